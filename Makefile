@@ -1,0 +1,57 @@
+# The front door. `make help` lists the targets.
+VENV        ?= .venv
+PYTHON      := $(VENV)/bin/python
+INSTALLED   := $(VENV)/.installed
+PORT        ?= 8888
+COURSE_ROOT ?= instructor
+WORKERS     ?= $(shell nproc)
+PYTEST_ARGS ?=
+export COURSE_ROOT
+
+.DEFAULT_GOAL := help
+.PHONY: help install lab test notebooks release autograde feedback grades bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(INSTALLED): requirements.txt pyproject.toml
+	test -x $(PYTHON) || python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip install --quiet -r requirements.txt
+	$(PYTHON) -m pip install --quiet --no-deps --no-build-isolation --editable .
+	$(VENV)/bin/jupyter labextension enable --level=sys_prefix @jupyter-widgets/jupyterlab-manager
+	$(VENV)/bin/jupyter labextension enable --level=sys_prefix @jupyter/nbgrader
+	for extension in formgrader validate_assignment assignment_list; do \
+	  $(VENV)/bin/jupyter server extension enable --sys-prefix nbgrader.server_extensions.$$extension; \
+	done
+	touch $@
+
+install: $(INSTALLED) ## create .venv with the pinned course environment (CPU torch)
+
+lab: $(INSTALLED) ## open JupyterLab on the course (PORT=8888)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=course --ServerApp.port=$(PORT)
+
+test: $(INSTALLED) ## run every test: library, notebooks, nbgrader grading, server, browser
+	$(PYTHON) -m pytest -n 2 $(PYTEST_ARGS)
+
+notebooks: $(INSTALLED) ## regenerate course/ and solutions/ from lessons/
+	$(PYTHON) -m tools.notebooks
+
+release: $(INSTALLED) ## nbgrader generate_assignment for every lesson into $(COURSE_ROOT)/
+	$(PYTHON) -m tools.instructor release
+
+autograde: $(INSTALLED) ## autograde every submission in $(COURSE_ROOT)/submitted/
+	$(PYTHON) -m tools.instructor autograde
+
+feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson
+	$(PYTHON) -m tools.instructor feedback
+
+grades: $(INSTALLED) ## export the gradebook to $(COURSE_ROOT)/grades.csv
+	$(PYTHON) -m tools.instructor grades
+
+bench: $(INSTALLED) ## grading and widget timings, side by side
+	$(PYTHON) -m tools.bench
+
+clean: ## remove caches and test artifacts (keeps .venv and $(COURSE_ROOT)/)
+	rm -rf artifacts .pytest_cache
+	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +

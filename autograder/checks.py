@@ -1,0 +1,234 @@
+"""Checks shared by every exercise. Each raises GradingError with a hint, or returns."""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch.autograd.gradcheck import GradcheckError
+
+from .diagnose import diagnose_gradient, diagnose_values, shape_hint
+from .errors import GradingError
+from .probes import BackwardTrace, ForwardTrace, trace_backward, trace_forward
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What an exercise is: its name, the forward's inputs, and a differentiable reference."""
+
+    name: str
+    input_names: tuple[str, ...]
+    reference: Callable
+
+
+def check_is_function(obj, spec: Spec) -> type:
+    """The submission must be a subclass of torch.autograd.Function."""
+    if isinstance(obj, torch.autograd.Function):
+        raise GradingError(
+            f"{spec.name} is an instance: pass the class itself and call {spec.name}.apply(...)"
+        )
+    if not (isinstance(obj, type) and issubclass(obj, torch.autograd.Function)):
+        raise GradingError(
+            f"{spec.name} must be a class deriving from torch.autograd.Function, "
+            f"got {type(obj).__name__}"
+        )
+    return obj
+
+
+_COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)")
+_NOT_NONE = re.compile(r"gradient different than None at position (\d+)")
+_BAD_SHAPE = re.compile(r"invalid gradient at index (\d+) - got \[([\d, ]*)\] "
+                        r"but expected shape compatible with \[([\d, ]*)\]")
+_BAD_DEVICE = re.compile(r"invalid gradient at index (\d+) - expected device (\S+) but got (\S+)")
+
+
+def _describe(inputs: dict) -> str:
+    """``x of shape (5, 3), scale=2.5``: what a failing call was given."""
+    return ", ".join(f"{name} of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor)
+                     else f"{name}={value!r}" for name, value in inputs.items())
+
+
+def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
+                           inputs: dict | None = None) -> GradingError:
+    message = str(error)
+    # the engine numbers the gradients of tensor inputs only
+    tensor_names = ([n for n, v in inputs.items() if isinstance(v, torch.Tensor)]
+                    if inputs is not None else list(spec.input_names))
+    if match := _BAD_SHAPE.search(message):
+        name = tensor_names[int(match[1])]
+        got, expected = (tuple(int(d) for d in m.split(",") if d.strip()) for m in match.groups()[1:])
+        return GradingError(shape_hint(name, got, expected), message)
+    if match := _BAD_DEVICE.search(message):
+        name = tensor_names[int(match[1])]
+        return GradingError(f"grad_{name} is on {match[3]} but {name} is on {match[2]}: "
+                            "create new tensors on the input's device", message)
+    if match := _COUNT.search(message):
+        expected, got = int(match[1]), int(match[2])
+        if got < expected:
+            missing = " and ".join(spec.input_names[got:expected])
+            return GradingError(
+                f"backward returned {got} gradients for {expected} inputs: return None for {missing}"
+            )
+        return GradingError(
+            f"backward returned {got} gradients for {expected} inputs: "
+            "return exactly one gradient (or None) per forward input"
+        )
+    if match := _NOT_NONE.search(message):
+        name = spec.input_names[int(match[1]) - 1]
+        return GradingError(
+            f"backward returned a gradient for {name}, which is not a tensor: return None for {name}"
+        )
+    if "modified by an inplace operation" in message:
+        return GradingError(
+            f"a tensor {spec.name} saved was modified in place before backward: "
+            "do not write into saved tensors or grad_output",
+            message,
+        )
+    given = f" with {_describe(inputs)}" if inputs else ""
+    return GradingError(f"{spec.name}.{phase} raised RuntimeError{given}: "
+                        f"{message.splitlines()[0]}", message)
+
+
+def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
+    """Call forward under the recording hooks, turning its errors into hints."""
+    try:
+        return trace_forward(function, inputs)
+    except (NotImplementedError, GradingError):
+        raise
+    except TypeError as error:
+        signature = ", ".join(("ctx",) + spec.input_names)
+        raise GradingError(
+            f"calling {spec.name}.apply raised TypeError: forward should take ({signature})",
+            str(error),
+        ) from error
+    except RuntimeError as error:
+        raise _explain_runtime_error(spec, "forward", error, inputs) from error
+
+
+def run_backward(spec: Spec, output, inputs: dict, grad_output) -> BackwardTrace:
+    """Backpropagate ``grad_output``, turning the learner's errors into hints."""
+    try:
+        return trace_backward(output, list(inputs.values()), grad_output)
+    except (NotImplementedError, GradingError):
+        raise
+    except RuntimeError as error:
+        raise _explain_runtime_error(spec, "backward", error, inputs) from error
+
+
+def make_inputs(values: dict, *, requires_grad=True) -> dict:
+    """Fresh leaf copies of the tensors among ``values`` (which inputs need grad is chosen
+    by ``requires_grad``: True, False, or a set of names)."""
+    made = {}
+    for name, value in values.items():
+        if isinstance(value, torch.Tensor):
+            wants = requires_grad if isinstance(requires_grad, bool) else name in requires_grad
+            value = value.detach().clone().requires_grad_(wants and value.is_floating_point())
+        made[name] = value
+    return made
+
+
+def reference_gradients(spec: Spec, inputs: dict, grad_output: torch.Tensor) -> dict:
+    """The true gradients, by autograd through the reference's composed ops."""
+    fresh = make_inputs(inputs, requires_grad={n for n, v in inputs.items()
+                                               if isinstance(v, torch.Tensor) and v.requires_grad})
+    output = spec.reference(**fresh)
+    wanted = {n: v for n, v in fresh.items() if isinstance(v, torch.Tensor) and v.requires_grad}
+    grads = torch.autograd.grad(output, list(wanted.values()), grad_output, allow_unused=True)
+    return {n: (g if g is not None else torch.zeros_like(wanted[n]))
+            for n, g in zip(wanted, grads)}
+
+
+def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol=1e-5,
+                               atol=1e-7, seed: int = 0) -> tuple[ForwardTrace, BackwardTrace]:
+    """Forward against the reference, every gradient against autograd's, grad_output and the
+    inputs left untouched."""
+    inputs = make_inputs(values)
+    before = {n: (v.detach().clone(), v._version) for n, v in inputs.items()
+              if isinstance(v, torch.Tensor)}
+    forward = run_forward(function, spec, inputs)
+    expected = spec.reference(**make_inputs(values, requires_grad=False))
+    diagnose_values(f"{spec.name}'s output", forward.output, expected, rtol=rtol, atol=atol)
+    generator = torch.Generator().manual_seed(seed)
+    grad_output = torch.randn(expected.shape, generator=generator, dtype=expected.dtype)
+    grad_output = grad_output.to(expected.device)
+    pristine_grad_output = grad_output.clone()
+    version = grad_output._version
+    backward = run_backward(spec, forward.output, inputs, grad_output)
+    if grad_output._version != version or not torch.equal(grad_output, pristine_grad_output):
+        raise GradingError(
+            "backward modified grad_output in place: compute a new tensor instead "
+            "(e.g. grad_output * mask, or grad_output.clone() before writing)"
+        )
+    for name, (value, old_version) in before.items():
+        if inputs[name]._version != old_version or not torch.equal(inputs[name].detach(), value):
+            raise GradingError(
+                f"{spec.name} modified its input {name} in place: inputs must stay untouched"
+            )
+    truth = reference_gradients(spec, inputs, pristine_grad_output)
+    for name, grad in zip(inputs, backward.grads):
+        if name in truth:
+            diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol)
+    return forward, backward
+
+
+def check_gradcheck(function: type, spec: Spec, values: dict) -> None:
+    """torch.autograd.gradcheck in float64 on every tensor input that can require grad."""
+    inputs = make_inputs(values)
+    names = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
+
+    def apply(*tensors):
+        call = dict(inputs)
+        call.update(zip(names, tensors))
+        return function.apply(*call.values())
+
+    try:
+        torch.autograd.gradcheck(apply, tuple(inputs[n] for n in names), eps=1e-6, atol=1e-5)
+    except GradcheckError as error:
+        raise GradingError(
+            f"gradcheck failed for {spec.name}: the analytic Jacobian differs from the numerical one",
+            str(error),
+        ) from error
+
+
+def check_no_ctx_tensors(spec: Spec, forward: ForwardTrace) -> None:
+    """Tensors go through save_for_backward, never onto ctx as attributes."""
+    if forward.ctx_tensor_attributes:
+        where = ", ".join(forward.ctx_tensor_attributes)
+        raise GradingError(
+            f"{spec.name} stores a tensor as {where}: use ctx.save_for_backward so autograd "
+            "can detect in-place changes and double backward works"
+        )
+
+
+def check_backward_by_hand(spec: Spec, backward: BackwardTrace) -> None:
+    """No re-entry into autograd and no built-in ``*_backward`` op inside backward."""
+    if backward.reentered_autograd:
+        raise GradingError(
+            f"{spec.name}.backward calls {backward.reentered_autograd[0]}: "
+            "write the gradient formula by hand instead of asking autograd"
+        )
+    builtin = sorted({op for op in backward.ops if "backward" in op})
+    if builtin:
+        raise GradingError(
+            f"{spec.name}.backward uses the built-in op {builtin[0]}: "
+            "write the gradient formula by hand"
+        )
+
+
+def check_version_tracking(function: type, spec: Spec, values: dict) -> None:
+    """Writing into the output before backward must make backward raise, which it does
+    only when the output was saved with save_for_backward."""
+    inputs = make_inputs(values)
+    output = function.apply(*inputs.values())
+    with torch.no_grad():
+        output.mul_(2)
+    try:
+        output.backward(torch.ones_like(output))
+    except RuntimeError as error:
+        if "modified by an inplace operation" in str(error):
+            return
+        raise _explain_runtime_error(spec, "backward", error) from error
+    raise GradingError(
+        f"{spec.name} did not notice its saved output was changed in place: save tensors with "
+        "ctx.save_for_backward(...) so autograd's version counter protects them"
+    )

@@ -1,0 +1,125 @@
+"""Turn a wrong gradient into a hint that names the likely mistake."""
+
+import torch
+
+from .errors import GradingError
+
+
+def _shape(t) -> str:
+    return str(tuple(t.shape))
+
+
+def _close(a: torch.Tensor, b: torch.Tensor, rtol: float, atol: float) -> bool:
+    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=False))
+
+
+def shape_hint(name: str, got: tuple, expected: tuple) -> str:
+    """The hint for a gradient of shape ``got`` returned for an input of shape ``expected``."""
+    if len(got) == 2 and got == expected[::-1]:
+        return f"grad_{name} has shape {got} but {name} has shape {expected}: a transpose?"
+    return (f"grad_{name} has shape {got} but {name} has shape {expected}: "
+            "a gradient must have its input's shape (sum over broadcast dimensions)")
+
+
+def diagnose_gradient(
+    name: str,
+    got: torch.Tensor | None,
+    expected: torch.Tensor,
+    *,
+    rtol: float = 1e-5,
+    atol: float = 1e-7,
+) -> None:
+    """Raise a GradingError naming the mistake if ``got`` is not the gradient ``expected``."""
+    grad_name = f"grad_{name}"
+    if got is None:
+        raise GradingError(
+            f"backward returned None for {name}, which requires grad: return {grad_name}"
+        )
+    if not isinstance(got, torch.Tensor):
+        raise GradingError(
+            f"backward returned a {type(got).__name__} for {name}: return a tensor {grad_name}"
+        )
+    if got.shape != expected.shape:
+        raise GradingError(shape_hint(name, tuple(got.shape), tuple(expected.shape)))
+    if got.device != expected.device:
+        raise GradingError(
+            f"{grad_name} is on {got.device} but {name} is on {expected.device}: "
+            "create new tensors on the input's device"
+        )
+    if got.dtype != expected.dtype:
+        raise GradingError(
+            f"{grad_name} has dtype {got.dtype} but {name} has dtype {expected.dtype}: "
+            "keep the input's dtype"
+        )
+    got, expected = got.detach(), expected.detach()
+    if not torch.isfinite(got).all() and torch.isfinite(expected).all():
+        raise GradingError(
+            f"{grad_name} contains inf or nan where the true gradient is finite: "
+            "a numerically unstable formula?"
+        )
+    if _close(got, expected, rtol, atol):
+        return
+    if _close(got, -expected, rtol, atol):
+        raise GradingError(
+            f"your gradient for {name} is the numerical one times -1: check the sign"
+        )
+    if not got.any():
+        raise GradingError(f"your gradient for {name} is zero everywhere: is backward finished?")
+    # With a single nonzero element every wrong value is "a constant factor": say so only
+    # when the factor fits at least two of them.
+    scale = _best_scale(got, expected) if expected.count_nonzero() >= 2 else None
+    if scale is not None and _close(got, scale * expected, rtol, atol):
+        raise GradingError(
+            f"your gradient for {name} is off by a constant factor {scale:.4g}: a missing scale?"
+        )
+    if got.dim() == 2 and got.shape[0] == got.shape[1] and _close(got, expected.T, rtol, atol):
+        raise GradingError(f"{grad_name} is the transpose of the true gradient: a transpose?")
+    error = (got - expected).abs()
+    worst = tuple(int(i) for i in torch.unravel_index(torch.argmax(error), error.shape))
+    raise GradingError(
+        f"your gradient for {name} is wrong: largest error {error.max().item():.3g} "
+        f"at index {worst} (got {got[worst].item():.6g}, expected {expected[worst].item():.6g})"
+    )
+
+
+def _best_scale(got: torch.Tensor, expected: torch.Tensor) -> float | None:
+    """The least-squares c in got ≈ c * expected, or None when expected is zero."""
+    denominator = (expected * expected).sum()
+    if denominator.item() == 0:
+        return None
+    return ((got * expected).sum() / denominator).item()
+
+
+def diagnose_values(
+    what: str, got, expected: torch.Tensor, *, rtol: float = 1e-5, atol: float = 1e-7
+) -> None:
+    """Raise a GradingError if a forward result differs from the reference."""
+    if not isinstance(got, torch.Tensor):
+        raise GradingError(f"{what} returned a {type(got).__name__}: return a tensor")
+    if got.shape != expected.shape:
+        raise GradingError(
+            f"{what} has shape {_shape(got)} but should have shape {_shape(expected)}"
+        )
+    if got.dtype != expected.dtype:
+        raise GradingError(
+            f"{what} has dtype {got.dtype} but should have dtype {expected.dtype}: "
+            "keep the input's dtype"
+        )
+    if got.device != expected.device:
+        raise GradingError(f"{what} is on {got.device} but should be on {expected.device}")
+    got, expected = got.detach(), expected.detach()
+    if torch.isfinite(expected).all() and not torch.isfinite(got).all():
+        raise GradingError(
+            f"{what} contains inf or nan where the true value is finite: "
+            "a numerically unstable formula?"
+        )
+    if _close(got, expected, rtol, atol):
+        return
+    error = (got - expected).abs()
+    if got.numel() == 0:
+        return
+    worst = tuple(int(i) for i in torch.unravel_index(torch.argmax(error), error.shape))
+    raise GradingError(
+        f"{what} is wrong: largest error {error.max().item():.3g} at index {worst} "
+        f"(got {got[worst].item():.6g}, expected {expected[worst].item():.6g})"
+    )

@@ -1,0 +1,144 @@
+"""Lesson 02: MyLinearFunction and FusedLinearReLU."""
+
+import itertools
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import (Spec, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
+                      run_backward, run_forward)
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+
+IN_FEATURES, OUT_FEATURES = 3, 4
+LEADING_SHAPES = [(), (5,), (2, 5), (2, 1, 3)]
+
+MY_LINEAR = Spec("MyLinearFunction", ("x", "weight", "bias"),
+                 lambda x, weight, bias=None: F.linear(x, weight, bias))
+FUSED_LINEAR_RELU = Spec("FusedLinearReLU", ("x", "weight", "bias"),
+                         lambda x, weight, bias=None: torch.relu(F.linear(x, weight, bias)))
+
+
+def linear_values(leading, device, *, bias=True, seed=0, dtype=torch.float64) -> dict:
+    values = {
+        "x": sample((*leading, IN_FEATURES), device, seed=seed, dtype=dtype),
+        "weight": sample((OUT_FEATURES, IN_FEATURES), device, seed=seed + 1, dtype=dtype),
+    }
+    if bias:
+        values["bias"] = sample((OUT_FEATURES,), device, seed=seed + 2, dtype=dtype)
+    return values
+
+
+def check_grad_x_formula(function, spec: Spec, device) -> None:
+    """With a square weight a wrong transpose keeps the shape: name the popular mistake."""
+    values = {"x": sample((5, 3), device), "weight": sample((3, 3), device, seed=1)}
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    grad_output = sample((5, 3), device, seed=2)
+    backward = run_backward(spec, forward.output, inputs, grad_output)
+    grad_x, weight = backward.grads[0], values["weight"]
+    if (isinstance(grad_x, torch.Tensor) and not torch.allclose(grad_x, grad_output @ weight)
+            and torch.allclose(grad_x, grad_output @ weight.T)):
+        raise GradingError(
+            "grad_x = grad_output @ weight.T is wrong: for y = x @ weight.T the gradient is "
+            "grad_x = grad_output @ weight (a transpose too many)"
+        )
+
+
+def check_needs_input_grad(function, spec: Spec, device) -> None:
+    """Backward must skip every matmul whose gradient nobody asked for (counted in FLOPs)."""
+    values = linear_values((6,), device)
+    matmul_flops = 2 * 6 * IN_FEATURES * OUT_FEATURES
+    for count in (1, 2):
+        for wanted in itertools.combinations(["x", "weight", "bias"], count):
+            inputs = make_inputs(values, requires_grad=set(wanted))
+            forward = run_forward(function, spec, inputs)
+            grad_output = torch.ones_like(forward.output)
+            backward = run_backward(spec, forward.output, inputs, grad_output)
+            needed = matmul_flops * len({"x", "weight"} & set(wanted))
+            if backward.flops > needed:
+                skipped = [name for name in ("x", "weight") if name not in wanted]
+                flags = " and ".join(f"ctx.needs_input_grad[{spec.input_names.index(n)}] is "
+                                     f"False for {n}" for n in skipped)
+                raise GradingError(
+                    f"backward did {backward.flops} FLOPs where {needed} suffice: {flags}, "
+                    f"so skip {' and '.join('grad_' + n for n in skipped)}"
+                )
+
+
+def my_linear_quick(MyLinearFunction) -> None:
+    function = check_is_function(MyLinearFunction, MY_LINEAR)
+    check_grad_x_formula(function, MY_LINEAR, "cpu")
+    values = linear_values((5,), "cpu")
+    check_values_and_gradients(function, MY_LINEAR, values)
+    check_gradcheck(function, MY_LINEAR, values)
+
+
+def my_linear_full(MyLinearFunction, device) -> None:
+    function = check_is_function(MyLinearFunction, MY_LINEAR)
+    check_grad_x_formula(function, MY_LINEAR, device)
+    for seed, (leading, bias) in enumerate(itertools.product(LEADING_SHAPES, (True, False))):
+        forward, backward = check_values_and_gradients(
+            function, MY_LINEAR, linear_values(leading, device, bias=bias, seed=seed))
+        check_no_ctx_tensors(MY_LINEAR, forward)
+        check_backward_by_hand(MY_LINEAR, backward)
+    check_values_and_gradients(function, MY_LINEAR,
+                               linear_values((5,), device, dtype=torch.float32),
+                               rtol=1e-4, atol=1e-5)
+    check_needs_input_grad(function, MY_LINEAR, device)
+    check_gradcheck(function, MY_LINEAR, linear_values((2,), device))
+
+
+def check_saves_bool_mask(spec: Spec, forward) -> None:
+    """The ReLU part needs one bit per output element, not a float pre-activation."""
+    output_shape = tuple(forward.output.shape)
+    masks = [s for s in forward.saved  # flattened to (rows, out) is fine too
+             if s.dtype == torch.bool and math.prod(s.shape) == math.prod(output_shape)]
+    floats = [s for s in forward.saved if s.role in ("intermediate", "output")
+              and s.dtype.is_floating_point]
+    if floats:
+        what = floats[0]
+        raise GradingError(
+            f"{spec.name} saved a {str(what.dtype).removeprefix('torch.')} {what.role} of shape "
+            f"{what.shape} ({what.nbytes} bytes): save the boolean mask (pre-activation > 0) "
+            f"instead, {math.prod(output_shape)} bytes"
+        )
+    if not masks:
+        raise GradingError(
+            f"{spec.name} saved no boolean mask of the output's shape: "
+            "ctx.save_for_backward(x, weight, pre_activation > 0)"
+        )
+
+
+def fused_quick(FusedLinearReLU) -> None:
+    function = check_is_function(FusedLinearReLU, FUSED_LINEAR_RELU)
+    values = linear_values((5,), "cpu")
+    forward, _ = check_values_and_gradients(function, FUSED_LINEAR_RELU, values)
+    check_saves_bool_mask(FUSED_LINEAR_RELU, forward)
+    check_gradcheck(function, FUSED_LINEAR_RELU, values)
+
+
+def fused_full(FusedLinearReLU, device) -> None:
+    function = check_is_function(FusedLinearReLU, FUSED_LINEAR_RELU)
+    for seed, (leading, bias) in enumerate(itertools.product(LEADING_SHAPES, (True, False))):
+        forward, backward = check_values_and_gradients(
+            function, FUSED_LINEAR_RELU, linear_values(leading, device, bias=bias, seed=seed))
+        check_no_ctx_tensors(FUSED_LINEAR_RELU, forward)
+        check_saves_bool_mask(FUSED_LINEAR_RELU, forward)
+        check_backward_by_hand(FUSED_LINEAR_RELU, backward)
+    check_values_and_gradients(function, FUSED_LINEAR_RELU,
+                               linear_values((5,), device, dtype=torch.float32),
+                               rtol=1e-4, atol=1e-5)
+    check_gradcheck(function, FUSED_LINEAR_RELU, linear_values((2,), device))
+
+
+EXERCISES = [
+    Exercise("MyLinearFunction", "02_linear", my_linear_quick, my_linear_full,
+             "leading dimensions from none to three, bias or None, needs_input_grad by counted "
+             "FLOPs, no built-in backward ops, CPU and CUDA"),
+    Exercise("FusedLinearReLU", "02_linear", fused_quick, fused_full,
+             "saves a boolean mask rather than a float pre-activation, leading dimensions, "
+             "bias or None, CPU and CUDA"),
+]

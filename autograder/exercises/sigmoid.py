@@ -1,0 +1,131 @@
+"""Lesson 01: MySigmoid, MyReLU and ScaledSigmoid."""
+
+import torch
+
+from ..checks import (Spec, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, check_version_tracking,
+                      run_backward, run_forward, make_inputs)
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+
+# 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
+SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
+
+MY_SIGMOID = Spec("MySigmoid", ("x",), lambda x: torch.sigmoid(x))
+MY_RELU = Spec("MyReLU", ("x",), lambda x: torch.relu(x))
+SCALED_SIGMOID = Spec("ScaledSigmoid", ("x", "scale"), lambda x, scale: scale * torch.sigmoid(x))
+
+
+def check_saves_only_output(spec: Spec, forward) -> None:
+    """Sigmoid's derivative is y * (1 - y): the output is all backward needs."""
+    roles = [saved.role for saved in forward.saved]
+    if roles == ["output"]:
+        return
+    if any(role.startswith("input") for role in roles):
+        raise GradingError(
+            f"{spec.name} saved its input x: save the output y instead, since "
+            "d sigmoid/dx = y * (1 - y) needs no recomputation"
+        )
+    if not roles:
+        raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: save the output y")
+    raise GradingError(
+        f"{spec.name} saved {len(roles)} tensors ({', '.join(roles)}): save exactly the output y"
+    )
+
+
+def check_extreme_inputs(function, spec: Spec, device) -> None:
+    """Finite outputs and gradients for |x| up to 800 in float64."""
+    x = torch.linspace(-800, 800, 33, dtype=torch.float64, device=device)
+    inputs = make_inputs({"x": x})
+    forward = run_forward(function, spec, inputs)
+    if not torch.isfinite(forward.output).all():
+        raise GradingError(
+            f"{spec.name} returns inf or nan for large |x|: exp(x) overflows for x > 709; "
+            "use exp(-|x|), which is at most 1"
+        )
+    backward = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
+    if not torch.isfinite(backward.grads[0]).all():
+        raise GradingError(f"{spec.name}'s gradient is inf or nan for large |x|: "
+                           "compute it from the saved output, y * (1 - y)")
+    check_values_and_gradients(function, spec, {"x": x})
+
+
+def my_sigmoid_quick(MySigmoid) -> None:
+    function = check_is_function(MySigmoid, MY_SIGMOID)
+    values = {"x": sample((5,), "cpu")}
+    forward, _ = check_values_and_gradients(function, MY_SIGMOID, values)
+    check_saves_only_output(MY_SIGMOID, forward)
+    check_gradcheck(function, MY_SIGMOID, values)
+
+
+def my_sigmoid_full(MySigmoid, device) -> None:
+    function = check_is_function(MySigmoid, MY_SIGMOID)
+    for seed, shape in enumerate(SHAPES):
+        values = {"x": 3 * sample(shape, device, seed=seed)}
+        forward, backward = check_values_and_gradients(function, MY_SIGMOID, values)
+        check_no_ctx_tensors(MY_SIGMOID, forward)
+        check_saves_only_output(MY_SIGMOID, forward)
+        check_backward_by_hand(MY_SIGMOID, backward)
+    check_values_and_gradients(function, MY_SIGMOID,
+                               {"x": sample((3, 4), device, dtype=torch.float32)},
+                               rtol=1e-5, atol=1e-6)
+    check_extreme_inputs(function, MY_SIGMOID, device)
+    check_version_tracking(function, MY_SIGMOID, {"x": sample((4,), device)})
+    check_gradcheck(function, MY_SIGMOID, {"x": sample((3,), device)})
+
+
+def my_relu_quick(MyReLU) -> None:
+    function = check_is_function(MyReLU, MY_RELU)
+    values = {"x": sample((6,), "cpu", away_from_zero=0.1)}
+    check_values_and_gradients(function, MY_RELU, values)
+    check_gradcheck(function, MY_RELU, values)
+
+
+def my_relu_full(MyReLU, device) -> None:
+    function = check_is_function(MyReLU, MY_RELU)
+    for seed, shape in enumerate(SHAPES):
+        values = {"x": sample(shape, device, seed=seed, away_from_zero=0.1)}
+        forward, backward = check_values_and_gradients(function, MY_RELU, values)
+        check_no_ctx_tensors(MY_RELU, forward)
+        check_backward_by_hand(MY_RELU, backward)
+    check_values_and_gradients(function, MY_RELU,
+                               {"x": sample((3, 4), device, dtype=torch.float32,
+                                            away_from_zero=0.1)}, rtol=1e-5, atol=1e-6)
+    check_gradcheck(function, MY_RELU, {"x": sample((4,), device, away_from_zero=0.1)})
+
+
+def _scaled_values(shape, device, scale, seed=0, dtype=torch.float64) -> dict:
+    return {"x": sample(shape, device, seed=seed, dtype=dtype), "scale": scale}
+
+
+def scaled_sigmoid_quick(ScaledSigmoid) -> None:
+    function = check_is_function(ScaledSigmoid, SCALED_SIGMOID)
+    values = _scaled_values((5,), "cpu", 2.5)
+    check_values_and_gradients(function, SCALED_SIGMOID, values)
+    check_gradcheck(function, SCALED_SIGMOID, values)
+
+
+def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
+    function = check_is_function(ScaledSigmoid, SCALED_SIGMOID)
+    for seed, shape in enumerate(SHAPES):
+        for scale in (2.5, -1.0, 0.0):
+            forward, backward = check_values_and_gradients(
+                function, SCALED_SIGMOID, _scaled_values(shape, device, scale, seed))
+            check_no_ctx_tensors(SCALED_SIGMOID, forward)
+            check_backward_by_hand(SCALED_SIGMOID, backward)
+    check_values_and_gradients(function, SCALED_SIGMOID,
+                               _scaled_values((3, 4), device, 2.5, dtype=torch.float32),
+                               rtol=1e-5, atol=1e-6)
+    check_gradcheck(function, SCALED_SIGMOID, _scaled_values((3,), device, -1.5))
+
+
+EXERCISES = [
+    Exercise("MySigmoid", "01_sigmoid", my_sigmoid_quick, my_sigmoid_full,
+             "saves only the output, |x| up to 800, in-place version check, no built-in "
+             "sigmoid_backward, four shapes, CPU and CUDA"),
+    Exercise("MyReLU", "01_sigmoid", my_relu_quick, my_relu_full,
+             "grad_output and x never written in place, no tensors on ctx, four shapes, "
+             "CPU and CUDA"),
+    Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_quick, scaled_sigmoid_full,
+             "scales 2.5, -1 and 0, None for scale, four shapes, CPU and CUDA"),
+]

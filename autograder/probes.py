@@ -1,0 +1,158 @@
+"""Run a learner's Function once and record what it did: saved tensors, ctx attributes,
+the ops and FLOPs of its backward, and any re-entry into autograd."""
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+from torch.autograd.graph import saved_tensors_hooks
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import FlopCounterMode
+
+
+@dataclass
+class SavedTensor:
+    """One tensor that forward passed to ``ctx.save_for_backward``."""
+
+    role: str  # "input <name>", "output" or "intermediate"
+    shape: tuple
+    dtype: torch.dtype
+    nbytes: int
+    tensor: torch.Tensor = field(repr=False)
+
+
+@dataclass
+class ForwardTrace:
+    output: object
+    saved: list[SavedTensor]
+    ctx_tensor_attributes: list[str]
+    ctx_attributes: dict
+
+    @property
+    def saved_bytes(self) -> int:
+        return sum(s.nbytes for s in self.saved)
+
+
+@dataclass
+class BackwardTrace:
+    grads: tuple
+    ops: list[str]
+    flops: int
+    reentered_autograd: list[str]
+
+
+def same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when ``a`` and ``b`` view the same memory the same way."""
+    return (
+        a.device == b.device
+        and a.dtype == b.dtype
+        and a.shape == b.shape
+        and a.stride() == b.stride()
+        and a.numel() > 0
+        and a.data_ptr() == b.data_ptr()
+    )
+
+
+def _shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when ``a`` is ``b`` or a view of the same memory (e.g. ``x.reshape(-1, n)``)."""
+    if same_tensor(a, b):
+        return True
+    try:
+        return (a.device == b.device and a.numel() > 0 and b.numel() > 0
+                and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+    except RuntimeError:  # tensors without storage
+        return False
+
+
+def _role(saved: torch.Tensor, inputs: dict, outputs: list) -> str:
+    """A view of an input or output costs no memory of its own, so it counts as that tensor."""
+    for name, value in inputs.items():
+        if isinstance(value, torch.Tensor) and _shares_memory(saved, value):
+            return f"input {name}"
+    if any(_shares_memory(saved, out) for out in outputs):
+        return "output"
+    return "intermediate"
+
+
+def _tensor_paths(value, path: str):
+    """Yield the attribute paths under ``value`` that hold tensors."""
+    if isinstance(value, torch.Tensor):
+        yield path
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _tensor_paths(item, f"{path}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _tensor_paths(item, f"{path}[{key!r}]")
+
+
+def trace_forward(function: type, named_inputs: dict) -> ForwardTrace:
+    """Call ``function.apply`` on the inputs, recording what forward saved."""
+    packed = []
+
+    def pack(tensor):
+        packed.append(tensor)
+        return tensor
+
+    with saved_tensors_hooks(pack, lambda tensor: tensor):
+        output = function.apply(*named_inputs.values())
+    outputs = [o for o in (output if isinstance(output, tuple) else (output,))
+               if isinstance(o, torch.Tensor)]
+    saved = [
+        SavedTensor(_role(t, named_inputs, outputs), tuple(t.shape), t.dtype,
+                    t.numel() * t.element_size(), t)
+        for t in packed
+    ]
+    ctx = next((o.grad_fn for o in outputs if o.grad_fn is not None), None)
+    attributes = dict(vars(ctx)) if ctx is not None and hasattr(ctx, "__dict__") else {}
+    tensor_attributes = [p for name, value in attributes.items()
+                         for p in _tensor_paths(value, f"ctx.{name}")]
+    return ForwardTrace(output, saved, tensor_attributes, attributes)
+
+
+class _OpLog(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+@contextmanager
+def _watch_reentry(calls: list):
+    """Record calls into autograd's entry points made while the block runs."""
+    originals = {
+        (torch.autograd, "grad"): torch.autograd.grad,
+        (torch.autograd, "backward"): torch.autograd.backward,
+        (torch.Tensor, "backward"): torch.Tensor.backward,
+    }
+
+    def recording(name, original):
+        def wrapper(*args, **kwargs):
+            calls.append(name)
+            return original(*args, **kwargs)
+        return wrapper
+
+    for (owner, attr), original in originals.items():
+        setattr(owner, attr, recording(f"{owner.__name__}.{attr}", original))
+    try:
+        yield
+    finally:
+        for (owner, attr), original in originals.items():
+            setattr(owner, attr, original)
+
+
+def trace_backward(output: torch.Tensor, inputs: list, grad_output: torch.Tensor) -> BackwardTrace:
+    """Backpropagate ``grad_output`` from ``output`` to the inputs that require grad,
+    counting FLOPs and logging every op the backward dispatched."""
+    wanted = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
+    calls: list[str] = []
+    autograd_grad = torch.autograd.grad  # bound before the watch, so this call is not counted
+    with FlopCounterMode(display=False) as flops, _OpLog() as log, _watch_reentry(calls):
+        grads = autograd_grad(output, wanted, grad_output, allow_unused=True)
+    by_input = iter(grads)
+    aligned = tuple(next(by_input) if isinstance(t, torch.Tensor) and t.requires_grad else None
+                    for t in inputs)
+    return BackwardTrace(aligned, log.ops, flops.get_total_flops(), calls)

@@ -1,0 +1,160 @@
+"""A grading kernel whose verdicts the learner's code cannot fake.
+
+nbgrader runs hidden tests in the learner's own kernel and trusts any cell without an error.
+Here the grader starts the kernel with ``boot()``, which runs before any learner code:
+it reads a one-time key (from a file it deletes at once), snapshots the functions grading
+relies on, and replaces ``autograder.grade`` with a sealed version that restores that
+snapshot, runs the checks, notices tampering during them, and publishes an HMAC-signed
+verdict. The grader (``autograder.nbgrader_ext``) believes signed verdicts only.
+"""
+
+import builtins
+import copy
+import hashlib
+import hmac
+import json
+import math
+import os
+import sys
+import types
+
+KEY_FILE_VARIABLE = "AUTOGRADER_SEAL_KEY_FILE"
+VERDICT_MIME = "application/vnd.autograd-course.verdict+json"
+
+# Modules whose callables grading trusts; each is checked and restored before every verdict.
+TRUSTED_MODULES = (
+    "torch", "torch.autograd", "torch.autograd.function", "torch.autograd.gradcheck",
+    "torch.autograd.graph", "torch.nn.functional", "torch.functional", "torch.random",
+    "torch.testing", "torch.utils.flop_counter", "torch.utils._python_dispatch", "torch.linalg",
+)
+
+
+def sign(key: bytes, payload: str) -> str:
+    return hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
+
+
+def verdict_payload(exercise: str, passed: bool, message: str) -> str:
+    return json.dumps({"exercise": exercise, "passed": passed, "message": message}, sort_keys=True)
+
+
+def _trusted_namespaces():
+    import torch  # noqa: F401  (loads every trusted module)
+    import torch._dynamo  # noqa: F401  (its first import, often during grading, rebinds torch.manual_seed)
+    import autograder.exercises  # noqa: F401
+
+    names = [*TRUSTED_MODULES, *(m for m in sys.modules if m.split(".")[0] == "autograder")]
+    namespaces = [sys.modules[name] for name in names if name in sys.modules]
+    namespaces += [builtins, math, torch.Tensor, torch.autograd.Function,
+                   torch.autograd.function.FunctionCtx]
+    namespaces += [value for module in list(namespaces) if isinstance(module, types.ModuleType)
+                   and module.__name__.startswith("autograder")
+                   for value in vars(module).values()
+                   if isinstance(value, type) and value.__module__.startswith("autograder")]
+    return namespaces
+
+
+def _label(namespace, name: str) -> str:
+    return f"{getattr(namespace, '__name__', namespace)}.{name}"
+
+
+class Snapshot:
+    """The callables of the trusted namespaces, and the code of every Python function among them."""
+
+    def __init__(self, namespaces):
+        self.bindings = [(ns, name, value) for ns in namespaces
+                         for name, value in list(vars(ns).items()) if callable(value)]
+        self.added_allowed = {id(ns): set(vars(ns)) for ns in namespaces if isinstance(ns, type)}
+        self.namespaces = list(namespaces)
+        self.codes = [(f, f.__code__, f.__defaults__, f.__kwdefaults__)
+                      for _, _, f in self.bindings if isinstance(f, types.FunctionType)]
+
+    def restore(self) -> list[str]:
+        """Put every changed binding and function body back; return what had changed."""
+        changed = []
+        for namespace, name, value in self.bindings:
+            if vars(namespace).get(name) is not value:
+                changed.append(_label(namespace, name))
+                setattr(namespace, name, value)
+        for namespace in self.namespaces:
+            allowed = self.added_allowed.get(id(namespace))
+            if allowed is not None:
+                for name in set(vars(namespace)) - allowed:
+                    changed.append(_label(namespace, name))
+                    delattr(namespace, name)
+        for function, code, defaults, kwdefaults in self.codes:
+            if (function.__code__ is not code or function.__defaults__ is not defaults
+                    or function.__kwdefaults__ is not kwdefaults):
+                changed.append(f"{function.__module__}.{function.__qualname__}")
+                function.__code__, function.__defaults__ = code, defaults
+                function.__kwdefaults__ = kwdefaults
+        return changed
+
+
+def _private(function):
+    """A copy of ``function`` with its own copies of its globals and builtins, so that
+    rebinding names in its module or in builtins later cannot change what it calls."""
+    scope = dict(function.__globals__)
+    scope["__builtins__"] = dict(vars(builtins))
+    return types.FunctionType(function.__code__, scope, function.__name__,
+                              function.__defaults__, function.__closure__)
+
+
+def make_sealed_grade(key: bytes, restore, verdict, report, publish):
+    """The hidden-test entry point of a sealed kernel (see the module docstring)."""
+    payload_of, signature = _private(verdict_payload), _private(sign)
+
+    def grade(name: str, submission) -> None:
+        restore()
+        passed, message = verdict(name, submission)
+        tampered = restore()
+        if tampered:
+            passed, message = False, (
+                f"{name}'s code replaced {tampered[0]} while it was being graded: "
+                "a submission must not modify torch or the grading library")
+        payload = payload_of(name, passed, message)
+        publish({VERDICT_MIME: {"payload": payload, "signature": signature(key, payload)}})
+        report(passed, message)
+
+    return grade
+
+
+def boot() -> None:
+    """Seal this kernel; run by the grader before any learner code. Without a key, do nothing."""
+    key_file = os.environ.pop(KEY_FILE_VARIABLE, None)
+    if not key_file:
+        return
+    with open(key_file, "rb") as handle:
+        key = handle.read()
+    os.unlink(key_file)
+
+    from IPython.display import publish_display_data
+
+    import autograder
+    from autograder import grading
+    from autograder.exercises import EXERCISES
+
+    verdict = _private(grading.verdict)
+    verdict.__globals__["EXERCISES"] = {name: copy.copy(e) for name, e in EXERCISES.items()}
+    restorers = []
+    sealed = make_sealed_grade(key, lambda: restorers[0](), verdict, _private(grading.report),
+                               publish_display_data)
+    grading.grade = autograder.grade = sealed
+    snapshot = Snapshot(_trusted_namespaces())
+    restorers.append(_private(Snapshot.restore).__get__(snapshot))
+
+
+def read_verdicts(outputs, key: bytes) -> dict[str, tuple[bool, str]]:
+    """The correctly signed verdicts among a cell's outputs, by exercise."""
+    verdicts = {}
+    for output in outputs:
+        sealed = output.get("data", {}).get(VERDICT_MIME) if output.get("output_type") in (
+            "display_data", "execute_result") else None
+        if not isinstance(sealed, dict):
+            continue
+        payload, signature = sealed.get("payload"), sealed.get("signature")
+        if not (isinstance(payload, str) and isinstance(signature, str)):
+            continue
+        if hmac.compare_digest(sign(key, payload), signature):
+            fields = json.loads(payload)
+            verdicts[fields["exercise"]] = (bool(fields["passed"]), str(fields["message"]))
+    return verdicts

@@ -1,0 +1,298 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 00 · The anatomy of a custom autograd Function
+#
+# PyTorch differentiates almost everything you write. This course is about the cases where
+# you take over: you write the forward computation **and** its gradient yourself, in a
+# `torch.autograd.Function`.
+#
+# By the end of this lesson you can:
+# 1. say what `forward`, `backward`, `ctx` and `.apply` each do;
+# 2. derive a backward from the chain rule;
+# 3. handle several inputs, some of them plain Python numbers;
+# 4. verify a backward with `torch.autograd.gradcheck`.
+#
+# Exercises are marked **✎ Exercise**. Each has a self-check cell you can run as often as you
+# like; when you submit, hidden tests check more (more shapes, float32 and float64, and a GPU
+# when there is one).
+
+# %% nbgrader={"locked": true}
+import warnings
+
+import matplotlib.pyplot as plt
+import torch
+
+from autograder import self_check
+
+_ = torch.manual_seed(0)
+
+# %% [markdown]
+# ## Why write your own backward?
+#
+# Autograd records every operation of the forward pass and replays their derivatives
+# backwards. That is exactly right most of the time. You write a `Function` when:
+#
+# - **the formula autograd would differentiate is unstable**, but you know a stable gradient
+#   (lesson 01);
+# - **you want a different gradient on purpose**, such as a straight-through estimator for
+#   an operation whose true derivative is zero almost everywhere (lesson 03);
+# - **memory matters**: autograd keeps every intermediate it might need, while you can keep
+#   less and recompute (lessons 02, 05, 06);
+# - **you call code autograd cannot see**: a CUDA kernel, a C library, a NumPy routine.
+#
+# If none of these applies, compose ordinary tensor operations and let autograd do the work.
+
+# %% [markdown]
+# ## The maths: backward is a vector-Jacobian product
+#
+# Say a loss $L$ depends on $y = f(x)$. Autograd hands your backward the gradient of the loss
+# with respect to your **output**, called `grad_output` $= \partial L / \partial y$.
+# Your backward returns the gradient with respect to your **input**, by the chain rule:
+#
+# $$\frac{\partial L}{\partial x_j} = \sum_i \frac{\partial L}{\partial y_i}\,
+#   \frac{\partial y_i}{\partial x_j}
+#   \qquad\text{that is}\qquad
+#   \texttt{grad\_input} = \texttt{grad\_output}^\top J .$$
+#
+# You never build the Jacobian $J$. For an element-wise function, $J$ is diagonal and the
+# product is just `grad_output * f'(x)`.
+
+# %% [markdown]
+# ## Worked example: `Cube`
+#
+# $y = x^3$, so $\partial y/\partial x = 3x^2$ and `grad_input = grad_output * 3 * x**2`.
+# Backward needs `x`, so forward saves it.
+
+# %%
+class Cube(torch.autograd.Function):
+    """y = x ** 3."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)  # tensors for backward go through save_for_backward
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * 3 * x ** 2  # d/dx x**3 = 3x**2
+
+
+# %% [markdown]
+# Four things to notice:
+#
+# - `forward` and `backward` are `@staticmethod`s. Their first argument, `ctx`, is a context
+#   object that carries information from forward to backward.
+# - Inside `forward`, autograd is switched off: the operations you run there are **not**
+#   recorded. Your `backward` is the only gradient autograd will use.
+# - `backward` returns **one gradient per input of forward**.
+# - You call a Function with `Cube.apply(x)`, never `Cube()(x)` or `Cube.forward(...)`:
+#   `apply` is what links the output into the autograd graph.
+
+# %%
+x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+y = Cube.apply(x)
+y.sum().backward()
+print("y      =", y.detach())
+print("x.grad =", x.grad, " (3x² =", 3 * x.detach() ** 2, ")")
+print("y.grad_fn is a", type(y.grad_fn).__name__)
+
+# %% [markdown]
+# ## Check a backward with `gradcheck`
+#
+# `torch.autograd.gradcheck` compares your backward with **finite differences**,
+# $\big(f(x+\varepsilon) - f(x-\varepsilon)\big) / 2\varepsilon$, for every input element.
+# Use **float64**: with $\varepsilon = 10^{-6}$, float32's seven significant digits leave the
+# difference quotient mostly rounding noise, and a correct backward can fail.
+
+# %%
+x64 = torch.randn(5, dtype=torch.float64, requires_grad=True)
+print("float64:", torch.autograd.gradcheck(Cube.apply, (x64,)))
+
+x32 = x64.detach().float().requires_grad_()
+try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gradcheck also warns that float32 is not double
+        torch.autograd.gradcheck(Cube.apply, (x32,))
+except RuntimeError as error:  # gradcheck raises GradcheckError, a RuntimeError
+    print("float32:", str(error).splitlines()[0])
+
+# %% [markdown]
+# And the picture: the derivative our backward computes, against autograd's own derivative of
+# `x ** 3` (computed without our Function). The two curves should coincide.
+
+# %%
+xs = torch.linspace(-2, 2, 101, requires_grad=True)
+Cube.apply(xs).sum().backward()
+ours = xs.grad.clone()
+
+xs_plain = xs.detach().requires_grad_()
+(xs_plain ** 3).sum().backward()
+
+fig, ax = plt.subplots(figsize=(6, 3.2))
+ax.plot(xs.detach(), (xs ** 3).detach(), label="forward: $x^3$")
+ax.plot(xs.detach(), ours, lw=3, alpha=0.6, label="our backward: $3x^2$")
+ax.plot(xs.detach(), xs_plain.grad, "k--", lw=1, label="autograd's derivative")
+ax.set_xlabel("x")
+ax.legend()
+ax.set_title("Cube: forward and gradient")
+plt.show()
+
+# %% [markdown]
+# ## ✎ Exercise 1 · `Square`
+#
+# Write `Square`, with `Square.apply(x)` returning `x ** 2`. Work out the derivative first,
+# then decide what forward must save.
+
+# %% nbgrader={"grade_id": "answer_Square", "solution": true}
+class Square(torch.autograd.Function):
+    """y = x ** 2."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        ctx.save_for_backward(x)
+        return x ** 2
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x, = ctx.saved_tensors
+        return grad_output * 2 * x  # d/dx x**2 = 2x
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "Square", "grade": true, "points": 1}
+self_check("Square", Square)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("Square", Square)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Several inputs, and inputs that are not tensors
+#
+# `forward` can take any arguments: tensors, numbers, flags. Two rules follow:
+#
+# 1. **`backward` returns exactly one value per forward input**, in the same order.
+#    For an input that has no gradient (a Python number, a boolean mask) return `None`.
+# 2. **Tensors go through `ctx.save_for_backward`**, read back with `ctx.saved_tensors`.
+#    Anything else (floats, ints, shapes) can be stored as a plain attribute: `ctx.alpha = alpha`.
+#
+# Why the difference? `save_for_backward` lets autograd notice if a saved tensor is modified in
+# place before backward runs (you'd get a wrong gradient silently otherwise), and it is what
+# makes double backward work (lesson 04).
+#
+# `ctx.needs_input_grad` is a tuple of booleans, one per forward input, that tells backward
+# which gradients anyone will use. Here it prints which inputs need a gradient:
+
+# %%
+class Affine(torch.autograd.Function):
+    """y = alpha * x + b, with alpha a Python float."""
+
+    @staticmethod
+    def forward(ctx, x, b, alpha):
+        ctx.alpha = alpha  # a float: a plain attribute is fine
+        return alpha * x + b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        print("needs_input_grad =", ctx.needs_input_grad)
+        grad_x = grad_output * ctx.alpha if ctx.needs_input_grad[0] else None
+        grad_b = grad_output if ctx.needs_input_grad[1] else None
+        return grad_x, grad_b, None  # None for alpha, which is not a tensor
+
+
+x = torch.randn(3, requires_grad=True)
+b = torch.zeros(3)  # no gradient wanted
+Affine.apply(x, b, 2.0).sum().backward()
+print("x.grad =", x.grad)
+
+# %% [markdown]
+# ## ✎ Exercise 2 · `WeightedSum`
+#
+# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
+# where `x1` and `x2` are tensors of the same shape and `w1`, `w2` are Python floats.
+# Return a gradient for each of the four inputs.
+
+# %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
+class WeightedSum(torch.autograd.Function):
+    """y = w1 * x1 + w2 * x2, with w1 and w2 Python floats."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ### BEGIN SOLUTION
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None
+        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None
+        return grad_x1, grad_x2, None, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "WeightedSum", "grade": true, "points": 1}
+self_check("WeightedSum", WeightedSum)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("WeightedSum", WeightedSum)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## When a gradient's shape differs from its input's
+#
+# One popular guide says a gradient *must* have exactly its input's shape "or it errors". The
+# engine's real rule: if the input's shape **broadcasts** to the gradient's shape, autograd
+# sums the gradient down to the input's shape for you; any other shape is an error. Return
+# gradients of the input's shape anyway (it is clearer), but know what the rule is:
+
+# %%
+class GradientOfShape(torch.autograd.Function):
+    """Identity forward; backward returns ones of a chosen shape."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = shape
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return torch.ones(ctx.shape), None
+
+
+for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
+    x = torch.ones(input_shape, requires_grad=True)
+    try:
+        GradientOfShape.apply(x, grad_shape).sum().backward()
+        print(f"input {input_shape}, gradient {grad_shape}: summed to {x.grad.tolist()}")
+    except RuntimeError as error:
+        print(f"input {input_shape}, gradient {grad_shape}: error,", str(error)[:60], "...")
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `Square()(x)` or `Square.forward(ctx, x)` | no graph link or an error | `Square.apply(x)` |
+# | `ctx.x = x` for a tensor | in-place changes go unnoticed; double backward breaks | `ctx.save_for_backward(x)` |
+# | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | `return grad_x1, grad_x2, None, None` |
+# | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |
+# | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
+# | reading `ctx.saved_tensors` in forward | error | only in backward |
+#
+# ## Summary
+#
+# A `Function` is a pair of static methods joined by `ctx`. `backward` receives
+# `grad_output` and returns one gradient (or `None`) per forward input: the vector-Jacobian
+# product. `gradcheck` in float64 is your first test. Next lesson: which tensors to save,
+# and a sigmoid that stays finite at $x = \pm 800$.

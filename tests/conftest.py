@@ -1,0 +1,57 @@
+"""Fixtures shared by the grading-library tests: devices, hint assertions, lesson markers."""
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder.errors import GradingError
+
+# The reference Functions live in tests/functions; make them importable as ``functions``
+# whichever way pytest imports this directory.
+sys.path.insert(0, str(Path(__file__).parent))
+
+LESSON_MARKERS = {
+    "lesson00": "lesson 00 template: Square, WeightedSum",
+    "lesson01": "lesson 01 sigmoid: MySigmoid, MyReLU, ScaledSigmoid",
+    "lesson02": "lesson 02 linear: MyLinearFunction, FusedLinearReLU",
+}
+
+
+def pytest_configure(config):
+    for name, description in LESSON_MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {description}")
+
+
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="PyTorch sees no CUDA device")
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=CUDA)])
+def device(request) -> torch.device:
+    """Every device a test runs on: CPU, and CUDA when present (skipped otherwise)."""
+    return torch.device(request.param)
+
+
+@pytest.fixture
+def cuda() -> torch.device:
+    """The CUDA device; the test is skipped where there is none."""
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA device")
+    return torch.device("cuda")
+
+
+@pytest.fixture
+def raises_hint():
+    """``with raises_hint("phrase"):`` expects a GradingError whose first line, the hint the
+    learner reads, contains ``phrase``."""
+
+    @contextmanager
+    def expect(phrase: str, error: type = GradingError):
+        with pytest.raises(error) as info:
+            yield info
+        first_line = (str(info.value).splitlines() or [""])[0]
+        assert phrase in first_line, f"hint {first_line!r} does not say {phrase!r}"
+
+    return expect

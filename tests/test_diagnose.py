@@ -1,0 +1,184 @@
+"""autograder.diagnose: from a wrong gradient or value to a hint that names the mistake."""
+
+import pytest
+import torch
+
+from autograder.diagnose import diagnose_gradient, diagnose_values, shape_hint
+from autograder.errors import GradingError
+
+
+def values(*shape, seed=0, dtype=torch.float64):
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def test_correct_gradient_passes():
+    """Does a gradient equal to the reference pass silently?"""
+    expected = values(3, 4)
+    diagnose_gradient("x", expected.clone(), expected)
+
+
+def test_tolerance_is_respected():
+    """Is a gradient within rtol of the reference accepted, and one outside it rejected?"""
+    expected = values(5) + 3
+    diagnose_gradient("x", expected * (1 + 1e-7), expected, rtol=1e-5)
+    with pytest.raises(GradingError):
+        diagnose_gradient("x", expected * (1 + 1e-3), expected, rtol=1e-5)
+
+
+def test_wrong_sign(raises_hint):
+    """Is a negated gradient called a sign error?"""
+    expected = values(6)
+    with raises_hint("your gradient for x is the numerical one times -1: check the sign"):
+        diagnose_gradient("x", -expected, expected)
+
+
+def test_constant_factor(raises_hint):
+    """Is a gradient scaled by 2.5 called off by a constant factor 2.5?"""
+    expected = values(2, 3)
+    with raises_hint("your gradient for w is off by a constant factor 2.5: a missing scale?"):
+        diagnose_gradient("w", 2.5 * expected, expected)
+
+
+def test_zero_gradient(raises_hint):
+    """Is an all-zero gradient called unfinished, on many elements and on one?"""
+    for shape in [(4,), ()]:
+        expected = values(*shape) + 1
+        with raises_hint("your gradient for x is zero everywhere: is backward finished?"):
+            diagnose_gradient("x", torch.zeros_like(expected), expected)
+
+
+def test_single_element_is_not_called_a_constant_factor(raises_hint):
+    """On a 0-d tensor any wrong value is "a factor": does the hint give the values instead?"""
+    expected = torch.tensor(2.0, dtype=torch.float64)
+    with raises_hint("your gradient for x is wrong: largest error 1.3 at index () "
+                     "(got 3.3, expected 2)"):
+        diagnose_gradient("x", torch.tensor(3.3, dtype=torch.float64), expected)
+
+
+def test_transposed_square_matrix(raises_hint):
+    """When a square gradient is transposed the shape is right: is the transpose named?"""
+    expected = values(3, 3)
+    with raises_hint("grad_weight is the transpose of the true gradient: a transpose?"):
+        diagnose_gradient("weight", expected.T.contiguous(), expected)
+
+
+def test_transposed_shape(raises_hint):
+    """Is a (3, 4) gradient for a (4, 3) input called a transpose, with both shapes?"""
+    with raises_hint("grad_weight has shape (3, 4) but weight has shape (4, 3): a transpose?"):
+        diagnose_gradient("weight", values(3, 4), values(4, 3))
+
+
+def test_unreduced_shape(raises_hint):
+    """Is a gradient that kept a broadcast dimension told to sum over it?"""
+    with raises_hint("grad_bias has shape (5, 4) but bias has shape (4,): a gradient must have "
+                     "its input's shape (sum over broadcast dimensions)"):
+        diagnose_gradient("bias", values(5, 4), values(4))
+
+
+@pytest.mark.parametrize("got, expected, transpose", [
+    ((3, 4), (4, 3), True), ((4, 3), (4, 3), False), ((2, 3, 4), (4, 3, 2), False),
+    ((4,), (4, 1), False),
+])
+def test_shape_hint(got, expected, transpose):
+    """Does shape_hint suggest a transpose exactly for reversed 2-D shapes?"""
+    hint = shape_hint("w", got, expected)
+    assert hint.startswith(f"grad_w has shape {got} but w has shape {expected}: ")
+    assert hint.endswith("a transpose?") == transpose
+
+
+def test_none_gradient(raises_hint):
+    """Is a None gradient for an input that requires grad named?"""
+    with raises_hint("backward returned None for x, which requires grad: return grad_x"):
+        diagnose_gradient("x", None, values(3))
+
+
+def test_non_tensor_gradient(raises_hint):
+    """Is a float returned as a gradient named by its type?"""
+    with raises_hint("backward returned a float for x: return a tensor grad_x"):
+        diagnose_gradient("x", 1.0, values(3))
+
+
+def test_wrong_device(raises_hint):
+    """Is a gradient created on another device named, with both devices?"""
+    with raises_hint("grad_x is on meta but x is on cpu: create new tensors on the input's device"):
+        diagnose_gradient("x", torch.empty(3, device="meta", dtype=torch.float64), values(3))
+
+
+def test_wrong_dtype(raises_hint):
+    """Is a gradient in another dtype named?"""
+    expected = values(3)
+    with raises_hint("grad_x has dtype torch.float32 but x has dtype torch.float64"):
+        diagnose_gradient("x", expected.float(), expected)
+
+
+def test_non_finite_gradient(raises_hint):
+    """Is nan where the true gradient is finite called numerically unstable?"""
+    got = values(4)
+    got[1] = float("nan")
+    with raises_hint("grad_x contains inf or nan where the true gradient is finite"):
+        diagnose_gradient("x", got, values(4))
+
+
+def test_unrecognised_mistake_reports_worst_index(raises_hint):
+    """Does an arbitrary error report the largest error, where, and both values?"""
+    expected = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    got = expected.clone()
+    got[1, 0] = 7.0
+    got[0, 1] = 2.5
+    with raises_hint("your gradient for x is wrong: largest error 4 at index (1, 0) "
+                     "(got 7, expected 3)"):
+        diagnose_gradient("x", got, expected)
+
+
+def test_nonzero_gradient_where_truth_is_zero(raises_hint):
+    """Where the true gradient is zero, is a nonzero one reported (not a factor or a sign)?"""
+    with raises_hint("your gradient for x is wrong"):
+        diagnose_gradient("x", values(3), torch.zeros(3, dtype=torch.float64))
+
+
+def test_requires_grad_tensors_are_compared():
+    """Do tensors that require grad compare without autograd complaining?"""
+    expected = values(3).requires_grad_()
+    diagnose_gradient("x", expected * 1, expected)
+
+
+class TestDiagnoseValues:
+    """diagnose_values: a forward result against the reference."""
+
+    def test_equal_values_pass(self):
+        """Does a matching output pass?"""
+        expected = values(2, 3)
+        diagnose_values("f's output", expected.clone(), expected)
+
+    def test_not_a_tensor(self, raises_hint):
+        """Is a forward that returns a list named?"""
+        with raises_hint("f's output returned a list: return a tensor"):
+            diagnose_values("f's output", [1.0], values(1))
+
+    def test_wrong_shape(self, raises_hint):
+        """Is a wrong output shape given with both shapes?"""
+        with raises_hint("f's output has shape (3,) but should have shape (3, 1)"):
+            diagnose_values("f's output", values(3), values(3, 1))
+
+    def test_wrong_dtype(self, raises_hint):
+        """Is a forward that changed dtype named?"""
+        with raises_hint("f's output has dtype torch.float32 but should have dtype torch.float64"):
+            diagnose_values("f's output", values(3).float(), values(3))
+
+    def test_overflow(self, raises_hint):
+        """Is inf where the true value is finite called numerically unstable?"""
+        got = values(3)
+        got[0] = float("inf")
+        with raises_hint("f's output contains inf or nan where the true value is finite"):
+            diagnose_values("f's output", got, values(3))
+
+    def test_wrong_values(self, raises_hint):
+        """Is a wrong value reported with its index and both values?"""
+        expected = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+        with raises_hint("f's output is wrong: largest error 2 at index (2,) (got 5, expected 3)"):
+            diagnose_values("f's output", torch.tensor([1.0, 2.0, 5.0], dtype=torch.float64),
+                            expected)
+
+    def test_empty_tensors_pass(self):
+        """Do empty outputs of the right shape pass?"""
+        diagnose_values("f's output", values(0, 3), values(0, 3))

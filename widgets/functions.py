@@ -1,0 +1,61 @@
+"""Calling the learner's Function the way autograd expects, and naming its inputs."""
+
+import inspect
+
+import torch
+
+
+def is_function_class(obj) -> bool:
+    """True for a subclass of torch.autograd.Function (the class, not an instance)."""
+    return isinstance(obj, type) and issubclass(obj, torch.autograd.Function)
+
+
+def apply(function, *args):
+    """``function.apply(*args)`` for a Function class, ``function(*args)`` for any callable."""
+    if is_function_class(function):
+        return function.apply(*args)
+    if isinstance(function, torch.autograd.Function):
+        raise TypeError(f"got an instance of {type(function).__name__}: pass the class itself, "
+                        f"which is called as {type(function).__name__}.apply(...)")
+    return function(*args)
+
+
+def display_name(function) -> str:
+    """The name a learner wrote: the class name, or the callable's name."""
+    return getattr(function, "__name__", type(function).__name__)
+
+
+def input_names(function, count: int) -> list[str]:
+    """Names of the first ``count`` forward inputs, read from ``forward(ctx, ...)``'s signature."""
+    target = function.forward if is_function_class(function) else function
+    try:
+        parameters = list(inspect.signature(target).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    if is_function_class(function):
+        parameters = parameters[1:]  # ctx
+    names = []
+    for parameter in parameters:
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            break
+        names.append(parameter.name)
+    names += [f"input{i}" for i in range(len(names), count)]
+    return names[:count]
+
+
+def first_tensor(output) -> torch.Tensor:
+    """The output itself, or the first tensor of a tuple of outputs."""
+    if isinstance(output, torch.Tensor):
+        return output
+    for item in output if isinstance(output, (tuple, list)) else ():
+        if isinstance(item, torch.Tensor):
+            return item
+    raise TypeError(f"forward returned {type(output).__name__}: return a tensor")
+
+
+def error_summary(function, error: BaseException) -> str:
+    """One line naming what the learner's code raised."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if isinstance(error, NotImplementedError):
+        return f"{display_name(function)} is not implemented yet (it raised NotImplementedError)"
+    return f"{display_name(function)} raised {type(error).__name__}: {first}".rstrip(": ")

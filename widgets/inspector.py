@@ -1,0 +1,172 @@
+"""Forward-save inspector: what a Function's forward kept for backward, and what it costs."""
+
+from dataclasses import dataclass, field
+
+import ipywidgets
+import torch
+
+from autograder.checks import make_inputs
+from autograder.probes import SavedTensor, trace_forward
+
+from . import markup
+from .functions import display_name, error_summary, input_names
+from .markup import code, format_bytes, format_dtype, format_shape
+from .view import View, html_pane, on_change
+
+
+@dataclass
+class Inspection:
+    """What one forward call saved, read off ``ctx`` and the saved-tensor hooks."""
+
+    function: str
+    inputs: dict  # name -> the tensor or value passed to forward
+    saved: list[SavedTensor]
+    ctx_attributes: dict  # name -> value, non-tensor attributes only
+    ctx_tensor_attributes: list[str]  # e.g. ["ctx.mask"]
+    needs_input_grad: tuple | None  # None when autograd recorded nothing
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def recorded(self) -> bool:
+        """False when no input required grad, so forward's ctx was thrown away."""
+        return self.needs_input_grad is not None
+
+    @property
+    def saved_bytes(self) -> int:
+        return sum(s.nbytes for s in self.saved)
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self.inputs.values()
+                   if isinstance(t, torch.Tensor))
+
+    @property
+    def new_bytes(self) -> int:
+        """Bytes of saved intermediates: memory kept alive only for backward."""
+        return sum(s.nbytes for s in self.saved if s.role == "intermediate")
+
+
+def is_risky_intermediate(saved: SavedTensor) -> bool:
+    """A floating intermediate breaks double backward; a boolean or integer mask does not."""
+    return saved.role == "intermediate" and (saved.dtype.is_floating_point
+                                             or saved.dtype.is_complex)
+
+
+def save_warnings(inspection: Inspection) -> list[str]:
+    """Plain-text warnings about what forward saved and where."""
+    warnings = []
+    for path in inspection.ctx_tensor_attributes:
+        warnings.append(
+            f"{path} holds a tensor: pass it to ctx.save_for_backward instead. A tensor kept as "
+            "a ctx attribute skips autograd's in-place version check and breaks double backward."
+        )
+    for saved in inspection.saved:
+        if is_risky_intermediate(saved):
+            warnings.append(
+                f"a {format_dtype(saved.dtype)} intermediate of shape {format_shape(saved.shape)} "
+                "was saved: it was computed with autograd off, so double backward cannot "
+                "differentiate through it. Save inputs or outputs and recompute it in backward, "
+                "or return it as an extra output."
+            )
+    return warnings
+
+
+def inspect_forward(function, *inputs, names=None, requires_grad=None) -> Inspection:
+    """Run ``function`` on fresh copies of ``inputs`` and record what forward saved.
+
+    ``requires_grad`` is True (default: every floating tensor), False, or a set of input names.
+    """
+    names = list(names) if names is not None else input_names(function, len(inputs))
+    values = make_inputs(dict(zip(names, inputs)),
+                         requires_grad=True if requires_grad is None else requires_grad)
+    trace = trace_forward(function, values)
+    outputs = trace.output if isinstance(trace.output, tuple) else (trace.output,)
+    ctx = next((o.grad_fn for o in outputs
+                if isinstance(o, torch.Tensor) and o.grad_fn is not None), None)
+    needs = tuple(ctx.needs_input_grad) if ctx is not None and hasattr(ctx, "needs_input_grad") \
+        else None
+    tensor_roots = {path.removeprefix("ctx.").split("[")[0] for path in trace.ctx_tensor_attributes}
+    plain = {k: v for k, v in trace.ctx_attributes.items() if k not in tensor_roots}
+    inspection = Inspection(display_name(function), values, trace.saved, plain,
+                            trace.ctx_tensor_attributes, needs)
+    inspection.warnings = save_warnings(inspection)
+    return inspection
+
+
+def _role_note(saved: SavedTensor) -> str:
+    if saved.role.startswith("input"):
+        return "already in memory (the caller holds it)"
+    if saved.role == "output":
+        return "already in memory (the result)"
+    if is_risky_intermediate(saved):
+        return "new memory; breaks double backward"
+    return "new memory; a mask carries no gradient, so double backward is fine"
+
+
+def _value_text(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def inspection_html(inspection: Inspection) -> str:
+    """The inspection as an HTML report: saved tensors, ctx attributes, warnings, totals."""
+    name = inspection.function
+    parts = [markup.heading(f"What {code(name + '.forward')} saved for backward")]
+    if not inspection.recorded:
+        parts.append(markup.box(
+            "note", "No input requires grad, so autograd recorded nothing: forward ran, but its "
+            f"{code('ctx')} was thrown away and nothing was saved. Tick an input's "
+            f"{code('requires_grad')} to see what backward would get."))
+        return "".join(parts)
+    if inspection.saved:
+        rows = [[code(f"saved_tensors[{i}]"), markup.escape(s.role), format_shape(s.shape),
+                 format_dtype(s.dtype), format_bytes(s.nbytes), markup.escape(_role_note(s))]
+                for i, s in enumerate(inspection.saved)]
+        parts.append(markup.table(["ctx.saved_tensors", "is", "shape", "dtype", "bytes", "memory"],
+                                  rows, numeric={4}, monospace={2, 3}))
+    else:
+        parts.append(markup.paragraph(
+            f"Nothing was passed to {code('ctx.save_for_backward')}: fine when backward needs "
+            "no tensor (a constant derivative), a bug otherwise."))
+    attributes = [[code(f"ctx.{k}"), markup.escape(type(v).__name__),
+                   code(_value_text(v))] for k, v in inspection.ctx_attributes.items()]
+    attributes += [[code(path), "Tensor", "⚠ see below"] for path in
+                   inspection.ctx_tensor_attributes]
+    attributes.append([code("ctx.needs_input_grad"), "tuple",
+                       code(str(inspection.needs_input_grad))])
+    parts.append(markup.table(["ctx attribute", "type", "value"], attributes))
+    for warning in inspection.warnings:
+        parts.append(markup.box("warning", markup.escape(warning)))
+    ratio = (f", {inspection.saved_bytes / inspection.input_bytes:.2g}× the inputs' "
+             f"{format_bytes(inspection.input_bytes)}" if inspection.input_bytes else "")
+    parts.append(markup.paragraph(
+        f"<b>Saved {len(inspection.saved)} tensor{'s' * (len(inspection.saved) != 1)}, "
+        f"{format_bytes(inspection.saved_bytes)}</b>{ratio}; of that, "
+        f"{format_bytes(inspection.new_bytes)} is new memory held until backward runs."))
+    return "".join(parts)
+
+
+def inspect_saved(function, *inputs, names=None) -> View:
+    """A view of what ``function``'s forward saved for ``inputs``, with a requires_grad toggle
+    per floating-point tensor input."""
+    names = list(names) if names is not None else input_names(function, len(inputs))
+    toggles = {name: ipywidgets.Checkbox(value=True, description=f"{name}.requires_grad",
+                                         indent=False,
+                                         layout=ipywidgets.Layout(width="auto",
+                                                                  margin="0 16px 0 0"))
+               for name, value in zip(names, inputs)
+               if isinstance(value, torch.Tensor) and value.is_floating_point()}
+    report = html_pane()
+
+    def update():
+        wanted = {name for name, toggle in toggles.items() if toggle.value}
+        try:
+            report.value = inspection_html(
+                inspect_forward(function, *inputs, names=names, requires_grad=wanted))
+        except Exception as error:  # the learner's forward may raise anything
+            report.value = markup.box("error", markup.escape(error_summary(function, error)))
+
+    on_change(toggles.values(), update)
+    update()
+    return View([ipywidgets.HBox(list(toggles.values())), report],
+                controls=toggles, panes={"report": report})
