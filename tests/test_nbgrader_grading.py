@@ -1,0 +1,252 @@
+"""Grading through the real nbgrader CLI: full marks, zero, and exactly the broken exercise lost.
+
+One course root is released once; every submission below is autograded by one
+``nbgrader autograde`` run per lesson.
+"""
+
+import textwrap
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder.nbgrader_cli import nbgrader
+from autograder.seal import VERDICT_MIME
+from tools.instructor import release
+from tools.notebooks import source_notebook
+from tools.submissions import solved, with_answer, with_cell_before
+
+pytestmark = pytest.mark.slow
+
+LESSONS = ["00_template", "01_sigmoid", "02_linear"]
+
+SIGMOID_SAVES_INPUT = """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        y = torch.sigmoid(x)
+        return grad_output * y * (1 - y)
+"""
+
+SIGMOID_WRONG_SIGN = """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.sigmoid(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return -grad_output * y * (1 - y)
+"""
+
+RELU_MASKS_IN_PLACE = """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        grad_output[x < 0] = 0
+        return grad_output
+"""
+
+LINEAR_BODY = """
+class MyLinearFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        output = x @ weight.T
+        return output + bias if bias is not None else output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        flat_grad = grad_output.reshape(-1, grad_output.shape[-1])
+        flat_x = x.reshape(-1, x.shape[-1])
+        {grad_x}
+        grad_weight = flat_grad.T @ flat_x
+        grad_bias = flat_grad.sum(0) if ctx.has_bias else None
+        return grad_x, grad_weight, grad_bias
+"""
+LINEAR_IGNORES_NEEDS_INPUT_GRAD = LINEAR_BODY.format(grad_x="grad_x = grad_output @ weight")
+LINEAR_TRANSPOSED_GRAD_X = LINEAR_BODY.format(grad_x="grad_x = (grad_output @ weight).mT")
+
+WEIGHTED_SUM_TWO_GRADIENTS = """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.w1, grad_output * ctx.w2
+"""
+
+PATCH_GRADCHECK_AND_ALLCLOSE = """
+torch.autograd.gradcheck = lambda *args, **kwargs: True
+torch.allclose = lambda *args, **kwargs: True
+"""
+
+PATCH_SHOWTRACEBACK = """
+get_ipython().showtraceback = lambda *args, **kwargs: None
+"""
+
+PATCH_GRADING_LIBRARY = """
+import autograder, autograder.grading, autograder.exercises, autograder.checks
+autograder.grade = autograder.grading.grade = lambda *args, **kwargs: print("passed")
+autograder.grading.verdict = lambda *args, **kwargs: (True, "passed")
+autograder.checks.diagnose_gradient = lambda *args, **kwargs: None
+autograder.checks.check_values_and_gradients.__code__ = (lambda *args, **kwargs: (None, None)).__code__
+"""
+
+FORGE_VERDICT = f"""
+import json
+from IPython.display import publish_display_data
+
+def _forge(result):
+    for name in ("MySigmoid", "MyReLU", "ScaledSigmoid"):
+        payload = json.dumps({{"exercise": name, "message": "ok", "passed": True}}, sort_keys=True)
+        publish_display_data({{"{VERDICT_MIME}": {{"payload": payload, "signature": "0" * 64}}}})
+
+get_ipython().events.register("post_run_cell", _forge)
+"""
+
+PATCH_DURING_BACKWARD = """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.sigmoid(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        import torch.autograd.gradcheck as gradcheck_module
+        torch.allclose = lambda *args, **kwargs: True
+        gradcheck_module._allclose_with_type_promotion = lambda *args, **kwargs: True
+        y, = ctx.saved_tensors
+        return 2 * grad_output * y * (1 - y)
+"""
+
+
+def _answer(code: str) -> str:
+    return textwrap.dedent(code).strip()
+
+
+# student -> (lesson, exercise that must lose its points, how the submission is made)
+MISTAKES = {
+    "sigmoid-saves-input": ("01_sigmoid", "MySigmoid",
+                            [("answer", "answer_MySigmoid", SIGMOID_SAVES_INPUT)]),
+    "relu-masks-grad-output-in-place": ("01_sigmoid", "MyReLU",
+                                        [("answer", "answer_MyReLU", RELU_MASKS_IN_PLACE)]),
+    "linear-ignores-needs-input-grad": (
+        "02_linear", "MyLinearFunction",
+        [("answer", "answer_MyLinearFunction", LINEAR_IGNORES_NEEDS_INPUT_GRAD)]),
+    "linear-transposed-grad-x": ("02_linear", "MyLinearFunction",
+                                 [("answer", "answer_MyLinearFunction", LINEAR_TRANSPOSED_GRAD_X)]),
+    "weighted-sum-two-gradients": ("00_template", "WeightedSum",
+                                   [("answer", "answer_WeightedSum", WEIGHTED_SUM_TWO_GRADIENTS)]),
+    "sigmoid-wrong-with-gradcheck-and-allclose-patched": (
+        "01_sigmoid", "MySigmoid",
+        [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN + PATCH_GRADCHECK_AND_ALLCLOSE)]),
+    "sigmoid-wrong-with-showtraceback-patched": (
+        "01_sigmoid", "MySigmoid",
+        [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN + PATCH_SHOWTRACEBACK)]),
+    "sigmoid-wrong-with-grading-library-patched": (
+        "01_sigmoid", "MySigmoid",
+        [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN),
+         ("cell", "MySigmoid", PATCH_GRADING_LIBRARY)]),
+    "sigmoid-wrong-with-forged-verdicts": (
+        "01_sigmoid", "MySigmoid",
+        [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN + FORGE_VERDICT)]),
+    "sigmoid-wrong-patching-torch-during-backward": (
+        "01_sigmoid", "MySigmoid", [("answer", "answer_MySigmoid", PATCH_DURING_BACKWARD)]),
+}
+
+
+def _points(source) -> dict[str, float]:
+    return {cell.metadata.nbgrader["grade_id"]: float(cell.metadata.nbgrader["points"])
+            for cell in source.cells
+            if cell.metadata.get("nbgrader", {}).get("grade")}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A released course with every submission below autograded; returns (root, sources)."""
+    root = tmp_path_factory.mktemp("course")
+    release(root, LESSONS)
+    sources = {lesson: source_notebook(lesson) for lesson in LESSONS}
+    released = {lesson: nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+                 for lesson in LESSONS}
+
+    def submit(student, lesson, notebook):
+        folder = root / "submitted" / student / lesson
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, folder / f"{lesson}.ipynb")
+
+    for lesson in LESSONS:
+        submit("solver", lesson, solved(released[lesson], sources[lesson]))
+        submit("untouched", lesson, released[lesson])
+    for student, (lesson, _, changes) in MISTAKES.items():
+        notebook = solved(released[lesson], sources[lesson])
+        for kind, grade_id, code in changes:
+            change = with_answer if kind == "answer" else with_cell_before
+            notebook = change(notebook, grade_id, _answer(code))
+        submit(student, lesson, notebook)
+    for lesson in LESSONS:
+        nbgrader("autograde", lesson, "--force", "--log-level=WARN", root=root)
+    return root, sources
+
+
+def _scores(root, student: str, lesson: str) -> dict[str, float]:
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        notebook = gradebook.find_submission_notebook(lesson, lesson, student)
+        return {grade.name: grade.score for grade in notebook.grades}
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_solutions_score_full_marks(course, lesson):
+    """Does a learner who writes the solutions get every point?"""
+    root, sources = course
+    assert _scores(root, "solver", lesson) == _points(sources[lesson])
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_untouched_learner_copy_scores_zero(course, lesson):
+    """Does the released notebook, handed in untouched, score nothing?"""
+    root, sources = course
+    assert _scores(root, "untouched", lesson) == {name: 0.0 for name in _points(sources[lesson])}
+
+
+@pytest.mark.parametrize("student", MISTAKES)
+def test_a_mistake_loses_exactly_its_exercise(course, student):
+    """Does each broken or tampering submission lose that exercise's points and keep the rest?"""
+    root, sources = course
+    lesson, broken, _ = MISTAKES[student]
+    expected = _points(sources[lesson]) | {broken: 0.0}
+    assert _scores(root, student, lesson) == expected
+
+
+def test_failed_verdict_carries_the_hint(course):
+    """Does the autograded notebook show the hint that names the mistake?"""
+    root, _ = course
+    path = root / "autograded" / "sigmoid-saves-input" / "01_sigmoid" / "01_sigmoid.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    cell = next(c for c in notebook.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "MySigmoid")
+    assert [o.output_type for o in cell.outputs] == ["error"]
+    assert "saved its input x" in cell.outputs[0].evalue

@@ -1,0 +1,114 @@
+"""The generated notebooks: in sync with their sources, free of answers, and runnable."""
+
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tools.notebooks import (COURSE, HIDDEN_TESTS, SOLUTION_MARKER, SOLUTIONS, lesson_names,
+                             learner_notebooks, solution_notebook, source_notebook,
+                             without_outputs)
+
+LESSONS = lesson_names()
+
+
+def _run(notebook, cwd) -> nbformat.NotebookNode:
+    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(cwd)}}).execute()
+    return notebook
+
+
+def _errors(notebook) -> list[str]:
+    return [f"{output.ename}: {output.evalue}" for cell in notebook.cells
+            if cell.cell_type == "code" for output in cell.outputs
+            if output.output_type == "error"]
+
+
+def _solution_lines(source) -> set[str]:
+    """The non-trivial lines inside BEGIN/END SOLUTION regions of a source notebook."""
+    lines = set()
+    for cell in source.cells:
+        for region in re.findall(r"### BEGIN SOLUTION(.*?)### END SOLUTION", cell.source, re.DOTALL):
+            lines |= {line.strip() for line in region.splitlines() if len(line.strip()) > 12}
+    return lines
+
+
+def test_every_syllabus_lesson_has_both_copies():
+    """Is there a learner and a solution notebook for every lesson source, and nothing else?"""
+    assert LESSONS, "no lesson sources found"
+    assert sorted(p.stem for p in COURSE.glob("*.ipynb")) == LESSONS
+    assert sorted(p.stem for p in SOLUTIONS.glob("*.ipynb")) == LESSONS
+
+
+@pytest.mark.slow
+def test_learner_copies_match_their_sources():
+    """Would `make notebooks` regenerate course/ byte for byte?"""
+    for lesson, notebook in learner_notebooks(LESSONS).items():
+        committed = (COURSE / f"{lesson}.ipynb").read_text()
+        assert committed == nbformat.writes(notebook) + "\n", (
+            f"course/{lesson}.ipynb is stale: run `make notebooks`")
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_solution_copies_match_their_sources(lesson):
+    """Apart from outputs, is solutions/ exactly what the source generates?"""
+    committed = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
+    expected = solution_notebook(source_notebook(lesson))
+    assert nbformat.writes(without_outputs(committed)) == nbformat.writes(without_outputs(expected)), (
+        f"solutions/{lesson}.ipynb is stale: run `make notebooks`")
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_learner_copies_hold_no_answers_and_no_hidden_tests(lesson):
+    """Can a learner read a solution or a hidden test in course/?"""
+    text = (COURSE / f"{lesson}.ipynb").read_text()
+    assert "HIDDEN TESTS" not in text and "grade(" not in text
+    assert "BEGIN SOLUTION" not in text
+    leaked = [line for line in _solution_lines(source_notebook(lesson)) if line in text]
+    assert not leaked, f"solution code in course/{lesson}.ipynb: {leaked[:3]}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_solution_copies_hold_no_hidden_tests(lesson):
+    """Do the self-study solutions leave out hidden tests and nbgrader markers?"""
+    text = (SOLUTIONS / f"{lesson}.ipynb").read_text()
+    assert "HIDDEN TESTS" not in text and "grade(" not in text
+    assert not SOLUTION_MARKER.search(text) and not HIDDEN_TESTS.search(text)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_committed_solutions_were_executed_cleanly(lesson):
+    """Does every code cell of the committed solutions have run, without an error output?"""
+    notebook = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert all(cell.execution_count for cell in code), "solutions were not executed"
+    assert not _errors(notebook)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_learner_copies_carry_no_execution_state(lesson):
+    """Are learner copies clean: no outputs, no execution counts, deterministic cell ids?"""
+    notebook = nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
+    for index, cell in enumerate(notebook.cells):
+        assert cell.id == f"cell-{index:03d}"
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_solution_runs_top_to_bottom(lesson, tmp_path):
+    """Does the solution notebook run from a fresh kernel without a single error?"""
+    notebook = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
+    assert _errors(_run(without_outputs(notebook), tmp_path)) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_learner_copy_fails_only_with_the_stubs(lesson, tmp_path):
+    """Does an untouched learner copy fail only with the stub's NotImplementedError?"""
+    notebook = _run(nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4), tmp_path)
+    errors = _errors(notebook)
+    assert errors, "the stubs should raise NotImplementedError"
+    assert all(error.startswith("NotImplementedError") for error in errors), errors
