@@ -7,6 +7,7 @@ COURSE_ROOT ?= instructor
 WORKERS     ?= $(shell nproc)
 PYTEST_ARGS ?=
 LAB_ARGS    ?=
+ROOT_FLAG   := $(if $(filter 0,$(shell id -u)),--allow-root)
 export COURSE_ROOT
 
 .DEFAULT_GOAL := help
@@ -30,7 +31,7 @@ $(INSTALLED): requirements.txt pyproject.toml
 install: $(INSTALLED) ## create .venv with the pinned course environment (CPU torch)
 
 lab: $(INSTALLED) ## open JupyterLab on the course (PORT=8888)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=course --ServerApp.port=$(PORT) $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=course --ServerApp.port=$(PORT) $(ROOT_FLAG) $(LAB_ARGS)
 
 test: $(INSTALLED) ## run every test: library, notebooks, nbgrader grading, server, browser
 	$(PYTHON) -m pytest -n 2 $(PYTEST_ARGS)
