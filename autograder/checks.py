@@ -56,7 +56,8 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
                     if inputs is not None else list(spec.input_names))
     if match := _BAD_SHAPE.search(message):
         name = tensor_names[int(match[1])]
-        got, expected = (tuple(int(d) for d in m.split(",") if d.strip()) for m in match.groups()[1:])
+        got, expected = (tuple(int(d) for d in dims.split(",") if d.strip())
+                         for dims in match.groups()[1:])
         return GradingError(shape_hint(name, got, expected), message)
     if match := _BAD_DEVICE.search(message):
         name = tensor_names[int(match[1])]

@@ -39,7 +39,9 @@ def verdict_payload(exercise: str, passed: bool, message: str) -> str:
 
 def _trusted_namespaces():
     import torch  # noqa: F401  (loads every trusted module)
-    import torch._dynamo  # noqa: F401  (its first import, often during grading, rebinds torch.manual_seed)
+    # torch._dynamo's first import (often from inside grading) rebinds torch.manual_seed:
+    # import it before the snapshot, or a correct first submission reads as tampering.
+    import torch._dynamo  # noqa: F401
     import autograder.exercises  # noqa: F401
 
     names = [*TRUSTED_MODULES, *(m for m in sys.modules if m.split(".")[0] == "autograder")]
@@ -147,14 +149,19 @@ def read_verdicts(outputs, key: bytes) -> dict[str, tuple[bool, str]]:
     """The correctly signed verdicts among a cell's outputs, by exercise."""
     verdicts = {}
     for output in outputs:
-        sealed = output.get("data", {}).get(VERDICT_MIME) if output.get("output_type") in (
+        data = output.get("data") if isinstance(output, dict) and output.get("output_type") in (
             "display_data", "execute_result") else None
+        sealed = data.get(VERDICT_MIME) if isinstance(data, dict) else None
         if not isinstance(sealed, dict):
             continue
         payload, signature = sealed.get("payload"), sealed.get("signature")
         if not (isinstance(payload, str) and isinstance(signature, str)):
             continue
-        if hmac.compare_digest(sign(key, payload), signature):
+        try:  # bytes: compare_digest refuses non-ASCII str, and a forgery may contain any
+            genuine = hmac.compare_digest(sign(key, payload).encode(), signature.encode())
+        except UnicodeEncodeError:  # lone surrogates: never something we signed
+            continue
+        if genuine:
             fields = json.loads(payload)
             verdicts[fields["exercise"]] = (bool(fields["passed"]), str(fields["message"]))
     return verdicts

@@ -285,7 +285,7 @@ for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
 # |---|---|---|
 # | `Square()(x)` or `Square.forward(ctx, x)` | no graph link or an error | `Square.apply(x)` |
 # | `ctx.x = x` for a tensor | in-place changes go unnoticed; double backward breaks | `ctx.save_for_backward(x)` |
-# | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | `return grad_x1, grad_x2, None, None` |
+# | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input, `None` for `w1` and `w2` |
 # | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |
 # | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
 # | reading `ctx.saved_tensors` in forward | error | only in backward |

@@ -143,6 +143,27 @@ class MySigmoid(torch.autograd.Function):
 """
 
 
+SQUARE_THAT_WARNS = """
+import sys
+import warnings
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        warnings.warn("Square.forward: a harmless warning")
+        print("debug output on stderr", file=sys.stderr)
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        print("backward ran", file=sys.stderr)
+        return grad_output * 2 * x
+"""
+
+
 def _answer(code: str) -> str:
     return textwrap.dedent(code).strip()
 
@@ -178,6 +199,12 @@ MISTAKES = {
 }
 
 
+# student -> (lesson, how the submission is made): correct work that must keep every point
+CORRECT_BUT_NOISY = {
+    "square-warns-on-stderr": ("00_template", [("answer", "answer_Square", SQUARE_THAT_WARNS)]),
+}
+
+
 def _points(source) -> dict[str, float]:
     return {cell.metadata.nbgrader["grade_id"]: float(cell.metadata.nbgrader["points"])
             for cell in source.cells
@@ -201,7 +228,8 @@ def course(tmp_path_factory):
     for lesson in LESSONS:
         submit("solver", lesson, solved(released[lesson], sources[lesson]))
         submit("untouched", lesson, released[lesson])
-    for student, (lesson, _, changes) in MISTAKES.items():
+    submissions = {student: (lesson, changes) for student, (lesson, _, changes) in MISTAKES.items()}
+    for student, (lesson, changes) in (submissions | CORRECT_BUT_NOISY).items():
         notebook = solved(released[lesson], sources[lesson])
         for kind, grade_id, code in changes:
             change = with_answer if kind == "answer" else with_cell_before
@@ -239,6 +267,14 @@ def test_a_mistake_loses_exactly_its_exercise(course, student):
     lesson, broken, _ = MISTAKES[student]
     expected = _points(sources[lesson]) | {broken: 0.0}
     assert _scores(root, student, lesson) == expected
+
+
+@pytest.mark.parametrize("student", CORRECT_BUT_NOISY)
+def test_warnings_on_stderr_never_cost_points(course, student):
+    """Does correct work keep every point even when it writes warnings to stderr?"""
+    root, sources = course
+    lesson = CORRECT_BUT_NOISY[student][0]
+    assert _scores(root, student, lesson) == _points(sources[lesson])
 
 
 def test_failed_verdict_carries_the_hint(course):

@@ -25,13 +25,17 @@ def _errors(notebook) -> list[str]:
             if output.output_type == "error"]
 
 
+SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION(.*?)### END SOLUTION", re.DOTALL)
+
+
 def _solution_lines(source) -> set[str]:
-    """The non-trivial lines inside BEGIN/END SOLUTION regions of a source notebook."""
-    lines = set()
+    """Lines found only inside BEGIN/END SOLUTION regions of a source notebook."""
+    inside, outside = set(), set()
     for cell in source.cells:
-        for region in re.findall(r"### BEGIN SOLUTION(.*?)### END SOLUTION", cell.source, re.DOTALL):
-            lines |= {line.strip() for line in region.splitlines() if len(line.strip()) > 12}
-    return lines
+        inside |= {line.strip() for region in SOLUTION_REGION.findall(cell.source)
+                   for line in region.splitlines() if line.strip()}
+        outside |= {line.strip() for line in SOLUTION_REGION.sub("", cell.source).splitlines()}
+    return inside - outside
 
 
 def test_every_syllabus_lesson_has_both_copies():
@@ -65,7 +69,10 @@ def test_learner_copies_hold_no_answers_and_no_hidden_tests(lesson):
     text = (COURSE / f"{lesson}.ipynb").read_text()
     assert "HIDDEN TESTS" not in text and "grade(" not in text
     assert "BEGIN SOLUTION" not in text
-    leaked = [line for line in _solution_lines(source_notebook(lesson)) if line in text]
+    learner = nbformat.reads(text, as_version=4)
+    code_lines = {line.strip() for cell in learner.cells if cell.cell_type == "code"
+                  for line in cell.source.splitlines()}
+    leaked = sorted(_solution_lines(source_notebook(lesson)) & code_lines)
     assert not leaked, f"solution code in course/{lesson}.ipynb: {leaked[:3]}"
 
 

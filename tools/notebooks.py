@@ -129,9 +129,10 @@ def write(notebook: nbformat.NotebookNode, path: Path) -> None:
 
 
 def without_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy with outputs, execution counts and widget state removed, for comparison."""
+    """A copy without what execution adds (outputs, counts, widget state, language details)."""
     notebook = copy.deepcopy(notebook)
     notebook.metadata.pop("widgets", None)
+    notebook.metadata.pop("language_info", None)
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None

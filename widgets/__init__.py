@@ -1,0 +1,25 @@
+"""Interactive views of the learner's own Functions: what forward saved, how gradients flow
+back, where a backward disagrees with central differences, and one view per lesson topic.
+
+Each view is a plain-function core (tested without a display) under a thin ipywidgets layer.
+"""
+
+from .attention import attention_explorer
+from .checkpointing import checkpointing_explorer
+from .flow import backward_flow
+from .gradcheck_explorer import explore_gradients
+from .ids import deterministic_ids, seed_from_environment
+from .inspector import inspect_saved
+from .ste import ste_explorer
+
+__all__ = [
+    "attention_explorer",
+    "backward_flow",
+    "checkpointing_explorer",
+    "deterministic_ids",
+    "explore_gradients",
+    "inspect_saved",
+    "ste_explorer",
+]
+
+seed_from_environment()

@@ -141,7 +141,7 @@ def backward_flow(output: torch.Tensor, grad_output: torch.Tensor | None = None,
     ipywidgets.jslink((play, "value"), (slider, "value"))
     previous = ipywidgets.Button(description="◀ previous", layout=ipywidgets.Layout(width="110px"))
     following = ipywidgets.Button(description="next ▶", layout=ipywidgets.Layout(width="110px"))
-    picture = image_pane(drawing.figure)
+    picture = image_pane(drawing.frames)
     details = html_pane()
     details.layout.width = "460px"
 
@@ -153,7 +153,7 @@ def backward_flow(output: torch.Tensor, grad_output: torch.Tensor | None = None,
         position = slider.value - 1
         done = {s.node for s in flow.steps[:position]}
         highlight_step(drawing, flow.graph, flow.steps[position].node, done)
-        show_figure(picture, drawing.figure)
+        show_figure(picture, drawing.frames)
         details.value = step_html(flow, position)
 
     previous.on_click(lambda _: setattr(slider, "value", max(slider.min, slider.value - 1)))

@@ -9,7 +9,7 @@ import torch
 from matplotlib.patches import Rectangle
 
 from . import markup
-from .figures import CURRENT, new_figure
+from .figures import CURRENT, Frames, new_figure
 from .functions import apply, display_name, error_summary, input_names
 from .markup import code, format_number
 from .view import View, html_pane, image_pane, show_figure
@@ -151,37 +151,52 @@ def summary_html(comparison: JacobianComparison, k: int) -> str:
                                       f" (eps = {comparison.eps:.0e})", muted=True)
 
 
-def draw_comparison(figure, comparison: JacobianComparison, k: int) -> None:
-    """Three heatmaps for input k: analytic, numerical (one colour scale) and their difference."""
-    figure.clear()
-    analytic, numerical = comparison.analytic[k], comparison.numerical[k]
-    difference = comparison.difference(k)
-    limit = max(analytic.abs().max().item(), numerical.abs().max().item(), 1e-12)
-    spread = max(difference.abs().max().item(), 1e-12)
-    row, column = comparison.worst(k)
-    name = comparison.names[k]
-    panels = [(analytic, limit, "analytic: your backward"),
-              (numerical, limit, f"numerical: central differences"),
-              (difference, spread, "analytic − numerical")]
-    axes = figure.subplots(1, 3)
-    for ax, (matrix, scale, title) in zip(axes, panels):
-        image = ax.imshow(matrix.numpy(), cmap="RdBu_r", vmin=-scale, vmax=scale,
-                          interpolation="nearest", aspect="auto")
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel(f"{name} element", fontsize=8)
-        ax.tick_params(labelsize=7)
-        _integer_ticks(ax, matrix.shape)
-        colorbar = figure.colorbar(image, ax=ax, fraction=0.08, pad=0.03)
-        colorbar.ax.tick_params(labelsize=7)
-        ax.add_patch(Rectangle((column - 0.5, row - 0.5), 1, 1, fill=False, edgecolor=CURRENT,
-                               linewidth=2.0))
-    axes[0].set_ylabel("output element", fontsize=8)
+class JacobianFigure:
+    """Three heatmaps: analytic, numerical (one colour scale) and their difference, with the
+    worst entry boxed; drawn once, then updated in place."""
 
+    TITLES = ("analytic: your backward", "numerical: central differences",
+              "analytic − numerical")
 
-def _integer_ticks(ax, shape) -> None:
-    rows, columns = shape
-    ax.set_xticks(range(0, columns, max(1, math.ceil(columns / 8))))
-    ax.set_yticks(range(0, rows, max(1, math.ceil(rows / 8))))
+    def __init__(self):
+        self.figure = new_figure(9.0, 2.9)
+        axes = self.figure.subplots(1, 3, gridspec_kw={"width_ratios": (1, 1.1, 1.1)})
+        self.figure.subplots_adjust(left=0.06, right=0.97, bottom=0.17, top=0.88, wspace=0.25)
+        self.axes, self.images, self.marks = list(axes), [], []
+        for i, (ax, title) in enumerate(zip(axes, self.TITLES)):
+            image = ax.imshow([[0.0]], cmap="RdBu_r", interpolation="nearest", aspect="auto")
+            if i > 0:  # analytic and numerical share one colour scale, hence one bar
+                colorbar = self.figure.colorbar(image, ax=ax, fraction=0.08, pad=0.03)
+                colorbar.ax.tick_params(labelsize=7)
+            ax.set_title(title, fontsize=9)
+            ax.tick_params(labelsize=7, labelleft=i == 0)
+            self.images.append(image)
+            self.marks.append(ax.add_patch(Rectangle((0, 0), 1, 1, fill=False,
+                                                     edgecolor=CURRENT, linewidth=2.0)))
+        axes[0].set_ylabel("output element", fontsize=8)
+        self.frames = Frames(self.figure)
+
+    def show(self, comparison: JacobianComparison, k: int) -> None:
+        """Draw input k's Jacobians."""
+        analytic, numerical = comparison.analytic[k], comparison.numerical[k]
+        difference = comparison.difference(k)
+        limit = max(analytic.abs().max().item(), numerical.abs().max().item(), 1e-12)
+        spread = max(difference.abs().max().item(), 1e-12)
+        rows, columns = analytic.shape
+        row, column = comparison.worst(k)
+        for ax, image, mark, matrix, scale in zip(self.axes, self.images, self.marks,
+                                                  (analytic, numerical, difference),
+                                                  (limit, limit, spread)):
+            image.set_data(matrix.numpy())
+            image.set_extent((-0.5, columns - 0.5, rows - 0.5, -0.5))
+            image.set_clim(-scale, scale)
+            ax.set_xlim(-0.5, columns - 0.5)
+            ax.set_ylim(rows - 0.5, -0.5)
+            ax.set_xticks(range(0, columns, max(1, math.ceil(columns / 6))))
+            ax.set_yticks(range(0, rows, max(1, math.ceil(rows / 6))))
+            ax.set_xlabel(f"{comparison.names[k]} element", fontsize=8)
+            mark.set_xy((column - 0.5, row - 0.5))
+        self.frames.restage()  # colour scales and ticks change: redraw it all
 
 
 def explore_gradients(function, *inputs, eps: float = 1e-6, names=None) -> View:
@@ -189,8 +204,8 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None) -> View:
     selector and a slider for the finite-difference step eps."""
     names = list(names) if names is not None else input_names(function, len(inputs))
     summary = html_pane()
-    figure = new_figure(9.0, 2.9)
-    picture = image_pane(figure)
+    drawing = JacobianFigure()
+    picture = image_pane(drawing.frames)
     choices = [n for n, v in zip(names, inputs)
                if isinstance(v, torch.Tensor) and v.is_floating_point()]
     which = ipywidgets.Dropdown(options=choices, description="d output / d",
@@ -216,19 +231,15 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None) -> View:
         if comparison is None:
             return
         k = comparison.names.index(which.value)
-        draw_comparison(figure, comparison, k)
-        figure.subplots_adjust(left=0.06, right=0.97, bottom=0.17, top=0.88, wspace=0.45)
-        show_figure(picture, figure)
+        drawing.show(comparison, k)
+        show_figure(picture, drawing.frames)
         summary.value = summary_html(comparison, k)
 
     recompute()
-    if state.get("comparison") is not None and not state["comparison"].agrees(
-            which.index or 0):
-        pass
-    elif state.get("comparison") is not None:
-        worst = state["comparison"].worst_input()
-        if not state["comparison"].agrees(worst):
-            which.value = state["comparison"].names[worst]
+    comparison = state.get("comparison")
+    if comparison is not None and not comparison.agrees(comparison.worst_input()):
+        which.value = comparison.names[comparison.worst_input()]  # open where it is wrong
+        redraw()
     which.observe(lambda change: redraw(), names="value")
     step.observe(lambda change: recompute(), names="value")
     heading = markup.heading(f"Jacobian check of {code(display_name(function))}: "

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import torch
 from matplotlib.patches import Patch
 
-from .figures import BUILTIN, CUSTOM, CURRENT, DONE, INK, LEAF, new_figure
+from .figures import BUILTIN, CUSTOM, CURRENT, DONE, INK, LEAF, Frames, new_figure
 from .markup import format_shape
 
 
@@ -161,7 +161,7 @@ ARROW = "#888888"
 class GraphDrawing:
     """A drawn graph whose nodes and edges can be restyled per step."""
 
-    figure: object
+    frames: Frames
     boxes: dict  # node index -> Text artist (its bbox patch is the box)
     arrows: dict  # (parent, child, slot) -> Annotation
 
@@ -189,7 +189,6 @@ def draw_graph(graph: AutogradGraph) -> GraphDrawing:
     arrows = {}
     for edge in graph.edges:
         parent, child, _ = edge
-        # drawn after the boxes (zorder), so the arrow is clipped to where they now are
         arrows[edge] = axes.annotate(
             "", xy=positions[child], xytext=positions[parent], zorder=4,
             arrowprops=dict(arrowstyle="-|>", color=ARROW, linewidth=1.2, shrinkA=1, shrinkB=1,
@@ -200,7 +199,8 @@ def draw_graph(graph: AutogradGraph) -> GraphDrawing:
                                  label=STYLE[k][1]) for k in kinds],
                   loc="lower center", ncol=len(kinds), fontsize=7, frameon=False,
                   handlelength=1.2, columnspacing=1.0)
-    return GraphDrawing(figure, boxes, arrows)
+    # boxes before arrows: an arrow is clipped to the boxes as they were last drawn
+    return GraphDrawing(Frames(figure, [*boxes.values(), *arrows.values()]), boxes, arrows)
 
 
 def highlight_step(drawing: GraphDrawing, graph: AutogradGraph, current: int | None,

@@ -3,7 +3,7 @@
 import ipywidgets
 
 from . import markup
-from .figures import css_width, figure_png
+from .figures import Frames, css_width
 
 
 class View(ipywidgets.VBox):
@@ -20,15 +20,16 @@ def html_pane(value: str = "") -> ipywidgets.HTML:
     return ipywidgets.HTML(value=value, layout=ipywidgets.Layout(overflow="auto"))
 
 
-def image_pane(figure) -> ipywidgets.Image:
-    """An Image widget sized to ``figure`` and showing it."""
-    return ipywidgets.Image(value=figure_png(figure), format="png",
-                            layout=ipywidgets.Layout(width=css_width(figure), height="auto"))
+def image_pane(frames: Frames) -> ipywidgets.Image:
+    """An Image widget sized to the figure and showing its current frame."""
+    return ipywidgets.Image(value=frames.png(), format="png",
+                            layout=ipywidgets.Layout(width=css_width(frames.figure),
+                                                     height="auto"))
 
 
-def show_figure(pane: ipywidgets.Image, figure) -> None:
-    """Put the figure's current drawing into the Image widget."""
-    pane.value = figure_png(figure)
+def show_figure(pane: ipywidgets.Image, frames: Frames) -> None:
+    """Put the figure's current frame into the Image widget."""
+    pane.value = frames.png()
 
 
 def error_html(summary: str, hint: str = "") -> str:

@@ -1,1 +1,1 @@
-"""Reference torch.autograd.Function classes the tests grade: correct ones and deliberate mistakes."""
+"""Reference torch.autograd.Function classes the tests grade: correct ones and mistakes."""

@@ -1,4 +1,4 @@
-"""Correct solutions to the graded exercises of lessons 00-02, written the way the course teaches."""
+"""Correct solutions to the graded exercises of lessons 00-02, written as the course teaches."""
 
 import torch
 

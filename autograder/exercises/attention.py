@@ -1,0 +1,291 @@
+"""Lesson 06: ScaledDotProductAttention and the stretch MemoryEfficientAttention."""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import (Spec, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
+                      run_backward, run_forward)
+from ..diagnose import diagnose_gradient, diagnose_values
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+
+INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
+
+
+def attention_reference(Q, K, V, scale, mask=None):
+    """softmax(Q @ K^T * scale, masked) @ V by autograd's own ops; mask False = masked out."""
+    scores = (Q @ K.transpose(-2, -1)) * scale
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ V
+
+
+SDPA = Spec("ScaledDotProductAttention", INPUT_NAMES, attention_reference)
+MEMORY_EFFICIENT = Spec("MemoryEfficientAttention", INPUT_NAMES, attention_reference)
+
+
+# ------------------------------------------------------------------------------------ inputs
+def make_mask(kind: str | None, lead: tuple, Lq: int, Lk: int, device, seed: int = 0):
+    """A boolean mask (True = attend) in which every query keeps at least one key.
+
+    ``causal``: (Lq, Lk), query i sees keys up to i + Lk - Lq. ``padding``: (B, 1, ..., 1, Lk),
+    a length per batch element. ``random``: the full (*lead, Lq, Lk), each row keeping one key
+    and dropping another where it can. ``random2d``: the same, (Lq, Lk), broadcast."""
+    if kind is None:
+        return None
+    if kind == "causal":
+        return torch.ones(Lq, Lk, dtype=torch.bool, device=device).tril(Lk - Lq)
+    generator = torch.Generator().manual_seed(seed)
+    if kind == "padding":
+        lengths = torch.randint(1, Lk + 1, (lead[0],), generator=generator)
+        lengths[0] = Lk - 1 if Lk > 1 else 1  # at least one element really padded
+        keep = torch.arange(Lk) < lengths[:, None]
+        return keep.reshape(lead[0], *([1] * len(lead)), Lk).to(device)
+    shape = (*lead, Lq, Lk) if kind == "random" else (Lq, Lk)
+    keep = torch.rand(shape, generator=generator) < 0.6
+    rows = torch.arange(Lq)
+    first, second = rows % Lk, (rows + 1) % Lk
+    keep[..., rows, first] = True  # every query attends somewhere
+    if Lk > 1:
+        keep[..., rows, second] = False  # and every query ignores something
+    return keep.to(device)
+
+
+def attention_values(lead, Lq, Lk, d, dv, device, *, mask=None, seed=0, dtype=torch.float64,
+                     magnitude: float = 1.0, scale: float | None = None) -> dict:
+    values = {
+        "Q": magnitude * sample((*lead, Lq, d), device, seed=seed, dtype=dtype),
+        "K": magnitude * sample((*lead, Lk, d), device, seed=seed + 1, dtype=dtype),
+        "V": sample((*lead, Lk, dv), device, seed=seed + 2, dtype=dtype),
+        "scale": 1 / math.sqrt(d) if scale is None else scale,
+    }
+    if mask is not None:
+        values["mask"] = make_mask(mask, lead, Lq, Lk, device, seed + 3)
+    return values
+
+
+# ------------------------------------------------------------------------- known mistakes
+def _grad_output_like(output: torch.Tensor, seed: int = 0) -> torch.Tensor:
+    """The grad_output check_values_and_gradients uses, rebuilt."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(output.shape, generator=generator, dtype=output.dtype).to(output.device)
+
+
+def _wrong_gradients(values: dict, grad_output: torch.Tensor) -> dict:
+    """dQ and dK from the backwards people get wrong, by mistake name."""
+    Q, K, V, scale = (values[n] for n in ("Q", "K", "V", "scale"))
+    mask = values.get("mask")
+    scores = (Q @ K.transpose(-2, -1)) * scale
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    P = torch.softmax(scores, dim=-1)
+    dP = grad_output @ V.transpose(-2, -1)
+    variants = {
+        "no row sum": P * dP,
+        "row sum over queries": P * (dP - (dP * P).sum(-2, keepdim=True)),
+    }
+    return {mistake: (scale * dS @ K, scale * dS.transpose(-2, -1) @ Q)
+            for mistake, dS in variants.items()}
+
+
+def _reversed(values: dict) -> dict | None:
+    if values.get("mask") is None:
+        return None
+    flipped = dict(values)
+    flipped["mask"] = ~values["mask"]
+    return flipped
+
+
+def _same(a, b, rtol=1e-5, atol=1e-7) -> bool:
+    return (isinstance(a, torch.Tensor) and a.shape == b.shape
+            and bool(torch.allclose(a.detach(), b, rtol=rtol, atol=atol, equal_nan=True)))
+
+
+def known_mistake(function, spec: Spec, values: dict) -> str | None:
+    """The hint for a mistake this lesson names, when the submission's numbers match it."""
+    inputs = make_inputs(values)
+    output = function.apply(*inputs.values())
+    expected = attention_reference(**make_inputs(values, requires_grad=False))
+    flipped = _reversed(values)
+    if flipped is not None and _same(output, attention_reference(**flipped)):
+        return (f"{spec.name} masks out the positions where mask is True: False means masked out "
+                "(like F.scaled_dot_product_attention's boolean attn_mask), so fill "
+                "scores.masked_fill(~mask, -inf)")
+    if (isinstance(output, torch.Tensor) and torch.isfinite(expected).all()
+            and not torch.isfinite(output).all()):
+        return (f"{spec.name}'s output has inf or nan for large scores: subtract each row's "
+                "maximum score before exp (softmax is unchanged by it)")
+    if not _same(output, expected):
+        return None
+    grad_output = _grad_output_like(expected)
+    wanted = [inputs["Q"], inputs["K"]]
+    grad_q, grad_k = torch.autograd.grad(output, wanted, grad_output, allow_unused=True)
+    for mistake, (wrong_q, wrong_k) in _wrong_gradients(values, grad_output).items():
+        if _same(grad_q, wrong_q) or _same(grad_k, wrong_k):
+            if mistake == "no row sum":
+                return (f"{spec.name}'s backward leaves out the row-sum term of the softmax: "
+                        "dS = P * (dP - rowsum(dP * P)), not P * dP")
+            return (f"{spec.name}'s backward sums dP * P over the queries: the row sum runs over "
+                    "the keys, (dP * P).sum(-1, keepdim=True)")
+    return None
+
+
+def check_attention(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7):
+    """check_values_and_gradients, with the lesson's named mistakes recognised on failure."""
+    try:
+        return check_values_and_gradients(function, spec, values, rtol=rtol, atol=atol)
+    except GradingError as error:
+        try:
+            hint = known_mistake(function, spec, values)
+        except Exception:  # the learner's code may raise anything; keep the first hint then
+            hint = None
+        if hint is None:
+            raise
+        raise GradingError(hint, str(error)) from error
+
+
+def check_mask_polarity(function, spec: Spec, device) -> None:
+    """A mask whose rows all keep some keys and drop others: reversed polarity is visible."""
+    values = attention_values((2,), 4, 5, 3, 2, device, mask="random", seed=11)
+    inputs = make_inputs(values, requires_grad=False)
+    output = run_forward(function, spec, inputs).output
+    if _same(output, attention_reference(**_reversed(values))):
+        raise GradingError(
+            f"{spec.name} masks out the positions where mask is True: False means masked out "
+            "(like F.scaled_dot_product_attention's boolean attn_mask), so fill "
+            "scores.masked_fill(~mask, -inf)")
+
+
+def check_against_sdpa(function, spec: Spec, values: dict, device) -> None:
+    """float32 output and all three gradients against F.scaled_dot_product_attention."""
+    on_cuda = torch.device(device).type == "cuda"
+    rtol, atol = (1e-3, 1e-4) if on_cuda else (1e-4, 1e-5)
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    fresh = make_inputs(values)
+    expected = F.scaled_dot_product_attention(fresh["Q"], fresh["K"], fresh["V"],
+                                              attn_mask=fresh.get("mask"), scale=fresh["scale"])
+    where = "against F.scaled_dot_product_attention in float32"
+    diagnose_values(f"{spec.name}'s output {where}", forward.output, expected.detach(),
+                    rtol=rtol, atol=atol)
+    grad_output = _grad_output_like(expected, seed=5)
+    backward = run_backward(spec, forward.output, inputs, grad_output)
+    truth = torch.autograd.grad(expected, [fresh[n] for n in ("Q", "K", "V")], grad_output)
+    for name, grad, true in zip(("Q", "K", "V"), backward.grads, truth):
+        try:
+            diagnose_gradient(name, grad, true, rtol=rtol, atol=atol)
+        except GradingError as error:
+            raise GradingError(f"{error.hint} ({where})", error.details) from error
+
+
+def check_stable(function, spec: Spec, device) -> None:
+    """Scores in the thousands: exp overflows unless the row maximum is subtracted first."""
+    values = attention_values((2,), 4, 6, 4, 3, device, mask="causal", seed=21,
+                              magnitude=6.0, scale=60.0)
+    check_attention(function, spec, values)
+
+
+# (lead, Lq, Lk, d, dv, mask): no mask, causal, padding, full random, broadcast 2-d, Lq != Lk
+# both ways, a single query, a single key; edge shapes last so earlier hints can be specific.
+SHAPES = [
+    ((2,), 5, 5, 4, 4, None),
+    ((3,), 4, 7, 5, 3, "causal"),
+    ((2, 3), 6, 6, 4, 5, "padding"),
+    ((2, 2), 5, 3, 3, 2, "random"),
+    ((), 6, 4, 3, 3, "random2d"),
+    ((2, 1, 3), 3, 5, 2, 4, "causal"),
+    ((2,), 1, 4, 3, 2, "random"),
+    ((2,), 3, 1, 2, 2, None),
+]
+
+
+def attention_quick(function, spec: Spec, device="cpu") -> None:
+    check_mask_polarity(function, spec, device)
+    values = attention_values((2,), 4, 5, 3, 2, device, mask="causal")
+    forward, backward = check_attention(function, spec, values)
+    check_no_ctx_tensors(spec, forward)
+    check_backward_by_hand(spec, backward)
+    check_stable(function, spec, device)
+    check_against_sdpa(function, spec, attention_values((2,), 4, 5, 3, 2, device, mask="random",
+                                                        seed=3, dtype=torch.float32), device)
+    check_gradcheck(function, spec, attention_values((2,), 3, 4, 2, 2, device, mask="random"))
+
+
+def attention_full(function, spec: Spec, device) -> None:
+    check_mask_polarity(function, spec, device)
+    for seed, (lead, Lq, Lk, d, dv, mask) in enumerate(SHAPES):
+        values = attention_values(lead, Lq, Lk, d, dv, device, mask=mask, seed=seed)
+        forward, backward = check_attention(function, spec, values)
+        check_no_ctx_tensors(spec, forward)
+        check_backward_by_hand(spec, backward)
+    check_stable(function, spec, device)
+    for seed, (lead, Lq, Lk, d, dv, mask) in enumerate(
+            [((2, 3), 5, 7, 4, 3, "causal"), ((2, 2), 6, 6, 8, 8, "padding"),
+             ((1,), 4, 9, 5, 6, None), ((2, 2), 7, 5, 4, 4, "random")]):
+        check_against_sdpa(function, spec, attention_values(
+            lead, Lq, Lk, d, dv, device, mask=mask, seed=seed + 40, dtype=torch.float32), device)
+    check_gradcheck(function, spec, attention_values((2,), 3, 4, 2, 3, device, mask="random"))
+    check_gradcheck(function, spec, attention_values((), 2, 3, 2, 2, device))
+
+
+def sdpa_quick(ScaledDotProductAttention) -> None:
+    attention_quick(check_is_function(ScaledDotProductAttention, SDPA), SDPA)
+
+
+def sdpa_full(ScaledDotProductAttention, device) -> None:
+    attention_full(check_is_function(ScaledDotProductAttention, SDPA), SDPA, device)
+
+
+# ---------------------------------------------------------------- MemoryEfficientAttention
+def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
+    """Besides Q, K, V, the mask and the output, only O(Lq) numbers per head may be saved."""
+    Q, K = values["Q"], values["K"]
+    rows, Lk = math.prod(Q.shape[:-1]), K.shape[-2]
+    extra = [s for s in forward.saved if not s.role.startswith("input") and s.role != "output"]
+    for saved in extra:
+        if math.prod(saved.shape) >= rows * Lk:
+            raise GradingError(
+                f"{spec.name} saved an {saved.role} tensor of shape {saved.shape} ({saved.nbytes} "
+                "bytes), "
+                "as big as the Lq x Lk probabilities: save one log-sum-exp per query row, "
+                "shape (..., Lq), and recompute P = exp(S - lse) in backward")
+    budget = 2 * rows * torch.finfo(Q.dtype).bits // 8  # e.g. a row maximum and a row sum
+    total = sum(s.nbytes for s in extra)
+    if total > budget:
+        raise GradingError(
+            f"{spec.name} saved {total} bytes besides Q, K, V, the mask and the output, where "
+            f"one log-sum-exp per query row needs {budget // 2}: save only that")
+
+
+def memory_efficient_quick(MemoryEfficientAttention) -> None:
+    function = check_is_function(MemoryEfficientAttention, MEMORY_EFFICIENT)
+    values = attention_values((2,), 12, 12, 3, 2, "cpu", mask="causal", seed=30)
+    forward, _ = check_attention(function, MEMORY_EFFICIENT, values)
+    check_saves_row_statistics(MEMORY_EFFICIENT, forward, values)
+    attention_quick(function, MEMORY_EFFICIENT)
+
+
+def memory_efficient_full(MemoryEfficientAttention, device) -> None:
+    function = check_is_function(MemoryEfficientAttention, MEMORY_EFFICIENT)
+    for seed, (lead, L, mask) in enumerate([((2,), 16, "causal"), ((2, 2), 12, "padding"),
+                                            ((1,), 20, None), ((2,), 10, "random")]):
+        values = attention_values(lead, L, L + 3, 4, 3, device, mask=mask, seed=seed + 50)
+        forward, _ = check_attention(function, MEMORY_EFFICIENT, values)
+        check_saves_row_statistics(MEMORY_EFFICIENT, forward, values)
+    attention_full(function, MEMORY_EFFICIENT, device)
+
+
+EXERCISES = [
+    Exercise("ScaledDotProductAttention", "06_attention", sdpa_quick, sdpa_full,
+             "causal, padding, random and broadcast masks, leading dimensions from none to "
+             "three, Lq != Lk, one query or one key, scores in the thousands, float32 against "
+             "F.scaled_dot_product_attention, gradcheck, no built-in softmax backward, "
+             "CPU and CUDA"),
+    Exercise("MemoryEfficientAttention", "06_attention", memory_efficient_quick,
+             memory_efficient_full,
+             "saved bytes (nothing of size Lq x Lk), every check ScaledDotProductAttention has, "
+             "CPU and CUDA"),
+]

@@ -1,0 +1,242 @@
+"""Lesson 04: SwishFunction (differentiable twice) and CubeOnce (@once_differentiable).
+
+A backward supports double backward when autograd can record it: built from ordinary tensor
+ops on what ``ctx.saved_tensors`` gives back (inputs and outputs) and on ``grad_output``. These
+checks compare second derivatives through the learner's backward with those of the composed
+reference, name the usual cause when they differ, and finish with gradgradcheck.
+"""
+
+import torch
+from torch.autograd.gradcheck import GradcheckError
+
+from ..checks import (Spec, _explain_runtime_error, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
+                      reference_gradients, run_backward, run_forward)
+from ..diagnose import diagnose_gradient, diagnose_values
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+
+# 0-d last, as in the other lessons.
+SHAPES = [(6,), (3, 4), (2, 3, 2), ()]
+BETAS = [1.3, -0.7, 0.0]
+ONCE_DIFFERENTIABLE_ERROR = "marked with @once_differentiable"
+
+SWISH = Spec("SwishFunction", ("x", "beta"), lambda x, beta: x * torch.sigmoid(beta * x))
+CUBE_ONCE = Spec("CubeOnce", ("x",), lambda x: x ** 3)
+
+
+def swish_values(shape, device, *, beta=1.3, seed=0, dtype=torch.float64) -> dict:
+    return {"x": 2 * sample(shape, device, seed=seed, dtype=dtype),
+            "beta": torch.tensor(beta, dtype=dtype, device=device)}
+
+
+def _random_like(t: torch.Tensor, seed: int) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(t.shape, generator=generator, dtype=t.dtype).to(t.device)
+
+
+def check_fixed_input(function, spec: Spec, values: dict, wanted: set) -> None:
+    """Forward and the wanted gradients when only the inputs in ``wanted`` require grad."""
+    inputs = make_inputs(values, requires_grad=wanted)
+    forward = run_forward(function, spec, inputs)
+    expected = spec.reference(**make_inputs(values, requires_grad=False))
+    diagnose_values(f"{spec.name}'s output", forward.output, expected)
+    grad_output = _random_like(expected, 7)
+    backward = run_backward(spec, forward.output, inputs, grad_output)
+    truth = reference_gradients(spec, inputs, grad_output)
+    for name, grad in zip(inputs, backward.grads):
+        if name in truth:
+            diagnose_gradient(name, grad, truth[name])
+
+
+def _second_derivatives(output, inputs: dict, wanted: list, grad_output, directions: dict):
+    """First derivatives with create_graph=True, then the derivatives of
+    sum(first_i * direction_i) with respect to the wanted inputs and grad_output."""
+    firsts = torch.autograd.grad(output, [inputs[n] for n in wanted], grad_output,
+                                 create_graph=True, allow_unused=True)
+    firsts = dict(zip(wanted, firsts))
+    terms = [(first * directions[name]).sum() for name, first in firsts.items()
+             if first is not None and first.requires_grad]
+    return firsts, terms
+
+
+def _cause(spec: Spec, forward, target: str) -> str:
+    """The likely reason a backward's own derivative is wrong, from what forward kept."""
+    intermediates = [s for s in forward.saved
+                     if s.role == "intermediate" and s.dtype.is_floating_point]
+    if intermediates:
+        kept = intermediates[0]
+        return (f"{spec.name} saved an intermediate of shape {kept.shape} (such as "
+                "sigmoid(beta * x)) with save_for_backward; forward runs without autograd, so to "
+                "double backward it is a constant: save the inputs and recompute it in backward "
+                "(or return it as an extra output)")
+    saved_roles = {s.role for s in forward.saved}
+    numbers = [name for name, value in forward.ctx_attributes.items()
+               if isinstance(value, (float, int)) and not isinstance(value, bool)]
+    tensor_inputs = [name for name in spec.input_names[1:] if f"input {name}" not in saved_roles]
+    if numbers and tensor_inputs:
+        return (f"{spec.name} keeps {tensor_inputs[0]} as a Python number (ctx.{numbers[0]}, "
+                f"from .item() or float()): double backward cannot differentiate through a "
+                f"number; save the tensor {tensor_inputs[0]} with save_for_backward")
+    return (f"the derivative of {spec.name}'s backward with respect to {target} is wrong: "
+            "part of backward is cut off from autograd (.detach(), .data, torch.no_grad) or was "
+            "computed in forward; build backward from ctx.saved_tensors and grad_output only")
+
+
+def check_differentiable_backward(function, spec: Spec, values: dict, wanted: list) -> None:
+    """Second derivatives through the learner's backward against the composed reference."""
+    inputs = make_inputs(values, requires_grad=set(wanted))
+    forward = run_forward(function, spec, inputs)
+    grad_output = _random_like(forward.output, 11).requires_grad_()
+    directions = {name: _random_like(inputs[name], 12 + i) for i, name in enumerate(wanted)}
+    try:
+        firsts, terms = _second_derivatives(forward.output, inputs, wanted, grad_output,
+                                            directions)
+    except RuntimeError as error:
+        raise _explain_runtime_error(spec, "backward", error, inputs) from error
+    for name, first in firsts.items():
+        if first is not None and not first.requires_grad:
+            raise GradingError(
+                f"grad_{name} from {spec.name}'s backward is cut off from autograd (a "
+                ".detach(), .data or torch.no_grad): with "
+                "create_graph=True autograd must record backward's ops; use plain tensor ops on "
+                "ctx.saved_tensors and grad_output"
+            )
+    if not terms:
+        raise GradingError(f"{spec.name}'s backward returned no gradient for "
+                           f"{' or '.join(wanted)}: return grad_{wanted[0]}")
+    targets = [inputs[n] for n in wanted] + [grad_output]
+    try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
+        torch.autograd.backward(sum(terms))
+    except RuntimeError as error:
+        if ONCE_DIFFERENTIABLE_ERROR in str(error):
+            raise GradingError(
+                f"{spec.name}'s backward is marked @once_differentiable, so it cannot be "
+                "differentiated again: remove the decorator; a backward of plain tensor ops is "
+                "differentiable as it is", str(error)) from error
+        raise _explain_runtime_error(spec, "backward", error, inputs) from error
+    got = [target.grad for target in targets]
+
+    fresh = make_inputs(values, requires_grad=set(wanted))
+    reference_grad_output = grad_output.detach().clone().requires_grad_()
+    _, reference_terms = _second_derivatives(spec.reference(**fresh), fresh, wanted,
+                                             reference_grad_output, directions)
+    expected = torch.autograd.grad(sum(reference_terms),
+                                   [fresh[n] for n in wanted] + [reference_grad_output],
+                                   allow_unused=True)
+    for target, tensor, mine, truth in zip([*wanted, "grad_output"], targets, got, expected):
+        truth = torch.zeros_like(tensor) if truth is None else truth
+        mine = torch.zeros_like(truth) if mine is None else mine
+        if not torch.allclose(mine, truth, rtol=1e-5, atol=1e-7):
+            raise GradingError(_cause(spec, forward, target),
+                               f"largest error in the second derivative with respect to "
+                               f"{target}: {(mine - truth).abs().max().item():.3g}")
+
+
+def check_gradgradcheck(function, spec: Spec, values: dict, wanted: list) -> None:
+    """torch.autograd.gradgradcheck in float64 on the inputs in ``wanted``."""
+    inputs = make_inputs(values, requires_grad=set(wanted))
+
+    def apply(*tensors):
+        call = dict(inputs)
+        call.update(zip(wanted, tensors))
+        return function.apply(*call.values())
+
+    try:
+        torch.autograd.gradgradcheck(apply, tuple(inputs[n] for n in wanted), eps=1e-6,
+                                     atol=1e-5)
+    except GradcheckError as error:
+        raise GradingError(
+            f"gradgradcheck failed for {spec.name}: the derivatives of your backward differ "
+            "from the numerical ones; build backward from ctx.saved_tensors and grad_output "
+            "with differentiable tensor ops", str(error)) from error
+
+
+def swish_quick(SwishFunction) -> None:
+    function = check_is_function(SwishFunction, SWISH)
+    values = swish_values((5,), "cpu")
+    forward, _ = check_values_and_gradients(function, SWISH, values)
+    check_no_ctx_tensors(SWISH, forward)
+    check_gradcheck(function, SWISH, values)
+    check_differentiable_backward(function, SWISH, values, ["x", "beta"])
+    check_gradgradcheck(function, SWISH, swish_values((3,), "cpu"), ["x", "beta"])
+
+
+def swish_full(SwishFunction, device) -> None:
+    function = check_is_function(SwishFunction, SWISH)
+    for seed, shape in enumerate(SHAPES):
+        for beta in BETAS:
+            values = swish_values(shape, device, beta=beta, seed=seed)
+            forward, _ = check_values_and_gradients(function, SWISH, values)
+            check_no_ctx_tensors(SWISH, forward)
+            check_fixed_input(function, SWISH, values, {"x"})
+        check_differentiable_backward(function, SWISH, swish_values(shape, device, seed=seed),
+                                      ["x", "beta"])
+    check_differentiable_backward(function, SWISH, swish_values((4,), device, beta=-0.7), ["x"])
+    check_values_and_gradients(function, SWISH, swish_values((3, 4), device, dtype=torch.float32),
+                               rtol=1e-5, atol=1e-6)
+    for beta in (1.3, -0.7):
+        values = swish_values((3,), device, beta=beta, seed=5)
+        check_gradcheck(function, SWISH, values)
+        check_gradgradcheck(function, SWISH, values, ["x", "beta"])
+        check_gradgradcheck(function, SWISH, values, ["x"])
+
+
+def check_second_backward_raises(function, spec: Spec, device) -> None:
+    """With create_graph=True the first derivative is right, and differentiating it raises
+    once_differentiable's error."""
+    values = {"x": sample((4,), device, seed=3)}
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    grad_output = _random_like(forward.output, 21).requires_grad_()
+    try:
+        grad_x, = torch.autograd.grad(forward.output, inputs["x"], grad_output,
+                                      create_graph=True, allow_unused=True)
+    except RuntimeError as error:
+        raise _explain_runtime_error(spec, "backward", error, inputs) from error
+    diagnose_gradient("x", grad_x, 3 * values["x"] ** 2 * grad_output.detach())
+    try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
+        torch.autograd.backward((grad_x * _random_like(grad_x, 22)).sum())
+    except RuntimeError as error:
+        if ONCE_DIFFERENTIABLE_ERROR in str(error):
+            return
+        raise GradingError(
+            f"a second backward through {spec.name} raised \"{str(error).splitlines()[0]}\" "
+            "instead of once_differentiable's clear error: do not detach in backward; mark "
+            "backward with @once_differentiable", str(error)) from error
+    raise GradingError(
+        f"a second backward through {spec.name} succeeded: mark backward with "
+        "@once_differentiable (from torch.autograd.function import once_differentiable), "
+        "written under @staticmethod"
+    )
+
+
+def cube_once_quick(CubeOnce) -> None:
+    function = check_is_function(CubeOnce, CUBE_ONCE)
+    values = {"x": sample((4,), "cpu")}
+    check_values_and_gradients(function, CUBE_ONCE, values)
+    check_gradcheck(function, CUBE_ONCE, values)
+    check_second_backward_raises(function, CUBE_ONCE, "cpu")
+
+
+def cube_once_full(CubeOnce, device) -> None:
+    function = check_is_function(CubeOnce, CUBE_ONCE)
+    for seed, shape in enumerate(SHAPES):
+        forward, _ = check_values_and_gradients(function, CUBE_ONCE,
+                                                {"x": sample(shape, device, seed=seed)})
+        check_no_ctx_tensors(CUBE_ONCE, forward)
+    check_values_and_gradients(function, CUBE_ONCE,
+                               {"x": sample((3, 4), device, dtype=torch.float32)},
+                               rtol=1e-5, atol=1e-6)
+    check_gradcheck(function, CUBE_ONCE, {"x": sample((3,), device)})
+    check_second_backward_raises(function, CUBE_ONCE, device)
+
+
+EXERCISES = [
+    Exercise("SwishFunction", "04_double_backward", swish_quick, swish_full,
+             "second derivatives for x, beta and grad_output, gradgradcheck with beta requiring "
+             "grad or not, betas 1.3, -0.7 and 0, four shapes, float32, CPU and CUDA"),
+    Exercise("CubeOnce", "04_double_backward", cube_once_quick, cube_once_full,
+             "first derivatives under create_graph=True, once_differentiable's own error on a "
+             "second backward, four shapes, float32, CPU and CUDA"),
+]

@@ -1,0 +1,228 @@
+"""Lesson 03: SignSTE, SignClippedSTE and RoundSTE.
+
+gradcheck disagrees with a straight-through estimator by design (the true derivative is zero
+almost everywhere), so these checks do not run it. They check instead that forward is exactly
+the quantiser, that backward is exactly the intended surrogate, and the usual hygiene.
+"""
+
+import torch
+
+from ..checks import (Spec, check_backward_by_hand, check_is_function, check_no_ctx_tensors,
+                      check_values_and_gradients, make_inputs, run_backward, run_forward)
+from ..diagnose import diagnose_gradient, diagnose_values
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+
+# 0-d last, as in the other lessons: its single element cannot tell mistakes apart.
+SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
+DTYPES = [torch.float64, torch.float32]
+
+
+def _straight_through(quantise, mask=None):
+    """A composed-ops reference: value exactly ``quantise(x)``, gradient ``mask(x)``
+    (or 1). ``x - x.detach()`` is exactly 0 in value and 1 in derivative."""
+    def reference(x):
+        through = x - x.detach()
+        if mask is not None:
+            through = through * mask(x.detach())
+        return quantise(x.detach()) + through
+    return reference
+
+
+def _inside_clip(x):
+    return x.abs() <= 1
+
+
+SIGN_STE = Spec("SignSTE", ("x",), _straight_through(torch.sign))
+SIGN_CLIPPED_STE = Spec("SignClippedSTE", ("x",), _straight_through(torch.sign, _inside_clip))
+ROUND_STE = Spec("RoundSTE", ("x",), _straight_through(torch.round))
+
+# Values where the mistakes differ: sign(0) = 0, the clip boundary |x| == 1 (kept), just
+# inside and outside it, tiny magnitudes (a tanh look-alike gives ~0 there), and magnitudes
+# so large that (sign(x) - x) + x, the detach trick done as arithmetic, rounds to 0.
+SIGN_EDGES = [-1e17, -3.0, -1.0, -0.999, -0.25, -1e-30, 0.0, 1e-30, 0.25, 0.999, 1.0, 1.001, 3.0,
+              1e17]
+# round() rounds half to even, like torch.round: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> -0.
+ROUND_EDGES = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.49, 0.51, -3.7, 3.7, 0.0, 7.0, 1e6 + 0.5]
+
+
+def edge_values(spec: Spec, device, dtype=torch.float64) -> dict:
+    edges = ROUND_EDGES if spec is ROUND_STE else SIGN_EDGES
+    return {"x": torch.tensor(edges, dtype=dtype, device=device)}
+
+
+def random_values(shape, device, *, seed=0, dtype=torch.float64) -> dict:
+    """Standard normal times 2: about a third of the entries fall outside |x| <= 1."""
+    return {"x": 2 * sample(shape, device, seed=seed, dtype=dtype)}
+
+
+def _first_difference(got: torch.Tensor, expected: torch.Tensor, x: torch.Tensor) -> str:
+    index = tuple(int(i) for i in torch.nonzero(got != expected)[0])
+    return (f"at x = {x[index].item():.6g} it gives {got[index].item():.6g}, "
+            f"expected {expected[index].item():.6g}")
+
+
+def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
+    """Forward must equal the quantiser bit for bit: only backward is the surrogate."""
+    quantise = torch.round if spec is ROUND_STE else torch.sign
+    expected = quantise(x.detach())
+    what = f"{spec.name}'s output"
+    if (not isinstance(output, torch.Tensor) or output.shape != expected.shape
+            or output.dtype != expected.dtype or output.device != expected.device):
+        diagnose_values(what, output, expected)  # names the type, shape, dtype or device
+    got = output.detach()
+    if torch.equal(got, expected):
+        return
+    x = x.detach()
+    name, op = spec.name, "round(x)" if spec is ROUND_STE else "sign(x)"
+    if spec is not ROUND_STE:
+        elsewhere = x != 0
+        if torch.equal(got[elsewhere], expected[elsewhere]):
+            value = got[~elsewhere][0].item()
+            raise GradingError(
+                f"{name}.apply(0) gives {value:g} but sign(0) = 0: use torch.sign(x) "
+                "(a comparison such as x >= 0 sends 0 to one side)"
+            )
+    if spec is ROUND_STE:
+        for wrong, how in ((torch.floor, "floor(x)"), (torch.ceil, "ceil(x)"),
+                           (torch.trunc, "trunc(x), which is what .long() or .int() does")):
+            if torch.equal(got, wrong(x)):
+                raise GradingError(f"{name}'s forward is {how}, not round(x): use torch.round(x)")
+        half_away = torch.sign(x) * torch.floor(x.abs() + 0.5)
+        if torch.equal(got, half_away) or torch.equal(got, torch.floor(x + 0.5)):
+            raise GradingError(
+                f"{name} does not round halves to even ({_first_difference(got, expected, x)}): "
+                "torch.round sends 0.5 to 0, 1.5 to 2 and 2.5 to 2; use torch.round(x)"
+            )
+    if torch.equal(got, x):
+        raise GradingError(f"{name}'s forward returns x unchanged: it must return {op}")
+    if torch.equal(got, (expected - x) + x) or torch.allclose(got, expected, rtol=1e-5, atol=1e-6):
+        raise GradingError(
+            f"{name}'s output is {op} only up to rounding ({_first_difference(got, expected, x)}): "
+            "inside forward autograd is off, so y_hard - y_soft.detach() + y_soft is plain "
+            f"arithmetic there; return {op} exactly and put the surrogate in backward"
+        )
+    allowed = (got == got.round()) if spec is ROUND_STE else (got.abs() == 1) | (got == 0)
+    if not allowed.all():
+        kind = "integers" if spec is ROUND_STE else "-1, 0 or 1"
+        raise GradingError(
+            f"{name}'s output is not all {kind} ({_first_difference(got, expected, x)}): "
+            f"a smooth approximation is not {op}; forward must be exactly {op}, only backward "
+            "uses the surrogate"
+        )
+    diagnose_values(what, got, expected, rtol=0, atol=0)
+
+
+def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> None:
+    """Backward must return exactly the intended surrogate gradient, naming the usual slips."""
+    x = x.detach()
+    clipped = spec is SIGN_CLIPPED_STE
+    inside = _inside_clip(x)
+    expected = grad_output * inside if clipped else grad_output.clone()
+    if (not isinstance(grad, torch.Tensor) or grad.shape != expected.shape
+            or grad.dtype != expected.dtype or grad.device != expected.device):
+        diagnose_gradient("x", grad, expected)  # None, shape, dtype or device
+    got = grad.detach()
+    if torch.equal(got, expected):
+        return
+    name = spec.name
+    what = "grad_output * (x.abs() <= 1)" if clipped else "grad_output unchanged"
+    op = "round" if spec is ROUND_STE else "sign"
+
+    def matches(candidate) -> bool:
+        return not torch.equal(candidate, expected) and torch.equal(got, candidate)
+
+    if not got.any() and expected.any():
+        raise GradingError(
+            f"{name}'s gradient is zero everywhere: that is the true derivative of {op}, which "
+            f"a straight-through estimator replaces; return {what}"
+        )
+    if matches(torch.ones_like(got)) or matches(inside.to(got.dtype)):
+        raise GradingError(
+            f"{name}'s backward ignores grad_output: multiply the surrogate derivative by "
+            f"grad_output (chain rule) and return {what}"
+        )
+    if clipped:
+        saved_roles = [saved.role for saved in forward.saved]
+        if matches(grad_output) and "output" in saved_roles and "input x" not in saved_roles:
+            raise GradingError(
+                f"{name} builds its clip mask from the output sign(x), whose magnitude is never "
+                "above 1: save the input x and use grad_output * (x.abs() <= 1)"
+            )
+        if matches(grad_output):
+            raise GradingError(
+                f"{name}'s gradient is not clipped: it passes grad_output where |x| > 1 too; "
+                "return grad_output * (x.abs() <= 1)"
+            )
+        if matches(grad_output * (x.abs() < 1)):
+            raise GradingError(
+                f"{name} drops the gradient at |x| == 1: the clip includes its boundary, "
+                "grad_output * (x.abs() <= 1), not < 1"
+            )
+        if matches(grad_output * (x.abs() > 1)) or matches(grad_output * (x.abs() >= 1)):
+            raise GradingError(
+                f"{name}'s clip mask is inverted: keep grad_output where |x| <= 1 and zero it "
+                "outside"
+            )
+        if (matches(grad_output.clamp(-1, 1)) or matches(grad_output * (grad_output.abs() <= 1))):
+            raise GradingError(
+                f"{name} clips grad_output instead of masking by the input: the clip is on x, "
+                "grad_output * (x.abs() <= 1)"
+            )
+    elif matches(grad_output * inside):
+        raise GradingError(
+            f"{name} zeroes the gradient where |x| > 1: that is the clipped estimator "
+            f"(SignClippedSTE); {name} passes grad_output through everywhere"
+        )
+    diagnose_gradient("x", got, expected, rtol=0, atol=0)
+
+
+def check_straight_through(function, spec: Spec, values: dict, *, seed: int = 0):
+    """Exact forward, exact surrogate, then grad_output and the input left untouched."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    check_forward_exact(spec, forward.output, values["x"])
+    generator = torch.Generator().manual_seed(seed + 1000)
+    grad_output = torch.randn(values["x"].shape, generator=generator,
+                              dtype=values["x"].dtype).to(values["x"].device)
+    pristine = grad_output.clone()
+    backward = run_backward(spec, forward.output, inputs, grad_output)
+    check_surrogate(spec, forward, values["x"], backward.grads[0], pristine)
+    check_values_and_gradients(function, spec, values, rtol=0, atol=0, seed=seed)
+    return forward, backward
+
+
+def _quick(spec: Spec):
+    def quick(submission) -> None:
+        function = check_is_function(submission, spec)
+        check_straight_through(function, spec, edge_values(spec, "cpu"))
+        check_straight_through(function, spec, random_values((5,), "cpu"))
+    return quick
+
+
+def _full(spec: Spec):
+    def full(submission, device) -> None:
+        function = check_is_function(submission, spec)
+        for dtype in DTYPES:
+            forward, backward = check_straight_through(function, spec,
+                                                       edge_values(spec, device, dtype))
+            check_no_ctx_tensors(spec, forward)
+            check_backward_by_hand(spec, backward)
+            for seed, shape in enumerate(SHAPES):
+                check_straight_through(function, spec,
+                                       random_values(shape, device, seed=seed, dtype=dtype),
+                                       seed=seed)
+    return full
+
+
+EXERCISES = [
+    Exercise("SignSTE", "03_ste", _quick(SIGN_STE), _full(SIGN_STE),
+             "sign(0) = 0 exactly, grad_output passed through unchanged and untouched, no tensors "
+             "on ctx, four shapes, float32 and float64, CPU and CUDA"),
+    Exercise("SignClippedSTE", "03_ste", _quick(SIGN_CLIPPED_STE), _full(SIGN_CLIPPED_STE),
+             "the clip boundary |x| == 1 kept, sign(0) = 0, grad_output untouched, no tensors "
+             "on ctx, four shapes, float32 and float64, CPU and CUDA"),
+    Exercise("RoundSTE", "03_ste", _quick(ROUND_STE), _full(ROUND_STE),
+             "halves rounded to even like torch.round, exact integers, grad_output passed "
+             "through untouched, four shapes, float32 and float64, CPU and CUDA"),
+]

@@ -1,0 +1,548 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 05 · Gradient checkpointing: paying compute to save memory
+#
+# Training a deep network usually runs out of memory before it runs out of time, and most of
+# that memory is not the weights: it is the **activations** autograd keeps so that backward
+# can use them. This lesson writes a `Function` that keeps almost none of them and recomputes
+# them when backward needs them.
+#
+# By the end of this lesson you can:
+# 1. measure what a forward pass keeps for backward, with saved-tensor hooks;
+# 2. write a backward that re-runs its forward under autograd and differentiates it;
+# 3. make dropout draw the same mask twice by restoring the random state;
+# 4. make the parameters used inside a recomputed block receive their gradients;
+# 5. choose a number of segments, knowing what each choice costs in memory and in time.
+#
+# Exercises are marked **✎ Exercise**. Their self-checks run on the CPU in a second or two;
+# the hidden tests add more inputs, more shapes and a GPU when there is one.
+
+# %% nbgrader={"locked": true}
+import math
+import time
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+from torch.autograd.graph import saved_tensors_hooks
+
+from autograder import self_check
+
+_ = torch.manual_seed(0)
+
+# %% [markdown]
+# ## Where the memory goes
+#
+# Every operation autograd records keeps what its own backward will need. A `Linear` layer
+# keeps its input (because $\partial L/\partial W = $ `grad_output.T @ input`); `GELU` keeps its
+# input (its derivative depends on it). For a stack of $n$ blocks on a batch of $B$ rows of width
+# $w$, that is about $2nBw$ numbers, growing with depth and batch size, on top of the weights.
+#
+# You do not have to guess what is kept. `torch.autograd.graph.saved_tensors_hooks(pack,
+# unpack)` calls `pack(tensor)` for every tensor autograd saves while the context is active,
+# and `unpack` when backward reads it back. The meter below uses them to count **activation
+# bytes**: it ignores the parameters (they exist whether or not you train), counts each piece
+# of memory once however many operations save it, and notices when autograd lets go of a
+# saved tensor, so it also knows the **peak**.
+
+# %%
+class _Held:
+    """What the meter gives autograd to keep instead of a tensor: the tensor, plus a note to
+    the meter when autograd drops it."""
+
+    def __init__(self, tensor, meter, key):
+        self.tensor, self.meter, self.key = tensor, meter, key
+
+    def __del__(self):
+        self.meter.release(self.key)
+
+
+class ActivationMeter:
+    """``with ActivationMeter(model.parameters()) as meter:`` counts the bytes autograd keeps
+    for backward: ``meter.now`` at any moment and ``meter.peak`` over the block."""
+
+    def __init__(self, parameters=()):
+        self.skip = {p.untyped_storage().data_ptr() for p in parameters}
+        self.count, self.size = {}, {}
+        self.now = self.peak = 0
+        self.hooks = saved_tensors_hooks(self.pack, self.unpack)
+
+    def pack(self, tensor):
+        key = tensor.untyped_storage().data_ptr()
+        if key in self.skip:  # a parameter: not an activation
+            return tensor
+        if self.count.get(key, 0) == 0:  # first time this memory is kept
+            self.size[key] = tensor.untyped_storage().nbytes()
+            self.now += self.size[key]
+            self.peak = max(self.peak, self.now)
+        self.count[key] = self.count.get(key, 0) + 1
+        return _Held(tensor, self, key)
+
+    def unpack(self, held):
+        return held.tensor if isinstance(held, _Held) else held
+
+    def release(self, key):
+        self.count[key] -= 1
+        if self.count[key] == 0:
+            self.now -= self.size.pop(key)
+
+    def __enter__(self):
+        self.hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.hooks.__exit__(*exc)
+
+
+def deep_mlp(depth=16, width=256, seed=0):
+    """``depth`` blocks of Linear followed by GELU, as an nn.Sequential of blocks."""
+    torch.manual_seed(seed)
+    return nn.Sequential(*[nn.Sequential(nn.Linear(width, width), nn.GELU())
+                           for _ in range(depth)])
+
+
+def kib(nbytes):
+    return f"{nbytes / 1024:,.0f} KiB"
+
+
+model = deep_mlp()
+x = torch.randn(64, 256, requires_grad=True)
+with ActivationMeter(model.parameters()) as meter:
+    loss = model(x).square().mean()
+    print("kept for backward after forward:", kib(meter.now))
+    loss.backward()
+    print("still kept after backward:      ", kib(meter.now))
+print("one (64, 256) float32 activation: ", kib(64 * 256 * 4))
+print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model.parameters())))
+
+# %% [markdown]
+# 33 activations of 64 KiB each: the input of every `Linear`, the input of every `GELU`, and
+# the output the loss squares. Once backward has used them, autograd lets them go. At batch size
+# 64 the activations are already half the size of the weights; at batch size 512 they are four
+# times as big.
+
+# %% [markdown]
+# ## The idea: keep a few inputs, recompute the rest
+#
+# Cut the $n$ blocks into $k$ consecutive **segments**. In forward, run each segment without
+# recording anything, and keep only its **input**. In backward, when the gradient reaches a
+# segment, run that segment's forward again, this time recording, and backpropagate through
+# the freshly built graph. Nothing about the gradient changes: the backward of a segment is
+# the vector-Jacobian product of the function the segment computes, and rebuilding its graph
+# is just another way to get it,
+#
+# $$\frac{\partial L}{\partial x_{\text{in}}} = \Big(\frac{\partial x_{\text{out}}}
+#   {\partial x_{\text{in}}}\Big)^{\!\top} \frac{\partial L}{\partial x_{\text{out}}} .$$
+#
+# **Memory.** Call $a$ the activations of one block. After forward we keep $k$ segment inputs;
+# while backward works on one segment, its $n/k$ blocks' activations are alive too. The peak
+# is about
+#
+# $$ M(k) \approx k + \frac{n}{k}\,a \quad\text{(in units of one activation)}, $$
+#
+# smallest near $k = \sqrt{n}$, where it grows like $\sqrt{n}$ instead of $n$.
+#
+# **Time.** Every segment runs its forward twice, so a training step pays one extra forward.
+# A backward costs about two forwards, so a step goes from 3 to 4 forward-equivalents: about
+# 33% more, whatever $k$ is.
+
+# %% [markdown]
+# ## Worked example: recompute a function of one tensor
+#
+# Start with a block that has no parameters and no randomness: `fancy(x)`, three element-wise
+# operations whose intermediates autograd would normally keep.
+#
+# Forward saves `x` and nothing else. Backward has to do three things autograd normally
+# does for you:
+#
+# 1. **make a fresh leaf**, `x.detach().requires_grad_()`, so the rebuilt graph ends at this
+#    block instead of running on into the caller's graph;
+# 2. **switch autograd back on**: inside `backward` it is off (so that ordinary backward
+#    formulas are not recorded), and a graph is exactly what we need now;
+# 3. **differentiate the rebuilt graph** with `grad_output` as the vector in the
+#    vector-Jacobian product.
+
+# %%
+def fancy(x):
+    return torch.tanh(x) * torch.sigmoid(2 * x) + x ** 3
+
+
+class RecomputedFancy(torch.autograd.Function):
+    """fancy(x), keeping only x and recomputing the rest in backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)  # the input only
+        return fancy(x)           # autograd is off in forward: nothing inside is kept
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        x = x.detach().requires_grad_()  # 1. a fresh leaf: the rebuilt graph stops here
+        with torch.enable_grad():        # 2. autograd back on
+            y = fancy(x)                 #    rebuild the graph
+        grad_x, = torch.autograd.grad(y, x, grad_output)  # 3. its vector-Jacobian product
+        return grad_x
+
+
+x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+for name, f in [("plain autograd", fancy), ("RecomputedFancy", RecomputedFancy.apply)]:
+    with ActivationMeter() as meter:
+        y = f(x)
+        print(f"{name:>16}: keeps {meter.now:>6} bytes for backward")
+print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x[:5].detach().requires_grad_(),)))
+
+# %% [markdown]
+# One input of 8000 bytes instead of three tensors, and the same gradient. Now two
+# complications that a real network brings: layers **with parameters**, and layers that draw
+# **random numbers**.
+
+# %% [markdown]
+# ### Parameters inside the block: `torch.autograd.grad` against `torch.autograd.backward`
+#
+# `torch.autograd.grad(outputs, inputs, grad_outputs)` computes the gradients of the tensors
+# you list in `inputs` and **returns** them; it does not touch any `.grad`, and tensors you did
+# not list get nothing. That was fine for `fancy`, whose only leaf is `x`. But a block such as
+# `nn.Linear` also uses `weight` and `bias`, and the optimiser will look for their gradients in
+# `.grad`. Those are not inputs of the `Function`, so they are reachable only through the
+# rebuilt graph:
+
+# %%
+layer = nn.Linear(3, 2)
+x = torch.randn(4, 3, requires_grad=True)
+g = torch.ones(4, 2)
+
+with torch.enable_grad():
+    y = layer(x)
+grad_x, = torch.autograd.grad(y, x, g)
+print("after torch.autograd.grad:     weight.grad is", layer.weight.grad)
+
+y = layer(x)
+torch.autograd.backward(y, g)  # accumulates into .grad of every leaf that requires grad
+print("after torch.autograd.backward: weight.grad is", layer.weight.grad.shape,
+      "and x.grad equals the gradient above:", torch.allclose(x.grad, grad_x))
+
+# %% [markdown]
+# So a recomputing backward for a block with parameters calls `torch.autograd.backward` on the
+# rebuilt output. The parameters' `.grad` **accumulate**, exactly as in an ordinary backward,
+# and the gradients of the block's own inputs are read from the fresh leaves' `.grad` and
+# returned to the engine.
+
+# %% [markdown]
+# ### Randomness inside the block: replaying the random state
+#
+# Dropout draws a new random mask on every call. Recomputing a block with dropout without
+# precautions gives gradients for a **different** mask than the one forward used. The fix is to
+# record the state of the random number generator in forward (`torch.get_rng_state()`, a small
+# `uint8` tensor) and restore it before recomputing.
+#
+# Restoring it naively would rewind the generator for everyone: whatever runs after the
+# backward would see random numbers it has already seen. `torch.random.fork_rng()` saves the
+# current state on entry and puts it back on exit, so whatever you do inside stays inside.
+
+# %%
+drop = nn.Dropout(p=0.5)
+ones = torch.ones(10)
+
+state = torch.get_rng_state()      # in forward: remember where the generator was
+first = drop(ones)
+later = drop(ones)                 # the generator has moved on
+with torch.random.fork_rng():      # in backward: replay, then put the stream back
+    torch.set_rng_state(state)
+    replay = drop(ones)
+
+print("forward's mask:", first.bool().int().tolist())
+print("a later mask:  ", later.bool().int().tolist())
+print("replayed mask: ", replay.bool().int().tolist(), " same:", torch.equal(first, replay))
+
+# %% [markdown]
+# On a GPU, CUDA tensors draw from a **separate generator per device**: also record
+# `torch.cuda.get_rng_state(device)` for the devices of the CUDA tensor arguments, restore
+# it with `torch.cuda.set_rng_state(state, device)`, and tell `fork_rng(devices=[...])` which
+# devices to protect. (`ctx.cpu_state = torch.get_rng_state()` is fine as a plain attribute:
+# a random state is bookkeeping, not a tensor autograd differentiates or checks.)
+
+# %% [markdown]
+# ## ✎ Exercise 1 · `CheckpointFunction`
+#
+# Write `CheckpointFunction`, with `CheckpointFunction.apply(run_fn, *args)` returning
+# `run_fn(*args)` (one tensor) while keeping only what is needed to recompute it:
+#
+# - **forward(ctx, run_fn, \*args)**: `args` may mix tensors with anything else (floats, flags,
+#   `None`). Save the tensor arguments with `ctx.save_for_backward`, keep `run_fn` and the
+#   other arguments as plain attributes, record the CPU random state (and each CUDA device's,
+#   for CUDA tensor arguments), then return `run_fn(*args)`.
+# - **backward(ctx, grad_output)**: rebuild the arguments, each tensor as a fresh leaf that
+#   requires grad only if the original did (`t.detach().requires_grad_(t.requires_grad)`: a
+#   boolean mask cannot require grad); inside `torch.random.fork_rng(...)` restore the random
+#   state and recompute under `torch.enable_grad()`; call `torch.autograd.backward`; return
+#   `None` for `run_fn`, each tensor argument's `.grad`, and `None` for every other argument.
+
+# %% nbgrader={"grade_id": "answer_CheckpointFunction", "solution": true}
+class CheckpointFunction(torch.autograd.Function):
+    """run_fn(*args), keeping only the tensor arguments and recomputing the rest in backward."""
+
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        ### BEGIN SOLUTION
+        ctx.run_fn = run_fn
+        ctx.is_tensor = [isinstance(a, torch.Tensor) for a in args]
+        ctx.others = [None if is_tensor else a for is_tensor, a in zip(ctx.is_tensor, args)]
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        ctx.save_for_backward(*tensors)
+        ctx.devices = sorted({t.get_device() for t in tensors if t.is_cuda})
+        ctx.cpu_state = torch.get_rng_state()
+        ctx.cuda_states = [torch.cuda.get_rng_state(d) for d in ctx.devices]
+        return run_fn(*args)  # autograd is off in forward: no activation is kept
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        saved = iter(ctx.saved_tensors)
+        args = []
+        for is_tensor, other in zip(ctx.is_tensor, ctx.others):
+            if is_tensor:
+                tensor = next(saved)
+                other = tensor.detach().requires_grad_(tensor.requires_grad)  # a fresh leaf
+            args.append(other)
+        with torch.random.fork_rng(devices=ctx.devices):  # the caller's streams come back after
+            torch.set_rng_state(ctx.cpu_state)
+            for device, state in zip(ctx.devices, ctx.cuda_states):
+                torch.cuda.set_rng_state(state, device)
+            with torch.enable_grad():
+                output = ctx.run_fn(*args)  # the same dropout masks as in forward
+        torch.autograd.backward(output, grad_output)  # .grad accumulates on the parameters too
+        return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "CheckpointFunction", "grade": true, "points": 3}
+self_check("CheckpointFunction", CheckpointFunction)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("CheckpointFunction", CheckpointFunction)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Try it on a block with dropout and parameters: the gradients must equal those of a plain run
+# with the same seed, and the block's weights must have received theirs.
+
+# %%
+block = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.3), nn.Tanh(), nn.Linear(6, 6))
+x = torch.randn(5, 6, requires_grad=True)
+
+torch.manual_seed(1)
+block(x).sum().backward()
+plain = [x.grad.clone()] + [p.grad.clone() for p in block.parameters()]
+
+x.grad = None
+block.zero_grad(set_to_none=True)
+torch.manual_seed(1)
+CheckpointFunction.apply(block, x).sum().backward()
+ours = [x.grad] + [p.grad for p in block.parameters()]
+print("same gradients for x and all four parameters:",
+      all(torch.allclose(a, b) for a, b in zip(plain, ours)))
+
+# %% [markdown]
+# ## ✎ Exercise 2 · `checkpoint_sequential`
+#
+# Write `checkpoint_sequential(layers, segments, x)`: run `layers` (a list of modules, or an
+# `nn.Sequential`) on `x` in `segments` consecutive groups, each group through
+# `CheckpointFunction.apply`. With $n$ layers, give each segment $\lfloor n/k \rfloor$ layers
+# and the last one the remainder, so that every layer runs once and in order.
+
+# %% nbgrader={"grade_id": "answer_checkpoint_sequential", "solution": true}
+def checkpoint_sequential(layers, segments, x):
+    """layers applied to x in `segments` checkpointed groups."""
+    ### BEGIN SOLUTION
+    layers = list(layers)
+    size = len(layers) // segments
+    starts = [i * size for i in range(segments)] + [len(layers)]  # the last takes the remainder
+    for start, end in zip(starts, starts[1:]):
+        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)
+    return x
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "checkpoint_sequential", "grade": true, "points": 1}
+self_check("checkpoint_sequential", checkpoint_sequential)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("checkpoint_sequential", checkpoint_sequential)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Memory and time against the number of segments
+#
+# The 16-block MLP from the start of the lesson again, this time through your
+# `checkpoint_sequential` with $k = 1, 2, 4, 8, 16$ segments. For each $k$ the meter reports what
+# is kept after forward and the peak during the whole step, and the clock times a training step
+# (forward and backward, best of five). The bytes are exact; the times depend on the machine,
+# so they appear only in the plot.
+
+# %%
+def step_memory(model, x, run):
+    """(bytes kept after forward, peak bytes over forward and backward) for one step."""
+    with ActivationMeter(model.parameters()) as meter:
+        loss = run(model, x).square().mean()
+        kept = meter.now
+        loss.backward()
+    return kept, meter.peak
+
+
+def step_time(model, x, run, repeats=5):
+    """The best of ``repeats`` forward-and-backward steps, in milliseconds."""
+    times = []
+    for _ in range(repeats):
+        model.zero_grad(set_to_none=True)
+        start = time.perf_counter()
+        run(model, x).square().mean().backward()
+        times.append(1000 * (time.perf_counter() - start))
+    return min(times)
+
+
+model = deep_mlp()
+# A Function's output requires grad only if one of its inputs does (more on this below).
+x = torch.randn(64, 256, requires_grad=True)
+segment_counts = [1, 2, 4, 8, 16]
+runs = {"no checkpointing": lambda m, h: m(h)}
+runs.update({f"{k} segments": (lambda m, h, k=k: checkpoint_sequential(m, k, h))
+             for k in segment_counts})
+
+memory = {name: step_memory(model, x, run) for name, run in runs.items()}
+times = {name: step_time(model, x, run) for name, run in runs.items()}
+
+print(f"{'':>17} {'kept after forward':>19} {'peak during step':>17}")
+for name, (kept, peak) in memory.items():
+    print(f"{name:>17} {kib(kept):>19} {kib(peak):>17}")
+
+fig, (ax_memory, ax_time) = plt.subplots(1, 2, figsize=(10, 3.6))
+kept = [memory[f"{k} segments"][0] / 1024 for k in segment_counts]
+peak = [memory[f"{k} segments"][1] / 1024 for k in segment_counts]
+ax_memory.plot(segment_counts, kept, "o-", label="kept after forward")
+ax_memory.plot(segment_counts, peak, "s-", label="peak during the step")
+ax_memory.axhline(memory["no checkpointing"][1] / 1024, color="k", ls="--",
+                  label="no checkpointing")
+ax_memory.axvline(math.sqrt(len(model)), color="grey", ls=":", label=r"$k=\sqrt{n}$")
+ax_memory.set(xscale="log", xlabel="segments k", ylabel="activation KiB",
+              title="Activation memory, 16 blocks")
+ax_memory.set_xticks(segment_counts, [str(k) for k in segment_counts])
+ax_memory.legend(fontsize=8)
+ax_time.plot(segment_counts, [times[f"{k} segments"] for k in segment_counts], "o-",
+             label="checkpointed")
+ax_time.axhline(times["no checkpointing"], color="k", ls="--", label="no checkpointing")
+ax_time.set(xscale="log", xlabel="segments k", ylabel="ms per step (best of 5)",
+            title="Time per training step", ylim=(0, None))
+ax_time.set_xticks(segment_counts, [str(k) for k in segment_counts])
+ax_time.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The two curves of the left plot are the two terms of $M(k)$: what is kept after forward grows
+# with $k$ (one input per segment), while the peak also includes one segment recomputed during
+# backward, which shrinks as $n/k$. Their sum is smallest around $k = \sqrt{16} = 4$, where the
+# peak is about a third of the unsegmented one. With $k = 1$ you keep one input but recompute
+# the whole network at once: no saving at all. The time barely depends on $k$: every
+# checkpointed step pays one extra forward.
+
+# %% [markdown]
+# ## The production tool: `torch.utils.checkpoint`
+#
+# PyTorch ships the same idea as `torch.utils.checkpoint.checkpoint(fn, *args,
+# use_reentrant=False)` and `checkpoint_sequential(functions, segments, input,
+# use_reentrant=False)`. The `use_reentrant=True` variant is a `Function` much like yours; the
+# recommended `use_reentrant=False` one is built on saved-tensor hooks instead: forward keeps
+# placeholders, and the first time backward unpacks one, the segment is recomputed. That
+# version also gives gradients to parameters when no input requires grad (a `Function` gets no
+# backward at all then, because its output does not require grad), works with
+# `torch.autograd.grad`, and supports nested structures of inputs. Its `checkpoint_sequential`
+# also runs the **last** segment without checkpointing, since backward needs those activations
+# first anyway, so it keeps a little more after forward. (Its hooks replace ours inside each
+# checkpointed segment, so our meter cannot see its recomputation.) The gradients agree with
+# yours:
+
+# %%
+from torch.utils.checkpoint import checkpoint_sequential as torch_checkpoint_sequential
+
+model, x = deep_mlp(depth=8, width=64), torch.randn(16, 64, requires_grad=True)
+
+
+def gradients(run):
+    model.zero_grad(set_to_none=True)
+    x.grad = None
+    run().square().mean().backward()
+    return [x.grad.clone()] + [p.grad.clone() for p in model.parameters()]
+
+
+ours = gradients(lambda: checkpoint_sequential(model, 4, x))
+theirs = gradients(lambda: torch_checkpoint_sequential(model, 4, x, use_reentrant=False))
+print("same gradients as torch.utils.checkpoint:",
+      all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ours, theirs)))
+kept_ours = step_memory(model, x, lambda m, h: checkpoint_sequential(m, 4, h))[0]
+kept_theirs = step_memory(
+    model, x, lambda m, h: torch_checkpoint_sequential(m, 4, h, use_reentrant=False))[0]
+print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
+
+# %% [markdown]
+# On a GPU, the real measure is the allocator's: `torch.cuda.reset_peak_memory_stats()` before
+# the step and `torch.cuda.max_memory_allocated()` after it count every byte, activations,
+# weights, gradients and temporary buffers alike. The next cell does that when a GPU is present
+# (`tools/bench_checkpointing.py` does it on a bigger model).
+
+# %%
+if torch.cuda.is_available():
+    cuda_model = deep_mlp(width=1024).cuda()
+    cuda_x = torch.randn(256, 1024, device="cuda", requires_grad=True)
+    variants = {
+        "no checkpointing": lambda: cuda_model(cuda_x),
+        "yours, 4 segments": lambda: checkpoint_sequential(cuda_model, 4, cuda_x),
+        "torch, 4 segments": lambda: torch_checkpoint_sequential(cuda_model, 4, cuda_x,
+                                                                 use_reentrant=False),
+    }
+    for name, run in variants.items():
+        cuda_model.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        run().square().mean().backward()
+        torch.cuda.synchronize()
+        print(f"{name:>18}: peak {(torch.cuda.max_memory_allocated() - base) / 2**20:7.1f} MiB "
+              "above the model")
+else:
+    print("No GPU here: the saved-tensor meter above is the CPU's measure.")
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | `torch.autograd.backward(outputs, grad_outputs)`, then return each input's `.grad` (or make the parameters explicit inputs) |
+# | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | record `torch.get_rng_state()` (and CUDA's) in forward, restore it before recomputing |
+# | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | restore inside `torch.random.fork_rng()` |
+# | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | autograd is off in backward: switch it on |
+# | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | `t.detach().requires_grad_(t.requires_grad)` |
+# | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | keep each tensor's own `requires_grad` |
+# | run `run_fn` under `torch.enable_grad()` in forward "to be safe" | every activation is kept: no memory saved | forward runs with autograd off; leave it so |
+# | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | `return (None, *input_grads)` |
+#
+# The first row deserves its warning: a popular guide's checkpointing example recomputes the
+# block and then calls `torch.autograd.grad(outputs, inputs=input)`. Everything runs, the loss
+# even goes down (the layers outside the block still train), and the layers inside never
+# change. Your self-check tests exactly this.
+#
+# ## Summary
+#
+# A checkpointed block keeps its inputs and recomputes everything else in backward: a
+# backward may itself build and differentiate a graph, as long as it switches autograd on,
+# starts from detached inputs, replays the random state, and lets `.grad` accumulate on the
+# parameters. With $k \approx \sqrt{n}$ segments the activation memory of an $n$-block
+# network grows like $\sqrt{n}$, for about one extra forward per step. Next lesson: a
+# backward written entirely by hand, for attention, where the activations grow with the
+# square of the sequence length.

@@ -1,0 +1,164 @@
+"""Lesson 03 (straight-through estimators): grading SignSTE, SignClippedSTE and RoundSTE,
+right and wrong."""
+
+import pytest
+import torch
+
+from autograder.exercises import EXERCISES
+from autograder.exercises.ste import (ROUND_EDGES, ROUND_STE, SHAPES, SIGN_CLIPPED_STE,
+                                      SIGN_EDGES, SIGN_STE, check_forward_exact)
+from functions import ste
+
+NAMES = ["SignSTE", "SignClippedSTE", "RoundSTE"]
+
+
+def run(check: str, name: str, submission, device="cpu"):
+    """Run the quick (always CPU) or the full checks of one exercise."""
+    exercise = EXERCISES[name]
+    if check == "quick":
+        exercise.quick(submission)
+    else:
+        exercise.full(submission, torch.device(device))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_correct_passes_quick(name):
+    """Does the correct solution pass the visible self-check?"""
+    EXERCISES[name].quick(ste.SOLUTIONS[name])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_correct_passes_full(name, device):
+    """Does the correct solution pass every hidden check on this device?"""
+    EXERCISES[name].full(ste.SOLUTIONS[name], device)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_correct_passes_grade(name):
+    """Does the correct solution pass on every grading device?"""
+    EXERCISES[name].grade(ste.SOLUTIONS[name])
+
+
+def test_edges_cover_the_cases_that_tell_mistakes_apart():
+    """Do the edge values hold sign(0), both clip boundaries, and halves that round to even?"""
+    assert {0.0, 1.0, -1.0} <= set(SIGN_EDGES)
+    assert any(abs(v) > 1e16 for v in SIGN_EDGES)  # where the detach trick's arithmetic rounds
+    assert {0.5, 1.5, 2.5, -0.5, -2.5} <= set(ROUND_EDGES)
+    assert () in SHAPES and SHAPES[-1] == ()
+
+
+def test_gradcheck_rejects_a_correct_ste():
+    """Is gradcheck really the wrong tool here (so grading must not run it)?"""
+    x = torch.tensor([-2.0, -0.5, 0.7, 1.5], dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        torch.autograd.gradcheck(ste.SignSTE.apply, (x,))
+
+
+MISTAKES = [
+    ("SignSTE", ste.SignSTEZeroGradient,
+     "SignSTE's gradient is zero everywhere: that is the true derivative of sign, which a "
+     "straight-through estimator replaces; return grad_output unchanged"),
+    ("SignSTE", ste.SignSTEOnes, "SignSTE's backward ignores grad_output: multiply"),
+    ("SignSTE", ste.SignSTEClipped,
+     "SignSTE zeroes the gradient where |x| > 1: that is the clipped estimator (SignClippedSTE)"),
+    ("SignSTE", ste.SignSTEZeroGoesUp, "SignSTE.apply(0) gives 1 but sign(0) = 0: use torch.sign(x)"),
+    ("SignSTE", ste.SignSTETanh,
+     "SignSTE's output is not all -1, 0 or 1 (at x = -1e-30 it gives -1e-28, expected -1): "
+     "a smooth approximation is not sign(x)"),
+    ("SignSTE", ste.SignSTEDetachTrickInForward,
+     "SignSTE's output is sign(x) only up to rounding (at x = -1e+17 it gives 0, expected -1): "
+     "inside forward autograd is off, so y_hard - y_soft.detach() + y_soft is plain arithmetic"),
+    ("SignSTE", ste.SignSTEInteger,
+     "SignSTE's output has dtype torch.int64 but should have dtype torch.float64"),
+    ("SignClippedSTE", ste.SignClippedSTEUnclipped,
+     "SignClippedSTE's gradient is not clipped: it passes grad_output where |x| > 1 too; "
+     "return grad_output * (x.abs() <= 1)"),
+    ("SignClippedSTE", ste.SignClippedSTEStrict,
+     "SignClippedSTE drops the gradient at |x| == 1: the clip includes its boundary"),
+    ("SignClippedSTE", ste.SignClippedSTEInverted, "SignClippedSTE's clip mask is inverted"),
+    ("SignClippedSTE", ste.SignClippedSTEClampsGradOutput,
+     "SignClippedSTE clips grad_output instead of masking by the input"),
+    ("SignClippedSTE", ste.SignClippedSTEMaskFromOutput,
+     "SignClippedSTE builds its clip mask from the output sign(x), whose magnitude is never "
+     "above 1: save the input x"),
+    ("SignClippedSTE", ste.SignClippedSTEInPlace, "backward modified grad_output in place"),
+    ("RoundSTE", ste.RoundSTEFloor, "RoundSTE's forward is floor(x), not round(x): use torch.round(x)"),
+    ("RoundSTE", ste.RoundSTETruncates, "RoundSTE's forward is trunc(x), which is what .long() or "
+     ".int() does, not round(x)"),
+    ("RoundSTE", ste.RoundSTEHalfAway,
+     "RoundSTE does not round halves to even (at x = -1.5 it gives -1, expected -2): "
+     "torch.round sends 0.5 to 0, 1.5 to 2 and 2.5 to 2"),
+    ("RoundSTE", ste.RoundSTEIdentityForward, "RoundSTE's forward returns x unchanged"),
+    ("RoundSTE", ste.RoundSTESmooth, "RoundSTE's output is not all integers"),
+    ("RoundSTE", ste.RoundSTEZeroGradient,
+     "RoundSTE's gradient is zero everywhere: that is the true derivative of round"),
+    ("RoundSTE", ste.RoundSTEWrongSign, "your gradient for x is the numerical one times -1"),
+]
+
+
+def _id(value):
+    return getattr(value, "__name__", "")
+
+
+@pytest.mark.parametrize("name, mistake, hint", MISTAKES, ids=_id)
+def test_mistake_named_by_quick(name, mistake, hint, raises_hint):
+    """Does the visible self-check already name each mistake?"""
+    with raises_hint(hint):
+        run("quick", name, mistake)
+
+
+@pytest.mark.parametrize("name, mistake, hint", MISTAKES + [
+    ("SignSTE", ste.SignSTECtxTensor, "SignSTE stores a tensor as ctx.x: use ctx.save_for_backward"),
+    ("SignClippedSTE", ste.SignClippedSTECtxTensor,
+     "SignClippedSTE stores a tensor as ctx.x: use ctx.save_for_backward"),
+], ids=_id)
+def test_mistake_named_by_full(name, mistake, hint, device, raises_hint):
+    """Do the hidden checks name each mistake, on every device?"""
+    with raises_hint(hint):
+        run("full", name, mistake, device)
+
+
+def test_unclipped_loses_the_exercise_on_grading(raises_hint):
+    """Does grading (every device) fail the syllabus's example mistake with its hint?"""
+    with raises_hint("SignClippedSTE's gradient is not clipped"):
+        EXERCISES["SignClippedSTE"].grade(ste.SignClippedSTEUnclipped)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_float32_forward_is_exact(dtype, device):
+    """Is the forward compared bit for bit in both dtypes (no tolerance hides a look-alike)?"""
+    x = torch.tensor(SIGN_EDGES, dtype=dtype, device=device)
+    check_forward_exact(SIGN_STE, torch.sign(x), x)
+    check_forward_exact(SIGN_CLIPPED_STE, torch.sign(x), x)
+    x = torch.tensor(ROUND_EDGES, dtype=dtype, device=device)
+    check_forward_exact(ROUND_STE, torch.round(x), x)
+    almost = torch.round(x) + torch.where(x == 0.5, 1e-3, 0.0).to(dtype)
+    with pytest.raises(AssertionError, match="not all integers"):
+        check_forward_exact(ROUND_STE, almost, x)
+
+
+def test_wrong_device_output_is_named(cuda, raises_hint):
+    """Is a forward that moves its output to the CPU told which device it should be on?"""
+
+    class SignOnCPU(ste.SignSTE):
+        @staticmethod
+        def forward(ctx, x):
+            return torch.sign(x).cpu()
+
+    with raises_hint("SignSTE's output is on cpu but should be on cuda"):
+        run("full", "SignSTE", SignOnCPU, cuda)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("check", ["quick", "full"])
+def test_stub_raises_not_implemented(name, check):
+    """Does an untouched stub raise NotImplementedError itself, as learners' copies expect?"""
+    with pytest.raises(NotImplementedError):
+        run(check, name, ste.NotImplementedSignSTE)
+
+
+def test_hidden_checks_summaries():
+    """Does each exercise say in one line what its hidden tests add?"""
+    for name in NAMES:
+        summary = EXERCISES[name].hidden_checks
+        assert summary and "\n" not in summary and "CUDA" in summary

@@ -1,0 +1,146 @@
+"""autograder.grading: the notebook entry points self_check, verdict, report and grade."""
+
+import pytest
+import torch
+
+import autograder
+from autograder import grading
+from autograder.errors import GradingError
+from autograder.exercises import EXERCISES
+from functions import correct, mistakes
+
+LESSONS_00_TO_02 = {
+    "Square": "00", "WeightedSum": "00",
+    "MySigmoid": "01", "MyReLU": "01", "ScaledSigmoid": "01",
+    "MyLinearFunction": "02", "FusedLinearReLU": "02",
+}
+
+
+def test_exercise_names_follow_the_syllabus():
+    """Are lessons 00-02 graded under exactly the syllabus's seven names, in the right lessons?"""
+    graded = {name: exercise.lesson[:2] for name, exercise in EXERCISES.items()
+              if exercise.lesson[:2] in {"00", "01", "02"}}
+    assert graded == LESSONS_00_TO_02
+    assert all(EXERCISES[name].name == name for name in LESSONS_00_TO_02)
+
+
+def test_package_exports():
+    """Does the package expose grade, self_check and GradingError to notebooks?"""
+    assert autograder.grade is grading.grade and autograder.self_check is grading.self_check
+    assert autograder.GradingError is GradingError
+
+
+def test_grading_error_first_line_is_the_hint():
+    """Is a GradingError an AssertionError whose first line is the hint, details after it?"""
+    error = GradingError("the hint", "line one\nline two")
+    assert isinstance(error, AssertionError)
+    assert str(error).splitlines() == ["the hint", "line one", "line two"]
+    assert (error.hint, error.details) == ("the hint", "line one\nline two")
+    assert str(GradingError("only a hint")) == "only a hint"
+
+
+class TestSelfCheck:
+    """self_check: the visible check in each exercise cell."""
+
+    @pytest.mark.parametrize("name", LESSONS_00_TO_02)
+    def test_correct(self, name, capsys):
+        """Does a correct solution get a tick and a list of what the hidden tests add?"""
+        grading.self_check(name, correct.SOLUTIONS[name])
+        out = capsys.readouterr().out
+        assert out.startswith(f"✓ {name} passes the self-check. The hidden tests also check: ")
+        assert EXERCISES[name].hidden_checks in out
+
+    @pytest.mark.parametrize("name", LESSONS_00_TO_02)
+    def test_stub_raises_not_implemented(self, name):
+        """Does an untouched stub raise NotImplementedError, as in the learner's own cell?"""
+        with pytest.raises(NotImplementedError):
+            grading.self_check(name, mistakes.Stub)
+
+    def test_mistake(self, raises_hint):
+        """Does a mistake raise the GradingError with its hint?"""
+        with raises_hint("off by a constant factor 2.5"):
+            grading.self_check("Square", mistakes.SquareScaled)
+
+    def test_unknown_name(self):
+        """Is a misspelt exercise name refused with the names that exist?"""
+        with pytest.raises(KeyError, match="no exercise called 'Sqaure'; known: .*Square"):
+            grading.self_check("Sqaure", correct.Square)
+
+
+class TestVerdict:
+    """verdict: every hidden check, as (passed, message), never raising."""
+
+    @pytest.mark.parametrize("name", LESSONS_00_TO_02)
+    def test_correct(self, name):
+        """Does a correct solution pass?"""
+        assert grading.verdict(name, correct.SOLUTIONS[name]) == (
+            True, f"{name}: all hidden checks passed")
+
+    @pytest.mark.parametrize("name", LESSONS_00_TO_02)
+    def test_stub(self, name):
+        """Is an untouched stub reported as not implemented yet (not as a crash)?"""
+        assert grading.verdict(name, mistakes.Stub) == (
+            False, f"{name} is not implemented yet: its stub still raises NotImplementedError")
+
+    def test_backward_stub(self):
+        """Is a stub backward behind a finished forward also not implemented yet?"""
+        passed, message = grading.verdict("Square", mistakes.BackwardNotImplementedSquare)
+        assert not passed and "not implemented yet" in message
+
+    def test_mistake(self):
+        """Is a mistake's hint the first line of the message?"""
+        passed, message = grading.verdict("WeightedSum", mistakes.WeightedSumTwoGradients)
+        assert not passed
+        assert message.splitlines()[0] == (
+            "backward returned 2 gradients for 4 inputs: return None for w1 and w2")
+
+    def test_unexpected_exception(self):
+        """Is any other exception from the learner's code reported, not raised?"""
+
+        class Raises(correct.Square):
+            @staticmethod
+            def forward(ctx, x):
+                raise ValueError("boom")
+
+        assert grading.verdict("Square", Raises) == (False, "Square raised ValueError: boom")
+
+    def test_unknown_name(self):
+        """Does a test cell with an unknown exercise name fail rather than raise?"""
+        passed, message = grading.verdict("Nope", correct.Square)
+        assert not passed and message.startswith("no exercise called 'Nope'")
+
+
+class TestReportAndGrade:
+    """report and grade: what a hidden test cell shows."""
+
+    def test_report_pass(self, capsys):
+        """Does a passing verdict print a tick?"""
+        grading.report(True, "Square: all hidden checks passed")
+        assert capsys.readouterr().out == "✓ Square: all hidden checks passed\n"
+
+    def test_report_fail(self):
+        """Does a failing verdict raise a GradingError keeping hint and details apart?"""
+        with pytest.raises(GradingError) as info:
+            grading.report(False, "the hint\nthe details")
+        assert (info.value.hint, info.value.details) == ("the hint", "the details")
+
+    def test_grade_pass(self, capsys):
+        """Does grade print a tick for a correct solution?"""
+        grading.grade("MyReLU", correct.MyReLU)
+        assert capsys.readouterr().out == "✓ MyReLU: all hidden checks passed\n"
+
+    def test_grade_fail(self, raises_hint):
+        """Does grade raise the hint for a wrong one?"""
+        with raises_hint("MyReLU stores a tensor as ctx.mask"):
+            grading.grade("MyReLU", mistakes.MyReLUCtxMask)
+
+    def test_grade_stub(self, raises_hint):
+        """Does grade turn a stub into a GradingError saying it is not implemented yet?"""
+        with raises_hint("Square is not implemented yet"):
+            grading.grade("Square", mistakes.Stub)
+
+    def test_grade_leaves_torch_alone(self):
+        """After grading, are autograd's entry points the originals?"""
+        originals = (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward)
+        grading.verdict("MySigmoid", mistakes.MySigmoidReentrant)
+        assert (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward) == originals

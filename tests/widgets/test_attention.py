@@ -1,0 +1,61 @@
+"""Does the attention view get P and dS from the learner's Function and spot mask bugs?"""
+
+import torch
+
+from widgets.attention import attention_explorer, attention_maps, build_mask
+
+
+def _inputs(heads=2, length=5, dim=4):
+    generator = torch.Generator().manual_seed(0)
+    return [torch.randn(heads, length, dim, generator=generator, dtype=torch.float64)
+            for _ in range(4)]
+
+
+def test_does_build_mask_combine_causal_and_padding():
+    keep = build_mask(4, 4, causal=True, padding=1)
+    assert keep.tolist() == [[True, False, False, False], [True, True, False, False],
+                             [True, True, True, False], [True, True, True, False]]
+    assert build_mask(3, 3, causal=False, padding=0) is None
+
+
+def test_are_p_and_ds_the_learners_and_right(ref):
+    Q, K, V, grad_output = _inputs()
+    keep = build_mask(5, 5, causal=True, padding=0)
+    maps = attention_maps(ref.Attention, Q, K, V, 0.5, keep, grad_output)
+    torch.testing.assert_close(maps.weights, maps.reference_weights)
+    torch.testing.assert_close(maps.score_grads, maps.reference_score_grads)
+    assert maps.weights[:, ~keep].abs().max() == 0
+    torch.testing.assert_close(maps.score_grads.sum(-1), torch.zeros(2, 5, dtype=torch.float64))
+    assert max(maps.errors.values()) < 1e-10
+
+
+def test_does_it_catch_an_ignored_mask(ref):
+    Q, K, V, grad_output = _inputs()
+    keep = build_mask(5, 5, causal=True, padding=0)
+    maps = attention_maps(ref.MasklessAttention, Q, K, V, 0.5, keep, grad_output)
+    assert maps.errors["output"] > 1e-3
+    assert maps.weights[:, ~keep].abs().max() > 0
+
+
+def test_do_the_selectors_and_toggles_change_the_view(ref):
+    view = attention_explorer(ref.Attention, heads=2, length=6, dim=4)
+    assert set(view.controls) == {"head", "query", "causal", "padding"}
+    picture = view.panes["plot"].value
+    view.controls["query"].value = 2
+    assert "query 2" in view.panes["readout"].value
+    assert view.panes["plot"].value != picture
+    picture = view.panes["plot"].value
+    view.controls["causal"].value = True
+    assert view.panes["plot"].value != picture
+    assert "✗" not in view.panes["readout"].value
+
+
+def test_does_the_view_warn_about_weight_on_masked_keys(ref):
+    view = attention_explorer(ref.MasklessAttention, heads=1, length=6, dim=4)
+    view.controls["padding"].value = True
+    assert "sits on masked keys" in view.panes["readout"].value
+
+
+def test_does_the_view_report_a_stub(ref):
+    view = attention_explorer(ref.Stub, heads=1, length=4, dim=4)
+    assert "not implemented yet" in view.panes["readout"].value

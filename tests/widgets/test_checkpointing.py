@@ -1,0 +1,48 @@
+"""Does the checkpointing view measure saved activations and catch parameters left without
+a gradient?"""
+
+import torch
+
+from widgets.checkpointing import (checkpointing_explorer, layers_of, measure_run,
+                                   saved_activation_bytes)
+
+
+def test_does_checkpointing_save_less_than_the_plain_model(ref):
+    torch.manual_seed(0)
+    layers = layers_of(lambda: ref.small_mlp(16, 4))
+    x = torch.randn(8, 16)
+    plain = measure_run(ref.checkpoint_sequential, layers, x, None, repeats=1)
+    two = measure_run(ref.checkpoint_sequential, layers, x, 2, repeats=1)
+    assert two.saved_bytes == 2 * 8 * 16 * 4  # the input of each of two segments
+    assert plain.saved_bytes > two.saved_bytes
+    assert two.params_without_grad == [] and two.forward_ms > 0
+
+
+def test_are_parameters_left_out_of_saved_bytes():
+    layer = torch.nn.Linear(4, 4)
+    x = torch.randn(2, 4, requires_grad=True)
+    _, saved = saved_activation_bytes(layer, x, list(layer.parameters()))
+    assert saved == x.numel() * 4  # linear saves its input and its weight
+
+
+def test_does_it_flag_parameters_without_gradient(ref):
+    layers = layers_of(lambda: ref.small_mlp(8, 2))
+    run = measure_run(ref.forgetful_checkpoint_sequential, layers, torch.randn(3, 8), 2,
+                      repeats=1)
+    assert len(run.params_without_grad) == 4
+
+
+def test_does_the_slider_move_the_highlight(ref):
+    view = checkpointing_explorer(ref.checkpoint_sequential, lambda: ref.small_mlp(16, 3),
+                                  torch.randn(8, 16))
+    assert view.controls["segments"].max == 6
+    before = view.panes["plot"].value
+    view.controls["segments"].value = 3
+    assert "3 segments over 6 layers" in view.panes["readout"].value
+    assert view.panes["plot"].value != before
+
+
+def test_does_the_view_warn_about_a_forgetful_checkpoint(ref):
+    view = checkpointing_explorer(ref.forgetful_checkpoint_sequential,
+                                  lambda: ref.small_mlp(8, 2), torch.randn(3, 8))
+    assert "got no gradient" in view.panes["readout"].value

@@ -1,0 +1,63 @@
+"""Does the explorer compare analytic and numerical Jacobians and point at the worst entry?"""
+
+import torch
+
+from widgets.gradcheck_explorer import compare_jacobians, element_name, explore_gradients
+
+
+def test_does_a_correct_function_agree(ref):
+    x = torch.randn(2, 3)
+    comparison = compare_jacobians(ref.Square, x)
+    assert comparison.names == ["x"] and comparison.output_shape == (6,)
+    torch.testing.assert_close(comparison.analytic[0], torch.diag(2 * x.double().flatten()))
+    assert comparison.agrees(0)
+    assert comparison.max_error(0) < 1e-8
+
+
+def test_does_it_find_a_single_wrong_entry(ref):
+    comparison = compare_jacobians(ref.OffByOneEntry, torch.randn(5))
+    assert not comparison.agrees(0)
+    assert comparison.worst(0) == (2, 2)
+    assert abs(comparison.max_error(0) - 0.5) < 1e-6
+
+
+def test_does_it_blame_only_the_wrong_input(ref):
+    x, weight, bias = torch.randn(4, 3), torch.randn(3, 3), torch.randn(3)
+    comparison = compare_jacobians(ref.TransposedLinear, x, weight, bias)
+    assert comparison.names == ["x", "weight", "bias"]
+    assert [comparison.agrees(k) for k in range(3)] == [False, True, True]
+    assert comparison.worst_input() == 0
+
+
+def test_does_it_skip_non_tensor_inputs_and_work_in_float64(ref):
+    comparison = compare_jacobians(ref.ScaledSigmoid, torch.randn(3), 2.0)
+    assert comparison.names == ["x"]
+    assert comparison.analytic[0].dtype == torch.float64
+    assert comparison.agrees(0)
+
+
+def test_does_it_name_elements_by_index():
+    assert element_name("x", 5, (2, 3)) == "x[1, 2]"
+    assert element_name("beta", 0, ()) == "beta"
+
+
+def test_does_the_view_open_on_the_wrong_input(ref):
+    x, weight, bias = torch.randn(4, 3), torch.randn(3, 3), torch.randn(3)
+    view = explore_gradients(ref.TransposedLinear, x, weight, bias)
+    assert view.controls["input"].value == "x"
+    assert "disagrees" in view.panes["summary"].value
+    picture = view.panes["heatmaps"].value
+    view.controls["input"].value = "weight"
+    assert "agree within" in view.panes["summary"].value
+    assert view.panes["heatmaps"].value != picture
+
+
+def test_does_eps_change_the_numerical_jacobian(ref):
+    view = explore_gradients(ref.MySigmoid, torch.randn(4))
+    view.controls["eps"].value = 1e-1
+    assert "eps = 1e-01" in view.panes["summary"].value
+
+
+def test_does_the_view_report_a_failing_backward(ref):
+    view = explore_gradients(ref.TooFewGradients, torch.randn(2), torch.randn(2))
+    assert "TooFewGradients raised RuntimeError" in view.panes["summary"].value

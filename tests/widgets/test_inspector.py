@@ -1,0 +1,97 @@
+"""Does the forward-save inspector classify what a Function saved, and warn where it should?"""
+
+import torch
+
+from widgets.inspector import inspect_forward, inspect_saved, inspection_html
+
+
+def test_does_it_see_a_saved_output(ref):
+    inspection = inspect_forward(ref.MySigmoid, torch.randn(5))
+    assert [s.role for s in inspection.saved] == ["output"]
+    assert inspection.warnings == []
+    assert inspection.saved_bytes == inspection.input_bytes == 20
+
+
+def test_does_it_name_a_saved_input_from_forwards_signature(ref):
+    inspection = inspect_forward(ref.Square, torch.randn(3, 2))
+    assert [s.role for s in inspection.saved] == ["input x"]
+    assert inspection.saved[0].shape == (3, 2)
+    assert inspection.new_bytes == 0
+
+
+def test_does_it_list_non_tensor_ctx_attributes(ref):
+    inspection = inspect_forward(ref.ScaledSigmoid, torch.randn(4), 3.0)
+    assert inspection.ctx_attributes == {"scale": 3.0}
+    assert inspection.needs_input_grad == (True, False)
+    html = inspection_html(inspection)
+    assert "ctx.scale" in html and "3.0" in html
+
+
+def test_does_it_warn_about_a_saved_float_intermediate(ref):
+    inspection = inspect_forward(ref.SloppySwish, torch.randn(6), 1.5)
+    assert [s.role for s in inspection.saved] == ["input x", "intermediate"]
+    assert inspection.new_bytes == 24
+    assert len(inspection.warnings) == 1
+    assert "double backward" in inspection.warnings[0]
+    assert "float32 intermediate of shape (6,)" in inspection.warnings[0]
+
+
+def test_does_it_accept_a_boolean_mask_intermediate(ref):
+    x, weight, bias = torch.randn(5, 3), torch.randn(4, 3), torch.randn(4)
+    inspection = inspect_forward(ref.FusedLinearReLU, x, weight, bias)
+    roles = [(s.role, s.dtype) for s in inspection.saved]
+    assert roles == [("input x", torch.float32), ("input weight", torch.float32),
+                     ("intermediate", torch.bool)]
+    assert inspection.warnings == []
+    assert inspection.ctx_attributes == {"has_bias": True}
+    assert "a mask carries no gradient" in inspection_html(inspection)
+
+
+def test_does_it_warn_about_a_tensor_stored_on_ctx(ref):
+    inspection = inspect_forward(ref.MaskOnCtx, torch.randn(4))
+    assert inspection.ctx_tensor_attributes == ["ctx.mask"]
+    assert "mask" not in inspection.ctx_attributes
+    assert any(w.startswith("ctx.mask holds a tensor") for w in inspection.warnings)
+    assert "ctx.save_for_backward" in inspection_html(inspection)
+
+
+def test_does_it_explain_when_nothing_requires_grad(ref):
+    inspection = inspect_forward(ref.Square, torch.randn(3), requires_grad=False)
+    assert not inspection.recorded and inspection.saved == []
+    assert "No input requires grad" in inspection_html(inspection)
+
+
+def test_does_it_leave_the_learners_tensors_alone(ref):
+    x = torch.randn(3)
+    inspect_forward(ref.Square, x)
+    assert not x.requires_grad and x.grad is None
+
+
+def test_does_the_html_escape_values(ref):
+    class Odd(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.note = "<b>bold</b>"
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * 2
+
+    html = inspection_html(inspect_forward(Odd, torch.randn(2)))
+    assert "<b>bold</b>" not in html and "&lt;b&gt;bold" in html
+
+
+def test_does_the_requires_grad_toggle_change_the_report(ref):
+    x, weight = torch.randn(5, 3), torch.randn(4, 3)
+    view = inspect_saved(ref.MyLinear, x, weight, torch.randn(4))
+    assert set(view.controls) == {"x", "weight", "bias"}
+    before = view.panes["report"].value
+    assert "(True, True, True)" in before
+    view.controls["x"].value = False
+    assert "(False, True, True)" in view.panes["report"].value
+
+
+def test_does_the_view_show_a_stub_as_not_implemented(ref):
+    view = inspect_saved(ref.Stub, torch.randn(3))
+    assert "not implemented yet" in view.panes["report"].value
