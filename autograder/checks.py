@@ -1,6 +1,7 @@
 """Checks shared by every exercise. Each raises GradingError with a hint, or returns."""
 
 import re
+from contextlib import contextmanager
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -65,15 +66,12 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
                             "create new tensors on the input's device", message)
     if match := _COUNT.search(message):
         expected, got = int(match[1]), int(match[2])
+        returned = (f"backward returned {got} gradient{'' if got == 1 else 's'} "
+                    f"for {expected} input{'' if expected == 1 else 's'}")
         if got < expected:
             missing = " and ".join(spec.input_names[got:expected])
-            return GradingError(
-                f"backward returned {got} gradients for {expected} inputs: return None for {missing}"
-            )
-        return GradingError(
-            f"backward returned {got} gradients for {expected} inputs: "
-            "return exactly one gradient (or None) per forward input"
-        )
+            return GradingError(f"{returned}: return None for {missing}")
+        return GradingError(f"{returned}: return exactly one gradient (or None) per forward input")
     if match := _NOT_NONE.search(message):
         name = spec.input_names[int(match[1]) - 1]
         return GradingError(
@@ -114,6 +112,20 @@ def run_backward(spec: Spec, output, inputs: dict, grad_output) -> BackwardTrace
         raise
     except RuntimeError as error:
         raise _explain_runtime_error(spec, "backward", error, inputs) from error
+    except IndexError as error:
+        raise GradingError(
+            f"{spec.name}.backward raised IndexError with {_describe(inputs)}: "
+            "ctx.needs_input_grad has one entry per argument actually passed to apply, "
+            "so an optional argument left out (like bias) has no entry", str(error)) from error
+
+
+@contextmanager
+def case(description: str):
+    """Name the inputs in any hint raised inside the block: '... (with scale=0.0)'."""
+    try:
+        yield
+    except GradingError as error:
+        raise GradingError(f"{error.hint} (with {description})", error.details) from error
 
 
 def make_inputs(values: dict, *, requires_grad=True) -> dict:

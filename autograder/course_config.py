@@ -3,11 +3,11 @@
 
 import os
 
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,
-                                    LimitOutput, SaveAutoGrades)
-from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, GetGrades,
+                                    IgnorePattern, LimitOutput, SaveAutoGrades)
 
-from .nbgrader_ext import SealedExecute
+from .nbgrader_ext import FeedbackSummary, HideHiddenTests, SealedExecute
 
 COURSE_ID = "custom-autograd-functions"
 CELL_TIMEOUT_VARIABLE = "AUTOGRADER_CELL_TIMEOUT"
@@ -29,6 +29,11 @@ def configure(c) -> None:
         SealedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata,
     ]
+    # A test cell the learner deleted is put back (after its answer) and graded.
+    c.OverwriteCells.add_missing_cells = True
+    # Feedback: per test its name, points and hint; never the hidden tests' source.
+    c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, FeedbackSummary,
+                                        CSSHTMLHeaderPreprocessor]
     # Grading is decided by signed verdicts (autograder.seal), not by what a cell printed, so
     # warnings a correct answer prints on stderr cost nothing.
     c.IgnorePattern.pattern = ".*(Warning|warn)"

@@ -33,8 +33,12 @@ def sign(key: bytes, payload: str) -> str:
     return hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
 
 
-def verdict_payload(exercise: str, passed: bool, message: str) -> str:
-    return json.dumps({"exercise": exercise, "passed": passed, "message": message}, sort_keys=True)
+def verdict_payload(exercise: str, passed: bool, message: str, score: float | None = None) -> str:
+    """The signed text of a verdict; ``score`` (the fraction earned) only for partial credit."""
+    fields = {"exercise": exercise, "passed": passed, "message": message}
+    if score is not None:
+        fields["score"] = score
+    return json.dumps(fields, sort_keys=True)
 
 
 def _trusted_namespaces():
@@ -107,13 +111,14 @@ def make_sealed_grade(key: bytes, restore, verdict, report, publish):
 
     def grade(name: str, submission) -> None:
         restore()
-        passed, message = verdict(name, submission)
+        passed, message, *score = verdict(name, submission)  # a score: partial credit
+        score = score[0] if score else None
         tampered = restore()
         if tampered:
-            passed, message = False, (
+            passed, message, score = False, (
                 f"{name}'s code replaced {tampered[0]} while it was being graded: "
-                "a submission must not modify torch or the grading library")
-        payload = payload_of(name, passed, message)
+                "a submission must not modify torch or the grading library"), None
+        payload = payload_of(name, passed, message, score)
         publish({VERDICT_MIME: {"payload": payload, "signature": signature(key, payload)}})
         report(passed, message)
 
@@ -132,11 +137,12 @@ def boot() -> None:
     from IPython.display import publish_display_data
 
     import autograder
-    from autograder import grading
+    from autograder import grading, partial
     from autograder.exercises import EXERCISES
 
     verdict = _private(grading.verdict)
     verdict.__globals__["EXERCISES"] = {name: copy.copy(e) for name, e in EXERCISES.items()}
+    verdict = partial.scored_verdict(verdict, verdict.__globals__["EXERCISES"])
     restorers = []
     sealed = make_sealed_grade(key, lambda: restorers[0](), verdict, _private(grading.report),
                                publish_display_data)
@@ -145,8 +151,9 @@ def boot() -> None:
     restorers.append(_private(Snapshot.restore).__get__(snapshot))
 
 
-def read_verdicts(outputs, key: bytes) -> dict[str, tuple[bool, str]]:
-    """The correctly signed verdicts among a cell's outputs, by exercise."""
+def read_verdicts(outputs, key: bytes, scores: bool = False) -> dict[str, tuple]:
+    """The correctly signed verdicts among a cell's outputs, by exercise: (passed, message), or
+    with ``scores`` (passed, message, score), score None unless the exercise gives partial credit."""
     verdicts = {}
     for output in outputs:
         data = output.get("data") if isinstance(output, dict) and output.get("output_type") in (
@@ -164,4 +171,7 @@ def read_verdicts(outputs, key: bytes) -> dict[str, tuple[bool, str]]:
         if genuine:
             fields = json.loads(payload)
             verdicts[fields["exercise"]] = (bool(fields["passed"]), str(fields["message"]))
+            if scores:
+                score = fields.get("score")
+                verdicts[fields["exercise"]] += (None if score is None else float(score),)
     return verdicts

@@ -66,7 +66,7 @@ class TestRuntimeErrors:
 
         inputs = make_inputs({"x": x_of(3)})
         forward = run_forward(ExtraGradient, SQUARE, inputs)
-        with raises_hint("backward returned 2 gradients for 1 inputs: return exactly one "
+        with raises_hint("backward returned 2 gradients for 1 input: return exactly one "
                          "gradient (or None) per forward input"):
             run_backward(SQUARE, forward.output, inputs, torch.ones(3, dtype=torch.float64))
 

@@ -192,3 +192,21 @@ def test_not_a_function(name, raises_hint):
     """Is a plain function named for what it is?"""
     with raises_hint(f"{name} must be a class deriving from torch.autograd.Function, got function"):
         EXERCISES[name].full(mistakes.square_function, torch.device("cpu"))
+
+
+def test_a_backward_that_forgets_the_optional_bias_is_caught_by_the_self_check(raises_hint):
+    """Does the self-check already try bias=None, and explain the short needs_input_grad?"""
+    with raises_hint("ctx.needs_input_grad has one entry per argument actually passed"):
+        EXERCISES["MyLinearFunction"].quick(mistakes.MyLinearUnguardedBias)
+
+
+def test_hint_names_the_case_that_failed(raises_hint):
+    """Does a hint say which inputs it failed on?"""
+    with raises_hint("with x of shape (5, 3), weight of shape (3, 3)"):
+        EXERCISES["MyLinearFunction"].quick(mistakes.MyLinearUnguardedBias)
+
+
+def test_fused_layer_gets_the_transpose_hint_too(raises_hint):
+    """Is grad_x = grad_pre @ weight.T named in the fused layer as well?"""
+    with raises_hint("a transpose too many"):
+        EXERCISES["FusedLinearReLU"].quick(mistakes.FusedGradXTransposed)

@@ -164,3 +164,9 @@ def test_not_a_function(name, check, raises_hint):
     """Is a plain function named for what it is?"""
     with raises_hint(f"{name} must be a class deriving from torch.autograd.Function, got function"):
         run(check, name, mistakes.square_function)
+
+
+def test_hint_names_the_scale_that_broke_the_gradient(raises_hint):
+    """Does dividing by scale fail with a hint that says scale=0.0 was the problem?"""
+    with raises_hint("scale=0.0"):
+        EXERCISES["ScaledSigmoid"].full(mistakes.ScaledSigmoidDividesByScale, torch.device("cpu"))

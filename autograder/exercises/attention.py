@@ -85,6 +85,7 @@ def _wrong_gradients(values: dict, grad_output: torch.Tensor) -> dict:
     dP = grad_output @ V.transpose(-2, -1)
     variants = {
         "no row sum": P * dP,
+        "diagonal only": P * (1 - P) * dP,
         "row sum over queries": P * (dP - (dP * P).sum(-2, keepdim=True)),
     }
     return {mistake: (scale * dS @ K, scale * dS.transpose(-2, -1) @ Q)
@@ -128,6 +129,10 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
             if mistake == "no row sum":
                 return (f"{spec.name}'s backward leaves out the row-sum term of the softmax: "
                         "dS = P * (dP - rowsum(dP * P)), not P * dP")
+            if mistake == "diagonal only":
+                return (f"{spec.name}'s backward uses only the diagonal of the softmax's "
+                        "Jacobian, P * (1 - P) * dP: every score moves every probability in its "
+                        "row, so include the row-sum term, dS = P * (dP - rowsum(dP * P))")
             return (f"{spec.name}'s backward sums dP * P over the queries: the row sum runs over "
                     "the keys, (dP * P).sum(-1, keepdim=True)")
     return None

@@ -6,7 +6,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..checks import (Spec, check_backward_by_hand, check_gradcheck, check_is_function,
+from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       run_backward, run_forward)
 from ..errors import GradingError
@@ -31,6 +31,11 @@ def linear_values(leading, device, *, bias=True, seed=0, dtype=torch.float64) ->
     return values
 
 
+def _linear_case(values: dict) -> str:
+    bias = "a tensor" if "bias" in values else "None"
+    return f"x of shape {tuple(values['x'].shape)}, bias={bias}"
+
+
 def check_grad_x_formula(function, spec: Spec, device) -> None:
     """With a square weight a wrong transpose keeps the shape: name the popular mistake."""
     values = {"x": sample((5, 3), device), "weight": sample((3, 3), device, seed=1)}
@@ -39,6 +44,8 @@ def check_grad_x_formula(function, spec: Spec, device) -> None:
     grad_output = sample((5, 3), device, seed=2)
     backward = run_backward(spec, forward.output, inputs, grad_output)
     grad_x, weight = backward.grads[0], values["weight"]
+    if spec is FUSED_LINEAR_RELU:  # the ReLU passes grad_output where the pre-activation > 0
+        grad_output = grad_output * (values["x"] @ weight.T > 0)
     if (isinstance(grad_x, torch.Tensor) and not torch.allclose(grad_x, grad_output @ weight)
             and torch.allclose(grad_x, grad_output @ weight.T)):
         raise GradingError(
@@ -71,19 +78,22 @@ def check_needs_input_grad(function, spec: Spec, device) -> None:
 def my_linear_quick(MyLinearFunction) -> None:
     function = check_is_function(MyLinearFunction, MY_LINEAR)
     check_grad_x_formula(function, MY_LINEAR, "cpu")
-    values = linear_values((5,), "cpu")
-    check_values_and_gradients(function, MY_LINEAR, values)
-    check_gradcheck(function, MY_LINEAR, values)
+    for bias in (True, False):
+        with case(f"bias={'a tensor' if bias else 'None'}"):
+            values = linear_values((5,), "cpu", bias=bias)
+            check_values_and_gradients(function, MY_LINEAR, values)
+            check_gradcheck(function, MY_LINEAR, values)
 
 
 def my_linear_full(MyLinearFunction, device) -> None:
     function = check_is_function(MyLinearFunction, MY_LINEAR)
     check_grad_x_formula(function, MY_LINEAR, device)
     for seed, (leading, bias) in enumerate(itertools.product(LEADING_SHAPES, (True, False))):
-        forward, backward = check_values_and_gradients(
-            function, MY_LINEAR, linear_values(leading, device, bias=bias, seed=seed))
-        check_no_ctx_tensors(MY_LINEAR, forward)
-        check_backward_by_hand(MY_LINEAR, backward)
+        values = linear_values(leading, device, bias=bias, seed=seed)
+        with case(_linear_case(values)):
+            forward, backward = check_values_and_gradients(function, MY_LINEAR, values)
+            check_no_ctx_tensors(MY_LINEAR, forward)
+            check_backward_by_hand(MY_LINEAR, backward)
     check_values_and_gradients(function, MY_LINEAR,
                                linear_values((5,), device, dtype=torch.float32),
                                rtol=1e-4, atol=1e-5)
@@ -114,20 +124,25 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
 
 def fused_quick(FusedLinearReLU) -> None:
     function = check_is_function(FusedLinearReLU, FUSED_LINEAR_RELU)
-    values = linear_values((5,), "cpu")
-    forward, _ = check_values_and_gradients(function, FUSED_LINEAR_RELU, values)
-    check_saves_bool_mask(FUSED_LINEAR_RELU, forward)
-    check_gradcheck(function, FUSED_LINEAR_RELU, values)
+    check_grad_x_formula(function, FUSED_LINEAR_RELU, "cpu")
+    for bias in (True, False):
+        with case(f"bias={'a tensor' if bias else 'None'}"):
+            values = linear_values((5,), "cpu", bias=bias)
+            forward, _ = check_values_and_gradients(function, FUSED_LINEAR_RELU, values)
+            check_saves_bool_mask(FUSED_LINEAR_RELU, forward)
+            check_gradcheck(function, FUSED_LINEAR_RELU, values)
 
 
 def fused_full(FusedLinearReLU, device) -> None:
     function = check_is_function(FusedLinearReLU, FUSED_LINEAR_RELU)
+    check_grad_x_formula(function, FUSED_LINEAR_RELU, device)
     for seed, (leading, bias) in enumerate(itertools.product(LEADING_SHAPES, (True, False))):
-        forward, backward = check_values_and_gradients(
-            function, FUSED_LINEAR_RELU, linear_values(leading, device, bias=bias, seed=seed))
-        check_no_ctx_tensors(FUSED_LINEAR_RELU, forward)
-        check_saves_bool_mask(FUSED_LINEAR_RELU, forward)
-        check_backward_by_hand(FUSED_LINEAR_RELU, backward)
+        values = linear_values(leading, device, bias=bias, seed=seed)
+        with case(_linear_case(values)):
+            forward, backward = check_values_and_gradients(function, FUSED_LINEAR_RELU, values)
+            check_no_ctx_tensors(FUSED_LINEAR_RELU, forward)
+            check_saves_bool_mask(FUSED_LINEAR_RELU, forward)
+            check_backward_by_hand(FUSED_LINEAR_RELU, backward)
     check_values_and_gradients(function, FUSED_LINEAR_RELU,
                                linear_values((5,), device, dtype=torch.float32),
                                rtol=1e-4, atol=1e-5)

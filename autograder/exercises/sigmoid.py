@@ -2,7 +2,7 @@
 
 import torch
 
-from ..checks import (Spec, check_backward_by_hand, check_gradcheck, check_is_function,
+from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, check_version_tracking,
                       run_backward, run_forward, make_inputs)
 from ..errors import GradingError
@@ -109,10 +109,11 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
     function = check_is_function(ScaledSigmoid, SCALED_SIGMOID)
     for seed, shape in enumerate(SHAPES):
         for scale in (2.5, -1.0, 0.0):
-            forward, backward = check_values_and_gradients(
-                function, SCALED_SIGMOID, _scaled_values(shape, device, scale, seed))
-            check_no_ctx_tensors(SCALED_SIGMOID, forward)
-            check_backward_by_hand(SCALED_SIGMOID, backward)
+            with case(f"x of shape {shape}, scale={scale}"):
+                forward, backward = check_values_and_gradients(
+                    function, SCALED_SIGMOID, _scaled_values(shape, device, scale, seed))
+                check_no_ctx_tensors(SCALED_SIGMOID, forward)
+                check_backward_by_hand(SCALED_SIGMOID, backward)
     check_values_and_gradients(function, SCALED_SIGMOID,
                                _scaled_values((3, 4), device, 2.5, dtype=torch.float32),
                                rtol=1e-5, atol=1e-6)

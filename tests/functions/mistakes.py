@@ -384,3 +384,41 @@ class FusedNoReLUGradient(FusedLinearReLU):
 def square_function(x):
     """A plain function, not a torch.autograd.Function."""
     return x ** 2
+
+
+class MyLinearUnguardedBias(MyLinearFunction):
+    """Reads ctx.needs_input_grad[2] even when apply was called without a bias."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_bias = _flat(grad_output).sum(0) if ctx.needs_input_grad[2] else None
+        return grad_output @ weight, _flat(grad_output).T @ _flat(x), grad_bias
+
+
+class FusedGradXTransposed(FusedLinearReLU):
+    """grad_x = grad_pre @ weight.T in the fused layer."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, mask = ctx.saved_tensors
+        grad_pre = grad_output * mask
+        grad_bias = _flat(grad_pre).sum(0) if ctx.has_bias else None
+        return grad_pre @ weight.T, _flat(grad_pre).T @ _flat(x), grad_bias
+
+
+class ScaledSigmoidDividesByScale(ScaledSigmoidFloatGradient):
+    """Saves the output and divides by scale in backward: nan at scale = 0."""
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        y = scale * torch.sigmoid(x)
+        ctx.save_for_backward(y)
+        ctx.scale = scale
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        sigmoid = y / ctx.scale
+        return grad_output * ctx.scale * sigmoid * (1 - sigmoid), None

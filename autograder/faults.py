@@ -1,0 +1,65 @@
+"""What can go wrong with a submission while it is graded, and how the grades CSV names it.
+
+Each fault costs at most the exercise it touches; a notebook that cannot be read at all costs that
+one notebook. A notebook's status is its most serious fault ("ok" when there is none); its reason
+lists every fault, in plain words, for the instructor and the learner.
+"""
+
+from dataclasses import asdict, dataclass
+
+# Most serious first. The first three are about the file; the rest about what ran.
+STATUSES = {
+    "grader-error": "the grader itself failed on this submission; `make autograde` retries it",
+    "invalid-notebook": "the notebook file is empty or not a notebook: scored 0",
+    "missing-notebook": "no notebook for this lesson was found in the submission: scored 0",
+    "notebook-timeout": "the notebook ran out of its total time; the cells after that did not run",
+    "kernel-died": "the kernel exited while a cell ran; it was restarted and grading went on",
+    "memory-limit": "a cell ran out of the memory cap; the kernel was restarted and grading went on",
+    "timeout": "a cell ran past the time limit and was stopped",
+    "stray-process": "a child process was still running when grading ended; it was killed",
+    "output-limit": "a cell printed more than the output limit; the rest was dropped",
+    "deleted-test-cell": "a test cell was deleted; it was put back and graded",
+    "markdown-test-cell": "a test cell was turned into markdown; it was turned back and graded",
+    "edited-test-cell": "a test cell was edited; the original was graded",
+    "duplicated-test-cell": "a test cell appears more than once; one copy was graded",
+    "edited-locked-cell": "a read-only cell was edited or deleted; the original was used",
+    "shadowing-file": "a file beside the notebook has the name of a module the grader imports; "
+                      "it was left out",
+    "large-files": "files beside the notebook were too large; they were left out",
+    "renamed-notebook": "the notebook had another name; it was graded as the lesson's notebook",
+    "ok": "graded normally",
+}
+SEVERITY = {status: rank for rank, status in enumerate(STATUSES)}
+RETRIED = {"grader-error"}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One thing that went wrong: its kind (a key of STATUSES), where, and what happened."""
+
+    kind: str
+    message: str
+    cell: str = ""
+
+    def __post_init__(self):
+        if self.kind not in STATUSES:
+            raise ValueError(f"unknown fault kind {self.kind!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def status_of(faults) -> str:
+    """The most serious fault's kind, or "ok"."""
+    kinds = [fault.kind for fault in faults]
+    return min(kinds, key=SEVERITY.__getitem__) if kinds else "ok"
+
+
+def reason_of(faults) -> str:
+    """Every fault's message, most serious first, without repeats."""
+    ordered = sorted(faults, key=lambda fault: SEVERITY[fault.kind])
+    return "; ".join(dict.fromkeys(fault.message for fault in ordered))
+
+
+def from_dicts(items) -> list[Fault]:
+    return [Fault(**item) for item in items]

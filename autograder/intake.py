@@ -1,0 +1,259 @@
+"""Read a submission before grading it: find its notebook, check it is one, put back the test
+cells the learner changed, and set aside files that would shadow the grader's modules.
+
+Everything here works on plain data (file names and bytes, a reference of the released cells), so
+a batch can run it anywhere, and each problem becomes a :class:`~autograder.faults.Fault`.
+"""
+
+import copy
+import functools
+import json
+import pkgutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+import nbformat
+from nbgrader.api import Gradebook
+from nbgrader.nbgraderformat import MetadataValidator
+
+from .faults import Fault
+
+NBGRADER_SCHEMA = 3
+FILES_LIMIT_MB = 50
+# Names that would take effect before or instead of the grader's own code, whatever module set.
+SPECIAL_NAMES = {"sitecustomize", "usercustomize", ".ipython", ".jupyter", ".config", ".local",
+                 "matplotlibrc", ".pythonrc.py", "ipython_config.py", "ipython_kernel_config.py",
+                 "jupyter_config.py", ".pth"}
+IGNORED = (".ipynb_checkpoints", "__pycache__", ".DS_Store")
+
+
+@dataclass
+class Intake:
+    """A submission ready to run: the notebook (None if unusable), the other files to put beside
+    it (relative name -> bytes), and what was wrong."""
+
+    notebook: nbformat.NotebookNode | None
+    files: dict[str, bytes] = field(default_factory=dict)
+    faults: list[Fault] = field(default_factory=list)
+
+
+@functools.cache
+def importable_names() -> frozenset[str]:
+    """Top-level modules this Python can import without the current folder: a file beside the
+    notebook with one of these names would shadow a module that grading relies on."""
+    from .sandbox import GRADER_PACKAGES
+
+    paths = [path for path in sys.path if path not in ("", ".")]
+    names = {module.name for module in pkgutil.iter_modules(paths)}
+    return frozenset(names | set(sys.stdlib_module_names) | set(sys.builtin_module_names)
+                     | set(GRADER_PACKAGES) | {"tools"})
+
+
+def shadowing_name(relative: str) -> str | None:
+    """The module a file at ``relative`` (beside the notebook) would shadow, if any."""
+    top = PurePosixPath(relative).parts[0]
+    if top in SPECIAL_NAMES or top.endswith(".pth"):
+        return top
+    stem = top.split(".")[0]
+    is_module = top == stem or top.endswith((".py", ".pyc", ".so", ".pyd")) or "." not in top
+    if is_module and stem in importable_names():
+        return stem
+    return None
+
+
+def _find_notebook(files: dict[str, bytes], expected: str) -> tuple[str | None, list[Fault]]:
+    if expected in files:
+        return expected, []
+    others = sorted(name for name in files if name.endswith(".ipynb") and "/" not in name)
+    if len(others) == 1:
+        return others[0], [Fault("renamed-notebook",
+                                 f"graded {others[0]} as {expected}, the lesson's notebook")]
+    found = f"found {', '.join(others)}" if others else "found no notebook"
+    return None, [Fault("missing-notebook", f"no {expected} in the submission ({found})")]
+
+
+def parse_notebook(name: str, data: bytes) -> tuple[nbformat.NotebookNode | None, list[Fault]]:
+    """The notebook in ``data``, or None with an invalid-notebook fault saying why."""
+    if not data.strip():
+        return None, [Fault("invalid-notebook", f"{name} is empty")]
+    try:
+        text = data.decode("utf-8")
+        json.loads(text)
+    except UnicodeDecodeError as error:
+        return None, [Fault("invalid-notebook", f"{name} is not UTF-8 text ({error.reason})")]
+    except json.JSONDecodeError as error:
+        return None, [Fault("invalid-notebook", f"{name} is not valid JSON: {error.msg} at line "
+                                                f"{error.lineno}, column {error.colno}")]
+    try:
+        notebook = nbformat.reads(text, as_version=4)
+        if not isinstance(notebook.get("cells"), list):
+            raise ValueError("it has no list of cells")
+        for cell in notebook.cells:
+            if cell.get("cell_type") not in ("code", "markdown", "raw"):
+                raise ValueError(f"a cell has type {cell.get('cell_type')!r}")
+            if not isinstance(cell.get("source"), str):
+                raise ValueError("a cell's source is not text")
+            cell.setdefault("metadata", nbformat.NotebookNode())
+    except Exception as error:  # nbformat raises many kinds on malformed input
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        return None, [Fault("invalid-notebook", f"{name} is JSON but not a notebook: {reason}")]
+    return notebook, []
+
+
+def read_submission(files: dict[str, bytes], expected: str, reference: dict,
+                    files_limit_mb: int = FILES_LIMIT_MB) -> Intake:
+    """Turn a submission folder's files into an :class:`Intake` (see the module docstring)."""
+    files = {name: data for name, data in files.items()
+             if not any(part in IGNORED for part in PurePosixPath(name).parts)}
+    name, faults = _find_notebook(files, expected)
+    notebook = None
+    if name is not None:
+        notebook, problems = parse_notebook(name, files[name])
+        faults += problems
+    beside, budget = {}, files_limit_mb << 20
+    for relative, data in sorted(files.items(), key=lambda item: len(item[1])):
+        if relative.endswith(".ipynb") and "/" not in relative:
+            continue  # notebooks are graded, never placed beside the running one
+        shadowed = shadowing_name(relative)
+        if shadowed:
+            faults.append(Fault("shadowing-file", f"left out {relative}: it would shadow the "
+                                                  f"module {shadowed} that grading imports"))
+        elif len(data) > budget:
+            faults.append(Fault("large-files", f"left out {relative} ({len(data) >> 20} MiB): "
+                                               f"files beside the notebook may total "
+                                               f"{files_limit_mb} MiB"))
+        else:
+            budget -= len(data)
+            beside[relative] = data
+    if notebook is not None:
+        notebook, problems = restore_cells(notebook, reference)
+        faults += problems
+    return Intake(notebook, beside, _unique(faults))
+
+
+def _unique(faults: list[Fault]) -> list[Fault]:
+    return list(dict.fromkeys(faults))
+
+
+def _metadata(entry: dict) -> dict:
+    metadata = {"grade": entry["grade"], "grade_id": entry["grade_id"], "locked": entry["locked"],
+                "schema_version": NBGRADER_SCHEMA, "solution": entry["solution"],
+                "checksum": entry["checksum"]}
+    if entry["grade"]:
+        metadata["points"] = entry["points"]
+    return metadata
+
+
+def _grade_id(cell) -> str | None:
+    nbgrader = cell.get("metadata", {}).get("nbgrader")
+    return nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+
+
+def _new_cell(entry: dict):
+    maker = nbformat.v4.new_code_cell if entry["cell_type"] == "code" else \
+        nbformat.v4.new_markdown_cell
+    cell = maker(entry["source"])
+    cell.id = f"restored-{entry['grade_id']}"[:64]
+    cell.metadata = {"nbgrader": _metadata(entry), "deletable": False, "editable": False}
+    return cell
+
+
+def _set_type(cell, cell_type: str) -> None:
+    cell.cell_type = cell_type
+    if cell_type == "code":
+        cell.outputs, cell.execution_count = [], None
+    else:
+        cell.pop("outputs", None)
+        cell.pop("execution_count", None)
+
+
+def restore_cells(notebook, reference: dict) -> tuple[nbformat.NotebookNode, list[Fault]]:
+    """nbgrader's sanitizing (clear outputs, deduplicate ids, overwrite cells, add missing test
+    cells) done against ``reference`` instead of a database, saying what had to be put back."""
+    notebook = copy.deepcopy(notebook)
+    faults = []
+    entries = {entry["grade_id"]: entry for entry in reference["cells"]}
+    is_test = {name: entry["grade"] and not entry["solution"] for name, entry in entries.items()}
+    last = {}
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        name = _grade_id(cell)
+        if name in entries:
+            last[name] = index
+    for index, cell in enumerate(notebook.cells):
+        name = _grade_id(cell)
+        if "nbgrader" in cell.metadata and (name not in entries or last[name] != index):
+            if name in entries and is_test[name]:
+                faults.append(Fault("duplicated-test-cell", f"test cell {name} appears more "
+                                    "than once: graded its last copy", name))
+            del cell.metadata["nbgrader"]
+    for index, cell in enumerate(notebook.cells):
+        name = _grade_id(cell)
+        if name is None:
+            continue
+        entry = entries[name]
+        if cell.cell_type != entry["cell_type"]:
+            if is_test[name]:
+                faults.append(Fault("markdown-test-cell" if cell.cell_type == "markdown" else
+                                    "edited-test-cell", f"test cell {name} had been turned into "
+                                    f"{cell.cell_type}: graded the original", name))
+            _set_type(cell, entry["cell_type"])
+        if entry["locked"] and cell.source != entry["released_source"] \
+                and cell.source != entry["source"]:
+            if is_test[name]:
+                faults.append(Fault("edited-test-cell", f"test cell {name} had been edited: "
+                                    "graded the original", name))
+            elif entry["cell_type"] == "code":
+                faults.append(Fault("edited-locked-cell", f"read-only cell {name} had been "
+                                    "edited: ran the original", name))
+        if entry["locked"]:
+            cell.source = entry["source"]
+        cell.metadata["nbgrader"] = _metadata(entry)
+    present = {_grade_id(cell) for cell in notebook.cells}
+    order = [entry["grade_id"] for entry in reference["cells"]]
+    for position, name in enumerate(order):
+        entry = entries[name]
+        if name in present or entry["cell_type"] != "code" or not entry["locked"]:
+            continue
+        before = next((other for other in reversed(order[:position]) if other in present), None)
+        at = 0 if before is None else 1 + next(
+            i for i, cell in enumerate(notebook.cells) if _grade_id(cell) == before)
+        notebook.cells.insert(at, _new_cell(entry))
+        present.add(name)
+        if is_test[name]:
+            faults.append(Fault("deleted-test-cell", f"test cell {name} had been deleted: put it "
+                                "back after its answer and graded it", name))
+        else:
+            faults.append(Fault("edited-locked-cell", f"read-only cell {name} had been deleted: "
+                                "put it back", name))
+    notebook.metadata["kernelspec"] = reference.get("kernelspec") or notebook.metadata.get(
+        "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    MetadataValidator().validate_nb(notebook)
+    return notebook, faults
+
+
+def reference_cells(db_url: str, lesson: str, notebook_name: str, released) -> dict:
+    """What ``restore_cells`` checks against: every nbgrader cell of a released notebook, in
+    order, with its released source and the full source (hidden tests included) from the
+    gradebook."""
+    with Gradebook(db_url) as gradebook:
+        notebook = gradebook.find_notebook(notebook_name, lesson)
+        source = {cell.name: cell for cell in notebook.source_cells}
+        points = {cell.name: cell.max_score for cell in notebook.grade_cells}
+        solutions = {cell.name for cell in notebook.solution_cells}
+        kernelspec = json.loads(notebook.kernelspec) if notebook.kernelspec else None
+        cells = []
+        for cell in released.cells:
+            name = _grade_id(cell)
+            if name is None or name not in source:
+                continue
+            stored = source[name]
+            cells.append({
+                "grade_id": name, "cell_type": stored.cell_type, "source": stored.source,
+                "released_source": cell.source, "locked": bool(stored.locked),
+                "checksum": stored.checksum, "grade": name in points,
+                "solution": name in solutions, "points": float(points.get(name, 0.0)),
+            })
+    return {"notebook": notebook_name, "cells": cells, "kernelspec": kernelspec}

@@ -1,0 +1,87 @@
+"""Partial credit for an exercise whose hidden tests are several weighted checks.
+
+All-or-nothing is the default: an ``Exercise`` passes every check or scores 0. An exercise
+that declares weighted parts instead earns the weight of the parts that pass::
+
+    WeightedExercise("MyLinearFunction", "02_linear", quick, full=None, hidden_checks="...",
+                     parts=(Part("forward values", 1, check_forward),
+                            Part("gradients for x, weight and bias", 2, check_gradients),
+                            Part("skips work that needs_input_grad rules out", 1, check_flops)))
+
+Each part is ``check(submission, device)``, raising GradingError with a hint when it fails. In a
+sealed grading kernel (``autograder.seal``) the verdict then carries the fraction earned, which
+nbgrader records as partial points; anywhere else ``grade`` stays all-or-nothing.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .devices import grading_devices
+from .errors import GradingError
+from .exercise import Exercise
+
+
+@dataclass(frozen=True)
+class Part:
+    """One weighted check of an exercise."""
+
+    name: str
+    weight: float
+    check: Callable[[object, object], None]
+
+
+def _outcome(part: Part, name: str, submission) -> str | None:
+    """None if the part passes on every grading device, else the hint that says why not."""
+    try:
+        for device in grading_devices():
+            part.check(submission, device)
+    except GradingError as error:
+        return str(error).splitlines()[0]
+    except NotImplementedError:
+        return f"{name} is not implemented yet: its stub still raises NotImplementedError"
+    except Exception as error:  # the learner's code may raise anything
+        return f"{name} raised {type(error).__name__}: {error}"
+    return None
+
+
+@dataclass(frozen=True)
+class WeightedExercise(Exercise):
+    """An exercise scored as the weight of its passing parts (see the module docstring)."""
+
+    parts: tuple[Part, ...] = field(default=())
+
+    def __post_init__(self):
+        if not self.parts or any(part.weight <= 0 for part in self.parts):
+            raise ValueError(f"{self.name}: a WeightedExercise needs parts with positive weights")
+        if self.full is None:
+            object.__setattr__(self, "full", self._all_parts)
+
+    def _all_parts(self, submission, device) -> None:
+        for part in self.parts:
+            part.check(submission, device)
+
+    def score(self, submission) -> tuple[bool, str, float]:
+        """(passed, message, fraction earned); the message's first line is the hint."""
+        failures = [(part, _outcome(part, self.name, submission)) for part in self.parts]
+        failed = [(part, hint) for part, hint in failures if hint is not None]
+        total = sum(part.weight for part in self.parts)
+        earned = sum(part.weight for part, hint in failures if hint is None)
+        if not failed:
+            return True, f"{self.name}: all hidden checks passed", 1.0
+        details = "\n".join(f"{'✓' if hint is None else '✗'} {part.name} "
+                            f"({part.weight:g} of {total:g}){'' if hint is None else ': ' + hint}"
+                            for part, hint in failures)
+        return False, f"{failed[0][1]}\n{details}", earned / total
+
+
+def scored_verdict(verdict, exercises: dict):
+    """``verdict`` (name, submission) -> (passed, message), extended to return the fraction
+    earned as a third value for exercises that declare weighted parts."""
+
+    def scored(name: str, submission):
+        exercise = exercises.get(name)
+        if isinstance(exercise, WeightedExercise):
+            return exercise.score(submission)
+        return verdict(name, submission)
+
+    return scored
