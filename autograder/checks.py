@@ -95,6 +95,12 @@ def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
     except (NotImplementedError, GradingError):
         raise
     except TypeError as error:
+        if "save_for_backward can only save variables" in str(error):
+            raise GradingError(
+                f"{spec.name}.forward passed a non-tensor to ctx.save_for_backward: save tensors "
+                "(or None) there and keep numbers, flags and functions as plain ctx attributes",
+                str(error),
+            ) from error
         signature = ", ".join(("ctx",) + spec.input_names)
         raise GradingError(
             f"calling {spec.name}.apply raised TypeError: forward should take ({signature})",
@@ -209,7 +215,8 @@ def check_no_ctx_tensors(spec: Spec, forward: ForwardTrace) -> None:
         where = ", ".join(forward.ctx_tensor_attributes)
         raise GradingError(
             f"{spec.name} stores a tensor as {where}: use ctx.save_for_backward so autograd "
-            "can detect in-place changes and double backward works"
+            "can detect in-place changes, saved-tensor hooks see it, and no reference cycle "
+            "keeps it alive"
         )
 
 

@@ -53,13 +53,24 @@ def importable_names() -> frozenset[str]:
 def shadowing_name(relative: str) -> str | None:
     """The module a file at ``relative`` (beside the notebook) would shadow, if any."""
     top = PurePosixPath(relative).parts[0]
-    if top in SPECIAL_NAMES or top.endswith(".pth"):
-        return top
     stem = top.split(".")[0]
+    if top in SPECIAL_NAMES or stem in SPECIAL_NAMES or top.endswith(".pth"):
+        return top
     is_module = top == stem or top.endswith((".py", ".pyc", ".so", ".pyd")) or "." not in top
     if is_module and stem in importable_names():
         return stem
     return None
+
+
+def shadowing_faults(shadowing: dict[str, list[str]]) -> list[Fault]:
+    """One fault per shadowed name, from {name: [files left out because of it]}."""
+    faults = []
+    for name, files in sorted(shadowing.items()):
+        what = (f"Python or IPython would load {name} before the grader"
+                if name.split(".")[0] in SPECIAL_NAMES or name.endswith(".pth")
+                else f"it has the name of the module {name}, which grading imports")
+        faults.append(Fault("shadowing-file", f"left out {', '.join(sorted(files))}: {what}"))
+    return faults
 
 
 def _find_notebook(files: dict[str, bytes], expected: str) -> tuple[str | None, list[Fault]]:
@@ -111,14 +122,13 @@ def read_submission(files: dict[str, bytes], expected: str, reference: dict,
     if name is not None:
         notebook, problems = parse_notebook(name, files[name])
         faults += problems
-    beside, budget = {}, files_limit_mb << 20
+    beside, budget, shadowing = {}, files_limit_mb << 20, {}
     for relative, data in sorted(files.items(), key=lambda item: len(item[1])):
         if relative.endswith(".ipynb") and "/" not in relative:
             continue  # notebooks are graded, never placed beside the running one
         shadowed = shadowing_name(relative)
         if shadowed:
-            faults.append(Fault("shadowing-file", f"left out {relative}: it would shadow the "
-                                                  f"module {shadowed} that grading imports"))
+            shadowing.setdefault(shadowed, []).append(relative)
         elif len(data) > budget:
             faults.append(Fault("large-files", f"left out {relative} ({len(data) >> 20} MiB): "
                                                f"files beside the notebook may total "
@@ -126,6 +136,7 @@ def read_submission(files: dict[str, bytes], expected: str, reference: dict,
         else:
             budget -= len(data)
             beside[relative] = data
+    faults += shadowing_faults(shadowing)
     if notebook is not None:
         notebook, problems = restore_cells(notebook, reference)
         faults += problems

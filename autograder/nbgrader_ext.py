@@ -9,6 +9,7 @@ is recorded as :class:`~autograder.faults.Fault` s in ``resources["autograder"]`
 """
 
 import copy
+import ctypes
 import html
 import os
 import re
@@ -19,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
@@ -27,7 +29,7 @@ from traitlets import Integer, Unicode, default
 
 from . import sandbox
 from .faults import Fault
-from .intake import shadowing_name
+from .intake import shadowing_faults, shadowing_name
 from .seal import KEY_FILE_VARIABLE, VERDICT_MIME, read_verdicts
 
 BOOT = ("import autograder.seal; autograder.seal.boot(); "
@@ -39,6 +41,7 @@ IGNORED_PROCESSES = ("torch/_inductor/compile_worker",)
 HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?",
                           re.DOTALL | re.MULTILINE)
 HIDDEN = "[hidden test]"
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def is_test_cell(cell) -> bool:
@@ -151,6 +154,7 @@ class SealedExecute(Execute):
         from nbclient import NotebookClient
 
         NotebookClient.__init__(self, nb, None)
+        ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a kernel become ours
         self.reset_execution_trackers()
         self._check_assign_resources(resources or {})
         self.timeout_func = self._cell_timeout
@@ -161,15 +165,19 @@ class SealedExecute(Execute):
         self._work = self._work_copy()
         self._deadline = time.monotonic() + self.notebook_timeout
         self._sandboxes = []
+        self._timing = {"kernel start": 0.0, "cells": 0.0, "kernel stop": 0.0}
         try:
             self._run_cells()
         finally:
+            began = time.monotonic()
             self._stop_kernel()
+            self._timing["kernel stop"] += time.monotonic() - began
             shutil.rmtree(self._scratch, ignore_errors=True)
         apply_verdicts(self.nb, self._key, self._faults)
         info = self.resources.setdefault("autograder", {})
         info["faults"] = [fault.to_dict() for fault in dict.fromkeys(self._faults)]
         info["sandbox"] = self._capability.reason if self._capability else "off"
+        info["timing"] = self._timing
         return self.nb, self.resources
 
     def _choose_sandbox(self):
@@ -190,17 +198,17 @@ class SealedExecute(Execute):
         source = Path(self.resources.get("metadata", {}).get("path") or ".")
         work = self._scratch / (source.resolve().name or "work")
         work.mkdir()
+        shadowing = {}
         for path in sorted(source.rglob("*")):
             relative = path.relative_to(source).as_posix()
             if path.is_dir() or path.is_symlink() or path.suffix == ".ipynb" and "/" not in relative:
                 continue
             if shadowing_name(relative):
-                self._faults.append(Fault("shadowing-file", f"left out {relative}: it would "
-                                          f"shadow the module {shadowing_name(relative)} that "
-                                          "grading imports"))
+                shadowing.setdefault(shadowing_name(relative), []).append(relative)
                 continue
             (work / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, work / relative)
+        self._faults += shadowing_faults(shadowing)
         return work
 
     def _remaining(self) -> float:
@@ -243,12 +251,15 @@ class SealedExecute(Execute):
         """Run one cell: ok, error (the learner's, fine), timeout (interrupted), hung (ignored
         the interrupt), died (kernel gone) or memory (out of its memory cap)."""
         self._output_bytes, self._output_dropped, self._last_reply = 0, False, None
+        began = time.monotonic()
         try:
             self.execute_cell(cell, index, store_history=not is_test_cell(cell))
         except CellTimeoutError:
             return "hung"
         except DeadKernelError:
             return "died"
+        finally:
+            self._timing["cells"] += time.monotonic() - began
         if self._output_dropped:
             self._faults.append(Fault("output-limit", f"{_label(cell, index)} printed more than "
                                       f"{self.output_limit_kb} KiB; the rest was dropped",
@@ -338,6 +349,13 @@ class SealedExecute(Execute):
     # -- kernels ------------------------------------------------------------------------------
 
     def _start_kernel(self) -> None:
+        began = time.monotonic()
+        try:
+            self._launch_kernel()
+        finally:
+            self._timing["kernel start"] += time.monotonic() - began
+
+    def _launch_kernel(self) -> None:
         log = self._scratch / f"kernel-{len(self._sandboxes)}.log"
         arguments = ["--HistoryManager.hist_file=:memory:", f"--IPKernelApp.exec_lines={BOOT}"]
         if self._capability is not None:
@@ -348,7 +366,9 @@ class SealedExecute(Execute):
             self._sandboxes.append(self.km.sandbox)
             cwd = str(self.km.sandbox.base)
         else:
-            self.km = sandbox.SandboxKernelManager(kernel_name="python3", log_path=str(log))
+            self.km = sandbox.SandboxKernelManager(kernel_name="python3", log_path=str(log),
+                                                   memory_mb=self.memory_limit_mb)
+            self._children_before = {child.pid for child in psutil.Process().children()}
             key_file = self._scratch / f"seal-key-{len(self._sandboxes)}"
             self._sandboxes.append(None)
             cwd = str(self._work)
@@ -387,6 +407,11 @@ class SealedExecute(Execute):
         if self._capability is not None and children:
             kernel = children[0]  # the launcher's child: the kernel itself, PID 1 of its namespace
             children = [p for p in children if p.pid != kernel.pid]
+        elif self._capability is None:  # orphans re-parented to us, the subreaper
+            launcher = getattr(getattr(self.km, "provisioner", None), "process", None)
+            known = getattr(self, "_children_before", set()) | {getattr(launcher, "pid", None)}
+            children += [child for child in psutil.Process().children()
+                         if child.pid not in known and child not in children]
         strays = []
         for process in children:
             try:

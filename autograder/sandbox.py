@@ -123,6 +123,19 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+def _unsandboxed_limits(memory_mb: int):
+    """preexec_fn without a sandbox: still die with the grader, and still cap memory."""
+    import resource
+
+    def preexec() -> None:
+        _die_with_parent()
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if memory_mb:
+            resource.setrlimit(resource.RLIMIT_DATA, (memory_mb << 20, memory_mb << 20))
+
+    return preexec
+
+
 class Sandbox:
     """The private folders of one sandboxed kernel and the command that enters them.
 
@@ -200,6 +213,7 @@ class SandboxKernelManager(AsyncKernelManager):
     sandbox = Any(None, allow_none=True)
     kernel_environment = Any(None, allow_none=True)
     log_path = Unicode("")
+    memory_mb = Any(0)  # the cap without a sandbox (a sandbox sets its own)
 
     def format_kernel_cmd(self, extra_arguments=None):
         command = [sys.executable, "-I", "-m", "ipykernel_launcher", "-f", self.connection_file,
@@ -211,6 +225,7 @@ class SandboxKernelManager(AsyncKernelManager):
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         kw["preexec_fn"] = _die_with_parent
         if self.sandbox is None:
+            kw["preexec_fn"] = _unsandboxed_limits(int(self.memory_mb or 0))
             environment = dict(os.environ)
             environment.update(self.kernel_environment or {})
             environment.update(kw.get("env") or {})

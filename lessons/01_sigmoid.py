@@ -122,8 +122,8 @@ print("TanhSavesInput:", torch.autograd.gradcheck(TanhSavesInput.apply, (x,)))
 # `torch.autograd.graph.saved_tensors_hooks(pack, unpack)` calls `pack` on **every tensor
 # any node saves** for backward while the `with` block runs: yours, through
 # `ctx.save_for_backward`, and those of PyTorch's built-in operations. We use it to list
-# the saved tensors and add up their bytes. Autograd stores a piece of memory only once,
-# however many nodes save it, so we count each piece once too.
+# the saved tensors and add up their bytes. Saving never copies: two nodes that save the
+# same tensor keep one piece of memory alive, so we count each piece of memory once.
 
 # %%
 def saved_for_backward(compute):
@@ -212,7 +212,8 @@ for name, formula in naive.items():
 # ## The fix: one formula per sign, both built from $e^{-|x|}$
 #
 # Let $z = e^{-|x|}$. Since $-|x| \le 0$, $z$ lies in $(0, 1]$: it **cannot** overflow.
-# Multiply the top and bottom of each textbook formula by whatever makes $z$ appear:
+# Use the first textbook formula where $x \ge 0$ and the second where $x < 0$: in each, the
+# exponential that appears is exactly $z$.
 #
 # $$\sigma(x) = \begin{cases}
 #   \dfrac{1}{1 + e^{-x}} = \dfrac{1}{1 + z} & x \ge 0,\\[2ex]
@@ -462,7 +463,8 @@ for function in (MyTanh, TanhOnCtx):
 print("true gradient     ", 1 - torch.tanh(x.detach()) ** 2)
 
 # %% [markdown]
-# `MyTanh` refuses; `TanhOnCtx` returns a gradient with the wrong sign, without a word.
+# `MyTanh` refuses to run. `TanhOnCtx` returns a wrong gradient, even of the wrong sign,
+# without a word.
 #
 # The rule for `ctx` is short: **tensors through `ctx.save_for_backward`, everything else
 # (numbers, shapes, flags) as attributes.** That holds for masks too: `ctx.mask = mask` is

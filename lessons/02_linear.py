@@ -108,8 +108,9 @@ except RuntimeError as error:
 #
 # `nn.Linear` accepts $x$ of shape $(*, \text{in})$: a single vector $(\text{in},)$, a batch
 # $(N, \text{in})$, a batch of sequences $(B, T, \text{in})$, and so on. The output has shape
-# $(*, \text{out})$. Call each position in the leading dimensions $p$ and let $M$ be how many
-# there are ($M = 1$ for a single vector, $M = BT$ for $(B, T, \text{in})$).
+# $(*, \text{out})$. Call each position in the leading dimensions $p$, with $x_p$ and
+# $g_p$ the input row and `grad_output` row there (column vectors), and let $M$ be how many
+# positions there are ($M = 1$ for a single vector, $M = BT$ for $(B, T, \text{in})$).
 #
 # - **`grad_x`** needs nothing new: $G W$ with $G$ of shape $(*, \text{out})$ gives
 #   $(*, \text{in})$, because `@` treats the leading dimensions as a batch.
@@ -117,7 +118,7 @@ except RuntimeError as error:
 #   contributions add up:
 #
 # $$\underbrace{\texttt{grad\_weight}}_{(\text{out},\,\text{in})}
-#   = \sum_p \underbrace{g_p}_{(\text{out},)} \underbrace{x_p^\top}_{(\text{in},)}
+#   = \sum_p \underbrace{g_p}_{(\text{out},\,1)} \underbrace{x_p^\top}_{(1,\,\text{in})}
 #   = \underbrace{G_2^\top}_{(\text{out},\,M)} \underbrace{x_2}_{(M,\,\text{in})},
 #   \qquad
 #   \underbrace{\texttt{grad\_bias}}_{(\text{out},)} = \sum_p g_p ,$$
@@ -431,12 +432,12 @@ show_saved("FusedLinearReLU", lambda: FusedLinearReLU.apply(x, weight, bias))
 # The $(64, 16)$ float32 output (4096 bytes) became a $(64, 16)$ mask (1024 bytes): a
 # quarter, or an eighth in float64.
 #
-# **Measure in context, though.** Autograd stores each piece of memory once. If the next
-# layer saves the ReLU's output anyway (another linear layer does: it needs its input for
-# `grad_weight`), the composed version's output costs nothing extra, and your mask becomes
-# the extra. Fusing this way wins when nothing downstream keeps the activation, for example
-# when it feeds a sum, a residual addition, or a layer with frozen weights. Here are both
-# situations:
+# **Measure in context, though.** Saving never copies, so memory that two nodes save is
+# kept once. If the next layer saves the ReLU's output anyway (another linear layer does:
+# it needs its input for `grad_weight`), the composed version's output costs nothing
+# extra, and your mask becomes the extra. Fusing this way wins when nothing downstream
+# keeps the activation, for example when it feeds a sum, a residual addition, or a layer
+# with frozen weights. Here are both situations:
 
 # %%
 weight2 = torch.randn(8, 16, requires_grad=True)

@@ -1,4 +1,6 @@
-"""Fixtures shared by the grading-library tests: devices, hint assertions, lesson markers."""
+"""Fixtures shared by the grading-library tests: devices and hint assertions.
+
+Markers (slow, browser, lesson00..lesson06) are declared in pyproject.toml."""
 
 import sys
 from contextlib import contextmanager
@@ -12,18 +14,6 @@ from autograder.errors import GradingError
 # The reference Functions live in tests/functions; make them importable as ``functions``
 # whichever way pytest imports this directory.
 sys.path.insert(0, str(Path(__file__).parent))
-
-LESSON_MARKERS = {
-    "lesson00": "lesson 00 template: Square, WeightedSum",
-    "lesson01": "lesson 01 sigmoid: MySigmoid, MyReLU, ScaledSigmoid",
-    "lesson02": "lesson 02 linear: MyLinearFunction, FusedLinearReLU",
-}
-
-
-def pytest_configure(config):
-    for name, description in LESSON_MARKERS.items():
-        config.addinivalue_line("markers", f"{name}: {description}")
-
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="PyTorch sees no CUDA device")
 

@@ -72,6 +72,8 @@ class TestCorrect:
 MISTAKES = [
     (ref.NoRowSum, "backward leaves out the row-sum term of the softmax: "
                    "dS = P * (dP - rowsum(dP * P)), not P * dP"),
+    (ref.DiagonalJacobianOnly, "uses only the diagonal of the softmax's Jacobian, "
+                               "P * (1 - P) * dP"),
     (ref.RowSumOverQueries, "sums dP * P over the queries: the row sum runs over the keys"),
     (ref.AutogradSoftmax, "ScaledDotProductAttention.backward calls torch.autograd.grad: "
                           "write the gradient formula by hand"),
@@ -183,7 +185,6 @@ class TestMemoryEfficientMistakes:
             @staticmethod
             def backward(ctx, grad_output):
                 Q, K, V, output, lse, _, *mask = ctx.saved_tensors
-                ctx.saved = None
                 P = (ref._masked_scores(Q, K, ctx.scale, mask[0] if mask else None) - lse).exp()
                 grad_P = grad_output @ V.transpose(-2, -1)
                 grad_S = P * (grad_P - (grad_output * output).sum(-1, keepdim=True))

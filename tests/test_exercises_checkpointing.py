@@ -67,6 +67,8 @@ MISTAKES = [
     (ref.NoNoneForRunFn, "the first input is run_fn, so return None for it first"),
     (ref.ArgsOnCtx, "stores a tensor as ctx.args[0]: pass the tensor arguments through "
                     "ctx.save_for_backward"),
+    (ref.SavesEveryArgument, "CheckpointFunction.forward passed a non-tensor to "
+                             "ctx.save_for_backward: save tensors (or None) there"),
 ]
 
 
@@ -106,7 +108,8 @@ class TestMistakes:
 
     def test_not_a_function(self, raises_hint):
         """Is a plain function passed as CheckpointFunction told what it must be?"""
-        with raises_hint("CheckpointFunction must be a class deriving from torch.autograd.Function"):
+        with raises_hint("CheckpointFunction must be a class deriving from "
+                         "torch.autograd.Function"):
             CHECKPOINT.quick(ref.checkpoint_sequential)
 
     def test_stub_raises_not_implemented(self):

@@ -61,7 +61,8 @@ MISTAKES = [
     ("SignSTE", ste.SignSTEOnes, "SignSTE's backward ignores grad_output: multiply"),
     ("SignSTE", ste.SignSTEClipped,
      "SignSTE zeroes the gradient where |x| > 1: that is the clipped estimator (SignClippedSTE)"),
-    ("SignSTE", ste.SignSTEZeroGoesUp, "SignSTE.apply(0) gives 1 but sign(0) = 0: use torch.sign(x)"),
+    ("SignSTE", ste.SignSTEZeroGoesUp,
+     "SignSTE.apply(0) gives 1 but sign(0) = 0: use torch.sign(x)"),
     ("SignSTE", ste.SignSTETanh,
      "SignSTE's output is not all -1, 0 or 1 (at x = -1e-30 it gives -1e-28, expected -1): "
      "a smooth approximation is not sign(x)"),
@@ -82,7 +83,8 @@ MISTAKES = [
      "SignClippedSTE builds its clip mask from the output sign(x), whose magnitude is never "
      "above 1: save the input x"),
     ("SignClippedSTE", ste.SignClippedSTEInPlace, "backward modified grad_output in place"),
-    ("RoundSTE", ste.RoundSTEFloor, "RoundSTE's forward is floor(x), not round(x): use torch.round(x)"),
+    ("RoundSTE", ste.RoundSTEFloor,
+     "RoundSTE's forward is floor(x), not round(x): use torch.round(x)"),
     ("RoundSTE", ste.RoundSTETruncates, "RoundSTE's forward is trunc(x), which is what .long() or "
      ".int() does, not round(x)"),
     ("RoundSTE", ste.RoundSTEHalfAway,
@@ -108,7 +110,8 @@ def test_mistake_named_by_quick(name, mistake, hint, raises_hint):
 
 
 @pytest.mark.parametrize("name, mistake, hint", MISTAKES + [
-    ("SignSTE", ste.SignSTECtxTensor, "SignSTE stores a tensor as ctx.x: use ctx.save_for_backward"),
+    ("SignSTE", ste.SignSTECtxTensor,
+     "SignSTE stores a tensor as ctx.x: use ctx.save_for_backward"),
     ("SignClippedSTE", ste.SignClippedSTECtxTensor,
      "SignClippedSTE stores a tensor as ctx.x: use ctx.save_for_backward"),
 ], ids=_id)
@@ -125,7 +128,7 @@ def test_unclipped_loses_the_exercise_on_grading(raises_hint):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_float32_forward_is_exact(dtype, device):
+def test_forward_is_compared_bit_for_bit(dtype, device):
     """Is the forward compared bit for bit in both dtypes (no tolerance hides a look-alike)?"""
     x = torch.tensor(SIGN_EDGES, dtype=dtype, device=device)
     check_forward_exact(SIGN_STE, torch.sign(x), x)

@@ -13,12 +13,12 @@ from nbgrader.api import Gradebook
 from autograder.nbgrader_cli import nbgrader
 from autograder.seal import VERDICT_MIME
 from tools.instructor import release
-from tools.notebooks import source_notebook
+from tools.notebooks import SOLUTION_MARKER, lesson_names, source_notebook
 from tools.submissions import solved, with_answer, with_cell_before
 
 pytestmark = pytest.mark.slow
 
-LESSONS = ["00_template", "01_sigmoid", "02_linear"]
+LESSONS = lesson_names()
 
 SIGMOID_SAVES_INPUT = """
 class MySigmoid(torch.autograd.Function):
@@ -164,40 +164,120 @@ class Square(torch.autograd.Function):
 """
 
 
+# Lessons 03 and 04: appended to the solved answer cell, a subclass overrides one method.
+SIGN_STE_ZERO_GRADIENT = """
+class SignSTE(SignSTE):
+    @staticmethod
+    def backward(ctx, grad_output):
+        return torch.zeros_like(grad_output)
+"""
+
+SIGN_CLIPPED_STE_UNCLIPPED = """
+class SignClippedSTE(SignClippedSTE):
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output
+"""
+
+ROUND_STE_FLOOR = """
+class RoundSTE(RoundSTE):
+    @staticmethod
+    def forward(ctx, x):
+        return torch.floor(x)
+"""
+
+SWISH_BACKWARD_DETACHES = """
+class SwishFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+        ctx.save_for_backward(x, beta)
+        return x * torch.sigmoid(beta * x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, beta = (t.detach() for t in ctx.saved_tensors)
+        s = torch.sigmoid(beta * x)
+        grad_x = grad_output * (s + beta * x * s * (1 - s))
+        grad_beta = (grad_output * x * x * s * (1 - s)).sum()
+        return grad_x, grad_beta
+"""
+
+CUBE_ONCE_TWICE_DIFFERENTIABLE = """
+class CubeOnce(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * 3 * x ** 2
+"""
+
+
 def _answer(code: str) -> str:
     return textwrap.dedent(code).strip()
 
 
-# student -> (lesson, exercise that must lose its points, how the submission is made)
+# student -> (lesson, exercise that must lose its points, how the submission is made, a phrase
+# the hint must contain). A change is ("answer", grade_id, code): the answer cell holds code;
+# ("append", grade_id, code): code follows the solution in its answer cell; or
+# ("cell", grade_id, code): a new cell with code just before that cell.
 MISTAKES = {
     "sigmoid-saves-input": ("01_sigmoid", "MySigmoid",
-                            [("answer", "answer_MySigmoid", SIGMOID_SAVES_INPUT)]),
+                            [("answer", "answer_MySigmoid", SIGMOID_SAVES_INPUT)],
+                            "saved its input x"),
     "relu-masks-grad-output-in-place": ("01_sigmoid", "MyReLU",
-                                        [("answer", "answer_MyReLU", RELU_MASKS_IN_PLACE)]),
+                                        [("answer", "answer_MyReLU", RELU_MASKS_IN_PLACE)],
+                                        "modified grad_output in place"),
     "linear-ignores-needs-input-grad": (
         "02_linear", "MyLinearFunction",
-        [("answer", "answer_MyLinearFunction", LINEAR_IGNORES_NEEDS_INPUT_GRAD)]),
+        [("answer", "answer_MyLinearFunction", LINEAR_IGNORES_NEEDS_INPUT_GRAD)],
+        "ctx.needs_input_grad"),
     "linear-transposed-grad-x": ("02_linear", "MyLinearFunction",
-                                 [("answer", "answer_MyLinearFunction", LINEAR_TRANSPOSED_GRAD_X)]),
+                                 [("answer", "answer_MyLinearFunction", LINEAR_TRANSPOSED_GRAD_X)],
+                                 "a transpose"),
     "weighted-sum-two-gradients": ("00_template", "WeightedSum",
-                                   [("answer", "answer_WeightedSum", WEIGHTED_SUM_TWO_GRADIENTS)]),
+                                   [("answer", "answer_WeightedSum", WEIGHTED_SUM_TWO_GRADIENTS)],
+                                   "backward returned 2 gradients for 4 inputs: return None for "
+                                   "w1 and w2"),
     "sigmoid-wrong-with-gradcheck-and-allclose-patched": (
         "01_sigmoid", "MySigmoid",
-        [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN + PATCH_GRADCHECK_AND_ALLCLOSE)]),
+        [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN + PATCH_GRADCHECK_AND_ALLCLOSE)],
+        "check the sign"),
     "sigmoid-wrong-with-showtraceback-patched": (
         "01_sigmoid", "MySigmoid",
-        [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN + PATCH_SHOWTRACEBACK)]),
+        [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN + PATCH_SHOWTRACEBACK)],
+        "check the sign"),
     "sigmoid-wrong-with-grading-library-patched": (
         "01_sigmoid", "MySigmoid",
         [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN),
-         ("cell", "MySigmoid", PATCH_GRADING_LIBRARY)]),
+         ("cell", "MySigmoid", PATCH_GRADING_LIBRARY)],
+        "check the sign"),
     "sigmoid-wrong-with-forged-verdicts": (
         "01_sigmoid", "MySigmoid",
-        [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN + FORGE_VERDICT)]),
+        [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN + FORGE_VERDICT)],
+        "check the sign"),
     "sigmoid-wrong-patching-torch-during-backward": (
-        "01_sigmoid", "MySigmoid", [("answer", "answer_MySigmoid", PATCH_DURING_BACKWARD)]),
+        "01_sigmoid", "MySigmoid", [("answer", "answer_MySigmoid", PATCH_DURING_BACKWARD)],
+        "while it was being graded"),
+    "sign-ste-zero-gradient": ("03_ste", "SignSTE",
+                               [("append", "answer_SignSTE", SIGN_STE_ZERO_GRADIENT)],
+                               "true derivative of sign"),
+    "sign-clipped-ste-unclipped": ("03_ste", "SignClippedSTE",
+                                   [("append", "answer_SignClippedSTE", SIGN_CLIPPED_STE_UNCLIPPED)],
+                                   "not clipped"),
+    "round-ste-floors": ("03_ste", "RoundSTE",
+                         [("append", "answer_RoundSTE", ROUND_STE_FLOOR)], "not round(x)"),
+    "swish-backward-detaches": ("04_double_backward", "SwishFunction",
+                                [("answer", "answer_SwishFunction", SWISH_BACKWARD_DETACHES)],
+                                "cut off from autograd"),
+    "cube-once-without-once-differentiable": (
+        "04_double_backward", "CubeOnce",
+        [("answer", "answer_CubeOnce", CUBE_ONCE_TWICE_DIFFERENTIABLE)],
+        "mark backward with @once_differentiable"),
 }
-
 
 # student -> (lesson, how the submission is made): correct work that must keep every point
 CORRECT_BUT_NOISY = {
@@ -228,16 +308,25 @@ def course(tmp_path_factory):
     for lesson in LESSONS:
         submit("solver", lesson, solved(released[lesson], sources[lesson]))
         submit("untouched", lesson, released[lesson])
-    submissions = {student: (lesson, changes) for student, (lesson, _, changes) in MISTAKES.items()}
+    submissions = {student: (lesson, changes) for student, (lesson, _, changes, _) in MISTAKES.items()}
     for student, (lesson, changes) in (submissions | CORRECT_BUT_NOISY).items():
         notebook = solved(released[lesson], sources[lesson])
         for kind, grade_id, code in changes:
-            change = with_answer if kind == "answer" else with_cell_before
-            notebook = change(notebook, grade_id, _answer(code))
+            if kind == "append":
+                solution = SOLUTION_MARKER.sub("", _source_cell(sources[lesson], grade_id).source)
+                notebook = with_answer(notebook, grade_id, solution + "\n\n" + _answer(code))
+            else:
+                change = with_answer if kind == "answer" else with_cell_before
+                notebook = change(notebook, grade_id, _answer(code))
         submit(student, lesson, notebook)
     for lesson in LESSONS:
         nbgrader("autograde", lesson, "--force", "--log-level=WARN", root=root)
     return root, sources
+
+
+def _source_cell(notebook, grade_id: str):
+    return next(cell for cell in notebook.cells
+                if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
 def _scores(root, student: str, lesson: str) -> dict[str, float]:
@@ -264,9 +353,21 @@ def test_untouched_learner_copy_scores_zero(course, lesson):
 def test_a_mistake_loses_exactly_its_exercise(course, student):
     """Does each broken or tampering submission lose that exercise's points and keep the rest?"""
     root, sources = course
-    lesson, broken, _ = MISTAKES[student]
+    lesson, broken, _, _ = MISTAKES[student]
     expected = _points(sources[lesson]) | {broken: 0.0}
     assert _scores(root, student, lesson) == expected
+
+
+@pytest.mark.parametrize("student", MISTAKES)
+def test_a_lost_exercise_shows_the_hint_that_names_the_mistake(course, student):
+    """Does the autograded notebook tell the learner, in plain words, what went wrong?"""
+    root, _ = course
+    lesson, broken, _, phrase = MISTAKES[student]
+    notebook = nbformat.read(root / "autograded" / student / lesson / f"{lesson}.ipynb",
+                             as_version=4)
+    cell = _source_cell(notebook, broken)
+    assert [o.output_type for o in cell.outputs] == ["error"]
+    assert phrase in cell.outputs[0].evalue, cell.outputs[0].evalue
 
 
 @pytest.mark.parametrize("student", CORRECT_BUT_NOISY)
@@ -275,14 +376,3 @@ def test_warnings_on_stderr_never_cost_points(course, student):
     root, sources = course
     lesson = CORRECT_BUT_NOISY[student][0]
     assert _scores(root, student, lesson) == _points(sources[lesson])
-
-
-def test_failed_verdict_carries_the_hint(course):
-    """Does the autograded notebook show the hint that names the mistake?"""
-    root, _ = course
-    path = root / "autograded" / "sigmoid-saves-input" / "01_sigmoid" / "01_sigmoid.ipynb"
-    notebook = nbformat.read(path, as_version=4)
-    cell = next(c for c in notebook.cells
-                if c.metadata.get("nbgrader", {}).get("grade_id") == "MySigmoid")
-    assert [o.output_type for o in cell.outputs] == ["error"]
-    assert "saved its input x" in cell.outputs[0].evalue

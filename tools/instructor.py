@@ -6,12 +6,12 @@ source/ release/ submitted/<student>/<lesson>/ autograded/ feedback/ gradebook.d
 
 import argparse
 import os
-import time
 from pathlib import Path
 
 import nbformat
 
 from autograder.nbgrader_cli import nbgrader, prepare_course_root
+from tools import batch
 from tools.notebooks import ROOT, lesson_names, source_notebook
 
 DEFAULT_ROOT = ROOT / "instructor"
@@ -32,32 +32,30 @@ def release(root: Path, lessons: list[str]) -> None:
         print(f"released {lesson} -> {root / 'release' / lesson}")
 
 
-def submissions(root: Path, lessons: list[str]) -> list[tuple[str, str]]:
-    """(student, lesson) for every submitted folder of a released lesson."""
-    submitted = root / "submitted"
-    return sorted((student.name, lesson)
-                  for student in submitted.glob("*") if student.is_dir()
-                  for lesson in lessons if (student / lesson).is_dir())
+def released(root: Path) -> set[str]:
+    """The lessons released in this course root (assignments in its gradebook)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(batch.db_url(root)) as gradebook:
+        return {assignment.name for assignment in gradebook.assignments}
 
 
-def autograde(root: Path, lessons: list[str]) -> None:
-    """Autograde every submission, one nbgrader run each, with progress."""
-    todo = submissions(root, lessons)
-    if not todo:
+def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
+              scheduler: str | None = None, force: bool = False) -> batch.Summary:
+    """Autograde every new, changed or failed submission, in parallel (see tools/batch.py)."""
+    if not batch.submissions(root, lessons):
         print(f"nothing to grade: no {root / 'submitted'}/<student>/<lesson>/ folders")
-        return
-    start = time.monotonic()
-    for done, (student, lesson) in enumerate(todo, 1):
-        began = time.monotonic()
-        result = nbgrader("autograde", lesson, "--student", student, "--force",
-                          "--log-level=WARN", root=root, check=False, capture=True)
-        status = "ok" if result.returncode == 0 else f"FAILED (exit {result.returncode})"
-        elapsed = time.monotonic() - start
-        eta = elapsed / done * (len(todo) - done)
-        print(f"[{done}/{len(todo)}] {student} {lesson}: {status} "
-              f"({time.monotonic() - began:.1f} s, ETA {eta:.0f} s)", flush=True)
-        if result.returncode:
-            print(result.stderr[-2000:])
+        return batch.Summary()
+    where = f"Dask scheduler {scheduler}" if scheduler else f"{workers or os.cpu_count()} workers"
+    print(f"autograding {', '.join(lessons)} in {root} with {where}", flush=True)
+    summary = batch.autograde(root, lessons, workers=workers, scheduler=scheduler, force=force)
+    print(summary.line())
+    if summary.sandbox:
+        print(f"sandbox: {summary.sandbox}")
+    if summary.failed:
+        print(f"grader errors are logged in {root / batch.STATE / 'errors.log'}; "
+              "rerun `make autograde` to retry them")
+    return summary
 
 
 def feedback(root: Path, lessons: list[str]) -> None:
@@ -67,8 +65,9 @@ def feedback(root: Path, lessons: list[str]) -> None:
 
 
 def grades(root: Path, output: Path) -> None:
-    nbgrader("export", f"--to={output}", "--log-level=WARN", root=root)
-    print(f"grades written to {output}")
+    """The grades CSV: scores per student, lesson and notebook, with a status and a reason."""
+    rows = batch.export_grades(root, output)
+    print(f"grades written to {output} ({rows} rows)")
 
 
 def main() -> None:
@@ -76,6 +75,12 @@ def main() -> None:
     parser.add_argument("command", choices=["release", "autograde", "feedback", "grades"])
     parser.add_argument("lessons", nargs="*", help="lesson names (default: all)")
     parser.add_argument("--output", default=None, help="grades CSV (default: ROOT/grades.csv)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="parallel grading processes (default: the number of cores)")
+    parser.add_argument("--scheduler", default=None,
+                        help="grade on a Dask cluster: its scheduler address, or 'local'")
+    parser.add_argument("--force", action="store_true",
+                        help="regrade every submission, not only new, changed or failed ones")
     args = parser.parse_args()
     unknown = sorted(set(args.lessons) - set(lesson_names()))
     if unknown:
@@ -83,10 +88,12 @@ def main() -> None:
     lessons, root = args.lessons or lesson_names(), course_root()
     if args.command != "release" and not (root / "gradebook.db").exists():
         parser.error(f"{root} has no gradebook yet: run `make release` first")
+    if args.command in ("autograde", "feedback"):
+        lessons = [lesson for lesson in lessons if lesson in released(root)]
     if args.command == "release":
         release(root, lessons)
     elif args.command == "autograde":
-        autograde(root, lessons)
+        autograde(root, lessons, workers=args.workers, scheduler=args.scheduler, force=args.force)
     elif args.command == "feedback":
         feedback(root, lessons)
     else:

@@ -122,7 +122,7 @@ def inspection_html(inspection: Inspection) -> str:
         rows = [[code(f"saved_tensors[{i}]"), markup.escape(s.role), format_shape(s.shape),
                  format_dtype(s.dtype), format_bytes(s.nbytes), markup.escape(_role_note(s))]
                 for i, s in enumerate(inspection.saved)]
-        parts.append(markup.table(["ctx.saved_tensors", "is", "shape", "dtype", "bytes", "memory"],
+        parts.append(markup.table(["ctx.saved_tensors", "role", "shape", "dtype", "bytes", "memory"],
                                   rows, numeric={4}, monospace={2, 3}))
     else:
         parts.append(markup.paragraph(
@@ -137,12 +137,16 @@ def inspection_html(inspection: Inspection) -> str:
     parts.append(markup.table(["ctx attribute", "type", "value"], attributes))
     for warning in inspection.warnings:
         parts.append(markup.box("warning", markup.escape(warning)))
+    if inspection.saved and not inspection.warnings:
+        parts.append(markup.box("ok", "Everything went through save_for_backward, and nothing "
+                                      "saved blocks double backward."))
     ratio = (f", {inspection.saved_bytes / inspection.input_bytes:.2g}× the inputs' "
              f"{format_bytes(inspection.input_bytes)}" if inspection.input_bytes else "")
+    new = (f"of that, {format_bytes(inspection.new_bytes)} is new memory held until backward "
+           "runs" if inspection.new_bytes else "none of it is new memory")
     parts.append(markup.paragraph(
         f"<b>Saved {len(inspection.saved)} tensor{'s' * (len(inspection.saved) != 1)}, "
-        f"{format_bytes(inspection.saved_bytes)}</b>{ratio}; of that, "
-        f"{format_bytes(inspection.new_bytes)} is new memory held until backward runs."))
+        f"{format_bytes(inspection.saved_bytes)}</b>{ratio}; {new}."))
     return "".join(parts)
 
 

@@ -360,7 +360,8 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
         if parameter.grad is None:
             raise GradingError(
                 f"after {where} the parameters got no gradient: CheckpointFunction's backward "
-                "must accumulate into their .grad (torch.autograd.backward, not torch.autograd.grad)")
+                "must accumulate into their .grad (torch.autograd.backward, not "
+                "torch.autograd.grad)")
         diagnose_gradient(f"parameter {name}", parameter.grad, parameter_truth[name])
 
 

@@ -77,6 +77,17 @@ class NoRowSum(ScaledDotProductAttention):
                 P.transpose(-2, -1) @ grad_output, None, None)
 
 
+class DiagonalJacobianOnly(ScaledDotProductAttention):
+    """dS = P * (1 - P) * dP: softmax's derivative taken element-wise, as if it were a sigmoid."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        Q, K, V, P = ctx.saved_tensors
+        grad_S = P * (1 - P) * (grad_output @ V.transpose(-2, -1))
+        return (ctx.scale * grad_S @ K, ctx.scale * grad_S.transpose(-2, -1) @ Q,
+                P.transpose(-2, -1) @ grad_output, None, None)
+
+
 class RowSumOverQueries(ScaledDotProductAttention):
     """Sums dP * P over dim -2 (the queries) instead of -1 (the keys)."""
 

@@ -269,3 +269,13 @@ def sequential_last_segment_plain(layers, segments, x):
     for layer in layers[(segments - 1) * size:]:
         x = layer(x)
     return x
+
+
+class SavesEveryArgument(CheckpointFunction):
+    """ctx.save_for_backward(*args): floats and flags cannot go there."""
+
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        output = CheckpointFunction.forward(ctx, run_fn, *args)
+        ctx.save_for_backward(*args)
+        return output

@@ -46,3 +46,23 @@ def test_does_the_view_warn_about_a_forgetful_checkpoint(ref):
     view = checkpointing_explorer(ref.forgetful_checkpoint_sequential,
                                   lambda: ref.small_mlp(8, 2), torch.randn(3, 8))
     assert "got no gradient" in view.panes["readout"].value
+
+
+def test_do_counted_flops_show_the_recompute(ref):
+    layers = layers_of(lambda: ref.small_mlp(16, 2))
+    x = torch.randn(8, 16)
+    plain = measure_run(ref.checkpoint_sequential, layers, x, None, repeats=0)
+    checkpointed = measure_run(ref.checkpoint_sequential, layers, x, 2, repeats=0)
+    matmul = 2 * 8 * 16 * 16
+    assert plain.forward_flops == checkpointed.forward_flops == 2 * matmul
+    assert plain.backward_flops == 4 * matmul  # grad of input and weight per layer
+    assert checkpointed.backward_flops == plain.backward_flops + 2 * matmul
+    assert checkpointed.forward_ms == 0.0
+
+
+def test_is_the_flops_view_the_same_on_every_run(ref):
+    def build():
+        view = checkpointing_explorer(ref.checkpoint_sequential, lambda: ref.small_mlp(16, 2),
+                                      torch.randn(8, 16), cost="flops")
+        return view.panes["plot"].value, view.panes["readout"].value
+    assert build() == build()

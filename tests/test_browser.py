@@ -1,0 +1,275 @@
+"""Do the widget views render and respond in a real JupyterLab, driven by headless Chromium?
+
+For each solution notebook (and the widget demo), open a copy in JupyterLab, run all cells,
+check that every widget view rendered, operate one control of each kind in each view and
+check that the view changed, and save a screenshot to artifacts/screenshots/.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+NOTEBOOKS = sorted((REPO / "solutions").glob("*.ipynb")) + [REPO / "tests/data/widgets_demo.ipynb"]
+COPIES = REPO / "artifacts" / "browser"  # git-ignored: autosave may write here freely
+SCREENSHOTS = REPO / "artifacts" / "screenshots"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+RUN_TIMEOUT_S = 300
+
+# Views are the widget outputs; controls of one kind are tried in order until one changes it.
+CONTROL_KINDS = {
+    "slider": ".widget-slider .noUi-target",
+    "dropdown": ".widget-dropdown select",
+    "checkbox": ".widget-checkbox input[type=checkbox]",
+    "button": ".jupyter-button:not(.widget-play .jupyter-button)",
+}
+# What a view shows: the value of each picture and HTML pane in it.
+SIGNATURE_JS = """view => [...view.querySelectorAll('.widget-image img, img.widget-image, .widget-html-content')]
+    .map(e => e.src || e.innerHTML).join('\\n')"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _jupyter_lab() -> list[str]:
+    venv = REPO / ".venv" / "bin" / "jupyter-lab"
+    return [str(venv)] if venv.exists() else [sys.executable, "-m", "jupyterlab"]
+
+
+def _quiet_settings(settings: Path) -> None:
+    """No news or update checks: nothing may pop up over the notebook."""
+    target = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A JupyterLab server on a free localhost port with a token; yields its base URL."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y "
+                    "chromium) to run the browser tests")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    home = tmp_path_factory.mktemp("jupyter")
+    _quiet_settings(home / "settings")
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"),
+           "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "IPYTHONDIR": str(home / "ipython"),
+           "JUPYTER_PLATFORM_DIRS": "1"}
+    command = _jupyter_lab() + [
+        "--no-browser", f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
+        "--ServerApp.port_retries=0", f"--ServerApp.token={token}",
+        f"--ServerApp.root_dir={REPO}", "--LabApp.expose_app_in_browser=True",
+        f"--LabApp.user_settings_dir={home / 'settings'}",
+        f"--LabApp.workspaces_dir={home / 'workspaces'}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")  # CI containers run as root
+    log = (home / "server.log").open("w")
+    server = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("JupyterLab did not start:\n" +
+                                (home / "server.log").read_text()[-3000:])
+                time.sleep(0.5)
+        yield base, token
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(lab):
+    """Headless Debian Chromium under Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                              args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _open(page, base: str, token: str, relative: str) -> None:
+    page.goto(f"{base}/lab/tree/{relative}?token={token}&reset", wait_until="domcontentloaded")
+    page.wait_for_function(
+        """() => window.jupyterapp && window.jupyterapp.shell.currentWidget
+                 && window.jupyterapp.shell.currentWidget.sessionContext""", timeout=90_000)
+    page.evaluate("""async () => {
+        const app = window.jupyterapp;
+        const panel = app.shell.currentWidget;
+        await panel.context.ready;
+        await panel.sessionContext.ready;
+        app.shell.collapseLeft();
+        app.shell.collapseRight();
+    }""")
+    page.wait_for_function(
+        """() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel;
+                   return k && k.status === 'idle'; }""", timeout=120_000)
+
+
+def _run_all(page) -> None:
+    """Run every cell; fail on the first error output, naming the cell."""
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        state = page.evaluate("""() => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            const cells = panel.content.widgets.filter(c => c.model.type === 'code');
+            for (const [i, cell] of cells.entries()) {
+                for (const output of cell.model.outputs.toJSON()) {
+                    if (output.output_type === 'error') {
+                        return {error: `code cell ${i + 1}: ${output.ename}: ${output.evalue}`};
+                    }
+                }
+            }
+            const kernel = panel.sessionContext.session.kernel;
+            const done = cells.every(c => c.model.executionCount !== null
+                                          && !c.promptNode.textContent.includes('*'));
+            return {done: done && kernel.status === 'idle'};
+        }""")
+        if state.get("error"):
+            pytest.fail(f"a cell raised while running all cells: {state['error']}")
+        if state.get("done"):
+            return
+        time.sleep(0.5)
+    pytest.fail(f"running all cells took more than {RUN_TIMEOUT_S} s")
+
+
+def _views(page):
+    """The output areas that hold a widget view (JupyterLab tags them with no MIME type)."""
+    return page.locator(".jp-OutputArea-output:has(> .jupyter-widgets)")
+
+
+def _wait_rendered(page, expected: int) -> None:
+    """Every widget output shows its view: none loading, none failed."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        text = page.locator(".jp-Notebook").inner_text()
+        loading = "Loading widget" in text
+        if "Error displaying widget" in text:
+            pytest.fail("a widget failed to display: 'Error displaying widget' in the notebook")
+        if not loading and _views(page).count() == expected:
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail(f"widgets still loading after 60 s, or {_views(page).count()} views "
+                    f"rendered where the notebook has {expected}")
+    for i in range(expected):
+        view = _views(page).nth(i)
+        box = view.bounding_box() or {"width": 0, "height": 0}
+        if view.locator(".jupyter-widgets").count() == 0 or box["height"] < 10:
+            pytest.fail(f"widget view {i + 1} rendered empty")
+
+
+def _operate(page, control, kind: str) -> None:
+    control.scroll_into_view_if_needed()
+    if kind == "slider":
+        box = control.bounding_box()
+        handle = control.locator(".noUi-handle").first.bounding_box()
+        left_half = handle["x"] + handle["width"] / 2 < box["x"] + box["width"] / 2
+        fraction = 0.8 if left_half else 0.2
+        page.mouse.click(box["x"] + fraction * box["width"], box["y"] + box["height"] / 2)
+    elif kind == "dropdown":
+        options = control.locator("option").all_inner_texts()
+        current = control.input_value()
+        control.select_option(next(o for o in options if o != current))
+    else:
+        control.click()
+
+
+def _signature(view) -> str:
+    return view.evaluate(SIGNATURE_JS)
+
+
+def _wait_changed(view, before: str, timeout_s: float = 15) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if _signature(view) != before:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _screenshot(page, path: Path) -> None:
+    """The whole notebook in one picture: make the window as tall as the notebook."""
+    height = page.evaluate("""() => {
+        const scroller = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer')
+                         || document.querySelector('.jp-NotebookPanel .jp-Notebook');
+        scroller.scrollTop = 0;
+        return scroller.scrollHeight;
+    }""")
+    page.set_viewport_size({"width": 1280, "height": min(int(height) + 200, 16000)})
+    time.sleep(1.0)
+    page.screenshot(path=str(path))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
+def test_do_the_widgets_render_and_respond(lab, browser, notebook):
+    base, token = lab
+    copy = COPIES / notebook.parent.name / notebook.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(notebook, copy)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    expected_views = None
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    try:
+        _open(page, base, token, copy.relative_to(REPO).as_posix())
+        _run_all(page)
+        expected_views = page.evaluate(f"""() => window.jupyterapp.shell.currentWidget.content
+            .widgets.filter(c => c.model.type === 'code')
+            .flatMap(c => c.model.outputs.toJSON())
+            .filter(o => o.data && o.data['{WIDGET_MIME}']).length""")
+        _wait_rendered(page, expected_views)
+        for i in range(expected_views):  # as a learner first sees them
+            _views(page).nth(i).screenshot(
+                path=str(SCREENSHOTS / f"{notebook.stem}-view{i + 1}.png"))
+        unchanged = []
+        for i in range(expected_views):
+            view = _views(page).nth(i)
+            for kind, selector in CONTROL_KINDS.items():
+                controls = view.locator(selector)
+                if controls.count() == 0:
+                    continue
+                for k in range(controls.count()):
+                    before = _signature(view)
+                    _operate(page, controls.nth(k), kind)
+                    if _wait_changed(view, before, timeout_s=15 if k == 0 else 5):
+                        break
+                else:
+                    unchanged.append(f"view {i + 1}: no {kind} changed it")
+        _wait_rendered(page, expected_views)
+        assert not unchanged, "; ".join(unchanged)
+    finally:
+        try:
+            _screenshot(page, SCREENSHOTS / f"{notebook.stem}.png")
+        finally:
+            page.close()
+    assert expected_views, f"{notebook.name} displays no widget view"

@@ -1,0 +1,83 @@
+"""Do widgets get the same model ids on every run once ids are seeded?"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from ipywidgets import Widget
+
+from widgets.ids import deterministic_ids, random_ids
+
+DEMO = Path(__file__).parents[1] / "data" / "widgets_demo.ipynb"
+
+
+def _ids(count: int) -> list[str]:
+    made = [Widget() for _ in range(count)]  # the bare model: no layout or style to track
+    ids = [w.model_id for w in made]
+    for w in made:
+        w.close()
+    return ids
+
+
+@pytest.fixture
+def restore_callback():
+    previous = Widget._widget_construction_callback
+    yield
+    Widget.on_widget_constructed(previous)
+
+
+def test_does_the_same_seed_give_the_same_ids(restore_callback):
+    deterministic_ids(3)
+    first = _ids(4)
+    deterministic_ids(3)
+    assert _ids(4) == first
+    assert len(set(first)) == 4 and all(len(i) == 32 for i in first)
+    deterministic_ids(4)
+    assert _ids(4) != first
+
+
+def test_does_random_ids_undo_it(restore_callback):
+    deterministic_ids(0)
+    seeded = _ids(1)
+    random_ids()
+    assert _ids(1) != seeded
+    assert Widget._widget_construction_callback is None
+
+
+def test_does_an_earlier_construction_callback_still_run(restore_callback):
+    seen = []
+    Widget.on_widget_constructed(seen.append)
+    deterministic_ids(0)
+    deterministic_ids(1)  # re-seeding does not stack callbacks
+    Widget().close()
+    assert len(seen) == 1
+
+
+@pytest.mark.slow
+def test_is_an_executed_notebook_the_same_twice(tmp_path):
+    """Two executions with WIDGETS_SEED set give the same widget state and outputs."""
+    from nbclient import NotebookClient
+
+    def execute():
+        notebook = nbformat.read(DEMO, as_version=4)
+        NotebookClient(notebook, timeout=300, kernel_name="python3", store_widget_state=True,
+                       resources={"metadata": {"path": str(DEMO.parent)}}).execute(
+            env={**os.environ, "WIDGETS_SEED": "0"})
+        return notebook
+
+    first, second = execute(), execute()
+    states = [nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+              for nb in (first, second)]
+    assert list(states[0]) == list(states[1])
+    differ = [states[0][k]["model_name"] for k in states[0] if states[0][k] != states[1][k]]
+    assert differ == []
+    outputs = [[c.outputs for c in nb.cells if c.cell_type == "code"] for nb in (first, second)]
+    assert outputs[0] == outputs[1]
+    views = [[o["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+              for c in nb.cells if c.cell_type == "code" for o in c.outputs
+              if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+             for nb in (first, second)]
+    assert views[0] == views[1] and len(views[0]) == 7

@@ -1,0 +1,204 @@
+"""Reference Functions and memory meters for the benchmarks (tools/bench_checkpointing.py and
+tools/bench_attention.py): the solutions of lessons 05 and 06, written once more here so that
+the benchmarks depend on neither the notebooks nor the tests."""
+
+import time
+
+import torch
+from torch import nn
+from torch.autograd.graph import saved_tensors_hooks
+
+
+# ------------------------------------------------------------------------------ lesson 05
+class CheckpointFunction(torch.autograd.Function):
+    """run_fn(*args), keeping only the tensor arguments and recomputing the rest in backward."""
+
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        ctx.run_fn = run_fn
+        ctx.is_tensor = [isinstance(a, torch.Tensor) for a in args]
+        ctx.others = [None if is_tensor else a for is_tensor, a in zip(ctx.is_tensor, args)]
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        ctx.save_for_backward(*tensors)
+        ctx.devices = sorted({t.get_device() for t in tensors if t.is_cuda})
+        ctx.cpu_state = torch.get_rng_state()
+        ctx.cuda_states = [torch.cuda.get_rng_state(d) for d in ctx.devices]
+        return run_fn(*args)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved = iter(ctx.saved_tensors)
+        args = []
+        for is_tensor, other in zip(ctx.is_tensor, ctx.others):
+            if is_tensor:
+                tensor = next(saved)
+                other = tensor.detach().requires_grad_(tensor.requires_grad)
+            args.append(other)
+        with torch.random.fork_rng(devices=ctx.devices):
+            torch.set_rng_state(ctx.cpu_state)
+            for device, state in zip(ctx.devices, ctx.cuda_states):
+                torch.cuda.set_rng_state(state, device)
+            with torch.enable_grad():
+                output = ctx.run_fn(*args)
+        torch.autograd.backward(output, grad_output)
+        return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))
+
+
+def checkpoint_sequential(layers, segments, x):
+    """layers applied to x in ``segments`` checkpointed groups (the last takes the remainder)."""
+    layers = list(layers)
+    size = len(layers) // segments
+    starts = [i * size for i in range(segments)] + [len(layers)]
+    for start, end in zip(starts, starts[1:]):
+        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)
+    return x
+
+
+# ------------------------------------------------------------------------------ lesson 06
+def composed_attention(Q, K, V, scale, mask=None):
+    """Attention left to autograd."""
+    scores = (Q @ K.transpose(-2, -1)) * scale
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ V
+
+
+class ScaledDotProductAttention(torch.autograd.Function):
+    """softmax(Q K^T * scale, masked) V, saving the probabilities P."""
+
+    @staticmethod
+    def forward(ctx, Q, K, V, scale, mask=None):
+        scores = (Q @ K.transpose(-2, -1)) * scale
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        P = torch.softmax(scores, dim=-1)
+        ctx.save_for_backward(Q, K, V, P)
+        ctx.scale = scale
+        return P @ V
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        Q, K, V, P = ctx.saved_tensors
+        grad_V = P.transpose(-2, -1) @ grad_output
+        grad_P = grad_output @ V.transpose(-2, -1)
+        grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))
+        return (ctx.scale * grad_S @ K, ctx.scale * grad_S.transpose(-2, -1) @ Q, grad_V,
+                None, None)
+
+
+class MemoryEfficientAttention(torch.autograd.Function):
+    """Attention that keeps one log-sum-exp per query row instead of the probabilities."""
+
+    @staticmethod
+    def forward(ctx, Q, K, V, scale, mask=None):
+        scores = (Q @ K.transpose(-2, -1)) * scale
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        row_max = scores.amax(dim=-1, keepdim=True)
+        lse = row_max + (scores - row_max).exp().sum(dim=-1, keepdim=True).log()
+        output = (scores - lse).exp() @ V
+        ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)
+        ctx.scale = scale
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        Q, K, V, output, lse, mask = ctx.saved_tensors
+        scores = (Q @ K.transpose(-2, -1)) * ctx.scale
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        P = (scores - lse.unsqueeze(-1)).exp()
+        grad_V = P.transpose(-2, -1) @ grad_output
+        grad_S = P * (grad_output @ V.transpose(-2, -1)
+                      - (grad_output * output).sum(dim=-1, keepdim=True))
+        return (ctx.scale * grad_S @ K, ctx.scale * grad_S.transpose(-2, -1) @ Q, grad_V,
+                None, None)
+
+
+# ------------------------------------------------------------------------------- measuring
+class _Held:
+    def __init__(self, tensor, meter, key):
+        self.tensor, self.meter, self.key = tensor, meter, key
+
+    def __del__(self):
+        self.meter.release(self.key)
+
+
+class ActivationMeter:
+    """Bytes autograd keeps for backward, each storage once, ignoring the ``skip`` tensors
+    (parameters, or inputs the caller holds anyway): ``now`` at any moment, ``peak`` over
+    the ``with`` block, recomputation in a checkpointed backward included."""
+
+    def __init__(self, skip=()):
+        self.skip = {t.untyped_storage().data_ptr() for t in skip}
+        self.count, self.size = {}, {}
+        self.now = self.peak = 0
+        self.hooks = saved_tensors_hooks(self.pack, self.unpack)
+
+    def pack(self, tensor):
+        key = tensor.untyped_storage().data_ptr()
+        if key in self.skip:
+            return tensor
+        if self.count.get(key, 0) == 0:
+            self.size[key] = tensor.untyped_storage().nbytes()
+            self.now += self.size[key]
+            self.peak = max(self.peak, self.now)
+        self.count[key] = self.count.get(key, 0) + 1
+        return _Held(tensor, self, key)
+
+    @staticmethod
+    def unpack(held):
+        return held.tensor if isinstance(held, _Held) else held
+
+    def release(self, key):
+        self.count[key] -= 1
+        if self.count[key] == 0:
+            self.now -= self.size.pop(key)
+
+    def __enter__(self):
+        self.hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.hooks.__exit__(*exc)
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def best_times(steps: dict, device: torch.device, rounds: int) -> dict:
+    """Best wall time (ms) of each step, measured in turns after one warm-up round, so that a
+    busy moment of a shared machine hits every variant alike."""
+    best = {name: float("inf") for name in steps}
+    for round_ in range(rounds + 1):
+        for name, step in steps.items():
+            synchronize(device)
+            start = time.perf_counter()
+            step()
+            synchronize(device)
+            if round_ > 0:
+                best[name] = min(best[name], 1000 * (time.perf_counter() - start))
+    return best
+
+
+def cuda_peak(step, device: torch.device) -> int:
+    """Bytes allocated at the peak of ``step`` above what was allocated before it."""
+    synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    base = torch.cuda.memory_allocated(device)
+    step()
+    synchronize(device)
+    return torch.cuda.max_memory_allocated(device) - base
+
+
+def mib(nbytes: float) -> str:
+    return f"{nbytes / 2**20:,.2f} MiB"
+
+
+def devices() -> list[torch.device]:
+    found = [torch.device("cpu")]
+    if torch.cuda.is_available():
+        found.append(torch.device("cuda"))
+    return found
