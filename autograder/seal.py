@@ -125,6 +125,11 @@ def make_sealed_grade(key: bytes, restore, verdict, report, publish):
     return grade
 
 
+def skipped_self_check(name: str, submission) -> None:
+    """In a sealed grading kernel the hidden tests decide: the visible self-check, a subset of
+    them, is skipped, so neither a failing nor a sabotaged self-check can stop the verdict."""
+
+
 def boot() -> None:
     """Seal this kernel; run by the grader before any learner code. Without a key, do nothing."""
     key_file = os.environ.pop(KEY_FILE_VARIABLE, None)
@@ -147,8 +152,29 @@ def boot() -> None:
     sealed = make_sealed_grade(key, lambda: restorers[0](), verdict, _private(grading.report),
                                publish_display_data)
     grading.grade = autograder.grade = sealed
+    grading.self_check = autograder.self_check = skipped_self_check
     snapshot = Snapshot(_trusted_namespaces())
     restorers.append(_private(Snapshot.restore).__get__(snapshot))
+    # Before every cell too, so that a test cell's `from autograder import grade` finds the
+    # sealed grade even after learner code rebound it.
+    get_ipython().events.register("pre_run_cell", lambda info: restorers[0]())  # noqa: F821
+    _restore_before_hidden_tests(lambda: restorers[0]())
+
+
+def _restore_before_hidden_tests(restore) -> None:
+    """Put the snapshot back before every cell holding hidden tests, so that an earlier cell
+    that rebound ``autograder.grade`` (or torch) cannot keep the sealed grade from running."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        return
+
+    def before(info) -> None:
+        if "BEGIN HIDDEN TESTS" in (getattr(info, "raw_cell", None) or ""):
+            restore()
+
+    shell.events.register("pre_run_cell", before)
 
 
 def read_verdicts(outputs, key: bytes, scores: bool = False) -> dict[str, tuple]:

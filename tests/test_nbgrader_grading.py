@@ -216,6 +216,49 @@ class CubeOnce(torch.autograd.Function):
 """
 
 
+# Lessons 05 and 06.
+CHECKPOINT_IGNORES_RNG_STATE = """
+class CheckpointFunction(CheckpointFunction):
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved = iter(ctx.saved_tensors)
+        args = []
+        for is_tensor, other in zip(ctx.is_tensor, ctx.others):
+            if is_tensor:
+                tensor = next(saved)
+                other = tensor.detach().requires_grad_(tensor.requires_grad)
+            args.append(other)
+        with torch.enable_grad():
+            output = ctx.run_fn(*args)
+        torch.autograd.backward(output, grad_output)
+        return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))
+"""
+
+SEQUENTIAL_WITHOUT_CHECKPOINTS = """
+def checkpoint_sequential(layers, segments, x):
+    for layer in layers:
+        x = layer(x)
+    return x
+"""
+
+ATTENTION_WITHOUT_ROW_SUM = """
+class ScaledDotProductAttention(ScaledDotProductAttention):
+    @staticmethod
+    def backward(ctx, grad_output):
+        Q, K, V, P = ctx.saved_tensors
+        grad_V = P.transpose(-2, -1) @ grad_output
+        grad_S = P * (grad_output @ V.transpose(-2, -1))
+        grad_Q = ctx.scale * grad_S @ K
+        grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q
+        return grad_Q, grad_K, grad_V, None, None
+"""
+
+MEMORY_EFFICIENT_SAVES_PROBABILITIES = """
+class MemoryEfficientAttention(ScaledDotProductAttention):
+    pass
+"""
+
+
 def _answer(code: str) -> str:
     return textwrap.dedent(code).strip()
 
@@ -277,6 +320,22 @@ MISTAKES = {
         "04_double_backward", "CubeOnce",
         [("answer", "answer_CubeOnce", CUBE_ONCE_TWICE_DIFFERENTIABLE)],
         "mark backward with @once_differentiable"),
+    "checkpoint-ignores-rng-state": (
+        "05_checkpointing", "CheckpointFunction",
+        [("append", "answer_CheckpointFunction", CHECKPOINT_IGNORES_RNG_STATE)],
+        "drew new random numbers"),
+    "checkpoint-sequential-checkpoints-nothing": (
+        "05_checkpointing", "checkpoint_sequential",
+        [("answer", "answer_checkpoint_sequential", SEQUENTIAL_WITHOUT_CHECKPOINTS)],
+        "checkpointed nothing"),
+    "attention-without-row-sum": (
+        "06_attention", "ScaledDotProductAttention",
+        [("append", "answer_ScaledDotProductAttention", ATTENTION_WITHOUT_ROW_SUM)],
+        "row-sum term"),
+    "memory-efficient-attention-saves-probabilities": (
+        "06_attention", "MemoryEfficientAttention",
+        [("answer", "answer_MemoryEfficientAttention", MEMORY_EFFICIENT_SAVES_PROBABILITIES)],
+        "as big as the Lq x Lk probabilities"),
 }
 
 # student -> (lesson, how the submission is made): correct work that must keep every point
