@@ -43,7 +43,7 @@ release: $(INSTALLED) ## nbgrader generate_assignment for every lesson into $(CO
 	$(PYTHON) -m tools.instructor release
 
 autograde: $(INSTALLED) ## autograde every submission in $(COURSE_ROOT)/submitted/
-	$(PYTHON) -m tools.instructor autograde
+	$(PYTHON) -m tools.instructor autograde --workers $(WORKERS)
 
 feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson
 	$(PYTHON) -m tools.instructor feedback

@@ -34,6 +34,8 @@ def configure(c) -> None:
     # Feedback: per test its name, points and hint; never the hidden tests' source.
     c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, FeedbackSummary,
                                         CSSHTMLHeaderPreprocessor]
+    # Learner outputs are untrusted HTML: no scripts in feedback or in the formgrader.
+    c.HTMLExporter.sanitize_html = True
     # Grading is decided by signed verdicts (autograder.seal), not by what a cell printed, so
     # warnings a correct answer prints on stderr cost nothing.
     c.IgnorePattern.pattern = ".*(Warning|warn)"

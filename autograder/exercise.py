@@ -15,6 +15,7 @@ class Exercise:
     quick: Callable[[object], None]
     full: Callable[[object, torch.device], None]
     hidden_checks: str  # what the hidden tests add, in one line, shown after a passing self-check
+    example: Callable[[], tuple] | None = None  # small inputs for views of the learner's Function
 
     def grade(self, submission) -> None:
         """The full battery on every grading device."""

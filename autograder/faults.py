@@ -14,7 +14,7 @@ STATUSES = {
     "missing-notebook": "no notebook for this lesson was found in the submission: scored 0",
     "notebook-timeout": "the notebook ran out of its total time; the cells after that did not run",
     "kernel-died": "the kernel exited while a cell ran; it was restarted and grading went on",
-    "memory-limit": "a cell ran out of the memory cap; the kernel was restarted and grading went on",
+    "memory-limit": "a cell ran out of its memory cap; the kernel was restarted, grading went on",
     "timeout": "a cell ran past the time limit and was stopped",
     "stray-process": "a child process was still running when grading ended; it was killed",
     "output-limit": "a cell printed more than the output limit; the rest was dropped",

@@ -1,7 +1,13 @@
 """The two calls a notebook makes: ``self_check`` (visible) and ``grade`` (hidden tests)."""
 
+import warnings
+
 from .errors import GradingError
 from .exercises import EXERCISES
+
+# Called as hook(exercise, submission, error) when a visible self-check fails; `widgets`
+# registers one that shows the gradient-check explorer (autograder never imports widgets).
+SELF_CHECK_FAILURE_HOOKS: list = []
 
 
 def _exercise(name: str):
@@ -14,7 +20,15 @@ def _exercise(name: str):
 def self_check(name: str, submission) -> None:
     """Run the quick visible checks for one exercise; raise GradingError with a hint on failure."""
     exercise = _exercise(name)
-    exercise.quick(submission)
+    try:
+        exercise.quick(submission)
+    except GradingError as error:
+        for hook in SELF_CHECK_FAILURE_HOOKS:
+            try:
+                hook(exercise, submission, error)
+            except Exception as hook_error:  # a broken view must not hide the hint
+                warnings.warn(f"self-check failure hook {hook!r} failed: {hook_error}")
+        raise
     print(f"✓ {name} passes the self-check. The hidden tests also check: {exercise.hidden_checks}.")
 
 

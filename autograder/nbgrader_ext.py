@@ -25,11 +25,11 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
-from traitlets import Integer, Unicode, default
+from traitlets import Bool, Integer, Unicode, default
 
 from . import sandbox
 from .faults import Fault
-from .intake import shadowing_faults, shadowing_name
+from .intake import FILES_LIMIT_MB, shadowing_faults, shadowing_name
 from .seal import KEY_FILE_VARIABLE, VERDICT_MIME, read_verdicts
 
 BOOT = ("import autograder.seal; autograder.seal.boot(); "
@@ -85,7 +85,8 @@ def apply_verdicts(nb, key: bytes, faults=()) -> None:
             cell.outputs = [_stream(f"✓ {message}\n")]
         elif score and 0 < score < 1 and points:
             cell.outputs = [
-                _stream(f"◐ partial credit, {score * points:.3g} of {points:g} points: {message}\n"),
+                _stream(f"◐ partial credit, {score * points:.3g} of {points:g} points: "
+                        f"{message}\n"),
                 NotebookNode(output_type="execute_result", execution_count=cell.execution_count,
                              metadata={}, data={"text/plain": repr(round(score * points, 6))})]
         else:
@@ -132,6 +133,8 @@ class SealedExecute(Execute):
                                     "(default: $AUTOGRADER_NOTEBOOK_TIMEOUT, or 4 cell timeouts)"
                                ).tag(config=True)
     restart_limit = Integer(3, help="kernel restarts allowed per notebook").tag(config=True)
+    zygote = Bool(help="fork kernels from a process that has imported torch already "
+                       "(default: unless $AUTOGRADER_ZYGOTE is 0)").tag(config=True)
     output_limit_kb = Integer(1024, help="output kept per cell, in KiB").tag(config=True)
     iopub_timeout = Integer(10).tag(config=True)
     shutdown_kernel = Unicode("immediate")
@@ -139,6 +142,10 @@ class SealedExecute(Execute):
     @default("sandbox")
     def _sandbox_default(self):
         return sandbox.sandbox_mode()
+
+    @default("zygote")
+    def _zygote_default(self):
+        return os.environ.get("AUTOGRADER_ZYGOTE", "1").strip() != "0"
 
     @default("memory_limit_mb")
     def _memory_default(self):
@@ -154,13 +161,14 @@ class SealedExecute(Execute):
         from nbclient import NotebookClient
 
         NotebookClient.__init__(self, nb, None)
-        ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of a kernel become ours
         self.reset_execution_trackers()
         self._check_assign_resources(resources or {})
         self.timeout_func = self._cell_timeout
         self._key = secrets.token_bytes(32)
         self._faults: list[Fault] = []
         self._capability = self._choose_sandbox()
+        if self._capability is None:  # no PID namespace: a kernel's orphans must become ours
+            ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1)
         self._scratch = Path(tempfile.mkdtemp(prefix="autograder-run-"))
         self._work = self._work_copy()
         self._deadline = time.monotonic() + self.notebook_timeout
@@ -176,7 +184,8 @@ class SealedExecute(Execute):
         apply_verdicts(self.nb, self._key, self._faults)
         info = self.resources.setdefault("autograder", {})
         info["faults"] = [fault.to_dict() for fault in dict.fromkeys(self._faults)]
-        info["sandbox"] = self._capability.reason if self._capability else "off"
+        why = "AUTOGRADER_SANDBOX=off" if self.sandbox == "off" else sandbox.capability().reason
+        info["sandbox"] = self._capability.reason if self._capability else f"NONE ({why})"
         info["timing"] = self._timing
         return self.nb, self.resources
 
@@ -198,14 +207,20 @@ class SealedExecute(Execute):
         source = Path(self.resources.get("metadata", {}).get("path") or ".")
         work = self._scratch / (source.resolve().name or "work")
         work.mkdir()
-        shadowing = {}
-        for path in sorted(source.rglob("*")):
+        shadowing, budget = {}, FILES_LIMIT_MB << 20
+        for path in sorted(source.rglob("*"), key=lambda p: p.is_file() and p.stat().st_size):
             relative = path.relative_to(source).as_posix()
-            if path.is_dir() or path.is_symlink() or path.suffix == ".ipynb" and "/" not in relative:
+            notebook = path.suffix == ".ipynb" and "/" not in relative
+            if path.is_dir() or path.is_symlink() or notebook:
                 continue
             if shadowing_name(relative):
                 shadowing.setdefault(shadowing_name(relative), []).append(relative)
                 continue
+            if path.stat().st_size > budget:
+                self._faults.append(Fault("large-files", f"left out {relative}: files beside "
+                                          f"the notebook may total {FILES_LIMIT_MB} MiB"))
+                continue
+            budget -= path.stat().st_size
             (work / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, work / relative)
         self._faults += shadowing_faults(shadowing)
@@ -361,13 +376,14 @@ class SealedExecute(Execute):
         if self._capability is not None:
             self.km = sandbox.sandboxed_kernel_manager(
                 self._work, self._capability, memory_mb=self.memory_limit_mb, log_path=str(log),
-                environment={})
+                environment={}, use_zygote=self.zygote)
             key_file = self.km.sandbox.comm / "seal-key"
             self._sandboxes.append(self.km.sandbox)
             cwd = str(self.km.sandbox.base)
         else:
             self.km = sandbox.SandboxKernelManager(kernel_name="python3", log_path=str(log),
-                                                   memory_mb=self.memory_limit_mb)
+                                                   memory_mb=self.memory_limit_mb,
+                                                   use_zygote=self.zygote)
             self._children_before = {child.pid for child in psutil.Process().children()}
             key_file = self._scratch / f"seal-key-{len(self._sandboxes)}"
             self._sandboxes.append(None)
@@ -403,13 +419,13 @@ class SealedExecute(Execute):
                 box.cleanup()
 
     def _strays(self) -> list:
-        children = sandbox.kernel_descendants(self.km)
-        if self._capability is not None and children:
-            kernel = children[0]  # the launcher's child: the kernel itself, PID 1 of its namespace
-            children = [p for p in children if p.pid != kernel.pid]
-        elif self._capability is None:  # orphans re-parented to us, the subreaper
+        _, children = sandbox.kernel_processes(self.km)
+        if self._capability is None:  # orphans re-parented to us, the subreaper
+            from .zygote import zygote_pids
+
             launcher = getattr(getattr(self.km, "provisioner", None), "process", None)
-            known = getattr(self, "_children_before", set()) | {getattr(launcher, "pid", None)}
+            known = (getattr(self, "_children_before", set()) | zygote_pids()
+                     | {getattr(launcher, "pid", None)})
             children += [child for child in psutil.Process().children()
                          if child.pid not in known and child not in children]
         strays = []
@@ -434,6 +450,8 @@ class SealedExecute(Execute):
         for process, _ in self._strays():
             try:
                 process.kill()
+                if self._capability is None and process.ppid() == os.getpid():
+                    os.waitpid(process.pid, 0)  # an orphan we adopted: reap it
             except Exception:
                 pass
 
@@ -447,11 +465,16 @@ class SealedExecute(Execute):
         """Keep at most ``output_limit_kb`` of a cell's output; verdicts always."""
         content = msg.get("content", {})
         if VERDICT_MIME not in (content.get("data") or {}):
+            room = (self.output_limit_kb << 10) - self._output_bytes
             self._output_bytes += _size(content)
             if self._output_bytes > self.output_limit_kb << 10:
-                if not self._output_dropped:
-                    self._output_dropped = True
-                    outs.append(_stream(f"\n[output truncated: over {self.output_limit_kb} KiB]\n"))
+                if self._output_dropped:
+                    return None
+                self._output_dropped = True
+                if "text" in content and room > 0:  # keep what fits of this stream
+                    msg = {**msg, "content": {**content, "text": content["text"][:room]}}
+                    super().output(outs, msg, display_id, cell_index)
+                outs.append(_stream(f"\n[output truncated: over {self.output_limit_kb} KiB]\n"))
                 return None
         return super().output(outs, msg, display_id, cell_index)
 
@@ -466,12 +489,13 @@ def _tail(path: Path, characters: int = 2000) -> str:
 # -- feedback ---------------------------------------------------------------------------------
 
 def hidden_lines(nb) -> list[str]:
-    """The non-trivial lines of every hidden-test region in the notebook's test cells."""
+    """The non-trivial lines of every hidden-test region in the notebook's test cells,
+    markers included, longest first."""
     lines = []
     for cell in nb.cells:
         if is_test_cell(cell):
             for region in HIDDEN_TESTS.findall(cell.source):
-                lines += [line.strip() for line in region.splitlines()[1:-1]
+                lines += [line.strip() for line in region.splitlines()
                           if len(line.strip()) >= 8]
     return sorted(set(lines), key=len, reverse=True)
 
@@ -538,7 +562,7 @@ class FeedbackSummary(NbGraderPreprocessor):
                      + "\n".join(rows))
             summary = NotebookNode(cell_type="markdown", metadata={}, source=table,
                                    id="autograder-summary")
-            nb.cells.insert(min(1, len(nb.cells)), summary)
+            nb.cells.insert(0, summary)
         return nb, resources
 
 

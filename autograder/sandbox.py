@@ -20,6 +20,7 @@ import functools
 import importlib.util
 import json
 import os
+import resource
 import secrets
 import shutil
 import signal
@@ -39,7 +40,7 @@ LAUNCHER = Path(__file__).with_name("sandbox_launch.py")
 # Packages the kernel imports from this repository (installed editable): bound, nothing else of it.
 GRADER_PACKAGES = ("autograder", "widgets")
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
-# Fresh uids for sandboxed kernels, one each, with no passwd entry: no file on the machine is theirs.
+# Fresh uids for sandboxed kernels, one each, no passwd entry: no file on the machine is theirs.
 UID_RANGE = (3_000_000, 4_000_000)
 HOME = "/home/learner"
 NAMESPACES = ("--mount", "--net", "--pid", "--fork", "--kill-child")
@@ -118,14 +119,16 @@ def gpu_devices() -> list[str]:
     return sorted(name for name in os.listdir("/dev") if name.startswith("nvidia"))
 
 
+_LIBC = ctypes.CDLL(None)  # loaded here: a preexec_fn must not take locks (dlopen, imports)
+
+
 def _die_with_parent() -> None:
     """preexec_fn: the kernel's launcher gets SIGKILL if the grading process dies first."""
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _unsandboxed_limits(memory_mb: int):
     """preexec_fn without a sandbox: still die with the grader, and still cap memory."""
-    import resource
 
     def preexec() -> None:
         _die_with_parent()
@@ -205,24 +208,65 @@ def _matplotlib_cache() -> dict[str, str]:
             for path in cache.glob("fontlist-*.json")}
 
 
+def zygote_environment() -> dict[str, str]:
+    """The environment a zygote imports torch in (its kernels get their own)."""
+    environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+                   "HOME": os.environ.get("HOME", "/"), "PYTHONDONTWRITEBYTECODE": "1",
+                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    environment.update({name: os.environ[name] for name in PASSED_THROUGH if name in os.environ})
+    return environment
+
+
 class SandboxKernelManager(AsyncKernelManager):
     """A kernel manager for grading kernels: always this Python's ipykernel in isolated mode
     (``-I``: no current folder on sys.path, no PYTHON* variables), in a :class:`Sandbox` when one
-    is given (then over IPC sockets, since the kernel has no network), with its own environment."""
+    is given (then over IPC sockets, since the kernel has no network), with its own environment.
+    Kernels are forked from a zygote (``autograder.zygote``) that has already imported torch,
+    or started the ordinary way when there is none."""
 
     sandbox = Any(None, allow_none=True)
     kernel_environment = Any(None, allow_none=True)
     log_path = Unicode("")
     memory_mb = Any(0)  # the cap without a sandbox (a sandbox sets its own)
+    use_zygote = Any(True)
+    launcher_is_kernel = Any(False)  # whether the process we started is the kernel itself
 
     def format_kernel_cmd(self, extra_arguments=None):
-        command = [sys.executable, "-I", "-m", "ipykernel_launcher", "-f", self.connection_file,
-                   *(extra_arguments or [])]
+        self._kernel_arguments = ["-f", self.connection_file, *(extra_arguments or [])]
+        command = [sys.executable, "-I", "-m", "ipykernel_launcher", *self._kernel_arguments]
         if self.sandbox is None:
             return command
         return self.sandbox.command(command, dict(self.kernel_environment or {}))
 
+    def _zygote_request(self, kw) -> dict:
+        request = {"argv": self._kernel_arguments, "log": self.log_path or os.devnull,
+                   "status_file": f"{self.log_path}.status" if self.log_path else
+                   str(Path(tempfile.mkdtemp(prefix="autograder-status-")) / "status")}
+        if self.sandbox is not None:
+            return {**request, "mode": self.sandbox.capability.mode,
+                    "spec": str(self.sandbox.base / "spec.json")}
+        environment = dict(os.environ)
+        environment.update(self.kernel_environment or {})
+        return {**request, "mode": "none", "env": environment, "cwd": kw.get("cwd") or os.getcwd(),
+                "memory_mb": int(self.memory_mb or 0)}
+
     async def _async_launch_kernel(self, kernel_cmd, **kw):
+        from . import zygote as zygotes
+
+        factory = zygotes.zygote_for(zygote_environment()) if self.use_zygote else None
+        if factory is not None:
+            try:
+                process = factory.spawn(self._zygote_request(kw))
+            except Exception as error:  # noqa: BLE001 (start it the ordinary way instead)
+                self.log.warning("the zygote could not fork a kernel: %s", error)
+            else:
+                provisioner = self.provisioner
+                provisioner.process, provisioner.pid = process, process.pid
+                provisioner.pgid, provisioner.cwd = process.pid, kw.get("cwd")
+                self.launcher_is_kernel = False
+                self._reconcile_connection_info(provisioner.connection_info)
+                return
+        self.launcher_is_kernel = self.sandbox is None
         kw["preexec_fn"] = _die_with_parent
         if self.sandbox is None:
             kw["preexec_fn"] = _unsandboxed_limits(int(self.memory_mb or 0))
@@ -237,25 +281,31 @@ class SandboxKernelManager(AsyncKernelManager):
 
 
 def sandboxed_kernel_manager(work: Path, capability: Capability, *, memory_mb: int,
-                             environment: dict[str, str], log_path: str = "") -> SandboxKernelManager:
+                             environment: dict[str, str], log_path: str = "",
+                             use_zygote: bool = True) -> SandboxKernelManager:
     """A kernel manager whose kernel runs sandboxed, with ``work``'s files in its home."""
     sandbox = Sandbox(work, capability, memory_mb=memory_mb)
     return SandboxKernelManager(
         kernel_name="python3", sandbox=sandbox, kernel_environment=environment,
         transport="ipc", ip=str(sandbox.comm / "kernel"),
-        connection_file=str(sandbox.comm / "connection.json"), log_path=log_path)
+        connection_file=str(sandbox.comm / "connection.json"), log_path=log_path,
+        use_zygote=use_zygote)
 
 
-def kernel_descendants(km) -> list:
-    """The processes below a kernel manager's kernel (psutil), other than the kernel itself."""
+def kernel_processes(km) -> tuple:
+    """(the kernel's process, the processes below it), via psutil; (None, []) if gone."""
     import psutil
 
     process = getattr(getattr(km, "provisioner", None), "process", None)
     if process is None:
-        return []
+        return None, []
     try:
-        launcher = psutil.Process(process.pid)
-        children = launcher.children(recursive=True)
+        launched = psutil.Process(process.pid)
+        if getattr(km, "launcher_is_kernel", False):
+            return launched, launched.children(recursive=True)
+        kernels = launched.children()
+        if not kernels:
+            return None, []
+        return kernels[0], kernels[0].children(recursive=True) + kernels[1:]
     except psutil.Error:
-        return []
-    return children
+        return None, []

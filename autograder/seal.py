@@ -179,7 +179,7 @@ def _restore_before_hidden_tests(restore) -> None:
 
 def read_verdicts(outputs, key: bytes, scores: bool = False) -> dict[str, tuple]:
     """The correctly signed verdicts among a cell's outputs, by exercise: (passed, message), or
-    with ``scores`` (passed, message, score), score None unless the exercise gives partial credit."""
+    with ``scores`` (passed, message, score), the score None but for partial credit."""
     verdicts = {}
     for output in outputs:
         data = output.get("data") if isinstance(output, dict) and output.get("output_type") in (

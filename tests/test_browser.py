@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from widgets.view import SNAPSHOT_NOTE
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,7 +40,7 @@ CONTROL_KINDS = {
     "button": ".jupyter-button:not(.widget-play .jupyter-button)",
 }
 # What a view shows: the value of each picture and HTML pane in it.
-SIGNATURE_JS = """view => [...view.querySelectorAll('.widget-image img, img.widget-image, .widget-html-content')]
+SIGNATURE_JS = """view => [...view.querySelectorAll('img.widget-image, .widget-html-content')]
     .map(e => e.src || e.innerHTML).join('\\n')"""
 
 
@@ -48,9 +50,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _jupyter_lab() -> list[str]:
-    venv = REPO / ".venv" / "bin" / "jupyter-lab"
-    return [str(venv)] if venv.exists() else [sys.executable, "-m", "jupyterlab"]
+def _jupyter(command: str) -> list[str]:
+    """``jupyter <command>`` from the course's .venv, or from this interpreter's."""
+    venv = REPO / ".venv" / "bin" / f"jupyter-{command}"
+    return [str(venv)] if venv.exists() else [sys.executable, "-m", "jupyter", command]
 
 
 def _quiet_settings(settings: Path) -> None:
@@ -71,9 +74,9 @@ def lab(tmp_path_factory):
     _quiet_settings(home / "settings")
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"),
-           "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "IPYTHONDIR": str(home / "ipython"),
-           "JUPYTER_PLATFORM_DIRS": "1"}
-    command = _jupyter_lab() + [
+           "JUPYTER_DATA_DIR": str(home / "data"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+           "IPYTHONDIR": str(home / "ipython"), "JUPYTER_PLATFORM_DIRS": "1"}
+    command = _jupyter("lab") + [
         "--no-browser", f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
         "--ServerApp.port_retries=0", f"--ServerApp.token={token}",
         f"--ServerApp.root_dir={REPO}", "--LabApp.expose_app_in_browser=True",
@@ -95,7 +98,7 @@ def lab(tmp_path_factory):
                     pytest.fail("JupyterLab did not start:\n" +
                                 (home / "server.log").read_text()[-3000:])
                 time.sleep(0.5)
-        yield base, token
+        yield base, token, env
     finally:
         server.terminate()
         try:
@@ -172,7 +175,7 @@ def _wait_rendered(page, expected: int) -> None:
     """Every widget output shows its view: none loading, none failed."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        text = page.locator(".jp-Notebook").inner_text()
+        text = page.locator(".jp-Notebook").text_content()
         loading = "Loading widget" in text
         if "Error displaying widget" in text:
             pytest.fail("a widget failed to display: 'Error displaying widget' in the notebook")
@@ -210,9 +213,17 @@ def _signature(view) -> str:
 
 
 def _wait_changed(view, before: str, timeout_s: float = 15) -> bool:
+    """True once the view shows something new and has stopped changing (a picture and a
+    readout arrive as separate messages: the next check must not see this one's tail)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if _signature(view) != before:
+        now = _signature(view)
+        if now != before:
+            while time.monotonic() < deadline:
+                time.sleep(0.5)
+                settled, now = now, _signature(view)
+                if settled == now:
+                    return True
             return True
         time.sleep(0.2)
     return False
@@ -231,9 +242,57 @@ def _screenshot(page, path: Path) -> None:
     page.screenshot(path=str(path))
 
 
+def _execute_with_state(source: Path, target: Path) -> None:
+    """Run a notebook as a build would: widget state stored, widget ids seeded."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.read(source, as_version=4)
+    NotebookClient(notebook, timeout=RUN_TIMEOUT_S, kernel_name="python3",
+                   store_widget_state=True,
+                   resources={"metadata": {"path": str(source.parent)}}).execute(
+        env={**os.environ, "WIDGETS_SEED": "0"})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, target)
+
+
+def test_does_an_executed_notebook_show_its_views_before_anything_runs(lab, browser):
+    """What a learner sees on opening a built notebook: untrusted, each view's static HTML
+    snapshot; trusted, the live widgets drawn from the saved widget state."""
+    base, token, env = lab
+    demo = REPO / "tests/data/widgets_demo.ipynb"
+    executed = COPIES / "executed" / demo.name
+    _execute_with_state(demo, executed)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    relative = executed.relative_to(REPO).as_posix()
+    try:
+        _open(page, base, token, relative)
+        notebook = page.locator(".jp-Notebook")
+        deadline = time.monotonic() + 30
+        while notebook.text_content().count(SNAPSHOT_NOTE) < 7 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        text = notebook.text_content()
+        assert text.count(SNAPSHOT_NOTE) == 7, "untrusted: not every view shows its snapshot"
+        assert "View(children=" not in text
+        assert page.locator('.jp-OutputArea-output img[src^="data:image/png"]').count() == 5
+        _screenshot(page, SCREENSHOTS / "widgets_demo-executed-untrusted.png")
+
+        subprocess.run([*_jupyter("trust"), str(executed)], env=env, check=True,
+                       capture_output=True)
+        page.set_viewport_size({"width": 1280, "height": 1000})
+        _open(page, base, token, relative)
+        _wait_rendered(page, 7)
+        for i in range(7):
+            assert _signature(_views(page).nth(i)), f"trusted: view {i + 1} shows nothing"
+        _screenshot(page, SCREENSHOTS / "widgets_demo-executed-trusted.png")
+    finally:
+        page.close()
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
 def test_do_the_widgets_render_and_respond(lab, browser, notebook):
-    base, token = lab
+    base, token, _ = lab
     copy = COPIES / notebook.parent.name / notebook.name
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(notebook, copy)
@@ -272,4 +331,5 @@ def test_do_the_widgets_render_and_respond(lab, browser, notebook):
             _screenshot(page, SCREENSHOTS / f"{notebook.stem}.png")
         finally:
             page.close()
-    assert expected_views, f"{notebook.name} displays no widget view"
+    assert expected_views, (f"{notebook.name} displays no widget view: every lesson shows at "
+                            "least one (widgets.inspect_saved, widgets.backward_flow, ...)")

@@ -11,6 +11,8 @@ from autograder.exercises import attention as lesson
 from autograder.grading import verdict
 from functions import attention as ref
 
+pytestmark = pytest.mark.lesson06
+
 SDPA = EXERCISES["ScaledDotProductAttention"]
 MEMORY_EFFICIENT = EXERCISES["MemoryEfficientAttention"]
 

@@ -9,6 +9,8 @@ from autograder.exercises import checkpointing as lesson
 from autograder.grading import verdict
 from functions import checkpointing as ref
 
+pytestmark = pytest.mark.lesson05
+
 CHECKPOINT = EXERCISES["CheckpointFunction"]
 SEQUENTIAL = EXERCISES["checkpoint_sequential"]
 

@@ -1,4 +1,4 @@
-"""Autograde a whole class: one job per submission, run in parallel, resumable, one gradebook writer.
+"""Autograde a whole class: a job per submission, in parallel, resumable, one gradebook writer.
 
 A job is plain data (the submission's files, the lesson's reference cells, the grading settings)
 and ``grade_job`` needs nothing else, so the same jobs run in local worker processes
@@ -50,7 +50,8 @@ def settings_from_environment() -> dict:
     return {"cell_timeout": cell,
             "notebook_timeout": int(os.environ.get(NOTEBOOK_TIMEOUT_VARIABLE, 0)) or 4 * cell,
             "memory_limit_mb": sandbox.memory_limit_mb(), "sandbox": sandbox.sandbox_mode(),
-            "output_limit_kb": 1024, "restart_limit": 3}
+            "output_limit_kb": 1024, "restart_limit": 3,
+            "zygote": os.environ.get("AUTOGRADER_ZYGOTE", "1").strip() != "0"}
 
 
 def grade_job(job: dict) -> dict:
@@ -88,7 +89,8 @@ def _grade_notebook(job: dict, name: str, reference: dict) -> dict:
         executor = SealedExecute(
             timeout=settings["cell_timeout"], notebook_timeout=settings["notebook_timeout"],
             memory_limit_mb=settings["memory_limit_mb"], sandbox=settings["sandbox"],
-            output_limit_kb=settings["output_limit_kb"], restart_limit=settings["restart_limit"])
+            output_limit_kb=settings["output_limit_kb"], restart_limit=settings["restart_limit"],
+            zygote=settings.get("zygote", True))
         notebook, resources = executor.preprocess(intake.notebook,
                                                   {"metadata": {"path": str(work)}})
     faults = [f.to_dict() for f in intake.faults] + resources["autograder"]["faults"]
@@ -191,13 +193,20 @@ class GradebookWriter:
     timestamps, late penalties, missing-notebook zeros, autograded/ folder), minus execution."""
 
     def __init__(self, root: Path):
+        import warnings
+
         from nbgrader.preprocessors import CheckCellMetadata, Execute
+        from sqlalchemy.exc import SAWarning
+
+        warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own, harmless
 
         self.root = root
         self.config = _course_config(root)
+        # The worker already sanitized (autograder.intake.restore_cells validates the metadata)
+        # and executed the notebook: what is left is recording it.
         kept = [p for p in self.config.Autograde.autograde_preprocessors
-                if not (isinstance(p, type) and issubclass(p, Execute))]
-        self.config.Autograde.sanitize_preprocessors = [CheckCellMetadata]
+                if not (isinstance(p, type) and issubclass(p, (Execute, CheckCellMetadata)))]
+        self.config.Autograde.sanitize_preprocessors = []
         self.config.Autograde.autograde_preprocessors = kept
         self.config.CourseDirectory.root = str(root)
         self.config.CourseDirectory.submitted_directory = STAGING
@@ -256,6 +265,7 @@ class Summary:
     seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
     sandbox: str = ""
+    timing: dict = field(default_factory=dict)  # seconds summed over notebooks, by phase
 
     def line(self) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
@@ -390,13 +400,18 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
             faults = from_dicts(outcome["faults"])
             per_notebook[name] = faults
             summary.sandbox = outcome.get("sandbox", summary.sandbox)
+            for phase, seconds in outcome.get("timing", {}).items():
+                summary.timing[phase] = summary.timing.get(phase, 0.0) + seconds
             if outcome["notebook"] is not None:
                 executed[name] = nbformat.reads(outcome["notebook"], as_version=4)
             else:
                 executed[name] = placeholder(root, lesson, name, job["references"][name],
                                              reason_of(faults))
+        began = time.monotonic()
         try:
             writer.write(student, lesson, executed)
+            summary.timing["gradebook write"] = summary.timing.get("gradebook write", 0.0) + \
+                time.monotonic() - began
         except Exception as failure:  # nbgrader refused: our problem, not the learner's
             error = f"writing the gradebook failed: {failure!r}\n{traceback.format_exc()[-3000:]}"
     if error:

@@ -4,18 +4,18 @@ L = 512 ... 4096, d = 64, one sequence with two heads: forward-and-backward time
 kept for backward, measured side by side.
 
 Target: the memory-efficient variant keeps >= 10x fewer bytes than the others at L = 4096.
-``python -m tools.bench_attention`` prints the table; ``run()`` returns it.
+``python -m tools.bench_attention`` (or ``make bench``) prints the table ``run()`` returns.
 """
 
 import torch
 
-from tools.bench_references import (ActivationMeter, MemoryEfficientAttention,
+from tools.bench_references import (CPU_THREADS, ActivationMeter, MemoryEfficientAttention,
                                     ScaledDotProductAttention, best_times, composed_attention,
-                                    cuda_peak, devices, mib)
+                                    cpu_threads, cuda_peak, devices, mib)
 
 LENGTHS = (512, 1024, 2048, 4096)
 BATCH, HEADS, D = 1, 2, 64
-ROUNDS = 2
+ROUNDS = 3
 TARGET_LENGTH, TARGET = 4096, 10.0
 
 VARIANTS = {
@@ -59,7 +59,8 @@ def measure(device: torch.device, L: int) -> list[dict]:
 
 
 def format_table(device: torch.device, rows: list[dict]) -> str:
-    lines = [f"Attention: batch {BATCH}, {HEADS} heads, d = {D}, float32, no mask, {device.type}, "
+    where = "cuda" if device.type == "cuda" else f"cpu ({CPU_THREADS} thread)"
+    lines = [f"Attention: batch {BATCH}, {HEADS} heads, d = {D}, float32, no mask, {where}, "
              f"forward + backward, best of {ROUNDS}",
              f"{'L':>5}  {'variant':<30}{'kept for bwd':>14}{'of which not Q,K,V':>20}"
              f"{'fewer':>13}{'ms':>9}{'time':>7}"
@@ -85,15 +86,14 @@ def format_table(device: torch.device, rows: list[dict]) -> str:
 
 
 def run() -> str:
-    """Measure on the CPU, and on CUDA when present; return the printed tables."""
+    """Measure on the CPU, and on CUDA when present; return the tables as text."""
     tables = []
-    for device in devices():
-        rows = [row for L in LENGTHS for row in measure(device, L)]
-        tables.append(format_table(device, rows))
-    text = "\n\n".join(tables)
-    print(text)
-    return text
+    with cpu_threads():
+        for device in devices():
+            rows = [row for L in LENGTHS for row in measure(device, L)]
+            tables.append(format_table(device, rows))
+    return "\n\n".join(tables)
 
 
 if __name__ == "__main__":
-    run()
+    print(run())

@@ -3,7 +3,7 @@
 checkpointed, and with torch.utils.checkpoint (use_reentrant=False), measured side by side.
 
 Target: sqrt(n) segments keep >= 4x fewer activation bytes at <= 1.5x the step time.
-``python -m tools.bench_checkpointing`` prints the table; ``run()`` returns it.
+``python -m tools.bench_checkpointing`` (or ``make bench``) prints the table ``run()`` returns.
 """
 
 import math
@@ -12,11 +12,11 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint_sequential as torch_checkpoint_sequential
 
-from tools.bench_references import (ActivationMeter, best_times, checkpoint_sequential,
-                                    cuda_peak, devices, mib)
+from tools.bench_references import (CPU_THREADS, ActivationMeter, best_times,
+                                    checkpoint_sequential, cpu_threads, cuda_peak, devices, mib)
 
 DEPTH, WIDTH, BATCH = 16, 1024, 64
-ROUNDS = 3
+ROUNDS = 5
 MEMORY_TARGET, TIME_TARGET = 4.0, 1.5
 
 
@@ -68,10 +68,14 @@ def measure(device: torch.device) -> list[dict]:
     return rows
 
 
+def _where(device: torch.device) -> str:
+    return "cuda" if device.type == "cuda" else f"cpu ({CPU_THREADS} thread)"
+
+
 def format_table(device: torch.device, rows: list[dict]) -> str:
     base = rows[0]
     lines = [f"Checkpointing: {DEPTH} blocks of Linear({WIDTH}, {WIDTH}) + GELU, batch {BATCH}, "
-             f"float32, {device.type}, best of {ROUNDS} steps",
+             f"float32, {_where(device)}, best of {ROUNDS} steps",
              f"{'variant':<34}{'kept after fwd':>15}{'fewer':>8}{'peak in step':>15}{'fewer':>8}"
              f"{'step ms':>9}{'time':>7}" + (f"{'CUDA peak':>13}{'fewer':>8}"
                                             if device.type == "cuda" else "")]
@@ -90,19 +94,18 @@ def format_table(device: torch.device, rows: list[dict]) -> str:
                  f"(measured {memory_ratio:.1f}x) at <= {TIME_TARGET:g}x the time (measured "
                  f"{time_ratio:.2f}x): {'met' if met else 'NOT met'}")
     lines.append("kept after fwd: activation bytes autograd holds after forward (parameters "
-                 "excluded, each storage once); peak in step: the most held at once during "
+                 "excluded, each storage once)\npeak in step: the most held at once during "
                  "forward and backward, recomputation included (n/a: torch's checkpoint hides "
                  "its recomputation from saved-tensor hooks)")
     return "\n".join(lines)
 
 
 def run() -> str:
-    """Measure on the CPU, and on CUDA when present; return the printed tables."""
-    tables = [format_table(device, measure(device)) for device in devices()]
-    text = "\n\n".join(tables)
-    print(text)
-    return text
+    """Measure on the CPU, and on CUDA when present; return the tables as text."""
+    with cpu_threads():
+        tables = [format_table(device, measure(device)) for device in devices()]
+    return "\n\n".join(tables)
 
 
 if __name__ == "__main__":
-    run()
+    print(run())

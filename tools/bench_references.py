@@ -3,6 +3,7 @@ tools/bench_attention.py): the solutions of lessons 05 and 06, written once more
 the benchmarks depend on neither the notebooks nor the tests."""
 
 import time
+from contextlib import contextmanager
 
 import torch
 from torch import nn
@@ -195,6 +196,22 @@ def cuda_peak(step, device: torch.device) -> int:
 
 def mib(nbytes: float) -> str:
     return f"{nbytes / 2**20:,.2f} MiB"
+
+
+CPU_THREADS = 1
+
+
+@contextmanager
+def cpu_threads(count: int = CPU_THREADS):
+    """Run with ``count`` intra-op threads. One by default: on a small shared machine, threads
+    spin-waiting for each other make timings swing by 10x and more, and the benchmarks are
+    about ratios, which one thread measures steadily."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def devices() -> list[torch.device]:

@@ -29,7 +29,8 @@ def _without(notebook, grade_id: str):
 
 
 def _cell(notebook, grade_id: str):
-    return next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return next(c for c in notebook.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
 LOOP = "while True:\n    pass"
@@ -48,11 +49,11 @@ while True:
 FLOODS_OUTPUT = 'print("x" * 30_000_000)  # 30 MB of output'
 LEAVES_PROCESSES = """
 import os, subprocess
-subprocess.Popen(["sleep", "600"])
+subprocess.Popen(["sleep", "{first}"])
 if os.fork() == 0:  # a daemon that detaches itself
     os.setsid()
     if os.fork() == 0:
-        os.execvp("sleep", ["sleep", "601"])
+        os.execvp("sleep", ["sleep", "{second}"])
     os._exit(0)
 os.wait()
 """
@@ -81,10 +82,16 @@ EXPECTED = {
     "grading-package-beside": ("shadowing-file", None),
     "leaves-processes": ("stray-process", None),
 }
-STRAY_COMMANDS = ("sleep 600", "sleep 601")
 
 
-def fault_submissions(released, source, name: str, first: str, second: str) -> dict:
+def stray_commands(token: int) -> tuple[str, str]:
+    """The two processes the leaves-processes submission starts: sleeps of a length unique to
+    ``token``, so that a test can look for exactly them."""
+    return f"sleep 600.{token}", f"sleep 601.{token}"
+
+
+def fault_submissions(released, source, name: str, first: str, second: str,
+                      token: int = 0) -> dict:
     """student -> the files of a submitted folder, one student per entry of EXPECTED."""
     good = solved(released, source)
     answer_first = _cell(good, f"answer_{first}").source
@@ -134,7 +141,9 @@ def fault_submissions(released, source, name: str, first: str, second: str) -> d
         "sitecustomize-beside": _files(good, name, **{"sitecustomize.py": SHADOW}),
         "grading-package-beside": _files(good, name, **{"autograder/__init__.py": SHADOW,
                                                          "autograder/seal.py": FAKE_SEAL}),
-        "leaves-processes": _files(with_cell_before(good, second, _code(LEAVES_PROCESSES)), name),
+        "leaves-processes": _files(with_cell_before(good, second, _code(LEAVES_PROCESSES).format(
+            first=stray_commands(token)[0].split()[1],
+            second=stray_commands(token)[1].split()[1])), name),
     }
 
 

@@ -1,7 +1,8 @@
 """The instructor's workflow on nbgrader's own CLI: release, autograde, feedback, grades.
 
 The course root (default ``instructor/``, or $COURSE_ROOT) uses nbgrader's layout:
-source/ release/ submitted/<student>/<lesson>/ autograded/ feedback/ gradebook.db.
+source/ release/ submitted/<student>/<lesson>/ autograded/ feedback/ gradebook.db, plus
+.autograder/ (the batch ledger). Autograding runs in parallel batches (tools/batch.py).
 """
 
 import argparse
@@ -50,7 +51,9 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
     print(f"autograding {', '.join(lessons)} in {root} with {where}", flush=True)
     summary = batch.autograde(root, lessons, workers=workers, scheduler=scheduler, force=force)
     print(summary.line())
-    if summary.sandbox:
+    if summary.sandbox.startswith("NONE"):
+        print(f"WARNING: learner code ran WITHOUT a sandbox: {summary.sandbox[4:].strip(' ()')}")
+    elif summary.sandbox:
         print(f"sandbox: {summary.sandbox}")
     if summary.failed:
         print(f"grader errors are logged in {root / batch.STATE / 'errors.log'}; "
@@ -93,7 +96,11 @@ def main() -> None:
     if args.command == "release":
         release(root, lessons)
     elif args.command == "autograde":
-        autograde(root, lessons, workers=args.workers, scheduler=args.scheduler, force=args.force)
+        try:
+            autograde(root, lessons, workers=args.workers, scheduler=args.scheduler,
+                      force=args.force)
+        except KeyboardInterrupt:
+            raise SystemExit("interrupted: run `make autograde` again to grade the rest") from None
     elif args.command == "feedback":
         feedback(root, lessons)
     else:

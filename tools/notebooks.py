@@ -8,6 +8,7 @@ lessons/NN_name.py (jupytext percent format, nbgrader metadata in cell headers)
 
 import argparse
 import copy
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSONS, COURSE, SOLUTIONS = ROOT / "lessons", ROOT / "course", ROOT / "solutions"
 NBGRADER_SCHEMA = 3
 EXECUTION_TIMEOUT = 300
+WIDGETS_SEED_VARIABLE = "WIDGETS_SEED"
 HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?",
                           re.DOTALL | re.MULTILINE)
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
@@ -95,10 +97,20 @@ def solution_notebook(source: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
-    """Run every cell in a fresh kernel, stopping at the first error."""
+    """Run every cell in a fresh kernel, stopping at the first error; widget state is kept,
+    with seeded widget ids so that a rebuild gives the same bytes."""
     client = NotebookClient(notebook, timeout=EXECUTION_TIMEOUT, kernel_name="python3",
-                            resources={"metadata": {"path": str(cwd)}}, record_timing=False)
-    client.execute()
+                            resources={"metadata": {"path": str(cwd)}}, record_timing=False,
+                            store_widget_state=True)
+    previous = os.environ.get(WIDGETS_SEED_VARIABLE)
+    os.environ[WIDGETS_SEED_VARIABLE] = "0"  # the kernel inherits it; see widgets/ids.py
+    try:
+        client.execute()
+    finally:
+        if previous is None:
+            os.environ.pop(WIDGETS_SEED_VARIABLE)
+        else:
+            os.environ[WIDGETS_SEED_VARIABLE] = previous
     return notebook
 
 

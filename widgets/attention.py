@@ -162,6 +162,9 @@ class AttentionFigure:
         """One colour scale and one bar range for every head, query and mask."""
         grads = torch.cat([t.flatten() for maps in all_maps
                            for t in (maps.score_grads, maps.reference_score_grads)])
+        grads = grads[grads.isfinite()]  # a fully masked row gives nan: leave it out
+        if grads.numel() == 0:
+            grads = torch.zeros(1, dtype=torch.float64)
         spread = max(grads.abs().max().item(), 1e-12)
         self.ds_image.set_clim(-spread, spread)
         low, high = min(grads.min().item(), 0.0), max(grads.max().item(), 0.0)

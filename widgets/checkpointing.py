@@ -3,20 +3,19 @@ cost of recomputation, in measured time or counted FLOPs."""
 
 import time
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import ipywidgets
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.flop_counter import flop_registry
 
-from autograder.probes import trace_forward
 
 from . import markup
 from .figures import BUILTIN, CURRENT, CUSTOM, DONE, Frames, new_figure
 from .functions import display_name, error_summary
 from .markup import code, format_bytes
+from .meters import ActivationBytes, CountFlops
 from .view import View, html_pane, image_pane, show_figure
+
+PEAK = "#F3D9A4"  # a light tint of CUSTOM: the peak contains what is kept
 
 
 @dataclass
@@ -24,7 +23,8 @@ class CheckpointRun:
     """One forward and backward of the model; ``segments`` None means no checkpointing."""
 
     segments: int | None
-    saved_bytes: int   # activations forward kept for backward, parameters excluded
+    saved_bytes: int   # activations kept from forward until backward, parameters excluded
+    peak_bytes: int    # the most kept at once, recomputed segments included
     forward_flops: int  # matmul FLOPs, counted
     backward_flops: int  # including the recomputed forwards
     forward_ms: float = 0.0
@@ -42,46 +42,6 @@ class CheckpointRun:
         if self.segments is None:
             return "no checkpoints"
         return f"{self.segments} segment" + "s" * (self.segments != 1)
-
-
-def _key(tensor: torch.Tensor) -> tuple:
-    return (tensor.data_ptr(), tensor.dtype, tuple(tensor.shape), tensor.stride())
-
-
-def _storage(tensor: torch.Tensor) -> int:
-    return tensor.untyped_storage().data_ptr()
-
-
-def saved_activation_bytes(run, x: torch.Tensor, parameters: list) -> tuple[object, int]:
-    """Call ``run(x)`` under saved-tensor hooks; return its output and the bytes of the
-    distinct saved tensors that are not parameters (nor views of them, like ``weight.T``)."""
-    trace = trace_forward(SimpleNamespace(apply=run), {"x": x})
-    skip = {_storage(p) for p in parameters}
-    distinct = {}
-    for saved in trace.saved:
-        if saved.tensor.numel() and _storage(saved.tensor) not in skip:
-            distinct[_key(saved.tensor)] = saved.nbytes
-    return trace.output, sum(distinct.values())
-
-
-class CountFlops(TorchDispatchMode):
-    """Adds up the FLOPs of the ops PyTorch has formulas for (matmuls, convolutions).
-
-    Unlike FlopCounterMode it tracks no modules, so a backward that calls
-    torch.autograd.grad does not trip it.
-    """
-
-    def __init__(self):
-        super().__init__()
-        self.total = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        output = func(*args, **kwargs)
-        formula = flop_registry.get(func.overloadpacket)
-        if formula is not None:
-            self.total += formula(*args, **kwargs, out_val=output)
-        return output
 
 
 def _timed(run, x: torch.Tensor, parameters: list, repeats: int) -> tuple[float, float]:
@@ -115,16 +75,17 @@ def measure_run(checkpoint_sequential, layers, x: torch.Tensor, segments: int | 
             return inputs
         return checkpoint_sequential(layers, segments, inputs)
 
-    with CountFlops() as counter:
-        output, saved = saved_activation_bytes(run, x, parameters)
-        forward_flops = counter.total
+    with CountFlops() as counter, ActivationBytes(parameters) as meter:
+        output = run(x)
+        kept, forward_flops = meter.now, counter.total
         torch.autograd.backward(output, torch.ones_like(output))
         backward_flops = counter.total - forward_flops
+    del output
     missing = [n for n, p in named if p.grad is None]
     for parameter in parameters:
         parameter.grad = None
     forward_ms, backward_ms = _timed(run, x, parameters, repeats) if repeats else (0.0, 0.0)
-    return CheckpointRun(segments, saved, forward_flops, backward_flops, forward_ms,
+    return CheckpointRun(segments, kept, meter.peak, forward_flops, backward_flops, forward_ms,
                          backward_ms, missing)
 
 
@@ -149,10 +110,12 @@ def run_html(function, run: CheckpointRun, plain: CheckpointRun, layer_count: in
     parts = [markup.paragraph(
         f"<b>{run.label} over {layer_count} layers</b>: forward keeps "
         f"{format_bytes(run.saved_bytes)} for backward, {saving:.1f}× less than the "
-        f"{format_bytes(plain.saved_bytes)} kept without checkpointing; {cost}."),
-        markup.paragraph("During backward one segment at a time is recomputed, and its "
-                         "activations are alive while it is: fewer segments keep less between "
-                         "the passes but recompute bigger pieces.", muted=True)]
+        f"{format_bytes(plain.saved_bytes)} kept without checkpointing; while backward "
+        f"recomputes one segment at a time the most kept at once is "
+        f"{format_bytes(run.peak_bytes)}. The price: {cost}."),
+        markup.paragraph("Fewer segments keep less between the passes but recompute bigger "
+                         "pieces, each alive during its own backward: the peak is about "
+                         "what is kept plus the largest segment's activations.", muted=True)]
     if run.params_without_grad:
         names = ", ".join(run.params_without_grad[:4])
         parts.append(markup.box("warning", markup.escape(
@@ -164,25 +127,32 @@ def run_html(function, run: CheckpointRun, plain: CheckpointRun, layer_count: in
 
 
 class RunsFigure:
-    """Bars of saved bytes and of forward + backward time per run, built once and restyled."""
+    """Bars of kept and peak bytes and of forward + backward cost per run, built once and
+    restyled."""
 
     def __init__(self, runs: list[CheckpointRun], unit: str = "time"):
         self.unit = unit
         self.figure = new_figure(8.4, 1.1 + 0.26 * len(runs))
         self.memory, self.timing = self.figure.subplots(1, 2, sharey=True)
-        self.figure.subplots_adjust(left=0.13, right=0.98, bottom=0.75 / self.figure.get_figheight(),
-                                    top=1 - 0.32 / self.figure.get_figheight(), wspace=0.08)
+        height = self.figure.get_figheight()
+        self.figure.subplots_adjust(left=0.13, right=0.98, bottom=0.75 / height,
+                                    top=1 - 0.32 / height, wspace=0.08)
         rows = list(range(len(runs)))
         zeros = [0.0] * len(runs)
-        self.saved = self.memory.barh(rows, zeros, color=CUSTOM)
+        self.peak = self.memory.barh(rows, zeros, color=PEAK, label="peak during backward")
+        self.saved = self.memory.barh(rows, zeros, height=0.5, color=CUSTOM,
+                                      label="kept after forward")
         self.forward = self.timing.barh(rows, zeros, color=BUILTIN, label="forward")
         self.backward = self.timing.barh(rows, zeros, color=DONE,
                                          label="backward (with recompute)")
         self.memory.set_yticks(rows, [run.label for run in runs], fontsize=8)
         self.memory.invert_yaxis()
-        peak = max(run.saved_bytes for run in runs)
+        peak = max(run.peak_bytes for run in runs)
         self.byte_unit, self.unit_bytes = ("MiB", 2**20) if peak >= 2**20 else ("KiB", 2**10)
-        self.memory.set_title(f"saved for backward ({self.byte_unit}), measured", fontsize=9)
+        self.memory.set_title(f"activations saved for backward ({self.byte_unit}), measured",
+                              fontsize=9)
+        self.memory.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2,
+                           frameon=False)
         self.timing.set_title("time (ms), best of 3" if unit == "time"
                               else "matmul work (MFLOP), counted", fontsize=9)
         self.timing.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2,
@@ -191,20 +161,22 @@ class RunsFigure:
             ax.tick_params(labelsize=7)
             ax.grid(axis="x", alpha=0.3)
             ax.set_axisbelow(True)
-        self.frames = Frames(self.figure, [*self.saved, *self.forward, *self.backward])
+        self.frames = Frames(self.figure, [*self.peak, *self.saved, *self.forward,
+                                           *self.backward])
         self.limits = None
 
     def show(self, runs: list[CheckpointRun], selected: int | None) -> None:
         """Set the bars to ``runs`` and outline the one with ``selected`` segments."""
         for k, run in enumerate(runs):
             chosen = run.segments == selected
-            style = dict(alpha=1.0 if chosen else 0.4, edgecolor=CURRENT if chosen else "none",
+            style = dict(alpha=1.0 if chosen else 0.5, edgecolor=CURRENT if chosen else "none",
                          linewidth=2)
             forward, backward = run.cost(self.unit)
+            self.peak[k].set(width=run.peak_bytes / self.unit_bytes, **style)
             self.saved[k].set(width=run.saved_bytes / self.unit_bytes, **style)
             self.forward[k].set(width=forward, **style)
             self.backward[k].set(x=forward, width=backward, **style)
-        limits = (1.05 * max(r.saved_bytes for r in runs) / self.unit_bytes or 1,
+        limits = (1.05 * max(r.peak_bytes for r in runs) / self.unit_bytes or 1,
                   1.05 * max(sum(r.cost(self.unit)) for r in runs) or 1)
         if limits != self.limits:  # new measurements: new axes
             self.limits = limits

@@ -65,12 +65,6 @@ class Frames:
         return encode_png(self.figure)
 
 
-def figure_png(figure: Figure) -> bytes:
-    """The whole figure drawn afresh, as PNG bytes."""
-    figure.canvas.draw()
-    return encode_png(figure)
-
-
 def css_width(figure: Figure) -> str:
     """The figure's width in CSS pixels, for the Image widget that shows it."""
     return f"{round(figure.get_figwidth() * DPI)}px"

@@ -36,21 +36,13 @@ def input_names(function, count: int) -> list[str]:
         parameters = parameters[1:]  # ctx
     names = []
     for parameter in parameters:
+        if parameter.kind == parameter.VAR_POSITIONAL:  # forward(ctx, run_fn, *args)
+            names += [f"{parameter.name}[{i}]" for i in range(count - len(names))]
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             break
         names.append(parameter.name)
     names += [f"input{i}" for i in range(len(names), count)]
     return names[:count]
-
-
-def first_tensor(output) -> torch.Tensor:
-    """The output itself, or the first tensor of a tuple of outputs."""
-    if isinstance(output, torch.Tensor):
-        return output
-    for item in output if isinstance(output, (tuple, list)) else ():
-        if isinstance(item, torch.Tensor):
-            return item
-    raise TypeError(f"forward returned {type(output).__name__}: return a tensor")
 
 
 def error_summary(function, error: BaseException) -> str:

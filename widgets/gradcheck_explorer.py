@@ -9,12 +9,17 @@ import torch
 from matplotlib.patches import Rectangle
 
 from . import markup
-from .figures import CURRENT, Frames, new_figure
+from .figures import CURRENT, Frames, css_width, new_figure
 from .functions import apply, display_name, error_summary, input_names
 from .markup import code, format_number
-from .view import View, html_pane, image_pane, show_figure
+from .view import View, html_pane, show_figure
 
 ATOL, RTOL = 1e-5, 1e-3  # torch.autograd.gradcheck's defaults
+MAX_ENTRIES = 100_000  # beyond this the heatmaps are unreadable and the wait is long
+
+
+class JacobianTooLarge(ValueError):
+    """The inputs are too big to draw a Jacobian for."""
 
 
 @dataclass
@@ -111,6 +116,11 @@ def compare_jacobians(function, *inputs, eps: float = 1e-6, names=None) -> Jacob
         raise ValueError("no floating-point tensor input to differentiate")
     with torch.no_grad():
         output_shape = tuple(_flat_output(function, args).shape)
+    entries = output_shape[0] * sum(args[i].numel() for i in wrt)
+    if entries > MAX_ENTRIES:
+        raise JacobianTooLarge(f"the Jacobian would have {entries:,} entries, one backward per "
+                               f"output element: explore with smaller inputs (at most "
+                               f"{MAX_ENTRIES:,} entries)")
     return JacobianComparison(display_name(function), [names[i] for i in wrt],
                               [tuple(args[i].shape) for i in wrt], output_shape,
                               analytic_jacobian(function, args, wrt),
@@ -176,38 +186,47 @@ class JacobianFigure:
             self.marks.append(ax.add_patch(Rectangle((0, 0), 1, 1, fill=False,
                                                      edgecolor=CURRENT, linewidth=2.0)))
         axes[0].set_ylabel("output element", fontsize=8)
-        self.frames = Frames(self.figure)
+        self.frames = Frames(self.figure, [*self.images, *self.marks])
+        self.layout = None  # what the still parts show: shape, name and colour scales
 
     def show(self, comparison: JacobianComparison, k: int) -> None:
         """Draw input k's Jacobians."""
         analytic, numerical = comparison.analytic[k], comparison.numerical[k]
         difference = comparison.difference(k)
-        limit = max(analytic.abs().max().item(), numerical.abs().max().item(), 1e-12)
-        spread = max(difference.abs().max().item(), ATOL)  # rounding noise stays pale
+        limit = _round_up(max(analytic.abs().max().item(), numerical.abs().max().item(), 1e-12))
+        spread = _round_up(max(difference.abs().max().item(), ATOL))  # rounding noise stays pale
         rows, columns = analytic.shape
         row, column = comparison.worst(k)
-        for ax, image, mark, matrix, scale in zip(self.axes, self.images, self.marks,
-                                                  (analytic, numerical, difference),
-                                                  (limit, limit, spread)):
+        for image, mark, matrix in zip(self.images, self.marks,
+                                       (analytic, numerical, difference)):
             image.set_data(matrix.numpy())
-            image.set_extent((-0.5, columns - 0.5, rows - 0.5, -0.5))
-            image.set_clim(-scale, scale)
-            ax.set_xlim(-0.5, columns - 0.5)
-            ax.set_ylim(rows - 0.5, -0.5)
-            ax.set_xticks(range(0, columns, max(1, math.ceil(columns / 6))))
-            ax.set_yticks(range(0, rows, max(1, math.ceil(rows / 6))))
-            ax.set_xlabel(f"{comparison.names[k]} element", fontsize=8)
             mark.set_xy((column - 0.5, row - 0.5))
-        self.frames.restage()  # colour scales and ticks change: redraw it all
+        layout = (rows, columns, comparison.names[k], limit, spread)
+        if layout != self.layout:  # new axes or colour bars: redraw the still parts too
+            self.layout = layout
+            for ax, image, scale in zip(self.axes, self.images, (limit, limit, spread)):
+                image.set_extent((-0.5, columns - 0.5, rows - 0.5, -0.5))
+                image.set_clim(-scale, scale)
+                ax.set_xlim(-0.5, columns - 0.5)
+                ax.set_ylim(rows - 0.5, -0.5)
+                ax.set_xticks(range(0, columns, max(1, math.ceil(columns / 6))))
+                ax.set_yticks(range(0, rows, max(1, math.ceil(rows / 6))))
+                ax.set_xlabel(f"{comparison.names[k]} element", fontsize=8)
+            self.frames.restage()
+
+
+def _round_up(value: float) -> float:
+    """The next of 1, 2, 5 times a power of ten: colour scales that change only in steps."""
+    power = 10.0 ** math.floor(math.log10(value))
+    return next(step * power for step in (1, 2, 5, 10) if step * power >= value * (1 - 1e-9))
 
 
 def explore_gradients(function, *inputs, eps: float = 1e-6, names=None) -> View:
     """Analytic vs numerical Jacobian heatmaps of ``function`` at ``inputs``, with an input
-    selector and a slider for the finite-difference step eps."""
+    selector (opening on the worst input) and a slider for the finite-difference step eps."""
     names = list(names) if names is not None else input_names(function, len(inputs))
     summary = html_pane()
     drawing = JacobianFigure()
-    picture = image_pane(drawing.frames)
     choices = [n for n, v in zip(names, inputs)
                if isinstance(v, torch.Tensor) and v.is_floating_point()]
     which = ipywidgets.Dropdown(options=choices, description="d output / d",
@@ -216,6 +235,8 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None) -> View:
     step = ipywidgets.FloatLogSlider(value=eps, base=10, min=-10, max=-1, step=0.5,
                                      description="eps", readout_format=".0e",
                                      layout=ipywidgets.Layout(width="340px"))
+    picture = ipywidgets.Image(format="png", layout=ipywidgets.Layout(
+        width=css_width(drawing.figure), height="auto", display="none"))
     state = {}
 
     def recompute():
@@ -224,7 +245,10 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None) -> View:
                                                     names=names)
         except Exception as error:  # the learner's Function may raise anything
             state["comparison"] = None
-            summary.value = markup.box("error", markup.escape(error_summary(function, error)))
+            text = str(error) if isinstance(error, JacobianTooLarge) else error_summary(
+                function, error)
+            summary.value = markup.box("error", markup.escape(text))
+            picture.layout.display = "none"
             return
         redraw()
 
@@ -235,6 +259,7 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None) -> View:
         k = comparison.names.index(which.value)
         drawing.show(comparison, k)
         show_figure(picture, drawing.frames)
+        picture.layout.display = None
         summary.value = summary_html(comparison, k)
 
     recompute()

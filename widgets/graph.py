@@ -35,9 +35,6 @@ class AutogradGraph:
     def parents(self, index: int) -> list[int]:
         return [parent for parent, child, _ in self.edges if child == index]
 
-    def index_of(self, grad_fn) -> int:
-        return next(i for i, fn in enumerate(self.grad_fns) if fn is grad_fn)
-
 
 def is_custom_node(grad_fn) -> bool:
     """A node a torch.autograd.Function created: ``<Name>Backward`` carrying ``_forward_cls``."""

@@ -22,7 +22,7 @@ class Inspection:
     inputs: dict  # name -> the tensor or value passed to forward
     saved: list[SavedTensor]
     ctx_attributes: dict  # name -> value, non-tensor attributes only
-    ctx_tensor_attributes: list[str]  # e.g. ["ctx.mask"]
+    ctx_tensor_attributes: dict  # e.g. {"ctx.mask": False}: path -> holds a floating tensor
     needs_input_grad: tuple | None  # None when autograd recorded nothing
     warnings: list[str] = field(default_factory=list)
 
@@ -55,11 +55,12 @@ def is_risky_intermediate(saved: SavedTensor) -> bool:
 def save_warnings(inspection: Inspection) -> list[str]:
     """Plain-text warnings about what forward saved and where."""
     warnings = []
-    for path in inspection.ctx_tensor_attributes:
-        warnings.append(
-            f"{path} holds a tensor: pass it to ctx.save_for_backward instead. A tensor kept as "
-            "a ctx attribute skips autograd's in-place version check and breaks double backward."
-        )
+    for path, floating in inspection.ctx_tensor_attributes.items():
+        consequence = ("skips autograd's in-place version check and breaks double backward"
+                       if floating else "skips autograd's in-place version check: a change "
+                       "made to it before backward would go unnoticed")
+        warnings.append(f"{path} holds a tensor: pass it to ctx.save_for_backward instead. "
+                        f"A tensor kept as a ctx attribute {consequence}.")
     for saved in inspection.saved:
         if is_risky_intermediate(saved):
             warnings.append(
@@ -69,6 +70,16 @@ def save_warnings(inspection: Inspection) -> list[str]:
                 "or return it as an extra output."
             )
     return warnings
+
+
+def _holds_floating(value) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value.is_floating_point() or value.is_complex()
+    if isinstance(value, (list, tuple)):
+        return any(_holds_floating(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_floating(item) for item in value.values())
+    return False
 
 
 def inspect_forward(function, *inputs, names=None, requires_grad=None) -> Inspection:
@@ -87,8 +98,9 @@ def inspect_forward(function, *inputs, names=None, requires_grad=None) -> Inspec
         else None
     tensor_roots = {path.removeprefix("ctx.").split("[")[0] for path in trace.ctx_tensor_attributes}
     plain = {k: v for k, v in trace.ctx_attributes.items() if k not in tensor_roots}
-    inspection = Inspection(display_name(function), values, trace.saved, plain,
-                            trace.ctx_tensor_attributes, needs)
+    floating = {path: _holds_floating(trace.ctx_attributes[path.removeprefix("ctx.").split("[")[0]])
+                for path in trace.ctx_tensor_attributes}
+    inspection = Inspection(display_name(function), values, trace.saved, plain, floating, needs)
     inspection.warnings = save_warnings(inspection)
     return inspection
 
@@ -122,8 +134,8 @@ def inspection_html(inspection: Inspection) -> str:
         rows = [[code(f"saved_tensors[{i}]"), markup.escape(s.role), format_shape(s.shape),
                  format_dtype(s.dtype), format_bytes(s.nbytes), markup.escape(_role_note(s))]
                 for i, s in enumerate(inspection.saved)]
-        parts.append(markup.table(["ctx.saved_tensors", "role", "shape", "dtype", "bytes", "memory"],
-                                  rows, numeric={4}, monospace={2, 3}))
+        headers = ["ctx.saved_tensors", "role", "shape", "dtype", "bytes", "memory"]
+        parts.append(markup.table(headers, rows, numeric={4}, monospace={2, 3}))
     else:
         parts.append(markup.paragraph(
             f"Nothing was passed to {code('ctx.save_for_backward')}: fine when backward needs "

@@ -49,16 +49,17 @@ def _surrogate(function, xs: torch.Tensor) -> torch.Tensor:
     return torch.zeros_like(xs) if grad is None else grad.detach()
 
 
-def _locate_jump(function, left: float, right: float, steps: int = 30) -> float:
-    """Bisect [left, right] down to where forward changes value."""
-    low = _forward(function, torch.tensor([left], dtype=torch.float64)).item()
+def _locate_jumps(function, left: torch.Tensor, right: torch.Tensor,
+                  steps: int = 40) -> list[float]:
+    """Bisect every interval [left, right] at once towards where forward changes value; keep
+    the places where it still changes across a vanishing interval (a jump, not a slope)."""
+    low = _forward(function, left)
     for _ in range(steps):
         middle = (left + right) / 2
-        if _forward(function, torch.tensor([middle], dtype=torch.float64)).item() == low:
-            left = middle
-        else:
-            right = middle
-    return (left + right) / 2
+        same = _forward(function, middle) == low
+        left, right = torch.where(same, middle, left), torch.where(same, right, middle)
+    gap = (_forward(function, right) - _forward(function, left)).abs()
+    return ((left + right) / 2)[gap > 1e-6].tolist()
 
 
 def _windows(xs: torch.Tensor, passing: torch.Tensor) -> list[tuple[float, float]]:
@@ -78,9 +79,9 @@ def ste_curves(function, x_range=(-2.0, 2.0), points: int = 401) -> SteCurves:
     forward = _forward(function, xs)
     surrogate = _surrogate(function, xs)
     slope = (_forward(function, xs + STEP) - _forward(function, xs - STEP)) / (2 * STEP)
+    changes = torch.nonzero(forward[1:] != forward[:-1]).flatten()
     jumps: list[float] = []
-    for i in torch.nonzero(forward[1:] != forward[:-1]).flatten().tolist():
-        jump = _locate_jump(function, xs[i].item(), xs[i + 1].item())
+    for jump in _locate_jumps(function, xs[changes], xs[changes + 1]):
         if not jumps or jump - jumps[-1] > 1e3 * STEP:  # sign(0) = 0 makes two jumps at 0
             jumps.append(jump)
     near_jump = torch.zeros_like(xs, dtype=torch.bool)

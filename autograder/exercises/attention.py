@@ -283,14 +283,22 @@ def memory_efficient_full(MemoryEfficientAttention, device) -> None:
     attention_full(function, MEMORY_EFFICIENT, device)
 
 
+def _attention_example() -> tuple:
+    """Q, K, V of one short sequence and its scale: small enough for whole Jacobians."""
+    Q, K, V = (sample((3, 4), "cpu", seed=seed) for seed in (0, 1, 2))
+    return Q, K, V, 0.5
+
+
 EXERCISES = [
     Exercise("ScaledDotProductAttention", "06_attention", sdpa_quick, sdpa_full,
              "causal, padding, random and broadcast masks, leading dimensions from none to "
              "three, Lq != Lk, one query or one key, scores in the thousands, float32 against "
              "F.scaled_dot_product_attention, gradcheck, no built-in softmax backward, "
-             "CPU and CUDA"),
+             "CPU and CUDA",
+             example=lambda: _attention_example()),
     Exercise("MemoryEfficientAttention", "06_attention", memory_efficient_quick,
              memory_efficient_full,
              "saved bytes (nothing of size Lq x Lk), every check ScaledDotProductAttention has, "
-             "CPU and CUDA"),
+             "CPU and CUDA",
+             example=lambda: _attention_example()),
 ]

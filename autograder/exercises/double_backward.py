@@ -235,8 +235,10 @@ def cube_once_full(CubeOnce, device) -> None:
 EXERCISES = [
     Exercise("SwishFunction", "04_double_backward", swish_quick, swish_full,
              "second derivatives for x, beta and grad_output, gradgradcheck with beta requiring "
-             "grad or not, betas 1.3, -0.7 and 0, four shapes, float32, CPU and CUDA"),
+             "grad or not, betas 1.3, -0.7 and 0, four shapes, float32, CPU and CUDA",
+             example=lambda: (sample((5,), "cpu"), torch.tensor(1.3, dtype=torch.float64))),
     Exercise("CubeOnce", "04_double_backward", cube_once_quick, cube_once_full,
              "first derivatives under create_graph=True, once_differentiable's own error on a "
-             "second backward, four shapes, float32, CPU and CUDA"),
+             "second backward, four shapes, float32, CPU and CUDA",
+             example=lambda: (sample((5,), "cpu"),)),
 ]

@@ -152,8 +152,10 @@ def fused_full(FusedLinearReLU, device) -> None:
 EXERCISES = [
     Exercise("MyLinearFunction", "02_linear", my_linear_quick, my_linear_full,
              "leading dimensions from none to three, bias or None, needs_input_grad by counted "
-             "FLOPs, no built-in backward ops, CPU and CUDA"),
+             "FLOPs, no built-in backward ops, CPU and CUDA",
+             example=lambda: tuple(linear_values((5,), "cpu").values())),
     Exercise("FusedLinearReLU", "02_linear", fused_quick, fused_full,
              "saves a boolean mask rather than a float pre-activation, leading dimensions, "
-             "bias or None, CPU and CUDA"),
+             "bias or None, CPU and CUDA",
+             example=lambda: tuple(linear_values((5,), "cpu").values())),
 ]

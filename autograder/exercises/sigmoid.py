@@ -123,10 +123,13 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
 EXERCISES = [
     Exercise("MySigmoid", "01_sigmoid", my_sigmoid_quick, my_sigmoid_full,
              "saves only the output, |x| up to 800, in-place version check, no built-in "
-             "sigmoid_backward, four shapes, CPU and CUDA"),
+             "sigmoid_backward, four shapes, CPU and CUDA",
+             example=lambda: (3 * sample((5,), "cpu"),)),
     Exercise("MyReLU", "01_sigmoid", my_relu_quick, my_relu_full,
              "grad_output and x never written in place, no tensors on ctx, four shapes, "
-             "CPU and CUDA"),
+             "CPU and CUDA",
+             example=lambda: (sample((6,), "cpu", away_from_zero=0.1),)),
     Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_quick, scaled_sigmoid_full,
-             "scales 2.5, -1 and 0, None for scale, four shapes, CPU and CUDA"),
+             "scales 2.5, -1 and 0, None for scale, four shapes, CPU and CUDA",
+             example=lambda: tuple(_scaled_values((5,), "cpu", 2.5).values())),
 ]

@@ -59,7 +59,9 @@ def weighted_sum_full(WeightedSum, device) -> None:
 
 EXERCISES = [
     Exercise("Square", "00_template", square_quick, square_full,
-             "four shapes from 0-d to 3-d, float32 and float64, CPU and CUDA"),
+             "four shapes from 0-d to 3-d, float32 and float64, CPU and CUDA",
+             example=lambda: (sample((4,), "cpu"),)),
     Exercise("WeightedSum", "00_template", weighted_sum_quick, weighted_sum_full,
-             "several shapes and weights (including 0), float32, CPU and CUDA"),
+             "several shapes and weights (including 0), float32, CPU and CUDA",
+             example=lambda: tuple(_weighted_values((4,), "cpu").values())),
 ]

@@ -3,8 +3,7 @@ a gradient?"""
 
 import torch
 
-from widgets.checkpointing import (checkpointing_explorer, layers_of, measure_run,
-                                   saved_activation_bytes)
+from widgets.checkpointing import ActivationBytes, checkpointing_explorer, layers_of, measure_run
 
 
 def test_does_checkpointing_save_less_than_the_plain_model(ref):
@@ -18,11 +17,24 @@ def test_does_checkpointing_save_less_than_the_plain_model(ref):
     assert two.params_without_grad == [] and two.forward_ms > 0
 
 
-def test_are_parameters_left_out_of_saved_bytes():
+def test_does_the_meter_skip_parameters_and_see_release():
     layer = torch.nn.Linear(4, 4)
     x = torch.randn(2, 4, requires_grad=True)
-    _, saved = saved_activation_bytes(layer, x, list(layer.parameters()))
-    assert saved == x.numel() * 4  # linear saves its input and its weight
+    with ActivationBytes(layer.parameters()) as meter:
+        output = torch.tanh(layer(x))
+        assert meter.now == 2 * x.numel() * 4  # x and tanh's output; weight.T is a parameter
+        output.sum().backward()
+    del output
+    assert meter.now == 0 and meter.peak == 64
+
+
+def test_is_the_peak_above_what_checkpointing_keeps(ref):
+    layers = layers_of(lambda: ref.small_mlp(16, 4))
+    x = torch.randn(8, 16)
+    plain = measure_run(ref.checkpoint_sequential, layers, x, None, repeats=0)
+    two = measure_run(ref.checkpoint_sequential, layers, x, 2, repeats=0)
+    assert plain.peak_bytes == plain.saved_bytes
+    assert two.saved_bytes < two.peak_bytes < plain.peak_bytes + two.saved_bytes
 
 
 def test_does_it_flag_parameters_without_gradient(ref):

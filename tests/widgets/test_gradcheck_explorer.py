@@ -1,5 +1,6 @@
 """Does the explorer compare analytic and numerical Jacobians and point at the worst entry?"""
 
+import pytest
 import torch
 
 from widgets.gradcheck_explorer import compare_jacobians, element_name, explore_gradients
@@ -61,3 +62,21 @@ def test_does_eps_change_the_numerical_jacobian(ref):
 def test_does_the_view_report_a_failing_backward(ref):
     view = explore_gradients(ref.TooFewGradients, torch.randn(2), torch.randn(2))
     assert "TooFewGradients raised RuntimeError" in view.panes["summary"].value
+
+
+def test_do_colour_scales_move_in_steps():
+    from widgets.gradcheck_explorer import _round_up
+    assert [_round_up(v) for v in (0.3, 1.0, 1.2, 4.9, 7e-6)] == pytest.approx(
+        [0.5, 1.0, 2.0, 5.0, 1e-5])
+
+
+def test_does_it_refuse_a_huge_jacobian(ref):
+    with pytest.raises(ValueError, match="smaller inputs"):
+        compare_jacobians(ref.Square, torch.randn(400, 400))
+
+
+def test_does_the_view_explain_a_huge_jacobian_without_a_picture(ref):
+    view = explore_gradients(ref.Square, torch.randn(400, 400))
+    assert "smaller inputs" in view.panes["summary"].value
+    assert "raised" not in view.panes["summary"].value
+    assert view.panes["heatmaps"].layout.display == "none"

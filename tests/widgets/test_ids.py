@@ -1,8 +1,6 @@
 """Do widgets get the same model ids on every run once ids are seeded?"""
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat

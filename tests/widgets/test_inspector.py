@@ -49,7 +49,7 @@ def test_does_it_accept_a_boolean_mask_intermediate(ref):
 
 def test_does_it_warn_about_a_tensor_stored_on_ctx(ref):
     inspection = inspect_forward(ref.MaskOnCtx, torch.randn(4))
-    assert inspection.ctx_tensor_attributes == ["ctx.mask"]
+    assert inspection.ctx_tensor_attributes == {"ctx.mask": False}
     assert "mask" not in inspection.ctx_attributes
     assert any(w.startswith("ctx.mask holds a tensor") for w in inspection.warnings)
     assert "ctx.save_for_backward" in inspection_html(inspection)
@@ -95,3 +95,30 @@ def test_does_the_requires_grad_toggle_change_the_report(ref):
 def test_does_the_view_show_a_stub_as_not_implemented(ref):
     view = inspect_saved(ref.Stub, torch.randn(3))
     assert "not implemented yet" in view.panes["report"].value
+
+
+def test_does_a_float_tensor_on_ctx_get_the_double_backward_warning():
+    class TanhOnCtx(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.y = torch.tanh(x)
+            return ctx.y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * (1 - ctx.y ** 2)
+
+    inspection = inspect_forward(TanhOnCtx, torch.randn(3))
+    assert inspection.ctx_tensor_attributes == {"ctx.y": True}
+    assert "breaks double backward" in inspection.warnings[0]
+
+
+def test_are_star_args_named_by_position():
+    from widgets.functions import input_names
+
+    class Checkpoint(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, run_fn, *args):
+            return run_fn(*args)
+
+    assert input_names(Checkpoint, 3) == ["run_fn", "args[0]", "args[1]"]

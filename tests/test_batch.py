@@ -1,0 +1,122 @@
+"""Parallel, resumable batches: worker processes execute, this process alone writes the
+gradebook, a rerun grades only new, changed or failed submissions, and the same jobs run on a
+Dask cluster."""
+
+import io
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from tools import batch
+from tools.instructor import release
+from tools.notebooks import ROOT, source_notebook
+from tools.submissions import solved, with_answer
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("batch")]
+
+LESSON = "00_template"
+SETTINGS = {"cell_timeout": 30, "notebook_timeout": 120, "memory_limit_mb": 1024,
+            "sandbox": "auto", "output_limit_kb": 1024, "restart_limit": 3}
+TWO_GRADIENTS = """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.w1, grad_output * ctx.w2
+""".strip()
+FULL, WRONG, NONE = {"Square": 1.0, "WeightedSum": 1.0}, {"Square": 1.0, "WeightedSum": 0.0}, \
+    {"Square": 0.0, "WeightedSum": 0.0}
+
+
+def _submit(root: Path, student: str, notebook=None, raw: bytes | None = None) -> None:
+    folder = root / "submitted" / student / LESSON
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{LESSON}.ipynb"
+    path.write_bytes(raw if raw is not None else nbformat.writes(notebook).encode())
+
+
+def _scores(root: Path) -> dict[str, dict[str, float]]:
+    with Gradebook(batch.db_url(root)) as gradebook:
+        return {submission.student.id: {grade.name: grade.score
+                                        for grade in submission.notebooks[0].grades}
+                for submission in gradebook.find_assignment(LESSON).submissions}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A course root after a first two-worker batch of four; returns (root, notebooks, first
+    summary, its progress output)."""
+    root = tmp_path_factory.mktemp("batch")
+    release(root, [LESSON])
+    released = nbformat.read(root / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    good = solved(released, source_notebook(LESSON))
+    wrong = with_answer(good, "answer_WeightedSum", TWO_GRADIENTS)
+    _submit(root, "alice", good)
+    _submit(root, "bob", good)
+    _submit(root, "carol", wrong)
+    _submit(root, "dave", raw=b"{ not a notebook")
+    output = io.StringIO()
+    summary = batch.autograde(root, [LESSON], workers=2, settings=SETTINGS, stream=output)
+    return root, {"good": good, "wrong": wrong}, summary, output.getvalue()
+
+
+def test_a_batch_grades_everyone_with_progress_and_eta(course):
+    """Does one parallel batch grade all four, printing a progress line with an ETA for each?"""
+    _, _, summary, output = course
+    assert (summary.graded, summary.skipped, summary.failed) == (4, 0, 0)
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 4
+    assert all(re.search(r"\[\s*\d/4\].*s/notebook, ETA \d+", line) for line in lines)
+
+
+def test_the_single_writer_records_each_submission_once(course):
+    """Does the gradebook hold exactly one graded submission per learner, with right scores?"""
+    root = course[0]
+    assert _scores(root) == {"alice": FULL, "bob": FULL, "carol": WRONG, "dave": NONE}
+    assert all((root / "autograded" / s / LESSON / f"{LESSON}.ipynb").exists()
+               for s in ("alice", "bob", "carol", "dave"))
+
+
+def test_a_rerun_grades_only_new_changed_or_failed_submissions(course):
+    """Does a second run skip everything, and a third grade only a new learner, a changed
+    submission and one whose grading had failed?"""
+    root, notebooks, _, _ = course
+    again = batch.autograde(root, [LESSON], workers=2, settings=SETTINGS, stream=io.StringIO())
+    assert (again.graded, again.skipped) == (0, 4)
+
+    _submit(root, "erin", notebooks["good"])                 # new
+    _submit(root, "bob", notebooks["wrong"])                  # changed
+    ledger = json.loads((root / batch.LEDGER).read_text())    # failed last time
+    ledger[f"{LESSON}/alice"]["status"] = "grader-error"
+    (root / batch.LEDGER).write_text(json.dumps(ledger))
+    output = io.StringIO()
+    third = batch.autograde(root, [LESSON], workers=2, settings=SETTINGS, stream=output)
+    assert (third.graded, third.skipped) == (3, 2)
+    assert sorted(re.findall(r"(\w+) 00_template:", output.getvalue())) == ["alice", "bob", "erin"]
+    assert _scores(root) == {"alice": FULL, "bob": WRONG, "carol": WRONG, "dave": NONE,
+                             "erin": FULL}
+
+
+def test_the_same_jobs_run_on_a_dask_cluster(course, tmp_path):
+    """Do the per-submission jobs, sent to a local Dask cluster, grade as the local workers do?"""
+    pytest.importorskip("distributed")
+    root = course[0]
+    summary = batch.autograde(root, [LESSON], scheduler="local", workers=2, force=True,
+                              settings=SETTINGS, stream=io.StringIO())
+    assert summary.failed == 0 and summary.graded == len(_scores(root))
+    assert _scores(root)["carol"] == WRONG and _scores(root)["dave"] == NONE
+
+
+def test_make_autograde_passes_workers():
+    """Does `make autograde WORKERS=N` hand N to the batch?"""
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = makefile.split("\nautograde:", 1)[1].split("\n\n", 1)[0]
+    assert "--workers $(WORKERS)" in recipe

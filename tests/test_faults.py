@@ -1,0 +1,149 @@
+"""Fault isolation: one batch holds a clean submission and one submission per fault the grader
+must survive (tools/faulty.py). Each fault gets its own status and reason in the grades CSV,
+costs at most the exercise it touches, and the batch ends within its timeouts.
+"""
+
+import csv
+import io
+import os
+import random
+import re
+import time
+
+import nbformat
+import psutil
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder import sandbox
+from tools import batch
+from tools.faulty import EXPECTED, fault_submissions, stray_commands, write_folder
+from tools.instructor import release
+from tools.notebooks import source_notebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults")]
+
+LESSON, FIRST, SECOND = "00_template", "Square", "WeightedSum"
+SETTINGS = {"cell_timeout": 15, "notebook_timeout": 120, "memory_limit_mb": 1024,
+            "sandbox": "auto", "output_limit_kb": 1024, "restart_limit": 3}
+SLACK = 30  # seconds a job may take beyond its notebook's budget: intake, kernel stop, files
+TOKEN = random.randrange(10**6)  # marks this run's stray processes
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """The course root after one two-worker batch over every fault; returns (root, summary,
+    seconds, output)."""
+    root = tmp_path_factory.mktemp("faults")
+    release(root, [LESSON])
+    released = nbformat.read(root / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    for student, files in fault_submissions(released, source_notebook(LESSON), LESSON,
+                                            FIRST, SECOND, token=TOKEN).items():
+        write_folder(root / "submitted" / student / LESSON, files)
+    output = io.StringIO()
+    began = time.monotonic()
+    summary = batch.autograde(root, [LESSON], workers=2, settings=SETTINGS, stream=output)
+    return root, summary, time.monotonic() - began, output.getvalue()
+
+
+def _scores(root, student: str) -> dict[str, float]:
+    with Gradebook(batch.db_url(root)) as gradebook:
+        notebook = gradebook.find_submission_notebook(LESSON, LESSON, student)
+        return {grade.name: grade.score for grade in notebook.grades}
+
+
+def _rows(root) -> dict[str, dict]:
+    output = root / "grades.csv"
+    batch.export_grades(root, output)
+    with open(output, newline="") as handle:
+        return {row["student_id"]: row for row in csv.DictReader(handle)}
+
+
+@pytest.mark.parametrize("student", EXPECTED)
+def test_each_fault_gets_its_status(course, student):
+    """Does the grades CSV give each faulty submission the status naming its fault, with a
+    reason, and the clean one "ok"?"""
+    root = course[0]
+    status, _ = EXPECTED[student]
+    row = _rows(root)[student]
+    assert row["status"] == status, row["reason"]
+    assert bool(row["reason"]) == (status != "ok")
+
+
+@pytest.mark.parametrize("student", EXPECTED)
+def test_a_fault_costs_at_most_its_exercise(course, student):
+    """Are the parts a fault does not touch graded as correct (the submissions are otherwise
+    the solutions), and only the touched exercise, or the unreadable notebook, lost?"""
+    root = course[0]
+    _, cost = EXPECTED[student]
+    lost = {"first": {FIRST}, "second": {SECOND}, "all": {FIRST, SECOND}}.get(cost, set())
+    assert _scores(root, student) == {name: 0.0 if name in lost else 1.0
+                                      for name in (FIRST, SECOND)}
+
+
+def test_reasons_say_what_happened(course):
+    """Do the reasons name the cell, the limit or the file, in words an instructor can act on?"""
+    rows = _rows(course[0])
+    assert "ignored the interrupt" in rows["loops-ignoring-sigint"]["reason"]
+    assert "exited with status 3" in rows["kernel-exits"]["reason"]
+    assert "1024 MiB" in rows["exhausts-memory"]["reason"]
+    assert "not valid JSON" in rows["invalid-json"]["reason"]
+    assert "is empty" in rows["empty-notebook"]["reason"]
+    assert "my copy.ipynb" in rows["renamed-notebook"]["reason"]
+    assert "torch.py" in rows["torch-py-beside"]["reason"]
+    assert stray_commands(TOKEN)[0] in rows["leaves-processes"]["reason"]
+
+
+def test_the_batch_ends_within_its_timeouts(course):
+    """Does every submission finish within its notebook budget (plus a little set-up), with no
+    grader error, and the batch report progress with an ETA?"""
+    root, summary, _, output = course
+    ledger = batch.Ledger(root)
+    slow = {student: ledger.get(student, LESSON)["seconds"] for student in EXPECTED}
+    assert max(slow.values()) <= SETTINGS["notebook_timeout"] + SLACK, slow
+    assert summary.failed == 0 and summary.graded == len(EXPECTED)
+    assert output.count("ETA") == len(EXPECTED)
+
+
+def test_no_process_outlives_the_batch(course):
+    """Are the processes a submission left running gone, and every sandboxed kernel of the batch
+    (a live process whose sandbox folder was already removed would be one that escaped)?"""
+    low, high = sandbox.UID_RANGE
+    strays = stray_commands(TOKEN)
+    left = []
+    for process in psutil.process_iter(["cmdline", "uids", "status"]):
+        if process.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        command = " ".join(process.info["cmdline"] or [])
+        base = re.search(r"(/\S*autograder-sandbox-[^/\s]+)/", command)
+        uid = process.info["uids"].real if process.info["uids"] else 0
+        orphaned = low <= uid < high and base is not None and not os.path.exists(base.group(1))
+        if any(stray in command for stray in strays) or orphaned:
+            left.append(command)
+    assert left == []
+
+
+@pytest.mark.parametrize("name, shadows", [
+    ("torch.py", "torch"), ("autograder/seal.py", "autograder"), ("numpy/__init__.py", "numpy"),
+    ("sitecustomize.py", "sitecustomize.py"), ("evil.pth", "evil.pth"),
+    (".ipython/profile_default/startup/00.py", ".ipython"), ("matplotlibrc", "matplotlibrc"),
+    ("helpers.py", None), ("data/points.csv", None), ("notes.md", None)])
+def test_which_files_would_shadow_the_grader(name, shadows):
+    """Is a file beside the notebook set aside exactly when its name would shadow a module that
+    grading imports, or be loaded by Python or IPython before the grader?"""
+    from autograder.intake import shadowing_name
+
+    assert shadowing_name(name) == shadows
+
+
+@pytest.mark.parametrize("data, phrase", [
+    (b"", "is empty"), (b"   \n", "is empty"), (b"{oops", "not valid JSON"),
+    (b"\xff\xfe", "not UTF-8"), (b'{"cells": 3}', "not a notebook"),
+    (b"[1, 2]", "not a notebook")])
+def test_an_unreadable_notebook_says_why(data, phrase):
+    """Does a notebook that cannot be graded become an invalid-notebook fault that says why?"""
+    from autograder.intake import parse_notebook
+
+    notebook, faults = parse_notebook("00_template.ipynb", data)
+    assert notebook is None and [f.kind for f in faults] == ["invalid-notebook"]
+    assert phrase in faults[0].message

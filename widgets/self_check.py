@@ -1,0 +1,24 @@
+"""When a visible self-check fails, show the gradient-check explorer on the learner's Function."""
+
+from IPython.display import HTML, display
+
+from autograder.grading import SELF_CHECK_FAILURE_HOOKS
+
+from .functions import is_function_class
+from .gradcheck_explorer import explore_gradients
+
+
+def offer_gradient_explorer(exercise, submission, error) -> None:
+    """Analytic against numerical Jacobians at the exercise's example inputs, shown below the hint."""
+    if exercise.example is None or not is_function_class(submission):
+        return
+    display(HTML(f"<b>{exercise.name} failed its self-check.</b> Below, its Jacobian from your "
+                 "backward beside central differences, for small inputs: the difference panel "
+                 "points at the worst entry."))
+    display(explore_gradients(submission, *exercise.example()))
+
+
+def install() -> None:
+    """Register the explorer with ``autograder.self_check``, once."""
+    if offer_gradient_explorer not in SELF_CHECK_FAILURE_HOOKS:
+        SELF_CHECK_FAILURE_HOOKS.append(offer_gradient_explorer)
