@@ -34,26 +34,26 @@ lab: $(INSTALLED) ## open JupyterLab on the course (PORT=8888)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=course --ServerApp.port=$(PORT) $(ROOT_FLAG) $(LAB_ARGS)
 
 test: $(INSTALLED) ## run every test: library, notebooks, nbgrader grading, server, browser
-	$(PYTHON) -m pytest -n 2 $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 notebooks: $(INSTALLED) ## regenerate course/ and solutions/ from lessons/
 	$(PYTHON) -m tools.notebooks
 
-release: $(INSTALLED) ## nbgrader generate_assignment for every lesson into $(COURSE_ROOT)/
+release: $(INSTALLED) ## nbgrader generate_assignment for every lesson into instructor/ (or COURSE_ROOT)
 	$(PYTHON) -m tools.instructor release
 
-autograde: $(INSTALLED) ## autograde every submission in $(COURSE_ROOT)/submitted/
+autograde: $(INSTALLED) ## autograde instructor/submitted/ in parallel (WORKERS=N), resumable
 	$(PYTHON) -m tools.instructor autograde --workers $(WORKERS)
 
 feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson
 	$(PYTHON) -m tools.instructor feedback
 
-grades: $(INSTALLED) ## export the gradebook to $(COURSE_ROOT)/grades.csv
+grades: $(INSTALLED) ## export the gradebook to instructor/grades.csv, with status and reason
 	$(PYTHON) -m tools.instructor grades
 
 bench: $(INSTALLED) ## grading and widget timings, side by side
 	$(PYTHON) -m tools.bench
 
-clean: ## remove caches and test artifacts (keeps .venv and $(COURSE_ROOT)/)
+clean: ## remove caches and test artifacts (keeps .venv and instructor/)
 	rm -rf artifacts .pytest_cache
 	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +

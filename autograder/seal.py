@@ -157,24 +157,16 @@ def boot() -> None:
     restorers.append(_private(Snapshot.restore).__get__(snapshot))
     # Before every cell too, so that a test cell's `from autograder import grade` finds the
     # sealed grade even after learner code rebound it.
-    get_ipython().events.register("pre_run_cell", lambda info: restorers[0]())  # noqa: F821
-    _restore_before_hidden_tests(lambda: restorers[0]())
+    _restore_before_every_cell(lambda: restorers[0]())
 
 
-def _restore_before_hidden_tests(restore) -> None:
-    """Put the snapshot back before every cell holding hidden tests, so that an earlier cell
-    that rebound ``autograder.grade`` (or torch) cannot keep the sealed grade from running."""
+def _restore_before_every_cell(restore) -> None:
+    """Register ``restore`` to run before each cell, when there is an IPython shell to run it."""
     from IPython import get_ipython
 
     shell = get_ipython()
-    if shell is None:
-        return
-
-    def before(info) -> None:
-        if "BEGIN HIDDEN TESTS" in (getattr(info, "raw_cell", None) or ""):
-            restore()
-
-    shell.events.register("pre_run_cell", before)
+    if shell is not None:
+        shell.events.register("pre_run_cell", lambda info: restore())
 
 
 def read_verdicts(outputs, key: bytes, scores: bool = False) -> dict[str, tuple]:

@@ -30,6 +30,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from autograder import self_check
+from widgets import backward_flow, inspect_saved
 
 _ = torch.manual_seed(0)
 
@@ -103,6 +104,28 @@ y.sum().backward()
 print("y      =", y.detach())
 print("x.grad =", x.grad, " (3x² =", 3 * x.detach() ** 2, ")")
 print("y.grad_fn is a", type(y.grad_fn).__name__)
+
+# %% [markdown]
+# ### Look inside: what forward saved
+#
+# `inspect_saved` runs `Cube.forward` once and lists what went through `save_for_backward`:
+# one tensor, the input `x` itself, so saving it cost no new memory. Untick
+# `x.requires_grad`: autograd then records nothing, and forward's `ctx` is thrown away.
+
+# %%
+inspect_saved(Cube, torch.tensor([-1.0, 0.5, 2.0]))
+
+# %% [markdown]
+# ### Watch the gradient flow back
+#
+# The graph autograd built for `(Cube.apply(x) * w).sum()`: your Function is one node among
+# PyTorch's own. Press **next ▶** to run backward one node at a time. `MulBackward0` sends
+# `grad_output * w` to `Cube`, whose backward multiplies it by $3x^2$ on its way to `x.grad`.
+
+# %%
+x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+w = torch.tensor([2.0, 1.0, -1.0], requires_grad=True)
+backward_flow((Cube.apply(x) * w).sum(), names={"x": x, "w": w})
 
 # %% [markdown]
 # ## Check a backward with `gradcheck`

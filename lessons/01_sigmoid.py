@@ -30,6 +30,7 @@ import torch
 from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
+from widgets import backward_flow, inspect_saved
 
 _ = torch.manual_seed(0)
 torch.set_printoptions(precision=4)
@@ -115,6 +116,20 @@ class TanhSavesInput(torch.autograd.Function):
 x = torch.randn(6, dtype=torch.float64, requires_grad=True)
 print("MyTanh:        ", torch.autograd.gradcheck(MyTanh.apply, (x,)))
 print("TanhSavesInput:", torch.autograd.gradcheck(TanhSavesInput.apply, (x,)))
+
+# %% [markdown]
+# They differ in what they keep. The inspector runs forward once and lists each saved
+# tensor with its **role**: `MyTanh` keeps its output, `TanhSavesInput` its input.
+
+# %%
+inspect_saved(MyTanh, torch.linspace(-2, 2, 1000, dtype=torch.float64))
+
+# %%
+inspect_saved(TanhSavesInput, torch.linspace(-2, 2, 1000, dtype=torch.float64))
+
+# %% [markdown]
+# Neither is new memory on its own: the caller holds `x`, and `y` is the result. Which one
+# costs more depends on what the rest of the graph keeps, so let's measure the whole graph.
 
 # %% [markdown]
 # ### Measuring what backward keeps
@@ -330,6 +345,13 @@ report("1 / (1 + exp(-x)), autograd", lambda: 1 / (1 + torch.exp(-x)))
 report("MySigmoid (saves y)", lambda: MySigmoid.apply(x))
 
 # %% [markdown]
+# The inspector on your `MySigmoid`: one saved tensor, with role `output`. If it says `input`
+# or `intermediate`, or warns about a tensor on `ctx`, revisit what your forward saves.
+
+# %%
+inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
+
+# %% [markdown]
 # ## Masks: the ReLU
 #
 # $\mathrm{relu}(x) = \max(x, 0)$ has derivative $1$ where $x > 0$ and $0$ where $x < 0$.
@@ -504,6 +526,18 @@ self_check("MyReLU", MyReLU)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("MyReLU", MyReLU)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# Your two Functions in one small neuron, $\sigma(\mathrm{relu}(w \odot x) + b)$, and its
+# backward one node at a time. Step to `MyReLU.backward`: where $w \odot x \le 0$ its mask
+# sends a zero on, so the same entries of `x.grad` and `w.grad` end up zero.
+
+# %%
+x = torch.tensor([1.0, -2.0, 0.5, 3.0], requires_grad=True)
+w = torch.tensor([0.5, 1.0, -1.0, 2.0], requires_grad=True)
+b = torch.tensor([0.1, 0.1, 0.1, 0.1], requires_grad=True)
+neuron = MySigmoid.apply(MyReLU.apply(w * x) + b).sum()
+backward_flow(neuron, names={"x": x, "w": w, "b": b})
 
 # %% [markdown]
 # ## A Python number as a second input: the scaled sigmoid

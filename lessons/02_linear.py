@@ -31,6 +31,7 @@ from torch.autograd.graph import saved_tensors_hooks
 from torch.utils.flop_counter import FlopCounterMode
 
 from autograder import self_check
+from widgets import backward_flow, inspect_saved
 
 _ = torch.manual_seed(0)
 torch.set_printoptions(precision=4)
@@ -319,6 +320,22 @@ for wanted, flops, reference in zip(CHOICES, mine, builtin):
           f"  {verdict}")
 
 # %% [markdown]
+# ### Your layer inside a network
+#
+# A two-layer network built from your Function, $\mathrm{relu}(x W_1^	op + b_1) W_2^	op + b_2$,
+# and its backward one node at a time. The data `x` needs no gradient, so when the first
+# layer's backward runs (the last `MyLinearFunction.backward`) its `grad_x` goes nowhere:
+# with `ctx.needs_input_grad[0]` False, your backward returns `None` instead of paying for it.
+
+# %%
+data = torch.randn(2, 3)  # a batch of 2, 3 features; no gradient wanted
+W1, b1 = torch.randn(4, 3, requires_grad=True), torch.randn(4, requires_grad=True)
+W2, b2 = torch.randn(1, 4, requires_grad=True), torch.randn(1, requires_grad=True)
+hidden = torch.relu(MyLinearFunction.apply(data, W1, b1))
+prediction = MyLinearFunction.apply(hidden, W2, b2)
+backward_flow(prediction.sum(), names=dict(W1=W1, b1=b1, W2=W2, b2=b2))
+
+# %% [markdown]
 # ## Fusing a linear layer and a ReLU
 #
 # A linear layer is very often followed by a ReLU: $y = \mathrm{relu}(z)$ with
@@ -427,6 +444,14 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 
 # %%
 show_saved("FusedLinearReLU", lambda: FusedLinearReLU.apply(x, weight, bias))
+
+# %% [markdown]
+# The inspector shows the same from inside your Function: `x` and `weight` are inputs the
+# caller holds anyway; the boolean mask is the only new memory. Untick `weight.requires_grad`
+# and watch `ctx.needs_input_grad` change.
+
+# %%
+inspect_saved(FusedLinearReLU, x, weight, bias)
 
 # %% [markdown]
 # The $(64, 16)$ float32 output (4096 bytes) became a $(64, 16)$ mask (1024 bytes): a

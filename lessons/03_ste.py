@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
+from widgets import ste_explorer
 
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
@@ -200,6 +201,14 @@ from autograder import grade; grade("SignClippedSTE", SignClippedSTE)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# Your `SignClippedSTE`, explored: left, its forward; right, the true derivative (zero, with
+# a spike where forward jumps) against the surrogate your backward returns. Drag `x` across
+# the shaded clipping window: at $x = \pm 1$ the gradient still passes, just beyond it stops.
+
+# %%
+ste_explorer(SignClippedSTE)
+
+# %% [markdown]
 # ## ✎ Exercise 3 · `RoundSTE`
 #
 # `RoundSTE.apply(x)` returns `torch.round(x)` with an identity backward. One detail first:
@@ -230,6 +239,13 @@ self_check("RoundSTE", RoundSTE)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("RoundSTE", RoundSTE)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# The same view for your `RoundSTE`: a staircase with a jump at every half, and an identity
+# surrogate with no window. It opens on $x = 1.5$, a half, which rounds to the even 2.
+
+# %%
+ste_explorer(RoundSTE, x=1.5)
 
 # %% [markdown]
 # ## `gradcheck` says no, by design

@@ -35,6 +35,7 @@ from torch.autograd.function import once_differentiable
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
+from widgets import explore_gradients, inspect_saved
 
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
@@ -212,6 +213,15 @@ axes[0].legend()
 plt.show()
 
 # %% [markdown]
+# What your forward saved: `x` and `beta`, both inputs. Inputs come back from
+# `ctx.saved_tensors` linked to the graph, which is what lets double backward differentiate
+# your backward. Keep an eye on the role column in the next section.
+
+# %%
+inspect_saved(SwishFunction, torch.linspace(-3, 3, 8, dtype=torch.float64),
+              torch.tensor(1.5, dtype=torch.float64))
+
+# %% [markdown]
 # ## The trap: saving an intermediate
 #
 # It is tempting to save $s = \sigma(\beta x)$ in forward, since backward needs it. For first
@@ -243,6 +253,14 @@ except GradcheckError as error:
     print("gradgradcheck:", str(error).splitlines()[0])
 
 # %% [markdown]
+# The inspector spots it before any check runs: the third saved tensor is an
+# **intermediate**, and it says so.
+
+# %%
+inspect_saved(SwishSavesSigmoid, torch.linspace(-3, 3, 8, dtype=torch.float64),
+              torch.tensor(1.5, dtype=torch.float64))
+
+# %% [markdown]
 # Why: forward runs with autograd off, so `s` has no history. `save_for_backward` gives inputs
 # and outputs back linked to the graph, but an intermediate comes back exactly as it was: a
 # constant. Differentiating `grad_output * (s + beta * x * s * (1 - s))` then treats `s` as
@@ -271,6 +289,23 @@ ax.set_title("Swish'' with β = 1")
 ax.set_ylim(top=0.7)
 ax.legend()
 plt.show()
+
+# %% [markdown]
+# The gradient-check explorer shows the same entry by entry. Treat the first derivative,
+# computed through `SwishSavesSigmoid.backward`, as a function of `x` and `beta`: its Jacobian
+# from double backward ("analytic") should match central differences, and does not.
+
+# %%
+def swish_derivative(x, beta):
+    """dy/dx through SwishSavesSigmoid's backward, kept differentiable."""
+    with torch.enable_grad():
+        x = x if x.requires_grad else x.detach().requires_grad_()
+        dy, = torch.autograd.grad(SwishSavesSigmoid.apply(x, beta).sum(), x, create_graph=True)
+    return dy
+
+
+explore_gradients(swish_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64),
+                  torch.tensor(1.0, dtype=torch.float64))
 
 # %% [markdown]
 # Two fixes:

@@ -26,7 +26,6 @@
 
 # %% nbgrader={"locked": true}
 import math
-import time
 
 import matplotlib.pyplot as plt
 import torch
@@ -34,6 +33,7 @@ from torch import nn
 from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
+from widgets import checkpointing_explorer
 
 _ = torch.manual_seed(0)
 
@@ -379,13 +379,11 @@ from autograder import grade; grade("checkpoint_sequential", checkpoint_sequenti
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Memory and time against the number of segments
+# ## Memory against the number of segments
 #
 # The 16-block MLP from the start of the lesson again, this time through your
 # `checkpoint_sequential` with $k = 1, 2, 4, 8, 16$ segments. For each $k$ the meter reports what
-# is kept after forward and the peak during the whole step, and the clock times a training step
-# (forward and backward, best of five). The bytes are exact; the times depend on the machine,
-# so they appear only in the plot.
+# is kept after forward and the peak during the whole step.
 
 # %%
 def step_memory(model, x, run):
@@ -397,26 +395,6 @@ def step_memory(model, x, run):
     return kept, meter.peak
 
 
-def step_times(model, x, runs, rounds=5):
-    """For each run, the best time of a forward-and-backward step in milliseconds, measured in
-    turns (so that a busy moment of the machine hits every run alike) after one warm-up, on
-    one thread (for matrices this small, threads mostly wait for each other)."""
-    best = {name: float("inf") for name in runs}
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        for round_ in range(rounds + 1):
-            for name, run in runs.items():
-                model.zero_grad(set_to_none=True)
-                start = time.perf_counter()
-                run(model, x).square().mean().backward()
-                if round_ > 0:  # round 0 is the warm-up
-                    best[name] = min(best[name], 1000 * (time.perf_counter() - start))
-    finally:
-        torch.set_num_threads(threads)
-    return best
-
-
 model = deep_mlp()
 # A Function's output requires grad only if one of its inputs does (more on this below).
 x = torch.randn(64, 128, requires_grad=True)
@@ -426,13 +404,12 @@ runs.update({f"{k} segments": (lambda m, h, k=k: checkpoint_sequential(m, k, h))
              for k in segment_counts})
 
 memory = {name: step_memory(model, x, run) for name, run in runs.items()}
-times = step_times(model, x, runs)
 
 print(f"{'':>17} {'kept after forward':>19} {'peak during step':>17}")
 for name, (kept, peak) in memory.items():
     print(f"{name:>17} {kib(kept):>19} {kib(peak):>17}")
 
-fig, (ax_memory, ax_time) = plt.subplots(1, 2, figsize=(10, 3.6))
+fig, ax_memory = plt.subplots(figsize=(6, 3.6))
 kept = [memory[f"{k} segments"][0] / 1024 for k in segment_counts]
 peak = [memory[f"{k} segments"][1] / 1024 for k in segment_counts]
 ax_memory.plot(segment_counts, kept, "o-", label="kept after forward")
@@ -444,24 +421,33 @@ ax_memory.set(xscale="log", xlabel="segments k", ylabel="activation KiB",
               title="Activation memory, 16 blocks")
 ax_memory.set_xticks(segment_counts, [str(k) for k in segment_counts])
 ax_memory.legend(fontsize=8)
-ax_time.plot(segment_counts, [times[f"{k} segments"] for k in segment_counts], "o-",
-             label="checkpointed")
-ax_time.axhline(times["no checkpointing"], color="k", ls="--", label="no checkpointing")
-ax_time.set(xscale="log", xlabel="segments k", ylabel="ms per step (best of 5)",
-            title="Time per training step", ylim=(0, None))
-ax_time.set_xticks(segment_counts, [str(k) for k in segment_counts])
-ax_time.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The two curves of the left plot are the two terms of $M(k)$: what is kept after forward grows
-# with $k$ (one input per segment), while the peak also includes one segment recomputed during
-# backward, which shrinks as $n/k$. Their sum is smallest around $k = \sqrt{16} = 4$, where the
-# peak is about a third of the unsegmented one. With $k = 1$ you keep one input but recompute
-# the whole network at once: no saving at all. On the right, every checkpointed step pays
-# about one extra forward, whatever $k$; more segments add only a little more (one more
-# `Function` call and random-state copy each), which matters more for small blocks like these.
+# The two curves are the two terms of $M(k)$: what is kept after forward grows with $k$ (one
+# input per segment), while the peak also includes one segment recomputed during backward,
+# which shrinks as $n/k$. Their sum is smallest around $k = \sqrt{16} = 4$, where the peak is
+# about a third of the unsegmented one. With $k = 1$ you keep one input but recompute the
+# whole network at once: no saving at all.
+
+# %% [markdown]
+# ### Every segment count, and the price in work
+#
+# The explorer runs your `checkpoint_sequential` on the same model for every $k$ from 1 to 16.
+# Left, the meter's bytes; right, the matrix-multiply work of forward and backward, counted in
+# FLOPs. Move the slider: whatever $k$, backward does one extra forward's worth of work. Try
+# $k = 8$, then $9$: with $\lfloor 16/9 \rfloor = 1$ layer per segment, the last segment gets
+# the other 8 layers, and the peak jumps.
+
+# %%
+checkpointing_explorer(checkpoint_sequential, deep_mlp, x, segments=4, cost="flops")
+
+# %% [markdown]
+# FLOPs are the same on every machine; time is not. On yours, `cost="time"` measures
+# milliseconds instead, with a button to measure again. Each extra segment then costs a
+# little more than its FLOPs (one more `Function` call and random-state copy), which matters
+# for small blocks like these.
 
 # %% [markdown]
 # ## The production tool: `torch.utils.checkpoint`

@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
+from widgets import attention_explorer
 
 _ = torch.manual_seed(0)
 
@@ -274,6 +275,17 @@ plt.show()
 print("dV of the last key = P[-1, -1] * dO[-1]:",
       torch.allclose(v_.grad[-1], weights[-1, -1] * target[-1], atol=1e-6))
 print("dQ of the first query is zero:", torch.allclose(q_.grad[0], torch.zeros(d), atol=1e-6))
+
+# %% [markdown]
+# ### Explore your Function: heads, queries, masks
+#
+# Your `ScaledDotProductAttention` on 4 heads of 8 tokens. Left, the weights $P$ its forward
+# computes; middle, the $dS$ its backward produces; right, the selected query's row of each,
+# with the reference values as black ticks. Tick **causal mask** or **padding mask**: masked
+# keys (×) get weight 0 and $dS$ 0, and every row of $dS$ still sums to zero.
+
+# %%
+attention_explorer(ScaledDotProductAttention)
 
 # %% [markdown]
 # ## What is kept for backward, and how much

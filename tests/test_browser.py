@@ -57,10 +57,16 @@ def _jupyter(command: str) -> list[str]:
 
 
 def _quiet_settings(settings: Path) -> None:
-    """No news or update checks: nothing may pop up over the notebook."""
+    """No news or update checks: nothing may pop up over the notebook. Every cell attached
+    and laid out (windowing off): with the default "contentVisibility", off-screen cells get
+    their real height only when scrolled to, so a control moves between measuring and
+    clicking it, and element screenshots catch the wrong part of the page."""
     target = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     target.parent.mkdir(parents=True)
     target.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    tracker.write_text(json.dumps({"windowingMode": "none"}))
 
 
 @pytest.fixture(scope="module")

@@ -47,8 +47,11 @@ for name, address in {addresses!r}.items():
         attempts[name] = "connected"
     except OSError as error:
         attempts[name] = type(error).__name__
+status = dict(line.split(":\t", 1) for line in open("/proc/self/status").read().splitlines()
+              if ":\t" in line)
 print("PROBE " + json.dumps({{"attempts": attempts, "uid": os.getuid(), "cwd": os.getcwd(),
-                             "root": sorted(os.listdir("/"))}}))
+                             "root": sorted(os.listdir("/")), "caps": status["CapEff"].strip(),
+                             "no_new_privs": status["NoNewPrivs"].strip()}}))
 """
 
 
@@ -121,11 +124,12 @@ def test_the_network_is_off(probed, student, address):
 
 @pytest.mark.parametrize("student", PROBERS)
 def test_the_kernel_sees_only_its_own_files(probed, student):
-    """Does the kernel start in its own home on a private filesystem and, graded as root, run
-    as an unprivileged uid?"""
+    """Does the kernel start in its own home on a private filesystem, without any capability
+    or a way to regain one and, graded as root, as an unprivileged uid?"""
     seen = probed[1][student]
     assert seen["cwd"] == f"{sandbox.HOME}/{LESSON}"
     assert {"home", "proc", "tmp", "usr"} <= set(seen["root"])
+    assert (seen["caps"], seen["no_new_privs"]) == ("0000000000000000", "1")
     if CAPABILITY.mode == "root":
         low, high = sandbox.UID_RANGE
         assert low <= seen["uid"] < high

@@ -273,10 +273,18 @@ class Summary:
                 f"errors, in {self.seconds:.1f} s" + (f" ({counts})" if counts else ""))
 
 
+def _exit_cleanly(signum, frame) -> None:
+    import logging
+
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # the unfinished cell's tasks
+    raise SystemExit(128 + signum)  # unwinds: kernels stopped, temporary folders removed
+
+
 def _die_with_parent() -> None:
-    """Pool initializer: a worker (and so its kernels) dies with the batch."""
-    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    """Pool initializer: a worker (and so its kernels) dies with the batch, cleaning up."""
+    signal.signal(signal.SIGTERM, _exit_cleanly)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def local_executor(workers: int):

@@ -103,11 +103,20 @@ def _explain(graph: AutogradGraph, step: FlowStep, first: bool) -> str:
     return text
 
 
+def one_line(label: str) -> str:
+    """A drawn two-line label on one line: ``'Cube\\n.backward'`` -> ``'Cube.backward'``,
+    ``'x.grad\\n(3,)'`` -> ``'x.grad (3,)'``."""
+    first, _, rest = label.partition("\n")
+    if not rest:
+        return first
+    return first + ("" if rest.startswith(".") else " ") + rest.replace("\n", " ")
+
+
 def step_html(flow: BackwardFlow, position: int) -> str:
     """The ``position``-th step (from 0) as HTML: the node, what came in, what went out."""
     graph, step = flow.graph, flow.steps[position]
     node = graph.nodes[step.node]
-    title = node.label.replace("\n", "")
+    title = one_line(node.label)
     parts = [markup.heading(f"Step {position + 1} of {len(flow.steps)}: "
                             f"{markup.escape(title)}"),
              markup.paragraph(_explain(graph, step, position == 0))]
@@ -117,7 +126,7 @@ def step_html(flow: BackwardFlow, position: int) -> str:
         rows.append(["in", code(label), code(describe_tensor(grad))])
     children = {slot: child for parent, child, slot in graph.edges if parent == step.node}
     for k, grad in enumerate(step.grad_inputs or ()):
-        target = (markup.escape(graph.nodes[children[k]].label.replace("\n", " "))
+        target = (markup.escape(one_line(graph.nodes[children[k]].label))
                   if k in children else "nothing (needs no gradient)")
         rows.append(["out", "→ " + target, code(describe_tensor(grad))])
     if rows:
