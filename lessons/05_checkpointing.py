@@ -435,8 +435,9 @@ plt.show()
 # ### Every segment count, and the price in work
 #
 # The explorer runs your `checkpoint_sequential` on the same model for every $k$ from 1 to 16.
-# Left, the meter's bytes; right, the matrix-multiply work of forward and backward, counted in
-# FLOPs. Move the slider: whatever $k$, backward does one extra forward's worth of work. Try
+# Left, the meter's bytes (32 KiB below the table's: no loss here keeps the model's output);
+# right, the matrix-multiply work of forward and backward, counted in FLOPs. Move the slider:
+# whatever $k$, backward does one extra forward's worth of work. Try
 # $k = 8$, then $9$: with $\lfloor 16/9 \rfloor = 1$ layer per segment, the last segment gets
 # the other 8 layers, and the peak jumps.
 
@@ -444,10 +445,11 @@ plt.show()
 checkpointing_explorer(checkpoint_sequential, deep_mlp, x, segments=4, cost="flops")
 
 # %% [markdown]
-# FLOPs are the same on every machine; time is not. On yours, `cost="time"` measures
-# milliseconds instead, with a button to measure again. Each extra segment then costs a
-# little more than its FLOPs (one more `Function` call and random-state copy), which matters
-# for small blocks like these.
+# FLOPs are the same on every machine; time is not. To time it on yours, run
+# `checkpointing_explorer(checkpoint_sequential, deep_mlp, x, cost="time")`: it measures
+# milliseconds, with a button to measure again. Each extra segment then costs a little more
+# than its FLOPs (one more `Function` call and random-state copy), which matters for small
+# blocks like these.
 
 # %% [markdown]
 # ## The production tool: `torch.utils.checkpoint`

@@ -16,6 +16,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 from nbclient import NotebookClient
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 from autograder.nbgrader_cli import nbgrader, prepare_course_root
 
@@ -106,6 +107,8 @@ def execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode
     os.environ[WIDGETS_SEED_VARIABLE] = "0"  # the kernel inherits it; see widgets/ids.py
     try:
         client.execute()
+        # a print can arrive as several stream messages, split at random: merge them
+        CoalesceStreamsPreprocessor().preprocess(notebook, {})
     finally:
         if previous is None:
             os.environ.pop(WIDGETS_SEED_VARIABLE)

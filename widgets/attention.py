@@ -214,10 +214,11 @@ def attention_explorer(attention, Q=None, K=None, V=None, *, scale: float | None
     query = ipywidgets.IntSlider(value=queries - 1, min=0, max=queries - 1,
                                  description="query", layout=ipywidgets.Layout(width="260px"))
     padding = max(1, keys // 4)
+    spaced = dict(width="auto", margin="0 0 0 24px")  # a label must not touch the next box
     causal = ipywidgets.Checkbox(value=False, description="causal mask", indent=False,
-                                 layout=ipywidgets.Layout(width="auto"))
+                                 layout=ipywidgets.Layout(**spaced))
     padded = ipywidgets.Checkbox(value=False, description=f"padding mask (last {padding} keys)",
-                                 indent=False, layout=ipywidgets.Layout(width="auto"))
+                                 indent=False, layout=ipywidgets.Layout(**spaced))
     readout = html_pane()
     heading = html_pane(markup.heading(
         f"{code(display_name(attention) + '.apply(Q, K, V, scale, mask)')}: Q {tuple(Q.shape)}, "

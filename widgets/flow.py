@@ -130,7 +130,7 @@ def step_html(flow: BackwardFlow, position: int) -> str:
                   if k in children else "nothing (needs no gradient)")
         rows.append(["out", "→ " + target, code(describe_tensor(grad))])
     if rows:
-        parts.append(markup.table(["", "gradient", "value"], rows))
+        parts.append(markup.table(["", "gradient", "value"], rows, wrap={2}))
     if step.grad_inputs is None and flow.error:
         parts.append(markup.box("error", "backward stopped here: " + markup.escape(flow.error)))
     return "".join(parts)

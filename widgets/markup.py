@@ -91,15 +91,18 @@ def paragraph(text: str, *, muted: bool = False) -> str:
 
 
 def table(headers: list[str], rows: list[list[str]], *, numeric: set[int] = frozenset(),
-          monospace: set[int] = frozenset()) -> str:
-    """An HTML table; cells are HTML, columns in ``numeric`` are right-aligned."""
+          monospace: set[int] = frozenset(), wrap: set[int] = frozenset()) -> str:
+    """An HTML table; cells are HTML, columns in ``numeric`` are right-aligned, and only
+    columns in ``wrap`` may break a long value over several lines."""
     def cell(tag, index, content):
         align = "right" if index in numeric else "left"
         font = f"font-family:{MONO};font-size:12px;" if index in monospace and tag == "td" else ""
         weight = "font-weight:600;" if tag == "th" else ""
         border = f"border-bottom:{'2px' if tag == 'th' else '1px'} solid {RULE};"
+        # ipywidgets' HTML sets a 28 px line-height: wrapped lines need their own
+        space = ("normal;line-height:1.4" if index in wrap and tag == "td" else "nowrap")
         return (f'<{tag} style="text-align:{align};padding:3px 12px 3px 0;{border}{font}'
-                f'{weight}white-space:nowrap;color:{TEXT}">{content}</{tag}>')
+                f'{weight}white-space:{space};color:{TEXT}">{content}</{tag}>')
 
     head = "".join(cell("th", i, h) for i, h in enumerate(headers))
     body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>"

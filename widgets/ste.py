@@ -124,8 +124,13 @@ def point_html(function, point: StePoint, curves: SteCurves) -> str:
             ["true derivative d forward / dx", true],
             ["surrogate gradient (your backward, grad_output = 1)",
              format_number(point.surrogate)]]
-    verdict = ("inside the window: the gradient passes" if point.surrogate != 0
-               else "outside the window: no gradient reaches x")
+    low, high = curves.xs[0].item(), curves.xs[-1].item()
+    clipped = bool(curves.windows) and curves.windows != [(low, high)]
+    if point.surrogate != 0:
+        verdict = "inside the window: the gradient passes" if clipped else "the gradient passes"
+    else:
+        verdict = "outside the window: no gradient reaches x" if clipped else \
+            "no gradient reaches x"
     return (markup.table(["", "value"], rows, numeric={1}) +
             markup.paragraph(f"{markup.escape(window_text(curves))}. At this x: {verdict}."))
 
@@ -169,7 +174,8 @@ class SteFigure:
             ax.set_xlabel("x", fontsize=8)
             ax.tick_params(labelsize=7)
         left.legend(fontsize=7, loc="upper left", frameon=False)
-        right.legend(fontsize=7, loc="upper left", frameon=False, ncol=2)
+        entries = len(right.get_legend_handles_labels()[0])  # two columns fit four labels
+        right.legend(fontsize=7, loc="upper left", frameon=False, ncol=2 if entries >= 4 else 1)
         self.frames = Frames(self.figure, [*self.lines, self.forward_dot, self.grad_dot])
 
     def show(self, point: StePoint) -> None:
