@@ -14,25 +14,14 @@ from autograder.nbgrader_cli import nbgrader
 from autograder.seal import VERDICT_MIME
 from tools.instructor import release
 from tools.notebooks import SOLUTION_MARKER, lesson_names, source_notebook
-from tools.submissions import solved, with_answer, with_cell_before
+from tools.submissions import (LINEAR_IGNORES_NEEDS_INPUT_GRAD, LINEAR_TRANSPOSED_GRAD_X,
+                               RELU_MASKS_GRAD_OUTPUT_IN_PLACE, SIGMOID_SAVES_INPUT,
+                               WEIGHTED_SUM_TWO_GRADIENTS, solved, with_answer,
+                               with_cell_before)
 
 pytestmark = pytest.mark.slow
 
 LESSONS = lesson_names()
-
-SIGMOID_SAVES_INPUT = """
-class MySigmoid(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return torch.sigmoid(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        y = torch.sigmoid(x)
-        return grad_output * y * (1 - y)
-"""
 
 SIGMOID_WRONG_SIGN = """
 class MySigmoid(torch.autograd.Function):
@@ -46,54 +35,6 @@ class MySigmoid(torch.autograd.Function):
     def backward(ctx, grad_output):
         y, = ctx.saved_tensors
         return -grad_output * y * (1 - y)
-"""
-
-RELU_MASKS_IN_PLACE = """
-class MyReLU(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        grad_output[x < 0] = 0
-        return grad_output
-"""
-
-LINEAR_BODY = """
-class MyLinearFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias=None):
-        ctx.save_for_backward(x, weight)
-        ctx.has_bias = bias is not None
-        output = x @ weight.T
-        return output + bias if bias is not None else output
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight = ctx.saved_tensors
-        flat_grad = grad_output.reshape(-1, grad_output.shape[-1])
-        flat_x = x.reshape(-1, x.shape[-1])
-        {grad_x}
-        grad_weight = flat_grad.T @ flat_x
-        grad_bias = flat_grad.sum(0) if ctx.has_bias else None
-        return grad_x, grad_weight, grad_bias
-"""
-LINEAR_IGNORES_NEEDS_INPUT_GRAD = LINEAR_BODY.format(grad_x="grad_x = grad_output @ weight")
-LINEAR_TRANSPOSED_GRAD_X = LINEAR_BODY.format(grad_x="grad_x = (grad_output @ weight).mT")
-
-WEIGHTED_SUM_TWO_GRADIENTS = """
-class WeightedSum(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x1, x2, w1, w2):
-        ctx.w1, ctx.w2 = w1, w2
-        return w1 * x1 + w2 * x2
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output * ctx.w1, grad_output * ctx.w2
 """
 
 PATCH_GRADCHECK_AND_ALLCLOSE = """
@@ -272,7 +213,8 @@ MISTAKES = {
                             [("answer", "answer_MySigmoid", SIGMOID_SAVES_INPUT)],
                             "saved its input x"),
     "relu-masks-grad-output-in-place": ("01_sigmoid", "MyReLU",
-                                        [("answer", "answer_MyReLU", RELU_MASKS_IN_PLACE)],
+                                        [("answer", "answer_MyReLU",
+                                          RELU_MASKS_GRAD_OUTPUT_IN_PLACE)],
                                         "modified grad_output in place"),
     "linear-ignores-needs-input-grad": (
         "02_linear", "MyLinearFunction",

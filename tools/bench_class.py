@@ -23,7 +23,9 @@ from tools import batch
 from tools.bench_grading import floor_seconds
 from tools.instructor import release
 from tools.notebooks import lesson_names, source_notebook
-from tools.submissions import solved, with_answer
+from tools.submissions import (LINEAR_TRANSPOSED_GRAD_X, RELU_MASKS_GRAD_OUTPUT_IN_PLACE,
+                               SIGMOID_SAVES_INPUT, WEIGHTED_SUM_TWO_GRADIENTS, solved,
+                               with_answer)
 
 CLASS_SIZE = 40
 MISTAKE_RATE = 1 / 3
@@ -31,63 +33,12 @@ SEED = 0
 FLOOR_REPEATS = 3
 LESSONS = ("00_template", "01_sigmoid", "02_linear")
 
-# lesson -> [(answer cell, wrong answer)]: mistakes the course names (see tests/functions)
+# lesson -> [(answer cell, wrong answer)]: mistakes the course names
 MISTAKES = {
-    "00_template": [("answer_WeightedSum", """
-        class WeightedSum(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x1, x2, w1, w2):
-                ctx.w1, ctx.w2 = w1, w2
-                return w1 * x1 + w2 * x2
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                return grad_output * ctx.w1, grad_output * ctx.w2
-        """)],
-    "01_sigmoid": [("answer_MySigmoid", """
-        class MySigmoid(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return torch.sigmoid(x)
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                x, = ctx.saved_tensors
-                y = torch.sigmoid(x)
-                return grad_output * y * (1 - y)
-        """), ("answer_MyReLU", """
-        class MyReLU(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x.clamp(min=0)
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                x, = ctx.saved_tensors
-                grad_output[x < 0] = 0
-                return grad_output
-        """)],
-    "02_linear": [("answer_MyLinearFunction", """
-        class MyLinearFunction(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x, weight, bias=None):
-                ctx.save_for_backward(x, weight)
-                ctx.has_bias = bias is not None
-                output = x @ weight.T
-                return output + bias if bias is not None else output
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                x, weight = ctx.saved_tensors
-                flat_grad = grad_output.reshape(-1, grad_output.shape[-1])
-                flat_x = x.reshape(-1, x.shape[-1])
-                grad_x = (grad_output @ weight).mT
-                grad_weight = flat_grad.T @ flat_x
-                grad_bias = flat_grad.sum(0) if ctx.has_bias else None
-                return grad_x, grad_weight, grad_bias
-        """)],
+    "00_template": [("answer_WeightedSum", WEIGHTED_SUM_TWO_GRADIENTS)],
+    "01_sigmoid": [("answer_MySigmoid", SIGMOID_SAVES_INPUT),
+                   ("answer_MyReLU", RELU_MASKS_GRAD_OUTPUT_IN_PLACE)],
+    "02_linear": [("answer_MyLinearFunction", LINEAR_TRANSPOSED_GRAD_X)],
 }
 
 
