@@ -31,7 +31,8 @@ $(INSTALLED): requirements.txt pyproject.toml
 install: $(INSTALLED) ## create .venv with the pinned course environment (CPU torch)
 
 lab: $(INSTALLED) ## open JupyterLab on the course (PORT=8888)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=course --ServerApp.port=$(PORT) $(ROOT_FLAG) $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=course --ServerApp.port=$(PORT) \
+	  --LabApp.extension_manager=readonly $(ROOT_FLAG) $(LAB_ARGS)
 
 test: $(INSTALLED) ## run every test: library, notebooks, nbgrader grading, server, browser
 	$(PYTHON) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
