@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,11 @@ import nbformat
 
 from autograder import faults as fault_kinds
 from autograder.faults import Fault, from_dicts, reason_of, status_of
+
+# nbgrader 0.9's gradebook code trips SQLAlchemy 2.x autoflush notices on every write; they
+# are harmless and would bury the progress lines.
+warnings.filterwarnings("ignore", message=".*not in session, add operation along",
+                        module=r"nbgrader\.api")
 
 STATE = ".autograder"
 STAGING = f"{STATE}/staging"
