@@ -1,34 +1,13 @@
-"""Small reference Functions, right and deliberately wrong, that the widget tests run on."""
+"""Small reference Functions, right and deliberately wrong, that the widget tests run on
+(the graded exercises' correct versions come from tests/functions)."""
 
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-
-class Square(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return 2 * x * grad_output  # d/dx x**2 = 2x
-
-
-class MySigmoid(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = torch.sigmoid(x)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return grad_output * y * (1 - y)  # sigmoid' = y (1 - y)
+from functions.correct import MySigmoid, Square
+from functions.ste import RoundSTE, SignClippedSTE, SignSTE
 
 
 class ScaledSigmoid(torch.autograd.Function):
@@ -135,38 +114,6 @@ class TooFewGradients(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y):
         return x * y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output
-
-
-class SignSTE(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return torch.sign(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output
-
-
-class SignClippedSTE(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return torch.sign(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * (x.abs() <= 1)
-
-
-class RoundSTE(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return torch.round(x)
 
     @staticmethod
     def backward(ctx, grad_output):
