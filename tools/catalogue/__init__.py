@@ -1,0 +1,64 @@
+"""One catalogue of answers with known verdicts, shared by the tests and the benchmarks.
+
+Each lesson has a module ``lessonNN.py`` with two lists:
+
+- ``UNUSUAL``: correct answers written differently from the lesson's solution (an einsum
+  form, a ``torch.where`` form, ...). Each must pass ``self_check`` and ``grade``.
+- ``MISTAKES``: wrong answers, each with the hint the grader must give (a phrase of its first
+  line). A mistake the lesson names (``named=True``) must fail the visible ``self_check`` with
+  that same hint, not only the hidden tests.
+
+Every entry's ``code`` is what a learner would type into the answer cell: it defines the
+exercise under its own name and is self-contained, given ``PRELUDE``.
+"""
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+
+PRELUDE = ("import math\nimport torch\nimport torch.nn.functional as F\n"
+           "from torch.autograd.function import once_differentiable\n")
+
+
+@dataclass(frozen=True)
+class Unusual:
+    exercise: str
+    name: str  # what is unusual about it, e.g. "einsum form"
+    code: str
+
+    def load(self):
+        return load(self.exercise, self.code)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    exercise: str
+    name: str  # the mistake in a few words, e.g. "wrong sign"
+    hint: str  # a phrase the first line of the grader's message must contain
+    code: str
+    named: bool = False  # the lesson names this mistake: the self-check must catch it too
+
+    def load(self):
+        return load(self.exercise, self.code)
+
+
+def load(exercise: str, code: str):
+    """Run an answer cell's ``code`` after ``PRELUDE``; return what it defines as ``exercise``."""
+    names: dict = {"__name__": f"catalogue_{exercise}"}
+    exec(compile(PRELUDE + code, f"<catalogue {exercise}>", "exec"), names)  # noqa: S102
+    return names[exercise]
+
+
+def _modules():
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        yield importlib.import_module(f"{__name__}.{info.name}")
+
+
+def unusual() -> list[Unusual]:
+    """Every correct-but-unusual answer of every lesson."""
+    return [entry for module in _modules() for entry in module.UNUSUAL]
+
+
+def mistakes() -> list[Mistake]:
+    """Every named wrong answer of every lesson."""
+    return [entry for module in _modules() for entry in module.MISTAKES]
