@@ -6,7 +6,8 @@ Each lesson has a module ``lessonNN.py`` with two lists:
   form, a ``torch.where`` form, ...). Each must pass ``self_check`` and ``grade``.
 - ``MISTAKES``: wrong answers, each with the hint the grader must give (a phrase of its first
   line). A mistake the lesson names (``named=True``) must fail the visible ``self_check`` with
-  that same hint, not only the hidden tests.
+  that same hint, not only the hidden tests. A mistake marked ``nbgrader=True`` is also handed
+in as a notebook and autograded by the real nbgrader: it must lose exactly its exercise.
 
 Every entry's ``code`` is what a learner would type into the answer cell: it defines the
 exercise under its own name and is self-contained, given ``PRELUDE``.
@@ -37,6 +38,7 @@ class Mistake:
     hint: str  # a phrase the first line of the grader's message must contain
     code: str
     named: bool = False  # the lesson names this mistake: the self-check must catch it too
+    nbgrader: bool = False  # also submitted through the real `nbgrader autograde` in the tests
 
     def load(self):
         return load(self.exercise, self.code)
