@@ -41,16 +41,16 @@ notebooks: $(INSTALLED) ## regenerate course/ and solutions/ from lessons/
 	$(PYTHON) -m tools.notebooks
 
 release: $(INSTALLED) ## nbgrader generate_assignment for every lesson into instructor/ (or COURSE_ROOT)
-	$(PYTHON) -m tools.instructor release
+	$(PYTHON) -m grader release
 
 autograde: $(INSTALLED) ## autograde instructor/submitted/ in parallel (WORKERS=N), resumable
-	$(PYTHON) -m tools.instructor autograde --workers $(WORKERS)
+	$(PYTHON) -m grader autograde --workers $(WORKERS)
 
 feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson
-	$(PYTHON) -m tools.instructor feedback
+	$(PYTHON) -m grader feedback
 
 grades: $(INSTALLED) ## export the gradebook to instructor/grades.csv, with status and reason
-	$(PYTHON) -m tools.instructor grades
+	$(PYTHON) -m grader grades
 
 bench: $(INSTALLED) ## grading and widget timings, side by side
 	$(PYTHON) -m tools.bench

@@ -5,21 +5,17 @@ Here the grader starts the kernel with ``boot()``, which runs before any learner
 it reads a one-time key (from a file it deletes at once), snapshots the functions grading
 relies on, and replaces ``autograder.grade`` with a sealed version that restores that
 snapshot, runs the checks, notices tampering during them, and publishes an HMAC-signed
-verdict. The grader (``autograder.nbgrader_ext``) believes signed verdicts only.
+verdict (``autograder.verdict``). The grader (``grader.execute``) believes signed verdicts only.
 """
 
 import builtins
 import copy
-import hashlib
-import hmac
-import json
 import math
 import os
 import sys
 import types
 
-KEY_FILE_VARIABLE = "AUTOGRADER_SEAL_KEY_FILE"
-VERDICT_MIME = "application/vnd.autograd-course.verdict+json"
+from .verdict import KEY_FILE_VARIABLE, VERDICT_MIME, sign, verdict_payload
 
 # Modules whose callables grading trusts; each is checked and restored before every verdict.
 TRUSTED_MODULES = (
@@ -27,18 +23,6 @@ TRUSTED_MODULES = (
     "torch.autograd.graph", "torch.nn.functional", "torch.functional", "torch.random",
     "torch.testing", "torch.utils.flop_counter", "torch.utils._python_dispatch", "torch.linalg",
 )
-
-
-def sign(key: bytes, payload: str) -> str:
-    return hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
-
-
-def verdict_payload(exercise: str, passed: bool, message: str, score: float | None = None) -> str:
-    """The signed text of a verdict; ``score`` (the fraction earned) only for partial credit."""
-    fields = {"exercise": exercise, "passed": passed, "message": message}
-    if score is not None:
-        fields["score"] = score
-    return json.dumps(fields, sort_keys=True)
 
 
 def _trusted_namespaces():
@@ -167,29 +151,3 @@ def _restore_before_every_cell(restore) -> None:
     shell = get_ipython()
     if shell is not None:
         shell.events.register("pre_run_cell", lambda info: restore())
-
-
-def read_verdicts(outputs, key: bytes, scores: bool = False) -> dict[str, tuple]:
-    """The correctly signed verdicts among a cell's outputs, by exercise: (passed, message), or
-    with ``scores`` (passed, message, score), the score None but for partial credit."""
-    verdicts = {}
-    for output in outputs:
-        data = output.get("data") if isinstance(output, dict) and output.get("output_type") in (
-            "display_data", "execute_result") else None
-        sealed = data.get(VERDICT_MIME) if isinstance(data, dict) else None
-        if not isinstance(sealed, dict):
-            continue
-        payload, signature = sealed.get("payload"), sealed.get("signature")
-        if not (isinstance(payload, str) and isinstance(signature, str)):
-            continue
-        try:  # bytes: compare_digest refuses non-ASCII str, and a forgery may contain any
-            genuine = hmac.compare_digest(sign(key, payload).encode(), signature.encode())
-        except UnicodeEncodeError:  # lone surrogates: never something we signed
-            continue
-        if genuine:
-            fields = json.loads(payload)
-            verdicts[fields["exercise"]] = (bool(fields["passed"]), str(fields["message"]))
-            if scores:
-                score = fields.get("score")
-                verdicts[fields["exercise"]] += (None if score is None else float(score),)
-    return verdicts

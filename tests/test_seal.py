@@ -12,7 +12,8 @@ import torch
 
 from autograder import diagnose, grading, seal
 from autograder.errors import GradingError
-from autograder.seal import VERDICT_MIME, Snapshot, make_sealed_grade, read_verdicts, sign
+from autograder.seal import Snapshot, make_sealed_grade
+from autograder.verdict import VERDICT_MIME, read_verdicts, sign
 from functions import correct
 
 KEY = b"k" * 32

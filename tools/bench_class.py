@@ -1,7 +1,7 @@
 """`make bench`: autograde a synthetic class the way `make autograde` does, in one run.
 
 Forty submissions made from the solutions of lessons 00-02, about one in three with a seeded
-mistake, graded by tools.batch (sealed, sandboxed kernels; one gradebook writer). Measured side
+mistake, graded by grader.batch (sealed, sandboxed kernels; one gradebook writer). Measured side
 by side: the floor (a fresh kernel that imports torch), seconds per notebook with one worker, and
 throughput with one and with two workers. Targets: per notebook <= 1.5 x the floor; two workers
 >= 1.8 x the throughput of one. To stay near five minutes, the one-worker run grades every other
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import nbformat
 
-from tools import batch
+from grader import batch
 from tools.bench_grading import floor_seconds
-from tools.instructor import release
-from tools.notebooks import lesson_names, source_notebook
+from grader.instructor import release
+from grader.lessons import lesson_names, source_notebook
 from tools.submissions import (LINEAR_TRANSPOSED_GRAD_X, RELU_MASKS_GRAD_OUTPUT_IN_PLACE,
                                SIGMOID_SAVES_INPUT, WEIGHTED_SUM_TWO_GRADIENTS, solved,
                                with_answer)

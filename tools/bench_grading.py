@@ -13,9 +13,10 @@ import nbformat
 from jupyter_client.manager import start_new_kernel
 
 from autograder.exercises import EXERCISES
-from autograder.nbgrader_cli import nbgrader
-from tools.instructor import release
-from tools.notebooks import SOLUTIONS, lesson_names, source_notebook
+from grader.nbgrader_cli import nbgrader
+from grader.instructor import release
+from grader.lessons import lesson_names, source_notebook
+from tools.notebooks import SOLUTIONS
 from tools.submissions import solved
 
 REPEATS = 3

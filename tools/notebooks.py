@@ -9,82 +9,20 @@ lessons/NN_name.py (jupytext percent format, nbgrader metadata in cell headers)
 import argparse
 import copy
 import os
-import re
 import tempfile
 from pathlib import Path
 
-import jupytext
 import nbformat
 from nbclient import NotebookClient
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
-from autograder.nbgrader_cli import nbgrader, prepare_course_root
+from grader.lessons import ROOT, lesson_names, source_notebook
+from grader.nbgrader_cli import release
+from grader.notebook_format import without_hidden_tests, without_solution_markers
 
-ROOT = Path(__file__).resolve().parents[1]
-LESSONS, COURSE, SOLUTIONS = ROOT / "lessons", ROOT / "course", ROOT / "solutions"
-NBGRADER_SCHEMA = 3
+COURSE, SOLUTIONS = ROOT / "course", ROOT / "solutions"
 EXECUTION_TIMEOUT = 300
 WIDGETS_SEED_VARIABLE = "WIDGETS_SEED"
-HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?",
-                          re.DOTALL | re.MULTILINE)
-SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
-GRADE_CALL = re.compile(r"""grade\(\s*["']([^"']+)["']""")
-
-
-def lesson_names() -> list[str]:
-    return sorted(path.stem for path in LESSONS.glob("[0-9][0-9]_*.py"))
-
-
-def _nbgrader_metadata(cell, index: int) -> dict | None:
-    """Complete the short nbgrader metadata written in a cell header."""
-    given = cell.metadata.get("nbgrader")
-    if given is None and cell.cell_type == "markdown":
-        given = {"locked": True}
-    if given is None:
-        return None
-    grade, solution = given.get("grade", False), given.get("solution", False)
-    metadata = {
-        "grade": grade,
-        "grade_id": given.get("grade_id", f"cell-{index:03d}"),
-        "locked": given.get("locked", not solution),
-        "schema_version": NBGRADER_SCHEMA,
-        "solution": solution,
-    }
-    if grade:
-        metadata["points"] = given["points"]
-    return metadata
-
-
-def _check_test_cell(lesson: str, cell) -> None:
-    """A graded test cell must call grade() on its own grade_id inside its hidden tests."""
-    grade_id = cell.metadata.nbgrader["grade_id"]
-    hidden = HIDDEN_TESTS.search(cell.source)
-    if not hidden or GRADE_CALL.findall(hidden.group()) != [grade_id]:
-        raise ValueError(f"{lesson}: test cell {grade_id!r} must call grade({grade_id!r}, ...) "
-                         "once, between BEGIN and END HIDDEN TESTS")
-
-
-def source_notebook(lesson: str) -> nbformat.NotebookNode:
-    """The instructor's nbgrader source notebook for a lesson."""
-    path = LESSONS / f"{lesson}.py"
-    notebook = jupytext.read(path, fmt="py:percent")
-    banner = nbformat.v4.new_markdown_cell(
-        f"*Generated from `lessons/{lesson}.py` by `make notebooks`. Course authors: edit that "
-        "file, not this notebook.*")
-    notebook.cells.insert(0, banner)
-    for index, cell in enumerate(notebook.cells):
-        cell.id = f"cell-{index:03d}"
-        metadata = _nbgrader_metadata(cell, index)
-        cell.metadata = {"nbgrader": metadata} if metadata else {}
-        if metadata and metadata["grade"] and not metadata["solution"]:
-            _check_test_cell(lesson, cell)
-    notebook.metadata = {
-        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
-                       "name": "python3"},
-        "language_info": {"name": "python"},
-    }
-    nbformat.validate(notebook)
-    return notebook
 
 
 def solution_notebook(source: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -93,7 +31,7 @@ def solution_notebook(source: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for cell in notebook.cells:
         cell.metadata = {}
         if cell.cell_type == "code":
-            cell.source = SOLUTION_MARKER.sub("", HIDDEN_TESTS.sub("", cell.source)).rstrip()
+            cell.source = without_solution_markers(without_hidden_tests(cell.source)).rstrip()
     return notebook
 
 
@@ -115,20 +53,6 @@ def execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode
         else:
             os.environ[WIDGETS_SEED_VARIABLE] = previous
     return notebook
-
-
-def release(sources: dict[str, nbformat.NotebookNode], course_root: Path) -> dict[str, Path]:
-    """Run the real ``nbgrader generate_assignment`` on source notebooks in ``course_root``;
-    return each lesson's released (learner) notebook."""
-    prepare_course_root(course_root)
-    released = {}
-    for lesson, notebook in sources.items():
-        folder = course_root / "source" / lesson
-        folder.mkdir(parents=True, exist_ok=True)
-        nbformat.write(notebook, folder / f"{lesson}.ipynb")
-        nbgrader("generate_assignment", lesson, "--force", "--log-level=WARN", root=course_root)
-        released[lesson] = course_root / "release" / lesson / f"{lesson}.ipynb"
-    return released
 
 
 def learner_notebooks(lessons: list[str]) -> dict[str, nbformat.NotebookNode]:

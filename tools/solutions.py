@@ -5,7 +5,8 @@ import functools
 
 import jupytext
 
-from tools.notebooks import LESSONS, SOLUTION_MARKER
+from grader.lessons import LESSONS
+from grader.notebook_format import without_solution_markers
 
 
 def _setup_and_answer_cells(lesson: str) -> list[str]:
@@ -13,7 +14,7 @@ def _setup_and_answer_cells(lesson: str) -> list[str]:
     notebook = jupytext.read(LESSONS / f"{lesson}.py", fmt="py:percent")
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     answers = [cell for cell in code if cell.metadata.get("nbgrader", {}).get("solution")]
-    return [SOLUTION_MARKER.sub("", cell.source) for cell in [code[0], *answers]]
+    return [without_solution_markers(cell.source) for cell in [code[0], *answers]]
 
 
 @functools.cache

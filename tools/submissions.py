@@ -4,7 +4,7 @@ import copy
 
 import nbformat
 
-from tools.notebooks import SOLUTION_MARKER
+from grader.notebook_format import without_solution_markers
 
 
 def _cell(notebook, grade_id: str):
@@ -21,7 +21,7 @@ def solved(released: nbformat.NotebookNode, source: nbformat.NotebookNode) -> nb
         metadata = cell.metadata.get("nbgrader", {})
         if metadata.get("solution"):
             answer = _cell(source, metadata["grade_id"]).source
-            cell.source = SOLUTION_MARKER.sub("", answer)
+            cell.source = without_solution_markers(answer)
     return notebook
 
 

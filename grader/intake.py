@@ -2,7 +2,7 @@
 cells the learner changed, and set aside files that would shadow the grader's modules.
 
 Everything here works on plain data (file names and bytes, a reference of the released cells), so
-a batch can run it anywhere, and each problem becomes a :class:`~autograder.faults.Fault`.
+a batch can run it anywhere, and each problem becomes a :class:`~grader.faults.Fault`.
 """
 
 import copy
@@ -11,15 +11,15 @@ import json
 import pkgutil
 import sys
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.nbgraderformat import MetadataValidator
 
 from .faults import Fault
+from .notebook_format import NBGRADER_SCHEMA, grade_id
 
-NBGRADER_SCHEMA = 3
 FILES_LIMIT_MB = 50
 # Names that would take effect before or instead of the grader's own code, whatever module set.
 SPECIAL_NAMES = {"sitecustomize", "usercustomize", ".ipython", ".jupyter", ".config", ".local",
@@ -47,7 +47,7 @@ def importable_names() -> frozenset[str]:
     paths = [path for path in sys.path if path not in ("", ".")]
     names = {module.name for module in pkgutil.iter_modules(paths)}
     return frozenset(names | set(sys.stdlib_module_names) | set(sys.builtin_module_names)
-                     | set(GRADER_PACKAGES) | {"tools"})
+                     | set(GRADER_PACKAGES) | {"grader", "tools"})
 
 
 def shadowing_name(relative: str) -> str | None:
@@ -122,25 +122,43 @@ def read_submission(files: dict[str, bytes], expected: str, reference: dict,
     if name is not None:
         notebook, problems = parse_notebook(name, files[name])
         faults += problems
-    beside, budget, shadowing = {}, files_limit_mb << 20, {}
+    beside, problems = files_beside(files, files_limit_mb)
+    faults += problems
+    if notebook is not None:
+        notebook, problems = restore_cells(notebook, reference)
+        faults += problems
+    return Intake(notebook, beside, _unique(faults))
+
+
+def files_beside(files: dict[str, bytes], limit_mb: int = FILES_LIMIT_MB
+                 ) -> tuple[dict[str, bytes], list[Fault]]:
+    """The files to place beside the running notebook: no top-level notebook (the graded one
+    holds the hidden tests), nothing that would shadow a module grading imports, and at most
+    ``limit_mb`` in all, smallest first; with a fault for each file left out."""
+    beside, budget, shadowing, faults = {}, limit_mb << 20, {}, []
     for relative, data in sorted(files.items(), key=lambda item: len(item[1])):
         if relative.endswith(".ipynb") and "/" not in relative:
-            continue  # notebooks are graded, never placed beside the running one
+            continue
         shadowed = shadowing_name(relative)
         if shadowed:
             shadowing.setdefault(shadowed, []).append(relative)
         elif len(data) > budget:
             faults.append(Fault("large-files", f"left out {relative} ({len(data) >> 20} MiB): "
                                                f"files beside the notebook may total "
-                                               f"{files_limit_mb} MiB"))
+                                               f"{limit_mb} MiB"))
         else:
             budget -= len(data)
             beside[relative] = data
-    faults += shadowing_faults(shadowing)
-    if notebook is not None:
-        notebook, problems = restore_cells(notebook, reference)
-        faults += problems
-    return Intake(notebook, beside, _unique(faults))
+    return beside, faults + shadowing_faults(shadowing)
+
+
+def read_files(folder: Path) -> dict[str, bytes]:
+    """Every regular file below ``folder``, by relative POSIX path (symlinks are not followed)."""
+    files = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            files[path.relative_to(folder).as_posix()] = path.read_bytes()
+    return files
 
 
 def _unique(faults: list[Fault]) -> list[Fault]:
@@ -154,11 +172,6 @@ def _metadata(entry: dict) -> dict:
     if entry["grade"]:
         metadata["points"] = entry["points"]
     return metadata
-
-
-def _grade_id(cell) -> str | None:
-    nbgrader = cell.get("metadata", {}).get("nbgrader")
-    return nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
 
 
 def _new_cell(entry: dict):
@@ -190,18 +203,18 @@ def restore_cells(notebook, reference: dict) -> tuple[nbformat.NotebookNode, lis
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-        name = _grade_id(cell)
+        name = grade_id(cell)
         if name in entries:
             last[name] = index
     for index, cell in enumerate(notebook.cells):
-        name = _grade_id(cell)
+        name = grade_id(cell)
         if "nbgrader" in cell.metadata and (name not in entries or last[name] != index):
             if name in entries and is_test[name]:
                 faults.append(Fault("duplicated-test-cell", f"test cell {name} appears more "
                                     "than once: graded its last copy", name))
             del cell.metadata["nbgrader"]
     for index, cell in enumerate(notebook.cells):
-        name = _grade_id(cell)
+        name = grade_id(cell)
         if name is None:
             continue
         entry = entries[name]
@@ -222,7 +235,7 @@ def restore_cells(notebook, reference: dict) -> tuple[nbformat.NotebookNode, lis
         if entry["locked"]:
             cell.source = entry["source"]
         cell.metadata["nbgrader"] = _metadata(entry)
-    present = {_grade_id(cell) for cell in notebook.cells}
+    present = {grade_id(cell) for cell in notebook.cells}
     order = [entry["grade_id"] for entry in reference["cells"]]
     for position, name in enumerate(order):
         entry = entries[name]
@@ -230,7 +243,7 @@ def restore_cells(notebook, reference: dict) -> tuple[nbformat.NotebookNode, lis
             continue
         before = next((other for other in reversed(order[:position]) if other in present), None)
         at = 0 if before is None else 1 + next(
-            i for i, cell in enumerate(notebook.cells) if _grade_id(cell) == before)
+            i for i, cell in enumerate(notebook.cells) if grade_id(cell) == before)
         notebook.cells.insert(at, _new_cell(entry))
         present.add(name)
         if is_test[name]:
@@ -257,7 +270,7 @@ def reference_cells(db_url: str, lesson: str, notebook_name: str, released) -> d
         kernelspec = json.loads(notebook.kernelspec) if notebook.kernelspec else None
         cells = []
         for cell in released.cells:
-            name = _grade_id(cell)
+            name = grade_id(cell)
             if name is None or name not in source:
                 continue
             stored = source[name]

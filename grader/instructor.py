@@ -2,18 +2,23 @@
 
 The course root (default ``instructor/``, or $COURSE_ROOT) uses nbgrader's layout:
 source/ release/ submitted/<student>/<lesson>/ autograded/ feedback/ gradebook.db, plus
-.autograder/ (the batch ledger). Autograding runs in parallel batches (tools/batch.py).
+.autograder/ (the batch ledger). Autograding runs in parallel batches (``grader.batch``).
+Run as ``python -m grader COMMAND`` (the Makefile's release, autograde, feedback, grades).
 """
 
 import argparse
 import os
 from pathlib import Path
 
-import nbformat
+from nbgrader.api import Gradebook
 
-from autograder.nbgrader_cli import nbgrader, prepare_course_root
-from tools import batch
-from tools.notebooks import ROOT, lesson_names, source_notebook
+from . import batch
+from .gradebook import db_url
+from .grades_csv import export_grades
+from .ledger import STATE
+from .lessons import ROOT, lesson_names, source_notebook
+from .nbgrader_cli import nbgrader, prepare_course_root
+from .nbgrader_cli import release as release_sources
 
 DEFAULT_ROOT = ROOT / "instructor"
 
@@ -24,26 +29,20 @@ def course_root() -> Path:
 
 def release(root: Path, lessons: list[str]) -> None:
     """Write each lesson's source notebook and release it with nbgrader generate_assignment."""
-    prepare_course_root(root)
     for lesson in lessons:
-        folder = root / "source" / lesson
-        folder.mkdir(parents=True, exist_ok=True)
-        nbformat.write(source_notebook(lesson), folder / f"{lesson}.ipynb")
-        nbgrader("generate_assignment", lesson, "--force", "--log-level=WARN", root=root)
+        release_sources({lesson: source_notebook(lesson)}, root)
         print(f"released {lesson} -> {root / 'release' / lesson}")
 
 
 def released(root: Path) -> set[str]:
     """The lessons released in this course root (assignments in its gradebook)."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(batch.db_url(root)) as gradebook:
+    with Gradebook(db_url(root)) as gradebook:
         return {assignment.name for assignment in gradebook.assignments}
 
 
 def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
               scheduler: str | None = None, force: bool = False) -> batch.Summary:
-    """Autograde every new, changed or failed submission, in parallel (see tools/batch.py)."""
+    """Autograde every new, changed or failed submission, in parallel (see ``grader.batch``)."""
     if not batch.submissions(root, lessons):
         print(f"nothing to grade: no {root / 'submitted'}/<student>/<lesson>/ folders")
         return batch.Summary()
@@ -56,7 +55,7 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
     elif summary.sandbox:
         print(f"sandbox: {summary.sandbox}")
     if summary.failed:
-        print(f"grader errors are logged in {root / batch.STATE / 'errors.log'}; "
+        print(f"grader errors are logged in {root / STATE / 'errors.log'}; "
               "rerun `make autograde` to retry them")
     return summary
 
@@ -69,12 +68,12 @@ def feedback(root: Path, lessons: list[str]) -> None:
 
 def grades(root: Path, output: Path) -> None:
     """The grades CSV: scores per student, lesson and notebook, with a status and a reason."""
-    rows = batch.export_grades(root, output)
+    rows = export_grades(root, output)
     print(f"grades written to {output} ({rows} rows)")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["release", "autograde", "feedback", "grades"])
     parser.add_argument("lessons", nargs="*", help="lesson names (default: all)")
     parser.add_argument("--output", default=None, help="grades CSV (default: ROOT/grades.csv)")
@@ -91,6 +90,7 @@ def main() -> None:
     lessons, root = args.lessons or lesson_names(), course_root()
     if args.command != "release" and not (root / "gradebook.db").exists():
         parser.error(f"{root} has no gradebook yet: run `make release` first")
+    prepare_course_root(root)
     if args.command in ("autograde", "feedback"):
         lessons = [lesson for lesson in lessons if lesson in released(root)]
     if args.command == "release":

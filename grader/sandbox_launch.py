@@ -1,9 +1,10 @@
 """Enter the grading sandbox, then exec a command (the learner's kernel) inside it.
 
-Run as ``python -I -S sandbox_launch.py SPEC.json -- COMMAND...`` by ``autograder.sandbox``, already
+Run as ``python -I -S sandbox_launch.py SPEC.json -- COMMAND...`` by ``grader.sandbox``, already
 inside fresh mount, network and PID namespaces (``unshare``), as root there (real root, or root of a
-new user namespace). Standard library only, and never imported by the ``autograder`` package: it
-must start in milliseconds, and it runs before anything learner-controlled exists.
+new user namespace); the zygote (``grader.zygote``) calls the same functions in a forked kernel.
+Standard library only (and ``processes``, loaded from beside this file): it must start in
+milliseconds, and it runs before anything learner-controlled exists.
 
 Steps: a private tmpfs becomes the new root; only the paths in the spec are bound into it, read-only
 (the Python installation, the virtual environment, the grading packages, /usr and /etc), plus the
@@ -13,17 +14,25 @@ one read-write folder the kernel talks through; the submission is copied into a 
 """
 
 import ctypes
+import importlib.util
 import json
 import os
-import resource
 import shutil
-import signal
 import sys
+from pathlib import Path
+
+if __package__:
+    from . import processes
+else:  # a script, run with -I -S: no package and no sys.path entry to find one by
+    _spec = importlib.util.spec_from_file_location(
+        "processes", Path(__file__).with_name("processes.py"))
+    processes = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(processes)
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
-PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_PDEATHSIG = 38, 24, 1
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 38, 24
 # statvfs f_flag bits that a read-only remount of a bind must keep (same values as MS_*)
 KEPT_FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC | 1024 | 2048 | (1 << 21)  # + [no|rel][dir]atime
 DEVICES = ("null", "zero", "full", "random", "urandom")
@@ -125,12 +134,6 @@ def enter_root(root: str) -> None:
     os.rmdir("/.old-root")
 
 
-def set_limits(limits: dict) -> None:
-    for name, value in limits.items():
-        if value is not None:
-            resource.setrlimit(getattr(resource, f"RLIMIT_{name.upper()}"), (value, value))
-
-
 def drop_privileges(uid, gid) -> None:
     """Give up root for good: another uid when we have one, and never any capability back."""
     last = int(open("/proc/sys/kernel/cap_last_cap").read())
@@ -148,7 +151,7 @@ def drop_privileges(uid, gid) -> None:
     _check(libc.capset(ctypes.byref(header), data), "capset")
     # A change of uid clears the parent-death signal: arm it again, so the kernel (PID 1 of its
     # namespace, taking every process it started with it) dies with whoever launched it.
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    processes.die_with_parent()
 
 
 def main(argv: list[str]) -> None:
@@ -158,7 +161,7 @@ def main(argv: list[str]) -> None:
     command = argv[separator + 1:]
     build_root(spec)
     enter_root(spec["root"])
-    set_limits(spec["limits"])
+    processes.set_limits(spec["limits"])
     drop_privileges(spec.get("uid"), spec.get("gid"))
     os.chdir(spec["work"])
     os.execve(command[0], command, spec["env"])

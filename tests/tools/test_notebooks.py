@@ -6,8 +6,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tools.notebooks import (COURSE, HIDDEN_TESTS, SOLUTION_MARKER, SOLUTIONS, lesson_names,
-                             learner_notebooks, solution_notebook, source_notebook,
+from grader.lessons import lesson_names, source_notebook
+from grader.notebook_format import HIDDEN_TESTS, SOLUTION_MARKER
+from tools.notebooks import (COURSE, SOLUTIONS, learner_notebooks, solution_notebook,
                              without_outputs)
 
 LESSONS = lesson_names()

@@ -12,19 +12,22 @@ from nbgrader.utils import determine_grade
 
 from autograder import seal
 from autograder.errors import GradingError
-from autograder.nbgrader_ext import FeedbackSummary, HIDDEN_TESTS, apply_verdicts
-from autograder.nbgrader_cli import nbgrader
+from grader.nbgrader_cli import nbgrader
 from autograder.partial import Part, WeightedExercise, scored_verdict
-from tools import batch
-from tools.instructor import release
-from tools.notebooks import source_notebook
+from grader import batch
+from grader.feedback import FeedbackSummary
+from grader.notebook_format import HIDDEN_TESTS
+from grader.settings import Settings
+from grader.verdicts import apply_verdicts
+from grader.instructor import release
+from grader.lessons import source_notebook
 from tools.submissions import solved, with_answer
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("feedback")]
 
 LESSON = "00_template"
-SETTINGS = {"cell_timeout": 30, "notebook_timeout": 120, "memory_limit_mb": 1024,
-            "sandbox": "auto", "output_limit_kb": 1024, "restart_limit": 3}
+SETTINGS = Settings(cell_timeout=30, notebook_timeout=120, memory_limit_mb=1024,
+            sandbox="auto", output_limit_kb=1024, restart_limit=3)
 TWO_GRADIENTS = """
 class WeightedSum(torch.autograd.Function):
     @staticmethod

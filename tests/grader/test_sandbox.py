@@ -7,6 +7,7 @@ the repository's lesson sources, and to connect to the grader's loopback and to 
 """
 
 import io
+import dataclasses
 import json
 import socket
 import sys
@@ -15,18 +16,20 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder import sandbox
-from tools import batch
-from tools.instructor import release
-from tools.notebooks import LESSONS, source_notebook
+from grader import sandbox
+from grader import batch
+from grader.instructor import release
+from grader.gradebook import db_url
+from grader.lessons import LESSONS, source_notebook
+from grader.settings import Settings
 from tools.submissions import solved, with_cell_before
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sandbox")]
 
 LESSON = "00_template"
 PROBERS = ("prober", "prober-exec")  # kernels forked from the zygote; started the ordinary way
-SETTINGS = {"cell_timeout": 30, "notebook_timeout": 120, "memory_limit_mb": 1024,
-            "sandbox": "required", "output_limit_kb": 1024, "restart_limit": 3}
+SETTINGS = Settings(cell_timeout=30, notebook_timeout=120, memory_limit_mb=1024,
+            sandbox="required", output_limit_kb=1024, restart_limit=3)
 CAPABILITY = sandbox.capability()
 if not CAPABILITY.available:
     pytest.skip(f"no sandbox on this machine: {CAPABILITY.reason}", allow_module_level=True)
@@ -84,7 +87,7 @@ def probed(tmp_path_factory):
                 folder.mkdir(parents=True)
                 notebook = good if student == "clean" else with_cell_before(good, "Square", probe)
                 nbformat.write(notebook, folder / f"{LESSON}.ipynb")
-            batch.autograde(root, [LESSON], workers=2, settings={**SETTINGS, "zygote": zygote},
+            batch.autograde(root, [LESSON], workers=2, settings=dataclasses.replace(SETTINGS, zygote=zygote),
                             stream=io.StringIO())
     finally:
         listener.close()
@@ -138,7 +141,7 @@ def test_the_kernel_sees_only_its_own_files(probed, student):
 def test_grading_is_unaffected(probed):
     """Do both the probing and the clean submission still get every point?"""
     root, _ = probed
-    with Gradebook(batch.db_url(root)) as gradebook:
+    with Gradebook(db_url(root)) as gradebook:
         for student in ("clean", *PROBERS):
             notebook = gradebook.find_submission_notebook(LESSON, LESSON, student)
             assert {grade.name: grade.score for grade in notebook.grades} == {
@@ -158,7 +161,7 @@ def test_only_the_grading_packages_are_bound():
 def test_required_sandbox_is_refused_without_one(monkeypatch):
     """With AUTOGRADER_SANDBOX=required and no sandbox possible, does grading refuse to start
     rather than run learner code unsandboxed?"""
-    from autograder.nbgrader_ext import SealedExecute
+    from grader.execute import SealedExecute
 
     monkeypatch.setattr(sandbox, "capability", lambda: sandbox.Capability("none", "probe"))
     executor = SealedExecute(sandbox="required")

@@ -10,7 +10,7 @@ privileges and runs ipykernel in-process. The supervisor records the kernel's ex
 file and dies with the zygote; the kernel dies with the supervisor; everything the kernel
 started dies with its PID namespace.
 
-Used by ``autograder.sandbox.SandboxKernelManager`` unless $AUTOGRADER_ZYGOTE is 0; when the
+Used by ``grader.sandbox.SandboxKernelManager`` unless the ``zygote`` setting is off; when the
 zygote cannot start, kernels are started the ordinary way.
 """
 
@@ -24,12 +24,12 @@ import sys
 import threading
 import time
 
+from . import processes
+
 PRELOAD = ("torch", "torch._dynamo", "autograder", "autograder.exercises", "autograder.seal",
-           "autograder.partial", "autograder.sandbox_launch", "ipykernel.kernelapp",
+           "autograder.partial", "grader.sandbox_launch", "ipykernel.kernelapp",
            "ipykernel.ipkernel", "IPython.core.interactiveshell", "jupyter_client.session")
-ZYGOTE_VARIABLE = "AUTOGRADER_ZYGOTE"
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x10000000, 0x20000000, 0x40000000
-PR_SET_PDEATHSIG = 1
 START_TIMEOUT = 120
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -92,7 +92,7 @@ def _supervise(request: dict) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # interrupts are for the kernel
     os.setsid()
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    processes.die_with_parent()
     _redirect(request["log"])
     mode = request["mode"]
     if mode == "userns":
@@ -120,26 +120,21 @@ def _supervise(request: dict) -> None:
 
 def _kernel(request: dict) -> None:
     """The fork's second half: enter the sandbox (or only the limits), then be the kernel."""
-    import resource
-
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    processes.die_with_parent()
     signal.signal(signal.SIGINT, signal.default_int_handler)
     if request["mode"] == "none":
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if request.get("memory_mb"):
-            limit = request["memory_mb"] << 20
-            resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+        processes.set_limits(processes.kernel_limits(request.get("memory_mb", 0)))
         os.chdir(request["cwd"])
         environment = request["env"]
     else:
-        from autograder import sandbox_launch
+        from . import sandbox_launch
 
         with open(request["spec"]) as handle:
             spec = json.load(handle)
         _unshare(CLONE_NEWNS | CLONE_NEWNET)
         sandbox_launch.build_root(spec)
         sandbox_launch.enter_root(spec["root"])
-        sandbox_launch.set_limits(spec["limits"])
+        processes.set_limits(spec["limits"])
         sandbox_launch.drop_privileges(spec.get("uid"), spec.get("gid"))
         os.chdir(spec["work"])
         environment = spec["env"]
@@ -218,11 +213,9 @@ class Zygote:
     """The grading process's handle on its zygote."""
 
     def __init__(self, environment: dict[str, str]):
-        from .sandbox import _die_with_parent
-
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-m", "autograder.zygote"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, env=environment, preexec_fn=_die_with_parent,
+            [sys.executable, "-I", "-m", "grader.zygote"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, env=environment, preexec_fn=processes.die_with_parent,
             cwd="/", text=True, bufsize=1)
         self.lock = threading.Lock()
         reply = self._read(START_TIMEOUT)
@@ -261,9 +254,7 @@ _failed: set = set()
 
 def zygote_for(environment: dict[str, str]) -> Zygote | None:
     """This process's zygote for kernels with ``environment`` (started on first use), or None
-    when zygotes are off or this one could not start."""
-    if os.environ.get(ZYGOTE_VARIABLE, "1").strip() == "0":
-        return None
+    when it could not start."""
     key = tuple(sorted(environment.items()))
     if key in _failed:
         return None

@@ -15,17 +15,20 @@ import psutil
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder import sandbox
-from tools import batch
+from grader import batch, sandbox
+from grader.gradebook import db_url
+from grader.grades_csv import export_grades
+from grader.ledger import Ledger
+from grader.settings import Settings
 from tools.faulty import EXPECTED, fault_submissions, stray_commands, write_folder
-from tools.instructor import release
-from tools.notebooks import source_notebook
+from grader.instructor import release
+from grader.lessons import source_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults")]
 
 LESSON, FIRST, SECOND = "00_template", "Square", "WeightedSum"
-SETTINGS = {"cell_timeout": 15, "notebook_timeout": 120, "memory_limit_mb": 1024,
-            "sandbox": "auto", "output_limit_kb": 1024, "restart_limit": 3}
+SETTINGS = Settings(cell_timeout=15, notebook_timeout=120, memory_limit_mb=1024,
+            sandbox="auto", output_limit_kb=1024, restart_limit=3)
 SLACK = 30  # seconds a job may take beyond its notebook's budget: intake, kernel stop, files
 TOKEN = random.randrange(10**6)  # marks this run's stray processes
 
@@ -47,14 +50,14 @@ def course(tmp_path_factory):
 
 
 def _scores(root, student: str) -> dict[str, float]:
-    with Gradebook(batch.db_url(root)) as gradebook:
+    with Gradebook(db_url(root)) as gradebook:
         notebook = gradebook.find_submission_notebook(LESSON, LESSON, student)
         return {grade.name: grade.score for grade in notebook.grades}
 
 
 def _rows(root) -> dict[str, dict]:
     output = root / "grades.csv"
-    batch.export_grades(root, output)
+    export_grades(root, output)
     with open(output, newline="") as handle:
         return {row["student_id"]: row for row in csv.DictReader(handle)}
 
@@ -98,9 +101,9 @@ def test_the_batch_ends_within_its_timeouts(course):
     """Does every submission finish within its notebook budget (plus a little set-up), with no
     grader error, and the batch report progress with an ETA?"""
     root, summary, _, output = course
-    ledger = batch.Ledger(root)
+    ledger = Ledger(root)
     slow = {student: ledger.get(student, LESSON)["seconds"] for student in EXPECTED}
-    assert max(slow.values()) <= SETTINGS["notebook_timeout"] + SLACK, slow
+    assert max(slow.values()) <= SETTINGS.notebook_timeout + SLACK, slow
     assert summary.failed == 0 and summary.graded == len(EXPECTED)
     assert output.count("ETA") == len(EXPECTED)
 
@@ -121,29 +124,3 @@ def test_no_process_outlives_the_batch(course):
         if any(stray in command for stray in strays) or orphaned:
             left.append(command)
     assert left == []
-
-
-@pytest.mark.parametrize("name, shadows", [
-    ("torch.py", "torch"), ("autograder/seal.py", "autograder"), ("numpy/__init__.py", "numpy"),
-    ("sitecustomize.py", "sitecustomize.py"), ("evil.pth", "evil.pth"),
-    (".ipython/profile_default/startup/00.py", ".ipython"), ("matplotlibrc", "matplotlibrc"),
-    ("helpers.py", None), ("data/points.csv", None), ("notes.md", None)])
-def test_which_files_would_shadow_the_grader(name, shadows):
-    """Is a file beside the notebook set aside exactly when its name would shadow a module that
-    grading imports, or be loaded by Python or IPython before the grader?"""
-    from autograder.intake import shadowing_name
-
-    assert shadowing_name(name) == shadows
-
-
-@pytest.mark.parametrize("data, phrase", [
-    (b"", "is empty"), (b"   \n", "is empty"), (b"{oops", "not valid JSON"),
-    (b"\xff\xfe", "not UTF-8"), (b'{"cells": 3}', "not a notebook"),
-    (b"[1, 2]", "not a notebook")])
-def test_an_unreadable_notebook_says_why(data, phrase):
-    """Does a notebook that cannot be graded become an invalid-notebook fault that says why?"""
-    from autograder.intake import parse_notebook
-
-    notebook, faults = parse_notebook("00_template.ipynb", data)
-    assert notebook is None and [f.kind for f in faults] == ["invalid-notebook"]
-    assert phrase in faults[0].message

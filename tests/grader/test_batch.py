@@ -11,16 +11,19 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from tools import batch
-from tools.instructor import release
-from tools.notebooks import ROOT, source_notebook
+from grader import batch
+from grader.gradebook import db_url
+from grader.ledger import LEDGER
+from grader.settings import Settings
+from grader.instructor import release
+from grader.lessons import ROOT, source_notebook
 from tools.submissions import solved, with_answer
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("batch")]
 
 LESSON = "00_template"
-SETTINGS = {"cell_timeout": 30, "notebook_timeout": 120, "memory_limit_mb": 1024,
-            "sandbox": "auto", "output_limit_kb": 1024, "restart_limit": 3}
+SETTINGS = Settings(cell_timeout=30, notebook_timeout=120, memory_limit_mb=1024,
+            sandbox="auto", output_limit_kb=1024, restart_limit=3)
 TWO_GRADIENTS = """
 class WeightedSum(torch.autograd.Function):
     @staticmethod
@@ -44,7 +47,7 @@ def _submit(root: Path, student: str, notebook=None, raw: bytes | None = None) -
 
 
 def _scores(root: Path) -> dict[str, dict[str, float]]:
-    with Gradebook(batch.db_url(root)) as gradebook:
+    with Gradebook(db_url(root)) as gradebook:
         return {submission.student.id: {grade.name: grade.score
                                         for grade in submission.notebooks[0].grades}
                 for submission in gradebook.find_assignment(LESSON).submissions}
@@ -94,9 +97,9 @@ def test_a_rerun_grades_only_new_changed_or_failed_submissions(course):
 
     _submit(root, "erin", notebooks["good"])                 # new
     _submit(root, "bob", notebooks["wrong"])                  # changed
-    ledger = json.loads((root / batch.LEDGER).read_text())    # failed last time
+    ledger = json.loads((root / LEDGER).read_text())    # failed last time
     ledger[f"{LESSON}/alice"]["status"] = "grader-error"
-    (root / batch.LEDGER).write_text(json.dumps(ledger))
+    (root / LEDGER).write_text(json.dumps(ledger))
     output = io.StringIO()
     third = batch.autograde(root, [LESSON], workers=2, settings=SETTINGS, stream=output)
     assert (third.graded, third.skipped) == (3, 2)

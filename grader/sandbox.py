@@ -10,20 +10,17 @@ root) or as root of a user namespace with every capability dropped (otherwise), 
 limits (memory, file size, processes). When the kernel ends, the PID namespace ends, and every
 process the learner left behind is killed with it.
 
-Modes, from $AUTOGRADER_SANDBOX or ``SealedExecute.sandbox``: ``auto`` (the default: sandbox when
-this machine can, else grade unsandboxed and say why), ``required`` (refuse to grade without it),
+Modes (the ``sandbox`` setting, ``grader.settings``): ``auto`` (the default: sandbox when this
+machine can, else grade unsandboxed and say why), ``required`` (refuse to grade without it),
 ``off``.
 """
 
-import ctypes
 import functools
 import importlib.util
 import json
 import os
-import resource
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -33,9 +30,8 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Any, Unicode
 
-SANDBOX_VARIABLE = "AUTOGRADER_SANDBOX"
-MEMORY_VARIABLE = "AUTOGRADER_MEMORY_LIMIT_MB"
-DEFAULT_MEMORY_MB = 2048
+from . import processes, zygote
+
 LAUNCHER = Path(__file__).with_name("sandbox_launch.py")
 # Packages the kernel imports from this repository (installed editable): bound, nothing else of it.
 GRADER_PACKAGES = ("autograder", "widgets")
@@ -86,18 +82,6 @@ def capability() -> Capability:
                                 "without capabilities (not graded as root, so no uid of its own)")
 
 
-def sandbox_mode() -> str:
-    mode = os.environ.get(SANDBOX_VARIABLE, "auto").strip().lower() or "auto"
-    if mode not in ("auto", "required", "off"):
-        raise ValueError(f"{SANDBOX_VARIABLE} must be auto, required or off, not {mode!r}")
-    return mode
-
-
-def memory_limit_mb() -> int:
-    """The per-kernel memory cap in MiB ($AUTOGRADER_MEMORY_LIMIT_MB; 0 means none)."""
-    return int(os.environ.get(MEMORY_VARIABLE, DEFAULT_MEMORY_MB))
-
-
 def _package_dirs() -> list[str]:
     dirs = []
     for name in GRADER_PACKAGES:
@@ -117,26 +101,6 @@ def read_only_paths() -> list[str]:
 
 def gpu_devices() -> list[str]:
     return sorted(name for name in os.listdir("/dev") if name.startswith("nvidia"))
-
-
-_LIBC = ctypes.CDLL(None)  # loaded here: a preexec_fn must not take locks (dlopen, imports)
-
-
-def _die_with_parent() -> None:
-    """preexec_fn: the kernel's launcher gets SIGKILL if the grading process dies first."""
-    _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def _unsandboxed_limits(memory_mb: int):
-    """preexec_fn without a sandbox: still die with the grader, and still cap memory."""
-
-    def preexec() -> None:
-        _die_with_parent()
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if memory_mb:
-            resource.setrlimit(resource.RLIMIT_DATA, (memory_mb << 20, memory_mb << 20))
-
-    return preexec
 
 
 class Sandbox:
@@ -221,7 +185,7 @@ class SandboxKernelManager(AsyncKernelManager):
     """A kernel manager for grading kernels: always this Python's ipykernel in isolated mode
     (``-I``: no current folder on sys.path, no PYTHON* variables), in a :class:`Sandbox` when one
     is given (then over IPC sockets, since the kernel has no network), with its own environment.
-    Kernels are forked from a zygote (``autograder.zygote``) that has already imported torch,
+    Kernels are forked from a zygote (``grader.zygote``) that has already imported torch,
     or started the ordinary way when there is none."""
 
     sandbox = Any(None, allow_none=True)
@@ -251,9 +215,7 @@ class SandboxKernelManager(AsyncKernelManager):
                 "memory_mb": int(self.memory_mb or 0)}
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
-        from . import zygote as zygotes
-
-        factory = zygotes.zygote_for(zygote_environment()) if self.use_zygote else None
+        factory = zygote.zygote_for(zygote_environment()) if self.use_zygote else None
         if factory is not None:
             try:
                 process = factory.spawn(self._zygote_request(kw))
@@ -267,9 +229,9 @@ class SandboxKernelManager(AsyncKernelManager):
                 self._reconcile_connection_info(provisioner.connection_info)
                 return
         self.launcher_is_kernel = self.sandbox is None
-        kw["preexec_fn"] = _die_with_parent
+        kw["preexec_fn"] = processes.die_with_parent
         if self.sandbox is None:
-            kw["preexec_fn"] = _unsandboxed_limits(int(self.memory_mb or 0))
+            kw["preexec_fn"] = processes.limited_child(int(self.memory_mb or 0))
             environment = dict(os.environ)
             environment.update(self.kernel_environment or {})
             environment.update(kw.get("env") or {})

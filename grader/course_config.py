@@ -1,21 +1,20 @@
 """The nbgrader configuration of this course; every course root's nbgrader_config.py calls
 ``configure(get_config())``."""
 
-import os
-
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, GetGrades,
                                     IgnorePattern, LimitOutput, SaveAutoGrades)
 
-from .nbgrader_ext import FeedbackSummary, HideHiddenTests, SealedExecute
+from .execute import SealedExecute
+from .feedback import FeedbackSummary, HideHiddenTests
+from .notebook_format import CODE_STUB
+from .settings import Settings
 
 COURSE_ID = "custom-autograd-functions"
-CELL_TIMEOUT_VARIABLE = "AUTOGRADER_CELL_TIMEOUT"
-CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
 CONFIG_FILE_TEXT = (
-    '"""nbgrader configuration: the course\'s own, from autograder/course_config.py."""\n'
-    "from autograder.course_config import configure\n\n"
+    '"""nbgrader configuration: the course\'s own, from grader/course_config.py."""\n'
+    "from grader.course_config import configure\n\n"
     "configure(get_config())  # noqa: F821 (get_config is provided by nbgrader)\n"
 )
 
@@ -24,7 +23,7 @@ def configure(c) -> None:
     """Set nbgrader's options for this course on the config object ``c``."""
     c.CourseDirectory.course_id = COURSE_ID
     c.ClearSolutions.code_stub = {"python": CODE_STUB}
-    c.Execute.timeout = int(os.environ.get(CELL_TIMEOUT_VARIABLE, "120"))
+    c.Execute.timeout = Settings.from_environment().cell_timeout
     c.Autograde.autograde_preprocessors = [
         SealedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata,

@@ -10,10 +10,11 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.nbgrader_cli import nbgrader
-from autograder.seal import VERDICT_MIME
-from tools.instructor import release
-from tools.notebooks import SOLUTION_MARKER, lesson_names, source_notebook
+from grader.nbgrader_cli import nbgrader
+from autograder.verdict import VERDICT_MIME
+from grader.instructor import release
+from grader.lessons import lesson_names, source_notebook
+from grader.notebook_format import SOLUTION_MARKER
 from tools.submissions import (LINEAR_IGNORES_NEEDS_INPUT_GRAD, LINEAR_TRANSPOSED_GRAD_X,
                                RELU_MASKS_GRAD_OUTPUT_IN_PLACE, SIGMOID_SAVES_INPUT,
                                WEIGHTED_SUM_TWO_GRADIENTS, solved, with_answer,

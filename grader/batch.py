@@ -1,0 +1,154 @@
+"""Autograde a whole class: a job per submission (``grader.jobs``), in parallel
+(``grader.executors``), resumable (``grader.ledger``), with one gradebook writer.
+
+This process alone writes the gradebook, through nbgrader's own Autograde converter fed with the
+executed notebooks (``grader.gradebook``), so SQLite never sees two writers.
+"""
+
+import concurrent.futures
+import os
+import sys
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from .executors import dask_executor, local_executor
+from .faults import Fault, from_dicts, reason_of, status_of
+from .gradebook import GradebookWriter, lesson_references, placeholder
+from .intake import read_files
+from .jobs import grade_job
+from .ledger import STATE, Ledger, digest
+from .progress import Progress
+from .settings import Settings
+
+# nbgrader 0.9's gradebook code trips SQLAlchemy 2.x autoflush notices on every write; they
+# are harmless and would bury the progress lines.
+warnings.filterwarnings("ignore", message=".*not in session, add operation along",
+                        module=r"nbgrader\.api")
+
+
+def submissions(root: Path, lessons: list[str]) -> list[tuple[str, str]]:
+    """(student, lesson) for every submitted folder of the given lessons."""
+    submitted = root / "submitted"
+    return sorted((student.name, lesson) for student in submitted.glob("*") if student.is_dir()
+                  for lesson in lessons if (student / lesson).is_dir())
+
+
+@dataclass
+class Summary:
+    graded: int = 0
+    skipped: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    statuses: dict = field(default_factory=dict)
+    sandbox: str = ""
+    timing: dict = field(default_factory=dict)  # seconds summed over notebooks, by phase
+
+    def line(self) -> str:
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
+        return (f"graded {self.graded}, skipped {self.skipped} unchanged, {self.failed} grader "
+                f"errors, in {self.seconds:.1f} s" + (f" ({counts})" if counts else ""))
+
+
+def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
+              scheduler: str | None = None, force: bool = False, settings: Settings | None = None,
+              stream=None) -> Summary:
+    """Grade every new, changed or failed submission of ``lessons`` in course root ``root``."""
+    root = root.resolve()
+    stream = stream or sys.stdout
+    workers = workers or os.cpu_count() or 1
+    settings = (settings or Settings.from_environment()).to_dict()
+    ledger, summary, began = Ledger(root), Summary(), time.monotonic()
+    references = {lesson: lesson_references(root, lesson) for lesson in lessons}
+    jobs = []
+    for student, lesson in submissions(root, lessons):
+        files = read_files(root / "submitted" / student / lesson)
+        files_digest = digest(files, references[lesson])
+        if force or ledger.needs_grading(student, lesson, files_digest):
+            jobs.append({"student": student, "lesson": lesson, "digest": files_digest,
+                         "files": files,
+                         "references": references[lesson], "settings": settings})
+        else:
+            summary.skipped += 1
+    if not jobs:
+        summary.seconds = time.monotonic() - began
+        return summary
+    writer = GradebookWriter(root)
+    progress = Progress(len(jobs), stream)
+    executor = dask_executor(scheduler, workers) if scheduler else local_executor(workers)
+    pending = {}
+    try:
+        pending = {executor.submit(grade_job, job): job for job in jobs}
+        for future in concurrent.futures.as_completed(pending):
+            job = pending.pop(future)
+            try:
+                result = future.result()
+            except Exception as error:  # the worker itself died (e.g. killed): a grader error
+                result = {"student": job["student"], "lesson": job["lesson"],
+                          "digest": job["digest"], "notebooks": {}, "seconds": 0.0,
+                          "error": f"the worker running this job failed: {error!r}"}
+            status = _record(root, writer, ledger, job, result, summary)
+            progress.update(f"{job['student']} {job['lesson']}: {status}")
+    except KeyboardInterrupt:
+        stream.write(f"\ninterrupted: {len(pending)} submissions left for the next run\n")
+        for process in list((getattr(executor, "_processes", None) or {}).values()):
+            process.terminate()  # its kernels die with it (PR_SET_PDEATHSIG)
+        raise
+    finally:
+        for future in pending:
+            future.cancel()
+        if scheduler:
+            executor.close()
+        else:
+            executor.shutdown(wait=True, cancel_futures=True)
+    summary.seconds = time.monotonic() - began
+    return summary
+
+
+def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, result: dict,
+            summary: Summary) -> str:
+    """Write one finished job to the gradebook and the ledger; return its status."""
+    student, lesson = job["student"], job["lesson"]
+    per_notebook, executed = {}, {}
+    error = result.get("error")
+    if not error:
+        for name, outcome in result["notebooks"].items():
+            faults = from_dicts(outcome["faults"])
+            per_notebook[name] = faults
+            summary.sandbox = outcome.get("sandbox", summary.sandbox)
+            for phase, seconds in outcome.get("timing", {}).items():
+                summary.timing[phase] = summary.timing.get(phase, 0.0) + seconds
+            if outcome["notebook"] is not None:
+                executed[name] = nbformat.reads(outcome["notebook"], as_version=4)
+            else:
+                executed[name] = placeholder(root, lesson, name, job["references"][name],
+                                             reason_of(faults))
+        began = time.monotonic()
+        try:
+            writer.write(student, lesson, executed)
+            summary.timing["gradebook write"] = summary.timing.get("gradebook write", 0.0) + \
+                time.monotonic() - began
+        except Exception as failure:  # nbgrader refused: our problem, not the learner's
+            error = f"writing the gradebook failed: {failure!r}\n{traceback.format_exc()[-3000:]}"
+    if error:
+        per_notebook = {name: [Fault("grader-error", error.splitlines()[0])]
+                        for name in job["references"]}
+        (root / STATE).mkdir(exist_ok=True)
+        with open(root / STATE / "errors.log", "a") as log:
+            log.write(f"--- {lesson}/{student} {time.ctime()}\n{error}\n")
+        summary.failed += 1
+    else:
+        summary.graded += 1
+    notebooks = {name: {"status": status_of(faults), "reason": reason_of(faults),
+                        "faults": [fault.to_dict() for fault in faults]}
+                 for name, faults in per_notebook.items()}
+    status = status_of([fault for faults in per_notebook.values() for fault in faults])
+    ledger.record(student, lesson, {"digest": job["digest"], "status": status,
+                                    "notebooks": notebooks, "seconds": result.get("seconds", 0),
+                                    "graded_at": time.strftime("%Y-%m-%d %H:%M:%S")})
+    summary.statuses[status] = summary.statuses.get(status, 0) + 1
+    return status

@@ -1,0 +1,325 @@
+"""``SealedExecute`` replaces nbgrader's Execute: it runs a submission in a sealed, sandboxed
+kernel that survives faults, and grades signed verdicts only.
+
+Each cell runs under a time limit; a cell that times out is interrupted; one that ignores the
+interrupt, kills the kernel or exhausts its memory cap costs only itself: the kernel is
+restarted, the cells that had run are replayed (test cells excepted), and grading goes on with
+the next cell. A cell's output is capped. Whatever happened is recorded as
+:class:`~grader.faults.Fault` s in ``resources["autograder"]``.
+"""
+
+import copy
+import enum
+import secrets
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Integer, Unicode, default
+
+from autograder.verdict import VERDICT_MIME
+
+from . import sandbox
+from .faults import Fault
+from .intake import files_beside, read_files
+from .kernel_session import KernelSession
+from .notebook_format import cell_label, is_test_cell, output_size, stream_output
+from .settings import Settings
+from .verdicts import apply_verdicts
+
+MEMORY_ERRORS = ("can't allocate memory", "out of memory", "Cannot allocate memory")
+
+
+class Outcome(enum.Enum):
+    """How one cell's run ended."""
+
+    OK = "ran"
+    ERROR = "raised an error"  # the learner's own error: fine, grading goes on
+    TIMEOUT = "timed out and was interrupted"
+    HUNG = "timed out and ignored the interrupt"
+    DIED = "lost its kernel"
+    MEMORY = "ran out of memory"
+
+    @property
+    def lost_kernel(self) -> bool:
+        return self in (Outcome.HUNG, Outcome.DIED, Outcome.MEMORY)
+
+
+@dataclass
+class Run:
+    """The state of grading one notebook."""
+
+    deadline: float
+    faults: list[Fault] = field(default_factory=list)
+    completed: list[int] = field(default_factory=list)  # cells that ran, for a replay
+    restarts: int = 0
+    timing: dict = field(default_factory=lambda: {"kernel start": 0.0, "cells": 0.0,
+                                                  "kernel stop": 0.0})
+    output_bytes: int = 0  # of the cell running now
+    output_dropped: bool = False
+    last_reply: dict | None = None
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+class SealedExecute(Execute):
+    """nbgrader's Execute, in a sealed (``autograder.seal``) and sandboxed (``grader.sandbox``)
+    kernel that is restarted after a fault (see the module docstring). Every option defaults to
+    ``grader.settings.Settings.from_environment()``."""
+
+    sandbox = Unicode(help="auto, required or off").tag(config=True)
+    memory_limit_mb = Integer(help="memory cap per kernel in MiB, 0 for none").tag(config=True)
+    notebook_timeout = Integer(help="seconds for one notebook, restarts and replays included "
+                                    "(0: four cell timeouts)").tag(config=True)
+    restart_limit = Integer(help="kernel restarts allowed per notebook").tag(config=True)
+    zygote = Bool(help="fork kernels from a process that has imported torch already"
+                  ).tag(config=True)
+    output_limit_kb = Integer(help="output kept per cell, in KiB").tag(config=True)
+    iopub_timeout = Integer(10).tag(config=True)
+    shutdown_kernel = Unicode("immediate")
+
+    @default("sandbox")
+    def _sandbox_default(self):
+        return Settings.from_environment().sandbox
+
+    @default("memory_limit_mb")
+    def _memory_default(self):
+        return Settings.from_environment().memory_limit_mb
+
+    @default("notebook_timeout")
+    def _notebook_timeout_default(self):
+        return Settings.from_environment().notebook_timeout
+
+    @default("restart_limit")
+    def _restart_limit_default(self):
+        return Settings.from_environment().restart_limit
+
+    @default("zygote")
+    def _zygote_default(self):
+        return Settings.from_environment().zygote
+
+    @default("output_limit_kb")
+    def _output_limit_default(self):
+        return Settings.from_environment().output_limit_kb
+
+    @property
+    def settings(self) -> Settings:
+        return Settings(cell_timeout=self.timeout or Settings.cell_timeout,
+                        notebook_timeout=self.notebook_timeout, memory_limit_mb=self.memory_limit_mb,
+                        sandbox=self.sandbox, zygote=self.zygote,
+                        output_limit_kb=self.output_limit_kb, restart_limit=self.restart_limit)
+
+    def preprocess(self, nb, resources=None, km=None):
+        NotebookClient.__init__(self, nb, None)
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources or {})
+        settings = self.settings
+        self.timeout_func = self._cell_timeout
+        self.run = Run(deadline=time.monotonic() + settings.notebook_seconds)
+        capability = self._choose_sandbox()
+        key = secrets.token_bytes(32)
+        scratch = Path(tempfile.mkdtemp(prefix="autograder-run-"))
+        try:
+            work = self._work_copy(scratch)
+            self.kernels = KernelSession(self, work, key, capability, settings)
+            try:
+                self._run_cells()
+            finally:
+                began = time.monotonic()
+                self.kernels.close()
+                self.run.timing["kernel stop"] += time.monotonic() - began
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        apply_verdicts(self.nb, key, self.run.faults)
+        info = self.resources.setdefault("autograder", {})
+        info["faults"] = [fault.to_dict() for fault in dict.fromkeys(self.run.faults)]
+        why = "sandbox setting is off" if self.sandbox == "off" else sandbox.capability().reason
+        info["sandbox"] = capability.reason if capability else f"NONE ({why})"
+        info["timing"] = self.run.timing
+        return self.nb, self.resources
+
+    def _choose_sandbox(self):
+        if self.sandbox == "off":
+            return None
+        found = sandbox.capability()
+        if found.available:
+            return found
+        if self.sandbox == "required":
+            raise RuntimeError("grading needs a sandbox (sandbox setting: required), but this "
+                               f"machine cannot make one: {found.reason}")
+        self.log.warning("grading WITHOUT a sandbox: %s", found.reason)
+        return None
+
+    def _work_copy(self, scratch: Path) -> Path:
+        """The submission's folder as the kernel will see it (``intake.files_beside``)."""
+        source = Path(self.resources.get("metadata", {}).get("path") or ".")
+        work = scratch / (source.resolve().name or "work")
+        work.mkdir()
+        files, faults = files_beside(read_files(source))
+        self.run.faults += faults
+        for relative, data in files.items():
+            (work / relative).parent.mkdir(parents=True, exist_ok=True)
+            (work / relative).write_bytes(data)
+        return work
+
+    def _cell_timeout(self, cell) -> int:
+        return max(1, int(min(self.timeout or Settings.cell_timeout, self.run.remaining())))
+
+    # -- cells --------------------------------------------------------------------------------
+
+    def _run_cells(self) -> None:
+        self._start_kernel()
+        for index, cell in enumerate(self.nb.cells):
+            if cell.cell_type != "code" or not cell.source.strip():
+                continue
+            if self.run.remaining() < 1:
+                self._out_of_time(index)
+                return
+            outcome = self._run_cell(index, cell)
+            if outcome is Outcome.OK:
+                self.run.completed.append(index)
+                continue
+            self._record(outcome, index, cell)
+            if outcome.lost_kernel and not self._recover(index):
+                return
+        strays = self.kernels.strays()
+        if strays:
+            names = ", ".join(sorted({command[:60] for _, command in strays}))
+            self.run.faults.append(Fault("stray-process", f"{len(strays)} process(es) left "
+                                         f"running when grading ended were killed: {names}"))
+
+    def _run_cell(self, index: int, cell) -> Outcome:
+        run = self.run
+        run.output_bytes, run.output_dropped, run.last_reply = 0, False, None
+        began = time.monotonic()
+        try:
+            self.execute_cell(cell, index, store_history=not is_test_cell(cell))
+        except CellTimeoutError:
+            return Outcome.HUNG
+        except DeadKernelError:
+            return Outcome.DIED
+        finally:
+            run.timing["cells"] += time.monotonic() - began
+        if run.output_dropped:
+            run.faults.append(Fault("output-limit", f"{cell_label(cell, index)} printed more "
+                                    f"than {self.output_limit_kb} KiB; the rest was dropped",
+                                    cell_label(cell, index)))
+        reply = run.last_reply or {}
+        if "header" not in reply and reply.get("content", {}).get("ename") == \
+                self.error_on_timeout.get("ename"):
+            return Outcome.TIMEOUT
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if any(o.get("ename") in ("MemoryError", "OutOfMemoryError")
+               or any(text in str(o.get("evalue", "")) for text in MEMORY_ERRORS)
+               for o in errors):
+            return Outcome.MEMORY
+        return Outcome.ERROR if errors else Outcome.OK
+
+    def _record(self, outcome: Outcome, index: int, cell) -> None:
+        label = cell_label(cell, index)
+        if outcome is Outcome.ERROR:
+            return
+        if outcome in (Outcome.TIMEOUT, Outcome.HUNG) and self.run.remaining() < 2:
+            fault = Fault("notebook-timeout", f"{label} was stopped when the notebook used up "
+                          f"its {self.settings.notebook_seconds} s", label)
+        elif outcome is Outcome.TIMEOUT:
+            fault = Fault("timeout", f"{label} ran past the {self.timeout} s limit and was "
+                          "interrupted (an endless loop?)", label)
+        elif outcome is Outcome.HUNG:
+            fault = Fault("timeout", f"{label} ran past the {self.timeout} s limit and ignored "
+                          "the interrupt: the kernel was restarted", label)
+        elif outcome is Outcome.MEMORY:
+            fault = Fault("memory-limit", f"{label} ran out of memory (cap "
+                          f"{self.memory_limit_mb} MiB): the kernel was restarted", label)
+        else:
+            fault = Fault("kernel-died", f"the kernel {self.kernels.death()} while {label} ran: "
+                          "it was restarted", label)
+        self.run.faults.append(fault)
+
+    def _out_of_time(self, index: int) -> None:
+        label = cell_label(self.nb.cells[index], index)
+        self.run.faults.append(Fault(
+            "notebook-timeout", f"the notebook used up its {self.settings.notebook_seconds} s "
+            f"before {label}; that cell and the ones after it did not run", label))
+        for later in self.nb.cells[index:]:
+            if is_test_cell(later):
+                self.run.faults.append(Fault("notebook-timeout", "the notebook ran out of time "
+                                             "before this test", cell_label(later, 0)))
+
+    def _recover(self, failed: int) -> bool:
+        """Restart the kernel and replay the cells that had run; False if grading must stop."""
+        run = self.run
+        while True:
+            if run.restarts >= self.restart_limit:
+                run.faults.append(Fault("kernel-died", f"the kernel was restarted "
+                                        f"{run.restarts} times; the cells after "
+                                        f"{cell_label(self.nb.cells[failed], failed)} did not run"))
+                run.faults += [Fault("kernel-died", "not run: the kernel had failed too often",
+                                     cell_label(cell, 0))
+                               for cell in self.nb.cells[failed + 1:] if is_test_cell(cell)]
+                return False
+            if run.remaining() < 1:
+                if failed + 1 < len(self.nb.cells):
+                    self._out_of_time(failed + 1)
+                return False
+            run.restarts += 1
+            began = time.monotonic()
+            self.kernels.stop()
+            run.timing["kernel stop"] += time.monotonic() - began
+            self._start_kernel()
+            if self._replay():
+                return True
+
+    def _replay(self) -> bool:
+        """Run the cells that had completed again (not test cells); False if one lost the
+        kernel again."""
+        for index in list(self.run.completed):
+            original = self.nb.cells[index]
+            if is_test_cell(original):
+                continue
+            outcome = self._run_cell(index, copy.deepcopy(original))
+            self.nb.cells[index] = original
+            if outcome in (Outcome.OK, Outcome.ERROR):
+                continue
+            self.run.completed.remove(index)
+            self._record(outcome, index, original)
+            if outcome.lost_kernel:
+                return False
+        return True
+
+    def _start_kernel(self) -> None:
+        began = time.monotonic()
+        try:
+            self.kernels.start()
+        finally:
+            self.run.timing["kernel start"] += time.monotonic() - began
+
+    # -- nbclient hooks -----------------------------------------------------------------------
+
+    def on_cell_executed(self, **kwargs):
+        self.run.last_reply = kwargs.get("execute_reply")
+        return super().on_cell_executed(**kwargs)
+
+    def output(self, outs, msg, display_id, cell_index):
+        """Keep at most ``output_limit_kb`` of a cell's output; verdicts always."""
+        content, run, limit = msg.get("content", {}), self.run, self.output_limit_kb << 10
+        if VERDICT_MIME not in (content.get("data") or {}):
+            room = limit - run.output_bytes
+            run.output_bytes += output_size(content)
+            if run.output_bytes > limit:
+                if run.output_dropped:
+                    return None
+                run.output_dropped = True
+                if "text" in content and room > 0:  # keep what fits of this stream
+                    msg = {**msg, "content": {**content, "text": content["text"][:room]}}
+                    super().output(outs, msg, display_id, cell_index)
+                outs.append(stream_output(f"\n[output truncated: over {self.output_limit_kb} "
+                                          "KiB]\n"))
+                return None
+        return super().output(outs, msg, display_id, cell_index)

@@ -1,0 +1,94 @@
+"""Feedback that teaches without showing the hidden tests: a summary table of every graded test
+with its points and hint, and hidden-test text removed from sources and outputs."""
+
+import html
+
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from .notebook_format import HIDDEN_TESTS, is_test_cell, without_hidden_tests
+
+HIDDEN = "[hidden test]"
+
+
+def hidden_lines(nb) -> list[str]:
+    """The non-trivial lines of every hidden-test region in the notebook's test cells,
+    markers included, longest first."""
+    lines = []
+    for cell in nb.cells:
+        if is_test_cell(cell):
+            for region in HIDDEN_TESTS.findall(cell.source):
+                lines += [line.strip() for line in region.splitlines()
+                          if len(line.strip()) >= 8]
+    return sorted(set(lines), key=len, reverse=True)
+
+
+def _scrub(value, lines):
+    if isinstance(value, str):
+        for line in lines:
+            for form in {line, html.escape(line), html.escape(line, quote=False)}:
+                value = value.replace(form, HIDDEN)
+        return value
+    if isinstance(value, list):
+        return [_scrub(item, lines) for item in value]
+    if isinstance(value, dict):
+        return type(value)({key: _scrub(item, lines) for key, item in value.items()})
+    return value
+
+
+class HideHiddenTests(NbGraderPreprocessor):
+    """Remove hidden-test regions from test cells, and their text from every output (a learner's
+    cell may have printed them, e.g. from IPython's input history)."""
+
+    def preprocess(self, nb, resources):
+        lines = hidden_lines(nb)
+        for cell in nb.cells:
+            if is_test_cell(cell):
+                cell.source = without_hidden_tests(cell.source).rstrip()
+            if cell.cell_type == "code" and lines:
+                cell.outputs = [NotebookNode(_scrub(dict(output), lines))
+                                for output in cell.outputs]
+        return nb, resources
+
+
+def verdict_of(cell) -> tuple[str, str]:
+    """(result, hint) shown for a test cell: passed, partial or failed, and the first line."""
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return "failed", output.get("evalue", "")
+        if output.get("output_type") == "stream":
+            text = output.get("text", "").strip()
+            if text.startswith("✓"):
+                return "passed", text[1:].strip().splitlines()[0]
+            if text.startswith("◐"):
+                return "partial", text[1:].strip().splitlines()[0]
+    return "failed", "no verdict"
+
+
+class FeedbackSummary(NbGraderPreprocessor):
+    """A table at the top with every graded test's name, points and hint."""
+
+    def preprocess(self, nb, resources):
+        rows = []
+        for cell in nb.cells:
+            if not is_test_cell(cell):
+                continue
+            metadata = cell.metadata.nbgrader
+            result, hint = verdict_of(cell)
+            score, points = metadata.get("score"), metadata.get("points", 0)
+            earned = "–" if score is None else f"{float(score):g}"
+            mark = {"passed": "✓", "partial": "◐"}.get(result, "✗")
+            rows.append(f"| [`{metadata['grade_id']}`](#{metadata['grade_id']}) | {earned} / "
+                        f"{float(points):g} | {mark} {_cell_text(hint)} |")
+        if rows:
+            table = ("## Your graded tests\n\n| Test | Points | Result and hint |\n|---|---|---|\n"
+                     + "\n".join(rows))
+            summary = NotebookNode(cell_type="markdown", metadata={}, source=table,
+                                   id="autograder-summary")
+            nb.cells.insert(0, summary)
+        return nb, resources
+
+
+def _cell_text(text: str) -> str:
+    """Text safe inside a markdown table cell (no HTML, no pipes, one line)."""
+    return html.escape(text.replace("|", "¦").replace("\n", " "))[:400]

@@ -1,0 +1,62 @@
+"""The grades CSV: nbgrader's export columns, one row per learner, lesson and notebook, with each
+notebook's status and reason from the ledger."""
+
+import csv
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from .gradebook import db_url
+from .ledger import Ledger
+
+CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "last_name",
+               "first_name", "email", "raw_score", "late_submission_penalty", "score",
+               "max_score", "status", "reason"]
+
+
+def export_grades(root: Path, output: Path) -> int:
+    """The grades CSV: nbgrader's export columns, one row per student, lesson and notebook,
+    with each notebook's status and reason from the ledger. Returns the number of rows."""
+    ledger = Ledger(root)
+    rows = []
+    with Gradebook(db_url(root)) as gradebook:
+        for assignment in sorted(gradebook.assignments, key=lambda a: a.name):
+            for student in sorted(gradebook.students, key=lambda s: s.id):
+                entry = ledger.get(student.id, assignment.name) or {}
+                submitted = (root / "submitted" / student.id / assignment.name).is_dir()
+                try:
+                    submission = gradebook.find_submission(assignment.name, student.id)
+                except MissingEntry:
+                    submission = None
+                for notebook in sorted(assignment.notebooks, key=lambda n: n.name):
+                    row = {"assignment": assignment.name, "notebook": notebook.name,
+                           "duedate": assignment.duedate or "", "student_id": student.id,
+                           "last_name": student.last_name or "",
+                           "first_name": student.first_name or "",
+                           "email": student.email or "", "max_score": notebook.max_score}
+                    noted = entry.get("notebooks", {}).get(notebook.name)
+                    if submission is None:
+                        status = (noted or {}).get("status") or (
+                            "not-graded" if submitted else "not-submitted")
+                        row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0,
+                                   score=0.0, status=status, reason=(noted or {}).get(
+                                       "reason", "submitted but not graded yet" if submitted
+                                       else "nothing submitted"))
+                    else:
+                        graded = gradebook.find_submission_notebook(
+                            notebook.name, assignment.name, student.id)
+                        penalty = graded.late_submission_penalty or 0.0
+                        row.update(timestamp=submission.timestamp or "", raw_score=graded.score,
+                                   late_submission_penalty=penalty,
+                                   score=max(0.0, graded.score - penalty),
+                                   status=(noted or {}).get("status", "ok"),
+                                   reason=(noted or {}).get(
+                                       "reason", "" if noted else "graded outside `make "
+                                       "autograde`: no fault record"))
+                    rows.append(row)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with open(output, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)

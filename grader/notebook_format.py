@@ -1,0 +1,57 @@
+"""The course's notebook conventions, written once: nbgrader's markers, which cells are tests,
+and the outputs the grader writes into cells."""
+
+import re
+
+from nbformat.notebooknode import NotebookNode
+from nbgrader.utils import is_grade, is_solution
+
+NBGRADER_SCHEMA = 3
+CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?",
+                          re.DOTALL | re.MULTILINE)
+SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
+GRADE_CALL = re.compile(r"""grade\(\s*["']([^"']+)["']""")
+
+
+def is_test_cell(cell) -> bool:
+    """An nbgrader test ("autograder tests") cell: graded, and not an answer."""
+    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
+
+
+def grade_id(cell) -> str | None:
+    nbgrader = cell.get("metadata", {}).get("nbgrader")
+    return nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+
+
+def cell_label(cell, index: int) -> str:
+    """How messages name a cell: its grade_id, or its position."""
+    return grade_id(cell) or f"cell {index + 1}"
+
+
+def without_hidden_tests(source: str) -> str:
+    return HIDDEN_TESTS.sub("", source)
+
+
+def without_solution_markers(source: str) -> str:
+    return SOLUTION_MARKER.sub("", source)
+
+
+def error_output(name: str, message: str) -> NotebookNode:
+    """An error output whose evalue is the message's first line (what nbgrader shows)."""
+    lines = message.splitlines() or [""]
+    return NotebookNode(output_type="error", ename=name, evalue=lines[0], traceback=lines)
+
+
+def stream_output(text: str) -> NotebookNode:
+    return NotebookNode(output_type="stream", name="stdout", text=text)
+
+
+def output_size(content: dict) -> int:
+    """Characters of one output message's content (text, data or traceback)."""
+    if "text" in content:
+        return len(content["text"])
+    if "data" in content:
+        return sum(len(value) if isinstance(value, str) else len(str(value))
+                   for value in content["data"].values())
+    return sum(len(line) for line in content.get("traceback", ())) + len(content.get("evalue", ""))

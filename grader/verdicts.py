@@ -1,0 +1,54 @@
+"""Grade signed verdicts only: each test cell's outputs become its verdict (a tick, a partial
+score or the hint), or an error saying why there was none."""
+
+from nbformat.notebooknode import NotebookNode
+
+from autograder.verdict import read_verdicts
+
+from .notebook_format import error_output, is_test_cell, stream_output
+
+# Faults that stop a cell: its test gets no verdict, and the message says why.
+STOPPING = ("timeout", "kernel-died", "memory-limit", "notebook-timeout")
+
+
+def apply_verdicts(nb, key: bytes, faults=()) -> None:
+    """Replace each test cell's outputs with its signed verdict: a tick, a partial score (an
+    execute_result with the points, nbgrader's partial-credit convention), or an error whose
+    first line is the hint. A test cell without a verdict gets an error saying why."""
+    stopped = {fault.cell: fault for fault in faults if fault.cell and fault.kind in STOPPING}
+    answer = None
+    for cell in nb.cells:
+        metadata = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and metadata.get("solution"):
+            answer = metadata.get("grade_id")
+        if not is_test_cell(cell):
+            continue
+        exercise = metadata["grade_id"]
+        found = read_verdicts(cell.outputs, key, scores=True).get(exercise)
+        if found is None:
+            cell.outputs = [error_output("NoVerdict", _no_verdict(exercise, cell, stopped, answer))]
+            continue
+        passed, message, score = found
+        points = float(metadata.get("points", 0))
+        if passed:
+            cell.outputs = [stream_output(f"✓ {message}\n")]
+        elif score and 0 < score < 1 and points:
+            cell.outputs = [
+                stream_output(f"◐ partial credit, {score * points:.3g} of {points:g} points: "
+                              f"{message}\n"),
+                NotebookNode(output_type="execute_result", execution_count=cell.execution_count,
+                             metadata={}, data={"text/plain": repr(round(score * points, 6))})]
+        else:
+            cell.outputs = [error_output("GradingError", message)]
+
+
+def _no_verdict(exercise: str, cell, stopped: dict, answer: str | None) -> str:
+    if exercise in stopped:
+        return f"the hidden tests for {exercise} did not finish: {stopped[exercise].message}"
+    if answer in stopped:
+        return (f"the hidden tests for {exercise} could not run: its answer cell was stopped "
+                f"({stopped[answer].message})")
+    errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+    cause = f" ({errors[-1].ename}: {errors[-1].evalue})" if errors else ""
+    return (f"the hidden tests for {exercise} did not report a verdict{cause}: the cell was "
+            "interrupted, timed out, lost its kernel, or failed before the hidden tests ran")
