@@ -89,9 +89,21 @@ def _private(function):
                               function.__defaults__, function.__closure__)
 
 
-def make_sealed_grade(key: bytes, restore, verdict, report, publish):
-    """The hidden-test entry point of a sealed kernel (see the module docstring)."""
+def make_publisher(key: bytes, publish):
+    """``publish_verdict(name, passed, message, score)``: sign a verdict and display it."""
     payload_of, signature = _private(verdict_payload), _private(sign)
+
+    def publish_verdict(name: str, passed: bool, message: str, score) -> None:
+        payload = payload_of(name, passed, message, score)
+        publish({VERDICT_MIME: {"payload": payload, "signature": signature(key, payload)}})
+
+    return publish_verdict
+
+
+def make_sealed_grade(key: bytes, restore, verdict, report, publish, published=None):
+    """The hidden-test entry point of a sealed kernel (see the module docstring). Each verdict
+    is also appended to ``published`` (for the test cell that called it)."""
+    publish_verdict = make_publisher(key, publish)
 
     def grade(name: str, submission) -> None:
         restore()
@@ -102,8 +114,9 @@ def make_sealed_grade(key: bytes, restore, verdict, report, publish):
             passed, message, score = False, (
                 f"{name}'s code replaced {tampered[0]} while it was being graded: "
                 "a submission must not modify torch or the grading library"), None
-        payload = payload_of(name, passed, message, score)
-        publish({VERDICT_MIME: {"payload": payload, "signature": signature(key, payload)}})
+        publish_verdict(name, passed, message, score)
+        if published is not None:
+            published.append((name, passed, message, score))
         report(passed, message)
 
     return grade
@@ -123,19 +136,24 @@ def boot() -> None:
         key = handle.read()
     os.unlink(key_file)
 
+    from IPython import get_ipython
     from IPython.display import publish_display_data
 
     import autograder
-    from autograder import grading, partial
+    from autograder import grading, partial, test_cells
     from autograder.exercises import EXERCISES
 
     verdict = _private(grading.verdict)
     verdict.__globals__["EXERCISES"] = {name: copy.copy(e) for name, e in EXERCISES.items()}
     verdict = partial.scored_verdict(verdict, verdict.__globals__["EXERCISES"])
-    restorers = []
+    restorers, published = [], []
     sealed = make_sealed_grade(key, lambda: restorers[0](), verdict, _private(grading.report),
-                               publish_display_data)
+                               publish_display_data, published)
     grading.grade = autograder.grade = sealed
+    shell = get_ipython()
+    autograder.run_test_cell = test_cells.make_sealed_test_cell(
+        lambda: restorers[0](), published, make_publisher(key, publish_display_data),
+        lambda: shell.user_ns if shell is not None else vars(sys.modules["__main__"]))
     grading.self_check = autograder.self_check = skipped_self_check
     snapshot = Snapshot(_trusted_namespaces())
     restorers.append(_private(Snapshot.restore).__get__(snapshot))

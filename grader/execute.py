@@ -30,9 +30,21 @@ from .intake import files_beside, read_files
 from .kernel_session import KernelSession
 from .notebook_format import cell_label, is_test_cell, output_size, stream_output
 from .settings import Settings
+from .suspicion import suspicious_code_faults
 from .verdicts import apply_verdicts
 
 MEMORY_ERRORS = ("can't allocate memory", "out of memory", "Cannot allocate memory")
+# What the kernel runs for a test cell: the cell's code, through the seal's own test runner.
+TEST_CELL_CALL = "__import__('autograder').run_test_cell({grade_id!r}, {points!r}, {source!r})"
+
+
+def sealed_test(cell):
+    """A copy of test cell ``cell`` that runs its code through ``run_test_cell``."""
+    metadata = cell.metadata.nbgrader
+    runner = copy.deepcopy(cell)
+    runner.source = TEST_CELL_CALL.format(grade_id=metadata["grade_id"], source=cell.source,
+                                          points=float(metadata.get("points", 0)))
+    return runner
 
 
 class Outcome(enum.Enum):
@@ -121,7 +133,8 @@ class SealedExecute(Execute):
         self._check_assign_resources(resources or {})
         settings = self.settings
         self.timeout_func = self._cell_timeout
-        self.run = Run(deadline=time.monotonic() + settings.notebook_seconds)
+        self.run = Run(deadline=time.monotonic() + settings.notebook_seconds,
+                       faults=suspicious_code_faults(nb))
         capability = self._choose_sandbox()
         key = secrets.token_bytes(32)
         scratch = Path(tempfile.mkdtemp(prefix="autograder-run-"))
@@ -198,14 +211,16 @@ class SealedExecute(Execute):
         run = self.run
         run.output_bytes, run.output_dropped, run.last_reply = 0, False, None
         began = time.monotonic()
+        ran = sealed_test(cell) if is_test_cell(cell) else cell
         try:
-            self.execute_cell(cell, index, store_history=not is_test_cell(cell))
+            self.execute_cell(ran, index, store_history=ran is cell)
         except CellTimeoutError:
             return Outcome.HUNG
         except DeadKernelError:
             return Outcome.DIED
         finally:
             run.timing["cells"] += time.monotonic() - began
+            cell.outputs, cell.execution_count = ran.get("outputs", []), ran.get("execution_count")
         if run.output_dropped:
             run.faults.append(Fault("output-limit", f"{cell_label(cell, index)} printed more "
                                     f"than {self.output_limit_kb} KiB; the rest was dropped",

@@ -12,6 +12,9 @@ STATUSES = {
     "grader-error": "the grader itself failed on this submission; `make autograde` retries it",
     "invalid-notebook": "the notebook file is empty or not a notebook: scored 0",
     "missing-notebook": "no notebook for this lesson was found in the submission: scored 0",
+    "suspicious-code": "the learner's code reaches into the grader (closure cells, gc, ctypes, "
+                       "event hooks, the verdict format): read the line in `reason`; scores "
+                       "were not changed",
     "notebook-timeout": "the notebook ran out of its total time; the cells after that did not run",
     "kernel-died": "the kernel exited while a cell ran; it was restarted and grading went on",
     "memory-limit": "a cell ran out of its memory cap; the kernel was restarted, grading went on",

@@ -7,8 +7,12 @@ Run as ``python -m grader COMMAND`` (the Makefile's release, autograde, feedback
 """
 
 import argparse
+import hashlib
+import json
 import os
 from pathlib import Path
+
+import nbformat
 
 from nbgrader.api import Gradebook
 
@@ -18,7 +22,6 @@ from .grades_csv import export_grades
 from .ledger import STATE
 from .lessons import ROOT, lesson_names, source_notebook
 from .nbgrader_cli import nbgrader, prepare_course_root
-from .nbgrader_cli import release as release_sources
 
 DEFAULT_ROOT = ROOT / "instructor"
 
@@ -27,11 +30,41 @@ def course_root() -> Path:
     return Path(os.environ.get("COURSE_ROOT", DEFAULT_ROOT)).resolve()
 
 
-def release(root: Path, lessons: list[str]) -> None:
-    """Write each lesson's source notebook and release it with nbgrader generate_assignment."""
+SOURCES = f"{STATE}/sources.json"  # the hash of each source notebook `release` last wrote
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def release(root: Path, lessons: list[str], *, overwrite: bool = False) -> None:
+    """Write each lesson's source notebook from ``lessons/`` and release it with nbgrader
+    generate_assignment. A source notebook the instructor edited since (nbgrader's usual way to
+    add a test or change points) is kept and released as edited, unless ``overwrite``; a lesson
+    of the instructor's own (only in source/) is released as it is."""
+    prepare_course_root(root)
+    record_path = root / SOURCES
+    written = json.loads(record_path.read_text()) if record_path.exists() else {}
     for lesson in lessons:
-        release_sources({lesson: source_notebook(lesson)}, root)
+        target = root / "source" / lesson / f"{lesson}.ipynb"
+        edited = target.exists() and written.get(lesson) != _digest(target)
+        if lesson in lesson_names() and (overwrite or not edited):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(source_notebook(lesson), target)
+            written[lesson] = _digest(target)
+        elif edited and lesson in lesson_names():
+            print(f"keeping your edited {target.relative_to(root)} (--overwrite-sources "
+                  f"replaces it with lessons/{lesson}.py)")
+        nbgrader("generate_assignment", lesson, "--force", "--log-level=WARN", root=root)
         print(f"released {lesson} -> {root / 'release' / lesson}")
+    record_path.parent.mkdir(parents=True, exist_ok=True)
+    record_path.write_text(json.dumps(written, indent=1, sort_keys=True))
+
+
+def course_lessons(root: Path) -> list[str]:
+    """The course's lessons and any the instructor added to this course root's source/."""
+    own = {path.name for path in (root / "source").glob("*") if path.is_dir()}
+    return sorted(set(lesson_names()) | own)
 
 
 def released(root: Path) -> set[str]:
@@ -83,18 +116,21 @@ def main() -> None:
                         help="grade on a Dask cluster: its scheduler address, or 'local'")
     parser.add_argument("--force", action="store_true",
                         help="regrade every submission, not only new, changed or failed ones")
+    parser.add_argument("--overwrite-sources", action="store_true",
+                        help="release: replace source notebooks you edited with lessons/*.py")
     args = parser.parse_args()
-    unknown = sorted(set(args.lessons) - set(lesson_names()))
+    root = course_root()
+    unknown = sorted(set(args.lessons) - set(course_lessons(root)))
     if unknown:
-        parser.error(f"unknown lessons {unknown}; known: {lesson_names()}")
-    lessons, root = args.lessons or lesson_names(), course_root()
+        parser.error(f"unknown lessons {unknown}; known: {course_lessons(root)}")
+    lessons = args.lessons or course_lessons(root)
     if args.command != "release" and not (root / "gradebook.db").exists():
         parser.error(f"{root} has no gradebook yet: run `make release` first")
     prepare_course_root(root)
     if args.command in ("autograde", "feedback"):
         lessons = [lesson for lesson in lessons if lesson in released(root)]
     if args.command == "release":
-        release(root, lessons)
+        release(root, lessons, overwrite=args.overwrite_sources)
     elif args.command == "autograde":
         try:
             autograde(root, lessons, workers=args.workers, scheduler=args.scheduler,

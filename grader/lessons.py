@@ -7,7 +7,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from .notebook_format import GRADE_CALL, HIDDEN_TESTS, NBGRADER_SCHEMA
+from .notebook_format import NBGRADER_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "lessons"
@@ -37,15 +37,6 @@ def _nbgrader_metadata(cell, index: int) -> dict | None:
     return metadata
 
 
-def _check_test_cell(lesson: str, cell) -> None:
-    """A graded test cell must call grade() on its own grade_id inside its hidden tests."""
-    grade_id = cell.metadata.nbgrader["grade_id"]
-    hidden = HIDDEN_TESTS.search(cell.source)
-    if not hidden or GRADE_CALL.findall(hidden.group()) != [grade_id]:
-        raise ValueError(f"{lesson}: test cell {grade_id!r} must call grade({grade_id!r}, ...) "
-                         "once, between BEGIN and END HIDDEN TESTS")
-
-
 def source_notebook(lesson: str) -> nbformat.NotebookNode:
     """The instructor's nbgrader source notebook for a lesson."""
     path = LESSONS / f"{lesson}.py"
@@ -58,8 +49,6 @@ def source_notebook(lesson: str) -> nbformat.NotebookNode:
         cell.id = f"cell-{index:03d}"
         metadata = _nbgrader_metadata(cell, index)
         cell.metadata = {"nbgrader": metadata} if metadata else {}
-        if metadata and metadata["grade"] and not metadata["solution"]:
-            _check_test_cell(lesson, cell)
     notebook.metadata = {
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
                        "name": "python3"},

@@ -7,7 +7,7 @@ import pytest
 from nbclient import NotebookClient
 
 from grader.lessons import lesson_names, source_notebook
-from grader.notebook_format import HIDDEN_TESTS, SOLUTION_MARKER
+from grader.notebook_format import GRADE_CALL, HIDDEN_TESTS, SOLUTION_MARKER, is_test_cell
 from tools.notebooks import (COURSE, SOLUTIONS, learner_notebooks, solution_notebook,
                              without_outputs)
 
@@ -120,3 +120,14 @@ def test_learner_copy_fails_only_with_the_stubs(lesson, tmp_path):
     errors = _errors(notebook)
     assert errors, "the stubs should raise NotImplementedError"
     assert all(error.startswith("NotImplementedError") for error in errors), errors
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_each_course_test_cell_grades_its_own_exercise(lesson):
+    """Does every test cell of the course's lessons call grade() once, on its own grade_id,
+    inside its hidden tests (so the hint names the exercise the points belong to)?"""
+    for cell in source_notebook(lesson).cells:
+        if is_test_cell(cell):
+            grade_id = cell.metadata.nbgrader["grade_id"]
+            hidden = HIDDEN_TESTS.search(cell.source)
+            assert hidden and GRADE_CALL.findall(hidden.group()) == [grade_id], grade_id
