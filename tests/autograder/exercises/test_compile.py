@@ -98,3 +98,56 @@ def test_stub_is_not_implemented():
 
     passed, message = grading.verdict("softplus", softplus)
     assert not passed and "not implemented yet" in message
+
+
+SEALED_SCRIPT = """
+import json, os, sys
+import IPython.display
+published = []
+IPython.display.publish_display_data = published.append
+import autograder, autograder.seal
+autograder.seal.boot()
+from tools.solutions import _setup_and_answer_cells
+results = []
+for run in range(2):  # the answer cells run twice, as when a learner re-runs them
+    names = {"__name__": "__main__"}
+    for source in _setup_and_answer_cells("08_compile"):
+        exec(compile(source, "lesson", "exec"), names)
+    for name in ("LogSumExp", "softplus"):
+        try:
+            autograder.grade(name, names[name])
+            results.append("ok")
+        except AssertionError as error:
+            results.append(str(error).splitlines()[0])
+print(json.dumps({"results": results, "published": published}))
+"""
+
+
+@pytest.mark.slow
+def test_sealed_grading_compiles_and_registers(tmp_path):
+    """In a sealed kernel (autograder.seal.boot), do torch.library registration, opcheck and
+    torch.compile run under grade(), twice, with signed passing verdicts and no tampering
+    reported? (A subprocess: boot rebinds autograder.grade for good.)"""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from autograder import seal
+
+    root = Path(__file__).resolve().parents[3]
+    key = b"k" * 32
+    key_file = tmp_path / "key"
+    key_file.write_bytes(key)
+    env = dict(os.environ, AUTOGRADER_DEVICE="cpu", PYTHONPATH=os.pathsep.join(
+        [str(root), os.environ.get("PYTHONPATH", "")]))
+    env[seal.KEY_FILE_VARIABLE] = str(key_file)
+    done = subprocess.run([sys.executable, "-c", SEALED_SCRIPT], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["results"] == ["ok"] * 4
+    verdicts = [seal.read_verdicts([{"output_type": "display_data", "data": bundle}], key)
+                for bundle in result["published"]]
+    assert [passed for v in verdicts for passed, _ in v.values()] == [True] * 4
