@@ -6,6 +6,7 @@ Each view is a plain-function core (tested without a display) under a thin ipywi
 
 from .attention import attention_explorer
 from .checkpointing import checkpointing_explorer
+from .compile_graph import compile_explorer
 from .flow import backward_flow
 from .gradcheck_explorer import explore_gradients
 from .ids import deterministic_ids, seed_from_environment

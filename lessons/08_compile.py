@@ -1,0 +1,559 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 08 · Functions for `torch.func` and `torch.compile`
+#
+# Everything so far ran in PyTorch's ordinary eager mode: call the Function, run backward.
+# Modern code also **transforms** functions. `torch.vmap` maps a function over a batch
+# dimension (per-sample gradients, ensembles), `torch.func.jvp` and
+# `torch.autograd.forward_ad` push tangents *forward* (Jacobian-vector products, cheap
+# directional derivatives), and `torch.compile` traces the Python into a graph to optimise it.
+# A custom Function written the lesson-00 way breaks each of these, some loudly and some in
+# silence. This lesson writes Functions and operators that survive them.
+#
+# By the end of this lesson you can:
+# 1. write a Function in the **setup_context form** (`forward` without `ctx`, plus
+#    `setup_context(ctx, inputs, output)`), which `torch.func` requires;
+# 2. make it work under `torch.vmap` with `generate_vmap_rule = True`;
+# 3. give it forward-mode AD with a `jvp` staticmethod and `ctx.save_for_forward`;
+# 4. turn a computation into a **custom operator** with `torch.library.custom_op`,
+#    `register_fake` and `register_autograd`, and check it with `torch.library.opcheck`;
+# 5. read what `torch.compile` made of each (graphs and graph breaks) and choose between them.
+#
+# Exercises are marked **✎ Exercise**. Each has a self-check cell; the hidden tests check more.
+
+# %% nbgrader={"locked": true}
+import math
+import time
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+from autograder import self_check
+from widgets import compile_explorer
+
+_ = torch.manual_seed(0)
+torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
+
+# %% [markdown]
+# ## The maths: two directions of one derivative
+#
+# For $y = f(x)$ with Jacobian $J = \partial y / \partial x$, autograd offers two products:
+#
+# - **reverse mode** (backward, what every lesson so far wrote): given $v$ = `grad_output`,
+#   compute $v^\top J$, one pass per output direction;
+# - **forward mode** (`jvp`): given a tangent $t$ for the input, compute $J t$, the change of
+#   the output along $t$, in the same pass as the forward.
+#
+# Both use the same local derivative. For **log-sum-exp** along a dimension,
+# $y = \log \sum_j e^{x_j}$, the derivative is the softmax $p_j = e^{x_j - y}$, so
+#
+# $$\text{backward: } \frac{\partial L}{\partial x_j} = g\, p_j, \qquad
+#   \text{jvp: } \dot y = \sum_j p_j\, \dot x_j .$$
+#
+# Both need $x$ and $y$ (or $p$): backward gets them from `ctx.save_for_backward`, jvp from
+# `ctx.save_for_forward`. Forward needs care of its own: $e^{1000}$ overflows in float64, so
+# subtract the maximum $m$ first, $y = m + \log \sum_j e^{x_j - m}$; every exponent is then
+# $\le 0$ and the largest term is exactly 1.
+#
+# **Softplus** with a positive scale $\beta$ is $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$,
+# with derivative $\sigma(\beta x)$. With $z = \beta x$, the stable form is
+# $\log(1 + e^{z}) = \max(z, 0) + \log(1 + e^{-|z|})$.
+
+# %% [markdown]
+# ## Worked example: `Exp` in the setup_context form
+#
+# Three changes from lesson 00: `forward` takes **no `ctx`**; a separate `setup_context(ctx,
+# inputs, output)` saves what the derivatives need (`inputs` is the tuple given to `apply`);
+# and two new class members, `generate_vmap_rule = True` and a `jvp` staticmethod. `jvp`
+# receives one tangent per input of forward and returns one tangent per output; inside it,
+# `ctx.saved_tensors` holds what `setup_context` passed to **`ctx.save_for_forward`**.
+
+# %%
+class Exp(torch.autograd.Function):
+    """y = exp(x), usable under torch.vmap, torch.func.jvp and forward_ad."""
+
+    generate_vmap_rule = True  # let torch.vmap batch forward, backward and jvp for us
+
+    @staticmethod
+    def forward(x):  # no ctx
+        return torch.exp(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)  # for backward
+        ctx.save_for_forward(output)  # for jvp: a separate list
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * y  # d/dx exp(x) = exp(x)
+
+    @staticmethod
+    def jvp(ctx, x_tangent):
+        y, = ctx.saved_tensors  # what save_for_forward kept
+        return x_tangent * y
+
+
+x = torch.tensor([[0.0, 1.0, 2.0], [-1.0, 0.5, 3.0]], dtype=torch.float64)
+tangent = torch.ones_like(x)
+print("vmap over rows:     ", torch.allclose(torch.vmap(Exp.apply)(x), x.exp()))
+y, y_dot = torch.func.jvp(Exp.apply, (x,), (tangent,))
+print("torch.func.jvp:     ", torch.allclose(y_dot, x.exp()))
+jacobian = torch.func.jacfwd(Exp.apply)(x[0])  # one jvp per input coordinate
+print("jacfwd is diag(e^x):", torch.allclose(jacobian, torch.diag(x[0].exp())))
+per_sample = torch.vmap(torch.func.grad(lambda row: Exp.apply(row).sum()))(x)
+print("per-sample grads:   ", torch.allclose(per_sample, x.exp()))
+print("gradcheck, both modes:", torch.autograd.gradcheck(
+    Exp.apply, (x.clone().requires_grad_(),), check_forward_ad=True, check_batched_grad=True))
+
+# %% [markdown]
+# The lesson-00 form (`forward(ctx, x)` saving inside forward) still works for plain
+# backward, and even for `torch.autograd.forward_ad`. The `torch.func` transforms refuse it:
+
+# %%
+class ExpOldForm(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.exp(x)
+        ctx.save_for_backward(y)
+        ctx.save_for_forward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * y
+
+    @staticmethod
+    def jvp(ctx, x_tangent):
+        y, = ctx.saved_tensors
+        return x_tangent * y
+
+
+print("gradcheck with forward_ad:", torch.autograd.gradcheck(
+    ExpOldForm.apply, (x.clone().requires_grad_(),), check_forward_ad=True))
+for name, transform in [("vmap", lambda: torch.vmap(ExpOldForm.apply)(x)),
+                        ("func.jvp", lambda: torch.func.jvp(ExpOldForm.apply, (x,), (tangent,)))]:
+    try:
+        transform()
+    except RuntimeError as error:
+        print(f"{name}: {str(error)[:128]}...")
+
+# %% [markdown]
+# Two more silent-or-loud facts, checked on this torch:
+#
+# - without `generate_vmap_rule = True` (and without a hand-written `vmap` staticmethod)
+#   `torch.vmap` raises *"You tried to vmap over ..., but it does not have vmap support"*;
+# - without a `jvp`, forward mode raises *"You must implement the jvp function for custom
+#   autograd.Function to use it with forward mode AD"*.
+
+# %% [markdown]
+# ## ✎ Exercise 1 · `LogSumExp`
+#
+# Write `LogSumExp.apply(x, dim)` equal to `torch.logsumexp(x, dim)` (no `keepdim`), with
+# `dim` a Python int, possibly negative. In the setup_context form:
+#
+# - `forward(x, dim)`: stable for $|x|$ up to 1000 in float64 (subtract the max along `dim`;
+#   `x.amax(dim, keepdim=True)` keeps the dimension for broadcasting);
+# - `setup_context(ctx, inputs, output)`: save what backward needs with `save_for_backward`,
+#   what jvp needs with `save_for_forward`, and `dim` as a plain attribute;
+# - `backward(ctx, grad_output)`: $g\,p$ with $p = e^{x - y}$ (unsqueeze `grad_output` and `y`
+#   at `dim`), and `None` for `dim`;
+# - `jvp(ctx, x_tangent, dim_tangent)`: $\sum_j p_j \dot x_j$ along `dim` (`dim_tangent` is
+#   `None`: an int has no tangent);
+# - keep `generate_vmap_rule = True`, already written for you.
+
+# %% nbgrader={"grade_id": "answer_LogSumExp", "solution": true}
+class LogSumExp(torch.autograd.Function):
+    """y = log(sum(exp(x), dim)), stable; works under vmap, jvp and forward_ad."""
+
+    generate_vmap_rule = True  # torch.vmap batches forward, backward and jvp for us
+
+    @staticmethod
+    def forward(x, dim):
+        ### BEGIN SOLUTION
+        m = x.amax(dim, keepdim=True)
+        m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))  # a row of -inf stays -inf
+        return (x - m).exp().sum(dim).log() + m.squeeze(dim)
+        ### END SOLUTION
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ### BEGIN SOLUTION
+        x, dim = inputs
+        ctx.dim = dim
+        ctx.save_for_backward(x, output)
+        ctx.save_for_forward(x, output)
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x, output = ctx.saved_tensors
+        p = (x - output.unsqueeze(ctx.dim)).exp()  # softmax along dim
+        return grad_output.unsqueeze(ctx.dim) * p, None
+        ### END SOLUTION
+
+    @staticmethod
+    def jvp(ctx, x_tangent, dim_tangent):
+        ### BEGIN SOLUTION
+        x, output = ctx.saved_tensors
+        p = (x - output.unsqueeze(ctx.dim)).exp()
+        return (p * x_tangent).sum(ctx.dim)
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "LogSumExp", "grade": true, "points": 2}
+self_check("LogSumExp", LogSumExp)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("LogSumExp", LogSumExp)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The self-check runs your Function once each way: values and gradients, $|x| = 1000$,
+# `torch.func.jvp`, `torch.vmap` (with per-sample gradients) and `gradcheck` with
+# `check_forward_ad=True`, on one or two small inputs. The hidden tests repeat that over eight
+# shapes and dims.
+#
+# Why the max matters: shift three values by $c$. Mathematically $y(c) = c + y(0)$; the naive
+# formula gives up at $c \approx 709$, where $e^{c}$ leaves float64.
+
+# %%
+shifts = torch.linspace(-800, 800, 161, dtype=torch.float64)
+rows = shifts[:, None] + torch.tensor([0.0, -1.0, -2.0], dtype=torch.float64)
+naive = rows.exp().sum(1).log()
+yours = LogSumExp.apply(rows, 1)
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+axes[0].plot(shifts, yours - shifts, lw=3, alpha=0.6, label="your LogSumExp")
+axes[0].plot(shifts, naive - shifts, "--", label="log(sum(exp(x)))")
+axes[0].set_xlabel("shift c")
+axes[0].set_title("y(c) - c (should be constant)")
+axes[0].legend()
+x = torch.linspace(-3, 3, 7, dtype=torch.float64)
+_, directional = torch.func.jvp(lambda x: LogSumExp.apply(x, 0), (x,), (torch.ones_like(x),))
+axes[1].bar(range(7), torch.softmax(x, 0), label="softmax(x): jvp's weights")
+axes[1].set_title(f"jvp along (1, ..., 1) = {directional.item():.3f}")
+axes[1].legend()
+plt.show()
+print("naive formula is inf or nan at", int((~torch.isfinite(naive)).sum()), "of 161 shifts")
+
+# %% [markdown]
+# ## A Function under `torch.compile`
+#
+# `torch.compile` runs TorchDynamo over your Python bytecode: it records tensor operations
+# into an FX graph and hands the graph to a backend (`aot_eager` here: trace forward and
+# backward ahead of time, run them eagerly, cheap to compile). Where it cannot follow the
+# Python, it **breaks the graph**: the graph so far is compiled, the offending call runs in
+# ordinary Python, and a new graph starts after it. `fullgraph=True` turns a graph break into
+# an error, which is the easiest way to read its reason. Here is yours:
+
+# %%
+def through_logsumexp(x):
+    return LogSumExp.apply(x, -1).exp() * 2
+
+
+x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+through_logsumexp(x)  # eager first: a stub raises its NotImplementedError here
+try:
+    torch.compile(through_logsumexp, fullgraph=True, backend="aot_eager")(x)
+except Exception as error:
+    print(type(error).__name__)
+    print("\n".join(str(error).splitlines()[:3]))
+
+# %% [markdown]
+# In torch 2.13 dynamo does not trace a Function that defines `jvp`: *"Hint: Remove the
+# custom `jvp` method if possible."* Only while autograd records, though: with an input that
+# requires grad, as in training. Under `torch.no_grad()`, or with inputs that do not require
+# grad, dynamo traces `forward` alone and the same call compiles in one graph. Without
+# `fullgraph=True` nothing is raised: the function runs, with a break around your Function. (`torch._dynamo.explain` counts the break but, on
+# this version, leaves its `break_reasons` list empty; the view below reads dynamo's own
+# counters instead.) The same class without `jvp` is traced, forward **and** backward, into
+# one graph:
+
+# %%
+class LogSumExpNoJvp(LogSumExp):
+    jvp = torch.autograd.Function.jvp  # back to the default: "not implemented"
+
+
+LogSumExpNoJvp.apply(x, -1)  # eager first
+start = time.perf_counter()
+compiled = torch.compile(lambda x: LogSumExpNoJvp.apply(x, -1).exp() * 2, fullgraph=True,
+                         backend="aot_eager")
+compiled(x).sum().backward()
+print(f"full graph without jvp; gradient right: "
+      f"{torch.allclose(x.grad, 2 * torch.softmax(x, -1) * x.logsumexp(-1, keepdim=True).exp())}"
+      f" ({time.perf_counter() - start:.1f} s to compile)")
+
+# %% [markdown]
+# So with a Function you choose: forward-mode AD (a `jvp`) or one graph under `torch.compile`,
+# not both, on this version. A **custom operator** is the other way in.
+#
+# ## Custom operators: opaque to the compiler on purpose
+#
+# `torch.library.custom_op("namespace::name", mutates_args=())` turns a Python function with
+# type annotations into an operator of PyTorch's dispatcher, `torch.ops.namespace.name`.
+# `torch.compile` does not look inside it: the operator is one node of the graph. To build
+# that graph without running your code, the compiler needs to know the output's shape, dtype
+# and device from the inputs alone: that is the **fake implementation**
+# (`@op.register_fake`), run on "fake" tensors that carry metadata but no data. Gradients
+# come from `op.register_autograd(backward, setup_context=setup_context)`, with the same
+# `setup_context` idea as above; `backward` returns one gradient per input, `None` for a
+# non-tensor.
+#
+# Worked example, `autograd_course::cube`:
+
+# %%
+@torch.library.custom_op("autograd_course::cube", mutates_args=())
+def cube(x: torch.Tensor) -> torch.Tensor:
+    return x ** 3
+
+
+@cube.register_fake
+def _(x):
+    return torch.empty_like(x)  # same shape, dtype and device as the real output
+
+
+def cube_setup_context(ctx, inputs, output):
+    x, = inputs
+    ctx.save_for_backward(x)
+
+
+def cube_backward(ctx, grad_output):
+    x, = ctx.saved_tensors
+    return grad_output * 3 * x ** 2  # d/dx x**3 = 3x**2
+
+
+cube.register_autograd(cube_backward, setup_context=cube_setup_context)
+
+x = torch.randn(4, dtype=torch.float64, requires_grad=True)
+print("an operator:", torch.ops.autograd_course.cube.default)
+print("gradcheck:", torch.autograd.gradcheck(cube, (x,)))
+print("opcheck:", torch.library.opcheck(cube, (x,)))
+
+# %% [markdown]
+# `torch.library.opcheck` runs the checks the compiler relies on: the schema matches what the
+# function does (`test_schema`), the autograd registration is used (`test_autograd_registration`),
+# the fake implementation agrees with the real one (`test_faketensor`), and the operator
+# survives ahead-of-time tracing of forward and backward (`test_aot_dispatch_dynamic`).
+#
+# ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
+#
+# Define `softplus(x, beta)` with `@torch.library.custom_op("autograd_course::softplus",
+# mutates_args=())`, `x` a tensor and `beta` a Python `float` > 0 (annotate them so:
+# `x: torch.Tensor, beta: float`). It must:
+#
+# - compute $\log(1 + e^{\beta x}) / \beta$ **stably** (finite for $\beta x$ in the thousands);
+# - have a fake implementation, `@softplus.register_fake`, with the real output's shape and dtype;
+# - have a hand-written backward, $g\,\sigma(\beta x)$, registered with
+#   `softplus.register_autograd(backward, setup_context=setup_context)`; `beta` is a float, so
+#   its gradient is `None`.
+#
+# Re-running this cell is fine: in torch 2.13, `custom_op` with a name already defined
+# replaces the earlier definition (the section after the self-check shows it).
+
+# %% nbgrader={"grade_id": "answer_softplus", "solution": true}
+@torch.library.custom_op("autograd_course::softplus", mutates_args=())
+def softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
+    """log(1 + exp(beta * x)) / beta, finite for large |beta * x|."""
+    ### BEGIN SOLUTION
+    z = beta * x
+    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta  # max(z,0)+log(1+e^-|z|)
+    ### END SOLUTION
+
+
+@softplus.register_fake
+def _(x, beta):
+    """The output's shape, dtype and device, from the inputs alone."""
+    ### BEGIN SOLUTION
+    return torch.empty_like(x)
+    ### END SOLUTION
+
+
+def softplus_setup_context(ctx, inputs, output):
+    ### BEGIN SOLUTION
+    x, beta = inputs
+    ctx.save_for_backward(x)
+    ctx.beta = beta
+    ### END SOLUTION
+
+
+def softplus_backward(ctx, grad_output):
+    ### BEGIN SOLUTION
+    x, = ctx.saved_tensors
+    return grad_output * torch.sigmoid(ctx.beta * x), None  # d/dx softplus = sigmoid(beta x)
+    ### END SOLUTION
+
+
+softplus.register_autograd(softplus_backward, setup_context=softplus_setup_context)
+
+
+# %% nbgrader={"grade_id": "softplus", "grade": true, "points": 2}
+self_check("softplus", softplus)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("softplus", softplus)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The self-check calls your operator, checks its fake implementation against the real output
+# (shape, dtype, device) under `FakeTensorMode`, and checks values and gradients, including
+# $\beta x = \pm 1000$. It skips the two slow checks, which the hidden tests run:
+# `torch.library.opcheck` and a `torch.compile(fullgraph=True, backend="aot_eager")` of a
+# function calling `softplus`. Run them yourself:
+
+# %%
+x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+softplus(x, 1.5)  # eager first: a stub raises its NotImplementedError here
+print(torch.library.opcheck(softplus, (x, 1.5)))
+
+
+def through_softplus(x):
+    return torch.sin(softplus(x * 2, 1.5)) * x
+
+
+eager_x, compiled_x = x.detach().clone().requires_grad_(), x.detach().clone().requires_grad_()
+through_softplus(eager_x).sum().backward()
+compiled = torch.compile(through_softplus, fullgraph=True, backend="aot_eager")
+compiled(compiled_x).sum().backward()
+print("fullgraph=True compiled; same values and gradients:",
+      torch.allclose(compiled(x), through_softplus(x)), torch.allclose(compiled_x.grad, eager_x.grad))
+
+# %% [markdown]
+# ### Re-running the cell that defines an operator
+#
+# Notebooks get re-run. The low-level `torch.library.define` refuses a second definition of
+# the same name; `torch.library.custom_op` in torch 2.13 destroys the earlier registration of
+# that name and registers the new one. One consequence to know: the operator lives in the
+# dispatcher, not in your variable, so an **old** handle now runs the **new** code.
+
+# %%
+def define_double(scale):
+    @torch.library.custom_op("autograd_course::double", mutates_args=())
+    def double(x: torch.Tensor) -> torch.Tensor:
+        return scale * x
+    return double
+
+
+first = define_double(2.0)
+second = define_double(3.0)  # as if the cell was edited and run again
+print("old handle now gives", first(torch.ones(1)).item(), "(the newest definition)")
+try:
+    torch.library.define("autograd_course::defined_once", "(Tensor x) -> Tensor")
+    torch.library.define("autograd_course::defined_once", "(Tensor x) -> Tensor")
+except RuntimeError as error:
+    print("torch.library.define twice:", str(error)[:100], "...")
+
+# %% [markdown]
+# So when you edit the operator, re-run its cell and then the cells that use it. The grader
+# checks that the `softplus` you hand in is the current definition of
+# `autograd_course::softplus`, and says so if it is not.
+#
+# ## What `torch.compile` captured, side by side
+#
+# Toggle between three functions around what you wrote. For each, the view compiles the
+# function afresh (without `fullgraph`), runs forward and backward, and shows every graph
+# dynamo captured and every graph break with its reason. Around `LogSumExp`, the break splits
+# the work in two: dynamo still compiles your `forward` on its own when Python calls it (the
+# first graph), then the code after the Function (the second). Without `jvp`, one graph holds
+# it all; around `softplus`, one graph holds your operator as a single node,
+# `torch.ops.autograd_course.softplus.default`.
+
+# %%
+x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+compile_explorer({
+    "LogSumExp (with jvp)": lambda x: LogSumExp.apply(x, -1).exp() * 2,
+    "LogSumExp without jvp": lambda x: LogSumExpNoJvp.apply(x, -1).exp() * 2,
+    "softplus operator": lambda x: torch.sin(softplus(x * 2, 1.5)) * x,
+}, x)
+
+# %% [markdown]
+# ## Choosing: measured on this torch
+#
+# The table below is computed, not typed: each column is tried on your two answers.
+
+# %%
+def works(attempt) -> str:
+    try:
+        return "yes" if attempt() else "WRONG"
+    except Exception as error:
+        return f"no ({type(error).__name__})"
+
+
+def compiles_fully(function):
+    torch.compiler.reset()
+    leaf = x.clone().requires_grad_()  # training: autograd records, as in the view above
+    return lambda: torch.compile(function, fullgraph=True, backend="aot_eager")(leaf) is not None
+
+
+x = torch.randn(3, 4, dtype=torch.float64)
+t = torch.randn(3, 4, dtype=torch.float64)
+candidates = {
+    "Function with jvp": lambda x: LogSumExp.apply(x, -1),
+    "Function without jvp": lambda x: LogSumExpNoJvp.apply(x, -1),
+    "custom operator": lambda x: softplus(x, 1.0),
+}
+truths = {"Function with jvp": lambda x: torch.logsumexp(x, -1),
+          "Function without jvp": lambda x: torch.logsumexp(x, -1),
+          "custom operator": lambda x: F.softplus(x)}
+widths = (22, 26, 26, 12, 20)
+headers = ("", "compile fullgraph", "torch.func.jvp", "vmap", "func.grad")
+print("".join(f"{h:{w}}" for h, w in zip(headers, widths)))
+for name, function in candidates.items():
+    truth = truths[name]
+    row = [works(compiles_fully(function)),
+           works(lambda: torch.allclose(torch.func.jvp(function, (x,), (t,))[1],
+                                        torch.func.jvp(truth, (x,), (t,))[1])),
+           works(lambda: torch.allclose(torch.vmap(function)(x), truth(x))),
+           works(lambda: torch.allclose(torch.func.grad(lambda x: function(x).sum())(x),
+                                        torch.func.grad(lambda x: truth(x).sum())(x)))]
+    print("".join(f"{cell:{w}}" for cell, w in zip([name, *row], widths)))
+
+# %% [markdown]
+# Read the `WRONG`: `torch.func.jvp` through a custom operator whose autograd is registered
+# with `register_autograd` returns **zero tangents without an error** on torch 2.13 (and
+# `forward_ad` returns no tangent at all), and `torch.func.grad` refuses it. `vmap` over the
+# operator works by running it once per sample (PyTorch warns about the missing batching rule;
+# `op.register_vmap` fixes that).
+#
+# | you need | pick |
+# |---|---|
+# | `torch.compile` in one graph, reverse mode, `vmap` | a Function in the setup_context form **without** `jvp` (dynamo traces it), or a custom operator |
+# | forward-mode AD (`jvp`, `jacfwd`, `forward_ad`) | a Function with `jvp`; accept a graph break under `torch.compile` |
+# | code the compiler must not look into (a C++/CUDA/Triton kernel, NumPy, a library call) | a custom operator with `register_fake` and `register_autograd` |
+# | both an opaque kernel and forward mode | a custom operator inside a Function with `jvp` (still a break), or wait for a later torch |
+#
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `forward(ctx, x, dim)` together with `setup_context` | `TypeError: missing a required argument: 'dim'` | `forward(x, dim)`: no ctx in this form |
+# | old form, no `setup_context` | vmap and `torch.func.jvp` raise *"it must override the setup_context staticmethod"* | move the saving into `setup_context` |
+# | `generate_vmap_rule` missing | vmap raises *"does not have vmap support"* | `generate_vmap_rule = True` |
+# | `jvp` reads `ctx.saved_tensors` kept only with `save_for_backward` | inside jvp `saved_tensors` is empty: *"not enough values to unpack"* | also `ctx.save_for_forward(...)` |
+# | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | `ctx.save_for_forward` |
+# | no `jvp` staticmethod | forward mode raises *"You must implement the jvp function"* | write it |
+# | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
+# | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
+# | a fake implementation with the wrong shape or dtype | `opcheck`'s `test_faketensor` fails; compiled code breaks later | `torch.empty_like(x)` |
+# | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
+# | `register_autograd(backward)` without `setup_context` | `ctx` is empty in backward | pass `setup_context=` |
+# | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \log(1+e^{-|z|})$ |
+# | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
+#
+# ## Summary
+#
+# The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`,
+# `jvp` with `save_for_forward`) is what `torch.func` needs. `torch.compile` traces such a
+# Function in one graph unless it has a `jvp`, which on torch 2.13 costs a graph break. A custom
+# operator (`custom_op`, `register_fake`, `register_autograd`, checked by `opcheck`) is one
+# opaque node in the graph, at the price of forward mode. Measure before you choose, with
+# `fullgraph=True` and the view above.

@@ -1,0 +1,153 @@
+"""Lesson 08 (torch.func and torch.compile): grading LogSumExp and softplus, right and wrong.
+
+Every softplus answer defines ``autograd_course::softplus`` again, and the dispatcher runs the
+newest definition: each test loads its answer right before grading it.
+"""
+
+import pytest
+import torch
+
+from autograder import grading
+from autograder.exercises import EXERCISES
+from autograder.exercises.compile import LSE_CASES
+from autograder.errors import GradingError
+from tools.catalogue import lesson08
+from tools.solutions import _setup_and_answer_cells
+
+pytestmark = pytest.mark.lesson08
+NAMES = ["LogSumExp", "softplus"]
+
+
+def fresh_solution(name: str):
+    """The lesson's own answer, defined now (so that its operator is the current one)."""
+    names: dict = {"__name__": "lesson_08_compile"}
+    for source in _setup_and_answer_cells("08_compile"):
+        exec(compile(source, "lessons/08_compile.py", "exec"), names)  # noqa: S102
+    return names[name]
+
+
+def first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [""])[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_passes_quick_and_full(name, device):
+    """Does the lesson's own answer pass the self-check and every hidden check?"""
+    solution = fresh_solution(name)
+    EXERCISES[name].quick(solution)
+    EXERCISES[name].full(solution, device)
+
+
+@pytest.mark.parametrize("entry", lesson08.UNUSUAL, ids=lambda e: f"{e.exercise}-{e.name}")
+def test_unusual_answer_passes(entry):
+    """Is each correct-but-unusual answer accepted by self_check and grade?"""
+    submission = entry.load()
+    grading.self_check(entry.exercise, submission)
+    grading.grade(entry.exercise, submission)
+
+
+@pytest.mark.parametrize("mistake", lesson08.MISTAKES, ids=lambda m: f"{m.exercise}-{m.name}")
+def test_mistake_fails_with_its_hint(mistake):
+    """Does each named mistake fail grade (and, when the lesson names it, the self-check)
+    with a first line that names it?"""
+    submission = mistake.load()
+    passed, message = grading.verdict(mistake.exercise, submission)
+    assert not passed
+    assert mistake.hint in message.splitlines()[0], message
+    if mistake.named:
+        with pytest.raises(GradingError) as info:
+            grading.self_check(mistake.exercise, submission)
+        assert mistake.hint in first_line(info.value), str(info.value)
+
+
+def test_every_mistake_is_listed_for_both_exercises():
+    """Are there at least three unusual answers per exercise, and an nbgrader mistake each?"""
+    for name in NAMES:
+        assert sum(u.exercise == name for u in lesson08.UNUSUAL) >= 3
+        assert any(m.exercise == name and m.nbgrader for m in lesson08.MISTAKES)
+
+
+def test_cases_include_negative_dims_and_a_zero_size_batch():
+    """Do the hidden cases cover negative dims, a 1-d input and a 0-size dimension?"""
+    assert any(dim < 0 for _, dim in LSE_CASES)
+    assert any(len(shape) == 1 for shape, _ in LSE_CASES)
+    assert any(0 in shape for shape, _ in LSE_CASES)
+
+
+def test_rerunning_the_operator_cell_keeps_grading_right():
+    """Does a second run of the answer cell grade as well as the first?"""
+    fresh_solution("softplus")
+    again = fresh_solution("softplus")
+    grading.self_check("softplus", again)
+    grading.grade("softplus", again)
+
+
+def test_stale_handle_is_named():
+    """Is a softplus handle whose operator was redefined since told to re-run its cell?"""
+    stale = fresh_solution("softplus")
+    fresh_solution("softplus")
+    passed, message = grading.verdict("softplus", stale)
+    assert not passed and "softplus is an older definition" in message.splitlines()[0]
+
+
+def test_stub_is_not_implemented():
+    """Does the learner's untouched stub read as not implemented, not as a mistake?"""
+    @torch.library.custom_op("autograd_course::softplus", mutates_args=())
+    def softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
+        raise NotImplementedError()
+
+    passed, message = grading.verdict("softplus", softplus)
+    assert not passed and "not implemented yet" in message
+
+
+SEALED_SCRIPT = """
+import json, os, sys
+import IPython.display
+published = []
+IPython.display.publish_display_data = published.append
+import autograder, autograder.seal
+autograder.seal.boot()
+from tools.solutions import _setup_and_answer_cells
+results = []
+for run in range(2):  # the answer cells run twice, as when a learner re-runs them
+    names = {"__name__": "__main__"}
+    for source in _setup_and_answer_cells("08_compile"):
+        exec(compile(source, "lesson", "exec"), names)
+    for name in ("LogSumExp", "softplus"):
+        try:
+            autograder.grade(name, names[name])
+            results.append("ok")
+        except AssertionError as error:
+            results.append(str(error).splitlines()[0])
+print(json.dumps({"results": results, "published": published}))
+"""
+
+
+@pytest.mark.slow
+def test_sealed_grading_compiles_and_registers(tmp_path):
+    """In a sealed kernel (autograder.seal.boot), do torch.library registration, opcheck and
+    torch.compile run under grade(), twice, with signed passing verdicts and no tampering
+    reported? (A subprocess: boot rebinds autograder.grade for good.)"""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from autograder import seal
+
+    root = Path(__file__).resolve().parents[3]
+    key = b"k" * 32
+    key_file = tmp_path / "key"
+    key_file.write_bytes(key)
+    env = dict(os.environ, AUTOGRADER_DEVICE="cpu", PYTHONPATH=os.pathsep.join(
+        [str(root), os.environ.get("PYTHONPATH", "")]))
+    env[seal.KEY_FILE_VARIABLE] = str(key_file)
+    done = subprocess.run([sys.executable, "-c", SEALED_SCRIPT], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["results"] == ["ok"] * 4
+    verdicts = [seal.read_verdicts([{"output_type": "display_data", "data": bundle}], key)
+                for bundle in result["published"]]
+    assert [passed for v in verdicts for passed, _ in v.values()] == [True] * 4
