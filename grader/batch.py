@@ -31,10 +31,12 @@ warnings.filterwarnings("ignore", message=".*not in session, add operation along
                         module=r"nbgrader\.api")
 
 
-def submissions(root: Path, lessons: list[str]) -> list[tuple[str, str]]:
-    """(student, lesson) for every submitted folder of the given lessons."""
+def submissions(root: Path, lessons: list[str], students: list[str] | None = None
+                ) -> list[tuple[str, str]]:
+    """(student, lesson) for every submitted folder of the given lessons (and students)."""
     submitted = root / "submitted"
     return sorted((student.name, lesson) for student in submitted.glob("*") if student.is_dir()
+                  and (not students or student.name in students)
                   for lesson in lessons if (student / lesson).is_dir())
 
 
@@ -56,7 +58,7 @@ class Summary:
 
 def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
               scheduler: str | None = None, force: bool = False, settings: Settings | None = None,
-              stream=None) -> Summary:
+              students: list[str] | None = None, stream=None) -> Summary:
     """Grade every new, changed or failed submission of ``lessons`` in course root ``root``."""
     root = root.resolve()
     stream = stream or sys.stdout
@@ -65,7 +67,7 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
     ledger, summary, began = Ledger(root), Summary(), time.monotonic()
     references = {lesson: lesson_references(root, lesson) for lesson in lessons}
     jobs = []
-    for student, lesson in submissions(root, lessons):
+    for student, lesson in submissions(root, lessons, students):
         files = read_files(root / "submitted" / student / lesson)
         files_digest = digest(files, references[lesson])
         if force or ledger.needs_grading(student, lesson, files_digest):

@@ -74,14 +74,16 @@ def released(root: Path) -> set[str]:
 
 
 def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
-              scheduler: str | None = None, force: bool = False) -> batch.Summary:
+              scheduler: str | None = None, force: bool = False,
+              students: list[str] | None = None) -> batch.Summary:
     """Autograde every new, changed or failed submission, in parallel (see ``grader.batch``)."""
-    if not batch.submissions(root, lessons):
+    if not batch.submissions(root, lessons, students):
         print(f"nothing to grade: no {root / 'submitted'}/<student>/<lesson>/ folders")
         return batch.Summary()
     where = f"Dask scheduler {scheduler}" if scheduler else f"{workers or os.cpu_count()} workers"
     print(f"autograding {', '.join(lessons)} in {root} with {where}", flush=True)
-    summary = batch.autograde(root, lessons, workers=workers, scheduler=scheduler, force=force)
+    summary = batch.autograde(root, lessons, workers=workers, scheduler=scheduler, force=force,
+                             students=students)
     print(summary.line())
     if summary.sandbox.startswith("NONE"):
         print(f"WARNING: learner code ran WITHOUT a sandbox: {summary.sandbox[4:].strip(' ()')}")
@@ -116,6 +118,8 @@ def main() -> None:
                         help="grade on a Dask cluster: its scheduler address, or 'local'")
     parser.add_argument("--force", action="store_true",
                         help="regrade every submission, not only new, changed or failed ones")
+    parser.add_argument("--student", action="append", dest="students", metavar="ID",
+                        help="autograde: only this student (repeat for several)")
     parser.add_argument("--overwrite-sources", action="store_true",
                         help="release: replace source notebooks you edited with lessons/*.py")
     args = parser.parse_args()
@@ -134,7 +138,7 @@ def main() -> None:
     elif args.command == "autograde":
         try:
             autograde(root, lessons, workers=args.workers, scheduler=args.scheduler,
-                      force=args.force)
+                      force=args.force, students=args.students)
         except KeyboardInterrupt:
             raise SystemExit("interrupted: run `make autograde` again to grade the rest") from None
     elif args.command == "feedback":

@@ -1,8 +1,9 @@
 """Do the widget views render and respond in a real JupyterLab, driven by headless Chromium?
 
 For each solution notebook (and the widget demo), open a copy in JupyterLab, run all cells,
-check that every widget view rendered, operate one control of each kind in each view and
-check that the view changed, and save a screenshot to artifacts/screenshots/.
+check that every formula typeset without a MathJax error and every widget view rendered,
+operate one control of each kind in each view and check that the view changed, and save a
+screenshot to artifacts/screenshots/.
 """
 
 import json
@@ -172,6 +173,31 @@ def _run_all(page) -> None:
     pytest.fail(f"running all cells took more than {RUN_TIMEOUT_S} s")
 
 
+def _math_errors(page) -> list[str]:
+    """MathJax's complaint for each formula it could not typeset, once typesetting settles."""
+    deadline, previous = time.monotonic() + 60, -1
+    while time.monotonic() < deadline:
+        typeset = page.locator("mjx-container").count()
+        if typeset == previous and typeset > 0:
+            break
+        previous = typeset
+        time.sleep(1.0)
+    return page.evaluate("""() => [...document.querySelectorAll('mjx-merror, [data-mjx-error]')]
+        .map(e => e.getAttribute('data-mjx-error') || e.textContent)""")
+
+
+def test_a_broken_formula_is_caught(lab, browser):
+    """Would the formula check notice a formula MathJax cannot typeset?"""
+    base, token, _ = lab
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    try:
+        _open(page, base, token, "tests/data/math_errors.ipynb")
+        errors = _math_errors(page)
+    finally:
+        page.close()
+    assert len(errors) == 2, errors
+
+
 def _views(page):
     """The output areas that hold a widget view (JupyterLab tags them with no MIME type)."""
     return page.locator(".jp-OutputArea-output:has(> .jupyter-widgets)")
@@ -307,6 +333,8 @@ def test_do_the_widgets_render_and_respond(lab, browser, notebook):
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     try:
         _open(page, base, token, copy.relative_to(REPO).as_posix())
+        math_errors = _math_errors(page)
+        assert not math_errors, f"{notebook.name}: MathJax could not typeset {math_errors}"
         _run_all(page)
         expected_views = page.evaluate(f"""() => window.jupyterapp.shell.currentWidget.content
             .widgets.filter(c => c.model.type === 'code')

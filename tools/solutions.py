@@ -1,8 +1,6 @@
 """The graded Functions as each lesson's own solution cells define them: the one copy of the
 correct answers that tests and benchmarks use."""
 
-import functools
-
 import jupytext
 
 from grader.lessons import LESSONS
@@ -17,9 +15,9 @@ def _setup_and_answer_cells(lesson: str) -> list[str]:
     return [without_solution_markers(cell.source) for cell in [code[0], *answers]]
 
 
-@functools.cache
 def namespace(lesson: str) -> dict:
-    """Everything the lesson's imports and answer cells define, run once per process."""
+    """Everything the lesson's imports and answer cells define, run afresh each time (an answer
+    cell may register a custom operator that a later definition replaces)."""
     names: dict = {"__name__": f"lesson_{lesson}"}
     for source in _setup_and_answer_cells(lesson):
         exec(compile(source, f"lessons/{lesson}.py", "exec"), names)  # noqa: S102 (our own source)

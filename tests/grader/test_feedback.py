@@ -14,6 +14,7 @@ from autograder import seal
 from autograder.errors import GradingError
 from grader.nbgrader_cli import nbgrader
 from autograder.partial import Part, WeightedExercise, scored_verdict
+from autograder.verdict import read_verdicts
 from grader import batch
 from grader.feedback import FeedbackSummary
 from grader.notebook_format import HIDDEN_TESTS
@@ -190,4 +191,4 @@ def test_all_or_nothing_stays_the_default():
     notebook = new_notebook(cells=[_graded_cell(_signed(verdict))])
     apply_verdicts(notebook, KEY)
     assert determine_grade(notebook.cells[0]) == (0, 4.0)
-    assert seal.read_verdicts(_signed(verdict), KEY) == {"Weighted": (False, "a hint")}
+    assert read_verdicts(_signed(verdict), KEY) == {"Weighted": (False, "a hint")}

@@ -183,3 +183,11 @@ def test_code_that_reaches_into_the_grader_is_flagged(course):
     assert "__closure__" in rows["forger"]["reason"]
     assert rows["wrong-silenced"]["status"] == "suspicious-code"  # set_custom_exc is a hook
     assert rows["wrong"]["status"] == "ok"
+
+
+def test_one_student_can_be_regraded(course):
+    """Does `autograde --student ID --force` regrade that learner only?"""
+    root, _, _ = course
+    output = _grader("autograde", LESSON, "--force", "--student", "correct", root=root)
+    assert "graded 1, skipped 0" in output
+    assert _scores(root, "correct")["Square_asserts"] == 2.0

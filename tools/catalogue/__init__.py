@@ -46,7 +46,7 @@ class Mistake:
 
 def load(exercise: str, code: str):
     """Run an answer cell's ``code`` after ``PRELUDE``; return what it defines as ``exercise``."""
-    names: dict = {"__name__": f"catalogue_{exercise}"}
+    names: dict = {"__name__": "__main__"}  # torch.compile imports a function's module by name
     exec(compile(PRELUDE + code, f"<catalogue {exercise}>", "exec"), names)  # noqa: S102
     return names[exercise]
 
