@@ -10,7 +10,7 @@ from .flow import backward_flow
 from .gradcheck_explorer import explore_gradients
 from .ids import deterministic_ids, seed_from_environment
 from .inspector import inspect_saved
-from .outputs import outputs_explorer
+from .grad_outputs import outputs_explorer
 from .self_check import install as _install_self_check_hook
 from .ste import ste_explorer
 

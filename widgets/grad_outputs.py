@@ -173,6 +173,8 @@ def outputs_explorer(function, *inputs) -> View:
         box.observe(lambda change: update(), names="value")
     update()
     label = html_pane(markup.paragraph("feed the loss:"))
+    for box in boxes.values():
+        box.layout.margin = "0 16px 0 0"
     controls = ipywidgets.HBox([label, *boxes.values()],
-                               layout=ipywidgets.Layout(gap="12px", align_items="center"))
+                               layout=ipywidgets.Layout(align_items="center"))
     return View([heading, controls, readout], controls=boxes, panes={"table": readout})
