@@ -1,21 +1,17 @@
-"""Lesson 07: SortWithIndices, SplitHalves and ReLUInPlace: several outputs, an output without
-a gradient, None gradients for unused outputs, and a Function that writes into its input.
-
-Some of these contracts leave no trace in the values: integer indices never require grad,
-marked or not, and a backward that is handed zeros computes the same gradient as one handed
-None. The checks observe them through probes instead: the ctx calls forward made, what the
-engine passed to backward, and the memory backward allocated.
-"""
+"""Lesson 07: SortWithIndices, SplitHalves and ReLUInPlace: several outputs, None gradients,
+in place. Some contracts leave no trace in the values (integer indices never require grad,
+marked or not), so probes observe them: the ctx calls forward made, what the engine passed to
+backward, and the memory backward allocated."""
 
 import torch
-from torch.autograd.gradcheck import GradcheckError
 
-from ..checks import (Spec, _explain_runtime_error, case, check_is_function, check_no_ctx_tensors,
-                      run_forward)
+from ..checks import (Spec, backward_outputs, case, check_is_function, check_no_ctx_tensors,
+                      check_untouched, gradcheck_callable, run_forward)
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from ..probes import AllocationLog, record_ctx_calls, record_grad_outputs
+from ..probes import (AllocationLog, NoGradient, _shares_memory, record_ctx_calls,
+                      record_grad_outputs)
 
 SORT = Spec("SortWithIndices", ("x",), lambda x: torch.sort(x, dim=-1).values)
 SPLIT = Spec("SplitHalves", ("x",), lambda x: x)
@@ -32,11 +28,6 @@ def _noise(like: torch.Tensor, seed: int) -> torch.Tensor:
     return sample(like.shape, like.device, seed=seed, dtype=like.dtype)
 
 
-def _shares(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return (a.device == b.device and a.numel() > 0 and b.numel() > 0
-            and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
-
-
 def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a.detach(), b.detach())
 
@@ -51,37 +42,6 @@ def _forward(function, spec: Spec, x: torch.Tensor, count: int):
         raise GradingError(f"{spec.name}.forward must return {count} tensor"
                            f"{'s' if count > 1 else ''}; it returned ({kinds})")
     return forward, outputs, calls
-
-
-def _grad(spec: Spec, outputs, x: torch.Tensor, grad_outputs):
-    """The gradient for ``x`` when ``grad_outputs`` flow into ``outputs`` (None: unused)."""
-    used = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None]
-    try:
-        grad, = torch.autograd.grad([o for o, _ in used], x, [g for _, g in used],
-                                    allow_unused=True)
-    except TypeError as error:
-        raise GradingError(
-            f"{spec.name}.backward raised TypeError on a None gradient: after "
-            "ctx.set_materialize_grads(False) an unused output's gradient is None; test "
-            "`if grad is None` before adding, concatenating or padding it",
-            str(error)) from error
-    except RuntimeError as error:
-        raise _explain_runtime_error(spec, "backward", error, {"x": x}) from error
-    return grad
-
-
-def _untouched(spec: Spec, grad_output, pristine) -> None:
-    if not torch.equal(grad_output, pristine):
-        raise GradingError(f"{spec.name}'s backward modified grad_output in place: compute a new "
-                           "tensor instead (grad_output * mask, or write into a fresh tensor)")
-
-
-def _gradcheck(spec: Spec, f, x: torch.Tensor) -> None:
-    try:
-        torch.autograd.gradcheck(f, (x.detach().clone().requires_grad_(),), eps=1e-6, atol=1e-5)
-    except GradcheckError as error:
-        raise GradingError(f"gradcheck failed for {spec.name}: the analytic Jacobian differs "
-                           "from the numerical one", str(error)) from error
 
 
 # SortWithIndices --------------------------------------------------------------------------
@@ -125,8 +85,8 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False) 
                            "only thing that stops autograd expecting one)")
     grad_values = _noise(values, seed + 1)
     pristine = grad_values.clone()
-    grad = _grad(SORT, (values, indices), leaf, (grad_values, None))
-    _untouched(SORT, grad_values, pristine)
+    grad = backward_outputs(SORT, (values, indices), leaf, (grad_values, None))
+    check_untouched(SORT, grad_values, pristine)
     expected = torch.zeros_like(x).scatter(-1, indices, pristine)  # grad_x[indices[j]] = g[j]
     if (isinstance(grad, torch.Tensor) and grad.shape == x.shape and x.numel() > 1
             and not torch.allclose(grad, expected)
@@ -151,7 +111,7 @@ def sort_quick(SortWithIndices, device="cpu") -> None:
                                           device=device), ties=True)
     with case("x of shape (3, 5)"):
         check_sort(function, sample((3, 5), device))
-    _gradcheck(SORT, lambda t: function.apply(t)[0], sample((2, 4), device, seed=1))
+    gradcheck_callable(SORT, lambda t: function.apply(t)[0], sample((2, 4), device, seed=1))
 
 
 def sort_full(SortWithIndices, device) -> None:
@@ -173,29 +133,16 @@ def _halves(x: torch.Tensor):
     return x[..., :h], x[..., h:]
 
 
-class _Drop(torch.autograd.Function):
-    """Passes its input on and sends no gradient back: the output before it receives None."""
-
-    @staticmethod
-    def forward(ctx, t):
-        return t.clone()
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return None
-
-
 def _one_output_used(function, x: torch.Tensor, used: int, grad: torch.Tensor) -> None:
     """Only output ``used`` feeds the loss: backward must get None for the other, and allocate
     nothing beyond the gradient it returns."""
     probe, received = record_grad_outputs(function)
     leaf = x.detach().clone().requires_grad_()
     _, outputs, _ = _forward(probe, SPLIT, leaf, 2)
-    grad_outputs = [None, None]
-    grad_outputs[used] = grad
+    grad_outputs = [grad if i == used else None for i in (0, 1)]
     which = ("first", "second")[1 - used]
     with AllocationLog() as log:
-        got = _grad(SPLIT, outputs, leaf, grad_outputs)
+        got = backward_outputs(SPLIT, outputs, leaf, grad_outputs)
     if received and received[-1][1 - used] is not None:
         raise GradingError(f"SplitHalves's backward received a tensor of zeros for the unused "
                            f"{which} output: call ctx.set_materialize_grads(False) in forward, "
@@ -216,10 +163,10 @@ def _no_output_used(function, x: torch.Tensor) -> None:
     """Both gradients None: backward must return None, allocating nothing."""
     leaf = x.detach().clone().requires_grad_()
     _, (first, _), _ = _forward(function, SPLIT, leaf, 2)
-    dropped = _Drop.apply(first)
+    dropped = NoGradient.apply(first)
     ones = torch.ones_like(dropped)
     with AllocationLog() as log:
-        got = _grad(SPLIT, (dropped,), leaf, (ones,))
+        got = backward_outputs(SPLIT, (dropped,), leaf, (ones,))
     if got is not None or log.bytes:
         raise GradingError("SplitHalves's backward returned a tensor when both gradients were "
                            "None: return None (no gradient at all) instead of a tensor of zeros",
@@ -232,16 +179,16 @@ def check_split(function, x: torch.Tensor, *, seed: int = 0) -> None:
     forward, outputs, _ = _forward(function, SPLIT, leaf, 2)
     for label, got, want in zip(("first", "second"), outputs, _halves(x)):
         diagnose_values(f"SplitHalves's {label} output", got, want)
-    if any(_shares(o, leaf) for o in outputs):
+    if any(_shares_memory(o, leaf) for o in outputs):
         raise GradingError("SplitHalves returned views of x: return fresh tensors "
                            "(x[..., :h].clone()); autograd forbids in-place changes to views a "
                            "Function returns, and they change whenever x does")
     check_no_ctx_tensors(SPLIT, forward)
     grads = [_noise(o, seed + i) for i, o in enumerate(outputs, 1)]
     pristine = [g.clone() for g in grads]
-    got = _grad(SPLIT, outputs, leaf, grads)
+    got = backward_outputs(SPLIT, outputs, leaf, grads)
     for g, p in zip(grads, pristine):
-        _untouched(SPLIT, g, p)
+        check_untouched(SPLIT, g, p)
     diagnose_gradient("x", got, torch.cat(pristine, dim=-1))
     for used in (0, 1):
         with case(f"only the {('first', 'second')[used]} output used"):
@@ -254,7 +201,7 @@ def split_quick(SplitHalves, device="cpu") -> None:
     function = check_is_function(SplitHalves, SPLIT)
     with case("x of shape (3, 4)"):
         check_split(function, sample((3, 4), device))
-    _gradcheck(SPLIT, function.apply, sample((2, 6), device, seed=1))
+    gradcheck_callable(SPLIT, function.apply, sample((2, 6), device, seed=1))
 
 
 def split_full(SplitHalves, device) -> None:
@@ -278,16 +225,14 @@ def _with_zeros(x: torch.Tensor) -> torch.Tensor:
 def _check_rewritten(function, x: torch.Tensor, y: torch.Tensor, before: torch.Tensor) -> None:
     """y must be x itself, clamped, with x's history now the Function's backward."""
     if y is not x:
-        if _shares(y, x):
+        if _shares_memory(y, x):
             raise GradingError(
                 "ReLUInPlace did not call ctx.mark_dirty(x): autograd got its input back unmarked "
                 "and returned a view of it, while x itself keeps its old history, so gradients "
                 "through x are silently wrong")
-        if torch.equal(x.detach(), before):
-            raise GradingError("ReLUInPlace returned a new tensor and left x unchanged: clamp x in "
-                               "place (x.clamp_(min=0)), call ctx.mark_dirty(x) and return x")
-        raise GradingError("ReLUInPlace returned a new tensor: return x itself after writing "
-                           "into it and calling ctx.mark_dirty(x)")
+        unchanged = " and left x unchanged" if torch.equal(x.detach(), before) else ""
+        raise GradingError(f"ReLUInPlace returned a new tensor{unchanged}: clamp x in place "
+                           "(x.clamp_(min=0)), call ctx.mark_dirty(x) and return x itself")
     diagnose_values("x after ReLUInPlace", x, torch.relu(before))
 
 
@@ -298,14 +243,13 @@ def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
     before, version = inner.detach().clone(), inner._version
     forward, (y,), _ = _forward(function, RELU, inner, 1)
     _check_rewritten(function, inner, y, before)
-    if inner._version == version:
-        raise GradingError("x's version counter did not move: modify x with an in-place op "
-                           "(x.clamp_(min=0)) so autograd can tell it was overwritten")
+    if inner._version == version:  # unreachable through mark_dirty, which bumps it too
+        raise GradingError("x's version counter did not move: write into x in place")
     check_no_ctx_tensors(RELU, forward)
     grad_output = _noise(y, seed + 1)
     pristine = grad_output.clone()
-    got = _grad(RELU, (y,), base, (grad_output,))
-    _untouched(RELU, grad_output, pristine)
+    got = backward_outputs(RELU, (y,), base, (grad_output,))
+    check_untouched(RELU, grad_output, pristine)
     expected = pristine * (before > 0)
     if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
         if (before == 0).any() and torch.allclose(got, pristine * (before >= 0)):
@@ -342,7 +286,7 @@ def check_relu_on_view(function, device) -> None:
     b = a.clone()
     function.apply(b[1:])
     weights = torch.arange(1.0, 6.0, dtype=torch.float64, device=device)
-    got = _grad(RELU, (b,), a, (weights,))
+    got = backward_outputs(RELU, (b,), a, (weights,))
     expected = weights * torch.tensor([1.0, 1, 0, 1, 0], dtype=torch.float64, device=device)
     diagnose_gradient("x", got, expected)
 
@@ -368,8 +312,8 @@ def relu_quick(ReLUInPlace, device="cpu") -> None:
     with case("x of shape (3, 5) with some entries exactly 0"):
         check_relu(function, _with_zeros(sample((3, 5), device)))
     check_leaf_error(function, device)
-    _gradcheck(RELU, lambda t: function.apply(t.clone()),
-               sample((2, 4), device, seed=1, away_from_zero=0.1))
+    gradcheck_callable(RELU, lambda t: function.apply(t.clone()),
+                       sample((2, 4), device, seed=1, away_from_zero=0.1))
 
 
 def relu_full(ReLUInPlace, device) -> None:
