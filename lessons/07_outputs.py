@@ -199,30 +199,37 @@ values.sum().backward()
 # positions the values came from. Gathering `grad_values` with the same indices applies $P$
 # a second time instead of undoing it, which is right only for the rare permutations that are
 # their own inverse, such as a swap of two elements. The picture: each value leaves its
-# position in forward (grey), and its gradient must travel the same arrow backwards (orange).
+# position in forward (grey), and its gradient travels the same arrow backwards (orange).
 
 # %%
 x = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
 values, indices = torch.sort(x)
-fig, ax = plt.subplots(figsize=(8, 2.6))
-for j, i in enumerate(indices.tolist()):
-    ax.annotate("", xy=(j, 0), xytext=(i, 1), arrowprops=dict(arrowstyle="-|>", color="#999999"))
-    ax.annotate("", xy=(i, 1.02), xytext=(j, 0.02),
-                arrowprops=dict(arrowstyle="-|>", color="#E69F00", linestyle="--",
-                                connectionstyle="arc3,rad=0.25"))
-for position, value in enumerate(x.tolist()):
-    ax.text(position, 1.12, f"x[{position}] = {value:g}", ha="center", fontsize=9)
-for position, (value, i) in enumerate(zip(values.tolist(), indices.tolist())):
-    ax.text(position, -0.2, f"values[{position}] = {value:g}\nindices[{position}] = {i}",
-            ha="center", va="top", fontsize=9)
-ax.set_xlim(-0.7, 4.7)
-ax.set_ylim(-0.6, 1.3)
-ax.axis("off")
-ax.set_title("forward gathers x into values (grey); backward scatters grad_values back (orange)",
-             fontsize=10)
+grad_values = torch.tensor([10.0, 20.0, 30.0, 40.0, 50.0])
+grad_x = torch.zeros(5).scatter(0, indices, grad_values)
+
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 2.8))
+panels = [(left, "forward gathers: values[j] = x[indices[j]]", "#999999", "x", x,
+           "values", values, True),
+          (right, "backward scatters: grad_x[indices[j]] = grad_values[j]", "#E69F00", "grad_x",
+           grad_x, "grad_values", grad_values, False)]
+for ax, title, color, top_name, top, bottom_name, bottom, downwards in panels:
+    for j, i in enumerate(indices.tolist()):
+        start, end = ((i, 1), (j, 0)) if downwards else ((j, 0), (i, 1))
+        ax.annotate("", xy=end, xytext=start,
+                    arrowprops=dict(arrowstyle="-|>", color=color, shrinkA=12, shrinkB=12))
+    ax.text(-0.7, 1.12, top_name, ha="right", fontsize=9, fontweight="bold")
+    ax.text(-0.7, -0.18, bottom_name, ha="right", fontsize=9, fontweight="bold")
+    for position, value in enumerate(top.tolist()):
+        ax.text(position, 1.05, f"[{position}]\n{value:g}", ha="center", fontsize=9)
+    for position, value in enumerate(bottom.tolist()):
+        ax.text(position, -0.05, f"[{position}]\n{value:g}", ha="center", va="top", fontsize=9)
+    ax.set_xlim(-2.2, 4.5)
+    ax.set_ylim(-0.45, 1.4)
+    ax.axis("off")
+    ax.set_title(title, fontsize=10)
 plt.show()
 
-grad_values = torch.tensor([10.0, 20.0, 30.0, 40.0, 50.0])
+print("indices:", indices)
 print("scatter (right): ", torch.zeros(5).scatter(0, indices, grad_values))
 print("gather  (wrong): ", grad_values.gather(0, indices))
 
@@ -334,7 +341,8 @@ print("x.grad =", x.grad)
 
 # %% [markdown]
 # The price is that **every** gradient may now be `None`, and `None` is not a tensor. The
-# first thing most people write, adding the terms, fails the moment an output goes unused:
+# first thing most people write, the formula with both terms, fails the moment an output goes
+# unused:
 
 # %%
 class SinCosCareless(SinCosLazy):
@@ -376,8 +384,9 @@ print("received:", received[-1], " x.grad:", x.grad)
 # %% [markdown]
 # What materialising costs, measured with `AllocationLog`, the probe the grader uses: the
 # bytes that the ops run during backward allocate, when only `sin` is used, for `x` of one
-# million float32 numbers. The default allocates the zeros for `grad_cos`, then `sin(x)`, their
-# product and the difference; the lazy version only computes `cos(x)` and one product.
+# million float32 numbers (4 MB each). The default allocates the zeros for `grad_cos`, then
+# computes both terms ($\cos x$, $\sin x$, two products) and their difference: six tensors of
+# `x`'s size. The lazy version computes $\cos x$ and one product: two.
 
 # %%
 def backward_bytes(function, n=1_000_000):
@@ -629,8 +638,9 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# Your in-place ReLU in a small network, checked against `torch.relu`: the same gradients,
-# and forward allocates no output. Saving `x` costs nothing either, since `x` is the output.
+# Your in-place ReLU in a small network, $\sum (\mathrm{relu}(x W^\top + b))^2$, against
+# `torch.relu`: the same gradients, and forward allocates one activation fewer. Saving `x`
+# costs nothing either, since `x` is the output.
 
 # %%
 layer = torch.nn.Linear(1000, 1000)
@@ -649,8 +659,8 @@ bytes_builtin, grad_builtin = forward_bytes(torch.relu)
 bytes_mine, grad_mine = forward_bytes(ReLUInPlace.apply)
 print("same weight gradient:", torch.allclose(grad_builtin, grad_mine))
 print(f"forward allocated: torch.relu {bytes_builtin / 2 ** 10:.0f} KiB, "
-      f"ReLUInPlace {bytes_mine / 2 ** 10:.0f} KiB "
-      f"(one 64 x 1000 float32 tensor is {64 * 1000 * 4 / 2 ** 10:.0f} KiB)")
+      f"ReLUInPlace {bytes_mine / 2 ** 10:.0f} KiB; the difference is "
+      f"{(bytes_builtin - bytes_mine) / 2 ** 10:.0f} KiB, one 64 x 1000 float32 tensor")
 
 # %% [markdown]
 # And the view on it: one output, a tensor `grad_output` when it feeds the loss.
