@@ -607,7 +607,7 @@ print("but forward had already run, so the leaf is changed anyway:", leaf)
 # - The gradient is `grad_output` where $x > 0$ and 0 elsewhere, **0 at $x = 0$** as for
 #   `MyReLU` in lesson 01.
 # - What to save: after the clamp, `x` holds the output $y$, and $y > 0$ exactly where
-#   $x > 0$. Save it with `ctx.save_for_backward` after `mark_dirty` (or save a mask).
+#   $x > 0$. Save it with `ctx.save_for_backward` (or save a boolean mask instead).
 # - A leaf that requires grad must raise PyTorch's own error: `mark_dirty` does that for you.
 
 # %% nbgrader={"grade_id": "answer_ReLUInPlace", "solution": true}
