@@ -252,3 +252,37 @@ def check_version_tracking(function: type, spec: Spec, values: dict) -> None:
         f"{spec.name} did not notice its saved output was changed in place: save tensors with "
         "ctx.save_for_backward(...) so autograd's version counter protects them"
     )
+
+
+def backward_outputs(spec: Spec, outputs, x: torch.Tensor, grad_outputs):
+    """The gradient for ``x`` when ``grad_outputs`` flow into a Function's several ``outputs``
+    (a None there: that output is unused), turning the learner's errors into hints."""
+    used = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None]
+    try:
+        grad, = torch.autograd.grad([o for o, _ in used], x, [g for _, g in used],
+                                    allow_unused=True)
+    except TypeError as error:
+        raise GradingError(
+            f"{spec.name}.backward raised TypeError on a None gradient: after "
+            "ctx.set_materialize_grads(False) an unused output's gradient is None; test "
+            "`if grad is None` before adding, concatenating or padding it",
+            str(error)) from error
+    except RuntimeError as error:
+        raise _explain_runtime_error(spec, "backward", error, {"x": x}) from error
+    return grad
+
+
+def check_untouched(spec: Spec, grad_output, pristine) -> None:
+    """``grad_output`` still equals the copy taken before backward."""
+    if not torch.equal(grad_output, pristine):
+        raise GradingError(f"{spec.name}'s backward modified grad_output in place: compute a new "
+                           "tensor instead (grad_output * mask, or write into a fresh tensor)")
+
+
+def gradcheck_callable(spec: Spec, f, x: torch.Tensor) -> None:
+    """gradcheck of ``f(x)`` for a fresh float64 leaf ``x`` (``f`` may pick or copy)."""
+    try:
+        torch.autograd.gradcheck(f, (x.detach().clone().requires_grad_(),), eps=1e-6, atol=1e-5)
+    except GradcheckError as error:
+        raise GradingError(f"gradcheck failed for {spec.name}: the analytic Jacobian differs "
+                           "from the numerical one", str(error)) from error

@@ -156,3 +156,76 @@ def trace_backward(output: torch.Tensor, inputs: list, grad_output: torch.Tensor
     aligned = tuple(next(by_input) if isinstance(t, torch.Tensor) and t.requires_grad else None
                     for t in inputs)
     return BackwardTrace(aligned, log.ops, flops.get_total_flops(), calls)
+
+
+def record_grad_outputs(function: type) -> tuple[type, list]:
+    """A subclass of ``function`` whose backward first records what the engine passed it (one
+    gradient per output: a tensor, or None), then runs the original backward.
+
+    Returns (subclass, calls): each call appends the tuple of gradients it received."""
+    calls: list[tuple] = []
+
+    def backward(ctx, *grad_outputs):
+        calls.append(grad_outputs)
+        return function.backward(ctx, *grad_outputs)
+
+    return type(function.__name__, (function,), {"backward": staticmethod(backward)}), calls
+
+
+class AllocationLog(TorchDispatchMode):
+    """Bytes of new memory returned by the ops run inside the block (views and in-place
+    results alias memory that already exists, so they do not count)."""
+
+    def __init__(self):
+        super().__init__()
+        self.bytes = 0
+        self.ops: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        results = out if isinstance(out, (tuple, list)) else (out,)
+        for returned, value in zip(func._schema.returns, results):
+            if isinstance(value, torch.Tensor) and returned.alias_info is None:
+                self.bytes += value.numel() * value.element_size()
+                self.ops.append(func.overloadpacket.__name__)
+        return out
+
+
+CTX_METHODS = ("mark_non_differentiable", "mark_dirty", "set_materialize_grads")
+
+
+@contextmanager
+def record_ctx_calls():
+    """Inside the block, record each call to ``ctx.mark_non_differentiable``,
+    ``ctx.mark_dirty`` and ``ctx.set_materialize_grads``: yields a list of (method, args)."""
+    from torch.autograd.function import FunctionCtx
+
+    calls: list[tuple[str, tuple]] = []
+    originals = {name: getattr(FunctionCtx, name) for name in CTX_METHODS}
+
+    def recording(name, original):
+        def method(ctx, *args, **kwargs):
+            calls.append((name, args))
+            return original(ctx, *args, **kwargs)
+        return method
+
+    for name, original in originals.items():
+        setattr(FunctionCtx, name, recording(name, original))
+    try:
+        yield calls
+    finally:
+        for name, original in originals.items():
+            setattr(FunctionCtx, name, original)
+
+
+class NoGradient(torch.autograd.Function):
+    """Passes its input on and sends no gradient back, so the Function before it receives
+    None for that output (after set_materialize_grads(False)) even though it was used."""
+
+    @staticmethod
+    def forward(ctx, t):
+        return t.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return None

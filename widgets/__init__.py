@@ -11,6 +11,7 @@ from .flow import backward_flow
 from .gradcheck_explorer import explore_gradients
 from .ids import deterministic_ids, seed_from_environment
 from .inspector import inspect_saved
+from .grad_outputs import outputs_explorer
 from .self_check import install as _install_self_check_hook
 from .ste import ste_explorer
 

@@ -1,0 +1,699 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 07 · Several outputs, in place, and `None` gradients
+#
+# Many of PyTorch's own operators return more than one tensor: `torch.sort`, `torch.topk` and
+# `torch.max(x, dim)` give values **and** indices, `torch.split` and `torch.chunk` give
+# pieces, an LSTM cell gives `h` and `c`. Others overwrite their input to save memory:
+# `nn.ReLU(inplace=True)`, `x.add_(y)`, every optimiser step. A custom Function can do both,
+# and the part of `ctx` that lessons 00-06 never needed is there for exactly this:
+#
+# - `ctx.mark_non_differentiable(t)`: this output never has a gradient (indices, masks);
+# - `ctx.set_materialize_grads(False)`: hand backward `None`, not zeros, for an output the
+#   loss never used;
+# - `ctx.mark_dirty(x)`: forward overwrote its input `x`, and returns it.
+#
+# By the end of this lesson you can:
+# 1. write a backward that receives one `grad_output` per output and adds up their
+#    contributions;
+# 2. mark outputs that carry no gradient, and know what autograd does for them anyway;
+# 3. skip work for unused outputs with `set_materialize_grads(False)` and `None` checks;
+# 4. write an in-place Function with `mark_dirty`, and read the errors PyTorch raises around
+#    in-place writes: on a leaf that requires grad, on a returned input, on a returned view.
+#
+# Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**.
+
+# %% nbgrader={"locked": true}
+import matplotlib.pyplot as plt
+import torch
+
+from autograder import self_check
+from autograder.probes import AllocationLog
+from widgets import outputs_explorer
+
+_ = torch.manual_seed(0)
+torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
+torch.set_printoptions(precision=4)
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an error message, which is where PyTorch says what went wrong."""
+    return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+
+
+# %% [markdown]
+# ## The maths: one `grad_output` per output
+#
+# Let a Function map $x$ to several outputs $y_1, \dots, y_k$, and let the loss $L$ depend on
+# them. The chain rule adds one term per output:
+#
+# $$\frac{\partial L}{\partial x} \;=\; \sum_{j=1}^{k} J_j^\top\,
+#   \frac{\partial L}{\partial y_j}, \qquad J_j = \frac{\partial y_j}{\partial x}.$$
+#
+# So `backward(ctx, grad_y1, ..., grad_yk)` receives **one gradient per output**, each of that
+# output's shape, and returns the **sum** of the vector-Jacobian products, still one gradient
+# per input. Two cases make a term vanish:
+#
+# - the loss does not use $y_j$: then $\partial L / \partial y_j = 0$. By default autograd
+#   builds a tensor of zeros for it (it *materialises* the gradient) so backward can treat
+#   every output alike; `ctx.set_materialize_grads(False)` makes it pass `None` instead;
+# - $y_j$ is not differentiable at all (integer indices, a boolean mask): its term is always
+#   zero, and `ctx.mark_non_differentiable(y_j)` says so.
+
+# %% [markdown]
+# ## Worked example: `SinCos`, two outputs
+#
+# `SinCos.apply(x)` returns $(\sin x, \cos x)$. With $d\sin x/dx = \cos x$ and
+# $d\cos x/dx = -\sin x$, both Jacobians are diagonal and backward is
+# `grad_sin * cos(x) - grad_cos * sin(x)`. The list `received` keeps what autograd handed
+# backward, so we can look.
+
+# %%
+received = []  # (grad_sin, grad_cos) of each backward call
+
+
+class SinCos(torch.autograd.Function):
+    """(sin x, cos x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sin(x), torch.cos(x)
+
+    @staticmethod
+    def backward(ctx, grad_sin, grad_cos):
+        received.append((grad_sin, grad_cos))
+        x, = ctx.saved_tensors
+        return grad_sin * torch.cos(x) - grad_cos * torch.sin(x)  # one term per output
+
+
+x = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+s, c = SinCos.apply(x)
+(2 * s + 3 * c).sum().backward()
+print("both outputs used:  grad_sin =", received[-1][0], " grad_cos =", received[-1][1])
+print("x.grad =", x.grad, " (2 cos x - 3 sin x =", (2 * x.cos() - 3 * x.sin()).detach(), ")")
+
+x.grad = None
+s, c = SinCos.apply(x)
+s.sum().backward()
+print("only sin used:      grad_sin =", received[-1][0], " grad_cos =", received[-1][1])
+print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,)))
+
+# %% [markdown]
+# Nobody used `cos`, yet backward got a `grad_cos`: a tensor of zeros that autograd
+# allocated, and that backward then multiplied by `sin(x)` for nothing. Hold that thought for
+# the section on `None` gradients.
+#
+# ## Outputs without a gradient: `mark_non_differentiable`
+#
+# PyTorch's own `torch.max(x, dim)` returns indices that do not require grad: there is no
+# derivative of "where the maximum is". A Function whose output is a **float** tensor with no
+# meaningful derivative must say so itself. Here `AbsSign.apply(x)` returns $|x|$ and the
+# sign of $x$ as floats, once without and once with the mark:
+
+# %%
+class AbsSign(torch.autograd.Function):
+    """(|x|, sign(x)); sign has no derivative worth passing on."""
+
+    @staticmethod
+    def forward(ctx, x):
+        sign = torch.sign(x)
+        ctx.save_for_backward(sign)
+        return x.abs(), sign
+
+    @staticmethod
+    def backward(ctx, grad_abs, grad_sign):
+        sign, = ctx.saved_tensors
+        return grad_abs * sign  # d|x|/dx = sign(x); grad_sign is ignored
+
+
+class AbsSignMarked(AbsSign):
+    @staticmethod
+    def forward(ctx, x):
+        sign = torch.sign(x)
+        ctx.save_for_backward(sign)
+        ctx.mark_non_differentiable(sign)
+        return x.abs(), sign
+
+
+x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+print("unmarked: sign.requires_grad =", AbsSign.apply(x)[1].requires_grad)
+print("marked:   sign.requires_grad =", AbsSignMarked.apply(x)[1].requires_grad)
+try:
+    AbsSignMarked.apply(x)[1].sum().backward()
+except RuntimeError as error:
+    print("backward from the marked sign:", first_line(error))
+
+# %% [markdown]
+# Unmarked, `sign` claims to require grad, and a loss built on it would send gradients into a
+# backward that silently drops them. Marked, it is a constant as far as autograd is
+# concerned, like the indices of `torch.max`.
+#
+# **Integer outputs are special.** An integer tensor can never require grad, so autograd
+# treats an integer output as non-differentiable **whether or not you mark it**. Backward
+# still receives a gradient for it: a tensor of integer zeros, materialised like any unused
+# output's (or `None` after `set_materialize_grads(False)`). Mark integer outputs anyway:
+# `mark_non_differentiable` states the contract where a reader (and this course's grader) can
+# see it, and it keeps the Function right if the output ever becomes a float.
+
+# %%
+class ArgMax(torch.autograd.Function):
+    """(max, argmax) over the last dimension; the index is not marked."""
+
+    @staticmethod
+    def forward(ctx, x):
+        values, index = x.max(dim=-1, keepdim=True)
+        ctx.save_for_backward(index)
+        ctx.shape = x.shape
+        return values, index
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_index):
+        print("   backward received grad_index =", grad_index)
+        index, = ctx.saved_tensors
+        return grad_values.new_zeros(ctx.shape).scatter(-1, index, grad_values)
+
+
+values, index = ArgMax.apply(torch.tensor([[1.0, 5.0, 2.0]], requires_grad=True))
+print("unmarked integer output: index.requires_grad =", index.requires_grad, index.dtype)
+values.sum().backward()
+
+# %% [markdown]
+# ## Sorting is a permutation, and its backward is the inverse one
+#
+# Sorting the last dimension of $x$ (length $n$) gives `values[j] = x[indices[j]]`: forward
+# **gathers** $x$ along a permutation $\pi$ with $\pi(j) =$ `indices[j]`. Its Jacobian is a
+# permutation matrix $P$ with $P_{j,\pi(j)} = 1$, so
+#
+# $$\frac{\partial L}{\partial x} = P^\top \frac{\partial L}{\partial\,\text{values}},
+#   \qquad \text{i.e.} \qquad \text{grad\_x}[\pi(j)] = \text{grad\_values}[j].$$
+#
+# $P^\top$ is the inverse permutation: backward **scatters** `grad_values` back to the
+# positions the values came from. Gathering `grad_values` with the same indices applies $P$
+# a second time instead of undoing it, which is right only for the rare permutations that are
+# their own inverse, such as a swap of two elements. The picture: each value leaves its
+# position in forward (grey), and its gradient travels the same arrow backwards (orange).
+
+# %%
+x = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
+values, indices = torch.sort(x)
+grad_values = torch.tensor([10.0, 20.0, 30.0, 40.0, 50.0])
+grad_x = torch.zeros(5).scatter(0, indices, grad_values)
+
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 2.8))
+panels = [(left, "forward gathers: values[j] = x[indices[j]]", "#999999", "x", x,
+           "values", values, True),
+          (right, "backward scatters: grad_x[indices[j]] = grad_values[j]", "#E69F00", "grad_x",
+           grad_x, "grad_values", grad_values, False)]
+for ax, title, color, top_name, top, bottom_name, bottom, downwards in panels:
+    for j, i in enumerate(indices.tolist()):
+        start, end = ((i, 1), (j, 0)) if downwards else ((j, 0), (i, 1))
+        ax.annotate("", xy=end, xytext=start,
+                    arrowprops=dict(arrowstyle="-|>", color=color, shrinkA=12, shrinkB=12))
+    ax.text(-0.7, 1.12, top_name, ha="right", fontsize=9, fontweight="bold")
+    ax.text(-0.7, -0.18, bottom_name, ha="right", fontsize=9, fontweight="bold")
+    for position, value in enumerate(top.tolist()):
+        ax.text(position, 1.05, f"[{position}]\n{value:g}", ha="center", fontsize=9)
+    for position, value in enumerate(bottom.tolist()):
+        ax.text(position, -0.05, f"[{position}]\n{value:g}", ha="center", va="top", fontsize=9)
+    ax.set_xlim(-2.2, 4.5)
+    ax.set_ylim(-0.45, 1.4)
+    ax.axis("off")
+    ax.set_title(title, fontsize=10)
+plt.show()
+
+print("indices:", indices)
+print("scatter (right): ", torch.zeros(5).scatter(0, indices, grad_values))
+print("gather  (wrong): ", grad_values.gather(0, indices))
+
+# %% [markdown]
+# **Ties.** When two entries of $x$ are equal, sort is not differentiable there, and which of
+# the tied positions each value is said to come from is a choice. `torch.sort` does not
+# promise one: on this CPU its default (`stable=False`) and `stable=True` give different
+# indices for the same input with ties:
+
+# %%
+tied = torch.tensor([1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 2.0, 0.0] * 4)
+print("default and stable=True agree:",
+      torch.equal(torch.sort(tied).indices, torch.sort(tied, stable=True).indices))
+
+# %% [markdown]
+# Whichever indices forward returns, backward must use **those**: each `grad_values[j]` goes
+# to exactly one place, `indices[j]`. A backward that finds positions by comparing values
+# (`x == values[j]`) sends the same gradient to every tied position and counts it twice.
+#
+# ## ✎ Exercise 1 · `SortWithIndices`
+#
+# Write `SortWithIndices`, with `SortWithIndices.apply(x)` returning `(values, indices)` of
+# `torch.sort(x, dim=-1)`, for any number of leading dimensions (and a 0-dim `x`, which
+# `torch.sort` accepts).
+#
+# - Mark `indices` with `ctx.mark_non_differentiable`.
+# - Save **only** `indices`: the values are not needed to route a gradient.
+# - Backward receives `grad_values` and `grad_indices` (zeros, which it ignores) and scatters
+#   `grad_values` back along the last dimension: `Tensor.scatter(-1, indices, src)` writes
+#   `src[..., j]` to position `indices[..., j]`.
+
+# %% nbgrader={"grade_id": "answer_SortWithIndices", "solution": true}
+class SortWithIndices(torch.autograd.Function):
+    """(values, indices) = torch.sort(x, dim=-1); only the values carry a gradient."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)  # the permutation is all backward needs
+        return values, indices
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        ### BEGIN SOLUTION
+        indices, = ctx.saved_tensors
+        # values[j] = x[indices[j]], so grad_x[indices[j]] = grad_values[j]: scatter it back
+        return torch.zeros_like(grad_values).scatter(-1, indices, grad_values)
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "SortWithIndices", "grade": true, "points": 2}
+self_check("SortWithIndices", SortWithIndices)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("SortWithIndices", SortWithIndices)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your sort inside a loss that weights the sorted values by rank, the core of ranking losses
+# and of "trimmed" means that drop the largest entries. Each entry of `x` gets the weight of
+# the rank it landed at:
+
+# %%
+x = torch.tensor([[0.3, -1.2, 2.5, 0.9, -0.4]], requires_grad=True)
+values, indices = SortWithIndices.apply(x)
+rank_weights = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
+(values * rank_weights).sum().backward()
+print("indices     :", indices)
+print("x.grad      :", x.grad)
+print("indices.requires_grad:", indices.requires_grad)
+
+# %% [markdown]
+# ## `None` gradients: `set_materialize_grads(False)`
+#
+# Back to the zeros `SinCos` received for its unused `cos`. For a small tensor they cost
+# nothing; for an output of a gigabyte they cost a gigabyte, plus the work of multiplying
+# them by `sin(x)` and adding the result. `ctx.set_materialize_grads(False)`, called in
+# forward, tells autograd to pass `None` instead, and backward skips the term:
+
+# %%
+class SinCosLazy(torch.autograd.Function):
+    """(sin x, cos x), skipping the term of an output nobody used."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(x)
+        return torch.sin(x), torch.cos(x)
+
+    @staticmethod
+    def backward(ctx, grad_sin, grad_cos):
+        received.append((grad_sin, grad_cos))
+        x, = ctx.saved_tensors
+        grad_x = None
+        if grad_sin is not None:
+            grad_x = grad_sin * torch.cos(x)
+        if grad_cos is not None:
+            term = -grad_cos * torch.sin(x)
+            grad_x = term if grad_x is None else grad_x + term
+        return grad_x  # None when neither output had a gradient
+
+
+x = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+SinCosLazy.apply(x)[0].sum().backward()
+print("only sin used: grad_sin =", received[-1][0], " grad_cos =", received[-1][1])
+print("x.grad =", x.grad)
+
+# %% [markdown]
+# The price is that **every** gradient may now be `None`, and `None` is not a tensor. The
+# first thing most people write, the formula with both terms, fails the moment an output goes
+# unused:
+
+# %%
+class SinCosCareless(SinCosLazy):
+    @staticmethod
+    def backward(ctx, grad_sin, grad_cos):
+        x, = ctx.saved_tensors
+        return grad_sin * torch.cos(x) - grad_cos * torch.sin(x)
+
+
+try:
+    SinCosCareless.apply(x)[0].sum().backward()
+except TypeError as error:
+    print(first_line(error))
+
+# %% [markdown]
+# Both gradients can be `None` at once. That happens when the graph reaches your Function but
+# no gradient arrives, for instance when the one output used feeds an operation that
+# returns no gradient (here `ZeroGrad`, a Function whose backward returns `None`). Autograd
+# still calls your backward, with `(None, None)`, and `None` is then the right answer: no
+# gradient at all, which is what `SinCosLazy` returns.
+
+# %%
+class ZeroGrad(torch.autograd.Function):
+    """Identity forward; backward sends no gradient on."""
+
+    @staticmethod
+    def forward(ctx, t):
+        return t.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return None
+
+
+x.grad = None
+ZeroGrad.apply(SinCosLazy.apply(x)[0]).sum().backward()
+print("received:", received[-1], " x.grad:", x.grad)
+
+# %% [markdown]
+# What materialising costs, measured with `AllocationLog`, the probe the grader uses: the
+# bytes that the ops run during backward allocate, when only `sin` is used, for `x` of one
+# million float32 numbers (4 MB each). The default allocates the zeros for `grad_cos`, then
+# computes both terms ($\cos x$, $\sin x$, two products) and their difference: six tensors of
+# `x`'s size. The lazy version computes $\cos x$ and one product: two.
+
+# %%
+def backward_bytes(function, n=1_000_000):
+    x = torch.randn(n, requires_grad=True)
+    sin_x = function.apply(x)[0]
+    grad_sin = torch.ones(n)
+    with AllocationLog() as log:
+        torch.autograd.grad(sin_x, x, grad_sin)
+    return log.bytes
+
+
+received.clear()
+measured = {name: backward_bytes(f) for name, f in [("SinCos (materialised zeros)", SinCos),
+                                                     ("SinCosLazy (None)", SinCosLazy)]}
+received.clear()
+fig, ax = plt.subplots(figsize=(6, 2.2))
+ax.barh(list(measured), [b / 2 ** 20 for b in measured.values()], color=["#56B4E9", "#E69F00"])
+ax.set_xlabel("MiB allocated during backward (x: 10⁶ float32, only sin used)")
+ax.invert_yaxis()
+plt.show()
+print({name: f"{b / 2 ** 20:.1f} MiB" for name, b in measured.items()})
+
+# %% [markdown]
+# ### Returning views of an input
+#
+# For `SplitHalves` below it is tempting to return `x[..., :h]` and `x[..., h:]`, which cost
+# nothing. Autograd accepts that in forward, but the outputs are then **views** of `x`
+# created inside a custom Function, and writing into them is forbidden, because autograd's
+# view-and-in-place machinery would override your backward:
+
+# %%
+class HalvesAsViews(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        h = x.shape[-1] // 2
+        return x[..., :h], x[..., h:]  # views of x, not fresh tensors
+
+    @staticmethod
+    def backward(ctx, grad_first, grad_second):
+        return torch.cat([grad_first, grad_second], dim=-1)
+
+
+first, second = HalvesAsViews.apply(torch.randn(2, 4, requires_grad=True) * 1)
+try:
+    first.mul_(2)
+except RuntimeError as error:
+    print(first_line(error))
+
+# %% [markdown]
+# They also change whenever `x` does. Return fresh tensors (`.clone()`); the memory is the
+# price of a Function whose outputs behave like any other tensor.
+#
+# ## ✎ Exercise 2 · `SplitHalves`
+#
+# Write `SplitHalves`, with `SplitHalves.apply(x)` returning `(x[..., :h], x[..., h:])` for
+# `h = x.shape[-1] // 2` (the last dimension is even), as **fresh** tensors.
+#
+# - Call `ctx.set_materialize_grads(False)` in forward.
+# - Backward receives `grad_first` and `grad_second`; either, or both, may be `None`.
+# - Return the gradient of `x`: `grad_first` in the first half and `grad_second` in the
+#   second, zeros where a gradient is `None`, and `None` when both are.
+# - Allocate nothing per missing output: with one half missing, build **one** tensor of
+#   `x`'s shape (`grad.new_zeros(...)` and slice assignment, or `torch.nn.functional.pad`),
+#   not a tensor of zeros for the missing half that you then concatenate.
+
+# %% nbgrader={"grade_id": "answer_SplitHalves", "solution": true}
+class SplitHalves(torch.autograd.Function):
+    """(x[..., :h], x[..., h:]) with h = x.shape[-1] // 2, as fresh tensors."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        ctx.set_materialize_grads(False)  # an unused half's gradient arrives as None
+        h = x.shape[-1] // 2
+        return x[..., :h].clone(), x[..., h:].clone()
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_first, grad_second):
+        ### BEGIN SOLUTION
+        if grad_first is None and grad_second is None:
+            return None
+        known = grad_first if grad_first is not None else grad_second
+        h = known.shape[-1]
+        grad_x = known.new_zeros(*known.shape[:-1], 2 * h)  # the one tensor backward allocates
+        if grad_first is not None:
+            grad_x[..., :h] = grad_first
+        if grad_second is not None:
+            grad_x[..., h:] = grad_second
+        return grad_x
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "SplitHalves", "grade": true, "points": 2}
+self_check("SplitHalves", SplitHalves)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("SplitHalves", SplitHalves)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## The view: which outputs got a gradient
+#
+# Tick the outputs that feed the loss (each is multiplied by fixed random weights and
+# summed). The table shows, per output, what autograd handed your backward: a tensor, `None`,
+# or zeros it materialised; and that output's share of the input gradient. Untick both halves
+# of `SplitHalves` and backward is never called; compare with `SinCos`, which materialises
+# zeros, and with your `SortWithIndices`, whose indices cannot feed a loss at all.
+
+# %%
+outputs_explorer(SplitHalves, torch.randn(2, 4, dtype=torch.float64))
+
+# %%
+outputs_explorer(SinCos, torch.linspace(0, 3, 4, dtype=torch.float64))
+
+# %%
+outputs_explorer(SortWithIndices, torch.tensor([0.3, -1.2, 2.5, 0.9], dtype=torch.float64))
+
+# %% [markdown]
+# ## In place: writing into the input
+#
+# `torch.relu_(x)` and `nn.ReLU(inplace=True)` overwrite their input instead of allocating an
+# output. Autograd allows it, on conditions, and checks them with two tools: every tensor
+# has a **version counter** that each in-place op increments, and every tensor that needs a
+# gradient is either a **leaf** (created by you, `.grad` accumulates there) or the output of
+# a node in the graph (its `grad_fn`).
+#
+# **Leaves that require grad cannot be overwritten.** A leaf's gradient is defined at the
+# values it holds; overwrite them and there is no earlier node to pass a gradient to. PyTorch
+# refuses:
+
+# %%
+w = torch.tensor([-1.0, 2.0], requires_grad=True)
+try:
+    torch.relu_(w)
+except RuntimeError as error:
+    print(first_line(error))
+print("w untouched:", w)
+
+# %% [markdown]
+# Clone it first (`w.clone()` is not a leaf: it has a `grad_fn`), or do the write under
+# `torch.no_grad()` when it is not part of the model, as optimisers update parameters.
+#
+# An in-place Function tells autograd what it did with **`ctx.mark_dirty(x)`**, and returns
+# `x`. Autograd then rewrites `x`'s history so that `x.grad_fn` is your backward, bumps its
+# version, and raises the leaf error for you. Without the mark, autograd sees an input
+# returned as it was: it hands back a new tensor object, a view of `x`, and leaves `x`'s own
+# history untouched. Here are both, for a clamp at 0:
+
+# %%
+class ClampUnmarked(torch.autograd.Function):
+    """Writes into x but does not call mark_dirty."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x.clamp_(min=0)
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y > 0)
+
+
+class ClampMarked(ClampUnmarked):
+    @staticmethod
+    def forward(ctx, x):
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x
+
+
+weights = torch.tensor([1.0, 2.0, 3.0, 4.0])
+for function in (ClampUnmarked, ClampMarked):
+    a = torch.tensor([-1.0, 0.5, 2.0, -3.0], requires_grad=True)
+    x = a.clone()
+    version = x._version
+    y = function.apply(x)
+    print(f"{function.__name__}: y is x: {y is x}; x.grad_fn: {type(x.grad_fn).__name__}; "
+          f"version {version} -> {x._version}")
+    (x * weights).sum().backward()  # a loss that uses x, the tensor the clamp overwrote
+    print(f"   a.grad through x = {a.grad}   (true: {weights * (a > 0)})")
+
+# %% [markdown]
+# Unmarked, `x` now holds clamped values while its history still says "a copy of `a`", so a
+# loss built on `x` gets a **silently wrong** gradient. The returned view cannot be written
+# into either, and a leaf is overwritten without a word:
+
+# %%
+y = ClampUnmarked.apply(torch.tensor([-1.0, 2.0], requires_grad=True).clone())
+try:
+    y.add_(1)
+except RuntimeError as error:
+    print(first_line(error))
+
+leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
+ClampUnmarked.apply(leaf)
+print("unmarked, the leaf was overwritten silently:", leaf)
+
+leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
+try:
+    ClampMarked.apply(leaf)
+except RuntimeError as error:
+    print("marked:", first_line(error))
+print("but forward had already run, so the leaf is changed anyway:", leaf)
+
+# %% [markdown]
+# The last line is worth remembering: the built-in `torch.relu_` refuses **before** writing,
+# a custom Function can only refuse **after** its forward ran. Inside forward autograd is
+# off, so nothing stops the write itself; the error comes when autograd wraps the outputs.
+#
+# ## ✎ Exercise 3 · `ReLUInPlace`
+#
+# Write `ReLUInPlace`, with `ReLUInPlace.apply(x)` clamping `x` to `>= 0` **in place**,
+# calling `ctx.mark_dirty(x)` and returning `x` itself.
+#
+# - The gradient is `grad_output` where $x > 0$ and 0 elsewhere, **0 at $x = 0$** as for
+#   `MyReLU` in lesson 01.
+# - What to save: after the clamp, `x` holds the output $y$, and $y > 0$ exactly where
+#   $x > 0$. Save it with `ctx.save_for_backward` (or save a boolean mask instead).
+# - A leaf that requires grad must raise PyTorch's own error: `mark_dirty` does that for you.
+
+# %% nbgrader={"grade_id": "answer_ReLUInPlace", "solution": true}
+class ReLUInPlace(torch.autograd.Function):
+    """x.clamp_(min=0), in place: returns x itself."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        x.clamp_(min=0)  # overwrite x: no new tensor
+        ctx.mark_dirty(x)  # autograd rewrites x's history and bumps its version
+        ctx.save_for_backward(x)  # x now holds the output y
+        return x
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        y, = ctx.saved_tensors
+        return grad_output * (y > 0)  # y > 0 exactly where x > 0; 0 at x == 0
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "ReLUInPlace", "grade": true, "points": 2}
+self_check("ReLUInPlace", ReLUInPlace)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your in-place ReLU in a small network, $\sum (\mathrm{relu}(x W^\top + b))^2$, against
+# `torch.relu`: the same gradients, and forward allocates one activation fewer. Saving `x`
+# costs nothing either, since `x` is the output.
+
+# %%
+layer = torch.nn.Linear(1000, 1000)
+inputs = torch.randn(64, 1000)
+
+
+def forward_bytes(relu):
+    with AllocationLog() as log:
+        loss = relu(layer(inputs)).square().sum()
+    layer.zero_grad()
+    loss.backward()
+    return log.bytes, layer.weight.grad.clone()
+
+
+bytes_builtin, grad_builtin = forward_bytes(torch.relu)
+bytes_mine, grad_mine = forward_bytes(ReLUInPlace.apply)
+print("same weight gradient:", torch.allclose(grad_builtin, grad_mine))
+print(f"forward allocated: torch.relu {bytes_builtin / 2 ** 10:.0f} KiB, "
+      f"ReLUInPlace {bytes_mine / 2 ** 10:.0f} KiB; the difference is "
+      f"{(bytes_builtin - bytes_mine) / 2 ** 10:.0f} KiB, one 64 x 1000 float32 tensor")
+
+# %% [markdown]
+# And the view on it: one output, a tensor `grad_output` when it feeds the loss.
+
+# %%
+outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.float64))
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | indices not marked with `mark_non_differentiable` | integer outputs are exempt anyway, but the contract is unsaid, and a float output would require grad | `ctx.mark_non_differentiable(indices)` |
+# | saving the values (or `x`) as well as, or instead of, the indices | memory for nothing: routing a gradient needs only the permutation | `ctx.save_for_backward(indices)` |
+# | gathering `grad_values` with the indices | the permutation is applied twice instead of undone: wrong gradient | scatter: `zeros.scatter(-1, indices, grad_values)` |
+# | finding positions by comparing values | ties receive the same gradient twice | use the indices forward returned |
+# | `set_materialize_grads(False)` not called | backward gets tensors of zeros for unused outputs, allocated for nothing | call it in forward |
+# | adding or concatenating a `None` gradient | `TypeError` as soon as an output goes unused | `if grad is None` before using it |
+# | `torch.zeros` for a missing half, then `torch.cat` | the zeros materialisation you switched off, by hand | one `new_zeros` of the full shape and slice assignment, or `pad` |
+# | a tensor of zeros when every gradient is `None` | an allocation for no gradient | return `None` |
+# | returning views (`x[..., :h]`) from forward | writing into them raises; they change when `x` does | `.clone()` |
+# | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
+# | an in-place Function that returns a new tensor | no memory saved, `x` unchanged (and with `mark_dirty`, an error) | write into `x` and return it |
+# | mask `y >= 0` after the clamp | all True: the gradient passes everywhere | `y > 0`, which is 0 at $x = 0$ |
+# | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | `grad_output * mask` |
+#
+# ## Summary
+#
+# Backward gets one gradient per output and returns the sum of their contributions, one
+# gradient per input. `mark_non_differentiable` declares outputs with no gradient (integer
+# outputs are treated so regardless). `set_materialize_grads(False)` trades the engine's
+# zeros for `None`, which backward must then check. An in-place Function writes into `x`,
+# calls `mark_dirty(x)` and returns `x`; without the mark, gradients through `x` are silently
+# wrong and leaves are overwritten; with it, PyTorch guards leaves (after forward ran) and
+# tracks the write with the version counter. Next lesson: Functions that `torch.func` and
+# `torch.compile` can work with.

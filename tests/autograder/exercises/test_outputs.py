@@ -1,0 +1,147 @@
+"""Lesson 07 (several outputs, None gradients, in place): grading SortWithIndices, SplitHalves
+and ReLUInPlace, right and wrong."""
+
+import pytest
+import torch
+
+from autograder.errors import GradingError
+from autograder.exercises import EXERCISES
+from autograder.exercises.outputs import RELU_SHAPES, SORT_SHAPES, check_split
+from autograder.grading import grade, self_check
+from autograder.probes import AllocationLog, record_ctx_calls, record_grad_outputs
+from tools.catalogue import lesson07
+from tools.solutions import solution
+
+pytestmark = pytest.mark.lesson07
+
+NAMES = ["SortWithIndices", "SplitHalves", "ReLUInPlace"]
+
+
+def _id(entry) -> str:
+    return f"{entry.exercise}: {entry.name}"
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [""])[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_passes_self_check_and_grade(name, capsys):
+    """Does the lesson's own solution pass the visible self-check and the hidden tests?"""
+    self_check(name, solution(name))
+    grade(name, solution(name))
+    assert "✓" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_passes_full_on_each_device(name, device):
+    """Does the solution pass every hidden check on CPU, and on CUDA when there is one?"""
+    EXERCISES[name].full(solution(name), device)
+
+
+@pytest.mark.parametrize("entry", lesson07.UNUSUAL, ids=_id)
+def test_unusual_answers_pass(entry):
+    """Is each correct-but-unusual answer accepted by the self-check and the hidden tests?"""
+    function = entry.load()
+    self_check(entry.exercise, function)
+    grade(entry.exercise, function)
+
+
+@pytest.mark.parametrize("entry", lesson07.MISTAKES, ids=_id)
+def test_mistakes_are_named_by_grade(entry):
+    """Do the hidden tests reject each named mistake with a hint that names it?"""
+    with pytest.raises(GradingError) as info:
+        grade(entry.exercise, entry.load())
+    assert entry.hint in _first_line(info.value)
+
+
+@pytest.mark.parametrize("entry", [m for m in lesson07.MISTAKES if m.named], ids=_id)
+def test_named_mistakes_are_caught_by_self_check(entry):
+    """Does the visible self-check already give the same hint for a mistake the lesson names?"""
+    with pytest.raises(GradingError) as info:
+        self_check(entry.exercise, entry.load())
+    assert entry.hint in _first_line(info.value)
+
+
+@pytest.mark.parametrize("entry", lesson07.MISTAKES, ids=_id)
+def test_a_mistake_loses_only_its_own_exercise(entry):
+    """Does a wrong answer for one exercise leave the verdicts of the others alone?"""
+    for other in NAMES:
+        if other != entry.exercise:
+            grade(other, solution(other))
+
+
+def test_every_exercise_has_three_unusual_answers_and_an_nbgrader_mistake():
+    """Does the catalogue cover each exercise as the course requires?"""
+    for name in NAMES:
+        assert sum(u.exercise == name for u in lesson07.UNUSUAL) >= 3
+        assert any(m.exercise == name and m.nbgrader for m in lesson07.MISTAKES)
+
+
+def test_stub_fails_with_not_implemented():
+    """Does the untouched stub raise NotImplementedError rather than a grading hint?"""
+    class Stub(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            raise NotImplementedError()
+
+        @staticmethod
+        def backward(ctx, *grads):
+            raise NotImplementedError()
+
+    for name in NAMES:
+        with pytest.raises(NotImplementedError):
+            EXERCISES[name].quick(Stub)
+
+
+def test_edge_shapes_are_graded():
+    """Are a last dimension of 1 and 2, leading dimensions and 0-d among the graded shapes?"""
+    assert {(4, 2), (5, 1), (2, 3, 4), ()} <= set(SORT_SHAPES)
+    assert () in RELU_SHAPES and SORT_SHAPES[-1] == () and RELU_SHAPES[-1] == ()
+
+
+def test_integer_outputs_need_no_mark_to_skip_grad():
+    """Is the lesson right that an unmarked int64 output does not require grad, and that
+    backward is handed int64 zeros for it?"""
+    received = []
+
+    class Unmarked(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            values, indices = torch.sort(x)
+            ctx.save_for_backward(indices)
+            return values, indices
+
+        @staticmethod
+        def backward(ctx, grad_values, grad_indices):
+            received.append(grad_indices)
+            indices, = ctx.saved_tensors
+            return torch.zeros_like(grad_values).scatter(-1, indices, grad_values)
+
+    values, indices = Unmarked.apply(torch.randn(4, requires_grad=True))
+    assert not indices.requires_grad
+    values.sum().backward()
+    assert received[0].dtype == torch.int64 and not received[0].any()
+
+
+def test_probes_record_ctx_calls_and_grad_outputs():
+    """Do the probes see set_materialize_grads, mark_non_differentiable and None gradients?"""
+    split = solution("SplitHalves")
+    with record_ctx_calls() as calls:
+        split.apply(torch.randn(2, 4, requires_grad=True))
+    assert ("set_materialize_grads", (False,)) in calls
+    probe, received = record_grad_outputs(split)
+    x = torch.randn(2, 4, requires_grad=True)
+    first, _ = probe.apply(x)
+    ones = torch.ones(2, 2)
+    with AllocationLog() as log:
+        torch.autograd.grad(first, x, ones)
+    assert received[0][1] is None and log.bytes == x.numel() * x.element_size()
+
+
+def test_split_quick_names_the_case():
+    """Does a hint say which outputs were in use when it failed?"""
+    wrong = lesson07.MISTAKES[[m.name for m in lesson07.MISTAKES].index(
+        "zeros built for the missing half")].load()
+    with pytest.raises(GradingError, match=r"only the first output used"):
+        check_split(wrong, torch.randn(3, 4, dtype=torch.float64))

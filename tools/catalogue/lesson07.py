@@ -1,0 +1,317 @@
+"""Lesson 07: answers with known verdicts for SortWithIndices, SplitHalves and ReLUInPlace."""
+
+from . import Mistake, Unusual
+
+_SORT_FORWARD = '''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        return values, indices
+'''
+
+
+def _sort(forward: str = _SORT_FORWARD, backward: str = "") -> str:
+    return f"class SortWithIndices(torch.autograd.Function):\n{forward}\n{backward}"
+
+
+def _sort_backward(body: str) -> str:
+    return ("    @staticmethod\n    def backward(ctx, grad_values, grad_indices):\n"
+            "        indices, = ctx.saved_tensors\n" + body)
+
+
+_SCATTER = _sort_backward(
+    "        return torch.zeros_like(grad_values).scatter(-1, indices, grad_values)\n")
+
+_SPLIT_FORWARD = '''
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        h = x.shape[-1] // 2
+        return x[..., :h].clone(), x[..., h:].clone()
+'''
+
+_SPLIT_BACKWARD = '''
+    @staticmethod
+    def backward(ctx, a, b):
+        if a is None and b is None:
+            return None
+        known = a if a is not None else b
+        h = known.shape[-1]
+        g = known.new_zeros(*known.shape[:-1], 2 * h)
+        if a is not None:
+            g[..., :h] = a
+        if b is not None:
+            g[..., h:] = b
+        return g
+'''
+
+
+def _split(forward: str = _SPLIT_FORWARD, backward: str = _SPLIT_BACKWARD) -> str:
+    return f"class SplitHalves(torch.autograd.Function):\n{forward}\n{backward}"
+
+
+_RELU_BACKWARD = '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y > 0)
+'''
+
+
+def _relu(forward_body: str, backward: str = _RELU_BACKWARD) -> str:
+    return ("class ReLUInPlace(torch.autograd.Function):\n    @staticmethod\n"
+            f"    def forward(ctx, x):\n{forward_body}\n{backward}")
+
+
+_RELU_FORWARD = '''        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x'''
+
+UNUSUAL = [
+    Unusual("SortWithIndices", "argsort and gather", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        indices = torch.argsort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        return x.gather(-1, indices), indices
+''', _SCATTER)),
+    Unusual("SortWithIndices", "scatter_add_ into new_zeros", _sort(backward=_sort_backward(
+        "        return grad_values.new_zeros(grad_values.shape).scatter_add_(-1, indices, "
+        "grad_values)\n"))),
+    Unusual("SortWithIndices", "gather with the inverse permutation", _sort(
+        backward=_sort_backward(
+            "        inverse = torch.argsort(indices, dim=-1)  # where each x went\n"
+            "        return grad_values.gather(-1, inverse)\n"))),
+    Unusual("SortWithIndices", "stable sort, materialisation off", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        values, indices = torch.sort(x, dim=-1, stable=True)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        return values, indices
+''', _sort_backward(
+        "        if grad_values is None:\n            return None\n"
+        "        out = torch.empty_like(grad_values)\n"
+        "        out.scatter_(-1, indices, grad_values)\n        return out\n"))),
+    Unusual("SplitHalves", "torch.chunk and F.pad", _split('''
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        first, second = torch.chunk(x, 2, dim=-1)
+        return first.clone(), second.clone()
+''', '''
+    @staticmethod
+    def backward(ctx, a, b):
+        if a is None and b is None:
+            return None
+        if b is None:
+            return F.pad(a, (0, a.shape[-1]))
+        if a is None:
+            return F.pad(b, (b.shape[-1], 0))
+        return torch.cat([a, b], dim=-1)
+''')),
+    Unusual("SplitHalves", "narrow and contiguous copies", _split('''
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        h = x.shape[-1] // 2
+        return x.narrow(-1, 0, h).clone(), x.narrow(-1, h, h).clone()
+''')),
+    Unusual("SplitHalves", "torch.split, list of gradients", _split('''
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        h = x.shape[-1] // 2
+        return tuple(part.clone() for part in torch.split(x, h, dim=-1))
+''', '''
+    @staticmethod
+    def backward(ctx, *grads):
+        present = [g for g in grads if g is not None]
+        if not present:
+            return None
+        h = present[0].shape[-1]
+        out = present[0].new_zeros(*present[0].shape[:-1], 2 * h)
+        for part, g in zip(out.split(h, dim=-1), grads):
+            if g is not None:
+                part.copy_(g)
+        return out
+''')),
+    Unusual("ReLUInPlace", "relu_ and a saved mask", _relu('''        torch.relu_(x)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x > 0)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        return grad_output * mask
+''')),
+    Unusual("ReLUInPlace", "masked_fill_ and torch.where", _relu('''        x.masked_fill_(x < 0, 0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return torch.where(y > 0, grad_output, torch.zeros_like(grad_output))
+''')),
+    Unusual("ReLUInPlace", "mul_ by the mask, saved before the write", _relu('''        positive = x > 0
+        x.mul_(positive)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(positive)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        positive, = ctx.saved_tensors
+        return grad_output.masked_fill(~positive, 0)
+''')),
+]
+
+MISTAKES = [
+    Mistake("SortWithIndices", "indices not marked non-differentiable",
+            "did not mark its indices with ctx.mark_non_differentiable", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.save_for_backward(indices)
+        return values, indices
+''', _SCATTER), named=True, nbgrader=True),
+    Mistake("SortWithIndices", "saves the values too", "saves the values", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices, values)
+        return values, indices
+''', '''
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        indices, values = ctx.saved_tensors
+        return torch.zeros_like(values).scatter(-1, indices, grad_values)
+'''), named=True),
+    Mistake("SortWithIndices", "saves x instead of the indices", "saves its input x", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(x)
+        return values, indices
+''', '''
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        x, = ctx.saved_tensors
+        indices = torch.sort(x, dim=-1).indices
+        return torch.zeros_like(grad_values).scatter(-1, indices, grad_values)
+'''), named=True),
+    Mistake("SortWithIndices", "gather instead of scatter", "gathered grad_values", _sort(
+        backward=_sort_backward("        return grad_values.gather(-1, indices)\n")),
+        named=True, nbgrader=True),
+    Mistake("SortWithIndices", "positions found by comparing values", "ties", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(x, values)
+        return values, indices
+''', '''
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        x, values = ctx.saved_tensors
+        match = (x.unsqueeze(-1) == values.unsqueeze(-2)).to(grad_values.dtype)
+        return (match * grad_values.unsqueeze(-2)).sum(-1)
+'''), named=True),
+    Mistake("SplitHalves", "set_materialize_grads not called",
+            "call ctx.set_materialize_grads(False)", _split('''
+    @staticmethod
+    def forward(ctx, x):
+        h = x.shape[-1] // 2
+        return x[..., :h].clone(), x[..., h:].clone()
+''', '''
+    @staticmethod
+    def backward(ctx, a, b):
+        return torch.cat([a, b], dim=-1)
+'''), named=True, nbgrader=True),
+    Mistake("SplitHalves", "None gradient concatenated", "raised TypeError on a None gradient",
+            _split(backward='''
+    @staticmethod
+    def backward(ctx, a, b):
+        return torch.cat([a, b], dim=-1)
+'''), named=True, nbgrader=True),
+    Mistake("SplitHalves", "zeros built for the missing half", "allocated a zero tensor",
+            _split(backward='''
+    @staticmethod
+    def backward(ctx, a, b):
+        if a is None and b is None:
+            return None
+        a = torch.zeros_like(b) if a is None else a
+        b = torch.zeros_like(a) if b is None else b
+        return torch.cat([a, b], dim=-1)
+'''), named=True),
+    Mistake("SplitHalves", "zeros when both gradients are None",
+            "returned a tensor when both gradients were None", _split(backward='''
+    @staticmethod
+    def backward(ctx, a, b):
+        if a is None and b is None:
+            shape = ctx.shape
+            return torch.zeros(shape, dtype=ctx.dtype)
+        known = a if a is not None else b
+        h = known.shape[-1]
+        g = known.new_zeros(*known.shape[:-1], 2 * h)
+        if a is not None:
+            g[..., :h] = a
+        if b is not None:
+            g[..., h:] = b
+        return g
+''', forward='''
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        ctx.shape, ctx.dtype = x.shape, x.dtype
+        h = x.shape[-1] // 2
+        return x[..., :h].clone(), x[..., h:].clone()
+'''), named=True),
+    Mistake("SplitHalves", "views returned", "returned views of x", _split('''
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        h = x.shape[-1] // 2
+        return x[..., :h], x[..., h:]
+'''), named=True),
+    Mistake("ReLUInPlace", "mark_dirty not called", "did not call ctx.mark_dirty(x)", _relu(
+        '''        x.clamp_(min=0)
+        ctx.save_for_backward(x)
+        return x'''), named=True, nbgrader=True),
+    Mistake("ReLUInPlace", "returns a new tensor", "returned a new tensor", _relu(
+        '''        y = x.clamp(min=0)
+        ctx.save_for_backward(y)
+        return y'''), named=True, nbgrader=True),
+    Mistake("ReLUInPlace", "gradient 1 at x == 0", "gradient at x == 0", _relu(
+        '''        mask = x >= 0
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(mask)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        return grad_output * mask
+'''), named=True),
+    Mistake("ReLUInPlace", "mask y >= 0 after the clamp", "passes grad_output through everywhere",
+            _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y >= 0)
+'''), named=True),
+    Mistake("ReLUInPlace", "grad_output modified in place", "modified grad_output in place",
+            _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output.mul_(y > 0)
+'''), named=True),
+]
