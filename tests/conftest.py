@@ -1,6 +1,6 @@
 """Fixtures shared by the grading-library tests: devices and hint assertions.
 
-Markers (slow, browser, lesson00..lesson06) are declared in pyproject.toml."""
+Markers (slow, browser, lesson00..lesson08) are declared in pyproject.toml."""
 
 import sys
 from contextlib import contextmanager

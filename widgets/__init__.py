@@ -8,10 +8,10 @@ from .attention import attention_explorer
 from .checkpointing import checkpointing_explorer
 from .compile_graph import compile_explorer
 from .flow import backward_flow
+from .grad_outputs import outputs_explorer
 from .gradcheck_explorer import explore_gradients
 from .ids import deterministic_ids, seed_from_environment
 from .inspector import inspect_saved
-from .grad_outputs import outputs_explorer
 from .self_check import install as _install_self_check_hook
 from .ste import ste_explorer
 
@@ -19,9 +19,11 @@ __all__ = [
     "attention_explorer",
     "backward_flow",
     "checkpointing_explorer",
+    "compile_explorer",
     "deterministic_ids",
     "explore_gradients",
     "inspect_saved",
+    "outputs_explorer",
     "ste_explorer",
 ]
 
