@@ -1,0 +1,230 @@
+"""An instructor's own exercise in a few lines, graded as deeply as the course's.
+
+A ``FunctionExercise`` describes a Function by its maths (a reference written with torch ops
+that autograd differentiates) and by what the lesson asks of it; grading then checks values and
+gradients against the reference on several shapes and dtypes, gradcheck (and gradgradcheck when
+asked), ``grad_output`` and inputs left untouched, no tensors on ``ctx``, what was saved, in-place
+version tracking, ``needs_input_grad`` by counted work, a hand-written backward, on CPU and CUDA::
+
+    MY_TANH = FunctionExercise("MyTanh", reference=torch.tanh, saves="output")
+    MY_TANH.self_check(MyTanh)   # visible: a few quick checks, CPU
+    MY_TANH.grade(MyTanh)        # hidden tests: everything, every grading device
+
+Both raise ``GradingError`` whose first line names the likely mistake.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from .checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                     check_no_ctx_tensors, check_values_and_gradients, make_inputs,
+                     run_backward, run_forward)
+from .devices import grading_devices
+from .errors import GradingError
+from .exercise import Exercise, sample
+
+SAVES = ("output", "inputs", "nothing")
+BOOKKEEPING = ("detach", "alias")  # ops autograd adds when it unpacks saved tensors
+
+
+@dataclass(frozen=True)
+class FunctionExercise:
+    """What to grade (see the module docstring). ``arguments`` are ``apply``'s parameters in
+    order; those in ``constants`` are Python values, the others tensors of one shape.
+    ``saves``: "output", "inputs", "nothing", a byte budget (int), or None for no rule."""
+
+    name: str
+    reference: Callable
+    arguments: tuple[str, ...] = ("x",)
+    constants: dict = field(default_factory=dict)
+    saves: str | int | None = None
+    second_order: bool = False  # gradgradcheck: the backward is itself differentiable
+    hand_written: bool = True  # no autograd re-entry, no built-in *_backward op in backward
+    needs_input_grad: bool = False  # skips the gradients nobody asked for (counted ops)
+    shapes: tuple = ((5,), (3, 4), (2, 3, 4), ())
+    domain: Callable | None = None  # maps standard-normal samples into the inputs' domain
+
+    def __post_init__(self):
+        if isinstance(self.saves, str) and self.saves not in SAVES:
+            raise ValueError(f"saves must be one of {SAVES}, a byte budget or None, "
+                             f"not {self.saves!r}")
+        unknown = set(self.constants) - set(self.arguments)
+        if unknown:
+            raise ValueError(f"constants {sorted(unknown)} are not among {self.arguments}")
+
+    @property
+    def spec(self) -> Spec:
+        return Spec(self.name, self.arguments, self.reference)
+
+    @property
+    def tensor_names(self) -> list[str]:
+        return [name for name in self.arguments if name not in self.constants]
+
+    def values(self, shape, device, *, seed=0, dtype=torch.float64) -> dict:
+        """Inputs for one case: seeded samples for the tensors, the constants as given."""
+        values = {}
+        for offset, name in enumerate(self.arguments):
+            if name in self.constants:
+                values[name] = self.constants[name]
+                continue
+            tensor = sample(shape, device, seed=seed + 100 * offset, dtype=dtype)
+            values[name] = self.domain(tensor) if self.domain else tensor
+        return values
+
+    # -- the checks ----------------------------------------------------------------------------
+
+    def check_saved(self, forward) -> None:
+        """What forward kept for backward matches ``saves``."""
+        roles = [saved.role for saved in forward.saved]
+        if self.saves == "output" and roles != ["output"]:
+            kept = ", ".join(roles) or "nothing"
+            hint = ("saved its input: save the output instead, which backward can use directly"
+                    if any(role.startswith("input") for role in roles)
+                    else f"saved {kept}: save exactly the output")
+            raise GradingError(f"{self.name} {hint}")
+        if self.saves == "inputs" and sorted(roles) != sorted(f"input {n}"
+                                                              for n in self.tensor_names):
+            raise GradingError(f"{self.name} saved {', '.join(roles) or 'nothing'}: save its "
+                               f"inputs ({', '.join(self.tensor_names)}) and recompute the rest")
+        if self.saves == "nothing" and roles:
+            raise GradingError(f"{self.name} saved {', '.join(roles)}: its backward needs "
+                               "nothing from forward")
+        if isinstance(self.saves, int) and forward.saved_bytes > self.saves:
+            raise GradingError(f"{self.name} kept {forward.saved_bytes} bytes for backward, more "
+                               f"than the {self.saves} this exercise allows")
+
+    def check_version_tracking(self, function, device) -> None:
+        """A saved tensor changed in place before backward must make backward raise."""
+        if self.saves not in ("output", "inputs"):
+            return
+        leaves = make_inputs(self.values((4,), device))
+        inputs = {name: value * 1 if isinstance(value, torch.Tensor) else value
+                  for name, value in leaves.items()}  # non-leaves: they may be written
+        output = function.apply(*inputs.values())
+        changed = output if self.saves == "output" else inputs[self.tensor_names[0]]
+        with torch.no_grad():
+            changed.add_(1)
+        try:
+            output.sum().backward()
+        except RuntimeError as error:
+            if "modified by an inplace operation" in str(error):
+                return
+            raise GradingError(f"{self.name}.backward raised RuntimeError: {error}") from error
+        raise GradingError(f"{self.name} did not notice its saved {self.saves} was changed in "
+                           "place: save tensors with ctx.save_for_backward, not as ctx attributes "
+                           "or through .data / .detach()")
+
+    def check_needs_input_grad(self, function, device) -> None:
+        """With one tensor input requiring grad, backward computes less than with all."""
+        names = self.tensor_names
+        if len(names) < 2:
+            return
+        values = self.values((3, 4), device)
+        everything = self._work(function, values, set(names))
+        for name in names:
+            if self._work(function, values, {name}) >= everything:
+                raise GradingError(
+                    f"{self.name}.backward does the same work when only {name} requires grad: "
+                    f"check ctx.needs_input_grad and return None for "
+                    f"{', '.join(o for o in names if o != name)}")
+
+    def _work(self, function, values: dict, wanted: set) -> int:
+        """How many ops backward dispatches when only ``wanted`` require grad."""
+        inputs = make_inputs(values, requires_grad=wanted)
+        forward = run_forward(function, self.spec, inputs)
+        tensors = {n: v for n, v in inputs.items() if isinstance(v, torch.Tensor)
+                   and v.requires_grad}
+        backward = run_backward(self.spec, forward.output, tensors,
+                                torch.ones_like(forward.output))
+        return sum(op not in BOOKKEEPING for op in backward.ops)
+
+    def check_uses_grad_output(self, function, values: dict) -> None:
+        """A backward that returns the same gradients whatever grad_output is forgot the chain
+        rule's grad_output."""
+        grads = []
+        for scale in (1.0, 3.0):
+            inputs = make_inputs(values)
+            tensors = [inputs[name] for name in self.tensor_names]
+            try:
+                output = function.apply(*inputs.values())
+                grads.append(torch.autograd.grad(output, tensors, torch.full_like(output, scale)))
+            except Exception:  # noqa: BLE001 (the caller's hint already says what went wrong)
+                return
+        if all(torch.allclose(a, b) for a, b in zip(*grads)):
+            raise GradingError(f"{self.name}.backward ignores grad_output: multiply the local "
+                               "derivative by grad_output (the chain rule)")
+
+    def check_second_order(self, function, values: dict) -> None:
+        inputs = make_inputs(values)
+        tensors = [inputs[name] for name in self.tensor_names]
+
+        def apply(*given):
+            call = dict(inputs)
+            call.update(zip(self.tensor_names, given))
+            return function.apply(*call.values())
+
+        try:
+            torch.autograd.gradgradcheck(apply, tuple(tensors), eps=1e-6, atol=1e-5)
+        except Exception as error:  # GradcheckError, or the learner's own error
+            raise GradingError(
+                f"gradgradcheck failed for {self.name}: the derivative of your backward is "
+                "wrong; compute backward from inputs or outputs with differentiable torch ops "
+                "(never an intermediate, never .detach())", str(error)) from error
+
+    # -- the two batteries ---------------------------------------------------------------------
+
+    def _case(self, function, shape, device, dtype=torch.float64, seed=0, tolerance=None):
+        described = f"{', '.join(self.tensor_names)} of shape {shape}, {dtype}".replace(
+            "torch.", "")
+        with case(described):
+            values = self.values(shape, device, seed=seed, dtype=dtype)
+            try:
+                forward, backward = check_values_and_gradients(function, self.spec, values,
+                                                               **(tolerance or {}))
+            except GradingError:
+                self.check_uses_grad_output(function, values)  # a more precise hint, if so
+                raise
+            check_no_ctx_tensors(self.spec, forward)
+            self.check_saved(forward)
+            if self.hand_written:
+                check_backward_by_hand(self.spec, backward)
+
+    def quick(self, submission) -> None:
+        """The visible self-check: CPU, float64, one shape, gradcheck."""
+        function = check_is_function(submission, self.spec)
+        self._case(function, self.shapes[0], "cpu")
+        check_gradcheck(function, self.spec, self.values((3,), "cpu"))
+
+    def full(self, submission, device) -> None:
+        """The hidden battery on ``device``."""
+        function = check_is_function(submission, self.spec)
+        for seed, shape in enumerate(self.shapes):
+            self._case(function, shape, device, seed=seed)
+        self._case(function, self.shapes[0], device, dtype=torch.float32,
+                   tolerance={"rtol": 1e-4, "atol": 1e-6})
+        check_gradcheck(function, self.spec, self.values((3,), device))
+        if self.second_order:
+            self.check_second_order(function, self.values((3,), device))
+        self.check_version_tracking(function, device)
+        if self.needs_input_grad:
+            self.check_needs_input_grad(function, device)
+
+    def exercise(self) -> Exercise:
+        checks = ["several shapes", "float32", "gradcheck"]
+        checks += ["gradgradcheck"] * self.second_order + ["what is saved"] * bool(self.saves)
+        checks += ["needs_input_grad"] * self.needs_input_grad + ["CPU and CUDA"]
+        return Exercise(self.name, "instructor", self.quick, self.full, ", ".join(checks))
+
+    def self_check(self, submission) -> None:
+        """Run the quick checks; print a tick or raise GradingError with the hint."""
+        self.quick(submission)
+        print(f"✓ {self.name} passes the self-check. The hidden tests also check: "
+              f"{self.exercise().hidden_checks}.")
+
+    def grade(self, submission) -> None:
+        """Run every hidden check on every grading device (CPU, and CUDA when present)."""
+        for device in grading_devices():
+            self.full(submission, device)
+        print(f"✓ {self.name}: all hidden checks passed")
