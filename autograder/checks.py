@@ -88,6 +88,28 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
                         f"{message.splitlines()[0]}", message)
 
 
+_ARGUMENT_COUNT = re.compile(r"positional argument|takes \d+ |unexpected keyword argument|"
+                             r"required keyword")
+
+
+def _explain_type_error(spec: Spec, error: TypeError, inputs: dict) -> GradingError:
+    """A signature hint for a genuine argument-count error only; a None where forward wanted a
+    tensor (an optional argument such as bias=None) is named as such."""
+    message = str(error)
+    if "NoneType" in message:
+        left_out = [n for n in spec.input_names if n not in inputs]
+        nones = left_out or [n for n, v in inputs.items() if v is None] or ["an optional input"]
+        return GradingError(
+            f"{spec.name}.forward fails for {nones[0]}=None ({message.splitlines()[0]}): "
+            f"handle the optional argument, e.g. `if {nones[0]} is not None:`", message)
+    if _ARGUMENT_COUNT.search(message):
+        signature = ", ".join(("ctx",) + spec.input_names)
+        return GradingError(f"calling {spec.name}.apply raised TypeError: forward should take "
+                            f"({signature})", message)
+    return GradingError(f"{spec.name}.forward raised TypeError with {_describe(inputs)}: "
+                        f"{message.splitlines()[0]}", message)
+
+
 def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
     """Call forward under the recording hooks, turning its errors into hints."""
     try:
@@ -101,11 +123,7 @@ def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
                 "(or None) there and keep numbers, flags and functions as plain ctx attributes",
                 str(error),
             ) from error
-        signature = ", ".join(("ctx",) + spec.input_names)
-        raise GradingError(
-            f"calling {spec.name}.apply raised TypeError: forward should take ({signature})",
-            str(error),
-        ) from error
+        raise _explain_type_error(spec, error, inputs) from error
     except RuntimeError as error:
         raise _explain_runtime_error(spec, "forward", error, inputs) from error
 

@@ -78,7 +78,7 @@ def diagnose_gradient(
     worst = tuple(int(i) for i in torch.unravel_index(torch.argmax(error), error.shape))
     raise GradingError(
         f"your gradient for {name} is wrong: largest error {error.max().item():.3g} "
-        f"at index {worst} (got {got[worst].item():.6g}, expected {expected[worst].item():.6g})"
+        f"at index {worst} (got {got[worst].item()!r}, expected {expected[worst].item()!r})"
     )
 
 
@@ -121,5 +121,5 @@ def diagnose_values(
     worst = tuple(int(i) for i in torch.unravel_index(torch.argmax(error), error.shape))
     raise GradingError(
         f"{what} is wrong: largest error {error.max().item():.3g} at index {worst} "
-        f"(got {got[worst].item():.6g}, expected {expected[worst].item():.6g})"
+        f"(got {got[worst].item()!r}, expected {expected[worst].item()!r})"
     )

@@ -4,6 +4,7 @@ import warnings
 
 from .errors import GradingError
 from .exercises import EXERCISES
+from .torch_state import known_state
 
 # Called as hook(exercise, submission, error) when a visible self-check fails; `widgets`
 # registers one that shows the gradient-check explorer (autograder never imports widgets).
@@ -21,7 +22,8 @@ def self_check(name: str, submission) -> None:
     """Run the quick visible checks for one exercise; raise GradingError with a hint on failure."""
     exercise = _exercise(name)
     try:
-        exercise.quick(submission)
+        with known_state():
+            exercise.quick(submission)
     except GradingError as error:
         for hook in SELF_CHECK_FAILURE_HOOKS:
             try:
@@ -38,7 +40,8 @@ def verdict(name: str, submission) -> tuple[bool, str]:
     if exercise is None:
         return False, f"no exercise called {name!r}: the test cell names an unknown exercise"
     try:
-        exercise.grade(submission)
+        with known_state():  # the learner's grad mode, default dtype, ... never cost a mark
+            exercise.grade(submission)
     except GradingError as error:
         return False, str(error)
     except NotImplementedError:

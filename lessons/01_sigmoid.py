@@ -297,8 +297,10 @@ plt.show()
 #
 # Write `MySigmoid`, with `MySigmoid.apply(x)` returning $\sigma(x)$.
 #
-# - **Forward:** compute it from $z = e^{-|x|}$ with `torch.exp` and `torch.where`, as above
-#   (not with `torch.sigmoid`). Values must stay finite for $|x|$ up to 800 in float64.
+# - **Forward:** compute it from $z = e^{-|x|}$ with `torch.exp` and `torch.where`, as above.
+#   (`torch.sigmoid` would pass the grader, which checks values, not how you got them, but
+#   then there is nothing to learn.) Values must stay finite for $|x|$ up to 800 in float64,
+#   and accurate in the left tail: $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
 # - **Save only the output** $y$, with `ctx.save_for_backward`.
 # - **Backward:** `grad_output * y * (1 - y)`.
 

@@ -322,7 +322,7 @@ for wanted, flops, reference in zip(CHOICES, mine, builtin):
 # %% [markdown]
 # ### Your layer inside a network
 #
-# A two-layer network built from your Function, $\mathrm{relu}(x W_1^	op + b_1) W_2^	op + b_2$,
+# A two-layer network built from your Function, $\mathrm{relu}(x W_1^\top + b_1) W_2^\top + b_2$,
 # and its backward one node at a time. The data `x` needs no gradient, so when the first
 # layer's backward runs (the last `MyLinearFunction.backward`) its `grad_x` goes nowhere:
 # with `ctx.needs_input_grad[0]` False, your backward returns `None` instead of paying for it.

@@ -13,7 +13,7 @@ from autograder.errors import GradingError
 
 # The reference Functions live in tests/functions; make them importable as ``functions``
 # whichever way pytest imports this directory.
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.append(str(Path(__file__).parent))  # after the repo root: tests/autograder never shadows autograder
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="PyTorch sees no CUDA device")
 

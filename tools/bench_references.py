@@ -1,58 +1,19 @@
 """Reference Functions and memory meters for the benchmarks (tools/bench_checkpointing.py and
-tools/bench_attention.py): the solutions of lessons 05 and 06, written once more here so that
-the benchmarks depend on neither the notebooks nor the tests."""
+tools/bench_attention.py). Lesson 05's checkpointing is the lesson's own solution, loaded from
+its answer cells by tools.solutions."""
 
 import time
 from contextlib import contextmanager
 
 import torch
-from torch import nn
 from torch.autograd.graph import saved_tensors_hooks
+
+from tools.solutions import solution
 
 
 # ------------------------------------------------------------------------------ lesson 05
-class CheckpointFunction(torch.autograd.Function):
-    """run_fn(*args), keeping only the tensor arguments and recomputing the rest in backward."""
-
-    @staticmethod
-    def forward(ctx, run_fn, *args):
-        ctx.run_fn = run_fn
-        ctx.is_tensor = [isinstance(a, torch.Tensor) for a in args]
-        ctx.others = [None if is_tensor else a for is_tensor, a in zip(ctx.is_tensor, args)]
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        ctx.save_for_backward(*tensors)
-        ctx.devices = sorted({t.get_device() for t in tensors if t.is_cuda})
-        ctx.cpu_state = torch.get_rng_state()
-        ctx.cuda_states = [torch.cuda.get_rng_state(d) for d in ctx.devices]
-        return run_fn(*args)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        saved = iter(ctx.saved_tensors)
-        args = []
-        for is_tensor, other in zip(ctx.is_tensor, ctx.others):
-            if is_tensor:
-                tensor = next(saved)
-                other = tensor.detach().requires_grad_(tensor.requires_grad)
-            args.append(other)
-        with torch.random.fork_rng(devices=ctx.devices):
-            torch.set_rng_state(ctx.cpu_state)
-            for device, state in zip(ctx.devices, ctx.cuda_states):
-                torch.cuda.set_rng_state(state, device)
-            with torch.enable_grad():
-                output = ctx.run_fn(*args)
-        torch.autograd.backward(output, grad_output)
-        return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))
-
-
-def checkpoint_sequential(layers, segments, x):
-    """layers applied to x in ``segments`` checkpointed groups (the last takes the remainder)."""
-    layers = list(layers)
-    size = len(layers) // segments
-    starts = [i * size for i in range(segments)] + [len(layers)]
-    for start, end in zip(starts, starts[1:]):
-        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)
-    return x
+# The lesson's own solution (its answer cells), not a copy.
+checkpoint_sequential = solution("checkpoint_sequential")
 
 
 # ------------------------------------------------------------------------------ lesson 06

@@ -1,4 +1,5 @@
-"""Make learner submissions from released notebooks: solved, untouched, or with a mistake."""
+"""Make learner submissions from released notebooks: solved, untouched, or with a mistake
+(the mistakes themselves live in tools/catalogue)."""
 
 import copy
 
@@ -43,66 +44,17 @@ def with_cell_before(notebook: nbformat.NotebookNode, grade_id: str,
     return changed
 
 
-# Wrong answers the course names, as a learner would type them into an answer cell (shared by
-# the grading tests and the class benchmark).
-WEIGHTED_SUM_TWO_GRADIENTS = """
-class WeightedSum(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x1, x2, w1, w2):
-        ctx.w1, ctx.w2 = w1, w2
-        return w1 * x1 + w2 * x2
+def _catalogued(exercise: str, name: str) -> str:
+    from tools import catalogue
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output * ctx.w1, grad_output * ctx.w2
-"""
+    return next(m.code for m in catalogue.mistakes() if (m.exercise, m.name) == (exercise, name))
 
-SIGMOID_SAVES_INPUT = """
-class MySigmoid(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return torch.sigmoid(x)
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        y = torch.sigmoid(x)
-        return grad_output * y * (1 - y)
-"""
-
-RELU_MASKS_GRAD_OUTPUT_IN_PLACE = """
-class MyReLU(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        grad_output[x < 0] = 0
-        return grad_output
-"""
-
-_LINEAR = """
-class MyLinearFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias=None):
-        ctx.save_for_backward(x, weight)
-        ctx.has_bias = bias is not None
-        output = x @ weight.T
-        return output + bias if bias is not None else output
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight = ctx.saved_tensors
-        flat_grad = grad_output.reshape(-1, grad_output.shape[-1])
-        flat_x = x.reshape(-1, x.shape[-1])
-        {grad_x}
-        grad_weight = flat_grad.T @ flat_x
-        grad_bias = flat_grad.sum(0) if ctx.has_bias else None
-        return grad_x, grad_weight, grad_bias
-"""
-LINEAR_IGNORES_NEEDS_INPUT_GRAD = _LINEAR.format(grad_x="grad_x = grad_output @ weight")
-LINEAR_TRANSPOSED_GRAD_X = _LINEAR.format(grad_x="grad_x = (grad_output @ weight).mT")
+# The mistakes the end-to-end nbgrader test submits (``nbgrader=True`` in tools/catalogue), under
+# the names tests/test_nbgrader_grading.py and tools/bench_class.py import; kept only until they
+# read the catalogue themselves.
+WEIGHTED_SUM_TWO_GRADIENTS = _catalogued("WeightedSum", "two gradients for four inputs")
+SIGMOID_SAVES_INPUT = _catalogued("MySigmoid", "saves the input x")
+RELU_MASKS_GRAD_OUTPUT_IN_PLACE = _catalogued("MyReLU", "masks grad_output in place")
+LINEAR_IGNORES_NEEDS_INPUT_GRAD = _catalogued("MyLinearFunction", "ignores needs_input_grad")
+LINEAR_TRANSPOSED_GRAD_X = _catalogued("MyLinearFunction", "grad_x as (grad_output @ weight).mT")

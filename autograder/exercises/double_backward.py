@@ -9,7 +9,7 @@ reference, name the usual cause when they differ, and finish with gradgradcheck.
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
-from ..checks import (Spec, _explain_runtime_error, check_gradcheck, check_is_function,
+from ..checks import (Spec, _explain_runtime_error, case, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       reference_gradients, run_backward, run_forward)
 from ..diagnose import diagnose_gradient, diagnose_values
@@ -114,6 +114,11 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
                 f"{spec.name}'s backward is marked @once_differentiable, so it cannot be "
                 "differentiated again: remove the decorator; a backward of plain tensor ops is "
                 "differentiable as it is", str(error)) from error
+        if "modified by an inplace operation" in str(error):
+            raise GradingError(
+                f"an in-place op in {spec.name}.backward (such as s.mul_(1 - s)) overwrote a "
+                "tensor the recorded graph of backward needs: with create_graph=True autograd "
+                "records backward, so use out-of-place ops (s * (1 - s))", str(error)) from error
         raise _explain_runtime_error(spec, "backward", error, inputs) from error
     got = [target.grad for target in targets]
 
@@ -155,11 +160,14 @@ def check_gradgradcheck(function, spec: Spec, values: dict, wanted: list) -> Non
 def swish_quick(SwishFunction) -> None:
     function = check_is_function(SwishFunction, SWISH)
     values = swish_values((5,), "cpu")
-    forward, _ = check_values_and_gradients(function, SWISH, values)
-    check_no_ctx_tensors(SWISH, forward)
-    check_gradcheck(function, SWISH, values)
-    check_differentiable_backward(function, SWISH, values, ["x", "beta"])
-    check_gradgradcheck(function, SWISH, swish_values((3,), "cpu"), ["x", "beta"])
+    with case("x of shape (5,), beta=1.3"):
+        forward, _ = check_values_and_gradients(function, SWISH, values)
+        check_no_ctx_tensors(SWISH, forward)
+        check_gradcheck(function, SWISH, values)
+    with case("x of shape (5,), beta=1.3, second derivatives for x and beta"):
+        check_differentiable_backward(function, SWISH, values, ["x", "beta"])
+    with case("x of shape (3,), beta=1.3"):
+        check_gradgradcheck(function, SWISH, swish_values((3,), "cpu"), ["x", "beta"])
 
 
 def swish_full(SwishFunction, device) -> None:
@@ -167,19 +175,27 @@ def swish_full(SwishFunction, device) -> None:
     for seed, shape in enumerate(SHAPES):
         for beta in BETAS:
             values = swish_values(shape, device, beta=beta, seed=seed)
-            forward, _ = check_values_and_gradients(function, SWISH, values)
-            check_no_ctx_tensors(SWISH, forward)
-            check_fixed_input(function, SWISH, values, {"x"})
-        check_differentiable_backward(function, SWISH, swish_values(shape, device, seed=seed),
-                                      ["x", "beta"])
-    check_differentiable_backward(function, SWISH, swish_values((4,), device, beta=-0.7), ["x"])
-    check_values_and_gradients(function, SWISH, swish_values((3, 4), device, dtype=torch.float32),
-                               rtol=1e-5, atol=1e-6)
+            with case(f"x of shape {shape}, beta={beta}"):
+                forward, _ = check_values_and_gradients(function, SWISH, values)
+                check_no_ctx_tensors(SWISH, forward)
+            with case(f"x of shape {shape}, beta={beta} not requiring grad"):
+                check_fixed_input(function, SWISH, values, {"x"})
+        with case(f"x of shape {shape}, beta=1.3, second derivatives for x and beta"):
+            check_differentiable_backward(function, SWISH,
+                                          swish_values(shape, device, seed=seed), ["x", "beta"])
+    with case("x of shape (4,), beta=-0.7 not requiring grad, second derivatives"):
+        check_differentiable_backward(function, SWISH, swish_values((4,), device, beta=-0.7),
+                                      ["x"])
+    with case("x of shape (3, 4) in float32"):
+        check_values_and_gradients(function, SWISH,
+                                   swish_values((3, 4), device, dtype=torch.float32),
+                                   rtol=1e-5, atol=1e-6)
     for beta in (1.3, -0.7):
         values = swish_values((3,), device, beta=beta, seed=5)
-        check_gradcheck(function, SWISH, values)
-        check_gradgradcheck(function, SWISH, values, ["x", "beta"])
-        check_gradgradcheck(function, SWISH, values, ["x"])
+        with case(f"x of shape (3,), beta={beta}"):
+            check_gradcheck(function, SWISH, values)
+            check_gradgradcheck(function, SWISH, values, ["x", "beta"])
+            check_gradgradcheck(function, SWISH, values, ["x"])
 
 
 def check_second_backward_raises(function, spec: Spec, device) -> None:
@@ -214,22 +230,28 @@ def check_second_backward_raises(function, spec: Spec, device) -> None:
 def cube_once_quick(CubeOnce) -> None:
     function = check_is_function(CubeOnce, CUBE_ONCE)
     values = {"x": sample((4,), "cpu")}
-    check_values_and_gradients(function, CUBE_ONCE, values)
-    check_gradcheck(function, CUBE_ONCE, values)
-    check_second_backward_raises(function, CUBE_ONCE, "cpu")
+    with case("x of shape (4,)"):
+        forward, _ = check_values_and_gradients(function, CUBE_ONCE, values)
+        check_no_ctx_tensors(CUBE_ONCE, forward)
+        check_gradcheck(function, CUBE_ONCE, values)
+        check_second_backward_raises(function, CUBE_ONCE, "cpu")
 
 
 def cube_once_full(CubeOnce, device) -> None:
     function = check_is_function(CubeOnce, CUBE_ONCE)
     for seed, shape in enumerate(SHAPES):
-        forward, _ = check_values_and_gradients(function, CUBE_ONCE,
-                                                {"x": sample(shape, device, seed=seed)})
-        check_no_ctx_tensors(CUBE_ONCE, forward)
-    check_values_and_gradients(function, CUBE_ONCE,
-                               {"x": sample((3, 4), device, dtype=torch.float32)},
-                               rtol=1e-5, atol=1e-6)
-    check_gradcheck(function, CUBE_ONCE, {"x": sample((3,), device)})
-    check_second_backward_raises(function, CUBE_ONCE, device)
+        with case(f"x of shape {shape}"):
+            forward, _ = check_values_and_gradients(function, CUBE_ONCE,
+                                                    {"x": sample(shape, device, seed=seed)})
+            check_no_ctx_tensors(CUBE_ONCE, forward)
+    with case("x of shape (3, 4) in float32"):
+        check_values_and_gradients(function, CUBE_ONCE,
+                                   {"x": sample((3, 4), device, dtype=torch.float32)},
+                                   rtol=1e-5, atol=1e-6)
+    with case("x of shape (3,)"):
+        check_gradcheck(function, CUBE_ONCE, {"x": sample((3,), device)})
+    with case("x of shape (4,)"):
+        check_second_backward_raises(function, CUBE_ONCE, device)
 
 
 EXERCISES = [

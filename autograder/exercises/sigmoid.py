@@ -29,7 +29,8 @@ def check_saves_only_output(spec: Spec, forward) -> None:
     if not roles:
         raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: save the output y")
     raise GradingError(
-        f"{spec.name} saved {len(roles)} tensors ({', '.join(roles)}): save exactly the output y"
+        f"{spec.name} saved {len(roles)} tensor{'' if len(roles) == 1 else 's'} "
+        f"({', '.join(roles)}): save exactly the output y"
     )
 
 
@@ -48,24 +49,49 @@ def check_extreme_inputs(function, spec: Spec, device) -> None:
         raise GradingError(f"{spec.name}'s gradient is inf or nan for large |x|: "
                            "compute it from the saved output, y * (1 - y)")
     check_values_and_gradients(function, spec, {"x": x})
+    check_tails(function, spec, device)
+
+
+# sigma(x) for these x is between 1e-304 and 2e-9: tiny, but a float64 holds it to 16 digits.
+TAILS = [-700.0, -300.0, -100.0, -40.0, -20.0]
+
+
+def check_tails(function, spec: Spec, device) -> None:
+    """Relative accuracy in the left tail, where sigma(x) ~ exp(x) is tiny but representable:
+    a formula that cancels there (1 - 1 / (1 + z)) returns 0 and passes any absolute check."""
+    x = torch.tensor(TAILS, dtype=torch.float64, device=device)
+    got = run_forward(function, spec, make_inputs({"x": x})).output.detach()
+    expected = torch.sigmoid(x)
+    relative = ((got - expected).abs() / expected)
+    if bool((relative > 1e-6).any()):
+        worst = int(relative.argmax())
+        raise GradingError(
+            f"{spec.name} loses the left tail: at x = {TAILS[worst]!r} it gives "
+            f"{got[worst].item()!r} where sigma(x) = {expected[worst].item()!r} (relative error "
+            f"{relative[worst].item():.2g}): 1 - 1 / (1 + z) cancels to 0 there; use z / (1 + z) "
+            "for x < 0")
 
 
 def my_sigmoid_quick(MySigmoid) -> None:
     function = check_is_function(MySigmoid, MY_SIGMOID)
     values = {"x": sample((5,), "cpu")}
-    forward, _ = check_values_and_gradients(function, MY_SIGMOID, values)
-    check_saves_only_output(MY_SIGMOID, forward)
+    with case("x of shape (5,)"):
+        forward, _ = check_values_and_gradients(function, MY_SIGMOID, values)
+        check_no_ctx_tensors(MY_SIGMOID, forward)
+        check_saves_only_output(MY_SIGMOID, forward)
     check_gradcheck(function, MY_SIGMOID, values)
+    check_extreme_inputs(function, MY_SIGMOID, "cpu")
 
 
 def my_sigmoid_full(MySigmoid, device) -> None:
     function = check_is_function(MySigmoid, MY_SIGMOID)
     for seed, shape in enumerate(SHAPES):
         values = {"x": 3 * sample(shape, device, seed=seed)}
-        forward, backward = check_values_and_gradients(function, MY_SIGMOID, values)
-        check_no_ctx_tensors(MY_SIGMOID, forward)
-        check_saves_only_output(MY_SIGMOID, forward)
-        check_backward_by_hand(MY_SIGMOID, backward)
+        with case(f"x of shape {shape}"):
+            forward, backward = check_values_and_gradients(function, MY_SIGMOID, values)
+            check_no_ctx_tensors(MY_SIGMOID, forward)
+            check_saves_only_output(MY_SIGMOID, forward)
+            check_backward_by_hand(MY_SIGMOID, backward)
     check_values_and_gradients(function, MY_SIGMOID,
                                {"x": sample((3, 4), device, dtype=torch.float32)},
                                rtol=1e-5, atol=1e-6)
@@ -77,7 +103,9 @@ def my_sigmoid_full(MySigmoid, device) -> None:
 def my_relu_quick(MyReLU) -> None:
     function = check_is_function(MyReLU, MY_RELU)
     values = {"x": sample((6,), "cpu", away_from_zero=0.1)}
-    check_values_and_gradients(function, MY_RELU, values)
+    with case("x of shape (6,)"):
+        forward, _ = check_values_and_gradients(function, MY_RELU, values)
+        check_no_ctx_tensors(MY_RELU, forward)
     check_gradcheck(function, MY_RELU, values)
 
 
@@ -85,9 +113,10 @@ def my_relu_full(MyReLU, device) -> None:
     function = check_is_function(MyReLU, MY_RELU)
     for seed, shape in enumerate(SHAPES):
         values = {"x": sample(shape, device, seed=seed, away_from_zero=0.1)}
-        forward, backward = check_values_and_gradients(function, MY_RELU, values)
-        check_no_ctx_tensors(MY_RELU, forward)
-        check_backward_by_hand(MY_RELU, backward)
+        with case(f"x of shape {shape}"):
+            forward, backward = check_values_and_gradients(function, MY_RELU, values)
+            check_no_ctx_tensors(MY_RELU, forward)
+            check_backward_by_hand(MY_RELU, backward)
     check_values_and_gradients(function, MY_RELU,
                                {"x": sample((3, 4), device, dtype=torch.float32,
                                             away_from_zero=0.1)}, rtol=1e-5, atol=1e-6)
@@ -100,9 +129,12 @@ def _scaled_values(shape, device, scale, seed=0, dtype=torch.float64) -> dict:
 
 def scaled_sigmoid_quick(ScaledSigmoid) -> None:
     function = check_is_function(ScaledSigmoid, SCALED_SIGMOID)
-    values = _scaled_values((5,), "cpu", 2.5)
-    check_values_and_gradients(function, SCALED_SIGMOID, values)
-    check_gradcheck(function, SCALED_SIGMOID, values)
+    for scale in (2.5, 0.0):
+        with case(f"x of shape (5,), scale={scale}"):
+            forward, _ = check_values_and_gradients(function, SCALED_SIGMOID,
+                                                    _scaled_values((5,), "cpu", scale))
+            check_no_ctx_tensors(SCALED_SIGMOID, forward)
+    check_gradcheck(function, SCALED_SIGMOID, _scaled_values((5,), "cpu", 2.5))
 
 
 def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
@@ -122,7 +154,7 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
 
 EXERCISES = [
     Exercise("MySigmoid", "01_sigmoid", my_sigmoid_quick, my_sigmoid_full,
-             "saves only the output, |x| up to 800, in-place version check, no built-in "
+             "saves only the output, |x| up to 800, relative accuracy down to sigma(-700), in-place version check, no built-in "
              "sigmoid_backward, four shapes, CPU and CUDA",
              example=lambda: (3 * sample((5,), "cpu"),)),
     Exercise("MyReLU", "01_sigmoid", my_relu_quick, my_relu_full,

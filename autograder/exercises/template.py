@@ -2,8 +2,9 @@
 
 import torch
 
-from ..checks import (Spec, check_gradcheck, check_is_function, check_no_ctx_tensors,
-                      check_values_and_gradients)
+from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
+                      check_values_and_gradients, make_inputs, run_backward, run_forward)
+from ..errors import GradingError
 from ..exercise import Exercise, sample
 
 # 0-d last: on a single element every wrong gradient looks like a sign or a constant factor,
@@ -15,19 +16,52 @@ WEIGHTED_SUM = Spec("WeightedSum", ("x1", "x2", "w1", "w2"),
                     lambda x1, x2, w1, w2: w1 * x1 + w2 * x2)
 
 
+def check_input_version_tracking(function, spec: Spec, values: dict) -> None:
+    """Change the input in place between forward and backward: autograd must refuse, or the
+    gradient must still be the one of the input forward saw. A backward that silently uses the
+    new values read a tensor saved without version tracking (``x.data``, ``x.detach()``)."""
+    name = spec.input_names[0]
+    inputs = make_inputs(values)
+    # function.apply, not run_forward: saved-tensor hooks (which the probes use) turn autograd's
+    # version check off
+    output = function.apply(*inputs.values())
+    grad_output = torch.ones_like(output)
+    with torch.no_grad():
+        inputs[name].mul_(2)
+    try:
+        grad, = torch.autograd.grad(output, inputs[name], grad_output, allow_unused=True)
+    except RuntimeError as error:
+        if "modified by an inplace operation" in str(error):  # what save_for_backward is for
+            return
+        raise
+    fresh = make_inputs(values)
+    expected, = torch.autograd.grad(spec.reference(**fresh), fresh[name], grad_output)
+    if isinstance(grad, torch.Tensor) and not torch.allclose(grad, expected):
+        raise GradingError(
+            f"{spec.name} saved a tensor autograd cannot check for in-place changes (such as "
+            f"{name}.data or {name}.detach()): after {name} was changed in place, backward "
+            f"silently used the new values; save {name} itself with "
+            f"ctx.save_for_backward({name})")
+
+
 def square_quick(Square) -> None:
     function = check_is_function(Square, SQUARE)
     values = {"x": sample((4,), "cpu")}
-    check_values_and_gradients(function, SQUARE, values)
+    with case("x of shape (4,)"):
+        forward, _ = check_values_and_gradients(function, SQUARE, values)
+        check_no_ctx_tensors(SQUARE, forward)
+        check_input_version_tracking(function, SQUARE, values)
     check_gradcheck(function, SQUARE, values)
 
 
 def square_full(Square, device) -> None:
     function = check_is_function(Square, SQUARE)
     for seed, shape in enumerate(SHAPES):
-        forward, _ = check_values_and_gradients(function, SQUARE,
-                                                {"x": sample(shape, device, seed=seed)})
-        check_no_ctx_tensors(SQUARE, forward)
+        values = {"x": sample(shape, device, seed=seed)}
+        with case(f"x of shape {shape}"):
+            forward, _ = check_values_and_gradients(function, SQUARE, values)
+            check_no_ctx_tensors(SQUARE, forward)
+            check_input_version_tracking(function, SQUARE, values)
     check_values_and_gradients(function, SQUARE, {"x": sample((3, 4), device, dtype=torch.float32)},
                                rtol=1e-5, atol=1e-6)
     check_gradcheck(function, SQUARE, {"x": sample((3,), device)})
@@ -38,14 +72,33 @@ def _weighted_values(shape, device, w1=0.5, w2=-2.0, seed=0, dtype=torch.float64
             "x2": sample(shape, device, seed=seed + 100, dtype=dtype), "w1": w1, "w2": w2}
 
 
+def check_weights_not_swapped(function, device) -> None:
+    """grad_x1 = w2 * grad_output and grad_x2 = w1 * grad_output: name the swap."""
+    values = _weighted_values((4,), device)
+    inputs = make_inputs(values)
+    forward = run_forward(function, WEIGHTED_SUM, inputs)
+    grad_output = sample((4,), device, seed=7)
+    grads = run_backward(WEIGHTED_SUM, forward.output, inputs, grad_output).grads
+    w1, w2 = values["w1"], values["w2"]
+    if (all(isinstance(g, torch.Tensor) and g.shape == grad_output.shape for g in grads[:2])
+            and torch.allclose(grads[0], w2 * grad_output)
+            and torch.allclose(grads[1], w1 * grad_output)):
+        raise GradingError(
+            f"the weights are swapped: with w1={w1} and w2={w2} grad_x1 is w2 * grad_output and "
+            "grad_x2 is w1 * grad_output; since y = w1 * x1 + w2 * x2, grad_x1 = w1 * "
+            "grad_output")
+
+
 def weighted_sum_quick(WeightedSum) -> None:
     function = check_is_function(WeightedSum, WEIGHTED_SUM)
+    check_weights_not_swapped(function, "cpu")
     check_values_and_gradients(function, WEIGHTED_SUM, _weighted_values((4,), "cpu"))
     check_gradcheck(function, WEIGHTED_SUM, _weighted_values((3,), "cpu"))
 
 
 def weighted_sum_full(WeightedSum, device) -> None:
     function = check_is_function(WeightedSum, WEIGHTED_SUM)
+    check_weights_not_swapped(function, device)
     for seed, shape in enumerate(SHAPES):
         for w1, w2 in [(0.5, -2.0), (1.0, 0.0), (3.0, 3.0)]:
             forward, _ = check_values_and_gradients(

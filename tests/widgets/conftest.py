@@ -1,27 +1,17 @@
 """Small reference Functions, right and deliberately wrong, that the widget tests run on
-(the graded exercises' correct versions come from tests/functions)."""
+(the graded exercises' correct versions are the lessons' own, from tools.solutions)."""
 
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-from functions.correct import MySigmoid, Square
-from functions.ste import RoundSTE, SignClippedSTE, SignSTE
+from tools.solutions import solution
 
-
-class ScaledSigmoid(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, scale):
-        y = torch.sigmoid(x)
-        ctx.save_for_backward(y)
-        ctx.scale = scale
-        return scale * y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return grad_output * ctx.scale * y * (1 - y), None
+(Square, MySigmoid, ScaledSigmoid, FusedLinearReLU, MyLinear, SignSTE, SignClippedSTE, RoundSTE,
+ CheckpointFunction) = (solution(name) for name in (
+    "Square", "MySigmoid", "ScaledSigmoid", "FusedLinearReLU", "MyLinearFunction", "SignSTE",
+    "SignClippedSTE", "RoundSTE", "CheckpointFunction"))
 
 
 class SloppySwish(torch.autograd.Function):
@@ -51,39 +41,6 @@ class MaskOnCtx(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         return grad_output * ctx.mask
-
-
-class FusedLinearReLU(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias=None):
-        z = x @ weight.T
-        if bias is not None:
-            z = z + bias
-        mask = z > 0
-        ctx.save_for_backward(x, weight, mask)
-        ctx.has_bias = bias is not None
-        return z * mask
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight, mask = ctx.saved_tensors
-        grad_z = grad_output * mask
-        grad_bias = grad_z.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
-        return grad_z @ weight, grad_z.T @ x, grad_bias
-
-
-class MyLinear(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias):
-        ctx.save_for_backward(x, weight)
-        return x @ weight.T + bias
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight = ctx.saved_tensors
-        grad_x = grad_output @ weight if ctx.needs_input_grad[0] else None
-        grad_weight = grad_output.T @ x if ctx.needs_input_grad[1] else None
-        return grad_x, grad_weight, grad_output.sum(0)
 
 
 class TransposedLinear(MyLinear):
@@ -130,29 +87,12 @@ class Stub(torch.autograd.Function):
         raise NotImplementedError
 
 
-class CheckpointFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, run_fn, *args):
-        ctx.run_fn = run_fn
-        ctx.save_for_backward(*args)
-        with torch.no_grad():
-            return run_fn(*args)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        inputs = [t.detach().requires_grad_(t.requires_grad) for t in ctx.saved_tensors]
-        with torch.enable_grad():
-            output = ctx.run_fn(*inputs)
-        torch.autograd.backward(output, grad_output)
-        return (None, *(t.grad for t in inputs))
-
-
 class ForgetfulCheckpoint(CheckpointFunction):
     """Wrong on purpose: autograd.grad(inputs=...) leaves the block's parameters without .grad."""
 
     @staticmethod
     def backward(ctx, grad_output):
-        inputs = [t.detach().requires_grad_(True) for t in ctx.saved_tensors]
+        inputs = [t.detach().requires_grad_(True) for t in ctx.saved_tensors]  # tensor args only
         with torch.enable_grad():
             output = ctx.run_fn(*inputs)
         return (None, *torch.autograd.grad(output, inputs, grad_output))

@@ -51,7 +51,7 @@ def test_single_element_is_not_called_a_constant_factor(raises_hint):
     """On a 0-d tensor any wrong value is "a factor": does the hint give the values instead?"""
     expected = torch.tensor(2.0, dtype=torch.float64)
     with raises_hint("your gradient for x is wrong: largest error 1.3 at index () "
-                     "(got 3.3, expected 2)"):
+                     "(got 3.3, expected 2.0)"):
         diagnose_gradient("x", torch.tensor(3.3, dtype=torch.float64), expected)
 
 
@@ -126,7 +126,7 @@ def test_unrecognised_mistake_reports_worst_index(raises_hint):
     got[1, 0] = 7.0
     got[0, 1] = 2.5
     with raises_hint("your gradient for x is wrong: largest error 4 at index (1, 0) "
-                     "(got 7, expected 3)"):
+                     "(got 7.0, expected 3.0)"):
         diagnose_gradient("x", got, expected)
 
 
@@ -175,7 +175,7 @@ class TestDiagnoseValues:
     def test_wrong_values(self, raises_hint):
         """Is a wrong value reported with its index and both values?"""
         expected = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
-        with raises_hint("f's output is wrong: largest error 2 at index (2,) (got 5, expected 3)"):
+        with raises_hint("f's output is wrong: largest error 2 at index (2,) (got 5.0, expected 3.0)"):
             diagnose_values("f's output", torch.tensor([1.0, 2.0, 5.0], dtype=torch.float64),
                             expected)
 

@@ -17,7 +17,7 @@ from autograder.verdict import VERDICT_MIME, read_verdicts, sign
 from functions import correct
 
 KEY = b"k" * 32
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -226,16 +226,26 @@ BOOT_SCRIPT = textwrap.dedent("""
     os.environ[autograder.seal.KEY_FILE_VARIABLE] = sys.argv[1]
     autograder.seal.boot()
     import torch
-    from functions import correct
 
-    class Tamper(correct.Square):
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return grad_output * 2 * x
+
+    class Tamper(Square):
         @staticmethod
         def backward(ctx, grad_output):
             torch.allclose = lambda *args, **kwargs: True
-            return correct.Square.backward(ctx, grad_output)
+            return Square.backward(ctx, grad_output)
 
     results = []
-    for submission in (correct.Square, Tamper, correct.Square):
+    for submission in (Square, Tamper, Square):
         try:
             autograder.grade("Square", submission)
             results.append("ok")
@@ -255,7 +265,7 @@ def test_boot_seals_a_fresh_kernel(tmp_path):
     key_file = tmp_path / "key"
     key_file.write_bytes(KEY)
     env = {k: v for k, v in os.environ.items() if k != seal.KEY_FILE_VARIABLE}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests"), str(ROOT), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["AUTOGRADER_DEVICE"] = "cpu"
     done = subprocess.run([sys.executable, "-c", BOOT_SCRIPT, str(key_file)], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=120)

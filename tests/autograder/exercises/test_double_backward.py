@@ -6,7 +6,8 @@ import torch
 from autograder.exercises import EXERCISES
 from autograder.exercises.double_backward import (SHAPES, SWISH, check_differentiable_backward,
                                                   check_gradgradcheck, swish_values)
-from functions import double_backward as db
+from tests.autograder.catalogued import mistake, unusual
+from tools.solutions import solution
 
 NAMES = ["SwishFunction", "CubeOnce"]
 
@@ -20,27 +21,10 @@ def run(check: str, name: str, submission, device="cpu"):
         exercise.full(submission, torch.device(device))
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_correct_passes_quick(name):
-    """Does the correct solution pass the visible self-check?"""
-    EXERCISES[name].quick(db.SOLUTIONS[name])
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_correct_passes_full(name, device):
-    """Does the correct solution pass every hidden check on this device?"""
-    EXERCISES[name].full(db.SOLUTIONS[name], device)
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_correct_passes_grade(name):
-    """Does the correct solution pass on every grading device?"""
-    EXERCISES[name].grade(db.SOLUTIONS[name])
-
-
 def test_intermediate_returned_as_output_passes(device):
     """Is the other fix, returning sigmoid(beta * x) as an extra output, accepted too?"""
-    EXERCISES["SwishFunction"].full(db.SwishViaSigmoidOutput, device)
+    EXERCISES["SwishFunction"].full(
+        unusual("SwishFunction", "the sigmoid returned as a second output and wrapped"), device)
 
 
 def test_zero_dimensional_shape_is_graded_last():
@@ -49,21 +33,21 @@ def test_zero_dimensional_shape_is_graded_last():
 
 
 SWISH_MISTAKES = [
-    (db.SwishSavesSigmoid,
+    (mistake("SwishFunction", "saves the intermediate sigmoid"),
      "SwishFunction saved an intermediate of shape (5,) (such as sigmoid(beta * x)) with "
      "save_for_backward; forward runs without autograd, so to double backward it is a constant"),
-    (db.SwishDetaches, "the derivative of SwishFunction's backward with respect to x is wrong: "
+    (mistake("SwishFunction", "detaches in backward"), "the derivative of SwishFunction's backward with respect to x is wrong: "
      "part of backward is cut off from autograd (.detach(), .data, torch.no_grad)"),
-    (db.SwishNoGrad, "grad_x from SwishFunction's backward is cut off from autograd"),
-    (db.SwishOnceDifferentiable,
+    (mistake("SwishFunction", "backward under torch.no_grad()"), "grad_x from SwishFunction's backward is cut off from autograd"),
+    (mistake("SwishFunction", "@once_differentiable on a differentiable backward"),
      "SwishFunction's backward is marked @once_differentiable, so it cannot be differentiated "
      "again: remove the decorator"),
-    (db.SwishNoBetaGradient,
+    (mistake("SwishFunction", "None for beta"),
      "backward returned None for beta, which requires grad: return grad_beta"),
-    (db.SwishBetaItem, "SwishFunction keeps beta as a Python number (ctx.beta, from .item() or "
+    (mistake("SwishFunction", "beta.item()"), "SwishFunction keeps beta as a Python number (ctx.beta, from .item() or "
      "float()): double backward cannot differentiate through a number"),
-    (db.SwishWrongBetaGradient, "your gradient for beta is wrong"),
-    (db.SwishCtxTensors, "SwishFunction stores a tensor as ctx.x, ctx.beta: use "
+    (mistake("SwishFunction", "grad_beta misses a factor x"), "your gradient for beta is wrong"),
+    (mistake("SwishFunction", "tensors on ctx"), "SwishFunction stores a tensor as ctx.x, ctx.beta: use "
      "ctx.save_for_backward"),
 ]
 
@@ -89,10 +73,10 @@ def test_swish_mistake_named_by_full(mistake, hint, device, raises_hint):
 def test_detaching_swish_loses_the_exercise_on_grading(raises_hint):
     """Does grading fail the syllabus's example mistake (a backward that detaches)?"""
     with raises_hint("part of backward is cut off from autograd"):
-        EXERCISES["SwishFunction"].grade(db.SwishDetaches)
+        EXERCISES["SwishFunction"].grade(mistake("SwishFunction", "detaches in backward"))
 
 
-@pytest.mark.parametrize("mistake", [db.SwishSavesSigmoid, db.SwishDetaches, db.SwishBetaItem])
+@pytest.mark.parametrize("mistake", [mistake("SwishFunction", "saves the intermediate sigmoid"), mistake("SwishFunction", "detaches in backward"), mistake("SwishFunction", "beta.item()")])
 def test_gradgradcheck_also_catches_second_order_mistakes(mistake, raises_hint):
     """Does gradgradcheck, the final check, fail what the second-order diagnosis names?"""
     with raises_hint("gradgradcheck failed for SwishFunction"):
@@ -101,16 +85,16 @@ def test_gradgradcheck_also_catches_second_order_mistakes(mistake, raises_hint):
 
 def test_gradgradcheck_with_beta_fixed_passes_a_beta_item_swish():
     """With beta not requiring grad, is a Swish that keeps beta as a number still right?"""
-    check_gradgradcheck(db.SwishBetaItem, SWISH, swish_values((3,), "cpu"), ["x"])
-    check_differentiable_backward(db.SwishBetaItem, SWISH, swish_values((3,), "cpu"), ["x"])
+    check_gradgradcheck(mistake("SwishFunction", "beta.item()"), SWISH, swish_values((3,), "cpu"), ["x"])
+    check_differentiable_backward(mistake("SwishFunction", "beta.item()"), SWISH, swish_values((3,), "cpu"), ["x"])
 
 
 CUBE_MISTAKES = [
-    (db.CubeDifferentiable,
+    (mistake("CubeOnce", "forgets @once_differentiable"),
      "a second backward through CubeOnce succeeded: mark backward with @once_differentiable"),
-    (db.CubeDetaches, "a second backward through CubeOnce raised \"element 0 of tensors does not "
+    (mistake("CubeOnce", "detaches instead"), "a second backward through CubeOnce raised \"element 0 of tensors does not "
      "require grad and does not have a grad_fn\" instead of once_differentiable's clear error"),
-    (db.CubeOnceWrongGradient, "your gradient for x is wrong"),
+    (mistake("CubeOnce", "3x instead of 3x^2"), "your gradient for x is wrong"),
 ]
 
 
@@ -122,7 +106,7 @@ def test_cube_mistake_named_by_quick(mistake, hint, raises_hint):
 
 
 @pytest.mark.parametrize("mistake, hint", CUBE_MISTAKES + [
-    (db.CubeOnceCtxTensor, "CubeOnce stores a tensor as ctx.x: use ctx.save_for_backward"),
+    (mistake("CubeOnce", "x kept on ctx"), "CubeOnce stores a tensor as ctx.x: use ctx.save_for_backward"),
 ], ids=_id)
 def test_cube_mistake_named_by_full(mistake, hint, device, raises_hint):
     """Do the hidden checks name each CubeOnce mistake, on every device?"""
@@ -133,17 +117,17 @@ def test_cube_mistake_named_by_full(mistake, hint, device, raises_hint):
 def test_missing_once_differentiable_loses_the_exercise_on_grading(raises_hint):
     """Does grading fail a CubeOnce without the decorator on every device?"""
     with raises_hint("mark backward with @once_differentiable"):
-        EXERCISES["CubeOnce"].grade(db.CubeDifferentiable)
+        EXERCISES["CubeOnce"].grade(mistake("CubeOnce", "forgets @once_differentiable"))
 
 
 def test_once_differentiable_needs_a_grad_output_that_requires_grad():
     """Why the check differentiates with a grad_output that requires grad: with a constant one,
     @once_differentiable returns a plain tensor and its clear error never fires."""
     x = torch.randn(3, dtype=torch.float64, requires_grad=True)
-    grad_x, = torch.autograd.grad(db.CubeOnce.apply(x).sum(), x, create_graph=True)
+    grad_x, = torch.autograd.grad(solution("CubeOnce").apply(x).sum(), x, create_graph=True)
     assert not grad_x.requires_grad
     grad_output = torch.ones(3, dtype=torch.float64, requires_grad=True)
-    grad_x, = torch.autograd.grad(db.CubeOnce.apply(x), x, grad_output, create_graph=True)
+    grad_x, = torch.autograd.grad(solution("CubeOnce").apply(x), x, grad_output, create_graph=True)
     with pytest.raises(RuntimeError, match="marked with @once_differentiable"):
         grad_x.sum().backward()
 

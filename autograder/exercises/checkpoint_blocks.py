@@ -1,0 +1,73 @@
+"""Lesson 05 helpers: the blocks and layer stacks that checkpointing is graded on, the
+parameters they train, random-state bookkeeping and the un-checkpointed reference run."""
+
+import math
+
+import torch
+from torch import nn
+
+from ..exercise import sample
+from ..checks import make_inputs
+
+WIDTH = 5
+
+
+def _linear(n_in: int, n_out: int, device, seed: int) -> nn.Linear:
+    """A float64 Linear layer with seeded weights."""
+    layer = nn.Linear(n_in, n_out, dtype=torch.float64, device=device)
+    with torch.no_grad():
+        layer.weight.copy_(sample((n_out, n_in), device, seed=seed) / math.sqrt(n_in))
+        layer.bias.copy_(sample((n_out,), device, seed=seed + 1) / 4)
+    return layer
+
+
+def mlp_block(device, *, seed: int = 0, dropout: float = 0.0) -> nn.Sequential:
+    """Linear, tanh, (dropout), Linear: a block with parameters and activations worth saving."""
+    layers = [_linear(WIDTH, 2 * WIDTH, device, seed), nn.Tanh()]
+    if dropout:
+        layers.append(nn.Dropout(dropout))
+    layers.append(_linear(2 * WIDTH, WIDTH, device, seed + 2))
+    return nn.Sequential(*layers).train()
+
+
+def layer_stack(device, n: int = 7, *, seed: int = 0) -> list[nn.Module]:
+    """``n`` layers of equal width, alternating Linear and a nonlinearity."""
+    nonlinear = [nn.Tanh, nn.Sigmoid, nn.Softplus]
+    return [_linear(WIDTH, WIDTH, device, seed + 2 * i) if i % 2 == 0 else nonlinear[i // 2 % 3]()
+            for i in range(n)]
+
+
+def parameters_of(module) -> dict[str, torch.Tensor]:
+    if isinstance(module, (list, tuple)):
+        module = nn.Sequential(*module)
+    return dict(module.named_parameters())
+
+
+def clear_grads(module) -> None:
+    for parameter in parameters_of(module).values():
+        parameter.grad = None
+
+
+def rng_states(device: torch.device) -> list[torch.Tensor]:
+    states = [torch.get_rng_state()]
+    if device.type == "cuda":
+        states.append(torch.cuda.get_rng_state(device))
+    return states
+
+
+def fork_rng(device: torch.device):
+    """Keep the caller's random streams as they were, whatever grading draws."""
+    return torch.random.fork_rng(devices=[device] if device.type == "cuda" else [])
+
+
+def reference(run_fn, values: dict, wanted: set, parameters: dict, grad_output=None):
+    """run_fn's output and the true gradients of the wanted inputs and of the parameters."""
+    inputs = make_inputs(values, requires_grad=wanted)
+    output = run_fn(*inputs.values())
+    if grad_output is None:
+        grad_output = sample(tuple(output.shape), output.device, seed=99, dtype=output.dtype)
+    leaves = [inputs[name] for name in wanted] + list(parameters.values())
+    grads = torch.autograd.grad(output, leaves, grad_output, allow_unused=True)
+    grads = [torch.zeros_like(leaf) if g is None else g for leaf, g in zip(leaves, grads)]
+    return (output.detach(), grad_output,
+            dict(zip(wanted, grads)), dict(zip(parameters, grads[len(wanted):])))

@@ -1,0 +1,147 @@
+"""Lesson 05: checkpoint_sequential, graded on stacks of layers against the plain stack."""
+
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+
+from ..checks import case
+from ..diagnose import diagnose_gradient, diagnose_values
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+from .checkpoint_blocks import (WIDTH, clear_grads, fork_rng, layer_stack, parameters_of,
+                                reference)
+
+SEQUENTIAL = "checkpoint_sequential"
+
+
+def _custom_nodes(output: torch.Tensor) -> int:
+    """How many custom Function nodes (checkpointed segments) the output's graph holds."""
+    seen, stack, count = set(), [output.grad_fn], 0
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        count += isinstance(node, torch.autograd.function.BackwardCFunction)
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return count
+
+
+def _run_layers(layers, x):
+    for layer in layers:
+        x = layer(x)
+    return x
+
+
+@contextmanager
+def _counting_calls(layers):
+    """Count each layer's calls (modules only) while the block runs."""
+    calls = [0] * len(layers)
+    handles = [layer.register_forward_hook(lambda *_, i=i: calls.__setitem__(i, calls[i] + 1))
+               for i, layer in enumerate(layers) if isinstance(layer, nn.Module)]
+    try:
+        yield calls
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def check_recomputation(where: str, calls: list) -> None:
+    """In backward each layer runs at most once (its segment's recomputation): a layer run
+    several times means the recomputation ran different code than forward."""
+    repeated = [i for i, n in enumerate(calls) if n > 1]
+    if repeated:
+        never = [i for i, n in enumerate(calls) if n == 0]
+        raise GradingError(
+            f"{where}: the recomputation ran different code than forward (in backward layer "
+            f"{repeated[0]} ran {calls[repeated[0]]} times"
+            f"{f' and layer {never[0]} never' if never else ''}): a function defined in a loop "
+            "reads the loop's variables when backward calls it, after the loop has moved on; "
+            "bind them when defining it (def run(h, start=start, end=end)) or use "
+            "nn.Sequential(*layers[start:end])")
+
+
+def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torch.Tensor) -> None:
+    """Output and every gradient equal the plain stack; exactly ``segments`` checkpoints (or
+    one fewer, when the last segment runs plainly as torch.utils.checkpoint's does)."""
+    n = len(layers)
+    where = f"checkpoint_sequential(layers, segments={segments}, x) with {n} layers"
+    parameters = parameters_of(list(layers))
+    expected, grad_output, truth, parameter_truth = reference(
+        lambda x: _run_layers(layers, x), {"x": x_value}, {"x"}, parameters)
+    clear_grads(list(layers))
+    x = x_value.detach().clone().requires_grad_()
+    try:
+        output = checkpoint_sequential(layers, segments, x)
+    except (NotImplementedError, GradingError):
+        raise
+    except TypeError as error:
+        raise GradingError(f"calling {where} raised TypeError: it should take "
+                           "(layers, segments, x)", str(error)) from error
+    except RuntimeError as error:
+        raise GradingError(f"{where} raised RuntimeError: {str(error).splitlines()[0]}",
+                           str(error)) from error
+    if isinstance(output, torch.Tensor) and output.shape == expected.shape and not torch.allclose(
+            output.detach(), expected):
+        for k in range(n):
+            if torch.allclose(output.detach(), _run_layers(list(layers)[:k], x_value).detach()):
+                raise GradingError(f"{where} ran only the first {k} layers: every layer must run "
+                                   "once, in order (the last segment takes the remainder)")
+    diagnose_values(f"{where}: the output", output, expected)
+    checkpointed = _custom_nodes(output)
+    if segments > 1 and checkpointed == 0:
+        raise GradingError(f"{where} checkpointed nothing: run each segment through "
+                           "CheckpointFunction.apply(run_segment, x)")
+    if checkpointed not in (segments - 1, segments):
+        raise GradingError(f"{where} made {checkpointed} checkpointed segments: split the layers "
+                           f"into exactly {segments} consecutive groups")
+    try:
+        with _counting_calls(list(layers)) as calls:
+            output.backward(grad_output)
+    except RuntimeError as error:
+        raise GradingError(f"backward through {where} raised RuntimeError: "
+                           f"{str(error).splitlines()[0]}", str(error)) from error
+    check_recomputation(where, calls)
+    with case(f"{where}, x of shape {tuple(x_value.shape)}"):
+        diagnose_gradient("x", x.grad, truth["x"])
+    for name, parameter in parameters.items():
+        if parameter.grad is None:
+            raise GradingError(
+                f"after {where} the parameters got no gradient: CheckpointFunction's backward "
+                "must accumulate into their .grad (torch.autograd.backward, not "
+                "torch.autograd.grad)")
+        diagnose_gradient(f"parameter {name}", parameter.grad, parameter_truth[name])
+
+
+def _must_be_callable(checkpoint_sequential) -> None:
+    if not callable(checkpoint_sequential):
+        raise GradingError(f"{SEQUENTIAL} must be a function, got "
+                           f"{type(checkpoint_sequential).__name__}")
+
+
+def sequential_quick(checkpoint_sequential) -> None:
+    _must_be_callable(checkpoint_sequential)
+    with fork_rng(torch.device("cpu")):
+        layers = layer_stack("cpu", 5)
+        for segments in (2, 3):
+            check_sequential(checkpoint_sequential, layers, segments, sample((3, WIDTH), "cpu"))
+
+
+def sequential_full(checkpoint_sequential, device) -> None:
+    _must_be_callable(checkpoint_sequential)
+    with fork_rng(torch.device(device)):
+        layers = layer_stack(device, 7)
+        for segments in range(1, len(layers) + 1):
+            check_sequential(checkpoint_sequential, layers, segments,
+                             sample((3, WIDTH), device, seed=segments))
+        check_sequential(checkpoint_sequential, nn.Sequential(*layer_stack(device, 5, seed=3)), 2,
+                         sample((2, 4, WIDTH), device, seed=9))
+
+
+EXERCISES = [
+    Exercise("checkpoint_sequential", "05_checkpointing", sequential_quick, sequential_full,
+             "every segment count from 1 to 7 on 7 layers, a list and an nn.Sequential, the "
+             "number of checkpoints, each layer recomputed once, input and parameter gradients, "
+             "CPU and CUDA"),
+]

@@ -1,0 +1,20 @@
+"""Catalogue entries by name, for the lesson-special tests (the harness runs them all)."""
+
+from tools import catalogue
+
+
+def mistake(exercise: str, name: str):
+    """The Function (or function) of the catalogued mistake ``name`` of ``exercise``."""
+    return _find(catalogue.mistakes(), exercise, name).load()
+
+
+def unusual(exercise: str, name: str):
+    """The Function (or function) of the catalogued unusual answer ``name`` of ``exercise``."""
+    return _find(catalogue.unusual(), exercise, name).load()
+
+
+def _find(entries, exercise: str, name: str):
+    for entry in entries:
+        if (entry.exercise, entry.name) == (exercise, name):
+            return entry
+    raise KeyError(f"no catalogue entry {name!r} for {exercise}")

@@ -1,0 +1,160 @@
+"""autograder.exercises.checkpointing: lesson 05's CheckpointFunction and checkpoint_sequential,
+graded against correct and deliberately wrong submissions."""
+
+import pytest
+import torch
+
+from autograder.exercises import EXERCISES
+from autograder.exercises import checkpointing as lesson
+from autograder.grading import verdict
+from tests.autograder.catalogued import mistake, unusual
+from tools.solutions import solution
+
+pytestmark = pytest.mark.lesson05
+
+CHECKPOINT = EXERCISES["CheckpointFunction"]
+SEQUENTIAL = EXERCISES["checkpoint_sequential"]
+
+
+class TestLateBinding:
+    def test_names_the_closure(self, raises_hint):
+        """Is a closure that reads its loop variables at backward time named as recomputing
+        different code, with the layer that ran too often?"""
+        with raises_hint("the recomputation ran different code than forward (in backward layer "
+                         "2 ran 2 times and layer 0 never)"):
+            SEQUENTIAL.quick(mistake("checkpoint_sequential",
+                                     "late-binding closure in the loop"))
+
+
+class TestRegistry:
+    def test_exercises_are_registered(self):
+        """Are both exercises found by name, for lesson 05?"""
+        assert CHECKPOINT.lesson == SEQUENTIAL.lesson == "05_checkpointing"
+        assert CHECKPOINT.hidden_checks and "\n" not in CHECKPOINT.hidden_checks
+
+
+class TestCorrect:
+    def test_grading_leaves_the_random_stream_alone(self):
+        """Does grading (which reseeds for dropout) leave the learner's random state as it was?"""
+        function = solution("CheckpointFunction")  # loading the lesson seeds the generator
+        torch.manual_seed(123)
+        before = torch.get_rng_state()
+        CHECKPOINT.quick(function)
+        assert torch.equal(before, torch.get_rng_state())
+
+    def test_pytorch_reentrant_checkpoint_is_graded_through_backward(self, device):
+        """Is PyTorch's own reentrant CheckpointFunction, which refuses torch.autograd.grad by
+        design, graded the way it is used (.backward()) and accepted?"""
+        reentrant = unusual("CheckpointFunction",
+                            "PyTorch's reentrant CheckpointFunction, preserve_rng_state=True")
+        CHECKPOINT.quick(reentrant)
+        CHECKPOINT.full(reentrant, device)
+
+    def test_random_state_in_save_for_backward_is_not_an_activation(self):
+        """Is the CPU random state (a uint8 tensor) passed through save_for_backward accepted?"""
+        CHECKPOINT.quick(unusual("CheckpointFunction",
+                                 "RNG state passed through save_for_backward"))
+
+
+class TestMistakes:
+    def test_overwritten_parameter_grads(self, raises_hint):
+        """Is assigning p.grad = g (instead of accumulating) caught by the second call?"""
+        with raises_hint("replaced the .grad of parameter 0.weight instead of adding to it"):
+            CHECKPOINT.full(mistake("CheckpointFunction", "overwrites the parameters' .grad"),
+                            torch.device("cpu"))
+
+    def test_cpu_state_only_fails_on_cuda(self, cuda, raises_hint):
+        """Does restoring only the CPU random state fail with dropout on CUDA, naming CUDA?"""
+
+        class RestoresOnlyCPUState(solution("CheckpointFunction")):
+            @staticmethod
+            def backward(ctx, grad_output):
+                ctx.devices, ctx.cuda_states = [], []  # forget CUDA's random state
+                return solution("CheckpointFunction").backward(ctx, grad_output)
+
+        CHECKPOINT.full(RestoresOnlyCPUState, torch.device("cpu"))
+        with raises_hint("torch.cuda.get_rng_state() for CUDA tensors"):
+            CHECKPOINT.full(RestoresOnlyCPUState, cuda)
+
+    def test_rng_mistake_costs_only_checkpoint_function(self):
+        """Does ignoring the random state lose CheckpointFunction only, not checkpoint_sequential
+        built on it?"""
+
+        ignores = mistake("CheckpointFunction", "ignores the random state")
+        sequential = _sequential_on(ignores)
+        assert not verdict("CheckpointFunction", ignores)[0]
+        assert verdict("checkpoint_sequential", sequential)[0]
+
+    def test_not_a_function(self, raises_hint):
+        """Is a plain function passed as CheckpointFunction told what it must be?"""
+        with raises_hint("CheckpointFunction must be a class deriving from "
+                         "torch.autograd.Function"):
+            CHECKPOINT.quick(solution("checkpoint_sequential"))
+
+    def test_stub_raises_not_implemented(self):
+        """Does the notebook stub's NotImplementedError reach the learner unchanged?"""
+
+        class Stub(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, run_fn, *args):
+                raise NotImplementedError()
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                raise NotImplementedError()
+
+        with pytest.raises(NotImplementedError):
+            CHECKPOINT.quick(Stub)
+
+        def stub(layers, segments, x):
+            raise NotImplementedError()
+
+        with pytest.raises(NotImplementedError):
+            SEQUENTIAL.quick(stub)
+
+
+def _sequential_on(function):
+    """The lesson's checkpoint_sequential, built on ``function`` instead of its own
+    CheckpointFunction."""
+    from tools.solutions import namespace
+
+    names = dict(namespace("05_checkpointing"), CheckpointFunction=function)
+    original = solution("checkpoint_sequential")
+    return type(original)(original.__code__, names, original.__name__, original.__defaults__)
+
+
+class TestSequentialMistakes:
+    def test_parameters_without_gradient(self, raises_hint):
+        """Built on a CheckpointFunction that uses torch.autograd.grad, are the parameters'
+        missing gradients named?"""
+
+        sequential = _sequential_on(mistake("CheckpointFunction",
+                                            "torch.autograd.grad of the inputs only"))
+        with raises_hint("the parameters got no gradient"):
+            SEQUENTIAL.quick(sequential)
+
+    def test_not_callable(self, raises_hint):
+        """Is something that is not a function rejected with its type?"""
+        with raises_hint("checkpoint_sequential must be a function, got int"):
+            SEQUENTIAL.quick(3)
+
+
+class TestHelpers:
+    def test_saved_bytes_are_the_inputs(self):
+        """Does a correct CheckpointFunction save exactly its tensor arguments, by the probe?"""
+        from autograder.checks import make_inputs, run_forward
+
+        block = lesson.mlp_block("cpu")
+        values = {"run_fn": block, "x": torch.randn(4, lesson.WIDTH, dtype=torch.float64)}
+        forward = run_forward(solution("CheckpointFunction"), lesson.CHECKPOINT,
+                              make_inputs(values))
+        assert [s.role for s in forward.saved] == ["input x"]
+        assert forward.saved_bytes == 4 * lesson.WIDTH * 8
+
+    def test_custom_nodes_count_segments(self):
+        """Does the graph walk count one custom node per checkpointed segment?"""
+        layers = lesson.layer_stack("cpu", 6)
+        x = torch.randn(2, lesson.WIDTH, dtype=torch.float64, requires_grad=True)
+        for segments in (1, 2, 3, 6):
+            checkpoint_sequential = solution("checkpoint_sequential")
+            assert lesson._custom_nodes(checkpoint_sequential(layers, segments, x)) == segments

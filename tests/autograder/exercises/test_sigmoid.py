@@ -1,0 +1,122 @@
+"""Lesson 01 (sigmoid): what the catalogue harness (tests/autograder/test_catalogue.py) does
+not cover for MySigmoid, MyReLU and ScaledSigmoid."""
+
+import pytest
+import torch
+
+from autograder.checks import check_version_tracking, make_inputs, run_forward
+from autograder.exercises import EXERCISES
+from autograder.exercises.sigmoid import (MY_SIGMOID, SHAPES, check_extreme_inputs,
+                                          check_saves_only_output, check_tails)
+from autograder.probes import ForwardTrace, SavedTensor
+from tests.autograder.catalogued import mistake
+from tools.solutions import solution
+
+pytestmark = pytest.mark.lesson01
+
+NAMES = ["MySigmoid", "MyReLU", "ScaledSigmoid"]
+
+
+def run(check: str, name: str, submission, device="cpu"):
+    """Run the quick (always CPU) or the full checks of one exercise."""
+    exercise = EXERCISES[name]
+    if check == "quick":
+        exercise.quick(submission)
+    else:
+        exercise.full(submission, torch.device(device))
+
+
+def test_zero_dimensional_shape_is_graded_last():
+    """Is 0-d graded, and after a shape whose hint can tell a factor from a sign?"""
+    assert () in SHAPES and SHAPES[0] != () and SHAPES[-1] == ()
+
+
+def ids(value):
+    return getattr(value, "__name__", None) or (value if value in NAMES else "")
+
+
+def test_ctx_output_escapes_version_tracking(raises_hint):
+    """Is an output kept as ctx.y caught by the in-place version check, and a saved one not?"""
+    values = {"x": torch.randn(4, dtype=torch.float64)}
+    check_version_tracking(solution("MySigmoid"), MY_SIGMOID, values)
+    with raises_hint("MySigmoid did not notice its saved output was changed in place"):
+        check_version_tracking(mistake("MySigmoid", "output kept as ctx.y"), MY_SIGMOID, values)
+
+
+class TestSavesOnlyOutput:
+    """check_saves_only_output, on the roles probes report."""
+
+    @staticmethod
+    def trace(*roles):
+        tensor = torch.zeros(1)
+        saved = [SavedTensor(role, (1,), torch.float32, 4, tensor) for role in roles]
+        return ForwardTrace(tensor, saved, [], {})
+
+    def test_output_only(self):
+        """Does saving exactly the output pass?"""
+        check_saves_only_output(MY_SIGMOID, self.trace("output"))
+
+    @pytest.mark.parametrize("roles, hint", [
+        (("input x",), "MySigmoid saved its input x: save the output y instead"),
+        (("input x", "output"), "MySigmoid saved its input x"),
+        ((), "MySigmoid saved nothing with ctx.save_for_backward: save the output y"),
+        (("intermediate",), "MySigmoid saved 1 tensor (intermediate): save exactly the output y"),
+        (("output", "output"), "MySigmoid saved 2 tensors (output, output): save exactly"),
+    ])
+    def test_anything_else(self, roles, hint, raises_hint):
+        """Is every other set of saved tensors named?"""
+        with raises_hint(hint):
+            check_saves_only_output(MY_SIGMOID, self.trace(*roles))
+
+
+class TestExtremeInputs:
+    """check_extreme_inputs: |x| up to 800 in float64."""
+
+    def test_stable(self, device):
+        """Does the exp(-|x|) formulation stay finite?"""
+        check_extreme_inputs(solution("MySigmoid"), MY_SIGMOID, device)
+
+    def test_unstable(self, device, raises_hint):
+        """Does exp(x) / (1 + exp(x)) really produce nan at 800, and is that named?"""
+        unstable = mistake("MySigmoid", "exp(x) / (1 + exp(x))")
+        forward = run_forward(unstable, MY_SIGMOID,
+                              make_inputs({"x": torch.tensor([800.0], dtype=torch.float64)}))
+        assert forward.output.isnan().all()
+        with raises_hint("MySigmoid returns inf or nan for large |x|"):
+            check_extreme_inputs(unstable, MY_SIGMOID, device)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("check", ["quick", "full"])
+def test_not_a_function(name, check, raises_hint):
+    """Is a plain function named for what it is?"""
+    with raises_hint(f"{name} must be a class deriving from torch.autograd.Function, got function"):
+        run(check, name, mistake("Square", "a plain function"))
+
+
+def test_hint_names_the_scale_that_broke_the_gradient(raises_hint):
+    """Does dividing by scale fail with a hint that says scale=0.0 was the problem?"""
+    with raises_hint("scale=0.0"):
+        EXERCISES["ScaledSigmoid"].full(mistake("ScaledSigmoid", "sigma recovered as y / scale"),
+                                        torch.device("cpu"))
+
+
+class TestTails:
+    """check_tails: relative accuracy where sigma(x) is tiny but representable."""
+
+    def test_accurate(self, device):
+        """Does the lesson's z / (1 + z) pass down to sigma(-700)?"""
+        check_tails(solution("MySigmoid"), MY_SIGMOID, device)
+
+    def test_cancelling(self, device, raises_hint):
+        """Is 1 - 1 / (1 + z), which returns 0 for sigma(-40) = 4.2e-18, named with repr values?"""
+        with raises_hint("MySigmoid loses the left tail: at x = -700.0 it gives 0.0 where "
+                         "sigma(x) = 9.85967654375977e-305"):
+            check_tails(mistake("MySigmoid", "0 in the left tail (1 - 1 / (1 + z))"), MY_SIGMOID,
+                        device)
+
+
+def test_hint_names_the_shape(raises_hint):
+    """Does a MySigmoid hint say which input it failed on, as lessons 00-03 do?"""
+    with raises_hint("(with x of shape (5,))"):
+        EXERCISES["MySigmoid"].quick(mistake("MySigmoid", "saves the input x"))

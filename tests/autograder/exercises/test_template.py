@@ -1,0 +1,107 @@
+"""Lesson 00 (template): what the catalogue harness (tests/autograder/test_catalogue.py) does
+not cover for Square and WeightedSum."""
+
+import pytest
+import torch
+
+from autograder.exercises import EXERCISES
+from autograder.exercises.template import SHAPES, SQUARE, check_input_version_tracking
+from tests.autograder.catalogued import mistake
+from tools.solutions import solution
+
+pytestmark = pytest.mark.lesson00
+
+NAMES = ["Square", "WeightedSum"]
+
+
+def run(check: str, name: str, submission):
+    """Run the quick or the full (CPU) checks of one exercise."""
+    exercise = EXERCISES[name]
+    if check == "quick":
+        exercise.quick(submission)
+    else:
+        exercise.full(submission, torch.device("cpu"))
+
+
+def test_zero_dimensional_shape_is_graded_last():
+    """Is 0-d graded, and after a shape whose hint can tell a factor from a sign?"""
+    assert () in SHAPES and SHAPES[0] != () and SHAPES[-1] == ()
+
+
+def test_ctx_tensor_caught_on_every_grading_device(raises_hint):
+    """Storing x on ctx gives the right numbers: does grading still name it?"""
+    with raises_hint("Square stores a tensor as ctx.x"):
+        EXERCISES["Square"].grade(mistake("Square", "tensor on ctx"))
+
+
+def test_version_tracking_accepts_an_independent_copy():
+    """Is a Square that saves 2 * x (a new tensor, unaffected by later in-place changes) left
+    alone by the version check, while one that saves x.data is not?"""
+
+    class SavesTwiceX(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(2 * x)
+            return x ** 2
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            twice, = ctx.saved_tensors
+            return grad_output * twice
+
+    values = {"x": torch.randn(4, dtype=torch.float64)}
+    check_input_version_tracking(SavesTwiceX, SQUARE, values)
+    check_input_version_tracking(solution("Square"), SQUARE, values)
+
+
+@pytest.mark.parametrize("check", ["quick", "full"])
+def test_weighted_sum_swapped_weights(check, raises_hint):
+    """Are swapped weights (w2 for x1) named as such, with the weights that show it?"""
+    with raises_hint("the weights are swapped: with w1=0.5 and w2=-2.0 grad_x1 is w2 * "
+                     "grad_output"):
+        run(check, "WeightedSum", mistake("WeightedSum", "swapped weights"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("check", ["quick", "full"])
+def test_not_a_function(name, check, raises_hint):
+    """Is a plain function named for what it is?"""
+    with raises_hint(f"{name} must be a class deriving from torch.autograd.Function, got function"):
+        run(check, name, mistake("Square", "a plain function"))
+
+
+def test_instance_instead_of_class_warns(raises_hint):
+    """Does creating an instance warn (PyTorch deprecates it), and is it named?"""
+    with pytest.warns(DeprecationWarning):
+        instance = solution("Square")()
+    with raises_hint("Square is an instance: pass the class itself and call Square.apply(...)"):
+        run("full", "Square", instance)
+
+
+class _Stub(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        raise NotImplementedError()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise NotImplementedError()
+
+
+class _BackwardStub(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise NotImplementedError()
+
+
+@pytest.mark.parametrize("stub", [_Stub, _BackwardStub])
+@pytest.mark.parametrize("check", ["quick", "full"])
+def test_stub_raises_not_implemented(stub, check):
+    """Does an unfinished stub raise NotImplementedError itself, as learners' copies expect?"""
+    with pytest.raises(NotImplementedError):
+        run(check, "Square", stub)

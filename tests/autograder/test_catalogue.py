@@ -1,0 +1,113 @@
+"""Every answer with a known verdict, through the two calls a notebook makes.
+
+- each lesson's own solution (``tools.solutions``) and every correct-but-unusual answer of the
+  catalogue pass ``self_check`` and ``grade``;
+- every catalogued mistake fails ``grade`` with its hint in the first line, and every mistake
+  the lesson names fails the visible ``self_check`` with that same hint.
+
+Self-check times are not asserted (timings are not tests): ``pytest --durations=0`` on this file
+prints them; ``test_self_check`` runs one self-check after a warm-up call.
+"""
+
+import contextlib
+import importlib.util
+import io
+import warnings
+
+import pytest
+
+from autograder.errors import GradingError
+from autograder.exercises import EXERCISES
+from autograder.grading import self_check, verdict
+from tools import catalogue
+from tools.solutions import solution
+
+
+def _marks(exercise: str):
+    return [getattr(pytest.mark, f"lesson{EXERCISES[exercise].lesson[:2]}")]
+
+
+def _params(entries):
+    return [pytest.param(entry, marks=_marks(entry.exercise), id=f"{entry.exercise}-{entry.name}")
+            for entry in entries]
+
+
+def _quiet(call, *args):
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return call(*args)
+
+
+@pytest.fixture
+def on(monkeypatch):
+    """``on(device)``: grade on that device only."""
+    return lambda device: monkeypatch.setenv("AUTOGRADER_DEVICE", device.type)
+
+
+def first_line(message: str) -> str:
+    return (message.splitlines() or [""])[0]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in EXERCISES])
+def test_self_check(name):
+    """Does the lesson's own solution pass the visible self-check (timed after a warm-up)?"""
+    submission = solution(name)
+    _quiet(self_check, name, submission)  # warm-up: first imports, first dispatches
+    _quiet(self_check, name, submission)
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in EXERCISES])
+def test_solution_grade(name, device, on):
+    """Does the lesson's own solution get full marks on this device?"""
+    on(device)
+    passed, message = verdict(name, solution(name))
+    assert passed, message
+
+
+@pytest.mark.parametrize("entry", _params(catalogue.unusual()))
+def test_unusual_passes(entry, device, on):
+    """Is a correct answer written unusually accepted by the self-check and the hidden tests?"""
+    submission = entry.load()
+    if device.type == "cpu":
+        _quiet(self_check, entry.exercise, submission)
+    on(device)
+    passed, message = _quiet(verdict, entry.exercise, submission)
+    assert passed, message
+
+
+@pytest.mark.parametrize("entry", _params(catalogue.mistakes()))
+def test_mistake_fails_grade(entry, device, on):
+    """Does each mistake lose its marks, with its hint on the first line?"""
+    on(device)
+    passed, message = _quiet(verdict, entry.exercise, entry.load())
+    assert not passed, f"{entry.name} got full marks"
+    assert entry.hint in first_line(message)
+
+
+@pytest.mark.parametrize("entry", _params(m for m in catalogue.mistakes() if m.named))
+def test_named_mistake_fails_self_check(entry):
+    """Does the visible self-check catch each mistake the lesson names, with the same hint?"""
+    with pytest.raises(GradingError) as info:
+        _quiet(self_check, entry.exercise, entry.load())
+    assert entry.hint in first_line(str(info.value))
+
+
+def _has_catalogue(exercise: str) -> bool:
+    lesson = EXERCISES[exercise].lesson[:2]
+    return importlib.util.find_spec(f"tools.catalogue.lesson{lesson}") is not None
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in EXERCISES])
+def test_every_exercise_has_three_unusual_answers(name):
+    """Does the catalogue hold at least three correct-but-unusual answers per exercise?"""
+    if not _has_catalogue(name):
+        pytest.skip(f"no tools/catalogue module for lesson {EXERCISES[name].lesson} yet")
+    assert sum(entry.exercise == name for entry in catalogue.unusual()) >= 3
+
+
+def test_entries_name_known_exercises_uniquely():
+    """Does every entry name a real exercise, and is each (exercise, name) pair unique?"""
+    entries = [*catalogue.unusual(), *catalogue.mistakes()]
+    assert all(entry.exercise in EXERCISES for entry in entries)
+    keys = [(type(entry).__name__, entry.exercise, entry.name) for entry in entries]
+    assert len(keys) == len(set(keys))

@@ -1,0 +1,109 @@
+"""Lesson 00 (template): Square and WeightedSum, answered unusually and answered wrongly."""
+
+from tools.catalogue import Mistake, Unusual
+
+
+def _square(forward: str, backward: str) -> str:
+    return f"""
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+{forward}
+
+    @staticmethod
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+def _weighted(backward: str, forward: str = "        ctx.w1, ctx.w2 = w1, w2\n"
+              "        return w1 * x1 + w2 * x2") -> str:
+    return f"""
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+{forward}
+
+    @staticmethod
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+SAVE_X = "        ctx.save_for_backward(x)\n        return x ** 2"
+READ_X = "        x, = ctx.saved_tensors\n"
+
+UNUSUAL = [
+    Unusual("Square", "x * x and 2 * x computed as x + x",
+            _square("        ctx.save_for_backward(x)\n        return x * x",
+                    READ_X + "        return grad_output * (x + x)")),
+    Unusual("Square", "torch.mul and torch.square, gradient via torch.addcmul",
+            _square("        ctx.save_for_backward(x)\n        return torch.square(x)",
+                    READ_X + "        return torch.addcmul(torch.zeros_like(x), grad_output, x,"
+                    " value=2)")),
+    Unusual("Square", "einsum forward and backward",
+            _square("        ctx.save_for_backward(x)\n        return torch.einsum('...,...->...', x, x)",
+                    READ_X + "        return torch.einsum('...,...->...', grad_output, 2 * x)")),
+    Unusual("Square", "needs_input_grad checked, pow(2)",
+            _square("        ctx.save_for_backward(x)\n        return x.pow(2)",
+                    READ_X + "        return 2 * x * grad_output if ctx.needs_input_grad[0] "
+                    "else None")),
+    Unusual("WeightedSum", "torch.add with alpha",
+            _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None",
+                      "        ctx.w1, ctx.w2 = w1, w2\n"
+                      "        return torch.add(w1 * x1, x2, alpha=w2)")),
+    Unusual("WeightedSum", "weights kept as a tuple, gradients from needs_input_grad",
+            _weighted("        w1, w2 = ctx.weights\n"
+                      "        return tuple(grad_output * w if need else None\n"
+                      "                     for w, need in zip((w1, w2, None, None),"
+                      " ctx.needs_input_grad[:2]))"
+                      " + (None, None)",
+                      "        ctx.weights = (w1, w2)\n        return w1 * x1 + w2 * x2")),
+    Unusual("WeightedSum", "torch.mul by Python floats, list returned as tuple",
+            _weighted("        return tuple([torch.mul(grad_output, ctx.w1),"
+                      " torch.mul(grad_output, ctx.w2), None, None])",
+                      "        ctx.w1, ctx.w2 = w1, w2\n"
+                      "        return torch.mul(x1, w1) + torch.mul(x2, w2)")),
+]
+
+MISTAKES = [
+    Mistake("Square", "wrong sign", "your gradient for x is the numerical one times -1: check "
+            "the sign", _square(SAVE_X, READ_X + "        return -2 * x * grad_output"),
+),
+    Mistake("Square", "constant factor 5x", "off by a constant factor 2.5: a missing scale?",
+            _square(SAVE_X, READ_X + "        return 5 * x * grad_output")),
+    Mistake("Square", "zero gradient", "your gradient for x is zero everywhere: is backward "
+            "finished?", _square(SAVE_X, READ_X + "        return torch.zeros_like(x)")),
+    Mistake("Square", "forgets grad_output", "your gradient for x is wrong: largest error",
+            _square(SAVE_X, READ_X + "        return 2 * x")),
+    Mistake("Square", "forward computes x ** 3", "Square's output is wrong",
+            _square("        ctx.save_for_backward(x)\n        return x ** 3",
+                    READ_X + "        return 2 * x * grad_output")),
+    Mistake("Square", "tensor on ctx", "Square stores a tensor as ctx.x: use "
+            "ctx.save_for_backward",
+            _square("        ctx.x = x\n        return x ** 2",
+                    "        return grad_output * 2 * ctx.x"), named=True),
+    Mistake("Square", "saves x.data", "Square saved a tensor autograd cannot check for in-place "
+            "changes",
+            _square("        ctx.save_for_backward(x.data)\n        return x ** 2",
+                    READ_X + "        return grad_output * 2 * x")),
+    Mistake("Square", "a plain function", "Square must be a class deriving from "
+            "torch.autograd.Function, got function", "\ndef Square(x):\n    return x ** 2\n"),
+    Mistake("Square", "an instance", "Square is an instance: pass the class itself",
+            _square(SAVE_X, READ_X + "        return 2 * x * grad_output")
+            + "\nimport warnings\nwith warnings.catch_warnings():\n"
+              "    warnings.simplefilter('ignore')\n    Square = Square()\n", named=True),
+    Mistake("WeightedSum", "two gradients for four inputs",
+            "backward returned 2 gradients for 4 inputs: return None for w1 and w2",
+            _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2"),
+            named=True, nbgrader=True),
+    Mistake("WeightedSum", "a gradient for the float w1",
+            "backward returned a gradient for w1, which is not a tensor: return None for w1",
+            _weighted("        return (grad_output * ctx.w1, grad_output * ctx.w2, "
+                      "torch.zeros(()), None)"), named=True),
+    Mistake("WeightedSum", "swapped weights", "the weights are swapped",
+            _weighted("        return grad_output * ctx.w2, grad_output * ctx.w1, None, None")),
+    Mistake("WeightedSum", "forgets grad_output", "your gradient for x1 is",
+            _weighted("        ones = torch.ones_like(grad_output)\n"
+                      "        return ones * ctx.w1, ones * ctx.w2, None, None")),
+]

@@ -1,0 +1,163 @@
+"""Lesson 01 (sigmoid): MySigmoid, MyReLU and ScaledSigmoid, answered unusually and wrongly."""
+
+from tools.catalogue import Mistake, Unusual
+
+
+def _function(name: str, forward: str, backward: str, args: str = "x") -> str:
+    return f"""
+class {name}(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, {args}):
+{forward}
+
+    @staticmethod
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+def _sigmoid(forward: str, backward: str) -> str:
+    return _function("MySigmoid", forward, backward)
+
+
+def _relu(forward: str, backward: str) -> str:
+    return _function("MyReLU", forward, backward)
+
+
+def _scaled(forward: str, backward: str) -> str:
+    return _function("ScaledSigmoid", forward, backward, "x, scale")
+
+
+STABLE = ("        z = torch.exp(-x.abs())\n"
+          "        y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))\n")
+SAVE_Y = "        ctx.save_for_backward(y)\n        return y"
+FROM_Y = "        y, = ctx.saved_tensors\n        return grad_output * y * (1 - y)"
+RELU_FORWARD = "        ctx.save_for_backward(x)\n        return x.clamp(min=0)"
+RELU_READ = "        x, = ctx.saved_tensors\n"
+SCALED_FORWARD = ("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                  "        return scale * torch.sigmoid(x)")
+SCALED_READ = "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+
+UNUSUAL = [
+    # (The tanh form (1 + tanh(x / 2)) / 2 is not here: it gives 0 for sigma(-40) = 4.2e-18.)
+    Unusual("MySigmoid", "1 / (1 + exp(-x)) inside a Function: 1 / inf = 0, never nan",
+            _sigmoid("        y = torch.reciprocal(1 + torch.exp(-x))\n"
+                     "        ctx.save_for_backward(y)\n        return y", FROM_Y)),
+    Unusual("MySigmoid", "exp(x - softplus(x)), a log-space form",
+            _sigmoid("        y = torch.exp(-F.softplus(-x))\n" + SAVE_Y, FROM_Y)),
+    Unusual("MySigmoid", "torch.where on the sign with expm1-free branches, y - y * y backward",
+            _sigmoid("        e = torch.exp(torch.where(x >= 0, -x, x))\n"
+                     "        y = torch.where(x >= 0, 1 / (1 + e), e / (1 + e))\n" + SAVE_Y,
+                     "        y, = ctx.saved_tensors\n        return grad_output * (y - y * y)")),
+    Unusual("MySigmoid", "needs_input_grad checked, addcmul backward",
+            _sigmoid(STABLE + SAVE_Y,
+                     "        if not ctx.needs_input_grad[0]:\n            return None\n"
+                     "        y, = ctx.saved_tensors\n"
+                     "        return torch.addcmul(torch.zeros_like(y), grad_output, y * (1 - y))")),
+    Unusual("MyReLU", "saves the output, masks with y > 0",
+            _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(y)\n        return y",
+                  "        y, = ctx.saved_tensors\n        return grad_output * (y > 0)")),
+    Unusual("MyReLU", "saves a boolean mask, torch.where backward",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n"
+                  "        return torch.where(mask, x, torch.zeros_like(x))",
+                  "        mask, = ctx.saved_tensors\n"
+                  "        return torch.where(mask, grad_output, torch.zeros_like(grad_output))")),
+    Unusual("MyReLU", "masked_fill on a fresh tensor, F.relu forward",
+            _relu("        ctx.save_for_backward(x)\n        return F.relu(x)",
+                  RELU_READ + "        return grad_output.masked_fill(x <= 0, 0)")),
+    Unusual("MyReLU", "writes into grad_output.clone()",
+            _relu(RELU_FORWARD, RELU_READ + "        grad = grad_output.clone()\n"
+                  "        grad[x <= 0] = 0\n        return grad")),
+    Unusual("ScaledSigmoid", "saves sigmoid(x), a new tensor",
+            _scaled("        s = torch.sigmoid(x)\n        ctx.save_for_backward(s)\n"
+                    "        ctx.scale = scale\n        return scale * s",
+                    "        s, = ctx.saved_tensors\n"
+                    "        return grad_output * ctx.scale * s * (1 - s), None")),
+    Unusual("ScaledSigmoid", "the derivative through torch.special.expit and exp(-|x|)",
+            _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                    "        return torch.special.expit(x) * scale",
+                    "        x, = ctx.saved_tensors\n        z = torch.exp(-x.abs())\n"
+                    "        return grad_output * ctx.scale * z / (1 + z) ** 2, None")),
+    Unusual("ScaledSigmoid", "scale kept in a dict, gradient skipped when not needed",
+            _scaled("        ctx.save_for_backward(x)\n        ctx.settings = {'scale': scale}\n"
+                    "        return torch.sigmoid(x).mul(scale)",
+                    "        if not ctx.needs_input_grad[0]:\n            return None, None\n"
+                    "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+                    "        return grad_output * (ctx.settings['scale'] * s * (1 - s)), None")),
+]
+
+MISTAKES = [
+    Mistake("MySigmoid", "saves the input x", "MySigmoid saved its input x: save the output y "
+            "instead",
+            _sigmoid("        ctx.save_for_backward(x)\n        return torch.sigmoid(x)",
+                     "        x, = ctx.saved_tensors\n        y = torch.sigmoid(x)\n"
+                     "        return grad_output * y * (1 - y)"), named=True, nbgrader=True),
+    Mistake("MySigmoid", "exp(x) / (1 + exp(x))", "MySigmoid returns inf or nan for large |x|: "
+            "exp(x) overflows for x > 709; use exp(-|x|)",
+            _sigmoid("        e = torch.exp(x)\n        y = e / (1 + e)\n" + SAVE_Y, FROM_Y),
+            named=True),
+    Mistake("MySigmoid", "0 in the left tail (1 - 1 / (1 + z))", "MySigmoid loses the left tail",
+            _sigmoid("        z = torch.exp(-x.abs())\n"
+                     "        y = torch.where(x >= 0, 1 / (1 + z), 1 - 1 / (1 + z))\n" + SAVE_Y,
+                     FROM_Y)),
+    Mistake("MySigmoid", "output kept as ctx.y", "MySigmoid stores a tensor as ctx.y: use "
+            "ctx.save_for_backward",
+            _sigmoid(STABLE + "        ctx.y = y\n        return y",
+                     "        return grad_output * ctx.y * (1 - ctx.y)"), named=True),
+    Mistake("MySigmoid", "output hidden in a list on ctx",
+            "MySigmoid stores a tensor as ctx.cache['saved'][0]",
+            _sigmoid(STABLE + "        ctx.cache = {'saved': [y]}\n        return y",
+                     "        y = ctx.cache['saved'][0]\n        return grad_output * y * (1 - y)")),
+    Mistake("MySigmoid", "asks autograd inside backward", "MySigmoid.backward calls "
+            "torch.autograd.grad: write the gradient formula by hand",
+            _sigmoid(STABLE + SAVE_Y,
+                     "        y, = ctx.saved_tensors\n        with torch.enable_grad():\n"
+                     "            x = torch.logit(y).detach().requires_grad_()\n"
+                     "            grad_x, = torch.autograd.grad(torch.sigmoid(x), x, grad_output)\n"
+                     "        return grad_x")),
+    Mistake("MySigmoid", "built-in sigmoid_backward", "MySigmoid.backward uses the built-in op "
+            "sigmoid_backward: write the gradient formula by hand",
+            _sigmoid(STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n"
+                     "        return torch.ops.aten.sigmoid_backward(grad_output, y)")),
+    Mistake("MyReLU", "masks grad_output in place", "backward modified grad_output in place: "
+            "compute a new tensor instead",
+            _relu(RELU_FORWARD, RELU_READ + "        grad_output[x < 0] = 0\n"
+                  "        return grad_output"), named=True, nbgrader=True),
+    Mistake("MyReLU", "x.clamp_ in forward", "MyReLU modified its input x in place: inputs must "
+            "stay untouched",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n"
+                  "        return x.clamp_(min=0).clone()",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask"),
+            named=True),
+    Mistake("MyReLU", "returns x.clamp_ (the input, overwritten)",
+            "MyReLU modified its input x in place: inputs must stay untouched",
+            _relu("        ctx.save_for_backward(x)\n        return x.clamp_(min=0)",
+                  RELU_READ + "        return grad_output * (x > 0)")),
+    Mistake("MyReLU", "overwrites the saved input in backward",
+            "MyReLU modified its input x in place: inputs must stay untouched",
+            _relu(RELU_FORWARD, RELU_READ + "        return grad_output * x.clamp_(min=0)."
+                  "sign_()")),
+    Mistake("MyReLU", "mask kept as ctx.mask", "MyReLU stores a tensor as ctx.mask: use "
+            "ctx.save_for_backward",
+            _relu("        ctx.mask = x > 0\n        return x.clamp(min=0)",
+                  "        return grad_output * ctx.mask"), named=True),
+    Mistake("MyReLU", "leaky threshold x > -10", "your gradient for x is wrong: largest error",
+            _relu(RELU_FORWARD, RELU_READ + "        return grad_output * (x > -10)")),
+    Mistake("ScaledSigmoid", "a float gradient for scale", "backward returned a gradient for "
+            "scale, which is not a tensor: return None for scale",
+            _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
+                    "(1 - s), 0.0")),
+    Mistake("ScaledSigmoid", "forgets the scale", "your gradient for x is off by a constant "
+            "factor 0.4: a missing scale?",
+            _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * s * (1 - s), "
+                    "None")),
+    Mistake("ScaledSigmoid", "sigma recovered as y / scale", "scale=0.0",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n        s = y / ctx.scale\n"
+                    "        return grad_output * ctx.scale * s * (1 - s), None"), named=True),
+    Mistake("ScaledSigmoid", "one gradient for two inputs", "backward returned 1 gradient for "
+            "2 inputs: return None for scale",
+            _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
+                    "(1 - s)"), named=True),
+]

@@ -1,0 +1,150 @@
+"""Lesson 04 (double backward): SwishFunction and CubeOnce, answered unusually and wrongly."""
+
+from tools.catalogue import Mistake, Unusual
+
+
+def _swish(backward: str, forward: str = "        ctx.save_for_backward(x, beta)\n"
+           "        return x * torch.sigmoid(beta * x)", decorator: str = "") -> str:
+    return f"""
+class SwishFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+{forward}
+
+    @staticmethod{decorator}
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+def _cube(backward: str, forward: str = "        ctx.save_for_backward(x)\n        return x ** 3",
+          decorator: str = "\n    @once_differentiable") -> str:
+    return f"""
+class CubeOnce(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+{forward}
+
+    @staticmethod{decorator}
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+READ = ("        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
+        "        ds = s * (1 - s)\n")
+RETURN = ("        return grad_output * (s + beta * x * ds), (grad_output * x * x * ds).sum()")
+CUBE_READ = "        x, = ctx.saved_tensors\n"
+ONCE = "\n    @once_differentiable"
+
+UNUSUAL = [
+    Unusual("SwishFunction", "also saves the output y, factored derivative",
+            _swish("        x, beta, y = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
+                   "        grad_x = grad_output * s * (1 + beta * x * (1 - s)) if "
+                   "ctx.needs_input_grad[0] else None\n"
+                   "        grad_beta = (grad_output * x * (y - y * s)).sum() if "
+                   "ctx.needs_input_grad[1] else None\n        return grad_x, grad_beta",
+                   "        y = x * torch.sigmoid(beta * x)\n"
+                   "        ctx.save_for_backward(x, beta, y)\n        return y")),
+    Unusual("SwishFunction", "the sigmoid returned as a second output and wrapped",
+            """
+class _SwishAndSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+        s = torch.sigmoid(beta * x)
+        ctx.save_for_backward(x, beta, s)  # s is an output: its graph link is kept
+        return x * s, s
+
+    @staticmethod
+    def backward(ctx, grad_y, grad_s):
+        x, beta, s = ctx.saved_tensors
+        ds = s * (1 - s)
+        grad_x = grad_y * (s + beta * x * ds) + grad_s * beta * ds
+        grad_beta = (grad_y * x * x * ds).sum() + (grad_s * x * ds).sum()
+        return grad_x, grad_beta
+
+
+class SwishFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+        raise AssertionError("use SwishFunction.apply")
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise AssertionError("use SwishFunction.apply")
+
+    @staticmethod
+    def apply(x, beta):
+        return _SwishAndSigmoid.apply(x, beta)[0]
+"""),
+    Unusual("SwishFunction", "sigmoid recomputed from exp(-|z|) with torch.where",
+            _swish("        x, beta = ctx.saved_tensors\n        z = beta * x\n"
+                   "        e = torch.exp(-z.abs())\n"
+                   "        s = torch.where(z >= 0, 1 / (1 + e), e / (1 + e))\n"
+                   "        ds = s * (1 - s)\n" + RETURN,
+                   "        ctx.save_for_backward(x, beta)\n        return x * torch.sigmoid(beta * x)")),
+    Unusual("SwishFunction", "F.silu(beta * x) / beta forward, einsum beta gradient",
+            _swish(READ + "        grad_x = grad_output * (s + beta * x * ds)\n"
+                   "        grad_beta = torch.einsum('...,...->', grad_output, x * x * ds)\n"
+                   "        return grad_x, grad_beta",
+                   "        ctx.save_for_backward(x, beta)\n"
+                   "        return F.silu(beta * x) / beta if bool(beta != 0) else x / 2")),
+    Unusual("CubeOnce", "x * x * x, saves x squared (an intermediate is fine here)",
+            _cube("        x2, = ctx.saved_tensors\n        return 3 * x2 * grad_output",
+                  "        ctx.save_for_backward(x * x)\n        return x * x * x")),
+    Unusual("CubeOnce", "torch.pow, mul chain",
+            _cube(CUBE_READ + "        return grad_output.mul(3).mul(x.square())",
+                  "        ctx.save_for_backward(x)\n        return torch.pow(x, 3)")),
+    Unusual("CubeOnce", "a NumPy backward, as the lesson motivates",
+            _cube(CUBE_READ + "        g = 3 * x.cpu().numpy() ** 2 * grad_output.cpu().numpy()\n"
+                  "        return torch.as_tensor(g, dtype=x.dtype).reshape(x.shape).to(x.device)")),
+]
+
+MISTAKES = [
+    Mistake("SwishFunction", "saves the intermediate sigmoid", "SwishFunction saved an "
+            "intermediate",
+            _swish("        x, beta, s = ctx.saved_tensors\n        ds = s * (1 - s)\n" + RETURN,
+                   "        s = torch.sigmoid(beta * x)\n"
+                   "        ctx.save_for_backward(x, beta, s)\n        return x * s"),
+            named=True),
+    Mistake("SwishFunction", "detaches in backward", "is cut off from autograd",
+            _swish("        x, beta = (t.detach() for t in ctx.saved_tensors)\n"
+                   "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n" + RETURN),
+            named=True),
+    Mistake("SwishFunction", "backward under torch.no_grad()", "is cut off from autograd",
+            _swish("        with torch.no_grad():\n" + "\n".join(
+                "    " + line for line in (READ + RETURN).splitlines())), named=True),
+    Mistake("SwishFunction", "@once_differentiable on a differentiable backward",
+            "SwishFunction's backward is marked @once_differentiable",
+            _swish(READ + RETURN, decorator=ONCE), named=True),
+    Mistake("SwishFunction", "beta.item()", "SwishFunction keeps beta as a Python number",
+            _swish("        x, = ctx.saved_tensors\n        beta = ctx.beta\n"
+                   "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n" + RETURN,
+                   "        ctx.save_for_backward(x)\n        ctx.beta = beta.item()\n"
+                   "        return x * torch.sigmoid(beta * x)"), named=True),
+    Mistake("SwishFunction", "in-place op in backward", "overwrote a tensor",
+            _swish("        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
+                   "        ds = s * (1 - s)\n        grad_x = grad_output * (s + beta * x * ds)\n"
+                   "        grad_beta = (grad_output * x * x * s.mul_(1 - s)).sum()\n"
+                   "        return grad_x, grad_beta"), named=True),
+    Mistake("SwishFunction", "None for beta", "backward returned None for beta",
+            _swish(READ + "        return grad_output * (s + beta * x * ds), None")),
+    Mistake("SwishFunction", "tensors on ctx", "SwishFunction stores a tensor as ctx.x",
+            _swish("        x, beta = ctx.x, ctx.beta\n        s = torch.sigmoid(beta * x)\n"
+                   "        ds = s * (1 - s)\n" + RETURN,
+                   "        ctx.x, ctx.beta = x, beta\n        return x * torch.sigmoid(beta * x)")),
+    Mistake("SwishFunction", "grad_beta misses a factor x", "your gradient for beta is wrong",
+            _swish(READ + "        return grad_output * (s + beta * x * ds), "
+                   "(grad_output * x * ds).sum()")),
+    Mistake("CubeOnce", "forgets @once_differentiable", "a second backward through CubeOnce "
+            "succeeded", _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
+                               decorator=""), named=True),
+    Mistake("CubeOnce", "detaches instead", "a second backward through CubeOnce",
+            _cube(CUBE_READ + "        return (grad_output * 3 * x ** 2).detach()",
+                  decorator="")),
+    Mistake("CubeOnce", "3x instead of 3x^2", "your gradient for x is wrong",
+            _cube(CUBE_READ + "        return grad_output * 3 * x")),
+    Mistake("CubeOnce", "x kept on ctx", "CubeOnce stores a tensor as ctx.x",
+            _cube("        return grad_output * 3 * ctx.x ** 2",
+                  "        ctx.x = x\n        return x ** 3"), named=True),
+]
