@@ -7,6 +7,18 @@ outside, query blocks inside). Small inputs only: this is for recognising mistak
 
 import torch
 
+from .checks import make_inputs
+
+NAME = "FlashAttention"
+NO_RESCALE = (f"{NAME}'s forward does not rescale the running output when a later key block "
+              "raises a row's maximum: multiply the running output and the running sum by "
+              "exp(m_old - m_new) before adding the new block")
+WRONG_MAX = (f"{NAME}'s forward rescales with the wrong maximum: exponentiate every tile "
+             "against the new running maximum m_new, exp(S_ij - m_new), and rescale what came "
+             "before by exp(m_old - m_new)")
+TILE_ROW_SUM = (f"{NAME}'s backward takes D from dP instead of dO * O: rowsum(dP_ij * P_ij) "
+                "of one tile is only part of the row's sum; D = rowsum(dO * O) is the whole row")
+
 
 def visible_keys(i0: int, rows: int, Lq: int, Lk: int) -> int:
     """How many keys (from 0) the query block starting at ``i0`` with ``rows`` rows may see
@@ -99,3 +111,61 @@ def tiled_backward(Q, K, V, O, dO, L, scale, causal, block, row_sum="dO*O"):
             dQ[..., i0:i0 + block, :] += scale * ds @ k
             dK[..., j0:j0 + block, :] += scale * ds.transpose(-2, -1) @ q
     return dQ, dK, dV
+
+
+def _same(a, b, rtol=1e-5, atol=1e-7) -> bool:
+    return (isinstance(a, torch.Tensor) and a.shape == b.shape
+            and bool(torch.allclose(a.detach(), b, rtol=rtol, atol=atol, equal_nan=True)))
+
+
+def _output(function, values) -> torch.Tensor:
+    with torch.no_grad():
+        return function.apply(*make_inputs(values, requires_grad=False).values())
+
+
+def _designed(grows: bool, device) -> dict:
+    """Scores chosen directly (K = identity, scale 1): each row's maximum either lies in the
+    first key block of 4 or grows block after block."""
+    generator = torch.Generator().manual_seed(7)
+    S = torch.randn(2, 5, 12, generator=generator, dtype=torch.float64)
+    bump = torch.arange(3, dtype=torch.float64).repeat_interleave(4) * 3 if grows else (
+        torch.tensor([6.0] * 4 + [0.0] * 8, dtype=torch.float64))
+    V = torch.randn(2, 12, 3, generator=generator, dtype=torch.float64)
+    K = torch.eye(12, dtype=torch.float64).expand(2, 12, 12).contiguous()
+    return {"Q": (S + bump).to(device), "K": K.to(device), "V": V.to(device), "scale": 1.0,
+            "causal": False}
+
+
+def recognise_forward(function, values: dict, block: int, reference) -> str | None:
+    """The hint for a wrong online softmax, when the numbers say which."""
+    output = _output(function, values)
+    args = [values[n] for n in ("Q", "K", "V", "scale", "causal")]
+    if _same(output, tiled_forward(*args, block, rescale="none")[0]):
+        return NO_RESCALE
+    if any(_same(output, tiled_forward(*args, block, rescale=r)[0])
+           for r in ("tile max", "inverted")):
+        return WRONG_MAX
+    device = values["Q"].device
+    right = [_same(_output(function, v), reference(**v))
+             for v in (_designed(False, device), _designed(True, device))]
+    if right == [True, False]:
+        return NO_RESCALE
+    return None
+
+
+def recognise_backward(function, values: dict, block: int) -> str | None:
+    inputs = make_inputs(values)
+    output = function.apply(*inputs.values())
+    args = [values[n] for n in ("Q", "K", "V")]
+    O, L = tiled_forward(*args, values["scale"], values["causal"], block)
+    if not _same(output, O):
+        return None
+    grad_output = torch.randn(O.shape, generator=torch.Generator().manual_seed(0),
+                              dtype=O.dtype).to(O.device)
+    grads = torch.autograd.grad(output, [inputs[n] for n in ("Q", "K", "V")], grad_output,
+                                allow_unused=True)
+    wrong = tiled_backward(*args, O, grad_output, L, values["scale"], values["causal"], block,
+                           row_sum="tile")
+    if _same(grads[0], wrong[0]) and _same(grads[1], wrong[1]):
+        return TILE_ROW_SUM
+    return None
