@@ -55,6 +55,7 @@ class Accounting:
     largest: Allocation | None = None
     products: list[Product] = field(default_factory=list)
     ops: list[str] = field(default_factory=list)
+    shapes: set = field(default_factory=set)  # the shape of every tensor created
 
 
 class TensorAccounting(TorchDispatchMode):
@@ -95,6 +96,7 @@ class TensorAccounting(TorchDispatchMode):
                 continue
             self.live[key] = (StorageWeakRef(storage), storage.nbytes())
             self.now += storage.nbytes()
+            self.phase.shapes.add(tuple(tensor.shape))
             largest = self.phase.largest
             if largest is None or tensor.numel() > largest.numel:
                 self.phase.largest = Allocation(tuple(tensor.shape), tensor.dtype,
