@@ -7,30 +7,43 @@
 # ---
 
 # %% [markdown]
-# # Lesson 06 · Attention by hand: the softmax Jacobian, masks, and what to keep
+# # Lesson 06 · Attention by hand: the softmax Jacobian, masks, and FlashAttention
 #
 # Scaled dot-product attention is the operation at the heart of every transformer, and its
 # backward is the best exercise there is in everything this course has covered: batched matrix
 # calculus, a Jacobian you must not build, inputs that are not differentiable, numerical
-# stability, and a choice of what to save that decides how long a sequence fits in memory.
+# stability, and a choice of what to keep that decides how long a sequence fits in memory.
+# The lesson ends where the FlashAttention papers begin: attention computed tile by tile, so
+# that the $L_q \times L_k$ matrix of scores never exists, not even for a moment.
+#
+# You derive each step yourself. Every derivation comes with questions and a small numerical
+# experiment, and the result is in a collapsed **check your derivation** cell: open it after
+# your attempt, not before.
 #
 # By the end of this lesson you can:
-# 1. derive the gradients of attention with respect to $Q$, $K$ and $V$;
-# 2. write the softmax's vector-Jacobian product in one line, and say why it has a row sum;
-# 3. apply a boolean mask with the right polarity, and say which PyTorch APIs use which;
-# 4. match `torch.nn.functional.scaled_dot_product_attention`, outputs and gradients;
-# 5. (stretch) keep one number per query instead of the $L_q \times L_k$ probabilities.
+# 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;
+# 2. apply a boolean mask with the right polarity, and match
+#    `torch.nn.functional.scaled_dot_product_attention`, outputs and gradients;
+# 3. keep one number per query instead of the $L_q \times L_k$ probabilities, and say why that
+#    alone does not lower the *peak* memory;
+# 4. derive the online softmax and the identity $\operatorname{rowsum}(dP \odot P) =
+#    \operatorname{rowsum}(dO \odot O)$, and write FlashAttention's tiled forward and backward;
+# 5. measure peak memory, not only what is kept between the passes.
 
 # %% nbgrader={"locked": true}
 import math
+import time
 
 import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
+from torch.autograd.function import once_differentiable
 from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
+from autograder.memory import TensorAccounting
 from widgets import attention_explorer
+from widgets.flash import measure_attention, online_softmax_stepper, peak_and_time_figure
 
 _ = torch.manual_seed(0)
 
@@ -58,53 +71,81 @@ print("S, P:", tuple(S.shape), " O:", tuple((P @ V).shape), " rows of P sum to 1
       torch.allclose(P.sum(-1), torch.ones(2, 3, 4)))
 
 # %% [markdown]
-# ## The backward, one step at a time
+# ## Derive the backward, one step at a time
 #
 # Backward receives $dO = \partial L/\partial O$ and walks the three steps in reverse.
 #
-# **$O = PV$** is a matrix product (lesson 02): $\;dV = P^\top dO$, $\;dP = dO\,V^\top$.
+# **Step 1, $O = PV$.** This is lesson 02's matrix product. Before reading on, write down
+# $dV$ and $dP$ with their shapes, $(\dots, L_k, d_v)$ and $(\dots, L_q, L_k)$.
 #
-# **$P = \operatorname{softmax}(S)$ row by row.** In one row, $p_i = e^{s_i}/\sum_k e^{s_k}$,
-# and every $p_i$ depends on **every** $s_j$ of its row:
-#
-# $$\frac{\partial p_i}{\partial s_j} = p_i(\delta_{ij} - p_j)
-#   \qquad\text{so}\qquad J = \operatorname{diag}(p) - p\,p^\top .$$
-#
-# $J$ is symmetric, and its product with a vector needs no matrix at all:
-#
-# $$\frac{\partial L}{\partial s_j}
-#   = \sum_i \frac{\partial L}{\partial p_i}\, p_i(\delta_{ij} - p_j)
-#   = p_j \Big(\frac{\partial L}{\partial p_j} - \sum_i \frac{\partial L}{\partial p_i}\, p_i\Big),
-#   \qquad\text{for every row:}\qquad
-#   dS = P \odot \big(dP - \operatorname{rowsum}(dP \odot P)\big).$$
-#
-# The row sum is the $-p\,p^\top$ part of the Jacobian: raising one score lowers every other
-# probability in its row. Masked entries need no care here: their $P$ is $0$, so their $dS$ is
-# $0$ too.
-#
-# **$S = s\,QK^\top$** is a scaled matrix product: $\;dQ = s\, dS\, K$, $\;dK = s\, dS^\top Q$.
-# The mask and the scale are not tensors to differentiate, so they get `None`.
-
-# %% [markdown]
-# ## Worked example: the softmax Jacobian, checked
-#
-# For one row of five scores, compare autograd's full Jacobian with $\operatorname{diag}(p) -
-# pp^\top$, and the one-line product with $J^\top v$. Then drop the row-sum term, and drop it
-# the other popular way, treating softmax like an element-wise sigmoid with derivative
-# $p(1-p)$: both keep only (part of) the diagonal.
+# **Step 2, $P = \operatorname{softmax}(S)$, row by row.** Rows do not interact, so look at
+# one row: $p_i = e^{s_i}/\sum_k e^{s_k}$. Unlike a sigmoid, every $p_i$ depends on **every**
+# $s_j$ of its row, so its Jacobian $J_{ij} = \partial p_i / \partial s_j$ is a full matrix.
+# Let autograd build it for five scores, and look before you derive:
 
 # %%
 s = torch.randn(5, dtype=torch.float64)
 p = torch.softmax(s, dim=0)
 J = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=0), s)
-print("J = diag(p) - p p^T:", torch.allclose(J, torch.diag(p) - torch.outer(p, p)))
+print("p =", p.numpy().round(4))
+print("J =\n", J.numpy().round(4))
+print("symmetric:", torch.allclose(J, J.T), "  row sums:", J.sum(1).numpy().round(12))
 
+# %% [markdown]
+# Questions to answer on paper:
+#
+# 1. Compare the diagonal of `J` with `p`. Which function of $p_i$ is $J_{ii}$?
+#    And an off-diagonal $J_{ij}$: which product of two probabilities, with which sign?
+# 2. Why must every row of $J$ sum to zero? (Hint: add the same number to every score.)
+# 3. Backward never builds $J$: it needs $\partial L/\partial s_j = \sum_i
+#    \frac{\partial L}{\partial p_i} J_{ij}$ for a given vector $v = \partial L/\partial p$.
+#    Using your answer to 1, write this in $O(n)$ operations. Then state it for whole
+#    matrices: $dS$ from $P$ and $dP$.
+#
+# Try your formula here. The first guess below, $p \odot v$, is what a popular mistake writes
+# ("softmax is element-wise"); replace it with your derivation until the error is zero.
+
+# %%
 v = torch.randn(5, dtype=torch.float64)  # plays the role of dP for this row
-right = p * (v - (v * p).sum())
-print("p * (v - sum(v * p)) = J^T v:", torch.allclose(J.T @ v, right))
-for name, wrong in [("p * v", p * v), ("p * (1 - p) * v", p * (1 - p) * v)]:
-    print(f"{name:>16}: largest error {(wrong - J.T @ v).abs().max().item():.3f}")
 
+
+def my_softmax_vjp(p, v):
+    """J^T v for one row of the softmax, without building J: your derivation."""
+    return p * v  # the first guess; replace it with yours
+
+
+print("largest error against J^T v:", (my_softmax_vjp(p, v) - J.T @ v).abs().max().item())
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# Step 1: $dV = P^\top dO$ and $dP = dO\,V^\top$.
+#
+# Step 2: $J_{ij} = p_i(\delta_{ij} - p_j)$, that is $J = \operatorname{diag}(p) - p\,p^\top$,
+# symmetric. Its rows sum to zero because adding $c$ to every score leaves the softmax
+# unchanged, so the derivative along $(1, \dots, 1)$ is zero. The product with a vector needs no
+# matrix:
+#
+# $$\frac{\partial L}{\partial s_j} = \sum_i v_i\, p_i(\delta_{ij} - p_j)
+#   = p_j \Big(v_j - \sum_i v_i\, p_i\Big),
+#   \qquad\text{for every row:}\qquad
+#   dS = P \odot \big(dP - \operatorname{rowsum}(dP \odot P)\big).$$
+#
+# In code, `p * (v - (v * p).sum())`, and for batched matrices
+# `P * (dP - (dP * P).sum(-1, keepdim=True))`. The row sum is the $-p\,p^\top$ part of the
+# Jacobian: raising one score lowers every other probability in its row. Masked entries need no
+# care: their $P$ is $0$, so their $dS$ is $0$ too.
+#
+# Step 3: $S = s\,QK^\top$ is a scaled matrix product, so $dQ = s\, dS\, K$ and
+# $dK = s\, dS^\top Q$. The mask and the scale are not tensors to differentiate: `None`.
+# </details>
+
+# %% [markdown]
+# The two pieces of $J$, side by side. The first guess $p \odot v$ keeps only the diagonal's
+# $p_i$; the other popular mistake, $p(1-p) \odot v$ (softmax differentiated like a sigmoid),
+# keeps the whole diagonal and still misses every off-diagonal entry.
+
+# %%
 fig, axes = plt.subplots(1, 3, figsize=(9, 2.8))
 for ax, matrix, title in zip(axes, [J, torch.diag(p), -torch.outer(p, p)],
                              ["J", "diag(p)", "−p pᵀ (the row-sum term)"]):
@@ -114,6 +155,8 @@ for ax, matrix, title in zip(axes, [J, torch.diag(p), -torch.outer(p, p)],
     ax.set_yticks([])
 fig.colorbar(image, ax=axes, shrink=0.8)
 plt.show()
+for name, wrong in [("p * v", p * v), ("p * (1 - p) * v", p * (1 - p) * v)]:
+    print(f"{name:>16}: largest error {(wrong - J.T @ v).abs().max().item():.3f}")
 
 # %% [markdown]
 # ## Masks, and which way round they go
@@ -160,11 +203,16 @@ print("last query, reversed mask (no key left):", wrong[0, 3, :3])
 # `K (..., Lk, d)`, `V (..., Lk, dv)`, a Python-float `scale`, and `mask` either `None` or a
 # boolean tensor broadcastable to `(..., Lq, Lk)` with `False` = masked out.
 #
-# - Forward may use `torch.softmax` (or subtract the row maximum before `exp` yourself: never
-#   exponentiate raw scores, which overflow at about 88 in float32). Save what backward needs.
-# - Backward must follow the formulas above, **by hand**: no `torch.autograd.grad` inside it and
-#   no built-in `*_backward` op. Return `None` for `scale` and `mask`.
+# - Forward may use `torch.softmax` (or subtract each row's maximum before `exp` yourself:
+#   never exponentiate raw scores, which overflow at about 88 in float32). Save what backward
+#   needs. `mask=None` is the common call: handle it.
+# - Backward follows your derivation, **by hand**: no `torch.autograd.grad` inside it and no
+#   built-in `*_backward` op. Return `None` for `scale` and `mask`.
 # - Transpose with `.transpose(-2, -1)`, so that any number of leading dimensions works.
+# - Mark backward `@once_differentiable` (lesson 04). Its formulas use only saved tensors,
+#   but they multiply $P$, which is an *intermediate* of forward: autograd would treat it as a
+#   constant in a second backward and give wrong second derivatives without a word
+#   (`gradgradcheck` fails). The decorator turns that silence into an error.
 
 # %% nbgrader={"grade_id": "answer_ScaledDotProductAttention", "solution": true}
 class ScaledDotProductAttention(torch.autograd.Function):
@@ -183,6 +231,7 @@ class ScaledDotProductAttention(torch.autograd.Function):
         ### END SOLUTION
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
         Q, K, V, P = ctx.saved_tensors
@@ -333,25 +382,76 @@ kept = saved_bytes(ScaledDotProductAttention.apply, Q, K, V, 0.2, causal)
 print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the inputs")
 
 # %% [markdown]
-# ## ✎ Stretch exercise · `MemoryEfficientAttention`
+# ## Derive: one number per query row
 #
-# Keep **one number per query** instead of $P$. For row $i$, with $m_i = \max_j S_{ij}$, the
-# **log-sum-exp**
+# Backward needs $P$, but does it need forward to *keep* $P$? Recomputing $S = sQK^\top$ is one
+# matrix product; the softmax then needs each row's normaliser.
 #
-# $$\ell_i = m_i + \log \sum_j e^{S_{ij} - m_i}
-#   \qquad\text{gives back every probability:}\qquad P_{ij} = e^{S_{ij} - \ell_i}.$$
+# 1. For row $i$ with maximum $m_i$, write $P_{ij}$ using $S_{ij}$ and **one** number
+#    $\ell_i$ per row. (Start from $P_{ij} = e^{S_{ij} - m_i} / \sum_k e^{S_{ik} - m_i}$ and pull
+#    the denominator into the exponent.)
+# 2. Why compute $\ell_i$ with $m_i$ subtracted inside the sum, rather than as
+#    $\log \sum_k e^{S_{ik}}$ directly?
 #
-# So forward saves $Q, K, V$, the output $O$ and $\ell$ (shape $(\dots, L_q)$), and backward
-# recomputes $S$ and then $P$ from them. One more saving: the row-sum term does not need $P$
-# either, because
+# Check your answer numerically: `ell` below should rebuild `P` exactly.
+
+# %%
+scores = torch.randn(3, 6, dtype=torch.float64) * 4
+P = torch.softmax(scores, dim=-1)
+m = scores.amax(dim=-1, keepdim=True)
+ell = m + (scores - m).exp().sum(dim=-1, keepdim=True).log()  # one number per row
+print("does exp(S - ell) rebuild P:", torch.allclose((scores - ell).exp(), P))
+print("torch.logsumexp agrees:", torch.allclose(ell.squeeze(-1), torch.logsumexp(scores, -1)))
+
+# %% [markdown]
+# **The row sum, without $P$.** Your backward also computes
+# $\operatorname{rowsum}(dP \odot P)$, one number per query. With $dP = dO\,V^\top$, write
+# $\sum_j dP_{ij} P_{ij}$ as a double sum over keys $j$ and value columns $c$, swap the two
+# sums, and recognise $\sum_j P_{ij} V_{jc}$. What do you get, in terms of $dO$ and $O$ only?
+# Why does that matter once $P$ is computed one block of keys at a time?
+#
+# Replace `my_row_sum` below with your expression (it must not use `P` or `dP`):
+
+# %%
+V_ = torch.randn(6, 4, dtype=torch.float64)
+O_ = P @ V_
+dO = torch.randn(3, 4, dtype=torch.float64)
+dP = dO @ V_.T
+row_sum = (dP * P).sum(dim=-1)
+
+
+def my_row_sum(dO, O):
+    """rowsum(dP * P) from dO and O alone: your derivation."""
+    return torch.zeros(dO.shape[:-1], dtype=dO.dtype)  # replace with yours
+
+
+print("largest error:", (my_row_sum(dO, O_) - row_sum).abs().max().item())
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# $P_{ij} = e^{S_{ij} - \ell_i}$ with the **log-sum-exp**
+# $\ell_i = m_i + \log \sum_j e^{S_{ij} - m_i}$. Subtracting $m_i$ keeps every exponent
+# $\le 0$, so nothing overflows; $\log\sum_k e^{S_{ik}}$ taken literally overflows float32 once
+# a score passes about 88.
 #
 # $$\operatorname{rowsum}(dP \odot P)_i = \sum_j P_{ij} \sum_c dO_{ic} V_{jc}
-#   = \sum_c dO_{ic}\, O_{ic} = \operatorname{rowsum}(dO \odot O)_i .$$
+#   = \sum_c dO_{ic} \sum_j P_{ij} V_{jc} = \sum_c dO_{ic}\, O_{ic}
+#   = \operatorname{rowsum}(dO \odot O)_i .$$
 #
-# This is the bookkeeping FlashAttention is built on; FlashAttention also works through the
-# keys in blocks so that even the temporary $S$ never exists in full (you may do that too, but
-# you do not have to). Same signature and same rules as Exercise 1; pass the mask through
-# `save_for_backward` (it accepts `None`).
+# In code, `(dO * O).sum(-1)`. It matters because $dO$ and $O$ are whole rows of size $d_v$,
+# while the left side needs every key of the row at once: a tiled backward that sees one block
+# of keys cannot compute it, and FlashAttention's backward calls it $D$ and computes it first.
+# </details>
+
+# %% [markdown]
+# ## ✎ Exercise 2 · `MemoryEfficientAttention`
+#
+# Same signature and rules as Exercise 1, but forward saves only $Q$, $K$, $V$, the mask, the
+# output $O$ and the log-sum-exp $\ell$ of shape $(\dots, L_q)$: **no $L_q \times L_k$ tensor is
+# kept between forward and backward**. Backward recomputes $S$, then $P = e^{S - \ell}$.
+# Pass the mask through `save_for_backward` (it accepts `None`); tensors on `ctx` as
+# attributes escape the in-place version check and saved-tensor hooks (lesson 04).
 
 # %% nbgrader={"grade_id": "answer_MemoryEfficientAttention", "solution": true}
 class MemoryEfficientAttention(torch.autograd.Function):
@@ -372,6 +472,7 @@ class MemoryEfficientAttention(torch.autograd.Function):
         ### END SOLUTION
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
         Q, K, V, output, lse, mask = ctx.saved_tensors
@@ -396,41 +497,292 @@ from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientA
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Saved bytes against sequence length
+# ## Kept is not peak
 #
-# One head, $d = 32$, float32, causal mask, lengths from 64 to 1024. On log-log axes a cost
-# that grows like $L^2$ has slope 2 and one that grows like $L$ has slope 1. As before, the
-# inputs ($Q$, $K$, $V$ and the mask) are the caller's and are left out.
+# Exercise 2 keeps $O(L)$ numbers per head between the passes. But look at what it *creates*:
+# forward still builds all of $S$ and then $e^{S - \ell}$, and backward builds $S$, $P$, $dP$
+# and $dS$, each $L_q \times L_k$. While they exist, they occupy memory just as surely as a
+# saved $P$ does. `autograder.memory.TensorAccounting` is a dispatch mode that sees every
+# tensor an op creates and adds up those still alive: the **peak** of live bytes is what decides
+# whether a sequence fits.
 
 # %%
-lengths = [64, 128, 256, 512, 1024]
-kept = {"autograd, composed ops": [], "ScaledDotProductAttention": [],
-        "MemoryEfficientAttention": []}
-for L in lengths:
-    Q, K, V = (torch.randn(1, L, 32, requires_grad=True) for _ in range(3))
-    causal = torch.ones(L, L, dtype=torch.bool).tril()
-    for name, f in [("autograd, composed ops", composed_attention),
-                    ("ScaledDotProductAttention", ScaledDotProductAttention.apply),
-                    ("MemoryEfficientAttention", MemoryEfficientAttention.apply)]:
-        kept[name].append(saved_bytes(f, Q, K, V, 0.2, causal))
+def peak_bytes(attention, L, d=64):
+    """Peak bytes of live tensors created during forward, then during backward."""
+    Q, K, V = (torch.randn(1, L, d, requires_grad=True) for _ in range(3))
+    grad_output = torch.randn(1, L, d)
+    with TensorAccounting() as books:
+        books.start("forward")
+        output = attention(Q, K, V, d ** -0.5)
+        books.start("backward")
+        output.backward(grad_output)
+    return books.phases["forward"].peak, books.phases["backward"].peak
 
-print(f"{'L':>6}" + "".join(f"{name:>28}" for name in kept))
-for i, L in enumerate(lengths):
-    print(f"{L:>6}" + "".join(f"{values[i]:>28,}" for values in kept.values()))
 
-fig, ax = plt.subplots(figsize=(6, 3.6))
-for (name, values), marker in zip(kept.items(), ["o", "s", "^"]):
-    ax.plot(lengths, values, marker=marker, label=name)
-ax.set(xscale="log", yscale="log", xlabel="sequence length L",
-       ylabel="bytes kept besides the inputs", title="What attention keeps for backward")
-ax.set_xticks(lengths, [str(L) for L in lengths])
-ax.legend(fontsize=8)
-plt.tight_layout()
+for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
+                ("MemoryEfficientAttention", MemoryEfficientAttention.apply)]:
+    forward_peak, backward_peak = peak_bytes(f, 1024)
+    print(f"{name:<26} L = 1024: peak {forward_peak / 2**20:5.1f} MiB in forward, "
+          f"{backward_peak / 2**20:5.1f} MiB in backward")
+
+# %% [markdown]
+# Keeping less between the passes does nothing for the peak; here it is even higher than
+# Exercise 1's, because forward now builds $S$, $S - \ell$ and $e^{S - \ell}$ and backward
+# recomputes $S$ before building $P$, $dP$ and $dS$. To bring the peak down, the
+# $L_q \times L_k$ matrices must never exist. That is FlashAttention.
+
+# %% [markdown]
+# ## Derive: the online softmax
+#
+# Split the keys into blocks of $B$. For one query row, can you compute its output while
+# seeing the scores **one block at a time**, keeping only a few numbers between blocks?
+#
+# Suppose you have processed the first blocks and kept, for this row, the maximum $m$ of the
+# scores seen so far, the sum $\ell = \sum_{j \text{ seen}} e^{s_j - m}$, and the unnormalised
+# output $o = \sum_{j \text{ seen}} e^{s_j - m}\, v_j$. A new block of scores $s'$ with values
+# $v'$ arrives.
+#
+# 1. What is the new maximum $m_{\text{new}}$?
+# 2. $\ell$ was summed against the old $m$. By what factor must it be multiplied to be a sum
+#    against $m_{\text{new}}$? Then what is the new $\ell$?
+# 3. The same question for $o$. What happens if you forget to rescale $o$, and in which case
+#    does that mistake go unnoticed?
+# 4. After the last block, how do you get the output row, and the log-sum-exp $L$ that
+#    backward needs?
+#
+# Write your update in `combine` and run the check: it processes a row of 12 scores in blocks
+# of 4 and compares with the softmax of the whole row. The placeholder just adds the new block
+# as if nothing had been seen before.
+
+# %%
+row = torch.randn(12, dtype=torch.float64) * 3
+values = torch.randn(12, 2, dtype=torch.float64)
+
+
+def combine(m, ell, o, s_new, v_new):
+    """One step of the online softmax: your derivation. Returns the new (m, ell, o)."""
+    m_new = torch.maximum(m, s_new.max())
+    p = torch.exp(s_new - m_new)
+    return m_new, ell + p.sum(), o + p @ v_new  # the placeholder: replace with yours
+
+
+m, ell, o = torch.tensor(float("-inf"), dtype=torch.float64), 0.0, torch.zeros(2, dtype=torch.float64)
+for start in range(0, 12, 4):
+    m, ell, o = combine(m, ell, o, row[start:start + 4], values[start:start + 4])
+exact = torch.softmax(row, dim=0) @ values
+print("output error:", (o / ell - exact).abs().max().item(),
+      "  L error:", abs(float(m + math.log(ell)) - torch.logsumexp(row, 0).item()))
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# $m_{\text{new}} = \max(m, \max_j s'_j)$. Everything summed against the old $m$ is multiplied
+# by $\alpha = e^{m - m_{\text{new}}} \le 1$, because $e^{s - m}\,e^{m - m_{\text{new}}} =
+# e^{s - m_{\text{new}}}$:
+#
+# $$\ell \leftarrow \alpha\,\ell + \sum_j e^{s'_j - m_{\text{new}}}, \qquad
+#   o \leftarrow \alpha\, o + \sum_j e^{s'_j - m_{\text{new}}}\, v'_j, \qquad
+#   m \leftarrow m_{\text{new}} .$$
+#
+# At the end, the output row is $o / \ell$ and $L = m + \log \ell$. Forgetting to rescale $o$
+# goes unnoticed exactly when no later block raises the maximum ($\alpha = 1$ every time):
+# a test whose rows have their maximum in the first block passes. Exponentiating a block
+# against anything but $m_{\text{new}}$ (its own maximum, or the old $m$) is the other classic
+# mistake: the pieces of $\ell$ and $o$ are then measured against different maxima. The first
+# step is safe with $m = -\infty$: $\alpha = e^{-\infty} = 0$ multiplies the zeros you started
+# with.
+#
+# ```python
+# m_new = torch.maximum(m, s_new.max())
+# alpha, p = torch.exp(m - m_new), torch.exp(s_new - m_new)
+# return m_new, alpha * ell + p.sum(), alpha * o + p @ v_new
+# ```
+# </details>
+
+# %% [markdown]
+# ### Watch it converge
+#
+# One query row, 24 keys in blocks of 4. Step through the blocks: the running maximum jumps
+# when a block holds a larger score, every earlier contribution shrinks by
+# $\alpha = e^{m_{\text{old}} - m_{\text{new}}}$, and the partial output $o/\ell$ moves towards
+# the exact row (black ticks), which it reaches after the last block.
+
+# %%
+online_softmax_stepper(length=24, block=4, seed=3)
+
+# %% [markdown]
+# ## Derive: the backward by tiles
+#
+# Forward saves $Q, K, V, O$ and $L$ (one float32 number per query row). In backward, for a
+# tile of queries $i$ and keys $j$:
+#
+# 1. How do you get the tile $P_{ij}$ back without any row statistic but $L_i$?
+# 2. Your softmax VJP needs $\operatorname{rowsum}(dP \odot P)$ for each query row: a sum over
+#    **all** keys. Which identity from Exercise 2 gives it before the loop starts, so that each
+#    tile needs only its own $dP_{ij}$? What goes wrong if you use
+#    $\operatorname{rowsum}(dP_{ij} \odot P_{ij})$ of the tile instead?
+# 3. Which gradients does tile $(i, j)$ contribute to, and to which block of each?
+# 4. FlashAttention-2 puts the key blocks in the **outer** loop. What does that let you keep
+#    in a small accumulator until the inner loop is done, and what must be added into a
+#    full-size buffer instead?
+#
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# $P_{ij} = e^{s\,Q_i K_j^\top - L_i}$ (masked entries $0$). With
+# $D = \operatorname{rowsum}(dO \odot O)$ computed once, each tile gives
+#
+# $$dV_j \mathrel{+}= P_{ij}^\top dO_i,\quad dP_{ij} = dO_i V_j^\top,\quad
+#   dS_{ij} = P_{ij} \odot (dP_{ij} - D_i),\quad
+#   dQ_i \mathrel{+}= s\, dS_{ij} K_j,\quad dK_j \mathrel{+}= s\, dS_{ij}^\top Q_i .$$
+#
+# A tile's own $\operatorname{rowsum}(dP_{ij} \odot P_{ij})$ is only part of the row's sum, so
+# $dQ$ and $dK$ come out wrong whenever there is more than one key block. With key blocks
+# outside, $dK_j$ and $dV_j$ stay in block-sized accumulators for the whole inner loop and are
+# written once; $dQ_i$ gets a contribution from every key block, so it is added into a
+# full-size $dQ$.
+# </details>
+#
+# **Causal.** With `causal=True`, query $i$ sees keys $j \le i + (L_k - L_q)$. A tile whose
+# first key lies beyond the last key its **last** query may see is entirely masked: it is
+# all zeros in $P$, so skip it, in forward and in backward; tiles on the diagonal need the
+# mask inside. For $L_q = L_k$ that skips almost half the work.
+#
+# **Low precision.** For float16 or bfloat16 inputs, accumulate $m$, $\ell$, $o$, $dQ$, $dK$,
+# $dV$ in float32 and cast the results back to the input dtype. Keep $L$ in float32 too:
+# bfloat16 has 8 significant bits, so near $L = 10$ its values are $0.0625$ apart, and an
+# error of $0.03$ in $L$ is a 3% error in every probability of the row, $e^{0.03} \approx 1.03$.
+
+# %%
+print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=torch.bfloat16))
+
+# %% [markdown]
+# ## ✎ Exercise 3 · `FlashAttention`
+#
+# Write `FlashAttention.apply(Q, K, V, scale, causal=False)`: the same shapes as before, no
+# mask argument; `causal` is a Python bool (query $i$ sees keys $j \le i + L_k - L_q$, and
+# then $L_q \le L_k$); `BLOCK` is a class attribute, 64 by default.
+#
+# - **Forward** loops over query blocks and key blocks of at most `FlashAttention.BLOCK` rows
+#   with your online softmax, never creating a tensor with more than `BLOCK x BLOCK` elements
+#   per batch-head beyond the inputs, outputs and per-row statistics (a whole row block of
+#   scores, `BLOCK x Lk`, is too big). It saves $Q, K, V, O$ and $L$ (float32, or float64 for
+#   float64 inputs).
+# - **Backward** recomputes each tile from $L$, with $D = \operatorname{rowsum}(dO \odot O)$,
+#   by hand, marked `@once_differentiable`; return `None` for `scale` and `causal`.
+# - Under `causal`, skip the tiles entirely above the diagonal, in both passes.
+# - float16/bfloat16 inputs accumulate in float32 and return the input dtype.
+# - Read the block size as `FlashAttention.BLOCK`: the grader sets it to small sizes (2 to 32)
+#   so that small inputs span several tiles, and measures the largest tensor you create and
+#   the peak of live tensors, forward and backward, with `TensorAccounting`.
+#
+# Python loops over tiles are slow next to a fused kernel; that is fine here. What you build is
+# the algorithm a Triton or CUDA kernel runs, with each tile in fast on-chip memory.
+
+# %% nbgrader={"grade_id": "answer_FlashAttention", "solution": true}
+class FlashAttention(torch.autograd.Function):
+    """Attention by tiles: online softmax forward, FlashAttention-2 backward."""
+
+    BLOCK = 64
+
+    @staticmethod
+    def forward(ctx, Q, K, V, scale, causal=False):
+        ### BEGIN SOLUTION
+        block, Lq, Lk = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2]
+        wide = torch.promote_types(Q.dtype, torch.float32)  # accumulate in float32 or wider
+        O = Q.new_empty(*Q.shape[:-1], V.shape[-1])
+        L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)
+        for i in range(0, Lq, block):
+            q = Q[..., i:i + block, :].to(wide)
+            m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, device=Q.device)
+            ell = torch.zeros_like(m)
+            o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=wide, device=Q.device)
+            # keys this query block may see: all, or up to its last query's i + Lk - Lq
+            end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk
+            for j in range(0, end, block):
+                k, v = K[..., j:j + block, :].to(wide), V[..., j:j + block, :].to(wide)
+                s = (q @ k.transpose(-2, -1)) * scale
+                if causal:
+                    query = torch.arange(i, i + q.shape[-2], device=Q.device)
+                    key = torch.arange(j, j + k.shape[-2], device=Q.device)
+                    s = s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))
+                m_new = torch.maximum(m, s.amax(dim=-1))
+                alpha = torch.exp(m - m_new)  # rescales what was summed against m
+                p = torch.exp(s - m_new.unsqueeze(-1))
+                ell = alpha * ell + p.sum(dim=-1)
+                o = alpha.unsqueeze(-1) * o + p @ v
+                m = m_new
+            O[..., i:i + block, :] = o / ell.unsqueeze(-1)
+            L[..., i:i + block] = m + ell.log()
+        ctx.save_for_backward(Q, K, V, O, L)
+        ctx.scale, ctx.causal = scale, causal
+        return O
+        ### END SOLUTION
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        Q, K, V, O, L = ctx.saved_tensors
+        block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2], L.dtype
+        D = (grad_output.to(wide) * O.to(wide)).sum(dim=-1)  # = rowsum(dP * P), whole rows
+        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)
+        grad_K, grad_V = torch.empty_like(K), torch.empty_like(V)
+        for j in range(0, Lk, block):
+            k, v = K[..., j:j + block, :].to(wide), V[..., j:j + block, :].to(wide)
+            dk, dv = torch.zeros_like(k), torch.zeros_like(v)
+            # the first query block with a query that sees key j (i + Lk - Lq >= j)
+            first = max(0, j - (Lk - Lq)) // block * block if ctx.causal else 0
+            for i in range(first, Lq, block):
+                q = Q[..., i:i + block, :].to(wide)
+                do = grad_output[..., i:i + block, :].to(wide)
+                s = (q @ k.transpose(-2, -1)) * ctx.scale
+                if ctx.causal:
+                    query = torch.arange(i, i + q.shape[-2], device=Q.device)
+                    key = torch.arange(j, j + k.shape[-2], device=Q.device)
+                    s = s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))
+                p = torch.exp(s - L[..., i:i + block, None])  # P recomputed from L
+                dv += p.transpose(-2, -1) @ do
+                ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])
+                grad_Q[..., i:i + block, :] += ctx.scale * ds @ k
+                dk += ctx.scale * ds.transpose(-2, -1) @ q
+            grad_K[..., j:j + block, :] = dk
+            grad_V[..., j:j + block, :] = dv
+        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "FlashAttention", "grade": true, "points": 5}
+self_check("FlashAttention", FlashAttention)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("FlashAttention", FlashAttention)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Peak memory and time, measured
+#
+# The three Functions and PyTorch's own `F.scaled_dot_product_attention`, one head, $d = 64$,
+# float32, forward and backward on this machine's CPU. Left, the peak of live tensors created
+# (the larger of forward's and backward's, by `TensorAccounting`); right, the time. On log-log
+# axes a cost like $L^2$ has slope 2 and one like $L$ slope 1. `make bench` measures the same
+# up to $L = 4096$.
+
+# %%
+rows = measure_attention({"ScaledDotProductAttention": ScaledDotProductAttention.apply,
+                          "MemoryEfficientAttention": MemoryEfficientAttention.apply,
+                          "FlashAttention": FlashAttention.apply},
+                         lengths=(256, 512, 1024), d=64)
+for row in rows:
+    print(f"L = {row['L']:>4}  {row['name']:<31} peak {row['peak'] / 2**20:6.2f} MiB  "
+          f"{row['ms']:7.1f} ms")
+peak_and_time_figure(rows)
 plt.show()
 
 # %% [markdown]
-# The price is time: backward computes $QK^\top$ and the exponentials a second time.
-# `tools/bench_attention.py` measures both at lengths up to 4096.
+# FlashAttention's peak grows like $L$: a few tiles, the per-row statistics, and the
+# full-size $dQ$ accumulator. It pays in time here, because a Python loop runs many small
+# matrix products where the others run one big one; a fused kernel keeps the tiles in on-chip
+# memory, which is where the papers' speed-ups come from. Measured the same way on this CPU,
+# PyTorch's own function creates $L \times L$ tensors too.
 
 # %% [markdown]
 # ## Common mistakes
@@ -441,25 +793,35 @@ plt.show()
 # | `dS = P * (1 - P) * dP` (softmax treated like a sigmoid) | only the diagonal of the Jacobian | the same row-sum formula |
 # | the row sum over `dim=-2` | sums over queries, not keys | `dim=-1, keepdim=True` |
 # | a mask built for `nn.MultiheadAttention` (`True` = blocked) | attends to exactly the wrong keys | here `True` = attend: `masked_fill(~mask, -inf)` |
+# | no `mask=None` path (`~mask` on `None`) | `TypeError: bad operand type for unary ~` on the most common call | `if mask is not None:` |
 # | `exp(scores)` without subtracting the row maximum | `inf`, then `nan`, for large scores | `torch.softmax`, or `scores - scores.amax(-1, keepdim=True)` |
+# | one global maximum, and the mask applied after `exp` | rows far below the global maximum underflow to `0/0 = nan` | fill `-inf` first, then subtract each row's own maximum |
 # | forgetting `scale` in `dQ` and `dK` | gradients off by a constant factor | `dQ = scale * dS @ K`, `dK = scale * dS^T @ Q` |
 # | `K.T` on batched tensors | reverses every dimension, batch ones included (deprecated beyond 2-D) | `K.transpose(-2, -1)` |
-# | `ctx.mask = mask` | no in-place check, breaks double backward | `ctx.save_for_backward(..., mask)` |
+# | `ctx.mask = mask` | escapes the in-place version check and saved-tensor hooks (and, for an output, makes a reference cycle); it does not by itself break double backward | `ctx.save_for_backward(..., mask)` |
 # | a "memory-efficient" version that saves `P` or the scores | no memory saved | save the log-sum-exp; recompute `P` |
+# | no rescaling of the running output | right only while no later key block raises a row's maximum | `o = alpha * o + p @ v` with `alpha = exp(m_old - m_new)` |
+# | rescaling with the wrong maximum (a tile's own, or `exp(m_new - m_old)`) | wrong weights, or `inf * 0 = nan` | exponentiate against `m_new`, rescale by `exp(m_old - m_new)` |
+# | log-sum-exp kept in bfloat16 or float16 | a few per cent off in every recomputed probability | keep `L` in float32 |
+# | `D` from a tile's `dP_ij * P_ij` | part of the row sum: wrong `dQ`, `dK` with several key blocks | `D = (dO * O).sum(-1)` before the loop |
+# | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(L^2)$ | one `BLOCK x BLOCK` tile at a time |
+# | computing every tile under `causal` | right numbers, twice the work | start or stop the inner loop at the diagonal |
 #
 # Where popular write-ups go wrong: the missing row sum is the classic one. A write-up that
 # derives the softmax's derivative "element by element" as $p(1-p)$, or that writes
 # $dS = P \odot dP$ "since the softmax is applied element-wise", keeps the diagonal of a
 # Jacobian that is not diagonal. Your gradient for $V$ comes out right, so a test that only
-# checks $dV$ passes; gradcheck on $Q$ and $K$ does not. And mask conventions get mixed up in
-# code that moves from `nn.MultiheadAttention` to `F.scaled_dot_product_attention`: same
-# boolean tensor, opposite meaning.
+# checks $dV$ passes; gradcheck on $Q$ and $K$ does not. Mask conventions get mixed up in code
+# that moves from `nn.MultiheadAttention` to `F.scaled_dot_product_attention`: same boolean
+# tensor, opposite meaning. And "memory-efficient attention" is often measured by what it
+# keeps for backward, which says nothing about its peak.
 #
 # ## Summary
 #
 # Attention's backward is three vector-Jacobian products in a row: two matrix products and a
 # softmax whose Jacobian $\operatorname{diag}(p) - pp^\top$ turns into one line with a row sum.
 # A boolean mask is not differentiated; it zeroes probabilities, and with them their
-# gradients. What forward saves is your decision: $P$ costs $L_q L_k$ numbers per head, while
-# one log-sum-exp per query row is enough to rebuild it, which is the idea that lets
-# FlashAttention handle long sequences.
+# gradients. One log-sum-exp per query row rebuilds $P$, and
+# $\operatorname{rowsum}(dP \odot P) = \operatorname{rowsum}(dO \odot O)$ removes the last
+# reason to see a whole row at once. With the online softmax, forward and backward then run
+# tile by tile, and the peak memory of attention grows like $L$ instead of $L^2$.

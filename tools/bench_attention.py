@@ -1,98 +1,67 @@
-"""Benchmark for lesson 06: scaled dot-product attention through autograd's composed ops, with
-a hand-written backward (saving P), and memory efficient (saving a log-sum-exp per row), at
-L = 512 ... 4096, d = 64, one sequence with two heads: forward-and-backward time and the bytes
-kept for backward, measured side by side.
+"""Benchmark for lesson 06: the three attention Functions of the lesson's own solutions
+(materialising, memory efficient, FlashAttention) against F.scaled_dot_product_attention,
+d = 64, one head, float32, L = 1024, 2048, 4096, forward and backward once each: the peak of
+live tensors created (forward's or backward's, whichever is higher, by
+``autograder.memory.TensorAccounting``), the largest tensor created beyond the inputs,
+outputs, gradients and per-row statistics, and the wall time, with ratios to the
+materialising Function.
 
-Target: the memory-efficient variant keeps >= 10x fewer bytes than the others at L = 4096.
+Targets at L = 4096: FlashAttention's peak >= 20x below ScaledDotProductAttention's, its
+largest tensor <= BLOCK x BLOCK per batch-head, its CPU time <= 3x the materialising one's.
 ``python -m tools.bench_attention`` (or ``make bench``) prints the table ``run()`` returns.
 """
 
-import torch
+from tools.bench_references import CPU_THREADS, cpu_threads
+from tools.solutions import solution
+from widgets.flash import measure_one, sdpa
 
-from tools.bench_references import (CPU_THREADS, ActivationMeter, MemoryEfficientAttention,
-                                    ScaledDotProductAttention, best_times, composed_attention,
-                                    cpu_threads, cuda_peak, devices, mib)
-
-LENGTHS = (512, 1024, 2048, 4096)
-BATCH, HEADS, D = 1, 2, 64
-ROUNDS = 3
-TARGET_LENGTH, TARGET = 4096, 10.0
-
-VARIANTS = {
-    "autograd (composed ops)": composed_attention,
-    "custom backward (saves P)": ScaledDotProductAttention.apply,
-    "memory efficient (saves lse)": MemoryEfficientAttention.apply,
-}
+LENGTHS = (1024, 2048, 4096)
+D = 64
+NAMES = ("ScaledDotProductAttention", "MemoryEfficientAttention", "FlashAttention")
+TARGET_LENGTH, PEAK_TARGET, TIME_TARGET = 4096, 20.0, 3.0
 
 
-def measure(device: torch.device, L: int) -> list[dict]:
-    """One row per variant at sequence length L."""
-    generator = torch.Generator().manual_seed(L)
-    Q, K, V = (torch.randn(BATCH, HEADS, L, D, generator=generator).to(device).requires_grad_()
-               for _ in range(3))
-    grad_output = torch.randn(BATCH, HEADS, L, D, generator=generator).to(device)
-    scale = D ** -0.5
-    inputs = Q.numel() * Q.element_size() * 3
-
-    def step(attention):
-        def go():
-            for t in (Q, K, V):
-                t.grad = None
-            attention(Q, K, V, scale).backward(grad_output)
-        return go
-
-    rows = []
-    for name, attention in VARIANTS.items():
-        with ActivationMeter() as meter:
-            output = attention(Q, K, V, scale)
-            kept = meter.now
-        del output
-        row = {"L": L, "name": name, "kept": kept, "beyond": kept - inputs}
-        if device.type == "cuda":
-            row["cuda_peak"] = cuda_peak(step(attention), device)
-        rows.append(row)
-    times = best_times({name: step(attention) for name, attention in VARIANTS.items()},
-                       device, ROUNDS)
-    for row in rows:
-        row["ms"] = times[row["name"]]
-    return rows
+def measure() -> list[dict]:
+    functions = {name: solution(name).apply for name in NAMES}
+    functions["F.scaled_dot_product_attention"] = sdpa
+    return [{"L": L, "name": name, **measure_one(f, L, D, heads=1, seed=L, repeats=1)}
+            for L in LENGTHS for name, f in functions.items()]
 
 
-def format_table(device: torch.device, rows: list[dict]) -> str:
-    where = "cuda" if device.type == "cuda" else f"cpu ({CPU_THREADS} thread)"
-    lines = [f"Attention: batch {BATCH}, {HEADS} heads, d = {D}, float32, no mask, {where}, "
-             f"forward + backward, best of {ROUNDS}",
-             f"{'L':>5}  {'variant':<30}{'kept for bwd':>14}{'of which not Q,K,V':>20}"
-             f"{'fewer':>13}{'ms':>9}{'time':>7}"
-             + (f"{'CUDA peak':>13}" if device.type == "cuda" else "")]
+def format_table(rows: list[dict]) -> str:
+    lines = [f"Attention, one head, d = {D}, float32, no mask, CPU ({CPU_THREADS} thread), "
+             "forward + backward, one run; ratios against ScaledDotProductAttention",
+             f"{'L':>5}  {'Function':<31}{'peak MiB':>10}{'x lower':>9}{'largest':>10}"
+             f"{'beyond':>9}{'ms':>9}{'x time':>8}"]
     for L in LENGTHS:
         group = [row for row in rows if row["L"] == L]
         base = group[0]
         for row in group:
-            line = (f"{L:>5}  {row['name']:<30}{mib(row['kept']):>14}{mib(row['beyond']):>20}"
-                    f"{base['kept'] / row['kept']:>11.1f}x{row['ms']:>10.1f}"
-                    f"{row['ms'] / base['ms']:>6.2f}x")
-            if device.type == "cuda":
-                line += f"{mib(row['cuda_peak']):>13}"
-            lines.append(line)
-    at_target = {row["name"]: row for row in rows if row["L"] == TARGET_LENGTH}
-    efficient = at_target["memory efficient (saves lse)"]["kept"]
-    worst = min(row["kept"] for name, row in at_target.items() if "efficient" not in name)
-    ratio = worst / efficient
-    lines.append(f"target at L = {TARGET_LENGTH}: memory efficient keeps >= {TARGET:g}x fewer "
-                 f"bytes than either other variant (measured {ratio:.1f}x, Q, K, V included): "
-                 f"{'met' if ratio >= TARGET else 'NOT met'}")
+            lines.append(f"{L:>5}  {row['name']:<31}{row['peak'] / 2**20:>10.2f}"
+                         f"{base['peak'] / row['peak']:>8.1f}x{row['largest']:>10}"
+                         f"{row['largest beyond']:>9}{row['ms']:>9.0f}"
+                         f"{row['ms'] / base['ms']:>7.2f}x")
+    at = {row["name"]: row for row in rows if row["L"] == TARGET_LENGTH}
+    flash, base = at["FlashAttention"], at["ScaledDotProductAttention"]
+    block = solution("FlashAttention").BLOCK
+    checks = [(f"peak >= {PEAK_TARGET:g}x below", base["peak"] / flash["peak"] >= PEAK_TARGET,
+               f"{base['peak'] / flash['peak']:.1f}x"),
+              (f"largest tensor beyond L x d ones <= BLOCK^2 = {block * block}",
+               flash["largest beyond"] <= block * block, str(flash["largest beyond"])),
+              (f"time <= {TIME_TARGET:g}x", flash["ms"] / base["ms"] <= TIME_TARGET,
+               f"{flash['ms'] / base['ms']:.2f}x")]
+    lines.append("('largest': elements of the largest tensor created; 'beyond': the same, "
+                 "leaving out inputs, outputs, gradients and per-row statistics)")
+    for label, met, measured in checks:
+        lines.append(f"target at L = {TARGET_LENGTH}, FlashAttention {label}: measured "
+                     f"{measured}: {'met' if met else 'NOT met'}")
     return "\n".join(lines)
 
 
 def run() -> str:
-    """Measure on the CPU, and on CUDA when present; return the tables as text."""
-    tables = []
+    """Measure on the CPU and return the table as text."""
     with cpu_threads():
-        for device in devices():
-            rows = [row for L in LENGTHS for row in measure(device, L)]
-            tables.append(format_table(device, rows))
-    return "\n\n".join(tables)
+        return format_table(measure())
 
 
 if __name__ == "__main__":

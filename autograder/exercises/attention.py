@@ -1,11 +1,12 @@
-"""Lesson 06: ScaledDotProductAttention and the stretch MemoryEfficientAttention."""
+"""Lesson 06: ScaledDotProductAttention and MemoryEfficientAttention (FlashAttention is in
+``flash_attention``)."""
 
 import math
 
 import torch
 import torch.nn.functional as F
 
-from ..checks import (Spec, check_backward_by_hand, check_gradcheck, check_is_function,
+from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       run_backward, run_forward)
 from ..diagnose import diagnose_gradient, diagnose_values
@@ -100,6 +101,27 @@ def _reversed(values: dict) -> dict | None:
     return flipped
 
 
+def _global_max_then_mask(values: dict) -> torch.Tensor:
+    """The forward of a learner who subtracts one global maximum and masks after exp."""
+    scores = (values["Q"] @ values["K"].transpose(-2, -1)) * values["scale"]
+    weights = (scores - scores.max()).exp()
+    if values.get("mask") is not None:
+        weights = weights * values["mask"]
+    return (weights / weights.sum(-1, keepdim=True)) @ values["V"]
+
+
+def describe(values: dict) -> str:
+    """``Q (2, 4, 3), K (2, 5, 3), V (2, 5, 2), float64, mask (4, 5)``: the failing case."""
+    Q, K, V, mask = values["Q"], values["K"], values["V"], values.get("mask")
+    return (f"Q {tuple(Q.shape)}, K {tuple(K.shape)}, V {tuple(V.shape)}, "
+            f"{str(Q.dtype).removeprefix('torch.')}, "
+            + ("mask=None" if mask is None else f"mask of shape {tuple(mask.shape)}"))
+
+
+MASK_NONE = ("{name}.forward fails when mask is None, the most common call: the missing "
+             "mask=None path; give mask the default None and skip masking when it is None")
+
+
 def _same(a, b, rtol=1e-5, atol=1e-7) -> bool:
     return (isinstance(a, torch.Tensor) and a.shape == b.shape
             and bool(torch.allclose(a.detach(), b, rtol=rtol, atol=atol, equal_nan=True)))
@@ -117,6 +139,10 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
                 "scores.masked_fill(~mask, -inf)")
     if (isinstance(output, torch.Tensor) and torch.isfinite(expected).all()
             and not torch.isfinite(output).all()):
+        if _same(output, _global_max_then_mask(values)):
+            return (f"{spec.name} applies the mask after subtracting one global maximum: rows "
+                    "far below it underflow to 0 / 0 = nan; fill masked scores with -inf first, "
+                    "then subtract each row's own maximum")
         return (f"{spec.name}'s output has inf or nan for large scores: subtract each row's "
                 "maximum score before exp (softmax is unchanged by it)")
     if not _same(output, expected):
@@ -140,32 +166,41 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
 
 def check_attention(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7):
     """check_values_and_gradients, with the lesson's named mistakes recognised on failure."""
-    try:
-        return check_values_and_gradients(function, spec, values, rtol=rtol, atol=atol)
-    except GradingError as error:
+    with case(describe(values)):
         try:
-            hint = known_mistake(function, spec, values)
-        except Exception:  # the learner's code may raise anything; keep the first hint then
-            hint = None
-        if hint is None:
-            raise
-        raise GradingError(hint, str(error)) from error
+            return check_values_and_gradients(function, spec, values, rtol=rtol, atol=atol)
+        except GradingError as error:
+            if values.get("mask") is None and "TypeError" in error.hint:
+                raise GradingError(MASK_NONE.format(name=spec.name), str(error)) from error
+            try:
+                hint = known_mistake(function, spec, values)
+            except Exception:  # the learner's code may raise anything; keep the first hint
+                hint = None
+            if hint is None:
+                raise
+            raise GradingError(hint, str(error)) from error
 
 
 def check_mask_polarity(function, spec: Spec, device) -> None:
     """A mask whose rows all keep some keys and drop others: reversed polarity is visible."""
     values = attention_values((2,), 4, 5, 3, 2, device, mask="random", seed=11)
     inputs = make_inputs(values, requires_grad=False)
-    output = run_forward(function, spec, inputs).output
-    if _same(output, attention_reference(**_reversed(values))):
-        raise GradingError(
-            f"{spec.name} masks out the positions where mask is True: False means masked out "
-            "(like F.scaled_dot_product_attention's boolean attn_mask), so fill "
-            "scores.masked_fill(~mask, -inf)")
+    with case(describe(values)):
+        output = run_forward(function, spec, inputs).output
+        if _same(output, attention_reference(**_reversed(values))):
+            raise GradingError(
+                f"{spec.name} masks out the positions where mask is True: False means masked out "
+                "(like F.scaled_dot_product_attention's boolean attn_mask), so fill "
+                "scores.masked_fill(~mask, -inf)")
 
 
 def check_against_sdpa(function, spec: Spec, values: dict, device) -> None:
     """float32 output and all three gradients against F.scaled_dot_product_attention."""
+    with case(describe(values)):
+        _against_sdpa(function, spec, values, device)
+
+
+def _against_sdpa(function, spec: Spec, values: dict, device) -> None:
     on_cuda = torch.device(device).type == "cuda"
     rtol, atol = (1e-3, 1e-4) if on_cuda else (1e-4, 1e-5)
     inputs = make_inputs(values)
@@ -213,6 +248,7 @@ def attention_quick(function, spec: Spec, device="cpu") -> None:
     forward, backward = check_attention(function, spec, values)
     check_no_ctx_tensors(spec, forward)
     check_backward_by_hand(spec, backward)
+    check_attention(function, spec, attention_values((2,), 3, 4, 2, 2, device, seed=4))
     check_stable(function, spec, device)
     check_against_sdpa(function, spec, attention_values((2,), 4, 5, 3, 2, device, mask="random",
                                                         seed=3, dtype=torch.float32), device)

@@ -1,4 +1,7 @@
-"""Does the attention view get P and dS from the learner's Function and spot mask bugs?"""
+"""Does the attention view get P and dS from the learner's Function and spot mask bugs? Does
+the online-softmax stepper converge, and does the peak meter see a full matrix?"""
+
+import math
 
 import torch
 
@@ -59,3 +62,41 @@ def test_does_the_view_warn_about_weight_on_masked_keys(ref):
 def test_does_the_view_report_a_stub(ref):
     view = attention_explorer(ref.Stub, heads=1, length=4, dim=4)
     assert "not implemented yet" in view.panes["readout"].value
+
+
+# ------------------------------------------------------------- online softmax and peaks
+from widgets.flash import (measure_one, online_softmax_stepper,  # noqa: E402
+                           online_softmax_steps)
+
+
+def test_does_the_online_softmax_reach_the_exact_row():
+    generator = torch.Generator().manual_seed(1)
+    scores = torch.randn(10, generator=generator, dtype=torch.float64) * 3
+    values = torch.randn(10, 2, generator=generator, dtype=torch.float64)
+    steps = online_softmax_steps(scores, values, 4)
+    assert [step["seen"] for step in steps] == [0, 4, 8, 10]
+    torch.testing.assert_close(steps[-1]["output"], torch.softmax(scores, 0) @ values)
+    assert steps[-1]["m"] == scores.max().item()
+    assert abs(steps[-1]["m"] + math.log(steps[-1]["ell"])
+               - torch.logsumexp(scores, 0).item()) < 1e-12
+    assert all(0 < step["alpha"] <= 1 for step in steps[2:])
+
+
+def test_does_the_stepper_move_with_its_slider():
+    view = online_softmax_stepper(length=12, block=4, seed=0)
+    last = view.panes["plot"].value
+    assert "max |o/ℓ − exact row|" in view.panes["readout"].value
+    view.controls["blocks"].value = 1
+    assert view.panes["plot"].value != last
+    assert "keys seen" in view.panes["readout"].value
+    view.controls["blocks"].value = 0
+    assert "No key seen yet" in view.panes["readout"].value
+
+
+def test_does_measure_one_see_the_full_matrix_of_plain_attention():
+    def plain(Q, K, V, scale):
+        return torch.softmax(Q @ K.transpose(-2, -1) * scale, -1) @ V
+
+    row = measure_one(plain, 64, d=8)
+    assert row["largest"] == 64 * 64 and row["largest beyond"] == 64 * 64
+    assert row["peak"] >= 64 * 64 * 4 and row["ms"] > 0

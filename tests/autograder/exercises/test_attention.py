@@ -1,5 +1,6 @@
-"""autograder.exercises.attention: lesson 06's ScaledDotProductAttention and the stretch
-MemoryEfficientAttention, graded against correct and deliberately wrong submissions."""
+"""autograder.exercises.attention and .flash_attention: lesson 06's three exercises, graded
+against the lesson's own solutions, the catalogue's unusual answers and named mistakes, and a
+few hand-made Functions; autograder.memory's accounting and autograder.tiled's reference."""
 
 import pytest
 import torch
@@ -8,19 +9,25 @@ import torch.nn.functional as F
 from autograder.checks import make_inputs, run_forward
 from autograder.exercises import EXERCISES
 from autograder.exercises import attention as lesson
-from autograder.grading import verdict
+from autograder.exercises import flash_attention as flash
+from autograder.grading import self_check, verdict
+from autograder.memory import TensorAccounting
+from autograder.tiled import needed_tiles, tiled_backward, tiled_forward
 from functions import attention as ref
+from tools.catalogue import lesson06 as catalogue
+from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson06
 
 SDPA = EXERCISES["ScaledDotProductAttention"]
 MEMORY_EFFICIENT = EXERCISES["MemoryEfficientAttention"]
+FLASH = EXERCISES["FlashAttention"]
 
 
 class TestRegistry:
     def test_exercises_are_registered(self):
-        """Are both exercises found by name, for lesson 06?"""
-        assert SDPA.lesson == MEMORY_EFFICIENT.lesson == "06_attention"
+        """Are the three exercises found by name, for lesson 06?"""
+        assert SDPA.lesson == MEMORY_EFFICIENT.lesson == FLASH.lesson == "06_attention"
 
 
 class TestReference:
@@ -54,10 +61,12 @@ class TestCorrect:
         exercise.quick(function)
         exercise.full(function, device)
 
-    def test_verdicts(self):
-        """Does the hidden-test entry point report passes?"""
-        assert verdict("ScaledDotProductAttention", ref.ScaledDotProductAttention)[0]
-        assert verdict("MemoryEfficientAttention", ref.MemoryEfficientAttention)[0]
+    @pytest.mark.parametrize("name", ["ScaledDotProductAttention", "MemoryEfficientAttention",
+                                      "FlashAttention"])
+    def test_lesson_solutions_score_full(self, name, capsys):
+        """Does the lesson's own solution pass the self-check and every hidden check?"""
+        self_check(name, solution(name))
+        assert verdict(name, solution(name)) == (True, f"{name}: all hidden checks passed")
 
     def test_memory_efficient_saves_per_row(self):
         """Does the memory-efficient reference save Q, K, V, the mask, the output and one
@@ -194,3 +203,123 @@ class TestMemoryEfficientMistakes:
                         P.transpose(-2, -1) @ grad_output, None, None)
 
         MEMORY_EFFICIENT.quick(MaxAndSum)
+
+
+# ------------------------------------------------------------------ the lesson's catalogue
+def _entry_id(entry):
+    return f"{entry.exercise}-{entry.name}".replace(" ", "_")
+
+
+@pytest.mark.parametrize("entry", catalogue.UNUSUAL, ids=_entry_id)
+def test_unusual_answers_score_full(entry, capsys):
+    """Does every correct-but-unusual answer pass the self-check and the hidden checks?"""
+    function = entry.load()
+    self_check(entry.exercise, function)
+    passed, message = verdict(entry.exercise, function)
+    assert passed, message
+
+
+@pytest.mark.parametrize("entry", catalogue.MISTAKES, ids=_entry_id)
+def test_named_mistakes_lose_exactly_their_exercise(entry, raises_hint):
+    """Does every named mistake fail its own exercise's self-check and hidden checks with a
+    hint naming it, and does the failing case appear in that hint?"""
+    function = entry.load()
+    if entry.named:
+        with raises_hint(entry.hint):
+            EXERCISES[entry.exercise].quick(function)
+    passed, message = verdict(entry.exercise, function)
+    assert not passed and entry.hint in message.splitlines()[0], message
+
+
+def test_every_exercise_has_three_unusual_answers():
+    """Does the catalogue hold at least three correct-but-unusual answers per exercise?"""
+    for name in ("ScaledDotProductAttention", "MemoryEfficientAttention", "FlashAttention"):
+        assert sum(entry.exercise == name for entry in catalogue.UNUSUAL) >= 3
+
+
+def test_flash_hints_name_the_case():
+    """Do FlashAttention's hints say which shapes, dtype, causal flag and BLOCK failed?"""
+    entry = next(m for m in catalogue.MISTAKES if m.name == "D from dP instead of dO * O")
+    message = verdict("FlashAttention", entry.load())[1].splitlines()[0]
+    assert "(with Q (2, 6, 3), K (2, 9, 3), V (2, 9, 2), float64, causal=False, BLOCK=4)" in message
+
+
+# -------------------------------------------------------------------- memory accounting
+class TestAccounting:
+    def test_peak_and_largest(self):
+        """Does the accounting see a temporary's bytes at the peak, the largest tensor, views
+        as free, and memory given back when a tensor dies?"""
+        x = torch.zeros(100)
+        with TensorAccounting() as books:
+            y = torch.ones(1000)  # 4000 bytes
+            view = y[:10].reshape(2, 5)
+            del y, view
+            z = x * 2  # 400 bytes, after y is gone
+        assert books.phase.peak == 4000
+        assert books.phase.largest.shape == (1000,)
+        assert books.now == z.untyped_storage().nbytes() == 400
+
+    def test_products(self):
+        """Are matrix products recorded with their rows, inner size and columns?"""
+        a, b = torch.randn(2, 3, 4), torch.randn(2, 4, 5)
+        with TensorAccounting() as books:
+            a @ b
+        assert [(p.rows, p.inner, p.cols, p.batch) for p in books.phase.products] == [
+            (3, 4, 5, 2)]
+
+    def test_peak_check_alone_catches_kept_tiles(self, raises_hint):
+        """Is a FlashAttention that keeps every tile of P alive (no tensor bigger than a tile)
+        caught by the peak of live tensors?"""
+        keeps_tiles = catalogue.FLASH.replace(
+            "                m = m_new\n",
+            "                m = m_new\n                kept.append(p)\n").replace(
+            "        for i in range(0, Lq, block):\n            q = Q[",
+            "        kept = []\n        for i in range(0, Lq, block):\n            q = Q[")
+        function = load_flash(keeps_tiles)
+        with raises_hint("bytes of tensors alive at its peak"):
+            flash.check_allocations(function, flash.flash_values((1,), 96, 96, 2, 3, "cpu"), 16)
+
+
+def load_flash(code):
+    from tools.catalogue import load
+
+    return load("FlashAttention", code)
+
+
+# ------------------------------------------------------------------- the tiled reference
+@pytest.mark.parametrize("causal", [False, True])
+def test_tiled_reference_is_attention(causal):
+    """Does the grader's own tiled attention give the reference's values and gradients?"""
+    values = flash.flash_values((2,), 7, 10, 3, 2, "cpu", causal=causal)
+    inputs = make_inputs(values)
+    expected = flash.flash_reference(**inputs)
+    O, L = tiled_forward(*(values[n] for n in ("Q", "K", "V", "scale", "causal")), 3)
+    torch.testing.assert_close(O, expected.detach())
+    grad_output = torch.randn_like(O)
+    truth = torch.autograd.grad(expected, [inputs[n] for n in "QKV"], grad_output)
+    grads = tiled_backward(values["Q"], values["K"], values["V"], O, grad_output, L,
+                           values["scale"], causal, 3)
+    for grad, true in zip(grads, truth):
+        torch.testing.assert_close(grad, true)
+
+
+def test_needed_tiles_under_causal():
+    """With Lq = Lk = 4 blocks, are the 10 tiles on or below the diagonal the needed ones?"""
+    assert needed_tiles(16, 16, 4, True) == (10, 16)
+    assert needed_tiles(16, 16, 4, False) == (16, 16)
+    assert needed_tiles(8, 16, 4, True) == (7, 8)  # query i sees keys up to i + 8
+
+
+def test_flash_block_attribute_restored():
+    """Is FlashAttention.BLOCK back to 64 after grading, and is a missing BLOCK named?"""
+    function = solution("FlashAttention")
+    FLASH.quick(function)
+    assert function.BLOCK == 64
+
+    class NoBlock(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, Q, K, V, scale, causal=False):
+            return Q
+
+    with pytest.raises(Exception, match="class attribute BLOCK = 64"):
+        FLASH.quick(NoBlock)

@@ -1,0 +1,298 @@
+"""Lesson 06: FlashAttention, tiled, with the online softmax and FlashAttention-2's backward.
+
+Graded on values and gradients (float64 against the composed reference, float32 and float16 /
+bfloat16 against F.scaled_dot_product_attention), on what it allocates (the largest tensor and
+the peak of live tensors, forward and backward, by ``autograder.memory``), and on the score
+tiles it computes under ``causal``. ``FlashAttention.BLOCK`` is set to small sizes while
+grading, so that small inputs span several tiles.
+"""
+
+import math
+from contextlib import contextmanager
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import (Spec, _explain_runtime_error, case, check_backward_by_hand,
+                      check_gradcheck, check_is_function, check_no_ctx_tensors,
+                      check_values_and_gradients, make_inputs,
+                      run_backward, run_forward)
+from ..diagnose import diagnose_gradient, diagnose_values
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+from ..memory import TensorAccounting, cuda_peak
+from ..tiled import needed_scores, needed_tiles, recognise_backward, recognise_forward
+from .attention import attention_reference
+
+NAME = "FlashAttention"
+
+
+def flash_reference(Q, K, V, scale, causal=False):
+    """Attention by autograd's own ops; causal: query i sees keys j <= i + (Lk - Lq)."""
+    mask = None
+    if causal:
+        Lq, Lk = Q.shape[-2], K.shape[-2]
+        mask = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril(Lk - Lq)
+    return attention_reference(Q, K, V, scale, mask)
+
+
+FLASH = Spec(NAME, ("Q", "K", "V", "scale", "causal"), flash_reference)
+
+def flash_values(lead, Lq, Lk, d, dv, device, *, causal=False, seed=0, dtype=torch.float64):
+    return {
+        "Q": sample((*lead, Lq, d), device, seed=seed, dtype=dtype),
+        "K": sample((*lead, Lk, d), device, seed=seed + 1, dtype=dtype),
+        "V": sample((*lead, Lk, dv), device, seed=seed + 2, dtype=dtype),
+        "scale": 1 / math.sqrt(d),
+        "causal": causal,
+    }
+
+
+def describe(values: dict, block: int) -> str:
+    Q, K, V = values["Q"], values["K"], values["V"]
+    dtype = str(Q.dtype).removeprefix("torch.")
+    return (f"Q {tuple(Q.shape)}, K {tuple(K.shape)}, V {tuple(V.shape)}, {dtype}, "
+            f"causal={values['causal']}, BLOCK={block}")
+
+
+@contextmanager
+def block_size(function, block: int):
+    """Run with ``function.BLOCK = block``, restored afterwards."""
+    if not isinstance(getattr(function, "BLOCK", None), int):
+        raise GradingError(f"{NAME} needs a class attribute BLOCK = 64 (an int): the grader "
+                           "sets it to smaller sizes to test tiling, so read the block size "
+                           f"as {NAME}.BLOCK")
+    own, old = "BLOCK" in vars(function), function.BLOCK
+    function.BLOCK = block
+    try:
+        yield
+    finally:
+        if own:
+            function.BLOCK = old
+        else:
+            del function.BLOCK
+
+
+def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
+    """Values and gradients against the reference, with the named mistakes recognised."""
+    with block_size(function, block), case(describe(values, block)):
+        try:
+            forward, backward = check_values_and_gradients(function, FLASH, values,
+                                                           rtol=rtol, atol=atol)
+        except GradingError as error:
+            try:
+                hint = (recognise_forward(function, values, block, flash_reference)
+                        or recognise_backward(function, values, block))
+            except Exception:  # the learner's code may raise anything: keep the first hint
+                hint = None
+            if hint is None:
+                raise
+            raise GradingError(hint, str(error)) from error
+        check_no_ctx_tensors(FLASH, forward)
+        check_backward_by_hand(FLASH, backward)
+        if any("scaled_dot_product" in op for op in backward.ops):
+            raise GradingError(f"{NAME}.backward calls PyTorch's attention: write it by tiles")
+
+
+def _budget(values: dict, block: int) -> tuple[int, int]:
+    """(elements of the largest tensor allowed, bytes of live tensors allowed) per phase:
+    BLOCK x BLOCK per batch-head, or one input's, output's or gradient's worth, and a few
+    tiles beyond a few copies of Q, K, V and O in float32 or wider."""
+    Q, K, V = values["Q"], values["K"], values["V"]
+    heads, (Lq, d), (Lk, dv) = math.prod(Q.shape[:-2]), Q.shape[-2:], V.shape[-2:]
+    width = max(Q.element_size(), 4)
+    largest = heads * max(block * block, Lq * max(d, dv), Lk * max(d, dv))
+    whole = heads * (Lq * (d + dv) + Lk * (d + dv)) * width
+    return largest, 3 * whole + 8 * heads * block * block * width
+
+
+def _backward(output, inputs: dict, grad_output) -> None:
+    """Backpropagate without the probes' op and FLOP logs (the accounting sees every op)."""
+    wanted = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
+    try:
+        torch.autograd.grad(output, wanted, grad_output, allow_unused=True)
+    except RuntimeError as error:
+        raise _explain_runtime_error(FLASH, "backward", error, inputs) from error
+
+
+def check_allocations(function, values: dict, block: int) -> None:
+    """The largest tensor and the peak of live tensors in forward and in backward, and the
+    score tiles computed under causal, by live-tensor accounting."""
+    Q, K = values["Q"], values["K"]
+    heads, Lq, Lk, d = math.prod(Q.shape[:-2]), Q.shape[-2], K.shape[-2], Q.shape[-1]
+    largest, budget = _budget(values, block)
+    inputs = make_inputs(values)
+    grad_output = torch.randn((*Q.shape[:-1], values["V"].shape[-1]), dtype=Q.dtype,
+                              generator=torch.Generator().manual_seed(1)).to(Q.device)
+    with block_size(function, block), case(describe(values, block)):
+        with TensorAccounting() as books:
+            books.start("forward")
+            forward = run_forward(function, FLASH, inputs)
+            books.start("backward")
+            _backward(forward.output, inputs, grad_output)
+        diagnose_values(f"{NAME}'s output", forward.output, flash_reference(
+            **make_inputs(values, requires_grad=False)), rtol=1e-5, atol=1e-7)
+        for phase in ("forward", "backward"):
+            books_ = books.phases[phase]
+            if any("scaled_dot_product" in op for op in books_.ops):
+                raise GradingError(f"{NAME}.{phase} calls F.scaled_dot_product_attention: "
+                                   "compute it tile by tile yourself")
+            big = books_.largest
+            if big is not None and big.numel > largest:
+                full = big.shape[-2:] in ((Lq, Lk), (Lk, Lq))
+                what = ("materialises the full Lq x Lk matrix" if full
+                        else "creates a tensor bigger than a tile")
+                advice = ("compute one BLOCK x BLOCK tile of scores at a time with a running "
+                          "max and sum (the online softmax)" if phase == "forward" else
+                          "recompute each tile of P from the saved log-sum-exp and accumulate "
+                          "dQ, dK, dV tile by tile")
+                raise GradingError(
+                    f"{NAME}'s {phase} {what}: it created a tensor of shape {big.shape} "
+                    f"({big.numel} elements, by {big.op}) where BLOCK x BLOCK tiles need at "
+                    f"most {heads * block * block}; {advice}")
+            if books_.peak > budget:
+                raise GradingError(
+                    f"{NAME}'s {phase} had {books_.peak} bytes of tensors alive at its peak "
+                    f"where tiles need at most {budget}: let each tile go before the next "
+                    "(no list of tiles, no full-size scores)")
+            if values["causal"]:
+                scores = sum(p.outputs for p in books_.products
+                             if p.inner == d and max(p.rows, p.cols) <= block)
+                need, total = needed_tiles(Lq, Lk, block, True)
+                allowed = heads * needed_scores(Lq, Lk, block, True)
+                if scores > allowed:
+                    raise GradingError(
+                        f"{NAME}'s {phase} computes score tiles entirely above the causal "
+                        f"diagonal: {scores // heads} scores per batch-head where the {need} "
+                        f"of {total} tiles with a visible key hold {allowed // heads}; skip a "
+                        "key block that starts after the query block's last visible key")
+
+
+def check_low_precision(function, values: dict, block: int, tolerance: float) -> None:
+    """float16 / bfloat16 in and out, float32 accumulation, log-sum-exp saved in float32."""
+    dtype = values["Q"].dtype
+    wide = {n: (v.double() if isinstance(v, torch.Tensor) else v) for n, v in values.items()}
+    with block_size(function, block), case(describe(values, block)):
+        inputs = make_inputs(values)
+        forward = run_forward(function, FLASH, inputs)
+        rows = tuple(values["Q"].shape[:-1])
+        for saved in forward.saved:
+            if (saved.role == "intermediate" and saved.shape[:len(rows)] == rows
+                    and math.prod(saved.shape) == math.prod(rows)
+                    and saved.dtype.itemsize < 4):
+                raise GradingError(
+                    f"{NAME} saves its log-sum-exp in {str(saved.dtype)[6:]}, low precision: "
+                    "keep L in float32 (an error of 0.01 in L is 1% in every probability)")
+        output = forward.output
+        if not isinstance(output, torch.Tensor) or output.dtype != dtype:
+            got = getattr(output, "dtype", type(output).__name__)
+            raise GradingError(f"{NAME} returned {got} for {str(dtype)[6:]} inputs: accumulate "
+                               "in float32 and return the input's dtype")
+        fresh = make_inputs(wide)
+        expected = flash_reference(**fresh)
+        diagnose_values(f"{NAME}'s output in {str(dtype)[6:]}", output.double(), expected.detach(),
+                        rtol=tolerance, atol=tolerance)
+        grad_output = torch.randn(output.shape, generator=torch.Generator().manual_seed(2),
+                                  dtype=torch.float64).to(output.device)
+        backward = run_backward(FLASH, output, inputs, grad_output.to(dtype))
+        truth = torch.autograd.grad(expected, [fresh[n] for n in ("Q", "K", "V")], grad_output)
+        for name, grad, true in zip("QKV", backward.grads, truth):
+            if isinstance(grad, torch.Tensor) and grad.dtype != dtype:
+                raise GradingError(f"grad_{name} has dtype {grad.dtype} but {name} has dtype "
+                                   f"{dtype}: cast the float32 accumulator back")
+            diagnose_gradient(name, grad if grad is None else grad.double(), true,
+                              rtol=4 * tolerance, atol=4 * tolerance)
+
+
+def check_cuda_peak(function, values: dict, block: int) -> None:
+    """On CUDA: torch.cuda.max_memory_allocated during forward and during backward."""
+    _, budget = _budget(values, block)
+    inputs = make_inputs(values)
+    device = values["Q"].device
+    grad_output = torch.randn_like(values["Q"][..., :values["V"].shape[-1]])
+    with block_size(function, block), case(describe(values, block)):
+        held = {}
+        forward_peak = cuda_peak(lambda: held.update(out=function.apply(*inputs.values())),
+                                 device)
+        backward_peak = cuda_peak(lambda: held["out"].backward(grad_output), device)
+        for phase, peak in (("forward", forward_peak), ("backward", backward_peak)):
+            if peak > budget:
+                raise GradingError(f"{NAME}'s {phase} allocated {peak} bytes at its CUDA peak "
+                                   f"where tiles need at most {budget}: no full-size scores")
+
+
+def check_against_sdpa(function, values: dict, block: int, device) -> None:
+    on_cuda = torch.device(device).type == "cuda"
+    rtol, atol = (1e-3, 1e-4) if on_cuda else (1e-4, 1e-5)
+    with block_size(function, block), case(describe(values, block) + ", against F.sdpa"):
+        inputs = make_inputs(values)
+        forward = run_forward(function, FLASH, inputs)
+        fresh = make_inputs(values)
+        Lq, Lk = values["Q"].shape[-2], values["K"].shape[-2]
+        mask = (torch.ones(Lq, Lk, dtype=torch.bool, device=device).tril(Lk - Lq)
+                if values["causal"] else None)
+        expected = F.scaled_dot_product_attention(fresh["Q"], fresh["K"], fresh["V"],
+                                                  attn_mask=mask, scale=values["scale"])
+        diagnose_values(f"{NAME}'s output", forward.output, expected.detach(), rtol=rtol,
+                        atol=atol)
+        grad_output = torch.randn_like(expected)
+        backward = run_backward(FLASH, forward.output, inputs, grad_output)
+        truth = torch.autograd.grad(expected, [fresh[n] for n in ("Q", "K", "V")], grad_output)
+        for name, grad, true in zip("QKV", backward.grads, truth):
+            diagnose_gradient(name, grad, true, rtol=rtol, atol=atol)
+
+
+def flash_quick(FlashAttention) -> None:
+    function = check_is_function(FlashAttention, FLASH)
+    with block_size(function, getattr(function, "BLOCK", None)):
+        pass
+    for causal in (False, True):
+        check_flash(function, flash_values((2,), 6, 9, 3, 2, "cpu", causal=causal), 4)
+    check_allocations(function, flash_values((1,), 96, 96, 2, 3, "cpu", causal=True), 16)
+    check_low_precision(function, flash_values((2,), 24, 24, 4, 4, "cpu", causal=True,
+                                               dtype=torch.bfloat16), 8, 3e-2)
+    with block_size(function, 2), case("gradcheck, BLOCK=2, causal=True"):
+        check_gradcheck(function, FLASH, flash_values((), 3, 4, 2, 2, "cpu", causal=True))
+
+
+def flash_full(FlashAttention, device) -> None:
+    function = check_is_function(FlashAttention, FLASH)
+    # (lead, Lq, Lk, d, dv, causal, BLOCK): several blocks, ragged edges, Lq != Lk both ways
+    for seed, (lead, Lq, Lk, d, dv, causal, block) in enumerate([
+            ((2,), 6, 9, 3, 2, False, 4), ((2, 3), 7, 7, 4, 5, True, 3),
+            ((3,), 5, 11, 3, 3, True, 4), ((2,), 9, 4, 2, 3, False, 3),
+            ((), 1, 5, 3, 2, True, 2), ((2,), 5, 1, 2, 2, False, 4),
+            ((2, 1, 2), 8, 8, 3, 3, True, 8)]):
+        check_flash(function, flash_values(lead, Lq, Lk, d, dv, device, causal=causal,
+                                           seed=seed + 60), block)
+    for seed, causal in enumerate((False, True)):
+        check_against_sdpa(function, flash_values((2, 2), 100, 130, 16, 8, device, causal=causal,
+                                                  seed=seed + 70, dtype=torch.float32),
+                           64, device)
+    check_allocations(function, flash_values((2,), 160, 160, 4, 3, device, causal=True), 32)
+    check_allocations(function, flash_values((1,), 96, 96, 2, 3, device), 16)
+    check_allocations(function, flash_values((2,), 96, 200, 3, 5, device, causal=True), 16)
+    for dtype, tolerance in ((torch.bfloat16, 3e-2), (torch.float16, 4e-3)):
+        check_low_precision(function, flash_values((2,), 70, 90, 8, 8, device, causal=True,
+                                                   dtype=dtype, seed=80), 16, tolerance)
+    if torch.device(device).type == "cuda":
+        check_cuda_peak(function, flash_values((2,), 1024, 1024, 16, 16, device,
+                                               dtype=torch.float32), 64)
+    with block_size(function, 2), case("gradcheck, BLOCK=2"):
+        check_gradcheck(function, FLASH, flash_values((2,), 3, 5, 2, 3, device, causal=True))
+        check_gradcheck(function, FLASH, flash_values((), 4, 3, 2, 2, device))
+
+
+EXERCISES = [
+    Exercise(NAME, "06_attention", flash_quick, flash_full,
+             "Lq != Lk both ways, dv != d, leading batch and head dimensions, sizes not "
+             "divisible by BLOCK, float32 against F.scaled_dot_product_attention, float16 and "
+             "bfloat16, gradcheck, the largest tensor and the peak of live tensors in forward "
+             "and backward, the score tiles computed under causal, CPU and CUDA",
+             example=lambda: flash_example()),
+]
+
+
+def flash_example() -> tuple:
+    Q, K, V = (sample((3, 4), "cpu", seed=seed) for seed in (0, 1, 2))
+    return Q, K, V, 0.5

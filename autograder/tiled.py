@@ -1,0 +1,171 @@
+"""The grader's own tiled attention, right and with the mistakes lesson 06 names, so that a
+wrong FlashAttention can be told which mistake its numbers match.
+
+Plain loops over query and key blocks (FlashAttention-2's order in backward: key blocks
+outside, query blocks inside). Small inputs only: this is for recognising mistakes, not speed.
+"""
+
+import torch
+
+from .checks import make_inputs
+
+NAME = "FlashAttention"
+NO_RESCALE = (f"{NAME}'s forward does not rescale the running output when a later key block "
+              "raises a row's maximum: multiply the running output and the running sum by "
+              "exp(m_old - m_new) before adding the new block")
+WRONG_MAX = (f"{NAME}'s forward rescales with the wrong maximum: exponentiate every tile "
+             "against the new running maximum m_new, exp(S_ij - m_new), and rescale what came "
+             "before by exp(m_old - m_new)")
+TILE_ROW_SUM = (f"{NAME}'s backward takes D from dP instead of dO * O: rowsum(dP_ij * P_ij) "
+                "of one tile is only part of the row's sum; D = rowsum(dO * O) is the whole row")
+
+
+def visible_keys(i0: int, rows: int, Lq: int, Lk: int) -> int:
+    """How many keys (from 0) the query block starting at ``i0`` with ``rows`` rows may see
+    under causal, where query i sees keys j <= i + (Lk - Lq)."""
+    return max(0, min(Lk, i0 + rows + Lk - Lq))
+
+
+def needed_tiles(Lq: int, Lk: int, block: int, causal: bool) -> tuple[int, int]:
+    """(tiles needed, tiles in all): the tiles a causal FlashAttention must compute are those
+    with at least one visible key."""
+    total = needed = 0
+    for i0 in range(0, Lq, block):
+        rows = min(block, Lq - i0)
+        for j0 in range(0, Lk, block):
+            total += 1
+            needed += (not causal) or j0 < visible_keys(i0, rows, Lq, Lk)
+    return needed, total
+
+
+def needed_scores(Lq: int, Lk: int, block: int, causal: bool) -> int:
+    """Score entries per batch-head in the tiles a causal FlashAttention must compute."""
+    count = 0
+    for i0 in range(0, Lq, block):
+        rows = min(block, Lq - i0)
+        for j0 in range(0, Lk, block):
+            if (not causal) or j0 < visible_keys(i0, rows, Lq, Lk):
+                count += rows * min(block, Lk - j0)
+    return count
+
+
+def _tile_scores(q, k, scale, causal, i0, j0, Lq, Lk):
+    scores = (q @ k.transpose(-2, -1)) * scale
+    if causal:
+        rows = torch.arange(i0, i0 + q.shape[-2], device=q.device)[:, None]
+        cols = torch.arange(j0, j0 + k.shape[-2], device=q.device)[None, :]
+        scores = scores.masked_fill(cols > rows + (Lk - Lq), float("-inf"))
+    return scores
+
+
+def tiled_forward(Q, K, V, scale, causal, block, rescale="right"):
+    """(O, L) by the online softmax. ``rescale``: "right"; "none" (the running output is not
+    rescaled when the maximum grows); "tile max" (each tile exponentiated against its own
+    maximum, the accumulators rescaled with the running one); "inverted" (exp(m_new - m_old))."""
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    O = Q.new_zeros(*Q.shape[:-1], V.shape[-1])
+    L = Q.new_zeros(Q.shape[:-1])
+    for i0 in range(0, Lq, block):
+        q = Q[..., i0:i0 + block, :]
+        m = q.new_full(q.shape[:-1], float("-inf"))
+        total = q.new_zeros(q.shape[:-1])
+        acc = q.new_zeros(*q.shape[:-1], V.shape[-1])
+        for j0 in range(0, Lk, block):
+            if causal and j0 >= visible_keys(i0, q.shape[-2], Lq, Lk):
+                break
+            s = _tile_scores(q, K[..., j0:j0 + block, :], scale, causal, i0, j0, Lq, Lk)
+            m_new = torch.maximum(m, s.amax(-1))
+            alpha = torch.exp(m - m_new)
+            p = torch.exp(s - m_new[..., None])
+            if rescale == "tile max":
+                p = torch.exp(s - s.amax(-1, keepdim=True))
+            elif rescale == "inverted":
+                alpha = torch.exp(m_new - m)
+            out_alpha = torch.ones_like(alpha) if rescale == "none" else alpha
+            acc = acc * out_alpha[..., None] + p @ V[..., j0:j0 + block, :]
+            total = total * alpha + p.sum(-1)
+            m = m_new
+        O[..., i0:i0 + block, :] = acc / total[..., None]
+        L[..., i0:i0 + block] = m + total.log()
+    return O, L
+
+
+def tiled_backward(Q, K, V, O, dO, L, scale, causal, block, row_sum="dO*O"):
+    """(dQ, dK, dV) by FlashAttention-2's backward. ``row_sum``: "dO*O" (right) or "tile"
+    (D taken from one tile, rowsum(dP_ij * P_ij), instead of the whole row)."""
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    D = (dO * O).sum(-1)
+    dQ, dK, dV = torch.zeros_like(Q), torch.zeros_like(K), torch.zeros_like(V)
+    for j0 in range(0, Lk, block):
+        k, v = K[..., j0:j0 + block, :], V[..., j0:j0 + block, :]
+        for i0 in range(0, Lq, block):
+            q, do = Q[..., i0:i0 + block, :], dO[..., i0:i0 + block, :]
+            if causal and j0 >= visible_keys(i0, q.shape[-2], Lq, Lk):
+                continue
+            s = _tile_scores(q, k, scale, causal, i0, j0, Lq, Lk)
+            p = torch.exp(s - L[..., i0:i0 + block, None])
+            dp = do @ v.transpose(-2, -1)
+            d = (dp * p).sum(-1) if row_sum == "tile" else D[..., i0:i0 + block]
+            ds = p * (dp - d[..., None])
+            dV[..., j0:j0 + block, :] += p.transpose(-2, -1) @ do
+            dQ[..., i0:i0 + block, :] += scale * ds @ k
+            dK[..., j0:j0 + block, :] += scale * ds.transpose(-2, -1) @ q
+    return dQ, dK, dV
+
+
+def _same(a, b, rtol=1e-5, atol=1e-7) -> bool:
+    return (isinstance(a, torch.Tensor) and a.shape == b.shape
+            and bool(torch.allclose(a.detach(), b, rtol=rtol, atol=atol, equal_nan=True)))
+
+
+def _output(function, values) -> torch.Tensor:
+    with torch.no_grad():
+        return function.apply(*make_inputs(values, requires_grad=False).values())
+
+
+def _designed(grows: bool, device) -> dict:
+    """Scores chosen directly (K = identity, scale 1): each row's maximum either lies in the
+    first key block of 4 or grows block after block."""
+    generator = torch.Generator().manual_seed(7)
+    S = torch.randn(2, 5, 12, generator=generator, dtype=torch.float64)
+    bump = torch.arange(3, dtype=torch.float64).repeat_interleave(4) * 3 if grows else (
+        torch.tensor([6.0] * 4 + [0.0] * 8, dtype=torch.float64))
+    V = torch.randn(2, 12, 3, generator=generator, dtype=torch.float64)
+    K = torch.eye(12, dtype=torch.float64).expand(2, 12, 12).contiguous()
+    return {"Q": (S + bump).to(device), "K": K.to(device), "V": V.to(device), "scale": 1.0,
+            "causal": False}
+
+
+def recognise_forward(function, values: dict, block: int, reference) -> str | None:
+    """The hint for a wrong online softmax, when the numbers say which."""
+    output = _output(function, values)
+    args = [values[n] for n in ("Q", "K", "V", "scale", "causal")]
+    if _same(output, tiled_forward(*args, block, rescale="none")[0]):
+        return NO_RESCALE
+    if any(_same(output, tiled_forward(*args, block, rescale=r)[0])
+           for r in ("tile max", "inverted")):
+        return WRONG_MAX
+    device = values["Q"].device
+    right = [_same(_output(function, v), reference(**v))
+             for v in (_designed(False, device), _designed(True, device))]
+    if right == [True, False]:
+        return NO_RESCALE
+    return None
+
+
+def recognise_backward(function, values: dict, block: int) -> str | None:
+    inputs = make_inputs(values)
+    output = function.apply(*inputs.values())
+    args = [values[n] for n in ("Q", "K", "V")]
+    O, L = tiled_forward(*args, values["scale"], values["causal"], block)
+    if not _same(output, O):
+        return None
+    grad_output = torch.randn(O.shape, generator=torch.Generator().manual_seed(0),
+                              dtype=O.dtype).to(O.device)
+    grads = torch.autograd.grad(output, [inputs[n] for n in ("Q", "K", "V")], grad_output,
+                                allow_unused=True)
+    wrong = tiled_backward(*args, O, grad_output, L, values["scale"], values["causal"], block,
+                           row_sum="tile")
+    if _same(grads[0], wrong[0]) and _same(grads[1], wrong[1]):
+        return TILE_ROW_SUM
+    return None
