@@ -6,7 +6,7 @@ import re
 import jupytext
 import pytest
 
-from tools.notebooks import LESSONS
+from grader.lessons import LESSONS
 
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # everything below space but the newline
 
