@@ -220,7 +220,10 @@ class SealedExecute(Execute):
             return Outcome.DIED
         finally:
             run.timing["cells"] += time.monotonic() - began
-            cell.outputs, cell.execution_count = ran.get("outputs", []), ran.get("execution_count")
+            if ran is not cell:  # nbclient stored the cell it ran: keep the test's own source
+                cell.outputs, cell.execution_count = ran.get("outputs", []), ran.get(
+                    "execution_count")
+                self.nb.cells[index] = cell
         if run.output_dropped:
             run.faults.append(Fault("output-limit", f"{cell_label(cell, index)} printed more "
                                     f"than {self.output_limit_kb} KiB; the rest was dropped",

@@ -4,21 +4,20 @@ One course root is released once; every submission below is autograded by one
 ``nbgrader autograde`` run per lesson.
 """
 
+import re
 import textwrap
 
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.nbgrader_cli import nbgrader
 from autograder.verdict import VERDICT_MIME
 from grader.instructor import release
 from grader.lessons import lesson_names, source_notebook
-from grader.notebook_format import SOLUTION_MARKER
-from tools.submissions import (LINEAR_IGNORES_NEEDS_INPUT_GRAD, LINEAR_TRANSPOSED_GRAD_X,
-                               RELU_MASKS_GRAD_OUTPUT_IN_PLACE, SIGMOID_SAVES_INPUT,
-                               WEIGHTED_SUM_TWO_GRADIENTS, solved, with_answer,
-                               with_cell_before)
+from grader.nbgrader_cli import nbgrader
+from autograder.exercises import EXERCISES
+from tools.catalogue import PRELUDE, mistakes
+from tools.submissions import solved, with_answer, with_cell_before
 
 pytestmark = pytest.mark.slow
 
@@ -85,6 +84,11 @@ class MySigmoid(torch.autograd.Function):
 """
 
 
+GLOBAL_STATE = """
+torch.set_grad_enabled(False)
+torch.set_default_dtype(torch.float64)
+"""
+
 SQUARE_THAT_WARNS = """
 import sys
 import warnings
@@ -106,128 +110,19 @@ class Square(torch.autograd.Function):
 """
 
 
-# Lessons 03 and 04: appended to the solved answer cell, a subclass overrides one method.
-SIGN_STE_ZERO_GRADIENT = """
-class SignSTE(SignSTE):
-    @staticmethod
-    def backward(ctx, grad_output):
-        return torch.zeros_like(grad_output)
-"""
-
-SIGN_CLIPPED_STE_UNCLIPPED = """
-class SignClippedSTE(SignClippedSTE):
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output
-"""
-
-ROUND_STE_FLOOR = """
-class RoundSTE(RoundSTE):
-    @staticmethod
-    def forward(ctx, x):
-        return torch.floor(x)
-"""
-
-SWISH_BACKWARD_DETACHES = """
-class SwishFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, beta):
-        ctx.save_for_backward(x, beta)
-        return x * torch.sigmoid(beta * x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, beta = (t.detach() for t in ctx.saved_tensors)
-        s = torch.sigmoid(beta * x)
-        grad_x = grad_output * (s + beta * x * s * (1 - s))
-        grad_beta = (grad_output * x * x * s * (1 - s)).sum()
-        return grad_x, grad_beta
-"""
-
-CUBE_ONCE_TWICE_DIFFERENTIABLE = """
-class CubeOnce(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * 3 * x ** 2
-"""
-
-
-# Lessons 05 and 06.
-CHECKPOINT_IGNORES_RNG_STATE = """
-class CheckpointFunction(CheckpointFunction):
-    @staticmethod
-    def backward(ctx, grad_output):
-        saved = iter(ctx.saved_tensors)
-        args = []
-        for is_tensor, other in zip(ctx.is_tensor, ctx.others):
-            if is_tensor:
-                tensor = next(saved)
-                other = tensor.detach().requires_grad_(tensor.requires_grad)
-            args.append(other)
-        with torch.enable_grad():
-            output = ctx.run_fn(*args)
-        torch.autograd.backward(output, grad_output)
-        return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))
-"""
-
-SEQUENTIAL_WITHOUT_CHECKPOINTS = """
-def checkpoint_sequential(layers, segments, x):
-    for layer in layers:
-        x = layer(x)
-    return x
-"""
-
-ATTENTION_WITHOUT_ROW_SUM = """
-class ScaledDotProductAttention(ScaledDotProductAttention):
-    @staticmethod
-    def backward(ctx, grad_output):
-        Q, K, V, P = ctx.saved_tensors
-        grad_V = P.transpose(-2, -1) @ grad_output
-        grad_S = P * (grad_output @ V.transpose(-2, -1))
-        grad_Q = ctx.scale * grad_S @ K
-        grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q
-        return grad_Q, grad_K, grad_V, None, None
-"""
-
-MEMORY_EFFICIENT_SAVES_PROBABILITIES = """
-class MemoryEfficientAttention(ScaledDotProductAttention):
-    pass
-"""
-
-
 def _answer(code: str) -> str:
     return textwrap.dedent(code).strip()
 
 
 # student -> (lesson, exercise that must lose its points, how the submission is made, a phrase
 # the hint must contain). A change is ("answer", grade_id, code): the answer cell holds code;
-# ("append", grade_id, code): code follows the solution in its answer cell; or
-# ("cell", grade_id, code): a new cell with code just before that cell.
-MISTAKES = {
-    "sigmoid-saves-input": ("01_sigmoid", "MySigmoid",
-                            [("answer", "answer_MySigmoid", SIGMOID_SAVES_INPUT)],
-                            "saved its input x"),
-    "relu-masks-grad-output-in-place": ("01_sigmoid", "MyReLU",
-                                        [("answer", "answer_MyReLU",
-                                          RELU_MASKS_GRAD_OUTPUT_IN_PLACE)],
-                                        "modified grad_output in place"),
-    "linear-ignores-needs-input-grad": (
-        "02_linear", "MyLinearFunction",
-        [("answer", "answer_MyLinearFunction", LINEAR_IGNORES_NEEDS_INPUT_GRAD)],
-        "ctx.needs_input_grad"),
-    "linear-transposed-grad-x": ("02_linear", "MyLinearFunction",
-                                 [("answer", "answer_MyLinearFunction", LINEAR_TRANSPOSED_GRAD_X)],
-                                 "a transpose"),
-    "weighted-sum-two-gradients": ("00_template", "WeightedSum",
-                                   [("answer", "answer_WeightedSum", WEIGHTED_SUM_TWO_GRADIENTS)],
-                                   "backward returned 2 gradients for 4 inputs: return None for "
-                                   "w1 and w2"),
+# or ("cell", grade_id, code): a new cell with code just before that cell. Every mistake of the
+# catalogue marked nbgrader=True is one student; the rest try to fake a verdict.
+CATALOGUED = {re.sub(r"[^a-z0-9]+", "-", f"{m.exercise} {m.name}".lower()).strip("-"): (EXERCISES[m.exercise].lesson, m.exercise,
+                                          [("answer", f"answer_{m.exercise}", PRELUDE + m.code)],
+                                          m.hint)
+              for m in mistakes() if m.nbgrader}
+TAMPERING = {
     "sigmoid-wrong-with-gradcheck-and-allclose-patched": (
         "01_sigmoid", "MySigmoid",
         [("answer", "answer_MySigmoid", SIGMOID_WRONG_SIGN + PATCH_GRADCHECK_AND_ALLCLOSE)],
@@ -248,42 +143,14 @@ MISTAKES = {
     "sigmoid-wrong-patching-torch-during-backward": (
         "01_sigmoid", "MySigmoid", [("answer", "answer_MySigmoid", PATCH_DURING_BACKWARD)],
         "while it was being graded"),
-    "sign-ste-zero-gradient": ("03_ste", "SignSTE",
-                               [("append", "answer_SignSTE", SIGN_STE_ZERO_GRADIENT)],
-                               "true derivative of sign"),
-    "sign-clipped-ste-unclipped": ("03_ste", "SignClippedSTE",
-                                   [("append", "answer_SignClippedSTE", SIGN_CLIPPED_STE_UNCLIPPED)],
-                                   "not clipped"),
-    "round-ste-floors": ("03_ste", "RoundSTE",
-                         [("append", "answer_RoundSTE", ROUND_STE_FLOOR)], "not round(x)"),
-    "swish-backward-detaches": ("04_double_backward", "SwishFunction",
-                                [("answer", "answer_SwishFunction", SWISH_BACKWARD_DETACHES)],
-                                "cut off from autograd"),
-    "cube-once-without-once-differentiable": (
-        "04_double_backward", "CubeOnce",
-        [("answer", "answer_CubeOnce", CUBE_ONCE_TWICE_DIFFERENTIABLE)],
-        "mark backward with @once_differentiable"),
-    "checkpoint-ignores-rng-state": (
-        "05_checkpointing", "CheckpointFunction",
-        [("append", "answer_CheckpointFunction", CHECKPOINT_IGNORES_RNG_STATE)],
-        "drew new random numbers"),
-    "checkpoint-sequential-checkpoints-nothing": (
-        "05_checkpointing", "checkpoint_sequential",
-        [("answer", "answer_checkpoint_sequential", SEQUENTIAL_WITHOUT_CHECKPOINTS)],
-        "checkpointed nothing"),
-    "attention-without-row-sum": (
-        "06_attention", "ScaledDotProductAttention",
-        [("append", "answer_ScaledDotProductAttention", ATTENTION_WITHOUT_ROW_SUM)],
-        "row-sum term"),
-    "memory-efficient-attention-saves-probabilities": (
-        "06_attention", "MemoryEfficientAttention",
-        [("answer", "answer_MemoryEfficientAttention", MEMORY_EFFICIENT_SAVES_PROBABILITIES)],
-        "as big as the Lq x Lk probabilities"),
 }
+MISTAKES = CATALOGUED | TAMPERING
 
 # student -> (lesson, how the submission is made): correct work that must keep every point
 CORRECT_BUT_NOISY = {
     "square-warns-on-stderr": ("00_template", [("answer", "answer_Square", SQUARE_THAT_WARNS)]),
+    # a learner's global torch state must not cost a correct answer (grading restores it)
+    "sigmoid-then-global-state": ("01_sigmoid", [("cell", "MySigmoid", GLOBAL_STATE)]),
 }
 
 
@@ -314,12 +181,8 @@ def course(tmp_path_factory):
     for student, (lesson, changes) in (submissions | CORRECT_BUT_NOISY).items():
         notebook = solved(released[lesson], sources[lesson])
         for kind, grade_id, code in changes:
-            if kind == "append":
-                solution = SOLUTION_MARKER.sub("", _source_cell(sources[lesson], grade_id).source)
-                notebook = with_answer(notebook, grade_id, solution + "\n\n" + _answer(code))
-            else:
-                change = with_answer if kind == "answer" else with_cell_before
-                notebook = change(notebook, grade_id, _answer(code))
+            change = with_answer if kind == "answer" else with_cell_before
+            notebook = change(notebook, grade_id, _answer(code))
         submit(student, lesson, notebook)
     for lesson in LESSONS:
         nbgrader("autograde", lesson, "--force", "--log-level=WARN", root=root)

@@ -63,7 +63,7 @@ UNUSUAL = [
 MISTAKES = [
     Mistake("SignSTE", "zero gradient (the true derivative)", "SignSTE's gradient is zero "
             "everywhere: that is the true derivative of sign",
-            _sign(SIGN, "        return torch.zeros_like(grad_output)"), named=True),
+            _sign(SIGN, "        return torch.zeros_like(grad_output)"), named=True, nbgrader=True),
     Mistake("SignSTE", "ones instead of grad_output", "SignSTE's backward ignores grad_output",
             _sign(SIGN, "        return torch.ones_like(grad_output)"), named=True),
     Mistake("SignSTE", "clips: the other exercise's estimator", "SignSTE zeroes the gradient "
@@ -84,7 +84,7 @@ MISTAKES = [
     Mistake("SignSTE", "x kept on ctx", "SignSTE stores a tensor as ctx.x",
             _sign("        ctx.x = x\n" + SIGN)),
     Mistake("SignClippedSTE", "forgets the clip", "SignClippedSTE's gradient is not clipped",
-            _clipped("        return grad_output")),
+            _clipped("        return grad_output"), nbgrader=True),
     Mistake("SignClippedSTE", "clip with |x| < 1", "SignClippedSTE drops the gradient at "
             "|x| == 1", _clipped(READ_X + "        return grad_output * (x.abs() < 1)"),
             named=True),
@@ -105,7 +105,7 @@ MISTAKES = [
             _clipped("        return grad_output * (ctx.x.abs() <= 1)",
                      "        ctx.x = x\n        return torch.sign(x)")),
     Mistake("RoundSTE", "floor", "RoundSTE's forward is floor(x), not round(x)",
-            _round("        return torch.floor(x)")),
+            _round("        return torch.floor(x)"), nbgrader=True),
     Mistake("RoundSTE", "x.long() truncates", "RoundSTE's forward is trunc(x)",
             _round("        return x.long().to(x.dtype)"), named=True),
     Mistake("RoundSTE", "floor(x + 0.5) rounds halves up", "RoundSTE does not round halves to "

@@ -110,7 +110,7 @@ MISTAKES = [
     Mistake("SwishFunction", "detaches in backward", "is cut off from autograd",
             _swish("        x, beta = (t.detach() for t in ctx.saved_tensors)\n"
                    "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n" + RETURN),
-            named=True),
+            named=True, nbgrader=True),
     Mistake("SwishFunction", "backward under torch.no_grad()", "is cut off from autograd",
             _swish("        with torch.no_grad():\n" + "\n".join(
                 "    " + line for line in (READ + RETURN).splitlines())), named=True),
@@ -138,7 +138,7 @@ MISTAKES = [
                    "(grad_output * x * ds).sum()")),
     Mistake("CubeOnce", "forgets @once_differentiable", "a second backward through CubeOnce "
             "succeeded", _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
-                               decorator=""), named=True),
+                               decorator=""), named=True, nbgrader=True),
     Mistake("CubeOnce", "detaches instead", "a second backward through CubeOnce",
             _cube(CUBE_READ + "        return (grad_output * 3 * x ** 2).detach()",
                   decorator="")),

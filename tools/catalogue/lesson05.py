@@ -155,7 +155,7 @@ NO_ENABLE = ("        with torch.random.fork_rng(devices=ctx.devices):\n"
 
 MISTAKES = [
     Mistake("CheckpointFunction", "ignores the random state", "the recomputation drew new random "
-            "numbers; save torch.get_rng_state()", _backward_without(NO_RESTORE), named=True),
+            "numbers; save torch.get_rng_state()", _backward_without(NO_RESTORE), named=True, nbgrader=True),
     Mistake("CheckpointFunction", "set_rng_state without fork_rng", "left the global random "
             "state rewound to the forward's", _backward_without(REWIND), named=True),
     Mistake("CheckpointFunction", "torch.autograd.grad of the inputs only", "the parameters used "
@@ -222,7 +222,7 @@ class CheckpointFunction(torch.autograd.Function):
             _checkpoint(CORRECT_BACKWARD, FORWARD.replace("ctx.save_for_backward(*tensors)",
                                                           "ctx.save_for_backward(*args)"))),
     Mistake("checkpoint_sequential", "no checkpoints", "checkpointed nothing", _sequential(
-        "    for layer in layers:\n        x = layer(x)\n    return x\n")),
+        "    for layer in layers:\n        x = layer(x)\n    return x\n"), nbgrader=True),
     Mistake("checkpoint_sequential", "len // segments chunks make too many segments",
             "made 3 checkpointed segments: split the layers into exactly 2", _sequential(
                 "    layers = list(layers)\n    size = max(len(layers) // segments, 1)\n"
