@@ -31,11 +31,13 @@ def run_cell_source(source: str, namespace: dict, filename: str):
 def describe_failure(error: BaseException, filename: str) -> str:
     """The first line a learner reads for a failed test: the assert's message, never its
     source, and where in the cell it failed."""
+    if isinstance(error, GradingError):  # the grading library's own hint says it best
+        return str(error)
     line = next((lineno for name, lineno in _frames(error.__traceback__) if name == filename),
                 None)
     where = f" (line {line} of the test cell)" if line else ""
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    if isinstance(error, AssertionError) and not isinstance(error, GradingError):
+    if isinstance(error, AssertionError):
         return f"a test failed{where}: {text}" if text else f"a test failed{where}"
     name = type(error).__name__
     return f"the test raised {name}{where}: {text}" if text else f"the test raised {name}{where}"

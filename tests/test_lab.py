@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -11,14 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.jupyterlab import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _get(url: str, token: str):
@@ -29,7 +24,7 @@ def _get(url: str, token: str):
 
 def test_make_lab_serves_the_course(tmp_path):
     """Does `make lab` open JupyterLab on course/, serving /lab and a lesson notebook?"""
-    port, token = _free_port(), "course-test-token"
+    port, token = free_port(), "course-test-token"
     environment = dict(os.environ, JUPYTER_TOKEN=token)
     log_path = tmp_path / "lab.log"  # a file, not a pipe: an unread pipe fills and blocks the server
     log = log_path.open("w")

@@ -191,3 +191,104 @@ def test_one_student_can_be_regraded(course):
     output = _grader("autograde", LESSON, "--force", "--student", "correct", root=root)
     assert "graded 1, skipped 0" in output
     assert _scores(root, "correct")["Square_asserts"] == 2.0
+
+
+TANH_LESSON = "my_tanh"
+TANH_SOLUTION = """\
+class MyTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        y = torch.tanh(x)
+        ctx.save_for_backward(y)
+        return y
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        y, = ctx.saved_tensors
+        return grad_output * (1 - y * y)
+        ### END SOLUTION
+"""
+TANH_TEST = """\
+MY_TANH = FunctionExercise("MyTanh", reference=torch.tanh, saves="output")
+MY_TANH.self_check(MyTanh)
+### BEGIN HIDDEN TESTS
+MY_TANH.grade(MyTanh)
+### END HIDDEN TESTS
+"""
+TANH_MISTAKES = {  # student -> (changes to the solution, a phrase the hint must contain)
+    "sign": ([("return grad_output * (1 - y * y)", "return -grad_output * (1 - y * y)")],
+             "check the sign"),
+    "saves-input": ([("ctx.save_for_backward(y)", "ctx.save_for_backward(x)"),
+                     ("y, = ctx.saved_tensors", "x, = ctx.saved_tensors\n        y = torch.tanh(x)")],
+                    "MyTanh saved its input: save the output instead"),
+    "ignores-grad-output": ([("return grad_output * (1 - y * y)", "return 1 - y * y")],
+                            "MyTanh.backward ignores grad_output"),
+}
+
+
+def _tanh_source():
+    cells = [nbformat.v4.new_markdown_cell("# My own lesson: `MyTanh`"),
+             nbformat.v4.new_code_cell("import torch\n\nfrom autograder.custom import "
+                                       "FunctionExercise"),
+             nbformat.v4.new_code_cell(TANH_SOLUTION), nbformat.v4.new_code_cell(TANH_TEST)]
+    kinds = [{"grade": False, "solution": False}, {"grade": False, "solution": False},
+             {"grade": False, "solution": True}, {"grade": True, "solution": False, "points": 3}]
+    for index, (cell, kind) in enumerate(zip(cells, kinds)):
+        cell.id = f"tanh-{index}"
+        name = {2: "answer_MyTanh", 3: "MyTanh"}.get(index, f"tanh-cell-{index}")
+        cell.metadata = {"nbgrader": {**kind, "grade_id": name, "schema_version": 3,
+                                      "locked": not kind["solution"]}}
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def tanh_course(tmp_path_factory):
+    """An instructor's own lesson with a MyTanh exercise, released and graded for a correct
+    answer and three named mistakes; returns (root, scores by student)."""
+    root = tmp_path_factory.mktemp("tanh")
+    (root / "source" / TANH_LESSON).mkdir(parents=True)
+    nbformat.write(_tanh_source(), root / "source" / TANH_LESSON / f"{TANH_LESSON}.ipynb")
+    _grader("release", TANH_LESSON, root=root)
+    answer = TANH_SOLUTION.replace("        ### BEGIN SOLUTION\n", "").replace(
+        "        ### END SOLUTION\n", "")
+    answers = {"correct": answer}
+    for student, (changes, _) in TANH_MISTAKES.items():
+        answers[student] = answer
+        for old, new in changes:
+            answers[student] = answers[student].replace(old, new)
+    released = nbformat.read(root / "release" / TANH_LESSON / f"{TANH_LESSON}.ipynb",
+                             as_version=4)
+    for student, code in answers.items():
+        folder = root / "submitted" / student / TANH_LESSON
+        folder.mkdir(parents=True)
+        nbformat.write(with_answer(released, "answer_MyTanh", code),
+                       folder / f"{TANH_LESSON}.ipynb")
+    _grader("autograde", TANH_LESSON, "--workers", "2", root=root)
+    with Gradebook(db_url(root)) as gradebook:
+        scores = {student: gradebook.find_submission_notebook(
+            TANH_LESSON, TANH_LESSON, student).score for student in answers}
+    return root, scores
+
+
+def test_an_exercise_of_the_instructors_own_grades_a_correct_answer_full(tanh_course):
+    """Does a correct MyTanh get all 3 points of an exercise written as a FunctionExercise?"""
+    _, scores = tanh_course
+    assert scores["correct"] == 3.0
+
+
+@pytest.mark.parametrize("student", TANH_MISTAKES)
+def test_an_exercise_of_the_instructors_own_names_each_mistake(tanh_course, student):
+    """Does each named mistake score 0 with a hint that names it?"""
+    root, scores = tanh_course
+    assert scores[student] == 0.0
+    notebook = nbformat.read(root / "autograded" / student / TANH_LESSON / f"{TANH_LESSON}.ipynb",
+                             as_version=4)
+    cell = next(c for c in notebook.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "MyTanh")
+    assert TANH_MISTAKES[student][1] in cell.outputs[0]["evalue"], cell.outputs
