@@ -43,6 +43,11 @@ def _trusted_namespaces():
     return namespaces
 
 
+# Names torch itself rebinds: torch.set_default_dtype points torch.Storage at the new dtype's
+# storage class (a learner's default dtype is legitimate, and grading switches it).
+REBOUND_BY_TORCH = {"torch.Storage"}
+
+
 def _label(namespace, name: str) -> str:
     return f"{getattr(namespace, '__name__', namespace)}.{name}"
 
@@ -52,7 +57,8 @@ class Snapshot:
 
     def __init__(self, namespaces):
         self.bindings = [(ns, name, value) for ns in namespaces
-                         for name, value in list(vars(ns).items()) if callable(value)]
+                         for name, value in list(vars(ns).items()) if callable(value)
+                         and _label(ns, name) not in REBOUND_BY_TORCH]
         self.added_allowed = {id(ns): set(vars(ns)) for ns in namespaces if isinstance(ns, type)}
         self.namespaces = list(namespaces)
         self.codes = [(f, f.__code__, f.__defaults__, f.__kwdefaults__)

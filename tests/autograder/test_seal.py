@@ -278,3 +278,14 @@ def test_boot_seals_a_fresh_kernel(tmp_path):
         "must not modify torch or the grading library", "ok"]
     verdicts = [read_verdicts([display(bundle)], KEY) for bundle in result["published"]]
     assert [v["Square"][0] for v in verdicts] == [True, False, True]
+
+
+def test_a_learners_default_dtype_is_not_tampering():
+    """torch.set_default_dtype rebinds torch.Storage itself: is that left alone, not reported
+    as a change to torch (which would zero a correct answer)?"""
+    snapshot = Snapshot([torch])
+    try:
+        torch.set_default_dtype(torch.float64)
+        assert snapshot.restore() == []
+    finally:
+        torch.set_default_dtype(torch.float32)
