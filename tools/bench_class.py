@@ -19,13 +19,13 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.exercises import EXERCISES
 from grader import batch
-from tools.bench_grading import floor_seconds
 from grader.instructor import release
 from grader.lessons import lesson_names, source_notebook
-from tools.submissions import (LINEAR_TRANSPOSED_GRAD_X, RELU_MASKS_GRAD_OUTPUT_IN_PLACE,
-                               SIGMOID_SAVES_INPUT, WEIGHTED_SUM_TWO_GRADIENTS, solved,
-                               with_answer)
+from tools.bench_grading import floor_seconds
+from tools.catalogue import PRELUDE, mistakes
+from tools.submissions import solved, with_answer
 
 CLASS_SIZE = 40
 MISTAKE_RATE = 1 / 3
@@ -33,13 +33,12 @@ SEED = 0
 FLOOR_REPEATS = 3
 LESSONS = ("00_template", "01_sigmoid", "02_linear")
 
-# lesson -> [(answer cell, wrong answer)]: mistakes the course names
-MISTAKES = {
-    "00_template": [("answer_WeightedSum", WEIGHTED_SUM_TWO_GRADIENTS)],
-    "01_sigmoid": [("answer_MySigmoid", SIGMOID_SAVES_INPUT),
-                   ("answer_MyReLU", RELU_MASKS_GRAD_OUTPUT_IN_PLACE)],
-    "02_linear": [("answer_MyLinearFunction", LINEAR_TRANSPOSED_GRAD_X)],
-}
+# lesson -> [(answer cell, wrong answer)]: the catalogue's mistakes that nbgrader also grades
+MISTAKES: dict[str, list[tuple[str, str]]] = {}
+for _mistake in mistakes():
+    if _mistake.nbgrader:
+        MISTAKES.setdefault(EXERCISES[_mistake.exercise].lesson, []).append(
+            (f"answer_{_mistake.exercise}", PRELUDE + _mistake.code))
 
 
 def make_class(root: Path, lessons: list[str]) -> int:

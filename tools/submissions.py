@@ -42,19 +42,3 @@ def with_cell_before(notebook: nbformat.NotebookNode, grade_id: str,
     cell.id = f"learner-{index}"
     changed.cells.insert(index, cell)
     return changed
-
-
-def _catalogued(exercise: str, name: str) -> str:
-    from tools import catalogue
-
-    return next(m.code for m in catalogue.mistakes() if (m.exercise, m.name) == (exercise, name))
-
-
-# The mistakes the end-to-end nbgrader test submits (``nbgrader=True`` in tools/catalogue), under
-# the names tests/test_nbgrader_grading.py and tools/bench_class.py import; kept only until they
-# read the catalogue themselves.
-WEIGHTED_SUM_TWO_GRADIENTS = _catalogued("WeightedSum", "two gradients for four inputs")
-SIGMOID_SAVES_INPUT = _catalogued("MySigmoid", "saves the input x")
-RELU_MASKS_GRAD_OUTPUT_IN_PLACE = _catalogued("MyReLU", "masks grad_output in place")
-LINEAR_IGNORES_NEEDS_INPUT_GRAD = _catalogued("MyLinearFunction", "ignores needs_input_grad")
-LINEAR_TRANSPOSED_GRAD_X = _catalogued("MyLinearFunction", "grad_x as (grad_output @ weight).mT")
