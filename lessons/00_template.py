@@ -211,10 +211,12 @@ from autograder import grade; grade("Square", Square)
 #
 # Why the difference? A tensor that goes through `save_for_backward` is guarded: if it is
 # modified in place before backward runs, backward raises an error instead of computing a
-# silently wrong gradient. It is also visible to saved-tensor hooks, which lesson 05 uses to
-# move or recompute what is saved, and saving an output this way does not make a reference
-# cycle (`ctx.y = y` does: `y.grad_fn` is the node that owns `ctx`, so the graph waits for
-# Python's cycle collector). A tensor on a plain attribute, `ctx.x = x`, loses all three.
+# silently wrong gradient. It is also visible to saved-tensor hooks, through which PyTorch
+# moves saved tensors to the CPU (`torch.autograd.graph.save_on_cpu`) or recomputes them
+# (checkpointing, lesson 05), and with which lessons 01 and 05 measure what a graph keeps.
+# And saving an output this way makes no reference cycle, where `ctx.y = y` does: `y.grad_fn`
+# is `ctx` itself, so the graph stays alive until Python's cycle collector runs. A tensor on a
+# plain attribute, `ctx.x = x`, loses all three.
 # Double backward is another matter (lesson 04): an input or output on `ctx` still works, and
 # an intermediate gives wrong second derivatives however it is kept.
 #
