@@ -543,10 +543,10 @@ plt.show()
 # %% [markdown]
 # In the residual network fusing keeps less and lowers the peak; in the plain one it keeps
 # more, and a version that saves its output instead of a mask (the ReLU's derivative can be
-# read from $y > 0$) would only match the composed version's bytes kept. Fusing in Python changes **what is kept**; it
-# cannot avoid materialising $z$. Real fused kernels win twice more: they apply the ReLU
-# to $z$ in fast on-chip memory instead of writing $z$ out and reading it back, and some pack
-# the mask into one **bit** per element.
+# read from $y > 0$) would only match the composed version's bytes kept. Fusing in Python
+# changes **what is kept**; it cannot avoid materialising $z$. Real fused kernels win twice
+# more: they apply the ReLU to $z$ in fast on-chip memory instead of writing $z$ out and
+# reading it back, and some pack the mask into one **bit** per element.
 
 # %% [markdown]
 # ## Common mistakes

@@ -197,8 +197,9 @@ from autograder import grade; grade("SignSTE", SignSTE)
 # ## ✎ Exercise 2 · `SignClippedSTE`
 #
 # Same forward, clipped backward: `grad_output * (|x| <= 1)`. Here the boundary belongs to the
-# clip (clamp's convention, above): at $|x| = 1$ the gradient passes. Build the mask from the **input**: the output
-# $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from it clips nothing.
+# clip (clamp's convention, above): at $|x| = 1$ the gradient passes. Build the mask from the
+# **input**: the output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built
+# from it clips nothing.
 
 # %% nbgrader={"grade_id": "answer_SignClippedSTE", "solution": true}
 class SignClippedSTE(torch.autograd.Function):
@@ -346,7 +347,8 @@ for Function in (SignSTE, SignClippedSTE):
     y = Function.apply(mine)
     y.backward(grad_output)
     expected_grad = grad_output if Function is SignSTE else grad_output * (x.abs() <= 1)
-    print(f"{Function.__name__:<36} forward exact: {str(torch.equal(y.detach(), torch.sign(x))):<5}",
+    forward_exact = torch.equal(y.detach(), torch.sign(x))
+    print(f"{Function.__name__:<36} forward exact: {str(forward_exact):<5}",
           f" backward exact: {torch.equal(mine.grad, expected_grad)}")
 
 # %% [markdown]
