@@ -209,12 +209,47 @@ from autograder import grade; grade("Square", Square)
 # 2. **Tensors go through `ctx.save_for_backward`**, read back with `ctx.saved_tensors`.
 #    Anything else (floats, ints, shapes) can be stored as a plain attribute: `ctx.alpha = alpha`.
 #
-# Why the difference? `save_for_backward` lets autograd notice if a saved tensor is modified in
-# place before backward runs (you'd get a wrong gradient silently otherwise), and it is what
-# makes double backward work (lesson 04).
+# Why the difference? A tensor that goes through `save_for_backward` is guarded: if it is
+# modified in place before backward runs, backward raises an error instead of computing a
+# silently wrong gradient. It is also visible to saved-tensor hooks, through which PyTorch
+# moves saved tensors to the CPU (`torch.autograd.graph.save_on_cpu`) or recomputes them
+# (checkpointing, lesson 05), and with which lessons 01 and 05 measure what a graph keeps.
+# And saving an output this way makes no reference cycle, where `ctx.y = y` does: `y.grad_fn`
+# is `ctx` itself, so the graph stays alive until Python's cycle collector runs. A tensor on a
+# plain attribute, `ctx.x = x`, loses all three.
+# Double backward is another matter (lesson 04): an input or output on `ctx` still works, and
+# an intermediate gives wrong second derivatives however it is kept.
 #
-# `ctx.needs_input_grad` is a tuple of booleans, one per forward input, that tells backward
-# which gradients anyone will use. Here it prints which inputs need a gradient:
+# Two more details of `ctx`. Call `save_for_backward` **once**, with every tensor: a second call
+# replaces what the first saved. And `ctx.saved_tensors` is for backward only: inside forward
+# it is an empty tuple `()`, even after `save_for_backward`.
+
+# %%
+class SavesTwice(torch.autograd.Function):
+    """y = a * b, saved in two calls: the second call replaces the first."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a)
+        ctx.save_for_backward(b)  # replaces (a,): write ctx.save_for_backward(a, b)
+        print("ctx.saved_tensors inside forward: ", ctx.saved_tensors)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        print("ctx.saved_tensors inside backward:", ctx.saved_tensors)
+        b, = ctx.saved_tensors  # a is gone, so there is no gradient for b
+        return grad_output * b, None
+
+
+a = torch.tensor([1.0, 2.0], requires_grad=True)
+b = torch.tensor([10.0, 20.0], requires_grad=True)
+SavesTwice.apply(a, b).sum().backward()
+
+# %% [markdown]
+# `ctx.needs_input_grad` is a tuple of booleans, one per forward input: entry $i$ is whether
+# input $i$ required grad when forward ran. Use it to skip work: a gradient for an input that
+# does not require grad is thrown away anyway, so return `None` for it.
 
 # %%
 class Affine(torch.autograd.Function):
@@ -237,6 +272,15 @@ x = torch.randn(3, requires_grad=True)
 b = torch.zeros(3)  # no gradient wanted
 Affine.apply(x, b, 2.0).sum().backward()
 print("x.grad =", x.grad)
+
+# %% [markdown]
+# It records `requires_grad` at forward time, not which gradients this backward call will
+# deliver. Asking `torch.autograd.grad` for the gradient of `x` alone still shows `True` for a
+# `b` that requires grad: backward computes `grad_b`, and autograd discards it.
+
+# %%
+b = torch.zeros(3, requires_grad=True)
+grad_x, = torch.autograd.grad(Affine.apply(x, b, 2.0).sum(), [x])
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `WeightedSum`
@@ -299,7 +343,7 @@ for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
         GradientOfShape.apply(x, grad_shape).sum().backward()
         print(f"input {input_shape}, gradient {grad_shape}: summed to {x.grad.tolist()}")
     except RuntimeError as error:
-        print(f"input {input_shape}, gradient {grad_shape}: error,", str(error)[:60], "...")
+        print(f"input {input_shape}, gradient {grad_shape}: error:", str(error).splitlines()[0])
 
 # %% [markdown]
 # ## Common mistakes
@@ -307,11 +351,12 @@ for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | `Square()(x)` or `Square.forward(ctx, x)` | no graph link or an error | `Square.apply(x)` |
-# | `ctx.x = x` for a tensor | in-place changes go unnoticed; double backward breaks | `ctx.save_for_backward(x)` |
+# | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it, an output makes a reference cycle | `ctx.save_for_backward(x)` |
 # | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input, `None` for `w1` and `w2` |
 # | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |
 # | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
-# | reading `ctx.saved_tensors` in forward | error | only in backward |
+# | reading `ctx.saved_tensors` in forward | it is `()` there | use the tensors forward already has |
+# | two calls to `save_for_backward` | only the second call's tensors are kept | one call with every tensor |
 #
 # ## Summary
 #

@@ -199,7 +199,9 @@ report("TanhSavesInput, then * w", lambda: TanhSavesInput.apply(x) * w)
 # returns `inf`. Both textbook formulas for the sigmoid meet it:
 #
 # - $\dfrac{1}{1 + e^{-x}}$: for $x < -709.8$, $e^{-x} = \infty$. The value $1/\infty = 0$ is
-#   fine, but autograd's derivative of this composition computes $\infty/\infty$: `nan`.
+#   fine, but autograd's derivative of this composition is not. The reciprocal's backward
+#   multiplies by $-1/d^2 = 0$, and `ExpBackward0` then multiplies that $0$ by the saved
+#   result $e^{-x} = \infty$: $0 \cdot \infty$ is `nan`.
 # - $\dfrac{e^{x}}{1 + e^{x}}$: for $x > 709.8$, the forward itself is $\infty/\infty$: `nan`.
 #
 # Let's look at both, with their gradients from autograd:
@@ -371,7 +373,9 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 # ### Worked example: `HardClip`
 #
 # $y = \mathrm{clamp}(x, -1, 1)$ passes $x$ through inside $(-1, 1)$ and is flat outside, so
-# its derivative is $\mathbb{1}[\,|x| < 1\,]$. Forward saves that mask.
+# its derivative is $\mathbb{1}[\,|x| < 1\,]$. At $x = \pm 1$ there is no derivative, and
+# the value used there is a convention: `HardClip` uses $0$ (lesson 03 shows that PyTorch's
+# own ops disagree on it). Forward saves that mask.
 
 # %%
 class HardClip(torch.autograd.Function):
@@ -453,9 +457,11 @@ print("after .backward(g):   g =", g, " (the caller's tensor, changed)")
 # Autograd gives every tensor a **version counter** that goes up each time the tensor is
 # changed in place. `save_for_backward` records the version, and backward refuses to run if
 # a saved tensor has changed since, because the gradient would be silently wrong. A tensor
-# kept as a plain attribute, `ctx.y = y`, skips that check. (It also makes a reference cycle
-# between the output and its own graph node, which keeps memory alive longer, and lesson 04
-# shows that it breaks double backward.)
+# kept as a plain attribute, `ctx.y = y`, skips that check. It also escapes saved-tensor hooks,
+# the mechanism behind `report` above and behind lesson 05's memory tricks, and for an output
+# it makes a reference cycle between the output and its own
+# graph node, which keeps memory alive until Python's cycle collector runs. (Double backward
+# still works for an input or an output kept this way; lesson 04 shows what does break it.)
 #
 # Let's change the output of `tanh` in place before backward, once with `MyTanh`, once with
 # a copy that keeps `y` as an attribute:
@@ -486,9 +492,13 @@ for function in (MyTanh, TanhOnCtx):
         print(f"{function.__name__:<10} RuntimeError: {str(error)[:70]}...")
 print("true gradient     ", 1 - torch.tanh(x.detach()) ** 2)
 
+x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+report("TanhOnCtx (y kept as ctx.y)", lambda: TanhOnCtx.apply(x))  # the hooks never see y
+
 # %% [markdown]
 # `MyTanh` refuses to run. `TanhOnCtx` returns a wrong gradient, even of the wrong sign,
-# without a word.
+# without a word. And `report`, which counts through saved-tensor hooks, finds nothing saved,
+# although `TanhOnCtx` keeps 8000 bytes alive.
 #
 # The rule for `ctx` is short: **tensors through `ctx.save_for_backward`, everything else
 # (numbers, shapes, flags) as attributes.** That holds for masks too: `ctx.mask = mask` is
@@ -557,8 +567,8 @@ backward_flow(neuron, names={"x": x, "w": w, "b": b})
 #
 # - **save the input $x$** and compute $\sigma(x)$ again in backward: one more exponential
 #   per element, always correct;
-# - **save $\sigma(x)$**, a new float tensor: enough for this lesson, but lesson 04 shows why
-#   saving such intermediates breaks double backward.
+# - **save $\sigma(x)$**, a new float tensor: enough for first derivatives, but lesson 04
+#   shows that a saved intermediate gives wrong second derivatives.
 #
 # Prefer the first. The scale itself is a float, so it goes on `ctx` as a plain attribute.
 
@@ -627,7 +637,7 @@ plt.show()
 # | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`, use `y * (1 - y)` |
 # | `grad_output[~mask] = 0; return grad_output` | other gradients change silently; after `.sum()` the whole gradient is zero | `return grad_output * mask` |
 # | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
-# | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; a reference cycle; double backward breaks | `ctx.save_for_backward(mask)` |
+# | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
 # | recovering $\sigma(x)$ as `y / scale` | `nan` for `scale = 0` | save `x` and recompute |
 # | returning one gradient from `ScaledSigmoid.backward` | `RuntimeError: returned an incorrect number of gradients` | `return grad_x, None` |
 #

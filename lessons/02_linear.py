@@ -13,13 +13,13 @@
 # backward is only three lines: two matrix products and a sum. Writing it yourself is the
 # best way to learn gradients of matrix expressions, and it opens the door to two
 # optimisations that real custom Functions exist for: **skipping gradients nobody needs**,
-# and **fusing** two operations so that backward keeps less memory.
+# and **fusing** two operations so that less memory is kept for backward.
 #
 # By the end of this lesson you can:
 # 1. derive the gradients of $x W^\top + b$ with the shape of every term written down;
 # 2. handle inputs with any number of leading dimensions, including none;
 # 3. use `ctx.needs_input_grad` to skip work, and count that work with `FlopCounterMode`;
-# 4. fuse a linear layer with a ReLU and measure the memory it saves.
+# 4. fuse a linear layer with a ReLU, and measure when that saves memory and when it does not.
 #
 # Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**.
 
@@ -31,6 +31,7 @@ from torch.autograd.graph import saved_tensors_hooks
 from torch.utils.flop_counter import FlopCounterMode
 
 from autograder import self_check
+from autograder.memory import TensorAccounting
 from widgets import backward_flow, inspect_saved
 
 _ = torch.manual_seed(0)
@@ -138,8 +139,9 @@ except RuntimeError as error:
 # - $\partial L / \partial s_j = \sum_p G_{pj}\, x_{pj}$: multiply, flatten to $(M, d)$, sum
 #   over the rows: shape $(d,)$.
 #
-# Backward also checks `ctx.needs_input_grad`, a tuple with one boolean per forward input,
-# and computes only the gradients someone will use.
+# Backward also checks `ctx.needs_input_grad`, a tuple with one boolean per forward input
+# (whether that input required grad when forward ran), and computes only those gradients:
+# autograd would throw the others away.
 
 # %%
 class FeatureScale(torch.autograd.Function):
@@ -153,7 +155,7 @@ class FeatureScale(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, s = ctx.saved_tensors
-        grad_x = grad_s = None  # None: nobody needs this gradient
+        grad_x = grad_s = None  # None: this input does not require grad
         if ctx.needs_input_grad[0]:
             grad_x = grad_output * s  # (*, d) * (d,) -> (*, d)
         if ctx.needs_input_grad[1]:
@@ -243,8 +245,8 @@ plt.show()
 # - `weight` has shape $(\text{out}, \text{in})$;
 # - `bias` has shape $(\text{out},)$ or is `None`.
 #
-# In backward, compute each gradient only if `ctx.needs_input_grad` asks for it, and return
-# `None` otherwise. Two details:
+# In backward, compute each gradient only if `ctx.needs_input_grad` asks for it (its input
+# required grad when forward ran), and return `None` otherwise. Two details:
 #
 # - Called as `MyLinearFunction.apply(x, weight)`, forward receives **two** inputs, so
 #   `ctx.needs_input_grad` has only two entries. Remember in forward whether there was a
@@ -378,14 +380,17 @@ show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, b
 # `F.linear` saves the transposed view it multiplied by), and the ReLU's float output
 # $(64, 16)$, 4 bytes per element.
 #
-# But the ReLU's backward needs only to know **where $z > 0$**:
+# Autograd never keeps $z$ itself: nothing saves it, so it is freed as soon as the ReLU has
+# run. What the ReLU keeps is its float output, and its backward reads from it only **where
+# $z > 0$**:
 #
 # $$\frac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0], \qquad
 #   \text{then the linear layer's three formulas with } \frac{\partial L}{\partial z}
 #   \text{ in place of } G.$$
 #
-# One Function that does both can keep $x$, $W$ and a **boolean mask**, 1 byte per
-# element. It must not keep the float $z$: that is the very tensor fusing lets us drop.
+# One Function that does both can keep $x$, $W$ and a **boolean mask**, 1 byte per element
+# where the float output took 4. It must keep no float tensor of shape $(*, \text{out})$,
+# neither $z$ nor the output: that is the memory fusing is meant to drop.
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `FusedLinearReLU`
@@ -396,7 +401,7 @@ show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, b
 # - Forward saves `x`, `weight` and the boolean mask `z > 0` through
 #   `ctx.save_for_backward`: no float pre-activation $z$, no output.
 # - Backward first multiplies `grad_output` by the mask (a new tensor), then applies the
-#   three formulas of exercise 1, still skipping the gradients nobody needs.
+#   three formulas of exercise 1, still skipping the gradients `ctx.needs_input_grad` rules out.
 
 # %% nbgrader={"grade_id": "answer_FusedLinearReLU", "solution": true}
 class FusedLinearReLU(torch.autograd.Function):
@@ -457,48 +462,91 @@ inspect_saved(FusedLinearReLU, x, weight, bias)
 # The $(64, 16)$ float32 output (4096 bytes) became a $(64, 16)$ mask (1024 bytes): a
 # quarter, or an eighth in float64.
 #
-# **Measure in context, though.** Saving never copies, so memory that two nodes save is
-# kept once. If the next layer saves the ReLU's output anyway (another linear layer does:
-# it needs its input for `grad_weight`), the composed version's output costs nothing
-# extra, and your mask becomes the extra. Fusing this way wins when nothing downstream
-# keeps the activation, for example when it feeds a sum, a residual addition, or a layer
-# with frozen weights. Here are both situations:
+# **Measure in context, though**, and keep two numbers apart:
+#
+# - **bytes kept between the passes**: what the graph holds from the end of forward until
+#   backward frees it. In a deep network every layer's share is alive at once when backward
+#   starts, so this is what grows with depth.
+# - **peak memory**: the most that is alive at any moment of the step. Inside this one block
+#   fusing does not lower it: `FusedLinearReLU.forward` still materialises $z$, the output
+#   and the mask at the same time, where the composed version has only $z$ and the output.
+#
+# Saving never copies, so memory that two nodes save is kept once. If the next layer saves
+# the ReLU's output anyway (a trainable linear layer does: it needs its input for
+# `grad_weight`), the composed version's saved output costs nothing extra, and your mask
+# becomes the extra. Fusing wins when nothing downstream keeps the activation: a residual
+# addition, a sum, a linear layer with frozen weights. Two networks of eight blocks, width
+# 64, a batch of 256, each built once from PyTorch's ops and once from your Function:
+#
+# - **plain**, $h \leftarrow \mathrm{relu}(h W_i^\top + b_i)$: the next block's linear keeps
+#   each ReLU output anyway;
+# - **residual**, $h \leftarrow h + \mathrm{relu}(h W_i^\top + b_i)$: the addition keeps
+#   nothing, so the ReLU output is kept only for the ReLU's own backward.
+#
+# `TensorAccounting` (from the grading library) watches every tensor created during one
+# training step and reports the bytes alive after forward and the peak, beyond the inputs
+# and weights that exist before the step.
 
 # %%
-weight2 = torch.randn(8, 16, requires_grad=True)
+WIDTH, BATCH, DEPTH = 64, 256, 8
+weights = [(torch.randn(WIDTH, WIDTH) / WIDTH ** 0.5).requires_grad_() for _ in range(DEPTH)]
+biases = [torch.zeros(WIDTH, requires_grad=True) for _ in range(DEPTH)]
+inputs = torch.randn(BATCH, WIDTH)
 
-
-def total_bytes(compute):
-    return sum(nbytes for *_, nbytes in saved_tensors_of(compute))
-
-
-situations = {
-    "the block alone": lambda block: block(),
-    "then another linear layer": lambda block: F.linear(block(), weight2),
+blocks = {
+    "F.linear + torch.relu": lambda h, w, b: torch.relu(F.linear(h, w, b)),
+    "FusedLinearReLU": lambda h, w, b: FusedLinearReLU.apply(h, w, b),
 }
-variants = {
-    "F.linear + torch.relu": lambda: torch.relu(F.linear(x, weight, bias)),
-    "FusedLinearReLU": lambda: FusedLinearReLU.apply(x, weight, bias),
+networks = {
+    "plain": lambda block, h, w, b: block(h, w, b),
+    "residual": lambda block, h, w, b: h + block(h, w, b),
 }
-measured = {name: [total_bytes(lambda: then(block)) for then in situations.values()]
-            for name, block in variants.items()}
 
-fig, ax = plt.subplots(figsize=(7, 3.2))
-positions = torch.arange(len(situations)).tolist()
-for k, (name, values) in enumerate(measured.items()):
-    bars = ax.bar([p + 0.38 * k for p in positions], values, width=0.36, label=name)
-    ax.bar_label(bars, fontsize=8)
-ax.set_xticks([p + 0.19 for p in positions], list(situations))
-ax.set_ylabel("bytes saved for backward")
-ax.set_ylim(0, 1.2 * max(max(v) for v in measured.values()))
-ax.legend(loc="upper left", fontsize=8)
-ax.set_title("x: (64, 32), W: (16, 32), float32")
+
+def step_memory(network, block):
+    """(KiB kept after forward, KiB at the peak of forward and backward) for one step."""
+    with TensorAccounting() as books:
+        h = inputs
+        for w, b in zip(weights, biases):
+            h = network(block, h, w, b)
+        loss = h.sum()
+        del h
+        kept = books.now
+        loss.backward()
+        del loss
+    for p in weights + biases:
+        p.grad = None
+    return kept / 1024, books.phase.peak / 1024
+
+
+measured = {(net, name): step_memory(networks[net], block)
+            for net in networks for name, block in blocks.items()}
+print(f"{'':<33} {'kept after forward':>19} {'peak of the step':>17}")
+for (net, name), (kept, peak) in measured.items():
+    print(f"{net + ', ' + name:<33} {kept:>15.0f} KiB {peak:>13.0f} KiB")
+
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
+for ax, column, title in zip(axes, (0, 1), ("kept after forward", "peak of the step")):
+    for k, name in enumerate(blocks):
+        values = [measured[net, name][column] for net in networks]
+        bars = ax.bar([p + 0.38 * k for p in range(len(networks))], values, width=0.36,
+                      label=name)
+        ax.bar_label(bars, fmt="%.0f", fontsize=8)
+    ax.set_xticks([p + 0.19 for p in range(len(networks))], list(networks))
+    ax.set_title(title)
+axes[0].set_ylabel("KiB")
+axes[0].legend(loc="lower left", fontsize=8)
+fig.suptitle(f"{DEPTH} blocks, width {WIDTH}, batch {BATCH}, float32")
 plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Real fused kernels win twice more: they read $z$ from fast on-chip memory instead of
-# writing it out and reading it back, and some pack the mask into one **bit** per element.
+# In the residual network fusing keeps less and lowers the peak; in the plain one it keeps
+# more, and a version that saves its output instead of a mask (the ReLU's derivative can be
+# read from $y > 0$) would only match the composed version's bytes kept. Fusing in Python
+# changes **what is kept**; it cannot avoid materialising $z$. Real fused kernels win twice
+# more: they apply the ReLU to $z$ in fast on-chip memory instead of writing $z$ out and
+# reading it back, and some pack the mask into one **bit** per element.
 
 # %% [markdown]
 # ## Common mistakes
@@ -511,7 +559,7 @@ plt.show()
 # | reading `ctx.needs_input_grad[2]` when called without a bias | `IndexError`: only two inputs were passed | remember `bias is not None` in forward |
 # | computing every gradient always | twice the backward FLOPs when only one is needed | `if ctx.needs_input_grad[i]:` |
 # | saving the float pre-activation `z` in the fused Function | the memory fusing was meant to save is still spent | save `z > 0` |
-# | `ctx.mask = z > 0` | skips the in-place check; double backward breaks | `ctx.save_for_backward(x, weight, mask)` |
+# | `ctx.mask = z > 0` | skips the in-place check; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
 # | `grad_output[~mask] = 0` | corrupts gradients autograd shares | `grad_output * mask` |
 #
 # **Where a popular text is wrong.** For $y = x W^\top$, $\;\partial L/\partial x = G\,W$.

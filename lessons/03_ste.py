@@ -77,16 +77,37 @@ print("d round/dx =", x.grad)
 # | identity STE | $\operatorname{sign}(x)$ or $\operatorname{round}(x)$ | $1$ | `grad_output` |
 # | clipped STE | $\operatorname{sign}(x)$ | $\mathbb{1}[\lvert x\rvert \le 1]$ | `grad_output * (x.abs() <= 1)` |
 #
-# The clipped surrogate is the derivative of $\operatorname{hardtanh}(x) = \min(\max(x, -1), 1)$,
-# a function that equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$: backward pretends the
-# forward was hardtanh. It also stops the gradient where $|x| > 1$, where nudging $x$ cannot
-# change the sign any more. The name and the identity version go back to Hinton's 2012 lectures
+# Away from $|x| = 1$, the clipped surrogate is the derivative of
+# $\operatorname{hardtanh}(x) = \min(\max(x, -1), 1)$, a function that equals
+# $\operatorname{sign}(x)$ wherever $|x| \ge 1$: backward pretends the forward was hardtanh.
+# It also stops the gradient where $|x| > 1$, where nudging $x$ cannot change the sign any
+# more. The name and the identity version go back to Hinton's 2012 lectures
 # and Bengio, Léonard and Courville (2013); binarized neural networks (Hubara, Courbariaux et
 # al., 2016) popularised the clipped one.
 #
 # The result is **not** the gradient of the loss. It is an estimate that points in a useful
 # direction often enough for training to work, which is why you will test it differently
 # below.
+
+# %% [markdown]
+# **The boundary is a convention.** At $|x| = 1$ hardtanh has a corner and no derivative, so
+# any value there is a choice, and PyTorch's own ops choose differently: `F.hardtanh`
+# returns 0 at $\pm 1$, while `torch.clamp(x, -1, 1)`, the same function, returns 1.
+
+# %%
+x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
+F.hardtanh(x).sum().backward()
+print("x                     :", x.detach())
+print("d hardtanh(x)/dx      :", x.grad)
+x.grad = None
+torch.clamp(x, -1, 1).sum().backward()
+print("d clamp(x, -1, 1)/dx  :", x.grad)
+
+# %% [markdown]
+# Lesson 01's `HardClip` used hardtanh's convention, $\mathbb{1}[\,|x| < 1\,]$. The clipped
+# STE in this lesson uses clamp's, $\mathbb{1}[\,|x| \le 1\,]$, which lets the gradient pass
+# at the boundary, and the exercise asks for exactly that. Neither is more correct; a
+# boundary convention only has to be stated and tested.
 
 # %%
 xs = torch.linspace(-2.5, 2.5, 501)
@@ -144,6 +165,10 @@ print("surrogate:", x.grad)
 #
 # Write `SignSTE`, with `SignSTE.apply(x)` returning `torch.sign(x)` (so `sign(0) = 0`) and a
 # backward that passes `grad_output` straight through. Does forward need to save anything?
+#
+# Binarised networks often send 0 to $+1$ instead (binarized neural networks define
+# $\operatorname{sign}(0) = +1$), so that every output is $\pm 1$ and fits in one bit. That
+# is a sound convention too; this exercise follows `torch.sign`.
 
 # %% nbgrader={"grade_id": "answer_SignSTE", "solution": true}
 class SignSTE(torch.autograd.Function):
@@ -171,9 +196,10 @@ from autograder import grade; grade("SignSTE", SignSTE)
 # %% [markdown]
 # ## ✎ Exercise 2 · `SignClippedSTE`
 #
-# Same forward, clipped backward: `grad_output * (|x| <= 1)`. The boundary belongs to the clip:
-# at $|x| = 1$ the gradient passes. Build the mask from the **input**: the output
-# $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from it clips nothing.
+# Same forward, clipped backward: `grad_output * (|x| <= 1)`. Here the boundary belongs to the
+# clip (clamp's convention, above): at $|x| = 1$ the gradient passes. Build the mask from the
+# **input**: the output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built
+# from it clips nothing.
 
 # %% nbgrader={"grade_id": "answer_SignClippedSTE", "solution": true}
 class SignClippedSTE(torch.autograd.Function):
@@ -190,7 +216,7 @@ class SignClippedSTE(torch.autograd.Function):
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
         x, = ctx.saved_tensors
-        return grad_output * (x.abs() <= 1)  # the derivative of hardtanh
+        return grad_output * (x.abs() <= 1)  # clamp(x, -1, 1)'s derivative, boundary kept
         ### END SOLUTION
 
 
@@ -290,27 +316,40 @@ plt.show()
 # 3. the usual hygiene: `grad_output` left untouched, no tensors stored on `ctx`.
 #
 # For (2) there is a handy reference made of ordinary ops. Outside a Function, where autograd
-# records everything, `x + (q(x) - x).detach()` has the **value** $q(x)$ (the two `x` cancel)
-# and the **derivative** 1 (the detached part counts as a constant). That is the familiar
-# "detach trick"; we compare against it:
+# records everything, `q(x.detach()) + (x - x.detach())` has the **value** $q(x)$, exactly,
+# because `x - x.detach()` is exactly 0, and the **derivative** 1, because the detached parts
+# count as constants. That is the "detach trick", and the grader's reference.
+#
+# It is often written `x + (q(x) - x).detach()`: same derivative, but a value that is $q(x)$
+# only up to rounding. In float64, $(\operatorname{sign}(x) - x) + x$ is $0$ at $x = 10^{17}$,
+# since $1 - 10^{17}$ rounds to $-10^{17}$. The brackets matter too:
+# `q(x).detach() + x - x.detach()` runs left to right, as $(q(x) + x) - x$, and rounds the
+# same way.
 
 # %%
-x = torch.tensor([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0], dtype=torch.float64)
+x = torch.tensor([-1e17, -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 1e17], dtype=torch.float64)
 grad_output = torch.randn(x.shape, dtype=torch.float64)
 
-leaf = x.clone().requires_grad_()
-reference = leaf + (torch.sign(leaf) - leaf).detach()  # value sign(x), derivative 1
-reference.backward(grad_output)
+references = {
+    "sign(x.detach()) + (x - x.detach())": lambda x: torch.sign(x.detach()) + (x - x.detach()),
+    "x + (sign(x) - x).detach()": lambda x: x + (torch.sign(x) - x).detach(),
+    "sign(x).detach() + x - x.detach()": lambda x: torch.sign(x).detach() + x - x.detach(),
+}
+for name, reference in references.items():
+    leaf = x.clone().requires_grad_()
+    value = reference(leaf)
+    value.backward(grad_output)
+    print(f"{name:<36} forward exact: {str(torch.equal(value.detach(), torch.sign(x))):<5}",
+          f" backward exact: {torch.equal(leaf.grad, grad_output)}")
 
 for Function in (SignSTE, SignClippedSTE):
     mine = x.clone().requires_grad_()
     y = Function.apply(mine)
     y.backward(grad_output)
     expected_grad = grad_output if Function is SignSTE else grad_output * (x.abs() <= 1)
-    print(f"{Function.__name__:15s} forward exact: {torch.equal(y.detach(), torch.sign(x))},",
-          f"backward exact: {torch.equal(mine.grad, expected_grad)}")
-print("detach-trick reference: forward", torch.equal(reference.detach(), torch.sign(x)),
-      " backward", torch.equal(leaf.grad, grad_output))
+    forward_exact = torch.equal(y.detach(), torch.sign(x))
+    print(f"{Function.__name__:<36} forward exact: {str(forward_exact):<5}",
+          f" backward exact: {torch.equal(mine.grad, expected_grad)}")
 
 # %% [markdown]
 # ## Experiment: a binarised network
@@ -436,8 +475,8 @@ plt.show()
 # |---|---|---|
 # | backward returns zeros (or you use `torch.sign` itself) | the true derivative: nothing upstream learns | return the surrogate |
 # | backward returns `torch.ones_like(x)` | ignores the chain rule | `grad_output` times the surrogate |
-# | `torch.where(x >= 0, 1., -1.)` as sign | `sign(0)` becomes 1 | `torch.sign(x)` |
-# | clip with `x.abs() < 1` | drops the gradient at the boundary | `x.abs() <= 1` |
+# | `torch.where(x >= 0, 1., -1.)` as sign | `sign(0)` becomes 1: binarised networks' convention, not `torch.sign`'s, which the exercise asks for | `torch.sign(x)` |
+# | clip with `x.abs() < 1` | hardtanh's convention, not the exercise's: the gradient at $\lvert x\rvert = 1$ is dropped | `x.abs() <= 1` |
 # | clip mask from the saved output `sign(x)` | never clips: $\lvert\operatorname{sign}(x)\rvert \le 1$ always | save and mask with the input `x` |
 # | `grad_output.clamp(-1, 1)` | clips the gradient's values, not the input's range | `grad_output * (x.abs() <= 1)` |
 # | `grad_output[x.abs() > 1] = 0` | writes into a tensor backward does not own | build a new tensor |
@@ -453,7 +492,8 @@ plt.show()
 # cut, and the expression is plain arithmetic whose value is `y_hard` (or not quite: in floating
 # point, $(\operatorname{sign}(x) - x) + x$ rounds to 0 once $|x|$ is large). The gradient comes
 # from your `backward`, and only from it. The trick belongs in ordinary code, *instead of* a
-# Function, as in the reference above.
+# Function, and in its exact form `y_hard + (y_soft - y_soft.detach())`, as in the reference
+# above.
 
 # %%
 class DetachTrickInForward(torch.autograd.Function):
@@ -482,7 +522,7 @@ print("forward:", y.detach().tolist(), " but sign(x) =", torch.sign(x).detach().
 # straight-through Gumbel-softmax (Jang, Gu and Poole, 2017) samples a one-hot vector in
 # forward, the argmax of $y_\text{soft} = \operatorname{softmax}\big((\ell + g)/\tau\big)$ for
 # logits $\ell$ and Gumbel noise $g$, and in backward uses the gradient of $y_\text{soft}$.
-# That gradient is a softmax Jacobian-vector product, not the identity:
+# That gradient is a vector-Jacobian product through the softmax, not the identity:
 #
 # $$\frac{\partial L}{\partial \ell} = \frac{1}{\tau}\; y_\text{soft} \odot
 #   \Big(\texttt{grad\_output} - \big\langle \texttt{grad\_output},\, y_\text{soft}\big\rangle\Big).$$
@@ -493,7 +533,7 @@ print("forward:", y.detach().tolist(), " but sign(x) =", torch.sign(x).detach().
 
 # %%
 class GumbelSoftmaxST(torch.autograd.Function):
-    """One-hot sample in forward; the softmax Jacobian-vector product in backward."""
+    """One-hot sample in forward; the vector-Jacobian product of the softmax in backward."""
 
     @staticmethod
     def forward(ctx, logits, gumbels, tau):
@@ -527,7 +567,7 @@ tau = 0.5
 leaf = logits.clone().requires_grad_()
 y_soft = torch.softmax((leaf + gumbels) / tau, dim=-1)
 y_hard = F.one_hot(y_soft.argmax(dim=-1), 4).to(y_soft.dtype)
-(y_hard - y_soft.detach() + y_soft).backward(grad_output)
+(y_hard + (y_soft - y_soft.detach())).backward(grad_output)  # the exact form, see above
 
 for Function in (GumbelSoftmaxST, GumbelSoftmaxIdentity):
     mine = logits.clone().requires_grad_()

@@ -413,7 +413,9 @@ class CubeNumPy(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        local = torch.from_numpy(3 * x.detach().numpy() ** 2)  # autograd cannot see NumPy
+        # autograd cannot see NumPy. as_tensor, not from_numpy: for a 0-d x, NumPy's
+        # arithmetic returns a numpy.float64 scalar, which from_numpy refuses
+        local = torch.as_tensor(3 * x.detach().numpy() ** 2)
         return grad_output * local
 
 

@@ -141,13 +141,15 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 # $$\frac{\partial L}{\partial x_{\text{in}}} = \Big(\frac{\partial x_{\text{out}}}
 #   {\partial x_{\text{in}}}\Big)^{\!\top} \frac{\partial L}{\partial x_{\text{out}}} .$$
 #
-# **Memory.** Call $a$ the activations of one block. After forward we keep $k$ segment inputs;
-# while backward works on one segment, its $n/k$ blocks' activations are alive too. The peak
-# is about
+# **Memory.** Measure in units of one segment input, and call $a$ what one block keeps in
+# those units (for a `Linear` then `GELU` block, its two inputs: $a = 2$). After forward we
+# keep $k$ segment inputs; while backward works on one segment, its $n/k$ blocks'
+# activations are alive too. The peak is about
 #
-# $$ M(k) \approx k + \frac{n}{k}\,a \quad\text{(in units of one activation)}, $$
+# $$ M(k) \approx k + \frac{n}{k}\,a , $$
 #
-# smallest near $k = \sqrt{n}$, where it grows like $\sqrt{n}$ instead of $n$.
+# smallest where the derivative $1 - na/k^2$ is zero, at $k = \sqrt{n a}$, where
+# $M = 2\sqrt{n a}$: it grows like $\sqrt{n}$ instead of $n a$.
 #
 # **Time.** Every segment runs its forward twice, so a training step pays one extra forward.
 # A backward costs about two forwards, so a step goes from 3 to 4 forward-equivalents: about
@@ -416,7 +418,8 @@ ax_memory.plot(segment_counts, kept, "o-", label="kept after forward")
 ax_memory.plot(segment_counts, peak, "s-", label="peak during the step")
 ax_memory.axhline(memory["no checkpointing"][1] / 1024, color="k", ls="--",
                   label="no checkpointing")
-ax_memory.axvline(math.sqrt(len(model)), color="grey", ls=":", label=r"$k=\sqrt{n}$")
+ax_memory.axvline(math.sqrt(len(model) * 2), color="grey", ls=":",
+                  label=r"$k=\sqrt{n a}$, $a = 2$")
 ax_memory.set(xscale="log", xlabel="segments k", ylabel="activation KiB",
               title="Activation memory, 16 blocks")
 ax_memory.set_xticks(segment_counts, [str(k) for k in segment_counts])
@@ -425,10 +428,13 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The two curves are the two terms of $M(k)$: what is kept after forward grows with $k$ (one
-# input per segment), while the peak also includes one segment recomputed during backward,
-# which shrinks as $n/k$. Their sum is smallest around $k = \sqrt{16} = 4$, where the peak is
-# about a third of the unsegmented one. With $k = 1$ you keep one input but recompute the
+# What is kept after forward is the first term of $M(k)$: it grows with $k$, one input per
+# segment (plus the output the loss keeps). The peak is the whole of $M(k)$: those inputs plus
+# one segment's activations rebuilt during backward, $(n/k)\,a$, which shrink as $k$ grows.
+# With $n = 16$ and $a = 2$ the formula is smallest near $k = \sqrt{32} \approx 5.7$. Segments
+# must hold whole blocks, though: $k = 4$ and $k = 8$ divide 16 evenly and tie, each at a
+# third of the unsegmented peak, while $k = 5$ or $6$ leave a longer last segment and peak
+# higher (the explorer below tries every $k$). With $k = 1$ you keep one input but recompute the
 # whole network at once: no saving at all.
 
 # %% [markdown]
@@ -541,7 +547,8 @@ else:
 # A checkpointed block keeps its inputs and recomputes everything else in backward: a
 # backward may itself build and differentiate a graph, as long as it switches autograd on,
 # starts from detached inputs, replays the random state, and lets `.grad` accumulate on the
-# parameters. With $k \approx \sqrt{n}$ segments the activation memory of an $n$-block
-# network grows like $\sqrt{n}$, for about one extra forward per step. Next lesson: a
+# parameters. With $k \approx \sqrt{n a}$ segments, $a$ being what one block keeps, the
+# activation memory of an $n$-block network grows like $\sqrt{n}$, for about one extra
+# forward per step. Next lesson: a
 # backward written entirely by hand, for attention, where the activations grow with the
 # square of the sequence length.

@@ -91,7 +91,8 @@ def check_saves_only_inputs(forward: ForwardTrace, inputs: dict) -> None:
         given = sum(v.numel() * v.element_size() for v in inputs.values()
                     if isinstance(v, torch.Tensor))
         raise GradingError(
-            f"CheckpointFunction kept {total} bytes of activations ({len(extra)} tensors) "
+            f"CheckpointFunction kept {total} bytes of activations ({len(extra)} "
+            f"tensor{'' if len(extra) == 1 else 's'}) "
             f"besides its {given} bytes of inputs: save only the tensor arguments "
             "(ctx.save_for_backward(*tensors)) and recompute the rest in backward, "
             "with run_fn run under no grad in forward")

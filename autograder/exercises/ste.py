@@ -156,8 +156,8 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
             )
         if matches(grad_output * (x.abs() < 1)):
             raise GradingError(
-                f"{name} drops the gradient at |x| == 1: the clip includes its boundary, "
-                "grad_output * (x.abs() <= 1), not < 1"
+                f"{name} drops the gradient at |x| == 1: this exercise's clip includes its "
+                "boundary, grad_output * (x.abs() <= 1), not < 1"
             )
         if matches(grad_output * (x.abs() > 1)) or matches(grad_output * (x.abs() >= 1)):
             raise GradingError(

@@ -83,6 +83,10 @@ MISTAKES = [
             "ctx.save_for_backward",
             _square("        ctx.x = x\n        return x ** 2",
                     "        return grad_output * 2 * ctx.x"), named=True),
+    Mistake("Square", "two calls to save_for_backward", "your gradient for x is wrong",
+            _square("        ctx.save_for_backward(x)\n        y = x ** 2\n"
+                    "        ctx.save_for_backward(y)  # replaces (x,)\n        return y",
+                    READ_X + "        return grad_output * 2 * x"), named=True),
     Mistake("Square", "saves x.data", "Square saved a tensor autograd cannot check for in-place "
             "changes",
             _square("        ctx.save_for_backward(x.data)\n        return x ** 2",

@@ -61,7 +61,7 @@ MISTAKES = [
      "SignClippedSTE's gradient is not clipped: it passes grad_output where |x| > 1 too; "
      "return grad_output * (x.abs() <= 1)"),
     ("SignClippedSTE", "clip with |x| < 1",
-     "SignClippedSTE drops the gradient at |x| == 1: the clip includes its boundary"),
+     "SignClippedSTE drops the gradient at |x| == 1: this exercise's clip includes its"),
     ("SignClippedSTE", "inverted clip", "SignClippedSTE's clip mask is inverted"),
     ("SignClippedSTE", "clamps grad_output",
      "SignClippedSTE clips grad_output instead of masking by the input"),
