@@ -143,7 +143,7 @@ def trace_html(function, trace: OutputsTrace) -> str:
             for row in trace.rows]
     table = markup.table(["output", "shape, dtype", "requires grad", "feeds the loss",
                           "backward received", "its share of the input gradient"], rows,
-                         monospace={4, 5})
+                         monospace={4, 5}, wrap={4, 5})
     grad = ("no gradient (None)" if trace.input_grad is None
             else markup.describe_tensor(trace.input_grad))
     return (table + markup.paragraph(markup.escape(summary_text(function, trace))) +
