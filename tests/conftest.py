@@ -2,18 +2,12 @@
 
 Markers (slow, browser, lesson00..lesson08) are declared in pyproject.toml."""
 
-import sys
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 import torch
 
 from autograder.errors import GradingError
-
-# The reference Functions live in tests/functions; make them importable as ``functions``
-# whichever way pytest imports this directory.
-sys.path.append(str(Path(__file__).parent))  # after the repo root: tests/autograder never shadows autograder
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="PyTorch sees no CUDA device")
 

@@ -1,6 +1,6 @@
-"""Reference Functions and memory meters for the benchmarks (tools/bench_checkpointing.py and
-tools/bench_attention.py). Lesson 05's checkpointing is the lesson's own solution, loaded from
-its answer cells by tools.solutions."""
+"""Memory meters, timers and thread settings for the benchmarks (tools/bench_checkpointing.py and
+tools/bench_attention.py), and lesson 05's checkpoint_sequential: the lesson's own solution,
+loaded from its answer cells by tools.solutions (the benchmarks keep no copies of answers)."""
 
 import time
 from contextlib import contextmanager
@@ -14,67 +14,6 @@ from tools.solutions import solution
 # ------------------------------------------------------------------------------ lesson 05
 # The lesson's own solution (its answer cells), not a copy.
 checkpoint_sequential = solution("checkpoint_sequential")
-
-
-# ------------------------------------------------------------------------------ lesson 06
-def composed_attention(Q, K, V, scale, mask=None):
-    """Attention left to autograd."""
-    scores = (Q @ K.transpose(-2, -1)) * scale
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ V
-
-
-class ScaledDotProductAttention(torch.autograd.Function):
-    """softmax(Q K^T * scale, masked) V, saving the probabilities P."""
-
-    @staticmethod
-    def forward(ctx, Q, K, V, scale, mask=None):
-        scores = (Q @ K.transpose(-2, -1)) * scale
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        P = torch.softmax(scores, dim=-1)
-        ctx.save_for_backward(Q, K, V, P)
-        ctx.scale = scale
-        return P @ V
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        Q, K, V, P = ctx.saved_tensors
-        grad_V = P.transpose(-2, -1) @ grad_output
-        grad_P = grad_output @ V.transpose(-2, -1)
-        grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))
-        return (ctx.scale * grad_S @ K, ctx.scale * grad_S.transpose(-2, -1) @ Q, grad_V,
-                None, None)
-
-
-class MemoryEfficientAttention(torch.autograd.Function):
-    """Attention that keeps one log-sum-exp per query row instead of the probabilities."""
-
-    @staticmethod
-    def forward(ctx, Q, K, V, scale, mask=None):
-        scores = (Q @ K.transpose(-2, -1)) * scale
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        row_max = scores.amax(dim=-1, keepdim=True)
-        lse = row_max + (scores - row_max).exp().sum(dim=-1, keepdim=True).log()
-        output = (scores - lse).exp() @ V
-        ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)
-        ctx.scale = scale
-        return output
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        Q, K, V, output, lse, mask = ctx.saved_tensors
-        scores = (Q @ K.transpose(-2, -1)) * ctx.scale
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        P = (scores - lse.unsqueeze(-1)).exp()
-        grad_V = P.transpose(-2, -1) @ grad_output
-        grad_S = P * (grad_output @ V.transpose(-2, -1)
-                      - (grad_output * output).sum(dim=-1, keepdim=True))
-        return (ctx.scale * grad_S @ K, ctx.scale * grad_S.transpose(-2, -1) @ Q, grad_V,
-                None, None)
 
 
 # ------------------------------------------------------------------------------- measuring

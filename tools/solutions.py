@@ -1,10 +1,16 @@
-"""The graded Functions as each lesson's own solution cells define them: the one copy of the
-correct answers that tests and benchmarks use."""
+"""The graded Functions as each lesson's own cells define them: the one copy of the correct
+answers (the solution cells) and of the untouched stubs (the released learner notebook) that
+tests and benchmarks use."""
+
+from pathlib import Path
 
 import jupytext
+import nbformat
 
 from grader.lessons import LESSONS
 from grader.notebook_format import without_solution_markers
+
+COURSE = Path(__file__).resolve().parent.parent / "course"
 
 
 def _setup_and_answer_cells(lesson: str) -> list[str]:
@@ -15,17 +21,37 @@ def _setup_and_answer_cells(lesson: str) -> list[str]:
     return [without_solution_markers(cell.source) for cell in [code[0], *answers]]
 
 
+def _run(sources: list[str], name: str, filename: str) -> dict:
+    names: dict = {"__name__": name}
+    for source in sources:
+        exec(compile(source, filename, "exec"), names)  # noqa: S102 (our own source)
+    return names
+
+
 def namespace(lesson: str) -> dict:
     """Everything the lesson's imports and answer cells define, run afresh each time (an answer
     cell may register a custom operator that a later definition replaces)."""
-    names: dict = {"__name__": f"lesson_{lesson}"}
-    for source in _setup_and_answer_cells(lesson):
-        exec(compile(source, f"lessons/{lesson}.py", "exec"), names)  # noqa: S102 (our own source)
-    return names
+    return _run(_setup_and_answer_cells(lesson), f"lesson_{lesson}", f"lessons/{lesson}.py")
+
+
+def _lesson(exercise: str) -> str:
+    from autograder.exercises import EXERCISES
+
+    return EXERCISES[exercise].lesson
 
 
 def solution(exercise: str):
     """The lesson's own solution of ``exercise`` (a Function class, or a function)."""
-    from autograder.exercises import EXERCISES
+    return namespace(_lesson(exercise))[exercise]
 
-    return namespace(EXERCISES[exercise].lesson)[exercise]
+
+def stub(exercise: str):
+    """``exercise`` as the released learner notebook (``course/``) defines it, untouched: its
+    stub raises NotImplementedError. Runs that notebook's first code cell and the answer cell."""
+    lesson = _lesson(exercise)
+    notebook = nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    answer = next(cell for cell in code
+                  if cell.metadata.get("nbgrader", {}).get("grade_id") == f"answer_{exercise}")
+    return _run([code[0].source, answer.source], f"course_{lesson}",
+                f"course/{lesson}.ipynb")[exercise]

@@ -11,7 +11,11 @@ from autograder.checks import (check_backward_by_hand, check_gradcheck, check_is
 from autograder.exercises.linear import MY_LINEAR
 from autograder.exercises.sigmoid import MY_RELU, MY_SIGMOID, SCALED_SIGMOID
 from autograder.exercises.template import SQUARE, WEIGHTED_SUM
-from functions import correct, mistakes
+from tests.autograder.catalogued import mistake
+from tools.solutions import solution, stub
+
+
+SQUARE_SOLUTION = solution("Square")
 
 
 def x_of(*shape, seed=0):
@@ -23,12 +27,12 @@ class TestCheckIsFunction:
 
     def test_accepts_a_function_class(self):
         """Is a Function subclass accepted and returned?"""
-        assert check_is_function(correct.Square, SQUARE) is correct.Square
+        assert check_is_function(SQUARE_SOLUTION, SQUARE) is SQUARE_SOLUTION
 
     def test_instance(self, raises_hint):
         """Is an instance told to pass the class and call .apply?"""
         with pytest.warns(DeprecationWarning):
-            instance = correct.Square()
+            instance = SQUARE_SOLUTION()
         with raises_hint("Square is an instance: pass the class itself and call Square.apply(...)"):
             check_is_function(instance, SQUARE)
 
@@ -36,7 +40,7 @@ class TestCheckIsFunction:
         """Is a plain Python function told what it should derive from?"""
         with raises_hint("Square must be a class deriving from torch.autograd.Function, "
                          "got function"):
-            check_is_function(mistakes.square_function, SQUARE)
+            check_is_function(mistake("Square", "a plain function"), SQUARE)
 
     def test_other_class(self, raises_hint):
         """Is an unrelated class (a Module, say) rejected?"""
@@ -50,7 +54,8 @@ class TestRuntimeErrors:
     def test_too_few_gradients(self, raises_hint):
         """Are the inputs that still need a None named?"""
         inputs = make_inputs({"x1": x_of(3), "x2": x_of(3), "w1": 0.5, "w2": 2.0})
-        forward = run_forward(mistakes.WeightedSumTwoGradients, WEIGHTED_SUM, inputs)
+        forward = run_forward(mistake("WeightedSum", "two gradients for four inputs"), WEIGHTED_SUM,
+                              inputs)
         with raises_hint("backward returned 2 gradients for 4 inputs: return None for w1 and w2"):
             run_backward(WEIGHTED_SUM, forward.output, inputs, torch.ones(3, dtype=torch.float64))
 
@@ -58,7 +63,7 @@ class TestRuntimeErrors:
         """Is a backward with an extra gradient told to return one per input? (PyTorch drops
         extra trailing Nones silently, so the extra one here is a tensor.)"""
 
-        class ExtraGradient(correct.Square):
+        class ExtraGradient(SQUARE_SOLUTION):
             @staticmethod
             def backward(ctx, grad_output):
                 x, = ctx.saved_tensors
@@ -73,7 +78,8 @@ class TestRuntimeErrors:
     def test_gradient_for_a_float_input(self, raises_hint):
         """Is a gradient returned for a Python-float input told to be None?"""
         inputs = make_inputs({"x": x_of(3), "scale": 2.0})
-        forward = run_forward(mistakes.ScaledSigmoidFloatGradient, SCALED_SIGMOID, inputs)
+        submission = mistake("ScaledSigmoid", "a float gradient for scale")
+        forward = run_forward(submission, SCALED_SIGMOID, inputs)
         with raises_hint("backward returned a gradient for scale, which is not a tensor: "
                          "return None for scale"):
             run_backward(SCALED_SIGMOID, forward.output, inputs, torch.ones(3, dtype=torch.float64))
@@ -82,14 +88,15 @@ class TestRuntimeErrors:
         """The engine rejects a transposed grad_weight before any comparison: is the hint still
         the transpose one, naming weight?"""
         inputs = make_inputs({"x": x_of(5, 3), "weight": x_of(4, 3), "bias": x_of(4)})
-        forward = run_forward(mistakes.MyLinearTransposedGradWeight, MY_LINEAR, inputs)
+        submission = mistake("MyLinearFunction", "grad_weight = x.T @ grad_output")
+        forward = run_forward(submission, MY_LINEAR, inputs)
         with raises_hint("grad_weight has shape (3, 4) but weight has shape (4, 3): a transpose?"):
             run_backward(MY_LINEAR, forward.output, inputs, torch.ones(5, 4, dtype=torch.float64))
 
     def test_engine_indices_count_tensor_inputs_only(self, raises_hint):
         """The engine numbers only tensor inputs: is a bad grad_x2 of WeightedSum named x2?"""
 
-        class WrongShapeX2(correct.WeightedSum):
+        class WrongShapeX2(solution("WeightedSum")):
             @staticmethod
             def backward(ctx, grad_output):
                 return grad_output * ctx.w1, (grad_output * ctx.w2)[:2], None, None
@@ -110,7 +117,8 @@ class TestRuntimeErrors:
     def test_other_errors_name_phase_and_inputs(self, raises_hint):
         """Does any other RuntimeError say which phase raised it and for which input shapes?"""
         inputs = make_inputs({"x": x_of(3), "weight": x_of(4, 3), "bias": x_of(4)})
-        forward = run_forward(mistakes.MyLinearNo1D, MY_LINEAR, inputs)
+        submission = mistake("MyLinearFunction", "2-D only, as in PyTorch's docs")
+        forward = run_forward(submission, MY_LINEAR, inputs)
         with raises_hint("MyLinearFunction.backward raised RuntimeError with x of shape (3,), "
                          "weight of shape (4, 3), bias of shape (4,): "):
             run_backward(MY_LINEAR, forward.output, inputs, torch.ones(4, dtype=torch.float64))
@@ -133,9 +141,9 @@ class TestRuntimeErrors:
     def test_not_implemented_passes_through(self):
         """Does a stub's NotImplementedError reach the caller unchanged, from both phases?"""
         with pytest.raises(NotImplementedError):
-            run_forward(mistakes.NotImplementedSquare, SQUARE, make_inputs({"x": x_of(3)}))
+            run_forward(stub("Square"), SQUARE, make_inputs({"x": x_of(3)}))
         inputs = make_inputs({"x": x_of(3)})
-        forward = run_forward(mistakes.BackwardNotImplementedSquare, SQUARE, inputs)
+        forward = run_forward(mistake("Square", "backward left as the stub"), SQUARE, inputs)
         with pytest.raises(NotImplementedError):
             run_backward(SQUARE, forward.output, inputs, torch.ones(3, dtype=torch.float64))
 
@@ -173,34 +181,37 @@ class TestCheckValuesAndGradients:
 
     def test_returns_both_traces(self):
         """Does a correct Function pass and hand back what it saved and what backward did?"""
-        forward, backward = check_values_and_gradients(correct.Square, SQUARE, {"x": x_of(4)})
+        forward, backward = check_values_and_gradients(SQUARE_SOLUTION, SQUARE, {"x": x_of(4)})
         assert [s.role for s in forward.saved] == ["input x"]
         assert len(backward.grads) == 1
 
     def test_wrong_forward(self, raises_hint):
         """Is a wrong forward reported before any gradient?"""
         with raises_hint("Square's output is wrong"):
-            check_values_and_gradients(mistakes.SquareWrongForward, SQUARE, {"x": x_of(4)})
+            check_values_and_gradients(mistake("Square", "forward computes x ** 3"), SQUARE,
+                                       {"x": x_of(4)})
 
     def test_grad_output_in_place(self, raises_hint):
         """Is masking grad_output in place caught?"""
         with raises_hint("backward modified grad_output in place"):
-            check_values_and_gradients(mistakes.MyReLUMasksGradOutputInPlace, MY_RELU,
+            check_values_and_gradients(mistake("MyReLU", "masks grad_output in place"), MY_RELU,
                                        {"x": x_of(6)})
 
     def test_input_in_place(self, raises_hint):
         """Is clamping the input in place caught, naming the input?"""
         with raises_hint("MyReLU modified its input x in place: inputs must stay untouched"):
-            check_values_and_gradients(mistakes.MyReLUInPlaceInput, MY_RELU, {"x": x_of(6)})
+            check_values_and_gradients(mistake("MyReLU", "x.clamp_ in forward"), MY_RELU,
+                                       {"x": x_of(6)})
 
     def test_wrong_gradient_is_diagnosed(self, raises_hint):
         """Does a wrong gradient reach diagnose_gradient with the input's name?"""
         with raises_hint("your gradient for x is off by a constant factor 2.5"):
-            check_values_and_gradients(mistakes.SquareScaled, SQUARE, {"x": x_of(4)})
+            check_values_and_gradients(mistake("Square", "constant factor 5x"), SQUARE,
+                                       {"x": x_of(4)})
 
     def test_float32_tolerances(self):
         """Does a correct Function pass in float32 with float32 tolerances?"""
-        check_values_and_gradients(correct.MySigmoid, MY_SIGMOID, {"x": x_of(3, 4).float()},
+        check_values_and_gradients(solution("MySigmoid"), MY_SIGMOID, {"x": x_of(3, 4).float()},
                                    rtol=1e-5, atol=1e-6)
 
 
@@ -209,14 +220,14 @@ class TestCheckGradcheck:
 
     def test_correct_passes(self):
         """Does gradcheck pass a correct Function with a float argument?"""
-        check_gradcheck(correct.WeightedSum, WEIGHTED_SUM,
+        check_gradcheck(solution("WeightedSum"), WEIGHTED_SUM,
                         {"x1": x_of(3), "x2": x_of(3, seed=1), "w1": 0.5, "w2": -2.0})
 
     def test_wrong_backward(self, raises_hint):
         """Is a gradcheck failure a GradingError (not an AttributeError from the except clause)?"""
         with raises_hint("gradcheck failed for Square: the analytic Jacobian differs from the "
                          "numerical one") as info:
-            check_gradcheck(mistakes.SquareScaled, SQUARE, {"x": x_of(3)})
+            check_gradcheck(mistake("Square", "constant factor 5x"), SQUARE, {"x": x_of(3)})
         assert "Jacobian mismatch" in str(info.value)
 
 
@@ -225,13 +236,14 @@ class TestStructuralChecks:
 
     def test_ctx_tensor(self, raises_hint):
         """Is ctx.mask = mask named, with the fix?"""
-        forward = run_forward(mistakes.MyReLUCtxMask, MY_RELU, make_inputs({"x": x_of(3)}))
+        forward = run_forward(mistake("MyReLU", "mask kept as ctx.mask"), MY_RELU,
+                              make_inputs({"x": x_of(3)}))
         with raises_hint("MyReLU stores a tensor as ctx.mask: use ctx.save_for_backward"):
             check_no_ctx_tensors(MY_RELU, forward)
 
     def test_no_ctx_tensor(self):
         """Does a Function with only float attributes on ctx pass?"""
-        forward = run_forward(correct.ScaledSigmoid, SCALED_SIGMOID,
+        forward = run_forward(solution("ScaledSigmoid"), SCALED_SIGMOID,
                               make_inputs({"x": x_of(3), "scale": 2.0}))
         check_no_ctx_tensors(SCALED_SIGMOID, forward)
 
@@ -244,26 +256,29 @@ class TestStructuralChecks:
         """Is torch.autograd.grad inside backward named?"""
         with raises_hint("MySigmoid.backward calls torch.autograd.grad: write the gradient "
                          "formula by hand"):
-            check_backward_by_hand(MY_SIGMOID, self.backward_of(mistakes.MySigmoidReentrant))
+            check_backward_by_hand(MY_SIGMOID, self.backward_of(
+                mistake("MySigmoid", "asks autograd inside backward")))
 
     def test_builtin_backward_op(self, raises_hint):
         """Is torch.ops.aten.sigmoid_backward named?"""
         with raises_hint("MySigmoid.backward uses the built-in op sigmoid_backward"):
-            check_backward_by_hand(MY_SIGMOID, self.backward_of(mistakes.MySigmoidBuiltinBackward))
+            check_backward_by_hand(MY_SIGMOID, self.backward_of(
+                mistake("MySigmoid", "built-in sigmoid_backward")))
 
     def test_by_hand_passes(self):
         """Does a hand-written backward pass?"""
-        check_backward_by_hand(MY_SIGMOID, self.backward_of(correct.MySigmoid))
+        check_backward_by_hand(MY_SIGMOID, self.backward_of(solution("MySigmoid")))
 
     def test_version_tracking_with_save_for_backward(self):
         """Does writing into a saved output make a correct Function's backward raise?"""
-        check_version_tracking(correct.MySigmoid, MY_SIGMOID, {"x": x_of(4)})
+        check_version_tracking(solution("MySigmoid"), MY_SIGMOID, {"x": x_of(4)})
 
     def test_version_tracking_with_ctx_attribute(self, raises_hint):
         """Is an output kept as ctx.y, unprotected by the version counter, caught?"""
         with raises_hint("MySigmoid did not notice its saved output was changed in place: "
                          "save tensors with ctx.save_for_backward"):
-            check_version_tracking(mistakes.MySigmoidCtxAttribute, MY_SIGMOID, {"x": x_of(4)})
+            check_version_tracking(mistake("MySigmoid", "output kept as ctx.y"), MY_SIGMOID,
+                                   {"x": x_of(4)})
 
     def test_in_place_saved_tensor_error(self, raises_hint):
         """Is PyTorch's in-place error about a saved tensor turned into a hint?"""

@@ -6,7 +6,7 @@ import torch
 from autograder.devices import DEVICE_VARIABLE, grading_devices
 from autograder.exercise import Exercise
 from autograder.grading import verdict
-from functions import correct
+from tools.solutions import solution
 
 NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 
@@ -63,13 +63,14 @@ def test_grade_uses_grading_devices(monkeypatch):
                         hidden_checks="")
     monkeypatch.setattr("autograder.exercise.grading_devices",
                         lambda: [torch.device("cpu"), torch.device("meta")])
-    exercise.grade(correct.Square)
-    assert seen == [(correct.Square, torch.device("cpu")), (correct.Square, torch.device("meta"))]
+    square = solution("Square")
+    exercise.grade(square)
+    assert seen == [(square, torch.device("cpu")), (square, torch.device("meta"))]
 
 
 @NO_CUDA
 def test_misconfigured_device_fails_the_verdict(monkeypatch):
     """With AUTOGRADER_DEVICE=cuda and no GPU, does grading fail closed, saying why?"""
     monkeypatch.setenv(DEVICE_VARIABLE, "cuda")
-    passed, message = verdict("Square", correct.Square)
+    passed, message = verdict("Square", solution("Square"))
     assert not passed and "AUTOGRADER_DEVICE=cuda but PyTorch sees no CUDA device" in message

@@ -7,7 +7,8 @@ import autograder
 from autograder import grading
 from autograder.errors import GradingError
 from autograder.exercises import EXERCISES
-from functions import correct, mistakes
+from tests.autograder.catalogued import mistake
+from tools.solutions import solution, stub
 
 LESSONS_00_TO_02 = {
     "Square": "00", "WeightedSum": "00",
@@ -45,7 +46,7 @@ class TestSelfCheck:
     @pytest.mark.parametrize("name", LESSONS_00_TO_02)
     def test_correct(self, name, capsys):
         """Does a correct solution get a tick and a list of what the hidden tests add?"""
-        grading.self_check(name, correct.SOLUTIONS[name])
+        grading.self_check(name, solution(name))
         out = capsys.readouterr().out
         assert out.startswith(f"✓ {name} passes the self-check. The hidden tests also check: ")
         assert EXERCISES[name].hidden_checks in out
@@ -54,17 +55,17 @@ class TestSelfCheck:
     def test_stub_raises_not_implemented(self, name):
         """Does an untouched stub raise NotImplementedError, as in the learner's own cell?"""
         with pytest.raises(NotImplementedError):
-            grading.self_check(name, mistakes.Stub)
+            grading.self_check(name, stub(name))
 
     def test_mistake(self, raises_hint):
         """Does a mistake raise the GradingError with its hint?"""
         with raises_hint("off by a constant factor 2.5"):
-            grading.self_check("Square", mistakes.SquareScaled)
+            grading.self_check("Square", mistake("Square", "constant factor 5x"))
 
     def test_unknown_name(self):
         """Is a misspelt exercise name refused with the names that exist?"""
         with pytest.raises(KeyError, match="no exercise called 'Sqaure'; known: .*Square"):
-            grading.self_check("Sqaure", correct.Square)
+            grading.self_check("Sqaure", solution("Square"))
 
 
 class TestVerdict:
@@ -73,23 +74,24 @@ class TestVerdict:
     @pytest.mark.parametrize("name", LESSONS_00_TO_02)
     def test_correct(self, name):
         """Does a correct solution pass?"""
-        assert grading.verdict(name, correct.SOLUTIONS[name]) == (
+        assert grading.verdict(name, solution(name)) == (
             True, f"{name}: all hidden checks passed")
 
     @pytest.mark.parametrize("name", LESSONS_00_TO_02)
     def test_stub(self, name):
         """Is an untouched stub reported as not implemented yet (not as a crash)?"""
-        assert grading.verdict(name, mistakes.Stub) == (
+        assert grading.verdict(name, stub(name)) == (
             False, f"{name} is not implemented yet: its stub still raises NotImplementedError")
 
     def test_backward_stub(self):
         """Is a stub backward behind a finished forward also not implemented yet?"""
-        passed, message = grading.verdict("Square", mistakes.BackwardNotImplementedSquare)
+        passed, message = grading.verdict("Square", mistake("Square", "backward left as the stub"))
         assert not passed and "not implemented yet" in message
 
     def test_mistake(self):
         """Is a mistake's hint the first line of the message?"""
-        passed, message = grading.verdict("WeightedSum", mistakes.WeightedSumTwoGradients)
+        passed, message = grading.verdict("WeightedSum",
+                                           mistake("WeightedSum", "two gradients for four inputs"))
         assert not passed
         assert message.splitlines()[0] == (
             "backward returned 2 gradients for 4 inputs: return None for w1 and w2")
@@ -97,7 +99,7 @@ class TestVerdict:
     def test_unexpected_exception(self):
         """Is any other exception from the learner's code reported, not raised?"""
 
-        class Raises(correct.Square):
+        class Raises(solution("Square")):
             @staticmethod
             def forward(ctx, x):
                 raise ValueError("boom")
@@ -106,7 +108,7 @@ class TestVerdict:
 
     def test_unknown_name(self):
         """Does a test cell with an unknown exercise name fail rather than raise?"""
-        passed, message = grading.verdict("Nope", correct.Square)
+        passed, message = grading.verdict("Nope", solution("Square"))
         assert not passed and message.startswith("no exercise called 'Nope'")
 
 
@@ -126,21 +128,21 @@ class TestReportAndGrade:
 
     def test_grade_pass(self, capsys):
         """Does grade print a tick for a correct solution?"""
-        grading.grade("MyReLU", correct.MyReLU)
+        grading.grade("MyReLU", solution("MyReLU"))
         assert capsys.readouterr().out == "✓ MyReLU: all hidden checks passed\n"
 
     def test_grade_fail(self, raises_hint):
         """Does grade raise the hint for a wrong one?"""
         with raises_hint("MyReLU stores a tensor as ctx.mask"):
-            grading.grade("MyReLU", mistakes.MyReLUCtxMask)
+            grading.grade("MyReLU", mistake("MyReLU", "mask kept as ctx.mask"))
 
     def test_grade_stub(self, raises_hint):
         """Does grade turn a stub into a GradingError saying it is not implemented yet?"""
         with raises_hint("Square is not implemented yet"):
-            grading.grade("Square", mistakes.Stub)
+            grading.grade("Square", stub("Square"))
 
     def test_grade_leaves_torch_alone(self):
         """After grading, are autograd's entry points the originals?"""
         originals = (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward)
-        grading.verdict("MySigmoid", mistakes.MySigmoidReentrant)
+        grading.verdict("MySigmoid", mistake("MySigmoid", "asks autograd inside backward"))
         assert (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward) == originals

@@ -4,7 +4,8 @@ import torch
 
 from autograder import probes
 from autograder.probes import same_tensor, trace_backward, trace_forward
-from functions import correct, mistakes
+from tests.autograder.catalogued import mistake
+from tools.solutions import solution
 
 
 def x_of(*shape, requires_grad=True):
@@ -68,7 +69,7 @@ class TestTraceForward:
     def test_saved_input(self):
         """Is a saved input recorded with its role, shape, dtype and bytes?"""
         x = x_of(2, 3)
-        trace = trace_forward(correct.Square, {"x": x})
+        trace = trace_forward(solution("Square"), {"x": x})
         assert [s.role for s in trace.saved] == ["input x"]
         saved, = trace.saved
         assert (saved.shape, saved.dtype, saved.nbytes) == ((2, 3), torch.float64, 48)
@@ -77,7 +78,7 @@ class TestTraceForward:
 
     def test_saved_output(self):
         """Is a saved output recorded as the output?"""
-        trace = trace_forward(correct.MySigmoid, {"x": x_of(4)})
+        trace = trace_forward(solution("MySigmoid"), {"x": x_of(4)})
         assert [s.role for s in trace.saved] == ["output"]
 
     def test_saved_intermediate(self):
@@ -93,32 +94,33 @@ class TestTraceForward:
 
     def test_inputs_are_named(self):
         """Are saved inputs told apart by name, and a boolean mask by dtype?"""
-        trace = trace_forward(correct.FusedLinearReLU,
+        trace = trace_forward(solution("FusedLinearReLU"),
                               {"x": x_of(5, 3), "weight": x_of(4, 3), "bias": x_of(4)})
         assert [s.role for s in trace.saved] == ["input x", "input weight", "intermediate"]
         assert trace.saved[2].dtype == torch.bool and trace.saved[2].nbytes == 20
 
     def test_ctx_tensor_attribute(self):
         """Is a tensor stored as ctx.y found, with its path?"""
-        trace = trace_forward(mistakes.MySigmoidCtxAttribute, {"x": x_of(3)})
+        trace = trace_forward(mistake("MySigmoid", "output kept as ctx.y"), {"x": x_of(3)})
         assert trace.ctx_tensor_attributes == ["ctx.y"]
         assert trace.saved == []
 
     def test_nested_ctx_tensor_attribute(self):
         """Is a tensor hidden in a dict of lists on ctx found, with its full path?"""
-        trace = trace_forward(mistakes.MySigmoidNestedCtxAttribute, {"x": x_of(3)})
+        trace = trace_forward(mistake("MySigmoid", "output hidden in a list on ctx"),
+                              {"x": x_of(3)})
         assert trace.ctx_tensor_attributes == ["ctx.cache['saved'][0]"]
 
     def test_plain_ctx_attributes_are_fine(self):
         """Are Python floats on ctx recorded but not reported as tensors?"""
-        trace = trace_forward(correct.WeightedSum,
+        trace = trace_forward(solution("WeightedSum"),
                               {"x1": x_of(3), "x2": x_of(3), "w1": 0.5, "w2": 2.0})
         assert trace.ctx_tensor_attributes == []
         assert trace.ctx_attributes == {"w1": 0.5, "w2": 2.0}
 
     def test_no_input_requires_grad(self):
         """Without any input requiring grad there is no ctx: does tracing still work?"""
-        trace = trace_forward(correct.Square, {"x": x_of(3, requires_grad=False)})
+        trace = trace_forward(solution("Square"), {"x": x_of(3, requires_grad=False)})
         assert trace.ctx_tensor_attributes == [] and trace.ctx_attributes == {}
 
 
@@ -129,7 +131,7 @@ class TestTraceBackward:
         """Is there one gradient per input, None where an input needs none?"""
         x1, x2 = x_of(3), x_of(3, requires_grad=False)
         inputs = [x1, x2, 0.5, 2.0]
-        output = correct.WeightedSum.apply(*inputs)
+        output = solution("WeightedSum").apply(*inputs)
         trace = trace_backward(output, inputs, torch.ones(3, dtype=torch.float64))
         assert len(trace.grads) == 4
         torch.testing.assert_close(trace.grads[0], torch.full((3,), 0.5, dtype=torch.float64))
@@ -138,21 +140,21 @@ class TestTraceBackward:
     def test_counts_matmul_flops(self):
         """Are the two gradient matmuls of a linear layer counted, 2 * m * n * k each?"""
         x, weight = x_of(6, 3), x_of(4, 3)
-        output = correct.MyLinearFunction.apply(x, weight)
+        output = solution("MyLinearFunction").apply(x, weight)
         trace = trace_backward(output, [x, weight], torch.ones(6, 4, dtype=torch.float64))
         assert trace.flops == 2 * (2 * 6 * 3 * 4)
 
     def test_skipped_matmul_costs_nothing(self):
         """When only x needs grad, does a backward that checks needs_input_grad do one matmul?"""
         x, weight = x_of(6, 3), x_of(4, 3, requires_grad=False)
-        output = correct.MyLinearFunction.apply(x, weight)
+        output = solution("MyLinearFunction").apply(x, weight)
         trace = trace_backward(output, [x, weight], torch.ones(6, 4, dtype=torch.float64))
         assert trace.flops == 2 * 6 * 3 * 4
 
     def test_logs_builtin_backward_ops(self):
         """Is aten.sigmoid_backward logged when backward calls it?"""
         x = x_of(3)
-        output = mistakes.MySigmoidBuiltinBackward.apply(x)
+        output = mistake("MySigmoid", "built-in sigmoid_backward").apply(x)
         trace = trace_backward(output, [x], torch.ones(3, dtype=torch.float64))
         assert "sigmoid_backward" in trace.ops
         assert trace.reentered_autograd == []
@@ -160,21 +162,21 @@ class TestTraceBackward:
     def test_hand_written_backward_logs_plain_ops(self):
         """Does a hand-written backward log only ordinary ops?"""
         x = x_of(3)
-        output = correct.MySigmoid.apply(x)
+        output = solution("MySigmoid").apply(x)
         trace = trace_backward(output, [x], torch.ones(3, dtype=torch.float64))
         assert trace.ops and not any("backward" in op for op in trace.ops)
 
     def test_detects_reentry(self):
         """Is torch.autograd.grad inside backward recorded, but not the tracer's own call?"""
         x = x_of(3)
-        output = mistakes.MySigmoidReentrant.apply(x)
+        output = mistake("MySigmoid", "asks autograd inside backward").apply(x)
         trace = trace_backward(output, [x], torch.ones(3, dtype=torch.float64))
         assert trace.reentered_autograd == ["torch.autograd.grad"]
 
     def test_detects_tensor_backward(self):
         """Is Tensor.backward inside backward recorded too?"""
 
-        class CallsTensorBackward(correct.MySigmoid):
+        class CallsTensorBackward(solution("MySigmoid")):
             @staticmethod
             def backward(ctx, grad_output):
                 y, = ctx.saved_tensors
@@ -192,8 +194,9 @@ class TestTraceBackward:
         """After tracing, even a backward that raised, are autograd's entry points the originals?"""
         originals = (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward)
         x = x_of(3)
+        stub_backward = mistake("Square", "backward left as the stub")
         try:
-            trace_backward(mistakes.BackwardNotImplementedSquare.apply(x), [x],
+            trace_backward(stub_backward.apply(x), [x],
                            torch.ones(3, dtype=torch.float64))
         except NotImplementedError:
             pass

@@ -14,7 +14,7 @@ from autograder import diagnose, grading, seal
 from autograder.errors import GradingError
 from autograder.seal import Snapshot, make_sealed_grade
 from autograder.verdict import VERDICT_MIME, read_verdicts, sign
-from functions import correct
+from tools.solutions import solution
 
 KEY = b"k" * 32
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,13 +148,16 @@ class TestReadVerdicts:
         assert read_verdicts(outputs, KEY) == {"Square": (True, "ok")}
 
 
-class SquareThatPatchesAllclose(correct.Square):
+SQUARE = solution("Square")
+
+
+class SquareThatPatchesAllclose(SQUARE):
     """Correct, but its backward makes every comparison succeed."""
 
     @staticmethod
     def backward(ctx, grad_output):
         torch.allclose = lambda *args, **kwargs: True
-        return correct.Square.backward(ctx, grad_output)
+        return SQUARE.backward(ctx, grad_output)
 
 
 class TestSealedGrade:
@@ -173,7 +176,7 @@ class TestSealedGrade:
     def test_signed_pass(self, sealed):
         """Does a correct solution publish a passing verdict the grader believes?"""
         grade, published, reported = sealed
-        grade("Square", correct.Square)
+        grade("Square", SQUARE)
         assert reported == [(True, "Square: all hidden checks passed")]
         assert read_verdicts([display(bundle) for bundle in published], KEY) == {
             "Square": (True, "Square: all hidden checks passed")}
@@ -181,7 +184,7 @@ class TestSealedGrade:
     def test_signed_failure(self, sealed):
         """Is a failure signed too, with its hint?"""
         grade, published, _ = sealed
-        grade("Square", correct.MySigmoid)
+        grade("Square", solution("MySigmoid"))
         (passed, message), = read_verdicts([display(b) for b in published], KEY).values()
         assert not passed and message.startswith("Square's output is wrong")
 
@@ -201,7 +204,7 @@ class TestSealedGrade:
         """If an earlier cell broke torch.allclose, is it restored before grading?"""
         grade, _, reported = sealed
         monkeypatch.setattr(torch, "allclose", lambda *args, **kwargs: True)
-        grade("Square", correct.MySigmoid)
+        grade("Square", solution("MySigmoid"))
         assert reported[0][0] is False
 
     def test_rebinding_sign_later_changes_nothing(self, sealed, monkeypatch):
@@ -209,7 +212,7 @@ class TestSealedGrade:
         grade, published, _ = sealed
         monkeypatch.setattr(seal, "sign", lambda key, payload: "forged")
         monkeypatch.setattr(seal, "verdict_payload", lambda *args: "forged")
-        grade("Square", correct.Square)
+        grade("Square", SQUARE)
         sealed_verdict = published[0][VERDICT_MIME]
         assert sealed_verdict["signature"] != "forged" and sealed_verdict["payload"] != "forged"
 

@@ -91,6 +91,9 @@ MISTAKES = [
             "changes",
             _square("        ctx.save_for_backward(x.data)\n        return x ** 2",
                     READ_X + "        return grad_output * 2 * x")),
+    Mistake("Square", "backward left as the stub", "Square is not implemented yet: its stub "
+            "still raises NotImplementedError",
+            _square(SAVE_X, "        # YOUR CODE HERE\n        raise NotImplementedError()")),
     Mistake("Square", "a plain function", "Square must be a class deriving from "
             "torch.autograd.Function, got function", "\ndef Square(x):\n    return x ** 2\n"),
     Mistake("Square", "an instance", "Square is an instance: pass the class itself",

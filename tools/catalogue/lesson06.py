@@ -215,7 +215,7 @@ MISTAKES = [
             _sdpa((BACKWARD_S, BACKWARD_S.replace("dim=-1", "dim=-2"))), named=True),
     Mistake(S, "reversed mask", "masks out the positions where mask is True",
             _sdpa(("masked_fill(~mask,", "masked_fill(mask,")), named=True),
-    Mistake(S, "no mask=None path", "the missing mask=None path",
+    Mistake(S, "no mask=None path", "ScaledDotProductAttention.forward fails for mask=None",
             _sdpa(("        if mask is not None:\n            scores = scores.masked_fill",
                    "        if True:\n            scores = scores.masked_fill")), named=True),
     Mistake(S, "no maximum subtracted", "subtract each row's maximum score before exp",
@@ -234,6 +234,21 @@ MISTAKES = [
     Mistake(S, "mask kept as a ctx attribute", "stores a tensor as ctx.mask",
             _sdpa(("ctx.scale = scale\n", "ctx.scale = scale\n        ctx.mask = mask\n")),
             named=True),
+    Mistake(S, "reversed mask filled with -1e9", "masks out the positions where mask is True",
+            _sdpa(('masked_fill(~mask, float("-inf"))', "masked_fill(mask, -1e9)")), named=True),
+    Mistake(S, "softmax gradient from torch.autograd.grad", "ScaledDotProductAttention.backward "
+            "calls torch.autograd.grad: write the gradient formula by hand",
+            _sdpa((BACKWARD_S, "with torch.enable_grad():\n"
+                   "            S = P.log().detach().requires_grad_()\n"
+                   "            grad_S, = torch.autograd.grad(torch.softmax(S, dim=-1), S, grad_P)"
+                   )), named=True),
+    Mistake(S, "built-in _softmax_backward_data", "uses the built-in op _softmax_backward_data",
+            _sdpa((BACKWARD_S, "grad_S = torch._softmax_backward_data(grad_P, P, -1, P.dtype)")),
+            named=True),
+    Mistake(S, "a gradient for the float scale", "backward returned a gradient for scale, which "
+            "is not a tensor: return None for scale",
+            _sdpa(("return grad_Q, grad_K, grad_V, None, None",
+                   "return grad_Q, grad_K, grad_V, torch.zeros(()), None")), named=True),
     Mistake(M, "saves the probabilities", "as big as the Lq x Lk probabilities",
             SDPA + "\n\nclass MemoryEfficientAttention(ScaledDotProductAttention):\n    pass\n",
             named=True, nbgrader=True),

@@ -1,6 +1,7 @@
 """autograder.exercises.attention and .flash_attention: lesson 06's three exercises, graded
 against the lesson's own solutions, the catalogue's unusual answers and named mistakes, and a
-few hand-made Functions; autograder.memory's accounting and autograder.tiled's reference."""
+few hand-made Functions built on the solutions; autograder.memory's accounting and
+autograder.tiled's reference."""
 
 import pytest
 import torch
@@ -13,15 +14,16 @@ from autograder.exercises import flash_attention as flash
 from autograder.grading import self_check, verdict
 from autograder.memory import TensorAccounting
 from autograder.tiled import needed_tiles, tiled_backward, tiled_forward
-from functions import attention as ref
+from tests.autograder.catalogued import mistake, unusual
 from tools.catalogue import lesson06 as catalogue
-from tools.solutions import solution
+from tools.solutions import solution, stub
 
 pytestmark = pytest.mark.lesson06
 
 SDPA = EXERCISES["ScaledDotProductAttention"]
 MEMORY_EFFICIENT = EXERCISES["MemoryEfficientAttention"]
 FLASH = EXERCISES["FlashAttention"]
+S, M = "ScaledDotProductAttention", "MemoryEfficientAttention"
 
 
 class TestRegistry:
@@ -51,13 +53,11 @@ class TestReference:
 
 
 class TestCorrect:
-    @pytest.mark.parametrize("exercise, function", [
-        (SDPA, ref.ScaledDotProductAttention),
-        (SDPA, ref.MemoryEfficientAttention),
-        (MEMORY_EFFICIENT, ref.MemoryEfficientAttention),
-    ], ids=["sdpa", "memory-efficient-as-sdpa", "memory-efficient"])
-    def test_passes(self, exercise, function, device):
+    @pytest.mark.parametrize("exercise, name", [(SDPA, S), (SDPA, M), (MEMORY_EFFICIENT, M)],
+                             ids=["sdpa", "memory-efficient-as-sdpa", "memory-efficient"])
+    def test_passes(self, exercise, name, device):
         """Does a correct Function pass the self-check and every hidden check on every device?"""
+        function = solution(name)
         exercise.quick(function)
         exercise.full(function, device)
 
@@ -72,7 +72,7 @@ class TestCorrect:
         """Does the memory-efficient reference save Q, K, V, the mask, the output and one
         number per query row, by the probe?"""
         values = lesson.attention_values((2,), 16, 16, 4, 4, "cpu", mask="causal")
-        forward = run_forward(ref.MemoryEfficientAttention, lesson.MEMORY_EFFICIENT,
+        forward = run_forward(solution(M), lesson.MEMORY_EFFICIENT,
                               make_inputs(values))
         roles = sorted(s.role for s in forward.saved)
         assert roles == ["input K", "input Q", "input V", "input mask", "intermediate", "output"]
@@ -80,57 +80,61 @@ class TestCorrect:
         assert lse.shape == (2, 16)
 
 
+# Catalogued mistakes of ScaledDotProductAttention, each with the fuller hint asserted here.
 MISTAKES = [
-    (ref.NoRowSum, "backward leaves out the row-sum term of the softmax: "
+    ("no row sum", "backward leaves out the row-sum term of the softmax: "
                    "dS = P * (dP - rowsum(dP * P)), not P * dP"),
-    (ref.DiagonalJacobianOnly, "uses only the diagonal of the softmax's Jacobian, "
-                               "P * (1 - P) * dP"),
-    (ref.RowSumOverQueries, "sums dP * P over the queries: the row sum runs over the keys"),
-    (ref.AutogradSoftmax, "ScaledDotProductAttention.backward calls torch.autograd.grad: "
-                          "write the gradient formula by hand"),
-    (ref.BuiltinSoftmaxBackward, "uses the built-in op _softmax_backward_data"),
-    (ref.ReversedMask, "masks out the positions where mask is True: False means masked out"),
-    (ref.ReversedMaskLargeNegative, "masks out the positions where mask is True"),
-    (ref.NoMaxSubtraction, "inf or nan for large scores: subtract each row's maximum score"),
-    (ref.MissingScaleInGradients, "your gradient for Q is off by a constant factor"),
-    (ref.MaskOnCtx, "stores a tensor as ctx.mask: use ctx.save_for_backward"),
-    (ref.GradientForScale, "backward returned a gradient for scale, which is not a tensor: "
-                           "return None for scale"),
+    ("diagonal of the Jacobian only", "uses only the diagonal of the softmax's Jacobian, "
+                                      "P * (1 - P) * dP"),
+    ("row sum over the queries", "sums dP * P over the queries: the row sum runs over the keys"),
+    ("softmax gradient from torch.autograd.grad", "ScaledDotProductAttention.backward calls "
+                                                  "torch.autograd.grad: write the gradient "
+                                                  "formula by hand"),
+    ("built-in _softmax_backward_data", "uses the built-in op _softmax_backward_data"),
+    ("reversed mask", "masks out the positions where mask is True: False means masked out"),
+    ("reversed mask filled with -1e9", "masks out the positions where mask is True"),
+    ("no maximum subtracted", "inf or nan for large scores: subtract each row's maximum score"),
+    ("scale missing from dQ and dK", "your gradient for Q is off by a constant factor"),
+    ("mask kept as a ctx attribute", "stores a tensor as ctx.mask: use ctx.save_for_backward"),
+    ("a gradient for the float scale", "backward returned a gradient for scale, which is not a "
+                                       "tensor: return None for scale"),
 ]
 
 
 def _ids(value):
-    return getattr(value, "__name__", "")
+    return value.replace(" ", "_") if len(value) < 45 else ""
 
 
 class TestMistakes:
-    @pytest.mark.parametrize("function, hint", MISTAKES, ids=_ids)
-    def test_self_check_names_the_mistake(self, function, hint, raises_hint):
+    @pytest.mark.parametrize("name, hint", MISTAKES, ids=_ids)
+    def test_self_check_names_the_mistake(self, name, hint, raises_hint):
         """Does the visible self-check name each mistake?"""
         with raises_hint(hint):
-            SDPA.quick(function)
+            SDPA.quick(mistake(S, name))
 
-    @pytest.mark.parametrize("function, hint", MISTAKES, ids=_ids)
-    def test_hidden_checks_name_the_mistake(self, function, hint, raises_hint, device):
+    @pytest.mark.parametrize("name, hint", MISTAKES, ids=_ids)
+    def test_hidden_checks_name_the_mistake(self, name, hint, raises_hint, device):
         """Do the hidden checks name each mistake too, on every device?"""
         with raises_hint(hint):
-            SDPA.full(function, device)
+            SDPA.full(mistake(S, name), device)
 
     def test_row_sum_found_through_the_generic_failure(self, raises_hint):
         """Is the row-sum mistake named even on a shape where the generic gradient hint
         fires first, and is the generic hint kept in the details?"""
         values = lesson.attention_values((3,), 4, 7, 5, 3, "cpu", mask="causal")
         with raises_hint("leaves out the row-sum term") as info:
-            lesson.check_attention(ref.NoRowSum, lesson.SDPA, values)
+            lesson.check_attention(mistake(S, "no row sum"), lesson.SDPA, values)
         assert "your gradient for Q" in str(info.value)
 
     def test_unrecognised_mistakes_keep_the_generic_hint(self, raises_hint):
         """Is a wrong gradient that matches no named mistake still diagnosed generically?"""
 
-        class DoubledValueGradient(ref.ScaledDotProductAttention):
+        correct = solution(S)
+
+        class DoubledValueGradient(correct):
             @staticmethod
             def backward(ctx, grad_output):
-                grads = ref.ScaledDotProductAttention.backward(ctx, grad_output)
+                grads = correct.backward(ctx, grad_output)
                 return grads[0], grads[1], 2 * grads[2], None, None
 
         with raises_hint("your gradient for V is off by a constant factor 2"):
@@ -139,70 +143,47 @@ class TestMistakes:
     def test_stub_raises_not_implemented(self):
         """Does the notebook stub's NotImplementedError reach the learner unchanged?"""
 
-        class Stub(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, Q, K, V, scale, mask=None):
-                raise NotImplementedError()
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                raise NotImplementedError()
-
         with pytest.raises(NotImplementedError):
-            SDPA.quick(Stub)
+            SDPA.quick(stub(S))
         with pytest.raises(NotImplementedError):
-            MEMORY_EFFICIENT.quick(Stub)
+            MEMORY_EFFICIENT.quick(stub(M))
 
 
+# (the submission, a hint): ScaledDotProductAttention's own solution handed in as the
+# memory-efficient one, then the catalogue's memory mistakes.
 MEMORY_MISTAKES = [
-    (ref.ScaledDotProductAttention, "MemoryEfficientAttention saved an intermediate tensor of "
-                                    "shape (2, 12, 12)"),
-    (ref.SavesProbabilities, "as big as the Lq x Lk probabilities: save one log-sum-exp per "
-                             "query row"),
-    (ref.MemoryEfficientSavesScores, "as big as the Lq x Lk probabilities"),
-    (ref.MemoryEfficientNoRowSum, "MemoryEfficientAttention's backward leaves out the row-sum "
-                                  "term of the softmax"),
+    ("ScaledDotProductAttention's solution", "MemoryEfficientAttention saved an intermediate "
+                                             "tensor of shape (2, 12, 12)"),
+    ("saves the probabilities", "as big as the Lq x Lk probabilities: save one log-sum-exp per "
+                                "query row"),
+    ("saves the scores as well", "as big as the Lq x Lk probabilities"),
+    ("no row sum", "MemoryEfficientAttention's backward leaves out the row-sum term of the "
+                   "softmax"),
 ]
 
 
+def _memory_mistake(name: str):
+    if name == "ScaledDotProductAttention's solution":
+        return solution(S)
+    return mistake(M, name)
+
+
 class TestMemoryEfficientMistakes:
-    @pytest.mark.parametrize("function, hint", MEMORY_MISTAKES, ids=_ids)
-    def test_names_the_mistake(self, function, hint, raises_hint):
+    @pytest.mark.parametrize("name, hint", MEMORY_MISTAKES, ids=_ids)
+    def test_names_the_mistake(self, name, hint, raises_hint):
         """Does the self-check name each memory mistake?"""
         with raises_hint(hint):
-            MEMORY_EFFICIENT.quick(function)
+            MEMORY_EFFICIENT.quick(_memory_mistake(name))
 
-    @pytest.mark.parametrize("function, hint", MEMORY_MISTAKES, ids=_ids)
-    def test_hidden_checks_name_the_mistake(self, function, hint, raises_hint):
+    @pytest.mark.parametrize("name, hint", MEMORY_MISTAKES, ids=_ids)
+    def test_hidden_checks_name_the_mistake(self, name, hint, raises_hint):
         """Do the hidden checks name each memory mistake too?"""
         with raises_hint(hint.replace("(2, 12, 12)", "(2, 16, 19)")):
-            MEMORY_EFFICIENT.full(function, torch.device("cpu"))
+            MEMORY_EFFICIENT.full(_memory_mistake(name), torch.device("cpu"))
 
     def test_two_row_statistics_are_allowed(self):
         """Is saving a row maximum and a row sum (two numbers per row) accepted?"""
-
-        class MaxAndSum(ref.MemoryEfficientAttention):
-            @staticmethod
-            def forward(ctx, Q, K, V, scale, mask=None):
-                scores = ref._masked_scores(Q, K, scale, mask)
-                row_max = scores.amax(-1, keepdim=True)
-                row_sum = (scores - row_max).exp().sum(-1, keepdim=True)
-                output = ((scores - row_max).exp() / row_sum) @ V
-                ctx.scale = scale
-                ctx.save_for_backward(Q, K, V, output, row_max + row_sum.log(), row_sum,
-                                      *([mask] if mask is not None else []))
-                return output
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                Q, K, V, output, lse, _, *mask = ctx.saved_tensors
-                P = (ref._masked_scores(Q, K, ctx.scale, mask[0] if mask else None) - lse).exp()
-                grad_P = grad_output @ V.transpose(-2, -1)
-                grad_S = P * (grad_P - (grad_output * output).sum(-1, keepdim=True))
-                return (ctx.scale * grad_S @ K, ctx.scale * grad_S.transpose(-2, -1) @ Q,
-                        P.transpose(-2, -1) @ grad_output, None, None)
-
-        MEMORY_EFFICIENT.quick(MaxAndSum)
+        MEMORY_EFFICIENT.quick(unusual(M, "row max and row sum saved, two numbers per row"))
 
 
 # ------------------------------------------------------------------ the lesson's catalogue

@@ -135,6 +135,7 @@ def test_sealed_grading_compiles_and_registers(tmp_path):
     from pathlib import Path
 
     from autograder import seal
+    from autograder.verdict import read_verdicts
 
     root = Path(__file__).resolve().parents[3]
     key = b"k" * 32
@@ -148,6 +149,6 @@ def test_sealed_grading_compiles_and_registers(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.splitlines()[-1])
     assert result["results"] == ["ok"] * 4
-    verdicts = [seal.read_verdicts([{"output_type": "display_data", "data": bundle}], key)
+    verdicts = [read_verdicts([{"output_type": "display_data", "data": bundle}], key)
                 for bundle in result["published"]]
     assert [passed for v in verdicts for passed, _ in v.values()] == [True] * 4

@@ -1,1 +1,0 @@
-"""Reference torch.autograd.Function classes the tests grade: correct ones and mistakes."""
