@@ -24,7 +24,7 @@ from grader import batch
 from grader.instructor import release
 from grader.lessons import lesson_names, source_notebook
 from tools.bench_grading import floor_seconds
-from tools.catalogue import PRELUDE, mistakes
+from tools.catalogue import mistakes
 from tools.submissions import solved, with_answer
 
 CLASS_SIZE = 40
@@ -38,7 +38,7 @@ MISTAKES: dict[str, list[tuple[str, str]]] = {}
 for _mistake in mistakes():
     if _mistake.nbgrader:
         MISTAKES.setdefault(EXERCISES[_mistake.exercise].lesson, []).append(
-            (f"answer_{_mistake.exercise}", PRELUDE + _mistake.code))
+            (f"answer_{_mistake.exercise}", _mistake.answer_cell))
 
 
 def make_class(root: Path, lessons: list[str]) -> int:

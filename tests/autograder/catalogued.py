@@ -5,7 +5,7 @@ from tools import catalogue
 
 def mistake(exercise: str, name: str):
     """The Function (or function) of the catalogued mistake ``name`` of ``exercise``."""
-    return _find(catalogue.mistakes(), exercise, name).load()
+    return catalogue.mistake(exercise, name).load()
 
 
 def unusual(exercise: str, name: str):

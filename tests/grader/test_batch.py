@@ -15,6 +15,7 @@ from grader import batch
 from grader.gradebook import db_url
 from grader.ledger import LEDGER
 from grader.settings import Settings
+from tools.catalogue import mistake
 from grader.instructor import release
 from grader.lessons import ROOT, source_notebook
 from tools.submissions import solved, with_answer
@@ -24,17 +25,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("batch")]
 LESSON = "00_template"
 SETTINGS = Settings(cell_timeout=30, notebook_timeout=120, memory_limit_mb=1024,
             sandbox="auto", output_limit_kb=1024, restart_limit=3)
-TWO_GRADIENTS = """
-class WeightedSum(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x1, x2, w1, w2):
-        ctx.w1, ctx.w2 = w1, w2
-        return w1 * x1 + w2 * x2
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output * ctx.w1, grad_output * ctx.w2
-""".strip()
+TWO_GRADIENTS = mistake("WeightedSum", "two gradients for four inputs").answer_cell
 FULL, WRONG, NONE = {"Square": 1.0, "WeightedSum": 1.0}, {"Square": 1.0, "WeightedSum": 0.0}, \
     {"Square": 0.0, "WeightedSum": 0.0}
 

@@ -16,7 +16,7 @@ from grader.instructor import release
 from grader.lessons import lesson_names, source_notebook
 from grader.nbgrader_cli import nbgrader
 from autograder.exercises import EXERCISES
-from tools.catalogue import PRELUDE, mistakes
+from tools.catalogue import mistakes
 from tools.submissions import solved, with_answer, with_cell_before
 
 pytestmark = pytest.mark.slow
@@ -119,7 +119,7 @@ def _answer(code: str) -> str:
 # or ("cell", grade_id, code): a new cell with code just before that cell. Every mistake of the
 # catalogue marked nbgrader=True is one student; the rest try to fake a verdict.
 CATALOGUED = {re.sub(r"[^a-z0-9]+", "-", f"{m.exercise} {m.name}".lower()).strip("-"): (EXERCISES[m.exercise].lesson, m.exercise,
-                                          [("answer", f"answer_{m.exercise}", PRELUDE + m.code)],
+                                          [("answer", f"answer_{m.exercise}", m.answer_cell)],
                                           m.hint)
               for m in mistakes() if m.nbgrader}
 TAMPERING = {

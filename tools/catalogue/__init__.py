@@ -43,6 +43,11 @@ class Mistake:
     def load(self):
         return load(self.exercise, self.code)
 
+    @property
+    def answer_cell(self) -> str:
+        """The mistake as a notebook's answer cell: ``PRELUDE`` and the code."""
+        return PRELUDE + self.code.strip() + "\n"
+
 
 def load(exercise: str, code: str):
     """Run an answer cell's ``code`` after ``PRELUDE``; return what it defines as ``exercise``."""
@@ -64,3 +69,11 @@ def unusual() -> list[Unusual]:
 def mistakes() -> list[Mistake]:
     """Every named wrong answer of every lesson."""
     return [entry for module in _modules() for entry in module.MISTAKES]
+
+
+def mistake(exercise: str, name: str) -> Mistake:
+    """The catalogued mistake ``name`` of ``exercise``."""
+    for entry in mistakes():
+        if (entry.exercise, entry.name) == (exercise, name):
+            return entry
+    raise KeyError(f"no catalogued mistake {name!r} for {exercise}")
