@@ -1,18 +1,23 @@
-"""Small reference Functions, right and deliberately wrong, that the widget tests run on
-(the graded exercises' correct versions are the lessons' own, from tools.solutions)."""
+"""Reference Functions, right and deliberately wrong, that the widget tests run on: the graded
+exercises' correct versions are the lessons' own (tools.solutions), their named mistakes come
+from the catalogue; the few wrong Functions below are not answers to any exercise."""
 
 from types import FunctionType, SimpleNamespace
 
 import pytest
 import torch
 
+from tools.catalogue import mistake
 from tools.solutions import solution
 
 (Square, MySigmoid, ScaledSigmoid, FusedLinearReLU, MyLinear, SignSTE, SignClippedSTE, RoundSTE,
- CheckpointFunction, checkpoint_sequential, Attention) = (solution(name) for name in (
+ checkpoint_sequential, Attention) = (solution(name) for name in (
     "Square", "MySigmoid", "ScaledSigmoid", "FusedLinearReLU", "MyLinearFunction", "SignSTE",
-    "SignClippedSTE", "RoundSTE", "CheckpointFunction", "checkpoint_sequential",
-    "ScaledDotProductAttention"))
+    "SignClippedSTE", "RoundSTE", "checkpoint_sequential", "ScaledDotProductAttention"))
+# Wrong answers the views must show as wrong, from the one catalogue of mistakes.
+MaskOnCtx = mistake("MyReLU", "mask kept as ctx.mask").load()
+TransposedLinear = mistake("MyLinearFunction", "grad_x = grad_output @ weight.T").load()
+ForgetfulCheckpoint = mistake("CheckpointFunction", "torch.autograd.grad of the inputs only").load()
 
 
 class SloppySwish(torch.autograd.Function):
@@ -29,28 +34,6 @@ class SloppySwish(torch.autograd.Function):
     def backward(ctx, grad_output):
         x, s = ctx.saved_tensors
         return grad_output * (s + ctx.beta * x * s * (1 - s)), None
-
-
-class MaskOnCtx(torch.autograd.Function):
-    """Wrong on purpose: the ReLU mask is stored as a ctx attribute."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.mask = x > 0
-        return x.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output * ctx.mask
-
-
-class TransposedLinear(MyLinear):
-    """Wrong on purpose: grad_x = grad_output @ weight.T, the popular transpose too many."""
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight = ctx.saved_tensors
-        return grad_output @ weight.T, grad_output.T @ x, grad_output.sum(0)
 
 
 class OffByOneEntry(torch.autograd.Function):
@@ -86,17 +69,6 @@ class Stub(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         raise NotImplementedError
-
-
-class ForgetfulCheckpoint(CheckpointFunction):
-    """Wrong on purpose: autograd.grad(inputs=...) leaves the block's parameters without .grad."""
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        inputs = [t.detach().requires_grad_(True) for t in ctx.saved_tensors]  # tensor args only
-        with torch.enable_grad():
-            output = ctx.run_fn(*inputs)
-        return (None, *torch.autograd.grad(output, inputs, grad_output))
 
 
 def segmenting_through(function):
