@@ -9,7 +9,6 @@ the next cell. A cell's output is capped. Whatever happened is recorded as
 """
 
 import copy
-import enum
 import secrets
 import shutil
 import tempfile
@@ -29,11 +28,12 @@ from .faults import Fault
 from .intake import files_beside, read_files
 from .kernel_session import KernelSession
 from .notebook_format import cell_label, is_test_cell, output_size, stream_output
+from .outcomes import (Outcome, classify, gave_up_faults, out_of_time_faults,
+                       outcome_fault)
 from .settings import Settings
 from .suspicion import suspicious_code_faults
 from .verdicts import apply_verdicts
 
-MEMORY_ERRORS = ("can't allocate memory", "out of memory", "Cannot allocate memory")
 # What the kernel runs for a test cell: the cell's code, through the seal's own test runner.
 TEST_CELL_CALL = "__import__('autograder').run_test_cell({grade_id!r}, {points!r}, {source!r})"
 
@@ -45,21 +45,6 @@ def sealed_test(cell):
     runner.source = TEST_CELL_CALL.format(grade_id=metadata["grade_id"], source=cell.source,
                                           points=float(metadata.get("points", 0)))
     return runner
-
-
-class Outcome(enum.Enum):
-    """How one cell's run ended."""
-
-    OK = "ran"
-    ERROR = "raised an error"  # the learner's own error: fine, grading goes on
-    TIMEOUT = "timed out and was interrupted"
-    HUNG = "timed out and ignored the interrupt"
-    DIED = "lost its kernel"
-    MEMORY = "ran out of memory"
-
-    @property
-    def lost_kernel(self) -> bool:
-        return self in (Outcome.HUNG, Outcome.DIED, Outcome.MEMORY)
 
 
 @dataclass
@@ -96,29 +81,17 @@ class SealedExecute(Execute):
     iopub_timeout = Integer(10).tag(config=True)
     shutdown_kernel = Unicode("immediate")
 
-    @default("sandbox")
-    def _sandbox_default(self):
-        return Settings.from_environment().sandbox
+    def _from_settings(name):  # noqa: N805 (a helper that runs while the class is defined)
+        """The trait ``name`` defaults to its value in ``Settings.from_environment()``."""
+        return default(name)(lambda self: getattr(Settings.from_environment(), name))
 
-    @default("memory_limit_mb")
-    def _memory_default(self):
-        return Settings.from_environment().memory_limit_mb
-
-    @default("notebook_timeout")
-    def _notebook_timeout_default(self):
-        return Settings.from_environment().notebook_timeout
-
-    @default("restart_limit")
-    def _restart_limit_default(self):
-        return Settings.from_environment().restart_limit
-
-    @default("zygote")
-    def _zygote_default(self):
-        return Settings.from_environment().zygote
-
-    @default("output_limit_kb")
-    def _output_limit_default(self):
-        return Settings.from_environment().output_limit_kb
+    _sandbox_default = _from_settings("sandbox")
+    _memory_default = _from_settings("memory_limit_mb")
+    _notebook_timeout_default = _from_settings("notebook_timeout")
+    _restart_limit_default = _from_settings("restart_limit")
+    _zygote_default = _from_settings("zygote")
+    _output_limit_default = _from_settings("output_limit_kb")
+    del _from_settings
 
     @property
     def settings(self) -> Settings:
@@ -229,58 +202,29 @@ class SealedExecute(Execute):
                                     f"than {self.output_limit_kb} KiB; the rest was dropped",
                                     cell_label(cell, index)))
         reply = run.last_reply or {}
-        if "header" not in reply and reply.get("content", {}).get("ename") == \
-                self.error_on_timeout.get("ename"):
-            return Outcome.TIMEOUT
-        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-        if any(o.get("ename") in ("MemoryError", "OutOfMemoryError")
-               or any(text in str(o.get("evalue", "")) for text in MEMORY_ERRORS)
-               for o in errors):
-            return Outcome.MEMORY
-        return Outcome.ERROR if errors else Outcome.OK
+        interrupted = "header" not in reply and reply.get("content", {}).get("ename") == \
+            self.error_on_timeout.get("ename")
+        return classify(cell.get("outputs", []), interrupted)
 
     def _record(self, outcome: Outcome, index: int, cell) -> None:
-        label = cell_label(cell, index)
-        if outcome is Outcome.ERROR:
-            return
-        if outcome in (Outcome.TIMEOUT, Outcome.HUNG) and self.run.remaining() < 2:
-            fault = Fault("notebook-timeout", f"{label} was stopped when the notebook used up "
-                          f"its {self.settings.notebook_seconds} s", label)
-        elif outcome is Outcome.TIMEOUT:
-            fault = Fault("timeout", f"{label} ran past the {self.timeout} s limit and was "
-                          "interrupted (an endless loop?)", label)
-        elif outcome is Outcome.HUNG:
-            fault = Fault("timeout", f"{label} ran past the {self.timeout} s limit and ignored "
-                          "the interrupt: the kernel was restarted", label)
-        elif outcome is Outcome.MEMORY:
-            fault = Fault("memory-limit", f"{label} ran out of memory (cap "
-                          f"{self.memory_limit_mb} MiB): the kernel was restarted", label)
-        else:
-            fault = Fault("kernel-died", f"the kernel {self.kernels.death()} while {label} ran: "
-                          "it was restarted", label)
-        self.run.faults.append(fault)
+        settings = self.settings
+        fault = outcome_fault(outcome, cell_label(cell, index), cell_timeout=settings.cell_timeout,
+                              notebook_seconds=settings.notebook_seconds,
+                              memory_limit_mb=settings.memory_limit_mb,
+                              out_of_time=self.run.remaining() < 2,
+                              death=self.kernels.death() if outcome is Outcome.DIED else "")
+        if fault is not None:
+            self.run.faults.append(fault)
 
     def _out_of_time(self, index: int) -> None:
-        label = cell_label(self.nb.cells[index], index)
-        self.run.faults.append(Fault(
-            "notebook-timeout", f"the notebook used up its {self.settings.notebook_seconds} s "
-            f"before {label}; that cell and the ones after it did not run", label))
-        for later in self.nb.cells[index:]:
-            if is_test_cell(later):
-                self.run.faults.append(Fault("notebook-timeout", "the notebook ran out of time "
-                                             "before this test", cell_label(later, 0)))
+        self.run.faults += out_of_time_faults(self.nb.cells, index, self.settings.notebook_seconds)
 
     def _recover(self, failed: int) -> bool:
         """Restart the kernel and replay the cells that had run; False if grading must stop."""
         run = self.run
         while True:
             if run.restarts >= self.restart_limit:
-                run.faults.append(Fault("kernel-died", f"the kernel was restarted "
-                                        f"{run.restarts} times; the cells after "
-                                        f"{cell_label(self.nb.cells[failed], failed)} did not run"))
-                run.faults += [Fault("kernel-died", "not run: the kernel had failed too often",
-                                     cell_label(cell, 0))
-                               for cell in self.nb.cells[failed + 1:] if is_test_cell(cell)]
+                run.faults += gave_up_faults(self.nb.cells, failed, run.restarts)
                 return False
             if run.remaining() < 1:
                 if failed + 1 < len(self.nb.cells):

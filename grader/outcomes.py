@@ -1,0 +1,74 @@
+"""How a cell's run ended, and the fault each ending costs the notebook, in words an instructor
+and a learner can act on."""
+
+import enum
+
+from .faults import Fault
+from .notebook_format import cell_label, is_test_cell
+
+MEMORY_ERRORS = ("can't allocate memory", "out of memory", "Cannot allocate memory")
+
+
+class Outcome(enum.Enum):
+    """How one cell's run ended."""
+
+    OK = "ran"
+    ERROR = "raised an error"  # the learner's own error: fine, grading goes on
+    TIMEOUT = "timed out and was interrupted"
+    HUNG = "timed out and ignored the interrupt"
+    DIED = "lost its kernel"
+    MEMORY = "ran out of memory"
+
+    @property
+    def lost_kernel(self) -> bool:
+        return self in (Outcome.HUNG, Outcome.DIED, Outcome.MEMORY)
+
+
+def classify(outputs: list, interrupted: bool) -> Outcome:
+    """The outcome of a cell that finished (``interrupted``: by the time limit)."""
+    if interrupted:
+        return Outcome.TIMEOUT
+    errors = [o for o in outputs if o.get("output_type") == "error"]
+    if any(o.get("ename") in ("MemoryError", "OutOfMemoryError")
+           or any(text in str(o.get("evalue", "")) for text in MEMORY_ERRORS) for o in errors):
+        return Outcome.MEMORY
+    return Outcome.ERROR if errors else Outcome.OK
+
+
+def outcome_fault(outcome: Outcome, label: str, *, cell_timeout: int, notebook_seconds: int,
+                  memory_limit_mb: int, out_of_time: bool, death: str) -> Fault | None:
+    """The fault a cell's outcome costs (None for OK and the learner's own errors);
+    ``out_of_time``: the notebook's budget was (nearly) used up; ``death``: how the kernel
+    ended, in words."""
+    if outcome in (Outcome.OK, Outcome.ERROR):
+        return None
+    if outcome in (Outcome.TIMEOUT, Outcome.HUNG) and out_of_time:
+        return Fault("notebook-timeout", f"{label} was stopped when the notebook used up its "
+                     f"{notebook_seconds} s", label)
+    if outcome is Outcome.TIMEOUT:
+        return Fault("timeout", f"{label} ran past the {cell_timeout} s limit and was "
+                     "interrupted (an endless loop?)", label)
+    if outcome is Outcome.HUNG:
+        return Fault("timeout", f"{label} ran past the {cell_timeout} s limit and ignored the "
+                     "interrupt: the kernel was restarted", label)
+    if outcome is Outcome.MEMORY:
+        return Fault("memory-limit", f"{label} ran out of memory (cap {memory_limit_mb} MiB): "
+                     "the kernel was restarted", label)
+    return Fault("kernel-died", f"the kernel {death} while {label} ran: it was restarted", label)
+
+
+def out_of_time_faults(cells: list, index: int, notebook_seconds: int) -> list[Fault]:
+    """The notebook's budget ran out before cell ``index``: it and every test after it."""
+    label = cell_label(cells[index], index)
+    return [Fault("notebook-timeout", f"the notebook used up its {notebook_seconds} s before "
+                  f"{label}; that cell and the ones after it did not run", label)] + [
+        Fault("notebook-timeout", "the notebook ran out of time before this test",
+              cell_label(later, 0)) for later in cells[index:] if is_test_cell(later)]
+
+
+def gave_up_faults(cells: list, failed: int, restarts: int) -> list[Fault]:
+    """The kernel failed too often: grading stops after cell ``failed``."""
+    return [Fault("kernel-died", f"the kernel was restarted {restarts} times; the cells after "
+                  f"{cell_label(cells[failed], failed)} did not run")] + [
+        Fault("kernel-died", "not run: the kernel had failed too often", cell_label(cell, 0))
+        for cell in cells[failed + 1:] if is_test_cell(cell)]
