@@ -7,18 +7,10 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.double_backward import (SHAPES, SWISH, check_differentiable_backward,
                                                   check_gradgradcheck, swish_values)
 from tests.autograder.catalogued import mistake, unusual
+from tests.autograder.exercises.battery import run
 from tools.solutions import solution
 
 NAMES = ["SwishFunction", "CubeOnce"]
-
-
-def run(check: str, name: str, submission, device="cpu"):
-    """Run the quick (always CPU) or the full checks of one exercise."""
-    exercise = EXERCISES[name]
-    if check == "quick":
-        exercise.quick(submission)
-    else:
-        exercise.full(submission, torch.device(device))
 
 
 def test_intermediate_returned_as_output_passes(device):

@@ -10,20 +10,12 @@ from autograder.exercises.sigmoid import (MY_SIGMOID, SHAPES, check_extreme_inpu
                                           check_saves_only_output, check_tails)
 from autograder.probes import ForwardTrace, SavedTensor
 from tests.autograder.catalogued import mistake
+from tests.autograder.exercises.battery import run
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson01
 
 NAMES = ["MySigmoid", "MyReLU", "ScaledSigmoid"]
-
-
-def run(check: str, name: str, submission, device="cpu"):
-    """Run the quick (always CPU) or the full checks of one exercise."""
-    exercise = EXERCISES[name]
-    if check == "quick":
-        exercise.quick(submission)
-    else:
-        exercise.full(submission, torch.device(device))
 
 
 def test_zero_dimensional_shape_is_graded_last():

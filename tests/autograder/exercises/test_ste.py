@@ -9,20 +9,12 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.ste import (ROUND_EDGES, ROUND_STE, SHAPES, SIGN_CLIPPED_STE,
                                       SIGN_EDGES, SIGN_STE, check_forward_exact)
 from tests.autograder.catalogued import mistake
+from tests.autograder.exercises.battery import run
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson03
 
 NAMES = ["SignSTE", "SignClippedSTE", "RoundSTE"]
-
-
-def run(check: str, name: str, submission, device="cpu"):
-    """Run the quick (always CPU) or the full checks of one exercise."""
-    exercise = EXERCISES[name]
-    if check == "quick":
-        exercise.quick(submission)
-    else:
-        exercise.full(submission, torch.device(device))
 
 
 def test_edges_cover_the_cases_that_tell_mistakes_apart():

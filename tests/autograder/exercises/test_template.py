@@ -7,20 +7,12 @@ import torch
 from autograder.exercises import EXERCISES
 from autograder.exercises.template import SHAPES, SQUARE, check_input_version_tracking
 from tests.autograder.catalogued import mistake
+from tests.autograder.exercises.battery import run
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson00
 
 NAMES = ["Square", "WeightedSum"]
-
-
-def run(check: str, name: str, submission):
-    """Run the quick or the full (CPU) checks of one exercise."""
-    exercise = EXERCISES[name]
-    if check == "quick":
-        exercise.quick(submission)
-    else:
-        exercise.full(submission, torch.device("cpu"))
 
 
 def test_zero_dimensional_shape_is_graded_last():
