@@ -40,7 +40,8 @@ SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", 
 UID_RANGE = (3_000_000, 4_000_000)
 HOME = "/home/learner"
 NAMESPACES = ("--mount", "--net", "--pid", "--fork", "--kill-child")
-PASSED_THROUGH = ("AUTOGRADER_DEVICE", "CUDA_VISIBLE_DEVICES", "LANG", "TZ")
+PASSED_THROUGH = ("AUTOGRADER_DEVICE", "CUDA_VISIBLE_DEVICES", "LANG", "TZ", "OMP_NUM_THREADS",
+                  "MKL_NUM_THREADS")
 
 
 @dataclass(frozen=True)

@@ -432,10 +432,16 @@ print("fullgraph=True compiled; same values and gradients:",
 #
 # Notebooks get re-run. The low-level `torch.library.define` refuses a second definition of
 # the same name; `torch.library.custom_op` in torch 2.13 destroys the earlier registration of
-# that name and registers the new one. One consequence to know: the operator lives in the
-# dispatcher, not in your variable, so an **old** handle now runs the **new** code.
+# that name and registers the new one. The operator lives in the dispatcher, not in your
+# variable: looked up by name, `torch.ops.autograd_course.double` is the newest definition.
+# A handle from before the re-run is left pointing at the destroyed registration. **Never call
+# it**: it reads freed memory, so it may seem to work, raise `MemoryError: std::bad_alloc`, or
+# crash the kernel, at random. The cell below compares handles without calling the old one.
 
 # %%
+from torch._library.custom_ops import _maybe_get_opdef
+
+
 def define_double(scale):
     @torch.library.custom_op("autograd_course::double", mutates_args=())
     def double(x: torch.Tensor) -> torch.Tensor:
@@ -445,7 +451,10 @@ def define_double(scale):
 
 first = define_double(2.0)
 second = define_double(3.0)  # as if the cell was edited and run again
-print("old handle now gives", first(torch.ones(1)).item(), "(the newest definition)")
+print("by name:", torch.ops.autograd_course.double(torch.ones(1)).item(), "(the newest definition)")
+print("the registered definition is the new handle:",
+      _maybe_get_opdef("autograd_course::double") is second, "| the old one:",
+      _maybe_get_opdef("autograd_course::double") is first)
 try:
     torch.library.define("autograd_course::defined_once", "(Tensor x) -> Tensor")
     torch.library.define("autograd_course::defined_once", "(Tensor x) -> Tensor")

@@ -1,11 +1,18 @@
 """Fixtures shared by the grading-library tests: devices and hint assertions.
 
-Markers (slow, browser, lesson00..lesson08) are declared in pyproject.toml."""
+Markers (slow, browser, lesson00..lesson12) are declared in pyproject.toml."""
 
+import os
 from contextlib import contextmanager
 
-import pytest
-import torch
+from tests.kernels import THREADS
+
+# One compute thread in the test processes and in every kernel, zygote and server they start
+# (all inherit this environment): two workers on two cores must not oversubscribe them.
+os.environ.update(THREADS)
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 
 from autograder.errors import GradingError
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.kernels import bounded_environment, bounded_process
+
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -55,7 +57,7 @@ def lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("jupyter")
     _quiet_settings(home / "settings")
     port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"),
+    env = {**bounded_environment(), "JUPYTER_CONFIG_DIR": str(home / "config"),
            "JUPYTER_DATA_DIR": str(home / "data"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
            "IPYTHONDIR": str(home / "ipython"), "JUPYTER_PLATFORM_DIRS": "1"}
     command = jupyter_command("lab") + [
@@ -67,7 +69,8 @@ def lab(tmp_path_factory):
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")  # CI containers run as root
     log = (home / "server.log").open("w")
-    server = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              preexec_fn=bounded_process())
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90

@@ -6,7 +6,6 @@ operate one control of each kind in each view and check that the view changed, a
 screenshot to artifacts/screenshots/.
 """
 
-import os
 import shutil
 import subprocess
 import time
@@ -14,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.jupyterlab import (REPO, RUN_TIMEOUT_S, browser, jupyter_command, lab,  # noqa: F401
+from tests.jupyterlab import (REPO, browser, jupyter_command, lab,  # noqa: F401
                               open_notebook, run_all)
+from tests.kernels import bounded_environment, run_notebook
 from widgets.view import SNAPSHOT_NOTE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -141,13 +141,10 @@ def _screenshot(page, path: Path) -> None:
 def _execute_with_state(source: Path, target: Path) -> None:
     """Run a notebook as a build would: widget state stored, widget ids seeded."""
     import nbformat
-    from nbclient import NotebookClient
 
     notebook = nbformat.read(source, as_version=4)
-    NotebookClient(notebook, timeout=RUN_TIMEOUT_S, kernel_name="python3",
-                   store_widget_state=True,
-                   resources={"metadata": {"path": str(source.parent)}}).execute(
-        env={**os.environ, "WIDGETS_SEED": "0"})
+    run_notebook(notebook, source.parent, store_widget_state=True,
+                 env=bounded_environment(WIDGETS_SEED="0"))
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, target)
 

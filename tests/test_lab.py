@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.jupyterlab import free_port
+from tests.kernels import bounded_environment, bounded_process
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -25,13 +26,14 @@ def _get(url: str, token: str):
 def test_make_lab_serves_the_course(tmp_path):
     """Does `make lab` open JupyterLab on course/, serving /lab and a lesson notebook?"""
     port, token = free_port(), "course-test-token"
-    environment = dict(os.environ, JUPYTER_TOKEN=token)
+    environment = bounded_environment(JUPYTER_TOKEN=token)
     log_path = tmp_path / "lab.log"  # a file, not a pipe: an unread pipe fills and blocks the server
     log = log_path.open("w")
     server = subprocess.Popen(
         ["make", "--no-print-directory", "lab", f"PORT={port}",
          "LAB_ARGS=--no-browser --ServerApp.ip=127.0.0.1"],
-        cwd=ROOT, env=environment, start_new_session=True, stdin=subprocess.DEVNULL,
+        cwd=ROOT, env=environment, start_new_session=True, preexec_fn=bounded_process(),
+        stdin=subprocess.DEVNULL,
         stdout=log, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 90

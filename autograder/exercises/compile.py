@@ -201,6 +201,10 @@ def check_operator(softplus) -> None:
     if isinstance(softplus, type) and issubclass(softplus, torch.autograd.Function):
         raise GradingError("softplus is an autograd.Function: define it as the custom operator "
                            f"{OPERATOR} with @torch.library.custom_op")
+    if isinstance(softplus, CustomOpDef) and _maybe_get_opdef(OPERATOR) is not softplus:
+        raise GradingError(f"softplus is an older definition: {OPERATOR} was defined again after "
+                           "it, and an old handle must not be called: re-run the cell defining "
+                           "softplus")
     with _Calls() as calls:
         softplus(torch.ones(2, dtype=torch.float64), 1.0)
     if "autograd_course.softplus" not in vars(calls).get("names", []):
@@ -208,9 +212,6 @@ def check_operator(softplus) -> None:
             f"softplus never calls the custom operator {OPERATOR}: define it with "
             f'@torch.library.custom_op("{OPERATOR}", mutates_args=())',
             f"operators called: {', '.join(vars(calls).get('names', [])) or 'none'}")
-    if isinstance(softplus, CustomOpDef) and _maybe_get_opdef(OPERATOR) is not softplus:
-        raise GradingError(f"softplus is an older definition: {OPERATOR} was defined again after "
-                           "it; the operator runs the newest: re-run the cell defining softplus")
 
 
 def _softplus_error(phase: str, error: Exception, softplus, beta) -> GradingError:

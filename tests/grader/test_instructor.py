@@ -18,7 +18,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from grader.gradebook import db_url
-from grader.lessons import ROOT, source_notebook
+from grader.lessons import ROOT
 from tools.submissions import solved, with_answer, with_cell_before
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("instructor")]

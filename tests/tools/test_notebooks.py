@@ -4,10 +4,10 @@ import re
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from grader.lessons import lesson_names, source_notebook
 from grader.notebook_format import GRADE_CALL, HIDDEN_TESTS, SOLUTION_MARKER, is_test_cell
+from tests.kernels import run_notebook
 from tools.notebooks import (COURSE, SOLUTIONS, learner_notebooks, solution_notebook,
                              without_outputs)
 
@@ -15,9 +15,7 @@ LESSONS = lesson_names()
 
 
 def _run(notebook, cwd) -> nbformat.NotebookNode:
-    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(cwd)}}).execute()
-    return notebook
+    return run_notebook(notebook, cwd, allow_errors=True)
 
 
 def _errors(notebook) -> list[str]:

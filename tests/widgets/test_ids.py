@@ -1,12 +1,12 @@
 """Do widgets get the same model ids on every run once ids are seeded?"""
 
-import os
 from pathlib import Path
 
 import nbformat
 import pytest
 from ipywidgets import Widget
 
+from tests.kernels import bounded_environment, run_notebook
 from widgets.ids import deterministic_ids, random_ids
 
 DEMO = Path(__file__).parents[1] / "data" / "widgets_demo.ipynb"
@@ -57,14 +57,10 @@ def test_does_an_earlier_construction_callback_still_run(restore_callback):
 @pytest.mark.slow
 def test_is_an_executed_notebook_the_same_twice(tmp_path):
     """Two executions with WIDGETS_SEED set give the same widget state and outputs."""
-    from nbclient import NotebookClient
-
     def execute():
         notebook = nbformat.read(DEMO, as_version=4)
-        NotebookClient(notebook, timeout=300, kernel_name="python3", store_widget_state=True,
-                       resources={"metadata": {"path": str(DEMO.parent)}}).execute(
-            env={**os.environ, "WIDGETS_SEED": "0"})
-        return notebook
+        return run_notebook(notebook, DEMO.parent, store_widget_state=True,
+                            env=bounded_environment(WIDGETS_SEED="0"))
 
     first, second = execute(), execute()
     states = [nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]

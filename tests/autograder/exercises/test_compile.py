@@ -152,3 +152,17 @@ def test_sealed_grading_compiles_and_registers(tmp_path):
     verdicts = [read_verdicts([{"output_type": "display_data", "data": bundle}], key)
                 for bundle in result["published"]]
     assert [passed for v in verdicts for passed, _ in v.values()] == [True] * 4
+
+
+def test_stale_handle_is_named_without_being_called():
+    """Is a redefined operator's old handle named without calling it? (Its registration is
+    destroyed: a call reads freed memory, the cause of a random std::bad_alloc.)"""
+    stale = fresh_solution("softplus")
+    fresh_solution("softplus")
+
+    def dangling(*args, **kwargs):
+        raise AssertionError("the stale handle was called")
+
+    stale._opoverload = dangling
+    passed, message = grading.verdict("softplus", stale)
+    assert not passed and "softplus is an older definition" in message.splitlines()[0], message
