@@ -6,12 +6,14 @@ first use, so that the grader can read the verdict format (``autograder.verdict`
 importing torch.
 """
 
-__all__ = ["GradingError", "grade", "self_check"]
+__all__ = ["GradingError", "check_environment", "grade", "self_check", "show_progress"]
+_HOMES = {"GradingError": "grading", "grade": "grading", "self_check": "grading",
+          "show_progress": "progress", "check_environment": "environment"}
 
 
 def __getattr__(name: str):
-    if name in __all__:
-        from . import grading
+    if name in _HOMES:
+        import importlib
 
-        return getattr(grading, name)
+        return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,6 +2,7 @@
 
 import warnings
 
+from . import progress
 from .errors import GradingError
 from .exercises import EXERCISES
 from .torch_state import known_state
@@ -24,13 +25,21 @@ def self_check(name: str, submission) -> None:
     try:
         with known_state():
             exercise.quick(submission)
+    except NotImplementedError:
+        progress.record(name, exercise.lesson, progress.NOT_STARTED)
+        raise
     except GradingError as error:
+        progress.record(name, exercise.lesson, progress.FAILED, str(error).partition("\n")[0])
         for hook in SELF_CHECK_FAILURE_HOOKS:
             try:
                 hook(exercise, submission, error)
             except Exception as hook_error:  # a broken view must not hide the hint
                 warnings.warn(f"self-check failure hook {hook!r} failed: {hook_error}")
         raise
+    except Exception as error:
+        progress.record(name, exercise.lesson, progress.FAILED, f"raised {type(error).__name__}")
+        raise
+    progress.record(name, exercise.lesson, progress.PASSED)
     print(f"✓ {name} passes the self-check. The hidden tests also check: {exercise.hidden_checks}.")
 
 

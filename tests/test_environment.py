@@ -33,3 +33,12 @@ def test_install_pulled_no_cuda_wheels():
         pytest.skip("a CUDA build of torch was installed deliberately (README: Using a GPU)")
     assert not sorted(d.metadata["Name"] for d in distributions()
                       if d.metadata["Name"].lower().startswith("nvidia-"))
+
+
+def test_the_notebooks_name_the_torch_they_were_checked_on():
+    """Is the version the notebooks compare a learner's torch with the pinned one?"""
+    from autograder.environment import CHECKED_TORCH, torch_note
+
+    assert CHECKED_TORCH == _pins(ROOT / "requirements.txt")["torch"]
+    assert torch_note(CHECKED_TORCH) is None and torch_note(f"{CHECKED_TORCH}+cpu") is None
+    assert "2.9.0+cu126" in torch_note("2.9.0+cu126")

@@ -85,7 +85,10 @@ def build(lessons: list[str], *, run_solutions: bool = True) -> None:
     for name in lessons:
         solution = solution_notebook(source_notebook(name))
         if run_solutions:
-            execute(solution, SOLUTIONS)
+            # a fresh folder each: the progress table it ends with shows this lesson's checks only
+            with tempfile.TemporaryDirectory(prefix="course-run-") as scratch:
+                (Path(scratch) / name).mkdir()
+                execute(solution, Path(scratch) / name)
         write(solution, SOLUTIONS / f"{name}.ipynb")
         print(f"solutions/{name}.ipynb" + (" (executed)" if run_solutions else ""))
 

@@ -47,11 +47,12 @@ def solution(exercise: str):
 
 def stub(exercise: str):
     """``exercise`` as the released learner notebook (``course/``) defines it, untouched: its
-    stub raises NotImplementedError. Runs that notebook's first code cell and the answer cell."""
+    stub raises NotImplementedError. Runs that notebook's two first code cells (the generated
+    setup cell, then the lesson's imports) and the answer cell."""
     lesson = _lesson(exercise)
     notebook = nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     answer = next(cell for cell in code
                   if cell.metadata.get("nbgrader", {}).get("grade_id") == f"answer_{exercise}")
-    return _run([code[0].source, answer.source], f"course_{lesson}",
+    return _run([code[0].source, code[1].source, answer.source], f"course_{lesson}",
                 f"course/{lesson}.ipynb")[exercise]

@@ -12,6 +12,7 @@ from .grad_outputs import outputs_explorer
 from .gradcheck_explorer import explore_gradients
 from .ids import deterministic_ids, seed_from_environment
 from .inspector import inspect_saved
+from .progress import progress_view
 from .self_check import install as _install_self_check_hook
 from .ste import ste_explorer
 
@@ -24,6 +25,7 @@ __all__ = [
     "explore_gradients",
     "inspect_saved",
     "outputs_explorer",
+    "progress_view",
     "ste_explorer",
 ]
 

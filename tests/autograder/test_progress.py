@@ -1,0 +1,67 @@
+"""The progress file: every self-check leaves its outcome, and the table reads them back."""
+
+import json
+
+import pytest
+
+from autograder import progress
+from autograder.errors import GradingError
+from autograder.exercises import EXERCISES
+from autograder.grading import self_check
+from tools.catalogue import mistake
+from tools.solutions import solution, stub
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    """A lesson folder of its own course to work in, as the kernel's working directory."""
+    lesson = tmp_path / "course" / "lesson"
+    lesson.mkdir(parents=True)
+    monkeypatch.chdir(lesson)
+    return lesson
+
+
+def test_a_fresh_course_has_every_exercise_not_tried_and_the_first_next(folder):
+    """Before any self-check, is every exercise listed in course order, the first one next?"""
+    rows = progress.table()
+    assert [row["exercise"] for row in rows] == sorted(
+        EXERCISES, key=lambda name: EXERCISES[name].lesson)[:len(rows)]
+    assert {row["outcome"] for row in rows} == {progress.NOT_TRIED}
+    assert rows[0]["next"] and sum(row["next"] for row in rows) == 1
+    assert rows[0]["lesson"].startswith("00")
+
+
+def test_self_checks_record_passed_failed_and_not_implemented(folder, capsys):
+    """Does each self-check leave its outcome (and a failure its hint) in the progress file?"""
+    self_check("Square", solution("Square"))
+    with pytest.raises(NotImplementedError):
+        self_check("WeightedSum", stub("WeightedSum"))
+    with pytest.raises(GradingError) as failure:
+        self_check("MySigmoid", mistake("MySigmoid", "saves the input x").load())
+    saved = json.loads((folder / progress.FILE_NAME).read_text())
+    assert saved["Square"]["outcome"] == progress.PASSED
+    assert saved["WeightedSum"]["outcome"] == progress.NOT_STARTED
+    assert saved["MySigmoid"]["outcome"] == progress.FAILED
+    assert saved["MySigmoid"]["hint"] == str(failure.value).splitlines()[0]
+    rows = {row["exercise"]: row for row in progress.table()}
+    assert rows["WeightedSum"]["next"] and not rows["Square"]["next"]
+    text = progress.summary()
+    assert "1 of" in text and "Next: WeightedSum in 00_template." in text
+
+
+def test_the_table_reads_the_folders_beside_this_one(tmp_path, monkeypatch):
+    """nbgrader gives every lesson a folder: does lesson 01's table see lesson 00's checks?"""
+    (tmp_path / "00_template").mkdir()
+    (tmp_path / "01_sigmoid").mkdir()
+    progress.record("Square", "00_template", progress.PASSED, folder=tmp_path / "00_template")
+    monkeypatch.chdir(tmp_path / "01_sigmoid")
+    rows = {row["exercise"]: row for row in progress.table()}
+    assert rows["Square"]["outcome"] == progress.PASSED
+
+
+def test_a_broken_or_unwritable_file_never_fails_a_self_check(folder):
+    """Does a corrupt progress file read as empty, and an unwritable folder cost nothing?"""
+    (folder / progress.FILE_NAME).write_text("{not json")
+    assert progress.recorded() == {}
+    progress.record("Square", "00_template", progress.PASSED, folder=folder / "missing")
+    assert progress.recorded(folder / "missing") == {}

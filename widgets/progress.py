@@ -1,0 +1,41 @@
+"""Where a learner stands in the course: every exercise with its last self-check, and the next
+one to do, read from the progress file that ``self_check`` keeps beside the notebooks."""
+
+import ipywidgets
+
+from autograder import progress
+
+from . import markup
+from .view import View, html_pane
+
+_OUTCOME_STYLE = {progress.PASSED: "#2e7d32", progress.FAILED: "#d32f2f",
+                  progress.NOT_STARTED: "#e69500", progress.NOT_TRIED: markup.MUTED}
+
+
+def progress_html(rows: list[dict]) -> str:
+    """The progress table as HTML: lesson, exercise, last self-check (and its hint), when."""
+    cells = []
+    for row in rows:
+        colour = _OUTCOME_STYLE[row["outcome"]]
+        outcome = (f'<span style="color:{colour};font-weight:600">'
+                   f'{progress.SYMBOLS[row["outcome"]]} {markup.escape(row["outcome"])}</span>')
+        if row["outcome"] == progress.FAILED and row["hint"]:
+            outcome += f"<br>{markup.escape(row['hint'])}"
+        name = markup.code(row["exercise"]) + (" <b>← next</b>" if row["next"] else "")
+        cells.append([markup.escape(row["lesson"]), name, outcome, markup.escape(row["when"])])
+    done = sum(row["outcome"] == progress.PASSED for row in rows)
+    upcoming = next((row for row in rows if row["next"]), None)
+    status = (f"Next: {markup.code(upcoming['exercise'])} in {markup.escape(upcoming['lesson'])}."
+              if upcoming else "Every exercise passes its self-check.")
+    return (markup.heading(f"Your progress: {done} of {len(rows)} exercises pass their "
+                           "self-check") +
+            markup.table(["lesson", "exercise", "last self-check", "when"], cells, wrap={2}) +
+            markup.paragraph(status))
+
+
+def progress_view(folder=None) -> View:
+    """The progress table with a button that reads the progress file again."""
+    pane = html_pane(progress_html(progress.table(folder)))
+    refresh = ipywidgets.Button(description="Refresh", icon="refresh")
+    refresh.on_click(lambda _: setattr(pane, "value", progress_html(progress.table(folder))))
+    return View([refresh, pane], controls={"refresh": refresh}, panes={"table": pane})
