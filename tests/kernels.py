@@ -1,9 +1,14 @@
 """Every kernel and server the tests start runs bounded: one compute thread and a memory cap,
 so that two pytest workers on a loaded 2-core machine cannot starve each other."""
 
+import json
 import os
+import tempfile
+from pathlib import Path
 
 import nbformat
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
 from grader import processes
@@ -24,10 +29,25 @@ def bounded_process():
     return processes.limited_child(KERNEL_MEMORY_MB)
 
 
+def _kernel_manager(python: Path, specs: Path) -> AsyncKernelManager:
+    """A kernel manager that starts ``python``'s ipykernel (another environment's kernel)."""
+    spec = specs / "kernels" / "other"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": f"Python ({python})", "language": "python"}))
+    return AsyncKernelManager(kernel_name="other",
+                              kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)]))
+
+
 def run_notebook(notebook: nbformat.NotebookNode, cwd, *, env: dict[str, str] | None = None,
-                 **options) -> nbformat.NotebookNode:
-    """Execute ``notebook`` in place in a bounded kernel started in ``cwd``; return it."""
-    client = NotebookClient(notebook, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(cwd)}}, **options)
-    client.execute(env=env or bounded_environment(), preexec_fn=bounded_process())
+                 python: Path | None = None, **options) -> nbformat.NotebookNode:
+    """Execute ``notebook`` in place in a bounded kernel started in ``cwd`` (with ``python``'s
+    ipykernel when given, else this environment's); return it."""
+    with tempfile.TemporaryDirectory(prefix="kernelspec-") as specs:
+        if python is not None:
+            options["km"] = _kernel_manager(python, Path(specs))
+        client = NotebookClient(notebook, timeout=300, kernel_name="python3",
+                                resources={"metadata": {"path": str(cwd)}}, **options)
+        client.execute(env=env or bounded_environment(), preexec_fn=bounded_process())
     return notebook

@@ -1,4 +1,7 @@
-"""The generated notebooks: in sync with their sources, free of answers, and runnable."""
+"""The generated notebooks: in sync with their sources, free of answers, and runnable.
+
+They run as a stranger would run them: in a fresh environment with only what Colab ships and
+the course's wheel (tests/stranger.py), so a notebook that needs anything else fails here."""
 
 import re
 
@@ -7,15 +10,25 @@ import pytest
 
 from grader.lessons import lesson_names, source_notebook
 from grader.notebook_format import GRADE_CALL, HIDDEN_TESTS, SOLUTION_MARKER, is_test_cell
-from tests.kernels import run_notebook
+from tests.kernels import bounded_environment, run_notebook
+from tests.stranger import build_wheel, colab_python, install_wheel
 from tools.notebooks import (COURSE, SOLUTIONS, learner_notebooks, solution_notebook,
                              without_outputs)
 
 LESSONS = lesson_names()
 
 
-def _run(notebook, cwd) -> nbformat.NotebookNode:
-    return run_notebook(notebook, cwd, allow_errors=True)
+@pytest.fixture(scope="module")
+def stranger(tmp_path_factory):
+    """(python, environment): Colab's packages, and the course's wheel on the path."""
+    folder = tmp_path_factory.mktemp("stranger")
+    site = install_wheel(build_wheel(folder), folder / "site")
+    return colab_python(), bounded_environment(PYTHONPATH=str(site))
+
+
+def _run(notebook, cwd, stranger) -> nbformat.NotebookNode:
+    python, environment = stranger
+    return run_notebook(notebook, cwd, python=python, env=environment, allow_errors=True)
 
 
 def _errors(notebook) -> list[str]:
@@ -104,17 +117,17 @@ def test_learner_copies_carry_no_execution_state(lesson):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_solution_runs_top_to_bottom(lesson, tmp_path):
+def test_solution_runs_top_to_bottom(lesson, tmp_path, stranger):
     """Does the solution notebook run from a fresh kernel without a single error?"""
     notebook = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
-    assert _errors(_run(without_outputs(notebook), tmp_path)) == []
+    assert _errors(_run(without_outputs(notebook), tmp_path, stranger)) == []
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_learner_copy_fails_only_with_the_stubs(lesson, tmp_path):
+def test_learner_copy_fails_only_with_the_stubs(lesson, tmp_path, stranger):
     """Does an untouched learner copy fail only with the stub's NotImplementedError?"""
-    notebook = _run(nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4), tmp_path)
+    notebook = _run(nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4), tmp_path, stranger)
     errors = _errors(notebook)
     assert errors, "the stubs should raise NotImplementedError"
     assert all(error.startswith("NotImplementedError") for error in errors), errors
