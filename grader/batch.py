@@ -10,7 +10,6 @@ import os
 import sys
 import time
 import traceback
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,10 +24,6 @@ from .ledger import STATE, Ledger, digest
 from .progress import Progress
 from .settings import Settings
 
-# nbgrader 0.9's gradebook code trips SQLAlchemy 2.x autoflush notices on every write; they
-# are harmless and would bury the progress lines.
-warnings.filterwarnings("ignore", message=".*not in session, add operation along",
-                        module=r"nbgrader\.api")
 
 
 def submissions(root: Path, lessons: list[str], students: list[str] | None = None

@@ -1,6 +1,8 @@
 """The nbgrader configuration of this course; every course root's nbgrader_config.py calls
 ``configure(get_config())``."""
 
+import warnings
+
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, GetGrades,
                                     IgnorePattern, LimitOutput, SaveAutoGrades)
@@ -19,8 +21,18 @@ CONFIG_FILE_TEXT = (
 )
 
 
+def quiet_gradebook() -> None:
+    """nbgrader 0.9's gradebook code trips SQLAlchemy 2.x autoflush notices (SAWarning) on
+    every write: harmless, and they would bury what an instructor needs to read."""
+    from sqlalchemy.exc import SAWarning
+
+    warnings.filterwarnings("ignore", category=SAWarning, module=r"nbgrader\.api")
+
+
 def configure(c) -> None:
-    """Set nbgrader's options for this course on the config object ``c``."""
+    """Set nbgrader's options for this course on the config object ``c`` (every nbgrader
+    command run in a course root comes here, through its nbgrader_config.py)."""
+    quiet_gradebook()
     c.CourseDirectory.course_id = COURSE_ID
     c.ClearSolutions.code_stub = {"python": CODE_STUB}
     c.Execute.timeout = Settings.from_environment().cell_timeout

@@ -3,7 +3,6 @@ through nbgrader's own Autograde converter."""
 
 import copy
 import shutil
-import warnings
 from pathlib import Path
 
 import nbformat
@@ -49,9 +48,6 @@ class GradebookWriter:
 
     def __init__(self, root: Path):
         from nbgrader.preprocessors import CheckCellMetadata, Execute
-        from sqlalchemy.exc import SAWarning
-
-        warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own, harmless
 
         self.root = root
         self.config = _course_config(root)

@@ -26,6 +26,7 @@ from grader.instructor import release
 from grader.lessons import lesson_names, source_notebook
 from tools.bench_grading import floor_seconds
 from tools.catalogue import mistakes
+from tools.notebooks import QUIET_KERNEL
 from tools.submissions import solved, with_answer
 
 FLOOR_REPEATS = 3
@@ -61,7 +62,8 @@ def own_cell_seconds(lesson: str, folder: Path) -> float:
     notebook = source_notebook(lesson)
     began = time.perf_counter()
     NotebookClient(notebook, timeout=600, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(folder)}}).execute()
+                   extra_arguments=QUIET_KERNEL, resources={"metadata": {"path": str(folder)}}
+                   ).execute()
     return time.perf_counter() - began
 
 

@@ -16,7 +16,7 @@ from autograder.exercises import EXERCISES
 from grader.nbgrader_cli import nbgrader
 from grader.instructor import release
 from grader.lessons import lesson_names, source_notebook
-from tools.notebooks import SOLUTIONS
+from tools.notebooks import QUIET_KERNEL, SOLUTIONS
 from tools.submissions import solved
 
 REPEATS = 3
@@ -26,7 +26,7 @@ CLASS_SIZE = 6
 def floor_seconds() -> float:
     """A fresh kernel that imports torch: the least any grading of a notebook can cost."""
     began = time.perf_counter()
-    manager, client = start_new_kernel(kernel_name="python3")
+    manager, client = start_new_kernel(kernel_name="python3", extra_arguments=QUIET_KERNEL)
     try:
         client.execute_interactive("import torch", timeout=120)
     finally:

@@ -23,6 +23,8 @@ from grader.notebook_format import without_hidden_tests, without_solution_marker
 COURSE, SOLUTIONS = ROOT / "course", ROOT / "solutions"
 EXECUTION_TIMEOUT = 300
 WIDGETS_SEED_VARIABLE = "WIDGETS_SEED"
+# ipykernel warns on every start that a local kernel talks over TCP: noise in a build's output
+QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
 
 
 def solution_notebook(source: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -40,7 +42,7 @@ def execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode
     with seeded widget ids so that a rebuild gives the same bytes."""
     client = NotebookClient(notebook, timeout=EXECUTION_TIMEOUT, kernel_name="python3",
                             resources={"metadata": {"path": str(cwd)}}, record_timing=False,
-                            store_widget_state=True)
+                            store_widget_state=True, extra_arguments=QUIET_KERNEL)
     previous = os.environ.get(WIDGETS_SEED_VARIABLE)
     os.environ[WIDGETS_SEED_VARIABLE] = "0"  # the kernel inherits it; see widgets/ids.py
     try:
