@@ -88,6 +88,23 @@ def check_lse_stable(function, device) -> None:
     diagnose_gradient("x", grad, torch.softmax(x.detach(), 1))
 
 
+def check_lse_case(function, values: dict, **tolerances) -> None:
+    """Values and gradients for one (shape, dim); a backward that fails only away from the last
+    dimension gets the unsqueeze hint."""
+    x, dim = values["x"], values["dim"]
+    with case(f"x of shape {tuple(x.shape)}, dim={dim}"):
+        try:
+            check_values_and_gradients(function, LSE, values, **tolerances)
+        except GradingError as error:
+            last = dim in (-1, x.dim() - 1)
+            if last or not ("backward" in error.hint or "gradient" in error.hint):
+                raise
+            raise GradingError(
+                f"LogSumExp's backward fails for dim={dim}, which is not the last dimension: "
+                "unsqueeze grad_output and the output at ctx.dim, not at -1, so that they "
+                "broadcast along dim", str(error)) from error
+
+
 def check_lse_ctx(function, values: dict) -> None:
     """No tensor kept as a ctx attribute: jvp's tensors go through save_for_forward."""
     inputs = {"x": values["x"].detach().clone().requires_grad_(), "dim": values["dim"]}
@@ -148,8 +165,8 @@ def lse_quick(LogSumExp) -> None:
     function = check_is_function(LogSumExp, LSE)
     check_lse_form(function)
     values = lse_values((3, 4), "cpu")
-    with case("x of shape (3, 4), dim=1"):
-        check_values_and_gradients(function, LSE, values)
+    check_lse_case(function, values)
+    check_lse_case(function, lse_values((3, 4), "cpu", seed=1, dim=0))
     check_lse_ctx(function, values)
     check_lse_stable(function, "cpu")
     check_lse_jvp(function, values)
@@ -162,8 +179,7 @@ def lse_full(LogSumExp, device) -> None:
     check_lse_form(function)
     for seed, (shape, dim) in enumerate(LSE_CASES):
         values = lse_values(shape, device, seed=seed, dim=dim)
-        with case(f"x of shape {shape}, dim={dim}"):
-            check_values_and_gradients(function, LSE, values)
+        check_lse_case(function, values)
         check_lse_ctx(function, values)
         check_lse_jvp(function, values)
         if 0 not in shape:
@@ -223,6 +239,10 @@ def _softplus_error(phase: str, error: Exception, softplus, beta) -> GradingErro
         return GradingError("softplus has no autograd registration: call "
                             "softplus.register_autograd(backward, setup_context=setup_context)",
                             message)
+    if "incorrect number of gradients" in message:
+        return GradingError("softplus's backward returns the wrong number of gradients: return "
+                            "one per input of the operator, (grad_x, None), with None for beta",
+                            message)
     if "different than None at position 2" in message:
         return GradingError(f"softplus's backward returned a gradient for beta={beta}, a Python "
                             "float: return None for beta", message)
@@ -271,9 +291,22 @@ def check_softplus(softplus, x, beta, *, rtol=1e-5, atol=1e-7) -> None:
     except Exception as error:
         raise _softplus_error("backward", error, softplus, beta) from error
     check_backward_by_hand(SOFTPLUS, trace)
+    check_softplus_ctx(out)
     with case(f"beta={beta}"):
         diagnose_gradient("x", trace.grads[0], grad_output * torch.sigmoid(beta * x.detach()),
                           rtol=rtol, atol=atol)
+
+
+def check_softplus_ctx(out: torch.Tensor) -> None:
+    """setup_context saves tensors with save_for_backward, not as ctx attributes (the ctx of a
+    registered backward is the output's grad_fn)."""
+    kept = [name for name, value in vars(out.grad_fn).items()
+            if isinstance(value, torch.Tensor)] if hasattr(out.grad_fn, "__dict__") else []
+    if kept:
+        raise GradingError(
+            f"softplus's setup_context keeps a tensor as ctx.{kept[0]}: save it with "
+            "ctx.save_for_backward(x) and read it back from ctx.saved_tensors, so that autograd "
+            "checks it for in-place changes and saved-tensor hooks see it")
 
 
 def check_opcheck(softplus, x, beta) -> None:
