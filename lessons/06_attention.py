@@ -39,6 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
 from torch.autograd.graph import saved_tensors_hooks
+from torch.nn.attention.bias import causal_lower_right
 
 from autograder import self_check
 from autograder.memory import TensorAccounting
@@ -217,10 +218,10 @@ for name, alignment in [("top-left", torch.ones(2, 4, dtype=torch.bool).tril()),
     same = torch.allclose(F.scaled_dot_product_attention(q2, k4, v4, is_causal=True),
                           F.scaled_dot_product_attention(q2, k4, v4, attn_mask=alignment))
     print(f"is_causal=True is {name}:", same)
-lower_right = torch.nn.attention.bias.causal_lower_right(2, 4)
+bottom_right = torch.ones(2, 4, dtype=torch.bool).tril(4 - 2)
 print("causal_lower_right(2, 4) is bottom-right:", torch.allclose(
-    F.scaled_dot_product_attention(q2, k4, v4, attn_mask=lower_right),
-    F.scaled_dot_product_attention(q2, k4, v4, attn_mask=torch.ones(2, 4, dtype=torch.bool).tril(2))))
+    F.scaled_dot_product_attention(q2, k4, v4, attn_mask=causal_lower_right(2, 4)),
+    F.scaled_dot_product_attention(q2, k4, v4, attn_mask=bottom_right)))
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>

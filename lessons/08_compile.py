@@ -488,6 +488,11 @@ def flat(x: torch.Tensor) -> torch.Tensor:
     return x.view(-1)
 
 
+def reason(error: Exception) -> str:
+    """The sentence that says what is wrong, without the operator's module path."""
+    return str(error).rsplit("'>): ", 1)[-1].split(" (scroll up")[0][:140]
+
+
 for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", flat)]:
     for how, attempt in [("called", lambda: op(torch.tensor([-1.0, 2.0]))),
                          ("opcheck", lambda: torch.library.opcheck(op, (torch.tensor([-1.0, 2.0]),)))]:
@@ -495,7 +500,7 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
             attempt()
             print(f"{name:>14} {how:>7}: no error")
         except Exception as error:
-            print(f"{name:>14} {how:>7}: {type(error).__name__}: {str(error)[:70]}...")
+            print(f"{name:>14} {how:>7}: {type(error).__name__}: {reason(error)}")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
