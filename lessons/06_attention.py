@@ -14,7 +14,7 @@
 # calculus, a Jacobian you must not build, inputs that are not differentiable, numerical
 # stability, and a choice of what to keep that decides how long a sequence fits in memory.
 # The lesson ends where the FlashAttention papers begin: attention computed tile by tile, so
-# that the $L_q \times L_k$ matrix of scores never exists, not even for a moment.
+# that the $N_q \times N_k$ matrix of scores never exists, not even for a moment.
 #
 # You derive each step yourself. Every derivation comes with questions and a small numerical
 # experiment, and the result is in a collapsed **check your derivation** cell: open it after
@@ -24,8 +24,8 @@
 # 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;
 # 2. apply a boolean mask with the right polarity, and match
 #    `torch.nn.functional.scaled_dot_product_attention`, outputs and gradients;
-# 3. keep one number per query instead of the $L_q \times L_k$ probabilities, and say why that
-#    alone does not lower the *peak* memory;
+# 3. keep one number per query instead of the $N_q \times N_k$ probabilities, and say when
+#    that lowers the *peak* memory (a stack of layers) and when it does not (one call alone);
 # 4. derive the online softmax and the identity $\operatorname{rowsum}(dP \odot P) =
 #    \operatorname{rowsum}(dO \odot O)$, and write FlashAttention's tiled forward and backward;
 # 5. measure peak memory, not only what is kept between the passes.
@@ -39,6 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
 from torch.autograd.graph import saved_tensors_hooks
+from torch.nn.attention.bias import causal_lower_right
 
 from autograder import self_check
 from autograder.memory import TensorAccounting
@@ -50,16 +51,21 @@ _ = torch.manual_seed(0)
 # %% [markdown]
 # ## The forward
 #
-# Queries $Q$ of shape $(\dots, L_q, d)$ ask, keys $K$ of shape $(\dots, L_k, d)$ answer, and
-# values $V$ of shape $(\dots, L_k, d_v)$ are what gets mixed. The leading dimensions $(\dots)$
+# Queries $Q$ of shape $(\dots, N_q, d)$ ask, keys $K$ of shape $(\dots, N_k, d)$ answer, and
+# values $V$ of shape $(\dots, N_k, d_v)$ are what gets mixed. The leading dimensions $(\dots)$
 # are usually batch and heads; `@` treats them as a batch of independent matrices.
 #
-# $$S = s\, Q K^\top \quad (L_q \times L_k), \qquad
-#   P = \operatorname{softmax}_{\text{row}}(\tilde S), \qquad O = P V \quad (L_q \times d_v),$$
+# $$S = \tau\, Q K^\top \quad (N_q \times N_k), \qquad
+#   P = \operatorname{softmax}_{\text{row}}(\tilde S), \qquad O = P V \quad (N_q \times d_v),$$
 #
-# where $s$ is the scale (usually $1/\sqrt d$) and $\tilde S$ is $S$ with $-\infty$ wherever the
+# where $\tau$ is the scale (usually $1/\sqrt d$) and $\tilde S$ is $S$ with $-\infty$ wherever the
 # mask says a query may **not** look at a key; $e^{-\infty} = 0$, so those keys get no weight.
 # Row $i$ of $P$ is a probability distribution over the keys for query $i$.
+#
+# **Notation**, as in the FlashAttention-2 paper, one symbol per quantity: $\phi$ the loss, so
+# that $dO = \partial\phi/\partial O$; $N_q$, $N_k$ the numbers of queries and keys (`Lq`,
+# `Lk` in code and in the exercises' contracts); $\tau$ the scale; $S_{ij}$ a score; $m$ a
+# row's maximum; $\ell$ a row's running sum of exponentials; $L$ a row's log-sum-exp.
 
 # %%
 Q = torch.randn(2, 3, 4, 8)   # (batch, heads, Lq, d)
@@ -73,14 +79,15 @@ print("S, P:", tuple(S.shape), " O:", tuple((P @ V).shape), " rows of P sum to 1
 # %% [markdown]
 # ## Derive the backward, one step at a time
 #
-# Backward receives $dO = \partial L/\partial O$ and walks the three steps in reverse.
+# Backward receives $dO = \partial \phi/\partial O$ and walks the three steps in reverse.
 #
 # **Step 1, $O = PV$.** This is lesson 02's matrix product. Before reading on, write down
-# $dV$ and $dP$ with their shapes, $(\dots, L_k, d_v)$ and $(\dots, L_q, L_k)$.
+# $dV$ and $dP$ with their shapes, $(\dots, N_k, d_v)$ and $(\dots, N_q, N_k)$.
 #
 # **Step 2, $P = \operatorname{softmax}(S)$, row by row.** Rows do not interact, so look at
-# one row: $p_i = e^{s_i}/\sum_k e^{s_k}$. Unlike a sigmoid, every $p_i$ depends on **every**
-# $s_j$ of its row, so its Jacobian $J_{ij} = \partial p_i / \partial s_j$ is a full matrix.
+# one row and drop its index: $p_i = e^{S_i}/\sum_k e^{S_k}$. Unlike a sigmoid, every $p_i$
+# depends on **every** score $S_j$ of its row, so its Jacobian $J_{ij} = \partial p_i /
+# \partial S_j$ is a full matrix.
 # Let autograd build it for five scores, and look before you derive:
 
 # %%
@@ -97,8 +104,8 @@ print("symmetric:", torch.allclose(J, J.T), "  row sums:", J.sum(1).numpy().roun
 # 1. Compare the diagonal of `J` with `p`. Which function of $p_i$ is $J_{ii}$?
 #    And an off-diagonal $J_{ij}$: which product of two probabilities, with which sign?
 # 2. Why must every row of $J$ sum to zero? (Hint: add the same number to every score.)
-# 3. Backward never builds $J$: it needs $\partial L/\partial s_j = \sum_i
-#    \frac{\partial L}{\partial p_i} J_{ij}$ for a given vector $v = \partial L/\partial p$.
+# 3. Backward never builds $J$: it needs $\partial \phi/\partial S_j = \sum_i
+#    \frac{\partial \phi}{\partial p_i} J_{ij}$ for a given vector $v = \partial \phi/\partial p$.
 #    Using your answer to 1, write this in $O(n)$ operations. Then state it for whole
 #    matrices: $dS$ from $P$ and $dP$.
 #
@@ -126,7 +133,7 @@ print("largest error against J^T v:", (my_softmax_vjp(p, v) - J.T @ v).abs().max
 # unchanged, so the derivative along $(1, \dots, 1)$ is zero. The product with a vector needs no
 # matrix:
 #
-# $$\frac{\partial L}{\partial s_j} = \sum_i v_i\, p_i(\delta_{ij} - p_j)
+# $$\frac{\partial \phi}{\partial S_j} = \sum_i v_i\, p_i(\delta_{ij} - p_j)
 #   = p_j \Big(v_j - \sum_i v_i\, p_i\Big),
 #   \qquad\text{for every row:}\qquad
 #   dS = P \odot \big(dP - \operatorname{rowsum}(dP \odot P)\big).$$
@@ -136,8 +143,8 @@ print("largest error against J^T v:", (my_softmax_vjp(p, v) - J.T @ v).abs().max
 # Jacobian: raising one score lowers every other probability in its row. Masked entries need no
 # care: their $P$ is $0$, so their $dS$ is $0$ too.
 #
-# Step 3: $S = s\,QK^\top$ is a scaled matrix product, so $dQ = s\, dS\, K$ and
-# $dK = s\, dS^\top Q$. The mask and the scale are not tensors to differentiate: `None`.
+# Step 3: $S = \tau\,QK^\top$ is a scaled matrix product, so $dQ = \tau\, dS\, K$ and
+# $dK = \tau\, dS^\top Q$. The mask and the scale are not tensors to differentiate: `None`.
 # </details>
 
 # %% [markdown]
@@ -161,12 +168,19 @@ for name, wrong in [("p * v", p * v), ("p * (1 - p) * v", p * (1 - p) * v)]:
 # %% [markdown]
 # ## Masks, and which way round they go
 #
-# A boolean mask broadcastable to $(\dots, L_q, L_k)$ says which keys each query may use.
+# A boolean mask broadcastable to $(\dots, N_q, N_k)$ says which keys each query may use.
 # Two shapes cover most uses:
 #
-# - **causal**, $(L_q, L_k)$: query $i$ sees keys $0..i$,
-#   `torch.ones(L, L, dtype=torch.bool).tril()`;
-# - **padding**, $(B, 1, 1, L_k)$: in batch element $b$ only the first `length[b]` keys are real.
+# - **causal**, $(N_q, N_k)$: query $i$ sees keys $0..i$,
+#   `torch.ones(N, N, dtype=torch.bool).tril()`;
+# - **padding**, $(B, 1, 1, N_k)$: in batch element $b$ only the first `length[b]` keys are real.
+#
+# **Causal with $N_q \ne N_k$ has two alignments.** *Top-left*: query $i$ sees keys $0..i$,
+# `tril()`; this is what `F.scaled_dot_product_attention(..., is_causal=True)` does.
+# *Bottom-right*: the last query sees every key, so query $i$ sees keys $j \le i + N_k - N_q$,
+# `tril(diagonal=N_k - N_q)`; this is what decoding with a cache of earlier keys needs, and
+# what PyTorch builds with `torch.nn.attention.bias.causal_lower_right(N_q, N_k)`. For
+# $N_q = N_k$ the two agree. This lesson's exercises and checks use bottom-right.
 #
 # Now the trap. PyTorch has **two conventions** for a boolean mask:
 #
@@ -190,10 +204,39 @@ print("first query, reversed mask: ", wrong[0, 0, :3])
 print("last query, reversed mask (no key left):", wrong[0, 3, :3])
 
 # %% [markdown]
-# With the mask reversed, the last query has no key left at all. A plain softmax of a row of
-# $-\infty$ is $0/0$, `nan`; recent versions of `F.scaled_dot_product_attention` return zeros
-# for such a row instead. In this lesson every query keeps at least one key, so the question
-# does not arise, but a model that pads must make sure of it.
+# With the mask reversed, the last query has no key left at all. **Predict, then run:** what
+# does `torch.softmax` give for a row of scores that are all $-\infty$, and what did
+# `F.scaled_dot_product_attention` return for that query above? And with `is_causal=True` and
+# 2 queries against 4 keys, how many keys does the first query see?
+
+# %%
+print("softmax of a fully masked row:", torch.softmax(torch.full((3,), float("-inf")), dim=0))
+print("SDPA's output for it:         ", wrong[0, 3, :3])
+q2, k4, v4 = torch.randn(1, 2, 8), torch.randn(1, 4, 8), torch.randn(1, 4, 8)
+for name, alignment in [("top-left", torch.ones(2, 4, dtype=torch.bool).tril()),
+                        ("bottom-right", torch.ones(2, 4, dtype=torch.bool).tril(4 - 2))]:
+    same = torch.allclose(F.scaled_dot_product_attention(q2, k4, v4, is_causal=True),
+                          F.scaled_dot_product_attention(q2, k4, v4, attn_mask=alignment))
+    print(f"is_causal=True is {name}:", same)
+bottom_right = torch.ones(2, 4, dtype=torch.bool).tril(4 - 2)
+print("causal_lower_right(2, 4) is bottom-right:", torch.allclose(
+    F.scaled_dot_product_attention(q2, k4, v4, attn_mask=causal_lower_right(2, 4)),
+    F.scaled_dot_product_attention(q2, k4, v4, attn_mask=bottom_right)))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# A plain softmax of a row of $-\infty$ is $0/0$, `nan`. `F.scaled_dot_product_attention`
+# returns zeros instead: its reference path computes the weights with `torch._safe_softmax`,
+# which defines the softmax of a fully masked row as all zeros, and its fused CPU kernel does
+# the same. The output of a query that may look at nothing is then the empty weighted sum, 0,
+# and no gradient flows through it. In this lesson every query keeps at least one key, so the
+# question does not arise, but a model that pads must decide what such a row means.
+#
+# `is_causal=True` is top-left: with 2 queries and 4 keys, the first query sees key 0 only,
+# and the last query never sees keys 2 and 3. Bottom-right lets the first query see keys
+# 0..2 and the last query all four.
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `ScaledDotProductAttention`
@@ -251,8 +294,8 @@ from autograder import grade; grade("ScaledDotProductAttention", ScaledDotProduc
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# Against PyTorch's own attention on a batch of 2 sequences with 4 heads, a causal mask and
-# $L_q \ne L_k$, in float32:
+# Against PyTorch's own attention on a batch of 2 sequences with 4 heads, a bottom-right
+# causal mask and $N_q \ne N_k$, in float32:
 
 # %%
 Q, K, V = torch.randn(2, 4, 6, 16), torch.randn(2, 4, 9, 16), torch.randn(2, 4, 9, 8)
@@ -274,7 +317,7 @@ for label, ours, theirs in zip(["O", "dQ", "dK", "dV"], results["ours"], results
 # %% [markdown]
 # ## What the gradients look like
 #
-# One head, ten tokens, causal mask, and a loss $L = \sum O \odot T$ for a random target $T$
+# One head, ten tokens, causal mask, and a loss $\phi = \sum O \odot T$ for a random target $T$
 # (so $dO = T$). Left: the attention weights $P$. Middle: $dP$, the gradient with respect to the
 # weights, which knows nothing about the mask. Right: $dS$, the gradient with respect to the
 # scores. The mask zeroes it above the diagonal, and **each row of $dS$ sums to zero**: adding
@@ -282,19 +325,19 @@ for label, ours, theirs in zip(["O", "dQ", "dK", "dV"], results["ours"], results
 # change in that direction. That makes a quick sanity check for any attention backward.
 
 # %%
-L, d = 10, 8
-q, k, v, target = torch.randn(L, d), torch.randn(L, d), torch.randn(L, d), torch.randn(L, d)
-causal = torch.ones(L, L, dtype=torch.bool).tril()
+N, d = 10, 8
+q, k, v, target = torch.randn(N, d), torch.randn(N, d), torch.randn(N, d), torch.randn(N, d)
+causal = torch.ones(N, N, dtype=torch.bool).tril()
 scores = ((q @ k.T) / math.sqrt(d)).masked_fill(~causal, float("-inf"))
 weights = torch.softmax(scores, dim=-1)
 grad_P = target @ v.T                                                   # dP = dO V^T
 grad_S = weights * (grad_P - (grad_P * weights).sum(-1, keepdim=True))  # the softmax's VJP
-print("rows of dS sum to zero:", torch.allclose(grad_S.sum(-1), torch.zeros(L), atol=1e-6))
+print("rows of dS sum to zero:", torch.allclose(grad_S.sum(-1), torch.zeros(N), atol=1e-6))
 
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
 for ax, matrix, title, cmap in [(axes[0], weights, "attention weights P", "viridis"),
-                                (axes[1], grad_P, "dL/dP", "RdBu_r"),
-                                (axes[2], grad_S, "dL/dS (masked, rows sum to 0)", "RdBu_r")]:
+                                (axes[1], grad_P, "dφ/dP", "RdBu_r"),
+                                (axes[2], grad_S, "dφ/dS (masked, rows sum to 0)", "RdBu_r")]:
     limit = matrix.abs().max().item()
     image = ax.imshow(matrix, cmap=cmap, vmin=0 if cmap == "viridis" else -limit, vmax=limit)
     ax.set(title=title, xlabel="key", ylabel="query")
@@ -304,10 +347,10 @@ plt.show()
 
 # %% [markdown]
 # And the gradients your Function hands back for the same problem. Query $i$'s gradient
-# $dQ_i = s\sum_j dS_{ij} K_j$ mixes only the keys it could see; key $j$'s gradients
-# $dK_j = s\sum_i dS_{ij} Q_i$ and $dV_j = \sum_i P_{ij}\, dO_i$ collect only from the queries
+# $dQ_i = \tau\sum_j dS_{ij} K_j$ mixes only the keys it could see; key $j$'s gradients
+# $dK_j = \tau\sum_i dS_{ij} Q_i$ and $dV_j = \sum_i P_{ij}\, dO_i$ collect only from the queries
 # that could see it. The last key is seen by the last query alone, so its $dV$ is just
-# $P_{L-1,L-1}\, dO_{L-1}$. And the first query sees only the first key: its weight is 1
+# $P_{N-1,N-1}\, dO_{N-1}$. And the first query sees only the first key: its weight is 1
 # whatever its score, so its $dQ$ row is exactly zero.
 
 # %%
@@ -340,11 +383,12 @@ attention_explorer(ScaledDotProductAttention)
 # ## What is kept for backward, and how much
 #
 # Your forward saves $Q$, $K$, $V$ and $P$. The first three are inputs, which the caller keeps
-# anyway; $P$ is $L_q \times L_k$ numbers **per head**. At $L = 4096$ that is 64 MiB per head
-# in float32, per layer, which is why long sequences run out of memory. Autograd through the
-# composed operations keeps the same $P$ (softmax saves its output, and `P @ V` needs it), plus
-# the inverted mask `~mask` it computed on the way. A hand-written backward saves memory only if
-# you decide to keep something smaller.
+# anyway; $P$ is $N_q \times N_k$ numbers **per head**. At $N = 4096$ that is 64 MiB per head
+# in float32, per layer, which is why long sequences run out of memory.
+#
+# **Predict, then run.** With $N = 256$, $d = 32$ and a causal mask, $P$ alone is 262,144
+# bytes. How much does autograd keep besides the inputs when the same attention is written with
+# ordinary ops (`composed_attention` below), and how much does your Function keep?
 
 # %%
 def saved_bytes(f, *args):
@@ -370,10 +414,10 @@ def composed_attention(Q, K, V, scale, mask):
     return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1) @ V
 
 
-L, d = 256, 32
-Q, K, V = (torch.randn(1, L, d, requires_grad=True) for _ in range(3))
-causal = torch.ones(L, L, dtype=torch.bool).tril()
-print(f"L = {L}, d = {d}, float32: P alone is {L * L * 4:,} bytes")
+N, d = 256, 32
+Q, K, V = (torch.randn(1, N, d, requires_grad=True) for _ in range(3))
+causal = torch.ones(N, N, dtype=torch.bool).tril()
+print(f"N = {N}, d = {d}, float32: P alone is {N * N * 4:,} bytes")
 kept = saved_bytes(composed_attention, Q, K, V, 0.2, causal)
 print(f"autograd through the composed ops keeps {kept:,} bytes besides the inputs")
 
@@ -382,26 +426,35 @@ kept = saved_bytes(ScaledDotProductAttention.apply, Q, K, V, 0.2, causal)
 print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the inputs")
 
 # %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Autograd through the composed operations keeps the same $P$ (softmax saves its output, and
+# `P @ V` needs it), plus the inverted mask `~mask` it computed on the way (one byte per
+# entry). Your Function keeps exactly $P$. A hand-written backward saves memory only if you
+# decide to keep something smaller: that is the next step.
+# </details>
+
+# %% [markdown]
 # ## Derive: one number per query row
 #
-# Backward needs $P$, but does it need forward to *keep* $P$? Recomputing $S = sQK^\top$ is one
-# matrix product; the softmax then needs each row's normaliser.
+# Backward needs $P$, but does it need forward to *keep* $P$? Recomputing $S = \tau QK^\top$
+# is one matrix product; the softmax then needs each row's normaliser.
 #
 # 1. For row $i$ with maximum $m_i$, write $P_{ij}$ using $S_{ij}$ and **one** number
-#    $\ell_i$ per row. (Start from $P_{ij} = e^{S_{ij} - m_i} / \sum_k e^{S_{ik} - m_i}$ and pull
+#    $L_i$ per row. (Start from $P_{ij} = e^{S_{ij} - m_i} / \sum_k e^{S_{ik} - m_i}$ and pull
 #    the denominator into the exponent.)
-# 2. Why compute $\ell_i$ with $m_i$ subtracted inside the sum, rather than as
+# 2. Why compute $L_i$ with $m_i$ subtracted inside the sum, rather than as
 #    $\log \sum_k e^{S_{ik}}$ directly?
 #
-# Check your answer numerically: `ell` below should rebuild `P` exactly.
+# Check your answer numerically: `lse` below should rebuild `P` exactly.
 
 # %%
 scores = torch.randn(3, 6, dtype=torch.float64) * 4
 P = torch.softmax(scores, dim=-1)
 m = scores.amax(dim=-1, keepdim=True)
-ell = m + (scores - m).exp().sum(dim=-1, keepdim=True).log()  # one number per row
-print("does exp(S - ell) rebuild P:", torch.allclose((scores - ell).exp(), P))
-print("torch.logsumexp agrees:", torch.allclose(ell.squeeze(-1), torch.logsumexp(scores, -1)))
+lse = m + (scores - m).exp().sum(dim=-1, keepdim=True).log()  # one number per row
+print("does exp(S - lse) rebuild P:", torch.allclose((scores - lse).exp(), P))
+print("torch.logsumexp agrees:", torch.allclose(lse.squeeze(-1), torch.logsumexp(scores, -1)))
 
 # %% [markdown]
 # **The row sum, without $P$.** Your backward also computes
@@ -430,8 +483,8 @@ print("largest error:", (my_row_sum(dO, O_) - row_sum).abs().max().item())
 # %% [markdown]
 # <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
 #
-# $P_{ij} = e^{S_{ij} - \ell_i}$ with the **log-sum-exp**
-# $\ell_i = m_i + \log \sum_j e^{S_{ij} - m_i}$. Subtracting $m_i$ keeps every exponent
+# $P_{ij} = e^{S_{ij} - L_i}$ with the **log-sum-exp**
+# $L_i = m_i + \log \sum_j e^{S_{ij} - m_i}$. Subtracting $m_i$ keeps every exponent
 # $\le 0$, so nothing overflows; $\log\sum_k e^{S_{ik}}$ taken literally overflows float32 once
 # a score passes about 88.
 #
@@ -448,10 +501,11 @@ print("largest error:", (my_row_sum(dO, O_) - row_sum).abs().max().item())
 # ## ✎ Exercise 2 · `MemoryEfficientAttention`
 #
 # Same signature and rules as Exercise 1, but forward saves only $Q$, $K$, $V$, the mask, the
-# output $O$ and the log-sum-exp $\ell$ of shape $(\dots, L_q)$: **no $L_q \times L_k$ tensor is
-# kept between forward and backward**. Backward recomputes $S$, then $P = e^{S - \ell}$.
+# output $O$ and the log-sum-exp $L$ of shape $(\dots, N_q)$: **no $N_q \times N_k$ tensor is
+# kept between forward and backward**. Backward recomputes $S$, then $P = e^{S - L}$.
+# Compute $L$ stably, as derived above: scores reach the thousands in the checks.
 # Pass the mask through `save_for_backward` (it accepts `None`); tensors on `ctx` as
-# attributes escape the in-place version check and saved-tensor hooks (lesson 04).
+# attributes escape the in-place version check and saved-tensor hooks (lessons 00 and 01).
 
 # %% nbgrader={"grade_id": "answer_MemoryEfficientAttention", "solution": true}
 class MemoryEfficientAttention(torch.autograd.Function):
@@ -499,18 +553,21 @@ from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientA
 # %% [markdown]
 # ## Kept is not peak
 #
-# Exercise 2 keeps $O(L)$ numbers per head between the passes. But look at what it *creates*:
-# forward still builds all of $S$ and then $e^{S - \ell}$, and backward builds $S$, $P$, $dP$
-# and $dS$, each $L_q \times L_k$. While they exist, they occupy memory just as surely as a
+# Exercise 2 keeps $O(N)$ numbers per head between the passes. But look at what it *creates*:
+# forward still builds all of $S$ and then $e^{S - L}$, and backward builds $S$, $P$, $dP$
+# and $dS$, each $N_q \times N_k$. While they exist, they occupy memory just as surely as a
 # saved $P$ does. `autograder.memory.TensorAccounting` is a dispatch mode that sees every
 # tensor an op creates and adds up those still alive: the **peak** of live bytes is what decides
 # whether a sequence fits.
+#
+# **Predict, then run.** For one call at $N = 1024$, is `MemoryEfficientAttention`'s peak
+# lower than `ScaledDotProductAttention`'s, the same, or higher?
 
 # %%
-def peak_bytes(attention, L, d=64):
+def peak_bytes(attention, N, d=64):
     """Peak bytes of live tensors created during forward, then during backward."""
-    Q, K, V = (torch.randn(1, L, d, requires_grad=True) for _ in range(3))
-    grad_output = torch.randn(1, L, d)
+    Q, K, V = (torch.randn(1, N, d, requires_grad=True) for _ in range(3))
+    grad_output = torch.randn(1, N, d)
     with TensorAccounting() as books:
         books.start("forward")
         output = attention(Q, K, V, d ** -0.5)
@@ -522,14 +579,50 @@ def peak_bytes(attention, L, d=64):
 for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
                 ("MemoryEfficientAttention", MemoryEfficientAttention.apply)]:
     forward_peak, backward_peak = peak_bytes(f, 1024)
-    print(f"{name:<26} L = 1024: peak {forward_peak / 2**20:5.1f} MiB in forward, "
+    print(f"{name:<26} N = 1024: peak {forward_peak / 2**20:5.1f} MiB in forward, "
           f"{backward_peak / 2**20:5.1f} MiB in backward")
 
 # %% [markdown]
-# Keeping less between the passes does nothing for the peak; here it is even higher than
-# Exercise 1's, because forward now builds $S$, $S - \ell$ and $e^{S - \ell}$ and backward
-# recomputes $S$ before building $P$, $dP$ and $dS$. To bring the peak down, the
-# $L_q \times L_k$ matrices must never exist. That is FlashAttention.
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Higher. For **one call alone**, keeping less between the passes does nothing for the peak:
+# forward now builds $S$, $S - L$ and $e^{S - L}$, and backward recomputes $S$ before
+# building $P$, $dP$ and $dS$, all $N_q \times N_k$.
+# </details>
+#
+# A model is not one call. In a stack of layers, forward runs every layer before backward
+# starts, so **every layer's saved tensors are alive at once** when backward begins (lesson 05
+# builds on exactly this). The peak of the whole step is then what all layers saved, plus one
+# layer's working memory in backward. Here are 12 attention layers at $N = 512$, each feeding
+# the next:
+
+# %%
+def stack_peak(attention, layers=12, N=512, d=64):
+    """Bytes alive when backward starts (all layers' saved tensors) and the step's peak."""
+    x = torch.randn(1, N, d, requires_grad=True)
+    with TensorAccounting() as books:
+        books.start("forward")
+        hidden = x
+        for _ in range(layers):
+            hidden = attention(hidden, hidden, hidden, d ** -0.5)
+        forward_peak = books.phases["forward"].peak
+        books.start("backward")
+        alive = books.now  # everything the 12 layers keep for backward
+        hidden.sum().backward()
+    return alive, max(forward_peak, alive + books.phases["backward"].peak)
+
+
+for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
+                ("MemoryEfficientAttention", MemoryEfficientAttention.apply)]:
+    alive, peak = stack_peak(f)
+    print(f"{name:<26} 12 layers: {alive / 2**20:5.1f} MiB alive as backward starts, "
+          f"peak {peak / 2**20:5.1f} MiB")
+
+# %% [markdown]
+# Now the log-sum-exp pays: twelve saved $P$ matrices against twelve rows of numbers, and the
+# peak of the step falls by more than half. What is left is one layer's $N_q \times N_k$
+# working memory in backward (and in forward). To remove that too, the $N_q \times N_k$
+# matrices must never exist. That is FlashAttention.
 
 # %% [markdown]
 # ## Derive: the online softmax
@@ -538,9 +631,9 @@ for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
 # seeing the scores **one block at a time**, keeping only a few numbers between blocks?
 #
 # Suppose you have processed the first blocks and kept, for this row, the maximum $m$ of the
-# scores seen so far, the sum $\ell = \sum_{j \text{ seen}} e^{s_j - m}$, and the unnormalised
-# output $o = \sum_{j \text{ seen}} e^{s_j - m}\, v_j$. A new block of scores $s'$ with values
-# $v'$ arrives.
+# scores seen so far, the running sum $\ell = \sum_{j \text{ seen}} e^{S_j - m}$, and the
+# unnormalised output $o = \sum_{j \text{ seen}} e^{S_j - m}\, v_j$. A new block of scores
+# $S'$ with values $v'$ arrives.
 #
 # 1. What is the new maximum $m_{\text{new}}$?
 # 2. $\ell$ was summed against the old $m$. By what factor must it be multiplied to be a sum
@@ -576,19 +669,22 @@ print("output error:", (o / ell - exact).abs().max().item(),
 # %% [markdown]
 # <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
 #
-# $m_{\text{new}} = \max(m, \max_j s'_j)$. Everything summed against the old $m$ is multiplied
-# by $\alpha = e^{m - m_{\text{new}}} \le 1$, because $e^{s - m}\,e^{m - m_{\text{new}}} =
-# e^{s - m_{\text{new}}}$:
+# $m_{\text{new}} = \max(m, \max_j S'_j)$. Everything summed against the old $m$ is multiplied
+# by $\alpha = e^{m - m_{\text{new}}} \le 1$, because $e^{S_j - m}\,e^{m - m_{\text{new}}} =
+# e^{S_j - m_{\text{new}}}$:
 #
-# $$\ell \leftarrow \alpha\,\ell + \sum_j e^{s'_j - m_{\text{new}}}, \qquad
-#   o \leftarrow \alpha\, o + \sum_j e^{s'_j - m_{\text{new}}}\, v'_j, \qquad
+# $$\ell \leftarrow \alpha\,\ell + \sum_j e^{S'_j - m_{\text{new}}}, \qquad
+#   o \leftarrow \alpha\, o + \sum_j e^{S'_j - m_{\text{new}}}\, v'_j, \qquad
 #   m \leftarrow m_{\text{new}} .$$
 #
 # At the end, the output row is $o / \ell$ and $L = m + \log \ell$. Forgetting to rescale $o$
 # goes unnoticed exactly when no later block raises the maximum ($\alpha = 1$ every time):
 # a test whose rows have their maximum in the first block passes. Exponentiating a block
-# against anything but $m_{\text{new}}$ (its own maximum, or the old $m$) is the other classic
-# mistake: the pieces of $\ell$ and $o$ are then measured against different maxima. The first
+# against its own maximum $\tilde m = \max_j S'_j$ is not wrong in itself: the FlashAttention-1
+# paper does exactly that, and then multiplies the block's sums by a second correction
+# factor, $e^{\tilde m - m_{\text{new}}}$, before adding them. Leaving out that factor (or
+# exponentiating against the old $m$) is the other classic mistake: the pieces of $\ell$ and
+# $o$ are then measured against different maxima. The first
 # step is safe with $m = -\infty$: $\alpha = e^{-\infty} = 0$ multiplies the zeros you started
 # with.
 #
@@ -611,10 +707,76 @@ print("output error:", (o / ell - exact).abs().max().item(),
 online_softmax_stepper(length=24, block=4, seed=3)
 
 # %% [markdown]
+# ## Step: the tiled forward, on its own
+#
+# Before the full Exercise 3, put the online softmax into a loop over tiles, forward only.
+# Write `tiled_forward(Q, K, V, scale, block)` for inputs of shape $(\dots, N, d)$, no mask:
+#
+# - an outer loop over query blocks $Q_i$ of at most `block` rows; for each, a running
+#   maximum $m$, sum $\ell$ and output $o$ per query row, started at $-\infty$, $0$, $0$;
+# - an inner loop over key blocks $K_j, V_j$: the tile of scores $\tau Q_i K_j^\top$, then
+#   your `combine` step, now for a whole block of rows at once (`amax(dim=-1)`,
+#   `unsqueeze(-1)` where a per-row number meets a tile);
+# - after the inner loop, the rows $o / \ell$ of $O$ and the log-sum-exp $L = m + \log\ell$.
+#
+# The check below compares $O$ and $L$ with the whole-matrix computation and reports the
+# largest tensor your function created. The placeholder computes the whole score matrix at
+# once: right values, but an $N \times N$ tensor. Yours should create nothing bigger than a
+# `block x block` tile per batch element (or a `block x d` piece of $O$).
+
+# %%
+def tiled_forward(Q, K, V, scale, block):
+    """O and the log-sum-exp L, tile by tile: your online softmax inside two loops."""
+    scores = (Q @ K.transpose(-2, -1)) * scale  # the placeholder: the whole N x N matrix
+    lse = torch.logsumexp(scores, dim=-1)
+    return torch.exp(scores - lse.unsqueeze(-1)) @ V, lse
+
+
+Qt, Kt, Vt = (torch.randn(2, 40, 8, dtype=torch.float64) for _ in range(3))
+with TensorAccounting() as books:
+    O_tiled, L_tiled = tiled_forward(Qt, Kt, Vt, 8 ** -0.5, block=8)
+scores_full = (Qt @ Kt.transpose(-2, -1)) * 8 ** -0.5
+print("O error:", (O_tiled - torch.softmax(scores_full, -1) @ Vt).abs().max().item(),
+      "  L error:", (L_tiled - torch.logsumexp(scores_full, -1)).abs().max().item())
+largest = books.phase.largest
+print(f"largest tensor created: {largest.shape}, {largest.numel} elements "
+      f"(a 8 x 8 tile for 2 batch elements is {2 * 8 * 8}; the full scores are {2 * 40 * 40})")
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# ```python
+# def tiled_forward(Q, K, V, scale, block):
+#     N = Q.shape[-2]
+#     O = Q.new_empty(*Q.shape[:-1], V.shape[-1])
+#     lse = Q.new_empty(Q.shape[:-1])
+#     for i in range(0, N, block):
+#         q = Q[..., i:i + block, :]
+#         m = torch.full(q.shape[:-1], float("-inf"), dtype=Q.dtype)
+#         ell = torch.zeros_like(m)
+#         o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=Q.dtype)
+#         for j in range(0, K.shape[-2], block):
+#             s = (q @ K[..., j:j + block, :].transpose(-2, -1)) * scale
+#             m_new = torch.maximum(m, s.amax(dim=-1))
+#             alpha, p = torch.exp(m - m_new), torch.exp(s - m_new.unsqueeze(-1))
+#             ell = alpha * ell + p.sum(dim=-1)
+#             o = alpha.unsqueeze(-1) * o + p @ V[..., j:j + block, :]
+#             m = m_new
+#         O[..., i:i + block, :] = o / ell.unsqueeze(-1)
+#         lse[..., i:i + block] = m + ell.log()
+#     return O, lse
+# ```
+#
+# The largest tensors are then a tile of scores and its exponentials, `(2, 8, 8)`, and the
+# pieces of $O$, `(2, 8, 8)` here since $d = 8$. Exercise 3 adds a causal mask, low-precision
+# inputs, and the backward.
+# </details>
+
+# %% [markdown]
 # ## Derive: the backward by tiles
 #
 # Forward saves $Q, K, V, O$ and $L$ (one float32 number per query row). In backward, for a
-# tile of queries $i$ and keys $j$:
+# tile of query block $i$ and key block $j$:
 #
 # 1. How do you get the tile $P_{ij}$ back without any row statistic but $L_i$?
 # 2. Your softmax VJP needs $\operatorname{rowsum}(dP \odot P)$ for each query row: a sum over
@@ -628,12 +790,12 @@ online_softmax_stepper(length=24, block=4, seed=3)
 #
 # <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
 #
-# $P_{ij} = e^{s\,Q_i K_j^\top - L_i}$ (masked entries $0$). With
+# $P_{ij} = e^{\tau\,Q_i K_j^\top - L_i}$ (masked entries $0$). With
 # $D = \operatorname{rowsum}(dO \odot O)$ computed once, each tile gives
 #
 # $$dV_j \mathrel{+}= P_{ij}^\top dO_i,\quad dP_{ij} = dO_i V_j^\top,\quad
 #   dS_{ij} = P_{ij} \odot (dP_{ij} - D_i),\quad
-#   dQ_i \mathrel{+}= s\, dS_{ij} K_j,\quad dK_j \mathrel{+}= s\, dS_{ij}^\top Q_i .$$
+#   dQ_i \mathrel{+}= \tau\, dS_{ij} K_j,\quad dK_j \mathrel{+}= \tau\, dS_{ij}^\top Q_i .$$
 #
 # A tile's own $\operatorname{rowsum}(dP_{ij} \odot P_{ij})$ is only part of the row's sum, so
 # $dQ$ and $dK$ come out wrong whenever there is more than one key block. With key blocks
@@ -642,10 +804,11 @@ online_softmax_stepper(length=24, block=4, seed=3)
 # full-size $dQ$.
 # </details>
 #
-# **Causal.** With `causal=True`, query $i$ sees keys $j \le i + (L_k - L_q)$. A tile whose
-# first key lies beyond the last key its **last** query may see is entirely masked: it is
-# all zeros in $P$, so skip it, in forward and in backward; tiles on the diagonal need the
-# mask inside. For $L_q = L_k$ that skips almost half the work.
+# **Causal.** With `causal=True`, query $i$ sees keys $j \le i + (N_k - N_q)$: bottom-right
+# alignment, as in `causal_lower_right`, not `is_causal`'s top-left. A tile whose first key
+# lies beyond the last key its **last** query may see is entirely masked: it is all zeros in
+# $P$, so skip it, in forward and in backward; tiles on the diagonal need the mask inside. For
+# $N_q = N_k$ that skips almost half the work.
 #
 # **Low precision.** For float16 or bfloat16 inputs, accumulate $m$, $\ell$, $o$, $dQ$, $dK$,
 # $dV$ in float32 and cast the results back to the input dtype. Keep $L$ in float32 too:
@@ -659,8 +822,8 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # ## ✎ Exercise 3 · `FlashAttention`
 #
 # Write `FlashAttention.apply(Q, K, V, scale, causal=False)`: the same shapes as before, no
-# mask argument; `causal` is a Python bool (query $i$ sees keys $j \le i + L_k - L_q$, and
-# then $L_q \le L_k$); `BLOCK` is a class attribute, 64 by default.
+# mask argument; `causal` is a Python bool (bottom-right: query $i$ sees keys
+# $j \le i + N_k - N_q$, and then $N_q \le N_k$); `BLOCK` is a class attribute, 64 by default.
 #
 # - **Forward** loops over query blocks and key blocks of at most `FlashAttention.BLOCK` rows
 #   with your online softmax, never creating a tensor with more than `BLOCK x BLOCK` elements
@@ -760,11 +923,11 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # %% [markdown]
 # ## Peak memory and time, measured
 #
-# The three Functions and PyTorch's own `F.scaled_dot_product_attention`, one head, $d = 64$,
-# float32, forward and backward on this machine's CPU. Left, the peak of live tensors created
-# (the larger of forward's and backward's, by `TensorAccounting`); right, the time. On log-log
-# axes a cost like $L^2$ has slope 2 and one like $L$ slope 1. `make bench` measures the same
-# up to $L = 4096$.
+# The three Functions and PyTorch's own `F.scaled_dot_product_attention`, inputs of shape
+# $(1, 1, N, 64)$ (batch, heads, length, $d$), float32, forward and backward on this machine's
+# CPU. Left, the peak of live tensors created (the larger of forward's and backward's, by
+# `TensorAccounting`); right, the time. On log-log axes a cost like $N^2$ has slope 2 and one
+# like $N$ slope 1. `make bench` measures the same up to $N = 4096$.
 
 # %%
 rows = measure_attention({"ScaledDotProductAttention": ScaledDotProductAttention.apply,
@@ -772,17 +935,20 @@ rows = measure_attention({"ScaledDotProductAttention": ScaledDotProductAttention
                           "FlashAttention": FlashAttention.apply},
                          lengths=(256, 512, 1024), d=64)
 for row in rows:
-    print(f"L = {row['L']:>4}  {row['name']:<31} peak {row['peak'] / 2**20:6.2f} MiB  "
+    print(f"N = {row['L']:>4}  {row['name']:<31} peak {row['peak'] / 2**20:6.2f} MiB  "
           f"{row['ms']:7.1f} ms")
 peak_and_time_figure(rows)
 plt.show()
 
 # %% [markdown]
-# FlashAttention's peak grows like $L$: a few tiles, the per-row statistics, and the
+# FlashAttention's peak grows like $N$: a few tiles, the per-row statistics, and the
 # full-size $dQ$ accumulator. It pays in time here, because a Python loop runs many small
 # matrix products where the others run one big one; a fused kernel keeps the tiles in on-chip
-# memory, which is where the papers' speed-ups come from. Measured the same way on this CPU,
-# PyTorch's own function creates $L \times L$ tensors too.
+# memory, which is where the papers' speed-ups come from. PyTorch's own function, given 4-D
+# inputs, runs its fused CPU flash kernel (`_scaled_dot_product_flash_attention_for_cpu`),
+# and its peak grows like $N$ as well, with none of the Python loop's cost. (Given 3-D inputs,
+# it falls back to the composed reference path and creates $N \times N$ tensors: measure
+# with the shapes your model uses.)
 
 # %% [markdown]
 # ## Common mistakes
@@ -801,10 +967,12 @@ plt.show()
 # | `ctx.mask = mask` | escapes the in-place version check and saved-tensor hooks (and, for an output, makes a reference cycle); it does not by itself break double backward | `ctx.save_for_backward(..., mask)` |
 # | a "memory-efficient" version that saves `P` or the scores | no memory saved | save the log-sum-exp; recompute `P` |
 # | no rescaling of the running output | right only while no later key block raises a row's maximum | `o = alpha * o + p @ v` with `alpha = exp(m_old - m_new)` |
-# | rescaling with the wrong maximum (a tile's own, or `exp(m_new - m_old)`) | wrong weights, or `inf * 0 = nan` | exponentiate against `m_new`, rescale by `exp(m_old - m_new)` |
+# | rescaling with the wrong maximum (a tile's own without FlashAttention-1's second correction factor, or `exp(m_new - m_old)`) | wrong weights, or `inf * 0 = nan` | exponentiate against `m_new`, rescale by `exp(m_old - m_new)` |
+# | log-sum-exp without the row maximum, `log(exp(S).sum(-1))` | `inf` for scores above about 88 in float32 | `m + log(exp(S - m).sum(-1))`, or `torch.logsumexp` |
+# | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |
 # | log-sum-exp kept in bfloat16 or float16 | a few per cent off in every recomputed probability | keep `L` in float32 |
 # | `D` from a tile's `dP_ij * P_ij` | part of the row sum: wrong `dQ`, `dK` with several key blocks | `D = (dO * O).sum(-1)` before the loop |
-# | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(L^2)$ | one `BLOCK x BLOCK` tile at a time |
+# | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(N^2)$ | one `BLOCK x BLOCK` tile at a time |
 # | computing every tile under `causal` | right numbers, twice the work | start or stop the inner loop at the diagonal |
 #
 # Where popular write-ups go wrong: the missing row sum is the classic one. A write-up that
@@ -814,7 +982,8 @@ plt.show()
 # checks $dV$ passes; gradcheck on $Q$ and $K$ does not. Mask conventions get mixed up in code
 # that moves from `nn.MultiheadAttention` to `F.scaled_dot_product_attention`: same boolean
 # tensor, opposite meaning. And "memory-efficient attention" is often measured by what it
-# keeps for backward, which says nothing about its peak.
+# keeps for backward, which says nothing about its peak for one call alone; in a stack of
+# layers, where every layer's saved tensors wait for backward together, it is half the story.
 #
 # ## Summary
 #
@@ -823,5 +992,6 @@ plt.show()
 # A boolean mask is not differentiated; it zeroes probabilities, and with them their
 # gradients. One log-sum-exp per query row rebuilds $P$, and
 # $\operatorname{rowsum}(dP \odot P) = \operatorname{rowsum}(dO \odot O)$ removes the last
-# reason to see a whole row at once. With the online softmax, forward and backward then run
-# tile by tile, and the peak memory of attention grows like $L$ instead of $L^2$.
+# reason to see a whole row at once. Keeping $L$ instead of $P$ cuts what a stack of layers
+# holds for backward; with the online softmax, forward and backward then run tile by tile,
+# and the peak memory of attention grows like $N$ instead of $N^2$.

@@ -156,12 +156,13 @@ except RuntimeError as error:
 # backward that silently drops them. Marked, it is a constant as far as autograd is
 # concerned, like the indices of `torch.max`.
 #
-# **Integer outputs are special.** An integer tensor can never require grad, so autograd
-# treats an integer output as non-differentiable **whether or not you mark it**. Backward
-# still receives a gradient for it: a tensor of integer zeros, materialised like any unused
-# output's (or `None` after `set_materialize_grads(False)`). Mark integer outputs anyway:
-# `mark_non_differentiable` states the contract where a reader (and this course's grader) can
-# see it, and it keeps the Function right if the output ever becomes a float.
+# **Integer outputs are special.** Mark integer outputs too: `mark_non_differentiable`
+# states the contract where a reader (and this course's grader) can see it, and it keeps the
+# Function right if the output ever becomes a float. But what happens when you forget?
+#
+# **Predict, then run.** `ArgMax` below returns the maximum and its `int64` index and marks
+# nothing. Is `index.requires_grad` `True` or `False`? Its backward prints the `grad_index` it
+# receives: `None`, zeros, or is backward called with one gradient only?
 
 # %%
 class ArgMax(torch.autograd.Function):
@@ -178,7 +179,8 @@ class ArgMax(torch.autograd.Function):
     def backward(ctx, grad_values, grad_index):
         print("   backward received grad_index =", grad_index)
         index, = ctx.saved_tensors
-        return grad_values.new_zeros(ctx.shape).scatter(-1, index, grad_values)
+        one_hot = torch.nn.functional.one_hot(index.squeeze(-1), ctx.shape[-1])
+        return one_hot.to(grad_values.dtype) * grad_values  # the gradient goes to the argmax
 
 
 values, index = ArgMax.apply(torch.tensor([[1.0, 5.0, 2.0]], requires_grad=True))
@@ -186,25 +188,72 @@ print("unmarked integer output: index.requires_grad =", index.requires_grad, ind
 values.sum().backward()
 
 # %% [markdown]
-# ## Sorting is a permutation, and its backward is the inverse one
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `index.requires_grad` is `False` although nothing marked it: an `int64` tensor cannot
+# require grad, so autograd treats it as non-differentiable by itself. Backward is still
+# called with one gradient per output, and the one for `index` is a materialised tensor of
+# integer zeros, `tensor([[0]])`, of the index's own shape and dtype.
+# </details>
+
+# %% [markdown]
+# ## Sorting is a permutation: derive its backward
 #
 # Sorting the last dimension of $x$ (length $n$) gives `values[j] = x[indices[j]]`: forward
 # **gathers** $x$ along a permutation $\pi$ with $\pi(j) =$ `indices[j]`. Its Jacobian is a
-# permutation matrix $P$ with $P_{j,\pi(j)} = 1$, so
+# permutation matrix $P$ with $P_{j,\pi(j)} = 1$ and zeros elsewhere.
 #
-# $$\frac{\partial L}{\partial x} = P^\top \frac{\partial L}{\partial\,\text{values}},
-#   \qquad \text{i.e.} \qquad \text{grad\_x}[\pi(j)] = \text{grad\_values}[j].$$
+# Questions to answer on paper:
 #
-# $P^\top$ is the inverse permutation: backward **scatters** `grad_values` back to the
-# positions the values came from. Gathering `grad_values` with the same indices applies $P$
-# a second time instead of undoing it, which is right only for the rare permutations that are
-# their own inverse, such as a swap of two elements. The picture: each value leaves its
-# position in forward (grey), and its gradient travels the same arrow backwards (orange).
+# 1. Write $\partial L/\partial x_i = \sum_j \frac{\partial L}{\partial\,\text{values}_j}
+#    P_{ji}$. For a given $i$, which $j$ has $P_{ji} \ne 0$?
+# 2. So which position of `grad_x` receives `grad_values[j]`? PyTorch has two index ops:
+#    `src.gather(0, indices)` **reads** `src[indices[j]]` into position `j`, and
+#    `zeros.scatter(0, indices, src)` **writes** `src[j]` to position `indices[j]`. Which one
+#    is backward?
+# 3. The other op applies some permutation to `grad_values` too. Which one, and for which
+#    permutations does it happen to give the right answer?
+#
+# Try your answer below: the first guess reads `grad_values` with the same indices, as forward
+# read `x`. Replace it until the error against autograd's own `torch.sort` is zero.
 
 # %%
 x = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
 values, indices = torch.sort(x)
 grad_values = torch.tensor([10.0, 20.0, 30.0, 40.0, 50.0])
+
+
+def my_sort_backward(grad_values, indices):
+    """grad_x from grad_values and the indices torch.sort returned: your derivation."""
+    return grad_values.gather(0, indices)  # the first guess: replace it with yours
+
+
+leaf = x.clone().requires_grad_()
+torch.sort(leaf).values.backward(grad_values)
+print("indices:", indices)
+print("autograd's grad_x:", leaf.grad)
+print("yours:            ", my_sort_backward(grad_values, indices))
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# Only $j = \pi^{-1}(i)$ has $P_{ji} = 1$, so
+#
+# $$\frac{\partial L}{\partial x} = P^\top \frac{\partial L}{\partial\,\text{values}},
+#   \qquad \text{i.e.} \qquad \text{grad\_x}[\pi(j)] = \text{grad\_values}[j].$$
+#
+# $P^\top$ is the inverse permutation: backward **scatters** `grad_values` back to the
+# positions the values came from, `torch.zeros(5).scatter(0, indices, grad_values)`, or along
+# the last dimension of any shape, `torch.zeros_like(grad_values).scatter(-1, indices,
+# grad_values)`. Gathering `grad_values` with the same indices applies $P$ a second time
+# instead of undoing it, which is right only for the permutations that are their own inverse,
+# such as a swap of two elements (or no change at all: an already sorted `x` hides it).
+# </details>
+#
+# The picture: each value leaves its position in forward (grey), and its gradient travels the
+# same arrow backwards (orange).
+
+# %%
 grad_x = torch.zeros(5).scatter(0, indices, grad_values)
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 2.8))
@@ -229,20 +278,29 @@ for ax, title, color, top_name, top, bottom_name, bottom, downwards in panels:
     ax.set_title(title, fontsize=10)
 plt.show()
 
-print("indices:", indices)
-print("scatter (right): ", torch.zeros(5).scatter(0, indices, grad_values))
+print("scatter (right): ", grad_x)
 print("gather  (wrong): ", grad_values.gather(0, indices))
 
 # %% [markdown]
 # **Ties.** When two entries of $x$ are equal, sort is not differentiable there, and which of
-# the tied positions each value is said to come from is a choice. `torch.sort` does not
-# promise one: on this CPU its default (`stable=False`) and `stable=True` give different
-# indices for the same input with ties:
+# the tied positions each value is said to come from is a choice.
+#
+# **Predict, then run.** For a tensor of 32 numbers with many ties, do `torch.sort`'s default
+# (`stable=False`) and `stable=True` return the same indices?
 
 # %%
 tied = torch.tensor([1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 2.0, 0.0] * 4)
 print("default and stable=True agree:",
       torch.equal(torch.sort(tied).indices, torch.sort(tied, stable=True).indices))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# On this CPU they do not. `torch.sort` promises sorted values, not which of several equal
+# entries comes first unless you ask for `stable=True`; the default may use a faster algorithm
+# that orders ties differently. Both answers are valid permutations, so both lead to valid
+# (different) gradients, as long as backward uses the indices forward returned.
+# </details>
 
 # %% [markdown]
 # Whichever indices forward returns, backward must use **those**: each `grad_values[j]` goes
@@ -257,9 +315,8 @@ print("default and stable=True agree:",
 #
 # - Mark `indices` with `ctx.mark_non_differentiable`.
 # - Save **only** `indices`: the values are not needed to route a gradient.
-# - Backward receives `grad_values` and `grad_indices` (zeros, which it ignores) and scatters
-#   `grad_values` back along the last dimension: `Tensor.scatter(-1, indices, src)` writes
-#   `src[..., j]` to position `indices[..., j]`.
+# - Backward receives `grad_values` and `grad_indices` (zeros, which it ignores) and routes
+#   `grad_values` back along the last dimension as you derived above, for any leading shape.
 
 # %% nbgrader={"grade_id": "answer_SortWithIndices", "solution": true}
 class SortWithIndices(torch.autograd.Function):
@@ -384,9 +441,10 @@ print("received:", received[-1], " x.grad:", x.grad)
 # %% [markdown]
 # What materialising costs, measured with `AllocationLog`, the probe the grader uses: the
 # bytes that the ops run during backward allocate, when only `sin` is used, for `x` of one
-# million float32 numbers (4 MB each). The default allocates the zeros for `grad_cos`, then
-# computes both terms ($\cos x$, $\sin x$, two products) and their difference: six tensors of
-# `x`'s size. The lazy version computes $\cos x$ and one product: two.
+# million float32 numbers (3.8 MiB each).
+#
+# **Predict, then run.** How many tensors of `x`'s size does each backward allocate, `SinCos`
+# (materialised zeros) and `SinCosLazy` (`None`)? Count the ops in their `backward` bodies.
 
 # %%
 def backward_bytes(function, n=1_000_000):
@@ -408,6 +466,15 @@ ax.set_xlabel("MiB allocated during backward (x: 10⁶ float32, only sin used)")
 ax.invert_yaxis()
 plt.show()
 print({name: f"{b / 2 ** 20:.1f} MiB" for name, b in measured.items()})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Six against two. The default allocates the zeros for `grad_cos`, then computes both terms
+# ($\cos x$, $\sin x$, two products) and their difference: six tensors of `x`'s size. The lazy
+# version computes $\cos x$ and one product: two. The zeros themselves are only one of the
+# six; the rest is the work backward then does with them.
+# </details>
 
 # %% [markdown]
 # ### Returning views of an input

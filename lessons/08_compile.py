@@ -14,16 +14,20 @@
 # dimension (per-sample gradients, ensembles), `torch.func.jvp` and
 # `torch.autograd.forward_ad` push tangents *forward* (Jacobian-vector products, cheap
 # directional derivatives), and `torch.compile` traces the Python into a graph to optimise it.
-# A custom Function written the lesson-00 way breaks each of these, some loudly and some in
-# silence. This lesson writes Functions and operators that survive them.
+# A custom Function written the lesson-00 way still works with `torch.compile` and, given a
+# `jvp`, with `torch.autograd.forward_ad`; the `torch.func` transforms (`vmap`, `grad`, `jvp`,
+# `jacrev`, ...) refuse it, loudly. This lesson writes Functions and operators that work with
+# all of them, and shows where each kind stops.
 #
 # By the end of this lesson you can:
 # 1. write a Function in the **setup_context form** (`forward` without `ctx`, plus
 #    `setup_context(ctx, inputs, output)`), which `torch.func` requires;
-# 2. make it work under `torch.vmap` with `generate_vmap_rule = True`;
+# 2. make it work under `torch.vmap` with `generate_vmap_rule = True`, and write a `vmap`
+#    staticmethod where that rule cannot work;
 # 3. give it forward-mode AD with a `jvp` staticmethod and `ctx.save_for_forward`;
 # 4. turn a computation into a **custom operator** with `torch.library.custom_op`,
-#    `register_fake` and `register_autograd`, and check it with `torch.library.opcheck`;
+#    `register_fake`, `register_autograd` and `register_vmap`, know what `mutates_args` and
+#    the no-aliasing rule demand, and check it with `torch.library.opcheck`;
 # 5. read what `torch.compile` made of each (graphs and graph breaks) and choose between them.
 #
 # Exercises are marked **✎ Exercise**. Each has a self-check cell; the hidden tests check more.
@@ -115,8 +119,10 @@ print("gradcheck, both modes:", torch.autograd.gradcheck(
     Exp.apply, (x.clone().requires_grad_(),), check_forward_ad=True, check_batched_grad=True))
 
 # %% [markdown]
-# The lesson-00 form (`forward(ctx, x)` saving inside forward) still works for plain
-# backward, and even for `torch.autograd.forward_ad`. The `torch.func` transforms refuse it:
+# **Predict, then run.** `ExpOldForm` below is `Exp` written the lesson-00 way: `forward(ctx, x)`
+# saves inside forward, and there is no `setup_context`. Which of these four works, and which
+# raises: `gradcheck` with `check_forward_ad=True`, `torch.compile(fullgraph=True)` of a
+# function calling `ExpOldForm` without its `jvp`, `torch.vmap`, `torch.func.jvp`?
 
 # %%
 class ExpOldForm(torch.autograd.Function):
@@ -140,8 +146,16 @@ class ExpOldForm(torch.autograd.Function):
         return x_tangent * y
 
 
+class ExpOldFormNoJvp(ExpOldForm):
+    jvp = torch.autograd.Function.jvp  # the default: no forward mode
+
+
 print("gradcheck with forward_ad:", torch.autograd.gradcheck(
     ExpOldForm.apply, (x.clone().requires_grad_(),), check_forward_ad=True))
+compiled_old = torch.compile(lambda t: ExpOldFormNoJvp.apply(t).sin(), fullgraph=True,
+                             backend="aot_eager")
+print("torch.compile(fullgraph=True) without jvp:",
+      torch.allclose(compiled_old(x.clone().requires_grad_()), x.exp().sin()))
 for name, transform in [("vmap", lambda: torch.vmap(ExpOldForm.apply)(x)),
                         ("func.jvp", lambda: torch.func.jvp(ExpOldForm.apply, (x,), (tangent,)))]:
     try:
@@ -150,12 +164,106 @@ for name, transform in [("vmap", lambda: torch.vmap(ExpOldForm.apply)(x)),
         print(f"{name}: {str(error)[:128]}...")
 
 # %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The first two work: forward-mode AD through `forward_ad` and `torch.compile` both call the
+# Function the ordinary way, with a `ctx`. The `torch.func` transforms refuse it, with an error
+# that names the fix: they must run `forward` on their own wrapped tensors and then decide what
+# to save, so the saving has to live in a separate `setup_context`. Nothing fails in silence.
+# </details>
+
+# %% [markdown]
 # Two more silent-or-loud facts, checked on this torch:
 #
 # - without `generate_vmap_rule = True` (and without a hand-written `vmap` staticmethod)
 #   `torch.vmap` raises *"You tried to vmap over ..., but it does not have vmap support"*;
 # - without a `jvp`, forward mode raises *"You must implement the jvp function for custom
 #   autograd.Function to use it with forward mode AD"*.
+
+# %% [markdown]
+# ## Where `generate_vmap_rule` stops, and a hand-written `vmap`
+#
+# `generate_vmap_rule = True` does not batch anything itself: under `torch.vmap`, it runs your
+# `forward`, `setup_context`, `backward` and `jvp` on **batched tensors**, which carry the
+# batch dimension out of sight, and relies on every PyTorch op inside to have a batching rule.
+# So it stops where your code leaves PyTorch's ops:
+#
+# - data taken out of a tensor: `.numpy()`, a C or CUDA extension that reads the pointer,
+#   `.item()`, `.tolist()`;
+# - Python control flow that depends on values (`if x.max() > 0:`).
+#
+# **Predict, then run.** `NumpyExp` computes $e^x$ with NumPy, in the setup_context form and
+# with `generate_vmap_rule = True`. Under `torch.vmap`: the right values, wrong values, or an
+# error?
+#
+# (Setting both `generate_vmap_rule = True` and a `vmap` staticmethod is an error of its own:
+# *"it has both generate_vmap_rule=True and an overridden vmap staticmethod"*.)
+
+# %%
+import numpy as np
+
+
+class NumpyExp(torch.autograd.Function):
+    """exp(x) by NumPy: a stand-in for any kernel outside PyTorch."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.as_tensor(np.exp(x.detach().cpu().numpy()), device=x.device)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * y
+
+
+rows = torch.randn(4, 3, dtype=torch.float64)
+try:
+    print("vmap:", torch.allclose(torch.vmap(NumpyExp.apply)(rows), rows.exp()))
+except RuntimeError as error:
+    print("vmap:", str(error).splitlines()[0])
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# An error: inside `vmap`, `forward` receives a batched tensor, which has no storage of its
+# own for NumPy to read (*"Cannot access data pointer of Tensor that doesn't have storage"*).
+# NumPy cannot be batched for you; you must say how.
+# </details>
+#
+# That is what a **`vmap` staticmethod** is for (and `generate_vmap_rule` must then be left
+# out). It receives `info` (`info.batch_size`, `info.randomness`), `in_dims` (one entry per
+# input of `apply`: where that input's batch dimension is, or `None` for an unbatched input or
+# a non-tensor), and the inputs as plain tensors **with** the batch dimension. It returns the
+# batched output and `out_dims`, where the output's batch dimension is. Because $e^x$ acts
+# element by element, running the whole batch through `apply` at once is already right:
+
+# %%
+class NumpyExpBatched(NumpyExp):
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        x_bdim, = in_dims  # here x is a plain tensor that includes the batch dimension
+        return NumpyExpBatched.apply(x), x_bdim  # elementwise: the batch dim stays where it is
+
+
+print("vmap:", torch.allclose(torch.vmap(NumpyExpBatched.apply)(rows), rows.exp()))
+print("vmap, in_dims=1:", torch.allclose(torch.vmap(NumpyExpBatched.apply, in_dims=1)(rows),
+                                          rows.T.exp()))
+print("per-sample grads:", torch.allclose(
+    torch.vmap(torch.func.grad(lambda r: NumpyExpBatched.apply(r).sum()))(rows), rows.exp()))
+
+# %% [markdown]
+# An operation that is not element by element needs more care in its rule: move the batch
+# dimension to the front with `x.movedim(x_bdim, 0)`, shift a non-negative `dim` argument by
+# one, and return `0` as `out_dims`. The per-sample gradients work too: `backward` uses only
+# PyTorch ops, so `vmap` batches it by itself.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `LogSumExp`
@@ -225,8 +333,9 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 # `check_forward_ad=True`, on one or two small inputs. The hidden tests repeat that over eight
 # shapes and dims.
 #
-# Why the max matters: shift three values by $c$. Mathematically $y(c) = c + y(0)$; the naive
-# formula gives up at $c \approx 709$, where $e^{c}$ leaves float64.
+# Why the max matters: shift three values by $c$. Mathematically $y(c) = c + y(0)$. The naive
+# formula gives up in both directions: above $c \approx 709$, $e^{c}$ overflows float64 to
+# `inf`; below $c \approx -745$, every $e^{x_j}$ underflows to $0$ and $\log 0 = -\infty$.
 
 # %%
 shifts = torch.linspace(-800, 800, 161, dtype=torch.float64)
@@ -245,7 +354,8 @@ axes[1].bar(range(7), torch.softmax(x, 0), label="softmax(x): jvp's weights")
 axes[1].set_title(f"jvp along (1, ..., 1) = {directional.item():.3f}")
 axes[1].legend()
 plt.show()
-print("naive formula is inf or nan at", int((~torch.isfinite(naive)).sum()), "of 161 shifts")
+print(f"naive formula: inf at {int((naive == float('inf')).sum())} shifts (overflow), "
+      f"-inf at {int((naive == float('-inf')).sum())} (underflow), of 161")
 
 # %% [markdown]
 # ## A Function under `torch.compile`
@@ -346,6 +456,64 @@ print("opcheck:", torch.library.opcheck(cube, (x,)))
 # the fake implementation agrees with the real one (`test_faketensor`), and the operator
 # survives ahead-of-time tracing of forward and backward (`test_aot_dispatch_dynamic`).
 #
+# ### What an operator promises: `mutates_args`, and no aliasing
+#
+# The compiler reorders, fuses and removes operators using only their **schema**, which
+# `custom_op` writes from your annotations and `mutates_args`. Two promises are in it:
+#
+# - `mutates_args=()` says the operator writes into none of its inputs. An operator that does
+#   (an in-place kernel, an optimiser step) must name those arguments,
+#   `mutates_args=("x",)`, and then returns `None` or fresh tensors;
+# - an output is never an input, nor a view of one: the compiler may free or reuse an input's
+#   memory once the operator has run. (An in-place *Function* returns `x` with `mark_dirty`,
+#   lesson 07; an operator has no such escape.)
+#
+# **Predict, then run.** Three small operators break these promises: `clamp_in_place` writes
+# into `x` while declaring `mutates_args=()`, `same` returns its input, `flat` returns
+# `x.view(-1)`. Which raise when called, and which only when `opcheck` looks?
+
+# %%
+@torch.library.custom_op("autograd_course::clamp_in_place", mutates_args=())
+def clamp_in_place(x: torch.Tensor) -> None:
+    x.clamp_(min=0)  # a write the schema does not declare
+
+
+@torch.library.custom_op("autograd_course::same", mutates_args=())
+def same(x: torch.Tensor) -> torch.Tensor:
+    return x
+
+
+@torch.library.custom_op("autograd_course::flat", mutates_args=())
+def flat(x: torch.Tensor) -> torch.Tensor:
+    return x.view(-1)
+
+
+def reason(error: Exception) -> str:
+    """The sentence that says what is wrong, without the operator's module path."""
+    return str(error).rsplit("'>): ", 1)[-1].split(" (scroll up")[0][:140]
+
+
+for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", flat)]:
+    for how, attempt in [("called", lambda: op(torch.tensor([-1.0, 2.0]))),
+                         ("opcheck", lambda: torch.library.opcheck(op, (torch.tensor([-1.0, 2.0]),)))]:
+        try:
+            attempt()
+            print(f"{name:>14} {how:>7}: no error")
+        except Exception as error:
+            print(f"{name:>14} {how:>7}: {type(error).__name__}: {reason(error)}")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Returning an input, or a view of one, raises on the first call: `custom_op` checks every
+# output (*"must not also be an input to this custom operator and ... may not alias any
+# inputs"*); return `x.clone()` instead. The undeclared write is **not** caught when called:
+# the values simply change. Only `opcheck`'s `test_schema` finds it (*"Argument x is not
+# defined as mutable but was mutated"*); the fix is `mutates_args=("x",)`. Under
+# `torch.compile` such an operator can silently give wrong results, which is why `opcheck`
+# belongs in every operator's tests.
+# </details>
+#
 # ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
 #
 # Define `softplus(x, beta)` with `@torch.library.custom_op("autograd_course::softplus",
@@ -426,6 +594,29 @@ compiled = torch.compile(through_softplus, fullgraph=True, backend="aot_eager")
 compiled(compiled_x).sum().backward()
 print("fullgraph=True compiled; same values and gradients:",
       torch.allclose(compiled(x), through_softplus(x)), torch.allclose(compiled_x.grad, eager_x.grad))
+
+# %% [markdown]
+# ### A batching rule for the operator: `register_vmap`
+#
+# `torch.vmap` over an operator that has no batching rule still gives the right values: PyTorch
+# falls back to running the operator once per sample in a Python-level loop, and says so on
+# stderr, *"There is a performance drop because we have not yet implemented the batching rule
+# for autograd_course::softplus"*. A rule has the signature of the `vmap` staticmethod above,
+# `(info, in_dims, *inputs) -> (output, out_dims)`. Softplus acts element by element, so one
+# call on the whole batch is the rule. (Registering it by name works whatever handle you hold;
+# re-running the operator's cell replaces the operator and drops the rule: re-run this cell too.)
+
+# %%
+def softplus_vmap(info, in_dims, x, beta):
+    """One call on the whole batch: softplus is elementwise, so the batch dim stays put."""
+    x_bdim, _ = in_dims  # beta is a float: its entry is None
+    return softplus(x, beta), x_bdim
+
+
+torch.library.register_vmap("autograd_course::softplus", softplus_vmap)
+rows = torch.randn(5, 3, dtype=torch.float64)
+print("vmap with a rule:", torch.allclose(torch.vmap(lambda r: softplus(r, 1.5))(rows),
+                                           F.softplus(rows, 1.5)))
 
 # %% [markdown]
 # ### Re-running the cell that defines an operator
@@ -529,16 +720,17 @@ for name, function in candidates.items():
 # %% [markdown]
 # Read the `WRONG`: `torch.func.jvp` through a custom operator whose autograd is registered
 # with `register_autograd` returns **zero tangents without an error** on torch 2.13 (and
-# `forward_ad` returns no tangent at all), and `torch.func.grad` refuses it. `vmap` over the
-# operator works by running it once per sample (PyTorch warns about the missing batching rule;
-# `op.register_vmap` fixes that).
+# `forward_ad` returns no tangent at all). `torch.func.grad` refuses the operator outright, so
+# per-sample gradients, `vmap(grad(...))`, are out of reach too: the operator keeps only
+# ordinary `backward`. `vmap` of its forward works, with the rule you registered.
 #
 # | you need | pick |
 # |---|---|
-# | `torch.compile` in one graph, reverse mode, `vmap` | a Function in the setup_context form **without** `jvp` (dynamo traces it), or a custom operator |
+# | `torch.compile` in one graph and reverse mode (`.backward()`) | a Function in the setup_context form **without** `jvp` (dynamo traces it), or a custom operator |
+# | `torch.func.grad`, `vmap(grad(...))` (per-sample gradients), `jacrev` | a Function in the setup_context form; not a custom operator |
 # | forward-mode AD (`jvp`, `jacfwd`, `forward_ad`) | a Function with `jvp`; accept a graph break under `torch.compile` |
-# | code the compiler must not look into (a C++/CUDA/Triton kernel, NumPy, a library call) | a custom operator with `register_fake` and `register_autograd` |
-# | both an opaque kernel and forward mode | a custom operator inside a Function with `jvp` (still a break), or wait for a later torch |
+# | code the compiler must not look into (a C++/CUDA/Triton kernel, NumPy, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap` |
+# | both an opaque kernel and `torch.func` | a custom operator called inside a Function in the setup_context form, with a `vmap` staticmethod (and a `jvp`: still a break), or wait for a later torch |
 #
 # ## Common mistakes
 #
@@ -556,6 +748,12 @@ for name, function in candidates.items():
 # | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
 # | `register_autograd(backward)` without `setup_context` | `ctx` is empty in backward | pass `setup_context=` |
 # | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \log(1+e^{-|z|})$ |
+# | tensors kept as `ctx.x` in the operator's `setup_context` | the saved-tensor checks and hooks are skipped | `ctx.save_for_backward(x)` |
+# | backward returns only `grad_x` | *"expected 3, got 2"*-style count error: one gradient per input | `return grad_x, None` |
+# | `generate_vmap_rule` on a Function that leaves PyTorch (NumPy, `.item()`) | vmap raises | a `vmap` staticmethod |
+# | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
+# | an operator that returns its input or a view of it | *"may not alias any inputs"* | return a fresh tensor (`.clone()`) |
+# | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
 # | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
 #
 # ## Summary
@@ -563,6 +761,8 @@ for name, function in candidates.items():
 # The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`,
 # `jvp` with `save_for_forward`) is what `torch.func` needs. `torch.compile` traces such a
 # Function in one graph unless it has a `jvp`, which on torch 2.13 costs a graph break. A custom
-# operator (`custom_op`, `register_fake`, `register_autograd`, checked by `opcheck`) is one
-# opaque node in the graph, at the price of forward mode. Measure before you choose, with
-# `fullgraph=True` and the view above.
+# operator (`custom_op`, `register_fake`, `register_autograd`, `register_vmap`, checked by
+# `opcheck`) is one opaque node in the graph, at the price of the `torch.func` transforms that
+# differentiate: `torch.func.grad` (and with it `vmap(grad(...))`) refuses it, and
+# `torch.func.jvp` returns zero tangents. Measure before you choose, with `fullgraph=True` and
+# the view above.

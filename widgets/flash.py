@@ -137,11 +137,12 @@ def measure_one(attention, L: int, d: int = 64, heads: int = 1, seed: int = 0,
                 repeats: int = 2) -> dict:
     """Peak bytes of live tensors created (the larger of forward's and backward's), the largest
     tensor created, and the best wall time of ``repeats`` forwards and backwards, float32
-    on the CPU with one thread."""
+    on the CPU with one thread. Inputs are 4-D, (1, heads, L, d), the shape attention layers
+    use: with 3-D inputs F.scaled_dot_product_attention takes its composed reference path."""
     generator = torch.Generator().manual_seed(seed)
-    Q, K, V = (torch.randn(heads, L, d, generator=generator).requires_grad_()
+    Q, K, V = (torch.randn(1, heads, L, d, generator=generator).requires_grad_()
                for _ in range(3))
-    grad_output = torch.randn(heads, L, d, generator=generator)
+    grad_output = torch.randn(1, heads, L, d, generator=generator)
     with TensorAccounting() as books:
         books.start("forward")
         output = attention(Q, K, V, d ** -0.5)
@@ -149,9 +150,10 @@ def measure_one(attention, L: int, d: int = 64, heads: int = 1, seed: int = 0,
         output.backward(grad_output)
     phases = [books.phases["forward"], books.phases["backward"]]
     largest = max((p.largest.numel for p in phases if p.largest is not None), default=0)
-    # beyond the inputs, outputs, gradients (heads, L, d) and per-row statistics (heads, L)
-    extra = [math.prod(shape) for p in phases for shape in p.shapes
-             if shape not in {(heads, L, d), (heads, L), (heads, L, 1), (L, d), (L,)}]
+    # beyond the inputs, outputs, gradients (1, heads, L, d) and per-row statistics
+    small = {(1, heads, L, d), (1, heads, L), (1, heads, L, 1), (heads, L, d), (heads, L),
+             (heads, L, 1), (L, d), (L,)}
+    extra = [math.prod(shape) for p in phases for shape in p.shapes if shape not in small]
     del output
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # steadier on a small shared machine; ratios are what matter
@@ -186,7 +188,7 @@ def peak_and_time_figure(rows: list[dict]):
         left.plot(lengths, [row["peak"] / 2**20 for row in mine], marker=marker, label=name)
         right.plot(lengths, [row["ms"] for row in mine], marker=marker, label=name)
     for ax, label in ((left, "peak of live tensors (MiB)"), (right, "forward + backward (ms)")):
-        ax.set(xscale="log", yscale="log", xlabel="sequence length L", ylabel=label)
+        ax.set(xscale="log", yscale="log", xlabel="sequence length N", ylabel=label)
         ticks = sorted({row["L"] for row in rows})
         ax.set_xticks(ticks, [str(L) for L in ticks])
         ax.minorticks_off()

@@ -137,6 +137,15 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
         return (f"{spec.name} masks out the positions where mask is True: False means masked out "
                 "(like F.scaled_dot_product_attention's boolean attn_mask), so fill "
                 "scores.masked_fill(~mask, -inf)")
+    scores = (values["Q"] @ values["K"].transpose(-2, -1)) * values["scale"]
+    if values.get("mask") is not None:
+        scores = scores.masked_fill(~values["mask"], float("-inf"))
+    naive = (scores - scores.exp().sum(-1, keepdim=True).log()).exp() @ values["V"]
+    if not _same(naive, expected) and _same(output, naive):  # log-sum-exp without the max
+        return (f"{spec.name}'s log-sum-exp overflows for large scores: exp(S) is inf above "
+                "about 88 in float32 (709 in float64), so log(sum(exp(S))) is inf and every "
+                "P = exp(S - inf) is 0; subtract each row's maximum m first, "
+                "L = m + log(sum(exp(S - m)))")
     if (isinstance(output, torch.Tensor) and torch.isfinite(expected).all()
             and not torch.isfinite(output).all()):
         if _same(output, _global_max_then_mask(values)):

@@ -257,6 +257,10 @@ MISTAKES = [
          "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask, scores)"),
         ("Q, K, V, output, lse, mask = ctx.saved_tensors",
          "Q, K, V, output, lse, mask, _ = ctx.saved_tensors"), name=M), named=True),
+    Mistake(M, "log-sum-exp without the row maximum", "log-sum-exp overflows for large scores",
+            _edit(MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
+                           "lse = scores.exp().sum(dim=-1, keepdim=True).log()")),
+            named=True, nbgrader=True),
     Mistake(M, "no row sum", "leaves out the row-sum term of the softmax", _sdpa(
         ("grad_S = P * (grad_P - (grad_output * output).sum(dim=-1, keepdim=True))",
          "grad_S = P * grad_P"), name=M), named=True),
