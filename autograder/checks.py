@@ -149,7 +149,7 @@ def case(description: str):
     try:
         yield
     except GradingError as error:
-        raise GradingError(f"{error.hint} (with {description})", error.details) from error
+        raise GradingError(error.hint, error.details, case=description) from error
 
 
 def make_inputs(values: dict, *, requires_grad=True) -> dict:
