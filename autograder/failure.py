@@ -41,7 +41,8 @@ def _is_library(filename: str, directories: tuple | str = _LIBRARY_DIRS) -> bool
 
 def _cell_name(filename: str, shell) -> str | None:
     """``Cell In[3]`` for a notebook cell's code, None for anything else IPython compiled."""
-    label = shell.compile.format_code_name(filename) if shell is not None else None
+    format_code_name = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    label = format_code_name(filename) if format_code_name is not None else None
     return f"{label[0]} {label[1]}" if label else None
 
 

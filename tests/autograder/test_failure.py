@@ -63,7 +63,8 @@ def test_an_error_raised_in_the_learners_code_shows_their_line():
     assert lines[0].startswith("✗ Square failed its self-check: Square.backward raised "
                                "RuntimeError")
     assert any(line.endswith(", in backward:") and "test_failure.py" in line for line in lines)
-    assert "      return grad_output @ x.unsqueeze(0)  # shapes (4,) @ (1, 4): a size error" in lines
+    learners_line = "return grad_output @ x.unsqueeze(0)  # shapes (4,) @ (1, 4): a size error"
+    assert f"      {learners_line}" in lines
     assert not any("checks.py" in line or "torch" in line.split(",")[0] for line in lines)
     assert lines[-1] == f"  {MORE_DETAIL}" and len(lines) <= 6
 
