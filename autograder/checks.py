@@ -149,7 +149,7 @@ def case(description: str):
     try:
         yield
     except GradingError as error:
-        raise GradingError(f"{error.hint} (with {description})", error.details) from error
+        raise GradingError(error.hint, error.details, case=description) from error
 
 
 def make_inputs(values: dict, *, requires_grad=True) -> dict:
@@ -228,13 +228,18 @@ def check_gradcheck(function: type, spec: Spec, values: dict) -> None:
 
 
 def check_no_ctx_tensors(spec: Spec, forward: ForwardTrace) -> None:
-    """Tensors go through save_for_backward, never onto ctx as attributes."""
+    """Tensors go through save_for_backward, never onto ctx as attributes. Only an output kept
+    there makes a reference cycle (its grad_fn is ctx); an input or an intermediate does not."""
     if forward.ctx_tensor_attributes:
         where = ", ".join(forward.ctx_tensor_attributes)
+        outputs = forward.output if isinstance(forward.output, tuple) else (forward.output,)
+        kept = [f"ctx.{name}" for name, value in forward.ctx_attributes.items()
+                if any(value is output for output in outputs)]
+        cycle = (f"; {kept[0]} is the output, whose grad_fn is ctx: a reference cycle that holds "
+                 "its memory until Python's garbage collector runs" if kept else "")
         raise GradingError(
             f"{spec.name} stores a tensor as {where}: use ctx.save_for_backward so autograd "
-            "can detect in-place changes, saved-tensor hooks see it, and no reference cycle "
-            "keeps it alive"
+            f"can detect in-place changes and saved-tensor hooks see it{cycle}"
         )
 
 

@@ -5,6 +5,20 @@ import torch
 from .errors import GradingError
 
 
+def exact(value: float) -> str:
+    """Every digit of ``value`` (Python's shortest round trip), ``.0`` dropped: -0.9999999
+    never reads as -1, and 2.0 reads as 2."""
+    text = repr(value)
+    return text.removesuffix(".0")
+
+
+def factor(value: float) -> str:
+    """A constant factor to four digits, unless those would read as 1 or -1 (the factor of a
+    right gradient, and of a sign slip): then every digit."""
+    text = f"{value:.4g}"
+    return exact(value) if float(text) in (1.0, -1.0) and float(text) != value else text
+
+
 def _shape(t) -> str:
     return str(tuple(t.shape))
 
@@ -69,9 +83,8 @@ def diagnose_gradient(
     # when the factor fits at least two of them.
     scale = _best_scale(got, expected) if expected.count_nonzero() >= 2 else None
     if scale is not None and _close(got, scale * expected, rtol, atol):
-        raise GradingError(
-            f"your gradient for {name} is off by a constant factor {scale:.4g}: a missing scale?"
-        )
+        raise GradingError(f"your gradient for {name} is off by a constant factor "
+                           f"{factor(scale)}: a missing scale?")
     if got.dim() == 2 and got.shape[0] == got.shape[1] and _close(got, expected.T, rtol, atol):
         raise GradingError(f"{grad_name} is the transpose of the true gradient: a transpose?")
     error = (got - expected).abs()

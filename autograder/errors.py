@@ -2,9 +2,11 @@
 
 
 class GradingError(AssertionError):
-    """A check failed. ``str(err).splitlines()[0]`` names the likely mistake in plain words."""
+    """A check failed. ``str(err).splitlines()[0]`` names the likely mistake in plain words;
+    ``case``, when given, names the inputs it failed for and ends that first line."""
 
-    def __init__(self, hint: str, details: str = ""):
-        self.hint = hint
+    def __init__(self, hint: str, details: str = "", case: str = ""):
+        self.hint = f"{hint} (with {case})" if case else hint
         self.details = details
-        super().__init__(f"{hint}\n{details}".rstrip())
+        self.case = case
+        super().__init__(f"{self.hint}\n{details}".rstrip())

@@ -1,14 +1,17 @@
 """The two calls a notebook makes: ``self_check`` (visible) and ``grade`` (hidden tests)."""
 
+import functools
 import warnings
 
 from . import progress
 from .errors import GradingError
 from .exercises import EXERCISES
+from .failure import shorten
 from .torch_state import known_state
 
-# Called as hook(exercise, submission, error) when a visible self-check fails; `widgets`
-# registers one that shows the gradient-check explorer (autograder never imports widgets).
+# Called as hook(exercise, submission, error) when a visible self-check fails, after the cell
+# has shown its hint; `widgets` registers one that shows the gradient-check explorer
+# (autograder never imports widgets).
 SELF_CHECK_FAILURE_HOOKS: list = []
 
 
@@ -20,27 +23,50 @@ def _exercise(name: str):
 
 
 def self_check(name: str, submission) -> None:
-    """Run the quick visible checks for one exercise; raise GradingError with a hint on failure."""
+    """Run the quick visible checks for one exercise. On failure the exception (a GradingError
+    with a hint, or whatever the learner's code raised) still propagates, so the cell fails, but
+    a notebook shows it in a few lines, the hint first (``autograder.failure``)."""
     exercise = _exercise(name)
     try:
         with known_state():
             exercise.quick(submission)
-    except NotImplementedError:
-        progress.record(name, exercise.lesson, progress.NOT_STARTED)
-        raise
-    except GradingError as error:
-        progress.record(name, exercise.lesson, progress.FAILED, str(error).partition("\n")[0])
-        for hook in SELF_CHECK_FAILURE_HOOKS:
-            try:
-                hook(exercise, submission, error)
-            except Exception as hook_error:  # a broken view must not hide the hint
-                warnings.warn(f"self-check failure hook {hook!r} failed: {hook_error}")
-        raise
     except Exception as error:
-        progress.record(name, exercise.lesson, progress.FAILED, f"raised {type(error).__name__}")
+        if isinstance(error, NotImplementedError):
+            progress.record(name, exercise.lesson, progress.NOT_STARTED)
+        elif isinstance(error, GradingError):
+            progress.record(name, exercise.lesson, progress.FAILED, str(error).partition("\n")[0])
+            _after_this_cell(functools.partial(_run_failure_hooks, exercise, submission, error))
+        else:
+            progress.record(name, exercise.lesson, progress.FAILED, f"raised {type(error).__name__}")
+        shorten(name, error)
         raise
     progress.record(name, exercise.lesson, progress.PASSED)
     print(f"✓ {name} passes the self-check. The hidden tests also check: {exercise.hidden_checks}.")
+
+
+def _run_failure_hooks(exercise, submission, error) -> None:
+    for hook in SELF_CHECK_FAILURE_HOOKS:
+        try:
+            hook(exercise, submission, error)
+        except Exception as hook_error:  # a broken view must not hide the hint
+            warnings.warn(f"self-check failure hook {hook!r} failed: {hook_error}")
+
+
+def _after_this_cell(callback) -> None:
+    """Run ``callback`` once the running notebook cell has shown its error, so that what it
+    displays comes below the hint (as matplotlib's inline figures do); outside IPython, now."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        callback()
+        return
+
+    def once() -> None:
+        shell.events.unregister("post_execute", once)
+        callback()
+
+    shell.events.register("post_execute", once)
 
 
 def verdict(name: str, submission) -> tuple[bool, str]:

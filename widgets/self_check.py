@@ -1,4 +1,5 @@
-"""When a visible self-check fails, show the gradient-check explorer on the learner's Function."""
+"""When a visible self-check fails, show the gradient-check explorer on the learner's Function,
+below the hint (in a notebook, once the cell has shown its error)."""
 
 from IPython.display import HTML, display
 
@@ -9,12 +10,12 @@ from .gradcheck_explorer import explore_gradients
 
 
 def offer_gradient_explorer(exercise, submission, error) -> None:
-    """Analytic against numerical Jacobians at the exercise's example inputs, shown below the hint."""
+    """Analytic against numerical Jacobians at the exercise's example inputs."""
     if exercise.example is None or not is_function_class(submission):
         return
-    display(HTML(f"<b>{exercise.name} failed its self-check.</b> Below, its Jacobian from your "
-                 "backward beside central differences, for small inputs: the difference panel "
-                 "points at the worst entry."))
+    display(HTML(f"<b>{exercise.name}'s Jacobian</b>, from your backward beside central "
+                 "differences of your forward, for small inputs: the difference panel points at "
+                 "the worst entry."))
     display(explore_gradients(submission, *exercise.example()))
 
 

@@ -9,7 +9,7 @@ import torch
 
 from ..checks import (Spec, check_backward_by_hand, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, run_backward, run_forward)
-from ..diagnose import diagnose_gradient, diagnose_values
+from ..diagnose import diagnose_gradient, diagnose_values, exact
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -58,8 +58,8 @@ def random_values(shape, device, *, seed=0, dtype=torch.float64) -> dict:
 
 def _first_difference(got: torch.Tensor, expected: torch.Tensor, x: torch.Tensor) -> str:
     index = tuple(int(i) for i in torch.nonzero(got != expected)[0])
-    return (f"at x = {x[index].item():.6g} it gives {got[index].item():.6g}, "
-            f"expected {expected[index].item():.6g}")
+    return (f"at x = {exact(x[index].item())} it gives {exact(got[index].item())}, "
+            f"expected {exact(expected[index].item())}")
 
 
 def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
@@ -80,7 +80,7 @@ def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
         if torch.equal(got[elsewhere], expected[elsewhere]):
             value = got[~elsewhere][0].item()
             raise GradingError(
-                f"{name}.apply(0) gives {value:g} but sign(0) = 0: use torch.sign(x) "
+                f"{name}.apply(0) gives {exact(value)} but sign(0) = 0: use torch.sign(x) "
                 "(a comparison such as x >= 0 sends 0 to one side)"
             )
     if spec is ROUND_STE:

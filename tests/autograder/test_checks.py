@@ -235,11 +235,19 @@ class TestStructuralChecks:
     """check_no_ctx_tensors, check_backward_by_hand and check_version_tracking."""
 
     def test_ctx_tensor(self, raises_hint):
-        """Is ctx.mask = mask named, with the fix?"""
+        """Is ctx.mask = mask named, with the fix, and no reference cycle claimed for it?"""
         forward = run_forward(mistake("MyReLU", "mask kept as ctx.mask"), MY_RELU,
                               make_inputs({"x": x_of(3)}))
-        with raises_hint("MyReLU stores a tensor as ctx.mask: use ctx.save_for_backward"):
+        with raises_hint("MyReLU stores a tensor as ctx.mask: use ctx.save_for_backward") as info:
             check_no_ctx_tensors(MY_RELU, forward)
+        assert "cycle" not in str(info.value)
+
+    def test_ctx_output_makes_a_cycle(self, raises_hint):
+        """Is an output kept on ctx, the one case that makes a reference cycle, told so?"""
+        forward = run_forward(mistake("MySigmoid", "output kept as ctx.y"), MY_SIGMOID,
+                              make_inputs({"x": x_of(3)}))
+        with raises_hint("ctx.y is the output, whose grad_fn is ctx: a reference cycle"):
+            check_no_ctx_tensors(MY_SIGMOID, forward)
 
     def test_no_ctx_tensor(self):
         """Does a Function with only float attributes on ctx pass?"""

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from autograder.diagnose import diagnose_gradient, diagnose_values, shape_hint
+from autograder.diagnose import diagnose_gradient, diagnose_values, exact, factor, shape_hint
 from autograder.errors import GradingError
 
 
@@ -37,6 +37,27 @@ def test_constant_factor(raises_hint):
     expected = values(2, 3)
     with raises_hint("your gradient for w is off by a constant factor 2.5: a missing scale?"):
         diagnose_gradient("w", 2.5 * expected, expected)
+
+
+def test_a_factor_near_one_is_never_rounded_to_one(raises_hint):
+    """A factor of 1.00002 is outside rtol: is it printed in full, never as a right-looking 1?"""
+    expected = values(2, 3)
+    with raises_hint("off by a constant factor 1.00002: a missing scale?"):
+        diagnose_gradient("w", 1.00002 * expected, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("value, text", [(-0.9999999, "-0.9999999"), (-1.0, "-1"), (2.0, "2"),
+                                         (1e-28, "1e-28"), (-1e17, "-1e+17"), (0.1, "0.1")])
+def test_numbers_in_hints_keep_every_digit(value, text):
+    """Does a hint print -0.9999999 in full (not -1, as .6g does), and whole numbers plainly?"""
+    assert exact(value) == text
+
+
+@pytest.mark.parametrize("value, text", [(2.5000000000000004, "2.5"), (0.99999, "0.99999"),
+                                         (-1.0000001, "-1.0000001"), (1.0, "1")])
+def test_factors_are_short_unless_they_would_read_as_one(value, text):
+    """Is a factor shown to four digits, and in full only where four would read as 1 or -1?"""
+    assert factor(value) == text
 
 
 def test_zero_gradient(raises_hint):

@@ -1,12 +1,18 @@
-"""A failing visible self-check offers the gradient-check explorer; a passing one does not."""
+"""A failing visible self-check offers the gradient-check explorer; a passing one does not.
+In a notebook the cell shows the hint first, in a few lines, and the explorer below it."""
 
+import re
+
+import nbformat
 import pytest
+from nbclient import NotebookClient
 
 import widgets  # noqa: F401  (installs the hook)
 from autograder import self_check
 from autograder.errors import GradingError
 from autograder.grading import SELF_CHECK_FAILURE_HOOKS
 from tests.autograder.catalogued import mistake
+from tools.catalogue import mistake as catalogued
 from tools.solutions import solution
 from widgets import self_check as hook_module
 from widgets.view import View
@@ -54,3 +60,55 @@ def test_a_broken_view_never_hides_the_hint(monkeypatch):
     monkeypatch.setattr(hook_module, "explore_gradients", broken)
     with pytest.warns(UserWarning, match="view broke"), pytest.raises(GradingError, match="sign"):
         self_check("Square", mistake("Square", "wrong sign"))
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _displayed(*cells: str) -> list[list[dict]]:
+    """Run ``cells`` in a fresh kernel, as in JupyterLab; return each cell's outputs."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    return [cell.outputs for cell in notebook.cells]
+
+
+def _lines(error_output) -> list[str]:
+    return ANSI.sub("", "\n".join(error_output.traceback)).splitlines()
+
+
+@pytest.mark.slow
+def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines():
+    """In a notebook, does a wrong Square's self-check cell fail (so Run All stops) with the hint
+    on its first line, in three lines, the explorer below, and %tb giving the full
+    traceback?"""
+    wrong = catalogued("Square", "wrong sign")
+    _, _, check, full = _displayed("from autograder import self_check\nimport widgets",
+                                   wrong.answer_cell, 'self_check("Square", Square)', "%tb")
+    error = check[0]  # nothing before the hint: the explorer comes after it
+    assert error.output_type == "error" and error.ename == "GradingError"
+    lines = _lines(error)
+    assert lines[0].startswith("✗ Square failed its self-check: ") and wrong.hint in lines[0]
+    assert lines[1:] == ["  with x of shape (4,)", "  Full traceback: run %tb in a new cell."]
+    assert [o.output_type for o in check[1:]] == ["display_data", "display_data"]
+    assert "application/vnd.jupyter.widget-view+json" in check[-1].data
+    everything = "\n".join(_lines(full[0]))
+    assert full[0].ename == "GradingError" and "Traceback (most recent call last)" in everything
+    assert "diagnose.py" in everything and "direct cause of the following exception" in everything
+
+
+@pytest.mark.slow
+def test_a_stub_in_a_notebook_still_fails_with_not_implemented_error():
+    """Does an untouched stub's cell keep its NotImplementedError (what the learner-copy tests
+    and nbgrader see), shown in a few lines that point at the stub's line?"""
+    stub_cell = ("import torch\nclass Square(torch.autograd.Function):\n"
+                 "    @staticmethod\n    def forward(ctx, x):\n"
+                 "        # YOUR CODE HERE\n        raise NotImplementedError()\n")
+    _, _, (error,) = _displayed("from autograder import self_check\nimport widgets", stub_cell,
+                                'self_check("Square", Square)')
+    assert error.ename == "NotImplementedError"
+    assert _lines(error) == [
+        "✗ Square failed its self-check: Square is not implemented yet: its stub still raises "
+        "NotImplementedError",
+        "  in your code, Cell In[2], line 6, in forward:",
+        "      raise NotImplementedError()",
+        "  Full traceback: run %tb in a new cell."]

@@ -42,8 +42,8 @@ MISTAKES = [
     ("SignSTE", "where(x >= 0, 1, -1) sends 0 to 1",
      "SignSTE.apply(0) gives 1 but sign(0) = 0: use torch.sign(x)"),
     ("SignSTE", "tanh(100 x) in forward",
-     "SignSTE's output is not all -1, 0 or 1 (at x = -1e-30 it gives -1e-28, expected -1): "
-     "a smooth approximation is not sign(x)"),
+     "SignSTE's output is not all -1, 0 or 1 (at x = -1e-30 it gives -1.0000000000000001e-28, "
+     "expected -1): a smooth approximation is not sign(x)"),
     ("SignSTE", "detach trick inside forward",
      "SignSTE's output is sign(x) only up to rounding (at x = -1e+17 it gives 0, expected -1): "
      "inside forward autograd is off, so y_hard - y_soft.detach() + y_soft is plain arithmetic"),

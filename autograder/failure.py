@@ -1,0 +1,113 @@
+"""How a failed self-check reads in a notebook: the hint first, in a few lines.
+
+IPython shows an exception through its ``_render_traceback_`` when it has one. A failed
+self-check gets one on the exception object itself, so its type (what ``Run All``, nbclient and
+nbgrader see) stays what it was. The short form names the exercise and the hint, then the case,
+then the learner's own lines where the error was raised in their code, and says how to get the
+rest. It renders once: ``%tb`` afterwards finds no renderer and shows IPython's full traceback,
+chained causes and details included.
+"""
+
+import linecache
+import os
+import sysconfig
+
+from .errors import GradingError
+
+RED_BOLD, RESET = "\x1b[1;31m", "\x1b[0m"
+FULL_TRACEBACK = "Full traceback: run %tb in a new cell."
+MORE_DETAIL = "Details and the full traceback: run %tb in a new cell."
+MAX_LEARNER_FRAMES = 3
+
+# Code that is not the learner's: this library, torch, IPython and the standard library.
+_GRADING_DIR = os.path.realpath(os.path.dirname(__file__)) + os.sep
+_LIBRARY_DIRS = (_GRADING_DIR, *{os.path.realpath(sysconfig.get_paths()[key]) + os.sep
+                                 for key in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def headline(name: str, error: BaseException) -> str:
+    """The hint, without its case: what the learner should look at first."""
+    if isinstance(error, GradingError):
+        return error.hint.removesuffix(f" (with {error.case})") if error.case else error.hint
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if isinstance(error, NotImplementedError) and not text:
+        return f"{name} is not implemented yet: its stub still raises NotImplementedError"
+    return f"{name} raised {type(error).__name__}" + (f": {text}" if text else "")
+
+
+def _is_library(filename: str, directories: tuple | str = _LIBRARY_DIRS) -> bool:
+    return os.path.realpath(filename).startswith(directories)
+
+
+def _cell_name(filename: str, shell) -> str | None:
+    """``Cell In[3]`` for a notebook cell's code, None for anything else IPython compiled."""
+    format_code_name = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    label = format_code_name(filename) if format_code_name is not None else None
+    return f"{label[0]} {label[1]}" if label else None
+
+
+def _frames(traceback):
+    while traceback is not None:
+        yield traceback.tb_frame.f_code, traceback.tb_lineno
+        traceback = traceback.tb_next
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """``error`` and the exceptions it was raised from (or during), outermost first."""
+    chain = []
+    while error is not None and all(error is not seen for seen in chain):
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    return chain
+
+
+def learner_frames(error: BaseException, shell=None) -> list[tuple[str, int, str, str]]:
+    """(where, line, function, source) of the learner's own frames that the grading library
+    called, innermost last, from the innermost exception of the chain that has any: where
+    their code raised the error. [] when the grading library raised it."""
+    for exception in reversed(_chain(error)):
+        frames, below_grading = [], False
+        for code, line in _frames(exception.__traceback__):
+            where = _cell_name(code.co_filename, shell)
+            library = where is None and (code.co_filename.startswith("<")
+                                         or _is_library(code.co_filename))
+            if below_grading and not library:
+                source = linecache.getline(code.co_filename, line).strip()
+                frames.append((where or code.co_filename, line, code.co_name, source))
+            below_grading = below_grading or _is_library(code.co_filename, _GRADING_DIR)
+        if frames:
+            return frames[-MAX_LEARNER_FRAMES:]
+    return []
+
+
+def summary(name: str, error: BaseException, shell=None) -> list[str]:
+    """The lines a failed self-check shows, the hint in the first."""
+    first = headline(name, error)
+    lines = [f"{RED_BOLD}✗ {name} failed its self-check:{RESET} {first}"]
+    if isinstance(error, GradingError) and error.case and f"with {error.case}" not in first:
+        lines.append(f"  with {error.case}")
+    for where, line, function, source in learner_frames(error, shell):
+        lines.append(f"  in your code, {where}, line {line}, in {function}:")
+        if source:
+            lines.append(f"      {source}")
+    details = isinstance(error, GradingError) and error.details
+    lines.append(f"  {MORE_DETAIL if details else FULL_TRACEBACK}")
+    return lines
+
+
+def shorten(name: str, error: BaseException) -> None:
+    """Give ``error`` a one-time short rendering in IPython (nothing changes elsewhere)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+
+    def render_once() -> list[str]:
+        vars(error).pop("_render_traceback_", None)  # %tb later: IPython's full traceback
+        return summary(name, error, shell)
+
+    try:
+        error._render_traceback_ = render_once
+    except (AttributeError, TypeError):  # an exception type that takes no attributes
+        pass

@@ -1,0 +1,110 @@
+"""autograder.failure: what a failed self-check shows in a notebook, the hint first."""
+
+import re
+
+import pytest
+import torch
+
+from autograder import grading
+from autograder.errors import GradingError
+from autograder.failure import FULL_TRACEBACK, MORE_DETAIL, headline, learner_frames, summary
+from tests.autograder.catalogued import mistake
+from tools.solutions import solution, stub
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class RaisesInBackward(torch.autograd.Function):
+    """A Square whose backward fails in the learner's own line."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output @ x.unsqueeze(0)  # shapes (4,) @ (1, 4): a size error
+
+
+def failure(name: str, submission) -> BaseException:
+    """The exception ``self_check`` raises for ``submission``."""
+    with pytest.raises(Exception) as info:
+        grading.self_check(name, submission)
+    return info.value
+
+
+def shown(error: BaseException, name: str = "Square") -> list[str]:
+    return [ANSI.sub("", line) for line in summary(name, error)]
+
+
+def test_a_wrong_gradient_reads_hint_case_and_where_to_find_more():
+    """Is a wrong Square three lines: exercise and hint, then the case, then how to see more?"""
+    wrong = mistake("Square", "wrong sign")
+    lines = shown(failure("Square", wrong))
+    assert lines[0].startswith("✗ Square failed its self-check: your gradient for x is the "
+                               "numerical one times -1: check the sign")
+    assert "(with" not in lines[0] and lines[1] == "  with x of shape (4,)"
+    assert lines[2:] == [f"  {FULL_TRACEBACK}"]
+
+
+def test_the_case_is_split_off_the_hint_but_stays_in_the_message():
+    """Does the exception's first line still end with its case, for the grader and the tests?"""
+    error = GradingError("the hint", "the details", case="x of shape (3,)")
+    assert str(error).splitlines() == ["the hint (with x of shape (3,))", "the details"]
+    assert (error.hint, error.case) == ("the hint (with x of shape (3,))", "x of shape (3,)")
+    assert headline("Square", error) == "the hint"
+
+
+def test_an_error_raised_in_the_learners_code_shows_their_line():
+    """Does a size error in backward point at the learner's own line, and only at it?"""
+    lines = shown(failure("Square", RaisesInBackward))
+    assert lines[0].startswith("✗ Square failed its self-check: Square.backward raised "
+                               "RuntimeError")
+    assert any(line.endswith(", in backward:") and "test_failure.py" in line for line in lines)
+    learners_line = "return grad_output @ x.unsqueeze(0)  # shapes (4,) @ (1, 4): a size error"
+    assert f"      {learners_line}" in lines
+    assert not any("checks.py" in line or "torch" in line.split(",")[0] for line in lines)
+    assert lines[-1] == f"  {MORE_DETAIL}" and len(lines) <= 6
+
+
+def test_a_stub_keeps_its_type_and_says_it_is_not_implemented():
+    """Does an untouched stub still raise NotImplementedError, shown as not implemented yet?"""
+    error = failure("Square", stub("Square"))
+    assert type(error) is NotImplementedError
+    assert shown(error)[0] == ("✗ Square failed its self-check: Square is not implemented yet: "
+                               "its stub still raises NotImplementedError")
+
+
+def test_any_other_exception_is_named_with_its_message():
+    """Is a ValueError from the learner's forward named, with its message, in the first line?"""
+
+    class Raises(solution("Square")):
+        @staticmethod
+        def forward(ctx, x):
+            raise ValueError("boom")
+
+    error = failure("Square", Raises)
+    assert type(error) is ValueError
+    assert shown(error)[0] == "✗ Square failed its self-check: Square raised ValueError: boom"
+    assert learner_frames(error)[-1][2:] == ("forward", 'raise ValueError("boom")')
+
+
+def test_no_learner_frames_when_the_grading_library_raised_it():
+    """Is a hint found by the checks shown without any frame (the learner's code ran fine)?"""
+    assert learner_frames(failure("Square", mistake("Square", "wrong sign"))) == []
+
+
+def test_ipython_renders_it_short_once_then_in_full():
+    """Does IPython's renderer give the short form once, so that %tb then shows everything?"""
+    error = failure("Square", mistake("Square", "wrong sign"))
+    short = error._render_traceback_()
+    assert ANSI.sub("", short[0]).startswith("✗ Square failed its self-check:")
+    assert not hasattr(error, "_render_traceback_")  # %tb: IPython's own full traceback
+
+
+def test_a_passing_self_check_is_unchanged(capsys):
+    """Does a correct answer still get its tick?"""
+    grading.self_check("Square", solution("Square"))
+    assert capsys.readouterr().out.startswith("✓ Square passes the self-check.")
