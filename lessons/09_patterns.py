@@ -710,9 +710,9 @@ print("y:", y.detach(), "\ngradient for grad_output = y:", grad_row)
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
 #
-# Zero for the first row: stretching $x$ along itself leaves its direction, and so $y$,
-# unchanged, and $y$ cannot grow along itself, since it has length 1 whatever $x$ is. The
-# second row has norm $0.005 < \varepsilon$: it is divided by the constant $\varepsilon$,
+# Zero for the first row, up to rounding: stretching $x$ along itself leaves its direction,
+# and so $y$, unchanged, and $y$ cannot grow along itself, since it has length 1 whatever $x$
+# is. The second row has norm $0.005 < \varepsilon$: it is divided by the constant $\varepsilon$,
 # $y = x / \varepsilon$ is linear in $x$, and the gradient is $y / \varepsilon$, not zero.
 # </details>
 #
@@ -797,21 +797,22 @@ from autograder import grade; grade("Normalize", Normalize)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# Your `Normalize` on three rows of four, the last one below `eps`: one dense $4 \times 4$
-# block per row, since every output of a row depends on every input of that row, and a
-# diagonal block for the short row. Below it, a backward without the projection term: it is
-# wrong in every entry of the two long rows, and right only on the short one.
+# Your `Normalize` on three rows of four with `eps = 0.5`, the last row (norm 0.3) below it:
+# one dense $4 \times 4$ block per row, since every output of a row depends on every input of
+# that row, and a diagonal block, $1/\varepsilon = 2$, for the short row. Below it, a
+# backward without the projection term: it is wrong in every entry of the two long rows, and
+# right only on the short one.
 
 # %%
-short_row = torch.tensor([[1.0, -2.0, 0.5, 2.0], [0.3, 0.1, -0.4, 0.2],
-                          [0.001, -0.002, 0.0, 0.001]], dtype=torch.float64)
+short_row = torch.tensor([[1.0, -2.0, 0.5, 2.0], [0.6, 0.2, -0.8, 0.4],
+                          [0.1, -0.2, 0.0, 0.2]], dtype=torch.float64)
 
 
 def normalize_rows(x, eps):
     return F.normalize(x, dim=-1, eps=eps)
 
 
-jacobian_view(Normalize, normalize_rows, short_row, 0.01)
+jacobian_view(Normalize, normalize_rows, short_row, 0.5)
 
 
 # %%
@@ -831,7 +832,7 @@ class NormalizeWithoutProjection(torch.autograd.Function):
         return grad_output / norm.clamp_min(ctx.eps), None
 
 
-jacobian_view(NormalizeWithoutProjection, normalize_rows, short_row, 0.01)
+jacobian_view(NormalizeWithoutProjection, normalize_rows, short_row, 0.5)
 
 # %% [markdown]
 # ## The five patterns as pictures
@@ -844,12 +845,12 @@ jacobian_view(NormalizeWithoutProjection, normalize_rows, short_row, 0.01)
 
 # %%
 patterns = [
-    ("broadcast: a (3, 1) * b (4,), d/da", lambda a: a * torch.ones(4, dtype=a.dtype),
+    ("broadcast: a (3, 1) to (3, 4)", lambda a: a.expand(3, 4),
      (torch.randn(3, 1, dtype=torch.float64),)),
-    ("reduction: prod over dim 1", lambda x: torch.prod(x, 1),
-     (torch.randn(3, 3, dtype=torch.float64),)),
+    ("reduction: sum of (3, 4) over dim 1", lambda x: x.sum(1),
+     (torch.randn(3, 4, dtype=torch.float64),)),
     ("scan: cumsum of 6", lambda x: torch.cumsum(x, 0), (torch.randn(6, dtype=torch.float64),)),
-    ("selection: rows [3, 0, 3, 1] of (4,)", lambda x: x[torch.tensor([3, 0, 3, 1])],
+    ("selection: entries [3, 0, 3, 1] of 4", lambda x: x[torch.tensor([3, 0, 3, 1])],
      (torch.randn(4, dtype=torch.float64),)),
     ("normalisation: 2 rows of 3", lambda x: F.normalize(x, dim=-1),
      (torch.randn(2, 3, dtype=torch.float64),)),
@@ -858,10 +859,13 @@ fig, axes = plt.subplots(1, len(patterns), figsize=(14, 3.2))
 for ax, (title, forward, inputs) in zip(axes, patterns):
     J = reference_jacobian(forward, inputs, 0)
     limit = J.abs().max().item()
-    ax.imshow(J.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest")
+    ax.imshow(J.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest",
+              aspect="auto")
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("input entry i", fontsize=8)
     ax.set_ylabel("output entry o", fontsize=8)
+    ax.set_xticks(range(J.shape[1]))
+    ax.set_yticks(range(J.shape[0]))
     ax.tick_params(labelsize=7)
 plt.tight_layout()
 plt.show()
