@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import ipywidgets
 import torch
+from matplotlib.patches import Rectangle
 
 from autograder.probes import record_returned_gradients
 
@@ -211,9 +212,8 @@ def _panel(ax, matrix: torch.Tensor, limit: float, title: str, rows: list[str],
             ax.add_patch(_cell(o, i))
 
 
-def _cell(o: int, i: int):
-    from matplotlib.patches import Rectangle
-
+def _cell(o: int, i: int) -> Rectangle:
+    """The outline of cell (o, i) of an image drawn with imshow."""
     return Rectangle((i - 0.5, o - 0.5), 1, 1, fill=False, edgecolor=CURRENT, linewidth=2)
 
 
