@@ -72,8 +72,9 @@ def first_line(error: BaseException) -> str:
 #    $r = s$, else 0) wherever the answer depends on two indices being equal:
 #    $\partial y_r / \partial x_{s,c} = \delta_{rs}$.
 # 3. **Multiply by $g_o$ and sum over every output index.** The deltas collapse the sums:
-#    $\sum_r g_r \delta_{rs} = g_s$. Whatever index is left *summed* becomes a reduction in
-#    code; whatever index appears on the right but not on the left becomes a broadcast.
+#    $\sum_r g_r \delta_{rs} = g_s$. An index left *summed* on the right becomes a reduction
+#    in code; an index of the input (on the left) that no tensor on the right carries, like
+#    $c$ here, becomes a broadcast: the same value for every $c$.
 #
 # Backward never builds $J$ (it has one row per output entry and one column per input entry);
 # it computes the sum in step 3 directly. But $J$ is a good picture: in the view below, row $o$
