@@ -220,8 +220,9 @@ def _cell(o: int, i: int) -> Rectangle:
 def jacobian_figure(pair: JacobianPair, function=None):
     """The learner's Jacobian (left) beside autograd's (right), rows y_o and columns x_i."""
     rows = index_labels("y", pair.output_shape)
-    mine_columns = (index_labels(pair.name, pair.returned_shape) if pair.learner is not None
-                    else [])
+    returned_name = pair.name if pair.same_shape else f"grad_{pair.name}"  # not a's indices
+    mine_columns = (index_labels(returned_name, pair.returned_shape)
+                    if pair.learner is not None else [])
     columns = index_labels(pair.name, pair.input_shape)
     widths = [max(len(mine_columns), 1), max(len(columns), 1)]
     width = min(11.0, 2.4 + 0.3 * sum(widths))
