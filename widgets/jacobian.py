@@ -230,7 +230,8 @@ def jacobian_figure(pair: JacobianPair, function=None):
     figure = new_figure(width, height)
     left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": widths})
     matrices = [pair.reference] + ([pair.learner] if pair.learner is not None else [])
-    limit = max([m.abs().max().item() for m in matrices if m.numel()] + [1e-12])
+    finite = [m[torch.isfinite(m)] for m in matrices]
+    limit = max([m.abs().max().item() for m in finite if m.numel()] + [1e-12])
     who = display_name(function) if function is not None else "yours"
     if pair.learner is None:
         left.text(0.5, 0.5, "no Jacobian:\n" + (pair.error or "backward returned None"),
