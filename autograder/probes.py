@@ -172,6 +172,22 @@ def record_grad_outputs(function: type) -> tuple[type, list]:
     return type(function.__name__, (function,), {"backward": staticmethod(backward)}), calls
 
 
+def record_returned_gradients(function: type) -> tuple[type, list]:
+    """A subclass of ``function`` whose backward records what the original backward returned,
+    before the engine checks each gradient against its input (and sums one it can expand to
+    the input's shape, hiding a forgotten broadcast sum).
+
+    Returns (subclass, calls): each call appends the tuple of gradients backward returned."""
+    calls: list[tuple] = []
+
+    def backward(ctx, *grad_outputs):
+        grads = function.backward(ctx, *grad_outputs)
+        calls.append(grads if isinstance(grads, tuple) else (grads,))
+        return grads
+
+    return type(function.__name__, (function,), {"backward": staticmethod(backward)}), calls
+
+
 class AllocationLog(TorchDispatchMode):
     """Bytes of new memory returned by the ops run inside the block (views and in-place
     results alias memory that already exists, so they do not count)."""

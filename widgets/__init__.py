@@ -11,6 +11,7 @@ from .flow import backward_flow
 from .grad_outputs import outputs_explorer
 from .gradcheck_explorer import explore_gradients
 from .ids import deterministic_ids, seed_from_environment
+from .jacobian import jacobian_view
 from .inspector import inspect_saved
 from .progress import progress_view
 from .self_check import install as _install_self_check_hook
@@ -24,6 +25,7 @@ __all__ = [
     "deterministic_ids",
     "explore_gradients",
     "inspect_saved",
+    "jacobian_view",
     "outputs_explorer",
     "progress_view",
     "ste_explorer",

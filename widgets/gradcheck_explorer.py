@@ -193,8 +193,8 @@ class JacobianFigure:
         """Draw input k's Jacobians."""
         analytic, numerical = comparison.analytic[k], comparison.numerical[k]
         difference = comparison.difference(k)
-        limit = _round_up(max(analytic.abs().max().item(), numerical.abs().max().item(), 1e-12))
-        spread = _round_up(max(difference.abs().max().item(), ATOL))  # rounding noise stays pale
+        limit = _round_up(max(_largest(analytic), _largest(numerical), 1e-12))
+        spread = _round_up(max(_largest(difference), ATOL))  # rounding noise stays pale
         rows, columns = analytic.shape
         row, column = comparison.worst(k)
         for image, mark, matrix in zip(self.images, self.marks,
@@ -213,6 +213,12 @@ class JacobianFigure:
                 ax.set_yticks(range(0, rows, max(1, math.ceil(rows / 6))))
                 ax.set_xlabel(f"{comparison.names[k]} element", fontsize=8)
             self.frames.restage()
+
+
+def _largest(matrix: torch.Tensor) -> float:
+    """The largest finite magnitude in ``matrix`` (a backward that divides by zero gives nan)."""
+    finite = matrix[torch.isfinite(matrix)]
+    return finite.abs().max().item() if finite.numel() else 0.0
 
 
 def _round_up(value: float) -> float:

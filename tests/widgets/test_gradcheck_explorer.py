@@ -80,3 +80,21 @@ def test_does_the_view_explain_a_huge_jacobian_without_a_picture(ref):
     assert "smaller inputs" in view.panes["summary"].value
     assert "raised" not in view.panes["summary"].value
     assert view.panes["heatmaps"].layout.display == "none"
+
+
+def test_does_a_backward_that_divides_by_zero_still_draw():
+    """A nan gradient (prod / x at a zero) must not break the colour scale."""
+
+    class ProdDividingByZero(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.prod(x, 0)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return grad_output * torch.prod(x, 0) / x
+
+    view = explore_gradients(ProdDividingByZero, torch.tensor([2.0, 0.0, 3.0]))
+    assert view.panes["heatmaps"].value

@@ -1,0 +1,294 @@
+"""Lesson 09, broadcasting, reductions and scans: BroadcastMul, ProdOverDim and Cumsum (the
+selections and the normalisation are in ``selections.py``). The engine sums a gradient that
+backward returned in a shape it can expand to the input's, so a forgotten broadcast sum leaves
+the values right; a probe records what backward itself returned, and the shape is checked."""
+
+import torch
+
+from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
+                      reference_gradients, run_backward, run_forward)
+from ..custom import FunctionExercise
+from ..diagnose import shape_hint
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+from ..probes import record_returned_gradients
+
+LESSON = "09_patterns"
+FLOAT32 = {"rtol": 1e-4, "atol": 1e-5}
+
+BROADCAST_MUL = Spec("BroadcastMul", ("a", "b"), lambda a, b: a * b)
+PROD = Spec("ProdOverDim", ("x", "dim"), lambda x, dim: torch.prod(x, dim))
+CUMSUM = Spec("Cumsum", ("x", "dim"), lambda x, dim: torch.cumsum(x, dim))
+
+# (a's shape, b's shape): either side broadcasts, size-1 dims, missing leading dims, 0-d
+BROADCAST_SHAPES = [((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((4,), (3, 4)), ((3, 4), (3, 4)),
+                    ((2, 1, 4), (3, 1)), ((5, 1, 1), (1,)), ((1,), (5,)), ((), (2, 3)),
+                    ((2, 3), ()), ((), ())]
+# (x's shape, dim): dims first, last, negative, of size 1, and a 0-d x
+DIM_CASES = [((4, 4), 1), ((5,), 0), ((3, 4), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((4, 1), 1),
+             ((1, 3), 0), ((), 0)]
+# One slice per zero case: none, one, two, three zeros.
+ZERO_SLICES = torch.tensor([[1.5, -2.0, 0.5, 3.0, -1.0],
+                            [2.0, 0.0, -1.5, 0.5, 4.0],
+                            [0.0, 3.0, 0.0, -2.0, 1.0],
+                            [0.0, 0.0, 0.0, 1.0, 2.0]])
+ZERO_KINDS = ("no zero", "exactly one zero", "two zeros", "three zeros")
+
+
+def _shape(shape) -> str:
+    dims = tuple(shape)
+    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
+
+
+def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple) -> str:
+    """Why backward returned grad_{name} in shape ``got`` for an input of shape ``expected``."""
+    returned = (f"{spec.name}.backward returned grad_{name} of shape {_shape(got)} for {name} "
+                f"of shape {_shape(expected)}")
+    try:
+        expands = torch.broadcast_shapes(expected, got) == torch.Size(got)
+    except RuntimeError:
+        expands = False
+    if expands:
+        return (f"{returned}: you forgot to sum the broadcast dims (the engine summed them for "
+                f"you here); reduce it yourself to exactly {_shape(expected)}, "
+                f"e.g. .sum_to_size({name}.shape)")
+    if torch.Size(got).numel() == torch.Size(expected).numel() and len(got) < len(expected):
+        return (f"{returned}: a sum without keepdim=True dropped a dim of size 1 that {name} "
+                "has; keep it (keepdim=True, or sum_to_size)")
+    return shape_hint(name, got, expected)
+
+
+def check_returned_shapes(spec: Spec, returned: list, values: dict) -> None:
+    """What backward itself returned has exactly the shape and dtype of each tensor input."""
+    for grads in returned:
+        for (name, value), grad in zip(values.items(), grads):
+            if not (isinstance(value, torch.Tensor) and value.is_floating_point()
+                    and isinstance(grad, torch.Tensor)):
+                continue
+            if grad.shape != value.shape:
+                raise GradingError(returned_shape_hint(spec, name, tuple(grad.shape),
+                                                       tuple(value.shape)))
+            if grad.dtype != value.dtype:
+                raise GradingError(f"{spec.name}.backward returned grad_{name} in {grad.dtype} "
+                                   f"for {name} in {value.dtype}: keep the input's dtype (the "
+                                   "engine converted it for you, after the precision was lost)")
+
+
+def explain_broadcast_error(spec: Spec, error: GradingError) -> GradingError:
+    """Shapes that do not broadcast inside backward: most often a reduction that lost a dim."""
+    if "must match the size of tensor" not in error.hint:
+        return error
+    return GradingError(f"{spec.name}'s backward combined tensors whose shapes do not "
+                        "broadcast: a sum without keepdim=True, or a grad_output that lacks "
+                        f"the dim forward reduced? ({error.hint})", error.details)
+
+
+def graded_case(function, spec: Spec, values: dict, tolerance=None):
+    """Values and gradients against the reference, grad_output and inputs untouched, the exact
+    shapes backward returned, no tensors on ctx, a backward written by hand."""
+    probe, returned = record_returned_gradients(function)
+    try:
+        forward, backward = check_values_and_gradients(probe, spec, values, **(tolerance or {}))
+    except GradingError as error:
+        check_returned_shapes(spec, returned, values)  # the precise hint, when that was it
+        raise explain_broadcast_error(spec, error) from error
+    check_returned_shapes(spec, returned, values)
+    check_no_ctx_tensors(spec, forward)
+    check_backward_by_hand(spec, backward)
+    return forward, backward
+
+
+def described(values: dict, dtype: torch.dtype) -> str:
+    """``a of shape (3, 1), b of shape (4,), float64``."""
+    parts = [f"{n} of shape {_shape(v.shape)}" if isinstance(v, torch.Tensor) else f"{n}={v!r}"
+             for n, v in values.items()]
+    return ", ".join(parts + [str(dtype).removeprefix("torch.")])
+
+
+def gradient_for(function, spec: Spec, values: dict, seed: int = 1):
+    """(the learner's gradient for the first input, the true one, grad_output)."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    grad_output = sample(forward.output.shape, forward.output.device, seed=seed,
+                         dtype=forward.output.dtype)
+    try:
+        backward = run_backward(spec, forward.output, inputs, grad_output)
+    except GradingError as error:
+        raise explain_broadcast_error(spec, error) from error
+    truth = reference_gradients(spec, inputs, grad_output)
+    first = next(iter(truth))
+    return backward.grads[0], truth[first], grad_output
+
+
+# BroadcastMul -----------------------------------------------------------------------------
+
+COUNTED_WORK = FunctionExercise("BroadcastMul", reference=torch.mul, arguments=("a", "b"),
+                                needs_input_grad=True)
+
+
+def check_saves_inputs_only(forward) -> None:
+    """a * b's gradients need a and b, nothing computed from them."""
+    for saved in forward.saved:
+        if saved.role not in ("input a", "input b"):
+            raise GradingError(f"BroadcastMul saves a tensor of shape {_shape(saved.shape)} that "
+                               f"is neither a nor b ({saved.nbytes} bytes): save the inputs "
+                               "themselves; broadcasting them costs nothing (expand is a view)")
+
+
+def broadcast_case(function, a_shape, b_shape, device, dtype=torch.float64, seed=0) -> None:
+    values = {"a": sample(a_shape, device, seed=seed, dtype=dtype),
+              "b": sample(b_shape, device, seed=seed + 50, dtype=dtype)}
+    with case(described(values, dtype)):
+        forward, _ = graded_case(function, BROADCAST_MUL, values,
+                                 FLOAT32 if dtype == torch.float32 else None)
+        check_saves_inputs_only(forward)
+
+
+def broadcast_quick(BroadcastMul, device="cpu") -> None:
+    function = check_is_function(BroadcastMul, BROADCAST_MUL)
+    for a_shape, b_shape in BROADCAST_SHAPES[:3]:
+        broadcast_case(function, a_shape, b_shape, device)
+    COUNTED_WORK.check_needs_input_grad(function, device)
+    check_gradcheck(function, BROADCAST_MUL, {"a": sample((3, 1), device),
+                                              "b": sample((4,), device, seed=1)})
+
+
+def broadcast_full(BroadcastMul, device) -> None:
+    broadcast_quick(BroadcastMul, device)
+    for seed, (a_shape, b_shape) in enumerate(BROADCAST_SHAPES):
+        broadcast_case(BroadcastMul, a_shape, b_shape, device, seed=seed)
+    for a_shape, b_shape in BROADCAST_SHAPES[:3]:
+        broadcast_case(BroadcastMul, a_shape, b_shape, device, dtype=torch.float32)
+        broadcast_case(BroadcastMul, b_shape, a_shape, device, seed=7)
+    check_gradcheck(BroadcastMul, BROADCAST_MUL, {"a": sample((), device),
+                                                  "b": sample((2, 3), device, seed=1)})
+
+
+# ProdOverDim ------------------------------------------------------------------------------
+
+def check_grad_output_unsqueezed(function, device) -> None:
+    """x of shape (4, 4), dim=1: grad_output of shape (4,) broadcasts against x without error,
+    along the wrong dim, unless backward unsqueezes it at dim."""
+    values = {"x": sample((4, 4), device, seed=3, away_from_zero=0.5), "dim": 1}
+    try:
+        got, truth, grad_output = gradient_for(function, PROD, values)
+    except GradingError as error:
+        if "do not broadcast" in error.hint:
+            raise GradingError(_UNSQUEEZE_HINT, error.details) from error
+        raise
+    local = truth / grad_output.unsqueeze(1)  # d prod / d x, slice by slice
+    if (isinstance(got, torch.Tensor) and got.shape == truth.shape
+            and not torch.allclose(got, truth)
+            and torch.allclose(got, grad_output.unsqueeze(0) * local)):
+        raise GradingError(_UNSQUEEZE_HINT + " (with x of shape (4, 4), dim=1)")
+
+
+_UNSQUEEZE_HINT = ("ProdOverDim's backward broadcast grad_output along the wrong dim: forward "
+                   "removed dim, so grad_output lacks it; unsqueeze it at dim before multiplying")
+
+
+def check_zero_slices(function, device, dim=1, dtype=torch.float64) -> None:
+    """Slices with no zero, one zero and several: exact, finite gradients."""
+    x = ZERO_SLICES.to(device, dtype)
+    x = x if dim in (1, -1) else x.T.contiguous()
+    got, truth, _ = gradient_for(function, PROD, {"x": x, "dim": dim})
+    where = f"(with x of shape {_shape(x.shape)}, dim={dim}, {str(dtype).removeprefix('torch.')})"
+    if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
+        return  # graded_case names a missing or mis-shaped gradient
+    if not torch.isfinite(got).all():
+        raise GradingError("ProdOverDim's gradient is inf or nan where a slice holds a zero: you "
+                           "divided by zero (prod / x); find the product of the other entries "
+                           f"without dividing {where}")
+    tolerance = FLOAT32 if dtype == torch.float32 else {}
+    for kind, mine, true in zip(ZERO_KINDS, got.movedim(dim, -1), truth.movedim(dim, -1)):
+        if not torch.allclose(mine, true, **tolerance):
+            raise GradingError(f"ProdOverDim's gradient is wrong on a slice with {kind} "
+                               f"{where}: got {mine.tolist()}, expected {true.tolist()}")
+    graded_case(function, PROD, {"x": x, "dim": dim}, tolerance)
+
+
+def prod_quick(ProdOverDim, device="cpu") -> None:
+    function = check_is_function(ProdOverDim, PROD)
+    check_grad_output_unsqueezed(function, device)
+    check_zero_slices(function, device)
+    for x_shape, dim in DIM_CASES[:2]:
+        values = {"x": sample(x_shape, device, away_from_zero=0.3), "dim": dim}
+        with case(described(values, torch.float64)):
+            graded_case(function, PROD, values)
+    check_gradcheck(function, PROD, {"x": ZERO_SLICES.double().to(device), "dim": 1})
+
+
+def prod_full(ProdOverDim, device) -> None:
+    prod_quick(ProdOverDim, device)
+    check_zero_slices(ProdOverDim, device, dim=0)
+    check_zero_slices(ProdOverDim, device, dim=-1, dtype=torch.float32)
+    for seed, (x_shape, dim) in enumerate(DIM_CASES):
+        for dtype in (torch.float64, torch.float32):
+            values = {"x": sample(x_shape, device, seed=seed, dtype=dtype, away_from_zero=0.3),
+                      "dim": dim}
+            with case(described(values, dtype)):
+                graded_case(ProdOverDim, PROD, values,
+                            FLOAT32 if dtype == torch.float32 else None)
+    check_gradcheck(ProdOverDim, PROD, {"x": ZERO_SLICES.double().T.to(device), "dim": 0})
+
+
+# Cumsum -----------------------------------------------------------------------------------
+
+def check_saves_nothing(forward) -> None:
+    if forward.saved:
+        what = ", ".join(f"{s.role} of shape {_shape(s.shape)}" for s in forward.saved)
+        raise GradingError(f"Cumsum saves {what}: its backward needs no tensor from forward, "
+                           "only dim (a Python int: ctx.dim = dim)")
+
+
+def check_scan_direction(function, device) -> None:
+    """A forward cumsum of grad_output is the commonest wrong backward."""
+    got, truth, grad_output = gradient_for(function, CUMSUM, {"x": sample((3, 5), device),
+                                                              "dim": 1})
+    if (isinstance(got, torch.Tensor) and got.shape == truth.shape
+            and not torch.allclose(got, truth) and torch.allclose(got, grad_output.cumsum(1))):
+        raise GradingError("Cumsum's backward ran the scan the same way as forward: y_o sums "
+                           "x_i for i <= o, so x_i reaches every y_o with o >= i; scan "
+                           "grad_output in reverse (with x of shape (3, 5), dim=1)")
+
+
+def cumsum_case(function, x_shape, dim, device, dtype=torch.float64, seed=0) -> None:
+    values = {"x": sample(x_shape, device, seed=seed, dtype=dtype), "dim": dim}
+    with case(described(values, dtype)):
+        forward, _ = graded_case(function, CUMSUM, values,
+                                 FLOAT32 if dtype == torch.float32 else None)
+        check_saves_nothing(forward)
+
+
+def cumsum_quick(Cumsum, device="cpu") -> None:
+    function = check_is_function(Cumsum, CUMSUM)
+    check_scan_direction(function, device)
+    for x_shape, dim in DIM_CASES[:3]:
+        cumsum_case(function, x_shape, dim, device)
+    check_gradcheck(function, CUMSUM, {"x": sample((3, 4), device), "dim": 0})
+
+
+def cumsum_full(Cumsum, device) -> None:
+    cumsum_quick(Cumsum, device)
+    for seed, (x_shape, dim) in enumerate(DIM_CASES):
+        cumsum_case(Cumsum, x_shape, dim, device, seed=seed)
+        cumsum_case(Cumsum, x_shape, dim, device, dtype=torch.float32, seed=seed)
+    check_gradcheck(Cumsum, CUMSUM, {"x": sample((2, 3, 4), device), "dim": -1})
+
+
+EXERCISES = [
+    Exercise("BroadcastMul", LESSON, broadcast_quick, broadcast_full,
+             "ten pairs of shapes (either side broadcast, size-1 dims, missing leading dims, "
+             "0-d), the exact shapes backward returns, what is saved, needs_input_grad by "
+             "counted work, float32, gradcheck, CPU and CUDA",
+             example=lambda: (sample((3, 1), "cpu"), sample((4,), "cpu", seed=1))),
+    Exercise("ProdOverDim", LESSON, prod_quick, prod_full,
+             "slices with no, one and several zeros along either dim, eight shapes and dims "
+             "(negative, size 1, 0-d), float32, gradcheck, CPU and CUDA",
+             example=lambda: (ZERO_SLICES.double(), 1)),
+    Exercise("Cumsum", LESSON, cumsum_quick, cumsum_full,
+             "eight shapes and dims (negative, size 1, 0-d), saves no tensor, float32, "
+             "gradcheck, CPU and CUDA",
+             example=lambda: (sample((2, 5), "cpu"), 1)),
+]

@@ -1,0 +1,183 @@
+"""Lesson 09, selections and a normalisation: IndexSelect and Normalize. Normalize has a kink
+where a row's norm equals eps, so rows below eps are checked against autograd through
+``F.normalize``, never by finite differences across it."""
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import Spec, case, check_gradcheck, check_is_function
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+from ..probes import AllocationLog
+from .patterns import FLOAT32, LESSON, _shape, described, gradient_for, graded_case
+
+SELECT = Spec("IndexSelect", ("x", "index"), lambda x, index: torch.index_select(x, 0, index))
+NORMALIZE = Spec("Normalize", ("x", "eps"),
+                 lambda x, eps: F.normalize(x, dim=-1, eps=eps))
+
+# (x's shape, index): repeats, an empty index, a permutation, a single row, 1-D and 3-D x
+SELECT_CASES = [((5, 3), [4, 0, 4, 2, 4]), ((6,), [1, 1, 1]), ((5, 3), []),
+                ((4, 2, 3), [3, 0]), ((1, 4), [0, 0]), ((5, 3), [2, 0, 4, 1, 3]),
+                ((3, 2), [2])]
+NORMALIZE_SHAPES = [(4, 4), (5,), (2, 3, 4), (5, 1), (1, 6), ()]
+EPS = 1e-12  # F.normalize's default
+
+
+# IndexSelect ------------------------------------------------------------------------------
+
+def check_saves_index_only(forward, index: torch.Tensor) -> None:
+    """Backward needs index and x's shape, no float tensor."""
+    for saved in forward.saved:
+        if saved.dtype.is_floating_point:
+            what = "its input x" if saved.role == "input x" else (
+                f"a float tensor of shape {_shape(saved.shape)}")
+            raise GradingError(f"IndexSelect saves {what} ({saved.nbytes} bytes): backward "
+                               "needs only index (save_for_backward) and x's shape "
+                               "(ctx.shape = x.shape, a torch.Size)")
+    if index.numel() and not any(s.role == "input index" for s in forward.saved):
+        raise GradingError("IndexSelect did not save index itself: ctx.save_for_backward(index)")
+
+
+def check_repeated_rows(function, device) -> None:
+    """grad[index] = grad_output keeps one write per repeated row."""
+    index = torch.tensor([4, 0, 4, 2, 4], device=device)
+    got, truth, grad_output = gradient_for(function, SELECT, {"x": sample((5, 3), device),
+                                                              "index": index})
+    if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
+        return
+    repeated = torch.zeros(5, dtype=torch.bool, device=device)
+    repeated[4] = True
+    if (not torch.allclose(got, truth) and torch.allclose(got[~repeated], truth[~repeated])):
+        raise GradingError("IndexSelect lost repeated rows: index = [4, 0, 4, 2, 4] selects row "
+                           "4 three times, so its gradient is the sum of three rows of "
+                           "grad_output, and grad[index] = grad_output keeps only one; "
+                           "accumulate with index_add")
+
+
+def select_case(function, x_shape, rows, device, dtype=torch.float64, seed=0) -> None:
+    index = torch.tensor(rows, dtype=torch.int64, device=device)
+    values = {"x": sample(x_shape, device, seed=seed, dtype=dtype), "index": index}
+    with case(described(values, dtype) + f", index={rows}"):
+        forward, _ = graded_case(function, SELECT, values,
+                                 FLOAT32 if dtype == torch.float32 else None)
+        check_saves_index_only(forward, index)
+
+
+def select_quick(IndexSelect, device="cpu") -> None:
+    function = check_is_function(IndexSelect, SELECT)
+    check_repeated_rows(function, device)
+    for x_shape, rows in SELECT_CASES[:3]:
+        select_case(function, x_shape, rows, device)
+    check_gradcheck(function, SELECT, {"x": sample((4, 2), device),
+                                       "index": torch.tensor([3, 1, 3], device=device)})
+
+
+def select_full(IndexSelect, device) -> None:
+    select_quick(IndexSelect, device)
+    for seed, (x_shape, rows) in enumerate(SELECT_CASES):
+        select_case(IndexSelect, x_shape, rows, device, seed=seed)
+        select_case(IndexSelect, x_shape, rows, device, dtype=torch.float32, seed=seed)
+    check_gradcheck(IndexSelect, SELECT, {"x": sample((3, 2, 2), device),
+                                          "index": torch.tensor([0, 2, 0, 0], device=device)})
+
+
+# Normalize --------------------------------------------------------------------------------
+
+def rows_around_eps(device, dtype=torch.float64) -> tuple[torch.Tensor, float]:
+    """Rows with norms 2, 0.5, 1e-3 and 0 against eps = 1e-2: two above, two below."""
+    directions = F.normalize(sample((4, 5), device, seed=5, dtype=dtype), dim=-1)
+    norms = torch.tensor([2.0, 0.5, 1e-3, 0.0], dtype=dtype, device=device)
+    return directions * norms.unsqueeze(-1), 1e-2
+
+
+def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
+    """The output, and at most one number per row."""
+    rows = x.numel() // max(x.shape[-1], 1) if x.dim() else 1
+    if not any(s.role == "output" for s in forward.saved):
+        raise GradingError("Normalize did not save its output: save y with "
+                           "ctx.save_for_backward (the projection is written with y)")
+    for saved in forward.saved:
+        if saved.role.startswith("input"):
+            raise GradingError("Normalize saves its input x: save the output and one norm per "
+                               "row instead; x = y * norm where the norm is at least eps")
+        if saved.role == "intermediate" and saved.tensor.numel() > rows:
+            raise GradingError(f"Normalize saves an intermediate of shape {_shape(saved.shape)}: "
+                               f"save the output and one norm per row ({rows} numbers) only")
+    budget = (x.numel() + rows) * x.element_size()
+    if forward.saved_bytes > budget:
+        raise GradingError(f"Normalize keeps {forward.saved_bytes} bytes for backward where "
+                           f"the output and one norm per row take {budget}")
+
+
+def check_projection(function, device) -> None:
+    """The two named mistakes: no projection term, and no eps branch."""
+    x = sample((3, 4), device, seed=2)
+    got, truth, grad_output = gradient_for(function, NORMALIZE, {"x": x, "eps": EPS})
+    if isinstance(got, torch.Tensor) and got.shape == truth.shape and not torch.allclose(
+            got, truth) and torch.allclose(got, grad_output / x.norm(dim=-1, keepdim=True)):
+        raise GradingError("Normalize's backward is missing the projection term: grad_output / "
+                           "norm is the derivative of x / norm with the norm held fixed, but "
+                           "the norm moves with x too (with x of shape (3, 4))")
+    x, eps = rows_around_eps(device)
+    got, truth, _ = gradient_for(function, NORMALIZE, {"x": x, "eps": eps})
+    if isinstance(got, torch.Tensor) and got.shape == truth.shape:
+        above = torch.tensor([True, True, False, False], device=device)
+        if not torch.isfinite(got).all() or (torch.allclose(got[above], truth[above])
+                                             and not torch.allclose(got, truth)):
+            raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: "
+                               "there y = x / eps, and eps does not move with x "
+                               "(with row norms 2, 0.5, 1e-3 and 0, eps=0.01)")
+
+
+def check_closed_form(function, device) -> None:
+    """Backward allocates a few tensors of x's size, never a d x d Jacobian per row."""
+    x = sample((2, 64), device, seed=4).requires_grad_()
+    y = function.apply(x, EPS)
+    with AllocationLog() as log:
+        torch.autograd.grad(y, x, torch.ones_like(y))
+    budget = 12 * x.numel() * x.element_size()
+    if log.bytes > budget:
+        raise GradingError(f"Normalize's backward allocated {log.bytes} bytes for x of shape "
+                           f"(2, 64) ({x.numel() * x.element_size()} bytes): it builds each "
+                           "row's 64 x 64 Jacobian; use the closed form, a projection",
+                           f"ops that allocated: {', '.join(log.ops)}")
+
+
+def normalize_case(function, x, eps, dtype=torch.float64) -> None:
+    values = {"x": x, "eps": eps}
+    with case(described(values, dtype)):
+        forward, _ = graded_case(function, NORMALIZE, values,
+                                 FLOAT32 if dtype == torch.float32 else None)
+        check_saves_output_and_norms(forward, x)
+
+
+def normalize_quick(Normalize, device="cpu") -> None:
+    function = check_is_function(Normalize, NORMALIZE)
+    check_projection(function, device)
+    normalize_case(function, sample((4, 4), device), EPS)
+    normalize_case(function, *rows_around_eps(device))
+    check_closed_form(function, device)
+    check_gradcheck(function, NORMALIZE, {"x": sample((3, 4), device, seed=1), "eps": EPS})
+
+
+def normalize_full(Normalize, device) -> None:
+    normalize_quick(Normalize, device)
+    for seed, shape in enumerate(NORMALIZE_SHAPES):
+        normalize_case(Normalize, sample(shape, device, seed=seed), EPS)
+        x32 = sample(shape, device, seed=seed, dtype=torch.float32)
+        normalize_case(Normalize, x32, EPS, torch.float32)
+    normalize_case(Normalize, *rows_around_eps(device, torch.float32), torch.float32)
+    check_gradcheck(Normalize, NORMALIZE, {"x": sample((2, 3, 4), device), "eps": 1e-2})
+
+
+EXERCISES = [
+    Exercise("IndexSelect", LESSON, select_quick, select_full,
+             "repeated and empty indices, a permutation, 1-D and 3-D x, saves only index, "
+             "float32, gradcheck, CPU and CUDA",
+             example=lambda: (sample((4, 2), "cpu"), torch.tensor([3, 0, 3, 3]))),
+    Exercise("Normalize", LESSON, normalize_quick, normalize_full,
+             "six shapes (size-1 rows, leading dims, 0-d), rows below eps against autograd of "
+             "F.normalize, what is saved and its bytes, a closed form (no Jacobian), float32, "
+             "gradcheck, CPU and CUDA",
+             example=lambda: (rows_around_eps("cpu")[0][:3, :4], 1e-2)),
+]

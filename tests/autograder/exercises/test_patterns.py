@@ -1,0 +1,179 @@
+"""Lesson 09 (gradient patterns): what the catalogue harness (tests/autograder/test_catalogue.py)
+does not cover for BroadcastMul, ProdOverDim, Cumsum, IndexSelect and Normalize, and the
+PyTorch behaviour the lesson states."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.checks import make_inputs, run_forward
+from autograder.exercises.patterns import (BROADCAST_MUL, BROADCAST_SHAPES, DIM_CASES, PROD,
+                                           ZERO_SLICES, check_returned_shapes, graded_case,
+                                           returned_shape_hint)
+from autograder.exercises.selections import (NORMALIZE_SHAPES, SELECT, SELECT_CASES,
+                                             check_saves_index_only, rows_around_eps)
+from autograder.probes import record_returned_gradients
+from tests.autograder.catalogued import mistake
+from tests.autograder.exercises.battery import run
+from tools.catalogue import lesson09
+from tools.solutions import solution
+
+pytestmark = pytest.mark.lesson09
+
+NAMES = ["BroadcastMul", "ProdOverDim", "Cumsum", "IndexSelect", "Normalize"]
+
+
+def test_edge_cases_are_graded():
+    """Are both broadcast directions, size-1 dims, missing leading dims, 0-d, negative dims,
+    repeated and empty indices and a 0-d Normalize among the graded cases?"""
+    pairs = set(BROADCAST_SHAPES)
+    assert {((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((4,), (3, 4)), ((), (2, 3)),
+            ((2, 3), ()), ((), ())} <= pairs
+    assert ((), 0) in DIM_CASES and any(dim < 0 for _, dim in DIM_CASES)
+    indices = [rows for _, rows in SELECT_CASES]
+    assert [] in indices and any(len(set(r)) < len(r) for r in indices)
+    assert () in NORMALIZE_SHAPES
+    assert [(ZERO_SLICES[r] == 0).sum().item() for r in range(4)] == [0, 1, 2, 3]
+
+
+def test_every_exercise_has_an_nbgrader_mistake():
+    """Is each exercise handed in wrong through the real nbgrader at least once?"""
+    for name in NAMES:
+        assert any(m.exercise == name and m.nbgrader for m in lesson09.MISTAKES)
+
+
+def test_stub_fails_with_not_implemented():
+    """Does the untouched stub raise NotImplementedError rather than a grading hint?"""
+    class Stub(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *args):
+            raise NotImplementedError()
+
+        @staticmethod
+        def backward(ctx, *grads):
+            raise NotImplementedError()
+
+    for name in NAMES:
+        with pytest.raises(NotImplementedError):
+            run("quick", name, Stub)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_full_checks_pass_on_each_device(name, device):
+    """Does the lesson's solution pass the full battery on CPU, and on CUDA when present?"""
+    run("full", name, solution(name), device)
+
+
+class TestEngineReduction:
+    """The lesson's table of what the engine does with a gradient of another shape."""
+
+    @staticmethod
+    def _returning(shape):
+        class Returns(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return torch.ones(shape, dtype=grad_output.dtype)
+
+        return Returns
+
+    @pytest.mark.parametrize("input_shape, returned, summed", [
+        ((4,), (3, 4), 3), ((3, 1), (3, 4), 4), ((3, 1), (2, 3, 4), 8), ((), (3,), 3),
+        ((4,), (1, 4), 1)])
+    def test_broadcastable_gradients_are_summed(self, input_shape, returned, summed):
+        """Does the engine sum a gradient the input broadcasts to, keeping size-1 dims?"""
+        x = torch.zeros(input_shape, requires_grad=True)
+        self._returning(returned).apply(x).sum().backward()
+        assert x.grad.shape == input_shape and (x.grad == summed).all()
+
+    @pytest.mark.parametrize("input_shape, returned", [
+        ((3, 1), (3,)), ((3, 4), (4,)), ((3, 4), (12,)), ((2, 4), (3, 4))])
+    def test_other_shapes_are_refused(self, input_shape, returned):
+        """Is a gradient the input does not broadcast to an error, even with equal numel?"""
+        x = torch.zeros(input_shape, requires_grad=True)
+        with pytest.raises(RuntimeError, match="invalid gradient at index 0"):
+            self._returning(returned).apply(x).sum().backward()
+
+
+def test_lesson_claims_about_expand_assignment_and_normalize():
+    """expand is a stride-0 view; a repeated index keeps one write; F.normalize takes the
+    projection at a norm exactly equal to eps; prod, cumsum and normalize accept 0-d."""
+    g = torch.tensor([1.0, 2.0, 3.0])
+    big = g.unsqueeze(1).expand(3, 1000)
+    assert big.stride() == (1, 0) and big.data_ptr() == g.data_ptr()
+    assert big.untyped_storage().nbytes() == 12
+    z = torch.zeros(5)
+    z[torch.tensor([4, 0, 4])] = torch.tensor([1.0, 2.0, 3.0])
+    assert z[4] in (1.0, 3.0)
+    x = torch.tensor([[0.6, 0.8]], dtype=torch.float64, requires_grad=True)
+    grad, = torch.autograd.grad(F.normalize(x, dim=-1, eps=1.0), x,
+                                torch.tensor([[1.0, 0.0]], dtype=torch.float64))
+    assert torch.allclose(grad, torch.tensor([[0.64, -0.48]], dtype=torch.float64))
+    scalar = torch.tensor(2.0)
+    assert torch.prod(scalar, 0) == torch.cumsum(scalar, 0) == scalar
+
+
+class TestReturnedShapes:
+    """What backward returned is checked before the engine reduces it."""
+
+    def test_hints(self):
+        """Does each wrong shape get the hint that names its likely cause?"""
+        assert "forgot to sum the broadcast dims" in returned_shape_hint(
+            BROADCAST_MUL, "a", (3, 4), (4,))
+        assert "keepdim" in returned_shape_hint(BROADCAST_MUL, "a", (3,), (3, 1))
+        assert "a transpose?" in returned_shape_hint(BROADCAST_MUL, "a", (4, 3), (3, 4))
+
+    def test_a_forgotten_sum_passes_the_values_but_not_the_shape(self, raises_hint):
+        """The engine makes a forgotten sum's values right: is it caught all the same?"""
+        wrong = mistake("BroadcastMul", "forgot to sum the broadcast dims")
+        probe, returned = record_returned_gradients(wrong)
+        a = torch.randn(4, dtype=torch.float64, requires_grad=True)
+        b = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+        probe.apply(a, b).sum().backward()
+        assert torch.allclose(a.grad, b.detach().sum(0))  # right values, summed by the engine
+        assert tuple(returned[0][0].shape) == (3, 4)
+        with raises_hint("forgot to sum the broadcast dims"):
+            check_returned_shapes(BROADCAST_MUL, returned, {"a": a, "b": b})
+
+    def test_a_case_names_the_engine_refusal_as_keepdim(self, raises_hint):
+        """When the engine refuses the shape, is the hint still the keepdim one?"""
+        values = {"a": torch.randn(3, 1, dtype=torch.float64),
+                  "b": torch.randn(1, 4, dtype=torch.float64)}
+        with raises_hint("keepdim"):
+            graded_case(mistake("BroadcastMul", "sum without keepdim"), BROADCAST_MUL, values)
+
+
+def test_index_select_saves_exactly_index():
+    """Are the saved tensors index itself, its bytes only, with the shape on ctx?"""
+    inputs = make_inputs({"x": torch.randn(5, 3, dtype=torch.float64),
+                          "index": torch.tensor([4, 0, 4])})
+    forward = run_forward(solution("IndexSelect"), SELECT, inputs)
+    assert [s.role for s in forward.saved] == ["input index"]
+    assert forward.saved_bytes == 3 * 8
+    check_saves_index_only(forward, inputs["index"])
+
+
+def test_rows_below_eps_are_checked_against_autograd_of_f_normalize():
+    """Do the rows straddle eps (two above, two below, one of zeros), and does the solution
+    match autograd through F.normalize there?"""
+    x, eps = rows_around_eps("cpu")
+    norms = x.norm(dim=-1)
+    assert (norms[:2] > eps).all() and (norms[2:] < eps).all() and norms[3] == 0
+    leaf = x.clone().requires_grad_()
+    g = torch.randn_like(x)
+    mine, = torch.autograd.grad(solution("Normalize").apply(leaf, eps), leaf, g)
+    truth, = torch.autograd.grad(F.normalize(leaf, dim=-1, eps=eps), leaf, g)
+    assert torch.allclose(mine, truth)
+
+
+def test_prod_zero_cases_without_division():
+    """Is the lesson's ProdOverDim finite and exact on every zero case, where prod / x is not?"""
+    x = ZERO_SLICES.double().requires_grad_()
+    grad, = torch.autograd.grad(solution("ProdOverDim").apply(x, 1), x, torch.ones(4).double())
+    truth, = torch.autograd.grad(torch.prod(x, 1), x, torch.ones(4).double())
+    assert torch.equal(grad, truth)
+    assert not torch.isfinite(torch.prod(x, 1, keepdim=True) / x).all()
+    assert PROD.name == "ProdOverDim"

@@ -1,0 +1,90 @@
+"""Does the Jacobian view read the learner's own backward, and make a forgotten broadcast sum, a
+lost repeated row and a missing projection term visible?"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tools.catalogue import mistake
+from tools.solutions import solution
+from widgets.jacobian import (index_labels, jacobian_figure, jacobian_pairs, jacobian_view,
+                              summary)
+
+pytestmark = pytest.mark.lesson09
+
+
+def mul(a, b):
+    return a * b
+
+
+def select(x, index):
+    return torch.index_select(x, 0, index)
+
+
+def normalize(x, eps):
+    return F.normalize(x, dim=-1, eps=eps)
+
+
+A, B = torch.randn(3, 1, dtype=torch.float64), torch.randn(4, dtype=torch.float64)
+ROWS, REPEATED = torch.randn(5, 2, dtype=torch.float64), torch.tensor([3, 0, 3, 3])
+
+
+def test_is_a_correct_backward_the_reference_jacobian():
+    pairs = jacobian_pairs(solution("BroadcastMul"), mul, A, B)
+    assert [p.name for p in pairs] == ["a", "b"]
+    for pair in pairs:
+        assert pair.same_shape and not pair.mismatch.any()
+        assert "matches autograd's" in summary(pair)
+    assert pairs[0].reference.shape == (12, 3)  # dy_o / da_i: 12 outputs, 3 entries of a
+
+
+def test_does_a_forgotten_broadcast_sum_show_as_extra_columns():
+    wrong = mistake("BroadcastMul", "forgot to sum the broadcast dims").load()
+    pair = jacobian_pairs(wrong, mul, A, B)[0]
+    assert pair.returned_shape == (3, 4) and pair.learner.shape == (12, 12)
+    assert "forgotten broadcast sum" in summary(pair, wrong)
+
+
+def test_does_a_sum_without_keepdim_say_so():
+    wrong = mistake("BroadcastMul", "sum without keepdim").load()
+    pair = jacobian_pairs(wrong, mul, A, B)[0]
+    assert pair.returned_shape == (3,)
+    assert "keepdim" in summary(pair, wrong)
+
+
+def test_are_lost_repeated_rows_outlined():
+    wrong = mistake("IndexSelect", "grad[index] = grad_output").load()
+    pair, = jacobian_pairs(wrong, select, ROWS, REPEATED)
+    columns = pair.mismatch.nonzero()[:, 1].unique().tolist()
+    assert columns == [6, 7]  # x[3, 0] and x[3, 1], the repeated row
+    assert "differ" in summary(pair, wrong)
+
+
+def test_does_a_missing_projection_term_differ_everywhere_in_its_row_block():
+    wrong = mistake("Normalize", "missing projection term").load()
+    x = torch.randn(2, 3, dtype=torch.float64)
+    pair, = jacobian_pairs(wrong.apply, normalize, x, 1e-12)  # .apply works as well
+    assert pair.mismatch[:3, :3].all() and not pair.mismatch[:3, 3:].any()
+
+
+def test_does_the_view_switch_inputs_and_report_errors():
+    view = jacobian_view(solution("BroadcastMul"), mul, A, B)
+    before = view.panes["plot"].value
+    view.controls["input"].value = "b"
+    assert view.panes["plot"].value != before
+    assert "matches" in view.panes["readout"].value
+
+    class Stub(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            raise NotImplementedError
+
+    assert "not implemented yet" in jacobian_view(Stub, mul, A, B).panes["readout"].value
+
+
+def test_are_index_labels_readable_and_figures_drawn():
+    assert index_labels("x", (2, 2)) == ["x[0,0]", "x[0,1]", "x[1,0]", "x[1,1]"]
+    assert index_labels("s", ()) == ["s"]
+    pair, = jacobian_pairs(solution("Cumsum"), torch.cumsum, torch.randn(4), 0)
+    assert torch.equal(pair.reference, torch.tril(torch.ones(4, 4, dtype=torch.float64)))
+    assert jacobian_figure(pair).axes

@@ -1,0 +1,281 @@
+"""Jacobian view: dy_o/dx_i of the learner's Function, read off its own backward one
+grad_output basis vector at a time, beside autograd's Jacobian of a reference written with torch
+ops. Entries that differ are outlined; a gradient returned in the wrong shape is drawn as
+returned (the engine would have summed it), so a forgotten broadcast sum shows as extra
+columns, a lost repeated row as a missing entry, a missing projection term as a wrong block."""
+
+from dataclasses import dataclass
+
+import ipywidgets
+import torch
+from matplotlib.patches import Rectangle
+
+from autograder.probes import record_returned_gradients
+
+from . import markup
+from .figures import CURRENT, Frames, css_width, new_figure
+from .functions import display_name, error_summary, input_names, is_function_class
+from .markup import code
+from .view import View, html_pane, image_pane, show_figure
+
+MAX_LABELS = 24  # more index labels than this on an axis and only every k-th is written
+MAX_VALUES = 80  # up to this many cells per panel, each shows its value
+
+
+@dataclass
+class JacobianPair:
+    """The two Jacobians of one output with respect to one input, as (outputs, entries)."""
+
+    name: str                 # the input's name in forward's signature
+    input_shape: tuple
+    output_shape: tuple
+    reference: torch.Tensor   # autograd through the reference: (outputs, inputs)
+    learner: torch.Tensor | None  # row o: what backward returned for grad_output = e_o
+    returned_shape: tuple | None  # the shape backward returned (None: it returned None)
+    error: str | None = None      # what the learner's Function raised, in one line
+
+    @property
+    def same_shape(self) -> bool:
+        return self.learner is not None and self.returned_shape == self.input_shape
+
+    @property
+    def mismatch(self) -> torch.Tensor | None:
+        """True where the entries differ, when both have the input's shape."""
+        if not self.same_shape:
+            return None
+        scale = 1e-6 * max(1.0, self.reference.abs().max().item() if self.reference.numel()
+                           else 1.0)
+        return ~torch.isclose(self.learner, self.reference, rtol=1e-5, atol=scale)
+
+
+def _function_class(function):
+    """The Function class behind ``function`` (a class or its ``.apply``), else None."""
+    if is_function_class(function):
+        return function
+    owner = getattr(function, "__self__", None)
+    return owner if is_function_class(owner) else None
+
+
+def _leaves(inputs, wanted: int | None = None) -> list:
+    """Fresh float64 leaves for the floating tensors (all of them, or only input ``wanted``)."""
+    return [value.detach().to(torch.float64).clone().requires_grad_(wanted in (None, i))
+            if isinstance(value, torch.Tensor) and value.is_floating_point() else value
+            for i, value in enumerate(inputs)]
+
+
+def _first_tensor(output) -> torch.Tensor:
+    return output[0] if isinstance(output, (tuple, list)) else output
+
+
+def _basis(output: torch.Tensor):
+    """grad_output = e_o for every output index o, in row-major order."""
+    for o in range(output.numel()):
+        basis = torch.zeros(output.numel(), dtype=output.dtype, device=output.device)
+        basis[o] = 1
+        yield basis.reshape(output.shape)
+
+
+def reference_jacobian(reference, inputs, position: int) -> torch.Tensor:
+    """Autograd's d reference / d inputs[position], as (outputs, inputs)."""
+    leaves = _leaves(inputs, position)
+    output = _first_tensor(reference(*leaves))
+    rows = [torch.autograd.grad(output, leaves[position], e, retain_graph=True,
+                                allow_unused=True)[0] for e in _basis(output)]
+    rows = [torch.zeros_like(leaves[position]) if r is None else r for r in rows]
+    return torch.stack([r.reshape(-1) for r in rows]) if rows else torch.zeros(
+        0, leaves[position].numel(), dtype=torch.float64)
+
+
+def learner_jacobian(function, inputs, position: int) -> tuple[torch.Tensor | None, tuple | None]:
+    """Row o is what the learner's backward returned for inputs[position] when handed
+    grad_output = e_o: (rows, the shape returned), or (None, None) if it returned None."""
+    leaves = _leaves(inputs, position)
+    cls = _function_class(function)
+    probe, returned = record_returned_gradients(cls) if cls else (None, [])
+    output = _first_tensor(probe.apply(*leaves) if cls else function(*leaves))
+    rows = []
+    for e in _basis(output):
+        try:
+            grad, = torch.autograd.grad(output, leaves[position], e, retain_graph=True,
+                                        allow_unused=True)
+        except RuntimeError:  # the engine refused a shape it cannot reduce: use the raw one
+            if not returned:
+                raise
+            grad = None
+        if cls:
+            grad = returned[-1][position] if len(returned[-1]) > position else None
+        if grad is None:
+            return None, None
+        rows.append(grad.detach().to(torch.float64).reshape(-1))
+    shape = tuple(returned[-1][position].shape) if cls and returned else tuple(
+        leaves[position].shape)
+    if not rows:
+        return torch.zeros(0, leaves[position].numel(), dtype=torch.float64), shape
+    return torch.stack(rows), shape
+
+
+def jacobian_pairs(function, reference, *inputs) -> list[JacobianPair]:
+    """One JacobianPair per floating-point tensor input of ``function``."""
+    names = input_names(_function_class(function) or function, len(inputs))
+    pairs = []
+    for position, value in enumerate(inputs):
+        if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
+            continue
+        truth = reference_jacobian(reference, inputs, position)
+        output_shape = tuple(_first_tensor(reference(*_leaves(inputs))).shape)
+        try:
+            mine, returned_shape = learner_jacobian(function, inputs, position)
+            error = None
+        except Exception as raised:  # the learner's Function may raise anything
+            mine, returned_shape, error = None, None, error_summary(function, raised)
+        pairs.append(JacobianPair(names[position], tuple(value.shape), output_shape, truth,
+                                  mine, returned_shape, error))
+    return pairs
+
+
+def _expands_to(shape: tuple, target: tuple) -> bool:
+    try:
+        return torch.broadcast_shapes(shape, target) == torch.Size(target)
+    except RuntimeError:
+        return False
+
+
+def index_labels(name: str, shape: tuple) -> list[str]:
+    """``a[0,1]``-style labels for every entry of a tensor of ``shape``, row-major."""
+    if not shape:
+        return [name]
+    labels = []
+    for flat in range(int(torch.Size(shape).numel())):
+        index = [int(i) for i in torch.unravel_index(torch.tensor(flat), shape)]
+        labels.append(f"{name}[{','.join(map(str, index))}]")
+    return labels
+
+
+def summary(pair: JacobianPair, function=None) -> str:
+    """What the two pictures say, in one or two sentences of plain text."""
+    who = display_name(function) if function is not None else "your Function"
+    if pair.error:
+        return pair.error
+    if pair.learner is None:
+        return f"{who}'s backward returned None for {pair.name}, which requires grad"
+    if not pair.same_shape:
+        returned = (f"{who}'s backward returned grad_{pair.name} of shape "
+                    f"{markup.format_shape(pair.returned_shape)} for {pair.name} of shape "
+                    f"{markup.format_shape(pair.input_shape)}")
+        if _expands_to(pair.input_shape, pair.returned_shape):
+            return (f"{returned}: each row has {pair.learner.shape[1]} entries where "
+                    f"{pair.name} has {pair.reference.shape[1]}, a forgotten broadcast sum "
+                    "(the engine sums it for you when it can; the contract asks for the "
+                    "exact shape)")
+        if pair.learner.shape[1] == pair.reference.shape[1]:
+            return (f"{returned}: the same entries with a dim of size 1 lost, a sum without "
+                    "keepdim=True? (the engine refuses this shape)")
+        return f"{returned}: a gradient must have its input's shape"
+    wrong = pair.mismatch
+    total = wrong.numel()
+    if not wrong.any():
+        return (f"{who}'s Jacobian with respect to {pair.name} matches autograd's, entry for "
+                f"entry ({total} entries)")
+    o, i = (int(v) for v in wrong.nonzero()[0])
+    out_label = index_labels("y", pair.output_shape)[o]
+    in_label = index_labels(pair.name, pair.input_shape)[i]
+    return (f"{int(wrong.sum())} of {total} entries differ (outlined); the first is "
+            f"d{out_label}/d{in_label}: yours {markup.format_number(pair.learner[o, i].item())}, "
+            f"autograd's {markup.format_number(pair.reference[o, i].item())}")
+
+
+def _label_axis(ax, labels: list[str], axis: str) -> None:
+    step = max(1, -(-len(labels) // MAX_LABELS))
+    ticks = list(range(0, len(labels), step))
+    if axis == "x":
+        ax.set_xticks(ticks, [labels[t] for t in ticks], rotation=90, fontsize=7)
+    else:
+        ax.set_yticks(ticks, [labels[t] for t in ticks], fontsize=7)
+
+
+def _panel(ax, matrix: torch.Tensor, limit: float, title: str, rows: list[str],
+           columns: list[str], outline=None, title_color="black") -> None:
+    ax.imshow(matrix.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto",
+              interpolation="nearest")
+    ax.set_title(title, fontsize=9, color=title_color)
+    _label_axis(ax, columns, "x")
+    _label_axis(ax, rows, "y")
+    if matrix.numel() <= MAX_VALUES:
+        for (o, i), value in zip(torch.cartesian_prod(torch.arange(matrix.shape[0]),
+                                                      torch.arange(matrix.shape[1])).tolist(),
+                                 matrix.reshape(-1).tolist()):
+            if value != 0:
+                ax.text(i, o, f"{value:.2g}", ha="center", va="center", fontsize=6,
+                        color="white" if abs(value) > 0.6 * limit else "black")
+    if outline is not None:
+        for o, i in outline.nonzero().tolist():
+            ax.add_patch(_cell(o, i))
+
+
+def _cell(o: int, i: int) -> Rectangle:
+    """The outline of cell (o, i) of an image drawn with imshow."""
+    return Rectangle((i - 0.5, o - 0.5), 1, 1, fill=False, edgecolor=CURRENT, linewidth=2)
+
+
+def jacobian_figure(pair: JacobianPair, function=None):
+    """The learner's Jacobian (left) beside autograd's (right), rows y_o and columns x_i."""
+    rows = index_labels("y", pair.output_shape)
+    returned_name = pair.name if pair.same_shape else f"grad_{pair.name}"  # not a's indices
+    mine_columns = (index_labels(returned_name, pair.returned_shape)
+                    if pair.learner is not None else [])
+    columns = index_labels(pair.name, pair.input_shape)
+    widths = [max(len(mine_columns), 1), max(len(columns), 1)]
+    width = min(11.0, 2.4 + 0.3 * sum(widths))
+    height = min(7.0, 1.6 + 0.22 * max(len(rows), 1))
+    figure = new_figure(width, height)
+    left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": widths})
+    matrices = [pair.reference] + ([pair.learner] if pair.learner is not None else [])
+    finite = [m[torch.isfinite(m)] for m in matrices]
+    limit = max([m.abs().max().item() for m in finite if m.numel()] + [1e-12])
+    who = display_name(function) if function is not None else "yours"
+    if pair.learner is None:
+        left.text(0.5, 0.5, "no Jacobian:\n" + (pair.error or "backward returned None"),
+                  ha="center", va="center", fontsize=8, wrap=True, transform=left.transAxes)
+        left.set_axis_off()
+    else:
+        title = f"{who}: from your backward"
+        if not pair.same_shape:
+            title += f"\nreturned shape {markup.format_shape(pair.returned_shape)}"
+        _panel(left, pair.learner, limit, title, rows, mine_columns, pair.mismatch,
+               "black" if pair.same_shape else CURRENT)
+    _panel(right, pair.reference, limit, "autograd (reference)", rows, columns, pair.mismatch)
+    figure.suptitle(f"d y[o] / d {pair.name}[i]: rows o, columns i", fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+def jacobian_view(function, reference, *inputs) -> View:
+    """The learner's Jacobian beside the reference's, one input at a time.
+
+    ``function`` is a Function class (or its ``apply``), ``reference`` a callable written with
+    torch ops taking the same arguments, ``inputs`` small example arguments (tensors, numbers).
+    """
+    shown = _function_class(function) or function
+    heading = html_pane(markup.heading(
+        f"{code(display_name(shown))}: the Jacobian from your backward beside autograd's"))
+    pairs = jacobian_pairs(function, reference, *inputs)
+    choice = ipywidgets.ToggleButtons(options=[p.name for p in pairs],
+                                      description="with respect to",
+                                      style={"description_width": "initial"})
+    figures = {p.name: Frames(jacobian_figure(p, shown)) for p in pairs}
+    picture = image_pane(figures[pairs[0].name])
+    readout = html_pane()
+
+    def update():
+        pair = next(p for p in pairs if p.name == choice.value)
+        picture.layout.width = css_width(figures[pair.name].figure)
+        show_figure(picture, figures[pair.name])
+        good = pair.same_shape and not pair.mismatch.any()
+        readout.value = markup.box("ok" if good else "error",
+                                   markup.escape(summary(pair, shown)))
+
+    choice.observe(lambda change: update(), names="value")
+    update()
+    children = [heading] + ([choice] if len(pairs) > 1 else []) + [picture, readout]
+    return View(children, controls={"input": choice},
+                panes={"plot": picture, "readout": readout})
