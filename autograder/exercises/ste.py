@@ -59,8 +59,8 @@ def random_values(shape, device, *, seed=0, dtype=torch.float64) -> dict:
 
 def _first_difference(got: torch.Tensor, expected: torch.Tensor, x: torch.Tensor) -> str:
     index = tuple(int(i) for i in torch.nonzero(got != expected)[0])
-    return (f"at x = {x[index].item():.6g} it gives {got[index].item():.6g}, "
-            f"expected {expected[index].item():.6g}")
+    return (f"at x = {x[index].item()!r} it gives {got[index].item()!r}, "  # repr: -0.99999994
+            f"expected {expected[index].item()!r}")  # must not print as -1
 
 
 def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:

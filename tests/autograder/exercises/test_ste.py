@@ -43,10 +43,10 @@ MISTAKES = [
     ("SignSTE", "where(x >= 0, 1, -1) sends 0 to 1",
      "SignSTE.apply(0) gives 1 but sign(0) = 0: use torch.sign(x)"),
     ("SignSTE", "tanh(100 x) in forward",
-     "SignSTE's output is not all -1, 0 or 1 (at x = -1e-30 it gives -1e-28, expected -1): "
+     "SignSTE's output is not all -1, 0 or 1 (at x = -1e-30 it gives -1.0000000000000001e-28, expected -1.0): "
      "a smooth approximation is not sign(x)"),
     ("SignSTE", "detach trick inside forward",
-     "SignSTE's output is sign(x) only up to rounding (at x = -1e+17 it gives 0, expected -1): "
+     "SignSTE's output is sign(x) only up to rounding (at x = -1e+17 it gives 0.0, expected -1.0): "
      "inside forward autograd is off, so y_hard - y_soft.detach() + y_soft is plain arithmetic"),
     ("SignSTE", "integer output",
      "SignSTE's output has dtype torch.int64 but should have dtype torch.float64"),
@@ -67,7 +67,7 @@ MISTAKES = [
     ("RoundSTE", "x.long() truncates", "RoundSTE's forward is trunc(x), which is what .long() or "
      ".int() does, not round(x)"),
     ("RoundSTE", "floor(x + 0.5) rounds halves up",
-     "RoundSTE does not round halves to even (at x = -1.5 it gives -1, expected -2): "
+     "RoundSTE does not round halves to even (at x = -1.5 it gives -1.0, expected -2.0): "
      "torch.round sends 0.5 to 0, 1.5 to 2 and 2.5 to 2"),
     ("RoundSTE", "no rounding", "RoundSTE's forward returns x unchanged"),
     ("RoundSTE", "smooth look-alike", "RoundSTE's output is not all integers"),
