@@ -252,7 +252,7 @@ def full(submission, device) -> None:
 
 EXERCISES = [
     Exercise("FakeQuantize", "03_ste", quick, full,
-             "both clip conventions accepted in the half-step band, four shapes, 1- to 8-bit "
+             "both clip conventions accepted in the half-step band, four shapes, ternary to 8-bit "
              "ranges, a fixed scale, float32 and float64, grad_output untouched, no tensors on "
              "ctx, CPU and CUDA",
              example=lambda: (sample((6,), "cpu"), torch.tensor(0.5, dtype=torch.float64), -4, 3)),
