@@ -23,7 +23,8 @@
 # 1. say why the true gradient of a quantiser cannot train anything before it;
 # 2. write straight-through estimators as Functions, plain and clipped;
 # 3. explain why `gradcheck` rejects a correct STE, and test one properly instead;
-# 4. train a binarised network that learns with an STE and does not learn without one.
+# 4. train a binarised network that learns with an STE and does not learn without one;
+# 5. derive the gradients of a quantiser with a learnable step (LSQ) and train the step.
 #
 # Exercises are marked **✎ Exercise**. Each has a self-check cell; the hidden tests check
 # more (more shapes, float32 and float64, a GPU when there is one).
@@ -72,27 +73,30 @@ print("d round/dx =", x.grad)
 # A straight-through estimator keeps $y = q(x)$ in forward and uses a surrogate $g(x)$ in
 # place of $q'(x)$ in backward:
 #
-# | estimator | forward | surrogate $g(x)$ | `backward` returns |
-# |---|---|---|---|
-# | identity STE | $\operatorname{sign}(x)$ or $\operatorname{round}(x)$ | $1$ | `grad_output` |
-# | clipped STE | $\operatorname{sign}(x)$ | $\mathbb{1}[\lvert x\rvert \le 1]$ | `grad_output * (x.abs() <= 1)` |
+# | estimator | forward | surrogate $g(x)$ used in place of $q'(x)$ |
+# |---|---|---|
+# | identity STE | $\operatorname{sign}(x)$ or $\operatorname{round}(x)$ | $1$ |
+# | clipped STE | $\operatorname{sign}(x)$ | $\mathbb{1}[\lvert x\rvert \le 1]$ |
 #
 # Away from $|x| = 1$, the clipped surrogate is the derivative of
 # $\operatorname{hardtanh}(x) = \min(\max(x, -1), 1)$, a function that equals
 # $\operatorname{sign}(x)$ wherever $|x| \ge 1$: backward pretends the forward was hardtanh.
-# It also stops the gradient where $|x| > 1$, where nudging $x$ cannot change the sign any
-# more. The name and the identity version go back to Hinton's 2012 lectures
-# and Bengio, Léonard and Courville (2013); binarized neural networks (Hubara, Courbariaux et
-# al., 2016) popularised the clipped one.
+# Why stop the gradient where $|x| > 1$? Not because a nudge there cannot change the sign:
+# at $x = 0.5$ a small nudge cannot change it either. The reason is empirical. In a binarised
+# network $x$ is often a real-valued *latent* weight that the optimiser keeps updating;
+# without the clip, latent values that are already saturated keep drifting outwards, and
+# cancelling their gradient (Hubara, Courbariaux et al., 2016) trained better in practice. The
+# name and the identity version go back to Hinton's 2012 lectures and Bengio, Léonard and
+# Courville (2013); binarized neural networks popularised the clipped one.
 #
 # The result is **not** the gradient of the loss. It is an estimate that points in a useful
 # direction often enough for training to work, which is why you will test it differently
 # below.
 
 # %% [markdown]
-# **The boundary is a convention.** At $|x| = 1$ hardtanh has a corner and no derivative, so
-# any value there is a choice, and PyTorch's own ops choose differently: `F.hardtanh`
-# returns 0 at $\pm 1$, while `torch.clamp(x, -1, 1)`, the same function, returns 1.
+# **Quick question 1.** At $|x| = 1$ hardtanh has a corner and no derivative. `F.hardtanh(x)`
+# and `torch.clamp(x, -1, 1)` compute the same function. Predict what autograd reports for each
+# at $x = -1$ and $x = 1$: 0, 1 or $\tfrac12$? Then run the cell.
 
 # %%
 x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
@@ -104,6 +108,15 @@ torch.clamp(x, -1, 1).sum().backward()
 print("d clamp(x, -1, 1)/dx  :", x.grad)
 
 # %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# **The boundary is a convention.** Where a function has a corner, any value between the two
+# one-sided slopes is a defensible choice, and PyTorch's own ops choose differently:
+# `F.hardtanh` returns 0 at $\pm 1$ (its backward keeps the gradient where $-1 < x < 1$),
+# while `torch.clamp(x, -1, 1)` returns 1 (it keeps the gradient where $-1 \le x \le 1$).
+# Neither returns $\tfrac12$.
+# </details>
+#
 # Lesson 01's `HardClip` used hardtanh's convention, $\mathbb{1}[\,|x| < 1\,]$. The clipped
 # STE in this lesson uses clamp's, $\mathbb{1}[\,|x| \le 1\,]$, which lets the gradient pass
 # at the boundary, and the exercise asks for exactly that. Neither is more correct; a
@@ -163,12 +176,19 @@ print("surrogate:", x.grad)
 # %% [markdown]
 # ## ✎ Exercise 1 · `SignSTE`
 #
-# Write `SignSTE`, with `SignSTE.apply(x)` returning `torch.sign(x)` (so `sign(0) = 0`) and a
-# backward that passes `grad_output` straight through. Does forward need to save anything?
+# Write `SignSTE`, with `SignSTE.apply(x)` returning `torch.sign(x)` (so `sign(0) = 0`) and the
+# identity surrogate in backward. Before you type: what does the chain rule make backward
+# return when $g(x) = 1$, and does forward need to save anything for it?
 #
 # Binarised networks often send 0 to $+1$ instead (binarized neural networks define
 # $\operatorname{sign}(0) = +1$), so that every output is $\pm 1$ and fits in one bit. That
 # is a sound convention too; this exercise follows `torch.sign`.
+#
+# <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
+#
+# $\partial L/\partial x_i = \partial L/\partial y_i \cdot g(x_i) = \partial L/\partial y_i$:
+# backward returns `grad_output` itself. It uses no property of `x`, so forward saves nothing.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_SignSTE", "solution": true}
 class SignSTE(torch.autograd.Function):
@@ -196,10 +216,23 @@ from autograder import grade; grade("SignSTE", SignSTE)
 # %% [markdown]
 # ## ✎ Exercise 2 · `SignClippedSTE`
 #
-# Same forward, clipped backward: `grad_output * (|x| <= 1)`. Here the boundary belongs to the
-# clip (clamp's convention, above): at $|x| = 1$ the gradient passes. Build the mask from the
-# **input**: the output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built
-# from it clips nothing.
+# Same forward; backward uses the clipped surrogate $g(x) = \mathbb{1}[\,|x| \le 1\,]$ from
+# the table. The boundary belongs to the clip (clamp's convention, above): at $|x| = 1$ the
+# gradient passes. Answer these before you write the class:
+#
+# 1. By the chain rule, what does backward return, in terms of `grad_output` and `x`?
+# 2. Which tensor must forward save for that? Could it save something smaller?
+# 3. Forward's output is at hand too. Why can a mask built from it not do the job?
+#
+# <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
+#
+# 1. `grad_output * (x.abs() <= 1)`: the surrogate, element by element, times the incoming
+#    gradient (a boolean tensor multiplies as 0 and 1).
+# 2. The input `x`. Saving the boolean mask `x.abs() <= 1` instead is also correct, and
+#    smaller (one byte per element instead of four or eight).
+# 3. The output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from
+#    it clips nothing.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_SignClippedSTE", "solution": true}
 class SignClippedSTE(torch.autograd.Function):
@@ -288,8 +321,10 @@ except GradcheckError as error:
 # %% [markdown]
 # `gradcheck` asks *is backward the derivative of forward?* and measures the derivative with
 # central differences, $\big(q(x+\varepsilon) - q(x-\varepsilon)\big)/2\varepsilon$. For a step
-# function that is 0 away from a jump and $1/\varepsilon$ across one. An STE answers 1 on
-# purpose, so the two can never agree. The plot shows what each one sees.
+# function that is 0 away from a jump and (height of the jump)$/2\varepsilon$ across one:
+# $1/\varepsilon$ for sign, which jumps by 2 at 0, and $1/(2\varepsilon)$ for round, which
+# jumps by 1 at every half. An
+# STE answers 1 on purpose, so the two can never agree. The plot shows what each one sees.
 
 # %%
 xs = torch.linspace(-1.5, 1.5, 601, dtype=torch.float64)
@@ -320,11 +355,16 @@ plt.show()
 # because `x - x.detach()` is exactly 0, and the **derivative** 1, because the detached parts
 # count as constants. That is the "detach trick", and the grader's reference.
 #
-# It is often written `x + (q(x) - x).detach()`: same derivative, but a value that is $q(x)$
-# only up to rounding. In float64, $(\operatorname{sign}(x) - x) + x$ is $0$ at $x = 10^{17}$,
-# since $1 - 10^{17}$ rounds to $-10^{17}$. The brackets matter too:
-# `q(x).detach() + x - x.detach()` runs left to right, as $(q(x) + x) - x$, and rounds the
-# same way.
+# It is often written `x + (q(x) - x).detach()` (`F.gumbel_softmax(hard=True)` writes it
+# `y_hard - y_soft.detach() + y_soft`). Its value is computed as $(q(x) - x) + x$, and that is
+# $q(x)$ exactly for `round` everywhere, and for `sign` whenever $|x| \le 2^{24}$ in float32
+# ($2^{53}$ in float64), as a sweep over every float32 in that range confirms; for
+# `gumbel_softmax`, whose `y_soft` lies in $[0, 1]$, it is always exact. Only beyond those
+# magnitudes, where the spacing between floats exceeds 1, does $1 - x$ round: in float64
+# $(\operatorname{sign}(x) - x) + x$ is $0$ at $x = 10^{17}$. The brackets matter in the same
+# way: `q(x).detach() + x - x.detach()` runs left to right, as $(q(x) + x) - x$. In practice
+# all three forms are fine; the first is exact for every $x$, which is why the grader uses it.
+# The cell includes $\pm 10^{17}$ to show where the other two part company.
 
 # %%
 x = torch.tensor([-1e17, -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 1e17], dtype=torch.float64)
@@ -339,10 +379,12 @@ for name, reference in references.items():
     leaf = x.clone().requires_grad_()
     value = reference(leaf)
     value.backward(grad_output)
-    print(f"{name:<36} forward exact: {str(torch.equal(value.detach(), torch.sign(x))):<5}",
-          f" backward exact: {torch.equal(leaf.grad, grad_output)}")
+    inexact = x[value.detach() != torch.sign(x)].tolist()
+    print(f"{name:<36} forward exact: {str(not inexact):<5}",
+          f" backward exact: {str(torch.equal(leaf.grad, grad_output)):<5}",
+          f" inexact at x = {inexact}" if inexact else "")
 
-for Function in (SignSTE, SignClippedSTE):
+for Function in (SignSTE, SignClippedSTE):  # yours
     mine = x.clone().requires_grad_()
     y = Function.apply(mine)
     y.backward(grad_output)
@@ -350,6 +392,25 @@ for Function in (SignSTE, SignClippedSTE):
     forward_exact = torch.equal(y.detach(), torch.sign(x))
     print(f"{Function.__name__:<36} forward exact: {str(forward_exact):<5}",
           f" backward exact: {torch.equal(mine.grad, expected_grad)}")
+
+# %% [markdown]
+# **Quick question 2.** In float32 the spacing between neighbouring floats reaches 2 at
+# $2^{24} \approx 1.7 \times 10^{7}$. Predict the value of `x + (torch.sign(x) - x)` for
+# `x = 1e7` and for `x = 3e7` in float32, then run.
+
+# %%
+for value in (1e7, 3e7):
+    x = torch.tensor(value)  # float32
+    print(f"x = {value:.0e}: (sign(x) - x) + x =", (x + (torch.sign(x) - x)).item())
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# At $10^7 < 2^{24}$ every integer is a float32, so $1 - x$ is exact and the sum is exactly 1.
+# At $3 \times 10^7$ the floats are 2 apart, $1 - x$ rounds to an even neighbour, and the sum
+# comes out as 0 or 2 instead of 1. A latent weight or activation that large is rare, which is
+# why the composed form works in practice.
+# </details>
 
 # %% [markdown]
 # ## Experiment: a binarised network
@@ -364,6 +425,10 @@ for Function in (SignSTE, SignClippedSTE):
 #
 # We train it three times, changing only $q$'s backward: `torch.sign` (the true gradient),
 # your `SignSTE` and your `SignClippedSTE`. Same data, same initialisation, same optimiser.
+#
+# **Quick question 3.** With the true gradient, which of the four parameters $W_1$, $b_1$,
+# $w_2$, $b_2$ receive a non-zero gradient, and what does that predict for the loss curve?
+# Decide, then run the experiment.
 
 # %%
 def xor_data(n=512, seed=0):
@@ -422,11 +487,17 @@ axes[1].set_title("Decision regions, SignClippedSTE")
 plt.show()
 
 # %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
 # With the true gradient the loss barely moves: $W_1$, $b_1$ and $w_2$ all sit upstream of a
-# `sign` and receive exactly zero; only the output bias $b_2$ learns. Both estimators train the
-# whole network. The clipped one reaches the lower loss here. The usual explanation: once a
-# latent value is beyond $\pm 1$ its sign is settled, and the clip stops the optimiser from
-# pushing it further out, where a later change of mind would take many steps to undo.
+# `sign` and receive exactly zero; only the output bias $b_2$ learns, and a bias alone can only
+# match the label frequency. Both estimators train the whole network.
+# </details>
+#
+# The clipped estimator reaches the lower loss here. That is an observation about this run, in
+# line with what Hubara et al. report, not a theorem: without the clip, latent values that are
+# already saturated keep receiving gradient and drift outwards, so a later change of sign takes
+# many steps to undo.
 #
 # The same holds for rounding. Below, a linear model keeps real-valued latent weights $w$ but
 # predicts with weights rounded to a grid of step $\tfrac14$: $\hat y = X\, \tfrac14
@@ -469,6 +540,203 @@ plt.show()
 # by a whole step of $\tfrac14$.
 
 # %% [markdown]
+# ## ✎ Exercise 4 · `FakeQuantize`: a quantiser that learns its step
+#
+# The regression above fixed the grid step at $\tfrac14$ by hand. Quantisation-aware training
+# learns it. A signed $b$-bit quantiser has the integer codes $q_\text{min} = -2^{b-1}$ to
+# $q_\text{max} = 2^{b-1} - 1$, and a **step** $s$ (the *scale*) that maps them back to real
+# values. During training the forward *fakes* the quantisation, keeping floats:
+#
+# $$v = x / s, \qquad y = \operatorname{clamp}\big(\operatorname{round}(v),\, q_\text{min},\,
+#   q_\text{max}\big)\; s .$$
+#
+# Learned step-size quantisation (LSQ, Esser et al., 2020) trains $s$ by gradient descent along
+# with the weights. The contract, LSQ without its gradient-scale factor:
+#
+# - `FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above; `scale` is a positive 0-d
+#   tensor that may require grad, `qmin < 0 < qmax` are Python ints;
+# - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
+#   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative; it returns `None` for
+#   `qmin` and `qmax`.
+#
+# Derive the two gradients before you write anything. Write $g_i$ for `grad_output[i]`.
+#
+# 1. Take one element with $q_\text{min} \le v_i \le q_\text{max}$. With round's surrogate, what
+#    is $\partial y_i/\partial x_i$? And for $v_i < q_\text{min}$, or $v_i > q_\text{max}$?
+# 2. Same three cases for $\partial y_i/\partial s$. Inside the clip $s$ appears twice, in $v_i$
+#    and as the factor: use the product rule.
+# 3. Every $y_i$ depends on the one $s$. What is $\partial L/\partial s$ in terms of the $g_i$,
+#    and what shape does it have?
+# 4. What must forward save, and what can be a plain `ctx` attribute?
+# 5. Try it on numbers: $s = 0.5$, $q_\text{min} = -4$, $q_\text{max} = 3$ and
+#    $x = (0.7, -3.0, 1.8)$. Write down $y$, $\partial y_i/\partial x_i$ and
+#    $\partial y_i/\partial s$ for each element.
+#
+# One place is left open on purpose. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside
+# the clip, but $\operatorname{round}(v) = 3$ is inside. In this **half-step band** at each
+# edge either convention is accepted: judge "inside" on $v$, or on $\operatorname{round}(v)$.
+# Pick one.
+#
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. Inside: $\partial y_i/\partial x_i = s \cdot 1 \cdot \frac{1}{s} = 1$. Outside, $y_i$ is
+#    the constant $q_\text{min} s$ or $q_\text{max} s$: 0. So `grad_x` is `grad_output` inside
+#    the clip and 0 outside, a clipped STE on $v$.
+# 2. Inside, $y_i = \operatorname{round}(x_i/s)\, s$, so
+#    $\partial y_i/\partial s = \operatorname{round}(v_i) + s \cdot 1 \cdot \big(-x_i/s^2\big)
+#    = \operatorname{round}(v_i) - v_i$: the rounding error in units of $s$. Below the clip
+#    $y_i = q_\text{min}\, s$, so the derivative is $q_\text{min}$; above, $q_\text{max}$.
+# 3. $\partial L/\partial s = \sum_i g_i\, \partial y_i/\partial s$, summed over every
+#    element: a 0-d tensor, like `scale`. (Return the unsummed products, shaped like `x`, and
+#    the engine sums them for you, since `scale`'s shape broadcasts to theirs; summing
+#    yourself says what you mean.)
+# 4. Save `x` and `scale` with `save_for_backward` (inputs; $v$ and $\operatorname{round}(v)$
+#    are cheap to recompute); keep `qmin` and `qmax` as plain attributes.
+# 5. $v = (1.4, -6, 3.6)$, $\operatorname{round}(v) = (1, -6, 4)$, so $y = (0.5, -2, 1.5)$;
+#    $\partial y/\partial x = (1, 0, 0)$; $\partial y/\partial s = (1 - 1.4, -4, 3) =
+#    (-0.4, -4, 3)$.
+#
+# Inside, $\operatorname{round}(v) - v$ lies in $[-\tfrac12, \tfrac12]$ and pulls $s$ towards
+# a step that fits the values it rounds; the clipped elements push $s$ up, so that the grid
+# reaches them. That balance is what lets the step find its size.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_FakeQuantize", "solution": true}
+class FakeQuantize(torch.autograd.Function):
+    """y = clamp(round(x / scale), qmin, qmax) * scale; STE through round, LSQ's scale gradient."""
+
+    @staticmethod
+    def forward(ctx, x, scale, qmin, qmax):
+        ### BEGIN SOLUTION
+        ctx.save_for_backward(x, scale)
+        ctx.qmin, ctx.qmax = qmin, qmax
+        return torch.clamp(torch.round(x / scale), qmin, qmax) * scale
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x, scale = ctx.saved_tensors
+        v = x / scale
+        inside = (v >= ctx.qmin) & (v <= ctx.qmax)  # judged on v
+        grad_x = grad_output * inside if ctx.needs_input_grad[0] else None
+        grad_scale = None
+        if ctx.needs_input_grad[1]:
+            clipped = torch.where(v < ctx.qmin, float(ctx.qmin), float(ctx.qmax))
+            local = torch.where(inside, torch.round(v) - v, clipped)  # dy/dscale per element
+            grad_scale = (grad_output * local).sum()  # one scale for every element
+        return grad_x, grad_scale, None, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "FakeQuantize", "grade": true, "points": 2}
+self_check("FakeQuantize", FakeQuantize)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("FakeQuantize", FakeQuantize)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your `FakeQuantize` on a line of inputs, with $s = 0.5$ and 3-bit codes: the staircase, the
+# gradient for $x$ your backward returns, and each element's contribution to the gradient for
+# $s$ (one backward per point, so that the sum has a single term).
+
+# %%
+xs = torch.linspace(-3, 2.5, 221, dtype=torch.float64)
+scale = torch.tensor(0.5, dtype=torch.float64)
+leaf = xs.clone().requires_grad_()
+FakeQuantize.apply(leaf, scale, -4, 3).sum().backward()
+per_element = []
+for value in xs:
+    point, step = value.clone().requires_grad_(), scale.clone().requires_grad_()
+    FakeQuantize.apply(point, step, -4, 3).backward()
+    per_element.append(step.grad.item())
+
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+axes[0].plot(xs, FakeQuantize.apply(xs, scale, -4, 3))
+axes[1].plot(xs, leaf.grad)
+axes[2].plot(xs, per_element)
+for ax, title in zip(axes, ["forward y", "gradient for x", "contribution to the gradient for s"]):
+    ax.axvspan(-4 * 0.5, 3 * 0.5, color="grey", alpha=0.12)
+    ax.set(title=title, xlabel="x")
+plt.show()
+
+# %% [markdown]
+# **Quick question 4.** PyTorch has a learnable fake quantiser of its own,
+# `torch._fake_quantize_learnable_per_tensor_affine` (with a zero point, here 0, and a gradient
+# factor, here 1). At $s = 1$, $q_\text{min} = -4$, $q_\text{max} = 3$, predict for which of
+# $x = -4.4, -4.0, 0.3, 3.2, 3.6$ its gradient for $x$ differs from your backward's, then run.
+
+# %%
+x = torch.tensor([-4.4, -4.0, 0.3, 3.2, 3.6], requires_grad=True)
+step = torch.tensor(1.0, requires_grad=True)
+mine = torch.autograd.grad(FakeQuantize.apply(x, step, -4, 3).sum(), (x, step))
+theirs = torch.autograd.grad(torch._fake_quantize_learnable_per_tensor_affine(
+    x, step.reshape(1), torch.zeros(1), -4, 3, 1.0).sum(), (x, step))
+print("gradient for x, yours: ", mine[0].tolist())
+print("gradient for x, torch's:", theirs[0].tolist())
+print(f"gradient for s, yours: {mine[1].item():.3f}   torch's: {theirs[1].item():.3f}")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# PyTorch judges "inside" on $\operatorname{round}(v)$: $-4.4$ and $3.2$ round to the edge
+# codes $-4$ and $3$, so its gradient for $x$ passes there, and their contributions to the
+# gradient for $s$ are $\operatorname{round}(v) - v = 0.4$ and $-0.2$ instead of $q_\text{min}$
+# and $q_\text{max}$. A backward that judges on $v$, as this lesson's solution does, stops the
+# gradient at both. Both follow the contract; they differ only within half a step outside each
+# edge. $3.6$ rounds to 4, outside by either convention, and $-4.0$ and $0.3$ are inside by
+# both.
+# </details>
+
+# %% [markdown]
+# ### The step learns its size
+#
+# A linear model with 16 weights stored as 3-bit codes, $\hat y = X\, \operatorname{FakeQuantize}
+# (w, s, -4, 3)$, trained twice from the same start: once with the step fixed at its first
+# value $s = 0.05$, far too small for weights of size about 1, and once with $s$ learnt by your
+# backward.
+
+# %%
+def train_learned_step(learn_scale, steps=150, lr=0.02, seed=0):
+    """Fit y = X w_true with 3-bit fake-quantised weights; return losses and the step's values."""
+    generator = torch.Generator().manual_seed(seed)
+    inputs = torch.randn(256, 16, generator=generator)
+    targets = inputs @ torch.randn(16, generator=generator)
+    w = (0.5 * torch.randn(16, generator=generator)).requires_grad_()
+    scale = torch.tensor(0.05, requires_grad=learn_scale)
+    optimiser = torch.optim.Adam([w, scale] if learn_scale else [w], lr=lr)
+    losses, scales = [], []
+    for _ in range(steps):
+        loss = ((inputs @ FakeQuantize.apply(w, scale, -4, 3) - targets) ** 2).mean()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+        scales.append(scale.item())
+    return losses, scales
+
+
+fig, (ax_loss, ax_scale) = plt.subplots(1, 2, figsize=(11, 3.4))
+for name, learn_scale in [("step fixed at 0.05", False), ("step learnt (LSQ)", True)]:
+    losses, scales = train_learned_step(learn_scale)
+    print(f"{name:19s} loss {losses[0]:.3f} -> {losses[-1]:.3f}   final step {scales[-1]:.3f}")
+    ax_loss.semilogy(losses, label=name)
+    ax_scale.plot(scales, label=name)
+ax_loss.set(xlabel="step", ylabel="mean squared error", title="3-bit weights")
+ax_scale.set(xlabel="step", ylabel="s", title="The quantisation step")
+ax_loss.legend()
+plt.show()
+
+# %% [markdown]
+# With the step fixed, the largest weight the grid can express is $3 \times 0.05 = 0.15$: the
+# latent weights grow, hit the clip, and the loss stalls. With the step learnt, the clipped
+# weights push $s$ up until the grid covers them, and the rounding errors of the others keep it
+# from growing further. LSQ also multiplies the gradient for $s$ by
+# $1/\sqrt{N q_\text{max}}$ ($N$ the number of quantised values) to keep its updates in scale
+# with the weights'; Adam's per-parameter normalisation does a similar job here, and this
+# exercise leaves the factor out.
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -483,17 +751,20 @@ plt.show()
 # | `torch.floor(x + 0.5)` or `x.long()` as round | rounds halves up, or truncates | `torch.round(x)` |
 # | `torch.tanh(k * x)` in forward | the forward is no longer binary | exact quantiser forward, surrogate in backward only |
 # | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
+# | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
+# | gradient for `scale` of `round(v)` inside the clip | round held constant: the rounding error's `- v` is lost | `round(v) - v` inside |
+# | gradient for `scale` of 0 where the clip is active | clipped values never push the step up | `qmin` below, `qmax` above |
+# | gradient for `x` of `grad_output / scale` | the `1/s` of $v$ and the factor $s$ cancel | `grad_output` inside the clip |
 #
-# ## Where popular write-ups get it wrong
+# ## Common misconceptions
 #
-# **The detach trick inside `Function.forward`.** Some write-ups define a Function whose
-# forward returns `y_hard - y_soft.detach() + y_soft`, expecting the gradient of `y_soft` to
-# flow. Inside `forward`, autograd is off: nothing is recorded, so `.detach()` has nothing to
-# cut, and the expression is plain arithmetic whose value is `y_hard` (or not quite: in floating
-# point, $(\operatorname{sign}(x) - x) + x$ rounds to 0 once $|x|$ is large). The gradient comes
-# from your `backward`, and only from it. The trick belongs in ordinary code, *instead of* a
-# Function, and in its exact form `y_hard + (y_soft - y_soft.detach())`, as in the reference
-# above.
+# **"The detach trick works inside `Function.forward`."** It does not. A Function whose forward
+# returns `y_hard - y_soft.detach() + y_soft`, expecting the gradient of `y_soft` to flow, runs
+# that line with autograd off: nothing is recorded, so `.detach()` has nothing to cut, and the
+# expression is plain arithmetic whose value is `y_hard` (exactly, unless $|x|$ is beyond
+# $2^{24}$ in float32 or $2^{53}$ in float64, as above). The gradient comes from your
+# `backward`, and only from it. The trick belongs in ordinary code, *instead of* a Function, as
+# in the reference above.
 
 # %%
 class DetachTrickInForward(torch.autograd.Function):
@@ -518,7 +789,7 @@ y = DetachTrickInForward.apply(x)
 print("forward:", y.detach().tolist(), " but sign(x) =", torch.sign(x).detach().tolist())
 
 # %% [markdown]
-# **A straight-through Gumbel-softmax whose backward returns `grad_output`.** The
+# **"A straight-through Gumbel-softmax Function can return `grad_output`."** It cannot. The
 # straight-through Gumbel-softmax (Jang, Gu and Poole, 2017) samples a one-hot vector in
 # forward, the argmax of $y_\text{soft} = \operatorname{softmax}\big((\ell + g)/\tau\big)$ for
 # logits $\ell$ and Gumbel noise $g$, and in backward uses the gradient of $y_\text{soft}$.
@@ -550,7 +821,7 @@ class GumbelSoftmaxST(torch.autograd.Function):
 
 
 class GumbelSoftmaxIdentity(GumbelSoftmaxST):
-    """The popular mistake: backward passes grad_output through."""
+    """The misconception: backward passes grad_output through."""
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -582,5 +853,7 @@ for Function in (GumbelSoftmaxST, GumbelSoftmaxIdentity):
 # operation and whose backward returns a surrogate: `grad_output` (identity) or
 # `grad_output * (x.abs() <= 1)` (clipped). `gradcheck` rejects it by design, so test forward
 # and backward separately against what they are meant to be. With the true gradient a
-# binarised network does not learn; with an STE it does. Next lesson: backward functions that
+# binarised network does not learn; with an STE it does. A quantiser with a learnable step
+# combines both kinds of gradient: the STE where the rounding is, the true derivative of the
+# clip and the product, summed for the one step it shares. Next lesson: backward functions that
 # can themselves be differentiated.

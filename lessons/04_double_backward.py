@@ -21,12 +21,14 @@
 # 2. write a backward that supports double backward, and test it with `gradgradcheck`;
 # 3. recognise what in a backward breaks second order (saved intermediates, detaching, numbers);
 # 4. mark a backward that cannot be differentiated with `@once_differentiable`, and know what
-#    that guard does and does not catch.
+#    that guard does and does not catch;
+# 5. make a backward differentiable by writing it as a Function with its own backward.
 #
 # Exercises are marked **✎ Exercise**. Each has a self-check cell; the hidden tests check more.
 
 # %% nbgrader={"locked": true}
 import gc
+import sys
 import weakref
 
 import matplotlib.pyplot as plt
@@ -86,6 +88,38 @@ print("second derivative:", second, " (6x =", 6 * x.detach(), ")")
 print("first.grad_fn is a", type(first.grad_fn).__name__, "(recorded from Cube's backward)")
 
 # %% [markdown]
+# **Quick question 1.** Autograd switches grad mode off while a backward runs, so that an
+# ordinary backward records nothing. Predict what `torch.is_grad_enabled()` prints inside
+# `Cube`'s backward for a plain `.backward()`, and for `torch.autograd.grad(...,
+# create_graph=True)`. Then run.
+
+# %%
+class CubeReports(Cube):
+    """Cube, printing the grad mode its backward runs under."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        print("  grad mode inside backward:", torch.is_grad_enabled())
+        return Cube.backward(ctx, grad_output)
+
+
+x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+print("plain backward:")
+CubeReports.apply(x).sum().backward()
+print("create_graph=True:")
+_ = torch.autograd.grad(CubeReports.apply(x).sum(), x, create_graph=True)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Off for a plain backward, on under `create_graph=True`: the engine runs every backward with
+# grad mode set to `create_graph`. That is the whole mechanism of double backward: with grad
+# mode on, the ops your backward runs on `grad_output` and the saved tensors are recorded like
+# any other ops. It also means a backward must not assume grad mode is off (lesson 05's
+# recomputing backward meets this).
+# </details>
+
+# %% [markdown]
 # `torch.autograd.gradgradcheck` is `gradcheck` one level up: it checks the derivatives of your
 # backward, with respect to the inputs **and** to `grad_output`, against finite differences of
 # backward itself. As before, float64 only.
@@ -101,8 +135,13 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(Cube.apply, (x,)))
 # $A^\top \operatorname{diag}(6 A x)\, A$: not diagonal, so the product $Hv$ mixes coordinates.
 # Three ways to compute $Hv$, which must agree:
 #
-# 1. by hand, with two calls to `torch.autograd.grad` (the first with `create_graph=True`);
-# 2. with `torch.autograd.functional.hvp`, which does the same internally;
+# 1. by hand, with two calls to `torch.autograd.grad` (the first with `create_graph=True`):
+#    this computes $\big(v^\top H\big)^\top$, a vector-Hessian product, which is what
+#    `torch.autograd.functional.vhp` does too;
+# 2. with `torch.autograd.functional.hvp`, which computes $Hv$ itself with a third reverse pass
+#    (the "double-backward trick": it differentiates the first gradient against a dummy vector,
+#    then differentiates that result with respect to the dummy); it agrees with 1 because a
+#    Hessian is symmetric, and PyTorch's documentation recommends `vhp` as the faster one;
 # 3. by forming the full Hessian with `torch.autograd.functional.hessian` and multiplying,
 #    which costs $n$ backward passes and $n^2$ memory: fine for $n = 5$, hopeless for a network.
 
@@ -122,11 +161,13 @@ grad_f, = torch.autograd.grad(f(x), x, create_graph=True)
 hvp_by_hand, = torch.autograd.grad(grad_f @ v, x)
 
 _, hvp_functional = torch.autograd.functional.hvp(f, x0, v)
+_, vhp_functional = torch.autograd.functional.vhp(f, x0, v)
 hessian = torch.autograd.functional.hessian(f, x0)
 hvp_from_hessian = hessian @ v
 hessian_by_formula = A.T @ torch.diag(6 * (A @ x0)) @ A
 
-for label, a, b in [("by hand vs functional.hvp:  ", hvp_by_hand, hvp_functional),
+for label, a, b in [("by hand vs functional.vhp:  ", hvp_by_hand, vhp_functional),
+                    ("by hand vs functional.hvp:  ", hvp_by_hand, hvp_functional),
                     ("by hand vs full Hessian @ v:", hvp_by_hand, hvp_from_hessian),
                     ("Hessian vs formula:         ", hessian, hessian_by_formula)]:
     print(label, "agree to 1e-12:", torch.allclose(a, b, rtol=0, atol=1e-12))
@@ -149,19 +190,31 @@ plt.show()
 # %% [markdown]
 # ## ✎ Exercise 1 · `SwishFunction`
 #
-# Swish (also called SiLU when $\beta = 1$) is $y = x\,\sigma(\beta x)$ with a learnable
-# $\beta$. Write $s = \sigma(\beta x)$ and use $\sigma'(z) = \sigma(z)(1 - \sigma(z))$:
+# Swish (also called SiLU when $\beta = 1$) is $y_i = x_i\,\sigma(\beta x_i)$ with a learnable
+# $\beta$. `SwishFunction.apply(x, beta)` takes a tensor `x` and a **0-dim tensor** `beta` that
+# may require grad, and must pass `gradgradcheck` for both. Derive its backward first; write
+# $s_i = \sigma(\beta x_i)$ and $g_i$ for `grad_output[i]`.
 #
-# $$\frac{\partial y}{\partial x} = s + \beta x\, s(1 - s), \qquad
-#   \frac{\partial y}{\partial \beta} = x^2\, s(1 - s).$$
+# 1. What is $\sigma'(z)$ in terms of $\sigma(z)$? (Lesson 01.)
+# 2. $y_i$ depends on $x_i$ only: find $\partial y_i/\partial x_i$ with the product and chain
+#    rules, in terms of $s_i$, $\beta$ and $x_i$.
+# 3. Every $y_i$ depends on the one $\beta$. Find $\partial y_i/\partial \beta$, then
+#    $\partial L/\partial \beta$ from the $g_i$. What shape is it?
+# 4. Backward needs $s$. Saving it would spare a sigmoid; the next section shows what that does
+#    to the second derivative. For now: which tensors can backward recompute $s$ from, and are
+#    they inputs, outputs or neither?
 #
-# `SwishFunction.apply(x, beta)` takes a tensor `x` and a **0-dim tensor** `beta` that may
-# require grad. `beta` is used by every element, so its gradient is a sum over all of them:
-# `grad_beta = (grad_output * x**2 * s * (1 - s)).sum()`.
+# Use `ctx.needs_input_grad` to skip a gradient nobody wants.
 #
-# It must pass `gradgradcheck` for both `x` and `beta`. The rule that makes it work: **save the
-# inputs `x` and `beta`, and recompute `s` in backward** with ordinary tensor ops. Use
-# `ctx.needs_input_grad` to skip a gradient nobody wants.
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. $\sigma'(z) = \sigma(z)\,(1 - \sigma(z))$.
+# 2. $\partial y_i/\partial x_i = s_i + x_i \cdot \beta\, s_i(1 - s_i)$.
+# 3. $\partial y_i/\partial \beta = x_i \cdot x_i\, s_i(1 - s_i) = x_i^2\, s_i(1 - s_i)$, so
+#    $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i (1 - s_i)$, a 0-d tensor like `beta`.
+# 4. From `x` and `beta`, both inputs: save them and recompute `s = torch.sigmoid(beta * x)` in
+#    backward with ordinary tensor ops, so that double backward can differentiate it.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_SwishFunction", "solution": true}
 class SwishFunction(torch.autograd.Function):
@@ -346,18 +399,12 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(swish_via_output, (x, beta)
 # %% [markdown]
 # ## Tensors on `ctx`, and what really breaks
 #
-# Lesson 00's rule is to pass tensors through `save_for_backward`, never `ctx.x = x`. One
-# popular text breaks that rule in its own examples, and the reason often given for the rule is
-# that `ctx` attributes break double backward. What actually happens in current PyTorch is
-# subtler:
+# Lesson 00's rule is to pass tensors through `save_for_backward`, never `ctx.x = x`. A common
+# belief is that the rule exists because `ctx` attributes break double backward.
 #
-# - an **intermediate** on `ctx` is a constant to double backward, exactly like a saved one:
-#   second derivatives are wrong;
-# - an **input** or **output** on `ctx` is the very tensor autograd knows, so double backward
-#   still works; but autograd's version counter no longer guards it, so an in-place change
-#   before backward gives a silently wrong gradient, and an output kept on `ctx` forms a
-#   reference cycle (ctx → output → its `grad_fn`, which is ctx) that keeps the whole graph
-#   alive until Python's cycle collector happens to run.
+# **Quick question 3.** `ExpOnCtx` below keeps its output as `ctx.y`. Predict: does it pass
+# `gradgradcheck`? And after `y.mul_(2)` under `no_grad`, does backward raise, or return a
+# gradient (which one)? Then run.
 
 # %%
 class ExpOnCtx(torch.autograd.Function):
@@ -394,50 +441,71 @@ print("output freed after gc.collect():    ", still_there() is None)
 gc.enable()
 
 # %% [markdown]
-# ## ✎ Exercise 2 · `CubeOnce`, with `@once_differentiable`
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# It passes `gradgradcheck`, and the in-place change goes unnoticed: the gradient comes out
+# doubled. What actually happens in current PyTorch:
+#
+# - an **intermediate** on `ctx` is a constant to double backward, exactly like a saved one:
+#   second derivatives are wrong;
+# - an **input** or **output** on `ctx` is the very tensor autograd knows, so double backward
+#   still works; but autograd's version counter no longer guards it, so an in-place change
+#   before backward gives a silently wrong gradient, and an output kept on `ctx` forms a
+#   reference cycle (ctx → output → its `grad_fn`, which is ctx) that keeps the whole graph
+#   alive until Python's cycle collector happens to run. An input on `ctx` makes no cycle: the
+#   input's `grad_fn` belongs to whatever produced it, not to this `ctx`.
+# </details>
+
+# %% [markdown]
+# ## ✎ Exercise 2 · `CubeOnce`: a NumPy backward, marked
 #
 # Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or detach on
 # purpose. Nothing stops double backward from running through them anyway, and then a
-# second derivative can be silently wrong. Here a NumPy backward makes the second derivative
-# of $x^3 + x^2$ come out as $2$ instead of $6x + 2$:
+# second derivative can be silently wrong. Here a NumPy backward for $x^2$ makes the second
+# derivative of $x^2 + x^3$ come out as $6x$ instead of $6x + 2$:
 
 # %%
-class CubeNumPy(torch.autograd.Function):
-    """y = x ** 3 with the gradient computed in NumPy."""
+class SquareNumPy(torch.autograd.Function):
+    """y = x ** 2 with the gradient computed in NumPy."""
 
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x ** 3
+        return x ** 2
 
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
         # autograd cannot see NumPy. as_tensor, not from_numpy: for a 0-d x, NumPy's
         # arithmetic returns a numpy.float64 scalar, which from_numpy refuses
-        local = torch.as_tensor(3 * x.detach().numpy() ** 2)
+        local = torch.as_tensor(2 * x.detach().numpy())
         return grad_output * local
 
 
 x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad((CubeNumPy.apply(x) + x ** 2).sum(), x, create_graph=True)
+first, = torch.autograd.grad((SquareNumPy.apply(x) + x ** 3).sum(), x, create_graph=True)
 second, = torch.autograd.grad(first.sum(), x)
 print("second derivative:", second, " true 6x + 2:", 6 * x.detach() + 2)
 
 # %% [markdown]
-# The decorator `@once_differentiable`, written under `@staticmethod`, runs backward with
-# autograd off and, when the incoming gradient requires grad, attaches an error node to the
-# result: a second backward that reaches it raises *"trying to differentiate twice a function
-# that was marked with @once_differentiable"* instead of returning wrong numbers.
+# PyTorch's guard for such a backward is the decorator `once_differentiable`, from
+# `torch.autograd.function` (the setup cell imported it). It runs backward with autograd off
+# and, when the incoming gradient requires grad, attaches an error node to the result: a second
+# backward that reaches it raises *"trying to differentiate twice a function that was marked
+# with @once_differentiable"* instead of returning wrong numbers.
 #
-# Write `CubeOnce`, with `CubeOnce.apply(x)` returning `x ** 3`. Its backward is already
-# marked `@once_differentiable` (imported in the setup cell); note where the decorator goes:
-# under `@staticmethod`, directly above the `def`. Write forward and backward as usual; the
-# cells after the self-check show what the decorator changes.
+# Write `CubeOnce`, with `CubeOnce.apply(x)` returning `x ** 3`, in two steps:
+#
+# 1. write its backward in NumPy, as `SquareNumPy` does, and run the self-check: it tells you
+#    what is still missing;
+# 2. mark the backward with `once_differentiable`. A method of a Function is already decorated
+#    with `@staticmethod`: which of the two decorators should see your function first? Add it
+#    above the `def` (and delete the stub line under the class), or apply it in that stub's
+#    place, as a decorator is applied by hand: `CubeOnce.backward = staticmethod(...)`.
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
 class CubeOnce(torch.autograd.Function):
-    """y = x ** 3, with a backward that refuses to be differentiated."""
+    """y = x ** 3, with a NumPy backward that refuses to be differentiated."""
 
     @staticmethod
     def forward(ctx, x):
@@ -447,19 +515,83 @@ class CubeOnce(torch.autograd.Function):
         ### END SOLUTION
 
     @staticmethod
-    @once_differentiable  # under @staticmethod, directly above the def
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
         x, = ctx.saved_tensors
-        return grad_output * 3 * x ** 2
+        local = torch.as_tensor(3 * x.detach().cpu().numpy() ** 2).to(x.device)  # 3x², in NumPy
+        return grad_output * local
         ### END SOLUTION
 
+
+### BEGIN SOLUTION
+# What `@once_differentiable` written under `@staticmethod` does: wrap the plain function first.
+CubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))
+### END SOLUTION
 
 # %% nbgrader={"grade_id": "CubeOnce", "grade": true, "points": 1}
 self_check("CubeOnce", CubeOnce)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("CubeOnce", CubeOnce)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Check your answer</b> (open after your attempt)</summary>
+#
+# Decorators apply from the bottom up, so the usual form, the one PyTorch's documentation uses,
+# is
+#
+# ```python
+#     @staticmethod
+#     @once_differentiable
+#     def backward(ctx, grad_output):
+#         x, = ctx.saved_tensors
+#         return grad_output * torch.as_tensor(3 * x.detach().cpu().numpy() ** 2).to(x.device)
+# ```
+#
+# `once_differentiable` wraps the plain function, and `staticmethod` wraps the result. Since
+# Python 3.10 a `staticmethod` object is itself callable, so the reverse order works too (the
+# next cell tries it); on older Pythons it failed when backward ran. The solution's
+# `CubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))` is the same
+# wrapping written out.
+# </details>
+#
+# **Quick question 2.** Predict: with the decorators in the reverse order, `@once_differentiable`
+# above `@staticmethod`, does a first backward work on this Python, and does a second one
+# still raise? Run to check.
+
+# %%
+class CubeReversed(torch.autograd.Function):
+    """CubeOnce with the decorators in the other order."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @once_differentiable
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * 3 * x ** 2
+
+
+x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
+print("first derivative:", torch.autograd.grad(CubeReversed.apply(x).sum(), x)[0])
+first, = torch.autograd.grad(torch.sin(CubeReversed.apply(x)).sum(), x, create_graph=True)
+try:
+    first.sum().backward()
+    print("second backward: no error")
+except RuntimeError as error:
+    print("second backward:", str(error).splitlines()[0])
+print("Python", sys.version.split()[0])
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Both work: from Python 3.10 on, `once_differentiable` can wrap a `staticmethod` object and
+# call it. The order under `@staticmethod` is still the one to write: it is the one PyTorch's
+# documentation and code use.
+# </details>
 
 # %% [markdown]
 # A second backward through your `CubeOnce` now fails loudly. Here `sin` sits after it, so the
@@ -502,6 +634,63 @@ except GradcheckError as error:
     print("gradgradcheck:", str(error).splitlines()[0])
 
 # %% [markdown]
+# ## The third way: a backward that is itself a Function
+#
+# PyTorch's tutorial on double backward with custom Functions names three ways to handle a
+# backward. Build it from differentiable ops, as `SwishFunction` does; mark it
+# `@once_differentiable` when it cannot be differentiated, as `CubeOnce` does; or, when it
+# cannot be recorded but you still need second derivatives, **make the backward a Function of
+# its own**, whose backward you write by hand. Autograd then records one node for the whole
+# first backward, and a second backward runs the hand-written one.
+#
+# For $x^3$: the first backward computes $b(g, x) = 3x^2 g$ from `grad_output` $g$ and $x$.
+# Before reading on, what are $\partial b/\partial g$ and $\partial b/\partial x$? They are what
+# the inner Function's backward must return, each times the gradient coming into it.
+
+# %%
+class CubeBackward(torch.autograd.Function):
+    """b(g, x) = 3 x**2 g computed in NumPy; its own backward is hand-written."""
+
+    @staticmethod
+    def forward(ctx, grad_output, x):
+        ctx.save_for_backward(grad_output, x)
+        local = torch.as_tensor(3 * x.detach().numpy() ** 2)  # NumPy, invisible to autograd
+        return grad_output * local
+
+    @staticmethod
+    def backward(ctx, grad_b):
+        grad_output, x = ctx.saved_tensors
+        return grad_b * 3 * x ** 2, grad_b * grad_output * 6 * x  # db/dg = 3x², db/dx = 6xg
+
+
+class CubeTwice(torch.autograd.Function):
+    """y = x ** 3, whose backward is the Function above."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return CubeBackward.apply(grad_output, x)
+
+
+x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+first, = torch.autograd.grad((CubeTwice.apply(x) + x ** 2).sum(), x, create_graph=True)
+second, = torch.autograd.grad(first.sum(), x)
+print("second derivative:", second, " true 6x + 2:", 6 * x.detach() + 2)
+print("gradgradcheck:", torch.autograd.gradgradcheck(CubeTwice.apply, (x,)))
+
+# %% [markdown]
+# The NumPy code now sits in a forward, where it belongs: forwards are never recorded, and the
+# hand-written `CubeBackward.backward` supplies the derivatives autograd cannot see. Its own
+# backward uses plain tensor ops on saved inputs, so even third derivatives work. This is how
+# fused kernels are made twice-differentiable in practice: one kernel for the backward, one for
+# the backward of the backward.
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -513,20 +702,22 @@ except GradcheckError as error:
 # | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it |
 # | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck` |
+# | `@once_differentiable` above `@staticmethod` on Python < 3.10 | `'staticmethod' object is not callable` when backward runs | write it under `@staticmethod` |
 # | `gradgradcheck` in float32 | spurious failures | float64 |
 #
-# ## Where popular write-ups get it wrong
+# ## Common misconceptions
 #
-# - **Saving an intermediate in a double-backward example.** A popular guide saves
-#   `sigmoid(beta * x)` with `save_for_backward` to spare a recomputation. `save_for_backward`
-#   keeps the graph links of inputs and outputs only, so that code gets first derivatives right
-#   and second derivatives wrong, as the trap above shows; `gradcheck` alone never notices,
-#   only `gradgradcheck` does.
-# - **Tensors as `ctx` attributes.** One text forbids `ctx.mask = mask` in its rules and then
-#   does exactly that in two of its examples. The rule is right, though the reason usually
-#   given, that it breaks double backward, holds only for intermediates. As shown above, the
-#   costs are the lost in-place check, the reference cycle for outputs, wrong second
-#   derivatives for intermediates, and invisibility to saved-tensor hooks (lesson 05).
+# - **"Anything passed to `save_for_backward` is safe for double backward."** Only inputs and
+#   outputs come back linked to the graph. An intermediate such as `sigmoid(beta * x)` comes
+#   back as a constant, so the first derivatives are right and the second ones wrong, as the
+#   trap above shows; `gradcheck` alone never notices, only `gradgradcheck` does.
+# - **"Tensors as `ctx` attributes break double backward."** Only for intermediates, which are
+#   wrong however they are kept. The rule against `ctx.mask = mask` is right for other reasons:
+#   the lost in-place check, the reference cycle for outputs, and invisibility to saved-tensor
+#   hooks (lesson 05).
+# - **"`@once_differentiable` makes a NumPy backward safe."** It turns the failures it sees into
+#   errors; it does not see a plain sum or `functional.hvp`, as shown above. Test with
+#   `gradgradcheck`, or make the backward a Function of its own.
 #
 # ## Summary
 #
@@ -534,4 +725,5 @@ except GradcheckError as error:
 # from differentiable ops on saved inputs, saved outputs and `grad_output`; recompute
 # intermediates instead of saving them. `gradgradcheck` tests it. A backward that cannot be
 # differentiated gets `@once_differentiable`, a guard worth having and worth not trusting
-# blindly. Next lesson: recomputation on purpose, to save memory.
+# blindly; one that must be differentiated but cannot be recorded becomes a Function with a
+# hand-written backward of its own. Next lesson: recomputation on purpose, to save memory.

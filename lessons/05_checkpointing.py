@@ -166,8 +166,8 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 #
 # 1. **make a fresh leaf**, `x.detach().requires_grad_()`, so the rebuilt graph ends at this
 #    block instead of running on into the caller's graph;
-# 2. **switch autograd back on**: inside `backward` it is off (so that ordinary backward
-#    formulas are not recorded), and a graph is exactly what we need now;
+# 2. **switch autograd on**: inside an ordinary `backward` it is off (it is on only under
+#    `create_graph=True`, lesson 04), and a graph is exactly what we need now;
 # 3. **differentiate the rebuilt graph** with `grad_output` as the vector in the
 #    vector-Jacobian product.
 
@@ -203,6 +203,28 @@ x5 = x[:5].detach().requires_grad_()
 print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
 
 # %% [markdown]
+# **Quick question 1.** The meter above saw nothing of `fancy`'s intermediates. Predict: when
+# `RecomputedFancy.apply(x)` runs, is `torch.is_grad_enabled()` true inside its forward? Run to
+# check.
+
+# %%
+class ReportsGradMode(RecomputedFancy):
+    @staticmethod
+    def forward(ctx, x):
+        print("grad mode inside forward:", torch.is_grad_enabled())
+        return RecomputedFancy.forward(ctx, x)
+
+
+_ = ReportsGradMode.apply(x)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Off: `Function.apply` runs forward with autograd off, which is why `fancy`'s intermediates are
+# not kept. Switching it on inside forward "to be safe" would record `fancy` and keep its
+# intermediates again: memory spent for nothing (the common-mistakes table lists it).
+# </details>
+#
 # One input of 8000 bytes instead of three tensors, and the same gradient. Now two
 # complications that a real network brings: layers **with parameters**, and layers that draw
 # **random numbers**.
@@ -276,17 +298,44 @@ print("replayed mask: ", replay.bool().int().tolist(), " same:", torch.equal(fir
 # ## ✎ Exercise 1 · `CheckpointFunction`
 #
 # Write `CheckpointFunction`, with `CheckpointFunction.apply(run_fn, *args)` returning
-# `run_fn(*args)` (one tensor) while keeping only what is needed to recompute it:
+# `run_fn(*args)` (one tensor) while keeping only what is needed to recompute it. `args` may
+# mix tensors with anything else (floats, flags, `None`). The contract: forward saves only the
+# tensor arguments; backward recomputes `run_fn(*args)` under grad with the forward's random
+# state restored (CPU, and each CUDA device of a CUDA tensor argument); it returns `None` for
+# `run_fn` and for every non-tensor argument; parameters used inside `run_fn` receive their
+# gradients in `.grad`.
 #
-# - **forward(ctx, run_fn, \*args)**: `args` may mix tensors with anything else (floats, flags,
-#   `None`). Save the tensor arguments with `ctx.save_for_backward`, keep `run_fn` and the
-#   other arguments as plain attributes, record the CPU random state (and each CUDA device's,
-#   for CUDA tensor arguments), then return `run_fn(*args)`.
-# - **backward(ctx, grad_output)**: rebuild the arguments, each tensor as a fresh leaf that
-#   requires grad only if the original did (`t.detach().requires_grad_(t.requires_grad)`: a
-#   boolean mask cannot require grad); inside `torch.random.fork_rng(...)` restore the random
-#   state and recompute under `torch.enable_grad()`; call `torch.autograd.backward`; return
-#   `None` for `run_fn`, each tensor argument's `.grad`, and `None` for every other argument.
+# Everything you need is in the sections above. Answer these before you write it:
+#
+# 1. Which arguments go to `ctx.save_for_backward`, and where do `run_fn` and the others go?
+# 2. In backward, why recompute on a **fresh leaf** `t.detach()` rather than on the saved tensor
+#    itself? And why `requires_grad_(t.requires_grad)` rather than `requires_grad_()`? (Think
+#    of a boolean mask among the arguments.)
+# 3. Why restore the random state inside `torch.random.fork_rng(...)` rather than just calling
+#    `torch.set_rng_state`? What would the caller see afterwards?
+# 4. Why `torch.autograd.backward` on the recomputed output, and not `torch.autograd.grad`? Then
+#    where do you read the gradients you return?
+# 5. How many gradients does backward return, and in what order?
+#
+# <details><summary><b>Check your answers</b> (open after your attempt)</summary>
+#
+# 1. The tensor arguments are saved; `run_fn`, the positions of the tensors and the other
+#    arguments are plain `ctx` attributes, and so are the random states (bookkeeping, not
+#    tensors autograd differentiates).
+# 2. Recomputing on the saved tensor would extend the caller's graph: the rebuilt graph would
+#    run on into it and write the caller's `.grad`. A detached copy is a new leaf, so the rebuilt
+#    graph stops at this block. A boolean or integer tensor cannot require grad, so keep each
+#    tensor's own `requires_grad`.
+# 3. `torch.set_rng_state` alone rewinds the generator for everybody: after backward, the
+#    caller would draw random numbers it has already drawn. `fork_rng` puts the caller's state
+#    back on exit, and needs `devices=[...]` to do so for CUDA generators.
+# 4. `torch.autograd.grad` returns gradients only for the tensors you list and writes no
+#    `.grad`, so the block's parameters would get nothing. `torch.autograd.backward` accumulates
+#    into every leaf's `.grad`, parameters included; the fresh leaves' `.grad` are then the
+#    gradients to return.
+# 5. One per input of forward: `None` for `run_fn`, then for each argument its leaf's `.grad`
+#    if it is a tensor, else `None`.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_CheckpointFunction", "solution": true}
 class CheckpointFunction(torch.autograd.Function):
@@ -359,7 +408,12 @@ print("same gradients for x and all four parameters:",
 # Write `checkpoint_sequential(layers, segments, x)`: run `layers` (a list of modules, or an
 # `nn.Sequential`) on `x` in `segments` consecutive groups, each group through
 # `CheckpointFunction.apply`. With $n$ layers, give each segment $\lfloor n/k \rfloor$ layers
-# and the last one the remainder, so that every layer runs once and in order.
+# and the last one the remainder, so that every layer runs once and in order. (Why not
+# $\lceil n/k \rceil$ layers each? Try $n = 7$, $k = 6$.)
+#
+# One trap: `CheckpointFunction` calls `run_fn` again in backward, long after your loop has
+# finished. A function defined inside the loop that reads the loop's variables reads their
+# values *then*, not when it was defined.
 
 # %% nbgrader={"grade_id": "answer_checkpoint_sequential", "solution": true}
 def checkpoint_sequential(layers, segments, x):
@@ -496,6 +550,73 @@ kept_theirs = step_memory(
 print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
 
 # %% [markdown]
+# ### Where yours and `torch.utils.checkpoint` part company
+#
+# Your `CheckpointFunction` follows its contract; three things a production checkpoint also
+# handles are outside it. **Quick question 2.** Predict each line before you run the cell:
+#
+# 1. `torch.autograd.grad(loss, x)` through your checkpoint: does the block's `weight.grad`
+#    stay `None`, as `autograd.grad` promises?
+# 2. Under `torch.autocast("cpu", dtype=torch.bfloat16)`, which dtype does the block's `Linear`
+#    produce in forward, and which in the recomputation?
+# 3. A second derivative through your checkpoint (`create_graph=True`, then differentiate
+#    again): an error, the right numbers, or wrong ones?
+
+# %%
+from torch.utils.checkpoint import checkpoint
+
+layer = nn.Linear(8, 8)
+x = torch.randn(4, 8, requires_grad=True)
+_ = torch.autograd.grad(CheckpointFunction.apply(layer, x).sum(), x)
+print("1. weight.grad after autograd.grad through yours:", None if layer.weight.grad is None
+      else tuple(layer.weight.grad.shape))
+layer.weight.grad = layer.bias.grad = None
+_ = torch.autograd.grad(checkpoint(layer, x, use_reentrant=False).sum(), x)
+print("   ... through torch's (use_reentrant=False):   ", layer.weight.grad)
+
+dtypes = []
+layer.register_forward_hook(lambda module, inputs, output: dtypes.append(output.dtype))
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    y = CheckpointFunction.apply(layer, x)
+y.float().sum().backward()
+print("2. Linear's output dtype, forward then recomputation:", dtypes)
+
+
+def cube_block(h):
+    return h ** 3
+
+
+x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+for name, run in [("yours", lambda h: CheckpointFunction.apply(cube_block, h)),
+                  ("torch's", lambda h: checkpoint(cube_block, h, use_reentrant=False))]:
+    first, = torch.autograd.grad((run(x) + x ** 2).sum(), x, create_graph=True)
+    second, = torch.autograd.grad(first.sum(), x)
+    print(f"3. second derivative of x³ + x² through {name}:", second.tolist(),
+          " true:", (6 * x + 2).tolist())
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# 1. Yours writes `weight.grad`: its backward calls `torch.autograd.backward`, which
+#    accumulates into every leaf it reaches, whatever the outer call asked for. That side
+#    effect is the price of giving parameters their gradients without listing them;
+#    `torch.utils.checkpoint` with `use_reentrant=False` leaves `.grad` alone, and its
+#    `use_reentrant=True` variant refuses `torch.autograd.grad` outright.
+# 2. bfloat16 in forward, float32 in the recomputation: autocast is a thread-local state,
+#    on inside the `with torch.autocast(...)` block, and backward runs after the block has
+#    closed (as PyTorch recommends). Your backward does not record and restore it, so the
+#    gradients belong to a float32 block, not to the bfloat16 one forward computed, silently.
+#    `torch.utils.checkpoint` records the autocast state in forward and restores it for the
+#    recomputation.
+# 3. Under `create_graph=True` grad mode is on inside your backward, but the
+#    `torch.autograd.backward` it calls does not create a graph, so the gradient it returns is a
+#    constant: the checkpointed block's share of the second derivative is lost (here the $6x$),
+#    and only the $x^2$ term's $2$ survives. Without that term, the second call would raise
+#    "element 0 of tensors does not require grad". `use_reentrant=False` supports double
+#    backward.
+# </details>
+
+# %% [markdown]
 # On a GPU, the real measure is the allocator's: `torch.cuda.reset_peak_memory_stats()` before
 # the step and `torch.cuda.max_memory_allocated()` after it count every byte, activations,
 # weights, gradients and temporary buffers alike. The next cell does that when a GPU is present
@@ -536,11 +657,16 @@ else:
 # | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | keep each tensor's own `requires_grad` |
 # | run `run_fn` under `torch.enable_grad()` in forward "to be safe" | every activation is kept: no memory saved | forward runs with autograd off; leave it so |
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | `return (None, *input_grads)` |
+# | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | $\lfloor n/k \rfloor$ each, the remainder to the last |
+# | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | bind them, `def run(h, start=start, end=end)`, or pass `nn.Sequential(*layers[start:end])` |
 #
-# The first row deserves its warning: a popular guide's checkpointing example recomputes the
-# block and then calls `torch.autograd.grad(outputs, inputs=input)`. Everything runs, the loss
-# even goes down (the layers outside the block still train), and the layers inside never
-# change. Your self-check tests exactly this.
+# ## Common misconception
+#
+# **"Recompute, then `torch.autograd.grad(outputs, inputs=input)`, is a complete checkpoint."**
+# It is not, and it fails quietly: everything runs, the loss even goes down (the layers
+# outside the block still train), and the layers inside never change, because
+# `torch.autograd.grad` gives nothing to the parameters it was not asked about. Your
+# self-check tests exactly this.
 #
 # ## Summary
 #

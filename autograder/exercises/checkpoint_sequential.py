@@ -35,19 +35,50 @@ def _run_layers(layers, x):
 
 
 @contextmanager
-def _counting_calls(layers):
-    """Count each layer's calls (modules only) while the block runs."""
-    calls = [0] * len(layers)
-    handles = [layer.register_forward_hook(lambda *_, i=i: calls.__setitem__(i, calls[i] + 1))
+def _recording_calls(layers):
+    """Record the index of each layer (modules only) as it runs while the block runs."""
+    order: list[int] = []
+    handles = [layer.register_forward_hook(lambda *_, i=i: order.append(i))
                for i, layer in enumerate(layers) if isinstance(layer, nn.Module)]
     try:
-        yield calls
+        yield order
     finally:
         for handle in handles:
             handle.remove()
 
 
-def check_recomputation(where: str, calls: list) -> None:
+def _segment_sizes(order: list[int]) -> list[int]:
+    """The sizes of the segments backward recomputed, first segment first: backward recomputes
+    them last to first, each one's layers in order, so a segment ends wherever the next index
+    is not one more than the last."""
+    runs: list[list[int]] = []
+    for i in order:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return [len(run) for run in sorted(runs)]
+
+
+def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> None:
+    """n // k layers in each segment and the remainder in the last, as the lesson asks (the
+    last one may run without a checkpoint, as torch.utils.checkpoint's does)."""
+    size = n // segments
+    expected = [size] * (segments - 1) + [n - size * (segments - 1)]
+    sizes = _segment_sizes(order)
+    if sizes in (expected, expected[:-1]):
+        return
+    ceil = -(-n // segments)
+    by_ceil = [min(ceil, n - start) for start in range(0, n, ceil)]
+    why = ("ceil(n / k) layers per segment puts the remainder up front and can make fewer "
+           "segments than asked (7 layers in 6 segments become 4)"
+           if sizes in (by_ceil, by_ceil[:-1]) else "the segments are not the ones asked for")
+    raise GradingError(
+        f"{where} recomputed segments of {sizes} layers, expected {expected}: {why}; give each "
+        f"segment n // k = {size} layers and the last one the remainder")
+
+
+def check_recomputation(where: str, calls: list[int]) -> None:
     """In backward each layer runs at most once (its segment's recomputation): a layer run
     several times means the recomputation ran different code than forward."""
     repeated = [i for i, n in enumerate(calls) if n > 1]
@@ -97,12 +128,14 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
         raise GradingError(f"{where} made {checkpointed} checkpointed segments: split the layers "
                            f"into exactly {segments} consecutive groups")
     try:
-        with _counting_calls(list(layers)) as calls:
+        with _recording_calls(list(layers)) as order:
             output.backward(grad_output)
     except RuntimeError as error:
         raise GradingError(f"backward through {where} raised RuntimeError: "
                            f"{str(error).splitlines()[0]}", str(error)) from error
-    check_recomputation(where, calls)
+    check_recomputation(where, [order.count(i) for i in range(n)])
+    if all(isinstance(layer, nn.Module) for layer in layers):
+        check_segment_sizes(where, n, segments, order)
     with case(f"{where}, x of shape {tuple(x_value.shape)}"):
         diagnose_gradient("x", x.grad, truth["x"])
     for name, parameter in parameters.items():

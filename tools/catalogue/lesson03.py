@@ -1,5 +1,5 @@
-"""Lesson 03 (straight-through estimators): SignSTE, SignClippedSTE and RoundSTE, answered
-unusually and wrongly."""
+"""Lesson 03 (straight-through estimators): SignSTE, SignClippedSTE, RoundSTE and FakeQuantize,
+answered unusually and wrongly."""
 
 from tools.catalogue import Mistake, Unusual
 
@@ -120,4 +120,114 @@ MISTAKES = [
             named=True),
     Mistake("RoundSTE", "wrong sign", "your gradient for x is the numerical one times -1",
             _round("        return torch.round(x)", "        return -grad_output")),
+]
+
+
+def _fake_quantize(backward: str, forward: str = "        ctx.save_for_backward(x, scale)\n"
+                   "        ctx.qmin, ctx.qmax = qmin, qmax\n"
+                   "        return torch.clamp(torch.round(x / scale), qmin, qmax) * scale") -> str:
+    return f"""
+class FakeQuantize(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale, qmin, qmax):
+{forward}
+
+    @staticmethod
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+FQ_READ = ("        x, scale = ctx.saved_tensors\n        v = x / scale\n        r = torch.round(v)\n"
+           "        inside = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
+           "        clipped = torch.where(v < ctx.qmin, float(ctx.qmin), float(ctx.qmax))\n")
+FQ_GRAD_X = "grad_output * inside"
+
+
+def _fq_scale(local: str, grad_x: str = FQ_GRAD_X) -> str:
+    """A backward whose per-element d(output)/d(scale) is ``local``."""
+    return _fake_quantize(FQ_READ + f"        return {grad_x}, (grad_output * ({local})).sum(), "
+                          "None, None")
+
+
+FQ_LSQ = "torch.where(inside, r - v, clipped)"
+
+UNUSUAL += [
+    Unusual("FakeQuantize", "inside judged on round(v), as PyTorch's learnable fake quantiser",
+            _fake_quantize(
+                "        x, scale = ctx.saved_tensors\n        v = x / scale\n"
+                "        code = torch.round(v)\n"
+                "        inside = (code >= ctx.qmin) & (code <= ctx.qmax)\n"
+                "        local = torch.where(inside, code - v, torch.where(code < ctx.qmin, "
+                "ctx.qmin, ctx.qmax).to(x.dtype))\n"
+                "        return grad_output * inside, (grad_output * local).sum(), None, None")),
+    Unusual("FakeQuantize", "saves the clamped codes; local gradient from (y - x) / scale",
+            _fake_quantize(
+                "        x, scale, codes = ctx.saved_tensors\n"
+                "        below, above = codes == ctx.qmin, codes == ctx.qmax\n"
+                "        v = x / scale\n"
+                "        inside = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
+                "        local = torch.where(inside, (codes * scale - x) / scale, codes)\n"
+                "        grad_x = torch.where(inside, grad_output, torch.zeros_like(grad_output))\n"
+                "        return grad_x, torch.sum(grad_output * local), None, None",
+                "        codes = torch.clamp(torch.round(x / scale), qmin, qmax)\n"
+                "        ctx.save_for_backward(x, scale, codes)\n"
+                "        ctx.qmin, ctx.qmax = qmin, qmax\n        return codes * scale")),
+    Unusual("FakeQuantize", "x * (1 / scale), masks from x against the scaled edges, "
+            "needs_input_grad",
+            _fake_quantize(
+                "        x, scale = ctx.saved_tensors\n"
+                "        low, high = ctx.qmin * scale, ctx.qmax * scale\n"
+                "        inside = (x >= low) & (x <= high)\n"
+                "        grad_x = grad_output.masked_fill(~inside, 0) "
+                "if ctx.needs_input_grad[0] else None\n"
+                "        grad_scale = None\n"
+                "        if ctx.needs_input_grad[1]:\n"
+                "            v = x * (1 / scale)\n"
+                "            local = (torch.round(v) - v) * inside + ctx.qmin * (x < low) "
+                "+ ctx.qmax * (x > high)\n"
+                "            grad_scale = (grad_output * local).sum()\n"
+                "        return grad_x, grad_scale, None, None",
+                "        ctx.save_for_backward(x, scale)\n"
+                "        ctx.qmin, ctx.qmax = qmin, qmax\n"
+                "        return torch.round(x * (1 / scale)).clamp(qmin, qmax) * scale")),
+]
+
+UNUSUAL += [
+    Unusual("FakeQuantize", "grad_scale left shaped like x: the engine sums it to scale's shape",
+            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, grad_output * {FQ_LSQ}, "
+                           "None, None")),
+]
+
+MISTAKES += [
+    Mistake("FakeQuantize", "returns the integer codes", "FakeQuantize returns the integer codes",
+            _fake_quantize("        return grad_output, None, None, None",
+                           "        return torch.clamp(torch.round(x / scale), qmin, qmax)"),
+            named=True),
+    Mistake("FakeQuantize", "round(v) held constant for scale", "inside the clip it uses "
+            "round(v) alone", _fq_scale("torch.where(inside, r, clipped)"), named=True,
+            nbgrader=True),
+    Mistake("FakeQuantize", "clipped elements give scale nothing", "it leaves out the clipped "
+            "elements", _fq_scale("torch.where(inside, r - v, torch.zeros_like(v))"), named=True),
+    Mistake("FakeQuantize", "grad_x divided by scale", "carries a factor 1 / scale",
+            _fq_scale(FQ_LSQ, "grad_output * inside / scale"), named=True),
+    Mistake("FakeQuantize", "grad_x not clipped", "FakeQuantize's gradient for x is not clipped",
+            _fq_scale(FQ_LSQ, "grad_output")),
+    Mistake("FakeQuantize", "v - round(v): wrong sign", "inside the clip it has the wrong sign",
+            _fq_scale("torch.where(inside, v - r, clipped)")),
+    Mistake("FakeQuantize", "qmin and qmax swapped for scale", "qmin and qmax are swapped",
+            _fq_scale("torch.where(inside, r - v, torch.where(v < ctx.qmin, float(ctx.qmax), "
+                      "float(ctx.qmin)))")),
+    Mistake("FakeQuantize", "LSQ's gradient-scale factor kept", "LSQ's gradient-scale factor",
+            _fq_scale(f"{FQ_LSQ} / math.sqrt(x.numel() * ctx.qmax)")),
+    Mistake("FakeQuantize", "None for scale", "FakeQuantize returned None for scale",
+            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, None, None, None")),
+    Mistake("FakeQuantize", "clips x instead of the codes", "FakeQuantize clips x to [qmin, qmax]",
+            _fake_quantize(
+                FQ_READ + f"        return {FQ_GRAD_X}, (grad_output * {FQ_LSQ}).sum(), None, None",
+                "        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
+                "        return torch.round(torch.clamp(x, qmin, qmax) / scale) * scale")),
+    Mistake("FakeQuantize", "gradient for qmin", "backward returned a gradient for qmin",
+            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, (grad_output * {FQ_LSQ}).sum(), "
+                           "torch.zeros(()), None")),
 ]

@@ -98,6 +98,14 @@ class SwishFunction(torch.autograd.Function):
     Unusual("CubeOnce", "a NumPy backward, as the lesson motivates",
             _cube(CUBE_READ + "        g = 3 * x.cpu().numpy() ** 2 * grad_output.cpu().numpy()\n"
                   "        return torch.as_tensor(g, dtype=x.dtype).reshape(x.shape).to(x.device)")),
+    Unusual("CubeOnce", "decorators in the reverse order (fine on Python >= 3.10)",
+            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
+                  decorator="").replace("    @staticmethod\n    def backward",
+                                        "    @once_differentiable\n    @staticmethod\n"
+                                        "    def backward")),
+    Unusual("CubeOnce", "marked after the class, as the lesson's solution does",
+            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
+            + "\n\nCubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))\n"),
 ]
 
 MISTAKES = [

@@ -242,5 +242,11 @@ class CheckpointFunction(torch.autograd.Function):
                 "    for start, end in zip(bounds, bounds[1:]):\n"
                 "        def run(h):\n            for layer in layers[start:end]:\n"
                 "                h = layer(h)\n            return h\n"
-                "        x = CheckpointFunction.apply(run, x)\n    return x\n")),
+                "        x = CheckpointFunction.apply(run, x)\n    return x\n"), named=True),
+    Mistake("checkpoint_sequential", "ceil(n / k) layers per segment", "ceil(n / k) layers per "
+            "segment", _sequential(
+                "    layers = list(layers)\n    size = math.ceil(len(layers) / segments)\n"
+                "    for start in range(0, len(layers), size):\n"
+                "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:start + size]),"
+                " x)\n    return x\n"), named=True),
 ]

@@ -158,3 +158,12 @@ class TestHelpers:
         for segments in (1, 2, 3, 6):
             checkpoint_sequential = solution("checkpoint_sequential")
             assert lesson._custom_nodes(checkpoint_sequential(layers, segments, x)) == segments
+
+
+def test_segment_sizes_read_from_the_recomputation_order():
+    """Are the recomputed segments recovered from the order backward ran the layers in
+    (last segment first, each one's layers in order)?"""
+    from autograder.exercises.checkpoint_sequential import _segment_sizes
+    assert _segment_sizes([4, 5, 6, 2, 3, 0, 1]) == [2, 2, 3]
+    assert _segment_sizes([3, 2, 1, 0]) == [1, 1, 1, 1]
+    assert _segment_sizes([]) == []

@@ -1,11 +1,12 @@
 """Lesson 03 (straight-through estimators): what the catalogue harness
-(tests/autograder/test_catalogue.py) does not cover for SignSTE, SignClippedSTE and RoundSTE:
-the full text of each hint, and the checks' own helpers."""
+(tests/autograder/test_catalogue.py) does not cover for SignSTE, SignClippedSTE, RoundSTE and
+FakeQuantize: the full text of each hint, and the checks' own helpers."""
 
 import pytest
 import torch
 
 from autograder.exercises import EXERCISES
+from autograder.exercises.fake_quantize import edge_values, expected_gradients
 from autograder.exercises.ste import (ROUND_EDGES, ROUND_STE, SHAPES, SIGN_CLIPPED_STE,
                                       SIGN_EDGES, SIGN_STE, check_forward_exact)
 from tests.autograder.catalogued import mistake
@@ -66,13 +67,25 @@ MISTAKES = [
     ("RoundSTE", "x.long() truncates", "RoundSTE's forward is trunc(x), which is what .long() or "
      ".int() does, not round(x)"),
     ("RoundSTE", "floor(x + 0.5) rounds halves up",
-     "RoundSTE does not round halves to even (at x = -1.5 it gives -1, expected -2): "
+     "RoundSTE does not round halves to even (at x = -1.5 it gives -1.0, expected -2.0): "
      "torch.round sends 0.5 to 0, 1.5 to 2 and 2.5 to 2"),
     ("RoundSTE", "no rounding", "RoundSTE's forward returns x unchanged"),
     ("RoundSTE", "smooth look-alike", "RoundSTE's output is not all integers"),
     ("RoundSTE", "zero gradient",
      "RoundSTE's gradient is zero everywhere: that is the true derivative of round"),
     ("RoundSTE", "wrong sign", "your gradient for x is the numerical one times -1"),
+    ("FakeQuantize", "returns the integer codes",
+     "FakeQuantize returns the integer codes clamp(round(x / scale), qmin, qmax): fake "
+     "quantisation returns them times scale"),
+    ("FakeQuantize", "round(v) held constant for scale",
+     "FakeQuantize's gradient for scale is wrong: inside the clip it uses round(v) alone"),
+    ("FakeQuantize", "clipped elements give scale nothing",
+     "FakeQuantize's gradient for scale is wrong: it leaves out the clipped elements"),
+    ("FakeQuantize", "grad_x divided by scale",
+     "FakeQuantize's gradient for x carries a factor 1 / scale"),
+    ("FakeQuantize", "LSQ's gradient-scale factor kept",
+     "it includes LSQ's gradient-scale factor 1 / sqrt(numel * qmax): this exercise's contract "
+     "leaves it out"),
 ]
 
 
@@ -150,6 +163,50 @@ def test_stub_raises_not_implemented(name, check):
 
 def test_hidden_checks_summaries():
     """Does each exercise say in one line what its hidden tests add?"""
-    for name in NAMES:
+    for name in NAMES + ["FakeQuantize"]:
         summary = EXERCISES[name].hidden_checks
         assert summary and "\n" not in summary and "CUDA" in summary
+
+
+class _FakeQuantizeStub(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale, qmin, qmax):
+        raise NotImplementedError()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise NotImplementedError()
+
+
+@pytest.mark.parametrize("check", ["quick", "full"])
+def test_fake_quantize_stub_raises_not_implemented(check):
+    """Does an untouched FakeQuantize stub raise NotImplementedError itself?"""
+    with pytest.raises(NotImplementedError):
+        run(check, "FakeQuantize", _FakeQuantizeStub)
+
+
+def test_round_convention_is_pytorchs():
+    """Is the round(v) convention the one torch._fake_quantize_learnable_per_tensor_affine
+    follows (zero point 0, gradient factor 1), for x and for scale?"""
+    values = edge_values("cpu")
+    x = values["x"].float().requires_grad_()
+    scale = values["scale"].float().reshape(1).requires_grad_()
+    output = torch._fake_quantize_learnable_per_tensor_affine(x, scale, torch.zeros(1), -4, 3,
+                                                              1.0)
+    grad_output = torch.linspace(-1, 1, x.numel())
+    grad_x, grad_scale = torch.autograd.grad(output, (x, scale), grad_output)
+    ours_x, ours_scale = expected_gradients(x.detach(), scale.detach()[0], -4, 3, grad_output,
+                                            "round(v)")
+    assert torch.equal(grad_x, ours_x)
+    assert torch.allclose(grad_scale[0], ours_scale, atol=1e-6)
+    other_x, _ = expected_gradients(x.detach(), scale.detach()[0], -4, 3, grad_output, "v")
+    assert not torch.equal(other_x, ours_x)  # the edge values do reach the half-step band
+
+
+def test_the_two_conventions_both_pass(raises_hint):
+    """Does grading accept a backward that judges inside on v and one that judges on round(v)?"""
+    from tools.catalogue import lesson03
+    for entry in lesson03.UNUSUAL:
+        if entry.exercise == "FakeQuantize" and "round(v)" in entry.name:
+            run("full", "FakeQuantize", entry.load())
+    run("full", "FakeQuantize", solution("FakeQuantize"))

@@ -1,0 +1,259 @@
+"""Lesson 03: FakeQuantize, quantisation-aware training with a learnable step (LSQ, Esser et
+al. 2020, without its gradient-scale factor).
+
+Forward is ``clamp(round(x / scale), qmin, qmax) * scale``. Backward is the straight-through
+gradient for ``x`` (``grad_output`` inside the clip, 0 outside) and LSQ's gradient for
+``scale`` (``round(v) - v`` inside, ``qmin`` below, ``qmax`` above, with ``v = x / scale``).
+In the half-step band just outside each clip edge the contract accepts either convention:
+inside judged on ``v``, or on ``round(v)`` as ``torch._fake_quantize_learnable_per_tensor_affine``
+does. The checks compare with both and accept a backward that follows one of them.
+"""
+
+import math
+
+import torch
+
+from ..checks import (Spec, case, check_backward_by_hand, check_is_function,
+                      check_no_ctx_tensors, make_inputs, run_backward, run_forward)
+from ..diagnose import diagnose_gradient, diagnose_values
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+
+CONVENTIONS = ("v", "round(v)")  # what the clip mask is judged on
+
+
+def quantise(x, scale, qmin, qmax):
+    """The forward of the contract, in composed ops."""
+    return torch.clamp(torch.round(x / scale), qmin, qmax) * scale
+
+
+FAKE_QUANTIZE = Spec("FakeQuantize", ("x", "scale", "qmin", "qmax"), quantise)
+
+
+def expected_gradients(x, scale, qmin, qmax, grad_output, convention="v"):
+    """(grad_x, grad_scale) of the contract, the clip judged on ``v`` or on ``round(v)``."""
+    v = x / scale
+    rounded = torch.round(v)
+    judged = v if convention == "v" else rounded
+    inside = (judged >= qmin) & (judged <= qmax)
+    clipped = torch.where(judged < qmin, float(qmin), float(qmax)).to(x.dtype)
+    grad_x = grad_output * inside
+    grad_scale = (grad_output * torch.where(inside, rounded - v, clipped)).sum()
+    return grad_x, grad_scale
+
+
+def edge_values(device, dtype=torch.float64) -> dict:
+    """v = x / scale exact (scale a power of two) at the places mistakes differ: both clip
+    edges, just inside and in the half-step band outside them (where the two conventions
+    differ), halves that round to even, 0 and values far outside."""
+    codes = [-9.0, -4.5, -4.4, -4.0, -3.7, -2.5, -0.5, -0.2, 0.0, 0.3, 1.5, 2.7, 3.0, 3.2, 3.5,
+             3.6, 8.0]
+    scale = 0.5
+    return {"x": torch.tensor(codes, dtype=dtype, device=device) * scale,
+            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": -4, "qmax": 3}
+
+
+def random_values(shape, device, *, seed=0, dtype=torch.float64, scale=0.3, qmin=-8,
+                  qmax=7) -> dict:
+    """x spread over about one and a half times the clip range; no v within 0.02 of a half,
+    so x / scale and x * (1 / scale) round alike."""
+    v = 1.5 * (qmax - qmin) / 2 * torch.rand(shape, generator=torch.Generator().manual_seed(seed),
+                                             dtype=torch.float64) * 2 - 1.5 * (qmax - qmin) / 2
+    fraction = v - torch.floor(v)
+    v = torch.where((fraction - 0.5).abs() < 0.02, v + 0.1, v)
+    return {"x": (v * scale).to(dtype).to(device),
+            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": qmin, "qmax": qmax}
+
+
+def _tolerance(dtype):
+    return (1e-5, 1e-6) if dtype == torch.float32 else (1e-7, 1e-9)
+
+
+def check_forward(output, values: dict) -> None:
+    """The output against the contract's forward, naming the usual slips."""
+    x, scale, qmin, qmax = (values[n] for n in FAKE_QUANTIZE.input_names)
+    expected = quantise(x, scale, qmin, qmax)
+    rtol, atol = _tolerance(x.dtype)
+
+    def close(candidate) -> bool:
+        return (isinstance(output, torch.Tensor) and output.shape == candidate.shape
+                and output.dtype == candidate.dtype and not torch.allclose(candidate, expected)
+                and torch.allclose(output.detach(), candidate, rtol=rtol, atol=atol))
+
+    v = x / scale
+    if close(torch.clamp(torch.round(v), qmin, qmax)):
+        raise GradingError("FakeQuantize returns the integer codes clamp(round(x / scale), qmin, "
+                           "qmax): fake quantisation returns them times scale, on x's own grid")
+    if close(torch.round(v) * scale):
+        raise GradingError("FakeQuantize does not clip: clamp the codes round(x / scale) to "
+                           "[qmin, qmax] before multiplying by scale")
+    if close(torch.clamp(v, qmin, qmax) * scale):
+        raise GradingError("FakeQuantize does not round: its output must lie on the grid of "
+                           "multiples of scale, clamp(round(x / scale), qmin, qmax) * scale")
+    if close(torch.round(torch.clamp(x, qmin, qmax) / scale) * scale):
+        raise GradingError("FakeQuantize clips x to [qmin, qmax]: qmin and qmax bound the codes "
+                           "x / scale, so clip round(x / scale), not x")
+    diagnose_values("FakeQuantize's output", output, expected, rtol=rtol, atol=atol)
+
+
+def check_grad_x(forward, values: dict, got, grad_output) -> None:
+    """grad_x: grad_output inside the clip, 0 outside, under either convention."""
+    x, scale, qmin, qmax = (values[n] for n in FAKE_QUANTIZE.input_names)
+    references = [expected_gradients(x, scale, qmin, qmax, grad_output, c)[0]
+                  for c in CONVENTIONS]
+    if not isinstance(got, torch.Tensor) or got.shape != x.shape or got.dtype != x.dtype:
+        diagnose_gradient("x", got, references[0])
+    got = got.detach()
+    if any(torch.equal(got, r) for r in references):
+        return
+    rtol, atol = _tolerance(x.dtype)
+
+    def matches(candidate) -> bool:
+        return torch.allclose(got, candidate, rtol=rtol, atol=atol)
+
+    if matches(grad_output):
+        saved_roles = [saved.role for saved in forward.saved]
+        if "output" in saved_roles and "input x" not in saved_roles:
+            raise GradingError(
+                "FakeQuantize builds its clip mask from the output, whose codes are always in "
+                "[qmin, qmax]: judge x / scale from the saved input x")
+        raise GradingError(
+            "FakeQuantize's gradient for x is not clipped: it passes grad_output where x / scale "
+            "is outside [qmin, qmax] too, where the output is constant; multiply by the inside "
+            "mask")
+    if not got.any():
+        raise GradingError(
+            "FakeQuantize's gradient for x is zero everywhere: that is round's true derivative, "
+            "which the straight-through estimator replaces by 1 inside the clip")
+    if any(matches(r / scale) for r in references):
+        raise GradingError(
+            "FakeQuantize's gradient for x carries a factor 1 / scale: with round's derivative "
+            "taken as 1, d/dx [round(x / scale) * scale] = (1 / scale) * scale = 1 inside the clip")
+    if any(matches(grad_output - r) for r in references):
+        raise GradingError("FakeQuantize's clip mask for x is inverted: pass grad_output where "
+                           "x / scale is inside [qmin, qmax] and 0 outside")
+    diagnose_gradient("x", got, references[0], rtol=rtol, atol=atol)
+
+
+def _scale_candidates(x, scale, qmin, qmax, grad_output, convention):
+    """Sums a wrong backward produces for scale, each with its hint."""
+    v = x / scale
+    rounded = torch.round(v)
+    judged = v if convention == "v" else rounded
+    inside = (judged >= qmin) & (judged <= qmax)
+    below, above = judged < qmin, judged > qmax
+    g = grad_output
+    true = expected_gradients(x, scale, qmin, qmax, grad_output, convention)[1]
+    clipped_part = (g * below * qmin + g * above * qmax).sum()
+    factor = 1 / math.sqrt(x.numel() * qmax)
+    return [
+        ((g * inside * rounded).sum() + clipped_part,
+         "inside the clip it uses round(v) alone, the derivative with round(x / scale) held "
+         "constant; with the straight-through round, d/ds [round(x / s) * s] = round(v) - v"),
+        (clipped_part,
+         "inside the clip it is 0, as if the output were x itself; with the straight-through "
+         "round, d/ds [round(x / s) * s] = round(v) - v, the rounding error in units of s"),
+        ((g * inside * (rounded - v)).sum(),
+         "it leaves out the clipped elements: where v < qmin the output is qmin * scale, whose "
+         "derivative for scale is qmin (and qmax above)"),
+        ((g * inside * (v - rounded)).sum() + clipped_part,
+         "inside the clip it has the wrong sign: round(v) - v, not v - round(v)"),
+        ((g * inside * (rounded - v)).sum() + (g * below * qmax + g * above * qmin).sum(),
+         "qmin and qmax are swapped: below the clip the output is qmin * scale (derivative "
+         "qmin), above it qmax * scale"),
+        (true * factor,
+         "it includes LSQ's gradient-scale factor 1 / sqrt(numel * qmax): this exercise's "
+         "contract leaves it out (apply it in the optimiser or a hook instead)"),
+        (true / scale, "it is divided by scale: d/ds [q * s] for the codes q is q, no 1 / s"),
+    ]
+
+
+def check_grad_scale(values: dict, got, grad_output) -> None:
+    """grad_scale: LSQ's gradient (the engine has summed it to scale's 0-d shape), under
+    either convention."""
+    x, scale, qmin, qmax = (values[n] for n in FAKE_QUANTIZE.input_names)
+    references = [expected_gradients(x, scale, qmin, qmax, grad_output, c)[1]
+                  for c in CONVENTIONS]
+    if got is None:
+        raise GradingError(
+            "FakeQuantize returned None for scale, which requires grad: the step is learnable; "
+            "return the sum of grad_output times d(output)/d(scale)")
+    if not isinstance(got, torch.Tensor) or got.shape != () or got.dtype != x.dtype:
+        diagnose_gradient("scale", got, references[0])
+    rtol, atol = _tolerance(x.dtype)
+    got = got.detach()
+    if any(torch.allclose(got, r, rtol=rtol, atol=atol) for r in references):
+        return
+    for convention in CONVENTIONS:
+        for candidate, hint in _scale_candidates(x, scale, qmin, qmax, grad_output, convention):
+            if torch.allclose(got, candidate, rtol=rtol, atol=atol):
+                raise GradingError(f"FakeQuantize's gradient for scale is wrong: {hint}")
+    diagnose_gradient("scale", got, references[0], rtol=rtol, atol=atol)
+
+
+def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool = True):
+    """Forward, both gradients, then grad_output and the inputs left untouched."""
+    inputs = make_inputs(values)
+    before = {n: inputs[n].detach().clone() for n in ("x", "scale")}
+    forward = run_forward(function, FAKE_QUANTIZE, inputs)
+    check_forward(forward.output, values)
+    generator = torch.Generator().manual_seed(seed + 1000)
+    x = values["x"]
+    grad_output = torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device)
+    pristine = grad_output.clone()
+    backward = run_backward(FAKE_QUANTIZE, forward.output, inputs, grad_output)
+    if not torch.equal(grad_output, pristine):
+        raise GradingError("backward modified grad_output in place: compute a new tensor "
+                           "instead (e.g. grad_output * inside)")
+    for name, value in before.items():
+        if not torch.equal(inputs[name].detach(), value):
+            raise GradingError(f"FakeQuantize modified its input {name} in place: inputs must "
+                               "stay untouched")
+    check_grad_x(forward, values, backward.grads[0], pristine)
+    check_grad_scale(values, backward.grads[1], pristine)
+    if hygiene:
+        check_no_ctx_tensors(FAKE_QUANTIZE, forward)
+        check_backward_by_hand(FAKE_QUANTIZE, backward)
+
+
+def check_fixed_scale(function, values: dict) -> None:
+    """With a scale that does not require grad (a fixed quantiser), backward still runs."""
+    inputs = make_inputs(values, requires_grad={"x"})
+    forward = run_forward(function, FAKE_QUANTIZE, inputs)
+    grad_output = torch.ones_like(values["x"])
+    backward = run_backward(FAKE_QUANTIZE, forward.output, inputs, grad_output)
+    check_grad_x(forward, values, backward.grads[0], grad_output)
+
+
+def quick(submission) -> None:
+    function = check_is_function(submission, FAKE_QUANTIZE)
+    with case("x / scale at the clip edges, scale=0.5, qmin=-4, qmax=3"):
+        check_fake_quantize(function, edge_values("cpu"))
+    with case("x of shape (3, 5), scale=0.3, qmin=-8, qmax=7"):
+        check_fake_quantize(function, random_values((3, 5), "cpu"))
+
+
+def full(submission, device) -> None:
+    function = check_is_function(submission, FAKE_QUANTIZE)
+    for dtype in (torch.float64, torch.float32):
+        name = str(dtype).removeprefix("torch.")
+        with case(f"x / scale at the clip edges, {name}"):
+            check_fake_quantize(function, edge_values(device, dtype))
+        for seed, (shape, qmin, qmax) in enumerate([((7,), -8, 7), ((2, 3, 4), -128, 127),
+                                                    ((), -2, 1), ((4, 6), -1, 1)]):
+            values = random_values(shape, device, seed=seed, dtype=dtype, scale=0.05 * (seed + 1),
+                                   qmin=qmin, qmax=qmax)
+            with case(f"x of shape {shape}, scale={0.05 * (seed + 1):.2f}, qmin={qmin}, "
+                      f"qmax={qmax}, {name}"):
+                check_fake_quantize(function, values, seed=seed)
+    with case("scale that does not require grad"):
+        check_fixed_scale(function, random_values((5,), device))
+
+
+EXERCISES = [
+    Exercise("FakeQuantize", "03_ste", quick, full,
+             "both clip conventions accepted in the half-step band, four shapes, ternary to 8-bit "
+             "ranges, a fixed scale, float32 and float64, grad_output untouched, no tensors on "
+             "ctx, CPU and CUDA",
+             example=lambda: (sample((6,), "cpu"), torch.tensor(0.5, dtype=torch.float64), -4, 3)),
+]
