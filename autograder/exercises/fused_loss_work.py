@@ -99,9 +99,15 @@ def check_hand_written_forward(function: Called, values: dict) -> None:
 
 def _grads(function: Called, values: dict, grad_outputs, requires_grad=True):
     """Backpropagate each of ``grad_outputs`` in turn through one forward (the graph
-    retained): the list of (grad_x, grad_weight) after each."""
+    retained): the list of gradients (of the inputs that require grad) after each."""
     inputs = make_inputs(values, requires_grad=requires_grad)
-    output = run_forward(function, LCE, inputs).output
+    try:  # no saved-tensor hooks here: with them autograd does not check saved versions
+        output = function.apply(*inputs.values())
+    except (NotImplementedError, GradingError):
+        raise
+    except Exception:
+        run_forward(function, LCE, make_inputs(values, requires_grad=requires_grad))
+        raise  # run_forward raised its hint above, unless the error came and went
     found = []
     for grad_output in grad_outputs:
         grad_output = torch.tensor(grad_output, dtype=output.dtype, device=output.device)
