@@ -69,7 +69,9 @@ def measure_loss(loss_fn, x, weight, target, chunk_size, repeats: int = 2,
         return loss_fn(x, weight, target, chunk_size)
 
     peak = _peak(step, x.device)
-    step().backward()
+    x.grad = weight.grad = None  # _peak's backward filled them
+    loss = step()
+    loss.backward()
     grads = (x.grad, weight.grad)
     errors = (0.0, 0.0)
     if reference is not None:
