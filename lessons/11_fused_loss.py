@@ -587,6 +587,7 @@ class LinearCrossEntropy(torch.autograd.Function):
                     grad_x[rows] = probs @ weight_wide
                 if want_weight:
                     grad_weight.addmm_(probs.T, x_chunk)  # += G^T x, summed over chunks
+            del logits, probs  # let this chunk go before the next one exists
         ctx.save_for_backward(None if grad_x is None else grad_x.to(x.dtype),
                               None if grad_weight is None else grad_weight.to(weight.dtype))
         return (loss / N).to(x.dtype)
