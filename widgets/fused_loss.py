@@ -144,7 +144,7 @@ class ChunksFigure:
             ax.set_title(title, fontsize=9)
             ax.tick_params(labelsize=7)
             ax.grid(alpha=0.3)
-        self.memory.legend(fontsize=7, loc="lower right", frameon=False)
+        self.memory.legend(fontsize=7, loc="center left", frameon=False)
         self.marks = [ax.plot([], [], "o", markersize=11, markerfacecolor="none",
                               markeredgecolor=CURRENT, markeredgewidth=2)[0]
                       for ax in (self.memory, self.timing)]
