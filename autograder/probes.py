@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.autograd.graph import saved_tensors_hooks
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.flop_counter import FlopCounterMode
+from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
 
 @dataclass
@@ -245,3 +245,24 @@ class NoGradient(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         return None
+
+
+class CountFlops(TorchDispatchMode):
+    """FLOPs of the ops torch.utils.flop_counter has formulas for, in-place ones included:
+    FlopCounterMode counts ``addmm`` but not ``grad_weight.addmm_(...)``, the natural way to
+    add up a gradient chunk by chunk."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        output = func(*args, **kwargs)
+        packet = func.overloadpacket
+        if packet.__name__.endswith("_"):  # addmm_ -> addmm
+            packet = getattr(torch.ops.aten, packet.__name__[:-1], packet)
+        formula = flop_registry.get(packet)
+        if formula is not None:
+            self.total += formula(*args, **kwargs, out_val=output)
+        return output

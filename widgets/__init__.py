@@ -8,6 +8,7 @@ from .attention import attention_explorer
 from .checkpointing import checkpointing_explorer
 from .compile_graph import compile_explorer
 from .flow import backward_flow
+from .fused_loss import fused_loss_explorer
 from .grad_outputs import outputs_explorer
 from .gradcheck_explorer import explore_gradients
 from .ids import deterministic_ids, seed_from_environment
@@ -24,6 +25,7 @@ __all__ = [
     "compile_explorer",
     "deterministic_ids",
     "explore_gradients",
+    "fused_loss_explorer",
     "inspect_saved",
     "jacobian_view",
     "outputs_explorer",

@@ -1,0 +1,266 @@
+"""Lesson 11: CrossEntropy, and linear_cross_entropy on its Function LinearCrossEntropy.
+
+CrossEntropy is graded against F.cross_entropy (values, gradients, ignored rows, logits of
+magnitude 1e4, what it saves). linear_cross_entropy is a function, not a Function: the shared
+checks call it through ``Called``, and the work it does (largest tensor, counted FLOPs, its
+gradients saved and scaled, low precision) is graded in ``fused_loss_work``.
+"""
+
+import inspect
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs)
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+from .fused_loss_work import (LCE, Called, check_grad_mode, check_hand_written_forward,
+                              check_low_precision, check_largest_tensor, check_lce_cuda_peak,
+                              check_lce_saved, check_one_gradient, check_retained_backward,
+                              check_scaling, lce_values, recognise_chunk_means)
+
+CE = Spec("CrossEntropy", ("logits", "target", "ignore_index"),
+          lambda logits, target, ignore_index: F.cross_entropy(logits, target,
+                                                               ignore_index=ignore_index))
+
+
+def ce_values(rows: int, classes: int, device, *, seed=0, ignored=(), ignore_index=-100,
+              magnitude=3.0, dtype=torch.float64) -> dict:
+    """Logits, targets in [0, classes) with the rows ``ignored`` set to ``ignore_index``."""
+    target = torch.randint(0, classes, (rows,), generator=torch.Generator().manual_seed(seed))
+    target[list(ignored)] = ignore_index
+    return {"logits": magnitude * sample((rows, classes), device, seed=seed + 1, dtype=dtype),
+            "target": target.to(device), "ignore_index": ignore_index}
+
+
+def describe_ce(values: dict) -> str:
+    logits, target = values["logits"], values["target"]
+    ignored = int((target == values["ignore_index"]).sum())
+    dtype = str(logits.dtype).removeprefix("torch.")
+    return (f"logits of shape {tuple(logits.shape)}, {dtype}, {ignored} of {len(target)} rows "
+            f"ignored, ignore_index={values['ignore_index']}")
+
+
+def _loss_and_grad(function, values: dict):
+    """CrossEntropy's loss and grad_logits for grad_output = 1, or None if it raises."""
+    logits = values["logits"].detach().clone().requires_grad_()
+    try:
+        loss = function.apply(logits, values["target"], values["ignore_index"])
+        grad, = torch.autograd.grad(loss, logits)
+    except Exception:  # the learner's code may raise anything: the first hint stands
+        return None
+    return loss.detach(), grad
+
+
+def recognise_ce(function, values: dict) -> str | None:
+    """The named mistakes about ignored rows, from the loss and gradient they give."""
+    got = _loss_and_grad(function, values)
+    if got is None:
+        return None
+    loss, grad = got
+    logits = values["logits"].detach().clone().requires_grad_()
+    true_loss = CE.reference(logits, values["target"], values["ignore_index"])
+    true_grad, = torch.autograd.grad(true_loss, logits)
+    counted = values["target"] != values["ignore_index"]
+    fraction = counted.sum().item() / len(counted)
+    if fraction < 1 and (torch.allclose(loss, fraction * true_loss.detach())
+                         or torch.allclose(grad, fraction * true_grad)):
+        return ("CrossEntropy divides by N, all the rows, instead of the number of counted rows "
+                "(target != ignore_index): the mean is over the rows that count")
+    if grad[~counted].abs().sum() > 0:
+        return ("CrossEntropy gives ignored rows (target == ignore_index) a gradient: their rows "
+                "of grad_logits must be 0")
+    return None
+
+
+def check_nones(function, values: dict) -> None:
+    """Backward returns None for target and ignore_index (autograd drops a tensor returned
+    for the integer target without a word, so look at what backward itself returns)."""
+    returned = []
+
+    def backward(ctx, *grads):
+        result = function.backward(ctx, *grads)
+        returned.append(result if isinstance(result, tuple) else (result,))
+        return result
+
+    probe = type(function.__name__, (function,), {"backward": staticmethod(backward)})
+    logits = values["logits"].detach().clone().requires_grad_()
+    probe.apply(logits, values["target"], values["ignore_index"]).backward()
+    if len(returned[0]) == 3 and returned[0][1] is not None:
+        raise GradingError("CrossEntropy.backward returned a gradient for target: return None "
+                           "for target and ignore_index (autograd drops it silently)")
+
+
+def check_ce_saved(forward, values: dict) -> None:
+    """The logits are the only (N, C) tensor saved; anything else has at most N elements."""
+    rows = values["logits"].shape[0]
+    for saved in forward.saved:
+        if saved.role != "input logits" and saved.tensor.numel() > rows:
+            raise GradingError(
+                f"CrossEntropy saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} "
+                "besides the logits (the probabilities?): the logits are the only (N, C) tensor "
+                "it may keep; save per-row numbers (the log-sum-exp) and recompute the softmax "
+                "in backward")
+
+
+def check_ce(function, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
+    """Values and gradients against F.cross_entropy, with the named mistakes recognised."""
+    with case(describe_ce(values)):
+        try:
+            forward, backward = check_values_and_gradients(function, CE, values,
+                                                           rtol=rtol, atol=atol)
+        except GradingError as error:
+            hint = recognise_ce(function, values)
+            if hint is None:
+                raise
+            raise GradingError(hint, str(error)) from error
+        check_no_ctx_tensors(CE, forward)
+        check_backward_by_hand(CE, backward)
+        check_ce_saved(forward, values)
+        check_nones(function, values)
+
+
+def check_ce_stable(function, device, dtype=torch.float64) -> None:
+    """Finite and right at logits of magnitude 1e4, where exp overflows."""
+    values = ce_values(6, 5, device, seed=7, ignored=(2,), magnitude=1e4, dtype=dtype)
+    logits = values["logits"].detach().clone().requires_grad_()
+    with case(describe_ce(values)):
+        try:
+            loss = function.apply(logits, values["target"], values["ignore_index"])
+            grad, = torch.autograd.grad(loss, logits)
+        except RuntimeError:
+            return check_ce(function, values, rtol=1e-5, atol=1e-5)  # its hint explains it
+        if not (torch.isfinite(loss).all() and torch.isfinite(grad).all()):
+            raise GradingError(
+                "CrossEntropy is not finite at logits of magnitude 1e4, where F.cross_entropy "
+                "is: subtract each row's maximum before exp, and take the log of the sum "
+                "(log-sum-exp), never of each probability")
+        check_ce(function, values, rtol=1e-5, atol=1e-5)
+
+
+def ce_quick(CrossEntropy) -> None:
+    function = check_is_function(CrossEntropy, CE)
+    check_ce(function, ce_values(5, 4, "cpu", seed=1))
+    check_ce(function, ce_values(6, 3, "cpu", seed=2, ignored=(1, 4)))
+    check_ce_stable(function, "cpu")
+    with case("gradcheck"):
+        check_gradcheck(function, CE, ce_values(4, 3, "cpu", seed=3, ignored=(0,)))
+
+
+def ce_full(CrossEntropy, device) -> None:
+    function = check_is_function(CrossEntropy, CE)
+    for seed, (rows, classes, ignored, ignore_index) in enumerate([
+            (5, 4, (), -100), (6, 3, (1, 4), -100), (7, 5, (0, 2, 3), 2), (1, 6, (), -100),
+            (4, 1, (), -100), (9, 7, tuple(range(8)), -1)]):
+        check_ce(function, ce_values(rows, classes, device, seed=seed + 10, ignored=ignored,
+                                     ignore_index=ignore_index))
+    check_ce(function, ce_values(40, 30, device, seed=20, ignored=(3, 9), dtype=torch.float32),
+             rtol=1e-4, atol=1e-6)
+    for dtype in (torch.float64, torch.float32):
+        check_ce_stable(function, device, dtype)
+    with case("gradcheck"):
+        check_gradcheck(function, CE, ce_values(4, 3, device, seed=30, ignored=(1,)))
+
+
+# linear_cross_entropy -------------------------------------------------------------------
+
+def check_is_callable(linear_cross_entropy) -> Called:
+    """A plain function whose loss comes from a custom Function, chunk_size defaulting to 1024."""
+    if isinstance(linear_cross_entropy, type) and issubclass(linear_cross_entropy,
+                                                               torch.autograd.Function):
+        raise GradingError("linear_cross_entropy must be a function, def linear_cross_entropy("
+                           "x, weight, target, chunk_size=1024), that calls "
+                           "LinearCrossEntropy.apply: pass the function, not the Function")
+    if not callable(linear_cross_entropy):
+        raise GradingError(f"linear_cross_entropy must be a function, got "
+                           f"{type(linear_cross_entropy).__name__}")
+    try:
+        default = inspect.signature(linear_cross_entropy).parameters["chunk_size"].default
+    except (KeyError, TypeError, ValueError):
+        default = None
+    if default != 1024:
+        raise GradingError("linear_cross_entropy's signature must be (x, weight, target, "
+                           "chunk_size=1024): chunk_size defaults to 1024")
+    values = lce_values(3, 2, 4, 2, "cpu")
+    output = linear_cross_entropy(*make_inputs(values).values())
+    if not isinstance(getattr(output, "grad_fn", None), torch.autograd.function.BackwardCFunction):
+        raise GradingError("linear_cross_entropy's loss was not made by a custom Function: "
+                           "return LinearCrossEntropy.apply(...), not composed PyTorch ops")
+    return Called(linear_cross_entropy)
+
+
+def describe_lce(values: dict) -> str:
+    (N, d), V = values["x"].shape, values["weight"].shape[0]
+    dtype = str(values["x"].dtype).removeprefix("torch.")
+    return f"N={N}, d={d}, V={V}, chunk_size={values['chunk_size']}, {dtype}"
+
+
+def check_lce(function: Called, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
+    """Loss and both gradients against F.cross_entropy(F.linear(x, weight), target)."""
+    with case(describe_lce(values)):
+        try:
+            forward, backward = check_values_and_gradients(function, LCE, values,
+                                                           rtol=rtol, atol=atol)
+        except GradingError as error:
+            hint = recognise_chunk_means(function, values)
+            if hint is None:
+                raise
+            raise GradingError(hint, str(error)) from error
+        check_no_ctx_tensors(LCE, forward)
+        check_backward_by_hand(LCE, backward)
+    check_hand_written_forward(function, values)  # before what it saved: autograd saves too
+    with case(describe_lce(values)):
+        check_lce_saved(forward, values)
+
+
+# (N, d, V, chunk_size): ragged last chunk, exact chunks, one chunk bigger than N, rows of 1
+LCE_SHAPES = [(11, 3, 7, 4), (12, 4, 9, 3), (5, 3, 6, 32), (4, 2, 5, 1), (1, 3, 4, 2)]
+
+
+def lce_quick(linear_cross_entropy) -> None:
+    function = check_is_callable(linear_cross_entropy)
+    check_scaling(function, lce_values(9, 3, 6, 4, "cpu", seed=1))
+    check_lce(function, lce_values(*LCE_SHAPES[0], "cpu"))
+    check_retained_backward(function, lce_values(9, 3, 6, 4, "cpu", seed=2))
+    check_grad_mode(function, lce_values(24, 8, 16, 8, "cpu", seed=3))
+    check_one_gradient(function, lce_values(24, 8, 16, 8, "cpu", seed=4))
+    check_largest_tensor(function, lce_values(48, 4, 96, 8, "cpu", seed=5))
+    check_low_precision(function, lce_values(256, 32, 64, 4, "cpu", seed=6,
+                                             dtype=torch.bfloat16))
+
+
+def lce_full(linear_cross_entropy, device) -> None:
+    function = check_is_callable(linear_cross_entropy)
+    for grad_output in (3.0, -0.5, 0.0):
+        check_scaling(function, lce_values(9, 3, 6, 4, device, seed=51), grad_output)
+    for seed, shape in enumerate(LCE_SHAPES):
+        check_lce(function, lce_values(*shape, device, seed=seed + 40))
+    check_lce(function, lce_values(64, 16, 50, 16, device, seed=50, dtype=torch.float32),
+              rtol=1e-4, atol=1e-5)
+    check_retained_backward(function, lce_values(9, 3, 6, 4, device, seed=52))
+    check_grad_mode(function, lce_values(24, 8, 16, 8, device, seed=53))
+    check_one_gradient(function, lce_values(24, 8, 16, 8, device, seed=54))
+    check_largest_tensor(function, lce_values(48, 4, 96, 8, device, seed=55))
+    check_largest_tensor(function, lce_values(30, 6, 40, 7, device, seed=56))
+    for seed, dtype in enumerate((torch.bfloat16, torch.float16)):
+        check_low_precision(function, lce_values(256, 32, 64, 4, device, seed=57 + seed,
+                                                 dtype=dtype))
+    if torch.device(device).type == "cuda":
+        check_lce_cuda_peak(function, lce_values(2048, 64, 8192, 128, device, seed=59,
+                                                 dtype=torch.float32))
+    with case("gradcheck, chunk_size=2"):
+        check_gradcheck(function, LCE, lce_values(5, 2, 3, 2, device, seed=60))
+
+
+EXERCISES = [
+    Exercise("CrossEntropy", "11_fused_loss", ce_quick, ce_full,
+             "ignore_index among the classes and almost every row ignored, one class, one row, "
+             "float32, logits of magnitude 1e4 in float32, gradcheck, CPU and CUDA",
+             example=lambda: tuple(ce_values(5, 4, "cpu", ignored=(1,)).values())),
+    Exercise("linear_cross_entropy", "11_fused_loss", lce_quick, lce_full,
+             "ragged and oversized chunks, float32, grad_output of 3, -0.5 and 0, the largest "
+             "tensor for another shape, float16 as well as bfloat16, gradcheck, the peak of "
+             "torch.cuda.max_memory_allocated on CUDA, CPU and CUDA",
+             example=lambda: tuple(lce_values(11, 3, 7, 4, "cpu").values())),
+]

@@ -1,0 +1,703 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 11 · Fused losses: gradients computed in forward, logits never materialised
+#
+# A language model ends by multiplying its hidden states `x` of shape $(N, d)$, one row per
+# token, by a vocabulary matrix `weight` of shape $(V, d)$, and scoring the $(N, V)$ logits
+# with a cross-entropy. At $N = 8192$ tokens and a vocabulary of $V = 128\text{k}$ the
+# float32 logits alone take $8192 \cdot 131072 \cdot 4$ bytes = **4 GiB**, and
+# `F.cross_entropy(F.linear(x, weight), target)` keeps a tensor of that size for backward,
+# often more memory than the whole rest of the model's activations. Liger-Kernel's fused
+# linear cross-entropy and Apple's Cut Cross-Entropy avoid it with two ideas you build here:
+# work on a few rows at a time, and compute the gradients **during forward**, while each
+# chunk of logits exists, so that backward has nothing left to do but multiply.
+#
+# By the end of this lesson you can:
+# 1. derive the cross-entropy's backward, `softmax - one_hot`, and the $1/M$ that
+#    `ignore_index` brings, $M$ the number of rows that count;
+# 2. write a stable `CrossEntropy` Function that keeps the logits and one number per row;
+# 3. compute a loss chunk by chunk, then its gradients in forward;
+# 4. explain why `ctx.needs_input_grad` cannot tell a Function that grad mode is off, and
+#    check `torch.is_grad_enabled()` where it can;
+# 5. scale saved gradients without changing them, and accumulate float16 / bfloat16 in
+#    float32.
+#
+# Exercises: **✎ 1 `CrossEntropy`**, **✎ 2 `linear_cross_entropy`** (with its Function
+# `LinearCrossEntropy`).
+
+# %% nbgrader={"locked": true}
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch.autograd.graph import saved_tensors_hooks
+
+from autograder import self_check
+from autograder.memory import TensorAccounting
+from autograder.probes import CountFlops
+from widgets import fused_loss_explorer
+
+_ = torch.manual_seed(0)
+torch.set_num_threads(1)  # small tensors: one thread is fastest, and results do not vary with it
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an error message, which is where PyTorch says what went wrong."""
+    return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+
+
+def saved_shapes(loss_fn, *inputs):
+    """The shape of every tensor autograd keeps for backward when ``loss_fn(*inputs)`` runs."""
+    shapes = []
+
+    def pack(tensor):
+        shapes.append(tuple(tensor.shape))
+        return tensor
+
+    with saved_tensors_hooks(pack, lambda tensor: tensor):
+        loss = loss_fn(*inputs)
+    return loss, shapes
+
+
+# %% [markdown]
+# ## Where the memory goes
+#
+# A small model's last layer: $N = 1024$ tokens, $d = 64$, $V = 8192$. One float32 $(N, V)$
+# tensor is 32 MiB, while `x` is 0.25 MiB and `weight` 2 MiB.
+#
+# **Predict, then run.** Which tensors does autograd keep for backward of
+# `F.cross_entropy(F.linear(x, weight), target)`, and what is the peak of the tensors the
+# forward creates, in units of one $(N, V)$ tensor?
+
+# %%
+N, d, V = 1024, 64, 8192
+x = torch.randn(N, d, requires_grad=True)
+weight = (torch.randn(V, d) / d ** 0.5).requires_grad_()
+target = torch.randint(0, V, (N,))
+
+with TensorAccounting() as books:
+    books.start("forward")
+    loss, shapes = saved_shapes(lambda: F.cross_entropy(F.linear(x, weight), target))
+    books.start("backward")
+    loss.backward()
+one_logits = N * V * 4
+print("kept for backward:", shapes)
+for phase in ("forward", "backward"):
+    print(f"{phase:>8} peak: {books.phases[phase].peak / one_logits:.1f} x (N, V), "
+          f"largest tensor {books.phases[phase].largest.shape}")
+
+# %% [markdown]
+# <details><summary><b>What happened</b> (open after your prediction)</summary>
+#
+# `F.linear` keeps `x` and `weight` (its inputs, no new memory), and `F.cross_entropy`, which
+# is `log_softmax` followed by `nll_loss`, keeps the log-probabilities: an $(N, V)$ tensor.
+# The peak of the forward is **two** $(N, V)$ tensors, the logits and the log-probabilities
+# alive at once; backward again holds two (the gradient of the log-probabilities and of the
+# logits). The loss is one number. Everything between it and `x` is $V/d = 128$ times bigger
+# than `x`.
+# </details>
+#
+# ## The loss, and how to compute it stably
+#
+# Row $i$ has logits $z_i \in \mathbb{R}^V$ and a target class $y_i$. Its loss is minus the
+# log of the softmax probability of the target:
+#
+# $$\ell_i = -\log \frac{e^{z_{i y_i}}}{\sum_k e^{z_{ik}}}
+#    = \underbrace{\log \sum_k e^{z_{ik}}}_{\operatorname{lse}(z_i)} - z_{i y_i},
+#  \qquad L = \frac{1}{M} \sum_{i \,:\, y_i \ne \text{ignore}} \ell_i ,$$
+#
+# where `ignore_index` marks rows that do not count (padding, a prompt the model should not
+# be trained on) and $M$ is the number of rows that do. The log-sum-exp must not
+# exponentiate raw logits: $e^{89}$ overflows float32. Subtracting the row's maximum $m_i$
+# changes nothing mathematically, $\operatorname{lse}(z_i) = m_i + \log\sum_k e^{z_{ik} - m_i}$,
+# and every exponent is then $\le 0$.
+#
+# **Predict, then run.** Logits of magnitude $10^4$ happen (a model that has diverged, or
+# logits multiplied by a large temperature). What does the textbook formula give in float64,
+# and what does `F.cross_entropy`?
+
+# %%
+huge = torch.tensor([[1e4, -1e4, 0.0], [3.0, 1e4, 2.0]], dtype=torch.float64)
+huge_target = torch.tensor([0, 2])
+textbook = (-(huge.exp() / huge.exp().sum(1, keepdim=True)).log()
+            .gather(1, huge_target[:, None])).mean()
+print("textbook:", textbook.item(), "   F.cross_entropy:",
+      F.cross_entropy(huge, huge_target).item())
+
+# %% [markdown]
+# <details><summary><b>What happened</b> (open after your prediction)</summary>
+#
+# $e^{10^4}$ is `inf` even in float64 (the limit is about $e^{709}$), and `inf / inf` is
+# `nan`. `F.cross_entropy` works with the shifted log-sum-exp: row 1's loss is
+# $10^4 - 2 \approx 9998$, a perfectly good number. Two more traps hide in the textbook
+# line: the log of each probability (a probability of $e^{-10^4}$ is exactly 0 in any float,
+# and its log is $-\infty$), and the division (the log-sum-exp needs none).
+# </details>
+#
+# ## Derive the backward, one step at a time
+#
+# Backward receives `grad_output`, a scalar $g = \partial(\text{whatever follows})/\partial L$,
+# and returns $\partial/\partial z_{ij}$ for every logit.
+#
+# **Step 1, one row.** Differentiate $\operatorname{lse}(z_i) = \log\sum_k e^{z_{ik}}$ with
+# respect to $z_{ij}$. Which familiar function of the row is it?
+#
+# **Step 2, the target term.** Differentiate $-z_{i y_i}$ with respect to $z_{ij}$. For which
+# $j$ is it not zero? Combine with step 1 into $\partial \ell_i / \partial z_{ij}$, and write
+# it for the whole $(N, V)$ matrix with a "one-hot" matrix $Y$, $Y_{ij} = [j = y_i]$.
+#
+# **Step 3, the mean.** $L$ averages over the counted rows. What is $\partial L /
+# \partial z_{ij}$ for a counted row, and for an ignored one? Is $M$ the number of rows $N$?
+# Then multiply by $g$.
+#
+# Autograd's answer on a small example, rows 1 and 3 ignored, is below. Look at it before you
+# derive: what are the ignored rows, what is each other row's sum, and what is the entry at
+# the target? Then try your formula in `my_grad_logits`; the first guess there is the softmax
+# alone.
+
+# %%
+logits = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
+labels = torch.tensor([2, -100, 0, -100, 3])
+F.cross_entropy(logits, labels).backward()
+print("autograd's grad_logits:\n", logits.grad.numpy().round(4))
+print("row sums:", logits.grad.sum(1).numpy().round(12))
+
+
+def my_grad_logits(logits, target, ignore_index, grad_output):
+    """dL/dlogits of the mean cross-entropy over the counted rows: your derivation."""
+    return torch.softmax(logits, dim=1)  # the first guess; replace it with yours
+
+
+mine = my_grad_logits(logits.detach(), labels, -100, torch.tensor(1.0, dtype=torch.float64))
+print("largest error:", (mine - logits.grad).abs().max().item())
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# Step 1: $\dfrac{\partial \operatorname{lse}(z_i)}{\partial z_{ij}}
+#   = \dfrac{e^{z_{ij}}}{\sum_k e^{z_{ik}}} = p_{ij}$, the softmax.
+#
+# Step 2: $\partial(-z_{iy_i})/\partial z_{ij} = -[j = y_i]$, so
+# $\dfrac{\partial \ell_i}{\partial z_{ij}} = p_{ij} - [j = y_i]$, and for the whole matrix
+# $P - Y$: **softmax minus one-hot**. Each row sums to $1 - 1 = 0$, as the printout shows:
+# raising every logit of a row by the same amount changes nothing.
+#
+# Step 3: $\dfrac{\partial L}{\partial z_{ij}} = \dfrac{g}{M}\,(p_{ij} - [j = y_i])$ for a
+# counted row and $0$ for an ignored row, with $M = $ the number of rows whose target is not
+# `ignore_index` (here 3, not 5). In code:
+#
+# ```python
+# counted = target != ignore_index                       # (N,) booleans
+# grad = torch.softmax(logits, 1)
+# rows = torch.arange(len(target))
+# grad[rows[counted], target[counted]] -= 1              # P - Y on the counted rows
+# grad = grad * counted[:, None] * (grad_output / counted.sum())
+# ```
+#
+# Backward needs $P$, and $P$ is an $(N, V)$ tensor: keep the logits (which exist anyway)
+# and the per-row $\operatorname{lse}$, and recompute $P = e^{z - \operatorname{lse}}$ in
+# backward. Keeping $P$ as well would double what the loss holds.
+# </details>
+#
+# The picture, rows 1 and 3 ignored, scaled by $M$: the softmax, minus the one-hot, masked.
+
+# %%
+P = torch.softmax(logits.detach(), 1)
+Y = torch.zeros_like(P)
+Y[[0, 2, 4], [2, 0, 3]] = 1
+fig, axes = plt.subplots(1, 3, figsize=(9, 2.6))
+for ax, matrix, title in zip(axes, [P, -Y, 3 * logits.grad],
+                             ["softmax P", "− one-hot Y", "M · grad (rows 1, 3 ignored)"]):
+    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-1, vmax=1)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("class j")
+    ax.set_yticks(range(5))
+axes[0].set_ylabel("row i")
+fig.colorbar(image, ax=axes, shrink=0.8)
+plt.show()
+
+# %% [markdown]
+# ## ✎ Exercise 1 · `CrossEntropy`
+#
+# Write `CrossEntropy`, with `CrossEntropy.apply(logits, target, ignore_index)` returning
+# `F.cross_entropy(logits, target, ignore_index=ignore_index)` for `logits` of shape
+# $(N, C)$ and `target` of shape $(N,)$, int64: the mean of $\ell_i$ over the rows whose
+# target is not `ignore_index` (at least one row counts; every row ignored is outside the
+# contract).
+#
+# - Forward must be stable at logits of magnitude $10^4$: shift by each row's maximum, or use
+#   `torch.logsumexp`. Pick $z_{iy_i}$ with `gather`; the ignored rows' targets
+#   (such as -100) are not valid indices, so replace them first (`torch.where`).
+# - Save the logits and numbers per row (at most $N$ elements each: the log-sum-exp, the
+#   target, the mask); **not** the probabilities.
+# - Backward follows your derivation, by hand, and returns `None` for `target` and
+#   `ignore_index`.
+
+# %% nbgrader={"grade_id": "answer_CrossEntropy", "solution": true}
+class CrossEntropy(torch.autograd.Function):
+    """F.cross_entropy(logits, target, ignore_index=ignore_index), mean over counted rows."""
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index=-100):
+        ### BEGIN SOLUTION
+        counted = target != ignore_index
+        safe_target = torch.where(counted, target, 0)  # a valid index for every row
+        lse = torch.logsumexp(logits, dim=1)  # shifts by the row maximum inside
+        picked = logits.gather(1, safe_target[:, None]).squeeze(1)  # z_{i, y_i}
+        losses = torch.where(counted, lse - picked, 0.0)
+        ctx.save_for_backward(logits, lse, safe_target, counted)  # one (N, C) tensor: logits
+        return losses.sum() / counted.sum()
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        logits, lse, target, counted = ctx.saved_tensors
+        grad_logits = torch.exp(logits - lse[:, None])  # the softmax P, recomputed
+        rows = torch.arange(len(target), device=target.device)
+        grad_logits[rows, target] -= 1  # P - Y
+        scale = grad_output * counted / counted.sum()  # g / M on counted rows, 0 on ignored
+        return grad_logits * scale[:, None], None, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "CrossEntropy", "grade": true, "points": 3}
+self_check("CrossEntropy", CrossEntropy)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("CrossEntropy", CrossEntropy)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your Function at logits of magnitude $10^4$, rows 1 and 3 ignored, against
+# `F.cross_entropy`:
+
+# %%
+big = torch.tensor([[1e4, -1e4, 0.0], [3.0, 1e4, 2.0], [-1e4, 5.0, 1e4], [0.0, 0.0, 0.0]],
+                   dtype=torch.float64, requires_grad=True)
+big_target = torch.tensor([0, -100, 1, -100])
+mine = CrossEntropy.apply(big, big_target, -100)
+grad_mine, = torch.autograd.grad(mine, big)
+theirs = F.cross_entropy(big, big_target)
+grad_theirs, = torch.autograd.grad(theirs, big)
+print(f"loss: yours {mine.item():.4f}, F.cross_entropy {theirs.item():.4f}")
+print("gradients equal:", torch.allclose(grad_mine, grad_theirs))
+
+# %% [markdown]
+# ## From logits to hidden states
+#
+# Now put the matrix product inside: $z = x W^\top$, $W$ of shape $(V, d)$. Call
+# $G = \partial L/\partial z$, the $(N, V)$ matrix of exercise 1 (every row counts here, so
+# $M = N$). Lesson 02's matrix calculus turns $G$ into the gradients of $x$ and $W$.
+#
+# 1. Write $\text{grad}_x$ and $\text{grad}_W$ in terms of $G$, $x$ and $W$, with their
+#    shapes.
+# 2. Row $i$ of $G$ needs which rows of the logits? Which rows of $G$ does row $i$ of
+#    $\text{grad}_x$ need, and which does $\text{grad}_W$ need?
+#
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. $\text{grad}_x = G\, W$ $(N \times d)$ and $\text{grad}_W = G^\top x$ $(V \times d)$.
+# 2. Row $i$ of $G$ needs only row $i$ of the logits (and $N$, known before any row is seen).
+#    Row $i$ of $\text{grad}_x$ needs only row $i$ of $G$, while
+#    $\text{grad}_W = \sum_i G_i^\top x_i$ is a **sum over rows**, which can be added up chunk
+#    by chunk. So a chunk of $c$ rows at a time needs a $(c, V)$ block of logits and never the
+#    $(N, V)$ whole.
+# </details>
+#
+# ### Step 1: the loss alone, chunk by chunk (not graded)
+#
+# Write `chunked_cross_entropy(x, weight, target, chunk_size)` returning
+# `F.cross_entropy(x @ weight.T, target)` (every row counts) by a loop over chunks of
+# `chunk_size` rows: compute that chunk's logits, add up **each row's** loss, and divide by
+# $N$ once at the end. No autograd Function yet, no gradients. The cell after it checks the
+# value and the largest tensor your loop creates.
+
+# %% nbgrader={"grade_id": "answer_chunked_cross_entropy", "solution": true}
+def chunked_cross_entropy(x, weight, target, chunk_size):
+    """F.cross_entropy(x @ weight.T, target), chunk_size rows of logits at a time."""
+    ### BEGIN SOLUTION
+    total = x.new_zeros(())
+    for start in range(0, x.shape[0], chunk_size):
+        logits = x[start:start + chunk_size] @ weight.T  # (chunk_size, V)
+        picked = logits.gather(1, target[start:start + chunk_size, None]).squeeze(1)
+        total = total + (torch.logsumexp(logits, dim=1) - picked).sum()
+    return total / x.shape[0]
+    ### END SOLUTION
+
+
+# %%
+def check_chunked(chunked, rows=50, chunk_size=8):
+    """The loss against F.cross_entropy, and the largest tensor the loop creates."""
+    x_, weight_ = torch.randn(rows, 16), torch.randn(300, 16) / 4
+    target_ = torch.randint(0, 300, (rows,))
+    with torch.no_grad(), TensorAccounting() as books:
+        got = chunked(x_, weight_, target_, chunk_size)
+    expected = F.cross_entropy(x_ @ weight_.T, target_)
+    largest = books.phase.largest
+    if not torch.allclose(got, expected, rtol=1e-5):
+        means = [F.cross_entropy(x_[s:s + chunk_size] @ weight_.T, target_[s:s + chunk_size])
+                 for s in range(0, rows, chunk_size)]
+        if torch.allclose(got, torch.stack(means).mean()):
+            raise AssertionError("the mean of each chunk's mean: the short last chunk's rows "
+                                 "weigh more; add up every row's loss and divide by N once")
+        raise AssertionError(f"the loss is {got.item():.5f}, F.cross_entropy says "
+                             f"{expected.item():.5f}")
+    if largest.numel > chunk_size * 300:
+        raise AssertionError(f"a tensor of shape {largest.shape} (by {largest.op}) is bigger "
+                             f"than one chunk of logits, {chunk_size} x 300")
+    print(f"✓ the loss matches F.cross_entropy; largest tensor {largest.shape}, "
+          f"one chunk of logits")
+
+
+check_chunked(chunked_cross_entropy)
+
+# %% [markdown]
+# ### Step 2: why not let autograd differentiate the loop?
+#
+# **Predict, then run.** Give the chunked loss inputs that require grad and let autograd
+# record it. How many bytes does autograd keep for backward, against the composed loss's one
+# $(N, V)$ tensor?
+
+# %%
+chunk_storages = set()  # each chunk of logits once, however many ops keep it
+
+
+def remember(tensor):
+    if tuple(tensor.shape) == (128, V):
+        chunk_storages.add(tensor.untyped_storage().data_ptr())
+    return tensor
+
+
+with saved_tensors_hooks(remember, lambda tensor: tensor):
+    chunked_loss = chunked_cross_entropy(x, weight, target, 128)
+print(f"chunks of logits (128, {V}) kept for backward: {len(chunk_storages)}, "
+      f"{len(chunk_storages) * 128 * V * 4 / one_logits:.2f} x (N, V)")
+
+# %% [markdown]
+# <details><summary><b>What happened</b> (open after your prediction)</summary>
+#
+# Each chunk's `logsumexp` keeps its input and each `gather` remembers its indices: every
+# chunk of logits stays alive until backward, $N/c$ chunks of $(c, V)$, the whole $(N, V)$
+# again. Chunking the forward alone saves nothing for training. Either backward recomputes
+# each chunk's logits (one more $2NdV$-FLOP matrix product, as checkpointing does in
+# lesson 05), or the gradients are computed **in forward**, while each chunk's logits exist.
+# </details>
+#
+# ### Step 3: gradients in forward
+#
+# The loss is a scalar. Whatever comes after it, backward receives one number $g$ and the
+# chain rule says $\partial(\cdot)/\partial x = g \cdot \partial L / \partial x$. So forward
+# can compute $\partial L/\partial x$ and $\partial L/\partial W$ (the gradients for $g = 1$)
+# chunk by chunk, keep them, and backward only multiplies them by `grad_output`. This costs
+# no extra FLOPs (the two gradient products are the ones backward would have done), and the
+# only tensors kept are the size of `x` and `weight`.
+#
+# Questions, before you write it:
+#
+# 1. In chunk $[s, s + c)$, which rows of $\text{grad}_x$ can you fill in, and what do you
+#    add to $\text{grad}_W$?
+# 2. Which dtype should the running loss and $\text{grad}_W$ have when `x` is bfloat16? (See
+#    the section on low precision below.)
+#
+# <details><summary><b>Check your answers</b> (open after your attempt)</summary>
+#
+# 1. With $G_c = (P_c - Y_c)/N$ for the chunk, $\text{grad}_x[s:s+c] = G_c W$ (these rows
+#    are complete) and $\text{grad}_W \mathrel{+}= G_c^\top x[s:s+c]$ (a partial sum).
+# 2. float32: both are sums over many chunks. Cast to the input's dtype once, at the end.
+# </details>
+#
+# ### The catch: `needs_input_grad` does not know about `torch.no_grad()`
+#
+# A Function that does the gradients' work in forward must skip it when nobody will call
+# backward: at evaluation, under `torch.no_grad()`, that work is two thirds of the cost.
+# The obvious test is `ctx.needs_input_grad`.
+#
+# **Predict, then run.** What do `ctx.needs_input_grad` and `torch.is_grad_enabled()` say
+# inside forward, called normally, under `torch.no_grad()`, and with inputs that do not
+# require grad?
+
+# %%
+class Probe(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        print(f"   needs_input_grad={ctx.needs_input_grad}, "
+              f"is_grad_enabled()={torch.is_grad_enabled()}")
+        return (a * b).sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return None, None
+
+
+a, b = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+print("normal call:")
+out = Probe.apply(a, b)
+print("   output requires grad:", out.requires_grad)
+print("under torch.no_grad():")
+with torch.no_grad():
+    out = Probe.apply(a, b)
+print("   output requires grad:", out.requires_grad)
+print("inputs that do not require grad:")
+out = Probe.apply(a.detach(), b.detach())
+
+# %% [markdown]
+# <details><summary><b>What happened</b> (open after your prediction)</summary>
+#
+# `ctx.needs_input_grad` says only whether each **input requires grad**; under
+# `torch.no_grad()` it still says `(True, True)`, although the output does not require grad
+# and backward will never run. And inside forward, `torch.is_grad_enabled()` is **always**
+# `False`: `Function.apply` switches grad mode off around forward, in every case. So neither
+# can tell forward that grad mode was off where the Function was called. Only the caller
+# knows: the function wrapping `LinearCrossEntropy.apply` checks `torch.is_grad_enabled()`
+# and passes the answer in as an argument, and forward computes a gradient only when grad
+# mode was on **and** `ctx.needs_input_grad` asks for it.
+# </details>
+#
+# ### Backward must not scale what it saved in place
+#
+# Backward multiplies the saved gradients by `grad_output`. `grad_x.mul_(grad_output)`
+# saves an allocation, and gives the right answer once. But a graph can be walked twice:
+# `loss.backward(retain_graph=True)` followed by another backward, or one loss feeding two
+# objectives that each call backward. A toy Function with the same design, $\sum x^2$ with
+# its gradient $2x$ computed in forward:
+
+# %%
+class SumOfSquares(torch.autograd.Function):
+    """sum(x ** 2), its gradient 2x computed in forward; backward scales it IN PLACE."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(2 * x)
+        return (x * x).sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_x, = ctx.saved_tensors
+        return grad_x.mul_(grad_output)  # the mistake
+
+
+class SumOfSquaresOnCtx(SumOfSquares):
+    """The same, with the gradient kept on ctx, where no version counter watches it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.grad_x = 2 * x
+        return (x * x).sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return ctx.grad_x.mul_(grad_output)
+
+
+for function in (SumOfSquares, SumOfSquaresOnCtx):
+    x_small = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = function.apply(x_small)
+    first, = torch.autograd.grad(3 * y, x_small, retain_graph=True)
+    try:
+        second, = torch.autograd.grad(3 * y, x_small)
+        print(f"{function.__name__}: first {first.tolist()}, second {second.tolist()} "
+              "(true: [6.0, 12.0] both times)")
+    except RuntimeError as error:
+        print(f"{function.__name__}: first {first.tolist()}, second: {first_line(error)[:90]}")
+
+# %% [markdown]
+# Saved with `save_for_backward`, the in-place write bumps the tensor's version and the
+# second backward refuses; kept on `ctx`, nothing watches it and the second backward is
+# silently three times too large (and the first result, which *is* the saved tensor, has
+# changed as well). `return grad_output * grad_x` allocates one new tensor and is right every
+# time.
+#
+# ### Low precision: accumulate in float32
+#
+# In float16 and bfloat16 a loss and $\text{grad}_W$ that are sums over many chunks lose
+# accuracy at every addition: bfloat16 keeps 8 bits of mantissa, so adding a small term to a
+# large running sum rounds it away. A running sum of 4096 numbers of about 1:
+
+# %%
+terms = torch.rand(4096, generator=torch.Generator().manual_seed(0)) + 0.5
+running = torch.zeros((), dtype=torch.bfloat16)
+for term in terms.to(torch.bfloat16):
+    running = running + term
+exact = terms.double().sum().item()
+print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
+      f"float32 running sum cast to bfloat16 "
+      f"{terms.to(torch.bfloat16).float().sum().to(torch.bfloat16).item():.1f}")
+
+# %% [markdown]
+# The bfloat16 running sum stops growing once each term is below half a unit in the last
+# place of the sum. So: compute each chunk's logits, softmax and gradient in float32 (upcast
+# the chunk of `x` and the weight), keep the loss, $\text{grad}_x$ and $\text{grad}_W$ in
+# float32, and cast to the input's dtype at the end.
+#
+# ## ✎ Exercise 2 · `linear_cross_entropy`
+#
+# Write the Function `LinearCrossEntropy` and the function `linear_cross_entropy(x, weight,
+# target, chunk_size=1024)` that returns `F.cross_entropy(x @ weight.T, target)` (the mean
+# over all $N$ rows; every target is a valid class) for `x` $(N, d)$, `weight` $(V, d)$,
+# `target` $(N,)$, by calling `LinearCrossEntropy.apply(...)`. You choose
+# `LinearCrossEntropy`'s arguments: the grader calls `linear_cross_entropy`.
+#
+# - **No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and
+#   `V * d`: chunk-sized logits, and tensors the size of an input or its gradient.
+# - When gradients are needed, forward computes `grad_x` and `grad_weight` chunk by chunk and
+#   saves them (no logits); backward returns them multiplied by `grad_output`, never
+#   modifying what it saved.
+# - Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad, forward does
+#   the loss's work only (about $2NdV$ FLOPs); when only one of them requires grad, compute
+#   only that gradient.
+# - float16 / bfloat16 inputs: return the loss and gradients in the input's dtype,
+#   accumulated in float32.
+# - By hand: no `torch.autograd.grad` in forward or backward.
+
+# %% nbgrader={"grade_id": "answer_linear_cross_entropy", "solution": true}
+class LinearCrossEntropy(torch.autograd.Function):
+    """F.cross_entropy(x @ weight.T, target) by chunks of rows, gradients computed in forward."""
+
+    @staticmethod
+    def forward(ctx, x, weight, target, chunk_size, grad_enabled):
+        ### BEGIN SOLUTION
+        want_x = grad_enabled and ctx.needs_input_grad[0]  # needs_input_grad alone ignores
+        want_weight = grad_enabled and ctx.needs_input_grad[1]  # torch.no_grad()
+        N = x.shape[0]
+        wide = torch.promote_types(x.dtype, torch.float32)  # accumulate in float32 or wider
+        weight_wide = weight.to(wide)
+        loss = torch.zeros((), dtype=wide, device=x.device)
+        grad_x = torch.empty(x.shape, dtype=wide, device=x.device) if want_x else None
+        grad_weight = torch.zeros(weight.shape, dtype=wide, device=x.device) if want_weight else None
+        for start in range(0, N, chunk_size):
+            rows = slice(start, start + chunk_size)
+            x_chunk, target_chunk = x[rows].to(wide), target[rows]
+            logits = x_chunk @ weight_wide.T  # (c, V): the one chunk-sized buffer
+            picked = logits.gather(1, target_chunk[:, None])  # z_{i, y_i}
+            row_max = logits.amax(dim=1, keepdim=True)
+            probs = logits.sub_(row_max).exp_()  # in place: e^{z - max}, still one buffer
+            sums = probs.sum(dim=1, keepdim=True)
+            loss += (row_max + sums.log() - picked).sum()  # lse - z_{i, y_i}, row by row
+            if want_x or want_weight:
+                probs /= sums  # the softmax P
+                probs[torch.arange(len(target_chunk), device=x.device), target_chunk] -= 1
+                probs /= N  # G = (P - Y) / N for these rows
+                if want_x:
+                    grad_x[rows] = probs @ weight_wide
+                if want_weight:
+                    grad_weight.addmm_(probs.T, x_chunk)  # += G^T x, summed over chunks
+            del logits, probs  # let this chunk go before the next one exists
+        ctx.save_for_backward(None if grad_x is None else grad_x.to(x.dtype),
+                              None if grad_weight is None else grad_weight.to(weight.dtype))
+        return (loss / N).to(x.dtype)
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        grad_x, grad_weight = ctx.saved_tensors
+        # new tensors: a second backward must find the saved gradients unchanged
+        return (None if grad_x is None else grad_output * grad_x,
+                None if grad_weight is None else grad_output * grad_weight,
+                None, None, None)
+        ### END SOLUTION
+
+
+def linear_cross_entropy(x, weight, target, chunk_size=1024):
+    """F.cross_entropy(x @ weight.T, target), never materialising the N x V logits."""
+    ### BEGIN SOLUTION
+    # inside forward grad mode is always off: only the caller can see torch.no_grad()
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size, torch.is_grad_enabled())
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "linear_cross_entropy", "grade": true, "points": 5}
+self_check("linear_cross_entropy", linear_cross_entropy)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("linear_cross_entropy", linear_cross_entropy)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your fused loss on the model of the first section, against the composed one: the loss, the
+# gradients, the peak, and the FLOPs forward does with grad mode on and off. (`CountFlops` is
+# the grader's counter: `torch.utils.flop_counter.FlopCounterMode` does not count in-place
+# products such as `grad_weight.addmm_(...)`.)
+
+# %%
+def peak_and_grads(loss_fn):
+    x_, weight_ = x.detach().clone().requires_grad_(), weight.detach().clone().requires_grad_()
+    with TensorAccounting() as books_:
+        books_.start("forward")
+        loss_ = loss_fn(x_, weight_, target)
+        books_.start("backward")
+        loss_.backward()
+    peak = max(books_.phases["forward"].peak, books_.phases["backward"].peak)
+    return loss_.item(), peak, x_.grad, weight_.grad
+
+
+composed = peak_and_grads(lambda a_, b_, t_: F.cross_entropy(F.linear(a_, b_), t_))
+fused = peak_and_grads(lambda a_, b_, t_: linear_cross_entropy(a_, b_, t_, 64))
+print(f"loss: composed {composed[0]:.6f}, fused {fused[0]:.6f}")
+print("gradients close:", torch.allclose(composed[2], fused[2], atol=1e-6),
+      torch.allclose(composed[3], fused[3], atol=1e-6))
+print(f"peak: composed {composed[1] / 2**20:.1f} MiB, fused {fused[1] / 2**20:.1f} MiB "
+      f"({composed[1] / fused[1]:.1f}x lower)")
+for grad_mode in (True, False):
+    with torch.set_grad_enabled(grad_mode), CountFlops() as counter:
+        linear_cross_entropy(x, weight, target, 64)
+    print(f"grad mode {'on ' if grad_mode else 'off'}: forward did "
+          f"{counter.total / (2 * N * d * V):.0f} x 2NdV FLOPs")
+
+# %% [markdown]
+# ## The view: peak memory and time against chunk size
+#
+# Your `linear_cross_entropy`, measured live at every chunk size, beside the composed loss
+# (dashed): the peak of live tensors (`TensorAccounting` on the CPU,
+# `torch.cuda.max_memory_allocated` on a GPU) and the best time of forward + backward. Small
+# chunks keep the peak near the size of the gradients, `x` and `weight`, but do many small
+# matrix products; large chunks approach the composed loss's peak. Move the slider, and press
+# "measure again" to see how much the timings vary on a busy machine.
+
+# %%
+fused_loss_explorer(linear_cross_entropy)
+
+# %% [markdown]
+# At the size of a real model the difference is the point of the lesson. `make bench`
+# measures the lesson's solution against `F.cross_entropy(F.linear(...))` at $N = 4096$,
+# $d = 512$, $V = 32768$, float32, forward + backward, one CPU thread, with `chunk_size` 128
+# (one chunk of logits a quarter of the weight's size). On the course's shared 2-core build
+# machine it measured a peak of **88 MiB against 1024 MiB, 11.6× lower**, in **0.52×** the
+# time (between 0.5× and 0.65× over three runs): the composed loss spends its time writing
+# and reading the 512 MiB logits and log-probabilities, which the fused loss never creates.
+# Of the 88 MiB, 72 are the gradients of `weight` and `x` themselves, and 16 one chunk of
+# logits; without the `del` at the end of the loop, the previous chunk would still be alive
+# while the next is computed, and the peak would be 104 MiB.
+#
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `exp` of raw logits, or the log of each probability | `inf` / `nan` at logits of magnitude 100 (float32) or $10^4$ | subtract each row's maximum; log-sum-exp |
+# | dividing by $N$ with ignored rows | loss and gradients too small by $M/N$ | divide by the number of counted rows |
+# | ignored rows left in the gradient | they pull on logits that do not count | multiply by the mask |
+# | saving the probabilities as well as the logits | a second $(N, C)$ tensor kept | save the per-row log-sum-exp; recompute $P$ |
+# | letting autograd differentiate a chunked forward | every chunk's logits kept: the whole $(N, V)$ again | gradients in forward |
+# | the mean of each chunk's mean | the short last chunk's rows weigh more | sum every row's loss, divide by $N$ once |
+# | testing only `ctx.needs_input_grad` | under `torch.no_grad()` forward still does 3× the work | check `torch.is_grad_enabled()` in the wrapper |
+# | computing both gradients always | $2NdV$ wasted FLOPs when one input is frozen | `ctx.needs_input_grad[0]`, `[1]` |
+# | `grad_x.mul_(grad_output)` in backward | a second backward fails, or (on `ctx`) is silently wrong | `grad_output * grad_x` |
+# | backward returning the saved gradients as they are | a loss times 3 gets the gradients of the loss | multiply by `grad_output` |
+# | accumulating in bfloat16 / float16 | loss and `grad_weight` off by a percent | float32 accumulators, cast at the end |
+# | `x @ weight.T` for all rows at once | the $(N, V)$ logits, the memory the lesson avoids | `chunk_size` rows at a time |
+#
+# ## Summary
+#
+# The cross-entropy's gradient is $(\text{softmax} - \text{one-hot})/M$, with $M$ the rows
+# that count. A loss is a scalar, so its gradients can be computed in forward, chunk by
+# chunk, while each chunk of logits exists, and backward only scales them: the $(N, V)$
+# logits never exist, at no extra FLOPs. The price is discipline: forward must learn from
+# its caller whether grad mode is on (`ctx.needs_input_grad` does not say), must skip the
+# gradients nobody needs, must accumulate low precision in float32, and backward must leave
+# what it saved untouched. Next lesson: Functions that change gradients on purpose, and the
+# tools for finding a gradient that is wrong.

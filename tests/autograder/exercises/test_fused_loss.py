@@ -1,0 +1,138 @@
+"""Lesson 11 (fused losses): grading CrossEntropy and linear_cross_entropy, right and wrong,
+and the lesson's claims about PyTorch."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.errors import GradingError
+from autograder.exercises import EXERCISES
+from autograder.exercises.fused_loss_work import Called, check_largest_tensor, lce_values
+from autograder.grading import grade, self_check
+from autograder.probes import CountFlops
+from tools.catalogue import lesson11
+from tools.solutions import solution
+
+pytestmark = pytest.mark.lesson11
+
+NAMES = ["CrossEntropy", "linear_cross_entropy"]
+
+
+def _id(entry) -> str:
+    return f"{entry.exercise}: {entry.name}"
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [""])[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_passes_self_check_and_grade(name, capsys):
+    """Does the lesson's own solution pass the visible self-check and the hidden tests?"""
+    self_check(name, solution(name))
+    grade(name, solution(name))
+    assert "✓" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_passes_full_on_each_device(name, device):
+    """Does the solution pass every hidden check on CPU, and on CUDA when there is one?"""
+    EXERCISES[name].full(solution(name), device)
+
+
+@pytest.mark.parametrize("entry", lesson11.UNUSUAL, ids=_id)
+def test_unusual_answers_pass(entry):
+    """Is each correct-but-unusual answer accepted by the self-check and the hidden tests?"""
+    function = entry.load()
+    self_check(entry.exercise, function)
+    grade(entry.exercise, function)
+
+
+@pytest.mark.parametrize("entry", lesson11.MISTAKES, ids=_id)
+def test_mistakes_are_named_by_grade(entry):
+    """Do the hidden tests reject each named mistake with a hint that names it?"""
+    with pytest.raises(GradingError) as info:
+        grade(entry.exercise, entry.load())
+    assert entry.hint in _first_line(info.value)
+
+
+@pytest.mark.parametrize("entry", [m for m in lesson11.MISTAKES if m.named], ids=_id)
+def test_named_mistakes_are_caught_by_self_check(entry):
+    """Does the visible self-check already give the same hint for a mistake the lesson names?"""
+    with pytest.raises(GradingError) as info:
+        self_check(entry.exercise, entry.load())
+    assert entry.hint in _first_line(info.value)
+
+
+def test_every_exercise_has_three_unusual_answers_and_an_nbgrader_mistake():
+    """Does the catalogue cover each exercise as the course requires?"""
+    for name in NAMES:
+        assert sum(u.exercise == name for u in lesson11.UNUSUAL) >= 3
+        assert any(m.exercise == name and m.nbgrader for m in lesson11.MISTAKES)
+
+
+def test_stubs_fail_with_not_implemented():
+    """Does an untouched stub raise NotImplementedError rather than a grading hint?"""
+    class Stub(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *args):
+            raise NotImplementedError()
+
+        @staticmethod
+        def backward(ctx, *grads):
+            raise NotImplementedError()
+
+    def linear_cross_entropy(x, weight, target, chunk_size=1024):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError):
+        EXERCISES["CrossEntropy"].quick(Stub)
+    with pytest.raises(NotImplementedError):
+        EXERCISES["linear_cross_entropy"].quick(linear_cross_entropy)
+
+
+def test_needs_input_grad_says_true_under_no_grad():
+    """Is the lesson right that needs_input_grad ignores torch.no_grad(), and that grad mode is
+    always off inside forward?"""
+    seen = []
+
+    class Probe(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            seen.append((ctx.needs_input_grad, torch.is_grad_enabled()))
+            return a.clone()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output
+
+    a = torch.randn(2, requires_grad=True)
+    Probe.apply(a)
+    with torch.no_grad():
+        Probe.apply(a)
+    assert seen == [((True,), False), ((True,), False)]
+
+
+def test_flop_counter_sees_in_place_products():
+    """Does CountFlops count grad_weight.addmm_(...), which FlopCounterMode leaves out?"""
+    a, b, c = torch.randn(4, 5), torch.randn(5, 6), torch.zeros(4, 6)
+    with CountFlops() as counter:
+        c.addmm_(a, b)
+    assert counter.total == 2 * 4 * 5 * 6
+
+
+def test_the_composed_loss_is_over_the_largest_tensor_limit():
+    """Would the plain F.cross_entropy(F.linear(...)) fail the memory check it is meant to?"""
+    composed = Called(lambda x, weight, target, chunk_size=1024:
+                      F.cross_entropy(F.linear(x, weight), target))
+    with pytest.raises(GradingError, match="creates a tensor of shape"):
+        check_largest_tensor(composed, lce_values(48, 4, 96, 8, "cpu"))
+
+
+def test_a_function_class_is_refused_with_a_hint():
+    """Is passing LinearCrossEntropy instead of linear_cross_entropy named as such?"""
+    class LinearCrossEntropy(torch.autograd.Function):
+        pass
+
+    with pytest.raises(GradingError, match="must be a function"):
+        self_check("linear_cross_entropy", LinearCrossEntropy)
