@@ -12,6 +12,7 @@ from .grad_outputs import outputs_explorer
 from .gradcheck_explorer import explore_gradients
 from .ids import deterministic_ids, seed_from_environment
 from .inspector import inspect_saved
+from .norm_terms import norm_terms_explorer
 from .self_check import install as _install_self_check_hook
 from .ste import ste_explorer
 
@@ -23,6 +24,7 @@ __all__ = [
     "deterministic_ids",
     "explore_gradients",
     "inspect_saved",
+    "norm_terms_explorer",
     "outputs_explorer",
     "ste_explorer",
 ]

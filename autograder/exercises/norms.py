@@ -149,15 +149,15 @@ def _example(spec: Spec):
 
 
 HIDDEN = ("values and gradients against {} in float64 and float32, 1-D x, size-1 dims and "
-          "D = 1, weight{} None in every combination, rows like 1e4 + N(0, 1) in float32, the "
+          "D = 1, {} None, rows like 1e4 + N(0, 1) in float32, the "
           "exact shapes backward returns, what forward saves, needs_input_grad by counted "
           "work, gradcheck, CPU and CUDA")
 
 EXERCISES = [
     Exercise("LayerNormFunction", "10_norms", lambda s: quick(s, LAYER_NORM),
              lambda s, device: full(s, LAYER_NORM, device),
-             HIDDEN.format("F.layer_norm", " and bias"), example=lambda: _example(LAYER_NORM)),
+             HIDDEN.format("F.layer_norm", "weight and bias each"), example=lambda: _example(LAYER_NORM)),
     Exercise("RMSNormFunction", "10_norms", lambda s: quick(s, RMS_NORM),
              lambda s, device: full(s, RMS_NORM, device),
-             HIDDEN.format("F.rms_norm", ""), example=lambda: _example(RMS_NORM)),
+             HIDDEN.format("F.rms_norm", "weight"), example=lambda: _example(RMS_NORM)),
 ]
