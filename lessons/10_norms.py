@@ -657,7 +657,8 @@ norm_terms_explorer(RMSNormFunction, "rms_norm")
 
 # %%
 reference = nn.RMSNorm(8, eps=1e-6)
-print("torch.nn.RMSNorm state_dict:", {k: tuple(v.shape) for k, v in reference.state_dict().items()})
+print("torch.nn.RMSNorm state_dict:",
+      {key: tuple(value.shape) for key, value in reference.state_dict().items()})
 print("parameters:", [name for name, _ in reference.named_parameters()], " eps:", reference.eps)
 print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
       "(None: F.rms_norm then uses torch.finfo(x.dtype).eps)")
@@ -745,7 +746,8 @@ right.set(xlabel="SGD step", ylabel="max |weight difference|")
 plt.tight_layout()
 plt.show()
 print(f"after {len(gaps)} steps the weights differ by at most {gaps[-1]:.2g}; "
-      f"while training moved it by up to {(ours[1].weight.detach() - start).abs().max().item():.2f}")
+      f"while training moved it by up to "
+      f"{(ours[1].weight.detach() - start).abs().max().item():.2f}")
 
 # %% [markdown]
 # The differences are float32 rounding: your backward and PyTorch's composed one add the same

@@ -185,12 +185,12 @@ def terms_figure_png(trace: TermsTrace, row: int) -> bytes:
     figure = new_figure(9.6, 3.0)
     left, right = figure.subplots(1, 2)
     features = trace.reference.shape[1]
-    positions = torch.arange(features, dtype=torch.float64)
+    positions = torch.arange(features, dtype=torch.float64).numpy()
     width = 0.8 / len(TERMS)
     for k, name in enumerate(TERMS):
-        left.bar(positions + (k - 1) * width, trace.terms[name][row], width,
+        left.bar(positions + (k - 1) * width, trace.terms[name][row].tolist(), width,
                  color=TERM_COLOURS[name], label=name)
-    left.plot(positions, trace.reference[row], "o", color=INK, markersize=4, label="sum")
+    left.plot(positions, trace.reference[row].tolist(), "o", color=INK, markersize=4, label="sum")
     left.set_title(f"reference dL/dx of row {row}, by term", fontsize=10)
     left.legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.15),
                 frameon=False)
@@ -198,11 +198,11 @@ def terms_figure_png(trace: TermsTrace, row: int) -> bytes:
     if trace.learner is not None:
         wrong = ~torch.isclose(trace.learner[row], trace.reference[row], rtol=1e-5, atol=1e-8)
         colours = [CURRENT if bad else CUSTOM for bad in wrong.tolist()]
-        right.bar(positions, trace.learner[row], 0.6, color=colours)
+        right.bar(positions, trace.learner[row].tolist(), 0.6, color=colours)
     else:
         right.text(0.5, 0.5, "no gradient: see the message below", ha="center",
                    transform=right.transAxes, fontsize=9)
-    right.plot(positions, trace.reference[row], "_", color=INK, markersize=18, mew=2)
+    right.plot(positions, trace.reference[row].tolist(), "_", color=INK, markersize=18, mew=2)
     for ax in (left, right):
         ax.axhline(0, color=INK, linewidth=0.6)
         ax.set_xticks(range(features), [f"x[{i}]" for i in range(features)], fontsize=8)
@@ -240,7 +240,8 @@ def norm_terms_explorer(function, kind: str = "layer_norm", *, rows: int = 4,
     controls = {"row": row, "grad_output": choice, "random weight": random_weight}
     on_change(controls.values(), update)
     update()
-    tables = ipywidgets.HBox([statistics, terms], layout=ipywidgets.Layout(gap="24px"))
+    statistics.layout.margin = "0 24px 0 0"
+    tables = ipywidgets.HBox([statistics, terms])
     return View([heading, ipywidgets.HBox([row, choice, random_weight]), picture, message,
                  tables], controls=controls,
                 panes={"figure": picture, "message": message, "statistics": statistics,

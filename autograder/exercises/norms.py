@@ -156,8 +156,10 @@ HIDDEN = ("values and gradients against {} in float64 and float32, 1-D x, size-1
 EXERCISES = [
     Exercise("LayerNormFunction", "10_norms", lambda s: quick(s, LAYER_NORM),
              lambda s, device: full(s, LAYER_NORM, device),
-             HIDDEN.format("F.layer_norm", "weight and bias each"), example=lambda: _example(LAYER_NORM)),
+             HIDDEN.format("F.layer_norm", "weight and bias each"),
+             example=lambda: _example(LAYER_NORM)),
     Exercise("RMSNormFunction", "10_norms", lambda s: quick(s, RMS_NORM),
              lambda s, device: full(s, RMS_NORM, device),
-             HIDDEN.format("F.rms_norm", "weight"), example=lambda: _example(RMS_NORM)),
+             HIDDEN.format("F.rms_norm", "weight"),
+             example=lambda: _example(RMS_NORM)),
 ]

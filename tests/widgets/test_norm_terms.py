@@ -43,7 +43,7 @@ def test_does_the_solution_get_every_term_once(kind, name):
 
 
 def test_is_a_missing_projection_term_named_with_coefficient_zero():
-    trace = _trace(mistake("LayerNormFunction", "no projection term"))
+    trace = _trace(mistake("LayerNormFunction", "no projection term").load())
     coefficients, residual, determined = fit_terms(trace, 0)
     assert determined and residual < 1e-8
     assert abs(coefficients["projection"]) < 1e-8 and abs(coefficients["direct"] - 1) < 1e-8
@@ -52,7 +52,7 @@ def test_is_a_missing_projection_term_named_with_coefficient_zero():
 
 
 def test_is_a_missing_mean_term_named():
-    box, text = verdict(_trace(mistake("LayerNormFunction", "no mean term")), 2)
+    box, text = verdict(_trace(mistake("LayerNormFunction", "no mean term").load()), 2)
     assert "no mean term" in text
 
 
@@ -60,14 +60,15 @@ def test_has_rmsnorm_no_mean_term():
     trace = _trace(solution("RMSNormFunction"), "rms_norm")
     assert trace.mean is None and not trace.terms["mean"].any()
     assert "none in this norm" in terms_html(trace, 0)
-    box, text = verdict(_trace(mistake("RMSNormFunction", "no projection term"), "rms_norm"), 0)
+    wrong = mistake("RMSNormFunction", "no projection term").load()
+    box, text = verdict(_trace(wrong, "rms_norm"), 0)
     assert "no projection term" in text
 
 
 def test_does_a_gradient_along_x_hat_vanish():
     """With weight ones and grad_output = x_hat, the projection removes everything."""
     trace = _trace(solution("LayerNormFunction"), choice="along x_hat", random_weight=False)
-    assert trace.reference.abs().max() < 1e-4
+    assert trace.reference.abs().max() < 1e-3 * trace.terms["direct"].abs().max()
 
 
 def test_are_the_learners_saved_statistics_recognised():
@@ -89,7 +90,7 @@ def test_does_a_failing_function_show_its_error():
 
 
 def test_does_every_control_redraw_the_view():
-    view = norm_terms_explorer(mistake("LayerNormFunction", "no projection term"))
+    view = norm_terms_explorer(mistake("LayerNormFunction", "no projection term").load())
     for name, new in [("row", 2), ("grad_output", "ones"), ("random weight", False)]:
         before = (view.panes["figure"].value, view.panes["message"].value)
         view.controls[name].value = new

@@ -230,7 +230,8 @@ MISTAKES = [
             grad_bias = grad_output.reshape(-1, D).sum(0)
         if need_x:
             g = grad_output * weight if weight is not None else grad_output
-            grad_x = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
+            grad_x = rstd * (g - g.mean(-1, keepdim=True)
+                             - x_hat * (g * x_hat).mean(-1, keepdim=True))
         return grad_x, grad_weight, grad_bias, None
 ''', _LN_FORWARD.replace("ctx.save_for_backward(x, weight, mean, rstd)",
                          "ctx.save_for_backward(x, (x - mean) * rstd, weight, mean, rstd)")),
