@@ -15,7 +15,7 @@ from autograder.exercises.norm_checks import gradient_terms, row_statistics
 from autograder.probes import trace_forward
 
 from . import markup
-from .figures import BUILTIN, CUSTOM, CURRENT, INK, LEAF, encode_png, new_figure
+from .figures import BUILTIN, CUSTOM, INK, LEAF, encode_png, new_figure
 from .functions import display_name, error_summary
 from .markup import code, format_number
 from .view import View, html_pane, on_change
@@ -24,6 +24,7 @@ KINDS = {"layer_norm": True, "rms_norm": False}  # kind -> subtracts the mean
 TERMS = ("direct", "mean", "projection")
 TERM_COLOURS = {"direct": BUILTIN, "mean": LEAF, "projection": CUSTOM}
 GRAD_OUTPUTS = ("random", "ones", "along x_hat")
+MISMATCH = "#C0392B"  # a red apart from the orange of the learner's bars
 
 
 @dataclass
@@ -107,6 +108,12 @@ def fit_terms(trace: TermsTrace, row: int) -> tuple[dict, float, bool]:
     return dict(zip(names, solution.tolist())), residual, determined
 
 
+def times(coefficient: float) -> str:
+    """``×0``, ``×1``, ``×0.52``: a coefficient as the tables show it."""
+    rounded = round(coefficient, 2) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return f"×{rounded:g}"
+
+
 def agrees(trace: TermsTrace, row: int) -> bool:
     return trace.learner is not None and torch.allclose(trace.learner[row], trace.reference[row],
                                                         rtol=1e-5, atol=1e-8)
@@ -127,7 +134,7 @@ def verdict(trace: TermsTrace, row: int) -> tuple[str, str]:
     if residual > 1e-6 * scale:
         return "error", (f"row {row}: your grad_x differs from the reference in a way the "
                          "three terms do not explain (a wrong rstd, a wrong dim?)")
-    off = [f"the {name} term ×{format_number(c)}" for name, c in coefficients.items()
+    off = [f"the {name} term {times(c)}" for name, c in coefficients.items()
            if abs(c - 1) > 1e-4]
     missing = [name for name, c in coefficients.items() if abs(c) < 1e-4]
     lead = (f"your grad_x has no {' and no '.join(missing)} term" if missing
@@ -172,8 +179,8 @@ def terms_html(trace: TermsTrace, row: int) -> str:
         if size < 1e-12:
             rows.append([name, "0 (none in this norm)", "—"])
             continue
-        yours = ("×1" if agrees(trace, row) else
-                 f"×{format_number(fitted[name])}" if name in fitted else "—")
+        yours = ("×1" if agrees(trace, row) else times(fitted[name]) if name in fitted
+                 else "—")
         rows.append([name, format_number(size), yours])
     return markup.table(["term of dL/dx", "norm in the reference", "in yours"], rows,
                         numeric={1, 2})
@@ -194,11 +201,14 @@ def terms_figure_png(trace: TermsTrace, row: int) -> bytes:
     left.set_title(f"reference dL/dx of row {row}, by term", fontsize=10)
     left.legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.15),
                 frameon=False)
-    right.set_title("your dL/dx (bars) vs the reference (ticks)", fontsize=10)
+    right.set_title("your dL/dx (bars; hatched red: wrong) vs the reference (ticks)",
+                    fontsize=10)
     if trace.learner is not None:
         wrong = ~torch.isclose(trace.learner[row], trace.reference[row], rtol=1e-5, atol=1e-8)
-        colours = [CURRENT if bad else CUSTOM for bad in wrong.tolist()]
-        right.bar(positions, trace.learner[row].tolist(), 0.6, color=colours)
+        bars = right.bar(positions, trace.learner[row].tolist(), 0.6, color=CUSTOM)
+        for bar, bad in zip(bars, wrong.tolist()):
+            if bad:
+                bar.set(facecolor=MISMATCH, hatch="///", edgecolor=INK, linewidth=0.6)
     else:
         right.text(0.5, 0.5, "no gradient: see the message below", ha="center",
                    transform=right.transAxes, fontsize=9)

@@ -47,6 +47,7 @@ def test_is_a_missing_projection_term_named_with_coefficient_zero():
     coefficients, residual, determined = fit_terms(trace, 0)
     assert determined and residual < 1e-8
     assert abs(coefficients["projection"]) < 1e-8 and abs(coefficients["direct"] - 1) < 1e-8
+    assert "×0 " in verdict(trace, 0)[1] or "×0;" in verdict(trace, 0)[1]
     box, text = verdict(trace, 0)
     assert box == "error" and "no projection term" in text
 
