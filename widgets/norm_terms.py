@@ -201,8 +201,7 @@ def terms_figure_png(trace: TermsTrace, row: int) -> bytes:
     left.set_title(f"reference dL/dx of row {row}, by term", fontsize=10)
     left.legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.15),
                 frameon=False)
-    right.set_title("your dL/dx (bars; hatched red: wrong) vs the reference (ticks)",
-                    fontsize=10)
+    right.set_title("yours (bars, hatched red if wrong), reference (ticks)", fontsize=10)
     if trace.learner is not None:
         wrong = ~torch.isclose(trace.learner[row], trace.reference[row], rtol=1e-5, atol=1e-8)
         bars = right.bar(positions, trace.learner[row].tolist(), 0.6, color=CUSTOM)
