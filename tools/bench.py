@@ -8,6 +8,7 @@ BENCHMARKS = [
     ("class autograding", "tools.bench_class"),
     ("checkpointing", "tools.bench_checkpointing"),
     ("attention", "tools.bench_attention"),
+    ("norms (lesson 10)", "tools.bench_norms"),
     ("fused loss", "tools.bench_fused_loss"),
     ("widget responsiveness", "widgets.bench"),
 ]

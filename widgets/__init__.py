@@ -14,6 +14,7 @@ from .gradcheck_explorer import explore_gradients
 from .ids import deterministic_ids, seed_from_environment
 from .jacobian import jacobian_view
 from .inspector import inspect_saved
+from .norm_terms import norm_terms_explorer
 from .progress import progress_view
 from .self_check import install as _install_self_check_hook
 from .ste import ste_explorer
@@ -28,6 +29,7 @@ __all__ = [
     "fused_loss_explorer",
     "inspect_saved",
     "jacobian_view",
+    "norm_terms_explorer",
     "outputs_explorer",
     "progress_view",
     "ste_explorer",

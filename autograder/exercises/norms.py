@@ -1,0 +1,165 @@
+"""Lesson 10: LayerNormFunction and RMSNormFunction against F.layer_norm and F.rms_norm
+(``norm_module`` grades the RMSNorm module built on the second)."""
+
+import itertools
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_untouched, check_values_and_gradients,
+                      make_inputs, run_backward, run_forward)
+from ..errors import GradingError
+from ..exercise import Exercise
+from .norm_checks import (check_needs_input_grad, check_returned, check_saved,
+                          check_shifted_rows, describe, diagnose_grad_x, norm_values,
+                          record_backward_returns, scalar_weight_hint)
+
+LAYER_NORM = Spec("LayerNormFunction", ("x", "weight", "bias", "eps"),
+                  lambda x, weight, bias, eps: F.layer_norm(x, x.shape[-1:], weight, bias, eps))
+RMS_NORM = Spec("RMSNormFunction", ("x", "weight", "eps"),
+                lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps))
+
+# (leading dims, features): 0 leading dims (a 1-D x), size-1 dims, D = 1, several leading dims
+SHAPES = [((4,), 6), ((2, 3), 4), ((2, 1, 3), 5), ((), 5), ((1,), 4), ((3,), 1), ((1, 1), 1),
+          ((3, 2), 2)]
+KEEP = {"LayerNormFunction": "save x (or the normalised x), the mean and rstd per row (or "
+                             "rstd alone with the normalised x) and the weight; nothing else",
+        "RMSNormFunction": "save x, the weight and one rstd per row; nothing else"}
+
+
+def _centred(spec: Spec) -> bool:
+    return spec is LAYER_NORM
+
+
+def _values(spec: Spec, leading, features, device, **options) -> dict:
+    return norm_values(leading, features, device, centred=_centred(spec), **options)
+
+
+def _grad_output(values: dict, seed: int = 0) -> torch.Tensor:
+    """The grad_output check_values_and_gradients uses, rebuilt."""
+    x = values["x"]
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device)
+
+
+def check_grad_x_terms(function, spec: Spec, device) -> None:
+    """Name a left-out term of grad_x on a plain case before anything else is compared."""
+    values = _values(spec, (3,), 6, device, bias=False)
+    inputs = make_inputs(values, requires_grad={"x"})
+    forward = run_forward(function, spec, inputs)
+    grad_output = _grad_output(values)
+    pristine = grad_output.clone()
+    grads = run_backward(spec, forward.output, {"x": inputs["x"]}, grad_output).grads
+    check_untouched(spec, grad_output, pristine)
+    diagnose_grad_x(spec, grads[0], values, pristine, centred=_centred(spec))
+
+
+def check_eps_used(function, spec: Spec, device) -> None:
+    """With eps = 0.5 the output must differ from what a fixed small eps gives."""
+    values = _values(spec, (3,), 4, device, eps=0.5, seed=4)
+    output = run_forward(function, spec, make_inputs(values, requires_grad=False)).output
+    if not isinstance(output, torch.Tensor):
+        return
+    for fixed in (1e-5, 1e-6, 0.0):
+        ignored = spec.reference(**{**values, "eps": fixed})
+        if output.shape == ignored.shape and torch.allclose(output, ignored) and \
+                not torch.allclose(output, spec.reference(**values)):
+            raise GradingError(f"{spec.name} ignores its eps argument (with eps=0.5 its output "
+                               f"is the one for eps={fixed:g}): add the eps it is given")
+
+
+def check_case(function, spec: Spec, values: dict, *, saved=True, tolerance=None) -> None:
+    """Values, gradients, the exact shapes backward returned, no ctx tensors, a hand-written
+    backward, and what forward saved."""
+    probe, returned = record_backward_returns(function)
+    with case(describe(values)):
+        try:
+            forward, backward = check_values_and_gradients(probe, spec, values,
+                                                           **(tolerance or {}))
+        except GradingError:
+            scalar_weight_hint(spec, returned, values)
+            raise
+        check_returned(spec, returned[-1], make_inputs(values))
+        check_no_ctx_tensors(spec, forward)
+        check_backward_by_hand(spec, backward)
+        if saved:
+            check_saved(spec, forward, values, per_row_limit=2 if _centred(spec) else 1,
+                        keep_hint=KEEP[spec.name])
+
+
+def _optional_inputs(spec: Spec):
+    """(weight, bias) choices: every combination for LayerNorm, weight or None for RMSNorm."""
+    if _centred(spec):
+        return list(itertools.product((True, False), repeat=2))
+    return [(True, True), (False, True)]
+
+
+def check_shifted(function, spec: Spec, device) -> None:
+    values = _values(spec, (3,), 16, device, dtype=torch.float32, shift=1e4, seed=11)
+    with case("rows like 1e4 + N(0, 1), x of shape (3, 16), float32"):
+        check_shifted_rows(function, spec, values)
+
+
+def quick(submission, spec: Spec) -> None:
+    """The visible self-check: the named mistakes first, on CPU, well under a second."""
+    function = check_is_function(submission, spec)
+    check_grad_x_terms(function, spec, "cpu")
+    check_eps_used(function, spec, "cpu")
+    for seed, (leading, features) in enumerate([((3,), 5), ((2, 1, 3), 4), ((), 4)]):
+        for weight, bias in _optional_inputs(spec)[:2 if leading else 1]:
+            check_case(function, spec, _values(spec, leading, features, "cpu", weight=weight,
+                                               bias=bias, seed=seed))
+    check_shifted(function, spec, "cpu")
+    with case("x of shape (4, 3)"):
+        check_needs_input_grad(function, spec, _values(spec, (4,), 3, "cpu"))
+    check_gradcheck(function, spec, _values(spec, (2,), 4, "cpu"))
+
+
+def full(submission, spec: Spec, device) -> None:
+    """The hidden battery on ``device``."""
+    function = check_is_function(submission, spec)
+    check_grad_x_terms(function, spec, device)
+    check_eps_used(function, spec, device)
+    for seed, ((leading, features), (weight, bias)) in enumerate(
+            itertools.product(SHAPES, _optional_inputs(spec))):
+        check_case(function, spec, _values(spec, leading, features, device, weight=weight,
+                                           bias=bias, seed=seed))
+    for seed, (leading, features) in enumerate([((4,), 8), ((2, 3), 5), ((), 3)]):
+        check_case(function, spec, _values(spec, leading, features, device,
+                                           dtype=torch.float32, seed=seed),
+                   tolerance={"rtol": 1e-4, "atol": 1e-5})
+    check_case(function, spec, _values(spec, (2,), 4, device, eps=0.5, seed=3))
+    small = _values(spec, (3,), 4, device, seed=5)
+    small["x"] = 1e-3 * small["x"]  # rows whose variance is far below eps
+    check_case(function, spec, small)
+    check_shifted(function, spec, device)
+    with case("x of shape (4, 3)"):
+        check_needs_input_grad(function, spec, _values(spec, (4,), 3, device))
+    for weight, bias in _optional_inputs(spec):
+        with case(describe(_values(spec, (2,), 3, device, weight=weight, bias=bias))):
+            check_gradcheck(function, spec, _values(spec, (2,), 3, device, weight=weight,
+                                                    bias=bias))
+    check_gradcheck(function, spec, _values(spec, (), 3, device))
+
+
+def _example(spec: Spec):
+    values = _values(spec, (3,), 5, "cpu", seed=1)
+    return tuple(values.values())
+
+
+HIDDEN = ("values and gradients against {} in float64 and float32, 1-D x, size-1 dims and "
+          "D = 1, {} None, rows like 1e4 + N(0, 1) in float32, the "
+          "exact shapes backward returns, what forward saves, needs_input_grad by counted "
+          "work, gradcheck, CPU and CUDA")
+
+EXERCISES = [
+    Exercise("LayerNormFunction", "10_norms", lambda s: quick(s, LAYER_NORM),
+             lambda s, device: full(s, LAYER_NORM, device),
+             HIDDEN.format("F.layer_norm", "weight and bias each"),
+             example=lambda: _example(LAYER_NORM)),
+    Exercise("RMSNormFunction", "10_norms", lambda s: quick(s, RMS_NORM),
+             lambda s, device: full(s, RMS_NORM, device),
+             HIDDEN.format("F.rms_norm", "weight"),
+             example=lambda: _example(RMS_NORM)),
+]

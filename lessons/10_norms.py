@@ -1,0 +1,935 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 10 · Normalisation layers, and a Function inside an `nn.Module`
+#
+# Every transformer block normalises its activations twice, with LayerNorm (GPT-2, BERT) or
+# RMSNorm (LLaMA, Mistral, Gemma), and these are among the custom Functions most often written
+# by hand: NVIDIA's Apex, Liger-Kernel, Unsloth and most LLM code bases ship their own. Two
+# reasons: the composed version of a norm is a handful of separate operations, and autograd
+# keeps several full-size tensors for them, where a hand-written backward needs one full-size
+# tensor and two numbers per row. A norm is also the best place to meet three ideas at once:
+# reductions and broadcasting together, a backward that is a **projection**, and arithmetic
+# that is exact on paper and wrong in float32.
+#
+# You derive both backwards yourself. Every derivation has guided steps, a small experiment
+# and a collapsed **check your derivation** cell: open it after your attempt, not before. Three
+# **quick questions** ask you to predict what PyTorch prints before you run the cell.
+#
+# By the end of this lesson you can:
+# 1. derive the LayerNorm and RMSNorm backwards in index notation, and say which directions
+#    their Jacobians project out;
+# 2. say what `F.layer_norm` keeps for backward, and measure what other choices cost;
+# 3. avoid the float32 trap of computing a variance as $E[x^2] - E[x]^2$;
+# 4. ship a Function as an `nn.Module` with an `nn.Parameter` that loads PyTorch's own
+#    `state_dict` and trains;
+# 5. see batch normalisation as the same reductions over another dim, and the gradient of a
+#    convolution as a convolution.
+#
+# Exercises: **✎ 1 `LayerNormFunction`**, **✎ 2 `RMSNormFunction`**, **✎ 3 `RMSNorm`**.
+
+# %% nbgrader={"locked": true}
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.autograd.graph import saved_tensors_hooks
+
+from autograder import self_check
+from widgets import norm_terms_explorer
+
+_ = torch.manual_seed(0)
+torch.set_num_threads(1)  # small tensors: one thread is fastest, and results do not vary with it
+torch.set_printoptions(precision=4)
+
+
+def kept_bytes(f, *args):
+    """Bytes autograd keeps for backward while f(*args) runs, each piece of memory counted
+    once, leaving out the tensor arguments (the caller holds those anyway)."""
+    own = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
+    kept = {}
+
+    def pack(tensor):
+        key = tensor.untyped_storage().data_ptr()
+        if key not in own:
+            kept[key] = tensor.untyped_storage().nbytes()
+        return tensor
+
+    with saved_tensors_hooks(pack, lambda tensor: tensor):
+        f(*args)
+    return sum(kept.values())
+
+
+# %% [markdown]
+# ## The forward, one row at a time
+#
+# Both norms work on the **last dimension** of `x`, of size $D$; every other dimension is a
+# batch of independent rows. For one row $x \in \mathbb{R}^D$, LayerNorm computes
+#
+# $$\mu = \frac1D \sum_j x_j, \qquad \sigma^2 = \frac1D \sum_j (x_j - \mu)^2, \qquad
+#   r = \frac{1}{\sqrt{\sigma^2 + \varepsilon}}, \qquad
+#   \hat x_i = (x_i - \mu)\, r, \qquad y_i = w_i\, \hat x_i + b_i .$$
+#
+# $r$ is the **reciprocal standard deviation**, `rstd` in PyTorch's code; $w$ (`weight`) and
+# $b$ (`bias`) have shape $(D,)$ and are shared by every row. RMSNorm drops the centring and
+# the bias:
+#
+# $$r = \frac{1}{\sqrt{\frac1D\sum_j x_j^2 + \varepsilon}}, \qquad \hat x_i = x_i\, r, \qquad
+#   y_i = w_i\, \hat x_i .$$
+#
+# Both by hand, against PyTorch:
+
+# %%
+x = torch.randn(2, 3, 8)  # two sequences of three tokens, 8 features each
+weight, bias, eps = torch.randn(8), torch.randn(8), 1e-5
+
+mean = x.mean(-1, keepdim=True)
+rstd = 1 / torch.sqrt(((x - mean) ** 2).mean(-1, keepdim=True) + eps)
+print("LayerNorm matches F.layer_norm:",
+      torch.allclose((x - mean) * rstd * weight + bias, F.layer_norm(x, (8,), weight, bias, eps),
+                     atol=1e-6))
+rms_rstd = 1 / torch.sqrt((x ** 2).mean(-1, keepdim=True) + eps)
+print("RMSNorm matches F.rms_norm:   ",
+      torch.allclose(x * rms_rstd * weight, F.rms_norm(x, (8,), weight, eps), atol=1e-6))
+print("per-row statistics:", tuple(mean.shape), "(keepdim=True, so they broadcast over the row)")
+
+# %% [markdown]
+# ### Quick question 1 · predict, then run
+#
+# Take one row $x$ and feed `F.layer_norm` (no weight, no bias) three rows: $x$, $x + 5$ and
+# $3x$. Which outputs are equal? And for `F.rms_norm`? Write your answer down, then run.
+
+# %%
+row = torch.randn(8, dtype=torch.float64)
+for name, norm in [("layer_norm", lambda t: F.layer_norm(t, (8,), eps=1e-5)),
+                   ("rms_norm", lambda t: F.rms_norm(t, (8,), eps=1e-5))]:
+    shifted = (norm(row + 5) - norm(row)).abs().max().item()
+    scaled = (norm(3 * row) - norm(row)).abs().max().item()
+    print(f"{name:>10}: x + 5 changes the output by up to {shifted:.1e}, "
+          f"3x by up to {scaled:.1e}")
+
+# %% [markdown]
+# <details><summary><b>Answer</b> (open after running)</summary>
+#
+# LayerNorm ignores both: adding a constant to a row moves its mean and nothing else (the
+# change printed is rounding), and scaling a row scales $x - \mu$ and $\sigma$ alike; only
+# $\varepsilon$ breaks the tie, by a few millionths. RMSNorm has no mean to subtract, so a
+# shift changes its output; a scale, again, only through $\varepsilon$.
+#
+# Keep this in mind for the derivation: when moving the input along a direction leaves the
+# output unchanged, the derivative along that direction is zero. LayerNorm has two such
+# directions at every row, $(1, \dots, 1)$ and the row itself; RMSNorm has one.
+# </details>
+
+# %% [markdown]
+# ## Derive the LayerNorm backward, one step at a time
+#
+# Backward receives $g_i = \partial L / \partial y_i$ (`grad_output`, one row shown) and must
+# return gradients for $x$, $w$ and $b$. Work on paper, one row, index notation: for every
+# quantity write $\partial(\text{it}) / \partial x_j$.
+#
+# **Step 0, the weight and bias.** $y_i = w_i \hat x_i + b_i$ in **every** row. What are
+# $\partial L/\partial w_i$ and $\partial L/\partial b_i$ for one row? The same $w$ is used by
+# every row of every batch element: what does that do to the gradient backward must return,
+# and what shape must it have?
+#
+# **Step 1, through the affine part.** Let $\hat g_i = \partial L / \partial \hat x_i$. What is
+# it, in terms of $g$ and $w$?
+#
+# **Step 2, the statistics.** Find $\partial \mu / \partial x_j$ and
+# $\partial \sigma^2 / \partial x_j$. (Differentiating $(x_k - \mu)^2$ gives a term with
+# $\partial \mu / \partial x_j$ inside a sum over $k$: what is $\sum_k (x_k - \mu)$?) Then
+# $\partial r / \partial x_j$: write it using only $r$, $D$ and $\hat x_j$.
+#
+# **Step 3, the normalised input.** $\hat x_i = (x_i - \mu) r$ depends on $x_j$ three ways:
+# directly (only when $i = j$), through $\mu$, and through $r$. Write
+# $\partial \hat x_i / \partial x_j$ as $r$ times a bracket of three terms.
+#
+# **Step 4, the vector-Jacobian product.** $\partial L / \partial x_j = \sum_i \hat g_i\,
+# \partial \hat x_i / \partial x_j$. Carry out the sum over $i$ term by term. You should get
+# three terms: a **direct** one, one with a row **mean** of $\hat g$, and one with a row mean
+# of $\hat g \odot \hat x$ times $\hat x_j$.
+#
+# Look before you derive: autograd's Jacobian $\partial \hat x / \partial x$ for one row of
+# eight, and what it does to two special vectors, the constant row and $\hat x$ itself.
+
+# %%
+row = torch.randn(8, dtype=torch.float64) * 2 + 1
+J = torch.autograd.functional.jacobian(lambda t: F.layer_norm(t, (8,), eps=1e-5), row)
+row_hat = F.layer_norm(row, (8,), eps=1e-5)
+print("J @ ones  =", (J @ torch.ones(8, dtype=torch.float64)).numpy().round(6))
+print("J @ x_hat =", (J @ row_hat).numpy().round(6))
+print("J symmetric:", torch.allclose(J, J.T))
+
+fig, ax = plt.subplots(figsize=(3.6, 3.2))
+limit = J.abs().max().item()
+image = ax.imshow(J, cmap="RdBu_r", vmin=-limit, vmax=limit)
+ax.set(title="∂x̂_i / ∂x_j for one row (autograd)", xlabel="j", ylabel="i")
+fig.colorbar(image, ax=ax, shrink=0.8)
+plt.show()
+
+# %% [markdown]
+# Questions on the picture: why is the diagonal positive and everything else small and
+# mostly negative? Why does $J$ send the constant row and $\hat x$ to (almost) zero, and how
+# does that show up in your Step 4?
+#
+# Now test your Step 4. `my_layer_norm_vjp` below starts with the first thing many people write,
+# $r\,\hat g$: the statistics treated as constants. Replace it with your result until the error
+# is zero (it compares with $J^\top \hat g$, autograd's answer).
+
+# %%
+g_hat = torch.randn(8, dtype=torch.float64)  # dL/dx_hat for this row
+rstd_row = 1 / torch.sqrt(row.var(unbiased=False) + 1e-5)
+
+
+def my_layer_norm_vjp(x_hat, rstd, g_hat):
+    """dL/dx for one row from x_hat, rstd and dL/dx_hat: your derivation."""
+    return rstd * g_hat  # the first guess: replace it with yours
+
+
+print("largest error against J^T g_hat:",
+      (my_layer_norm_vjp(row_hat, rstd_row, g_hat) - J.T @ g_hat).abs().max().item())
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# Step 0: $\partial L / \partial b_i = g_i$ and $\partial L / \partial w_i = g_i \hat x_i$ for
+# one row. A parameter used by many rows receives the **sum** of their contributions: sum
+# over every leading dimension, so that the gradients have shape $(D,)$ exactly.
+#
+# Step 1: $\hat g_i = g_i\, w_i$ (or $g_i$ with no weight).
+#
+# Step 2: $\partial \mu / \partial x_j = 1/D$. In
+# $\partial \sigma^2/\partial x_j = \frac2D \sum_k (x_k - \mu)(\delta_{kj} - \frac1D)$ the
+# $\frac1D$ part multiplies $\sum_k (x_k - \mu) = 0$, so
+# $\partial \sigma^2 / \partial x_j = \frac2D (x_j - \mu)$ and
+#
+# $$\frac{\partial r}{\partial x_j} = -\tfrac12 (\sigma^2 + \varepsilon)^{-3/2}\,
+#   \tfrac2D (x_j - \mu) = -\frac{r^2}{D}\, \hat x_j .$$
+#
+# Step 3:
+#
+# $$\frac{\partial \hat x_i}{\partial x_j}
+#   = \Big(\delta_{ij} - \frac1D\Big) r + (x_i - \mu) \frac{\partial r}{\partial x_j}
+#   = r\, \Big(\delta_{ij} - \frac1D - \frac{\hat x_i\, \hat x_j}{D}\Big).$$
+#
+# Step 4:
+#
+# $$\frac{\partial L}{\partial x_j} = r\,\Big(\underbrace{\hat g_j}_{\text{direct}}
+#   \;-\; \underbrace{\tfrac1D \textstyle\sum_i \hat g_i}_{\text{mean}}
+#   \;-\; \underbrace{\hat x_j\, \tfrac1D \textstyle\sum_i \hat g_i \hat x_i}_{\text{projection}}
+#   \Big).$$
+#
+# In code, with `g` for $\hat g$ and rows along the last dim:
+# `rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))`.
+#
+# **Why "projection".** In matrix form $J = r\,(I - \frac1D \mathbf 1 \mathbf 1^\top -
+# \frac1D \hat x \hat x^\top)$. The constant row $\mathbf 1$ and $\hat x$ are orthogonal
+# ($\sum_i \hat x_i = 0$), $\|\mathbf 1\|^2 = D$ and $\|\hat x\|^2 = D\sigma^2/(\sigma^2 +
+# \varepsilon) \approx D$. So the bracket is (up to $\varepsilon$) the orthogonal projection
+# that removes the components along $\mathbf 1$ and along $\hat x$: exactly the two
+# directions of quick question 1, along which the output does not change. Backward projects
+# them out of $\hat g$ and scales by $r$.
+# </details>
+
+# %% [markdown]
+# ## What `F.layer_norm` keeps for backward
+#
+# Backward needs $\hat x$, $r$ and $w$. Forward could keep $\hat x$ itself; PyTorch does
+# something else. A node's saved tensors are readable as `grad_fn._saved_*` attributes:
+
+# %%
+x = torch.randn(4, 8, requires_grad=True)
+weight = torch.randn(8, requires_grad=True)
+bias = torch.randn(8, requires_grad=True)
+node = F.layer_norm(x, (8,), weight, bias, 1e-5).grad_fn
+print(type(node).__name__)
+for name in sorted(a for a in dir(node) if a.startswith("_saved_")):
+    value = getattr(node, name)
+    described = (f"tensor {tuple(value.shape)} {value.dtype}" if isinstance(value, torch.Tensor)
+                 else repr(value))
+    print(f"  {name:<26} {described}")
+print("_saved_input is x:", node._saved_input is x, "  _saved_weight is weight:",
+      node._saved_weight is weight)
+
+# %% [markdown]
+# The input itself (not a copy), the weight and bias (references to parameters the model
+# holds anyway), and `result1`, `result2`: the mean and the rstd, **one number per row**.
+# Backward recomputes $\hat x = (x - \mu) r$, one cheap pass over the row. (The bias is kept
+# although its gradient, $\sum g$, never reads it; a reference to it costs no memory.)
+#
+# ### Quick question 2 · predict, then run
+#
+# `x` of shape $(512, 1024)$ in float32 (2 MiB). How many bytes does `F.layer_norm` keep for
+# backward **beyond its arguments**? And autograd through the composed formula of the first
+# cell, `(x - mean) * rstd * weight + bias`?
+
+# %%
+x = torch.randn(512, 1024, requires_grad=True)
+weight, bias = torch.randn(1024, requires_grad=True), torch.randn(1024, requires_grad=True)
+
+
+def composed_layer_norm(x, weight, bias, eps=1e-5):
+    mean = x.mean(-1, keepdim=True)
+    rstd = 1 / torch.sqrt(((x - mean) ** 2).mean(-1, keepdim=True) + eps)
+    return (x - mean) * rstd * weight + bias
+
+
+print(f"F.layer_norm keeps     {kept_bytes(F.layer_norm, x, (1024,), weight, bias):>10,} bytes")
+print(f"the composed ops keep  {kept_bytes(composed_layer_norm, x, weight, bias):>10,} bytes")
+
+# %% [markdown]
+# <details><summary><b>Answer</b> (open after running)</summary>
+#
+# `F.layer_norm` keeps $2 \times 512 \times 4 = 4096$ bytes: the mean and rstd of each row in
+# float32. The input, weight and bias it also keeps are its arguments, alive anyway while the
+# model holds them. The composed formula keeps three full-size tensors of 2 MiB: $x - \mu$
+# twice (the formula computes it twice; the square keeps one copy, the product with rstd the
+# other) and $\hat x$, which the product with the weight keeps. Autograd saves whatever each
+# small op needs, with no view of the whole.
+# </details>
+
+# %% [markdown]
+# What other choices would cost, measured the same way. `KeepOnly` computes the same forward
+# and saves the tensors it is told to; it has no backward, since only forward is measured:
+
+# %%
+class KeepOnly(torch.autograd.Function):
+    """LayerNorm's forward (no weight or bias) that saves the tensors named in `choice`."""
+
+    @staticmethod
+    def forward(ctx, x, choice):
+        variance, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
+        rstd = torch.rsqrt(variance + 1e-5)
+        x_hat = (x - mean) * rstd
+        named = {"x": x, "x_hat": x_hat, "mean": mean, "rstd": rstd}
+        ctx.save_for_backward(*(named[n] for n in choice))
+        return x_hat
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise NotImplementedError("only forward is measured here")
+
+
+choices = {"x, mean, rstd (PyTorch)": ("x", "mean", "rstd"),
+           "x_hat, rstd": ("x_hat", "rstd"),
+           "x, x_hat, mean, rstd": ("x", "x_hat", "mean", "rstd")}
+measured = {label: kept_bytes(KeepOnly.apply, x, choice) for label, choice in choices.items()}
+measured["composed ops (autograd)"] = kept_bytes(composed_layer_norm, x, weight, bias)
+fig, ax = plt.subplots(figsize=(7, 2.4))
+ax.barh(list(measured), [b / 2 ** 20 for b in measured.values()],
+        color=["#E69F00", "#56B4E9", "#56B4E9", "#999999"])
+ax.set_xlabel("MiB kept for backward beyond the arguments (x: 512 x 1024 float32, 2 MiB)")
+ax.invert_yaxis()
+plt.show()
+for label, count in measured.items():
+    print(f"{label:<26} {count:>12,} bytes")
+
+# %% [markdown]
+# Keeping $\hat x$ instead of $x$ needs no mean ($\hat x$ is already centred) but allocates a
+# new full-size tensor and keeps it; keeping $x$ costs nothing new while the model holds $x$.
+# Which is better depends on what else holds on to what: Apex's fused LayerNorm has a
+# `memory_efficient` option that keeps the **output** instead, which the next layer's matmul
+# saves anyway. Keeping both $x$ and $\hat x$ is never right. The exercise's contract allows
+# one full-size tensor (the input or the normalised input), at most two per-row tensors and
+# the weight.
+
+# %% [markdown]
+# ## The float32 trap: $E[x^2] - E[x]^2$
+#
+# The variance has a one-pass formula, $\sigma^2 = \frac1D\sum_j x_j^2 - \mu^2$, popular
+# because it needs one sweep over the row. It is exact on paper.
+#
+# ### Quick question 3 · predict, then run
+#
+# Rows of 64 numbers $10^4 + \mathcal N(0, 1)$ in float32: the true variance is about 1. What
+# does the one-pass formula give?
+
+# %%
+rows = 1e4 + torch.randn(6, 64)
+mean = rows.mean(-1, keepdim=True)
+one_pass = (rows * rows).mean(-1) - mean.squeeze(-1) ** 2
+two_pass = ((rows - mean) ** 2).mean(-1)
+print("E[x^2] - E[x]^2    :", one_pass)
+print("mean of (x - mean)^2:", two_pass)
+print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
+
+# %% [markdown]
+# <details><summary><b>Answer</b> (open after running)</summary>
+#
+# Garbage: multiples of 8, zero, even negative variances, and then `rsqrt` of a negative
+# number is `nan`. Each $x_j^2 \approx 10^8$, and float32 numbers near $10^8$ are **8** apart
+# (24 significant bits: $10^8$ lies between $2^{26}$ and $2^{27}$, where the spacing is
+# $2^{26-23}$). The difference of two such numbers cannot resolve a variance of 1: the
+# subtraction cancels every significant digit there was. Subtracting the mean **first**
+# (two passes, or Welford's update, which `torch.var_mean` uses) works with numbers of size 1.
+# </details>
+#
+# How the error grows with the offset: the relative error of each variance in float32 against
+# the float64 truth, for rows $c + \mathcal N(0, 1)$:
+
+# %%
+offsets = [1.0, 10.0, 100.0, 1e3, 3e3, 1e4, 3e4]
+noise = torch.randn(64, 64, dtype=torch.float64)
+errors = {"E[x^2] - E[x]^2": [], "mean of (x - mean)^2": [], "torch.var_mean": []}
+for c in offsets:
+    wide = c + noise
+    narrow = wide.float()
+    truth = narrow.double().var(-1, unbiased=False)
+    m = narrow.mean(-1, keepdim=True)
+    estimates = [(narrow * narrow).mean(-1) - m.squeeze(-1) ** 2,
+                 ((narrow - m) ** 2).mean(-1),
+                 torch.var_mean(narrow, -1, correction=0)[0]]
+    for name, estimate in zip(errors, estimates):
+        errors[name].append(((estimate.double() - truth).abs() / truth).max().item() + 1e-12)
+fig, ax = plt.subplots(figsize=(6, 3))
+for name, values in errors.items():
+    ax.loglog(offsets, values, "o-", label=name)
+ax.axhline(1.0, color="#D55E00", linestyle=":", linewidth=1)
+ax.set(xlabel="offset c of the rows c + N(0, 1)", ylabel="largest relative error",
+       title="variance in float32")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# Past $c \approx 10^3$ the one-pass variance is off by more than 100%. Activations with a
+# large common offset and a small spread are not exotic (a feature that is large in every
+# token, an embedding far from the origin), which is why fused LayerNorm kernels use Welford's
+# algorithm or two passes. The exercise grades this: rows like $10^4 + \mathcal N(0, 1)$ in
+# float32 must keep their accuracy.
+
+# %% [markdown]
+# ## ✎ Exercise 1 · `LayerNormFunction`
+#
+# Write `LayerNormFunction`, with `LayerNormFunction.apply(x, weight, bias, eps)` returning
+# `F.layer_norm(x, x.shape[-1:], weight, bias, eps)` for `x` of shape `(*, D)` (a 1-D `x`
+# included), `weight` and `bias` each of shape `(D,)` or `None`, independently, and `eps` a
+# Python float.
+#
+# - Forward computes the variance without $E[x^2] - E[x]^2$ (`torch.var_mean(x, dim=-1,
+#   keepdim=True, correction=0)` returns the variance and the mean together).
+# - Save one full-size tensor (`x`, or the normalised `x`), at most two per-row tensors (the
+#   mean and rstd) and the weight: nothing else (not the bias). Pass `weight` to
+#   `save_for_backward` even when it is `None`; it accepts `None`.
+# - Backward follows your derivation, **by hand** (no `torch.autograd.grad`, no
+#   `native_layer_norm_backward`), and returns exactly one gradient per input: `None` for
+#   `eps`, and `None` for (computing nothing of) any input whose `ctx.needs_input_grad` is
+#   `False`; `weight=None` or `bias=None` gives `False` there.
+# - The weight and bias gradients have shape `(D,)`: sum over **every** leading dim. Careful
+#   with a 1-D `x`: `t.sum(dim=())` sums **every** dim in PyTorch, not none;
+#   `t.reshape(-1, D).sum(0)` works for any number of leading dims.
+
+# %% nbgrader={"grade_id": "answer_LayerNormFunction", "solution": true}
+class LayerNormFunction(torch.autograd.Function):
+    """F.layer_norm over the last dim, with a hand-written backward."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps):
+        ### BEGIN SOLUTION
+        variance, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)  # two passes
+        rstd = torch.rsqrt(variance + eps)
+        y = (x - mean) * rstd
+        if weight is not None:
+            y = y * weight
+        if bias is not None:
+            y = y + bias
+        ctx.save_for_backward(x, weight, mean, rstd)  # x_hat is recomputed in backward
+        return y
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x, weight, mean, rstd = ctx.saved_tensors
+        need_x, need_weight, need_bias = ctx.needs_input_grad[:3]
+        grad_x = grad_weight = grad_bias = None
+        features = x.shape[-1]
+        if need_x or need_weight:
+            x_hat = (x - mean) * rstd
+        if need_weight:  # w is shared by every row: sum over all leading dims
+            grad_weight = (grad_output * x_hat).reshape(-1, features).sum(0)
+        if need_bias:
+            grad_bias = grad_output.reshape(-1, features).sum(0)
+        if need_x:
+            g = grad_output * weight if weight is not None else grad_output  # dL/dx_hat
+            # direct term, minus the mean term, minus the projection onto x_hat
+            grad_x = rstd * (g - g.mean(-1, keepdim=True)
+                             - x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return grad_x, grad_weight, grad_bias, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "LayerNormFunction", "grade": true, "points": 3}
+self_check("LayerNormFunction", LayerNormFunction)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("LayerNormFunction", LayerNormFunction)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## The view: a row's statistics and the terms of its gradient
+#
+# Your `LayerNormFunction` on four rows of eight features. The figure splits the reference
+# $\partial L/\partial x$ of the chosen row into its three terms (bars) and their sum (dots),
+# and puts your gradient (bars) beside the reference (ticks); the tables give the row's mean
+# and rstd, what your forward kept per row, and how much of each term your gradient holds
+# (×1 each when it is right). Choose **grad_output = along x_hat** with the weight fixed at
+# ones: the projection term cancels the direct one, and the gradient vanishes.
+
+# %%
+norm_terms_explorer(LayerNormFunction, "layer_norm")
+
+# %% [markdown]
+# What a forgotten term looks like in the same view: a backward without the projection term.
+# A quick test with `grad_output = ones` and the weight at ones does not catch it, because the
+# projection term is zero there ($\hat x$ sums to zero); try it. With a random `grad_output`
+# the term's coefficient reads ×0.
+
+# %%
+class LayerNormWithoutProjection(LayerNormFunction):
+    """Wrong on purpose: rstd and the mean move with x, but only the mean is differentiated."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, mean, rstd = ctx.saved_tensors
+        g = grad_output * weight if weight is not None else grad_output
+        grad_x = rstd * (g - g.mean(-1, keepdim=True))
+        grad_weight = (grad_output * (x - mean) * rstd).reshape(-1, x.shape[-1]).sum(0)
+        return grad_x, grad_weight, grad_output.reshape(-1, x.shape[-1]).sum(0), None
+
+
+norm_terms_explorer(LayerNormWithoutProjection, "layer_norm")
+
+# %% [markdown]
+# And the projection itself, as pictures: the three parts of
+# $J = r\,(I - \frac1D \mathbf 1\mathbf 1^\top - \frac1D \hat x \hat x^\top)$ for the row of the
+# derivation, and the eigenvalues of the bracket: two zeros (the directions removed) and
+# $D - 2$ ones (everything else passes unchanged).
+
+# %%
+D = 8
+ones = torch.ones(D, dtype=torch.float64)
+parts = {"r·I": rstd_row * torch.eye(D, dtype=torch.float64),
+         "−(r/D)·1 1ᵀ": -rstd_row / D * torch.outer(ones, ones),
+         "−(r/D)·x̂ x̂ᵀ": -rstd_row / D * torch.outer(row_hat, row_hat)}
+parts["sum = J"] = sum(parts.values())
+fig, axes = plt.subplots(1, 4, figsize=(11, 2.8))
+limit = parts["r·I"].abs().max().item()
+for ax, (title, matrix) in zip(axes, parts.items()):
+    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-limit, vmax=limit)
+    ax.set_title(title, fontsize=10)
+    ax.set_xticks([])
+    ax.set_yticks([])
+fig.colorbar(image, ax=axes, shrink=0.8)
+plt.show()
+print("J matches autograd:", torch.allclose(parts["sum = J"], J, atol=1e-6))
+print("eigenvalues of J / r:", torch.linalg.eigvalsh(parts["sum = J"] / rstd_row).numpy().round(6))
+
+# %% [markdown]
+# ## RMSNorm: the same derivation, one term fewer
+#
+# Repeat Steps 1 to 4 for RMSNorm, $\hat x_i = x_i\, r$ with
+# $r = (\frac1D \sum_j x_j^2 + \varepsilon)^{-1/2}$:
+#
+# 1. $\partial r / \partial x_j$: in terms of $r$, $D$ and $\hat x_j$ (no mean this time).
+# 2. $\partial \hat x_i / \partial x_j$: how many terms in the bracket now?
+# 3. $\partial L / \partial x_j$ from $\hat g$: which of LayerNorm's three terms survives, and
+#    which disappears? Using quick question 1, which single direction does this Jacobian
+#    remove, and why not the constant row?
+#
+# The same test as before, starting from the same wrong first guess:
+
+# %%
+row_rms_hat = F.rms_norm(row, (8,), eps=1e-5)
+J_rms = torch.autograd.functional.jacobian(lambda t: F.rms_norm(t, (8,), eps=1e-5), row)
+rms_rstd_row = 1 / torch.sqrt((row ** 2).mean() + 1e-5)
+
+
+def my_rms_norm_vjp(x_hat, rstd, g_hat):
+    """dL/dx for one row of RMSNorm from x_hat, rstd and dL/dx_hat: your derivation."""
+    return rstd * g_hat  # the first guess: replace it with yours
+
+
+print("largest error against J^T g_hat:",
+      (my_rms_norm_vjp(row_rms_hat, rms_rstd_row, g_hat) - J_rms.T @ g_hat).abs().max().item())
+print("J_rms @ x_hat =", (J_rms @ row_rms_hat).numpy().round(6))
+print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().round(3))
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# $\partial r / \partial x_j = -\tfrac12 (\tfrac1D\sum_k x_k^2 + \varepsilon)^{-3/2}\,
+# \tfrac{2x_j}{D} = -\frac{r^2}{D}\hat x_j$, so
+# $\partial \hat x_i / \partial x_j = r\,(\delta_{ij} - \frac1D \hat x_i \hat x_j)$ and
+#
+# $$\frac{\partial L}{\partial x_j} = r\,\Big(\hat g_j - \hat x_j\,
+#   \tfrac1D \textstyle\sum_i \hat g_i \hat x_i\Big),$$
+#
+# the direct term and the projection term; there is no mean term, because nothing was
+# subtracted. In code: `rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))`. The
+# Jacobian removes the direction $\hat x$ (scaling a row does not change the output) and keeps
+# the constant row, since a shift does change an RMSNorm. The weight gradient is the same as
+# LayerNorm's, $\sum g \odot \hat x$ over all leading dims; there is no bias.
+# </details>
+
+# %% [markdown]
+# What `F.rms_norm` keeps on this CPU: in torch 2.13 it is not one fused operator there but a
+# composition (power, mean, add, rsqrt, two products), and autograd keeps what those small ops
+# need, including a full-size normalised copy:
+
+# %%
+x = torch.randn(512, 1024, requires_grad=True)
+weight = torch.randn(1024, requires_grad=True)
+print("F.rms_norm's last node:", type(F.rms_norm(x, (1024,), weight, 1e-6).grad_fn).__name__)
+print(f"F.rms_norm keeps {kept_bytes(F.rms_norm, x, (1024,), weight, 1e-6):,} bytes beyond its "
+      f"arguments; one rstd per row is {512 * 4:,} bytes")
+
+# %% [markdown]
+# ## ✎ Exercise 2 · `RMSNormFunction`
+#
+# Write `RMSNormFunction`, with `RMSNormFunction.apply(x, weight, eps)` returning
+# `F.rms_norm(x, x.shape[-1:], weight, eps)` for `x` of shape `(*, D)`, `weight` of shape
+# `(D,)` or `None`, `eps` a Python float.
+#
+# - Save `x`, the weight and one reciprocal rms per row, nothing else.
+# - Backward by hand, from your derivation; the weight gradient summed over every leading dim
+#   to shape `(D,)`; `None` for `eps`, and `None` for (no work on) a gradient nobody needs.
+
+# %% nbgrader={"grade_id": "answer_RMSNormFunction", "solution": true}
+class RMSNormFunction(torch.autograd.Function):
+    """F.rms_norm over the last dim, with a hand-written backward."""
+
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        ### BEGIN SOLUTION
+        rstd = torch.rsqrt(x.square().mean(-1, keepdim=True) + eps)
+        y = x * rstd
+        if weight is not None:
+            y = y * weight
+        ctx.save_for_backward(x, weight, rstd)
+        return y
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x, weight, rstd = ctx.saved_tensors
+        grad_x = grad_weight = None
+        x_hat = x * rstd
+        if ctx.needs_input_grad[1]:
+            grad_weight = (grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0)
+        if ctx.needs_input_grad[0]:
+            g = grad_output * weight if weight is not None else grad_output
+            grad_x = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))  # no mean term
+        return grad_x, grad_weight, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "RMSNormFunction", "grade": true, "points": 2}
+self_check("RMSNormFunction", RMSNormFunction)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("RMSNormFunction", RMSNormFunction)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The same view for your RMSNorm: the mean term is gone (its bars are zero), and
+# **grad_output = ones** no longer gives a zero projection term.
+
+# %%
+norm_terms_explorer(RMSNormFunction, "rms_norm")
+
+# %% [markdown]
+# ## A Function inside an `nn.Module`
+#
+# Nobody calls `RMSNormFunction.apply(x, weight, eps)` in a model: they write `nn.RMSNorm(dim)`
+# and expect the module protocol to work. An `nn.Module` owns its parameters: an attribute
+# that is an `nn.Parameter` is **registered**, so it appears in `parameters()` (what optimisers
+# update), in `state_dict()` (what checkpoints store), and moves with `.to(device)`. A plain
+# tensor attribute does none of that. The Function stays stateless; the module holds the state
+# and passes it in.
+#
+# PyTorch's own module is the contract to match: its `state_dict` key and what it keeps.
+
+# %%
+reference = nn.RMSNorm(8, eps=1e-6)
+print("torch.nn.RMSNorm state_dict:",
+      {key: tuple(value.shape) for key, value in reference.state_dict().items()})
+print("parameters:", [name for name, _ in reference.named_parameters()], " eps:", reference.eps)
+print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
+      "(None: F.rms_norm then uses torch.finfo(x.dtype).eps)")
+
+# %% [markdown]
+# `eps` is configuration, not state: it is not in the `state_dict`, so loading a checkpoint
+# never sets it. A model built with another `eps` than the one it was trained with loads
+# without a word and computes something slightly different. Write the `eps` down with the
+# checkpoint.
+#
+# ## ✎ Exercise 3 · `RMSNorm`
+#
+# Write `RMSNorm(dim, eps=1e-6)`, an `nn.Module` with **one** `nn.Parameter` named `weight`
+# (ones at the start, shape `(dim,)`) whose `forward(x)` returns
+# `RMSNormFunction.apply(x, self.weight, self.eps)`.
+#
+# - Call `super().__init__()` first: a module registers parameters in tables that it creates.
+# - Keep `eps` as a plain attribute, so the `state_dict` has exactly one key, `weight`, and
+#   `load_state_dict(torch.nn.RMSNorm(dim).state_dict())` works.
+# - Pass the parameter itself: `self.weight.data` or `self.weight.detach()` cut it off from
+#   autograd, and it never learns.
+
+# %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
+class RMSNorm(nn.Module):
+    """RMSNorm over the last dim, through RMSNormFunction; loads torch.nn.RMSNorm's state."""
+
+    def __init__(self, dim, eps=1e-6):
+        ### BEGIN SOLUTION
+        super().__init__()
+        self.eps = eps  # configuration: not in the state_dict
+        self.weight = nn.Parameter(torch.ones(dim))  # registered: optimisers and state_dict
+        ### END SOLUTION
+
+    def forward(self, x):
+        ### BEGIN SOLUTION
+        return RMSNormFunction.apply(x, self.weight, self.eps)
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "RMSNorm", "grade": true, "points": 2}
+self_check("RMSNorm", RMSNorm)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("RMSNorm", RMSNorm)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your module in a small network, trained with SGD beside a copy built on `torch.nn.RMSNorm`:
+# same initial weights (your norm loads the other's `state_dict`), same data, same steps.
+# Left, both losses; right, the largest difference between the two norms' weights after each
+# step.
+
+# %%
+def small_model(norm):
+    torch.manual_seed(1)  # the same Linear weights for both models
+    return nn.Sequential(nn.Linear(16, 32), norm, nn.ReLU(), nn.Linear(32, 1))
+
+
+theirs = small_model(nn.RMSNorm(32, eps=1e-6))
+ours = small_model(RMSNorm(32))
+with torch.no_grad():
+    theirs[1].weight.uniform_(0.5, 1.5)
+ours[1].load_state_dict(theirs[1].state_dict())
+start = ours[1].weight.detach().clone()
+inputs = torch.randn(256, 16)
+targets = inputs[:, :4].sum(1, keepdim=True).sin()
+history = {"torch.nn.RMSNorm": [], "your RMSNorm": []}
+gaps = []
+optimisers = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (theirs, ours)]
+for step in range(60):
+    for (name, losses), model, optimiser in zip(history.items(), (theirs, ours), optimisers):
+        optimiser.zero_grad()
+        loss = F.mse_loss(model(inputs), targets)
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    gaps.append((ours[1].weight - theirs[1].weight).abs().max().item())
+
+fig, (left, right) = plt.subplots(1, 2, figsize=(10, 2.8))
+for (name, losses), style in zip(history.items(), ["-", "--"]):
+    left.plot(losses, style, label=name)
+left.set(xlabel="SGD step", ylabel="MSE loss")
+left.legend(fontsize=8)
+right.semilogy([max(gap, 1e-12) for gap in gaps])
+right.set(xlabel="SGD step", ylabel="max |weight difference|")
+plt.tight_layout()
+plt.show()
+print(f"after {len(gaps)} steps the weights differ by at most {gaps[-1]:.2g}; "
+      f"while training moved it by up to "
+      f"{(ours[1].weight.detach() - start).abs().max().item():.2f}")
+
+# %% [markdown]
+# The differences are float32 rounding: your backward and PyTorch's composed one add the same
+# numbers in a different order.
+#
+# ## Batch normalisation: the same reductions, over the batch (ungraded)
+#
+# `nn.BatchNorm1d(C)` on `x` of shape $(N, C)$ normalises each **channel** (column) over the
+# batch; `nn.BatchNorm2d` over the batch and both spatial dims. In training mode it is
+# LayerNorm with the roles of the dims swapped: the statistics are per channel, the reduction
+# runs over $N$ (and $H, W$), and the weight and bias are per channel. So your
+# `LayerNormFunction`, applied to the transposed input, is batch normalisation, forward and
+# backward:
+
+# %%
+x = torch.randn(6, 3, 5, 5, dtype=torch.float64, requires_grad=True)  # (N, C, H, W)
+weight = torch.randn(3, dtype=torch.float64)
+bias = torch.randn(3, dtype=torch.float64)
+grad_output = torch.randn(6, 3, 5, 5, dtype=torch.float64)
+
+theirs = F.batch_norm(x, None, None, weight, bias, training=True, eps=1e-5)
+grad_theirs, = torch.autograd.grad(theirs, x, grad_output)
+
+channels_as_rows = x.transpose(0, 1).reshape(3, -1)  # (C, N*H*W): one row per channel
+normalised = LayerNormFunction.apply(channels_as_rows, None, None, 1e-5)
+ours = (normalised.reshape(3, 6, 5, 5).transpose(0, 1) * weight[:, None, None]
+        + bias[:, None, None])
+grad_ours, = torch.autograd.grad(ours, x, grad_output)
+print("output matches F.batch_norm:", torch.allclose(ours, theirs))
+print("gradient matches:           ", torch.allclose(grad_ours, grad_theirs))
+
+# %% [markdown]
+# Two things set batch norm apart. It keeps **running** statistics for evaluation, updated in
+# training with the *unbiased* variance ($\frac{N}{N-1}$ times the one it normalises with);
+# in `eval()` mode it uses them, and the layer becomes a fixed per-channel affine map whose
+# backward is element-wise. And in training mode every sample's output depends on the other
+# samples of its batch, so its backward couples them: the mean term and the projection term
+# now sum over the batch.
+
+# %%
+batch = torch.randn(16, 5)
+norm = nn.BatchNorm1d(5, momentum=1.0)  # momentum 1: the running stats are this batch's
+norm(batch)
+print("running_var is the unbiased variance:",
+      torch.allclose(norm.running_var, batch.var(0, unbiased=True)))
+
+# %% [markdown]
+# ### Quick question 4 · predict, then run
+#
+# A batch of **one** sample through `nn.BatchNorm1d` in training mode: what happens?
+
+# %%
+try:
+    print(nn.BatchNorm1d(3)(torch.randn(1, 3)))
+except ValueError as error:
+    print(f"ValueError: {error}")
+
+# %% [markdown]
+# <details><summary><b>Answer</b> (open after running)</summary>
+#
+# PyTorch refuses. With one value per channel the variance is 0, $\hat x = 0$ whatever the
+# input, the output is the bias, and the gradient for the input is exactly zero: nothing
+# would learn. (Your `LayerNormFunction` on a row of size 1 shows the same thing: every
+# entry of its gradient for `x` is 0.)
+# </details>
+
+# %% [markdown]
+# ## Convolution: the gradient of a convolution is a convolution (ungraded)
+#
+# In 1-D, with PyTorch's convention (a cross-correlation, no padding, stride 1):
+# $y_o = \sum_k w_k\, x_{o+k}$. In index notation,
+# $\partial y_o / \partial x_i = w_{i-o}$ (zero outside the kernel) and
+# $\partial y_o / \partial w_k = x_{o+k}$. So
+#
+# $$\frac{\partial L}{\partial x_i} = \sum_o g_o\, w_{i-o}, \qquad
+#   \frac{\partial L}{\partial w_k} = \sum_o g_o\, x_{o+k}:$$
+#
+# the input gradient is $g$ (padded by $k-1$ on each side) convolved with the **flipped**
+# kernel, a *transposed convolution*; the weight gradient is $x$ cross-correlated with $g$,
+# which plays the kernel. The Jacobian shows why: each row of $\partial y/\partial x$ is the
+# kernel shifted by one (a banded, Toeplitz matrix), and its transpose, the matrix backward
+# applies, is again such a band, with the kernel reversed.
+
+# %%
+signal = torch.randn(10, dtype=torch.float64)
+kernel = torch.tensor([1.0, 2.0, -1.0], dtype=torch.float64)
+J_conv = torch.autograd.functional.jacobian(
+    lambda t: F.conv1d(t[None, None], kernel[None, None])[0, 0], signal)
+fig, axes = plt.subplots(1, 2, figsize=(8, 2.8))
+for ax, matrix, title in [(axes[0], J_conv, "∂y/∂x (forward: kernel 1, 2, −1)"),
+                          (axes[1], J_conv.T, "its transpose (backward: −1, 2, 1)")]:
+    ax.imshow(matrix, cmap="RdBu_r", vmin=-2, vmax=2)
+    ax.set_title(title, fontsize=10)
+    ax.set(xlabel="column", ylabel="row")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# In 2-D, `torch.nn.grad.conv2d_input` and `torch.nn.grad.conv2d_weight` compute the two
+# gradients, and they are convolutions you can write with `F.conv2d` and
+# `F.conv_transpose2d` yourself:
+
+# %%
+x = torch.randn(2, 3, 7, 7, dtype=torch.float64, requires_grad=True)
+w = torch.randn(4, 3, 3, 3, dtype=torch.float64, requires_grad=True)
+y = F.conv2d(x, w)
+g = torch.randn_like(y)
+grad_x, grad_w = torch.autograd.grad(y, (x, w), g)
+
+checks = {
+    "conv2d_input  == autograd": torch.nn.grad.conv2d_input(x.shape, w, g),
+    "conv_transpose2d(g, w)": F.conv_transpose2d(g, w),
+    "conv2d(pad(g), flipped w with in/out swapped)":
+        F.conv2d(F.pad(g, (2, 2, 2, 2)), w.flip(-1, -2).transpose(0, 1)),
+}
+for label, value in checks.items():
+    print(f"grad_x: {label:<46} {torch.allclose(value, grad_x)}")
+print(f"grad_w: {'conv2d_weight == autograd':<46} "
+      f"{torch.allclose(torch.nn.grad.conv2d_weight(x, w.shape, g), grad_w)}")
+print(f"grad_w: {'conv2d(x with N and C swapped, g as kernel)':<46} "
+      f"{torch.allclose(F.conv2d(x.transpose(0, 1), g.transpose(0, 1)).transpose(0, 1), grad_w)}")
+
+# %% [markdown]
+# (The swaps put the batch where the channels were: the weight gradient sums over the batch
+# exactly as a convolution sums over input channels.) With those two helpers a convolution
+# Function is short. The helpers call the built-in `aten.convolution_backward` themselves, so
+# this is a Function that *reuses* PyTorch's backward rather than one written by hand, which
+# is what you would ship unless you fuse something around it:
+
+# %%
+class Conv2dFunction(torch.autograd.Function):
+    """F.conv2d(x, weight) (no bias, stride 1, no padding) with its two gradient helpers."""
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        ctx.save_for_backward(x, weight)
+        return F.conv2d(x, weight)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = torch.nn.grad.conv2d_input(x.shape, weight, grad_output)
+        if ctx.needs_input_grad[1]:
+            grad_weight = torch.nn.grad.conv2d_weight(x, weight.shape, grad_output)
+        return grad_x, grad_weight
+
+
+print("gradcheck:", torch.autograd.gradcheck(
+    Conv2dFunction.apply, (torch.randn(1, 2, 5, 5, dtype=torch.float64, requires_grad=True),
+                           torch.randn(3, 2, 2, 2, dtype=torch.float64, requires_grad=True))))
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | mean and rstd treated as constants (`grad_x = rstd * g`) | wrong `grad_x`; gradcheck fails | differentiate them: the mean term and the projection term |
+# | the projection term left out | wrong `grad_x`, invisible with `grad_output = ones` (for LayerNorm) | `- x_hat * (g * x_hat).mean(-1, keepdim=True)` inside the bracket |
+# | the mean term left out (LayerNorm), or added (RMSNorm) | wrong `grad_x` | LayerNorm centres, so it has a mean term; RMSNorm does not |
+# | `grad_output` used where `grad_output * weight` belongs | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means |
+# | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | `torch.var_mean(..., correction=0)`, or the mean of `(x - mean) ** 2` |
+# | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
+# | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |
+# | `.sum(dim=())` for a 1-D `x` | sums every dim: a 0-d gradient, and an error | `.reshape(-1, D).sum(0)` |
+# | every gradient computed whatever `needs_input_grad` says | work, and memory, for gradients nobody asked for | test `ctx.needs_input_grad[i]` before each one |
+# | saving `x` and `x_hat` (or the bias, or a copy of the weight) | a full-size tensor, or more, kept for nothing | `x` (or `x_hat`), mean and rstd, the weight itself |
+# | `ctx.mean = mean` | escapes the in-place version check and saved-tensor hooks | `ctx.save_for_backward(x, weight, mean, rstd)` |
+# | `native_layer_norm_backward` or `torch.autograd.grad` in backward | not a hand-written backward | the formula you derived |
+# | the module's weight a plain tensor, or named `scale` | the optimiser never sees it, or `torch.nn.RMSNorm`'s `state_dict` does not load | `self.weight = nn.Parameter(torch.ones(dim))` |
+# | `eps` registered as a buffer | an extra `state_dict` key: loading PyTorch's fails | a plain attribute |
+# | `self.weight.data` passed to the Function | the weight never gets a gradient | pass `self.weight` |
+#
+# ## Summary
+#
+# A normalisation's backward is a projection: the output does not change when the input moves
+# along the directions the norm removes (the constant row and the row itself for LayerNorm,
+# the row itself for RMSNorm), so backward removes those components from
+# $\hat g = g \odot w$ and scales by rstd. Forward keeps the input and one or two numbers per
+# row, not the normalised tensor, and computes the variance in two passes, never as
+# $E[x^2] - E[x]^2$. Parameters shared by every row receive the sum over every leading dim. A
+# Function becomes a layer inside an `nn.Module` that registers its `nn.Parameter`, matches
+# PyTorch's `state_dict`, and passes the parameter itself. Batch norm is the same reductions
+# over the batch, and the gradients of a convolution are convolutions.

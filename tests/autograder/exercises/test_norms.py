@@ -1,0 +1,144 @@
+"""Lesson 10 (normalisation layers): grading LayerNormFunction, RMSNormFunction and the RMSNorm
+module, right and wrong."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.errors import GradingError
+from autograder.exercises import EXERCISES
+from autograder.exercises.norm_checks import gradient_terms, norm_values
+from autograder.exercises.norms import LAYER_NORM, SHAPES, check_shifted_rows
+from autograder.grading import grade, self_check
+from tests.autograder.catalogued import mistake
+from tools.catalogue import lesson10
+from tools.solutions import solution
+
+pytestmark = pytest.mark.lesson10
+
+NAMES = ["LayerNormFunction", "RMSNormFunction", "RMSNorm"]
+
+
+def _id(entry) -> str:
+    return f"{entry.exercise}: {entry.name}"
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [""])[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_passes_self_check_and_grade(name, capsys):
+    """Does the lesson's own solution pass the visible self-check and the hidden tests?"""
+    self_check(name, solution(name))
+    grade(name, solution(name))
+    assert "✓" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_passes_full_on_each_device(name, device):
+    """Does the solution pass every hidden check on CPU, and on CUDA when there is one?"""
+    EXERCISES[name].full(solution(name), device)
+
+
+@pytest.mark.parametrize("entry", lesson10.UNUSUAL, ids=_id)
+def test_unusual_answers_pass(entry):
+    """Is each correct-but-unusual answer accepted by the self-check and the hidden tests?"""
+    submission = entry.load()
+    self_check(entry.exercise, submission)
+    grade(entry.exercise, submission)
+
+
+@pytest.mark.parametrize("entry", lesson10.MISTAKES, ids=_id)
+def test_mistakes_are_named_by_grade(entry):
+    """Do the hidden tests reject each named mistake with a hint that names it?"""
+    with pytest.raises(GradingError) as info:
+        grade(entry.exercise, entry.load())
+    assert entry.hint in _first_line(info.value)
+
+
+@pytest.mark.parametrize("entry", [m for m in lesson10.MISTAKES if m.named], ids=_id)
+def test_named_mistakes_are_caught_by_self_check(entry):
+    """Does the visible self-check already give the same hint for a mistake the lesson names?"""
+    with pytest.raises(GradingError) as info:
+        self_check(entry.exercise, entry.load())
+    assert entry.hint in _first_line(info.value)
+
+
+def test_every_exercise_has_three_unusual_answers_and_an_nbgrader_mistake():
+    """Does the catalogue cover each exercise as the course requires?"""
+    for name in NAMES:
+        assert sum(u.exercise == name for u in lesson10.UNUSUAL) >= 3
+        assert any(m.exercise == name and m.nbgrader for m in lesson10.MISTAKES)
+
+
+def test_a_wrong_function_leaves_the_module_exercise_alone():
+    """Does each RMSNormFunction mistake marked for nbgrader keep the lesson's RMSNorm module
+    (which calls whatever RMSNormFunction the notebook defines) passing?"""
+    for entry in lesson10.MISTAKES:
+        if entry.exercise == "RMSNormFunction" and entry.nbgrader:
+            wrong = entry.load()
+            module = solution("RMSNorm")
+            module.forward.__globals__["RMSNormFunction"] = wrong
+            try:
+                grade("RMSNorm", module)
+            finally:
+                module.forward.__globals__["RMSNormFunction"] = solution("RMSNormFunction")
+
+
+def test_stub_fails_with_not_implemented():
+    """Does the untouched stub raise NotImplementedError rather than a grading hint?"""
+    class Stub(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *args):
+            raise NotImplementedError()
+
+    class StubModule(torch.nn.Module):
+        def __init__(self, dim, eps=1e-6):
+            raise NotImplementedError()
+
+    for name, stub in [("LayerNormFunction", Stub), ("RMSNormFunction", Stub),
+                       ("RMSNorm", StubModule)]:
+        with pytest.raises(NotImplementedError):
+            EXERCISES[name].quick(stub)
+
+
+def test_edge_shapes_are_graded():
+    """Are a 1-D x, size-1 dims and D = 1 among the graded shapes?"""
+    assert {((), 5), ((1,), 4), ((3,), 1), ((1, 1), 1), ((2, 1, 3), 5)} <= set(SHAPES)
+
+
+def test_the_terms_add_up_to_autograd():
+    """Are the direct, mean and projection terms the graders name really the gradient?"""
+    values = norm_values((3,), 6, "cpu", bias=False)
+    x = values["x"].clone().requires_grad_()
+    grad_output = torch.randn(3, 6, dtype=torch.float64)
+    truth, = torch.autograd.grad(F.layer_norm(x, (6,), values["weight"], None, 1e-5), x,
+                                 grad_output)
+    terms = gradient_terms(values["x"], values["weight"], grad_output, 1e-5, centred=True)
+    assert torch.allclose(sum(terms.values()), truth)
+
+
+def test_the_one_pass_variance_really_fails_in_float32():
+    """Is the float32 case one that E[x^2] - E[x]^2 cannot pass, and F.layer_norm can?"""
+    values = norm_values((3,), 16, "cpu", dtype=torch.float32, shift=1e4, seed=11)
+    check_shifted_rows(solution("LayerNormFunction"), LAYER_NORM, values)
+    wrong = mistake("LayerNormFunction", "E[x^2] - E[x]^2 variance")
+    with pytest.raises(GradingError, match="E\\[x\\^2\\] - E\\[x\\]\\^2 cancels"):
+        check_shifted_rows(wrong, LAYER_NORM, values)
+
+
+def test_an_unsummed_weight_gradient_passes_the_engine_but_not_the_grader():
+    """Is the lesson right that the engine sums a (rows, D) weight gradient by itself?"""
+    wrong = mistake("RMSNormFunction", "weight gradient not summed")
+    x = torch.randn(3, 4, requires_grad=True)
+    weight = torch.randn(4, requires_grad=True)
+    wrong.apply(x, weight, 1e-6).sum().backward()
+    assert weight.grad.shape == (4,)
+    with pytest.raises(GradingError, match="returned grad_weight of shape"):
+        self_check("RMSNormFunction", wrong)
+
+
+def test_sum_over_no_dims_sums_every_dim():
+    """Is the lesson right that .sum(dim=()) reduces everything?"""
+    assert torch.ones(2, 3).sum(dim=()).shape == ()
