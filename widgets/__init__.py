@@ -14,6 +14,7 @@ from .ids import deterministic_ids, seed_from_environment
 from .inspector import inspect_saved
 from .self_check import install as _install_self_check_hook
 from .ste import ste_explorer
+from .surgery import surgery_explorer
 
 __all__ = [
     "attention_explorer",
@@ -25,6 +26,7 @@ __all__ = [
     "inspect_saved",
     "outputs_explorer",
     "ste_explorer",
+    "surgery_explorer",
 ]
 
 seed_from_environment()
