@@ -192,6 +192,10 @@ def soft_values(shape, device, *, lam=0.5, seed=0, dtype=torch.float64) -> dict:
     return {"x": x, "lam": torch.tensor(lam, dtype=dtype, device=device)}
 
 
+WRONG_SIGN = ("SoftThreshold's gradient for lam has the wrong sign: raising lam moves every "
+              "entry outside the threshold towards 0, so d y / d lam = -sign(x) there")
+
+
 def kink_values(device, *, lam=0.5, dtype=torch.float64) -> dict:
     """x exactly at +-lam and at 0, next to values inside and outside."""
     x = torch.tensor([[-lam, lam, 0.0, 0.2, -1.5], [lam, 2.0, -lam, -0.3, 0.9]], dtype=dtype,
@@ -235,6 +239,10 @@ def check_kinks(function, device, dtype=torch.float64) -> None:
     grad_x, grad_lam = backward.grads
     grad_output = torch.ones_like(x)
     outside = x.abs() > lam
+    if isinstance(grad_x, torch.Tensor) and grad_x.isnan().any():
+        raise GradingError("SoftThreshold's gradient for x is nan at |x| == lam: a division "
+                           "such as relu(z) / z is 0/0 on the kink; build the mask with a "
+                           "comparison, |x| > lam")
     if isinstance(grad_x, torch.Tensor) and grad_x.shape == x.shape:
         if torch.equal(grad_x != 0, x.abs() >= lam) and not torch.equal(grad_x != 0, outside):
             raise GradingError("SoftThreshold's gradient for x is not 0 at |x| == lam: forward "
@@ -248,6 +256,8 @@ def check_kinks(function, device, dtype=torch.float64) -> None:
             and not torch.allclose(grad_lam, expected_lam)):
         raise GradingError("SoftThreshold's gradient for lam counts the entries at |x| == lam: "
                            "there both gradients are 0; use the mask |x| > lam, not >=")
+    if _matches(grad_lam, -expected_lam, expected_lam):
+        raise GradingError(WRONG_SIGN)
     diagnose_gradient("lam", grad_lam, expected_lam)
 
 
@@ -274,9 +284,7 @@ def check_soft(function, values: dict, *, seed=0, **tolerance) -> None:
             _, backward = check_soft_case(function, values, seed=seed, **tolerance)
         except GradingError as error:
             if "for lam" in error.hint and "times -1" in error.hint:
-                raise GradingError("SoftThreshold's gradient for lam has the wrong sign: raising "
-                                   "lam shrinks every entry outside the threshold towards 0, so "
-                                   "d y / d lam = -sign(x) there", error.details) from error
+                raise GradingError(WRONG_SIGN, error.details) from error
             raise
         check_backward_by_hand(SOFT, backward)
         check_lam_summed(function, values)
