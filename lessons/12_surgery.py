@@ -473,8 +473,8 @@ for handle in handles:
 print("\n".join(log))
 
 # %% [markdown]
-# The first layer reports `grad_input` as `None`: its input, the data, needs no gradient. The
-# view at the end of the lesson keeps such a log for you, with reversal and clipping switched
+# The first layer reports `grad_input` as `None`: its input, the data, needs no gradient, and
+# PyTorch warns that its hook fired with nothing to report for the inputs. The view at the end of the lesson keeps such a log for you, with reversal and clipping switched
 # on and off.
 #
 # ## Locating a NaN: `torch.autograd.detect_anomaly`
@@ -507,8 +507,10 @@ def backward_in_anomaly_mode(loss_of):
                 print(first_line(error))
     for warning in caught:
         lines = str(warning.message).splitlines()
-        if lines[0].startswith("Error detected in"):  # the last frame is the forward line
-            print(lines[0].split(".")[0] + "; created in forward by:", lines[-2].strip())
+        if lines[0].startswith("Error detected in"):  # then the forward's stack, frame by frame
+            ours = [lines[i + 1].strip() for i, line in enumerate(lines[:-1])
+                    if line.strip().startswith("File ") and "site-packages" not in line]
+            print(lines[0].split(".")[0] + "; created in forward by:", ours[-1])
 
 
 x = torch.tensor([-1.0, 4.0], requires_grad=True)
@@ -822,11 +824,15 @@ def hooked_backward(model):
 
 broken = sparse_model(BrokenSoftThreshold)
 print("\n".join(hooked_backward(broken)))
-print("first layer's weight gradient has nan:", broken[0].weight.grad.isnan().any().item())
+print("lam.grad:", broken[2].lam.grad, " first layer's weight gradient has nan:",
+      broken[0].weight.grad.isnan().any().item())
 
 # %% [markdown]
 # The gradient arrives at the layer's output clean and leaves its input with `nan`: the fault
-# is inside this layer's backward. **Tool 3: anomaly mode** names the node, and the line of
+# is inside this layer's backward. The `nan` entries sit exactly where the ReLU output 0, and
+# ReLU's backward sends 0 there whatever arrives, so the first layer's weights stay clean;
+# `lam`'s gradient sums over every entry and is `nan`, and after one optimiser step so is
+# `lam`, and with it every output of the layer. **Tool 3: anomaly mode** names the node, and the line of
 # forward that made it:
 
 # %%

@@ -2,6 +2,7 @@
 GradientReversal and ClipGradientNorm switched on or off between the features and the critic;
 each layer's weight-gradient norm, and the log of what every hook saw."""
 
+import warnings
 from dataclasses import dataclass, field
 
 import ipywidgets
@@ -89,7 +90,9 @@ def surgery_trace(model: nn.Module, batch, losses, reversal_function, clip_funct
                 _record(log, name, "module hook", grad_output[0])))
     try:
         model.zero_grad(set_to_none=True)
-        sum(losses(model, batch, transform)).backward()
+        with warnings.catch_warnings():  # the first layer's input (the data) needs no grad
+            warnings.filterwarnings("ignore", message="Full backward hook is firing")
+            sum(losses(model, batch, transform)).backward()
     except Exception as error:  # the learner's Functions may raise anything
         function = clip_function if surgery.clipping else reversal_function
         return SurgeryTrace(error=error_summary(function, error))
