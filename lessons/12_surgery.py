@@ -271,8 +271,8 @@ for name, history in [("alpha = 0", plain_history), ("reversal ", reversal_histo
 # Without reversal the critic separates the domains easily: the features carry the rotation,
 # and the label head's rule does not transfer. With reversal the critic is pushed towards
 # chance (0.5, grey line), and the target accuracy rises, with no target label ever used.
-# How much it rises varies with the seed (try `seed=3` in `train`); the critic's fall is the
-# robust effect. The only difference between the two runs is the sign and scale of one
+# How much it rises varies with the seed of `train`; the critic's fall is the more robust
+# effect. The only difference between the two runs is the sign and scale of one
 # gradient, inside your Function.
 #
 # ## Clipping inside backward, per row
@@ -566,9 +566,9 @@ print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, un
 #
 # ## What gradcheck cannot see
 #
-# gradcheck compares the Jacobian your backward implies with central differences, one column
-# at a time, on fresh tensors it owns. So it is blind to anything that does not change that
-# Jacobian. Three Functions with the right gradient and a real bug each:
+# gradcheck compares the Jacobian your backward implies with central differences, one row at
+# a time, through a `grad_output` it owns. So it is blind to anything that does not change
+# that Jacobian. Three Functions with the right gradient and a real bug each:
 #
 # - `WritesGradOutput` computes its gradient **in** `grad_output` (`mul_`);
 # - `KeepsOnCtx` keeps its input as `ctx.x` instead of `save_for_backward`;
@@ -625,9 +625,10 @@ for function, inputs in [(WritesGradOutput, (a,)), (KeepsOnCtx, (a,)), (IgnoresN
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
 #
-# All three. gradcheck hands backward a fresh `grad_output` per column and never reuses it, so
-# a write into it changes nothing it looks at; where a tensor is kept does not change a
-# number; and doing unneeded work gives the same numbers, only slower. Each bug shows up
+# All three. Before each call of backward gradcheck zeroes its `grad_output` buffer and sets a
+# single 1 (one row of the Jacobian), so a write into it is wiped before anything reads it
+# again; where a tensor is kept does not change a number; and doing unneeded work gives the
+# same numbers, only slower. Each bug shows up
 # elsewhere, as the next cell measures.
 # </details>
 
