@@ -164,8 +164,9 @@ except GradcheckError as error:
 # Two half-moons, one per class. The source domain is labelled; the target domain is the same
 # two classes **rotated by 35°**, and its labels are used only to measure accuracy. The model
 # has a feature extractor, a label head (trained on source only) and a domain critic (trained
-# on both domains to tell them apart). We train it twice, once with `alpha = 0` (the critic
-# learns, but nothing reaches the features: plain source-only training) and once with
+# on both domains to tell them apart). We train it twice: once with the critic's gradient
+# stopped before the features (`h.detach()`, which is what reversal with `alpha = 0` does: the
+# critic learns, the features never hear of it, plain source-only training), and once with
 # reversal, `alpha` ramped from 0 to 1 as in the paper.
 
 # %%
@@ -221,8 +222,9 @@ def train(alpha: float, steps: int = 200, seed: int = 2):
     history = []
     for step in range(steps):
         ramp = alpha * (2 / (1 + math.exp(-10 * step / steps)) - 1)
-        label_loss, domain_loss = domain_adversarial_losses(
-            model, batch, lambda h: GradientReversal.apply(h, ramp))
+        surgery = ((lambda h: h.detach()) if alpha == 0 else
+                   (lambda h: GradientReversal.apply(h, ramp)))
+        label_loss, domain_loss = domain_adversarial_losses(model, batch, surgery)
         optimiser.zero_grad()
         (label_loss + domain_loss).backward()
         optimiser.step()
@@ -243,6 +245,8 @@ def accuracies(model):
 
 # %%
 plain_model, plain_history = train(alpha=0.0)
+
+# %%
 reversal_model, reversal_history = train(alpha=1.0)
 
 fig, (data_ax, curve_ax) = plt.subplots(1, 2, figsize=(11, 3.4))
@@ -253,7 +257,7 @@ for points, labels, marker, name in [(source, source_labels, "o", "source"),
 data_ax.set_title("source, and target rotated by 35°", fontsize=10)
 data_ax.legend(fontsize=8)
 steps = [10 * (i + 1) for i in range(len(plain_history))]
-for history, style, name in [(plain_history, "--", "alpha = 0"),
+for history, style, name in [(plain_history, "--", "no reversal"),
                              (reversal_history, "-", "reversal")]:
     curve_ax.plot(steps, [a for a, _ in history], style, color="#E69F00",
                   label=f"target label accuracy, {name}")
@@ -263,7 +267,7 @@ curve_ax.axhline(0.5, color="#999999", linewidth=0.8)
 curve_ax.set_xlabel("training step")
 curve_ax.legend(fontsize=7, loc="lower right")
 plt.show()
-for name, history in [("alpha = 0", plain_history), ("reversal ", reversal_history)]:
+for name, history in [("no reversal", plain_history), ("reversal   ", reversal_history)]:
     print(f"{name}: target label accuracy {history[-1][0]:.2f}, "
           f"critic accuracy {history[-1][1]:.2f}")
 
@@ -272,8 +276,8 @@ for name, history in [("alpha = 0", plain_history), ("reversal ", reversal_histo
 # and the label head's rule does not transfer. With reversal the critic is pushed towards
 # chance (0.5, grey line), and the target accuracy rises, with no target label ever used.
 # How much it rises varies with the seed of `train`; the critic's fall is the more robust
-# effect. The only difference between the two runs is the sign and scale of one
-# gradient, inside your Function.
+# effect. The only difference between the two runs is what the critic's gradient does to the
+# features: nothing, or push them the other way, through your Function.
 #
 # ## Clipping inside backward, per row
 #
@@ -906,16 +910,22 @@ print("gradient for x:", ours, " F.softshrink's:", builtin)
 # %% [markdown]
 # ## The view: gradient norms with surgery on and off
 #
-# The domain-adversarial model of this lesson, one batch, one backward, with **your**
+# The model trained above without reversal, one batch, one backward, with **your**
 # `GradientReversal` and `ClipGradientNorm` between the features and the critic
 # (`domain_head(reversal(clip(h)))`). The bars are the weight-gradient norm of each layer,
-# the outline the same without surgery; the log lists, in the order backward ran them, what
-# a module hook on each layer and a tensor hook on each side of the surgery saw. Switch the
-# reversal on and off: the critic's layers do not change, and the features' do. Lower
-# `max_norm`: the largest row the features receive from the critic shrinks to it.
+# the dashed outline the same without surgery; the log lists, in the order backward ran them,
+# what a module hook on each layer and a tensor hook on each side of the surgery saw.
+#
+# Things to try. Switch the reversal off and on: the critic's and the label head's bars do
+# not move, and in this model the features' barely do either, because the label loss is
+# almost 0 after training and the critic's gradient is nearly all the features receive:
+# reversing it flips its sign and keeps its norm. Only the cosine in the log shows the flip.
+# Norms alone cannot tell a reversed gradient from a correct one; hooks can. Then switch
+# clipping on and slide `max_norm` down: the largest row the features receive stops at
+# `max_norm`, and the features' bars shrink.
 
 # %%
-surgery_explorer(DomainAdversarialNet(), batch, domain_adversarial_losses, GradientReversal,
+surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal,
                  ClipGradientNorm)
 
 # %% [markdown]

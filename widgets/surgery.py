@@ -159,17 +159,29 @@ class NormsFigure:
         self.axes.set_xscale("log")
         self.axes.tick_params(axis="x", labelsize=7)
         self.axes.set_xlabel("weight-gradient norm (dashed: no surgery)", fontsize=8)
+        self.labels = [self.axes.text(0, i, "", va="center", fontsize=7, color=INK)
+                       for i in positions]
         self.baseline = baseline
-        self.frames = Frames(self.figure, list(self.bars))
+        self.frames = Frames(self.figure, [*self.bars, *self.labels])
 
     def show(self, norms: dict[str, float]) -> None:
         values = [norms.get(name, 0.0) for name in self.names]
         low = min([v for v in [*values, *self.baseline.values()] if v > 0], default=1e-3)
         high = max([*values, *self.baseline.values(), low * 10])
-        self.axes.set_xlim(low / 3, high * 3)
-        for bar, value in zip(self.bars, values):
+        self.axes.set_xlim(low / 3, high * 30)  # room for the labels
+        for name, bar, label, value in zip(self.names, self.bars, self.labels, values):
             bar.set_width(max(value, low / 3))
+            label.set_position((max(value, self.baseline[name]) * 1.15, label.get_position()[1]))
+            label.set_text(f"{format_number(value)}  ({change_text(value, self.baseline[name])})")
         self.frames.restage()
+
+
+def change_text(value: float, baseline: float) -> str:
+    """``value`` against the norm without surgery: 'same', '+12%', '-40%'."""
+    if baseline == 0:
+        return "same" if value == 0 else "new"
+    change = value / baseline - 1
+    return "same" if abs(change) < 5e-4 else f"{change:+.1%}"
 
 
 def surgery_explorer(model: nn.Module, batch, losses, reversal_function,
@@ -185,8 +197,8 @@ def surgery_explorer(model: nn.Module, batch, losses, reversal_function,
         "alpha": ipywidgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.1,
                                         description="alpha"),
         "clipping": ipywidgets.Checkbox(value=False, description="clip rows", indent=False),
-        "max_norm": ipywidgets.FloatLogSlider(value=0.01, base=10, min=-4, max=0, step=0.25,
-                                              description="max_norm", readout_format=".4f"),
+        "max_norm": ipywidgets.FloatLogSlider(value=2e-3, base=10, min=-5, max=-1, step=0.25,
+                                              description="max_norm", readout_format=".1e"),
     }
     log = html_pane()
     baseline = surgery_trace(model, batch, losses, reversal_function, clip_function, Surgery())

@@ -8,7 +8,7 @@ from torch import nn
 
 from tools.catalogue import mistake
 from tools.solutions import solution
-from widgets.surgery import (Surgery, log_html, reversal_cosine, summary_text, surgery_explorer,
+from widgets.surgery import (Surgery, change_text, log_html, reversal_cosine, summary_text, surgery_explorer,
                              surgery_trace)
 
 pytestmark = pytest.mark.lesson12
@@ -107,3 +107,8 @@ def test_do_the_controls_drive_the_log():
     view.controls["clipping"].value = True
     view.controls["max_norm"].value = 1e-4
     assert view.panes["plot"].value != before and "max_norm" in view.panes["log"].value
+
+
+def test_does_each_bar_say_how_much_it_changed():
+    assert change_text(1.0, 1.0) == "same" and change_text(1.2, 1.0) == "+20.0%"
+    assert change_text(0.5, 1.0) == "-50.0%" and change_text(0.0, 0.0) == "same"
