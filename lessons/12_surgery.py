@@ -114,7 +114,7 @@ def first_line(error: BaseException) -> str:
 
 # %% nbgrader={"grade_id": "answer_GradientReversal", "solution": true}
 class GradientReversal(torch.autograd.Function):
-    """Identity forward; backward sends -alpha * grad_output on (alpha a Python float)."""
+    """Identity forward; backward turns the gradient around, scaled by alpha (a float)."""
 
     @staticmethod
     def forward(ctx, x, alpha):
