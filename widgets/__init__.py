@@ -18,6 +18,7 @@ from .norm_terms import norm_terms_explorer
 from .progress import progress_view
 from .self_check import install as _install_self_check_hook
 from .ste import ste_explorer
+from .surgery import surgery_explorer
 
 __all__ = [
     "attention_explorer",
@@ -33,6 +34,7 @@ __all__ = [
     "outputs_explorer",
     "progress_view",
     "ste_explorer",
+    "surgery_explorer",
 ]
 
 seed_from_environment()

@@ -1,0 +1,329 @@
+"""Lesson 12: GradientReversal, ClipGradientNorm and SoftThreshold.
+
+The first two change a gradient on purpose, so gradcheck would reject them by design: their
+checks compare forward with ``x`` exactly and backward with the intended surgery, and name the
+usual slips. SoftThreshold is a true derivative: gradcheck away from its kinks, the convention
+at ``|x| == lam``, and ``lam``'s gradient summed to its shape by backward itself.
+"""
+
+import torch
+
+from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_untouched, check_values_and_gradients,
+                      run_backward, run_forward)
+from ..diagnose import diagnose_gradient, diagnose_values
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+
+REVERSAL = Spec("GradientReversal", ("x", "alpha"), lambda x, alpha: x)
+CLIP = Spec("ClipGradientNorm", ("x", "max_norm"), lambda x, max_norm: x)
+SOFT = Spec("SoftThreshold", ("x", "lam"),
+            lambda x, lam: torch.sign(x) * torch.relu(x.abs() - lam))
+
+SHAPES = [(6,), (3, 4), (2, 3, 5), (4, 1), ()]
+CLIP_SHAPES = [(6,), (5, 3), (2, 3, 4), (4, 1), (1, 7)]  # at least one dim: rows are last-dim
+ALPHAS = [0.5, 2.0, 1.0, 0.0]
+
+
+def _matches(got, candidate, expected) -> bool:
+    """``got`` is ``candidate`` (a known mistake) and not the right answer."""
+    return (isinstance(got, torch.Tensor) and got.shape == expected.shape
+            and torch.allclose(got, candidate) and not torch.allclose(candidate, expected))
+
+
+def surgery_case(function, spec: Spec, x: torch.Tensor, constant, grad_output: torch.Tensor):
+    """Forward is ``x`` in value and leaves ``x`` alone, nothing is saved or kept on ctx, and
+    backward leaves ``grad_output`` alone: returns (forward trace, grad_x)."""
+    leaf = x.detach().clone().requires_grad_()
+    version = leaf._version
+    inputs = {"x": leaf, spec.input_names[1]: constant}
+    forward = run_forward(function, spec, inputs)
+    if leaf._version != version or not torch.equal(leaf.detach(), x):
+        raise GradingError(f"{spec.name}'s forward modified x in place: return x unchanged in "
+                           "value (x.view_as(x) or x.clone()) and never write into it")
+    diagnose_values(f"{spec.name}'s output", forward.output, x, rtol=0, atol=0)
+    if forward.saved:
+        kept = ", ".join(saved.role for saved in forward.saved)
+        raise GradingError(f"{spec.name} saved {kept} with save_for_backward: its backward needs "
+                           f"only the number {spec.input_names[1]}, a plain ctx attribute")
+    check_no_ctx_tensors(spec, forward)
+    pristine = grad_output.clone()
+    backward = run_backward(spec, forward.output, inputs, grad_output)
+    check_untouched(spec, grad_output, pristine)
+    return forward, backward
+
+
+# GradientReversal ---------------------------------------------------------------------------
+
+def check_reversal(function, x: torch.Tensor, alpha: float, *, seed: int = 0):
+    grad_output = sample(x.shape, x.device, seed=seed + 1, dtype=x.dtype)
+    pristine = grad_output.clone()
+    forward, backward = surgery_case(function, REVERSAL, x, alpha, grad_output)
+    got, expected = backward.grads[0], -alpha * pristine
+    if x.numel() > 1 and alpha not in (0.0, 1.0):
+        if _matches(got, pristine, expected):
+            raise GradingError("GradientReversal passes grad_output through unchanged: reverse "
+                               "it and scale it, -alpha * grad_output")
+        if _matches(got, -pristine, expected):
+            raise GradingError(f"GradientReversal forgets alpha (alpha={alpha}): it returns "
+                               "-grad_output; return -alpha * grad_output")
+        if _matches(got, alpha * pristine, expected):
+            raise GradingError("GradientReversal forgets the sign: it returns alpha * "
+                               "grad_output, which does not reverse anything; return -alpha * "
+                               "grad_output")
+        if _matches(got, torch.full_like(pristine, -alpha), expected):
+            raise GradingError("GradientReversal's backward ignores grad_output: return -alpha "
+                               "* grad_output (the chain rule)")
+    diagnose_gradient("x", got, expected)
+    return forward, backward
+
+
+def reversal_quick(GradientReversal, device="cpu") -> None:
+    function = check_is_function(GradientReversal, REVERSAL)
+    for alpha in (0.5, 2.0):
+        with case(f"x of shape (3, 4), alpha={alpha}"):
+            check_reversal(function, sample((3, 4), device), alpha)
+
+
+def reversal_full(GradientReversal, device) -> None:
+    reversal_quick(GradientReversal, device)
+    for seed, shape in enumerate(SHAPES):
+        for alpha in ALPHAS:
+            with case(f"x of shape {shape}, alpha={alpha}"):
+                _, backward = check_reversal(GradientReversal, sample(shape, device, seed=seed),
+                                             alpha, seed=seed)
+    check_backward_by_hand(REVERSAL, backward)
+    with case("x of shape (3, 4) in float32, alpha=0.5"):
+        check_reversal(GradientReversal, sample((3, 4), device, dtype=torch.float32), 0.5)
+
+
+# ClipGradientNorm ---------------------------------------------------------------------------
+
+def clipped(grad_output: torch.Tensor, max_norm: float) -> torch.Tensor:
+    """Each row (last dim) of norm above ``max_norm`` scaled down to norm ``max_norm``."""
+    norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)
+    return torch.where(norms > max_norm, grad_output * (max_norm / norms), grad_output)
+
+
+def clip_grad_output(shape, device, *, max_norm: float, seed: int = 0,
+                     dtype=torch.float64) -> torch.Tensor:
+    """Rows far below, far above, exactly at (3-4-5 scaled) and at zero norm, in turn."""
+    grad = sample(shape, device, seed=seed, dtype=dtype)
+    rows = grad.reshape(-1, shape[-1])
+    for i in range(rows.shape[0]):
+        kind = i % 4
+        norm = torch.linalg.vector_norm(rows[i])
+        if kind == 0:
+            rows[i] *= 4 * max_norm / norm
+        elif kind == 1:
+            rows[i] *= 0.5 * max_norm / norm
+        elif kind == 2 and shape[-1] >= 2:
+            rows[i] = 0
+            rows[i, :2] = torch.tensor([0.6, 0.8], dtype=dtype) * max_norm  # norm max_norm
+        elif kind == 3:
+            rows[i] = 0
+    return rows.reshape(shape)
+
+
+def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
+    grad_output = clip_grad_output(x.shape, x.device, max_norm=max_norm, seed=seed + 1,
+                                   dtype=x.dtype)
+    pristine = grad_output.clone()
+    forward, backward = surgery_case(function, CLIP, x, max_norm, grad_output)
+    got, expected = backward.grads[0], clipped(pristine, max_norm)
+    total = torch.linalg.vector_norm(pristine)
+    mistakes = [
+        (pristine * min(1.0, max_norm / total.item()),
+         "clips by the norm of the whole gradient, as clip_grad_norm_ does: clip each row "
+         "(last dim) by its own L2 norm"),
+        (pristine.clamp(-max_norm, max_norm),
+         "clamps each element to [-max_norm, max_norm]: clip each row's L2 norm instead"),
+        (pristine * max_norm / torch.linalg.vector_norm(pristine, dim=-1, keepdim=True)
+         .clamp(min=1e-300),
+         "scales every row to norm max_norm, the small ones up too: rows at or below max_norm "
+         "pass unchanged"),
+    ]
+    if pristine.dim() >= 2:
+        columns = torch.linalg.vector_norm(pristine, dim=-2, keepdim=True)
+        mistakes.append((torch.where(columns > max_norm, pristine * (max_norm / columns),
+                                     pristine),
+                         "clips columns (the norm over dim -2): clip each row, the norm over "
+                         "the last dim"))
+    if isinstance(got, torch.Tensor) and got.shape == expected.shape:
+        rows = torch.linalg.vector_norm(pristine, dim=-1) > 0  # a mistake may divide by 0 there
+        for candidate, hint in mistakes:
+            if _matches(got[rows], candidate[rows], expected[rows]):
+                raise GradingError(f"ClipGradientNorm {hint}")
+        if not torch.isfinite(got).all():
+            raise GradingError("ClipGradientNorm's gradient has nan or inf where a row of "
+                               "grad_output is all zeros: a row of norm 0 is below max_norm and "
+                               "passes unchanged (divide only where the norm exceeds max_norm)")
+    diagnose_gradient("x", got, expected)
+    return forward, backward
+
+
+def clip_quick(ClipGradientNorm, device="cpu") -> None:
+    function = check_is_function(ClipGradientNorm, CLIP)
+    with case("x of shape (8, 3), max_norm=1.0, rows above, below, at and zero"):
+        check_clip(function, sample((8, 3), device), 1.0)
+    with case("x of shape (5,), one row, max_norm=0.5"):
+        check_clip(function, sample((5,), device), 0.5)
+
+
+def clip_full(ClipGradientNorm, device) -> None:
+    clip_quick(ClipGradientNorm, device)
+    for seed, shape in enumerate(CLIP_SHAPES):
+        for max_norm in (1.0, 0.25, 3.0):
+            with case(f"x of shape {shape}, max_norm={max_norm}"):
+                _, backward = check_clip(ClipGradientNorm, sample(shape, device, seed=seed),
+                                         max_norm, seed=seed)
+    check_backward_by_hand(CLIP, backward)
+    with case("x of shape (6, 5) in float32, max_norm=1.0"):
+        check_clip(ClipGradientNorm, sample((6, 5), device, dtype=torch.float32), 1.0)
+
+
+# SoftThreshold ------------------------------------------------------------------------------
+
+def soft_values(shape, device, *, lam=0.5, seed=0, dtype=torch.float64) -> dict:
+    """x standard normal times 1.5, pushed at least 0.05 off the kinks |x| == lam and x == 0."""
+    x = 1.5 * sample(shape, device, seed=seed, dtype=dtype)
+    near = ((x.abs() - lam).abs() < 0.05) | (x.abs() < 0.05)
+    x = torch.where(near, x + 0.1 * torch.where(x >= 0, 1.0, -1.0).to(dtype), x)
+    return {"x": x, "lam": torch.tensor(lam, dtype=dtype, device=device)}
+
+
+WRONG_SIGN = ("SoftThreshold's gradient for lam has the wrong sign: raising lam moves every "
+              "entry outside the threshold towards 0, so d y / d lam = -sign(x) there")
+
+
+def kink_values(device, *, lam=0.5, dtype=torch.float64) -> dict:
+    """x exactly at +-lam and at 0, next to values inside and outside."""
+    x = torch.tensor([[-lam, lam, 0.0, 0.2, -1.5], [lam, 2.0, -lam, -0.3, 0.9]], dtype=dtype,
+                     device=device)
+    return {"x": x, "lam": torch.tensor(lam, dtype=dtype, device=device)}
+
+
+def returned_gradients(function, x: torch.Tensor, lam: torch.Tensor) -> tuple:
+    """What ``function.backward`` itself returned, before the engine reduces an expandable
+    gradient to its input's shape."""
+    seen: list = []
+
+    def backward(ctx, *grads):
+        result = function.backward(ctx, *grads)
+        seen.append(result if isinstance(result, tuple) else (result,))
+        return result
+
+    probe = type(function.__name__, (function,), {"backward": staticmethod(backward)})
+    leaf, lam_leaf = x.detach().clone().requires_grad_(), lam.detach().clone().requires_grad_()
+    output = run_forward(probe, SOFT, {"x": leaf, "lam": lam_leaf}).output
+    run_backward(SOFT, output, {"x": leaf, "lam": lam_leaf}, torch.ones_like(output))
+    return seen[-1] if seen else ()
+
+
+def check_lam_summed(function, values: dict) -> None:
+    returned = returned_gradients(function, values["x"], values["lam"])
+    grad_lam = returned[1] if len(returned) > 1 else None
+    if isinstance(grad_lam, torch.Tensor) and grad_lam.shape != values["lam"].shape:
+        raise GradingError(
+            f"SoftThreshold.backward returns grad_lam of shape {tuple(grad_lam.shape)} for lam "
+            "of shape (): sum it to lam's shape yourself (lam is used by every entry, so its "
+            "gradient is a sum); the engine happens to sum an expandable gradient, but backward "
+            "must return one gradient of its input's shape")
+
+
+def check_kinks(function, device, dtype=torch.float64) -> None:
+    """At |x| == lam (and x == 0) both gradients are 0, as F.softshrink's."""
+    values = kink_values(device, dtype=dtype)
+    x, lam = values["x"], values["lam"]
+    forward, backward = check_soft_case(function, values, seed=7, check_gradients=False)
+    grad_x, grad_lam = backward.grads
+    grad_output = torch.ones_like(x)
+    outside = x.abs() > lam
+    if isinstance(grad_x, torch.Tensor) and grad_x.isnan().any():
+        raise GradingError("SoftThreshold's gradient for x is nan at |x| == lam: a division "
+                           "such as relu(z) / z is 0/0 on the kink; build the mask with a "
+                           "comparison, |x| > lam")
+    if isinstance(grad_x, torch.Tensor) and grad_x.shape == x.shape:
+        if torch.equal(grad_x != 0, x.abs() >= lam) and not torch.equal(grad_x != 0, outside):
+            raise GradingError("SoftThreshold's gradient for x is not 0 at |x| == lam: forward "
+                               "is flat from there inwards, and the contract (as for "
+                               "F.softshrink) takes 0 at the kink; use the mask |x| > lam, "
+                               "not >=")
+    diagnose_gradient("x", grad_x, grad_output * outside)
+    expected_lam = -(grad_output * torch.sign(x) * outside).sum()
+    if (isinstance(grad_lam, torch.Tensor) and grad_lam.shape == expected_lam.shape
+            and torch.allclose(grad_lam, -(grad_output * torch.sign(x) * (x.abs() >= lam)).sum())
+            and not torch.allclose(grad_lam, expected_lam)):
+        raise GradingError("SoftThreshold's gradient for lam counts the entries at |x| == lam: "
+                           "there both gradients are 0; use the mask |x| > lam, not >=")
+    if _matches(grad_lam, -expected_lam, expected_lam):
+        raise GradingError(WRONG_SIGN)
+    diagnose_gradient("lam", grad_lam, expected_lam)
+
+
+def check_soft_case(function, values: dict, *, seed=0, check_gradients=True, **tolerance):
+    """Values and both gradients against autograd through the composed reference."""
+    if check_gradients:
+        forward, backward = check_values_and_gradients(function, SOFT, values, seed=seed,
+                                                       **tolerance)
+    else:
+        leaf = values["x"].detach().clone().requires_grad_()
+        lam = values["lam"].detach().clone().requires_grad_()
+        forward = run_forward(function, SOFT, {"x": leaf, "lam": lam})
+        diagnose_values("SoftThreshold's output", forward.output, SOFT.reference(**values))
+        grad_output = torch.ones_like(values["x"])
+        backward = run_backward(SOFT, forward.output, {"x": leaf, "lam": lam}, grad_output)
+        check_untouched(SOFT, grad_output, torch.ones_like(grad_output))
+    check_no_ctx_tensors(SOFT, forward)
+    return forward, backward
+
+
+def check_soft(function, values: dict, *, seed=0, **tolerance) -> None:
+    with case(f"x of shape {tuple(values['x'].shape)}, lam={values['lam'].item():g}"):
+        try:
+            _, backward = check_soft_case(function, values, seed=seed, **tolerance)
+        except GradingError as error:
+            if "for lam" in error.hint and "times -1" in error.hint:
+                raise GradingError(WRONG_SIGN, error.details) from error
+            raise
+        check_backward_by_hand(SOFT, backward)
+        check_lam_summed(function, values)
+
+
+def soft_quick(SoftThreshold, device="cpu") -> None:
+    function = check_is_function(SoftThreshold, SOFT)
+    with case("x with entries exactly at +-lam and at 0, lam=0.5"):
+        check_kinks(function, device)
+    check_soft(function, soft_values((3, 4), device))
+    check_gradcheck(function, SOFT, soft_values((2, 3), device, seed=1))
+
+
+def soft_full(SoftThreshold, device) -> None:
+    soft_quick(SoftThreshold, device)
+    for seed, shape in enumerate(SHAPES):
+        for lam in (0.5, 0.0, 1.2):
+            check_soft(SoftThreshold, soft_values(shape, device, lam=lam, seed=seed), seed=seed)
+    with case("x with entries exactly at +-lam, float32"):
+        check_kinks(SoftThreshold, device, dtype=torch.float32)
+    check_soft(SoftThreshold, soft_values((4, 3), device, dtype=torch.float32),
+               rtol=1e-5, atol=1e-6)
+    check_gradcheck(SoftThreshold, SOFT, soft_values((3, 2), device, lam=1.2, seed=3))
+    fixed = soft_values((3, 4), device, seed=4)  # lam a constant that requires no grad
+    leaf = fixed["x"].clone().requires_grad_()
+    output = run_forward(SoftThreshold, SOFT, {"x": leaf, "lam": fixed["lam"]}).output
+    with case("lam a 0-d tensor that requires no grad"):
+        backward = run_backward(SOFT, output, {"x": leaf}, torch.ones_like(output))
+        diagnose_gradient("x", backward.grads[0], (fixed["x"].abs() > 0.5).to(leaf.dtype))
+
+
+EXERCISES = [
+    Exercise("GradientReversal", "12_surgery", reversal_quick, reversal_full,
+             "five shapes including 0-d, alpha 0, 1, 0.5 and 2, x never written, nothing saved, "
+             "grad_output untouched, None for alpha, float32, CPU and CUDA"),
+    Exercise("ClipGradientNorm", "12_surgery", clip_quick, clip_full,
+             "rows exactly at, below and above max_norm and rows of zeros, 1-D to 3-D x, three "
+             "max_norm values, grad_output untouched, nothing saved, float32, CPU and CUDA"),
+    Exercise("SoftThreshold", "12_surgery", soft_quick, soft_full,
+             "five shapes including 0-d, lam 0, 0.5 and 1.2, lam requiring no grad, |x| == lam "
+             "in float32, gradcheck away from the kinks, a hand-written backward, CPU and CUDA"),
+]

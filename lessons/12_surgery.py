@@ -1,0 +1,962 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 12 · Gradient surgery and debugging
+#
+# Some custom Functions exist to return a gradient that is **not** the derivative of their
+# forward. Two of them are among the Functions most often found in public code:
+#
+# - **gradient reversal**, the heart of domain-adversarial training: identity forward, the
+#   gradient flipped and scaled on the way back, so that one backward pass trains a critic
+#   and, at the same time, trains the features to fool it;
+# - **clipping inside backward**: each sample's gradient bounded at one point of the graph,
+#   before it reaches the layers below, which `torch.nn.utils.clip_grad_norm_` (run once on
+#   the parameters after backward) cannot do.
+#
+# A Function like these cannot be checked with gradcheck, and a wrong gradient somewhere in a
+# model does not say where it came from. The second half of the lesson is about finding it:
+# tensor hooks, module backward hooks, anomaly mode, the two errors everybody meets, and what
+# gradcheck **cannot** see. You then debug a broken `SoftThreshold` that the lesson hands
+# over, and write a correct one.
+#
+# By the end of this lesson you can:
+# 1. derive and write a gradient reversal layer, and say why it makes a min-max game
+#    trainable with plain gradient descent;
+# 2. clip per-sample gradients inside backward, and say what that does that clipping the
+#    parameters' gradient cannot;
+# 3. watch gradients with `register_hook` and `register_full_backward_hook`, and remove them;
+# 4. locate a NaN with `torch.autograd.detect_anomaly`, and read the two classic errors;
+# 5. name three bugs that pass gradcheck, and the checks that catch them.
+#
+# Exercises: **✎ 1 `GradientReversal`**, **✎ 2 `ClipGradientNorm`**, **✎ 3 `SoftThreshold`**.
+
+# %% nbgrader={"locked": true}
+import math
+import warnings
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.autograd.gradcheck import GradcheckError
+
+from autograder import self_check
+from autograder.custom import FunctionExercise
+from autograder.errors import GradingError
+from autograder.probes import trace_backward
+from widgets import surgery_explorer
+
+_ = torch.manual_seed(0)
+torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
+torch.set_printoptions(precision=4)
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an error message, which is where PyTorch says what went wrong."""
+    return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+
+
+# %% [markdown]
+# ## Gradient reversal: training against a critic
+#
+# A classifier is trained on labelled data from a **source** domain (photos from one camera,
+# reviews of one product) and must work on a **target** domain where no labels exist. If its
+# features tell the two domains apart, the label head learns decision rules that need not
+# carry over. Domain-adversarial training (Ganin and Lempitsky, 2015) adds a second head, the
+# **domain critic**, that tries to tell source from target using the features, and asks the
+# feature extractor to make that impossible:
+#
+# $$h = f(x;\theta_f), \qquad
+#   \min_{\theta_f, \theta_y}\; \Big[ L_y(\theta_f, \theta_y)
+#   - \alpha\, \min_{\theta_d} L_d(\theta_f, \theta_d) \Big].$$
+#
+# The critic $\theta_d$ **minimises** its loss $L_d$; the features $\theta_f$ **maximise** it
+# (while minimising the label loss $L_y$). A min-max problem, and yet it trains with one
+# ordinary `(L_y + L_d).backward()`: put a layer $R$ between the features and the critic,
+# $L_d = L_d(d(R(h)))$, that is the identity in forward and turns the gradient around in
+# backward. The critic's own parameters sit **after** $R$ and receive $\partial L_d /
+# \partial \theta_d$ unchanged; everything before $R$ receives what $R$ sends back.
+#
+# **Derive it.** Write $g = \partial L_d / \partial R(h)$ for what arrives at $R$ in backward.
+#
+# 1. Forward is $R(h) = h$. What is its Jacobian $\partial R_o / \partial h_i$, and what would
+#    an honest backward return?
+# 2. A gradient descent step moves $\theta_f$ along $-\,\partial(\text{loss})/\partial
+#    \theta_f$. Which vector must $R$ send back to $h$ so that the step **increases** $L_d$,
+#    at $\alpha$ times the rate at which the critic's step decreases it?
+# 3. $\alpha$ is a Python float. What does backward return for it? What does backward need
+#    from forward, and where do you keep it?
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. $\partial R_o / \partial h_i = \delta_{oi}$: the identity matrix. An honest backward
+#    returns $g$ unchanged, and gradcheck would expect exactly that.
+# 2. Descent on $-\alpha L_d$ is ascent on $L_d$: the features must receive
+#    $-\alpha\, \partial L_d / \partial h = -\alpha\, g$. So backward returns
+#    `-alpha * grad_output`, on purpose **not** the derivative of forward.
+# 3. `None` for `alpha`, which is not a tensor. Backward needs only the number $\alpha$: keep
+#    it as a plain attribute, `ctx.alpha = alpha`, and save no tensor. Forward may return
+#    `x.view_as(x)` (no copy) or `x.clone()`; it must never write into `x`.
+# </details>
+#
+# ## ✎ Exercise 1 · `GradientReversal`
+#
+# Write `GradientReversal`, with `GradientReversal.apply(x, alpha)` returning `x` unchanged in
+# value (a view or a copy, never writing into `x`), and backward returning your answer to
+# question 2 for `x` and `None` for `alpha`. Save no tensor.
+
+# %% nbgrader={"grade_id": "answer_GradientReversal", "solution": true}
+class GradientReversal(torch.autograd.Function):
+    """Identity forward; backward turns the gradient around, scaled by alpha (a float)."""
+
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ### BEGIN SOLUTION
+        ctx.alpha = alpha  # a number: a plain attribute, nothing saved
+        return x.view_as(x)  # the same values, no copy; x itself is never written
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        return -ctx.alpha * grad_output, None  # ascent for everything before the layer
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "GradientReversal", "grade": true, "points": 2}
+self_check("GradientReversal", GradientReversal)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("GradientReversal", GradientReversal)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **Quick question 1.** Your `GradientReversal` is correct. Does `gradcheck` pass it? If not,
+# what will its report show as the numerical and the analytical Jacobian, for `alpha = 0.5`?
+# Predict, then run.
+
+# %%
+x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+try:
+    torch.autograd.gradcheck(lambda t: GradientReversal.apply(t, 0.5), (x,))
+    print("gradcheck passed")
+except GradcheckError as error:
+    print("\n".join(str(error).splitlines()[:7]))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b></summary>
+#
+# gradcheck compares backward with central differences of **forward**, and forward is the
+# identity: the numerical Jacobian is $I$, the analytical one $-0.5\,I$. A Function that
+# changes a gradient on purpose fails gradcheck by design, like lesson 03's straight-through
+# estimators; it is checked instead against the gradient it is meant to return, which is
+# what the self-check above did.
+# </details>
+#
+# ## A model where reversal is the point
+#
+# Two half-moons, one per class. The source domain is labelled; the target domain is the same
+# two classes **rotated by 35°**, and its labels are used only to measure accuracy. The model
+# has a feature extractor, a label head (trained on source only) and a domain critic (trained
+# on both domains to tell them apart). We train it twice: once with the critic's gradient
+# stopped before the features (`h.detach()`, which is what reversal with `alpha = 0` does: the
+# critic learns, the features never hear of it, plain source-only training), and once with
+# reversal, `alpha` ramped from 0 to 1 as in the paper.
+
+# %%
+def two_moons(n: int, generator: torch.Generator, angle: float = 0.0):
+    """n points on two interleaved half-moons (label 0 and 1), rotated by ``angle`` radians."""
+    t = torch.rand(n, generator=generator) * math.pi
+    label = torch.randint(0, 2, (n,), generator=generator)
+    upper = torch.stack([torch.cos(t), torch.sin(t)], 1)
+    lower = torch.stack([1 - torch.cos(t), 0.5 - torch.sin(t)], 1)
+    points = torch.where(label[:, None] == 1, lower, upper) - torch.tensor([0.5, 0.25])
+    points = points + 0.1 * torch.randn(n, 2, generator=generator)
+    c, s = math.cos(angle), math.sin(angle)
+    return points @ torch.tensor([[c, s], [-s, c]]), label
+
+
+class DomainAdversarialNet(nn.Module):
+    """Features h = f(x); a label head on h; a domain critic on surgery(h)."""
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.features = nn.Sequential(nn.Linear(2, width), nn.ReLU(),
+                                      nn.Linear(width, width), nn.ReLU())
+        self.label_head = nn.Linear(width, 2)
+        self.domain_head = nn.Sequential(nn.Linear(width, width), nn.ReLU(),
+                                         nn.Linear(width, 1))
+
+    def forward(self, x, surgery=lambda h: h):
+        h = self.features(x)
+        return self.label_head(h), self.domain_head(surgery(h)).squeeze(-1)
+
+
+def domain_adversarial_losses(model, batch, surgery=lambda h: h):
+    """Label loss on the source half, domain loss on both halves of ``batch``."""
+    source, labels, target = batch
+    label_logits, domain_logits = model(torch.cat([source, target]), surgery)
+    domains = torch.cat([torch.zeros(len(source)), torch.ones(len(target))])
+    label_loss = F.cross_entropy(label_logits[:len(source)], labels)
+    return label_loss, F.binary_cross_entropy_with_logits(domain_logits, domains)
+
+
+generator = torch.Generator().manual_seed(2)
+source, source_labels = two_moons(100, generator)
+target, target_labels = two_moons(100, generator, angle=math.radians(35))
+batch = (source, source_labels, target)
+
+
+def train(alpha: float, steps: int = 200, seed: int = 2):
+    """Train a fresh model with reversal strength ramped up to ``alpha``; return it and a
+    history of (target accuracy, critic accuracy)."""
+    torch.manual_seed(seed)
+    model = DomainAdversarialNet()
+    optimiser = torch.optim.Adam(model.parameters(), lr=2e-2)
+    history = []
+    for step in range(steps):
+        ramp = alpha * (2 / (1 + math.exp(-10 * step / steps)) - 1)
+        surgery = ((lambda h: h.detach()) if alpha == 0 else
+                   (lambda h: GradientReversal.apply(h, ramp)))
+        label_loss, domain_loss = domain_adversarial_losses(model, batch, surgery)
+        optimiser.zero_grad()
+        (label_loss + domain_loss).backward()
+        optimiser.step()
+        if step % 10 == 9:
+            history.append(accuracies(model))
+    return model, history
+
+
+@torch.no_grad()
+def accuracies(model):
+    """(label accuracy on the target domain, critic accuracy on both domains)."""
+    label_logits, domain_logits = model(torch.cat([source, target]))
+    on_target = (label_logits[len(source):].argmax(1) == target_labels).float().mean()
+    domains = torch.cat([torch.zeros(len(source)), torch.ones(len(target))])
+    critic = ((domain_logits > 0).float() == domains).float().mean()
+    return on_target.item(), critic.item()
+
+
+# %%
+plain_model, plain_history = train(alpha=0.0)
+
+# %%
+reversal_model, reversal_history = train(alpha=1.0)
+
+fig, (data_ax, curve_ax) = plt.subplots(1, 2, figsize=(11, 3.4))
+for points, labels, marker, name in [(source, source_labels, "o", "source"),
+                                     (target, target_labels, "x", "target")]:
+    data_ax.scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", marker=marker,
+                    s=14, label=f"{name} (colour: class)")
+data_ax.set_title("source, and target rotated by 35°", fontsize=10)
+data_ax.legend(fontsize=8)
+steps = [10 * (i + 1) for i in range(len(plain_history))]
+for history, style, name in [(plain_history, "--", "no reversal"),
+                             (reversal_history, "-", "reversal")]:
+    curve_ax.plot(steps, [a for a, _ in history], style, color="#E69F00",
+                  label=f"target label accuracy, {name}")
+    curve_ax.plot(steps, [c for _, c in history], style, color="#56B4E9",
+                  label=f"critic accuracy, {name}")
+curve_ax.axhline(0.5, color="#999999", linewidth=0.8)
+curve_ax.set_xlabel("training step")
+curve_ax.legend(fontsize=7, loc="lower right")
+plt.show()
+for name, history in [("no reversal", plain_history), ("reversal   ", reversal_history)]:
+    print(f"{name}: target label accuracy {history[-1][0]:.2f}, "
+          f"critic accuracy {history[-1][1]:.2f}")
+
+# %% [markdown]
+# Without reversal the critic separates the domains easily: the features carry the rotation,
+# and the label head's rule does not transfer. With reversal the critic is pushed towards
+# chance (0.5, grey line), and the target accuracy rises, with no target label ever used.
+# How much it rises varies with the seed of `train`; the critic's fall is the more robust
+# effect. The only difference between the two runs is what the critic's gradient does to the
+# features: nothing, or push them the other way, through your Function.
+#
+# ## Clipping inside backward, per row
+#
+# `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` runs **after** backward. It
+# computes one norm over all parameter gradients together, and if it is above `max_norm`
+# scales **all** of them by the same factor. That bounds the step, but it cannot change the
+# gradient's **direction**: if one bad sample dominates the sum, it still dominates after
+# clipping.
+#
+# A Function can do what the parameters' clipping cannot: bound each **sample's** gradient at
+# one point of the graph, before the samples are summed into the parameter gradients. Put it
+# on a tensor whose rows are samples (predictions, hidden features): forward is the identity,
+# backward bounds the L2 norm of each row of `grad_output` by `max_norm`.
+#
+# **Derive it.** Let $g_r$ be row $r$ of `grad_output` (its last dimension), $n_r = \lVert g_r
+# \rVert_2$ and $m$ = `max_norm`.
+#
+# 1. Rows with $n_r \le m$ pass unchanged. For a row with $n_r > m$, which single number
+#    $c_r$ makes $c_r g_r$ point the same way with norm exactly $m$?
+# 2. Write one factor $s_r$ for **every** row, equal to 1 when $n_r \le m$ and to your $c_r$
+#    otherwise, as one expression of $n_r$ and $m$ (no branches). What does it give for a row
+#    of zeros? Make sure it is not `nan`.
+# 3. Which `torch` call gives $n_r$ for all rows at once, with a shape that broadcasts
+#    against `grad_output`? And why must you not scale `grad_output` in place?
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. $c_r = m / n_r$: it scales the norm from $n_r$ to $m$ and keeps the direction.
+# 2. $s_r = \min(1,\, m / n_r)$. For a row of zeros $m / 0 = \infty$ and the minimum is 1:
+#    the row stays zeros, no `nan` (in floating point $m/0$ is `inf`, not an error). The
+#    gradient is $s_r\, g_r$ row by row.
+# 3. `torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)`: shape `(..., 1)`, which
+#    broadcasts over the last dimension; `(max_norm / norms).clamp(max=1)` is $s_r$. A 1-D
+#    `grad_output` is a single row, and the same code works. `grad_output` may be shared with
+#    other nodes of the graph (the next section shows one), so backward returns a **new**
+#    tensor: `grad_output * scale`, never `grad_output.mul_(scale)`.
+# </details>
+#
+# ## ✎ Exercise 2 · `ClipGradientNorm`
+#
+# Write `ClipGradientNorm`, with `ClipGradientNorm.apply(x, max_norm)` returning `x` unchanged
+# in value (`x` has at least one dimension) and backward returning `grad_output` with every
+# row (last dimension) of norm above `max_norm` scaled down to norm `max_norm`, the other rows
+# unchanged, without writing into `grad_output`; `None` for `max_norm`. Save no tensor.
+
+# %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
+class ClipGradientNorm(torch.autograd.Function):
+    """Identity forward; backward bounds the L2 norm of each row of grad_output by max_norm."""
+
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ### BEGIN SOLUTION
+        ctx.max_norm = max_norm
+        return x.view_as(x)
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)
+        scale = (ctx.max_norm / norms).clamp(max=1)  # 1 for small rows and rows of zeros
+        return grad_output * scale, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "ClipGradientNorm", "grade": true, "points": 2}
+self_check("ClipGradientNorm", ClipGradientNorm)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Per row against `clip_grad_norm_`
+#
+# A linear regression, 64 samples with 2 outputs, and **one** sample whose target is off by
+# 50 (a mislabelled point). Its gradient dominates the sum. We compare the parameter
+# gradient, by its cosine with the gradient of the 63 clean samples alone:
+#
+# - plain backward;
+# - plain backward, then `clip_grad_norm_` on the parameters, `max_norm = 1`;
+# - your `ClipGradientNorm` on the predictions, `max_norm = 0.05` (per sample).
+#
+# **Quick question 2.** Which of the last two gets a gradient that points closer to the clean
+# one? Does `clip_grad_norm_` change the cosine at all? Predict, then run.
+
+# %%
+torch.manual_seed(0)
+regression = nn.Linear(4, 2)
+inputs = torch.randn(64, 4)
+targets = inputs @ torch.randn(4, 2) + 0.1 * torch.randn(64, 2)
+targets[0] += 50.0  # the mislabelled sample
+
+
+def parameter_gradient(rows=slice(None), surgery=lambda y: y, clip_parameters=None):
+    """The gradient of the mean squared error over ``rows``, flattened."""
+    regression.zero_grad()
+    predictions = surgery(regression(inputs[rows]))
+    F.mse_loss(predictions, targets[rows], reduction="sum").div(64).backward()
+    if clip_parameters is not None:
+        torch.nn.utils.clip_grad_norm_(regression.parameters(), clip_parameters)
+    return torch.cat([p.grad.flatten() for p in regression.parameters()])
+
+
+clean = parameter_gradient(rows=slice(1, None))
+compared = {
+    "plain": parameter_gradient(),
+    "clip_grad_norm_(1.0)": parameter_gradient(clip_parameters=1.0),
+    "ClipGradientNorm(0.05)": parameter_gradient(
+        surgery=lambda y: ClipGradientNorm.apply(y, 0.05)),
+}
+for name, grad in compared.items():
+    print(f"{name:>24}: norm {grad.norm():7.3f}, cosine with the clean gradient "
+          f"{F.cosine_similarity(grad, clean, dim=0):.3f}")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b></summary>
+#
+# `clip_grad_norm_` multiplies the whole gradient by one positive number: the norm drops to
+# 1, the cosine does not move, and the mislabelled sample still sets the direction. Clipping
+# each row of the predictions' gradient bounds what any one sample can contribute before the
+# samples are summed, so the 63 clean samples get their say back, and the cosine rises close
+# to 1. (For a squared error, clipping the per-sample gradient at the prediction is a
+# multi-dimensional cousin of the Huber loss.) The two are not rivals: large models often
+# use both, per-sample or per-token bounds inside the graph and a global bound on the step.
+# </details>
+#
+# ## Watching gradients: tensor hooks
+#
+# `t.register_hook(fn)` calls `fn(grad)` when the gradient with respect to `t` has been
+# computed in backward, and returns a **handle**. `fn` may return `None` (it only looks) or a
+# tensor, which **replaces** the gradient from there on. Hooks stay until
+# `handle.remove()`: forget that and every later backward runs them (and a hook that appends
+# to a list keeps every tensor it saw alive).
+#
+# **Quick question 3.** Below, a hook on the hidden activation `h` prints the gradient's norm,
+# and a second hook returns `2 * grad`. Does the second change `w1.grad`? Does the first hook
+# print the gradient before or after the doubling? And after both handles are removed, does
+# the third backward print anything? Predict, then run.
+
+# %%
+w1 = torch.randn(3, 4, requires_grad=True)
+w2 = torch.randn(4, 1, requires_grad=True)
+h = torch.tanh(torch.randn(5, 3) @ w1)
+output = (h @ w2).sum()
+look = h.register_hook(lambda grad: print(f"   the hook saw the gradient of h: norm "
+                                          f"{grad.norm():.4f}"))
+output.backward(retain_graph=True)  # keep the graph: we backpropagate through it three times
+reference = w1.grad.clone()
+double = h.register_hook(lambda grad: 2 * grad)
+w1.grad = None
+output.backward(retain_graph=True)
+print("w1.grad doubled by the second hook:", torch.allclose(w1.grad, 2 * reference))
+look.remove()
+double.remove()
+w1.grad = None
+output.backward()
+print("after remove(): w1.grad is the plain gradient again:", torch.allclose(w1.grad, reference))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b></summary>
+#
+# The first hook only reads; the second returns a tensor, and autograd uses it in place of
+# the gradient for everything below `h`: `w1.grad` doubles. Hooks run in the order they were
+# registered, so the first one printed the same norm both times, before the doubling. After
+# `remove()` a hook never runs again: the third backward printed nothing. A hook belongs to
+# the **tensor** it was registered on: the next forward makes a new `h` with no hooks, so a
+# hook that must see every step is registered in every forward (or on a module, next).
+# </details>
+#
+# ## Watching gradients: module backward hooks
+#
+# `module.register_full_backward_hook(fn)` calls `fn(module, grad_input, grad_output)` each
+# time gradients with respect to the module's **inputs** have been computed: `grad_output`
+# holds the gradients arriving at its outputs, `grad_input` those it sends back to its
+# inputs (not its parameters' gradients, which go to `.grad`). It works for any module
+# whose forward takes and returns tensors, and returning a tuple from `fn` replaces
+# `grad_input`. Here one hook per layer of the domain-adversarial model, during one backward
+# with reversal: the log comes out in the order backward runs, from the losses down.
+
+# %%
+model = DomainAdversarialNet()
+log, handles = [], []
+for name, layer in model.named_modules():
+    if isinstance(layer, nn.Linear):
+        def record(module, grad_input, grad_output, name=name):
+            sent = grad_input[0]  # None for the first layer: its input needs no gradient
+            log.append(f"{name:>14}: grad_output norm {grad_output[0].norm():.4f}, grad_input "
+                       f"{'None' if sent is None else f'norm {sent.norm():.4f}'}")
+        handles.append(layer.register_full_backward_hook(record))
+
+label_loss, domain_loss = domain_adversarial_losses(
+    model, batch, lambda h: GradientReversal.apply(h, 1.0))
+(label_loss + domain_loss).backward()
+for handle in handles:
+    handle.remove()
+print("\n".join(log))
+
+# %% [markdown]
+# The first layer reports `grad_input` as `None`: its input, the data, needs no gradient, and
+# PyTorch warns that its hook fired with nothing to report for the inputs. The view at the end of the lesson keeps such a log for you, with reversal and clipping switched
+# on and off.
+#
+# ## Locating a NaN: `torch.autograd.detect_anomaly`
+#
+# A single `nan` in one gradient spreads to every parameter after the next optimiser step, and
+# by then nothing says where it came from. The classic source is a branch that is not taken
+# in forward but still differentiated in backward:
+
+# %%
+x = torch.tensor([-1.0, 4.0], requires_grad=True)
+torch.where(x > 0, torch.sqrt(x), torch.zeros_like(x)).sum().backward()
+print("forward is fine, yet x.grad =", x.grad)
+
+# %% [markdown]
+# `torch.where` sends a gradient of 0 to the branch it did not pick, and `sqrt`'s backward
+# multiplies that 0 by $1 / (2\sqrt{x})$, which is `nan` at $x = -1$: $0 \cdot \text{nan} =
+# \text{nan}$. Inside `torch.autograd.detect_anomaly()` autograd records a traceback of each
+# forward op and checks every backward node's output for `nan`: the first node that produces
+# one raises, and a warning shows **the line of forward that created that node**.
+
+# %%
+def backward_in_anomaly_mode(loss_of):
+    """Run ``loss_of().backward()`` in anomaly mode; print the error and the forward line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.autograd.detect_anomaly():
+            try:
+                loss_of().backward()
+            except RuntimeError as error:
+                print(first_line(error))
+    for warning in caught:
+        lines = str(warning.message).splitlines()
+        if lines[0].startswith("Error detected in"):  # then the forward's stack, frame by frame
+            ours = [lines[i + 1].strip() for i, line in enumerate(lines[:-1])
+                    if line.strip().startswith("File ") and "site-packages" not in line]
+            print(lines[0].split(".")[0] + "; created in forward by:", ours[-1])
+
+
+x = torch.tensor([-1.0, 4.0], requires_grad=True)
+backward_in_anomaly_mode(lambda: torch.where(x > 0, torch.sqrt(x), torch.zeros_like(x)).sum())
+
+# %% [markdown]
+# Anomaly mode slows everything down (a traceback per op), so switch it on around the step
+# that goes wrong, never for a whole training run. The fix here is to keep the bad values out
+# of the op, `torch.sqrt(x.clamp(min=0))`, not to clean up the gradient afterwards.
+#
+# ## Two errors everyone meets
+#
+# **A second backward through a freed graph.** Backward frees the tensors each node saved as
+# soon as it has used them. Calling backward again through the same nodes finds them gone:
+
+# %%
+x = torch.randn(3, requires_grad=True)
+loss = torch.exp(x).sum()  # exp saves its output for backward
+loss.backward()
+try:
+    loss.backward()
+except RuntimeError as error:
+    print(first_line(error))
+
+# %% [markdown]
+# Usually this means a tensor computed once, outside the training loop (a running total, a
+# cached embedding), is used in each step's loss: the second step backpropagates into the
+# first step's freed graph. Recompute it per step, or `.detach()` it if no gradient should
+# flow. `loss.backward(retain_graph=True)` is the right answer only when you do need two
+# backward passes through one graph, and it keeps every saved tensor alive until the graph
+# goes.
+#
+# **A differentiated tensor not used in the graph.** `torch.autograd.grad(outputs, inputs)`
+# refuses an input the outputs do not depend on:
+
+# %%
+used, unused = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+try:
+    torch.autograd.grad((used * 2).sum(), [used, unused])
+except RuntimeError as error:
+    print(first_line(error))
+print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, unused],
+                                                      allow_unused=True)[1])
+
+# %% [markdown]
+# On torch 2.13 the message names the input's position ("The differentiated Tensor at index
+# 1 ..."); older versions said "One of the differentiated Tensors appears to not have been
+# used in the graph". In custom-Function code it most often means the graph was cut: an input
+# was `.detach()`ed, went through `.data` or `.item()`, or was used only inside a `forward`
+# (where autograd is off) with nothing returned that depends on it. `allow_unused=True`
+# returns `None` for it; use that when "no gradient" is the right answer, not to silence a
+# cut graph.
+#
+# ## What gradcheck cannot see
+#
+# gradcheck compares the Jacobian your backward implies with central differences, one row at
+# a time, through a `grad_output` it owns. So it is blind to anything that does not change
+# that Jacobian. Three Functions with the right gradient and a real bug each:
+#
+# - `WritesGradOutput` computes its gradient **in** `grad_output` (`mul_`);
+# - `KeepsOnCtx` keeps its input as `ctx.x` instead of `save_for_backward`;
+# - `IgnoresNeeds` computes both gradients even when only one input requires grad.
+#
+# **Quick question 4.** How many of the three does gradcheck pass? Predict, then run.
+
+# %%
+class WritesGradOutput(torch.autograd.Function):
+    """x², with a backward that reuses grad_output's memory."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output.mul_(2 * x)
+
+
+class KeepsOnCtx(torch.autograd.Function):
+    """x², with x kept as a ctx attribute."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 2 * ctx.x
+
+
+class IgnoresNeeds(torch.autograd.Function):
+    """a * b, with both gradients computed whatever is asked."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        return grad_output * b, grad_output * a
+
+
+a, b = torch.randn(2, 5, 5, dtype=torch.float64, requires_grad=True)
+for function, inputs in [(WritesGradOutput, (a,)), (KeepsOnCtx, (a,)), (IgnoresNeeds, (a, b))]:
+    print(f"{function.__name__:>16}: gradcheck {torch.autograd.gradcheck(function.apply, inputs)}")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b></summary>
+#
+# All three. Before each call of backward gradcheck zeroes its `grad_output` buffer and sets a
+# single 1 (one row of the Jacobian), so a write into it is wiped before anything reads it
+# again; where a tensor is kept does not change a number; and doing unneeded work gives the
+# same numbers, only slower. Each bug shows up
+# elsewhere, as the next cell measures.
+# </details>
+
+# %%
+p = torch.randn(3, requires_grad=True)
+q = torch.randn(3, requires_grad=True)
+seed_gradient = torch.ones(3)
+(q * 1 + WritesGradOutput.apply(p)).backward(seed_gradient)
+print("1. the caller's gradient tensor after backward:", seed_gradient,
+      "(was ones; q.grad =", q.grad, ")")
+
+x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+hidden = x * 1
+squared = KeepsOnCtx.apply(hidden)
+with torch.no_grad():
+    hidden.add_(1)  # changed after forward: backward should refuse
+squared.sum().backward()
+print("2. ctx.x changed in place, no error; gradient wrong by", (x.grad - 2 * x).abs().max().item())
+
+only_a, constant_b = torch.randn(5, requires_grad=True), torch.randn(5)
+product = IgnoresNeeds.apply(only_a, constant_b)
+ops = trace_backward(product, [only_a, constant_b], torch.ones(5)).ops
+print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted gradient: one",
+      "product was for b, which requires no grad")
+
+# %% [markdown]
+# 1. Autograd passed the caller's own tensor to both branches of the sum, **the same
+#    tensor**: the write changed the caller's tensor, and `q`'s branch, which ran after `p`'s,
+#    received the changed values, so `q.grad` is wrong (it should be ones). Which branch runs
+#    first is the engine's choice, so a bug like this comes and goes with unrelated edits.
+# 2. `save_for_backward` would have raised "modified by an inplace operation"; the attribute
+#    let backward use the changed values, silently.
+# 3. Wasted work: `ctx.needs_input_grad` says which gradients are wanted.
+#
+# The course's checks test these directly, as the hidden tests of every lesson do. Here they
+# are, run on the three Functions through `FunctionExercise`, the grading library's way of
+# describing an exercise (its first line is the hint a learner would see):
+
+# %%
+squaring = FunctionExercise("Squaring", reference=lambda x: x * x)
+product = FunctionExercise("Product", reference=lambda a, b: a * b, arguments=("a", "b"),
+                           needs_input_grad=True)
+for check, function in [(squaring.self_check, WritesGradOutput),
+                        (squaring.self_check, KeepsOnCtx),
+                        (lambda f: product.check_needs_input_grad(f, "cpu"), IgnoresNeeds)]:
+    try:
+        check(function)
+    except GradingError as error:
+        print(f"{function.__name__:>16}: {error.hint}")
+
+# %% [markdown]
+# ## A broken `SoftThreshold`, and a debugging workflow
+#
+# The soft threshold (the proximal operator of the L1 norm, `F.softshrink` with a learnable
+# threshold) shrinks every entry towards 0 by $\lambda$ and zeroes those within $\lambda$ of
+# it:
+#
+# $$y = \operatorname{sign}(x)\,\max(|x| - \lambda,\ 0), \qquad \lambda \ge 0
+#   \text{ a 0-d tensor}.$$
+#
+# It appears in sparse coding (ISTA and its unrolled, learned variants) and in wavelet
+# denoising, where $\lambda$ is learned, so backward needs a gradient for $\lambda$ as well.
+
+# %%
+xs = torch.linspace(-2, 2, 401)
+fig, ax = plt.subplots(figsize=(5, 2.6))
+for lam, color in [(0.5, "#E69F00"), (1.0, "#56B4E9")]:
+    ax.plot(xs, torch.sign(xs) * torch.relu(xs.abs() - lam), color=color, label=f"λ = {lam}")
+ax.plot(xs, xs, ":", color="#999999", label="y = x")
+ax.set_xlabel("x")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# **Derive the backward first.** Take one entry, $y = \operatorname{sign}(x)\max(|x| -
+# \lambda, 0)$, and split the line into three pieces.
+#
+# 1. For $x > \lambda$, for $x < -\lambda$ and for $|x| < \lambda$, write $y$ without
+#    `sign`, `abs` or `max`. Differentiate each piece with respect to $x$ and to $\lambda$.
+# 2. At $|x| = \lambda$ neither derivative exists. This course takes the value that
+#    `F.softshrink` takes: which one is it, for both? (Run
+#    `torch.autograd.grad(F.softshrink(t, 0.5), t)` at `t = 0.5` to see.)
+# 3. The same $\lambda$ is used by **every** entry of $x$. With $\partial L/\partial y_i$
+#    arriving for each entry $i$, what is $\partial L / \partial \lambda$, and what shape must
+#    backward return for it?
+# 4. What does backward need from forward?
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. $x > \lambda$: $y = x - \lambda$, so $\partial y/\partial x = 1$,
+#    $\partial y/\partial\lambda = -1$. $x < -\lambda$: $y = x + \lambda$, so $1$ and $+1$.
+#    $|x| < \lambda$: $y = 0$, so $0$ and $0$. Together: $\partial y/\partial x =
+#    \mathbb 1[|x| > \lambda]$ and $\partial y / \partial \lambda = -\operatorname{sign}(x)\,
+#    \mathbb 1[|x| > \lambda]$.
+# 2. Both are 0 at $|x| = \lambda$: the mask is $|x| > \lambda$, strict.
+# 3. $\partial L/\partial\lambda = \sum_i \frac{\partial L}{\partial y_i}\,\frac{\partial
+#    y_i}{\partial \lambda} = -\sum_i g_i \operatorname{sign}(x_i)\,\mathbb 1[|x_i| >
+#    \lambda]$, a **sum**, returned with $\lambda$'s shape `()`: `(...).sum()`. The engine
+#    would quietly sum a gradient of $x$'s shape for you, because a 0-d shape expands to
+#    it; the contract asks backward to return the gradient of its input's shape itself.
+# 4. $x$ and $\lambda$ (`ctx.save_for_backward(x, lam)`): the mask and the sign come from
+#    them. Saving the output $y$ alone also works: $y \ne 0$ exactly where $|x| > \lambda$, and
+#    $\operatorname{sign}(y) = \operatorname{sign}(x)$ there.
+# </details>
+#
+# Now the broken version. A colleague wrote it, and the model it sits in went `nan`. It has
+# **two bugs**. Find them with the tools of this lesson before you read its code closely:
+# gradcheck's report first, then hooks and anomaly mode.
+
+# %%
+class BrokenSoftThreshold(torch.autograd.Function):
+    """sign(x) * relu(|x| - lam), with two bugs in backward."""
+
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x, lam)
+        return torch.sign(x) * torch.relu(x.abs() - lam)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, lam = ctx.saved_tensors
+        shifted = x.abs() - lam
+        slope = torch.relu(shifted) / shifted  # relu(z) / z: 1 above the threshold, 0 below
+        grad_x = grad_output * slope
+        grad_lam = (grad_output * slope * torch.sign(x)).sum()
+        return grad_x, grad_lam
+
+
+# %% [markdown]
+# **Tool 1: gradcheck's report.** Random inputs, away from the kinks. The report names the
+# output and the input whose Jacobian disagrees, then prints both Jacobians.
+
+# %%
+x = torch.tensor([-1.3, -0.2, 0.4, 0.9, 2.0], dtype=torch.float64, requires_grad=True)
+lam = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+try:
+    torch.autograd.gradcheck(BrokenSoftThreshold.apply, (x, lam))
+except GradcheckError as error:
+    print("\n".join(str(error).splitlines()[:5]))
+
+# %% [markdown]
+# Which input is wrong, and how do the numerical and analytical Jacobians compare?
+#
+# <details><summary><b>Bug 1</b> (open after your attempt)</summary>
+#
+# "Jacobian mismatch for output 0 with respect to input 1": input 1 is `lam`. The numerical
+# column is $(1, 0, 0, -1, -1)$, the analytical one its negative: the gradient for `lam` has
+# the wrong sign. Raising $\lambda$ moves every entry outside the threshold towards 0, so
+# $\partial y / \partial \lambda = -\operatorname{sign}(x)$ there, and the code forgot the
+# minus. gradcheck found no fault with input 0 at these points.
+# </details>
+#
+# **Tool 2: hooks, in the model where it went wrong.** A layer that sparsifies ReLU features
+# with a learnable threshold, started at $\lambda = 0$ (no shrinkage at first). A tensor hook
+# on the layer's output and a full backward hook on the layer say what arrived and what left.
+
+# %%
+class Shrink(nn.Module):
+    """A learnable soft threshold, lam starting at ``start``."""
+
+    def __init__(self, function, start: float = 0.0):
+        super().__init__()
+        self.function = function
+        self.lam = nn.Parameter(torch.tensor(start))
+
+    def forward(self, x):
+        return self.function.apply(x, self.lam)
+
+
+def sparse_model(function):
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(2, 8), nn.ReLU(), Shrink(function), nn.Linear(8, 1))
+
+
+def hooked_backward(model):
+    """One backward with both kinds of hook on the Shrink layer; the hooks are removed."""
+    seen = []
+    shrink = model[2]
+    module_handle = shrink.register_full_backward_hook(
+        lambda module, grad_input, grad_output: seen.append(
+            f"module hook on Shrink: grad_output has nan: {grad_output[0].isnan().any().item()}, "
+            f"grad_input has nan: {grad_input[0].isnan().any().item()}"))
+    features = model[:2](source[:8])
+    shrunk = shrink(features)
+    tensor_handle = shrunk.register_hook(
+        lambda grad: seen.append(f"tensor hook on Shrink's output: nan: "
+                                 f"{grad.isnan().any().item()}"))
+    model[3](shrunk).sum().backward()
+    module_handle.remove()
+    tensor_handle.remove()
+    return seen
+
+
+broken = sparse_model(BrokenSoftThreshold)
+print("\n".join(hooked_backward(broken)))
+print("lam.grad:", broken[2].lam.grad, " first layer's weight gradient has nan:",
+      broken[0].weight.grad.isnan().any().item())
+
+# %% [markdown]
+# The gradient arrives at the layer's output clean and leaves its input with `nan`: the fault
+# is inside this layer's backward. The `nan` entries sit exactly where the ReLU output 0, and
+# ReLU's backward sends 0 there whatever arrives, so the first layer's weights stay clean;
+# `lam`'s gradient sums over every entry and is `nan`, and after one optimiser step so is
+# `lam`, and with it every output of the layer. **Tool 3: anomaly mode** names the node, and the line of
+# forward that made it:
+
+# %%
+broken = sparse_model(BrokenSoftThreshold)
+backward_in_anomaly_mode(lambda: broken(source[:8]).sum())
+
+# %% [markdown]
+# Which values of `x` and `lam` make `BrokenSoftThreshold`'s backward produce `nan`, and why
+# did gradcheck, with its random inputs, never see them?
+#
+# <details><summary><b>Bug 2</b> (open after your attempt)</summary>
+#
+# `relu(shifted) / shifted` is $0/0 =$ `nan` where $|x| = \lambda$ exactly. Here $\lambda =
+# 0$ and the ReLU before the layer produces exact zeros, so every zero entry sits on the kink.
+# gradcheck's random points are never exactly on it. The fix is the mask $|x| > \lambda$,
+# which is also the contract's value, 0, at the kink; and never divide to build a mask.
+# </details>
+#
+# ## ✎ Exercise 3 · `SoftThreshold`
+#
+# Write `SoftThreshold`, with `SoftThreshold.apply(x, lam)` returning
+# $\operatorname{sign}(x)\max(|x| - \lambda, 0)$ for `lam` a 0-d tensor that may require grad,
+# and backward returning the gradients you derived: for `x`, and for `lam` summed to `lam`'s
+# shape, both 0 at $|x| = \lambda$. Write it by hand (no autograd inside backward), without
+# writing into `grad_output` and with tensors saved only through `save_for_backward`. When
+# `lam` requires no gradient, skip its sum: `ctx.needs_input_grad[1]`.
+
+# %% nbgrader={"grade_id": "answer_SoftThreshold", "solution": true}
+class SoftThreshold(torch.autograd.Function):
+    """sign(x) * max(|x| - lam, 0), lam a 0-d tensor."""
+
+    @staticmethod
+    def forward(ctx, x, lam):
+        ### BEGIN SOLUTION
+        ctx.save_for_backward(x, lam)
+        return torch.sign(x) * torch.relu(x.abs() - lam)
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x, lam = ctx.saved_tensors
+        passed = grad_output * (x.abs() > lam)  # dy/dx = 1 outside the threshold, 0 on it
+        grad_lam = None
+        if ctx.needs_input_grad[1]:
+            grad_lam = -(passed * torch.sign(x)).sum()  # every entry uses lam: a sum
+        return passed, grad_lam
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "SoftThreshold", "grade": true, "points": 2}
+self_check("SoftThreshold", SoftThreshold)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("SoftThreshold", SoftThreshold)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your `SoftThreshold` in the model that went `nan`, and against `F.softshrink` (whose
+# threshold is a float, so only the gradient for `x` can be compared):
+
+# %%
+fixed = sparse_model(SoftThreshold)
+print("\n".join(hooked_backward(fixed)))
+print("lam.grad:", fixed[2].lam.grad)
+t = torch.tensor([-1.0, -0.5, 0.0, 0.2, 0.5, 1.5], requires_grad=True)
+ours, = torch.autograd.grad(SoftThreshold.apply(t, torch.tensor(0.5)).sum(), t)
+builtin, = torch.autograd.grad(F.softshrink(t, 0.5).sum(), t)
+print("gradient for x:", ours, " F.softshrink's:", builtin)
+
+# %% [markdown]
+# ## The view: gradient norms with surgery on and off
+#
+# The model trained above without reversal, one batch, one backward, with **your**
+# `GradientReversal` and `ClipGradientNorm` between the features and the critic
+# (`domain_head(reversal(clip(h)))`). The bars are the weight-gradient norm of each layer,
+# the dashed outline the same without surgery; the log lists, in the order backward ran them,
+# what a module hook on each layer and a tensor hook on each side of the surgery saw.
+#
+# Things to try. Switch the reversal off and on: the critic's and the label head's bars do
+# not move, and in this model the features' barely do either, because the label loss is
+# almost 0 after training and the critic's gradient is nearly all the features receive:
+# reversing it flips its sign and keeps its norm. Only the cosine in the log shows the flip.
+# Norms alone cannot tell a reversed gradient from a correct one; hooks can. Then switch
+# clipping on and slide `max_norm` down: the largest row the features receive stops at
+# `max_norm`, and the features' bars shrink.
+
+# %%
+surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal,
+                 ClipGradientNorm)
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | reversal returns `grad_output`, or `-grad_output` | no reversal, or `alpha` ignored: the critic wins, or the balance is fixed at 1 | `-alpha * grad_output` |
+# | reversal returns `alpha * grad_output` | the sign is lost: the features help the critic | the minus sign |
+# | a tensor (or `alpha`) returned for `alpha` | `RuntimeError`: `alpha` is not a tensor | `None` |
+# | forward returns `x` modified, or writes into it | the caller's tensor changes | `x.view_as(x)` or `x.clone()` |
+# | `grad_output.mul_(...)`, `neg_()` in backward | the engine may pass the same tensor elsewhere: another branch or the caller sees your write; gradcheck does not notice | compute a new tensor |
+# | clipping by the norm of the whole gradient | that is `clip_grad_norm_`: the direction does not change | the norm over `dim=-1`, per row |
+# | every row scaled to `max_norm`, small ones too | small gradients are blown up | `min(1, max_norm / norm)` |
+# | `max_norm / norm` without the `min`, or dividing a row of zeros | `nan` | `(max_norm / norm).clamp(max=1)` |
+# | `SoftThreshold` mask `|x| >= lam` | gradient 1 at the kink; the contract (and `F.softshrink`) says 0 | `x.abs() > lam` |
+# | `relu(z) / z` as the derivative of `relu` | `0/0 = nan` on the kink, found by anomaly mode, not gradcheck | a comparison, never a division |
+# | `lam`'s gradient `+sign(x)` | the threshold moves the wrong way; gradcheck's report says input 1 | `-sign(x)` |
+# | `lam`'s gradient not summed | a tensor of `x`'s shape returned for a 0-d input; the engine hides it | `.sum()` |
+# | a tensor kept as `ctx.x` | in-place changes go unnoticed; gradcheck passes | `ctx.save_for_backward(x)` |
+# | a hook handle never removed | the hook runs on every later backward, and keeps what it stores alive | `handle.remove()` |
+# | `retain_graph=True` to silence "backward through the graph a second time" | memory kept for a graph you did not mean to reuse | recompute, or `.detach()` |
+#
+# ## Summary
+#
+# A Function may return a gradient that is not its derivative, on purpose: gradient reversal
+# makes a min-max game trainable by one backward pass, and clipping each row of
+# `grad_output` bounds what one sample contributes, which clipping the parameters cannot. Such
+# Functions are checked against the gradient they are meant to return, not by gradcheck. To
+# find a wrong gradient: gradcheck's report names the input; tensor and module hooks show
+# where a gradient changes (remove them after); anomaly mode names the backward node that made
+# a `nan` and the forward line behind it. And gradcheck is blind to writes into
+# `grad_output`, tensors on `ctx` and wasted work, which is why this course checks them
+# separately.

@@ -1,0 +1,133 @@
+"""Lesson 12 (gradient surgery and debugging): grading GradientReversal, ClipGradientNorm and
+SoftThreshold, right and wrong."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.errors import GradingError
+from autograder.exercises import EXERCISES
+from autograder.exercises.surgery import (CLIP_SHAPES, SHAPES, SOFT, clip_grad_output, clipped,
+                                          kink_values, soft_values)
+from autograder.grading import grade, self_check
+from tools.catalogue import lesson12
+from tools.solutions import solution
+
+pytestmark = pytest.mark.lesson12
+
+NAMES = ["GradientReversal", "ClipGradientNorm", "SoftThreshold"]
+
+
+def _id(entry) -> str:
+    return f"{entry.exercise}: {entry.name}"
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [""])[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_passes_self_check_and_grade(name, capsys):
+    """Does the lesson's own solution pass the visible self-check and the hidden tests?"""
+    self_check(name, solution(name))
+    grade(name, solution(name))
+    assert "✓" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_solution_passes_full_on_each_device(name, device):
+    """Does the solution pass every hidden check on CPU, and on CUDA when there is one?"""
+    EXERCISES[name].full(solution(name), device)
+
+
+@pytest.mark.parametrize("entry", lesson12.UNUSUAL, ids=_id)
+def test_unusual_answers_pass(entry):
+    """Is each correct-but-unusual answer accepted by the self-check and the hidden tests?"""
+    function = entry.load()
+    self_check(entry.exercise, function)
+    grade(entry.exercise, function)
+
+
+@pytest.mark.parametrize("entry", lesson12.MISTAKES, ids=_id)
+def test_mistakes_are_named_by_grade(entry):
+    """Do the hidden tests reject each named mistake with a hint that names it?"""
+    with pytest.raises(GradingError) as info:
+        grade(entry.exercise, entry.load())
+    assert entry.hint in _first_line(info.value)
+
+
+@pytest.mark.parametrize("entry", [m for m in lesson12.MISTAKES if m.named], ids=_id)
+def test_named_mistakes_are_caught_by_self_check(entry):
+    """Does the visible self-check already give the same hint for a mistake the lesson names?"""
+    with pytest.raises(GradingError) as info:
+        self_check(entry.exercise, entry.load())
+    assert entry.hint in _first_line(info.value)
+
+
+@pytest.mark.parametrize("entry", lesson12.MISTAKES, ids=_id)
+def test_a_mistake_loses_only_its_own_exercise(entry):
+    """Does a wrong answer for one exercise leave the verdicts of the others alone?"""
+    for other in NAMES:
+        if other != entry.exercise:
+            grade(other, solution(other))
+
+
+def test_every_exercise_has_three_unusual_answers_and_an_nbgrader_mistake():
+    """Does the catalogue cover each exercise as the course requires?"""
+    for name in NAMES:
+        assert sum(u.exercise == name for u in lesson12.UNUSUAL) >= 3
+        assert any(m.exercise == name and m.nbgrader for m in lesson12.MISTAKES)
+
+
+def test_stub_fails_with_not_implemented():
+    """Does the untouched stub raise NotImplementedError rather than a grading hint?"""
+    class Stub(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, constant):
+            raise NotImplementedError()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            raise NotImplementedError()
+
+    for name in NAMES:
+        with pytest.raises(NotImplementedError):
+            EXERCISES[name].quick(Stub)
+
+
+def test_edge_shapes_are_graded():
+    """Are 0-d (reversal, soft threshold), 1-D and a last dim of 1 (clipping) graded?"""
+    assert () in SHAPES and (4, 1) in SHAPES
+    assert (6,) in CLIP_SHAPES and (4, 1) in CLIP_SHAPES and () not in CLIP_SHAPES
+
+
+def test_clip_cases_hold_rows_at_below_above_and_zero():
+    """Does the clipping test gradient have rows above, below, exactly at max_norm and zero?"""
+    grad = clip_grad_output((8, 3), "cpu", max_norm=1.0)
+    norms = torch.linalg.vector_norm(grad, dim=-1)
+    assert (norms > 1.0).any() and ((norms < 1.0) & (norms > 0)).any() and (norms == 0).any()
+    assert torch.isclose(norms, torch.tensor(1.0, dtype=norms.dtype)).any()
+    kept = clipped(grad, 1.0)
+    assert torch.equal(kept[norms <= 1.0], grad[norms <= 1.0])
+    assert torch.allclose(torch.linalg.vector_norm(kept, dim=-1).max(), torch.tensor(1.0,
+                                                                                     dtype=grad.dtype))
+
+
+def test_soft_threshold_reference_is_softshrink():
+    """Is the reference F.softshrink in value, and are its gradients 0 at |x| == lam?"""
+    for values in (soft_values((4, 5), "cpu"), kink_values("cpu")):
+        x, lam = values["x"], values["lam"]
+        assert torch.equal(SOFT.reference(x, lam), F.softshrink(x, lam.item()))
+    x = kink_values("cpu")["x"].requires_grad_()
+    grad, = torch.autograd.grad(F.softshrink(x, 0.5).sum(), x)
+    assert torch.equal(grad, (x.abs() > 0.5).to(x.dtype))
+
+
+def test_the_engine_sums_an_unsummed_lam_gradient():
+    """Is the lesson right that autograd silently sums a gradient of x's shape for a 0-d lam,
+    so that only a look at what backward returned catches it?"""
+    unsummed = next(m for m in lesson12.MISTAKES if m.name == "lam's gradient not summed").load()
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    lam = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    unsummed.apply(x, lam).sum().backward()
+    assert lam.grad.shape == () and torch.isclose(lam.grad, -(torch.sign(x) * (x.abs() > 0.5)).sum())

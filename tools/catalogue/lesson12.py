@@ -1,0 +1,204 @@
+"""Lesson 12: answers with known verdicts for GradientReversal, ClipGradientNorm and
+SoftThreshold."""
+
+from . import Mistake, Unusual
+
+_IDENTITY = '''
+    @staticmethod
+    def forward(ctx, x, {constant}):
+        ctx.{constant} = {constant}
+        return x.view_as(x)
+'''
+
+
+def _surgery(name: str, constant: str, backward_body: str, forward: str | None = None) -> str:
+    forward = forward or _IDENTITY.format(constant=constant)
+    return (f"class {name}(torch.autograd.Function):\n{forward}\n    @staticmethod\n"
+            f"    def backward(ctx, grad_output):\n{backward_body}")
+
+
+def _reversal(backward_body: str, forward: str | None = None) -> str:
+    return _surgery("GradientReversal", "alpha", backward_body, forward)
+
+
+def _clip(backward_body: str, forward: str | None = None) -> str:
+    return _surgery("ClipGradientNorm", "max_norm", backward_body, forward)
+
+
+_NORMS = "        norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)\n"
+
+_SOFT_FORWARD = '''
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x, lam)
+        return torch.sign(x) * torch.relu(x.abs() - lam)
+'''
+
+
+def _soft(backward_body: str, forward: str = _SOFT_FORWARD) -> str:
+    return ("class SoftThreshold(torch.autograd.Function):\n" + forward +
+            "\n    @staticmethod\n    def backward(ctx, grad_output):\n" + backward_body)
+
+
+def _soft_saved(body: str) -> str:
+    return _soft("        x, lam = ctx.saved_tensors\n" + body)
+
+
+UNUSUAL = [
+    Unusual("GradientReversal", "a copy, and neg() times alpha", _reversal(
+        "        return grad_output.neg() * ctx.alpha, None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = float(alpha)
+        return x.clone()
+''')),
+    Unusual("GradientReversal", "x + 0 and torch.mul", _reversal(
+        "        return torch.mul(grad_output, -ctx.alpha), None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x + 0
+''')),
+    Unusual("GradientReversal", "alpha in a dict, materialisation off", _reversal(
+        "        if grad_output is None:\n            return None, None\n"
+        "        return -(ctx.settings['alpha'] * grad_output), None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.set_materialize_grads(False)
+        ctx.settings = {"alpha": alpha}
+        return x.view_as(x)
+''')),
+    Unusual("ClipGradientNorm", "torch.where", _clip(
+        _NORMS + "        scaled = grad_output * (ctx.max_norm / norms)\n"
+        "        return torch.where(norms > ctx.max_norm, scaled, grad_output), None\n")),
+    Unusual("ClipGradientNorm", "divide by the norm clamped from below", _clip(
+        "        norms = grad_output.norm(dim=-1, keepdim=True)\n"
+        "        return grad_output * ctx.max_norm / norms.clamp(min=ctx.max_norm), None\n",
+        forward='''
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x.clone()
+''')),
+    Unusual("ClipGradientNorm", "torch.minimum with ones", _clip(
+        _NORMS + "        scale = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)\n"
+        "        return scale * grad_output, None\n")),
+    Unusual("ClipGradientNorm", "renorm over flattened rows", _clip(
+        "        rows = grad_output.reshape(-1, grad_output.shape[-1])\n"
+        "        return rows.renorm(2, 0, ctx.max_norm).reshape(grad_output.shape), None\n")),
+    Unusual("SoftThreshold", "saves the output only", _soft('''        y, = ctx.saved_tensors
+        outside = y != 0
+        grad_x = grad_output * outside
+        return grad_x, -(grad_x * torch.sign(y)).sum()
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, lam):
+        y = torch.sign(x) * torch.clamp(x.abs() - lam, min=0)
+        ctx.save_for_backward(y)
+        return y
+''')),
+    Unusual("SoftThreshold", "torch.where pieces", _soft('''        x, lam = ctx.saved_tensors
+        above, below = x > lam, x < -lam
+        zero = torch.zeros_like(grad_output)
+        grad_x = torch.where(above | below, grad_output, zero)
+        grad_lam = torch.where(below, grad_output, zero).sum() - \\
+            torch.where(above, grad_output, zero).sum()
+        return grad_x, grad_lam
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x, lam)
+        zero = torch.zeros_like(x)
+        return torch.where(x > lam, x - lam, torch.where(x < -lam, x + lam, zero))
+''')),
+    Unusual("SoftThreshold", "a saved signed mask, reshaped to lam", _soft('''        direction, lam = ctx.saved_tensors
+        grad_x = grad_output * direction.abs()
+        grad_lam = None
+        if ctx.needs_input_grad[1]:
+            grad_lam = -(grad_output * direction).sum().reshape(lam.shape)
+        return grad_x, grad_lam
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, lam):
+        direction = torch.sign(x) * (x.abs() > lam)
+        ctx.save_for_backward(direction, lam)
+        return direction * (x.abs() - lam)
+''')),
+]
+
+MISTAKES = [
+    Mistake("GradientReversal", "alpha forgotten", "forgets alpha",
+            _reversal("        return -grad_output, None\n"), named=True, nbgrader=True),
+    Mistake("GradientReversal", "sign forgotten", "forgets the sign",
+            _reversal("        return ctx.alpha * grad_output, None\n"), named=True,
+            nbgrader=True),
+    Mistake("GradientReversal", "no reversal at all", "passes grad_output through unchanged",
+            _reversal("        return grad_output, None\n"), named=True),
+    Mistake("GradientReversal", "grad_output negated in place", "modified grad_output in place",
+            _reversal("        return grad_output.mul_(-ctx.alpha), None\n"), named=True),
+    Mistake("GradientReversal", "a gradient for alpha", "return None for alpha",
+            _reversal("        return -ctx.alpha * grad_output, -grad_output.sum()\n"),
+            named=True),
+    Mistake("GradientReversal", "saves x", "saved input x", _reversal(
+        "        x, = ctx.saved_tensors\n        return -ctx.alpha * grad_output, None\n",
+        forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        ctx.save_for_backward(x)
+        return x.view_as(x)
+'''), named=True),
+    Mistake("ClipGradientNorm", "global norm, as clip_grad_norm_",
+            "clips by the norm of the whole gradient", _clip(
+                "        total = torch.linalg.vector_norm(grad_output)\n"
+                "        return grad_output * (ctx.max_norm / total).clamp(max=1), None\n"),
+            named=True, nbgrader=True),
+    Mistake("ClipGradientNorm", "each element clamped", "clamps each element", _clip(
+        "        return grad_output.clamp(-ctx.max_norm, ctx.max_norm), None\n"), named=True),
+    Mistake("ClipGradientNorm", "every row scaled to max_norm", "scales every row to norm max_norm",
+            _clip(_NORMS + "        return grad_output * ctx.max_norm / norms, None\n"),
+            named=True),
+    Mistake("ClipGradientNorm", "scaled in place", "modified grad_output in place", _clip(
+        _NORMS + "        return grad_output.mul_((ctx.max_norm / norms).clamp(max=1)), None\n"),
+        named=True, nbgrader=True),
+    Mistake("ClipGradientNorm", "nan on a row of zeros", "a row of grad_output is all zeros",
+            _clip(_NORMS + "        return grad_output * torch.clamp(norms, max=ctx.max_norm) "
+                  "/ norms, None\n"), named=True),
+    Mistake("ClipGradientNorm", "columns clipped", "clips columns", _clip(
+        "        norms = torch.linalg.vector_norm(grad_output, dim=0, keepdim=True)\n"
+        "        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n")),
+    Mistake("SoftThreshold", "gradient 1 at |x| == lam", "is not 0 at |x| == lam", _soft_saved(
+        "        passed = grad_output * (x.abs() >= lam)\n"
+        "        return passed, -(passed * torch.sign(x)).sum()\n"), named=True, nbgrader=True),
+    Mistake("SoftThreshold", "lam's gradient with the wrong sign",
+            "gradient for lam has the wrong sign", _soft_saved(
+                "        passed = grad_output * (x.abs() > lam)\n"
+                "        return passed, (passed * torch.sign(x)).sum()\n"),
+            named=True, nbgrader=True),
+    Mistake("SoftThreshold", "lam's gradient not summed", "sum it to lam's shape", _soft_saved(
+        "        passed = grad_output * (x.abs() > lam)\n"
+        "        return passed, -passed * torch.sign(x)\n"), named=True),
+    Mistake("SoftThreshold", "relu(z) / z as the slope", "nan at |x| == lam", _soft_saved(
+        "        shifted = x.abs() - lam\n        slope = torch.relu(shifted) / shifted\n"
+        "        return grad_output * slope, -(grad_output * slope * torch.sign(x)).sum()\n"),
+        named=True),
+    Mistake("SoftThreshold", "grad_output masked in place", "modified grad_output in place",
+            _soft_saved("        passed = grad_output.mul_(x.abs() > lam)\n"
+                        "        return passed, -(passed * torch.sign(x)).sum()\n"), named=True),
+    Mistake("SoftThreshold", "lam kept on ctx", "stores a tensor as ctx.lam", _soft('''        x, = ctx.saved_tensors
+        passed = grad_output * (x.abs() > ctx.lam)
+        return passed, -(passed * torch.sign(x)).sum()
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x)
+        ctx.lam = lam
+        return torch.sign(x) * torch.relu(x.abs() - lam)
+'''), named=True),
+    Mistake("SoftThreshold", "autograd inside backward", "write the gradient formula by hand",
+            _soft_saved('''        with torch.enable_grad():
+            x, lam = x.detach().requires_grad_(), lam.detach().requires_grad_()
+            y = torch.sign(x) * torch.relu(x.abs() - lam)
+            return torch.autograd.grad(y, (x, lam), grad_output)
+'''), named=True),
+]
