@@ -48,9 +48,6 @@ UNUSUAL = [
             _square("        ctx.save_for_backward(x)\n        return x.pow(2)",
                     READ_X + "        return 2 * x * grad_output if ctx.needs_input_grad[0] "
                     "else None")),
-    Unusual("Square", "saves the derivative 2 * x, a new tensor, instead of x",
-            _square("        ctx.save_for_backward(2 * x)\n        return x ** 2",
-                    "        slope, = ctx.saved_tensors\n        return grad_output * slope")),
     Unusual("WeightedSum", "torch.add with alpha",
             _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None",
                       "        ctx.w1, ctx.w2 = w1, w2\n"
