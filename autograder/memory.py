@@ -77,6 +77,12 @@ class TensorAccounting(TorchDispatchMode):
         self._base = self.now
         return self.phase
 
+    def live_bytes(self) -> int:
+        """Bytes of the tensors created under the mode that are alive now. Read this rather
+        than ``now`` between ops: memory freed since the last op is only swept at the next."""
+        self._sweep()
+        return self.now
+
     def _sweep(self) -> None:
         for key in [k for k, (ref, _) in self.live.items() if ref.expired()]:
             self.now -= self.live.pop(key)[1]

@@ -15,7 +15,7 @@
 #
 # By the end of this lesson you can:
 # 1. say what `forward`, `backward`, `ctx` and `.apply` each do;
-# 2. derive a backward from the chain rule;
+# 2. derive a backward from the chain rule, and decide what forward must save for it;
 # 3. handle several inputs, some of them plain Python numbers;
 # 4. verify a backward with `torch.autograd.gradcheck`.
 #
@@ -132,8 +132,8 @@ backward_flow((Cube.apply(x) * w).sum(), names={"x": x, "w": w})
 #
 # `torch.autograd.gradcheck` compares your backward with **finite differences**,
 # $\big(f(x+\varepsilon) - f(x-\varepsilon)\big) / 2\varepsilon$, for every input element.
-# Use **float64**: with $\varepsilon = 10^{-6}$, float32's seven significant digits leave the
-# difference quotient mostly rounding noise, and a correct backward can fail.
+# Use **float64**. **Predict, then run:** `Cube`'s backward is exact. Does it pass `gradcheck`
+# on five random inputs in float64? And in float32?
 
 # %%
 x64 = torch.randn(5, dtype=torch.float64, requires_grad=True)
@@ -146,6 +146,16 @@ try:
         torch.autograd.gradcheck(Cube.apply, (x32,))
 except RuntimeError as error:  # gradcheck raises GradcheckError, a RuntimeError
     print("float32:", str(error).splitlines()[0])
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# float64 passes; float32 fails, although the backward is exact. With
+# $\varepsilon = 10^{-6}$, float32's seven significant digits leave the difference quotient
+# mostly rounding noise. It is not bad luck: in float32, `Cube` fails `gradcheck` for every
+# one of 20 random inputs we tried (seeds 0 to 19). A failing float32 `gradcheck` tells you
+# nothing about your backward; run it in float64.
+# </details>
 
 # %% [markdown]
 # And the picture: the derivative our backward computes, against autograd's own derivative of
@@ -171,8 +181,25 @@ plt.show()
 # %% [markdown]
 # ## ✎ Exercise 1 · `Square`
 #
-# Write `Square`, with `Square.apply(x)` returning `x ** 2`. Work out the derivative first,
-# then decide what forward must save.
+# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise. Answer on paper
+# first:
+#
+# 1. Write $\partial y_i / \partial x_j$. Which entries of the Jacobian are non-zero?
+# 2. Backward receives `grad_output` $= \partial L / \partial y$. Write what it returns, with
+#    the chain rule from the top of this lesson. Where does `grad_output` appear?
+# 3. What must forward save so that backward can compute that? Forward has two tensors at
+#    hand, the input $x$ and the output $y$: would either do? Would the output?
+#
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. $\partial y_i / \partial x_j = 2x_i$ if $i = j$, else $0$: a diagonal Jacobian.
+# 2. $\texttt{grad\_input}_j = \sum_i \texttt{grad\_output}_i\, \partial y_i/\partial x_j
+#    = \texttt{grad\_output}_j \cdot 2x_j$, so `grad_output * 2 * x`. Without `grad_output`
+#    the result is right only when `grad_output` is all ones, as after `.sum()`.
+# 3. Backward needs $x$: save it with `ctx.save_for_backward(x)`. It costs no new memory,
+#    since the caller holds $x$. The output will not do: $y = x^2$ has lost the sign of $x$
+#    (the experiment after the self-check shows what that costs).
+# </details>
 
 # %% nbgrader={"grade_id": "answer_Square", "solution": true}
 class Square(torch.autograd.Function):
@@ -200,6 +227,45 @@ from autograder import grade; grade("Square", Square)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# ### Could forward have saved its output?
+#
+# **Predict, then run.** `SquareFromOutput` saves $y = x^2$ and recovers $x$ as $\sqrt{y}$.
+# Does it pass `gradcheck`? For which inputs is its gradient wrong?
+
+# %%
+class SquareFromOutput(torch.autograd.Function):
+    """y = x ** 2, saving the output and recovering x as sqrt(y)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = x ** 2
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * 2 * y.sqrt()  # sqrt(x ** 2) is |x|, not x
+
+
+x = torch.tensor([-1.5, -0.5, 0.5, 1.5], dtype=torch.float64, requires_grad=True)
+SquareFromOutput.apply(x).sum().backward()
+print("x.grad =", x.grad.tolist(), " (2x =", (2 * x.detach()).tolist(), ")")
+try:
+    torch.autograd.gradcheck(SquareFromOutput.apply, (x,))
+except RuntimeError as error:
+    print("gradcheck:", str(error).splitlines()[0])
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The gradient is right for positive $x$ and has the wrong sign for every negative $x$, so
+# `gradcheck` fails: $\sqrt{x^2} = |x|$. Saving the output pays off only when the derivative
+# can be written from it, and here it cannot. Lesson 01 meets functions where it can (the
+# sigmoid, $\tanh$) and weighs the choice in memory.
+# </details>
+
+# %% [markdown]
 # ## Several inputs, and inputs that are not tensors
 #
 # `forward` can take any arguments: tensors, numbers, flags. Two rules follow:
@@ -220,9 +286,10 @@ from autograder import grade; grade("Square", Square)
 # Double backward is another matter (lesson 04): an input or output on `ctx` still works, and
 # an intermediate gives wrong second derivatives however it is kept.
 #
-# Two more details of `ctx`. Call `save_for_backward` **once**, with every tensor: a second call
-# replaces what the first saved. And `ctx.saved_tensors` is for backward only: inside forward
-# it is an empty tuple `()`, even after `save_for_backward`.
+# Two more details of `ctx`: `save_for_backward` is meant to be called once, with every tensor,
+# and `ctx.saved_tensors` is meant for backward. **Predict, then run:** `SavesTwice` calls
+# `save_for_backward` twice and prints `ctx.saved_tensors` in forward and in backward. What
+# do the two prints show, and which of `a` and `b` gets a gradient?
 
 # %%
 class SavesTwice(torch.autograd.Function):
@@ -245,6 +312,15 @@ class SavesTwice(torch.autograd.Function):
 a = torch.tensor([1.0, 2.0], requires_grad=True)
 b = torch.tensor([10.0, 20.0], requires_grad=True)
 SavesTwice.apply(a, b).sum().backward()
+print("a.grad =", a.grad, " b.grad =", b.grad)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Inside forward `ctx.saved_tensors` is `()`, even after two calls. Inside backward it holds
+# only `b`: the second call replaced `(a,)`. So `a` gets its gradient, `b` gets `None`, and
+# nothing warns you. The correct forward saves both in one call.
+# </details>
 
 # %% [markdown]
 # `ctx.needs_input_grad` is a tuple of booleans, one per forward input: entry $i$ is whether
@@ -274,20 +350,44 @@ Affine.apply(x, b, 2.0).sum().backward()
 print("x.grad =", x.grad)
 
 # %% [markdown]
-# It records `requires_grad` at forward time, not which gradients this backward call will
-# deliver. Asking `torch.autograd.grad` for the gradient of `x` alone still shows `True` for a
-# `b` that requires grad: backward computes `grad_b`, and autograd discards it.
+# **Predict, then run.** Now `b` requires grad, but we ask `torch.autograd.grad` for the
+# gradient of `x` alone. What does backward print for `ctx.needs_input_grad`?
 
 # %%
 b = torch.zeros(3, requires_grad=True)
 grad_x, = torch.autograd.grad(Affine.apply(x, b, 2.0).sum(), [x])
 
 # %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `(True, True, False)`. `needs_input_grad` records `requires_grad` at forward time, not which
+# gradients this backward call will deliver: backward computes `grad_b`, and autograd
+# discards it.
+# </details>
+
+# %% [markdown]
 # ## ✎ Exercise 2 · `WeightedSum`
 #
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
 # where `x1` and `x2` are tensors of the same shape and `w1`, `w2` are Python floats.
-# Return a gradient for each of the four inputs.
+# Answer on paper first:
+#
+# 1. Backward returns four values. Which inputs get a gradient, and what goes in the other
+#    places?
+# 2. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which of
+#    the four inputs do they depend on?
+# 3. So what must forward keep for backward, and where: `save_for_backward`, plain attributes,
+#    or nothing?
+#
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. `x1` and `x2` (when they require grad, by `ctx.needs_input_grad`); `None` for the floats
+#    `w1` and `w2`.
+# 2. $w_1 \delta_{ij}$ and $w_2 \delta_{ij}$: they depend on the weights only, not on any
+#    tensor. So `grad_x1 = grad_output * w1` and `grad_x2 = grad_output * w2`.
+# 3. No tensor at all: keep `w1` and `w2` as plain attributes, `ctx.w1 = w1`. A Function that
+#    saves nothing keeps no memory alive between the passes.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
 class WeightedSum(torch.autograd.Function):
@@ -318,10 +418,10 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 # %% [markdown]
 # ## When a gradient's shape differs from its input's
 #
-# One popular guide says a gradient *must* have exactly its input's shape "or it errors". The
-# engine's real rule: if the input's shape **broadcasts** to the gradient's shape, autograd
-# sums the gradient down to the input's shape for you; any other shape is an error. Return
-# gradients of the input's shape anyway (it is clearer), but know what the rule is:
+# A common belief: a gradient *must* have exactly its input's shape, "or it errors".
+# **Predict, then run.** `GradientOfShape` returns ones of a chosen shape. For an input of
+# shape $(3,)$ with a gradient of shape $(2, 3)$, and an input of shape $(2, 3)$ with a
+# gradient of shape $(1, 3)$: which raises, and what does the other give?
 
 # %%
 class GradientOfShape(torch.autograd.Function):
@@ -346,11 +446,22 @@ for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
         print(f"input {input_shape}, gradient {grad_shape}: error:", str(error).splitlines()[0])
 
 # %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The belief is too strict. The engine's rule: if the input's shape **broadcasts** to the
+# gradient's shape, autograd sums the gradient down to the input's shape for you, so $(2, 3)$
+# becomes $(3,)$ with every entry $2$. Any other shape is an error: $(2, 3)$ does not
+# broadcast to $(1, 3)$. Return gradients of the input's shape anyway: it is clearer.
+# </details>
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | `Square()(x)` or `Square.forward(ctx, x)` | no graph link or an error | `Square.apply(x)` |
+# | `return 2 * x` in `Square.backward` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | `grad_output * 2 * x`: the chain rule |
+# | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
 # | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it, an output makes a reference cycle | `ctx.save_for_backward(x)` |
 # | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input, `None` for `w1` and `w2` |
 # | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |

@@ -49,22 +49,30 @@ torch.set_printoptions(precision=4)
 #   than the largest float64 as soon as $x < -709.8$.
 
 # %% [markdown]
-# ## The maths: the sigmoid's derivative is written in its output
+# ## The maths: what does the sigmoid's backward need?
 #
-# Differentiate $\sigma(x) = (1 + e^{-x})^{-1}$ with the chain rule:
+# Derive it on paper before you open the answer.
+#
+# 1. Differentiate $\sigma(x) = (1 + e^{-x})^{-1}$ with the chain rule.
+# 2. Write your result in terms of $y = \sigma(x)$ alone, without $x$. (Hint: split
+#    $\frac{e^{-x}}{(1 + e^{-x})^2}$ into two fractions, one of which is $y$; what is the
+#    other one, written with $y$?)
+# 3. The sigmoid acts on each element separately. What does its Jacobian look like, and what
+#    is the vector-Jacobian product `grad_input` from lesson 00?
+# 4. So which tensor must forward keep for backward: $x$, $y$, or both?
+#
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
 #
 # $$\sigma'(x) = \frac{e^{-x}}{(1 + e^{-x})^2}
 #   = \underbrace{\frac{1}{1 + e^{-x}}}_{\sigma(x)} \cdot
 #     \underbrace{\frac{e^{-x}}{1 + e^{-x}}}_{1 - \sigma(x)}
 #   = \sigma(x)\,\big(1 - \sigma(x)\big).$$
 #
-# The sigmoid acts on each element separately, so its Jacobian is diagonal, with
-# $\partial y_i / \partial x_i = y_i (1 - y_i)$ on the diagonal, where $y = \sigma(x)$.
-# The vector-Jacobian product from lesson 00 is then element-wise:
-#
-# $$\texttt{grad\_input} = \texttt{grad\_output} \odot y \odot (1 - y).$$
-#
-# Backward needs **only the output $y$**. It does not need $x$ at all.
+# The Jacobian is diagonal, with $\partial y_i / \partial x_i = y_i (1 - y_i)$, so the
+# vector-Jacobian product is element-wise:
+# $\texttt{grad\_input} = \texttt{grad\_output} \odot y \odot (1 - y)$.
+# Backward needs **only the output $y$**, not $x$.
+# </details>
 
 # %% [markdown]
 # ## Saving the output or the input
@@ -189,8 +197,11 @@ report("TanhSavesInput, then * w", lambda: TanhSavesInput.apply(x) * w)
 # Three tensors are saved both times. With `MyTanh`, two of them are the same `y`, stored
 # once: 16000 bytes. With `TanhSavesInput`, `x` is extra: 24000 bytes.
 #
-# **Rule of thumb:** when the derivative can be written from the output, save the output.
-# The next layer very often keeps it anyway, and backward does not recompute anything.
+# **Rule of thumb:** memory that another node saves anyway costs nothing extra; a tensor that
+# only your Function keeps is new memory. When the derivative can be written from the
+# output, the output is usually the free choice (the next layer very often keeps it), and
+# backward recomputes nothing. A mask (below) is the exception to weigh: smaller, but always
+# new.
 
 # %% [markdown]
 # ## Staying finite: the overflow in $e^{-x}$
@@ -240,14 +251,10 @@ for name, formula in naive.items():
 # Both denominators lie in $[1, 2]$, so nothing blows up. For very negative $x$, $z$ rounds
 # to $0$ and so does $\sigma(x)$, which is the closest float64 to the true value.
 #
-# (Inside a Function whose backward uses $y(1 - y)$, the first textbook formula would in
-# fact give finite answers, since $1/\infty = 0$. But it gets there through an $\infty$, and
-# the next small edit, such as computing $1 - y$ as $e^{-x}/(1 + e^{-x})$, turns that
-# $\infty$ into `nan`. Built from $z$, no intermediate is ever infinite.)
-#
-# Backward is safe for free: $y \in [0, 1]$, so $y(1 - y) \le \tfrac14$. One detail: for
-# $x > 37$, $y$ rounds to exactly $1$ in float64 and $y(1 - y)$ gives $0$, where the true
-# derivative is below $10^{-16}$. That is harmless, and `torch.sigmoid` does the same.
+# A backward written from $y \in [0, 1]$ (your derivation above) is then safe for free: no
+# exponential, nothing to overflow. One detail: for $x \ge 37$, $y$ rounds to exactly $1$ in
+# float64, so a derivative computed from $y$ is $0$ there, where the true one is below
+# $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same.
 #
 # `torch.where(condition, a, b)` picks from `a` where `condition` holds and from `b`
 # elsewhere. It computes both `a` and `b` everywhere, which is fine here because both are
@@ -257,7 +264,7 @@ for name, formula in naive.items():
 # Now the whole range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are
 # visible. A shaded band marks where a formula gives `nan`. A curve that simply stops has
 # reached exactly $0$, which a log scale cannot draw. The dashed line is the exact
-# derivative, written with $z$ as $\sigma'(x) = z / (1 + z)^2$.
+# derivative, computed from $z$ so that nothing overflows.
 
 # %%
 xs = torch.linspace(-800, 800, 1601, dtype=torch.float64)
@@ -290,21 +297,81 @@ plt.show()
 # - Each textbook formula produces `nan` on one side, in the forward or in autograd's
 #   gradient. A single `nan` in a gradient spreads: every weight it reaches becomes `nan`.
 # - Before that, autograd's gradient of the first formula stops at $x \approx -372$: an
-#   intermediate, $y^2$, has underflowed to $0$. (The second formula's gradient does the
-#   same for $x > 37$, where two nearly equal numbers cancel; too close to $0$ to see here.)
-#   A zero where the true value is $10^{-160}$ is harmless; a `nan` is not.
+#   intermediate, $y^2$, has underflowed to $0$. The second formula's gradient stops too, at
+#   $x = 37$ (the orange curve's right end): there $e^x / (1 + e^x)$ rounds to exactly $1$,
+#   and the two terms autograd subtracts cancel to exactly $0$, where the true derivative is
+#   about $10^{-16}$. Just below $37$ the same cancellation costs digits (at $x = 30$ it gives
+#   $9.3592 \times 10^{-14}$ for $9.3576 \times 10^{-14}$). A zero where the true value is
+#   $10^{-160}$ is harmless; a `nan` is not.
+
+# %% [markdown]
+# ## Which forward formulas are good enough?
+#
+# Exercise 1's contract, which the grader checks and nothing more: in float64, values and
+# gradients finite for $|x|$ up to 800, and values accurate **relative to their size** in the
+# left tail, down to $x = -700$ (where $\sigma(x) \approx 10^{-304}$, still a normal
+# float64): $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
+#
+# **Predict, then run.** Put each forward below inside a Function that saves $y$ and whose
+# backward is your derivation from $y$. Which of the five meet the contract? (A forward that returns
+# `nan` fails; one that returns $0$ at $x = -40$ fails too.)
+
+# %%
+def forward_meets_contract(formula):
+    """Finite at |x| <= 800 and relative error below 1e-6 in the left tail, in float64.
+    A backward written from y alone is finite wherever y is, so the values decide."""
+    x = torch.linspace(-800, 800, 33, dtype=torch.float64)
+    tail = torch.tensor([-700.0, -300.0, -100.0, -40.0, -20.0], dtype=torch.float64)
+    finite = bool(torch.isfinite(formula(x)).all())
+    relative = ((formula(tail) - torch.sigmoid(tail)).abs() / torch.sigmoid(tail)).max().item()
+    return finite, relative
+
+
+def built_from_z(x, left=lambda z: z / (1 + z)):
+    z = torch.exp(-x.abs())
+    return torch.where(x >= 0, 1 / (1 + z), left(z))
+
+
+candidates = {
+    "1 / (1 + exp(-x))": lambda x: 1 / (1 + torch.exp(-x)),
+    "exp(x) / (1 + exp(x))": lambda x: torch.exp(x) / (1 + torch.exp(x)),
+    "(1 + tanh(x / 2)) / 2": lambda x: (1 + torch.tanh(x / 2)) / 2,
+    "from z: z / (1 + z) for x < 0": built_from_z,
+    "from z: 1 - 1 / (1 + z) for x < 0": lambda x: built_from_z(x, lambda z: 1 - 1 / (1 + z)),
+}
+for name, formula in candidates.items():
+    finite, relative = forward_meets_contract(formula)
+    verdict = "meets the contract" if finite and relative < 1e-6 else "fails"
+    print(f"{name:<36} finite: {finite!s:<5}  tail relative error: {relative:<8.2g} {verdict}")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Two meet it: the $z$ form and, perhaps surprisingly, the first textbook formula. Inside a
+# Function whose backward is written from $y$, $1/(1 + e^{-x})$ is fine: for $x < -709.8$,
+# $e^{-x} = \infty$ and $1/\infty = 0$ exactly, and autograd never differentiates the
+# composition, so its `nan` never appears. It is also accurate in the tail, since
+# $1/(1 + \text{large})$ loses nothing. The other three fail: $e^x/(1 + e^x)$ is
+# $\infty/\infty$ for large $x$; $1 - 1/(1 + z)$ and the $\tanh$ form compute a tiny number
+# as the difference of two numbers near $1$ and return $0$ at $x = -40$.
+#
+# Why build from $z$ anyway? It has no infinite intermediate at all, so it stays safe when you
+# edit it (compute $1 - y$ as $e^{-x}/(1 + e^{-x})$ and the first formula's $\infty$ becomes
+# $\infty/\infty$ = `nan`), and it is the pattern that carries over to softplus and
+# log-sum-exp. Both pass the grader: it checks the contract, not the formula.
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `MySigmoid`
 #
 # Write `MySigmoid`, with `MySigmoid.apply(x)` returning $\sigma(x)$.
 #
-# - **Forward:** compute it from $z = e^{-|x|}$ with `torch.exp` and `torch.where`, as above.
-#   (`torch.sigmoid` would pass the grader, which checks values, not how you got them, but
-#   then there is nothing to learn.) Values must stay finite for $|x|$ up to 800 in float64,
-#   and accurate in the left tail: $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
-# - **Save only the output** $y$, with `ctx.save_for_backward`.
-# - **Backward:** `grad_output * y * (1 - y)`.
+# - **Forward:** a formula that meets the contract above; we recommend the one built from
+#   $z = e^{-|x|}$ with `torch.exp` and `torch.where`. (`torch.sigmoid` would pass too, since
+#   the grader checks values, not how you got them, but then there is nothing to learn.)
+# - **Save only what backward needs**, with `ctx.save_for_backward`: your answer to step 4.
+# - **Backward:** your derivation, written by hand: no `torch.sigmoid` backward op such as
+#   `torch.ops.aten.sigmoid_backward`, no autograd call inside backward.
 
 # %% nbgrader={"grade_id": "answer_MySigmoid", "solution": true}
 class MySigmoid(torch.autograd.Function):
@@ -358,16 +425,43 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 # %% [markdown]
 # ## Masks: the ReLU
 #
-# $\mathrm{relu}(x) = \max(x, 0)$ has derivative $1$ where $x > 0$ and $0$ where $x < 0$.
-# At $x = 0$ it has no derivative; PyTorch uses $0$ there, and so will we. The Jacobian
-# is diagonal with zeros and ones on the diagonal, so
+# $\mathrm{relu}(x) = \max(x, 0)$. Before the code, answer on paper:
 #
-# $$\texttt{grad\_input} = \texttt{grad\_output} \odot \mathbb{1}[x > 0].$$
+# 1. What is $\partial y_i / \partial x_j$? At $x = 0$ the ReLU has no derivative: which value
+#    would you use there?
+# 2. What does backward need to know about $x$: its values, or less?
+# 3. Three tensors could carry that: the input $x$, the output $y$, or a new boolean tensor.
+#    What does each cost, counting only memory nobody else keeps?
 #
-# Backward does not need the values of $x$, only **which entries were positive**. A boolean
-# tensor `x > 0` holds exactly that, in 1 byte per element instead of 4 (float32) or 8
-# (float64). A boolean mask is a new tensor, neither input nor output, but that is fine: no
-# gradient ever flows through a mask, so double backward (lesson 04) is not affected.
+# **Predict, then run.** What gradient does `torch.relu` give at $x = 0$? And what does its
+# backward node keep: the input, the output, or a mask?
+
+# %%
+x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+y = torch.relu(x)
+saved = y.grad_fn._saved_result  # what ReluBackward0 keeps for backward
+print("relu's node keeps a", saved.dtype, "tensor equal to its output:", torch.equal(saved, y))
+y.sum().backward()
+print("x.grad =", x.grad)
+
+# %% [markdown]
+# <details><summary><b>Check your answers</b> (open after running)</summary>
+#
+# 1. The Jacobian is diagonal, with $1$ where $x > 0$ and $0$ where $x < 0$. At $x = 0$ any
+#    value in $[0, 1]$ is a valid subgradient; PyTorch uses $0$, and so will we:
+#    $\texttt{grad\_input} = \texttt{grad\_output} \odot \mathbb{1}[x > 0]$.
+# 2. Only **which entries were positive**.
+# 3. PyTorch's own ReLU keeps its **output** ($y > 0$ exactly where $x > 0$). That is free
+#    whenever something else keeps $y$ anyway, as the next linear layer does (it needs its
+#    input for its weight's gradient). A boolean mask `x > 0` takes 1 byte per element instead
+#    of 4 (float32) or 8 (float64), but it is **always new memory**: nobody else holds it.
+#    So a mask beats the output only when nothing else keeps $x$ or $y$: before a residual
+#    addition or a sum, or inside a fused Function whose pre-activation is never returned.
+#    Lesson 02 measures both cases: in a plain network of linear layers the mask loses.
+#
+# A mask is neither input nor output, but no gradient ever flows through it, so double
+# backward (lesson 04) is not affected.
+# </details>
 
 # %% [markdown]
 # ### Worked example: `HardClip`
@@ -401,7 +495,9 @@ x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
 report("HardClip (saves a bool mask)", lambda: HardClip.apply(x))
 
 # %% [markdown]
-# 1000 bytes for 1000 elements, where saving `x` would have cost 8000.
+# `report` counts 1000 bytes for 1000 elements, all of it new: nobody else holds the mask.
+# Saving `x` would count 8000 bytes but add nothing while the caller holds `x` anyway. Which
+# one is cheaper depends on what the rest of the graph keeps, just as it did for $\tanh$.
 
 # %% [markdown]
 # ## Never write into `grad_output`
@@ -415,7 +511,8 @@ report("HardClip (saves a bool mask)", lambda: HardClip.apply(x))
 #   backward of `.sum()` does exactly that: it expands a single `1`. Writing one element then
 #   writes all of them.
 #
-# Here is `HardClip` done the wrong way:
+# Here is `HardClip` done the wrong way. **Predict, then run:** after `.sum().backward()`,
+# what is `x.grad`? And after `.backward(g)`, what is `g`?
 
 # %%
 class HardClipInPlace(torch.autograd.Function):
@@ -446,10 +543,14 @@ HardClipInPlace.apply(x).backward(g)
 print("after .backward(g):   g =", g, " (the caller's tensor, changed)")
 
 # %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
 # After `.sum()` the gradient is zero **everywhere**, with no error: writing a zero into one
-# element wrote it into the single memory location all four share. The fix is the one
-# `HardClip` uses: build a new tensor, `grad_output * mask`. (If you really want to write
-# into something, write into `grad_output.clone()`.)
+# element wrote it into the single memory location all four share. After `.backward(g)` the
+# caller's `g` has lost its first and last entries. The fix is the one `HardClip` uses: build
+# a new tensor, `grad_output * mask`. (If you really want to write into something, write into
+# `grad_output.clone()`.)
+# </details>
 
 # %% [markdown]
 # ## Saved tensors go through `save_for_backward`, even masks
@@ -464,7 +565,8 @@ print("after .backward(g):   g =", g, " (the caller's tensor, changed)")
 # still works for an input or an output kept this way; lesson 04 shows what does break it.)
 #
 # Let's change the output of `tanh` in place before backward, once with `MyTanh`, once with
-# a copy that keeps `y` as an attribute:
+# a copy that keeps `y` as an attribute. **Predict, then run:** which of the two raises, and
+# what does the other one return? How many bytes does `report` find saved by `TanhOnCtx`?
 
 # %%
 class TanhOnCtx(torch.autograd.Function):
@@ -496,9 +598,12 @@ x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
 report("TanhOnCtx (y kept as ctx.y)", lambda: TanhOnCtx.apply(x))  # the hooks never see y
 
 # %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
 # `MyTanh` refuses to run. `TanhOnCtx` returns a wrong gradient, even of the wrong sign,
 # without a word. And `report`, which counts through saved-tensor hooks, finds nothing saved,
 # although `TanhOnCtx` keeps 8000 bytes alive.
+# </details>
 #
 # The rule for `ctx` is short: **tensors through `ctx.save_for_backward`, everything else
 # (numbers, shapes, flags) as attributes.** That holds for masks too: `ctx.mask = mask` is
@@ -508,9 +613,10 @@ report("TanhOnCtx (y kept as ctx.y)", lambda: TanhOnCtx.apply(x))  # the hooks n
 # ## ✎ Exercise 2 · `MyReLU`
 #
 # Write `MyReLU`, with `MyReLU.apply(x)` returning $\max(x, 0)$ and a gradient of $0$
-# at $x \le 0$.
+# at $x \le 0$, **including $x = 0$ exactly** (as `torch.relu`).
 #
-# - Save what backward needs (a boolean mask is enough) with `ctx.save_for_backward`.
+# - Save what backward needs with `ctx.save_for_backward`: a boolean mask or the output, as
+#   you decided above.
 # - Never modify `grad_output` or `x` in place: return a new tensor.
 
 # %% nbgrader={"grade_id": "answer_MyReLU", "solution": true}
@@ -554,23 +660,25 @@ backward_flow(neuron, names={"x": x, "w": w, "b": b})
 # %% [markdown]
 # ## A Python number as a second input: the scaled sigmoid
 #
-# Now combine both ideas with an input that is not a tensor:
-# $y = s\,\sigma(x)$, where the scale $s$ is a Python float. By the chain rule
+# Now combine both ideas with an input that is not a tensor: $y = s\,\sigma(x)$, where the
+# scale $s$ is a Python float that may be negative or zero. Answer on paper:
 #
-# $$\frac{\partial y}{\partial x} = s\,\sigma(x)\,\big(1 - \sigma(x)\big),$$
+# 1. What is $\partial y / \partial x$, and what does backward return for $s$?
+# 2. Could forward save only its output $y$, as `MySigmoid` does? (Hint: what is
+#    $\sigma(x)$ in terms of $y$, and what happens at $s = 0$?)
+# 3. If not, what are the choices, and what does each cost?
 #
-# and $s$ gets no gradient, so backward returns `None` in its place.
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
 #
-# What should forward save this time? The output is $y = s\,\sigma(x)$, so
-# $\sigma(x) = y / s$, which is $0/0$ when $s = 0$. Here the output does **not** carry what
-# backward needs. Two choices remain:
-#
-# - **save the input $x$** and compute $\sigma(x)$ again in backward: one more exponential
-#   per element, always correct;
-# - **save $\sigma(x)$**, a new float tensor: enough for first derivatives, but lesson 04
-#   shows that a saved intermediate gives wrong second derivatives.
-#
-# Prefer the first. The scale itself is a float, so it goes on `ctx` as a plain attribute.
+# 1. By the chain rule $\dfrac{\partial y}{\partial x} = s\,\sigma(x)\,\big(1 - \sigma(x)\big)$;
+#    $s$ is not a tensor, so backward returns `None` in its place.
+# 2. No: $\sigma(x) = y / s$ is $0/0$ when $s = 0$. The output does not carry what backward
+#    needs.
+# 3. **Save the input $x$** and compute $\sigma(x)$ again in backward: one more exponential per
+#    element, always correct. Or **save $\sigma(x)$**, a new float tensor: enough for first
+#    derivatives, but lesson 04 shows that a saved intermediate gives wrong second
+#    derivatives. Prefer the first. The scale is a float: a plain attribute on `ctx`.
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `ScaledSigmoid`
@@ -641,22 +749,28 @@ plt.show()
 # | recovering $\sigma(x)$ as `y / scale` | `nan` for `scale = 0` | save `x` and recompute |
 # | returning one gradient from `ScaledSigmoid.backward` | `RuntimeError: returned an incorrect number of gradients` | `return grad_x, None` |
 #
-# **Where popular write-ups go wrong.**
+# **Common misconceptions.**
 #
-# - One widely read guide states the `ctx` rule correctly (tensors only through
-#   `save_for_backward`) and then, in two of its own examples, stores a mask as
-#   `ctx.mask = mask`. The rule is right; the examples are not, for the reasons measured
-#   above.
-# - ReLU backwards that zero `grad_output[x < 0]` in place and return it are easy to find
-#   online. They pass a quick test with `torch.ones` as the gradient and fail inside real
-#   graphs, as `HardClipInPlace` showed. PyTorch's own tutorial clones `grad_output`
-#   first, which is correct; multiplying by the mask does the same in one step.
+# - *"A boolean mask has no gradient, so `ctx.mask = mask` is harmless."* Gradients are not
+#   the point: a mask kept as an attribute escapes the in-place version check and saved-tensor
+#   hooks exactly as `ctx.y = y` does (`TanhOnCtx` above). Every tensor goes through
+#   `save_for_backward`.
+# - *"Zeroing `grad_output` in place saves a copy."* It passes a quick test with `torch.ones`
+#   as the gradient and fails inside real graphs, as `HardClipInPlace` showed. Multiplying by
+#   the mask makes the one new tensor backward needs anyway.
+# - *"Save the output whenever the derivative can be written from it."* Only when that is
+#   cheapest: a mask can be smaller, the output can be free, and neither helps when the output
+#   cannot give back what backward needs (`ScaledSigmoid` at $s = 0$).
+# - *"The textbook $1/(1 + e^{-x})$ must be avoided."* Left to autograd it gives `nan`
+#   gradients; inside your Function with a backward from $y$, it meets the contract.
 #
 # ## Summary
 #
-# Save the output when the derivative is written in it (sigmoid, tanh), save a boolean mask
-# when backward only needs to know *where* (ReLU, clamp), and save the input when the output
-# cannot give back what backward needs (a scale of zero). Always through
+# Save what backward needs in the form that costs least in the whole graph: the output when
+# the derivative is written in it and the next layer keeps it anyway (sigmoid, tanh, ReLU in
+# a plain network), a boolean mask when backward only needs to know *where* and nothing else
+# keeps the activation, and the input when the output cannot give back what backward needs
+# (a scale of zero). Always through
 # `ctx.save_for_backward`; never write into `grad_output`, your inputs or saved tensors.
 # Build forward formulas from pieces that cannot overflow, such as $e^{-|x|}$.
 # Next lesson: a linear layer, where gradients become matrix products.

@@ -24,6 +24,8 @@
 # Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**.
 
 # %% nbgrader={"locked": true}
+import warnings
+
 import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
@@ -53,10 +55,56 @@ torch.set_printoptions(precision=4)
 # Element by element, $\;y_{ni} = \sum_j x_{nj} W_{ij} + b_i$.
 
 # %% [markdown]
-# ## The three gradients
+# ## Derive the three gradients
 #
-# The chain rule sums over every $y_{ni}$ that a variable touches. Use the element form, read
-# off which indices survive, and write the result as a matrix product:
+# Backward receives $G$ and returns `grad_x`, `grad_weight` and `grad_bias`, each of its input's
+# shape. Work them out on paper before you open the answer, one index at a time.
+#
+# **Step 1, the local derivative.** Write $\partial y_{ni} / \partial x_{mj}$. Which entries are
+# non-zero? (Hint: row $n$ of $y$ is computed from row $n$ of $x$ alone.)
+#
+# **Step 2, `grad_x`.** The chain rule sums over every output the variable touches:
+# $\dfrac{\partial L}{\partial x_{mj}} = \sum_{n,i} G_{ni}\,
+# \dfrac{\partial y_{ni}}{\partial x_{mj}}$. Simplify it with step 1, then write the result as
+# one matrix product of $G$ $(N, \text{out})$ and $W$ $(\text{out}, \text{in})$. Does it have
+# the shape of $x$?
+#
+# **Step 3, `grad_weight`.** Which outputs $y_{ni}$ does $W_{ij}$ touch? Write
+# $\partial L / \partial W_{ij}$ as a sum over one index, then as a matrix product of $G$ and
+# $x$, transposing whichever factor the shape $(\text{out}, \text{in})$ requires.
+#
+# **Step 4, `grad_bias`.** $b_i$ is added to $y_{ni}$ for every row $n$. What is
+# $\partial L / \partial b_i$?
+#
+# Try your formulas here. The first guesses below are a popular wrong `grad_x` (it runs
+# because $W$ is square) and zeros; replace them until every error is zero.
+
+# %%
+x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+W = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)  # square: every guess runs
+b = torch.randn(3, dtype=torch.float64, requires_grad=True)
+G = torch.randn(5, 3, dtype=torch.float64)  # plays the role of grad_output
+(x @ W.T + b).backward(G)
+
+
+def my_linear_gradients(G, x, W):
+    """(grad_x, grad_weight, grad_bias) of y = x @ W.T + b: your derivation."""
+    return G @ W.T, torch.zeros_like(W), torch.zeros(W.shape[0], dtype=G.dtype)
+
+
+for name, mine, truth in zip(["grad_x", "grad_weight", "grad_bias"],
+                             my_linear_gradients(G, x.detach(), W.detach()),
+                             [x.grad, W.grad, b.grad]):
+    print(f"{name:<12} largest error against autograd: {(mine - truth).abs().max().item():.3g}")
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# Step 1: $\partial y_{ni} / \partial x_{mj} = \delta_{nm} W_{ij}$: zero unless $m = n$. As a
+# matrix the local Jacobian has $N\cdot\text{out} \times N\cdot\text{in}$ entries, almost all
+# zero, and backward never builds it.
+#
+# Steps 2 to 4, each a vector-Jacobian product done in one operation:
 #
 # $$\frac{\partial L}{\partial x_{nj}} = \sum_i G_{ni}\, W_{ij}
 #   \quad\Longrightarrow\quad
@@ -70,34 +118,26 @@ torch.set_printoptions(precision=4)
 #
 # $$\frac{\partial L}{\partial b_{i}} = \sum_n G_{ni}
 #   \quad\Longrightarrow\quad
-#   \underbrace{\texttt{grad\_bias}}_{(\text{out},)} = \sum_n G_{n,:}
-#   \quad\text{(a sum over the rows of } G\text{)}$$
+#   \underbrace{\texttt{grad\_bias}}_{(\text{out},)} = \text{the sum of the rows of } G$$
 #
-# The local Jacobian $\partial y_{ni} / \partial x_{mj} = \delta_{nm} W_{ij}$ has
-# $N\cdot\text{out} \times N\cdot\text{in}$ entries, almost all zero. We never build it: each
-# formula above is the vector-Jacobian product done in one matrix multiplication.
-#
-# **Shapes check the algebra.** There is only one way to multiply $G$ $(N, \text{out})$ with
-# $W$ $(\text{out}, \text{in})$ and get $(N, \text{in})$. Whenever you are unsure of a
-# transpose, write the shapes next to the formula.
+# In code: `G @ W`, `G.T @ x` and `G.sum(0)`. **Shapes check the algebra**: there is only one
+# way to multiply $G$ $(N, \text{out})$ with $W$ $(\text{out}, \text{in})$ and get
+# $(N, \text{in})$. Whenever you are unsure of a transpose, write the shapes next to the formula.
+# </details>
 
 # %% [markdown]
-# ### A transpose too many, and where a popular text goes wrong
+# ### A common misconception: a transpose in forward means a transpose in backward
 #
-# Because the forward multiplies by $W^\top$, it is tempting to think backward must
-# multiply by $W^\top$ too. One widely read text even "fixes" a correct
-# `grad_output @ W` into `grad_output @ W.t()`. The shapes say otherwise:
-# $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit unless
-# $\text{in} = \text{out}$. And when $W$ is square, the wrong formula runs and is silently
-# wrong. Let autograd be the judge, with a square $W$:
+# Forward multiplies by $W^\top$, so it is tempting to multiply by $W^\top$ in backward too, and
+# to "correct" a right `grad_output @ W` into `grad_output @ W.t()`. The shapes refute it:
+# $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit unless $\text{in} = \text{out}$.
+#
+# **Predict, then run.** With the square $W$ above, both formulas run. Which one equals
+# autograd's `grad_x`? And with $\text{in} = 3$, $\text{out} = 4$?
 
 # %%
-x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
-W = torch.randn(3, 3, dtype=torch.float64)  # square: both formulas run
-G = torch.randn(5, 3, dtype=torch.float64)
-(x @ W.T).backward(G)
-print("autograd's grad_x == G @ W   :", torch.allclose(x.grad, G @ W))
-print("autograd's grad_x == G @ W.T :", torch.allclose(x.grad, G @ W.T))
+print("autograd's grad_x == G @ W   :", torch.allclose(x.grad, G @ W.detach()))
+print("autograd's grad_x == G @ W.T :", torch.allclose(x.grad, G @ W.detach().T))
 
 W_rect, G_rect = torch.randn(4, 3), torch.randn(5, 4)  # in = 3, out = 4
 try:
@@ -106,28 +146,46 @@ except RuntimeError as error:
     print("with in != out, G @ W.T fails:", error)
 
 # %% [markdown]
-# ## Leading dimensions
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Only `G @ W` matches. With a square $W$ the transposed formula runs and is silently wrong;
+# with $\text{in} \ne \text{out}$ it cannot even run. $W^\top$ in the forward becomes $W$ in
+# `grad_x`, and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
+# </details>
+
+# %% [markdown]
+# ## Leading dimensions: your turn to derive
 #
 # `nn.Linear` accepts $x$ of shape $(*, \text{in})$: a single vector $(\text{in},)$, a batch
 # $(N, \text{in})$, a batch of sequences $(B, T, \text{in})$, and so on. The output has shape
-# $(*, \text{out})$. Call each position in the leading dimensions $p$, with $x_p$ and
-# $g_p$ the input row and `grad_output` row there (column vectors), and let $M$ be how many
-# positions there are ($M = 1$ for a single vector, $M = BT$ for $(B, T, \text{in})$).
+# $(*, \text{out})$, and so has $G$. Call each position in the leading dimensions $p$ (for
+# $(B, T, \text{in})$, $p$ runs over the $M = BT$ pairs $(b, t)$), with $x_p$ and $g_p$ the
+# input row and the `grad_output` row there.
 #
-# - **`grad_x`** needs nothing new: $G W$ with $G$ of shape $(*, \text{out})$ gives
-#   $(*, \text{in})$, because `@` treats the leading dimensions as a batch.
-# - **`grad_weight` and `grad_bias`** get a contribution from *every* position, and the
-#   contributions add up:
+# 1. Does your `grad_x` $= G W$ still work when $G$ has shape $(B, T, \text{out})$? (Hint: `@`
+#    treats every dimension but the last two as a batch.)
+# 2. $W_{ij}$ is used at every position. Write $\partial L / \partial W_{ij}$ as a sum over $p$.
+#    How do you compute that sum with **one** 2-D matrix product, whatever the number of
+#    leading dimensions? (Hint: which `reshape` turns $(B, T, \text{in})$ into rows?)
+# 3. The same question for `grad_bias`.
+# 4. Does your answer to 2 still work for a single vector, $x$ of shape $(\text{in},)$?
+#
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. Yes: $(B, T, \text{out}) \mathbin{@} (\text{out}, \text{in})$ gives $(B, T, \text{in})$,
+#    one product per position.
+# 2. Every position contributes, and the contributions add up:
 #
 # $$\underbrace{\texttt{grad\_weight}}_{(\text{out},\,\text{in})}
 #   = \sum_p \underbrace{g_p}_{(\text{out},\,1)} \underbrace{x_p^\top}_{(1,\,\text{in})}
-#   = \underbrace{G_2^\top}_{(\text{out},\,M)} \underbrace{x_2}_{(M,\,\text{in})},
-#   \qquad
-#   \underbrace{\texttt{grad\_bias}}_{(\text{out},)} = \sum_p g_p ,$$
+#   = \underbrace{G_2^\top}_{(\text{out},\,M)} \underbrace{x_2}_{(M,\,\text{in})},$$
 #
-# where $G_2$ = `grad_output.reshape(-1, out)` $(M, \text{out})$ and
-# $x_2$ = `x.reshape(-1, in)` $(M, \text{in})$ flatten all leading dimensions into one.
-# `reshape(-1, n)` also turns a single vector into one row, so the same lines cover $M = 1$.
+#    where $G_2$ = `grad_output.reshape(-1, out)` $(M, \text{out})$ and
+#    $x_2$ = `x.reshape(-1, in)` $(M, \text{in})$ flatten every leading dimension into rows. The
+#    one product sums over all $M$ positions.
+# 3. $\texttt{grad\_bias} = \sum_p g_p$: `grad_output.reshape(-1, out).sum(dim=0)`.
+# 4. Yes: `reshape(-1, n)` turns a single vector into one row, so the same lines cover $M = 1$.
+# </details>
 
 # %% [markdown]
 # ### Worked example: `FeatureScale`
@@ -175,9 +233,41 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
           torch.autograd.gradcheck(FeatureScale.apply, (x, s)))
 
 # %% [markdown]
-# Lesson 00 showed that autograd would sum a gradient of shape $(M, d)$ down to $(d,)$ by
-# itself. Do the sum yourself anyway: the shapes of your gradients then say what you mean,
-# and a matrix product such as `grad_weight` has no such safety net.
+# ### What the engine sums for you, and what it cannot
+#
+# Lesson 00 showed that the engine sums a gradient down to its input's shape when the input's
+# shape broadcasts to it. **Predict, then run.** For $x$ of shape $(2, 5, 3)$ and $G$ of shape
+# $(2, 5, 4)$, which of these three `grad_weight` candidates raise, and which give a gradient
+# that the engine can sum to $(4, 3)$? And `G.T @ x` for a single vector, $x$ of shape $(3,)$?
+
+# %%
+G3, x3 = torch.randn(2, 5, 4), torch.randn(2, 5, 3)
+G1, x1 = torch.randn(4), torch.randn(3)
+candidates = {
+    "G.mT @ x, 3-D": lambda: G3.mT @ x3,
+    "G.T @ x, 3-D": lambda: G3.T @ x3,
+    "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": lambda: G3.reshape(-1, 4).T @ x3.reshape(-1, 3),
+    "G.T @ x, 1-D": lambda: G1.T @ x1,
+}
+for label, candidate in candidates.items():
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # .T on a 3-D tensor is deprecated
+            print(f"{label:<44} shape {tuple(candidate().shape)}")
+    except RuntimeError as error:
+        print(f"{label:<44} RuntimeError: {str(error).splitlines()[0][:60]}...")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `G.mT @ x` is a batched product: one $(4, 3)$ matrix per batch entry, shape $(2, 4, 3)$.
+# Returned from backward, the engine would sum it to $(4, 3)$, which is the right gradient.
+# `.T` on a 3-D tensor reverses **every** dimension (PyTorch warns that this is deprecated), so
+# `G.T @ x` multiplies $(4, 5, 2)$ by $(2, 5, 3)$ and fails. On 1-D tensors `@` is a dot
+# product, which fails for vectors of sizes 4 and 3. Flattening first works for every shape
+# and says what you mean: one $(\text{out}, \text{in})$ gradient summed over every position.
+# Do the sums yourself, in `grad_bias` too: the shapes of your gradients then state the maths.
+# </details>
 
 # %% [markdown]
 # ## `needs_input_grad` saves real work
@@ -192,7 +282,11 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
 #
 # `torch.utils.flop_counter.FlopCounterMode` counts the FLOPs of the matrix products run
 # inside it (not of sums or element-wise operations). Here is one backward through
-# PyTorch's own `F.linear` for every choice of which inputs require a gradient:
+# PyTorch's own `F.linear` for every choice of which inputs require a gradient.
+#
+# **Predict, then run.** With $x$ of shape $(10, 6)$ and $W$ of shape $(4, 6)$, one matrix
+# product costs $2 \cdot 10 \cdot 4 \cdot 6 = 480$ FLOPs. How many FLOPs does the backward do
+# when only `b` requires grad? When only `x` does? When all three do?
 
 # %%
 IN, OUT, ROWS = 6, 4, 10
@@ -231,9 +325,12 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# PyTorch's linear pays one matrix product per gradient it is asked for, and nothing for a
-# bias-only gradient. A backward that computes everything always pays the red line. Your
-# Function should match the blue bars.
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# 0, 480 and 960. PyTorch's linear pays one matrix product per gradient it is asked for, and
+# nothing for a bias-only gradient (a sum, which the counter does not count). A backward that
+# computes everything always pays the red line. Your Function should match the blue bars.
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `MyLinearFunction`
@@ -381,27 +478,36 @@ show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, b
 # $(64, 16)$, 4 bytes per element.
 #
 # Autograd never keeps $z$ itself: nothing saves it, so it is freed as soon as the ReLU has
-# run. What the ReLU keeps is its float output, and its backward reads from it only **where
-# $z > 0$**:
+# run. What the ReLU keeps is its float output, 4 bytes per element.
 #
-# $$\frac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0], \qquad
-#   \text{then the linear layer's three formulas with } \frac{\partial L}{\partial z}
-#   \text{ in place of } G.$$
+# One Function that does both may keep less. Before the exercise, answer on paper:
 #
-# One Function that does both can keep $x$, $W$ and a **boolean mask**, 1 byte per element
-# where the float output took 4. It must keep no float tensor of shape $(*, \text{out})$,
-# neither $z$ nor the output: that is the memory fusing is meant to drop.
+# 1. Write $\partial L / \partial z$ in terms of $G$ and $z$: what does the ReLU part of
+#    backward need to know about $z$, and what is the smallest tensor that holds it?
+# 2. Once you have $\partial L / \partial z$, what is left to compute, and what must forward
+#    keep for it?
+#
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. $\dfrac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0]$: only **where** $z > 0$, a
+#    boolean mask, 1 byte per element where the float output took 4.
+# 2. The linear layer's three formulas with $\partial L / \partial z$ in place of $G$, which
+#    need $x$ and $W$. So the fused Function keeps $x$, $W$ and the mask, and no float tensor
+#    of shape $(*, \text{out})$, neither $z$ nor the output: that is the memory fusing is
+#    meant to drop.
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `FusedLinearReLU`
 #
 # Write `FusedLinearReLU`, with `FusedLinearReLU.apply(x, weight, bias=None)` returning
-# `relu(x @ weight.T + bias)`, shapes as in exercise 1.
+# `relu(x @ weight.T + bias)`, shapes as in exercise 1, and a gradient of 0 where the
+# pre-activation is $\le 0$ (as `torch.relu`).
 #
-# - Forward saves `x`, `weight` and the boolean mask `z > 0` through
-#   `ctx.save_for_backward`: no float pre-activation $z$, no output.
-# - Backward first multiplies `grad_output` by the mask (a new tensor), then applies the
-#   three formulas of exercise 1, still skipping the gradients `ctx.needs_input_grad` rules out.
+# - Forward saves `x`, `weight` and a boolean mask through `ctx.save_for_backward`: no float
+#   pre-activation $z$, no output.
+# - Backward never writes into `grad_output`, and still skips the gradients
+#   `ctx.needs_input_grad` rules out.
 
 # %% nbgrader={"grade_id": "answer_FusedLinearReLU", "solution": true}
 class FusedLinearReLU(torch.autograd.Function):
@@ -485,7 +591,12 @@ inspect_saved(FusedLinearReLU, x, weight, bias)
 #
 # `TensorAccounting` (from the grading library) watches every tensor created during one
 # training step and reports the bytes alive after forward and the peak, beyond the inputs
-# and weights that exist before the step.
+# and weights that exist before the step. (Read the bytes alive with `live_bytes()`: it
+# first drops the tensors freed since the last operation, such as the `h` deleted below.)
+#
+# **Predict, then run.** Each activation $h$ is $256 \times 64$ float32 numbers, 64 KiB; each
+# mask is 16 KiB. Count what each of the four networks keeps after forward. In which network
+# does fusing keep less?
 
 # %%
 WIDTH, BATCH, DEPTH = 64, 256, 8
@@ -511,7 +622,7 @@ def step_memory(network, block):
             h = network(block, h, w, b)
         loss = h.sum()
         del h
-        kept = books.now
+        kept = books.live_bytes()
         loss.backward()
         del loss
     for p in weights + biases:
@@ -541,12 +652,27 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# In the residual network fusing keeps less and lowers the peak; in the plain one it keeps
-# more, and a version that saves its output instead of a mask (the ReLU's derivative can be
-# read from $y > 0$) would only match the composed version's bytes kept. Fusing in Python
-# changes **what is kept**; it cannot avoid materialising $z$. Real fused kernels win twice
-# more: they apply the ReLU to $z$ in fast on-chip memory instead of writing $z$ out and
-# reading it back, and some pack the mask into one **bit** per element.
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Count activations (64 KiB) and masks (16 KiB); the loss adds 4 bytes.
+#
+# - **plain, composed**: each ReLU saves its output $h_i$, which the next linear saves too,
+#   kept once: $8 \times 64 = 512$ KiB.
+# - **plain, fused**: each block saves its input and a mask. $h_1, \dots, h_7$ are inputs of
+#   the next block; $h_8$ is saved by nobody and freed: $7 \times 64 + 8 \times 16 = 576$ KiB.
+#   More than composed: the masks are new memory, while the outputs they replace are kept by
+#   the next layer anyway.
+# - **residual, composed**: the linears keep $h_1, \dots, h_7$ and the ReLUs keep their own
+#   outputs, which nothing else needs: $15 \times 64 = 960$ KiB.
+# - **residual, fused**: $h_1, \dots, h_7$ and eight masks: $576$ KiB.
+#
+# So fusing keeps less and lowers the peak in the residual network, and keeps more in the
+# plain one, where a version that saved its output instead of a mask (the ReLU's derivative
+# can be read from $y > 0$) would only match the composed version. Fusing in Python changes
+# **what is kept**; it cannot avoid materialising $z$. Real fused kernels win twice more: they
+# apply the ReLU to $z$ in fast on-chip memory instead of writing $z$ out and reading it back,
+# and some pack the mask into one **bit** per element.
+# </details>
 
 # %% [markdown]
 # ## Common mistakes
@@ -554,21 +680,14 @@ plt.show()
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | `grad_x = grad_output @ weight.T` | a shape error when in $\ne$ out; silently wrong when $W$ is square | `grad_output @ weight`: $(*, \text{out}) \cdot (\text{out}, \text{in})$ |
-# | `grad_weight = grad_output.T @ x` without flattening | an error or a wrong result for 1-D or 3-D `x` | flatten first: `g2.T @ x2` with `reshape(-1, n)` |
+# | `grad_weight = grad_output.T @ x` without flattening | `RuntimeError` for 1-D `x` (a dot product of sizes out and in) and for 3-D `x` (`.T` reverses every dimension) | flatten first: `g2.T @ x2` with `reshape(-1, n)` |
 # | `grad_bias = grad_output` | works only because the engine sums it for you; unclear | `grad_output.reshape(-1, out).sum(dim=0)` |
 # | reading `ctx.needs_input_grad[2]` when called without a bias | `IndexError`: only two inputs were passed | remember `bias is not None` in forward |
 # | computing every gradient always | twice the backward FLOPs when only one is needed | `if ctx.needs_input_grad[i]:` |
 # | saving the float pre-activation `z` in the fused Function | the memory fusing was meant to save is still spent | save `z > 0` |
 # | `ctx.mask = z > 0` | skips the in-place check; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
 # | `grad_output[~mask] = 0` | corrupts gradients autograd shares | `grad_output * mask` |
-#
-# **Where a popular text is wrong.** For $y = x W^\top$, $\;\partial L/\partial x = G\,W$.
-# One widely read text corrects `grad_output @ W` into `grad_output @ W.t()`. The shapes
-# $(N, \text{out}) \cdot (\text{in}, \text{out})$ show the mistake: with in $\ne$ out the
-# "fix" fails, and with a square $W$ it runs and gives wrong numbers, as autograd confirmed
-# above. A transpose in the forward does not mean a transpose in every backward formula:
-# $W^\top$ in the forward becomes $W$ in `grad_x` and stays out of `grad_weight`'s
-# $G^\top x$ altogether.
+# | forgetting the ReLU's mask in the fused backward | wrong gradients wherever $z \le 0$ | `grad_output * mask` first |
 #
 # ## Summary
 #

@@ -76,11 +76,13 @@ def my_sigmoid_quick(MySigmoid) -> None:
     function = check_is_function(MySigmoid, MY_SIGMOID)
     values = {"x": sample((5,), "cpu")}
     with case("x of shape (5,)"):
-        forward, _ = check_values_and_gradients(function, MY_SIGMOID, values)
+        forward, backward = check_values_and_gradients(function, MY_SIGMOID, values)
         check_no_ctx_tensors(MY_SIGMOID, forward)
         check_saves_only_output(MY_SIGMOID, forward)
+        check_backward_by_hand(MY_SIGMOID, backward)
     check_gradcheck(function, MY_SIGMOID, values)
     check_extreme_inputs(function, MY_SIGMOID, "cpu")
+    check_version_tracking(function, MY_SIGMOID, values)
 
 
 def my_sigmoid_full(MySigmoid, device) -> None:
@@ -100,12 +102,28 @@ def my_sigmoid_full(MySigmoid, device) -> None:
     check_gradcheck(function, MY_SIGMOID, {"x": sample((3,), device)})
 
 
+def check_gradient_at_zero(function, spec: Spec, device) -> None:
+    """The contract (as torch.relu) gives gradient 0 at x = 0 exactly, +0.0 and -0.0 alike."""
+    x = torch.tensor([-1.0, 0.0, 2.0, -0.0], dtype=torch.float64, device=device)
+    inputs = make_inputs({"x": x})
+    forward = run_forward(function, spec, inputs)
+    grad = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output)).grads[0]
+    if isinstance(grad, torch.Tensor) and grad.shape == x.shape and bool(grad[[1, 3]].any()):
+        raise GradingError(
+            f"{spec.name}'s gradient at x = 0 is {grad[1].item()!r}, where the contract (and "
+            "torch.relu) gives 0: the mask is x > 0, not x >= 0")
+    with case("x holding exact zeros"):
+        check_values_and_gradients(function, spec, {"x": x})
+
+
 def my_relu_quick(MyReLU) -> None:
     function = check_is_function(MyReLU, MY_RELU)
     values = {"x": sample((6,), "cpu", away_from_zero=0.1)}
     with case("x of shape (6,)"):
-        forward, _ = check_values_and_gradients(function, MY_RELU, values)
+        forward, backward = check_values_and_gradients(function, MY_RELU, values)
         check_no_ctx_tensors(MY_RELU, forward)
+        check_backward_by_hand(MY_RELU, backward)
+    check_gradient_at_zero(function, MY_RELU, "cpu")
     check_gradcheck(function, MY_RELU, values)
 
 
@@ -117,6 +135,7 @@ def my_relu_full(MyReLU, device) -> None:
             forward, backward = check_values_and_gradients(function, MY_RELU, values)
             check_no_ctx_tensors(MY_RELU, forward)
             check_backward_by_hand(MY_RELU, backward)
+    check_gradient_at_zero(function, MY_RELU, device)
     check_values_and_gradients(function, MY_RELU,
                                {"x": sample((3, 4), device, dtype=torch.float32,
                                             away_from_zero=0.1)}, rtol=1e-5, atol=1e-6)
@@ -129,11 +148,12 @@ def _scaled_values(shape, device, scale, seed=0, dtype=torch.float64) -> dict:
 
 def scaled_sigmoid_quick(ScaledSigmoid) -> None:
     function = check_is_function(ScaledSigmoid, SCALED_SIGMOID)
-    for scale in (2.5, 0.0):
+    for scale in (2.5, -1.0, 0.0):
         with case(f"x of shape (5,), scale={scale}"):
-            forward, _ = check_values_and_gradients(function, SCALED_SIGMOID,
-                                                    _scaled_values((5,), "cpu", scale))
+            forward, backward = check_values_and_gradients(function, SCALED_SIGMOID,
+                                                           _scaled_values((5,), "cpu", scale))
             check_no_ctx_tensors(SCALED_SIGMOID, forward)
+            check_backward_by_hand(SCALED_SIGMOID, backward)
     check_gradcheck(function, SCALED_SIGMOID, _scaled_values((5,), "cpu", 2.5))
 
 
@@ -154,14 +174,12 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
 
 EXERCISES = [
     Exercise("MySigmoid", "01_sigmoid", my_sigmoid_quick, my_sigmoid_full,
-             "saves only the output, |x| up to 800, relative accuracy down to sigma(-700), in-place version check, no built-in "
-             "sigmoid_backward, four shapes, CPU and CUDA",
+             "four shapes, float32, CPU and CUDA",
              example=lambda: (3 * sample((5,), "cpu"),)),
     Exercise("MyReLU", "01_sigmoid", my_relu_quick, my_relu_full,
-             "grad_output and x never written in place, no tensors on ctx, four shapes, "
-             "CPU and CUDA",
+             "four shapes, float32, CPU and CUDA",
              example=lambda: (sample((6,), "cpu", away_from_zero=0.1),)),
     Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_quick, scaled_sigmoid_full,
-             "scales 2.5, -1 and 0, None for scale, four shapes, CPU and CUDA",
+             "four shapes, float32, CPU and CUDA",
              example=lambda: tuple(_scaled_values((5,), "cpu", 2.5).values())),
 ]

@@ -3,7 +3,8 @@
 import torch
 
 from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
-                      check_values_and_gradients, make_inputs, run_backward, run_forward)
+                      check_values_and_gradients, make_inputs, reference_gradients, run_backward,
+                      run_forward)
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -44,9 +45,30 @@ def check_input_version_tracking(function, spec: Spec, values: dict) -> None:
             f"ctx.save_for_backward({name})")
 
 
+def check_uses_grad_output(function, spec: Spec, values: dict) -> None:
+    """The chain rule multiplies by grad_output: a backward that returns the local derivative
+    alone (``2 * x`` for Square) gives the gradient for grad_output = 1, whatever it is given."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    grad_output = 0.5 + torch.rand(forward.output.shape, dtype=forward.output.dtype,
+                                   generator=torch.Generator().manual_seed(3))
+    grad_output = grad_output.to(forward.output.device)
+    grads = run_backward(spec, forward.output, inputs, grad_output).grads
+    true = reference_gradients(spec, inputs, grad_output)
+    local = reference_gradients(spec, inputs, torch.ones_like(grad_output))
+    for name, grad in zip(inputs, grads):
+        if (name in true and isinstance(grad, torch.Tensor) and grad.shape == true[name].shape
+                and not torch.allclose(grad, true[name]) and torch.allclose(grad, local[name])):
+            raise GradingError(
+                f"{spec.name}.backward ignores grad_output: grad_{name} is the local derivative "
+                f"dy/d{name} alone, the right gradient only when grad_output is all ones; "
+                f"multiply by grad_output (chain rule: grad_{name} = grad_output * dy/d{name})")
+
+
 def square_quick(Square) -> None:
     function = check_is_function(Square, SQUARE)
     values = {"x": sample((4,), "cpu")}
+    check_uses_grad_output(function, SQUARE, values)
     with case("x of shape (4,)"):
         forward, _ = check_values_and_gradients(function, SQUARE, values)
         check_no_ctx_tensors(SQUARE, forward)
@@ -56,6 +78,7 @@ def square_quick(Square) -> None:
 
 def square_full(Square, device) -> None:
     function = check_is_function(Square, SQUARE)
+    check_uses_grad_output(function, SQUARE, {"x": sample((4,), device)})
     for seed, shape in enumerate(SHAPES):
         values = {"x": sample(shape, device, seed=seed)}
         with case(f"x of shape {shape}"):
@@ -92,13 +115,16 @@ def check_weights_not_swapped(function, device) -> None:
 def weighted_sum_quick(WeightedSum) -> None:
     function = check_is_function(WeightedSum, WEIGHTED_SUM)
     check_weights_not_swapped(function, "cpu")
-    check_values_and_gradients(function, WEIGHTED_SUM, _weighted_values((4,), "cpu"))
+    check_uses_grad_output(function, WEIGHTED_SUM, _weighted_values((4,), "cpu"))
+    forward, _ = check_values_and_gradients(function, WEIGHTED_SUM, _weighted_values((4,), "cpu"))
+    check_no_ctx_tensors(WEIGHTED_SUM, forward)
     check_gradcheck(function, WEIGHTED_SUM, _weighted_values((3,), "cpu"))
 
 
 def weighted_sum_full(WeightedSum, device) -> None:
     function = check_is_function(WeightedSum, WEIGHTED_SUM)
     check_weights_not_swapped(function, device)
+    check_uses_grad_output(function, WEIGHTED_SUM, _weighted_values((4,), device))
     for seed, shape in enumerate(SHAPES):
         for w1, w2 in [(0.5, -2.0), (1.0, 0.0), (3.0, 3.0)]:
             forward, _ = check_values_and_gradients(

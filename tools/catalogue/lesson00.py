@@ -74,8 +74,9 @@ MISTAKES = [
             _square(SAVE_X, READ_X + "        return 5 * x * grad_output")),
     Mistake("Square", "zero gradient", "your gradient for x is zero everywhere: is backward "
             "finished?", _square(SAVE_X, READ_X + "        return torch.zeros_like(x)")),
-    Mistake("Square", "forgets grad_output", "your gradient for x is wrong: largest error",
-            _square(SAVE_X, READ_X + "        return 2 * x")),
+    Mistake("Square", "forgets grad_output", "Square.backward ignores grad_output: grad_x is "
+            "the local derivative dy/dx alone",
+            _square(SAVE_X, READ_X + "        return 2 * x"), named=True, nbgrader=True),
     Mistake("Square", "forward computes x ** 3", "Square's output is wrong",
             _square("        ctx.save_for_backward(x)\n        return x ** 3",
                     READ_X + "        return 2 * x * grad_output")),
@@ -110,7 +111,8 @@ MISTAKES = [
                       "torch.zeros(()), None)"), named=True),
     Mistake("WeightedSum", "swapped weights", "the weights are swapped",
             _weighted("        return grad_output * ctx.w2, grad_output * ctx.w1, None, None")),
-    Mistake("WeightedSum", "forgets grad_output", "your gradient for x1 is",
+    Mistake("WeightedSum", "forgets grad_output", "WeightedSum.backward ignores grad_output: "
+            "grad_x1 is the local derivative",
             _weighted("        ones = torch.ones_like(grad_output)\n"
                       "        return ones * ctx.w1, ones * ctx.w2, None, None")),
 ]

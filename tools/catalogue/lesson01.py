@@ -118,7 +118,8 @@ MISTAKES = [
     Mistake("MySigmoid", "built-in sigmoid_backward", "MySigmoid.backward uses the built-in op "
             "sigmoid_backward: write the gradient formula by hand",
             _sigmoid(STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n"
-                     "        return torch.ops.aten.sigmoid_backward(grad_output, y)")),
+                     "        return torch.ops.aten.sigmoid_backward(grad_output, y)"),
+            named=True),
     Mistake("MyReLU", "masks grad_output in place", "backward modified grad_output in place: "
             "compute a new tensor instead",
             _relu(RELU_FORWARD, RELU_READ + "        grad_output[x < 0] = 0\n"
@@ -141,6 +142,12 @@ MISTAKES = [
             "ctx.save_for_backward",
             _relu("        ctx.mask = x > 0\n        return x.clamp(min=0)",
                   "        return grad_output * ctx.mask"), named=True),
+    Mistake("MyReLU", "mask x >= 0", "MyReLU's gradient at x = 0 is 1.0, where the contract "
+            "(and torch.relu) gives 0: the mask is x > 0, not x >= 0",
+            _relu("        mask = x >= 0\n        ctx.save_for_backward(mask)\n"
+                  "        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask"),
+            named=True),
     Mistake("MyReLU", "leaky threshold x > -10", "your gradient for x is wrong: largest error",
             _relu(RELU_FORWARD, RELU_READ + "        return grad_output * (x > -10)")),
     Mistake("ScaledSigmoid", "a float gradient for scale", "backward returned a gradient for "

@@ -147,7 +147,7 @@ MISTAKES = [
             "ctx.needs_input_grad[1] is False for weight, so skip grad_weight", _linear(_NO_GUARD),
             named=True, nbgrader=True),
     Mistake("MyLinearFunction", "2-D only, as in PyTorch's docs",
-            "MyLinearFunction.backward raised RuntimeError",
+            "but works for 2-D x: flatten the leading dimensions first",
             _linear("        x, weight = ctx.saved_tensors\n"
                     "        grad_x = grad_output.mm(weight) if ctx.needs_input_grad[0] else None\n"
                     "        grad_weight = grad_output.t().mm(x) if ctx.needs_input_grad[1] "
@@ -155,6 +155,13 @@ MISTAKES = [
                     "        grad_bias = grad_output.sum(0) if ctx.has_bias and "
                     "ctx.needs_input_grad[2] else None\n"
                     "        return grad_x, grad_weight, grad_bias"), named=True),
+    Mistake("MyLinearFunction", "unflattened grad_output.T @ x",
+            "MyLinearFunction.backward fails for x of shape (3,) but works for 2-D x: flatten "
+            "the leading dimensions first",
+            _linear("        x, weight = ctx.saved_tensors\n" + GUARDED.replace("g2.T @ x2",
+                    "grad_output.T @ x") + "        grad_bias = grad_output.reshape(-1, "
+                    "weight.shape[0]).sum(0) if ctx.has_bias and ctx.needs_input_grad[2] "
+                    "else None\n        return grad_x, grad_weight, grad_bias"), named=True),
     Mistake("MyLinearFunction", "bias gradient summed over dim 0 only",
             "grad_bias has shape () but bias has shape (4,)",
             _linear(FLAT + GUARDED + "        grad_bias = grad_output.sum(0) if ctx.has_bias "

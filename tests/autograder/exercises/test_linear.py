@@ -1,6 +1,10 @@
 """Lesson 02 (linear): what the catalogue harness (tests/autograder/test_catalogue.py) does
 not cover for MyLinearFunction and FusedLinearReLU."""
 
+import re
+from pathlib import Path
+
+import nbformat
 import pytest
 import torch
 
@@ -172,3 +176,22 @@ def test_fused_layer_gets_the_transpose_hint_too(raises_hint):
     """Is grad_x = grad_pre @ weight.T named in the fused layer as well?"""
     with raises_hint("a transpose too many"):
         EXERCISES["FusedLinearReLU"].quick(mistake("FusedLinearReLU", "grad_x = grad_z @ weight.T"))
+
+
+def test_fusion_table_counts_what_the_lesson_counts():
+    """Does the executed lesson's memory table show, after freed tensors are swept, what its
+    explanation counts: activations of 64 KiB and masks of 16 KiB over eight blocks?"""
+    notebook = nbformat.read(Path(__file__).parents[3] / "solutions" / "02_linear.ipynb",
+                             as_version=4)
+    table = next(output["text"] for cell in notebook.cells if cell.cell_type == "code"
+                 for output in cell.get("outputs", []) if "kept after forward" in
+                 output.get("text", ""))
+    kept = {row[0].strip(): int(row[1]) for row in
+            re.findall(r"^(\w+, [\w.+ ]+?)\s+(\d+) KiB\s+\d+ KiB$", table, re.MULTILINE)}
+    activation, mask, depth = 64, 16, 8
+    assert kept == {
+        "plain, F.linear + torch.relu": depth * activation,
+        "plain, FusedLinearReLU": (depth - 1) * activation + depth * mask,
+        "residual, F.linear + torch.relu": (2 * depth - 1) * activation,
+        "residual, FusedLinearReLU": (depth - 1) * activation + depth * mask,
+    }
