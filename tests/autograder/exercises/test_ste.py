@@ -67,7 +67,7 @@ MISTAKES = [
     ("RoundSTE", "x.long() truncates", "RoundSTE's forward is trunc(x), which is what .long() or "
      ".int() does, not round(x)"),
     ("RoundSTE", "floor(x + 0.5) rounds halves up",
-     "RoundSTE does not round halves to even (at x = -1.5 it gives -1.0, expected -2.0): "
+     "RoundSTE does not round halves to even (at x = -1.5 it gives -1, expected -2): "
      "torch.round sends 0.5 to 0, 1.5 to 2 and 2.5 to 2"),
     ("RoundSTE", "no rounding", "RoundSTE's forward returns x unchanged"),
     ("RoundSTE", "smooth look-alike", "RoundSTE's output is not all integers"),
