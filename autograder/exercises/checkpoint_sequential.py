@@ -172,6 +172,7 @@ def sequential_full(checkpoint_sequential, device) -> None:
                          sample((2, 4, WIDTH), device, seed=9))
 
 
+LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     Exercise("checkpoint_sequential", "05_checkpointing", sequential_quick, sequential_full,
              "every segment count from 1 to 7 on 7 layers, a list and an nn.Sequential, the "

@@ -250,6 +250,7 @@ def full(submission, device) -> None:
         check_fixed_scale(function, random_values((5,), device))
 
 
+LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     Exercise("FakeQuantize", "03_ste", quick, full,
              "both clip conventions accepted in the half-step band, four shapes, ternary to 8-bit "

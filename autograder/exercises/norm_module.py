@@ -189,6 +189,7 @@ def full(submission, device) -> None:
         check_training(cls, device, torch.float32, steps=5, rtol=1e-4)
 
 
+LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     Exercise(NAME, "10_norms", quick, full,
              "a parameter named weight starting at ones, torch.nn.RMSNorm's state_dict loaded, "

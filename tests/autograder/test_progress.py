@@ -65,3 +65,15 @@ def test_a_broken_or_unwritable_file_never_fails_a_self_check(folder):
     assert progress.recorded() == {}
     progress.record("Square", "00_template", progress.PASSED, folder=folder / "missing")
     assert progress.recorded(folder / "missing") == {}
+
+
+def test_the_table_follows_the_course_order(folder):
+    """Are the exercises listed in the order the lessons' answer cells come?"""
+    from grader.lessons import lesson_names, source_notebook
+
+    in_lessons = [cell.metadata["nbgrader"]["grade_id"].removeprefix("answer_")
+                  for lesson in lesson_names() for cell in source_notebook(lesson).cells
+                  if cell.metadata.get("nbgrader", {}).get("grade_id", "").removeprefix(
+                      "answer_") in EXERCISES
+                  and cell.metadata["nbgrader"]["grade_id"].startswith("answer_")]
+    assert [row["exercise"] for row in progress.table()] == in_lessons
