@@ -19,7 +19,7 @@ from autograder.exercises import EXERCISES
 from tools.catalogue import mistakes
 from tools.submissions import solved, with_answer, with_cell_before
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course_config")]  # one course fixture
 
 LESSONS = lesson_names()
 
