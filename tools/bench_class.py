@@ -9,6 +9,7 @@ with two workers, against one. This is the figure an instructor plans with: heav
 (checkpointing, attention, compile) cost what their cells cost. About 20 minutes on 2 cores.
 """
 
+import contextlib
 import io
 import os
 import statistics
@@ -79,7 +80,8 @@ def run() -> str:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-class-") as scratch:
         root = Path(scratch) / "course"
-        release(root, lessons)
+        with contextlib.redirect_stdout(io.StringIO()):  # its 'released ...' lines
+            release(root, lessons)
         students = make_class(root, lessons)
         floor = statistics.median(floor_seconds() for _ in range(FLOOR_REPEATS))
         rows, one_worker_total, statuses = [], 0.0, {}

@@ -70,7 +70,8 @@ def run(lesson: str = "01_sigmoid") -> str:
     lesson = lesson if lesson in lessons else lessons[0]
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as scratch:
         root = Path(scratch)
-        release(root, [lesson])
+        with contextlib.redirect_stdout(io.StringIO()):  # its 'released ...' line
+            release(root, [lesson])
         released = nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
         submission = solved(released, source_notebook(lesson))
         for student in range(CLASS_SIZE):
