@@ -160,7 +160,8 @@ def _points(source) -> dict[str, float]:
             if cell.metadata.get("nbgrader", {}).get("grade")}
 
 
-@pytest.fixture(scope="module")
+# session, not module: a worker that interleaves other modules' tests would build it again
+@pytest.fixture(scope="session")
 def course(tmp_path_factory):
     """A released course with every submission below autograded; returns (root, sources)."""
     root = tmp_path_factory.mktemp("course")
