@@ -160,8 +160,7 @@ def _points(source) -> dict[str, float]:
             if cell.metadata.get("nbgrader", {}).get("grade")}
 
 
-# session, not module: a worker that interleaves other modules' tests would build it again
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """A released course with every submission below autograded; returns (root, sources)."""
     root = tmp_path_factory.mktemp("course")

@@ -39,8 +39,7 @@ def _nbgrader(*args: str, cwd: Path, root: Path, exchange: Path, learner: str | 
     return _run([sys.executable, "-m", "nbgrader", *args, *options], cwd, root)
 
 
-# session, not module: a worker that interleaves other modules' tests would build it again
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def course(tmp_path_factory):
     base = tmp_path_factory.mktemp("hub")
     root, exchange = base / "instructor", base / "exchange"

@@ -33,8 +33,7 @@ SLACK = 30  # seconds a job may take beyond its notebook's budget: intake, kerne
 TOKEN = random.randrange(10**6)  # marks this run's stray processes
 
 
-# session, not module: a worker that interleaves other modules' tests would build it again
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """The course root after one two-worker batch over every fault; returns (root, summary,
     seconds, output)."""
