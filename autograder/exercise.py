@@ -1,4 +1,4 @@
-"""An exercise: a quick visible self-check and the full hidden battery."""
+"""An exercise: one battery of checks, which the visible self-check and grading both run."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,15 +12,21 @@ from .devices import grading_devices
 class Exercise:
     name: str
     lesson: str
-    quick: Callable[[object], None]
-    full: Callable[[object, torch.device], None]
-    hidden_checks: str  # what the hidden tests add, in one line, shown after a passing self-check
+    battery: Callable[[object, torch.device], None]  # raises GradingError at the first failure
     example: Callable[[], tuple] | None = None  # small inputs for views of the learner's Function
 
-    def grade(self, submission) -> None:
-        """The full battery on every grading device."""
-        for device in grading_devices():
-            self.full(submission, device)
+    def run(self, submission) -> list[torch.device]:
+        """The battery on every device this machine grades on; returns those devices."""
+        devices = grading_devices()
+        for device in devices:
+            self.battery(submission, device)
+        return devices
+
+
+def passed_message(name: str, devices) -> str:
+    """What a green self-check promises, in one line."""
+    where = " and ".join(sorted({device.type.upper() for device in devices}, key=len, reverse=True))
+    return f"{name} passes every check grading runs on {where}"
 
 
 def sample(shape, device, *, seed=0, dtype=torch.float64, away_from_zero=0.0) -> torch.Tensor:

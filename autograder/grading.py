@@ -5,6 +5,7 @@ import warnings
 
 from . import progress
 from .errors import GradingError
+from .exercise import passed_message
 from .exercises import EXERCISES
 from .failure import shorten
 from .torch_state import known_state
@@ -23,13 +24,14 @@ def _exercise(name: str):
 
 
 def self_check(name: str, submission) -> None:
-    """Run the quick visible checks for one exercise. On failure the exception (a GradingError
-    with a hint, or whatever the learner's code raised) still propagates, so the cell fails, but
-    a notebook shows it in a few lines, the hint first (``autograder.failure``)."""
+    """Run the exercise's whole battery, the one grading runs, on this machine's devices. On
+    failure the exception (a GradingError with a hint, or whatever the learner's code raised)
+    still propagates, so the cell fails, but a notebook shows it in a few lines, the hint first
+    (``autograder.failure``)."""
     exercise = _exercise(name)
     try:
         with known_state():
-            exercise.quick(submission)
+            devices = exercise.run(submission)
     except Exception as error:
         if isinstance(error, NotImplementedError):
             progress.record(name, exercise.lesson, progress.NOT_STARTED)
@@ -41,7 +43,7 @@ def self_check(name: str, submission) -> None:
         shorten(name, error)
         raise
     progress.record(name, exercise.lesson, progress.PASSED)
-    print(f"✓ {name} passes the self-check. The hidden tests also check: {exercise.hidden_checks}.")
+    print(f"✓ {passed_message(name, devices)}.")
 
 
 def _run_failure_hooks(exercise, submission, error) -> None:
@@ -76,14 +78,14 @@ def verdict(name: str, submission) -> tuple[bool, str]:
         return False, f"no exercise called {name!r}: the test cell names an unknown exercise"
     try:
         with known_state():  # the learner's grad mode, default dtype, ... never cost a mark
-            exercise.grade(submission)
+            devices = exercise.run(submission)
     except GradingError as error:
         return False, str(error)
     except NotImplementedError:
         return False, f"{name} is not implemented yet: its stub still raises NotImplementedError"
     except Exception as error:  # the learner's code may raise anything
         return False, f"{name} raised {type(error).__name__}: {error}"
-    return True, f"{name}: all hidden checks passed"
+    return True, passed_message(name, devices)
 
 
 def report(passed: bool, message: str) -> None:

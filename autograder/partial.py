@@ -3,7 +3,7 @@
 All-or-nothing is the default: an ``Exercise`` passes every check or scores 0. An exercise
 that declares weighted parts instead earns the weight of the parts that pass::
 
-    WeightedExercise("MyLinearFunction", "02_linear", quick, full=None, hidden_checks="...",
+    WeightedExercise("MyLinearFunction", "02_linear", battery=None,
                      parts=(Part("forward values", 1, check_forward),
                             Part("gradients for x, weight and bias", 2, check_gradients),
                             Part("skips work that needs_input_grad rules out", 1, check_flops)))
@@ -55,8 +55,8 @@ class WeightedExercise(Exercise):
     def __post_init__(self):
         if not self.parts or any(part.weight <= 0 for part in self.parts):
             raise ValueError(f"{self.name}: a WeightedExercise needs parts with positive weights")
-        if self.full is None:
-            object.__setattr__(self, "full", self._all_parts)
+        if self.battery is None:
+            object.__setattr__(self, "battery", self._all_parts)
 
     def _all_parts(self, submission, device) -> None:
         for part in self.parts:
@@ -69,7 +69,7 @@ class WeightedExercise(Exercise):
         total = sum(part.weight for part in self.parts)
         earned = sum(part.weight for part, hint in failures if hint is None)
         if not failed:
-            return True, f"{self.name}: all hidden checks passed", 1.0
+            return True, f"{self.name}: passes every check grading runs", 1.0
         details = "\n".join(f"{'✓' if hint is None else '✗'} {part.name} "
                             f"({part.weight:g} of {total:g}){'' if hint is None else ': ' + hint}"
                             for part, hint in failures)

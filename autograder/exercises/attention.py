@@ -281,10 +281,6 @@ def attention_full(function, spec: Spec, device) -> None:
     check_gradcheck(function, spec, attention_values((), 2, 3, 2, 2, device))
 
 
-def sdpa_quick(ScaledDotProductAttention) -> None:
-    attention_quick(check_is_function(ScaledDotProductAttention, SDPA), SDPA)
-
-
 def sdpa_full(ScaledDotProductAttention, device) -> None:
     attention_full(check_is_function(ScaledDotProductAttention, SDPA), SDPA, device)
 
@@ -310,14 +306,6 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
             f"one log-sum-exp per query row needs {budget // 2}: save only that")
 
 
-def memory_efficient_quick(MemoryEfficientAttention) -> None:
-    function = check_is_function(MemoryEfficientAttention, MEMORY_EFFICIENT)
-    values = attention_values((2,), 12, 12, 3, 2, "cpu", mask="causal", seed=30)
-    forward, _ = check_attention(function, MEMORY_EFFICIENT, values)
-    check_saves_row_statistics(MEMORY_EFFICIENT, forward, values)
-    attention_quick(function, MEMORY_EFFICIENT)
-
-
 def memory_efficient_full(MemoryEfficientAttention, device) -> None:
     function = check_is_function(MemoryEfficientAttention, MEMORY_EFFICIENT)
     for seed, (lead, L, mask) in enumerate([((2,), 16, "causal"), ((2, 2), 12, "padding"),
@@ -335,15 +323,8 @@ def _attention_example() -> tuple:
 
 
 EXERCISES = [
-    Exercise("ScaledDotProductAttention", "06_attention", sdpa_quick, sdpa_full,
-             "causal, padding, random and broadcast masks, leading dimensions from none to "
-             "three, Lq != Lk, one query or one key, scores in the thousands, float32 against "
-             "F.scaled_dot_product_attention, gradcheck, no built-in softmax backward, "
-             "CPU and CUDA",
+    Exercise("ScaledDotProductAttention", "06_attention", sdpa_full,
              example=lambda: _attention_example()),
-    Exercise("MemoryEfficientAttention", "06_attention", memory_efficient_quick,
-             memory_efficient_full,
-             "saved bytes (nothing of size Lq x Lk), every check ScaledDotProductAttention has, "
-             "CPU and CUDA",
+    Exercise("MemoryEfficientAttention", "06_attention", memory_efficient_full,
              example=lambda: _attention_example()),
 ]

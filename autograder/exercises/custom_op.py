@@ -171,14 +171,6 @@ def check_compiled(softplus, x, beta) -> None:
         diagnose_gradient("x", compiled_x.grad, eager_x.grad)
 
 
-def softplus_quick(softplus) -> None:
-    check_operator(softplus)
-    x = 2 * sample((3, 4), "cpu")
-    check_fake(softplus, x, 1.5)
-    check_softplus(softplus, x, 1.5)
-    check_softplus(softplus, torch.tensor([1000.0, -1000.0, 0.5], dtype=torch.float64), 1.0)
-
-
 def softplus_full(softplus, device) -> None:
     check_operator(softplus)
     for seed, shape in enumerate([(3, 4), (5,), (2, 3, 2), (), (0, 3)]):
@@ -198,9 +190,6 @@ def softplus_full(softplus, device) -> None:
 
 
 EXERCISES = [
-    Exercise("softplus", "08_compile", softplus_quick, softplus_full,
-             "five shapes (0-d and 0-size too) and three betas, |beta * x| up to 3200, "
-             "float32, torch.library.opcheck, torch.compile(fullgraph=True, "
-             "backend='aot_eager') against eager values and gradients, CPU and CUDA",
+    Exercise("softplus", "08_compile", softplus_full,
              example=lambda: (2 * sample((3, 4), "cpu"), 1.5)),
 ]

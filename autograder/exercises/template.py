@@ -65,17 +65,6 @@ def check_uses_grad_output(function, spec: Spec, values: dict) -> None:
                 f"multiply by grad_output (chain rule: grad_{name} = grad_output * dy/d{name})")
 
 
-def square_quick(Square) -> None:
-    function = check_is_function(Square, SQUARE)
-    values = {"x": sample((4,), "cpu")}
-    check_uses_grad_output(function, SQUARE, values)
-    with case("x of shape (4,)"):
-        forward, _ = check_values_and_gradients(function, SQUARE, values)
-        check_no_ctx_tensors(SQUARE, forward)
-        check_input_version_tracking(function, SQUARE, values)
-    check_gradcheck(function, SQUARE, values)
-
-
 def square_full(Square, device) -> None:
     function = check_is_function(Square, SQUARE)
     check_uses_grad_output(function, SQUARE, {"x": sample((4,), device)})
@@ -112,15 +101,6 @@ def check_weights_not_swapped(function, device) -> None:
             "grad_output")
 
 
-def weighted_sum_quick(WeightedSum) -> None:
-    function = check_is_function(WeightedSum, WEIGHTED_SUM)
-    check_weights_not_swapped(function, "cpu")
-    check_uses_grad_output(function, WEIGHTED_SUM, _weighted_values((4,), "cpu"))
-    forward, _ = check_values_and_gradients(function, WEIGHTED_SUM, _weighted_values((4,), "cpu"))
-    check_no_ctx_tensors(WEIGHTED_SUM, forward)
-    check_gradcheck(function, WEIGHTED_SUM, _weighted_values((3,), "cpu"))
-
-
 def weighted_sum_full(WeightedSum, device) -> None:
     function = check_is_function(WeightedSum, WEIGHTED_SUM)
     check_weights_not_swapped(function, device)
@@ -137,10 +117,8 @@ def weighted_sum_full(WeightedSum, device) -> None:
 
 
 EXERCISES = [
-    Exercise("Square", "00_template", square_quick, square_full,
-             "four shapes from 0-d to 3-d, float32 and float64, CPU and CUDA",
+    Exercise("Square", "00_template", square_full,
              example=lambda: (sample((4,), "cpu"),)),
-    Exercise("WeightedSum", "00_template", weighted_sum_quick, weighted_sum_full,
-             "several shapes and weights (including 0), float32, CPU and CUDA",
+    Exercise("WeightedSum", "00_template", weighted_sum_full,
              example=lambda: tuple(_weighted_values((4,), "cpu").values())),
 ]

@@ -55,16 +55,15 @@ def test_invalid_value(monkeypatch, value):
         grading_devices()
 
 
-def test_grade_uses_grading_devices(monkeypatch):
-    """Does Exercise.grade run the full battery once per grading device, in order?"""
+def test_run_uses_grading_devices(monkeypatch):
+    """Does Exercise.run run the battery once per grading device, in order?"""
     seen = []
-    exercise = Exercise("Square", "00_template", quick=lambda submission: None,
-                        full=lambda submission, device: seen.append((submission, device)),
-                        hidden_checks="")
+    exercise = Exercise("Square", "00_template",
+                        battery=lambda submission, device: seen.append((submission, device)))
     monkeypatch.setattr("autograder.exercise.grading_devices",
                         lambda: [torch.device("cpu"), torch.device("meta")])
     square = solution("Square")
-    exercise.grade(square)
+    assert exercise.run(square) == [torch.device("cpu"), torch.device("meta")]
     assert seen == [(square, torch.device("cpu")), (square, torch.device("meta"))]
 
 

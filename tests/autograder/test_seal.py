@@ -177,9 +177,9 @@ class TestSealedGrade:
         """Does a correct solution publish a passing verdict the grader believes?"""
         grade, published, reported = sealed
         grade("Square", SQUARE)
-        assert reported == [(True, "Square: all hidden checks passed")]
+        assert reported == [(True, "Square passes every check grading runs on CPU")]
         assert read_verdicts([display(bundle) for bundle in published], KEY) == {
-            "Square": (True, "Square: all hidden checks passed")}
+            "Square": (True, "Square passes every check grading runs on CPU")}
 
     def test_signed_failure(self, sealed):
         """Is a failure signed too, with its hint?"""

@@ -133,7 +133,7 @@ def _fails(hint):
 
 
 WEIGHTED = WeightedExercise(
-    "Weighted", "00_template", quick=lambda submission: None, full=None, hidden_checks="parts",
+    "Weighted", "00_template", battery=None,
     parts=(Part("forward values", 1, lambda submission, device: None),
            Part("gradients", 3, _fails("your gradient is off by a constant factor 2"))))
 

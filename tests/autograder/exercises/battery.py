@@ -5,10 +5,6 @@ import torch
 from autograder.exercises import EXERCISES
 
 
-def run(check: str, name: str, submission, device="cpu"):
-    """Run the quick (always CPU) or the full checks of one exercise."""
-    exercise = EXERCISES[name]
-    if check == "quick":
-        exercise.quick(submission)
-    else:
-        exercise.full(submission, torch.device(device))
+def run(name: str, submission, device="cpu"):
+    """Run the battery of one exercise (what self_check and grade both run) on ``device``."""
+    EXERCISES[name].battery(submission, torch.device(device))

@@ -34,8 +34,8 @@ def first_line(error: BaseException) -> str:
 def test_solution_passes_quick_and_full(name, device):
     """Does the lesson's own answer pass the self-check and every hidden check?"""
     solution = fresh_solution(name)
-    EXERCISES[name].quick(solution)
-    EXERCISES[name].full(solution, device)
+    EXERCISES[name].run(solution)
+    EXERCISES[name].battery(solution, device)
 
 
 @pytest.mark.parametrize("entry", lesson08.UNUSUAL, ids=lambda e: f"{e.exercise}-{e.name}")

@@ -15,7 +15,7 @@ NAMES = ["SwishFunction", "CubeOnce"]
 
 def test_intermediate_returned_as_output_passes(device):
     """Is the other fix, returning sigmoid(beta * x) as an extra output, accepted too?"""
-    EXERCISES["SwishFunction"].full(
+    EXERCISES["SwishFunction"].battery(
         unusual("SwishFunction", "the sigmoid returned as a second output and wrapped"), device)
 
 
@@ -26,7 +26,7 @@ def test_zero_dimensional_shape_is_graded_last():
 
 SWISH_MISTAKES = [
     (mistake("SwishFunction", "saves the intermediate sigmoid"),
-     "SwishFunction saved an intermediate of shape (5,) (such as sigmoid(beta * x)) with "
+     "SwishFunction saved an intermediate of shape (6,) (such as sigmoid(beta * x)) with "
      "save_for_backward; forward runs without autograd, so to double backward it is a constant"),
     (mistake("SwishFunction", "detaches in backward"), "the derivative of SwishFunction's backward with respect to x is wrong: "
      "part of backward is cut off from autograd (.detach(), .data, torch.no_grad)"),
@@ -52,20 +52,20 @@ def _id(value):
 def test_swish_mistake_named_by_quick(mistake, hint, raises_hint):
     """Does the visible self-check already name each SwishFunction mistake?"""
     with raises_hint(hint):
-        run("quick", "SwishFunction", mistake)
+        run("SwishFunction", mistake)
 
 
 @pytest.mark.parametrize("mistake, hint", SWISH_MISTAKES, ids=_id)
 def test_swish_mistake_named_by_full(mistake, hint, device, raises_hint):
     """Do the hidden checks name each SwishFunction mistake, on every device?"""
     with raises_hint(hint.replace("(5,)", "(6,)")):
-        run("full", "SwishFunction", mistake, device)
+        run("SwishFunction", mistake, device)
 
 
 def test_detaching_swish_loses_the_exercise_on_grading(raises_hint):
     """Does grading fail the syllabus's example mistake (a backward that detaches)?"""
     with raises_hint("part of backward is cut off from autograd"):
-        EXERCISES["SwishFunction"].grade(mistake("SwishFunction", "detaches in backward"))
+        EXERCISES["SwishFunction"].run(mistake("SwishFunction", "detaches in backward"))
 
 
 @pytest.mark.parametrize("mistake", [mistake("SwishFunction", "saves the intermediate sigmoid"), mistake("SwishFunction", "detaches in backward"), mistake("SwishFunction", "beta.item()")])
@@ -94,7 +94,7 @@ CUBE_MISTAKES = [
 def test_cube_mistake_named_by_quick(mistake, hint, raises_hint):
     """Does the visible self-check already name each CubeOnce mistake?"""
     with raises_hint(hint):
-        run("quick", "CubeOnce", mistake)
+        run("CubeOnce", mistake)
 
 
 @pytest.mark.parametrize("mistake, hint", CUBE_MISTAKES + [
@@ -103,13 +103,13 @@ def test_cube_mistake_named_by_quick(mistake, hint, raises_hint):
 def test_cube_mistake_named_by_full(mistake, hint, device, raises_hint):
     """Do the hidden checks name each CubeOnce mistake, on every device?"""
     with raises_hint(hint):
-        run("full", "CubeOnce", mistake, device)
+        run("CubeOnce", mistake, device)
 
 
 def test_missing_once_differentiable_loses_the_exercise_on_grading(raises_hint):
     """Does grading fail a CubeOnce without the decorator on every device?"""
     with raises_hint("mark backward with @once_differentiable"):
-        EXERCISES["CubeOnce"].grade(mistake("CubeOnce", "forgets @once_differentiable"))
+        EXERCISES["CubeOnce"].run(mistake("CubeOnce", "forgets @once_differentiable"))
 
 
 def test_once_differentiable_needs_a_grad_output_that_requires_grad():
@@ -125,8 +125,7 @@ def test_once_differentiable_needs_a_grad_output_that_requires_grad():
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("check", ["quick", "full"])
-def test_stub_raises_not_implemented(name, check):
+def test_stub_raises_not_implemented(name):
     """Does an untouched stub raise NotImplementedError itself, as learners' copies expect?"""
 
     class Stub(torch.autograd.Function):
@@ -139,11 +138,6 @@ def test_stub_raises_not_implemented(name, check):
             raise NotImplementedError()
 
     with pytest.raises(NotImplementedError):
-        run(check, name, Stub)
+        run(name, Stub)
 
 
-def test_hidden_checks_summaries():
-    """Does each exercise say in one line what its hidden tests add?"""
-    for name in NAMES:
-        summary = EXERCISES[name].hidden_checks
-        assert summary and "\n" not in summary and "CUDA" in summary

@@ -125,20 +125,20 @@ class _Stub(torch.autograd.Function):
 def test_stub(name):
     """Does an unfinished stub raise NotImplementedError from the self-check?"""
     with pytest.raises(NotImplementedError):
-        EXERCISES[name].quick(_Stub)
+        EXERCISES[name].run(_Stub)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_not_a_function(name, raises_hint):
     """Is a plain function named for what it is?"""
     with raises_hint(f"{name} must be a class deriving from torch.autograd.Function, got function"):
-        EXERCISES[name].full(mistake("Square", "a plain function"), torch.device("cpu"))
+        EXERCISES[name].battery(mistake("Square", "a plain function"), torch.device("cpu"))
 
 
 def test_hint_names_the_case_that_failed(raises_hint):
     """Does a hint say which inputs it failed on?"""
     with raises_hint("with x of shape (5, 3), weight of shape (3, 3)"):
-        EXERCISES["MyLinearFunction"].quick(
+        EXERCISES["MyLinearFunction"].run(
             mistake("MyLinearFunction", "needs_input_grad[2] read without a bias"))
 
 
@@ -155,7 +155,7 @@ def test_signature_hint_only_for_argument_count_errors(raises_hint):
     """Is `+ None` named as the missing bias=None path, and a wrong argument count as a
     signature error?"""
     with raises_hint("MyLinearFunction.forward fails for bias=None (unsupported operand"):
-        EXERCISES["MyLinearFunction"].quick(
+        EXERCISES["MyLinearFunction"].run(
             mistake("MyLinearFunction", "+ bias with no bias=None path"))
 
     class TwoArguments(torch.autograd.Function):
@@ -169,13 +169,13 @@ def test_signature_hint_only_for_argument_count_errors(raises_hint):
 
     with raises_hint("calling MyLinearFunction.apply raised TypeError: forward should take "
                      "(ctx, x, weight, bias)"):
-        EXERCISES["MyLinearFunction"].quick(TwoArguments)
+        EXERCISES["MyLinearFunction"].run(TwoArguments)
 
 
 def test_fused_layer_gets_the_transpose_hint_too(raises_hint):
     """Is grad_x = grad_pre @ weight.T named in the fused layer as well?"""
     with raises_hint("a transpose too many"):
-        EXERCISES["FusedLinearReLU"].quick(mistake("FusedLinearReLU", "grad_x = grad_z @ weight.T"))
+        EXERCISES["FusedLinearReLU"].run(mistake("FusedLinearReLU", "grad_x = grad_z @ weight.T"))
 
 
 def test_fusion_table_counts_what_the_lesson_counts():

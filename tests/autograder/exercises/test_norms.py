@@ -54,7 +54,7 @@ def test_stub_fails_with_not_implemented():
     for name, stub in [("LayerNormFunction", Stub), ("RMSNormFunction", Stub),
                        ("RMSNorm", StubModule)]:
         with pytest.raises(NotImplementedError):
-            EXERCISES[name].quick(stub)
+            EXERCISES[name].run(stub)
 
 
 def test_edge_shapes_are_graded():

@@ -36,7 +36,7 @@ def test_solution_passes_self_check_and_grade(name, capsys):
 @pytest.mark.parametrize("name", NAMES)
 def test_solution_passes_full_on_each_device(name, device):
     """Does the solution pass every hidden check on CPU, and on CUDA when there is one?"""
-    EXERCISES[name].full(solution(name), device)
+    EXERCISES[name].battery(solution(name), device)
 
 
 @pytest.mark.parametrize("entry", lesson07.UNUSUAL, ids=_id)
@@ -91,7 +91,7 @@ def test_stub_fails_with_not_implemented():
 
     for name in NAMES:
         with pytest.raises(NotImplementedError):
-            EXERCISES[name].quick(Stub)
+            EXERCISES[name].run(Stub)
 
 
 def test_edge_shapes_are_graded():

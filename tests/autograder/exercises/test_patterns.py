@@ -55,13 +55,13 @@ def test_stub_fails_with_not_implemented():
 
     for name in NAMES:
         with pytest.raises(NotImplementedError):
-            run("quick", name, Stub)
+            run(name, Stub)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_full_checks_pass_on_each_device(name, device):
     """Does the lesson's solution pass the full battery on CPU, and on CUDA when present?"""
-    run("full", name, solution(name), device)
+    run(name, solution(name), device)
 
 
 class TestEngineReduction:

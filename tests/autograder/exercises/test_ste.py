@@ -97,7 +97,7 @@ def _id(value):
 def test_mistake_named_by_quick(name, entry, hint, raises_hint):
     """Does the visible self-check already name each mistake, in full?"""
     with raises_hint(hint):
-        run("quick", name, mistake(name, entry))
+        run(name, mistake(name, entry))
 
 
 @pytest.mark.parametrize("name, entry, hint", MISTAKES + [
@@ -109,13 +109,13 @@ def test_mistake_named_by_quick(name, entry, hint, raises_hint):
 def test_mistake_named_by_full(name, entry, hint, device, raises_hint):
     """Do the hidden checks name each mistake, in full, on every device?"""
     with raises_hint(hint):
-        run("full", name, mistake(name, entry), device)
+        run(name, mistake(name, entry), device)
 
 
 def test_unclipped_loses_the_exercise_on_grading(raises_hint):
     """Does grading (every device) fail the syllabus's example mistake with its hint?"""
     with raises_hint("SignClippedSTE's gradient is not clipped"):
-        EXERCISES["SignClippedSTE"].grade(mistake("SignClippedSTE", "forgets the clip"))
+        EXERCISES["SignClippedSTE"].run(mistake("SignClippedSTE", "forgets the clip"))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -140,7 +140,7 @@ def test_wrong_device_output_is_named(cuda, raises_hint):
             return torch.sign(x).cpu()
 
     with raises_hint("SignSTE's output is on cpu but should be on cuda"):
-        run("full", "SignSTE", SignOnCPU, cuda)
+        run("SignSTE", SignOnCPU, cuda)
 
 
 class _Stub(torch.autograd.Function):
@@ -154,18 +154,10 @@ class _Stub(torch.autograd.Function):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("check", ["quick", "full"])
-def test_stub_raises_not_implemented(name, check):
+def test_stub_raises_not_implemented(name):
     """Does an untouched stub raise NotImplementedError itself, as learners' copies expect?"""
     with pytest.raises(NotImplementedError):
-        run(check, name, _Stub)
-
-
-def test_hidden_checks_summaries():
-    """Does each exercise say in one line what its hidden tests add?"""
-    for name in NAMES + ["FakeQuantize"]:
-        summary = EXERCISES[name].hidden_checks
-        assert summary and "\n" not in summary and "CUDA" in summary
+        run(name, _Stub)
 
 
 class _FakeQuantizeStub(torch.autograd.Function):
@@ -178,11 +170,10 @@ class _FakeQuantizeStub(torch.autograd.Function):
         raise NotImplementedError()
 
 
-@pytest.mark.parametrize("check", ["quick", "full"])
-def test_fake_quantize_stub_raises_not_implemented(check):
+def test_fake_quantize_stub_raises_not_implemented():
     """Does an untouched FakeQuantize stub raise NotImplementedError itself?"""
     with pytest.raises(NotImplementedError):
-        run(check, "FakeQuantize", _FakeQuantizeStub)
+        run("FakeQuantize", _FakeQuantizeStub)
 
 
 def test_round_convention_is_pytorchs():
@@ -208,5 +199,5 @@ def test_the_two_conventions_both_pass(raises_hint):
     from tools.catalogue import lesson03
     for entry in lesson03.UNUSUAL:
         if entry.exercise == "FakeQuantize" and "round(v)" in entry.name:
-            run("full", "FakeQuantize", entry.load())
-    run("full", "FakeQuantize", solution("FakeQuantize"))
+            run("FakeQuantize", entry.load())
+    run("FakeQuantize", solution("FakeQuantize"))

@@ -35,7 +35,7 @@ def test_stub_fails_with_not_implemented():
 
     for name in NAMES:
         with pytest.raises(NotImplementedError):
-            EXERCISES[name].quick(Stub)
+            EXERCISES[name].run(Stub)
 
 
 def test_edge_shapes_are_graded():

@@ -23,7 +23,7 @@ def test_zero_dimensional_shape_is_graded_last():
 def test_ctx_tensor_caught_on_every_grading_device(raises_hint):
     """Storing x on ctx gives the right numbers: does grading still name it?"""
     with raises_hint("Square stores a tensor as ctx.x"):
-        EXERCISES["Square"].grade(mistake("Square", "tensor on ctx"))
+        EXERCISES["Square"].run(mistake("Square", "tensor on ctx"))
 
 
 def test_version_tracking_accepts_an_independent_copy():
@@ -46,20 +46,18 @@ def test_version_tracking_accepts_an_independent_copy():
     check_input_version_tracking(solution("Square"), SQUARE, values)
 
 
-@pytest.mark.parametrize("check", ["quick", "full"])
-def test_weighted_sum_swapped_weights(check, raises_hint):
+def test_weighted_sum_swapped_weights(raises_hint):
     """Are swapped weights (w2 for x1) named as such, with the weights that show it?"""
     with raises_hint("the weights are swapped: with w1=0.5 and w2=-2.0 grad_x1 is w2 * "
                      "grad_output"):
-        run(check, "WeightedSum", mistake("WeightedSum", "swapped weights"))
+        run("WeightedSum", mistake("WeightedSum", "swapped weights"))
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("check", ["quick", "full"])
-def test_not_a_function(name, check, raises_hint):
+def test_not_a_function(name, raises_hint):
     """Is a plain function named for what it is?"""
     with raises_hint(f"{name} must be a class deriving from torch.autograd.Function, got function"):
-        run(check, name, mistake("Square", "a plain function"))
+        run(name, mistake("Square", "a plain function"))
 
 
 def test_instance_instead_of_class_warns(raises_hint):
@@ -67,7 +65,7 @@ def test_instance_instead_of_class_warns(raises_hint):
     with pytest.warns(DeprecationWarning):
         instance = solution("Square")()
     with raises_hint("Square is an instance: pass the class itself and call Square.apply(...)"):
-        run("full", "Square", instance)
+        run("Square", instance)
 
 
 class _Stub(torch.autograd.Function):
@@ -92,8 +90,7 @@ class _BackwardStub(torch.autograd.Function):
 
 
 @pytest.mark.parametrize("stub", [_Stub, _BackwardStub])
-@pytest.mark.parametrize("check", ["quick", "full"])
-def test_stub_raises_not_implemented(stub, check):
+def test_stub_raises_not_implemented(stub):
     """Does an unfinished stub raise NotImplementedError itself, as learners' copies expect?"""
     with pytest.raises(NotImplementedError):
-        run(check, "Square", stub)
+        run("Square", stub)
