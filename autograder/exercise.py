@@ -14,6 +14,9 @@ class Exercise:
     lesson: str
     battery: Callable[[object, torch.device], None]  # raises GradingError at the first failure
     example: Callable[[], tuple] | None = None  # small inputs for views of the learner's Function
+    # the edge cases of the syllabus contract that the battery marks with contract.covers(...),
+    # besides contract.EACH_INPUT_ALONE, which every battery runs
+    contract: tuple[str, ...] = ()
 
     def run(self, submission) -> list[torch.device]:
         """The battery on every device this machine grades on; returns those devices."""

@@ -5,6 +5,7 @@ import torch
 from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, reference_gradients, run_backward,
                       run_forward)
+from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -74,6 +75,9 @@ def square_full(Square, device) -> None:
             forward, _ = check_values_and_gradients(function, SQUARE, values)
             check_no_ctx_tensors(SQUARE, forward)
             check_input_version_tracking(function, SQUARE, values)
+    covers("0-d x")
+    check_each_input_alone(function, SQUARE, {"x": sample((3, 4), device)})
+    covers("float32")
     check_values_and_gradients(function, SQUARE, {"x": sample((3, 4), device, dtype=torch.float32)},
                                rtol=1e-5, atol=1e-6)
     check_gradcheck(function, SQUARE, {"x": sample((3,), device)})
@@ -110,6 +114,10 @@ def weighted_sum_full(WeightedSum, device) -> None:
             forward, _ = check_values_and_gradients(
                 function, WEIGHTED_SUM, _weighted_values(shape, device, w1, w2, seed))
             check_no_ctx_tensors(WEIGHTED_SUM, forward)
+    covers("a weight of 0")
+    covers("0-d inputs")
+    check_each_input_alone(function, WEIGHTED_SUM, _weighted_values((2, 3), device))
+    covers("float32")
     check_values_and_gradients(function, WEIGHTED_SUM,
                                _weighted_values((3, 4), device, dtype=torch.float32),
                                rtol=1e-5, atol=1e-6)
@@ -117,8 +125,9 @@ def weighted_sum_full(WeightedSum, device) -> None:
 
 
 EXERCISES = [
-    Exercise("Square", "00_template", square_full,
+    Exercise("Square", "00_template", square_full, contract=("0-d x", "float32"),
              example=lambda: (sample((4,), "cpu"),)),
     Exercise("WeightedSum", "00_template", weighted_sum_full,
+             contract=("a weight of 0", "0-d inputs", "float32"),
              example=lambda: tuple(_weighted_values((4,), "cpu").values())),
 ]

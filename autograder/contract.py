@@ -1,0 +1,112 @@
+"""Checks generated from an exercise's contract, and a record of which ones a battery ran.
+
+Every exercise's battery calls ``check_each_input_alone`` (each tensor input in turn as the
+only one that requires grad) and marks each edge case of its contract with ``covers``. A test
+runs every battery under ``recording()`` and compares what ran with what the exercise declares
+(``Exercise.contract``), so a battery cannot quietly lose a case.
+"""
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import torch
+
+from .checks import Spec, make_inputs, reference_gradients, run_backward, run_forward
+from .diagnose import diagnose_gradient
+from .errors import GradingError
+from .probes import record_returned_gradients
+
+EACH_INPUT_ALONE = "each input alone"
+
+_ran: ContextVar[list | None] = ContextVar("contract_checks_ran", default=None)
+
+
+@contextmanager
+def recording():
+    """Inside the block, collect the name of every contract check that runs."""
+    token = _ran.set([])
+    try:
+        yield _ran.get()
+    finally:
+        _ran.reset(token)
+
+
+def covers(name: str) -> None:
+    """Note that the battery checks the contract's case ``name`` (a no-op unless recording)."""
+    ran = _ran.get()
+    if ran is not None:
+        ran.append(name)
+
+
+def _differentiable(values: dict) -> list[str]:
+    return [n for n, v in values.items() if isinstance(v, torch.Tensor) and v.is_floating_point()]
+
+
+def _gradient_alone(function, spec: Spec, values: dict, name: str, grad_output):
+    """(what backward returned for each input, the gradient autograd gives ``name``) when
+    ``name`` is the only input that requires grad."""
+    probe, returned = (record_returned_gradients(function)
+                       if isinstance(function, type) and issubclass(function, torch.autograd.Function)
+                       else (function, None))
+    inputs = make_inputs(values, requires_grad={name})
+    forward = run_forward(probe, spec, inputs)
+    grads = run_backward(spec, forward.output, inputs, grad_output).grads
+    raw = returned[-1] if returned else None
+    return raw, grads[list(inputs).index(name)]
+
+
+def check_each_input_alone(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7,
+                           frozen_get_none: bool = False, seed: int = 0) -> None:
+    """Each floating-point tensor input in turn as the only one that requires grad: its
+    gradient must be right. ``frozen_get_none``: backward must also return None for the
+    inputs that need no gradient (where the contract says it skips their work)."""
+    covers(EACH_INPUT_ALONE)
+    names = _differentiable(values)
+    expected = spec.reference(**make_inputs(values, requires_grad=False))
+    generator = torch.Generator().manual_seed(seed)
+    grad_output = torch.randn(expected.shape, generator=generator, dtype=expected.dtype)
+    grad_output = grad_output.to(expected.device)
+    for name in names:
+        truth = reference_gradients(spec, make_inputs(values, requires_grad={name}), grad_output)
+        raw, grad = _gradient_alone(function, spec, values, name, grad_output)
+        alone = f"{name} alone requiring grad" if len(names) > 1 else ""
+        try:
+            diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol)
+        except GradingError as error:
+            if len(names) > 1:
+                raise _explain_alone(function, spec, values, name, grad, grad_output,
+                                     error, rtol, atol) from error
+            raise
+        if frozen_get_none and raw is not None:
+            tensors = [n for n, v in values.items() if isinstance(v, torch.Tensor)]
+            for other, value in zip(tensors, raw):
+                if other != name and other in names and value is not None:
+                    raise GradingError(
+                        f"{spec.name}.backward computed a gradient for {other} although only "
+                        f"{name} requires grad: test ctx.needs_input_grad and return None for "
+                        f"an input that needs no gradient", case=alone)
+
+
+def _explain_alone(function, spec, values, name, grad, grad_output, error, rtol, atol):
+    """A failure with ``name`` alone requiring grad; name the cause only when the probe with
+    every input requiring grad proves it (the same backward is right there)."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    every = run_backward(spec, forward.output, inputs, grad_output).grads[list(inputs).index(name)]
+    truth = reference_gradients(spec, inputs, grad_output)[name]
+    right_with_all = (isinstance(every, torch.Tensor) and every.shape == truth.shape
+                      and bool(torch.allclose(every, truth, rtol=rtol, atol=atol)))
+    position = list(values).index(name)
+    case = f"{name} alone requiring grad"
+    if right_with_all and grad is None:
+        return GradingError(
+            f"{spec.name}.backward returns None for {name} when {name} is the only input that "
+            f"requires grad, yet the right gradient when every input does: it decides whether to "
+            f"compute grad_{name} from another input's entry of ctx.needs_input_grad (entry "
+            f"{position} belongs to {name})", str(error), case=case)
+    if right_with_all:
+        return GradingError(
+            f"{spec.name}.backward gives {name} the right gradient when every input requires "
+            f"grad but a wrong one when {name} alone does: what it returns for {name} must not "
+            f"depend on which other inputs need a gradient", str(error), case=case)
+    return GradingError(error.hint, error.details, case=case)
