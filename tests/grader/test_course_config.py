@@ -1,9 +1,11 @@
 """Grading through the real nbgrader CLI: full marks, zero, and exactly the broken exercise lost.
 
-One course root is released once; every submission below is autograded by one
-``nbgrader autograde`` run per lesson.
+Each lesson has its own course root, released and autograded once per test run (every
+submission below for that lesson in one ``nbgrader autograde``), so the lessons spread over the
+test workers and no one fixture grades the whole course.
 """
 
+import functools
 import re
 import textwrap
 
@@ -17,9 +19,10 @@ from grader.lessons import lesson_names, source_notebook
 from grader.nbgrader_cli import nbgrader
 from autograder.exercises import EXERCISES
 from tools.catalogue import mistakes
+from tests.built_once import built_once
 from tools.submissions import solved, with_answer, with_cell_before
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("course_config")]  # one course fixture
+pytestmark = pytest.mark.slow
 
 LESSONS = lesson_names()
 
@@ -160,33 +163,49 @@ def _points(source) -> dict[str, float]:
             if cell.metadata.get("nbgrader", {}).get("grade")}
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    """A released course with every submission below autograded; returns (root, sources)."""
-    root = tmp_path_factory.mktemp("course")
-    release(root, LESSONS)
-    sources = {lesson: source_notebook(lesson) for lesson in LESSONS}
-    released = {lesson: nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
-                 for lesson in LESSONS}
+@functools.cache
+def _source(lesson: str):
+    return source_notebook(lesson)
 
-    def submit(student, lesson, notebook):
+
+def _grade_lesson(lesson: str, root) -> None:
+    """Release ``lesson`` into ``root``, hand in every submission made for it, autograde them."""
+    release(root, [lesson])
+    released = nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+
+    def submit(student, notebook):
         folder = root / "submitted" / student / lesson
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / f"{lesson}.ipynb")
 
-    for lesson in LESSONS:
-        submit("solver", lesson, solved(released[lesson], sources[lesson]))
-        submit("untouched", lesson, released[lesson])
-    submissions = {student: (lesson, changes) for student, (lesson, _, changes, _) in MISTAKES.items()}
-    for student, (lesson, changes) in (submissions | CORRECT_BUT_NOISY).items():
-        notebook = solved(released[lesson], sources[lesson])
+    submit("solver", solved(released, _source(lesson)))
+    submit("untouched", released)
+    made = {student: changes for student, (of, _, changes, _) in MISTAKES.items() if of == lesson}
+    made |= {student: changes for student, (of, changes) in CORRECT_BUT_NOISY.items()
+             if of == lesson}
+    for student, changes in made.items():
+        notebook = solved(released, _source(lesson))
         for kind, grade_id, code in changes:
             change = with_answer if kind == "answer" else with_cell_before
             notebook = change(notebook, grade_id, _answer(code))
-        submit(student, lesson, notebook)
-    for lesson in LESSONS:
-        nbgrader("autograde", lesson, "--force", "--log-level=WARN", root=root)
-    return root, sources
+        submit(student, notebook)
+    nbgrader("autograde", lesson, "--force", "--log-level=WARN", root=root)
+
+
+@pytest.fixture(scope="module")
+def course(request, tmp_path_factory):
+    """(root, lesson): the lesson's course root with its submissions autograded (parametrized
+    indirectly by lesson; the tests of one lesson share one xdist group, so one worker)."""
+    lesson = request.param
+    root = built_once(tmp_path_factory, f"course-{lesson}",
+                      functools.partial(_grade_lesson, lesson))
+    return root, lesson
+
+
+def _by_lesson(*cases):
+    """Parameters ``(lesson, *rest)`` for tests taking the indirect ``course`` fixture."""
+    return [pytest.param(case[0], *case[1:], id="-".join(case[1:]) or case[0],
+                         marks=pytest.mark.xdist_group(f"course-{case[0]}")) for case in cases]
 
 
 def _source_cell(notebook, grade_id: str):
@@ -200,34 +219,39 @@ def _scores(root, student: str, lesson: str) -> dict[str, float]:
         return {grade.name: grade.score for grade in notebook.grades}
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
-def test_solutions_score_full_marks(course, lesson):
+@pytest.mark.parametrize("course", _by_lesson(*[(lesson,) for lesson in LESSONS]),
+                         indirect=True)
+def test_solutions_score_full_marks(course):
     """Does a learner who writes the solutions get every point?"""
-    root, sources = course
-    assert _scores(root, "solver", lesson) == _points(sources[lesson])
+    root, lesson = course
+    assert _scores(root, "solver", lesson) == _points(_source(lesson))
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
-def test_untouched_learner_copy_scores_zero(course, lesson):
+@pytest.mark.parametrize("course", _by_lesson(*[(lesson,) for lesson in LESSONS]),
+                         indirect=True)
+def test_untouched_learner_copy_scores_zero(course):
     """Does the released notebook, handed in untouched, score nothing?"""
-    root, sources = course
-    assert _scores(root, "untouched", lesson) == {name: 0.0 for name in _points(sources[lesson])}
+    root, lesson = course
+    assert _scores(root, "untouched", lesson) == {name: 0.0 for name in _points(_source(lesson))}
 
 
-@pytest.mark.parametrize("student", MISTAKES)
+STUDENTS = _by_lesson(*[(lesson, student) for student, (lesson, *_) in MISTAKES.items()])
+
+
+@pytest.mark.parametrize("course, student", STUDENTS, indirect=["course"])
 def test_a_mistake_loses_exactly_its_exercise(course, student):
     """Does each broken or tampering submission lose that exercise's points and keep the rest?"""
-    root, sources = course
-    lesson, broken, _, _ = MISTAKES[student]
-    expected = _points(sources[lesson]) | {broken: 0.0}
+    root, lesson = course
+    _, broken, _, _ = MISTAKES[student]
+    expected = _points(_source(lesson)) | {broken: 0.0}
     assert _scores(root, student, lesson) == expected
 
 
-@pytest.mark.parametrize("student", MISTAKES)
+@pytest.mark.parametrize("course, student", STUDENTS, indirect=["course"])
 def test_a_lost_exercise_shows_the_hint_that_names_the_mistake(course, student):
     """Does the autograded notebook tell the learner, in plain words, what went wrong?"""
-    root, _ = course
-    lesson, broken, _, phrase = MISTAKES[student]
+    root, lesson = course
+    _, broken, _, phrase = MISTAKES[student]
     notebook = nbformat.read(root / "autograded" / student / lesson / f"{lesson}.ipynb",
                              as_version=4)
     cell = _source_cell(notebook, broken)
@@ -235,9 +259,11 @@ def test_a_lost_exercise_shows_the_hint_that_names_the_mistake(course, student):
     assert phrase in cell.outputs[0].evalue, cell.outputs[0].evalue
 
 
-@pytest.mark.parametrize("student", CORRECT_BUT_NOISY)
+@pytest.mark.parametrize("course, student",
+                         _by_lesson(*[(lesson, student)
+                                      for student, (lesson, _) in CORRECT_BUT_NOISY.items()]),
+                         indirect=["course"])
 def test_warnings_on_stderr_never_cost_points(course, student):
     """Does correct work keep every point even when it writes warnings to stderr?"""
-    root, sources = course
-    lesson = CORRECT_BUT_NOISY[student][0]
-    assert _scores(root, student, lesson) == _points(sources[lesson])
+    root, lesson = course
+    assert _scores(root, student, lesson) == _points(_source(lesson))

@@ -1,0 +1,25 @@
+"""Build an expensive test fixture once per test run, whichever worker asks first.
+
+pytest-xdist workers share the parent of their base temporary folder; the first worker to ask
+for ``key`` builds it there under a file lock, and every later request (from any worker, or
+from the same worker after pytest tore a module-scoped fixture down) reuses the finished folder.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from filelock import FileLock
+
+
+def built_once(tmp_path_factory, key: str, build: Callable[[Path], None],
+               timeout: float = 1800) -> Path:
+    """The folder ``key``, filled by ``build(folder)`` once in the whole test run."""
+    shared = tmp_path_factory.getbasetemp().parent / "built-once"
+    shared.mkdir(exist_ok=True)
+    folder, done = shared / key, shared / f"{key}.done"
+    with FileLock(str(shared / f"{key}.lock"), timeout=timeout):
+        if not done.exists():
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
