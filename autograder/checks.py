@@ -1,5 +1,6 @@
 """Checks shared by every exercise. Each raises GradingError with a hint, or returns."""
 
+import linecache
 import re
 from contextlib import contextmanager
 from collections.abc import Callable
@@ -137,10 +138,35 @@ def run_backward(spec: Spec, output, inputs: dict, grad_output) -> BackwardTrace
     except RuntimeError as error:
         raise _explain_runtime_error(spec, "backward", error, inputs) from error
     except IndexError as error:
-        raise GradingError(
-            f"{spec.name}.backward raised IndexError with {_describe(inputs)}: "
-            "ctx.needs_input_grad has one entry per argument actually passed to apply, "
-            "so an optional argument left out (like bias) has no entry", str(error)) from error
+        raise _explain_index_error(spec, error, inputs) from error
+
+
+def _raising_line(error: BaseException) -> str:
+    """The source line that raised ``error`` (where Python can find it), else ''."""
+    traceback = error.__traceback__
+    while traceback is not None and traceback.tb_next is not None:
+        traceback = traceback.tb_next
+    if traceback is None:
+        return ""
+    code = traceback.tb_frame.f_code
+    return linecache.getline(code.co_filename, traceback.tb_lineno).strip()
+
+
+def _explain_index_error(spec: Spec, error: IndexError, inputs: dict) -> GradingError:
+    """Name ctx.needs_input_grad only when the line that raised indexes it past its end;
+    otherwise quote the learner's own error."""
+    message = str(error).splitlines()[0] if str(error) else "index out of range"
+    if "needs_input_grad" in _raising_line(error) and "out of range" in message:
+        left_out = [name for name in spec.input_names if name not in inputs]
+        why = (f"; {' and '.join(left_out)} {'was' if len(left_out) == 1 else 'were'} left "
+               "out, so it has no entry" if left_out else "")
+        return GradingError(
+            f"{spec.name}.backward reads past the end of ctx.needs_input_grad: "
+            f"ctx.needs_input_grad has one entry per argument actually passed to apply, "
+            f"{len(inputs)} here ({', '.join(inputs)}){why}",
+            str(error))
+    return GradingError(f"{spec.name}.backward raised IndexError with {_describe(inputs)}: "
+                        f"{message}", str(error))
 
 
 @contextmanager

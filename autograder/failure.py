@@ -4,13 +4,16 @@ IPython shows an exception through its ``_render_traceback_`` when it has one. A
 self-check gets one on the exception object itself, so its type (what ``Run All``, nbclient and
 nbgrader see) stays what it was. The short form names the exercise and the hint, then the case,
 then the learner's own lines where the error was raised in their code, and says how to get the
-rest. It renders once: ``%tb`` afterwards finds no renderer and shows IPython's full traceback,
-chained causes and details included.
+rest. It renders once: ``%tb`` afterwards finds no renderer and shows IPython's traceback,
+chained causes and details included, with the grading library's and torch's frames left out:
+the cell that called the self-check, then the learner's own code.
 """
 
 import linecache
 import os
+import sys
 import sysconfig
+import types
 
 from .errors import GradingError
 
@@ -46,12 +49,6 @@ def _cell_name(filename: str, shell) -> str | None:
     return f"{label[0]} {label[1]}" if label else None
 
 
-def _frames(traceback):
-    while traceback is not None:
-        yield traceback.tb_frame.f_code, traceback.tb_lineno
-        traceback = traceback.tb_next
-
-
 def _chain(error: BaseException) -> list[BaseException]:
     """``error`` and the exceptions it was raised from (or during), outermost first."""
     chain = []
@@ -67,7 +64,8 @@ def learner_frames(error: BaseException, shell=None) -> list[tuple[str, int, str
     their code raised the error. [] when the grading library raised it."""
     for exception in reversed(_chain(error)):
         frames, below_grading = [], False
-        for code, line in _frames(exception.__traceback__):
+        for code, line in ((tb.tb_frame.f_code, tb.tb_lineno)
+                           for tb in _walk(exception.__traceback__)):
             where = _cell_name(code.co_filename, shell)
             library = where is None and (code.co_filename.startswith("<")
                                          or _is_library(code.co_filename))
@@ -95,6 +93,33 @@ def summary(name: str, error: BaseException, shell=None) -> list[str]:
     return lines
 
 
+def _learners_only(traceback, shell):
+    """``traceback`` without the frames of the grading library, torch or the standard library."""
+    kept = [tb for tb in _walk(traceback)
+            if _cell_name(tb.tb_frame.f_code.co_filename, shell) is not None
+            or not (tb.tb_frame.f_code.co_filename.startswith("<")
+                    or _is_library(tb.tb_frame.f_code.co_filename))]
+    rebuilt = None
+    for tb in reversed(kept):
+        rebuilt = types.TracebackType(rebuilt, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+    return rebuilt
+
+
+def _walk(traceback):
+    while traceback is not None:
+        yield traceback
+        traceback = traceback.tb_next
+
+
+def keep_learner_frames(error: BaseException, shell=None) -> None:
+    """Leave only the learner's frames in ``error``'s traceback and its chain's, and in the
+    traceback IPython's ``%tb`` shows next."""
+    for exception in _chain(error):
+        exception.__traceback__ = _learners_only(exception.__traceback__, shell)
+    if getattr(sys, "last_value", None) is error:
+        sys.last_traceback = error.__traceback__
+
+
 def shorten(name: str, error: BaseException) -> None:
     """Give ``error`` a one-time short rendering in IPython (nothing changes elsewhere)."""
     try:
@@ -104,8 +129,10 @@ def shorten(name: str, error: BaseException) -> None:
     shell = get_ipython()
 
     def render_once() -> list[str]:
-        vars(error).pop("_render_traceback_", None)  # %tb later: IPython's full traceback
-        return summary(name, error, shell)
+        vars(error).pop("_render_traceback_", None)  # %tb later: IPython's traceback
+        lines = summary(name, error, shell)
+        keep_learner_frames(error, shell)
+        return lines
 
     try:
         error._render_traceback_ = render_once

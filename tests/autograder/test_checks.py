@@ -123,6 +123,33 @@ class TestRuntimeErrors:
                          "weight of shape (4, 3), bias of shape (4,): "):
             run_backward(MY_LINEAR, forward.output, inputs, torch.ones(4, dtype=torch.float64))
 
+    def test_an_index_error_is_quoted_not_guessed(self, raises_hint):
+        """Is an IndexError that has nothing to do with needs_input_grad quoted as it is?"""
+
+        class WrongDim(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return grad_output * grad_output.shape[3]
+
+        inputs = make_inputs({"x": x_of(3)})
+        forward = run_forward(WrongDim, SQUARE, inputs)
+        with raises_hint("Square.backward raised IndexError with x of shape (3,): tuple index "
+                         "out of range"):
+            run_backward(SQUARE, forward.output, inputs, torch.ones(3, dtype=torch.float64))
+
+    def test_needs_input_grad_past_its_end_is_named_from_the_line_that_raised(self, raises_hint):
+        """Is needs_input_grad named when the raising line reads it past its end?"""
+        inputs = make_inputs({"x": x_of(2, 3), "weight": x_of(4, 3)})
+        submission = mistake("MyLinearFunction", "needs_input_grad[2] read without a bias")
+        forward = run_forward(submission, MY_LINEAR, inputs)
+        with raises_hint("ctx.needs_input_grad has one entry per argument actually passed to "
+                         "apply, 2 here (x, weight); bias was left out, so it has no entry"):
+            run_backward(MY_LINEAR, forward.output, inputs, torch.ones(2, 4, dtype=torch.float64))
+
     def test_forward_with_wrong_signature(self, raises_hint):
         """Is a forward that takes the wrong arguments shown the signature it should have?"""
 

@@ -79,8 +79,8 @@ def _lines(error_output) -> list[str]:
 @pytest.mark.slow
 def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines():
     """In a notebook, does a wrong Square's self-check cell fail (so Run All stops) with the hint
-    on its first line, in three lines, the explorer below, and %tb giving the full
-    traceback?"""
+    on its first line, in three lines, the explorer below, and %tb giving the traceback of the
+    learner's own code, without the grading library's frames?"""
     wrong = catalogued("Square", "wrong sign")
     _, _, check, full = _displayed("from autograder import self_check\nimport widgets",
                                    wrong.answer_cell, 'self_check("Square", Square)', "%tb")
@@ -93,7 +93,9 @@ def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines():
     assert "application/vnd.jupyter.widget-view+json" in check[-1].data
     everything = "\n".join(_lines(full[0]))
     assert full[0].ename == "GradingError" and "Traceback (most recent call last)" in everything
-    assert "diagnose.py" in everything and "direct cause of the following exception" in everything
+    assert "direct cause of the following exception" in everything
+    assert 'self_check("Square", Square)' in everything
+    assert "diagnose.py" not in everything and "autograder" not in everything
 
 
 @pytest.mark.slow
@@ -112,3 +114,32 @@ def test_a_stub_in_a_notebook_still_fails_with_not_implemented_error():
         "  in your code, Cell In[2], line 6, in forward:",
         "      raise NotImplementedError()",
         "  Full traceback: run %tb in a new cell."]
+
+
+RAISES_IN_BACKWARD = """
+import torch
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return 2 * x * grad_output.shape[3]
+"""
+
+
+@pytest.mark.slow
+def test_tb_after_an_error_in_the_learners_backward_shows_their_line_not_the_library():
+    """Does %tb after a self-check whose backward raised show the cell and the learner's own
+    line, with no frame of the grading library or torch in between?"""
+    _, check, full = _displayed("from autograder import self_check", RAISES_IN_BACKWARD,
+                                'self_check("Square", Square)', "%tb")[1:]
+    assert "tuple index out of range" in _lines(check[0])[0]
+    everything = "\n".join(_lines(full[0]))
+    assert 'self_check("Square", Square)' in everything
+    assert "return 2 * x * grad_output.shape[3]" in everything
+    assert "autograder" not in everything and "torch/autograd" not in everything

@@ -14,6 +14,7 @@ exercise under its own name and is self-contained, given ``PRELUDE``.
 """
 
 import importlib
+import linecache
 import pkgutil
 from dataclasses import dataclass
 
@@ -52,7 +53,10 @@ class Mistake:
 def load(exercise: str, code: str):
     """Run an answer cell's ``code`` after ``PRELUDE``; return what it defines as ``exercise``."""
     names: dict = {"__name__": "__main__"}  # torch.compile imports a function's module by name
-    exec(compile(PRELUDE + code, f"<catalogue {exercise}>", "exec"), names)  # noqa: S102
+    source, filename = PRELUDE + code, f"<catalogue {exercise}>"
+    # as IPython does for a notebook cell: tracebacks and hints can quote the answer's lines
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    exec(compile(source, filename, "exec"), names)  # noqa: S102
     return names[exercise]
 
 
