@@ -1,0 +1,62 @@
+"""Derive, don't transcribe: no line of a graded exercise's backward appears anywhere in the
+learner's notebook (code, markdown, collapsed hints) outside that exercise's answer cell."""
+
+import re
+
+import nbformat
+import pytest
+
+from grader.lessons import lesson_names, source_notebook
+from grader.notebook_format import grade_id
+from tools.notebooks import COURSE
+
+# the functions that hold a gradient formula: backward, its helpers, a jvp, a batching rule
+GRADIENT_FUNCTION = re.compile(r"^(\s*)def \w*(backward|jvp|vmap|grad)\w*\(")
+# lines too generic to give anything away: unpacking what was saved, control flow, returning
+# names computed above, decorators
+TRIVIAL = re.compile(r"^([\w, ]+=\s*ctx\.\w+|.*:|@.*|return\s+[\w, ]+|return\s+grad_output)$")
+
+
+def gradient_lines(code: str) -> set[str]:
+    """The non-trivial solution lines (between BEGIN and END SOLUTION, or all of ``code`` when it
+    has no markers) of the gradient functions that ``code`` defines."""
+    lines, inside, in_solution = set(), None, "### BEGIN SOLUTION" not in code
+    for line in code.splitlines():
+        if "### BEGIN SOLUTION" in line or "### END SOLUTION" in line:
+            in_solution = "BEGIN" in line
+            continue
+        if inside is not None and line.strip() and len(line) - len(line.lstrip()) <= inside:
+            inside = None
+        if inside is not None:
+            text = line.split("#")[0].strip()
+            if in_solution and len(text) >= 12 and not TRIVIAL.match(text):
+                lines.add(text)
+        elif match := GRADIENT_FUNCTION.match(line):
+            inside = len(match[1])
+    return lines
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+@pytest.mark.parametrize("lesson", lesson_names())
+def test_no_line_of_a_graded_backward_is_on_screen(lesson):
+    """Does any line of a graded exercise's backward appear in course/ outside its answer cell?"""
+    answers = {grade_id(cell): gradient_lines(cell.source)
+               for cell in source_notebook(lesson).cells
+               if (grade_id(cell) or "").startswith("answer_")}
+    learner = nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
+    shown = [(grade_id(cell), _normal(cell.source)) for cell in learner.cells]
+    leaks = [(answer, line) for answer, lines in answers.items() for line in sorted(lines)
+             for cell_id, text in shown if cell_id != answer and _normal(line) in text]
+    assert not leaks, f"course/{lesson}.ipynb shows backward code of {leaks[0][0]}: {leaks[0][1]!r}"
+
+
+def test_gradient_lines_finds_the_formula_and_skips_the_bookkeeping():
+    """Does the line finder keep a gradient formula and drop unpacking and pass-through?"""
+    code = ("class Square(torch.autograd.Function):\n    @staticmethod\n"
+            "    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x ** 2\n\n"
+            "    @staticmethod\n    def backward(ctx, grad_output):\n"
+            "        x, = ctx.saved_tensors\n        return 2 * x * grad_output  # chain rule\n")
+    assert gradient_lines(code) == {"return 2 * x * grad_output"}
