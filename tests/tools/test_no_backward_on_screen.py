@@ -52,7 +52,9 @@ def test_no_line_of_a_graded_backward_is_on_screen(lesson):
     learner = nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
     shown = [(grade_id(cell), _normal(cell.source)) for cell in learner.cells]
     leaks = [(answer, line) for answer, lines in answers.items() for line in sorted(lines)
-             for cell_id, text in shown if cell_id != answer and _normal(line) in text]
+             for cell_id, text in shown
+             if cell_id != answer and re.search(rf"(?<![\w.]){re.escape(_normal(line))}(?![\w.(\[])",
+                                                text)]
     assert not leaks, f"course/{lesson}.ipynb shows backward code of {leaks[0][0]}: {leaks[0][1]!r}"
 
 
