@@ -39,8 +39,15 @@ def gradient_lines(code: str) -> set[str]:
     return lines
 
 
-def _normal(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+def _tokens(text: str) -> str:
+    """``text`` as Python-like tokens joined by a separator: spacing never hides a match."""
+    return "\x1f".join(re.findall(r"\w+|\S", text))
+
+
+def _shows(text: str, line: str) -> bool:
+    """Does ``text`` hold ``line`` whole (not as the start of ``weight.T`` or ``f(...)``)?"""
+    return re.search(rf"(?:^|\x1f){re.escape(_tokens(line))}(?=$|\x1f(?![.(\[]))",
+                     text) is not None
 
 
 @pytest.mark.parametrize("lesson", lesson_names())
@@ -50,11 +57,9 @@ def test_no_line_of_a_graded_backward_is_on_screen(lesson):
                for cell in source_notebook(lesson).cells
                if (grade_id(cell) or "").startswith("answer_")}
     learner = nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
-    shown = [(grade_id(cell), _normal(cell.source)) for cell in learner.cells]
+    shown = [(grade_id(cell), _tokens(cell.source)) for cell in learner.cells]
     leaks = [(answer, line) for answer, lines in answers.items() for line in sorted(lines)
-             for cell_id, text in shown
-             if cell_id != answer and re.search(rf"(?<![\w.]){re.escape(_normal(line))}(?![\w.(\[])",
-                                                text)]
+             for cell_id, text in shown if cell_id != answer and _shows(text, line)]
     assert not leaks, f"course/{lesson}.ipynb shows backward code of {leaks[0][0]}: {leaks[0][1]!r}"
 
 
@@ -65,3 +70,9 @@ def test_gradient_lines_finds_the_formula_and_skips_the_bookkeeping():
             "    @staticmethod\n    def backward(ctx, grad_output):\n"
             "        x, = ctx.saved_tensors\n        return 2 * x * grad_output  # chain rule\n")
     assert gradient_lines(code) == {"return 2 * x * grad_output"}
+
+
+def test_a_line_is_found_whole_whatever_its_spacing():
+    """Is a formula found with other spacing, but not inside a longer expression?"""
+    assert _shows(_tokens("g = 1  # note\nreturn grad_output*local\n"), "return grad_output * local")
+    assert not _shows(_tokens("grad_x = grad_output @ weight.T"), "grad_x = grad_output @ weight")
