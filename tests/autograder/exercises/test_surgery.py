@@ -38,10 +38,12 @@ def test_stub_fails_with_not_implemented():
             EXERCISES[name].run(Stub)
 
 
-def test_edge_shapes_are_graded():
-    """Are 0-d (reversal, soft threshold), 1-D and a last dim of 1 (clipping) graded?"""
-    assert () in SHAPES and (4, 1) in SHAPES
-    assert (6,) in CLIP_SHAPES and (4, 1) in CLIP_SHAPES and () not in CLIP_SHAPES
+def test_edge_shapes_are_graded_and_no_shape_the_contracts_do_not_name():
+    """Are 1-D, 3-D and a last dim of 1 graded, and a 0-d x (which no contract here names)
+    never?"""
+    assert (6,) in SHAPES and (4, 1) in SHAPES and (2, 3, 5) in SHAPES and () not in SHAPES
+    assert (6,) in CLIP_SHAPES and (2, 3, 4) in CLIP_SHAPES and (4, 1) in CLIP_SHAPES
+    assert () not in CLIP_SHAPES
 
 
 def test_clip_cases_hold_rows_at_below_above_and_zero():
