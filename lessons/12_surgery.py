@@ -32,7 +32,7 @@
 #    parameters' gradient cannot;
 # 3. watch gradients with `register_hook` and `register_full_backward_hook`, and remove them;
 # 4. locate a NaN with `torch.autograd.detect_anomaly`, and read the two classic errors;
-# 5. name three bugs that pass gradcheck, and the checks that catch them;
+# 5. say what gradcheck cannot see, and which checks catch it instead;
 # 6. write a surgery nobody showed you: DP-SGD's per-sample clipping inside a linear layer's
 #    backward, without building one gradient per sample.
 #
@@ -71,7 +71,9 @@ def compare(question: str, prediction, actual, reveal: bool = True) -> None:
         print(f"{question}: no prediction written above" +
               (f"; PyTorch says {actual!r}" if reveal else ": write yours, then run this again"))
     else:
-        verdict = "as you predicted" if prediction == actual else "not what you predicted: why?"
+        close = (prediction == actual if not isinstance(actual, float)
+                 else abs(prediction - actual) <= 0.05)
+        verdict = "as you predicted" if close else "not what you predicted: why?"
         print(f"{question}: you said {prediction!r}, PyTorch says {actual!r}, {verdict}")
 
 
@@ -396,12 +398,13 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 # - plain backward, then `clip_grad_norm_` on the parameters, `max_norm = 1`;
 # - your `ClipGradientNorm` on the predictions, `max_norm = 0.05` (per sample).
 #
-# **Quick question 2.** Which of the last two gets a gradient that points closer to the clean
-# one? Does `clip_grad_norm_` change the cosine at all? Write your predictions, then run.
+# **Quick question 2.** The plain gradient's cosine with the clean one comes out at 0.74.
+# What will the cosine be after `clip_grad_norm_`, and after your per-sample clipping? Write
+# two numbers, then run.
 
 # %%
-closer_to_clean = None  # your prediction: "clip_grad_norm_(1.0)" or "ClipGradientNorm(0.05)"
-clip_grad_norm_changes_cosine = None  # your prediction: True or False
+cosine_after_clip_grad_norm = None  # your prediction, a number between -1 and 1
+cosine_after_per_sample_clipping = None  # your prediction, a number between -1 and 1
 
 # %%
 torch.manual_seed(0)
@@ -433,10 +436,10 @@ cosines = {name: F.cosine_similarity(grad, clean, dim=0).item()
 for name, grad in compared.items():
     print(f"{name:>24}: norm {grad.norm():7.3f}, cosine with the clean gradient "
           f"{cosines[name]:.3f}")
-compare("closer to the clean gradient", closer_to_clean,
-        max(list(compared)[1:], key=cosines.get))
-compare("clip_grad_norm_ changes the cosine", clip_grad_norm_changes_cosine,
-        abs(cosines["clip_grad_norm_(1.0)"] - cosines["plain"]) > 1e-6)
+compare("cosine after clip_grad_norm_", cosine_after_clip_grad_norm,
+        round(cosines["clip_grad_norm_(1.0)"], 3))
+compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
+        round(cosines["ClipGradientNorm(0.05)"], 3))
 
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
@@ -624,18 +627,21 @@ print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, un
 # ## What gradcheck cannot see
 #
 # gradcheck compares the Jacobian your backward implies with central differences, one row at
-# a time, through a `grad_output` it owns. So it is blind to anything that does not change
-# that Jacobian. Three Functions with the right gradient and a real bug each:
+# a time, through a `grad_output` it owns. Here are three Functions of `x²` and `a * b`, each
+# with a real bug:
 #
 # - `WritesGradOutput` computes its gradient **in** `grad_output` (`mul_`);
 # - `KeepsOnCtx` keeps its input as `ctx.x` instead of `save_for_backward`;
 # - `IgnoresNeeds` computes both gradients even when only one input requires grad.
 #
-# **Quick question 4.** How many of the three does gradcheck pass? Write your prediction,
-# then run.
+# **Quick question 4.** How many of the three does gradcheck pass? And the second cell below
+# adds `WritesGradOutput.apply(p)` to `q * 1` and calls `backward(seed_gradient)` with
+# `seed_gradient` all ones: does the caller's `seed_gradient` still hold ones afterwards?
+# Write your predictions, then run.
 
 # %%
 passing_gradcheck = None  # your prediction: 0, 1, 2 or 3
+seed_gradient_still_ones = None  # your prediction: True or False
 
 # %%
 class WritesGradOutput(torch.autograd.Function):
@@ -690,10 +696,10 @@ compare("how many pass gradcheck", passing_gradcheck, passed)
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
 #
-# All three. Before each call of backward gradcheck zeroes its `grad_output` buffer and sets a
-# single 1 (one row of the Jacobian), so a write into it is wiped before anything reads it
-# again; where a tensor is kept does not change a number; and doing unneeded work gives the
-# same numbers, only slower. Each bug shows up
+# All three: gradcheck is blind to anything that does not change the Jacobian. Before each
+# call of backward it zeroes its `grad_output` buffer and sets a single 1 (one row of the
+# Jacobian), so a write into it is wiped before anything reads it again; where a tensor is
+# kept does not change a number; and doing unneeded work gives the same numbers, only slower. Each bug shows up
 # elsewhere, as the next cell measures.
 # </details>
 
@@ -702,6 +708,8 @@ p = torch.randn(3, requires_grad=True)
 q = torch.randn(3, requires_grad=True)
 seed_gradient = torch.ones(3)
 (q * 1 + WritesGradOutput.apply(p)).backward(seed_gradient)
+compare("the caller's seed_gradient still holds ones", seed_gradient_still_ones,
+        torch.equal(seed_gradient, torch.ones(3)))
 print("1. the caller's gradient tensor after backward:", seed_gradient,
       "(was ones; q.grad =", q.grad, ")")
 
@@ -1003,18 +1011,19 @@ class SoftThreshold(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, lam):
         ### BEGIN SOLUTION
-        ctx.save_for_backward(x, lam)
-        return torch.sign(x) * torch.relu(x.abs() - lam)
+        shrunk = torch.sign(x) * torch.clamp(x.abs() - lam, min=0)
+        ctx.save_for_backward(shrunk)  # y != 0 exactly where |x| > lam, with x's sign there
+        return shrunk
         ### END SOLUTION
 
     @staticmethod
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
-        x, lam = ctx.saved_tensors
-        passed = grad_output * (x.abs() > lam)  # dy/dx = 1 outside the threshold, 0 on it
+        shrunk, = ctx.saved_tensors
+        passed = grad_output * (shrunk != 0)  # dy/dx: 1 outside the threshold, 0 on and inside
         grad_lam = None
         if ctx.needs_input_grad[1]:
-            grad_lam = -(passed * torch.sign(x)).sum()  # every entry uses lam: a sum
+            grad_lam = -(passed * torch.sign(shrunk)).sum()  # every entry uses lam: a sum
         return passed, grad_lam
         ### END SOLUTION
 

@@ -184,9 +184,10 @@ def failure_html(comparison: JacobianComparison | None, notes: list[str], hint: 
     """Under a failed self-check: what this view checks, and whether it shows that failure."""
     said = f"The self-check said: {code(hint)}"
     if notes:
-        return markup.box("warning", f"{WHAT_IT_CHECKS} What your backward returned shows a "
-                                     "problem the heatmaps cannot: " + " ".join(
-                                         markup.escape(n) for n in notes) + f" {said}")
+        listed = "".join(f"<li>{markup.escape(n[0].upper() + n[1:])}</li>" for n in notes)
+        return markup.box("warning", f"{WHAT_IT_CHECKS} What your backward returned shows what "
+                                     f"the heatmaps cannot:<ul style='margin:4px 0'>{listed}"
+                                     f"</ul>{said}")
     if comparison is None:
         return markup.box("warning", f"{WHAT_IT_CHECKS} Your Function raised an error at these "
                                      f"inputs (below). {said}")
@@ -239,6 +240,7 @@ class JacobianFigure:
                                        (analytic, numerical, difference)):
             image.set_data(matrix.numpy())
             mark.set_xy((column - 0.5, row - 0.5))
+            mark.set_visible(not comparison.agrees(k))  # no worst entry to point at
         layout = (rows, columns, comparison.names[k], limit, spread)
         if layout != self.layout:  # new axes or colour bars: redraw the still parts too
             self.layout = layout

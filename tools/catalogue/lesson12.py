@@ -108,6 +108,11 @@ UNUSUAL = [
         ctx.save_for_backward(y)
         return y
 ''')),
+    Unusual("SoftThreshold", "saves x and lam, lam's sum only when needed", _soft_saved(
+        "        passed = grad_output * (x.abs() > lam)\n"
+        "        grad_lam = None\n        if ctx.needs_input_grad[1]:\n"
+        "            grad_lam = -(passed * torch.sign(x)).sum()\n"
+        "        return passed, grad_lam\n")),
     Unusual("SoftThreshold", "torch.where pieces", _soft('''        x, lam = ctx.saved_tensors
         above, below = x > lam, x < -lam
         zero = torch.zeros_like(grad_output)
