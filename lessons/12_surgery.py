@@ -843,8 +843,9 @@ class BrokenSoftThreshold(torch.autograd.Function):
 
 
 # %% [markdown]
-# **Tool 1: gradcheck's report.** Random inputs, away from the kinks. The report names the
-# output and the input whose Jacobian disagrees, then prints both Jacobians.
+# **Tool 1: gradcheck's report.** Five points, none of them on a kink, as a random test would
+# pick. The report names the output and the input whose Jacobian disagrees, then prints both
+# Jacobians.
 
 # %%
 x = torch.tensor([-1.3, -0.2, 0.4, 0.9, 2.0], dtype=torch.float64, requires_grad=True)
