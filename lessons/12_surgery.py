@@ -802,7 +802,9 @@ plt.show()
 #
 # <details><summary><b>Hint 2</b>: the kink, and the sum</summary>
 #
-# `F.softshrink` gives 0 for both at $|x| = \lambda$, so the indicator's inequality is strict.
+# `F.softshrink`'s gradient for $x$ is 0 at $|x| = \lambda$ (its threshold is a float, with no
+# gradient), and the contract takes 0 for $\lambda$'s there too: the indicator's inequality is
+# strict.
 # $\lambda$ feeds every $y_i$, so the chain rule sums over $i$: $\partial L / \partial\lambda
 # = \sum_i g_i\, \partial y_i / \partial \lambda$, a 0-d result like $\lambda$ itself. (The
 # engine would quietly sum a gradient of $x$'s shape for you, since shape `()` expands to it;
