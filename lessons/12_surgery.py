@@ -32,9 +32,12 @@
 #    parameters' gradient cannot;
 # 3. watch gradients with `register_hook` and `register_full_backward_hook`, and remove them;
 # 4. locate a NaN with `torch.autograd.detect_anomaly`, and read the two classic errors;
-# 5. name three bugs that pass gradcheck, and the checks that catch them.
+# 5. say what gradcheck cannot see, and which checks catch it instead;
+# 6. write a surgery nobody showed you: DP-SGD's per-sample clipping inside a linear layer's
+#    backward, without building one gradient per sample.
 #
-# Exercises: **✎ 1 `GradientReversal`**, **✎ 2 `ClipGradientNorm`**, **✎ 3 `SoftThreshold`**.
+# Exercises: **✎ 1 `GradientReversal`**, **✎ 2 `ClipGradientNorm`**, **✎ 3 `SoftThreshold`**,
+# and a transfer exercise at the end, **✎ 4 `PerSampleClippedLinear`**.
 
 # %% nbgrader={"locked": true}
 import math
@@ -60,6 +63,18 @@ torch.set_printoptions(precision=4)
 def first_line(error: BaseException) -> str:
     """The first line of an error message, which is where PyTorch says what went wrong."""
     return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+
+
+def compare(question: str, prediction, actual, reveal: bool = True) -> None:
+    """Your prediction beside what PyTorch did (``reveal``: even when you wrote none)."""
+    if prediction is None:
+        print(f"{question}: no prediction written above" +
+              (f"; PyTorch says {actual!r}" if reveal else ": write yours, then run this again"))
+    else:
+        close = (prediction == actual if not isinstance(actual, float)
+                 else abs(prediction - actual) <= 0.05)
+        verdict = "as you predicted" if close else "not what you predicted: why?"
+        print(f"{question}: you said {prediction!r}, PyTorch says {actual!r}, {verdict}")
 
 
 # %% [markdown]
@@ -91,19 +106,28 @@ def first_line(error: BaseException) -> str:
 #    \theta_f$. Which vector must $R$ send back to $h$ so that the step **increases** $L_d$,
 #    at $\alpha$ times the rate at which the critic's step decreases it?
 # 3. $\alpha$ is a Python float. What does backward return for it? What does backward need
-#    from forward, and where do you keep it?
+#    from forward, and where do you keep it (lesson 00: tensors one way, numbers another)?
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b>: the honest answer</summary>
 #
-# 1. $\partial R_o / \partial h_i = \delta_{oi}$: the identity matrix. An honest backward
-#    returns $g$ unchanged, and gradcheck would expect exactly that.
-# 2. Descent on $-\alpha L_d$ is ascent on $L_d$: the features must receive
-#    $-\alpha\, \partial L_d / \partial h = -\alpha\, g$. So backward returns
-#    `-alpha * grad_output`, on purpose **not** the derivative of forward.
-# 3. `None` for `alpha`, which is not a tensor. Backward needs only the number $\alpha$: keep
-#    it as a plain attribute, `ctx.alpha = alpha`, and save no tensor. Forward may return
-#    `x.view_as(x)` (no copy) or `x.clone()`; it must never write into `x`.
+# $R_o(h) = h_o$, so $\partial R_o / \partial h_i = \delta_{oi}$, the identity: an honest
+# backward sends $g$ on unchanged. The layer exists to send something else.
+# </details>
+#
+# <details><summary><b>Hint 2</b>: what the features should descend on</summary>
+#
+# The features take a step along $-\partial/\partial h$ of whatever reaches them. Which
+# function of $L_d$ has a descent step that is an ascent step on $L_d$, at $\alpha$ times the
+# rate? Differentiate it with respect to $h$ and write the result in terms of $g$.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the formula</summary>
+#
+# Descent on $-\alpha L_d$ is ascent on $L_d$: the features must receive $\partial(-\alpha
+# L_d)/\partial h = -\alpha\, g$. On purpose, this is **not** the derivative of forward.
+# $\alpha$ is not a tensor, so its gradient is "none"; backward needs only the number
+# $\alpha$ and no tensor at all. Forward returns $h$'s values, without writing into $h$.
 # </details>
 #
 # ## ✎ Exercise 1 · `GradientReversal`
@@ -139,15 +163,19 @@ from autograder import grade; grade("GradientReversal", GradientReversal)
 # %% [markdown]
 # **Quick question 1.** Your `GradientReversal` is correct. Does `gradcheck` pass it? If not,
 # what will its report show as the numerical and the analytical Jacobian, for `alpha = 0.5`?
-# Predict, then run.
+# Write your prediction, then run the cell after it.
+
+# %%
+gradcheck_passes_reversal = None  # your prediction: True or False
 
 # %%
 x = torch.randn(3, dtype=torch.float64, requires_grad=True)
 try:
-    torch.autograd.gradcheck(lambda t: GradientReversal.apply(t, 0.5), (x,))
-    print("gradcheck passed")
+    passed = torch.autograd.gradcheck(lambda t: GradientReversal.apply(t, 0.5), (x,))
 except GradcheckError as error:
+    passed = False
     print("\n".join(str(error).splitlines()[:7]))
+compare("gradcheck passes GradientReversal", gradcheck_passes_reversal, passed)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
@@ -304,17 +332,26 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #    against `grad_output`? And why must you not scale `grad_output` in place?
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b>: one row</summary>
 #
-# 1. $c_r = m / n_r$: it scales the norm from $n_r$ to $m$ and keeps the direction.
-# 2. $s_r = \min(1,\, m / n_r)$. For a row of zeros $m / 0 = \infty$ and the minimum is 1:
-#    the row stays zeros, no `nan` (in floating point $m/0$ is `inf`, not an error). The
-#    gradient is $s_r\, g_r$ row by row.
-# 3. `torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)`: shape `(..., 1)`, which
-#    broadcasts over the last dimension; `(max_norm / norms).clamp(max=1)` is $s_r$. A 1-D
-#    `grad_output` is a single row, and the same code works. `grad_output` may be shared with
-#    other nodes of the graph (the next section shows one), so backward returns a **new**
-#    tensor: `grad_output * scale`, never `grad_output.mul_(scale)`.
+# Multiplying $g_r$ by a positive number keeps its direction and multiplies its norm by that
+# number. Which number takes the norm from $n_r$ to $m$?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: every row, no branch</summary>
+#
+# With $c_r = m / n_r$, the factor is $s_r = \min(1,\ m / n_r)$: 1 for rows at or below $m$,
+# $c_r$ above. For a row of zeros, IEEE floating point gives $m / 0 = +\infty$ (no error),
+# and $\min(1, \infty) = 1$: the row stays zeros. The gradient is $s_r\, g_r$, row by row.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: shapes, and why a new tensor</summary>
+#
+# $n_r$ is a reduction over the last dimension. Keep that dimension as size 1 and the norms
+# broadcast against `grad_output` for any number of leading dimensions; a 1-D `grad_output` is
+# a single row. The engine may hand the same `grad_output` tensor to other nodes (the section
+# on what gradcheck cannot see shows one), so backward must return a **new** tensor and leave
+# `grad_output` as it found it.
 # </details>
 #
 # ## ✎ Exercise 2 · `ClipGradientNorm`
@@ -361,8 +398,13 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 # - plain backward, then `clip_grad_norm_` on the parameters, `max_norm = 1`;
 # - your `ClipGradientNorm` on the predictions, `max_norm = 0.05` (per sample).
 #
-# **Quick question 2.** Which of the last two gets a gradient that points closer to the clean
-# one? Does `clip_grad_norm_` change the cosine at all? Predict, then run.
+# **Quick question 2.** The plain gradient's cosine with the clean one comes out at 0.74.
+# What will the cosine be after `clip_grad_norm_`, and after your per-sample clipping? Write
+# two numbers, then run.
+
+# %%
+cosine_after_clip_grad_norm = None  # your prediction, a number between -1 and 1
+cosine_after_per_sample_clipping = None  # your prediction, a number between -1 and 1
 
 # %%
 torch.manual_seed(0)
@@ -389,9 +431,15 @@ compared = {
     "ClipGradientNorm(0.05)": parameter_gradient(
         surgery=lambda y: ClipGradientNorm.apply(y, 0.05)),
 }
+cosines = {name: F.cosine_similarity(grad, clean, dim=0).item()
+           for name, grad in compared.items()}
 for name, grad in compared.items():
     print(f"{name:>24}: norm {grad.norm():7.3f}, cosine with the clean gradient "
-          f"{F.cosine_similarity(grad, clean, dim=0):.3f}")
+          f"{cosines[name]:.3f}")
+compare("cosine after clip_grad_norm_", cosine_after_clip_grad_norm,
+        round(cosines["clip_grad_norm_(1.0)"], 3))
+compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
+        round(cosines["ClipGradientNorm(0.05)"], 3))
 
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
@@ -416,34 +464,42 @@ for name, grad in compared.items():
 # **Quick question 3.** Below, a hook on the hidden activation `h` prints the gradient's norm,
 # and a second hook returns `2 * grad`. Does the second change `w1.grad`? Does the first hook
 # print the gradient before or after the doubling? And after both handles are removed, does
-# the third backward print anything? Predict, then run.
+# the third backward print anything? Write your predictions, then run.
+
+# %%
+second_hook_doubles_w1_grad = None  # your prediction: True or False
+first_hook_sees_the_doubled_gradient = None  # your prediction: True or False
 
 # %%
 w1 = torch.randn(3, 4, requires_grad=True)
 w2 = torch.randn(4, 1, requires_grad=True)
 h = torch.tanh(torch.randn(5, 3) @ w1)
 output = (h @ w2).sum()
-look = h.register_hook(lambda grad: print(f"   the hook saw the gradient of h: norm "
-                                          f"{grad.norm():.4f}"))
+seen = []  # the norms the first hook saw
+look = h.register_hook(lambda grad: seen.append(round(grad.norm().item(), 4)))
 output.backward(retain_graph=True)  # keep the graph: we backpropagate through it three times
 reference = w1.grad.clone()
 double = h.register_hook(lambda grad: 2 * grad)
 w1.grad = None
 output.backward(retain_graph=True)
-print("w1.grad doubled by the second hook:", torch.allclose(w1.grad, 2 * reference))
+compare("the second hook doubles w1.grad", second_hook_doubles_w1_grad,
+        torch.allclose(w1.grad, 2 * reference))
+compare("the first hook sees the doubled gradient", first_hook_sees_the_doubled_gradient,
+        seen[1] != seen[0])
 look.remove()
 double.remove()
 w1.grad = None
 output.backward()
-print("after remove(): w1.grad is the plain gradient again:", torch.allclose(w1.grad, reference))
+print("after remove(): w1.grad is the plain gradient again:", torch.allclose(w1.grad, reference),
+      "; norms the first hook saw, one per backward:", seen)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
 #
 # The first hook only reads; the second returns a tensor, and autograd uses it in place of
 # the gradient for everything below `h`: `w1.grad` doubles. Hooks run in the order they were
-# registered, so the first one printed the same norm both times, before the doubling. After
-# `remove()` a hook never runs again: the third backward printed nothing. A hook belongs to
+# registered, so the first one saw the same norm both times, before the doubling. After
+# `remove()` a hook never runs again: the third backward added no norm to `seen`. A hook belongs to
 # the **tensor** it was registered on: the next forward makes a new `h` with no hooks, so a
 # hook that must see every step is registered in every forward (or on a module, next).
 # </details>
@@ -571,14 +627,21 @@ print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, un
 # ## What gradcheck cannot see
 #
 # gradcheck compares the Jacobian your backward implies with central differences, one row at
-# a time, through a `grad_output` it owns. So it is blind to anything that does not change
-# that Jacobian. Three Functions with the right gradient and a real bug each:
+# a time, through a `grad_output` it owns. Here are three Functions of `x²` and `a * b`, each
+# with a real bug:
 #
 # - `WritesGradOutput` computes its gradient **in** `grad_output` (`mul_`);
 # - `KeepsOnCtx` keeps its input as `ctx.x` instead of `save_for_backward`;
 # - `IgnoresNeeds` computes both gradients even when only one input requires grad.
 #
-# **Quick question 4.** How many of the three does gradcheck pass? Predict, then run.
+# **Quick question 4.** How many of the three does gradcheck pass? And the second cell below
+# adds `WritesGradOutput.apply(p)` to `q * 1` and calls `backward(seed_gradient)` with
+# `seed_gradient` all ones: does the caller's `seed_gradient` still hold ones afterwards?
+# Write your predictions, then run.
+
+# %%
+passing_gradcheck = None  # your prediction: 0, 1, 2 or 3
+seed_gradient_still_ones = None  # your prediction: True or False
 
 # %%
 class WritesGradOutput(torch.autograd.Function):
@@ -623,16 +686,20 @@ class IgnoresNeeds(torch.autograd.Function):
 
 
 a, b = torch.randn(2, 5, 5, dtype=torch.float64, requires_grad=True)
+passed = 0
 for function, inputs in [(WritesGradOutput, (a,)), (KeepsOnCtx, (a,)), (IgnoresNeeds, (a, b))]:
-    print(f"{function.__name__:>16}: gradcheck {torch.autograd.gradcheck(function.apply, inputs)}")
+    result = torch.autograd.gradcheck(function.apply, inputs)
+    passed += result
+    print(f"{function.__name__:>16}: gradcheck {result}")
+compare("how many pass gradcheck", passing_gradcheck, passed)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
 #
-# All three. Before each call of backward gradcheck zeroes its `grad_output` buffer and sets a
-# single 1 (one row of the Jacobian), so a write into it is wiped before anything reads it
-# again; where a tensor is kept does not change a number; and doing unneeded work gives the
-# same numbers, only slower. Each bug shows up
+# All three: gradcheck is blind to anything that does not change the Jacobian. Before each
+# call of backward it zeroes its `grad_output` buffer and sets a single 1 (one row of the
+# Jacobian), so a write into it is wiped before anything reads it again; where a tensor is
+# kept does not change a number; and doing unneeded work gives the same numbers, only slower. Each bug shows up
 # elsewhere, as the next cell measures.
 # </details>
 
@@ -641,6 +708,8 @@ p = torch.randn(3, requires_grad=True)
 q = torch.randn(3, requires_grad=True)
 seed_gradient = torch.ones(3)
 (q * 1 + WritesGradOutput.apply(p)).backward(seed_gradient)
+compare("the caller's seed_gradient still holds ones", seed_gradient_still_ones,
+        torch.equal(seed_gradient, torch.ones(3)))
 print("1. the caller's gradient tensor after backward:", seed_gradient,
       "(was ones; q.grad =", q.grad, ")")
 
@@ -667,9 +736,11 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 #    let backward use the changed values, silently.
 # 3. Wasted work: `ctx.needs_input_grad` says which gradients are wanted.
 #
-# The course's checks test these directly, as the hidden tests of every lesson do. Here they
-# are, run on the three Functions through `FunctionExercise`, the grading library's way of
-# describing an exercise (its first line is the hint a learner would see):
+# The course's batteries test these directly: `grad_output` left untouched and no tensor kept
+# on `ctx` wherever an exercise computes a gradient, and wasted work where a contract says an
+# exercise skips it (lesson 02's `MyLinearFunction`, and this lesson's last exercise). Here
+# they are, run on the three Functions through `FunctionExercise`, the grading library's way
+# of describing an exercise (its first line is the hint a learner would see):
 
 # %%
 squaring = FunctionExercise("Squaring", reference=lambda x: x * x)
@@ -721,22 +792,33 @@ plt.show()
 # 4. What does backward need from forward?
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b>: the three pieces</summary>
 #
-# 1. $x > \lambda$: $y = x - \lambda$, so $\partial y/\partial x = 1$,
-#    $\partial y/\partial\lambda = -1$. $x < -\lambda$: $y = x + \lambda$, so $1$ and $+1$.
-#    $|x| < \lambda$: $y = 0$, so $0$ and $0$. Together: $\partial y/\partial x =
-#    \mathbb 1[|x| > \lambda]$ and $\partial y / \partial \lambda = -\operatorname{sign}(x)\,
-#    \mathbb 1[|x| > \lambda]$.
-# 2. Both are 0 at $|x| = \lambda$: the mask is $|x| > \lambda$, strict.
-# 3. $\partial L/\partial\lambda = \sum_i \frac{\partial L}{\partial y_i}\,\frac{\partial
-#    y_i}{\partial \lambda} = -\sum_i g_i \operatorname{sign}(x_i)\,\mathbb 1[|x_i| >
-#    \lambda]$, a **sum**, returned with $\lambda$'s shape `()`: `(...).sum()`. The engine
-#    would quietly sum a gradient of $x$'s shape for you, because a 0-d shape expands to
-#    it; the contract asks backward to return the gradient of its input's shape itself.
-# 4. $x$ and $\lambda$ (`ctx.save_for_backward(x, lam)`): the mask and the sign come from
-#    them. Saving the output $y$ alone also works: $y \ne 0$ exactly where $|x| > \lambda$, and
-#    $\operatorname{sign}(y) = \operatorname{sign}(x)$ there.
+# For $x > \lambda$, $y = x - \lambda$; for $x < -\lambda$, $y = x + \lambda$; for $|x| <
+# \lambda$, $y = 0$. Each piece is linear: read off its two slopes, then write each derivative
+# as one expression over all three pieces, using $\operatorname{sign}(x)$ and an indicator
+# $\mathbb 1[\cdot]$.
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the kink, and the sum</summary>
+#
+# `F.softshrink`'s gradient for $x$ is 0 at $|x| = \lambda$ (its threshold is a float, with no
+# gradient), and the contract takes 0 for $\lambda$'s there too: the indicator's inequality is
+# strict.
+# $\lambda$ feeds every $y_i$, so the chain rule sums over $i$: $\partial L / \partial\lambda
+# = \sum_i g_i\, \partial y_i / \partial \lambda$, a 0-d result like $\lambda$ itself. (The
+# engine would quietly sum a gradient of $x$'s shape for you, since shape `()` expands to it;
+# the contract asks backward to return the gradient of its input's shape itself.)
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the formulas</summary>
+#
+# $\partial y/\partial x = \mathbb 1[|x| > \lambda]$ and $\partial y / \partial \lambda =
+# -\operatorname{sign}(x)\, \mathbb 1[|x| > \lambda]$, so $\partial L/\partial x_i = g_i\,
+# \mathbb 1[|x_i| > \lambda]$ and $\partial L/\partial\lambda = -\sum_i g_i
+# \operatorname{sign}(x_i)\, \mathbb 1[|x_i| > \lambda]$. Backward needs what decides the
+# indicator and the sign: $x$ and $\lambda$, or the output $y$ alone ($y \ne 0$ exactly where
+# $|x| > \lambda$, with the sign of $x$ there).
 # </details>
 #
 # Now the broken version. A colleague wrote it, and the model it sits in went `nan`. It has
@@ -756,15 +838,16 @@ class BrokenSoftThreshold(torch.autograd.Function):
     def backward(ctx, grad_output):
         x, lam = ctx.saved_tensors
         shifted = x.abs() - lam
-        slope = torch.relu(shifted) / shifted  # relu(z) / z: 1 above the threshold, 0 below
+        slope = torch.relu(shifted) / shifted
         grad_x = grad_output * slope
         grad_lam = (grad_output * slope * torch.sign(x)).sum()
         return grad_x, grad_lam
 
 
 # %% [markdown]
-# **Tool 1: gradcheck's report.** Random inputs, away from the kinks. The report names the
-# output and the input whose Jacobian disagrees, then prints both Jacobians.
+# **Tool 1: gradcheck's report.** Five points, none of them on a kink, as a random test would
+# pick. The report names the output and the input whose Jacobian disagrees, then prints both
+# Jacobians.
 
 # %%
 x = torch.tensor([-1.3, -0.2, 0.4, 0.9, 2.0], dtype=torch.float64, requires_grad=True)
@@ -775,15 +858,50 @@ except GradcheckError as error:
     print("\n".join(str(error).splitlines()[:5]))
 
 # %% [markdown]
-# Which input is wrong, and how do the numerical and analytical Jacobians compare?
+# Which input is wrong, and how do the numerical and analytical Jacobians compare? Write your
+# diagnosis down; the cell after it measures both Jacobians and tells you whether you read the
+# report right, without telling you the fix.
+
+# %%
+bug_1_input = None  # which input's gradient is wrong: 0 (x) or 1 (lam)
+bug_1_factor = None  # the number c with analytical = c * numerical in that column
+
+# %%
+def jacobian_columns(function, inputs, position):
+    """(analytical, numerical) d output / d inputs[position], flattened."""
+    analytical = torch.autograd.functional.jacobian(lambda *t: function.apply(*t), inputs)
+    step = 1e-6
+    plus, minus = [t.detach().clone() for t in inputs], [t.detach().clone() for t in inputs]
+    numerical = []
+    for j in range(inputs[position].numel()):
+        plus[position].view(-1)[j] += step
+        minus[position].view(-1)[j] -= step
+        numerical.append((function.apply(*plus) - function.apply(*minus)).detach() / (2 * step))
+        plus[position].view(-1)[j] -= step
+        minus[position].view(-1)[j] += step
+    return analytical[position].reshape(-1), torch.stack(numerical, -1).reshape(-1)
+
+
+analytical, numerical = jacobian_columns(BrokenSoftThreshold, (x, lam), 1)
+wrong = ~torch.isclose(analytical, numerical)
+print("analytical column for lam:", analytical, "\nnumerical column for lam: ", numerical)
+compare("the input with the wrong gradient", bug_1_input, 1, reveal=False)
+compare("analytical = c * numerical, c", bug_1_factor,
+        round((analytical[wrong] / numerical[wrong]).mean().item(), 6), reveal=False)
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b> for bug 1</summary>
 #
-# <details><summary><b>Bug 1</b> (open after your attempt)</summary>
+# gradcheck counts forward's inputs from 0: `BrokenSoftThreshold.apply(x, lam)`. The report's
+# "with respect to input k" and its two printed Jacobians are that input's column.
+# </details>
 #
-# "Jacobian mismatch for output 0 with respect to input 1": input 1 is `lam`. The numerical
-# column is $(1, 0, 0, -1, -1)$, the analytical one its negative: the gradient for `lam` has
-# the wrong sign. Raising $\lambda$ moves every entry outside the threshold towards 0, so
-# $\partial y / \partial \lambda = -\operatorname{sign}(x)$ there, and the code forgot the
-# minus. gradcheck found no fault with input 0 at these points.
+# <details><summary><b>Hint 2</b> for bug 1</summary>
+#
+# Raise $\lambda$ a little. Does $y$ move towards 0 or away from it, for $x > \lambda$ and
+# for $x < -\lambda$? Compare with your derivation, then with the factor that the code's
+# gradient for `lam` multiplies by. gradcheck found no fault with input 0 at these points:
+# that does not mean it has none.
 # </details>
 #
 # **Tool 2: hooks, in the model where it went wrong.** A layer that sparsifies ReLU features
@@ -833,12 +951,11 @@ print("lam.grad:", broken[2].lam.grad, " first layer's weight gradient has nan:"
       broken[0].weight.grad.isnan().any().item())
 
 # %% [markdown]
-# The gradient arrives at the layer's output clean and leaves its input with `nan`: the fault
-# is inside this layer's backward. The `nan` entries sit exactly where the ReLU output 0, and
-# ReLU's backward sends 0 there whatever arrives, so the first layer's weights stay clean;
-# `lam`'s gradient sums over every entry and is `nan`, and after one optimiser step so is
-# `lam`, and with it every output of the layer. **Tool 3: anomaly mode** names the node, and the line of
-# forward that made it:
+# Read the hooks' lines before the next tool: does the `nan` arrive at the layer's output, or
+# does the layer's backward make it? Which gradients carry it: the input's, `lam`'s, the first
+# layer's? After one optimiser step, what happens to `lam`, and to every output of the layer?
+# **Tool 3: anomaly mode** names the backward node that first produced a `nan`, and the line
+# of forward that made it:
 
 # %%
 broken = sparse_model(BrokenSoftThreshold)
@@ -846,14 +963,37 @@ backward_in_anomaly_mode(lambda: broken(source[:8]).sum())
 
 # %% [markdown]
 # Which values of `x` and `lam` make `BrokenSoftThreshold`'s backward produce `nan`, and why
-# did gradcheck, with its random inputs, never see them?
+# did gradcheck, with its random inputs, never see them? Find one such pair and write it
+# down; the next cell tries it.
+
+# %%
+nan_x, nan_lam = None, None  # numbers for which BrokenSoftThreshold's gradient is nan
+
+# %%
+if nan_x is None:
+    print("write a value of x and of lam in the cell above first")
+else:
+    t = torch.tensor([float(nan_x)], requires_grad=True)
+    threshold = torch.tensor(float(nan_lam), requires_grad=True)
+    BrokenSoftThreshold.apply(t, threshold).sum().backward()
+    print(f"x = {nan_x}, lam = {nan_lam}: grad x {t.grad.item()}, grad lam "
+          f"{threshold.grad.item()}; F.softshrink's gradient for x there: "
+          f"{torch.autograd.grad(F.softshrink(t, float(nan_lam)).sum(), t)[0].item()}")
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b> for bug 2</summary>
 #
-# <details><summary><b>Bug 2</b> (open after your attempt)</summary>
+# The hooks showed that the `nan` leaves the layer's backward and does not arrive with the
+# gradient; anomaly mode named the node. In this model $\lambda = 0$ at the start, and the ReLU
+# before the layer outputs exact zeros. Evaluate each line of the backward at such an entry.
+# </details>
 #
-# `relu(shifted) / shifted` is $0/0 =$ `nan` where $|x| = \lambda$ exactly. Here $\lambda =
-# 0$ and the ReLU before the layer produces exact zeros, so every zero entry sits on the kink.
-# gradcheck's random points are never exactly on it. The fix is the mask $|x| > \lambda$,
-# which is also the contract's value, 0, at the kink; and never divide to build a mask.
+# <details><summary><b>Hint 2</b> for bug 2</summary>
+#
+# In floating point, what is $0/0$? How likely is a random float64 to land exactly on
+# $|x| = \lambda$, and how likely is a ReLU output to be exactly 0? What value does the contract
+# give both gradients at $|x| = \lambda$, and which kind of expression gives it without
+# dividing?
 # </details>
 #
 # ## ✎ Exercise 3 · `SoftThreshold`
@@ -862,8 +1002,10 @@ backward_in_anomaly_mode(lambda: broken(source[:8]).sum())
 # $\operatorname{sign}(x)\max(|x| - \lambda, 0)$ for `lam` a 0-d tensor that may require grad,
 # and backward returning the gradients you derived: for `x`, and for `lam` summed to `lam`'s
 # shape, both 0 at $|x| = \lambda$. Write it by hand (no autograd inside backward), without
-# writing into `grad_output` and with tensors saved only through `save_for_backward`. When
-# `lam` requires no gradient, skip its sum: `ctx.needs_input_grad[1]`.
+# writing into `grad_output` and with tensors saved only through `save_for_backward`. Each
+# gradient must also be right when the other input needs none: the self-check runs `x` and
+# `lam` each alone requiring grad. (Skipping `lam`'s sum when `ctx.needs_input_grad` says
+# nobody wants it saves work; this contract does not grade it.)
 
 # %% nbgrader={"grade_id": "answer_SoftThreshold", "solution": true}
 class SoftThreshold(torch.autograd.Function):
@@ -872,18 +1014,19 @@ class SoftThreshold(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, lam):
         ### BEGIN SOLUTION
-        ctx.save_for_backward(x, lam)
-        return torch.sign(x) * torch.relu(x.abs() - lam)
+        shrunk = torch.sign(x) * torch.clamp(x.abs() - lam, min=0)
+        ctx.save_for_backward(shrunk)  # y != 0 exactly where |x| > lam, with x's sign there
+        return shrunk
         ### END SOLUTION
 
     @staticmethod
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
-        x, lam = ctx.saved_tensors
-        passed = grad_output * (x.abs() > lam)  # dy/dx = 1 outside the threshold, 0 on it
+        shrunk, = ctx.saved_tensors
+        passed = grad_output * (shrunk != 0)  # dy/dx: 1 outside the threshold, 0 on and inside
         grad_lam = None
         if ctx.needs_input_grad[1]:
-            grad_lam = -(passed * torch.sign(x)).sum()  # every entry uses lam: a sum
+            grad_lam = -(passed * torch.sign(shrunk)).sum()  # every entry uses lam: a sum
         return passed, grad_lam
         ### END SOLUTION
 
@@ -929,22 +1072,135 @@ surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal
                  ClipGradientNorm)
 
 # %% [markdown]
+# ## ✎ Exercise 4 (transfer) · `PerSampleClippedLinear`
+#
+# Differentially private training (DP-SGD: Abadi et al., 2016; Opacus in PyTorch) needs a
+# bound on what any **one** sample can do to a step: each sample's gradient of every weight is
+# clipped to norm `max_norm`, then the clipped gradients are summed (and noise is added, which
+# this exercise leaves out). Done naively, that means one full weight gradient per sample: an
+# `(N, out, in)` tensor for a linear layer, `N` times the memory of the weight, which is why
+# libraries look for a shortcut for the norms that never builds it.
+#
+# `ClipGradientNorm` clipped each row of `grad_output`; here the row to clip is a sample's
+# gradient of `weight`, which `grad_output` alone does not give you. No derivation follows:
+# lesson 02 gave you a linear layer's gradients, this lesson gave you clipping.
+#
+# Write `PerSampleClippedLinear`, with `PerSampleClippedLinear.apply(x, weight, max_norm)`
+# returning `x @ weight.T` for `x` of shape `(N, in)` and `weight` of shape `(out, in)`
+# (`max_norm` a positive Python float). Backward returns:
+#
+# - for `x`: `grad_output @ weight`, as for any linear layer (not clipped);
+# - for `weight`: the sum over samples $n$ of sample $n$'s gradient of `weight`, each scaled by
+#   $\min(1,\ m / \lVert\text{that gradient}\rVert)$ with $m$ = `max_norm` (Frobenius norm);
+#   a sample whose gradient is 0 keeps factor 1, and nothing is `nan`;
+# - `None` for `max_norm`.
+#
+# Backward never creates a tensor with one entry per (sample, output, input): no
+# `(N, out, in)` tensor, not even for a moment. It computes each gradient only when
+# `ctx.needs_input_grad` asks for it, returning `None` otherwise.
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b>: one sample's gradient of weight</summary>
+#
+# Sample $n$ gives $y_n = W x_n$ and receives $g_n = \partial L / \partial y_n$ (row $n$ of
+# `grad_output`). With $\partial y_{n,o} / \partial W_{o'i} = \delta_{oo'}\, x_{n,i}$, what
+# is $\partial L_n / \partial W_{oi}$, written as a matrix?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: its norm, without building it</summary>
+#
+# Sample $n$'s gradient is the outer product $g_n x_n^\top$. Expand $\lVert u v^\top
+# \rVert_F^2 = \sum_o \sum_i u_o^2 v_i^2$ and factor the double sum.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the clipped sum</summary>
+#
+# $\lVert g_n x_n^\top \rVert_F = \lVert g_n \rVert\, \lVert x_n \rVert$, and with
+# $s_n = \min(1, m / (\lVert g_n \rVert \lVert x_n \rVert))$ the result is $\sum_n s_n\,
+# g_n x_n^\top$. A sum over $n$ of outer products is one matrix product of two matrices with
+# $N$ rows each; put $s_n$ on either factor's row $n$. A norm of 0 gives $m/0 = \infty$ and a
+# factor of 1, as in `ClipGradientNorm`.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_PerSampleClippedLinear", "solution": true}
+class PerSampleClippedLinear(torch.autograd.Function):
+    """x @ weight.T; backward clips each sample's gradient of weight to norm max_norm before
+    summing them, without building them (x (N, in), weight (out, in), max_norm a float)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        ### BEGIN SOLUTION
+        ctx.save_for_backward(x, weight)
+        ctx.max_norm = max_norm
+        return x @ weight.T
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_output @ weight
+        if ctx.needs_input_grad[1]:
+            # ||g_n x_n^T|| = ||g_n|| ||x_n||: one norm per sample, no outer product
+            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)
+            factors = (ctx.max_norm / norms).clamp(max=1)  # a norm of 0: inf, then 1
+            grad_weight = (grad_output * factors[:, None]).T @ x
+        return grad_x, grad_weight, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "PerSampleClippedLinear", "grade": true, "points": 2}
+self_check("PerSampleClippedLinear", PerSampleClippedLinear)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLinear)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your Function against the definition: `torch.func` computes every sample's gradient of the
+# weight (the `(N, out, in)` stack your backward avoids), and the clipped sum is built from it.
+
+# %%
+def clipped_sum_by_definition(x, weight, grad_output, max_norm):
+    """Per-sample gradients with torch.func.vmap(grad), clipped, then summed."""
+    def sample_loss(w, x_n, g_n):
+        return (x_n @ w.T) @ g_n  # its gradient for w is g_n x_n^T
+
+    stack = torch.func.vmap(torch.func.grad(sample_loss), in_dims=(None, 0, 0))(
+        weight, x, grad_output)
+    norms = torch.linalg.vector_norm(stack, dim=(1, 2))
+    factors = torch.where(norms > max_norm, max_norm / norms.clamp(min=max_norm), 1.0)
+    return (factors[:, None, None] * stack).sum(0), tuple(stack.shape)
+
+
+x = torch.randn(32, 6, dtype=torch.float64)
+x[3] = 0  # a sample with no gradient at all
+weight = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
+grad_output = torch.randn(32, 4, dtype=torch.float64) * torch.logspace(-2, 1, 32)[:, None]
+PerSampleClippedLinear.apply(x, weight, 1.0).backward(grad_output)
+expected, stack_shape = clipped_sum_by_definition(x, weight.detach(), grad_output, 1.0)
+print(f"per-sample stack built by the definition: {stack_shape}; your self-check "
+      "verified that your backward builds none")
+print("your grad_weight matches the definition:", torch.allclose(weight.grad, expected))
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | reversal returns `grad_output`, or `-grad_output` | no reversal, or `alpha` ignored: the critic wins, or the balance is fixed at 1 | `-alpha * grad_output` |
+# | reversal returns `grad_output`, or `-grad_output` | no reversal, or `alpha` ignored: the critic wins, or the balance is fixed at 1 | send $-\alpha\, g$ |
 # | reversal returns `alpha * grad_output` | the sign is lost: the features help the critic | the minus sign |
 # | a tensor (or `alpha`) returned for `alpha` | `RuntimeError`: `alpha` is not a tensor | `None` |
 # | forward returns `x` modified, or writes into it | the caller's tensor changes | `x.view_as(x)` or `x.clone()` |
 # | `grad_output.mul_(...)`, `neg_()` in backward | the engine may pass the same tensor elsewhere: another branch or the caller sees your write; gradcheck does not notice | compute a new tensor |
 # | clipping by the norm of the whole gradient | that is `clip_grad_norm_`: the direction does not change | the norm over `dim=-1`, per row |
 # | every row scaled to `max_norm`, small ones too | small gradients are blown up | `min(1, max_norm / norm)` |
-# | `max_norm / norm` without the `min`, or dividing a row of zeros | `nan` | `(max_norm / norm).clamp(max=1)` |
-# | `SoftThreshold` mask `|x| >= lam` | gradient 1 at the kink; the contract (and `F.softshrink`) says 0 | `x.abs() > lam` |
+# | `max_norm / norm` without the `min`, or dividing a row of zeros | `nan` | $\min(1, m / n_r)$, which is 1 at $n_r = 0$ |
+# | `SoftThreshold` mask `|x| >= lam` | gradient 1 at the kink; the contract (and `F.softshrink`) says 0 | a strict inequality |
 # | `relu(z) / z` as the derivative of `relu` | `0/0 = nan` on the kink, found by anomaly mode, not gradcheck | a comparison, never a division |
-# | `lam`'s gradient `+sign(x)` | the threshold moves the wrong way; gradcheck's report says input 1 | `-sign(x)` |
-# | `lam`'s gradient not summed | a tensor of `x`'s shape returned for a 0-d input; the engine hides it | `.sum()` |
+# | `lam`'s gradient with the wrong sign | the threshold moves the wrong way; gradcheck's report says input 1 | raise $\lambda$: which way does $y$ move? |
+# | `lam`'s gradient not summed | a tensor of `x`'s shape returned for a 0-d input; the engine hides it | sum to `lam`'s shape |
 # | a tensor kept as `ctx.x` | in-place changes go unnoticed; gradcheck passes | `ctx.save_for_backward(x)` |
 # | a hook handle never removed | the hook runs on every later backward, and keeps what it stores alive | `handle.remove()` |
 # | `retain_graph=True` to silence "backward through the graph a second time" | memory kept for a graph you did not mean to reuse | recompute, or `.detach()` |

@@ -1,21 +1,37 @@
 """Gradient-check explorer: the Jacobian your backward implies against the one central
-differences measure, side by side, with the worst entry pointed at."""
+differences measure, side by side, with the worst entry pointed at.
+
+Under a failed self-check it also says what it checks and what it cannot see: it compares your
+backward with *your own* forward, so a forward that is wrong against the reference, a gradient
+of the wrong shape that the engine sums for you, or a gradient that changes when one input
+alone requires grad all look right in the heatmaps. The last two it probes itself and shows;
+for the rest it says plainly that the failure is elsewhere, and quotes the self-check's hint.
+"""
 
 import math
 from dataclasses import dataclass
 
 import ipywidgets
 import torch
+from matplotlib import colormaps
 from matplotlib.patches import Rectangle
 
 from . import markup
-from .figures import CURRENT, Frames, css_width, new_figure
-from .functions import apply, display_name, error_summary, input_names
+from .figures import INK, Frames, css_width, new_figure
+from .functions import display_name, error_summary, input_names
+from .gradcheck_probes import float64_copy, flat_output, backward_notes
 from .markup import code, format_number
 from .view import View, html_pane, show_figure
 
 ATOL, RTOL = 1e-5, 1e-3  # torch.autograd.gradcheck's defaults
 MAX_ENTRIES = 100_000  # beyond this the heatmaps are unreadable and the wait is long
+NAN_COLOUR = "#F0E442"  # yellow: off the red-white-blue scale, so a nan entry stands out
+MARK_COLOUR = INK  # the worst entry's outline: near black, visible on red, blue and yellow
+
+
+def heatmap_colours():
+    """Red-white-blue for values, yellow for nan and inf (matplotlib draws those blank)."""
+    return colormaps["RdBu_r"].with_extremes(bad=NAN_COLOUR)
 
 
 class JacobianTooLarge(ValueError):
@@ -39,13 +55,19 @@ class JacobianComparison:
         return self.analytic[k] - self.numerical[k]
 
     def worst(self, k: int) -> tuple[int, int]:
-        """(row, column) of the largest |analytic - numerical| for input k."""
-        error = self.difference(k).abs()
+        """(row, column) of the largest |analytic - numerical| for input k (a nan first)."""
+        error = self.difference(k).abs().nan_to_num(nan=math.inf)
         flat = int(torch.argmax(error)) if error.numel() else 0
         return divmod(flat, max(error.shape[1], 1))
 
     def max_error(self, k: int) -> float:
-        return self.difference(k).abs().max().item() if self.analytic[k].numel() else 0.0
+        if not self.analytic[k].numel():
+            return 0.0
+        return self.difference(k).abs().nan_to_num(nan=math.inf).max().item()
+
+    def nans(self, k: int) -> int:
+        """How many entries of input k's analytic Jacobian are nan or inf."""
+        return int((~torch.isfinite(self.analytic[k])).sum())
 
     def agrees(self, k: int, atol: float = ATOL, rtol: float = RTOL) -> bool:
         """gradcheck's test: |analytic - numerical| <= atol + rtol * |numerical| everywhere."""
@@ -54,22 +76,6 @@ class JacobianComparison:
     def worst_input(self) -> int:
         """The input whose Jacobian disagrees most."""
         return max(range(len(self.names)), key=self.max_error)
-
-
-def _float64(value):
-    if isinstance(value, torch.Tensor) and value.is_floating_point():
-        return value.detach().to(torch.float64).clone()
-    return value
-
-
-def _flat_output(function, args: list) -> torch.Tensor:
-    output = apply(function, *args)
-    outputs = output if isinstance(output, (tuple, list)) else (output,)
-    tensors = [o.reshape(-1) for o in outputs
-               if isinstance(o, torch.Tensor) and o.is_floating_point()]
-    if not tensors:
-        raise TypeError(f"forward returned {type(output).__name__}: return a floating tensor")
-    return torch.cat(tensors)
 
 
 def _with(args: list, positions: list[int], values) -> list:
@@ -82,7 +88,7 @@ def _with(args: list, positions: list[int], values) -> list:
 def analytic_jacobian(function, args: list, wrt: list[int]) -> list[torch.Tensor]:
     """The Jacobian your backward implies, one backward per output element."""
     def f(*tensors):
-        return _flat_output(function, _with(args, wrt, tensors))
+        return flat_output(function, _with(args, wrt, tensors))
 
     blocks = torch.autograd.functional.jacobian(f, tuple(args[i] for i in wrt), strict=False)
     return [block.reshape(block.shape[0], -1) for block in blocks]
@@ -99,8 +105,8 @@ def numerical_jacobian(function, args: list, wrt: list[int], eps: float) -> list
             step = torch.zeros_like(base).view(-1)
             step[j] = eps
             step = step.view_as(base)
-            plus = _flat_output(function, _with(args, [position], [base + step]))
-            minus = _flat_output(function, _with(args, [position], [base - step]))
+            plus = flat_output(function, _with(args, [position], [base + step]))
+            minus = flat_output(function, _with(args, [position], [base - step]))
             columns.append((plus - minus) / (2 * eps))
         blocks.append(torch.stack(columns, dim=1) if columns else torch.zeros(0, 0))
     return blocks
@@ -109,13 +115,13 @@ def numerical_jacobian(function, args: list, wrt: list[int], eps: float) -> list
 def compare_jacobians(function, *inputs, eps: float = 1e-6, names=None) -> JacobianComparison:
     """Both Jacobians of ``function`` at ``inputs`` (floating tensors cast to float64)."""
     names = list(names) if names is not None else input_names(function, len(inputs))
-    args = [_float64(value) for value in inputs]
+    args = [float64_copy(value) for value in inputs]
     wrt = [i for i, value in enumerate(args)
            if isinstance(value, torch.Tensor) and value.is_floating_point()]
     if not wrt:
         raise ValueError("no floating-point tensor input to differentiate")
     with torch.no_grad():
-        output_shape = tuple(_flat_output(function, args).shape)
+        output_shape = tuple(flat_output(function, args).shape)
     entries = output_shape[0] * sum(args[i].numel() for i in wrt)
     if entries > MAX_ENTRIES:
         raise JacobianTooLarge(f"the Jacobian would have {entries:,} entries, one backward per "
@@ -138,8 +144,9 @@ def element_name(name: str, flat: int, shape: tuple) -> str:
     return f"{name}[{', '.join(map(str, reversed(index)))}]"
 
 
-def summary_html(comparison: JacobianComparison, k: int) -> str:
-    """Verdict for input k and the worst entry, in words."""
+def summary_html(comparison: JacobianComparison, k: int, failed: bool = False) -> str:
+    """Verdict for input k and the worst entry, in words. ``failed``: shown under a failed
+    self-check, where agreement here is no tick (the failure lies elsewhere)."""
     name = comparison.names[k]
     row, column = comparison.worst(k)
     analytic = comparison.analytic[k][row, column].item()
@@ -149,16 +156,47 @@ def summary_html(comparison: JacobianComparison, k: int) -> str:
     worst = (f"Largest difference {format_number(abs(analytic - numerical))} at "
              f"{code(where)}: your backward gives {format_number(analytic)}, central "
              f"differences give {format_number(numerical)}.")
+    nans = comparison.nans(k)
+    if nans:
+        worst += (f" {nans} entr{'y' if nans == 1 else 'ies'} of your Jacobian "
+                  f"{'is' if nans == 1 else 'are'} nan or inf, drawn yellow.")
     if comparison.agrees(k):
-        verdict = markup.box("ok", f"For {code(name)} the two Jacobians agree within gradcheck's "
-                                   f"tolerance (atol {ATOL:g}, rtol {RTOL:g}). " + worst)
+        verdict = markup.box("note" if failed else "ok",
+                             f"For {code(name)} the two Jacobians agree within gradcheck's "
+                             f"tolerance (atol {ATOL:g}, rtol {RTOL:g}). " + worst)
     else:
         verdict = markup.box("warning", f"For {code(name)} your backward disagrees with central "
-                                        f"differences. {worst} The red square marks it.")
-    others = [f"{code(n)} {'✓' if comparison.agrees(i) else '✗'}"
+                                        f"differences. {worst} The black outline marks it.")
+    others = [f"{code(n)} {'agrees' if comparison.agrees(i) else 'differs'}"
               for i, n in enumerate(comparison.names)]
-    return verdict + markup.paragraph("All inputs: " + ", ".join(others) +
+    return verdict + markup.paragraph("Each input: " + ", ".join(others) +
                                       f" (eps = {comparison.eps:.0e})", muted=True)
+
+
+WHAT_IT_CHECKS = ("This view compares your backward with central differences of <b>your own</b> "
+                  "forward, at small example inputs, every input requiring grad.")
+ELSEWHERE = ("It cannot see a forward that is wrong against the reference, edge values (exact "
+             "zeros, ties, large magnitudes, other shapes), in-place writes, or what forward "
+             "saved.")
+
+
+def failure_html(comparison: JacobianComparison | None, notes: list[str], hint: str) -> str:
+    """Under a failed self-check: what this view checks, and whether it shows that failure."""
+    said = f"The self-check said: {code(hint)}"
+    if notes:
+        listed = "".join(f"<li>{markup.escape(n[0].upper() + n[1:])}</li>" for n in notes)
+        return markup.box("warning", f"{WHAT_IT_CHECKS} What your backward returned shows what "
+                                     f"the heatmaps cannot:<ul style='margin:4px 0'>{listed}"
+                                     f"</ul>{said}")
+    if comparison is None:
+        return markup.box("warning", f"{WHAT_IT_CHECKS} Your Function raised an error at these "
+                                     f"inputs (below). {said}")
+    if not all(comparison.agrees(k) for k in range(len(comparison.names))):
+        return markup.box("warning", f"{WHAT_IT_CHECKS} It finds a disagreement: the input "
+                                     f"selected below. {said}")
+    return markup.box("note", f"{WHAT_IT_CHECKS} Here they agree for every input, so the "
+                              f"failure is elsewhere, in something this view cannot show. "
+                              f"{said} {ELSEWHERE}")
 
 
 class JacobianFigure:
@@ -174,7 +212,8 @@ class JacobianFigure:
         self.figure.subplots_adjust(left=0.06, right=0.93, bottom=0.17, top=0.86, wspace=0.3)
         self.axes, self.images, self.marks = list(axes), [], []
         for i, (ax, title) in enumerate(zip(axes, self.TITLES)):
-            image = ax.imshow([[0.0]], cmap="RdBu_r", interpolation="nearest", aspect="auto")
+            image = ax.imshow([[0.0]], cmap=heatmap_colours(), interpolation="nearest",
+                              aspect="auto")
             if i > 0:  # analytic and numerical share one colour scale, hence one bar
                 colorbar = self.figure.colorbar(image, ax=ax, fraction=0.08, pad=0.03)
                 colorbar.ax.tick_params(labelsize=7)
@@ -184,7 +223,7 @@ class JacobianFigure:
             ax.tick_params(labelsize=7, labelleft=i == 0)
             self.images.append(image)
             self.marks.append(ax.add_patch(Rectangle((0, 0), 1, 1, fill=False,
-                                                     edgecolor=CURRENT, linewidth=2.0)))
+                                                     edgecolor=MARK_COLOUR, linewidth=2.0)))
         axes[0].set_ylabel("output element", fontsize=8)
         self.frames = Frames(self.figure, [*self.images, *self.marks])
         self.layout = None  # what the still parts show: shape, name and colour scales
@@ -201,6 +240,7 @@ class JacobianFigure:
                                        (analytic, numerical, difference)):
             image.set_data(matrix.numpy())
             mark.set_xy((column - 0.5, row - 0.5))
+            mark.set_visible(not comparison.agrees(k))  # no worst entry to point at
         layout = (rows, columns, comparison.names[k], limit, spread)
         if layout != self.layout:  # new axes or colour bars: redraw the still parts too
             self.layout = layout
@@ -227,11 +267,15 @@ def _round_up(value: float) -> float:
     return next(step * power for step in (1, 2, 5, 10) if step * power >= value * (1 - 1e-9))
 
 
-def explore_gradients(function, *inputs, eps: float = 1e-6, names=None) -> View:
+def explore_gradients(function, *inputs, eps: float = 1e-6, names=None,
+                      failure: str | None = None) -> View:
     """Analytic vs numerical Jacobian heatmaps of ``function`` at ``inputs``, with an input
-    selector (opening on the worst input) and a slider for the finite-difference step eps."""
+    selector (opening on the worst input) and a slider for the finite-difference step eps.
+    ``failure``: the hint of a failed self-check this view is shown under; the view then says
+    what it checks and whether it shows that failure (pane ``failure``)."""
     names = list(names) if names is not None else input_names(function, len(inputs))
     summary = html_pane()
+    verdict = html_pane()
     drawing = JacobianFigure()
     choices = [n for n, v in zip(names, inputs)
                if isinstance(v, torch.Tensor) and v.is_floating_point()]
@@ -266,7 +310,7 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None) -> View:
         drawing.show(comparison, k)
         show_figure(picture, drawing.frames)
         picture.layout.display = None
-        summary.value = summary_html(comparison, k)
+        summary.value = summary_html(comparison, k, failed=failure is not None)
 
     recompute()
     comparison = state.get("comparison")
@@ -277,6 +321,10 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None) -> View:
     step.observe(lambda change: recompute(), names="value")
     heading = markup.heading(f"Jacobian check of {code(display_name(function))}: "
                              "each entry is d output[row] / d input[column]")
-    return View([html_pane(heading), ipywidgets.HBox([which, step]), summary, picture],
-                controls={"input": which, "eps": step},
-                panes={"summary": summary, "heatmaps": picture})
+    children = [html_pane(heading), ipywidgets.HBox([which, step]), summary, picture]
+    if failure is not None:
+        verdict.value = failure_html(comparison, backward_notes(function, *inputs, names=names),
+                                     failure)
+        children.insert(1, verdict)
+    return View(children, controls={"input": which, "eps": step},
+                panes={"summary": summary, "heatmaps": picture, "failure": verdict})

@@ -2,7 +2,10 @@
 grad_output basis vector at a time, beside autograd's Jacobian of a reference written with torch
 ops. Entries that differ are outlined; a gradient returned in the wrong shape is drawn as
 returned (the engine would have summed it), so a forgotten broadcast sum shows as extra
-columns, a lost repeated row as a missing entry, a missing projection term as a wrong block."""
+columns, a lost repeated row as a missing entry, a missing projection term as a wrong block.
+A nan entry is drawn yellow, off the red-white-blue scale; differing entries are outlined in
+black. Where the learner's last self-check of this exercise failed and the two Jacobians still
+match, the view says so instead of ticking: the failure lies in something it does not check."""
 
 from dataclasses import dataclass
 
@@ -10,10 +13,12 @@ import ipywidgets
 import torch
 from matplotlib.patches import Rectangle
 
+from autograder import progress
 from autograder.probes import record_returned_gradients
 
 from . import markup
 from .figures import CURRENT, Frames, css_width, new_figure
+from .gradcheck_explorer import MARK_COLOUR, heatmap_colours
 from .functions import display_name, error_summary, input_names, is_function_class
 from .markup import code
 from .view import View, html_pane, image_pane, show_figure
@@ -173,6 +178,10 @@ def summary(pair: JacobianPair, function=None) -> str:
         return f"{returned}: a gradient must have its input's shape"
     wrong = pair.mismatch
     total = wrong.numel()
+    nans = int((~torch.isfinite(pair.learner)).sum())
+    if nans:
+        return (f"{nans} of {total} entries of {who}'s Jacobian are nan or inf (yellow): the "
+                "backward divides by zero or overflows somewhere in these inputs")
     if not wrong.any():
         return (f"{who}'s Jacobian with respect to {pair.name} matches autograd's, entry for "
                 f"entry ({total} entries)")
@@ -195,7 +204,7 @@ def _label_axis(ax, labels: list[str], axis: str) -> None:
 
 def _panel(ax, matrix: torch.Tensor, limit: float, title: str, rows: list[str],
            columns: list[str], outline=None, title_color="black") -> None:
-    ax.imshow(matrix.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto",
+    ax.imshow(matrix.numpy(), cmap=heatmap_colours(), vmin=-limit, vmax=limit, aspect="auto",
               interpolation="nearest")
     ax.set_title(title, fontsize=9, color=title_color)
     _label_axis(ax, columns, "x")
@@ -204,7 +213,7 @@ def _panel(ax, matrix: torch.Tensor, limit: float, title: str, rows: list[str],
         for (o, i), value in zip(torch.cartesian_prod(torch.arange(matrix.shape[0]),
                                                       torch.arange(matrix.shape[1])).tolist(),
                                  matrix.reshape(-1).tolist()):
-            if value != 0:
+            if value != 0:  # nan included: it reads "nan" on its yellow cell
                 ax.text(i, o, f"{value:.2g}", ha="center", va="center", fontsize=6,
                         color="white" if abs(value) > 0.6 * limit else "black")
     if outline is not None:
@@ -214,7 +223,7 @@ def _panel(ax, matrix: torch.Tensor, limit: float, title: str, rows: list[str],
 
 def _cell(o: int, i: int) -> Rectangle:
     """The outline of cell (o, i) of an image drawn with imshow."""
-    return Rectangle((i - 0.5, o - 0.5), 1, 1, fill=False, edgecolor=CURRENT, linewidth=2)
+    return Rectangle((i - 0.5, o - 0.5), 1, 1, fill=False, edgecolor=MARK_COLOUR, linewidth=2)
 
 
 def jacobian_figure(pair: JacobianPair, function=None):
@@ -249,6 +258,28 @@ def jacobian_figure(pair: JacobianPair, function=None):
     return figure
 
 
+def last_failure(name: str) -> str | None:
+    """The hint of ``name``'s last self-check if it failed, else None."""
+    entry = progress.recorded().get(name, {})
+    if entry.get("outcome") != progress.FAILED:
+        return None
+    return entry.get("hint") or "(no hint recorded)"
+
+
+def readout(pair: JacobianPair, function=None, failure: str | None = None) -> tuple[str, str]:
+    """(box kind, text) under the picture. ``failure``: the hint of a failed self-check of
+    this Function; matching Jacobians then earn no tick, and the text says where to look."""
+    text = summary(pair, function)
+    if not (pair.same_shape and not pair.mismatch.any()):
+        return "error", text
+    if failure is None:
+        return "ok", text
+    return "note", (f"{text}, at these inputs with every input requiring grad. Your last "
+                    f"self-check still failed: {failure}. The failure is in something this "
+                    "view does not check (other shapes or edge values, an input alone requiring "
+                    "grad, forward's values, what is saved, in-place writes).")
+
+
 def jacobian_view(function, reference, *inputs) -> View:
     """The learner's Jacobian beside the reference's, one input at a time.
 
@@ -264,18 +295,17 @@ def jacobian_view(function, reference, *inputs) -> View:
                                       style={"description_width": "initial"})
     figures = {p.name: Frames(jacobian_figure(p, shown)) for p in pairs}
     picture = image_pane(figures[pairs[0].name])
-    readout = html_pane()
+    words = html_pane()
 
     def update():
         pair = next(p for p in pairs if p.name == choice.value)
         picture.layout.width = css_width(figures[pair.name].figure)
         show_figure(picture, figures[pair.name])
-        good = pair.same_shape and not pair.mismatch.any()
-        readout.value = markup.box("ok" if good else "error",
-                                   markup.escape(summary(pair, shown)))
+        kind, text = readout(pair, shown, last_failure(display_name(shown)))
+        words.value = markup.box(kind, markup.escape(text))
 
     choice.observe(lambda change: update(), names="value")
     update()
-    children = [heading] + ([choice] if len(pairs) > 1 else []) + [picture, readout]
+    children = [heading] + ([choice] if len(pairs) > 1 else []) + [picture, words]
     return View(children, controls={"input": choice},
-                panes={"plot": picture, "readout": readout})
+                panes={"plot": picture, "readout": words})

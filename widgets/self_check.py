@@ -10,13 +10,18 @@ from .gradcheck_explorer import explore_gradients
 
 
 def offer_gradient_explorer(exercise, submission, error) -> None:
-    """Analytic against numerical Jacobians at the exercise's example inputs."""
+    """Analytic against numerical Jacobians at the exercise's example inputs, saying whether
+    they show the failure the self-check found (``error``) or that it lies elsewhere."""
     if exercise.example is None or not is_function_class(submission):
         return
     display(HTML(f"<b>{exercise.name}'s Jacobian</b>, from your backward beside central "
-                 "differences of your forward, for small inputs: the difference panel points at "
-                 "the worst entry."))
-    display(explore_gradients(submission, *exercise.example()))
+                 "differences of your forward, for small inputs."))
+    display(explore_gradients(submission, *exercise.example(), failure=failure_hint(error)))
+
+
+def failure_hint(error) -> str:
+    """The self-check's hint: the first line of its message."""
+    return (str(error).splitlines() or [""])[0]
 
 
 def install() -> None:

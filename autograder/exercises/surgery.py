@@ -11,46 +11,22 @@ import torch
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_untouched, check_values_and_gradients,
                       run_backward, run_forward)
+from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .surgery_checks import (Intended, check_strided, matches, strided_grad_output,
+                             surgery_case)
 
 REVERSAL = Spec("GradientReversal", ("x", "alpha"), lambda x, alpha: x)
 CLIP = Spec("ClipGradientNorm", ("x", "max_norm"), lambda x, max_norm: x)
 SOFT = Spec("SoftThreshold", ("x", "lam"),
             lambda x, lam: torch.sign(x) * torch.relu(x.abs() - lam))
 
-SHAPES = [(6,), (3, 4), (2, 3, 5), (4, 1), ()]
-CLIP_SHAPES = [(6,), (5, 3), (2, 3, 4), (4, 1), (1, 7)]  # at least one dim: rows are last-dim
+# no 0-d x: no contract here names one
+SHAPES = [(3, 4), (6,), (2, 3, 5), (4, 1)]
+CLIP_SHAPES = [(8, 3), (2, 3, 4), (6,), (5, 3), (4, 1), (1, 7)]  # rows are the last dim
 ALPHAS = [0.5, 2.0, 1.0, 0.0]
-
-
-def _matches(got, candidate, expected) -> bool:
-    """``got`` is ``candidate`` (a known mistake) and not the right answer."""
-    return (isinstance(got, torch.Tensor) and got.shape == expected.shape
-            and torch.allclose(got, candidate) and not torch.allclose(candidate, expected))
-
-
-def surgery_case(function, spec: Spec, x: torch.Tensor, constant, grad_output: torch.Tensor):
-    """Forward is ``x`` in value and leaves ``x`` alone, nothing is saved or kept on ctx, and
-    backward leaves ``grad_output`` alone: returns (forward trace, grad_x)."""
-    leaf = x.detach().clone().requires_grad_()
-    version = leaf._version
-    inputs = {"x": leaf, spec.input_names[1]: constant}
-    forward = run_forward(function, spec, inputs)
-    if leaf._version != version or not torch.equal(leaf.detach(), x):
-        raise GradingError(f"{spec.name}'s forward modified x in place: return x unchanged in "
-                           "value (x.view_as(x) or x.clone()) and never write into it")
-    diagnose_values(f"{spec.name}'s output", forward.output, x, rtol=0, atol=0)
-    if forward.saved:
-        kept = ", ".join(saved.role for saved in forward.saved)
-        raise GradingError(f"{spec.name} saved {kept} with save_for_backward: its backward needs "
-                           f"only the number {spec.input_names[1]}, a plain ctx attribute")
-    check_no_ctx_tensors(spec, forward)
-    pristine = grad_output.clone()
-    backward = run_backward(spec, forward.output, inputs, grad_output)
-    check_untouched(spec, grad_output, pristine)
-    return forward, backward
 
 
 # GradientReversal ---------------------------------------------------------------------------
@@ -61,40 +37,48 @@ def check_reversal(function, x: torch.Tensor, alpha: float, *, seed: int = 0):
     forward, backward = surgery_case(function, REVERSAL, x, alpha, grad_output)
     got, expected = backward.grads[0], -alpha * pristine
     if x.numel() > 1 and alpha not in (0.0, 1.0):
-        if _matches(got, pristine, expected):
+        if matches(got, pristine, expected):
             raise GradingError("GradientReversal passes grad_output through unchanged: reverse "
                                "it and scale it, -alpha * grad_output")
-        if _matches(got, -pristine, expected):
+        if matches(got, -pristine, expected):
             raise GradingError(f"GradientReversal forgets alpha (alpha={alpha}): it returns "
                                "-grad_output; return -alpha * grad_output")
-        if _matches(got, alpha * pristine, expected):
+        if matches(got, alpha * pristine, expected):
             raise GradingError("GradientReversal forgets the sign: it returns alpha * "
                                "grad_output, which does not reverse anything; return -alpha * "
                                "grad_output")
-        if _matches(got, torch.full_like(pristine, -alpha), expected):
+        if matches(got, torch.full_like(pristine, -alpha), expected):
             raise GradingError("GradientReversal's backward ignores grad_output: return -alpha "
                                "* grad_output (the chain rule)")
     diagnose_gradient("x", got, expected)
     return forward, backward
 
 
-def reversal_opening(GradientReversal, device="cpu") -> None:
-    function = check_is_function(GradientReversal, REVERSAL)
-    for alpha in (0.5, 2.0):
-        with case(f"x of shape (3, 4), alpha={alpha}"):
-            check_reversal(function, sample((3, 4), device), alpha)
+def _reversed(grad_output, alpha):
+    return -alpha * grad_output
+
+
+INTENDED_REVERSAL = Spec("GradientReversal", ("x", "alpha"),
+                         lambda x, alpha: Intended.apply(x, alpha, _reversed))
 
 
 def reversal_full(GradientReversal, device) -> None:
-    reversal_opening(GradientReversal, device)
+    function = check_is_function(GradientReversal, REVERSAL)
     for seed, shape in enumerate(SHAPES):
         for alpha in ALPHAS:
             with case(f"x of shape {shape}, alpha={alpha}"):
-                _, backward = check_reversal(GradientReversal, sample(shape, device, seed=seed),
+                _, backward = check_reversal(function, sample(shape, device, seed=seed),
                                              alpha, seed=seed)
+    covers("alpha 0")
+    covers("1-D x")
     check_backward_by_hand(REVERSAL, backward)
+    check_each_input_alone(function, INTENDED_REVERSAL, {"x": sample((3, 4), device), "alpha": 0.5})
+    grad_output = strided_grad_output((3, 4), device, seed=5)
+    check_strided(function, REVERSAL, {"x": sample((3, 4), device), "alpha": 1.5}, grad_output,
+                  {"x": -1.5 * grad_output})
+    covers("float32")
     with case("x of shape (3, 4) in float32, alpha=0.5"):
-        check_reversal(GradientReversal, sample((3, 4), device, dtype=torch.float32), 0.5)
+        check_reversal(function, sample((3, 4), device, dtype=torch.float32), 0.5)
 
 
 # ClipGradientNorm ---------------------------------------------------------------------------
@@ -152,7 +136,7 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
     if isinstance(got, torch.Tensor) and got.shape == expected.shape:
         rows = torch.linalg.vector_norm(pristine, dim=-1) > 0  # a mistake may divide by 0 there
         for candidate, hint in mistakes:
-            if _matches(got[rows], candidate[rows], expected[rows]):
+            if matches(got[rows], candidate[rows], expected[rows]):
                 raise GradingError(f"ClipGradientNorm {hint}")
         if not torch.isfinite(got).all():
             raise GradingError("ClipGradientNorm's gradient has nan or inf where a row of "
@@ -162,24 +146,28 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
     return forward, backward
 
 
-def clip_opening(ClipGradientNorm, device="cpu") -> None:
-    function = check_is_function(ClipGradientNorm, CLIP)
-    with case("x of shape (8, 3), max_norm=1.0, rows above, below, at and zero"):
-        check_clip(function, sample((8, 3), device), 1.0)
-    with case("x of shape (5,), one row, max_norm=0.5"):
-        check_clip(function, sample((5,), device), 0.5)
+INTENDED_CLIP = Spec("ClipGradientNorm", ("x", "max_norm"),
+                     lambda x, max_norm: Intended.apply(x, max_norm, clipped))
 
 
 def clip_full(ClipGradientNorm, device) -> None:
-    clip_opening(ClipGradientNorm, device)
+    function = check_is_function(ClipGradientNorm, CLIP)
     for seed, shape in enumerate(CLIP_SHAPES):
         for max_norm in (1.0, 0.25, 3.0):
-            with case(f"x of shape {shape}, max_norm={max_norm}"):
-                _, backward = check_clip(ClipGradientNorm, sample(shape, device, seed=seed),
+            with case(f"x of shape {shape}, max_norm={max_norm}, rows of grad_output above, "
+                      "below, at max_norm and zero"):
+                _, backward = check_clip(function, sample(shape, device, seed=seed),
                                          max_norm, seed=seed)
+    for edge in ("1-D x", "3-D x", "a row of zeros", "a row at max_norm exactly"):
+        covers(edge)
     check_backward_by_hand(CLIP, backward)
+    check_each_input_alone(function, INTENDED_CLIP, {"x": sample((5, 3), device), "max_norm": 1.0})
+    grad_output = strided_grad_output((2, 4, 3), device, seed=6)
+    check_strided(function, CLIP, {"x": sample((2, 4, 3), device), "max_norm": 1.0}, grad_output,
+                  {"x": clipped(grad_output, 1.0)})
+    covers("float32")
     with case("x of shape (6, 5) in float32, max_norm=1.0"):
-        check_clip(ClipGradientNorm, sample((6, 5), device, dtype=torch.float32), 1.0)
+        check_clip(function, sample((6, 5), device, dtype=torch.float32), 1.0)
 
 
 # SoftThreshold ------------------------------------------------------------------------------
@@ -256,7 +244,7 @@ def check_kinks(function, device, dtype=torch.float64) -> None:
             and not torch.allclose(grad_lam, expected_lam)):
         raise GradingError("SoftThreshold's gradient for lam counts the entries at |x| == lam: "
                            "there both gradients are 0; use the mask |x| > lam, not >=")
-    if _matches(grad_lam, -expected_lam, expected_lam):
+    if matches(grad_lam, -expected_lam, expected_lam):
         raise GradingError(WRONG_SIGN)
     diagnose_gradient("lam", grad_lam, expected_lam)
 
@@ -290,34 +278,36 @@ def check_soft(function, values: dict, *, seed=0, **tolerance) -> None:
         check_lam_summed(function, values)
 
 
-def soft_opening(SoftThreshold, device="cpu") -> None:
+def soft_full(SoftThreshold, device) -> None:
     function = check_is_function(SoftThreshold, SOFT)
     with case("x with entries exactly at +-lam and at 0, lam=0.5"):
         check_kinks(function, device)
-    check_soft(function, soft_values((3, 4), device))
-    check_gradcheck(function, SOFT, soft_values((2, 3), device, seed=1))
-
-
-def soft_full(SoftThreshold, device) -> None:
-    soft_opening(SoftThreshold, device)
+    covers("|x| == lam")
     for seed, shape in enumerate(SHAPES):
         for lam in (0.5, 0.0, 1.2):
-            check_soft(SoftThreshold, soft_values(shape, device, lam=lam, seed=seed), seed=seed)
+            check_soft(function, soft_values(shape, device, lam=lam, seed=seed), seed=seed)
+    covers("lam 0")
+    covers("0-d lam")
+    check_gradcheck(function, SOFT, soft_values((2, 3), device, seed=1))
+    check_each_input_alone(function, SOFT, soft_values((3, 4), device, seed=4))  # lam frozen too
+    values = soft_values((3, 4), device, seed=5)
+    grad_output = strided_grad_output((3, 4), device, seed=8)
+    mask = values["x"].abs() > values["lam"]
+    check_strided(function, SOFT, values, grad_output,
+                  {"x": grad_output * mask, "lam": -(grad_output * torch.sign(values["x"]) * mask).sum()})
+    covers("float32")
     with case("x with entries exactly at +-lam, float32"):
-        check_kinks(SoftThreshold, device, dtype=torch.float32)
-    check_soft(SoftThreshold, soft_values((4, 3), device, dtype=torch.float32),
-               rtol=1e-5, atol=1e-6)
-    check_gradcheck(SoftThreshold, SOFT, soft_values((3, 2), device, lam=1.2, seed=3))
-    fixed = soft_values((3, 4), device, seed=4)  # lam a constant that requires no grad
-    leaf = fixed["x"].clone().requires_grad_()
-    output = run_forward(SoftThreshold, SOFT, {"x": leaf, "lam": fixed["lam"]}).output
-    with case("lam a 0-d tensor that requires no grad"):
-        backward = run_backward(SOFT, output, {"x": leaf}, torch.ones_like(output))
-        diagnose_gradient("x", backward.grads[0], (fixed["x"].abs() > 0.5).to(leaf.dtype))
+        check_kinks(function, device, dtype=torch.float32)
+    check_soft(function, soft_values((4, 3), device, dtype=torch.float32), rtol=1e-5, atol=1e-6)
 
 
 EXERCISES = [
-    Exercise("GradientReversal", "12_surgery", reversal_full),
-    Exercise("ClipGradientNorm", "12_surgery", clip_full),
-    Exercise("SoftThreshold", "12_surgery", soft_full),
+    Exercise("GradientReversal", "12_surgery", reversal_full,
+             contract=("alpha 0", "1-D x", "non-contiguous grad_output", "float32")),
+    Exercise("ClipGradientNorm", "12_surgery", clip_full,
+             contract=("1-D x", "3-D x", "a row of zeros", "a row at max_norm exactly",
+                       "non-contiguous grad_output", "float32")),
+    Exercise("SoftThreshold", "12_surgery", soft_full,
+             contract=("|x| == lam", "lam 0", "0-d lam", "non-contiguous grad_output",
+                       "float32")),
 ]

@@ -98,3 +98,105 @@ def test_does_a_backward_that_divides_by_zero_still_draw():
 
     view = explore_gradients(ProdDividingByZero, torch.tensor([2.0, 0.0, 3.0]))
     assert view.panes["heatmaps"].value
+
+
+# Under a failed self-check (issue 24, "views agree with verdicts") ------------------------
+
+def _hint_of(exercise: str, name: str) -> str:
+    from autograder.grading import verdict
+    from tools.catalogue import mistake
+
+    wrong = mistake(exercise, name).load()
+    passed, message = verdict(exercise, wrong)
+    assert not passed
+    return wrong, message.splitlines()[0]
+
+
+def test_does_agreement_under_a_failed_self_check_say_the_failure_is_elsewhere():
+    """CrossEntropy divided by N agrees with its own forward: does the view say what it
+    checks, quote the hint, and never tick?"""
+    from autograder.exercises import EXERCISES
+
+    wrong, hint = _hint_of("CrossEntropy", "dividing by N instead of the counted rows")
+    view = explore_gradients(wrong, *EXERCISES["CrossEntropy"].example(), failure=hint)
+    note = view.panes["failure"].value
+    assert "your own" in note and "failure is elsewhere" in note and hint[:40] in note
+    assert "✓" not in note + view.panes["summary"].value
+    assert "agrees" in view.panes["summary"].value
+
+
+def test_does_it_show_a_forgotten_broadcast_sum_the_engine_hid():
+    """The engine sums BroadcastMul's unsummed gradient, so the heatmaps agree: does the view
+    show what backward returned?"""
+    from autograder.exercises import EXERCISES
+
+    wrong, hint = _hint_of("BroadcastMul", "forgot to sum the broadcast dims")
+    view = explore_gradients(wrong, *EXERCISES["BroadcastMul"].example(), failure=hint)
+    assert "the engine summed it" in view.panes["failure"].value
+    assert "grad_a of shape (3, 4) for a of shape (3, 1)" in view.panes["failure"].value
+
+
+def test_does_it_show_a_needs_input_grad_slip():
+    """A gradient that goes missing when its input alone requires grad: is it named, with the
+    entry of ctx.needs_input_grad that belongs to it?"""
+    from widgets.gradcheck_probes import backward_notes
+
+    class GatedOnTheWrongEntry(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a * b
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            a, b = ctx.saved_tensors
+            grad_a = grad_output * b if ctx.needs_input_grad[1] else None
+            return grad_a, grad_output * a if ctx.needs_input_grad[1] else None
+
+    notes = backward_notes(GatedOnTheWrongEntry, torch.randn(3), torch.randn(3))
+    assert any("a alone requiring grad, backward returns None" in n and "entry 0" in n
+               for n in notes)
+
+
+def test_does_a_correct_function_get_no_notes_and_a_raising_one_say_so(ref):
+    """No false alarms on a right answer; and an error is reported as an error."""
+    from widgets.gradcheck_explorer import failure_html
+    from widgets.gradcheck_probes import backward_notes
+
+    assert backward_notes(ref.Square, torch.randn(4)) == []
+    assert "raised an error" in failure_html(None, [], "some hint")
+
+
+def test_are_nan_entries_drawn_and_counted():
+    """A backward that divides by zero: is the nan counted in words and drawn in a colour off
+    the red-white-blue scale, with the worst entry at the nan?"""
+    from matplotlib.colors import to_hex
+
+    from widgets.gradcheck_explorer import NAN_COLOUR, heatmap_colours, summary_html
+
+    class DividesByZero(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.prod(x, 0)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return grad_output * torch.prod(x, 0) / x
+
+    comparison = compare_jacobians(DividesByZero, torch.tensor([2.0, 0.0, 3.0]))
+    assert comparison.nans(0) == 1 and comparison.worst(0) == (0, 1)
+    assert "nan or inf, drawn yellow" in summary_html(comparison, 0)
+    assert to_hex(heatmap_colours().get_bad()) == NAN_COLOUR.lower()
+
+
+def test_does_the_summary_name_the_outline_by_its_colour(ref):
+    """The worst entry's outline is black, and the text says black (not red)."""
+    from widgets.gradcheck_explorer import MARK_COLOUR, JacobianFigure, summary_html
+    from widgets.figures import INK
+
+    comparison = compare_jacobians(ref.OffByOneEntry, torch.randn(5))
+    assert "black outline" in summary_html(comparison, 0) and "red" not in summary_html(comparison, 0)
+    assert MARK_COLOUR == INK
+    assert JacobianFigure().marks[0].get_edgecolor()[:3] == pytest.approx((0x22 / 255,) * 3)

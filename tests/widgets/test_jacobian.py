@@ -88,3 +88,44 @@ def test_are_index_labels_readable_and_figures_drawn():
     pair, = jacobian_pairs(solution("Cumsum"), torch.cumsum, torch.randn(4), 0)
     assert torch.equal(pair.reference, torch.tril(torch.ones(4, 4, dtype=torch.float64)))
     assert jacobian_figure(pair).axes
+
+
+def test_is_a_nan_gradient_visible_and_named():
+    """A backward that divides by zero: does the summary count the nan entries, and is nan
+    drawn in its own colour (matplotlib leaves it blank otherwise)?"""
+    from matplotlib.colors import to_hex
+
+    from widgets.gradcheck_explorer import NAN_COLOUR
+
+    class DividesByZero(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.prod(x, 0)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return grad_output * torch.prod(x, 0) / x
+
+    pair, = jacobian_pairs(DividesByZero, lambda x: torch.prod(x, 0),
+                           torch.tensor([2.0, 0.0, 3.0]))
+    assert "1 of 3 entries" in summary(pair) and "nan" in summary(pair)
+    image = jacobian_figure(pair).axes[0].images[0]
+    assert to_hex(image.get_cmap().get_bad()) == NAN_COLOUR.lower()
+
+
+def test_does_a_match_under_a_failed_self_check_get_no_tick(tmp_path, monkeypatch):
+    """BroadcastMul that ignores needs_input_grad matches autograd entry for entry, yet its
+    self-check failed: does the readout say so and point elsewhere, instead of ticking?"""
+    from autograder import progress
+    from widgets.jacobian import last_failure, readout
+
+    monkeypatch.chdir(tmp_path)
+    wrong = mistake("BroadcastMul", "ignores needs_input_grad").load()
+    pair = jacobian_pairs(wrong, mul, A, B)[0]
+    assert readout(pair, wrong, None)[0] == "ok"
+    progress.record("BroadcastMul", "09_patterns", progress.FAILED, "computed a gradient for b")
+    kind, text = readout(pair, wrong, last_failure("BroadcastMul"))
+    assert kind == "note" and "computed a gradient for b" in text and "does not check" in text
+    assert "✓" not in jacobian_view(wrong, mul, A, B).panes["readout"].value

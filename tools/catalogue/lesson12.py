@@ -68,6 +68,17 @@ UNUSUAL = [
         ctx.settings = {"alpha": alpha}
         return x.view_as(x)
 ''')),
+    Unusual("GradientReversal", "DANN's ReverseLayerF (fungtion/DANN), forward returning x itself",
+            _reversal("        output = grad_output.neg() * ctx.alpha\n        return output, None\n",
+                      forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x
+''')),
+    Unusual("ClipGradientNorm", "divided by max(1, norm / max_norm), as a public norm_grad hook",
+            _clip("        norm = grad_output.norm(p=2, dim=-1, keepdim=True)\n"
+                  "        return grad_output / (norm / ctx.max_norm).clamp(min=1), None\n")),
     Unusual("ClipGradientNorm", "torch.where", _clip(
         _NORMS + "        scaled = grad_output * (ctx.max_norm / norms)\n"
         "        return torch.where(norms > ctx.max_norm, scaled, grad_output), None\n")),
@@ -97,6 +108,11 @@ UNUSUAL = [
         ctx.save_for_backward(y)
         return y
 ''')),
+    Unusual("SoftThreshold", "saves x and lam, lam's sum only when needed", _soft_saved(
+        "        passed = grad_output * (x.abs() > lam)\n"
+        "        grad_lam = None\n        if ctx.needs_input_grad[1]:\n"
+        "            grad_lam = -(passed * torch.sign(x)).sum()\n"
+        "        return passed, grad_lam\n")),
     Unusual("SoftThreshold", "torch.where pieces", _soft('''        x, lam = ctx.saved_tensors
         above, below = x > lam, x < -lam
         zero = torch.zeros_like(grad_output)
@@ -167,6 +183,18 @@ MISTAKES = [
     Mistake("ClipGradientNorm", "columns clipped", "clips columns", _clip(
         "        norms = torch.linalg.vector_norm(grad_output, dim=0, keepdim=True)\n"
         "        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n")),
+    Mistake("ClipGradientNorm", "norm over dim 1, right for 2-D only", "clips columns", _clip(
+        "        norms = grad_output.norm(dim=1, keepdim=True)\n"
+        "        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n")),
+    Mistake("ClipGradientNorm", "rows through .view", "view size is not compatible", _clip(
+        "        rows = grad_output.view(-1, grad_output.shape[-1])\n"
+        "        scale = (ctx.max_norm / rows.norm(dim=1, keepdim=True)).clamp(max=1)\n"
+        "        return (rows * scale).view(grad_output.shape), None\n")),
+    Mistake("SoftThreshold", "lam's gradient gated on needs_input_grad[0]",
+            "entry 1 belongs to lam", _soft_saved(
+                "        passed = grad_output * (x.abs() > lam)\n"
+                "        grad_lam = -(passed * torch.sign(x)).sum() if ctx.needs_input_grad[0] "
+                "else None\n        return passed, grad_lam\n")),
     Mistake("SoftThreshold", "gradient 1 at |x| == lam", "is not 0 at |x| == lam", _soft_saved(
         "        passed = grad_output * (x.abs() >= lam)\n"
         "        return passed, -(passed * torch.sign(x)).sum()\n"), named=True, nbgrader=True),

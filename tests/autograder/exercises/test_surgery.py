@@ -38,10 +38,12 @@ def test_stub_fails_with_not_implemented():
             EXERCISES[name].run(Stub)
 
 
-def test_edge_shapes_are_graded():
-    """Are 0-d (reversal, soft threshold), 1-D and a last dim of 1 (clipping) graded?"""
-    assert () in SHAPES and (4, 1) in SHAPES
-    assert (6,) in CLIP_SHAPES and (4, 1) in CLIP_SHAPES and () not in CLIP_SHAPES
+def test_edge_shapes_are_graded_and_no_shape_the_contracts_do_not_name():
+    """Are 1-D, 3-D and a last dim of 1 graded, and a 0-d x (which no contract here names)
+    never?"""
+    assert (6,) in SHAPES and (4, 1) in SHAPES and (2, 3, 5) in SHAPES and () not in SHAPES
+    assert (6,) in CLIP_SHAPES and (2, 3, 4) in CLIP_SHAPES and (4, 1) in CLIP_SHAPES
+    assert () not in CLIP_SHAPES
 
 
 def test_clip_cases_hold_rows_at_below_above_and_zero():
@@ -74,3 +76,28 @@ def test_the_engine_sums_an_unsummed_lam_gradient():
     lam = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
     unsummed.apply(x, lam).sum().backward()
     assert lam.grad.shape == () and torch.isclose(lam.grad, -(torch.sign(x) * (x.abs() > 0.5)).sum())
+
+
+def test_no_line_of_a_solution_is_on_screen_outside_its_answer_cell():
+    """Issue 25: does any line of lesson 12's solutions (comments aside) appear in the learner
+    notebook outside the answer cells, in a hint, the broken version or the text?"""
+    import re
+
+    import jupytext
+    import nbformat
+
+    from grader.lessons import LESSONS
+    from tools.notebooks import COURSE
+
+    source = jupytext.read(LESSONS / "12_surgery.py", fmt="py:percent")
+    solved = {line.split("#")[0].strip()
+              for cell in source.cells
+              for region in re.findall(r"### BEGIN SOLUTION(.*?)### END SOLUTION", cell.source,
+                                       re.DOTALL)
+              for line in region.splitlines()}
+    solved = {line for line in solved if len(line) > 12}  # "return x, None" is not an answer
+    learner = nbformat.read(COURSE / "12_surgery.ipynb", as_version=4)
+    shown = [line for cell in learner.cells
+             if not cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith("answer_")
+             for line in solved if line in cell.source]
+    assert shown == []

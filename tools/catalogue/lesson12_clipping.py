@@ -1,0 +1,106 @@
+"""Lesson 12's transfer exercise: answers with known verdicts for PerSampleClippedLinear."""
+
+from . import Mistake, Unusual
+
+_FORWARD = '''
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        ctx.save_for_backward(x, weight)
+        ctx.max_norm = max_norm
+        return x @ weight.T
+'''
+
+_HEAD = '''        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_output @ weight
+'''
+
+_NORMS = ("        norms = torch.linalg.vector_norm(grad_output, dim=1) * "
+          "torch.linalg.vector_norm(x, dim=1)\n")
+
+
+def _clipped(backward_body: str, forward: str = _FORWARD) -> str:
+    return ("class PerSampleClippedLinear(torch.autograd.Function):\n" + forward +
+            "\n    @staticmethod\n    def backward(ctx, grad_output):\n" + backward_body)
+
+
+def _weight_only(body: str) -> str:
+    """The usual head, then ``body`` computing grad_weight when it is needed."""
+    indented = "".join(f"    {line}\n" for line in body.rstrip("\n").split("\n"))
+    return _clipped(_HEAD + "        if ctx.needs_input_grad[1]:\n" + indented +
+                    "        return grad_x, grad_weight, None\n")
+
+
+UNUSUAL = [
+    Unusual("PerSampleClippedLinear", "einsum with the factors as a third operand", _weight_only(
+        _NORMS + "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+        "        grad_weight = torch.einsum('n,no,ni->oi', factors, grad_output, x)")),
+    Unusual("PerSampleClippedLinear", "squared norms, rsqrt and torch.where, x scaled", _weight_only(
+        "        squared = (grad_output ** 2).sum(1) * (x ** 2).sum(1)\n"
+        "        limit = ctx.max_norm ** 2\n"
+        "        factors = torch.where(squared > limit, ctx.max_norm * torch.rsqrt(squared), 1.0)\n"
+        "        grad_weight = grad_output.T @ (x * factors[:, None])")),
+    Unusual("PerSampleClippedLinear",
+            "Opacus-style ghost norms (einsum of squares, max_norm / (norm + 1e-6))", _weight_only(
+                "        norm = torch.sqrt(torch.einsum('no,no->n', grad_output, grad_output)\n"
+                "                          * torch.einsum('ni,ni->n', x, x))\n"
+                "        factors = (ctx.max_norm / (norm + 1e-6)).clamp(max=1.0)\n"
+                "        grad_weight = torch.einsum('n,no,ni->oi', factors, grad_output, x)")),
+    Unusual("PerSampleClippedLinear", "x and weight kept transposed, addmm into zeros", _clipped(
+        '''        xt, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = torch.mm(grad_output, weight)
+        if ctx.needs_input_grad[1]:
+            norms = grad_output.norm(dim=1) * xt.norm(dim=0)
+            factors = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)
+            grad_weight = torch.zeros_like(weight).addmm_(grad_output.T * factors, xt.T)
+        return grad_x, grad_weight, None
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        xt = x.T
+        ctx.save_for_backward(xt, weight)
+        ctx.max_norm = float(max_norm)
+        return torch.mm(x, weight.T)
+''')),
+]
+
+MISTAKES = [
+    Mistake("PerSampleClippedLinear", "per-sample outer products built", "one outer product per "
+            "sample", _weight_only(
+                "        per_sample = grad_output[:, :, None] * x[:, None, :]\n"
+                "        norms = per_sample.flatten(1).norm(dim=1)\n"
+                "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                "        grad_weight = (per_sample * factors[:, None, None]).sum(0)"),
+            named=True),
+    Mistake("PerSampleClippedLinear", "clipped by ||g_n|| alone", "clips by ||g_n|| alone",
+            _weight_only("        norms = torch.linalg.vector_norm(grad_output, dim=1)\n"
+                         "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                         "        grad_weight = (grad_output * factors[:, None]).T @ x"),
+            named=True, nbgrader=True),
+    Mistake("PerSampleClippedLinear", "grad_x clipped too", "clips grad_x too", _clipped(
+        "        x, weight = ctx.saved_tensors\n" + _NORMS +
+        "        scaled = grad_output * (ctx.max_norm / norms).clamp(max=1)[:, None]\n"
+        "        return scaled @ weight, scaled.T @ x, None\n")),
+    Mistake("PerSampleClippedLinear", "nan for a zero sample", "nan or inf where a sample's "
+            "gradient is 0", _weight_only(
+                _NORMS + "        factors = norms.clamp(max=ctx.max_norm) / norms\n"
+                "        grad_weight = (grad_output * factors[:, None]).T @ x"), named=True),
+    Mistake("PerSampleClippedLinear", "the summed gradient clipped", "clips the summed gradient",
+            _weight_only("        grad_weight = grad_output.T @ x\n"
+                         "        total = torch.linalg.vector_norm(grad_weight)\n"
+                         "        grad_weight = grad_weight * (ctx.max_norm / total).clamp(max=1)")),
+    Mistake("PerSampleClippedLinear", "every sample scaled to max_norm", "small ones up too",
+            _weight_only(_NORMS + "        factors = ctx.max_norm / norms.clamp(min=1e-12)\n"
+                         "        grad_weight = (grad_output * factors[:, None]).T @ x")),
+    Mistake("PerSampleClippedLinear", "no clipping", "sums the per-sample gradients unclipped",
+            _weight_only("        grad_weight = grad_output.T @ x")),
+    Mistake("PerSampleClippedLinear", "both gradients always computed",
+            "computed a gradient for", _clipped(
+                "        x, weight = ctx.saved_tensors\n" + _NORMS +
+                "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                "        return grad_output @ weight, (grad_output * factors[:, None]).T @ x, "
+                "None\n")),
+]
