@@ -793,35 +793,21 @@ print("forward:", y.detach().tolist(), " but sign(x) =", torch.sign(x).detach().
 # straight-through Gumbel-softmax (Jang, Gu and Poole, 2017) samples a one-hot vector in
 # forward, the argmax of $y_\text{soft} = \operatorname{softmax}\big((\ell + g)/\tau\big)$ for
 # logits $\ell$ and Gumbel noise $g$, and in backward uses the gradient of $y_\text{soft}$.
-# That gradient is a vector-Jacobian product through the softmax, not the identity:
-#
-# $$\frac{\partial L}{\partial \ell} = \frac{1}{\tau}\; y_\text{soft} \odot
-#   \Big(\texttt{grad\_output} - \big\langle \texttt{grad\_output},\, y_\text{soft}\big\rangle\Big).$$
-#
-# A Function whose backward returns `grad_output` skips the Jacobian altogether. One visible
-# symptom: softmax is unchanged by adding a constant to every logit, so each row of a true
-# gradient sums to zero; an identity gradient does not.
+# Every entry of $y_\text{soft}$ depends on every logit of its row, so that gradient is a
+# vector-Jacobian product through the softmax, not the identity. A Function whose backward
+# returns `grad_output` skips the Jacobian altogether. One visible symptom: softmax is
+# unchanged by adding a constant to every logit, so each row of the true gradient sums to zero;
+# the identity's rows do not. The reference below is the detach trick in ordinary code, where
+# autograd records the softmax.
 
 # %%
-class GumbelSoftmaxST(torch.autograd.Function):
-    """One-hot sample in forward; the vector-Jacobian product of the softmax in backward."""
+class GumbelSoftmaxIdentity(torch.autograd.Function):
+    """The misconception: a one-hot sample in forward, grad_output passed through in backward."""
 
     @staticmethod
     def forward(ctx, logits, gumbels, tau):
-        y_soft = torch.softmax((logits + gumbels) / tau, dim=-1)
-        ctx.save_for_backward(y_soft)
-        ctx.tau = tau
-        return F.one_hot(y_soft.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        y_soft, = ctx.saved_tensors
-        inner = (grad_output * y_soft).sum(dim=-1, keepdim=True)
-        return y_soft * (grad_output - inner) / ctx.tau, None, None
-
-
-class GumbelSoftmaxIdentity(GumbelSoftmaxST):
-    """The misconception: backward passes grad_output through."""
+        hard = ((logits + gumbels) / tau).argmax(dim=-1)
+        return F.one_hot(hard, logits.shape[-1]).to(logits.dtype)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -834,26 +820,99 @@ gumbels = -torch.log(-torch.log(torch.rand(2, 4, generator=generator, dtype=torc
 grad_output = torch.randn(2, 4, generator=generator, dtype=torch.float64)
 tau = 0.5
 
-# Reference: the detach trick in ordinary code, where autograd records the softmax.
 leaf = logits.clone().requires_grad_()
 y_soft = torch.softmax((leaf + gumbels) / tau, dim=-1)
 y_hard = F.one_hot(y_soft.argmax(dim=-1), 4).to(y_soft.dtype)
 (y_hard + (y_soft - y_soft.detach())).backward(grad_output)  # the exact form, see above
 
-for Function in (GumbelSoftmaxST, GumbelSoftmaxIdentity):
-    mine = logits.clone().requires_grad_()
-    Function.apply(mine, gumbels, tau).backward(grad_output)
-    print(f"{Function.__name__:22s} matches the reference: {torch.allclose(mine.grad, leaf.grad)},",
-          "row sums", [round(v, 3) + 0.0 for v in mine.grad.sum(dim=-1).tolist()])
+mine = logits.clone().requires_grad_()
+GumbelSoftmaxIdentity.apply(mine, gumbels, tau).backward(grad_output)
+for name, grad in [("reference (detach trick)", leaf.grad), ("GumbelSoftmaxIdentity", mine.grad)]:
+    print(f"{name:25s} row sums", [round(v, 3) + 0.0 for v in grad.sum(dim=-1).tolist()])
+print("identity matches the reference:", torch.allclose(mine.grad, leaf.grad))
+
+# %% [markdown]
+# Exercise 5, at the end of the lesson, asks you for the right Function.
+
+# %% [markdown]
+# ## ✎ Exercise 5 (transfer) · `StraightThroughSoftmax`
+#
+# A straight-through estimator for a choice among $n$ categories: the straight-through
+# (Gumbel-)softmax behind discrete latent variables, hard attention and mixture-of-experts
+# routing. Nothing in this lesson derived it; you have the method.
+#
+# The contract:
+#
+# - `StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of
+#   `argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum);
+#   `tau` is a positive Python float. (The caller adds Gumbel noise to `logits` when it wants
+#   a sample; this Function does not draw it.)
+# - backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ over the
+#   last dim would have: its Jacobian applied to `grad_output`, **computed by hand** in tensor
+#   ops (no `torch.autograd.grad` and no built-in softmax backward inside backward), and
+#   `None` for `tau`.
+# - `logits` has at least one dim, of any leading shape; the grader tries float64 and float32,
+#   ties, and a `grad_output` that is not contiguous.
+#
+# <details><summary><b>Hint 1</b>: which entries of the Jacobian are non-zero?</summary>
+#
+# Write $s = \operatorname{softmax}(z)$ with $z = \ell/\tau$ for one row. Every $s_j$ depends
+# on every $z_i$ of its row, and on nothing in other rows: the Jacobian is a full $n \times n$
+# block per row, not a diagonal. Differentiate $s_j = e^{z_j} / \sum_k e^{z_k}$ with respect
+# to $z_i$, once for $i = j$ and once for $i \ne j$.
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the Jacobian in one formula</summary>
+#
+# $\partial s_j/\partial z_i = s_j(\delta_{ij} - s_i)$. The vector-Jacobian product is
+# $\sum_j g_j\, \partial s_j/\partial z_i$ for the incoming gradient $g$; expand the sum and
+# look for a quantity that is the same for every $i$ of a row.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the temperature</summary>
+#
+# $z = \ell/\tau$, so the chain rule multiplies $\partial L/\partial z$ by
+# $\partial z_i/\partial \ell_i = 1/\tau$. Which tensors must forward keep so backward can
+# compute $s$, and is it cheaper to keep $s$ or to recompute it?
+# </details>
+
+# %% nbgrader={"grade_id": "answer_StraightThroughSoftmax", "solution": true}
+class StraightThroughSoftmax(torch.autograd.Function):
+    """One-hot of argmax(logits, -1) in forward; softmax(logits / tau)'s gradient in backward."""
+
+    @staticmethod
+    def forward(ctx, logits, tau):
+        ### BEGIN SOLUTION
+        soft = torch.softmax(logits / tau, dim=-1)
+        ctx.save_for_backward(soft)  # no double backward is asked: an intermediate is fine
+        ctx.tau = tau
+        return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        soft, = ctx.saved_tensors
+        row = (grad_output * soft).sum(dim=-1, keepdim=True)  # <g, s>, one per row
+        return soft * (grad_output - row) / ctx.tau, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "StraightThroughSoftmax", "grade": true, "points": 2}
+self_check("StraightThroughSoftmax", StraightThroughSoftmax)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSoftmax)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Summary
 #
 # A straight-through estimator is a Function whose forward is the exact, piecewise-constant
-# operation and whose backward returns a surrogate: `grad_output` (identity) or
-# `grad_output * (x.abs() <= 1)` (clipped). `gradcheck` rejects it by design, so test forward
+# operation and whose backward returns the chain rule with a surrogate derivative in place of
+# the true one (identity, or clipped). `gradcheck` rejects it by design, so test forward
 # and backward separately against what they are meant to be. With the true gradient a
 # binarised network does not learn; with an STE it does. A quantiser with a learnable step
 # combines both kinds of gradient: the STE where the rounding is, the true derivative of the
-# clip and the product, summed for the one step it shares. Next lesson: backward functions that
+# clip and the product, summed for the one step it shares; a straight-through softmax
+# borrows the full Jacobian of a smooth relative. Next lesson: backward functions that
 # can themselves be differentiated.
