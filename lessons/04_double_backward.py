@@ -32,6 +32,7 @@ import sys
 import weakref
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 from torch.autograd.function import once_differentiable
 from torch.autograd.gradcheck import GradcheckError
@@ -88,10 +89,13 @@ print("second derivative:", second, " (6x =", 6 * x.detach(), ")")
 print("first.grad_fn is a", type(first.grad_fn).__name__, "(recorded from Cube's backward)")
 
 # %% [markdown]
-# **Quick question 1.** Autograd switches grad mode off while a backward runs, so that an
-# ordinary backward records nothing. Predict what `torch.is_grad_enabled()` prints inside
-# `Cube`'s backward for a plain `.backward()`, and for `torch.autograd.grad(...,
-# create_graph=True)`. Then run.
+# **Quick question 1.** What does `torch.is_grad_enabled()` return inside `Cube`'s backward
+# for a plain `.backward()`, and under `torch.autograd.grad(..., create_graph=True)`? Write
+# your two predictions (`True` or `False`) into the cell below, then run the one after it.
+
+# %%
+predicted_plain_backward = None  # True or False: grad mode inside backward, plain .backward()
+predicted_create_graph = None    # True or False: the same under create_graph=True
 
 # %%
 class CubeReports(Cube):
@@ -108,6 +112,10 @@ print("plain backward:")
 CubeReports.apply(x).sum().backward()
 print("create_graph=True:")
 _ = torch.autograd.grad(CubeReports.apply(x).sum(), x, create_graph=True)
+for what, predicted in [("plain backward", predicted_plain_backward),
+                        ("create_graph=True", predicted_create_graph)]:
+    print(f"your prediction for {what}: {predicted}" if predicted is not None
+          else f"no prediction written for {what}")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -459,33 +467,50 @@ gc.enable()
 # %% [markdown]
 # ## ✎ Exercise 2 · `CubeOnce`: a NumPy backward, marked
 #
-# Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or detach on
-# purpose. Nothing stops double backward from running through them anyway, and then a
-# second derivative can be silently wrong. Here a NumPy backward for $x^2$ makes the second
-# derivative of $x^2 + x^3$ come out as $6x$ instead of $6x + 2$:
+# Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or cut the graph
+# on purpose. Nothing stops double backward from running through them anyway, and then a
+# second derivative can be silently wrong. Here a backward for $\sin$ reads its input through
+# `.detach()`, so autograd sees $\cos(x)$ as a constant: the second derivative of
+# $\sin x + x^3$ comes out as $6x$, without the $-\sin x$.
 
 # %%
-class SquareNumPy(torch.autograd.Function):
-    """y = x ** 2 with the gradient computed in NumPy."""
+class SinDetached(torch.autograd.Function):
+    """y = sin(x), with a backward autograd cannot see into."""
 
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x ** 2
+        return torch.sin(x)
 
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        # autograd cannot see NumPy. as_tensor, not from_numpy: for a 0-d x, NumPy's
-        # arithmetic returns a numpy.float64 scalar, which from_numpy refuses
-        local = torch.as_tensor(2 * x.detach().numpy())
-        return grad_output * local
+        return grad_output * torch.cos(x.detach())  # d/dx sin = cos, but cut off from the graph
 
 
 x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad((SquareNumPy.apply(x) + x ** 3).sum(), x, create_graph=True)
+first, = torch.autograd.grad((SinDetached.apply(x) + x ** 3).sum(), x, create_graph=True)
 second, = torch.autograd.grad(first.sum(), x)
-print("second derivative:", second, " true 6x + 2:", 6 * x.detach() + 2)
+print("second derivative:", second, " true 6x - sin(x):", 6 * x.detach() - torch.sin(x.detach()))
+
+# %% [markdown]
+# A NumPy backward is cut off in the same way, and needs a few conversions. NumPy works on CPU
+# memory and refuses a tensor that requires grad, so `t.detach().cpu().numpy()` goes there;
+# `torch.from_numpy(a)` comes back, sharing `a`'s memory, and `.to(device)` returns to the
+# input's device. One trap: NumPy arithmetic on a 0-d array returns a NumPy *scalar*, which
+# `torch.from_numpy` refuses and `torch.as_tensor` accepts.
+
+# %%
+t = torch.tensor([0.25, 4.0], dtype=torch.float64, requires_grad=True)
+roots = torch.from_numpy(np.sqrt(t.detach().cpu().numpy())).to(t.device)
+print("sqrt in NumPy, back in torch:", roots, roots.dtype)
+scalar = np.sqrt(torch.tensor(9.0, dtype=torch.float64).numpy())  # a 0-d input
+print("NumPy on a 0-d array returns", type(scalar).__name__)
+try:
+    torch.from_numpy(scalar)
+except TypeError as error:
+    print("torch.from_numpy refuses it:", error)
+print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 
 # %% [markdown]
 # PyTorch's guard for such a backward is the decorator `once_differentiable`, from
@@ -496,8 +521,8 @@ print("second derivative:", second, " true 6x + 2:", 6 * x.detach() + 2)
 #
 # Write `CubeOnce`, with `CubeOnce.apply(x)` returning `x ** 3`, in two steps:
 #
-# 1. write its backward in NumPy, as `SquareNumPy` does, and run the self-check: it tells you
-#    what is still missing;
+# 1. write its backward with the local derivative computed in NumPy (the conversions above;
+#    `x` may be 0-d, or on a GPU), and run the self-check: it tells you what is still missing;
 # 2. mark the backward with `once_differentiable`. A method of a Function is already decorated
 #    with `@staticmethod`: which of the two decorators should see your function first? Add it
 #    above the `def` (and delete the stub line under the class), or apply it in that stub's
@@ -537,22 +562,13 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # %% [markdown]
 # <details><summary><b>Check your answer</b> (open after your attempt)</summary>
 #
-# Decorators apply from the bottom up, so the usual form, the one PyTorch's documentation uses,
-# is
-#
-# ```python
-#     @staticmethod
-#     @once_differentiable
-#     def backward(ctx, grad_output):
-#         x, = ctx.saved_tensors
-#         return grad_output * torch.as_tensor(3 * x.detach().cpu().numpy() ** 2).to(x.device)
-# ```
-#
-# `once_differentiable` wraps the plain function, and `staticmethod` wraps the result. Since
-# Python 3.10 a `staticmethod` object is itself callable, so the reverse order works too (the
-# next cell tries it); on older Pythons it failed when backward ran. The solution's
-# `CubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))` is the same
-# wrapping written out.
+# Decorators apply from the bottom up: the one written just above `def` wraps the plain
+# function first. So `@once_differentiable` goes **under** `@staticmethod`, the order
+# PyTorch's documentation uses: `once_differentiable` wraps the plain function, and
+# `staticmethod` wraps the result. Since Python 3.10 a `staticmethod` object is itself callable,
+# so the reverse order works too (the next cell tries it); on older Pythons it failed when
+# backward ran. Assigning `CubeOnce.backward = staticmethod(once_differentiable(...))` after
+# the class is the same wrapping written out.
 # </details>
 #
 # **Quick question 2.** Predict: with the decorators in the reverse order, `@once_differentiable`
@@ -644,8 +660,27 @@ except GradcheckError as error:
 # first backward, and a second backward runs the hand-written one.
 #
 # For $x^3$: the first backward computes $b(g, x) = 3x^2 g$ from `grad_output` $g$ and $x$.
-# Before reading on, what are $\partial b/\partial g$ and $\partial b/\partial x$? They are what
-# the inner Function's backward must return, each times the gradient coming into it.
+# Its own backward needs $\partial b/\partial g$ and $\partial b/\partial x$: they are what the
+# inner Function's backward must return, each times the gradient coming into it. Write them
+# below as functions of `g` and `x` before reading on; the cell after checks them against
+# central differences of $b$.
+
+# %%
+db_dg = None  # e.g. lambda g, x: ...
+db_dx = None  # e.g. lambda g, x: ...
+
+# %%
+def b(g, x):
+    return 3 * x ** 2 * g
+
+
+g0, x0, step = 0.7, 1.3, 1e-6
+for name, yours, numerical in [
+        ("db/dg", db_dg, (b(g0 + step, x0) - b(g0 - step, x0)) / (2 * step)),
+        ("db/dx", db_dx, (b(g0, x0 + step) - b(g0, x0 - step)) / (2 * step))]:
+    verdict = "not written yet" if yours is None else (
+        "agrees" if abs(yours(g0, x0) - numerical) < 1e-5 else f"gives {yours(g0, x0):.4f}")
+    print(f"{name} at g = {g0}, x = {x0}: central difference {numerical:.4f}; yours {verdict}")
 
 # %%
 class CubeBackward(torch.autograd.Function):
@@ -718,7 +753,88 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(CubeTwice.apply, (x,)))
 # - **"`@once_differentiable` makes a NumPy backward safe."** It turns the failures it sees into
 #   errors; it does not see a plain sum or `functional.hvp`, as shown above. Test with
 #   `gradgradcheck`, or make the backward a Function of its own.
+
+# %% [markdown]
+# ## ✎ Exercise 3 (transfer) · `NumpyTanh`
 #
+# A kernel you cannot trace, which a second-order method still has to differentiate: here the
+# kernel is NumPy. The contract:
+#
+# - `NumpyTanh.apply(x)` returns $\tanh(x)$, computed with NumPy, for a CPU tensor `x` of at
+#   least one dim (the grader uses float64);
+# - its backward computes with NumPy too: torch only converts (`.numpy()`,
+#   `torch.from_numpy`, `.to`), no torch arithmetic;
+# - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, and no
+#   `once_differentiable` anywhere. The backward of the backward is NumPy as well.
+#
+# The section on the third way has the pattern; this op is yours to derive.
+#
+# <details><summary><b>Hint 1</b>: what to save</summary>
+#
+# $\tanh'(x) = 1 - \tanh^2(x)$: the derivative is a function of the output $y$. Saving $y$
+# (an output) spares a second $\tanh$ in backward, and an output comes back linked to the
+# graph.
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the inner Function</summary>
+#
+# The first backward computes $b(g, y) = g\,(1 - y^2)$ from `grad_output` $g$ and $y$. Make
+# that the forward of a second Function, taking $g$ and $y$ as inputs, so that autograd records
+# one node for it. Its backward receives $\bar b$ and returns $\bar b\,\partial b/\partial g$
+# and $\bar b\,\partial b/\partial y$. What are those two partial derivatives?
+# </details>
+#
+# <details><summary><b>Hint 3</b>: why $y$ and not $x$ suffices</summary>
+#
+# The second derivative with respect to $x$ flows from $b$ to $y$, then from $y$ to $x$
+# through `NumpyTanh`'s own backward: autograd chains them. Nothing in your inner Function
+# needs $\partial y/\partial x$.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_NumpyTanh", "solution": true}
+class NumpyTanh(torch.autograd.Function):
+    """y = tanh(x) in NumPy; backward in NumPy too, and differentiable again."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        y = torch.from_numpy(np.tanh(x.detach().numpy()))
+        ctx.save_for_backward(y)  # an output: comes back linked to the graph
+        return y
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        y, = ctx.saved_tensors
+        return NumpyTanhBackward.apply(grad_output, y)
+        ### END SOLUTION
+
+
+### BEGIN SOLUTION
+class NumpyTanhBackward(torch.autograd.Function):
+    """b(g, y) = g * (1 - y**2) in NumPy, with a NumPy backward of its own."""
+
+    @staticmethod
+    def forward(ctx, grad_output, y):
+        ctx.save_for_backward(grad_output, y)
+        g, y = grad_output.detach().numpy(), y.detach().numpy()
+        return torch.from_numpy(g * (1 - y * y))
+
+    @staticmethod
+    def backward(ctx, grad_b):
+        grad_output, y = ctx.saved_tensors
+        gb, g, y = grad_b.detach().numpy(), grad_output.detach().numpy(), y.detach().numpy()
+        return torch.from_numpy(gb * (1 - y * y)), torch.from_numpy(-2 * gb * g * y)  # db/dg, db/dy
+### END SOLUTION
+
+# %% nbgrader={"grade_id": "NumpyTanh", "grade": true, "points": 2}
+self_check("NumpyTanh", NumpyTanh)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("NumpyTanh", NumpyTanh)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## Summary
 #
 # With `create_graph=True` autograd records your backward, so your backward must be built
