@@ -96,7 +96,12 @@ print("d round/dx =", x.grad)
 # %% [markdown]
 # **Quick question 1.** At $|x| = 1$ hardtanh has a corner and no derivative. `F.hardtanh(x)`
 # and `torch.clamp(x, -1, 1)` compute the same function. Predict what autograd reports for each
-# at $x = -1$ and $x = 1$: 0, 1 or $\tfrac12$? Then run the cell.
+# at $x = -1$ and $x = 1$: 0, 1 or $\tfrac12$? Write your predictions below, then run the
+# cell after.
+
+# %%
+predicted_hardtanh_at_1 = None  # 0, 1 or 0.5: d hardtanh(x)/dx at x = 1
+predicted_clamp_at_1 = None     # 0, 1 or 0.5: d clamp(x, -1, 1)/dx at x = 1
 
 # %%
 x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
@@ -106,6 +111,8 @@ print("d hardtanh(x)/dx      :", x.grad)
 x.grad = None
 torch.clamp(x, -1, 1).sum().backward()
 print("d clamp(x, -1, 1)/dx  :", x.grad)
+print("your predictions at x = 1: hardtanh", predicted_hardtanh_at_1, "| clamp",
+      predicted_clamp_at_1)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -187,7 +194,8 @@ print("surrogate:", x.grad)
 # <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
 #
 # $\partial L/\partial x_i = \partial L/\partial y_i \cdot g(x_i) = \partial L/\partial y_i$:
-# backward returns `grad_output` itself. It uses no property of `x`, so forward saves nothing.
+# the incoming gradient, unchanged. It uses no property of $x$, so forward needs to save
+# nothing.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_SignSTE", "solution": true}
@@ -226,10 +234,11 @@ from autograder import grade; grade("SignSTE", SignSTE)
 #
 # <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
 #
-# 1. `grad_output * (x.abs() <= 1)`: the surrogate, element by element, times the incoming
-#    gradient (a boolean tensor multiplies as 0 and 1).
-# 2. The input `x`. Saving the boolean mask `x.abs() <= 1` instead is also correct, and
-#    smaller (one byte per element instead of four or eight).
+# 1. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$ for the incoming
+#    gradient $g$: the surrogate, element by element, times the incoming gradient (in torch a
+#    boolean tensor multiplies as 0 and 1).
+# 2. The input $x$. Saving the boolean mask instead is also correct, and smaller (one byte per
+#    element instead of four or eight).
 # 3. The output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from
 #    it clips nothing.
 # </details>
@@ -363,8 +372,10 @@ plt.show()
 # magnitudes, where the spacing between floats exceeds 1, does $1 - x$ round: in float64
 # $(\operatorname{sign}(x) - x) + x$ is $0$ at $x = 10^{17}$. The brackets matter in the same
 # way: `q(x).detach() + x - x.detach()` runs left to right, as $(q(x) + x) - x$. In practice
-# all three forms are fine; the first is exact for every $x$, which is why the grader uses it.
-# The cell includes $\pm 10^{17}$ to show where the other two part company.
+# all three forms are fine; the first is exact for every finite $x$, which is why the grader
+# uses it. (At $x = \pm\infty$ all three give NaN, because `x - x.detach()` is
+# $\infty - \infty$; a Function's forward returns $\operatorname{sign}(\pm\infty) = \pm 1$
+# there.) The cell includes $\pm 10^{17}$ to show where the other two part company.
 
 # %%
 x = torch.tensor([-1e17, -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 1e17], dtype=torch.float64)
@@ -384,11 +395,15 @@ for name, reference in references.items():
           f" backward exact: {str(torch.equal(leaf.grad, grad_output)):<5}",
           f" inexact at x = {inexact}" if inexact else "")
 
+clipped = x.clone().requires_grad_()  # the clipped reference: clamp's derivative, boundary kept
+window = torch.clamp(clipped, -1, 1)
+(torch.sign(clipped.detach()) + (window - window.detach())).backward(grad_output)
+
 for Function in (SignSTE, SignClippedSTE):  # yours
     mine = x.clone().requires_grad_()
     y = Function.apply(mine)
     y.backward(grad_output)
-    expected_grad = grad_output if Function is SignSTE else grad_output * (x.abs() <= 1)
+    expected_grad = grad_output if Function is SignSTE else clipped.grad
     forward_exact = torch.equal(y.detach(), torch.sign(x))
     print(f"{Function.__name__:<36} forward exact: {str(forward_exact):<5}",
           f" backward exact: {torch.equal(mine.grad, expected_grad)}")
@@ -558,6 +573,11 @@ plt.show()
 # - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
 #   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative; it returns `None` for
 #   `qmin` and `qmax`.
+#
+# The contract fixes the gradients, not how backward gets them: a backward that rebuilds the
+# quantiser from ordinary ops with the detach trick and asks autograd for its gradient meets it
+# too. Derive them by hand all the same: the derivation is what this exercise teaches, and
+# the last exercise of the lesson forbids autograd inside backward.
 #
 # Derive the two gradients before you write anything. Write $g_i$ for `grad_output[i]`.
 #
@@ -742,16 +762,17 @@ plt.show()
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | backward returns zeros (or you use `torch.sign` itself) | the true derivative: nothing upstream learns | return the surrogate |
-# | backward returns `torch.ones_like(x)` | ignores the chain rule | `grad_output` times the surrogate |
+# | backward returns `torch.ones_like(x)` | ignores the chain rule | the incoming gradient times the surrogate |
 # | `torch.where(x >= 0, 1., -1.)` as sign | `sign(0)` becomes 1: binarised networks' convention, not `torch.sign`'s, which the exercise asks for | `torch.sign(x)` |
-# | clip with `x.abs() < 1` | hardtanh's convention, not the exercise's: the gradient at $\lvert x\rvert = 1$ is dropped | `x.abs() <= 1` |
+# | clip with `x.abs() < 1` | hardtanh's convention, not the exercise's: the gradient at $\lvert x\rvert = 1$ is dropped | keep the boundary, $\lvert x\rvert \le 1$ |
 # | clip mask from the saved output `sign(x)` | never clips: $\lvert\operatorname{sign}(x)\rvert \le 1$ always | save and mask with the input `x` |
-# | `grad_output.clamp(-1, 1)` | clips the gradient's values, not the input's range | `grad_output * (x.abs() <= 1)` |
+# | `grad_output.clamp(-1, 1)` | clips the gradient's values, not the input's range | mask by the input's range |
 # | `grad_output[x.abs() > 1] = 0` | writes into a tensor backward does not own | build a new tensor |
-# | `torch.floor(x + 0.5)` or `x.long()` as round | rounds halves up, or truncates | `torch.round(x)` |
+# | `torch.floor(x + 0.5)` or `x.long()` as round | rounds halves up, or truncates | `torch.round`, halves to even |
 # | `torch.tanh(k * x)` in forward | the forward is no longer binary | exact quantiser forward, surrogate in backward only |
 # | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
 # | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
+# | a straight-through softmax whose backward returns `grad_output` | skips the softmax's Jacobian | the vector-Jacobian product of the softmax, divided by $\tau$ |
 # | gradient for `scale` of `round(v)` inside the clip | round held constant: the rounding error's `- v` is lost | `round(v) - v` inside |
 # | gradient for `scale` of 0 where the clip is active | clipped values never push the step up | `qmin` below, `qmax` above |
 # | gradient for `x` of `grad_output / scale` | the `1/s` of $v$ and the factor $s$ cancel | `grad_output` inside the clip |

@@ -220,7 +220,7 @@ plt.show()
 # 2. $\partial y_i/\partial x_i = s_i + x_i \cdot \beta\, s_i(1 - s_i)$.
 # 3. $\partial y_i/\partial \beta = x_i \cdot x_i\, s_i(1 - s_i) = x_i^2\, s_i(1 - s_i)$, so
 #    $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i (1 - s_i)$, a 0-d tensor like `beta`.
-# 4. From `x` and `beta`, both inputs: save them and recompute `s = torch.sigmoid(beta * x)` in
+# 4. From `x` and `beta`, both inputs: save them and recompute $s = \sigma(\beta x)$ in
 #    backward with ordinary tensor ops, so that double backward can differentiate it.
 # </details>
 
@@ -285,88 +285,84 @@ inspect_saved(SwishFunction, torch.linspace(-3, 3, 8, dtype=torch.float64),
 # %% [markdown]
 # ## The trap: saving an intermediate
 #
-# It is tempting to save $s = \sigma(\beta x)$ in forward, since backward needs it. For first
-# derivatives that is fine. For second derivatives it is wrong, and silently so:
+# Take softplus, $y = \log(1 + e^{x})$, whose derivative is $\sigma(x)$. It is tempting to
+# compute $s = \sigma(x)$ once in forward and save it, since backward needs exactly that. For
+# first derivatives that is fine. For second derivatives it is wrong, and silently so:
 
 # %%
-class SwishSavesSigmoid(torch.autograd.Function):
-    """Saves the intermediate sigmoid(beta * x): right once, wrong twice."""
+class SoftplusSavesSigmoid(torch.autograd.Function):
+    """Saves the intermediate sigmoid(x): right once, wrong twice."""
 
     @staticmethod
-    def forward(ctx, x, beta):
-        s = torch.sigmoid(beta * x)
-        ctx.save_for_backward(x, beta, s)  # s is neither an input nor an output
-        return x * s
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.save_for_backward(s)  # s is neither an input nor an output
+        return torch.nn.functional.softplus(x)
 
     @staticmethod
     def backward(ctx, grad_output):
-        x, beta, s = ctx.saved_tensors
-        ds = s * (1 - s)
-        return grad_output * (s + beta * x * ds), (grad_output * x * x * ds).sum()
+        s, = ctx.saved_tensors
+        return grad_output * s  # d/dx softplus(x) = sigmoid(x)
 
 
 x = torch.randn(4, dtype=torch.float64, requires_grad=True)
-beta = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
-print("gradcheck:    ", torch.autograd.gradcheck(SwishSavesSigmoid.apply, (x, beta)))
+print("gradcheck:    ", torch.autograd.gradcheck(SoftplusSavesSigmoid.apply, (x,)))
 try:
-    torch.autograd.gradgradcheck(SwishSavesSigmoid.apply, (x, beta))
+    torch.autograd.gradgradcheck(SoftplusSavesSigmoid.apply, (x,))
 except GradcheckError as error:
     print("gradgradcheck:", str(error).splitlines()[0])
 
 # %% [markdown]
-# The inspector spots it before any check runs: the third saved tensor is an
-# **intermediate**, and it says so.
+# The inspector spots it before any check runs: the saved tensor is an **intermediate**, and
+# it says so.
 
 # %%
-inspect_saved(SwishSavesSigmoid, torch.linspace(-3, 3, 8, dtype=torch.float64),
-              torch.tensor(1.5, dtype=torch.float64))
+inspect_saved(SoftplusSavesSigmoid, torch.linspace(-3, 3, 8, dtype=torch.float64))
 
 # %% [markdown]
 # Why: forward runs with autograd off, so `s` has no history. `save_for_backward` gives inputs
 # and outputs back linked to the graph, but an intermediate comes back exactly as it was: a
-# constant. Differentiating `grad_output * (s + beta * x * s * (1 - s))` then treats `s` as
-# fixed and misses every term of $\partial s/\partial x = \beta s(1-s)$ and
-# $\partial s/\partial \beta = x s(1-s)$. The second derivative it produces is simply wrong:
+# constant. Differentiating `grad_output * s` then treats `s` as fixed and misses
+# $\partial s/\partial x = s(1-s)$: the second derivative it produces is zero everywhere.
 
 # %%
 xs = torch.linspace(-5, 5, 201, dtype=torch.float64, requires_grad=True)
-beta = torch.tensor(1.0, dtype=torch.float64)
 
 
-def second_derivative(swish):
-    dy, = torch.autograd.grad(swish(xs, beta).sum(), xs, create_graph=True)
+def second_derivative(f):
+    dy, = torch.autograd.grad(f(xs).sum(), xs, create_graph=True)
+    if not dy.requires_grad:  # backward's result is a constant: its derivative is 0
+        return torch.zeros_like(xs)
     d2y, = torch.autograd.grad(dy.sum(), xs)
     return d2y
 
 
-true_d2y = second_derivative(lambda x, b: x * torch.sigmoid(b * x))  # composed ops
-trap_d2y = second_derivative(SwishSavesSigmoid.apply)
+true_d2y = second_derivative(torch.nn.functional.softplus)  # composed ops
+trap_d2y = second_derivative(SoftplusSavesSigmoid.apply)
 
 fig, ax = plt.subplots(figsize=(6, 3.2))
 ax.plot(xs.detach(), true_d2y, lw=3, alpha=0.6, label="true second derivative")
-ax.plot(xs.detach(), trap_d2y, "--", label="through a saved sigmoid(βx)")
+ax.plot(xs.detach(), trap_d2y, "--", label="through a saved sigmoid(x)")
 ax.set_xlabel("x")
-ax.set_title("Swish'' with β = 1")
-ax.set_ylim(top=0.7)
+ax.set_title("softplus''")
 ax.legend()
 plt.show()
 
 # %% [markdown]
 # The gradient-check explorer shows the same entry by entry. Treat the first derivative,
-# computed through `SwishSavesSigmoid.backward`, as a function of `x` and `beta`: its Jacobian
-# from double backward ("analytic") should match central differences, and does not.
+# computed through `SoftplusSavesSigmoid.backward`, as a function of `x`: its Jacobian from
+# double backward ("analytic") should match central differences, and does not.
 
 # %%
-def swish_derivative(x, beta):
-    """dy/dx through SwishSavesSigmoid's backward, kept differentiable."""
+def softplus_derivative(x):
+    """dy/dx through SoftplusSavesSigmoid's backward, kept differentiable."""
     with torch.enable_grad():
         x = x if x.requires_grad else x.detach().requires_grad_()
-        dy, = torch.autograd.grad(SwishSavesSigmoid.apply(x, beta).sum(), x, create_graph=True)
+        dy, = torch.autograd.grad(SoftplusSavesSigmoid.apply(x).sum(), x, create_graph=True)
     return dy
 
 
-explore_gradients(swish_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64),
-                  torch.tensor(1.0, dtype=torch.float64))
+explore_gradients(softplus_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64))
 
 # %% [markdown]
 # Two fixes:
@@ -378,31 +374,27 @@ explore_gradients(swish_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64
 #    gradient for `s` too and must add its contribution.
 
 # %%
-class SwishWithSigmoid(torch.autograd.Function):
-    """Returns (y, s) with s = sigmoid(beta * x), so that saving s saves an output."""
+class SoftplusWithSigmoid(torch.autograd.Function):
+    """Returns (y, s) with s = sigmoid(x), so that saving s saves an output."""
 
     @staticmethod
-    def forward(ctx, x, beta):
-        s = torch.sigmoid(beta * x)
-        ctx.save_for_backward(x, beta, s)
-        return x * s, s
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.save_for_backward(s)
+        return torch.nn.functional.softplus(x), s
 
     @staticmethod
     def backward(ctx, grad_y, grad_s):
-        x, beta, s = ctx.saved_tensors
-        ds = s * (1 - s)
-        grad_x = grad_y * (s + beta * x * ds) + grad_s * beta * ds  # ds/dx = beta s (1 - s)
-        grad_beta = (grad_y * x * x * ds + grad_s * x * ds).sum()  # ds/dbeta = x s (1 - s)
-        return grad_x, grad_beta
+        s, = ctx.saved_tensors
+        return grad_y * s + grad_s * s * (1 - s)  # ds/dx = s (1 - s)
 
 
-def swish_via_output(x, beta):
-    return SwishWithSigmoid.apply(x, beta)[0]
+def softplus_via_output(x):
+    return SoftplusWithSigmoid.apply(x)[0]
 
 
 x = torch.randn(4, dtype=torch.float64, requires_grad=True)
-beta = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
-print("gradgradcheck:", torch.autograd.gradgradcheck(swish_via_output, (x, beta)))
+print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 
 # %% [markdown]
 # ## Tensors on `ctx`, and what really breaks
@@ -412,7 +404,11 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(swish_via_output, (x, beta)
 #
 # **Quick question 3.** `ExpOnCtx` below keeps its output as `ctx.y`. Predict: does it pass
 # `gradgradcheck`? And after `y.mul_(2)` under `no_grad`, does backward raise, or return a
-# gradient (which one)? Then run.
+# gradient (which one)? Write your predictions below, then run the cell after.
+
+# %%
+predicted_passes_gradgradcheck = None  # True or False
+predicted_after_mul_ = None  # "raises", "true gradient" or "doubled gradient"
 
 # %%
 class ExpOnCtx(torch.autograd.Function):
@@ -447,6 +443,7 @@ print("output freed when its last name goes:", still_there() is None)
 gc.collect()
 print("output freed after gc.collect():    ", still_there() is None)
 gc.enable()
+print("your predictions:", predicted_passes_gradgradcheck, "|", predicted_after_mul_)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -565,15 +562,18 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # Decorators apply from the bottom up: the one written just above `def` wraps the plain
 # function first. So `@once_differentiable` goes **under** `@staticmethod`, the order
 # PyTorch's documentation uses: `once_differentiable` wraps the plain function, and
-# `staticmethod` wraps the result. Since Python 3.10 a `staticmethod` object is itself callable,
-# so the reverse order works too (the next cell tries it); on older Pythons it failed when
-# backward ran. Assigning `CubeOnce.backward = staticmethod(once_differentiable(...))` after
-# the class is the same wrapping written out.
+# `staticmethod` wraps the result. Assigning
+# `CubeOnce.backward = staticmethod(once_differentiable(...))` after the class is the same
+# wrapping written out.
 # </details>
 #
 # **Quick question 2.** Predict: with the decorators in the reverse order, `@once_differentiable`
 # above `@staticmethod`, does a first backward work on this Python, and does a second one
-# still raise? Run to check.
+# still raise? Write your predictions below, then run the cell after.
+
+# %%
+predicted_first_backward_works = None  # True or False
+predicted_second_backward_raises = None  # True or False
 
 # %%
 class CubeReversed(torch.autograd.Function):
@@ -600,6 +600,8 @@ try:
 except RuntimeError as error:
     print("second backward:", str(error).splitlines()[0])
 print("Python", sys.version.split()[0])
+print("your predictions: first works", predicted_first_backward_works, "| second raises",
+      predicted_second_backward_raises)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>

@@ -567,6 +567,13 @@ print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_their
 #    produce in forward, and which in the recomputation?
 # 3. A second derivative through your checkpoint (`create_graph=True`, then differentiate
 #    again): an error, the right numbers, or wrong ones?
+#
+# Write your three predictions below, then run the cell after.
+
+# %%
+predicted_weight_grad_stays_none = None  # True or False
+predicted_dtypes = None  # e.g. (torch.bfloat16, torch.bfloat16)
+predicted_second_derivative = None  # "error", "right" or "wrong"
 
 # %%
 from torch.utils.checkpoint import checkpoint
@@ -599,6 +606,8 @@ for name, run in [("yours", lambda h: CheckpointFunction.apply(cube_block, h)),
     second, = torch.autograd.grad(first.sum(), x)
     print(f"3. second derivative of x³ + x² through {name}:", second.tolist(),
           " true:", (6 * x + 2).tolist())
+print("your predictions:", predicted_weight_grad_stays_none, "|", predicted_dtypes, "|",
+      predicted_second_derivative)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
