@@ -411,12 +411,18 @@ for Function in (SignSTE, SignClippedSTE):  # yours
 # %% [markdown]
 # **Quick question 2.** In float32 the spacing between neighbouring floats reaches 2 at
 # $2^{24} \approx 1.7 \times 10^{7}$. Predict the value of `x + (torch.sign(x) - x)` for
-# `x = 1e7` and for `x = 3e7` in float32, then run.
+# `x = 1e7` and for `x = 3e7` in float32. Write your predictions below, then run the cell
+# after.
 
 # %%
-for value in (1e7, 3e7):
+predicted_at_1e7 = None  # a number
+predicted_at_3e7 = None  # a number
+
+# %%
+for value, predicted in ((1e7, predicted_at_1e7), (3e7, predicted_at_3e7)):
     x = torch.tensor(value)  # float32
-    print(f"x = {value:.0e}: (sign(x) - x) + x =", (x + (torch.sign(x) - x)).item())
+    print(f"x = {value:.0e}: (sign(x) - x) + x =", (x + (torch.sign(x) - x)).item(),
+          f"  you predicted {predicted}")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -443,7 +449,10 @@ for value in (1e7, 3e7):
 #
 # **Quick question 3.** With the true gradient, which of the four parameters $W_1$, $b_1$,
 # $w_2$, $b_2$ receive a non-zero gradient, and what does that predict for the loss curve?
-# Decide, then run the experiment.
+# Write your answer below, then run the experiment.
+
+# %%
+predicted_learning_parameters = None  # e.g. {"W1", "b1", "w2", "b2"}
 
 # %%
 def xor_data(n=512, seed=0):
@@ -500,6 +509,7 @@ axes[1].imshow(decision, origin="lower", extent=(-1, 1, -1, 1), cmap="coolwarm",
 axes[1].scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", s=6)
 axes[1].set_title("Decision regions, SignClippedSTE")
 plt.show()
+print("you predicted that these learn with the true gradient:", predicted_learning_parameters)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -684,7 +694,11 @@ plt.show()
 # **Quick question 4.** PyTorch has a learnable fake quantiser of its own,
 # `torch._fake_quantize_learnable_per_tensor_affine` (with a zero point, here 0, and a gradient
 # factor, here 1). At $s = 1$, $q_\text{min} = -4$, $q_\text{max} = 3$, predict for which of
-# $x = -4.4, -4.0, 0.3, 3.2, 3.6$ its gradient for $x$ differs from your backward's, then run.
+# $x = -4.4, -4.0, 0.3, 3.2, 3.6$ its gradient for $x$ differs from your backward's. Write
+# them below, then run the cell after.
+
+# %%
+predicted_differ_at = None  # e.g. [3.6]
 
 # %%
 x = torch.tensor([-4.4, -4.0, 0.3, 3.2, 3.6], requires_grad=True)
@@ -695,6 +709,7 @@ theirs = torch.autograd.grad(torch._fake_quantize_learnable_per_tensor_affine(
 print("gradient for x, yours: ", mine[0].tolist())
 print("gradient for x, torch's:", theirs[0].tolist())
 print(f"gradient for s, yours: {mine[1].item():.3f}   torch's: {theirs[1].item():.3f}")
+print("you predicted they differ at", predicted_differ_at)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>

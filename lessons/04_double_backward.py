@@ -402,7 +402,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # Lesson 00's rule is to pass tensors through `save_for_backward`, never `ctx.x = x`. A common
 # belief is that the rule exists because `ctx` attributes break double backward.
 #
-# **Quick question 3.** `ExpOnCtx` below keeps its output as `ctx.y`. Predict: does it pass
+# **Quick question 2.** `ExpOnCtx` below keeps its output as `ctx.y`. Predict: does it pass
 # `gradgradcheck`? And after `y.mul_(2)` under `no_grad`, does backward raise, or return a
 # gradient (which one)? Write your predictions below, then run the cell after.
 
@@ -519,7 +519,7 @@ print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 # Write `CubeOnce`, with `CubeOnce.apply(x)` returning `x ** 3`, in two steps:
 #
 # 1. write its backward with the local derivative computed in NumPy (the conversions above;
-#    `x` may be 0-d, or on a GPU), and run the self-check: it tells you what is still missing;
+#    `x` may live on a GPU), and run the self-check: it tells you what is still missing;
 # 2. mark the backward with `once_differentiable`. A method of a Function is already decorated
 #    with `@staticmethod`: which of the two decorators should see your function first? Add it
 #    above the `def` (and delete the stub line under the class), or apply it in that stub's
@@ -567,7 +567,7 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # wrapping written out.
 # </details>
 #
-# **Quick question 2.** Predict: with the decorators in the reverse order, `@once_differentiable`
+# **Quick question 3.** Predict: with the decorators in the reverse order, `@once_differentiable`
 # above `@staticmethod`, does a first backward work on this Python, and does a second one
 # still raise? Write your predictions below, then run the cell after.
 
@@ -769,7 +769,9 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(CubeTwice.apply, (x,)))
 # - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, and no
 #   `once_differentiable` anywhere. The backward of the backward is NumPy as well.
 #
-# The section on the third way has the pattern; this op is yours to derive.
+# The section on the third way has the pattern; this op is yours to derive. Write both
+# Functions in the answer cell: the second one, the Function your backward calls, goes in place
+# of the `raise` line under the class.
 #
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
