@@ -94,9 +94,10 @@ def check_second_derivatives(function, values: dict) -> None:
         raise _explain_runtime_error(NUMPY_TANH, "backward", error, inputs) from error
     if not first.requires_grad:
         raise GradingError(
-            "grad_x from NumpyTanh's backward is cut off from autograd: NumPy is invisible to "
-            "it, so a second backward sees a constant; make backward return the result of a "
-            "Function of your own (its forward the NumPy gradient, its backward NumPy too)")
+            "grad_x from NumpyTanh's backward is cut off from autograd (as a NumPy result, a "
+            ".detach() or torch.no_grad leaves it), so a second backward sees a constant; make "
+            "backward return the result of a Function of your own (its forward the NumPy "
+            "gradient, its backward NumPy too)")
     direction = sample(first.shape, "cpu", seed=42)
     try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
         torch.autograd.backward(first, direction)
