@@ -1,5 +1,6 @@
 """Lesson 03's transfer exercise, StraightThroughSoftmax, answered unusually and wrongly; and
-FakeQuantize answers that the contract's each-input-alone and by-hand rules decide."""
+answers to the lesson's other exercises that the contract's each-input-alone and by-hand rules
+decide, or that public code writes."""
 
 from tools.catalogue import Mistake, Unusual
 
@@ -131,4 +132,23 @@ MISTAKES += [
                            "        grad_scale = (grad_output * local).sum() if "
                            "ctx.needs_input_grad[1] else None\n"
                            "        return grad_x, grad_scale, None, None")),
+]
+
+UNUSUAL += [
+    Unusual("SignClippedSTE", "the binarised-network form common in public code: clone "
+            "grad_output, then zero the clone where |x| > 1",
+            """
+class SignClippedSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return torch.sign(input)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad_input[input.abs() > 1] = 0
+        return grad_input
+"""),
 ]
