@@ -25,6 +25,7 @@
 # 3. explain why `gradcheck` rejects a correct STE, and test one properly instead;
 # 4. train a binarised network that learns with an STE and does not learn without one;
 # 5. derive the gradients of a quantiser with a learnable step (LSQ) and train the step.
+# 6. borrow a whole Jacobian as the surrogate: a straight-through softmax, on your own.
 #
 # Exercises are marked **✎ Exercise**. Each has a self-check cell; the hidden tests check
 # more (more shapes, float32 and float64, a GPU when there is one).

@@ -20,6 +20,7 @@
 # 3. make dropout draw the same mask twice by restoring the random state;
 # 4. make the parameters used inside a recomputed block receive their gradients;
 # 5. choose a number of segments, knowing what each choice costs in memory and in time.
+# 6. write a reversible block, which rebuilds its inputs from its outputs and keeps nothing.
 #
 # Exercises are marked **✎ Exercise**. Their self-checks run on the CPU in a second or two;
 # the hidden tests add more inputs, more shapes and a GPU when there is one.
