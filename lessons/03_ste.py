@@ -25,6 +25,7 @@
 # 3. explain why `gradcheck` rejects a correct STE, and test one properly instead;
 # 4. train a binarised network that learns with an STE and does not learn without one;
 # 5. derive the gradients of a quantiser with a learnable step (LSQ) and train the step.
+# 6. borrow a whole Jacobian as the surrogate: a straight-through softmax, on your own.
 #
 # Exercises are marked **✎ Exercise**. Each has a self-check cell; the hidden tests check
 # more (more shapes, float32 and float64, a GPU when there is one).
@@ -96,7 +97,12 @@ print("d round/dx =", x.grad)
 # %% [markdown]
 # **Quick question 1.** At $|x| = 1$ hardtanh has a corner and no derivative. `F.hardtanh(x)`
 # and `torch.clamp(x, -1, 1)` compute the same function. Predict what autograd reports for each
-# at $x = -1$ and $x = 1$: 0, 1 or $\tfrac12$? Then run the cell.
+# at $x = -1$ and $x = 1$: 0, 1 or $\tfrac12$? Write your predictions below, then run the
+# cell after.
+
+# %%
+predicted_hardtanh_at_1 = None  # 0, 1 or 0.5: d hardtanh(x)/dx at x = 1
+predicted_clamp_at_1 = None     # 0, 1 or 0.5: d clamp(x, -1, 1)/dx at x = 1
 
 # %%
 x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
@@ -106,6 +112,8 @@ print("d hardtanh(x)/dx      :", x.grad)
 x.grad = None
 torch.clamp(x, -1, 1).sum().backward()
 print("d clamp(x, -1, 1)/dx  :", x.grad)
+print("your predictions at x = 1: hardtanh", predicted_hardtanh_at_1, "| clamp",
+      predicted_clamp_at_1)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -187,7 +195,8 @@ print("surrogate:", x.grad)
 # <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
 #
 # $\partial L/\partial x_i = \partial L/\partial y_i \cdot g(x_i) = \partial L/\partial y_i$:
-# backward returns `grad_output` itself. It uses no property of `x`, so forward saves nothing.
+# the incoming gradient, unchanged. It uses no property of $x$, so forward needs to save
+# nothing.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_SignSTE", "solution": true}
@@ -226,10 +235,11 @@ from autograder import grade; grade("SignSTE", SignSTE)
 #
 # <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
 #
-# 1. `grad_output * (x.abs() <= 1)`: the surrogate, element by element, times the incoming
-#    gradient (a boolean tensor multiplies as 0 and 1).
-# 2. The input `x`. Saving the boolean mask `x.abs() <= 1` instead is also correct, and
-#    smaller (one byte per element instead of four or eight).
+# 1. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$ for the incoming
+#    gradient $g$: the surrogate, element by element, times the incoming gradient (in torch a
+#    boolean tensor multiplies as 0 and 1).
+# 2. The input $x$. Saving the boolean mask instead is also correct, and smaller (one byte per
+#    element instead of four or eight).
 # 3. The output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from
 #    it clips nothing.
 # </details>
@@ -363,8 +373,10 @@ plt.show()
 # magnitudes, where the spacing between floats exceeds 1, does $1 - x$ round: in float64
 # $(\operatorname{sign}(x) - x) + x$ is $0$ at $x = 10^{17}$. The brackets matter in the same
 # way: `q(x).detach() + x - x.detach()` runs left to right, as $(q(x) + x) - x$. In practice
-# all three forms are fine; the first is exact for every $x$, which is why the grader uses it.
-# The cell includes $\pm 10^{17}$ to show where the other two part company.
+# all three forms are fine; the first is exact for every finite $x$, which is why the grader
+# uses it. (At $x = \pm\infty$ all three give NaN, because `x - x.detach()` is
+# $\infty - \infty$; a Function's forward returns $\operatorname{sign}(\pm\infty) = \pm 1$
+# there.) The cell includes $\pm 10^{17}$ to show where the other two part company.
 
 # %%
 x = torch.tensor([-1e17, -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 1e17], dtype=torch.float64)
@@ -384,11 +396,15 @@ for name, reference in references.items():
           f" backward exact: {str(torch.equal(leaf.grad, grad_output)):<5}",
           f" inexact at x = {inexact}" if inexact else "")
 
+clipped = x.clone().requires_grad_()  # the clipped reference: clamp's derivative, boundary kept
+window = torch.clamp(clipped, -1, 1)
+(torch.sign(clipped.detach()) + (window - window.detach())).backward(grad_output)
+
 for Function in (SignSTE, SignClippedSTE):  # yours
     mine = x.clone().requires_grad_()
     y = Function.apply(mine)
     y.backward(grad_output)
-    expected_grad = grad_output if Function is SignSTE else grad_output * (x.abs() <= 1)
+    expected_grad = grad_output if Function is SignSTE else clipped.grad
     forward_exact = torch.equal(y.detach(), torch.sign(x))
     print(f"{Function.__name__:<36} forward exact: {str(forward_exact):<5}",
           f" backward exact: {torch.equal(mine.grad, expected_grad)}")
@@ -396,12 +412,18 @@ for Function in (SignSTE, SignClippedSTE):  # yours
 # %% [markdown]
 # **Quick question 2.** In float32 the spacing between neighbouring floats reaches 2 at
 # $2^{24} \approx 1.7 \times 10^{7}$. Predict the value of `x + (torch.sign(x) - x)` for
-# `x = 1e7` and for `x = 3e7` in float32, then run.
+# `x = 1e7` and for `x = 3e7` in float32. Write your predictions below, then run the cell
+# after.
 
 # %%
-for value in (1e7, 3e7):
+predicted_at_1e7 = None  # a number
+predicted_at_3e7 = None  # a number
+
+# %%
+for value, predicted in ((1e7, predicted_at_1e7), (3e7, predicted_at_3e7)):
     x = torch.tensor(value)  # float32
-    print(f"x = {value:.0e}: (sign(x) - x) + x =", (x + (torch.sign(x) - x)).item())
+    print(f"x = {value:.0e}: (sign(x) - x) + x =", (x + (torch.sign(x) - x)).item(),
+          f"  you predicted {predicted}")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -428,7 +450,10 @@ for value in (1e7, 3e7):
 #
 # **Quick question 3.** With the true gradient, which of the four parameters $W_1$, $b_1$,
 # $w_2$, $b_2$ receive a non-zero gradient, and what does that predict for the loss curve?
-# Decide, then run the experiment.
+# Write your answer below, then run the experiment.
+
+# %%
+predicted_learning_parameters = None  # e.g. {"W1", "b1", "w2", "b2"}
 
 # %%
 def xor_data(n=512, seed=0):
@@ -485,6 +510,7 @@ axes[1].imshow(decision, origin="lower", extent=(-1, 1, -1, 1), cmap="coolwarm",
 axes[1].scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", s=6)
 axes[1].set_title("Decision regions, SignClippedSTE")
 plt.show()
+print("you predicted that these learn with the true gradient:", predicted_learning_parameters)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -558,6 +584,11 @@ plt.show()
 # - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
 #   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative; it returns `None` for
 #   `qmin` and `qmax`.
+#
+# The contract fixes the gradients, not how backward gets them: a backward that rebuilds the
+# quantiser from ordinary ops with the detach trick and asks autograd for its gradient meets it
+# too. Derive them by hand all the same: the derivation is what this exercise teaches, and
+# the last exercise of the lesson forbids autograd inside backward.
 #
 # Derive the two gradients before you write anything. Write $g_i$ for `grad_output[i]`.
 #
@@ -664,7 +695,11 @@ plt.show()
 # **Quick question 4.** PyTorch has a learnable fake quantiser of its own,
 # `torch._fake_quantize_learnable_per_tensor_affine` (with a zero point, here 0, and a gradient
 # factor, here 1). At $s = 1$, $q_\text{min} = -4$, $q_\text{max} = 3$, predict for which of
-# $x = -4.4, -4.0, 0.3, 3.2, 3.6$ its gradient for $x$ differs from your backward's, then run.
+# $x = -4.4, -4.0, 0.3, 3.2, 3.6$ its gradient for $x$ differs from your backward's. Write
+# them below, then run the cell after.
+
+# %%
+predicted_differ_at = None  # e.g. [3.6]
 
 # %%
 x = torch.tensor([-4.4, -4.0, 0.3, 3.2, 3.6], requires_grad=True)
@@ -675,6 +710,7 @@ theirs = torch.autograd.grad(torch._fake_quantize_learnable_per_tensor_affine(
 print("gradient for x, yours: ", mine[0].tolist())
 print("gradient for x, torch's:", theirs[0].tolist())
 print(f"gradient for s, yours: {mine[1].item():.3f}   torch's: {theirs[1].item():.3f}")
+print("you predicted they differ at", predicted_differ_at)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -742,16 +778,17 @@ plt.show()
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | backward returns zeros (or you use `torch.sign` itself) | the true derivative: nothing upstream learns | return the surrogate |
-# | backward returns `torch.ones_like(x)` | ignores the chain rule | `grad_output` times the surrogate |
+# | backward returns `torch.ones_like(x)` | ignores the chain rule | the incoming gradient times the surrogate |
 # | `torch.where(x >= 0, 1., -1.)` as sign | `sign(0)` becomes 1: binarised networks' convention, not `torch.sign`'s, which the exercise asks for | `torch.sign(x)` |
-# | clip with `x.abs() < 1` | hardtanh's convention, not the exercise's: the gradient at $\lvert x\rvert = 1$ is dropped | `x.abs() <= 1` |
+# | clip with `x.abs() < 1` | hardtanh's convention, not the exercise's: the gradient at $\lvert x\rvert = 1$ is dropped | keep the boundary, $\lvert x\rvert \le 1$ |
 # | clip mask from the saved output `sign(x)` | never clips: $\lvert\operatorname{sign}(x)\rvert \le 1$ always | save and mask with the input `x` |
-# | `grad_output.clamp(-1, 1)` | clips the gradient's values, not the input's range | `grad_output * (x.abs() <= 1)` |
+# | `grad_output.clamp(-1, 1)` | clips the gradient's values, not the input's range | mask by the input's range |
 # | `grad_output[x.abs() > 1] = 0` | writes into a tensor backward does not own | build a new tensor |
-# | `torch.floor(x + 0.5)` or `x.long()` as round | rounds halves up, or truncates | `torch.round(x)` |
+# | `torch.floor(x + 0.5)` or `x.long()` as round | rounds halves up, or truncates | `torch.round`, halves to even |
 # | `torch.tanh(k * x)` in forward | the forward is no longer binary | exact quantiser forward, surrogate in backward only |
 # | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
 # | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
+# | a straight-through softmax whose backward returns `grad_output` | skips the softmax's Jacobian | the vector-Jacobian product of the softmax, divided by $\tau$ |
 # | gradient for `scale` of `round(v)` inside the clip | round held constant: the rounding error's `- v` is lost | `round(v) - v` inside |
 # | gradient for `scale` of 0 where the clip is active | clipped values never push the step up | `qmin` below, `qmax` above |
 # | gradient for `x` of `grad_output / scale` | the `1/s` of $v$ and the factor $s$ cancel | `grad_output` inside the clip |
@@ -793,35 +830,21 @@ print("forward:", y.detach().tolist(), " but sign(x) =", torch.sign(x).detach().
 # straight-through Gumbel-softmax (Jang, Gu and Poole, 2017) samples a one-hot vector in
 # forward, the argmax of $y_\text{soft} = \operatorname{softmax}\big((\ell + g)/\tau\big)$ for
 # logits $\ell$ and Gumbel noise $g$, and in backward uses the gradient of $y_\text{soft}$.
-# That gradient is a vector-Jacobian product through the softmax, not the identity:
-#
-# $$\frac{\partial L}{\partial \ell} = \frac{1}{\tau}\; y_\text{soft} \odot
-#   \Big(\texttt{grad\_output} - \big\langle \texttt{grad\_output},\, y_\text{soft}\big\rangle\Big).$$
-#
-# A Function whose backward returns `grad_output` skips the Jacobian altogether. One visible
-# symptom: softmax is unchanged by adding a constant to every logit, so each row of a true
-# gradient sums to zero; an identity gradient does not.
+# Every entry of $y_\text{soft}$ depends on every logit of its row, so that gradient is a
+# vector-Jacobian product through the softmax, not the identity. A Function whose backward
+# returns `grad_output` skips the Jacobian altogether. One visible symptom: softmax is
+# unchanged by adding a constant to every logit, so each row of the true gradient sums to zero;
+# the identity's rows do not. The reference below is the detach trick in ordinary code, where
+# autograd records the softmax.
 
 # %%
-class GumbelSoftmaxST(torch.autograd.Function):
-    """One-hot sample in forward; the vector-Jacobian product of the softmax in backward."""
+class GumbelSoftmaxIdentity(torch.autograd.Function):
+    """The misconception: a one-hot sample in forward, grad_output passed through in backward."""
 
     @staticmethod
     def forward(ctx, logits, gumbels, tau):
-        y_soft = torch.softmax((logits + gumbels) / tau, dim=-1)
-        ctx.save_for_backward(y_soft)
-        ctx.tau = tau
-        return F.one_hot(y_soft.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        y_soft, = ctx.saved_tensors
-        inner = (grad_output * y_soft).sum(dim=-1, keepdim=True)
-        return y_soft * (grad_output - inner) / ctx.tau, None, None
-
-
-class GumbelSoftmaxIdentity(GumbelSoftmaxST):
-    """The misconception: backward passes grad_output through."""
+        hard = ((logits + gumbels) / tau).argmax(dim=-1)
+        return F.one_hot(hard, logits.shape[-1]).to(logits.dtype)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -834,26 +857,99 @@ gumbels = -torch.log(-torch.log(torch.rand(2, 4, generator=generator, dtype=torc
 grad_output = torch.randn(2, 4, generator=generator, dtype=torch.float64)
 tau = 0.5
 
-# Reference: the detach trick in ordinary code, where autograd records the softmax.
 leaf = logits.clone().requires_grad_()
 y_soft = torch.softmax((leaf + gumbels) / tau, dim=-1)
 y_hard = F.one_hot(y_soft.argmax(dim=-1), 4).to(y_soft.dtype)
 (y_hard + (y_soft - y_soft.detach())).backward(grad_output)  # the exact form, see above
 
-for Function in (GumbelSoftmaxST, GumbelSoftmaxIdentity):
-    mine = logits.clone().requires_grad_()
-    Function.apply(mine, gumbels, tau).backward(grad_output)
-    print(f"{Function.__name__:22s} matches the reference: {torch.allclose(mine.grad, leaf.grad)},",
-          "row sums", [round(v, 3) + 0.0 for v in mine.grad.sum(dim=-1).tolist()])
+mine = logits.clone().requires_grad_()
+GumbelSoftmaxIdentity.apply(mine, gumbels, tau).backward(grad_output)
+for name, grad in [("reference (detach trick)", leaf.grad), ("GumbelSoftmaxIdentity", mine.grad)]:
+    print(f"{name:25s} row sums", [round(v, 3) + 0.0 for v in grad.sum(dim=-1).tolist()])
+print("identity matches the reference:", torch.allclose(mine.grad, leaf.grad))
+
+# %% [markdown]
+# Exercise 5, at the end of the lesson, asks you for the right Function.
+
+# %% [markdown]
+# ## ✎ Exercise 5 (transfer) · `StraightThroughSoftmax`
+#
+# A straight-through estimator for a choice among $n$ categories: the straight-through
+# (Gumbel-)softmax behind discrete latent variables, hard attention and mixture-of-experts
+# routing. Nothing in this lesson derived it; you have the method.
+#
+# The contract:
+#
+# - `StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of
+#   `argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum);
+#   `tau` is a positive Python float. (The caller adds Gumbel noise to `logits` when it wants
+#   a sample; this Function does not draw it.)
+# - backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ over the
+#   last dim would have: its Jacobian applied to `grad_output`, **computed by hand** in tensor
+#   ops (no `torch.autograd.grad` and no built-in softmax backward inside backward), and
+#   `None` for `tau`.
+# - `logits` has at least one dim, of any leading shape; the grader tries float64 and float32,
+#   ties, and a `grad_output` that is not contiguous.
+#
+# <details><summary><b>Hint 1</b>: which entries of the Jacobian are non-zero?</summary>
+#
+# Write $s = \operatorname{softmax}(z)$ with $z = \ell/\tau$ for one row. Every $s_j$ depends
+# on every $z_i$ of its row, and on nothing in other rows: the Jacobian is a full $n \times n$
+# block per row, not a diagonal. Differentiate $s_j = e^{z_j} / \sum_k e^{z_k}$ with respect
+# to $z_i$, once for $i = j$ and once for $i \ne j$.
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the Jacobian in one formula</summary>
+#
+# $\partial s_j/\partial z_i = s_j(\delta_{ij} - s_i)$. The vector-Jacobian product is
+# $\sum_j g_j\, \partial s_j/\partial z_i$ for the incoming gradient $g$; expand the sum and
+# look for a quantity that is the same for every $i$ of a row.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the temperature</summary>
+#
+# $z = \ell/\tau$, so the chain rule multiplies $\partial L/\partial z$ by
+# $\partial z_i/\partial \ell_i = 1/\tau$. Which tensors must forward keep so backward can
+# compute $s$, and is it cheaper to keep $s$ or to recompute it?
+# </details>
+
+# %% nbgrader={"grade_id": "answer_StraightThroughSoftmax", "solution": true}
+class StraightThroughSoftmax(torch.autograd.Function):
+    """One-hot of argmax(logits, -1) in forward; softmax(logits / tau)'s gradient in backward."""
+
+    @staticmethod
+    def forward(ctx, logits, tau):
+        ### BEGIN SOLUTION
+        soft = torch.softmax(logits / tau, dim=-1)
+        ctx.save_for_backward(soft)  # no double backward is asked: an intermediate is fine
+        ctx.tau = tau
+        return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        soft, = ctx.saved_tensors
+        row = (grad_output * soft).sum(dim=-1, keepdim=True)  # <g, s>, one per row
+        return soft * (grad_output - row) / ctx.tau, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "StraightThroughSoftmax", "grade": true, "points": 2}
+self_check("StraightThroughSoftmax", StraightThroughSoftmax)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSoftmax)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Summary
 #
 # A straight-through estimator is a Function whose forward is the exact, piecewise-constant
-# operation and whose backward returns a surrogate: `grad_output` (identity) or
-# `grad_output * (x.abs() <= 1)` (clipped). `gradcheck` rejects it by design, so test forward
+# operation and whose backward returns the chain rule with a surrogate derivative in place of
+# the true one (identity, or clipped). `gradcheck` rejects it by design, so test forward
 # and backward separately against what they are meant to be. With the true gradient a
 # binarised network does not learn; with an STE it does. A quantiser with a learnable step
 # combines both kinds of gradient: the STE where the rounding is, the true derivative of the
-# clip and the product, summed for the one step it shares. Next lesson: backward functions that
+# clip and the product, summed for the one step it shares; a straight-through softmax
+# borrows the full Jacobian of a smooth relative. Next lesson: backward functions that
 # can themselves be differentiated.

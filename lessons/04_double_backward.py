@@ -32,6 +32,7 @@ import sys
 import weakref
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 from torch.autograd.function import once_differentiable
 from torch.autograd.gradcheck import GradcheckError
@@ -88,10 +89,13 @@ print("second derivative:", second, " (6x =", 6 * x.detach(), ")")
 print("first.grad_fn is a", type(first.grad_fn).__name__, "(recorded from Cube's backward)")
 
 # %% [markdown]
-# **Quick question 1.** Autograd switches grad mode off while a backward runs, so that an
-# ordinary backward records nothing. Predict what `torch.is_grad_enabled()` prints inside
-# `Cube`'s backward for a plain `.backward()`, and for `torch.autograd.grad(...,
-# create_graph=True)`. Then run.
+# **Quick question 1.** What does `torch.is_grad_enabled()` return inside `Cube`'s backward
+# for a plain `.backward()`, and under `torch.autograd.grad(..., create_graph=True)`? Write
+# your two predictions (`True` or `False`) into the cell below, then run the one after it.
+
+# %%
+predicted_plain_backward = None  # True or False: grad mode inside backward, plain .backward()
+predicted_create_graph = None    # True or False: the same under create_graph=True
 
 # %%
 class CubeReports(Cube):
@@ -108,6 +112,10 @@ print("plain backward:")
 CubeReports.apply(x).sum().backward()
 print("create_graph=True:")
 _ = torch.autograd.grad(CubeReports.apply(x).sum(), x, create_graph=True)
+for what, predicted in [("plain backward", predicted_plain_backward),
+                        ("create_graph=True", predicted_create_graph)]:
+    print(f"your prediction for {what}: {predicted}" if predicted is not None
+          else f"no prediction written for {what}")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -212,7 +220,7 @@ plt.show()
 # 2. $\partial y_i/\partial x_i = s_i + x_i \cdot \beta\, s_i(1 - s_i)$.
 # 3. $\partial y_i/\partial \beta = x_i \cdot x_i\, s_i(1 - s_i) = x_i^2\, s_i(1 - s_i)$, so
 #    $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i (1 - s_i)$, a 0-d tensor like `beta`.
-# 4. From `x` and `beta`, both inputs: save them and recompute `s = torch.sigmoid(beta * x)` in
+# 4. From `x` and `beta`, both inputs: save them and recompute $s = \sigma(\beta x)$ in
 #    backward with ordinary tensor ops, so that double backward can differentiate it.
 # </details>
 
@@ -277,88 +285,84 @@ inspect_saved(SwishFunction, torch.linspace(-3, 3, 8, dtype=torch.float64),
 # %% [markdown]
 # ## The trap: saving an intermediate
 #
-# It is tempting to save $s = \sigma(\beta x)$ in forward, since backward needs it. For first
-# derivatives that is fine. For second derivatives it is wrong, and silently so:
+# Take softplus, $y = \log(1 + e^{x})$, whose derivative is $\sigma(x)$. It is tempting to
+# compute $s = \sigma(x)$ once in forward and save it, since backward needs exactly that. For
+# first derivatives that is fine. For second derivatives it is wrong, and silently so:
 
 # %%
-class SwishSavesSigmoid(torch.autograd.Function):
-    """Saves the intermediate sigmoid(beta * x): right once, wrong twice."""
+class SoftplusSavesSigmoid(torch.autograd.Function):
+    """Saves the intermediate sigmoid(x): right once, wrong twice."""
 
     @staticmethod
-    def forward(ctx, x, beta):
-        s = torch.sigmoid(beta * x)
-        ctx.save_for_backward(x, beta, s)  # s is neither an input nor an output
-        return x * s
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.save_for_backward(s)  # s is neither an input nor an output
+        return torch.nn.functional.softplus(x)
 
     @staticmethod
     def backward(ctx, grad_output):
-        x, beta, s = ctx.saved_tensors
-        ds = s * (1 - s)
-        return grad_output * (s + beta * x * ds), (grad_output * x * x * ds).sum()
+        s, = ctx.saved_tensors
+        return grad_output * s  # d/dx softplus(x) = sigmoid(x)
 
 
 x = torch.randn(4, dtype=torch.float64, requires_grad=True)
-beta = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
-print("gradcheck:    ", torch.autograd.gradcheck(SwishSavesSigmoid.apply, (x, beta)))
+print("gradcheck:    ", torch.autograd.gradcheck(SoftplusSavesSigmoid.apply, (x,)))
 try:
-    torch.autograd.gradgradcheck(SwishSavesSigmoid.apply, (x, beta))
+    torch.autograd.gradgradcheck(SoftplusSavesSigmoid.apply, (x,))
 except GradcheckError as error:
     print("gradgradcheck:", str(error).splitlines()[0])
 
 # %% [markdown]
-# The inspector spots it before any check runs: the third saved tensor is an
-# **intermediate**, and it says so.
+# The inspector spots it before any check runs: the saved tensor is an **intermediate**, and
+# it says so.
 
 # %%
-inspect_saved(SwishSavesSigmoid, torch.linspace(-3, 3, 8, dtype=torch.float64),
-              torch.tensor(1.5, dtype=torch.float64))
+inspect_saved(SoftplusSavesSigmoid, torch.linspace(-3, 3, 8, dtype=torch.float64))
 
 # %% [markdown]
 # Why: forward runs with autograd off, so `s` has no history. `save_for_backward` gives inputs
 # and outputs back linked to the graph, but an intermediate comes back exactly as it was: a
-# constant. Differentiating `grad_output * (s + beta * x * s * (1 - s))` then treats `s` as
-# fixed and misses every term of $\partial s/\partial x = \beta s(1-s)$ and
-# $\partial s/\partial \beta = x s(1-s)$. The second derivative it produces is simply wrong:
+# constant. Differentiating `grad_output * s` then treats `s` as fixed and misses
+# $\partial s/\partial x = s(1-s)$: the second derivative it produces is zero everywhere.
 
 # %%
 xs = torch.linspace(-5, 5, 201, dtype=torch.float64, requires_grad=True)
-beta = torch.tensor(1.0, dtype=torch.float64)
 
 
-def second_derivative(swish):
-    dy, = torch.autograd.grad(swish(xs, beta).sum(), xs, create_graph=True)
+def second_derivative(f):
+    dy, = torch.autograd.grad(f(xs).sum(), xs, create_graph=True)
+    if not dy.requires_grad:  # backward's result is a constant: its derivative is 0
+        return torch.zeros_like(xs)
     d2y, = torch.autograd.grad(dy.sum(), xs)
     return d2y
 
 
-true_d2y = second_derivative(lambda x, b: x * torch.sigmoid(b * x))  # composed ops
-trap_d2y = second_derivative(SwishSavesSigmoid.apply)
+true_d2y = second_derivative(torch.nn.functional.softplus)  # composed ops
+trap_d2y = second_derivative(SoftplusSavesSigmoid.apply)
 
 fig, ax = plt.subplots(figsize=(6, 3.2))
 ax.plot(xs.detach(), true_d2y, lw=3, alpha=0.6, label="true second derivative")
-ax.plot(xs.detach(), trap_d2y, "--", label="through a saved sigmoid(βx)")
+ax.plot(xs.detach(), trap_d2y, "--", label="through a saved sigmoid(x)")
 ax.set_xlabel("x")
-ax.set_title("Swish'' with β = 1")
-ax.set_ylim(top=0.7)
+ax.set_title("softplus''")
 ax.legend()
 plt.show()
 
 # %% [markdown]
 # The gradient-check explorer shows the same entry by entry. Treat the first derivative,
-# computed through `SwishSavesSigmoid.backward`, as a function of `x` and `beta`: its Jacobian
-# from double backward ("analytic") should match central differences, and does not.
+# computed through `SoftplusSavesSigmoid.backward`, as a function of `x`: its Jacobian from
+# double backward ("analytic") should match central differences, and does not.
 
 # %%
-def swish_derivative(x, beta):
-    """dy/dx through SwishSavesSigmoid's backward, kept differentiable."""
+def softplus_derivative(x):
+    """dy/dx through SoftplusSavesSigmoid's backward, kept differentiable."""
     with torch.enable_grad():
         x = x if x.requires_grad else x.detach().requires_grad_()
-        dy, = torch.autograd.grad(SwishSavesSigmoid.apply(x, beta).sum(), x, create_graph=True)
+        dy, = torch.autograd.grad(SoftplusSavesSigmoid.apply(x).sum(), x, create_graph=True)
     return dy
 
 
-explore_gradients(swish_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64),
-                  torch.tensor(1.0, dtype=torch.float64))
+explore_gradients(softplus_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64))
 
 # %% [markdown]
 # Two fixes:
@@ -370,31 +374,27 @@ explore_gradients(swish_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64
 #    gradient for `s` too and must add its contribution.
 
 # %%
-class SwishWithSigmoid(torch.autograd.Function):
-    """Returns (y, s) with s = sigmoid(beta * x), so that saving s saves an output."""
+class SoftplusWithSigmoid(torch.autograd.Function):
+    """Returns (y, s) with s = sigmoid(x), so that saving s saves an output."""
 
     @staticmethod
-    def forward(ctx, x, beta):
-        s = torch.sigmoid(beta * x)
-        ctx.save_for_backward(x, beta, s)
-        return x * s, s
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.save_for_backward(s)
+        return torch.nn.functional.softplus(x), s
 
     @staticmethod
     def backward(ctx, grad_y, grad_s):
-        x, beta, s = ctx.saved_tensors
-        ds = s * (1 - s)
-        grad_x = grad_y * (s + beta * x * ds) + grad_s * beta * ds  # ds/dx = beta s (1 - s)
-        grad_beta = (grad_y * x * x * ds + grad_s * x * ds).sum()  # ds/dbeta = x s (1 - s)
-        return grad_x, grad_beta
+        s, = ctx.saved_tensors
+        return grad_y * s + grad_s * s * (1 - s)  # ds/dx = s (1 - s)
 
 
-def swish_via_output(x, beta):
-    return SwishWithSigmoid.apply(x, beta)[0]
+def softplus_via_output(x):
+    return SoftplusWithSigmoid.apply(x)[0]
 
 
 x = torch.randn(4, dtype=torch.float64, requires_grad=True)
-beta = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
-print("gradgradcheck:", torch.autograd.gradgradcheck(swish_via_output, (x, beta)))
+print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 
 # %% [markdown]
 # ## Tensors on `ctx`, and what really breaks
@@ -402,9 +402,13 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(swish_via_output, (x, beta)
 # Lesson 00's rule is to pass tensors through `save_for_backward`, never `ctx.x = x`. A common
 # belief is that the rule exists because `ctx` attributes break double backward.
 #
-# **Quick question 3.** `ExpOnCtx` below keeps its output as `ctx.y`. Predict: does it pass
+# **Quick question 2.** `ExpOnCtx` below keeps its output as `ctx.y`. Predict: does it pass
 # `gradgradcheck`? And after `y.mul_(2)` under `no_grad`, does backward raise, or return a
-# gradient (which one)? Then run.
+# gradient (which one)? Write your predictions below, then run the cell after.
+
+# %%
+predicted_passes_gradgradcheck = None  # True or False
+predicted_after_mul_ = None  # "raises", "true gradient" or "doubled gradient"
 
 # %%
 class ExpOnCtx(torch.autograd.Function):
@@ -439,6 +443,7 @@ print("output freed when its last name goes:", still_there() is None)
 gc.collect()
 print("output freed after gc.collect():    ", still_there() is None)
 gc.enable()
+print("your predictions:", predicted_passes_gradgradcheck, "|", predicted_after_mul_)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -459,33 +464,50 @@ gc.enable()
 # %% [markdown]
 # ## ✎ Exercise 2 · `CubeOnce`: a NumPy backward, marked
 #
-# Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or detach on
-# purpose. Nothing stops double backward from running through them anyway, and then a
-# second derivative can be silently wrong. Here a NumPy backward for $x^2$ makes the second
-# derivative of $x^2 + x^3$ come out as $6x$ instead of $6x + 2$:
+# Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or cut the graph
+# on purpose. Nothing stops double backward from running through them anyway, and then a
+# second derivative can be silently wrong. Here a backward for $\sin$ reads its input through
+# `.detach()`, so autograd sees $\cos(x)$ as a constant: the second derivative of
+# $\sin x + x^3$ comes out as $6x$, without the $-\sin x$.
 
 # %%
-class SquareNumPy(torch.autograd.Function):
-    """y = x ** 2 with the gradient computed in NumPy."""
+class SinDetached(torch.autograd.Function):
+    """y = sin(x), with a backward autograd cannot see into."""
 
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x ** 2
+        return torch.sin(x)
 
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        # autograd cannot see NumPy. as_tensor, not from_numpy: for a 0-d x, NumPy's
-        # arithmetic returns a numpy.float64 scalar, which from_numpy refuses
-        local = torch.as_tensor(2 * x.detach().numpy())
-        return grad_output * local
+        return grad_output * torch.cos(x.detach())  # d/dx sin = cos, but cut off from the graph
 
 
 x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad((SquareNumPy.apply(x) + x ** 3).sum(), x, create_graph=True)
+first, = torch.autograd.grad((SinDetached.apply(x) + x ** 3).sum(), x, create_graph=True)
 second, = torch.autograd.grad(first.sum(), x)
-print("second derivative:", second, " true 6x + 2:", 6 * x.detach() + 2)
+print("second derivative:", second, " true 6x - sin(x):", 6 * x.detach() - torch.sin(x.detach()))
+
+# %% [markdown]
+# A NumPy backward is cut off in the same way, and needs a few conversions. NumPy works on CPU
+# memory and refuses a tensor that requires grad, so `t.detach().cpu().numpy()` goes there;
+# `torch.from_numpy(a)` comes back, sharing `a`'s memory, and `.to(device)` returns to the
+# input's device. One trap: NumPy arithmetic on a 0-d array returns a NumPy *scalar*, which
+# `torch.from_numpy` refuses and `torch.as_tensor` accepts.
+
+# %%
+t = torch.tensor([0.25, 4.0], dtype=torch.float64, requires_grad=True)
+roots = torch.from_numpy(np.sqrt(t.detach().cpu().numpy())).to(t.device)
+print("sqrt in NumPy, back in torch:", roots, roots.dtype)
+scalar = np.sqrt(torch.tensor(9.0, dtype=torch.float64).numpy())  # a 0-d input
+print("NumPy on a 0-d array returns", type(scalar).__name__)
+try:
+    torch.from_numpy(scalar)
+except TypeError as error:
+    print("torch.from_numpy refuses it:", error)
+print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 
 # %% [markdown]
 # PyTorch's guard for such a backward is the decorator `once_differentiable`, from
@@ -496,8 +518,8 @@ print("second derivative:", second, " true 6x + 2:", 6 * x.detach() + 2)
 #
 # Write `CubeOnce`, with `CubeOnce.apply(x)` returning `x ** 3`, in two steps:
 #
-# 1. write its backward in NumPy, as `SquareNumPy` does, and run the self-check: it tells you
-#    what is still missing;
+# 1. write its backward with the local derivative computed in NumPy (the conversions above;
+#    `x` may live on a GPU), and run the self-check: it tells you what is still missing;
 # 2. mark the backward with `once_differentiable`. A method of a Function is already decorated
 #    with `@staticmethod`: which of the two decorators should see your function first? Add it
 #    above the `def` (and delete the stub line under the class), or apply it in that stub's
@@ -537,27 +559,21 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # %% [markdown]
 # <details><summary><b>Check your answer</b> (open after your attempt)</summary>
 #
-# Decorators apply from the bottom up, so the usual form, the one PyTorch's documentation uses,
-# is
-#
-# ```python
-#     @staticmethod
-#     @once_differentiable
-#     def backward(ctx, grad_output):
-#         x, = ctx.saved_tensors
-#         return grad_output * torch.as_tensor(3 * x.detach().cpu().numpy() ** 2).to(x.device)
-# ```
-#
-# `once_differentiable` wraps the plain function, and `staticmethod` wraps the result. Since
-# Python 3.10 a `staticmethod` object is itself callable, so the reverse order works too (the
-# next cell tries it); on older Pythons it failed when backward ran. The solution's
-# `CubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))` is the same
+# Decorators apply from the bottom up: the one written just above `def` wraps the plain
+# function first. So `@once_differentiable` goes **under** `@staticmethod`, the order
+# PyTorch's documentation uses: `once_differentiable` wraps the plain function, and
+# `staticmethod` wraps the result. Assigning
+# `CubeOnce.backward = staticmethod(once_differentiable(...))` after the class is the same
 # wrapping written out.
 # </details>
 #
-# **Quick question 2.** Predict: with the decorators in the reverse order, `@once_differentiable`
+# **Quick question 3.** Predict: with the decorators in the reverse order, `@once_differentiable`
 # above `@staticmethod`, does a first backward work on this Python, and does a second one
-# still raise? Run to check.
+# still raise? Write your predictions below, then run the cell after.
+
+# %%
+predicted_first_backward_works = None  # True or False
+predicted_second_backward_raises = None  # True or False
 
 # %%
 class CubeReversed(torch.autograd.Function):
@@ -584,6 +600,8 @@ try:
 except RuntimeError as error:
     print("second backward:", str(error).splitlines()[0])
 print("Python", sys.version.split()[0])
+print("your predictions: first works", predicted_first_backward_works, "| second raises",
+      predicted_second_backward_raises)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -644,8 +662,27 @@ except GradcheckError as error:
 # first backward, and a second backward runs the hand-written one.
 #
 # For $x^3$: the first backward computes $b(g, x) = 3x^2 g$ from `grad_output` $g$ and $x$.
-# Before reading on, what are $\partial b/\partial g$ and $\partial b/\partial x$? They are what
-# the inner Function's backward must return, each times the gradient coming into it.
+# Its own backward needs $\partial b/\partial g$ and $\partial b/\partial x$: they are what the
+# inner Function's backward must return, each times the gradient coming into it. Write them
+# below as functions of `g` and `x` before reading on; the cell after checks them against
+# central differences of $b$.
+
+# %%
+db_dg = None  # e.g. lambda g, x: ...
+db_dx = None  # e.g. lambda g, x: ...
+
+# %%
+def b(g, x):
+    return 3 * x ** 2 * g
+
+
+g0, x0, step = 0.7, 1.3, 1e-6
+for name, yours, numerical in [
+        ("db/dg", db_dg, (b(g0 + step, x0) - b(g0 - step, x0)) / (2 * step)),
+        ("db/dx", db_dx, (b(g0, x0 + step) - b(g0, x0 - step)) / (2 * step))]:
+    verdict = "not written yet" if yours is None else (
+        "agrees" if abs(yours(g0, x0) - numerical) < 1e-5 else f"gives {yours(g0, x0):.4f}")
+    print(f"{name} at g = {g0}, x = {x0}: central difference {numerical:.4f}; yours {verdict}")
 
 # %%
 class CubeBackward(torch.autograd.Function):
@@ -718,7 +755,90 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(CubeTwice.apply, (x,)))
 # - **"`@once_differentiable` makes a NumPy backward safe."** It turns the failures it sees into
 #   errors; it does not see a plain sum or `functional.hvp`, as shown above. Test with
 #   `gradgradcheck`, or make the backward a Function of its own.
+
+# %% [markdown]
+# ## ✎ Exercise 3 (transfer) · `NumpyTanh`
 #
+# A kernel you cannot trace, which a second-order method still has to differentiate: here the
+# kernel is NumPy. The contract:
+#
+# - `NumpyTanh.apply(x)` returns $\tanh(x)$, computed with NumPy, for a CPU tensor `x` of at
+#   least one dim (the grader uses float64);
+# - its backward computes with NumPy too: torch only converts (`.numpy()`,
+#   `torch.from_numpy`, `.to`), no torch arithmetic;
+# - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, and no
+#   `once_differentiable` anywhere. The backward of the backward is NumPy as well.
+#
+# The section on the third way has the pattern; this op is yours to derive. Write both
+# Functions in the answer cell: the second one, the Function your backward calls, goes in place
+# of the `raise` line under the class.
+#
+# <details><summary><b>Hint 1</b>: what to save</summary>
+#
+# $\tanh'(x) = 1 - \tanh^2(x)$: the derivative is a function of the output $y$. Saving $y$
+# (an output) spares a second $\tanh$ in backward, and an output comes back linked to the
+# graph.
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the inner Function</summary>
+#
+# The first backward computes $b(g, y) = g\,(1 - y^2)$ from `grad_output` $g$ and $y$. Make
+# that the forward of a second Function, taking $g$ and $y$ as inputs, so that autograd records
+# one node for it. Its backward receives $\bar b$ and returns $\bar b\,\partial b/\partial g$
+# and $\bar b\,\partial b/\partial y$. What are those two partial derivatives?
+# </details>
+#
+# <details><summary><b>Hint 3</b>: why $y$ and not $x$ suffices</summary>
+#
+# The second derivative with respect to $x$ flows from $b$ to $y$, then from $y$ to $x$
+# through `NumpyTanh`'s own backward: autograd chains them. Nothing in your inner Function
+# needs $\partial y/\partial x$.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_NumpyTanh", "solution": true}
+class NumpyTanh(torch.autograd.Function):
+    """y = tanh(x) in NumPy; backward in NumPy too, and differentiable again."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        y = torch.from_numpy(np.tanh(x.detach().numpy()))
+        ctx.save_for_backward(y)  # an output: comes back linked to the graph
+        return y
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        y, = ctx.saved_tensors
+        return NumpyTanhBackward.apply(grad_output, y)
+        ### END SOLUTION
+
+
+### BEGIN SOLUTION
+class NumpyTanhBackward(torch.autograd.Function):
+    """b(g, y) = g * (1 - y**2) in NumPy, with a NumPy backward of its own."""
+
+    @staticmethod
+    def forward(ctx, grad_output, y):
+        ctx.save_for_backward(grad_output, y)
+        g, y = grad_output.detach().numpy(), y.detach().numpy()
+        return torch.from_numpy(g * (1 - y * y))
+
+    @staticmethod
+    def backward(ctx, grad_b):
+        grad_output, y = ctx.saved_tensors
+        gb, g, y = grad_b.detach().numpy(), grad_output.detach().numpy(), y.detach().numpy()
+        return torch.from_numpy(gb * (1 - y * y)), torch.from_numpy(-2 * gb * g * y)  # db/dg, db/dy
+### END SOLUTION
+
+# %% nbgrader={"grade_id": "NumpyTanh", "grade": true, "points": 2}
+self_check("NumpyTanh", NumpyTanh)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("NumpyTanh", NumpyTanh)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## Summary
 #
 # With `create_graph=True` autograd records your backward, so your backward must be built

@@ -20,6 +20,7 @@
 # 3. make dropout draw the same mask twice by restoring the random state;
 # 4. make the parameters used inside a recomputed block receive their gradients;
 # 5. choose a number of segments, knowing what each choice costs in memory and in time.
+# 6. write a reversible block, which rebuilds its inputs from its outputs and keeps nothing.
 #
 # Exercises are marked **✎ Exercise**. Their self-checks run on the CPU in a second or two;
 # the hidden tests add more inputs, more shapes and a GPU when there is one.
@@ -170,6 +171,15 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 #    `create_graph=True`, lesson 04), and a graph is exactly what we need now;
 # 3. **differentiate the rebuilt graph** with `grad_output` as the vector in the
 #    vector-Jacobian product.
+#
+# **Quick question 1.** `forward` below calls `fancy(x)` with no precautions. Is
+# `torch.is_grad_enabled()` true inside a Function's forward, and so, when the meter watches
+# `RecomputedFancy.apply(x)`, does it see only `x` kept, or `x` and `fancy`'s intermediates too?
+# Write your prediction into the cell below, then run the next two cells.
+
+# %%
+predicted_grad_mode_in_forward = None  # True or False
+predicted_keeps_only_x = None          # True or False
 
 # %%
 def fancy(x):
@@ -182,7 +192,7 @@ class RecomputedFancy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)  # the input only
-        return fancy(x)           # autograd is off in forward: nothing inside is kept
+        return fancy(x)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -202,11 +212,6 @@ for name, f in [("plain autograd", fancy), ("RecomputedFancy", RecomputedFancy.a
 x5 = x[:5].detach().requires_grad_()
 print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
 
-# %% [markdown]
-# **Quick question 1.** The meter above saw nothing of `fancy`'s intermediates. Predict: when
-# `RecomputedFancy.apply(x)` runs, is `torch.is_grad_enabled()` true inside its forward? Run to
-# check.
-
 # %%
 class ReportsGradMode(RecomputedFancy):
     @staticmethod
@@ -216,6 +221,8 @@ class ReportsGradMode(RecomputedFancy):
 
 
 _ = ReportsGradMode.apply(x)
+print("your predictions: grad mode", predicted_grad_mode_in_forward,
+      "| only x kept", predicted_keeps_only_x)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -561,6 +568,13 @@ print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_their
 #    produce in forward, and which in the recomputation?
 # 3. A second derivative through your checkpoint (`create_graph=True`, then differentiate
 #    again): an error, the right numbers, or wrong ones?
+#
+# Write your three predictions below, then run the cell after.
+
+# %%
+predicted_weight_grad_stays_none = None  # True or False
+predicted_dtypes = None  # e.g. (torch.bfloat16, torch.bfloat16)
+predicted_second_derivative = None  # "error", "right" or "wrong"
 
 # %%
 from torch.utils.checkpoint import checkpoint
@@ -593,6 +607,8 @@ for name, run in [("yours", lambda h: CheckpointFunction.apply(cube_block, h)),
     second, = torch.autograd.grad(first.sum(), x)
     print(f"3. second derivative of x³ + x² through {name}:", second.tolist(),
           " true:", (6 * x + 2).tolist())
+print("your predictions:", predicted_weight_grad_stays_none, "|", predicted_dtypes, "|",
+      predicted_second_derivative)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -667,7 +683,88 @@ else:
 # outside the block still train), and the layers inside never change, because
 # `torch.autograd.grad` gives nothing to the parameters it was not asked about. Your
 # self-check tests exactly this.
+
+# %% [markdown]
+# ## ✎ Exercise 3 (transfer) · `ReversibleCoupling`
 #
+# Checkpointing keeps a block's inputs. A **reversible** block keeps nothing at all: its
+# inputs can be computed back from its outputs, so backward rebuilds them. RevNet (Gomez et
+# al., 2017) and the Reformer stack such blocks, and their activation memory no longer grows
+# with depth. The additive coupling splits the activations into two halves and computes, with
+# any two functions $f$ and $g$ (modules with parameters, shape-preserving):
+#
+# $$y_1 = x_1 + f(x_2), \qquad y_2 = x_2 + g(y_1).$$
+#
+# The contract:
+#
+# - `ReversibleCoupling.apply(x1, x2, f, g)` returns the tuple `(y1, y2)`;
+# - forward saves **only the outputs** `y1` and `y2` (no input, no activation of `f` or `g`,
+#   nothing tensor-valued on `ctx`);
+# - backward reconstructs the inputs from the outputs, recomputes the block under grad, and
+#   returns the gradients of `x1` and `x2`, `None` for `f` and `g`; the parameters of `f` and
+#   `g` receive theirs in `.grad`, accumulated, as your `CheckpointFunction` does;
+# - a loss may use only one of the two outputs.
+#
+# <details><summary><b>Hint 1</b>: inverting the block</summary>
+#
+# Which of the two equations can you solve first, given $y_1$ and $y_2$? Each one has a single
+# unknown once you take them in the right order. Is the reconstruction a computation autograd
+# should record?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: from reconstructed inputs to gradients</summary>
+#
+# Once $x_1$ and $x_2$ are back, the situation is the checkpoint's: fresh leaves, the block
+# recomputed with autograd on, one call that backpropagates both incoming gradients at once
+# and leaves `.grad` on every leaf it reaches. Which call takes two outputs and their two
+# gradients?
+# </details>
+#
+# <details><summary><b>Hint 3</b>: exactness</summary>
+#
+# In floating point, $(x_1 + f(x_2)) - f(x_2)$ is $x_1$ only up to rounding, so the
+# reconstructed inputs differ from the real ones in the last bits, and those errors grow with
+# depth in a deep stack. The grader works in float64 on one block; real RevNets accept the
+# drift or store a few exact checkpoints.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_ReversibleCoupling", "solution": true}
+class ReversibleCoupling(torch.autograd.Function):
+    """(y1, y2) = (x1 + f(x2), x2 + g(y1)), keeping only y1 and y2 for backward."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, f, g):
+        ### BEGIN SOLUTION
+        ctx.f, ctx.g = f, g
+        y1 = x1 + f(x2)
+        y2 = x2 + g(y1)
+        ctx.save_for_backward(y1, y2)
+        return y1, y2
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_y1, grad_y2):
+        ### BEGIN SOLUTION
+        y1, y2 = ctx.saved_tensors
+        with torch.no_grad():  # the inverse: y2 gives x2, then y1 gives x1
+            x2 = y2 - ctx.g(y1)
+            x1 = y1 - ctx.f(x2)
+        x1, x2 = x1.requires_grad_(), x2.requires_grad_()  # fresh leaves
+        with torch.enable_grad():
+            z1 = x1 + ctx.f(x2)
+            z2 = x2 + ctx.g(z1)
+        torch.autograd.backward((z1, z2), (grad_y1, grad_y2))  # .grad on f's and g's parameters
+        return x1.grad, x2.grad, None, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "ReversibleCoupling", "grade": true, "points": 2}
+self_check("ReversibleCoupling", ReversibleCoupling)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## Summary
 #
 # A checkpointed block keeps its inputs and recomputes everything else in backward: a
@@ -675,6 +772,7 @@ else:
 # starts from detached inputs, replays the random state, and lets `.grad` accumulate on the
 # parameters. With $k \approx \sqrt{n a}$ segments, $a$ being what one block keeps, the
 # activation memory of an $n$-block network grows like $\sqrt{n}$, for about one extra
-# forward per step. Next lesson: a
+# forward per step; a reversible block keeps no activation at all, for the same extra forward.
+# Next lesson: a
 # backward written entirely by hand, for attention, where the activations grow with the
 # square of the sequence length.

@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from ..checks import case
+from ..contract import EACH_INPUT_ALONE, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
@@ -160,11 +161,18 @@ def sequential_full(checkpoint_sequential, device) -> None:
         for segments in range(1, len(layers) + 1):
             check_sequential(checkpoint_sequential, layers, segments,
                              sample((3, WIDTH), device, seed=segments))
+        covers("every segment count from 1 to the number of layers")
         check_sequential(checkpoint_sequential, nn.Sequential(*layer_stack(device, 5, seed=3)), 2,
                          sample((2, 4, WIDTH), device, seed=9))
+        covers("an nn.Sequential")
+    # x is the only tensor input, and check_sequential runs it alone requiring grad, through
+    # .backward() as the contract asks (check_each_input_alone's autograd.grad under the FLOP
+    # counter's module hooks would reject a correct CheckpointFunction built on autograd.grad)
+    covers(EACH_INPUT_ALONE)
 
 
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
-    Exercise("checkpoint_sequential", "05_checkpointing", sequential_full),
+    Exercise("checkpoint_sequential", "05_checkpointing", sequential_full,
+             contract=("every segment count from 1 to the number of layers", "an nn.Sequential")),
 ]

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from ..checks import Spec, _explain_runtime_error, case, check_is_function, make_inputs, run_forward
+from ..contract import EACH_INPUT_ALONE, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
@@ -233,15 +234,45 @@ def checkpoint_full(CheckpointFunction, device) -> None:
                 device, b_requires_grad=b_requires_grad)
             with case(f"{SEVERAL}, b {'' if b_requires_grad else 'not '}requiring grad"):
                 check_block(function, run_fn, values, wanted, parameters)
+        covers("parameters accumulate .grad")
+        covers("1-D x")
+        covers("non-tensor arguments")
+        covers("an argument not requiring grad")
         for seed in (0, 1):
             with case("dropout inside run_fn, x of shape (4, 5)"):
                 check_random_state(function, device, seed=seed)
+        covers("dropout: the forward's random state")
         small = nn.Sequential(_linear(3, 3, device, 7), nn.Tanh())
         with case("run_fn = Linear(3, 3) then Tanh, x of shape (2, 3)"):
             check_block(function, small, {"run_fn": small, "x": sample((2, 3), device, seed=8)},
                         {"x"}, parameters_of(small))
+        check_each_input_alone(function, device)
+
+
+def _two_inputs(a, b):
+    return torch.tanh(a) * b + a * a
+
+
+def check_each_input_alone(function, device) -> None:
+    """a, then b, as the only argument that requires grad: its gradient right. Through
+    ``.backward()``, as the contract is used: contract.check_each_input_alone differentiates
+    with autograd.grad, which PyTorch's own reentrant checkpoint refuses by design."""
+    covers(EACH_INPUT_ALONE)
+    values = {"run_fn": _two_inputs, "a": sample((3, 4), device, seed=11),
+              "b": sample((3, 4), device, seed=12)}
+    spec = _spec_for(values)
+    for name in ("a", "b"):
+        arguments = {n: v for n, v in values.items() if n != "run_fn"}
+        _, grad_output, truth, _ = reference(_two_inputs, arguments, {name}, {})
+        inputs = make_inputs(values, requires_grad={name})
+        with case(f"run_fn(a, b) = tanh(a) * b + a * a, {name} alone requiring grad"):
+            forward = run_forward(function, spec, inputs)
+            grads = _backward(spec, forward.output, inputs, grad_output)
+            _check_input_grads(inputs, grads, truth)
 
 
 EXERCISES = [
-    Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full),
+    Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full,
+             contract=("parameters accumulate .grad", "1-D x", "non-tensor arguments",
+                       "an argument not requiring grad", "dropout: the forward's random state")),
 ]

@@ -12,12 +12,13 @@ from torch.autograd.gradcheck import GradcheckError
 from ..checks import (Spec, _explain_runtime_error, case, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       reference_gradients, run_backward, run_forward)
+from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
-# 0-d last, as in the other lessons.
-SHAPES = [(6,), (3, 4), (2, 3, 2), ()]
+# The contracts name no 0-d x (only SwishFunction's beta is 0-d), so none is graded.
+SHAPES = [(6,), (3, 4), (2, 3, 2)]
 BETAS = [1.3, -0.7, 0.0]
 ONCE_DIFFERENTIABLE_ERROR = "marked with @once_differentiable"
 
@@ -177,6 +178,10 @@ def swish_full(SwishFunction, device) -> None:
         check_values_and_gradients(function, SWISH,
                                    swish_values((3, 4), device, dtype=torch.float32),
                                    rtol=1e-5, atol=1e-6)
+    covers("beta = 0")
+    covers("beta not requiring grad")
+    covers("float32")
+    check_each_input_alone(function, SWISH, swish_values((3, 4), device, seed=6))
     for beta in (1.3, -0.7):
         values = swish_values((3,), device, beta=beta, seed=5)
         with case(f"x of shape (3,), beta={beta}"):
@@ -225,6 +230,8 @@ def cube_once_full(CubeOnce, device) -> None:
         check_values_and_gradients(function, CUBE_ONCE,
                                    {"x": sample((3, 4), device, dtype=torch.float32)},
                                    rtol=1e-5, atol=1e-6)
+    covers("float32")
+    check_each_input_alone(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)})
     with case("x of shape (3,)"):
         check_gradcheck(function, CUBE_ONCE, {"x": sample((3,), device)})
     with case("x of shape (4,)"):
@@ -233,7 +240,8 @@ def cube_once_full(CubeOnce, device) -> None:
 
 EXERCISES = [
     Exercise("SwishFunction", "04_double_backward", swish_full,
+             contract=("beta = 0", "beta not requiring grad", "float32"),
              example=lambda: (sample((5,), "cpu"), torch.tensor(1.3, dtype=torch.float64))),
-    Exercise("CubeOnce", "04_double_backward", cube_once_full,
+    Exercise("CubeOnce", "04_double_backward", cube_once_full, contract=("float32",),
              example=lambda: (sample((5,), "cpu"),)),
 ]

@@ -19,9 +19,9 @@ def test_intermediate_returned_as_output_passes(device):
         unusual("SwishFunction", "the sigmoid returned as a second output and wrapped"), device)
 
 
-def test_zero_dimensional_shape_is_graded_last():
-    """Is 0-d graded, after shapes whose hints can tell mistakes apart?"""
-    assert () in SHAPES and SHAPES[-1] == ()
+def test_no_zero_dimensional_x_is_graded():
+    """Is a 0-d x left out, since neither contract names one?"""
+    assert () not in SHAPES
 
 
 SWISH_MISTAKES = [

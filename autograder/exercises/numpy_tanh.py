@@ -1,0 +1,161 @@
+"""Lesson 04, transfer: NumpyTanh, a NumPy forward and a NumPy backward, twice differentiable.
+
+The contract: forward computes tanh with NumPy on a CPU tensor of at least one dim; backward is
+NumPy too (torch only converts), yet gradcheck and gradgradcheck pass, because backward calls
+a Function of its own whose backward is NumPy as well. The checks run on the CPU whatever the
+grading device: the contract is about CPU tensors.
+"""
+
+import torch
+from torch.autograd.gradcheck import GradcheckError
+
+from ..checks import (Spec, _explain_runtime_error, case, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
+                      run_backward, run_forward)
+from ..contract import check_each_input_alone, covers
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+from ..probes import _OpLog
+from .double_backward import ONCE_DIFFERENTIABLE_ERROR
+
+NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)
+SHAPES = [(6,), (3, 4), (2, 3, 2)]
+
+# What "torch only converts" leaves torch to do: conversions, copies and views, no arithmetic.
+CONVERSIONS = {"detach", "lift_fresh", "lift_fresh_copy", "alias", "view", "_unsafe_view",
+               "reshape", "_reshape_alias", "contiguous", "clone", "copy_", "_to_copy",
+               "empty", "empty_like", "empty_strided", "expand", "t", "transpose", "permute",
+               "squeeze", "unsqueeze", "as_strided", "resolve_conj", "resolve_neg", "select",
+               "slice", "unbind", "zeros", "zeros_like", "ones_like", "_local_scalar_dense"}
+
+CONVERT = ("compute it in NumPy on .detach().cpu().numpy() and use torch only to convert "
+           "(torch.from_numpy, .to)")
+
+
+def _arithmetic(ops: list[str]) -> list[str]:
+    return [op for op in ops if op not in CONVERSIONS]
+
+
+def _values(shape, seed=0) -> dict:
+    return {"x": 1.5 * sample(shape, "cpu", seed=seed)}
+
+
+def check_forward_in_numpy(function, values: dict) -> None:
+    """Forward may not compute tanh with torch (the contract says nothing of other work)."""
+    inputs = make_inputs(values)
+    with _OpLog() as log:
+        run_forward(function, NUMPY_TANH, inputs)
+    if "tanh" in log.ops:
+        raise GradingError(f"NumpyTanh.forward computes with the torch op tanh: {CONVERT}")
+
+
+def check_backward_in_numpy(function, values: dict) -> None:
+    """The first backward and the backward of that backward may not compute with torch ops."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, NUMPY_TANH, inputs)
+    grad_output = sample(values["x"].shape, "cpu", seed=31)
+    backward = run_backward(NUMPY_TANH, forward.output, inputs, grad_output)
+    if computed := _arithmetic(backward.ops):
+        raise GradingError(f"NumpyTanh.backward computes with the torch op {computed[0]}: "
+                           f"{CONVERT}")
+    inputs = make_inputs(values)
+    output = _apply(function, inputs)
+    grad_output = grad_output.clone().requires_grad_()
+    first, = torch.autograd.grad(output, inputs["x"], grad_output, create_graph=True)
+    if not first.requires_grad:
+        return  # check_second_derivatives names this
+    direction = sample(first.shape, "cpu", seed=32)
+    with _OpLog() as log:
+        try:
+            torch.autograd.grad(first, (inputs["x"], grad_output), direction)
+        except RuntimeError:
+            return  # check_second_derivatives explains it
+    if computed := _arithmetic(log.ops):
+        raise GradingError(f"the backward of NumpyTanh's backward computes with the torch op "
+                           f"{computed[0]}: the Function your backward calls must have a NumPy "
+                           "backward too; " + CONVERT)
+
+
+def _apply(function, inputs: dict):
+    try:
+        return function.apply(inputs["x"])
+    except RuntimeError as error:
+        raise _explain_runtime_error(NUMPY_TANH, "forward", error, inputs) from error
+
+
+def check_second_derivatives(function, values: dict) -> None:
+    """Differentiate the gradient again: with respect to x and to grad_output."""
+    inputs = make_inputs(values)
+    output = _apply(function, inputs)
+    grad_output = sample(values["x"].shape, "cpu", seed=41).requires_grad_()
+    try:
+        first, = torch.autograd.grad(output, inputs["x"], grad_output, create_graph=True)
+    except RuntimeError as error:
+        raise _explain_runtime_error(NUMPY_TANH, "backward", error, inputs) from error
+    if not first.requires_grad:
+        raise GradingError(
+            "grad_x from NumpyTanh's backward is cut off from autograd (as a NumPy result, a "
+            ".detach() or torch.no_grad leaves it), so a second backward sees a constant; make "
+            "backward return the result of a Function of your own (its forward the NumPy "
+            "gradient, its backward NumPy too)")
+    direction = sample(first.shape, "cpu", seed=42)
+    try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
+        torch.autograd.backward(first, direction)
+    except RuntimeError as error:
+        if ONCE_DIFFERENTIABLE_ERROR in str(error):
+            raise GradingError(
+                "NumpyTanh's backward is marked @once_differentiable: the contract asks for a "
+                "second derivative; remove the decorator and make backward a Function with a "
+                "NumPy backward of its own", str(error)) from error
+        raise _explain_runtime_error(NUMPY_TANH, "backward", error, inputs) from error
+    x, g, v = values["x"], grad_output.detach(), direction
+    y = torch.tanh(x)
+    truths = {"x": -2 * g * v * y * (1 - y * y), "grad_output": v * (1 - y * y)}
+    for name, got in (("x", inputs["x"].grad), ("grad_output", grad_output.grad)):
+        got = torch.zeros_like(x) if got is None else got
+        if not torch.allclose(got, truths[name], rtol=1e-7, atol=1e-9):
+            raise GradingError(
+                f"the second derivative through NumpyTanh with respect to {name} is wrong: the "
+                "Function your backward calls computes b = grad_output * tanh'(x); its backward "
+                f"must return grad_b times the derivative of b with respect to each of its "
+                f"inputs (here {name})",
+                f"largest error: {(got - truths[name]).abs().max().item():.3g}")
+
+
+def check_gradgradcheck(function, values: dict) -> None:
+    x = make_inputs(values)["x"]
+    try:
+        torch.autograd.gradgradcheck(function.apply, (x,), eps=1e-6, atol=1e-5)
+    except GradcheckError as error:
+        raise GradingError("gradgradcheck failed for NumpyTanh: the derivatives of your "
+                           "backward differ from the numerical ones", str(error)) from error
+
+
+def full(submission, device) -> None:
+    function = check_is_function(submission, NUMPY_TANH)
+    for seed, shape in enumerate(SHAPES):
+        values = _values(shape, seed)
+        with case(f"x of shape {shape}"):
+            forward, _ = check_values_and_gradients(function, NUMPY_TANH, values,
+                                                    rtol=1e-7, atol=1e-9)
+            check_no_ctx_tensors(NUMPY_TANH, forward)
+            check_forward_in_numpy(function, values)
+            check_backward_in_numpy(function, values)
+            check_second_derivatives(function, values)
+    covers("1-D x")
+    with case("large |x|, where tanh saturates"):
+        check_values_and_gradients(function, NUMPY_TANH,
+                                   {"x": torch.tensor([-30.0, -5.0, 0.0, 5.0, 30.0],
+                                                      dtype=torch.float64)})
+    covers("saturated tanh")
+    check_each_input_alone(function, NUMPY_TANH, _values((3, 4), 7), rtol=1e-7, atol=1e-9)
+    with case("x of shape (4,)"):
+        check_gradcheck(function, NUMPY_TANH, _values((4,), 8))
+        check_gradgradcheck(function, _values((4,), 8))
+
+
+LATER_IN_LESSON = True  # the lesson's transfer exercise, after CubeOnce
+EXERCISES = [
+    Exercise("NumpyTanh", "04_double_backward", full, contract=("1-D x", "saturated tanh"),
+             example=lambda: (sample((5,), "cpu"),)),
+]

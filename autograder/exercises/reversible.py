@@ -1,0 +1,183 @@
+"""Lesson 05, transfer: ReversibleCoupling, RevNet's additive coupling.
+
+``(y1, y2) = (x1 + f(x2), x2 + g(y1))``. Forward saves only the outputs; backward reconstructs
+``x2 = y2 - g(y1)`` and ``x1 = y1 - f(x2)``, recomputes under grad and lets the parameters of
+``f`` and ``g`` accumulate their ``.grad``, as CheckpointFunction does. Graded the way it is
+used, with ``.backward()``.
+"""
+
+import torch
+from torch import nn
+
+from ..checks import Spec, _explain_runtime_error, case, check_is_function, make_inputs, run_forward
+from ..contract import EACH_INPUT_ALONE, covers
+from ..diagnose import diagnose_gradient, diagnose_values
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+from .checkpoint_blocks import WIDTH, _linear, parameters_of
+
+
+def coupling(x1, x2, f, g):
+    y1 = x1 + f(x2)
+    return y1, x2 + g(y1)
+
+
+REVERSIBLE = Spec("ReversibleCoupling", ("x1", "x2", "f", "g"), coupling)
+
+
+def _blocks(device, seed: int = 0):
+    f = nn.Sequential(_linear(WIDTH, WIDTH, device, seed), nn.Tanh())
+    g = nn.Sequential(_linear(WIDTH, WIDTH, device, seed + 2), nn.Softplus())
+    return f, g
+
+
+def _values(shape, device, seed: int = 0) -> dict:
+    f, g = _blocks(device, seed)
+    return {"x1": sample(shape, device, seed=seed + 20), "x2": sample(shape, device, seed=seed + 21),
+            "f": f, "g": g}
+
+
+def _parameters(values: dict) -> dict:
+    return {f"{block}.{name}": p for block in ("f", "g")
+            for name, p in parameters_of(values[block]).items()}
+
+
+def _reference(values: dict, grad_outputs):
+    """The outputs, and the true gradients of x1, x2 and every parameter of f and g."""
+    inputs = make_inputs(values)
+    outputs = coupling(*inputs.values())
+    parameters = _parameters(values)
+    leaves = [inputs["x1"], inputs["x2"], *parameters.values()]
+    used = [(o, go) for o, go in zip(outputs, grad_outputs) if go is not None]
+    grads = torch.autograd.grad([o for o, _ in used], leaves, [go for _, go in used],
+                                allow_unused=True)  # None: a parameter the loss never reaches
+    return ([o.detach() for o in outputs], dict(zip(("x1", "x2"), grads[:2])),
+            dict(zip(parameters, grads[2:])))
+
+
+def check_saves_only_outputs(forward) -> None:
+    """Only y1 and y2 go to save_for_backward; no tensor sits on ctx."""
+    for saved in forward.saved:
+        if saved.role.startswith("input"):
+            name = saved.role.removeprefix("input ")
+            raise GradingError(
+                f"ReversibleCoupling saved its input {name}: a reversible block keeps no input; "
+                "save only the outputs y1 and y2 and reconstruct x2 = y2 - g(y1), then "
+                "x1 = y1 - f(x2), in backward")
+        if saved.role != "output":
+            raise GradingError(
+                f"ReversibleCoupling saved an activation of shape {saved.shape} (such as f(x2)): "
+                "save only the outputs y1 and y2 and recompute the rest in backward")
+    if forward.ctx_tensor_attributes:
+        raise GradingError(f"ReversibleCoupling stores a tensor as "
+                           f"{forward.ctx_tensor_attributes[0]}: save only y1 and y2, through "
+                           "ctx.save_for_backward")
+
+
+def _backward(outputs, grad_outputs, inputs: dict) -> None:
+    used = [(o, go) for o, go in zip(outputs, grad_outputs) if go is not None]
+    try:
+        torch.autograd.backward([o for o, _ in used], [go for _, go in used])
+    except (NotImplementedError, GradingError):
+        raise
+    except RuntimeError as error:
+        if "does not require grad and does not have a grad_fn" in str(error):
+            raise GradingError(
+                "ReversibleCoupling.backward recomputed f and g with gradients off (autograd "
+                "disables them inside backward): recompute inside torch.enable_grad()",
+                str(error)) from error
+        raise _explain_runtime_error(REVERSIBLE, "backward", error, inputs) from error
+
+
+def check_coupling(function, values: dict, *, unused: int | None = None,
+                   accumulate: bool = False) -> None:
+    """Outputs, what forward saved, then the gradients of x1, x2 and the parameters."""
+    parameters = _parameters(values)
+    generator = torch.Generator().manual_seed(5)
+    x1 = values["x1"]
+    grad_outputs = [torch.randn(x1.shape, generator=generator, dtype=x1.dtype).to(x1.device)
+                    for _ in range(2)]
+    if unused is not None:
+        grad_outputs[unused] = None
+    expected, truth, parameter_truth = _reference(values, grad_outputs)
+    for parameter in parameters.values():
+        parameter.grad = None
+    inputs = make_inputs(values)
+    forward = run_forward(function, REVERSIBLE, inputs)
+    outputs = forward.output
+    if not (isinstance(outputs, tuple) and len(outputs) == 2):
+        raise GradingError("ReversibleCoupling must return the two outputs (y1, y2) as a tuple")
+    for name, got, want in zip(("y1", "y2"), outputs, expected):
+        diagnose_values(f"ReversibleCoupling's {name}", got, want)
+    check_saves_only_outputs(forward)
+    pristine = [None if go is None else go.clone() for go in grad_outputs]
+    _backward(outputs, grad_outputs, inputs)
+    if any(go is not None and not torch.equal(go, p) for go, p in zip(grad_outputs, pristine)):
+        raise GradingError("backward modified grad_output in place: compute new tensors")
+    for name in ("x1", "x2"):
+        diagnose_gradient(name, inputs[name].grad, truth[name])
+    _check_parameters(parameters, parameter_truth)
+    if accumulate:
+        before = {name: p.grad.clone() for name, p in parameters.items()}
+        inputs = make_inputs(values)
+        _backward(function.apply(*inputs.values()), grad_outputs, inputs)
+        _check_parameters(parameters, parameter_truth, before)
+
+
+def _check_parameters(parameters: dict, truth: dict, before: dict | None = None) -> None:
+    for name, parameter in parameters.items():
+        if truth[name] is None:  # unreached by the loss: None or zeros are both right
+            if parameter.grad is not None and before is None:
+                diagnose_gradient(f"parameter {name}", parameter.grad,
+                                  torch.zeros_like(parameter))
+            continue
+        if parameter.grad is None:
+            raise GradingError(
+                f"the parameters of f and g got no gradient ({name}.grad is None): "
+                "torch.autograd.grad returns gradients for the tensors it lists only; call "
+                "torch.autograd.backward on the recomputed outputs so .grad accumulates on the "
+                "parameters, then return the reconstructed inputs' .grad")
+        if before is not None and torch.allclose(parameter.grad, truth[name]):
+            raise GradingError(
+                f"ReversibleCoupling replaced the .grad of parameter {name} instead of adding "
+                "to it: gradients accumulate; let torch.autograd.backward do the accumulating")
+        expected = truth[name] if before is None else before[name] + truth[name]
+        diagnose_gradient(f"parameter {name}", parameter.grad, expected)
+
+
+def check_each_input_alone(function, values: dict) -> None:
+    """x1, then x2, as the only input that requires grad: its gradient right, through
+    ``.backward()`` as the contract asks. (contract.check_each_input_alone differentiates with
+    autograd.grad under the FLOP counter, whose hooks on f and g would reject a correct backward
+    that calls autograd.grad on the parameters itself.)"""
+    covers(EACH_INPUT_ALONE)
+    generator = torch.Generator().manual_seed(6)
+    grad_outputs = [torch.randn(values["x1"].shape, generator=generator,
+                                dtype=values["x1"].dtype).to(values["x1"].device) for _ in range(2)]
+    _, truth, _ = _reference(values, grad_outputs)
+    for name in ("x1", "x2"):
+        inputs = make_inputs(values, requires_grad={name})
+        with case(f"{name} alone requiring grad"):
+            outputs = run_forward(function, REVERSIBLE, inputs).output
+            _backward(outputs, grad_outputs, inputs)
+            diagnose_gradient(name, inputs[name].grad, truth[name])
+
+
+def full(submission, device) -> None:
+    function = check_is_function(submission, REVERSIBLE)
+    for seed, shape in enumerate([(4, WIDTH), (2, 3, WIDTH)]):
+        with case(f"x1 and x2 of shape {shape}"):
+            check_coupling(function, _values(shape, device, seed), accumulate=seed == 0)
+    covers("parameters accumulate .grad")
+    for unused, name in ((1, "y2"), (0, "y1")):
+        with case(f"a loss that does not use {name}"):
+            check_coupling(function, _values((3, WIDTH), device, 3), unused=unused)
+    covers("one output unused")
+    check_each_input_alone(function, _values((3, WIDTH), device, 4))
+
+
+LATER_IN_LESSON = True  # the lesson's transfer exercise, after checkpoint_sequential
+EXERCISES = [
+    Exercise("ReversibleCoupling", "05_checkpointing", full,
+             contract=("parameters accumulate .grad", "one output unused")),
+]

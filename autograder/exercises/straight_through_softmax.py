@@ -1,0 +1,160 @@
+"""Lesson 03, transfer: StraightThroughSoftmax, the straight-through (Gumbel-)softmax.
+
+Forward is the one-hot of ``argmax(logits, -1)`` in the logits' dtype (ties as
+``torch.argmax``); backward is the vector-Jacobian product of ``softmax(logits / tau, -1)``,
+written by hand. The reference is the detach trick in ordinary code, where autograd records
+the softmax: ``hard + (soft - soft.detach())``, exactly ``hard`` in value.
+"""
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import (Spec, case, check_backward_by_hand, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
+                      run_backward, run_forward)
+from ..contract import check_each_input_alone, covers
+from ..diagnose import diagnose_gradient, diagnose_values
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+
+
+def one_hot_argmax(logits: torch.Tensor) -> torch.Tensor:
+    return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
+
+
+def reference(logits, tau):
+    soft = torch.softmax(logits / tau, dim=-1)
+    return one_hot_argmax(logits.detach()) + (soft - soft.detach())
+
+
+STS = Spec("StraightThroughSoftmax", ("logits", "tau"), reference)
+
+
+def values(shape, device, *, tau=0.7, seed=0, dtype=torch.float64) -> dict:
+    return {"logits": 1.5 * sample(shape, device, seed=seed, dtype=dtype), "tau": tau}
+
+
+def tied_values(device, dtype=torch.float64) -> dict:
+    """Rows with a tied maximum (torch.argmax picks the first) and a row of equal logits."""
+    rows = [[0.5, 2.0, 2.0, -1.0], [3.0, -2.0, 1.0, 3.0], [0.0, 0.0, 0.0, 0.0]]
+    return {"logits": torch.tensor(rows, dtype=dtype, device=device), "tau": 0.5}
+
+
+def _tolerance(dtype):
+    return (1e-5, 1e-6) if dtype == torch.float32 else (1e-7, 1e-9)
+
+
+def check_forward(output, logits: torch.Tensor) -> None:
+    """The output must be the one-hot of argmax, exactly, in the logits' dtype."""
+    expected = one_hot_argmax(logits)
+    what = "StraightThroughSoftmax's output"
+    if not isinstance(output, torch.Tensor) or output.shape != expected.shape:
+        diagnose_values(what, output, expected)
+    if output.dtype != expected.dtype:
+        raise GradingError(
+            f"{what} has dtype {output.dtype}, not the logits' {expected.dtype}: F.one_hot "
+            "returns int64; convert the one-hot with .to(logits.dtype)")
+    got = output.detach()
+    if torch.equal(got, expected):
+        return
+    soft = torch.softmax(logits, -1)
+    if torch.allclose(got, soft, atol=1e-3) or bool(((got > 0) & (got < 1)).any()):
+        raise GradingError(
+            f"{what} is not one-hot: forward returns the hard sample, the one-hot of "
+            "argmax(logits, -1); only backward uses the softmax")
+    if bool(((got == 0) | (got == 1)).all()) and bool((got.sum(-1) > 1).any()):
+        raise GradingError(
+            f"{what} has more than one 1 in a row with tied maxima: a one-hot has a single 1, "
+            "at the first maximum, as torch.argmax(logits, -1) picks it")
+    if torch.equal(got.sum(-1), torch.ones_like(got.sum(-1))):
+        raise GradingError(
+            f"{what} puts its 1 at the wrong position in some row: take argmax over the last "
+            "dim, as torch.argmax(logits, -1) does (ties go to the first maximum)")
+    diagnose_values(what, got, expected, rtol=0, atol=0)
+
+
+def _candidates(logits, tau, grad_output):
+    """Gradients a wrong backward produces, each with its hint."""
+    def vjp(z):
+        s = torch.softmax(z, -1)
+        return s * (grad_output - (grad_output * s).sum(-1, keepdim=True))
+
+    s = torch.softmax(logits / tau, -1)
+    return [
+        (grad_output, "it returns grad_output unchanged, skipping the softmax's Jacobian (the "
+         "straight-through trick is to differentiate softmax(logits / tau), not the identity)"),
+        (vjp(logits / tau) * tau, "it multiplies by tau where the chain rule through "
+         "logits / tau gives a factor 1 / tau"),
+        (vjp(logits / tau), "it lacks the factor 1 / tau that the chain rule gives through "
+         "logits / tau"),
+        (vjp(logits), "it is the Jacobian of softmax(logits), without the temperature: use "
+         "softmax(logits / tau) and the factor 1 / tau"),
+        (grad_output * s * (1 - s) / tau, "it keeps only the diagonal of the softmax's Jacobian; "
+         "every output depends on every logit of its row, so the off-diagonal entries count too"),
+    ]
+
+
+def check_gradient(values_: dict, got, grad_output) -> None:
+    logits, tau = values_["logits"], values_["tau"]
+    inputs = make_inputs(values_)
+    expected, = torch.autograd.grad(reference(**inputs), inputs["logits"], grad_output)
+    if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
+        diagnose_gradient("logits", got, expected)
+    rtol, atol = _tolerance(logits.dtype)
+    got = got.detach()
+    if torch.allclose(got, expected, rtol=rtol, atol=atol):
+        return
+    for candidate, hint in _candidates(logits, tau, grad_output):
+        if torch.allclose(got, candidate, rtol=rtol, atol=atol):
+            raise GradingError(f"StraightThroughSoftmax's gradient for logits is wrong: {hint}")
+    diagnose_gradient("logits", got, expected, rtol=rtol, atol=atol)
+
+
+def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_output=None):
+    """Exact one-hot forward, the softmax's vector-Jacobian product in backward, by hand."""
+    inputs = make_inputs(values_)
+    forward = run_forward(function, STS, inputs)
+    check_forward(forward.output, values_["logits"])
+    logits = values_["logits"]
+    if grad_output is None:
+        generator = torch.Generator().manual_seed(seed + 1000)
+        grad_output = torch.randn(logits.shape, generator=generator,
+                                  dtype=logits.dtype).to(logits.device)
+    pristine = grad_output.clone()
+    backward = run_backward(STS, forward.output, inputs, grad_output)
+    if not torch.equal(grad_output, pristine):
+        raise GradingError("backward modified grad_output in place: compute a new tensor")
+    check_gradient(values_, backward.grads[0], pristine)
+    check_no_ctx_tensors(STS, forward)
+    check_backward_by_hand(STS, backward)
+
+
+def full(submission, device) -> None:
+    function = check_is_function(submission, STS)
+    for dtype in (torch.float64, torch.float32):
+        name = str(dtype).removeprefix("torch.")
+        for seed, (shape, tau) in enumerate([((3, 5), 0.7), ((6,), 1.0), ((2, 3, 4), 2.5),
+                                             ((4, 7), 0.1)]):
+            with case(f"logits of shape {shape}, tau={tau}, {name}"):
+                check_straight_through_softmax(
+                    function, values(shape, device, tau=tau, seed=seed, dtype=dtype), seed=seed)
+        with case(f"tied maxima, {name}"):
+            check_straight_through_softmax(function, tied_values(device, dtype))
+    covers("float32")
+    covers("1-D logits")
+    covers("ties")
+    transposed = sample((5, 3), device, seed=9).t()  # a (3, 5) view, not contiguous
+    with case("a non-contiguous grad_output"):
+        check_straight_through_softmax(function, values((3, 5), device), grad_output=transposed)
+    covers("non-contiguous grad_output")
+    check_each_input_alone(function, STS, values((3, 4), device, seed=4))
+    with case("logits of shape (2, 3)"):
+        check_values_and_gradients(function, STS, values((2, 3), device, seed=5))
+
+
+LATER_IN_LESSON = True  # the lesson's transfer exercise, after FakeQuantize
+EXERCISES = [
+    Exercise("StraightThroughSoftmax", "03_ste", full,
+             contract=("float32", "1-D logits", "ties", "non-contiguous grad_output"),
+             example=lambda: (sample((2, 4), "cpu"), 0.5)),
+]

@@ -1,0 +1,154 @@
+"""Lesson 03's transfer exercise, StraightThroughSoftmax, answered unusually and wrongly; and
+answers to the lesson's other exercises that the contract's each-input-alone and by-hand rules
+decide, or that public code writes."""
+
+from tools.catalogue import Mistake, Unusual
+
+
+def _sts(backward: str, forward: str = "        soft = torch.softmax(logits / tau, dim=-1)\n"
+         "        ctx.save_for_backward(soft)\n        ctx.tau = tau\n"
+         "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)") -> str:
+    return f"""
+class StraightThroughSoftmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, tau):
+{forward}
+
+    @staticmethod
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+READ = "        soft, = ctx.saved_tensors\n"
+RIGHT = ("        row = (grad_output * soft).sum(-1, keepdim=True)\n"
+         "        return soft * (grad_output - row) / ctx.tau, None")
+
+UNUSUAL = [
+    Unusual("StraightThroughSoftmax", "saves the logits, recomputes the softmax, scatter_ one-hot",
+            _sts("        logits, = ctx.saved_tensors\n"
+                 "        s = torch.softmax(logits / ctx.tau, dim=-1)\n"
+                 "        return (s * grad_output - s * (s * grad_output).sum(-1, True)) / ctx.tau,"
+                 " None",
+                 "        ctx.save_for_backward(logits)\n        ctx.tau = tau\n"
+                 "        index = logits.argmax(-1, keepdim=True)\n"
+                 "        return torch.zeros_like(logits).scatter_(-1, index, 1.0)")),
+    Unusual("StraightThroughSoftmax", "the full Jacobian per row, applied with einsum",
+            _sts(READ + "        jacobian = torch.diag_embed(soft) - soft.unsqueeze(-1) * "
+                 "soft.unsqueeze(-2)\n"
+                 "        return torch.einsum('...ij,...j->...i', jacobian, grad_output) / ctx.tau,"
+                 " None")),
+    Unusual("StraightThroughSoftmax", "PyTorch's own softmax-backward decomposition "
+            "(torch/_decomp: new_grad_output = grad_output * output)",
+            _sts(READ + "        new_grad_output = grad_output * soft\n"
+                 "        grad_input = new_grad_output - soft * torch.sum(new_grad_output, dim=-1, "
+                 "keepdim=True)\n        return grad_input / ctx.tau, None")),
+    Unusual("StraightThroughSoftmax", "one-hot by comparing with the row max, first maximum kept",
+            _sts(READ + RIGHT,
+                 "        ctx.save_for_backward(torch.softmax(logits / tau, -1))\n"
+                 "        ctx.tau = tau\n"
+                 "        index = torch.arange(logits.shape[-1], device=logits.device)\n"
+                 "        return (index == logits.argmax(-1, keepdim=True)).to(logits.dtype)")),
+]
+
+MISTAKES = [
+    Mistake("StraightThroughSoftmax", "identity backward", "it returns grad_output unchanged, "
+            "skipping the softmax's Jacobian", _sts("        return grad_output, None"),
+            named=True, nbgrader=True),
+    Mistake("StraightThroughSoftmax", "no 1 / tau", "it lacks the factor 1 / tau",
+            _sts(READ + "        row = (grad_output * soft).sum(-1, keepdim=True)\n"
+                 "        return soft * (grad_output - row), None")),
+    Mistake("StraightThroughSoftmax", "times tau", "it multiplies by tau",
+            _sts(READ + "        row = (grad_output * soft).sum(-1, keepdim=True)\n"
+                 "        return soft * (grad_output - row) * ctx.tau, None")),
+    Mistake("StraightThroughSoftmax", "diagonal of the Jacobian only", "it keeps only the "
+            "diagonal of the softmax's Jacobian",
+            _sts(READ + "        return grad_output * soft * (1 - soft) / ctx.tau, None")),
+    Mistake("StraightThroughSoftmax", "softmax in forward", "StraightThroughSoftmax's output is "
+            "not one-hot",
+            _sts(READ + RIGHT, "        soft = torch.softmax(logits / tau, dim=-1)\n"
+                 "        ctx.save_for_backward(soft)\n        ctx.tau = tau\n"
+                 "        return soft")),
+    Mistake("StraightThroughSoftmax", "int64 one-hot", "has dtype torch.int64, not the logits'",
+            _sts(READ + RIGHT, "        soft = torch.softmax(logits / tau, dim=-1)\n"
+                 "        ctx.save_for_backward(soft)\n        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1])")),
+    Mistake("StraightThroughSoftmax", "every tied maximum marked", "has more than one 1 in a "
+            "row with tied maxima",
+            _sts(READ + RIGHT, "        soft = torch.softmax(logits / tau, dim=-1)\n"
+                 "        ctx.save_for_backward(soft)\n        ctx.tau = tau\n"
+                 "        top = logits.max(dim=-1, keepdim=True).values\n"
+                 "        return (logits == top).to(logits.dtype)")),
+    Mistake("StraightThroughSoftmax", "autograd inside backward", "StraightThroughSoftmax.backward "
+            "calls torch.autograd.grad",
+            _sts("        logits, = ctx.saved_tensors\n        with torch.enable_grad():\n"
+                 "            leaf = logits.detach().requires_grad_()\n"
+                 "            soft = torch.softmax(leaf / ctx.tau, dim=-1)\n"
+                 "            return torch.autograd.grad(soft, leaf, grad_output)[0], None",
+                 "        ctx.save_for_backward(logits)\n        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)"),
+            named=True),
+]
+
+
+def _fake_quantize(backward: str) -> str:
+    return f"""
+class FakeQuantize(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale, qmin, qmax):
+        ctx.save_for_backward(x, scale)
+        ctx.qmin, ctx.qmax = qmin, qmax
+        return torch.clamp(torch.round(x / scale), qmin, qmax) * scale
+
+    @staticmethod
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+FQ = ("        x, scale = ctx.saved_tensors\n        v = x / scale\n"
+      "        inside = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
+      "        clipped = torch.where(v < ctx.qmin, float(ctx.qmin), float(ctx.qmax))\n"
+      "        local = torch.where(inside, torch.round(v) - v, clipped)\n")
+
+UNUSUAL += [
+    Unusual("FakeQuantize", "backward built on the detach trick (LSQ's composed form, "
+            "differentiated by autograd inside backward)",
+            _fake_quantize(
+                "        x, scale = ctx.saved_tensors\n        with torch.enable_grad():\n"
+                "            x = x.detach().requires_grad_()\n"
+                "            scale = scale.detach().requires_grad_()\n"
+                "            v = torch.clamp(x / scale, ctx.qmin, ctx.qmax)\n"
+                "            y = (v + (torch.round(v) - v).detach()) * scale\n"
+                "            grad_x, grad_scale = torch.autograd.grad(y, (x, scale), grad_output)\n"
+                "        return grad_x, grad_scale, None, None")),
+]
+
+MISTAKES += [
+    Mistake("FakeQuantize", "needs_input_grad index slip", "it decides whether to compute "
+            "grad_x from another input's entry of ctx.needs_input_grad (entry 0 belongs to x)",
+            _fake_quantize(FQ + "        grad_x = grad_output * inside if ctx.needs_input_grad[1] "
+                           "else None\n"
+                           "        grad_scale = (grad_output * local).sum() if "
+                           "ctx.needs_input_grad[1] else None\n"
+                           "        return grad_x, grad_scale, None, None")),
+]
+
+UNUSUAL += [
+    Unusual("SignClippedSTE", "the binarised-network form common in public code: clone "
+            "grad_output, then zero the clone where |x| > 1",
+            """
+class SignClippedSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return torch.sign(input)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad_input[input.abs() > 1] = 0
+        return grad_input
+"""),
+]

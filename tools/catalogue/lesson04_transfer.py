@@ -1,0 +1,129 @@
+"""Lesson 04's transfer exercise, NumpyTanh, answered unusually and wrongly."""
+
+from tools.catalogue import Mistake, Unusual
+
+NUMPY = "import numpy as np\n"
+FORWARD = ("        y = torch.from_numpy(np.tanh(x.detach().numpy()))\n"
+           "        ctx.save_for_backward(y)\n        return y")
+
+
+def _tanh(backward: str, inner: str = "", forward: str = FORWARD) -> str:
+    return f"""{NUMPY}
+{inner}
+
+class NumpyTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+{forward}
+
+    @staticmethod
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+def _inner(backward: str) -> str:
+    return f"""
+class _TanhGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, g, y):
+        ctx.save_for_backward(g, y)
+        g, y = g.detach().numpy(), y.detach().numpy()
+        return torch.from_numpy(g * (1 - y * y))
+
+    @staticmethod
+    def backward(ctx, grad_b):
+        g, y = ctx.saved_tensors
+        gb, g, y = grad_b.detach().numpy(), g.detach().numpy(), y.detach().numpy()
+{backward}
+"""
+
+
+CALL = "        y, = ctx.saved_tensors\n        return _TanhGrad.apply(grad_output, y)"
+RIGHT = "        return torch.from_numpy(gb * (1 - y * y)), torch.from_numpy(-2 * gb * g * y)"
+
+UNUSUAL = [
+    Unusual("NumpyTanh", "the PyTorch tutorial's layout: NumPy helper functions, the input saved",
+            NUMPY + """
+def tanh_forward(x):
+    return np.tanh(x)
+
+
+def tanh_backward(grad_out, x):
+    return grad_out / np.cosh(x) ** 2
+
+
+def tanh_backward_backward(grad_out, saved_grad_out, x):
+    return -2 * grad_out * saved_grad_out * np.tanh(x) / np.cosh(x) ** 2
+
+
+def to_numpy(t):
+    return t.detach().cpu().numpy()
+
+
+class NumpyTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.from_numpy(tanh_forward(to_numpy(x))).to(x.device)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, = ctx.saved_tensors
+        return NumpyTanhBackward.apply(grad_out, x)
+
+
+class NumpyTanhBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, grad_out, x):
+        ctx.save_for_backward(x, grad_out)
+        return torch.from_numpy(tanh_backward(to_numpy(grad_out), to_numpy(x)))
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, saved_grad_out = ctx.saved_tensors
+        dx = tanh_backward_backward(to_numpy(grad_out), to_numpy(saved_grad_out), to_numpy(x))
+        dgrad_out = tanh_backward(to_numpy(grad_out), to_numpy(x))
+        return torch.from_numpy(dgrad_out), torch.from_numpy(dx)
+"""),
+    Unusual("NumpyTanh", "an inner Function on (grad_output, y) with needs_input_grad",
+            _tanh(CALL, _inner(
+                "        dg = torch.from_numpy(gb * (1 - y * y)) if ctx.needs_input_grad[0] "
+                "else None\n"
+                "        dy = torch.from_numpy(-2 * gb * g * y) if ctx.needs_input_grad[1] "
+                "else None\n        return dg, dy"))),
+    Unusual("NumpyTanh", "torch.as_tensor conversions and the output kept as NumPy-made float64",
+            _tanh(CALL, _inner(RIGHT),
+                  "        y = torch.as_tensor(np.tanh(x.detach().cpu().numpy()), "
+                  "dtype=x.dtype)\n        ctx.save_for_backward(y)\n        return y")),
+]
+
+MISTAKES = [
+    Mistake("NumpyTanh", "torch.tanh in forward", "NumpyTanh.forward computes with the torch op",
+            _tanh(CALL, _inner(RIGHT), "        y = torch.tanh(x)\n"
+                  "        ctx.save_for_backward(y)\n        return y")),
+    Mistake("NumpyTanh", "torch arithmetic in backward", "NumpyTanh.backward computes with the "
+            "torch op", _tanh("        y, = ctx.saved_tensors\n"
+                              "        return grad_output * (1 - y * y)")),
+    Mistake("NumpyTanh", "a NumPy backward and nothing more", "grad_x from NumpyTanh's backward "
+            "is cut off from autograd",
+            _tanh("        y, = ctx.saved_tensors\n        g = grad_output.detach().numpy()\n"
+                  "        return torch.from_numpy(g * (1 - y.detach().numpy() ** 2))"),
+            named=True, nbgrader=True),
+    Mistake("NumpyTanh", "once_differentiable", "NumpyTanh's backward is marked "
+            "@once_differentiable",
+            _tanh("        y, = ctx.saved_tensors\n        g = grad_output.detach().numpy()\n"
+                  "        return torch.from_numpy(g * (1 - y.detach().numpy() ** 2))"
+                  ).replace("    @staticmethod\n    def backward",
+                            "    @staticmethod\n    @once_differentiable\n    def backward"),
+            named=True),
+    Mistake("NumpyTanh", "inner backward gives y nothing", "with respect to x is wrong",
+            _tanh(CALL, _inner("        return torch.from_numpy(gb * (1 - y * y)), None"))),
+    Mistake("NumpyTanh", "inner backward: +2 g y", "with respect to x is wrong",
+            _tanh(CALL, _inner("        return torch.from_numpy(gb * (1 - y * y)), "
+                               "torch.from_numpy(2 * gb * g * y)"))),
+    Mistake("NumpyTanh", "inner backward in torch", "the backward of NumpyTanh's backward "
+            "computes with the torch op",
+            _tanh(CALL, _inner("        g, y = ctx.saved_tensors\n"
+                               "        return grad_b * (1 - y * y), -2 * grad_b * g * y"))),
+]

@@ -1,0 +1,90 @@
+"""Lesson 05's transfer exercise, ReversibleCoupling, answered unusually and wrongly."""
+
+from tools.catalogue import Mistake, Unusual
+
+FORWARD = ("        ctx.f, ctx.g = f, g\n        y1 = x1 + f(x2)\n        y2 = x2 + g(y1)\n"
+           "        ctx.save_for_backward(y1, y2)\n        return y1, y2")
+INVERT = ("        y1, y2 = ctx.saved_tensors\n        with torch.no_grad():\n"
+          "            x2 = y2 - ctx.g(y1)\n            x1 = y1 - ctx.f(x2)\n"
+          "        x1, x2 = x1.requires_grad_(), x2.requires_grad_()\n")
+RECOMPUTE = ("        with torch.enable_grad():\n            z1 = x1 + ctx.f(x2)\n"
+             "            z2 = x2 + ctx.g(z1)\n")
+
+
+def _coupling(backward: str, forward: str = FORWARD) -> str:
+    return f"""
+class ReversibleCoupling(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, f, g):
+{forward}
+
+    @staticmethod
+    def backward(ctx, grad_y1, grad_y2):
+{backward}
+"""
+
+
+UNUSUAL = [
+    Unusual("ReversibleCoupling", "the interleaved backward of public Reformer code "
+            "(Rick-McCoy/Reformer-pytorch, after RevTorch): g's backward, then invert, then f's",
+            _coupling("        y1, y2 = (t.detach() for t in ctx.saved_tensors)\n"
+                      "        y1.requires_grad = True\n"
+                      "        with torch.enable_grad():\n            gy1 = ctx.g(y1)\n"
+                      "            gy1.backward(grad_y2)\n"
+                      "        with torch.no_grad():\n            x2 = y2 - gy1\n"
+                      "            x1_grad = grad_y1 + y1.grad\n"
+                      "        x2.requires_grad = True\n"
+                      "        with torch.enable_grad():\n            fx2 = ctx.f(x2)\n"
+                      "            fx2.backward(x1_grad)\n"
+                      "        with torch.no_grad():\n            x2_grad = grad_y2 + x2.grad\n"
+                      "        return x1_grad, x2_grad, None, None")),
+    Unusual("ReversibleCoupling", "autograd.grad over inputs and parameters, accumulated by hand",
+            _coupling(INVERT + RECOMPUTE +
+                      "        params = [*ctx.f.parameters(), *ctx.g.parameters()]\n"
+                      "        grads = torch.autograd.grad((z1, z2), [x1, x2, *params], "
+                      "(grad_y1, grad_y2))\n"
+                      "        for p, grad in zip(params, grads[2:]):\n"
+                      "            p.grad = grad if p.grad is None else p.grad + grad\n"
+                      "        return grads[0], grads[1], None, None")),
+    Unusual("ReversibleCoupling", "detach instead of no_grad, one backward on the summed products",
+            _coupling("        y1, y2 = ctx.saved_tensors\n"
+                      "        x2 = (y2 - ctx.g(y1)).detach().requires_grad_()\n"
+                      "        x1 = (y1 - ctx.f(x2)).detach().requires_grad_()\n" + RECOMPUTE +
+                      "            loss = (z1 * grad_y1).sum() + (z2 * grad_y2).sum()\n"
+                      "        loss.backward()\n        return x1.grad, x2.grad, None, None")),
+]
+
+RIGHT = "        torch.autograd.backward((z1, z2), (grad_y1, grad_y2))\n"
+RETURN = "        return x1.grad, x2.grad, None, None"
+
+MISTAKES = [
+    Mistake("ReversibleCoupling", "saves the inputs", "ReversibleCoupling saved its input x1",
+            _coupling("        x1, x2 = (t.detach().requires_grad_() for t in ctx.saved_tensors)\n"
+                      + RECOMPUTE + RIGHT + RETURN,
+                      "        ctx.f, ctx.g = f, g\n        ctx.save_for_backward(x1, x2)\n"
+                      "        y1 = x1 + f(x2)\n        return y1, x2 + g(y1)"),
+            named=True, nbgrader=True),
+    Mistake("ReversibleCoupling", "autograd.grad: parameters get nothing", "the parameters of f "
+            "and g got no gradient",
+            _coupling(INVERT + RECOMPUTE +
+                      "        grad_x1, grad_x2 = torch.autograd.grad((z1, z2), (x1, x2), "
+                      "(grad_y1, grad_y2))\n        return grad_x1, grad_x2, None, None"),
+            named=True),
+    Mistake("ReversibleCoupling", "recomputes with gradients off", "recomputed f and g with "
+            "gradients off",
+            _coupling(INVERT + "        z1 = x1 + ctx.f(x2)\n        z2 = x2 + ctx.g(z1)\n"
+                      + RIGHT + RETURN)),
+    Mistake("ReversibleCoupling", "saves f(x2), an activation", "saved an activation",
+            _coupling(INVERT + RECOMPUTE + RIGHT + RETURN,
+                      "        ctx.f, ctx.g = f, g\n        fx2 = f(x2)\n        y1 = x1 + fx2\n"
+                      "        y2 = x2 + g(y1)\n        ctx.save_for_backward(y1, y2, fx2)\n"
+                      "        return y1, y2")),
+    Mistake("ReversibleCoupling", "inverts in the wrong order", "your gradient for x1",
+            _coupling("        y1, y2 = ctx.saved_tensors\n        with torch.no_grad():\n"
+                      "            x1 = y1 - ctx.f(y2)\n            x2 = y2 - ctx.g(y1)\n"
+                      "        x1, x2 = x1.requires_grad_(), x2.requires_grad_()\n"
+                      + RECOMPUTE + RIGHT + RETURN)),
+    Mistake("ReversibleCoupling", "backpropagates y1's gradient only", "your gradient for x1",
+            _coupling(INVERT + RECOMPUTE + "        torch.autograd.backward(z1, grad_y1)\n"
+                      + RETURN)),
+]
