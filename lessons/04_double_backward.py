@@ -28,6 +28,7 @@
 
 # %% nbgrader={"locked": true}
 import gc
+import math
 import sys
 import weakref
 
@@ -661,7 +662,7 @@ except GradcheckError as error:
 # its own**, whose backward you write by hand. Autograd then records one node for the whole
 # first backward, and a second backward runs the hand-written one.
 #
-# For $x^3$: the first backward computes $b(g, x) = 3x^2 g$ from `grad_output` $g$ and $x$.
+# For $\sin x$: the first backward computes $b(g, x) = g \cos x$ from `grad_output` $g$ and $x$.
 # Its own backward needs $\partial b/\partial g$ and $\partial b/\partial x$: they are what the
 # inner Function's backward must return, each times the gradient coming into it. Write them
 # below as functions of `g` and `x` before reading on; the cell after checks them against
@@ -673,7 +674,7 @@ db_dx = None  # e.g. lambda g, x: ...
 
 # %%
 def b(g, x):
-    return 3 * x ** 2 * g
+    return g * math.cos(x)
 
 
 g0, x0, step = 0.7, 1.3, 1e-6
@@ -685,44 +686,44 @@ for name, yours, numerical in [
     print(f"{name} at g = {g0}, x = {x0}: central difference {numerical:.4f}; yours {verdict}")
 
 # %%
-class CubeBackward(torch.autograd.Function):
-    """b(g, x) = 3 x**2 g computed in NumPy; its own backward is hand-written."""
+class SinBackward(torch.autograd.Function):
+    """b(g, x) = g cos x computed in NumPy; its own backward is hand-written."""
 
     @staticmethod
     def forward(ctx, grad_output, x):
         ctx.save_for_backward(grad_output, x)
-        local = torch.as_tensor(3 * x.detach().numpy() ** 2)  # NumPy, invisible to autograd
-        return grad_output * local
+        cos_x = torch.from_numpy(np.cos(x.detach().numpy()))  # NumPy, invisible to autograd
+        return grad_output * cos_x
 
     @staticmethod
     def backward(ctx, grad_b):
         grad_output, x = ctx.saved_tensors
-        return grad_b * 3 * x ** 2, grad_b * grad_output * 6 * x  # db/dg = 3x², db/dx = 6xg
+        return grad_b * torch.cos(x), -grad_b * grad_output * torch.sin(x)  # db/dg, db/dx
 
 
-class CubeTwice(torch.autograd.Function):
-    """y = x ** 3, whose backward is the Function above."""
+class SinTwice(torch.autograd.Function):
+    """y = sin x, whose backward is the Function above."""
 
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x ** 3
+        return torch.from_numpy(np.sin(x.detach().numpy()))
 
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        return CubeBackward.apply(grad_output, x)
+        return SinBackward.apply(grad_output, x)
 
 
 x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad((CubeTwice.apply(x) + x ** 2).sum(), x, create_graph=True)
+first, = torch.autograd.grad((SinTwice.apply(x) + x ** 2).sum(), x, create_graph=True)
 second, = torch.autograd.grad(first.sum(), x)
-print("second derivative:", second, " true 6x + 2:", 6 * x.detach() + 2)
-print("gradgradcheck:", torch.autograd.gradgradcheck(CubeTwice.apply, (x,)))
+print("second derivative:", second, " true 2 - sin x:", 2 - torch.sin(x.detach()))
+print("gradgradcheck:", torch.autograd.gradgradcheck(SinTwice.apply, (x,)))
 
 # %% [markdown]
 # The NumPy code now sits in a forward, where it belongs: forwards are never recorded, and the
-# hand-written `CubeBackward.backward` supplies the derivatives autograd cannot see. Its own
+# hand-written `SinBackward.backward` supplies the derivatives autograd cannot see. Its own
 # backward uses plain tensor ops on saved inputs, so even third derivatives work. This is how
 # fused kernels are made twice-differentiable in practice: one kernel for the backward, one for
 # the backward of the backward.
