@@ -40,11 +40,12 @@ _ = torch.manual_seed(0)
 
 def compare(predicted: dict, actual: dict) -> None:
     """Print each prediction beside what PyTorch did."""
+    width = max(map(len, actual))
     for question, truth in actual.items():
         guess = predicted.get(question)
         verdict = ("no prediction written" if guess is None
                    else "✓ as you predicted" if guess == truth else f"✗ you predicted {guess!r}")
-        print(f"{question:<34} {truth!r:<14} {verdict}")
+        print(f"{question:<{width}}  {truth!r:<16} {verdict}")
 
 
 # %% [markdown]

@@ -40,11 +40,12 @@ torch.set_printoptions(precision=4)
 
 def compare(predicted: dict, actual: dict) -> None:
     """Print each prediction beside what PyTorch did."""
+    width = max(map(len, actual))
     for question, truth in actual.items():
         guess = predicted.get(question)
         verdict = ("no prediction written" if guess is None
                    else "✓ as you predicted" if guess == truth else f"✗ you predicted {guess!r}")
-        print(f"{question:<34} {truth!r:<14} {verdict}")
+        print(f"{question:<{width}}  {truth!r:<16} {verdict}")
 
 # %% [markdown]
 # ## Why rewrite a sigmoid?
@@ -812,7 +813,6 @@ predicted = {"log(1 + u) at u = 1e-20": None, "1 - exp(-u) at u = 1e-20": None,
 
 # %%
 u = torch.tensor([1e-20, 1e-10, 1e-3], dtype=torch.float64)
-exact = u - u * u / 2  # both log(1 + u) and 1 - exp(-u) are u - u**2/2 + ..., for tiny u
 for name, naive, careful in [("log(1 + u)", torch.log(1 + u), torch.log1p(u)),
                              ("1 - exp(-u)", 1 - torch.exp(-u), -torch.expm1(-u))]:
     print(f"{name:<12} naive:   {naive.tolist()}\n{'':<12} careful: {careful.tolist()}")
