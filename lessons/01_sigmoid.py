@@ -18,7 +18,8 @@
 # 1. choose between saving a Function's input and its output, and measure what it keeps;
 # 2. write a sigmoid whose values and gradients stay finite at $x = \pm 800$;
 # 3. save a boolean mask, and never write into `grad_output`, the input or a saved tensor;
-# 4. pass a Python number through `forward` and return `None` for it.
+# 4. pass a Python number through `forward` and return `None` for it;
+# 5. keep tiny numbers accurate next to 1 with `log1p` and `expm1`.
 #
 # Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and at the end
 # `Softplus`, which you write alone. **Predict, then run** cells ask you to write your

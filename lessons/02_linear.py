@@ -19,7 +19,9 @@
 # 1. derive the gradients of $x W^\top + b$ with the shape of every term written down;
 # 2. handle inputs with any number of leading dimensions, including none;
 # 3. use `ctx.needs_input_grad` to skip work, and count that work with `FlopCounterMode`;
-# 4. fuse a linear layer with a ReLU, and measure when that saves memory and when it does not.
+# 4. fuse a linear layer with a ReLU, and measure when that saves memory and when it does not;
+# 5. write index notation as `einsum`, and differentiate an `einsum` with a weight of any
+#    number of indices.
 #
 # Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**, and at the end
 # `Bilinear`, which you write alone. **Predict, then run** cells ask you to write your

@@ -87,14 +87,14 @@ UNUSUAL = [
             _square("        ctx.save_for_backward(x.sign(), x.abs())\n        return x * x",
                     "        sign, magnitude = ctx.saved_tensors\n"
                     "        return grad_output * 2 * sign * magnitude")),
-    # PyTorch 0.3's torch/autograd/_functions/blas.py, class Ger (u v^T added to a matrix):
-    # backward `torch.mv(grad_output, vector2)` and `torch.mv(grad_output.t(), vector1)`
-    Unusual("Outer", "torch.mv, as PyTorch 0.3's Ger Function",
+    # PyTorch 0.3's torch/autograd/_functions/blas.py, class Addr (M + u v^T): backward
+    # `torch.mv(grad_output, vector2)` and `torch.mm(vector1.unsqueeze(0), grad_output)`
+    Unusual("Outer", "torch.mv and torch.mm, as PyTorch 0.3's Addr Function",
             _outer(READ_UV + "        grad_u = grad_v = None\n"
                    "        if ctx.needs_input_grad[0]:\n"
                    "            grad_u = torch.mv(grad_output, v)\n"
                    "        if ctx.needs_input_grad[1]:\n"
-                   "            grad_v = torch.mv(grad_output.t(), u)\n"
+                   "            grad_v = torch.mm(u.unsqueeze(0), grad_output).squeeze(0)\n"
                    "        return grad_u, grad_v",
                    "        ctx.save_for_backward(u, v)\n        return torch.ger(u, v)")),
     Unusual("Outer", "einsum forward and backward",
