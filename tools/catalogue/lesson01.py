@@ -90,6 +90,10 @@ UNUSUAL = [
                     "        if not ctx.needs_input_grad[0]:\n            return None, None\n"
                     "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
                     "        return grad_output * (ctx.settings['scale'] * s * (1 - s)), None")),
+    # ATen's sigmoid backward kernel computes grad_output * (1 - y) * y from the saved result
+    Unusual("MySigmoid", "torch.sigmoid forward, ATen's sigmoid_backward formula by hand",
+            _sigmoid("        y = torch.sigmoid(x)\n" + SAVE_Y,
+                     "        y, = ctx.saved_tensors\n        return grad_output * (1 - y) * y")),
     Unusual("ScaledSigmoid", "saves only its output, zeros at scale == 0",
             _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
                     "        ctx.scale = scale\n        return y",
@@ -183,6 +187,12 @@ MISTAKES = [
                   "        return x.clamp(min=0)",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask"),
             named=True),
+    # PyTorch's "Learning PyTorch with Examples" tutorial: grad_input[input < 0] = 0, which
+    # passes grad_output at x == 0, where torch.relu (and this contract) gives 0
+    Mistake("MyReLU", "the PyTorch tutorial's MyReLU (input < 0 zeroed)",
+            "MyReLU's gradient at x = 0 is 1.0",
+            _relu(RELU_FORWARD, RELU_READ + "        grad_input = grad_output.clone()\n"
+                  "        grad_input[x < 0] = 0\n        return grad_input")),
     Mistake("MyReLU", "leaky threshold x > -10", "your gradient for x is wrong: largest error",
             _relu(RELU_FORWARD, RELU_READ + "        return grad_output * (x > -10)")),
     Mistake("ScaledSigmoid", "a float gradient for scale", "backward returned a gradient for "
