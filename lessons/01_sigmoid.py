@@ -583,8 +583,8 @@ print("(Dropout's x.grad above: [2, 0, 0, 2], and g should stay [1, 1, 1, 1])")
 # - After `.backward(g)`, `grad_output` **is** the caller's `g`, which has lost its dropped
 #   entries. Autograd may also pass the same tensor to other nodes.
 #
-# The fix is the one `Dropout` uses: build a new tensor, `grad_output * mask`. (If you really
-# want to write into something, write into `grad_output.clone()`.)
+# The fix is the one `Dropout` uses: multiply, which builds a new tensor and leaves
+# `grad_output` alone. (If you really want to write into something, write into a clone.)
 # </details>
 
 # %% [markdown]
