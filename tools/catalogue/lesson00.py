@@ -83,10 +83,6 @@ UNUSUAL = [
             _weighted("        need_x1, need_x2, _, _ = ctx.needs_input_grad\n"
                       "        return (grad_output.mul(ctx.w1) if need_x1 else None,\n"
                       "                grad_output.mul(ctx.w2) if need_x2 else None, None, None)")),
-    Unusual("Square", "saves the input's sign and |x| (two tensors)",
-            _square("        ctx.save_for_backward(x.sign(), x.abs())\n        return x * x",
-                    "        sign, magnitude = ctx.saved_tensors\n"
-                    "        return grad_output * 2 * sign * magnitude")),
     # PyTorch 0.3's torch/autograd/_functions/blas.py, class Addr (M + u v^T): backward
     # `torch.mv(grad_output, vector2)` and `torch.mm(vector1.unsqueeze(0), grad_output)`
     Unusual("Outer", "torch.mv and torch.mm, as PyTorch 0.3's Addr Function",
