@@ -388,6 +388,9 @@ plt.show()
 #   trailing `None` is accepted.
 # - Write the formulas yourself with `@`, `reshape` and `sum`: no `F.linear` or autograd
 #   calls inside backward.
+# - Autograd may hand backward a `grad_output` that is not contiguous in memory (the
+#   gradient of a transpose is one); your gradients must be right for it too. `view` refuses
+#   such a tensor where `reshape` copies it.
 
 # %% nbgrader={"grade_id": "answer_MyLinearFunction", "solution": true}
 class MyLinearFunction(torch.autograd.Function):
