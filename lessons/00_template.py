@@ -33,7 +33,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from autograder import self_check
-from widgets import backward_flow, inspect_saved
+from widgets import backward_flow, inspect_saved, jacobian_view
 
 _ = torch.manual_seed(0)
 
@@ -409,7 +409,7 @@ compare(predicted, {"tensors printed in forward": counts[0],
 #
 # `ctx.needs_input_grad` is a tuple of booleans, one per forward input, that says which
 # inputs need a gradient; backward skips the work for the others and returns `None` there.
-# `OuterSum` prints it.
+# After backward, the node `y.grad_fn`, which is the `ctx` backward received, still holds it.
 
 # %%
 class OuterSum(torch.autograd.Function):
@@ -422,7 +422,6 @@ class OuterSum(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        print("needs_input_grad =", ctx.needs_input_grad)
         grad_u = grad_v = None
         if ctx.needs_input_grad[0]:
             grad_u = grad_output.sum(dim=1)  # sum over j: (m, n) -> (m,)
@@ -433,14 +432,26 @@ class OuterSum(torch.autograd.Function):
 
 u = torch.randn(3, dtype=torch.float64, requires_grad=True)
 v = torch.randn(2, dtype=torch.float64)  # no gradient wanted
-OuterSum.apply(u, v, 2.0).sum().backward()
+y = OuterSum.apply(u, v, 2.0)
+y.sum().backward()
+print("needs_input_grad =", y.grad_fn.needs_input_grad, " (y.grad_fn is the ctx backward saw)")
 print("u.grad =", u.grad, " (every row of G = ones(3, 2) sums to 2)")
 v.requires_grad_()
 print("gradcheck:", passes_gradcheck(lambda u, v: OuterSum.apply(u, v, 2.0), u, v))
 
 # %% [markdown]
+# The Jacobian our backward implies, read off one `grad_output` basis vector at a time, beside
+# autograd's Jacobian of the composed formula. Each row is one output $y_{ij}$, each column one
+# entry of the input: $u_k$ lights up the whole row block $i = k$, $v_k$ the column $j = k$
+# of every block, times $\alpha$. Not a diagonal in sight, and backward never built either.
+
+# %%
+jacobian_view(OuterSum, lambda u, v, alpha: u[:, None] + alpha * v[None, :],
+              u.detach(), v.detach(), 2.0)
+
+# %% [markdown]
 # **Predict, then run.** Now `v` requires grad as well, but we ask `torch.autograd.grad` for
-# the gradient of `u` alone. What will backward print for `ctx.needs_input_grad`? Write the
+# the gradient of `u` alone. What will `ctx.needs_input_grad` hold in that backward? Write the
 # tuple you expect.
 
 # %%
@@ -648,6 +659,15 @@ self_check("Outer", Outer)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("Outer", Outer)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# Your `Outer`'s Jacobian, from your backward, beside autograd's of `torch.outer`: compare its
+# pattern with `OuterSum`'s above. (The view checks the gradients of these two small vectors
+# only; the self-check above is the verdict.)
+
+# %%
+jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64),
+              torch.tensor([3.0, 1.0], dtype=torch.float64))
 
 # %% [markdown]
 # ## Summary
