@@ -15,13 +15,16 @@
 #
 # By the end of this lesson you can:
 # 1. say what `forward`, `backward`, `ctx` and `.apply` each do;
-# 2. derive a backward from the chain rule, and decide what forward must save for it;
-# 3. handle several inputs, some of them plain Python numbers;
+# 2. derive a backward from the chain rule, one index at a time, for Jacobians that are
+#    diagonal and for ones that are not, and decide what forward must save for it;
+# 3. handle several inputs, some of them plain Python numbers, and skip gradients nobody needs;
 # 4. verify a backward with `torch.autograd.gradcheck`.
 #
-# Exercises are marked **✎ Exercise**. Each has a self-check cell you can run as often as you
-# like; when you submit, hidden tests check more (more shapes, float32 and float64, and a GPU
-# when there is one).
+# Exercises are marked **✎ Exercise**: `Square`, `WeightedSum`, and at the end `Outer`, which
+# you write alone. Each has a self-check cell you can run as often as you like: it runs every
+# check the hidden tests run (they add a GPU run when the grader has one and you had none).
+# **Predict, then run** cells ask you to write your prediction into a variable first; the cell
+# after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
 import warnings
@@ -30,9 +33,20 @@ import matplotlib.pyplot as plt
 import torch
 
 from autograder import self_check
-from widgets import backward_flow, inspect_saved
+from widgets import backward_flow, inspect_saved, jacobian_view
 
 _ = torch.manual_seed(0)
+
+
+def compare(predicted: dict, actual: dict) -> None:
+    """Print each prediction beside what PyTorch did."""
+    width = max(map(len, actual))
+    for question, truth in actual.items():
+        guess = predicted.get(question)
+        verdict = ("no prediction written" if guess is None
+                   else "✓ as you predicted" if guess == truth else f"✗ you predicted {guess!r}")
+        print(f"{question:<{width}}  {truth!r:<16} {verdict}")
+
 
 # %% [markdown]
 # ## Why write your own backward?
@@ -54,36 +68,50 @@ _ = torch.manual_seed(0)
 # ## The maths: backward is a vector-Jacobian product
 #
 # Say a loss $L$ depends on $y = f(x)$. Autograd hands your backward the gradient of the loss
-# with respect to your **output**, called `grad_output` $= \partial L / \partial y$.
-# Your backward returns the gradient with respect to your **input**, by the chain rule:
+# with respect to your **output**, called `grad_output` $= \partial L / \partial y$, of the
+# shape of $y$. Your backward returns the gradient with respect to your **input**, of the
+# shape of $x$, by the chain rule:
 #
 # $$\frac{\partial L}{\partial x_j} = \sum_i \frac{\partial L}{\partial y_i}\,
 #   \frac{\partial y_i}{\partial x_j}
 #   \qquad\text{that is}\qquad
 #   \texttt{grad\_input} = \texttt{grad\_output}^\top J .$$
 #
-# You never build the Jacobian $J$. For an element-wise function, $J$ is diagonal and the
-# product is just `grad_output * f'(x)`.
+# You never build the Jacobian $J$. The method, every time: write one entry
+# $\partial y_i / \partial x_j$ with its indices, see which entries are zero, and do the sum
+# over $i$ on paper. What is left is a formula in tensors, and its shapes check it.
 
 # %% [markdown]
-# ## Worked example: `Cube`
+# ## Worked example: `Norm`
 #
-# $y = x^3$, so $\partial y/\partial x = 3x^2$ and `grad_input = grad_output * 3 * x**2`.
-# Backward needs `x`, so forward saves it.
+# $y = \lVert x \rVert = \sqrt{\sum_j x_j^2}$, the Euclidean length of each row: $x$ has shape
+# $(*, n)$ and $y$ has shape $(*)$, one number per row. Take one row.
+#
+# 1. **One entry.** $\dfrac{\partial y}{\partial x_j} = \dfrac{1}{2\sqrt{\sum_k x_k^2}}\cdot 2x_j
+#    = \dfrac{x_j}{y}$. Every entry is non-zero: the Jacobian of a row is a full
+#    $1 \times n$ row, not a diagonal. Each output depends on every input of its row.
+# 2. **The sum over outputs.** A row has one output, so the sum has one term:
+#    $\texttt{grad\_input}_j = \texttt{grad\_output} \cdot x_j / y$.
+# 3. **Shapes.** `grad_output` has the shape of $y$, $(*)$; the result must have the shape of
+#    $x$, $(*, n)$. So `grad_output` and `y` get back their last dimension, of size 1, and
+#    broadcast along the row.
+# 4. **What to save.** Backward reads $x$ and $y$: forward saves both.
 
 # %%
-class Cube(torch.autograd.Function):
-    """y = x ** 3."""
+class Norm(torch.autograd.Function):
+    """y = ||x||, the Euclidean norm over the last dimension: (*, n) -> (*)."""
 
     @staticmethod
     def forward(ctx, x):
-        ctx.save_for_backward(x)  # tensors for backward go through save_for_backward
-        return x ** 3
+        y = x.square().sum(dim=-1).sqrt()
+        ctx.save_for_backward(x, y)  # tensors for backward go through save_for_backward
+        return y
 
     @staticmethod
     def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * 3 * x ** 2  # d/dx x**3 = 3x**2
+        x, y = ctx.saved_tensors
+        # dy/dx_j = x_j / y, for every j of the row: (*, 1) * (*, n) / (*, 1) -> (*, n)
+        return grad_output.unsqueeze(-1) * x / y.unsqueeze(-1)
 
 
 # %% [markdown]
@@ -93,112 +121,130 @@ class Cube(torch.autograd.Function):
 #   object that carries information from forward to backward.
 # - Inside `forward`, autograd is switched off: the operations you run there are **not**
 #   recorded. Your `backward` is the only gradient autograd will use.
-# - `backward` returns **one gradient per input of forward**.
-# - You call a Function with `Cube.apply(x)`, never `Cube()(x)` or `Cube.forward(...)`:
+# - `backward` returns **one gradient per input of forward**, of that input's shape.
+# - You call a Function with `Norm.apply(x)`, never `Norm()(x)` or `Norm.forward(...)`:
 #   `apply` is what links the output into the autograd graph.
+#
+# A limit of this example: at a row of zeros $y = 0$ and backward divides $0$ by $0$, giving
+# `nan`. The norm has no derivative there; `torch.linalg.vector_norm` returns $0$ as a
+# convention. A Function you ship must decide what it does at such points, and say so.
 
 # %%
-x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
-y = Cube.apply(x)
+x = torch.tensor([[3.0, 4.0], [1.0, -1.0]], requires_grad=True)
+y = Norm.apply(x)
 y.sum().backward()
 print("y      =", y.detach())
-print("x.grad =", x.grad, " (3x² =", 3 * x.detach() ** 2, ")")
+print("x.grad =", x.grad, "\n x / y =", x.detach() / y.detach().unsqueeze(-1))
 print("y.grad_fn is a", type(y.grad_fn).__name__)
 
 # %% [markdown]
 # ### Look inside: what forward saved
 #
-# `inspect_saved` runs `Cube.forward` once and lists what went through `save_for_backward`:
-# one tensor, the input `x` itself, so saving it cost no new memory. Untick
-# `x.requires_grad`: autograd then records nothing, and forward's `ctx` is thrown away.
+# `inspect_saved` runs `Norm.forward` once and lists what went through `save_for_backward`:
+# two tensors, the input `x` and the output `y`. Neither is new memory: the caller holds `x`,
+# and `y` is the result it receives. Untick `x.requires_grad`: autograd then records nothing,
+# and forward's `ctx` is thrown away.
 
 # %%
-inspect_saved(Cube, torch.tensor([-1.0, 0.5, 2.0]))
+inspect_saved(Norm, torch.tensor([[3.0, 4.0], [1.0, -1.0]]))
 
 # %% [markdown]
 # ### Watch the gradient flow back
 #
-# The graph autograd built for `(Cube.apply(x) * w).sum()`: your Function is one node among
+# The graph autograd built for `(Norm.apply(x) * w).sum()`: your Function is one node among
 # PyTorch's own. Press **next ▶** to run backward one node at a time. `MulBackward0` sends
-# `grad_output * w` to `Cube`, whose backward multiplies it by $3x^2$ on its way to `x.grad`.
+# `grad_output * w` to `Norm`, whose backward spreads each row's number over the row, in
+# proportion to $x_j / y$, on its way to `x.grad`.
 
 # %%
-x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
-w = torch.tensor([2.0, 1.0, -1.0], requires_grad=True)
-backward_flow((Cube.apply(x) * w).sum(), names={"x": x, "w": w})
+x = torch.tensor([[3.0, 4.0], [1.0, -1.0]], requires_grad=True)
+w = torch.tensor([2.0, -1.0], requires_grad=True)
+backward_flow((Norm.apply(x) * w).sum(), names={"x": x, "w": w})
 
 # %% [markdown]
 # ## Check a backward with `gradcheck`
 #
 # `torch.autograd.gradcheck` compares your backward with **finite differences**,
-# $\big(f(x+\varepsilon) - f(x-\varepsilon)\big) / 2\varepsilon$, for every input element.
-# Use **float64**. **Predict, then run:** `Cube`'s backward is exact. Does it pass `gradcheck`
-# on five random inputs in float64? And in float32?
+# $\big(f(x+\varepsilon) - f(x-\varepsilon)\big) / 2\varepsilon$ with $\varepsilon = 10^{-6}$,
+# for every input element, and returns `True` or raises.
+#
+# **Predict, then run.** `Norm`'s backward is exact. Does it pass `gradcheck` on a random
+# $(3, 5)$ input in float64? In float32? Write `True` (passes) or `False` (fails) into the
+# next cell before you run the one after it.
 
 # %%
-x64 = torch.randn(5, dtype=torch.float64, requires_grad=True)
-print("float64:", torch.autograd.gradcheck(Cube.apply, (x64,)))
+predicted = {"gradcheck passes in float64": None, "gradcheck passes in float32": None}
 
-x32 = x64.detach().float().requires_grad_()
-try:
+
+# %%
+def passes_gradcheck(function, *inputs):
+    """gradcheck's verdict as a bool, its warnings silenced."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # gradcheck also warns that float32 is not double
-        torch.autograd.gradcheck(Cube.apply, (x32,))
-except RuntimeError as error:  # gradcheck raises GradcheckError, a RuntimeError
-    print("float32:", str(error).splitlines()[0])
+        warnings.simplefilter("ignore")
+        return torch.autograd.gradcheck(function, inputs, raise_exception=False)
+
+
+x64 = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+x32 = x64.detach().float().requires_grad_()
+compare(predicted, {"gradcheck passes in float64": passes_gradcheck(Norm.apply, x64),
+                    "gradcheck passes in float32": passes_gradcheck(Norm.apply, x32)})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # float64 passes; float32 fails, although the backward is exact. With
 # $\varepsilon = 10^{-6}$, float32's seven significant digits leave the difference quotient
-# mostly rounding noise. It is not bad luck: in float32, `Cube` fails `gradcheck` for every
+# mostly rounding noise. It is not bad luck: in float32, `Norm` fails `gradcheck` for every
 # one of 20 random inputs we tried (seeds 0 to 19). A failing float32 `gradcheck` tells you
 # nothing about your backward; run it in float64.
 # </details>
 
 # %% [markdown]
-# And the picture: the derivative our backward computes, against autograd's own derivative of
-# `x ** 3` (computed without our Function). The two curves should coincide.
+# And the picture: along the line $x = (t, 1)$, the norm $\sqrt{t^2 + 1}$ and the first
+# entry of the gradient our backward computes, against autograd's own derivative of the
+# composed formula (computed without our Function). The two curves should coincide.
 
 # %%
-xs = torch.linspace(-2, 2, 101, requires_grad=True)
-Cube.apply(xs).sum().backward()
-ours = xs.grad.clone()
+ts = torch.linspace(-3, 3, 101)
+points = torch.stack([ts, torch.ones_like(ts)], dim=-1).requires_grad_()  # (101, 2)
+Norm.apply(points).sum().backward()
+ours = points.grad[:, 0].clone()
 
-xs_plain = xs.detach().requires_grad_()
-(xs_plain ** 3).sum().backward()
+plain = points.detach().requires_grad_()
+plain.square().sum(dim=-1).sqrt().sum().backward()
 
 fig, ax = plt.subplots(figsize=(6, 3.2))
-ax.plot(xs.detach(), (xs ** 3).detach(), label="forward: $x^3$")
-ax.plot(xs.detach(), ours, lw=3, alpha=0.6, label="our backward: $3x^2$")
-ax.plot(xs.detach(), xs_plain.grad, "k--", lw=1, label="autograd's derivative")
-ax.set_xlabel("x")
+ax.plot(ts, Norm.apply(points).detach(), label=r"forward: $\sqrt{t^2 + 1}$")
+ax.plot(ts, ours, lw=3, alpha=0.6, label=r"our backward: $\partial y / \partial x_0$")
+ax.plot(ts, plain.grad[:, 0], "k--", lw=1, label="autograd's derivative")
+ax.set_xlabel("t")
 ax.legend()
-ax.set_title("Cube: forward and gradient")
+ax.set_title("Norm along x = (t, 1): forward and gradient")
 plt.show()
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `Square`
 #
-# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise. Answer on paper
-# first:
+# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise, for `x` of any shape
+# (a 0-d tensor included). Answer on paper first, with the method of the worked example:
 #
-# 1. Write $\partial y_i / \partial x_j$. Which entries of the Jacobian are non-zero?
-# 2. Backward receives `grad_output` $= \partial L / \partial y$. Write what it returns, with
-#    the chain rule from the top of this lesson. Where does `grad_output` appear?
+# 1. Write $\partial y_i / \partial x_j$. Which entries of the Jacobian are non-zero? How does
+#    that differ from `Norm`'s?
+# 2. Backward receives `grad_output` $= \partial L / \partial y$. Do the sum over $i$ of the
+#    chain rule. Where does `grad_output` appear, and what shape has the result?
 # 3. What must forward save so that backward can compute that? Forward has two tensors at
-#    hand, the input $x$ and the output $y$: would either do? Would the output?
+#    hand, the input $x$ and the output $y$: would either do?
 #
 # <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
 #
-# 1. $\partial y_i / \partial x_j = 2x_i$ if $i = j$, else $0$: a diagonal Jacobian.
+# 1. $\partial y_i / \partial x_j = 2x_i$ if $i = j$, else $0$: a diagonal Jacobian, where
+#    `Norm`'s was a full row.
 # 2. $\texttt{grad\_input}_j = \sum_i \texttt{grad\_output}_i\, \partial y_i/\partial x_j
-#    = \texttt{grad\_output}_j \cdot 2x_j$, so `grad_output * 2 * x`. Without `grad_output`
-#    the result is right only when `grad_output` is all ones, as after `.sum()`.
-# 3. Backward needs $x$: save it with `ctx.save_for_backward(x)`. It costs no new memory,
-#    since the caller holds $x$. The output will not do: $y = x^2$ has lost the sign of $x$
-#    (the experiment after the self-check shows what that costs).
+#    = 2\, x_j\, \texttt{grad\_output}_j$: one term survives the sum, and the product is
+#    element by element, of $x$'s shape. A result without `grad_output` is right only when
+#    `grad_output` is all ones, as after `.sum()`.
+# 3. Backward needs $x$, which costs no new memory, since the caller holds it. The output is
+#    a candidate too: the experiment after the self-check tests it.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Square", "solution": true}
@@ -229,8 +275,13 @@ from autograder import grade; grade("Square", Square)
 # %% [markdown]
 # ### Could forward have saved its output?
 #
-# **Predict, then run.** `SquareFromOutput` saves $y = x^2$ and recovers $x$ as $\sqrt{y}$.
-# Does it pass `gradcheck`? For which inputs is its gradient wrong?
+# `SquareFromOutput` saves $y = x^2$ instead of $x$, and recovers $x$ in backward as
+# $\sqrt{y}$. **Predict, then run.** Does it pass `gradcheck`? Is its gradient right for
+# negative $x$? For positive $x$? Write `True` or `False` into the next cell first.
+
+# %%
+predicted = {"gradcheck passes": None, "right for negative x": None, "right for positive x": None}
+
 
 # %%
 class SquareFromOutput(torch.autograd.Function):
@@ -245,16 +296,16 @@ class SquareFromOutput(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         y, = ctx.saved_tensors
-        return grad_output * 2 * y.sqrt()  # sqrt(x ** 2) is |x|, not x
+        return grad_output * 2 * y.sqrt()
 
 
 x = torch.tensor([-1.5, -0.5, 0.5, 1.5], dtype=torch.float64, requires_grad=True)
 SquareFromOutput.apply(x).sum().backward()
+right = torch.isclose(x.grad, 2 * x.detach())
 print("x.grad =", x.grad.tolist(), " (2x =", (2 * x.detach()).tolist(), ")")
-try:
-    torch.autograd.gradcheck(SquareFromOutput.apply, (x,))
-except RuntimeError as error:
-    print("gradcheck:", str(error).splitlines()[0])
+compare(predicted, {"gradcheck passes": passes_gradcheck(SquareFromOutput.apply, x),
+                    "right for negative x": bool(right[x < 0].all()),
+                    "right for positive x": bool(right[x > 0].all())})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -280,97 +331,153 @@ except RuntimeError as error:
 # silently wrong gradient. It is also visible to saved-tensor hooks, through which PyTorch
 # moves saved tensors to the CPU (`torch.autograd.graph.save_on_cpu`) or recomputes them
 # (checkpointing, lesson 05), and with which lessons 01 and 05 measure what a graph keeps.
-# And saving an output this way makes no reference cycle, where `ctx.y = y` does: `y.grad_fn`
-# is `ctx` itself, so the graph stays alive until Python's cycle collector runs. A tensor on a
-# plain attribute, `ctx.x = x`, loses all three.
+# A tensor on a plain attribute, `ctx.x = x`, loses both. Keeping the **output** that way,
+# `ctx.y = y`, costs a third thing: `y.grad_fn` is `ctx` itself, so `ctx` and `y` refer to
+# each other, a reference cycle that keeps the graph alive until Python's cycle collector
+# runs. (An input kept on `ctx` makes no such cycle: the input does not refer to your node.)
 # Double backward is another matter (lesson 04): an input or output on `ctx` still works, and
 # an intermediate gives wrong second derivatives however it is kept.
 #
 # Two more details of `ctx`: `save_for_backward` is meant to be called once, with every tensor,
 # and `ctx.saved_tensors` is meant for backward. **Predict, then run:** `SavesTwice` calls
-# `save_for_backward` twice and prints `ctx.saved_tensors` in forward and in backward. What
-# do the two prints show, and which of `a` and `b` gets a gradient?
+# `save_for_backward` twice, and prints `ctx.saved_tensors` in forward and in backward. How
+# many tensors does each print show, and which of `a` and `b` ends up with a gradient
+# (`"a"`, `"b"`, `"both"` or `"neither"`)?
+
+# %%
+predicted = {"tensors printed in forward": None, "tensors printed in backward": None,
+             "gets a gradient": None}
+
 
 # %%
 class SavesTwice(torch.autograd.Function):
-    """y = a * b, saved in two calls: the second call replaces the first."""
+    """y = a * b, with save_for_backward called twice."""
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a)
-        ctx.save_for_backward(b)  # replaces (a,): write ctx.save_for_backward(a, b)
+        ctx.save_for_backward(b)
         print("ctx.saved_tensors inside forward: ", ctx.saved_tensors)
+        ctx.counts = [len(ctx.saved_tensors)]  # an int list: a plain attribute is fine
         return a * b
 
     @staticmethod
     def backward(ctx, grad_output):
         print("ctx.saved_tensors inside backward:", ctx.saved_tensors)
-        b, = ctx.saved_tensors  # a is gone, so there is no gradient for b
-        return grad_output * b, None
+        ctx.counts.append(len(ctx.saved_tensors))
+        other, = ctx.saved_tensors
+        return grad_output * other, None
 
 
 a = torch.tensor([1.0, 2.0], requires_grad=True)
 b = torch.tensor([10.0, 20.0], requires_grad=True)
-SavesTwice.apply(a, b).sum().backward()
+y = SavesTwice.apply(a, b)
+y.sum().backward()
+counts = y.grad_fn.counts
 print("a.grad =", a.grad, " b.grad =", b.grad)
+got = [name for name, t in (("a", a), ("b", b)) if t.grad is not None]
+compare(predicted, {"tensors printed in forward": counts[0],
+                    "tensors printed in backward": counts[1],
+                    "gets a gradient": got[0] if len(got) == 1 else "both" if got else "neither"})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # Inside forward `ctx.saved_tensors` is `()`, even after two calls. Inside backward it holds
-# only `b`: the second call replaced `(a,)`. So `a` gets its gradient, `b` gets `None`, and
-# nothing warns you. The correct forward saves both in one call.
+# only `b`: the second call replaced `(a,)`. So `a` gets a gradient (`grad_output * b`, which
+# happens to be right), `b` gets `None`, and nothing warns you. The correct forward saves both
+# in one call.
 # </details>
 
 # %% [markdown]
-# `ctx.needs_input_grad` is a tuple of booleans, one per forward input: entry $i$ is whether
-# input $i$ required grad when forward ran. Use it to skip work: a gradient for an input that
-# does not require grad is thrown away anyway, so return `None` for it.
+# ### Worked example: `OuterSum`, two tensors and a float
+#
+# $y_{ij} = u_i + \alpha\, v_j$ for $u$ of shape $(m,)$, $v$ of shape $(n,)$ and $\alpha$ a
+# Python float: an $(m, n)$ table of every sum. Three inputs, so backward returns three
+# values. The method of `Norm`, now with two indices on the output:
+#
+# 1. **One entry.** $\partial y_{ij} / \partial u_k = 1$ if $i = k$, else $0$: $u_k$ touches
+#    the whole row $k$ of $y$. And $\partial y_{ij} / \partial v_k = \alpha$ if $j = k$, else
+#    $0$: $v_k$ touches the whole column $k$. Neither Jacobian is diagonal.
+# 2. **The sum over outputs**, now over both indices $i, j$:
+#    $\partial L / \partial u_k = \sum_{i,j} G_{ij}\, [i = k] = \sum_j G_{kj}$, a sum along
+#    row $k$; $\;\partial L / \partial v_k = \alpha \sum_i G_{ik}$, a sum down column $k$.
+# 3. **Shapes.** $G$ is $(m, n)$; summing over $j$ leaves $(m,)$, the shape of $u$; summing
+#    over $i$ leaves $(n,)$, the shape of $v$.
+# 4. **What to save.** No tensor at all: the derivatives do not depend on $u$ or $v$. The
+#    float goes on `ctx` as a plain attribute, and backward returns `None` in its place.
+#
+# `ctx.needs_input_grad` is a tuple of booleans, one per forward input, that says which
+# inputs need a gradient; backward skips the work for the others and returns `None` there.
+# After backward, the node `y.grad_fn`, which is the `ctx` backward received, still holds it.
 
 # %%
-class Affine(torch.autograd.Function):
-    """y = alpha * x + b, with alpha a Python float."""
+class OuterSum(torch.autograd.Function):
+    """y[i, j] = u[i] + alpha * v[j], for u (m,), v (n,) and alpha a Python float."""
 
     @staticmethod
-    def forward(ctx, x, b, alpha):
+    def forward(ctx, u, v, alpha):
         ctx.alpha = alpha  # a float: a plain attribute is fine
-        return alpha * x + b
+        return u[:, None] + alpha * v[None, :]  # (m, 1) + (1, n) -> (m, n)
 
     @staticmethod
     def backward(ctx, grad_output):
-        print("needs_input_grad =", ctx.needs_input_grad)
-        grad_x = grad_output * ctx.alpha if ctx.needs_input_grad[0] else None
-        grad_b = grad_output if ctx.needs_input_grad[1] else None
-        return grad_x, grad_b, None  # None for alpha, which is not a tensor
+        grad_u = grad_v = None
+        if ctx.needs_input_grad[0]:
+            grad_u = grad_output.sum(dim=1)  # sum over j: (m, n) -> (m,)
+        if ctx.needs_input_grad[1]:
+            grad_v = ctx.alpha * grad_output.sum(dim=0)  # sum over i: (m, n) -> (n,)
+        return grad_u, grad_v, None  # None for alpha, which is not a tensor
 
 
-x = torch.randn(3, requires_grad=True)
-b = torch.zeros(3)  # no gradient wanted
-Affine.apply(x, b, 2.0).sum().backward()
-print("x.grad =", x.grad)
+u = torch.randn(3, dtype=torch.float64, requires_grad=True)
+v = torch.randn(2, dtype=torch.float64)  # no gradient wanted
+y = OuterSum.apply(u, v, 2.0)
+y.sum().backward()
+print("needs_input_grad =", y.grad_fn.needs_input_grad, " (y.grad_fn is the ctx backward saw)")
+print("u.grad =", u.grad, " (every row of G = ones(3, 2) sums to 2)")
+v.requires_grad_()
+print("gradcheck:", passes_gradcheck(lambda u, v: OuterSum.apply(u, v, 2.0), u, v))
 
 # %% [markdown]
-# **Predict, then run.** Now `b` requires grad, but we ask `torch.autograd.grad` for the
-# gradient of `x` alone. What does backward print for `ctx.needs_input_grad`?
+# The Jacobian our backward implies, read off one `grad_output` basis vector at a time, beside
+# autograd's Jacobian of the composed formula. Each row is one output $y_{ij}$, each column one
+# entry of the input: $u_k$ lights up the whole row block $i = k$, $v_k$ the column $j = k$
+# of every block, times $\alpha$. Not a diagonal in sight, and backward never built either.
 
 # %%
-b = torch.zeros(3, requires_grad=True)
-grad_x, = torch.autograd.grad(Affine.apply(x, b, 2.0).sum(), [x])
+jacobian_view(OuterSum, lambda u, v, alpha: u[:, None] + alpha * v[None, :],
+              u.detach(), v.detach(), 2.0)
+
+# %% [markdown]
+# **Predict, then run.** Now `v` requires grad as well, but we ask `torch.autograd.grad` for
+# the gradient of `u` alone. What will `ctx.needs_input_grad` hold in that backward? Write the
+# tuple you expect.
+
+# %%
+predicted = {"needs_input_grad": None}  # e.g. (True, False, False)
+
+# %%
+y = OuterSum.apply(u, v, 2.0)
+grad_u, = torch.autograd.grad(y.sum(), [u])
+compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_fn is ctx
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `(True, True, False)`. `needs_input_grad` records `requires_grad` at forward time, not which
-# gradients this backward call will deliver: backward computes `grad_b`, and autograd
-# discards it.
+# `(True, True, False)`. `needs_input_grad` records which inputs required grad **when forward
+# ran**, not which gradients this backward call will deliver: backward computes `grad_v`,
+# and autograd discards it. So `needs_input_grad` saves the work for inputs that need no
+# gradient at all (data, frozen weights), which is where it counts.
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `WeightedSum`
 #
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
-# where `x1` and `x2` are tensors of the same shape and `w1`, `w2` are Python floats.
-# Answer on paper first:
+# where `x1` and `x2` are tensors of the same shape (0-d included) and `w1`, `w2` are Python
+# floats (0 included). Compute a gradient only for an input that needs one. Answer on paper
+# first:
 #
 # 1. Backward returns four values. Which inputs get a gradient, and what goes in the other
 #    places?
@@ -381,12 +488,13 @@ grad_x, = torch.autograd.grad(Affine.apply(x, b, 2.0).sum(), [x])
 #
 # <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
 #
-# 1. `x1` and `x2` (when they require grad, by `ctx.needs_input_grad`); `None` for the floats
-#    `w1` and `w2`.
+# 1. $x_1$ and $x_2$, each only when its entry of `ctx.needs_input_grad` is true; `None` for
+#    the floats $w_1$ and $w_2$.
 # 2. $w_1 \delta_{ij}$ and $w_2 \delta_{ij}$: they depend on the weights only, not on any
-#    tensor. So `grad_x1 = grad_output * w1` and `grad_x2 = grad_output * w2`.
-# 3. No tensor at all: keep `w1` and `w2` as plain attributes, `ctx.w1 = w1`. A Function that
-#    saves nothing keeps no memory alive between the passes.
+#    tensor. So $\partial L / \partial x_{1,j} = w_1 G_j$ and
+#    $\partial L / \partial x_{2,j} = w_2 G_j$.
+# 3. No tensor at all; the two floats as plain attributes. A Function that saves no tensor
+#    keeps no memory alive between the passes.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
@@ -415,13 +523,20 @@ self_check("WeightedSum", WeightedSum)
 from autograder import grade; grade("WeightedSum", WeightedSum)
 ### END HIDDEN TESTS
 
+
 # %% [markdown]
 # ## When a gradient's shape differs from its input's
 #
 # A common belief: a gradient *must* have exactly its input's shape, "or it errors".
 # **Predict, then run.** `GradientOfShape` returns ones of a chosen shape. For an input of
 # shape $(3,)$ with a gradient of shape $(2, 3)$, and an input of shape $(2, 3)$ with a
-# gradient of shape $(1, 3)$: which raises, and what does the other give?
+# gradient of shape $(1, 3)$: which raises? Write `True` (raises) or `False` into the next
+# cell.
+
+# %%
+predicted = {"(3,) given a (2, 3) gradient raises": None,
+             "(2, 3) given a (1, 3) gradient raises": None}
+
 
 # %%
 class GradientOfShape(torch.autograd.Function):
@@ -437,13 +552,18 @@ class GradientOfShape(torch.autograd.Function):
         return torch.ones(ctx.shape), None
 
 
+actual = {}
 for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
     x = torch.ones(input_shape, requires_grad=True)
     try:
         GradientOfShape.apply(x, grad_shape).sum().backward()
-        print(f"input {input_shape}, gradient {grad_shape}: summed to {x.grad.tolist()}")
+        print(f"input {input_shape}, gradient {grad_shape}: x.grad = {x.grad.tolist()}")
+        raised = False
     except RuntimeError as error:
         print(f"input {input_shape}, gradient {grad_shape}: error:", str(error).splitlines()[0])
+        raised = True
+    actual[f"{input_shape} given a {grad_shape} gradient raises"] = raised
+compare(predicted, actual)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -451,7 +571,8 @@ for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
 # The belief is too strict. The engine's rule: if the input's shape **broadcasts** to the
 # gradient's shape, autograd sums the gradient down to the input's shape for you, so $(2, 3)$
 # becomes $(3,)$ with every entry $2$. Any other shape is an error: $(2, 3)$ does not
-# broadcast to $(1, 3)$. Return gradients of the input's shape anyway: it is clearer.
+# broadcast to $(1, 3)$. Return gradients of the input's shape anyway: it is clearer, and
+# lesson 09 shows where relying on the engine breaks.
 # </details>
 
 # %% [markdown]
@@ -460,18 +581,99 @@ for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | `Square()(x)` or `Square.forward(ctx, x)` | no graph link or an error | `Square.apply(x)` |
-# | `return 2 * x` in `Square.backward` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | `grad_output * 2 * x`: the chain rule |
+# | a backward that leaves out `grad_output` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | multiply by `grad_output`: the chain rule |
+# | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
 # | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
-# | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it, an output makes a reference cycle | `ctx.save_for_backward(x)` |
+# | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
 # | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input, `None` for `w1` and `w2` |
 # | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |
+# | testing `ctx.needs_input_grad[1]` for the first input | `None` for that input whenever the other one needs no gradient | entry $i$ belongs to input $i$ |
 # | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
 # | reading `ctx.saved_tensors` in forward | it is `()` there | use the tensors forward already has |
 # | two calls to `save_for_backward` | only the second call's tensors are kept | one call with every tensor |
 #
+# ## When not to write a Function
+#
+# Everything here was differentiable by autograd already: `x ** 2` and `torch.outer` have
+# exact built-in backwards. Write a Function for the reasons at the top of this lesson, a
+# stability fix, a gradient on purpose, memory, or code autograd cannot see, and otherwise
+# compose tensor operations.
+
+# %% [markdown]
+# ## ✎ Transfer exercise · `Outer`
+#
+# Now alone: no worked example for this one. Write `Outer`, with `Outer.apply(u, v)`
+# returning `torch.outer(u, v)`, the $(m, n)$ table $y_{ij} = u_i v_j$ for `u` of shape
+# $(m,)$ and `v` of shape $(n,)$. The contract, which the self-check and the hidden tests
+# check:
+#
+# - a gradient for each input only when `ctx.needs_input_grad` says it is needed, `None`
+#   otherwise;
+# - forward saves only `u` and `v`, through `ctx.save_for_backward`.
+#
+# Use the method of `Norm` and `OuterSum`: one entry with its indices, the sum over the
+# outputs, the shapes.
+#
+# <details><summary><b>Hint 1</b> (a question)</summary>
+#
+# $u_k$ appears in which entries $y_{ij}$? What is $\partial y_{ij} / \partial u_k$ there?
+# </details>
+#
+# <details><summary><b>Hint 2</b> (the key step)</summary>
+#
+# $\partial y_{ij} / \partial u_k = v_j$ when $i = k$, and $0$ otherwise. The chain rule's sum
+# over $i$ and $j$ then keeps one row of $G$. Do the same for $v_k$.
+# </details>
+#
+# <details><summary><b>Hint 3</b> (the formulas)</summary>
+#
+# $$\frac{\partial L}{\partial u_k} = \sum_j G_{kj}\, v_j, \qquad
+#   \frac{\partial L}{\partial v_k} = \sum_i G_{ik}\, u_i .$$
+#
+# Each is a matrix-vector product: which side of $G$, $(m, n)$, does each vector go on?
+# </details>
+
+# %% nbgrader={"grade_id": "answer_Outer", "solution": true}
+class Outer(torch.autograd.Function):
+    """y[i, j] = u[i] * v[j], for u of shape (m,) and v of shape (n,)."""
+
+    @staticmethod
+    def forward(ctx, u, v):
+        ### BEGIN SOLUTION
+        ctx.save_for_backward(u, v)
+        return u[:, None] * v[None, :]  # (m, 1) * (1, n) -> (m, n)
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        u, v = ctx.saved_tensors
+        grad_u = grad_output @ v if ctx.needs_input_grad[0] else None  # (m, n) @ (n,) -> (m,)
+        grad_v = u @ grad_output if ctx.needs_input_grad[1] else None  # (m,) @ (m, n) -> (n,)
+        return grad_u, grad_v
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "Outer", "grade": true, "points": 2}
+self_check("Outer", Outer)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("Outer", Outer)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your `Outer`'s Jacobian, from your backward, beside autograd's of `torch.outer`: compare its
+# pattern with `OuterSum`'s above. (The view checks the gradients of these two small vectors
+# only; the self-check above is the verdict.)
+
+# %%
+jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64),
+              torch.tensor([3.0, 1.0], dtype=torch.float64))
+
+# %% [markdown]
 # ## Summary
 #
 # A `Function` is a pair of static methods joined by `ctx`. `backward` receives
 # `grad_output` and returns one gradient (or `None`) per forward input: the vector-Jacobian
-# product. `gradcheck` in float64 is your first test. Next lesson: which tensors to save,
-# and a sigmoid that stays finite at $x = \pm 800$.
+# product, derived one index at a time, never built as a matrix. `gradcheck` in float64 is
+# your first test. Next lesson: which tensors to save, and a sigmoid that stays finite at
+# $x = \pm 800$.

@@ -18,9 +18,12 @@
 # 1. choose between saving a Function's input and its output, and measure what it keeps;
 # 2. write a sigmoid whose values and gradients stay finite at $x = \pm 800$;
 # 3. save a boolean mask, and never write into `grad_output`, the input or a saved tensor;
-# 4. pass a Python number through `forward` and return `None` for it.
+# 4. pass a Python number through `forward` and return `None` for it;
+# 5. keep tiny numbers accurate next to 1 with `log1p` and `expm1`.
 #
-# Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**.
+# Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and at the end
+# `Softplus`, which you write alone. **Predict, then run** cells ask you to write your
+# prediction into a variable first; the cell after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
 import warnings
@@ -34,6 +37,16 @@ from widgets import backward_flow, inspect_saved
 
 _ = torch.manual_seed(0)
 torch.set_printoptions(precision=4)
+
+
+def compare(predicted: dict, actual: dict) -> None:
+    """Print each prediction beside what PyTorch did."""
+    width = max(map(len, actual))
+    for question, truth in actual.items():
+        guess = predicted.get(question)
+        verdict = ("no prediction written" if guess is None
+                   else "✓ as you predicted" if guess == truth else f"✗ you predicted {guess!r}")
+        print(f"{question:<{width}}  {truth!r:<16} {verdict}")
 
 # %% [markdown]
 # ## Why rewrite a sigmoid?
@@ -83,8 +96,9 @@ torch.set_printoptions(precision=4)
 # - **save the output** $y$, which forward has computed anyway.
 #
 # Saving the output skips the recomputation. It can also cost no memory at all, as we are
-# about to measure. Our worked example is $\tanh$, whose derivative is also written in its
-# output: $\tanh'(x) = 1 - \tanh^2(x) = 1 - y^2$. Here it is both ways.
+# about to measure. Our worked example is $\tanh$, whose derivative can be written either
+# way: $\tanh'(x) = 1 / \cosh^2(x)$ in the input, or $1 - \tanh^2(x) = 1 - y^2$ in the
+# output. Here it is both ways.
 
 # %%
 class MyTanh(torch.autograd.Function):
@@ -103,7 +117,7 @@ class MyTanh(torch.autograd.Function):
 
 
 class TanhSavesInput(torch.autograd.Function):
-    """y = tanh(x), saving the input and computing tanh again in backward."""
+    """y = tanh(x), saving the input and writing the derivative in x."""
 
     @staticmethod
     def forward(ctx, x):
@@ -113,8 +127,8 @@ class TanhSavesInput(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        y = torch.tanh(x)  # a second tanh per element: the price of saving x
-        return grad_output * (1 - y * y)
+        # d/dx tanh(x) = 1 / cosh(x)**2: an exponential per element again, the price of x
+        return grad_output / torch.cosh(x) ** 2
 
 
 # %% [markdown]
@@ -313,8 +327,14 @@ plt.show()
 # float64): $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
 #
 # **Predict, then run.** Put each forward below inside a Function that saves $y$ and whose
-# backward is your derivation from $y$. Which of the five meet the contract? (A forward that returns
-# `nan` fails; one that returns $0$ at $x = -40$ fails too.)
+# backward is your derivation from $y$. Which of the four meet the contract? (A forward that
+# returns `nan` fails; one that returns $0$ at $x = -40$ fails too.) Write `True` (meets it)
+# or `False` for each into the next cell first.
+
+# %%
+predicted = {"1 / (1 + exp(-x))": None, "exp(x) / (1 + exp(x))": None,
+             "(1 + tanh(x / 2)) / 2": None, "1 - 1 / (1 + exp(x))": None}
+
 
 # %%
 def forward_meets_contract(formula):
@@ -327,35 +347,31 @@ def forward_meets_contract(formula):
     return finite, relative
 
 
-def built_from_z(x, left=lambda z: z / (1 + z)):
-    z = torch.exp(-x.abs())
-    return torch.where(x >= 0, 1 / (1 + z), left(z))
-
-
 candidates = {
     "1 / (1 + exp(-x))": lambda x: 1 / (1 + torch.exp(-x)),
     "exp(x) / (1 + exp(x))": lambda x: torch.exp(x) / (1 + torch.exp(x)),
     "(1 + tanh(x / 2)) / 2": lambda x: (1 + torch.tanh(x / 2)) / 2,
-    "from z: z / (1 + z) for x < 0": built_from_z,
-    "from z: 1 - 1 / (1 + z) for x < 0": lambda x: built_from_z(x, lambda z: 1 - 1 / (1 + z)),
+    "1 - 1 / (1 + exp(x))": lambda x: 1 - 1 / (1 + torch.exp(x)),
 }
+meets = {}
 for name, formula in candidates.items():
     finite, relative = forward_meets_contract(formula)
-    verdict = "meets the contract" if finite and relative < 1e-6 else "fails"
-    print(f"{name:<36} finite: {finite!s:<5}  tail relative error: {relative:<8.2g} {verdict}")
+    meets[name] = finite and relative < 1e-6
+    print(f"{name:<24} finite: {finite!s:<5}  tail relative error: {relative:<8.2g}")
+compare(predicted, meets)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Two meet it: the $z$ form and, perhaps surprisingly, the first textbook formula. Inside a
-# Function whose backward is written from $y$, $1/(1 + e^{-x})$ is fine: for $x < -709.8$,
+# One meets it, perhaps surprisingly the first textbook formula. Inside a Function whose
+# backward is written from $y$, $1/(1 + e^{-x})$ is fine: for $x < -709.8$,
 # $e^{-x} = \infty$ and $1/\infty = 0$ exactly, and autograd never differentiates the
 # composition, so its `nan` never appears. It is also accurate in the tail, since
 # $1/(1 + \text{large})$ loses nothing. The other three fail: $e^x/(1 + e^x)$ is
-# $\infty/\infty$ for large $x$; $1 - 1/(1 + z)$ and the $\tanh$ form compute a tiny number
-# as the difference of two numbers near $1$ and return $0$ at $x = -40$.
+# $\infty/\infty$ for large $x$; $1 - 1/(1 + e^x)$ and the $\tanh$ form compute a tiny
+# number as the difference of two numbers near $1$ and return $0$ at $x = -40$.
 #
-# Why build from $z$ anyway? It has no infinite intermediate at all, so it stays safe when you
+# The form built from $z$, one formula per sign as above, meets it too. Why prefer it? It has no infinite intermediate at all, so it stays safe when you
 # edit it (compute $1 - y$ as $e^{-x}/(1 + e^{-x})$ and the first formula's $\infty$ becomes
 # $\infty/\infty$ = `nan`), and it is the pattern that carries over to softplus and
 # log-sum-exp. Both pass the grader: it checks the contract, not the formula.
@@ -434,15 +450,20 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 #    What does each cost, counting only memory nobody else keeps?
 #
 # **Predict, then run.** What gradient does `torch.relu` give at $x = 0$? And what does its
-# backward node keep: the input, the output, or a mask?
+# backward node keep: `"input"`, `"output"` or `"mask"`? Write both into the next cell.
+
+# %%
+predicted = {"gradient at x = 0": None, "relu's node keeps": None}
 
 # %%
 x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
 y = torch.relu(x)
 saved = y.grad_fn._saved_result  # what ReluBackward0 keeps for backward
-print("relu's node keeps a", saved.dtype, "tensor equal to its output:", torch.equal(saved, y))
+kept = ("mask" if saved.dtype == torch.bool else "output" if torch.equal(saved, y)
+        else "input")
 y.sum().backward()
 print("x.grad =", x.grad)
+compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": kept})
 
 # %% [markdown]
 # <details><summary><b>Check your answers</b> (open after running)</summary>
@@ -464,118 +485,132 @@ print("x.grad =", x.grad)
 # </details>
 
 # %% [markdown]
-# ### Worked example: `HardClip`
+# ### Worked example: `Dropout`
 #
-# $y = \mathrm{clamp}(x, -1, 1)$ passes $x$ through inside $(-1, 1)$ and is flat outside, so
-# its derivative is $\mathbb{1}[\,|x| < 1\,]$. At $x = \pm 1$ there is no derivative, and
-# the value used there is a convention: `HardClip` uses $0$ (lesson 03 shows that PyTorch's
-# own ops disagree on it). Forward saves that mask.
+# Dropout, in training, zeroes each element with probability $p$ and scales the survivors by
+# $1/(1 - p)$, so that the expected output equals the input: $y = x \odot m / (1 - p)$, with
+# $m$ a random boolean tensor drawn in forward. Its local derivative is
+# $\partial y_i / \partial x_i = m_i / (1 - p)$: diagonal again, and it depends on the mask
+# alone, not on $x$. Backward must use **the same** mask forward drew, so forward saves it,
+# one byte per element (PyTorch's own `native_dropout` does the same). $p$ is a float: a
+# plain attribute, and `None` as its gradient.
 
 # %%
-class HardClip(torch.autograd.Function):
-    """y = clamp(x, -1, 1)."""
+class Dropout(torch.autograd.Function):
+    """y = x * m / (1 - p), with m a random boolean mask that keeps each element with
+    probability 1 - p."""
 
     @staticmethod
-    def forward(ctx, x):
-        inside = x.abs() < 1  # bool: 1 byte per element
-        ctx.save_for_backward(inside)
-        return x.clamp(-1, 1)
+    def forward(ctx, x, p):
+        keep = torch.rand_like(x) >= p  # bool: 1 byte per element
+        ctx.save_for_backward(keep)
+        ctx.scale = 1 / (1 - p)
+        return x * keep * ctx.scale
 
     @staticmethod
     def backward(ctx, grad_output):
-        inside, = ctx.saved_tensors
-        return grad_output * inside  # a new tensor; grad_output is left alone
+        keep, = ctx.saved_tensors
+        return grad_output * keep * ctx.scale, None  # a new tensor; None for p
 
 
+torch.manual_seed(1)
 x = torch.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
-HardClip.apply(x).sum().backward()
-print("x.grad =", x.grad)
+y = Dropout.apply(x, 0.5)
+y.sum().backward()
+print("y      =", y.detach())
+print("x.grad =", x.grad, " (1 / (1 - p) = 2 where the element was kept, 0 where dropped)")
 
 x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-report("HardClip (saves a bool mask)", lambda: HardClip.apply(x))
+report("Dropout (saves a bool mask)", lambda: Dropout.apply(x, 0.5))
 
 # %% [markdown]
 # `report` counts 1000 bytes for 1000 elements, all of it new: nobody else holds the mask.
-# Saving `x` would count 8000 bytes but add nothing while the caller holds `x` anyway. Which
-# one is cheaper depends on what the rest of the graph keeps, just as it did for $\tanh$.
+# Here nothing else could replace it: neither $x$ nor $y$ tells a dropped element from an
+# element that was $0$. For the ReLU, you have a choice, just as for $\tanh$.
 
 # %% [markdown]
 # ## Never write into `grad_output`
 #
-# It is tempting to zero the masked entries of `grad_output` in place and return it. Don't:
-# `grad_output` does not belong to you.
-#
-# - Autograd may pass **the same tensor** to other nodes, or it may be the caller's own
-#   tensor (the one given to `y.backward(g)`).
-# - It may be an **expanded view** in which every element is one memory location. The
-#   backward of `.sum()` does exactly that: it expands a single `1`. Writing one element then
-#   writes all of them.
-#
-# Here is `HardClip` done the wrong way. **Predict, then run:** after `.sum().backward()`,
-# what is `x.grad`? And after `.backward(g)`, what is `g`?
+# It is tempting to zero the dropped entries of `grad_output` in place and return it. Here is
+# `Dropout` done that way, at $p = 0.5$ with the same seed as above: the mask keeps the first
+# and the last of the four entries. **Predict, then run:** after `.sum().backward()`, what is `x.grad`? After
+# `.backward(g)` with `g = torch.ones(4)`, what is `g`? Write both as lists.
 
 # %%
-class HardClipInPlace(torch.autograd.Function):
-    """clamp(x, -1, 1) with a broken backward that writes into grad_output."""
+predicted = {"x.grad after .sum().backward()": None, "g after .backward(g)": None}
+
+
+# %%
+class DropoutInPlace(torch.autograd.Function):
+    """Dropout whose backward zeroes the dropped entries of grad_output in place."""
 
     @staticmethod
-    def forward(ctx, x):
-        inside = x.abs() < 1
-        ctx.save_for_backward(inside)
-        return x.clamp(-1, 1)
+    def forward(ctx, x, p):
+        keep = torch.rand_like(x) >= p
+        ctx.save_for_backward(keep)
+        ctx.scale = 1 / (1 - p)
+        return x * keep * ctx.scale
 
     @staticmethod
     def backward(ctx, grad_output):
-        inside, = ctx.saved_tensors
-        grad_output[~inside] = 0  # WRONG: writes into a tensor autograd owns
-        return grad_output
+        keep, = ctx.saved_tensors
+        grad_output[~keep] = 0
+        return grad_output * ctx.scale, None
 
 
+torch.manual_seed(1)
 x = torch.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # PyTorch warns about writing into an expanded tensor
-    HardClipInPlace.apply(x).sum().backward()
-print("after .sum():    x.grad =", x.grad, " (should be [0, 1, 1, 0])")
+    DropoutInPlace.apply(x, 0.5).sum().backward()
+after_sum = x.grad.tolist()
 
+torch.manual_seed(1)
 x = torch.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
 g = torch.ones(4)
-HardClipInPlace.apply(x).backward(g)
-print("after .backward(g):   g =", g, " (the caller's tensor, changed)")
+DropoutInPlace.apply(x, 0.5).backward(g)
+compare(predicted, {"x.grad after .sum().backward()": after_sum, "g after .backward(g)": g.tolist()})
+print("(Dropout's x.grad above: [2, 0, 0, 2], and g should stay [1, 1, 1, 1])")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# After `.sum()` the gradient is zero **everywhere**, with no error: writing a zero into one
-# element wrote it into the single memory location all four share. After `.backward(g)` the
-# caller's `g` has lost its first and last entries. The fix is the one `HardClip` uses: build
-# a new tensor, `grad_output * mask`. (If you really want to write into something, write into
-# `grad_output.clone()`.)
+# `grad_output` does not belong to your backward.
+#
+# - After `.sum()`, `grad_output` is an **expanded view** in which every element is one memory
+#   location: the backward of `.sum()` expands a single `1`. Writing a zero into one element
+#   wrote it into all four, so the gradient is zero **everywhere**, with no error.
+# - After `.backward(g)`, `grad_output` **is** the caller's `g`, which has lost its dropped
+#   entries. Autograd may also pass the same tensor to other nodes.
+#
+# The fix is the one `Dropout` uses: multiply, which builds a new tensor and leaves
+# `grad_output` alone. (If you really want to write into something, write into a clone.)
 # </details>
 
 # %% [markdown]
 # ## Saved tensors go through `save_for_backward`, even masks
 #
 # Autograd gives every tensor a **version counter** that goes up each time the tensor is
-# changed in place. `save_for_backward` records the version, and backward refuses to run if
-# a saved tensor has changed since, because the gradient would be silently wrong. A tensor
-# kept as a plain attribute, `ctx.y = y`, skips that check. It also escapes saved-tensor hooks,
-# the mechanism behind `report` above and behind lesson 05's memory tricks, and for an output
-# it makes a reference cycle between the output and its own
-# graph node, which keeps memory alive until Python's cycle collector runs. (Double backward
-# still works for an input or an output kept this way; lesson 04 shows what does break it.)
+# changed in place. `save_for_backward` records the version of each tensor it saves.
 #
 # Let's change the output of `tanh` in place before backward, once with `MyTanh`, once with
-# a copy that keeps `y` as an attribute. **Predict, then run:** which of the two raises, and
-# what does the other one return? How many bytes does `report` find saved by `TanhOnCtx`?
+# `TanhOnCtx`, which keeps `y` as a plain attribute, `ctx.y = y`. **Predict, then run:** which
+# of the two raises? Does the other return the true gradient? How many bytes does `report`
+# (built on saved-tensor hooks) find saved by `TanhOnCtx` for 1000 float64 numbers?
+
+# %%
+predicted = {"MyTanh raises": None, "TanhOnCtx raises": None,
+             "TanhOnCtx's gradient is right": None, "bytes report finds": None}
+
 
 # %%
 class TanhOnCtx(torch.autograd.Function):
-    """tanh with a broken forward that keeps its output as a ctx attribute."""
+    """tanh that keeps its output as a ctx attribute."""
 
     @staticmethod
     def forward(ctx, x):
         y = torch.tanh(x)
-        ctx.y = y  # WRONG: tensors go through ctx.save_for_backward
+        ctx.y = y
         return y
 
     @staticmethod
@@ -583,6 +618,7 @@ class TanhOnCtx(torch.autograd.Function):
         return grad_output * (1 - ctx.y * ctx.y)
 
 
+actual = {}
 for function in (MyTanh, TanhOnCtx):
     x = torch.tensor([0.0, 0.5, 1.0], requires_grad=True)
     y = function.apply(x)
@@ -590,19 +626,31 @@ for function in (MyTanh, TanhOnCtx):
     try:
         y.sum().backward()
         print(f"{function.__name__:<10} x.grad = {x.grad}")
+        actual[f"{function.__name__} raises"] = False
     except RuntimeError as error:
         print(f"{function.__name__:<10} RuntimeError: {str(error)[:70]}...")
-print("true gradient     ", 1 - torch.tanh(x.detach()) ** 2)
+        actual[f"{function.__name__} raises"] = True
+truth = 1 - torch.tanh(x.detach()) ** 2
+print("true gradient     ", truth)
+actual["TanhOnCtx's gradient is right"] = bool(torch.allclose(x.grad, truth))
 
 x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-report("TanhOnCtx (y kept as ctx.y)", lambda: TanhOnCtx.apply(x))  # the hooks never see y
+report("TanhOnCtx (y kept as ctx.y)", lambda: TanhOnCtx.apply(x))
+actual["bytes report finds"] = saved_for_backward(lambda: TanhOnCtx.apply(x))[1]
+compare(predicted, actual)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `MyTanh` refuses to run. `TanhOnCtx` returns a wrong gradient, even of the wrong sign,
-# without a word. And `report`, which counts through saved-tensor hooks, finds nothing saved,
-# although `TanhOnCtx` keeps 8000 bytes alive.
+# `MyTanh` refuses to run: backward found that the saved `y` had changed since forward, and
+# the gradient would have been silently wrong. `TanhOnCtx` returns a wrong gradient, even of
+# the wrong sign, without a word: a tensor kept as a plain attribute skips the version check.
+# And `report`, which counts through saved-tensor hooks, finds nothing saved, although
+# `TanhOnCtx` keeps 8000 bytes alive: attributes escape the hooks, the mechanism behind
+# lesson 05's memory tricks too. For an output there is a third cost: `y.grad_fn` is `ctx`,
+# so `ctx.y = y` makes a reference cycle that keeps the graph alive until Python's cycle
+# collector runs. (Double backward still works for an input or an output kept this way;
+# lesson 04 shows what does break it.)
 # </details>
 #
 # The rule for `ctx` is short: **tensors through `ctx.save_for_backward`, everything else
@@ -665,19 +713,23 @@ backward_flow(neuron, names={"x": x, "w": w, "b": b})
 #
 # 1. What is $\partial y / \partial x$, and what does backward return for $s$?
 # 2. Could forward save only its output $y$, as `MySigmoid` does? (Hint: what is
-#    $\sigma(x)$ in terms of $y$, and what happens at $s = 0$?)
-# 3. If not, what are the choices, and what does each cost?
+#    $\sigma(x)$ in terms of $y$, and what happens at $s = 0$? What is the gradient there?)
+# 3. What are the choices, and what does each cost?
 #
 # <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
 #
 # 1. By the chain rule $\dfrac{\partial y}{\partial x} = s\,\sigma(x)\,\big(1 - \sigma(x)\big)$;
 #    $s$ is not a tensor, so backward returns `None` in its place.
-# 2. No: $\sigma(x) = y / s$ is $0/0$ when $s = 0$. The output does not carry what backward
-#    needs.
-# 3. **Save the input $x$** and compute $\sigma(x)$ again in backward: one more exponential per
-#    element, always correct. Or **save $\sigma(x)$**, a new float tensor: enough for first
-#    derivatives, but lesson 04 shows that a saved intermediate gives wrong second
-#    derivatives. Prefer the first. The scale is a float: a plain attribute on `ctx`.
+# 2. Yes, with one case apart. For $s \ne 0$, $\sigma(x) = y / s$, and the derivative is
+#    $s \cdot (y/s)(1 - y/s) = y\,(1 - y/s)$. At $s = 0$, $y / s$ is $0/0$, but nothing needs
+#    recovering: the derivative $s\,\sigma(1 - \sigma)$ is exactly $0$ for every $x$. A
+#    backward that divides by $s$ without looking at that case returns `nan`.
+# 3. **Save the output $y$**, with the case $s = 0$ written out: no recomputation, no new
+#    memory when the next layer keeps $y$. **Save the input $x$** and compute $\sigma(x)$
+#    again in backward: one more exponential per element, and no special case. Or **save
+#    $\sigma(x)$**, a new float tensor: enough for first derivatives, but lesson 04 shows
+#    that a saved intermediate gives wrong second derivatives. Either of the first two is
+#    right; the grader accepts both. The scale is a float: a plain attribute on `ctx`.
 # </details>
 
 # %% [markdown]
@@ -695,7 +747,7 @@ class ScaledSigmoid(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, scale):
         ### BEGIN SOLUTION
-        ctx.save_for_backward(x)  # y / scale would fail for scale = 0
+        ctx.save_for_backward(x)  # no special case for scale = 0
         ctx.scale = scale  # a float: a plain attribute
         return scale * torch.sigmoid(x)
         ### END SOLUTION
@@ -736,18 +788,62 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# ## Tiny numbers next to 1: `log1p` and `expm1`
+#
+# The sigmoid's left tail failed for formulas that form $1 + (\text{tiny})$ or
+# $1 - (\text{almost } 1)$: float64 keeps about 16 significant digits, so $1 + 10^{-20}$ is
+# exactly $1$, and what made the tiny number tiny is gone before the next operation sees it.
+# Two functions exist for precisely this:
+#
+# - `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$: accurate for tiny $u$,
+#   where $\log(1 + u) \approx u$;
+# - `torch.expm1(u)` computes $e^u - 1$ without subtracting: accurate for tiny $u$, where
+#   $e^u - 1 \approx u$.
+#
+# They turn up wherever a probability or a rate is small: the chance of at least one event in
+# a short time $t$ at rate $\lambda$ is $1 - e^{-\lambda t}$; the log-probability that a rare
+# event does not happen is $\log(1 - p)$.
+#
+# **Predict, then run.** For $u = 10^{-20}$, what do `torch.log(1 + u)` and
+# `1 - torch.exp(-u)` return? And for $u = 10^{-10}$, how many correct significant digits
+# does `torch.log(1 + u)` keep: about 16, 7, or 0? Write your answers first.
+
+# %%
+predicted = {"log(1 + u) at u = 1e-20": None, "1 - exp(-u) at u = 1e-20": None,
+             "digits of log(1 + u) at u = 1e-10": None}
+
+# %%
+u = torch.tensor([1e-20, 1e-10, 1e-3], dtype=torch.float64)
+for name, naive, careful in [("log(1 + u)", torch.log(1 + u), torch.log1p(u)),
+                             ("1 - exp(-u)", 1 - torch.exp(-u), -torch.expm1(-u))]:
+    print(f"{name:<12} naive:   {naive.tolist()}\n{'':<12} careful: {careful.tolist()}")
+digits = -torch.log10((torch.log(1 + u[1]) - torch.log1p(u[1])).abs() / u[1]).item()
+compare(predicted, {"log(1 + u) at u = 1e-20": torch.log(1 + u[0]).item(),
+                    "1 - exp(-u) at u = 1e-20": (1 - torch.exp(-u[0])).item(),
+                    "digits of log(1 + u) at u = 1e-10": round(digits)})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Both naive forms return exactly $0$ at $u = 10^{-20}$, a relative error of 100%; at
+# $u = 10^{-10}$ they keep about 7 digits of 16, because $1 + u$ stored only the first 6 or 7
+# digits of $u$. The careful forms are accurate to the last digit everywhere. Use them when
+# an argument can be tiny; they cost the same as `log` and `exp`.
+# </details>
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` values for $x > 709.8$ in float64 ($x > 88.7$ in float32) | build both branches from `torch.exp(-x.abs())` |
 # | `1 / (1 + torch.exp(-x))` left to autograd | `nan` gradients for $x < -709.8$ | a Function with a backward written from `y` |
-# | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`, use `y * (1 - y)` |
-# | `grad_output[~mask] = 0; return grad_output` | other gradients change silently; after `.sum()` the whole gradient is zero | `return grad_output * mask` |
+# | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`: $\sigma'(x) = y(1 - y)$ |
+# | `grad_output[~mask] = 0; return grad_output` | other gradients change silently; after `.sum()` the whole gradient is zero | a new tensor: multiply `grad_output` by the mask |
 # | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
 # | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
-# | recovering $\sigma(x)$ as `y / scale` | `nan` for `scale = 0` | save `x` and recompute |
-# | returning one gradient from `ScaledSigmoid.backward` | `RuntimeError: returned an incorrect number of gradients` | `return grad_x, None` |
+# | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
+# | returning one gradient from `ScaledSigmoid.backward` | `RuntimeError: returned an incorrect number of gradients` | one value per input: `None` for `scale` |
 #
 # **Common misconceptions.**
 #
@@ -756,21 +852,90 @@ plt.show()
 #   hooks exactly as `ctx.y = y` does (`TanhOnCtx` above). Every tensor goes through
 #   `save_for_backward`.
 # - *"Zeroing `grad_output` in place saves a copy."* It passes a quick test with `torch.ones`
-#   as the gradient and fails inside real graphs, as `HardClipInPlace` showed. Multiplying by
+#   as the gradient and fails inside real graphs, as `DropoutInPlace` showed. Multiplying by
 #   the mask makes the one new tensor backward needs anyway.
 # - *"Save the output whenever the derivative can be written from it."* Only when that is
-#   cheapest: a mask can be smaller, the output can be free, and neither helps when the output
-#   cannot give back what backward needs (`ScaledSigmoid` at $s = 0$).
+#   cheapest: a mask can be smaller, and the output can be free. When the output determines
+#   the derivative only outside some case (`ScaledSigmoid` at $s = 0$), handle that case
+#   explicitly, or save the input.
 # - *"The textbook $1/(1 + e^{-x})$ must be avoided."* Left to autograd it gives `nan`
 #   gradients; inside your Function with a backward from $y$, it meets the contract.
+
+# %% [markdown]
+# ## ✎ Transfer exercise · `Softplus`
 #
+# Now alone: no worked example for this one. Softplus, $\mathrm{softplus}(x) = \log(1 + e^x)$,
+# is a smooth ReLU, and its derivative is the sigmoid. Write `Softplus`, with
+# `Softplus.apply(x)` returning $\log(1 + e^x)$ **exactly** (the grader's reference is
+# `torch.logaddexp(x, 0)`; `F.softplus` switches to $x$ itself above $x = 20$, an
+# approximation this contract does not accept). The contract:
+#
+# - forward saves **only its output** $y$, through `ctx.save_for_backward`, and backward
+#   recovers the derivative from $y$;
+# - in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both
+#   tails**: relative error at most $10^{-12}$ wherever the true value is a normal float64
+#   number. $\mathrm{softplus}(-40) \approx 4.2 \times 10^{-18}$, not $0$; the gradient at
+#   $x = 40$ is $1 - 4.2 \times 10^{-18}$, and at $x = -40$ it is about $4.2 \times 10^{-18}$.
+#
+# (One of this course's source texts gives the derivative as $x - \sigma(x)$. Derive it
+# yourself.)
+#
+# <details><summary><b>Hint 1</b> (forward)</summary>
+#
+# Where does $e^x$ overflow, and where does $1 + e^x$ lose $e^x$? Split on the sign of $x$ as
+# the sigmoid did: for $x > 0$, $\log(1 + e^x) = x + \log(1 + e^{-x})$. In both branches the
+# exponential is then $e^{-|x|} \le 1$, and the $\log(1 + \cdot)$ of a tiny number is the
+# section above.
+# </details>
+#
+# <details><summary><b>Hint 2</b> (the derivative, written in $y$)</summary>
+#
+# $\dfrac{dy}{dx} = \dfrac{e^x}{1 + e^x} = \sigma(x)$. Since $e^{y} = 1 + e^x$,
+# $\;\sigma(x) = \dfrac{e^y - 1}{e^y} = 1 - e^{-y}$.
+# </details>
+#
+# <details><summary><b>Hint 3</b> (the tails of the gradient)</summary>
+#
+# In the left tail $y$ is tiny and $1 - e^{-y}$ is the difference of two numbers near $1$;
+# the section above has a function that computes it without the subtraction. In the right
+# tail, $1 - e^{-y}$ is within $10^{-16}$ of $1$ and any form is accurate.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_Softplus", "solution": true}
+class Softplus(torch.autograd.Function):
+    """y = log(1 + exp(x)), exact in both tails, saving only y."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        y = x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))  # exp(-|x|) in (0, 1]
+        ctx.save_for_backward(y)
+        return y
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        y, = ctx.saved_tensors
+        return grad_output * -torch.expm1(-y)  # sigmoid(x) = 1 - exp(-y), without cancelling
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "Softplus", "grade": true, "points": 2}
+self_check("Softplus", Softplus)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("Softplus", Softplus)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## Summary
 #
 # Save what backward needs in the form that costs least in the whole graph: the output when
 # the derivative is written in it and the next layer keeps it anyway (sigmoid, tanh, ReLU in
 # a plain network), a boolean mask when backward only needs to know *where* and nothing else
-# keeps the activation, and the input when the output cannot give back what backward needs
-# (a scale of zero). Always through
+# keeps the activation, and the input when recomputing from it is simpler than the cases the
+# output needs (a scale of zero). Always through
 # `ctx.save_for_backward`; never write into `grad_output`, your inputs or saved tensors.
-# Build forward formulas from pieces that cannot overflow, such as $e^{-|x|}$.
+# Build forward formulas from pieces that cannot overflow, such as $e^{-|x|}$, and keep tiny
+# numbers apart from $1$ with `log1p` and `expm1`.
 # Next lesson: a linear layer, where gradients become matrix products.

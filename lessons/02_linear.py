@@ -19,9 +19,13 @@
 # 1. derive the gradients of $x W^\top + b$ with the shape of every term written down;
 # 2. handle inputs with any number of leading dimensions, including none;
 # 3. use `ctx.needs_input_grad` to skip work, and count that work with `FlopCounterMode`;
-# 4. fuse a linear layer with a ReLU, and measure when that saves memory and when it does not.
+# 4. fuse a linear layer with a ReLU, and measure when that saves memory and when it does not;
+# 5. write index notation as `einsum`, and differentiate an `einsum` with a weight of any
+#    number of indices.
 #
-# Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**.
+# Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**, and at the end
+# `Bilinear`, which you write alone. **Predict, then run** cells ask you to write your
+# prediction into a variable first; the cell after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
 import warnings
@@ -38,6 +42,16 @@ from widgets import backward_flow, inspect_saved
 
 _ = torch.manual_seed(0)
 torch.set_printoptions(precision=4)
+
+
+def compare(predicted: dict, actual: dict) -> None:
+    """Print each prediction beside what PyTorch did."""
+    width = max(map(len, actual))
+    for question, truth in actual.items():
+        guess = predicted.get(question)
+        verdict = ("no prediction written" if guess is None
+                   else "✓ as you predicted" if guess == truth else f"✗ you predicted {guess!r}")
+        print(f"{question:<{width}}  {truth!r:<16} {verdict}")
 
 # %% [markdown]
 # ## The maths: shapes first
@@ -120,36 +134,44 @@ for name, mine, truth in zip(["grad_x", "grad_weight", "grad_bias"],
 #   \quad\Longrightarrow\quad
 #   \underbrace{\texttt{grad\_bias}}_{(\text{out},)} = \text{the sum of the rows of } G$$
 #
-# In code: `G @ W`, `G.T @ x` and `G.sum(0)`. **Shapes check the algebra**: there is only one
-# way to multiply $G$ $(N, \text{out})$ with $W$ $(\text{out}, \text{in})$ and get
-# $(N, \text{in})$. Whenever you are unsure of a transpose, write the shapes next to the formula.
+# **Shapes check the algebra**: there is only one way to multiply $G$ $(N, \text{out})$ with
+# $W$ $(\text{out}, \text{in})$ and get $(N, \text{in})$. Whenever you are unsure of a
+# transpose, write the shapes next to the formula.
 # </details>
 
 # %% [markdown]
 # ### A common misconception: a transpose in forward means a transpose in backward
 #
-# Forward multiplies by $W^\top$, so it is tempting to multiply by $W^\top$ in backward too, and
-# to "correct" a right `grad_output @ W` into `grad_output @ W.t()`. The shapes refute it:
-# $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit unless $\text{in} = \text{out}$.
+# Forward multiplies by $W^\top$, so it is tempting to multiply by $W^\top$ in backward too;
+# one of this course's source texts "corrects" a right `grad_output @ W` into
+# `grad_output @ W.t()`.
 #
-# **Predict, then run.** With the square $W$ above, both formulas run. Which one equals
-# autograd's `grad_x`? And with $\text{in} = 3$, $\text{out} = 4$?
+# **Predict, then run.** With the square $W$ above, both formulas run. Does `G @ W` equal
+# autograd's `grad_x`? Does `G @ W.T`? And with $\text{in} = 3$, $\text{out} = 4$, does
+# `G @ W.T` raise? Write `True` or `False` for each first.
 
 # %%
-print("autograd's grad_x == G @ W   :", torch.allclose(x.grad, G @ W.detach()))
-print("autograd's grad_x == G @ W.T :", torch.allclose(x.grad, G @ W.detach().T))
+predicted = {"G @ W is grad_x": None, "G @ W.T is grad_x": None,
+             "G @ W.T raises when in != out": None}
 
+# %%
 W_rect, G_rect = torch.randn(4, 3), torch.randn(5, 4)  # in = 3, out = 4
 try:
     G_rect @ W_rect.T
+    raises = False
 except RuntimeError as error:
-    print("with in != out, G @ W.T fails:", error)
+    print("with in != out:", error)
+    raises = True
+compare(predicted, {"G @ W is grad_x": torch.allclose(x.grad, G @ W.detach()),
+                    "G @ W.T is grad_x": torch.allclose(x.grad, G @ W.detach().T),
+                    "G @ W.T raises when in != out": raises})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # Only `G @ W` matches. With a square $W$ the transposed formula runs and is silently wrong;
-# with $\text{in} \ne \text{out}$ it cannot even run. $W^\top$ in the forward becomes $W$ in
+# with $\text{in} \ne \text{out}$ it cannot even run: $(N, \text{out}) \cdot
+# (\text{in}, \text{out})$ does not fit. $W^\top$ in the forward becomes $W$ in
 # `grad_x`, and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
 # </details>
 
@@ -180,11 +202,11 @@ except RuntimeError as error:
 #   = \sum_p \underbrace{g_p}_{(\text{out},\,1)} \underbrace{x_p^\top}_{(1,\,\text{in})}
 #   = \underbrace{G_2^\top}_{(\text{out},\,M)} \underbrace{x_2}_{(M,\,\text{in})},$$
 #
-#    where $G_2$ = `grad_output.reshape(-1, out)` $(M, \text{out})$ and
-#    $x_2$ = `x.reshape(-1, in)` $(M, \text{in})$ flatten every leading dimension into rows. The
-#    one product sums over all $M$ positions.
-# 3. $\texttt{grad\_bias} = \sum_p g_p$: `grad_output.reshape(-1, out).sum(dim=0)`.
-# 4. Yes: `reshape(-1, n)` turns a single vector into one row, so the same lines cover $M = 1$.
+#    where $G_2$ $(M, \text{out})$ and $x_2$ $(M, \text{in})$ are $G$ and $x$ with every
+#    leading dimension flattened into rows (a `reshape` whose first size is $-1$). The one
+#    product sums over all $M$ positions.
+# 3. $\texttt{grad\_bias} = \sum_p g_p$: the sum of the rows of $G_2$, shape $(\text{out},)$.
+# 4. Yes: flattening turns a single vector into one row, so the same formulas cover $M = 1$.
 # </details>
 
 # %% [markdown]
@@ -239,6 +261,11 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
 # shape broadcasts to it. **Predict, then run.** For $x$ of shape $(2, 5, 3)$ and $G$ of shape
 # $(2, 5, 4)$, which of these three `grad_weight` candidates raise, and which give a gradient
 # that the engine can sum to $(4, 3)$? And `G.T @ x` for a single vector, $x$ of shape $(3,)$?
+# Write `True` (raises) or `False` for each first.
+
+# %%
+predicted = {"G.mT @ x, 3-D": None, "G.T @ x, 3-D": None,
+             "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": None, "G.T @ x, 1-D": None}
 
 # %%
 G3, x3 = torch.randn(2, 5, 4), torch.randn(2, 5, 3)
@@ -249,13 +276,17 @@ candidates = {
     "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": lambda: G3.reshape(-1, 4).T @ x3.reshape(-1, 3),
     "G.T @ x, 1-D": lambda: G1.T @ x1,
 }
+raised = {}
 for label, candidate in candidates.items():
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # .T on a 3-D tensor is deprecated
             print(f"{label:<44} shape {tuple(candidate().shape)}")
+        raised[label] = False
     except RuntimeError as error:
         print(f"{label:<44} RuntimeError: {str(error).splitlines()[0][:60]}...")
+        raised[label] = True
+compare(predicted, raised)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -272,21 +303,24 @@ for label, candidate in candidates.items():
 # %% [markdown]
 # ## `needs_input_grad` saves real work
 #
-# Two of the three gradients of a linear layer cost a matrix product each, about
-# $2 \cdot M \cdot \text{out} \cdot \text{in}$ floating-point operations (FLOPs): as much as
-# the forward itself. `grad_bias` is only a sum. Often only some gradients are wanted:
+# Often only some gradients are wanted:
 #
 # - the first layer of a network: $x$ is the data, with no gradient;
 # - fine-tuning with frozen weights: $W$ and $b$ need none, but $x$ does, to reach
 #   earlier layers.
 #
-# `torch.utils.flop_counter.FlopCounterMode` counts the FLOPs of the matrix products run
-# inside it (not of sums or element-wise operations). Here is one backward through
-# PyTorch's own `F.linear` for every choice of which inputs require a gradient.
+# `torch.utils.flop_counter.FlopCounterMode` counts the floating-point operations (FLOPs) of
+# the matrix products run inside it (not of sums or element-wise operations). Here is one
+# backward through PyTorch's own `F.linear` for every choice of which inputs require a
+# gradient.
 #
-# **Predict, then run.** With $x$ of shape $(10, 6)$ and $W$ of shape $(4, 6)$, one matrix
-# product costs $2 \cdot 10 \cdot 4 \cdot 6 = 480$ FLOPs. How many FLOPs does the backward do
-# when only `b` requires grad? When only `x` does? When all three do?
+# **Predict, then run.** With $x$ of shape $(10, 6)$ and $W$ of shape $(4, 6)$, a product of
+# a $(10, 4)$ and a $(4, 6)$ matrix costs $2 \cdot 10 \cdot 4 \cdot 6 = 480$ FLOPs. Look at
+# your three formulas: how many FLOPs does the backward count when only `b` requires grad?
+# When only `x` does? When all three do? Write the three numbers first.
+
+# %%
+predicted = {"b": None, "x": None, "x, W, b": None}
 
 # %%
 IN, OUT, ROWS = 6, 4, 10
@@ -308,6 +342,8 @@ def backward_flops(linear, wanted):
 builtin = [backward_flops(F.linear, wanted) for wanted in CHOICES]
 for wanted, flops in zip(CHOICES, builtin):
     print(f"requires grad: {', '.join(wanted):<8} backward FLOPs: {flops:>4}")
+compare(predicted, {", ".join(wanted): flops for wanted, flops in zip(CHOICES, builtin)
+                    if ", ".join(wanted) in predicted})
 
 # %%
 labels = [", ".join(wanted) for wanted in CHOICES]
@@ -327,8 +363,9 @@ plt.show()
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# 0, 480 and 960. PyTorch's linear pays one matrix product per gradient it is asked for, and
-# nothing for a bias-only gradient (a sum, which the counter does not count). A backward that
+# 0, 480 and 960. Two of the three gradients cost a matrix product each, as much as the
+# forward itself; `grad_bias` is a sum, which the counter does not count. PyTorch's linear
+# pays one matrix product per gradient it is asked for. A backward that
 # computes everything always pays the red line. Your Function should match the blue bars.
 # </details>
 
@@ -351,6 +388,9 @@ plt.show()
 #   trailing `None` is accepted.
 # - Write the formulas yourself with `@`, `reshape` and `sum`: no `F.linear` or autograd
 #   calls inside backward.
+# - Autograd may hand backward a `grad_output` that is not contiguous in memory (the
+#   gradient of a transpose is one); your gradients must be right for it too. `view` refuses
+#   such a tensor where `reshape` copies it.
 
 # %% nbgrader={"grade_id": "answer_MyLinearFunction", "solution": true}
 class MyLinearFunction(torch.autograd.Function):
@@ -675,24 +715,167 @@ plt.show()
 # </details>
 
 # %% [markdown]
+# ## Index notation as code: `einsum` and a weight with three indices
+#
+# Every formula in this lesson was a sum over some indices of a product of tensors.
+# `torch.einsum` writes exactly that: one letter per index, the operands' letters before the
+# arrow, the result's after it, and **every letter missing from the result is summed over**.
+# `...` stands for any leading dimensions; left out of the result, they are summed too.
+# `torch.einsum("ni,oi->no", x, W)` is $x W^\top$.
+#
+# ### Worked example: `HeadwiseLinear`
+#
+# Multi-head layers apply one small linear map per head: $x$ has shape $(*, H, \text{in})$,
+# the weight has **three** indices, $W$ of shape $(H, \text{out}, \text{in})$, and
+#
+# $$y_{p h o} = \sum_i x_{p h i}\, W_{h o i}, \qquad y \text{ of shape } (*, H, \text{out}).$$
+#
+# The method of lesson 00, one index at a time ($p$ is a position in the leading dimensions):
+#
+# 1. $\partial y_{pho} / \partial x_{qgi} = W_{hoi}$ if $q = p$ and $g = h$, else $0$. The sum
+#    over outputs keeps $o$: $\;\partial L / \partial x_{phi} = \sum_o G_{pho}\, W_{hoi}$.
+# 2. $\partial y_{pho} / \partial W_{gkj} = x_{phj}$ if $g = h$ and $k = o$, else $0$; the
+#    sum keeps every position: $\;\partial L / \partial W_{hoi} = \sum_p G_{pho}\, x_{phi}$.
+#
+# Look at the subscripts. Forward is `"...hi,hoi->...ho"`. Each gradient is the same
+# product with the operand you differentiate and the output **swapped**: `grad_output` takes
+# the output's letters, and the result takes that operand's letters. That **swap rule**
+# holds for any einsum in which every letter appears in at least two of the subscripts
+# (operands and output); a letter that only one operand has is summed in forward and must be
+# broadcast back in backward, which the swap cannot do.
+
+# %%
+class HeadwiseLinear(torch.autograd.Function):
+    """y[..., h, o] = sum_i x[..., h, i] * weight[h, o, i]: one linear map per head."""
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        ctx.save_for_backward(x, weight)
+        return torch.einsum("...hi,hoi->...ho", x, weight)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:  # swap x and the output: sum over o
+            grad_x = torch.einsum("...ho,hoi->...hi", grad_output, weight)
+        if ctx.needs_input_grad[1]:  # swap weight and the output: sum over o and every position
+            grad_weight = torch.einsum("...ho,...hi->hoi", grad_output, x)
+        return grad_x, grad_weight
+
+
+heads_weight = torch.randn(3, 4, 5, dtype=torch.float64, requires_grad=True)  # (H, out, in)
+for shape in [(3, 5), (2, 3, 5), (2, 7, 3, 5)]:
+    x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
+    print(f"x of shape {str(shape):<13} gradcheck:",
+          torch.autograd.gradcheck(HeadwiseLinear.apply, (x, heads_weight)))
+
+# %% [markdown]
+# `einsum` is a clear way to write a backward, not always the fastest: it picks an order of
+# contraction for you, and for two operands it becomes one batched matrix product, which is
+# what you would write by hand. With three operands, the order matters: summing over $i$
+# first or over $j$ first can differ in cost by the ratio of their sizes. (PyTorch chooses the
+# order with `opt_einsum` when it is installed.)
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `grad_x = grad_output @ weight.T` | a shape error when in $\ne$ out; silently wrong when $W$ is square | `grad_output @ weight`: $(*, \text{out}) \cdot (\text{out}, \text{in})$ |
-# | `grad_weight = grad_output.T @ x` without flattening | `RuntimeError` for 1-D `x` (a dot product of sizes out and in) and for 3-D `x` (`.T` reverses every dimension) | flatten first: `g2.T @ x2` with `reshape(-1, n)` |
-# | `grad_bias = grad_output` | works only because the engine sums it for you; unclear | `grad_output.reshape(-1, out).sum(dim=0)` |
+# | `grad_x = grad_output @ weight.T` | a shape error when in $\ne$ out; silently wrong when $W$ is square | $G W$: $(*, \text{out}) \cdot (\text{out}, \text{in})$ |
+# | `grad_weight = grad_output.T @ x` without flattening | `RuntimeError` for 1-D `x` (a dot product of sizes out and in) and for 3-D `x` (`.T` reverses every dimension) | flatten the leading dimensions into rows first, then $G_2^\top x_2$ |
+# | `grad_output.view(-1, out)` | `RuntimeError` when autograd hands a non-contiguous `grad_output` (after a transpose, for example) | `reshape`, which copies only when it must |
+# | `grad_bias = grad_output` | works only because the engine sums it for you; unclear | the sum of the rows of the flattened $G$ |
 # | reading `ctx.needs_input_grad[2]` when called without a bias | `IndexError`: only two inputs were passed | remember `bias is not None` in forward |
-# | computing every gradient always | twice the backward FLOPs when only one is needed | `if ctx.needs_input_grad[i]:` |
+# | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |
+# | testing `ctx.needs_input_grad[1]` before computing `grad_x` | `None` for `x` whenever the weight is frozen | entry $i$ belongs to input $i$ |
+# | a ReLU mask `z >= 0` | a gradient where the pre-activation is exactly 0, where `torch.relu` gives none | `z > 0` |
 # | saving the float pre-activation `z` in the fused Function | the memory fusing was meant to save is still spent | save `z > 0` |
 # | `ctx.mask = z > 0` | skips the in-place check; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
-# | `grad_output[~mask] = 0` | corrupts gradients autograd shares | `grad_output * mask` |
-# | forgetting the ReLU's mask in the fused backward | wrong gradients wherever $z \le 0$ | `grad_output * mask` first |
+# | `grad_output[~mask] = 0` | corrupts gradients autograd shares | multiply into a new tensor |
+# | forgetting the ReLU's mask in the fused backward | wrong gradients wherever $z \le 0$ | apply the mask to $G$ first |
+
+# %% [markdown]
+# ## ✎ Transfer exercise · `Bilinear`
 #
+# Now alone: no worked example for this one. A bilinear layer scores a pair of vectors with
+# one matrix per output feature:
+#
+# $$y_{p o} = \sum_{i, j} x_{1, p i}\; W_{o i j}\; x_{2, p j} + b_o .$$
+#
+# Write `Bilinear`, with `Bilinear.apply(x1, x2, weight, bias=None)` returning
+# `F.bilinear(x1, x2, weight, bias)`, where `x1` has shape $(*, n_1)$, `x2` has shape
+# $(*, n_2)$ with the same leading dimensions (none included), `weight` has shape
+# $(\text{out}, n_1, n_2)$ and `bias` $(\text{out},)$ or is `None`. The contract:
+#
+# - each of the four gradients is computed only when `ctx.needs_input_grad` asks for it, and
+#   is `None` otherwise;
+# - correct for any `grad_output` autograd hands you, a non-contiguous one included.
+#
+# <details><summary><b>Hint 1</b> (a question)</summary>
+#
+# Which letters does each operand carry, in einsum's terms? Does every letter appear in at
+# least two subscripts, so that the swap rule applies?
+# </details>
+#
+# <details><summary><b>Hint 2</b> (the key step)</summary>
+#
+# $\partial y_{po} / \partial x_{1, qk} = \sum_j W_{okj}\, x_{2, pj}$ when $q = p$, else $0$.
+# Only one term of the sum over $i$ survives; the sum over $j$ stays.
+# </details>
+#
+# <details><summary><b>Hint 3</b> (the formulas)</summary>
+#
+# $$\frac{\partial L}{\partial x_{1, pi}} = \sum_{o, j} G_{po} W_{oij}\, x_{2, pj},\quad
+#   \frac{\partial L}{\partial x_{2, pj}} = \sum_{o, i} G_{po}\, x_{1, pi} W_{oij},$$
+# $$\frac{\partial L}{\partial W_{oij}} = \sum_p G_{po}\, x_{1, pi}\, x_{2, pj},\quad
+#   \frac{\partial L}{\partial b_o} = \sum_p G_{po}.$$
+# </details>
+
+# %% nbgrader={"grade_id": "answer_Bilinear", "solution": true}
+class Bilinear(torch.autograd.Function):
+    """y[..., o] = sum_ij x1[..., i] * weight[o, i, j] * x2[..., j] + bias[o]."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, weight, bias=None):
+        ### BEGIN SOLUTION
+        ctx.save_for_backward(x1, x2, weight)
+        ctx.has_bias = bias is not None
+        y = torch.einsum("...i,oij,...j->...o", x1, weight, x2)
+        return y + bias if bias is not None else y
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x1, x2, weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        grad_x1 = grad_x2 = grad_weight = grad_bias = None
+        if needs[0]:  # the swap rule: x1 <-> the output
+            grad_x1 = torch.einsum("...o,oij,...j->...i", grad_output, weight, x2)
+        if needs[1]:
+            grad_x2 = torch.einsum("...i,oij,...o->...j", x1, weight, grad_output)
+        if needs[2]:
+            grad_weight = torch.einsum("...i,...o,...j->oij", x1, grad_output, x2)
+        if ctx.has_bias and needs[3]:
+            grad_bias = grad_output.reshape(-1, weight.shape[0]).sum(dim=0)
+        return grad_x1, grad_x2, grad_weight, grad_bias
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "Bilinear", "grade": true, "points": 2}
+self_check("Bilinear", Bilinear)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("Bilinear", Bilinear)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## Summary
 #
 # Write the shapes next to every formula: `grad_x` $= G W$, `grad_weight` $= G^\top x$ and
 # `grad_bias` $= \sum G$, with every leading dimension flattened into the sum for the
 # parameters. Check `ctx.needs_input_grad` before each expensive product, and count the
 # work to prove it. Fusing lets one Function keep only what backward truly needs, such as a
-# boolean mask, but measure memory in the whole graph, not just the block.
+# boolean mask, but measure memory in the whole graph, not just the block. And any product
+# of tensors summed over indices is an `einsum`, whose backward is the same product with the
+# operand and the output swapped.

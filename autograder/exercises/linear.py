@@ -9,8 +9,10 @@ import torch.nn.functional as F
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       run_backward, run_forward)
+from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .bilinear import check_noncontiguous_grad_output
 
 IN_FEATURES, OUT_FEATURES = 3, 4
 LEADING_SHAPES = [(), (5,), (2, 5), (2, 1, 3)]
@@ -111,6 +113,20 @@ def check_shapes_and_bias(function, spec: Spec, device, *, fused: bool) -> None:
             if fused:
                 check_saves_bool_mask(spec, forward)
             check_backward_by_hand(spec, backward)
+    covers("x with no leading dimension")
+    covers("bias=None")
+    with case("grad_output not contiguous"):
+        check_noncontiguous_grad_output(function, spec, linear_values((2, 5), device))
+    if fused:
+        covers("saves a boolean mask")
+
+
+def check_each_alone(function, spec: Spec, device, *, frozen_get_none: bool) -> None:
+    """Each of x, weight and bias as the only input that requires grad, then x and weight
+    without a bias."""
+    for bias in (True, False):
+        check_each_input_alone(function, spec, linear_values((2, 5), device, bias=bias),
+                               frozen_get_none=frozen_get_none)
 
 
 def my_linear_full(MyLinearFunction, device) -> None:
@@ -120,7 +136,10 @@ def my_linear_full(MyLinearFunction, device) -> None:
     check_values_and_gradients(function, MY_LINEAR,
                                linear_values((5,), device, dtype=torch.float32),
                                rtol=1e-4, atol=1e-5)
-    check_needs_input_grad(function, MY_LINEAR, device)
+    check_each_alone(function, MY_LINEAR, device, frozen_get_none=False)  # names a gate slip
+    check_needs_input_grad(function, MY_LINEAR, device)  # names the matmuls to skip
+    check_each_alone(function, MY_LINEAR, device, frozen_get_none=True)
+    covers("skips every unneeded matmul")
     check_gradcheck(function, MY_LINEAR, linear_values((2,), device))
 
 
@@ -145,10 +164,51 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
         )
 
 
+# integer entries, so that several pre-activations x @ weight.T + bias are exactly 0
+ZERO_X = [[1.0, -1.0, 0.0], [2.0, 1.0, -1.0], [0.0, 0.0, 0.0], [0.5, 1.5, -2.0]]
+ZERO_WEIGHT = [[1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, -1.0, 2.0], [-1.0, 0.0, 1.0]]
+ZERO_BIAS = [0.0, 1.0, -2.0, 0.5]
+
+
+def check_exact_zero_pre_activation(function, device) -> None:
+    """Where x @ weight.T + bias is exactly 0, torch.relu passes no gradient: a mask z >= 0
+    passes grad_output there. Checked with and without a bias."""
+    spec = FUSED_LINEAR_RELU
+    at_zero = Spec(spec.name, spec.input_names, lambda x, weight, bias=None: torch.where(
+        F.linear(x, weight, bias) >= 0, F.linear(x, weight, bias), 0.0))
+    for bias in (None, ZERO_BIAS):
+        values = {"x": torch.tensor(ZERO_X, dtype=torch.float64, device=device),
+                  "weight": torch.tensor(ZERO_WEIGHT, dtype=torch.float64, device=device)}
+        if bias is not None:
+            values["bias"] = torch.tensor(bias, dtype=torch.float64, device=device)
+        with case(f"pre-activations exactly 0, bias={'a tensor' if bias else 'None'}"):
+            try:
+                check_values_and_gradients(function, spec, values)
+            except GradingError as error:
+                if not _matches(function, at_zero, values):
+                    raise
+                raise GradingError(
+                    "where the pre-activation x @ weight.T + bias is exactly 0, your backward "
+                    "passes grad_output on, and torch.relu passes 0: the mask is z > 0, not "
+                    "z >= 0", error.details or error.hint) from error
+    covers("pre-activations exactly 0")
+
+
+def _matches(function, spec: Spec, values: dict) -> bool:
+    """Do the submission's gradients equal ``spec``'s reference gradients?"""
+    try:
+        check_values_and_gradients(function, spec, values)
+    except GradingError:
+        return False
+    return True
+
+
 def fused_full(FusedLinearReLU, device) -> None:
     function = check_is_function(FusedLinearReLU, FUSED_LINEAR_RELU)
     check_grad_x_formula(function, FUSED_LINEAR_RELU, device)
     check_shapes_and_bias(function, FUSED_LINEAR_RELU, device, fused=True)
+    check_exact_zero_pre_activation(function, device)
+    check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=False)
     check_values_and_gradients(function, FUSED_LINEAR_RELU,
                                linear_values((5,), device, dtype=torch.float32),
                                rtol=1e-4, atol=1e-5)
@@ -158,7 +218,12 @@ def fused_full(FusedLinearReLU, device) -> None:
 
 EXERCISES = [
     Exercise("MyLinearFunction", "02_linear", my_linear_full,
+             contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
+                       "skips every unneeded matmul"),
              example=lambda: tuple(linear_values((5,), "cpu").values())),
     Exercise("FusedLinearReLU", "02_linear", fused_full,
+             contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
+                       "saves a boolean mask",
+                       "pre-activations exactly 0"),
              example=lambda: tuple(linear_values((5,), "cpu").values())),
 ]

@@ -5,6 +5,7 @@ import torch
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, check_version_tracking,
                       run_backward, run_forward, make_inputs)
+from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -49,7 +50,9 @@ def check_extreme_inputs(function, spec: Spec, device) -> None:
         raise GradingError(f"{spec.name}'s gradient is inf or nan for large |x|: "
                            "compute it from the saved output, y * (1 - y)")
     check_values_and_gradients(function, spec, {"x": x})
+    covers("|x| up to 800")
     check_tails(function, spec, device)
+    covers("left tail")
 
 
 # sigma(x) for these x is between 1e-304 and 2e-9: tiny, but a float64 holds it to 16 digits.
@@ -81,6 +84,8 @@ def my_sigmoid_full(MySigmoid, device) -> None:
             check_no_ctx_tensors(MY_SIGMOID, forward)
             check_saves_only_output(MY_SIGMOID, forward)
             check_backward_by_hand(MY_SIGMOID, backward)
+    covers("saves only its output")
+    check_each_input_alone(function, MY_SIGMOID, {"x": 3 * sample((3, 4), device)})
     check_values_and_gradients(function, MY_SIGMOID,
                                {"x": sample((3, 4), device, dtype=torch.float32)},
                                rtol=1e-5, atol=1e-6)
@@ -101,6 +106,7 @@ def check_gradient_at_zero(function, spec: Spec, device) -> None:
             "torch.relu) gives 0: the mask is x > 0, not x >= 0")
     with case("x holding exact zeros"):
         check_values_and_gradients(function, spec, {"x": x})
+    covers("x exactly 0")
 
 
 def my_relu_full(MyReLU, device) -> None:
@@ -111,7 +117,9 @@ def my_relu_full(MyReLU, device) -> None:
             forward, backward = check_values_and_gradients(function, MY_RELU, values)
             check_no_ctx_tensors(MY_RELU, forward)
             check_backward_by_hand(MY_RELU, backward)
+    covers("grad_output and x untouched")
     check_gradient_at_zero(function, MY_RELU, device)
+    check_each_input_alone(function, MY_RELU, {"x": sample((3, 4), device, away_from_zero=0.1)})
     check_values_and_gradients(function, MY_RELU,
                                {"x": sample((3, 4), device, dtype=torch.float32,
                                             away_from_zero=0.1)}, rtol=1e-5, atol=1e-6)
@@ -131,6 +139,9 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
                     function, SCALED_SIGMOID, _scaled_values(shape, device, scale, seed))
                 check_no_ctx_tensors(SCALED_SIGMOID, forward)
                 check_backward_by_hand(SCALED_SIGMOID, backward)
+    covers("scale of 0")
+    covers("negative scale")
+    check_each_input_alone(function, SCALED_SIGMOID, _scaled_values((3, 4), device, 2.5))
     check_values_and_gradients(function, SCALED_SIGMOID,
                                _scaled_values((3, 4), device, 2.5, dtype=torch.float32),
                                rtol=1e-5, atol=1e-6)
@@ -139,9 +150,11 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
 
 EXERCISES = [
     Exercise("MySigmoid", "01_sigmoid", my_sigmoid_full,
+             contract=("|x| up to 800", "left tail", "saves only its output"),
              example=lambda: (3 * sample((5,), "cpu"),)),
-    Exercise("MyReLU", "01_sigmoid", my_relu_full,
+    Exercise("MyReLU", "01_sigmoid", my_relu_full, contract=("x exactly 0", "grad_output and x untouched"),
              example=lambda: (sample((6,), "cpu", away_from_zero=0.1),)),
     Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_full,
+             contract=("scale of 0", "negative scale"),
              example=lambda: tuple(_scaled_values((5,), "cpu", 2.5).values())),
 ]

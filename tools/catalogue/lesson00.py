@@ -30,6 +30,21 @@ class WeightedSum(torch.autograd.Function):
 """
 
 
+def _outer(backward: str, forward: str = "        ctx.save_for_backward(u, v)\n"
+           "        return torch.outer(u, v)") -> str:
+    return f"""
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+{forward}
+
+    @staticmethod
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+READ_UV = "        u, v = ctx.saved_tensors\n"
 SAVE_X = "        ctx.save_for_backward(x)\n        return x ** 2"
 READ_X = "        x, = ctx.saved_tensors\n"
 
@@ -64,6 +79,41 @@ UNUSUAL = [
                       " torch.mul(grad_output, ctx.w2), None, None])",
                       "        ctx.w1, ctx.w2 = w1, w2\n"
                       "        return torch.mul(x1, w1) + torch.mul(x2, w2)")),
+    Unusual("WeightedSum", "PyTorch 0.3's Add/Mul style: one tuple, needs_input_grad unpacked",
+            _weighted("        need_x1, need_x2, _, _ = ctx.needs_input_grad\n"
+                      "        return (grad_output.mul(ctx.w1) if need_x1 else None,\n"
+                      "                grad_output.mul(ctx.w2) if need_x2 else None, None, None)")),
+    # PyTorch 0.3's torch/autograd/_functions/blas.py, class Addr (M + u v^T): backward
+    # `torch.mv(grad_output, vector2)` and `torch.mm(vector1.unsqueeze(0), grad_output)`
+    Unusual("Outer", "torch.mv and torch.mm, as PyTorch 0.3's Addr Function",
+            _outer(READ_UV + "        grad_u = grad_v = None\n"
+                   "        if ctx.needs_input_grad[0]:\n"
+                   "            grad_u = torch.mv(grad_output, v)\n"
+                   "        if ctx.needs_input_grad[1]:\n"
+                   "            grad_v = torch.mm(u.unsqueeze(0), grad_output).squeeze(0)\n"
+                   "        return grad_u, grad_v",
+                   "        ctx.save_for_backward(u, v)\n        return torch.ger(u, v)")),
+    Unusual("Outer", "einsum forward and backward",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (torch.einsum('ij,j->i', grad_output, v) if need_u else None,\n"
+                   "                torch.einsum('ij,i->j', grad_output, u) if need_v else None)",
+                   "        ctx.save_for_backward(u, v)\n"
+                   "        return torch.einsum('i,j->ij', u, v)")),
+    Unusual("Outer", "broadcast products summed over the other index",
+            _outer(READ_UV + "        grad_u = (grad_output * v).sum(1) if ctx.needs_input_grad[0] "
+                   "else None\n"
+                   "        grad_v = (grad_output * u[:, None]).sum(0) if "
+                   "ctx.needs_input_grad[1] else None\n        return grad_u, grad_v",
+                   "        ctx.save_for_backward(u, v)\n        return u.unsqueeze(1) * v")),
+    Unusual("Outer", "saves only the input the other gradient needs",
+            _outer("        saved = ctx.saved_tensors\n"
+                   "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        grad_u = grad_output @ saved[-1] if need_u else None\n"
+                   "        grad_v = saved[0] @ grad_output if need_v else None\n"
+                   "        return grad_u, grad_v",
+                   "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        ctx.save_for_backward(*([u] if need_v else []), *([v] if need_u else []))\n"
+                   "        return torch.outer(u, v)")),
 ]
 
 MISTAKES = [
@@ -115,4 +165,42 @@ MISTAKES = [
             "grad_x1 is the local derivative",
             _weighted("        ones = torch.ones_like(grad_output)\n"
                       "        return ones * ctx.w1, ones * ctx.w2, None, None")),
+    Mistake("Square", "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)",
+            "Square.backward raised RuntimeError with x of shape (3, 4)",
+            _square(SAVE_X, READ_X + "        return grad_output @ torch.diag(2 * x)")),
+    Mistake("WeightedSum", "grad_x1 gated on needs_input_grad[1]",
+            "it decides whether to compute grad_x1 from another input's entry of "
+            "ctx.needs_input_grad (entry 0 belongs to x1)",
+            _weighted("        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[1] else None\n"
+                      "        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None\n"
+                      "        return grad_x1, grad_x2, None, None"), named=True),
+    Mistake("Outer", "ignores needs_input_grad",
+            "Outer.backward computed a gradient for v although only u requires grad",
+            _outer(READ_UV + "        return grad_output @ v, u @ grad_output"), nbgrader=True),
+    Mistake("Outer", "entries of needs_input_grad swapped",
+            "it decides whether to compute grad_u from another input's entry of "
+            "ctx.needs_input_grad (entry 0 belongs to u)",
+            _outer(READ_UV + "        need_v, need_u = ctx.needs_input_grad\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                u @ grad_output if need_v else None)")),
+    Mistake("Outer", "grad_u = grad_output.T @ v (the wrong side)",
+            "Outer.backward raised RuntimeError with u of shape (4,), v of shape (3,)",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (grad_output.T @ v if need_u else None,\n"
+                   "                u @ grad_output if need_v else None)")),
+    Mistake("Outer", "sums over the wrong index",
+            "grad_u has shape (3,) but u has shape (4,)",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return ((grad_output * v).sum(0) if need_u else None,\n"
+                   "                (grad_output * u[:, None]).sum(1) if need_v else None)")),
+    Mistake("Outer", "saves the output", "Outer saved an output of shape (4, 3)",
+            _outer("        u, v, y = ctx.saved_tensors\n        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                u @ grad_output if need_v else None)",
+                   "        y = torch.outer(u, v)\n        ctx.save_for_backward(u, v, y)\n"
+                   "        return y")),
+    Mistake("Outer", "forgets grad_output", "Outer.backward ignores grad_output",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (v.sum().expand(u.shape) if need_u else None,\n"
+                   "                u.sum().expand(v.shape) if need_v else None)")),
 ]

@@ -28,6 +28,12 @@ def _scaled(forward: str, backward: str) -> str:
     return _function("ScaledSigmoid", forward, backward, "x, scale")
 
 
+def _softplus(forward: str, backward: str = "        y, = ctx.saved_tensors\n"
+              "        return grad_output * -torch.expm1(-y)") -> str:
+    return _function("Softplus", forward, backward)
+
+
+SOFTPLUS_STABLE = "        y = x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))\n"
 STABLE = ("        z = torch.exp(-x.abs())\n"
           "        y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))\n")
 SAVE_Y = "        ctx.save_for_backward(y)\n        return y"
@@ -84,6 +90,39 @@ UNUSUAL = [
                     "        if not ctx.needs_input_grad[0]:\n            return None, None\n"
                     "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
                     "        return grad_output * (ctx.settings['scale'] * s * (1 - s)), None")),
+    # ATen's sigmoid backward kernel computes grad_output * (1 - y) * y from the saved result
+    Unusual("MySigmoid", "torch.sigmoid forward, ATen's sigmoid_backward formula by hand",
+            _sigmoid("        y = torch.sigmoid(x)\n" + SAVE_Y,
+                     "        y, = ctx.saved_tensors\n        return grad_output * (1 - y) * y")),
+    Unusual("ScaledSigmoid", "saves only its output, zeros at scale == 0",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n"
+                    "        if ctx.scale == 0:\n"
+                    "            return torch.zeros_like(grad_output), None\n"
+                    "        return grad_output * y * (1 - y / ctx.scale), None")),
+    Unusual("Softplus", "logaddexp forward",
+            _softplus("        y = torch.logaddexp(x, torch.zeros_like(x))\n" + SAVE_Y)),
+    # TensorFlow's softplus kernel (tensorflow/core/kernels/softplus_op.h): threshold =
+    # log(eps) + 2; x itself above -threshold, exp(x) below threshold, log1p(exp(x)) between
+    Unusual("Softplus", "TensorFlow's thresholds: x, exp(x) or log1p(exp(x))",
+            _softplus("        threshold = math.log(torch.finfo(x.dtype).eps) + 2\n"
+                      "        features_exp = torch.exp(x.clamp(max=-threshold))\n"
+                      "        y = torch.where(x > -threshold, x, torch.where(\n"
+                      "            x < threshold, features_exp, torch.log1p(features_exp)))\n"
+                      + SAVE_Y)),
+    Unusual("Softplus", "two branches with torch.where, gradient 1 - exp(-y) only where y is large",
+            _softplus("        y = torch.where(x > 0, x + torch.log1p(torch.exp(-x)),\n"
+                      "                        torch.log1p(torch.exp(x)))\n" + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        s = torch.where(y > 1, 1 - torch.exp(-y), -torch.expm1(-y))\n"
+                      "        return grad_output * s")),
+    Unusual("Softplus", "gradient as exp(-y) * expm1(y), the same number written differently",
+            _softplus("        y = torch.nn.functional.relu(x) + torch.log1p(torch.exp(-torch.abs(x)))\n"
+                      + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.where(y < 1, -torch.expm1(-y), "
+                      "1 - torch.exp(-y))")),
 ]
 
 MISTAKES = [
@@ -148,6 +187,12 @@ MISTAKES = [
                   "        return x.clamp(min=0)",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask"),
             named=True),
+    # PyTorch's "Learning PyTorch with Examples" tutorial: grad_input[input < 0] = 0, which
+    # passes grad_output at x == 0, where torch.relu (and this contract) gives 0
+    Mistake("MyReLU", "the PyTorch tutorial's MyReLU (input < 0 zeroed)",
+            "MyReLU's gradient at x = 0 is 1.0",
+            _relu(RELU_FORWARD, RELU_READ + "        grad_input = grad_output.clone()\n"
+                  "        grad_input[x < 0] = 0\n        return grad_input")),
     Mistake("MyReLU", "leaky threshold x > -10", "your gradient for x is wrong: largest error",
             _relu(RELU_FORWARD, RELU_READ + "        return grad_output * (x > -10)")),
     Mistake("ScaledSigmoid", "a float gradient for scale", "backward returned a gradient for "
@@ -167,4 +212,26 @@ MISTAKES = [
             "2 inputs: return None for scale",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
                     "(1 - s)"), named=True),
+    Mistake("Softplus", "log(1 + exp(x)) as written", "Softplus returns inf at x = 750.0",
+            _softplus("        y = torch.log(1 + torch.exp(x))\n" + SAVE_Y)),
+    Mistake("Softplus", "F.softplus forward (threshold=20)",
+            "F.softplus returns x itself above its threshold of 20",
+            _softplus("        y = F.softplus(x)\n" + SAVE_Y), named=True),
+    Mistake("Softplus", "gradient x - sigmoid(x), as a source text gives it",
+            "your gradient for x is wrong",
+            _softplus("        ctx.save_for_backward(x)\n        return " + SOFTPLUS_STABLE.strip()[4:],
+                      "        x, = ctx.saved_tensors\n"
+                      "        return grad_output * (x - torch.sigmoid(x))"), named=True,
+            nbgrader=True),
+    Mistake("Softplus", "gradient 1 - exp(-y): cancels in the left tail",
+            "1 - exp(-y) subtracts two numbers near 1",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n        return grad_output * (1 - torch.exp(-y))")),
+    Mistake("Softplus", "log(1 + exp(x)) on the left branch", "1 + e^x rounds to 1",
+            _softplus("        y = torch.where(x > 0, x + torch.log(1 + torch.exp(-x)),\n"
+                      "                        torch.log(1 + torch.exp(x)))\n" + SAVE_Y)),
+    Mistake("Softplus", "saves the input x", "Softplus saved input x",
+            _softplus(SOFTPLUS_STABLE + "        ctx.save_for_backward(x)\n        return y",
+                      "        x, = ctx.saved_tensors\n        return grad_output * torch.sigmoid(x)"),
+            named=True),
 ]

@@ -221,4 +221,23 @@ MISTAKES = [
                    "        g = grad_output\n"
                    "        g2 = g.reshape(-1, weight.shape[0])\n"
                    "        x2 = x.reshape(-1, weight.shape[1])\n" + FUSED_RETURN), named=True),
+    Mistake("MyLinearFunction", "grad_x gated on needs_input_grad[1]",
+            "it decides whether to compute grad_x from another input's entry of "
+            "ctx.needs_input_grad (entry 0 belongs to x)",
+            _linear(FLAT + GUARDED.replace("ctx.needs_input_grad[0]", "ctx.needs_input_grad[1]")
+                    + "        grad_bias = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] "
+                    "else None\n        return grad_x, grad_weight, grad_bias"), named=True),
+    Mistake("MyLinearFunction", "grad_output.view on a non-contiguous grad_output",
+            "MyLinearFunction.backward raised RuntimeError",
+            _linear(FLAT.replace("grad_output.reshape", "grad_output.view") + GUARDED
+                    + "        grad_bias = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] "
+                    "else None\n        return grad_x, grad_weight, grad_bias")),
+    Mistake("FusedLinearReLU", "mask z >= 0", "the mask is z > 0, not z >= 0",
+            _fused(FUSED_READ + FUSED_RETURN, FUSED_FORWARD.replace("z > 0", "z >= 0")),
+            named=True),
+    Mistake("FusedLinearReLU", "grad_x gated on needs_input_grad[1]",
+            "it decides whether to compute grad_x from another input's entry of "
+            "ctx.needs_input_grad (entry 0 belongs to x)",
+            _fused(FUSED_READ + FUSED_RETURN.replace("ctx.needs_input_grad[0]",
+                                                     "ctx.needs_input_grad[1]")), named=True),
 ]

@@ -1,0 +1,128 @@
+"""Lesson 01's transfer exercise: Softplus, y = log(1 + exp(x)) exactly, saving only y."""
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
+                      check_values_and_gradients, make_inputs, run_backward, run_forward)
+from ..contract import check_each_input_alone, covers
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+
+LATER_IN_LESSON = True
+
+# log(1 + e^x) exactly: F.softplus returns x itself above its threshold=20, an approximation
+SOFTPLUS = Spec("Softplus", ("x",), lambda x: torch.logaddexp(x, torch.zeros_like(x)))
+
+SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
+# Where the value or the gradient is tiny (left) or within 1e-8 of x or 1 (right), yet a
+# normal float64: an absolute check passes 0 or x there, a relative one does not.
+TAILS = [-708.0, -300.0, -40.0, -25.0, -5.0, 5.0, 21.0, 25.0, 30.0, 40.0, 300.0, 708.0]
+RELATIVE = 1e-12
+
+
+def check_saves_only_output(forward) -> None:
+    """The derivative sigmoid(x) can be written in y alone: the output is all backward keeps."""
+    roles = [saved.role for saved in forward.saved]
+    if roles == ["output"]:
+        return
+    if not roles:
+        raise GradingError("Softplus saved nothing with ctx.save_for_backward: the contract "
+                           "saves the output y")
+    raise GradingError(
+        f"Softplus saved {', '.join(roles)}: the contract saves only its output y, and "
+        "backward recovers sigmoid(x) from y")
+
+
+def check_large_inputs(function, device) -> None:
+    """Finite values and gradients for |x| up to 800 in float64."""
+    x = torch.linspace(-800, 800, 33, dtype=torch.float64, device=device)
+    inputs = make_inputs({"x": x})
+    forward = run_forward(function, SOFTPLUS, inputs)
+    bad = ~torch.isfinite(forward.output.detach())
+    if bad.any():
+        at = x[bad][0].item()
+        raise GradingError(
+            f"Softplus returns {forward.output[bad][0].item()} at x = {at} where log(1 + e^x) "
+            f"= {SOFTPLUS.reference(x=x)[bad][0].item():.6g}: e^x overflows past x = 709.78 "
+            "in float64; build the formula from e^-|x|, which is at most 1")
+    grad = run_backward(SOFTPLUS, forward.output, inputs, torch.ones_like(x)).grads[0]
+    if isinstance(grad, torch.Tensor) and grad.shape == x.shape and not torch.isfinite(grad).all():
+        at = x[~torch.isfinite(grad)][0].item()
+        raise GradingError(f"Softplus's gradient is {grad[~torch.isfinite(grad)][0].item()} at "
+                           f"x = {at}, where sigmoid(x) is finite")
+    check_values_and_gradients(function, SOFTPLUS, {"x": x})
+    covers("|x| up to 800")
+
+
+def _worst(got: torch.Tensor, expected: torch.Tensor) -> tuple[int, float]:
+    relative = (got - expected).abs() / expected.abs()
+    return int(relative.argmax()), relative.max().item()
+
+
+def check_tails(function, device) -> None:
+    """Values and gradients with relative error at most 1e-12 in both tails."""
+    x = torch.tensor(TAILS, dtype=torch.float64, device=device)
+    inputs = make_inputs({"x": x})
+    forward = run_forward(function, SOFTPLUS, inputs)
+    got, expected = forward.output.detach(), SOFTPLUS.reference(x=x)
+    worst, relative = _worst(got, expected)
+    if relative > RELATIVE:
+        at = TAILS[worst]
+        raise GradingError(
+            f"Softplus's value at x = {at!r} is {got[worst].item()!r} where log(1 + e^x) = "
+            f"{expected[worst].item()!r} (relative error {relative:.2g}, the contract allows "
+            f"{RELATIVE:g}){_value_cause(got[worst], x[worst])}")
+    covers("values in both tails")
+    grad = run_backward(SOFTPLUS, forward.output, inputs, torch.ones_like(x)).grads[0]
+    truth = torch.sigmoid(x)
+    worst, relative = _worst(grad, truth)
+    if relative > RELATIVE:
+        at = TAILS[worst]
+        raise GradingError(
+            f"Softplus's gradient at x = {at!r} is {grad[worst].item()!r} where sigmoid(x) = "
+            f"{truth[worst].item()!r} (relative error {relative:.2g}, the contract allows "
+            f"{RELATIVE:g}){_gradient_cause(grad[worst], expected[worst])}")
+    covers("gradients in both tails")
+
+
+def _value_cause(got: torch.Tensor, x: torch.Tensor) -> str:
+    """Name the formula only when it reproduces the learner's wrong value exactly."""
+    if torch.equal(got, F.softplus(x)):
+        return (": F.softplus returns x itself above its threshold of 20, an approximation; "
+                "the contract asks for log(1 + e^x)")
+    if torch.equal(got, torch.log(1 + torch.exp(x))):
+        return (": 1 + e^x rounds to 1 when e^x is below 1.1e-16, so log(1 + e^x) is 0 there; "
+                "torch.log1p(u) computes log(1 + u) without forming 1 + u")
+    return ""
+
+
+def _gradient_cause(got: torch.Tensor, y: torch.Tensor) -> str:
+    if torch.equal(got, 1 - torch.exp(-y)):
+        return (": 1 - exp(-y) subtracts two numbers near 1 and cancels when y is tiny; "
+                "torch.expm1(u) computes exp(u) - 1 without that cancellation")
+    return ""
+
+
+def softplus_full(Softplus, device) -> None:
+    function = check_is_function(Softplus, SOFTPLUS)
+    for seed, shape in enumerate(SHAPES):
+        with case(f"x of shape {shape}"):
+            forward, _ = check_values_and_gradients(
+                function, SOFTPLUS, {"x": 4 * sample(shape, device, seed=seed)},
+                rtol=1e-10, atol=1e-12)
+            check_no_ctx_tensors(SOFTPLUS, forward)
+            check_saves_only_output(forward)
+    covers("saves only its output")
+    check_large_inputs(function, device)
+    check_tails(function, device)
+    check_each_input_alone(function, SOFTPLUS, {"x": 4 * sample((3, 4), device)})
+    check_gradcheck(function, SOFTPLUS, {"x": sample((4,), device)})
+
+
+EXERCISES = [
+    Exercise("Softplus", "01_sigmoid", softplus_full,
+             contract=("saves only its output", "|x| up to 800", "values in both tails",
+                       "gradients in both tails"),
+             example=lambda: (4 * sample((5,), "cpu"),)),
+]

@@ -1,0 +1,57 @@
+"""Lesson 00's transfer exercise Outer: what the catalogue harness does not cover."""
+
+import pytest
+import torch
+
+from autograder.exercises.outer import SIZES, outer_full
+from tools.catalogue import load
+
+pytestmark = pytest.mark.lesson00
+
+SWAPPED = """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+        ctx.save_for_backward(u, v)
+        return torch.outer(u, v)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        u, v = ctx.saved_tensors
+        need_u, need_v = ctx.needs_input_grad
+        return (grad_output.T @ u if need_u else None, grad_output @ v if need_v else None)
+"""
+
+VIEWS = """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+        ctx.save_for_backward(u.unsqueeze(1), v.unsqueeze(0))
+        return u.unsqueeze(1) * v.unsqueeze(0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        column, row = ctx.saved_tensors
+        need_u, need_v = ctx.needs_input_grad
+        return ((grad_output * row).sum(1) if need_u else None,
+                (grad_output * column).sum(0) if need_v else None)
+"""
+
+
+def test_a_square_case_comes_after_a_rectangular_one():
+    """Does the battery try m != n first (a swap cannot even have the right shape) and then
+    m == n, where a swapped answer runs?"""
+    assert SIZES[0][0] != SIZES[0][1]
+    assert any(m == n for m, n in SIZES)
+
+
+def test_u_and_v_swapped_are_named_by_shape(raises_hint):
+    """Is grad_u built from u (the other input's formula) caught at m != n by its shape?"""
+    with raises_hint("grad_u has shape (3,) but u has shape (4,)"):
+        outer_full(load("Outer", SWAPPED), torch.device("cpu"))
+
+
+def test_views_of_the_inputs_count_as_the_inputs():
+    """Does saving u.unsqueeze(1) and v.unsqueeze(0), views that cost no memory, meet
+    "saves only u and v"?"""
+    outer_full(load("Outer", VIEWS), torch.device("cpu"))

@@ -1,0 +1,129 @@
+"""Lesson 02's transfer exercise Bilinear, answered unusually and wrongly."""
+
+from tools.catalogue import Mistake, Unusual
+
+
+def _bilinear(backward: str, forward: str | None = None) -> str:
+    forward = forward or ("        ctx.save_for_backward(x1, x2, weight)\n"
+                          "        ctx.has_bias = bias is not None\n"
+                          "        y = torch.einsum('...i,oij,...j->...o', x1, weight, x2)\n"
+                          "        return y + bias if bias is not None else y")
+    return f"""
+class Bilinear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, weight, bias=None):
+{forward}
+
+    @staticmethod
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+READ_BILINEAR = ("        x1, x2, weight = ctx.saved_tensors\n"
+                 "        need = ctx.needs_input_grad\n")
+
+
+def _bilinear_with(grad_x1: str, grad_x2: str, grad_weight: str,
+                   grad_bias: str = "grad_output.reshape(-1, weight.shape[0]).sum(0)") -> str:
+    return _bilinear(READ_BILINEAR + f"        grad_x1 = {grad_x1} if need[0] else None\n"
+                     f"        grad_x2 = {grad_x2} if need[1] else None\n"
+                     f"        grad_weight = {grad_weight} if need[2] else None\n"
+                     f"        grad_bias = {grad_bias} if ctx.has_bias and need[3] else None\n"
+                     "        return grad_x1, grad_x2, grad_weight, grad_bias")
+
+
+GX1 = "torch.einsum('...o,oij,...j->...i', grad_output, weight, x2)"
+GX2 = "torch.einsum('...o,oij,...i->...j', grad_output, weight, x1)"
+GW = "torch.einsum('...o,...i,...j->oij', grad_output, x1, x2)"
+
+UNUSUAL = [
+    # PyTorch 0.3's torch/nn/_functions/linear.py, class Bilinear: a loop over the output
+    # features, one (n1, n2) matrix at a time; here with leading dimensions flattened and each
+    # gradient behind its own needs_input_grad entry
+    Unusual("Bilinear", "a loop over output features, as PyTorch 0.3's Bilinear",
+            _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
+                      "        out, n1, n2 = weight.shape\n"
+                      "        a, b = x1.reshape(-1, n1), x2.reshape(-1, n2)\n"
+                      "        g = grad_output.reshape(-1, out)\n"
+                      "        grad_x1 = grad_x2 = grad_weight = grad_bias = None\n"
+                      "        if ctx.needs_input_grad[0]:\n"
+                      "            grad_x1 = sum(g[:, k:k + 1] * (b @ weight[k].t()) "
+                      "for k in range(out)).reshape(x1.shape)\n"
+                      "        if ctx.needs_input_grad[1]:\n"
+                      "            grad_x2 = sum(g[:, k:k + 1] * (a @ weight[k]) "
+                      "for k in range(out)).reshape(x2.shape)\n"
+                      "        if ctx.needs_input_grad[2]:\n"
+                      "            grad_weight = torch.stack([(a * g[:, k:k + 1]).t() @ b "
+                      "for k in range(out)])\n"
+                      "        if ctx.has_bias and ctx.needs_input_grad[3]:\n"
+                      "            grad_bias = g.sum(0)\n"
+                      "        return grad_x1, grad_x2, grad_weight, grad_bias",
+                      "        ctx.save_for_backward(x1, x2, weight)\n"
+                      "        ctx.has_bias = bias is not None\n"
+                      "        a = x1.reshape(-1, weight.shape[1])\n"
+                      "        b = x2.reshape(-1, weight.shape[2])\n"
+                      "        y = torch.stack([((a @ w) * b).sum(1) for w in weight], dim=1)\n"
+                      "        y = y.reshape(*x1.shape[:-1], weight.shape[0])\n"
+                      "        return y + bias if bias is not None else y")),
+    Unusual("Bilinear", "matrix products on the flattened weight",
+            _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
+                      "        out, n1, n2 = weight.shape\n"
+                      "        a, b = x1.reshape(-1, n1), x2.reshape(-1, n2)\n"
+                      "        g = grad_output.reshape(-1, out)\n"
+                      "        need = ctx.needs_input_grad\n"
+                      "        gw = (g @ weight.reshape(out, n1 * n2)).reshape(-1, n1, n2)\n"
+                      "        grad_x1 = (gw @ b.unsqueeze(-1)).reshape(x1.shape) if need[0] else None\n"
+                      "        grad_x2 = (a.unsqueeze(1) @ gw).reshape(x2.shape) if need[1] else None\n"
+                      "        grad_weight = (g.T @ (a.unsqueeze(2) * b.unsqueeze(1)).reshape(-1, "
+                      "n1 * n2)).reshape(out, n1, n2) if need[2] else None\n"
+                      "        grad_bias = g.sum(0) if ctx.has_bias and need[3] else None\n"
+                      "        return grad_x1, grad_x2, grad_weight, grad_bias")),
+    Unusual("Bilinear", "two-step einsums through an intermediate, only two values without a bias",
+            _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
+                      "        need = ctx.needs_input_grad\n"
+                      "        grads = [None] * len(need)\n"
+                      "        if need[0]:\n"
+                      "            grads[0] = torch.einsum('...oj,...j->...i'.replace('...oj', "
+                      "'...o,oij'), grad_output, weight, x2)\n"
+                      "        if need[1]:\n"
+                      "            gx = torch.einsum('...o,oij->...ij', grad_output, weight)\n"
+                      "            grads[1] = torch.einsum('...ij,...i->...j', gx, x1)\n"
+                      "        if need[2]:\n"
+                      "            outer = torch.einsum('...i,...j->...ij', x1, x2)\n"
+                      "            grads[2] = torch.einsum('...o,...ij->oij', grad_output, outer)\n"
+                      "        if len(need) == 4 and need[3]:\n"
+                      "            grads[3] = grad_output.reshape(-1, weight.shape[0]).sum(0)\n"
+                      "        return tuple(grads)",
+                      "        ctx.save_for_backward(x1, x2, weight)\n"
+                      "        return F.bilinear(x1, x2, weight, bias)")),
+]
+
+MISTAKES = [
+    Mistake("Bilinear", "ignores needs_input_grad",
+            "Bilinear.backward computed a gradient for x2 although only x1 requires grad",
+            _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
+                      "        grad_bias = grad_output.reshape(-1, weight.shape[0]).sum(0) "
+                      "if ctx.has_bias else None\n"
+                      f"        return {GX1}, {GX2}, {GW}, grad_bias"), nbgrader=True),
+    Mistake("Bilinear", "weight indices read as (out, n2, n1)",
+            "Bilinear.backward raised RuntimeError",
+            _bilinear_with(GX1.replace("oij", "oji"), GX2, GW)),
+    Mistake("Bilinear", "grad_x2 sums over the wrong input",
+            "your gradient for x2 is wrong",
+            _bilinear_with(GX1, GX2.replace("x1)", "x1.flip(-1))"), GW)),
+    Mistake("Bilinear", "bias gradient summed over dim 0 only",
+            "grad_bias has shape () but bias has shape (4,)",
+            _bilinear_with(GX1, GX2, GW, "grad_output.sum(0)")),
+    Mistake("Bilinear", "grad_output.view on a non-contiguous grad_output",
+            "Bilinear.backward raised RuntimeError",
+            _bilinear_with(GX1, GX2, GW, "grad_output.view(-1, weight.shape[0]).sum(0)")),
+    Mistake("Bilinear", "grad_x1 gated on needs_input_grad[1]",
+            "it decides whether to compute grad_x1 from another input's entry",
+            _bilinear(READ_BILINEAR + f"        grad_x1 = {GX1} if need[1] else None\n"
+                      f"        grad_x2 = {GX2} if need[1] else None\n"
+                      f"        grad_weight = {GW} if need[2] else None\n"
+                      "        grad_bias = grad_output.reshape(-1, weight.shape[0]).sum(0) "
+                      "if ctx.has_bias and need[3] else None\n"
+                      "        return grad_x1, grad_x2, grad_weight, grad_bias")),
+]
