@@ -161,7 +161,8 @@ def _explain_index_error(spec: Spec, error: IndexError, inputs: dict) -> Grading
         why = (f"; {' and '.join(left_out)} {'was' if len(left_out) == 1 else 'were'} left "
                "out, so it has no entry" if left_out else "")
         return GradingError(
-            f"{spec.name}.backward reads past the end of ctx.needs_input_grad: "
+            f"{spec.name}.backward raised IndexError with {_describe(inputs)}, reading past the "
+            f"end of ctx.needs_input_grad: "
             f"ctx.needs_input_grad has one entry per argument actually passed to apply, "
             f"{len(inputs)} here ({', '.join(inputs)}){why}",
             str(error))
