@@ -213,7 +213,7 @@ class LogSumExp(torch.autograd.Function):
         x, y = ctx.saved_tensors
         return ((x - y.unsqueeze(ctx.dim)).exp() * x_tangent).sum(ctx.dim)
 ''', named=True),
-    Mistake("LogSumExp", "unstable log(sum(exp(x)))", "LogSumExp overflows at |x| = 1000",
+    Mistake("LogSumExp", "unstable log(sum(exp(x)))", "LogSumExp's forward overflows at |x| = 1000",
             _edit(LSE, ("        m = x.amax(dim, keepdim=True)\n"
                         "        m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))\n"
                         "        return (x - m).exp().sum(dim).log() + m.squeeze(dim)",
