@@ -10,10 +10,11 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
                       reference_gradients, run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..custom import FunctionExercise
-from ..diagnose import diagnose_gradient, shape_hint
+from ..diagnose import shape_hint
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import record_returned_gradients
+from .layouts import check_noncontiguous_grad_output
 
 LESSON = "09_patterns"
 FLOAT32 = {"rtol": 1e-4, "atol": 1e-5}
@@ -106,28 +107,6 @@ def described(values: dict, dtype: torch.dtype) -> str:
     parts = [f"{n} of shape {_shape(v.shape)}" if isinstance(v, torch.Tensor) else f"{n}={v!r}"
              for n, v in values.items()]
     return ", ".join(parts + [str(dtype).removeprefix("torch.")])
-
-
-def check_noncontiguous_grad_output(function, spec: Spec, values: dict, tolerance=None) -> None:
-    """A grad_output that is a strided view (every other entry of a wider tensor, as a slice of
-    a larger graph's gradient may be): the gradient must not depend on its memory layout."""
-    covers("non-contiguous grad_output")
-    inputs = make_inputs(values)
-    forward = run_forward(function, spec, inputs)
-    shape = tuple(forward.output.shape)
-    wide = sample((*shape[:-1], 2 * shape[-1]), forward.output.device, seed=11,
-                  dtype=forward.output.dtype)
-    grad_output = wide[..., ::2]
-    try:
-        backward = run_backward(spec, forward.output, inputs, grad_output)
-    except GradingError as error:
-        raise explain_broadcast_error(spec, error) from error
-    truth = reference_gradients(spec, inputs, grad_output.contiguous())
-    with case(described(values, forward.output.dtype) + ", a non-contiguous grad_output "
-              "(every other entry of a wider tensor)"):
-        for name, grad in zip(inputs, backward.grads):
-            if name in truth:
-                diagnose_gradient(name, grad, truth[name], **(tolerance or {}))
 
 
 def gradient_for(function, spec: Spec, values: dict, seed: int = 1):
@@ -239,9 +218,22 @@ def check_zero_slices(function, device, dim=1, dtype=torch.float64) -> None:
     tolerance = FLOAT32 if dtype == torch.float32 else {}
     for kind, mine, true in zip(ZERO_KINDS, got.movedim(dim, -1), truth.movedim(dim, -1)):
         if not torch.allclose(mine, true, **tolerance):
+            if dim not in (-1, x.dim() - 1) and _right_along_last_dim(function, x.T, tolerance):
+                raise GradingError(
+                    f"ProdOverDim's gradient is right when dim is the last dimension but wrong "
+                    f"for dim={dim}: every slice, shift and flip in backward must follow "
+                    f"ctx.dim (x[..., :-1] slices the last dim only) {where}",
+                    f"got {mine.tolist()}, expected {true.tolist()}")
             raise GradingError(f"ProdOverDim's gradient is wrong on a slice with {kind} "
                                f"{where}: got {mine.tolist()}, expected {true.tolist()}")
     graded_case(function, PROD, {"x": x, "dim": dim}, tolerance)
+
+
+def _right_along_last_dim(function, x, tolerance) -> bool:
+    """Is the learner's gradient right on the same slices laid along the last dim?"""
+    got, truth, _ = gradient_for(function, PROD, {"x": x.contiguous(), "dim": x.dim() - 1})
+    return (isinstance(got, torch.Tensor) and got.shape == truth.shape
+            and bool(torch.allclose(got, truth, **tolerance)))
 
 
 def prod_opening(ProdOverDim, device="cpu") -> None:
@@ -319,7 +311,8 @@ def cumsum_full(Cumsum, device) -> None:
     for seed, (x_shape, dim) in enumerate(DIM_CASES):
         cumsum_case(Cumsum, x_shape, dim, device, seed=seed)
         cumsum_case(Cumsum, x_shape, dim, device, dtype=torch.float32, seed=seed)
-    for edge in ("a dim other than the last", "negative dim", "1-D x", "float32", "saves no tensor"):
+    for edge in ("a dim other than the last", "negative dim", "1-D x", "float32",
+                 "saves no tensor"):
         covers(edge)
     check_each_input_alone(Cumsum, CUMSUM, {"x": sample((3, 4), device), "dim": 0})
     check_noncontiguous_grad_output(Cumsum, CUMSUM, {"x": sample((3, 4), device), "dim": 0})

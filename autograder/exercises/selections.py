@@ -10,8 +10,8 @@ from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import AllocationLog
-from .patterns import (FLOAT32, LESSON, _shape, check_noncontiguous_grad_output, described,
-                       gradient_for, graded_case)
+from .layouts import check_noncontiguous_grad_output
+from .patterns import FLOAT32, LESSON, _shape, described, gradient_for, graded_case
 
 SELECT = Spec("IndexSelect", ("x", "index"), lambda x, index: torch.index_select(x, 0, index))
 NORMALIZE = Spec("Normalize", ("x", "eps"),
