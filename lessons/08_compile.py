@@ -28,9 +28,12 @@
 # 4. turn a computation into a **custom operator** with `torch.library.custom_op`,
 #    `register_fake`, `register_autograd` and `register_vmap`, know what `mutates_args` and
 #    the no-aliasing rule demand, and check it with `torch.library.opcheck`;
-# 5. read what `torch.compile` made of each (graphs and graph breaks) and choose between them.
+# 5. give an operator that takes a `dim` a batching rule of its own, instead of PyTorch's
+#    per-sample fallback;
+# 6. read what `torch.compile` made of each (graphs and graph breaks) and choose between them.
 #
-# Exercises are marked **✎ Exercise**. Each has a self-check cell; the hidden tests check more.
+# Exercises are marked **✎ Exercise**: ✎ 1 `LogSumExp`, ✎ 2 `softplus`, and the transfer
+# exercise ✎ 3 `squared_norm`. Each has a self-check cell that runs every check grading runs.
 
 # %% nbgrader={"locked": true}
 import math
@@ -68,8 +71,28 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 # $\le 0$ and the largest term is exactly 1.
 #
 # **Softplus** with a positive scale $\beta$ is $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$,
-# with derivative $\sigma(\beta x)$. With $z = \beta x$, the stable form is
-# $\log(1 + e^{z}) = \max(z, 0) + \log(1 + e^{-|z|})$.
+# exercise 2's operator. Before you reach it, find its derivative, and a form of it that never
+# overflows; the hints are collapsed.
+#
+# <details><summary><b>Hint 1</b>: the derivative, a question</summary>
+#
+# With $z = \beta x$, the chain rule gives $s'(x) = \frac{1}{\beta} \cdot
+# \frac{d}{dz}\log(1 + e^{z}) \cdot \beta$. What is $\frac{d}{dz}\log(1 + e^z)$, and which
+# function you already know is it?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the derivative</summary>
+#
+# $\frac{e^z}{1 + e^z} = \sigma(z)$, so $s'(x) = \sigma(\beta x)$: the two factors $\beta$
+# cancel.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: a form that never overflows</summary>
+#
+# For $z > 0$ take $e^z$ out of the logarithm: $\log(1 + e^z) = z + \log(1 + e^{-z})$. Both
+# cases at once: $\log(1 + e^{z}) = \max(z, 0) + \log(1 + e^{-|z|})$, where the exponent is
+# never positive.
+# </details>
 
 # %% [markdown]
 # ## Worked example: `Exp` in the setup_context form
@@ -328,10 +351,10 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# The self-check runs your Function once each way: values and gradients, $|x| = 1000$,
-# `torch.func.jvp`, `torch.vmap` (with per-sample gradients) and `gradcheck` with
-# `check_forward_ad=True`, on one or two small inputs. The hidden tests repeat that over eight
-# shapes and dims.
+# The self-check runs every check grading runs: values and gradients over eight shapes and
+# dims (negative, first, a 1-D input), each input alone, forward, backward **and** jvp at
+# $|x| = 1000$, `torch.func.jvp`, `torch.vmap` with per-sample gradients, and `gradcheck` with
+# `check_forward_ad=True`.
 #
 # Why the max matters: shift three values by $c$. Mathematically $y(c) = c + y(0)$. The naive
 # formula gives up in both directions: above $c \approx 709$, $e^{c}$ overflows float64 to
@@ -516,53 +539,52 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
 #
 # ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
 #
-# Define `softplus(x, beta)` with `@torch.library.custom_op("autograd_course::softplus",
-# mutates_args=())`, `x` a tensor and `beta` a Python `float` > 0 (annotate them so:
-# `x: torch.Tensor, beta: float`). It must:
+# Turn `softplus(x, beta)` below into the custom operator `autograd_course::softplus` (`x` a
+# tensor, `beta` a Python `float` > 0), the way `cube` was built above. The operator must:
 #
 # - compute $\log(1 + e^{\beta x}) / \beta$ **stably** (finite for $\beta x$ in the thousands);
-# - have a fake implementation, `@softplus.register_fake`, with the real output's shape and dtype;
-# - have a hand-written backward, $g\,\sigma(\beta x)$, registered with
-#   `softplus.register_autograd(backward, setup_context=setup_context)`; `beta` is a float, so
-#   its gradient is `None`.
+# - have a fake implementation that gives the real output's shape, dtype and device;
+# - have a backward written by hand (your derivative from the maths section), registered for
+#   autograd; `beta` is a float, so its gradient is `None`;
+# - pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")`
+#   of a function calling it must match eager values and gradients.
 #
-# Re-running this cell is fine: in torch 2.13, `custom_op` with a name already defined
-# replaces the earlier definition (the section after the self-check shows it).
+# Keep every registration in this one cell. Re-running a cell that defines an operator is fine
+# in torch 2.13 (`custom_op` with a name already defined replaces the earlier definition), but
+# what was registered on the old definition goes with it; the section after the self-check
+# shows what that means for a handle from before the re-run.
 
 # %% nbgrader={"grade_id": "answer_softplus", "solution": true}
-@torch.library.custom_op("autograd_course::softplus", mutates_args=())
 def softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
-    """log(1 + exp(beta * x)) / beta, finite for large |beta * x|."""
+    """The custom operator autograd_course::softplus: log(1 + exp(beta * x)) / beta, finite for
+    large |beta * x|, with a fake implementation and a hand-written backward."""
     ### BEGIN SOLUTION
     z = beta * x
     return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta  # max(z,0)+log(1+e^-|z|)
-    ### END SOLUTION
+
+
+# the function form of the decorator: the annotations above give the schema
+softplus = torch.library.custom_op("autograd_course::softplus", softplus, mutates_args=())
 
 
 @softplus.register_fake
 def _(x, beta):
-    """The output's shape, dtype and device, from the inputs alone."""
-    ### BEGIN SOLUTION
-    return torch.empty_like(x)
-    ### END SOLUTION
+    return torch.empty_like(x)  # the output's shape, dtype and device, from the inputs alone
 
 
 def softplus_setup_context(ctx, inputs, output):
-    ### BEGIN SOLUTION
     x, beta = inputs
     ctx.save_for_backward(x)
     ctx.beta = beta
-    ### END SOLUTION
 
 
 def softplus_backward(ctx, grad_output):
-    ### BEGIN SOLUTION
     x, = ctx.saved_tensors
     return grad_output * torch.sigmoid(ctx.beta * x), None  # d/dx softplus = sigmoid(beta x)
-    ### END SOLUTION
 
 
 softplus.register_autograd(softplus_backward, setup_context=softplus_setup_context)
+### END SOLUTION
 
 
 # %% nbgrader={"grade_id": "softplus", "grade": true, "points": 2}
@@ -572,11 +594,11 @@ from autograder import grade; grade("softplus", softplus)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# The self-check calls your operator, checks its fake implementation against the real output
-# (shape, dtype, device) under `FakeTensorMode`, and checks values and gradients, including
-# $\beta x = \pm 1000$. It skips the two slow checks, which the hidden tests run:
-# `torch.library.opcheck` and a `torch.compile(fullgraph=True, backend="aot_eager")` of a
-# function calling `softplus`. Run them yourself:
+# The self-check runs every check grading runs: your operator's values and hand-written
+# gradient (with $\beta x$ up to $\pm 3200$), its fake implementation against the real output
+# under `FakeTensorMode`, `torch.library.opcheck`, and a `torch.compile(fullgraph=True,
+# backend="aot_eager")` of a function calling `softplus`. The last two on their own, to read
+# what they report:
 
 # %%
 x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
@@ -596,27 +618,72 @@ print("fullgraph=True compiled; same values and gradients:",
       torch.allclose(compiled(x), through_softplus(x)), torch.allclose(compiled_x.grad, eager_x.grad))
 
 # %% [markdown]
-# ### A batching rule for the operator: `register_vmap`
+# ### A batching rule for an operator: `register_vmap`
 #
 # `torch.vmap` over an operator that has no batching rule still gives the right values: PyTorch
-# falls back to running the operator once per sample in a Python-level loop, and says so on
-# stderr, *"There is a performance drop because we have not yet implemented the batching rule
-# for autograd_course::softplus"*. A rule has the signature of the `vmap` staticmethod above,
-# `(info, in_dims, *inputs) -> (output, out_dims)`. Softplus acts element by element, so one
-# call on the whole batch is the rule. (Registering it by name works whatever handle you hold;
-# re-running the operator's cell replaces the operator and drops the rule: re-run this cell too.)
+# falls back to calling the operator once per sample, in a loop in C++ (`BatchedFallback.cpp`),
+# and says so once on stderr, *"There is a performance drop because we have not yet implemented
+# the batching rule for ..."*. A **batching rule** replaces that loop by one call on the whole
+# batch. It has the signature of the `vmap` staticmethod above,
+# `(info, in_dims, *inputs) -> (output, out_dims)`: each tensor input arrives as a plain tensor
+# **with** the batch dimension in it, at position `in_dims[i]` (`None` for an int or a float),
+# and the rule returns the batched output and where the output's batch dimension is. Register
+# it with `torch.library.register_vmap("namespace::name", rule)` (or `op.register_vmap(rule)`).
+#
+# Worked example: `autograd_course::roll_one(x, dim)` moves every slice along `dim` one place
+# on, the last entry wrapping round to the front (`torch.roll(x, 1, dim)`). Element-wise
+# operators need no thought (the batch dimension just rides along), but this one takes a
+# `dim`, and `dim` counts the dimensions of **one sample** while the batched `x` has one more.
+# First, no rule: the values are right, through the fallback.
 
 # %%
-def softplus_vmap(info, in_dims, x, beta):
-    """One call on the whole batch: softplus is elementwise, so the batch dim stays put."""
-    x_bdim, _ = in_dims  # beta is a float: its entry is None
-    return softplus(x, beta), x_bdim
+@torch.library.custom_op("autograd_course::roll_one", mutates_args=())
+def roll_one(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Every slice along dim moved one place on, the last entry wrapping round to the front."""
+    return torch.roll(x, 1, dim)
 
 
-torch.library.register_vmap("autograd_course::softplus", softplus_vmap)
-rows = torch.randn(5, 3, dtype=torch.float64)
-print("vmap with a rule:", torch.allclose(torch.vmap(lambda r: softplus(r, 1.5))(rows),
-                                           F.softplus(rows, 1.5)))
+@roll_one.register_fake
+def _(x, dim):
+    return torch.empty_like(x)
+
+
+samples = torch.arange(24.0).reshape(2, 3, 4)  # a batch of 2 samples of shape (3, 4)
+loop = torch.stack([roll_one(sample, -1) for sample in samples])
+print("vmap without a rule (the fallback):",
+      torch.equal(torch.vmap(roll_one, in_dims=(0, None))(samples, -1), loop))
+
+# %% [markdown]
+# The rule answers three questions. Which dimension of one sample does `dim` name (a negative
+# `dim` counts from the end of the sample)? Which dimension of the batched `x` is that (one
+# more, if it comes at or after the batch dimension)? Where is the output's batch dimension
+# (`roll` keeps every dimension, so where `x` had it)? Moving the batch dimension to the front
+# first, with `x.movedim(x_bdim, 0)`, is the other common way to write a rule: the questions
+# stay the same, the answers get simpler. The loop below tries the rule for every `dim` and for
+# a batch dimension in each place.
+
+# %%
+def roll_one_vmap(info, in_dims, x, dim):
+    """One call on the whole batch, with dim translated into the batched x's dims."""
+    x_bdim, _ = in_dims  # dim is an int: its entry is None
+    sample_dim = dim % (x.dim() - 1)  # the dim of one sample, made non-negative
+    batched_dim = sample_dim + 1 if sample_dim >= x_bdim else sample_dim  # skip the batch dim
+    return roll_one(x, batched_dim), x_bdim  # roll keeps every dim: the batch dim stays put
+
+
+torch.library.register_vmap("autograd_course::roll_one", roll_one_vmap)
+agree = all(
+    torch.equal(torch.vmap(roll_one, in_dims=(batch_dim, None))(samples.movedim(0, batch_dim),
+                                                                 dim),
+                torch.stack([roll_one(sample, dim) for sample in samples]))
+    for batch_dim in (0, 1, 2) for dim in (-2, -1, 0, 1))
+print("the rule matches a loop for every dim and every batch position:", agree)
+
+# %% [markdown]
+# The rule calls `roll_one` by the name the cell above bound, so it always calls the current
+# definition. Re-running the cell that defines `roll_one` replaces the operator and drops the
+# rule registered on the old one (vmap falls back to the loop again); re-run the rule's cell
+# too, or, better, keep an operator's registrations in the cell that defines it.
 
 # %% [markdown]
 # ### Re-running the cell that defines an operator
@@ -722,7 +789,8 @@ for name, function in candidates.items():
 # with `register_autograd` returns **zero tangents without an error** on torch 2.13 (and
 # `forward_ad` returns no tangent at all). `torch.func.grad` refuses the operator outright, so
 # per-sample gradients, `vmap(grad(...))`, are out of reach too: the operator keeps only
-# ordinary `backward`. `vmap` of its forward works, with the rule you registered.
+# ordinary `backward`. `vmap` of its forward works, through PyTorch's per-sample fallback
+# (or one call per batch, with a rule registered as for `roll_one`).
 #
 # | you need | pick |
 # |---|---|
@@ -766,3 +834,90 @@ for name, function in candidates.items():
 # differentiate: `torch.func.grad` (and with it `vmap(grad(...))`) refuses it, and
 # `torch.func.jvp` returns zero tangents. Measure before you choose, with `fullgraph=True` and
 # the view above.
+
+# %% [markdown]
+# ## ✎ Exercise 3 (transfer) · `squared_norm`, an operator with a batching rule
+#
+# An operator nobody built above. Turn `squared_norm(x, dim)` below into the custom operator
+# `autograd_course::squared_norm`, computing `(x * x).sum(dim)` (no `keepdim`), with `x` a
+# tensor and `dim` a Python int, negative allowed. The operator must:
+#
+# - have a fake implementation (what shape does the output have?);
+# - have a backward written by hand, registered for autograd, with `None` for `dim`;
+# - have a batching rule registered with `register_vmap` (not PyTorch's per-sample fallback),
+#   so that `torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)` matches a loop over the
+#   samples for **every** `dim` of a sample, negative ones included;
+# - pass `torch.library.opcheck`.
+#
+# Keep every registration in the answer cell, so that re-running it registers them all on the
+# new definition; never call a `squared_norm` handle from before a re-run.
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b>: the backward</summary>
+#
+# For $x$ of shape $(R, C)$ and `dim=1`, $y_r = \sum_c x_{r,c}^2$. Write
+# $\partial y_r / \partial x_{s,c}$ with a delta, multiply by $g_r$ and sum over $r$: which
+# pattern does $g$ follow, and which dimension must it get back before it meets $x$?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the fake implementation</summary>
+#
+# The output is $x$'s shape with the dimension `dim` removed; a negative `dim` counts from the
+# end, so find the dimension it names before removing it.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the batching rule</summary>
+#
+# Ask `roll_one`'s three questions. Which dimension of one sample does `dim` name? Which
+# dimension of the batched $x$ is that, given where its batch dimension is? The output has lost
+# `dim`: where is its batch dimension now? (With the batch dimension moved to the front first,
+# the last answer is 0 whatever `dim` is.)
+# </details>
+
+# %% nbgrader={"grade_id": "answer_squared_norm", "solution": true}
+def squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """The custom operator autograd_course::squared_norm: (x * x).sum(dim), no keepdim, with a
+    fake implementation, a hand-written backward and a batching rule (register_vmap)."""
+    ### BEGIN SOLUTION
+    return (x * x).sum(dim)
+
+
+squared_norm = torch.library.custom_op("autograd_course::squared_norm", squared_norm,
+                                       mutates_args=())
+
+
+@squared_norm.register_fake
+def _(x, dim):
+    reduced = dim % x.dim()
+    return x.new_empty(x.shape[:reduced] + x.shape[reduced + 1:])
+
+
+def squared_norm_setup_context(ctx, inputs, output):
+    x, dim = inputs
+    ctx.save_for_backward(x)
+    ctx.dim = dim
+
+
+def squared_norm_backward(ctx, grad_output):
+    x, = ctx.saved_tensors
+    return 2 * x * grad_output.unsqueeze(ctx.dim), None  # d/dx_c sum_c x_c^2 = 2 x_c
+
+
+squared_norm.register_autograd(squared_norm_backward, setup_context=squared_norm_setup_context)
+
+
+def squared_norm_vmap(info, in_dims, x, dim):
+    x_bdim, _ = in_dims
+    x = x.movedim(x_bdim, 0)  # the batch dim first: a sample's dim d >= 0 is d + 1 here
+    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0
+
+
+squared_norm.register_vmap(squared_norm_vmap)
+### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "squared_norm", "grade": true, "points": 2}
+self_check("squared_norm", squared_norm)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("squared_norm", squared_norm)
+### END HIDDEN TESTS
