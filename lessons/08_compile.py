@@ -14,10 +14,9 @@
 # dimension (per-sample gradients, ensembles), `torch.func.jvp` and
 # `torch.autograd.forward_ad` push tangents *forward* (Jacobian-vector products, cheap
 # directional derivatives), and `torch.compile` traces the Python into a graph to optimise it.
-# A custom Function written the lesson-00 way still works with `torch.compile` and, given a
-# `jvp`, with `torch.autograd.forward_ad`; the `torch.func` transforms (`vmap`, `grad`, `jvp`,
-# `jacrev`, ...) refuse it, loudly. This lesson writes Functions and operators that work with
-# all of them, and shows where each kind stops.
+# Which of these accept a custom Function written the lesson-00 way is this lesson's first
+# experiment. The lesson then writes Functions and operators that work with all of them, and
+# shows where each kind stops.
 #
 # By the end of this lesson you can:
 # 1. write a Function in the **setup_context form** (`forward` without `ctx`, plus
@@ -48,6 +47,15 @@ from widgets import compile_explorer
 
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
+
+
+def compare(prediction, observed) -> None:
+    """Your prediction beside what PyTorch did (write the prediction down first)."""
+    if prediction is None:
+        print(f"PyTorch: {observed!r}  (no prediction written down: set the variable and re-run)")
+    else:
+        verdict = "✓" if prediction == observed else "✗ read the explanation below"
+        print(f"you predicted {prediction!r}; PyTorch: {observed!r}  {verdict}")
 
 # %% [markdown]
 # ## The maths: two directions of one derivative
@@ -145,9 +153,14 @@ print("gradcheck, both modes:", torch.autograd.gradcheck(
 # **Predict, then run.** `ExpOldForm` below is `Exp` written the lesson-00 way: `forward(ctx, x)`
 # saves inside forward, and there is no `setup_context`. Which of these four works, and which
 # raises: `gradcheck` with `check_forward_ad=True`, `torch.compile(fullgraph=True)` of a
-# function calling `ExpOldForm` without its `jvp`, `torch.vmap`, `torch.func.jvp`?
+# function calling `ExpOldForm` without its `jvp`, `torch.vmap`, `torch.func.jvp`? Write
+# `"works"` or `"raises"` for each into `prediction_old_form`, then run the cell.
 
 # %%
+prediction_old_form = {"gradcheck forward_ad": None, "compile fullgraph": None, "vmap": None,
+                       "func.jvp": None}  # "works" or "raises"
+
+
 class ExpOldForm(torch.autograd.Function):
     generate_vmap_rule = True
 
@@ -173,18 +186,25 @@ class ExpOldFormNoJvp(ExpOldForm):
     jvp = torch.autograd.Function.jvp  # the default: no forward mode
 
 
-print("gradcheck with forward_ad:", torch.autograd.gradcheck(
-    ExpOldForm.apply, (x.clone().requires_grad_(),), check_forward_ad=True))
 compiled_old = torch.compile(lambda t: ExpOldFormNoJvp.apply(t).sin(), fullgraph=True,
                              backend="aot_eager")
-print("torch.compile(fullgraph=True) without jvp:",
-      torch.allclose(compiled_old(x.clone().requires_grad_()), x.exp().sin()))
-for name, transform in [("vmap", lambda: torch.vmap(ExpOldForm.apply)(x)),
-                        ("func.jvp", lambda: torch.func.jvp(ExpOldForm.apply, (x,), (tangent,)))]:
+attempts = {
+    "gradcheck forward_ad": lambda: torch.autograd.gradcheck(
+        ExpOldForm.apply, (x.clone().requires_grad_(),), check_forward_ad=True),
+    "compile fullgraph": lambda: torch.allclose(compiled_old(x.clone().requires_grad_()),
+                                                x.exp().sin()),
+    "vmap": lambda: torch.vmap(ExpOldForm.apply)(x),
+    "func.jvp": lambda: torch.func.jvp(ExpOldForm.apply, (x,), (tangent,)),
+}
+for name, attempt in attempts.items():
     try:
-        transform()
+        attempt()
+        observed = "works"
     except RuntimeError as error:
+        observed = "raises"
         print(f"{name}: {str(error)[:128]}...")
+    print(f"{name}: ", end="")
+    compare(prediction_old_form[name], observed)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -209,21 +229,18 @@ for name, transform in [("vmap", lambda: torch.vmap(ExpOldForm.apply)(x)),
 # `generate_vmap_rule = True` does not batch anything itself: under `torch.vmap`, it runs your
 # `forward`, `setup_context`, `backward` and `jvp` on **batched tensors**, which carry the
 # batch dimension out of sight, and relies on every PyTorch op inside to have a batching rule.
-# So it stops where your code leaves PyTorch's ops:
-#
-# - data taken out of a tensor: `.numpy()`, a C or CUDA extension that reads the pointer,
-#   `.item()`, `.tolist()`;
-# - Python control flow that depends on values (`if x.max() > 0:`).
 #
 # **Predict, then run.** `NumpyExp` computes $e^x$ with NumPy, in the setup_context form and
 # with `generate_vmap_rule = True`. Under `torch.vmap`: the right values, wrong values, or an
-# error?
+# error? Write `"right"`, `"wrong"` or `"error"` into `prediction_numpy`.
 #
 # (Setting both `generate_vmap_rule = True` and a `vmap` staticmethod is an error of its own:
 # *"it has both generate_vmap_rule=True and an overridden vmap staticmethod"*.)
 
 # %%
 import numpy as np
+
+prediction_numpy = None  # "right", "wrong" or "error"
 
 
 class NumpyExp(torch.autograd.Function):
@@ -247,16 +264,23 @@ class NumpyExp(torch.autograd.Function):
 
 rows = torch.randn(4, 3, dtype=torch.float64)
 try:
-    print("vmap:", torch.allclose(torch.vmap(NumpyExp.apply)(rows), rows.exp()))
+    observed = "right" if torch.allclose(torch.vmap(NumpyExp.apply)(rows), rows.exp()) else "wrong"
 except RuntimeError as error:
+    observed = "error"
     print("vmap:", str(error).splitlines()[0])
+compare(prediction_numpy, observed)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # An error: inside `vmap`, `forward` receives a batched tensor, which has no storage of its
 # own for NumPy to read (*"Cannot access data pointer of Tensor that doesn't have storage"*).
-# NumPy cannot be batched for you; you must say how.
+# NumPy cannot be batched for you; you must say how. The generated rule stops wherever your
+# code leaves PyTorch's ops:
+#
+# - data taken out of a tensor: `.numpy()`, a C or CUDA extension that reads the pointer,
+#   `.item()`, `.tolist()`;
+# - Python control flow that depends on values (`if x.max() > 0:`).
 # </details>
 #
 # That is what a **`vmap` staticmethod** is for (and `generate_vmap_rule` must then be left
@@ -622,8 +646,9 @@ print("fullgraph=True compiled; same values and gradients:",
 #
 # `torch.vmap` over an operator that has no batching rule still gives the right values: PyTorch
 # falls back to calling the operator once per sample, in a loop in C++ (`BatchedFallback.cpp`),
-# and says so once on stderr, *"There is a performance drop because we have not yet implemented
-# the batching rule for ..."*. A **batching rule** replaces that loop by one call on the whole
+# and warns once per operator, from C++ on the process's stderr (a Python `warnings` filter
+# does not see it), *"There is a performance drop because we have not yet implemented the
+# batching rule for ..."*. A **batching rule** replaces that loop by one call on the whole
 # batch. It has the signature of the `vmap` staticmethod above,
 # `(info, in_dims, *inputs) -> (output, out_dims)`: each tensor input arrives as a plain tensor
 # **with** the batch dimension in it, at position `in_dims[i]` (`None` for an int or a float),

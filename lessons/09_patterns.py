@@ -58,6 +58,15 @@ def first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {str(error).splitlines()[0]}"
 
 
+def compare(prediction, observed) -> None:
+    """Your prediction beside what PyTorch did (write the prediction down first)."""
+    if prediction is None:
+        print(f"PyTorch: {observed!r}  (no prediction written down: set the variable and re-run)")
+    else:
+        verdict = "✓" if prediction == observed else "✗ look again at the derivation"
+        print(f"you predicted {prediction!r}; PyTorch: {observed!r}  {verdict}")
+
+
 # %% [markdown]
 # ## The method: write the forward with indices, then sum over the output
 #
@@ -103,10 +112,12 @@ def first_line(error: BaseException) -> str:
 #
 # **Quick question 1.** $x$ has shape $(3, 3)$, `dim=1`, `keepdim=False`, so $g$ has shape
 # $(3,)$. Forget the unsqueeze: in `g.expand(3, 3)`, is entry $(r, c)$ equal to $g_r$ (right)
-# or to $g_c$? Predict, then run the cell.
+# or to $g_c$? Write `"g_r"` or `"g_c"` into `prediction_1`, then run the cell.
 
 # %%
+prediction_1 = None  # "g_r" or "g_c"
 g = torch.tensor([1.0, 2.0, 3.0])
+compare(prediction_1, "g_c" if torch.equal(g.expand(3, 3)[0], g) else "g_r")
 print("g.expand(3, 3):\n", g.expand(3, 3))
 print("g.unsqueeze(1).expand(3, 3):\n", g.unsqueeze(1).expand(3, 3))
 try:
@@ -218,14 +229,14 @@ except RuntimeError as error:
 # %% [markdown]
 # ### What the engine does with a gradient of the wrong shape
 #
-# Backward must return, for each input, a gradient of that input's shape. But the autograd
-# engine checks what backward returned, and when a gradient has a shape the input **could be
-# broadcast to**, it sums it down to the input's shape itself. Here is a Function that returns
-# a gradient of ones of a chosen shape, to see what comes out in `x.grad`.
+# Backward must return, for each input, a gradient of that input's shape. The autograd engine
+# checks what backward returned: does it refuse every other shape? Here is a Function that
+# returns a gradient of ones of a chosen shape, to see what comes out in `x.grad`.
 #
 # **Quick question 2.** The input has shape $(3, 1)$ and backward returns a gradient of shape
 # $(2, 3, 4)$. Does the engine accept it, and if so, what shape and values end up in `x.grad`?
-# And for a gradient of shape $(3,)$, the same numbers without the dimension of size 1?
+# And for a gradient of shape $(3,)$, the same numbers without the dimension of size 1? Write
+# each answer as `(shape, value of every entry)` or `"refused"` into `prediction_2`.
 
 # %%
 class ReturnsShape(torch.autograd.Function):
@@ -242,6 +253,8 @@ class ReturnsShape(torch.autograd.Function):
         return torch.ones(ReturnsShape.returned, dtype=grad_output.dtype)
 
 
+prediction_2 = {(2, 3, 4): None, (3,): None}  # e.g. ((3, 1), 1.0), or "refused"
+observed_2 = {}
 for input_shape, returned in [((4,), (3, 4)), ((3, 1), (3, 4)), ((3, 1), (2, 3, 4)),
                               ((), (3,)), ((4,), (1, 4)),
                               ((3, 1), (3,)), ((3, 4), (4,)), ((3, 4), (12,)), ((2, 4), (3, 4))]:
@@ -250,9 +263,15 @@ for input_shape, returned in [((4,), (3, 4)), ((3, 1), (3, 4)), ((3, 1), (2, 3, 
     try:
         ReturnsShape.apply(x).sum().backward()
         verdict = f"summed to {tuple(x.grad.shape)}, values {x.grad.unique().tolist()}"
+        outcome = (tuple(x.grad.shape), x.grad.unique().item())
     except RuntimeError as error:
-        verdict = "refused: " + str(error).split(" - ")[1]
+        verdict, outcome = "refused: " + str(error).split(" - ")[1], "refused"
+    if input_shape == (3, 1) and returned in prediction_2:
+        observed_2[returned] = outcome
     print(f"input {str(input_shape):8} returned {str(returned):10} -> {verdict}")
+for returned, observed in observed_2.items():
+    print(f"input (3, 1), returned {returned}: ", end="")
+    compare(prediction_2[returned], observed)
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -394,13 +413,14 @@ jacobian_view(MulWithoutSum, lambda a, b: a * b, a_example, b_example)
 # others", and zeros make that interesting.
 #
 # **Quick question 3.** For the slices $[2, 0, 3]$ and $[0, 0, 3]$, what is the gradient of
-# the product with respect to each entry? Predict all six numbers, then run autograd on
-# `torch.prod`.
+# the product with respect to each entry? Write all six numbers into `prediction_3`, then run
+# autograd on `torch.prod`.
 
 # %%
+prediction_3 = None  # [[., ., .], [., ., .]]
 slices = torch.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 3.0]], requires_grad=True)
 torch.prod(slices, dim=1).sum().backward()
-print(slices.grad)
+compare(prediction_3, slices.grad.tolist())
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -583,27 +603,31 @@ jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 # or be empty. Two tools for the way back:
 #
 # - `Tensor.index_add(dim, index, source)` returns a copy of the tensor with row $k$ of
-#   `source` **added** to row `index[k]`, for every $k$; a row named twice receives both;
+#   `source` **added** to row `index[k]`, for every $k$;
 # - `t[index] = v` (which is `t.index_put_((index,), v)`) **writes** row $k$ of `v` to row
-#   `index[k]`. With a repeated index, PyTorch's documentation says the result is undefined:
-#   one write survives, and which one is not promised.
+#   `index[k]`, for every $k$.
 #
 # **Quick question 4.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. What is entry 4 of
-# `zeros(5).index_add(0, idx, v)`, and what of `z = zeros(5); z[idx] = v`?
+# `zeros(5).index_add(0, idx, v)`, and what of `z = zeros(5); z[idx] = v`? Write the pair
+# into `prediction_4`.
 
 # %%
+prediction_4 = None  # (entry 4 after index_add, entry 4 after the assignment)
 idx, v = torch.tensor([4, 0, 4]), torch.tensor([1.0, 2.0, 3.0])
-print("index_add:  ", torch.zeros(5).index_add(0, idx, v))
+added = torch.zeros(5).index_add(0, idx, v)
 z = torch.zeros(5)
 z[idx] = v
+print("index_add:  ", added)
 print("assignment: ", z)
+compare(prediction_4, (added[4].item(), z[4].item()))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
 #
-# `index_add` gives $1 + 3 = 4$ at entry 4. The assignment gives one of the two values, here
-# 3, the last write; on another device or another size it may be the other, and the
-# documentation promises neither. Either way one of them is lost.
+# `index_add` gives $1 + 3 = 4$ at entry 4: a row named twice receives both. The assignment
+# gives one of the two values, here 3, the last write; with a repeated index PyTorch's
+# documentation calls the result undefined: on another device or another size it may be the
+# other. Either way one of them is lost.
 # </details>
 #
 # Both tools have a cousin for an index that differs from slice to slice:
@@ -738,13 +762,16 @@ jacobian_view(SelectByAssignment, index_select_rows, rows, repeated)
 #
 # **Quick question 5.** A row well above $\varepsilon$, and `grad_output` equal to $y$ itself
 # (the loss grows when the output grows along its own direction). What is the gradient with
-# respect to $x$? And for a row whose norm is below $\varepsilon$?
+# respect to $x$? And for a row whose norm is below $\varepsilon$? Write `"zero"` or
+# `"not zero"` for each row into `prediction_5`.
 
 # %%
+prediction_5 = None  # ("zero" or "not zero" for the long row, the same for the short row)
 row = torch.tensor([[3.0, 4.0], [0.003, 0.004]], dtype=torch.float64, requires_grad=True)
 y = F.normalize(row, dim=-1, eps=0.01)
 grad_row, = torch.autograd.grad(y, row, y.detach())
 print("y:", y.detach(), "\ngradient for grad_output = y:", grad_row)
+compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for r in grad_row))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -969,13 +996,10 @@ plt.show()
 # `predicted_indices` (five ints), then run the cell.
 
 # %%
-predicted_indices = None  # your prediction, e.g. [0, 1, 1, 1, 1]
+predicted_indices = None  # five ints: the position reported for each output
 values, indices = torch.cummax(torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0]), 0)
 print("values: ", values.tolist())
-print("indices:", indices.tolist())
-if predicted_indices is not None:
-    print("your prediction:", predicted_indices,
-          "✓" if list(predicted_indices) == indices.tolist() else "✗ (that is the other rule)")
+compare(predicted_indices, indices.tolist())
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
