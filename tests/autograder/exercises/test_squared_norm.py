@@ -39,9 +39,15 @@ def test_cases_cover_negative_first_and_one_d():
 
 
 def test_a_stale_handle_is_named_and_never_called():
-    """After the answer cell runs again, is the handle from before it named as stale?"""
+    """After the answer cell runs again, is the handle from before it named as stale, without
+    being called? (Its registration is destroyed: a call reads freed memory.)"""
     stale = fresh_solution()
     fresh_solution()
+
+    def dangling(*args, **kwargs):
+        raise AssertionError("the stale handle was called")
+
+    stale._opoverload = dangling
     passed, message = grading.verdict("squared_norm", stale)
     assert not passed and "squared_norm is an older definition" in message.splitlines()[0]
 
