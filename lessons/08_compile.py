@@ -67,16 +67,37 @@ def compare(prediction, observed) -> None:
 # - **forward mode** (`jvp`): given a tangent $t$ for the input, compute $J t$, the change of
 #   the output along $t$, in the same pass as the forward.
 #
-# Both use the same local derivative. For **log-sum-exp** along a dimension,
-# $y = \log \sum_j e^{x_j}$, the derivative is the softmax $p_j = e^{x_j - y}$, so
+# Both use the same local derivative, $\partial y / \partial x$: backward multiplies it by $g$
+# from the left and sums over the outputs, jvp multiplies it by the tangent and sums over the
+# inputs. Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. Derive
+# $\partial y / \partial x_j$, then both products, before you reach it; the hints are
+# collapsed.
 #
-# $$\text{backward: } \frac{\partial L}{\partial x_j} = g\, p_j, \qquad
+# <details><summary><b>Hint 1</b>: a question</summary>
+#
+# The derivative of $\log u$ is $u' / u$. With $u = \sum_k e^{x_k}$, what is
+# $\partial u / \partial x_j$, and which function you know is $\partial y / \partial x_j$?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the derivative</summary>
+#
+# $\partial y / \partial x_j = e^{x_j} / \sum_k e^{x_k} = e^{x_j - y} = p_j$, the softmax of
+# $x$ along the dimension. Written as $e^{x_j - y}$ it never overflows: $x_j \le y$.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: both products</summary>
+#
+# $$\text{backward: } \frac{\partial L}{\partial x_j} = g\, p_j \ \text{(one } g \text{ per
+#   slice, repeated along the dimension)}, \qquad
 #   \text{jvp: } \dot y = \sum_j p_j\, \dot x_j .$$
 #
-# Both need $x$ and $y$ (or $p$): backward gets them from `ctx.save_for_backward`, jvp from
-# `ctx.save_for_forward`. Forward needs care of its own: $e^{1000}$ overflows in float64, so
-# subtract the maximum $m$ first, $y = m + \log \sum_j e^{x_j - m}$; every exponent is then
-# $\le 0$ and the largest term is exactly 1.
+# Both read $x$ and $y$ (or $p$): backward from `ctx.save_for_backward`, jvp from
+# `ctx.save_for_forward`.
+# </details>
+#
+# Forward needs care of its own: $e^{1000}$ overflows in float64, so subtract the maximum $m$
+# first, $y = m + \log \sum_j e^{x_j - m}$; every exponent is then $\le 0$ and the largest
+# term is exactly 1.
 #
 # **Softplus** with a positive scale $\beta$ is $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$,
 # exercise 2's operator. Before you reach it, find its derivative, and a form of it that never
@@ -322,10 +343,10 @@ print("per-sample grads:", torch.allclose(
 #   `x.amax(dim, keepdim=True)` keeps the dimension for broadcasting);
 # - `setup_context(ctx, inputs, output)`: save what backward needs with `save_for_backward`,
 #   what jvp needs with `save_for_forward`, and `dim` as a plain attribute;
-# - `backward(ctx, grad_output)`: $g\,p$ with $p = e^{x - y}$ (unsqueeze `grad_output` and `y`
-#   at `dim`), and `None` for `dim`;
-# - `jvp(ctx, x_tangent, dim_tangent)`: $\sum_j p_j \dot x_j$ along `dim` (`dim_tangent` is
-#   `None`: an int has no tangent);
+# - `backward(ctx, grad_output)`: your reverse-mode product from the maths section, and `None`
+#   for `dim` (mind which dimension `grad_output` lacks);
+# - `jvp(ctx, x_tangent, dim_tangent)`: your forward-mode product (`dim_tangent` is `None`: an
+#   int has no tangent); finite at $|x| = 1000$ too;
 # - keep `generate_vmap_rule = True`, already written for you.
 
 # %% nbgrader={"grade_id": "answer_LogSumExp", "solution": true}
@@ -836,6 +857,7 @@ for name, function in candidates.items():
 # | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | `ctx.save_for_forward` |
 # | no `jvp` staticmethod | forward mode raises *"You must implement the jvp function"* | write it |
 # | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
+# | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | $e^{x - y}$ with the saved output |
 # | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
 # | a fake implementation with the wrong shape or dtype | `opcheck`'s `test_faketensor` fails; compiled code breaks later | `torch.empty_like(x)` |
 # | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
@@ -847,6 +869,7 @@ for name, function in candidates.items():
 # | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
 # | an operator that returns its input or a view of it | *"may not alias any inputs"* | return a fresh tensor (`.clone()`) |
 # | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
+# | a batching rule that passes a non-negative `dim` on unchanged | right for negative dims, wrong (or an error) for `dim >= 0`: the batched tensor has one more dim | translate `dim` past the batch dim |
 # | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
 #
 # ## Summary
