@@ -667,7 +667,7 @@ print("fullgraph=True compiled; same values and gradients:",
 #
 # `torch.vmap` over an operator that has no batching rule still gives the right values: PyTorch
 # falls back to calling the operator once per sample, in a loop in C++ (`BatchedFallback.cpp`),
-# and warns once per operator, from C++ on the process's stderr (a Python `warnings` filter
+# and warns at every such call, from C++ on the process's stderr (a Python `warnings` filter
 # does not see it), *"There is a performance drop because we have not yet implemented the
 # batching rule for ..."*. A **batching rule** replaces that loop by one call on the whole
 # batch. It has the signature of the `vmap` staticmethod above,
