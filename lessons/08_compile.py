@@ -14,10 +14,9 @@
 # dimension (per-sample gradients, ensembles), `torch.func.jvp` and
 # `torch.autograd.forward_ad` push tangents *forward* (Jacobian-vector products, cheap
 # directional derivatives), and `torch.compile` traces the Python into a graph to optimise it.
-# A custom Function written the lesson-00 way still works with `torch.compile` and, given a
-# `jvp`, with `torch.autograd.forward_ad`; the `torch.func` transforms (`vmap`, `grad`, `jvp`,
-# `jacrev`, ...) refuse it, loudly. This lesson writes Functions and operators that work with
-# all of them, and shows where each kind stops.
+# Which of these accept a custom Function written the lesson-00 way is this lesson's first
+# experiment. The lesson then writes Functions and operators that work with all of them, and
+# shows where each kind stops.
 #
 # By the end of this lesson you can:
 # 1. write a Function in the **setup_context form** (`forward` without `ctx`, plus
@@ -28,9 +27,12 @@
 # 4. turn a computation into a **custom operator** with `torch.library.custom_op`,
 #    `register_fake`, `register_autograd` and `register_vmap`, know what `mutates_args` and
 #    the no-aliasing rule demand, and check it with `torch.library.opcheck`;
-# 5. read what `torch.compile` made of each (graphs and graph breaks) and choose between them.
+# 5. give an operator that takes a `dim` a batching rule of its own, instead of PyTorch's
+#    per-sample fallback;
+# 6. read what `torch.compile` made of each (graphs and graph breaks) and choose between them.
 #
-# Exercises are marked **✎ Exercise**. Each has a self-check cell; the hidden tests check more.
+# Exercises are marked **✎ Exercise**: ✎ 1 `LogSumExp`, ✎ 2 `softplus`, and the transfer
+# exercise ✎ 3 `squared_norm`. Each has a self-check cell that runs every check grading runs.
 
 # %% nbgrader={"locked": true}
 import math
@@ -46,6 +48,15 @@ from widgets import compile_explorer
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
 
+
+def compare(prediction, observed) -> None:
+    """Your prediction beside what PyTorch did (write the prediction down first)."""
+    if prediction is None:
+        print(f"PyTorch: {observed!r}  (no prediction written down: set the variable and re-run)")
+    else:
+        verdict = "✓" if prediction == observed else "✗ read the explanation below"
+        print(f"you predicted {prediction!r}; PyTorch: {observed!r}  {verdict}")
+
 # %% [markdown]
 # ## The maths: two directions of one derivative
 #
@@ -56,20 +67,61 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 # - **forward mode** (`jvp`): given a tangent $t$ for the input, compute $J t$, the change of
 #   the output along $t$, in the same pass as the forward.
 #
-# Both use the same local derivative. For **log-sum-exp** along a dimension,
-# $y = \log \sum_j e^{x_j}$, the derivative is the softmax $p_j = e^{x_j - y}$, so
+# Both use the same local derivative, $\partial y / \partial x$: backward multiplies it by $g$
+# from the left and sums over the outputs, jvp multiplies it by the tangent and sums over the
+# inputs. Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. Derive
+# $\partial y / \partial x_j$, then both products, before you reach it; the hints are
+# collapsed.
 #
-# $$\text{backward: } \frac{\partial L}{\partial x_j} = g\, p_j, \qquad
+# <details><summary><b>Hint 1</b>: a question</summary>
+#
+# The derivative of $\log u$ is $u' / u$. With $u = \sum_k e^{x_k}$, what is
+# $\partial u / \partial x_j$, and which function you know is $\partial y / \partial x_j$?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the derivative</summary>
+#
+# $\partial y / \partial x_j = e^{x_j} / \sum_k e^{x_k} = e^{x_j - y} = p_j$, the softmax of
+# $x$ along the dimension. Written as $e^{x_j - y}$ it never overflows: $x_j \le y$.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: both products</summary>
+#
+# $$\text{backward: } \frac{\partial L}{\partial x_j} = g\, p_j \ \text{(one } g \text{ per
+#   slice, repeated along the dimension)}, \qquad
 #   \text{jvp: } \dot y = \sum_j p_j\, \dot x_j .$$
 #
-# Both need $x$ and $y$ (or $p$): backward gets them from `ctx.save_for_backward`, jvp from
-# `ctx.save_for_forward`. Forward needs care of its own: $e^{1000}$ overflows in float64, so
-# subtract the maximum $m$ first, $y = m + \log \sum_j e^{x_j - m}$; every exponent is then
-# $\le 0$ and the largest term is exactly 1.
+# Both read $x$ and $y$ (or $p$): backward from `ctx.save_for_backward`, jvp from
+# `ctx.save_for_forward`.
+# </details>
+#
+# Forward needs care of its own: $e^{1000}$ overflows in float64, so subtract the maximum $m$
+# first, $y = m + \log \sum_j e^{x_j - m}$; every exponent is then $\le 0$ and the largest
+# term is exactly 1.
 #
 # **Softplus** with a positive scale $\beta$ is $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$,
-# with derivative $\sigma(\beta x)$. With $z = \beta x$, the stable form is
-# $\log(1 + e^{z}) = \max(z, 0) + \log(1 + e^{-|z|})$.
+# exercise 2's operator. Before you reach it, find its derivative, and a form of it that never
+# overflows; the hints are collapsed.
+#
+# <details><summary><b>Hint 1</b>: the derivative, a question</summary>
+#
+# With $z = \beta x$, the chain rule gives $s'(x) = \frac{1}{\beta} \cdot
+# \frac{d}{dz}\log(1 + e^{z}) \cdot \beta$. What is $\frac{d}{dz}\log(1 + e^z)$, and which
+# function you already know is it?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the derivative</summary>
+#
+# $\frac{e^z}{1 + e^z} = \sigma(z)$, so $s'(x) = \sigma(\beta x)$: the two factors $\beta$
+# cancel.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: a form that never overflows</summary>
+#
+# For $z > 0$ take $e^z$ out of the logarithm: $\log(1 + e^z) = z + \log(1 + e^{-z})$. Both
+# cases at once: $\log(1 + e^{z}) = \max(z, 0) + \log(1 + e^{-|z|})$, where the exponent is
+# never positive.
+# </details>
 
 # %% [markdown]
 # ## Worked example: `Exp` in the setup_context form
@@ -122,9 +174,14 @@ print("gradcheck, both modes:", torch.autograd.gradcheck(
 # **Predict, then run.** `ExpOldForm` below is `Exp` written the lesson-00 way: `forward(ctx, x)`
 # saves inside forward, and there is no `setup_context`. Which of these four works, and which
 # raises: `gradcheck` with `check_forward_ad=True`, `torch.compile(fullgraph=True)` of a
-# function calling `ExpOldForm` without its `jvp`, `torch.vmap`, `torch.func.jvp`?
+# function calling `ExpOldForm` without its `jvp`, `torch.vmap`, `torch.func.jvp`? Write
+# `"works"` or `"raises"` for each into `prediction_old_form`, then run the cell.
 
 # %%
+prediction_old_form = {"gradcheck forward_ad": None, "compile fullgraph": None, "vmap": None,
+                       "func.jvp": None}  # "works" or "raises"
+
+
 class ExpOldForm(torch.autograd.Function):
     generate_vmap_rule = True
 
@@ -150,18 +207,25 @@ class ExpOldFormNoJvp(ExpOldForm):
     jvp = torch.autograd.Function.jvp  # the default: no forward mode
 
 
-print("gradcheck with forward_ad:", torch.autograd.gradcheck(
-    ExpOldForm.apply, (x.clone().requires_grad_(),), check_forward_ad=True))
 compiled_old = torch.compile(lambda t: ExpOldFormNoJvp.apply(t).sin(), fullgraph=True,
                              backend="aot_eager")
-print("torch.compile(fullgraph=True) without jvp:",
-      torch.allclose(compiled_old(x.clone().requires_grad_()), x.exp().sin()))
-for name, transform in [("vmap", lambda: torch.vmap(ExpOldForm.apply)(x)),
-                        ("func.jvp", lambda: torch.func.jvp(ExpOldForm.apply, (x,), (tangent,)))]:
+attempts = {
+    "gradcheck forward_ad": lambda: torch.autograd.gradcheck(
+        ExpOldForm.apply, (x.clone().requires_grad_(),), check_forward_ad=True),
+    "compile fullgraph": lambda: torch.allclose(compiled_old(x.clone().requires_grad_()),
+                                                x.exp().sin()),
+    "vmap": lambda: torch.vmap(ExpOldForm.apply)(x),
+    "func.jvp": lambda: torch.func.jvp(ExpOldForm.apply, (x,), (tangent,)),
+}
+for name, attempt in attempts.items():
     try:
-        transform()
+        attempt()
+        observed = "works"
     except RuntimeError as error:
+        observed = "raises"
         print(f"{name}: {str(error)[:128]}...")
+    print(f"{name}: ", end="")
+    compare(prediction_old_form[name], observed)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -186,21 +250,18 @@ for name, transform in [("vmap", lambda: torch.vmap(ExpOldForm.apply)(x)),
 # `generate_vmap_rule = True` does not batch anything itself: under `torch.vmap`, it runs your
 # `forward`, `setup_context`, `backward` and `jvp` on **batched tensors**, which carry the
 # batch dimension out of sight, and relies on every PyTorch op inside to have a batching rule.
-# So it stops where your code leaves PyTorch's ops:
-#
-# - data taken out of a tensor: `.numpy()`, a C or CUDA extension that reads the pointer,
-#   `.item()`, `.tolist()`;
-# - Python control flow that depends on values (`if x.max() > 0:`).
 #
 # **Predict, then run.** `NumpyExp` computes $e^x$ with NumPy, in the setup_context form and
 # with `generate_vmap_rule = True`. Under `torch.vmap`: the right values, wrong values, or an
-# error?
+# error? Write `"right"`, `"wrong"` or `"error"` into `prediction_numpy`.
 #
 # (Setting both `generate_vmap_rule = True` and a `vmap` staticmethod is an error of its own:
 # *"it has both generate_vmap_rule=True and an overridden vmap staticmethod"*.)
 
 # %%
 import numpy as np
+
+prediction_numpy = None  # "right", "wrong" or "error"
 
 
 class NumpyExp(torch.autograd.Function):
@@ -224,16 +285,23 @@ class NumpyExp(torch.autograd.Function):
 
 rows = torch.randn(4, 3, dtype=torch.float64)
 try:
-    print("vmap:", torch.allclose(torch.vmap(NumpyExp.apply)(rows), rows.exp()))
+    observed = "right" if torch.allclose(torch.vmap(NumpyExp.apply)(rows), rows.exp()) else "wrong"
 except RuntimeError as error:
+    observed = "error"
     print("vmap:", str(error).splitlines()[0])
+compare(prediction_numpy, observed)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # An error: inside `vmap`, `forward` receives a batched tensor, which has no storage of its
 # own for NumPy to read (*"Cannot access data pointer of Tensor that doesn't have storage"*).
-# NumPy cannot be batched for you; you must say how.
+# NumPy cannot be batched for you; you must say how. The generated rule stops wherever your
+# code leaves PyTorch's ops:
+#
+# - data taken out of a tensor: `.numpy()`, a C or CUDA extension that reads the pointer,
+#   `.item()`, `.tolist()`;
+# - Python control flow that depends on values (`if x.max() > 0:`).
 # </details>
 #
 # That is what a **`vmap` staticmethod** is for (and `generate_vmap_rule` must then be left
@@ -275,10 +343,10 @@ print("per-sample grads:", torch.allclose(
 #   `x.amax(dim, keepdim=True)` keeps the dimension for broadcasting);
 # - `setup_context(ctx, inputs, output)`: save what backward needs with `save_for_backward`,
 #   what jvp needs with `save_for_forward`, and `dim` as a plain attribute;
-# - `backward(ctx, grad_output)`: $g\,p$ with $p = e^{x - y}$ (unsqueeze `grad_output` and `y`
-#   at `dim`), and `None` for `dim`;
-# - `jvp(ctx, x_tangent, dim_tangent)`: $\sum_j p_j \dot x_j$ along `dim` (`dim_tangent` is
-#   `None`: an int has no tangent);
+# - `backward(ctx, grad_output)`: your reverse-mode product from the maths section, and `None`
+#   for `dim` (mind which dimension `grad_output` lacks);
+# - `jvp(ctx, x_tangent, dim_tangent)`: your forward-mode product (`dim_tangent` is `None`: an
+#   int has no tangent); finite at $|x| = 1000$ too;
 # - keep `generate_vmap_rule = True`, already written for you.
 
 # %% nbgrader={"grade_id": "answer_LogSumExp", "solution": true}
@@ -328,10 +396,10 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# The self-check runs your Function once each way: values and gradients, $|x| = 1000$,
-# `torch.func.jvp`, `torch.vmap` (with per-sample gradients) and `gradcheck` with
-# `check_forward_ad=True`, on one or two small inputs. The hidden tests repeat that over eight
-# shapes and dims.
+# The self-check runs every check grading runs: values and gradients over eight shapes and
+# dims (negative, first, a 1-D input), each input alone, forward, backward **and** jvp at
+# $|x| = 1000$, `torch.func.jvp`, `torch.vmap` with per-sample gradients, and `gradcheck` with
+# `check_forward_ad=True`.
 #
 # Why the max matters: shift three values by $c$. Mathematically $y(c) = c + y(0)$. The naive
 # formula gives up in both directions: above $c \approx 709$, $e^{c}$ overflows float64 to
@@ -516,53 +584,52 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
 #
 # ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
 #
-# Define `softplus(x, beta)` with `@torch.library.custom_op("autograd_course::softplus",
-# mutates_args=())`, `x` a tensor and `beta` a Python `float` > 0 (annotate them so:
-# `x: torch.Tensor, beta: float`). It must:
+# Turn `softplus(x, beta)` below into the custom operator `autograd_course::softplus` (`x` a
+# tensor, `beta` a Python `float` > 0), the way `cube` was built above. The operator must:
 #
 # - compute $\log(1 + e^{\beta x}) / \beta$ **stably** (finite for $\beta x$ in the thousands);
-# - have a fake implementation, `@softplus.register_fake`, with the real output's shape and dtype;
-# - have a hand-written backward, $g\,\sigma(\beta x)$, registered with
-#   `softplus.register_autograd(backward, setup_context=setup_context)`; `beta` is a float, so
-#   its gradient is `None`.
+# - have a fake implementation that gives the real output's shape, dtype and device;
+# - have a backward written by hand (your derivative from the maths section), registered for
+#   autograd; `beta` is a float, so its gradient is `None`;
+# - pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")`
+#   of a function calling it must match eager values and gradients.
 #
-# Re-running this cell is fine: in torch 2.13, `custom_op` with a name already defined
-# replaces the earlier definition (the section after the self-check shows it).
+# Keep every registration in this one cell. Re-running a cell that defines an operator is fine
+# in torch 2.13 (`custom_op` with a name already defined replaces the earlier definition), but
+# what was registered on the old definition goes with it; the section after the self-check
+# shows what that means for a handle from before the re-run.
 
 # %% nbgrader={"grade_id": "answer_softplus", "solution": true}
-@torch.library.custom_op("autograd_course::softplus", mutates_args=())
 def softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
-    """log(1 + exp(beta * x)) / beta, finite for large |beta * x|."""
+    """The custom operator autograd_course::softplus: log(1 + exp(beta * x)) / beta, finite for
+    large |beta * x|, with a fake implementation and a hand-written backward."""
     ### BEGIN SOLUTION
     z = beta * x
     return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta  # max(z,0)+log(1+e^-|z|)
-    ### END SOLUTION
+
+
+# the function form of the decorator: the annotations above give the schema
+softplus = torch.library.custom_op("autograd_course::softplus", softplus, mutates_args=())
 
 
 @softplus.register_fake
 def _(x, beta):
-    """The output's shape, dtype and device, from the inputs alone."""
-    ### BEGIN SOLUTION
-    return torch.empty_like(x)
-    ### END SOLUTION
+    return torch.empty_like(x)  # the output's shape, dtype and device, from the inputs alone
 
 
 def softplus_setup_context(ctx, inputs, output):
-    ### BEGIN SOLUTION
     x, beta = inputs
     ctx.save_for_backward(x)
     ctx.beta = beta
-    ### END SOLUTION
 
 
 def softplus_backward(ctx, grad_output):
-    ### BEGIN SOLUTION
     x, = ctx.saved_tensors
     return grad_output * torch.sigmoid(ctx.beta * x), None  # d/dx softplus = sigmoid(beta x)
-    ### END SOLUTION
 
 
 softplus.register_autograd(softplus_backward, setup_context=softplus_setup_context)
+### END SOLUTION
 
 
 # %% nbgrader={"grade_id": "softplus", "grade": true, "points": 2}
@@ -572,11 +639,11 @@ from autograder import grade; grade("softplus", softplus)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# The self-check calls your operator, checks its fake implementation against the real output
-# (shape, dtype, device) under `FakeTensorMode`, and checks values and gradients, including
-# $\beta x = \pm 1000$. It skips the two slow checks, which the hidden tests run:
-# `torch.library.opcheck` and a `torch.compile(fullgraph=True, backend="aot_eager")` of a
-# function calling `softplus`. Run them yourself:
+# The self-check runs every check grading runs: your operator's values and hand-written
+# gradient (with $\beta x$ up to $\pm 3200$), its fake implementation against the real output
+# under `FakeTensorMode`, `torch.library.opcheck`, and a `torch.compile(fullgraph=True,
+# backend="aot_eager")` of a function calling `softplus`. The last two on their own, to read
+# what they report:
 
 # %%
 x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
@@ -596,27 +663,73 @@ print("fullgraph=True compiled; same values and gradients:",
       torch.allclose(compiled(x), through_softplus(x)), torch.allclose(compiled_x.grad, eager_x.grad))
 
 # %% [markdown]
-# ### A batching rule for the operator: `register_vmap`
+# ### A batching rule for an operator: `register_vmap`
 #
 # `torch.vmap` over an operator that has no batching rule still gives the right values: PyTorch
-# falls back to running the operator once per sample in a Python-level loop, and says so on
-# stderr, *"There is a performance drop because we have not yet implemented the batching rule
-# for autograd_course::softplus"*. A rule has the signature of the `vmap` staticmethod above,
-# `(info, in_dims, *inputs) -> (output, out_dims)`. Softplus acts element by element, so one
-# call on the whole batch is the rule. (Registering it by name works whatever handle you hold;
-# re-running the operator's cell replaces the operator and drops the rule: re-run this cell too.)
+# falls back to calling the operator once per sample, in a loop in C++ (`BatchedFallback.cpp`),
+# and warns at every such call, from C++ on the process's stderr (a Python `warnings` filter
+# does not see it), *"There is a performance drop because we have not yet implemented the
+# batching rule for ..."*. A **batching rule** replaces that loop by one call on the whole
+# batch. It has the signature of the `vmap` staticmethod above,
+# `(info, in_dims, *inputs) -> (output, out_dims)`: each tensor input arrives as a plain tensor
+# **with** the batch dimension in it, at position `in_dims[i]` (`None` for an int or a float),
+# and the rule returns the batched output and where the output's batch dimension is. Register
+# it with `torch.library.register_vmap("namespace::name", rule)` (or `op.register_vmap(rule)`).
+#
+# Worked example: `autograd_course::roll_one(x, dim)` moves every slice along `dim` one place
+# on, the last entry wrapping round to the front (`torch.roll(x, 1, dim)`). Element-wise
+# operators need no thought (the batch dimension just rides along), but this one takes a
+# `dim`, and `dim` counts the dimensions of **one sample** while the batched `x` has one more.
+# First, no rule: the values are right, through the fallback.
 
 # %%
-def softplus_vmap(info, in_dims, x, beta):
-    """One call on the whole batch: softplus is elementwise, so the batch dim stays put."""
-    x_bdim, _ = in_dims  # beta is a float: its entry is None
-    return softplus(x, beta), x_bdim
+@torch.library.custom_op("autograd_course::roll_one", mutates_args=())
+def roll_one(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Every slice along dim moved one place on, the last entry wrapping round to the front."""
+    return torch.roll(x, 1, dim)
 
 
-torch.library.register_vmap("autograd_course::softplus", softplus_vmap)
-rows = torch.randn(5, 3, dtype=torch.float64)
-print("vmap with a rule:", torch.allclose(torch.vmap(lambda r: softplus(r, 1.5))(rows),
-                                           F.softplus(rows, 1.5)))
+@roll_one.register_fake
+def _(x, dim):
+    return torch.empty_like(x)
+
+
+samples = torch.arange(24.0).reshape(2, 3, 4)  # a batch of 2 samples of shape (3, 4)
+loop = torch.stack([roll_one(sample, -1) for sample in samples])
+print("vmap without a rule (the fallback):",
+      torch.equal(torch.vmap(roll_one, in_dims=(0, None))(samples, -1), loop))
+
+# %% [markdown]
+# The rule answers three questions. Which dimension of one sample does `dim` name (a negative
+# `dim` counts from the end of the sample)? Which dimension of the batched `x` is that (one
+# more, if it comes at or after the batch dimension)? Where is the output's batch dimension
+# (`roll` keeps every dimension, so where `x` had it)? Moving the batch dimension to the front
+# first, with `x.movedim(x_bdim, 0)`, is the other common way to write a rule: the questions
+# stay the same, the answers get simpler. The loop below tries the rule for every `dim` and for
+# a batch dimension in each place.
+
+# %%
+def roll_one_vmap(info, in_dims, x, dim):
+    """One call on the whole batch, with dim translated into the batched x's dims."""
+    x_bdim, _ = in_dims  # dim is an int: its entry is None
+    sample_dim = dim % (x.dim() - 1)  # the dim of one sample, made non-negative
+    batched_dim = sample_dim + 1 if sample_dim >= x_bdim else sample_dim  # skip the batch dim
+    return roll_one(x, batched_dim), x_bdim  # roll keeps every dim: the batch dim stays put
+
+
+torch.library.register_vmap("autograd_course::roll_one", roll_one_vmap)
+agree = all(
+    torch.equal(torch.vmap(roll_one, in_dims=(batch_dim, None))(samples.movedim(0, batch_dim),
+                                                                 dim),
+                torch.stack([roll_one(sample, dim) for sample in samples]))
+    for batch_dim in (0, 1, 2) for dim in (-2, -1, 0, 1))
+print("the rule matches a loop for every dim and every batch position:", agree)
+
+# %% [markdown]
+# The rule calls `roll_one` by the name the cell above bound, so it always calls the current
+# definition. Re-running the cell that defines `roll_one` replaces the operator and drops the
+# rule registered on the old one (vmap falls back to the loop again); re-run the rule's cell
+# too, or, better, keep an operator's registrations in the cell that defines it.
 
 # %% [markdown]
 # ### Re-running the cell that defines an operator
@@ -722,7 +835,8 @@ for name, function in candidates.items():
 # with `register_autograd` returns **zero tangents without an error** on torch 2.13 (and
 # `forward_ad` returns no tangent at all). `torch.func.grad` refuses the operator outright, so
 # per-sample gradients, `vmap(grad(...))`, are out of reach too: the operator keeps only
-# ordinary `backward`. `vmap` of its forward works, with the rule you registered.
+# ordinary `backward`. `vmap` of its forward works, through PyTorch's per-sample fallback
+# (or one call per batch, with a rule registered as for `roll_one`).
 #
 # | you need | pick |
 # |---|---|
@@ -743,6 +857,7 @@ for name, function in candidates.items():
 # | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | `ctx.save_for_forward` |
 # | no `jvp` staticmethod | forward mode raises *"You must implement the jvp function"* | write it |
 # | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
+# | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | $e^{x - y}$ with the saved output |
 # | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
 # | a fake implementation with the wrong shape or dtype | `opcheck`'s `test_faketensor` fails; compiled code breaks later | `torch.empty_like(x)` |
 # | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
@@ -754,6 +869,7 @@ for name, function in candidates.items():
 # | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
 # | an operator that returns its input or a view of it | *"may not alias any inputs"* | return a fresh tensor (`.clone()`) |
 # | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
+# | a batching rule that passes a non-negative `dim` on unchanged | right for negative dims, wrong (or an error) for `dim >= 0`: the batched tensor has one more dim | translate `dim` past the batch dim |
 # | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
 #
 # ## Summary
@@ -766,3 +882,90 @@ for name, function in candidates.items():
 # differentiate: `torch.func.grad` (and with it `vmap(grad(...))`) refuses it, and
 # `torch.func.jvp` returns zero tangents. Measure before you choose, with `fullgraph=True` and
 # the view above.
+
+# %% [markdown]
+# ## ✎ Exercise 3 (transfer) · `squared_norm`, an operator with a batching rule
+#
+# An operator nobody built above. Turn `squared_norm(x, dim)` below into the custom operator
+# `autograd_course::squared_norm`, computing `(x * x).sum(dim)` (no `keepdim`), with `x` a
+# tensor and `dim` a Python int, negative allowed. The operator must:
+#
+# - have a fake implementation (what shape does the output have?);
+# - have a backward written by hand, registered for autograd, with `None` for `dim`;
+# - have a batching rule registered with `register_vmap` (not PyTorch's per-sample fallback),
+#   so that `torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)` matches a loop over the
+#   samples for **every** `dim` of a sample, negative ones included;
+# - pass `torch.library.opcheck`.
+#
+# Keep every registration in the answer cell, so that re-running it registers them all on the
+# new definition; never call a `squared_norm` handle from before a re-run.
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b>: the backward</summary>
+#
+# For $x$ of shape $(R, C)$ and `dim=1`, $y_r = \sum_c x_{r,c}^2$. Write
+# $\partial y_r / \partial x_{s,c}$ with a delta, multiply by $g_r$ and sum over $r$: which
+# pattern does $g$ follow, and which dimension must it get back before it meets $x$?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the fake implementation</summary>
+#
+# The output is $x$'s shape with the dimension `dim` removed; a negative `dim` counts from the
+# end, so find the dimension it names before removing it.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the batching rule</summary>
+#
+# Ask `roll_one`'s three questions. Which dimension of one sample does `dim` name? Which
+# dimension of the batched $x$ is that, given where its batch dimension is? The output has lost
+# `dim`: where is its batch dimension now? (With the batch dimension moved to the front first,
+# the last answer is 0 whatever `dim` is.)
+# </details>
+
+# %% nbgrader={"grade_id": "answer_squared_norm", "solution": true}
+def squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """The custom operator autograd_course::squared_norm: (x * x).sum(dim), no keepdim, with a
+    fake implementation, a hand-written backward and a batching rule (register_vmap)."""
+    ### BEGIN SOLUTION
+    return (x * x).sum(dim)
+
+
+squared_norm = torch.library.custom_op("autograd_course::squared_norm", squared_norm,
+                                       mutates_args=())
+
+
+@squared_norm.register_fake
+def _(x, dim):
+    reduced = dim % x.dim()
+    return x.new_empty(x.shape[:reduced] + x.shape[reduced + 1:])
+
+
+def squared_norm_setup_context(ctx, inputs, output):
+    x, dim = inputs
+    ctx.save_for_backward(x)
+    ctx.dim = dim
+
+
+def squared_norm_backward(ctx, grad_output):
+    x, = ctx.saved_tensors
+    return 2 * x * grad_output.unsqueeze(ctx.dim), None  # d/dx_c sum_c x_c^2 = 2 x_c
+
+
+squared_norm.register_autograd(squared_norm_backward, setup_context=squared_norm_setup_context)
+
+
+def squared_norm_vmap(info, in_dims, x, dim):
+    x_bdim, _ = in_dims
+    x = x.movedim(x_bdim, 0)  # the batch dim first: a sample's dim d >= 0 is d + 1 here
+    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0
+
+
+squared_norm.register_vmap(squared_norm_vmap)
+### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "squared_norm", "grade": true, "points": 2}
+self_check("squared_norm", squared_norm)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("squared_norm", squared_norm)
+### END HIDDEN TESTS

@@ -20,8 +20,9 @@
 # This lesson derives each pattern in index notation, writing $\partial y_o / \partial x_i$ for
 # one output entry $o$ and one input entry $i$, as the Autodiff-Puzzles notebooks do, and then
 # turns the derivation into a backward. You derive every backward yourself: each exercise
-# states the forward and asks questions; the answer is in a collapsed **check your
-# derivation** block to open after your attempt. A picture helps: the **Jacobian view** draws
+# states the forward and asks questions, and three collapsed hints wait for you after your
+# attempt (a question, the index-notation step, the formula in maths); turning the formula
+# into code is always yours. A picture helps: the **Jacobian view** draws
 # $\partial y_o / \partial x_i$ as your backward computes it beside autograd's, and outlines
 # every entry where they differ.
 #
@@ -31,11 +32,12 @@
 #    say what the autograd engine does when you do not;
 # 3. expand a reduced gradient without copying it (`expand`);
 # 4. differentiate a product with zeros in it without dividing by zero;
-# 5. run a scan backwards, and scatter a selection back with `index_add`;
-# 6. derive the gradient of a normalisation as a projection.
+# 5. run a scan backwards, and scatter a selection back with `index_add` or `scatter_add`;
+# 6. derive the gradient of a normalisation as a projection;
+# 7. meet an op nobody worked through (a running maximum) and find its backward alone.
 #
 # Exercises: **✎ 1 `BroadcastMul`**, **✎ 2 `ProdOverDim`**, **✎ 3 `Cumsum`**,
-# **✎ 4 `IndexSelect`**, **✎ 5 `Normalize`**.
+# **✎ 4 `IndexSelect`**, **✎ 5 `Normalize`**, and the transfer exercise **✎ 6 `CumMax`**.
 
 # %% nbgrader={"locked": true}
 import matplotlib.pyplot as plt
@@ -54,6 +56,15 @@ torch.set_printoptions(precision=4)
 def first_line(error: BaseException) -> str:
     """The first line of an error message, which is where PyTorch says what went wrong."""
     return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+
+
+def compare(prediction, observed) -> None:
+    """Your prediction beside what PyTorch did (write the prediction down first)."""
+    if prediction is None:
+        print(f"PyTorch: {observed!r}  (no prediction written down: set the variable and re-run)")
+    else:
+        verdict = "✓" if prediction == observed else "✗ look again at the derivation"
+        print(f"you predicted {prediction!r}; PyTorch: {observed!r}  {verdict}")
 
 
 # %% [markdown]
@@ -101,10 +112,12 @@ def first_line(error: BaseException) -> str:
 #
 # **Quick question 1.** $x$ has shape $(3, 3)$, `dim=1`, `keepdim=False`, so $g$ has shape
 # $(3,)$. Forget the unsqueeze: in `g.expand(3, 3)`, is entry $(r, c)$ equal to $g_r$ (right)
-# or to $g_c$? Predict, then run the cell.
+# or to $g_c$? Write `"g_r"` or `"g_c"` into `prediction_1`, then run the cell.
 
 # %%
+prediction_1 = None  # "g_r" or "g_c"
 g = torch.tensor([1.0, 2.0, 3.0])
+compare(prediction_1, "g_c" if torch.equal(g.expand(3, 3)[0], g) else "g_r")
 print("g.expand(3, 3):\n", g.expand(3, 3))
 print("g.unsqueeze(1).expand(3, 3):\n", g.unsqueeze(1).expand(3, 3))
 try:
@@ -216,14 +229,14 @@ except RuntimeError as error:
 # %% [markdown]
 # ### What the engine does with a gradient of the wrong shape
 #
-# Backward must return, for each input, a gradient of that input's shape. But the autograd
-# engine checks what backward returned, and when a gradient has a shape the input **could be
-# broadcast to**, it sums it down to the input's shape itself. Here is a Function that returns
-# a gradient of ones of a chosen shape, to see what comes out in `x.grad`.
+# Backward must return, for each input, a gradient of that input's shape. The autograd engine
+# checks what backward returned: does it refuse every other shape? Here is a Function that
+# returns a gradient of ones of a chosen shape, to see what comes out in `x.grad`.
 #
 # **Quick question 2.** The input has shape $(3, 1)$ and backward returns a gradient of shape
 # $(2, 3, 4)$. Does the engine accept it, and if so, what shape and values end up in `x.grad`?
-# And for a gradient of shape $(3,)$, the same numbers without the dimension of size 1?
+# And for a gradient of shape $(3,)$, the same numbers without the dimension of size 1? Write
+# each answer as `(shape, value of every entry)` or `"refused"` into `prediction_2`.
 
 # %%
 class ReturnsShape(torch.autograd.Function):
@@ -240,6 +253,8 @@ class ReturnsShape(torch.autograd.Function):
         return torch.ones(ReturnsShape.returned, dtype=grad_output.dtype)
 
 
+prediction_2 = {(2, 3, 4): None, (3,): None}  # e.g. ((3, 1), 1.0), or "refused"
+observed_2 = {}
 for input_shape, returned in [((4,), (3, 4)), ((3, 1), (3, 4)), ((3, 1), (2, 3, 4)),
                               ((), (3,)), ((4,), (1, 4)),
                               ((3, 1), (3,)), ((3, 4), (4,)), ((3, 4), (12,)), ((2, 4), (3, 4))]:
@@ -248,9 +263,15 @@ for input_shape, returned in [((4,), (3, 4)), ((3, 1), (3, 4)), ((3, 1), (2, 3, 
     try:
         ReturnsShape.apply(x).sum().backward()
         verdict = f"summed to {tuple(x.grad.shape)}, values {x.grad.unique().tolist()}"
+        outcome = (tuple(x.grad.shape), x.grad.unique().item())
     except RuntimeError as error:
-        verdict = "refused: " + str(error).split(" - ")[1]
+        verdict, outcome = "refused: " + str(error).split(" - ")[1], "refused"
+    if input_shape == (3, 1) and returned in prediction_2:
+        observed_2[returned] = outcome
     print(f"input {str(input_shape):8} returned {str(returned):10} -> {verdict}")
+for returned, observed in observed_2.items():
+    print(f"input (3, 1), returned {returned}: ", end="")
+    compare(prediction_2[returned], observed)
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -295,22 +316,29 @@ for input_shape, returned in [((4,), (3, 4)), ((3, 1), (3, 4)), ((3, 1), (2, 3, 
 # 4. What does backward need from forward? What may it skip when only $a$ needs a gradient?
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Step 1: $\partial y_{r,k} / \partial a_{s,0} = \delta_{rs}\, b_k$ and
-# $\partial y_{r,k} / \partial b_j = a_{r,0}\, \delta_{kj}$.
+# Output $y_{r,k}$ reads one entry of $a$, $a_{r,0}$, whatever $k$ is. How many outputs does one
+# entry $a_{s,0}$ feed, so how many terms must its gradient add up? And one entry $b_j$?
+# </details>
 #
-# Step 2: $\partial L / \partial a_{s,0} = \sum_{r,k} g_{r,k}\, \delta_{rs}\, b_k
-# = \sum_k g_{s,k}\, b_k$, the product $g \odot b$ (broadcast to $(R, C)$) summed over $k$;
-# $\partial L / \partial b_j = \sum_r g_{r,j}\, a_{r,0}$, the product $g \odot a$ summed over
-# $r$.
+# <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
-# Step 3: $a$ keeps its dimension of size 1 (`.sum(1, keepdim=True)`), $b$ never had the
-# dimension $r$ (`.sum(0)`). `(grad_output * b).sum_to_size(a.shape)` and
-# `(grad_output * a).sum_to_size(b.shape)` do both, for any shapes, 0-dim included.
+# $\partial y_{r,k} / \partial a_{s,0} = \delta_{rs}\, b_k$ and
+# $\partial y_{r,k} / \partial b_j = a_{r,0}\, \delta_{kj}$. Multiply by $g_{r,k}$ and sum over
+# $r$ and $k$: each delta removes one of the two sums. Which sum is left for $a$, and which for
+# $b$?
+# </details>
 #
-# Step 4: backward needs $a$ and $b$: save both inputs (no intermediate). With only $a$
-# needing a gradient, skip the product and the sum for $b$ and return `None` for it.
+# <details><summary><b>Hint 3</b>: the formula</summary>
+#
+# $$\frac{\partial L}{\partial a_{s,0}} = \sum_k g_{s,k}\, b_k, \qquad
+#   \frac{\partial L}{\partial b_j} = \sum_r g_{r,j}\, a_{r,0}:$$
+#
+# $g$ times the **other** input, both at $y$'s shape, summed over every dimension along which
+# the input was repeated: kept (size 1) where the input has size 1, dropped where the input lacks
+# the dimension. Backward reads $a$ and $b$ and nothing else; an input that needs no gradient
+# costs nothing.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_BroadcastMul", "solution": true}
@@ -385,13 +413,14 @@ jacobian_view(MulWithoutSum, lambda a, b: a * b, a_example, b_example)
 # others", and zeros make that interesting.
 #
 # **Quick question 3.** For the slices $[2, 0, 3]$ and $[0, 0, 3]$, what is the gradient of
-# the product with respect to each entry? Predict all six numbers, then run autograd on
-# `torch.prod`.
+# the product with respect to each entry? Write all six numbers into `prediction_3`, then run
+# autograd on `torch.prod`.
 
 # %%
+prediction_3 = None  # [[., ., .], [., ., .]]
 slices = torch.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 3.0]], requires_grad=True)
 torch.prod(slices, dim=1).sum().backward()
-print(slices.grad)
+compare(prediction_3, slices.grad.tolist())
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -405,8 +434,8 @@ print(slices.grad)
 # ## ✎ Exercise 2 · `ProdOverDim`
 #
 # Write `ProdOverDim`, with `ProdOverDim.apply(x, dim)` returning `torch.prod(x, dim)` (no
-# `keepdim`), `dim` a Python int (negative allowed; for a 0-dim `x`, `torch.prod(x, 0)` is `x`
-# itself).
+# `keepdim`), `dim` a Python int (negative allowed), for `x` with at least one dimension (an
+# exercise with a `dim` argument is not graded on a 0-dim `x`).
 #
 # - The gradient must be **exact and finite** whether a slice along `dim` holds no zero,
 #   exactly one zero, or several.
@@ -426,23 +455,28 @@ print(slices.grad)
 #    from the other end?
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Step 1: $\partial y_r / \partial x_{s,c} = \delta_{rs} \prod_{c' \ne c} x_{s,c'}$.
+# Which outputs does $x_{s,c}$ feed? In that output, what is left of the product when you take
+# the factor $x_{s,c}$ away, and is "divide it back out" allowed when that factor is 0?
+# </details>
 #
-# Step 2: $\partial L / \partial x_{s,c} = g_s \prod_{c' \ne c} x_{s,c'}$: $g$ is expanded
-# along the reduced dimension, so `grad_output.unsqueeze(dim)` before multiplying.
+# <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
-# Step 3: with one zero at position $k$, $y = 0$, so $y / x$ gives $0/0 = $ `nan` at $k$ (the
-# true value is the product of the others, usually not 0) and $0$ elsewhere (right). With
-# several zeros every entry's gradient is 0, and $y / x$ still gives `nan` at the zeros.
+# $\partial y_r / \partial x_{s,c} = \delta_{rs} \prod_{c' \ne c} x_{s,c'}$, so
+# $\partial L / \partial x_{s,c} = g_s \prod_{c' \ne c} x_{s,c'}$: $g$ is repeated along the
+# reduced dimension, as in the worked sum. With one zero at position $k$, $y_s / x_{s,k}$ is
+# $0/0$, while the true value is the product of the others; with two zeros every entry's
+# gradient is 0.
+# </details>
 #
-# Step 4: with `torch.cumprod`, shift by one to make it exclusive:
-# `before = cat([ones, x[..., :-1]]).cumprod(dim)`, and the same on `x.flip(dim)`, flipped back,
-# for `after`; the gradient is `grad_output.unsqueeze(dim) * before * after`. No division, so
-# every zero case is exact. (Counting the zeros per slice and treating the cases separately,
-# dividing only where no zero is involved, is also correct.) A 0-dim $x$ has
-# $y = x$, so its gradient is `grad_output`.
+# <details><summary><b>Hint 3</b>: the formula, without dividing</summary>
+#
+# $$\prod_{c' \ne c} x_{s,c'} = \Big(\prod_{c' < c} x_{s,c'}\Big)\Big(\prod_{c' > c} x_{s,c'}\Big),$$
+#
+# an **exclusive** running product from the front times one from the back (an empty product is
+# 1), both along `dim`, whichever dimension that is. No zero is ever divided by. (Counting the
+# zeros of each slice and treating the three cases apart is also correct.)
 # </details>
 
 # %% nbgrader={"grade_id": "answer_ProdOverDim", "solution": true}
@@ -461,8 +495,6 @@ class ProdOverDim(torch.autograd.Function):
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
         x, = ctx.saved_tensors
-        if x.dim() == 0:
-            return grad_output.clone(), None  # prod of a 0-dim x is x itself
         dim, size = ctx.dim, x.shape[ctx.dim]
         ones = torch.ones_like(x.narrow(dim, 0, 1))
         # products of everything strictly before, and strictly after, each position
@@ -499,8 +531,8 @@ jacobian_view(ProdOverDim, torch.prod,
 #
 # ## ✎ Exercise 3 · `Cumsum`
 #
-# Write `Cumsum`, with `Cumsum.apply(x, dim)` returning `torch.cumsum(x, dim)` for any shape
-# (0-dim included) and any `dim`, negative too.
+# Write `Cumsum`, with `Cumsum.apply(x, dim)` returning `torch.cumsum(x, dim)` for `x` with at
+# least one dimension and any `dim`, negative too.
 #
 # - Backward saves **no tensor**: keep `dim` as a plain ctx attribute.
 # - Backward returns `None` for `dim`.
@@ -514,18 +546,24 @@ jacobian_view(ProdOverDim, torch.prod,
 #    from forward?
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Step 1: $\partial y_o / \partial x_i = [i \le o]$: $J$ is lower triangular, ones on and below
-# the diagonal.
+# Which outputs contain $x_i$? Fill in $J$ for five entries: which triangle holds the ones, and
+# which triangle does backward read when it sums over the outputs?
+# </details>
 #
-# Step 2: $\partial L / \partial x_i = \sum_o g_o [i \le o] = \sum_{o \ge i} g_o$: the sum of
-# everything **from** $i$ **to the end**, a cumulative sum run backwards ($J^\top$ is upper
-# triangular).
+# <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
-# Step 3: `grad_output.flip(dim).cumsum(dim).flip(dim)`. $J$ does not depend on $x$ at all
-# (the scan is linear), so backward needs only `dim`. (Equivalently: the total minus the
-# running sum plus the entry itself.)
+# $\partial y_o / \partial x_i = [i \le o]$, so
+# $\partial L / \partial x_i = \sum_o g_o\, [i \le o] = \sum_{o \ge i} g_o$.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the formula</summary>
+#
+# $\partial L / \partial x_i$ is the sum of $g$ from $i$ **to the end** along `dim`: a running
+# sum taken from the other end ($J^\top$ is upper triangular). Equivalently the total of $g$
+# minus its running sum up to $i$, plus $g_i$. $J$ does not depend on $x$ (the scan is linear):
+# backward needs `dim` and no tensor.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Cumsum", "solution": true}
@@ -565,29 +603,47 @@ jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 # or be empty. Two tools for the way back:
 #
 # - `Tensor.index_add(dim, index, source)` returns a copy of the tensor with row $k$ of
-#   `source` **added** to row `index[k]`, for every $k$; a row named twice receives both;
+#   `source` **added** to row `index[k]`, for every $k$;
 # - `t[index] = v` (which is `t.index_put_((index,), v)`) **writes** row $k$ of `v` to row
-#   `index[k]`. With a repeated index, PyTorch's documentation says the result is undefined:
-#   one write survives, and which one is not promised.
+#   `index[k]`, for every $k$.
 #
 # **Quick question 4.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. What is entry 4 of
-# `zeros(5).index_add(0, idx, v)`, and what of `z = zeros(5); z[idx] = v`?
+# `zeros(5).index_add(0, idx, v)`, and what of `z = zeros(5); z[idx] = v`? Write the pair
+# into `prediction_4`.
 
 # %%
+prediction_4 = None  # (entry 4 after index_add, entry 4 after the assignment)
 idx, v = torch.tensor([4, 0, 4]), torch.tensor([1.0, 2.0, 3.0])
-print("index_add:  ", torch.zeros(5).index_add(0, idx, v))
+added = torch.zeros(5).index_add(0, idx, v)
 z = torch.zeros(5)
 z[idx] = v
+print("index_add:  ", added)
 print("assignment: ", z)
+compare(prediction_4, (added[4].item(), z[4].item()))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
 #
-# `index_add` gives $1 + 3 = 4$ at entry 4. The assignment gives one of the two values, here
-# 3, the last write; on another device or another size it may be the other, and the
-# documentation promises neither. Either way one of them is lost.
+# `index_add` gives $1 + 3 = 4$ at entry 4: a row named twice receives both. The assignment
+# gives one of the two values, here 3, the last write; with a repeated index PyTorch's
+# documentation calls the result undefined: on another device or another size it may be the
+# other. Either way one of them is lost.
 # </details>
 #
+# Both tools have a cousin for an index that differs from slice to slice:
+# `t.scatter_add(dim, index, src)`, with `index` of `src`'s shape, **adds** each entry of `src`
+# at the position that `index` names **along `dim`**, every other coordinate unchanged;
+# `t.scatter(dim, index, src)` **writes** it, and loses repeats the same way. `index_add` is
+# the special case where every slice along `dim` shares one 1-D index. The cell runs both on
+# two rows along `dim=1`; read each result against that rule.
+
+# %%
+src = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+where = torch.tensor([[0, 0, 2], [1, 1, 1]])  # row 0 sends two entries to column 0
+print("scatter_add:\n", torch.zeros(2, 3).scatter_add(1, where, src))
+print("scatter (a write; repeats lost):\n", torch.zeros(2, 3).scatter(1, where, src))
+
+# %% [markdown]
 # ## ✎ Exercise 4 · `IndexSelect`
 #
 # Write `IndexSelect`, with `IndexSelect.apply(x, index)` returning
@@ -608,18 +664,24 @@ print("assignment: ", z)
 # 3. Which of the two tools above computes your sum, and why is the other one wrong here?
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Step 1: $y_{k,c} = x_{\text{index}_k,\,c}$, so
-# $\partial y_{k,c} / \partial x_{s,d} = [\text{index}_k = s]\, \delta_{cd}$.
+# Output row $k$ is a copy of which row of $x$? Turn it around: which output rows read row $s$
+# of $x$, and how many of them can there be?
+# </details>
 #
-# Step 2: $\partial L / \partial x_{s,d} = \sum_k [\text{index}_k = s]\, g_{k,d}$: the sum of
-# the rows of $g$ whose index is $s$. A row never named gets 0; a row named three times gets
-# three rows of $g$ added.
+# <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
-# Step 3: `grad_output.new_zeros(ctx.shape).index_add(0, index, grad_output)`. Assignment keeps
-# one of the repeated rows and loses the rest. An empty index adds nothing: the gradient is
-# all zeros, and `index_add` handles that without a special case.
+# $y_{k,c} = x_{\text{index}_k,\,c}$, so
+# $\partial y_{k,c} / \partial x_{s,d} = [\text{index}_k = s]\, \delta_{cd}$ and
+# $\partial L / \partial x_{s,d} = \sum_k [\text{index}_k = s]\, g_{k,d}$.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the formula</summary>
+#
+# Row $s$ of the gradient is the **sum** of the rows of $g$ whose index is $s$: zero for a row
+# never named, three rows of $g$ added for a row named three times, all zeros for an empty
+# index. Of the tools above, some add and some write; the sum needs one that adds.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_IndexSelect", "solution": true}
@@ -700,13 +762,16 @@ jacobian_view(SelectByAssignment, index_select_rows, rows, repeated)
 #
 # **Quick question 5.** A row well above $\varepsilon$, and `grad_output` equal to $y$ itself
 # (the loss grows when the output grows along its own direction). What is the gradient with
-# respect to $x$? And for a row whose norm is below $\varepsilon$?
+# respect to $x$? And for a row whose norm is below $\varepsilon$? Write `"zero"` or
+# `"not zero"` for each row into `prediction_5`.
 
 # %%
+prediction_5 = None  # ("zero" or "not zero" for the long row, the same for the short row)
 row = torch.tensor([[3.0, 4.0], [0.003, 0.004]], dtype=torch.float64, requires_grad=True)
 y = F.normalize(row, dim=-1, eps=0.01)
 grad_row, = torch.autograd.grad(y, row, y.detach())
 print("y:", y.detach(), "\ngradient for grad_output = y:", grad_row)
+compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for r in grad_row))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -720,8 +785,8 @@ print("y:", y.detach(), "\ngradient for grad_output = y:", grad_row)
 # ## ✎ Exercise 5 · `Normalize`
 #
 # Write `Normalize`, with `Normalize.apply(x, eps)` returning
-# `F.normalize(x, dim=-1, eps=eps)`, `eps` a Python float, for any shape (rows are the last
-# dimension).
+# `F.normalize(x, dim=-1, eps=eps)`, `eps` a Python float, for `x` with at least one dimension
+# (rows are the last dimension).
 #
 # - Backward must be a **closed form**: no $d \times d$ Jacobian per row, only a few tensors of
 #   $x$'s size.
@@ -745,26 +810,31 @@ print("y:", y.detach(), "\ngradient for grad_output = y:", grad_row)
 #    "above" formula; the grader never puts a row exactly there.)
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Step 1: $\partial y_j / \partial x_i = \delta_{ij} / \varepsilon$, so the gradient is
-# $g / \varepsilon$.
+# Below $\varepsilon$, does the divisor move when $x$ moves? Above it, $n$ moves with every
+# $x_i$: how much, and what does that add to $\partial y_j / \partial x_i$ besides
+# $\delta_{ij} / n$?
+# </details>
 #
-# Step 2: $\partial n / \partial x_i = \frac{1}{2n} \cdot 2 x_i = x_i / n$, and
+# <details><summary><b>Hint 2</b>: the index-notation step</summary>
+#
+# Below $\varepsilon$: $\partial y_j / \partial x_i = \delta_{ij} / \varepsilon$. Above:
+# $\partial n / \partial x_i = x_i / n$, and the quotient rule gives
 #
 # $$\frac{\partial y_j}{\partial x_i} = \frac{\delta_{ij}}{n} - \frac{x_j\, x_i}{n^3}
 #   = \frac{\delta_{ij} - y_i\, y_j}{n}.$$
+# </details>
 #
-# Step 3: $\sum_j g_j\, \partial y_j / \partial x_i = \big(g_i - y_i\, (y \cdot g)\big) / n$,
-# with `(y * grad_output).sum(-1, keepdim=True)` for $y \cdot g$.
+# <details><summary><b>Hint 3</b>: the formula</summary>
 #
-# Step 4: $g - y\,(y \cdot g)$ removes from $g$ its component along $y$ (a unit vector): the
-# projection onto the plane orthogonal to $y$. Normalising forgets the length, so a gradient
-# that asks for more length has nowhere to go: for $g = y$ the result is 0.
+# $$\frac{\partial L}{\partial x_i} = \frac{g_i - y_i\, (y \cdot g)}{n} \text{ above } \varepsilon,
+#   \qquad \frac{g_i}{\varepsilon} \text{ below},$$
 #
-# Step 5: it reads $y$ and $n$. Save $y$ and the norm per row ($n$, or
-# $\max(n, \varepsilon)$ with the case read from a comparison with $\varepsilon$):
-# `(grad_output - y * radial * (norm >= eps)) / norm.clamp_min(eps)`.
+# with one dot product $y \cdot g$ per row, kept broadcastable against the row. Subtracting
+# $y\,(y \cdot g)$ removes from $g$ its component along the unit vector $y$ (the projection of
+# quick question 5: for $g = y$ the gradient is 0). It reads $y$ and $n$ (or $\max(n, \varepsilon)$
+# and which case the row is in): what you save.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Normalize", "solution": true}
@@ -876,17 +946,18 @@ plt.show()
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken and the memory spent | `.sum_to_size(input.shape)` |
+# | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken and the memory spent | sum down to the input's exact shape (`sum_to_size`) |
 # | a sum without `keepdim=True` where the input has a dim of size 1 | the engine refuses the shape (`invalid gradient`), or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
 # | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
 # | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right: an error, or, on a square tensor, the gradient silently goes along the wrong dim | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
 # | `y / x` for "the product of the others" | divided by zero: `nan` in every slice with a zero | exclusive running products from both ends, or count the zeros |
 # | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
-# | the scan run forward in backward | $J^\top$ is the other triangle | flip, cumsum, flip |
+# | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
+# | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
 # | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
-# | `grad[index] = grad_output` | repeated rows are lost: only one write survives | `new_zeros(shape).index_add(0, index, grad_output)` |
+# | `grad[index] = grad_output` (or `scatter` without add) | repeated rows are lost: only one write survives | accumulate: `index_add`, `scatter_add` |
 # | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
-# | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract `y * (y * g).sum(-1, keepdim=True)` |
+# | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
 # | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
 # | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
 # | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
@@ -902,3 +973,91 @@ plt.show()
 # backward left in a broadcast shape, but only for shapes the input broadcasts to, and only on
 # its own path: return exact shapes. Next lesson: these patterns assembled into LayerNorm and
 # RMSNorm, and a Function shipped inside an `nn.Module`.
+
+# %% [markdown]
+# ## ✎ Exercise 6 (transfer) · `CumMax`
+#
+# An op this lesson never worked through: the **running maximum**, `torch.cummax(x, dim)`, which
+# returns the maximum so far at every position (`values`) and where it was found (`indices`,
+# int64). It is a scan like `Cumsum` and a selection like `IndexSelect` at once: every output
+# is a copy of one input entry. Use the method; no derivation is on screen.
+#
+# Write `CumMax`, with `CumMax.apply(x, dim)` returning `torch.cummax(x, dim).values`, for `x`
+# with at least one dimension and any `dim`, negative too:
+#
+# - the gradient of each output goes to the entry that holds the running maximum there; where
+#   several entries are equal to it, to the one `torch.cummax` picks (its `indices`);
+# - many outputs may copy the same entry: their gradients add up;
+# - save **only** the int64 indices (with `save_for_backward`), `dim` as a plain attribute;
+# - backward returns `None` for `dim`.
+#
+# **Predict, then run.** For `x = [1, 3, 3, 2, 3]`, which position does `torch.cummax` report
+# for each output: the first of the equal 3s, or the latest? Write your answer into
+# `predicted_indices` (five ints), then run the cell.
+
+# %%
+predicted_indices = None  # five ints: the position reported for each output
+values, indices = torch.cummax(torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0]), 0)
+print("values: ", values.tolist())
+compare(predicted_indices, indices.tolist())
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
+#
+# Call $m_o$ the position `torch.cummax` reports for output $o$. Which input entry is $y_o$ a
+# copy of? Which outputs read a given entry $x_i$, and how many can there be?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the index-notation step</summary>
+#
+# $y_o = x_{m_o}$ along `dim`, so $\partial y_o / \partial x_i = [m_o = i]$ and
+# $\partial L / \partial x_i = \sum_o [m_o = i]\, g_o$: the selection pattern of `IndexSelect`,
+# with one index per output instead of one per row.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the formula</summary>
+#
+# Entry $i$ receives the **sum** of the $g_o$ of every output whose running maximum sits at $i$
+# (zero if none does): along `dim`, each $g_o$ added at position $m_o$, every other coordinate
+# unchanged. $m$ does not change with small moves of $x$ (away from ties), so it is all backward
+# needs: the indices forward already has.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_CumMax", "solution": true}
+class CumMax(torch.autograd.Function):
+    """torch.cummax(x, dim).values: the running maximum along dim."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ### BEGIN SOLUTION
+        values, indices = torch.cummax(x, dim)
+        ctx.save_for_backward(indices)  # int64 positions of the running maxima
+        ctx.dim = dim
+        return values
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        indices, = ctx.saved_tensors
+        # each output's gradient to the entry it copies; entries copied many times add up
+        return torch.zeros_like(grad_output).scatter_add(ctx.dim, indices, grad_output), None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "CumMax", "grade": true, "points": 2}
+self_check("CumMax", CumMax)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("CumMax", CumMax)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your `CumMax` on three rows with ties and long runs under one maximum: each row of $J$ holds
+# a single 1, in the column of the entry that output copies, and a column collects every output
+# that copies its entry. Outlined entries, if any, are where your backward and autograd's
+# differ.
+
+# %%
+jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
+              torch.tensor([[1.0, 3.0, 3.0, 2.0], [4.0, 1.0, 2.0, 0.5], [0.0, 1.0, 2.0, 3.0]],
+                           dtype=torch.float64), 1)

@@ -8,6 +8,7 @@ from torch.autograd.gradcheck import GradcheckError
 
 from ..checks import (Spec, _explain_runtime_error, case, check_is_function,
                       check_values_and_gradients, run_forward)
+from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
@@ -67,17 +68,38 @@ def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError
 
 
 def check_lse_stable(function, device) -> None:
-    """Finite values and gradients at |x| = 1000 in float64."""
+    """Finite and right values, gradients and tangents at |x| = 1000 in float64 (the contract's
+    magnitude): forward, backward and jvp each checked on their own."""
     x = HUGE.to(device=device, dtype=torch.float64).requires_grad_()
     out = run_forward(function, LSE, {"x": x, "dim": 1}).output
-    grad, = torch.autograd.grad(out.sum(), x)
     expected = torch.logsumexp(x.detach(), 1)
-    if not torch.isfinite(out).all() or not torch.isfinite(grad).all():
+    if not torch.isfinite(out).all():
         raise GradingError(
-            "LogSumExp overflows at |x| = 1000: exp(1000) is inf in float64; subtract the max "
-            "along dim first, m + log(sum(exp(x - m)))", f"got {out.detach()}, expected {expected}")
+            "LogSumExp's forward overflows at |x| = 1000: exp(1000) is inf in float64; subtract "
+            "the max along dim first, m + log(sum(exp(x - m)))",
+            f"got {out.detach()}, expected {expected}")
     diagnose_values("LogSumExp's output at |x| = 1000", out, expected)
+    grad, = torch.autograd.grad(out.sum(), x)
+    if not torch.isfinite(grad).all():
+        raise GradingError(
+            "LogSumExp's backward gives inf or nan at |x| = 1000 although its forward is finite: "
+            "its softmax weights overflow there; write them with exponents that are never "
+            "positive (x minus the output, or minus the max)", f"got {grad}")
     diagnose_gradient("x", grad, torch.softmax(x.detach(), 1))
+    tangent = torch.tensor([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]], dtype=torch.float64,
+                           device=device)
+    try:
+        _, got = torch.func.jvp(lambda t: function.apply(t, 1), (x.detach(),), (tangent,))
+    except Exception as error:
+        raise _transform_error("jvp", error, {"x": x, "dim": 1}) from error
+    if isinstance(got, torch.Tensor) and not torch.isfinite(got).all():
+        raise GradingError(
+            "LogSumExp.jvp gives inf or nan at |x| = 1000 although forward is finite: its "
+            "softmax weights overflow there; write them with exponents that are never positive "
+            "(x minus the saved output)", f"got {got}")
+    with case("x at |x| = 1000 (torch.func.jvp)"):
+        diagnose_values("LogSumExp.jvp's tangent", got,
+                        (torch.softmax(x.detach(), 1) * tangent).sum(1))
 
 
 def check_lse_case(function, values: dict, **tolerances) -> None:
@@ -163,15 +185,25 @@ def lse_full(LogSumExp, device) -> None:
         check_lse_jvp(function, values)
         if 0 not in shape:
             check_lse_vmap(function, values)
+    for edge in ("a dim other than the last", "negative dim", "1-D x", "torch.func.jvp",
+                 "torch.vmap with per-sample gradients"):
+        covers(edge)
+    check_each_input_alone(function, LSE, lse_values((3, 4), device, dim=0))
     check_lse_stable(function, device)
+    covers("|x| = 1000: values, gradients and jvp")
     float32 = lse_values((3, 4), device, dim=-1, dtype=torch.float32)
     with case("x of shape (3, 4) in float32, dim=-1"):
         check_values_and_gradients(function, LSE, float32, rtol=1e-5, atol=1e-6)
     for shape, dim in [((2, 3), 1), ((2, 3, 2), -2), ((4,), 0)]:
         check_lse_gradcheck(function, lse_values(shape, device, dim=dim), batched=True)
+    covers("gradcheck with check_forward_ad=True")
 
 
 EXERCISES = [
     Exercise("LogSumExp", "08_compile", lse_full,
-             example=lambda: (3 * sample((3, 4), "cpu"), 1)),
+             example=lambda: (3 * sample((3, 4), "cpu"), 1),
+             contract=("a dim other than the last", "negative dim", "1-D x", "torch.func.jvp",
+                       "torch.vmap with per-sample gradients",
+                       "|x| = 1000: values, gradients and jvp",
+                       "gradcheck with check_forward_ad=True")),
 ]

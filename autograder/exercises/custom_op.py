@@ -4,12 +4,14 @@ hand-written backward, opcheck, torch.compile(fullgraph=True))."""
 import logging
 import warnings
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import torch
 from torch._library.custom_ops import CustomOpDef, _maybe_get_opdef
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from ..checks import Spec, case, check_backward_by_hand
+from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
@@ -178,18 +180,27 @@ def softplus_full(softplus, device) -> None:
         check_fake(softplus, x, 1.5)
         for beta in (1.0, 0.5, 3.0):
             check_softplus(softplus, x, beta)
+    covers("0-d and 1-D x")
     huge = torch.tensor([800.0, -800.0, 0.5, 300.0], dtype=torch.float64, device=device)
     for beta in (1.0, 4.0):
         check_softplus(softplus, huge, beta)
+    covers("beta * x in the thousands")
     check_softplus(softplus, torch.tensor([100.0, -100.0, 0.5], device=device), 2.0,
                    rtol=1e-5, atol=1e-6)
     check_fake(softplus, sample((3,), device, dtype=torch.float32), 2.0)
+    covers("float32")
+    check_each_input_alone(SimpleNamespace(apply=softplus), SOFTPLUS,
+                           {"x": sample((3, 4), device), "beta": 1.5})
     for shape, beta in [((3, 4), 1.5), ((5,), 0.5)]:
         check_opcheck(softplus, sample(shape, device, seed=3), beta)
+    covers("torch.library.opcheck")
     check_compiled(softplus, sample((4, 3), device, seed=4), 1.5)
+    covers("torch.compile(fullgraph=True)")
 
 
 EXERCISES = [
     Exercise("softplus", "08_compile", softplus_full,
-             example=lambda: (2 * sample((3, 4), "cpu"), 1.5)),
+             example=lambda: (2 * sample((3, 4), "cpu"), 1.5),
+             contract=("0-d and 1-D x", "beta * x in the thousands", "float32",
+                       "torch.library.opcheck", "torch.compile(fullgraph=True)")),
 ]

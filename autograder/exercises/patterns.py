@@ -8,11 +8,13 @@ import torch
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       reference_gradients, run_backward, run_forward)
+from ..contract import check_each_input_alone, covers
 from ..custom import FunctionExercise
 from ..diagnose import shape_hint
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import record_returned_gradients
+from .layouts import check_noncontiguous_grad_output
 
 LESSON = "09_patterns"
 FLOAT32 = {"rtol": 1e-4, "atol": 1e-5}
@@ -25,9 +27,10 @@ CUMSUM = Spec("Cumsum", ("x", "dim"), lambda x, dim: torch.cumsum(x, dim))
 BROADCAST_SHAPES = [((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((4,), (3, 4)), ((3, 4), (3, 4)),
                     ((2, 1, 4), (3, 1)), ((5, 1, 1), (1,)), ((1,), (5,)), ((), (2, 3)),
                     ((2, 3), ()), ((), ())]
-# (x's shape, dim): dims first, last, negative, of size 1, and a 0-d x
+# (x's shape, dim): dims first, middle, last, negative, of size 1, and a 1-D x. No 0-d x: an
+# exercise with a dim argument is not graded on one (the syllabus).
 DIM_CASES = [((4, 4), 1), ((5,), 0), ((3, 4), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((4, 1), 1),
-             ((1, 3), 0), ((), 0)]
+             ((1, 3), 0), ((2, 3, 4), 0), ((2, 3, 4), -3)]
 # One slice per zero case: none, one, two, three zeros.
 ZERO_SLICES = torch.tensor([[1.5, -2.0, 0.5, 3.0, -1.0],
                             [2.0, 0.0, -1.5, 0.5, 4.0],
@@ -158,9 +161,21 @@ def broadcast_full(BroadcastMul, device) -> None:
     broadcast_opening(BroadcastMul, device)
     for seed, (a_shape, b_shape) in enumerate(BROADCAST_SHAPES):
         broadcast_case(BroadcastMul, a_shape, b_shape, device, seed=seed)
+    covers("a broadcast")
+    covers("b broadcast")
+    covers("size-1 dims and missing leading dims")
+    covers("0-d inputs")
     for a_shape, b_shape in BROADCAST_SHAPES[:3]:
         broadcast_case(BroadcastMul, a_shape, b_shape, device, dtype=torch.float32)
         broadcast_case(BroadcastMul, b_shape, a_shape, device, seed=7)
+    covers("float32")
+    for a_shape, b_shape in [((3, 1), (1, 4)), ((2, 3, 4), (4,))]:
+        check_each_input_alone(BroadcastMul, BROADCAST_MUL,
+                               {"a": sample(a_shape, device), "b": sample(b_shape, device, seed=1)},
+                               frozen_get_none=True)
+    covers("skips the gradient nobody needs")
+    check_noncontiguous_grad_output(BroadcastMul, BROADCAST_MUL,
+                                    {"a": sample((3, 1), device), "b": sample((4,), device)})
     check_gradcheck(BroadcastMul, BROADCAST_MUL, {"a": sample((), device),
                                                   "b": sample((2, 3), device, seed=1)})
 
@@ -203,9 +218,22 @@ def check_zero_slices(function, device, dim=1, dtype=torch.float64) -> None:
     tolerance = FLOAT32 if dtype == torch.float32 else {}
     for kind, mine, true in zip(ZERO_KINDS, got.movedim(dim, -1), truth.movedim(dim, -1)):
         if not torch.allclose(mine, true, **tolerance):
+            if dim not in (-1, x.dim() - 1) and _right_along_last_dim(function, x.T, tolerance):
+                raise GradingError(
+                    f"ProdOverDim's gradient is right when dim is the last dimension but wrong "
+                    f"for dim={dim}: every slice, shift and flip in backward must follow "
+                    f"ctx.dim (x[..., :-1] slices the last dim only) {where}",
+                    f"got {mine.tolist()}, expected {true.tolist()}")
             raise GradingError(f"ProdOverDim's gradient is wrong on a slice with {kind} "
                                f"{where}: got {mine.tolist()}, expected {true.tolist()}")
     graded_case(function, PROD, {"x": x, "dim": dim}, tolerance)
+
+
+def _right_along_last_dim(function, x, tolerance) -> bool:
+    """Is the learner's gradient right on the same slices laid along the last dim?"""
+    got, truth, _ = gradient_for(function, PROD, {"x": x.contiguous(), "dim": x.dim() - 1})
+    return (isinstance(got, torch.Tensor) and got.shape == truth.shape
+            and bool(torch.allclose(got, truth, **tolerance)))
 
 
 def prod_opening(ProdOverDim, device="cpu") -> None:
@@ -222,6 +250,7 @@ def prod_opening(ProdOverDim, device="cpu") -> None:
 def prod_full(ProdOverDim, device) -> None:
     prod_opening(ProdOverDim, device)
     check_zero_slices(ProdOverDim, device, dim=0)
+    covers("no zero, one zero, several zeros in a slice")
     check_zero_slices(ProdOverDim, device, dim=-1, dtype=torch.float32)
     for seed, (x_shape, dim) in enumerate(DIM_CASES):
         for dtype in (torch.float64, torch.float32):
@@ -230,6 +259,14 @@ def prod_full(ProdOverDim, device) -> None:
             with case(described(values, dtype)):
                 graded_case(ProdOverDim, PROD, values,
                             FLOAT32 if dtype == torch.float32 else None)
+    covers("a dim other than the last")
+    covers("negative dim")
+    covers("1-D x")
+    covers("float32")
+    check_each_input_alone(ProdOverDim, PROD,
+                           {"x": sample((3, 4), device, away_from_zero=0.3), "dim": 0})
+    check_noncontiguous_grad_output(ProdOverDim, PROD, {"x": ZERO_SLICES.double().T.to(device),
+                                                        "dim": 0})
     check_gradcheck(ProdOverDim, PROD, {"x": ZERO_SLICES.double().T.to(device), "dim": 0})
 
 
@@ -274,14 +311,26 @@ def cumsum_full(Cumsum, device) -> None:
     for seed, (x_shape, dim) in enumerate(DIM_CASES):
         cumsum_case(Cumsum, x_shape, dim, device, seed=seed)
         cumsum_case(Cumsum, x_shape, dim, device, dtype=torch.float32, seed=seed)
+    for edge in ("a dim other than the last", "negative dim", "1-D x", "float32",
+                 "saves no tensor"):
+        covers(edge)
+    check_each_input_alone(Cumsum, CUMSUM, {"x": sample((3, 4), device), "dim": 0})
+    check_noncontiguous_grad_output(Cumsum, CUMSUM, {"x": sample((3, 4), device), "dim": 0})
     check_gradcheck(Cumsum, CUMSUM, {"x": sample((2, 3, 4), device), "dim": -1})
 
 
 EXERCISES = [
     Exercise("BroadcastMul", LESSON, broadcast_full,
-             example=lambda: (sample((3, 1), "cpu"), sample((4,), "cpu", seed=1))),
+             example=lambda: (sample((3, 1), "cpu"), sample((4,), "cpu", seed=1)),
+             contract=("a broadcast", "b broadcast", "size-1 dims and missing leading dims",
+                       "0-d inputs", "float32", "skips the gradient nobody needs",
+                       "non-contiguous grad_output")),
     Exercise("ProdOverDim", LESSON, prod_full,
-             example=lambda: (ZERO_SLICES.double(), 1)),
+             example=lambda: (ZERO_SLICES.double(), 1),
+             contract=("no zero, one zero, several zeros in a slice", "a dim other than the last",
+                       "negative dim", "1-D x", "float32", "non-contiguous grad_output")),
     Exercise("Cumsum", LESSON, cumsum_full,
-             example=lambda: (sample((2, 5), "cpu"), 1)),
+             example=lambda: (sample((2, 5), "cpu"), 1),
+             contract=("a dim other than the last", "negative dim", "1-D x", "float32",
+                       "saves no tensor", "non-contiguous grad_output")),
 ]

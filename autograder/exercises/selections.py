@@ -6,9 +6,11 @@ import torch
 import torch.nn.functional as F
 
 from ..checks import Spec, case, check_gradcheck, check_is_function
+from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import AllocationLog
+from .layouts import check_noncontiguous_grad_output
 from .patterns import FLOAT32, LESSON, _shape, described, gradient_for, graded_case
 
 SELECT = Spec("IndexSelect", ("x", "index"), lambda x, index: torch.index_select(x, 0, index))
@@ -19,7 +21,8 @@ NORMALIZE = Spec("Normalize", ("x", "eps"),
 SELECT_CASES = [((5, 3), [4, 0, 4, 2, 4]), ((6,), [1, 1, 1]), ((5, 3), []),
                 ((4, 2, 3), [3, 0]), ((1, 4), [0, 0]), ((5, 3), [2, 0, 4, 1, 3]),
                 ((3, 2), [2])]
-NORMALIZE_SHAPES = [(4, 4), (5,), (2, 3, 4), (5, 1), (1, 6), ()]
+# rows of one entry and a single row; no 0-d x, which has no last dim to normalise over
+NORMALIZE_SHAPES = [(4, 4), (5,), (2, 3, 4), (5, 1), (1, 6)]
 EPS = 1e-12  # F.normalize's default
 
 
@@ -77,6 +80,11 @@ def select_full(IndexSelect, device) -> None:
     for seed, (x_shape, rows) in enumerate(SELECT_CASES):
         select_case(IndexSelect, x_shape, rows, device, seed=seed)
         select_case(IndexSelect, x_shape, rows, device, dtype=torch.float32, seed=seed)
+    for edge in ("repeated index", "empty index", "1-D x", "float32", "saves only index"):
+        covers(edge)
+    values = {"x": sample((5, 3), device), "index": torch.tensor([4, 0, 4], device=device)}
+    check_each_input_alone(IndexSelect, SELECT, values)
+    check_noncontiguous_grad_output(IndexSelect, SELECT, values)
     check_gradcheck(IndexSelect, SELECT, {"x": sample((3, 2, 2), device),
                                           "index": torch.tensor([0, 2, 0, 0], device=device)})
 
@@ -167,12 +175,23 @@ def normalize_full(Normalize, device) -> None:
         x32 = sample(shape, device, seed=seed, dtype=torch.float32)
         normalize_case(Normalize, x32, EPS, torch.float32)
     normalize_case(Normalize, *rows_around_eps(device, torch.float32), torch.float32)
+    for edge in ("rows below eps and a row of zeros", "1-D x", "float32",
+                 "saves the output and one norm per row", "closed form"):
+        covers(edge)
+    check_each_input_alone(Normalize, NORMALIZE, {"x": sample((3, 4), device), "eps": EPS})
+    check_noncontiguous_grad_output(Normalize, NORMALIZE, {"x": sample((3, 4), device),
+                                                           "eps": EPS})
     check_gradcheck(Normalize, NORMALIZE, {"x": sample((2, 3, 4), device), "eps": 1e-2})
 
 
 EXERCISES = [
     Exercise("IndexSelect", LESSON, select_full,
-             example=lambda: (sample((4, 2), "cpu"), torch.tensor([3, 0, 3, 3]))),
+             example=lambda: (sample((4, 2), "cpu"), torch.tensor([3, 0, 3, 3])),
+             contract=("repeated index", "empty index", "1-D x", "float32", "saves only index",
+                       "non-contiguous grad_output")),
     Exercise("Normalize", LESSON, normalize_full,
-             example=lambda: (rows_around_eps("cpu")[0][:3, :4], 1e-2)),
+             example=lambda: (rows_around_eps("cpu")[0][:3, :4], 1e-2),
+             contract=("rows below eps and a row of zeros", "1-D x", "float32",
+                       "saves the output and one norm per row", "closed form",
+                       "non-contiguous grad_output")),
 ]

@@ -213,7 +213,7 @@ class LogSumExp(torch.autograd.Function):
         x, y = ctx.saved_tensors
         return ((x - y.unsqueeze(ctx.dim)).exp() * x_tangent).sum(ctx.dim)
 ''', named=True),
-    Mistake("LogSumExp", "unstable log(sum(exp(x)))", "LogSumExp overflows at |x| = 1000",
+    Mistake("LogSumExp", "unstable log(sum(exp(x)))", "LogSumExp's forward overflows at |x| = 1000",
             _edit(LSE, ("        m = x.amax(dim, keepdim=True)\n"
                         "        m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))\n"
                         "        return (x - m).exp().sum(dim).log() + m.squeeze(dim)",
@@ -224,6 +224,15 @@ class LogSumExp(torch.autograd.Function):
             _edit(LSE, ("(x - output.unsqueeze(ctx.dim)).exp(), None",
                         "(x - output.unsqueeze(ctx.dim)).exp(), torch.zeros(())")),
             named=True),
+    Mistake("LogSumExp", "jvp through a naive softmax, exp(x) / sum(exp(x))",
+            "LogSumExp.jvp gives inf or nan at |x| = 1000",
+            _edit(LSE, ("return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent).sum(ctx.dim)",
+                        "p = x.exp() / x.exp().sum(ctx.dim, keepdim=True)\n"
+                        "        return (p * x_tangent).sum(ctx.dim)"))),
+    Mistake("LogSumExp", "backward through a naive softmax, exp(x) / sum(exp(x))",
+            "LogSumExp's backward gives inf or nan at |x| = 1000",
+            _edit(LSE, ("* (x - output.unsqueeze(ctx.dim)).exp(), None",
+                        "* x.exp() / x.exp().sum(ctx.dim, keepdim=True), None"))),
     Mistake("LogSumExp", "jvp without the softmax weights", "LogSumExp.jvp is wrong",
             _edit(LSE, ("return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent).sum(ctx.dim)",
                         "return x_tangent.sum(ctx.dim)"))),

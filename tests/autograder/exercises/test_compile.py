@@ -113,7 +113,7 @@ for run in range(2):  # the answer cells run twice, as when a learner re-runs th
     names = {"__name__": "__main__"}
     for source in _setup_and_answer_cells("08_compile"):
         exec(compile(source, "lesson", "exec"), names)
-    for name in ("LogSumExp", "softplus"):
+    for name in ("LogSumExp", "softplus", "squared_norm"):
         try:
             autograder.grade(name, names[name])
             results.append("ok")
@@ -148,10 +148,10 @@ def test_sealed_grading_compiles_and_registers(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.splitlines()[-1])
-    assert result["results"] == ["ok"] * 4
+    assert result["results"] == ["ok"] * 6
     verdicts = [read_verdicts([{"output_type": "display_data", "data": bundle}], key)
                 for bundle in result["published"]]
-    assert [passed for v in verdicts for passed, _ in v.values()] == [True] * 4
+    assert [passed for v in verdicts for passed, _ in v.values()] == [True] * 6
 
 
 def test_stale_handle_is_named_without_being_called():

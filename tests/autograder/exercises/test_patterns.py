@@ -24,15 +24,17 @@ NAMES = ["BroadcastMul", "ProdOverDim", "Cumsum", "IndexSelect", "Normalize"]
 
 
 def test_edge_cases_are_graded():
-    """Are both broadcast directions, size-1 dims, missing leading dims, 0-d, negative dims,
-    repeated and empty indices and a 0-d Normalize among the graded cases?"""
+    """Are both broadcast directions, size-1 dims, missing leading dims and 0-d (BroadcastMul's
+    contract names them), negative dims, a first dim, repeated and empty indices graded, and is
+    no 0-d input graded where the contract names none (a dim argument, Normalize's rows)?"""
     pairs = set(BROADCAST_SHAPES)
     assert {((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((4,), (3, 4)), ((), (2, 3)),
             ((2, 3), ()), ((), ())} <= pairs
-    assert ((), 0) in DIM_CASES and any(dim < 0 for _, dim in DIM_CASES)
+    assert any(dim < 0 for _, dim in DIM_CASES)
+    assert any(dim == 0 and len(shape) == 3 for shape, dim in DIM_CASES)
+    assert all(shape != () for shape, _ in DIM_CASES) and () not in NORMALIZE_SHAPES
     indices = [rows for _, rows in SELECT_CASES]
     assert [] in indices and any(len(set(r)) < len(r) for r in indices)
-    assert () in NORMALIZE_SHAPES
     assert [(ZERO_SLICES[r] == 0).sum().item() for r in range(4)] == [0, 1, 2, 3]
 
 

@@ -1,0 +1,122 @@
+"""Lesson 09's transfer exercise: CumMax, the running maximum, a scan whose backward is a
+selection. Each output's gradient goes to the entry that holds the running maximum (ties as
+torch.cummax picks them: the latest of equal values), and many outputs share one entry, so the
+gradients must add up (a scatter-add)."""
+
+import torch
+
+from ..checks import (Spec, case, check_gradcheck, check_is_function, make_inputs,
+                      reference_gradients, run_backward, run_forward)
+from ..contract import check_each_input_alone, covers
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+from .layouts import check_noncontiguous_grad_output
+from .patterns import FLOAT32, LESSON, _shape, described, graded_case
+
+LATER_IN_LESSON = True
+CUMMAX = Spec("CumMax", ("x", "dim"), lambda x, dim: torch.cummax(x, dim).values)
+# (x's shape, dim): first, middle, last and negative dims, a 1-D x
+CASES = [((4, 6), 1), ((6,), 0), ((5, 3), 0), ((2, 3, 5), -1), ((2, 5, 3), 1), ((4, 2, 3), 0),
+         ((3, 5), -2)]
+# ties (equal running maxima: torch.cummax takes the latest) and long runs under one maximum
+TIES = torch.tensor([[1.0, 3.0, 3.0, 2.0, 3.0, 0.5, 4.0],
+                     [5.0, 1.0, 2.0, 5.0, -1.0, 5.0, 0.0],
+                     [-2.0, -2.0, -2.0, -3.0, -2.0, -4.0, -5.0]])
+
+
+def _first_tie_gradient(x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
+    """The gradient if ties went to the earliest of equal values (a strict > comparison),
+    along the last dim of a 2-D x."""
+    grad = torch.zeros_like(x)
+    for r in range(x.shape[0]):
+        best = 0
+        for i in range(x.shape[1]):
+            if x[r, i] > x[r, best]:
+                best = i
+            grad[r, best] += grad_output[r, i]
+    return grad
+
+
+def _targets(x: torch.Tensor) -> torch.Tensor:
+    """How many outputs take their value from each entry (along the last dim)."""
+    indices = torch.cummax(x, -1).indices
+    return torch.zeros_like(indices).scatter_add(-1, indices, torch.ones_like(indices))
+
+
+def check_ties_and_repeats(function, device) -> None:
+    """Ties go where torch.cummax puts them; the gradients of outputs that share an entry add."""
+    x = TIES.to(device, torch.float64)
+    inputs = make_inputs({"x": x, "dim": 1})
+    forward = run_forward(function, CUMMAX, inputs)
+    grad_output = 1 + sample(x.shape, device, seed=3).abs()
+    got = run_backward(CUMMAX, forward.output, inputs, grad_output).grads[0]
+    truth = reference_gradients(CUMMAX, inputs, grad_output)["x"]
+    if not isinstance(got, torch.Tensor) or got.shape != truth.shape or torch.allclose(got, truth):
+        return  # graded_case names a missing or mis-shaped gradient
+    where = "(with x of shape (3, 7), dim=1: rows with ties and long runs, listed below)"
+    details = f"x = {x.tolist()}\ngot {got.tolist()}\nexpected {truth.tolist()}"
+    if torch.allclose(got, _first_tie_gradient(x, grad_output)):
+        raise GradingError(
+            "CumMax sends a tied maximum's gradient to the earliest of the equal values: "
+            "torch.cummax (and so the contract) picks the latest one, so a later entry equal "
+            f"to the running maximum takes it over {where}", details)
+    shared = _targets(x) >= 2
+    wrong = ~torch.isclose(got, truth)
+    if (wrong <= shared).all():
+        raise GradingError(
+            "CumMax lost gradients where several outputs take their value from the same entry: "
+            "each of those outputs adds its grad_output to that entry, and an assignment "
+            f"(grad[indices] = ..., scatter without add) keeps only one {where}", details)
+
+
+def check_saves_indices_only(forward, x: torch.Tensor) -> None:
+    """Backward needs the positions of the running maxima: one int64 tensor, no float one."""
+    for saved in forward.saved:
+        if saved.dtype.is_floating_point:
+            what = "its input x" if saved.role == "input x" else (
+                "its output" if saved.role == "output" else
+                f"a float tensor of shape {_shape(saved.shape)}")
+            raise GradingError(f"CumMax saves {what} ({saved.nbytes} bytes): backward needs only "
+                               "the int64 indices of the running maxima (torch.cummax returns "
+                               "them), saved with ctx.save_for_backward")
+    if x.numel() and not any(s.dtype == torch.int64 for s in forward.saved):
+        raise GradingError("CumMax saves no int64 indices: save the indices torch.cummax returns "
+                           "with ctx.save_for_backward")
+
+
+def cummax_case(function, values: dict, dtype=torch.float64) -> None:
+    with case(described(values, dtype)):
+        forward, _ = graded_case(function, CUMMAX, values,
+                                 FLOAT32 if dtype == torch.float32 else None)
+        check_saves_indices_only(forward, values["x"])
+
+
+def cummax_full(CumMax, device) -> None:
+    function = check_is_function(CumMax, CUMMAX)
+    check_ties_and_repeats(function, device)
+    cummax_case(function, {"x": TIES.to(device, torch.float64), "dim": 1})
+    cummax_case(function, {"x": TIES.T.contiguous().to(device, torch.float64), "dim": 0})
+    covers("ties as torch.cummax")
+    covers("outputs that share an entry add up")
+    for seed, (shape, dim) in enumerate(CASES):
+        cummax_case(function, {"x": sample(shape, device, seed=seed), "dim": dim})
+        cummax_case(function, {"x": sample(shape, device, seed=seed, dtype=torch.float32),
+                               "dim": dim}, torch.float32)
+    for edge in ("a dim other than the last", "negative dim", "1-D x", "float32",
+                 "saves only the int64 indices"):
+        covers(edge)
+    check_each_input_alone(function, CUMMAX, {"x": sample((3, 5), device), "dim": 0})
+    check_noncontiguous_grad_output(function, CUMMAX, {"x": TIES.to(device, torch.float64),
+                                                       "dim": 1})
+    # distinct, well-separated values: finite differences never cross a tie
+    x = torch.randperm(20, generator=torch.Generator().manual_seed(2)).double().reshape(4, 5)
+    check_gradcheck(function, CUMMAX, {"x": x.to(device), "dim": 1})
+
+
+EXERCISES = [
+    Exercise("CumMax", LESSON, cummax_full,
+             example=lambda: (TIES.double(), 1),
+             contract=("ties as torch.cummax", "outputs that share an entry add up",
+                       "a dim other than the last", "negative dim", "1-D x", "float32",
+                       "saves only the int64 indices", "non-contiguous grad_output")),
+]

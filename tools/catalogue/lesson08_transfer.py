@@ -1,0 +1,152 @@
+"""Lesson 08's transfer exercise, squared_norm: answers with known verdicts.
+
+Every entry defines the operator ``autograd_course::squared_norm`` again: load one entry and
+grade it before loading the next (an older handle must never be called).
+"""
+
+from . import Mistake, Unusual
+from .lesson08 import _edit
+
+SQUARED_NORM = '''
+@torch.library.custom_op("autograd_course::squared_norm", mutates_args=())
+def squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:
+    return (x * x).sum(dim)
+
+
+@squared_norm.register_fake
+def _(x, dim):
+    d = dim % x.dim()
+    return x.new_empty(x.shape[:d] + x.shape[d + 1:])
+
+
+def setup_context(ctx, inputs, output):
+    x, dim = inputs
+    ctx.save_for_backward(x)
+    ctx.dim = dim
+
+
+def backward(ctx, grad_output):
+    x, = ctx.saved_tensors
+    return 2 * x * grad_output.unsqueeze(ctx.dim), None
+
+
+squared_norm.register_autograd(backward, setup_context=setup_context)
+
+
+def rule(info, in_dims, x, dim):
+    x_bdim, _ = in_dims
+    x = x.movedim(x_bdim, 0)
+    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0
+
+
+squared_norm.register_vmap(rule)
+'''
+
+UNUSUAL = [
+    Unusual("squared_norm", "registrations by name, an einsum forward, a fake from a fake sum",
+            '''
+def _squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:
+    moved = x.movedim(dim, -1)
+    return torch.einsum("...i,...i->...", moved, moved)
+
+
+squared_norm = torch.library.custom_op("autograd_course::squared_norm", _squared_norm,
+                                       mutates_args=())
+torch.library.register_fake("autograd_course::squared_norm",
+                            lambda x, dim: torch.empty_like(x).sum(dim))
+
+
+def _setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+    ctx.dim = inputs[1]
+
+
+def _backward(ctx, grad):
+    x, = ctx.saved_tensors
+    return (grad.unsqueeze(ctx.dim).expand_as(x) * x).mul(2), None
+
+
+def _rule(info, in_dims, x, dim):
+    x = x.movedim(in_dims[0], 0)
+    return torch.ops.autograd_course.squared_norm(x, dim if dim < 0 else dim + 1), 0
+
+
+torch.library.register_autograd("autograd_course::squared_norm", _backward, setup_context=_setup)
+torch.library.register_vmap("autograd_course::squared_norm", _rule)
+'''),
+    Unusual("squared_norm", "a rule that leaves the batch dim where it is and reports out_dims",
+            _edit(SQUARED_NORM, ('''    x_bdim, _ = in_dims
+    x = x.movedim(x_bdim, 0)
+    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0''', '''    x_bdim, _ = in_dims
+    d = dim % (x.dim() - 1)  # the dim within one sample
+    real = d + 1 if d >= x_bdim else d  # that dim in the batched x
+    return squared_norm(x, real), x_bdim if x_bdim < real else x_bdim - 1'''))),
+    Unusual("squared_norm", "a NumPy kernel, as in PyTorch's custom-operator tutorial "
+            "(numpy_sin, numpy_cube), with the dim normalised once", '''
+import numpy as np
+
+
+@torch.library.custom_op("autograd_course::squared_norm", mutates_args=())
+def squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:
+    x_np = x.detach().cpu().numpy()
+    return torch.from_numpy(np.asarray(np.sum(x_np * x_np, axis=dim))).to(x.device)
+
+
+@squared_norm.register_fake
+def _(x, dim):
+    shape = list(x.shape)
+    del shape[dim]
+    return x.new_empty(shape)
+
+
+def setup_context(ctx, inputs, output):
+    x, dim = inputs
+    ctx.save_for_backward(x)
+    ctx.dim = dim % x.dim()
+
+
+def backward(ctx, grad_output):
+    x, = ctx.saved_tensors
+    return x * grad_output.unsqueeze(ctx.dim) * 2.0, None
+
+
+squared_norm.register_autograd(backward, setup_context=setup_context)
+
+
+@squared_norm.register_vmap
+def _(info, in_dims, x, dim):
+    x_bdim, _ = in_dims
+    sample_dim = dim % (x.dim() - 1)
+    return squared_norm(x.movedim(x_bdim, 0), sample_dim + 1), 0
+'''),
+]
+
+MISTAKES = [
+    Mistake("squared_norm", "no batching rule: vmap falls back to a per-sample loop",
+            "squared_norm has no batching rule",
+            SQUARED_NORM[:SQUARED_NORM.index("\n\ndef rule(")] + "\n", named=True, nbgrader=True),
+    Mistake("squared_norm", "the rule does not shift a non-negative dim past the batch dim",
+            "squared_norm under torch.vmap is right for negative dims but wrong for dim >= 0",
+            _edit(SQUARED_NORM, ("squared_norm(x, dim + 1 if dim >= 0 else dim), 0",
+                                 "squared_norm(x, dim), 0")), named=True),
+    Mistake("squared_norm", "a fake implementation of x's shape",
+            "squared_norm's fake implementation returns shape",
+            _edit(SQUARED_NORM, ("    d = dim % x.dim()\n    return x.new_empty(x.shape[:d] + "
+                                 "x.shape[d + 1:])", "    return torch.empty_like(x)")),
+            named=True),
+    Mistake("squared_norm", "backward returns only grad_x",
+            "squared_norm's backward returns the wrong number of gradients",
+            _edit(SQUARED_NORM, ("grad_output.unsqueeze(ctx.dim), None",
+                                 "grad_output.unsqueeze(ctx.dim)")), named=True),
+    Mistake("squared_norm", "grad_output not unsqueezed at dim (the learner's error quoted)",
+            "squared_norm.backward raised RuntimeError",
+            _edit(SQUARED_NORM, ("2 * x * grad_output.unsqueeze(ctx.dim), None",
+                                 "2 * x * grad_output, None"))),
+    Mistake("squared_norm", "no register_fake", "squared_norm has no fake implementation",
+            _edit(SQUARED_NORM, ("@squared_norm.register_fake\n", "")), named=True),
+    Mistake("squared_norm", "a plain Python function, not a custom operator",
+            "squared_norm never calls the custom operator", '''
+def squared_norm(x, dim):
+    return (x * x).sum(dim)
+''', named=True),
+]

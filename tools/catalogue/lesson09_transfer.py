@@ -1,0 +1,88 @@
+"""Lesson 09's transfer exercise, CumMax: answers with known verdicts."""
+
+from . import Mistake, Unusual
+from .lesson09 import _function
+
+_FORWARD = '''    def forward(ctx, x, dim):
+        values, indices = torch.cummax(x, dim)
+        ctx.save_for_backward(indices)
+        ctx.dim = dim
+        return values
+'''
+
+
+def _cummax(backward_body: str, forward: str = _FORWARD) -> str:
+    return _function("CumMax", forward, "    def backward(ctx, grad_output):\n"
+                     "        indices, = ctx.saved_tensors\n" + backward_body.lstrip("\n"))
+
+
+_SCATTER_ADD = ("        return torch.zeros_like(grad_output).scatter_add(ctx.dim, indices, "
+                "grad_output), None\n")
+# the running maximum by a loop over positions, ties to the earliest (strict >) or the latest
+_LOOP_FORWARD = '''    def forward(ctx, x, dim):
+        moved = x.movedim(dim, -1)
+        values, indices = torch.empty_like(moved), torch.zeros_like(moved, dtype=torch.int64)
+        best, where = moved[..., 0], torch.zeros_like(moved[..., 0], dtype=torch.int64)
+        for i in range(moved.shape[-1]):
+            better = moved[..., i] COMPARE best
+            best = torch.where(better, moved[..., i], best)
+            where = torch.where(better, i, where)
+            values[..., i], indices[..., i] = best, where
+        ctx.save_for_backward(indices.movedim(-1, dim))
+        ctx.dim = dim
+        return values.movedim(-1, dim)
+'''
+
+UNUSUAL = [
+    Unusual("CumMax", "PyTorch's own cummaxmin_backward (aten/src/ATen/native/ReduceOps.cpp) "
+            "in Python", _cummax('''
+        if indices.numel() == 0:
+            return grad_output.clone(), None
+        result = torch.zeros(indices.shape, dtype=grad_output.dtype, device=grad_output.device)
+        return result.scatter_add_(ctx.dim, indices, grad_output), None
+''')),
+    Unusual("CumMax", "a running maximum by a loop (ties to the latest: >=), scatter_reduce",
+            _cummax('''
+        zeros = torch.zeros_like(grad_output)
+        return zeros.scatter_reduce(ctx.dim, indices, grad_output, "sum"), None
+''', forward=_LOOP_FORWARD.replace("COMPARE", ">="))),
+    Unusual("CumMax", "index_put_ with accumulate=True on flattened rows", _cummax('''
+        g = grad_output.movedim(ctx.dim, -1)
+        idx = indices.movedim(ctx.dim, -1)
+        n = g.shape[-1]
+        rows = torch.arange(g.numel() // max(n, 1), device=g.device).repeat_interleave(n)
+        flat = torch.zeros(g.numel() // max(n, 1), n, dtype=g.dtype, device=g.device)
+        flat.index_put_((rows, idx.reshape(-1)), g.reshape(-1), accumulate=True)
+        return flat.reshape(g.shape).movedim(-1, ctx.dim), None
+''')),
+    Unusual("CumMax", "a one-hot matrix per row, summed over the outputs", _cummax('''
+        idx = indices.movedim(ctx.dim, -1)
+        one_hot = F.one_hot(idx, idx.shape[-1]).to(grad_output.dtype)  # (..., out, in)
+        g = grad_output.movedim(ctx.dim, -1).unsqueeze(-1)
+        return (one_hot * g).sum(-2).movedim(-1, ctx.dim), None
+''')),
+]
+
+MISTAKES = [
+    Mistake("CumMax", "an assignment where outputs share an entry (scatter without add)",
+            "CumMax lost gradients where several outputs take their value from the same entry",
+            _cummax("        return torch.zeros_like(grad_output).scatter(ctx.dim, indices, "
+                    "grad_output), None\n"), named=True, nbgrader=True),
+    Mistake("CumMax", "ties to the earliest of equal values (strict >)",
+            "CumMax sends a tied maximum's gradient to the earliest of the equal values",
+            _cummax(_SCATTER_ADD.replace("torch.zeros_like(grad_output)",
+                                         "grad_output.new_zeros(grad_output.shape)"),
+                    forward=_LOOP_FORWARD.replace("COMPARE", ">")), named=True),
+    Mistake("CumMax", "saves x and recomputes the indices in backward", "CumMax saves its input x",
+            _function("CumMax", '''    def forward(ctx, x, dim):
+        ctx.save_for_backward(x)
+        ctx.dim = dim
+        return torch.cummax(x, dim).values
+''', '''    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        indices = torch.cummax(x, ctx.dim).indices
+        return torch.zeros_like(x).scatter_add(ctx.dim, indices, grad_output), None
+'''), named=True),
+    Mistake("CumMax", "the gradient of each output to its own position", "wrong",
+            _cummax("        return grad_output.clone(), None\n")),
+]
