@@ -19,7 +19,8 @@ NAMESPACE = "autograd_course"
 # What the host may do around the kernels: allocate, view, copy, cast, reduce partials, read sizes.
 HOST_OPS = frozenset({
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros",
-    "zeros_like", "new_zeros", "zero_", "fill_", "full", "set_", "copy_", "_to_copy", "clone",
+    "zeros_like", "new_zeros", "zero_", "fill_", "full", "full_like", "ones", "ones_like",
+    "new_ones", "scalar_tensor", "set_", "copy_", "_to_copy", "clone",
     "contiguous", "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "expand",
     "detach", "alias", "t", "transpose", "permute", "select", "slice", "unsqueeze", "squeeze",
     "flatten", "lift_fresh", "lift_fresh_copy", "sum", "_local_scalar_dense", "resize_",
