@@ -66,9 +66,9 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # cell above set `TRITON_INTERPRET=1` before `import triton`, and the same decorator runs the
 # kernel in Triton's **interpreter**: each program of the launch is executed one after the
 # other, in Python, with NumPy arrays standing for the blocks. The results are the same
-# arithmetic (float64 works, `print` inside a kernel works, an out-of-range pointer can be
-# caught), but every `tl.` call is a Python call: expect a thousand times slower than the
-# composed torch ops, and keep tensors small. The grading runs your kernels this way on CPU,
+# arithmetic (float64 works, `print` inside a kernel works), but every `tl.` call is a Python
+# call on one block: expect hundreds of times slower than the composed torch ops, and keep
+# tensors small. The grading runs your kernels this way on CPU,
 # and compiled on a GPU when the grader has one: the same checks.
 #
 # ## Triton's model: programs over blocks
@@ -600,8 +600,8 @@ print("exported program matches the module:",
 #
 # Before Triton, a custom kernel meant C++ or CUDA and `torch/extension.h`, the path the
 # textbooks describe. `torch.utils.cpp_extension.load_inline` compiles C++ source into a
-# Python module (about half a minute the first time, on two cores; later runs reuse the build
-# in `~/.cache/torch_extensions`). `AT_DISPATCH_FLOATING_TYPES` instantiates the loop for
+# Python module (about half a minute the first time on an idle two-core machine; later runs
+# reuse the build in `~/.cache/torch_extensions`). `AT_DISPATCH_FLOATING_TYPES` instantiates the loop for
 # float and double; `at::parallel_for` splits it over CPU threads. Registered as a
 # `custom_op`, it gets the same fake implementation, autograd and checks as a Triton kernel.
 
@@ -694,9 +694,10 @@ if softsign_ext is not None:
               "forward and backward, 2**20 floats")
 
 # %% [markdown]
-# On CPU the composed ops are already vectorised loops, so the C++ kernel wins by the
-# temporaries it does not write (here `|x|`, `1 + |x|`, and backward's square), not by an
-# order of magnitude; `make bench` shows it side by side.
+# On CPU the composed ops are already vectorised loops: the C++ kernel wins by the temporaries
+# it neither writes nor reads back (here `|x|`, `1 + |x|`, and backward's several), and by how
+# much depends on the size and the threads; `make bench` shows time and bytes moved side by
+# side.
 #
 # ## Common mistakes
 #

@@ -83,3 +83,16 @@ def test_triton_is_present_and_consistent():
     """Does the environment pass require_triton (interpreter chosen before triton's import)?"""
     require_triton()
     assert kernel_checks.kernels_run_on(torch.device("cpu"))
+
+
+@pytest.mark.parametrize("name", ["silu_mul", "rms_norm_rows"])
+def test_an_untouched_stub_is_told_it_is_not_implemented(name):
+    """Does the released stub fail with 'not implemented yet', not with an error of the probes
+    that run it inside a custom operator?"""
+    from autograder.grading import verdict
+    from tools.solutions import stub
+
+    passed, message = verdict(name, stub(name))
+    assert not passed
+    assert message.splitlines()[0] == (f"{name} is not implemented yet: its stub still raises "
+                                       "NotImplementedError")
