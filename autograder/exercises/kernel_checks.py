@@ -197,16 +197,22 @@ def guarded_memory(name: str):
     interpreter.GridExecutor._init_args_hst = init_args
     interpreter.InterpreterBuilder.create_masked_load = masked_load
     interpreter.InterpreterBuilder.create_masked_store = masked_store
+    def named(details: str) -> GradingError:
+        return GradingError(
+            f"{name}'s kernel {refused[0]} outside its tensors on lanes past the end: a block "
+            "wider than what is left (the tail, or a row shorter than the block) needs a mask, "
+            "e.g. tl.load(ptr + offsets, mask=offsets < n) and the same mask in tl.store",
+            details)
+
     try:
         yield
     except Exception as error:
         if refused:
-            raise GradingError(
-                f"{name}'s kernel {refused[0]} outside its tensors on lanes past the end: a "
-                "block wider than what is left (the tail, or a row shorter than the block) "
-                "needs a mask, e.g. tl.load(ptr + offsets, mask=offsets < n) and the same mask "
-                "in tl.store", str(error)) from error
+            raise named(str(error)) from error
         raise
+    else:
+        if refused:  # refused inside a probe that went on: still a kernel touching others' memory
+            raise named("")
     finally:
         interpreter.GridExecutor._init_args_hst = init
         interpreter.InterpreterBuilder.create_masked_load = load

@@ -213,6 +213,16 @@ MISTAKES = [
                   ("                                                   BLOCK_D=triton.next_power_of_2(D))",
                    "                                                   BLOCK_D=min(triton.next_power_of_2(D), 128))")),
             named=True, nbgrader=True),
+    Mistake("rms_norm_rows", "no mask past the row's end", "kernel reads outside its tensors",
+            _edit(RMS, ("    x = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0)\n"
+                        "    w = tl.load(w_ptr + columns, mask=mask, other=0.0)\n"
+                        "    if x.dtype != tl.float64:\n        x, w = x.to(tl.float32), "
+                        "w.to(tl.float32)\n    rstd",
+                        "    x = tl.load(x_ptr + row * D + columns)\n"
+                        "    w = tl.load(w_ptr + columns)\n"
+                        "    if x.dtype != tl.float64:\n        x, w = x.to(tl.float32), "
+                        "w.to(tl.float32)\n    rstd")),
+            named=True),
     Mistake("rms_norm_rows", "weight gradient not reduced across programs",
             "weight gradient is right for one row but wrong for",
             _edit(RMS, ("    tl.store(partial_w_ptr + row * D + columns, (grad * x_hat).to(",
