@@ -1,5 +1,6 @@
 """A stranger's Python: a fresh virtual environment holding only what Colab ships (torch, numpy,
-matplotlib, ipywidgets, ipykernel, at the course's pins), and the course built as a wheel."""
+matplotlib, ipywidgets, ipykernel, and triton, which Colab's CUDA torch brings along, at the
+course's pins), and the course built as a wheel."""
 
 import hashlib
 import os
@@ -13,7 +14,7 @@ from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / "artifacts" / "stranger"  # git-ignored; a ready environment is reused
-COLAB_SHIPS = ("torch", "numpy", "matplotlib", "ipywidgets", "ipykernel")
+COLAB_SHIPS = ("torch", "numpy", "matplotlib", "ipywidgets", "ipykernel", "triton")
 
 
 def colab_requirements() -> list[str]:

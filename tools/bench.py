@@ -10,6 +10,7 @@ BENCHMARKS = [
     ("attention", "tools.bench_attention"),
     ("norms (lesson 10)", "tools.bench_norms"),
     ("fused loss", "tools.bench_fused_loss"),
+    ("kernels (lesson 13)", "tools.bench_kernels"),
     ("widget responsiveness", "widgets.bench"),
 ]
 

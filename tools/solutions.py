@@ -2,6 +2,9 @@
 answers (the solution cells) and of the untouched stubs (the released learner notebook) that
 tests and benchmarks use."""
 
+import linecache
+import sys
+import types
 from pathlib import Path
 
 import jupytext
@@ -22,9 +25,14 @@ def _setup_and_answer_cells(lesson: str) -> list[str]:
 
 
 def _run(sources: list[str], name: str, filename: str) -> dict:
-    names: dict = {"__name__": name}
-    for source in sources:
-        exec(compile(source, filename, "exec"), names)  # noqa: S102 (our own source)
+    module = sys.modules[name] = types.ModuleType(name)  # torch.compile imports it by name
+    names: dict = vars(module)
+    for index, source in enumerate(sources):
+        # each cell under its own name in linecache, as IPython keeps cells: @triton.jit reads
+        # a kernel's source from there
+        cell = f"{filename} (cell {index})"
+        linecache.cache[cell] = (len(source), None, source.splitlines(True), cell)
+        exec(compile(source, cell, "exec"), names)  # noqa: S102 (our own source)
     return names
 
 

@@ -13,6 +13,7 @@ from .grad_outputs import outputs_explorer
 from .gradcheck_explorer import explore_gradients
 from .ids import deterministic_ids, seed_from_environment
 from .jacobian import jacobian_view
+from .kernel_grid import kernel_grid_view
 from .inspector import inspect_saved
 from .norm_terms import norm_terms_explorer
 from .progress import progress_view
@@ -30,6 +31,7 @@ __all__ = [
     "fused_loss_explorer",
     "inspect_saved",
     "jacobian_view",
+    "kernel_grid_view",
     "norm_terms_explorer",
     "outputs_explorer",
     "progress_view",

@@ -14,7 +14,10 @@ exercise under its own name and is self-contained, given ``PRELUDE``.
 """
 
 import importlib
+import itertools
 import linecache
+import sys
+import types
 import pkgutil
 from dataclasses import dataclass
 
@@ -50,12 +53,19 @@ class Mistake:
         return PRELUDE + self.code.strip() + "\n"
 
 
+_LOADS = itertools.count()
+
+
 def load(exercise: str, code: str):
     """Run an answer cell's ``code`` after ``PRELUDE``; return what it defines as ``exercise``."""
-    names: dict = {"__name__": "__main__"}  # torch.compile imports a function's module by name
-    source, filename = PRELUDE + code, f"<catalogue {exercise}>"
-    # as IPython does for a notebook cell: tracebacks and hints can quote the answer's lines
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    number = next(_LOADS)
+    # a module torch.compile can import by name, as it imports a function's module
+    module = sys.modules[f"catalogue_{number}"] = types.ModuleType(f"catalogue_{number}")
+    names: dict = vars(module)
+    source, filename = PRELUDE + code, f"<catalogue {exercise} {number}>"
+    # kept in linecache as IPython keeps a cell's source: @triton.jit reads a kernel's source,
+    # and hints and tracebacks quote the answer's own lines
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), names)  # noqa: S102
     return names[exercise]
 

@@ -1,0 +1,227 @@
+"""Lesson 13: rms_norm_rows, F.rms_norm over the last dimension by custom operators of
+autograd_course with Triton kernels: a program per row (or per block of rows) forward, the row
+gradient in closed form and the weight gradient as per-program partials backward."""
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import Spec, case, check_values_and_gradients
+from ..contract import check_each_input_alone, covers
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
+                            check_operator, check_within_ulps, explain, guarded_memory,
+                            kernels_run_on, operator_calls, require_triton)
+
+RMS_NORM_ROWS = Spec("rms_norm_rows", ("x", "weight", "eps"),
+                     lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps))
+LATER_IN_LESSON = True  # after silu_mul
+EPS = 1e-5
+
+
+def _values(shape, device, seed=0, dtype=torch.float64, eps=EPS) -> dict:
+    return {"x": sample(shape, device, seed=seed, dtype=dtype),
+            "weight": 1 + 0.5 * sample(shape[-1:], device, seed=seed + 50, dtype=dtype),
+            "eps": eps}
+
+
+def _checked(function, values: dict, **tolerances) -> None:
+    try:
+        check_values_and_gradients(Calls(function), RMS_NORM_ROWS, values, **tolerances)
+    except (GradingError, NotImplementedError):
+        raise
+    except Exception as error:
+        raise explain("rms_norm_rows", "call", error) from error
+
+
+def _gradients(function, values: dict, grad_output=None):
+    x, weight = (values[n].detach().clone().requires_grad_() for n in ("x", "weight"))
+    out = function(x, weight, values["eps"])
+    grad_output = torch.ones_like(out) if grad_output is None else grad_output
+    return torch.autograd.grad(out, (x, weight), grad_output)
+
+
+def _right(function, values: dict) -> bool:
+    try:
+        _checked(function, values)
+        return True
+    except GradingError:
+        return False
+
+
+def check_rows(function, values: dict) -> None:
+    """Values and gradients; a failure that depends on the row's length or on the number of
+    rows is named from a probe that shows it."""
+    shape = tuple(values["x"].shape)
+    try:
+        with case(f"x of shape {shape}"):
+            _checked(function, values)
+    except GradingError as error:
+        x, D = values["x"], shape[-1]
+        short = _values((2, 5), x.device, seed=11)
+        if D > 16 and _right(function, short):
+            raise GradingError(
+                f"rms_norm_rows is right for rows of 5 but wrong for rows of {D}: a program "
+                "must cover its whole row, so the block must be at least D "
+                "(BLOCK_D = triton.next_power_of_2(D), masked past the row's end), or loop "
+                "over the row in blocks", error.details, case=f"x of shape {shape}") from error
+        rows = x.reshape(-1, D)
+        if rows.shape[0] > 1:
+            one = dict(values, x=rows[:1].clone())
+            got, want = (_gradients(f, dict(values, x=rows))[1]
+                         for f in (function, RMS_NORM_ROWS.reference))
+            if _right(function, one) and not torch.allclose(got, want, rtol=1e-5, atol=1e-7):
+                raise GradingError(
+                    "rms_norm_rows's weight gradient is right for one row but wrong for "
+                    f"{rows.shape[0]} rows: it is a sum over every row, so each program must "
+                    "write its own partial sums (one row of partials per program) and the host "
+                    "adds them up afterwards; programs storing into one shared row overwrite "
+                    "each other", error.details, case=f"x of shape {shape}") from error
+        raise
+
+
+def check_non_contiguous(function, device) -> None:
+    covers("non-contiguous inputs")
+    values = {"x": sample((6, 4), device, seed=3).t(),
+              "weight": 1 + sample((12,), device, seed=4)[::2], "eps": EPS}
+    where = "x transposed, weight a strided slice"
+    try:
+        with case(where):
+            _checked(function, values)
+    except GradingError as error:
+        dense = {n: v.contiguous() if isinstance(v, torch.Tensor) else v
+                 for n, v in values.items()}
+        if not _right(function, dense):
+            raise
+        raise GradingError(
+            "rms_norm_rows is right for contiguous inputs but wrong for the same values in a "
+            "transposed or strided view: a kernel indexes flat memory, so make the inputs "
+            "contiguous on the host (x.contiguous()) or pass their strides to the kernel",
+            error.details, case=where) from error
+    covers("non-contiguous grad_output")
+    values = _values((5, 6), device, seed=5)
+    grad_output = sample((6, 5), device, seed=6).t()
+    got = _gradients(function, values, grad_output)
+    want = _gradients(RMS_NORM_ROWS.reference, values, grad_output)
+    for name, mine, truth in zip(("x", "weight"), got, want):
+        if not torch.allclose(mine, truth, rtol=1e-5, atol=1e-7):
+            raise GradingError(
+                f"rms_norm_rows's gradient for {name} is wrong when grad_output is a transposed "
+                "view (right when it is contiguous): make grad_output contiguous before the "
+                "backward kernel reads it")
+
+
+def check_half(function, device) -> None:
+    """float16 and bfloat16 within 2 ulp of the float32-computed reference cast back."""
+    covers("float16 and bfloat16 within 2 ulp")
+    values32 = _values((6, 300), device, seed=7, dtype=torch.float32)
+    values32["x"] = 16 * values32["x"]  # a row's sum of squares overflows float16's 65504
+    grad32 = sample((6, 300), device, seed=8, dtype=torch.float32)
+    for dtype in (torch.float16, torch.bfloat16):
+        x, weight = (values32[n].to(dtype).requires_grad_() for n in ("x", "weight"))
+        grad_output = grad32.to(dtype)
+        x32, w32 = (t.detach().float().requires_grad_() for t in (x, weight))
+        want = RMS_NORM_ROWS.reference(x32, w32, EPS)
+        want_grads = torch.autograd.grad(want, (x32, w32), grad_output.float())
+        with case(f"{dtype}, x of shape (6, 300)"):
+            try:
+                out = function(x, weight, EPS)
+            except (GradingError, NotImplementedError):
+                raise
+            except Exception as error:
+                raise explain("rms_norm_rows", f"{dtype} call", error) from error
+            from32 = function(x.detach().float(), weight.detach().float(), EPS).to(dtype)
+            right32 = bool((from32 == want.to(dtype)).float().mean() > 0.9)
+            check_within_ulps("rms_norm_rows's output", out, want.to(dtype).detach(),
+                              right_from_float32=right32)
+            grads = torch.autograd.grad(out, (x, weight), grad_output)
+            for name, got, truth in zip(("x", "weight"), grads, want_grads):
+                check_within_ulps(f"the gradient for {name}", got, truth.to(dtype),
+                                  right_from_float32=right32)
+
+
+def check_kernels_and_operators(function, device) -> None:
+    """The arithmetic runs in the kernels; every operator passes opcheck with the arguments
+    rms_norm_rows gave it."""
+    covers("arithmetic in the learner's kernels")
+    values = _values((3, 7), device, seed=9)
+    x, weight = (values[n].requires_grad_() for n in ("x", "weight"))
+    check_in_kernels("rms_norm_rows", "forward", lambda: function(x, weight, EPS))
+    out = function(x, weight, EPS)
+    grad_output = torch.ones_like(out)
+    check_in_kernels("rms_norm_rows", "backward",
+                     lambda: torch.autograd.grad(out, (x, weight), grad_output))
+    covers("opcheck")
+    forward = operator_calls(lambda: function(x, weight, EPS))
+    backward = operator_calls(lambda: torch.autograd.grad(function(x, weight, EPS),
+                                                          (x, weight), grad_output))
+    for (operator, args, kwargs), grad in [*((c, True) for c in forward[:1]),
+                                           *((c, False) for c in backward
+                                             if c[0] is not forward[0][0])]:
+        args = tuple(a.detach().clone().requires_grad_(grad and a.is_floating_point())
+                     if isinstance(a, torch.Tensor) else a for a in args)
+        with case(f"opcheck of {operator}"):
+            check_opcheck("rms_norm_rows", operator, args, kwargs)
+
+
+def check_fake(function, device) -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    x, weight, eps = _values((3, 2, 5), device, dtype=torch.float32).values()
+    real = function(x, weight, eps)
+    try:
+        with FakeTensorMode() as mode:
+            fake = function(mode.from_tensor(x), mode.from_tensor(weight), eps)
+    except Exception as error:
+        raise explain("rms_norm_rows", "fake implementation", error) from error
+    if (fake.shape, fake.dtype) != (real.shape, real.dtype):
+        raise GradingError(
+            f"rms_norm_rows under fake tensors returns shape {tuple(fake.shape)}, {fake.dtype}, "
+            f"but really {tuple(real.shape)}, {real.dtype}: register_fake must describe the "
+            "real outputs")
+
+
+def rms_norm_rows_full(function, device) -> None:
+    if not kernels_run_on(device):  # compiled Triton kernels read GPU memory only
+        return
+    require_triton()
+    with guarded_memory("rms_norm_rows"):
+        check_operator(function, "rms_norm_rows", tuple(_values((2, 3), device).values()))
+        for seed, shape in enumerate([(4, 5), (3, 2, 7), (9, 6)]):
+            check_rows(function, _values(shape, device, seed=seed))
+        covers("D not a power of two, up to 4096")
+        for seed, shape in enumerate([(2, 300), (1, 4000)]):
+            check_rows(function, _values(shape, device, seed=seed + 3))
+        covers("1-D x and no rows")
+        for shape in [(7,), (0, 6)]:
+            check_rows(function, _values(shape, device, seed=5))
+        covers("eps")
+        check_rows(function, _values((3, 4), device, seed=6, eps=0.5))
+        check_each_input_alone(Calls(function), RMS_NORM_ROWS, _values((4, 6), device, seed=2))
+        covers("gradcheck in float64")
+        x, weight = (v.requires_grad_() for v in list(_values((2, 3), device).values())[:2])
+        if not torch.autograd.gradcheck(lambda x, w: function(x, w, EPS), (x, weight),
+                                        raise_exception=False):
+            raise GradingError("gradcheck failed for rms_norm_rows: the analytic Jacobian "
+                               "differs from the numerical one")
+        check_non_contiguous(function, device)
+        covers("float32")
+        with case("float32"):
+            _checked(function, _values((5, 33), device, seed=8, dtype=torch.float32),
+                     rtol=1e-5, atol=1e-6)
+        check_half(function, device)
+        check_fake(function, device)
+        check_kernels_and_operators(function, device)
+        covers("torch.compile without graph breaks")
+        check_compiled("rms_norm_rows", function, tuple(_values((4, 6), device, seed=4).values()))
+
+
+EXERCISES = [
+    Exercise("rms_norm_rows", "13_kernels", rms_norm_rows_full,
+             example=lambda: tuple(_values((3, 4), "cpu").values()),
+             contract=("D not a power of two, up to 4096", "1-D x and no rows", "eps",
+                       "gradcheck in float64", "non-contiguous inputs",
+                       "non-contiguous grad_output", "float32",
+                       "float16 and bfloat16 within 2 ulp", "arithmetic in the learner's kernels",
+                       "opcheck", "torch.compile without graph breaks")),
+]

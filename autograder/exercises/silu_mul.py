@@ -1,0 +1,161 @@
+"""Lesson 13: silu_mul, the custom operator autograd_course::silu_mul computing silu(a) * b with
+a Triton forward kernel and a Triton backward kernel."""
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import Spec, case, check_values_and_gradients
+from ..contract import check_each_input_alone, covers
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
+                            check_operator, check_within_ulps, explain, guarded_memory,
+                            kernels_run_on, require_triton)
+
+SILU_MUL = Spec("silu_mul", ("a", "b"), lambda a, b: F.silu(a) * b)
+HALF = (torch.float16, torch.bfloat16)
+
+
+def _values(shape, device, seed=0, dtype=torch.float64) -> dict:
+    return {"a": 2 * sample(shape, device, seed=seed, dtype=dtype),
+            "b": sample(shape, device, seed=seed + 50, dtype=dtype)}
+
+
+def _checked(silu_mul, values: dict, **tolerances) -> None:
+    try:
+        check_values_and_gradients(Calls(silu_mul), SILU_MUL, values, **tolerances)
+    except (GradingError, NotImplementedError):
+        raise
+    except Exception as error:
+        raise explain("silu_mul", "call", error) from error
+
+
+def check_non_contiguous(silu_mul, device) -> None:
+    """A transposed a and a column-sliced b: the kernel must not read them as flat memory."""
+    covers("non-contiguous inputs")
+    values = {"a": 2 * sample((7, 5), device, seed=3).t(), "b": sample((5, 14), device)[:, ::2]}
+    try:
+        with case("a transposed, b a strided slice"):
+            _checked(silu_mul, values)
+    except GradingError as error:
+        dense = {name: value.contiguous() for name, value in values.items()}
+        try:
+            _checked(silu_mul, dense)
+        except GradingError:
+            raise error from None
+        raise GradingError(
+            "silu_mul is right for contiguous inputs but wrong for the same values in a "
+            "transposed or strided view: a kernel indexes flat memory, so make the inputs "
+            "contiguous on the host (a.contiguous()) or pass their strides to the kernel",
+            error.details, case="a transposed, b a strided slice") from error
+    covers("non-contiguous grad_output")
+    a, b = (v.detach().clone().requires_grad_() for v in _values((6, 4), device).values())
+    grad_output = sample((4, 6), device, seed=4).t()
+    grads = torch.autograd.grad(silu_mul(a, b), (a, b), grad_output)
+    truth = torch.autograd.grad(SILU_MUL.reference(a, b), (a, b), grad_output)
+    for name, got, want in zip("ab", grads, truth):
+        if not torch.allclose(got, want, rtol=1e-5, atol=1e-7):
+            raise GradingError(
+                f"silu_mul's gradient for {name} is wrong when grad_output is a transposed view "
+                "(right when it is contiguous): make grad_output contiguous before the backward "
+                "kernel reads it")
+
+
+def check_half(silu_mul, device) -> None:
+    """float16 and bfloat16 within 2 ulp of the float32-computed reference cast back."""
+    covers("float16 and bfloat16 within 2 ulp")
+    values32 = _values((1031,), device, seed=6, dtype=torch.float32)
+    grad32 = sample((1031,), device, seed=7, dtype=torch.float32)
+    for dtype in HALF:
+        a, b = (v.to(dtype).requires_grad_() for v in values32.values())
+        grad_output = grad32.to(dtype)
+        a32, b32 = (v.detach().float().requires_grad_() for v in (a, b))
+        want = SILU_MUL.reference(a32, b32)
+        want_grads = torch.autograd.grad(want, (a32, b32), grad_output.float())
+        with case(f"{dtype}, 1031 elements"):
+            try:
+                out = silu_mul(a, b)
+            except (GradingError, NotImplementedError):
+                raise
+            except Exception as error:
+                raise explain("silu_mul", f"{dtype} call", error) from error
+            from32 = silu_mul(a.detach().float(), b.detach().float()).to(dtype)
+            right32 = bool((from32 == want.to(dtype)).float().mean() > 0.9)
+            check_within_ulps("silu_mul's output", out, want.to(dtype).detach(),
+                              right_from_float32=right32)
+            grads = torch.autograd.grad(out, (a, b), grad_output)
+            for name, got, truth in zip("ab", grads, want_grads):
+                check_within_ulps(f"the gradient for {name}", got, truth.to(dtype),
+                                  right_from_float32=right32)
+
+
+def check_kernels_do_the_work(silu_mul, device) -> None:
+    covers("arithmetic in the learner's kernels")
+    a, b = (v.requires_grad_() for v in _values((37,), device).values())
+    check_in_kernels("silu_mul", "forward", lambda: silu_mul(a, b))
+    out = silu_mul(a, b)
+    grad_output = torch.ones_like(out)
+    check_in_kernels("silu_mul", "backward",
+                     lambda: torch.autograd.grad(out, (a, b), grad_output))
+
+
+def check_fake(silu_mul, device) -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    a, b = _values((3, 5), device, dtype=torch.float32).values()
+    real = silu_mul(a, b)
+    try:
+        with FakeTensorMode() as mode:
+            fake = silu_mul(mode.from_tensor(a), mode.from_tensor(b))
+    except Exception as error:
+        raise explain("silu_mul", "fake implementation", error) from error
+    if (fake.shape, fake.dtype) != (real.shape, real.dtype):
+        raise GradingError(f"silu_mul's fake implementation returns shape {tuple(fake.shape)}, "
+                           f"{fake.dtype}, but the operator returns {tuple(real.shape)}, "
+                           f"{real.dtype}: register_fake must describe the real output")
+
+
+def silu_mul_full(silu_mul, device) -> None:
+    if not kernels_run_on(device):  # compiled Triton kernels read GPU memory only
+        return
+    require_triton()
+    with guarded_memory("silu_mul"):
+        check_operator(silu_mul, "silu_mul", tuple(_values((4,), device).values()))
+        for seed, shape in enumerate([(3, 5), (1031,), (2, 3, 7), (1024,)]):
+            with case(f"a and b of shape {shape}"):
+                _checked(silu_mul, _values(shape, device, seed=seed))
+        covers("sizes not a multiple of the block")
+        covers("0-d and empty inputs")
+        for shape in [(), (0, 3)]:
+            with case(f"a and b of shape {shape}"):
+                _checked(silu_mul, _values(shape, device, seed=9))
+        check_each_input_alone(Calls(silu_mul), SILU_MUL, _values((6, 5), device, seed=2))
+        covers("gradcheck in float64")
+        a, b = (v.requires_grad_() for v in _values((6,), device, seed=5).values())
+        if not torch.autograd.gradcheck(silu_mul, (a, b), raise_exception=False):
+            raise GradingError("gradcheck failed for silu_mul: the analytic Jacobian differs "
+                               "from the numerical one")
+        check_non_contiguous(silu_mul, device)
+        covers("float32")
+        with case("float32"):
+            _checked(silu_mul, _values((300,), device, seed=8, dtype=torch.float32),
+                     rtol=1e-5, atol=1e-6)
+        check_half(silu_mul, device)
+        check_fake(silu_mul, device)
+        check_kernels_do_the_work(silu_mul, device)
+        covers("opcheck")
+        check_opcheck("silu_mul", "silu_mul",
+                      tuple(v.requires_grad_() for v in _values((5, 3), device).values()))
+        covers("torch.compile without graph breaks")
+        check_compiled("silu_mul", silu_mul, tuple(_values((4, 3), device, seed=4).values()))
+
+
+EXERCISES = [
+    Exercise("silu_mul", "13_kernels", silu_mul_full,
+             example=lambda: tuple(_values((3, 4), "cpu").values()),
+             contract=("sizes not a multiple of the block", "0-d and empty inputs",
+                       "gradcheck in float64", "non-contiguous inputs",
+                       "non-contiguous grad_output", "float32",
+                       "float16 and bfloat16 within 2 ulp", "arithmetic in the learner's kernels",
+                       "opcheck", "torch.compile without graph breaks")),
+]

@@ -1,0 +1,725 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 13 · Your own kernels: Triton and C++ behind a custom operator
+#
+# Every Function so far computed with PyTorch's own ops. The Functions people ship for speed
+# do not: Liger-Kernel's SwiGLU and RMSNorm, FlashAttention and Unsloth's layers are **Triton
+# or CUDA kernels behind an autograd Function**. A fused kernel reads its inputs from memory
+# once and writes its output once, where the composed ops `F.silu(a) * b` read and write a
+# temporary in between; on a GPU, where most such ops wait on memory rather than arithmetic,
+# that is the speed-up. Autograd knows nothing of a kernel: its backward is yours to derive
+# and to write, as a kernel too.
+#
+# By the end of this lesson you can:
+# 1. read and write a Triton kernel: programs, blocks, masks, strides, `tl.constexpr`;
+# 2. run it on CPU in Triton's interpreter and know why that is slow but exact;
+# 3. put forward and backward kernels behind a `torch.library.custom_op` with `register_fake`
+#    and `register_autograd`, and check it with `opcheck` and `torch.compile(fullgraph=True)`;
+# 4. know when `torch.library.triton_op` is the better wrapper, and why it needs a GPU;
+# 5. export a module that calls your operator with `torch.export`;
+# 6. compile a C++ CPU kernel with `torch.utils.cpp_extension.load_inline` and register it the
+#    same way.
+#
+# Exercises: **✎ 1 `silu_mul`** (SwiGLU's gate), **✎ 2 `rms_norm_rows`**.
+#
+# This lesson needs the `triton` package (and `ninja` for the C++ section): `make install`
+# brings both; elsewhere `pip install triton==3.9.0 ninja`.
+
+# %% nbgrader={"locked": true}
+import importlib.util
+import os
+import time
+import warnings
+
+import torch
+
+if importlib.util.find_spec("triton") is None:
+    raise ModuleNotFoundError("Lesson 13 needs Triton: pip install triton==3.9.0 ninja, then "
+                              "restart the kernel")
+if not torch.cuda.is_available():
+    os.environ["TRITON_INTERPRET"] = "1"  # no GPU: run kernels in Triton's interpreter
+
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+from autograder import self_check
+from widgets import kernel_grid_view
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+_ = torch.manual_seed(0)
+print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
+      if DEVICE == "cuda" else "interpreter (TRITON_INTERPRET=1): kernels run on CPU, in NumPy")
+
+# %% [markdown]
+# ## Two ways to run a Triton kernel
+#
+# On a GPU, `@triton.jit` **compiles** a Python function to machine code for the GPU the
+# first time it is called with a new set of argument types and constants. Without a GPU, the
+# cell above set `TRITON_INTERPRET=1` before `import triton`, and the same decorator runs the
+# kernel in Triton's **interpreter**: each program of the launch is executed one after the
+# other, in Python, with NumPy arrays standing for the blocks. The results are the same
+# arithmetic (float64 works, `print` inside a kernel works), but every `tl.` call is a Python
+# call on one block: expect hundreds of times slower than the composed torch ops, and keep
+# tensors small. The grading runs your kernels this way on CPU,
+# and compiled on a GPU when the grader has one: the same checks.
+#
+# ## Triton's model: programs over blocks
+#
+# A kernel is launched on a **grid** of programs, `kernel[grid](args...)`; each program finds
+# its number with `tl.program_id(0)` and works on one **block** of elements at once:
+# `tl.arange(0, BLOCK)` is a vector of `BLOCK` lane indices, and `BLOCK` must be a power of
+# two known when the kernel compiles, so it is a `tl.constexpr` argument. Tensors arrive as
+# **pointers** to their first element; `ptr + offsets` is a block of pointers, `tl.load`
+# reads them, `tl.store` writes. A size that is not a multiple of the block leaves the last
+# program with lanes past the end: a **mask** switches them off. Pointers know nothing of
+# shapes or strides: a kernel that reads `ptr + offsets` assumes contiguous memory.
+#
+# Drag the sliders: 10 elements in blocks of 4 take `cdiv(10, 4) = 3` programs and the last
+# has two lanes masked. With a row length, the view shows one program per row instead, and what
+# a block narrower than the row leaves unread.
+
+# %%
+kernel_grid_view(n=10, block=4)
+
+# %% [markdown]
+# ## Worked example: `softsign` as a kernel behind a custom operator
+#
+# $\mathrm{softsign}(x) = x / (1 + |x|)$, with derivative $1 / (1 + |x|)^2$. Five pieces:
+#
+# 1. a forward kernel: one program per block, masked loads and stores;
+# 2. a `custom_op` that makes the input contiguous, allocates the output and launches it;
+# 3. `register_fake`: the output's shape, dtype and device without running anything, for
+#    `torch.compile`, `torch.export` and `opcheck`, which trace with fake tensors;
+# 4. the backward: **a kernel behind its own custom operator** (a kernel launched directly in
+#    the registered backward would be handed fake tensors when `torch.compile` traces the
+#    backward, and fail);
+# 5. `register_autograd(backward, setup_context=...)`.
+#
+# Half precision loads as float16, so the kernel converts to float32 after loading and back
+# when storing; float64 stays float64 (the `if` on a dtype is resolved when the kernel
+# compiles).
+
+# %%
+SOFTSIGN_BLOCK = 128
+
+
+@triton.jit
+def softsign_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """y = x / (1 + |x|) on one block of the flattened tensor."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n  # the last block's lanes past the end stay off
+    x = tl.load(x_ptr + offsets, mask=mask)
+    if x.dtype != tl.float64:
+        x = x.to(tl.float32)  # half precision: compute in float32
+    y = x / (1 + tl.abs(x))
+    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def softsign_backward_kernel(grad_ptr, x_ptr, grad_x_ptr, n, BLOCK: tl.constexpr):
+    """grad_x = grad / (1 + |x|)^2."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    grad = tl.load(grad_ptr + offsets, mask=mask)
+    if x.dtype != tl.float64:
+        x, grad = x.to(tl.float32), grad.to(tl.float32)
+    denominator = 1 + tl.abs(x)
+    tl.store(grad_x_ptr + offsets, (grad / (denominator * denominator)).to(
+        grad_x_ptr.dtype.element_ty), mask=mask)
+
+
+def launch_grid(n):
+    return (triton.cdiv(n, SOFTSIGN_BLOCK),)
+
+
+@torch.library.custom_op("autograd_course::softsign", mutates_args=())
+def softsign(x: torch.Tensor) -> torch.Tensor:
+    x = x.contiguous()  # the kernel reads flat memory
+    y = torch.empty_like(x)
+    softsign_kernel[launch_grid(x.numel())](x, y, x.numel(), BLOCK=SOFTSIGN_BLOCK)
+    return y
+
+
+@softsign.register_fake
+def _(x):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+@torch.library.custom_op("autograd_course::softsign_backward", mutates_args=())
+def softsign_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    grad, x = grad.contiguous(), x.contiguous()
+    grad_x = torch.empty_like(x)
+    softsign_backward_kernel[launch_grid(x.numel())](grad, x, grad_x, x.numel(),
+                                                     BLOCK=SOFTSIGN_BLOCK)
+    return grad_x
+
+
+@softsign_backward.register_fake
+def _(grad, x):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def softsign_setup_context(ctx, inputs, output):
+    x, = inputs
+    ctx.save_for_backward(x)
+
+
+def softsign_autograd(ctx, grad_output):
+    x, = ctx.saved_tensors
+    return softsign_backward(grad_output, x)
+
+
+softsign.register_autograd(softsign_autograd, setup_context=softsign_setup_context)
+
+x = torch.randn(1000, dtype=torch.float64, device=DEVICE, requires_grad=True)
+print("forward matches F.softsign:", torch.allclose(softsign(x), F.softsign(x)))
+print("gradcheck (float64, 20 elements):",
+      torch.autograd.gradcheck(softsign, (x[:20].detach().requires_grad_(),)))
+torch.library.opcheck(softsign, (x[:50].detach().requires_grad_(),))
+print("opcheck: schema, fake tensor, autograd registration and AOT dispatch all pass")
+compiled = torch.compile(lambda t: softsign(t * 2).sum(), fullgraph=True, backend="aot_eager")
+print("torch.compile(fullgraph=True) matches eager:",
+      torch.allclose(compiled(x), softsign(x * 2).sum()))
+
+# %% [markdown]
+# **Predict, then run.** The interpreter copies nothing it need not and checks nothing it is
+# not asked to: what does a kernel without a mask do on 1000 elements in blocks of 128? Write
+# your answer as `"error"`, `"wrong values"` or `"right values"` in `my_prediction` before
+# running the cell after it.
+
+# %%
+my_prediction = ""  # "error", "wrong values" or "right values"
+
+# %%
+@triton.jit
+def softsign_unmasked(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets)  # no mask: the last block reads 24 elements past the end
+    tl.store(y_ptr + offsets, x / (1 + tl.abs(x)))
+
+
+padded = torch.randn(1024, device=DEVICE)  # room past the end, so nothing else is overwritten
+y = torch.zeros(1024, device=DEVICE)
+softsign_unmasked[launch_grid(1000)](padded, y, 1000, BLOCK=SOFTSIGN_BLOCK)
+outcome = "right values" if torch.allclose(y[:1000], F.softsign(padded[:1000])) else "wrong values"
+print(f"you predicted {my_prediction!r}; the first 1000 are {outcome}, and the kernel also "
+      f"wrote {int((y[1000:] != 0).sum())} elements past them")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# No error, and the first 1000 values are right: the missing mask is silent. The last program
+# read 24 elements past the end and **wrote** 24 results there. Here the tensors had room
+# (1024 elements); a tensor of exactly 1000 elements has other data, or nothing, after it: on
+# a GPU an unmasked store corrupts a neighbour or stops the kernel with an illegal memory
+# access, in the interpreter it writes into memory nobody owns. The grader's interpreter run
+# refuses any load or store outside the kernel's tensors before it happens, and names it.
+# </details>
+#
+# ## ✎ Exercise 1 · `silu_mul`, SwiGLU's gate
+#
+# Llama-style MLPs compute `down(silu(gate(x)) * up(x))`. Liger-Kernel fuses the middle,
+# $y = \mathrm{silu}(a)\, b$ with $\mathrm{silu}(a) = a\,\sigma(a)$, into one kernel forward
+# and one backward. Derive $\partial L/\partial a$ and $\partial L/\partial b$ from
+# $g = \partial L/\partial y$ first.
+#
+# <details><summary><b>Hint: the derivative of silu</b></summary>
+#
+# $\sigma'(a) = \sigma(a)(1 - \sigma(a))$; use the product rule on $a\,\sigma(a)$, and
+# write the result with one $\sigma(a)$ so that the kernel computes one exponential.
+# </details>
+#
+# Then define `silu_mul(a, b)` as the custom operator `autograd_course::silu_mul`:
+#
+# - `a`, `b` of the same shape, any shape (treat them as flat; the size need not be a
+#   multiple of your block; make non-contiguous inputs contiguous);
+# - float32 and float64; float16 and bfloat16 computing in float32 and returning the input's
+#   dtype;
+# - **one** forward kernel, and **one** backward kernel that computes both gradients in a
+#   single pass over memory, behind its own custom operator; `register_fake` for both;
+#   `register_autograd` on `silu_mul`;
+# - the arithmetic in your kernels: the host code only allocates, views, copies and casts;
+# - inputs and `grad_output` never written.
+#
+# Re-running the cell redefines the operators (a handle from before a re-run must not be
+# called again: re-run the cells that use it).
+
+# %% nbgrader={"grade_id": "answer_silu_mul", "solution": true}
+BLOCK = 256
+
+
+@triton.jit
+def silu_mul_kernel(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """y = silu(a) * b on one block."""
+    ### BEGIN SOLUTION
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    if a.dtype != tl.float64:
+        a, b = a.to(tl.float32), b.to(tl.float32)
+    y = a / (1 + tl.exp(-a)) * b
+    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+    ### END SOLUTION
+
+
+@triton.jit
+def silu_mul_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, n,
+                             BLOCK: tl.constexpr):
+    """Both gradients of y = silu(a) * b, in one pass over memory."""
+    ### BEGIN SOLUTION
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    grad = tl.load(grad_ptr + offsets, mask=mask)
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    if a.dtype != tl.float64:
+        grad, a, b = grad.to(tl.float32), a.to(tl.float32), b.to(tl.float32)
+    sigmoid = 1 / (1 + tl.exp(-a))
+    silu = a * sigmoid
+    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))  # d silu/da = s (1 + a (1 - s))
+    tl.store(grad_a_ptr + offsets, grad_a.to(grad_a_ptr.dtype.element_ty), mask=mask)
+    tl.store(grad_b_ptr + offsets, (grad * silu).to(grad_b_ptr.dtype.element_ty), mask=mask)
+    ### END SOLUTION
+
+
+@torch.library.custom_op("autograd_course::silu_mul", mutates_args=())
+def silu_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    ### BEGIN SOLUTION
+    a, b = a.contiguous(), b.contiguous()
+    y = torch.empty_like(a)
+    silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, y, a.numel(), BLOCK=BLOCK)
+    return y
+    ### END SOLUTION
+
+
+@silu_mul.register_fake
+def _(a, b):
+    ### BEGIN SOLUTION
+    return torch.empty_like(a, memory_format=torch.contiguous_format)
+    ### END SOLUTION
+
+
+@torch.library.custom_op("autograd_course::silu_mul_backward", mutates_args=())
+def silu_mul_backward(grad: torch.Tensor, a: torch.Tensor,
+                      b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    ### BEGIN SOLUTION
+    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()
+    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)
+    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, grad_a, grad_b,
+                                                               a.numel(), BLOCK=BLOCK)
+    return grad_a, grad_b
+    ### END SOLUTION
+
+
+@silu_mul_backward.register_fake
+def _(grad, a, b):
+    ### BEGIN SOLUTION
+    return (torch.empty_like(a, memory_format=torch.contiguous_format),
+            torch.empty_like(b, memory_format=torch.contiguous_format))
+    ### END SOLUTION
+
+
+def silu_mul_setup_context(ctx, inputs, output):
+    ### BEGIN SOLUTION
+    ctx.save_for_backward(*inputs)
+    ### END SOLUTION
+
+
+def silu_mul_autograd(ctx, grad_output):
+    ### BEGIN SOLUTION
+    a, b = ctx.saved_tensors
+    return silu_mul_backward(grad_output, a, b)
+    ### END SOLUTION
+
+
+silu_mul.register_autograd(silu_mul_autograd, setup_context=silu_mul_setup_context)
+
+
+# %% nbgrader={"grade_id": "silu_mul", "grade": true, "points": 3}
+self_check("silu_mul", silu_mul)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("silu_mul", silu_mul)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The self-check runs your kernels on sizes that are not a multiple of any block, on a
+# transposed and a strided input, in float64 (with `gradcheck`), float32, float16 and
+# bfloat16 (within 2 ulp of the float32-computed result), under `opcheck` and
+# `torch.compile(fullgraph=True)`, and once under a probe that lists every torch op your
+# operator dispatches: anything beyond allocating, viewing, copying and casting means the
+# arithmetic ran outside your kernels.
+#
+# **Predict, then run.** Where does the fused kernel save memory traffic? Count the bytes the
+# composed `F.silu(a) * b` moves in forward for $n$ float32 elements (each op reads its inputs
+# and writes its output once), and the bytes your kernel moves. Write the ratio, composed
+# over fused, in `my_ratio`.
+
+# %%
+my_ratio = 0.0
+
+# %%
+n = 1 << 20
+composed_bytes = 4 * n * (2 + 3)  # silu: read a, write s; multiply: read s and b, write y
+fused_bytes = 4 * n * 3  # read a and b, write y
+print(f"you said {my_ratio}; composed {composed_bytes / 2**20:.0f} MiB, fused "
+      f"{fused_bytes / 2**20:.0f} MiB: {composed_bytes / fused_bytes:.2f} times less traffic")
+
+# %% [markdown]
+# On a GPU, where such an op waits on memory, time follows bytes; `make bench` measures it
+# when a GPU is there. Autograd adds more: the composed ops also keep `silu(a)` for backward,
+# where your operator keeps only `a` and `b`.
+#
+# ## ✎ Exercise 2 · `rms_norm_rows`, a reduction per row
+#
+# RMSNorm normalises each row of $x$ of shape $(\dots, D)$:
+# $r = 1/\sqrt{\frac1D \sum_j x_j^2 + \varepsilon}$, $y_j = x_j\, r\, w_j$. Lesson 10 derived
+# its backward with composed ops; now each row is one program. Work out, for one row:
+#
+# 1. $\partial L/\partial x_j$ in closed form, from $g$, $w$, $\hat x = x\,r$ and $r$;
+# 2. $\partial L/\partial w_j$: the weight is shared by every row. What does each program
+#    know, and where are its contributions added up?
+#
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. With $\hat g_j = g_j w_j$: $\partial L/\partial x_j = r\,\big(\hat g_j - \hat x_j \cdot
+#    \tfrac1D \sum_k \hat g_k \hat x_k\big)$; one row's sum, so one program per row has all
+#    it needs.
+# 2. $\partial L/\partial w_j = \sum_{\text{rows}} g_j \hat x_j$: a sum **across** programs.
+#    Each program writes its own partial row, and the host adds the partials up afterwards
+#    (Liger-Kernel and Triton's layer-norm tutorial do the same, with one partial per group
+#    of rows). Programs must not add into one shared row with plain stores: they run at once
+#    on a GPU, and the last write wins.
+# </details>
+#
+# Define `rms_norm_rows(x, weight, eps)` returning `F.rms_norm(x, x.shape[-1:], weight, eps)`
+# for `x` of shape $(\dots, D)$ (any number of rows, none included) and `weight` of shape
+# $(D,)$, with custom operators of the `autograd_course` namespace (the split is yours; below,
+# a forward operator returning `(y, rstd)` and a backward operator):
+#
+# - a forward kernel, one program per row (or per block of rows), that saves one `rstd` per
+#   row, in float32 (float64 for float64 input);
+# - a backward kernel: the row gradient in closed form, and the weight gradient as
+#   per-program partial sums, reduced on the host;
+# - `D` up to 4096 and not a power of two: a block must cover a whole row
+#   (`triton.next_power_of_2(D)`), masked past its end;
+# - float16/bfloat16 computing in float32; nothing written into the inputs.
+
+# %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}
+@triton.jit
+def rms_norm_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, D, eps, BLOCK_D: tl.constexpr):
+    """One program per row: y = x * rstd * w, and rstd saved."""
+    ### BEGIN SOLUTION
+    row = tl.program_id(0)
+    columns = tl.arange(0, BLOCK_D)
+    mask = columns < D
+    x = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0)
+    w = tl.load(w_ptr + columns, mask=mask, other=0.0)
+    if x.dtype != tl.float64:
+        x, w = x.to(tl.float32), w.to(tl.float32)
+    rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D + eps)
+    tl.store(rstd_ptr + row, rstd.to(rstd_ptr.dtype.element_ty))
+    tl.store(y_ptr + row * D + columns, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
+    ### END SOLUTION
+
+
+@triton.jit
+def rms_norm_backward_kernel(grad_ptr, x_ptr, w_ptr, rstd_ptr, grad_x_ptr, partial_w_ptr, D,
+                             BLOCK_D: tl.constexpr):
+    """One program per row: its row of grad_x, and its partial row of grad_weight."""
+    ### BEGIN SOLUTION
+    row = tl.program_id(0)
+    columns = tl.arange(0, BLOCK_D)
+    mask = columns < D
+    grad = tl.load(grad_ptr + row * D + columns, mask=mask, other=0.0)
+    x = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0)
+    w = tl.load(w_ptr + columns, mask=mask, other=0.0)
+    if x.dtype != tl.float64:
+        grad, x, w = grad.to(tl.float32), x.to(tl.float32), w.to(tl.float32)
+    rstd = tl.load(rstd_ptr + row)
+    x_hat = x * rstd
+    grad_hat = grad * w
+    grad_x = rstd * (grad_hat - x_hat * tl.sum(grad_hat * x_hat, axis=0) / D)
+    tl.store(grad_x_ptr + row * D + columns, grad_x.to(grad_x_ptr.dtype.element_ty), mask=mask)
+    tl.store(partial_w_ptr + row * D + columns, (grad * x_hat).to(
+        partial_w_ptr.dtype.element_ty), mask=mask)
+    ### END SOLUTION
+
+
+@torch.library.custom_op("autograd_course::rms_norm_rows", mutates_args=())
+def rms_norm_rows_forward(x: torch.Tensor, weight: torch.Tensor,
+                          eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(y, rstd): y like x, rstd one per row."""
+    ### BEGIN SOLUTION
+    D = x.shape[-1]
+    rows = x.reshape(-1, D).contiguous()
+    y = torch.empty_like(rows)
+    rstd = torch.empty(rows.shape[0], device=x.device,
+                       dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
+    if rows.shape[0]:
+        rms_norm_kernel[(rows.shape[0],)](rows, weight.contiguous(), y, rstd, D, eps,
+                                          BLOCK_D=triton.next_power_of_2(D))
+    return y.view(x.shape), rstd
+    ### END SOLUTION
+
+
+@rms_norm_rows_forward.register_fake
+def _(x, weight, eps):
+    ### BEGIN SOLUTION
+    rstd_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+    return (torch.empty(x.shape, dtype=x.dtype, device=x.device),
+            x.new_empty(x.shape[:-1].numel(), dtype=rstd_dtype))
+    ### END SOLUTION
+
+
+@torch.library.custom_op("autograd_course::rms_norm_rows_backward", mutates_args=())
+def rms_norm_rows_backward(grad_y: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
+                           rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(grad_x, grad_weight)."""
+    ### BEGIN SOLUTION
+    D = x.shape[-1]
+    rows, grad_rows = x.reshape(-1, D).contiguous(), grad_y.reshape(-1, D).contiguous()
+    grad_x = torch.empty_like(rows)
+    partial_w = torch.empty(rows.shape, device=x.device, dtype=rstd.dtype)
+    if rows.shape[0]:
+        rms_norm_backward_kernel[(rows.shape[0],)](grad_rows, rows, weight.contiguous(), rstd,
+                                                   grad_x, partial_w, D,
+                                                   BLOCK_D=triton.next_power_of_2(D))
+    return grad_x.view(x.shape), partial_w.sum(0).to(weight.dtype)  # partials reduced
+    ### END SOLUTION
+
+
+@rms_norm_rows_backward.register_fake
+def _(grad_y, x, weight, rstd):
+    ### BEGIN SOLUTION
+    return torch.empty_like(x, memory_format=torch.contiguous_format), torch.empty_like(weight)
+    ### END SOLUTION
+
+
+def rms_norm_setup_context(ctx, inputs, output):
+    ### BEGIN SOLUTION
+    x, weight, eps = inputs
+    y, rstd = output
+    ctx.save_for_backward(x, weight, rstd)
+    ### END SOLUTION
+
+
+def rms_norm_autograd(ctx, grad_y, grad_rstd):
+    ### BEGIN SOLUTION
+    x, weight, rstd = ctx.saved_tensors
+    grad_x, grad_weight = rms_norm_rows_backward(grad_y, x, weight, rstd)
+    return grad_x, grad_weight, None
+    ### END SOLUTION
+
+
+rms_norm_rows_forward.register_autograd(rms_norm_autograd, setup_context=rms_norm_setup_context)
+
+
+def rms_norm_rows(x, weight, eps):
+    """F.rms_norm(x, x.shape[-1:], weight, eps) by your kernels."""
+    ### BEGIN SOLUTION
+    return rms_norm_rows_forward(x, weight, eps)[0]
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "rms_norm_rows", "grade": true, "points": 3}
+self_check("rms_norm_rows", rms_norm_rows)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## `triton_op`: letting the compiler see into the kernel
+#
+# To `torch.compile`, a `custom_op` is a black box: it calls it, and fuses nothing across it.
+# `torch.library.triton_op` with `wrap_triton(kernel)[grid](...)` instead records the launch
+# itself in the graph, so that Inductor can schedule it with the code around it, and it needs
+# no `register_fake`: the fake output comes from running the Python around the launch on fake
+# tensors. That is also why it needs a GPU: the interpreter cannot run a kernel on a fake
+# tensor, which has no data. Run the cell: on CPU, the fake-tensor trace that `opcheck` does
+# reaches the interpreter and fails.
+
+# %%
+@torch.library.triton_op("autograd_course::softsign_traced", mutates_args=())
+def softsign_traced(x: torch.Tensor) -> torch.Tensor:
+    y = torch.empty_like(x)
+    torch.library.wrap_triton(softsign_kernel)[launch_grid(x.numel())](x, y, x.numel(),
+                                                                     BLOCK=SOFTSIGN_BLOCK)
+    return y
+
+
+x = torch.randn(300, device=DEVICE)
+print("eager call:", torch.allclose(softsign_traced(x), F.softsign(x)))
+try:
+    with warnings.catch_warnings(action="ignore"):  # the interpreter reads a fake data pointer
+        torch.library.opcheck(softsign_traced, (x,))
+    print("opcheck passes (compiled Triton, on a GPU)")
+except Exception as error:
+    print("opcheck fails:", type(error).__name__, "-", str(error).splitlines()[0][:150])
+
+# %% [markdown]
+# So: `custom_op` with `register_fake` everywhere, including on CPU and in the grader;
+# `triton_op` when a GPU is there and the compiler should see the kernel. Both are graded the
+# same way by `opcheck`. Neither uses `@triton.autotune` here: autotuning times configurations
+# on a GPU, and the interpreter has nothing to time.
+#
+# ## `torch.export`: a module that calls your operator
+#
+# `torch.export.export` traces a module ahead of time into a graph of ATen and custom
+# operators, for serving without Python. Your operator appears in it as one node, traced with
+# its fake implementation; running the exported program runs your kernel.
+
+# %%
+class SoftsignMLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return softsign(self.linear(x))
+
+
+model = SoftsignMLP().to(DEVICE)
+example = torch.randn(4, 8, device=DEVICE)
+exported = torch.export.export(model, (example,))
+print([str(node.target) for node in exported.graph.nodes if node.op == "call_function"])
+print("exported program matches the module:",
+      torch.allclose(exported.module()(example), model(example)))
+
+# %% [markdown]
+# ## C++ behind the same operator (not graded)
+#
+# Before Triton, a custom kernel meant C++ or CUDA and `torch/extension.h`, the path the
+# textbooks describe. `torch.utils.cpp_extension.load_inline` compiles C++ source into a
+# Python module (about half a minute the first time on an idle two-core machine; later runs
+# reuse the build in `~/.cache/torch_extensions`). `AT_DISPATCH_FLOATING_TYPES` instantiates the loop for
+# float and double; `at::parallel_for` splits it over CPU threads. Registered as a
+# `custom_op`, it gets the same fake implementation, autograd and checks as a Triton kernel.
+
+# %%
+SOFTSIGN_CPP = r"""
+#include <torch/extension.h>
+#include <ATen/Parallel.h>
+
+torch::Tensor softsign_forward(torch::Tensor x) {
+  x = x.contiguous();
+  auto y = torch::empty_like(x);
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "softsign_forward", [&] {
+    const scalar_t* in = x.data_ptr<scalar_t>();
+    scalar_t* out = y.data_ptr<scalar_t>();
+    at::parallel_for(0, x.numel(), 4096, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = in[i] / (1 + std::abs(in[i]));
+    });
+  });
+  return y;
+}
+
+torch::Tensor softsign_backward(torch::Tensor grad, torch::Tensor x) {
+  grad = grad.contiguous();
+  x = x.contiguous();
+  auto grad_x = torch::empty_like(x);
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "softsign_backward", [&] {
+    const scalar_t* g = grad.data_ptr<scalar_t>();
+    const scalar_t* in = x.data_ptr<scalar_t>();
+    scalar_t* out = grad_x.data_ptr<scalar_t>();
+    at::parallel_for(0, x.numel(), 4096, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        scalar_t d = 1 + std::abs(in[i]);
+        out[i] = g[i] / (d * d);
+      }
+    });
+  });
+  return grad_x;
+}
+"""
+
+from torch.utils import cpp_extension  # noqa: E402
+
+if cpp_extension.is_ninja_available():
+    started = time.perf_counter()
+    softsign_ext = cpp_extension.load_inline(
+        "softsign_ext", cpp_sources=SOFTSIGN_CPP,
+        functions=["softsign_forward", "softsign_backward"], extra_cflags=["-O3"])
+    print(f"compiled (or reused) in {time.perf_counter() - started:.1f} s")
+else:
+    softsign_ext = None
+    print("The C++ section needs ninja: pip install ninja, then re-run this cell")
+
+# %% [markdown]
+# The same five pieces as the Triton operator, with the extension's functions as kernels:
+
+# %%
+if softsign_ext is not None:
+    @torch.library.custom_op("autograd_course::softsign_cpp", mutates_args=(),
+                             device_types="cpu")
+    def softsign_cpp(x: torch.Tensor) -> torch.Tensor:
+        return softsign_ext.softsign_forward(x)
+
+    @softsign_cpp.register_fake
+    def _(x):
+        return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+    @torch.library.custom_op("autograd_course::softsign_cpp_backward", mutates_args=(),
+                             device_types="cpu")
+    def softsign_cpp_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return softsign_ext.softsign_backward(grad, x)
+
+    @softsign_cpp_backward.register_fake
+    def _(grad, x):
+        return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+    softsign_cpp.register_autograd(
+        lambda ctx, grad: softsign_cpp_backward(grad, ctx.saved_tensors[0]),
+        setup_context=softsign_setup_context)
+
+    x = torch.randn(2**20, dtype=torch.float32, requires_grad=True)
+    torch.library.opcheck(softsign_cpp, (x[:100].detach().requires_grad_(),))
+    print("opcheck passes; gradcheck:", torch.autograd.gradcheck(
+        softsign_cpp, (x[:20].detach().double().requires_grad_(),)))
+    for name, f in [("composed ops", F.softsign), ("C++ kernel", softsign_cpp)]:
+        f(x).sum().backward()  # warm-up
+        started = time.perf_counter()
+        for _ in range(5):
+            f(x).sum().backward()
+        print(f"{name:>12}: {(time.perf_counter() - started) / 5 * 1e3:.2f} ms "
+              "forward and backward, 2**20 floats")
+
+# %% [markdown]
+# On CPU the composed ops are already vectorised loops: the C++ kernel wins by the temporaries
+# it neither writes nor reads back (here `|x|`, `1 + |x|`, and backward's several), and by how
+# much depends on the size and the threads; `make bench` shows time and bytes moved side by
+# side.
+#
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | no mask on the tail (`tl.load(ptr + offsets)`) | right values, and loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
+# | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
+# | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
+# | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |
+# | float16 loaded and computed in float16 | more than 2 ulp off; a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
+# | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed on the host |
+# | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
+# | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |
+# | `register_fake` returning `torch.empty_like(x)` for a transposed `x` | strides differ from the real (contiguous) output; `opcheck` complains | `memory_format=torch.contiguous_format` |
+# | `triton_op` / `wrap_triton` on CPU | fake-tensor tracing reaches the interpreter | `custom_op` with `register_fake` |
+#
+# ## Summary
+#
+# A Triton kernel is a function over blocks: a grid of programs, each loading a masked block
+# of pointers, computing, storing. Behind `custom_op` with `register_fake` and
+# `register_autograd`, with its backward kernel behind an operator of its own, it works in
+# eager mode, under `opcheck`, `torch.compile(fullgraph=True)` and `torch.export`, compiled
+# on a GPU and interpreted on CPU. The backward is the maths of the earlier lessons, written
+# per block; a reduction across programs becomes per-program partials summed afterwards. A
+# C++ kernel through `load_inline` takes the same place behind the same registration.

@@ -1,0 +1,98 @@
+"""Lesson 13's kernel checks: the interpreter's memory guard, ulps, and the probe that looks
+inside custom operators for arithmetic done on the host."""
+
+import pytest
+import torch
+
+from autograder.errors import GradingError
+from autograder.exercises import kernel_checks
+from autograder.exercises.kernel_checks import (check_in_kernels, guarded_memory, interpreting,
+                                                require_triton, ulps)
+
+pytestmark = pytest.mark.lesson13
+triton = pytest.importorskip("triton")
+tl = pytest.importorskip("triton.language")
+
+if not interpreting():
+    pytest.skip("these tests run Triton's interpreter (no GPU here)", allow_module_level=True)
+
+
+@triton.jit
+def _double(x_ptr, y_ptr, n, BLOCK: tl.constexpr, MASKED: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if MASKED:
+        x = tl.load(x_ptr + offsets, mask=offsets < n)
+        tl.store(y_ptr + offsets, 2 * x, mask=offsets < n)
+    else:
+        x = tl.load(x_ptr + offsets)
+        tl.store(y_ptr + offsets, 2 * x)
+
+
+def test_the_guard_refuses_an_unmasked_tail_before_it_reads():
+    """Is a load past the end of a 5-element tensor refused, and named as a missing mask?"""
+    x, y = torch.arange(5.0), torch.zeros(5)
+    with pytest.raises(GradingError, match="reads outside its tensors on lanes past the end"):
+        with guarded_memory("double"):
+            _double[(1,)](x, y, 5, BLOCK=8, MASKED=False)
+    assert torch.equal(y, torch.zeros(5))
+
+
+def test_the_guard_lets_masked_kernels_run_and_restores_the_interpreter():
+    """Does a masked kernel run under the guard, and is the interpreter unpatched after it?"""
+    from triton.runtime import interpreter
+
+    store = interpreter.InterpreterBuilder.create_masked_store
+    x, y = torch.arange(5.0), torch.zeros(5)
+    with guarded_memory("double"):
+        _double[(1,)](x, y, 5, BLOCK=8, MASKED=True)
+    assert torch.equal(y, 2 * x)
+    assert interpreter.InterpreterBuilder.create_masked_store is store
+
+
+def test_ulps_counts_representable_steps():
+    """Is the next float16 after 1.0 one ulp away, and 1.0 itself zero?"""
+    one = torch.tensor([1.0, 1.0], dtype=torch.float16)
+    step = torch.nextafter(one.float(), torch.tensor(2.0)).half()  # rounds back to 1.0
+    assert ulps(one, one).tolist() == [0.0, 0.0]
+    assert ulps(torch.tensor([1.0 + 2 ** -10], dtype=torch.float16), one[:1]).item() == 1.0
+    assert ulps(step, one).max().item() == 0.0
+
+
+@torch.library.custom_op("autograd_course::_probe_host_math", mutates_args=())
+def _host_math(x: torch.Tensor) -> torch.Tensor:
+    y = torch.empty_like(x)
+    _double[(1,)](torch.sigmoid(x), y, x.numel(), BLOCK=8, MASKED=True)
+    return y
+
+
+def test_the_probe_sees_host_arithmetic_inside_a_custom_operator():
+    """Is a sigmoid computed on the host inside the operator named, though the operator is one
+    node to the dispatcher?"""
+    x = torch.ones(3)
+    with pytest.raises(GradingError, match=r"computes with torch ops \(sigmoid\)"):
+        check_in_kernels("op", "forward", lambda: _host_math(x))
+
+
+def test_a_call_launching_no_kernel_is_refused():
+    """Is an operator that launches no Triton kernel told so?"""
+    with pytest.raises(GradingError, match="launched no Triton kernel"):
+        check_in_kernels("op", "forward", lambda: torch.empty(3))
+
+
+def test_triton_is_present_and_consistent():
+    """Does the environment pass require_triton (interpreter chosen before triton's import)?"""
+    require_triton()
+    assert kernel_checks.kernels_run_on(torch.device("cpu"))
+
+
+@pytest.mark.parametrize("name", ["silu_mul", "rms_norm_rows"])
+def test_an_untouched_stub_is_told_it_is_not_implemented(name):
+    """Does the released stub fail with 'not implemented yet', not with an error of the probes
+    that run it inside a custom operator?"""
+    from autograder.grading import verdict
+    from tools.solutions import stub
+
+    passed, message = verdict(name, stub(name))
+    assert not passed
+    assert message.splitlines()[0] == (f"{name} is not implemented yet: its stub still raises "
+                                       "NotImplementedError")

@@ -1,0 +1,38 @@
+"""The programs-and-blocks view of lesson 13."""
+
+import matplotlib
+
+from widgets.kernel_grid import draw, flat_launch, kernel_grid_view, row_launch, unread
+
+matplotlib.use("Agg")
+
+
+def test_flat_launch_masks_only_the_tail():
+    """Do 10 elements in blocks of 4 take 3 programs, with the last 2 lanes masked off?"""
+    launch = flat_launch(10, 4)
+    assert launch.programs == 3 and launch.masked == 2
+    assert launch.lanes[2].tolist() == [8, 9, -1, -1]
+    assert unread(launch) == []
+
+
+def test_a_multiple_of_the_block_masks_nothing():
+    """Does a size that is a multiple of the block leave every lane on?"""
+    assert flat_launch(16, 8).masked == 0
+
+
+def test_row_launch_masks_past_the_row():
+    """Does a block wider than a 3-column row mask the lanes past its end, on every row?"""
+    launch = row_launch(2, 3, 4)
+    assert launch.lanes.tolist() == [[0, 1, 2, -1], [3, 4, 5, -1]]
+
+
+def test_a_block_narrower_than_the_row_leaves_elements_unread():
+    """Does a block of 2 over rows of 3 leave each row's last column to no program?"""
+    assert unread(row_launch(2, 3, 2)) == [2, 5]
+
+
+def test_draw_and_view_run():
+    """Do the figure and the widget build without a display?"""
+    ax = draw(flat_launch(5, 4))
+    assert "3 masked lanes" in ax.get_title()
+    assert kernel_grid_view(7, 4, 0) is not None

@@ -1,0 +1,225 @@
+"""Lesson 13: silu_mul's unusual-but-correct answers and named mistakes.
+
+Every entry defines the operators autograd_course::silu_mul(_backward) again: load one entry
+and grade it before loading the next (the dispatcher runs the newest definition).
+"""
+
+from .. import Mistake, Unusual
+from .common import HEADER, _edit
+
+SILU_MUL = HEADER + '''
+BLOCK = 256
+
+
+@triton.jit
+def silu_mul_kernel(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    if a.dtype != tl.float64:
+        a, b = a.to(tl.float32), b.to(tl.float32)
+    y = a / (1 + tl.exp(-a)) * b
+    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def silu_mul_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, n,
+                             BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    grad = tl.load(grad_ptr + offsets, mask=mask)
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    if a.dtype != tl.float64:
+        grad, a, b = grad.to(tl.float32), a.to(tl.float32), b.to(tl.float32)
+    sigmoid = 1 / (1 + tl.exp(-a))
+    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))
+    tl.store(grad_a_ptr + offsets, grad_a.to(grad_a_ptr.dtype.element_ty), mask=mask)
+    tl.store(grad_b_ptr + offsets, (grad * a * sigmoid).to(grad_b_ptr.dtype.element_ty),
+             mask=mask)
+
+
+@torch.library.custom_op("autograd_course::silu_mul", mutates_args=())
+def silu_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    a, b = a.contiguous(), b.contiguous()
+    y = torch.empty_like(a)
+    silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, y, a.numel(), BLOCK=BLOCK)
+    return y
+
+
+@silu_mul.register_fake
+def _(a, b):
+    return torch.empty_like(a, memory_format=torch.contiguous_format)
+
+
+@torch.library.custom_op("autograd_course::silu_mul_backward", mutates_args=())
+def silu_mul_backward(grad: torch.Tensor, a: torch.Tensor,
+                      b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()
+    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)
+    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, grad_a, grad_b,
+                                                               a.numel(), BLOCK=BLOCK)
+    return grad_a, grad_b
+
+
+@silu_mul_backward.register_fake
+def _(grad, a, b):
+    return (torch.empty_like(a, memory_format=torch.contiguous_format),
+            torch.empty_like(b, memory_format=torch.contiguous_format))
+
+
+def setup_context(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def backward(ctx, grad_output):
+    a, b = ctx.saved_tensors
+    return silu_mul_backward(grad_output, a, b)
+
+
+silu_mul.register_autograd(backward, setup_context=setup_context)
+'''
+
+
+# Liger-Kernel's SwiGLU (src/liger_kernel/ops/swiglu.py): one program per row of the last
+# dimension, BLOCK_SIZE the next power of two of the row; here writing fresh gradients where
+# Liger overwrites its inputs' buffers, and keeping float64 in float64.
+LIGER_ROWS = _edit(
+    SILU_MUL,
+    ('''@triton.jit
+def silu_mul_kernel(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+''', '''@triton.jit
+def silu_mul_kernel(a_ptr, b_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    columns = tl.arange(0, BLOCK)
+    mask = columns < n_cols
+    offsets = row * stride + columns
+'''),
+    ('''    y = a / (1 + tl.exp(-a)) * b''', '''    y = a * tl.sigmoid(a) * b'''),
+    ('''def silu_mul_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, n,
+                             BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+''', '''def silu_mul_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, stride, n_cols,
+                             BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    columns = tl.arange(0, BLOCK)
+    mask = columns < n_cols
+    offsets = row * stride + columns
+'''),
+    ('''    sigmoid = 1 / (1 + tl.exp(-a))
+    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))''',
+     '''    sigmoid = tl.sigmoid(a)
+    silu = a * sigmoid
+    grad_a = grad * (silu * (1 - sigmoid) + sigmoid) * b'''),
+    ('''    a, b = a.contiguous(), b.contiguous()
+    y = torch.empty_like(a)
+    silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, y, a.numel(), BLOCK=BLOCK)
+    return y''', '''    shape = a.shape
+    width = shape[-1] if a.dim() else 1
+    a, b = (t.reshape(-1, width).contiguous() for t in (a, b))
+    y = torch.empty_like(a)
+    if a.numel():
+        silu_mul_kernel[(a.shape[0],)](a, b, y, a.stride(0), width,
+                                       BLOCK=triton.next_power_of_2(width))
+    return y.view(shape)'''),
+    ('''    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()
+    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)
+    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, grad_a, grad_b,
+                                                               a.numel(), BLOCK=BLOCK)
+    return grad_a, grad_b''', '''    shape = a.shape
+    width = shape[-1] if a.dim() else 1
+    grad, a, b = (t.reshape(-1, width).contiguous() for t in (grad, a, b))
+    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)
+    if a.numel():
+        silu_mul_backward_kernel[(a.shape[0],)](grad, a, b, grad_a, grad_b, a.stride(0), width,
+                                                BLOCK=triton.next_power_of_2(width))
+    return grad_a.view(shape), grad_b.view(shape)'''),
+)
+
+UNUSUAL = [
+    Unusual("silu_mul", "Liger-Kernel's layout: one program per row, a block per row",
+            LIGER_ROWS),
+    Unusual("silu_mul", "a fixed grid of 4 programs, each looping over every 4th block",
+            _edit(SILU_MUL,
+                  ('''    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    if a.dtype != tl.float64:
+        a, b = a.to(tl.float32), b.to(tl.float32)
+    y = a / (1 + tl.exp(-a)) * b
+    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)''',
+                   '''    for start in range(tl.program_id(0) * BLOCK, n, 4 * BLOCK):
+        offsets = start + tl.arange(0, BLOCK)
+        mask = offsets < n
+        a = tl.load(a_ptr + offsets, mask=mask)
+        b = tl.load(b_ptr + offsets, mask=mask)
+        if a.dtype != tl.float64:
+            a, b = a.to(tl.float32), b.to(tl.float32)
+        y = a * tl.sigmoid(a) * b
+        tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)'''),
+                  ("silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)]", "silu_mul_kernel[(4,)]"),
+                  ("BLOCK = 256", "BLOCK = 64"))),
+    Unusual("silu_mul", "a block of 16 and exp2 for the sigmoid",
+            _edit(SILU_MUL,
+                  ("BLOCK = 256", "BLOCK = 16"),
+                  ("    sigmoid = 1 / (1 + tl.exp(-a))\n",
+                   "    sigmoid = 1 / (1 + tl.exp2(-a * 1.4426950408889634))\n"),
+                  ("    y = a / (1 + tl.exp(-a)) * b", "    y = a * b / (1 + tl.exp(-a))"))),
+    Unusual("silu_mul", "registered by name: torch.library.register_fake and register_autograd",
+            _edit(SILU_MUL,
+                  ("@silu_mul.register_fake\ndef _(a, b):",
+                   '@torch.library.register_fake("autograd_course::silu_mul")\ndef _(a, b):'),
+                  ("silu_mul.register_autograd(backward, setup_context=setup_context)",
+                   'torch.library.register_autograd("autograd_course::silu_mul", backward,\n'
+                   '                                setup_context=setup_context)'))),
+]
+
+MISTAKES = [
+    Mistake("silu_mul", "no mask on the tail", "kernel reads outside its tensors",
+            _edit(SILU_MUL, ("    a = tl.load(a_ptr + offsets, mask=mask)\n"
+                             "    b = tl.load(b_ptr + offsets, mask=mask)\n",
+                             "    a = tl.load(a_ptr + offsets)\n"
+                             "    b = tl.load(b_ptr + offsets)\n"),
+                  ("    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)",
+                   "    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty))")),
+            named=True, nbgrader=True),
+    Mistake("silu_mul", "the output written into the input a", "modified its input a in place",
+            _edit(SILU_MUL, ("    y = torch.empty_like(a)\n    silu_mul_kernel[(triton.cdiv("
+                             "a.numel(), BLOCK),)](a, b, y, a.numel(), BLOCK=BLOCK)\n    return y",
+                             "    silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, a, "
+                             "a.numel(), BLOCK=BLOCK)\n    return a.clone()")),
+            named=True),
+    Mistake("silu_mul", "non-contiguous inputs read as flat memory",
+            "right for contiguous inputs but wrong for the same values in a transposed",
+            _edit(SILU_MUL, ("    a, b = a.contiguous(), b.contiguous()\n    y = torch.empty_like(a)",
+                             "    y = torch.empty(a.shape, dtype=a.dtype, device=a.device)")),
+            named=True),
+    Mistake("silu_mul", "half precision loaded and never converted",
+            "tl.exp and Triton's other math functions take float32 or float64",
+            _edit(SILU_MUL, ("    if a.dtype != tl.float64:\n        a, b = a.to(tl.float32), "
+                             "b.to(tl.float32)\n", "")),
+            named=True),
+    Mistake("silu_mul", "the backward kernel launched directly in backward",
+            "launched a Triton kernel on a fake tensor",
+            _edit(SILU_MUL, ("    return silu_mul_backward(grad_output, a, b)",
+                             "    grad_output, a, b = (t.contiguous() for t in (grad_output, a, b))\n"
+                             "    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)\n"
+                             "    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](\n"
+                             "        grad_output, a, b, grad_a, grad_b, a.numel(), BLOCK=BLOCK)\n"
+                             "    return grad_a, grad_b")),
+            named=True),
+    Mistake("silu_mul", "sigmoid computed on the host", "computes with torch ops (mul, sigmoid)",
+            _edit(SILU_MUL, ("    a, b = a.contiguous(), b.contiguous()\n    y = torch.empty_like(a)",
+                             "    a, b = (torch.sigmoid(a) * a).contiguous(), b.contiguous()\n"
+                             "    y = torch.empty_like(a)"),
+                  ("    y = a / (1 + tl.exp(-a)) * b", "    y = a * b")),
+            named=True),
+    Mistake("silu_mul", "no fake implementation", "without a fake implementation",
+            _edit(SILU_MUL, ("@silu_mul.register_fake\ndef _(a, b):\n    return torch.empty_like("
+                             "a, memory_format=torch.contiguous_format)\n", ""))),
+]
