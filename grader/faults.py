@@ -21,6 +21,9 @@ STATUSES = {
     "timeout": "a cell ran past the time limit and was stopped",
     "stray-process": "a child process was still running when grading ended; it was killed",
     "output-limit": "a cell printed more than the output limit; the rest was dropped",
+    "no-nbgrader-metadata": "the notebook's cells had no nbgrader metadata (pasted into a new "
+                            "notebook?): its cells were matched to the lesson's by their code "
+                            "and graded",
     "deleted-test-cell": "a test cell was deleted; it was put back and graded",
     "markdown-test-cell": "a test cell was turned into markdown; it was turned back and graded",
     "edited-test-cell": "a test cell was edited; the original was graded",

@@ -17,6 +17,7 @@ import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.nbgraderformat import MetadataValidator
 
+from .adopt import adopt_cells, has_metadata
 from .faults import Fault
 from .notebook_format import NBGRADER_SCHEMA, grade_id
 
@@ -196,7 +197,8 @@ def restore_cells(notebook, reference: dict) -> tuple[nbformat.NotebookNode, lis
     """nbgrader's sanitizing (clear outputs, deduplicate ids, overwrite cells, add missing test
     cells) done against ``reference`` instead of a database, saying what had to be put back."""
     notebook = copy.deepcopy(notebook)
-    faults = []
+    adopted = not has_metadata(notebook, reference)
+    faults = adopt_cells(notebook, reference) if adopted else []
     entries = {entry["grade_id"]: entry for entry in reference["cells"]}
     is_test = {name: entry["grade"] and not entry["solution"] for name, entry in entries.items()}
     last = {}
@@ -246,6 +248,8 @@ def restore_cells(notebook, reference: dict) -> tuple[nbformat.NotebookNode, lis
             i for i, cell in enumerate(notebook.cells) if grade_id(cell) == before)
         notebook.cells.insert(at, _new_cell(entry))
         present.add(name)
+        if adopted:
+            continue  # the notebook never had nbgrader's cells: said once, by adopt_cells
         if is_test[name]:
             faults.append(Fault("deleted-test-cell", f"test cell {name} had been deleted: put it "
                                 "back after its answer and graded it", name))
