@@ -73,11 +73,14 @@ def adopt_cells(notebook, reference: dict) -> list[Fault]:
 
 def _between(free: list, positions: dict, matched: dict, entries: list, position: int):
     """The only unmatched code cell between the read-only cells matched before and after
-    reference cell ``position``, if there is exactly one."""
-    before = [positions[id(matched[e["grade_id"]])] for e in entries[:position]
-              if e["grade_id"] in matched]
-    after = [positions[id(matched[e["grade_id"]])] for e in entries[position + 1:]
-             if e["grade_id"] in matched]
+    reference cell ``position`` (one side at least), if there is exactly one."""
+    def anchors(side):
+        return [positions[id(matched[e["grade_id"]])] for e in side
+                if e["locked"] and e["grade_id"] in matched]
+
+    before, after = anchors(entries[:position]), anchors(entries[position + 1:])
+    if not before and not after:
+        return None
     low, high = max(before, default=-1), min(after, default=len(positions))
     inside = [cell for cell in free if low < positions[id(cell)] < high]
     return inside[0] if len(inside) == 1 else None

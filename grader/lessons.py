@@ -37,9 +37,9 @@ PROGRESS_NOTE = """\
 ## Where you stand
 
 Every self-check you run is remembered in `.autograd-progress.json` beside this notebook. The
-cell below lists every exercise of the course with the outcome of its last self-check, and the
-next one to do. (`from widgets import progress_view; progress_view()` shows the same as a table
-with a Refresh button.)"""
+cell below lists this lesson's exercises with the outcome of their last self-check, how far you
+are in each lesson, and the next exercise to do. (`from widgets import progress_view;
+progress_view()` shows every exercise as a table with a Refresh button.)"""
 
 
 def course_package() -> str:
@@ -97,7 +97,7 @@ def source_notebook(lesson: str) -> nbformat.NotebookNode:
     setup = setup_cell()
     notebook.cells[:0] = [setup]
     notebook.cells += [nbformat.v4.new_markdown_cell(PROGRESS_NOTE),
-                       nbformat.v4.new_code_cell("autograder.show_progress()")]
+                       nbformat.v4.new_code_cell(f"autograder.show_progress({lesson!r})")]
     # numbered from 1: cell-000 was a banner once, and released lessons keep their cell names
     for index, cell in enumerate(notebook.cells, start=1):
         cell.id = f"cell-{index:03d}"
