@@ -16,7 +16,8 @@ from pathlib import Path
 import nbformat
 
 from .executors import dask_executor, local_executor
-from .faults import SEVERITY, STATUSES, Fault, from_dicts, reason_of, status_of
+from .faults import SEVERITY, Fault, from_dicts, reason_of, status_of
+from .feedback import status_cell
 from .notebook_format import quiet_notebook_warnings
 from .gradebook import GradebookWriter, lesson_references, placeholder
 from .intake import read_files
@@ -121,20 +122,6 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
             executor.shutdown(wait=True, cancel_futures=True)
     summary.seconds = time.monotonic() - began
     return summary
-
-
-STATUS_CELL = "autograder-status"
-
-
-def status_cell(faults: list[Fault]) -> nbformat.NotebookNode:
-    """A markdown cell saying how grading went: the status, what it means, and each fault."""
-    status = status_of(faults)
-    items = "\n".join(f"- {message}" for message in dict.fromkeys(
-        fault.message for fault in sorted(faults, key=lambda fault: SEVERITY[fault.kind])))
-    cell = nbformat.v4.new_markdown_cell(
-        f"**Grading status: `{status}`**: {STATUSES[status]}.\n\n{items}")
-    cell.id = STATUS_CELL
-    return cell
 
 
 def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, result: dict,

@@ -98,8 +98,7 @@ def source_notebook(lesson: str) -> nbformat.NotebookNode:
     notebook.cells[:0] = [setup]
     notebook.cells += [nbformat.v4.new_markdown_cell(PROGRESS_NOTE),
                        nbformat.v4.new_code_cell(f"autograder.show_progress({lesson!r})")]
-    # numbered from 1: cell-000 was a banner once, and released lessons keep their cell names
-    for index, cell in enumerate(notebook.cells, start=1):
+    for index, cell in enumerate(notebook.cells):
         cell.id = f"cell-{index:03d}"
         metadata = _nbgrader_metadata(cell, index)
         cell.metadata = {"nbgrader": metadata} if metadata else {}

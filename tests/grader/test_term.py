@@ -41,8 +41,11 @@ assert torch.allclose(x.grad, 2 * x.detach()), "Square's gradient is not 2x"
 
 
 def run(*args: str, root: Path) -> tuple[int, str]:
-    """``python -m grader ARGS`` in course root ``root``: exit status and everything printed."""
+    """``python -m grader ARGS`` in course root ``root``: exit status and everything printed.
+    (nbgrader's feedback, run in the course root, imports this checkout's configuration.)"""
     environment = {**os.environ, "COURSE_ROOT": str(root), "AUTOGRADER_CELL_TIMEOUT": "60"}
+    if args[0] == "feedback":
+        environment["PYTHONPATH"] = str(ROOT)
     done = subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, env=environment,
                           capture_output=True, text=True)
     return done.returncode, done.stdout + done.stderr
@@ -129,12 +132,15 @@ def test_grades_show_every_status_where_the_instructor_looks(term):
 
 def test_the_feedback_page_says_how_grading_went(term):
     """Does a learner whose answer killed the kernel read so in the hint of the test it cost,
-    and does each page with a fault carry its status?"""
+    with the notebook's status on the page; does the formgrader's notebook show a suspicious
+    line to the instructor, and the learner's page not?"""
     root, _ = term
     dies = page(root, "dies")
     assert "Grading status" in dies and "kernel-died" in dies
     assert "os._exit" in dies and "then: " in dies
-    assert "suspicious-code" in page(root, "replaces")
+    autograded = (root / "autograded" / "replaces" / LESSON / f"{LESSON}.ipynb").read_text()
+    assert "suspicious-code" in autograded
+    assert "suspicious-code" not in page(root, "replaces")
     assert "Grading status" not in page(root, "clean")
     assert "Generated from" not in page(root, "clean")
 
