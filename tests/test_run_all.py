@@ -54,7 +54,8 @@ def _text(outputs: list[dict]) -> str:
     for output in outputs:
         parts.append(output.get("text", "") if isinstance(output.get("text"), str)
                      else "".join(output.get("text", [])))
-        parts += [output.get("ename", ""), output.get("evalue", "")]
+        parts += [output.get("ename", ""), output.get("evalue", ""),
+                  *output.get("traceback", [])]
         data = output.get("data", {})
         parts += [str(data.get("text/plain", "")), str(data.get("text/html", ""))]
     return "\n".join(parts)
