@@ -85,11 +85,6 @@ GENERATED_FROM = "autograd_course"  # notebook metadata: which lesson source a n
 RUN_ON = "raises-exception"
 
 
-def generated_from(notebook) -> str | None:
-    """The lesson source a notebook was built from (``lessons/NN_name.py``), if any."""
-    return notebook.metadata.get(GENERATED_FROM, {}).get("generated_from")
-
-
 def source_notebook(lesson: str) -> nbformat.NotebookNode:
     """The instructor's nbgrader source notebook for a lesson."""
     path = LESSONS / f"{lesson}.py"
