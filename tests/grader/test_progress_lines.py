@@ -57,3 +57,25 @@ def test_without_a_terminal_each_line_carries_its_eta():
     assert len(lines) == 2 and "\r" not in log.getvalue()
     assert lines[0].startswith("[1/2] alice 00_template: ok  (ETA ")
     assert lines[1] == "[2/2] bob 00_template: ok  (done)"
+
+
+def test_a_submissions_duplicated_cell_ids_do_not_break_the_lines():
+    """nbformat repairs a notebook's duplicated cell ids on reading, with a DuplicateCellId
+    warning that used to land in the middle of the progress line: is it silent now?"""
+    import json
+    import warnings
+
+    import nbformat
+
+    from grader.notebook_format import quiet_notebook_warnings
+
+    cell = {"cell_type": "code", "id": "same", "metadata": {}, "outputs": [],
+            "execution_count": None, "source": "1"}
+    text = json.dumps({"cells": [cell, cell], "metadata": {}, "nbformat": 4,
+                       "nbformat_minor": 5})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        quiet_notebook_warnings()
+        notebook = nbformat.reads(text, as_version=4)
+    assert len({c.id for c in notebook.cells}) == 2
+    assert not [w for w in caught if "Duplicate" in type(w.message).__name__]
