@@ -1,5 +1,6 @@
 """Feedback that teaches without showing the hidden tests: a summary table of every graded test
-with its points and hint, and hidden-test text removed from sources and outputs."""
+with its points and hint, hidden-test text removed from sources and outputs, and how grading
+went (the status cell that heads the autograded notebook, less what is for the instructor)."""
 
 import html
 
