@@ -7,6 +7,10 @@ COURSE_ROOT ?= instructor
 WORKERS     ?= $(shell nproc)
 PYTEST_ARGS ?=
 LAB_ARGS    ?=
+LESSONS     ?=
+# `make lab` is the learners' JupyterLab: nbgrader's instructor tools (Create Assignment,
+# Formgrader, Course List) are switched off there; instructors run `jupyter lab` in the course root.
+LEARNER_LAB := $(CURDIR)/tools/learner_lab
 ROOT_FLAG   := $(if $(filter 0,$(shell id -u)),--allow-root)
 export COURSE_ROOT
 
@@ -31,7 +35,8 @@ $(INSTALLED): requirements.txt pyproject.toml
 install: $(INSTALLED) ## create .venv with the pinned course environment (CPU torch)
 
 lab: $(INSTALLED) ## open JupyterLab on the course (PORT=8888)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=course --ServerApp.port=$(PORT) \
+	JUPYTER_CONFIG_PATH=$(LEARNER_LAB)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH)) \
+	  $(VENV)/bin/jupyter lab --ServerApp.root_dir=course --ServerApp.port=$(PORT) \
 	  --LabApp.extension_manager=readonly $(ROOT_FLAG) $(LAB_ARGS)
 
 test: $(INSTALLED) ## run every test: library, notebooks, nbgrader grading, server, browser
@@ -40,14 +45,14 @@ test: $(INSTALLED) ## run every test: library, notebooks, nbgrader grading, serv
 notebooks: $(INSTALLED) ## regenerate course/ and solutions/ from lessons/
 	$(PYTHON) -m tools.notebooks
 
-release: $(INSTALLED) ## nbgrader generate_assignment for every lesson into instructor/ (or COURSE_ROOT)
-	$(PYTHON) -m grader release
+release: $(INSTALLED) ## nbgrader generate_assignment for every lesson (LESSONS=...) into instructor/; REGRADE=1 after adding a test cell
+	$(PYTHON) -m grader release $(LESSONS) $(if $(REGRADE),--regrade --workers $(WORKERS))
 
 autograde: $(INSTALLED) ## autograde instructor/submitted/ in parallel (WORKERS=N), resumable
-	$(PYTHON) -m grader autograde --workers $(WORKERS)
+	$(PYTHON) -m grader autograde $(LESSONS) --workers $(WORKERS)
 
 feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson
-	$(PYTHON) -m grader feedback
+	$(PYTHON) -m grader feedback $(LESSONS)
 
 grades: $(INSTALLED) ## export the gradebook to instructor/grades.csv, with status and reason
 	$(PYTHON) -m grader grades

@@ -17,8 +17,12 @@ def torch_note(version: str = torch.__version__) -> str | None:
 
 
 def check_environment() -> None:
-    """Say once per kernel if torch differs from the version the lessons were checked on."""
+    """Say once per kernel if torch differs from the version the lessons were checked on, and
+    start importing what the first self-check needs (``probes.warm_up``)."""
     global _said
+    from .probes import warm_up
+
+    warm_up()
     note = torch_note()
     if note and not _said:
         print(note)

@@ -9,6 +9,7 @@ chained causes and details included, with the grading library's and torch's fram
 the cell that called the self-check, then the learner's own code.
 """
 
+import html
 import linecache
 import os
 import sys
@@ -138,3 +139,29 @@ def shorten(name: str, error: BaseException) -> None:
         error._render_traceback_ = render_once
     except (AttributeError, TypeError):  # an exception type that takes no attributes
         pass
+
+
+# A pass as visible as a failure's red box: a green one, same weight (the colours of
+# ``widgets.markup``'s "ok" note).
+PASS_HTML = (
+    '<div style="background:#edf7ed;color:#1e4620;border-left:4px solid #2e7d32;'
+    'padding:6px 10px;margin:2px 0;font-family:var(--jp-ui-font-family,system-ui,sans-serif);'
+    'font-size:var(--jp-content-font-size1,14px)"><b>✓ {message}.</b></div>')
+
+
+def show_pass(message: str) -> None:
+    """Show a passed self-check: a green box in a notebook, ``✓ message.`` as plain text
+    (a terminal, a test, the notebook's text/plain copy)."""
+    text = f"✓ {message}."
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        get_ipython = lambda: None  # noqa: E731
+    shell = get_ipython()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        print(text)
+        return
+    from IPython.display import display
+
+    display({"text/plain": text, "text/html": PASS_HTML.format(message=html.escape(message))},
+            raw=True)

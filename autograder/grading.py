@@ -7,7 +7,7 @@ from . import progress
 from .errors import GradingError
 from .exercise import passed_message
 from .exercises import EXERCISES
-from .failure import shorten
+from .failure import shorten, show_pass
 from .torch_state import known_state
 
 # Called as hook(exercise, submission, error) when a visible self-check fails, after the cell
@@ -43,7 +43,7 @@ def self_check(name: str, submission) -> None:
         shorten(name, error)
         raise
     progress.record(name, exercise.lesson, progress.PASSED)
-    print(f"✓ {passed_message(name, devices)}.")
+    show_pass(passed_message(name, devices))
 
 
 def _run_failure_hooks(exercise, submission, error) -> None:

@@ -266,3 +266,16 @@ class CountFlops(TorchDispatchMode):
         if formula is not None:
             self.total += formula(*args, **kwargs, out_val=output)
         return output
+
+
+def warm_up() -> None:
+    """Import ``torch._dynamo`` in a background thread. Every dispatch mode (the probes above,
+    FlopCounterMode) imports it on first use, a few seconds that a learner's first self-check
+    would otherwise wait for; the setup cell starts it while the learner reads. Nothing
+    happens where it is imported already (a grading kernel)."""
+    import sys
+    import threading
+
+    if "torch._dynamo" not in sys.modules:
+        threading.Thread(target=__import__, args=("torch._dynamo",), daemon=True,
+                         name="autograder-warm-up").start()

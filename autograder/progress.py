@@ -47,44 +47,63 @@ def recorded(folder: Path | None = None) -> dict[str, dict]:
     return found
 
 
-def table(folder: Path | None = None) -> list[dict]:
+def table(folder: Path | None = None, lesson: str | None = None) -> list[dict]:
     """One row per exercise of the course, in course order: lesson, exercise, outcome, hint,
-    when, and whether it is the next one to do (the first not passed)."""
+    when, and whether it is the next one to do: the first not passed in ``lesson`` (the one the
+    learner is in), else in the lessons after it, else anywhere."""
     from .exercises import EXERCISES
 
     outcomes = recorded(folder)
-    rows, next_found = [], False
+    rows = []
     for name, exercise in sorted(EXERCISES.items(), key=lambda item: item[1].lesson):
         entry = outcomes.get(name, {})
-        outcome = entry.get("outcome", NOT_TRIED)
-        is_next = not next_found and outcome != PASSED
-        next_found = next_found or is_next
-        rows.append({"lesson": exercise.lesson, "exercise": name, "outcome": outcome,
-                     "hint": entry.get("hint", ""), "when": entry.get("when", ""),
-                     "next": is_next})
+        rows.append({"lesson": exercise.lesson, "exercise": name,
+                     "outcome": entry.get("outcome", NOT_TRIED), "hint": entry.get("hint", ""),
+                     "when": entry.get("when", ""), "next": False})
+    open_rows = [row for row in rows if row["outcome"] != PASSED]
+    upcoming = (next((row for row in open_rows if row["lesson"] == lesson), None)
+                or next((row for row in open_rows if lesson and row["lesson"] > lesson), None)
+                or next(iter(open_rows), None))
+    if upcoming:
+        upcoming["next"] = True
     return rows
 
 
 SYMBOLS = {PASSED: "✓", FAILED: "✗", NOT_STARTED: "…", NOT_TRIED: "·"}
 
 
-def summary(folder: Path | None = None) -> str:
-    """The table as text: a line per exercise, then how many passed and which comes next."""
-    rows = table(folder)
-    width = max(len(row["exercise"]) for row in rows)
-    lines = []
+def summary(folder: Path | None = None, lesson: str | None = None) -> str:
+    """Where you stand, in a few lines: this lesson's exercises one a line (a failure with its
+    hint), every lesson's count on one line, and the next exercise to do."""
+    rows = table(folder, lesson)
+    here = [row for row in rows if row["lesson"] == lesson]
+    lines = [f"This lesson ({lesson}):"] if here else []
+    width = max((len(row["exercise"]) for row in here), default=0)
+    for row in here:
+        detail = f": {row['hint']}" if row["outcome"] == FAILED and row["hint"] else ""
+        lines.append(f"  {SYMBOLS[row['outcome']]} {row['exercise']:<{width}}  "
+                     f"{row['outcome']}{detail}")
+    counts: dict[str, list[int]] = {}
     for row in rows:
-        detail = f"  {row['hint']}" if row["outcome"] == FAILED else ""
-        marker = "  ← next" if row["next"] else ""
-        lines.append(f"{SYMBOLS[row['outcome']]} {row['lesson']:<18} {row['exercise']:<{width}}"
-                     f"  {row['outcome']}{detail}{marker}")
-    done = sum(row["outcome"] == PASSED for row in rows)
+        count = counts.setdefault(row["lesson"], [0, 0])
+        count[0] += row["outcome"] == PASSED
+        count[1] += 1
+    done = sum(passed for passed, _ in counts.values())
+    lines.append(f"Course: {done} of {len(rows)} exercises pass their self-check.")
+    lines.append("By lesson: " + " · ".join(
+        f"{name.split('_')[0]} {passed}/{total}" + (" ✓" if passed == total else "")
+        for name, (passed, total) in counts.items()))
     upcoming = next((row for row in rows if row["next"]), None)
-    lines.append(f"{done} of {len(rows)} exercises pass their self-check. " + (
-        f"Next: {upcoming['exercise']} in {upcoming['lesson']}." if upcoming else "All done."))
+    if upcoming is None:
+        lines.append("All done.")
+    elif here and upcoming["lesson"] != lesson:
+        lines.append(f"This lesson is done. Next: {upcoming['exercise']} in "
+                     f"{upcoming['lesson']}.")
+    else:
+        lines.append(f"Next: {upcoming['exercise']} in {upcoming['lesson']}.")
     return "\n".join(lines)
 
 
-def show_progress(folder: Path | None = None) -> None:
-    """Print where you stand: every exercise of the course with its last self-check."""
-    print(summary(folder))
+def show_progress(lesson: str | None = None, folder: Path | None = None) -> None:
+    """Print where you stand: this lesson's exercises, every lesson's count, and what is next."""
+    print(summary(folder, lesson))

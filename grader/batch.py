@@ -16,7 +16,9 @@ from pathlib import Path
 import nbformat
 
 from .executors import dask_executor, local_executor
-from .faults import Fault, from_dicts, reason_of, status_of
+from .faults import SEVERITY, Fault, from_dicts, reason_of, status_of
+from .feedback import status_cell
+from .notebook_format import quiet_notebook_warnings
 from .gradebook import GradebookWriter, lesson_references, placeholder
 from .intake import read_files
 from .jobs import grade_job
@@ -42,6 +44,7 @@ class Summary:
     failed: int = 0
     seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
+    flagged: list = field(default_factory=list)  # (student, lesson, notebook, status, reason)
     sandbox: str = ""
     timing: dict = field(default_factory=dict)  # seconds summed over notebooks, by phase
 
@@ -49,6 +52,19 @@ class Summary:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
         return (f"graded {self.graded}, skipped {self.skipped} unchanged, {self.failed} grader "
                 f"errors, in {self.seconds:.1f} s" + (f" ({counts})" if counts else ""))
+
+    def report(self, shown: int = 20) -> str:
+        """Each notebook graded with a fault: who, which, its status and reason."""
+        lines = [f"  {student} {lesson}/{name}: {status}: {_short(reason)}"
+                 for student, lesson, name, status, reason in
+                 sorted(self.flagged, key=lambda row: (SEVERITY[row[3]], row[:3]))]
+        if len(lines) > shown:
+            lines[shown:] = [f"  ... and {len(lines) - shown} more: `make grades` lists them"]
+        return "\n".join(lines)
+
+
+def _short(text: str, width: int = 200) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
@@ -76,6 +92,7 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
         return summary
     writer = GradebookWriter(root)
     progress = Progress(len(jobs), stream)
+    quiet_notebook_warnings()
     executor = dask_executor(scheduler, workers) if scheduler else local_executor(workers)
     pending = {}
     try:
@@ -96,6 +113,7 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
             process.terminate()  # its kernels die with it (PR_SET_PDEATHSIG)
         raise
     finally:
+        progress.close()
         for future in pending:
             future.cancel()
         if scheduler:
@@ -124,6 +142,8 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
             else:
                 executed[name] = placeholder(root, lesson, name, job["references"][name],
                                              reason_of(faults))
+            if faults:  # where the formgrader and the feedback page show it
+                executed[name].cells.insert(0, status_cell(faults))
         began = time.monotonic()
         try:
             writer.write(student, lesson, executed)
@@ -143,6 +163,8 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
     notebooks = {name: {"status": status_of(faults), "reason": reason_of(faults),
                         "faults": [fault.to_dict() for fault in faults]}
                  for name, faults in per_notebook.items()}
+    summary.flagged += [(student, lesson, name, entry["status"], entry["reason"])
+                        for name, entry in notebooks.items() if entry["status"] != "ok"]
     status = status_of([fault for faults in per_notebook.values() for fault in faults])
     ledger.record(student, lesson, {"digest": job["digest"], "status": status,
                                     "notebooks": notebooks, "seconds": result.get("seconds", 0),

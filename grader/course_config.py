@@ -8,7 +8,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, GetG
                                     IgnorePattern, LimitOutput, SaveAutoGrades)
 
 from .execute import SealedExecute
-from .feedback import FeedbackSummary, HideHiddenTests
+from .feedback import FeedbackSummary, HideHiddenTests, LearnerStatus
 from .notebook_format import CODE_STUB
 from .settings import Settings
 
@@ -43,8 +43,8 @@ def configure(c) -> None:
     # A test cell the learner deleted is put back (after its answer) and graded.
     c.OverwriteCells.add_missing_cells = True
     # Feedback: per test its name, points and hint; never the hidden tests' source.
-    c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, FeedbackSummary,
-                                        CSSHTMLHeaderPreprocessor]
+    c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, LearnerStatus,
+                                        FeedbackSummary, CSSHTMLHeaderPreprocessor]
     # Learner outputs are untrusted HTML: no scripts in feedback or in the formgrader.
     c.HTMLExporter.sanitize_html = True
     # Grading is decided by signed verdicts (autograder.seal), not by what a cell printed, so

@@ -13,7 +13,8 @@ STATUSES = {
     "invalid-notebook": "the notebook file is empty or not a notebook: scored 0",
     "missing-notebook": "no notebook for this lesson was found in the submission: scored 0",
     "suspicious-code": "the learner's code reaches into the grader (closure cells, gc, ctypes, "
-                       "event hooks, the verdict format): read the line in `reason`; scores "
+                       "event hooks, the verdict format) or replaces a function grading uses: "
+                       "read the line in `reason`; scores "
                        "were not changed",
     "notebook-timeout": "the notebook ran out of its total time; the cells after that did not run",
     "kernel-died": "the kernel exited while a cell ran; it was restarted and grading went on",
@@ -21,6 +22,9 @@ STATUSES = {
     "timeout": "a cell ran past the time limit and was stopped",
     "stray-process": "a child process was still running when grading ended; it was killed",
     "output-limit": "a cell printed more than the output limit; the rest was dropped",
+    "no-nbgrader-metadata": "the notebook's cells had no nbgrader metadata (pasted into a new "
+                            "notebook?): its cells were matched to the lesson's by their code "
+                            "and graded",
     "deleted-test-cell": "a test cell was deleted; it was put back and graded",
     "markdown-test-cell": "a test cell was turned into markdown; it was turned back and graded",
     "edited-test-cell": "a test cell was edited; the original was graded",
@@ -30,6 +34,8 @@ STATUSES = {
                       "it was left out",
     "large-files": "files beside the notebook were too large; they were left out",
     "renamed-notebook": "the notebook had another name; it was graded as the lesson's notebook",
+    "added-test-cell": "a test cell was added to the lesson after this notebook was handed in; "
+                       "it was put in after its answer and graded",
     "ok": "graded normally",
 }
 SEVERITY = {status: rank for rank, status in enumerate(STATUSES)}

@@ -1,14 +1,51 @@
 """Feedback that teaches without showing the hidden tests: a summary table of every graded test
-with its points and hint, and hidden-test text removed from sources and outputs."""
+with its points and hint, hidden-test text removed from sources and outputs, and how grading
+went (the status cell that heads the autograded notebook, less what is for the instructor)."""
 
 import html
 
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from .faults import SEVERITY, STATUSES, Fault, from_dicts, status_of
 from .notebook_format import HIDDEN_TESTS, is_test_cell, without_hidden_tests
 
 HIDDEN = "[hidden test]"
+STATUS_CELL = "autograder-status"
+NOT_FOR_LEARNERS = {"suspicious-code"}  # the instructor reads the line and decides
+
+
+def status_cell(faults: list[Fault]) -> NotebookNode:
+    """A markdown cell at the top of the autograded notebook (what the formgrader shows) saying
+    how grading went: the status, what it means, and each fault."""
+    cell = NotebookNode(cell_type="markdown", id=STATUS_CELL, source=_status_text(faults),
+                        metadata={"autograder": {"faults": [f.to_dict() for f in faults]}})
+    return cell
+
+
+def _status_text(faults: list[Fault]) -> str:
+    status = status_of(faults)
+    items = "\n".join(f"- {html.escape(message)}" for message in dict.fromkeys(
+        fault.message for fault in sorted(faults, key=lambda fault: SEVERITY[fault.kind])))
+    return f"**Grading status: `{status}`**: {STATUSES[status]}.\n\n{items}"
+
+
+class LearnerStatus(NbGraderPreprocessor):
+    """The grading status in the learner's feedback, without what is for the instructor only
+    (``NOT_FOR_LEARNERS``); no status cell when nothing is left to say."""
+
+    def preprocess(self, nb, resources):
+        for cell in list(nb.cells):
+            if cell.get("id") != STATUS_CELL:
+                continue
+            faults = [fault for fault in from_dicts(cell.metadata.get("autograder", {})
+                                                    .get("faults", []))
+                      if fault.kind not in NOT_FOR_LEARNERS]
+            if faults:
+                cell.source = _status_text(faults)
+            else:
+                nb.cells.remove(cell)
+        return nb, resources
 
 
 def hidden_lines(nb) -> list[str]:

@@ -11,13 +11,12 @@ from nbgrader.api import Gradebook
 from .course_config import configure
 from .intake import reference_cells, restore_cells
 from .ledger import STATE
+from .releases import added_later, db_url
 from .notebook_format import error_output, is_test_cell
 
 STAGING = f"{STATE}/staging"
 
 
-def db_url(root: Path) -> str:
-    return f"sqlite:///{root / 'gradebook.db'}"
 
 
 def lesson_references(root: Path, lesson: str) -> dict[str, dict]:
@@ -28,6 +27,9 @@ def lesson_references(root: Path, lesson: str) -> dict[str, dict]:
     for name in sorted(names):
         released = nbformat.read(root / "release" / lesson / f"{name}.ipynb", as_version=4)
         references[name] = reference_cells(db_url(root), lesson, name, released)
+        later = added_later(root, lesson)
+        if later:
+            references[name]["added"] = later
     return references
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from .gradebook import db_url
+from .faults import SEVERITY
 from .ledger import Ledger
 
 CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "last_name",
@@ -14,9 +15,9 @@ CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "
                "max_score", "status", "reason"]
 
 
-def export_grades(root: Path, output: Path) -> int:
+def export_grades(root: Path, output: Path) -> list[dict]:
     """The grades CSV: nbgrader's export columns, one row per student, lesson and notebook,
-    with each notebook's status and reason from the ledger. Returns the number of rows."""
+    with each notebook's status and reason from the ledger. Returns the rows."""
     ledger = Ledger(root)
     rows = []
     with Gradebook(db_url(root)) as gradebook:
@@ -59,4 +60,29 @@ def export_grades(root: Path, output: Path) -> int:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
-    return len(rows)
+    return rows
+
+
+QUIET = ("ok", "not-submitted")  # nothing to look at
+SHOWN = 20
+
+
+def status_report(rows: list[dict]) -> str:
+    """How many notebooks have each status, then each one to look at (its status and reason)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    order = sorted(counts, key=lambda status: SEVERITY.get(status, len(SEVERITY)))
+    lines = ["statuses: " + ", ".join(f"{counts[status]} {status}" for status in order)]
+    flagged = sorted((row for row in rows if row["status"] not in QUIET),
+                     key=lambda row: SEVERITY.get(row["status"], -1))
+    for row in flagged[:SHOWN]:
+        lines.append(f"  {row['student_id']} {row['assignment']}/{row['notebook']}: "
+                     f"{row['status']}: {_short(row['reason'])}")
+    if len(flagged) > SHOWN:
+        lines.append(f"  ... and {len(flagged) - SHOWN} more: see the status and reason columns")
+    return "\n".join(lines)
+
+
+def _short(text: str, width: int = 200) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"

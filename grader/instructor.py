@@ -16,9 +16,9 @@ import nbformat
 
 from nbgrader.api import Gradebook
 
-from . import batch
+from . import batch, releases
 from .gradebook import db_url
-from .grades_csv import export_grades
+from .grades_csv import export_grades, status_report
 from .ledger import STATE
 from .lessons import ROOT, lesson_names, source_notebook
 from .nbgrader_cli import nbgrader, prepare_course_root
@@ -37,14 +37,19 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def release(root: Path, lessons: list[str], *, overwrite: bool = False) -> None:
+def release(root: Path, lessons: list[str], *, overwrite: bool = False,
+            regrade: bool = False, workers: int | None = None) -> list[str]:
     """Write each lesson's source notebook from ``lessons/`` and release it with nbgrader
-    generate_assignment. A source notebook the instructor edited since (nbgrader's usual way to
-    add a test or change points) is kept and released as edited, unless ``overwrite``; a lesson
-    of the instructor's own (only in source/) is released as it is."""
+    generate_assignment; return the lessons that could not be released. A source notebook the
+    instructor edited since (nbgrader's usual way to add a test or change points) is kept and
+    released as edited, unless ``overwrite``; a lesson of the instructor's own (only in source/)
+    is released as it is. nbgrader refuses to add or remove test or answer cells under existing
+    submissions: such a lesson is left as it was, with the command that releases it anyway
+    (``regrade``: every submission is graded again, hand-given marks kept)."""
     prepare_course_root(root)
     record_path = root / SOURCES
     written = json.loads(record_path.read_text()) if record_path.exists() else {}
+    refused = []
     for lesson in lessons:
         target = root / "source" / lesson / f"{lesson}.ipynb"
         edited = target.exists() and written.get(lesson) != _digest(target)
@@ -55,10 +60,51 @@ def release(root: Path, lessons: list[str], *, overwrite: bool = False) -> None:
         elif edited and lesson in lesson_names():
             print(f"keeping your edited {target.relative_to(root)} (--overwrite-sources "
                   f"replaces it with lessons/{lesson}.py)")
-        nbgrader("generate_assignment", lesson, "--force", "--log-level=WARN", root=root)
-        print(f"released {lesson} -> {root / 'release' / lesson}")
-    record_path.parent.mkdir(parents=True, exist_ok=True)
-    record_path.write_text(json.dumps(written, indent=1, sort_keys=True))
+        record_path.parent.mkdir(parents=True, exist_ok=True)
+        record_path.write_text(json.dumps(written, indent=1, sort_keys=True))
+        if _generate(root, lesson, regrade=regrade, workers=workers):
+            print(f"released {lesson} -> {root / 'release' / lesson}")
+        else:
+            refused.append(lesson)
+    return refused
+
+
+def _generate(root: Path, lesson: str, *, regrade: bool, workers: int | None) -> bool:
+    done = nbgrader("generate_assignment", lesson, "--force", "--log-level=ERROR", root=root,
+                    check=False, capture=True)
+    said = (done.stdout + done.stderr).strip()
+    if done.returncode == 0:
+        releases.record(root, lesson)
+        return True
+    if releases.CHANGED_CELLS not in said:
+        print(f"NOT released {lesson}: nbgrader generate_assignment failed:\n{_errors(said)}")
+        return False
+    count = releases.submission_count(root, lesson)
+    if not regrade:
+        print(f"NOT released {lesson}: its source adds or removes a test or answer cell, and "
+              f"{count} submissions were graded against the old cells (nbgrader will not change "
+              f"them under existing grades). To release it and grade every submission again, "
+              f"keeping your manual grades and comments: make release LESSONS={lesson} "
+              f"REGRADE=1 (python -m grader release {lesson} --regrade)")
+        return False
+    backup, marks = releases.remove_for_rerelease(root, lesson, nbgrader)
+    nbgrader("generate_assignment", lesson, "--force", "--log-level=ERROR", root=root,
+             capture=True)
+    releases.record(root, lesson)
+    print(f"released {lesson} again; regrading its {count} submissions (the old gradebook is "
+          f"copied to {backup.relative_to(root)})")
+    autograde(root, [lesson], workers=workers, force=True)
+    kept = releases.restore_marks(root, marks)
+    if marks:
+        print(f"kept {kept} of {len(marks)} manual grades and comments "
+              "(the others were on cells the lesson no longer has)")
+    return True
+
+
+def _errors(text: str) -> str:
+    """nbgrader's own error lines, without its tracebacks."""
+    lines = [line for line in text.splitlines() if "| ERROR]" in line or "Error" in line[:40]]
+    return "\n".join(f"  {line}" for line in (lines or text.splitlines())[-8:])
 
 
 def course_lessons(root: Path) -> list[str]:
@@ -85,6 +131,8 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
     summary = batch.autograde(root, lessons, workers=workers, scheduler=scheduler, force=force,
                              students=students)
     print(summary.line())
+    if summary.flagged:
+        print(summary.report())
     if summary.sandbox.startswith("NONE"):
         print(f"WARNING: learner code ran WITHOUT a sandbox: {summary.sandbox[4:].strip(' ()')}")
     elif summary.sandbox:
@@ -95,16 +143,34 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
     return summary
 
 
-def feedback(root: Path, lessons: list[str]) -> None:
+def feedback(root: Path, lessons: list[str]) -> bool:
+    """nbgrader generate_feedback for every lesson that has autograded submissions; False if
+    nbgrader failed on one (the others are still done)."""
+    succeeded = True
     for lesson in lessons:
-        nbgrader("generate_feedback", lesson, "--force", "--log-level=WARN", root=root)
-    print(f"feedback in {root / 'feedback'}")
+        students = sorted(path.parent.name for path in (root / "autograded").glob(f"*/{lesson}")
+                          if path.is_dir())
+        if not students:
+            print(f"{lesson}: nothing autograded yet, no feedback")
+            continue
+        done = nbgrader("generate_feedback", lesson, "--force", "--log-level=ERROR", root=root,
+                        check=False, capture=True)
+        if done.returncode:
+            succeeded = False
+            print(f"{lesson}: nbgrader generate_feedback failed:\n"
+                  f"{_errors(done.stdout + done.stderr)}")
+        else:
+            print(f"{lesson}: feedback for {len(students)} students in "
+                  f"{root / 'feedback'}/<student>/{lesson}/")
+    return succeeded
 
 
 def grades(root: Path, output: Path) -> None:
-    """The grades CSV: scores per student, lesson and notebook, with a status and a reason."""
+    """The grades CSV: scores per student, lesson and notebook, with a status and a reason; and
+    on screen, how many notebooks have each status and the ones to look at."""
     rows = export_grades(root, output)
-    print(f"grades written to {output} ({rows} rows)")
+    print(f"grades written to {output} ({len(rows)} rows)")
+    print(status_report(rows))
 
 
 def main() -> None:
@@ -122,6 +188,10 @@ def main() -> None:
                         help="autograde: only this student (repeat for several)")
     parser.add_argument("--overwrite-sources", action="store_true",
                         help="release: replace source notebooks you edited with lessons/*.py")
+    parser.add_argument("--regrade", action="store_true",
+                        help="release: a lesson whose test or answer cells changed under "
+                             "existing submissions is released anyway and every submission "
+                             "graded again (manual grades and comments kept)")
     args = parser.parse_args()
     root = course_root()
     unknown = sorted(set(args.lessons) - set(course_lessons(root)))
@@ -134,7 +204,9 @@ def main() -> None:
     if args.command in ("autograde", "feedback"):
         lessons = [lesson for lesson in lessons if lesson in released(root)]
     if args.command == "release":
-        release(root, lessons, overwrite=args.overwrite_sources)
+        if release(root, lessons, overwrite=args.overwrite_sources, regrade=args.regrade,
+                   workers=args.workers):
+            raise SystemExit(1)
     elif args.command == "autograde":
         try:
             autograde(root, lessons, workers=args.workers, scheduler=args.scheduler,
@@ -142,7 +214,8 @@ def main() -> None:
         except KeyboardInterrupt:
             raise SystemExit("interrupted: run `make autograde` again to grade the rest") from None
     elif args.command == "feedback":
-        feedback(root, lessons)
+        if not feedback(root, lessons):
+            raise SystemExit(1)
     else:
         grades(root, Path(args.output) if args.output else root / "grades.csv")
 

@@ -17,8 +17,10 @@ import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.nbgraderformat import MetadataValidator
 
+from .adopt import adopt_cells, has_metadata
 from .faults import Fault
 from .notebook_format import NBGRADER_SCHEMA, grade_id
+from .releases import submitted_at
 
 FILES_LIMIT_MB = 50
 # Names that would take effect before or instead of the grader's own code, whatever module set.
@@ -125,7 +127,7 @@ def read_submission(files: dict[str, bytes], expected: str, reference: dict,
     beside, problems = files_beside(files, files_limit_mb)
     faults += problems
     if notebook is not None:
-        notebook, problems = restore_cells(notebook, reference)
+        notebook, problems = restore_cells(notebook, reference, submitted_at(files))
         faults += problems
     return Intake(notebook, beside, _unique(faults))
 
@@ -192,11 +194,15 @@ def _set_type(cell, cell_type: str) -> None:
         cell.pop("execution_count", None)
 
 
-def restore_cells(notebook, reference: dict) -> tuple[nbformat.NotebookNode, list[Fault]]:
+def restore_cells(notebook, reference: dict, submitted_at: str | None = None
+                  ) -> tuple[nbformat.NotebookNode, list[Fault]]:
     """nbgrader's sanitizing (clear outputs, deduplicate ids, overwrite cells, add missing test
-    cells) done against ``reference`` instead of a database, saying what had to be put back."""
+    cells) done against ``reference`` instead of a database, saying what had to be put back.
+    A test cell first released after ``submitted_at`` (``reference["added"]``) was never the
+    learner's to delete."""
     notebook = copy.deepcopy(notebook)
-    faults = []
+    adopted = not has_metadata(notebook, reference)
+    faults = adopt_cells(notebook, reference) if adopted else []
     entries = {entry["grade_id"]: entry for entry in reference["cells"]}
     is_test = {name: entry["grade"] and not entry["solution"] for name, entry in entries.items()}
     last = {}
@@ -246,7 +252,15 @@ def restore_cells(notebook, reference: dict) -> tuple[nbformat.NotebookNode, lis
             i for i, cell in enumerate(notebook.cells) if grade_id(cell) == before)
         notebook.cells.insert(at, _new_cell(entry))
         present.add(name)
-        if is_test[name]:
+        if adopted:
+            continue  # the notebook never had nbgrader's cells: said once, by adopt_cells
+        added = reference.get("added", {}).get(name)
+        if is_test[name] and added and (submitted_at is None or submitted_at < added):
+            when = "handed in" if submitted_at else "released to this learner (it has no timestamp)"
+            faults.append(Fault("added-test-cell", f"test cell {name} was added to the lesson "
+                                f"on {added} UTC, after this notebook was {when}: put it in "
+                                "after its answer and graded it", name))
+        elif is_test[name]:
             faults.append(Fault("deleted-test-cell", f"test cell {name} had been deleted: put it "
                                 "back after its answer and graded it", name))
         else:

@@ -13,12 +13,14 @@ import nbformat
 
 from .execute import SealedExecute
 from .intake import read_submission
+from .notebook_format import quiet_notebook_warnings
 from .settings import Settings
 
 
 def grade_job(job: dict) -> dict:
     """Grade one submission (see the module docstring). Never raises: a failure of the grader
     itself comes back as a grader-error fault, retried on the next run."""
+    quiet_notebook_warnings()
     began = time.monotonic()
     result = {"student": job["student"], "lesson": job["lesson"], "digest": job["digest"],
               "notebooks": {}}

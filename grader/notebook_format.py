@@ -55,3 +55,14 @@ def output_size(content: dict) -> int:
         return sum(len(value) if isinstance(value, str) else len(str(value))
                    for value in content["data"].values())
     return sum(len(line) for line in content.get("traceback", ())) + len(content.get("evalue", ""))
+
+
+def quiet_notebook_warnings() -> None:
+    """nbformat's notices about a submission's cell ids (duplicated, missing) are repaired on
+    reading and would only break the progress lines."""
+    import warnings
+
+    from nbformat.warnings import DuplicateCellId, MissingIDFieldWarning
+
+    for category in (DuplicateCellId, MissingIDFieldWarning):
+        warnings.filterwarnings("ignore", category=category)

@@ -1,30 +1,69 @@
-"""Progress of a batch: one line per finished submission (a redrawn bar on a terminal)."""
+"""Progress of a batch: a line per finished submission that stays on screen, and on a terminal a
+bar below them, redrawn every second, with an ETA that counts down while submissions run."""
 
 import sys
+import threading
 import time
 
 
 class Progress:
-    """One line per finished submission (or a redrawn bar on a terminal), with an ETA."""
+    """A line per finished submission (kept), and on a terminal a live bar with an ETA."""
 
-    def __init__(self, total: int, stream=None):
+    def __init__(self, total: int, stream=None, *, tick: float = 1.0):
         self.total, self.done, self.began = total, 0, time.monotonic()
+        self.last = self.began  # when a submission last finished
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty()
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        if self.tty and tick:
+            threading.Thread(target=self._ticker, args=(tick,), daemon=True).start()
 
     def update(self, label: str) -> None:
-        self.done += 1
-        elapsed = time.monotonic() - self.began
-        eta = elapsed / self.done * (self.total - self.done)
+        """One more submission finished; ``label`` says whose and how it went."""
+        with self.lock:
+            self.done += 1
+            self.last = time.monotonic()
+            width = len(str(self.total))
+            line = f"[{self.done:>{width}}/{self.total}] {label}"
+            if self.tty:
+                self.stream.write("\r\x1b[2K" + line + "\n")
+                if self.done < self.total:
+                    self.stream.write(self.bar())
+                else:
+                    self.stopped.set()
+            else:
+                self.stream.write(f"{line}  ({self.eta()})\n")
+            self.stream.flush()
+
+    def eta(self, at: float | None = None) -> str:
+        """The time left: the mean time per submission so far times those left, less the time
+        since the last one finished; while that is used up and some still run, says so."""
+        at = time.monotonic() if at is None else at
+        if self.done == 0:
+            return f"{_clock(at - self.began)} elapsed, ETA after the first"
+        if self.done >= self.total:
+            return "done"
+        mean = (self.last - self.began) / self.done
+        left = mean * (self.total - self.done) - (at - self.last)
+        if left >= 1:
+            return f"ETA {_clock(left)}"
+        return f"ETA unknown: {self.total - self.done} still running, {_clock(at - self.last)} " \
+               "since the last finished (a cell may be running into its time limit)"
+
+    def bar(self) -> str:
         filled = int(20 * self.done / self.total)
-        bar = "█" * filled + "░" * (20 - filled)
-        line = (f"[{self.done:>{len(str(self.total))}}/{self.total}] {bar} "
-                f"{elapsed / self.done:5.1f} s/notebook, ETA {_clock(eta)}  {label}")
-        if self.tty:
-            self.stream.write("\r\x1b[2K" + line + ("\n" if self.done == self.total else ""))
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
+        return (f"{'█' * filled}{'░' * (20 - filled)} {self.done}/{self.total} graded, "
+                f"{_clock(time.monotonic() - self.began)} elapsed, {self.eta()}")
+
+    def _ticker(self, every: float) -> None:
+        while not self.stopped.wait(every):
+            with self.lock:
+                self.stream.write("\r\x1b[2K" + self.bar())
+                self.stream.flush()
+
+    def close(self) -> None:
+        self.stopped.set()
 
 
 def _clock(seconds: float) -> str:

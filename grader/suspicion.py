@@ -21,6 +21,11 @@ PATTERNS = {
     "writes the grader's verdict format": r"vnd\.autograd-course\.verdict|VERDICT_MIME",
     "signs with hmac": r"\bhmac\b",
     "walks stack frames": r"_getframe\b|\bf_globals\b|\bf_locals\b|\bf_back\b",
+    "replaces a function that grading uses":
+        r"^\s*def\s+(grade|self_check|gradcheck|gradgradcheck|allclose|isclose)"
+        r"\s*\(|^\s*(grade|self_check|gradcheck|gradgradcheck|"
+        r"torch\.(autograd|testing)(\.\w+)+|torch\.(allclose|isclose|equal)|autograder(\.\w+)+)"
+        r"\s*=(?!=)|\bsetattr\(\s*(torch|autograder)\b|\bas\s+(grade|self_check)\b",
 }
 COMPILED = {what: re.compile(pattern) for what, pattern in PATTERNS.items()}
 

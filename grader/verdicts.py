@@ -5,7 +5,7 @@ from nbformat.notebooknode import NotebookNode
 
 from autograder.verdict import read_verdicts
 
-from .notebook_format import error_output, is_test_cell, stream_output
+from .notebook_format import cell_label, error_output, is_test_cell, stream_output
 
 # Faults that stop a cell: its test gets no verdict, and the message says why.
 STOPPING = ("timeout", "kernel-died", "memory-limit", "notebook-timeout")
@@ -16,13 +16,16 @@ def apply_verdicts(nb, key: bytes, faults=()) -> None:
     execute_result with the points, nbgrader's partial-credit convention), or an error whose
     first line is the hint. A test cell without a verdict gets an error saying why."""
     stopped = {fault.cell: fault for fault in faults if fault.cell and fault.kind in STOPPING}
-    answer = None
-    for cell in nb.cells:
+    answer, lost = None, []  # lost: kernels lost since the previous test cell
+    for index, cell in enumerate(nb.cells):
         metadata = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and metadata.get("solution"):
             answer = metadata.get("grade_id")
+        if cell_label(cell, index) in stopped and not is_test_cell(cell):
+            lost.append(stopped[cell_label(cell, index)])
         if not is_test_cell(cell):
             continue
+        before, lost = lost, []
         exercise = metadata["grade_id"]
         found = read_verdicts(cell.outputs, key, scores=True).get(exercise)
         if found is None:
@@ -39,6 +42,8 @@ def apply_verdicts(nb, key: bytes, faults=()) -> None:
                 NotebookNode(output_type="execute_result", execution_count=cell.execution_count,
                              metadata={}, data={"text/plain": repr(round(score * points, 6))})]
         else:
+            if before:  # say so: the hint alone (a NameError) would not
+                message = f"{before[-1].message}; then: {message}"
             cell.outputs = [error_output("GradingError", message)]
 
 

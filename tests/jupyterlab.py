@@ -16,6 +16,7 @@ import pytest
 from tests.kernels import bounded_environment, bounded_process
 
 REPO = Path(__file__).resolve().parents[1]
+LEARNER_LAB = REPO / "tools" / "learner_lab"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", "--disable-sync"]
@@ -59,7 +60,9 @@ def lab(tmp_path_factory):
     port, token = free_port(), secrets.token_hex(16)
     env = {**bounded_environment(), "JUPYTER_CONFIG_DIR": str(home / "config"),
            "JUPYTER_DATA_DIR": str(home / "data"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-           "IPYTHONDIR": str(home / "ipython"), "JUPYTER_PLATFORM_DIRS": "1"}
+           "IPYTHONDIR": str(home / "ipython"), "JUPYTER_PLATFORM_DIRS": "1",
+           # as under `make lab`: the learners' JupyterLab, and this checkout's course package
+           "JUPYTER_CONFIG_PATH": str(LEARNER_LAB), "PYTHONPATH": str(REPO)}
     command = jupyter_command("lab") + [
         "--no-browser", f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
         "--ServerApp.port_retries=0", f"--ServerApp.token={token}",

@@ -77,3 +77,36 @@ def _interrupt(server: subprocess.Popen, log_path) -> None:
         time.sleep(0.2)
     os.killpg(server.pid, signal.SIGKILL)
     pytest.fail("JupyterLab did not stop on SIGTERM:\n" + log_path.read_text()[-3000:])
+
+
+INSTRUCTOR_TOOLS = ("@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
+                    "@jupyter/nbgrader:course-list")
+
+
+def test_make_lab_hides_nbgraders_instructor_tools(monkeypatch):
+    """Does `make lab` (the learners' JupyterLab) switch off Create Assignment, the Formgrader
+    and the Course List, and keep Validate and the Assignment List?"""
+    from jupyterlab_server.config import get_static_page_config
+
+    recipe = (ROOT / "Makefile").read_text().split("\nlab:", 1)[1].split("\n\n", 1)[0]
+    assert "JUPYTER_CONFIG_PATH=$(LEARNER_LAB)" in recipe
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(ROOT / "tools" / "learner_lab"))
+    disabled = get_static_page_config().get("disabledExtensions", {})
+    assert all(disabled.get(plugin) for plugin in INSTRUCTOR_TOOLS)
+    assert not disabled.get("@jupyter/nbgrader:validate-assignment")
+    assert not disabled.get("@jupyter/nbgrader:assignment-list")
+
+
+def test_the_instructor_guide_names_the_menus_nbgrader_has():
+    """Does the README send instructors to menus the installed nbgrader extension has
+    (Nbgrader -> Create assignment, Formgrader), not to JupyterLab 3's cell toolbar?"""
+    import sys
+
+    bundle = "".join(path.read_text(errors="replace") for path in (
+        Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader"
+        / "static").glob("*.js"))
+    assert 'label:"Create assignment"' in bundle and 'label:"Formgrader"' in bundle
+    readme = (ROOT / "README.md").read_text()
+    assert "**Nbgrader → Create\n  assignment**" in readme or "Nbgrader → Create assignment" in readme
+    assert "Nbgrader → Formgrader" in readme
+    assert "Cell Toolbar" not in readme

@@ -64,7 +64,7 @@ def test_a_learner_notebook_alone_in_an_empty_folder_installs_the_course(wheel, 
     notebook = nbformat.read(folder / "00_template.ipynb", as_version=4)
     run_notebook(notebook, folder, python=python, allow_errors=True,
                  env=bounded_environment(**{PACKAGE_VARIABLE: str(wheel)}))
-    setup = "".join(output.get("text", "") for output in notebook.cells[1].outputs)
+    setup = "".join(output.get("text", "") for output in notebook.cells[0].outputs)
     assert f"pip install {wheel}" in setup and "Installed autograder and widgets" in setup
     errors = [f"{output.ename}: {output.evalue}" for cell in notebook.cells
               if cell.cell_type == "code" for output in cell.outputs

@@ -33,9 +33,11 @@ def progress_html(rows: list[dict]) -> str:
             markup.paragraph(status))
 
 
-def progress_view(folder=None) -> View:
-    """The progress table with a button that reads the progress file again."""
-    pane = html_pane(progress_html(progress.table(folder)))
+def progress_view(folder=None, lesson: str | None = None) -> View:
+    """The progress table with a button that reads the progress file again; ``lesson``: the
+    one the learner is in, whose first unfinished exercise is the next one."""
+    pane = html_pane(progress_html(progress.table(folder, lesson)))
     refresh = ipywidgets.Button(description="Refresh", icon="refresh")
-    refresh.on_click(lambda _: setattr(pane, "value", progress_html(progress.table(folder))))
+    refresh.on_click(lambda _: setattr(pane, "value",
+                                       progress_html(progress.table(folder, lesson))))
     return View([refresh, pane], controls={"refresh": refresh}, panes={"table": pane})

@@ -105,7 +105,9 @@ def test_the_batch_ends_within_its_timeouts(course):
     slow = {student: ledger.get(student, LESSON)["seconds"] for student in EXPECTED}
     assert max(slow.values()) <= SETTINGS.notebook_timeout + SLACK, slow
     assert summary.failed == 0 and summary.graded == len(EXPECTED)
-    assert output.count("ETA") == len(EXPECTED)
+    lines = output.splitlines()
+    assert len(lines) == len(EXPECTED) and all("(ETA " in line for line in lines[:-1])
+    assert lines[-1].endswith("(done)")
 
 
 def test_no_process_outlives_the_batch(course):

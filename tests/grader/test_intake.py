@@ -1,9 +1,11 @@
 """Reading a submission before it is graded: shadowing files, unreadable notebooks, and the
 files placed beside the running notebook."""
 
+import nbformat
 import pytest
 
-from grader.intake import files_beside, parse_notebook, shadowing_name
+from grader.intake import files_beside, parse_notebook, restore_cells, shadowing_name
+from grader.notebook_format import grade_id
 
 
 @pytest.mark.parametrize("name, shadows", [
@@ -36,3 +38,55 @@ def test_files_beside_keep_the_learners_data_and_nothing_that_shadows():
     beside, faults = files_beside(files, limit_mb=1)
     assert sorted(beside) == ["data/points.csv", "small.txt"]
     assert sorted(fault.kind for fault in faults) == ["large-files", "shadowing-file"]
+
+
+def _entry(name: str, source: str, released: str, *, locked=True, grade=False, solution=False):
+    return {"grade_id": name, "cell_type": "code", "source": source, "released_source": released,
+            "locked": locked, "checksum": "0" * 32, "grade": grade, "solution": solution,
+            "points": 1.0 if grade else 0.0}
+
+
+def _reference() -> dict:
+    stub = "# YOUR CODE HERE\nraise NotImplementedError()"
+    return {"notebook": "lesson", "kernelspec": None, "cells": [
+        _entry("cell-001", "import torch", "import torch"),
+        _entry("answer_Square", "class Square:\n    pass", stub, locked=False, solution=True),
+        _entry("Square", "self_check('Square', Square)\n### BEGIN HIDDEN TESTS\ngrade('Square', "
+               "Square)\n### END HIDDEN TESTS\n", "self_check('Square', Square)", grade=True),
+        _entry("cell-004", "print('between')", "print('between')"),
+        _entry("answer_Twice", "twice = 2", stub, locked=False, solution=True),
+        _entry("Twice", "assert twice == 2", "assert twice == 2", grade=True)]}
+
+
+def _pasted(*sources: str):
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+
+
+def test_answers_pasted_into_a_new_notebook_are_matched_by_what_they_define():
+    """A notebook of only the learner's answers, without nbgrader metadata: is each answer
+    matched to its cell (a class by its name, an assignment by where it stands between the
+    read-only cells), the missing cells put back after their answers, and one fault said?"""
+    notebook = _pasted("print('between')", "twice = 2", "class Square:\n    def f(self): ...")
+    restored, faults = restore_cells(notebook, _reference())
+    assert [grade_id(cell) for cell in restored.cells] == [
+        "cell-001", "cell-004", "answer_Twice", "Twice", "answer_Square", "Square"]
+    assert [fault.kind for fault in faults] == ["no-nbgrader-metadata"]
+    assert "matched 2 of 2 answer cells" in faults[0].message
+
+
+def test_a_copy_of_the_solutions_is_graded_as_it_stands():
+    """A solutions notebook (hidden tests removed, no metadata): are its test cells
+    recognised by their visible code, so nothing is duplicated?"""
+    notebook = _pasted("import torch", "class Square:\n    pass", "self_check('Square', Square)",
+                       "print('between')", "twice = 2", "assert twice == 2")
+    restored, faults = restore_cells(notebook, _reference())
+    assert [grade_id(cell) for cell in restored.cells] == [
+        "cell-001", "answer_Square", "Square", "cell-004", "answer_Twice", "Twice"]
+    assert "### BEGIN HIDDEN TESTS" in restored.cells[2].source  # graded with its hidden tests
+
+
+def test_an_answer_that_cannot_be_found_is_named():
+    """Does the fault say which answer it could not find (so the instructor knows why that
+    exercise scored 0)?"""
+    restored, faults = restore_cells(_pasted("twice = 2"), _reference())
+    assert "found no answer for answer_Square" in faults[0].message

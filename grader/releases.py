@@ -1,0 +1,120 @@
+"""A lesson's release history and its safe re-release under existing grades.
+
+``.autograder/releases.json`` keeps when each test cell was first released, so that a submission
+handed in before a test cell existed is not blamed for deleting it. nbgrader will not add or remove
+the test or answer cells of a lesson that has submissions in the gradebook; ``rerelease`` does it
+the way an instructor would by hand, without losing anything: it copies the gradebook aside, keeps
+the due date and every manual score, extra credit and comment, removes and releases the lesson
+again, and hands it back to be regraded from the submitted folders.
+"""
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.utils import parse_utc
+
+from .ledger import STATE
+from .notebook_format import grade_id, is_test_cell
+
+HISTORY = f"{STATE}/releases.json"
+CHANGED_CELLS = "Cannot add or remove cells"
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def db_url(root: Path) -> str:
+    return f"sqlite:///{root / 'gradebook.db'}"
+
+
+def now() -> str:
+    return time.strftime(TIME_FORMAT, time.gmtime())
+
+
+def record(root: Path, lesson: str) -> None:
+    """Note the first release time of each test cell of ``lesson`` as released now."""
+    path = root / HISTORY
+    history = json.loads(path.read_text()) if path.exists() else {}
+    cells = history.setdefault(lesson, {})
+    released = nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+    for cell in released.cells:
+        if is_test_cell(cell):
+            cells.setdefault(grade_id(cell), now())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(history, indent=1, sort_keys=True))
+
+
+def added_later(root: Path, lesson: str) -> dict[str, str]:
+    """{test cell: when it was released} for the test cells added after the lesson's first
+    release (UTC, ``TIME_FORMAT``)."""
+    path = root / HISTORY
+    cells = json.loads(path.read_text()).get(lesson, {}) if path.exists() else {}
+    first = min(cells.values(), default="")
+    return {name: when for name, when in cells.items() if when > first}
+
+
+def submitted_at(files: dict[str, bytes]) -> str | None:
+    """When a submission was handed in, from nbgrader's timestamp.txt (UTC), if it has one."""
+    try:
+        return parse_utc(files["timestamp.txt"].decode().strip()).strftime(TIME_FORMAT)
+    except (KeyError, ValueError, UnicodeDecodeError, TypeError):
+        return None
+
+
+def submission_count(root: Path, lesson: str) -> int:
+    with Gradebook(db_url(root)) as gradebook:
+        try:
+            return len(gradebook.find_assignment(lesson).submissions)
+        except MissingEntry:
+            return 0
+
+
+def _marks(root: Path, lesson: str) -> tuple[object, list[tuple]]:
+    """The lesson's due date and every mark an instructor gave by hand."""
+    marks = []
+    with Gradebook(db_url(root)) as gradebook:
+        assignment = gradebook.find_assignment(lesson)
+        for submission in assignment.submissions:
+            for notebook in submission.notebooks:
+                key = (notebook.name, lesson, submission.student.id)
+                marks += [("grade", grade.name, key, {"manual_score": grade.manual_score,
+                                                        "extra_credit": grade.extra_credit})
+                          for grade in notebook.grades
+                          if grade.manual_score is not None or grade.extra_credit]
+                marks += [("comment", comment.name, key,
+                           {"manual_comment": comment.manual_comment})
+                          for comment in notebook.comments if comment.manual_comment]
+        return assignment.duedate, marks
+
+
+def restore_marks(root: Path, marks: list[tuple]) -> int:
+    """Put the hand-given marks back where their cell still exists; how many were."""
+    kept = 0
+    with Gradebook(db_url(root)) as gradebook:
+        for kind, name, key, values in marks:
+            finder = gradebook.find_grade if kind == "grade" else gradebook.find_comment
+            try:
+                item = finder(name, *key)
+            except MissingEntry:
+                continue
+            for attribute, value in values.items():
+                setattr(item, attribute, value)
+            kept += 1
+        gradebook.db.commit()
+    return kept
+
+
+def remove_for_rerelease(root: Path, lesson: str, nbgrader) -> tuple[Path, list[tuple]]:
+    """Copy the gradebook aside, remove ``lesson`` from it (its due date kept); return the copy
+    and the hand-given marks to put back once it is regraded."""
+    backup = root / STATE / f"gradebook-before-rerelease-{lesson}-{time.strftime('%Y%m%d-%H%M%S')}.db"
+    backup.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(root / "gradebook.db", backup)
+    duedate, marks = _marks(root, lesson)
+    nbgrader("db", "assignment", "remove", lesson, "--force", "--log-level=ERROR", root=root,
+             capture=True)
+    with Gradebook(db_url(root)) as gradebook:
+        gradebook.update_or_create_assignment(lesson, duedate=duedate)
+    return backup, marks

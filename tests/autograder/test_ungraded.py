@@ -1,0 +1,44 @@
+"""Lesson 11's ungraded chunked-loss step, checked from the library: is its output as short
+and as clear as a self-check's, whatever the learner's answer?"""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.errors import GradingError
+from autograder.ungraded import check_chunked
+
+
+def chunked(x, weight, target, chunk_size):
+    total = sum(F.cross_entropy(x[s:s + chunk_size] @ weight.T, target[s:s + chunk_size],
+                                reduction="sum") for s in range(0, len(x), chunk_size))
+    return total / len(x)
+
+
+def mean_of_means(x, weight, target, chunk_size):
+    return torch.stack([F.cross_entropy(x[s:s + chunk_size] @ weight.T, target[s:s + chunk_size])
+                        for s in range(0, len(x), chunk_size)]).mean()
+
+
+def stub(x, weight, target, chunk_size):
+    raise NotImplementedError
+
+
+def test_a_right_answer_gets_a_tick(capsys):
+    """Does a right chunked loss print one line with a tick?"""
+    check_chunked(chunked)
+    assert capsys.readouterr().out.startswith("✓ chunked_cross_entropy: the loss matches")
+
+
+@pytest.mark.parametrize("answer, first", [
+    (mean_of_means, "✗ chunked_cross_entropy failed its self-check:\x1b[0m the mean of each "
+                    "chunk's mean"),
+    (stub, "✗ chunked_cross_entropy failed its self-check:\x1b[0m chunked_cross_entropy is not "
+           "implemented yet")])
+def test_a_wrong_answer_or_the_stub_shows_its_hint_first_in_a_few_lines(answer, first):
+    """Does the stub or a mean of chunk means show the hint on the first line, in at most a few
+    lines (not a 25-line traceback ending in NotImplementedError)?"""
+    with pytest.raises((GradingError, NotImplementedError)) as failure:
+        check_chunked(answer)
+    lines = failure.value._render_traceback_()
+    assert first in lines[0] and len(lines) <= 5

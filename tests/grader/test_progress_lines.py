@@ -1,0 +1,81 @@
+"""What an instructor sees while a batch runs: each submission's outcome stays on screen, and the
+ETA never reads 0 s while submissions are still running."""
+
+import io
+
+from grader.progress import Progress
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def screen(text: str) -> list[str]:
+    """The lines a terminal shows: a carriage return and erase-line redraw the current line."""
+    lines = [""]
+    for part in text.replace("\x1b[2K", "").split("\n"):
+        lines[-1] = part.split("\r")[-1]
+        lines.append("")
+    return [line for line in lines if line]
+
+
+def test_each_outcome_stays_on_screen_above_the_bar():
+    """On a terminal, does every finished submission keep its own line, the live bar below?"""
+    terminal = Terminal()
+    progress = Progress(3, terminal, tick=0)
+    progress.update("alice 00_template: ok")
+    progress.update("bob 00_template: kernel-died")
+    shown = screen(terminal.getvalue())
+    assert shown[0] == "[1/3] alice 00_template: ok"
+    assert shown[1] == "[2/3] bob 00_template: kernel-died"
+    assert shown[2].startswith("█" * 13 + "░" * 7 + " 2/3 graded")
+    progress.update("carol 00_template: ok")
+    assert screen(terminal.getvalue())[-1] == "[3/3] carol 00_template: ok"
+
+
+def test_the_eta_counts_down_and_never_reads_zero_while_one_still_runs():
+    """Two submissions took 10 s each; is the ETA for the third 10 s, 4 s six seconds later,
+    and, once overdue, 'unknown' with the time since the last finished instead of 0 s?"""
+    progress = Progress(3, io.StringIO(), tick=0)
+    progress.began = progress.last = 0.0
+    progress.done, progress.last = 2, 20.0
+    assert progress.eta(at=20.0) == "ETA 10s"
+    assert progress.eta(at=26.0) == "ETA 4s"
+    late = progress.eta(at=95.0)
+    assert "0s" not in late.split("still")[0]
+    assert late.startswith("ETA unknown: 1 still running, 1m15s since the last finished")
+
+
+def test_without_a_terminal_each_line_carries_its_eta():
+    """In a log file, is there one plain line per submission, without control characters?"""
+    log = io.StringIO()
+    progress = Progress(2, log, tick=0)
+    progress.update("alice 00_template: ok")
+    progress.update("bob 00_template: ok")
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 2 and "\r" not in log.getvalue()
+    assert lines[0].startswith("[1/2] alice 00_template: ok  (ETA ")
+    assert lines[1] == "[2/2] bob 00_template: ok  (done)"
+
+
+def test_a_submissions_duplicated_cell_ids_do_not_break_the_lines():
+    """nbformat repairs a notebook's duplicated cell ids on reading, with a DuplicateCellId
+    warning that used to land in the middle of the progress line: is it silent now?"""
+    import json
+    import warnings
+
+    import nbformat
+
+    from grader.notebook_format import quiet_notebook_warnings
+
+    cell = {"cell_type": "code", "id": "same", "metadata": {}, "outputs": [],
+            "execution_count": None, "source": "1"}
+    text = json.dumps({"cells": [cell, cell], "metadata": {}, "nbformat": 4,
+                       "nbformat_minor": 5})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        quiet_notebook_warnings()
+        notebook = nbformat.reads(text, as_version=4)
+    assert len({c.id for c in notebook.cells}) == 2
+    assert not [w for w in caught if "Duplicate" in type(w.message).__name__]
