@@ -28,3 +28,11 @@ def grading_devices() -> list[torch.device]:
     if torch.cuda.is_available():
         devices.append(torch.device("cuda"))
     return devices
+
+
+def interpret_triton_without_gpu() -> None:
+    """Without a GPU, Triton kernels (lesson 13) run in Triton's interpreter. Triton reads
+    TRITON_INTERPRET once, when it is first imported (torch._dynamo and torch.utils.flop_counter
+    import it), so this runs before them; a value the learner set is kept."""
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")

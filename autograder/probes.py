@@ -5,9 +5,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
-from torch.autograd.graph import saved_tensors_hooks
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.flop_counter import FlopCounterMode, flop_registry
+
+from .devices import interpret_triton_without_gpu
+
+interpret_triton_without_gpu()  # before flop_counter imports triton
+
+from torch.autograd.graph import saved_tensors_hooks  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode, flop_registry  # noqa: E402
 
 
 @dataclass

@@ -27,6 +27,9 @@ TRUSTED_MODULES = (
 
 def _trusted_namespaces():
     import torch  # noqa: F401  (loads every trusted module)
+    from autograder.devices import interpret_triton_without_gpu
+
+    interpret_triton_without_gpu()  # before torch._dynamo imports triton
     # torch._dynamo's first import (often from inside grading) rebinds torch.manual_seed:
     # import it before the snapshot, or a correct first submission reads as tampering.
     import torch._dynamo  # noqa: F401

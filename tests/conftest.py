@@ -14,10 +14,9 @@ os.environ.update(THREADS)
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-# Without a GPU, Triton kernels (lesson 13) run in Triton's interpreter, which must be chosen
-# before anything imports triton (torch._dynamo does): its own library kernels are jit'd then.
-if not torch.cuda.is_available():
-    os.environ.setdefault("TRITON_INTERPRET", "1")
+from autograder.devices import interpret_triton_without_gpu  # noqa: E402
+
+interpret_triton_without_gpu()  # the same choice a learner's kernel and a grading kernel make
 
 from autograder.errors import GradingError
 
