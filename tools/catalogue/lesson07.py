@@ -315,3 +315,46 @@ MISTAKES = [
         return grad_output.mul_(y > 0)
 '''), named=True),
 ]
+
+UNUSUAL += [
+    Unusual("SortWithIndices", "saves the inverse permutation and gathers", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(torch.argsort(indices, dim=-1) if x.dim() else indices)
+        return values, indices
+''', '''
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        inverse, = ctx.saved_tensors  # where each entry of x went
+        return grad_values.gather(-1, inverse) if grad_values.dim() else grad_values
+''')),
+]
+
+MISTAKES += [
+    Mistake("SortWithIndices", "scatter along dim 0", "SortWithIndices.backward raised RuntimeError",
+            _sort(backward=_sort_backward(
+                "        return torch.zeros_like(grad_values).scatter(0, indices, grad_values)\n"
+            ))),
+    Mistake("SortWithIndices", "indices and their inverse both saved",
+            "one permutation is all backward needs", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices, torch.argsort(indices, dim=-1))
+        return values, indices
+''', '''
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        indices, inverse = ctx.saved_tensors
+        return grad_values.gather(-1, inverse)
+''')),
+    Mistake("SplitHalves", "chunks of a clone", "SplitHalves returned views", _split('''
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return x.clone().chunk(2, dim=-1)
+'''), named=True, nbgrader=True),
+]
