@@ -121,44 +121,43 @@ print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,))
 #
 # PyTorch's own `torch.max(x, dim)` returns indices that do not require grad: there is no
 # derivative of "where the maximum is". A Function whose output is a **float** tensor with no
-# meaningful derivative must say so itself. Here `AbsSign.apply(x)` returns $|x|$ and the
-# sign of $x$ as floats, once without and once with the mark:
+# meaningful derivative must say so itself. Here `FracFloor.apply(x)` returns the fractional
+# part $x - \lfloor x \rfloor$ and the integer part $\lfloor x \rfloor$ as floats (as
+# `torch.frac` and `torch.floor` would); the integer part is a step function, whose derivative
+# is 0 wherever it exists. Once without and once with the mark:
 
 # %%
-class AbsSign(torch.autograd.Function):
-    """(|x|, sign(x)); sign has no derivative worth passing on."""
+class FracFloor(torch.autograd.Function):
+    """(x - floor(x), floor(x)); floor has no derivative worth passing on."""
 
     @staticmethod
     def forward(ctx, x):
-        sign = torch.sign(x)
-        ctx.save_for_backward(sign)
-        return x.abs(), sign
+        whole = torch.floor(x)
+        return x - whole, whole
 
     @staticmethod
-    def backward(ctx, grad_abs, grad_sign):
-        sign, = ctx.saved_tensors
-        return grad_abs * sign  # d|x|/dx = sign(x); grad_sign is ignored
+    def backward(ctx, grad_frac, grad_whole):
+        return grad_frac  # d(x - floor x)/dx = 1 between integers; grad_whole is ignored
 
 
-class AbsSignMarked(AbsSign):
+class FracFloorMarked(FracFloor):
     @staticmethod
     def forward(ctx, x):
-        sign = torch.sign(x)
-        ctx.save_for_backward(sign)
-        ctx.mark_non_differentiable(sign)
-        return x.abs(), sign
+        whole = torch.floor(x)
+        ctx.mark_non_differentiable(whole)
+        return x - whole, whole
 
 
-x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
-print("unmarked: sign.requires_grad =", AbsSign.apply(x)[1].requires_grad)
-print("marked:   sign.requires_grad =", AbsSignMarked.apply(x)[1].requires_grad)
+x = torch.tensor([-2.5, 0.5, 3.25], requires_grad=True)
+print("unmarked: floor.requires_grad =", FracFloor.apply(x)[1].requires_grad)
+print("marked:   floor.requires_grad =", FracFloorMarked.apply(x)[1].requires_grad)
 try:
-    AbsSignMarked.apply(x)[1].sum().backward()
+    FracFloorMarked.apply(x)[1].sum().backward()
 except RuntimeError as error:
-    print("backward from the marked sign:", first_line(error))
+    print("backward from the marked floor:", first_line(error))
 
 # %% [markdown]
-# Unmarked, `sign` claims to require grad, and a loss built on it would send gradients into a
+# Unmarked, `floor` claims to require grad, and a loss built on it would send gradients into a
 # backward that silently drops them. Marked, it is a constant as far as autograd is
 # concerned, like the indices of `torch.max`.
 #
