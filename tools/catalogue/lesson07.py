@@ -317,6 +317,12 @@ MISTAKES = [
 ]
 
 UNUSUAL += [
+    # PyTorch's own: derivatives.yaml gives sort's values the gradient
+    # value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim=True)
+    Unusual("SortWithIndices", "PyTorch's own formula, value_selecting_reduction_backward",
+            _sort(backward=_sort_backward(
+                "        return torch.ops.aten.value_selecting_reduction_backward(\n"
+                "            grad_values, -1, indices, list(indices.shape), True)\n"))),
     Unusual("SortWithIndices", "saves the inverse permutation and gathers", _sort('''
     @staticmethod
     def forward(ctx, x):
@@ -333,6 +339,7 @@ UNUSUAL += [
 ]
 
 MISTAKES += [
+    # a widely copied write-up of ctx's API sorts along the last dim and scatters along dim 0
     Mistake("SortWithIndices", "scatter along dim 0", "SortWithIndices.backward raised RuntimeError",
             _sort(backward=_sort_backward(
                 "        return torch.zeros_like(grad_values).scatter(0, indices, grad_values)\n"
