@@ -166,8 +166,14 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
             return (f"{spec.name} applies the mask after subtracting one global maximum: rows "
                     "far below it underflow to 0 / 0 = nan; fill masked scores with -inf first, "
                     "then subtract each row's own maximum")
-        return (f"{spec.name}'s output has inf or nan for large scores: subtract each row's "
-                "maximum score before exp (softmax is unchanged by it)")
+        small = dict(values, scale=values["scale"] / 1000)  # the same inputs, scores near 0
+        with torch.no_grad():
+            moderate = function.apply(*make_inputs(small, requires_grad=False).values())
+        if not _same(moderate, attention_reference(**small)):
+            return None  # wrong at small scores too: the magnitude is not what breaks it
+        return (f"{spec.name}'s output has inf or nan for large scores, and is right once the "
+                "same scores are made small: subtract each row's maximum score before exp "
+                "(softmax is unchanged by it)")
     if not _same(output, expected):
         return None
     grad_output = _grad_output_like(expected)

@@ -567,3 +567,11 @@ MISTAKES += [
     Mistake(AB, "no row sum", "leaves out the row-sum term of the softmax", _bias(
         ("grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))", "grad_S = P * grad_P"))),
 ]
+
+MISTAKES += [
+    # -inf * 0 = nan in every masked position: not a magnitude problem, so the hint quotes the
+    # numbers instead of asking for a maximum to be subtracted
+    Mistake(S, "mask applied by arithmetic with -inf", "contains inf or nan where the true "
+            "value is finite", _sdpa(('scores = scores.masked_fill(~mask, float("-inf"))',
+                                      'scores = scores * mask + (~mask) * float("-inf")'))),
+]
