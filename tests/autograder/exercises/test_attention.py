@@ -96,7 +96,8 @@ MISTAKES = [
     ("built-in _softmax_backward_data", "uses the built-in op _softmax_backward_data"),
     ("reversed mask", "masks out the positions where mask is True: False means masked out"),
     ("reversed mask filled with -1e9", "masks out the positions where mask is True"),
-    ("no maximum subtracted", "inf or nan for large scores: subtract each row's maximum score"),
+    ("no maximum subtracted", "inf or nan for large scores, and is right once the same scores "
+                              "are made small: subtract each row's maximum score"),
     ("scale missing from dQ and dK", "your gradient for Q is off by a constant factor"),
     ("mask kept as a ctx attribute", "stores a tensor as ctx.mask: use ctx.save_for_backward"),
     ("a gradient for the float scale", "backward returned a gradient for scale, which is not a "
