@@ -15,7 +15,7 @@ from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import record_returned_gradients
-from .attention import one_thread
+from .attention_inputs import one_thread
 
 LATER_IN_LESSON = True
 NAME = "AttentionWithBias"

@@ -23,7 +23,8 @@ from ..exercise import Exercise, sample
 from ..memory import TensorAccounting, cuda_peak
 from ..contract import check_each_input_alone, covers
 from ..tiled import recognise_backward, recognise_forward
-from .attention import attention_reference, one_thread
+from .attention import _attention_example, attention_reference
+from .attention_inputs import one_thread
 from .flash_probes import (ScoreTiles, magnitude_values, recognise_magnitude,
                            recognise_masked_first_tile, tagged_values)
 
@@ -341,14 +342,9 @@ def _flash_full(function, device) -> None:
 
 
 EXERCISES = [
-    Exercise(NAME, "06_attention", flash_full, example=lambda: flash_example(),
+    Exercise(NAME, "06_attention", flash_full, example=_attention_example,
              contract=("causal, Lq != Lk, ragged blocks", "float32 scores above 88 and all near "
                        "-160", "float32 against F.scaled_dot_product_attention",
                        "largest tensor and peak", "causal tiles skipped",
                        "float16 and bfloat16")),
 ]
-
-
-def flash_example() -> tuple:
-    Q, K, V = (sample((3, 4), "cpu", seed=seed) for seed in (0, 1, 2))
-    return Q, K, V, 0.5

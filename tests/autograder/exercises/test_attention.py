@@ -1,6 +1,6 @@
-"""autograder.exercises.attention and .flash_attention: lesson 06's three exercises, graded
-against the lesson's own solutions, the catalogue's unusual answers and named mistakes, and a
-few hand-made Functions built on the solutions; autograder.memory's accounting and
+"""autograder.exercises.attention and .flash_attention: what the catalogue harness
+(tests/autograder/test_catalogue.py) does not already run for lesson 06: the fuller hints,
+hand-made Functions built on the solutions, autograder.memory's accounting and
 autograder.tiled's reference."""
 
 import pytest
@@ -13,12 +13,9 @@ from autograder.exercises import attention as lesson
 from autograder.exercises import flash_attention as flash
 from autograder.grading import self_check, verdict
 from autograder.memory import TensorAccounting
-from autograder.exercises import attention_bias
-from autograder.exercises.flash_probes import (ScoreTiles, magnitude_values, recognise_magnitude,
-                                               recognise_masked_first_tile, tagged_values)
 from autograder.tiled import tiled_backward, tiled_forward
 from tests.autograder.catalogued import mistake, unusual
-from tools.catalogue import lesson06 as catalogue
+from tools.catalogue import lesson06_flash
 from tools.solutions import solution, stub
 
 pytestmark = pytest.mark.lesson06
@@ -190,43 +187,10 @@ class TestMemoryEfficientMistakes:
         MEMORY_EFFICIENT.run(unusual(M, "row max and row sum saved, two numbers per row"))
 
 
-# ------------------------------------------------------------------ the lesson's catalogue
-def _entry_id(entry):
-    return f"{entry.exercise}-{entry.name}".replace(" ", "_")
-
-
-@pytest.mark.parametrize("entry", catalogue.UNUSUAL, ids=_entry_id)
-def test_unusual_answers_score_full(entry, capsys):
-    """Does every correct-but-unusual answer pass the self-check and the hidden checks?"""
-    function = entry.load()
-    self_check(entry.exercise, function)
-    passed, message = verdict(entry.exercise, function)
-    assert passed, message
-
-
-@pytest.mark.parametrize("entry", catalogue.MISTAKES, ids=_entry_id)
-def test_named_mistakes_lose_exactly_their_exercise(entry, raises_hint):
-    """Does every named mistake fail its own exercise's self-check and hidden checks with a
-    hint naming it, and does the failing case appear in that hint?"""
-    function = entry.load()
-    if entry.named:
-        with raises_hint(entry.hint):
-            EXERCISES[entry.exercise].run(function)
-    passed, message = verdict(entry.exercise, function)
-    assert not passed and entry.hint in message.splitlines()[0], message
-
-
-def test_every_exercise_has_three_unusual_answers():
-    """Does the catalogue hold at least three correct-but-unusual answers per exercise?"""
-    for name in ("ScaledDotProductAttention", "MemoryEfficientAttention", "FlashAttention",
-                 "AttentionWithBias"):
-        assert sum(entry.exercise == name for entry in catalogue.UNUSUAL) >= 3
-
-
 def test_flash_hints_name_the_case():
     """Do FlashAttention's hints say which shapes, dtype, causal flag and BLOCK failed?"""
-    entry = next(m for m in catalogue.MISTAKES if m.name == "D from dP instead of dO * O")
-    message = verdict("FlashAttention", entry.load())[1].splitlines()[0]
+    message = verdict("FlashAttention", mistake("FlashAttention", "D from dP instead of dO * O")
+                      )[1].splitlines()[0]
     assert "(with Q (2, 6, 3), K (2, 9, 3), V (2, 9, 2), float64, causal=False, BLOCK=4)" in message
 
 
@@ -256,7 +220,7 @@ class TestAccounting:
     def test_peak_check_alone_catches_kept_tiles(self, raises_hint):
         """Is a FlashAttention that keeps every tile of P alive (no tensor bigger than a tile)
         caught by the peak of live tensors?"""
-        keeps_tiles = catalogue.FLASH.replace(
+        keeps_tiles = lesson06_flash.FLASH.replace(
             "                m = m_new\n",
             "                m = m_new\n                kept.append(p)\n").replace(
             "        for i in range(0, Lq, block):\n            q = Q[",
@@ -287,72 +251,6 @@ def test_tiled_reference_is_attention(causal):
                            values["scale"], causal, 3)
     for grad, true in zip(grads, truth):
         torch.testing.assert_close(grad, true)
-
-
-def _tiles(function, causal=True):
-    """The score tiles ``function`` computes above the causal diagonal, by phase."""
-    values = tagged_values((2,), 10, 13, 5, 3, "cpu", causal=causal)
-    inputs = make_inputs(values)
-    with flash.block_size(function, 4), ScoreTiles(10, 13, 5) as tiles:
-        output = function.apply(*inputs.values())
-        tiles.phase = "backward"
-        output.sum().backward()
-    return tiles
-
-
-def test_score_tiles_name_each_tile_by_its_rows():
-    """Does the fingerprint name the queries and keys of every tile the solution computes,
-    none of them above the diagonal (query i sees keys j <= i + 3 here)?"""
-    tiles = _tiles(solution("FlashAttention"))
-    forward = tiles.computed["forward"]
-    assert ({0, 1, 2, 3}, {0, 1, 2, 3}) in forward and ({8, 9}, {12}) in forward
-    assert tiles.above_diagonal("forward") == tiles.above_diagonal("backward") == []
-
-
-def test_causal_check_counts_tiles_above_the_diagonal_not_total_work():
-    """Is a backward that computes each needed tile twice (two passes) accepted, and one tile
-    above the diagonal in forward caught?"""
-    two_pass = _tiles(unusual("FlashAttention", "two-pass backward: a dK/dV pass, then a dQ "
-                                                "pass (CS336's design)"))
-    once = _tiles(solution("FlashAttention"))
-    assert len(two_pass.computed["backward"]) > len(once.computed["backward"])
-    assert two_pass.above_diagonal("backward") == []
-    every = _tiles(mistake("FlashAttention", "every tile computed under causal"))
-    assert every.above_diagonal("forward") and every.above_diagonal("backward") == []
-
-
-def test_magnitude_hint_needs_the_shift_probe():
-    """Is the overflow or underflow hint given only when moving each row's scores to around
-    0 makes the same Function right (an answer wrong at every magnitude gets none)?"""
-    values = magnitude_values("cpu")
-    reference = flash.flash_reference
-    with flash.block_size(mistake("FlashAttention", "no rescaling of the running output"), 4):
-        assert recognise_magnitude(mistake("FlashAttention", "no rescaling of the running "
-                                                             "output"), values, reference) is None
-    started_at_0 = mistake("FlashAttention", "running maximum started at 0")
-    with flash.block_size(started_at_0, 4):
-        assert "underflows" in recognise_magnitude(started_at_0, values, reference)
-    with flash.block_size(solution("FlashAttention"), 4):
-        assert recognise_magnitude(solution("FlashAttention"), values, reference) is None
-
-
-def test_masked_first_tile_hint_only_under_causal():
-    """Is the fully-masked-first-tile hint given for key blocks visited backwards under
-    causal, and never without causal?"""
-    backwards = mistake("FlashAttention", "key blocks visited last to first")
-    with flash.block_size(backwards, 4):
-        causal = flash.flash_values((2,), 5, 11, 3, 3, "cpu", causal=True)
-        assert "nan under causal only" in recognise_masked_first_tile(backwards, causal)
-        assert recognise_masked_first_tile(backwards, dict(causal, causal=False)) is None
-
-
-def test_bias_gradient_shape_is_what_backward_returns(raises_hint):
-    """Is a bias gradient left at the scores' shape caught, though the engine would sum it?"""
-    values = attention_bias.bias_values("heads", 2, 3, 4, 5, 3, 2, "cpu")
-    attention_bias.check_bias_gradient_shape(solution("AttentionWithBias"), values)
-    with raises_hint("returns grad_bias of shape (2, 3, 4, 5) for a bias of shape (3, 1, 5)"):
-        attention_bias.check_bias_gradient_shape(
-            mistake("AttentionWithBias", "bias gradient left at the scores' shape"), values)
 
 
 def test_flash_block_attribute_restored():

@@ -10,12 +10,14 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.outputs import RELU_SHAPES, SORT_SHAPES, check_sort, check_split
 from autograder.grading import grade
 from autograder.probes import AllocationLog, record_ctx_calls, record_grad_outputs
-from tools.catalogue import lesson07
+from tools import catalogue
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson07
 
 NAMES = ["SortWithIndices", "SplitHalves", "ReLUInPlace", "AbsInPlace"]
+MISTAKES = [m for m in catalogue.mistakes() if m.exercise in NAMES]
+UNUSUAL = [u for u in catalogue.unusual() if u.exercise in NAMES]
 
 
 def _id(entry) -> str:
@@ -32,7 +34,7 @@ def test_solution_passes_full_on_each_device(name, device):
     EXERCISES[name].battery(solution(name), device)
 
 
-@pytest.mark.parametrize("entry", lesson07.MISTAKES, ids=_id)
+@pytest.mark.parametrize("entry", MISTAKES, ids=_id)
 def test_a_mistake_loses_only_its_own_exercise(entry):
     """Does a wrong answer for one exercise leave the verdicts of the others alone?"""
     for other in NAMES:
@@ -43,8 +45,8 @@ def test_a_mistake_loses_only_its_own_exercise(entry):
 def test_every_exercise_has_three_unusual_answers_and_an_nbgrader_mistake():
     """Does the catalogue cover each exercise as the course requires?"""
     for name in NAMES:
-        assert sum(u.exercise == name for u in lesson07.UNUSUAL) >= 3
-        assert any(m.exercise == name and m.nbgrader for m in lesson07.MISTAKES)
+        assert sum(u.exercise == name for u in UNUSUAL) >= 3
+        assert any(m.exercise == name and m.nbgrader for m in MISTAKES)
 
 
 def test_stub_fails_with_not_implemented():
@@ -110,7 +112,7 @@ def test_probes_record_ctx_calls_and_grad_outputs():
 
 def test_split_quick_names_the_case():
     """Does a hint say which outputs were in use when it failed?"""
-    wrong = lesson07.MISTAKES[[m.name for m in lesson07.MISTAKES].index(
+    wrong = MISTAKES[[m.name for m in MISTAKES].index(
         "zeros built for the missing half")].load()
     with pytest.raises(GradingError, match=r"only the first output used"):
         check_split(wrong, torch.randn(3, 4, dtype=torch.float64))
@@ -136,7 +138,7 @@ def test_ties_are_named_only_when_the_probe_proves_them():
         check_sort(Identity, tied, ties=True, saved=False)
     assert "ties" not in _first_line(info.value)
     comparing = next(
-        m for m in lesson07.MISTAKES if m.name == "positions found by comparing values").load()
+        m for m in MISTAKES if m.name == "positions found by comparing values").load()
     with pytest.raises(GradingError, match="right on the same shape without ties"):
         check_sort(comparing, tied, ties=True, saved=False)
 
