@@ -26,29 +26,6 @@ def visible_keys(i0: int, rows: int, Lq: int, Lk: int) -> int:
     return max(0, min(Lk, i0 + rows + Lk - Lq))
 
 
-def needed_tiles(Lq: int, Lk: int, block: int, causal: bool) -> tuple[int, int]:
-    """(tiles needed, tiles in all): the tiles a causal FlashAttention must compute are those
-    with at least one visible key."""
-    total = needed = 0
-    for i0 in range(0, Lq, block):
-        rows = min(block, Lq - i0)
-        for j0 in range(0, Lk, block):
-            total += 1
-            needed += (not causal) or j0 < visible_keys(i0, rows, Lq, Lk)
-    return needed, total
-
-
-def needed_scores(Lq: int, Lk: int, block: int, causal: bool) -> int:
-    """Score entries per batch-head in the tiles a causal FlashAttention must compute."""
-    count = 0
-    for i0 in range(0, Lq, block):
-        rows = min(block, Lq - i0)
-        for j0 in range(0, Lk, block):
-            if (not causal) or j0 < visible_keys(i0, rows, Lq, Lk):
-                count += rows * min(block, Lk - j0)
-    return count
-
-
 def _tile_scores(q, k, scale, causal, i0, j0, Lq, Lk):
     scores = (q @ k.transpose(-2, -1)) * scale
     if causal:

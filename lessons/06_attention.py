@@ -28,7 +28,9 @@
 #    that lowers the *peak* memory (a stack of layers) and when it does not (one call alone);
 # 4. derive the online softmax and the identity $\operatorname{rowsum}(dP \odot P) =
 #    \operatorname{rowsum}(dO \odot O)$, and write FlashAttention's tiled forward and backward;
-# 5. measure peak memory, not only what is kept between the passes.
+# 5. measure peak memory, not only what is kept between the passes;
+# 6. differentiate a variant nobody works through for you: attention with an additive bias
+#    (relative positions, ALiBi, padding) that learns.
 
 # %% nbgrader={"locked": true}
 import math
@@ -138,10 +140,10 @@ print("largest error against J^T v:", (my_softmax_vjp(p, v) - J.T @ v).abs().max
 #   \qquad\text{for every row:}\qquad
 #   dS = P \odot \big(dP - \operatorname{rowsum}(dP \odot P)\big).$$
 #
-# In code, `p * (v - (v * p).sum())`, and for batched matrices
-# `P * (dP - (dP * P).sum(-1, keepdim=True))`. The row sum is the $-p\,p^\top$ part of the
-# Jacobian: raising one score lowers every other probability in its row. Masked entries need no
-# care: their $P$ is $0$, so their $dS$ is $0$ too.
+# Turning the matrix form into code, with `keepdim` where a per-row number meets a matrix, is
+# the first half of Exercise 1. The row sum is the $-p\,p^\top$ part of the Jacobian: raising
+# one score lowers every other probability in its row. Masked entries need no care: their $P$
+# is $0$, so their $dS$ is $0$ too.
 #
 # Step 3: $S = \tau\,QK^\top$ is a scaled matrix product, so $dQ = \tau\, dS\, K$ and
 # $dK = \tau\, dS^\top Q$. The mask and the scale are not tensors to differentiate: `None`.
@@ -201,17 +203,35 @@ right = F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
 wrong = F.scaled_dot_product_attention(q, k, v, attn_mask=~causal)
 print("first query, right polarity:", right[0, 0, :3])
 print("first query, reversed mask: ", wrong[0, 0, :3])
-print("last query, reversed mask (no key left):", wrong[0, 3, :3])
 
 # %% [markdown]
-# With the mask reversed, the last query has no key left at all. **Predict, then run:** what
-# does `torch.softmax` give for a row of scores that are all $-\infty$, and what did
-# `F.scaled_dot_product_attention` return for that query above? And with `is_causal=True` and
-# 2 queries against 4 keys, how many keys does the first query see?
+# With the mask reversed, the last query has no key left at all: its row of scores is all
+# $-\infty$. **Predict, then run.** Write your three predictions into the cell below before
+# running the one after it:
+#
+# 1. what `torch.softmax` gives for a row of scores that are all $-\infty$: `"nan"`, `"zeros"`
+#    or `"uniform"`;
+# 2. what `F.scaled_dot_product_attention` returned for that last query: the same three choices;
+# 3. with `is_causal=True` and 2 queries against 4 keys, how many keys the first query sees.
 
 # %%
-print("softmax of a fully masked row:", torch.softmax(torch.full((3,), float("-inf")), dim=0))
-print("SDPA's output for it:         ", wrong[0, 3, :3])
+my_softmax_of_masked_row = None  # "nan", "zeros" or "uniform"
+my_sdpa_for_masked_query = None  # "nan", "zeros" or "uniform"
+my_keys_seen_by_first_query = None  # 1, 2, 3 or 4
+
+# %%
+def kind(row):
+    """Name a row of numbers: nan, zeros or uniform (or something else)."""
+    if torch.isnan(row).any():
+        return "nan"
+    return "zeros" if torch.all(row == 0) else "uniform" if torch.allclose(row, row[0]) else "other"
+
+
+masked_row = torch.softmax(torch.full((3,), float("-inf")), dim=0)
+print("softmax of a fully masked row:", masked_row, "  you predicted", my_softmax_of_masked_row,
+      "  it is", kind(masked_row))
+print("SDPA's output for that query: ", wrong[0, 3, :3], "  you predicted",
+      my_sdpa_for_masked_query, "  it is", kind(wrong[0, 3]))
 q2, k4, v4 = torch.randn(1, 2, 8), torch.randn(1, 4, 8), torch.randn(1, 4, 8)
 for name, alignment in [("top-left", torch.ones(2, 4, dtype=torch.bool).tril()),
                         ("bottom-right", torch.ones(2, 4, dtype=torch.bool).tril(4 - 2))]:
@@ -222,6 +242,9 @@ bottom_right = torch.ones(2, 4, dtype=torch.bool).tril(4 - 2)
 print("causal_lower_right(2, 4) is bottom-right:", torch.allclose(
     F.scaled_dot_product_attention(q2, k4, v4, attn_mask=causal_lower_right(2, 4)),
     F.scaled_dot_product_attention(q2, k4, v4, attn_mask=bottom_right)))
+print("keys the first query sees under is_causal=True:",
+      int(torch.ones(2, 4, dtype=torch.bool).tril()[0].sum()),
+      "  you predicted", my_keys_seen_by_first_query)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -318,7 +341,8 @@ for label, ours, theirs in zip(["O", "dQ", "dK", "dV"], results["ours"], results
 # ## What the gradients look like
 #
 # One head, ten tokens, causal mask, and a loss $\phi = \sum O \odot T$ for a random target $T$
-# (so $dO = T$). Left: the attention weights $P$. Middle: $dP$, the gradient with respect to the
+# (so $dO = T$), differentiated by autograd through PyTorch's own ops, so that you can compare
+# with your Function below. Left: the attention weights $P$. Middle: $dP$, the gradient with respect to the
 # weights, which knows nothing about the mask. Right: $dS$, the gradient with respect to the
 # scores. The mask zeroes it above the diagonal, and **each row of $dS$ sums to zero**: adding
 # the same number to all the scores of a row does not change the softmax, so the loss cannot
@@ -328,10 +352,11 @@ for label, ours, theirs in zip(["O", "dQ", "dK", "dV"], results["ours"], results
 N, d = 10, 8
 q, k, v, target = torch.randn(N, d), torch.randn(N, d), torch.randn(N, d), torch.randn(N, d)
 causal = torch.ones(N, N, dtype=torch.bool).tril()
-scores = ((q @ k.T) / math.sqrt(d)).masked_fill(~causal, float("-inf"))
-weights = torch.softmax(scores, dim=-1)
-grad_P = target @ v.T                                                   # dP = dO V^T
-grad_S = weights * (grad_P - (grad_P * weights).sum(-1, keepdim=True))  # the softmax's VJP
+raw = ((q @ k.T) / math.sqrt(d)).requires_grad_()  # the scores, as a leaf: autograd fills .grad
+weights = torch.softmax(raw.masked_fill(~causal, float("-inf")), dim=-1)
+weights.retain_grad()  # keep dphi/dP too
+(weights @ v * target).sum().backward()  # phi = sum(O * T), so dO = T
+weights, grad_P, grad_S = weights.detach(), weights.grad, raw.grad
 print("rows of dS sum to zero:", torch.allclose(grad_S.sum(-1), torch.zeros(N), atol=1e-6))
 
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
@@ -388,7 +413,13 @@ attention_explorer(ScaledDotProductAttention)
 #
 # **Predict, then run.** With $N = 256$, $d = 32$ and a causal mask, $P$ alone is 262,144
 # bytes. How much does autograd keep besides the inputs when the same attention is written with
-# ordinary ops (`composed_attention` below), and how much does your Function keep?
+# ordinary ops (`composed_attention` below), and how much does your Function keep? Write both
+# guesses in bytes before running on.
+
+# %%
+my_composed_bytes = None  # bytes autograd keeps for the composed ops
+my_function_bytes = None  # bytes your ScaledDotProductAttention keeps
+
 
 # %%
 def saved_bytes(f, *args):
@@ -419,11 +450,13 @@ Q, K, V = (torch.randn(1, N, d, requires_grad=True) for _ in range(3))
 causal = torch.ones(N, N, dtype=torch.bool).tril()
 print(f"N = {N}, d = {d}, float32: P alone is {N * N * 4:,} bytes")
 kept = saved_bytes(composed_attention, Q, K, V, 0.2, causal)
-print(f"autograd through the composed ops keeps {kept:,} bytes besides the inputs")
+print(f"autograd through the composed ops keeps {kept:,} bytes besides the inputs "
+      f"(you predicted {my_composed_bytes})")
 
 # %%
 kept = saved_bytes(ScaledDotProductAttention.apply, Q, K, V, 0.2, causal)
-print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the inputs")
+print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the inputs "
+      f"(you predicted {my_function_bytes})")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -492,7 +525,7 @@ print("largest error:", (my_row_sum(dO, O_) - row_sum).abs().max().item())
 #   = \sum_c dO_{ic} \sum_j P_{ij} V_{jc} = \sum_c dO_{ic}\, O_{ic}
 #   = \operatorname{rowsum}(dO \odot O)_i .$$
 #
-# In code, `(dO * O).sum(-1)`. It matters because $dO$ and $O$ are whole rows of size $d_v$,
+# It matters because $dO$ and $O$ are whole rows of size $d_v$,
 # while the left side needs every key of the row at once: a tiled backward that sees one block
 # of keys cannot compute it, and FlashAttention's backward calls it $D$ and computes it first.
 # </details>
@@ -564,6 +597,10 @@ from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientA
 # lower than `ScaledDotProductAttention`'s, the same, or higher?
 
 # %%
+my_peak_prediction = None  # "lower", "same" or "higher"
+
+
+# %%
 def peak_bytes(attention, N, d=64):
     """Peak bytes of live tensors created during forward, then during backward."""
     Q, K, V = (torch.randn(1, N, d, requires_grad=True) for _ in range(3))
@@ -581,6 +618,7 @@ for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
     forward_peak, backward_peak = peak_bytes(f, 1024)
     print(f"{name:<26} N = 1024: peak {forward_peak / 2**20:5.1f} MiB in forward, "
           f"{backward_peak / 2**20:5.1f} MiB in backward")
+print("you predicted:", my_peak_prediction)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -686,13 +724,48 @@ print("output error:", (o / ell - exact).abs().max().item(),
 # exponentiating against the old $m$) is the other classic mistake: the pieces of $\ell$ and
 # $o$ are then measured against different maxima. The first
 # step is safe with $m = -\infty$: $\alpha = e^{-\infty} = 0$ multiplies the zeros you started
-# with.
+# with. Starting $m$ at $0$ instead looks harmless, since softmax ignores a constant shift, but
+# it is not the row's maximum: in float32 a row whose scores all lie near $-160$ gets
+# $e^{S_j - 0} = 0$ for every key ($e^{x}$ underflows to 0 below about $-103$), so
+# $\ell = 0$ and the output is $0/0$. And leaving $m$ out altogether, $e^{S_j}$, overflows to
+# `inf` once a score passes about 88.7. Exercise 3's checks use both magnitudes.
+# </details>
+
+# %% [markdown]
+# ### A block in which a row sees no key
 #
-# ```python
-# m_new = torch.maximum(m, s_new.max())
-# alpha, p = torch.exp(m - m_new), torch.exp(s_new - m_new)
-# return m_new, alpha * ell + p.sum(), alpha * o + p @ v_new
-# ```
+# Masks put $-\infty$ into scores, and a block can hold nothing but $-\infty$ for some row: a
+# padded sequence whose first keys are padding, or a causal mask visited from its last key
+# block. **Predict, then run:** with your `combine`, what are $m$, $\ell$ and $o$ after a
+# *first* block whose scores are all $-\infty$, and does the row's output survive the
+# blocks after it?
+
+# %%
+my_masked_first_block = None  # "fine", "nan" or "inf": the output after all blocks
+
+# %%
+masked = torch.cat([torch.full((4,), float("-inf"), dtype=torch.float64), row[4:]])
+m, ell, o = torch.tensor(float("-inf"), dtype=torch.float64), 0.0, torch.zeros(2, dtype=torch.float64)
+m, ell, o = combine(m, ell, o, masked[:4], values[:4])
+print("after the masked first block: m =", m.item(), " ell =", float(ell), " o =", o)
+for start in range(4, 12, 4):
+    m, ell, o = combine(m, ell, o, masked[start:start + 4], values[start:start + 4])
+print("output after every block:", o / ell, "  you predicted", my_masked_first_block)
+print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# $m_{\text{new}} = \max(-\infty, -\infty) = -\infty$, so $\alpha = e^{m - m_{\text{new}}} =
+# e^{-\infty + \infty} = e^{\text{nan}}$ and each $e^{S'_j - m_{\text{new}}}$ is nan too: the
+# update poisons $\ell$ and $o$, and no later block can repair a nan. The exact answer ignores
+# the masked keys and is perfectly finite. Fused kernels guard the exponent: where
+# $m_{\text{new}} = -\infty$ they subtract 0 instead, so the masked block adds $e^{-\infty} = 0$
+# and leaves the zeros as they were. In Exercise 3 the causal mask is bottom-right with
+# $N_q \le N_k$, so key 0 is visible to every query: visiting key blocks from the first, no
+# row ever starts with a block it cannot see (a diagonal tile later on may hide all of a row's
+# keys, and that is harmless once $m$ is finite). Visit them from the last and the first tile
+# of some rows is all $-\infty$.
 # </details>
 
 # %% [markdown]
@@ -738,38 +811,30 @@ with TensorAccounting() as books:
 scores_full = (Qt @ Kt.transpose(-2, -1)) * 8 ** -0.5
 print("O error:", (O_tiled - torch.softmax(scores_full, -1) @ Vt).abs().max().item(),
       "  L error:", (L_tiled - torch.logsumexp(scores_full, -1)).abs().max().item())
-largest = books.phase.largest
-print(f"largest tensor created: {largest.shape}, {largest.numel} elements "
-      f"(a 8 x 8 tile for 2 batch elements is {2 * 8 * 8}; the full scores are {2 * 40 * 40})")
+outputs = {tuple(O_tiled.shape), tuple(L_tiled.shape)}
+shape = max((s for s in books.phase.shapes if s not in outputs), key=math.prod, default=())
+print(f"largest tensor created besides the outputs O {tuple(O_tiled.shape)} and L: {shape}, "
+      f"{math.prod(shape)} elements (an 8 x 8 tile for 2 batch elements is {2 * 8 * 8}, a "
+      f"block of O's rows {2 * 8 * 8}; the full scores are {2 * 40 * 40})")
 
 # %% [markdown]
 # <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
 #
-# ```python
-# def tiled_forward(Q, K, V, scale, block):
-#     N = Q.shape[-2]
-#     O = Q.new_empty(*Q.shape[:-1], V.shape[-1])
-#     lse = Q.new_empty(Q.shape[:-1])
-#     for i in range(0, N, block):
-#         q = Q[..., i:i + block, :]
-#         m = torch.full(q.shape[:-1], float("-inf"), dtype=Q.dtype)
-#         ell = torch.zeros_like(m)
-#         o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=Q.dtype)
-#         for j in range(0, K.shape[-2], block):
-#             s = (q @ K[..., j:j + block, :].transpose(-2, -1)) * scale
-#             m_new = torch.maximum(m, s.amax(dim=-1))
-#             alpha, p = torch.exp(m - m_new), torch.exp(s - m_new.unsqueeze(-1))
-#             ell = alpha * ell + p.sum(dim=-1)
-#             o = alpha.unsqueeze(-1) * o + p @ V[..., j:j + block, :]
-#             m = m_new
-#         O[..., i:i + block, :] = o / ell.unsqueeze(-1)
-#         lse[..., i:i + block] = m + ell.log()
-#     return O, lse
-# ```
+# For each query block $Q_i$ (rows $i_0..i_0{+}B{-}1$): start $m = -\infty$, $\ell = 0$,
+# $o = 0$, one per row; for each key block $j$, the tile $S_{ij} = \tau\,Q_i K_j^\top$ of shape
+# $(\dots, B, B)$, then the update of `combine` with a per-row maximum,
 #
-# The largest tensors are then a tile of scores and its exponentials, `(2, 8, 8)`, and the
-# pieces of $O$, `(2, 8, 8)` here since $d = 8$. Exercise 3 adds a causal mask, low-precision
-# inputs, and the backward.
+# $$m' = \max\big(m, \max_k (S_{ij})_{\cdot k}\big),\quad
+#   \ell \leftarrow e^{m - m'}\ell + \textstyle\sum_k e^{(S_{ij})_{\cdot k} - m'},\quad
+#   o \leftarrow e^{m - m'}\,o + e^{S_{ij} - m'}\,V_j,\quad m \leftarrow m' ;$$
+#
+# after the last key block, rows $i_0..i_0{+}B{-}1$ of $O$ are $o/\ell$ and those of $L$ are
+# $m + \log\ell$. What the check counts: the outputs $O$, `(2, 40, 8)`, and $L$, `(2, 40)`,
+# are the largest tensors, and they are allowed (Exercise 3's contract says "beyond the inputs,
+# outputs and per-row statistics"); besides them, a tile of scores and its exponentials are
+# `(2, 8, 8)`, and a block of the running output is `(2, 8, 8)` here because $d_v = 8$: 128
+# elements, where the full scores would be 3,200. Exercise 3 adds a causal mask,
+# low-precision inputs, and the backward.
 # </details>
 
 # %% [markdown]
@@ -802,6 +867,17 @@ print(f"largest tensor created: {largest.shape}, {largest.numel} elements "
 # outside, $dK_j$ and $dV_j$ stay in block-sized accumulators for the whole inner loop and are
 # written once; $dQ_i$ gets a contribution from every key block, so it is added into a
 # full-size $dQ$.
+#
+# Why the keys, and not the queries, go outside: on a GPU each outer block is a separate
+# program, and all of them run at once. Whatever several programs add into must be added
+# atomically. With keys outside that is $dQ$ alone (FlashAttention-2's CUDA kernel adds into
+# it with atomic adds); with queries outside it would be both $dK$ and $dV$. The other way
+# out is a second pass: one loop with keys outside for $dK$ and $dV$, then one with queries
+# outside for $dQ$, each tile of $P$ recomputed twice but no atomics at all (Triton's fused
+# attention tutorial does this, and so does the CS336 assignment). In this single-threaded
+# Python either order, and either design, is correct; what Exercise 3 checks is what the
+# contract says (values, gradients, the largest tensor, the peak, no tile entirely above the
+# causal diagonal), not which order you picked.
 # </details>
 #
 # **Causal.** With `causal=True`, query $i$ sees keys $j \le i + (N_k - N_q)$: bottom-right
@@ -832,7 +908,10 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 #   float64 inputs).
 # - **Backward** recomputes each tile from $L$, with $D = \operatorname{rowsum}(dO \odot O)$,
 #   by hand, marked `@once_differentiable`; return `None` for `scale` and `causal`.
-# - Under `causal`, skip the tiles entirely above the diagonal, in both passes.
+# - Under `causal`, skip the tiles entirely above the diagonal, in both passes (a backward
+#   in two passes, as above, may compute a needed tile twice: that is fine).
+# - float32 scores must work at any magnitude softmax handles: the checks use rows that reach
+#   100 to 150 and rows whose scores all lie near $-160$.
 # - float16/bfloat16 inputs accumulate in float32 and return the input dtype.
 # - Read the block size as `FlashAttention.BLOCK`: the grader sets it to small sizes (2 to 32)
 #   so that small inputs span several tiles, and measures the largest tensor you create and
@@ -951,29 +1030,122 @@ plt.show()
 # with the shapes your model uses.)
 
 # %% [markdown]
+# ## ✎ Exercise 4 · `AttentionWithBias` (transfer)
+#
+# Real attention layers rarely stop at a boolean mask: T5 and Swin add a learned
+# relative-position bias to the scores, ALiBi adds $-$slope $\times$ distance per head, and
+# padding is often a float bias of $0$ and $-\infty$. Write `AttentionWithBias`, with
+# `AttentionWithBias.apply(Q, K, V, bias, scale)` returning
+#
+# $$O = \operatorname{softmax}_{\text{row}}\big(\tau\, Q K^\top + B\big)\, V$$
+#
+# for `Q (..., Lq, d)`, `K (..., Lk, d)`, `V (..., Lk, dv)`, a Python-float `scale` $\tau$, and
+# `bias` $B$ a float tensor **broadcastable** to `(..., Lq, Lk)`: `(Lq, Lk)`, `(H, 1, Lk)`,
+# `(B, H, Lq, Lk)`, `(Lk,)`, with $-\infty$ entries where a key is padding (every query keeps at
+# least one finite key). `bias` may require grad.
+#
+# - Gradients for `Q`, `K`, `V` and `bias`, **each only when it is needed**
+#   (`ctx.needs_input_grad`), and `None` for `scale`.
+# - `backward` itself returns the bias gradient with exactly `bias.shape`. (Autograd's engine
+#   would quietly sum a bigger one for you; the checks look at what your backward returns.)
+# - No built-in softmax backward: no autograd inside `backward`, no `_softmax_backward_data`.
+#
+# Nothing in this lesson derives the bias gradient: that is the exercise. The hints are
+# collapsed; open them one at a time, only if you are stuck.
+#
+# <details><summary>Hint 1: where does the bias enter?</summary>
+#
+# Call the biased scores $S' = \tau\,QK^\top + B$. Everything after $S'$ is the attention you
+# already differentiated, so you know $\partial\phi/\partial S'$. What is
+# $\partial S'_{ij}/\partial B_{ij}$, and what is $\partial S'_{ij}/\partial Q_{ic}$ now?
+# </details>
+#
+# <details><summary>Hint 2: a bias shared by many scores</summary>
+#
+# With $B$ of shape $(H, 1, N_k)$, one entry $B_{h,0,j}$ is added to $S'_{b,h,i,j}$ for every
+# batch element $b$ and every query $i$. By the chain rule, its gradient is the sum of
+# $\partial\phi/\partial S'$ over every score it was added to. Which dimensions of
+# $\partial\phi/\partial S'$ does that sum run over, for a bias with fewer dimensions, and for
+# a dimension of size 1?
+# </details>
+#
+# <details><summary>Hint 3: padding with $-\infty$</summary>
+#
+# Where $B_{ij} = -\infty$, $P_{ij} = 0$. What does your formula for $dS$ give there, and so
+# what gradient does a padding entry of the bias receive?
+# </details>
+
+# %% nbgrader={"grade_id": "answer_AttentionWithBias", "solution": true}
+class AttentionWithBias(torch.autograd.Function):
+    """softmax(Q K^T * scale + bias) V for a bias broadcastable to the scores, which may
+    require grad; every gradient only when needed, the bias's of exactly bias.shape."""
+
+    @staticmethod
+    def forward(ctx, Q, K, V, bias, scale):
+        ### BEGIN SOLUTION
+        P = torch.softmax((Q @ K.transpose(-2, -1)) * scale + bias, dim=-1)
+        ctx.save_for_backward(Q, K, V, P)
+        ctx.scale, ctx.bias_shape = scale, bias.shape
+        return P @ V
+        ### END SOLUTION
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        Q, K, V, P = ctx.saved_tensors
+        need_Q, need_K, need_V, need_bias, _ = ctx.needs_input_grad
+        grad_Q = grad_K = grad_V = grad_bias = None
+        if need_V:
+            grad_V = P.transpose(-2, -1) @ grad_output
+        if need_Q or need_K or need_bias:
+            grad_P = grad_output @ V.transpose(-2, -1)
+            grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))  # dphi/dS'
+            if need_Q:
+                grad_Q = ctx.scale * grad_S @ K
+            if need_K:
+                grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q
+            if need_bias:  # S' = scale * Q K^T + bias: dS' summed where bias was broadcast
+                grad_bias = grad_S.sum_to_size(ctx.bias_shape)
+        return grad_Q, grad_K, grad_V, grad_bias, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "AttentionWithBias", "grade": true, "points": 3}
+self_check("AttentionWithBias", AttentionWithBias)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `dS = P * dP` | wrong `dQ`, `dK` (`dV` is still right, which hides it) | `dS = P * (dP - (dP * P).sum(-1, keepdim=True))` |
-# | `dS = P * (1 - P) * dP` (softmax treated like a sigmoid) | only the diagonal of the Jacobian | the same row-sum formula |
-# | the row sum over `dim=-2` | sums over queries, not keys | `dim=-1, keepdim=True` |
+# | `dS = P * dP` | wrong `dQ`, `dK` (`dV` is still right, which hides it) | the softmax's VJP has a row-sum term, $-p\,p^\top$ in its Jacobian |
+# | `dS = P * (1 - P) * dP` (softmax treated like a sigmoid) | only the diagonal of the Jacobian | the same row-sum term |
+# | the row sum over `dim=-2` | sums over queries, not keys | the row sum runs over the keys of each query |
 # | a mask built for `nn.MultiheadAttention` (`True` = blocked) | attends to exactly the wrong keys | here `True` = attend: `masked_fill(~mask, -inf)` |
 # | no `mask=None` path (`~mask` on `None`) | `TypeError: bad operand type for unary ~` on the most common call | `if mask is not None:` |
 # | `exp(scores)` without subtracting the row maximum | `inf`, then `nan`, for large scores | `torch.softmax`, or `scores - scores.amax(-1, keepdim=True)` |
 # | one global maximum, and the mask applied after `exp` | rows far below the global maximum underflow to `0/0 = nan` | fill `-inf` first, then subtract each row's own maximum |
-# | forgetting `scale` in `dQ` and `dK` | gradients off by a constant factor | `dQ = scale * dS @ K`, `dK = scale * dS^T @ Q` |
+# | forgetting `scale` in `dQ` and `dK` | gradients off by a constant factor | $S = \tau QK^\top$: both carry $\tau$ |
 # | `K.T` on batched tensors | reverses every dimension, batch ones included (deprecated beyond 2-D) | `K.transpose(-2, -1)` |
 # | `ctx.mask = mask` | escapes the in-place version check and saved-tensor hooks (and, for an output, makes a reference cycle); it does not by itself break double backward | `ctx.save_for_backward(..., mask)` |
 # | a "memory-efficient" version that saves `P` or the scores | no memory saved | save the log-sum-exp; recompute `P` |
-# | no rescaling of the running output | right only while no later key block raises a row's maximum | `o = alpha * o + p @ v` with `alpha = exp(m_old - m_new)` |
-# | rescaling with the wrong maximum (a tile's own without FlashAttention-1's second correction factor, or `exp(m_new - m_old)`) | wrong weights, or `inf * 0 = nan` | exponentiate against `m_new`, rescale by `exp(m_old - m_new)` |
+# | no rescaling of the running output | right only while no later key block raises a row's maximum | rescale $o$ by $e^{m_{\text{old}} - m_{\text{new}}}$, as $\ell$ |
+# | rescaling with the wrong maximum (a tile's own without FlashAttention-1's second correction factor, or $e^{m_{\text{new}} - m_{\text{old}}}$) | wrong weights, or `inf * 0 = nan` | exponentiate against $m_{\text{new}}$, rescale by $e^{m_{\text{old}} - m_{\text{new}}}$ |
+# | no running maximum at all, $e^{S}$ | `inf`, then `nan`, once a float32 score passes about 88.7 | subtract the running maximum |
+# | the running maximum started at 0 | `0/0 = nan` for rows whose float32 scores all lie below about $-103$ | start it at $-\infty$ |
+# | a first tile in which a row sees no key (key blocks visited from the last) | $e^{-\infty + \infty}$ = `nan` for that row | visit key blocks from key 0, or subtract 0 where $m_{\text{new}} = -\infty$ |
 # | log-sum-exp without the row maximum, `log(exp(S).sum(-1))` | `inf` for scores above about 88 in float32 | `m + log(exp(S - m).sum(-1))`, or `torch.logsumexp` |
 # | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |
 # | log-sum-exp kept in bfloat16 or float16 | a few per cent off in every recomputed probability | keep `L` in float32 |
-# | `D` from a tile's `dP_ij * P_ij` | part of the row sum: wrong `dQ`, `dK` with several key blocks | `D = (dO * O).sum(-1)` before the loop |
+# | $D$ from a tile's $dP_{ij} \odot P_{ij}$ | part of the row sum: wrong `dQ`, `dK` with several key blocks | $D = \operatorname{rowsum}(dO \odot O)$, whole rows, before the loop |
 # | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(N^2)$ | one `BLOCK x BLOCK` tile at a time |
-# | computing every tile under `causal` | right numbers, twice the work | start or stop the inner loop at the diagonal |
+# | computing tiles entirely above the diagonal under `causal` | right numbers, up to twice the work | start or stop the inner loop at the diagonal |
+# | a block size written as a number instead of `FlashAttention.BLOCK` | the grader's block sizes are ignored | read `FlashAttention.BLOCK` |
+# | a bias gradient of the scores' shape | right only because the engine sums it; the contract asks backward for `bias.shape` | sum over the broadcast dimensions |
 #
 # Where popular write-ups go wrong: the missing row sum is the classic one. A write-up that
 # derives the softmax's derivative "element by element" as $p(1-p)$, or that writes

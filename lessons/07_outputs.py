@@ -28,9 +28,15 @@
 # 4. write an in-place Function with `mark_dirty`, and read the errors PyTorch raises around
 #    in-place writes: on a leaf that requires grad, on a returned input, on a returned view.
 #
-# Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**.
+# 5. decide what an in-place Function must save **before** it writes, because the write
+#    destroys it.
+#
+# Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and
+# **✎ 4 `AbsInPlace`**, an op this lesson never works through.
 
 # %% nbgrader={"locked": true}
+import math
+
 import matplotlib.pyplot as plt
 import torch
 
@@ -115,44 +121,43 @@ print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,))
 #
 # PyTorch's own `torch.max(x, dim)` returns indices that do not require grad: there is no
 # derivative of "where the maximum is". A Function whose output is a **float** tensor with no
-# meaningful derivative must say so itself. Here `AbsSign.apply(x)` returns $|x|$ and the
-# sign of $x$ as floats, once without and once with the mark:
+# meaningful derivative must say so itself. Here `FracFloor.apply(x)` returns the fractional
+# part $x - \lfloor x \rfloor$ and the integer part $\lfloor x \rfloor$ as floats (as
+# `torch.frac` and `torch.floor` would); the integer part is a step function, whose derivative
+# is 0 wherever it exists. Once without and once with the mark:
 
 # %%
-class AbsSign(torch.autograd.Function):
-    """(|x|, sign(x)); sign has no derivative worth passing on."""
+class FracFloor(torch.autograd.Function):
+    """(x - floor(x), floor(x)); floor has no derivative worth passing on."""
 
     @staticmethod
     def forward(ctx, x):
-        sign = torch.sign(x)
-        ctx.save_for_backward(sign)
-        return x.abs(), sign
+        whole = torch.floor(x)
+        return x - whole, whole
 
     @staticmethod
-    def backward(ctx, grad_abs, grad_sign):
-        sign, = ctx.saved_tensors
-        return grad_abs * sign  # d|x|/dx = sign(x); grad_sign is ignored
+    def backward(ctx, grad_frac, grad_whole):
+        return grad_frac  # d(x - floor x)/dx = 1 between integers; grad_whole is ignored
 
 
-class AbsSignMarked(AbsSign):
+class FracFloorMarked(FracFloor):
     @staticmethod
     def forward(ctx, x):
-        sign = torch.sign(x)
-        ctx.save_for_backward(sign)
-        ctx.mark_non_differentiable(sign)
-        return x.abs(), sign
+        whole = torch.floor(x)
+        ctx.mark_non_differentiable(whole)
+        return x - whole, whole
 
 
-x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
-print("unmarked: sign.requires_grad =", AbsSign.apply(x)[1].requires_grad)
-print("marked:   sign.requires_grad =", AbsSignMarked.apply(x)[1].requires_grad)
+x = torch.tensor([-2.5, 0.5, 3.25], requires_grad=True)
+print("unmarked: floor.requires_grad =", FracFloor.apply(x)[1].requires_grad)
+print("marked:   floor.requires_grad =", FracFloorMarked.apply(x)[1].requires_grad)
 try:
-    AbsSignMarked.apply(x)[1].sum().backward()
+    FracFloorMarked.apply(x)[1].sum().backward()
 except RuntimeError as error:
-    print("backward from the marked sign:", first_line(error))
+    print("backward from the marked floor:", first_line(error))
 
 # %% [markdown]
-# Unmarked, `sign` claims to require grad, and a loss built on it would send gradients into a
+# Unmarked, `floor` claims to require grad, and a loss built on it would send gradients into a
 # backward that silently drops them. Marked, it is a constant as far as autograd is
 # concerned, like the indices of `torch.max`.
 #
@@ -162,7 +167,12 @@ except RuntimeError as error:
 #
 # **Predict, then run.** `ArgMax` below returns the maximum and its `int64` index and marks
 # nothing. Is `index.requires_grad` `True` or `False`? Its backward prints the `grad_index` it
-# receives: `None`, zeros, or is backward called with one gradient only?
+# receives: `None`, zeros, or is backward called with one gradient only? Write both down first.
+
+# %%
+my_index_requires_grad = None  # True or False
+my_grad_index = None  # "None", "zeros" or "not passed"
+
 
 # %%
 class ArgMax(torch.autograd.Function):
@@ -184,8 +194,10 @@ class ArgMax(torch.autograd.Function):
 
 
 values, index = ArgMax.apply(torch.tensor([[1.0, 5.0, 2.0]], requires_grad=True))
-print("unmarked integer output: index.requires_grad =", index.requires_grad, index.dtype)
+print("unmarked integer output: index.requires_grad =", index.requires_grad, index.dtype,
+      "  you predicted", my_index_requires_grad)
 values.sum().backward()
+print("you predicted grad_index:", my_grad_index)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -243,18 +255,18 @@ print("yours:            ", my_sort_backward(grad_values, indices))
 #   \qquad \text{i.e.} \qquad \text{grad\_x}[\pi(j)] = \text{grad\_values}[j].$$
 #
 # $P^\top$ is the inverse permutation: backward **scatters** `grad_values` back to the
-# positions the values came from, `torch.zeros(5).scatter(0, indices, grad_values)`, or along
-# the last dimension of any shape, `torch.zeros_like(grad_values).scatter(-1, indices,
-# grad_values)`. Gathering `grad_values` with the same indices applies $P$ a second time
-# instead of undoing it, which is right only for the permutations that are their own inverse,
-# such as a swap of two elements (or no change at all: an already sorted `x` hides it).
+# positions the values came from (or, the same thing, gathers it with the inverse permutation
+# $\pi^{-1}$). Gathering `grad_values` with $\pi$ itself applies $P$ a second time instead of
+# undoing it, which is right only for the permutations that are their own inverse, such as a
+# swap of two elements (or no change at all: an already sorted `x` hides it). Writing it for
+# any leading shape, along the last dimension, is Exercise 1.
 # </details>
 #
 # The picture: each value leaves its position in forward (grey), and its gradient travels the
 # same arrow backwards (orange).
 
 # %%
-grad_x = torch.zeros(5).scatter(0, indices, grad_values)
+grad_x = leaf.grad  # autograd's, from torch.sort above
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 2.8))
 panels = [(left, "forward gathers: values[j] = x[indices[j]]", "#999999", "x", x,
@@ -278,8 +290,8 @@ for ax, title, color, top_name, top, bottom_name, bottom, downwards in panels:
     ax.set_title(title, fontsize=10)
 plt.show()
 
-print("scatter (right): ", grad_x)
-print("gather  (wrong): ", grad_values.gather(0, indices))
+print("autograd's grad_x:        ", grad_x)
+print("gather with the indices:  ", grad_values.gather(0, indices), "(applies P again: wrong)")
 
 # %% [markdown]
 # **Ties.** When two entries of $x$ are equal, sort is not differentiable there, and which of
@@ -289,9 +301,14 @@ print("gather  (wrong): ", grad_values.gather(0, indices))
 # (`stable=False`) and `stable=True` return the same indices?
 
 # %%
+my_same_indices = None  # True or False
+
+
+# %%
 tied = torch.tensor([1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 2.0, 0.0] * 4)
 print("default and stable=True agree:",
-      torch.equal(torch.sort(tied).indices, torch.sort(tied, stable=True).indices))
+      torch.equal(torch.sort(tied).indices, torch.sort(tied, stable=True).indices),
+      "  you predicted", my_same_indices)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -314,7 +331,8 @@ print("default and stable=True agree:",
 # `torch.sort` accepts).
 #
 # - Mark `indices` with `ctx.mark_non_differentiable`.
-# - Save **only** `indices`: the values are not needed to route a gradient.
+# - Save **only** the permutation: one int64 tensor of `x`'s shape, the indices (or, if your
+#   backward prefers it, their inverse). The values are not needed to route a gradient.
 # - Backward receives `grad_values` and `grad_indices` (zeros, which it ignores) and routes
 #   `grad_values` back along the last dimension as you derived above, for any leading shape.
 
@@ -447,6 +465,10 @@ print("received:", received[-1], " x.grad:", x.grad)
 # (materialised zeros) and `SinCosLazy` (`None`)? Count the ops in their `backward` bodies.
 
 # %%
+my_tensors_allocated = {"SinCos": None, "SinCosLazy": None}  # how many tensors of x's size
+
+
+# %%
 def backward_bytes(function, n=1_000_000):
     x = torch.randn(n, requires_grad=True)
     sin_x = function.apply(x)[0]
@@ -466,6 +488,7 @@ ax.set_xlabel("MiB allocated during backward (x: 10⁶ float32, only sin used)")
 ax.invert_yaxis()
 plt.show()
 print({name: f"{b / 2 ** 20:.1f} MiB" for name, b in measured.items()})
+print("you predicted:", my_tensors_allocated)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -503,8 +526,11 @@ except RuntimeError as error:
     print(first_line(error))
 
 # %% [markdown]
-# They also change whenever `x` does. Return fresh tensors (`.clone()`); the memory is the
-# price of a Function whose outputs behave like any other tensor.
+# They also change whenever `x` does. Return fresh tensors (`.clone()` each half); the memory
+# is the price of a Function whose outputs behave like any other tensor. Cloning first and
+# splitting afterwards, `x.clone().chunk(2, -1)`, does not count: the halves are then views of
+# the clone, made inside forward, and writing into them raises the same error. The checks
+# write into your outputs.
 #
 # ## ✎ Exercise 2 · `SplitHalves`
 #
@@ -600,63 +626,65 @@ print("w untouched:", w)
 # `x`. Autograd then rewrites `x`'s history so that `x.grad_fn` is your backward, bumps its
 # version, and raises the leaf error for you. Without the mark, autograd sees an input
 # returned as it was: it hands back a new tensor object, a view of `x`, and leaves `x`'s own
-# history untouched. Here are both, for a clamp at 0:
+# history untouched. Here are both, for an in-place exponential, $y = e^x$ written over $x$.
+# Its derivative is $e^x = y$ itself, so backward needs nothing but the output, which is what
+# `x` holds after the write:
 
 # %%
-class ClampUnmarked(torch.autograd.Function):
-    """Writes into x but does not call mark_dirty."""
+class ExpUnmarked(torch.autograd.Function):
+    """Writes exp(x) into x but does not call mark_dirty."""
 
     @staticmethod
     def forward(ctx, x):
-        x.clamp_(min=0)
+        x.exp_()
         ctx.save_for_backward(x)
         return x
 
     @staticmethod
     def backward(ctx, grad_output):
         y, = ctx.saved_tensors
-        return grad_output * (y > 0)
+        return grad_output * y  # d exp(x)/dx = exp(x) = y
 
 
-class ClampMarked(ClampUnmarked):
+class ExpMarked(ExpUnmarked):
     @staticmethod
     def forward(ctx, x):
-        x.clamp_(min=0)
+        x.exp_()
         ctx.mark_dirty(x)
-        ctx.save_for_backward(x)
+        ctx.save_for_backward(x)  # after the write, x holds the output
         return x
 
 
 weights = torch.tensor([1.0, 2.0, 3.0, 4.0])
-for function in (ClampUnmarked, ClampMarked):
+for function in (ExpUnmarked, ExpMarked):
     a = torch.tensor([-1.0, 0.5, 2.0, -3.0], requires_grad=True)
     x = a.clone()
     version = x._version
     y = function.apply(x)
     print(f"{function.__name__}: y is x: {y is x}; x.grad_fn: {type(x.grad_fn).__name__}; "
           f"version {version} -> {x._version}")
-    (x * weights).sum().backward()  # a loss that uses x, the tensor the clamp overwrote
-    print(f"   a.grad through x = {a.grad}   (true: {weights * (a > 0)})")
+    (x * weights).sum().backward()  # a loss that uses x, the tensor exp overwrote
+    print(f"   a.grad through x = {a.grad}   (true: {weights * a.detach().exp()})")
 
 # %% [markdown]
-# Unmarked, `x` now holds clamped values while its history still says "a copy of `a`", so a
-# loss built on `x` gets a **silently wrong** gradient. The returned view cannot be written
-# into either, and a leaf is overwritten without a word:
+# Unmarked, `x` now holds $e^a$ while its history still says "a copy of `a`", so a loss built
+# on `x` gets a **silently wrong** gradient (the weights alone, as if nothing had happened).
+# The returned view cannot be written into either, and a leaf is overwritten without a word:
 
 # %%
-y = ClampUnmarked.apply(torch.tensor([-1.0, 2.0], requires_grad=True).clone())
+y = ExpUnmarked.apply(torch.tensor([-1.0, 2.0], requires_grad=True).clone())
 try:
     y.add_(1)
 except RuntimeError as error:
     print(first_line(error))
 
 leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
-ClampUnmarked.apply(leaf)
+ExpUnmarked.apply(leaf)
 print("unmarked, the leaf was overwritten silently:", leaf)
 
 leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
 try:
-    ClampMarked.apply(leaf)
+    ExpMarked.apply(leaf)
 except RuntimeError as error:
     print("marked:", first_line(error))
 print("but forward had already run, so the leaf is changed anyway:", leaf)
@@ -666,6 +694,75 @@ print("but forward had already run, so the leaf is changed anyway:", leaf)
 # a custom Function can only refuse **after** its forward ran. Inside forward autograd is
 # off, so nothing stops the write itself; the error comes when autograd wraps the outputs.
 #
+# ## What to save before the write
+#
+# An ordinary Function can save its input. An in-place one cannot, not as it was: after the
+# write, `x` holds the output, and saving `x` before writing does not help either, because
+# autograd's version counter then refuses to hand back a tensor that was modified. So the
+# question for every in-place Function is: **can backward compute the derivative from the
+# output $y$ alone?** If yes, save `x` after the write (it is $y$, and costs nothing). If not,
+# save, *before* writing, the smallest thing that fills the gap.
+#
+# **Predict, then run.** For each of these in-place ops, can the derivative at every $x$ be
+# recovered from $y$ alone? $y = \max(x, 0)$; $y = \tanh x$; $y = \sin x$; $y = x^3$.
+
+# %%
+my_recoverable = {"clamp at 0": None, "tanh": None, "sin": None, "cube": None}  # True/False
+
+# %%
+x = torch.linspace(-3, 3, 7, dtype=torch.float64)
+for name, f, derivative in [("clamp at 0", torch.relu, lambda t: (t > 0).double()),
+                            ("tanh", torch.tanh, lambda t: 1 / torch.cosh(t) ** 2),
+                            ("sin", torch.sin, torch.cos),
+                            ("cube", lambda t: t ** 3, lambda t: 3 * t ** 2)]:
+    print(f"{name:>10}: y = {f(x).numpy().round(3)}  dy/dx = {derivative(x).numpy().round(3)}"
+          f"  you said {my_recoverable[name]}")
+print("sin(0.5) and sin(pi - 0.5):", math.sin(0.5), math.sin(math.pi - 0.5), " their cosines:",
+      math.cos(0.5), math.cos(math.pi - 0.5))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The clamp: the derivative is $1$ where $y > 0$ and $0$ where $y = 0$, a function of $y$.
+# $\tanh$: $1 - y^2$. The cube: $3x^2 = 3\,y^{2/3}$, a function of $y$ too. But $\sin$:
+# $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and $x = \pi - 0.5$ show
+# (same $y$, opposite derivatives). For $\sin$ the output is not enough, and what is missing is
+# one bit per element: the sign of $\cos x$.
+# </details>
+#
+# ### Worked example: `SinInPlace`, one bit saved before the write
+#
+# The magnitude $|\cos x| = \sqrt{1 - y^2}$ comes from the output; the sign must be saved
+# while $x$ still exists. A bool tensor is one byte per element, an eighth of a float64 copy
+# of $x$:
+
+# %%
+class SinInPlace(torch.autograd.Function):
+    """Writes sin(x) into x; saves one bool per element (the sign of cos x) and the output."""
+
+    @staticmethod
+    def forward(ctx, x):
+        cos_positive = torch.cos(x) >= 0  # before the write: sin(x) forgets this
+        x.sin_()
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x, cos_positive)  # x is the output y now
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, cos_positive = ctx.saved_tensors
+        magnitude = torch.sqrt(1 - y * y)  # |cos x|, from the output
+        return grad_output * torch.where(cos_positive, magnitude, -magnitude)
+
+
+a = torch.tensor([0.5, math.pi - 0.5, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
+x = a.clone()
+SinInPlace.apply(x).sum().backward()
+print("a.grad:", a.grad, "  cos(a):", a.detach().cos())
+print("gradcheck:", torch.autograd.gradcheck(lambda t: SinInPlace.apply(t.clone()),
+                                             (torch.randn(6, dtype=torch.float64,
+                                                          requires_grad=True),)))
+
 # ## ✎ Exercise 3 · `ReLUInPlace`
 #
 # Write `ReLUInPlace`, with `ReLUInPlace.apply(x)` clamping `x` to `>= 0` **in place**,
@@ -673,8 +770,8 @@ print("but forward had already run, so the leaf is changed anyway:", leaf)
 #
 # - The gradient is `grad_output` where $x > 0$ and 0 elsewhere, **0 at $x = 0$** as for
 #   `MyReLU` in lesson 01.
-# - What to save: after the clamp, `x` holds the output $y$, and $y > 0$ exactly where
-#   $x > 0$. Save it with `ctx.save_for_backward` (or save a boolean mask instead).
+# - What to save: answer the question of the previous section for the clamp, then save
+#   through `ctx.save_for_backward` (never as a `ctx` attribute).
 # - A leaf that requires grad must raise PyTorch's own error: `mark_dirty` does that for you.
 
 # %% nbgrader={"grade_id": "answer_ReLUInPlace", "solution": true}
@@ -736,23 +833,79 @@ print(f"forward allocated: torch.relu {bytes_builtin / 2 ** 10:.0f} KiB, "
 outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.float64))
 
 # %% [markdown]
+# ## ✎ Exercise 4 · `AbsInPlace` (transfer)
+#
+# Write `AbsInPlace`, with `AbsInPlace.apply(x)` writing $|x|$ into `x` **in place**, calling
+# `ctx.mark_dirty(x)` and returning `x` itself.
+#
+# - The gradient is `grad_output` times the sign of $x$ **as it was before the write**, and
+#   **0 where $x$ was 0**, as for `torch.abs`.
+# - Save only what backward needs, saved **before** the write, in **at most one byte per
+#   element** (an `int8` or `bool` tensor): not a float copy of `x`, and not the returned
+#   tensor.
+# - A leaf that requires grad must raise PyTorch's own error.
+#
+# Nothing in this lesson works it through: use the question of "What to save before the
+# write". Hints, collapsed; open them one at a time, only if you are stuck.
+#
+# <details><summary>Hint 1: the output</summary>
+#
+# After the write, $y = |x|$. Take $x = 2$ and $x = -2$: same $y$, and their derivatives?
+# </details>
+#
+# <details><summary>Hint 2: how many values must you keep?</summary>
+#
+# $\frac{d|x|}{dx}$ takes three values here: $1$, $-1$, and $0$ at $x = 0$ (the convention of
+# `torch.abs`). How many values can a bool hold, and which dtype of one byte holds three?
+# </details>
+
+# %% nbgrader={"grade_id": "answer_AbsInPlace", "solution": true}
+class AbsInPlace(torch.autograd.Function):
+    """x.abs_(), in place: returns x itself; the gradient is sign(x) of x before the write."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        sign = torch.sign(x).to(torch.int8)  # -1, 0 or 1: lost once x holds |x|
+        x.abs_()
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(sign)
+        return x
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        sign, = ctx.saved_tensors
+        return grad_output * sign  # d|x|/dx = sign(x), 0 at x == 0
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "AbsInPlace", "grade": true, "points": 2}
+self_check("AbsInPlace", AbsInPlace)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("AbsInPlace", AbsInPlace)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | indices not marked with `mark_non_differentiable` | integer outputs are exempt anyway, but the contract is unsaid, and a float output would require grad | `ctx.mark_non_differentiable(indices)` |
-# | saving the values (or `x`) as well as, or instead of, the indices | memory for nothing: routing a gradient needs only the permutation | `ctx.save_for_backward(indices)` |
-# | gathering `grad_values` with the indices | the permutation is applied twice instead of undone: wrong gradient | scatter: `zeros.scatter(-1, indices, grad_values)` |
+# | saving the values (or `x`) as well as, or instead of, the indices | memory for nothing: routing a gradient needs only the permutation | save one permutation |
+# | gathering `grad_values` with the indices | the permutation is applied twice instead of undone: wrong gradient | scatter back, the transpose of a gather |
 # | finding positions by comparing values | ties receive the same gradient twice | use the indices forward returned |
 # | `set_materialize_grads(False)` not called | backward gets tensors of zeros for unused outputs, allocated for nothing | call it in forward |
 # | adding or concatenating a `None` gradient | `TypeError` as soon as an output goes unused | `if grad is None` before using it |
-# | `torch.zeros` for a missing half, then `torch.cat` | the zeros materialisation you switched off, by hand | one `new_zeros` of the full shape and slice assignment, or `pad` |
+# | `torch.zeros` for a missing half, then `torch.cat` | the zeros materialisation you switched off, by hand | one tensor of the full shape |
 # | a tensor of zeros when every gradient is `None` | an allocation for no gradient | return `None` |
-# | returning views (`x[..., :h]`) from forward | writing into them raises; they change when `x` does | `.clone()` |
+# | returning views (`x[..., :h]`, or `x.clone().chunk(2, -1)`) from forward | writing into them raises; views of `x` change when `x` does | clone each half |
 # | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
 # | an in-place Function that returns a new tensor | no memory saved, `x` unchanged (and with `mark_dirty`, an error) | write into `x` and return it |
-# | mask `y >= 0` after the clamp | all True: the gradient passes everywhere | `y > 0`, which is 0 at $x = 0$ |
-# | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | `grad_output * mask` |
+# | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, of `abs`'s) | save it before writing, in as few bytes as it needs |
+# | a mask that is True at $x = 0$ for the clamp | the gradient passes where `torch.relu`'s is 0 | a strict comparison |
+# | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |
 #
 # ## Summary
 #
@@ -762,5 +915,6 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 # zeros for `None`, which backward must then check. An in-place Function writes into `x`,
 # calls `mark_dirty(x)` and returns `x`; without the mark, gradients through `x` are silently
 # wrong and leaves are overwritten; with it, PyTorch guards leaves (after forward ran) and
-# tracks the write with the version counter. Next lesson: Functions that `torch.func` and
-# `torch.compile` can work with.
+# tracks the write with the version counter. What backward cannot recover from the output
+# must be saved before the write, in as few bytes as it needs. Next lesson: Functions that
+# `torch.func` and `torch.compile` can work with.

@@ -9,9 +9,11 @@ import torch.nn.functional as F
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       run_backward, run_forward)
+from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .attention_inputs import attention_values, make_mask, one_thread  # noqa: F401
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
 
@@ -26,46 +28,6 @@ def attention_reference(Q, K, V, scale, mask=None):
 
 SDPA = Spec("ScaledDotProductAttention", INPUT_NAMES, attention_reference)
 MEMORY_EFFICIENT = Spec("MemoryEfficientAttention", INPUT_NAMES, attention_reference)
-
-
-# ------------------------------------------------------------------------------------ inputs
-def make_mask(kind: str | None, lead: tuple, Lq: int, Lk: int, device, seed: int = 0):
-    """A boolean mask (True = attend) in which every query keeps at least one key.
-
-    ``causal``: (Lq, Lk), query i sees keys up to i + Lk - Lq. ``padding``: (B, 1, ..., 1, Lk),
-    a length per batch element. ``random``: the full (*lead, Lq, Lk), each row keeping one key
-    and dropping another where it can. ``random2d``: the same, (Lq, Lk), broadcast."""
-    if kind is None:
-        return None
-    if kind == "causal":
-        return torch.ones(Lq, Lk, dtype=torch.bool, device=device).tril(Lk - Lq)
-    generator = torch.Generator().manual_seed(seed)
-    if kind == "padding":
-        lengths = torch.randint(1, Lk + 1, (lead[0],), generator=generator)
-        lengths[0] = Lk - 1 if Lk > 1 else 1  # at least one element really padded
-        keep = torch.arange(Lk) < lengths[:, None]
-        return keep.reshape(lead[0], *([1] * len(lead)), Lk).to(device)
-    shape = (*lead, Lq, Lk) if kind == "random" else (Lq, Lk)
-    keep = torch.rand(shape, generator=generator) < 0.6
-    rows = torch.arange(Lq)
-    first, second = rows % Lk, (rows + 1) % Lk
-    keep[..., rows, first] = True  # every query attends somewhere
-    if Lk > 1:
-        keep[..., rows, second] = False  # and every query ignores something
-    return keep.to(device)
-
-
-def attention_values(lead, Lq, Lk, d, dv, device, *, mask=None, seed=0, dtype=torch.float64,
-                     magnitude: float = 1.0, scale: float | None = None) -> dict:
-    values = {
-        "Q": magnitude * sample((*lead, Lq, d), device, seed=seed, dtype=dtype),
-        "K": magnitude * sample((*lead, Lk, d), device, seed=seed + 1, dtype=dtype),
-        "V": sample((*lead, Lk, dv), device, seed=seed + 2, dtype=dtype),
-        "scale": 1 / math.sqrt(d) if scale is None else scale,
-    }
-    if mask is not None:
-        values["mask"] = make_mask(mask, lead, Lq, Lk, device, seed + 3)
-    return values
 
 
 # ------------------------------------------------------------------------- known mistakes
@@ -152,8 +114,14 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
             return (f"{spec.name} applies the mask after subtracting one global maximum: rows "
                     "far below it underflow to 0 / 0 = nan; fill masked scores with -inf first, "
                     "then subtract each row's own maximum")
-        return (f"{spec.name}'s output has inf or nan for large scores: subtract each row's "
-                "maximum score before exp (softmax is unchanged by it)")
+        small = dict(values, scale=values["scale"] / 1000)  # the same inputs, scores near 0
+        with torch.no_grad():
+            moderate = function.apply(*make_inputs(small, requires_grad=False).values())
+        if not _same(moderate, attention_reference(**small)):
+            return None  # wrong at small scores too: the magnitude is not what breaks it
+        return (f"{spec.name}'s output has inf or nan for large scores, and is right once the "
+                "same scores are made small: subtract each row's maximum score before exp "
+                "(softmax is unchanged by it)")
     if not _same(output, expected):
         return None
     grad_output = _grad_output_like(expected)
@@ -251,19 +219,6 @@ SHAPES = [
 ]
 
 
-def attention_quick(function, spec: Spec, device="cpu") -> None:
-    check_mask_polarity(function, spec, device)
-    values = attention_values((2,), 4, 5, 3, 2, device, mask="causal")
-    forward, backward = check_attention(function, spec, values)
-    check_no_ctx_tensors(spec, forward)
-    check_backward_by_hand(spec, backward)
-    check_attention(function, spec, attention_values((2,), 3, 4, 2, 2, device, seed=4))
-    check_stable(function, spec, device)
-    check_against_sdpa(function, spec, attention_values((2,), 4, 5, 3, 2, device, mask="random",
-                                                        seed=3, dtype=torch.float32), device)
-    check_gradcheck(function, spec, attention_values((2,), 3, 4, 2, 2, device, mask="random"))
-
-
 def attention_full(function, spec: Spec, device) -> None:
     check_mask_polarity(function, spec, device)
     for seed, (lead, Lq, Lk, d, dv, mask) in enumerate(SHAPES):
@@ -271,18 +226,50 @@ def attention_full(function, spec: Spec, device) -> None:
         forward, backward = check_attention(function, spec, values)
         check_no_ctx_tensors(spec, forward)
         check_backward_by_hand(spec, backward)
+    covers("mask None, causal, padding, broadcast 2-d")
+    covers("Lq != Lk, one query, one key")
+    with case("causal mask, each of Q, K, V alone requiring grad"):
+        check_each_input_alone(function, spec, attention_values((2,), 4, 5, 3, 2, device,
+                                                                mask="causal", seed=30))
+    check_noncontiguous_grad_output(function, spec, attention_values(
+        (2,), 4, 5, 3, 2, device, mask="padding", seed=31))
+    covers("non-contiguous grad_output")
     check_stable(function, spec, device)
+    covers("scores in the thousands")
     for seed, (lead, Lq, Lk, d, dv, mask) in enumerate(
             [((2, 3), 5, 7, 4, 3, "causal"), ((2, 2), 6, 6, 8, 8, "padding"),
              ((1,), 4, 9, 5, 6, None), ((2, 2), 7, 5, 4, 4, "random")]):
         check_against_sdpa(function, spec, attention_values(
             lead, Lq, Lk, d, dv, device, mask=mask, seed=seed + 40, dtype=torch.float32), device)
+    covers("float32 against F.scaled_dot_product_attention")
     check_gradcheck(function, spec, attention_values((2,), 3, 4, 2, 3, device, mask="random"))
     check_gradcheck(function, spec, attention_values((), 2, 3, 2, 2, device))
 
 
+def check_noncontiguous_grad_output(function, spec: Spec, values: dict) -> None:
+    """grad_output a transposed view, as after a later op's permute: backward must not assume
+    a contiguous layout (``.view`` raises on it)."""
+    inputs = make_inputs(values)
+    with case(describe(values) + ", grad_output not contiguous"):
+        output = run_forward(function, spec, inputs).output
+        grad_output = _grad_output_like(output, seed=6).transpose(-2, -1).contiguous()
+        grad_output = grad_output.transpose(-2, -1)
+        grads = run_backward(spec, output, inputs, grad_output).grads
+        fresh = make_inputs(values)
+        truth = torch.autograd.grad(attention_reference(**fresh),
+                                    [fresh[n] for n in ("Q", "K", "V")], grad_output)
+        for name, grad, true in zip(("Q", "K", "V"), grads, truth):
+            diagnose_gradient(name, grad, true)
+
+
+CONTRACT = ("mask None, causal, padding, broadcast 2-d", "Lq != Lk, one query, one key",
+            "non-contiguous grad_output", "scores in the thousands",
+            "float32 against F.scaled_dot_product_attention")
+
+
 def sdpa_full(ScaledDotProductAttention, device) -> None:
-    attention_full(check_is_function(ScaledDotProductAttention, SDPA), SDPA, device)
+    with one_thread():
+        attention_full(check_is_function(ScaledDotProductAttention, SDPA), SDPA, device)
 
 
 # ---------------------------------------------------------------- MemoryEfficientAttention
@@ -307,12 +294,18 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
 
 
 def memory_efficient_full(MemoryEfficientAttention, device) -> None:
-    function = check_is_function(MemoryEfficientAttention, MEMORY_EFFICIENT)
+    with one_thread():
+        _memory_efficient_full(check_is_function(MemoryEfficientAttention, MEMORY_EFFICIENT),
+                               device)
+
+
+def _memory_efficient_full(function, device) -> None:
     for seed, (lead, L, mask) in enumerate([((2,), 16, "causal"), ((2, 2), 12, "padding"),
                                             ((1,), 20, None), ((2,), 10, "random")]):
         values = attention_values(lead, L, L + 3, 4, 3, device, mask=mask, seed=seed + 50)
         forward, _ = check_attention(function, MEMORY_EFFICIENT, values)
         check_saves_row_statistics(MEMORY_EFFICIENT, forward, values)
+    covers("only O(Lq) numbers saved besides Q, K, V, mask, output")
     attention_full(function, MEMORY_EFFICIENT, device)
 
 
@@ -324,7 +317,8 @@ def _attention_example() -> tuple:
 
 EXERCISES = [
     Exercise("ScaledDotProductAttention", "06_attention", sdpa_full,
-             example=lambda: _attention_example()),
+             example=lambda: _attention_example(), contract=CONTRACT),
     Exercise("MemoryEfficientAttention", "06_attention", memory_efficient_full,
-             example=lambda: _attention_example()),
+             example=lambda: _attention_example(),
+             contract=CONTRACT + ("only O(Lq) numbers saved besides Q, K, V, mask, output",)),
 ]

@@ -21,8 +21,12 @@ from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..memory import TensorAccounting, cuda_peak
-from ..tiled import needed_scores, needed_tiles, recognise_backward, recognise_forward
-from .attention import attention_reference
+from ..contract import check_each_input_alone, covers
+from ..tiled import recognise_backward, recognise_forward
+from .attention import _attention_example, attention_reference
+from .attention_inputs import one_thread
+from .flash_probes import (ScoreTiles, magnitude_values, recognise_magnitude,
+                           recognise_masked_first_tile, tagged_values)
 
 NAME = "FlashAttention"
 
@@ -81,7 +85,8 @@ def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
                                                            rtol=rtol, atol=atol)
         except GradingError as error:
             try:
-                hint = (recognise_forward(function, values, block, flash_reference)
+                hint = (recognise_masked_first_tile(function, values)
+                        or recognise_forward(function, values, block, flash_reference)
                         or recognise_backward(function, values, block))
             except Exception:  # the learner's code may raise anything: keep the first hint
                 hint = None
@@ -106,20 +111,34 @@ def _budget(values: dict, block: int) -> tuple[int, int]:
     return largest, 3 * whole + 8 * heads * block * block * width
 
 
-def _backward(output, inputs: dict, grad_output) -> None:
-    """Backpropagate without the probes' op and FLOP logs (the accounting sees every op)."""
+def _backward(output, inputs: dict, grad_output) -> tuple:
+    """The gradients of the inputs that require grad, without the probes' op and FLOP logs
+    (slow on hundreds of tile ops; the accounting sees every op itself)."""
     wanted = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
     try:
-        torch.autograd.grad(output, wanted, grad_output, allow_unused=True)
+        return torch.autograd.grad(output, wanted, grad_output, allow_unused=True)
     except RuntimeError as error:
         raise _explain_runtime_error(FLASH, "backward", error, inputs) from error
 
 
+def _fixed_tile(function, device) -> tuple | None:
+    """The shape of the largest tensor forward creates on 72 x 72 scores, when it is the same
+    for BLOCK = 4 and BLOCK = 8 and smaller than the whole matrix (a hard-coded block size)."""
+    values = flash_values((), 72, 72, 2, 2, device)
+    shapes = []
+    for block in (4, 8):  # a tile of scores bigger than either, yet not the whole matrix
+        with block_size(function, block), TensorAccounting() as books, torch.no_grad():
+            function.apply(*values.values())
+        shapes.append(books.phase.largest.shape if books.phase.largest else None)
+    same = shapes[0] == shapes[1] and shapes[0] is not None
+    return shapes[0] if same and 8 < min(shapes[0][-2:]) < 72 else None
+
+
 def check_allocations(function, values: dict, block: int) -> None:
-    """The largest tensor and the peak of live tensors in forward and in backward, and the
-    score tiles computed under causal, by live-tensor accounting."""
+    """The largest tensor and the peak of live tensors in forward and in backward, by
+    live-tensor accounting."""
     Q, K = values["Q"], values["K"]
-    heads, Lq, Lk, d = math.prod(Q.shape[:-2]), Q.shape[-2], K.shape[-2], Q.shape[-1]
+    heads, Lq, Lk = math.prod(Q.shape[:-2]), Q.shape[-2], K.shape[-2]
     largest, budget = _budget(values, block)
     inputs = make_inputs(values)
     grad_output = torch.randn((*Q.shape[:-1], values["V"].shape[-1]), dtype=Q.dtype,
@@ -139,6 +158,13 @@ def check_allocations(function, values: dict, block: int) -> None:
                                    "compute it tile by tile yourself")
             big = books_.largest
             if big is not None and big.numel > largest:
+                fixed = _fixed_tile(function, Q.device)
+                if fixed is not None:
+                    raise GradingError(
+                        f"{NAME} ignores {NAME}.BLOCK: its largest score tile is {fixed} "
+                        f"whether BLOCK is 4 or 8 (and here {big.shape}, beyond BLOCK={block}); "
+                        f"read the block size as {NAME}.BLOCK in forward and backward, since "
+                        "the grader sets it")
                 full = big.shape[-2:] in ((Lq, Lk), (Lk, Lq))
                 what = ("materialises the full Lq x Lk matrix" if full
                         else "creates a tensor bigger than a tile")
@@ -155,17 +181,6 @@ def check_allocations(function, values: dict, block: int) -> None:
                     f"{NAME}'s {phase} had {books_.peak} bytes of tensors alive at its peak "
                     f"where tiles need at most {budget}: let each tile go before the next "
                     "(no list of tiles, no full-size scores)")
-            if values["causal"]:
-                scores = sum(p.outputs for p in books_.products
-                             if p.inner == d and max(p.rows, p.cols) <= block)
-                need, total = needed_tiles(Lq, Lk, block, True)
-                allowed = heads * needed_scores(Lq, Lk, block, True)
-                if scores > allowed:
-                    raise GradingError(
-                        f"{NAME}'s {phase} computes score tiles entirely above the causal "
-                        f"diagonal: {scores // heads} scores per batch-head where the {need} "
-                        f"of {total} tiles with a visible key hold {allowed // heads}; skip a "
-                        "key block that starts after the query block's last visible key")
 
 
 def check_low_precision(function, values: dict, block: int, tolerance: float) -> None:
@@ -194,9 +209,9 @@ def check_low_precision(function, values: dict, block: int, tolerance: float) ->
                         rtol=tolerance, atol=tolerance)
         grad_output = torch.randn(output.shape, generator=torch.Generator().manual_seed(2),
                                   dtype=torch.float64).to(output.device)
-        backward = run_backward(FLASH, output, inputs, grad_output.to(dtype))
+        grads = _backward(output, inputs, grad_output.to(dtype))
         truth = torch.autograd.grad(expected, [fresh[n] for n in ("Q", "K", "V")], grad_output)
-        for name, grad, true in zip("QKV", backward.grads, truth):
+        for name, grad, true in zip("QKV", grads, truth):
             if isinstance(grad, torch.Tensor) and grad.dtype != dtype:
                 raise GradingError(f"grad_{name} has dtype {grad.dtype} but {name} has dtype "
                                    f"{dtype}: cast the float32 accumulator back")
@@ -236,15 +251,61 @@ def check_against_sdpa(function, values: dict, block: int, device) -> None:
         diagnose_values(f"{NAME}'s output", forward.output, expected.detach(), rtol=rtol,
                         atol=atol)
         grad_output = torch.randn_like(expected)
-        backward = run_backward(FLASH, forward.output, inputs, grad_output)
+        grads = _backward(forward.output, inputs, grad_output)
         truth = torch.autograd.grad(expected, [fresh[n] for n in ("Q", "K", "V")], grad_output)
-        for name, grad, true in zip("QKV", backward.grads, truth):
+        for name, grad, true in zip("QKV", grads, truth):
             diagnose_gradient(name, grad, true, rtol=rtol, atol=atol)
 
 
+def check_causal_tiles(function, device) -> None:
+    """Under causal, no score tile whose every key lies after every query's last visible key,
+    in forward or in backward: the contract's quantity, counted on the tiles themselves (a
+    backward that computes each needed tile twice, in a dK/dV pass and a dQ pass, is fine)."""
+    values = tagged_values((2,), 10, 13, 5, 3, device, causal=True, seed=90)
+    Lq, Lk, block = 10, 13, 4
+    inputs = make_inputs(values)
+    with block_size(function, block), case(describe(values, block)):
+        with ScoreTiles(Lq, Lk, 5) as tiles:
+            output = run_forward(function, FLASH, inputs).output
+            tiles.phase = "backward"
+            _backward(output, inputs, torch.ones_like(output))
+        for phase in ("forward", "backward"):
+            above = tiles.above_diagonal(phase)
+            if above:
+                queries, keys = above[0]
+                raise GradingError(
+                    f"{NAME}'s {phase} computes score tiles entirely above the causal diagonal: "
+                    f"{len(above)} tiles in which no query sees any key (the first: queries "
+                    f"{min(queries)}..{max(queries)} against keys {min(keys)}..{max(keys)}, "
+                    f"where query i sees keys j <= i + {Lk - Lq}); skip a key block that starts "
+                    "after the query block's last visible key")
+
+
+def check_magnitudes(function, device, block: int) -> None:
+    """float32 rows of scores above exp's overflow (88.7) and rows all near -160."""
+    values = magnitude_values(device)
+    with block_size(function, block), case("float32 scores of 100 to 150 in some rows and all "
+                                           f"near -160 in others, BLOCK={block}"):
+        try:
+            check_values_and_gradients(function, FLASH, values, rtol=1e-4, atol=1e-5)
+        except GradingError as error:
+            try:
+                hint = recognise_magnitude(function, values, flash_reference)
+            except Exception:  # the learner's code may raise anything: keep the first hint
+                hint = None
+            if hint is None:
+                raise
+            raise GradingError(hint, str(error)) from error
+
+
 def flash_full(FlashAttention, device) -> None:
-    function = check_is_function(FlashAttention, FLASH)
-    # (lead, Lq, Lk, d, dv, causal, BLOCK): several blocks, ragged edges, Lq != Lk both ways
+    with one_thread():
+        _flash_full(check_is_function(FlashAttention, FLASH), device)
+
+
+def _flash_full(function, device) -> None:
+    # (lead, Lq, Lk, d, dv, causal, BLOCK): several blocks, ragged edges, Lq != Lk both ways,
+    # diagonal tiles in which some rows see no key (5 x 11 in blocks of 4)
     for seed, (lead, Lq, Lk, d, dv, causal, block) in enumerate([
             ((2,), 6, 9, 3, 2, False, 4), ((2, 3), 7, 7, 4, 5, True, 3),
             ((3,), 5, 11, 3, 3, True, 4), ((2,), 9, 4, 2, 3, False, 3),
@@ -252,30 +313,38 @@ def flash_full(FlashAttention, device) -> None:
             ((2, 1, 2), 8, 8, 3, 3, True, 8)]):
         check_flash(function, flash_values(lead, Lq, Lk, d, dv, device, causal=causal,
                                            seed=seed + 60), block)
+    covers("causal, Lq != Lk, ragged blocks")
+    with block_size(function, 3), case("BLOCK=3, causal"):
+        check_each_input_alone(function, FLASH, flash_values((), 4, 6, 3, 2, device,
+                                                             causal=True, seed=67))
+    check_magnitudes(function, device, 4)
+    covers("float32 scores above 88 and all near -160")
     for seed, causal in enumerate((False, True)):
-        check_against_sdpa(function, flash_values((2, 2), 100, 130, 16, 8, device, causal=causal,
+        check_against_sdpa(function, flash_values((2, 2), 40, 56, 16, 8, device, causal=causal,
                                                   seed=seed + 70, dtype=torch.float32),
-                           64, device)
-    check_allocations(function, flash_values((2,), 160, 160, 4, 3, device, causal=True), 32)
-    check_allocations(function, flash_values((1,), 96, 96, 2, 3, device), 16)
-    check_allocations(function, flash_values((2,), 96, 200, 3, 5, device, causal=True), 16)
+                           16, device)
+    covers("float32 against F.scaled_dot_product_attention")
+    check_allocations(function, flash_values((2,), 32, 32, 4, 3, device, causal=True), 8)
+    check_allocations(function, flash_values((1,), 16, 40, 3, 5, device), 8)
+    covers("largest tensor and peak")
+    check_causal_tiles(function, device)
+    covers("causal tiles skipped")
     for dtype, tolerance in ((torch.bfloat16, 3e-2), (torch.float16, 4e-3)):
-        check_low_precision(function, flash_values((2,), 70, 90, 8, 8, device, causal=True,
+        check_low_precision(function, flash_values((2,), 40, 56, 8, 8, device, causal=True,
                                                    dtype=dtype, seed=80), 16, tolerance)
+    covers("float16 and bfloat16")
     if torch.device(device).type == "cuda":
         check_cuda_peak(function, flash_values((2,), 1024, 1024, 16, 16, device,
                                                dtype=torch.float32), 64)
-    with block_size(function, 2), case("gradcheck, BLOCK=2"):
-        check_gradcheck(function, FLASH, flash_values((2,), 3, 5, 2, 3, device, causal=True))
+    with block_size(function, 3), case("gradcheck, BLOCK=3"):
+        check_gradcheck(function, FLASH, flash_values((), 4, 6, 2, 2, device, causal=True))
         check_gradcheck(function, FLASH, flash_values((), 4, 3, 2, 2, device))
 
 
 EXERCISES = [
-    Exercise(NAME, "06_attention", flash_full,
-             example=lambda: flash_example()),
+    Exercise(NAME, "06_attention", flash_full, example=_attention_example,
+             contract=("causal, Lq != Lk, ragged blocks", "float32 scores above 88 and all near "
+                       "-160", "float32 against F.scaled_dot_product_attention",
+                       "largest tensor and peak", "causal tiles skipped",
+                       "float16 and bfloat16")),
 ]
-
-
-def flash_example() -> tuple:
-    Q, K, V = (sample((3, 4), "cpu", seed=seed) for seed in (0, 1, 2))
-    return Q, K, V, 0.5

@@ -56,74 +56,6 @@ class MemoryEfficientAttention(torch.autograd.Function):
                 P.transpose(-2, -1) @ grad_output, None, None)
 '''
 
-FLASH = '''
-def _tile_mask(s, i, j, Lq, Lk):
-    query = torch.arange(i, i + s.shape[-2], device=s.device)
-    key = torch.arange(j, j + s.shape[-1], device=s.device)
-    return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))
-
-
-class FlashAttention(torch.autograd.Function):
-    BLOCK = 64
-
-    @staticmethod
-    def forward(ctx, Q, K, V, scale, causal=False):
-        block, Lq, Lk = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2]
-        wide = torch.promote_types(Q.dtype, torch.float32)
-        O = Q.new_empty(*Q.shape[:-1], V.shape[-1])
-        L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)
-        for i in range(0, Lq, block):
-            q = Q[..., i:i + block, :].to(wide)
-            m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, device=Q.device)
-            ell = torch.zeros_like(m)
-            o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=wide, device=Q.device)
-            end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk
-            for j in range(0, end, block):
-                k, v = K[..., j:j + block, :].to(wide), V[..., j:j + block, :].to(wide)
-                s = (q @ k.transpose(-2, -1)) * scale
-                if causal:
-                    s = _tile_mask(s, i, j, Lq, Lk)
-                m_new = torch.maximum(m, s.amax(dim=-1))
-                alpha = torch.exp(m - m_new)
-                p = torch.exp(s - m_new.unsqueeze(-1))
-                ell = alpha * ell + p.sum(dim=-1)
-                o = alpha.unsqueeze(-1) * o + p @ v
-                m = m_new
-            O[..., i:i + block, :] = o / ell.unsqueeze(-1)
-            L[..., i:i + block] = m + ell.log()
-        ctx.save_for_backward(Q, K, V, O, L)
-        ctx.scale, ctx.causal = scale, causal
-        return O
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, grad_output):
-        Q, K, V, O, L = ctx.saved_tensors
-        block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2], L.dtype
-        D = (grad_output.to(wide) * O.to(wide)).sum(dim=-1)
-        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)
-        grad_K, grad_V = torch.empty_like(K), torch.empty_like(V)
-        for j in range(0, Lk, block):
-            k, v = K[..., j:j + block, :].to(wide), V[..., j:j + block, :].to(wide)
-            dk, dv = torch.zeros_like(k), torch.zeros_like(v)
-            first = max(0, j - (Lk - Lq)) // block * block if ctx.causal else 0
-            for i in range(first, Lq, block):
-                q = Q[..., i:i + block, :].to(wide)
-                do = grad_output[..., i:i + block, :].to(wide)
-                s = (q @ k.transpose(-2, -1)) * ctx.scale
-                if ctx.causal:
-                    s = _tile_mask(s, i, j, Lq, Lk)
-                p = torch.exp(s - L[..., i:i + block, None])
-                dv += p.transpose(-2, -1) @ do
-                ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])
-                grad_Q[..., i:i + block, :] += ctx.scale * ds @ k
-                dk += ctx.scale * ds.transpose(-2, -1) @ q
-            grad_K[..., j:j + block, :] = dk
-            grad_V[..., j:j + block, :] = dv
-        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None
-'''
-
-
 def _edit(code: str, *changes: tuple[str, str]) -> str:
     for old, new in changes:
         if code.count(old) < 1:
@@ -132,7 +64,7 @@ def _edit(code: str, *changes: tuple[str, str]) -> str:
     return code
 
 
-S, M, FA = "ScaledDotProductAttention", "MemoryEfficientAttention", "FlashAttention"
+S, M = "ScaledDotProductAttention", "MemoryEfficientAttention"
 BACKWARD_S = "grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))"
 
 UNUSUAL = [
@@ -174,31 +106,6 @@ UNUSUAL = [
         ("Q, K, V, output, lse, mask = ctx.saved_tensors",
          "Q, K, V, output, lse, *rest = ctx.saved_tensors\n        mask = rest[0] if rest "
          "else None"))),
-    Unusual(FA, "einsum tiles", _edit(
-        FLASH, ("s = (q @ k.transpose(-2, -1)) * scale",
-                's = torch.einsum("...id,...jd->...ij", q, k) * scale'))),
-    Unusual(FA, "causal tiles skipped with continue, every tile masked by torch.where", _edit(
-        FLASH, ("for j in range(0, end, block):\n",
-                "for j in range(0, Lk, block):\n                if j >= end:\n"
-                "                    continue\n"),
-        ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
-         'return torch.where(key <= query[:, None] + (Lk - Lq), s, float("-inf"))'))),
-    Unusual(FA, "query blocks outside in backward (FlashAttention-1 order)", _edit(
-        FLASH,
-        ("        for j in range(0, Lk, block):\n            k, v = K[..., j:j + block, :]"
-         ".to(wide), V[..., j:j + block, :].to(wide)\n            dk, dv = torch.zeros_like(k), "
-         "torch.zeros_like(v)\n            first = max(0, j - (Lk - Lq)) // block * block if "
-         "ctx.causal else 0\n            for i in range(first, Lq, block):\n",
-         "        dK = torch.zeros(K.shape, dtype=wide, device=K.device)\n"
-         "        dV = torch.zeros(V.shape, dtype=wide, device=V.device)\n"
-         "        for i in range(0, Lq, block):\n"
-         "            end = min(Lk, i + min(block, Lq - i) + Lk - Lq) if ctx.causal else Lk\n"
-         "            for j in range(0, end, block):\n"
-         "                k, v = K[..., j:j + block, :].to(wide), V[..., j:j + block, :]"
-         ".to(wide)\n                dk, dv = dK[..., j:j + block, :], dV[..., j:j + block, :]\n"),
-        ("            grad_K[..., j:j + block, :] = dk\n            grad_V[..., j:j + block, :]"
-         " = dv\n        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None",
-         "        return grad_Q.to(Q.dtype), dK.to(K.dtype), dV.to(V.dtype), None, None"))),
 ]
 
 
@@ -264,39 +171,12 @@ MISTAKES = [
     Mistake(M, "no row sum", "leaves out the row-sum term of the softmax", _sdpa(
         ("grad_S = P * (grad_P - (grad_output * output).sum(dim=-1, keepdim=True))",
          "grad_S = P * grad_P"), name=M), named=True),
-    Mistake(FA, "no rescaling of the running output", "does not rescale the running output",
-            _edit(FLASH, ("o = alpha.unsqueeze(-1) * o + p @ v", "o = o + p @ v")),
-            named=True, nbgrader=True),
-    Mistake(FA, "rescaling with the wrong max", "rescales with the wrong maximum",
-            _edit(FLASH, ("p = torch.exp(s - m_new.unsqueeze(-1))",
-                          "p = torch.exp(s - s.amax(dim=-1, keepdim=True))")), named=True),
-    Mistake(FA, "rescaling factor inverted", "rescales with the wrong maximum",
-            _edit(FLASH, ("alpha = torch.exp(m - m_new)", "alpha = torch.exp(m_new - m)")),
-            named=True),
-    Mistake(FA, "log-sum-exp in low precision", "saves its log-sum-exp in bfloat16",
-            _edit(FLASH, ("L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)",
-                          "L = torch.empty(Q.shape[:-1], dtype=Q.dtype, device=Q.device)"),
-                  ("block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2], "
-                   "L.dtype", "block, Lq, Lk = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2]"
-                   "\n        wide = torch.promote_types(Q.dtype, torch.float32)")), named=True),
-    Mistake(FA, "D from dP instead of dO * O", "takes D from dP instead of dO * O",
-            _edit(FLASH, ("ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])",
-                          "dp = do @ v.transpose(-2, -1)\n                ds = p * (dp - "
-                          "(dp * p).sum(-1, keepdim=True))")), named=True, nbgrader=True),
-    Mistake(FA, "full Lq x Lk matrix in forward", "forward materialises the full Lq x Lk",
-            _edit(FLASH, ("        for i in range(0, Lq, block):\n            q = Q[",
-                          "        full = Q.to(wide) @ K.to(wide).transpose(-2, -1)\n"
-                          "        for i in range(0, Lq, block):\n            q = Q[")),
-            named=True),
-    Mistake(FA, "full Lq x Lk matrix in backward", "backward materialises the full Lq x Lk",
-            _edit(FLASH, ("        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)",
-                          "        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)\n"
-                          "        P = torch.exp(Q.to(wide) @ K.to(wide).transpose(-2, -1) * "
-                          "ctx.scale - L.unsqueeze(-1))")), named=True),
-    Mistake(FA, "every tile computed under causal", "computes score tiles entirely above",
-            _edit(FLASH, ("end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk",
-                          "end = Lk")), named=True),
-    Mistake(FA, "block size hard-coded", "creates a tensor bigger than a tile",
-            _edit(FLASH, ("block, Lq, Lk = FlashAttention.BLOCK, Q", "block, Lq, Lk = 64, Q"),
-                  ("block, Lq, Lk, wide = FlashAttention.BLOCK", "block, Lq, Lk, wide = 64"))),
+]
+
+MISTAKES += [
+    # -inf * 0 = nan in every masked position: not a magnitude problem, so the hint quotes the
+    # numbers instead of asking for a maximum to be subtracted
+    Mistake(S, "mask applied by arithmetic with -inf", "contains inf or nan where the true "
+            "value is finite", _sdpa(('scores = scores.masked_fill(~mask, float("-inf"))',
+                                      'scores = scores * mask + (~mask) * float("-inf")'))),
 ]

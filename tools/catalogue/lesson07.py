@@ -52,24 +52,6 @@ def _split(forward: str = _SPLIT_FORWARD, backward: str = _SPLIT_BACKWARD) -> st
     return f"class SplitHalves(torch.autograd.Function):\n{forward}\n{backward}"
 
 
-_RELU_BACKWARD = '''
-    @staticmethod
-    def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return grad_output * (y > 0)
-'''
-
-
-def _relu(forward_body: str, backward: str = _RELU_BACKWARD) -> str:
-    return ("class ReLUInPlace(torch.autograd.Function):\n    @staticmethod\n"
-            f"    def forward(ctx, x):\n{forward_body}\n{backward}")
-
-
-_RELU_FORWARD = '''        x.clamp_(min=0)
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(x)
-        return x'''
-
 UNUSUAL = [
     Unusual("SortWithIndices", "argsort and gather", _sort('''
     @staticmethod
@@ -140,34 +122,6 @@ UNUSUAL = [
             if g is not None:
                 part.copy_(g)
         return out
-''')),
-    Unusual("ReLUInPlace", "relu_ and a saved mask", _relu('''        torch.relu_(x)
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(x > 0)
-        return x''', '''
-    @staticmethod
-    def backward(ctx, grad_output):
-        mask, = ctx.saved_tensors
-        return grad_output * mask
-''')),
-    Unusual("ReLUInPlace", "masked_fill_ and torch.where", _relu('''        x.masked_fill_(x < 0, 0)
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(x)
-        return x''', '''
-    @staticmethod
-    def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return torch.where(y > 0, grad_output, torch.zeros_like(grad_output))
-''')),
-    Unusual("ReLUInPlace", "mul_ by the mask, saved before the write", _relu('''        positive = x > 0
-        x.mul_(positive)
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(positive)
-        return x''', '''
-    @staticmethod
-    def backward(ctx, grad_output):
-        positive, = ctx.saved_tensors
-        return grad_output.masked_fill(~positive, 0)
 ''')),
 ]
 
@@ -281,37 +235,54 @@ MISTAKES = [
         h = x.shape[-1] // 2
         return x[..., :h], x[..., h:]
 '''), named=True),
-    Mistake("ReLUInPlace", "mark_dirty not called", "did not call ctx.mark_dirty(x)", _relu(
-        '''        x.clamp_(min=0)
-        ctx.save_for_backward(x)
-        return x'''), named=True, nbgrader=True),
-    Mistake("ReLUInPlace", "returns a new tensor", "returned a new tensor", _relu(
-        '''        y = x.clamp(min=0)
-        ctx.save_for_backward(y)
-        return y'''), named=True, nbgrader=True),
-    Mistake("ReLUInPlace", "gradient 1 at x == 0", "gradient at x == 0", _relu(
-        '''        mask = x >= 0
-        x.clamp_(min=0)
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(mask)
-        return x''', '''
+]
+
+UNUSUAL += [
+    # PyTorch's own: derivatives.yaml gives sort's values the gradient
+    # value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim=True)
+    Unusual("SortWithIndices", "PyTorch's own formula, value_selecting_reduction_backward",
+            _sort(backward=_sort_backward(
+                "        return torch.ops.aten.value_selecting_reduction_backward(\n"
+                "            grad_values, -1, indices, list(indices.shape), True)\n"))),
+    Unusual("SortWithIndices", "saves the inverse permutation and gathers", _sort('''
     @staticmethod
-    def backward(ctx, grad_output):
-        mask, = ctx.saved_tensors
-        return grad_output * mask
-'''), named=True),
-    Mistake("ReLUInPlace", "mask y >= 0 after the clamp", "passes grad_output through everywhere",
-            _relu(_RELU_FORWARD, '''
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(torch.argsort(indices, dim=-1) if x.dim() else indices)
+        return values, indices
+''', '''
     @staticmethod
-    def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return grad_output * (y >= 0)
-'''), named=True),
-    Mistake("ReLUInPlace", "grad_output modified in place", "modified grad_output in place",
-            _relu(_RELU_FORWARD, '''
+    def backward(ctx, grad_values, grad_indices):
+        inverse, = ctx.saved_tensors  # where each entry of x went
+        return grad_values.gather(-1, inverse) if grad_values.dim() else grad_values
+''')),
+]
+
+MISTAKES += [
+    # a widely copied write-up of ctx's API sorts along the last dim and scatters along dim 0
+    Mistake("SortWithIndices", "scatter along dim 0", "SortWithIndices.backward raised RuntimeError",
+            _sort(backward=_sort_backward(
+                "        return torch.zeros_like(grad_values).scatter(0, indices, grad_values)\n"
+            ))),
+    Mistake("SortWithIndices", "indices and their inverse both saved",
+            "one permutation is all backward needs", _sort('''
     @staticmethod
-    def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return grad_output.mul_(y > 0)
-'''), named=True),
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices, torch.argsort(indices, dim=-1))
+        return values, indices
+''', '''
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        indices, inverse = ctx.saved_tensors
+        return grad_values.gather(-1, inverse)
+''')),
+    Mistake("SplitHalves", "chunks of a clone", "SplitHalves returned views", _split('''
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return x.clone().chunk(2, dim=-1)
+'''), named=True, nbgrader=True),
 ]

@@ -1,0 +1,91 @@
+"""Lesson 07's transfer exercise: AbsInPlace, |x| written into x. Its gradient needs the sign
+x had before the write, which the output no longer holds: forward must save it first, in at
+most one byte per element."""
+
+import torch
+
+from ..checks import Spec, case, check_is_function, gradcheck_callable
+from ..contract import check_each_input_alone, covers
+from ..diagnose import diagnose_gradient
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+from .in_place import (Cloned, check_leaf_error, check_on_view, check_plain_tensor,
+                       check_version_tracking, gradient_through, with_zeros)
+
+LATER_IN_LESSON = True
+NAME = "AbsInPlace"
+ABS = Spec(NAME, ("x",), torch.abs)
+SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
+
+
+def check_saved_sign(forward, x: torch.Tensor) -> None:
+    """Only the sign, saved before the write, in at most one byte per element."""
+    for saved in forward.saved:
+        if saved.role == "output" or saved.role.startswith("input"):
+            raise GradingError(
+                f"{NAME} saves the tensor it returns (x after the write holds |x|, whose sign "
+                "is +1 or 0 everywhere): save the sign of x before writing, as an int8 tensor")
+        if saved.dtype.is_floating_point:
+            raise GradingError(
+                f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} "
+                f"({saved.nbytes} bytes): the gradient needs only the sign of x, which fits in "
+                "one byte per element: save torch.sign(x) as int8 (or a bool tensor)")
+    total = sum(saved.nbytes for saved in forward.saved)
+    if total > max(x.numel(), 1):
+        raise GradingError(
+            f"{NAME} saves {total} bytes for {x.numel()} elements: at most one byte per element "
+            "(the sign of x as one int8 tensor) is all its gradient needs")
+
+
+def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
+    """Written in place, marked dirty, the gradient sign(x) * grad_output with 0 at 0."""
+    forward, got, pristine, before = gradient_through(function, ABS, x, seed)
+    expected = pristine * torch.sign(before)
+    if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
+        zero = before == 0
+        if (before < 0).any() and torch.allclose(got, pristine * (before != 0)):
+            raise GradingError(
+                f"{NAME}'s gradient is +grad_output where x was negative: it read the sign after "
+                "the write, when x holds |x|; save the sign of x before writing into it")
+        for at_zero, convention in ((-1.0, "x > 0"), (1.0, "x >= 0")):
+            wrong = torch.where(zero, at_zero * pristine, expected)
+            if zero.any() and torch.allclose(got, wrong):
+                raise GradingError(
+                    f"{NAME}'s gradient at x == 0 is {'-' if at_zero < 0 else ''}grad_output, "
+                    f"as from a bool mask {convention}; torch.abs gives 0 there, and a bool "
+                    "cannot tell 0 from the other sign: save the sign itself (int8: -1, 0, 1)")
+    diagnose_gradient("x", got, expected)
+    check_saved_sign(forward, before)
+
+
+def abs_full(AbsInPlace, device) -> None:
+    function = check_is_function(AbsInPlace, ABS)
+    for seed, shape in enumerate(SHAPES):
+        with case(f"x of shape {shape} with some entries exactly 0"):
+            check_abs(function, with_zeros(sample(shape, device, seed=seed)), seed=seed)
+    covers("x == 0")
+    covers("0-d x")
+    covers("the sign saved in one byte per element")
+    check_leaf_error(function, ABS, device)
+    covers("a leaf that requires grad")
+    check_each_input_alone(Cloned(function), ABS, {"x": sample((3, 4), device, seed=5,
+                                                                 away_from_zero=0.1)})
+    with case("x of shape (3, 6) in float32"):
+        check_abs(function, with_zeros(sample((3, 6), device, dtype=torch.float32)))
+    covers("float32")
+    with case("x a view, b[1:], of a tensor b that is not a leaf"):
+        check_on_view(function, ABS, device)
+    covers("a view of a non-leaf")
+    check_plain_tensor(function, ABS, device)
+    check_version_tracking(function, ABS, device)
+    covers("version counter")
+    gradcheck_callable(ABS, lambda t: function.apply(t.clone()),
+                       sample((2, 4), device, seed=1, away_from_zero=0.1))
+
+
+EXERCISES = [
+    Exercise(NAME, "07_outputs", abs_full,
+             contract=("x == 0", "0-d x", "the sign saved in one byte per element",
+                       "a leaf that requires grad", "float32", "a view of a non-leaf",
+                       "version counter")),
+]

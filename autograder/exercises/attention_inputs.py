@@ -1,0 +1,60 @@
+"""Lesson 06's inputs: attention problems with the masks people use, and a one-thread context
+for checks that multiply tiny matrices."""
+
+import math
+from contextlib import contextmanager
+
+import torch
+
+from ..exercise import sample
+
+
+@contextmanager
+def one_thread():
+    """Run on one CPU thread: these checks multiply tiny matrices, for which one thread is the
+    fastest, and which other threads of a busy machine would only stall."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def make_mask(kind: str | None, lead: tuple, Lq: int, Lk: int, device, seed: int = 0):
+    """A boolean mask (True = attend) in which every query keeps at least one key.
+
+    ``causal``: (Lq, Lk), query i sees keys up to i + Lk - Lq. ``padding``: (B, 1, ..., 1, Lk),
+    a length per batch element. ``random``: the full (*lead, Lq, Lk), each row keeping one key
+    and dropping another where it can. ``random2d``: the same, (Lq, Lk), broadcast."""
+    if kind is None:
+        return None
+    if kind == "causal":
+        return torch.ones(Lq, Lk, dtype=torch.bool, device=device).tril(Lk - Lq)
+    generator = torch.Generator().manual_seed(seed)
+    if kind == "padding":
+        lengths = torch.randint(1, Lk + 1, (lead[0],), generator=generator)
+        lengths[0] = Lk - 1 if Lk > 1 else 1  # at least one element really padded
+        keep = torch.arange(Lk) < lengths[:, None]
+        return keep.reshape(lead[0], *([1] * len(lead)), Lk).to(device)
+    shape = (*lead, Lq, Lk) if kind == "random" else (Lq, Lk)
+    keep = torch.rand(shape, generator=generator) < 0.6
+    rows = torch.arange(Lq)
+    first, second = rows % Lk, (rows + 1) % Lk
+    keep[..., rows, first] = True  # every query attends somewhere
+    if Lk > 1:
+        keep[..., rows, second] = False  # and every query ignores something
+    return keep.to(device)
+
+
+def attention_values(lead, Lq, Lk, d, dv, device, *, mask=None, seed=0, dtype=torch.float64,
+                     magnitude: float = 1.0, scale: float | None = None) -> dict:
+    values = {
+        "Q": magnitude * sample((*lead, Lq, d), device, seed=seed, dtype=dtype),
+        "K": magnitude * sample((*lead, Lk, d), device, seed=seed + 1, dtype=dtype),
+        "V": sample((*lead, Lk, dv), device, seed=seed + 2, dtype=dtype),
+        "scale": 1 / math.sqrt(d) if scale is None else scale,
+    }
+    if mask is not None:
+        values["mask"] = make_mask(mask, lead, Lq, Lk, device, seed + 3)
+    return values

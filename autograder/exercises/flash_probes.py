@@ -1,0 +1,147 @@
+"""Probes for FlashAttention's contract that its values cannot show: which score tiles it
+computes under ``causal``, and whether a failure at large or small float32 scores comes from
+their magnitude (softmax does not change when a row's scores all move by one constant).
+
+``ScoreTiles`` watches every matrix product whose inner size is ``d``: with ``tagged_values``
+each row of Q and of K carries a fingerprint (the ratio of its second entry to its first, which
+scaling and casting keep), so a product's factors name the queries and keys of the tile it
+computes, whatever loops, views or einsums produced it.
+"""
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ..exercise import sample
+
+# matrix products and where their two factors sit among the op's arguments
+_MATMULS = {"mm": 0, "bmm": 0, "addmm": 1, "baddbmm": 1}
+_QUERY, _KEY = (0.5, 1.5), (-1.5, -0.5)  # fingerprint ranges of Q's and K's rows
+
+
+def _tags(length: int, low: float, high: float, dtype, device) -> torch.Tensor:
+    return (low + (high - low) * (torch.arange(length, dtype=torch.float64) + 0.5) / length
+            ).to(dtype=dtype, device=device)
+
+
+def tagged_values(lead, Lq: int, Lk: int, d: int, dv: int, device, *, causal: bool,
+                  seed: int = 0) -> dict:
+    """Q and K whose rows carry their own index: entry 0 is 1, entry 1 is the fingerprint."""
+    Q = sample((*lead, Lq, d), device, seed=seed)
+    K = sample((*lead, Lk, d), device, seed=seed + 1)
+    Q[..., 0], K[..., 0] = 1.0, 1.0
+    Q[..., 1] = _tags(Lq, *_QUERY, Q.dtype, device)
+    K[..., 1] = _tags(Lk, *_KEY, K.dtype, device)
+    return {"Q": Q, "K": K, "V": sample((*lead, Lk, dv), device, seed=seed + 2),
+            "scale": d ** -0.5, "causal": causal}
+
+
+def _indices(vectors: torch.Tensor, length: int, low: float, high: float) -> set[int]:
+    """The row indices whose fingerprints ``vectors`` (n, d) carry, from one range."""
+    first, second = vectors[:, 0].double(), vectors[:, 1].double()
+    ratio = second / first
+    position = (ratio - low) / (high - low) * length - 0.5
+    index = position.round()
+    found = (first != 0) & ((position - index).abs() < 0.05) & (index >= 0) & (index < length)
+    return set(index[found].long().tolist())
+
+
+class ScoreTiles(TorchDispatchMode):
+    """``with ScoreTiles(Lq, Lk, d) as tiles:`` then ``tiles.computed[phase]``: (queries, keys)
+    of every score product. ``tiles.phase = name`` starts a phase."""
+
+    def __init__(self, Lq: int, Lk: int, d: int):
+        super().__init__()
+        self.Lq, self.Lk, self.d = Lq, Lk, d
+        self.phase = "forward"
+        self.computed: dict[str, list[tuple[set, set]]] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        position = _MATMULS.get(func.overloadpacket.__name__)
+        if position is not None:
+            a, b = args[position], args[position + 1]
+            if a.shape[-1] == self.d and b.shape[-2] == self.d:
+                self._note(a.reshape(-1, self.d), b.transpose(-2, -1).reshape(-1, self.d))
+        return func(*args, **(kwargs or {}))
+
+    def _note(self, rows: torch.Tensor, cols: torch.Tensor) -> None:
+        vectors = torch.cat([rows, cols])
+        queries = _indices(vectors, self.Lq, *_QUERY)
+        keys = _indices(vectors, self.Lk, *_KEY)
+        if queries and keys:
+            self.computed.setdefault(self.phase, []).append((queries, keys))
+
+    def above_diagonal(self, phase: str) -> list[tuple[set, set]]:
+        """The tiles computed in ``phase`` whose every key lies after every query's last
+        visible key (query i sees keys j <= i + Lk - Lq)."""
+        return [(q, k) for q, k in self.computed.get(phase, [])
+                if min(k) > max(q) + self.Lk - self.Lq]
+
+
+def magnitude_values(device, *, seed: int = 0) -> dict:
+    """float32 scores chosen directly (K the identity, scale 1): rows 0, 2, 4 reach 100 to
+    150, above exp's float32 overflow at 88.7; rows 1, 3, 5 all lie near -160, where
+    exp(S - 0) underflows to 0."""
+    generator = torch.Generator().manual_seed(seed)
+    Lq, Lk = 6, 12
+    scores = torch.randn(2, Lq, Lk, generator=generator, dtype=torch.float64) * 3
+    scores[:, 0::2] += 130.0
+    scores[:, 1::2] -= 160.0
+    V = torch.randn(2, Lk, 3, generator=generator, dtype=torch.float64)
+    K = torch.eye(Lk, dtype=torch.float64).expand(2, Lk, Lk)
+    to = dict(dtype=torch.float32, device=device)
+    return {"Q": scores.to(**to), "K": K.to(**to).contiguous(), "V": V.to(**to), "scale": 1.0,
+            "causal": False}
+
+
+def _rows_wrong(output, expected) -> torch.Tensor:
+    """Per query row (all batch elements together): is any entry non-finite or off?"""
+    if not isinstance(output, torch.Tensor) or output.shape != expected.shape:
+        return torch.ones(expected.shape[-2], dtype=torch.bool)
+    bad = ~torch.isclose(output.detach().double(), expected.double(), rtol=1e-4, atol=1e-5)
+    return bad.flatten(0, -3).any(0).any(-1).cpu()
+
+
+def recognise_magnitude(function, values: dict, reference) -> str | None:
+    """The hint when float32 rows fail at their magnitude and pass once each row of scores is
+    moved to around 0 (which leaves the softmax, and so the output, unchanged)."""
+    def output(v):
+        with torch.no_grad():
+            return function.apply(*v.values())
+
+    expected = reference(**values)
+    wrong = _rows_wrong(output(values), expected)
+    if not wrong.any():
+        return None
+    centred = dict(values, Q=values["Q"] - values["Q"].mean(-1, keepdim=True))
+    if _rows_wrong(output(centred), expected)[wrong].any():
+        return None  # wrong at moderate scores too: the magnitude is not what breaks it
+    high = torch.zeros_like(wrong)
+    high[0::2] = True
+    if (wrong & high).any():
+        return ("FlashAttention's forward overflows: rows whose float32 scores reach 100 to 150 "
+                "come out inf or nan, and right once each row's scores are moved down by a "
+                "constant (softmax does not change); exp(S) is inf above about 88.7 in float32, "
+                "so exponentiate S - m with m the running row maximum")
+    return ("FlashAttention's forward underflows: rows whose float32 scores all lie near -160 "
+            "come out nan or wrong, and right once each row's scores are moved up by a "
+            "constant (softmax does not change); exp(S - m) is 0 for every score when m is not "
+            "the row's maximum (a running maximum started at 0 stays 0 while every score is "
+            "negative): start m at -inf, or at the first tile's row maximum")
+
+
+def recognise_masked_first_tile(function, values: dict) -> str | None:
+    """The hint when an output is nan under causal and finite without it: some row met a
+    tile in which it sees no key before any tile in which it does."""
+    if not values["causal"]:
+        return None
+    with torch.no_grad():
+        masked = function.apply(*values.values())
+        free = function.apply(*dict(values, causal=False).values())
+    if not (isinstance(masked, torch.Tensor) and isinstance(free, torch.Tensor)):
+        return None
+    if torch.isnan(masked).any() and torch.isfinite(free).all():
+        return ("FlashAttention's output is nan under causal only: when the first tile a row "
+                "meets hides all of its keys, its scores there are all -inf, m_new = -inf and "
+                "exp(m - m_new) = exp(-inf + inf) = nan; visit key blocks from key 0 (which every "
+                "query sees), or treat m_new = -inf as 0 in the exponent")
+    return None

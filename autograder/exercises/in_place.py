@@ -1,0 +1,133 @@
+"""Checks for an in-place Function of one input (lesson 07's ReLUInPlace and AbsInPlace):
+written into x, marked dirty, x itself returned, PyTorch's own error for a leaf that requires
+grad, the gradient through a view of a non-leaf, and the version counter bumped."""
+
+import torch
+
+from ..checks import Spec, backward_outputs, check_no_ctx_tensors, run_forward
+from ..diagnose import diagnose_gradient, diagnose_values
+from ..errors import GradingError
+from ..exercise import sample
+from ..probes import _shares_memory, record_ctx_calls
+
+LEAF_ERROR = "a leaf Variable that requires grad"
+
+
+def with_zeros(x: torch.Tensor) -> torch.Tensor:
+    """``x`` with every third entry exactly 0, where the derivative's convention matters."""
+    flat = x.detach().clone().reshape(-1)
+    flat[::3] = 0
+    return flat.reshape(x.shape)
+
+
+def noise(like: torch.Tensor, seed: int) -> torch.Tensor:
+    return sample(like.shape, like.device, seed=seed, dtype=like.dtype)
+
+
+def forward_in_place(function, spec: Spec, x: torch.Tensor):
+    """``function.apply(x)`` for a non-leaf ``x``: (ForwardTrace, output, x's values before)."""
+    before, version = x.detach().clone(), x._version
+    with record_ctx_calls():
+        forward = run_forward(function, spec, {"x": x})
+    y = forward.output
+    if not isinstance(y, torch.Tensor):
+        raise GradingError(f"{spec.name}.forward must return x; it returned "
+                           f"{type(y).__name__}")
+    if y is not x:
+        if _shares_memory(y, x):
+            raise GradingError(
+                f"{spec.name} did not call ctx.mark_dirty(x): autograd got its input back "
+                "unmarked and returned a view of it, while x itself keeps its old history, so "
+                "gradients through x are silently wrong")
+        unchanged = " and left x unchanged" if torch.equal(x.detach(), before) else ""
+        raise GradingError(f"{spec.name} returned a new tensor{unchanged}: write into x in "
+                           "place, call ctx.mark_dirty(x) and return x itself")
+    diagnose_values(f"x after {spec.name}", x, spec.reference(before))
+    if x._version == version:  # unreachable through mark_dirty, which bumps it too
+        raise GradingError("x's version counter did not move: write into x in place")
+    check_no_ctx_tensors(spec, forward)
+    return forward, y, before
+
+
+def gradient_through(function, spec: Spec, x: torch.Tensor, seed: int = 0):
+    """(the gradient of a leaf ``base`` whose clone went through ``function``, the
+    grad_output used, x's values before the write)."""
+    base = x.detach().clone().requires_grad_()
+    inner = base.clone()  # not a leaf: writing into it is allowed
+    forward, y, before = forward_in_place(function, spec, inner)
+    grad_output = noise(y, seed + 1)
+    if grad_output.dim() >= 2:  # the same values, not contiguous
+        grad_output = grad_output.transpose(-2, -1).contiguous().transpose(-2, -1)
+    pristine = grad_output.clone()
+    got = backward_outputs(spec, (y,), base, (grad_output,))
+    if not torch.equal(grad_output, pristine):
+        raise GradingError(f"{spec.name}'s backward modified grad_output in place: compute a new "
+                           "tensor instead (grad_output * mask, or write into a fresh tensor)")
+    return forward, got, pristine, before
+
+
+def check_leaf_error(function, spec: Spec, device) -> None:
+    """A leaf that requires grad: PyTorch's own error, which mark_dirty triggers."""
+    leaf = torch.tensor([-1.0, 2.0, 0.5], dtype=torch.float64, device=device, requires_grad=True)
+    try:
+        function.apply(leaf)
+    except NotImplementedError:
+        raise
+    except RuntimeError as error:
+        if LEAF_ERROR in str(error):
+            return
+        raise GradingError(f"{spec.name} raised its own error for a leaf that requires grad: "
+                           "let PyTorch raise it; ctx.mark_dirty(x) does", str(error)) from error
+    raise GradingError(f"{spec.name} overwrote a leaf that requires grad without an error: call "
+                       "ctx.mark_dirty(x), and PyTorch raises \"a leaf Variable that requires "
+                       "grad has been used in an in-place operation\"")
+
+
+def check_on_view(function, spec: Spec, device) -> None:
+    """Writing through a view of a non-leaf: the base's gradient sees the write."""
+    a = torch.tensor([-1.0, 3.0, -2.0, 0.5, 0.0], dtype=torch.float64, device=device,
+                     requires_grad=True)
+    b = a.clone()
+    function.apply(b[1:])
+    weights = torch.arange(1.0, 6.0, dtype=torch.float64, device=device)
+    got = backward_outputs(spec, (b,), a, (weights,))
+    fresh = a.detach().clone().requires_grad_()
+    expected, = torch.autograd.grad(torch.cat([fresh[:1], spec.reference(fresh[1:])]), fresh,
+                                    weights)
+    diagnose_gradient("x", got, expected)
+
+
+def check_plain_tensor(function, spec: Spec, device) -> None:
+    """On a tensor that requires no grad the write still happens, and x comes back."""
+    plain = torch.tensor([-1.0, 2.0], device=device)
+    if function.apply(plain) is not plain or not torch.equal(
+            plain, spec.reference(torch.tensor([-1.0, 2.0], device=device))):
+        raise GradingError(f"{spec.name} on a tensor that requires no grad must still write it in "
+                           "place and return it")
+
+
+def check_version_tracking(function, spec: Spec, device) -> None:
+    """An op that saved x before the in-place write must refuse to backpropagate."""
+    b = sample((4,), device, seed=9).requires_grad_().clone()
+    saved_by_sin = b.sin()
+    function.apply(b)
+    try:
+        saved_by_sin.sum().backward()
+    except RuntimeError as error:
+        if "modified by an inplace operation" in str(error):
+            return
+        raise
+    raise GradingError(f"sin(x) computed before {spec.name} backpropagated without an error: "
+                       f"{spec.name} must write into x with an in-place op, which bumps its "
+                       "version counter")
+
+
+class Cloned:
+    """An in-place Function applied to a clone of x: a function of a leaf x, for the contract
+    checks that make each input a leaf requiring grad."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def apply(self, x):
+        return self.function.apply(x.clone())

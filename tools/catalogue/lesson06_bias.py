@@ -1,0 +1,107 @@
+"""Lesson 06's transfer exercise, AttentionWithBias: answers with known verdicts."""
+
+from tools.catalogue import Mistake, Unusual
+from tools.catalogue.lesson06 import _edit
+
+UNUSUAL: list = []
+MISTAKES: list = []
+
+AB = "AttentionWithBias"
+BIAS = '''
+class AttentionWithBias(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, Q, K, V, bias, scale):
+        P = torch.softmax((Q @ K.transpose(-2, -1)) * scale + bias, dim=-1)
+        ctx.save_for_backward(Q, K, V, P)
+        ctx.scale, ctx.bias_shape = scale, bias.shape
+        return P @ V
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        Q, K, V, P = ctx.saved_tensors
+        grad_Q = grad_K = grad_V = grad_bias = None
+        if ctx.needs_input_grad[2]:
+            grad_V = P.transpose(-2, -1) @ grad_output
+        if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:
+            grad_P = grad_output @ V.transpose(-2, -1)
+            grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))
+            if ctx.needs_input_grad[0]:
+                grad_Q = ctx.scale * grad_S @ K
+            if ctx.needs_input_grad[1]:
+                grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q
+            if ctx.needs_input_grad[3]:
+                grad_bias = grad_S.sum_to_size(ctx.bias_shape)
+        return grad_Q, grad_K, grad_V, grad_bias, None
+'''
+
+
+def _bias(*changes):
+    return _edit(BIAS, *changes)
+
+
+UNUSUAL += [
+    Unusual(AB, "einsum, and the bias gradient summed over explicit dims with keepdim", _bias(
+        ("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+         "extra = grad_S.dim() - len(ctx.bias_shape)\n"
+         "                grad_bias = grad_S.sum(dim=tuple(range(extra))) if extra else grad_S\n"
+         "                dims = [i for i, n in enumerate(ctx.bias_shape) if n == 1]\n"
+         "                if dims:\n"
+         "                    grad_bias = grad_bias.sum(dim=dims, keepdim=True)"),
+        ("grad_Q = ctx.scale * grad_S @ K",
+         'grad_Q = ctx.scale * torch.einsum("...ij,...jd->...id", grad_S, K)'))),
+    Unusual(AB, "log-sum-exp saved and P recomputed, D = rowsum(dO * O)", '''
+class AttentionWithBias(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, Q, K, V, bias, scale):
+        scores = (Q @ K.transpose(-2, -1)) * scale + bias
+        lse = torch.logsumexp(scores, dim=-1, keepdim=True)
+        O = (scores - lse).exp() @ V
+        ctx.save_for_backward(Q, K, V, bias, O, lse)
+        ctx.scale = scale
+        return O
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dO):
+        Q, K, V, bias, O, lse = ctx.saved_tensors
+        need_q, need_k, need_v, need_bias, _ = ctx.needs_input_grad
+        P = ((Q @ K.transpose(-2, -1)) * ctx.scale + bias - lse).exp()
+        dV = P.transpose(-2, -1) @ dO if need_v else None
+        dS = P * (dO @ V.transpose(-2, -1) - (dO * O).sum(-1, keepdim=True))
+        dQ = ctx.scale * dS @ K if need_q else None
+        dK = ctx.scale * dS.transpose(-2, -1) @ Q if need_k else None
+        dB = dS.sum_to_size(bias.shape) if need_bias else None
+        return dQ, dK, dV, dB, None
+'''),
+    Unusual(AB, "own softmax with torch.where for -inf keys, mask of needs_input_grad unpacked",
+            _bias(("P = torch.softmax((Q @ K.transpose(-2, -1)) * scale + bias, dim=-1)",
+                   "S = (Q @ K.transpose(-2, -1)) * scale + bias\n"
+                   "        m = S.amax(dim=-1, keepdim=True)\n"
+                   "        E = torch.where(torch.isinf(S), torch.zeros_like(S), (S - m).exp())\n"
+                   "        P = E / E.sum(dim=-1, keepdim=True)"))),
+]
+
+MISTAKES += [
+    Mistake(AB, "bias gradient left at the scores' shape", "returns grad_bias of shape",
+            _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)", "grad_bias = grad_S")),
+            nbgrader=True),
+    Mistake(AB, "every gradient computed", "computed a gradient for",
+            _bias(("if ctx.needs_input_grad[2]:", "if True:"),
+                  ("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"),
+                  ("if ctx.needs_input_grad[0]:", "if True:"),
+                  ("if ctx.needs_input_grad[1]:", "if True:"),
+                  ("if ctx.needs_input_grad[3]:", "if True:"))),
+    Mistake(AB, "bias gradient scaled like the scores", "grad_bias is scale times the right one",
+            _bias(("grad_bias = grad_S.sum_to_size", "grad_bias = ctx.scale * grad_S.sum_to_size"))),
+    Mistake(AB, "bias summed over the key dimension too", "grad_bias has shape",
+            _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+                   "grad_bias = grad_S.sum(dim=(-2, -1))"))),
+    Mistake(AB, "softmax backward by autograd", "calls torch.autograd.grad",
+            _bias(("grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))",
+                   "with torch.enable_grad():\n"
+                   "                S = P.log().detach().requires_grad_()\n"
+                   "                grad_S, = torch.autograd.grad(torch.softmax(S, -1), S, grad_P)"))),
+    Mistake(AB, "no row sum", "leaves out the row-sum term of the softmax", _bias(
+        ("grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))", "grad_S = P * grad_P"))),
+]

@@ -1,0 +1,160 @@
+"""Lesson 07's in-place exercises, ReLUInPlace and the transfer exercise AbsInPlace: answers
+with known verdicts."""
+
+from . import Mistake, Unusual
+
+_RELU_BACKWARD = '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y > 0)
+'''
+
+
+def _relu(forward_body: str, backward: str = _RELU_BACKWARD) -> str:
+    return ("class ReLUInPlace(torch.autograd.Function):\n    @staticmethod\n"
+            f"    def forward(ctx, x):\n{forward_body}\n{backward}")
+
+
+_RELU_FORWARD = '''        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x'''
+
+UNUSUAL = [
+    Unusual("ReLUInPlace", "relu_ and a saved mask", _relu('''        torch.relu_(x)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x > 0)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        return grad_output * mask
+''')),
+    Unusual("ReLUInPlace", "masked_fill_ and torch.where", _relu('''        x.masked_fill_(x < 0, 0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return torch.where(y > 0, grad_output, torch.zeros_like(grad_output))
+''')),
+    Unusual("ReLUInPlace", "mul_ by the mask, saved before the write", _relu('''        positive = x > 0
+        x.mul_(positive)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(positive)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        positive, = ctx.saved_tensors
+        return grad_output.masked_fill(~positive, 0)
+''')),
+]
+
+MISTAKES = [
+    Mistake("ReLUInPlace", "mark_dirty not called", "did not call ctx.mark_dirty(x)", _relu(
+        '''        x.clamp_(min=0)
+        ctx.save_for_backward(x)
+        return x'''), named=True, nbgrader=True),
+    Mistake("ReLUInPlace", "returns a new tensor", "returned a new tensor", _relu(
+        '''        y = x.clamp(min=0)
+        ctx.save_for_backward(y)
+        return y'''), named=True, nbgrader=True),
+    Mistake("ReLUInPlace", "gradient 1 at x == 0", "gradient at x == 0", _relu(
+        '''        mask = x >= 0
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(mask)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        return grad_output * mask
+'''), named=True),
+    Mistake("ReLUInPlace", "mask y >= 0 after the clamp", "passes grad_output through everywhere",
+            _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y >= 0)
+'''), named=True),
+    Mistake("ReLUInPlace", "grad_output modified in place", "modified grad_output in place",
+            _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output.mul_(y > 0)
+'''), named=True),
+]
+
+_ABS = '''
+class AbsInPlace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        sign = torch.sign(x).to(torch.int8)
+        x.abs_()
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(sign)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        sign, = ctx.saved_tensors
+        return grad_output * sign
+'''
+
+
+def _abs(*changes) -> str:
+    code = _ABS
+    for old, new in changes:
+        if old not in code:
+            raise ValueError(f"catalogue edit: {old!r} is not in the answer")
+        code = code.replace(old, new)
+    return code
+
+
+UNUSUAL += [
+    Unusual("AbsInPlace", "two comparisons make the int8 sign, the write is mul_ by it", _abs(
+        ("sign = torch.sign(x).to(torch.int8)\n        x.abs_()",
+         "sign = (x > 0).to(torch.int8) - (x < 0).to(torch.int8)\n        x.mul_(sign)"))),
+    Unusual("AbsInPlace", "copy_ of torch.abs, sign as char(), torch.where in backward", _abs(
+        ("sign = torch.sign(x).to(torch.int8)\n        x.abs_()",
+         "sign = x.sign().char()\n        x.copy_(torch.abs(x))"),
+        ("return grad_output * sign",
+         "return torch.where(sign == 0, torch.zeros_like(grad_output), grad_output * sign)"))),
+    Unusual("AbsInPlace", "torch.abs_ and the sign kept as a bool pair packed in int8", _abs(
+        ("sign = torch.sign(x).to(torch.int8)\n        x.abs_()",
+         "sign = (x > 0).to(torch.int8) * 2 + (x < 0).to(torch.int8)  # 2: +, 1: -, 0: zero\n"
+         "        torch.abs_(x)"),
+        ("return grad_output * sign",
+         "return grad_output * ((sign == 2).to(grad_output.dtype) - (sign == 1).to("
+         "grad_output.dtype))"))),
+]
+
+MISTAKES += [
+    Mistake("AbsInPlace", "sign read from the returned tensor", "read the sign after the write",
+            _abs(("sign = torch.sign(x).to(torch.int8)\n        x.abs_()\n        ctx.mark_dirty(x)"
+                  "\n        ctx.save_for_backward(sign)",
+                  "x.abs_()\n        ctx.mark_dirty(x)\n        ctx.save_for_backward(x)"),
+                 ("sign, = ctx.saved_tensors\n        return grad_output * sign",
+                  "y, = ctx.saved_tensors\n        return grad_output * torch.sign(y)")),
+            named=True, nbgrader=True),
+    Mistake("AbsInPlace", "a bool mask x > 0", "gradient at x == 0 is -grad_output",
+            _abs(("sign = torch.sign(x).to(torch.int8)", "sign = x > 0"),
+                 ("return grad_output * sign", "return torch.where(sign, grad_output, "
+                  "-grad_output)"))),
+    Mistake("AbsInPlace", "a bool mask x >= 0", "gradient at x == 0 is grad_output",
+            _abs(("sign = torch.sign(x).to(torch.int8)", "sign = x >= 0"),
+                 ("return grad_output * sign", "return torch.where(sign, grad_output, "
+                  "-grad_output)"))),
+    Mistake("AbsInPlace", "the sign saved as a float tensor", "saves a float64 tensor",
+            _abs(("sign = torch.sign(x).to(torch.int8)", "sign = torch.sign(x)")), named=True),
+    Mistake("AbsInPlace", "a float copy of x saved before the write", "saves a float64 tensor",
+            _abs(("sign = torch.sign(x).to(torch.int8)", "sign = torch.sign(x.clone())"),
+                 ("ctx.save_for_backward(sign)", "ctx.save_for_backward(sign.clone())"))),
+    Mistake("AbsInPlace", "mark_dirty not called", "did not call ctx.mark_dirty(x)",
+            _abs(("        ctx.mark_dirty(x)\n", ""))),
+    Mistake("AbsInPlace", "a new tensor returned", "returned a new tensor",
+            _abs(("x.abs_()\n        ctx.mark_dirty(x)", "x = x.abs()"))),
+]
