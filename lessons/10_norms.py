@@ -432,13 +432,16 @@ class LayerNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias, eps):
         ### BEGIN SOLUTION
-        variance, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)  # two passes
+        mean = x.mean(-1, keepdim=True)
+        y = x - mean  # forward's one new full-size tensor: every later step writes into it
+        # two passes, never E[x^2] - E[x]^2; the norm reads y once and allocates nothing
+        variance = torch.linalg.vector_norm(y, dim=-1, keepdim=True).square() / x.shape[-1]
         rstd = torch.rsqrt(variance + eps)
-        y = (x - mean) * rstd
+        y.mul_(rstd)  # x_hat; in place is safe: y is ours, and autograd saved none of it
         if weight is not None:
-            y = y * weight
+            y.mul_(weight)
         if bias is not None:
-            y = y + bias
+            y.add_(bias)
         ctx.save_for_backward(x, weight, mean, rstd)  # x_hat is recomputed in backward
         return y
         ### END SOLUTION
@@ -450,17 +453,31 @@ class LayerNormFunction(torch.autograd.Function):
         need_x, need_weight, need_bias = ctx.needs_input_grad[:3]
         grad_x = grad_weight = grad_bias = None
         features = x.shape[-1]
-        if need_x or need_weight:
-            x_hat = (x - mean) * rstd
-        if need_weight:  # w is shared by every row: sum over all leading dims
-            grad_weight = (grad_output * x_hat).reshape(-1, features).sum(0)
         if need_bias:
             grad_bias = grad_output.reshape(-1, features).sum(0)
+        if not (need_x or need_weight):
+            return grad_x, grad_weight, grad_bias, None
+        # backward's one new full-size tensor: grad_output * (x - mean) first, grad_x at the end
+        buffer = (x - mean).mul_(grad_output)
+        if need_weight:  # sum over every row of grad_output * x_hat, as a vector-matrix product
+            grad_weight = rstd.reshape(-1) @ buffer.reshape(-1, features)
         if need_x:
-            g = grad_output * weight if weight is not None else grad_output  # dL/dx_hat
-            # direct term, minus the mean term, minus the projection onto x_hat
-            grad_x = rstd * (g - g.mean(-1, keepdim=True)
-                             - x_hat * (g * x_hat).mean(-1, keepdim=True))
+            # row means of g = grad_output * weight and of g * x_hat (matrix-vector products:
+            # one read each, and g itself is never written out)
+            if weight is None:
+                mean_g = grad_output.mean(-1, keepdim=True)
+                mean_g_x_hat = rstd * buffer.mean(-1, keepdim=True)
+            else:
+                mean_g = (grad_output @ weight)[..., None] / features
+                mean_g_x_hat = rstd * (buffer @ weight)[..., None] / features
+            # rstd * (g - mean_g - x_hat * mean_g_x_hat): the projection and mean terms, then
+            # the direct term, then the scale, all in the buffer
+            grad_x = torch.sub(x, mean, out=buffer).mul_(-rstd * mean_g_x_hat).sub_(mean_g)
+            if weight is None:
+                grad_x.add_(grad_output)
+            else:
+                grad_x.addcmul_(grad_output, weight)
+            grad_x.mul_(rstd)
         return grad_x, grad_weight, grad_bias, None
         ### END SOLUTION
 
