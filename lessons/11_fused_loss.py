@@ -848,6 +848,9 @@ from autograder import grade; grade("SmoothedCrossEntropy", SmoothedCrossEntropy
 # | `grad_x.mul_(grad_output)` in backward | a second backward fails, or (on `ctx`) is silently wrong | `grad_output * grad_x` |
 # | backward returning the saved gradients as they are | a loss times 3 gets the gradients of the loss | multiply by `grad_output` |
 # | accumulating in bfloat16 / float16 | loss and `grad_weight` off by a percent | float32 accumulators, cast at the end |
+# | label smoothing's $\varepsilon / C$ left out of the gradient | every class's gradient off by the same amount | the smoothed target is $(1-\varepsilon)$ on the class and $\varepsilon/C$ everywhere |
+# | z-loss differentiated as $\operatorname{lse}$, not $\operatorname{lse}^2$ | the z-loss gradient halved, or missing | $2\,z\,\operatorname{lse}\,p$ per counted row |
+# | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | the fused loss peaks above the plain bfloat16 loss at LLM proportions | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |
 # | `x @ weight.T` for all rows at once | the $(N, V)$ logits, the memory the lesson avoids | `chunk_size` rows at a time |
 #
 # ## Summary
@@ -858,5 +861,8 @@ from autograder import grade; grade("SmoothedCrossEntropy", SmoothedCrossEntropy
 # logits never exist, at no extra FLOPs. The price is discipline: forward must learn from
 # its caller whether grad mode is on (`ctx.needs_input_grad` does not say), must skip the
 # gradients nobody needs, must accumulate low precision in float32, and backward must leave
-# what it saved untouched. Next lesson: Functions that change gradients on purpose, and the
+# what it saved untouched. Its memory win is the $(N, V)$ term; what it adds is the size of
+# the weight, so measure at your own proportions and dtype. Label smoothing and z-loss change
+# only the per-row target and add $2z\operatorname{lse}\,p$: the same derivation, one term
+# more each. Next lesson: Functions that change gradients on purpose, and the
 # tools for finding a gradient that is wrong.
