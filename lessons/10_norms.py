@@ -28,11 +28,14 @@
 # 1. derive the LayerNorm and RMSNorm backwards in index notation, and say which directions
 #    their Jacobians project out;
 # 2. say what `F.layer_norm` keeps for backward, and measure what other choices cost;
-# 3. avoid the float32 trap of computing a variance as $E[x^2] - E[x]^2$;
+# 3. avoid the float32 trap of computing a variance as $E[x^2] - E[x]^2$, keep a norm's
+#    statistics in float32 for bfloat16 input, and count what a version in composed ops costs
+#    in passes over memory;
 # 4. ship a Function as an `nn.Module` with an `nn.Parameter` that loads PyTorch's own
 #    `state_dict` and trains;
 # 5. see batch normalisation as the same reductions over another dim, and the gradient of a
-#    convolution as a convolution.
+#    convolution as a convolution;
+# 6. apply the method alone to a norm nobody derives for you (group normalisation).
 #
 # Exercises: **✎ 1 `LayerNormFunction`**, **✎ 2 `RMSNormFunction`**, **✎ 3 `RMSNorm`**, and
 # at the end a transfer exercise nobody works through for you, **✎ 4 `GroupNormFunction`**.
@@ -431,10 +434,10 @@ plt.show()
 # At $c = 10^3$ the one-pass variance is already off by about a quarter (22-32% for the
 # worst of these 64 rows, depending on the draw); by $c \approx 3 \cdot 10^3$ by more than
 # 100%, and at $10^4$ by a factor of 30. Activations with a large common offset and a small
-# spread are not exotic (a feature that is large in every
-# token, an embedding far from the origin), which is why fused LayerNorm kernels use Welford's
-# algorithm or two passes. The exercise grades this: rows like $10^4 + \mathcal N(0, 1)$ in
-# float32 must keep their accuracy.
+# spread are not exotic (a feature that is large in every token, an embedding far from the
+# origin), which is why fused LayerNorm kernels use Welford's algorithm or two passes. The
+# exercise grades this: rows like $10^4 + \mathcal N(0, 1)$ in float32 must keep their
+# accuracy.
 #
 # Accurate is not the same as fast. `torch.var_mean` runs Welford's update, which is exact
 # enough but, on the CPU in torch 2.13, far slower than two plain passes (a mean, then the mean
@@ -453,8 +456,10 @@ def best_ms(step, rounds=10):
 
 
 big = torch.randn(1024, 1024)
-print(f"torch.var_mean          {best_ms(lambda: torch.var_mean(big, -1, correction=0)):6.2f} ms")
-print(f"mean, then centred mean {best_ms(lambda: (big - big.mean(-1, keepdim=True)).square().mean(-1)):6.2f} ms")
+welford = best_ms(lambda: torch.var_mean(big, -1, correction=0))
+two_passes = best_ms(lambda: (big - big.mean(-1, keepdim=True)).square().mean(-1))
+print(f"torch.var_mean          {welford:6.2f} ms")
+print(f"mean, then centred mean {two_passes:6.2f} ms")
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `LayerNormFunction`
@@ -1094,7 +1099,8 @@ print("gradcheck:", torch.autograd.gradcheck(
 #
 # $$\frac{\partial L}{\partial x_j} = r_G\Big(\hat g_j - \frac1M\sum_{i\in G}\hat g_i -
 #   \hat x_j\,\frac1M\sum_{i\in G} \hat g_i \hat x_i\Big), \qquad
-#   \frac{\partial L}{\partial w_c} = \sum_{n,\ \text{positions}} g_{n c \cdot}\, \hat x_{n c \cdot},
+#   \frac{\partial L}{\partial w_c} = \sum_{n,\ \text{positions}}
+#   g_{n c \cdot}\, \hat x_{n c \cdot},
 #   \qquad \frac{\partial L}{\partial b_c} = \sum_{n,\ \text{positions}} g_{n c \cdot} .$$
 # </details>
 

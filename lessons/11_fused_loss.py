@@ -30,8 +30,9 @@
 # 3. compute a loss chunk by chunk, then its gradients in forward;
 # 4. explain why `ctx.needs_input_grad` cannot tell a Function that grad mode is off, and
 #    check `torch.is_grad_enabled()` where it can;
-# 5. scale saved gradients without changing them, and accumulate float16 / bfloat16 in
-#    float32.
+# 5. scale saved gradients without changing them, accumulate float16 / bfloat16 in float32,
+#    and say what that accumulation costs in memory at a language model's proportions;
+# 6. add label smoothing and z-loss to a cross-entropy, backward included, on your own.
 #
 # Exercises: **✎ 1 `CrossEntropy`**, **✎ 2 `linear_cross_entropy`** (with its Function
 # `LinearCrossEntropy`), and at the end a transfer exercise nobody works through for you,
@@ -787,7 +788,8 @@ for dtype in (torch.float32, torch.bfloat16):
 # For a counted row, with $g$ the `grad_output`,
 #
 # $$\frac{\partial L}{\partial z_{ij}} = \frac{g}{M}\Big(\big(1 + 2 z\,
-#   \operatorname{lse}(z_i)\big)\, p_{ij} - (1 - \varepsilon)[j = y_i] - \frac{\varepsilon}{C}\Big),$$
+#   \operatorname{lse}(z_i)\big)\, p_{ij} - (1 - \varepsilon)[j = y_i]
+#   - \frac{\varepsilon}{C}\Big),$$
 #
 # and 0 for an ignored row. Liger-Kernel's cross-entropy kernel computes exactly this, one
 # row at a time (its `lse_square_scale` is $z$).

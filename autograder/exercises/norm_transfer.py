@@ -45,7 +45,8 @@ def gn_values(shape, num_groups, device, *, weight=True, bias=True, seed=0,
     C = shape[1]
     return {"x": sample(shape, device, seed=seed, dtype=dtype) * 2 + 0.5,
             "num_groups": num_groups,
-            "weight": 1 + 0.5 * sample((C,), device, seed=seed + 1, dtype=dtype) if weight else None,
+            "weight": (1 + 0.5 * sample((C,), device, seed=seed + 1, dtype=dtype)
+                       if weight else None),
             "bias": sample((C,), device, seed=seed + 2, dtype=dtype) if bias else None,
             "eps": eps}
 

@@ -79,7 +79,8 @@ class SmoothedCrossEntropy(torch.autograd.Function):
          "        grad[rows, target] -= 1 - smoothing\n",
          "        C = logits.shape[1]\n"
          "        q = torch.full_like(probs, smoothing / C)\n"
-         "        q.scatter_add_(1, target[:, None], torch.full_like(lse[:, None], 1 - smoothing))\n"
+         "        q.scatter_add_(1, target[:, None],\n"
+         "                       torch.full_like(lse[:, None], 1 - smoothing))\n"
          "        grad = probs + 2 * z_loss * lse[:, None] * probs - q\n"))),
     Unusual(SCE, "log_softmax in forward, a float mask, the per-row lse saved", '''
 class SmoothedCrossEntropy(torch.autograd.Function):
