@@ -511,8 +511,9 @@ class LayerNormFunction(torch.autograd.Function):
         need_x, need_weight, need_bias = ctx.needs_input_grad[:3]
         grad_x = grad_weight = grad_bias = None
         features = x.shape[-1]
-        if need_bias:
-            grad_bias = grad_output.reshape(-1, features).sum(0)
+        if need_bias:  # a sum over rows, as a vector-matrix product (.sum(0) is slower here)
+            rows = grad_output.reshape(-1, features)
+            grad_bias = rows.new_ones(rows.shape[0]) @ rows
         if not (need_x or need_weight):
             return grad_x, grad_weight, grad_bias, None
         # backward's one new full-size tensor: grad_output * (x - mean) first, grad_x at the end
@@ -560,15 +561,15 @@ from autograder import grade; grade("LayerNormFunction", LayerNormFunction)
 # in composed ops pays one pass for every full-size read and write of every op. The course's
 # solution, written to keep that count down, makes about 30: forward 10 (a mean, the centred
 # copy, its norm for the variance, then rstd, the weight and the bias applied in place) and
-# backward 20 (recomputing the centred `x`, the product with `grad_output`, the three
-# reductions as matrix-vector products, and the terms of `grad_x` built in one buffer). It
-# allocates one new full-size tensor in forward and one in backward, as `F.layer_norm` does;
-# every extra temporary is one more allocation and two more passes. `make bench` measured it
-# at **2.2x** the time of `F.layer_norm` at this size (one CPU thread, forward + backward, 84
-# against 37 ms on the course's loaded 2-core build machine), with the same 32 KiB saved. A
-# first version with `torch.var_mean`, a new tensor for every step and `g * x_hat` written
-# out took 7.5x to 10x. Count your own passes: a straightforward answer (a new tensor per
-# step) makes 35 or more.
+# backward 20 (recomputing the centred `x`, its product with `grad_output`, four reductions
+# as matrix-vector products, and the terms of `grad_x` built in one buffer). It allocates one
+# new full-size tensor in forward and one in backward, as `F.layer_norm` does; every extra
+# temporary is one more allocation and two or three more passes. `make bench` measured it at
+# **2.5x to 3.0x** the time of `F.layer_norm` at this size (one CPU thread, forward +
+# backward, on the course's 2-core build machine while other jobs kept it busy; counted in
+# CPU time, which such load disturbs less, 2.7x to 2.8x), with the same 32 KiB saved. A first version with `torch.var_mean`, a new tensor for every step and `g * x_hat`
+# written out took 7.5x to 10x. Count your own passes: a straightforward answer (a new tensor
+# per step) makes 35 or more.
 #
 # That is why production norms are kernels (Apex, Liger-Kernel, Triton's tutorial, lesson
 # 13): a Function decides **what is saved and what is computed**, and a kernel decides **how
