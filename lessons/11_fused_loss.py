@@ -14,10 +14,14 @@
 # with a cross-entropy. At $N = 8192$ tokens and a vocabulary of $V = 128\text{k}$ the
 # float32 logits alone take $8192 \cdot 131072 \cdot 4$ bytes = **4 GiB**, and
 # `F.cross_entropy(F.linear(x, weight), target)` keeps a tensor of that size for backward,
-# often more memory than the whole rest of the model's activations. Liger-Kernel's fused
-# linear cross-entropy and Apple's Cut Cross-Entropy avoid it with two ideas you build here:
-# work on a few rows at a time, and compute the gradients **during forward**, while each
-# chunk of logits exists, so that backward has nothing left to do but multiply.
+# often more memory than the whole rest of the model's activations. Fused losses avoid it by
+# working on a few rows (or a block of the vocabulary) at a time, and they differ in when the
+# gradients are computed. Liger-Kernel's fused linear cross-entropy, which you build here,
+# computes them **during forward**, while each chunk of logits exists, so that backward has
+# nothing left to do but multiply. Apple's Cut Cross-Entropy (Wijmans et al., 2024) computes
+# only the loss in forward (a blockwise log-sum-exp, keeping one number per row) and
+# **recomputes** the logits block by block in backward, skipping the blocks whose softmax is
+# negligible: one more matrix product, and no gradient-sized tensors kept between the passes.
 #
 # By the end of this lesson you can:
 # 1. derive the cross-entropy's backward, `softmax - one_hot`, and the $1/M$ that
@@ -26,11 +30,13 @@
 # 3. compute a loss chunk by chunk, then its gradients in forward;
 # 4. explain why `ctx.needs_input_grad` cannot tell a Function that grad mode is off, and
 #    check `torch.is_grad_enabled()` where it can;
-# 5. scale saved gradients without changing them, and accumulate float16 / bfloat16 in
-#    float32.
+# 5. scale saved gradients without changing them, accumulate float16 / bfloat16 in float32,
+#    and say what that accumulation costs in memory at a language model's proportions;
+# 6. add label smoothing and z-loss to a cross-entropy, backward included, on your own.
 #
 # Exercises: **✎ 1 `CrossEntropy`**, **✎ 2 `linear_cross_entropy`** (with its Function
-# `LinearCrossEntropy`).
+# `LinearCrossEntropy`), and at the end a transfer exercise nobody works through for you,
+# **✎ 3 `SmoothedCrossEntropy`** (label smoothing and PaLM's z-loss).
 
 # %% nbgrader={"locked": true}
 import matplotlib.pyplot as plt
@@ -73,9 +79,13 @@ def saved_shapes(loss_fn, *inputs):
 #
 # **Predict, then run.** Which tensors does autograd keep for backward of
 # `F.cross_entropy(F.linear(x, weight), target)`, and what is the peak of the tensors the
-# forward creates, in units of one $(N, V)$ tensor?
+# forward creates, in units of one $(N, V)$ tensor? Write your prediction into `predicted` first.
 
 # %%
+predicted = {"kept for backward": None, "forward peak in (N, V) tensors": None}
+
+# %%
+print("you predicted:", predicted)
 N, d, V = 1024, 64, 8192
 x = torch.randn(N, d, requires_grad=True)
 weight = (torch.randn(V, d) / d ** 0.5).requires_grad_()
@@ -120,9 +130,13 @@ for phase in ("forward", "backward"):
 #
 # **Predict, then run.** Logits of magnitude $10^4$ happen (a model that has diverged, or
 # logits multiplied by a large temperature). What does the textbook formula give in float64,
-# and what does `F.cross_entropy`?
+# and what does `F.cross_entropy`? Write your prediction into `predicted` first.
 
 # %%
+predicted = {"textbook": None, "F.cross_entropy": None}
+
+# %%
+print("you predicted:", predicted)
 huge = torch.tensor([[1e4, -1e4, 0.0], [3.0, 1e4, 2.0]], dtype=torch.float64)
 huge_target = torch.tensor([0, 2])
 textbook = (-(huge.exp() / huge.exp().sum(1, keepdim=True)).log()
@@ -178,27 +192,28 @@ mine = my_grad_logits(logits.detach(), labels, -100, torch.tensor(1.0, dtype=tor
 print("largest error:", (mine - logits.grad).abs().max().item())
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b> · a question for each step</summary>
+#
+# - Step 1: the derivative of $\log u$ is $u'/u$; what is $\partial e^{z_{ik}}/\partial z_{ij}$
+#   for $k = j$ and for $k \ne j$? What is left of the sum over $k$?
+# - Step 2: $z_{iy_i}$ is one entry of the row; which entries $j$ does it depend on?
+# - Step 3: how many terms of the sum $\frac1M\sum_i \ell_i$ contain row $i$'s logits, and
+#   what does an ignored row contribute to that sum?
+# </details>
+#
+# <details><summary><b>Check your derivation</b> · the result, in maths</summary>
 #
 # Step 1: $\dfrac{\partial \operatorname{lse}(z_i)}{\partial z_{ij}}
-#   = \dfrac{e^{z_{ij}}}{\sum_k e^{z_{ik}}} = p_{ij}$, the softmax.
+#   = \dfrac{e^{z_{ij}}}{\sum_k e^{z_{ik}}} = p_{ij}$, the softmax. Step 2:
+# $\partial(-z_{iy_i})/\partial z_{ij} = -[j = y_i]$, so
+# $\partial \ell_i / \partial z_{ij} = p_{ij} - [j = y_i]$: for the whole matrix $P - Y$,
+# **softmax minus one-hot**. Each row sums to $1 - 1 = 0$, as the printout shows: raising every
+# logit of a row by the same amount changes nothing. Step 3:
 #
-# Step 2: $\partial(-z_{iy_i})/\partial z_{ij} = -[j = y_i]$, so
-# $\dfrac{\partial \ell_i}{\partial z_{ij}} = p_{ij} - [j = y_i]$, and for the whole matrix
-# $P - Y$: **softmax minus one-hot**. Each row sums to $1 - 1 = 0$, as the printout shows:
-# raising every logit of a row by the same amount changes nothing.
+# $$\frac{\partial L}{\partial z_{ij}} = \frac{g}{M}\,\big(p_{ij} - [j = y_i]\big)
+#   \ \text{for a counted row}, \qquad 0 \ \text{for an ignored row},$$
 #
-# Step 3: $\dfrac{\partial L}{\partial z_{ij}} = \dfrac{g}{M}\,(p_{ij} - [j = y_i])$ for a
-# counted row and $0$ for an ignored row, with $M = $ the number of rows whose target is not
-# `ignore_index` (here 3, not 5). In code:
-#
-# ```python
-# counted = target != ignore_index                       # (N,) booleans
-# grad = torch.softmax(logits, 1)
-# rows = torch.arange(len(target))
-# grad[rows[counted], target[counted]] -= 1              # P - Y on the counted rows
-# grad = grad * counted[:, None] * (grad_output / counted.sum())
-# ```
+# with $M$ the number of rows whose target is not `ignore_index` (here 3, not 5).
 #
 # Backward needs $P$, and $P$ is an $(N, V)$ tensor: keep the logits (which exist anyway)
 # and the per-row $\operatorname{lse}$, and recompute $P = e^{z - \operatorname{lse}}$ in
@@ -362,9 +377,13 @@ check_chunked(chunked_cross_entropy)
 #
 # **Predict, then run.** Give the chunked loss inputs that require grad and let autograd
 # record it. How many bytes does autograd keep for backward, against the composed loss's one
-# $(N, V)$ tensor?
+# $(N, V)$ tensor? Write your prediction into `predicted` first.
 
 # %%
+predicted = {"kept, in (N, V) tensors": None}
+
+# %%
+print("you predicted:", predicted)
 chunk_storages = set()  # each chunk of logits once, however many ops keep it
 
 
@@ -420,9 +439,13 @@ print(f"chunks of logits (128, {V}) kept for backward: {len(chunk_storages)}, "
 #
 # **Predict, then run.** What do `ctx.needs_input_grad` and `torch.is_grad_enabled()` say
 # inside forward, called normally, under `torch.no_grad()`, and with inputs that do not
-# require grad?
+# require grad? Write your prediction into `predicted` first.
 
 # %%
+predicted = {"normal call": None, "torch.no_grad()": None, "inputs without grad": None}
+
+# %%
+print("you predicted:", predicted)
 class Probe(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a, b):
@@ -674,6 +697,144 @@ fused_loss_explorer(linear_cross_entropy)
 # logits; without the `del` at the end of the loop, the previous chunk would still be alive
 # while the next is computed, and the peak would be 104 MiB.
 #
+# **That ratio belongs to that set-up.** It is float32, with a hidden size $d = 512$ small
+# against $N = 4096$ rows, so the logits dwarf everything the fused loss keeps. A language
+# model is different in both respects: it trains in bfloat16, which halves the composed loss's
+# logits, and its proportions are closer to $N \approx 2d$, $V \approx 32d$ (8192 tokens,
+# $d = 4096$, $V = 128\text{k}$), where the weight $(V, d)$ is half the size of the logits.
+# Then the float32 accumulation this lesson asks for costs real memory: a float32 copy of the
+# weight and a float32 `grad_weight`, each twice the bfloat16 weight, and the cast of
+# `grad_weight` that forward saves. The same measurement at those proportions, scaled down to
+# $N = 512$, $d = 256$, $V = 8192$ (every term scales alike):
+
+# %%
+def peak_mib(loss_fn, N_, d_, V_, dtype):
+    generator = torch.Generator().manual_seed(0)
+    x_ = torch.randn(N_, d_, generator=generator).to(dtype).requires_grad_()
+    weight_ = (torch.randn(V_, d_, generator=generator) / d_ ** 0.5).to(dtype).requires_grad_()
+    target_ = torch.randint(0, V_, (N_,), generator=generator)
+    with TensorAccounting() as books_:
+        books_.start("forward")
+        loss_ = loss_fn(x_, weight_, target_)
+        books_.start("backward")
+        loss_.backward()
+    return max(books_.phases["forward"].peak, books_.phases["backward"].peak) / 2 ** 20
+
+
+for dtype in (torch.float32, torch.bfloat16):
+    plain = peak_mib(lambda a_, b_, t_: F.cross_entropy(F.linear(a_, b_), t_), 512, 256, 8192,
+                     dtype)
+    chunked = peak_mib(lambda a_, b_, t_: linear_cross_entropy(a_, b_, t_, 128), 512, 256,
+                       8192, dtype)
+    print(f"{str(dtype)[6:]:>8}: composed {plain:5.1f} MiB, yours {chunked:5.1f} MiB")
+
+# %% [markdown]
+# With the course's solution: 32.0 against 12.6 MiB in float32, but **16.0 against 20.9 MiB
+# in bfloat16**: the fused loss peaks higher than the plain composed one, because its float32
+# weight copy (8 MiB here) and float32 `grad_weight` (8 MiB) are never costed by the
+# contract. Production kernels avoid both: Liger-Kernel multiplies in the inputs' dtype (a
+# GPU's bfloat16 matrix product accumulates in float32 inside), so no float32 copy of the
+# weight exists, and it keeps `grad_weight` in the weight's dtype unless asked for a float32
+# accumulator (its `accum_dtype` option), trading the accuracy this lesson grades for memory.
+# What the chunking
+# always removes is the $(N, V)$ term, which grows with the number of tokens; what it adds is
+# the size of the weight, which does not. Measure at your own proportions and dtype before you
+# believe a ratio, this one included.
+
+# %% [markdown]
+# ## ✎ Exercise 3 · `SmoothedCrossEntropy` (transfer: nobody works this one through)
+#
+# Two changes to the loss are in almost every large training recipe. **Label smoothing**
+# (Szegedy et al., 2016) trains against a softened target: weight $1 - \varepsilon$ on the
+# true class and $\varepsilon / C$ spread over all $C$ classes, so the model is not pushed to
+# infinitely confident logits. **z-loss** (PaLM, Chowdhery et al., 2022) adds
+# $z \cdot \operatorname{lse}(z_i)^2$ per row, which keeps the log-sum-exp near 0 and the
+# softmax's normaliser from drifting, a cheap guard against bfloat16 overflow and loss spikes.
+#
+# Write `SmoothedCrossEntropy`, with
+# `SmoothedCrossEntropy.apply(logits, target, ignore_index, label_smoothing, z_loss)` returning
+#
+# ```python
+# F.cross_entropy(logits, target, ignore_index=ignore_index, label_smoothing=label_smoothing)
+#   + z_loss * (mean over the counted rows of torch.logsumexp(logits, -1) ** 2)
+# ```
+#
+# for `logits` $(N, C)$ and `target` $(N,)$ int64; `label_smoothing` and `z_loss` Python
+# floats. The same rules as `CrossEntropy`: stable at logits of magnitude $10^4$, the logits
+# its only saved $(N, C)$ tensor (other saved tensors at most $N$ elements), at least one row
+# counted, backward by hand, and `None` for everything but `logits`. Start from your forward's
+# loss per row: write it as a function of $\operatorname{lse}(z_i)$, $z_{iy_i}$ and the row's
+# logits, and differentiate each piece as you did in exercise 1.
+#
+# <details><summary><b>Hint 1</b> · a question</summary>
+#
+# With label smoothing, PyTorch's per-row loss is
+# $(1 - \varepsilon)\,\ell_i + \varepsilon \cdot \frac1C\sum_j\big(-\log p_{ij}\big)$. Write
+# $-\log p_{ij}$ with the log-sum-exp: what is the row mean of $-\log p_{ij}$ in terms of
+# $\operatorname{lse}(z_i)$ and the row's logits? And what is
+# $\partial\,\operatorname{lse}(z_i)^2 / \partial z_{ij}$?
+# </details>
+#
+# <details><summary><b>Hint 2</b> · the pieces</summary>
+#
+# $\frac1C\sum_j -\log p_{ij} = \operatorname{lse}(z_i) - \frac1C\sum_j z_{ij}$, whose
+# derivative is $p_{ij} - \frac1C$; and
+# $\partial \operatorname{lse}(z_i)^2/\partial z_{ij} = 2\operatorname{lse}(z_i)\, p_{ij}$.
+# Every counted row is divided by the same $M$ as before.
+# </details>
+#
+# <details><summary><b>Hint 3</b> · the result, in maths</summary>
+#
+# For a counted row, with $g$ the `grad_output`,
+#
+# $$\frac{\partial L}{\partial z_{ij}} = \frac{g}{M}\Big(\big(1 + 2 z\,
+#   \operatorname{lse}(z_i)\big)\, p_{ij} - (1 - \varepsilon)[j = y_i]
+#   - \frac{\varepsilon}{C}\Big),$$
+#
+# and 0 for an ignored row. Liger-Kernel's cross-entropy kernel computes exactly this, one
+# row at a time (its `lse_square_scale` is $z$).
+# </details>
+
+# %% nbgrader={"grade_id": "answer_SmoothedCrossEntropy", "solution": true}
+class SmoothedCrossEntropy(torch.autograd.Function):
+    """F.cross_entropy with label smoothing, plus z_loss * mean(lse ** 2) over counted rows."""
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index, label_smoothing, z_loss):
+        ### BEGIN SOLUTION
+        counted = target != ignore_index
+        safe_target = torch.where(counted, target, 0)
+        lse = torch.logsumexp(logits, dim=1)
+        picked = logits.gather(1, safe_target[:, None]).squeeze(1)
+        smooth = lse - logits.mean(dim=1)  # the row mean of -log p
+        per_row = ((1 - label_smoothing) * (lse - picked) + label_smoothing * smooth
+                   + z_loss * lse ** 2)
+        ctx.save_for_backward(logits, lse, safe_target, counted)
+        ctx.label_smoothing, ctx.z_loss = label_smoothing, z_loss
+        return torch.where(counted, per_row, 0.0).sum() / counted.sum()
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        logits, lse, target, counted = ctx.saved_tensors
+        smoothing, z_loss = ctx.label_smoothing, ctx.z_loss
+        probs = torch.exp(logits - lse[:, None])
+        grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]
+        rows = torch.arange(len(target), device=target.device)
+        grad[rows, target] -= 1 - smoothing
+        scale = grad_output * counted / counted.sum()
+        return grad * scale[:, None], None, None, None, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "SmoothedCrossEntropy", "grade": true, "points": 3}
+self_check("SmoothedCrossEntropy", SmoothedCrossEntropy)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("SmoothedCrossEntropy", SmoothedCrossEntropy)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -689,6 +850,9 @@ fused_loss_explorer(linear_cross_entropy)
 # | `grad_x.mul_(grad_output)` in backward | a second backward fails, or (on `ctx`) is silently wrong | `grad_output * grad_x` |
 # | backward returning the saved gradients as they are | a loss times 3 gets the gradients of the loss | multiply by `grad_output` |
 # | accumulating in bfloat16 / float16 | loss and `grad_weight` off by a percent | float32 accumulators, cast at the end |
+# | label smoothing's $\varepsilon / C$ left out of the gradient | every class's gradient off by the same amount | the smoothed target is $(1-\varepsilon)$ on the class and $\varepsilon/C$ everywhere |
+# | z-loss differentiated as $\operatorname{lse}$, not $\operatorname{lse}^2$ | the z-loss gradient halved, or missing | $2\,z\,\operatorname{lse}\,p$ per counted row |
+# | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | the fused loss peaks above the plain bfloat16 loss at LLM proportions | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |
 # | `x @ weight.T` for all rows at once | the $(N, V)$ logits, the memory the lesson avoids | `chunk_size` rows at a time |
 #
 # ## Summary
@@ -699,5 +863,8 @@ fused_loss_explorer(linear_cross_entropy)
 # logits never exist, at no extra FLOPs. The price is discipline: forward must learn from
 # its caller whether grad mode is on (`ctx.needs_input_grad` does not say), must skip the
 # gradients nobody needs, must accumulate low precision in float32, and backward must leave
-# what it saved untouched. Next lesson: Functions that change gradients on purpose, and the
+# what it saved untouched. Its memory win is the $(N, V)$ term; what it adds is the size of
+# the weight, so measure at your own proportions and dtype. Label smoothing and z-loss change
+# only the per-row target and add $2z\operatorname{lse}\,p$: the same derivation, one term
+# more each. Next lesson: Functions that change gradients on purpose, and the
 # tools for finding a gradient that is wrong.

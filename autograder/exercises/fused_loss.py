@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs)
+from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .fused_loss_work import (LCE, Called, check_grad_mode, check_hand_written_forward,
@@ -146,10 +147,16 @@ def ce_full(CrossEntropy, device) -> None:
             (4, 1, (), -100), (9, 7, tuple(range(8)), -1)]):
         check_ce(function, ce_values(rows, classes, device, seed=seed + 10, ignored=ignored,
                                      ignore_index=ignore_index))
+    covers("ignored rows, ignore_index=-100")
+    covers("ignore_index among the classes")  # 2 of 5 classes: rows targeting 2 do not count
+    check_each_input_alone(function, CE, ce_values(6, 4, device, seed=17, ignored=(1, 4),
+                                                   ignore_index=3))
     check_ce(function, ce_values(40, 30, device, seed=20, ignored=(3, 9), dtype=torch.float32),
              rtol=1e-4, atol=1e-6)
+    covers("float32")
     for dtype in (torch.float64, torch.float32):
         check_ce_stable(function, device, dtype)
+    covers("logits of magnitude 1e4")
     with case("gradcheck"):
         check_gradcheck(function, CE, ce_values(4, 3, device, seed=30, ignored=(1,)))
 
@@ -205,6 +212,25 @@ def check_lce(function: Called, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
         check_lce_saved(forward, values)
 
 
+def check_lce_stable(function: Called, device) -> None:
+    """float32 logits of magnitude about 100, where exp overflows (e^89 is inf in float32)
+    while F.cross_entropy(x @ weight.T, target) is an ordinary number."""
+    values = lce_values(6, 4, 5, 4, device, seed=58, dtype=torch.float32)
+    values["x"] = 60 * values["x"]
+    with case(describe_lce(values) + ", logits up to about 150"):
+        try:
+            with torch.no_grad():
+                loss = function.apply(*make_inputs(values, requires_grad=False).values())
+        except RuntimeError:
+            loss = None  # check_lce quotes the error
+        if isinstance(loss, torch.Tensor) and not torch.isfinite(loss).all():
+            raise GradingError(
+                f"linear_cross_entropy returns {loss.item()} at float32 logits of magnitude "
+                "100, where F.cross_entropy gives a finite loss: subtract each row's maximum "
+                "before exp (e^89 overflows float32)")
+    check_lce(function, values, rtol=1e-4, atol=1e-4)
+
+
 # (N, d, V, chunk_size): ragged last chunk, exact chunks, one chunk bigger than N, rows of 1
 LCE_SHAPES = [(11, 3, 7, 4), (12, 4, 9, 3), (5, 3, 6, 32), (4, 2, 5, 1), (1, 3, 4, 2)]
 
@@ -215,16 +241,24 @@ def lce_full(linear_cross_entropy, device) -> None:
         check_scaling(function, lce_values(9, 3, 6, 4, device, seed=51), grad_output)
     for seed, shape in enumerate(LCE_SHAPES):
         check_lce(function, lce_values(*shape, device, seed=seed + 40))
+    covers("a short last chunk")
+    check_each_input_alone(function, LCE, lce_values(10, 3, 7, 4, device, seed=45))
     check_lce(function, lce_values(64, 16, 50, 16, device, seed=50, dtype=torch.float32),
               rtol=1e-4, atol=1e-5)
+    covers("float32")
+    check_lce_stable(function, device)
+    covers("logits past float32's exp range")
     check_retained_backward(function, lce_values(9, 3, 6, 4, device, seed=52))
     check_grad_mode(function, lce_values(24, 8, 16, 8, device, seed=53))
+    covers("grad mode off")
     check_one_gradient(function, lce_values(24, 8, 16, 8, device, seed=54))
+    covers("one gradient needed")
     check_largest_tensor(function, lce_values(48, 4, 96, 8, device, seed=55))
     check_largest_tensor(function, lce_values(30, 6, 40, 7, device, seed=56))
     for seed, dtype in enumerate((torch.bfloat16, torch.float16)):
         check_low_precision(function, lce_values(256, 32, 64, 4, device, seed=57 + seed,
                                                  dtype=dtype))
+    covers("float16 and bfloat16")
     if torch.device(device).type == "cuda":
         check_lce_cuda_peak(function, lce_values(2048, 64, 8192, 128, device, seed=59,
                                                  dtype=torch.float32))
@@ -234,7 +268,11 @@ def lce_full(linear_cross_entropy, device) -> None:
 
 EXERCISES = [
     Exercise("CrossEntropy", "11_fused_loss", ce_full,
-             example=lambda: tuple(ce_values(5, 4, "cpu", ignored=(1,)).values())),
+             example=lambda: tuple(ce_values(5, 4, "cpu", ignored=(1,)).values()),
+             contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
+                       "float32", "logits of magnitude 1e4")),
     Exercise("linear_cross_entropy", "11_fused_loss", lce_full,
-             example=lambda: tuple(lce_values(11, 3, 7, 4, "cpu").values())),
+             example=lambda: tuple(lce_values(11, 3, 7, 4, "cpu").values()),
+             contract=("a short last chunk", "float32", "logits past float32's exp range",
+                       "grad mode off", "one gradient needed", "float16 and bfloat16")),
 ]

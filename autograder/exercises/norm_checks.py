@@ -6,7 +6,7 @@ import itertools
 
 import torch
 
-from ..checks import Spec, make_inputs, run_backward, run_forward
+from ..checks import Spec, make_inputs, reference_gradients, run_backward, run_forward
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import sample
@@ -249,3 +249,20 @@ def check_shifted_rows(function, spec: Spec, values: dict, *, tolerance: float =
         scale = max(true.abs().max().item(), 1.0)
         diagnose_gradient(name, grad.double() if grad is not None else None, true, rtol=0,
                           atol=tolerance * scale)
+
+
+# ------------------------------------------------------------- non-contiguous grad_output
+def check_strided_grad_output(function, spec: Spec, values: dict) -> None:
+    """Backward given a non-contiguous grad_output (every other column of a wider tensor, as
+    a transpose or a slice downstream hands over): the same gradients as a contiguous one."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    shape = tuple(values["x"].shape)
+    wide = sample((*shape[:-1], 2 * shape[-1]), values["x"].device, seed=13,
+                  dtype=values["x"].dtype)
+    grad_output = wide[..., ::2]
+    tensors = {n: v for n, v in inputs.items() if isinstance(v, torch.Tensor)}
+    grads = run_backward(spec, forward.output, tensors, grad_output).grads
+    truth = reference_gradients(spec, inputs, grad_output.contiguous())
+    for name, grad in zip(tensors, grads):
+        diagnose_gradient(name, grad, truth[name])

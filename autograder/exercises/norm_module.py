@@ -4,9 +4,11 @@ torch.nn.RMSNorm: its parameter, its state_dict, values, gradients and a few SGD
 import copy
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from ..checks import case
+from ..checks import Spec, case
+from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
@@ -158,6 +160,24 @@ def check_training(cls: type, device, dtype=torch.float64, *, steps=4, rtol=1e-7
                 "must reach self.weight (pass the parameter itself to RMSNormFunction.apply)")
 
 
+MODULE = Spec(NAME, ("x", "weight"),
+              lambda x, weight: F.rms_norm(x, x.shape[-1:], weight, DEFAULT_EPS))
+
+
+class WithWeight:
+    """``apply(x, weight)``: the learner's module called with ``weight`` in place of its
+    parameter (``torch.func.functional_call``), so that x and the weight can each be the only
+    input that requires grad."""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+
+    def apply(self, x, weight):
+        module = build(self.cls, x.shape[-1], eps=DEFAULT_EPS).to(device=x.device,
+                                                                     dtype=x.dtype)
+        return torch.func.functional_call(module, {"weight": weight}, (x,))
+
+
 def full(submission, device) -> None:
     """The hidden battery on ``device``."""
     cls = check_module_class(submission)
@@ -171,14 +191,21 @@ def full(submission, device) -> None:
     with case(f"x of shape (2, 3, {DIM}), float32"):
         check_matches(cls, (2, 3, DIM), device, torch.float32,
                       tolerance={"rtol": 1e-4, "atol": 1e-5})
+    covers("float32")
+    covers("torch.nn.RMSNorm's state_dict")
     check_default_eps(cls, device)
+    check_each_input_alone(WithWeight(cls), MODULE,
+                           {"x": sample((3, DIM), device, seed=7),
+                            "weight": 1 + 0.5 * sample((DIM,), device, seed=8)})
     with case("Linear -> RMSNorm -> Linear, float64"):
         check_training(cls, device, steps=5)
     with case("Linear -> RMSNorm -> Linear, float32"):
         check_training(cls, device, torch.float32, steps=5, rtol=1e-4)
+    covers("SGD steps beside torch.nn.RMSNorm")
 
 
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
-    Exercise(NAME, "10_norms", full),
+    Exercise(NAME, "10_norms", full, contract=("torch.nn.RMSNorm's state_dict", "float32",
+                                               "SGD steps beside torch.nn.RMSNorm")),
 ]

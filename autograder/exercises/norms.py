@@ -9,11 +9,13 @@ import torch.nn.functional as F
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_untouched, check_values_and_gradients,
                       make_inputs, run_backward, run_forward)
+from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise
 from .norm_checks import (check_needs_input_grad, check_returned, check_saved,
-                          check_shifted_rows, describe, diagnose_grad_x, norm_values,
-                          record_backward_returns, scalar_weight_hint)
+                          check_shifted_rows, check_strided_grad_output, describe,
+                          diagnose_grad_x, norm_values, record_backward_returns,
+                          scalar_weight_hint)
 
 LAYER_NORM = Spec("LayerNormFunction", ("x", "weight", "bias", "eps"),
                   lambda x, weight, bias, eps: F.layer_norm(x, x.shape[-1:], weight, bias, eps))
@@ -110,17 +112,30 @@ def full(submission, spec: Spec, device) -> None:
             itertools.product(SHAPES, _optional_inputs(spec))):
         check_case(function, spec, _values(spec, leading, features, device, weight=weight,
                                            bias=bias, seed=seed))
+    covers("weight=None")
+    covers("1-D x")
+    if _centred(spec):
+        covers("bias=None")
     for seed, (leading, features) in enumerate([((4,), 8), ((2, 3), 5), ((), 3)]):
         check_case(function, spec, _values(spec, leading, features, device,
                                            dtype=torch.float32, seed=seed),
                    tolerance={"rtol": 1e-4, "atol": 1e-5})
+    covers("float32")
+    with case("a non-contiguous grad_output, x of shape (2, 3, 4)"):
+        check_strided_grad_output(function, spec, _values(spec, (2, 3), 4, device, seed=22))
+    covers("non-contiguous grad_output")
     check_case(function, spec, _values(spec, (2,), 4, device, eps=0.5, seed=3))
     small = _values(spec, (3,), 4, device, seed=5)
     small["x"] = 1e-3 * small["x"]  # rows whose variance is far below eps
     check_case(function, spec, small)
-    check_shifted(function, spec, device)
+    if _centred(spec):  # the contract's promise for LayerNorm (RMSNorm subtracts no mean)
+        check_shifted(function, spec, device)
+        covers("rows like 1e4 + N(0, 1) in float32")
     with case("x of shape (4, 3)"):
         check_needs_input_grad(function, spec, _values(spec, (4,), 3, device))
+    # the contract: "returns None for, and computes nothing of" a gradient nobody needs
+    check_each_input_alone(function, spec, _values(spec, (3,), 5, device, seed=21),
+                           frozen_get_none=True)
     for weight, bias in _optional_inputs(spec):
         with case(describe(_values(spec, (2,), 3, device, weight=weight, bias=bias))):
             check_gradcheck(function, spec, _values(spec, (2,), 3, device, weight=weight,
@@ -135,7 +150,10 @@ def _example(spec: Spec):
 
 EXERCISES = [
     Exercise("LayerNormFunction", "10_norms", lambda s, device: full(s, LAYER_NORM, device),
-             example=lambda: _example(LAYER_NORM)),
+             example=lambda: _example(LAYER_NORM),
+             contract=("weight=None", "bias=None", "1-D x", "float32",
+                       "non-contiguous grad_output", "rows like 1e4 + N(0, 1) in float32")),
     Exercise("RMSNormFunction", "10_norms", lambda s, device: full(s, RMS_NORM, device),
-             example=lambda: _example(RMS_NORM)),
+             example=lambda: _example(RMS_NORM),
+             contract=("weight=None", "1-D x", "float32", "non-contiguous grad_output")),
 ]

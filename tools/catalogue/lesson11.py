@@ -289,3 +289,11 @@ MISTAKES = [
                  "                if want_x:\n                    grad_x[rows] = gx\n"
                  "                if want_weight:\n                    grad_weight += gw"))),
 ]
+
+MISTAKES += [
+    Mistake(LCE, "no max shift in the chunk's exp", "at float32 logits of magnitude 100", _edit(
+        LINEAR, ("row_max = logits.amax(dim=1, keepdim=True)",
+                 "row_max = torch.zeros_like(logits[:, :1])"))),
+    Mistake(CE, "ignore_index taken as -100 whatever is passed", "gives ignored rows", _edit(
+        CROSS_ENTROPY, ("counted = target != ignore_index", "counted = target != -100"))),
+]

@@ -89,3 +89,26 @@ def test_a_function_class_is_refused_with_a_hint():
 
     with pytest.raises(GradingError, match="must be a function"):
         self_check("linear_cross_entropy", LinearCrossEntropy)
+
+
+def test_is_the_smoothed_reference_f_cross_entropy_plus_z_loss():
+    """Does the battery's reference equal label-smoothed F.cross_entropy plus z_loss times the
+    mean of lse ** 2 over the counted rows (checked against a per-row loop)?"""
+    from autograder.exercises.smoothed_loss import smoothed_cross_entropy
+    generator = torch.Generator().manual_seed(0)
+    logits = torch.randn(5, 4, dtype=torch.float64, generator=generator)
+    target = torch.tensor([1, 2, 2, 0, 3])
+    got = smoothed_cross_entropy(logits, target, 2, 0.2, 0.05)
+    rows = [i for i in range(5) if target[i] != 2]
+    log_p = torch.log_softmax(logits, -1)
+    lse = torch.logsumexp(logits, -1)
+    per_row = [-(0.8 * log_p[i, target[i]] + 0.2 * log_p[i].mean()) + 0.05 * lse[i] ** 2
+               for i in rows]
+    assert torch.allclose(got, torch.stack(per_row).mean())
+
+
+def test_does_the_transfer_exercise_have_its_catalogue():
+    """Three unusual answers and a mistake submitted through nbgrader for SmoothedCrossEntropy?"""
+    from tools.catalogue import lesson11_smoothed
+    assert len(lesson11_smoothed.UNUSUAL) >= 3
+    assert any(m.nbgrader for m in lesson11_smoothed.MISTAKES)

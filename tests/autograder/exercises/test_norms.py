@@ -16,7 +16,7 @@ from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson10
 
-NAMES = ["LayerNormFunction", "RMSNormFunction", "RMSNorm"]
+NAMES = ["LayerNormFunction", "RMSNormFunction", "RMSNorm", "GroupNormFunction"]
 
 
 def test_every_exercise_has_three_unusual_answers_and_an_nbgrader_mistake():
@@ -96,3 +96,31 @@ def test_an_unsummed_weight_gradient_passes_the_engine_but_not_the_grader():
 def test_sum_over_no_dims_sums_every_dim():
     """Is the lesson right that .sum(dim=()) reduces everything?"""
     assert torch.ones(2, 3).sum(dim=()).shape == ()
+
+
+def test_does_the_group_norm_reference_agree_with_f_group_norm_where_its_backward_runs():
+    """Is the composed formula the battery grades against F.group_norm's values and gradients,
+    and does F.group_norm's own CPU backward still raise where the lesson says it does?"""
+    from autograder.exercises.norm_transfer import group_norm
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 6, 3, dtype=torch.float64, generator=generator, requires_grad=True)
+    weight = torch.randn(6, dtype=torch.float64, generator=generator, requires_grad=True)
+    bias = torch.randn(6, dtype=torch.float64, generator=generator, requires_grad=True)
+    ours = group_norm(x, 3, weight, bias, 1e-5)
+    theirs = F.group_norm(x, 3, weight, bias, 1e-5)
+    assert torch.allclose(ours, theirs)
+    grads = [torch.autograd.grad(y.sum(), (x, weight, bias)) for y in (ours, theirs)]
+    assert all(torch.allclose(a, b) for a, b in zip(*grads))
+    with pytest.raises(RuntimeError, match="does not have a device"):
+        F.group_norm(x, 3, None, bias, 1e-5).sum().backward()
+
+
+def test_is_the_lessons_layer_norm_as_fast_as_the_lesson_says():
+    """Does the solution allocate one full-size tensor in forward and one in backward (the
+    lesson's cost argument), with no torch.var_mean (slow on the CPU)?"""
+    from pathlib import Path
+    lesson = (Path(__file__).parents[3] / "lessons" / "10_norms.py").read_text()
+    start = lesson.index('"grade_id": "answer_LayerNormFunction"')
+    source = lesson[start:lesson.index("# %%", start)]
+    assert "var_mean" not in source
+    assert "out=buffer" in source and source.count(".mul_(") >= 3  # steps written in place

@@ -284,3 +284,38 @@ MISTAKES = [
             _ln_grad_x("            g = grad_output.mul_(weight) if weight is not None else "
                        "grad_output\n" + _LN_CORRECT)),
 ]
+
+UNUSUAL += [
+    Unusual("LayerNormFunction", "Triton's layer-norm tutorial's formula, ported to torch", _ln('''
+    @staticmethod
+    def backward(ctx, DY):
+        # triton-lang/triton, python/tutorials/05-layer-norm.py, _layer_norm_bwd_dx_fused:
+        # c1 = sum(xhat * wdy) / N, c2 = sum(wdy) / N, dx = (wdy - (xhat * c1 + c2)) * rstd
+        X, W, Mean, Rstd = ctx.saved_tensors
+        N = X.shape[-1]
+        xhat = (X - Mean) * Rstd
+        wdy = DY * W if W is not None else DY
+        dx = dw = db = None
+        if ctx.needs_input_grad[0]:
+            c1 = (xhat * wdy).sum(-1, keepdim=True) / N
+            c2 = wdy.sum(-1, keepdim=True) / N
+            dx = (wdy - (xhat * c1 + c2)) * Rstd
+        if ctx.needs_input_grad[1]:
+            dw = (DY * xhat).reshape(-1, N).sum(0)
+        if ctx.needs_input_grad[2]:
+            db = DY.reshape(-1, N).sum(0)
+        return dx, dw, db, None
+''')),
+]
+
+MISTAKES += [
+    Mistake("LayerNormFunction", "grad_weight gated on the bias's needs_input_grad entry",
+            "backward returned None for weight, which requires grad", _ln(
+                _LN_HEAD.replace("        if need_weight:\n", "        if need_bias:\n", 1)
+                + "        if need_x:\n            g = grad_output * weight if weight is not "
+                "None else grad_output\n" + _LN_CORRECT +
+                "        return grad_x, grad_weight, grad_bias, None\n")),
+    Mistake("LayerNormFunction", "weight assumed present in backward",
+            "raised TypeError: unsupported operand type(s) for *",
+            _ln_grad_x("            g = grad_output * weight\n" + _LN_CORRECT)),
+]

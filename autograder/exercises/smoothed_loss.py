@@ -1,0 +1,174 @@
+"""Lesson 11's transfer exercise: SmoothedCrossEntropy, F.cross_entropy with label smoothing
+plus PaLM's z-loss (z_loss times the mean over the counted rows of logsumexp(logits) ** 2),
+graded as CrossEntropy is: values, gradients, ignored rows, logits of magnitude 1e4, what it
+saves, None for everything but the logits."""
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs)
+from ..contract import check_each_input_alone, covers
+from ..errors import GradingError
+from ..exercise import Exercise, sample
+
+NAME = "SmoothedCrossEntropy"
+
+
+def smoothed_cross_entropy(logits, target, ignore_index, label_smoothing, z_loss):
+    counted = target != ignore_index
+    squares = torch.logsumexp(logits, dim=-1)[counted] ** 2
+    return (F.cross_entropy(logits, target, ignore_index=ignore_index,
+                            label_smoothing=label_smoothing) + z_loss * squares.mean())
+
+
+SMOOTHED = Spec(NAME, ("logits", "target", "ignore_index", "label_smoothing", "z_loss"),
+                smoothed_cross_entropy)
+
+
+def sce_values(rows, classes, device, *, ignored=(), ignore_index=-100, smoothing=0.1,
+               z_loss=1e-2, seed=0, magnitude=3.0, dtype=torch.float64) -> dict:
+    target = torch.randint(0, classes, (rows,), generator=torch.Generator().manual_seed(seed))
+    target[list(ignored)] = ignore_index
+    return {"logits": magnitude * sample((rows, classes), device, seed=seed + 1, dtype=dtype),
+            "target": target.to(device), "ignore_index": ignore_index,
+            "label_smoothing": smoothing, "z_loss": z_loss}
+
+
+def describe(values: dict) -> str:
+    ignored = int((values["target"] == values["ignore_index"]).sum())
+    return (f"logits of shape {tuple(values['logits'].shape)}, "
+            f"{str(values['logits'].dtype)[6:]}, {ignored} rows ignored "
+            f"(ignore_index={values['ignore_index']}), label_smoothing="
+            f"{values['label_smoothing']:g}, z_loss={values['z_loss']:g}")
+
+
+def _grad(function, values: dict):
+    logits = values["logits"].detach().clone().requires_grad_()
+    try:
+        loss = function.apply(logits, *list(values.values())[1:])
+        grad, = torch.autograd.grad(loss, logits)
+    except Exception:  # the learner's code may raise anything: the first hint stands
+        return None
+    return loss.detach(), grad
+
+
+def recognise(function, values: dict) -> str | None:
+    """The named mistakes: dividing by N, a smoothing or z-loss term missing from grad."""
+    got = _grad(function, values)
+    if got is None:
+        return None
+    loss, grad = got
+    counted = values["target"] != values["ignore_index"]
+    logits = values["logits"].detach()
+    M, N, C = counted.sum(), len(counted), logits.shape[1]
+    truth_logits = logits.clone().requires_grad_()
+    true_grad, = torch.autograd.grad(SMOOTHED.reference(truth_logits, *list(values.values())[1:]),
+                                     truth_logits)
+    if M < N and torch.allclose(grad, true_grad * M / N):
+        return (f"{NAME} divides by N, all the rows, instead of the number of counted rows "
+                "(target != ignore_index)")
+    lse = torch.logsumexp(logits, -1, keepdim=True)
+    probs = torch.exp(logits - lse)
+    weight = counted[:, None] / M
+    eps, z = values["label_smoothing"], values["z_loss"]
+    if eps and torch.allclose(grad, true_grad + eps / C * weight):
+        return (f"{NAME}'s gradient misses the smoothing term: the smoothed target puts "
+                "label_smoothing / C on every class, so subtract it from every entry")
+    if z and torch.allclose(grad, true_grad - 2 * z * lse * probs * weight):
+        return (f"{NAME}'s gradient misses the z-loss term: d(lse ** 2)/dz = 2 lse softmax(z), "
+                "times z_loss / M")
+    if z and torch.allclose(grad, true_grad - z * lse * probs * weight):
+        return f"{NAME}'s z-loss gradient is half what it should be: d(lse ** 2) = 2 lse d(lse)"
+    return None
+
+
+def check_saved(forward, values: dict) -> None:
+    rows = values["logits"].shape[0]
+    for saved in forward.saved:
+        if saved.role != "input logits" and saved.tensor.numel() > rows:
+            raise GradingError(
+                f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} besides "
+                "the logits (the probabilities?): keep per-row numbers (the log-sum-exp) and "
+                "recompute the softmax in backward")
+
+
+def check_nones(function, values: dict) -> None:
+    """None for target (autograd would drop a gradient for an integer tensor silently)."""
+    returned = []
+
+    def backward(ctx, *grads):
+        result = function.backward(ctx, *grads)
+        returned.append(result if isinstance(result, tuple) else (result,))
+        return result
+
+    probe = type(function.__name__, (function,), {"backward": staticmethod(backward)})
+    logits = values["logits"].detach().clone().requires_grad_()
+    probe.apply(logits, *list(values.values())[1:]).backward()
+    if len(returned[0]) == 5 and returned[0][1] is not None:
+        raise GradingError(f"{NAME}.backward returned a gradient for target: return None for "
+                           "everything but the logits")
+
+
+def check_case(function, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
+    with case(describe(values)):
+        try:
+            forward, backward = check_values_and_gradients(function, SMOOTHED, values,
+                                                           rtol=rtol, atol=atol)
+        except GradingError as error:
+            hint = recognise(function, values)
+            if hint is None:
+                raise
+            raise GradingError(hint, str(error)) from error
+        check_no_ctx_tensors(SMOOTHED, forward)
+        check_backward_by_hand(SMOOTHED, backward)
+        check_saved(forward, values)
+        check_nones(function, values)
+
+
+def check_stable(function, device, dtype) -> None:
+    values = sce_values(6, 5, device, seed=7, ignored=(2,), magnitude=1e4, dtype=dtype,
+                        z_loss=1e-4)
+    with case(describe(values)):
+        got = _grad(function, values)
+        if got is not None and not (torch.isfinite(got[0]).all() and torch.isfinite(got[1]).all()):
+            raise GradingError(f"{NAME} is not finite at logits of magnitude 1e4, where "
+                               "F.cross_entropy is: use the log-sum-exp (shifted by the row's "
+                               "maximum), never exp of raw logits or the log of a probability")
+    tolerance = 1e-5 if dtype == torch.float64 else 1e-4
+    check_case(function, values, rtol=tolerance, atol=tolerance)
+
+
+CASES = [  # rows, classes, ignored rows, ignore_index, label_smoothing, z_loss
+    (5, 4, (), -100, 0.1, 1e-2), (6, 3, (1, 4), -100, 0.0, 0.0), (7, 5, (0, 2, 3), 2, 0.2, 0.0),
+    (4, 6, (), -100, 0.0, 0.5), (1, 5, (), -100, 0.3, 0.1), (9, 7, tuple(range(8)), -1, 0.1, 0.01),
+    (4, 1, (), -100, 0.1, 0.1)]
+
+
+def full(submission, device) -> None:
+    function = check_is_function(submission, SMOOTHED)
+    for seed, (rows, classes, ignored, ignore_index, smoothing, z) in enumerate(CASES):
+        check_case(function, sce_values(rows, classes, device, ignored=ignored,
+                                        ignore_index=ignore_index, smoothing=smoothing,
+                                        z_loss=z, seed=seed + 10))
+    covers("ignored rows, ignore_index=-100")
+    covers("ignore_index among the classes")
+    check_each_input_alone(function, SMOOTHED, sce_values(6, 4, device, ignored=(1, 4),
+                                                          ignore_index=3, seed=17))
+    check_case(function, sce_values(40, 30, device, ignored=(3, 9), seed=20,
+                                    dtype=torch.float32), rtol=1e-4, atol=1e-6)
+    covers("float32")
+    for dtype in (torch.float64, torch.float32):
+        check_stable(function, device, dtype)
+    covers("logits of magnitude 1e4")
+    with case("gradcheck"):
+        check_gradcheck(function, SMOOTHED, sce_values(4, 3, device, ignored=(1,), seed=30))
+
+
+LATER_IN_LESSON = True  # the lesson's last exercise
+EXERCISES = [
+    Exercise(NAME, "11_fused_loss", full,
+             example=lambda: tuple(sce_values(5, 4, "cpu", ignored=(1,)).values()),
+             contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
+                       "float32", "logits of magnitude 1e4")),
+]

@@ -1,0 +1,133 @@
+"""Lesson 11's transfer exercise: answers with known verdicts for SmoothedCrossEntropy."""
+
+from tools.catalogue import Mistake, Unusual
+
+SCE = "SmoothedCrossEntropy"
+
+ANSWER = '''
+class SmoothedCrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index, label_smoothing, z_loss):
+        counted = target != ignore_index
+        safe_target = torch.where(counted, target, 0)
+        lse = torch.logsumexp(logits, dim=1)
+        picked = logits.gather(1, safe_target[:, None]).squeeze(1)
+        smooth = lse - logits.mean(dim=1)
+        per_row = ((1 - label_smoothing) * (lse - picked) + label_smoothing * smooth
+                   + z_loss * lse ** 2)
+        ctx.save_for_backward(logits, lse, safe_target, counted)
+        ctx.label_smoothing, ctx.z_loss = label_smoothing, z_loss
+        return torch.where(counted, per_row, 0.0).sum() / counted.sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        logits, lse, target, counted = ctx.saved_tensors
+        smoothing, z_loss = ctx.label_smoothing, ctx.z_loss
+        probs = torch.exp(logits - lse[:, None])
+        grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]
+        rows = torch.arange(len(target), device=target.device)
+        grad[rows, target] -= 1 - smoothing
+        scale = grad_output * counted / counted.sum()
+        return grad * scale[:, None], None, None, None, None
+'''
+
+
+def _edit(code: str, *changes: tuple[str, str]) -> str:
+    for old, new in changes:
+        if old not in code:
+            raise ValueError(f"catalogue edit: {old!r} is not in the answer")
+        code = code.replace(old, new)
+    return code
+
+
+UNUSUAL = [
+    Unusual(SCE, "Liger-Kernel's per-row formula, ported from its Triton kernel", '''
+class SmoothedCrossEntropy(torch.autograd.Function):
+    # linkedin/Liger-Kernel, src/liger_kernel/ops/cross_entropy.py (liger_cross_entropy_kernel):
+    # per row, m = max, d = sum exp(x - m), lse = m + log d; loss = lse - x_y, smoothed with
+    # eps = label_smoothing / n_cols, plus lse_square_scale * lse^2; the gradient
+    # softmax * (1 + 2 * lse_square_scale * lse) - eps, and - (1 - label_smoothing) at y
+    @staticmethod
+    def forward(ctx, X, Y, ignore_index, label_smoothing, lse_square_scale):
+        n_cols = X.shape[1]
+        valid = Y != ignore_index
+        n_non_ignore = valid.sum()
+        m = X.amax(1, keepdim=True)
+        d = torch.exp(X - m).sum(1, keepdim=True)
+        lse = (m + d.log()).squeeze(1)
+        x_y = X.gather(1, torch.where(valid, Y, 0)[:, None]).squeeze(1)
+        eps = label_smoothing / n_cols
+        smooth_loss = eps * (n_cols * lse - X.sum(1))
+        loss = lse - x_y
+        loss = loss * (1 - label_smoothing) + smooth_loss + lse_square_scale * lse * lse
+        ctx.save_for_backward(X, lse, torch.where(valid, Y, 0), valid)
+        ctx.eps, ctx.smoothing, ctx.z = eps, label_smoothing, lse_square_scale
+        return (loss * valid).sum() / n_non_ignore
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        X, lse, Y, valid = ctx.saved_tensors
+        dX = torch.exp(X - lse[:, None]) * (1 + 2 * ctx.z * lse[:, None]) - ctx.eps
+        dX = dX.scatter_add(1, Y[:, None], torch.full_like(lse[:, None], ctx.smoothing - 1))
+        dX = dX * (valid / valid.sum())[:, None]
+        return dX * grad_output, None, None, None, None
+'''),
+    Unusual(SCE, "the smoothed target distribution built explicitly", _edit(
+        ANSWER,
+        ("        grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]\n"
+         "        rows = torch.arange(len(target), device=target.device)\n"
+         "        grad[rows, target] -= 1 - smoothing\n",
+         "        C = logits.shape[1]\n"
+         "        q = torch.full_like(probs, smoothing / C)\n"
+         "        q.scatter_add_(1, target[:, None],\n"
+         "                       torch.full_like(lse[:, None], 1 - smoothing))\n"
+         "        grad = probs + 2 * z_loss * lse[:, None] * probs - q\n"))),
+    Unusual(SCE, "log_softmax in forward, a float mask, the per-row lse saved", '''
+class SmoothedCrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index, label_smoothing, z_loss):
+        mask = (target != ignore_index).to(logits.dtype)
+        t = target.clamp(min=0) * (target != ignore_index)
+        log_probs = torch.log_softmax(logits, dim=-1)
+        nll = -log_probs.gather(-1, t[:, None]).squeeze(-1)
+        uniform = -log_probs.mean(-1)
+        lse = torch.logsumexp(logits, -1)
+        rows = (1 - label_smoothing) * nll + label_smoothing * uniform + z_loss * lse.square()
+        ctx.save_for_backward(logits, lse, t, mask)
+        ctx.eps, ctx.z = label_smoothing, z_loss
+        return (rows * mask).sum() / mask.sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        logits, lse, t, mask = ctx.saved_tensors
+        p = (logits - lse[:, None]).exp()
+        one_hot = torch.zeros_like(p).scatter_(1, t[:, None], 1.0)
+        grad = (1 + 2 * ctx.z * lse[:, None]) * p - (1 - ctx.eps) * one_hot - ctx.eps / p.shape[1]
+        return grad * (mask * grad_output / mask.sum())[:, None], None, None, None, None
+'''),
+]
+
+MISTAKES = [
+    Mistake(SCE, "smoothing term left out of the gradient", "misses the smoothing term", _edit(
+        ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]",
+                 "grad = probs * (1 + 2 * z_loss * lse)[:, None]")), nbgrader=True),
+    Mistake(SCE, "z-loss left out of the gradient", "misses the z-loss term", _edit(
+        ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None]", "grad = probs"))),
+    Mistake(SCE, "z-loss gradient without the factor 2", "half what it should be", _edit(
+        ANSWER, ("(1 + 2 * z_loss * lse)", "(1 + z_loss * lse)"))),
+    Mistake(SCE, "dividing by N instead of the counted rows", "divides by N", _edit(
+        ANSWER, ("return torch.where(counted, per_row, 0.0).sum() / counted.sum()",
+                 "return torch.where(counted, per_row, 0.0).sum() / len(target)"),
+        ("scale = grad_output * counted / counted.sum()",
+         "scale = grad_output * counted / len(target)"))),
+    Mistake(SCE, "z-loss of raw exp sums", "not finite at logits of magnitude 1e4", _edit(
+        ANSWER, ("lse = torch.logsumexp(logits, dim=1)",
+                 "lse = logits.exp().sum(dim=1).log()"))),
+    Mistake(SCE, "saves the probabilities", "besides the logits", _edit(
+        ANSWER, ("ctx.save_for_backward(logits, lse, safe_target, counted)",
+                 "ctx.save_for_backward(logits, torch.softmax(logits, 1), lse, safe_target, "
+                 "counted)"),
+        ("logits, lse, target, counted = ctx.saved_tensors\n",
+         "logits, probs, lse, target, counted = ctx.saved_tensors\n"),
+        ("        probs = torch.exp(logits - lse[:, None])\n", ""))),
+]
