@@ -68,3 +68,12 @@ def test_is_the_peak_measured_on_each_device(device):
     fused = measure_loss(solution("linear_cross_entropy"), x, weight, target, 8, repeats=1)
     composed = measure_loss(composed_loss, x, weight, target, None, repeats=1)
     assert 0 < fused.peak_bytes < composed.peak_bytes
+
+
+def test_does_a_higher_peak_read_as_higher_never_as_a_ratio_below_one_lower():
+    """Is a chunked peak above the composed one called higher, not "0.9x lower"?"""
+    from widgets.fused_loss import peak_comparison
+
+    assert peak_comparison(100, 400) == "4.0× lower than"
+    assert peak_comparison(440, 400) == "1.1× higher than"
+    assert peak_comparison(400, 400) == "as high as"
