@@ -34,10 +34,11 @@ $(INSTALLED): requirements.txt pyproject.toml
 
 install: $(INSTALLED) ## create .venv with the pinned course environment (CPU torch)
 
+# One line through `env`, no shell: make runs JupyterLab itself, so a SIGTERM reaches it.
+LAB_CONFIG  = $(LEARNER_LAB)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
+LAB_OPTIONS = --ServerApp.root_dir=course --ServerApp.port=$(PORT) --LabApp.extension_manager=readonly
 lab: $(INSTALLED) ## open JupyterLab on the course (PORT=8888)
-	JUPYTER_CONFIG_PATH=$(LEARNER_LAB)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH)) \
-	  $(VENV)/bin/jupyter lab --ServerApp.root_dir=course --ServerApp.port=$(PORT) \
-	  --LabApp.extension_manager=readonly $(ROOT_FLAG) $(LAB_ARGS)
+	env JUPYTER_CONFIG_PATH=$(LAB_CONFIG) $(VENV)/bin/jupyter lab $(LAB_OPTIONS) $(ROOT_FLAG) $(LAB_ARGS)
 
 test: $(INSTALLED) ## run every test: library, notebooks, nbgrader grading, server, browser
 	$(PYTHON) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)

@@ -18,7 +18,7 @@ def torch_note(version: str = torch.__version__) -> str | None:
 
 def check_environment() -> None:
     """Say once per kernel if torch differs from the version the lessons were checked on, and
-    start importing what the first self-check needs (``probes.warm_up``)."""
+    import what the first self-check needs (``probes.warm_up``)."""
     global _said
     from .probes import warm_up
 

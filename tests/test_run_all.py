@@ -27,11 +27,13 @@ RELATIVE = f"artifacts/run_all/{LESSON}/{LESSON}.ipynb"
 
 @pytest.fixture(scope="module")
 def half_done():
-    """The learner's copy of lesson 00 with Square solved and WeightedSum still its stub."""
-    released = learner_notebooks([LESSON])[LESSON]
-    answer = next(cell.source for cell in source_notebook(LESSON).cells
-                  if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer_Square")
-    notebook = with_answer(released, "answer_Square", without_solution_markers(answer))
+    """The learner's copy of lesson 00 with every exercise solved but WeightedSum, still its
+    stub."""
+    notebook = learner_notebooks([LESSON])[LESSON]
+    for cell in source_notebook(LESSON).cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if grade_id.startswith("answer_") and grade_id != "answer_WeightedSum":
+            notebook = with_answer(notebook, grade_id, without_solution_markers(cell.source))
     path = REPO / RELATIVE
     path.parent.mkdir(parents=True, exist_ok=True)
     for stale in path.parent.glob(".autograd-progress.json"):

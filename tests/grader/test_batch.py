@@ -26,8 +26,9 @@ LESSON = "00_template"
 SETTINGS = Settings(cell_timeout=30, notebook_timeout=120, memory_limit_mb=1024,
             sandbox="auto", output_limit_kb=1024, restart_limit=3)
 TWO_GRADIENTS = mistake("WeightedSum", "two gradients for four inputs").answer_cell
-FULL, WRONG, NONE = {"Square": 1.0, "WeightedSum": 1.0}, {"Square": 1.0, "WeightedSum": 0.0}, \
-    {"Square": 0.0, "WeightedSum": 0.0}
+FULL, WRONG, NONE = ({"Square": 1.0, "WeightedSum": 1.0, "Outer": 2.0},
+                     {"Square": 1.0, "WeightedSum": 0.0, "Outer": 2.0},
+                     {"Square": 0.0, "WeightedSum": 0.0, "Outer": 0.0})
 
 
 def _submit(root: Path, student: str, notebook=None, raw: bytes | None = None) -> None:

@@ -79,9 +79,10 @@ def test_a_fault_costs_at_most_its_exercise(course, student):
     the solutions), and only the touched exercise, or the unreadable notebook, lost?"""
     root = course[0]
     _, cost = EXPECTED[student]
-    lost = {"first": {FIRST}, "second": {SECOND}, "all": {FIRST, SECOND}}.get(cost, set())
-    assert _scores(root, student) == {name: 0.0 if name in lost else 1.0
-                                      for name in (FIRST, SECOND)}
+    points = {FIRST: 1.0, SECOND: 1.0, "Outer": 2.0}  # the lesson's exercises, its transfer last
+    lost = {"first": {FIRST}, "second": {SECOND}, "all": set(points)}.get(cost, set())
+    assert _scores(root, student) == {name: 0.0 if name in lost else full
+                                      for name, full in points.items()}
 
 
 def test_reasons_say_what_happened(course):

@@ -151,7 +151,7 @@ def test_plain_asserts_give_a_correct_answer_their_points(course):
     full 2 of a cell whose result is the number of points?"""
     root, rows, _ = course
     assert _scores(root, "correct") == {"Square": 1.0, "Square_asserts": 2.0,
-                                        "Square_partial": 2.0, "WeightedSum": 1.0}
+                                        "Square_partial": 2.0, "WeightedSum": 1.0, "Outer": 2.0}
     assert rows["correct"]["status"] == "ok"
 
 
@@ -160,7 +160,7 @@ def test_a_failing_assert_earns_nothing(course):
     assert's message (not the hidden code) in the autograded notebook?"""
     root, _, _ = course
     assert _scores(root, "wrong") == {"Square": 0.0, "Square_asserts": 0.0,
-                                      "Square_partial": 1.0, "WeightedSum": 1.0}
+                                      "Square_partial": 1.0, "WeightedSum": 1.0, "Outer": 2.0}
     notebook = nbformat.read(root / "autograded" / "wrong" / LESSON / f"{LESSON}.ipynb",
                              as_version=4)
     cell = next(c for c in notebook.cells

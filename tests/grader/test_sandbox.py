@@ -145,7 +145,7 @@ def test_grading_is_unaffected(probed):
         for student in ("clean", *PROBERS):
             notebook = gradebook.find_submission_notebook(LESSON, LESSON, student)
             assert {grade.name: grade.score for grade in notebook.grades} == {
-                "Square": 1.0, "WeightedSum": 1.0}
+                "Square": 1.0, "WeightedSum": 1.0, "Outer": 2.0}
 
 
 def test_only_the_grading_packages_are_bound():

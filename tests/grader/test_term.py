@@ -190,7 +190,7 @@ def test_regrade_releases_it_and_keeps_the_grades(added):
     with Gradebook(db_url(root)) as gradebook:
         notebook = gradebook.find_submission_notebook(LESSON, LESSON, "clean")
         assert {grade.name: grade.score for grade in notebook.grades} == {
-            "Square": 1.0, "Square_again": 2.0, "WeightedSum": 1.0}
+            "Square": 1.0, "Square_again": 2.0, "WeightedSum": 1.0, "Outer": 2.0}
         assert gradebook.find_comment("answer_Square", LESSON, LESSON, "clean").manual_comment \
             == "Neat: you saved the input, not the output."
 

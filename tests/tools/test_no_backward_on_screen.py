@@ -15,6 +15,8 @@ GRADIENT_FUNCTION = re.compile(r"^(\s*)def \w*(backward|jvp|vmap|grad)\w*\(")
 # lines too generic to give anything away: unpacking what was saved, control flow, returning
 # names computed above, decorators
 TRIVIAL = re.compile(r"^([\w, ]+=\s*ctx\.\w+|.*:|@.*|return\s+[\w, ]+|return\s+grad_output)$")
+# a Triton kernel's indexing and loads: every kernel has them, they are the method, not an answer
+KERNEL_BOOKKEEPING = re.compile(r"tl\.(program_id|arange|load)\(|_ptr \+ |\.stride\(")
 # what makes a line a formula: arithmetic, or a tensor op that moves gradients around
 FORMULA = re.compile(r"[*@/]| [+-] |\.(sum|mean|cumsum|cumprod|flip|index_add|scatter\w*|gather|"
                      r"expand\w*|where|einsum|matmul|mul|exp|log\w*|sigmoid|softmax|sum_to_size)\(")
@@ -32,7 +34,8 @@ def gradient_lines(code: str) -> set[str]:
             inside = None
         if inside is not None:
             text = line.split("#")[0].strip()
-            if in_solution and len(text) >= 12 and FORMULA.search(text) and not TRIVIAL.match(text):
+            if (in_solution and len(text) >= 12 and FORMULA.search(text)
+                    and not TRIVIAL.match(text) and not KERNEL_BOOKKEEPING.search(text)):
                 lines.add(text)
         elif match := GRADIENT_FUNCTION.match(line):
             inside = len(match[1])
