@@ -119,10 +119,10 @@ def test_grades_show_every_status_where_the_instructor_looks(term):
     status, output = run("grades", root=root)
     assert status == 0, output
     graded = rows(root)
-    assert graded["clean"]["status"] == "ok" and float(graded["clean"]["score"]) == 2.0
+    assert graded["clean"]["status"] == "ok" and float(graded["clean"]["score"]) == 4.0
     assert graded["pasted"]["status"] == "no-nbgrader-metadata"
-    assert float(graded["pasted"]["score"]) == 2.0
-    assert "matched 2 of 2 answer cells" in graded["pasted"]["reason"]
+    assert float(graded["pasted"]["score"]) == 4.0
+    assert "matched 3 of 3 answer cells" in graded["pasted"]["reason"]
     assert graded["dies"]["status"] == "kernel-died"
     assert graded["replaces"]["status"] == "suspicious-code"
     assert "replaces a function that grading uses" in graded["replaces"]["reason"]
@@ -209,6 +209,6 @@ def test_a_test_cell_added_later_is_not_blamed_on_the_learner(added):
     graded = rows(root)
     assert graded["clean"]["status"] == "added-test-cell"
     assert "Square_again was added to the lesson" in graded["clean"]["reason"]
-    assert float(graded["clean"]["score"]) == 4.0
+    assert float(graded["clean"]["score"]) == 6.0
     assert graded["deleter"]["status"] == "deleted-test-cell"
     assert graded["dies"]["status"] == "kernel-died"  # its real status, not hidden
