@@ -7,6 +7,8 @@ import ipywidgets
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .figures import encode_png
+
 
 @dataclass(frozen=True)
 class Launch:
@@ -75,23 +77,23 @@ def draw(launch: Launch, ax=None, title: str = ""):
 
 def kernel_grid_view(n: int = 10, block: int = 4, columns: int = 0):
     """Sliders for the size, the block and (for one program per row) the row length."""
-    out = ipywidgets.Output()
+    picture = ipywidgets.Image(format="png")
     size = ipywidgets.IntSlider(value=n, min=1, max=40, description="elements")
     width = ipywidgets.Dropdown(options=[2, 4, 8, 16], value=block, description="BLOCK")
     row = ipywidgets.IntSlider(value=columns, min=0, max=12,
                                description="row length (0: flat)")
 
     def show(_=None):
-        with out:
-            out.clear_output(wait=True)
-            if row.value:
-                launch = row_launch(max(1, size.value // row.value), row.value, width.value)
-            else:
-                launch = flat_launch(size.value, width.value)
-            draw(launch)
-            plt.show()
+        if row.value:
+            launch = row_launch(max(1, size.value // row.value), row.value, width.value)
+        else:
+            launch = flat_launch(size.value, width.value)
+        figure = draw(launch).figure
+        figure.canvas.draw()
+        picture.value = encode_png(figure)
+        plt.close(figure)
 
     for control in (size, width, row):
         control.observe(show, names="value")
     show()
-    return ipywidgets.VBox([ipywidgets.HBox([size, width, row]), out])
+    return ipywidgets.VBox([ipywidgets.HBox([size, width, row]), picture])
