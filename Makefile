@@ -41,6 +41,7 @@ lab: $(INSTALLED) ## open JupyterLab on the course (PORT=8888)
 	env JUPYTER_CONFIG_PATH=$(LAB_CONFIG) $(VENV)/bin/jupyter lab $(LAB_OPTIONS) $(ROOT_FLAG) $(LAB_ARGS)
 
 test: $(INSTALLED) ## run every test: library, notebooks, nbgrader grading, server, browser
+	$(PYTHON) -m tests.stranger
 	$(PYTHON) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 notebooks: $(INSTALLED) ## regenerate course/ and solutions/ from lessons/

@@ -68,3 +68,7 @@ def install_wheel(wheel: Path, target: Path) -> Path:
     the course installed, without copying the environment for every worker."""
     _pip(Path(sys.executable), "--no-deps", "--no-index", "--target", str(target), str(wheel))
     return target
+
+
+if __name__ == "__main__":  # `make test` builds it first, outside any test's time limit
+    print(f"stranger's environment: {colab_python()}")
