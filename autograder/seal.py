@@ -132,8 +132,9 @@ def make_sealed_grade(key: bytes, restore, verdict, report, publish, published=N
 
 
 def skipped_self_check(name: str, submission) -> None:
-    """In a sealed grading kernel the hidden tests decide: the visible self-check, a subset of
-    them, is skipped, so neither a failing nor a sabotaged self-check can stop the verdict."""
+    """In a sealed grading kernel the hidden tests decide: the visible self-check, the same
+    battery, is skipped, so neither a failing nor a sabotaged self-check can stop the verdict
+    (and the battery runs once)."""
 
 
 def boot() -> None:

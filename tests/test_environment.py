@@ -42,3 +42,32 @@ def test_the_notebooks_name_the_torch_they_were_checked_on():
     assert CHECKED_TORCH == _pins(ROOT / "requirements.txt")["torch"]
     assert torch_note(CHECKED_TORCH) is None and torch_note(f"{CHECKED_TORCH}+cpu") is None
     assert "2.9.0+cu126" in torch_note("2.9.0+cu126")
+
+
+GROUPED_TESTS = """
+import os
+import pytest
+
+pytestmark = pytest.mark.xdist_group("one")
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_case(case):
+    with open("workers.txt", "a") as handle:
+        handle.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+"""
+
+
+def test_tests_of_one_xdist_group_share_a_worker(tmp_path):
+    """Does `--dist loadgroup` keep an xdist_group on one worker, as the grading fixtures
+    (built once, then read by every test of their group) rely on? (pytest 9.2 with
+    pytest-xdist 3.8 silently spread a group over every worker.)"""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_grouped.py").write_text(GROUPED_TESTS)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup",
+                           "-p", "no:cacheprovider", "test_grouped.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(set((tmp_path / "workers.txt").read_text().split())) == 1

@@ -99,11 +99,17 @@ def test_autograde_prints_one_line_per_submission_and_what_to_look_at(term):
     assert f"replaces {LESSON}/{LESSON}: suspicious-code:" in output
 
 
-def test_feedback_skips_a_lesson_nobody_handed_in(term):
+@pytest.fixture(scope="module")
+def feedback(term):
+    """Feedback given for the term so far; returns the course root and what feedback said."""
+    root, _ = term
+    return root, run("feedback", root=root)
+
+
+def test_feedback_skips_a_lesson_nobody_handed_in(feedback):
     """Does `make feedback` give feedback for lesson 00, say lesson 01 has nothing yet, and
     succeed, without nbgrader's warnings?"""
-    root, _ = term
-    status, output = run("feedback", root=root)
+    root, (status, output) = feedback
     assert status == 0, output
     assert f"{UNSUBMITTED}: nothing autograded yet, no feedback" in output
     assert f"{LESSON}: feedback for 4 students" in output
@@ -131,11 +137,11 @@ def test_grades_show_every_status_where_the_instructor_looks(term):
     assert "4 not-submitted" in output  # lesson 01, counted, not listed one by one
 
 
-def test_the_feedback_page_says_how_grading_went(term):
+def test_the_feedback_page_says_how_grading_went(feedback):
     """Does a learner whose answer killed the kernel read so in the hint of the test it cost,
     with the notebook's status on the page; does the formgrader's notebook show a suspicious
     line to the instructor, and the learner's page not?"""
-    root, _ = term
+    root, _ = feedback
     dies = page(root, "dies")
     assert "Grading status" in dies and "kernel-died" in dies
     assert "os._exit" in dies and "then: " in dies
@@ -147,10 +153,10 @@ def test_the_feedback_page_says_how_grading_went(term):
 
 
 @pytest.fixture(scope="module")
-def added(term):
-    """A test cell added to lesson 00's source after the term began, a comment the instructor
-    had written kept; returns the course root and what each release said."""
-    root, _ = term
+def added(feedback):
+    """A test cell added to lesson 00's source after feedback was given, a comment the
+    instructor had written kept; returns the course root and what each release said."""
+    root, _ = feedback
     with Gradebook(db_url(root)) as gradebook:
         comment = gradebook.find_comment("answer_Square", LESSON, LESSON, "clean")
         comment.manual_comment = "Neat: you saved the input, not the output."
