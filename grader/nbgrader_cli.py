@@ -42,11 +42,12 @@ def release(sources: dict[str, nbformat.NotebookNode], root: Path) -> dict[str, 
     """``nbgrader generate_assignment`` of each lesson's source notebook in course root ``root``;
     return each lesson's released (learner) notebook."""
     prepare_course_root(root)
-    released = {}
     for lesson, notebook in sources.items():
         folder = root / "source" / lesson
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, folder / f"{lesson}.ipynb")
-        nbgrader("generate_assignment", lesson, "--force", "--log-level=WARN", root=root)
-        released[lesson] = root / "release" / lesson / f"{lesson}.ipynb"
-    return released
+    in_root = {folder.name for folder in (root / "source").iterdir() if folder.is_dir()}
+    # nbgrader globs the assignment id: one run (one start-up) releases every lesson of the root
+    for assignment in ["*"] if in_root == set(sources) else sources:
+        nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", root=root)
+    return {lesson: root / "release" / lesson / f"{lesson}.ipynb" for lesson in sources}
