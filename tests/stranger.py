@@ -47,9 +47,14 @@ def colab_python() -> Path:
     return python
 
 
-def copy_environment(python: Path, target: Path) -> Path:
-    """A private copy of ``python``'s environment (a notebook may install into it)."""
-    shutil.copytree(python.parents[1], target, symlinks=True)
+def layered_environment(python: Path, target: Path) -> Path:
+    """A fresh environment of its own in ``target`` that sees ``python``'s packages (a .pth
+    file names their folder): a notebook may ``pip install`` into it, and only into it, without
+    a copy of torch."""
+    venv.EnvBuilder(symlinks=True).create(target)
+    (base,) = python.parents[1].glob("lib/python*/site-packages")
+    (own,) = target.glob("lib/python*/site-packages")
+    (own / "stranger_base.pth").write_text(f"{base}\n")
     return target / "bin" / "python"
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from grader.lessons import PACKAGE_VARIABLE
 from tests.kernels import bounded_environment, run_notebook
-from tests.stranger import REPO, build_wheel, colab_python, copy_environment
+from tests.stranger import REPO, build_wheel, colab_python, layered_environment
 
 pytestmark = pytest.mark.slow
 
@@ -57,7 +57,7 @@ def test_a_learner_notebook_alone_in_an_empty_folder_installs_the_course(wheel, 
     """Copied alone into an empty folder and run in a Python with only what Colab ships, does a
     learner notebook install the course from its first cell and then fail only with the stubs'
     NotImplementedError?"""
-    python = copy_environment(colab_python(), tmp_path / "colab")
+    python = layered_environment(colab_python(), tmp_path / "colab")
     folder = tmp_path / "empty"
     folder.mkdir()
     shutil.copy(REPO / "course" / "00_template.ipynb", folder)
@@ -70,8 +70,12 @@ def test_a_learner_notebook_alone_in_an_empty_folder_installs_the_course(wheel, 
               if cell.cell_type == "code" for output in cell.outputs
               if output.output_type == "error"]
     assert errors and all(error.startswith("NotImplementedError") for error in errors), errors
-    installed = subprocess.run([str(python), "-c", "import autograder, widgets"], check=False)
+    installed = subprocess.run([str(python), "-c", "import autograder, widgets"], check=False,
+                               cwd=tmp_path)
     assert installed.returncode == 0
+    untouched = subprocess.run([str(colab_python()), "-c", "import autograder"], check=False,
+                               cwd=tmp_path, capture_output=True)
+    assert untouched.returncode != 0, "the install leaked into the shared stranger environment"
 
 
 def test_the_readme_installs_from_the_repository_the_notebooks_name():
