@@ -1,6 +1,8 @@
 """The pip and conda descriptions of the course environment stay in step."""
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,9 +64,6 @@ def test_tests_of_one_xdist_group_share_a_worker(tmp_path):
     """Does `--dist loadgroup` keep an xdist_group on one worker, as the grading fixtures
     (built once, then read by every test of their group) rely on? (pytest 9.2 with
     pytest-xdist 3.8 silently spread a group over every worker.)"""
-    import subprocess
-    import sys
-
     (tmp_path / "test_grouped.py").write_text(GROUPED_TESTS)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup",
                            "-p", "no:cacheprovider", "test_grouped.py"],
