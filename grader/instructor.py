@@ -49,7 +49,6 @@ def release(root: Path, lessons: list[str], *, overwrite: bool = False,
     prepare_course_root(root)
     record_path = root / SOURCES
     written = json.loads(record_path.read_text()) if record_path.exists() else {}
-    refused = []
     for lesson in lessons:
         target = root / "source" / lesson / f"{lesson}.ipynb"
         edited = target.exists() and written.get(lesson) != _digest(target)
@@ -62,11 +61,31 @@ def release(root: Path, lessons: list[str], *, overwrite: bool = False,
                   f"replaces it with lessons/{lesson}.py)")
         record_path.parent.mkdir(parents=True, exist_ok=True)
         record_path.write_text(json.dumps(written, indent=1, sort_keys=True))
+    if len(lessons) > 1 and _generate_all(root, lessons):
+        return []
+    refused = []
+    for lesson in lessons:
         if _generate(root, lesson, regrade=regrade, workers=workers):
             print(f"released {lesson} -> {root / 'release' / lesson}")
         else:
             refused.append(lesson)
     return refused
+
+
+def _generate_all(root: Path, lessons: list[str]) -> bool:
+    """Release every lesson of the root in one nbgrader run (nbgrader globs the assignment id:
+    one start-up, not one per lesson); False when ``lessons`` are not all of the root's or
+    nbgrader refused one: each is then released alone."""
+    if set(lessons) != {path.name for path in (root / "source").iterdir() if path.is_dir()}:
+        return False
+    done = nbgrader("generate_assignment", "*", "--force", "--log-level=ERROR", root=root,
+                    check=False, capture=True)
+    if done.returncode != 0:
+        return False
+    for lesson in lessons:
+        releases.record(root, lesson)
+        print(f"released {lesson} -> {root / 'release' / lesson}")
+    return True
 
 
 def _generate(root: Path, lesson: str, *, regrade: bool, workers: int | None) -> bool:

@@ -2,7 +2,8 @@
 
 pytest-xdist workers share the parent of their base temporary folder; the first worker to ask
 for ``key`` builds it there under a file lock, and every later request (from any worker, or
-from the same worker after pytest tore a module-scoped fixture down) reuses the finished folder.
+from the same worker after pytest tore a module-scoped fixture down) reuses the finished folder;
+a build that failed is not tried again in that run: later requests fail at once, saying why.
 """
 
 from collections.abc import Callable
@@ -16,10 +17,16 @@ def built_once(tmp_path_factory, key: str, build: Callable[[Path], None],
     """The folder ``key``, filled by ``build(folder)`` once in the whole test run."""
     shared = tmp_path_factory.getbasetemp().parent / "built-once"
     shared.mkdir(exist_ok=True)
-    folder, done = shared / key, shared / f"{key}.done"
+    folder, done, failed = shared / key, shared / f"{key}.done", shared / f"{key}.failed"
     with FileLock(str(shared / f"{key}.lock"), timeout=timeout):
+        if failed.exists():  # building it again would fail again, and take as long
+            raise RuntimeError(f"building {key} failed earlier in this run: {failed.read_text()}")
         if not done.exists():
             folder.mkdir()
-            build(folder)
+            try:
+                build(folder)
+            except BaseException as error:
+                failed.write_text(f"{type(error).__name__}: {error}")
+                raise
             done.touch()
     return folder

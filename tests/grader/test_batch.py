@@ -16,7 +16,7 @@ from grader.gradebook import db_url
 from grader.ledger import LEDGER
 from grader.settings import Settings
 from tools.catalogue import mistake
-from grader.instructor import release
+from tests.released import released_root
 from grader.lessons import ROOT, source_notebook
 from tools.submissions import solved, with_answer
 
@@ -50,7 +50,7 @@ def course(tmp_path_factory):
     """A course root after a first two-worker batch of four; returns (root, notebooks, first
     summary, its progress output)."""
     root = tmp_path_factory.mktemp("batch")
-    release(root, [LESSON])
+    released_root(tmp_path_factory, root, [LESSON])
     released = nbformat.read(root / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
     good = solved(released, source_notebook(LESSON))
     wrong = with_answer(good, "answer_WeightedSum", TWO_GRADIENTS)

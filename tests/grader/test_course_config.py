@@ -1,8 +1,9 @@
-"""Grading through the real nbgrader CLI: full marks, zero, and exactly the broken exercise lost.
+"""Grading through the real nbgrader CLI: full marks, zero, and exactly the broken exercises lost.
 
-Each lesson has its own course root, released and autograded once per test run (every
-submission below for that lesson in one ``nbgrader autograde``), so the lessons spread over the
-test workers and no one fixture grades the whole course.
+The lessons fall into a few groups; each group has its own course root, autograded once per
+test run (every submission of its lessons in one ``nbgrader autograde``), so the groups spread
+over the test workers and no one fixture grades the whole course. Catalogued mistakes of
+different exercises share a submission, as a learner's several mistakes would.
 """
 
 import functools
@@ -14,12 +15,12 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.verdict import VERDICT_MIME
-from grader.instructor import release
 from grader.lessons import lesson_names, source_notebook
 from grader.nbgrader_cli import nbgrader
 from autograder.exercises import EXERCISES
 from tools.catalogue import mistakes
 from tests.built_once import built_once
+from tests.released import released_root
 from tools.submissions import solved, with_answer, with_cell_before
 
 pytestmark = pytest.mark.slow
@@ -120,7 +121,8 @@ def _answer(code: str) -> str:
 # student -> (lesson, exercise that must lose its points, how the submission is made, a phrase
 # the hint must contain). A change is ("answer", grade_id, code): the answer cell holds code;
 # or ("cell", grade_id, code): a new cell with code just before that cell. Every mistake of the
-# catalogue marked nbgrader=True is one student; the rest try to fake a verdict.
+# catalogue marked nbgrader=True is handed in (packed with mistakes in other exercises of its
+# lesson, see _packed); the rest try to fake a verdict, each alone.
 CATALOGUED = {re.sub(r"[^a-z0-9]+", "-", f"{m.exercise} {m.name}".lower()).strip("-"): (EXERCISES[m.exercise].lesson, m.exercise,
                                           [("answer", f"answer_{m.exercise}", m.answer_cell)],
                                           m.hint)
@@ -168,44 +170,82 @@ def _source(lesson: str):
     return source_notebook(lesson)
 
 
-def _grade_lesson(lesson: str, root) -> None:
-    """Release ``lesson`` into ``root``, hand in every submission made for it, autograde them."""
-    release(root, [lesson])
-    released = nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+def _packed(lesson: str) -> dict[str, list[str]]:
+    """Submission -> the catalogued mistakes it holds: as few submissions as there can be, none
+    holding two mistakes in one exercise, so each still loses exactly its mistakes' exercises."""
+    packs: list[dict[str, str]] = []  # exercise -> mistake
+    for student, (of, exercise, _, _) in CATALOGUED.items():
+        if of == lesson:
+            pack = next((pack for pack in packs if exercise not in pack), None)
+            if pack is None:
+                packs.append(pack := {})
+            pack[exercise] = student
+    return {f"mistakes-{number}": list(pack.values()) for number, pack in enumerate(packs, 1)}
 
-    def submit(student, notebook):
-        folder = root / "submitted" / student / lesson
-        folder.mkdir(parents=True)
-        nbformat.write(notebook, folder / f"{lesson}.ipynb")
 
-    submit("solver", solved(released, _source(lesson)))
-    submit("untouched", released)
-    made = {student: changes for student, (of, _, changes, _) in MISTAKES.items() if of == lesson}
+def _submissions(lesson: str) -> dict[str, list]:
+    """Every submission made for ``lesson``: student -> the changes made to the solved copy
+    (None: the released copy, untouched)."""
+    made = {"solver": [], "untouched": None}
+    made |= {student: [change for mistake in mistakes for change in MISTAKES[mistake][2]]
+             for student, mistakes in _packed(lesson).items()}
+    made |= {student: changes for student, (of, _, changes, _) in TAMPERING.items()
+             if of == lesson}
     made |= {student: changes for student, (of, changes) in CORRECT_BUT_NOISY.items()
              if of == lesson}
-    for student, changes in made.items():
-        notebook = solved(released, _source(lesson))
-        for kind, grade_id, code in changes:
-            change = with_answer if kind == "answer" else with_cell_before
-            notebook = change(notebook, grade_id, _answer(code))
-        submit(student, notebook)
-    nbgrader("autograde", lesson, "--force", "--log-level=WARN", root=root)
+    return made
+
+
+def _handed_in_by(mistake: str) -> str:
+    """The student whose submission holds ``mistake``."""
+    lesson = MISTAKES[mistake][0]
+    return next((student for student, held in _packed(lesson).items() if mistake in held),
+                mistake)
+
+
+def _grade_group(lessons: list[str], root) -> None:
+    """Release ``lessons`` into ``root``, hand in every submission made for them, autograde
+    them all in one nbgrader run."""
+    for lesson in lessons:
+        released = nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+        for student, changes in _submissions(lesson).items():
+            notebook = released if changes is None else solved(released, _source(lesson))
+            for kind, grade_id, code in changes or []:
+                change = with_answer if kind == "answer" else with_cell_before
+                notebook = change(notebook, grade_id, _answer(code))
+            folder = root / "submitted" / student / lesson
+            folder.mkdir(parents=True)
+            nbformat.write(notebook, folder / f"{lesson}.ipynb")
+    nbgrader("autograde", "*", "--force", "--log-level=WARN", root=root)
+
+
+def _group(lesson: str) -> str:
+    """The course root a lesson is graded in: lessons paired first with last, and so on (the
+    later lessons are the heavier), two to a root and to one nbgrader run."""
+    index = LESSONS.index(lesson)
+    return f"course-{min(index, len(LESSONS) - 1 - index)}"
 
 
 @pytest.fixture(scope="module")
 def course(request, tmp_path_factory):
-    """(root, lesson): the lesson's course root with its submissions autograded (parametrized
-    indirectly by lesson; the tests of one lesson share one xdist group, so one worker)."""
+    """(root, lesson): the course root holding the lesson's submissions, autograded
+    (parametrized indirectly by lesson; the tests of one group share one xdist group, so one
+    worker, and the root is built once per run)."""
     lesson = request.param
-    root = built_once(tmp_path_factory, f"course-{lesson}",
-                      functools.partial(_grade_lesson, lesson))
-    return root, lesson
+    group = _group(lesson)
+
+    def build(root):
+        lessons = [other for other in LESSONS if _group(other) == group]
+        released_root(tmp_path_factory, root, lessons)
+        _grade_group(lessons, root)
+
+    return built_once(tmp_path_factory, group, build), lesson
 
 
 def _by_lesson(*cases):
     """Parameters ``(lesson, *rest)`` for tests taking the indirect ``course`` fixture."""
     return [pytest.param(case[0], *case[1:], id="-".join(case[1:]) or case[0],
-                         marks=pytest.mark.xdist_group(f"course-{case[0]}")) for case in cases]
+                         marks=pytest.mark.xdist_group(_group(case[0]))) for case in cases]
 
 
 def _source_cell(notebook, grade_id: str):
@@ -240,11 +280,12 @@ STUDENTS = _by_lesson(*[(lesson, student) for student, (lesson, *_) in MISTAKES.
 
 @pytest.mark.parametrize("course, student", STUDENTS, indirect=["course"])
 def test_a_mistake_loses_exactly_its_exercise(course, student):
-    """Does each broken or tampering submission lose that exercise's points and keep the rest?"""
+    """Does each broken or tampering submission lose its broken exercises' points (this
+    mistake's among them) and keep the rest?"""
     root, lesson = course
-    _, broken, _, _ = MISTAKES[student]
-    expected = _points(_source(lesson)) | {broken: 0.0}
-    assert _scores(root, student, lesson) == expected
+    held = _packed(lesson).get(_handed_in_by(student), [student])
+    expected = _points(_source(lesson)) | {MISTAKES[mistake][1]: 0.0 for mistake in held}
+    assert _scores(root, _handed_in_by(student), lesson) == expected
 
 
 @pytest.mark.parametrize("course, student", STUDENTS, indirect=["course"])
@@ -252,8 +293,8 @@ def test_a_lost_exercise_shows_the_hint_that_names_the_mistake(course, student):
     """Does the autograded notebook tell the learner, in plain words, what went wrong?"""
     root, lesson = course
     _, broken, _, phrase = MISTAKES[student]
-    notebook = nbformat.read(root / "autograded" / student / lesson / f"{lesson}.ipynb",
-                             as_version=4)
+    notebook = nbformat.read(
+        root / "autograded" / _handed_in_by(student) / lesson / f"{lesson}.ipynb", as_version=4)
     cell = _source_cell(notebook, broken)
     assert [o.output_type for o in cell.outputs] == ["error"]
     assert phrase in cell.outputs[0].evalue, cell.outputs[0].evalue

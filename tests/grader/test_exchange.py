@@ -15,6 +15,7 @@ import pytest
 
 from grader.course_config import COURSE_ID
 from grader.lessons import ROOT
+from tests.released import released_root
 from tools.submissions import solved
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("exchange")]
@@ -44,8 +45,7 @@ def course(tmp_path_factory):
     base = tmp_path_factory.mktemp("hub")
     root, exchange = base / "instructor", base / "exchange"
     homes = {learner: base / learner for learner in LEARNERS}
-    root.mkdir()
-    _run([sys.executable, "-m", "grader", "release", LESSON], ROOT, root)
+    released_root(tmp_path_factory, root, [LESSON])  # as `make release` makes it
     _nbgrader("release_assignment", LESSON, cwd=root, root=root, exchange=exchange)
     source = nbformat.read(root / "source" / LESSON / f"{LESSON}.ipynb", as_version=4)
     for learner, home in homes.items():

@@ -21,7 +21,7 @@ from grader.grades_csv import export_grades
 from grader.ledger import Ledger
 from grader.settings import Settings
 from tools.faulty import EXPECTED, fault_submissions, stray_commands, write_folder
-from grader.instructor import release
+from tests.released import released_root
 from grader.lessons import source_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults")]
@@ -38,7 +38,7 @@ def course(tmp_path_factory):
     """The course root after one two-worker batch over every fault; returns (root, summary,
     seconds, output)."""
     root = tmp_path_factory.mktemp("faults")
-    release(root, [LESSON])
+    released_root(tmp_path_factory, root, [LESSON])
     released = nbformat.read(root / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
     for student, files in fault_submissions(released, source_notebook(LESSON), LESSON,
                                             FIRST, SECOND, token=TOKEN).items():

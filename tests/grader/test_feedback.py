@@ -17,11 +17,11 @@ from autograder.partial import Part, WeightedExercise, scored_verdict
 from autograder.verdict import read_verdicts
 from grader import batch
 from grader.feedback import FeedbackSummary
-from grader.notebook_format import HIDDEN_TESTS
+from grader.notebook_format import HIDDEN_TESTS, SKIP_WHEN_GRADING, SKIPPED_NOTE
 from grader.settings import Settings
 from tools.catalogue import mistake
 from grader.verdicts import apply_verdicts
-from grader.instructor import release
+from tests.released import released_root
 from grader.lessons import source_notebook
 from tools.submissions import solved, with_answer
 
@@ -38,6 +38,9 @@ print("\\n".join("".join(entry[2]) for name, entry in list(linecache.cache.items
                 if "/ipykernel_" in name or "ipython-input" in name))
 """
 
+# An ungraded cell a lesson tags to skip while grading (a C++ build, in lesson 13)
+SLOW_AND_UNGRADED = 'raise RuntimeError("a cell tagged skip-when-grading ran")'
+
 
 def _hidden_lines() -> list[str]:
     lines = []
@@ -52,9 +55,10 @@ def _hidden_lines() -> list[str]:
 def feedback(tmp_path_factory):
     """Graded and fed back: {student: feedback HTML}, and the course root."""
     root = tmp_path_factory.mktemp("feedback")
-    release(root, [LESSON])
+    released_root(tmp_path_factory, root, [LESSON])
     released = nbformat.read(root / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
     good = solved(released, source_notebook(LESSON))
+    good.cells.append(new_code_cell(SLOW_AND_UNGRADED, metadata={"tags": [SKIP_WHEN_GRADING]}))
     leaking = with_answer(good, "answer_WeightedSum", TWO_GRADIENTS)
     leaking.cells.append(new_code_cell(LEAK.strip()))
     submissions = {"clean": nbformat.writes(good).encode(),
@@ -79,6 +83,15 @@ def _hint(root, student: str, exercise: str) -> str:
     cell = next(c for c in notebook.cells
                 if c.metadata.get("nbgrader", {}).get("grade_id") == exercise)
     return cell.outputs[0].evalue
+
+
+def test_a_cell_tagged_skip_when_grading_is_not_run(feedback):
+    """Is a lesson's slow ungraded cell left out of grading, saying so in its output?"""
+    root, _ = feedback
+    notebook = nbformat.read(root / "autograded" / "clean" / LESSON / f"{LESSON}.ipynb",
+                             as_version=4)
+    tagged = [cell for cell in notebook.cells if cell.source == SLOW_AND_UNGRADED]
+    assert [output.get("text") for output in tagged[0].outputs] == [SKIPPED_NOTE]
 
 
 def test_feedback_lists_each_test_with_points_and_hint(feedback):

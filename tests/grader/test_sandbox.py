@@ -18,7 +18,7 @@ from nbgrader.api import Gradebook
 
 from grader import sandbox
 from grader import batch
-from grader.instructor import release
+from tests.released import released_root
 from grader.gradebook import db_url
 from grader.lessons import LESSONS, source_notebook
 from grader.settings import Settings
@@ -64,7 +64,7 @@ def probed(tmp_path_factory):
     probe again with kernels started the ordinary way; returns (root, {student: what the probe
     saw})."""
     root = tmp_path_factory.mktemp("sandbox")
-    release(root, [LESSON])
+    released_root(tmp_path_factory, root, [LESSON])
     released = nbformat.read(root / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
     good = solved(released, source_notebook(LESSON))
     listener = socket.socket()
