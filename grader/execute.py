@@ -27,7 +27,8 @@ from . import sandbox
 from .faults import Fault
 from .intake import files_beside, read_files
 from .kernel_session import KernelSession
-from .notebook_format import cell_label, is_test_cell, output_size, stream_output
+from .notebook_format import (SKIPPED_NOTE, cell_label, is_test_cell, output_size,
+                              skipped_when_grading, stream_output)
 from .outcomes import (Outcome, classify, gave_up_faults, out_of_time_faults,
                        outcome_fault)
 from .settings import Settings
@@ -163,6 +164,9 @@ class SealedExecute(Execute):
         self._start_kernel()
         for index, cell in enumerate(self.nb.cells):
             if cell.cell_type != "code" or not cell.source.strip():
+                continue
+            if skipped_when_grading(cell):
+                cell.outputs = [stream_output(SKIPPED_NOTE)]
                 continue
             if self.run.remaining() < 1:
                 self._out_of_time(index)

@@ -8,7 +8,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from .notebook_format import NBGRADER_SCHEMA
+from .notebook_format import NBGRADER_SCHEMA, SKIP_WHEN_GRADING
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "lessons"
@@ -96,9 +96,10 @@ def source_notebook(lesson: str) -> nbformat.NotebookNode:
     for index, cell in enumerate(notebook.cells):
         cell.id = f"cell-{index:03d}"
         metadata = _nbgrader_metadata(cell, index)
+        skipped = SKIP_WHEN_GRADING in cell.metadata.get("tags", [])
         cell.metadata = {"nbgrader": metadata} if metadata else {}
         if cell.cell_type == "code" and cell is not setup:
-            cell.metadata["tags"] = [RUN_ON]
+            cell.metadata["tags"] = [RUN_ON, SKIP_WHEN_GRADING] if skipped else [RUN_ON]
     notebook.metadata = {
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
                        "name": "python3"},

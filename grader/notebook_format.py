@@ -12,11 +12,21 @@ HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDE
                           re.DOTALL | re.MULTILINE)
 SOLUTION_MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
 GRADE_CALL = re.compile(r"""grade\(\s*["']([^"']+)["']""")
+# A lesson's ungraded, slow cells (a C++ build, say) carry this tag: autograding skips them.
+SKIP_WHEN_GRADING = "skip-when-grading"
+SKIPPED_NOTE = ("Not run while grading: an ungraded section that only costs time "
+                f"(tagged {SKIP_WHEN_GRADING}).\n")
 
 
 def is_test_cell(cell) -> bool:
     """An nbgrader test ("autograder tests") cell: graded, and not an answer."""
     return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
+
+
+def skipped_when_grading(cell) -> bool:
+    """A code cell the lesson marked to skip under autograding; never an nbgrader cell."""
+    return (cell.cell_type == "code" and SKIP_WHEN_GRADING in cell.metadata.get("tags", [])
+            and grade_id(cell) is None)
 
 
 def grade_id(cell) -> str | None:

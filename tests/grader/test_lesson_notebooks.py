@@ -8,6 +8,7 @@ import nbformat
 import pytest
 
 from grader.lessons import GENERATED_FROM, RUN_ON, lesson_names
+from grader.notebook_format import skipped_when_grading
 from tools.notebooks import COURSE, SOLUTIONS
 
 
@@ -31,3 +32,15 @@ def test_run_all_runs_on_past_an_unsolved_exercise(lesson):
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert RUN_ON not in code[0].metadata.get("tags", [])
     assert all(RUN_ON in cell.metadata.get("tags", []) for cell in code[1:])
+
+
+@pytest.mark.parametrize("lesson", lesson_names())
+def test_a_cpp_build_is_skipped_when_grading(lesson):
+    """Does every cell that compiles C++ (seconds of a grading machine for every submission,
+    for a section no test grades) carry the skip-when-grading tag, and no nbgrader cell?"""
+    notebook = nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "load_inline(" in cell.source:
+            assert skipped_when_grading(cell), cell.source[:200]
+    assert not any(skipped_when_grading(cell) for cell in notebook.cells
+                   if cell.metadata.get("nbgrader"))
