@@ -133,6 +133,12 @@ def colab_python() -> Path:
     return python
 
 
+def without_checkout(environment: dict[str, str]) -> dict[str, str]:
+    """``environment`` less PYTHONPATH, which a test run may point at this checkout: a stranger's
+    Python finds the course only where it was installed."""
+    return {key: value for key, value in environment.items() if key != "PYTHONPATH"}
+
+
 def layered_environment(python: Path, target: Path) -> Path:
     """A fresh environment of its own in ``target`` that sees ``python``'s packages (a .pth
     file names their folder): a notebook may ``pip install`` into it, and only into it, without
