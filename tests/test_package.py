@@ -13,7 +13,8 @@ import pytest
 
 from grader.lessons import PACKAGE_VARIABLE
 from tests.kernels import bounded_environment, run_notebook
-from tests.stranger import REPO, build_wheel, colab_python, layered_environment
+from tests.stranger import (REPO, build_wheel, colab_python, layered_environment,
+                             without_checkout)
 
 pytestmark = pytest.mark.slow
 
@@ -62,8 +63,8 @@ def test_a_learner_notebook_alone_in_an_empty_folder_installs_the_course(wheel, 
     folder.mkdir()
     shutil.copy(REPO / "course" / "00_template.ipynb", folder)
     notebook = nbformat.read(folder / "00_template.ipynb", as_version=4)
-    run_notebook(notebook, folder, python=python, allow_errors=True,
-                 env=bounded_environment(**{PACKAGE_VARIABLE: str(wheel)}))
+    stranger = without_checkout(bounded_environment(**{PACKAGE_VARIABLE: str(wheel)}))
+    run_notebook(notebook, folder, python=python, allow_errors=True, env=stranger)
     setup = "".join(output.get("text", "") for output in notebook.cells[0].outputs)
     assert f"pip install {wheel}" in setup and "Installed autograder and widgets" in setup
     errors = [f"{output.ename}: {output.evalue}" for cell in notebook.cells
@@ -71,10 +72,10 @@ def test_a_learner_notebook_alone_in_an_empty_folder_installs_the_course(wheel, 
               if output.output_type == "error"]
     assert errors and all(error.startswith("NotImplementedError") for error in errors), errors
     installed = subprocess.run([str(python), "-c", "import autograder, widgets"], check=False,
-                               cwd=tmp_path)
+                               cwd=tmp_path, env=stranger)
     assert installed.returncode == 0
     untouched = subprocess.run([str(colab_python()), "-c", "import autograder"], check=False,
-                               cwd=tmp_path, capture_output=True)
+                               cwd=tmp_path, capture_output=True, env=stranger)
     assert untouched.returncode != 0, "the install leaked into the shared stranger environment"
 
 
