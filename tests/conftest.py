@@ -50,3 +50,10 @@ def raises_hint():
         assert phrase in first_line, f"hint {first_line!r} does not say {phrase!r}"
 
     return expect
+
+
+def pytest_collection_modifyitems(items):
+    """The longest work first (browser, then the other slow tests: notebooks, nbgrader,
+    servers), so the two workers start on it and the quick tests fill in at the end."""
+    items.sort(key=lambda item: (item.get_closest_marker("browser") is None,
+                                 item.get_closest_marker("slow") is None))
