@@ -1,7 +1,7 @@
 """Benchmark for lesson 13: your own kernels against the composed ops they replace, side by side.
 
-- CPU: the lesson's C++ softsign kernel (its `load_inline` cell, built once and then reused from
-  ~/.cache/torch_extensions) against `F.softsign`, forward + backward, float32.
+- CPU: the lesson's C++ softsign operators (its `load_inline` cell, run as is: one build in
+  ~/.cache/torch_extensions serves both) against `F.softsign`, forward + backward, float32.
 - CUDA, when there is one: the lesson's Triton `silu_mul` and `rms_norm_rows` (its solution
   cells, compiled) against `F.silu(a) * b` and `F.rms_norm`, forward + backward.
 
@@ -14,6 +14,7 @@ saves. On CPU Triton runs in its interpreter, whose timings mean nothing: not me
 """
 
 import contextlib
+import functools
 import io
 import time
 
@@ -52,40 +53,42 @@ def mib_moved(step) -> float:
     return traffic.moved / MIB
 
 
-def cpp_source() -> str:
-    """The C++ source of the lesson's `load_inline` cell."""
+def _load_cell() -> str:
+    """The lesson's `load_inline` cell: its C++ source, then the code that builds and loads it."""
     notebook = jupytext.read(LESSONS / f"{LESSON}.py", fmt="py:percent")
     cell, = [c.source for c in notebook.cells
              if c.cell_type == "code" and "SOFTSIGN_CPP = " in c.source]
+    return cell
+
+
+def cpp_source() -> str:
+    """The C++ source of the lesson's `load_inline` cell."""
     names: dict = {}
-    exec(cell.split("from torch.utils import cpp_extension")[0], names)  # noqa: S102 (ours)
+    exec(_load_cell().split("from torch.utils import cpp_extension")[0], names)  # noqa: S102 (ours)
     return names["SOFTSIGN_CPP"]
 
 
+@functools.cache
 def _cpp_softsign():
-    """The lesson's compiled C++ kernels as custom operators with autograd, or None without
-    ninja."""
-    from torch.utils import cpp_extension
-
-    if not cpp_extension.is_ninja_available():
-        return None
+    """`torch.ops.autograd_course_cpp.softsign`, loaded by the lesson's own cell, with its
+    autograd formula; None without ninja."""
+    names = {"torch": torch, "time": time}
     with contextlib.redirect_stdout(io.StringIO()):
-        ext = cpp_extension.load_inline("softsign_ext", cpp_sources=cpp_source(),
-                                        functions=["softsign_forward", "softsign_backward"],
-                                        extra_cflags=["-O3"])
+        exec(_load_cell(), names)  # noqa: S102 (ours)
+    if not names["cpp_loaded"]:
+        return None
+    ops = torch.ops.autograd_course_cpp
 
-    @torch.library.custom_op("autograd_course::bench_softsign_cpp", mutates_args=())
-    def softsign(x: torch.Tensor) -> torch.Tensor:
-        return ext.softsign_forward(x)
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
 
-    @torch.library.custom_op("autograd_course::bench_softsign_cpp_backward", mutates_args=())
-    def softsign_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        return ext.softsign_backward(grad, x)
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return ops.softsign_backward(grad_output, x)
 
-    softsign.register_autograd(lambda ctx, grad: softsign_backward(grad, ctx.saved_tensors[0]),
-                               setup_context=lambda ctx, inputs, output:
-                               ctx.save_for_backward(inputs[0]))
-    return softsign
+    torch.library.register_autograd("autograd_course_cpp::softsign", backward,
+                                    setup_context=setup_context)
+    return ops.softsign
 
 
 def _row(device, ours, our_step, theirs, their_step) -> dict:

@@ -16,10 +16,14 @@ def test_the_benchmark_is_registered():
 
 
 def test_the_cpp_source_is_the_lessons():
-    """Is the benchmarked C++ the lesson's load_inline source, with both kernels?"""
+    """Is the benchmarked C++ the lesson's load_inline source, defining both operators the
+    benchmark calls in the namespace it calls them from, with their CPU kernels?"""
     source = bench_kernels.cpp_source()
     assert "AT_DISPATCH_FLOATING_TYPES" in source and "at::parallel_for" in source
-    assert "softsign_forward" in source and "softsign_backward" in source
+    assert "TORCH_LIBRARY(autograd_course_cpp, m)" in source
+    assert "TORCH_LIBRARY_IMPL(autograd_course_cpp, CPU, m)" in source
+    assert 'm.def("softsign(Tensor x) -> Tensor")' in source
+    assert 'm.def("softsign_backward(Tensor grad, Tensor x) -> Tensor")' in source
 
 
 def test_traffic_counts_arguments_and_results_of_each_op():
