@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.jupyterlab import (REPO, browser, jupyter_command, lab,  # noqa: F401
-                              open_notebook, run_all)
+from tests.jupyterlab import (REPO, VIEWPORT, close_notebooks, jupyter_command, open_notebook,
+                              run_all)
 from tests.kernels import bounded_environment, run_notebook
 from widgets.view import SNAPSHOT_NOTE
 
@@ -50,15 +50,10 @@ def _math_errors(page) -> list[str]:
         .map(e => e.getAttribute('data-mjx-error') || e.textContent)""")
 
 
-def test_a_broken_formula_is_caught(lab, browser):
+def test_a_broken_formula_is_caught(lab_page):
     """Would the formula check notice a formula MathJax cannot typeset?"""
-    base, token, _ = lab
-    page = browser.new_page(viewport={"width": 1280, "height": 1000})
-    try:
-        open_notebook(page, base, token, "tests/data/math_errors.ipynb")
-        errors = _math_errors(page)
-    finally:
-        page.close()
+    open_notebook(lab_page, "tests/data/math_errors.ipynb")
+    errors = _math_errors(lab_page)
     assert len(errors) == 2, errors
 
 
@@ -126,7 +121,8 @@ def _wait_changed(view, before: str, timeout_s: float = 15) -> bool:
 
 
 def _screenshot(page, path: Path) -> None:
-    """The whole notebook in one picture: make the window as tall as the notebook."""
+    """The whole notebook in one picture: make the window as tall as the notebook, then give
+    the window its size back."""
     height = page.evaluate("""() => {
         const scroller = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer')
                          || document.querySelector('.jp-NotebookPanel .jp-Notebook');
@@ -134,8 +130,19 @@ def _screenshot(page, path: Path) -> None:
         return scroller.scrollHeight;
     }""")
     page.set_viewport_size({"width": 1280, "height": min(int(height) + 200, 16000)})
-    time.sleep(1.0)
-    page.screenshot(path=str(path))
+    try:
+        time.sleep(1.0)
+        page.screenshot(path=str(path))
+    finally:
+        page.set_viewport_size(VIEWPORT)
+
+
+def _copy(notebook: Path) -> str:
+    """A copy of ``notebook`` to open (JupyterLab may autosave it), as a path under REPO."""
+    copy = COPIES / notebook.parent.name / notebook.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(notebook, copy)
+    return copy.relative_to(REPO).as_posix()
 
 
 def _execute_with_state(source: Path, target: Path) -> None:
@@ -149,51 +156,44 @@ def _execute_with_state(source: Path, target: Path) -> None:
     nbformat.write(notebook, target)
 
 
-def test_does_an_executed_notebook_show_its_views_before_anything_runs(lab, browser):
+def test_does_an_executed_notebook_show_its_views_before_anything_runs(lab, lab_page):
     """What a learner sees on opening a built notebook: untrusted, each view's static HTML
     snapshot; trusted, the live widgets drawn from the saved widget state."""
-    base, token, env = lab
+    _, _, env = lab
+    page = lab_page
     demo = REPO / "tests/data/widgets_demo.ipynb"
     executed = COPIES / "executed" / demo.name
     _execute_with_state(demo, executed)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 1000})
     relative = executed.relative_to(REPO).as_posix()
-    try:
-        open_notebook(page, base, token, relative)
-        notebook = page.locator(".jp-Notebook")
-        deadline = time.monotonic() + 30
-        while notebook.text_content().count(SNAPSHOT_NOTE) < 7 and time.monotonic() < deadline:
-            time.sleep(0.5)
-        text = notebook.text_content()
-        assert text.count(SNAPSHOT_NOTE) == 7, "untrusted: not every view shows its snapshot"
-        assert "View(children=" not in text
-        assert page.locator('.jp-OutputArea-output img[src^="data:image/png"]').count() == 5
-        _screenshot(page, SCREENSHOTS / "widgets_demo-executed-untrusted.png")
+    open_notebook(page, relative)
+    notebook = page.locator(".jp-Notebook")
+    deadline = time.monotonic() + 30
+    while notebook.text_content().count(SNAPSHOT_NOTE) < 7 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    text = notebook.text_content()
+    assert text.count(SNAPSHOT_NOTE) == 7, "untrusted: not every view shows its snapshot"
+    assert "View(children=" not in text
+    assert page.locator('.jp-OutputArea-output img[src^="data:image/png"]').count() == 5
+    _screenshot(page, SCREENSHOTS / "widgets_demo-executed-untrusted.png")
 
-        subprocess.run([*jupyter_command("trust"), str(executed)], env=env, check=True,
-                       capture_output=True)
-        page.set_viewport_size({"width": 1280, "height": 1000})
-        open_notebook(page, base, token, relative)
-        _wait_rendered(page, 7)
-        for i in range(7):
-            assert _signature(_views(page).nth(i)), f"trusted: view {i + 1} shows nothing"
-        _screenshot(page, SCREENSHOTS / "widgets_demo-executed-trusted.png")
-    finally:
-        page.close()
+    subprocess.run([*jupyter_command("trust"), str(executed)], env=env, check=True,
+                   capture_output=True)
+    close_notebooks(page)
+    open_notebook(page, relative)
+    _wait_rendered(page, 7)
+    for i in range(7):
+        assert _signature(_views(page).nth(i)), f"trusted: view {i + 1} shows nothing"
+    _screenshot(page, SCREENSHOTS / "widgets_demo-executed-trusted.png")
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
-def test_do_the_widgets_render_and_respond(lab, browser, notebook):
-    base, token, _ = lab
-    copy = COPIES / notebook.parent.name / notebook.name
-    copy.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(notebook, copy)
+def test_do_the_widgets_render_and_respond(lab_page, notebook):
+    page = lab_page
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     expected_views = None
-    page = browser.new_page(viewport={"width": 1280, "height": 1000})
     try:
-        open_notebook(page, base, token, copy.relative_to(REPO).as_posix())
+        open_notebook(page, _copy(notebook))
         math_errors = _math_errors(page)
         assert not math_errors, f"{notebook.name}: MathJax could not typeset {math_errors}"
         run_all(page)
@@ -224,9 +224,6 @@ def test_do_the_widgets_render_and_respond(lab, browser, notebook):
         _wait_rendered(page, expected_views)
         assert not unchanged, "; ".join(unchanged)
     finally:
-        try:
-            _screenshot(page, SCREENSHOTS / f"{notebook.stem}.png")
-        finally:
-            page.close()
+        _screenshot(page, SCREENSHOTS / f"{notebook.stem}.png")
     assert expected_views, (f"{notebook.name} displays no widget view: every lesson shows at "
                             "least one (widgets.inspect_saved, widgets.backward_flow, ...)")
