@@ -24,13 +24,16 @@ NOTEBOOKS = sorted((REPO / "solutions").glob("*.ipynb")) + [REPO / "tests/data/w
 COPIES = REPO / "artifacts" / "browser"  # git-ignored: autosave may write here freely
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+CONTROL_TIMEOUT_S = 15  # the longest a view may take to answer a control
 
 # Views are the widget outputs; controls of one kind are tried in order until one changes it.
+# A toggle-buttons group's pressed option, like a dropdown's current choice, has nothing to change.
 CONTROL_KINDS = {
     "slider": ".widget-slider .noUi-target",
     "dropdown": ".widget-dropdown select",
     "checkbox": ".widget-checkbox input[type=checkbox]",
-    "button": ".jupyter-button:not(.widget-play .jupyter-button)",
+    "button": (".jupyter-button:not(.widget-play .jupyter-button)"
+               ":not(.widget-toggle-buttons .mod-active)"),
 }
 # What a view shows: the value of each picture and HTML pane in it.
 SIGNATURE_JS = """view => [...view.querySelectorAll('img.widget-image, .widget-html-content')]
@@ -103,21 +106,74 @@ def _signature(view) -> str:
     return view.evaluate(SIGNATURE_JS)
 
 
-def _wait_changed(view, before: str, timeout_s: float = 15) -> bool:
-    """True once the view shows something new and has stopped changing (a picture and a
-    readout arrive as separate messages: the next check must not see this one's tail)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        now = _signature(view)
-        if now != before:
-            while time.monotonic() < deadline:
-                time.sleep(0.5)
-                settled, now = now, _signature(view)
-                if settled == now:
-                    return True
-            return True
-        time.sleep(0.2)
-    return False
+def _track_kernel_traffic(page) -> None:
+    """Count the requests the page sends the notebook's kernel, and keep those the kernel has
+    not finished: it reports a request idle only after every update the request caused, and
+    the page handles those updates before that report."""
+    page.evaluate("""() => {
+        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+        const traffic = window.kernelTraffic = {sent: 0, pending: new Set()};
+        kernel.anyMessage.connect((_, {msg, direction}) => {
+            if (direction === 'send' && msg.channel === 'shell') {
+                traffic.sent += 1;
+                traffic.pending.add(msg.header.msg_id);
+            }
+        });
+        kernel.iopubMessage.connect((_, msg) => {
+            if (msg.header.msg_type === 'status' && msg.content.execution_state === 'idle') {
+                traffic.pending.delete(msg.parent_header.msg_id);
+            }
+        });
+    }""")
+
+
+# Settled: the kernel has finished every request sent since the control was operated (or none
+# came within a second: the control did nothing the kernel hears of) and the view held still
+# over a poll. Then whether it changed (a picture and a readout arrive as separate messages:
+# the next check must not see this one's tail); null if the kernel was still busy.
+SETTLE_JS = f"""async (view, [before, sentBefore, timeoutMs]) => {{
+    const signature = {SIGNATURE_JS};
+    const traffic = window.kernelTraffic;
+    const start = performance.now();
+    let previous = null;
+    while (performance.now() - start < timeoutMs) {{
+        const quiet = traffic.pending.size === 0
+                      && (traffic.sent > sentBefore || performance.now() - start > 1000);
+        const now = signature(view);
+        if (quiet && now === previous) {{
+            return now !== before;
+        }}
+        previous = quiet ? now : null;
+        await new Promise(resolve => setTimeout(resolve, 100));
+    }}
+    return null;
+}}"""
+
+
+def _unresponsive(page, expected: int) -> list[str]:
+    """Operate one control of each kind in each view, trying the next of that kind while the
+    view stays the same; name each view and kind where none changed it."""
+    unchanged = []
+    for i in range(expected):
+        view = _views(page).nth(i)
+        for kind, selector in CONTROL_KINDS.items():
+            controls = view.locator(selector)
+            operable = [k for k in range(controls.count())
+                        if kind != "dropdown" or controls.nth(k).locator("option").count() > 1]
+            if not operable:  # none, or a dropdown with one choice: nothing to change
+                continue
+            for k in operable:
+                before = _signature(view)
+                sent = page.evaluate("() => window.kernelTraffic.sent")
+                _operate(page, controls.nth(k), kind)
+                changed = view.evaluate(SETTLE_JS, [before, sent, CONTROL_TIMEOUT_S * 1000])
+                if changed:
+                    break
+            else:
+                busy = (f" (the kernel still busy {CONTROL_TIMEOUT_S} s after the last)"
+                        if changed is None else "")
+                unchanged.append(f"view {i + 1}: no {kind} changed it{busy}")
+    return unchanged
 
 
 def _screenshot(page, path: Path) -> None:
@@ -143,6 +199,17 @@ def _copy(notebook: Path) -> str:
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(notebook, copy)
     return copy.relative_to(REPO).as_posix()
+
+
+def test_a_control_that_changes_nothing_is_caught(lab_page):
+    """Would the control check notice a checkbox and a button that leave their view as it
+    was, and wait for a view that answers two seconds late?"""
+    open_notebook(lab_page, _copy(REPO / "tests/data/inert_controls.ipynb"))
+    _track_kernel_traffic(lab_page)
+    run_all(lab_page)
+    _wait_rendered(lab_page, 2)
+    assert _unresponsive(lab_page, 2) == ["view 1: no checkbox changed it",
+                                          "view 1: no button changed it"]
 
 
 def _execute_with_state(source: Path, target: Path) -> None:
@@ -196,6 +263,7 @@ def test_do_the_widgets_render_and_respond(lab_page, notebook):
         open_notebook(page, _copy(notebook))
         math_errors = _math_errors(page)
         assert not math_errors, f"{notebook.name}: MathJax could not typeset {math_errors}"
+        _track_kernel_traffic(page)
         run_all(page)
         expected_views = page.evaluate(f"""() => window.jupyterapp.shell.currentWidget.content
             .widgets.filter(c => c.model.type === 'code')
@@ -205,22 +273,7 @@ def test_do_the_widgets_render_and_respond(lab_page, notebook):
         for i in range(expected_views):  # as a learner first sees them
             _views(page).nth(i).screenshot(
                 path=str(SCREENSHOTS / f"{notebook.stem}-view{i + 1}.png"))
-        unchanged = []
-        for i in range(expected_views):
-            view = _views(page).nth(i)
-            for kind, selector in CONTROL_KINDS.items():
-                controls = view.locator(selector)
-                operable = [k for k in range(controls.count())
-                            if kind != "dropdown" or controls.nth(k).locator("option").count() > 1]
-                if not operable:  # none, or a dropdown with one choice: nothing to change
-                    continue
-                for k in operable:
-                    before = _signature(view)
-                    _operate(page, controls.nth(k), kind)
-                    if _wait_changed(view, before, timeout_s=15 if k == operable[0] else 5):
-                        break
-                else:
-                    unchanged.append(f"view {i + 1}: no {kind} changed it")
+        unchanged = _unresponsive(page, expected_views)
         _wait_rendered(page, expected_views)
         assert not unchanged, "; ".join(unchanged)
     finally:
