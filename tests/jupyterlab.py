@@ -225,5 +225,5 @@ def run_all(page) -> None:
             pytest.fail(f"a cell raised while running all cells: {state['error']}")
         if state.get("done"):
             return
-        time.sleep(0.5)
+        time.sleep(0.2)
     pytest.fail(f"running all cells took more than {RUN_TIMEOUT_S} s")

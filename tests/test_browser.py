@@ -41,14 +41,19 @@ SIGNATURE_JS = """view => [...view.querySelectorAll('img.widget-image, .widget-h
 
 
 def _math_errors(page) -> list[str]:
-    """MathJax's complaint for each formula it could not typeset, once typesetting settles."""
-    deadline, previous = time.monotonic() + 60, -1
+    """MathJax's complaint for each formula it could not typeset, once typesetting settles: no
+    new formula for half a second, and at least one where a Markdown cell has a `$` (MathJax
+    loads on first use)."""
+    has_math = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.widgets
+        .some(c => c.model.type === 'markdown' && c.model.sharedModel.getSource().includes('$'))""")
+    deadline, previous, since = time.monotonic() + 60, -1, time.monotonic()
     while time.monotonic() < deadline:
         typeset = page.locator("mjx-container").count()
-        if typeset == previous and typeset > 0:
+        if typeset != previous:
+            previous, since = typeset, time.monotonic()
+        elif time.monotonic() - since >= 0.5 and (typeset or not has_math):
             break
-        previous = typeset
-        time.sleep(1.0)
+        time.sleep(0.1)
     return page.evaluate("""() => [...document.querySelectorAll('mjx-merror, [data-mjx-error]')]
         .map(e => e.getAttribute('data-mjx-error') || e.textContent)""")
 
@@ -75,7 +80,7 @@ def _wait_rendered(page, expected: int) -> None:
             pytest.fail("a widget failed to display: 'Error displaying widget' in the notebook")
         if not loading and _views(page).count() == expected:
             break
-        time.sleep(0.5)
+        time.sleep(0.2)
     else:
         pytest.fail(f"widgets still loading after 60 s, or {_views(page).count()} views "
                     f"rendered where the notebook has {expected}")
@@ -177,8 +182,8 @@ def _unresponsive(page, expected: int) -> list[str]:
 
 
 def _screenshot(page, path: Path) -> None:
-    """The whole notebook in one picture: make the window as tall as the notebook, then give
-    the window its size back."""
+    """The whole notebook in one picture: make the window as tall as the notebook, let
+    JupyterLab lay it out (on the next animation frame), then give the window its size back."""
     height = page.evaluate("""() => {
         const scroller = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer')
                          || document.querySelector('.jp-NotebookPanel .jp-Notebook');
@@ -187,7 +192,8 @@ def _screenshot(page, path: Path) -> None:
     }""")
     page.set_viewport_size({"width": 1280, "height": min(int(height) + 200, 16000)})
     try:
-        time.sleep(1.0)
+        page.evaluate("""() => new Promise(laid_out => requestAnimationFrame(
+            () => requestAnimationFrame(laid_out)))""")
         page.screenshot(path=str(path))
     finally:
         page.set_viewport_size(VIEWPORT)
@@ -237,7 +243,7 @@ def test_does_an_executed_notebook_show_its_views_before_anything_runs(lab, lab_
     notebook = page.locator(".jp-Notebook")
     deadline = time.monotonic() + 30
     while notebook.text_content().count(SNAPSHOT_NOTE) < 7 and time.monotonic() < deadline:
-        time.sleep(0.5)
+        time.sleep(0.2)
     text = notebook.text_content()
     assert text.count(SNAPSHOT_NOTE) == 7, "untrusted: not every view shows its snapshot"
     assert "View(children=" not in text
@@ -261,8 +267,6 @@ def test_do_the_widgets_render_and_respond(lab_page, notebook):
     expected_views = None
     try:
         open_notebook(page, _copy(notebook))
-        math_errors = _math_errors(page)
-        assert not math_errors, f"{notebook.name}: MathJax could not typeset {math_errors}"
         _track_kernel_traffic(page)
         run_all(page)
         expected_views = page.evaluate(f"""() => window.jupyterapp.shell.currentWidget.content
@@ -270,6 +274,8 @@ def test_do_the_widgets_render_and_respond(lab_page, notebook):
             .flatMap(c => c.model.outputs.toJSON())
             .filter(o => o.data && o.data['{WIDGET_MIME}']).length""")
         _wait_rendered(page, expected_views)
+        math_errors = _math_errors(page)  # settled by now: typesetting began at opening
+        assert not math_errors, f"{notebook.name}: MathJax could not typeset {math_errors}"
         for i in range(expected_views):  # as a learner first sees them
             _views(page).nth(i).screenshot(
                 path=str(SCREENSHOTS / f"{notebook.stem}-view{i + 1}.png"))
