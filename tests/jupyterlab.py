@@ -201,29 +201,32 @@ def open_notebook(page, relative: str) -> None:
                    return k && k.status === 'idle'; }""", timeout=120_000)
 
 
-def run_all(page) -> None:
-    """Run every cell; fail on the first error output, naming the cell."""
+def run_all(page, allow_errors: bool = False) -> None:
+    """Run every cell and wait for the kernel to finish; fail on the first error output,
+    naming the cell, unless ``allow_errors``."""
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     deadline = time.monotonic() + RUN_TIMEOUT_S
     while time.monotonic() < deadline:
         state = page.evaluate("""() => {
             const panel = window.jupyterapp.shell.currentWidget;
             const cells = panel.content.widgets.filter(c => c.model.type === 'code');
+            const waiting = [...cells.entries()].filter(([, c]) => c.model.executionCount === null
+                || c.promptNode.textContent.includes('*')).map(([i]) => i + 1);
+            const idle = panel.sessionContext.session.kernel.status === 'idle';
             for (const [i, cell] of cells.entries()) {
                 for (const output of cell.model.outputs.toJSON()) {
                     if (output.output_type === 'error') {
-                        return {error: `code cell ${i + 1}: ${output.ename}: ${output.evalue}`};
+                        const error = `code cell ${i + 1}: ${output.ename}: ${output.evalue}`;
+                        return {waiting, idle, error};
                     }
                 }
             }
-            const kernel = panel.sessionContext.session.kernel;
-            const done = cells.every(c => c.model.executionCount !== null
-                                          && !c.promptNode.textContent.includes('*'));
-            return {done: done && kernel.status === 'idle'};
+            return {waiting, idle};
         }""")
-        if state.get("error"):
+        if state.get("error") and not allow_errors:
             pytest.fail(f"a cell raised while running all cells: {state['error']}")
-        if state.get("done"):
+        if state["idle"] and not state["waiting"]:
             return
         time.sleep(0.2)
-    pytest.fail(f"running all cells took more than {RUN_TIMEOUT_S} s")
+    pytest.fail(f"running all cells took more than {RUN_TIMEOUT_S} s: code cells "
+                f"{state['waiting']} had not run")
