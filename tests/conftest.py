@@ -19,6 +19,9 @@ from autograder.devices import interpret_triton_without_gpu  # noqa: E402
 interpret_triton_without_gpu()  # the same choice a learner's kernel and a grading kernel make
 
 from autograder.errors import GradingError
+# The browser tests' JupyterLab, Chromium and page: registered here so that the test files share
+# one of each per pytest process.
+from tests.jupyterlab import _jupyterlab_pages, browser, lab, lab_page  # noqa: E402,F401
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="PyTorch sees no CUDA device")
 

@@ -1,5 +1,11 @@
 """A JupyterLab server and a headless Chromium for the browser tests: Debian's chromium driven
-by Playwright (Playwright's own browser download is not used)."""
+by Playwright (Playwright's own browser download is not used).
+
+One server, one browser and one JupyterLab page per pytest process, shared by every browser
+test (the fixtures are session-scoped and registered in conftest.py): starting JupyterLab and
+loading its scripts takes seconds, opening a notebook in the loaded page well under that. Each
+test gets the page with nothing open and leaves it so: its notebooks closed, their kernels shut
+down."""
 
 import json
 import os
@@ -21,6 +27,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", "--disable-sync"]
 RUN_TIMEOUT_S = 300
+VIEWPORT = {"width": 1280, "height": 1000}
 
 
 def free_port() -> int:
@@ -48,7 +55,7 @@ def _quiet_settings(settings: Path) -> None:
     tracker.write_text(json.dumps({"windowingMode": "none"}))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def lab(tmp_path_factory):
     """A JupyterLab server on a free localhost port with a token; yields its base URL."""
     if not CHROMIUM.exists():
@@ -96,7 +103,7 @@ def lab(tmp_path_factory):
         log.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser(lab):
     """Headless Debian Chromium under Playwright."""
     from playwright.sync_api import sync_playwright
@@ -108,47 +115,118 @@ def browser(lab):
         chromium.close()
 
 
-def open_notebook(page, base: str, token: str, relative: str) -> None:
-    page.goto(f"{base}/lab/tree/{relative}?token={token}&reset", wait_until="domcontentloaded")
-    page.wait_for_function(
-        """() => window.jupyterapp && window.jupyterapp.shell.currentWidget
-                 && window.jupyterapp.shell.currentWidget.sessionContext""", timeout=90_000)
+def _load_jupyterlab(browser, base: str, token: str):
+    """A new page with JupyterLab loaded (a fresh workspace) and its side panels collapsed."""
+    page = browser.new_page(viewport=VIEWPORT)
+    page.goto(f"{base}/lab?token={token}&reset", wait_until="domcontentloaded")
+    page.wait_for_function("() => window.jupyterapp", timeout=90_000)
     page.evaluate("""async () => {
         const app = window.jupyterapp;
-        const panel = app.shell.currentWidget;
-        await panel.context.ready;
-        await panel.sessionContext.ready;
+        await app.restored;
         app.shell.collapseLeft();
         app.shell.collapseRight();
+        await app.serviceManager.sessions.shutdownAll();  // a page replaced left kernels
     }""")
+    return page
+
+
+def close_notebooks(page, wait: bool = True) -> None:
+    """Close every open document without saving and shut its kernel down, waiting for that
+    unless ``wait`` is false (a notebook reopened at once would get the same kernel back);
+    fail where the page is gone or a dialog is left open over it."""
+    page.evaluate("""async (wait) => {
+        const app = window.jupyterapp;
+        const shutdowns = [];
+        for (const widget of [...app.shell.widgets('main')]) {
+            const session = widget.sessionContext?.session;
+            if (session) {
+                shutdowns.push(session.shutdown().catch(error => error));
+            }
+            widget.dispose();
+        }
+        if (wait) {
+            await Promise.all(shutdowns);
+        }
+    }""", wait)
+    if page.locator(".jp-Dialog").count():
+        raise RuntimeError("a dialog is open over JupyterLab")
+
+
+@pytest.fixture(scope="session")
+def _jupyterlab_pages(lab, browser):
+    """The page the browser tests share (a list: a test that breaks it gets a new one)."""
+    pages = []
+    yield pages
+    for page in pages:
+        page.close()
+
+
+@pytest.fixture
+def lab_page(lab, browser, _jupyterlab_pages):
+    """JupyterLab in a Chromium page, nothing open, the window 1280x1000; afterwards every
+    notebook the test opened is closed and its kernel shut down. A page the test left unusable
+    (crashed, a dialog open) is replaced."""
+    base, token, _ = lab
+    pages = _jupyterlab_pages
+    if not pages:
+        pages.append(_load_jupyterlab(browser, base, token))
+    page = pages[-1]
+    page.set_viewport_size(VIEWPORT)
+    yield page
+    try:
+        close_notebooks(page, wait=False)  # each test opens a notebook of its own
+    except Exception:  # noqa: BLE001 - whatever broke it, the next test gets a new page
+        pages.pop().close()
+
+
+def open_notebook(page, relative: str) -> None:
+    """Open ``relative`` (a path under the repository) in the loaded JupyterLab, as a learner
+    double-clicks it, alone in the main area (the Launcher, which JupyterLab opens when the
+    area empties, closed), and wait for its kernel to be idle."""
+    page.evaluate("""async (path) => {
+        const app = window.jupyterapp;
+        const panel = await app.commands.execute('docmanager:open',
+                                                 {path, factory: 'Notebook'});
+        await panel.context.ready;
+        await panel.sessionContext.ready;
+        app.shell.activateById(panel.id);
+        for (const widget of [...app.shell.widgets('main')]) {
+            if (widget !== panel) {
+                widget.dispose();
+            }
+        }
+    }""", relative)
     page.wait_for_function(
         """() => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel;
                    return k && k.status === 'idle'; }""", timeout=120_000)
 
 
-def run_all(page) -> None:
-    """Run every cell; fail on the first error output, naming the cell."""
+def run_all(page, allow_errors: bool = False) -> None:
+    """Run every cell and wait for the kernel to finish; fail on the first error output,
+    naming the cell, unless ``allow_errors``."""
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     deadline = time.monotonic() + RUN_TIMEOUT_S
     while time.monotonic() < deadline:
         state = page.evaluate("""() => {
             const panel = window.jupyterapp.shell.currentWidget;
             const cells = panel.content.widgets.filter(c => c.model.type === 'code');
+            const waiting = [...cells.entries()].filter(([, c]) => c.model.executionCount === null
+                || c.promptNode.textContent.includes('*')).map(([i]) => i + 1);
+            const idle = panel.sessionContext.session.kernel.status === 'idle';
             for (const [i, cell] of cells.entries()) {
                 for (const output of cell.model.outputs.toJSON()) {
                     if (output.output_type === 'error') {
-                        return {error: `code cell ${i + 1}: ${output.ename}: ${output.evalue}`};
+                        const error = `code cell ${i + 1}: ${output.ename}: ${output.evalue}`;
+                        return {waiting, idle, error};
                     }
                 }
             }
-            const kernel = panel.sessionContext.session.kernel;
-            const done = cells.every(c => c.model.executionCount !== null
-                                          && !c.promptNode.textContent.includes('*'));
-            return {done: done && kernel.status === 'idle'};
+            return {waiting, idle};
         }""")
-        if state.get("error"):
+        if state.get("error") and not allow_errors:
             pytest.fail(f"a cell raised while running all cells: {state['error']}")
-        if state.get("done"):
+        if state["idle"] and not state["waiting"]:
             return
-        time.sleep(0.5)
-    pytest.fail(f"running all cells took more than {RUN_TIMEOUT_S} s")
+        time.sleep(0.2)
+    pytest.fail(f"running all cells took more than {RUN_TIMEOUT_S} s: code cells "
+                f"{state['waiting']} had not run")

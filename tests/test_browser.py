@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.jupyterlab import (REPO, browser, jupyter_command, lab,  # noqa: F401
-                              open_notebook, run_all)
+from tests.jupyterlab import (REPO, VIEWPORT, close_notebooks, jupyter_command, open_notebook,
+                              run_all)
 from tests.kernels import bounded_environment, run_notebook
 from widgets.view import SNAPSHOT_NOTE
 
@@ -24,13 +24,16 @@ NOTEBOOKS = sorted((REPO / "solutions").glob("*.ipynb")) + [REPO / "tests/data/w
 COPIES = REPO / "artifacts" / "browser"  # git-ignored: autosave may write here freely
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+CONTROL_TIMEOUT_S = 15  # the longest a view may take to answer a control
 
 # Views are the widget outputs; controls of one kind are tried in order until one changes it.
+# A toggle-buttons group's pressed option, like a dropdown's current choice, has nothing to change.
 CONTROL_KINDS = {
     "slider": ".widget-slider .noUi-target",
     "dropdown": ".widget-dropdown select",
     "checkbox": ".widget-checkbox input[type=checkbox]",
-    "button": ".jupyter-button:not(.widget-play .jupyter-button)",
+    "button": (".jupyter-button:not(.widget-play .jupyter-button)"
+               ":not(.widget-toggle-buttons .mod-active)"),
 }
 # What a view shows: the value of each picture and HTML pane in it.
 SIGNATURE_JS = """view => [...view.querySelectorAll('img.widget-image, .widget-html-content')]
@@ -38,27 +41,27 @@ SIGNATURE_JS = """view => [...view.querySelectorAll('img.widget-image, .widget-h
 
 
 def _math_errors(page) -> list[str]:
-    """MathJax's complaint for each formula it could not typeset, once typesetting settles."""
-    deadline, previous = time.monotonic() + 60, -1
+    """MathJax's complaint for each formula it could not typeset, once typesetting settles: no
+    new formula for half a second, and at least one where a Markdown cell has a `$` (MathJax
+    loads on first use)."""
+    has_math = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.widgets
+        .some(c => c.model.type === 'markdown' && c.model.sharedModel.getSource().includes('$'))""")
+    deadline, previous, since = time.monotonic() + 60, -1, time.monotonic()
     while time.monotonic() < deadline:
         typeset = page.locator("mjx-container").count()
-        if typeset == previous and typeset > 0:
+        if typeset != previous:
+            previous, since = typeset, time.monotonic()
+        elif time.monotonic() - since >= 0.5 and (typeset or not has_math):
             break
-        previous = typeset
-        time.sleep(1.0)
+        time.sleep(0.1)
     return page.evaluate("""() => [...document.querySelectorAll('mjx-merror, [data-mjx-error]')]
         .map(e => e.getAttribute('data-mjx-error') || e.textContent)""")
 
 
-def test_a_broken_formula_is_caught(lab, browser):
+def test_a_broken_formula_is_caught(lab_page):
     """Would the formula check notice a formula MathJax cannot typeset?"""
-    base, token, _ = lab
-    page = browser.new_page(viewport={"width": 1280, "height": 1000})
-    try:
-        open_notebook(page, base, token, "tests/data/math_errors.ipynb")
-        errors = _math_errors(page)
-    finally:
-        page.close()
+    open_notebook(lab_page, "tests/data/math_errors.ipynb")
+    errors = _math_errors(lab_page)
     assert len(errors) == 2, errors
 
 
@@ -77,7 +80,7 @@ def _wait_rendered(page, expected: int) -> None:
             pytest.fail("a widget failed to display: 'Error displaying widget' in the notebook")
         if not loading and _views(page).count() == expected:
             break
-        time.sleep(0.5)
+        time.sleep(0.2)
     else:
         pytest.fail(f"widgets still loading after 60 s, or {_views(page).count()} views "
                     f"rendered where the notebook has {expected}")
@@ -108,25 +111,79 @@ def _signature(view) -> str:
     return view.evaluate(SIGNATURE_JS)
 
 
-def _wait_changed(view, before: str, timeout_s: float = 15) -> bool:
-    """True once the view shows something new and has stopped changing (a picture and a
-    readout arrive as separate messages: the next check must not see this one's tail)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        now = _signature(view)
-        if now != before:
-            while time.monotonic() < deadline:
-                time.sleep(0.5)
-                settled, now = now, _signature(view)
-                if settled == now:
-                    return True
-            return True
-        time.sleep(0.2)
-    return False
+def _track_kernel_traffic(page) -> None:
+    """Count the requests the page sends the notebook's kernel, and keep those the kernel has
+    not finished: it reports a request idle only after every update the request caused, and
+    the page handles those updates before that report."""
+    page.evaluate("""() => {
+        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+        const traffic = window.kernelTraffic = {sent: 0, pending: new Set()};
+        kernel.anyMessage.connect((_, {msg, direction}) => {
+            if (direction === 'send' && msg.channel === 'shell') {
+                traffic.sent += 1;
+                traffic.pending.add(msg.header.msg_id);
+            }
+        });
+        kernel.iopubMessage.connect((_, msg) => {
+            if (msg.header.msg_type === 'status' && msg.content.execution_state === 'idle') {
+                traffic.pending.delete(msg.parent_header.msg_id);
+            }
+        });
+    }""")
+
+
+# Settled: the kernel has finished every request sent since the control was operated (or none
+# came within a second: the control did nothing the kernel hears of) and the view held still
+# over a poll. Then whether it changed (a picture and a readout arrive as separate messages:
+# the next check must not see this one's tail); null if the kernel was still busy.
+SETTLE_JS = f"""async (view, [before, sentBefore, timeoutMs]) => {{
+    const signature = {SIGNATURE_JS};
+    const traffic = window.kernelTraffic;
+    const start = performance.now();
+    let previous = null;
+    while (performance.now() - start < timeoutMs) {{
+        const quiet = traffic.pending.size === 0
+                      && (traffic.sent > sentBefore || performance.now() - start > 1000);
+        const now = signature(view);
+        if (quiet && now === previous) {{
+            return now !== before;
+        }}
+        previous = quiet ? now : null;
+        await new Promise(resolve => setTimeout(resolve, 100));
+    }}
+    return null;
+}}"""
+
+
+def _unresponsive(page, expected: int) -> list[str]:
+    """Operate one control of each kind in each view, trying the next of that kind while the
+    view stays the same; name each view and kind where none changed it."""
+    unchanged = []
+    for i in range(expected):
+        view = _views(page).nth(i)
+        for kind, selector in CONTROL_KINDS.items():
+            controls = view.locator(selector)
+            operable = [k for k in range(controls.count())
+                        if kind != "dropdown" or controls.nth(k).locator("option").count() > 1]
+            if not operable:  # none, or a dropdown with one choice: nothing to change
+                continue
+            for k in operable:
+                before = _signature(view)
+                sent = page.evaluate("() => window.kernelTraffic.sent")
+                _operate(page, controls.nth(k), kind)
+                changed = view.evaluate(SETTLE_JS, [before, sent, CONTROL_TIMEOUT_S * 1000])
+                if changed:
+                    break
+            else:
+                busy = (f" (the kernel still busy {CONTROL_TIMEOUT_S} s after the last)"
+                        if changed is None else "")
+                unchanged.append(f"view {i + 1}: no {kind} changed it{busy}")
+    return unchanged
 
 
 def _screenshot(page, path: Path) -> None:
-    """The whole notebook in one picture: make the window as tall as the notebook."""
+    """The whole notebook in one picture: make the window as tall as the notebook, let
+    JupyterLab lay it out (on the next animation frame), then give the window its size back."""
     height = page.evaluate("""() => {
         const scroller = document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer')
                          || document.querySelector('.jp-NotebookPanel .jp-Notebook');
@@ -134,8 +191,31 @@ def _screenshot(page, path: Path) -> None:
         return scroller.scrollHeight;
     }""")
     page.set_viewport_size({"width": 1280, "height": min(int(height) + 200, 16000)})
-    time.sleep(1.0)
-    page.screenshot(path=str(path))
+    try:
+        page.evaluate("""() => new Promise(laid_out => requestAnimationFrame(
+            () => requestAnimationFrame(laid_out)))""")
+        page.screenshot(path=str(path))
+    finally:
+        page.set_viewport_size(VIEWPORT)
+
+
+def _copy(notebook: Path) -> str:
+    """A copy of ``notebook`` to open (JupyterLab may autosave it), as a path under REPO."""
+    copy = COPIES / notebook.parent.name / notebook.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(notebook, copy)
+    return copy.relative_to(REPO).as_posix()
+
+
+def test_a_control_that_changes_nothing_is_caught(lab_page):
+    """Would the control check notice a checkbox and a button that leave their view as it
+    was, and wait for a view that answers two seconds late?"""
+    open_notebook(lab_page, _copy(REPO / "tests/data/inert_controls.ipynb"))
+    _track_kernel_traffic(lab_page)
+    run_all(lab_page)
+    _wait_rendered(lab_page, 2)
+    assert _unresponsive(lab_page, 2) == ["view 1: no checkbox changed it",
+                                          "view 1: no button changed it"]
 
 
 def _execute_with_state(source: Path, target: Path) -> None:
@@ -149,84 +229,60 @@ def _execute_with_state(source: Path, target: Path) -> None:
     nbformat.write(notebook, target)
 
 
-def test_does_an_executed_notebook_show_its_views_before_anything_runs(lab, browser):
+def test_does_an_executed_notebook_show_its_views_before_anything_runs(lab, lab_page):
     """What a learner sees on opening a built notebook: untrusted, each view's static HTML
     snapshot; trusted, the live widgets drawn from the saved widget state."""
-    base, token, env = lab
+    _, _, env = lab
+    page = lab_page
     demo = REPO / "tests/data/widgets_demo.ipynb"
     executed = COPIES / "executed" / demo.name
     _execute_with_state(demo, executed)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 1000})
     relative = executed.relative_to(REPO).as_posix()
-    try:
-        open_notebook(page, base, token, relative)
-        notebook = page.locator(".jp-Notebook")
-        deadline = time.monotonic() + 30
-        while notebook.text_content().count(SNAPSHOT_NOTE) < 7 and time.monotonic() < deadline:
-            time.sleep(0.5)
-        text = notebook.text_content()
-        assert text.count(SNAPSHOT_NOTE) == 7, "untrusted: not every view shows its snapshot"
-        assert "View(children=" not in text
-        assert page.locator('.jp-OutputArea-output img[src^="data:image/png"]').count() == 5
-        _screenshot(page, SCREENSHOTS / "widgets_demo-executed-untrusted.png")
+    open_notebook(page, relative)
+    notebook = page.locator(".jp-Notebook")
+    deadline = time.monotonic() + 30
+    while notebook.text_content().count(SNAPSHOT_NOTE) < 7 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    text = notebook.text_content()
+    assert text.count(SNAPSHOT_NOTE) == 7, "untrusted: not every view shows its snapshot"
+    assert "View(children=" not in text
+    assert page.locator('.jp-OutputArea-output img[src^="data:image/png"]').count() == 5
+    _screenshot(page, SCREENSHOTS / "widgets_demo-executed-untrusted.png")
 
-        subprocess.run([*jupyter_command("trust"), str(executed)], env=env, check=True,
-                       capture_output=True)
-        page.set_viewport_size({"width": 1280, "height": 1000})
-        open_notebook(page, base, token, relative)
-        _wait_rendered(page, 7)
-        for i in range(7):
-            assert _signature(_views(page).nth(i)), f"trusted: view {i + 1} shows nothing"
-        _screenshot(page, SCREENSHOTS / "widgets_demo-executed-trusted.png")
-    finally:
-        page.close()
+    subprocess.run([*jupyter_command("trust"), str(executed)], env=env, check=True,
+                   capture_output=True)
+    close_notebooks(page)
+    open_notebook(page, relative)
+    _wait_rendered(page, 7)
+    for i in range(7):
+        assert _signature(_views(page).nth(i)), f"trusted: view {i + 1} shows nothing"
+    _screenshot(page, SCREENSHOTS / "widgets_demo-executed-trusted.png")
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
-def test_do_the_widgets_render_and_respond(lab, browser, notebook):
-    base, token, _ = lab
-    copy = COPIES / notebook.parent.name / notebook.name
-    copy.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(notebook, copy)
+def test_do_the_widgets_render_and_respond(lab_page, notebook):
+    page = lab_page
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     expected_views = None
-    page = browser.new_page(viewport={"width": 1280, "height": 1000})
     try:
-        open_notebook(page, base, token, copy.relative_to(REPO).as_posix())
-        math_errors = _math_errors(page)
-        assert not math_errors, f"{notebook.name}: MathJax could not typeset {math_errors}"
+        open_notebook(page, _copy(notebook))
+        _track_kernel_traffic(page)
         run_all(page)
         expected_views = page.evaluate(f"""() => window.jupyterapp.shell.currentWidget.content
             .widgets.filter(c => c.model.type === 'code')
             .flatMap(c => c.model.outputs.toJSON())
             .filter(o => o.data && o.data['{WIDGET_MIME}']).length""")
         _wait_rendered(page, expected_views)
+        math_errors = _math_errors(page)  # settled by now: typesetting began at opening
+        assert not math_errors, f"{notebook.name}: MathJax could not typeset {math_errors}"
         for i in range(expected_views):  # as a learner first sees them
             _views(page).nth(i).screenshot(
                 path=str(SCREENSHOTS / f"{notebook.stem}-view{i + 1}.png"))
-        unchanged = []
-        for i in range(expected_views):
-            view = _views(page).nth(i)
-            for kind, selector in CONTROL_KINDS.items():
-                controls = view.locator(selector)
-                operable = [k for k in range(controls.count())
-                            if kind != "dropdown" or controls.nth(k).locator("option").count() > 1]
-                if not operable:  # none, or a dropdown with one choice: nothing to change
-                    continue
-                for k in operable:
-                    before = _signature(view)
-                    _operate(page, controls.nth(k), kind)
-                    if _wait_changed(view, before, timeout_s=15 if k == operable[0] else 5):
-                        break
-                else:
-                    unchanged.append(f"view {i + 1}: no {kind} changed it")
+        unchanged = _unresponsive(page, expected_views)
         _wait_rendered(page, expected_views)
         assert not unchanged, "; ".join(unchanged)
     finally:
-        try:
-            _screenshot(page, SCREENSHOTS / f"{notebook.stem}.png")
-        finally:
-            page.close()
+        _screenshot(page, SCREENSHOTS / f"{notebook.stem}.png")
     assert expected_views, (f"{notebook.name} displays no widget view: every lesson shows at "
                             "least one (widgets.inspect_saved, widgets.backward_flow, ...)")
