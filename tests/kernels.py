@@ -8,6 +8,7 @@ from pathlib import Path
 
 import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_core.utils import run_sync
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
@@ -49,5 +50,10 @@ def run_notebook(notebook: nbformat.NotebookNode, cwd, *, env: dict[str, str] | 
             options["km"] = _kernel_manager(python, Path(specs))
         client = NotebookClient(notebook, timeout=300, kernel_name="python3",
                                 resources={"metadata": {"path": str(cwd)}}, **options)
-        client.execute(env=env or bounded_environment(), preexec_fn=bounded_process())
+        try:
+            client.execute(env=env or bounded_environment(), preexec_fn=bounded_process())
+        finally:
+            manager = options.get("km")
+            if manager is not None and manager.has_kernel:  # nbclient stops only its own
+                run_sync(manager.shutdown_kernel)(now=True)
     return notebook
