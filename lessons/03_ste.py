@@ -455,7 +455,7 @@ for value, predicted in ((1e7, predicted_at_1e7), (3e7, predicted_at_3e7)):
 # %%
 predicted_learning_parameters = None  # e.g. {"W1", "b1", "w2", "b2"}
 
-# %%
+# %% tags=["skip-when-grading"]
 def xor_data(n=512, seed=0):
     """Points in [-1, 1]^2, labelled 1 in the first and third quadrants."""
     generator = torch.Generator().manual_seed(seed)
@@ -732,7 +732,7 @@ print("you predicted they differ at", predicted_differ_at)
 # value $s = 0.05$, far too small for weights of size about 1, and once with $s$ learnt by your
 # backward.
 
-# %%
+# %% tags=["skip-when-grading"]
 def train_learned_step(learn_scale, steps=150, lr=0.02, seed=0):
     """Fit y = X w_true with 3-bit fake-quantised weights; return losses and the step's values."""
     generator = torch.Generator().manual_seed(seed)

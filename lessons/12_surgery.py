@@ -271,10 +271,10 @@ def accuracies(model):
     return on_target.item(), critic.item()
 
 
-# %%
+# %% tags=["skip-when-grading"]
 plain_model, plain_history = train(alpha=0.0)
 
-# %%
+# %% tags=["skip-when-grading"]
 reversal_model, reversal_history = train(alpha=1.0)
 
 fig, (data_ax, curve_ax) = plt.subplots(1, 2, figsize=(11, 3.4))
@@ -1067,7 +1067,7 @@ print("gradient for x:", ours, " F.softshrink's:", builtin)
 # clipping on and slide `max_norm` down: the largest row the features receive stops at
 # `max_norm`, and the features' bars shrink.
 
-# %%
+# %% tags=["skip-when-grading"]
 surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal,
                  ClipGradientNorm)
 

@@ -5,8 +5,8 @@
 - every catalogued mistake fails the visible ``self_check`` and ``grade`` with the same first
   line, which holds its hint (one battery: a green self-check is a promise).
 
-Self-check times are not asserted (timings are not tests): ``pytest --durations=0`` on this file
-prints them; ``test_self_check`` runs one self-check after a warm-up call.
+Self-check times are not asserted (timings are not tests): ``make bench`` prints each
+exercise's, measured after a warm-up call.
 """
 
 import contextlib
@@ -51,10 +51,8 @@ def first_line(message: str) -> str:
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in EXERCISES])
 def test_self_check(name):
-    """Does the lesson's own solution pass the visible self-check (timed after a warm-up)?"""
-    submission = solution(name)
-    _quiet(self_check, name, submission)  # warm-up: first imports, first dispatches
-    _quiet(self_check, name, submission)
+    """Does the lesson's own solution pass the visible self-check?"""
+    _quiet(self_check, name, solution(name))
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in EXERCISES])

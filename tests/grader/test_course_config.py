@@ -275,6 +275,24 @@ def test_untouched_learner_copy_scores_zero(course):
     assert _scores(root, "untouched", lesson) == {name: 0.0 for name in _points(_source(lesson))}
 
 
+@pytest.mark.parametrize("course", _by_lesson(*[(lesson,) for lesson in LESSONS]),
+                         indirect=True)
+def test_an_untouched_copy_fails_only_in_its_test_cells(course):
+    """Does every cell of an untouched learner copy run under grading (the views and demos
+    after an unsolved exercise included), every test cell saying which exercise is not
+    implemented yet? (The same notebooks run in a learner's environment in test_notebooks.)"""
+    root, lesson = course
+    notebook = nbformat.read(root / "autograded" / "untouched" / lesson / f"{lesson}.ipynb",
+                             as_version=4)
+    errors = {index: f"{output.ename}: {output.evalue}"
+              for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"
+              for output in cell.outputs if output.output_type == "error"}
+    tests = {index for index, cell in enumerate(notebook.cells)
+             if cell.metadata.get("nbgrader", {}).get("grade")}
+    assert set(errors) == tests, {index: errors[index] for index in set(errors) - tests}
+    assert all("is not implemented yet" in error for error in errors.values()), errors
+
+
 STUDENTS = _by_lesson(*[(lesson, student) for student, (lesson, *_) in MISTAKES.items()])
 
 

@@ -2,12 +2,13 @@
 cells (the notebook's metadata says where it comes from), and every code cell after the setup
 tagged to run on under Run All."""
 
+import ast
 import json
 
 import nbformat
 import pytest
 
-from grader.lessons import GENERATED_FROM, RUN_ON, lesson_names
+from grader.lessons import GENERATED_FROM, RUN_ON, lesson_names, source_notebook
 from grader.notebook_format import skipped_when_grading
 from tools.notebooks import COURSE, SOLUTIONS
 
@@ -44,3 +45,39 @@ def test_a_cpp_build_is_skipped_when_grading(lesson):
             assert skipped_when_grading(cell), cell.source[:200]
     assert not any(skipped_when_grading(cell) for cell in notebook.cells
                    if cell.metadata.get("nbgrader"))
+
+
+def _bound_and_read(source: str) -> tuple[set[str], set[str]]:
+    """Names a cell binds at top level (assignments, defs, classes, imports, loop targets) and
+    every name it reads."""
+    tree = ast.parse(source)
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    return bound, read
+
+
+@pytest.mark.parametrize("lesson", lesson_names())
+def test_a_cell_skipped_when_grading_defines_nothing_a_graded_run_needs(lesson):
+    """Does every name a skipped cell binds stay unread by the cells that still run under
+    autograding (until a running cell binds it again)? Otherwise grading would meet a
+    NameError that the learner, who ran every cell, never saw."""
+    notebook = source_notebook(lesson)  # its answers are the solutions: they may read names too
+    only_in_skipped: dict[str, int] = {}  # name -> the skipped cell that bound it last
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code" or cell.source.lstrip().startswith(("%", "!")):
+            continue
+        bound, read = _bound_and_read(cell.source)
+        if skipped_when_grading(cell):
+            only_in_skipped |= dict.fromkeys(bound, index)
+            continue
+        needed = {name: only_in_skipped[name] for name in read - bound if name in only_in_skipped}
+        assert not needed, (f"cell {index} reads {sorted(needed)}, bound only in skipped cell(s) "
+                            f"{sorted(set(needed.values()))}")
+        for name in bound:
+            only_in_skipped.pop(name, None)
