@@ -3,8 +3,8 @@
 Solutions run as a stranger would run them: in a fresh environment with only what Colab ships
 and the course's wheel (tests/stranger.py), so a notebook that needs anything else fails here.
 A learner's copy differs only in its answer cells; the untouched copy of every lesson is run
-by real grading instead (tests/grader/test_course_config.py: every cell but the test cells runs
-without an error)."""
+by real grading instead (tests/grader/test_course_config.py: it fails only with its stubs'
+NotImplementedError)."""
 
 import re
 
