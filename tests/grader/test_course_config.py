@@ -17,6 +17,7 @@ from nbgrader.api import Gradebook
 from autograder.verdict import VERDICT_MIME
 from grader.lessons import lesson_names, source_notebook
 from grader.nbgrader_cli import nbgrader
+from grader.notebook_format import is_test_cell
 from autograder.exercises import EXERCISES
 from tools.catalogue import mistakes
 from tests.built_once import built_once
@@ -289,7 +290,7 @@ def test_an_untouched_copy_fails_only_with_the_stubs(course):
     for cell in notebook.cells:
         errors = [f"{output.ename}: {output.evalue}" for output in cell.get("outputs", [])
                   if output.output_type == "error"]
-        (tests if cell.metadata.get("nbgrader", {}).get("grade") else others).append(errors)
+        (tests if is_test_cell(cell) else others).append(errors)
     assert all(len(errors) == 1 and "is not implemented yet" in errors[0] for errors in tests)
     assert all(error.startswith("NotImplementedError") for errors in others for error in errors)
 

@@ -48,8 +48,8 @@ def test_a_cpp_build_is_skipped_when_grading(lesson):
 
 
 def _bound_and_read(source: str) -> tuple[set[str], set[str]]:
-    """Names a cell binds at top level (assignments, defs, classes, imports, loop targets) and
-    every name it reads."""
+    """Every name a cell binds (assignments, defs, classes, imports, loop targets, anywhere in it:
+    inside a function too, which only makes the check stricter) and every name it reads."""
     tree = ast.parse(source)
     bound, read = set(), set()
     for node in ast.walk(tree):
