@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.kernels import bounded_environment, bounded_process
+from tests.stranger import build_wheel, colab_python, install_wheel
 
 REPO = Path(__file__).resolve().parents[1]
 LEARNER_LAB = REPO / "tools" / "learner_lab"
@@ -55,21 +56,37 @@ def _quiet_settings(settings: Path) -> None:
     tracker.write_text(json.dumps({"windowingMode": "none"}))
 
 
+def _stranger_kernel(home: Path) -> None:
+    """Make the server's one Python kernel a stranger's (tests/stranger.py): what Colab ships
+    and the course's wheel, nothing of this checkout or of the course's environment. A
+    notebook that runs here runs where a learner installed only the course."""
+    site = install_wheel(build_wheel(home / "wheel"), home / "course")
+    spec = home / "data" / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [str(colab_python()), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (ipykernel)", "language": "python",
+        "env": {"PYTHONPATH": str(site)}}))
+
+
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
-    """A JupyterLab server on a free localhost port with a token; yields its base URL."""
+    """A JupyterLab server on a free localhost port with a token, its kernels a stranger's;
+    yields its base URL, token and environment."""
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y "
                     "chromium) to run the browser tests")
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     home = tmp_path_factory.mktemp("jupyter")
     _quiet_settings(home / "settings")
+    _stranger_kernel(home)
     port, token = free_port(), secrets.token_hex(16)
     env = {**bounded_environment(), "JUPYTER_CONFIG_DIR": str(home / "config"),
            "JUPYTER_DATA_DIR": str(home / "data"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
            "IPYTHONDIR": str(home / "ipython"), "JUPYTER_PLATFORM_DIRS": "1",
-           # as under `make lab`: the learners' JupyterLab, and this checkout's course package
-           "JUPYTER_CONFIG_PATH": str(LEARNER_LAB), "PYTHONPATH": str(REPO)}
+           "JUPYTER_PREFER_ENV_PATH": "0",  # the data folder's kernel before the .venv's
+           # as under `make lab`: the learners' JupyterLab, without nbgrader's instructor tools
+           "JUPYTER_CONFIG_PATH": str(LEARNER_LAB)}
     command = jupyter_command("lab") + [
         "--no-browser", f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
         "--ServerApp.port_retries=0", f"--ServerApp.token={token}",

@@ -1,7 +1,8 @@
 """Do the widget views render and respond in a real JupyterLab, driven by headless Chromium?
 
-For each solution notebook (and the widget demo), open a copy in JupyterLab, run all cells,
-check that every formula typeset without a MathJax error and every widget view rendered,
+For each solution notebook (and the widget demo), open a copy in JupyterLab, on a stranger's
+kernel (what Colab ships and the course's wheel: tests/stranger.py), run all cells, failing on
+the first error (the one run of each solution from top to bottom in a test), check that every formula typeset without a MathJax error and every widget view rendered,
 operate one control of each kind in each view and check that the view changed, and save a
 screenshot to artifacts/screenshots/.
 """
@@ -11,11 +12,13 @@ import subprocess
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from tests.jupyterlab import (REPO, VIEWPORT, close_notebooks, jupyter_command, open_notebook,
                               run_all)
 from tests.kernels import bounded_environment, run_notebook
+from tests.stranger import colab_python
 from widgets.view import SNAPSHOT_NOTE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -56,6 +59,22 @@ def _math_errors(page) -> list[str]:
         time.sleep(0.1)
     return page.evaluate("""() => [...document.querySelectorAll('mjx-merror, [data-mjx-error]')]
         .map(e => e.getAttribute('data-mjx-error') || e.textContent)""")
+
+
+def test_notebooks_run_on_a_strangers_kernel(lab_page, tmp_path):
+    """Is the kernel a notebook gets the stranger's Python, importing the course from its
+    wheel, not from this checkout (test_notebooks leaves the solutions' runs to this file)?"""
+    probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import sys, autograder\nprint(sys.prefix, autograder.__file__)")], metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(probe, tmp_path / "probe.ipynb")
+    open_notebook(lab_page, _copy(tmp_path / "probe.ipynb"))
+    run_all(lab_page)
+    printed = lab_page.evaluate("""() => window.jupyterapp.shell.currentWidget.content
+        .widgets[0].model.outputs.toJSON().map(o => o.text).join('')""")
+    prefix, module = printed.split()
+    assert Path(prefix) == colab_python().parents[1]
+    assert not Path(module).is_relative_to(REPO), module
 
 
 def test_a_broken_formula_is_caught(lab_page):

@@ -1,11 +1,13 @@
 """The generated notebooks: in sync with their sources, free of answers, and runnable.
 
 Solutions run as a stranger would run them: in a fresh environment with only what Colab ships
-and the course's wheel (tests/stranger.py), so a notebook that needs anything else fails here.
+and the course's wheel (tests/stranger.py), so a notebook that needs anything else fails. Where
+Chromium is installed the browser test runs them so, in JupyterLab; here, only where it is not.
 A learner's copy differs only in its answer cells; the untouched copy of every lesson is run
 by real grading instead (tests/grader/test_course_config.py: it fails only with its stubs'
 NotImplementedError)."""
 
+import importlib.util
 import re
 
 import nbformat
@@ -13,6 +15,7 @@ import pytest
 
 from grader.lessons import lesson_names, source_notebook
 from grader.notebook_format import GRADE_CALL, HIDDEN_TESTS, SOLUTION_MARKER, is_test_cell
+from tests.jupyterlab import CHROMIUM
 from tests.kernels import bounded_environment, run_notebook
 from tests.stranger import build_wheel, colab_python, install_wheel
 from tools.notebooks import (COURSE, SOLUTIONS, learner_notebooks, solution_notebook,
@@ -118,7 +121,15 @@ def test_learner_copies_carry_no_execution_state(lesson):
             assert cell.outputs == [] and cell.execution_count is None
 
 
+def _browser_runs_them() -> bool:
+    """Whether tests/test_browser.py runs every solution, in JupyterLab on the same stranger's
+    kernel, failing on the first error: then running them here as well only doubles the time."""
+    return CHROMIUM.exists() and importlib.util.find_spec("playwright") is not None
+
+
 @pytest.mark.slow
+@pytest.mark.skipif(_browser_runs_them(), reason="run top to bottom by tests/test_browser.py, "
+                    "on the same stranger's kernel")
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_solution_runs_top_to_bottom(lesson, tmp_path, stranger):
     """Does the solution notebook run from a fresh kernel without a single error?"""
