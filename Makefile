@@ -25,11 +25,6 @@ $(INSTALLED): requirements.txt pyproject.toml
 	$(PYTHON) -m pip install --quiet --upgrade pip
 	$(PYTHON) -m pip install --quiet -r requirements.txt
 	$(PYTHON) -m pip install --quiet --no-deps --no-build-isolation --editable .
-	$(VENV)/bin/jupyter labextension enable --level=sys_prefix @jupyter-widgets/jupyterlab-manager
-	$(VENV)/bin/jupyter labextension enable --level=sys_prefix @jupyter/nbgrader
-	for extension in formgrader validate_assignment assignment_list; do \
-	  $(VENV)/bin/jupyter server extension enable --sys-prefix nbgrader.server_extensions.$$extension; \
-	done
 	touch $@
 
 install: $(INSTALLED) ## create .venv with the pinned course environment (CPU torch)

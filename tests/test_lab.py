@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -79,6 +80,24 @@ def _interrupt(server: subprocess.Popen, log_path) -> None:
     pytest.fail("JupyterLab did not stop on SIGTERM:\n" + log_path.read_text()[-3000:])
 
 
+def test_the_install_enables_what_the_course_uses():
+    """Does the course's environment, as installed, have nbgrader's server extensions on
+    (Formgrader, Validate, Assignment List) and the widget manager's and nbgrader's lab
+    extensions installed and not switched off? (Read as JupyterLab reads its configuration.)"""
+    from jupyter_core.paths import jupyter_config_path
+    from jupyter_server.extension.config import ExtensionConfigManager
+    from jupyterlab_server.config import get_static_page_config
+
+    server = ExtensionConfigManager(read_config_path=jupyter_config_path())
+    for name in ("formgrader", "validate_assignment", "assignment_list"):
+        assert server.get_jpserver_extensions().get(f"nbgrader.server_extensions.{name}"), name
+    disabled = get_static_page_config().get("disabledExtensions", {})
+    for extension in ("@jupyter-widgets/jupyterlab-manager", "@jupyter/nbgrader"):
+        assert (Path(sys.prefix) / "share/jupyter/labextensions" / extension / "package.json"
+                ).exists(), extension
+        assert not disabled.get(extension), extension
+
+
 INSTRUCTOR_TOOLS = ("@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
                     "@jupyter/nbgrader:course-list")
 
@@ -101,8 +120,6 @@ def test_make_lab_hides_nbgraders_instructor_tools(monkeypatch):
 def test_the_instructor_guide_names_the_menus_nbgrader_has():
     """Does the README send instructors to menus the installed nbgrader extension has
     (Nbgrader -> Create assignment, Formgrader), not to JupyterLab 3's cell toolbar?"""
-    import sys
-
     bundle = "".join(path.read_text(errors="replace") for path in (
         Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader"
         / "static").glob("*.js"))
