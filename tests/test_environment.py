@@ -37,6 +37,15 @@ def test_install_pulled_no_cuda_wheels():
                       if d.metadata["Name"].lower().startswith("nvidia-"))
 
 
+def test_reading_a_notebook_builds_no_iri_grammar():
+    """Do nbformat and jupyter-events import without rfc3987-syntax, whose Lark grammar costs
+    every nbgrader, grader and JupyterLab start 1.5 s (requirements.txt pins jsonschema)?"""
+    probe = "import sys, nbformat, jupyter_events; print('rfc3987_syntax' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "False"
+
+
 def test_the_notebooks_name_the_torch_they_were_checked_on():
     """Is the version the notebooks compare a learner's torch with the pinned one?"""
     from autograder.environment import CHECKED_TORCH, torch_note
