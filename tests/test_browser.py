@@ -7,7 +7,6 @@ operate one control of each kind in each view and check that the view changed, a
 screenshot to artifacts/screenshots/.
 """
 
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from tests.jupyterlab import (REPO, VIEWPORT, close_notebooks, jupyter_command, 
                               run_all)
 from tests.kernels import bounded_environment, run_notebook
 from tests.stranger import colab_python
+from tools.notebooks import without_outputs
 from widgets.view import SNAPSHOT_NOTE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -219,10 +219,12 @@ def _screenshot(page, path: Path) -> None:
 
 
 def _copy(notebook: Path) -> str:
-    """A copy of ``notebook`` to open (JupyterLab may autosave it), as a path under REPO."""
+    """A copy of ``notebook`` to open and run (JupyterLab may autosave it), as a path under REPO:
+    without outputs, as a learner's copy opens (the run draws them; an executed notebook as a
+    self-studier opens it has its own test)."""
     copy = COPIES / notebook.parent.name / notebook.name
     copy.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(notebook, copy)
+    nbformat.write(without_outputs(nbformat.read(notebook, as_version=4)), copy)
     return copy.relative_to(REPO).as_posix()
 
 
