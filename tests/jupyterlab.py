@@ -56,23 +56,27 @@ def _quiet_settings(settings: Path) -> None:
     tracker.write_text(json.dumps({"windowingMode": "none"}))
 
 
+STRANGER_KERNEL = "stranger"
+
+
 def _stranger_kernel(home: Path) -> None:
-    """Make the server's one Python kernel a stranger's (tests/stranger.py): what Colab ships
-    and the course's wheel, nothing of this checkout or of the course's environment. A
-    notebook that runs here runs where a learner installed only the course."""
+    """A kernel named STRANGER_KERNEL beside the course environment's python3: a stranger's
+    Python (tests/stranger.py), what Colab ships and the course's wheel, nothing of this
+    checkout or of the course's environment. A notebook run on it runs where a learner
+    installed only the course."""
     site = install_wheel(build_wheel(home / "wheel"), home / "course")
-    spec = home / "data" / "kernels" / "python3"
+    spec = home / "data" / "kernels" / STRANGER_KERNEL
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [str(colab_python()), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (ipykernel)", "language": "python",
+        "display_name": "Python 3 (a stranger's)", "language": "python",
         "env": {"PYTHONPATH": str(site)}}))
 
 
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
-    """A JupyterLab server on a free localhost port with a token, its kernels a stranger's;
-    yields its base URL, token and environment."""
+    """A JupyterLab server on a free localhost port with a token, and a stranger's kernel
+    besides its own; yields its base URL, token and environment."""
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y "
                     "chromium) to run the browser tests")
@@ -84,7 +88,6 @@ def lab(tmp_path_factory):
     env = {**bounded_environment(), "JUPYTER_CONFIG_DIR": str(home / "config"),
            "JUPYTER_DATA_DIR": str(home / "data"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
            "IPYTHONDIR": str(home / "ipython"), "JUPYTER_PLATFORM_DIRS": "1",
-           "JUPYTER_PREFER_ENV_PATH": "0",  # the data folder's kernel before the .venv's
            # as under `make lab`: the learners' JupyterLab, without nbgrader's instructor tools
            "JUPYTER_CONFIG_PATH": str(LEARNER_LAB)}
     command = jupyter_command("lab") + [

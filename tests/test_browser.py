@@ -1,10 +1,11 @@
 """Do the widget views render and respond in a real JupyterLab, driven by headless Chromium?
 
-For each solution notebook (and the widget demo), open a copy in JupyterLab, on a stranger's
+For each solution notebook (and the widget demo), open a copy in JupyterLab on a stranger's
 kernel (what Colab ships and the course's wheel: tests/stranger.py), run all cells, failing on
-the first error (the one run of each solution from top to bottom in a test), check that every formula typeset without a MathJax error and every widget view rendered,
-operate one control of each kind in each view and check that the view changed, and save a
-screenshot to artifacts/screenshots/.
+the first error (the one run of each solution from top to bottom in a test), check that every
+formula typeset without a MathJax error and every widget view rendered, operate one control of
+each kind in each view and check that the view changed, and save a screenshot to
+artifacts/screenshots/. Notebooks the tests build open on the course environment's kernel.
 """
 
 import subprocess
@@ -14,8 +15,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.jupyterlab import (REPO, VIEWPORT, close_notebooks, jupyter_command, open_notebook,
-                              run_all)
+from tests.jupyterlab import (REPO, STRANGER_KERNEL, VIEWPORT, close_notebooks, jupyter_command,
+                              open_notebook, run_all)
 from tests.kernels import bounded_environment, run_notebook
 from tests.stranger import colab_python
 from tools.notebooks import without_outputs
@@ -61,14 +62,14 @@ def _math_errors(page) -> list[str]:
         .map(e => e.getAttribute('data-mjx-error') || e.textContent)""")
 
 
-def test_notebooks_run_on_a_strangers_kernel(lab_page, tmp_path):
-    """Is the kernel a notebook gets the stranger's Python, importing the course from its
-    wheel, not from this checkout (test_notebooks leaves the solutions' runs to this file)?"""
+def test_the_solutions_run_on_a_strangers_kernel(lab_page, tmp_path):
+    """Is the stranger's kernel, which the solutions run on here, the stranger's Python,
+    importing the course from its wheel, not from this checkout (test_notebooks leaves the
+    solutions' runs to this file)?"""
     probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "import sys, autograder\nprint(sys.prefix, autograder.__file__)")], metadata={
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+        "import sys, autograder\nprint(sys.prefix, autograder.__file__)")])
     nbformat.write(probe, tmp_path / "probe.ipynb")
-    open_notebook(lab_page, _copy(tmp_path / "probe.ipynb"))
+    open_notebook(lab_page, _copy(tmp_path / "probe.ipynb", STRANGER_KERNEL))
     run_all(lab_page)
     printed = lab_page.evaluate("""() => window.jupyterapp.shell.currentWidget.content
         .widgets[0].model.outputs.toJSON().map(o => o.text).join('')""")
@@ -218,13 +219,17 @@ def _screenshot(page, path: Path) -> None:
         page.set_viewport_size(VIEWPORT)
 
 
-def _copy(notebook: Path) -> str:
+def _copy(notebook: Path, kernel: str | None = None) -> str:
     """A copy of ``notebook`` to open and run (JupyterLab may autosave it), as a path under REPO:
     without outputs, as a learner's copy opens (the run draws them; an executed notebook as a
-    self-studier opens it has its own test)."""
+    self-studier opens it has its own test), and set to open on ``kernel`` if given."""
     copy = COPIES / notebook.parent.name / notebook.name
     copy.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(without_outputs(nbformat.read(notebook, as_version=4)), copy)
+    opened = without_outputs(nbformat.read(notebook, as_version=4))
+    if kernel is not None:
+        opened.metadata.kernelspec = {"name": kernel, "display_name": kernel,
+                                      "language": "python"}
+    nbformat.write(opened, copy)
     return copy.relative_to(REPO).as_posix()
 
 
@@ -287,7 +292,7 @@ def test_do_the_widgets_render_and_respond(lab_page, notebook):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     expected_views = None
     try:
-        open_notebook(page, _copy(notebook))
+        open_notebook(page, _copy(notebook, STRANGER_KERNEL))
         _track_kernel_traffic(page)
         run_all(page)
         expected_views = page.evaluate(f"""() => window.jupyterapp.shell.currentWidget.content
