@@ -177,7 +177,8 @@ def zygote_environment() -> dict[str, str]:
     """The environment a zygote imports torch in (its kernels get their own)."""
     environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
                    "HOME": os.environ.get("HOME", "/"), "PYTHONDONTWRITEBYTECODE": "1",
-                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                   "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     environment.update({name: os.environ[name] for name in PASSED_THROUGH if name in os.environ})
     return environment
 

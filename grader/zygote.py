@@ -30,7 +30,10 @@ from . import processes
 PRELOAD = ("torch", "autograder", "autograder.probes", "torch._dynamo", "autograder.exercises",
            "autograder.seal",
            "autograder.partial", "grader.sandbox_launch", "ipykernel.kernelapp",
-           "ipykernel.ipkernel", "IPython.core.interactiveshell", "jupyter_client.session")
+           "ipykernel.ipkernel", "IPython.core.interactiveshell", "jupyter_client.session",
+           # every lesson's import cell (its kernels' environment names the inline backend,
+           # which matplotlib reads on import, as ipykernel would)
+           "matplotlib.pyplot", "ipywidgets", "widgets")
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x10000000, 0x20000000, 0x40000000
 START_TIMEOUT = 120
 
