@@ -7,6 +7,7 @@ loading its scripts takes seconds, opening a notebook in the loaded page well un
 test gets the page with nothing open and leaves it so: its notebooks closed, their kernels shut
 down."""
 
+import importlib.util
 import json
 import os
 import secrets
@@ -59,6 +60,16 @@ def _quiet_settings(settings: Path) -> None:
 STRANGER_KERNEL = "stranger"
 
 
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here, or None when they can."""
+    if not CHROMIUM.exists():
+        return (f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y "
+                "chromium) to run the browser tests")
+    if importlib.util.find_spec("playwright") is None:
+        return "playwright is not installed"
+    return None
+
+
 def _stranger_kernel(home: Path) -> None:
     """A kernel named STRANGER_KERNEL beside the course environment's python3: a stranger's
     Python (tests/stranger.py), what Colab ships and the course's wheel, nothing of this
@@ -77,10 +88,9 @@ def _stranger_kernel(home: Path) -> None:
 def lab(tmp_path_factory):
     """A JupyterLab server on a free localhost port with a token, and a stranger's kernel
     besides its own; yields its base URL, token and environment."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y "
-                    "chromium) to run the browser tests")
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    missing = browser_missing()
+    if missing:
+        pytest.skip(missing)
     home = tmp_path_factory.mktemp("jupyter")
     _quiet_settings(home / "settings")
     _stranger_kernel(home)

@@ -7,7 +7,6 @@ A learner's copy differs only in its answer cells; the untouched copy of every l
 by real grading instead (tests/grader/test_course_config.py: it fails only with its stubs'
 NotImplementedError)."""
 
-import importlib.util
 import re
 
 import nbformat
@@ -15,7 +14,7 @@ import pytest
 
 from grader.lessons import lesson_names, source_notebook
 from grader.notebook_format import GRADE_CALL, HIDDEN_TESTS, SOLUTION_MARKER, is_test_cell
-from tests.jupyterlab import CHROMIUM
+from tests.jupyterlab import browser_missing
 from tests.kernels import bounded_environment, run_notebook
 from tests.stranger import build_wheel, colab_python, install_wheel
 from tools.notebooks import (COURSE, SOLUTIONS, learner_notebooks, solution_notebook,
@@ -121,15 +120,9 @@ def test_learner_copies_carry_no_execution_state(lesson):
             assert cell.outputs == [] and cell.execution_count is None
 
 
-def _browser_runs_them() -> bool:
-    """Whether tests/test_browser.py runs every solution, in JupyterLab on the same stranger's
-    kernel, failing on the first error: then running them here as well only doubles the time."""
-    return CHROMIUM.exists() and importlib.util.find_spec("playwright") is not None
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(_browser_runs_them(), reason="run top to bottom by tests/test_browser.py, "
-                    "on the same stranger's kernel")
+@pytest.mark.skipif(browser_missing() is None, reason="run top to bottom by "
+                    "tests/test_browser.py, on the same stranger's kernel")
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_solution_runs_top_to_bottom(lesson, tmp_path, stranger):
     """Does the solution notebook run from a fresh kernel without a single error?"""
