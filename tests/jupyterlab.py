@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernels import bounded_environment, bounded_process
-from tests.stranger import build_wheel, colab_python, install_wheel
+from tests.kernels import bounded_environment, bounded_process, write_kernel_spec
+from tests.stranger import colab_python, course_site
 
 REPO = Path(__file__).resolve().parents[1]
 LEARNER_LAB = REPO / "tools" / "learner_lab"
@@ -75,13 +75,8 @@ def _stranger_kernel(home: Path) -> None:
     Python (tests/stranger.py), what Colab ships and the course's wheel, nothing of this
     checkout or of the course's environment. A notebook run on it runs where a learner
     installed only the course."""
-    site = install_wheel(build_wheel(home / "wheel"), home / "course")
-    spec = home / "data" / "kernels" / STRANGER_KERNEL
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [str(colab_python()), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (a stranger's)", "language": "python",
-        "env": {"PYTHONPATH": str(site)}}))
+    write_kernel_spec(home / "data" / "kernels", STRANGER_KERNEL, colab_python(),
+                      "Python 3 (a stranger's)", env={"PYTHONPATH": str(course_site(home))})
 
 
 @pytest.fixture(scope="session")

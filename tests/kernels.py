@@ -30,13 +30,20 @@ def bounded_process():
     return processes.limited_child(KERNEL_MEMORY_MB)
 
 
-def _kernel_manager(python: Path, specs: Path) -> AsyncKernelManager:
-    """A kernel manager that starts ``python``'s ipykernel (another environment's kernel)."""
-    spec = specs / "kernels" / "other"
+def write_kernel_spec(kernels: Path, name: str, python: Path, display_name: str,
+                      env: dict[str, str] | None = None) -> Path:
+    """A kernel spec ``kernels/name`` that starts ``python``'s ipykernel (with ``env`` added)."""
+    spec = kernels / name
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": f"Python ({python})", "language": "python"}))
+        "display_name": display_name, "language": "python", **({"env": env} if env else {})}))
+    return spec
+
+
+def _kernel_manager(python: Path, specs: Path) -> AsyncKernelManager:
+    """A kernel manager that starts ``python``'s ipykernel (another environment's kernel)."""
+    spec = write_kernel_spec(specs / "kernels", "other", python, f"Python ({python})")
     return AsyncKernelManager(kernel_name="other",
                               kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec.parent)]))
 

@@ -167,5 +167,10 @@ def install_wheel(wheel: Path, target: Path) -> Path:
     return target
 
 
+def course_site(folder: Path) -> Path:
+    """A folder holding the course as its wheel installs it, for a stranger's PYTHONPATH."""
+    return install_wheel(build_wheel(folder / "wheel"), folder / "site")
+
+
 if __name__ == "__main__":  # `make test` builds it first, outside any test's time limit
     print(f"stranger's environment: {colab_python()}")

@@ -16,7 +16,7 @@ from grader.lessons import lesson_names, source_notebook
 from grader.notebook_format import GRADE_CALL, HIDDEN_TESTS, SOLUTION_MARKER, is_test_cell
 from tests.jupyterlab import browser_missing
 from tests.kernels import bounded_environment, run_notebook
-from tests.stranger import build_wheel, colab_python, install_wheel
+from tests.stranger import colab_python, course_site
 from tools.notebooks import (COURSE, SOLUTIONS, learner_notebooks, solution_notebook,
                              without_outputs)
 
@@ -27,8 +27,7 @@ LESSONS = lesson_names()
 def stranger(tmp_path_factory):
     """(python, environment): Colab's packages, and the course's wheel on the path."""
     folder = tmp_path_factory.mktemp("stranger")
-    site = install_wheel(build_wheel(folder), folder / "site")
-    return colab_python(), bounded_environment(PYTHONPATH=str(site))
+    return colab_python(), bounded_environment(PYTHONPATH=str(course_site(folder)))
 
 
 def _run(notebook, cwd, stranger) -> nbformat.NotebookNode:
