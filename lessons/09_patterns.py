@@ -104,14 +104,14 @@ def compare(prediction, observed) -> None:
 #
 # - with `keepdim=True`, $y$ (and so $g$) has shape $(R, 1)$, and `g.expand(R, C)` repeats it
 #   along the columns;
-# - with `keepdim=False`, $g$ has shape $(R,)$. Broadcasting aligns shapes **from the right**,
-#   so a shape $(R,)$ would be matched against the **columns**. Put the reduced dimension back
-#   first: `g.unsqueeze(dim)`.
+# - with `keepdim=False`, $g$ has shape $(R,)$, one dimension fewer than $x$. Which of $x$'s
+#   two dimensions does broadcasting line it up with? Quick question 1 asks, and the answer
+#   block below it gives the fix.
 #
 # For the mean, $y_r = \frac1C \sum_c x_{r,c}$, so every entry gets $g_s / C$.
 #
 # **Quick question 1.** $x$ has shape $(3, 3)$, `dim=1`, `keepdim=False`, so $g$ has shape
-# $(3,)$. Forget the unsqueeze: in `g.expand(3, 3)`, is entry $(r, c)$ equal to $g_r$ (right)
+# $(3,)$. Expand it as it is: in `g.expand(3, 3)`, is entry $(r, c)$ equal to $g_r$ (right)
 # or to $g_c$? Write `"g_r"` or `"g_c"` into `prediction_1`, then run the cell.
 
 # %%
@@ -128,11 +128,12 @@ except RuntimeError as error:
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
 #
-# Without the unsqueeze, $(3,)$ is aligned with the **last** dimension, so row $r$ of the
-# expanded tensor is $g$ itself and entry $(r, c)$ is $g_c$: the gradient goes to the wrong
-# entries, silently, because $x$ happens to be square. With $x$ of shape $(3, 4)$ the same
-# mistake is an error. `g.unsqueeze(1)` has shape $(3, 1)$, and expanding it repeats $g_r$
-# along row $r$.
+# $g_c$. Broadcasting aligns shapes **from the right**, so $(3,)$ is matched against the
+# **last** dimension, the columns: row $r$ of the expanded tensor is $g$ itself and entry
+# $(r, c)$ is $g_c$. The gradient goes to the wrong entries, silently, because $x$ happens to be
+# square; with $x$ of shape $(3, 4)$ the same mistake is an error. The fix is to put the reduced
+# dimension back first, `g.unsqueeze(dim)`: `g.unsqueeze(1)` has shape $(3, 1)$, and expanding
+# it repeats $g_r$ along row $r$.
 # </details>
 #
 # ### `expand` does not copy
@@ -383,27 +384,26 @@ b_example = torch.randn(4, dtype=torch.float64)
 jacobian_view(BroadcastMul, lambda a, b: a * b, a_example, b_example)
 
 # %% [markdown]
-# And this is what a backward that forgets the sum looks like: it returns
-# `grad_output * b`, of shape $(3, 4)$, for $a$ of shape $(3, 1)$. The engine would sum it and
-# `x.grad` would be right; the picture shows what backward actually returned, twelve columns
-# where $a$ has three.
+# And this is what a backward that forgets the sum looks like, on the sum $a + b$ derived
+# above (not your exercise): its gradient for either input is $g$ summed down to that input's
+# shape, and this backward returns `grad_output` itself, of shape $(3, 4)$, for $a$ of shape
+# $(3, 1)$. The engine would sum it and `a.grad` would be right; the picture shows what backward
+# actually returned, twelve columns where $a$ has three.
 
 # %%
-class MulWithoutSum(torch.autograd.Function):
-    """Wrong on purpose: returns the broadcast-sized gradients unsummed."""
+class AddWithoutSum(torch.autograd.Function):
+    """Wrong on purpose: a + b whose backward returns the broadcast-sized gradient unsummed."""
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return a * b
+        return a + b
 
     @staticmethod
     def backward(ctx, grad_output):
-        a, b = ctx.saved_tensors
-        return grad_output * b, grad_output * a
+        return grad_output, grad_output
 
 
-jacobian_view(MulWithoutSum, lambda a, b: a * b, a_example, b_example)
+jacobian_view(AddWithoutSum, lambda a, b: a + b, a_example, b_example)
 
 # %% [markdown]
 # ## Reductions that are not sums: the product
@@ -713,8 +713,11 @@ from autograder import grade; grade("IndexSelect", IndexSelect)
 
 # %% [markdown]
 # Your `IndexSelect` with `index = [3, 0, 3, 3]`: the two columns of row 3 of $x$ each have
-# three ones, one per output row that copied it. Below it, the backward that assigns instead
-# of adding: the outlined entries are the repeats it lost.
+# three ones, one per output row that copied it. Below it, what a backward that assigns,
+# `grad[index] = grad_output`, returns instead: each row of the gradient keeps one write (on
+# CPU the last one, as in quick question 4). That is your own backward fed a `grad_output` in
+# which every earlier repeat of a row is zeroed, which is how the cell builds it. The outlined
+# entries are the repeats it lost.
 
 # %%
 rows = torch.randn(5, 2, dtype=torch.float64)
@@ -729,21 +732,17 @@ jacobian_view(IndexSelect, index_select_rows, rows, repeated)
 
 
 # %%
-class SelectByAssignment(torch.autograd.Function):
-    """Wrong on purpose: grad[index] = grad_output keeps one of the repeated rows."""
+# output row k is the last write to its row of x when no later entry of the index repeats it
+last_write = torch.tensor([s not in repeated[k + 1:].tolist()
+                           for k, s in enumerate(repeated.tolist())])
 
-    @staticmethod
-    def forward(ctx, x, index):
-        ctx.save_for_backward(index)
-        ctx.shape = x.shape
-        return torch.index_select(x, 0, index)
+
+class SelectByAssignment(IndexSelect):
+    """Wrong on purpose: what grad[index] = grad_output gives, one write per row of x."""
 
     @staticmethod
     def backward(ctx, grad_output):
-        index, = ctx.saved_tensors
-        grad_x = grad_output.new_zeros(ctx.shape)
-        grad_x[index] = grad_output
-        return grad_x, None
+        return IndexSelect.backward(ctx, grad_output * last_write[:, None])
 
 
 jacobian_view(SelectByAssignment, index_select_rows, rows, repeated)
@@ -887,20 +886,15 @@ jacobian_view(Normalize, normalize_rows, short_row, 0.5)
 
 
 # %%
-class NormalizeWithoutProjection(torch.autograd.Function):
-    """Wrong on purpose: differentiates x / norm as if the norm were a constant."""
+divisor = short_row.norm(dim=-1, keepdim=True).clamp(min=0.5)  # max(||x||, eps), one per row
 
-    @staticmethod
-    def forward(ctx, x, eps):
-        norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
-        ctx.save_for_backward(norm)
-        ctx.eps = eps
-        return x / norm.clamp_min(eps)
+
+class NormalizeWithoutProjection(Normalize):
+    """Wrong on purpose: your forward, and a backward that holds each row's divisor fixed."""
 
     @staticmethod
     def backward(ctx, grad_output):
-        norm, = ctx.saved_tensors
-        return grad_output / norm.clamp_min(ctx.eps), None
+        return grad_output / divisor, None
 
 
 jacobian_view(NormalizeWithoutProjection, normalize_rows, short_row, 0.5)
@@ -1061,3 +1055,44 @@ from autograder import grade; grade("CumMax", CumMax)
 jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
               torch.tensor([[1.0, 3.0, 3.0, 2.0], [4.0, 1.0, 2.0, 0.5], [0.0, 1.0, 2.0, 3.0]],
                            dtype=torch.float64), 1)
+
+# %% [markdown]
+# ## In practice
+#
+# **Ties are a convention, and each op has its own.** Where several entries hold the same
+# maximum the derivative does not exist, and every op picks a subgradient. `torch.cummax`
+# sends the gradient to the latest of the equal values, as your `CumMax` does; here is what
+# five of its neighbours do with the same three numbers:
+
+# %%
+tied = torch.tensor([1.0, 3.0, 3.0], requires_grad=True)
+for name, forward in [("x.max(0).values", lambda x: x.max(0).values),
+                      ("x.topk(1).values", lambda x: x.topk(1).values.sum()),
+                      ("torch.cummax(x, 0).values[-1]", lambda x: torch.cummax(x, 0).values[-1]),
+                      ("x.sort().values[-1]", lambda x: x.sort().values[-1]),
+                      ("x.amax(0)", lambda x: x.amax(0)), ("x.max()", lambda x: x.max())]:
+    grad, = torch.autograd.grad(forward(tied), tied)
+    print(f"{name:31} gradient {grad.tolist()}")
+
+# %% [markdown]
+# `max(dim)` and `topk` pick one entry, the first here, `cummax` and `sort` the latest, and
+# `amax` and the full `max()` split the gradient evenly between the ties. A Function that
+# reproduces one of them must follow that op's convention (the grader of `CumMax` checks
+# it): at a tie each of these is a valid subgradient, and only the convention makes your
+# gradient and PyTorch's agree.
+#
+# **Scatter-adds on a GPU are not deterministic.** Your `IndexSelect` and `CumMax` end in an
+# `index_add` or a `scatter_add`. Their documentation says they "may behave
+# nondeterministically when given tensors on a CUDA device": repeated rows are added by
+# concurrent atomic additions in no fixed order, and float addition is not associative, so an
+# embedding's gradient can differ in its last bits from one run to the next.
+# `torch.use_deterministic_algorithms(True)` switches both to deterministic versions (its
+# documentation lists them), at some cost in speed. An assignment is never the fix: it is
+# deterministic and wrong.
+#
+# **When not to write these Functions.** Every forward of this lesson already has a backward in
+# PyTorch that follows the same pattern (and `torch.prod`'s handles zeros). A custom Function
+# for one of them alone buys nothing; write one to fuse several ops into one backward, or to
+# save less than autograd would (lesson 10's LayerNorm: a mean, a variance, a broadcast and a
+# division in one backward, saving per-row statistics). The patterns are what lets you read
+# and write those larger backwards.

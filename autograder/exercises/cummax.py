@@ -63,10 +63,14 @@ def check_ties_and_repeats(function, device) -> None:
     shared = _targets(x) >= 2
     wrong = ~torch.isclose(got, truth)
     if (wrong <= shared).all():
+        indices = torch.cummax(x, 1).indices
+        written = torch.zeros_like(x).scatter(1, indices, grad_output)  # one write survives
+        assignment = (", and an assignment (grad[indices] = ..., scatter without add) keeps "
+                      "only one of them" if torch.allclose(got, written) else "")
         raise GradingError(
             "CumMax lost gradients where several outputs take their value from the same entry: "
-            "each of those outputs adds its grad_output to that entry, and an assignment "
-            f"(grad[indices] = ..., scatter without add) keeps only one {where}", details)
+            f"that entry's gradient is the sum of all of their grad_output{assignment} {where}",
+            details)
 
 
 def check_saves_indices_only(forward, x: torch.Tensor) -> None:

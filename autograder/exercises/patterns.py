@@ -130,22 +130,39 @@ COUNTED_WORK = FunctionExercise("BroadcastMul", reference=torch.mul, arguments=(
                                 needs_input_grad=True)
 
 
-def check_saves_inputs_only(forward) -> None:
-    """a * b's gradients need a and b, nothing computed from them."""
-    for saved in forward.saved:
-        if saved.role not in ("input a", "input b"):
-            raise GradingError(f"BroadcastMul saves a tensor of shape {_shape(saved.shape)} that "
-                               f"is neither a nor b ({saved.nbytes} bytes): save the inputs "
-                               "themselves; broadcasting them costs nothing (expand is a view)")
-
-
 def broadcast_case(function, a_shape, b_shape, device, dtype=torch.float64, seed=0) -> None:
     values = {"a": sample(a_shape, device, seed=seed, dtype=dtype),
               "b": sample(b_shape, device, seed=seed + 50, dtype=dtype)}
     with case(described(values, dtype)):
-        forward, _ = graded_case(function, BROADCAST_MUL, values,
-                                 FLOAT32 if dtype == torch.float32 else None)
-        check_saves_inputs_only(forward)
+        # what it saves is not graded: the contract has no saving rule for BroadcastMul
+        graded_case(function, BROADCAST_MUL, values, FLOAT32 if dtype == torch.float32 else None)
+
+
+def check_exact_zeros(function, device) -> None:
+    """Inputs holding exact zeros: a * b is defined there, and so are both gradients (a
+    backward that divides the output by an input, y / a, is nan or inf exactly there)."""
+    values = {"a": torch.tensor([[0.0], [1.5], [-2.0]], dtype=torch.float64, device=device),
+              "b": torch.tensor([0.5, 0.0, -1.0, 2.0], dtype=torch.float64, device=device)}
+    where = "a = [[0], [1.5], [-2]], b = [0.5, 0, -1, 2]"
+    inputs = make_inputs(values)
+    forward = run_forward(function, BROADCAST_MUL, inputs)
+    grad_output = 1 + sample(forward.output.shape, device, seed=4).abs()
+    try:
+        grads = run_backward(BROADCAST_MUL, forward.output, inputs, grad_output).grads
+    except GradingError:
+        grads = ()  # graded_case below quotes the error
+    for (name, value), grad in zip(values.items(), grads):
+        if not isinstance(grad, torch.Tensor) or grad.shape != value.shape:
+            continue
+        bad = ~torch.isfinite(grad)
+        if bad.any() and (value[bad] == 0).all():
+            raise GradingError(
+                f"BroadcastMul's gradient for {name} is inf or nan exactly where {name} holds "
+                f"0 ({where}): a division by {name}, such as y / {name}? The gradient of a is "
+                "grad_output times b, and that of b grad_output times a, summed down to the "
+                "input's shape: no division", f"got {grad.tolist()}")
+    with case(f"{where}, float64"):
+        graded_case(function, BROADCAST_MUL, values)
 
 
 def broadcast_opening(BroadcastMul, device="cpu") -> None:
@@ -165,6 +182,7 @@ def broadcast_full(BroadcastMul, device) -> None:
     covers("b broadcast")
     covers("size-1 dims and missing leading dims")
     covers("0-d inputs")
+    check_exact_zeros(BroadcastMul, device)
     for a_shape, b_shape in BROADCAST_SHAPES[:3]:
         broadcast_case(BroadcastMul, a_shape, b_shape, device, dtype=torch.float32)
         broadcast_case(BroadcastMul, b_shape, a_shape, device, seed=7)

@@ -105,6 +105,19 @@ UNUSUAL = [
             grads.append(g.sum(dims, keepdim=True) if dims else g)
         return tuple(grads)
 ''')),
+    Unusual("BroadcastMul", "saves the output too, unused (no saving rule in the contract)",
+            _mul("""
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = (grad_output * b).sum_to_size(a.shape)
+        if ctx.needs_input_grad[1]:
+            grad_b = (grad_output * a).sum_to_size(b.shape)
+        return grad_a, grad_b
+""", forward="""    def forward(ctx, a, b):
+        y = a * b
+        ctx.save_for_backward(a, b, y)
+        return y
+""").replace("a, b = ctx.saved_tensors", "a, b, _ = ctx.saved_tensors")),
     Unusual("BroadcastMul", "broadcast_tensors, then sum_to_size", _mul('''
         grad_a = grad_b = None
         big_a, big_b = torch.broadcast_tensors(a, b)
@@ -241,6 +254,16 @@ MISTAKES = [
 '''), named=True),
     Mistake("BroadcastMul", "ignores needs_input_grad", "does the same work when only a",
             _mul(_MUL_BOTH), named=True),
+    Mistake("BroadcastMul", "the other input recovered as y / a (nan where a holds 0)",
+            "is inf or nan exactly where a holds 0", _mul("""
+        y = a * b
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = (grad_output * y / a).sum_to_size(a.shape)
+        if ctx.needs_input_grad[1]:
+            grad_b = (grad_output * y / b).sum_to_size(b.shape)
+        return grad_a, grad_b
+""")),
     Mistake("BroadcastMul", "gradients swapped", "wrong", _mul(
         "        return (grad_output * a).sum_to_size(a.shape), "
         "(grad_output * b).sum_to_size(b.shape)\n")),

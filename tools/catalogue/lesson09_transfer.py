@@ -83,6 +83,14 @@ MISTAKES = [
         indices = torch.cummax(x, ctx.dim).indices
         return torch.zeros_like(x).scatter_add(ctx.dim, indices, grad_output), None
 '''), named=True),
+    Mistake("CumMax", "each new maximum keeps only its own output's gradient (no sum over its run)",
+            "that entry's gradient is the sum of all of their grad_output",
+            _cummax("""
+        dim = ctx.dim % grad_output.dim()
+        shape = [-1 if d == dim else 1 for d in range(grad_output.dim())]
+        position = torch.arange(grad_output.shape[dim], device=grad_output.device).view(shape)
+        return grad_output * (indices == position), None
+""")),
     Mistake("CumMax", "the gradient of each output to its own position", "wrong",
             _cummax("        return grad_output.clone(), None\n")),
 ]
