@@ -20,7 +20,7 @@
 #
 # By the end of this lesson you can:
 # 1. write a Function in the **setup_context form** (`forward` without `ctx`, plus
-#    `setup_context(ctx, inputs, output)`), which `torch.func` requires;
+#    `setup_context(ctx, inputs, output)`), and say which transforms need it;
 # 2. make it work under `torch.vmap` with `generate_vmap_rule = True`, and write a `vmap`
 #    staticmethod where that rule cannot work;
 # 3. give it forward-mode AD with a `jvp` staticmethod and `ctx.save_for_forward`;
@@ -538,7 +538,9 @@ print("opcheck:", torch.library.opcheck(cube, (x,)))
 #
 # **Predict, then run.** Three small operators break these promises: `clamp_in_place` writes
 # into `x` while declaring `mutates_args=()`, `same` returns its input, `flat` returns
-# `x.view(-1)`. Which raise when called, and which only when `opcheck` looks?
+# `x.view(-1)`. For each, write `"raises when called"`, `"only opcheck"` (no error when
+# called, an error from `opcheck`) or `"neither"` into `prediction_promises`, then run the
+# cell.
 
 # %%
 @torch.library.custom_op("autograd_course::clamp_in_place", mutates_args=())
@@ -561,14 +563,22 @@ def reason(error: Exception) -> str:
     return str(error).rsplit("'>): ", 1)[-1].split(" (scroll up")[0][:140]
 
 
+prediction_promises = {"clamp_in_place": None, "same": None, "flat": None}
 for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", flat)]:
+    raised = {}
     for how, attempt in [("called", lambda: op(torch.tensor([-1.0, 2.0]))),
                          ("opcheck", lambda: torch.library.opcheck(op, (torch.tensor([-1.0, 2.0]),)))]:
         try:
             attempt()
+            raised[how] = False
             print(f"{name:>14} {how:>7}: no error")
         except Exception as error:
+            raised[how] = True
             print(f"{name:>14} {how:>7}: {type(error).__name__}: {reason(error)}")
+    observed = ("raises when called" if raised["called"] else
+                "only opcheck" if raised["opcheck"] else "neither")
+    print(f"{name:>14}: ", end="")
+    compare(prediction_promises[name], observed)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -969,3 +979,34 @@ self_check("squared_norm", squared_norm)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("squared_norm", squared_norm)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Your rule with the batch dimension elsewhere (not graded)
+#
+# The grader runs `torch.vmap(squared_norm, in_dims=(0, None))`, the contract. A batching rule
+# meets other positions too: `torch.vmap(f, in_dims=1)` hands your rule `x` with its batch
+# dimension at 1, and the rule must read `in_dims` to find it. A rule that assumes 0 passes the
+# grader and fails here:
+
+# %%
+batch = torch.randn(3, 2, 4, dtype=torch.float64)  # 2 samples of shape (3, 4), along dim 1
+for dim in (-2, -1, 0, 1):
+    loop = torch.stack([(sample * sample).sum(dim) for sample in batch.unbind(1)])
+    try:
+        got = torch.vmap(squared_norm, in_dims=(1, None))(batch, dim)
+        verdict = "matches a loop" if torch.allclose(got, loop) else "WRONG values"
+    except Exception as error:
+        verdict = f"{type(error).__name__}: {str(error).splitlines()[0][:90]}"
+    print(f"in_dims=(1, None), dim={dim:>2}: {verdict}")
+
+# %% [markdown]
+# ### In practice: the fake implementation owns the dtype
+#
+# A fake implementation states the output's dtype as well as its shape, and it must be the
+# dtype the real computation returns, which type promotion decides. Here the contract is
+# floating point, where `(x * x).sum(dim)` keeps `x`'s dtype and `x.new_empty(...)` is right.
+# For an integer `x` it is not: `torch.sum` of an `int32` tensor returns `int64`, so that fake
+# says `int32` while the operator returns `int64`, and `opcheck` on an `int32` input fails with
+# *"Dtypes torch.int64 and torch.int32 are not equal!"*. Run `opcheck` on every dtype your
+# operator accepts (or reject the others explicitly in the operator), and keep in mind that
+# what the compiler plans around is the fake, not your kernel.

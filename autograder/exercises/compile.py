@@ -74,10 +74,14 @@ def check_lse_stable(function, device) -> None:
     out = run_forward(function, LSE, {"x": x, "dim": 1}).output
     expected = torch.logsumexp(x.detach(), 1)
     if not torch.isfinite(out).all():
-        raise GradingError(
-            "LogSumExp's forward overflows at |x| = 1000: exp(1000) is inf in float64; subtract "
-            "the max along dim first, m + log(sum(exp(x - m)))",
-            f"got {out.detach()}, expected {expected}")
+        if (out == float("-inf")).any() and not (out == float("inf")).any():
+            what = ("underflows on the row of values near -1000: every term of its sum is 0 "
+                    "and log(0) = -inf; subtract that row's own max along dim, so that its "
+                    "largest term is exactly exp(0) = 1, m + log(sum(exp(x - m)))")
+        else:
+            what = ("overflows at |x| = 1000: exp(1000) is inf in float64; subtract the max "
+                    "along dim first, m + log(sum(exp(x - m)))")
+        raise GradingError(f"LogSumExp's forward {what}", f"got {out.detach()}, expected {expected}")
     diagnose_values("LogSumExp's output at |x| = 1000", out, expected)
     grad, = torch.autograd.grad(out.sum(), x)
     if not torch.isfinite(grad).all():

@@ -142,6 +142,20 @@ def check_vmap(squared_norm, device) -> None:
         diagnose_values("squared_norm's output under vmap", got, loop)
 
 
+def check_one_call(squared_norm, device) -> None:
+    """The rule batches: under vmap the operator runs once on the whole batch (or not at all,
+    when the rule computes the result itself), not once per sample as the fallback does."""
+    batch = sample(BATCHED, device, seed=7)
+    with _Calls() as calls:
+        _vmapped(squared_norm, batch, 1)
+    count = vars(calls).get("names", []).count("autograd_course.squared_norm")
+    if count >= BATCHED[0]:
+        raise GradingError(
+            f"squared_norm's batching rule calls the operator once per sample ({count} calls "
+            f"for a batch of {BATCHED[0]}): that is the fallback's loop written by hand; call it "
+            "once on the whole batched x, with dim translated past the batch dimension")
+
+
 def check_opcheck(squared_norm, x, dim) -> None:
     """torch.library.opcheck: schema, autograd registration, fake tensor, AOT dispatch."""
     try:
@@ -173,6 +187,7 @@ def squared_norm_full(squared_norm, device) -> None:
     covers("a rule registered with register_vmap")
     check_vmap(squared_norm, device)
     covers("torch.vmap matches a loop for every dim")
+    check_one_call(squared_norm, device)
     for shape, dim in [((3, 4), 1), ((2, 3), -2)]:
         check_opcheck(squared_norm, sample(shape, device, seed=3), dim)
     covers("torch.library.opcheck")

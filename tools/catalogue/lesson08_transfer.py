@@ -81,6 +81,11 @@ torch.library.register_vmap("autograd_course::squared_norm", _rule)
     d = dim % (x.dim() - 1)  # the dim within one sample
     real = d + 1 if d >= x_bdim else d  # that dim in the batched x
     return squared_norm(x, real), x_bdim if x_bdim < real else x_bdim - 1'''))),
+    Unusual("squared_norm", "a rule that computes the batch itself, batch dim last, out_dims -1",
+            _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n    return squared_norm(x, dim + 1 if "
+                                 "dim >= 0 else dim), 0",
+                                 "    x = x.movedim(x_bdim, -1)  # the sample's dims keep their "
+                                 "numbers\n    return (x * x).sum(dim % (x.dim() - 1)), -1"))),
     Unusual("squared_norm", "a NumPy kernel, as in PyTorch's custom-operator tutorial "
             "(numpy_sin, numpy_cube), with the dim normalised once", '''
 import numpy as np
@@ -129,6 +134,12 @@ MISTAKES = [
             "squared_norm under torch.vmap is right for negative dims but wrong for dim >= 0",
             _edit(SQUARED_NORM, ("squared_norm(x, dim + 1 if dim >= 0 else dim), 0",
                                  "squared_norm(x, dim), 0")), named=True),
+    Mistake("squared_norm", "a rule that loops over the samples (the fallback by hand)",
+            "squared_norm's batching rule calls the operator once per sample",
+            _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n    return squared_norm(x, dim + 1 if "
+                                 "dim >= 0 else dim), 0",
+                                 "    return torch.stack([squared_norm(sample, dim) "
+                                 "for sample in x.unbind(x_bdim)]), 0"))),
     Mistake("squared_norm", "a fake implementation of x's shape",
             "squared_norm's fake implementation returns shape",
             _edit(SQUARED_NORM, ("    d = dim % x.dim()\n    return x.new_empty(x.shape[:d] + "
