@@ -756,8 +756,7 @@ jacobian_view(SelectByAssignment, index_select_rows, rows, repeated)
 #   \lVert x \rVert = \sqrt{\textstyle\sum_k x_k^2},$$
 #
 # where $\varepsilon$ keeps a row of zeros (or nearly) from dividing by zero: such a row is
-# divided by $\varepsilon$ instead and stays short. Normalising removes one thing from $x$, its
-# length; the gradient reflects that.
+# divided by $\varepsilon$ instead and stays short.
 #
 # **Quick question 5.** A row well above $\varepsilon$, and `grad_output` equal to $y$ itself
 # (the loss grows when the output grows along its own direction). What is the gradient with
@@ -775,7 +774,8 @@ compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
 #
-# Zero for the first row, up to rounding: stretching $x$ along itself leaves its direction,
+# Normalising removes one thing from $x$, its length, and the gradient reflects that. Zero for
+# the first row, up to rounding: stretching $x$ along itself leaves its direction,
 # and so $y$, unchanged, and $y$ cannot grow along itself, since it has length 1 whatever $x$
 # is. The second row has norm $0.005 < \varepsilon$: it is divided by the constant $\varepsilon$,
 # $y = x / \varepsilon$ is linear in $x$, and the gradient is $y / \varepsilon$, not zero.
@@ -1012,9 +1012,8 @@ compare(predicted_indices, indices.tolist())
 # <details><summary><b>Hint 3</b>: the formula</summary>
 #
 # Entry $i$ receives the **sum** of the $g_o$ of every output whose running maximum sits at $i$
-# (zero if none does): along `dim`, each $g_o$ added at position $m_o$, every other coordinate
-# unchanged. $m$ does not change with small moves of $x$ (away from ties), so it is all backward
-# needs: the indices forward already has.
+# (zero if none does), slice by slice along `dim`. $m$ does not change with small moves of $x$
+# (away from ties), so it is all backward needs: the indices forward already has.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CumMax", "solution": true}
