@@ -26,8 +26,7 @@
 # 2. mark outputs that carry no gradient, and know what autograd does for them anyway;
 # 3. skip work for unused outputs with `set_materialize_grads(False)` and `None` checks;
 # 4. write an in-place Function with `mark_dirty`, and read the errors PyTorch raises around
-#    in-place writes: on a leaf that requires grad, on a returned input, on a returned view.
-#
+#    in-place writes: on a leaf that requires grad, on a returned input, on a returned view;
 # 5. decide what an in-place Function must save **before** it writes, because the write
 #    destroys it.
 #
@@ -161,7 +160,7 @@ except RuntimeError as error:
 # backward that silently drops them. Marked, it is a constant as far as autograd is
 # concerned, like the indices of `torch.max`.
 #
-# **Integer outputs are special.** Mark integer outputs too: `mark_non_differentiable`
+# **Integer outputs.** Mark integer outputs too: `mark_non_differentiable`
 # states the contract where a reader (and this course's grader) can see it, and it keeps the
 # Function right if the output ever becomes a float. But what happens when you forget?
 #
@@ -696,12 +695,58 @@ print("but forward had already run, so the leaf is changed anyway:", leaf)
 #
 # ## What to save before the write
 #
-# An ordinary Function can save its input. An in-place one cannot, not as it was: after the
-# write, `x` holds the output, and saving `x` before writing does not help either, because
-# autograd's version counter then refuses to hand back a tensor that was modified. So the
-# question for every in-place Function is: **can backward compute the derivative from the
-# output $y$ alone?** If yes, save `x` after the write (it is $y$, and costs nothing). If not,
-# save, *before* writing, the smallest thing that fills the gap.
+# An ordinary Function can save its input. An in-place one overwrites it. What if forward
+# calls `ctx.save_for_backward(x)` **before** the write, while `x` still holds the input?
+#
+# **Predict, then run.** `SinSavedEarly` below saves `x`, then writes $\sin x$ into it, and
+# its backward multiplies by $\cos$ of what it saved. Does backward see the input $a$, the
+# output $\sin a$, or does autograd raise an error?
+
+# %%
+my_saved_early = None  # "input", "output" or "error"
+
+
+# %%
+class SinSavedEarly(torch.autograd.Function):
+    """Saves x, then writes sin(x) into it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)  # before the write: x still holds the input here
+        x.sin_()
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved, = ctx.saved_tensors
+        print("   backward sees:", saved.detach())
+        return grad_output * torch.cos(saved)  # right only if saved is the input
+
+
+a = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
+print("input a:", a.detach(), "  sin(a):", a.detach().sin())
+try:
+    SinSavedEarly.apply(a.clone()).sum().backward()
+    print("a.grad:", a.grad, "  the true gradient cos(a):", a.detach().cos())
+except RuntimeError as error:
+    print(first_line(error))
+print("you predicted:", my_saved_early)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The output, and no error. `save_for_backward` only notes *which* tensors to keep; autograd
+# packs them when forward returns, after the write, and then `x`, dirty and returned, is the
+# output with its new version. So the place of the call inside forward changes nothing, and
+# the gradient comes out silently wrong: $\cos(\sin a)$ instead of $\cos a$. To keep
+# something of the input, forward must compute a **new** tensor from `x` before the write (a
+# mask, a sign, or at worst `x.clone()`, which costs the memory the in-place write saved).
+# </details>
+#
+# So the question for every in-place Function is: **can backward compute the derivative from
+# the output $y$ alone?** If yes, save `x` (it is $y$ once forward returns, and costs nothing).
+# If not, compute, *before* writing, the smallest new tensor that fills the gap, and save that.
 #
 # **Predict, then run.** For each of these in-place ops, can the derivative at every $x$ be
 # recovered from $y$ alone? $y = \max(x, 0)$; $y = \tanh x$; $y = \sin x$; $y = x^3$.
@@ -763,6 +808,7 @@ print("gradcheck:", torch.autograd.gradcheck(lambda t: SinInPlace.apply(t.clone(
                                              (torch.randn(6, dtype=torch.float64,
                                                           requires_grad=True),)))
 
+# %% [markdown]
 # ## ✎ Exercise 3 · `ReLUInPlace`
 #
 # Write `ReLUInPlace`, with `ReLUInPlace.apply(x)` clamping `x` to `>= 0` **in place**,
@@ -825,6 +871,22 @@ print("same weight gradient:", torch.allclose(grad_builtin, grad_mine))
 print(f"forward allocated: torch.relu {bytes_builtin / 2 ** 10:.0f} KiB, "
       f"ReLUInPlace {bytes_mine / 2 ** 10:.0f} KiB; the difference is "
       f"{(bytes_builtin - bytes_mine) / 2 ** 10:.0f} KiB, one 64 x 1000 float32 tensor")
+
+# %% [markdown]
+# The saving is real only when nothing else needs the values you overwrite. Here `h` feeds
+# both your in-place ReLU and a product with `w`, which saved `h` for its own backward (the
+# gradient of `w` is `h`). After the write, that saved `h` is stale, and the version counter
+# catches it in backward: this is when to use `torch.relu`, not the in-place op.
+
+# %%
+h = torch.randn(4, requires_grad=True) * 2
+w = torch.randn(4, requires_grad=True)
+product = h * w  # saves h (and w) for its backward
+ReLUInPlace.apply(h)
+try:
+    (product.sum() + h.sum()).backward()
+except RuntimeError as error:
+    print(first_line(error))
 
 # %% [markdown]
 # And the view on it: one output, a tensor `grad_output` when it feeds the loss.
@@ -903,6 +965,8 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # | returning views (`x[..., :h]`, or `x.clone().chunk(2, -1)`) from forward | writing into them raises; views of `x` change when `x` does | clone each half |
 # | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
 # | an in-place Function that returns a new tensor | no memory saved, `x` unchanged (and with `mark_dirty`, an error) | write into `x` and return it |
+# | `ctx.save_for_backward(x)` before the write, to keep the input | autograd packs saved tensors when forward returns: backward gets the output, no error, a wrong gradient | save a new tensor computed before the write |
+# | an in-place write into a tensor another op saved for its backward | that backward raises: "modified by an inplace operation" | write in place only into what nothing else saved, or use the out-of-place op |
 # | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, of `abs`'s) | save it before writing, in as few bytes as it needs |
 # | a mask that is True at $x = 0$ for the clamp | the gradient passes where `torch.relu`'s is 0 | a strict comparison |
 # | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |

@@ -46,7 +46,15 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
         if (before < 0).any() and torch.allclose(got, pristine * (before != 0)):
             raise GradingError(
                 f"{NAME}'s gradient is +grad_output where x was negative: it read the sign after "
-                "the write, when x holds |x|; save the sign of x before writing into it")
+                "the write, when x holds |x| (save_for_backward(x) packs x when forward returns, "
+                "even if called before the write): compute the sign as a new int8 tensor before "
+                "writing into x, and save that")
+        if (before < 0).any() and torch.allclose(got, pristine * torch.where(
+                before < 0, 255.0, torch.sign(before))):
+            raise GradingError(
+                f"{NAME}'s gradient is 255 * grad_output where x was negative: its sign was "
+                "saved as uint8, which has no -1 (torch.sign(x).to(torch.uint8) turns -1 into "
+                "255); save it as int8, which holds -1, 0 and 1 in one byte")
         for at_zero, convention in ((-1.0, "x > 0"), (1.0, "x >= 0")):
             wrong = torch.where(zero, at_zero * pristine, expected)
             if zero.any() and torch.allclose(got, wrong):

@@ -56,6 +56,14 @@ def _check_saved_indices(forward, indices: torch.Tensor) -> None:
     inverse = torch.argsort(indices, dim=-1) if indices.dim() else indices
     if not any(_same_values(saved.tensor, indices) or _same_values(saved.tensor, inverse)
                for saved in forward.saved):
+        for saved in forward.saved:
+            if (saved.dtype != indices.dtype and saved.tensor.shape == indices.shape
+                    and (torch.equal(saved.tensor.long(), indices)
+                         or torch.equal(saved.tensor.long(), inverse))):
+                raise GradingError(
+                    f"SortWithIndices saves the permutation as {str(saved.dtype)[6:]}: save the "
+                    "int64 indices torch.sort returned (or their inverse), as they are: the "
+                    "contract asks for that one int64 tensor")
         raise GradingError("SortWithIndices did not save its indices: backward needs them; "
                            "call ctx.save_for_backward(indices)")
     total = sum(saved.nbytes for saved in forward.saved)

@@ -286,3 +286,15 @@ MISTAKES += [
         return x.clone().chunk(2, dim=-1)
 '''), named=True, nbgrader=True),
 ]
+
+MISTAKES += [
+    Mistake("SortWithIndices", "indices saved as int32", "saves the permutation as int32", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices.to(torch.int32))
+        return values, indices
+''', _sort_backward(
+        "        return torch.zeros_like(grad_values).scatter(-1, indices.long(), grad_values)\n"))),
+]

@@ -158,3 +158,24 @@ MISTAKES += [
     Mistake("AbsInPlace", "a new tensor returned", "returned a new tensor",
             _abs(("x.abs_()\n        ctx.mark_dirty(x)", "x = x.abs()"))),
 ]
+
+UNUSUAL += [
+    # save_for_backward packs x when forward returns, after the write: it holds the output
+    Unusual("ReLUInPlace", "x saved before the write (autograd packs it after: the output)",
+            _relu('''        ctx.save_for_backward(x)
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        return x''')),
+]
+
+MISTAKES += [
+    Mistake("AbsInPlace", "the sign saved as uint8", "saved as uint8",
+            _abs(("sign = torch.sign(x).to(torch.int8)", "sign = torch.sign(x).to(torch.uint8)"))),
+    Mistake("AbsInPlace", "x saved before the write, its sign taken in backward",
+            "packs x when forward returns",
+            _abs(("sign = torch.sign(x).to(torch.int8)\n        x.abs_()\n        ctx.mark_dirty(x)"
+                  "\n        ctx.save_for_backward(sign)",
+                  "ctx.save_for_backward(x)\n        x.abs_()\n        ctx.mark_dirty(x)"),
+                 ("sign, = ctx.saved_tensors\n        return grad_output * sign",
+                  "x, = ctx.saved_tensors\n        return grad_output * torch.sign(x)"))),
+]
