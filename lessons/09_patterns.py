@@ -1074,20 +1074,21 @@ for name, forward in [("x.max(0).values", lambda x: x.max(0).values),
     print(f"{name:31} gradient {grad.tolist()}")
 
 # %% [markdown]
-# `max(dim)` and `topk` pick one entry, the first here, `cummax` and `sort` the latest, and
-# `amax` and the full `max()` split the gradient evenly between the ties. A Function that
-# reproduces one of them must follow that op's convention (the grader of `CumMax` checks
-# it): at a tie each of these is a valid subgradient, and only the convention makes your
-# gradient and PyTorch's agree.
+# `max(dim)` and `topk` pick one entry (here the first), `cummax` and `sort` one too (here the
+# latest; `sort` promises an order for equal values only with `stable=True`), and `amax` and
+# the full `max()` split the gradient evenly between the ties. A Function that reproduces one
+# of them must follow that op's convention (the grader of `CumMax` checks it): at a tie each of
+# these is a valid subgradient, and only the convention makes your gradient and PyTorch's
+# agree.
 #
-# **Scatter-adds on a GPU are not deterministic.** Your `IndexSelect` and `CumMax` end in an
-# `index_add` or a `scatter_add`. Their documentation says they "may behave
-# nondeterministically when given tensors on a CUDA device": repeated rows are added by
-# concurrent atomic additions in no fixed order, and float addition is not associative, so an
-# embedding's gradient can differ in its last bits from one run to the next.
-# `torch.use_deterministic_algorithms(True)` switches both to deterministic versions (its
-# documentation lists them), at some cost in speed. An assignment is never the fix: it is
-# deterministic and wrong.
+# **Scatter-adds on a GPU are not deterministic.** The backwards of `IndexSelect` and `CumMax`
+# add repeated rows, most often with `index_add` or `scatter_add`, whose documentation says
+# they "may behave nondeterministically when given tensors on a CUDA device": repeated rows are
+# added by concurrent atomic additions in no fixed order, and float addition is not
+# associative, so an embedding's gradient can differ in its last bits from one run to the
+# next. `torch.use_deterministic_algorithms(True)` switches both to deterministic versions (its
+# documentation lists them), at some cost in speed. An assignment is never the fix: it loses
+# the repeats, and which write survives is not defined either (quick question 4).
 #
 # **When not to write these Functions.** Every forward of this lesson already has a backward in
 # PyTorch that follows the same pattern (and `torch.prod`'s handles zeros). A custom Function
