@@ -12,9 +12,8 @@
 # A language model ends by multiplying its hidden states `x` of shape $(N, d)$, one row per
 # token, by a vocabulary matrix `weight` of shape $(V, d)$, and scoring the $(N, V)$ logits
 # with a cross-entropy. At $N = 8192$ tokens and a vocabulary of $V = 128\text{k}$ the
-# float32 logits alone take $8192 \cdot 131072 \cdot 4$ bytes = **4 GiB**, and
-# `F.cross_entropy(F.linear(x, weight), target)` keeps a tensor of that size for backward,
-# often more memory than the whole rest of the model's activations. Fused losses avoid it by
+# float32 logits alone take $8192 \cdot 131072 \cdot 4$ bytes = **4 GiB**, often more memory
+# than the whole rest of the model's activations. Fused losses avoid creating them by
 # working on a few rows (or a block of the vocabulary) at a time, and they differ in when the
 # gradients are computed. Liger-Kernel's fused linear cross-entropy, which you build here,
 # computes them **during forward**, while each chunk of logits exists, so that backward has
@@ -28,8 +27,8 @@
 #    `ignore_index` brings, $M$ the number of rows that count;
 # 2. write a stable `CrossEntropy` Function that keeps the logits and one number per row;
 # 3. compute a loss chunk by chunk, then its gradients in forward;
-# 4. explain why `ctx.needs_input_grad` cannot tell a Function that grad mode is off, and
-#    check `torch.is_grad_enabled()` where it can;
+# 4. say what `ctx.needs_input_grad` and `torch.is_grad_enabled()` can and cannot tell a
+#    Function's forward, and skip the gradients nobody will use;
 # 5. scale saved gradients without changing them, accumulate float16 / bfloat16 in float32,
 #    and say what that accumulation costs in memory at a language model's proportions;
 # 6. add label smoothing and z-loss to a cross-entropy, backward included, on your own.
@@ -123,14 +122,12 @@ for phase in ("forward", "backward"):
 #  \qquad L = \frac{1}{M} \sum_{i \,:\, y_i \ne \text{ignore}} \ell_i ,$$
 #
 # where `ignore_index` marks rows that do not count (padding, a prompt the model should not
-# be trained on) and $M$ is the number of rows that do. The log-sum-exp must not
-# exponentiate raw logits: $e^{89}$ overflows float32. Subtracting the row's maximum $m_i$
-# changes nothing mathematically, $\operatorname{lse}(z_i) = m_i + \log\sum_k e^{z_{ik} - m_i}$,
-# and every exponent is then $\le 0$.
+# be trained on) and $M$ is the number of rows that do.
 #
 # **Predict, then run.** Logits of magnitude $10^4$ happen (a model that has diverged, or
-# logits multiplied by a large temperature). What does the textbook formula give in float64,
-# and what does `F.cross_entropy`? Write your prediction into `predicted` first.
+# logits divided by a small temperature). What does the textbook formula, the first
+# expression for $\ell_i$ taken literally, give in float64, and what does `F.cross_entropy`?
+# Write your prediction into `predicted` first.
 
 # %%
 predicted = {"textbook": None, "F.cross_entropy": None}
@@ -147,9 +144,11 @@ print("textbook:", textbook.item(), "   F.cross_entropy:",
 # %% [markdown]
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
 #
-# $e^{10^4}$ is `inf` even in float64 (the limit is about $e^{709}$), and `inf / inf` is
-# `nan`. `F.cross_entropy` works with the shifted log-sum-exp: row 1's loss is
-# $10^4 - 2 \approx 9998$, a perfectly good number. Two more traps hide in the textbook
+# $e^{10^4}$ is `inf` even in float64 (the limit is about $e^{709}$; in float32 $e^{89}$ is
+# already `inf`), and `inf / inf` is `nan`. `F.cross_entropy` works with the shifted
+# log-sum-exp: subtracting the row's maximum $m_i$ changes nothing mathematically,
+# $\operatorname{lse}(z_i) = m_i + \log\sum_k e^{z_{ik} - m_i}$, and every exponent is then
+# $\le 0$. Row 1's loss is $10^4 - 2 \approx 9998$, a perfectly good number. Two more traps hide in the textbook
 # line: the log of each probability (a probability of $e^{-10^4}$ is exactly 0 in any float,
 # and its log is $-\infty$), and the division (the log-sum-exp needs none).
 # </details>
@@ -352,7 +351,7 @@ from autograder.ungraded import check_chunked
 check_chunked(chunked_cross_entropy)
 
 # %% [markdown]
-# ### Step 2: why not let autograd differentiate the loop?
+# ### Step 2: autograd through the loop
 #
 # **Predict, then run.** Give the chunked loss inputs that require grad and let autograd
 # record it. How many bytes does autograd keep for backward, against the composed loss's one
@@ -410,7 +409,7 @@ print(f"chunks of logits (128, {V}) kept for backward: {len(chunk_storages)}, "
 # 2. float32: both are sums over many chunks. Cast to the input's dtype once, at the end.
 # </details>
 #
-# ### The catch: `needs_input_grad` does not know about `torch.no_grad()`
+# ### The catch: how does forward know that nobody will call backward?
 #
 # A Function that does the gradients' work in forward must skip it when nobody will call
 # backward: at evaluation, under `torch.no_grad()`, that work is two thirds of the cost.
@@ -542,8 +541,9 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 # Write the Function `LinearCrossEntropy` and the function `linear_cross_entropy(x, weight,
 # target, chunk_size=1024)` that returns `F.cross_entropy(x @ weight.T, target)` (the mean
 # over all $N$ rows; every target is a valid class) for `x` $(N, d)$, `weight` $(V, d)$,
-# `target` $(N,)$, by calling `LinearCrossEntropy.apply(...)`. You choose
-# `LinearCrossEntropy`'s arguments: the grader calls `linear_cross_entropy`.
+# `target` $(N,)$, by calling `LinearCrossEntropy.apply(...)`. The stub's `forward` takes a
+# `grad_enabled` flag, one way to hand it what the catch above showed it cannot see; you may
+# change `LinearCrossEntropy`'s arguments, since the grader calls only `linear_cross_entropy`.
 #
 # - **No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and
 #   `V * d`: chunk-sized logits, and tensors the size of an input or its gradient.
@@ -728,7 +728,9 @@ for dtype in (torch.float32, torch.bfloat16):
 # true class and $\varepsilon / C$ spread over all $C$ classes, so the model is not pushed to
 # infinitely confident logits. **z-loss** (PaLM, Chowdhery et al., 2022) adds
 # $z \cdot \operatorname{lse}(z_i)^2$ per row, which keeps the log-sum-exp near 0 and the
-# softmax's normaliser from drifting, a cheap guard against bfloat16 overflow and loss spikes.
+# softmax's normaliser from drifting; PaLM found it made training more stable. (Not because
+# bfloat16 overflows sooner: it has float32's exponent range. It has 8 bits of precision, so
+# logits far from 0 are coarse: near 100 they are 0.5 apart.)
 #
 # Write `SmoothedCrossEntropy`, with
 # `SmoothedCrossEntropy.apply(logits, target, ignore_index, label_smoothing, z_loss)` returning
@@ -820,6 +822,7 @@ from autograder import grade; grade("SmoothedCrossEntropy", SmoothedCrossEntropy
 # |---|---|---|
 # | `exp` of raw logits, or the log of each probability | `inf` / `nan` at logits of magnitude 100 (float32) or $10^4$ | subtract each row's maximum; log-sum-exp |
 # | dividing by $N$ with ignored rows | loss and gradients too small by $M/N$ | divide by the number of counted rows |
+# | ignored targets made valid with `clamp(min=0)` | an index error when `ignore_index` is past the last class (a padding id one past the vocabulary) | replace every ignored target by a valid class, whatever its value |
 # | ignored rows left in the gradient | they pull on logits that do not count | multiply by the mask |
 # | saving the probabilities as well as the logits | a second $(N, C)$ tensor kept | save the per-row log-sum-exp; recompute $P$ |
 # | letting autograd differentiate a chunked forward | every chunk's logits kept: the whole $(N, V)$ again | gradients in forward |
@@ -830,6 +833,7 @@ from autograder import grade; grade("SmoothedCrossEntropy", SmoothedCrossEntropy
 # | backward returning the saved gradients as they are | a loss times 3 gets the gradients of the loss | multiply by `grad_output` |
 # | accumulating in bfloat16 / float16 | loss and `grad_weight` off by a percent | float32 accumulators, cast at the end |
 # | label smoothing's $\varepsilon / C$ left out of the gradient | every class's gradient off by the same amount | the smoothed target is $(1-\varepsilon)$ on the class and $\varepsilon/C$ everywhere |
+# | $\varepsilon$ spread over the $C - 1$ other classes (fairseq's convention) | not PyTorch's `label_smoothing`, which spreads it over all $C$ | $\varepsilon/C$ on every class, the target included |
 # | z-loss differentiated as $\operatorname{lse}$, not $\operatorname{lse}^2$ | the z-loss gradient halved, or missing | $2\,z\,\operatorname{lse}\,p$ per counted row |
 # | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | the fused loss peaks above the plain bfloat16 loss at LLM proportions | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |
 # | `x @ weight.T` for all rows at once | the $(N, V)$ logits, the memory the lesson avoids | `chunk_size` rows at a time |
@@ -845,5 +849,12 @@ from autograder import grade; grade("SmoothedCrossEntropy", SmoothedCrossEntropy
 # what it saved untouched. Its memory win is the $(N, V)$ term; what it adds is the size of
 # the weight, so measure at your own proportions and dtype. Label smoothing and z-loss change
 # only the per-row target and add $2z\operatorname{lse}\,p$: the same derivation, one term
-# more each. Next lesson: Functions that change gradients on purpose, and the
-# tools for finding a gradient that is wrong.
+# more each.
+#
+# On a GPU you would not ship this Python loop: Liger-Kernel's
+# `LigerFusedLinearCrossEntropyLoss` and Apple's Cut Cross-Entropy are tested kernels of the
+# same idea (Liger's with `label_smoothing` and z-loss, its `lse_square_scale`, as options).
+# What you built is how such a kernel is designed and checked: the reference it must match,
+# the peak it must stay under, and the rules for grad mode, dtypes and saved tensors. Next
+# lesson: Functions that change gradients on purpose, and the tools for finding a gradient
+# that is wrong.

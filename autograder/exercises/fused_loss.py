@@ -54,11 +54,25 @@ def _loss_and_grad(function, values: dict):
     return loss.detach(), grad
 
 
+def ignore_index_past_classes(name: str, values: dict) -> str | None:
+    """The hint for an answer that fails only when ignore_index is not a class (such as C):
+    the ignored rows' targets were made valid with ``clamp(min=0)`` or not at all."""
+    classes = values["logits"].shape[1]
+    ignore_index = values["ignore_index"]
+    if ignore_index < classes or not (values["target"] == ignore_index).any():
+        return None
+    return (f"{name} fails when ignore_index={ignore_index} is past the last class (C={classes}), "
+            "as a padding id one past the vocabulary is: the ignored rows' targets are never "
+            "valid indices, whatever their sign, so replace them with a valid class "
+            "(torch.where on the mask) before gather or indexing; target.clamp(min=0) only "
+            "covers negative ones")
+
+
 def recognise_ce(function, values: dict) -> str | None:
     """The named mistakes about ignored rows, from the loss and gradient they give."""
     got = _loss_and_grad(function, values)
     if got is None:
-        return None
+        return ignore_index_past_classes("CrossEntropy", values)
     loss, grad = got
     logits = values["logits"].detach().clone().requires_grad_()
     true_loss = CE.reference(logits, values["target"], values["ignore_index"])
@@ -144,11 +158,12 @@ def ce_full(CrossEntropy, device) -> None:
     function = check_is_function(CrossEntropy, CE)
     for seed, (rows, classes, ignored, ignore_index) in enumerate([
             (5, 4, (), -100), (6, 3, (1, 4), -100), (7, 5, (0, 2, 3), 2), (1, 6, (), -100),
-            (4, 1, (), -100), (9, 7, tuple(range(8)), -1)]):
+            (4, 1, (), -100), (9, 7, tuple(range(8)), -1), (6, 4, (0, 3), 4)]):
         check_ce(function, ce_values(rows, classes, device, seed=seed + 10, ignored=ignored,
                                      ignore_index=ignore_index))
     covers("ignored rows, ignore_index=-100")
     covers("ignore_index among the classes")  # 2 of 5 classes: rows targeting 2 do not count
+    covers("ignore_index past the classes")  # C, as a padding id one past a vocabulary
     check_each_input_alone(function, CE, ce_values(6, 4, device, seed=17, ignored=(1, 4),
                                                    ignore_index=3))
     check_ce(function, ce_values(40, 30, device, seed=20, ignored=(3, 9), dtype=torch.float32),
@@ -270,7 +285,7 @@ EXERCISES = [
     Exercise("CrossEntropy", "11_fused_loss", ce_full,
              example=lambda: tuple(ce_values(5, 4, "cpu", ignored=(1,)).values()),
              contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
-                       "float32", "logits of magnitude 1e4")),
+                       "ignore_index past the classes", "float32", "logits of magnitude 1e4")),
     Exercise("linear_cross_entropy", "11_fused_loss", lce_full,
              example=lambda: tuple(lce_values(11, 3, 7, 4, "cpu").values()),
              contract=("a short last chunk", "float32", "logits past float32's exp range",

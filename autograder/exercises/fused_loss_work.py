@@ -136,7 +136,21 @@ def check_scaling(function: Called, values: dict, grad_output: float = 3.0) -> N
                 raise GradingError(f"{NAME}'s backward ignores grad_output: a loss multiplied "
                                    f"by {grad_output:g} must give {grad_output:g} times the "
                                    f"gradients; return grad_output * grad_{name}")
+            if name == "x":
+                check_short_chunk(grad.double(), true, values["chunk_size"])
             diagnose_gradient(name, grad.double(), true)
+
+
+def check_short_chunk(grad_x: torch.Tensor, true: torch.Tensor, chunk: int) -> None:
+    """grad_x wrong on the rows of a short last chunk only: the loop stopped before it."""
+    rows = len(grad_x)
+    short = rows % chunk
+    if short and rows > short and torch.allclose(grad_x[:-short], true[:-short]) and \
+            not torch.allclose(grad_x[-short:], true[-short:]):
+        raise GradingError(f"{NAME}'s grad_x is right on every row but the last {short} of "
+                           f"{rows}, the short last chunk (chunk_size={chunk}): does the loop "
+                           "reach it? Step through range(0, N, chunk_size); the last slice is "
+                           "simply shorter")
 
 
 def check_retained_backward(function: Called, values: dict) -> None:

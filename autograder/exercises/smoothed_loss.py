@@ -11,6 +11,7 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
 from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .fused_loss import ignore_index_past_classes
 
 NAME = "SmoothedCrossEntropy"
 
@@ -53,11 +54,45 @@ def _grad(function, values: dict):
     return loss.detach(), grad
 
 
+def _variants(values: dict) -> dict:
+    """Losses of two likely misreadings of the contract: the smoothing mass spread over the
+    C - 1 classes that are not the target (fairseq's convention), and the z-loss averaged over
+    every row, ignored ones included."""
+    logits, target = values["logits"].detach(), values["target"]
+    eps, z = values["label_smoothing"], values["z_loss"]
+    counted = target != values["ignore_index"]
+    C = logits.shape[1]
+    lse = torch.logsumexp(logits, -1)
+    picked = logits.gather(1, torch.where(counted, target, 0)[:, None]).squeeze(1)
+    variants = {}
+    if eps and C > 1:
+        others = (logits.sum(-1) - picked) / (C - 1)
+        rows = lse - (1 - eps) * picked - eps * others + z * lse ** 2
+        variants["other classes"] = rows[counted].mean()
+    if z and not counted.all():
+        variants["every row"] = (smoothed_cross_entropy(logits, target, values["ignore_index"],
+                                                        eps, 0.0) + z * (lse ** 2).mean())
+    return variants
+
+
 def recognise(function, values: dict) -> str | None:
-    """The named mistakes: dividing by N, a smoothing or z-loss term missing from grad."""
+    """The named mistakes: dividing by N, a smoothing or z-loss term missing from grad, the
+    smoothing spread over C - 1 classes, the z-loss over every row, a target that cannot be
+    gathered when ignore_index is past the classes."""
     got = _grad(function, values)
     if got is None:
-        return None
+        return ignore_index_past_classes(NAME, values)
+    truth = SMOOTHED.reference(values["logits"].detach(), *list(values.values())[1:])
+    for variant, loss in _variants(values).items():
+        if not torch.allclose(loss, truth) and torch.allclose(got[0], loss):
+            if variant == "other classes":
+                return (f"{NAME} spreads label_smoothing over the C - 1 classes that are not "
+                        "the target; PyTorch's smoothed target puts label_smoothing / C on "
+                        "every class, the target included (so 1 - label_smoothing + "
+                        "label_smoothing / C on the target)")
+            return (f"{NAME} averages the z-loss over every row; ignored rows do not count "
+                    "for it either: the mean of lse ** 2 is over the counted rows, as the "
+                    "cross-entropy's is")
     loss, grad = got
     counted = values["target"] != values["ignore_index"]
     logits = values["logits"].detach()
@@ -142,7 +177,7 @@ def check_stable(function, device, dtype) -> None:
 CASES = [  # rows, classes, ignored rows, ignore_index, label_smoothing, z_loss
     (5, 4, (), -100, 0.1, 1e-2), (6, 3, (1, 4), -100, 0.0, 0.0), (7, 5, (0, 2, 3), 2, 0.2, 0.0),
     (4, 6, (), -100, 0.0, 0.5), (1, 5, (), -100, 0.3, 0.1), (9, 7, tuple(range(8)), -1, 0.1, 0.01),
-    (4, 1, (), -100, 0.1, 0.1)]
+    (4, 1, (), -100, 0.1, 0.1), (6, 4, (0, 3), 4, 0.1, 1e-2)]
 
 
 def full(submission, device) -> None:
@@ -153,6 +188,7 @@ def full(submission, device) -> None:
                                         z_loss=z, seed=seed + 10))
     covers("ignored rows, ignore_index=-100")
     covers("ignore_index among the classes")
+    covers("ignore_index past the classes")
     check_each_input_alone(function, SMOOTHED, sce_values(6, 4, device, ignored=(1, 4),
                                                           ignore_index=3, seed=17))
     check_case(function, sce_values(40, 30, device, ignored=(3, 9), seed=20,
@@ -170,5 +206,5 @@ EXERCISES = [
     Exercise(NAME, "11_fused_loss", full,
              example=lambda: tuple(sce_values(5, 4, "cpu", ignored=(1,)).values()),
              contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
-                       "float32", "logits of magnitude 1e4")),
+                       "ignore_index past the classes", "float32", "logits of magnitude 1e4")),
 ]

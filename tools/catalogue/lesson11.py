@@ -296,4 +296,10 @@ MISTAKES += [
                  "row_max = torch.zeros_like(logits[:, :1])"))),
     Mistake(CE, "ignore_index taken as -100 whatever is passed", "gives ignored rows", _edit(
         CROSS_ENTROPY, ("counted = target != ignore_index", "counted = target != -100"))),
+    Mistake(CE, "ignored targets made valid with clamp(min=0)", "past the last class", _edit(
+        CROSS_ENTROPY, ("safe_target = torch.where(counted, target, 0)",
+                        "safe_target = target.clamp(min=0)"))),
+    Mistake(LCE, "the loop stops before a short last chunk", "the short last chunk", _edit(
+        LINEAR, ("for start in range(0, N, chunk_size):",
+                 "for start in range(0, N - chunk_size + 1, chunk_size):"))),
 ]

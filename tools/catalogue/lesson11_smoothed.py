@@ -130,4 +130,19 @@ MISTAKES = [
         ("logits, lse, target, counted = ctx.saved_tensors\n",
          "logits, probs, lse, target, counted = ctx.saved_tensors\n"),
         ("        probs = torch.exp(logits - lse[:, None])\n", ""))),
+    Mistake(SCE, "ignored targets made valid with clamp(min=0)", "past the last class", _edit(
+        ANSWER, ("safe_target = torch.where(counted, target, 0)",
+                 "safe_target = target.clamp(min=0)"))),
+    Mistake(SCE, "smoothing spread over the C - 1 other classes", "the C - 1 classes", _edit(
+        ANSWER, ("smooth = lse - logits.mean(dim=1)",
+                 "smooth = lse - (logits.sum(dim=1) - picked) / max(logits.shape[1] - 1, 1)"),
+        ("grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]",
+         "grad = (probs * (1 + 2 * z_loss * lse)[:, None]\n"
+         "                - smoothing / max(logits.shape[1] - 1, 1))"),
+        ("grad[rows, target] -= 1 - smoothing",
+         "grad[rows, target] -= 1 - smoothing - smoothing / max(logits.shape[1] - 1, 1)"))),
+    Mistake(SCE, "z-loss averaged over every row", "averages the z-loss over every row", _edit(
+        ANSWER, ("return torch.where(counted, per_row, 0.0).sum() / counted.sum()",
+                 "return (torch.where(counted, per_row - z_loss * lse ** 2, 0.0).sum()\n"
+                 "                / counted.sum() + z_loss * (lse ** 2).mean())"))),
 ]
