@@ -1118,6 +1118,48 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# What your backward hands a learned bias, drawn. Left, a relative-position bias of shape
+# $(N_q, N_k)$ shared by 2 batch elements and 4 heads, its last two keys padding ($-\infty$);
+# right, the reference gradient from `F.scaled_dot_product_attention`, which takes the same
+# float bias as its `attn_mask` and differentiates it. Two checks you can read off: the padding
+# columns get exactly 0, and every row sums to 0 (adding one number to a whole row of the bias
+# changes no softmax).
+
+# %%
+Qb, Kb, Vb = torch.randn(2, 4, 6, 8), torch.randn(2, 4, 7, 8), torch.randn(2, 4, 7, 5)
+bias_table = torch.randn(6, 7)
+bias_table[:, -2:] = float("-inf")  # the last two keys are padding
+grad_Ob = torch.randn(2, 4, 6, 5)
+bias_grads = []
+for attention in (AttentionWithBias.apply,
+                  lambda q, k, v, b, t: F.scaled_dot_product_attention(q, k, v, attn_mask=b,
+                                                                       scale=t)):
+    leaf = bias_table.clone().requires_grad_()
+    attention(Qb, Kb, Vb, leaf, 8 ** -0.5).backward(grad_Ob)
+    bias_grads.append(leaf.grad)
+fig, axes = plt.subplots(1, 2, figsize=(8, 2.8))
+limit = bias_grads[1].abs().max().item()
+for ax, grad, title in zip(axes, bias_grads, ["your grad_bias", "F.scaled_dot_product_attention"]):
+    image = ax.imshow(grad, cmap="RdBu_r", vmin=-limit, vmax=limit)
+    ax.set(title=title, xlabel="key", ylabel="query")
+fig.colorbar(image, ax=axes, shrink=0.8)
+plt.show()
+print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
+      "  padding columns:", bias_grads[0][:, -2:].abs().max().item(),
+      "  largest row sum:", bias_grads[0].sum(-1).abs().max().item())
+
+# %% [markdown]
+# **When not to write this Function.** That reference is the point: for a bias you can
+# materialise, `F.scaled_dot_product_attention` with a float `attn_mask` already gives the
+# bias its gradient, of the bias's own shape. Write your own when the bias should never exist
+# as an $N_q \times N_k$ tensor: its gradient is a sum of $dS$ over batch and heads, one
+# number per (query, key) pair, so a learned full-size bias brings back the matrix that
+# FlashAttention removed. This is why ALiBi computes its bias from a fixed slope per head and
+# the distance $|i - j|$, and T5 learns a small table indexed by a bucket of $j - i$: a
+# tiled kernel builds each tile of the bias on the fly and, for T5, adds each tile's $dS$
+# into the table's few entries.
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -1125,6 +1167,7 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 # | `dS = P * dP` | wrong `dQ`, `dK` (`dV` is still right, which hides it) | the softmax's VJP has a row-sum term, $-p\,p^\top$ in its Jacobian |
 # | `dS = P * (1 - P) * dP` (softmax treated like a sigmoid) | only the diagonal of the Jacobian | the same row-sum term |
 # | the row sum over `dim=-2` | sums over queries, not keys | the row sum runs over the keys of each query |
+| the row sum without `keepdim=True` | a shape error, or, for one square head, a sum broadcast along the wrong axis | keep the summed dimension, `keepdim=True`, so that one number per row meets its row |
 # | a mask built for `nn.MultiheadAttention` (`True` = blocked) | attends to exactly the wrong keys | here `True` = attend: `masked_fill(~mask, -inf)` |
 # | no `mask=None` path (`~mask` on `None`) | `TypeError: bad operand type for unary ~` on the most common call | `if mask is not None:` |
 # | `exp(scores)` without subtracting the row maximum | `inf`, then `nan`, for large scores | `torch.softmax`, or `scores - scores.amax(-1, keepdim=True)` |

@@ -141,6 +141,27 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
     return None
 
 
+def _row_sum_without_keepdim(function, spec: Spec, device) -> str | None:
+    """The hint for a backward whose row sum drops its dimension: on one square head (no
+    batch) the (Lq,) sums broadcast as a row, across the keys, instead of raising."""
+    values = attention_values((), 4, 4, 3, 2, device, seed=12)
+    inputs = make_inputs(values)
+    output = function.apply(*inputs.values())
+    grad_output = _grad_output_like(output.detach())
+    grad_q, = torch.autograd.grad(output, [inputs["Q"]], grad_output)
+    Q, K, V, scale = (values[n] for n in ("Q", "K", "V", "scale"))
+    P = torch.softmax((Q @ K.T) * scale, dim=-1)
+    dP = grad_output @ V.T
+    wrong = scale * (P * (dP - (dP * P).sum(-1))) @ K
+    if _same(grad_q, wrong):
+        return (f"{spec.name}'s backward drops the dimension of its row sum: .sum(-1) "
+                "gives shape (..., Lq), which fails to broadcast against the (..., Lq, Lk) "
+                "scores, or, for one square head, broadcasts along the wrong axis (query i's "
+                "sum lands in column i); keep it, "
+                "sum(-1, keepdim=True), so that each row's number meets its own row")
+    return None
+
+
 def check_attention(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7):
     """check_values_and_gradients, with the lesson's named mistakes recognised on failure."""
     with case(describe(values)):
@@ -149,6 +170,13 @@ def check_attention(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7)
         except GradingError as error:
             if values.get("mask") is None and "TypeError" in error.hint:
                 raise GradingError(MASK_NONE.format(name=spec.name), str(error)) from error
+            if "must match the size of tensor" in error.hint:
+                try:
+                    hint = _row_sum_without_keepdim(function, spec, values["Q"].device)
+                except Exception:  # the learner's code may raise anything; keep the first hint
+                    hint = None
+                if hint is not None:
+                    raise GradingError(hint, str(error)) from error
             try:
                 hint = known_mistake(function, spec, values)
             except Exception:  # the learner's code may raise anything; keep the first hint

@@ -180,3 +180,11 @@ MISTAKES += [
             "value is finite", _sdpa(('scores = scores.masked_fill(~mask, float("-inf"))',
                                       'scores = scores * mask + (~mask) * float("-inf")'))),
 ]
+
+MISTAKES += [
+    Mistake(S, "row sum without keepdim", "drops the dimension of its row sum",
+            _sdpa((BACKWARD_S, BACKWARD_S.replace(", keepdim=True", "")))),
+    Mistake(M, "D = rowsum(dO * O) without keepdim", "drops the dimension of its row sum",
+            _sdpa(("(grad_output * output).sum(dim=-1, keepdim=True)",
+                   "(grad_output * output).sum(dim=-1)"), name=M)),
+]
