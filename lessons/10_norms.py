@@ -20,7 +20,7 @@
 #
 # You derive both backwards yourself. Every derivation has guided steps, a small experiment
 # and collapsed hints that go one step further each (a question, the key step, the formula
-# in maths): open one only when you are stuck, and never before your own attempt. Four
+# in maths): open one only when you are stuck, and never before your own attempt. Five
 # **quick questions** ask you to write a prediction into a variable before the next cell
 # compares it with what PyTorch does.
 #
@@ -266,34 +266,15 @@ print("largest error against J^T g_hat:",
 # %% [markdown]
 # ## What `F.layer_norm` keeps for backward
 #
-# Backward needs $\hat x$, $r$ and $w$. Forward could keep $\hat x$ itself; PyTorch does
-# something else. A node's saved tensors are readable as `grad_fn._saved_*` attributes:
-
-# %%
-x = torch.randn(4, 8, requires_grad=True)
-weight = torch.randn(8, requires_grad=True)
-bias = torch.randn(8, requires_grad=True)
-node = F.layer_norm(x, (8,), weight, bias, 1e-5).grad_fn
-print(type(node).__name__)
-for name in sorted(a for a in dir(node) if a.startswith("_saved_")):
-    value = getattr(node, name)
-    described = (f"tensor {tuple(value.shape)} {value.dtype}" if isinstance(value, torch.Tensor)
-                 else repr(value))
-    print(f"  {name:<26} {described}")
-print("_saved_input is x:", node._saved_input is x, "  _saved_weight is weight:",
-      node._saved_weight is weight)
-
-# %% [markdown]
-# The input itself (not a copy), the weight and bias (references to parameters the model
-# holds anyway), and `result1`, `result2`: the mean and the rstd, **one number per row**.
-# Backward recomputes $\hat x = (x - \mu) r$, one cheap pass over the row. (The bias is kept
-# although its gradient, $\sum g$, never reads it; a reference to it costs no memory.)
+# Backward needs $\hat x$, $r$ and $w$. Forward could keep $\hat x$ itself, or something
+# smaller from which backward rebuilds it.
 #
 # ### Quick question 2 · predict, then run
 #
 # `x` of shape $(512, 1024)$ in float32 (2 MiB). How many bytes does `F.layer_norm` keep for
-# backward **beyond its arguments**? And autograd through the composed formula of the first
-# cell, `(x - mean) * rstd * weight + bias`? Write two numbers of bytes.
+# backward **beyond its arguments** (tensors the caller holds anyway)? And autograd through
+# the composed formula of the first cell, `(x - mean) * rstd * weight + bias`? Write two
+# numbers of bytes.
 
 # %%
 predicted_bytes = {"F.layer_norm": None, "composed ops": None}
@@ -314,11 +295,28 @@ for label, count in [("F.layer_norm", kept_bytes(F.layer_norm, x, (1024,), weigh
     print(f"{label:<13} keeps {count:>10,} bytes (you said {predicted_bytes[label]})")
 
 # %% [markdown]
+# What exactly `F.layer_norm` keeps: a node's saved tensors are readable as `grad_fn._saved_*`
+# attributes.
+
+# %%
+node = F.layer_norm(x, (1024,), weight, bias, 1e-5).grad_fn
+print(type(node).__name__)
+for name in sorted(a for a in dir(node) if a.startswith("_saved_")):
+    value = getattr(node, name)
+    described = (f"tensor {tuple(value.shape)} {value.dtype}" if isinstance(value, torch.Tensor)
+                 else repr(value))
+    print(f"  {name:<26} {described}")
+print("_saved_input is x:", node._saved_input is x, "  _saved_weight is weight:",
+      node._saved_weight is weight)
+
+# %% [markdown]
 # <details><summary><b>Answer</b> (open after running)</summary>
 #
-# `F.layer_norm` keeps $2 \times 512 \times 4 = 4096$ bytes: the mean and rstd of each row in
-# float32. The input, weight and bias it also keeps are its arguments, alive anyway while the
-# model holds them. The composed formula keeps three full-size tensors of 2 MiB: $x - \mu$
+# `F.layer_norm` keeps $2 \times 512 \times 4 = 4096$ bytes: `result1` and `result2`, the mean
+# and rstd of each row in float32, **one number per row**. The input itself (not a copy), the
+# weight and the bias it also keeps are its arguments, alive anyway while the model holds
+# them; backward recomputes $\hat x = (x - \mu) r$, one cheap pass over the row. (The bias is
+# kept although its gradient, $\sum g$, never reads it; a reference to it costs no memory.) The composed formula keeps three full-size tensors of 2 MiB: $x - \mu$
 # twice (the formula computes it twice; the square keeps one copy, the product with rstd the
 # other) and $\hat x$, which the product with the weight keeps. Autograd saves whatever each
 # small op needs, with no view of the whole.
@@ -440,8 +438,10 @@ plt.show()
 # accuracy.
 #
 # Accurate is not the same as fast. `torch.var_mean` runs Welford's update, which is exact
-# enough but, on the CPU in torch 2.13, far slower than two plain passes (a mean, then the mean
-# of the squared centred values), each of which PyTorch vectorises:
+# enough but, on the CPU in torch 2.13, several times slower than two plain passes (a mean,
+# then the mean of the squared centred values), each of which PyTorch vectorises. Measured on
+# 256 rows of 1024 (1 MiB; at a few MiB per temporary, a fresh process spends most of the
+# two passes' time getting new memory pages from the system, and the gap shrinks):
 
 # %%
 def best_ms(step, rounds=10):
@@ -455,7 +455,7 @@ def best_ms(step, rounds=10):
     return min(times)
 
 
-big = torch.randn(1024, 1024)
+big = torch.randn(256, 1024)
 welford = best_ms(lambda: torch.var_mean(big, -1, correction=0))
 two_passes = best_ms(lambda: (big - big.mean(-1, keepdim=True)).square().mean(-1))
 print(f"torch.var_mean          {welford:6.2f} ms")
@@ -600,6 +600,40 @@ candidates = {
 for label, output in candidates.items():
     error = (output.double() - truth).abs().mean().item()
     print(f"{label:<36} mean error {error:.2e}  ({output.dtype})")
+
+# %% [markdown]
+# In a real model the low precision usually arrives through **autocast**:
+# `torch.autocast(device, dtype=torch.bfloat16)` runs matrix products in bfloat16 but leaves
+# the parameters in float32, so the norm after a `Linear` receives a bfloat16 `x` and a
+# float32 `weight`, and autocast, which knows PyTorch's own ops, knows nothing about your
+# Function. The standard fix is a decorator on forward, `torch.amp.custom_fwd(device_type=...,
+# cast_inputs=torch.float32)`: it casts the floating-point tensor arguments to float32 and runs
+# forward with autocast off (and `torch.amp.custom_bwd(device_type=...)` on backward runs it
+# under forward's autocast state). Two Functions that only report what their forward receives:
+
+# %%
+class SeesDtypes(torch.autograd.Function):
+    """Reports what its forward receives (as a string: no backward is ever needed)."""
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        return f"x {x.dtype}, weight {weight.dtype}, autocast {torch.is_autocast_enabled('cpu')}"
+
+
+class SeesFloat32(torch.autograd.Function):
+    """The same forward, decorated as a norm Function is for mixed precision."""
+
+    @staticmethod
+    @torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)
+    def forward(ctx, x, weight):
+        return f"x {x.dtype}, weight {weight.dtype}, autocast {torch.is_autocast_enabled('cpu')}"
+
+
+layer, gain = nn.Linear(16, 16), torch.ones(16, requires_grad=True)
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    hidden = layer(torch.randn(4, 16))
+    print("plain forward sees     :", SeesDtypes.apply(hidden, gain))
+    print("custom_fwd forward sees:", SeesFloat32.apply(hidden, gain))
 
 # %% [markdown]
 # ## The view: a row's statistics and the terms of its gradient
@@ -796,11 +830,50 @@ norm_terms_explorer(RMSNormFunction, "rms_norm")
 # ## A Function inside an `nn.Module`
 #
 # Nobody calls `RMSNormFunction.apply(x, weight, eps)` in a model: they write `nn.RMSNorm(dim)`
-# and expect the module protocol to work. An `nn.Module` owns its parameters: an attribute
-# that is an `nn.Parameter` is **registered**, so it appears in `parameters()` (what optimisers
-# update), in `state_dict()` (what checkpoints store), and moves with `.to(device)`. A plain
-# tensor attribute does none of that. The Function stays stateless; the module holds the state
-# and passes it in.
+# and expect the module protocol to work: `parameters()` (what optimisers update),
+# `state_dict()` (what checkpoints store), `.to(device)`. The Function stays stateless; the
+# module holds the state and passes it in. How a module holds state decides which of those
+# sees it.
+#
+# ### Quick question 4 · predict, then run
+#
+# A toy module adds three offsets to its input, each kept differently: `a` a plain tensor
+# attribute, `b` an `nn.Parameter`, `c` a buffer (`register_buffer`). Which names appear in
+# `parameters()`, and which in `state_dict()`? Write two lists of names.
+
+# %%
+predicted_names = {"parameters": None, "state_dict": None}
+
+# %%
+class ThreeOffsets(nn.Module):
+    """x + a + b + c, with a, b and c held three different ways."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.zeros(3)
+        self.b = nn.Parameter(torch.zeros(3))
+        self.register_buffer("c", torch.zeros(3))
+
+    def forward(self, x):
+        return x + self.a + self.b + self.c
+
+
+offsets = ThreeOffsets()
+print("parameters():", [name for name, _ in offsets.named_parameters()],
+      f"(you said {predicted_names['parameters']})")
+print("state_dict():", list(offsets.state_dict()), f"(you said {predicted_names['state_dict']})")
+offsets(torch.ones(3)).sum().backward()
+print("gradients:", {name: getattr(offsets, name).grad for name in "abc"})
+
+# %% [markdown]
+# <details><summary><b>Answer</b> (open after running)</summary>
+#
+# Only `b`, the `nn.Parameter`, is a parameter: assigning one to a module attribute
+# **registers** it, so optimisers see it and autograd gives it a gradient. The `state_dict`
+# holds `b` and the buffer `c` (state that is saved but not trained, such as batch norm's
+# running statistics); the plain tensor `a` is invisible to both, and `.to(device)` leaves it
+# behind. (`register_buffer(..., persistent=False)` keeps a buffer out of the `state_dict`.)
+# </details>
 #
 # PyTorch's own module is the contract to match: its `state_dict` key and what it keeps.
 
@@ -820,15 +893,22 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 #
 # ## ✎ Exercise 3 · `RMSNorm`
 #
-# Write `RMSNorm(dim, eps=1e-6)`, an `nn.Module` with **one** `nn.Parameter` named `weight`
-# (ones at the start, shape `(dim,)`) whose `forward(x)` returns
-# `RMSNormFunction.apply(x, self.weight, self.eps)`.
+# Write `RMSNorm(dim, eps=1e-6)`, an `nn.Module` whose `forward(x)` computes through your
+# `RMSNormFunction` and which can stand in for `torch.nn.RMSNorm(dim, eps=1e-6)`:
 #
-# - Call `super().__init__()` first: a module registers parameters in tables that it creates.
-# - Keep `eps` as a plain attribute, so the `state_dict` has exactly one key, `weight`, and
-#   `load_state_dict(torch.nn.RMSNorm(dim).state_dict())` works.
-# - Pass the parameter itself: `self.weight.data` or `self.weight.detach()` cut it off from
-#   autograd, and it never learns.
+# - the same `state_dict` (its keys, shapes and initial values), so that it loads
+#   `torch.nn.RMSNorm(dim).state_dict()` and saves one that `torch.nn.RMSNorm` loads;
+# - the same outputs and gradients for the same state and input;
+# - trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every step.
+#
+# <details><summary><b>Hint</b> · questions</summary>
+#
+# Which kind of attribute in quick question 4 does an optimiser see, and which kinds does a
+# `state_dict` save? Where must `eps` live, then, for the keys to match? And for the weight's
+# gradient to reach the optimiser, what must `forward` hand to the Function: the parameter,
+# or a tensor made from it that autograd does not track? (`nn.Module.__init__` creates the
+# tables that registration writes into: what must run first in yours?)
+# </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
 class RMSNorm(nn.Module):
@@ -944,7 +1024,7 @@ print("running_var is the unbiased variance:",
       torch.allclose(norm.running_var, batch.var(0, unbiased=True)))
 
 # %% [markdown]
-# ### Quick question 4 · predict, then run
+# ### Quick question 5 · predict, then run
 #
 # A batch of **one** sample through `nn.BatchNorm1d` in training mode: what happens? Write
 # `"error"`, `"zeros"`, `"the bias"` or your own words.
@@ -1173,11 +1253,11 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # | saving `x` and `x_hat` (or the bias, or a copy of the weight) | a full-size tensor, or more, kept for nothing | `x` (or `x_hat`), mean and rstd, the weight itself |
 # | `ctx.mean = mean` | escapes the in-place version check and saved-tensor hooks | `ctx.save_for_backward(x, weight, mean, rstd)` |
 # | `native_layer_norm_backward` or `torch.autograd.grad` in backward | not a hand-written backward | the formula you derived |
-# | the module's weight a plain tensor, or named `scale` | the optimiser never sees it, or `torch.nn.RMSNorm`'s `state_dict` does not load | `self.weight = nn.Parameter(torch.ones(dim))` |
+# | the module's weight a plain tensor, or named `scale` | the optimiser never sees it, or `torch.nn.RMSNorm`'s `state_dict` does not load | an `nn.Parameter` named `weight`, as PyTorch's |
 # | statistics computed in bfloat16 | 2-3x the output error of `F.layer_norm` | compute in float32 and cast the result |
 # | a new full-size tensor for every step of forward and backward | correct, and several times slower than `F.layer_norm`: every pass over memory costs | count the passes; write into tensors you created yourself |
-# | `eps` registered as a buffer | an extra `state_dict` key: loading PyTorch's fails | a plain attribute |
-# | `self.weight.data` passed to the Function | the weight never gets a gradient | pass `self.weight` |
+# | `eps` registered as a (persistent) buffer | an extra `state_dict` key: loading PyTorch's fails | a plain attribute |
+# | `self.weight.data` or `.detach()` passed to the Function | the weight never gets a gradient | pass the parameter itself |
 #
 # ## Summary
 #

@@ -117,6 +117,49 @@ def recognise_per_channel(function, values: dict) -> None:
         raise GradingError(f"{NAME} normalises each channel on its own (instance norm): a "
                            f"group is C / num_groups consecutive channels, with every "
                            f"position of each, and shares one mean and one rstd")
+    for misreading, hint in ((_interleaved, "puts channel c in group c % num_groups: a group "
+                              "is C / num_groups consecutive channels (channels 0 to C/G - 1 "
+                              "form group 0, the next C / num_groups group 1, and so on"),
+                             (_per_position, "normalises each position of a group separately: "
+                              "a group's mean and rstd run over its channels and every "
+                              "position of them (all the spatial dims) at once")):
+        other = misreading(values)
+        if other is not None and output.shape == other.shape and torch.allclose(output, other):
+            raise GradingError(f"{NAME} {hint}")
+
+
+def _affine(y, values: dict):
+    per_channel = (values["x"].shape[1],) + (1,) * (values["x"].dim() - 2)
+    if values["weight"] is not None:
+        y = y * values["weight"].reshape(per_channel)
+    if values["bias"] is not None:
+        y = y + values["bias"].reshape(per_channel)
+    return y
+
+
+def _interleaved(values: dict):
+    """Group norm with channel c in group c % G."""
+    x, G = values["x"], values["num_groups"]
+    N, C = x.shape[:2]
+    if G in (1, C):
+        return None
+    order = torch.arange(C, device=x.device).reshape(C // G, G).T.reshape(-1)  # group by group
+    y = torch.empty_like(x)
+    y[:, order] = group_norm(x[:, order], G, None, None, values["eps"])
+    return _affine(y, values)
+
+
+def _per_position(values: dict):
+    """Each position's channels of a group normalised on their own (spatial dims left out)."""
+    x, G = values["x"], values["num_groups"]
+    if x.dim() < 3 or x[0, 0].numel() == 1:
+        return None
+    N, C = x.shape[:2]
+    rows = x.reshape(N, G, C // G, -1)
+    mean = rows.mean(2, keepdim=True)
+    centred = rows - mean
+    y = (centred * torch.rsqrt(centred.square().mean(2, keepdim=True) + values["eps"]))
+    return _affine(y.reshape(x.shape), values)
 
 
 def check_case(function, values: dict, *, tolerance=None) -> None:

@@ -176,6 +176,27 @@ MISTAKES = [
                 + _RIGHT + _TAIL,
                 _FORWARD.replace("rows = x.reshape(N, num_groups, -1)",
                                  "rows = x.reshape(N, C, -1)"))),
+    Mistake("GroupNormFunction", "channel c in group c % num_groups (interleaved groups)",
+            "puts channel c in group c % num_groups", _gn(
+                _HEAD + _RIGHT + _TAIL,
+                _FORWARD.replace(
+                    "rows = x.reshape(N, num_groups, -1)",
+                    "rows = (x.reshape(N, C // num_groups, num_groups, -1).transpose(1, 2)\n"
+                    "                .reshape(N, num_groups, -1))").replace(
+                    "y = ((rows - mean) * rstd).reshape(x.shape)",
+                    "y = (((rows - mean) * rstd).reshape(N, num_groups, C // num_groups, -1)\n"
+                    "             .transpose(1, 2).reshape(x.shape))"))),
+    Mistake("GroupNormFunction", "statistics per position (spatial dims left out)",
+            "normalises each position of a group separately", _gn(
+                _HEAD.replace("x_hat = (x.reshape(N, ctx.num_groups, -1) - mean) * rstd",
+                              "x_hat = (x.reshape(N, ctx.num_groups, C // ctx.num_groups, -1)"
+                              " - mean) * rstd")
+                + "            grad_x = rstd * (g - g.mean(2, keepdim=True)"
+                  " - x_hat * (g * x_hat).mean(2, keepdim=True))\n" + _TAIL,
+                _FORWARD.replace("rows = x.reshape(N, num_groups, -1)",
+                                 "rows = x.reshape(N, num_groups, C // num_groups, -1)").replace(
+                    "torch.var_mean(rows, dim=-1, keepdim=True, correction=0)",
+                    "torch.var_mean(rows, dim=2, keepdim=True, correction=0)"))),
     Mistake("GroupNormFunction", "grad_x ignores the weight",
             "your gradient for x is wrong", _grad_x(
         "            g = grad_output.reshape(x_hat.shape)\n" + _RIGHT)),
