@@ -77,6 +77,26 @@ def block_size(function, block: int):
             del function.BLOCK
 
 
+def recognise_top_left(function, values: dict) -> str | None:
+    """The hint when causal=True gives is_causal's top-left alignment: with Lq < Lk, query i
+    then sees keys j <= i instead of j <= i + (Lk - Lq)."""
+    Q, K = values["Q"], values["K"]
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    if not values["causal"] or Lq == Lk:
+        return None
+    with torch.no_grad():
+        output = function.apply(*values.values())
+    top_left = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril()
+    expected = attention_reference(Q, K, values["V"], values["scale"], top_left)
+    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
+            and torch.allclose(output, expected, rtol=1e-5, atol=1e-7)):
+        return (f"{NAME}'s causal mask is top-left, as is_causal=True: query i sees keys "
+                f"j <= i, but the contract is bottom-right, j <= i + (Lk - Lq) (here Lk - Lq = "
+                f"{Lk - Lq}), as causal_lower_right: shift the mask and the last key block "
+                "each query block visits by Lk - Lq")
+    return None
+
+
 def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
     """Values and gradients against the reference, with the named mistakes recognised."""
     with block_size(function, block), case(describe(values, block)):
@@ -86,6 +106,7 @@ def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
         except GradingError as error:
             try:
                 hint = (recognise_masked_first_tile(function, values)
+                        or recognise_top_left(function, values)
                         or recognise_forward(function, values, block, flash_reference)
                         or recognise_backward(function, values, block))
             except Exception:  # the learner's code may raise anything: keep the first hint

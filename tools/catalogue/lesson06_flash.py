@@ -306,3 +306,10 @@ MISTAKES += [
             _edit(FLASH, ("for j in range(0, end, block):",
                           "for j in reversed(range(0, end, block)):")), named=True),
 ]
+
+MISTAKES += [
+    # is_causal=True's alignment: query i sees keys j <= i (the tiles still skip bottom-right)
+    Mistake(FA, "top-left causal mask", "causal mask is top-left",
+            _edit(FLASH, ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
+                          'return s.masked_fill(key > query[:, None], float("-inf"))'))),
+]
