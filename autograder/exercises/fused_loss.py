@@ -43,12 +43,12 @@ def describe_ce(values: dict) -> str:
             f"ignored, ignore_index={values['ignore_index']}")
 
 
-def _loss_and_grad(function, values: dict):
-    """CrossEntropy's loss and grad_logits for grad_output = 1, or None if it raises."""
+def _loss_and_grad(function, values: dict, grad_output: float = 1.0):
+    """CrossEntropy's loss and grad_logits for ``grad_output``, or None if it raises."""
     logits = values["logits"].detach().clone().requires_grad_()
     try:
         loss = function.apply(logits, values["target"], values["ignore_index"])
-        grad, = torch.autograd.grad(loss, logits)
+        grad, = torch.autograd.grad(loss * grad_output, logits)
     except Exception:  # the learner's code may raise anything: the first hint stands
         return None
     return loss.detach(), grad
@@ -74,6 +74,8 @@ def recognise_ce(function, values: dict) -> str | None:
     if got is None:
         return ignore_index_past_classes("CrossEntropy", values)
     loss, grad = got
+    if loss.dtype != values["logits"].dtype or grad.dtype != values["logits"].dtype:
+        return None  # the dtype hint stands
     logits = values["logits"].detach().clone().requires_grad_()
     true_loss = CE.reference(logits, values["target"], values["ignore_index"])
     true_grad, = torch.autograd.grad(true_loss, logits)
@@ -86,6 +88,10 @@ def recognise_ce(function, values: dict) -> str | None:
     if grad[~counted].abs().sum() > 0:
         return ("CrossEntropy gives ignored rows (target == ignore_index) a gradient: their rows "
                 "of grad_logits must be 0")
+    tripled = _loss_and_grad(function, values, 3.0)
+    if tripled is not None and grad.abs().sum() > 0 and torch.allclose(tripled[1], grad):
+        return ("CrossEntropy's backward ignores grad_output: a loss multiplied by 3 must give "
+                "three times the gradient, so scale by grad_output")
     return None
 
 

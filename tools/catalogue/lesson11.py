@@ -296,6 +296,9 @@ MISTAKES += [
                  "row_max = torch.zeros_like(logits[:, :1])"))),
     Mistake(CE, "ignore_index taken as -100 whatever is passed", "gives ignored rows", _edit(
         CROSS_ENTROPY, ("counted = target != ignore_index", "counted = target != -100"))),
+    Mistake(CE, "backward ignores grad_output", "ignores grad_output", _edit(
+        CROSS_ENTROPY, ("scale = grad_output * counted / counted.sum()",
+                        "scale = counted / counted.sum()"))),
     Mistake(CE, "ignored targets made valid with clamp(min=0)", "past the last class", _edit(
         CROSS_ENTROPY, ("safe_target = torch.where(counted, target, 0)",
                         "safe_target = target.clamp(min=0)"))),
