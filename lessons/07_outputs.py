@@ -625,65 +625,62 @@ print("w untouched:", w)
 # `x`. Autograd then rewrites `x`'s history so that `x.grad_fn` is your backward, bumps its
 # version, and raises the leaf error for you. Without the mark, autograd sees an input
 # returned as it was: it hands back a new tensor object, a view of `x`, and leaves `x`'s own
-# history untouched. Here are both, for an in-place exponential, $y = e^x$ written over $x$.
-# Its derivative is $e^x = y$ itself, so backward needs nothing but the output, which is what
-# `x` holds after the write:
+# history untouched. Here are both, for an in-place scaling, $y = 3x$ written over $x$. Its
+# derivative is the constant 3, so backward needs nothing saved at all (what other in-place
+# ops must save is the next section's question):
 
 # %%
-class ExpUnmarked(torch.autograd.Function):
-    """Writes exp(x) into x but does not call mark_dirty."""
+class TripleUnmarked(torch.autograd.Function):
+    """Writes 3 * x into x but does not call mark_dirty."""
 
     @staticmethod
     def forward(ctx, x):
-        x.exp_()
-        ctx.save_for_backward(x)
+        x.mul_(3)
         return x
 
     @staticmethod
     def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return grad_output * y  # d exp(x)/dx = exp(x) = y
+        return 3 * grad_output  # d(3x)/dx = 3: nothing saved
 
 
-class ExpMarked(ExpUnmarked):
+class TripleMarked(TripleUnmarked):
     @staticmethod
     def forward(ctx, x):
-        x.exp_()
+        x.mul_(3)
         ctx.mark_dirty(x)
-        ctx.save_for_backward(x)  # after the write, x holds the output
         return x
 
 
 weights = torch.tensor([1.0, 2.0, 3.0, 4.0])
-for function in (ExpUnmarked, ExpMarked):
+for function in (TripleUnmarked, TripleMarked):
     a = torch.tensor([-1.0, 0.5, 2.0, -3.0], requires_grad=True)
     x = a.clone()
     version = x._version
     y = function.apply(x)
     print(f"{function.__name__}: y is x: {y is x}; x.grad_fn: {type(x.grad_fn).__name__}; "
           f"version {version} -> {x._version}")
-    (x * weights).sum().backward()  # a loss that uses x, the tensor exp overwrote
-    print(f"   a.grad through x = {a.grad}   (true: {weights * a.detach().exp()})")
+    (x * weights).sum().backward()  # a loss that uses x, the tensor the write changed
+    print(f"   a.grad through x = {a.grad}   (true: {3 * weights})")
 
 # %% [markdown]
-# Unmarked, `x` now holds $e^a$ while its history still says "a copy of `a`", so a loss built
+# Unmarked, `x` now holds $3a$ while its history still says "a copy of `a`", so a loss built
 # on `x` gets a **silently wrong** gradient (the weights alone, as if nothing had happened).
 # The returned view cannot be written into either, and a leaf is overwritten without a word:
 
 # %%
-y = ExpUnmarked.apply(torch.tensor([-1.0, 2.0], requires_grad=True).clone())
+y = TripleUnmarked.apply(torch.tensor([-1.0, 2.0], requires_grad=True).clone())
 try:
     y.add_(1)
 except RuntimeError as error:
     print(first_line(error))
 
 leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
-ExpUnmarked.apply(leaf)
+TripleUnmarked.apply(leaf)
 print("unmarked, the leaf was overwritten silently:", leaf)
 
 leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
 try:
-    ExpMarked.apply(leaf)
+    TripleMarked.apply(leaf)
 except RuntimeError as error:
     print("marked:", first_line(error))
 print("but forward had already run, so the leaf is changed anyway:", leaf)
