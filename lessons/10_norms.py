@@ -1251,10 +1251,11 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # | `.sum(dim=())` for a 1-D `x` | sums every dim: a 0-d gradient, and an error | `.reshape(-1, D).sum(0)` |
 # | every gradient computed whatever `needs_input_grad` says | work, and memory, for gradients nobody asked for | test `ctx.needs_input_grad[i]` before each one |
 # | saving `x` and `x_hat` (or the bias, or a copy of the weight) | a full-size tensor, or more, kept for nothing | `x` (or `x_hat`), mean and rstd, the weight itself |
-# | `ctx.mean = mean` | escapes the in-place version check and saved-tensor hooks | `ctx.save_for_backward(x, weight, mean, rstd)` |
+# | `ctx.mean = mean` | escapes the in-place version check and saved-tensor hooks | every tensor backward reads goes through `ctx.save_for_backward` |
 # | `native_layer_norm_backward` or `torch.autograd.grad` in backward | not a hand-written backward | the formula you derived |
 # | the module's weight a plain tensor, or named `scale` | the optimiser never sees it, or `torch.nn.RMSNorm`'s `state_dict` does not load | an `nn.Parameter` named `weight`, as PyTorch's |
 # | statistics computed in bfloat16 | 2-3x the output error of `F.layer_norm` | compute in float32 and cast the result |
+# | a norm Function under `torch.autocast` with a plain forward | it receives a bfloat16 `x` beside a float32 weight, and computes in bfloat16 | `torch.amp.custom_fwd(device_type=..., cast_inputs=torch.float32)` on forward |
 # | a new full-size tensor for every step of forward and backward | correct, and several times slower than `F.layer_norm`: every pass over memory costs | count the passes; write into tensors you created yourself |
 # | `eps` registered as a (persistent) buffer | an extra `state_dict` key: loading PyTorch's fails | a plain attribute |
 # | `self.weight.data` or `.detach()` passed to the Function | the weight never gets a gradient | pass the parameter itself |
@@ -1266,7 +1267,11 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # the row itself for RMSNorm), so backward removes those components from
 # $\hat g = g \odot w$ and scales by rstd. Forward keeps the input and one or two numbers per
 # row, not the normalised tensor, and computes the variance in two passes, never as
-# $E[x^2] - E[x]^2$. Parameters shared by every row receive the sum over every leading dim. A
-# Function becomes a layer inside an `nn.Module` that registers its `nn.Parameter`, matches
-# PyTorch's `state_dict`, and passes the parameter itself. Batch norm is the same reductions
-# over the batch, and the gradients of a convolution are convolutions.
+# $E[x^2] - E[x]^2$; in low precision its statistics are float32 (under autocast, through
+# `torch.amp.custom_fwd(cast_inputs=torch.float32)`). Parameters shared by every row receive
+# the sum over every leading dim. A Function becomes a layer inside an `nn.Module` that
+# registers its `nn.Parameter`, matches PyTorch's `state_dict`, and passes the parameter
+# itself. Batch norm is the same reductions over the batch, and the gradients of a
+# convolution are convolutions. A norm in composed ops is several passes over memory more
+# than a fused kernel: the Function fixes what is saved, a kernel (lesson 13) how often
+# memory is touched.
