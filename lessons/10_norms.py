@@ -28,9 +28,9 @@
 # 1. derive the LayerNorm and RMSNorm backwards in index notation, and say which directions
 #    their Jacobians project out;
 # 2. say what `F.layer_norm` keeps for backward, and measure what other choices cost;
-# 3. avoid the float32 trap of computing a variance as $E[x^2] - E[x]^2$, keep a norm's
-#    statistics in float32 for bfloat16 input, and count what a version in composed ops costs
-#    in passes over memory;
+# 3. compute a row's variance so that it stays accurate in float32, keep a norm's statistics
+#    in float32 for bfloat16 input (autocast included), and count what a version in composed
+#    ops costs in passes over memory;
 # 4. ship a Function as an `nn.Module` with an `nn.Parameter` that loads PyTorch's own
 #    `state_dict` and trains;
 # 5. see batch normalisation as the same reductions over another dim, and the gradient of a
@@ -368,7 +368,7 @@ for label, count in measured.items():
 # the weight.
 
 # %% [markdown]
-# ## The float32 trap: $E[x^2] - E[x]^2$
+# ## The variance in one pass: $E[x^2] - E[x]^2$
 #
 # The variance has a one-pass formula, $\sigma^2 = \frac1D\sum_j x_j^2 - \mu^2$, popular
 # because it needs one sweep over the row. It is exact on paper.
@@ -429,7 +429,7 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# At $c = 10^3$ the one-pass variance is already off by about a quarter (22-32% for the
+# At $c = 10^3$ the one-pass variance is already off by about a quarter (22-33% for the
 # worst of these 64 rows, depending on the draw); by $c \approx 3 \cdot 10^3$ by more than
 # 100%, and at $10^4$ by a factor of 30. Activations with a large common offset and a small
 # spread are not exotic (a feature that is large in every token, an embedding far from the
