@@ -990,13 +990,14 @@ from autograder import grade; grade("squared_norm", squared_norm)
 
 # %%
 batch = torch.randn(3, 2, 4, dtype=torch.float64)  # 2 samples of shape (3, 4), along dim 1
+squared_norm(batch[:, 0], 0)  # eager first: a stub raises its NotImplementedError here
 for dim in (-2, -1, 0, 1):
     loop = torch.stack([(sample * sample).sum(dim) for sample in batch.unbind(1)])
     try:
         got = torch.vmap(squared_norm, in_dims=(1, None))(batch, dim)
         verdict = "matches a loop" if torch.allclose(got, loop) else "WRONG values"
     except Exception as error:
-        verdict = f"{type(error).__name__}: {str(error).splitlines()[0][:90]}"
+        verdict = f"{type(error).__name__}: {(str(error).splitlines() or [''])[0][:90]}"
     print(f"in_dims=(1, None), dim={dim:>2}: {verdict}")
 
 # %% [markdown]
