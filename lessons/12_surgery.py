@@ -19,8 +19,8 @@
 #   before it reaches the layers below, which `torch.nn.utils.clip_grad_norm_` (run once on
 #   the parameters after backward) cannot do.
 #
-# A Function like these cannot be checked with gradcheck, and a wrong gradient somewhere in a
-# model does not say where it came from. The second half of the lesson is about finding it:
+# How do you test a Function like these? And a wrong gradient somewhere in a model does not
+# say where it came from. The second half of the lesson is about finding it:
 # tensor hooks, module backward hooks, anomaly mode, the two errors everybody meets, and what
 # gradcheck **cannot** see. You then debug a broken `SoftThreshold` that the lesson hands
 # over, and write a correct one.
@@ -125,7 +125,7 @@ def compare(question: str, prediction, actual, reveal: bool = True) -> None:
 # <details><summary><b>Hint 3</b>: the formula</summary>
 #
 # Descent on $-\alpha L_d$ is ascent on $L_d$: the features must receive $\partial(-\alpha
-# L_d)/\partial h = -\alpha\, g$. On purpose, this is **not** the derivative of forward.
+# L_d)/\partial h = -\alpha\, g$.
 # $\alpha$ is not a tensor, so its gradient is "none"; backward needs only the number
 # $\alpha$ and no tensor at all. Forward returns $h$'s values, without writing into $h$.
 # </details>
@@ -161,12 +161,15 @@ from autograder import grade; grade("GradientReversal", GradientReversal)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **Quick question 1.** Your `GradientReversal` is correct. Does `gradcheck` pass it? If not,
-# what will its report show as the numerical and the analytical Jacobian, for `alpha = 0.5`?
-# Write your prediction, then run the cell after it.
+# **Quick question 1.** Your `GradientReversal` is correct. Does `gradcheck` pass it? Its
+# report, if it fails, prints a numerical and an analytical Jacobian for `alpha = 0.5`, both
+# diagonal: what number will each hold on its diagonal? Write your predictions, then run the
+# cell after it.
 
 # %%
 gradcheck_passes_reversal = None  # your prediction: True or False
+numerical_diagonal = None  # your prediction: a number
+analytical_diagonal = None  # your prediction: a number
 
 # %%
 x = torch.randn(3, dtype=torch.float64, requires_grad=True)
@@ -176,6 +179,8 @@ except GradcheckError as error:
     passed = False
     print("\n".join(str(error).splitlines()[:7]))
 compare("gradcheck passes GradientReversal", gradcheck_passes_reversal, passed)
+compare("numerical Jacobian's diagonal", numerical_diagonal, 1.0)
+compare("analytical Jacobian's diagonal", analytical_diagonal, -0.5)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
@@ -311,11 +316,10 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #
 # `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` runs **after** backward. It
 # computes one norm over all parameter gradients together, and if it is above `max_norm`
-# scales **all** of them by the same factor. That bounds the step, but it cannot change the
-# gradient's **direction**: if one bad sample dominates the sum, it still dominates after
-# clipping.
+# scales **all** of them by the same factor, so that their norm is `max_norm`. By then the
+# samples' gradients have been summed.
 #
-# A Function can do what the parameters' clipping cannot: bound each **sample's** gradient at
+# A Function can act before that sum: bound each **sample's** gradient at
 # one point of the graph, before the samples are summed into the parameter gradients. Put it
 # on a tensor whose rows are samples (predictions, hidden features): forward is the identity,
 # backward bounds the L2 norm of each row of `grad_output` by `max_norm`.
@@ -445,21 +449,22 @@ compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
 # <details><summary><b>Explanation</b></summary>
 #
 # `clip_grad_norm_` multiplies the whole gradient by one positive number: the norm drops to
-# 1, the cosine does not move, and the mislabelled sample still sets the direction. Clipping
+# 1, but a positive factor cannot change a **direction**, so the cosine does not move, and the
+# mislabelled sample still sets the direction. Clipping
 # each row of the predictions' gradient bounds what any one sample can contribute before the
 # samples are summed, so the 63 clean samples get their say back, and the cosine rises close
 # to 1. (For a squared error, clipping the per-sample gradient at the prediction is a
-# multi-dimensional cousin of the Huber loss.) The two are not rivals: large models often
-# use both, per-sample or per-token bounds inside the graph and a global bound on the step.
+# multi-dimensional cousin of the Huber loss.) The price is per-sample norms, which the
+# global clip never needs; differentially private training (the last exercise) pays it on
+# purpose.
 # </details>
 #
 # ## Watching gradients: tensor hooks
 #
 # `t.register_hook(fn)` calls `fn(grad)` when the gradient with respect to `t` has been
 # computed in backward, and returns a **handle**. `fn` may return `None` (it only looks) or a
-# tensor, which **replaces** the gradient from there on. Hooks stay until
-# `handle.remove()`: forget that and every later backward runs them (and a hook that appends
-# to a list keeps every tensor it saw alive).
+# tensor (what autograd does with that tensor is the first part of the question below). A hook
+# stays on its tensor until `handle.remove()`.
 #
 # **Quick question 3.** Below, a hook on the hidden activation `h` prints the gradient's norm,
 # and a second hook returns `2 * grad`. Does the second change `w1.grad`? Does the first hook
@@ -469,6 +474,7 @@ compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
 # %%
 second_hook_doubles_w1_grad = None  # your prediction: True or False
 first_hook_sees_the_doubled_gradient = None  # your prediction: True or False
+third_backward_runs_the_first_hook = None  # your prediction: True or False
 
 # %%
 w1 = torch.randn(3, 4, requires_grad=True)
@@ -490,8 +496,10 @@ look.remove()
 double.remove()
 w1.grad = None
 output.backward()
+compare("the third backward runs the first hook", third_backward_runs_the_first_hook,
+        len(seen) == 3)
 print("after remove(): w1.grad is the plain gradient again:", torch.allclose(w1.grad, reference),
-      "; norms the first hook saw, one per backward:", seen)
+      "; norms the first hook saw:", seen)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
@@ -499,7 +507,9 @@ print("after remove(): w1.grad is the plain gradient again:", torch.allclose(w1.
 # The first hook only reads; the second returns a tensor, and autograd uses it in place of
 # the gradient for everything below `h`: `w1.grad` doubles. Hooks run in the order they were
 # registered, so the first one saw the same norm both times, before the doubling. After
-# `remove()` a hook never runs again: the third backward added no norm to `seen`. A hook belongs to
+# `remove()` a hook never runs again: the third backward added no norm to `seen`. Forget
+# `remove()` and every later backward runs it, and a hook that appends to a list keeps every
+# tensor it saw alive. A hook belongs to
 # the **tensor** it was registered on: the next forward makes a new `h` with no hooks, so a
 # hook that must see every step is registered in every forward (or on a module, next).
 # </details>
@@ -1183,6 +1193,37 @@ expected, stack_shape = clipped_sum_by_definition(x, weight.detach(), grad_outpu
 print(f"per-sample stack built by the definition: {stack_shape}; your self-check "
       "verified that your backward builds none")
 print("your grad_weight matches the definition:", torch.allclose(weight.grad, expected))
+
+# %% [markdown]
+# ### Where the shortcut stops, and when a Function is not needed
+#
+# **A layer over a sequence.** In a transformer a linear layer sees `x` of shape `(N, T, in)`:
+# sample $n$ has $T$ rows, and its gradient of `weight` is a sum of $T$ outer products,
+# $G_n^\top X_n$ with $G_n$ `(T, out)` and $X_n$ `(T, in)`. Its norm is no longer a product of
+# two norms. Expanding the squared Frobenius norm as before gives
+# $\lVert G_n^\top X_n \rVert_F^2 = \sum_{t, t'} (G_n G_n^\top)_{tt'}\,(X_n X_n^\top)_{tt'}$:
+# two `(T, T)` Gram matrices per sample instead of an `(out, in)` gradient, cheaper whenever
+# $T^2 < $ `out * in` (the "ghost clipping" of Li et al., 2021, which Opacus implements). The
+# cell checks both formulas against the definition.
+
+# %%
+sequence_x = torch.randn(3, 5, 4, dtype=torch.float64)  # N = 3 samples of T = 5 rows, in = 4
+sequence_g = torch.randn(3, 5, 6, dtype=torch.float64)  # out = 6
+definition = torch.einsum("nto,nti->noi", sequence_g, sequence_x).flatten(1).norm(dim=1)
+product_of_norms = sequence_g.flatten(1).norm(dim=1) * sequence_x.flatten(1).norm(dim=1)
+grams = ((sequence_g @ sequence_g.mT) * (sequence_x @ sequence_x.mT)).sum((1, 2)).sqrt()
+print("per-sample norms by definition:", definition)
+print("product of the two norms:      ", product_of_norms, "(wrong once T > 1)")
+print("from the two Gram matrices:    ", grams)
+
+# %% [markdown]
+# **When not to write a Function.** Gradient reversal needs no class: a tensor hook on a view
+# of `h`, `r = h.view_as(h); r.register_hook(lambda g: -alpha * g)`, sends $-\alpha g$ into
+# `h` through `r` only (a hook on `h` itself would also reverse the label head's gradient).
+# With `alpha = 0.5`, `h` then receives $-0.5\,g$ through `r` and $g$ through its other
+# uses. A hook is enough for a one-off; a Function is the better tool when the surgery needs
+# tensors saved from forward (as `PerSampleClippedLinear` needs `x`: a hook sees only the
+# gradient) or must be a reusable layer of the model.
 
 # %% [markdown]
 # ## Common mistakes

@@ -79,7 +79,15 @@ def _mistake_hint(got, grad_output, x, weight, max_norm, expected) -> str | None
     by_g = clip_factors(torch.linalg.vector_norm(grad_output, dim=1), max_norm)
     total = torch.linalg.vector_norm(plain)
     outer_norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)
+    by_x = clip_factors(torch.linalg.vector_norm(x, dim=1), max_norm)
+    squared = clip_factors(outer_norms ** 2, max_norm)
     candidates = [
+        ((grad_output * by_x[:, None]).T @ x,
+         "clips by ||x_n|| alone: sample n's gradient of weight is the outer product g_n x_n^T, "
+         "whose norm is ||g_n|| ||x_n||"),
+        ((grad_output * squared[:, None]).T @ x,
+         "divides max_norm by the squared norm ||g_n||^2 ||x_n||^2 (or applies the factor "
+         "twice): the factor is min(1, max_norm / (||g_n|| ||x_n||)), applied once"),
         (plain, "sums the per-sample gradients unclipped: scale sample n's gradient g_n x_n^T "
                 "by min(1, max_norm / ||g_n x_n^T||) before the sum"),
         ((grad_output * by_g[:, None]).T @ x,

@@ -211,6 +211,12 @@ def returned_gradients(function, x: torch.Tensor, lam: torch.Tensor) -> tuple:
 def check_lam_summed(function, values: dict) -> None:
     returned = returned_gradients(function, values["x"], values["lam"])
     grad_lam = returned[1] if len(returned) > 1 else None
+    if (isinstance(grad_lam, torch.Tensor) and grad_lam.shape != values["lam"].shape
+            and grad_lam.numel() == 1):
+        raise GradingError(
+            f"SoftThreshold.backward returns grad_lam of shape {tuple(grad_lam.shape)} for lam "
+            "of shape (): the sum is there, the shape is not; return a 0-d tensor (.sum() with "
+            "no dim, or .reshape(()))")
     if isinstance(grad_lam, torch.Tensor) and grad_lam.shape != values["lam"].shape:
         raise GradingError(
             f"SoftThreshold.backward returns grad_lam of shape {tuple(grad_lam.shape)} for lam "

@@ -206,6 +206,9 @@ MISTAKES = [
     Mistake("SoftThreshold", "lam's gradient not summed", "sum it to lam's shape", _soft_saved(
         "        passed = grad_output * (x.abs() > lam)\n"
         "        return passed, -passed * torch.sign(x)\n"), named=True),
+    Mistake("SoftThreshold", "lam's gradient summed to shape (1,)", "return a 0-d tensor",
+            _soft_saved("        passed = grad_output * (x.abs() > lam)\n"
+                        "        return passed, -(passed * torch.sign(x)).sum().reshape(1)\n")),
     Mistake("SoftThreshold", "relu(z) / z as the slope", "nan at |x| == lam", _soft_saved(
         "        shifted = x.abs() - lam\n        slope = torch.relu(shifted) / shifted\n"
         "        return grad_output * slope, -(grad_output * slope * torch.sign(x)).sum()\n"),

@@ -80,6 +80,13 @@ MISTAKES = [
                          "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
                          "        grad_weight = (grad_output * factors[:, None]).T @ x"),
             named=True, nbgrader=True),
+    Mistake("PerSampleClippedLinear", "clipped by ||x_n|| alone", "clips by ||x_n|| alone",
+            _weight_only("        factors = (ctx.max_norm / x.norm(dim=1)).clamp(max=1)\n"
+                         "        grad_weight = (grad_output * factors[:, None]).T @ x")),
+    Mistake("PerSampleClippedLinear", "squared norms", "squared norm", _weight_only(
+        "        squared = (grad_output ** 2).sum(1) * (x ** 2).sum(1)\n"
+        "        factors = (ctx.max_norm / squared).clamp(max=1)\n"
+        "        grad_weight = (grad_output * factors[:, None]).T @ x")),
     Mistake("PerSampleClippedLinear", "grad_x clipped too", "clips grad_x too", _clipped(
         "        x, weight = ctx.saved_tensors\n" + _NORMS +
         "        scaled = grad_output * (ctx.max_norm / norms).clamp(max=1)[:, None]\n"
