@@ -188,3 +188,10 @@ MISTAKES += [
             _sdpa(("(grad_output * output).sum(dim=-1, keepdim=True)",
                    "(grad_output * output).sum(dim=-1)"), name=M)),
 ]
+
+MISTAKES += [
+    Mistake(M, "log-sum-exp kept in bfloat16", "keeps its log-sum-exp in bfloat16",
+            _sdpa(("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                   "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1).bfloat16(), mask)"),
+                  name=M)),
+]
