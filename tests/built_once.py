@@ -1,11 +1,13 @@
 """Build an expensive test fixture once per test run, whichever worker asks first.
 
-pytest-xdist workers share the parent of their base temporary folder; the first worker to ask
+pytest-xdist workers share the parent of their base temporary folder (a run without workers
+keeps it in its own base folder: the parent then is every run's); the first worker to ask
 for ``key`` builds it there under a file lock, and every later request (from any worker, or
 from the same worker after pytest tore a module-scoped fixture down) reuses the finished folder;
 a build that failed is not tried again in that run: later requests fail at once, saying why.
 """
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +17,8 @@ from filelock import FileLock
 def built_once(tmp_path_factory, key: str, build: Callable[[Path], None],
                timeout: float = 1800) -> Path:
     """The folder ``key``, filled by ``build(folder)`` once in the whole test run."""
-    shared = tmp_path_factory.getbasetemp().parent / "built-once"
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "built-once"
     shared.mkdir(exist_ok=True)
     folder, done, failed = shared / key, shared / f"{key}.done", shared / f"{key}.failed"
     with FileLock(str(shared / f"{key}.lock"), timeout=timeout):
