@@ -816,6 +816,35 @@ from autograder import grade; grade("SmoothedCrossEntropy", SmoothedCrossEntropy
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# What each change does to the gradient of one row (target class 1), your Function beside
+# autograd through the reference formula. Compare the panels: where does label smoothing move
+# the target's bar and the others', and what does z-loss do to a row whose log-sum-exp is
+# about 3.5?
+
+# %%
+row_logits = torch.tensor([[2.0, -1.0, 0.5, 3.0, -2.0, 1.0]], dtype=torch.float64,
+                          requires_grad=True)
+row_target = torch.tensor([1])
+classes = torch.arange(row_logits.shape[1])
+settings = {"neither": (0.0, 0.0), "label_smoothing=0.3": (0.3, 0.0),
+            "z_loss=0.2": (0.0, 0.2), "both": (0.3, 0.2)}
+fig, axes = plt.subplots(1, 4, figsize=(12, 2.6), sharey=True)
+for ax, (title, (smoothing, z)) in zip(axes, settings.items()):
+    reference = (F.cross_entropy(row_logits, row_target, label_smoothing=smoothing)
+                 + z * torch.logsumexp(row_logits, -1).square().mean())
+    want, = torch.autograd.grad(reference, row_logits)
+    got, = torch.autograd.grad(SmoothedCrossEntropy.apply(row_logits, row_target, -100,
+                                                          smoothing, z), row_logits)
+    ax.bar(classes - 0.2, want[0], width=0.4, color="#999999", label="autograd (reference)")
+    ax.bar(classes + 0.2, got[0].detach(), width=0.4, color="#0072B2", label="yours")
+    ax.axhline(0, color="black", linewidth=0.5)
+    ax.set(title=title, xlabel="class (target: 1)")
+axes[0].set_ylabel("∂L/∂z")
+axes[0].legend(fontsize=7)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
