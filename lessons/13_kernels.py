@@ -35,6 +35,7 @@
 
 # %% nbgrader={"locked": true}
 import importlib.util
+import logging
 import os
 import time
 import warnings
@@ -192,10 +193,9 @@ print("torch.compile(fullgraph=True) matches eager:",
       torch.allclose(compiled(x), softsign(x * 2).sum()))
 
 # %% [markdown]
-# **Predict, then run.** The interpreter copies nothing it need not and checks nothing it is
-# not asked to: what does a kernel without a mask do on 1000 elements in blocks of 128? Write
-# your answer as `"error"`, `"wrong values"` or `"right values"` in `my_prediction` before
-# running the cell after it.
+# **Predict, then run.** What does a kernel without a mask do on 1000 elements in blocks of
+# 128? Write your answer as `"error"`, `"wrong values"` or `"right values"` in
+# `my_prediction` before running the cell after it.
 
 # %%
 my_prediction = ""  # "error", "wrong values" or "right values"
@@ -212,8 +212,10 @@ padded = torch.randn(1024, device=DEVICE)  # room past the end, so nothing else 
 y = torch.zeros(1024, device=DEVICE)
 softsign_unmasked[launch_grid(1000)](padded, y, 1000, BLOCK=SOFTSIGN_BLOCK)
 outcome = "right values" if torch.allclose(y[:1000], F.softsign(padded[:1000])) else "wrong values"
-print(f"you predicted {my_prediction!r}; the first 1000 are {outcome}, and the kernel also "
-      f"wrote {int((y[1000:] != 0).sum())} elements past them")
+verdict = ("write your prediction first" if not my_prediction else
+           "as you predicted" if my_prediction == outcome else "not what you predicted: why?")
+print(f"you predicted {my_prediction!r}; no error, the first 1000 are {outcome} ({verdict}), "
+      f"and the kernel also wrote {int((y[1000:] != 0).sum())} elements past them")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -244,7 +246,7 @@ print(f"you predicted {my_prediction!r}; the first 1000 are {outcome}, and the k
 # - `a`, `b` of the same shape, any shape (treat them as flat; the size need not be a
 #   multiple of your block; make non-contiguous inputs contiguous);
 # - float32 and float64; float16 and bfloat16 computing in float32 and returning the input's
-#   dtype;
+#   dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite answer);
 # - **one** forward kernel, and **one** backward kernel that computes both gradients in a
 #   single pass over memory, behind its own custom operator; `register_fake` for both;
 #   `register_autograd` on `silu_mul`;
@@ -372,8 +374,11 @@ my_ratio = 0.0
 n = 1 << 20
 composed_bytes = 4 * n * (2 + 3)  # silu: read a, write s; multiply: read s and b, write y
 fused_bytes = 4 * n * 3  # read a and b, write y
+ratio = composed_bytes / fused_bytes
+verdict = ("write your ratio first" if not my_ratio else
+           "as you predicted" if abs(my_ratio - ratio) < 0.05 else "not what you predicted: why?")
 print(f"you said {my_ratio}; composed {composed_bytes / 2**20:.0f} MiB, fused "
-      f"{fused_bytes / 2**20:.0f} MiB: {composed_bytes / fused_bytes:.2f} times less traffic")
+      f"{fused_bytes / 2**20:.0f} MiB: {ratio:.2f} times less traffic ({verdict})")
 
 # %% [markdown]
 # On a GPU, where such an op waits on memory, time follows bytes; `make bench` measures it
@@ -560,12 +565,16 @@ def softsign_traced(x: torch.Tensor) -> torch.Tensor:
 
 x = torch.randn(300, device=DEVICE)
 print("eager call:", torch.allclose(softsign_traced(x), F.softsign(x)))
+fake_tensor_log = logging.getLogger("torch._subclasses.fake_tensor")
+level, fake_tensor_log.level = fake_tensor_log.level, logging.CRITICAL  # its traceback: below
 try:
     with warnings.catch_warnings(action="ignore"):  # the interpreter reads a fake data pointer
         torch.library.opcheck(softsign_traced, (x,))
     print("opcheck passes (compiled Triton, on a GPU)")
 except Exception as error:
     print("opcheck fails:", type(error).__name__, "-", str(error).splitlines()[0][:150])
+finally:
+    fake_tensor_log.setLevel(level)
 
 # %% [markdown]
 # So: `custom_op` with `register_fake` everywhere, including on CPU and in the grader;
@@ -735,6 +744,8 @@ if cpp_loaded:
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | no mask on the tail (`tl.load(ptr + offsets)`) | right values, and loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
+# | `row * D` with the row from `tl.program_id(0)` | `program_id` is int32: past 2**31 elements the offset wraps, and a GPU reads the wrong rows or faults (the interpreter's small tensors never show it) | `tl.program_id(0).to(tl.int64)` before multiplying |
+# | one row of weight-gradient partials per row of `x` | right, but an `(N, D)` float32 buffer: as big as `x`, twice `x` in bfloat16 | a fixed number of programs, each looping over a group of rows into its own partial row (Liger-Kernel); Triton's layer-norm tutorial shares a few partial rows between programs, behind a lock |
 # | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
 # | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
 # | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |

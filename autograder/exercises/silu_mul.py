@@ -1,6 +1,8 @@
 """Lesson 13: silu_mul, the custom operator autograd_course::silu_mul computing silu(a) * b with
 a Triton forward kernel and a Triton backward kernel."""
 
+import warnings
+
 import torch
 import torch.nn.functional as F
 
@@ -89,6 +91,38 @@ def check_half(silu_mul, device) -> None:
                                   right_from_float32=right32)
 
 
+def check_large_activations(silu_mul, device) -> None:
+    """float32 gates far from 0 (LLM activations reach hundreds): silu(a) is a finite number
+    there, about a for large a and -0 for very negative a, and so are both gradients."""
+    covers("large activations in float32")
+    magnitudes = torch.tensor([20.0, 50.0, 89.0, 100.0, 1e3, 1e4])
+    a = torch.cat([magnitudes, -magnitudes]).to(device)
+    values = {"a": a, "b": sample(a.shape, device, seed=12, dtype=torch.float32)}
+    with case("float32, |a| from 20 to 1e4"), warnings.catch_warnings():
+        # the interpreter's NumPy warns when exp(-a) overflows to inf, which a right kernel
+        # may do (the sigmoid is then 0): the values below decide
+        warnings.simplefilter("ignore", RuntimeWarning)
+        leaves = {name: value.clone().requires_grad_() for name, value in values.items()}
+        try:
+            out = silu_mul(leaves["a"], leaves["b"])
+            grads = torch.autograd.grad(out, (leaves["a"], leaves["b"]), torch.ones_like(out))
+        except (GradingError, NotImplementedError):
+            raise
+        except Exception as error:
+            raise explain("silu_mul", "call", error) from error
+        for what, got in [("output", out), ("gradient for a", grads[0]),
+                          ("gradient for b", grads[1])]:
+            bad = ~torch.isfinite(got)
+            if bad.any():
+                where = a[bad.nonzero()[0].item()].item()
+                raise GradingError(
+                    f"silu_mul's {what} is {got[bad][0].item()} at a = {where:g} in float32, "
+                    "where silu is finite: most likely an exp that overflows (in float32 exp(x) "
+                    "is inf once x > 88.7, and inf / inf is nan); write the sigmoid as "
+                    "1 / (1 + exp(-a)), whose exp can only overflow where the sigmoid is 0")
+        _checked(silu_mul, values, rtol=1e-5, atol=1e-6)
+
+
 def check_kernels_do_the_work(silu_mul, device) -> None:
     covers("arithmetic in the learner's kernels")
     a, b = (v.requires_grad_() for v in _values((37,), device).values())
@@ -140,6 +174,7 @@ def silu_mul_full(silu_mul, device) -> None:
         with case("float32"):
             _checked(silu_mul, _values((300,), device, seed=8, dtype=torch.float32),
                      rtol=1e-5, atol=1e-6)
+        check_large_activations(silu_mul, device)
         check_half(silu_mul, device)
         check_fake(silu_mul, device)
         check_kernels_do_the_work(silu_mul, device)
@@ -156,6 +191,6 @@ EXERCISES = [
              contract=("sizes not a multiple of the block", "0-d and empty inputs",
                        "gradcheck in float64", "non-contiguous inputs",
                        "non-contiguous grad_output", "float32",
-                       "float16 and bfloat16 within 2 ulp", "arithmetic in the learner's kernels",
+                       "large activations in float32", "float16 and bfloat16 within 2 ulp", "arithmetic in the learner's kernels",
                        "opcheck", "torch.compile without graph breaks")),
 ]

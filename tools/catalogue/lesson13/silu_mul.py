@@ -180,6 +180,12 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("silu_mul", "sigmoid as exp(a) / (1 + exp(a))", "an exp that overflows",
+            _edit(SILU_MUL,
+                  ("    y = a / (1 + tl.exp(-a)) * b",
+                   "    e = tl.exp(a)\n    y = a * e / (1 + e) * b"),
+                  ("    sigmoid = 1 / (1 + tl.exp(-a))\n",
+                   "    e = tl.exp(a)\n    sigmoid = e / (1 + e)\n"))),
     Mistake("silu_mul", "no mask on the tail", "kernel reads outside its tensors",
             _edit(SILU_MUL, ("    a = tl.load(a_ptr + offsets, mask=mask)\n"
                              "    b = tl.load(b_ptr + offsets, mask=mask)\n",
