@@ -221,7 +221,7 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     if grad_output._version != version or not torch.equal(grad_output, pristine_grad_output):
         raise GradingError(
             "backward modified grad_output in place: compute a new tensor instead "
-            "(e.g. grad_output * mask, or grad_output.clone() before writing)"
+            "(an out-of-place op such as *, or grad_output.clone() before writing into it)"
         )
     for name, (value, old_version) in before.items():
         if inputs[name]._version != old_version or not torch.equal(inputs[name].detach(), value):
@@ -326,7 +326,7 @@ def check_untouched(spec: Spec, grad_output, pristine) -> None:
     """``grad_output`` still equals the copy taken before backward."""
     if not torch.equal(grad_output, pristine):
         raise GradingError(f"{spec.name}'s backward modified grad_output in place: compute a new "
-                           "tensor instead (grad_output * mask, or write into a fresh tensor)")
+                           "tensor instead (an out-of-place op such as *, or write into a fresh tensor)")
 
 
 def gradcheck_callable(spec: Spec, f, x: torch.Tensor) -> None:
