@@ -21,8 +21,8 @@
 #
 # How do you test a Function like these? And a wrong gradient somewhere in a model does not
 # say where it came from. The second half of the lesson is about finding it:
-# tensor hooks, module backward hooks, anomaly mode, the two errors everybody meets, and what
-# gradcheck **cannot** see. You then debug a broken `SoftThreshold` that the lesson hands
+# tensor hooks, module backward hooks, anomaly mode, the two errors everybody meets, and bugs
+# that gradcheck may or may not report. You then debug a broken `SoftThreshold` that the lesson hands
 # over, and write a correct one.
 #
 # By the end of this lesson you can:
@@ -32,7 +32,7 @@
 #    parameters' gradient cannot;
 # 3. watch gradients with `register_hook` and `register_full_backward_hook`, and remove them;
 # 4. locate a NaN with `torch.autograd.detect_anomaly`, and read the two classic errors;
-# 5. say what gradcheck cannot see, and which checks catch it instead;
+# 5. say which bugs gradcheck reports and which it does not, and what catches the others;
 # 6. write a surgery nobody showed you: DP-SGD's per-sample clipping inside a linear layer's
 #    backward, without building one gradient per sample.
 #
@@ -354,7 +354,7 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # $n_r$ is a reduction over the last dimension. Keep that dimension as size 1 and the norms
 # broadcast against `grad_output` for any number of leading dimensions; a 1-D `grad_output` is
 # a single row. The engine may hand the same `grad_output` tensor to other nodes (the section
-# on what gradcheck cannot see shows one), so backward must return a **new** tensor and leave
+# on three bugs and gradcheck shows one), so backward must return a **new** tensor and leave
 # `grad_output` as it found it.
 # </details>
 #
@@ -634,7 +634,7 @@ print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, un
 # returns `None` for it; use that when "no gradient" is the right answer, not to silence a
 # cut graph.
 #
-# ## What gradcheck cannot see
+# ## Three bugs, and what gradcheck says of them
 #
 # gradcheck compares the Jacobian your backward implies with central differences, one row at
 # a time, through a `grad_output` it owns. Here are three Functions of `x²` and `a * b`, each
