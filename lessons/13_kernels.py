@@ -385,6 +385,14 @@ print(f"you said {my_ratio}; composed {composed_bytes / 2**20:.0f} MiB, fused "
 # when a GPU is there. Autograd adds more: the composed ops also keep `silu(a)` for backward,
 # where your operator keeps only `a` and `b`.
 #
+# **When not to write this kernel.** `torch.compile` finds this fusion by itself: on torch
+# 2.13, compiling `lambda a, b: F.silu(a) * b` (even on CPU) generates one loop for forward,
+# reading `a` and `b` and writing `y`, and one loop for backward computing both gradients,
+# saving only `a` and `b`: what your two kernels do (`torch._inductor.utils.run_and_get_code`
+# shows the generated code). Here the kernel is the exercise, not the advice. Compile first and
+# measure; write a kernel for eager code, or where the fusion needs an algorithm the compiler
+# does not write for you.
+#
 # ## ✎ Exercise 2 · `rms_norm_rows`, a reduction per row
 #
 # RMSNorm normalises each row of $x$ of shape $(\dots, D)$:
