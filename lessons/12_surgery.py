@@ -1195,25 +1195,30 @@ print(f"per-sample stack built by the definition: {stack_shape}; your self-check
 print("your grad_weight matches the definition:", torch.allclose(weight.grad, expected))
 
 # %% [markdown]
-# ### Where the shortcut stops, and when a Function is not needed
+# ### After your self-check passes: a layer over a sequence
 #
-# **A layer over a sequence.** In a transformer a linear layer sees `x` of shape `(N, T, in)`:
-# sample $n$ has $T$ rows, and its gradient of `weight` is a sum of $T$ outer products,
-# $G_n^\top X_n$ with $G_n$ `(T, out)` and $X_n$ `(T, in)`. Its norm is no longer a product of
-# two norms. Expanding the squared Frobenius norm as before gives
-# $\lVert G_n^\top X_n \rVert_F^2 = \sum_{t, t'} (G_n G_n^\top)_{tt'}\,(X_n X_n^\top)_{tt'}$:
-# two `(T, T)` Gram matrices per sample instead of an `(out, in)` gradient, cheaper whenever
-# $T^2 < $ `out * in` (the "ghost clipping" of Li et al., 2021, which Opacus implements). The
-# cell checks both formulas against the definition.
+# In a transformer a linear layer sees `x` of shape `(N, T, in)`: sample $n$ has $T$ rows, and
+# its gradient of `weight` is a sum of $T$ outer products, $G_n^\top X_n$ with $G_n$
+# `(T, out)` and $X_n$ `(T, in)`. Does your norm shortcut still hold? Expand
+# $\lVert G_n^\top X_n \rVert_F^2$ in index notation before you open the answer.
+#
+# <details><summary><b>Answer</b></summary>
+#
+# $\lVert G_n^\top X_n \rVert_F^2 = \sum_{o,i} \big(\sum_t G_{n,to} X_{n,ti}\big)^2 =
+# \sum_{t, t'} (G_n G_n^\top)_{tt'}\,(X_n X_n^\top)_{tt'}$. For $T = 1$ the double sum has one
+# term and factors into the two norms; for $T > 1$ the cross terms $t \ne t'$ stay, and the
+# product of the two norms is only an upper bound. Two `(T, T)` Gram matrices per sample replace
+# the `(out, in)` gradient, cheaper whenever $T^2 <$ `out * in` (the "ghost clipping" of Li et
+# al., 2021, which Opacus implements). The cell below checks the Gram form against the
+# definition.
+# </details>
 
 # %%
 sequence_x = torch.randn(3, 5, 4, dtype=torch.float64)  # N = 3 samples of T = 5 rows, in = 4
 sequence_g = torch.randn(3, 5, 6, dtype=torch.float64)  # out = 6
 definition = torch.einsum("nto,nti->noi", sequence_g, sequence_x).flatten(1).norm(dim=1)
-product_of_norms = sequence_g.flatten(1).norm(dim=1) * sequence_x.flatten(1).norm(dim=1)
 grams = ((sequence_g @ sequence_g.mT) * (sequence_x @ sequence_x.mT)).sum((1, 2)).sqrt()
 print("per-sample norms by definition:", definition)
-print("product of the two norms:      ", product_of_norms, "(wrong once T > 1)")
 print("from the two Gram matrices:    ", grams)
 
 # %% [markdown]
