@@ -148,6 +148,8 @@ MISTAKES = [
     Mistake("GradientReversal", "sign forgotten", "forgets the sign",
             _reversal("        return ctx.alpha * grad_output, None\n"), named=True,
             nbgrader=True),
+    Mistake("GradientReversal", "the size of alpha, not alpha", "times -1: check the sign",
+            _reversal("        return -abs(ctx.alpha) * grad_output, None\n")),
     Mistake("GradientReversal", "no reversal at all", "passes grad_output through unchanged",
             _reversal("        return grad_output, None\n"), named=True),
     Mistake("GradientReversal", "grad_output negated in place", "modified grad_output in place",
