@@ -91,6 +91,29 @@ def check_half(silu_mul, device) -> None:
                                   right_from_float32=right32)
 
 
+def _computed_in_float32(silu_mul, a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the output or a gradient for float64 ``a``, ``b`` is the float32 computation:
+    within float32 rounding of it, and off the float64 answer by more than float64 rounding."""
+    a, b = (t.detach().clone().requires_grad_() for t in (a, b))
+    a32, b32 = (t.detach().float().requires_grad_() for t in (a, b))
+    ones = torch.ones_like(a)
+    try:
+        out = silu_mul(a, b)
+        got = (out, *torch.autograd.grad(out, (a, b), ones))
+    except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+        return False
+    want64 = SILU_MUL.reference(a, b)
+    want64 = (want64, *torch.autograd.grad(want64, (a, b), ones))
+    want32 = SILU_MUL.reference(a32, b32)
+    want32 = (want32, *torch.autograd.grad(want32, (a32, b32), ones.float()))
+    for mine, exact, single in zip(got, want64, want32):
+        if (mine.dtype == torch.float64
+                and not torch.allclose(mine, exact, rtol=1e-12, atol=1e-14)
+                and torch.allclose(mine, single.double(), rtol=1e-6, atol=1e-7)):
+            return True
+    return False
+
+
 def check_large_activations(silu_mul, device) -> None:
     """float32 gates far from 0 (LLM activations reach hundreds): silu(a) is a finite number
     there, about a for large a and -0 for very negative a, and so are both gradients."""
@@ -167,6 +190,11 @@ def silu_mul_full(silu_mul, device) -> None:
         covers("gradcheck in float64")
         a, b = (v.requires_grad_() for v in _values((6,), device, seed=5).values())
         if not torch.autograd.gradcheck(silu_mul, (a, b), raise_exception=False):
+            if _computed_in_float32(silu_mul, a, b):
+                raise GradingError("silu_mul computes float64 inputs in float32: its float64 "
+                                   "results agree with the float32 computation, not with float64 "
+                                   "(gradcheck fails); convert only float16 and bfloat16 to "
+                                   "float32 and keep float64 in float64")
             raise GradingError("gradcheck failed for silu_mul: the analytic Jacobian differs "
                                "from the numerical one")
         check_non_contiguous(silu_mul, device)

@@ -180,6 +180,10 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("silu_mul", "float64 computed in float32", "computes float64 inputs in float32",
+            _edit(SILU_MUL,
+                  ("    if a.dtype != tl.float64:\n        a, b = a.to(tl.float32), b.to(tl.float32)\n",
+                   "    a, b = a.to(tl.float32), b.to(tl.float32)\n"))),
     Mistake("silu_mul", "sigmoid as exp(a) / (1 + exp(a))", "an exp that overflows",
             _edit(SILU_MUL,
                   ("    y = a / (1 + tl.exp(-a)) * b",
