@@ -162,8 +162,8 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 # Start with a block that has no parameters and no randomness: `fancy(x)`, three element-wise
 # operations whose intermediates autograd would normally keep.
 #
-# Forward saves `x` and nothing else. Backward has to do three things autograd normally
-# does for you:
+# Forward passes `x` to `save_for_backward` and nothing else. Backward has to do three things
+# autograd normally does for you:
 #
 # 1. **make a fresh leaf**, `x.detach().requires_grad_()`, so the rebuilt graph ends at this
 #    block instead of running on into the caller's graph;
@@ -187,7 +187,7 @@ def fancy(x):
 
 
 class RecomputedFancy(torch.autograd.Function):
-    """fancy(x), keeping only x and recomputing the rest in backward."""
+    """fancy(x), recomputed in backward."""
 
     @staticmethod
     def forward(ctx, x):
@@ -717,7 +717,9 @@ else:
 # Once $x_1$ and $x_2$ are back, the situation is the checkpoint's: fresh leaves, the block
 # recomputed with autograd on, one call that backpropagates both incoming gradients at once
 # and leaves `.grad` on every leaf it reaches. Which call takes two outputs and their two
-# gradients?
+# gradients? Recompute from the fresh leaves only: the saved $y_1$ is linked to this very
+# node, so a graph that reads it under grad sends backward back into your own backward, again
+# and again, and the cell never returns.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: exactness</summary>

@@ -71,8 +71,9 @@ def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> 
         return
     ceil = -(-n // segments)
     by_ceil = [min(ceil, n - start) for start in range(0, n, ceil)]
-    why = ("ceil(n / k) layers per segment puts the remainder up front and can make fewer "
-           "segments than asked (7 layers in 6 segments become 4)"
+    why = ("the extra layers went to the first segments, not to the last (ceil(n / k) layers "
+           "per segment does this, and an even spread of the remainder can too; ceil can also "
+           "make fewer segments than asked: 7 layers in 6 segments become 4)"
            if sizes in (by_ceil, by_ceil[:-1]) else "the segments are not the ones asked for")
     raise GradingError(
         f"{where} recomputed segments of {sizes} layers, expected {expected}: {why}; give each "

@@ -84,6 +84,10 @@ MISTAKES = [
                       "            x1 = y1 - ctx.f(y2)\n            x2 = y2 - ctx.g(y1)\n"
                       "        x1, x2 = x1.requires_grad_(), x2.requires_grad_()\n"
                       + RECOMPUTE + RIGHT + RETURN)),
+    Mistake("ReversibleCoupling", "recomputes g on the saved y1 (backward would re-enter "
+            "itself without end)", "called a block on the saved output itself",
+            _coupling(INVERT + "        with torch.enable_grad():\n            z1 = x1 + ctx.f(x2)\n"
+                      "            z2 = x2 + ctx.g(y1)\n" + RIGHT + RETURN)),
     Mistake("ReversibleCoupling", "backpropagates y1's gradient only", "your gradient for x1",
             _coupling(INVERT + RECOMPUTE + "        torch.autograd.backward(z1, grad_y1)\n"
                       + RETURN)),
