@@ -62,35 +62,35 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 # `ctx.saved_tensors` (inputs and outputs come back linked to the graph) and `grad_output`.
 
 # %% [markdown]
-# ## Worked example: `Cube`, twice
+# ## Worked example: `Sin`, twice
 #
-# The `Cube` of lesson 00 saves its input and computes `grad_output * 3 * x ** 2`: ordinary,
-# differentiable tensor ops on a saved input. That is all double backward needs.
+# `Sin` saves its input and computes `grad_output * torch.cos(x)`: ordinary, differentiable
+# tensor ops on a saved input. That is all double backward needs.
 
 # %%
-class Cube(torch.autograd.Function):
-    """y = x ** 3."""
+class Sin(torch.autograd.Function):
+    """y = sin(x)."""
 
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x ** 3
+        return torch.sin(x)
 
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        return grad_output * 3 * x ** 2  # d/dx x**3 = 3x**2, itself differentiable
+        return grad_output * torch.cos(x)  # d/dx sin x = cos x
 
 
 x = torch.tensor([-1.0, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+first, = torch.autograd.grad(Sin.apply(x).sum(), x, create_graph=True)
 second, = torch.autograd.grad(first.sum(), x)
-print("first  derivative:", first.detach(), " (3x² =", 3 * x.detach() ** 2, ")")
-print("second derivative:", second, " (6x =", 6 * x.detach(), ")")
-print("first.grad_fn is a", type(first.grad_fn).__name__, "(recorded from Cube's backward)")
+print("first  derivative:", first.detach(), " (cos x =", torch.cos(x.detach()), ")")
+print("second derivative:", second, " (-sin x =", -torch.sin(x.detach()), ")")
+print("first.grad_fn is a", type(first.grad_fn).__name__, "(recorded from Sin's backward)")
 
 # %% [markdown]
-# **Quick question 1.** What does `torch.is_grad_enabled()` return inside `Cube`'s backward
+# **Quick question 1.** What does `torch.is_grad_enabled()` return inside `Sin`'s backward
 # for a plain `.backward()`, and under `torch.autograd.grad(..., create_graph=True)`? Write
 # your two predictions (`True` or `False`) into the cell below, then run the one after it.
 
@@ -99,20 +99,20 @@ predicted_plain_backward = None  # True or False: grad mode inside backward, pla
 predicted_create_graph = None    # True or False: the same under create_graph=True
 
 # %%
-class CubeReports(Cube):
-    """Cube, printing the grad mode its backward runs under."""
+class SinReports(Sin):
+    """Sin, printing the grad mode its backward runs under."""
 
     @staticmethod
     def backward(ctx, grad_output):
         print("  grad mode inside backward:", torch.is_grad_enabled())
-        return Cube.backward(ctx, grad_output)
+        return Sin.backward(ctx, grad_output)
 
 
 x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
 print("plain backward:")
-CubeReports.apply(x).sum().backward()
+SinReports.apply(x).sum().backward()
 print("create_graph=True:")
-_ = torch.autograd.grad(CubeReports.apply(x).sum(), x, create_graph=True)
+_ = torch.autograd.grad(SinReports.apply(x).sum(), x, create_graph=True)
 for what, predicted in [("plain backward", predicted_plain_backward),
                         ("create_graph=True", predicted_create_graph)]:
     print(f"your prediction for {what}: {predicted}" if predicted is not None
@@ -134,14 +134,15 @@ for what, predicted in [("plain backward", predicted_plain_backward),
 # backward itself. As before, float64 only.
 
 # %%
-print("gradcheck:    ", torch.autograd.gradcheck(Cube.apply, (x,)))
-print("gradgradcheck:", torch.autograd.gradgradcheck(Cube.apply, (x,)))
+print("gradcheck:    ", torch.autograd.gradcheck(Sin.apply, (x,)))
+print("gradgradcheck:", torch.autograd.gradgradcheck(Sin.apply, (x,)))
 
 # %% [markdown]
 # ## Hessian-vector products
 #
-# Take $f(x) = \sum_i \big((A x)_i\big)^3$ with `Cube` doing the cubing. Its Hessian is
-# $A^\top \operatorname{diag}(6 A x)\, A$: not diagonal, so the product $Hv$ mixes coordinates.
+# Take $f(x) = \sum_i \sin\big((A x)_i\big)$ with `Sin` doing the sines. Its Hessian is
+# $-A^\top \operatorname{diag}(\sin A x)\, A$: not diagonal, so the product $Hv$ mixes
+# coordinates.
 # Three ways to compute $Hv$, which must agree:
 #
 # 1. by hand, with two calls to `torch.autograd.grad` (the first with `create_graph=True`):
@@ -162,7 +163,7 @@ v = torch.randn(5, generator=generator, dtype=torch.float64)
 
 
 def f(x):
-    return Cube.apply(A @ x).sum()
+    return Sin.apply(A @ x).sum()
 
 
 x = x0.clone().requires_grad_()
@@ -173,7 +174,7 @@ _, hvp_functional = torch.autograd.functional.hvp(f, x0, v)
 _, vhp_functional = torch.autograd.functional.vhp(f, x0, v)
 hessian = torch.autograd.functional.hessian(f, x0)
 hvp_from_hessian = hessian @ v
-hessian_by_formula = A.T @ torch.diag(6 * (A @ x0)) @ A
+hessian_by_formula = -A.T @ torch.diag(torch.sin(A @ x0)) @ A
 
 for label, a, b in [("by hand vs functional.vhp:  ", hvp_by_hand, vhp_functional),
                     ("by hand vs functional.hvp:  ", hvp_by_hand, hvp_functional),
@@ -185,7 +186,7 @@ print("Hv =", hvp_by_hand)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
 image = axes[0].imshow(hessian, cmap="RdBu_r", vmin=-hessian.abs().max(), vmax=hessian.abs().max())
 fig.colorbar(image, ax=axes[0])
-axes[0].set_title("Hessian of f (through Cube's backward)")
+axes[0].set_title("Hessian of f (through Sin's backward)")
 positions = torch.arange(5)
 for offset, (label, values) in zip((-0.25, 0.0, 0.25), [("by hand", hvp_by_hand),
                                                        ("functional.hvp", hvp_functional),
@@ -577,24 +578,19 @@ predicted_first_backward_works = None  # True or False
 predicted_second_backward_raises = None  # True or False
 
 # %%
-class CubeReversed(torch.autograd.Function):
-    """CubeOnce with the decorators in the other order."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 3
+class SinReversed(Sin):
+    """Sin, marked with the decorators in the other order."""
 
     @once_differentiable
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        return grad_output * 3 * x ** 2
+        return grad_output * torch.cos(x)
 
 
 x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
-print("first derivative:", torch.autograd.grad(CubeReversed.apply(x).sum(), x)[0])
-first, = torch.autograd.grad(torch.sin(CubeReversed.apply(x)).sum(), x, create_graph=True)
+print("first derivative:", torch.autograd.grad(SinReversed.apply(x).sum(), x)[0])
+first, = torch.autograd.grad(torch.sin(SinReversed.apply(x)).sum(), x, create_graph=True)
 try:
     first.sum().backward()
     print("second backward: no error")
@@ -662,68 +658,74 @@ except GradcheckError as error:
 # its own**, whose backward you write by hand. Autograd then records one node for the whole
 # first backward, and a second backward runs the hand-written one.
 #
-# For $\sin x$: the first backward computes $b(g, x) = g \cos x$ from `grad_output` $g$ and $x$.
-# Its own backward needs $\partial b/\partial g$ and $\partial b/\partial x$: they are what the
-# inner Function's backward must return, each times the gradient coming into it. Write them
-# below as functions of `g` and `x` before reading on; the cell after checks them against
-# central differences of $b$.
+# Here the op is a product of two tensors, $y = a \odot c$, computed in NumPy. Its first
+# backward is $b(g, a, c) = (g \odot c,\; g \odot a)$: **two** results from **three** tensors
+# (`grad_output` $g$, $a$ and $c$). Made a Function, its backward receives one incoming gradient
+# per result, $\bar b_a$ and $\bar b_c$, and returns one gradient per input: $\bar g$, $\bar a$,
+# $\bar c$. Each input may feed both results, and its gradient sums what comes back from each.
+# Write the three below as functions of `(gbar_a, gbar_c, g, a, c)` before reading on; the cell
+# after checks them against autograd applied to $b$ written with torch ops.
 
 # %%
-db_dg = None  # e.g. lambda g, x: ...
-db_dx = None  # e.g. lambda g, x: ...
+grad_g = None  # e.g. lambda gbar_a, gbar_c, g, a, c: ...
+grad_a = None
+grad_c = None
 
 # %%
-def b(g, x):
-    return g * math.cos(x)
+def b(g, a, c):
+    return g * c, g * a
 
 
-g0, x0, step = 0.7, 1.3, 1e-6
-for name, yours, numerical in [
-        ("db/dg", db_dg, (b(g0 + step, x0) - b(g0 - step, x0)) / (2 * step)),
-        ("db/dx", db_dx, (b(g0, x0 + step) - b(g0, x0 - step)) / (2 * step))]:
+generator = torch.Generator().manual_seed(3)
+g0, a0, c0, gbar_a0, gbar_c0 = (torch.randn(4, generator=generator, dtype=torch.float64)
+                                for _ in range(5))
+leaves = [t.clone().requires_grad_() for t in (g0, a0, c0)]
+truth = torch.autograd.grad(b(*leaves), leaves, (gbar_a0, gbar_c0))
+for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, grad_c), truth):
     verdict = "not written yet" if yours is None else (
-        "agrees" if abs(yours(g0, x0) - numerical) < 1e-5 else f"gives {yours(g0, x0):.4f}")
-    print(f"{name} at g = {g0}, x = {x0}: central difference {numerical:.4f}; yours {verdict}")
+        "agrees" if torch.allclose(yours(gbar_a0, gbar_c0, g0, a0, c0), true) else "differs")
+    print(f"{name}: yours {verdict}")
 
 # %%
-class SinBackward(torch.autograd.Function):
-    """b(g, x) = g cos x computed in NumPy; its own backward is hand-written."""
+class MulBackward(torch.autograd.Function):
+    """b(g, a, c) = (g * c, g * a) computed in NumPy; its own backward is hand-written."""
 
     @staticmethod
-    def forward(ctx, grad_output, x):
-        ctx.save_for_backward(grad_output, x)
-        cos_x = torch.from_numpy(np.cos(x.detach().numpy()))  # NumPy, invisible to autograd
-        return grad_output * cos_x
+    def forward(ctx, grad_output, a, c):
+        ctx.save_for_backward(grad_output, a, c)
+        g, a, c = grad_output.detach().numpy(), a.detach().numpy(), c.detach().numpy()
+        return torch.from_numpy(g * c), torch.from_numpy(g * a)  # NumPy, invisible to autograd
 
     @staticmethod
-    def backward(ctx, grad_b):
-        grad_output, x = ctx.saved_tensors
-        return grad_b * torch.cos(x), -grad_b * grad_output * torch.sin(x)  # db/dg, db/dx
+    def backward(ctx, gbar_a, gbar_c):
+        grad_output, a, c = ctx.saved_tensors
+        return gbar_a * c + gbar_c * a, gbar_c * grad_output, gbar_a * grad_output
 
 
-class SinTwice(torch.autograd.Function):
-    """y = sin x, whose backward is the Function above."""
+class NumpyMul(torch.autograd.Function):
+    """y = a * c in NumPy, whose backward is the Function above."""
 
     @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return torch.from_numpy(np.sin(x.detach().numpy()))
+    def forward(ctx, a, c):
+        ctx.save_for_backward(a, c)
+        return torch.from_numpy(a.detach().numpy() * c.detach().numpy())
 
     @staticmethod
     def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return SinBackward.apply(grad_output, x)
+        a, c = ctx.saved_tensors
+        return MulBackward.apply(grad_output, a, c)
 
 
-x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad((SinTwice.apply(x) + x ** 2).sum(), x, create_graph=True)
-second, = torch.autograd.grad(first.sum(), x)
-print("second derivative:", second, " true 2 - sin x:", 2 - torch.sin(x.detach()))
-print("gradgradcheck:", torch.autograd.gradgradcheck(SinTwice.apply, (x,)))
+a = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+c = torch.tensor([3.0, -1.0], dtype=torch.float64, requires_grad=True)
+grad_of_a, = torch.autograd.grad((NumpyMul.apply(a, c) ** 2).sum(), a, create_graph=True)
+mixed, = torch.autograd.grad(grad_of_a.sum(), c)
+print("d/dc of dL/da for L = sum((a c)^2):", mixed, " true 4ac:", 4 * a.detach() * c.detach())
+print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMul.apply, (a, c)))
 
 # %% [markdown]
 # The NumPy code now sits in a forward, where it belongs: forwards are never recorded, and the
-# hand-written `SinBackward.backward` supplies the derivatives autograd cannot see. Its own
+# hand-written `MulBackward.backward` supplies the derivatives autograd cannot see. Its own
 # backward uses plain tensor ops on saved inputs, so even third derivatives work. This is how
 # fused kernels are made twice-differentiable in practice: one kernel for the backward, one for
 # the backward of the backward.

@@ -116,9 +116,11 @@ def check_second_derivatives(function, values: dict) -> None:
         if not torch.allclose(got, truths[name], rtol=1e-7, atol=1e-9):
             raise GradingError(
                 f"the second derivative through NumpyTanh with respect to {name} is wrong: the "
-                "Function your backward calls computes b = grad_output * tanh'(x); its backward "
-                f"must return grad_b times the derivative of b with respect to each of its "
-                f"inputs (here {name})",
+                "Function your backward calls computes b = grad_output * tanh'(x) from "
+                "grad_output and a saved tensor (y = tanh(x), or x); its backward must return "
+                "grad_b times the derivative of b with respect to each of those inputs"
+                + (", here the saved tensor (y or x): b depends on it through tanh'"
+                   if name == "x" else ", here grad_output"),
                 f"largest error: {(got - truths[name]).abs().max().item():.3g}")
 
 
