@@ -44,6 +44,15 @@ from widgets import explore_gradients, inspect_saved
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
 
+
+def compare(what, predicted, observed):
+    """Print a prediction beside what PyTorch did."""
+    if predicted is None:
+        print(f"{what}: no prediction written (PyTorch: {observed!r})")
+    else:
+        print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
+              "✓" if predicted == observed else "✗")
+
 # %% [markdown]
 # ## The maths: backward is a function too
 #
@@ -105,18 +114,18 @@ class SinReports(Sin):
     @staticmethod
     def backward(ctx, grad_output):
         print("  grad mode inside backward:", torch.is_grad_enabled())
+        grad_modes.append(torch.is_grad_enabled())
         return Sin.backward(ctx, grad_output)
 
 
+grad_modes = []
 x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
 print("plain backward:")
 SinReports.apply(x).sum().backward()
 print("create_graph=True:")
 _ = torch.autograd.grad(SinReports.apply(x).sum(), x, create_graph=True)
-for what, predicted in [("plain backward", predicted_plain_backward),
-                        ("create_graph=True", predicted_create_graph)]:
-    print(f"your prediction for {what}: {predicted}" if predicted is not None
-          else f"no prediction written for {what}")
+compare("grad mode, plain backward", predicted_plain_backward, grad_modes[0])
+compare("grad mode, create_graph=True", predicted_create_graph, grad_modes[1])
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -428,13 +437,16 @@ class ExpOnCtx(torch.autograd.Function):
 
 
 x = torch.randn(3, dtype=torch.float64, requires_grad=True)
-print("gradgradcheck passes:", torch.autograd.gradgradcheck(ExpOnCtx.apply, (x,)))
+passes = torch.autograd.gradgradcheck(ExpOnCtx.apply, (x,))
+print("gradgradcheck passes:", passes)
 
 y = ExpOnCtx.apply(x)
 with torch.no_grad():
     y.mul_(2)  # with save_for_backward, backward would now raise an error
 y.sum().backward()
 print("gradient after an in-place change:", x.grad, " true:", torch.exp(x).detach())
+after_mul_ = ("doubled gradient" if torch.allclose(x.grad, 2 * torch.exp(x.detach()))
+              else "true gradient")
 
 gc.disable()  # so that the cycle collector cannot run in the middle of the demonstration
 y = ExpOnCtx.apply(x)
@@ -445,7 +457,8 @@ print("output freed when its last name goes:", still_there() is None)
 gc.collect()
 print("output freed after gc.collect():    ", still_there() is None)
 gc.enable()
-print("your predictions:", predicted_passes_gradgradcheck, "|", predicted_after_mul_)
+compare("passes gradgradcheck", predicted_passes_gradgradcheck, passes)
+compare("after y.mul_(2)", predicted_after_mul_, after_mul_)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -594,11 +607,13 @@ first, = torch.autograd.grad(torch.sin(SinReversed.apply(x)).sum(), x, create_gr
 try:
     first.sum().backward()
     print("second backward: no error")
+    second_raised = False
 except RuntimeError as error:
     print("second backward:", str(error).splitlines()[0])
+    second_raised = True
 print("Python", sys.version.split()[0])
-print("your predictions: first works", predicted_first_backward_works, "| second raises",
-      predicted_second_backward_raises)
+compare("first backward works", predicted_first_backward_works, True)
+compare("second backward raises", predicted_second_backward_raises, second_raised)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>

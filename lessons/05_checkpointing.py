@@ -38,6 +38,15 @@ from widgets import checkpointing_explorer
 
 _ = torch.manual_seed(0)
 
+
+def compare(what, predicted, observed):
+    """Print a prediction beside what PyTorch did."""
+    if predicted is None:
+        print(f"{what}: no prediction written (PyTorch: {observed!r})")
+    else:
+        print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
+              "✓" if predicted == observed else "✗")
+
 # %% [markdown]
 # ## Where the memory goes
 #
@@ -205,9 +214,11 @@ class RecomputedFancy(torch.autograd.Function):
 
 
 x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+kept = {}
 for name, f in [("plain autograd", fancy), ("RecomputedFancy", RecomputedFancy.apply)]:
     with ActivationMeter() as meter:
         y = f(x)
+        kept[name] = meter.now
         print(f"{name:>16}: keeps {meter.now:>6} bytes for backward")
 x5 = x[:5].detach().requires_grad_()
 print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
@@ -217,12 +228,15 @@ class ReportsGradMode(RecomputedFancy):
     @staticmethod
     def forward(ctx, x):
         print("grad mode inside forward:", torch.is_grad_enabled())
+        grad_modes.append(torch.is_grad_enabled())
         return RecomputedFancy.forward(ctx, x)
 
 
+grad_modes = []
 _ = ReportsGradMode.apply(x)
-print("your predictions: grad mode", predicted_grad_mode_in_forward,
-      "| only x kept", predicted_keeps_only_x)
+compare("grad mode inside forward", predicted_grad_mode_in_forward, grad_modes[0])
+compare("only x kept", predicted_keeps_only_x,
+        kept["RecomputedFancy"] == x.numel() * x.element_size())
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -584,6 +598,7 @@ x = torch.randn(4, 8, requires_grad=True)
 _ = torch.autograd.grad(CheckpointFunction.apply(layer, x).sum(), x)
 print("1. weight.grad after autograd.grad through yours:", None if layer.weight.grad is None
       else tuple(layer.weight.grad.shape))
+stayed_none = layer.weight.grad is None
 layer.weight.grad = layer.bias.grad = None
 _ = torch.autograd.grad(checkpoint(layer, x, use_reentrant=False).sum(), x)
 print("   ... through torch's (use_reentrant=False):   ", layer.weight.grad)
@@ -607,8 +622,11 @@ for name, run in [("yours", lambda h: CheckpointFunction.apply(cube_block, h)),
     second, = torch.autograd.grad(first.sum(), x)
     print(f"3. second derivative of x³ + x² through {name}:", second.tolist(),
           " true:", (6 * x + 2).tolist())
-print("your predictions:", predicted_weight_grad_stays_none, "|", predicted_dtypes, "|",
-      predicted_second_derivative)
+    if name == "yours":
+        yours_right = torch.allclose(second, 6 * x.detach() + 2)
+compare("1. weight.grad stays None", predicted_weight_grad_stays_none, stayed_none)
+compare("2. dtypes", predicted_dtypes, tuple(dtypes))
+compare("3. second derivative", predicted_second_derivative, "right" if yours_right else "wrong")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
