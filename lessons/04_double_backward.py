@@ -207,6 +207,15 @@ axes[1].legend()
 plt.show()
 
 # %% [markdown]
+# **In practice.** A `create_graph=True` backward keeps the whole recorded first backward alive
+# until the second one runs: roughly one more graph's worth of memory. `torch.func` offers
+# forward-over-reverse instead, `torch.func.jvp(torch.func.grad(f), (x,), (v,))`, often the
+# cheaper HVP; but it accepts a custom Function only if the Function defines `setup_context`
+# (forward without `ctx`) and, for `jvp`, a `jvp` rule. On `Sin` above, `torch.func.grad`
+# raises "In order to use an autograd.Function with functorch transforms ... it must override
+# the setup_context staticmethod".
+
+# %% [markdown]
 # ## ✎ Exercise 1 · `SwishFunction`
 #
 # Swish (also called SiLU when $\beta = 1$) is $y_i = x_i\,\sigma(\beta x_i)$ with a learnable

@@ -430,7 +430,9 @@ print("same gradients for x and all four parameters:",
 # `nn.Sequential`) on `x` in `segments` consecutive groups, each group through
 # `CheckpointFunction.apply`. With $n$ layers, give each segment $\lfloor n/k \rfloor$ layers
 # and the last one the remainder, so that every layer runs once and in order. (Why not
-# $\lceil n/k \rceil$ layers each? Try $n = 7$, $k = 6$.)
+# $\lceil n/k \rceil$ layers each? Try $n = 7$, $k = 6$.) Running the last segment without
+# a checkpoint, as `torch.utils.checkpoint`'s version does, is also accepted: backward needs its
+# activations first anyway.
 #
 # One trap: `CheckpointFunction` calls `run_fn` again in backward, long after your loop has
 # finished. A function defined inside the loop that reads the loop's variables reads their
