@@ -207,8 +207,8 @@ axes[1].legend()
 plt.show()
 
 # %% [markdown]
-# **In practice.** A `create_graph=True` backward keeps the whole recorded first backward alive
-# until the second one runs: roughly one more graph's worth of memory. `torch.func` offers
+# **In practice.** A `create_graph=True` backward records the first backward as a graph, with
+# the tensors its ops save, and keeps it alive until the second one runs. `torch.func` offers
 # forward-over-reverse instead, `torch.func.jvp(torch.func.grad(f), (x,), (v,))`, often the
 # cheaper HVP; but it accepts a custom Function only if the Function defines `setup_context`
 # (forward without `ctx`) and, for `jvp`, a `jvp` rule. On `Sin` above, `torch.func.grad`
