@@ -1,7 +1,5 @@
-"""Lesson 06: ScaledDotProductAttention and MemoryEfficientAttention (FlashAttention is in
-``flash_attention``)."""
-
-import math
+"""Lesson 06: ScaledDotProductAttention, and the attention checks MemoryEfficientAttention
+(``attention_memory_efficient``) shares (FlashAttention is in ``flash_attention``)."""
 
 import torch
 import torch.nn.functional as F
@@ -300,66 +298,6 @@ def sdpa_full(ScaledDotProductAttention, device) -> None:
         attention_full(check_is_function(ScaledDotProductAttention, SDPA), SDPA, device)
 
 
-# ---------------------------------------------------------------- MemoryEfficientAttention
-def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
-    """Besides Q, K, V, the mask and the output, only O(Lq) numbers per head may be saved."""
-    Q, K = values["Q"], values["K"]
-    rows, Lk = math.prod(Q.shape[:-1]), K.shape[-2]
-    extra = [s for s in forward.saved if not s.role.startswith("input") and s.role != "output"]
-    for saved in extra:
-        if math.prod(saved.shape) >= rows * Lk:
-            raise GradingError(
-                f"{spec.name} saved an {saved.role} tensor of shape {saved.shape} ({saved.nbytes} "
-                "bytes), "
-                "as big as the Lq x Lk probabilities: save one log-sum-exp per query row, "
-                "shape (..., Lq), and recompute P = exp(S - lse) in backward")
-    budget = 2 * rows * torch.finfo(Q.dtype).bits // 8  # e.g. a row maximum and a row sum
-    total = sum(s.nbytes for s in extra)
-    if total > budget:
-        raise GradingError(
-            f"{spec.name} saved {total} bytes besides Q, K, V, the mask and the output, where "
-            f"one log-sum-exp per query row needs {budget // 2}: save only that")
-
-
-def memory_efficient_full(MemoryEfficientAttention, device) -> None:
-    with one_thread():
-        _memory_efficient_full(check_is_function(MemoryEfficientAttention, MEMORY_EFFICIENT),
-                               device)
-
-
-def _low_precision_statistics(function, spec: Spec, values: dict) -> str | None:
-    """The hint when the row statistics are kept in a dtype narrower than the inputs'."""
-    forward = run_forward(function, spec, make_inputs(values))
-    dtype = values["Q"].dtype
-    for saved in forward.saved:
-        if (not saved.role.startswith("input") and saved.role != "output"
-                and saved.dtype.is_floating_point
-                and torch.finfo(saved.dtype).bits < min(32, torch.finfo(dtype).bits)):
-            return (f"{spec.name} keeps its log-sum-exp in {str(saved.dtype)[6:]} for "
-                    f"{str(dtype)[6:]} inputs: P = exp(S - L) inherits L's error in every "
-                    "entry of its row; keep L in the scores' dtype (float32 at least)")
-    return None
-
-
-def _memory_efficient_full(function, device) -> None:
-    for seed, (lead, L, mask) in enumerate([((2,), 16, "causal"), ((2, 2), 12, "padding"),
-                                            ((1,), 20, None), ((2,), 10, "random")]):
-        values = attention_values(lead, L, L + 3, 4, 3, device, mask=mask, seed=seed + 50)
-        try:
-            forward, _ = check_attention(function, MEMORY_EFFICIENT, values)
-        except GradingError as error:
-            try:
-                hint = _low_precision_statistics(function, MEMORY_EFFICIENT, values)
-            except Exception:  # the learner's code may raise anything; keep the first hint
-                hint = None
-            if hint is None:
-                raise
-            raise GradingError(hint, str(error)) from error
-        check_saves_row_statistics(MEMORY_EFFICIENT, forward, values)
-    covers("only O(Lq) numbers saved besides Q, K, V, mask, output")
-    attention_full(function, MEMORY_EFFICIENT, device)
-
-
 def _attention_example() -> tuple:
     """Q, K, V of one short sequence and its scale: small enough for whole Jacobians."""
     Q, K, V = (sample((3, 4), "cpu", seed=seed) for seed in (0, 1, 2))
@@ -369,7 +307,4 @@ def _attention_example() -> tuple:
 EXERCISES = [
     Exercise("ScaledDotProductAttention", "06_attention", sdpa_full,
              example=lambda: _attention_example(), contract=CONTRACT),
-    Exercise("MemoryEfficientAttention", "06_attention", memory_efficient_full,
-             example=lambda: _attention_example(),
-             contract=CONTRACT + ("only O(Lq) numbers saved besides Q, K, V, mask, output",)),
 ]

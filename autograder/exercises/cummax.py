@@ -11,7 +11,7 @@ from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .layouts import check_noncontiguous_grad_output
-from .patterns import FLOAT32, LESSON, _shape, described, graded_case
+from .pattern_cases import FLOAT32, LESSON, _shape, described, graded_case
 
 LATER_IN_LESSON = True
 CUMMAX = Spec("CumMax", ("x", "dim"), lambda x, dim: torch.cummax(x, dim).values)

@@ -8,7 +8,6 @@ grading, so that small inputs span several tiles.
 """
 
 import math
-from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
@@ -25,11 +24,8 @@ from ..contract import check_each_input_alone, covers
 from ..tiled import recognise_backward, recognise_forward
 from .attention import _attention_example, attention_reference
 from .attention_inputs import one_thread
-from .flash_probes import (ScoreTiles, magnitude_values, recognise_magnitude,
-                           recognise_masked_first_tile, tagged_values)
-
-NAME = "FlashAttention"
-
+from .flash_probes import (NAME, ScoreTiles, block_size, magnitude_values, recognise_magnitude,
+                           recognise_masked_first_tile, recognise_top_left, tagged_values)
 
 def flash_reference(Q, K, V, scale, causal=False):
     """Attention by autograd's own ops; causal: query i sees keys j <= i + (Lk - Lq)."""
@@ -57,44 +53,6 @@ def describe(values: dict, block: int) -> str:
     dtype = str(Q.dtype).removeprefix("torch.")
     return (f"Q {tuple(Q.shape)}, K {tuple(K.shape)}, V {tuple(V.shape)}, {dtype}, "
             f"causal={values['causal']}, BLOCK={block}")
-
-
-@contextmanager
-def block_size(function, block: int):
-    """Run with ``function.BLOCK = block``, restored afterwards."""
-    if not isinstance(getattr(function, "BLOCK", None), int):
-        raise GradingError(f"{NAME} needs a class attribute BLOCK = 64 (an int): the grader "
-                           "sets it to smaller sizes to test tiling, so read the block size "
-                           f"as {NAME}.BLOCK")
-    own, old = "BLOCK" in vars(function), function.BLOCK
-    function.BLOCK = block
-    try:
-        yield
-    finally:
-        if own:
-            function.BLOCK = old
-        else:
-            del function.BLOCK
-
-
-def recognise_top_left(function, values: dict) -> str | None:
-    """The hint when causal=True gives is_causal's top-left alignment: with Lq < Lk, query i
-    then sees keys j <= i instead of j <= i + (Lk - Lq)."""
-    Q, K = values["Q"], values["K"]
-    Lq, Lk = Q.shape[-2], K.shape[-2]
-    if not values["causal"] or Lq == Lk:
-        return None
-    with torch.no_grad():
-        output = function.apply(*values.values())
-    top_left = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril()
-    expected = attention_reference(Q, K, values["V"], values["scale"], top_left)
-    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
-            and torch.allclose(output, expected, rtol=1e-5, atol=1e-7)):
-        return (f"{NAME}'s causal mask is top-left, as is_causal=True: query i sees keys "
-                f"j <= i, but the contract is bottom-right, j <= i + (Lk - Lq) (here Lk - Lq = "
-                f"{Lk - Lq}), as causal_lower_right: shift the mask and the last key block "
-                "each query block visits by Lk - Lq")
-    return None
 
 
 def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):

@@ -1,6 +1,7 @@
 """Probes for FlashAttention's contract that its values cannot show: which score tiles it
 computes under ``causal``, and whether a failure at large or small float32 scores comes from
-their magnitude (softmax does not change when a row's scores all move by one constant).
+their magnitude (softmax does not change when a row's scores all move by one constant), and
+whether a wrong causal output is ``is_causal``'s top-left mask.
 
 ``ScoreTiles`` watches every matrix product whose inner size is ``d``: with ``tagged_values``
 each row of Q and of K carries a fingerprint (the ratio of its second entry to its first, which
@@ -8,10 +9,16 @@ scaling and casting keep), so a product's factors name the queries and keys of t
 computes, whatever loops, views or einsums produced it.
 """
 
+from contextlib import contextmanager
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from ..errors import GradingError
 from ..exercise import sample
+from .attention import attention_reference
+
+NAME = "FlashAttention"
 
 # matrix products and where their two factors sit among the op's arguments
 _MATMULS = {"mm": 0, "bmm": 0, "addmm": 1, "baddbmm": 1}
@@ -144,4 +151,42 @@ def recognise_masked_first_tile(function, values: dict) -> str | None:
                 "meets hides all of its keys, its scores there are all -inf, m_new = -inf and "
                 "exp(m - m_new) = exp(-inf + inf) = nan; visit key blocks from key 0 (which every "
                 "query sees), or treat m_new = -inf as 0 in the exponent")
+    return None
+
+
+@contextmanager
+def block_size(function, block: int):
+    """Run with ``function.BLOCK = block``, restored afterwards."""
+    if not isinstance(getattr(function, "BLOCK", None), int):
+        raise GradingError(f"{NAME} needs a class attribute BLOCK = 64 (an int): the grader "
+                           "sets it to smaller sizes to test tiling, so read the block size "
+                           f"as {NAME}.BLOCK")
+    own, old = "BLOCK" in vars(function), function.BLOCK
+    function.BLOCK = block
+    try:
+        yield
+    finally:
+        if own:
+            function.BLOCK = old
+        else:
+            del function.BLOCK
+
+
+def recognise_top_left(function, values: dict) -> str | None:
+    """The hint when causal=True gives is_causal's top-left alignment: with Lq < Lk, query i
+    then sees keys j <= i instead of j <= i + (Lk - Lq)."""
+    Q, K = values["Q"], values["K"]
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    if not values["causal"] or Lq == Lk:
+        return None
+    with torch.no_grad():
+        output = function.apply(*values.values())
+    top_left = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril()
+    expected = attention_reference(Q, K, values["V"], values["scale"], top_left)
+    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
+            and torch.allclose(output, expected, rtol=1e-5, atol=1e-7)):
+        return (f"{NAME}'s causal mask is top-left, as is_causal=True: query i sees keys "
+                f"j <= i, but the contract is bottom-right, j <= i + (Lk - Lq) (here Lk - Lq = "
+                f"{Lk - Lq}), as causal_lower_right: shift the mask and the last key block "
+                "each query block visits by Lk - Lq")
     return None

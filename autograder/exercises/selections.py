@@ -11,7 +11,7 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import AllocationLog
 from .layouts import check_noncontiguous_grad_output
-from .patterns import FLOAT32, LESSON, _shape, described, gradient_for, graded_case
+from .pattern_cases import FLOAT32, LESSON, _shape, described, gradient_for, graded_case
 
 SELECT = Spec("IndexSelect", ("x", "index"), lambda x, index: torch.index_select(x, 0, index))
 NORMALIZE = Spec("Normalize", ("x", "eps"),

@@ -7,9 +7,10 @@ import torch
 import torch.nn.functional as F
 
 from autograder.checks import make_inputs, run_forward
+from autograder.exercises.pattern_cases import (check_returned_shapes, graded_case,
+                                                returned_shape_hint)
 from autograder.exercises.patterns import (BROADCAST_MUL, BROADCAST_SHAPES, DIM_CASES, PROD,
-                                           ZERO_SLICES, check_returned_shapes, graded_case,
-                                           returned_shape_hint)
+                                           ZERO_SLICES)
 from autograder.exercises.selections import (NORMALIZE_SHAPES, SELECT, SELECT_CASES,
                                              check_saves_index_only, rows_around_eps)
 from autograder.probes import record_returned_gradients

@@ -1,0 +1,101 @@
+"""Lesson 09's graded case, shared by all its exercises: values and gradients against the
+reference, and the exact shape and dtype of what backward itself returned (the engine sums a
+gradient it can expand to the input's shape, so a forgotten broadcast sum leaves values right)."""
+
+import torch
+
+from ..checks import (Spec, check_backward_by_hand, check_no_ctx_tensors,
+                      check_values_and_gradients, make_inputs, reference_gradients,
+                      run_backward, run_forward)
+from ..diagnose import shape_hint
+from ..errors import GradingError
+from ..exercise import sample
+from ..probes import record_returned_gradients
+
+LESSON = "09_patterns"
+FLOAT32 = {"rtol": 1e-4, "atol": 1e-5}
+
+
+def _shape(shape) -> str:
+    dims = tuple(shape)
+    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
+
+
+def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple) -> str:
+    """Why backward returned grad_{name} in shape ``got`` for an input of shape ``expected``."""
+    returned = (f"{spec.name}.backward returned grad_{name} of shape {_shape(got)} for {name} "
+                f"of shape {_shape(expected)}")
+    try:
+        expands = torch.broadcast_shapes(expected, got) == torch.Size(got)
+    except RuntimeError:
+        expands = False
+    if expands:
+        return (f"{returned}: you forgot to sum the broadcast dims (the engine summed them for "
+                f"you here); reduce it yourself to exactly {_shape(expected)}, "
+                f"e.g. .sum_to_size({name}.shape)")
+    if torch.Size(got).numel() == torch.Size(expected).numel() and len(got) < len(expected):
+        return (f"{returned}: a sum without keepdim=True dropped a dim of size 1 that {name} "
+                "has; keep it (keepdim=True, or sum_to_size)")
+    return shape_hint(name, got, expected)
+
+
+def check_returned_shapes(spec: Spec, returned: list, values: dict) -> None:
+    """What backward itself returned has exactly the shape and dtype of each tensor input."""
+    for grads in returned:
+        for (name, value), grad in zip(values.items(), grads):
+            if not (isinstance(value, torch.Tensor) and value.is_floating_point()
+                    and isinstance(grad, torch.Tensor)):
+                continue
+            if grad.shape != value.shape:
+                raise GradingError(returned_shape_hint(spec, name, tuple(grad.shape),
+                                                       tuple(value.shape)))
+            if grad.dtype != value.dtype:
+                raise GradingError(f"{spec.name}.backward returned grad_{name} in {grad.dtype} "
+                                   f"for {name} in {value.dtype}: keep the input's dtype (the "
+                                   "engine converted it for you, after the precision was lost)")
+
+
+def explain_broadcast_error(spec: Spec, error: GradingError) -> GradingError:
+    """Shapes that do not broadcast inside backward: most often a reduction that lost a dim."""
+    if "must match the size of tensor" not in error.hint:
+        return error
+    return GradingError(f"{spec.name}'s backward combined tensors whose shapes do not "
+                        "broadcast: a sum without keepdim=True, or a grad_output that lacks "
+                        f"the dim forward reduced? ({error.hint})", error.details)
+
+
+def graded_case(function, spec: Spec, values: dict, tolerance=None):
+    """Values and gradients against the reference, grad_output and inputs untouched, the exact
+    shapes backward returned, no tensors on ctx, a backward written by hand."""
+    probe, returned = record_returned_gradients(function)
+    try:
+        forward, backward = check_values_and_gradients(probe, spec, values, **(tolerance or {}))
+    except GradingError as error:
+        check_returned_shapes(spec, returned, values)  # the precise hint, when that was it
+        raise explain_broadcast_error(spec, error) from error
+    check_returned_shapes(spec, returned, values)
+    check_no_ctx_tensors(spec, forward)
+    check_backward_by_hand(spec, backward)
+    return forward, backward
+
+
+def described(values: dict, dtype: torch.dtype) -> str:
+    """``a of shape (3, 1), b of shape (4,), float64``."""
+    parts = [f"{n} of shape {_shape(v.shape)}" if isinstance(v, torch.Tensor) else f"{n}={v!r}"
+             for n, v in values.items()]
+    return ", ".join(parts + [str(dtype).removeprefix("torch.")])
+
+
+def gradient_for(function, spec: Spec, values: dict, seed: int = 1):
+    """(the learner's gradient for the first input, the true one, grad_output)."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    grad_output = sample(forward.output.shape, forward.output.device, seed=seed,
+                         dtype=forward.output.dtype)
+    try:
+        backward = run_backward(spec, forward.output, inputs, grad_output)
+    except GradingError as error:
+        raise explain_broadcast_error(spec, error) from error
+    truth = reference_gradients(spec, inputs, grad_output)
+    first = next(iter(truth))
+    return backward.grads[0], truth[first], grad_output
