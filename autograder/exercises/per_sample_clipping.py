@@ -17,6 +17,7 @@ from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..memory import TensorAccounting
+from .norm_checks import check_needs_input_grad
 from .surgery_checks import check_strided, matches, strided_grad_output
 
 LATER_IN_LESSON = True  # after GradientReversal, ClipGradientNorm and SoftThreshold
@@ -165,6 +166,7 @@ def clipped_linear_full(PerSampleClippedLinear, device) -> None:
     check_backward_by_hand(SPEC, backward)
     check_each_input_alone(function, SPEC, clipping_values(6, 4, 3, device, max_norm=0.5),
                            frozen_get_none=True)
+    check_needs_input_grad(function, SPEC, clipping_values(6, 4, 3, device, max_norm=0.5))
     values = clipping_values(5, 4, 6, device, max_norm=0.5, seed=9)
     grad_output = strided_grad_output((5, 6), device, seed=10)
     check_strided(function, SPEC, values, grad_output,

@@ -50,6 +50,11 @@ def check_reversal(function, x: torch.Tensor, alpha: float, *, seed: int = 0):
         if matches(got, torch.full_like(pristine, -alpha), expected):
             raise GradingError("GradientReversal's backward ignores grad_output: return -alpha "
                                "* grad_output (the chain rule)")
+    if (alpha < 0 and isinstance(got, torch.Tensor) and got.shape == expected.shape
+            and not got.any()):
+        raise GradingError(f"GradientReversal returns 0 for alpha={alpha}: alpha is any Python "
+                           "float, negative too, and -alpha * grad_output then sends the "
+                           "gradient on unreversed, scaled by |alpha|")
     diagnose_gradient("x", got, expected)
     return forward, backward
 

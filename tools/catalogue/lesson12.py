@@ -140,6 +140,34 @@ UNUSUAL = [
         ctx.save_for_backward(direction, lam)
         return direction * (x.abs() - lam)
 ''')),
+    Unusual("GradientReversal", "setup_context, forward without ctx", _reversal(
+        "        return grad_output * -ctx.alpha, None\n", forward='''
+    @staticmethod
+    def forward(x, alpha):
+        return x[...]
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.alpha = inputs[1]
+''')),
+    Unusual("ClipGradientNorm", "F.normalize times the clamped norm", _clip(
+        _NORMS + "        return F.normalize(grad_output, dim=-1) * norms.clamp(max=ctx.max_norm), "
+        "None\n")),
+    Unusual("SoftThreshold", "F.softshrink(x, lam.item()) forward, bool mask and int8 sign saved",
+            _soft('''        outside, sign = ctx.saved_tensors
+        grad_x = grad_output * outside
+        return grad_x, -(grad_x * sign).sum()
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8))
+        return F.softshrink(x, lam.item())
+''')),
+    Unusual("SoftThreshold", "the broken version, its sign fixed and nan_to_num over relu(z) / z",
+            _soft_saved("        shifted = x.abs() - lam\n"
+                        "        slope = torch.nan_to_num(torch.relu(shifted) / shifted)\n"
+                        "        return grad_output * slope, "
+                        "-(grad_output * slope * torch.sign(x)).sum()\n")),
 ]
 
 MISTAKES = [
@@ -157,6 +185,20 @@ MISTAKES = [
     Mistake("GradientReversal", "a gradient for alpha", "return None for alpha",
             _reversal("        return -ctx.alpha * grad_output, -grad_output.sum()\n"),
             named=True),
+    Mistake("GradientReversal", "negative alpha dropped", "returns 0 for alpha=-0.75", _reversal(
+        "        return -ctx.alpha * grad_output, None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = max(alpha, 0.0)
+        return x.view_as(x)
+''')),
+    Mistake("GradientReversal", "alpha kept as a tensor on ctx", "keeps a tensor on ctx (ctx.alpha)",
+            _reversal("        return -ctx.alpha * grad_output, None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = torch.tensor(alpha, dtype=x.dtype, device=x.device)
+        return x.view_as(x)
+''')),
     Mistake("GradientReversal", "saves x", "saved input x", _reversal(
         "        x, = ctx.saved_tensors\n        return -ctx.alpha * grad_output, None\n",
         forward='''

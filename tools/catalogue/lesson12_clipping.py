@@ -110,4 +110,12 @@ MISTAKES = [
                 "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
                 "        return grad_output @ weight, (grad_output * factors[:, None]).T @ x, "
                 "None\n")),
+    Mistake("PerSampleClippedLinear", "both computed, only the wanted one returned",
+            "does as much work when only x requires grad", _clipped(
+                "        x, weight = ctx.saved_tensors\n" + _NORMS +
+                "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                "        grad_x, grad_weight = grad_output @ weight, "
+                "(grad_output * factors[:, None]).T @ x\n"
+                "        return (grad_x if ctx.needs_input_grad[0] else None, "
+                "grad_weight if ctx.needs_input_grad[1] else None, None)\n")),
 ]
