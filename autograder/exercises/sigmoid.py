@@ -4,7 +4,7 @@ import torch
 
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, check_version_tracking,
-                      run_backward, run_forward, make_inputs)
+                      reference_gradients, run_backward, run_forward, make_inputs)
 from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
@@ -55,8 +55,34 @@ def check_extreme_inputs(function, spec: Spec, device) -> None:
     covers("left tail")
 
 
-# sigma(x) for these x is between 1e-304 and 2e-9: tiny, but a float64 holds it to 16 digits.
-TAILS = [-700.0, -300.0, -100.0, -40.0, -20.0]
+# sigma(x) for these x is between 3.3e-308 and 2e-9: tiny, but each a normal float64, held to
+# 16 digits (sigma is normal down to x = -708.39).
+TAILS = [-708.0, -700.0, -300.0, -100.0, -40.0, -20.0]
+
+# Forwards that lose the left tail, each named only when it reproduces the learner's values at
+# every tail point (1 - sigmoid(-x) computes the very same numbers as 1 - 1 / (1 + e^x)).
+TAIL_LOSERS = [
+    (lambda x: 1 - 1 / (1 + torch.exp(x)),
+     "1 - 1 / (1 + z) (or 1 - sigmoid(-x), the same subtraction) cancels to 0 there: 1 / (1 + z) "
+     "rounds to 1; use z / (1 + z) for x < 0"),
+    (lambda x: (1 + torch.tanh(x / 2)) / 2,
+     "(1 + tanh(x / 2)) / 2 cancels to 0 there: tanh(x / 2) rounds to -1; use z / (1 + z) for "
+     "x < 0"),
+    (lambda x: torch.sigmoid(x.float()).to(x.dtype),
+     "your values are sigmoid computed in float32, where it underflows to 0 below 1e-45 and keeps "
+     "7 digits: compute in the input's dtype"),
+]
+
+
+def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
+    """Name a formula only when it gives exactly the learner's values at every tail point."""
+    for formula, cause in TAIL_LOSERS:
+        if torch.equal(got, formula(x)):
+            return cause
+    if got[worst].item() == 0:
+        return ("the contract asks for its size, not 0: build the left branch as a quotient of "
+                "tiny numbers, z / (1 + z) with z = exp(-|x|)")
+    return "z / (1 + z) with z = exp(-|x|) keeps every digit there"
 
 
 def check_tails(function, spec: Spec, device) -> None:
@@ -71,8 +97,26 @@ def check_tails(function, spec: Spec, device) -> None:
         raise GradingError(
             f"{spec.name} loses the left tail: at x = {TAILS[worst]!r} it gives "
             f"{got[worst].item()!r} where sigma(x) = {expected[worst].item()!r} (relative error "
-            f"{relative[worst].item():.2g}): 1 - 1 / (1 + z) cancels to 0 there; use z / (1 + z) "
-            "for x < 0")
+            f"{relative[worst].item():.2g}): {_tail_cause(got, x, worst)}")
+
+
+def check_two_calls(function, spec: Spec, first: dict, second: dict) -> None:
+    """Two calls alive at once (two heads, two layers): the first call's backward, run after the
+    second forward, must still be right. State kept on the class or in a global is overwritten."""
+    inputs = make_inputs(first)
+    output = run_forward(function, spec, inputs).output
+    run_forward(function, spec, make_inputs(second))
+    grad_output = torch.ones_like(output)
+    got = run_backward(spec, output, inputs, grad_output).grads[0]
+    truth = reference_gradients(spec, inputs, grad_output)["x"]
+    if not (isinstance(got, torch.Tensor) and got.shape == truth.shape
+            and bool(torch.allclose(got, truth, rtol=1e-5, atol=1e-7))):
+        raise GradingError(
+            f"{spec.name}'s gradient is wrong when a second call runs forward before the first "
+            "one's backward (right when each runs alone): backward read something the second "
+            "forward overwrote; keep per-call state on ctx (ctx.save_for_backward, "
+            "ctx.attribute), not on the class or in a global")
+    covers("two calls alive at once")
 
 
 def my_sigmoid_full(MySigmoid, device) -> None:
@@ -91,19 +135,27 @@ def my_sigmoid_full(MySigmoid, device) -> None:
                                rtol=1e-5, atol=1e-6)
     check_extreme_inputs(function, MY_SIGMOID, device)
     check_version_tracking(function, MY_SIGMOID, {"x": sample((4,), device)})
+    x = 3 * sample((5,), device)
+    check_two_calls(function, MY_SIGMOID, {"x": x}, {"x": -x})
     check_gradcheck(function, MY_SIGMOID, {"x": sample((3,), device)})
 
 
 def check_gradient_at_zero(function, spec: Spec, device) -> None:
     """The contract (as torch.relu) gives gradient 0 at x = 0 exactly, +0.0 and -0.0 alike."""
-    x = torch.tensor([-1.0, 0.0, 2.0, -0.0], dtype=torch.float64, device=device)
+    # 1e-300 and -1e-300: a mask with a threshold (x > 1e-6), or one computed in a narrower
+    # dtype, misplaces them
+    x = torch.tensor([-1.0, 0.0, 2.0, -0.0, 1e-300, -1e-300], dtype=torch.float64, device=device)
     inputs = make_inputs({"x": x})
     forward = run_forward(function, spec, inputs)
     grad = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output)).grads[0]
-    if isinstance(grad, torch.Tensor) and grad.shape == x.shape and bool(grad[[1, 3]].any()):
+    if isinstance(grad, torch.Tensor) and grad.shape == x.shape and bool(grad[[1, 3]].ne(0).any()):
+        at_zero = grad[[1, 3]]
+        # grad_output is 1 here: a gradient of exactly 1 at 0 is grad_output passed through
+        cause = (": the mask is x > 0, not x >= 0" if bool((at_zero == 1).all()) else "")
         raise GradingError(
-            f"{spec.name}'s gradient at x = 0 is {grad[1].item()!r}, where the contract (and "
-            "torch.relu) gives 0: the mask is x > 0, not x >= 0")
+            f"{spec.name}'s gradient at x = 0 is {at_zero[0].item()!r}"
+            f"{'' if at_zero[0] == at_zero[1] else f' (at -0.0: {at_zero[1].item()!r})'}, where "
+            f"the contract (and torch.relu) gives 0{cause}")
     with case("x holding exact zeros"):
         check_values_and_gradients(function, spec, {"x": x})
     covers("x exactly 0")
@@ -123,6 +175,8 @@ def my_relu_full(MyReLU, device) -> None:
     check_values_and_gradients(function, MY_RELU,
                                {"x": sample((3, 4), device, dtype=torch.float32,
                                             away_from_zero=0.1)}, rtol=1e-5, atol=1e-6)
+    x = sample((5,), device, away_from_zero=0.1)
+    check_two_calls(function, MY_RELU, {"x": x}, {"x": -x})
     check_gradcheck(function, MY_RELU, {"x": sample((4,), device, away_from_zero=0.1)})
 
 
@@ -145,16 +199,20 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
     check_values_and_gradients(function, SCALED_SIGMOID,
                                _scaled_values((3, 4), device, 2.5, dtype=torch.float32),
                                rtol=1e-5, atol=1e-6)
+    check_two_calls(function, SCALED_SIGMOID, _scaled_values((5,), device, 2.5),
+                    _scaled_values((5,), device, 0.0, seed=1))
     check_gradcheck(function, SCALED_SIGMOID, _scaled_values((3,), device, -1.5))
 
 
 EXERCISES = [
     Exercise("MySigmoid", "01_sigmoid", my_sigmoid_full,
-             contract=("|x| up to 800", "left tail", "saves only its output"),
+             contract=("|x| up to 800", "left tail", "saves only its output",
+                       "two calls alive at once"),
              example=lambda: (3 * sample((5,), "cpu"),)),
-    Exercise("MyReLU", "01_sigmoid", my_relu_full, contract=("x exactly 0", "grad_output and x untouched"),
+    Exercise("MyReLU", "01_sigmoid", my_relu_full, contract=("x exactly 0", "grad_output and x untouched",
+                                                       "two calls alive at once"),
              example=lambda: (sample((6,), "cpu", away_from_zero=0.1),)),
     Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_full,
-             contract=("scale of 0", "negative scale"),
+             contract=("scale of 0", "negative scale", "two calls alive at once"),
              example=lambda: tuple(_scaled_values((5,), "cpu", 2.5).values())),
 ]

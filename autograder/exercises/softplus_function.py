@@ -8,6 +8,7 @@ from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_c
 from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .sigmoid import check_two_calls
 
 LATER_IN_LESSON = True
 
@@ -16,8 +17,13 @@ SOFTPLUS = Spec("Softplus", ("x",), lambda x: torch.logaddexp(x, torch.zeros_lik
 
 SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 # Where the value or the gradient is tiny (left) or within 1e-8 of x or 1 (right), yet a
-# normal float64: an absolute check passes 0 or x there, a relative one does not.
-TAILS = [-708.0, -300.0, -40.0, -25.0, -5.0, 5.0, 21.0, 25.0, 30.0, 40.0, 300.0, 708.0]
+# normal float64: an absolute check passes 0 or x there, a relative one does not. Dense where a
+# shortcut stops being within 1e-12: x itself for softplus(x) below x = 24.4, exp(x) for it (and
+# y for sigmoid) above x = -26.9, 1 for sigmoid(x) below x = 27.6. A threshold set just past the
+# point a hint named must fail at the next point.
+TAILS = [-708.0, -300.0, -40.0, -26.9, -26.5, -26.0, -25.5, -25.0, -24.0, -23.0, -22.0, -21.0,
+         -5.0, 5.0, 21.0, 21.5, 22.0, 22.5, 23.0, 23.5, 24.0, 24.4, 25.0, 26.0, 27.0, 27.5, 30.0,
+         40.0, 300.0, 708.0]
 RELATIVE = 1e-12
 
 
@@ -72,7 +78,7 @@ def check_tails(function, device) -> None:
         raise GradingError(
             f"Softplus's value at x = {at!r} is {got[worst].item()!r} where log(1 + e^x) = "
             f"{expected[worst].item()!r} (relative error {relative:.2g}, the contract allows "
-            f"{RELATIVE:g}){_value_cause(got[worst], x[worst])}")
+            f"{RELATIVE:g}){_value_cause(got, x, worst)}")
     covers("values in both tails")
     grad = run_backward(SOFTPLUS, forward.output, inputs, torch.ones_like(x)).grads[0]
     truth = torch.sigmoid(x)
@@ -82,23 +88,38 @@ def check_tails(function, device) -> None:
         raise GradingError(
             f"Softplus's gradient at x = {at!r} is {grad[worst].item()!r} where sigmoid(x) = "
             f"{truth[worst].item()!r} (relative error {relative:.2g}, the contract allows "
-            f"{RELATIVE:g}){_gradient_cause(grad[worst], expected[worst])}")
+            f"{RELATIVE:g}){_gradient_cause(grad.detach(), expected, x, worst)}")
     covers("gradients in both tails")
 
 
-def _value_cause(got: torch.Tensor, x: torch.Tensor) -> str:
-    """Name the formula only when it reproduces the learner's wrong value exactly."""
-    if torch.equal(got, F.softplus(x)):
-        return (": F.softplus returns x itself above its threshold of 20, an approximation; "
-                "the contract asks for log(1 + e^x)")
-    if torch.equal(got, torch.log(1 + torch.exp(x))):
+def _value_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
+    """Name a cause only when a probe reproduces it: the value is x or e^x itself at that point,
+    or every left-tail value is exactly that of log(1 + exp(x))."""
+    if x[worst] > 0 and torch.equal(got[worst], x[worst]):
+        return (": that is x itself, as F.softplus returns above its threshold (20 by default); "
+                "log(1 + e^x) = x + log(1 + e^-x) stays more than 1e-12 (relative) away from x "
+                "up to x = 24.4")
+    if x[worst] < 0 and torch.equal(got[worst], torch.exp(x[worst])):
+        return (": that is e^x itself; log(1 + e^x) = e^x - e^2x / 2 + ... stays more than "
+                "1e-12 (relative) away from e^x up to x = -26.9")
+    left = x < 0
+    if torch.equal(got[left], torch.log(1 + torch.exp(x[left]))):
         return (": 1 + e^x rounds to 1 when e^x is below 1.1e-16, so log(1 + e^x) is 0 there; "
                 "torch.log1p(u) computes log(1 + u) without forming 1 + u")
     return ""
 
 
-def _gradient_cause(got: torch.Tensor, y: torch.Tensor) -> str:
-    if torch.equal(got, 1 - torch.exp(-y)):
+def _gradient_cause(got: torch.Tensor, y: torch.Tensor, x: torch.Tensor, worst: int) -> str:
+    """Name a cause only when a probe reproduces it: the gradient is 1 or y itself at that
+    point, or every left-tail gradient is exactly 1 - exp(-y)."""
+    if x[worst] > 0 and got[worst].item() == 1:
+        return (": that is 1; sigmoid(x) = 1 - e^-x + ... stays more than 1e-12 (relative) "
+                "away from 1 up to x = 27.6")
+    if x[worst] < 0 and torch.equal(got[worst], y[worst]):
+        return (": that is y itself; sigmoid(x) = 1 - e^-y = y - y^2 / 2 + ... stays more than "
+                "1e-12 (relative) away from y up to x = -26.9")
+    left = x < 0
+    if torch.equal(got[left], 1 - torch.exp(-y[left])):
         return (": 1 - exp(-y) subtracts two numbers near 1 and cancels when y is tiny; "
                 "torch.expm1(u) computes exp(u) - 1 without that cancellation")
     return ""
@@ -117,12 +138,14 @@ def softplus_full(Softplus, device) -> None:
     check_large_inputs(function, device)
     check_tails(function, device)
     check_each_input_alone(function, SOFTPLUS, {"x": 4 * sample((3, 4), device)})
+    x = 4 * sample((5,), device)
+    check_two_calls(function, SOFTPLUS, {"x": x}, {"x": -x})
     check_gradcheck(function, SOFTPLUS, {"x": sample((4,), device)})
 
 
 EXERCISES = [
     Exercise("Softplus", "01_sigmoid", softplus_full,
              contract=("saves only its output", "|x| up to 800", "values in both tails",
-                       "gradients in both tails"),
+                       "gradients in both tails", "two calls alive at once"),
              example=lambda: (4 * sample((5,), "cpu"),)),
 ]

@@ -123,6 +123,36 @@ UNUSUAL = [
                       "        y, = ctx.saved_tensors\n"
                       "        return grad_output * torch.where(y < 1, -torch.expm1(-y), "
                       "1 - torch.exp(-y))")),
+    Unusual("MySigmoid", "torch.where over both textbook formulas (inf and nan in the branch not taken)",
+            _sigmoid("        y = torch.where(x >= 0, 1 / (1 + torch.exp(-x)),\n"
+                     "                        torch.exp(x) / (1 + torch.exp(x)))\n" + SAVE_Y, FROM_Y)),
+    Unusual("MySigmoid", "exp(-log1p(exp(-x))): infinite intermediates, exact results",
+            _sigmoid("        y = torch.exp(-torch.log1p(torch.exp(-x)))\n" + SAVE_Y, FROM_Y)),
+    Unusual("MyReLU", "(x + |x|) / 2 forward, sign(y) backward",
+            _relu("        y = (x + x.abs()) / 2\n        ctx.save_for_backward(y)\n        return y",
+                  "        y, = ctx.saved_tensors\n        return grad_output * torch.sign(y)")),
+    Unusual("MyReLU", "a uint8 mask from torch.heaviside",
+            _relu("        mask = torch.heaviside(x, torch.zeros((), dtype=x.dtype)).to(torch.uint8)\n"
+                  "        ctx.save_for_backward(mask)\n        return x * mask",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
+    Unusual("ScaledSigmoid", "sigma(x) * sigma(-x) for sigma * (1 - sigma)",
+            _scaled(SCALED_FORWARD, "        x, = ctx.saved_tensors\n"
+                    "        return grad_output * ctx.scale * torch.sigmoid(x) * torch.sigmoid(-x), None")),
+    Unusual("ScaledSigmoid", "saves only its output, divides by (scale or 1)",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n        s = y / (ctx.scale or 1.0)  # y is 0 at scale 0\n"
+                    "        return grad_output * ctx.scale * s * (1 - s), None")),
+    Unusual("Softplus", "-logsigmoid(-x); sigmoid(x) recovered as sigmoid(log(expm1(y)))",
+            _softplus("        y = -F.logsigmoid(-x)\n" + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.sigmoid(torch.log(torch.expm1(y)))")),
+    Unusual("Softplus", "F.softplus with threshold=40, past where x + log1p(e^-x) rounds to x",
+            _softplus("        y = F.softplus(x, threshold=40.0)\n" + SAVE_Y)),
+    Unusual("Softplus", "gradient 1 / (1 + 1 / expm1(y))",
+            _softplus("        y = torch.logaddexp(x, torch.zeros_like(x))\n" + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output / (1 + 1 / torch.expm1(y))")),
 ]
 
 MISTAKES = [
@@ -215,7 +245,7 @@ MISTAKES = [
     Mistake("Softplus", "log(1 + exp(x)) as written", "Softplus returns inf at x = 750.0",
             _softplus("        y = torch.log(1 + torch.exp(x))\n" + SAVE_Y)),
     Mistake("Softplus", "F.softplus forward (threshold=20)",
-            "F.softplus returns x itself above its threshold of 20",
+            "that is x itself, as F.softplus returns above its threshold",
             _softplus("        y = F.softplus(x)\n" + SAVE_Y), named=True),
     Mistake("Softplus", "gradient x - sigmoid(x), as a source text gives it",
             "your gradient for x is wrong",
@@ -234,4 +264,53 @@ MISTAKES = [
             _softplus(SOFTPLUS_STABLE + "        ctx.save_for_backward(x)\n        return y",
                       "        x, = ctx.saved_tensors\n        return grad_output * torch.sigmoid(x)"),
             named=True),
+    Mistake("MySigmoid", "(1 + tanh(x / 2)) / 2", "(1 + tanh(x / 2)) / 2 cancels to 0 there",
+            _sigmoid("        y = (1 + torch.tanh(x / 2)) / 2\n" + SAVE_Y, FROM_Y), named=True),
+    Mistake("MySigmoid", "1 - sigmoid(-x)", "(or 1 - sigmoid(-x), the same subtraction)",
+            _sigmoid("        y = 1 - torch.sigmoid(-x)\n" + SAVE_Y, FROM_Y)),
+    Mistake("MySigmoid", "sigmoid computed in float32", "your values are sigmoid computed in float32",
+            _sigmoid("        y = torch.sigmoid(x.float()).to(x.dtype)\n" + SAVE_Y, FROM_Y)),
+    Mistake("MySigmoid", "exp of x clamped to [-700, 700]",
+            "MySigmoid loses the left tail: at x = -708.0 it gives 9.85967654375977e-305",
+            _sigmoid("        e = torch.exp(x.clamp(-700, 700))\n        y = e / (1 + e)\n" + SAVE_Y,
+                     FROM_Y)),
+    Mistake("MyReLU", "gradient y / x (0 / 0 at x = 0)",
+            "MyReLU's gradient at x = 0 is nan (at -0.0: nan), where the contract (and torch.relu) "
+            "gives 0",
+            _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(x, y)\n        return y",
+                  "        x, y = ctx.saved_tensors\n        return grad_output * (y / x)")),
+    Mistake("MyReLU", "mask kept on the class", "MyReLU's gradient is wrong when a second call "
+            "runs forward before the first one's backward",
+            _relu("        MyReLU.mask = x > 0\n        return x.clamp(min=0)",
+                  "        return grad_output * MyReLU.mask"), named=True),
+    Mistake("MyReLU", "mask with a threshold, x > 1e-6", "your gradient for x is wrong",
+            _relu("        mask = x > 1e-6\n        ctx.save_for_backward(mask)\n"
+                  "        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
+    Mistake("ScaledSigmoid", "scale kept on the class", "ScaledSigmoid's gradient is wrong when a "
+            "second call runs forward before the first one's backward",
+            _scaled("        ctx.save_for_backward(x)\n        ScaledSigmoid.scale = scale\n"
+                    "        return scale * torch.sigmoid(x)",
+                    SCALED_READ + "        return grad_output * ScaledSigmoid.scale * s * (1 - s), "
+                    "None"), named=True),
+    Mistake("Softplus", "F.softplus with threshold=21, just past the point a hint named",
+            "Softplus's value at x = 21.5 is 21.5",
+            _softplus("        y = F.softplus(x, threshold=21.0)\n" + SAVE_Y)),
+    Mistake("Softplus", "e^x itself below x = -25.5", "that is e^x itself",
+            _softplus("        y = torch.where(x < -25.5, torch.exp(x),\n"
+                      "                        torch.logaddexp(x, torch.zeros_like(x)))\n" + SAVE_Y)),
+    Mistake("Softplus", "gradient 1 above y = 25.5", "that is 1; sigmoid(x)",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.where(y > 25.5, torch.ones_like(y), "
+                      "-torch.expm1(-y))")),
+    Mistake("Softplus", "x - logsigmoid(x): cancels in the left tail, no formula named",
+            "Softplus's value at x = -708.0 is 0.0 where log(1 + e^x) = 3.3075530036384083e-308 "
+            "(relative error 1, the contract allows 1e-12)",
+            _softplus("        y = x - F.logsigmoid(x)\n" + SAVE_Y)),
+    Mistake("Softplus", "gradient expm1(y) / exp(y): inf / inf past y = 709.78",
+            "Softplus's gradient is nan at x = 750.0",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.expm1(y) / torch.exp(y)")),
 ]

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from autograder.checks import check_version_tracking, make_inputs, run_forward
+from autograder.errors import GradingError
 from autograder.exercises import EXERCISES
 from autograder.exercises.sigmoid import (MY_SIGMOID, SHAPES, check_extreme_inputs,
                                           check_saves_only_output, check_tails)
@@ -96,13 +97,13 @@ class TestTails:
     """check_tails: relative accuracy where sigma(x) is tiny but representable."""
 
     def test_accurate(self, device):
-        """Does the lesson's z / (1 + z) pass down to sigma(-700)?"""
+        """Does the lesson's z / (1 + z) pass down to sigma(-708), the last normal float64?"""
         check_tails(solution("MySigmoid"), MY_SIGMOID, device)
 
     def test_cancelling(self, device, raises_hint):
         """Is 1 - 1 / (1 + z), which returns 0 for sigma(-40) = 4.2e-18, named with repr values?"""
-        with raises_hint("MySigmoid loses the left tail: at x = -700.0 it gives 0.0 where "
-                         "sigma(x) = 9.85967654375977e-305"):
+        with raises_hint("MySigmoid loses the left tail: at x = -708.0 it gives 0.0 where "
+                         "sigma(x) = 3.307553003638408e-308"):
             check_tails(mistake("MySigmoid", "0 in the left tail (1 - 1 / (1 + z))"), MY_SIGMOID,
                         device)
 
@@ -111,3 +112,12 @@ def test_hint_names_the_shape(raises_hint):
     """Does a MySigmoid hint say which input it failed on, as lessons 00-03 do?"""
     with raises_hint("(with x of shape (7,))"):
         EXERCISES["MySigmoid"].run(mistake("MySigmoid", "saves the input x"))
+
+
+def test_a_nan_at_zero_is_not_blamed_on_the_mask(raises_hint):
+    """Is a nan gradient at x = 0 (0 / 0) reported without naming a mask x >= 0, which would
+    give 1 there?"""
+    answer = mistake("MyReLU", "gradient y / x (0 / 0 at x = 0)")
+    with pytest.raises(GradingError) as info:
+        EXERCISES["MyReLU"].battery(answer, torch.device("cpu"))
+    assert "x >= 0" not in str(info.value)

@@ -5,6 +5,7 @@ import torch
 
 from autograder.exercises.softplus_function import RELATIVE, SOFTPLUS, TAILS, softplus_full
 from autograder.errors import GradingError
+from tests.autograder.catalogued import mistake
 from tools.catalogue import load
 
 pytestmark = pytest.mark.lesson01
@@ -50,3 +51,23 @@ def test_the_bound_is_the_contract_relative_error(factor, passes):
     else:
         with pytest.raises(GradingError, match="relative error"):
             softplus_full(answer, torch.device("cpu"))
+
+
+@pytest.mark.parametrize("name", ["x - logsigmoid(x): cancels in the left tail, no formula named"])
+def test_no_formula_named_without_a_probe(name):
+    """Is a left-tail 0 that log(1 + exp(x)) does not reproduce at every left-tail point told
+    no cause (log(1 + e^x) is 0 at x = -708 too, which alone proves nothing)?"""
+    with pytest.raises(GradingError) as info:
+        softplus_full(mistake("Softplus", name), torch.device("cpu"))
+    assert info.value.hint.endswith("the contract allows 1e-12)")
+
+
+@pytest.mark.parametrize("threshold", [20.5, 21.0, 22.0, 23.0, 24.0])
+def test_a_threshold_short_of_the_contract_fails(threshold):
+    """Does x itself above any threshold where softplus(x) is still more than 1e-12 (relative)
+    from x fail, not only the default 20?"""
+    answer = load("Softplus", OFF_BY.replace(
+        "torch.logaddexp(x, torch.zeros_like(x)) * (1 + FACTOR)",
+        f"F.softplus(x, threshold={threshold!r})").replace("-y / (1 + FACTOR)", "-y"))
+    with pytest.raises(GradingError, match="that is x itself"):
+        softplus_full(answer, torch.device("cpu"))
