@@ -22,8 +22,8 @@
 # How do you test a Function like these? And a wrong gradient somewhere in a model does not
 # say where it came from. The second half of the lesson is about finding it:
 # tensor hooks, module backward hooks, anomaly mode, the two errors everybody meets, and bugs
-# that gradcheck may or may not report. You then debug a broken `SoftThreshold` that the lesson hands
-# over, and write a correct one.
+# that gradcheck may or may not report. You then debug a broken `SoftThreshold` that the lesson
+# hands over, write a correct one, and find three more failures on your own.
 #
 # By the end of this lesson you can:
 # 1. derive and write a gradient reversal layer, and say why it makes a min-max game
@@ -41,7 +41,9 @@
 
 # %% nbgrader={"locked": true}
 import math
+import re
 import warnings
+from collections import OrderedDict
 
 import matplotlib.pyplot as plt
 import torch
@@ -307,10 +309,11 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # %% [markdown]
 # Without reversal the critic separates the domains easily: the features carry the rotation,
 # and the label head's rule does not transfer. With reversal the critic is pushed towards
-# chance (0.5, grey line), and the target accuracy rises, with no target label ever used.
-# How much it rises varies with the seed of `train`; the critic's fall is the more robust
-# effect. The only difference between the two runs is what the critic's gradient does to the
-# features: nothing, or push them the other way, through your Function.
+# chance (0.5, grey line), and here the target accuracy rises, with no target label ever
+# used. Whether and how much it rises varies with the seed of `train` (with `seed=1` it does
+# not); the critic's fall is the more robust effect. The only difference between the two runs
+# is what the critic's gradient does to the features: nothing, or push them the other way,
+# through your Function.
 #
 # ## Clipping inside backward, per row
 #
@@ -915,8 +918,9 @@ compare("analytical = c * numerical, c", bug_1_factor,
 # </details>
 #
 # **Tool 2: hooks, in the model where it went wrong.** A layer that sparsifies ReLU features
-# with a learnable threshold, started at $\lambda = 0$ (no shrinkage at first). A tensor hook
-# on the layer's output and a full backward hook on the layer say what arrived and what left.
+# with a learnable threshold, started at $\lambda = 0$ (no shrinkage at first). Does the `nan`
+# arrive at the layer from above, or does the layer's own backward make it? Two hooks answer
+# that, and this time you write them.
 
 # %%
 class Shrink(nn.Module):
@@ -936,40 +940,110 @@ def sparse_model(function):
     return nn.Sequential(nn.Linear(2, 8), nn.ReLU(), Shrink(function), nn.Linear(8, 1))
 
 
+# %% [markdown]
+# Write `hooked_backward(model)`: one backward of `model(source[:8]).sum()` with two hooks on
+# the `Shrink` layer `model[2]`, each appending one line to `seen`:
+#
+# - a **full backward hook** on the layer: does `grad_output[0]` (what arrives from above)
+#   hold a `nan`, and does `grad_input[0]` (what the layer sends down to its input)?
+# - a **tensor hook** on the layer's output: does the gradient arriving there hold a `nan`?
+#
+# Remove both before returning. `model[:2]`, then `model[2]`, then `model[3]` is the same
+# forward as `model(...)`, and gives you the layer's output as a tensor to hook. Each hook
+# needs to be in place before the step that would call it.
+
+# %%
 def hooked_backward(model):
-    """One backward with both kinds of hook on the Shrink layer; the hooks are removed."""
-    seen = []
+    """One backward of model(source[:8]).sum() with a full backward hook on model[2] and a
+    tensor hook on its output; returns the lines the hooks appended, both hooks removed."""
+    seen = []  # each hook appends a line: where it sits, and whether its gradient holds a nan
     shrink = model[2]
-    module_handle = shrink.register_full_backward_hook(
-        lambda module, grad_input, grad_output: seen.append(
-            f"module hook on Shrink: grad_output has nan: {grad_output[0].isnan().any().item()}, "
-            f"grad_input has nan: {grad_input[0].isnan().any().item()}"))
-    features = model[:2](source[:8])
-    shrunk = shrink(features)
-    tensor_handle = shrunk.register_hook(
-        lambda grad: seen.append(f"tensor hook on Shrink's output: nan: "
-                                 f"{grad.isnan().any().item()}"))
-    model[3](shrunk).sum().backward()
-    module_handle.remove()
-    tensor_handle.remove()
+    # your hooks, the forward, the backward, and the removal here
     return seen
 
 
+# %%
 broken = sparse_model(BrokenSoftThreshold)
-print("\n".join(hooked_backward(broken)))
-print("lam.grad:", broken[2].lam.grad, " first layer's weight gradient has nan:",
-      broken[0].weight.grad.isnan().any().item())
+lines = hooked_backward(broken)
+print("\n".join(lines) if lines else "hooked_backward returned no lines: write its hooks first")
+if lines and len(lines) < 2:
+    print("only one line: the other hook never fired. A module's full backward hook fires only "
+          "if it was registered before the forward it should watch; a tensor hook only if the "
+          "backward goes through the tensor it is on")
+if broken[2]._backward_hooks:
+    print("a module hook is still registered on the layer: remove it with its handle")
 
 # %% [markdown]
-# Read the hooks' lines before the next tool: does the `nan` arrive at the layer's output, or
-# does the layer's backward make it? Which gradients carry it: the input's, `lam`'s, the first
-# layer's? After one optimiser step, what happens to `lam`, and to every output of the layer?
-# **Tool 3: anomaly mode** names the backward node that first produced a `nan`, and the line
-# of forward that made it:
+# Read your hooks' lines, then write down what they tell you, and what you expect of the
+# gradients the hooks did not look at. The cell after compares.
+
+# %%
+nan_arrives_from_above = None  # True or False: does the gradient reaching Shrink hold a nan?
+lam_grad_has_nan = None  # True or False: the layer's lam.grad after this backward
+first_layer_grad_has_nan = None  # True or False: model[0].weight.grad, below the ReLU
 
 # %%
 broken = sparse_model(BrokenSoftThreshold)
-backward_in_anomaly_mode(lambda: broken(source[:8]).sum())
+arriving = []
+handle = broken[2].register_full_backward_hook(lambda m, sent, got: arriving.append(got[0]))
+broken(source[:8]).sum().backward()
+handle.remove()
+compare("the nan arrives from above", nan_arrives_from_above, arriving[0].isnan().any().item())
+compare("lam.grad has a nan", lam_grad_has_nan, broken[2].lam.grad.isnan().any().item())
+compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
+        broken[0].weight.grad.isnan().any().item())
+
+# %% [markdown]
+# <details><summary><b>Explanation</b>, and one way to write the hooks</summary>
+#
+# The gradient arrives clean and leaves the layer with `nan` in it: the layer's backward makes
+# it. `lam` is shared by every entry, so its gradient is a sum, and one `nan` makes the sum
+# `nan`. The first layer is spared because ReLU's backward is a selection, not a product: it
+# puts 0 wherever its input was $\le 0$, whatever arrives there. After one optimiser step
+# `lam` is `nan`, and so is every output of the layer, $\operatorname{sign}(x)\,
+# \max(|x| - \text{nan}, 0)$.
+#
+# ```python
+# module_handle = shrink.register_full_backward_hook(
+#     lambda module, grad_input, grad_output: seen.append(
+#         f"module hook: grad_output nan {grad_output[0].isnan().any().item()}, "
+#         f"grad_input nan {grad_input[0].isnan().any().item()}"))
+# shrunk = shrink(model[:2](source[:8]))  # after the module hook: it must see this forward
+# tensor_handle = shrunk.register_hook(
+#     lambda grad: seen.append(f"tensor hook on the output: nan {grad.isnan().any().item()}"))
+# model[3](shrunk).sum().backward()
+# module_handle.remove()
+# tensor_handle.remove()
+# ```
+# </details>
+#
+# **Tool 3: anomaly mode** names the backward node that first produced a `nan`, and the line
+# of forward that made it. In the empty cell below, run one backward of a fresh
+# `sparse_model(BrokenSoftThreshold)` on `source[:8]` inside `torch.autograd.detect_anomaly()`
+# (the helper `backward_in_anomaly_mode` above does it in one line, or write the `with` block
+# yourself). Then write down what it names: the cell after checks your reading without
+# printing the answer.
+
+# %%
+# your anomaly-mode run here
+
+
+# %%
+anomaly_node = None  # the name of the backward node that returned nan, as the error spells it
+anomaly_gradient_of = None  # its nan output is the gradient of which input: "x" or "lam"
+
+# %%
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    with torch.autograd.detect_anomaly():
+        try:
+            sparse_model(BrokenSoftThreshold)(source[:8]).sum().backward()
+        except RuntimeError as error:
+            named = re.search(r"Function '(\w+)' returned nan values in its (\d+)", str(error))
+node, position = named.group(1), int(named.group(2))
+compare("the node anomaly mode names", anomaly_node, node, reveal=False)
+compare("the input whose gradient it is", anomaly_gradient_of, ("x", "lam")[position],
+        reveal=False)
 
 # %% [markdown]
 # Which values of `x` and `lam` make `BrokenSoftThreshold`'s backward produce `nan`, and why
@@ -1053,12 +1127,195 @@ from autograder import grade; grade("SoftThreshold", SoftThreshold)
 
 # %%
 fixed = sparse_model(SoftThreshold)
-print("\n".join(hooked_backward(fixed)))
+print("\n".join(hooked_backward(fixed)) or "(your hooked_backward appended no lines)")
+if fixed[2].lam.grad is None:  # hooked_backward ran no backward
+    fixed(source[:8]).sum().backward()
 print("lam.grad:", fixed[2].lam.grad)
 t = torch.tensor([-1.0, -0.5, 0.0, 0.2, 0.5, 1.5], requires_grad=True)
 ours, = torch.autograd.grad(SoftThreshold.apply(t, torch.tensor(0.5)).sum(), t)
 builtin, = torch.autograd.grad(F.softshrink(t, 0.5).sum(), t)
 print("gradient for x:", ours, " F.softshrink's:", builtin)
+
+# %% [markdown]
+# ## On your own: three failures
+#
+# Three short scripts, each broken in a way this lesson's tools find. Each comes with the
+# cell that shows the failure and a check that says whether you found it; no hints this
+# time.
+#
+# **1. A step that works once.** A training script runs its first step and fails on the
+# second: the cell after `three_steps` runs it. Read the error, and fix `three_steps` in place
+# so that three steps run and the encoder trains: each step's loss computed from the
+# parameters as they are at that step.
+
+# %%
+tokens = torch.randn(32, 4, generator=torch.Generator().manual_seed(3))
+answers = torch.randn(32, 1, generator=torch.Generator().manual_seed(4))
+
+
+def three_steps():
+    """Three SGD steps of an encoder and a head on (tokens, answers); the losses, the encoder."""
+    torch.manual_seed(0)
+    encoder, head = nn.Linear(4, 8), nn.Linear(8, 1)
+    optimiser = torch.optim.SGD([*encoder.parameters(), *head.parameters()], lr=0.1)
+    features = torch.tanh(encoder(tokens))  # the encoder's view of the data, worked out once
+    losses = []
+    for step in range(3):
+        loss = F.mse_loss(head(features), answers)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    return losses, encoder
+
+
+# %%
+def three_steps_afresh():
+    """The same three steps, every value recomputed from the current parameters."""
+    torch.manual_seed(0)
+    encoder, head = nn.Linear(4, 8), nn.Linear(8, 1)
+    optimiser = torch.optim.SGD([*encoder.parameters(), *head.parameters()], lr=0.1)
+    initial, losses = encoder.weight.detach().clone(), []
+    for step in range(3):
+        loss = F.mse_loss(head(torch.tanh(encoder(tokens))), answers)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    return losses, initial
+
+
+try:
+    losses, trained_encoder = three_steps()
+except RuntimeError as error:
+    print("three_steps fails:", first_line(error))
+else:
+    expected, initial = three_steps_afresh()
+    if torch.allclose(torch.tensor(losses), torch.tensor(expected)):
+        print("✓ three steps, and every loss is the one the current parameters give")
+    elif torch.equal(trained_encoder.weight.detach(), initial):
+        print("three steps ran, but the encoder never changed: its gradient no longer reaches "
+              "it. Which step's graph should its gradient come from?")
+    else:
+        print("three steps ran and the encoder changed, but the losses are not the current "
+              f"parameters' ({losses} against {expected}): what do steps 2 and 3 compute "
+              "their loss from?")
+
+# %% [markdown]
+# **2. A gradient that goes missing.** `shift` is a learnable offset shared by every entry,
+# added by a small Function. Asking for both gradients fails. Find out why, and fix the code
+# above the `try` so that the cell prints both gradients.
+
+# %%
+weights = torch.randn(5, generator=torch.Generator().manual_seed(5)).requires_grad_()
+shift = torch.tensor(0.25, requires_grad=True)
+
+
+class AddOffset(torch.autograd.Function):
+    """x + offset, for a 0-d offset."""
+
+    @staticmethod
+    def forward(ctx, x, offset):
+        return x + offset
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, None
+
+
+def loss_of(weights, shift):
+    return torch.tanh(AddOffset.apply(2 * weights, shift)).sum()
+
+
+try:
+    grad_weights, grad_shift = torch.autograd.grad(loss_of(weights, shift), [weights, shift])
+except RuntimeError as error:
+    print("torch.autograd.grad fails:", first_line(error))
+else:
+    truth = torch.autograd.grad(torch.tanh(2 * weights + shift).sum(), [weights, shift])
+    right = torch.allclose(grad_weights, truth[0]) and torch.allclose(grad_shift, truth[1])
+    print("✓ both gradients, and right: a backward that returns None for an input that "
+          "requires grad reads to autograd.grad as that input not being used" if right else
+          f"both gradients came back, but not the right ones: shift's is {grad_shift.item():.4f}, "
+          f"x's largest error {(grad_weights - truth[0]).abs().max().item():.3g}")
+
+# %% [markdown]
+# **3. A model that goes `nan`, alone.** A small model with a row-normalising Function in it,
+# and one batch. One backward, and a parameter's gradient is
+# `nan`. Using anomaly mode and hooks (your own, in the empty cell), find **which module's
+# backward first makes the `nan`** (its name, as `model.named_modules()` gives it) and **which
+# sample of the batch** (a row index) it comes from. Do not edit `RowNormalize`.
+
+# %%
+class RowNormalize(torch.autograd.Function):
+    """Each row divided by its L2 norm; a row of zeros stays zeros."""
+
+    @staticmethod
+    def forward(ctx, x):
+        norms = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+        ctx.save_for_backward(x, norms)
+        return x / norms.clamp(min=1e-12)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, norms = ctx.saved_tensors
+        y = x / norms
+        return (grad_output - y * (grad_output * y).sum(-1, keepdim=True)) / norms
+
+
+class Normalise(nn.Module):
+    def forward(self, x):
+        return RowNormalize.apply(x)
+
+
+def padded_model():
+    torch.manual_seed(1)
+    return nn.Sequential(OrderedDict(embed=nn.Linear(3, 6, bias=False), norm=Normalise(),
+                                     mix=nn.Linear(6, 6), act=nn.Tanh(), out=nn.Linear(6, 1)))
+
+
+padded_batch = torch.randn(8, 3, generator=torch.Generator().manual_seed(6))
+padded_batch[5] = 0
+model = padded_model()
+model(padded_batch).pow(2).mean().backward()
+print("parameters whose gradient holds a nan:",
+      [name for name, p in model.named_parameters() if p.grad.isnan().any()])
+
+# %%
+# your investigation here
+
+
+# %%
+nan_module = None  # the name of the module whose backward first makes the nan, e.g. "mix"
+nan_sample = None  # the row of padded_batch it comes from
+
+# %%
+model = padded_model()
+found = {}  # the first module whose grad_input holds a nan, in the order backward runs
+
+
+def first_nan(module, grad_input, grad_output, name):
+    sent = grad_input[0]
+    if sent is not None and sent.isnan().any() and not found:
+        found.update(module=name, rows=sent.isnan().any(1).nonzero().flatten().tolist())
+
+
+for name, module in model.named_children():  # a model used once: its hooks go with it
+    module.register_full_backward_hook(
+        lambda module, grad_input, grad_output, name=name: first_nan(module, grad_input,
+                                                                     grad_output, name))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # embed's input needs no gradient: a warning, not news
+    model(padded_batch).pow(2).mean().backward()
+compare("the module whose backward makes the nan", nan_module, found["module"], reveal=False)
+compare("the sample it comes from", nan_sample, found["rows"][0], reveal=False)
+
+# %% [markdown]
+# Anomaly mode checks for `nan` only: a backward that returns `inf` (a division by an exact
+# zero) passes it, and the node it then names is further down, where an `inf` first became
+# `nan` (`inf - inf`, `0 * inf`). When the named node looks innocent, hook the gradients
+# above it and look for `inf` too (`torch.isfinite`).
+
 
 # %% [markdown]
 # ## The view: gradient norms with surgery on and off
@@ -1248,6 +1505,8 @@ print("from the two Gram matrices:    ", grams)
 # | `lam`'s gradient with the wrong sign | the threshold moves the wrong way; gradcheck's report says input 1 | raise $\lambda$: which way does $y$ move? |
 # | `lam`'s gradient not summed | a tensor of `x`'s shape returned for a 0-d input; the engine hides it | sum to `lam`'s shape |
 # | a tensor kept as `ctx.x` | in-place changes go unnoticed; gradcheck passes | `ctx.save_for_backward(x)` |
+# | a full backward hook registered after the forward | it never fires for that forward | register it first |
+# | a Function's backward returns `None` for an input that requires grad | `autograd.grad` says the input was not used; `.backward()` leaves its `.grad` at `None` | return its gradient |
 # | a hook handle never removed | the hook runs on every later backward, and keeps what it stores alive | `handle.remove()` |
 # | `retain_graph=True` to silence "backward through the graph a second time" | memory kept for a graph you did not mean to reuse | recompute, or `.detach()` |
 #
