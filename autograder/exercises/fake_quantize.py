@@ -100,6 +100,11 @@ def check_forward(output, values: dict) -> None:
     if close(torch.clamp(v, qmin, qmax) * scale):
         raise GradingError("FakeQuantize does not round: its output must lie on the grid of "
                            "multiples of scale, clamp(round(x / scale), qmin, qmax) * scale")
+    for wrong, how in ((torch.floor, "floor(x / scale)"),
+                       (torch.trunc, "trunc(x / scale), what .long() does")):
+        if close(torch.clamp(wrong(v), qmin, qmax) * scale):
+            raise GradingError(f"FakeQuantize's codes are {how}, not round(x / scale): the grid "
+                               "point nearest to x, with torch.round")
     if close(torch.round(torch.clamp(x, qmin, qmax) / scale) * scale):
         raise GradingError("FakeQuantize clips x to [qmin, qmax]: qmin and qmax bound the codes "
                            "x / scale, so clip round(x / scale), not x")
@@ -139,6 +144,15 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
         raise GradingError(
             "FakeQuantize's gradient for x carries a factor 1 / scale: with round's derivative "
             "taken as 1, d/dx [round(x / scale) * scale] = (1 / scale) * scale = 1 inside the clip")
+    v = x / scale
+    for judged in (v, torch.round(v)):
+        strict = grad_output * ((judged > qmin) & (judged < qmax))
+        if matches(strict) and not any(torch.allclose(strict, r, rtol=rtol, atol=atol)
+                                       for r in references):
+            raise GradingError(
+                "FakeQuantize's gradient for x drops the clip's edges: where x / scale is exactly "
+                "qmin or qmax the output still moves with x (it is inside [qmin, qmax]); keep "
+                "them inside")
     if any(matches(grad_output - r) for r in references):
         raise GradingError("FakeQuantize's clip mask for x is inverted: pass grad_output where "
                            "x / scale is inside [qmin, qmax] and 0 outside")
@@ -159,10 +173,26 @@ def _scale_candidates(x, scale, qmin, qmax, grad_output, convention):
     return [
         ((g * inside * rounded).sum() + clipped_part,
          "inside the clip it uses round(v) alone, the derivative with round(x / scale) held "
-         "constant; with the straight-through round, d/ds [round(x / s) * s] = round(v) - v"),
+         "constant (round's true derivative, 0); the straight-through round still depends on s "
+         "through v = x / s, so the product rule has a second term"),
         (clipped_part,
-         "inside the clip it is 0, as if the output were x itself; with the straight-through "
-         "round, d/ds [round(x / s) * s] = round(v) - v, the rounding error in units of s"),
+         "inside the clip it is 0, as if the output were x itself; the straight-through round "
+         "replaces round's derivative by 1, not round(v) by v in the product rule"),
+        ((g * inside * -v).sum() + clipped_part,
+         "inside the clip it keeps only the term through v = x / s; the product rule also "
+         "differentiates the factor s, which gives the code round(v)"),
+        ((g * inside * (rounded + v)).sum() + clipped_part,
+         "inside the clip the term through v has the wrong sign: dv/ds = -x / s^2"),
+        ((g * (rounded - v)).sum(),
+         "outside the clip it uses the rounding error too; there the output is the constant "
+         "code qmin (or qmax) times s, whose derivative for s is that code"),
+        (true / x.numel(),
+         "it is the mean over the elements, not the sum: every output depends on the one "
+         "scale, so the chain rule adds their contributions"),
+        (true * scale, "it is multiplied by scale: d/ds [q * s] for the codes q is q"),
+        (expected_gradients(x, scale, qmin, qmax, torch.ones_like(g), convention)[1],
+         "it ignores grad_output: each element's d(output)/d(scale) is weighted by its own "
+         "grad_output before the sum (chain rule)"),
         ((g * inside * (rounded - v)).sum(),
          "it leaves out the clipped elements: where v < qmin the output is qmin * scale, whose "
          "derivative for scale is qmin (and qmax above)"),

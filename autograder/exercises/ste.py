@@ -42,10 +42,16 @@ ROUND_STE = Spec("RoundSTE", ("x",), _straight_through(torch.round))
 # inside and outside it, tiny magnitudes (a tanh look-alike gives ~0 there), and magnitudes
 # so large that (sign(x) - x) + x, the detach trick done as arithmetic, rounds to 0: it is
 # exact up to |x| = 2^24 in float32 and 2^53 in float64, so only such values can show it.
+# Last, float64 values that a float32 copy rounds to +-1 or to 0 (1 + 1e-9, 1e-300): a mask or
+# a sign computed on x.float() gets them wrong (in float32 they are +-1 and 0 themselves).
 SIGN_EDGES = [-1e17, -3.0, -1.0, -0.999, -0.25, -1e-30, 0.0, 1e-30, 0.25, 0.999, 1.0, 1.001, 3.0,
-              1e17]
+              1e17, -1 - 1e-9, 1 + 1e-9, 1e-300]
 # round() rounds half to even, like torch.round: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> -0.
-ROUND_EDGES = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.49, 0.51, -3.7, 3.7, 0.0, 7.0, 1e6 + 0.5]
+# Last, where x + 0.5 is itself rounded, so that floor(x + 0.5) is wrong even with halves
+# corrected: the largest float64 and float32 below 0.5 (x + 0.5 rounds up to 1.0), and the odd
+# integers 2^23 + 1 and 2^52 + 1 (x + 0.5 rounds to the even integer above).
+ROUND_EDGES = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.49, 0.51, -3.7, 3.7, 0.0, 7.0, 1e6 + 0.5,
+               0.49999999999999994, 0.4999999701976776, 2.0 ** 23 + 1, 2.0 ** 52 + 1]
 
 
 def edge_values(spec: Spec, device, dtype=torch.float64) -> dict:
@@ -96,6 +102,13 @@ def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
                 f"{name} does not round halves to even ({_first_difference(got, expected, x)}): "
                 "torch.round sends 0.5 to 0, 1.5 to 2 and 2.5 to 2; use torch.round(x)"
             )
+    if spec is ROUND_STE:
+        wrong = got != expected
+        if torch.equal(got[wrong], torch.floor(x + 0.5)[wrong]):
+            raise GradingError(
+                f"{name}'s output is floor(x + 0.5) where it is not round(x) "
+                f"({_first_difference(got, expected, x)}): x + 0.5 is rounded to a float before "
+                "floor sees it, so this fails even with halves corrected; use torch.round(x)")
     if torch.equal(got, x):
         raise GradingError(f"{name}'s forward returns x unchanged: it must return {op}")
     if torch.equal(got, (expected - x) + x) or torch.allclose(got, expected, rtol=1e-5, atol=1e-6):
@@ -129,7 +142,7 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
     if torch.equal(got, expected):
         return
     name = spec.name
-    what = "grad_output * (x.abs() <= 1)" if clipped else "grad_output unchanged"
+    what = "grad_output times 1[|x| <= 1]" if clipped else "grad_output unchanged"
     op = "round" if spec is ROUND_STE else "sign"
 
     def matches(candidate) -> bool:
@@ -150,17 +163,17 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
         if matches(grad_output) and "output" in saved_roles and "input x" not in saved_roles:
             raise GradingError(
                 f"{name} builds its clip mask from the output sign(x), whose magnitude is never "
-                "above 1: save the input x and use grad_output * (x.abs() <= 1)"
+                "above 1: the clip is on the input, so save x and mask by |x| <= 1"
             )
         if matches(grad_output):
             raise GradingError(
-                f"{name}'s gradient is not clipped: it passes grad_output where |x| > 1 too; "
-                "return grad_output * (x.abs() <= 1)"
+                f"{name}'s gradient is not clipped: it passes grad_output where |x| > 1 too, "
+                "where the surrogate 1[|x| <= 1] is 0"
             )
         if matches(grad_output * (x.abs() < 1)):
             raise GradingError(
                 f"{name} drops the gradient at |x| == 1: this exercise's clip includes its "
-                "boundary, grad_output * (x.abs() <= 1), not < 1"
+                "boundary (clamp's convention, |x| <= 1), not hardtanh's |x| < 1"
             )
         if matches(grad_output * (x.abs() > 1)) or matches(grad_output * (x.abs() >= 1)):
             raise GradingError(
@@ -169,15 +182,23 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
             )
         if (matches(grad_output.clamp(-1, 1)) or matches(grad_output * (grad_output.abs() <= 1))):
             raise GradingError(
-                f"{name} clips grad_output instead of masking by the input: the clip is on x, "
-                "grad_output * (x.abs() <= 1)"
+                f"{name} clips grad_output instead of masking by the input: the surrogate "
+                "1[|x| <= 1] looks at x, and grad_output passes unchanged where it is 1"
             )
     elif matches(grad_output * inside):
         raise GradingError(
             f"{name} zeroes the gradient where |x| > 1: that is the clipped estimator "
             f"(SignClippedSTE); {name} passes grad_output through everywhere"
         )
-    diagnose_gradient("x", got, expected, rtol=0, atol=0)
+    try:
+        diagnose_gradient("x", got, expected, rtol=0, atol=0)
+    except GradingError as error:
+        if not str(error).startswith("your gradient for x is wrong:"):
+            raise  # a sign or a constant factor: diagnose named it
+        # the edge values are chosen where mistakes differ: say which x, not which index
+        raise GradingError(
+            f"your gradient for x is wrong: {_first_difference(got, expected, x)} (grad_output "
+            f"there is {exact(grad_output[got != expected][0].item())})") from None
 
 
 def check_straight_through(function, spec: Spec, values: dict, *, seed: int = 0):

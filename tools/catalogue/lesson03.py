@@ -231,3 +231,76 @@ MISTAKES += [
             _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, (grad_output * {FQ_LSQ}).sum(), "
                            "torch.zeros(()), None")),
 ]
+
+# Probed in the round-3 review of lesson 03 (each run through the real battery first).
+UNUSUAL += [
+    Unusual("SignSTE", "copysign(1, x) times (x != 0)",
+            _sign("        return torch.copysign(torch.ones_like(x), x) * (x != 0)")),
+    Unusual("SignClippedSTE", "the window as x * x <= 1",
+            _clipped(READ_X + "        return grad_output * (x * x <= 1)")),
+    Unusual("SignClippedSTE", "the window as clamp(x, -1, 1) == x",
+            _clipped(READ_X + "        return grad_output * (torch.clamp(x, -1, 1) == x)")),
+    Unusual("RoundSTE", "NumPy's rint, halves to even as well",
+            _round("        import numpy as np\n"
+                   "        return torch.from_numpy(np.rint(x.detach().cpu().numpy())).to(x.device)")),
+    Unusual("FakeQuantize", "d(output)/d(scale) as the clamped codes minus v inside",
+            _fake_quantize(FQ_READ + "        codes = torch.clamp(r, ctx.qmin, ctx.qmax)\n"
+                           "        return grad_output * inside, (grad_output * (codes - v * inside))"
+                           ".sum(), None, None")),
+    Unusual("FakeQuantize", "the scale gradient summed region by region",
+            _fake_quantize(FQ_READ + "        below, above = v < ctx.qmin, v > ctx.qmax\n"
+                           "        grad_scale = ((grad_output * (r - v) * inside).sum()\n"
+                           "                      + ctx.qmin * (grad_output * below).sum()\n"
+                           "                      + ctx.qmax * (grad_output * above).sum())\n"
+                           "        return grad_output * inside, grad_scale, None, None")),
+    Unusual("FakeQuantize", "saves v = x / scale, tensordot for the sum",
+            _fake_quantize(
+                "        v, scale = ctx.saved_tensors\n        r = torch.round(v)\n"
+                "        inside = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
+                "        local = torch.where(inside, r - v, torch.where(v < ctx.qmin, "
+                "float(ctx.qmin), float(ctx.qmax)))\n"
+                "        return grad_output * inside, torch.tensordot(grad_output, local, "
+                "dims=grad_output.dim()), None, None",
+                "        v = x / scale\n        ctx.save_for_backward(v, scale)\n"
+                "        ctx.qmin, ctx.qmax = qmin, qmax\n"
+                "        return torch.clamp(torch.round(v), qmin, qmax) * scale")),
+]
+
+MISTAKES += [
+    Mistake("SignClippedSTE", "mask on a float32 copy of x", "your gradient for x is wrong: at "
+            "x = -1.000000001", _clipped(READ_X + "        return grad_output * "
+                                         "(x.float().abs() <= 1)")),
+    Mistake("SignClippedSTE", "boundary kept at -1 only", "your gradient for x is wrong: at x = 1 ",
+            _clipped(READ_X + "        return grad_output * ((x >= -1) & (x < 1))")),
+    Mistake("RoundSTE", "floor(x + 0.5) with halves sent to even", "RoundSTE's output is "
+            "floor(x + 0.5) where it is not round(x)",
+            _round("        fl = x.floor()\n        return torch.where(x - fl == 0.5, "
+                   "fl + torch.remainder(fl, 2), torch.floor(x + 0.5))")),
+    Mistake("RoundSTE", "floor(x + 0.5), then odd ties moved down", "RoundSTE's output is "
+            "floor(x + 0.5) where it is not round(x)",
+            _round("        r = torch.floor(x + 0.5)\n        tie = (r - x) == 0.5\n"
+                   "        return torch.where(tie & (torch.remainder(r, 2) != 0), r - 1, r)")),
+    Mistake("FakeQuantize", "the clip's edges dropped for x", "drops the clip's edges",
+            _fake_quantize(FQ_READ + "        inside = (v > ctx.qmin) & (v < ctx.qmax)\n"
+                           "        local = torch.where(inside, r - v, torch.where(v <= ctx.qmin, "
+                           "float(ctx.qmin), float(ctx.qmax)))\n"
+                           "        return grad_output * inside, (grad_output * local).sum(), "
+                           "None, None")),
+    Mistake("FakeQuantize", "floor for round", "FakeQuantize's codes are floor(x / scale)",
+            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, (grad_output * {FQ_LSQ}).sum(), "
+                           "None, None",
+                           "        ctx.save_for_backward(x, scale)\n"
+                           "        ctx.qmin, ctx.qmax = qmin, qmax\n"
+                           "        return torch.clamp(torch.floor(x / scale), qmin, qmax) * scale")),
+    Mistake("FakeQuantize", "mean for sum", "it is the mean over the elements, not the sum",
+            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, (grad_output * {FQ_LSQ}).mean(), "
+                           "None, None")),
+    Mistake("FakeQuantize", "scale gradient without grad_output", "it ignores grad_output",
+            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, {FQ_LSQ}.sum(), None, None")),
+    Mistake("FakeQuantize", "rounding error outside the clip too", "outside the clip it uses the "
+            "rounding error too", _fq_scale("r - v")),
+    Mistake("FakeQuantize", "the product rule's round(v) term lost", "it keeps only the term "
+            "through v", _fq_scale("torch.where(inside, -v, clipped)"), named=True),
+    Mistake("FakeQuantize", "dv/ds with the wrong sign", "the term through v has the wrong sign",
+            _fq_scale("torch.where(inside, r + v, clipped)")),
+]

@@ -152,3 +152,49 @@ class SignClippedSTE(torch.autograd.Function):
         return grad_input
 """),
 ]
+
+# Probed in the round-3 review of lesson 03 (each run through the real battery first).
+UNUSUAL += [
+    Unusual("StraightThroughSoftmax", "softmax by hand in backward, max shifted out (float32 at "
+            "tau = 0.1 differs from torch.softmax's rounding)",
+            _sts("        logits, = ctx.saved_tensors\n        z = logits / ctx.tau\n"
+                 "        e = torch.exp(z - z.amax(-1, keepdim=True))\n"
+                 "        s = e / e.sum(-1, keepdim=True)\n"
+                 "        return s * (grad_output - (s * grad_output).sum(-1, keepdim=True)) "
+                 "/ ctx.tau, None",
+                 "        ctx.save_for_backward(logits)\n        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
+    Unusual("StraightThroughSoftmax", "exp(log_softmax) saved, type_as for the dtype",
+            _sts(READ + RIGHT,
+                 "        ctx.save_for_backward(torch.exp(torch.log_softmax(logits / tau, -1)))\n"
+                 "        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).type_as(logits)")),
+]
+
+MISTAKES += [
+    Mistake("StraightThroughSoftmax", "identity divided by tau", "it returns grad_output / tau",
+            _sts("        return grad_output / ctx.tau, None")),
+    Mistake("StraightThroughSoftmax", "softmax without the temperature, then 1 / tau",
+            "its softmax leaves out the temperature",
+            _sts(READ + RIGHT, "        ctx.save_for_backward(torch.softmax(logits, dim=-1))\n"
+                 "        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
+    Mistake("StraightThroughSoftmax", "the saved one-hot used as the softmax", "backward uses the "
+            "saved one-hot in place of the softmax",
+            _sts("        hard, = ctx.saved_tensors\n"
+                 "        row = (grad_output * hard).sum(-1, keepdim=True)\n"
+                 "        return hard * (grad_output - row) / ctx.tau, None",
+                 "        hard = F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)\n"
+                 "        ctx.save_for_backward(hard)\n        ctx.tau = tau\n        return hard")),
+    Mistake("StraightThroughSoftmax", "Gumbel noise drawn inside forward", "it draws noise itself",
+            _sts(READ + RIGHT, "        ctx.save_for_backward(torch.softmax(logits / tau, -1))\n"
+                 "        ctx.tau = tau\n"
+                 "        noise = -torch.log(-torch.log(torch.rand_like(logits)))\n"
+                 "        return F.one_hot((logits + noise).argmax(-1), logits.shape[-1])"
+                 ".to(logits.dtype)"), named=True),
+    Mistake("StraightThroughSoftmax", "float32 one-hot for float64 logits", "has dtype "
+            "torch.float32, not the logits' torch.float64: convert",
+            _sts(READ + RIGHT, "        ctx.save_for_backward(torch.softmax(logits / tau, -1))\n"
+                 "        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).float()")),
+]

@@ -51,8 +51,8 @@ MISTAKES = [
     ("SignSTE", "integer output",
      "SignSTE's output has dtype torch.int64 but should have dtype torch.float64"),
     ("SignClippedSTE", "forgets the clip",
-     "SignClippedSTE's gradient is not clipped: it passes grad_output where |x| > 1 too; "
-     "return grad_output * (x.abs() <= 1)"),
+     "SignClippedSTE's gradient is not clipped: it passes grad_output where |x| > 1 too, "
+     "where the surrogate 1[|x| <= 1] is 0"),
     ("SignClippedSTE", "clip with |x| < 1",
      "SignClippedSTE drops the gradient at |x| == 1: this exercise's clip includes its"),
     ("SignClippedSTE", "inverted clip", "SignClippedSTE's clip mask is inverted"),
@@ -60,7 +60,7 @@ MISTAKES = [
      "SignClippedSTE clips grad_output instead of masking by the input"),
     ("SignClippedSTE", "mask from the saved output",
      "SignClippedSTE builds its clip mask from the output sign(x), whose magnitude is never "
-     "above 1: save the input x"),
+     "above 1: the clip is on the input, so save x"),
     ("SignClippedSTE", "writes into grad_output", "backward modified grad_output in place"),
     ("RoundSTE", "floor",
      "RoundSTE's forward is floor(x), not round(x): use torch.round(x)"),
