@@ -31,6 +31,7 @@ import warnings
 
 import matplotlib.pyplot as plt
 import torch
+from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
 from widgets import backward_flow, inspect_saved, jacobian_view
@@ -126,8 +127,9 @@ class Norm(torch.autograd.Function):
 #   `apply` is what links the output into the autograd graph.
 #
 # A limit of this example: at a row of zeros $y = 0$ and backward divides $0$ by $0$, giving
-# `nan`. The norm has no derivative there; `torch.linalg.vector_norm` returns $0$ as a
-# convention. A Function you ship must decide what it does at such points, and say so.
+# `nan`. The norm has no derivative there; `torch.linalg.vector_norm` returns a gradient of
+# $0$ there, a convention. A Function you ship must decide what it does at such points, and
+# say so.
 
 # %%
 x = torch.tensor([[3.0, 4.0], [1.0, -1.0]], requires_grad=True)
@@ -192,11 +194,15 @@ compare(predicted, {"gradcheck passes in float64": passes_gradcheck(Norm.apply, 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# float64 passes; float32 fails, although the backward is exact. With
-# $\varepsilon = 10^{-6}$, float32's seven significant digits leave the difference quotient
-# mostly rounding noise. It is not bad luck: in float32, `Norm` fails `gradcheck` for every
-# one of 20 random inputs we tried (seeds 0 to 19). A failing float32 `gradcheck` tells you
-# nothing about your backward; run it in float64.
+# float64 passes; float32 fails, although the backward is exact. float32 rounds a number
+# near 1 to within about $6 \times 10^{-8}$, which is 6% of $\varepsilon = 10^{-6}$: both the
+# step $x \pm \varepsilon$ and the values $f(x \pm \varepsilon)$ carry errors of that size, so
+# the difference quotient is off by several per cent. For 20 random inputs (seeds 0 to 19)
+# the typical entry is off by 5 to 22%, against `gradcheck`'s tolerance of 0.1%, and `Norm`
+# fails every time.
+# PyTorch warns you (`passes_gradcheck` hides it): "Input #0 requires gradient and is not a
+# double precision floating point or complex. This check will likely fail...". A failing
+# float32 `gradcheck` tells you nothing about your backward; run it in float64.
 # </details>
 
 # %% [markdown]
@@ -315,43 +321,58 @@ compare(predicted, {"gradcheck passes": passes_gradcheck(SquareFromOutput.apply,
 # can be written from it, and here it cannot. Lesson 01 meets functions where it can (the
 # sigmoid, $\tanh$) and weighs the choice in memory.
 # </details>
+#
+# When `gradcheck` fails on your own Function, read what it raises: both Jacobians, the
+# numerical one from finite differences and the analytical one from your backward, with one
+# row per input entry and one column per output entry (the transpose of $J$ above). Here the
+# diagonals differ in sign exactly where $x < 0$.
+
+# %%
+try:
+    torch.autograd.gradcheck(SquareFromOutput.apply, (x,))
+except GradcheckError as error:
+    print(error)
 
 # %% [markdown]
 # ## Several inputs, and inputs that are not tensors
 #
-# `forward` can take any arguments: tensors, numbers, flags. Two rules follow:
+# `forward` can take any arguments: tensors, numbers, flags. Three rules follow:
 #
 # 1. **`backward` returns exactly one value per forward input**, in the same order.
 #    For an input that has no gradient (a Python number, a boolean mask) return `None`.
 # 2. **Tensors go through `ctx.save_for_backward`**, read back with `ctx.saved_tensors`.
 #    Anything else (floats, ints, shapes) can be stored as a plain attribute: `ctx.alpha = alpha`.
+#    Keep all of it on `ctx`: every call gets its own `ctx`, while the class and the module's
+#    globals are shared by every call, so a second call made before the first one's backward
+#    would overwrite what the first one kept there.
+# 3. **`ctx.needs_input_grad`** is a tuple of booleans, one per forward input, in the same
+#    order: entry `i` is `True` when input `i` requires grad. Backward can skip the work for
+#    an input whose entry is `False` and return `None` in its place.
 #
-# Why the difference? A tensor that goes through `save_for_backward` is guarded: if it is
-# modified in place before backward runs, backward raises an error instead of computing a
-# silently wrong gradient. It is also visible to saved-tensor hooks, through which PyTorch
+# Why the difference in rule 2? A tensor that goes through `save_for_backward` is guarded: if
+# it is modified in place before backward runs, backward raises an error instead of computing
+# a silently wrong gradient. It is also visible to saved-tensor hooks, through which PyTorch
 # moves saved tensors to the CPU (`torch.autograd.graph.save_on_cpu`) or recomputes them
 # (checkpointing, lesson 05), and with which lessons 01 and 05 measure what a graph keeps.
 # A tensor on a plain attribute, `ctx.x = x`, loses both. Keeping the **output** that way,
 # `ctx.y = y`, costs a third thing: `y.grad_fn` is `ctx` itself, so `ctx` and `y` refer to
 # each other, a reference cycle that keeps the graph alive until Python's cycle collector
 # runs. (An input kept on `ctx` makes no such cycle: the input does not refer to your node.)
-# Double backward is another matter (lesson 04): an input or output on `ctx` still works, and
-# an intermediate gives wrong second derivatives however it is kept.
 #
-# Two more details of `ctx`: `save_for_backward` is meant to be called once, with every tensor,
-# and `ctx.saved_tensors` is meant for backward. **Predict, then run:** `SavesTwice` calls
-# `save_for_backward` twice, and prints `ctx.saved_tensors` in forward and in backward. How
-# many tensors does each print show, and which of `a` and `b` ends up with a gradient
-# (`"a"`, `"b"`, `"both"` or `"neither"`)?
+# **Predict, then run.** `SavesTwice` computes $y = a\,b$. Its forward calls
+# `save_for_backward` once for each tensor; its backward expects to find `(a, b)` and returns
+# $b \cdot$ `grad_output` for `a` and $a \cdot$ `grad_output` for `b`. Both print
+# `ctx.saved_tensors`. How many tensors does each print show? Is `a.grad` right? Is `b.grad`
+# right? Write numbers and `True` or `False` into the next cell first.
 
 # %%
 predicted = {"tensors printed in forward": None, "tensors printed in backward": None,
-             "gets a gradient": None}
+             "a.grad is right": None, "b.grad is right": None}
 
 
 # %%
 class SavesTwice(torch.autograd.Function):
-    """y = a * b, with save_for_backward called twice."""
+    """y = a * b, with save_for_backward called once per tensor."""
 
     @staticmethod
     def forward(ctx, a, b):
@@ -363,10 +384,11 @@ class SavesTwice(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        print("ctx.saved_tensors inside backward:", ctx.saved_tensors)
-        ctx.counts.append(len(ctx.saved_tensors))
-        other, = ctx.saved_tensors
-        return grad_output * other, None
+        saved = ctx.saved_tensors
+        print("ctx.saved_tensors inside backward:", saved)
+        ctx.counts.append(len(saved))
+        first, last = saved[0], saved[-1]  # meant to be a and b
+        return grad_output * last, grad_output * first
 
 
 a = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -375,26 +397,82 @@ y = SavesTwice.apply(a, b)
 y.sum().backward()
 counts = y.grad_fn.counts
 print("a.grad =", a.grad, " b.grad =", b.grad)
-got = [name for name, t in (("a", a), ("b", b)) if t.grad is not None]
 compare(predicted, {"tensors printed in forward": counts[0],
                     "tensors printed in backward": counts[1],
-                    "gets a gradient": got[0] if len(got) == 1 else "both" if got else "neither"})
+                    "a.grad is right": torch.equal(a.grad, b.detach()),
+                    "b.grad is right": torch.equal(b.grad, a.detach())})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Inside forward `ctx.saved_tensors` is `()`, even after two calls. Inside backward it holds
-# only `b`: the second call replaced `(a,)`. So `a` gets a gradient (`grad_output * b`, which
-# happens to be right), `b` gets `None`, and nothing warns you. The correct forward saves both
-# in one call.
+# Inside forward `ctx.saved_tensors` is `()`, even after two calls: it is meant for backward.
+# Inside backward it holds only `b`: the second call replaced `(a,)`. So `first` and `last`
+# are both `b`: `a.grad` $= b$ is right by luck, `b.grad` $= b$ should be $a$, and nothing
+# warns you. (A backward that unpacks `a, b = ctx.saved_tensors` would at least raise.) Call
+# `save_for_backward` once, with every tensor.
 # </details>
 
 # %% [markdown]
-# ### Worked example: `OuterSum`, two tensors and a float
+# ## ✎ Exercise 2 · `WeightedSum`
+#
+# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
+# where `x1` and `x2` are tensors of the same shape (0-d included) and `w1`, `w2` are Python
+# floats (0 included). The three rules above are all you need. Rule 3 saves little here, and
+# the self-check accepts a backward that ignores it (autograd drops a gradient nobody asked
+# for); make it a habit anyway: in `Outer` it is part of the contract. Answer on paper first:
+#
+# 1. Backward returns four values. Which inputs get a gradient, and what goes in the other
+#    places?
+# 2. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which of
+#    the four inputs do they depend on?
+# 3. So what must forward keep for backward, and where: `save_for_backward`, plain attributes,
+#    or nothing?
+#
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. $x_1$ and $x_2$, each only when its entry of `ctx.needs_input_grad` is true; `None` for
+#    the floats $w_1$ and $w_2$.
+# 2. $w_1 \delta_{ij}$ and $w_2 \delta_{ij}$: they depend on the weights only, not on any
+#    tensor. So, with $G$ = `grad_output`, $\partial L / \partial x_{1,j} = w_1 G_j$ and
+#    $\partial L / \partial x_{2,j} = w_2 G_j$.
+# 3. No tensor at all; the two floats as plain attributes. A Function that saves no tensor
+#    keeps no memory alive between the passes.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
+class WeightedSum(torch.autograd.Function):
+    """y = w1 * x1 + w2 * x2, with w1 and w2 Python floats."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ### BEGIN SOLUTION
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None
+        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None
+        return grad_x1, grad_x2, None, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "WeightedSum", "grade": true, "points": 1}
+self_check("WeightedSum", WeightedSum)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("WeightedSum", WeightedSum)
+### END HIDDEN TESTS
+
+
+# %% [markdown]
+# ## Worked example: `OuterSum`, where one input touches many outputs
 #
 # $y_{ij} = u_i + \alpha\, v_j$ for $u$ of shape $(m,)$, $v$ of shape $(n,)$ and $\alpha$ a
 # Python float: an $(m, n)$ table of every sum. Three inputs, so backward returns three
-# values. The method of `Norm`, now with two indices on the output:
+# values. The method of `Norm`, now with two indices on the output and $G$ = `grad_output`
+# of shape $(m, n)$:
 #
 # 1. **One entry.** $\partial y_{ij} / \partial u_k = 1$ if $i = k$, else $0$: $u_k$ touches
 #    the whole row $k$ of $y$. And $\partial y_{ij} / \partial v_k = \alpha$ if $j = k$, else
@@ -407,9 +485,8 @@ compare(predicted, {"tensors printed in forward": counts[0],
 # 4. **What to save.** No tensor at all: the derivatives do not depend on $u$ or $v$. The
 #    float goes on `ctx` as a plain attribute, and backward returns `None` in its place.
 #
-# `ctx.needs_input_grad` is a tuple of booleans, one per forward input, that says which
-# inputs need a gradient; backward skips the work for the others and returns `None` there.
-# After backward, the node `y.grad_fn`, which is the `ctx` backward received, still holds it.
+# Backward tests `ctx.needs_input_grad` (rule 3) before each sum. After backward, the node
+# `y.grad_fn`, which is the `ctx` backward received, still holds it.
 
 # %%
 class OuterSum(torch.autograd.Function):
@@ -472,66 +549,13 @@ compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_f
 # </details>
 
 # %% [markdown]
-# ## ✎ Exercise 2 · `WeightedSum`
-#
-# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
-# where `x1` and `x2` are tensors of the same shape (0-d included) and `w1`, `w2` are Python
-# floats (0 included). Compute a gradient only for an input that needs one. Answer on paper
-# first:
-#
-# 1. Backward returns four values. Which inputs get a gradient, and what goes in the other
-#    places?
-# 2. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which of
-#    the four inputs do they depend on?
-# 3. So what must forward keep for backward, and where: `save_for_backward`, plain attributes,
-#    or nothing?
-#
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
-#
-# 1. $x_1$ and $x_2$, each only when its entry of `ctx.needs_input_grad` is true; `None` for
-#    the floats $w_1$ and $w_2$.
-# 2. $w_1 \delta_{ij}$ and $w_2 \delta_{ij}$: they depend on the weights only, not on any
-#    tensor. So $\partial L / \partial x_{1,j} = w_1 G_j$ and
-#    $\partial L / \partial x_{2,j} = w_2 G_j$.
-# 3. No tensor at all; the two floats as plain attributes. A Function that saves no tensor
-#    keeps no memory alive between the passes.
-# </details>
-
-# %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
-class WeightedSum(torch.autograd.Function):
-    """y = w1 * x1 + w2 * x2, with w1 and w2 Python floats."""
-
-    @staticmethod
-    def forward(ctx, x1, x2, w1, w2):
-        ### BEGIN SOLUTION
-        ctx.w1, ctx.w2 = w1, w2
-        return w1 * x1 + w2 * x2
-        ### END SOLUTION
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
-        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None
-        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None
-        return grad_x1, grad_x2, None, None
-        ### END SOLUTION
-
-
-# %% nbgrader={"grade_id": "WeightedSum", "grade": true, "points": 1}
-self_check("WeightedSum", WeightedSum)
-### BEGIN HIDDEN TESTS
-from autograder import grade; grade("WeightedSum", WeightedSum)
-### END HIDDEN TESTS
-
-
-# %% [markdown]
 # ## When a gradient's shape differs from its input's
 #
-# A common belief: a gradient *must* have exactly its input's shape, "or it errors".
-# **Predict, then run.** `GradientOfShape` returns ones of a chosen shape. For an input of
-# shape $(3,)$ with a gradient of shape $(2, 3)$, and an input of shape $(2, 3)$ with a
-# gradient of shape $(1, 3)$: which raises? Write `True` (raises) or `False` into the next
-# cell.
+# Backward should return a gradient of its input's shape. What does autograd do with one
+# of another shape? **Predict, then run.** `GradientOfShape` returns ones of a chosen shape.
+# For an input of shape $(3,)$ given a gradient of shape $(2, 3)$, and an input of shape
+# $(2, 3)$ given a gradient of shape $(1, 3)$: does backward raise? Write `True` (raises) or
+# `False` for each into the next cell.
 
 # %%
 predicted = {"(3,) given a (2, 3) gradient raises": None,
@@ -568,7 +592,7 @@ compare(predicted, actual)
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# The belief is too strict. The engine's rule: if the input's shape **broadcasts** to the
+# Only the second raises. The engine's rule: if the input's shape **broadcasts** to the
 # gradient's shape, autograd sums the gradient down to the input's shape for you, so $(2, 3)$
 # becomes $(3,)$ with every entry $2$. Any other shape is an error: $(2, 3)$ does not
 # broadcast to $(1, 3)$. Return gradients of the input's shape anyway: it is clearer, and
@@ -585,6 +609,8 @@ compare(predicted, actual)
 # | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
 # | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
 # | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
+# | `Square.x = x` or a global, instead of `ctx` | shared by every call: a second call before backward overwrites it, and the first call's gradient is wrong | keep it on `ctx`, one per call |
+# | `ctx.save_for_backward(x.data)` | `x.data` shares `x`'s memory but not its version counter: an in-place change goes unnoticed | save `x` itself |
 # | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input, `None` for `w1` and `w2` |
 # | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |
 # | testing `ctx.needs_input_grad[1]` for the first input | `None` for that input whenever the other one needs no gradient | entry $i$ belongs to input $i$ |

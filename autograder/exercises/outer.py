@@ -7,7 +7,8 @@ from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_c
 from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .template import check_uses_grad_output
+from .template import (check_input_version_tracking, check_one_ctx_per_call,
+                       check_uses_grad_output)
 
 LATER_IN_LESSON = True
 
@@ -44,6 +45,11 @@ def outer_full(Outer, device) -> None:
             check_saves_only_inputs(forward)
     covers("saves only u and v")
     covers("m != n")
+    with case("u of shape (4,), v of shape (3,)"):
+        check_one_ctx_per_call(function, OUTER, _values(4, 3, device),
+                               _values(4, 3, device, seed=1))
+        for name in ("u", "v"):
+            check_input_version_tracking(function, OUTER, _values(4, 3, device), name)
     check_each_input_alone(function, OUTER, _values(4, 3, device), frozen_get_none=True)
     covers("gradient only when needed")
     check_gradcheck(function, OUTER, _values(3, 2, device))

@@ -18,11 +18,24 @@ WEIGHTED_SUM = Spec("WeightedSum", ("x1", "x2", "w1", "w2"),
                     lambda x1, x2, w1, w2: w1 * x1 + w2 * x2)
 
 
-def check_input_version_tracking(function, spec: Spec, values: dict) -> None:
-    """Change the input in place between forward and backward: autograd must refuse, or the
+def _version_blind_alias(function, spec: Spec, values: dict, name: str) -> bool:
+    """Did forward save a tensor that shares ``name``'s memory but not its version counter (what
+    ``x.data`` gives)? Bump ``name``'s version and see which saved tensors follow."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    aliases = [saved.tensor for saved in forward.saved if saved.role == f"input {name}"]
+    before = [alias._version for alias in aliases]
+    with torch.no_grad():
+        inputs[name].add_(0)
+    return any(alias._version == version for alias, version in zip(aliases, before))
+
+
+def check_input_version_tracking(function, spec: Spec, values: dict, name: str | None = None
+                                 ) -> None:
+    """Change an input in place between forward and backward: autograd must refuse, or every
     gradient must still be the one of the input forward saw. A backward that silently uses the
-    new values read a tensor saved without version tracking (``x.data``, ``x.detach()``)."""
-    name = spec.input_names[0]
+    new values read a tensor that autograd's version counter does not cover."""
+    name = name or spec.input_names[0]
     inputs = make_inputs(values)
     # function.apply, not run_forward: saved-tensor hooks (which the probes use) turn autograd's
     # version check off
@@ -30,20 +43,54 @@ def check_input_version_tracking(function, spec: Spec, values: dict) -> None:
     grad_output = torch.ones_like(output)
     with torch.no_grad():
         inputs[name].mul_(2)
+    wanted = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
     try:
-        grad, = torch.autograd.grad(output, inputs[name], grad_output, allow_unused=True)
+        grads = torch.autograd.grad(output, [inputs[n] for n in wanted], grad_output,
+                                    allow_unused=True)
     except RuntimeError as error:
-        if "modified by an inplace operation" in str(error):  # what save_for_backward is for
+        # what save_for_backward is for; for a view saved in forward, autograd's view check
+        if any(words in str(error) for words in ("modified by an inplace operation",
+                                                 "has been modified inplace")):
             return
         raise
-    fresh = make_inputs(values)
-    expected, = torch.autograd.grad(spec.reference(**fresh), fresh[name], grad_output)
-    if isinstance(grad, torch.Tensor) and not torch.allclose(grad, expected):
+    fresh = make_inputs(values, requires_grad=set(wanted))
+    expected = torch.autograd.grad(spec.reference(**fresh), [fresh[n] for n in wanted],
+                                   grad_output)
+    if all(not isinstance(g, torch.Tensor) or g.shape != e.shape or torch.allclose(g, e)
+           for g, e in zip(grads, expected)):
+        return
+    if _version_blind_alias(function, spec, values, name):
         raise GradingError(
-            f"{spec.name} saved a tensor autograd cannot check for in-place changes (such as "
-            f"{name}.data or {name}.detach()): after {name} was changed in place, backward "
-            f"silently used the new values; save {name} itself with "
+            f"{spec.name} saved a tensor autograd cannot check for in-place changes: it shares "
+            f"{name}'s memory but not its version counter (as {name}.data does), so backward "
+            f"silently used {name}'s new values; save {name} itself with "
             f"ctx.save_for_backward({name})")
+    raise GradingError(
+        f"after {name} was changed in place, {spec.name}'s backward silently used the new "
+        f"values: it read {name} from somewhere ctx.save_for_backward does not guard; save "
+        f"{name} itself with ctx.save_for_backward({name})")
+
+
+def check_one_ctx_per_call(function, spec: Spec, first: dict, second: dict) -> None:
+    """Two calls in flight: forward on ``first``, forward on ``second``, then the first call's
+    backward. ``ctx`` is one per call; state kept on the class or in a global belongs to
+    whichever call ran last. Raises only when the first call's gradient is the one the second
+    call's inputs give."""
+    inputs, later = make_inputs(first), make_inputs(second)
+    output = run_forward(function, spec, inputs).output
+    run_forward(function, spec, later)
+    grad_output = 0.5 + torch.rand(output.shape, dtype=output.dtype,
+                                   generator=torch.Generator().manual_seed(5)).to(output.device)
+    grads = run_backward(spec, output, inputs, grad_output).grads
+    truth = reference_gradients(spec, inputs, grad_output)
+    crossed = reference_gradients(spec, later, grad_output)
+    for name, grad in zip(inputs, grads):
+        if (name in truth and isinstance(grad, torch.Tensor) and grad.shape == truth[name].shape
+                and not torch.allclose(grad, truth[name]) and torch.allclose(grad, crossed[name])):
+            raise GradingError(
+                f"{spec.name}'s backward used another call's inputs: called twice, the first "
+                f"call got grad_{name} for the second call's inputs; keep what backward needs "
+                "on ctx, which is one per call, not on the class or in a global")
 
 
 def check_uses_grad_output(function, spec: Spec, values: dict) -> None:
@@ -66,16 +113,43 @@ def check_uses_grad_output(function, spec: Spec, values: dict) -> None:
                 f"multiply by grad_output (chain rule: grad_{name} = grad_output * dy/d{name})")
 
 
+def check_square_keeps_sign(function, device) -> None:
+    """A gradient 2|x| * grad_output (right where x > 0, the wrong sign where x < 0) is what x
+    recovered from the output as sqrt(x ** 2) gives: name it, and name the saved output when
+    forward saved it."""
+    values = {"x": sample((6,), device, seed=11, away_from_zero=0.1)}
+    inputs = make_inputs(values)
+    forward = run_forward(function, SQUARE, inputs)
+    grad_output = 0.5 + torch.rand(6, dtype=torch.float64,
+                                   generator=torch.Generator().manual_seed(4)).to(device)
+    grad, = run_backward(SQUARE, forward.output, inputs, grad_output).grads
+    x = values["x"]
+    if not (isinstance(grad, torch.Tensor) and grad.shape == x.shape and (x < 0).any()
+            and torch.allclose(grad, 2 * x.abs() * grad_output)):
+        return
+    if any(saved.role == "output" for saved in forward.saved):
+        raise GradingError(
+            "Square saved its output y = x ** 2, which has lost the sign of x: your gradient "
+            "for x has the wrong sign wherever x < 0 (sqrt(y) is |x|); save x instead")
+    raise GradingError(
+        "your gradient for x has the wrong sign wherever x < 0 and is right where x > 0: it "
+        "uses |x| where the derivative of x ** 2 is 2x")
+
+
 def square_full(Square, device) -> None:
     function = check_is_function(Square, SQUARE)
     check_uses_grad_output(function, SQUARE, {"x": sample((4,), device)})
+    check_square_keeps_sign(function, device)
     for seed, shape in enumerate(SHAPES):
         values = {"x": sample(shape, device, seed=seed)}
         with case(f"x of shape {shape}"):
             forward, _ = check_values_and_gradients(function, SQUARE, values)
             check_no_ctx_tensors(SQUARE, forward)
-            check_input_version_tracking(function, SQUARE, values)
     covers("0-d x")
+    with case("x of shape (5,)"):
+        check_one_ctx_per_call(function, SQUARE, {"x": sample((5,), device, seed=1)},
+                               {"x": sample((5,), device, seed=2)})
+        check_input_version_tracking(function, SQUARE, {"x": sample((5,), device)})
     check_each_input_alone(function, SQUARE, {"x": sample((3, 4), device)})
     covers("float32")
     check_values_and_gradients(function, SQUARE, {"x": sample((3, 4), device, dtype=torch.float32)},
@@ -116,6 +190,8 @@ def weighted_sum_full(WeightedSum, device) -> None:
             check_no_ctx_tensors(WEIGHTED_SUM, forward)
     covers("a weight of 0")
     covers("0-d inputs")
+    check_one_ctx_per_call(function, WEIGHTED_SUM, _weighted_values((4,), device),
+                           _weighted_values((4,), device, 3.0, 1.5, seed=1))
     check_each_input_alone(function, WEIGHTED_SUM, _weighted_values((2, 3), device))
     covers("float32")
     check_values_and_gradients(function, WEIGHTED_SUM,

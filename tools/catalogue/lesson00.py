@@ -63,6 +63,36 @@ UNUSUAL = [
             _square("        ctx.save_for_backward(x)\n        return x.pow(2)",
                     READ_X + "        return 2 * x * grad_output if ctx.needs_input_grad[0] "
                     "else None")),
+    Unusual("Square", "forward without ctx and a setup_context (the torch.func style)",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return 2 * x * grad_output
+"""),
+    Unusual("Square", "saves x only when it needs a gradient; in-place on its own product",
+            _square("        if ctx.needs_input_grad[0]:\n            ctx.save_for_backward(x)\n"
+                    "        return x.square()",
+                    READ_X + "        return torch.mul(grad_output, x).mul_(2)")),
+    # x.detach() shares x's version counter: autograd still refuses an in-place change
+    Unusual("Square", "saves x.detach(), which autograd still tracks",
+            _square("        ctx.save_for_backward(x.detach())\n        return x ** 2",
+                    READ_X + "        return grad_output * 2 * x")),
+    Unusual("Square", "set_materialize_grads(False), a None grad_output handled",
+            _square("        ctx.set_materialize_grads(False)\n        ctx.save_for_backward(x)\n"
+                    "        return x ** 2",
+                    "        if grad_output is None:\n            return None\n" + READ_X
+                    + "        return grad_output * x * 2")),
     Unusual("WeightedSum", "torch.add with alpha",
             _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None",
                       "        ctx.w1, ctx.w2 = w1, w2\n"
@@ -83,6 +113,34 @@ UNUSUAL = [
             _weighted("        need_x1, need_x2, _, _ = ctx.needs_input_grad\n"
                       "        return (grad_output.mul(ctx.w1) if need_x1 else None,\n"
                       "                grad_output.mul(ctx.w2) if need_x2 else None, None, None)")),
+    Unusual("WeightedSum", "setup_context, weights kept as one tuple",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(x1, x2, w1, w2):
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.w = inputs[2:]
+
+    @staticmethod
+    def backward(ctx, g):
+        n1, n2, _, _ = ctx.needs_input_grad
+        return (g * ctx.w[0] if n1 else None, g * ctx.w[1] if n2 else None, None, None)
+"""),
+    # PyTorch's own AddBackward passes the incoming gradient on unchanged
+    Unusual("WeightedSum", "grad_output itself, unscaled, for a weight of 1",
+            _weighted("        out = [None, None]\n"
+                      "        for i, w in enumerate((ctx.w1, ctx.w2)):\n"
+                      "            if ctx.needs_input_grad[i]:\n"
+                      "                out[i] = grad_output if w == 1 else grad_output * w\n"
+                      "        return out[0], out[1], None, None")),
+    Unusual("WeightedSum", "weights saved as 0-d tensors of the input's dtype",
+            _weighted("        w1, w2 = ctx.saved_tensors\n"
+                      "        return grad_output * w1, grad_output * w2, None, None",
+                      "        ctx.save_for_backward(torch.tensor(w1, dtype=x1.dtype),"
+                      " torch.tensor(w2, dtype=x1.dtype))\n        return w1 * x1 + w2 * x2")),
     # PyTorch 0.3's torch/autograd/_functions/blas.py, class Addr (M + u v^T): backward
     # `torch.mv(grad_output, vector2)` and `torch.mm(vector1.unsqueeze(0), grad_output)`
     Unusual("Outer", "torch.mv and torch.mm, as PyTorch 0.3's Addr Function",
@@ -114,6 +172,36 @@ UNUSUAL = [
                    "        need_u, need_v = ctx.needs_input_grad\n"
                    "        ctx.save_for_backward(*([u] if need_v else []), *([v] if need_u else []))\n"
                    "        return torch.outer(u, v)")),
+    Unusual("Outer", "setup_context, broadcast forward, grad_v through mT",
+            """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(u, v):
+        return u.unsqueeze(-1) * v.unsqueeze(-2)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, g):
+        u, v = ctx.saved_tensors
+        return (g @ v if ctx.needs_input_grad[0] else None,
+                g.mT @ u if ctx.needs_input_grad[1] else None)
+"""),
+    Unusual("Outer", "tensordot", _outer(
+        READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+        "        return (torch.tensordot(grad_output, v, dims=1) if need_u else None,\n"
+        "                torch.tensordot(u, grad_output, dims=1) if need_v else None)")),
+    # the engine sums a (1, m) gradient down to u's (m,)
+    Unusual("Outer", "grad_u as a (1, m) row, which the engine sums to (m,)", _outer(
+        READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+        "        return ((grad_output @ v)[None] if need_u else None,\n"
+        "                u @ grad_output if need_v else None)")),
+    Unusual("Outer", "saves u.detach() and v.detach(), which autograd still tracks", _outer(
+        READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+        "        return (grad_output @ v if need_u else None, u @ grad_output if need_v else None)",
+        "        ctx.save_for_backward(u.detach(), v.detach())\n        return torch.outer(u, v)")),
 ]
 
 MISTAKES = [
@@ -203,4 +291,49 @@ MISTAKES = [
             _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
                    "        return (v.sum().expand(u.shape) if need_u else None,\n"
                    "                u.sum().expand(v.shape) if need_v else None)")),
+    Mistake("Square", "x kept on the class", "Square's backward used another call's inputs",
+            _square("        Square.saved = x.detach()\n        return x ** 2",
+                    "        return 2 * Square.saved * grad_output"), named=True),
+    Mistake("Square", "x kept in a global", "Square's backward used another call's inputs",
+            "\n_saved = {}\n" + _square("        _saved['x'] = x\n        return x ** 2",
+                                          "        return 2 * _saved['x'] * grad_output")),
+    Mistake("Square", "saves the output, x recovered as sqrt(y)",
+            "Square saved its output y = x ** 2, which has lost the sign of x",
+            _square("        y = x ** 2\n        ctx.save_for_backward(y)\n        return y",
+                    "        y, = ctx.saved_tensors\n        return grad_output * 2 * y.sqrt()"),
+            named=True),
+    Mistake("Square", "2|x|", "your gradient for x has the wrong sign wherever x < 0",
+            _square(SAVE_X, READ_X + "        return grad_output * 2 * x.abs()")),
+    Mistake("WeightedSum", "weights kept on the class",
+            "WeightedSum's backward used another call's inputs",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        WeightedSum.w = (w1, w2)
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * WeightedSum.w[0], g * WeightedSum.w[1], None, None
+""", named=True),
+    # None is not zero to torch.autograd.grad, which then raises for x2
+    Mistake("WeightedSum", "None for a weight of 0",
+            "backward returned None for x2, which requires grad",
+            _weighted("        g1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] and ctx.w1 else None\n"
+                      "        g2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] and ctx.w2 else None\n"
+                      "        return g1, g2, None, None")),
+    Mistake("Outer", "u and v kept on the class", "Outer's backward used another call's inputs",
+            _outer("        u, v = Outer.uv\n        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                u @ grad_output if need_v else None)",
+                   "        Outer.uv = (u, v)\n        ctx.save_for_backward(u, v)\n"
+                   "        return torch.outer(u, v)")),
+    Mistake("Outer", "saves u.data and v.data",
+            "Outer saved a tensor autograd cannot check for in-place changes",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                u @ grad_output if need_v else None)",
+                   "        ctx.save_for_backward(u.data, v.data)\n        return torch.outer(u, v)"),
+            named=True),
 ]
