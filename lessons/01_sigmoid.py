@@ -323,8 +323,8 @@ plt.show()
 #
 # Exercise 1's contract, which the grader checks and nothing more: in float64, values and
 # gradients finite for $|x|$ up to 800, and values accurate **relative to their size** in the
-# left tail, down to $x = -700$ (where $\sigma(x) \approx 10^{-304}$, still a normal
-# float64): $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
+# left tail, down to $x = -708$ (where $\sigma(x) \approx 3.3 \times 10^{-308}$, still a
+# normal float64): $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
 #
 # **Predict, then run.** Put each forward below inside a Function that saves $y$ and whose
 # backward is your derivation from $y$. Which of the four meet the contract? (A forward that
@@ -341,7 +341,7 @@ def forward_meets_contract(formula):
     """Finite at |x| <= 800 and relative error below 1e-6 in the left tail, in float64.
     A backward written from y alone is finite wherever y is, so the values decide."""
     x = torch.linspace(-800, 800, 33, dtype=torch.float64)
-    tail = torch.tensor([-700.0, -300.0, -100.0, -40.0, -20.0], dtype=torch.float64)
+    tail = torch.tensor([-708.0, -300.0, -100.0, -40.0, -20.0], dtype=torch.float64)
     finite = bool(torch.isfinite(formula(x)).all())
     relative = ((formula(tail) - torch.sigmoid(tail)).abs() / torch.sigmoid(tail)).max().item()
     return finite, relative
@@ -492,8 +492,10 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # $m$ a random boolean tensor drawn in forward. Its local derivative is
 # $\partial y_i / \partial x_i = m_i / (1 - p)$: diagonal again, and it depends on the mask
 # alone, not on $x$. Backward must use **the same** mask forward drew, so forward saves it,
-# one byte per element (PyTorch's own `native_dropout` does the same). $p$ is a float: a
-# plain attribute, and `None` as its gradient.
+# one byte per element. (`torch.native_dropout`, which `F.dropout` calls on a GPU, also keeps
+# a bool mask; on CPU, `F.dropout` multiplies by a float mask already scaled by $1/(1 - p)$ and
+# keeps that, 4 bytes per element in float32.) $p$ is a float: a plain attribute, and `None`
+# as its gradient.
 
 # %%
 class Dropout(torch.autograd.Function):
@@ -728,8 +730,9 @@ backward_flow(neuron, names={"x": x, "w": w, "b": b})
 #    memory when the next layer keeps $y$. **Save the input $x$** and compute $\sigma(x)$
 #    again in backward: one more exponential per element, and no special case. Or **save
 #    $\sigma(x)$**, a new float tensor: enough for first derivatives, but lesson 04 shows
-#    that a saved intermediate gives wrong second derivatives. Either of the first two is
-#    right; the grader accepts both. The scale is a float: a plain attribute on `ctx`.
+#    that a saved intermediate gives wrong second derivatives. The first two are right for
+#    every derivative; the grader checks first derivatives only, so it accepts all three. The
+#    scale is a float: a plain attribute on `ctx`, one per call.
 # </details>
 
 # %% [markdown]
@@ -790,45 +793,44 @@ plt.show()
 # %% [markdown]
 # ## Tiny numbers next to 1: `log1p` and `expm1`
 #
-# The sigmoid's left tail failed for formulas that form $1 + (\text{tiny})$ or
-# $1 - (\text{almost } 1)$: float64 keeps about 16 significant digits, so $1 + 10^{-20}$ is
-# exactly $1$, and what made the tiny number tiny is gone before the next operation sees it.
-# Two functions exist for precisely this:
+# The sigmoid's left tail failed for formulas that form $1 - (\text{almost } 1)$. The same
+# loss hides in two everyday expressions with a tiny $u$: $\log(1 + u)$, as in the
+# log-probability $\log(1 - p)$ that a rare event (probability $p$) does not happen, and
+# $e^u - 1$, as in the growth $e^{rt} - 1$ of a small rate $r$ over a short time $t$. Two
+# functions exist for precisely these:
 #
-# - `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$: accurate for tiny $u$,
-#   where $\log(1 + u) \approx u$;
-# - `torch.expm1(u)` computes $e^u - 1$ without subtracting: accurate for tiny $u$, where
-#   $e^u - 1 \approx u$.
+# - `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$;
+# - `torch.expm1(u)` computes $e^u - 1$ without forming $e^u$ and subtracting $1$.
 #
-# They turn up wherever a probability or a rate is small: the chance of at least one event in
-# a short time $t$ at rate $\lambda$ is $1 - e^{-\lambda t}$; the log-probability that a rare
-# event does not happen is $\log(1 - p)$.
-#
-# **Predict, then run.** For $u = 10^{-20}$, what do `torch.log(1 + u)` and
-# `1 - torch.exp(-u)` return? And for $u = 10^{-10}$, how many correct significant digits
-# does `torch.log(1 + u)` keep: about 16, 7, or 0? Write your answers first.
+# **Predict, then run.** float64 keeps about 16 significant digits. For $p = 10^{-20}$, what
+# does `torch.log(1 - p)` return? For $u = 10^{-20}$, what does `torch.exp(u) - 1` return? And
+# for $p = 10^{-10}$, how many correct significant digits does `torch.log(1 - p)` keep: about
+# 16, 7, or 0? Write your answers first.
 
 # %%
-predicted = {"log(1 + u) at u = 1e-20": None, "1 - exp(-u) at u = 1e-20": None,
-             "digits of log(1 + u) at u = 1e-10": None}
+predicted = {"log(1 - p) at p = 1e-20": None, "exp(u) - 1 at u = 1e-20": None,
+             "digits of log(1 - p) at p = 1e-10": None}
 
 # %%
-u = torch.tensor([1e-20, 1e-10, 1e-3], dtype=torch.float64)
-for name, naive, careful in [("log(1 + u)", torch.log(1 + u), torch.log1p(u)),
-                             ("1 - exp(-u)", 1 - torch.exp(-u), -torch.expm1(-u))]:
-    print(f"{name:<12} naive:   {naive.tolist()}\n{'':<12} careful: {careful.tolist()}")
-digits = -torch.log10((torch.log(1 + u[1]) - torch.log1p(u[1])).abs() / u[1]).item()
-compare(predicted, {"log(1 + u) at u = 1e-20": torch.log(1 + u[0]).item(),
-                    "1 - exp(-u) at u = 1e-20": (1 - torch.exp(-u[0])).item(),
-                    "digits of log(1 + u) at u = 1e-10": round(digits)})
+small = torch.tensor([1e-20, 1e-10, 1e-3], dtype=torch.float64)
+for name, naive, careful in [("log(1 - p)", torch.log(1 - small), torch.log1p(-small)),
+                             ("exp(u) - 1", torch.exp(small) - 1, torch.expm1(small))]:
+    print(f"{name:<11} naive:   {naive.tolist()}\n{'':<11} careful: {careful.tolist()}")
+error = (torch.log(1 - small[1]) - torch.log1p(-small[1])).abs() / small[1]
+compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
+                    "exp(u) - 1 at u = 1e-20": (torch.exp(small[0]) - 1).item(),
+                    "digits of log(1 - p) at p = 1e-10": round(-torch.log10(error).item())})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Both naive forms return exactly $0$ at $u = 10^{-20}$, a relative error of 100%; at
-# $u = 10^{-10}$ they keep about 7 digits of 16, because $1 + u$ stored only the first 6 or 7
-# digits of $u$. The careful forms are accurate to the last digit everywhere. Use them when
-# an argument can be tiny; they cost the same as `log` and `exp`.
+# $1 - 10^{-20}$ and $e^{10^{-20}}$ are both exactly $1$ in float64, so both naive forms
+# return exactly $0$ at $10^{-20}$: a relative error of 100%. At $10^{-10}$ they keep about 7
+# digits of 16: $1 - p$ stored only the first 6 or 7 digits of $p$, and whatever comes next
+# cannot recover the rest. The careful forms are accurate to the last digit everywhere. Use
+# them whenever an argument can be tiny; they cost the same as `log` and `exp`. A form that
+# is not literally $\log(1 + u)$ or $e^u - 1$ (a minus sign outside, a $-u$ inside) is still
+# one of them after a line of algebra.
 # </details>
 
 # %% [markdown]
@@ -843,6 +845,7 @@ compare(predicted, {"log(1 + u) at u = 1e-20": torch.log(1 + u[0]).item(),
 # | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
 # | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
 # | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
+# | `ScaledSigmoid.scale = scale` (or a mask) kept on the class | right for one call; once a second call runs forward before the first backward (two heads, two layers), the first gradient uses the second call's scale | `ctx.scale = scale`: every call has its own `ctx` |
 # | returning one gradient from `ScaledSigmoid.backward` | `RuntimeError: returned an incorrect number of gradients` | one value per input: `None` for `scale` |
 #
 # **Common misconceptions.**
@@ -896,9 +899,10 @@ compare(predicted, {"log(1 + u) at u = 1e-20": torch.log(1 + u[0]).item(),
 #
 # <details><summary><b>Hint 3</b> (the tails of the gradient)</summary>
 #
-# In the left tail $y$ is tiny and $1 - e^{-y}$ is the difference of two numbers near $1$;
-# the section above has a function that computes it without the subtraction. In the right
-# tail, $1 - e^{-y}$ is within $10^{-16}$ of $1$ and any form is accurate.
+# In the left tail $y$ is tiny and $1 - e^{-y}$ is the difference of two numbers near $1$.
+# Which of the section's two functions computes it, up to a sign, and at which argument?
+# Where $y \ge 1$, $1 - e^{-y}$ is at least $0.63$, the subtraction loses nothing that
+# matters, and any form is accurate.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Softplus", "solution": true}
