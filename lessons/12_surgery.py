@@ -1233,11 +1233,28 @@ except RuntimeError as error:
     print("torch.autograd.grad fails:", first_line(error))
 else:
     truth = torch.autograd.grad(torch.tanh(2 * weights + shift).sum(), [weights, shift])
-    right = torch.allclose(grad_weights, truth[0]) and torch.allclose(grad_shift, truth[1])
-    print("✓ both gradients, and right: a backward that returns None for an input that "
-          "requires grad reads to autograd.grad as that input not being used" if right else
-          f"both gradients came back, but not the right ones: shift's is {grad_shift.item():.4f}, "
-          f"x's largest error {(grad_weights - truth[0]).abs().max().item():.3g}")
+    returned = []  # what AddOffset.backward itself returns for shift, before the engine sees it
+
+    class Recorded(AddOffset):
+        @staticmethod
+        def backward(ctx, grad_output):
+            grads = AddOffset.backward(ctx, grad_output)
+            returned.append(grads[1])
+            return grads
+
+    torch.autograd.grad(Recorded.apply(2 * weights, shift).sum(), shift, allow_unused=True)
+    if grad_shift is None:
+        print("allow_unused=True silences the error, and shift still gets no gradient")
+    elif not (torch.allclose(grad_weights, truth[0]) and torch.allclose(grad_shift, truth[1])):
+        print(f"both gradients came back, but not the right ones: shift's is "
+              f"{grad_shift.item():.4f}, the truth {truth[1].item():.4f}")
+    elif returned[0].shape != shift.shape:
+        print(f"right values, but backward returned shape {tuple(returned[0].shape)} for shift "
+              "of shape (): the engine summed it for you; return shift's own shape")
+    else:
+        print("✓ both gradients, and right: a backward that returns None for an input that "
+              "requires grad reads to autograd.grad as that input not being used")
+
 
 # %% [markdown]
 # **3. A model that goes `nan`, alone.** A small model with a row-normalising Function in it,
