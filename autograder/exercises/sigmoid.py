@@ -40,19 +40,37 @@ def check_extreme_inputs(function, spec: Spec, device) -> None:
     x = torch.linspace(-800, 800, 33, dtype=torch.float64, device=device)
     inputs = make_inputs({"x": x})
     forward = run_forward(function, spec, inputs)
-    if not torch.isfinite(forward.output).all():
-        raise GradingError(
-            f"{spec.name} returns inf or nan for large |x|: exp(x) overflows for x > 709; "
-            "use exp(-|x|), which is at most 1"
-        )
+    output = forward.output.detach()
+    bad = ~torch.isfinite(output)
+    if bad.any():
+        cause = _overflow_cause(x, bad)
+        raise GradingError(f"{spec.name} returns inf or nan for large |x|{': ' if cause else ''}"
+                           f"{cause} (at x = {x[bad][0].item()!r} it gives "
+                           f"{output[bad][0].item()!r})")
     backward = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
-    if not torch.isfinite(backward.grads[0]).all():
-        raise GradingError(f"{spec.name}'s gradient is inf or nan for large |x|: "
-                           "compute it from the saved output, y * (1 - y)")
+    grad = backward.grads[0]
+    if isinstance(grad, torch.Tensor) and grad.shape == x.shape and not torch.isfinite(grad).all():
+        at = int((~torch.isfinite(grad)).nonzero()[0])
+        raise GradingError(
+            f"{spec.name}'s gradient is {grad[at].item()!r} at x = {x[at].item()!r}, where your "
+            f"output is finite ({output[at].item()!r}): your backward makes it; a derivative "
+            "written in y alone needs no exponential")
     check_values_and_gradients(function, spec, {"x": x})
     covers("|x| up to 800")
     check_tails(function, spec, device)
     covers("left tail")
+
+
+def _overflow_cause(x: torch.Tensor, bad: torch.Tensor) -> str:
+    """Blame an exponential only where every bad value lies past |x| = 709.78, where e^|x|
+    overflows float64, and only on the side(s) where they lie."""
+    if bool((x[bad].abs() <= 709.78).any()):
+        return ""
+    right, left = bool((x[bad] > 0).any()), bool((x[bad] < 0).any())
+    overflow = " and ".join(part for part, side in [("exp(x) overflows for x > 709", right),
+                                                   ("exp(-x) overflows for x < -709", left)]
+                            if side)
+    return f"{overflow}; use exp(-|x|), which is at most 1"
 
 
 # sigma(x) for these x is between 3.3e-308 and 2e-9: tiny, but each a normal float64, held to

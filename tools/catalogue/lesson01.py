@@ -264,6 +264,14 @@ MISTAKES = [
             _softplus(SOFTPLUS_STABLE + "        ctx.save_for_backward(x)\n        return y",
                       "        x, = ctx.saved_tensors\n        return grad_output * torch.sigmoid(x)"),
             named=True),
+    Mistake("MySigmoid", "1 - e / (1 + e) with e = exp(-x): inf / inf on the left",
+            "MySigmoid returns inf or nan for large |x|: exp(-x) overflows for x < -709",
+            _sigmoid("        e = torch.exp(-x)\n        y = 1 - e / (1 + e)\n" + SAVE_Y, FROM_Y)),
+    Mistake("MySigmoid", "backward through logit(y): inf / inf where y is 0",
+            "MySigmoid's gradient is nan at x = -800.0, where your output is finite (0.0)",
+            _sigmoid(STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n"
+                     "        e = torch.exp(-torch.logit(y))\n"
+                     "        return grad_output * e / (1 + e) ** 2")),
     Mistake("MySigmoid", "(1 + tanh(x / 2)) / 2", "(1 + tanh(x / 2)) / 2 cancels to 0 there",
             _sigmoid("        y = (1 + torch.tanh(x / 2)) / 2\n" + SAVE_Y, FROM_Y), named=True),
     Mistake("MySigmoid", "1 - sigmoid(-x)", "(or 1 - sigmoid(-x), the same subtraction)",
