@@ -547,8 +547,14 @@ print("\n".join(log))
 
 # %% [markdown]
 # The first layer reports `grad_input` as `None`: its input, the data, needs no gradient, and
-# PyTorch warns that its hook fired with nothing to report for the inputs. The view at the end of the lesson keeps such a log for you, with reversal and clipping switched
-# on and off.
+# PyTorch warns that its hook fired with nothing to report for the inputs. The view at the
+# end of the lesson keeps such a log for you, with reversal and clipping switched on and off.
+#
+# Two catches with module hooks. A full backward hook is set up when the module runs forward,
+# so it must be registered **before** the forward it should watch. And it passes the module's
+# outputs through a Function of its own, so an in-place op straight after the module
+# (`nn.ReLU(inplace=True)`) fails in forward: "Output 0 of BackwardHookFunction is a view and
+# is being modified inplace".
 #
 # ## Locating a NaN: `torch.autograd.detect_anomaly`
 #
@@ -1534,7 +1540,9 @@ print("from the two Gram matrices:    ", grams)
 # `grad_output` bounds what one sample contributes, which clipping the parameters cannot. Such
 # Functions are checked against the gradient they are meant to return, not by gradcheck. To
 # find a wrong gradient: gradcheck's report names the input; tensor and module hooks show
-# where a gradient changes (remove them after); anomaly mode names the backward node that made
-# a `nan` and the forward line behind it. And gradcheck is blind to writes into
+# where a gradient changes (a module hook registered before the forward, both removed after);
+# anomaly mode names the backward node that made a `nan` (not an `inf`) and the forward line
+# behind it; the two classic errors name a graph freed by an earlier backward and an input
+# whose gradient never arrived. And gradcheck is blind to writes into
 # `grad_output`, tensors on `ctx` and wasted work, which is why this course checks them
 # separately.
