@@ -44,6 +44,21 @@ from widgets import ste_explorer
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
 
+
+def compare(what, predicted, observed):
+    """Print a prediction beside what PyTorch did, with ✓ or ✗ (numbers to 1e-6)."""
+    if predicted is None:
+        print(f"{what}: no prediction written (PyTorch: {observed!r})")
+        return
+    if isinstance(observed, set):
+        same = set(predicted) == observed
+    elif isinstance(observed, list):
+        same = len(predicted) == len(observed) and all(
+            math.isclose(p, o, abs_tol=1e-6) for p, o in zip(predicted, observed))
+    else:
+        same = math.isclose(predicted, observed, abs_tol=1e-6)
+    print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}", "✓" if same else "✗")
+
 # %% [markdown]
 # ## The problem: a gradient of zeros
 #
@@ -106,14 +121,17 @@ predicted_clamp_at_1 = None     # 0, 1 or 0.5: d clamp(x, -1, 1)/dx at x = 1
 
 # %%
 x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
-F.hardtanh(x).sum().backward()
 print("x                     :", x.detach())
-print("d hardtanh(x)/dx      :", x.grad)
-x.grad = None
-torch.clamp(x, -1, 1).sum().backward()
-print("d clamp(x, -1, 1)/dx  :", x.grad)
-print("your predictions at x = 1: hardtanh", predicted_hardtanh_at_1, "| clamp",
-      predicted_clamp_at_1)
+at_1 = {}
+for name, clip, predicted in [("hardtanh(x)", F.hardtanh, predicted_hardtanh_at_1),
+                              ("clamp(x, -1, 1)", lambda t: torch.clamp(t, -1, 1),
+                               predicted_clamp_at_1)]:
+    x.grad = None
+    clip(x).sum().backward()
+    print(f"d {name}/dx".ljust(22) + ":", x.grad)
+    at_1[name] = (predicted, x.grad[3].item())
+for name, (predicted, observed) in at_1.items():
+    compare(f"d {name}/dx at x = 1", predicted, observed)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -125,20 +143,22 @@ print("your predictions at x = 1: hardtanh", predicted_hardtanh_at_1, "| clamp",
 # Neither returns $\tfrac12$.
 # </details>
 #
-# Lesson 01's `HardClip` used hardtanh's convention, $\mathbb{1}[\,|x| < 1\,]$. The clipped
-# STE in this lesson uses clamp's, $\mathbb{1}[\,|x| \le 1\,]$, which lets the gradient pass
-# at the boundary, and the exercise asks for exactly that. Neither is more correct; a
-# boundary convention only has to be stated and tested.
+# The clipped STE in this lesson uses clamp's convention, $\mathbb{1}[\,|x| \le 1\,]$, which
+# lets the gradient pass at the boundary, and the exercise asks for exactly that; hardtanh's
+# would be $\mathbb{1}[\,|x| < 1\,]$. Neither is more correct; a boundary convention only has
+# to be stated and tested.
 
 # %%
 xs = torch.linspace(-2.5, 2.5, 501)
+leaf = xs.clone().requires_grad_()
+torch.clamp(leaf, -1, 1).sum().backward()  # the clipped surrogate is clamp's derivative
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
 for ax, (name, forward) in zip(axes, [("sign", torch.sign), ("round", torch.round)]):
     ax.plot(xs, forward(xs), lw=2, label=f"forward: {name}(x)")
     ax.plot(xs, torch.zeros_like(xs), "k--", lw=1, label="true derivative: 0")
     ax.plot(xs, torch.ones_like(xs), lw=3, alpha=0.5, label="identity surrogate: 1")
     if name == "sign":
-        ax.plot(xs, (xs.abs() <= 1).float(), ":", lw=2, label="clipped surrogate: |x| ≤ 1")
+        ax.plot(xs, leaf.grad, ":", lw=2, label="clipped surrogate: |x| ≤ 1")
     ax.set_title(f"{name}: forward and surrogate gradients")
     ax.set_xlabel("x")
     ax.legend(fontsize=8, loc="upper left")
@@ -367,8 +387,8 @@ plt.show()
 #
 # It is often written `x + (q(x) - x).detach()` (`F.gumbel_softmax(hard=True)` writes it
 # `y_hard - y_soft.detach() + y_soft`). Its value is computed as $(q(x) - x) + x$, and that is
-# $q(x)$ exactly for `round` everywhere, and for `sign` whenever $|x| \le 2^{24}$ in float32
-# ($2^{53}$ in float64), as a sweep over every float32 in that range confirms; for
+# $q(x)$ exactly for `round` at every finite $x$, and for `sign` whenever $|x| \le 2^{24}$ in
+# float32 ($2^{53}$ in float64), as a sweep over every float32 in that range confirms; for
 # `gumbel_softmax`, whose `y_soft` lies in $[0, 1]$, it is always exact. Only beyond those
 # magnitudes, where the spacing between floats exceeds 1, does $1 - x$ round: in float64
 # $(\operatorname{sign}(x) - x) + x$ is $0$ at $x = 10^{17}$. The brackets matter in the same
@@ -422,8 +442,7 @@ predicted_at_3e7 = None  # a number
 # %%
 for value, predicted in ((1e7, predicted_at_1e7), (3e7, predicted_at_3e7)):
     x = torch.tensor(value)  # float32
-    print(f"x = {value:.0e}: (sign(x) - x) + x =", (x + (torch.sign(x) - x)).item(),
-          f"  you predicted {predicted}")
+    compare(f"x = {value:.0e}: (sign(x) - x) + x", predicted, (x + (torch.sign(x) - x)).item())
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -453,7 +472,7 @@ for value, predicted in ((1e7, predicted_at_1e7), (3e7, predicted_at_3e7)):
 # Write your answer below, then run the experiment.
 
 # %%
-predicted_learning_parameters = None  # e.g. {"W1", "b1", "w2", "b2"}
+predicted_learning_parameters = None  # a set of names, from {"W1", "b1", "w2", "b2"}
 
 # %% tags=["skip-when-grading"]
 def xor_data(n=512, seed=0):
@@ -476,6 +495,9 @@ def train_binarised(quantise, points, labels, hidden=64, steps=200, lr=0.01, see
         h = quantise(inputs @ w1.T + b1)
         return h @ quantise(w2) / math.sqrt(hidden) + b2
 
+    F.binary_cross_entropy_with_logits(model(points), labels).backward()  # the first step's
+    model.receive = {name for name, p in zip(("W1", "b1", "w2", "b2"), (w1, b1, w2, b2))
+                     if p.grad.any()}  # parameters with a non-zero gradient
     losses = []
     for _ in range(steps):
         loss = F.binary_cross_entropy_with_logits(model(points), labels)
@@ -510,7 +532,10 @@ axes[1].imshow(decision, origin="lower", extent=(-1, 1, -1, 1), cmap="coolwarm",
 axes[1].scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", s=6)
 axes[1].set_title("Decision regions, SignClippedSTE")
 plt.show()
-print("you predicted that these learn with the true gradient:", predicted_learning_parameters)
+for name, (losses, model) in results.items():
+    print(f"{name:27s} non-zero gradient at the first step: {sorted(model.receive)}")
+compare("learn with the true gradient", predicted_learning_parameters,
+        results["true gradient (torch.sign)"][1].receive)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -595,42 +620,63 @@ plt.show()
 # 1. Take one element with $q_\text{min} \le v_i \le q_\text{max}$. With round's surrogate, what
 #    is $\partial y_i/\partial x_i$? And for $v_i < q_\text{min}$, or $v_i > q_\text{max}$?
 # 2. Same three cases for $\partial y_i/\partial s$. Inside the clip $s$ appears twice, in $v_i$
-#    and as the factor: use the product rule.
+#    and as the factor. Which of the two does round's surrogate touch?
 # 3. Every $y_i$ depends on the one $s$. What is $\partial L/\partial s$ in terms of the $g_i$,
 #    and what shape does it have?
 # 4. What must forward save, and what can be a plain `ctx` attribute?
 # 5. Try it on numbers: $s = 0.5$, $q_\text{min} = -4$, $q_\text{max} = 3$ and
-#    $x = (0.7, -3.0, 1.8)$. Write down $y$, $\partial y_i/\partial x_i$ and
-#    $\partial y_i/\partial s$ for each element.
+#    $x = (0.7, -3.0, 1.8)$. Write $y$, $\partial y_i/\partial x_i$ and
+#    $\partial y_i/\partial s$ for each element into the cell below; after your `FakeQuantize`
+#    passes its self-check, a cell compares them with what it computes.
 #
 # One place is left open on purpose. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside
 # the clip, but $\operatorname{round}(v) = 3$ is inside. In this **half-step band** at each
 # edge either convention is accepted: judge "inside" on $v$, or on $\operatorname{round}(v)$.
 # Pick one.
 #
+# <details><summary><b>Hint 1</b>: the gradient for x</summary>
+#
+# Inside the clip, $y_i = \operatorname{round}(x_i/s)\, s$. The chain rule through
+# $v_i = x_i/s$ gives a factor $1/s$; with round's derivative taken as 1, what does the outer
+# factor $s$ do to it? Outside the clip, $y_i$ is $q_\text{min}\, s$ or $q_\text{max}\, s$:
+# does $x_i$ appear in it at all?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the gradient for s, the one step that needs care</summary>
+#
+# Inside, by the product rule,
+# $\dfrac{\partial y_i}{\partial s} = \operatorname{round}(v_i) \cdot 1
+#   + s\, \dfrac{\partial \operatorname{round}(v_i)}{\partial v_i}\,
+#   \dfrac{\partial v_i}{\partial s}$, with $\dfrac{\partial v_i}{\partial s} =
+#   -\dfrac{x_i}{s^2}$. The surrogate replaces only $\partial \operatorname{round}/\partial v$,
+# never the value $\operatorname{round}(v_i)$ in the first term. Simplify what is left in terms
+# of $v_i$. Outside, differentiate $q_\text{min}\, s$ (or $q_\text{max}\, s$).
+# </details>
+#
 # <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
 #
-# 1. Inside: $\partial y_i/\partial x_i = s \cdot 1 \cdot \frac{1}{s} = 1$. Outside, $y_i$ is
-#    the constant $q_\text{min} s$ or $q_\text{max} s$: 0. So `grad_x` is `grad_output` inside
-#    the clip and 0 outside, a clipped STE on $v$.
-# 2. Inside, $y_i = \operatorname{round}(x_i/s)\, s$, so
-#    $\partial y_i/\partial s = \operatorname{round}(v_i) + s \cdot 1 \cdot \big(-x_i/s^2\big)
-#    = \operatorname{round}(v_i) - v_i$: the rounding error in units of $s$. Below the clip
-#    $y_i = q_\text{min}\, s$, so the derivative is $q_\text{min}$; above, $q_\text{max}$.
-# 3. $\partial L/\partial s = \sum_i g_i\, \partial y_i/\partial s$, summed over every
-#    element: a 0-d tensor, like `scale`. (Return the unsummed products, shaped like `x`, and
-#    the engine sums them for you, since `scale`'s shape broadcasts to theirs; summing
-#    yourself says what you mean.)
+# 1. Inside, $\partial y_i/\partial x_i = s \cdot 1 \cdot \frac{1}{s} = 1$; outside, 0: a
+#    clipped STE on $v$.
+# 2. Inside, $\partial y_i/\partial s = \operatorname{round}(v_i) - v_i$, the rounding error in
+#    units of $s$; below the clip $q_\text{min}$, above it $q_\text{max}$.
+# 3. $\partial L/\partial s = \sum_i g_i\, \partial y_i/\partial s$ over every element: a 0-d
+#    tensor, like `scale`. (Return the unsummed products, shaped like `x`, and the engine sums
+#    them for you, since `scale`'s shape broadcasts to theirs; summing yourself says what you
+#    mean. With a per-channel scale of shape `(C, 1)`, as LSQ uses for weights, the same sum
+#    runs over every axis but the channel's.)
 # 4. Save `x` and `scale` with `save_for_backward` (inputs; $v$ and $\operatorname{round}(v)$
 #    are cheap to recompute); keep `qmin` and `qmax` as plain attributes.
-# 5. $v = (1.4, -6, 3.6)$, $\operatorname{round}(v) = (1, -6, 4)$, so $y = (0.5, -2, 1.5)$;
-#    $\partial y/\partial x = (1, 0, 0)$; $\partial y/\partial s = (1 - 1.4, -4, 3) =
-#    (-0.4, -4, 3)$.
 #
 # Inside, $\operatorname{round}(v) - v$ lies in $[-\tfrac12, \tfrac12]$ and pulls $s$ towards
 # a step that fits the values it rounds; the clipped elements push $s$ up, so that the grid
 # reaches them. That balance is what lets the step find its size.
 # </details>
+
+# %%
+# question 5, before you write FakeQuantize: s = 0.5, qmin = -4, qmax = 3, x = (0.7, -3.0, 1.8)
+predicted_y = None      # three numbers
+predicted_dy_dx = None  # three numbers
+predicted_dy_ds = None  # three numbers
 
 # %% nbgrader={"grade_id": "answer_FakeQuantize", "solution": true}
 class FakeQuantize(torch.autograd.Function):
@@ -667,6 +713,36 @@ from autograder import grade; grade("FakeQuantize", FakeQuantize)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# Your numbers for question 5 against your `FakeQuantize`, one element at a time; and, beside
+# them, the derivative for $s$ that central differences measure on the forward.
+
+# %%
+x5 = torch.tensor([0.7, -3.0, 1.8], dtype=torch.float64)
+s5 = torch.tensor(0.5, dtype=torch.float64)
+y5, dy_dx, dy_ds = [], [], []
+for i in range(3):
+    point, step = x5[i].clone().requires_grad_(), s5.clone().requires_grad_()
+    output = FakeQuantize.apply(point, step, -4, 3)
+    grad_point, grad_step = torch.autograd.grad(output, (point, step))
+    y5.append(round(output.item(), 6))
+    dy_dx.append(round(grad_point.item(), 6))
+    dy_ds.append(round(grad_step.item(), 6))
+compare("y", predicted_y, y5)
+compare("dy/dx", predicted_dy_dx, dy_dx)
+compare("dy/ds", predicted_dy_ds, dy_ds)
+h = 1e-6
+central = (FakeQuantize.apply(x5, s5 + h, -4, 3) - FakeQuantize.apply(x5, s5 - h, -4, 3)) / (2 * h)
+print("dy/ds by central differences:", [round(value, 6) for value in central.tolist()])
+
+# %% [markdown]
+# Central differences agree with your gradient for $s$ on the two clipped elements, not on the
+# one inside: there they hold $\operatorname{round}(v)$ constant, as it locally is, and measure
+# $\operatorname{round}(v) = 1$ where the contract asks for $1 - 1.4 = -0.4$. So LSQ's gradient
+# for the step is a surrogate too, and `gradcheck` rejects it for `scale` as it rejects
+# `SignSTE` for `x`. The $-v$ comes from passing round straight through and nothing else; it is
+# what lets the rounding error, not only the clipping, move the step.
+
+# %% [markdown]
 # Your `FakeQuantize` on a line of inputs, with $s = 0.5$ and 3-bit codes: the staircase, the
 # gradient for $x$ your backward returns, and each element's contribution to the gradient for
 # $s$ (one backward per point, so that the sum has a single term).
@@ -699,7 +775,7 @@ plt.show()
 # them below, then run the cell after.
 
 # %%
-predicted_differ_at = None  # e.g. [3.6]
+predicted_differ_at = None  # a list of x values ([] for none)
 
 # %%
 x = torch.tensor([-4.4, -4.0, 0.3, 3.2, 3.6], requires_grad=True)
@@ -710,7 +786,8 @@ theirs = torch.autograd.grad(torch._fake_quantize_learnable_per_tensor_affine(
 print("gradient for x, yours: ", mine[0].tolist())
 print("gradient for x, torch's:", theirs[0].tolist())
 print(f"gradient for s, yours: {mine[1].item():.3f}   torch's: {theirs[1].item():.3f}")
-print("you predicted they differ at", predicted_differ_at)
+differ = {round(value, 1) for value, a, b in zip(x.tolist(), mine[0], theirs[0]) if a != b}
+compare("the gradients for x differ at", predicted_differ_at, differ)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -770,7 +847,9 @@ plt.show()
 # from growing further. LSQ also multiplies the gradient for $s$ by
 # $1/\sqrt{N q_\text{max}}$ ($N$ the number of quantised values) to keep its updates in scale
 # with the weights'; Adam's per-parameter normalisation does a similar job here, and this
-# exercise leaves the factor out.
+# exercise leaves the factor out. PyTorch's own LSQ module,
+# `torch.ao.quantization._learnable_fake_quantize._LearnableFakeQuantize`, applies it when built
+# with `use_grad_scaling=True` (as `1 / sqrt(X.numel() * quant_max)`), and otherwise passes 1.
 
 # %% [markdown]
 # ## Common mistakes
@@ -788,9 +867,10 @@ plt.show()
 # | `torch.tanh(k * x)` in forward | the forward is no longer binary | exact quantiser forward, surrogate in backward only |
 # | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
 # | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
-# | a straight-through softmax whose backward returns `grad_output` | skips the softmax's Jacobian | the vector-Jacobian product of the softmax, divided by $\tau$ |
 # | gradient for `scale` of `round(v)` inside the clip | round held constant: the rounding error's `- v` is lost | `round(v) - v` inside |
 # | gradient for `scale` of 0 where the clip is active | clipped values never push the step up | `qmin` below, `qmax` above |
+# | gradient for `scale` of $-v$ inside the clip | the product rule's other term, from the factor $s$, is lost | differentiate both places $s$ appears |
+# | `.mean()` for the gradient of `scale` | every output depends on the one step: the chain rule sums | `.sum()` |
 # | gradient for `x` of `grad_output / scale` | the `1/s` of $v$ and the factor $s$ cancel | `grad_output` inside the clip |
 #
 # ## Common misconceptions
@@ -940,6 +1020,37 @@ self_check("StraightThroughSoftmax", StraightThroughSoftmax)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSoftmax)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# Your `StraightThroughSoftmax` as a Jacobian, for one row of six logits at $\tau = 0.5$: entry
+# $(j, i)$ is the gradient for logit $i$ when `grad_output` is 1 at output $j$ (one backward per
+# row), beside the softmax's own (autograd through `torch.softmax`) and the identity's, which a
+# `grad_output`-returning backward uses.
+
+# %%
+logits6 = torch.tensor([1.2, -0.3, 0.4, 2.0, -1.1, 0.0], dtype=torch.float64)
+
+
+def jacobian_by_rows(function):
+    """Row j: the gradient for the logits when grad_output is the j-th unit vector."""
+    leaf = logits6.clone().requires_grad_()
+    output = function(leaf)
+    return torch.stack([torch.autograd.grad(output, leaf, unit, retain_graph=True)[0]
+                        for unit in torch.eye(6, dtype=torch.float64)])
+
+
+panels = {"yours": jacobian_by_rows(lambda z: StraightThroughSoftmax.apply(z, 0.5)),
+          "softmax(logits / τ)": jacobian_by_rows(lambda z: torch.softmax(z / 0.5, dim=-1)),
+          "identity": torch.eye(6, dtype=torch.float64)}
+limit = max(panel.abs().max().item() for panel in panels.values())
+fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
+for ax, (name, panel) in zip(axes, panels.items()):
+    image = ax.imshow(panel, cmap="coolwarm", vmin=-limit, vmax=limit)
+    ax.set(title=name, xlabel="logit i", ylabel="output j")
+fig.colorbar(image, ax=axes, shrink=0.8)
+plt.show()
+print("yours matches the softmax's:", torch.allclose(panels["yours"], panels["softmax(logits / τ)"]),
+      "| its rows sum to", [round(v, 6) + 0.0 for v in panels["yours"].sum(dim=1).tolist()])
 
 # %% [markdown]
 # ## Summary
