@@ -346,8 +346,8 @@ except GradcheckError as error:
 #    globals are shared by every call, so a second call made before the first one's backward
 #    would overwrite what the first one kept there.
 # 3. **`ctx.needs_input_grad`** is a tuple of booleans, one per forward input, in the same
-#    order: entry `i` is `True` when input `i` requires grad. Backward can skip the work for
-#    an input whose entry is `False` and return `None` in its place.
+#    order: entry `i` says whether input `i` needs a gradient (PyTorch's words). Backward can
+#    skip the work for an input whose entry is `False` and return `None` in its place.
 #
 # Why the difference in rule 2? A tensor that goes through `save_for_backward` is guarded: if
 # it is modified in place before backward runs, backward raises an error instead of computing
@@ -701,5 +701,7 @@ jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.flo
 # A `Function` is a pair of static methods joined by `ctx`. `backward` receives
 # `grad_output` and returns one gradient (or `None`) per forward input: the vector-Jacobian
 # product, derived one index at a time, never built as a matrix. `gradcheck` in float64 is
-# your first test. Next lesson: which tensors to save, and a sigmoid that stays finite at
+# your first test: `torch.autograd.gradcheck(MyFunction.apply, (x,))` with `x` a float64
+# tensor that requires grad, and a `lambda` around `apply` to fix the arguments that are not
+# tensors, as for `OuterSum`. Next lesson: which tensors to save, and a sigmoid that stays finite at
 # $x = \pm 800$.
