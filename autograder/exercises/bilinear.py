@@ -4,12 +4,14 @@ import itertools
 
 import torch
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, reference_gradients, run_backward,
                       run_forward)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient
+from ..errors import GradingError
 from ..exercise import Exercise, sample
 
 LATER_IN_LESSON = True
@@ -33,6 +35,64 @@ def bilinear_values(leading, n1, n2, device, *, bias=True, seed=0) -> dict:
     return values
 
 
+# ops that read a tensor's shape, dtype or device, never its values
+_SHAPE_ONLY = frozenset({"empty_like", "zeros_like", "ones_like", "full_like", "new_empty",
+                         "new_empty_strided", "new_zeros", "new_ones", "new_full", "sym_size",
+                         "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous",
+                         "is_same_size"})
+
+
+class ReadsOf(TorchDispatchMode):
+    """The ops run inside the block that read the values of the watched tensors, or of any
+    view of their memory (a view itself reads nothing), as (name, op) pairs."""
+
+    def __init__(self, watched: dict):
+        super().__init__()
+        self.watched = {t.untyped_storage().data_ptr(): n for n, t in watched.items()}
+        self.reads: list[tuple[str, str]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        op = func.overloadpacket.__name__
+        if not func.is_view and op not in _SHAPE_ONLY:
+            for value in (*args, *kwargs.values()):
+                for tensor in value if isinstance(value, (list, tuple)) else (value,):
+                    if isinstance(tensor, torch.Tensor):
+                        name = self.watched.get(tensor.untyped_storage().data_ptr())
+                        if name is not None:
+                            self.reads.append((name, op))
+        return func(*args, **kwargs)
+
+
+def backward_reading(spec: Spec, inputs: dict, output, grad_output, needs: dict):
+    """run_backward, watching the inputs whose values no wanted gradient depends on (``needs``:
+    each input's gradient -> the inputs its formula reads). Returns (trace, unneeded reads)."""
+    wanted = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
+    allowed = set().union(*(needs[n] for n in wanted))
+    watched = {n: v for n, v in inputs.items() if isinstance(v, torch.Tensor) and n not in allowed}
+    with ReadsOf(watched) as reads:
+        backward = run_backward(spec, output, inputs, grad_output)
+    return backward, reads.reads
+
+
+def raise_unneeded_read(spec: Spec, inputs: dict, backward, reads: list) -> None:
+    """Name the first read of an input that no gradient asked for depends on: a backward that
+    writes its gradients by hand did work for one nobody needs, however it wrote the products
+    (FLOP counts see matmuls only). One that asks autograd (a recomputed forward) is left to the
+    checks on what it returns."""
+    if not reads or backward.reentered_autograd:
+        return
+    name, op = reads[0]
+    wanted = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
+    entries = " and ".join(f"entry {list(inputs).index(n)} ({n})" for n in wanted)
+    raise GradingError(
+        f"{spec.name}.backward used the values of {name} (in aten.{op}) when only "
+        f"{' and '.join(wanted)} {'requires' if len(wanted) == 1 else 'require'} grad, yet no "
+        f"gradient asked for depends on {name}'s values: compute each gradient only when its own "
+        f"entry of ctx.needs_input_grad is True; here only {entries} "
+        f"{'is' if len(wanted) == 1 else 'are'}")
+
+
 def check_noncontiguous_grad_output(function, spec: Spec, values: dict) -> None:
     """autograd may hand backward a grad_output that is not contiguous (a transpose's
     gradient is one): every gradient must still be right. ``.view`` raises on it."""
@@ -49,9 +109,29 @@ def check_noncontiguous_grad_output(function, spec: Spec, values: dict) -> None:
     covers("non-contiguous grad_output")
 
 
+# the inputs each gradient's formula reads (besides grad_output)
+NEEDS = {"x1": {"weight", "x2"}, "x2": {"x1", "weight"}, "weight": {"x1", "x2"}, "bias": set()}
+
+
+def check_computes_only_what_is_needed(function, spec: Spec, values: dict) -> None:
+    """Each input alone requiring grad: backward may read only what that gradient needs. An
+    answer that computes all four gradients and returns None for three returns the right
+    thing; only what it reads shows the work."""
+    for name in values:
+        inputs = make_inputs(values, requires_grad={name})
+        forward = run_forward(function, spec, inputs)
+        backward, reads = backward_reading(spec, inputs, forward.output,
+                                           torch.ones_like(forward.output), NEEDS)
+        with case(f"{name} alone requiring grad"):
+            raise_unneeded_read(spec, inputs, backward, reads)
+
+
 def bilinear_full(Bilinear, device) -> None:
     function = check_is_function(Bilinear, BILINEAR)
-    cases = itertools.product(FEATURES, LEADING_SHAPES, (True, False))
+    # every leading shape, with and without a bias, for n1 != n2; n1 == n2 (where a weight read
+    # as (out, n2, n1) runs) needs one case only
+    cases = [*itertools.product(FEATURES[:1], LEADING_SHAPES, (True, False)),
+             (FEATURES[1], LEADING_SHAPES[1], False)]
     for seed, ((n1, n2), leading, bias) in enumerate(cases):
         values = bilinear_values(leading, n1, n2, device, bias=bias, seed=seed)
         with case(f"x1 of shape {(*leading, n1)}, x2 of shape {(*leading, n2)}, "
@@ -67,6 +147,7 @@ def bilinear_full(Bilinear, device) -> None:
         check_each_input_alone(function, BILINEAR,
                                bilinear_values((5,), 3, 2, device, bias=bias),
                                frozen_get_none=True)
+    check_computes_only_what_is_needed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     covers("each gradient only when needed")
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
 

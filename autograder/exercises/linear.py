@@ -12,7 +12,7 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
 from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .bilinear import check_noncontiguous_grad_output
+from .bilinear import backward_reading, check_noncontiguous_grad_output, raise_unneeded_read
 
 IN_FEATURES, OUT_FEATURES = 3, 4
 LEADING_SHAPES = [(), (5,), (2, 5), (2, 1, 3)]
@@ -56,8 +56,13 @@ def check_grad_x_formula(function, spec: Spec, device) -> None:
         )
 
 
+# the inputs each gradient's formula reads (besides grad_output and, fused, the mask)
+NEEDS = {"x": {"weight"}, "weight": {"x"}, "bias": set()}
+
+
 def check_needs_input_grad(function, spec: Spec, device) -> None:
-    """Backward must skip every matmul whose gradient nobody asked for (counted in FLOPs)."""
+    """Backward must skip every matmul whose gradient nobody asked for (counted in FLOPs), and
+    read no input that no wanted gradient depends on (products written without a matmul)."""
     values = linear_values((6,), device)
     matmul_flops = 2 * 6 * IN_FEATURES * OUT_FEATURES
     for count in (1, 2):
@@ -65,7 +70,11 @@ def check_needs_input_grad(function, spec: Spec, device) -> None:
             inputs = make_inputs(values, requires_grad=set(wanted))
             forward = run_forward(function, spec, inputs)
             grad_output = torch.ones_like(forward.output)
-            backward = run_backward(spec, forward.output, inputs, grad_output)
+            if count == 1:  # one input alone: every other input's values are unneeded
+                backward, reads = backward_reading(spec, inputs, forward.output, grad_output,
+                                                   NEEDS)
+            else:
+                backward, reads = run_backward(spec, forward.output, inputs, grad_output), []
             needed = matmul_flops * len({"x", "weight"} & set(wanted))
             # grad_bias may be a matmul too (grad_output.new_ones(rows) @ grad_output)
             allowed = needed + (2 * 6 * OUT_FEATURES if "bias" in wanted else 0)
@@ -77,6 +86,8 @@ def check_needs_input_grad(function, spec: Spec, device) -> None:
                     f"backward did {backward.flops} FLOPs where {needed} suffice: {flags}, "
                     f"so skip {' and '.join('grad_' + n for n in skipped)}"
                 )
+            with case(f"only {' and '.join(wanted)} requiring grad"):
+                raise_unneeded_read(spec, inputs, backward, reads)
 
 
 def _values_and_gradients(function, spec: Spec, values: dict, device):
@@ -121,10 +132,11 @@ def check_shapes_and_bias(function, spec: Spec, device, *, fused: bool) -> None:
         covers("saves a boolean mask")
 
 
-def check_each_alone(function, spec: Spec, device, *, frozen_get_none: bool) -> None:
+def check_each_alone(function, spec: Spec, device, *, frozen_get_none: bool,
+                     biases=(True, False)) -> None:
     """Each of x, weight and bias as the only input that requires grad, then x and weight
     without a bias."""
-    for bias in (True, False):
+    for bias in biases:
         check_each_input_alone(function, spec, linear_values((2, 5), device, bias=bias),
                                frozen_get_none=frozen_get_none)
 
@@ -136,7 +148,8 @@ def my_linear_full(MyLinearFunction, device) -> None:
     check_values_and_gradients(function, MY_LINEAR,
                                linear_values((5,), device, dtype=torch.float32),
                                rtol=1e-4, atol=1e-5)
-    check_each_alone(function, MY_LINEAR, device, frozen_get_none=False)  # names a gate slip
+    # names a gate slip before the FLOP count; the pass after it tries bias=None too
+    check_each_alone(function, MY_LINEAR, device, frozen_get_none=False, biases=(True,))
     check_needs_input_grad(function, MY_LINEAR, device)  # names the matmuls to skip
     check_each_alone(function, MY_LINEAR, device, frozen_get_none=True)
     covers("skips every unneeded matmul")
@@ -148,8 +161,10 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
     output_shape = tuple(forward.output.shape)
     masks = [s for s in forward.saved  # flattened to (rows, out) is fine too
              if s.dtype == torch.bool and math.prod(s.shape) == math.prod(output_shape)]
+    # the float pre-activation or output, in any shape; a float copy of something else (a
+    # contiguous weight.T) is not what the contract forbids
     floats = [s for s in forward.saved if s.role in ("intermediate", "output")
-              and s.dtype.is_floating_point]
+              and s.dtype.is_floating_point and math.prod(s.shape) == math.prod(output_shape)]
     if floats:
         what = floats[0]
         raise GradingError(
@@ -157,6 +172,12 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             f"{what.shape} ({what.nbytes} bytes): save the boolean mask (pre-activation > 0) "
             f"instead, {math.prod(output_shape)} bytes"
         )
+    integers = [s for s in forward.saved if s.role == "intermediate"
+                and math.prod(s.shape) == math.prod(output_shape)]
+    if not masks and integers:
+        raise GradingError(
+            f"{spec.name} saved a {str(integers[0].dtype).removeprefix('torch.')} mask: save it "
+            "as a boolean tensor, pre_activation > 0, as the exercise asks (a bool is one byte too)")
     if not masks:
         raise GradingError(
             f"{spec.name} saved no boolean mask of the output's shape: "

@@ -241,3 +241,95 @@ MISTAKES = [
             _fused(FUSED_READ + FUSED_RETURN.replace("ctx.needs_input_grad[0]",
                                                      "ctx.needs_input_grad[1]")), named=True),
 ]
+
+# Answers from the 2026-11 review: products written without a matmul (which no FLOP count
+# sees), tensors saved only for the gradients that will be wanted, and a float copy that is not
+# the pre-activation.
+_F_LINEAR = ("        ctx.save_for_backward(x, weight)\n"
+             "        ctx.has_bias = bias is not None\n"
+             "        return F.linear(x, weight, bias)")
+_BROADCAST = ("        gx = (grad_output.unsqueeze(-1) * weight).sum(-2)\n"
+              "        gw = (grad_output.unsqueeze(-1) * x.unsqueeze(-2)).reshape(-1, *weight.shape)"
+              ".sum(0)\n")
+
+UNUSUAL += [
+    Unusual("MyLinearFunction", "saves only what the wanted gradients read, unflattened einsum",
+            _linear("        x, weight = ctx.saved_tensors\n        n = ctx.needs_input_grad\n"
+                    "        gx = grad_output @ weight if n[0] else None\n"
+                    "        gw = torch.einsum('...o,...i->oi', grad_output, x) if n[1] else None\n"
+                    "        gb = torch.einsum('...o->o', grad_output) if ctx.has_bias and n[2] "
+                    "else None\n        return gx, gw, gb",
+                    "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"
+                    "                              weight if ctx.needs_input_grad[0] else None)\n"
+                    "        ctx.has_bias = bias is not None\n"
+                    "        return F.linear(x, weight, bias)")),
+    Unusual("MyLinearFunction", "one product [x, 1] for weight and bias together",
+            _linear(FLAT + "        n = ctx.needs_input_grad\n"
+                    "        grad_x = grad_output @ weight if n[0] else None\n"
+                    "        grad_weight = grad_bias = None\n"
+                    "        if ctx.has_bias and n[1] and n[2]:\n"
+                    "            both = g2.T @ torch.cat([x2, x2.new_ones(x2.shape[0], 1)], 1)\n"
+                    "            grad_weight, grad_bias = both[:, :-1], both[:, -1]\n"
+                    "        elif n[1]:\n            grad_weight = g2.T @ x2\n"
+                    "        elif ctx.has_bias and n[2]:\n            grad_bias = g2.sum(0)\n"
+                    "        return grad_x, grad_weight, grad_bias", _F_LINEAR)),
+    Unusual("FusedLinearReLU", "a 'dead' mask z <= 0 and masked_fill",
+            _fused(FUSED_READ.replace("mask", "dead").replace("grad_output * dead",
+                                                              "grad_output.masked_fill(dead, 0)")
+                   + FUSED_RETURN,
+                   "        z = x @ weight.T\n        if bias is not None:\n            z += bias\n"
+                   "        dead = z <= 0\n        ctx.save_for_backward(x, weight, dead)\n"
+                   "        ctx.has_bias = bias is not None\n        return z.masked_fill(dead, 0)")),
+    Unusual("FusedLinearReLU", "saves x and weight only for the gradients that read them",
+            _fused("        x, weight, mask = ctx.saved_tensors\n        n = ctx.needs_input_grad\n"
+                   "        g = grad_output * mask\n        g2 = g.reshape(-1, g.shape[-1])\n"
+                   "        grad_x = g @ weight if n[0] else None\n"
+                   "        grad_weight = g2.T @ x.reshape(-1, x.shape[-1]) if n[1] else None\n"
+                   "        grad_bias = g2.sum(0) if ctx.has_bias and n[2] else None\n"
+                   "        return grad_x, grad_weight, grad_bias",
+                   "        z = F.linear(x, weight, bias)\n        mask = z > 0\n"
+                   "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"
+                   "                              weight if ctx.needs_input_grad[0] else None, mask)\n"
+                   "        ctx.has_bias = bias is not None\n        return torch.relu(z)")),
+    Unusual("FusedLinearReLU", "a contiguous copy of weight.T saved beside the mask",
+            _fused(FUSED_READ.replace("x, weight, mask = ctx.saved_tensors",
+                                      "x, weight_t, mask = ctx.saved_tensors\n"
+                                      "        weight = weight_t.T") + FUSED_RETURN,
+                   "        z = F.linear(x, weight, bias)\n        mask = z > 0\n"
+                   "        ctx.save_for_backward(x, weight.T.contiguous(), mask)\n"
+                   "        ctx.has_bias = bias is not None\n        return torch.relu(z)")),
+]
+
+MISTAKES += [
+    Mistake("MyLinearFunction", "every gradient without a matmul, then None where not needed",
+            "MyLinearFunction.backward used the values of x (in aten.mul) when only x requires "
+            "grad",
+            _linear("        x, weight = ctx.saved_tensors\n" + _BROADCAST +
+                    "        gb = grad_output.reshape(-1, weight.shape[0]).sum(0)\n"
+                    "        return tuple(g if need else None for g, need in "
+                    "zip((gx, gw, gb), ctx.needs_input_grad))", _F_LINEAR), named=True),
+    Mistake("MyLinearFunction", "grad_bias summed over dims range(ndim - 1): dim=() for 1-D x",
+            "grad_bias has shape () but bias has shape (4,)",
+            _linear(FLAT + GUARDED + "        grad_bias = grad_output.sum(dim=tuple(range("
+                    "grad_output.dim() - 1))) if ctx.has_bias and ctx.needs_input_grad[2] "
+                    "else None\n        return grad_x, grad_weight, grad_bias")),
+    Mistake("FusedLinearReLU", "every gradient by broadcasting, needs_input_grad ignored",
+            "FusedLinearReLU.backward used the values of x (in aten.mul) when only x requires "
+            "grad",
+            _fused("        x, weight, mask = ctx.saved_tensors\n"
+                   "        grad_output = grad_output * mask\n" + _BROADCAST +
+                   "        gb = grad_output.reshape(-1, weight.shape[0]).sum(0) if ctx.has_bias "
+                   "else None\n        return gx, gw, gb"), named=True),
+    Mistake("FusedLinearReLU", "a float mask", "FusedLinearReLU saved a float64 intermediate",
+            _fused(FUSED_READ + FUSED_RETURN,
+                   FUSED_FORWARD.replace("mask = z > 0", "mask = (z > 0).to(z.dtype)"))),
+    Mistake("FusedLinearReLU", "a uint8 mask", "FusedLinearReLU saved a uint8 mask",
+            _fused(FUSED_READ + FUSED_RETURN,
+                   FUSED_FORWARD.replace("mask = z > 0", "mask = (z > 0).to(torch.uint8)"))),
+    Mistake("FusedLinearReLU", "mask taken before the bias is added", "your gradient for x",
+            _fused(FUSED_READ + FUSED_RETURN,
+                   "        z = x @ weight.T\n        mask = z > 0\n"
+                   "        if bias is not None:\n            z = z + bias\n"
+                   "        ctx.save_for_backward(x, weight, mask)\n"
+                   "        ctx.has_bias = bias is not None\n        return z.clamp(min=0)")),
+]

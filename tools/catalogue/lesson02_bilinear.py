@@ -37,6 +37,21 @@ GX1 = "torch.einsum('...o,oij,...j->...i', grad_output, weight, x2)"
 GX2 = "torch.einsum('...o,oij,...i->...j', grad_output, weight, x1)"
 GW = "torch.einsum('...o,...i,...j->oij', grad_output, x1, x2)"
 
+# the shared product G W of both input gradients, on the weight flattened to (out, n1 * n2)
+FLAT_WEIGHT = ("        x1, x2, weight = ctx.saved_tensors\n"
+               "        out, n1, n2 = weight.shape\n"
+               "        a, b = x1.reshape(-1, n1), x2.reshape(-1, n2)\n"
+               "        g = grad_output.reshape(-1, out)\n"
+               "        need = ctx.needs_input_grad\n"
+               "        gw = (g @ weight.reshape(out, n1 * n2)).reshape(-1, n1, n2)\n")
+FLAT_WEIGHT_RETURN = (
+    "        grad_x1 = (gw @ b.unsqueeze(-1)).reshape(x1.shape) if need[0] else None\n"
+    "        grad_x2 = (a.unsqueeze(1) @ gw).reshape(x2.shape) if need[1] else None\n"
+    "        grad_weight = (g.T @ (a.unsqueeze(2) * b.unsqueeze(1)).reshape(-1, n1 * n2))"
+    ".reshape(out, n1, n2) if need[2] else None\n"
+    "        grad_bias = g.sum(0) if ctx.has_bias and need[3] else None\n"
+    "        return grad_x1, grad_x2, grad_weight, grad_bias")
+
 UNUSUAL = [
     # PyTorch 0.3's torch/nn/_functions/linear.py, class Bilinear: a loop over the output
     # features, one (n1, n2) matrix at a time; here with leading dimensions flattened and each
@@ -67,18 +82,9 @@ UNUSUAL = [
                       "        y = y.reshape(*x1.shape[:-1], weight.shape[0])\n"
                       "        return y + bias if bias is not None else y")),
     Unusual("Bilinear", "matrix products on the flattened weight",
-            _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
-                      "        out, n1, n2 = weight.shape\n"
-                      "        a, b = x1.reshape(-1, n1), x2.reshape(-1, n2)\n"
-                      "        g = grad_output.reshape(-1, out)\n"
-                      "        need = ctx.needs_input_grad\n"
-                      "        gw = (g @ weight.reshape(out, n1 * n2)).reshape(-1, n1, n2)\n"
-                      "        grad_x1 = (gw @ b.unsqueeze(-1)).reshape(x1.shape) if need[0] else None\n"
-                      "        grad_x2 = (a.unsqueeze(1) @ gw).reshape(x2.shape) if need[1] else None\n"
-                      "        grad_weight = (g.T @ (a.unsqueeze(2) * b.unsqueeze(1)).reshape(-1, "
-                      "n1 * n2)).reshape(out, n1, n2) if need[2] else None\n"
-                      "        grad_bias = g.sum(0) if ctx.has_bias and need[3] else None\n"
-                      "        return grad_x1, grad_x2, grad_weight, grad_bias")),
+            _bilinear(FLAT_WEIGHT.replace("        gw = (", "        gw = None if not (need[0] or "
+                                          "need[1]) else (")
+                      + FLAT_WEIGHT_RETURN)),
     Unusual("Bilinear", "two-step einsums through an intermediate, only two values without a bias",
             _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
                       "        need = ctx.needs_input_grad\n"
@@ -126,4 +132,54 @@ MISTAKES = [
                       "        grad_bias = grad_output.reshape(-1, weight.shape[0]).sum(0) "
                       "if ctx.has_bias and need[3] else None\n"
                       "        return grad_x1, grad_x2, grad_weight, grad_bias")),
+]
+
+# Answers from the 2026-11 review: products written as broadcast matmuls, only the needed
+# tensors saved, and backwards that compute work nobody asked for yet return None for it.
+UNUSUAL += [
+    Unusual("Bilinear", "one broadcast product x1 @ W @ x2 per output feature",
+            _bilinear_with("((grad_output[..., :, None, None] * weight).sum(-3) "
+                           "@ x2[..., :, None])[..., 0]",
+                           "(x1[..., None, :] @ (grad_output[..., :, None, None] * weight)"
+                           ".sum(-3))[..., 0, :]", GW)
+            .replace("        y = torch.einsum('...i,oij,...j->...o', x1, weight, x2)",
+                     "        y = (x1[..., None, None, :] @ weight @ x2[..., None, :, None])"
+                     "[..., 0, 0]")),
+    Unusual("Bilinear", "saves only what the wanted gradients read, rows flattened",
+            _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
+                      "        need = ctx.needs_input_grad\n"
+                      "        (n1, n2), out = ctx.features, grad_output.shape[-1]\n"
+                      "        g = grad_output.reshape(-1, out)\n"
+                      "        grad_x1 = grad_x2 = grad_weight = grad_bias = None\n"
+                      "        if need[0]:\n            grad_x1 = torch.einsum('mo,oij,mj->mi', g, "
+                      "weight, x2.reshape(-1, n2)).reshape(*grad_output.shape[:-1], n1)\n"
+                      "        if need[1]:\n            grad_x2 = torch.einsum('mo,oij,mi->mj', g, "
+                      "weight, x1.reshape(-1, n1)).reshape(*grad_output.shape[:-1], n2)\n"
+                      "        if need[2]:\n            grad_weight = torch.einsum('mo,mi,mj->oij', "
+                      "g, x1.reshape(-1, n1), x2.reshape(-1, n2))\n"
+                      "        if ctx.has_bias and need[3]:\n            grad_bias = g.sum(0)\n"
+                      "        return grad_x1, grad_x2, grad_weight, grad_bias",
+                      "        n = ctx.needs_input_grad\n"
+                      "        ctx.save_for_backward(x1 if n[1] or n[2] else None,\n"
+                      "                              x2 if n[0] or n[2] else None,\n"
+                      "                              weight if n[0] or n[1] else None)\n"
+                      "        ctx.features, ctx.has_bias = (x1.shape[-1], x2.shape[-1]), bias is not None\n"
+                      "        return F.bilinear(x1, x2, weight, bias)")),
+]
+
+MISTAKES += [
+    Mistake("Bilinear", "all four gradients computed, None returned where not needed",
+            "Bilinear.backward used the values of x1 (in aten.bmm) when only x1 requires grad",
+            _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
+                      f"        grads = ({GX1}, {GX2}, {GW},\n"
+                      "                 grad_output.reshape(-1, weight.shape[0]).sum(0))\n"
+                      "        return tuple(g if need else None for g, need in "
+                      "zip(grads, ctx.needs_input_grad))")),
+    Mistake("Bilinear", "the shared product G W computed when no input gradient is wanted",
+            "Bilinear.backward used the values of weight (in aten.mm) when only weight requires "
+            "grad", _bilinear(FLAT_WEIGHT + FLAT_WEIGHT_RETURN)),
+    Mistake("Bilinear", "grad_weight summed over the output feature too",
+            "your gradient for weight is wrong",
+            _bilinear_with(GX1, GX2, "torch.einsum('...o,...i,...j->ij', grad_output, x1, x2)"
+                           ".expand_as(weight)")),
 ]
