@@ -31,8 +31,8 @@ def check_saves_only_inputs(forward) -> None:
         what = others[0]
         raise GradingError(
             f"Outer saved a{'n' if what.role[0] in 'aeiou' else ''} {what.role} of shape "
-            f"{what.shape} ({what.nbytes} bytes): the contract saves only u and v, which the "
-            "caller holds anyway; an (m, n) tensor is new memory")
+            f"{what.shape} ({what.nbytes} bytes): the contract saves only u and v themselves, "
+            "which the caller holds anyway; anything else, a copy included, is new memory")
 
 
 def outer_full(Outer, device) -> None:

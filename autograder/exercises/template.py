@@ -90,7 +90,7 @@ def check_one_ctx_per_call(function, spec: Spec, first: dict, second: dict) -> N
             raise GradingError(
                 f"{spec.name}'s backward used another call's inputs: called twice, the first "
                 f"call got grad_{name} for the second call's inputs; keep what backward needs "
-                "on ctx, which is one per call, not on the class or in a global")
+                "on ctx, which is one per call, not where calls share it (the class, a global)")
 
 
 def check_uses_grad_output(function, spec: Spec, values: dict) -> None:

@@ -336,4 +336,7 @@ class WeightedSum(torch.autograd.Function):
                    "                u @ grad_output if need_v else None)",
                    "        ctx.save_for_backward(u.data, v.data)\n        return torch.outer(u, v)"),
             named=True),
+    Mistake("Outer", "saves clones of u and v", "Outer saved an intermediate of shape (4,)",
+            _outer(READ_UV + "        return grad_output @ v, u @ grad_output",
+                   "        ctx.save_for_backward(u.clone(), v.clone())\n        return torch.outer(u, v)")),
 ]
