@@ -31,7 +31,8 @@
 # 2. clip per-sample gradients inside backward, and say what that does that clipping the
 #    parameters' gradient cannot;
 # 3. watch gradients with `register_hook` and `register_full_backward_hook`, and remove them;
-# 4. locate a NaN with `torch.autograd.detect_anomaly`, and read the two classic errors;
+# 4. locate a NaN with `torch.autograd.detect_anomaly` and hooks, and fix the code behind the
+#    two classic errors;
 # 5. say which bugs gradcheck reports and which it does not, and what catches the others;
 # 6. write a surgery nobody showed you: DP-SGD's per-sample clipping inside a linear layer's
 #    backward, without building one gradient per sample.
