@@ -90,12 +90,11 @@ def compare(predicted: dict, actual: dict) -> None:
 # **Step 4, `grad_bias`.** $b_i$ is added to $y_{ni}$ for every row $n$. What is
 # $\partial L / \partial b_i$?
 #
-# Try your formulas here. The first guesses below are a popular wrong `grad_x` (it runs
-# because $W$ is square) and zeros; replace them until every error is zero.
+# Try your formulas here: replace the zeros below until every error is zero.
 
 # %%
 x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
-W = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)  # square: every guess runs
+W = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)  # in = out = 3
 b = torch.randn(3, dtype=torch.float64, requires_grad=True)
 G = torch.randn(5, 3, dtype=torch.float64)  # plays the role of grad_output
 (x @ W.T + b).backward(G)
@@ -103,7 +102,7 @@ G = torch.randn(5, 3, dtype=torch.float64)  # plays the role of grad_output
 
 def my_linear_gradients(G, x, W):
     """(grad_x, grad_weight, grad_bias) of y = x @ W.T + b: your derivation."""
-    return G @ W.T, torch.zeros_like(W), torch.zeros(W.shape[0], dtype=G.dtype)
+    return torch.zeros_like(x), torch.zeros_like(W), torch.zeros(W.shape[0], dtype=G.dtype)
 
 
 for name, mine, truth in zip(["grad_x", "grad_weight", "grad_bias"],
@@ -140,15 +139,14 @@ for name, mine, truth in zip(["grad_x", "grad_weight", "grad_bias"],
 # </details>
 
 # %% [markdown]
-# ### A common misconception: a transpose in forward means a transpose in backward
+# ### A transpose in forward: a transpose in backward?
 #
-# Forward multiplies by $W^\top$, so it is tempting to multiply by $W^\top$ in backward too;
-# one of this course's source texts "corrects" a right `grad_output @ W` into
-# `grad_output @ W.t()`.
+# Forward multiplies by $W^\top$. Two candidates for `grad_x` run with the square $W$ above:
+# `G @ W` and `G @ W.T`.
 #
-# **Predict, then run.** With the square $W$ above, both formulas run. Does `G @ W` equal
-# autograd's `grad_x`? Does `G @ W.T`? And with $\text{in} = 3$, $\text{out} = 4$, does
-# `G @ W.T` raise? Write `True` or `False` for each first.
+# **Predict, then run.** Does `G @ W` equal autograd's `grad_x`? Does `G @ W.T`? And with
+# $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? Write `True` or `False` for each
+# first.
 
 # %%
 predicted = {"G @ W is grad_x": None, "G @ W.T is grad_x": None,
@@ -169,7 +167,8 @@ compare(predicted, {"G @ W is grad_x": torch.allclose(x.grad, G @ W.detach()),
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Only `G @ W` matches. With a square $W$ the transposed formula runs and is silently wrong;
+# Only `G @ W` matches: multiplying by $W^\top$ in backward because forward does is a common
+# slip. With a square $W$ the transposed formula runs and is silently wrong;
 # with $\text{in} \ne \text{out}$ it cannot even run: $(N, \text{out}) \cdot
 # (\text{in}, \text{out})$ does not fit. $W^\top$ in the forward becomes $W$ in
 # `grad_x`, and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
@@ -475,6 +474,66 @@ prediction = MyLinearFunction.apply(hidden, W2, b2)
 backward_flow(prediction.sum(), names=dict(W1=W1, b1=b1, W2=W2, b2=b2))
 
 # %% [markdown]
+# ### Your layer under mixed precision
+#
+# Linear layers are usually trained under `torch.autocast`, which runs matrix products in
+# bfloat16 (or float16) while the weights stay float32. Autocast is on while your forward
+# runs; when backward runs, the engine has left the `with` block.
+#
+# **Predict, then run.** With float32 `x` and `weight`, what dtype does
+# `MyLinearFunction.apply(x, weight)` return inside `torch.autocast("cpu", dtype=torch.bfloat16)`?
+# Does backward then run without an error? Write both first (a dtype such as `torch.float32`,
+# and `True` or `False` for "backward raises").
+
+# %%
+predicted = {"output dtype": None, "backward raises": None}
+
+# %%
+x = torch.randn(ROWS, IN, requires_grad=True)  # float32
+weight = torch.randn(OUT, IN, requires_grad=True)
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    y = MyLinearFunction.apply(x, weight)
+try:
+    y.float().sum().backward()
+    raised = False
+except RuntimeError as error:
+    print("backward raised:", str(error).splitlines()[0])
+    raised = True
+compare(predicted, {"output dtype": y.dtype, "backward raises": raised})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Inside forward, autocast turns `x @ weight.T` into a bfloat16 product, so the output, and
+# the `grad_output` backward receives, are bfloat16. Backward runs with autocast off, so a
+# product of that `grad_output` with the float32 `x` or `weight` it saved mixes two dtypes,
+# and `@` refuses: "expected m1 and m2 to have the same dtype". (A backward that casts
+# `grad_output` itself would run; most do not.)
+#
+# The fix is two decorators: `torch.amp.custom_fwd(device_type=...)` records the autocast
+# state forward ran under, and `torch.amp.custom_bwd(device_type=...)` runs backward under
+# the same state, so its products are autocast too. The engine then hands each input a
+# gradient of its own dtype, float32, as `F.linear` does. (`custom_fwd(...,
+# cast_inputs=torch.float32)` instead runs forward in float32 with autocast off: for an op
+# that must not run in low precision.) The cell below applies them to your own Function,
+# without rewriting it.
+# </details>
+
+# %%
+class AutocastLinear(MyLinearFunction):
+    """MyLinearFunction with its backward run under forward's autocast state."""
+
+    forward = staticmethod(torch.amp.custom_fwd(MyLinearFunction.forward, device_type="cpu"))
+    backward = staticmethod(torch.amp.custom_bwd(MyLinearFunction.backward, device_type="cpu"))
+
+
+x.grad = weight.grad = None
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    y = AutocastLinear.apply(x, weight)
+y.float().sum().backward()
+print("output", y.dtype, "| grad_x", x.grad.dtype, "| grad_weight", weight.grad.dtype)
+
+# %% [markdown]
 # ## Fusing a linear layer and a ReLU
 #
 # A linear layer is very often followed by a ReLU: $y = \mathrm{relu}(z)$ with
@@ -617,17 +676,13 @@ inspect_saved(FusedLinearReLU, x, weight, bias)
 #   fusing does not lower it: `FusedLinearReLU.forward` still materialises $z$, the output
 #   and the mask at the same time, where the composed version has only $z$ and the output.
 #
-# Saving never copies, so memory that two nodes save is kept once. If the next layer saves
-# the ReLU's output anyway (a trainable linear layer does: it needs its input for
-# `grad_weight`), the composed version's saved output costs nothing extra, and your mask
-# becomes the extra. Fusing wins when nothing downstream keeps the activation: a residual
-# addition, a sum, a linear layer with frozen weights. Two networks of eight blocks, width
-# 64, a batch of 256, each built once from PyTorch's ops and once from your Function:
+# What each node keeps: `F.linear` its input and weight, `torch.relu` its output, an addition
+# nothing, your Function its input, its weight and a mask. Saving never copies, so memory
+# that two nodes save is kept once. Two networks of eight blocks, width 64, a batch of 256,
+# each built once from PyTorch's ops and once from your Function:
 #
-# - **plain**, $h \leftarrow \mathrm{relu}(h W_i^\top + b_i)$: the next block's linear keeps
-#   each ReLU output anyway;
-# - **residual**, $h \leftarrow h + \mathrm{relu}(h W_i^\top + b_i)$: the addition keeps
-#   nothing, so the ReLU output is kept only for the ReLU's own backward.
+# - **plain**, $h \leftarrow \mathrm{relu}(h W_i^\top + b_i)$;
+# - **residual**, $h \leftarrow h + \mathrm{relu}(h W_i^\top + b_i)$.
 #
 # `TensorAccounting` (from the grading library) watches every tensor created during one
 # training step and reports the bytes alive after forward and the peak, beyond the inputs
@@ -635,8 +690,13 @@ inspect_saved(FusedLinearReLU, x, weight, bias)
 # first drops the tensors freed since the last operation, such as the `h` deleted below.)
 #
 # **Predict, then run.** Each activation $h$ is $256 \times 64$ float32 numbers, 64 KiB; each
-# mask is 16 KiB. Count what each of the four networks keeps after forward. In which network
-# does fusing keep less?
+# mask is 16 KiB. Count what each of the four networks keeps after forward (weights and the
+# input batch exist before the step and do not count), and write the four numbers of KiB first.
+# In which network does fusing keep less?
+
+# %%
+predicted = {"plain, F.linear + torch.relu": None, "plain, FusedLinearReLU": None,
+             "residual, F.linear + torch.relu": None, "residual, FusedLinearReLU": None}
 
 # %%
 WIDTH, BATCH, DEPTH = 64, 256, 8
@@ -675,6 +735,8 @@ measured = {(net, name): step_memory(networks[net], block)
 print(f"{'':<33} {'kept after forward':>19} {'peak of the step':>17}")
 for (net, name), (kept, peak) in measured.items():
     print(f"{net + ', ' + name:<33} {kept:>15.0f} KiB {peak:>13.0f} KiB")
+print()
+compare(predicted, {f"{net}, {name}": round(kept) for (net, name), (kept, _) in measured.items()})
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
 for ax, column, title in zip(axes, (0, 1), ("kept after forward", "peak of the step")):
@@ -697,7 +759,8 @@ plt.show()
 # Count activations (64 KiB) and masks (16 KiB); the loss adds 4 bytes.
 #
 # - **plain, composed**: each ReLU saves its output $h_i$, which the next linear saves too,
-#   kept once: $8 \times 64 = 512$ KiB.
+#   kept once: $8 \times 64 = 512$ KiB. (The last ReLU's output is kept for its own
+#   backward.)
 # - **plain, fused**: each block saves its input and a mask. $h_1, \dots, h_7$ are inputs of
 #   the next block; $h_8$ is saved by nobody and freed: $7 \times 64 + 8 \times 16 = 576$ KiB.
 #   More than composed: the masks are new memory, while the outputs they replace are kept by
@@ -708,7 +771,11 @@ plt.show()
 #
 # So fusing keeps less and lowers the peak in the residual network, and keeps more in the
 # plain one, where a version that saved its output instead of a mask (the ReLU's derivative
-# can be read from $y > 0$) would only match the composed version. Fusing in Python changes
+# can be read from $y > 0$) would only match the composed version. The rule: when the next
+# layer saves the ReLU's output anyway (a trainable linear layer does, for `grad_weight`), the
+# composed version's saved output costs nothing extra and your mask is the extra; fusing wins
+# when nothing downstream keeps the activation (a residual addition, a sum, a linear layer
+# with frozen weights). Fusing in Python changes
 # **what is kept**; it cannot avoid materialising $z$. Real fused kernels win twice more: they
 # apply the ReLU to $z$ in fast on-chip memory instead of writing $z$ out and reading it back,
 # and some pack the mask into one **bit** per element.
@@ -741,8 +808,10 @@ plt.show()
 # product with the operand you differentiate and the output **swapped**: `grad_output` takes
 # the output's letters, and the result takes that operand's letters. That **swap rule**
 # holds for any einsum in which every letter appears in at least two of the subscripts
-# (operands and output); a letter that only one operand has is summed in forward and must be
-# broadcast back in backward, which the swap cannot do.
+# (operands and output) and no subscript repeats a letter. A letter that only one operand has
+# is summed in forward and must be broadcast back in backward; a repeated one (`"ii->i"`, a
+# diagonal) would have to repeat in the gradient's output, which einsum refuses. The swap
+# cannot do either.
 
 # %%
 class HeadwiseLinear(torch.autograd.Function):
@@ -788,6 +857,7 @@ for shape in [(3, 5), (2, 3, 5), (2, 7, 3, 5)]:
 # | `grad_bias = grad_output` | works only because the engine sums it for you; unclear | the sum of the rows of the flattened $G$ |
 # | reading `ctx.needs_input_grad[2]` when called without a bias | `IndexError`: only two inputs were passed | remember `bias is not None` in forward |
 # | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |
+# | computing every gradient, then returning `None` for the unneeded ones | the work is done anyway; the self-check sees backward read an input that no wanted gradient depends on | test the entry before computing, not after |
 # | testing `ctx.needs_input_grad[1]` before computing `grad_x` | `None` for `x` whenever the weight is frozen | entry $i$ belongs to input $i$ |
 # | a ReLU mask `z >= 0` | a gradient where the pre-activation is exactly 0, where `torch.relu` gives none | `z > 0` |
 # | saving the float pre-activation `z` in the fused Function | the memory fusing was meant to save is still spent | save `z > 0` |
