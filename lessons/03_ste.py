@@ -300,8 +300,25 @@ ste_explorer(SignClippedSTE)
 # %% [markdown]
 # ## ✎ Exercise 3 · `RoundSTE`
 #
-# `RoundSTE.apply(x)` returns `torch.round(x)` with an identity backward. One detail first:
-# `torch.round` rounds halves **to even** (the IEEE 754 default, and NumPy's), not up.
+# `RoundSTE.apply(x)` returns `torch.round(x)` with an identity backward. Before you type: why
+# does round get the plain identity, with no clip, when sign got one? Read each surrogate as
+# the derivative of a stand-in for the forward ($x$ for the identity, $\operatorname{hardtanh}(x)$
+# for the clip) and ask how far each stand-in strays from $\operatorname{round}(x)$, and from
+# $\operatorname{sign}(x)$, as $|x|$ grows.
+#
+# <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
+#
+# $|\operatorname{round}(x) - x| \le \tfrac12$ for every $x$: the identity is the slope of a
+# stand-in that never strays more than half a step from the forward, at any scale. $x$ leaves
+# $\operatorname{sign}(x)$ further behind the larger $|x|$ is, while $\operatorname{hardtanh}(x)$
+# stays within 1 of it everywhere and equals it for $|x| \ge 1$. The same reading fits the rest
+# of the lesson: $\sigma(kx)$ stands in for the spike, and in Exercise 5
+# $\operatorname{softmax}(\ell/\tau)$ for a one-hot. (Which stand-in trains best is still an
+# empirical matter, as for the clip.)
+# </details>
+#
+# One detail first: `torch.round` rounds halves **to even** (the IEEE 754 default, and
+# NumPy's), not up.
 
 # %%
 print(torch.round(torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])))

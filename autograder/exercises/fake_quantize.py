@@ -84,6 +84,10 @@ def check_forward(output, values: dict) -> None:
     x, scale, qmin, qmax = (values[n] for n in FAKE_QUANTIZE.input_names)
     expected = quantise(x, scale, qmin, qmax)
     rtol, atol = _tolerance(x.dtype)
+    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
+            and output.dtype == expected.dtype and output.device == expected.device
+            and torch.allclose(output.detach(), expected, rtol=rtol, atol=atol)):
+        return  # right: no slip to name
 
     def close(candidate) -> bool:
         return (isinstance(output, torch.Tensor) and output.shape == candidate.shape
