@@ -868,7 +868,7 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 # ## ✎ Transfer exercise · `Softplus`
 #
 # Now alone: no worked example for this one. Softplus, $\mathrm{softplus}(x) = \log(1 + e^x)$,
-# is a smooth ReLU, and its derivative is the sigmoid. Write `Softplus`, with
+# is a smooth ReLU: close to $0$ far left, close to $x$ far right. Write `Softplus`, with
 # `Softplus.apply(x)` returning $\log(1 + e^x)$ **exactly** (the grader's reference is
 # `torch.logaddexp(x, 0)`; `F.softplus` switches to $x$ itself above $x = 20$, an
 # approximation this contract does not accept). The contract:
