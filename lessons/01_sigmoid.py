@@ -327,9 +327,10 @@ plt.show()
 # normal float64): $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
 #
 # **Predict, then run.** Put each forward below inside a Function that saves $y$ and whose
-# backward is your derivation from $y$. Which of the four meet the contract? (A forward that
-# returns `nan` fails; one that returns $0$ at $x = -40$ fails too.) Write `True` (meets it)
-# or `False` for each into the next cell first.
+# backward is your derivation from $y$. You saw the first two formulas' values above; the
+# $\tanh$ form and $1 - 1/(1 + e^x)$ are new, and the left tail is new for all four. Which of
+# the four meet the contract? (A forward that returns `nan` fails; one that returns $0$ at
+# $x = -40$ fails too.) Write `True` (meets it) or `False` for each into the next cell first.
 
 # %%
 predicted = {"1 / (1 + exp(-x))": None, "exp(x) / (1 + exp(x))": None,
@@ -371,8 +372,8 @@ compare(predicted, meets)
 # $\infty/\infty$ for large $x$; $1 - 1/(1 + e^x)$ and the $\tanh$ form compute a tiny
 # number as the difference of two numbers near $1$ and return $0$ at $x = -40$.
 #
-# The form built from $z$, one formula per sign as above, meets it too. Why prefer it? It has no infinite intermediate at all, so it stays safe when you
-# edit it (compute $1 - y$ as $e^{-x}/(1 + e^{-x})$ and the first formula's $\infty$ becomes
+# The form built from $z$, one formula per sign as above, meets it too. Why prefer it? It
+# has no infinite intermediate at all, so it stays safe when you edit it (compute $1 - y$ as $e^{-x}/(1 + e^{-x})$ and the first formula's $\infty$ becomes
 # $\infty/\infty$ = `nan`), and it is the pattern that carries over to softplus and
 # log-sum-exp. Both pass the grader: it checks the contract, not the formula.
 # </details>
@@ -590,15 +591,15 @@ print("(Dropout's x.grad above: [2, 0, 0, 2], and g should stay [1, 1, 1, 1])")
 # </details>
 
 # %% [markdown]
-# ## Saved tensors go through `save_for_backward`, even masks
+# ## Two ways to keep a tensor for backward
 #
-# Autograd gives every tensor a **version counter** that goes up each time the tensor is
-# changed in place. `save_for_backward` records the version of each tensor it saves.
-#
-# Let's change the output of `tanh` in place before backward, once with `MyTanh`, once with
-# `TanhOnCtx`, which keeps `y` as a plain attribute, `ctx.y = y`. **Predict, then run:** which
-# of the two raises? Does the other return the true gradient? How many bytes does `report`
-# (built on saved-tensor hooks) find saved by `TanhOnCtx` for 1000 float64 numbers?
+# `MyTanh` keeps its output with `ctx.save_for_backward(y)`. `TanhOnCtx` below keeps it as a
+# plain attribute, `ctx.y = y`; its backward is otherwise the same. Both give the right
+# gradient when nobody touches `y`. Now someone changes `y` in place between forward and
+# backward (a `+=` in user code, an in-place op after it), once with each.
+# **Predict, then run:** which of the two raises? Does the other return the true gradient?
+# How many bytes does `report` (built on saved-tensor hooks) find saved by `TanhOnCtx` for
+# 1000 float64 numbers?
 
 # %%
 predicted = {"MyTanh raises": None, "TanhOnCtx raises": None,
@@ -644,8 +645,10 @@ compare(predicted, actual)
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `MyTanh` refuses to run: backward found that the saved `y` had changed since forward, and
-# the gradient would have been silently wrong. `TanhOnCtx` returns a wrong gradient, even of
+# `MyTanh` refuses to run. Autograd gives every tensor a **version counter** that goes up
+# each time the tensor is changed in place, and `save_for_backward` records the version of
+# each tensor it saves: backward found that the saved `y` had changed since forward, when the
+# gradient would have been silently wrong. `TanhOnCtx` returns a wrong gradient, even of
 # the wrong sign, without a word: a tensor kept as a plain attribute skips the version check.
 # And `report`, which counts through saved-tensor hooks, finds nothing saved, although
 # `TanhOnCtx` keeps 8000 bytes alive: attributes escape the hooks, the mechanism behind
