@@ -19,8 +19,9 @@
 # 1. derive the gradients of $x W^\top + b$ with the shape of every term written down;
 # 2. handle inputs with any number of leading dimensions, including none;
 # 3. use `ctx.needs_input_grad` to skip work, and count that work with `FlopCounterMode`;
-# 4. fuse a linear layer with a ReLU, and measure when that saves memory and when it does not;
-# 5. write index notation as `einsum`, and differentiate an `einsum` with a weight of any
+# 4. run your Function under mixed precision (`torch.autocast`) without breaking backward;
+# 5. fuse a linear layer with a ReLU, and measure when that saves memory and when it does not;
+# 6. write index notation as `einsum`, and differentiate an `einsum` with a weight of any
 #    number of indices.
 #
 # Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**, and at the end
@@ -379,7 +380,7 @@ plt.show()
 # - `bias` has shape $(\text{out},)$ or is `None`.
 #
 # In backward, compute each gradient only if `ctx.needs_input_grad` asks for it (its input
-# required grad when forward ran), and return `None` otherwise. Two details:
+# required grad when forward ran), and return `None` otherwise. Three details:
 #
 # - Called as `MyLinearFunction.apply(x, weight)`, forward receives **two** inputs, so
 #   `ctx.needs_input_grad` has only two entries. Remember in forward whether there was a
@@ -476,7 +477,7 @@ backward_flow(prediction.sum(), names=dict(W1=W1, b1=b1, W2=W2, b2=b2))
 # %% [markdown]
 # ### Your layer under mixed precision
 #
-# Linear layers are usually trained under `torch.autocast`, which runs matrix products in
+# Large models are often trained under `torch.autocast`, which runs matrix products in
 # bfloat16 (or float16) while the weights stay float32. Autocast is on while your forward
 # runs; when backward runs, the engine has left the `with` block.
 #
@@ -574,10 +575,8 @@ show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, b
 # %% [markdown]
 # Three tensors: $x$ and $W$ for the linear's backward ($W$ shows as $(32, 16)$ because
 # `F.linear` saves the transposed view it multiplied by), and the ReLU's float output
-# $(64, 16)$, 4 bytes per element.
-#
-# Autograd never keeps $z$ itself: nothing saves it, so it is freed as soon as the ReLU has
-# run. What the ReLU keeps is its float output, 4 bytes per element.
+# $(64, 16)$, 4 bytes per element. Autograd never keeps $z$ itself: nothing saves it, so it
+# is freed as soon as the ReLU has run.
 #
 # One Function that does both may keep less. Before the exercise, answer on paper:
 #
@@ -844,7 +843,7 @@ for shape in [(3, 5), (2, 3, 5), (2, 7, 3, 5)]:
 # contraction for you, and for two operands it becomes one batched matrix product, which is
 # what you would write by hand. With three operands, the order matters: summing over $i$
 # first or over $j$ first can differ in cost by the ratio of their sizes. (PyTorch chooses the
-# order with `opt_einsum` when it is installed.)
+# order with `opt_einsum` when it is installed, and otherwise contracts left to right.)
 
 # %% [markdown]
 # ## Common mistakes
@@ -945,7 +944,9 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # Write the shapes next to every formula: `grad_x` $= G W$, `grad_weight` $= G^\top x$ and
 # `grad_bias` $= \sum G$, with every leading dimension flattened into the sum for the
 # parameters. Check `ctx.needs_input_grad` before each expensive product, and count the
-# work to prove it. Fusing lets one Function keep only what backward truly needs, such as a
+# work to prove it. Under `torch.autocast`, wrap forward and backward in
+# `torch.amp.custom_fwd` and `custom_bwd` so that backward runs under forward's precision.
+# Fusing lets one Function keep only what backward truly needs, such as a
 # boolean mask, but measure memory in the whole graph, not just the block. And any product
 # of tensors summed over indices is an `einsum`, whose backward is the same product with the
 # operand and the output swapped.
