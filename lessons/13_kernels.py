@@ -18,7 +18,8 @@
 # and to write, as a kernel too.
 #
 # By the end of this lesson you can:
-# 1. read and write a Triton kernel: programs, blocks, masks, strides, `tl.constexpr`;
+# 1. read and write a Triton kernel: programs, blocks, masks, strides, `tl.constexpr`, and a
+#    reduction across programs;
 # 2. run it on CPU in Triton's interpreter and know why that is slow but exact;
 # 3. put forward and backward kernels behind a `torch.library.custom_op` with `register_fake`
 #    and `register_autograd`, and check it with `opcheck` and `torch.compile(fullgraph=True)`;
@@ -69,9 +70,12 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # kernel in Triton's **interpreter**: each program of the launch is executed one after the
 # other, in Python, with NumPy arrays standing for the blocks. The results are the same
 # arithmetic (float64 works, `print` inside a kernel works), but every `tl.` call is a Python
-# call on one block: expect hundreds of times slower than the composed torch ops, and keep
-# tensors small. The grading runs your kernels this way on CPU,
-# and compiled on a GPU when the grader has one: the same checks.
+# call on one block: expect tens to thousands of times slower than the composed torch ops
+# (the smaller the tensor, the worse), and keep tensors small. One conversion is wrong in the
+# interpreter of Triton 3.9: float64 stored into a bfloat16 tensor comes out as zeros and
+# denormals, so convert a float64 value to float32 before storing it as bfloat16. The grading
+# runs your kernels this way on CPU, and compiled on a GPU when the grader has one: the same
+# checks.
 #
 # ## Triton's model: programs over blocks
 #
@@ -92,140 +96,171 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 kernel_grid_view(n=10, block=4)
 
 # %% [markdown]
-# ## Worked example: `softsign` as a kernel behind a custom operator
+# ## Worked example: a sum of squared errors, a reduction behind a custom operator
 #
-# $\mathrm{softsign}(x) = x / (1 + |x|)$, with derivative $1 / (1 + |x|)^2$. Five pieces:
+# $s = \sum_i (a_i - b_i)^2$ (`F.mse_loss(a, b, reduction="sum")`): two tensors in, one number
+# out. A reduction is the other shape of kernel next to the elementwise one: every program
+# sees only its block, so no program can add up the whole tensor. Each program reduces its
+# block with `tl.sum` and stores **one partial sum**; the host adds the few partials up
+# afterwards. (Programs run at once on a GPU and cannot wait for each other, so a sum across
+# programs is either partials reduced afterwards or atomic adds.)
 #
-# 1. a forward kernel: one program per block, masked loads and stores;
-# 2. a `custom_op` that makes the input contiguous, allocates the output and launches it;
+# The backward: $\partial L/\partial a_i = 2g\,(a_i - b_i)$ and $\partial L/\partial b_i =
+# -\partial L/\partial a_i$, where $g = \partial L/\partial s$ is the one number in
+# `grad_output`, a 0-d tensor: each program loads it with `tl.load(grad_ptr)` and uses it on every
+# lane. One kernel computes both gradients, reading `a` and `b` once.
+#
+# Five pieces:
+#
+# 1. a forward kernel: one program per block, masked loads, one value stored per program;
+# 2. a `custom_op` that makes the inputs contiguous, allocates the outputs, launches the kernel
+#    and reduces the partials;
 # 3. `register_fake`: the output's shape, dtype and device without running anything, for
 #    `torch.compile`, `torch.export` and `opcheck`, which trace with fake tensors;
 # 4. the backward: **a kernel behind its own custom operator** (a kernel launched directly in
 #    the registered backward would be handed fake tensors when `torch.compile` traces the
-#    backward, and fail);
-# 5. `register_autograd(backward, setup_context=...)`.
+#    backward, and fail); it returns two tensors, so its return annotation is
+#    `tuple[torch.Tensor, torch.Tensor]` and its fake returns two;
+# 5. `register_autograd(backward, setup_context=...)`: `setup_context` sees the inputs and the
+#    output and saves what backward needs; backward receives one gradient per output of the
+#    operator and returns one per input (`None` for an input that is not a tensor).
 #
-# Half precision loads as float16, so the kernel converts to float32 after loading and back
-# when storing; float64 stays float64 (the `if` on a dtype is resolved when the kernel
-# compiles).
+# A masked load needs `other` when its lanes are added up: a masked-off lane loads `other`, and
+# without it Triton leaves the value undefined (the interpreter happens to give 0). Half
+# precision loads as float16, so the kernels convert to float32 after loading and back when
+# storing; float64 stays float64 (the `if` on a dtype is resolved when the kernel compiles).
 
 # %%
-SOFTSIGN_BLOCK = 128
+SSE_BLOCK = 128
 
 
 @triton.jit
-def softsign_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    """y = x / (1 + |x|) on one block of the flattened tensor."""
+def sse_kernel(a_ptr, b_ptr, partial_ptr, n, BLOCK: tl.constexpr):
+    """This program's partial sum of (a - b)^2 over its block."""
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n  # the last block's lanes past the end stay off
-    x = tl.load(x_ptr + offsets, mask=mask)
-    if x.dtype != tl.float64:
-        x = x.to(tl.float32)  # half precision: compute in float32
-    y = x / (1 + tl.abs(x))
-    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+    mask = offsets < n  # the last block's lanes past the end stay off...
+    a = tl.load(a_ptr + offsets, mask=mask, other=0.0)  # ...and load 0, adding nothing
+    b = tl.load(b_ptr + offsets, mask=mask, other=0.0)
+    if a.dtype != tl.float64:
+        a, b = a.to(tl.float32), b.to(tl.float32)  # half precision: compute in float32
+    difference = a - b
+    tl.store(partial_ptr + tl.program_id(0), tl.sum(difference * difference, axis=0))
 
 
 @triton.jit
-def softsign_backward_kernel(grad_ptr, x_ptr, grad_x_ptr, n, BLOCK: tl.constexpr):
-    """grad_x = grad / (1 + |x|)^2."""
+def sse_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, n,
+                        BLOCK: tl.constexpr):
+    """dL/da = 2 g (a - b) and dL/db = -dL/da, g the one number in grad_output."""
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
-    x = tl.load(x_ptr + offsets, mask=mask)
-    grad = tl.load(grad_ptr + offsets, mask=mask)
-    if x.dtype != tl.float64:
-        x, grad = x.to(tl.float32), grad.to(tl.float32)
-    denominator = 1 + tl.abs(x)
-    tl.store(grad_x_ptr + offsets, (grad / (denominator * denominator)).to(
-        grad_x_ptr.dtype.element_ty), mask=mask)
+    g = tl.load(grad_ptr)  # a scalar: the same for every lane
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    if a.dtype != tl.float64:
+        g, a, b = g.to(tl.float32), a.to(tl.float32), b.to(tl.float32)
+    grad_a = 2 * g * (a - b)
+    tl.store(grad_a_ptr + offsets, grad_a.to(grad_a_ptr.dtype.element_ty), mask=mask)
+    tl.store(grad_b_ptr + offsets, (-grad_a).to(grad_b_ptr.dtype.element_ty), mask=mask)
 
 
-def launch_grid(n):
-    return (triton.cdiv(n, SOFTSIGN_BLOCK),)
+def blocks(n):
+    return (triton.cdiv(n, SSE_BLOCK),)
 
 
-@torch.library.custom_op("autograd_course::softsign", mutates_args=())
-def softsign(x: torch.Tensor) -> torch.Tensor:
-    x = x.contiguous()  # the kernel reads flat memory
-    y = torch.empty_like(x)
-    softsign_kernel[launch_grid(x.numel())](x, y, x.numel(), BLOCK=SOFTSIGN_BLOCK)
-    return y
+@torch.library.custom_op("autograd_course::sum_squared_error", mutates_args=())
+def sum_squared_error(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    a, b = a.contiguous(), b.contiguous()  # the kernel reads flat memory
+    partials = torch.empty(blocks(a.numel()), device=a.device,
+                           dtype=torch.float64 if a.dtype == torch.float64 else torch.float32)
+    if a.numel():
+        sse_kernel[blocks(a.numel())](a, b, partials, a.numel(), BLOCK=SSE_BLOCK)
+    return partials.sum().to(a.dtype)  # the sum across programs, on the host
 
 
-@softsign.register_fake
-def _(x):
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+@sum_squared_error.register_fake
+def _(a, b):
+    return a.new_empty(())  # a 0-d tensor of a's dtype, on a's device
 
 
-@torch.library.custom_op("autograd_course::softsign_backward", mutates_args=())
-def softsign_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    grad, x = grad.contiguous(), x.contiguous()
-    grad_x = torch.empty_like(x)
-    softsign_backward_kernel[launch_grid(x.numel())](grad, x, grad_x, x.numel(),
-                                                     BLOCK=SOFTSIGN_BLOCK)
-    return grad_x
+@torch.library.custom_op("autograd_course::sum_squared_error_backward", mutates_args=())
+def sum_squared_error_backward(grad: torch.Tensor, a: torch.Tensor,
+                               b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    a, b = a.contiguous(), b.contiguous()
+    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)
+    if a.numel():
+        sse_backward_kernel[blocks(a.numel())](grad, a, b, grad_a, grad_b, a.numel(),
+                                               BLOCK=SSE_BLOCK)
+    return grad_a, grad_b
 
 
-@softsign_backward.register_fake
-def _(grad, x):
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+@sum_squared_error_backward.register_fake
+def _(grad, a, b):
+    return (torch.empty_like(a, memory_format=torch.contiguous_format),
+            torch.empty_like(b, memory_format=torch.contiguous_format))
 
 
-def softsign_setup_context(ctx, inputs, output):
-    x, = inputs
-    ctx.save_for_backward(x)
+def sse_setup_context(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)  # a and b; the output is not needed
 
 
-def softsign_autograd(ctx, grad_output):
-    x, = ctx.saved_tensors
-    return softsign_backward(grad_output, x)
+def sse_autograd(ctx, grad_output):
+    a, b = ctx.saved_tensors
+    return sum_squared_error_backward(grad_output, a, b)  # one gradient per input
 
 
-softsign.register_autograd(softsign_autograd, setup_context=softsign_setup_context)
+sum_squared_error.register_autograd(sse_autograd, setup_context=sse_setup_context)
 
-x = torch.randn(1000, dtype=torch.float64, device=DEVICE, requires_grad=True)
-print("forward matches F.softsign:", torch.allclose(softsign(x), F.softsign(x)))
-print("gradcheck (float64, 20 elements):",
-      torch.autograd.gradcheck(softsign, (x[:20].detach().requires_grad_(),)))
-torch.library.opcheck(softsign, (x[:50].detach().requires_grad_(),))
+a, b = torch.randn(2, 1000, dtype=torch.float64, device=DEVICE, requires_grad=True)
+print("forward matches F.mse_loss(a, b, reduction='sum'):",
+      torch.allclose(sum_squared_error(a, b), F.mse_loss(a, b, reduction="sum")))
+print("gradcheck (float64, 20 elements):", torch.autograd.gradcheck(
+    sum_squared_error, (a[:20].detach().requires_grad_(), b[:20].detach().requires_grad_())))
+torch.library.opcheck(sum_squared_error, (a[:50].detach().requires_grad_(), b[:50].detach()))
 print("opcheck: schema, fake tensor, autograd registration and AOT dispatch all pass")
-compiled = torch.compile(lambda t: softsign(t * 2).sum(), fullgraph=True, backend="aot_eager")
+compiled = torch.compile(lambda a, b: sum_squared_error(a * 2, b).sqrt(), fullgraph=True,
+                         backend="aot_eager")
 print("torch.compile(fullgraph=True) matches eager:",
-      torch.allclose(compiled(x), softsign(x * 2).sum()))
+      torch.allclose(compiled(a, b), sum_squared_error(a * 2, b).sqrt()))
 
 # %% [markdown]
-# **Predict, then run.** What does a kernel without a mask do on 1000 elements in blocks of
-# 128? Write your answer as `"error"`, `"wrong values"` or `"right values"` in
-# `my_prediction` before running the cell after it.
+# **Predict, then run.** The kernel below is the forward kernel without its masks, run on
+# 1000 elements in blocks of 128 (the tensors hold 1024, so nothing outside them is touched).
+# Write your answer as `"error"`, `"wrong values"` or `"right values"` in `my_prediction`
+# before running the cell after it.
 
 # %%
 my_prediction = ""  # "error", "wrong values" or "right values"
 
 # %%
 @triton.jit
-def softsign_unmasked(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+def sse_unmasked(a_ptr, b_ptr, partial_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offsets)  # no mask: the last block reads 24 elements past the end
-    tl.store(y_ptr + offsets, x / (1 + tl.abs(x)))
+    a = tl.load(a_ptr + offsets)  # no mask
+    b = tl.load(b_ptr + offsets)
+    tl.store(partial_ptr + tl.program_id(0), tl.sum((a - b) * (a - b), axis=0))
 
 
-padded = torch.randn(1024, device=DEVICE)  # room past the end, so nothing else is overwritten
-y = torch.zeros(1024, device=DEVICE)
-softsign_unmasked[launch_grid(1000)](padded, y, 1000, BLOCK=SOFTSIGN_BLOCK)
-outcome = "right values" if torch.allclose(y[:1000], F.softsign(padded[:1000])) else "wrong values"
+a_padded, b_padded = torch.randn(2, 1024, device=DEVICE)
+partials = torch.empty(blocks(1000), device=DEVICE)
+sse_unmasked[blocks(1000)](a_padded, b_padded, partials, 1000, BLOCK=SSE_BLOCK)
+right = F.mse_loss(a_padded[:1000], b_padded[:1000], reduction="sum")
+outcome = "right values" if torch.allclose(partials.sum(), right) else "wrong values"
 verdict = ("write your prediction first" if not my_prediction else
            "as you predicted" if my_prediction == outcome else "not what you predicted: why?")
-print(f"you predicted {my_prediction!r}; no error, the first 1000 are {outcome} ({verdict}), "
-      f"and the kernel also wrote {int((y[1000:] != 0).sum())} elements past them")
+print(f"you predicted {my_prediction!r}; no error, and {outcome} ({verdict}): the sum is "
+      f"{partials.sum():.2f}, the first 1000 elements give {right:.2f}")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# No error, and the first 1000 values are right: the missing mask is silent. The last program
-# read 24 elements past the end and **wrote** 24 results there. Here the tensors had room
-# (1024 elements); a tensor of exactly 1000 elements has other data, or nothing, after it: on
-# a GPU an unmasked store corrupts a neighbour or stops the kernel with an illegal memory
-# access, in the interpreter it writes into memory nobody owns. The grader's interpreter run
-# refuses any load or store outside the kernel's tensors before it happens, and names it.
+# No error, and a wrong sum: the last program's block covers elements 896 to 1023, so it read
+# the 24 elements past the end and added their squared differences. Nothing stopped it: the
+# buffers had room. A tensor of exactly 1000 elements has other data, or nothing, after it: on
+# a GPU an unmasked load reads a neighbour's memory or stops the kernel with an illegal memory
+# access, and an unmasked store writes into it; in the interpreter it touches memory nobody
+# owns. The mask alone would not be enough in this kernel either: the masked-off lanes must
+# load 0 (`other=0.0`) to add nothing. The grader's interpreter run refuses any load or store
+# outside the kernel's tensors before it happens, and names it.
 # </details>
 #
 # ## ✎ Exercise 1 · `silu_mul`, SwiGLU's gate
@@ -241,15 +276,19 @@ print(f"you predicted {my_prediction!r}; no error, the first 1000 are {outcome} 
 # write the result with one $\sigma(a)$ so that the kernel computes one exponential.
 # </details>
 #
-# Then define `silu_mul(a, b)` as the custom operator `autograd_course::silu_mul`:
+# Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`, the
+# way the worked example built its operator (decorate the function, or wrap it after its
+# definition: `silu_mul = torch.library.custom_op("autograd_course::silu_mul", silu_mul,
+# mutates_args=())`), with its kernels, its backward operator and every registration in this
+# one cell:
 #
 # - `a`, `b` of the same shape, any shape (treat them as flat; the size need not be a
 #   multiple of your block; make non-contiguous inputs contiguous);
 # - float32 and float64; float16 and bfloat16 computing in float32 and returning the input's
 #   dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite answer);
-# - **one** forward kernel, and **one** backward kernel that computes both gradients in a
-#   single pass over memory, behind its own custom operator; `register_fake` for both;
-#   `register_autograd` on `silu_mul`;
+# - **one** forward kernel, and **one** backward kernel, launched once, that computes both
+#   gradients in a single pass over memory, behind its own custom operator; a fake
+#   implementation for both operators; an autograd registration on `silu_mul`;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts;
 # - inputs and `grad_output` never written.
 #
@@ -257,13 +296,23 @@ print(f"you predicted {my_prediction!r}; no error, the first 1000 are {outcome} 
 # called again: re-run the cells that use it).
 
 # %% nbgrader={"grade_id": "answer_silu_mul", "solution": true}
+def silu_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """silu(a) * b by your Triton kernels, as the custom operator autograd_course::silu_mul."""
+    ### BEGIN SOLUTION
+    a, b = a.contiguous(), b.contiguous()
+    y = torch.empty_like(a)
+    silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, y, a.numel(), BLOCK=BLOCK)
+    return y
+
+
+# the function form of the decorator; the kernels are found when silu_mul is called
+silu_mul = torch.library.custom_op("autograd_course::silu_mul", silu_mul, mutates_args=())
 BLOCK = 256
 
 
 @triton.jit
 def silu_mul_kernel(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
     """y = silu(a) * b on one block."""
-    ### BEGIN SOLUTION
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     a = tl.load(a_ptr + offsets, mask=mask)
@@ -272,14 +321,12 @@ def silu_mul_kernel(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
         a, b = a.to(tl.float32), b.to(tl.float32)
     y = a / (1 + tl.exp(-a)) * b
     tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
-    ### END SOLUTION
 
 
 @triton.jit
 def silu_mul_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, n,
                              BLOCK: tl.constexpr):
     """Both gradients of y = silu(a) * b, in one pass over memory."""
-    ### BEGIN SOLUTION
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     grad = tl.load(grad_ptr + offsets, mask=mask)
@@ -292,60 +339,40 @@ def silu_mul_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, n,
     grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))  # d silu/da = s (1 + a (1 - s))
     tl.store(grad_a_ptr + offsets, grad_a.to(grad_a_ptr.dtype.element_ty), mask=mask)
     tl.store(grad_b_ptr + offsets, (grad * silu).to(grad_b_ptr.dtype.element_ty), mask=mask)
-    ### END SOLUTION
-
-
-@torch.library.custom_op("autograd_course::silu_mul", mutates_args=())
-def silu_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    ### BEGIN SOLUTION
-    a, b = a.contiguous(), b.contiguous()
-    y = torch.empty_like(a)
-    silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, y, a.numel(), BLOCK=BLOCK)
-    return y
-    ### END SOLUTION
 
 
 @silu_mul.register_fake
 def _(a, b):
-    ### BEGIN SOLUTION
     return torch.empty_like(a, memory_format=torch.contiguous_format)
-    ### END SOLUTION
 
 
 @torch.library.custom_op("autograd_course::silu_mul_backward", mutates_args=())
 def silu_mul_backward(grad: torch.Tensor, a: torch.Tensor,
                       b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    ### BEGIN SOLUTION
     grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()
     grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)
     silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, grad_a, grad_b,
                                                                a.numel(), BLOCK=BLOCK)
     return grad_a, grad_b
-    ### END SOLUTION
 
 
 @silu_mul_backward.register_fake
 def _(grad, a, b):
-    ### BEGIN SOLUTION
     return (torch.empty_like(a, memory_format=torch.contiguous_format),
             torch.empty_like(b, memory_format=torch.contiguous_format))
-    ### END SOLUTION
 
 
 def silu_mul_setup_context(ctx, inputs, output):
-    ### BEGIN SOLUTION
     ctx.save_for_backward(*inputs)
-    ### END SOLUTION
 
 
 def silu_mul_autograd(ctx, grad_output):
-    ### BEGIN SOLUTION
     a, b = ctx.saved_tensors
     return silu_mul_backward(grad_output, a, b)
-    ### END SOLUTION
 
 
 silu_mul.register_autograd(silu_mul_autograd, setup_context=silu_mul_setup_context)
+### END SOLUTION
 
 
 # %% nbgrader={"grade_id": "silu_mul", "grade": true, "points": 3}
@@ -417,8 +444,9 @@ print(f"you said {my_ratio}; composed {composed_bytes / 2**20:.0f} MiB, fused "
 #
 # Define `rms_norm_rows(x, weight, eps)` returning `F.rms_norm(x, x.shape[-1:], weight, eps)`
 # for `x` of shape $(\dots, D)$ (any number of rows, none included) and `weight` of shape
-# $(D,)$, with custom operators of the `autograd_course` namespace (the split is yours; below,
-# a forward operator returning `(y, rstd)` and a backward operator):
+# $(D,)$, computed by custom operators of the `autograd_course` namespace. The split is
+# yours: commonly a forward operator returning `(y, rstd)` and a backward operator, with
+# `rms_norm_rows` a plain function that calls the forward one. Write them in this one cell:
 #
 # - a forward kernel, one program per row (or per block of rows), that saves one `rstd` per
 #   row, in float32 (float64 for float64 input);
@@ -429,10 +457,17 @@ print(f"you said {my_ratio}; composed {composed_bytes / 2**20:.0f} MiB, fused "
 # - float16/bfloat16 computing in float32; nothing written into the inputs.
 
 # %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}
+def rms_norm_rows(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """F.rms_norm(x, x.shape[-1:], weight, eps) by your Triton kernels, behind custom operators
+    of the autograd_course namespace."""
+    ### BEGIN SOLUTION
+    return rms_norm_rows_forward(x, weight, eps)[0]
+
+
+# the operators rms_norm_rows calls, and their kernels (found when it is called)
 @triton.jit
 def rms_norm_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, D, eps, BLOCK_D: tl.constexpr):
     """One program per row: y = x * rstd * w, and rstd saved."""
-    ### BEGIN SOLUTION
     row = tl.program_id(0)
     columns = tl.arange(0, BLOCK_D)
     mask = columns < D
@@ -443,14 +478,12 @@ def rms_norm_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, D, eps, BLOCK_D: tl.constexpr
     rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D + eps)
     tl.store(rstd_ptr + row, rstd.to(rstd_ptr.dtype.element_ty))
     tl.store(y_ptr + row * D + columns, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
-    ### END SOLUTION
 
 
 @triton.jit
 def rms_norm_backward_kernel(grad_ptr, x_ptr, w_ptr, rstd_ptr, grad_x_ptr, partial_w_ptr, D,
                              BLOCK_D: tl.constexpr):
     """One program per row: its row of grad_x, and its partial row of grad_weight."""
-    ### BEGIN SOLUTION
     row = tl.program_id(0)
     columns = tl.arange(0, BLOCK_D)
     mask = columns < D
@@ -466,14 +499,12 @@ def rms_norm_backward_kernel(grad_ptr, x_ptr, w_ptr, rstd_ptr, grad_x_ptr, parti
     tl.store(grad_x_ptr + row * D + columns, grad_x.to(grad_x_ptr.dtype.element_ty), mask=mask)
     tl.store(partial_w_ptr + row * D + columns, (grad * x_hat).to(
         partial_w_ptr.dtype.element_ty), mask=mask)
-    ### END SOLUTION
 
 
 @torch.library.custom_op("autograd_course::rms_norm_rows", mutates_args=())
 def rms_norm_rows_forward(x: torch.Tensor, weight: torch.Tensor,
                           eps: float) -> tuple[torch.Tensor, torch.Tensor]:
     """(y, rstd): y like x, rstd one per row."""
-    ### BEGIN SOLUTION
     D = x.shape[-1]
     rows = x.reshape(-1, D).contiguous()
     y = torch.empty_like(rows)
@@ -483,23 +514,19 @@ def rms_norm_rows_forward(x: torch.Tensor, weight: torch.Tensor,
         rms_norm_kernel[(rows.shape[0],)](rows, weight.contiguous(), y, rstd, D, eps,
                                           BLOCK_D=triton.next_power_of_2(D))
     return y.view(x.shape), rstd
-    ### END SOLUTION
 
 
 @rms_norm_rows_forward.register_fake
 def _(x, weight, eps):
-    ### BEGIN SOLUTION
     rstd_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
     return (torch.empty(x.shape, dtype=x.dtype, device=x.device),
             x.new_empty(x.shape[:-1].numel(), dtype=rstd_dtype))
-    ### END SOLUTION
 
 
 @torch.library.custom_op("autograd_course::rms_norm_rows_backward", mutates_args=())
 def rms_norm_rows_backward(grad_y: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
                            rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(grad_x, grad_weight)."""
-    ### BEGIN SOLUTION
     D = x.shape[-1]
     rows, grad_rows = x.reshape(-1, D).contiguous(), grad_y.reshape(-1, D).contiguous()
     grad_x = torch.empty_like(rows)
@@ -509,40 +536,27 @@ def rms_norm_rows_backward(grad_y: torch.Tensor, x: torch.Tensor, weight: torch.
                                                    grad_x, partial_w, D,
                                                    BLOCK_D=triton.next_power_of_2(D))
     return grad_x.view(x.shape), partial_w.sum(0).to(weight.dtype)  # partials reduced
-    ### END SOLUTION
 
 
 @rms_norm_rows_backward.register_fake
 def _(grad_y, x, weight, rstd):
-    ### BEGIN SOLUTION
     return torch.empty_like(x, memory_format=torch.contiguous_format), torch.empty_like(weight)
-    ### END SOLUTION
 
 
 def rms_norm_setup_context(ctx, inputs, output):
-    ### BEGIN SOLUTION
     x, weight, eps = inputs
     y, rstd = output
     ctx.save_for_backward(x, weight, rstd)
-    ### END SOLUTION
 
 
 def rms_norm_autograd(ctx, grad_y, grad_rstd):
-    ### BEGIN SOLUTION
     x, weight, rstd = ctx.saved_tensors
     grad_x, grad_weight = rms_norm_rows_backward(grad_y, x, weight, rstd)
     return grad_x, grad_weight, None
-    ### END SOLUTION
 
 
 rms_norm_rows_forward.register_autograd(rms_norm_autograd, setup_context=rms_norm_setup_context)
-
-
-def rms_norm_rows(x, weight, eps):
-    """F.rms_norm(x, x.shape[-1:], weight, eps) by your kernels."""
-    ### BEGIN SOLUTION
-    return rms_norm_rows_forward(x, weight, eps)[0]
-    ### END SOLUTION
+### END SOLUTION
 
 
 # %% nbgrader={"grade_id": "rms_norm_rows", "grade": true, "points": 3}
@@ -557,27 +571,31 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 # To `torch.compile`, a `custom_op` is a black box: it calls it, and fuses nothing across it.
 # `torch.library.triton_op` with `wrap_triton(kernel)[grid](...)` instead records the launch
 # itself in the graph, so that Inductor can schedule it with the code around it, and it needs
-# no `register_fake`: the fake output comes from running the Python around the launch on fake
-# tensors. That is also why it needs a GPU: the interpreter cannot run a kernel on a fake
-# tensor, which has no data. Run the cell: on CPU, the fake-tensor trace that `opcheck` does
-# reaches the interpreter and fails.
+# no `register_fake`: tracing runs the Python around the launch on fake tensors, and the
+# recorded launch stands in for the kernel. That is why it needs a GPU: on torch 2.13,
+# `wrap_triton` hands an interpreted kernel back unwrapped (it lacks the compiled kernel's
+# metadata the graph node is built from), so nothing is recorded, and tracing runs the kernel
+# itself, in the interpreter, on fake tensors. Run the cell: on CPU, the fake-tensor test of
+# `opcheck` fails where the interpreter copies each tensor argument's storage to the host, as it
+# does before every launch: a fake tensor's storage is on the `meta` device and holds no data.
 
 # %%
-@torch.library.triton_op("autograd_course::softsign_traced", mutates_args=())
-def softsign_traced(x: torch.Tensor) -> torch.Tensor:
-    y = torch.empty_like(x)
-    torch.library.wrap_triton(softsign_kernel)[launch_grid(x.numel())](x, y, x.numel(),
-                                                                     BLOCK=SOFTSIGN_BLOCK)
-    return y
+@torch.library.triton_op("autograd_course::sum_squared_error_traced", mutates_args=())
+def sum_squared_error_traced(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    partials = torch.empty(blocks(a.numel()), device=a.device, dtype=torch.float32)
+    torch.library.wrap_triton(sse_kernel)[blocks(a.numel())](a, b, partials, a.numel(),
+                                                             BLOCK=SSE_BLOCK)
+    return partials.sum().to(a.dtype)
 
 
-x = torch.randn(300, device=DEVICE)
-print("eager call:", torch.allclose(softsign_traced(x), F.softsign(x)))
+a, b = torch.randn(2, 300, device=DEVICE)
+print("eager call:", torch.allclose(sum_squared_error_traced(a, b),
+                                    F.mse_loss(a, b, reduction="sum")))
 fake_tensor_log = logging.getLogger("torch._subclasses.fake_tensor")
 level, fake_tensor_log.level = fake_tensor_log.level, logging.CRITICAL  # its traceback: below
 try:
     with warnings.catch_warnings(action="ignore"):  # the interpreter reads a fake data pointer
-        torch.library.opcheck(softsign_traced, (x,))
+        torch.library.opcheck(sum_squared_error_traced, (a, b))
     print("opcheck passes (compiled Triton, on a GPU)")
 except Exception as error:
     print("opcheck fails:", type(error).__name__, "-", str(error).splitlines()[0][:150])
@@ -588,7 +606,7 @@ finally:
 # So: `custom_op` with `register_fake` everywhere, including on CPU and in the grader;
 # `triton_op` when a GPU is there and the compiler should see the kernel. Both are graded the
 # same way by `opcheck`. Neither uses `@triton.autotune` here: autotuning times configurations
-# on a GPU, and the interpreter has nothing to time.
+# on a GPU, and under the interpreter it stops with "0 active drivers".
 #
 # ## `torch.export`: a module that calls your operator
 #
@@ -597,27 +615,28 @@ finally:
 # its fake implementation; running the exported program runs your kernel.
 
 # %%
-class SoftsignMLP(torch.nn.Module):
+class RegressionLoss(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.linear = torch.nn.Linear(8, 8)
 
-    def forward(self, x):
-        return softsign(self.linear(x))
+    def forward(self, x, target):
+        return sum_squared_error(self.linear(x), target)
 
 
-model = SoftsignMLP().to(DEVICE)
-example = torch.randn(4, 8, device=DEVICE)
-exported = torch.export.export(model, (example,))
+model = RegressionLoss().to(DEVICE)
+example, target = torch.randn(2, 4, 8, device=DEVICE)
+exported = torch.export.export(model, (example, target))
 print([str(node.target) for node in exported.graph.nodes if node.op == "call_function"])
 print("exported program matches the module:",
-      torch.allclose(exported.module()(example), model(example)))
+      torch.allclose(exported.module()(example, target), model(example, target)))
 
 # %% [markdown]
-# ## C++ behind the same operator (not graded)
+# ## C++ behind an operator (not graded)
 #
 # Before Triton, a custom kernel meant C++ or CUDA, the path the textbooks describe. The C++
-# below does what the Python decorators did for the Triton kernels, in two blocks:
+# below puts an elementwise op, softsign $x / (1 + |x|)$ with derivative $1 / (1 + |x|)^2$,
+# behind operators the way the Python decorators did for the Triton kernels, in two blocks:
 # `TORCH_LIBRARY` defines the operators `autograd_course_cpp::softsign` and
 # `autograd_course_cpp::softsign_backward` by their schemas, and `TORCH_LIBRARY_IMPL` binds a
 # kernel to each for CPU tensors. `AT_DISPATCH_FLOATING_TYPES` instantiates each loop for float
@@ -704,9 +723,9 @@ cpp_loaded = hasattr(torch.ops.autograd_course_cpp, "softsign")
 # %% [markdown]
 # The C++ side gave the operators their schemas and CPU kernels; Python adds the rest of the
 # five pieces with the same `torch.library` calls, on the operators' qualified names: a fake
-# implementation for each, and the autograd formula, reusing `softsign_setup_context`. They go
-# into a `torch.library.Library` object of their own: re-running the cell drops the old
-# registrations with the old object, where registering over them would print a warning.
+# implementation for each, and the autograd formula. They go into a `torch.library.Library`
+# object of their own: re-running the cell drops the old registrations with the old object,
+# where registering over them would print a warning.
 
 # %% tags=["skip-when-grading"]
 if cpp_loaded:
@@ -722,12 +741,16 @@ if cpp_loaded:
     def _(grad, x):
         return torch.empty_like(x, memory_format=torch.contiguous_format)
 
+    def softsign_cpp_setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
     def softsign_cpp_autograd(ctx, grad_output):
         x, = ctx.saved_tensors
         return softsign_cpp_backward(grad_output, x)
 
     torch.library.register_autograd("autograd_course_cpp::softsign", softsign_cpp_autograd,
-                                    setup_context=softsign_setup_context, lib=cpp_registrations)
+                                    setup_context=softsign_cpp_setup_context,
+                                    lib=cpp_registrations)
 
     x = torch.randn(2**20, dtype=torch.float32, requires_grad=True)
     torch.library.opcheck(softsign_cpp, (x[:100].detach().requires_grad_(),))
@@ -751,17 +774,20 @@ if cpp_loaded:
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | no mask on the tail (`tl.load(ptr + offsets)`) | right values, and loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
+# | no mask on the tail (`tl.load(ptr + offsets)`) | an elementwise kernel's values look right, a reduction's sum is wrong; loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
+# | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so the CPU run hides it) | `other=0.0` on every load whose lanes are added up |
 # | `row * D` with the row from `tl.program_id(0)` | `program_id` is int32: past 2**31 elements the offset wraps, and a GPU reads the wrong rows or faults (the interpreter's small tensors never show it) | `tl.program_id(0).to(tl.int64)` before multiplying |
 # | one row of weight-gradient partials per row of `x` | right, but an `(N, D)` float32 buffer: as big as `x`, twice `x` in bfloat16 | a fixed number of programs, each looping over a group of rows into its own partial row (Liger-Kernel); Triton's layer-norm tutorial shares a few partial rows between programs, behind a lock |
 # | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
 # | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
 # | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |
+# | a float64 value stored into a bfloat16 tensor, in the interpreter | zeros, denormals, nan (Triton 3.9's interpreter converts it wrongly) | `.to(tl.float32)` before the cast to bfloat16 |
 # | float16 loaded and computed in float16 | more than 2 ulp off; a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
 # | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed on the host |
 # | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
+# | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
 # | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |
-# | `register_fake` returning `torch.empty_like(x)` for a transposed `x` | strides differ from the real (contiguous) output; `opcheck` complains | `memory_format=torch.contiguous_format` |
+# | `register_fake` returning `torch.empty_like(x)` for a transposed `x` | strides differ from the real (contiguous) output; `opcheck` on a transposed input complains, and so does the self-check | `memory_format=torch.contiguous_format` |
 # | `triton_op` / `wrap_triton` on CPU | fake-tensor tracing reaches the interpreter | `custom_op` with `register_fake` |
 #
 # ## Summary

@@ -139,8 +139,9 @@ def check_operator(submission, name: str, example: tuple) -> None:
                            "mutates_args=())")
 
 
-def check_in_kernels(name: str, phase: str, run) -> None:
-    """``run()`` launches Triton kernels and does no arithmetic in torch ops on the host."""
+def check_in_kernels(name: str, phase: str, run) -> list[str]:
+    """``run()`` launches Triton kernels and does no arithmetic in torch ops on the host; the
+    names of the kernels it launched, once per launch."""
     with counting_launches() as launched, _Launches() as probe:
         run()
     arithmetic = sorted({op.split(".")[0] for op in probe.aten} - HOST_OPS)
@@ -153,6 +154,7 @@ def check_in_kernels(name: str, phase: str, run) -> None:
     if not launched:
         raise GradingError(f"{name}'s {phase} launched no Triton kernel: launch your "
                            "@triton.jit kernel with kernel[grid](...)")
+    return launched
 
 
 @contextmanager

@@ -123,8 +123,41 @@ def check_non_contiguous(function, device) -> None:
                 "backward kernel reads it")
 
 
+def _half_rstd(function, x: torch.Tensor, weight: torch.Tensor) -> bool:
+    """Whether the backward operators are handed a tensor of one value per row in x's half
+    dtype: the per-row rstd, saved in half precision."""
+    x, weight = (t.detach().clone().requires_grad_() for t in (x, weight))
+    rows = x.shape[:-1].numel()
+    try:
+        out = function(x, weight, EPS)
+        calls = operator_calls(lambda: torch.autograd.grad(out, (x, weight), torch.ones_like(out)))
+    except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+        return False
+    return any(isinstance(t, torch.Tensor) and t.numel() == rows and t.dtype == x.dtype
+               and t.shape != x.shape for _, args, kwargs in calls
+               for t in (*args, *kwargs.values()))
+
+
 def check_half(function, device) -> None:
-    """float16 and bfloat16 within 2 ulp of the float32-computed reference cast back."""
+    """float16 and bfloat16 within 2 ulp of the float32-computed reference cast back; a
+    per-row rstd kept in the half dtype is named."""
+    try:
+        _check_half(function, device)
+    except GradingError as error:
+        dtype = next((d for d in (torch.float16, torch.bfloat16) if str(d) in str(error)), None)
+        values = _values((6, 300), device, seed=7, dtype=torch.float32)
+        if dtype is not None and _half_rstd(function, 16 * values["x"].to(dtype),
+                                            values["weight"].to(dtype)):
+            raise GradingError(
+                f"rms_norm_rows keeps its per-row rstd in {dtype} (its backward operator is "
+                f"handed one {dtype} value per row): the contract keeps rstd in float32 (float64 "
+                "for float64 input), since the gradient is computed from it; allocate it in "
+                "float32 and store the kernel's float32 value", error.details,
+                case=error.case) from error
+        raise
+
+
+def _check_half(function, device) -> None:
     covers("float16 and bfloat16 within 2 ulp")
     values32 = _values((6, 300), device, seed=7, dtype=torch.float32)
     values32["x"] = 16 * values32["x"]  # a row's sum of squares overflows float16's 65504
@@ -152,17 +185,22 @@ def check_half(function, device) -> None:
                                   right_from_float32=right32)
 
 
-def check_kernels_and_operators(function, device) -> None:
-    """The arithmetic runs in the kernels; every operator passes opcheck with the arguments
-    rms_norm_rows gave it."""
+def check_kernels(function, device) -> None:
+    """The arithmetic runs in the kernels (before the dtypes, whose hints blame a kernel)."""
     covers("arithmetic in the learner's kernels")
     values = _values((3, 7), device, seed=9)
     x, weight = (values[n].requires_grad_() for n in ("x", "weight"))
     check_in_kernels("rms_norm_rows", "forward", lambda: function(x, weight, EPS))
     out = function(x, weight, EPS)
-    grad_output = torch.ones_like(out)
     check_in_kernels("rms_norm_rows", "backward",
-                     lambda: torch.autograd.grad(out, (x, weight), grad_output))
+                     lambda: torch.autograd.grad(out, (x, weight), torch.ones_like(out)))
+
+
+def check_operators(function, device) -> None:
+    """Every operator passes opcheck with the arguments rms_norm_rows gave it."""
+    values = _values((3, 7), device, seed=9)
+    x, weight = (values[n].requires_grad_() for n in ("x", "weight"))
+    grad_output = torch.ones_like(x)
     covers("opcheck")
     forward = operator_calls(lambda: function(x, weight, EPS))
     backward = operator_calls(lambda: torch.autograd.grad(function(x, weight, EPS),
@@ -180,17 +218,25 @@ def check_fake(function, device) -> None:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     x, weight, eps = _values((3, 2, 5), device, dtype=torch.float32).values()
-    real = function(x, weight, eps)
-    try:
-        with FakeTensorMode() as mode:
-            fake = function(mode.from_tensor(x), mode.from_tensor(weight), eps)
-    except Exception as error:
-        raise explain("rms_norm_rows", "fake implementation", error) from error
-    if (fake.shape, fake.dtype) != (real.shape, real.dtype):
-        raise GradingError(
-            f"rms_norm_rows under fake tensors returns shape {tuple(fake.shape)}, {fake.dtype}, "
-            f"but really {tuple(real.shape)}, {real.dtype}: register_fake must describe the "
-            "real outputs")
+    for where, x in [("", x), (" for a transposed x", x[:, 0].t())]:
+        weight = weight[:x.shape[-1]]
+        real = function(x, weight, eps)
+        try:
+            with FakeTensorMode() as mode:
+                fake = function(mode.from_tensor(x), mode.from_tensor(weight), eps)
+        except Exception as error:
+            raise explain("rms_norm_rows", "fake implementation", error) from error
+        if (fake.shape, fake.dtype) != (real.shape, real.dtype):
+            raise GradingError(
+                f"rms_norm_rows under fake tensors returns shape {tuple(fake.shape)}, "
+                f"{fake.dtype}, but really {tuple(real.shape)}, {real.dtype}: register_fake "
+                "must describe the real outputs")
+        if fake.stride() != real.stride():
+            raise GradingError(
+                f"rms_norm_rows under fake tensors returns strides {fake.stride()}{where}, but "
+                f"really {real.stride()}: register_fake must describe the real outputs, "
+                "strides included (opcheck fails on it); return the layout your operator "
+                "returns (memory_format=torch.contiguous_format for a contiguous one)")
 
 
 def rms_norm_rows_full(function, device) -> None:
@@ -216,6 +262,7 @@ def rms_norm_rows_full(function, device) -> None:
                                         raise_exception=False):
             raise GradingError("gradcheck failed for rms_norm_rows: the analytic Jacobian "
                                "differs from the numerical one")
+        check_kernels(function, device)
         check_non_contiguous(function, device)
         covers("float32")
         with case("float32"):
@@ -223,7 +270,7 @@ def rms_norm_rows_full(function, device) -> None:
                      rtol=1e-5, atol=1e-6)
         check_half(function, device)
         check_fake(function, device)
-        check_kernels_and_operators(function, device)
+        check_operators(function, device)
         covers("torch.compile without graph breaks")
         check_compiled("rms_norm_rows", function, tuple(_values((4, 6), device, seed=4).values()))
 

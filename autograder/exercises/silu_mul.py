@@ -147,29 +147,50 @@ def check_large_activations(silu_mul, device) -> None:
 
 
 def check_kernels_do_the_work(silu_mul, device) -> None:
+    """The arithmetic runs in the kernels, and each pass is one launch of one kernel (37
+    elements: one block of any block size a learner would pick, or a grid-stride loop)."""
     covers("arithmetic in the learner's kernels")
     a, b = (v.requires_grad_() for v in _values((37,), device).values())
-    check_in_kernels("silu_mul", "forward", lambda: silu_mul(a, b))
+    forward = check_in_kernels("silu_mul", "forward", lambda: silu_mul(a, b))
     out = silu_mul(a, b)
     grad_output = torch.ones_like(out)
-    check_in_kernels("silu_mul", "backward",
-                     lambda: torch.autograd.grad(out, (a, b), grad_output))
+    backward = check_in_kernels("silu_mul", "backward",
+                                lambda: torch.autograd.grad(out, (a, b), grad_output))
+    covers("one kernel launch per pass")
+    for phase, launched, what in [("forward", forward, "computes y"),
+                                  ("backward", backward, "computes both gradients")]:
+        if len(launched) > 1:
+            raise GradingError(
+                f"silu_mul's {phase} launched {len(launched)} Triton kernels "
+                f"({', '.join(launched)}) on 37 elements: the point of the fused op is one "
+                f"pass over memory, so one kernel, launched once, {what}, reading each input "
+                "once")
 
 
 def check_fake(silu_mul, device) -> None:
+    """The fake output has the real one's shape, dtype and strides, for a transposed a and b
+    too (opcheck's test_faketensor fails on a stride mismatch)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     a, b = _values((3, 5), device, dtype=torch.float32).values()
-    real = silu_mul(a, b)
-    try:
-        with FakeTensorMode() as mode:
-            fake = silu_mul(mode.from_tensor(a), mode.from_tensor(b))
-    except Exception as error:
-        raise explain("silu_mul", "fake implementation", error) from error
-    if (fake.shape, fake.dtype) != (real.shape, real.dtype):
-        raise GradingError(f"silu_mul's fake implementation returns shape {tuple(fake.shape)}, "
-                           f"{fake.dtype}, but the operator returns {tuple(real.shape)}, "
-                           f"{real.dtype}: register_fake must describe the real output")
+    for where, (a, b) in [("", (a, b)), (" for a transposed a and b", (a.t(), b.t()))]:
+        real = silu_mul(a, b)
+        try:
+            with FakeTensorMode() as mode:
+                fake = silu_mul(mode.from_tensor(a), mode.from_tensor(b))
+        except Exception as error:
+            raise explain("silu_mul", "fake implementation", error) from error
+        if (fake.shape, fake.dtype) != (real.shape, real.dtype):
+            raise GradingError(f"silu_mul's fake implementation returns shape "
+                               f"{tuple(fake.shape)}, {fake.dtype}, but the operator returns "
+                               f"{tuple(real.shape)}, {real.dtype}: register_fake must describe "
+                               "the real output")
+        if fake.stride() != real.stride():
+            raise GradingError(
+                f"silu_mul's fake implementation gives strides {fake.stride()}{where}, but the "
+                f"operator returns strides {real.stride()}: register_fake must describe the "
+                "real output, strides included (opcheck fails on it); the kernel writes a "
+                "contiguous output, so return one (memory_format=torch.contiguous_format)")
 
 
 def silu_mul_full(silu_mul, device) -> None:
@@ -197,6 +218,7 @@ def silu_mul_full(silu_mul, device) -> None:
                                    "float32 and keep float64 in float64")
             raise GradingError("gradcheck failed for silu_mul: the analytic Jacobian differs "
                                "from the numerical one")
+        check_kernels_do_the_work(silu_mul, device)  # before the dtypes: names host arithmetic
         check_non_contiguous(silu_mul, device)
         covers("float32")
         with case("float32"):
@@ -205,7 +227,6 @@ def silu_mul_full(silu_mul, device) -> None:
         check_large_activations(silu_mul, device)
         check_half(silu_mul, device)
         check_fake(silu_mul, device)
-        check_kernels_do_the_work(silu_mul, device)
         covers("opcheck")
         check_opcheck("silu_mul", "silu_mul",
                       tuple(v.requires_grad_() for v in _values((5, 3), device).values()))
@@ -219,6 +240,7 @@ EXERCISES = [
              contract=("sizes not a multiple of the block", "0-d and empty inputs",
                        "gradcheck in float64", "non-contiguous inputs",
                        "non-contiguous grad_output", "float32",
-                       "large activations in float32", "float16 and bfloat16 within 2 ulp", "arithmetic in the learner's kernels",
+                       "large activations in float32", "float16 and bfloat16 within 2 ulp",
+                       "arithmetic in the learner's kernels", "one kernel launch per pass",
                        "opcheck", "torch.compile without graph breaks")),
 ]

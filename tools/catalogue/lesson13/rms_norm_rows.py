@@ -204,6 +204,48 @@ UNUSUAL = [
                    "                                          BLOCK_D=64)"))),
 ]
 
+UNUSUAL += [
+    Unusual("rms_norm_rows", "tl.rsqrt, and rstd shaped like x without its last dimension",
+            _edit(RMS, ("    rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D + eps)",
+                        "    rstd = tl.rsqrt(tl.sum(x * x, axis=0) / D + eps)"),
+                  ("    rstd = torch.empty(rows.shape[0], device=x.device,",
+                   "    rstd = torch.empty(x.shape[:-1], device=x.device,"),
+                  ("            x.new_empty(x.shape[:-1].numel(), dtype=rstd_dtype))",
+                   "            x.new_empty(x.shape[:-1], dtype=rstd_dtype))"))),
+    Unusual("rms_norm_rows", "the backward operator returns the partials; the registered "
+            "backward sums them",
+            _edit(RMS, ("    return grad_x.view(x.shape), partial_w.sum(0).to(weight.dtype)",
+                        "    return grad_x.view(x.shape), partial_w"),
+                  ("    return torch.empty_like(x, memory_format=torch.contiguous_format), "
+                   "torch.empty_like(weight)",
+                   "    rows = x.shape[:-1].numel()\n"
+                   "    return (torch.empty_like(x, memory_format=torch.contiguous_format),\n"
+                   "            x.new_empty((rows, x.shape[-1]), dtype=rstd.dtype))"),
+                  ("    grad_x, grad_weight = rms_norm_rows_backward(grad_y, x, weight, rstd)\n"
+                   "    return grad_x, grad_weight, None",
+                   "    grad_x, partials = rms_norm_rows_backward(grad_y, x, weight, rstd)\n"
+                   "    return grad_x, partials.sum(0).to(weight.dtype), None"))),
+    Unusual("rms_norm_rows", "the partials reduced by a second Triton kernel, column blocks of 64",
+            _edit(RMS, ('@torch.library.custom_op("autograd_course::rms_norm_rows", '
+                        'mutates_args=())',
+                        """@triton.jit
+def column_sum_kernel(partial_ptr, out_ptr, n_rows, D, BLOCK: tl.constexpr):
+    columns = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = columns < D
+    total = tl.load(partial_ptr + columns, mask=mask, other=0.0)  # float32, or float64
+    for row in range(1, n_rows):
+        total += tl.load(partial_ptr + row * D + columns, mask=mask, other=0.0)
+    tl.store(out_ptr + columns, total.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@torch.library.custom_op("autograd_course::rms_norm_rows", mutates_args=())"""),
+                  ("    return grad_x.view(x.shape), partial_w.sum(0).to(weight.dtype)",
+                   "    grad_weight = torch.zeros_like(weight)\n    if rows.shape[0]:\n"
+                   "        column_sum_kernel[(triton.cdiv(D, 64),)](partial_w, grad_weight, "
+                   "rows.shape[0], D,\n                                                 BLOCK=64)\n"
+                   "    return grad_x.view(x.shape), grad_weight"))),
+]
+
 MISTAKES = [
     Mistake("rms_norm_rows", "a block narrower than the row", "right for rows of 5 but wrong",
             _edit(RMS, ("        rms_norm_kernel[(rows.shape[0],)](rows, weight.contiguous(), y, rstd, D, eps,\n"
@@ -251,6 +293,27 @@ MISTAKES = [
             _edit(RMS, ("    rows = x.reshape(-1, D).contiguous()\n    y = torch.empty_like(rows)",
                         "    rows = x if x.dim() == 2 else x.reshape(-1, D)\n"
                         "    y = torch.empty(rows.shape, dtype=x.dtype, device=x.device)")),
+            named=True),
+    Mistake("rms_norm_rows", "rstd saved in x's dtype", "keeps its per-row rstd in torch.float16",
+            _edit(RMS, ("    rstd = torch.empty(rows.shape[0], device=x.device,\n"
+                        "                       dtype=torch.float64 if x.dtype == torch.float64 "
+                        "else torch.float32)",
+                        "    rstd = torch.empty(rows.shape[0], device=x.device, dtype=x.dtype)"),
+                  ("    rstd_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32",
+                   "    rstd_dtype = x.dtype"),
+                  ("    partial_w = torch.empty(rows.shape, device=x.device, dtype=rstd.dtype)",
+                   "    partial_w = torch.empty(rows.shape, device=x.device, dtype=torch.float64 "
+                   "if x.dtype == torch.float64 else torch.float32)"))),
+    Mistake("rms_norm_rows", "the weight gradient computed on the host",
+            "backward computes with torch ops (mul)",
+            _edit(RMS, ("    return grad_x.view(x.shape), partial_w.sum(0).to(weight.dtype)",
+                        "    return grad_x.view(x.shape), (grad_rows * rows * rstd[:, None]).sum(0).to(\n"
+                        "        weight.dtype)")),
+            named=True),
+    Mistake("rms_norm_rows", "register_fake with the input's strides",
+            "under fake tensors returns strides",
+            _edit(RMS, ("    return (torch.empty(x.shape, dtype=x.dtype, device=x.device),",
+                        "    return (torch.empty_like(x),")),
             named=True),
     Mistake("rms_norm_rows", "the backward kernel launched directly in backward",
             "launched a Triton kernel on a fake tensor",

@@ -179,6 +179,41 @@ UNUSUAL = [
                    '                                setup_context=setup_context)'))),
 ]
 
+UNUSUAL += [
+    Unusual("silu_mul", "half precision cast to float32 on the host; kernels see float32 or float64",
+            _edit(SILU_MUL,
+                  ("    a, b = a.contiguous(), b.contiguous()\n    y = torch.empty_like(a)\n"
+                   "    silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, y, a.numel(), "
+                   "BLOCK=BLOCK)\n    return y",
+                   "    dtype = a.dtype\n    if dtype in (torch.float16, torch.bfloat16):\n"
+                   "        a, b = a.float(), b.float()\n"
+                   "    a, b = a.contiguous(), b.contiguous()\n    y = torch.empty_like(a)\n"
+                   "    silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, y, a.numel(), "
+                   "BLOCK=BLOCK)\n    return y.to(dtype)"),
+                  ("    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n"
+                   "    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)\n",
+                   "    dtype = a.dtype\n    if dtype in (torch.float16, torch.bfloat16):\n"
+                   "        grad, a, b = grad.float(), a.float(), b.float()\n"
+                   "    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n"
+                   "    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)\n"),
+                  ("    return grad_a, grad_b\n\n\n@silu_mul_backward.register_fake",
+                   "    return grad_a.to(dtype), grad_b.to(dtype)\n\n\n"
+                   "@silu_mul_backward.register_fake"))),
+    Unusual("silu_mul", "tl.sigmoid, and the derivative written with silu: s + silu (1 - s)",
+            _edit(SILU_MUL, ("    sigmoid = 1 / (1 + tl.exp(-a))\n"
+                             "    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))",
+                             "    sigmoid = tl.sigmoid(a)\n    silu = a * sigmoid\n"
+                             "    grad_a = grad * b * (silu + sigmoid * (1 - silu))"))),
+    Unusual("silu_mul", "tl.where picking the branch whose exp cannot overflow",
+            _edit(SILU_MUL, ("    y = a / (1 + tl.exp(-a)) * b",
+                             "    y = tl.where(a > 0, a / (1 + tl.exp(-a)),\n"
+                             "                 a * tl.exp(a) / (1 + tl.exp(a))) * b"))),
+    Unusual("silu_mul", "setup_context saves the output as well; backward leaves it unused",
+            _edit(SILU_MUL, ("    ctx.save_for_backward(*inputs)",
+                             "    ctx.save_for_backward(inputs[0], inputs[1], output)"),
+                  ("    a, b = ctx.saved_tensors", "    a, b, _ = ctx.saved_tensors"))),
+]
+
 MISTAKES = [
     Mistake("silu_mul", "float64 computed in float32", "computes float64 inputs in float32",
             _edit(SILU_MUL,
@@ -228,6 +263,21 @@ MISTAKES = [
                              "    a, b = (torch.sigmoid(a) * a).contiguous(), b.contiguous()\n"
                              "    y = torch.empty_like(a)"),
                   ("    y = a / (1 + tl.exp(-a)) * b", "    y = a * b")),
+            named=True),
+    Mistake("silu_mul", "the backward kernel launched twice, one gradient each",
+            "backward launched 2 Triton kernels",
+            _edit(SILU_MUL, ("    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, "
+                             "grad_a, grad_b,\n", "    scratch = torch.empty_like(a)\n"
+                             "    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, "
+                             "grad_a, scratch,\n                                                   "
+                             "            a.numel(), BLOCK=BLOCK)\n"
+                             "    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, "
+                             "scratch, grad_b,\n")),
+            named=True),
+    Mistake("silu_mul", "register_fake with the input's strides", "fake implementation gives strides",
+            _edit(SILU_MUL, ("@silu_mul.register_fake\ndef _(a, b):\n    return torch.empty_like("
+                             "a, memory_format=torch.contiguous_format)",
+                             "@silu_mul.register_fake\ndef _(a, b):\n    return torch.empty_like(a)")),
             named=True),
     Mistake("silu_mul", "no fake implementation", "without a fake implementation",
             _edit(SILU_MUL, ("@silu_mul.register_fake\ndef _(a, b):\n    return torch.empty_like("
