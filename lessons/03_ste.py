@@ -649,7 +649,9 @@ plt.show()
 # One place is left open on purpose. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside
 # the clip, but $\operatorname{round}(v) = 3$ is inside. In this **half-step band** at each
 # edge either convention is accepted: judge "inside" on $v$, or on $\operatorname{round}(v)$.
-# Pick one.
+# Pick one. The edges themselves are inside: at $v = q_\text{min}$ or $q_\text{max}$ exactly,
+# clamp's derivative is 1 (its convention in quick question 1). LSQ's paper writes the open
+# interval there, another corner; this exercise follows clamp.
 #
 # <details><summary><b>Hint 1</b>: the gradient for x</summary>
 #
@@ -752,12 +754,15 @@ central = (FakeQuantize.apply(x5, s5 + h, -4, 3) - FakeQuantize.apply(x5, s5 - h
 print("dy/ds by central differences:", [round(value, 6) for value in central.tolist()])
 
 # %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
 # Central differences agree with your gradient for $s$ on the two clipped elements, not on the
 # one inside: there they hold $\operatorname{round}(v)$ constant, as it locally is, and measure
 # $\operatorname{round}(v) = 1$ where the contract asks for $1 - 1.4 = -0.4$. So LSQ's gradient
 # for the step is a surrogate too, and `gradcheck` rejects it for `scale` as it rejects
 # `SignSTE` for `x`. The $-v$ comes from passing round straight through and nothing else; it is
 # what lets the rounding error, not only the clipping, move the step.
+# </details>
 
 # %% [markdown]
 # Your `FakeQuantize` on a line of inputs, with $s = 0.5$ and 3-bit codes: the staircase, the

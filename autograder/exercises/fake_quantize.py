@@ -154,9 +154,10 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
         if matches(strict) and not any(torch.allclose(strict, r, rtol=rtol, atol=atol)
                                        for r in references):
             raise GradingError(
-                "FakeQuantize's gradient for x drops the clip's edges: where x / scale is exactly "
-                "qmin or qmax the output still moves with x (it is inside [qmin, qmax]); keep "
-                "them inside")
+                "FakeQuantize's gradient for x drops the clip's edges: this exercise's clip is "
+                "closed, [qmin, qmax], as clamp's derivative is 1 at its bounds, so where x / "
+                "scale is exactly qmin or qmax the gradient passes (LSQ's paper writes the open "
+                "interval; the contract follows clamp)")
     if any(matches(grad_output - r) for r in references):
         raise GradingError("FakeQuantize's clip mask for x is inverted: pass grad_output where "
                            "x / scale is inside [qmin, qmax] and 0 outside")
