@@ -385,9 +385,11 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # The self-check runs your kernels on sizes that are not a multiple of any block, on a
 # transposed and a strided input, in float64 (with `gradcheck`), float32, float16 and
 # bfloat16 (within 2 ulp of the float32-computed result), under `opcheck` and
-# `torch.compile(fullgraph=True)`, and once under a probe that lists every torch op your
-# operator dispatches: anything beyond allocating, viewing, copying and casting means the
-# arithmetic ran outside your kernels.
+# `torch.compile(fullgraph=True)`, against your fake implementation's strides for a transposed
+# input, and once under a probe that lists every torch op your operator dispatches and every
+# kernel it launches: anything beyond allocating, viewing, copying and casting means the
+# arithmetic ran outside your kernels, and a second launch in one pass means a second pass
+# over memory.
 #
 # **Predict, then run.** Where does the fused kernel save memory traffic? Count the bytes the
 # composed `F.silu(a) * b` moves in forward for $n$ float32 elements (each op reads its inputs
@@ -594,7 +596,7 @@ print("eager call:", torch.allclose(sum_squared_error_traced(a, b),
 fake_tensor_log = logging.getLogger("torch._subclasses.fake_tensor")
 level, fake_tensor_log.level = fake_tensor_log.level, logging.CRITICAL  # its traceback: below
 try:
-    with warnings.catch_warnings(action="ignore"):  # the interpreter reads a fake data pointer
+    with warnings.catch_warnings(action="ignore"):  # the failing trace's own warnings
         torch.library.opcheck(sum_squared_error_traced, (a, b))
     print("opcheck passes (compiled Triton, on a GPU)")
 except Exception as error:
