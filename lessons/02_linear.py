@@ -301,7 +301,7 @@ compare(predicted, raised)
 # </details>
 
 # %% [markdown]
-# ## `needs_input_grad` saves real work
+# ## Which gradients does backward pay for?
 #
 # Often only some gradients are wanted:
 #
@@ -478,13 +478,13 @@ backward_flow(prediction.sum(), names=dict(W1=W1, b1=b1, W2=W2, b2=b2))
 # ### Your layer under mixed precision
 #
 # Large models are often trained under `torch.autocast`, which runs matrix products in
-# bfloat16 (or float16) while the weights stay float32. Autocast is on while your forward
-# runs; when backward runs, the engine has left the `with` block.
+# bfloat16 (or float16) while the weights stay float32: the forward pass runs inside
+# `with torch.autocast(...)`, and `loss.backward()` is called after the block.
 #
 # **Predict, then run.** With float32 `x` and `weight`, what dtype does
 # `MyLinearFunction.apply(x, weight)` return inside `torch.autocast("cpu", dtype=torch.bfloat16)`?
-# Does backward then run without an error? Write both first (a dtype such as `torch.float32`,
-# and `True` or `False` for "backward raises").
+# Does backward then raise? Write both first (a dtype such as `torch.float32`, and `True` or
+# `False`).
 
 # %%
 predicted = {"output dtype": None, "backward raises": None}
@@ -505,10 +505,12 @@ compare(predicted, {"output dtype": y.dtype, "backward raises": raised})
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Inside forward, autocast turns `x @ weight.T` into a bfloat16 product, so the output, and
-# the `grad_output` backward receives, are bfloat16. Backward runs with autocast off, so a
-# product of that `grad_output` with the float32 `x` or `weight` it saved mixes two dtypes,
-# and `@` refuses: "expected m1 and m2 to have the same dtype". (A backward that casts
+# Inside forward, autocast casts `x` and `weight` to bfloat16 for the product, so the output,
+# and the `grad_output` backward receives, are bfloat16; what your forward saved are the
+# float32 originals. Backward runs after the `with` block, with autocast off, so a product of
+# that `grad_output` with the saved float32 `x` or `weight` mixes two dtypes, and `@`
+# refuses: "expected m1 and m2 to have the same dtype". PyTorch's own `F.linear` saves the
+# bfloat16 copies it multiplied, so its backward never mixes. (A backward that casts
 # `grad_output` itself would run; most do not.)
 #
 # The fix is two decorators: `torch.amp.custom_fwd(device_type=...)` records the autocast
