@@ -1254,10 +1254,10 @@ else:
 
 # %% [markdown]
 # **3. A model that goes `nan`, alone.** A small model with a row-normalising Function in it,
-# and one batch. One backward, and a parameter's gradient is
-# `nan`. Using anomaly mode and hooks (your own, in the empty cell), find **which module's
-# backward first makes the `nan`** (its name, as `model.named_modules()` gives it) and **which
-# sample of the batch** (a row index) it comes from. Do not edit `RowNormalize`.
+# and one batch. One backward, and a parameter's gradient is `nan`. Using anomaly mode and
+# hooks (your own, in the empty cell), find **which module's backward first makes the `nan`**
+# (its name, as `model.named_modules()` gives it) and **which sample of the batch** (a row
+# index) it comes from. Do not edit `RowNormalize`.
 
 # %%
 class RowNormalize(torch.autograd.Function):
