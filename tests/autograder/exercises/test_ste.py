@@ -201,3 +201,34 @@ def test_the_two_conventions_both_pass(raises_hint):
         if entry.exercise == "FakeQuantize" and "round(v)" in entry.name:
             run("FakeQuantize", entry.load())
     run("FakeQuantize", solution("FakeQuantize"))
+
+
+def test_the_float_edges_are_what_their_comments_say():
+    """Are the added edges where a float32 copy or a rounded x + 0.5 goes wrong, as claimed?"""
+    below_half32 = torch.tensor(0.4999999701976776, dtype=torch.float32)
+    assert torch.nextafter(below_half32, torch.tensor(1.0)).item() == 0.5
+    for dtype, below_half in ((torch.float64, 0.49999999999999994), (torch.float32, below_half32)):
+        x = torch.tensor([below_half, 2.0 ** 23 + 1, 2.0 ** 52 + 1], dtype=dtype)
+        rounded_up = torch.floor(x + 0.5) != torch.round(x)
+        assert rounded_up[0] and (rounded_up[1] if dtype == torch.float32 else rounded_up[2])
+    near_one = torch.tensor([1 + 1e-9, 1e-300], dtype=torch.float64)
+    assert torch.equal(near_one.float(), torch.tensor([1.0, 0.0]))  # a float32 copy loses them
+    assert {1 + 1e-9, -1 - 1e-9, 1e-300} <= set(SIGN_EDGES)
+    assert {0.49999999999999994, 0.4999999701976776, 2.0 ** 23 + 1, 2.0 ** 52 + 1} <= set(ROUND_EDGES)
+
+
+def test_a_wrong_gradient_is_located_by_x_not_by_index(raises_hint):
+    """Does a surrogate that is wrong at x = 1 only say "at x = 1", a value the learner knows?"""
+    class DropsPlusOne(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.sign(x)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return grad_output * ((x >= -1) & (x < 1))
+
+    with raises_hint("your gradient for x is wrong: at x = 1 it gives 0, expected"):
+        run("SignClippedSTE", DropsPlusOne)

@@ -1,0 +1,49 @@
+"""Lesson 03's transfer exercise, StraightThroughSoftmax: the float32 tolerance of its gradient
+check, which the catalogue's single answers cannot cover."""
+
+import pytest
+import torch
+
+from autograder.errors import GradingError
+from autograder.exercises.straight_through_softmax import check_gradient
+
+pytestmark = pytest.mark.lesson03
+
+
+def _by_hand(logits, tau, grad_output, order):
+    """Correct vector-Jacobian products of softmax(logits / tau), computed in different orders."""
+    z = logits / tau
+    if order == "shifted":
+        e = torch.exp(z - z.amax(-1, keepdim=True))
+        s = e / e.sum(-1, keepdim=True)
+    elif order == "log_softmax":
+        s = torch.exp(torch.log_softmax(z, -1))
+    else:
+        s = torch.softmax(z, -1)
+    if order == "jacobian":
+        jacobian = torch.diag_embed(s) - s.unsqueeze(-1) * s.unsqueeze(-2)
+        return torch.einsum("...ij,...j->...i", jacobian, grad_output) / tau
+    return s * (grad_output - (s * grad_output).sum(-1, keepdim=True)) / tau
+
+
+@pytest.mark.parametrize("tau", [0.05, 0.1, 0.7, 2.5])
+@pytest.mark.parametrize("order", ["shifted", "log_softmax", "jacobian"])
+def test_correct_float32_orderings_pass_at_small_tau(tau, order):
+    """Does every correct float32 ordering pass, where 1 / tau magnifies rounding that cancels?"""
+    for seed in range(25):
+        generator = torch.Generator().manual_seed(seed)
+        logits = 1.5 * torch.randn(4, 7, generator=generator)
+        grad_output = torch.randn(4, 7, generator=generator)
+        check_gradient({"logits": logits, "tau": tau},
+                       _by_hand(logits, tau, grad_output, order), grad_output)
+
+
+def test_the_tolerance_still_rejects_a_small_real_error():
+    """Is a gradient off by 1e-3 of its scale still rejected in float32?"""
+    generator = torch.Generator().manual_seed(0)
+    logits, grad_output = torch.randn(4, 7, generator=generator), torch.randn(4, 7, generator=generator)
+    right = _by_hand(logits, 0.1, grad_output, "softmax")
+    wrong = right.clone()
+    wrong[1, 2] += 1e-3 * right.abs().max()
+    with pytest.raises(GradingError):
+        check_gradient({"logits": logits, "tau": 0.1}, wrong, grad_output)
