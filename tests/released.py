@@ -15,10 +15,15 @@ from grader.releases import HISTORY
 from tests.built_once import built_once
 
 
+def every_lesson_released(tmp_path_factory) -> Path:
+    """A course root in which every lesson is released: one per test run, never changed."""
+    return built_once(tmp_path_factory, "released-course",
+                      lambda folder: release(folder, lesson_names()))
+
+
 def released_root(tmp_path_factory, target: Path, lessons: list[str]) -> Path:
     """``target``, a course root in which exactly ``lessons`` are released."""
-    every = built_once(tmp_path_factory, "released-course",
-                       lambda folder: release(folder, lesson_names()))
+    every = every_lesson_released(tmp_path_factory)
     others = set(lesson_names()) - set(lessons)
     shutil.copytree(every, target, dirs_exist_ok=True,
                     ignore=lambda folder, names: [name for name in names if name in others])
