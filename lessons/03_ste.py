@@ -447,6 +447,36 @@ for Function in (SignSTE, SignClippedSTE):  # yours
           f" backward exact: {torch.equal(mine.grad, expected_grad)}")
 
 # %% [markdown]
+# Which to write, the detach trick or a Function? The trick needs no backward at all, and much
+# code uses it (`F.gumbel_softmax` does). A Function earns its place when the surrogate is not
+# the derivative of a short expression, or for memory: the clipped trick keeps `x` for clamp's
+# backward, while a Function can keep a boolean mask, a quarter of float32's bytes. The cell
+# counts what each keeps for a million elements, yours included. (If `x` is a latent weight
+# that lives anyway, keeping it costs nothing new.)
+
+# %%
+from torch.autograd.graph import saved_tensors_hooks
+
+
+def saved_bytes(function, x):
+    """Bytes of every tensor autograd keeps for backward when ``function(x)`` runs."""
+    kept = []
+    with saved_tensors_hooks(lambda t: kept.append(t) or t, lambda t: t):
+        function(x)
+    return sum(t.numel() * t.element_size() for t in kept)
+
+
+def clipped_trick(x):
+    window = torch.clamp(x, -1, 1)
+    return torch.sign(x.detach()) + (window - window.detach())
+
+
+big = torch.randn(1000, 1000, requires_grad=True)  # float32
+for name, function in [("clipped detach trick", clipped_trick),
+                       ("your SignClippedSTE", SignClippedSTE.apply)]:
+    print(f"{name:21s} keeps {saved_bytes(function, big) / 2**20:.2f} MiB")
+
+# %% [markdown]
 # **Quick question 2.** In float32 the spacing between neighbouring floats reaches 2 at
 # $2^{24} \approx 1.7 \times 10^{7}$. Predict the value of `x + (torch.sign(x) - x)` for
 # `x = 1e7` and for `x = 3e7` in float32. Write your predictions below, then run the cell
