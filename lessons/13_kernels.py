@@ -422,6 +422,16 @@ print(f"you said {my_ratio}; composed {composed_bytes / 2**20:.0f} MiB, fused "
 # measure; write a kernel for eager code, or where the fusion needs an algorithm the compiler
 # does not write for you.
 #
+# **Memory, Liger-Kernel's way.** Liger's SwiGLU backward (`src/liger_kernel/ops/swiglu.py`)
+# stores the two gradients into the saved `a` and `b` themselves, saving two allocations the
+# size of the activations. In a Llama MLP nothing reads `gate(x)` and `up(x)` after that
+# backward, so it works; anywhere else it is silently wrong: the kernel writes through raw
+# pointers, so autograd's version counters do not see it, and a second backward
+# (`retain_graph=True`) reads the first one's gradients as `a` and `b` and returns wrong
+# gradients without an error (checked on a Liger-style Function in the interpreter). Behind a
+# custom operator the writes would have to be declared (`mutates_args`), which is why this
+# exercise keeps its inputs untouched.
+#
 # ## ✎ Exercise 2 · `rms_norm_rows`, a reduction per row
 #
 # RMSNorm normalises each row of $x$ of shape $(\dots, D)$:
