@@ -251,11 +251,22 @@ for name, formula in naive.items():
     print(f"\n{name}\n  value:   ", y, "\n  gradient:", grad)
 
 # %% [markdown]
-# ## The fix: one formula per sign, both built from $e^{-|x|}$
+# ## The fix: one formula per sign
 #
-# Let $z = e^{-|x|}$. Since $-|x| \le 0$, $z$ lies in $(0, 1]$: it **cannot** overflow.
-# Use the first textbook formula where $x \ge 0$ and the second where $x < 0$: in each, the
-# exponential that appears is exactly $z$.
+# Each textbook formula breaks on one side only. Work out a formula that breaks on neither
+# before you open the answer:
+#
+# 1. For $x \ge 0$, which of the two formulas has only exponentials that are at most $1$?
+#    Which one for $x < 0$?
+# 2. Let $z = e^{-|x|}$. Why can $z$ never overflow? Write each formula on its own side in
+#    terms of $z$ alone.
+# 3. In which range do the two denominators then lie? What happens to your formula for very
+#    negative $x$, where $z$ rounds to $0$?
+#
+# <details><summary><b>Check your answer</b> (open after your attempt)</summary>
+#
+# Since $-|x| \le 0$, $z$ lies in $(0, 1]$. The first formula's exponential is $z$ where
+# $x \ge 0$, the second's where $x < 0$:
 #
 # $$\sigma(x) = \begin{cases}
 #   \dfrac{1}{1 + e^{-x}} = \dfrac{1}{1 + z} & x \ge 0,\\[2ex]
@@ -264,6 +275,7 @@ for name, formula in naive.items():
 #
 # Both denominators lie in $[1, 2]$, so nothing blows up. For very negative $x$, $z$ rounds
 # to $0$ and so does $\sigma(x)$, which is the closest float64 to the true value.
+# </details>
 #
 # A backward written from $y \in [0, 1]$ (your derivation above) is then safe for free: no
 # exponential, nothing to overflow. One detail: for $x \ge 37$, $y$ rounds to exactly $1$ in
@@ -271,8 +283,8 @@ for name, formula in naive.items():
 # $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same.
 #
 # `torch.where(condition, a, b)` picks from `a` where `condition` holds and from `b`
-# elsewhere. It computes both `a` and `b` everywhere, which is fine here because both are
-# finite everywhere: that is exactly what building them from $z$ buys.
+# elsewhere. It computes both `a` and `b` everywhere, which is fine when both are finite
+# everywhere, as formulas built from $z$ are.
 
 # %% [markdown]
 # Now the whole range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are
@@ -373,9 +385,10 @@ compare(predicted, meets)
 # number as the difference of two numbers near $1$ and return $0$ at $x = -40$.
 #
 # The form built from $z$, one formula per sign as above, meets it too. Why prefer it? It
-# has no infinite intermediate at all, so it stays safe when you edit it (compute $1 - y$ as $e^{-x}/(1 + e^{-x})$ and the first formula's $\infty$ becomes
-# $\infty/\infty$ = `nan`), and it is the pattern that carries over to softplus and
-# log-sum-exp. Both pass the grader: it checks the contract, not the formula.
+# has no infinite intermediate at all, so it stays safe when you edit it (compute $1 - y$ as
+# $e^{-x}/(1 + e^{-x})$ and the first formula's $\infty$ becomes $\infty/\infty$ = `nan`),
+# and it is the pattern that carries over to other functions built from exponentials, such
+# as log-sum-exp. Both pass the grader: it checks the contract, not the formula.
 # </details>
 
 # %% [markdown]
