@@ -711,8 +711,9 @@ plt.show()
 # 3. $\partial L/\partial s = \sum_i g_i\, \partial y_i/\partial s$ over every element: a 0-d
 #    tensor, like `scale`. (Return the unsummed products, shaped like `x`, and the engine sums
 #    them for you, since `scale`'s shape broadcasts to theirs; summing yourself says what you
-#    mean. With a per-channel scale of shape `(C, 1)`, as LSQ uses for weights, the same sum
-#    runs over every axis but the channel's.)
+#    mean. With a per-channel scale of shape `(C, 1)`, common for weights in later practice
+#    (LSQ itself learns one step per layer), the same sum runs over every axis but the
+#    channel's, and the engine does that too.)
 # 4. Save `x` and `scale` with `save_for_backward` (inputs; $v$ and $\operatorname{round}(v)$
 #    are cheap to recompute); keep `qmin` and `qmax` as plain attributes.
 #
