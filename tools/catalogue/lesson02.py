@@ -333,3 +333,14 @@ MISTAKES += [
                    "        ctx.save_for_backward(x, weight, mask)\n"
                    "        ctx.has_bias = bias is not None\n        return z.clamp(min=0)")),
 ]
+
+MISTAKES += [
+    Mistake("MyLinearFunction", "grad_x always computed, returned only when needed",
+            "ctx.needs_input_grad[0] is False for x, so skip grad_x",
+            _linear(FLAT + "        grad_x = grad_output @ weight\n"
+                    "        grad_weight = g2.T @ x2 if ctx.needs_input_grad[1] else None\n"
+                    "        grad_bias = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] "
+                    "else None\n"
+                    "        return grad_x if ctx.needs_input_grad[0] else None, grad_weight, "
+                    "grad_bias", _F_LINEAR), named=True),
+]
