@@ -73,7 +73,8 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # call on one block: expect tens to thousands of times slower than the composed torch ops
 # (the smaller the tensor, the worse), and keep tensors small. One conversion is wrong in the
 # interpreter of Triton 3.9: float64 stored into a bfloat16 tensor comes out as zeros and
-# denormals, so convert a float64 value to float32 before storing it as bfloat16. The grading
+# denormals (it casts the values with NumPy to the 16-bit integers it keeps bfloat16 in, so 0.55
+# becomes 0), so convert a float64 value to float32 before storing it as bfloat16. The grading
 # runs your kernels this way on CPU, and compiled on a GPU when the grader has one: the same
 # checks.
 #

@@ -2,6 +2,8 @@
 autograd_course with Triton kernels: a program per row (or per block of rows) forward, the row
 gradient in closed form and the weight gradient as per-program partials backward."""
 
+from contextlib import contextmanager
+
 import torch
 import torch.nn.functional as F
 
@@ -11,7 +13,7 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, check_within_ulps, explain, guarded_memory,
-                            kernels_run_on, operator_calls, require_triton)
+                            interpreting, kernels_run_on, operator_calls, require_triton)
 
 RMS_NORM_ROWS = Spec("rms_norm_rows", ("x", "weight", "eps"),
                      lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps))
@@ -138,14 +140,52 @@ def _half_rstd(function, x: torch.Tensor, weight: torch.Tensor) -> bool:
                for t in (*args, *kwargs.values()))
 
 
+@contextmanager
+def _float64_to_bfloat16():
+    """The interpreter's float64 -> bfloat16 conversions inside the block, counted: Triton 3.9's
+    interpreter makes them with a NumPy astype to the uint16 it keeps bfloat16 in (its
+    InterpreterBuilder.cast_impl), so 0.55 becomes 0 and 1.7 a denormal."""
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    seen, cast = [], InterpreterBuilder.cast_impl
+
+    def counted(self, src, dst_type):
+        if src.dtype.scalar == tl.float64 and dst_type.scalar == tl.bfloat16:
+            seen.append(dst_type)
+        return cast(self, src, dst_type)
+
+    InterpreterBuilder.cast_impl = counted
+    try:
+        yield seen
+    finally:
+        InterpreterBuilder.cast_impl = cast
+
+
 def check_half(function, device) -> None:
     """float16 and bfloat16 within 2 ulp of the float32-computed reference cast back; a
-    per-row rstd kept in the half dtype is named."""
+    per-row rstd kept in the half dtype, and a float64 value the interpreter converts to
+    bfloat16, are named."""
     try:
         _check_half(function, device)
     except GradingError as error:
         dtype = next((d for d in (torch.float16, torch.bfloat16) if str(d) in str(error)), None)
         values = _values((6, 300), device, seed=7, dtype=torch.float32)
+        if dtype == torch.bfloat16 and interpreting():
+            x, weight = (values[n].to(dtype).requires_grad_() for n in ("x", "weight"))
+            with _float64_to_bfloat16() as seen:
+                try:
+                    out = function(x, weight, EPS)
+                    torch.autograd.grad(out, (x, weight), torch.ones_like(out))
+                except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+                    pass
+            if seen:
+                raise GradingError(
+                    "rms_norm_rows converts a float64 value to bfloat16 inside a kernel, and "
+                    "Triton 3.9's interpreter gets that conversion wrong (0.55 becomes 0): "
+                    "convert to float32 first, value.to(tl.float32).to(tl.bfloat16), or keep "
+                    "float64 for float64 input only", error.details,
+                    case=error.case) from error
         if dtype is not None and _half_rstd(function, 16 * values["x"].to(dtype),
                                             values["weight"].to(dtype)):
             raise GradingError(

@@ -96,3 +96,42 @@ def test_an_untouched_stub_is_told_it_is_not_implemented(name):
     assert not passed
     assert message.splitlines()[0] == (f"{name} is not implemented yet: its stub still raises "
                                        "NotImplementedError")
+
+
+@triton.jit
+def _through_float64(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets, mask=offsets < n).to(tl.float64)
+    tl.store(y_ptr + offsets, x.to(y_ptr.dtype.element_ty), mask=offsets < n)
+
+
+def test_the_interpreters_float64_to_bfloat16_cast_is_counted_and_still_wrong():
+    """Is a float64 -> bfloat16 conversion in a kernel counted, the interpreter restored after,
+    and is the conversion still wrong (the lesson says so: update it when this fails)?"""
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    from autograder.exercises.rms_norm_rows import _float64_to_bfloat16
+
+    cast = InterpreterBuilder.cast_impl
+    x, y = torch.tensor([0.5, 1.75, -3.0]), torch.empty(3, dtype=torch.bfloat16)
+    with _float64_to_bfloat16() as seen:
+        _through_float64[(1,)](x, y, 3, BLOCK=4)
+    assert seen and InterpreterBuilder.cast_impl is cast
+    assert not torch.equal(y, x.to(torch.bfloat16))
+
+
+def test_a_float64_accumulator_stored_as_bfloat16_is_named():
+    """Is a weight-gradient reduction accumulating in float64 (right when compiled) told that
+    the interpreter converts float64 to bfloat16 wrongly, not that its formula is unstable?"""
+    from autograder.grading import verdict
+    from tools.catalogue import load
+    from tools.catalogue.lesson13.rms_norm_rows import UNUSUAL
+
+    second_kernel, = [e for e in UNUSUAL if "second Triton kernel" in e.name]
+    code = second_kernel.code.replace(
+        "    total = tl.load(partial_ptr + columns, mask=mask, other=0.0)  # float32, or float64",
+        "    total = tl.load(partial_ptr + columns, mask=mask, other=0.0).to(tl.float64)")
+    assert code != second_kernel.code
+    passed, message = verdict("rms_norm_rows", load("rms_norm_rows", code))
+    assert not passed
+    assert "Triton 3.9's interpreter gets that conversion wrong" in message.splitlines()[0]
