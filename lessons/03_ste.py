@@ -24,7 +24,7 @@
 # 2. write straight-through estimators as Functions, plain and clipped;
 # 3. explain why `gradcheck` rejects a correct STE, and test one properly instead;
 # 4. train a binarised network that learns with an STE and does not learn without one;
-# 5. derive the gradients of a quantiser with a learnable step (LSQ) and train the step.
+# 5. derive the gradients of a quantiser with a learnable step (LSQ) and train the step;
 # 6. borrow a whole Jacobian as the surrogate: a straight-through softmax, on your own.
 #
 # Exercises are marked **✎ Exercise**. Each has a self-check cell; the hidden tests check
@@ -451,8 +451,8 @@ for Function in (SignSTE, SignClippedSTE):  # yours
 # code uses it (`F.gumbel_softmax` does). A Function earns its place when the surrogate is not
 # the derivative of a short expression, or for memory: the clipped trick keeps `x` for clamp's
 # backward, while a Function can keep a boolean mask, a quarter of float32's bytes. The cell
-# counts what each keeps for a million elements, yours included. (If `x` is a latent weight
-# that lives anyway, keeping it costs nothing new.)
+# counts what each keeps for $2^{18}$ elements (1 MiB of float32), yours included. (If `x` is
+# a latent weight that lives anyway, keeping it costs nothing new.)
 
 # %%
 from torch.autograd.graph import saved_tensors_hooks
@@ -471,7 +471,7 @@ def clipped_trick(x):
     return torch.sign(x.detach()) + (window - window.detach())
 
 
-big = torch.randn(1000, 1000, requires_grad=True)  # float32
+big = torch.randn(512, 512, requires_grad=True)  # float32, 1 MiB
 for name, function in [("clipped detach trick", clipped_trick),
                        ("your SignClippedSTE", SignClippedSTE.apply)]:
     print(f"{name:21s} keeps {saved_bytes(function, big) / 2**20:.2f} MiB")
