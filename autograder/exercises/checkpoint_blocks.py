@@ -1,13 +1,16 @@
 """Lesson 05 helpers: the blocks and layer stacks that checkpointing is graded on, the
-parameters they train, random-state bookkeeping and the un-checkpointed reference run."""
+parameters they train, random-state bookkeeping, the un-checkpointed reference run, and a guard
+against a backward that re-enters its own node."""
 
 import math
+from contextlib import contextmanager
 
 import torch
 from torch import nn
 
-from ..exercise import sample
 from ..checks import make_inputs
+from ..errors import GradingError
+from ..exercise import sample
 
 WIDTH = 5
 
@@ -71,3 +74,42 @@ def reference(run_fn, values: dict, wanted: set, parameters: dict, grad_output=N
     grads = [torch.zeros_like(leaf) if g is None else g for leaf, g in zip(leaves, grads)]
     return (output.detach(), grad_output,
             dict(zip(wanted, grads)), dict(zip(parameters, grads[len(wanted):])))
+
+
+def custom_nodes(outputs, *, whole_graph: bool = True) -> list:
+    """The custom Function nodes of the outputs' graph (or only the outputs' own nodes)."""
+    seen, stack, nodes = set(), [getattr(o, "grad_fn", None) for o in outputs], []
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if isinstance(node, torch.autograd.function.BackwardCFunction):
+            nodes.append(node)
+        if whole_graph:
+            stack.extend(next_node for next_node, _ in node.next_functions)
+    return nodes
+
+
+@contextmanager
+def refuse_reentry(nodes, message: str):
+    """Raise ``message`` when one of ``nodes`` is entered again while its backward still runs:
+    a backward that backpropagates a graph leading back into its own node re-enters it without
+    end (the engine nests deeper, on new threads, and the cell hangs; no Python signal can
+    interrupt it, as the main thread waits in C++)."""
+    handles = []
+    for node in nodes:
+        running: list = []
+
+        def enter(grad_outputs, running=running):
+            if running:
+                raise GradingError(message)
+            running.append(True)
+
+        handles += [node.register_prehook(enter),
+                    node.register_hook(lambda *_, running=running: running.clear())]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()

@@ -10,10 +10,15 @@ from ..contract import EACH_INPUT_ALONE, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .checkpoint_blocks import (WIDTH, clear_grads, fork_rng, layer_stack, parameters_of,
-                                reference)
+from .checkpoint_blocks import (WIDTH, clear_grads, custom_nodes, fork_rng, layer_stack,
+                                parameters_of, reference, refuse_reentry)
 
 SEQUENTIAL = "checkpoint_sequential"
+REENTERED = ("backward through checkpoint_sequential re-entered a CheckpointFunction's own "
+             "backward while it ran, without end (the cell would hang): CheckpointFunction's "
+             "backward must backpropagate only the output it recomputed from fresh leaves "
+             "(t.detach()), never its saved output or a tensor computed from one; its own "
+             "self-check names what it keeps")
 
 
 def _custom_nodes(output: torch.Tensor) -> int:
@@ -130,7 +135,8 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
         raise GradingError(f"{where} made {checkpointed} checkpointed segments: split the layers "
                            f"into exactly {segments} consecutive groups")
     try:
-        with _recording_calls(list(layers)) as order:
+        with _recording_calls(list(layers)) as order, refuse_reentry(custom_nodes([output]),
+                                                                     REENTERED):
             output.backward(grad_output)
     except RuntimeError as error:
         raise GradingError(f"backward through {where} raised RuntimeError: "

@@ -14,13 +14,16 @@ from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import ForwardTrace
-from .checkpoint_blocks import (WIDTH, _linear, clear_grads, fork_rng, layer_stack, mlp_block,
-                                parameters_of, reference, rng_states)
+from .checkpoint_blocks import (WIDTH, _linear, clear_grads, custom_nodes, fork_rng, layer_stack,
+                                mlp_block, parameters_of, reference, refuse_reentry, rng_states)
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
 
 CHECKPOINT = Spec("CheckpointFunction", ("run_fn", "x"), lambda run_fn, x: run_fn(x))
 _COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)")
 __all__ = ["CHECKPOINT", "WIDTH", "layer_stack", "mlp_block"]
+REENTERED = ("CheckpointFunction.backward backpropagated a graph that leads back into its own "
+             "node, so it re-entered this very backward, without end (the cell would hang): "
+             "backpropagate only the output recomputed from fresh leaves (t.detach())")
 
 
 def _spec_for(values: dict) -> Spec:
@@ -37,7 +40,8 @@ def _backward(spec: Spec, output, inputs: dict, grad_output) -> tuple:
                for name, value in inputs.items()
                if isinstance(value, torch.Tensor) and value.requires_grad]
     try:
-        torch.autograd.backward(output, grad_output)
+        with refuse_reentry(custom_nodes([output], whole_graph=False), REENTERED):
+            torch.autograd.backward(output, grad_output)
     except (NotImplementedError, GradingError):
         raise
     except RuntimeError as error:

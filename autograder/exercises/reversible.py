@@ -14,7 +14,7 @@ from ..contract import EACH_INPUT_ALONE, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .checkpoint_blocks import WIDTH, _linear, parameters_of
+from .checkpoint_blocks import WIDTH, _linear, custom_nodes, parameters_of, refuse_reentry
 
 
 def coupling(x1, x2, f, g):
@@ -39,12 +39,32 @@ def _no_saved_output(module, args) -> None:
                 "z1 = x1 + f(x2), then g(z1)")
 
 
+_CALLS: list = []  # (block, its input, under grad) for every call of f or g
+
+
+def _record(name: str):
+    def hook(module, args) -> None:
+        if args and isinstance(args[0], torch.Tensor):
+            _CALLS.append((name, args[0].detach().clone(),
+                           torch.is_grad_enabled() and args[0].requires_grad))
+    return hook
+
+
 def _blocks(device, seed: int = 0):
     f = nn.Sequential(_linear(WIDTH, WIDTH, device, seed), nn.Tanh())
     g = nn.Sequential(_linear(WIDTH, WIDTH, device, seed + 2), nn.Softplus())
-    for block in (f, g):
+    for name, block in (("f", f), ("g", g)):
         block.register_forward_pre_hook(_no_saved_output)
+        block.register_forward_pre_hook(_record(name))
     return f, g
+
+
+REENTERED = (
+    "ReversibleCoupling.backward backpropagated a graph that leads back into ReversibleCoupling "
+    "itself, so backward re-entered this very backward, without end (the cell would hang): the "
+    "saved y1 and y2 belong to this node's graph; backpropagate only what you recomputed from "
+    "fresh leaves (x1 and x2 reconstructed, then .detach().requires_grad_()), never y1, y2 or a "
+    "tensor computed from them with autograd on")
 
 
 def _values(shape, device, seed: int = 0) -> dict:
@@ -93,7 +113,8 @@ def check_saves_only_outputs(forward) -> None:
 def _backward(outputs, grad_outputs, inputs: dict) -> None:
     used = [(o, go) for o, go in zip(outputs, grad_outputs) if go is not None]
     try:
-        torch.autograd.backward([o for o, _ in used], [go for _, go in used])
+        with refuse_reentry(custom_nodes(outputs, whole_graph=False), REENTERED):
+            torch.autograd.backward([o for o, _ in used], [go for _, go in used])
     except (NotImplementedError, GradingError):
         raise
     except RuntimeError as error:
@@ -127,17 +148,54 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
         diagnose_values(f"ReversibleCoupling's {name}", got, want)
     check_saves_only_outputs(forward)
     pristine = [None if go is None else go.clone() for go in grad_outputs]
+    _CALLS.clear()
     _backward(outputs, grad_outputs, inputs)
     if any(go is not None and not torch.equal(go, p) for go, p in zip(grad_outputs, pristine)):
         raise GradingError("backward modified grad_output in place: compute new tensors")
-    for name in ("x1", "x2"):
-        diagnose_gradient(name, inputs[name].grad, truth[name])
+    known = {"x1": values["x1"], "x2": values["x2"], "y1": expected[0], "y2": expected[1]}
+    try:
+        for name in ("x1", "x2"):
+            diagnose_gradient(name, inputs[name].grad, truth[name])
+    except GradingError as error:
+        if hint := _inversion_hint(list(_CALLS), known, inputs, truth):
+            raise GradingError(hint, str(error)) from error
+        raise
     _check_parameters(parameters, parameter_truth)
     if accumulate:
         before = {name: p.grad.clone() for name, p in parameters.items()}
         inputs = make_inputs(values)
         _backward(function.apply(*inputs.values()), grad_outputs, inputs)
         _check_parameters(parameters, parameter_truth, before)
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and torch.allclose(a, b, rtol=1e-6, atol=1e-9)
+
+
+def _inversion_hint(calls: list, known: dict, inputs: dict, truth: dict) -> str | None:
+    """The cause of wrong input gradients, when what backward did proves it: which tensor f
+    and g were called on (f should see x2, g should see y1), or the two gradients swapped."""
+    grads = [inputs[name].grad for name in ("x1", "x2")]
+    if all(isinstance(g, torch.Tensor) for g in grads) and _close(grads[0], truth["x2"]) \
+            and _close(grads[1], truth["x1"]) and not _close(truth["x1"], truth["x2"]):
+        return ("ReversibleCoupling.backward returned the gradients of x1 and x2 swapped: "
+                "return them in the order of forward's inputs, (grad_x1, grad_x2, None, None)")
+    right = {"f": "x2", "g": "y1"}
+    for block, seen, _ in calls:
+        for wrong in ("y2", "y1", "x1", "x2"):
+            if wrong != right[block] and _close(seen, known[wrong]) \
+                    and not _close(seen, known[right[block]]):
+                equation = "y1 = x1 + f(x2)" if block == "f" else "y2 = x2 + g(y1)"
+                return (f"ReversibleCoupling.backward called {block} on {wrong}, but {block} "
+                        f"takes {right[block]} ({equation}): invert in order, y2 - g(y1) gives "
+                        "x2 first (once y1 is known, y2's equation has one unknown), then "
+                        "y1 - f(x2) gives x1")
+    if any(block == "g" for block, _, _ in calls) and \
+            not any(block == "g" and tracked for block, _, tracked in calls):
+        return ("ReversibleCoupling.backward never ran g under grad on a tensor that requires "
+                "grad, so no gradient flows through g to x1, x2 or f's parameters: recompute "
+                "z1 = x1 + f(x2) from the fresh leaves, then z2 = x2 + g(z1), with autograd on")
+    return None
 
 
 def _check_parameters(parameters: dict, truth: dict, before: dict | None = None) -> None:

@@ -249,4 +249,30 @@ class CheckpointFunction(torch.autograd.Function):
                 "    for start in range(0, len(layers), size):\n"
                 "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:start + size]),"
                 " x)\n    return x\n"), named=True),
+    Mistake("checkpoint_sequential", "built on a CheckpointFunction that backpropagates its saved "
+            "output (backward would re-enter itself without end)", "re-entered a "
+            "CheckpointFunction's own backward", """
+
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_fn, x):
+        output = run_fn(x)
+        ctx.save_for_backward(x, output)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, output = ctx.saved_tensors
+        torch.autograd.backward(output, grad_output)
+        return None, None
+
+
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    size = len(layers) // segments
+    bounds = [i * size for i in range(segments)] + [len(layers)]
+    for start, end in zip(bounds, bounds[1:]):
+        x = CheckpointFunction.apply(torch.nn.Sequential(*layers[start:end]), x)
+    return x
+"""),
 ]

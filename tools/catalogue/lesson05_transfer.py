@@ -24,6 +24,9 @@ class ReversibleCoupling(torch.autograd.Function):
 """
 
 
+RIGHT = "        torch.autograd.backward((z1, z2), (grad_y1, grad_y2))\n"
+RETURN = "        return x1.grad, x2.grad, None, None"
+
 UNUSUAL = [
     Unusual("ReversibleCoupling", "the interleaved backward of public Reformer code "
             "(Rick-McCoy/Reformer-pytorch, after RevTorch): g's backward, then invert, then f's",
@@ -52,10 +55,16 @@ UNUSUAL = [
                       "        x1 = (y1 - ctx.f(x2)).detach().requires_grad_()\n" + RECOMPUTE +
                       "            loss = (z1 * grad_y1).sum() + (z2 * grad_y2).sum()\n"
                       "        loss.backward()\n        return x1.grad, x2.grad, None, None")),
+    Unusual("ReversibleCoupling", "no no_grad: backward's own grad mode is off while inverting",
+            _coupling("        y1, y2 = ctx.saved_tensors\n"
+                      "        x2 = (y2 - ctx.g(y1)).requires_grad_()\n"
+                      "        x1 = (y1 - ctx.f(x2)).requires_grad_()\n" + RECOMPUTE + RIGHT
+                      + RETURN)),
+    Unusual("ReversibleCoupling", "torch.autograd.backward with inputs= listing the parameters",
+            _coupling(INVERT + RECOMPUTE + "        torch.autograd.backward((z1, z2), (grad_y1, "
+                      "grad_y2), inputs=[x1, x2, *ctx.f.parameters(), *ctx.g.parameters()])\n"
+                      + RETURN)),
 ]
-
-RIGHT = "        torch.autograd.backward((z1, z2), (grad_y1, grad_y2))\n"
-RETURN = "        return x1.grad, x2.grad, None, None"
 
 MISTAKES = [
     Mistake("ReversibleCoupling", "saves the inputs", "ReversibleCoupling saved its input x1",
@@ -79,7 +88,7 @@ MISTAKES = [
                       "        ctx.f, ctx.g = f, g\n        fx2 = f(x2)\n        y1 = x1 + fx2\n"
                       "        y2 = x2 + g(y1)\n        ctx.save_for_backward(y1, y2, fx2)\n"
                       "        return y1, y2")),
-    Mistake("ReversibleCoupling", "inverts in the wrong order", "your gradient for x1",
+    Mistake("ReversibleCoupling", "inverts in the wrong order", "called f on y2, but f takes x2",
             _coupling("        y1, y2 = ctx.saved_tensors\n        with torch.no_grad():\n"
                       "            x1 = y1 - ctx.f(y2)\n            x2 = y2 - ctx.g(y1)\n"
                       "        x1, x2 = x1.requires_grad_(), x2.requires_grad_()\n"
@@ -91,4 +100,23 @@ MISTAKES = [
     Mistake("ReversibleCoupling", "backpropagates y1's gradient only", "your gradient for x1",
             _coupling(INVERT + RECOMPUTE + "        torch.autograd.backward(z1, grad_y1)\n"
                       + RETURN)),
+    Mistake("ReversibleCoupling", "inverts with the wrong output, g(y2)", "called g on y2, but g "
+            "takes y1", _coupling(INVERT.replace("ctx.g(y1)", "ctx.g(y2)") + RECOMPUTE + RIGHT
+                                  + RETURN)),
+    Mistake("ReversibleCoupling", "returns the two gradients swapped", "returned the gradients of "
+            "x1 and x2 swapped", _coupling(INVERT + RECOMPUTE + RIGHT
+                                           + "        return x2.grad, x1.grad, None, None")),
+    Mistake("ReversibleCoupling", "recomputes g on a detached y1", "never ran g under grad",
+            _coupling(INVERT + RECOMPUTE.replace("ctx.g(z1)", "ctx.g(y1.detach())") + RIGHT
+                      + RETURN)),
+    Mistake("ReversibleCoupling", "backpropagates the saved outputs (backward would re-enter "
+            "itself without end)", "backward re-entered this very backward",
+            _coupling(INVERT + RECOMPUTE + "        torch.autograd.backward((y1, y2), "
+                      "(grad_y1, grad_y2))\n" + RETURN)),
+    Mistake("ReversibleCoupling", "reconstructs x2 from y2 under grad (backward would re-enter "
+            "itself without end)", "backward re-entered this very backward",
+            _coupling("        y1, y2 = ctx.saved_tensors\n        with torch.enable_grad():\n"
+                      "            x2 = y2 - ctx.g(y1.detach())\n            x1 = y1 - ctx.f(x2)\n"
+                      "            z1 = x1 + ctx.f(x2)\n            z2 = x2 + ctx.g(z1)\n"
+                      + RIGHT + RETURN)),
 ]
