@@ -158,6 +158,41 @@ def check_gradgradcheck(function, spec: Spec, values: dict, wanted: list) -> Non
             "with differentiable tensor ops", str(error)) from error
 
 
+def check_zeros_and_saturation(function) -> None:
+    """x holding exact zeros (ReLU outputs, padding) and |beta x| large enough to saturate the
+    sigmoid: values and first and second derivatives stay finite and right."""
+    x = torch.tensor([-40.0, -3.0, 0.0, 0.5, 0.0, 40.0], dtype=torch.float64)
+    values = {"x": x, "beta": torch.tensor(1.3, dtype=torch.float64)}
+    with case("x holding zeros and values of |beta x| up to 52, beta=1.3"):
+        try:
+            check_values_and_gradients(function, SWISH, values)
+            check_differentiable_backward(function, SWISH, values, ["x", "beta"])
+        except GradingError as error:
+            inputs = make_inputs(values)
+            try:
+                grads = torch.autograd.grad(function.apply(*inputs.values()), list(inputs.values()),
+                                            torch.ones(6, dtype=torch.float64), allow_unused=True)
+            except RuntimeError:
+                raise error from None
+            nan = torch.isnan(grads[0]) if grads[0] is not None else torch.zeros(6, dtype=bool)
+            if nan.any() and torch.equal(nan, x == 0):
+                raise GradingError(
+                    "your gradient for x is NaN exactly where x = 0, and finite elsewhere: "
+                    "backward divides by x there (0 / 0), as s = y / x does; recompute "
+                    "s = sigmoid(beta * x) from the saved x and beta", str(error)) from error
+            moved = dict(values, x=torch.where(x == 0, 0.25, x))
+            try:  # the same checks with the zeros moved away pass: the fault is at x = 0 only
+                check_values_and_gradients(function, SWISH, moved)
+                check_differentiable_backward(function, SWISH, moved, ["x", "beta"])
+            except GradingError:
+                raise error from None
+            raise GradingError(
+                "SwishFunction is right everywhere but at x = 0: there its backward uses an op "
+                "with a kink at 0 (abs, as in exp(-abs(z)), or relu), whose derivative autograd "
+                "takes as 0 there, so double backward misses part of the second derivative; "
+                "compute s = torch.sigmoid(beta * x), which is smooth", str(error)) from error
+
+
 def swish_full(SwishFunction, device) -> None:
     function = check_is_function(SwishFunction, SWISH)
     for seed, shape in enumerate(SHAPES):
@@ -178,6 +213,7 @@ def swish_full(SwishFunction, device) -> None:
         check_values_and_gradients(function, SWISH,
                                    swish_values((3, 4), device, dtype=torch.float32),
                                    rtol=1e-5, atol=1e-6)
+    check_zeros_and_saturation(function)
     covers("beta = 0")
     covers("beta not requiring grad")
     covers("float32")

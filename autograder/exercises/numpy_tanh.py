@@ -6,6 +6,8 @@ a Function of its own whose backward is NumPy as well. The checks run on the CPU
 grading device: the contract is about CPU tensors.
 """
 
+import re
+
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
@@ -20,6 +22,8 @@ from .double_backward import ONCE_DIFFERENTIABLE_ERROR
 
 NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)
 SHAPES = [(6,), (3, 4), (2, 3, 2)]
+_COUNT = re.compile(r"function (\w+) returned an incorrect number of gradients \(expected (\d+), "
+                    r"got (\d+)\)")
 
 # What "torch only converts" leaves torch to do: conversions, copies and views, no arithmetic.
 CONVERSIONS = {"detach", "lift_fresh", "lift_fresh_copy", "alias", "view", "_unsafe_view",
@@ -107,10 +111,24 @@ def check_second_derivatives(function, values: dict) -> None:
                 "NumpyTanh's backward is marked @once_differentiable: the contract asks for a "
                 "second derivative; remove the decorator and make backward a Function with a "
                 "NumPy backward of its own", str(error)) from error
+        if (match := _COUNT.search(str(error))) and match[1] != "NumpyTanhBackward":
+            raise GradingError(
+                f"the Function your backward calls ({match[1].removesuffix('Backward')}) returned "
+                f"{match[3]} gradient{'s' if match[3] != '1' else ''} from its backward, for "
+                f"{match[2]} inputs of its forward: return one per input, in the order of "
+                "forward's arguments (each grad_b times the derivative of b with respect to that "
+                "input)", str(error)) from error
         raise _explain_runtime_error(NUMPY_TANH, "backward", error, inputs) from error
     x, g, v = values["x"], grad_output.detach(), direction
     y = torch.tanh(x)
     truths = {"x": -2 * g * v * y * (1 - y * y), "grad_output": v * (1 - y * y)}
+    swapped = [-2 * g * v * y, -2 * g * v * y * (1 - y * y)]  # d b/d(saved) given to grad_output
+    if grad_output.grad is not None and not torch.allclose(grad_output.grad, truths["grad_output"]) \
+            and any(torch.allclose(grad_output.grad, wrong) for wrong in swapped):
+        raise GradingError(
+            "the backward of the Function your backward calls returns its two gradients in the "
+            "wrong order: the one for grad_output (grad_b times tanh') comes first, then the one "
+            "for the saved tensor, in the order of that Function's forward arguments")
     for name, got in (("x", inputs["x"].grad), ("grad_output", grad_output.grad)):
         got = torch.zeros_like(x) if got is None else got
         if not torch.allclose(got, truths[name], rtol=1e-7, atol=1e-9):
@@ -122,6 +140,22 @@ def check_second_derivatives(function, values: dict) -> None:
                 + (", here the saved tensor (y or x): b depends on it through tanh'"
                    if name == "x" else ", here grad_output"),
                 f"largest error: {(got - truths[name]).abs().max().item():.3g}")
+
+
+def _name_x_for_y(function, values: dict, error: GradingError) -> None:
+    """A first derivative of 1 - x**2 instead of 1 - tanh(x)**2: x saved, used as if it were y."""
+    x = make_inputs(values)["x"]
+    try:
+        grad, = torch.autograd.grad(function.apply(x), x, torch.ones_like(x))
+    except (RuntimeError, TypeError, ValueError):
+        return
+    value = x.detach()
+    if isinstance(grad, torch.Tensor) and grad.shape == value.shape \
+            and torch.allclose(grad, 1 - value * value):
+        raise GradingError(
+            "your gradient for x is 1 - x**2, not tanh'(x) = 1 - tanh(x)**2 = 1 - y**2: backward "
+            "uses the saved x as if it were the output y; save y, or take tanh of x in NumPy "
+            "first", str(error)) from error
 
 
 def check_gradgradcheck(function, values: dict) -> None:
@@ -138,8 +172,12 @@ def full(submission, device) -> None:
     for seed, shape in enumerate(SHAPES):
         values = _values(shape, seed)
         with case(f"x of shape {shape}"):
-            forward, _ = check_values_and_gradients(function, NUMPY_TANH, values,
-                                                    rtol=1e-7, atol=1e-9)
+            try:
+                forward, _ = check_values_and_gradients(function, NUMPY_TANH, values,
+                                                        rtol=1e-7, atol=1e-9)
+            except GradingError as error:
+                _name_x_for_y(function, values, error)
+                raise
             check_no_ctx_tensors(NUMPY_TANH, forward)
             check_forward_in_numpy(function, values)
             check_backward_in_numpy(function, values)

@@ -77,12 +77,6 @@ class SwishFunction(torch.autograd.Function):
     def apply(x, beta):
         return _SwishAndSigmoid.apply(x, beta)[0]
 """),
-    Unusual("SwishFunction", "sigmoid recomputed from exp(-|z|) with torch.where",
-            _swish("        x, beta = ctx.saved_tensors\n        z = beta * x\n"
-                   "        e = torch.exp(-z.abs())\n"
-                   "        s = torch.where(z >= 0, 1 / (1 + e), e / (1 + e))\n"
-                   "        ds = s * (1 - s)\n" + RETURN,
-                   "        ctx.save_for_backward(x, beta)\n        return x * torch.sigmoid(beta * x)")),
     Unusual("SwishFunction", "F.silu(beta * x) / beta forward, einsum beta gradient",
             _swish(READ + "        grad_x = grad_output * (s + beta * x * ds)\n"
                    "        grad_beta = torch.einsum('...,...->', grad_output, x * x * ds)\n"
@@ -103,6 +97,25 @@ class SwishFunction(torch.autograd.Function):
                   decorator="").replace("    @staticmethod\n    def backward",
                                         "    @once_differentiable\n    @staticmethod\n"
                                         "    def backward")),
+    Unusual("SwishFunction", "autograd inside backward, create_graph=torch.is_grad_enabled()",
+            _swish("        x, beta = ctx.saved_tensors\n        with torch.enable_grad():\n"
+                   "            wanted = [t for t in (x, beta) if t.requires_grad]\n"
+                   "            y = x * torch.sigmoid(beta * x)\n"
+                   "            grads = iter(torch.autograd.grad(y, wanted, grad_output, "
+                   "create_graph=torch.is_grad_enabled()))\n"
+                   "        return tuple(next(grads) if t.requires_grad else None "
+                   "for t in (x, beta))")),
+    Unusual("SwishFunction", "sigmoid from tanh, beta gradient as a dot product",
+            _swish("        x, beta = ctx.saved_tensors\n"
+                   "        s = 0.5 * (1 + torch.tanh(0.5 * beta * x))\n"
+                   "        grad_x = grad_output * s * (1 + beta * x * (1 - s))\n"
+                   "        grad_beta = torch.dot((grad_output * x * x).reshape(-1), "
+                   "(s - s * s).reshape(-1))\n        return grad_x, grad_beta")),
+    Unusual("CubeOnce", "saves the output, NumPy cube root in backward",
+            "import numpy as np\n" + _cube(
+                "        y, = ctx.saved_tensors\n        c = np.cbrt(y.detach().cpu().numpy())\n"
+                "        return grad_output * torch.from_numpy(3 * c * c).to(y.device)",
+                "        y = x ** 3\n        ctx.save_for_backward(y)\n        return y")),
     Unusual("CubeOnce", "marked after the class, as the lesson's solution does",
             _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
             + "\n\nCubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))\n"),
@@ -155,4 +168,17 @@ MISTAKES = [
     Mistake("CubeOnce", "x kept on ctx", "CubeOnce stores a tensor as ctx.x",
             _cube("        return grad_output * 3 * ctx.x ** 2",
                   "        ctx.x = x\n        return x ** 3"), named=True),
+    Mistake("SwishFunction", "s = y / x: NaN where x = 0", "NaN exactly where x = 0",
+            _swish("        x, beta, y = ctx.saved_tensors\n        s = y / x\n"
+                   "        return grad_output * (s + beta * y * (1 - s)), "
+                   "(grad_output * x * y * (1 - s)).sum()",
+                   "        y = x * torch.sigmoid(beta * x)\n"
+                   "        ctx.save_for_backward(x, beta, y)\n        return y")),
+    Mistake("SwishFunction", "sigmoid recomputed from exp(-|z|) with torch.where: wrong second "
+            "derivative at x = 0", "right everywhere but at x = 0",
+            _swish("        x, beta = ctx.saved_tensors\n        z = beta * x\n"
+                   "        e = torch.exp(-z.abs())\n"
+                   "        s = torch.where(z >= 0, 1 / (1 + e), e / (1 + e))\n"
+                   "        ds = s * (1 - s)\n" + RETURN,
+                   "        ctx.save_for_backward(x, beta)\n        return x * torch.sigmoid(beta * x)")),
 ]

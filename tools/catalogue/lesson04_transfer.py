@@ -98,6 +98,32 @@ class NumpyTanhBackward(torch.autograd.Function):
                   "dtype=x.dtype)\n        ctx.save_for_backward(y)\n        return y")),
 ]
 
+INNER_ON_X = """
+class _TanhGradOfX(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, g, x):
+        ctx.save_for_backward(g, x)
+        t = np.tanh(x.detach().numpy())
+        return torch.from_numpy(g.detach().numpy() * (1 - t * t))
+
+    @staticmethod
+    def backward(ctx, grad_b):
+        g, x = (a.detach().numpy() for a in ctx.saved_tensors)
+        gb, t = grad_b.detach().numpy(), np.tanh(x)
+        return torch.from_numpy(gb * (1 - t * t)), torch.from_numpy(-2 * gb * g * t * (1 - t * t))
+"""
+SAVE_X = ("        ctx.save_for_backward(x)\n"
+          "        return torch.from_numpy(np.tanh(x.detach().numpy()))")
+UNUSUAL += [
+    Unusual("NumpyTanh", "x saved, the inner Function on (grad_output, x) takes tanh itself",
+            _tanh("        x, = ctx.saved_tensors\n        return _TanhGradOfX.apply(grad_output, x)",
+                  INNER_ON_X, SAVE_X)),
+    Unusual("NumpyTanh", "inner backward marked @once_differentiable (its NumPy has no third "
+            "derivative)", _tanh(CALL, _inner(RIGHT).replace(
+                "    @staticmethod\n    def backward", "    @staticmethod\n    @once_differentiable\n"
+                "    def backward"))),
+]
+
 MISTAKES = [
     Mistake("NumpyTanh", "torch.tanh in forward", "NumpyTanh.forward computes with the torch op",
             _tanh(CALL, _inner(RIGHT), "        y = torch.tanh(x)\n"
@@ -126,4 +152,14 @@ MISTAKES = [
             "computes with the torch op",
             _tanh(CALL, _inner("        g, y = ctx.saved_tensors\n"
                                "        return grad_b * (1 - y * y), -2 * grad_b * g * y"))),
+    Mistake("NumpyTanh", "inner backward returns its two gradients swapped", "returns its two "
+            "gradients in the wrong order",
+            _tanh(CALL, _inner("        return torch.from_numpy(-2 * gb * g * y), "
+                               "torch.from_numpy(gb * (1 - y * y))"))),
+    Mistake("NumpyTanh", "inner backward returns one gradient", "returned 1 gradient from its "
+            "backward, for 2 inputs", _tanh(CALL, _inner("        return "
+                                                         "torch.from_numpy(-2 * gb * g * y)"))),
+    Mistake("NumpyTanh", "x saved and used as y", "your gradient for x is 1 - x**2",
+            _tanh("        x, = ctx.saved_tensors\n        return _TanhGrad.apply(grad_output, x)",
+                  _inner(RIGHT), SAVE_X)),
 ]
