@@ -50,13 +50,16 @@ def compare(what, predicted, observed):
     if predicted is None:
         print(f"{what}: no prediction written (PyTorch: {observed!r})")
         return
-    if isinstance(observed, set):
-        same = set(predicted) == observed
-    elif isinstance(observed, list):
-        same = len(predicted) == len(observed) and all(
-            math.isclose(p, o, abs_tol=1e-6) for p, o in zip(predicted, observed))
-    else:
-        same = math.isclose(predicted, observed, abs_tol=1e-6)
+    try:
+        if isinstance(observed, set):
+            same = set([predicted] if isinstance(predicted, str) else predicted) == observed
+        elif isinstance(observed, list):
+            same = len(predicted) == len(observed) and all(
+                math.isclose(p, o, abs_tol=1e-6) for p, o in zip(predicted, observed))
+        else:
+            same = math.isclose(predicted, observed, abs_tol=1e-6)
+    except (TypeError, ValueError):
+        same = False  # not a number, or not a collection, where one was asked for
     print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}", "✓" if same else "✗")
 
 # %% [markdown]
