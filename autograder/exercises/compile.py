@@ -14,9 +14,10 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 
 LSE = Spec("LogSumExp", ("x", "dim"), lambda x, dim: torch.logsumexp(x, dim))
-# (shape, dim): negative dims, 1-d to a 0-d result, and a 0-size batch last
+# (shape, dim): negative dims, 1-d to a 0-d result, a size-1 dim that is not reduced (a
+# squeeze of every size-1 dim is wrong there), and a 0-size batch last
 LSE_CASES = [((3, 5), 1), ((3, 5), 0), ((2, 3, 4), -1), ((2, 3, 4), -2), ((2, 3, 4), 0),
-             ((6,), 0), ((6,), -1), ((0, 4), -1)]
+             ((6,), 0), ((6,), -1), ((3, 1, 4), -1), ((0, 4), -1)]
 HUGE = torch.tensor([[1000.0, 999.0, -1000.0], [-1000.0, -999.5, -1000.0]])
 
 

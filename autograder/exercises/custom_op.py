@@ -57,6 +57,21 @@ def check_operator(softplus) -> None:
             f"softplus never calls the custom operator {OPERATOR}: define it with "
             f'@torch.library.custom_op("{OPERATOR}", mutates_args=())',
             f"operators called: {', '.join(vars(calls).get('names', [])) or 'none'}")
+    check_input_unchanged(softplus)
+
+
+def check_input_unchanged(softplus) -> None:
+    """A call leaves x as it was: the schema (mutates_args=()) promises the compiler so."""
+    x = torch.tensor([-1.5, 0.5, 2.0], dtype=torch.float64)
+    before = x.clone()
+    with torch.no_grad():
+        softplus(x, 2.0)
+    if not torch.equal(x, before):
+        raise GradingError(
+            "softplus wrote into its input x (an in-place op such as x.mul_(beta)): the "
+            "operator declares mutates_args=(), so the compiler and the caller assume x is "
+            "unchanged; compute into new tensors (z = beta * x)",
+            f"x was {before.tolist()}, after softplus(x, 2.0) it is {x.tolist()}")
 
 
 def _softplus_error(phase: str, error: Exception, softplus, beta) -> GradingError:
@@ -122,9 +137,26 @@ def check_softplus(softplus, x, beta, *, rtol=1e-5, atol=1e-7) -> None:
         raise _softplus_error("backward", error, softplus, beta) from error
     check_backward_by_hand(SOFTPLUS, trace)
     check_softplus_ctx(out)
+    expected_grad = grad_output * torch.sigmoid(beta * x.detach())
     with case(f"beta={beta}"):
-        diagnose_gradient("x", trace.grads[0], grad_output * torch.sigmoid(beta * x.detach()),
-                          rtol=rtol, atol=atol)
+        check_beta_slips(trace.grads[0], expected_grad, grad_output * torch.sigmoid(x.detach()),
+                         beta)
+        diagnose_gradient("x", trace.grads[0], expected_grad, rtol=rtol, atol=atol)
+
+
+def check_beta_slips(got, expected, without_beta, beta) -> None:
+    """Two slips with beta, each named only where the learner's gradient is exactly it."""
+    if beta == 1.0 or not isinstance(got, torch.Tensor) or got.shape != expected.shape:
+        return
+    close = lambda a, b: torch.allclose(a, b, rtol=1e-6, atol=1e-9)  # noqa: E731
+    if close(got, beta * expected) and not close(got, expected):
+        raise GradingError(
+            "softplus's gradient is beta times sigmoid(beta * x): the chain "
+            "rule's factor beta cancels the 1 / beta in front, so d/dx is sigmoid(beta * x)")
+    if close(got, without_beta) and not close(got, expected):
+        raise GradingError(
+            "softplus's gradient is sigmoid(x), not sigmoid(beta * x): beta "
+            "scales x inside the sigmoid")
 
 
 def check_softplus_ctx(out: torch.Tensor) -> None:
