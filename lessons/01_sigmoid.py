@@ -483,7 +483,7 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # <details><summary><b>Check your answers</b> (open after running)</summary>
 #
 # 1. The Jacobian is diagonal, with $1$ where $x > 0$ and $0$ where $x < 0$. At $x = 0$ any
-#    value in $[0, 1]$ is a valid subgradient; PyTorch uses $0$, and so will we:
+#    value in $[0, 1]$ is a valid subgradient; `torch.relu` uses $0$, and so will we:
 #    $\texttt{grad\_input} = \texttt{grad\_output} \odot \mathbb{1}[x > 0]$.
 # 2. Only **which entries were positive**.
 # 3. PyTorch's own ReLU keeps its **output** ($y > 0$ exactly where $x > 0$). That is free
@@ -499,94 +499,150 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # </details>
 
 # %% [markdown]
-# ### Worked example: `Dropout`
+# ### Worked example: an element-wise maximum
 #
-# Dropout, in training, zeroes each element with probability $p$ and scales the survivors by
-# $1/(1 - p)$, so that the expected output equals the input: $y = x \odot m / (1 - p)$, with
-# $m$ a random boolean tensor drawn in forward. Its local derivative is
-# $\partial y_i / \partial x_i = m_i / (1 - p)$: diagonal again, and it depends on the mask
-# alone, not on $x$. Backward must use **the same** mask forward drew, so forward saves it,
-# one byte per element. (`torch.native_dropout`, which `F.dropout` calls on a GPU, also keeps
-# a bool mask; on CPU, `F.dropout` multiplies by a float mask already scaled by $1/(1 - p)$ and
-# keeps that, 4 bytes per element in float32.) $p$ is a float: a plain attribute, and `None`
-# as its gradient.
+# The ReLU compares $x$ with a constant. Our worked example compares two tensors: $y = \max(a, b)$
+# element-wise, for $a$ and $b$ of one shape. It **routes** the gradient instead of scaling it:
+# $\partial y_i / \partial a_i$ is $1$ where $a_i > b_i$ and $0$ where $a_i < b_i$, and
+# $\partial y_i / \partial b_i$ the other way round, so each element of `grad_output` goes to
+# one input or the other. Backward needs to know which input won, not by how much.
+#
+# At a tie, $a_i = b_i$, the maximum has no derivative, and exact ties are not rare: after a
+# ReLU many entries are exactly $0$, so `torch.maximum(relu(p), relu(q))` ties wherever both
+# are negative (a quarter of the entries for random normal `p` and `q`).
+#
+# **Predict, then run.** At a tie, which share of `grad_output` does `torch.maximum` send to
+# `a`: `0.0`, `0.5` or `1.0`? And `x.clamp(min=0)`, the same function as the ReLU: what is its
+# gradient at $x = 0$ exactly? Write both into the next cell.
 
 # %%
-class Dropout(torch.autograd.Function):
-    """y = x * m / (1 - p), with m a random boolean mask that keeps each element with
-    probability 1 - p."""
+predicted = {"torch.maximum's share to a at a tie": None, "clamp(min=0)'s gradient at 0": None}
+
+# %%
+a = torch.tensor([1.0, 2.0, 3.0, 0.0], requires_grad=True)
+b = torch.tensor([1.0, 0.0, 5.0, 0.0], requires_grad=True)  # ties at the first and last entries
+torch.maximum(a, b).sum().backward()
+print("torch.maximum:  a.grad =", a.grad, " b.grad =", b.grad)
+x = torch.tensor([0.0, 0.5], requires_grad=True)
+x.clamp(min=0).sum().backward()
+print("clamp(min=0) at x = [0, 0.5]: x.grad =", x.grad)
+compare(predicted, {"torch.maximum's share to a at a tie": a.grad[0].item(),
+                    "clamp(min=0)'s gradient at 0": x.grad[0].item()})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Three ops that agree everywhere else use three conventions at the kink: `torch.relu` gives
+# $0$ at $x = 0$ (you ran it above), `x.clamp(min=0)` gives $1$, and `torch.maximum` splits a
+# tie, half to each input, so even `torch.maximum(x, torch.zeros_like(x))` gives $0.5$ at
+# $0$. Each is a valid choice; a Function that replaces an op should copy that op's.
+#
+# `gradcheck` is no judge here. At an exact tie its central difference sees
+# $(\max(a + h, b) - \max(a - h, b)) / 2h = 1/2$: it passes `torch.maximum`'s convention and
+# fails `torch.relu`'s and `clamp`'s (try `gradcheck(torch.relu, (x,))` with `x` holding a
+# float64 zero). So run gradcheck away from ties, and test ties on their own: exact ties
+# placed on purpose, compared with the op you replace. The grader does that for you at
+# $x = 0$, $+0.0$ and $-0.0$ alike.
+# </details>
+
+# %% [markdown]
+# Our `Maximum` copies `torch.maximum`. Each element is in one of three states (a won, b won,
+# a tie), which two bits tell apart, so forward saves two boolean masks. Backward builds `a`'s
+# share of each element of `grad_output` ($1$, $\frac12$ or $0$) and gives `b` the rest.
+# Forward builds its result with `torch.where`, a new tensor: it never writes into `a` or `b`,
+# which belong to the caller.
+
+# %%
+class Maximum(torch.autograd.Function):
+    """y = max(a, b) element-wise, for a and b of one shape (no nan); a tie sends half of the
+    gradient to each, as torch.maximum does."""
 
     @staticmethod
-    def forward(ctx, x, p):
-        keep = torch.rand_like(x) >= p  # bool: 1 byte per element
-        ctx.save_for_backward(keep)
-        ctx.scale = 1 / (1 - p)
-        return x * keep * ctx.scale
+    def forward(ctx, a, b):
+        a_wins, tie = a > b, a == b  # bool: 1 byte per element each
+        ctx.save_for_backward(a_wins, tie)
+        return torch.where(a_wins, a, b)
 
     @staticmethod
     def backward(ctx, grad_output):
-        keep, = ctx.saved_tensors
-        return grad_output * keep * ctx.scale, None  # a new tensor; None for p
+        a_wins, tie = ctx.saved_tensors
+        share = torch.where(tie, 0.5, a_wins.to(grad_output.dtype))  # dy/da: 1, 1/2 or 0
+        grad_a = grad_output * share  # a new tensor
+        return grad_a, grad_output - grad_a  # dy/db = 1 - dy/da: b gets the rest
 
 
-torch.manual_seed(1)
-x = torch.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
-y = Dropout.apply(x, 0.5)
-y.sum().backward()
-print("y      =", y.detach())
-print("x.grad =", x.grad, " (1 / (1 - p) = 2 where the element was kept, 0 where dropped)")
+a = torch.tensor([1.0, 2.0, 3.0, 0.0], requires_grad=True)
+b = torch.tensor([1.0, 0.0, 5.0, 0.0], requires_grad=True)
+Maximum.apply(a, b).sum().backward()
+print("Maximum:        a.grad =", a.grad, " b.grad =", b.grad)
+a = torch.randn(5, dtype=torch.float64, requires_grad=True)
+b = torch.randn(5, dtype=torch.float64, requires_grad=True)
+print("gradcheck away from ties:", torch.autograd.gradcheck(Maximum.apply, (a, b)))
 
-x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-report("Dropout (saves a bool mask)", lambda: Dropout.apply(x, 0.5))
+a = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+b = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+report("torch.maximum", lambda: torch.maximum(a, b))
+report("Maximum (two bool masks)", lambda: Maximum.apply(a, b))
 
 # %% [markdown]
-# `report` counts 1000 bytes for 1000 elements, all of it new: nobody else holds the mask.
-# Here nothing else could replace it: neither $x$ nor $y$ tells a dropped element from an
-# element that was $0$. For the ReLU, you have a choice, just as for $\tanh$.
+# `torch.maximum` keeps both inputs, 16000 bytes, which are new memory only if nobody else
+# holds `a` and `b`; here the caller does, so they cost nothing. The two masks cost 2000
+# bytes, always new. Which is cheaper depends on the rest of the graph, as it did for
+# $\tanh$. For the ReLU you weighed the same choice above, with one input a constant and a
+# tie convention of its own.
 
 # %% [markdown]
 # ## Never write into `grad_output`
 #
-# It is tempting to zero the dropped entries of `grad_output` in place and return it. Here is
-# `Dropout` done that way, at $p = 0.5$ with the same seed as above: the mask keeps the first
-# and the last of the four entries. **Predict, then run:** after `.sum().backward()`, what is `x.grad`? After
-# `.backward(g)` with `g = torch.ones(4)`, what is `g`? Write both as lists.
+# It is tempting to build one of the gradients inside `grad_output` itself, to save a copy.
+# Here is the maximum done that way (ties left out: the inputs below have none): `b`'s
+# gradient is a new tensor, then `a`'s is written over `grad_output`. With
+# `a = [3, -1, 2, -4]` and `b = [0, 0, 5, 0]`, only `a`'s first entry wins.
+# **Predict, then run:** after `.sum().backward()`, what are `a.grad` and `b.grad`? After
+# `.backward(g)` with `g = torch.ones(4)`, what is `g`? Write all three as lists.
 
 # %%
-predicted = {"x.grad after .sum().backward()": None, "g after .backward(g)": None}
+predicted = {"a.grad after .sum().backward()": None, "b.grad after .sum().backward()": None,
+             "g after .backward(g)": None}
 
 
 # %%
-class DropoutInPlace(torch.autograd.Function):
-    """Dropout whose backward zeroes the dropped entries of grad_output in place."""
+class MaximumInPlace(torch.autograd.Function):
+    """max(a, b) without ties, whose backward writes a's gradient into grad_output."""
 
     @staticmethod
-    def forward(ctx, x, p):
-        keep = torch.rand_like(x) >= p
-        ctx.save_for_backward(keep)
-        ctx.scale = 1 / (1 - p)
-        return x * keep * ctx.scale
+    def forward(ctx, a, b):
+        a_wins = a > b
+        ctx.save_for_backward(a_wins)
+        return torch.where(a_wins, a, b)
 
     @staticmethod
     def backward(ctx, grad_output):
-        keep, = ctx.saved_tensors
-        grad_output[~keep] = 0
-        return grad_output * ctx.scale, None
+        a_wins, = ctx.saved_tensors
+        grad_b = grad_output * ~a_wins  # a new tensor
+        grad_output[~a_wins] = 0  # a's gradient, written over grad_output
+        return grad_output, grad_b
 
 
-torch.manual_seed(1)
-x = torch.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
+def fresh_inputs():
+    return (torch.tensor([3.0, -1.0, 2.0, -4.0], requires_grad=True),
+            torch.tensor([0.0, 0.0, 5.0, 0.0], requires_grad=True))
+
+
+a, b = fresh_inputs()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # PyTorch warns about writing into an expanded tensor
-    DropoutInPlace.apply(x, 0.5).sum().backward()
-after_sum = x.grad.tolist()
+    MaximumInPlace.apply(a, b).sum().backward()
+actual = {"a.grad after .sum().backward()": a.grad.tolist(),
+          "b.grad after .sum().backward()": b.grad.tolist()}
 
-torch.manual_seed(1)
-x = torch.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
+a, b = fresh_inputs()
 g = torch.ones(4)
-DropoutInPlace.apply(x, 0.5).backward(g)
-compare(predicted, {"x.grad after .sum().backward()": after_sum, "g after .backward(g)": g.tolist()})
-print("(Dropout's x.grad above: [2, 0, 0, 2], and g should stay [1, 1, 1, 1])")
+MaximumInPlace.apply(a, b).backward(g)
+actual["g after .backward(g)"] = g.tolist()
+compare(predicted, actual)
+print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g should stay "
+      "[1, 1, 1, 1])")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -595,11 +651,13 @@ print("(Dropout's x.grad above: [2, 0, 0, 2], and g should stay [1, 1, 1, 1])")
 #
 # - After `.sum()`, `grad_output` is an **expanded view** in which every element is one memory
 #   location: the backward of `.sum()` expands a single `1`. Writing a zero into one element
-#   wrote it into all four, so the gradient is zero **everywhere**, with no error.
-# - After `.backward(g)`, `grad_output` **is** the caller's `g`, which has lost its dropped
-#   entries. Autograd may also pass the same tensor to other nodes.
+#   wrote it into all four, so `a`'s gradient is zero **everywhere**, with no error. `b`'s is
+#   right only because it was computed before the write: swap the two lines and it is wrong
+#   too.
+# - After `.backward(g)`, `grad_output` **is** the caller's `g`, which has lost its entries
+#   where `b` won. Autograd may also pass the same tensor to other nodes.
 #
-# The fix is the one `Dropout` uses: multiply, which builds a new tensor and leaves
+# The fix is the one `Maximum` uses: multiply, which builds a new tensor and leaves
 # `grad_output` alone. (If you really want to write into something, write into a clone.)
 # </details>
 
@@ -713,8 +771,8 @@ from autograder import grade; grade("MyReLU", MyReLU)
 
 # %% [markdown]
 # Your two Functions in one small neuron, $\sigma(\mathrm{relu}(w \odot x) + b)$, and its
-# backward one node at a time. Step to `MyReLU.backward`: where $w \odot x \le 0$ its mask
-# sends a zero on, so the same entries of `x.grad` and `w.grad` end up zero.
+# backward one node at a time. Step to `MyReLU.backward`: where $w \odot x \le 0$ it sends a
+# zero on, so the same entries of `x.grad` and `w.grad` end up zero.
 
 # %%
 x = torch.tensor([1.0, -2.0, 0.5, 3.0], requires_grad=True)
@@ -857,7 +915,7 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 # | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` values for $x > 709.8$ in float64 ($x > 88.7$ in float32) | build both branches from `torch.exp(-x.abs())` |
 # | `1 / (1 + torch.exp(-x))` left to autograd | `nan` gradients for $x < -709.8$ | a Function with a backward written from `y` |
 # | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`: $\sigma'(x) = y(1 - y)$ |
-# | `grad_output[~mask] = 0; return grad_output` | other gradients change silently; after `.sum()` the whole gradient is zero | a new tensor: multiply `grad_output` by the mask |
+# | `grad_output[~mask] = 0; return grad_output` | the caller's gradient tensor changes silently; after `.sum()` the whole gradient is zero | a new tensor: multiply `grad_output` by the mask |
 # | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
 # | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
 # | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
@@ -871,7 +929,7 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 #   hooks exactly as `ctx.y = y` does (`TanhOnCtx` above). Every tensor goes through
 #   `save_for_backward`.
 # - *"Zeroing `grad_output` in place saves a copy."* It passes a quick test with `torch.ones`
-#   as the gradient and fails inside real graphs, as `DropoutInPlace` showed. Multiplying by
+#   as the gradient and fails inside real graphs, as `MaximumInPlace` showed. Multiplying by
 #   the mask makes the one new tensor backward needs anyway.
 # - *"Save the output whenever the derivative can be written from it."* Only when that is
 #   cheapest: a mask can be smaller, and the output can be free. When the output determines
@@ -946,6 +1004,39 @@ self_check("Softplus", Softplus)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("Softplus", Softplus)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# A last look at both tails: the relative error of your `Softplus`, value and gradient, from
+# $x = -708$ (where $\mathrm{softplus}(x) \approx 3.3 \times 10^{-308}$, still a normal float64)
+# to $x = 750$, beside $\log(1 + e^x)$ written out and left to autograd. The dashed line is the
+# contract's $10^{-12}$. An error of exactly $0$ is drawn at $10^{-18}$, and `inf` or `nan` at
+# $10^{4}$.
+
+# %%
+xs = torch.linspace(-708, 750, 487, dtype=torch.float64)
+exact = {"value": torch.logaddexp(xs, torch.zeros_like(xs)), "gradient": torch.sigmoid(xs)}
+contenders = {"log(1 + exp(x)), autograd": lambda x: torch.log(1 + torch.exp(x)),
+              "your Softplus": Softplus.apply}
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
+for (name, formula), colour in zip(contenders.items(), ["tab:red", "tab:green"]):
+    for ax, got, truth in zip(axes, value_and_gradient(formula, xs), exact.values()):
+        error = ((got - truth).abs() / truth).nan_to_num(nan=1e4, posinf=1e4)
+        ax.plot(xs, error.clamp(1e-18, 1e4), color=colour, lw=1.5, label=name)
+for ax, title in zip(axes, exact):
+    ax.axhline(1e-12, color="k", ls="--", lw=0.8, label="the contract: 1e-12")
+    ax.set_yscale("log")
+    ax.set_xlabel("x")
+    ax.set_title(f"relative error of the {title}")
+axes[0].legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The written-out formula fails in a different place for each half: its value is 100% wrong
+# left of $x \approx -37$, where $1 + e^x$ rounds to $1$, and losing digits long before that;
+# `inf` past $709.78$. Its gradient from autograd, $e^x / (1 + e^x)$, is accurate on the left
+# and `nan` on the right. Yours should stay under the dashed line everywhere: if it rises
+# somewhere, that is the tail your self-check names.
 
 # %% [markdown]
 # ## Summary

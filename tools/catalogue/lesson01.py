@@ -1,4 +1,5 @@
-"""Lesson 01 (sigmoid): MySigmoid, MyReLU and ScaledSigmoid, answered unusually and wrongly."""
+"""Lesson 01 (sigmoid): MySigmoid, MyReLU and ScaledSigmoid, answered unusually and wrongly
+(Softplus, the transfer exercise: lesson01_transfer.py)."""
 
 from tools.catalogue import Mistake, Unusual
 
@@ -28,12 +29,6 @@ def _scaled(forward: str, backward: str) -> str:
     return _function("ScaledSigmoid", forward, backward, "x, scale")
 
 
-def _softplus(forward: str, backward: str = "        y, = ctx.saved_tensors\n"
-              "        return grad_output * -torch.expm1(-y)") -> str:
-    return _function("Softplus", forward, backward)
-
-
-SOFTPLUS_STABLE = "        y = x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))\n"
 STABLE = ("        z = torch.exp(-x.abs())\n"
           "        y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))\n")
 SAVE_Y = "        ctx.save_for_backward(y)\n        return y"
@@ -101,28 +96,6 @@ UNUSUAL = [
                     "        if ctx.scale == 0:\n"
                     "            return torch.zeros_like(grad_output), None\n"
                     "        return grad_output * y * (1 - y / ctx.scale), None")),
-    Unusual("Softplus", "logaddexp forward",
-            _softplus("        y = torch.logaddexp(x, torch.zeros_like(x))\n" + SAVE_Y)),
-    # TensorFlow's softplus kernel (tensorflow/core/kernels/softplus_op.h): threshold =
-    # log(eps) + 2; x itself above -threshold, exp(x) below threshold, log1p(exp(x)) between
-    Unusual("Softplus", "TensorFlow's thresholds: x, exp(x) or log1p(exp(x))",
-            _softplus("        threshold = math.log(torch.finfo(x.dtype).eps) + 2\n"
-                      "        features_exp = torch.exp(x.clamp(max=-threshold))\n"
-                      "        y = torch.where(x > -threshold, x, torch.where(\n"
-                      "            x < threshold, features_exp, torch.log1p(features_exp)))\n"
-                      + SAVE_Y)),
-    Unusual("Softplus", "two branches with torch.where, gradient 1 - exp(-y) only where y is large",
-            _softplus("        y = torch.where(x > 0, x + torch.log1p(torch.exp(-x)),\n"
-                      "                        torch.log1p(torch.exp(x)))\n" + SAVE_Y,
-                      "        y, = ctx.saved_tensors\n"
-                      "        s = torch.where(y > 1, 1 - torch.exp(-y), -torch.expm1(-y))\n"
-                      "        return grad_output * s")),
-    Unusual("Softplus", "gradient as exp(-y) * expm1(y), the same number written differently",
-            _softplus("        y = torch.nn.functional.relu(x) + torch.log1p(torch.exp(-torch.abs(x)))\n"
-                      + SAVE_Y,
-                      "        y, = ctx.saved_tensors\n"
-                      "        return grad_output * torch.where(y < 1, -torch.expm1(-y), "
-                      "1 - torch.exp(-y))")),
     Unusual("MySigmoid", "torch.where over both textbook formulas (inf and nan in the branch not taken)",
             _sigmoid("        y = torch.where(x >= 0, 1 / (1 + torch.exp(-x)),\n"
                      "                        torch.exp(x) / (1 + torch.exp(x)))\n" + SAVE_Y, FROM_Y)),
@@ -143,16 +116,28 @@ UNUSUAL = [
                     "        ctx.scale = scale\n        return y",
                     "        y, = ctx.saved_tensors\n        s = y / (ctx.scale or 1.0)  # y is 0 at scale 0\n"
                     "        return grad_output * ctx.scale * s * (1 - s), None")),
-    Unusual("Softplus", "-logsigmoid(-x); sigmoid(x) recovered as sigmoid(log(expm1(y)))",
-            _softplus("        y = -F.logsigmoid(-x)\n" + SAVE_Y,
-                      "        y, = ctx.saved_tensors\n"
-                      "        return grad_output * torch.sigmoid(torch.log(torch.expm1(y)))")),
-    Unusual("Softplus", "F.softplus with threshold=40, past where x + log1p(e^-x) rounds to x",
-            _softplus("        y = F.softplus(x, threshold=40.0)\n" + SAVE_Y)),
-    Unusual("Softplus", "gradient 1 / (1 + 1 / expm1(y))",
-            _softplus("        y = torch.logaddexp(x, torch.zeros_like(x))\n" + SAVE_Y,
-                      "        y, = ctx.saved_tensors\n"
-                      "        return grad_output / (1 + 1 / torch.expm1(y))")),
+    # a view of the Function's own intermediate as its output: autograd forbids writing into
+    # it, which protects the saved output as the version counter would
+    Unusual("MySigmoid", "flattened, then reshaped back: the output is a view",
+            _sigmoid("        flat = x.reshape(-1)\n        z = torch.exp(-flat.abs())\n"
+                     "        y = torch.where(flat >= 0, 1 / (1 + z), z / (1 + z)).reshape(x.shape)\n"
+                     + SAVE_Y, FROM_Y)),
+    Unusual("MySigmoid", "softmax over stack([x, 0]), a view into the stack",
+            _sigmoid("        y = torch.softmax(torch.stack([x, torch.zeros_like(x)]), 0)[0]\n" + SAVE_Y,
+                     FROM_Y)),
+    Unusual("MySigmoid", "1 - z / (1 + z) on the right, backward exp(log y + log1p(-y))",
+            _sigmoid("        z = torch.exp(-x.abs())\n"
+                     "        y = torch.where(x >= 0, 1 - z / (1 + z), z / (1 + z))\n" + SAVE_Y,
+                     "        y, = ctx.saved_tensors\n"
+                     "        return grad_output * torch.exp(torch.log(y) + torch.log1p(-y))")),
+    Unusual("MyReLU", "F.threshold forward, torch.where(y != 0) backward",
+            _relu("        y = F.threshold(x, 0.0, 0.0)\n        ctx.save_for_backward(y)\n        return y",
+                  "        y, = ctx.saved_tensors\n        return torch.where(y != 0, grad_output, 0.0)")),
+    Unusual("ScaledSigmoid", "scale saved as a 0-d tensor beside x",
+            _scaled("        ctx.save_for_backward(x, torch.tensor(scale, dtype=x.dtype))\n"
+                    "        return scale * torch.sigmoid(x)",
+                    "        x, scale = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+                    "        return grad_output * scale * s * (1 - s), None")),
 ]
 
 MISTAKES = [
@@ -242,28 +227,6 @@ MISTAKES = [
             "2 inputs: return None for scale",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
                     "(1 - s)"), named=True),
-    Mistake("Softplus", "log(1 + exp(x)) as written", "Softplus returns inf at x = 750.0",
-            _softplus("        y = torch.log(1 + torch.exp(x))\n" + SAVE_Y)),
-    Mistake("Softplus", "F.softplus forward (threshold=20)",
-            "that is x itself, as F.softplus returns above its threshold",
-            _softplus("        y = F.softplus(x)\n" + SAVE_Y), named=True),
-    Mistake("Softplus", "gradient x - sigmoid(x), as a source text gives it",
-            "your gradient for x is wrong",
-            _softplus("        ctx.save_for_backward(x)\n        return " + SOFTPLUS_STABLE.strip()[4:],
-                      "        x, = ctx.saved_tensors\n"
-                      "        return grad_output * (x - torch.sigmoid(x))"), named=True,
-            nbgrader=True),
-    Mistake("Softplus", "gradient 1 - exp(-y): cancels in the left tail",
-            "1 - exp(-y) subtracts two numbers near 1",
-            _softplus(SOFTPLUS_STABLE + SAVE_Y,
-                      "        y, = ctx.saved_tensors\n        return grad_output * (1 - torch.exp(-y))")),
-    Mistake("Softplus", "log(1 + exp(x)) on the left branch", "1 + e^x rounds to 1",
-            _softplus("        y = torch.where(x > 0, x + torch.log(1 + torch.exp(-x)),\n"
-                      "                        torch.log(1 + torch.exp(x)))\n" + SAVE_Y)),
-    Mistake("Softplus", "saves the input x", "Softplus saved input x",
-            _softplus(SOFTPLUS_STABLE + "        ctx.save_for_backward(x)\n        return y",
-                      "        x, = ctx.saved_tensors\n        return grad_output * torch.sigmoid(x)"),
-            named=True),
     Mistake("MySigmoid", "1 - e / (1 + e) with e = exp(-x): inf / inf on the left",
             "MySigmoid returns inf or nan for large |x|: exp(-x) overflows for x < -709",
             _sigmoid("        e = torch.exp(-x)\n        y = 1 - e / (1 + e)\n" + SAVE_Y, FROM_Y)),
@@ -301,24 +264,18 @@ MISTAKES = [
                     "        return scale * torch.sigmoid(x)",
                     SCALED_READ + "        return grad_output * ScaledSigmoid.scale * s * (1 - s), "
                     "None"), named=True),
-    Mistake("Softplus", "F.softplus with threshold=21, just past the point a hint named",
-            "Softplus's value at x = 21.5 is 21.5",
-            _softplus("        y = F.softplus(x, threshold=21.0)\n" + SAVE_Y)),
-    Mistake("Softplus", "e^x itself below x = -25.5", "that is e^x itself",
-            _softplus("        y = torch.where(x < -25.5, torch.exp(x),\n"
-                      "                        torch.logaddexp(x, torch.zeros_like(x)))\n" + SAVE_Y)),
-    Mistake("Softplus", "gradient 1 above y = 25.5", "that is 1; sigmoid(x)",
-            _softplus(SOFTPLUS_STABLE + SAVE_Y,
-                      "        y, = ctx.saved_tensors\n"
-                      "        return grad_output * torch.where(y > 25.5, torch.ones_like(y), "
-                      "-torch.expm1(-y))")),
-    Mistake("Softplus", "x - logsigmoid(x): cancels in the left tail, no formula named",
-            "Softplus's value at x = -708.0 is 0.0 where log(1 + e^x) = 3.3075530036384083e-308 "
-            "(relative error 1, the contract allows 1e-12)",
-            _softplus("        y = x - F.logsigmoid(x)\n" + SAVE_Y)),
-    Mistake("Softplus", "gradient expm1(y) / exp(y): inf / inf past y = 709.78",
-            "Softplus's gradient is nan at x = 750.0",
-            _softplus(SOFTPLUS_STABLE + SAVE_Y,
-                      "        y, = ctx.saved_tensors\n"
-                      "        return grad_output * torch.expm1(y) / torch.exp(y)")),
+    # the lesson's worked example: torch.maximum splits a tie, half to each input
+    Mistake("MyReLU", "half the gradient at 0, torch.maximum's tie convention",
+            "MyReLU's gradient at x = 0 is 0.5, where the contract (and torch.relu) gives 0",
+            _relu(RELU_FORWARD, RELU_READ + "        return grad_output * ((x > 0) + 0.5 * (x == 0))"),
+            named=True),
+    Mistake("MyReLU", "masked_fill_ on grad_output", "backward modified grad_output in place",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return grad_output.masked_fill_(~mask, 0)"),
+            named=True),
+    Mistake("MySigmoid", "ignores grad_output", "your gradient for x is wrong",
+            _sigmoid(STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n        return y * (1 - y)")),
+    Mistake("ScaledSigmoid", "|scale| in backward", "your gradient for x is the numerical one times -1",
+            _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * abs(ctx.scale) * s * "
+                    "(1 - s), None")),
 ]

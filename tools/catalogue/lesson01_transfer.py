@@ -1,0 +1,99 @@
+"""Lesson 01's transfer exercise, Softplus, answered unusually and wrongly."""
+
+from tools.catalogue import Mistake, Unusual
+from tools.catalogue.lesson01 import SAVE_Y, _function
+
+
+def _softplus(forward: str, backward: str = "        y, = ctx.saved_tensors\n"
+              "        return grad_output * -torch.expm1(-y)") -> str:
+    return _function("Softplus", forward, backward)
+
+
+SOFTPLUS_STABLE = "        y = x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))\n"
+
+UNUSUAL = [
+    Unusual("Softplus", "logaddexp forward",
+            _softplus("        y = torch.logaddexp(x, torch.zeros_like(x))\n" + SAVE_Y)),
+    # TensorFlow's softplus kernel (tensorflow/core/kernels/softplus_op.h): threshold =
+    # log(eps) + 2; x itself above -threshold, exp(x) below threshold, log1p(exp(x)) between
+    Unusual("Softplus", "TensorFlow's thresholds: x, exp(x) or log1p(exp(x))",
+            _softplus("        threshold = math.log(torch.finfo(x.dtype).eps) + 2\n"
+                      "        features_exp = torch.exp(x.clamp(max=-threshold))\n"
+                      "        y = torch.where(x > -threshold, x, torch.where(\n"
+                      "            x < threshold, features_exp, torch.log1p(features_exp)))\n"
+                      + SAVE_Y)),
+    Unusual("Softplus", "two branches with torch.where, gradient 1 - exp(-y) only where y is large",
+            _softplus("        y = torch.where(x > 0, x + torch.log1p(torch.exp(-x)),\n"
+                      "                        torch.log1p(torch.exp(x)))\n" + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        s = torch.where(y > 1, 1 - torch.exp(-y), -torch.expm1(-y))\n"
+                      "        return grad_output * s")),
+    Unusual("Softplus", "gradient as exp(-y) * expm1(y), the same number written differently",
+            _softplus("        y = torch.nn.functional.relu(x) + torch.log1p(torch.exp(-torch.abs(x)))\n"
+                      + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.where(y < 1, -torch.expm1(-y), "
+                      "1 - torch.exp(-y))")),
+    Unusual("Softplus", "-logsigmoid(-x); sigmoid(x) recovered as sigmoid(log(expm1(y)))",
+            _softplus("        y = -F.logsigmoid(-x)\n" + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.sigmoid(torch.log(torch.expm1(y)))")),
+    Unusual("Softplus", "F.softplus with threshold=40, past where x + log1p(e^-x) rounds to x",
+            _softplus("        y = F.softplus(x, threshold=40.0)\n" + SAVE_Y)),
+    Unusual("Softplus", "gradient 1 / (1 + 1 / expm1(y))",
+            _softplus("        y = torch.logaddexp(x, torch.zeros_like(x))\n" + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output / (1 + 1 / torch.expm1(y))")),
+    Unusual("Softplus", "x recovered from y: sigmoid(y + log(-expm1(-y)))",
+            _softplus("        y = torch.maximum(x, torch.zeros_like(x)) + torch.log1p(torch.exp(-x.abs()))\n"
+                      + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.sigmoid(y + torch.log(-torch.expm1(-y)))")),
+]
+
+MISTAKES = [
+    Mistake("Softplus", "log(1 + exp(x)) as written", "Softplus returns inf at x = 750.0",
+            _softplus("        y = torch.log(1 + torch.exp(x))\n" + SAVE_Y)),
+    Mistake("Softplus", "F.softplus forward (threshold=20)",
+            "that is x itself, as F.softplus returns above its threshold",
+            _softplus("        y = F.softplus(x)\n" + SAVE_Y), named=True),
+    Mistake("Softplus", "gradient x - sigmoid(x), as a source text gives it",
+            "your gradient for x is wrong",
+            _softplus("        ctx.save_for_backward(x)\n        return " + SOFTPLUS_STABLE.strip()[4:],
+                      "        x, = ctx.saved_tensors\n"
+                      "        return grad_output * (x - torch.sigmoid(x))"), named=True,
+            nbgrader=True),
+    Mistake("Softplus", "gradient 1 - exp(-y): cancels in the left tail",
+            "1 - exp(-y) subtracts two numbers near 1",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n        return grad_output * (1 - torch.exp(-y))")),
+    Mistake("Softplus", "log(1 + exp(x)) on the left branch", "1 + e^x rounds to 1",
+            _softplus("        y = torch.where(x > 0, x + torch.log(1 + torch.exp(-x)),\n"
+                      "                        torch.log(1 + torch.exp(x)))\n" + SAVE_Y)),
+    Mistake("Softplus", "saves the input x", "Softplus saved input x",
+            _softplus(SOFTPLUS_STABLE + "        ctx.save_for_backward(x)\n        return y",
+                      "        x, = ctx.saved_tensors\n        return grad_output * torch.sigmoid(x)"),
+            named=True),
+    Mistake("Softplus", "F.softplus with threshold=21, just past the point a hint named",
+            "Softplus's value at x = 21.5 is 21.5",
+            _softplus("        y = F.softplus(x, threshold=21.0)\n" + SAVE_Y)),
+    Mistake("Softplus", "e^x itself below x = -25.5", "that is e^x itself",
+            _softplus("        y = torch.where(x < -25.5, torch.exp(x),\n"
+                      "                        torch.logaddexp(x, torch.zeros_like(x)))\n" + SAVE_Y)),
+    Mistake("Softplus", "gradient 1 above y = 25.5", "that is 1; sigmoid(x)",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.where(y > 25.5, torch.ones_like(y), "
+                      "-torch.expm1(-y))")),
+    Mistake("Softplus", "x - logsigmoid(x): cancels in the left tail, no formula named",
+            "Softplus's value at x = -708.0 is 0.0 where log(1 + e^x) = 3.3075530036384083e-308 "
+            "(relative error 1, the contract allows 1e-12)",
+            _softplus("        y = x - F.logsigmoid(x)\n" + SAVE_Y)),
+    Mistake("Softplus", "gradient expm1(y) / exp(y): inf / inf past y = 709.78",
+            "Softplus's gradient is nan at x = 750.0",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.expm1(y) / torch.exp(y)")),
+    Mistake("Softplus", "logsumexp over stack([x, 0]): forms 1 + e^x", "1 + e^x rounds to 1",
+            _softplus("        y = torch.logsumexp(torch.stack([x, torch.zeros_like(x)]), 0)\n" + SAVE_Y)),
+]
