@@ -54,6 +54,17 @@ def compare(what, predicted, observed):
               "✓" if predicted == observed else "✗")
 
 # %% [markdown]
+# **Quick question 1**, before anything else. Autograd switches grad mode (recording) on or off
+# around every backward it runs. What does `torch.is_grad_enabled()` return inside a
+# Function's backward for a plain `.backward()`, and under
+# `torch.autograd.grad(..., create_graph=True)`? Write your two predictions (`True` or `False`)
+# into the cell below; a cell after the worked example checks them.
+
+# %%
+predicted_plain_backward = None  # True or False: grad mode inside backward, plain .backward()
+predicted_create_graph = None    # True or False: the same under create_graph=True
+
+# %% [markdown]
 # ## The maths: backward is a function too
 #
 # Your backward computes a vector-Jacobian product, $v \mapsto v^\top J(x)$, from the saved
@@ -99,13 +110,7 @@ print("second derivative:", second, " (-sin x =", -torch.sin(x.detach()), ")")
 print("first.grad_fn is a", type(first.grad_fn).__name__, "(recorded from Sin's backward)")
 
 # %% [markdown]
-# **Quick question 1.** What does `torch.is_grad_enabled()` return inside `Sin`'s backward
-# for a plain `.backward()`, and under `torch.autograd.grad(..., create_graph=True)`? Write
-# your two predictions (`True` or `False`) into the cell below, then run the one after it.
-
-# %%
-predicted_plain_backward = None  # True or False: grad mode inside backward, plain .backward()
-predicted_create_graph = None    # True or False: the same under create_graph=True
+# Now check quick question 1: `SinReports` is `Sin` with a backward that reports its grad mode.
 
 # %%
 class SinReports(Sin):
@@ -209,11 +214,53 @@ plt.show()
 # %% [markdown]
 # **In practice.** A `create_graph=True` backward records the first backward as a graph, with
 # the tensors its ops save, and keeps it alive until the second one runs. `torch.func` offers
-# forward-over-reverse instead, `torch.func.jvp(torch.func.grad(f), (x,), (v,))`, often the
-# cheaper HVP; but it accepts a custom Function only if the Function defines `setup_context`
-# (forward without `ctx`) and, for `jvp`, a `jvp` rule. On `Sin` above, `torch.func.grad`
-# raises "In order to use an autograd.Function with functorch transforms ... it must override
-# the setup_context staticmethod".
+# forward-over-reverse instead: `torch.func.jvp(torch.func.grad(f), (x,), (v,))` pushes $v$
+# forward through the gradient computation, one forward-mode pass over one reverse pass, the
+# usual way JAX and `torch.func` users compute an HVP. It accepts a custom Function only on
+# two conditions, which the next cell shows: forward without `ctx` plus a `setup_context`
+# (needed by every `torch.func` transform, lesson 08), and a `jvp` rule (needed by forward mode,
+# here to push $v$ through the Function's forward; tensors it needs go to
+# `ctx.save_for_forward`).
+
+# %%
+def f_composed(x):
+    return torch.sin(A @ x).sum()
+
+
+_, hvp_func = torch.func.jvp(torch.func.grad(f_composed), (x0,), (v,))
+print("torch.func on composed ops agrees:", torch.allclose(hvp_func, hvp_by_hand, atol=1e-12))
+try:
+    torch.func.jvp(torch.func.grad(f), (x0,), (v,))
+except RuntimeError as error:
+    print("torch.func through Sin:", str(error)[:110], "...")
+
+
+class SinForFunc(torch.autograd.Function):
+    """Sin, in the form torch.func accepts: forward without ctx, setup_context, a jvp rule."""
+
+    @staticmethod
+    def forward(x):
+        return torch.sin(x)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, = inputs
+        ctx.save_for_backward(x)  # for backward (reverse mode)
+        ctx.save_for_forward(x)   # for jvp (forward mode)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * torch.cos(x)
+
+    @staticmethod
+    def jvp(ctx, x_tangent):
+        x, = ctx.saved_tensors
+        return torch.cos(x) * x_tangent  # the tangent of sin x is cos(x) times x's
+
+
+_, hvp_sin = torch.func.jvp(torch.func.grad(lambda x: SinForFunc.apply(A @ x).sum()), (x0,), (v,))
+print("torch.func through SinForFunc agrees:", torch.allclose(hvp_sin, hvp_by_hand, atol=1e-12))
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `SwishFunction`
@@ -240,6 +287,8 @@ plt.show()
 # 2. $\partial y_i/\partial x_i = s_i + x_i \cdot \beta\, s_i(1 - s_i)$.
 # 3. $\partial y_i/\partial \beta = x_i \cdot x_i\, s_i(1 - s_i) = x_i^2\, s_i(1 - s_i)$, so
 #    $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i (1 - s_i)$, a 0-d tensor like `beta`.
+#    (Autograd would sum a gradient of `x`'s shape down to `beta`'s shape for you, as it does for
+#    any input that was broadcast; the sum is still the maths.)
 # 4. From `x` and `beta`, both inputs: save them and recompute $s = \sigma(\beta x)$ in
 #    backward with ordinary tensor ops, so that double backward can differentiate it.
 # </details>
@@ -762,6 +811,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMul.apply, (a, c)))
 # | saving an intermediate such as `sigmoid(beta * x)` | second derivatives silently wrong | save inputs or outputs and recompute, or return it as an output |
 # | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives silently wrong or zero | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
+# | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | smooth ops: `torch.sigmoid(beta * x)` |
 # | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
 # | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it |
@@ -793,8 +843,10 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMul.apply, (a, c)))
 #   least one dim (the grader uses float64);
 # - its backward computes with NumPy too: torch only converts (`.numpy()`,
 #   `torch.from_numpy`, `.to`), no torch arithmetic;
-# - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, and no
-#   `once_differentiable` anywhere. The backward of the backward is NumPy as well.
+# - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, so
+#   `NumpyTanh`'s backward is not marked `once_differentiable`. The backward of the backward is
+#   NumPy as well; a third derivative through it would be silently wrong, so marking that
+#   innermost backward `@once_differentiable` is an honest guard (accepted, not required).
 #
 # The section on the third way has the pattern; this op is yours to derive. Write both
 # Functions in the answer cell: the second one, the Function your backward calls, goes in place
