@@ -573,10 +573,97 @@ kept_theirs = step_memory(
 print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
 
 # %% [markdown]
+# ### Three knobs of `torch.utils.checkpoint`
+#
+# - `use_reentrant`: pass it, and pass `False`. On torch 2.13 leaving it out still works but
+#   warns; the two variants differ in everything listed above.
+# - `preserve_rng_state=True` (the default) stashes the random state in forward and restores it
+#   for the recomputation, as your `CheckpointFunction` does. Stashing costs a little time (on a
+#   GPU, a copy of each device's generator state), so `False` is offered for blocks that draw no
+#   random numbers.
+# - `context_fn` turns on **selective activation checkpointing**: a policy, built with
+#   `torch.utils.checkpoint.create_selective_checkpoint_contexts`, names ops whose outputs are
+#   **saved** in forward; only the others are recomputed. Large language model training
+#   commonly saves the matrix multiplies (expensive to recompute) and recomputes the cheap
+#   element-wise ops, keeping most of the memory saving for little extra compute.
+#
+# **Quick question 2.** A block `Linear, GELU, Linear, GELU` is checkpointed with
+# `use_reentrant=False`. During backward, how many times does `addmm` (the op `nn.Linear` runs)
+# run to recompute: with a plain checkpoint, and with a policy that saves every `addmm` output?
+# And with dropout in the block, does `preserve_rng_state=False` give the same gradients as no
+# checkpoint? Write your predictions below, then run the cell after.
+
+# %%
+predicted_addmm_plain = None  # an int
+predicted_addmm_selective = None  # an int
+predicted_same_without_rng_state = None  # True or False
+
+# %%
+import collections
+import functools
+
+from torch.utils._python_dispatch import TorchDispatchMode  # sees every op autograd runs
+from torch.utils.checkpoint import checkpoint, create_selective_checkpoint_contexts
+
+
+class CountOps(TorchDispatchMode):
+    """Counts the ATen ops run inside the block, by name."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops[func.__name__.split(".")[0]] += 1
+        return func(*args, **(kwargs or {}))
+
+
+torch.manual_seed(0)
+block = nn.Sequential(nn.Linear(64, 64), nn.GELU(), nn.Linear(64, 64), nn.GELU())
+x = torch.randn(32, 64, requires_grad=True)
+save_matmuls = functools.partial(create_selective_checkpoint_contexts,
+                                 [torch.ops.aten.addmm.default])
+recomputed = {}
+for name, options in [("plain", {}), ("selective", {"context_fn": save_matmuls})]:
+    y = checkpoint(block, x, use_reentrant=False, **options)
+    with CountOps() as counter:
+        y.sum().backward()
+    recomputed[name] = counter.ops
+    print(f"{name:>9} checkpoint, ops run in backward: addmm {counter.ops['addmm']}, "
+          f"gelu {counter.ops['gelu']}, mm {counter.ops['mm']} (the gradients' own)")
+
+dropout_block = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))
+x = torch.randn(4, 8, requires_grad=True)
+grads = {}
+for name, run in [("no checkpoint", dropout_block),
+                  ("preserve_rng_state=False", lambda h: checkpoint(
+                      dropout_block, h, use_reentrant=False, preserve_rng_state=False))]:
+    torch.manual_seed(1)
+    grads[name], = torch.autograd.grad(run(x).sum(), x)
+same = torch.equal(grads["no checkpoint"], grads["preserve_rng_state=False"])
+print("same gradients without the random state:", same)
+compare("addmm recomputed, plain", predicted_addmm_plain, recomputed["plain"]["addmm"])
+compare("addmm recomputed, selective", predicted_addmm_selective,
+        recomputed["selective"]["addmm"])
+compare("same gradients without the random state", predicted_same_without_rng_state, same)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Plain: both `Linear` layers are recomputed, 2 `addmm`. Selective: none, because their outputs
+# were saved in forward; what is left to recompute is the first GELU, whose output is the
+# second `Linear`'s input. The last GELU is never recomputed, even by the plain checkpoint:
+# GELU's backward needs its input, not its output, and by default (`early_stop=True`) the
+# recomputation stops once every saved tensor backward asked for is back. Without the random
+# state, the recomputation draws a new dropout mask: the gradients belong to a mask forward
+# never used, silently, as in your self-check's dropout case.
+# </details>
+
+# %% [markdown]
 # ### Where yours and `torch.utils.checkpoint` part company
 #
 # Your `CheckpointFunction` follows its contract; three things a production checkpoint also
-# handles are outside it. **Quick question 2.** Predict each line before you run the cell:
+# handles are outside it. **Quick question 3.** Predict each line before you run the cell:
 #
 # 1. `torch.autograd.grad(loss, x)` through your checkpoint: does the block's `weight.grad`
 #    stay `None`, as `autograd.grad` promises?
@@ -695,6 +782,7 @@ else:
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | `return (None, *input_grads)` |
 # | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | $\lfloor n/k \rfloor$ each, the remainder to the last |
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | bind them, `def run(h, start=start, end=end)`, or pass `nn.Sequential(*layers[start:end])` |
+# | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: the cell never returns, memory grows | backpropagate only what was recomputed from fresh leaves |
 #
 # ## Common misconception
 #
@@ -737,9 +825,10 @@ else:
 # Once $x_1$ and $x_2$ are back, the situation is the checkpoint's: fresh leaves, the block
 # recomputed with autograd on, one call that backpropagates both incoming gradients at once
 # and leaves `.grad` on every leaf it reaches. Which call takes two outputs and their two
-# gradients? Recompute from the fresh leaves only: the saved $y_1$ is linked to this very
-# node, so a graph that reads it under grad sends backward back into your own backward, again
-# and again, and the cell never returns.
+# gradients? Recompute from the fresh leaves only, and backpropagate only what you recomputed:
+# the saved $y_1$ and $y_2$ are linked to this very node, so backpropagating them, or a graph
+# that used them with autograd on, sends backward back into your own backward, again and again
+# (the self-check stops it and says so; a plain cell would never return).
 # </details>
 #
 # <details><summary><b>Hint 3</b>: exactness</summary>
