@@ -145,9 +145,30 @@ def scalar_weight_hint(spec: Spec, returned: list, values: dict) -> None:
                                "sums every dim in PyTorch); reshape to (-1, D) and sum dim 0")
 
 
+def unbiased_variance_hint(function, spec: Spec, values: dict) -> None:
+    """LayerNorm's output computed with the unbiased variance (divided by D - 1)."""
+    x, features = values["x"], values["x"].shape[-1]
+    if "bias" not in values or features < 2:
+        return
+    try:
+        with torch.no_grad():
+            output = function.apply(*make_inputs(values, requires_grad=False).values())
+    except Exception:  # the learner's code may raise anything: the first hint stands
+        return
+    variance, mean = torch.var_mean(x, -1, keepdim=True, correction=1)
+    unbiased = (x - mean) * torch.rsqrt(variance + values["eps"])
+    unbiased = unbiased * (values["weight"] if values["weight"] is not None else 1)
+    unbiased = unbiased + (values["bias"] if values["bias"] is not None else 0)
+    if isinstance(output, torch.Tensor) and output.shape == unbiased.shape and \
+            torch.allclose(output, unbiased):
+        raise GradingError(f"{spec.name} normalises with the unbiased variance (divided by D - 1, "
+                           "correction=1): LayerNorm divides by D (correction=0, "
+                           "unbiased=False)")
+
+
 # ------------------------------------------------------------------------- what was saved
 def check_saved(spec: Spec, forward, values: dict, *, per_row_limit: int,
-                keep_hint: str) -> None:
+                keep_hint: str, x_itself: bool = False) -> None:
     """One full-size tensor, at most ``per_row_limit`` per-row tensors, the weight itself,
     nothing else (nothing when a dimension makes full-size and per-row sizes coincide)."""
     x = values["x"]
@@ -172,6 +193,10 @@ def check_saved(spec: Spec, forward, values: dict, *, per_row_limit: int,
     if len(full) != 1:
         raise GradingError(f"{spec.name} saved {len(full)} full-size tensors ({kept}): "
                            f"{keep_hint}")
+    if x_itself and full[0].role != "input x":
+        raise GradingError(f"{spec.name} saved a new full-size tensor ({full[0].role} of shape "
+                           f"{full[0].shape}) instead of x: {keep_hint} (x costs nothing new "
+                           "while the caller holds it; backward rebuilds x * rstd)")
     if full[0].role != "input x" and full[0].nbytes > x.numel() * x.element_size():
         raise GradingError(f"{spec.name} saved a {full[0].dtype} copy of x ({full[0].nbytes} "
                            f"bytes): keep x itself, or a normalised copy in x's dtype")

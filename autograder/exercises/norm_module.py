@@ -79,6 +79,42 @@ def _custom_node(output: torch.Tensor) -> bool:
     return False
 
 
+def _why_no_weight_gradient(output: torch.Tensor, weight: nn.Parameter) -> str:
+    """Which of three things kept the gradient from the parameter, read off the graph."""
+    if not weight.requires_grad:
+        return (f"{NAME}.weight does not require grad (nn.Parameter(..., requires_grad=False), "
+                "or requires_grad_(False)): an optimiser would never move it; keep the default")
+    stack, seen = [output.grad_fn], set()
+    while stack and len(seen) < 20:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if isinstance(node, torch.autograd.function.BackwardCFunction):
+            if _reaches(node, weight):
+                return (f"{NAME} passes self.weight to RMSNormFunction.apply, and its backward "
+                        "returns None for it: return the weight's gradient when "
+                        "ctx.needs_input_grad[1] is True")
+            break
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return (f"{NAME}.weight received no gradient: the weight RMSNormFunction.apply receives is "
+            "cut off from self.weight (.data, .detach() or a copy); pass the parameter itself")
+
+
+def _reaches(node, weight: torch.Tensor) -> bool:
+    """True when the graph below ``node`` accumulates into ``weight`` (through any ops)."""
+    stack, seen = [next_node for next_node, _ in node.next_functions], set()
+    while stack and len(seen) < 50:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if getattr(node, "variable", None) is weight:
+            return True
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return False
+
+
 def loaded_pair(cls: type, dim: int, device, dtype, *, eps=DEFAULT_EPS, seed=0):
     """(torch.nn.RMSNorm with a random weight, the learner's module loaded from its
     state_dict), both on ``device`` in ``dtype``."""
@@ -114,8 +150,7 @@ def check_matches(cls: type, shape: tuple, device, dtype=torch.float64, *, eps=D
     expected.backward(grad_output)
     diagnose_gradient("x", x_mine.grad, x_reference.grad, **tolerance)
     if mine.weight.grad is None:
-        raise GradingError(f"{NAME}.weight received no gradient: pass self.weight itself to "
-                           "RMSNormFunction.apply (not .data or .detach(), which cut it off)")
+        raise GradingError(_why_no_weight_gradient(output, mine.weight))
     diagnose_gradient("weight", mine.weight.grad, reference.weight.grad, **tolerance)
 
 

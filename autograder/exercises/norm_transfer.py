@@ -178,6 +178,23 @@ def check_case(function, values: dict, *, tolerance=None) -> None:
             check_saved(forward, values)
 
 
+def check_eps_used(function, values: dict) -> None:
+    """With eps = 0.5 the output is not the one a fixed small eps gives."""
+    try:
+        with torch.no_grad():
+            output = function.apply(*make_inputs(values, requires_grad=False).values())
+    except Exception:  # the learner's code may raise anything: check_case quotes it
+        return
+    if not isinstance(output, torch.Tensor) or torch.allclose(output, group_norm(**values)):
+        return
+    for fixed in (1e-5, 1e-6, 0.0):
+        ignored = group_norm(**{**values, "eps": fixed})
+        if output.shape == ignored.shape and torch.allclose(output, ignored):
+            raise GradingError(f"{NAME} ignores its eps argument (with eps=0.5 its output is the "
+                               f"one for eps={fixed:g}): add the eps it is given",
+                               case=describe(values))
+
+
 def full(submission, device) -> None:
     """The battery on ``device``."""
     function = check_is_function(submission, GROUP_NORM)
@@ -190,6 +207,9 @@ def full(submission, device) -> None:
                                        seed=10 + seed))
     covers("weight=None")
     covers("bias=None")
+    check_eps_used(function, gn_values((2, 4, 3), 2, device, seed=24, eps=0.5))
+    check_case(function, gn_values((2, 4, 3), 2, device, seed=24, eps=0.5))
+    covers("eps=0.5")
     check_case(function, gn_values((2, 4, 5), 2, device, seed=20, dtype=torch.float32),
                tolerance={"rtol": 1e-4, "atol": 1e-5})
     covers("float32")
@@ -205,6 +225,6 @@ LATER_IN_LESSON = True  # the lesson's last exercise
 EXERCISES = [
     Exercise(NAME, "10_norms", full,
              example=lambda: tuple(gn_values((2, 4, 3), 2, "cpu").values()),
-             contract=("x without spatial dims", "weight=None", "bias=None", "float32",
-                       "non-contiguous grad_output")),
+             contract=("x without spatial dims", "weight=None", "bias=None", "eps=0.5",
+                       "float32", "non-contiguous grad_output")),
 ]

@@ -15,7 +15,7 @@ from ..exercise import Exercise
 from .norm_checks import (check_needs_input_grad, check_returned, check_saved,
                           check_shifted_rows, check_strided_grad_output, describe,
                           diagnose_grad_x, norm_values, record_backward_returns,
-                          scalar_weight_hint)
+                          scalar_weight_hint, unbiased_variance_hint)
 
 LAYER_NORM = Spec("LayerNormFunction", ("x", "weight", "bias", "eps"),
                   lambda x, weight, bias, eps: F.layer_norm(x, x.shape[-1:], weight, bias, eps))
@@ -81,13 +81,14 @@ def check_case(function, spec: Spec, values: dict, *, saved=True, tolerance=None
                                                            **(tolerance or {}))
         except GradingError:
             scalar_weight_hint(spec, returned, values)
+            unbiased_variance_hint(function, spec, values)
             raise
         check_returned(spec, returned[-1], make_inputs(values))
         check_no_ctx_tensors(spec, forward)
         check_backward_by_hand(spec, backward)
         if saved:
             check_saved(spec, forward, values, per_row_limit=2 if _centred(spec) else 1,
-                        keep_hint=KEEP[spec.name])
+                        keep_hint=KEEP[spec.name], x_itself=not _centred(spec))
 
 
 def _optional_inputs(spec: Spec):
