@@ -454,10 +454,23 @@ out = Probe.apply(a.detach(), b.detach())
 # `torch.no_grad()` it still says `(True, True)`, although the output does not require grad
 # and backward will never run. And inside forward, `torch.is_grad_enabled()` is **always**
 # `False`: `Function.apply` switches grad mode off around forward, in every case. So neither
-# can tell forward that grad mode was off where the Function was called. Only the caller
-# knows: the function wrapping `LinearCrossEntropy.apply` checks `torch.is_grad_enabled()`
-# and passes the answer in as an argument, and forward computes a gradient only when grad
-# mode was on **and** `ctx.needs_input_grad` asks for it.
+# can tell forward that grad mode was off where the Function was called.
+# </details>
+#
+# **Your turn.** Forward cannot see the caller's grad mode, but some code that runs before it
+# can, and forward can see what it is handed. Where would you ask `torch.is_grad_enabled()`,
+# and name two ways to let forward act on the answer using only what the printout above
+# showed? Decide before you open the next block.
+#
+# <details><summary><b>Two designs</b> (open after your attempt)</summary>
+#
+# Ask in `linear_cross_entropy`, the plain function that calls `LinearCrossEntropy.apply`:
+# there the caller's grad mode is still in force. Then either hand the answer in as one more
+# argument of `apply` (forward computes a gradient only when that flag **and**
+# `ctx.needs_input_grad` ask for it), or, with grad mode off, pass `x.detach()` and
+# `weight.detach()`: inputs that do not require grad make `ctx.needs_input_grad` say `False`,
+# the third case above, and forward needs no new argument. Either way the check lives in the
+# caller.
 # </details>
 #
 # ### Backward must not scale what it saved in place
@@ -541,9 +554,8 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 # Write the Function `LinearCrossEntropy` and the function `linear_cross_entropy(x, weight,
 # target, chunk_size=1024)` that returns `F.cross_entropy(x @ weight.T, target)` (the mean
 # over all $N$ rows; every target is a valid class) for `x` $(N, d)$, `weight` $(V, d)$,
-# `target` $(N,)$, by calling `LinearCrossEntropy.apply(...)`. The stub's `forward` takes a
-# `grad_enabled` flag, one way to hand it what the catch above showed it cannot see; you may
-# change `LinearCrossEntropy`'s arguments, since the grader calls only `linear_cross_entropy`.
+# `target` $(N,)$, by calling `LinearCrossEntropy.apply(...)`. You may add arguments to
+# `LinearCrossEntropy`'s forward (the grader calls only `linear_cross_entropy`).
 #
 # - **No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and
 #   `V * d`: chunk-sized logits, and tensors the size of an input or its gradient.
@@ -562,10 +574,10 @@ class LinearCrossEntropy(torch.autograd.Function):
     """F.cross_entropy(x @ weight.T, target) by chunks of rows, gradients computed in forward."""
 
     @staticmethod
-    def forward(ctx, x, weight, target, chunk_size, grad_enabled):
+    def forward(ctx, x, weight, target, chunk_size):
         ### BEGIN SOLUTION
-        want_x = grad_enabled and ctx.needs_input_grad[0]  # needs_input_grad alone ignores
-        want_weight = grad_enabled and ctx.needs_input_grad[1]  # torch.no_grad()
+        # False under torch.no_grad() too: linear_cross_entropy then hands in detached inputs
+        want_x, want_weight = ctx.needs_input_grad[:2]
         N = x.shape[0]
         wide = torch.promote_types(x.dtype, torch.float32)  # accumulate in float32 or wider
         weight_wide = weight.to(wide)
@@ -602,15 +614,18 @@ class LinearCrossEntropy(torch.autograd.Function):
         # new tensors: a second backward must find the saved gradients unchanged
         return (None if grad_x is None else grad_output * grad_x,
                 None if grad_weight is None else grad_output * grad_weight,
-                None, None, None)
+                None, None)
         ### END SOLUTION
 
 
 def linear_cross_entropy(x, weight, target, chunk_size=1024):
     """F.cross_entropy(x @ weight.T, target), never materialising the N x V logits."""
     ### BEGIN SOLUTION
-    # inside forward grad mode is always off: only the caller can see torch.no_grad()
-    return LinearCrossEntropy.apply(x, weight, target, chunk_size, torch.is_grad_enabled())
+    # inside forward grad mode is always off: only the caller can see torch.no_grad(), and
+    # detached inputs make forward's ctx.needs_input_grad say False
+    if not torch.is_grad_enabled():
+        x, weight = x.detach(), weight.detach()
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size)
     ### END SOLUTION
 
 
@@ -856,7 +871,8 @@ plt.show()
 # | saving the probabilities as well as the logits | a second $(N, C)$ tensor kept | save the per-row log-sum-exp; recompute $P$ |
 # | letting autograd differentiate a chunked forward | every chunk's logits kept: the whole $(N, V)$ again | gradients in forward |
 # | the mean of each chunk's mean | the short last chunk's rows weigh more | sum every row's loss, divide by $N$ once |
-# | testing only `ctx.needs_input_grad` | under `torch.no_grad()` forward still does 3× the work | check `torch.is_grad_enabled()` in the wrapper |
+# | testing only `ctx.needs_input_grad` | under `torch.no_grad()` forward still does 3× the work | check `torch.is_grad_enabled()` in the wrapper: pass a flag, or detached inputs |
+# | `torch.is_grad_enabled()` asked inside forward | always `False` there: no gradient is ever computed | ask in the wrapper, before `apply` |
 # | computing both gradients always | $2NdV$ wasted FLOPs when one input is frozen | `ctx.needs_input_grad[0]`, `[1]` |
 # | `grad_x.mul_(grad_output)` in backward | a second backward fails, or (on `ctx`) is silently wrong | `grad_output * grad_x` |
 # | backward returning the saved gradients as they are | a loss times 3 gets the gradients of the loss | multiply by `grad_output` |
@@ -881,8 +897,10 @@ plt.show()
 # more each.
 #
 # On a GPU you would not ship this Python loop: Liger-Kernel's
-# `LigerFusedLinearCrossEntropyLoss` and Apple's Cut Cross-Entropy are tested kernels of the
-# same idea (Liger's with `label_smoothing` and z-loss, its `lse_square_scale`, as options).
+# `LigerFusedLinearCrossEntropyLoss` (your design: gradients in forward, with
+# `label_smoothing` and z-loss, its `lse_square_scale`, as options) and Apple's Cut
+# Cross-Entropy (the other one: logits recomputed block by block in backward) are tested
+# kernels that never hold the $(N, V)$ logits.
 # What you built is how such a kernel is designed and checked: the reference it must match,
 # the peak it must stay under, and the rules for grad mode, dtypes and saved tensors. Next
 # lesson: Functions that change gradients on purpose, and the tools for finding a gradient

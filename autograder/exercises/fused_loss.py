@@ -16,7 +16,8 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
 from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .fused_loss_work import (LCE, Called, check_grad_mode, check_hand_written_forward,
+from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
+                              check_hand_written_forward,
                               check_low_precision, check_largest_tensor, check_lce_cuda_peak,
                               check_lce_saved, check_one_gradient, check_retained_backward,
                               check_scaling, lce_values, recognise_chunk_means)
@@ -272,6 +273,7 @@ def lce_full(linear_cross_entropy, device) -> None:
     check_retained_backward(function, lce_values(9, 3, 6, 4, device, seed=52))
     check_grad_mode(function, lce_values(24, 8, 16, 8, device, seed=53))
     covers("grad mode off")
+    check_backward_only_scales(function, lce_values(24, 8, 16, 8, device, seed=53))
     check_one_gradient(function, lce_values(24, 8, 16, 8, device, seed=54))
     covers("one gradient needed")
     check_largest_tensor(function, lce_values(48, 4, 96, 8, device, seed=55))

@@ -120,9 +120,33 @@ def _grads(function: Called, values: dict, grad_outputs, requires_grad=True):
                     "LinearCrossEntropy.backward scaled its saved gradients in place: a second "
                     "backward (retain_graph=True, or a loss used twice) finds them changed; "
                     "return grad_output * grad_x, a new tensor", str(error)) from error
+            if _reads_grad_mode_in_forward(function, values, requires_grad):
+                raise GradingError(
+                    f"{NAME} gave no gradient for an input that requires grad, and gives it when "
+                    "torch.is_grad_enabled() answers True inside forward: forward asks it, and "
+                    "apply always turns grad mode off around forward; ask in "
+                    "linear_cross_entropy, where the caller's grad mode still shows, and hand "
+                    "the answer in", str(error)) from error
             raise _explain_runtime_error(LCE, "backward", error, inputs) from error
         found.append(grads)
     return found
+
+
+def _reads_grad_mode_in_forward(function: Called, values: dict, requires_grad) -> bool:
+    """The probe behind that hint: with torch.is_grad_enabled() answering True for one call
+    (as it does in the caller while grad mode is on), every needed gradient comes back."""
+    inputs = make_inputs(values, requires_grad=requires_grad)
+    wanted = [inputs[n] for n in ("x", "weight") if inputs[n].requires_grad]
+    real = torch.is_grad_enabled
+    torch.is_grad_enabled = lambda: True
+    try:
+        output = function.apply(*inputs.values())
+        grads = torch.autograd.grad(output, wanted, torch.ones_like(output), allow_unused=True)
+    except Exception:  # the learner's code may raise anything: the first hint stands
+        return False
+    finally:
+        torch.is_grad_enabled = real
+    return all(grad is not None for grad in grads)
 
 
 def check_scaling(function: Called, values: dict, grad_output: float = 3.0) -> None:
@@ -200,6 +224,22 @@ def check_grad_mode(function: Called, values: dict) -> None:
                           "is False for both")
                 raise GradingError(f"{situation} {NAME} did {flops} FLOPs where the loss alone "
                                    f"needs {needed}: {advice}")
+
+
+def check_backward_only_scales(function: Called, values: dict) -> None:
+    """Backward multiplies the gradients forward saved: no matrix products of its own."""
+    N, d, V, _ = _sizes(values)
+    inputs = make_inputs(values)
+    with case(_describe(values)):
+        output = run_forward(function, LCE, inputs).output
+        flops = _flops(lambda: run_backward(LCE, output, inputs, torch.ones_like(output)))
+    if flops > N * d * V:
+        raise GradingError(
+            f"{NAME}'s backward did {flops} FLOPs of matrix products ({flops / (2 * N * d * V):.1f}"
+            f" x 2NdV) where it only has to scale two saved tensors: compute grad_x and "
+            "grad_weight in forward, chunk by chunk while each chunk of logits exists, and let "
+            "backward multiply them by grad_output (recomputing the logits in backward is Cut "
+            "Cross-Entropy's plan, not this exercise's)")
 
 
 def check_one_gradient(function: Called, values: dict) -> None:
