@@ -112,6 +112,35 @@ UNUSUAL = [
                         + "        outputs = output if isinstance(output, tuple) else (output,)\n"
                         "        torch.autograd.backward(outputs, (grad_output,))\n"
                         f"        return {GRADS}")),
+    Unusual("CheckpointFunction", "non-tensor arguments in a dict by position, output.backward",
+            """
+
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        ctx.run_fn, ctx.n = run_fn, len(args)
+        ctx.slots = {i: a for i, a in enumerate(args) if not torch.is_tensor(a)}
+        ctx.save_for_backward(*(a for a in args if torch.is_tensor(a)))
+        ctx.state = torch.get_rng_state()
+        ctx.cuda = {a.device: torch.cuda.get_rng_state(a.device) for a in args
+                    if torch.is_tensor(a) and a.is_cuda}
+        return run_fn(*args)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved, args = iter(ctx.saved_tensors), []
+        for i in range(ctx.n):
+            t = ctx.slots[i] if i in ctx.slots else next(saved)
+            args.append(t.detach().requires_grad_(t.requires_grad) if torch.is_tensor(t) else t)
+        with torch.random.fork_rng(devices=list(ctx.cuda)):
+            torch.set_rng_state(ctx.state)
+            for device, state in ctx.cuda.items():
+                torch.cuda.set_rng_state(state, device)
+            with torch.enable_grad():
+                output = ctx.run_fn(*args)
+        output.backward(grad_output)
+        return (None, *(a.grad if torch.is_tensor(a) and a.requires_grad else None for a in args))
+"""),
     Unusual("checkpoint_sequential", "closures with bound defaults", _sequential(
         "    layers = list(layers)\n    size = len(layers) // segments\n"
         "    for i in range(segments):\n"
@@ -275,4 +304,10 @@ def checkpoint_sequential(layers, segments, x):
         x = CheckpointFunction.apply(torch.nn.Sequential(*layers[start:end]), x)
     return x
 """),
+    Mistake("checkpoint_sequential", "numpy.array_split spreads the remainder over the first "
+            "segments", "the extra layers went to the first segments", _sequential(
+                "    import numpy as np\n    layers = list(layers)\n"
+                "    for chunk in np.array_split(np.arange(len(layers)), segments):\n"
+                "        x = CheckpointFunction.apply(nn.Sequential(*[layers[i] for i in chunk]), x)"
+                "\n    return x\n")),
 ]
