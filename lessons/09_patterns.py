@@ -32,7 +32,8 @@
 #    say what the autograd engine does when you do not;
 # 3. expand a reduced gradient without copying it (`expand`);
 # 4. differentiate a product with zeros in it without dividing by zero;
-# 5. run a scan backwards, and scatter a selection back with `index_add` or `scatter_add`;
+# 5. run a scan backwards (a running sum, and a running product with zeros in it), and
+#    scatter a selection back with `index_add` or `scatter_add`;
 # 6. derive the gradient of a normalisation as a projection;
 # 7. meet an op nobody worked through (a running maximum) and find its backward alone.
 #
@@ -596,6 +597,116 @@ from autograder import grade; grade("Cumsum", Cumsum)
 jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 
 # %% [markdown]
+# ## Both at once: the running product, with zeros (not graded)
+#
+# `torch.cumprod(x, dim)` is a scan like `Cumsum` and a product like `ProdOverDim`: for a
+# vector, $y_o = \prod_{k \le o} x_k$. Unlike the running sum, its Jacobian depends on $x$,
+# and a zero cuts every later output off from the entries before it. The short formula people
+# write for it comes from the no-zero case, $\partial L / \partial x_i = \frac{1}{x_i}
+# \sum_{o \ge i} g_o\, y_o$ (a reversed running sum of $g\,y$, divided by $x$).
+#
+# **Quick question 6.** $x = [2, 0, 3, 0.5]$ and $g$ all ones (the loss is the sum of the four
+# outputs). Work out the true gradient with respect to each of the four entries, by hand from
+# $y_o$, and write the four numbers into `prediction_6`. The cell also runs the short formula.
+
+# %%
+prediction_6 = None  # [dL/dx_0, dL/dx_1, dL/dx_2, dL/dx_3]
+x6 = torch.tensor([2.0, 0.0, 3.0, 0.5], requires_grad=True)
+torch.cumprod(x6, 0).sum().backward()
+y6 = torch.cumprod(x6.detach(), 0)
+short = (torch.ones(4) * y6).flip(0).cumsum(0).flip(0) / x6.detach()
+print("the short formula:", short.tolist())
+compare(prediction_6, x6.grad.tolist())
+
+# %% [markdown]
+# <details><summary><b>Answer</b> (open after your prediction)</summary>
+#
+# $[1, 11, 0, 0]$. $y = [2,\ 2x_1,\ 2x_1 x_2,\ 2x_1x_2x_3]$: every output past the zero
+# contains $x_1$, so moving $x_1$ moves all three, $2 + 2 \cdot 3 + 2 \cdot 3 \cdot 0.5 = 11$,
+# while $x_2$ and $x_3$ only ever appear multiplied by $x_1 = 0$. The short formula gets the
+# zero's own entry as $0/0$ (`nan`) and the others right: the entry it cannot divide by is
+# exactly the one that carries the gradient.
+# </details>
+#
+# Write `cumprod_backward(x, grad_output, dim)` returning $\partial L / \partial x$ of
+# `torch.cumprod(x, dim)`, exact and finite with any number of zeros per slice, along any
+# `dim`, without dividing by $x$. Derive it first:
+#
+# 1. Write $\partial y_o / \partial x_i$ with an indicator and a product over $k \le o$,
+#    $k \ne i$; then $\partial L / \partial x_i$ as a sum over $o$.
+# 2. Split that product as `ProdOverDim` did: the part before $i$ and the part after it. Which
+#    part depends on $o$?
+# 3. Call what is left inside the sum $S_i$. Write $S_i$ in terms of $S_{i+1}$: which way does
+#    this scan run, and what does it multiply by at each step?
+#
+# <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
+#
+# Which outputs contain $x_i$? In each of them, which factors come before $x_i$ and which after,
+# and which of those two groups is the same for every such output?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the index-notation step</summary>
+#
+# $\partial y_o / \partial x_i = [i \le o] \prod_{k < i} x_k \prod_{i < k \le o} x_k$, so
+#
+# $$\frac{\partial L}{\partial x_i} = \Big(\prod_{k < i} x_k\Big)\, S_i, \qquad
+#   S_i = \sum_{o \ge i} g_o \prod_{i < k \le o} x_k .$$
+#
+# The first factor is `ProdOverDim`'s exclusive running product from the front.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the formula</summary>
+#
+# $S_{n-1} = g_{n-1}$ and $S_i = g_i + x_{i+1}\, S_{i+1}$: a scan from the end, like
+# `Cumsum`'s backward, that multiplies by the next entry of $x$ before it adds. No division, so
+# zeros cost nothing. (A loop over the positions of `dim` is fine here. PyTorch's own
+# `cumprod_backward`, in ATen's `ReduceOps.cpp`, keeps the division before the first zero of a
+# slice and treats that zero apart, to stay one vectorised pass.)
+# </details>
+
+# %% nbgrader={"grade_id": "answer_cumprod_backward", "solution": true}
+def cumprod_backward(x, grad_output, dim):
+    """dL/dx of torch.cumprod(x, dim), exact with zeros, without dividing by x."""
+    ### BEGIN SOLUTION
+    x, g = x.movedim(dim, -1), grad_output.movedim(dim, -1)
+    n = x.shape[-1]
+    before = torch.cat([torch.ones_like(x[..., :1]), x[..., :-1]], -1).cumprod(-1)
+    s = torch.empty_like(g)
+    s[..., n - 1] = g[..., n - 1]
+    for i in range(n - 2, -1, -1):  # S_i = g_i + x_{i+1} S_{i+1}: a scan from the end
+        s[..., i] = g[..., i] + x[..., i + 1] * s[..., i + 1]
+    return (before * s).movedim(-1, dim)
+    ### END SOLUTION
+
+
+# %% tags=["skip-when-grading"]
+def check_cumprod_backward() -> None:
+    """Your cumprod_backward against autograd's, slices with no, one and two zeros."""
+    slices = torch.tensor([[1.5, -2.0, 0.5, 3.0, -1.0], [2.0, 0.0, 3.0, 0.5, -2.0],
+                           [0.0, 1.5, 0.0, 2.0, 4.0]], dtype=torch.float64)
+    rng = torch.Generator().manual_seed(6)  # leaves the notebook's own seed alone
+    for along, source in [(1, slices), (0, slices.T.contiguous()), (-1, slices)]:
+        leaf = source.clone().requires_grad_()
+        upstream = torch.randn(leaf.shape, dtype=torch.float64, generator=rng)
+        want, = torch.autograd.grad(torch.cumprod(leaf, along), leaf, upstream)
+        try:
+            got = cumprod_backward(leaf.detach(), upstream, along)
+        except NotImplementedError:
+            print("cumprod_backward is not written yet")
+            return
+        except Exception as error:  # shown, not raised: Run All goes on
+            print(f"✗ cumprod_backward raised {type(error).__name__} for dim={along}: {error}")
+            return
+        if not (isinstance(got, torch.Tensor) and got.shape == want.shape
+                and torch.allclose(got, want)):
+            print(f"✗ wrong for dim={along}: got\n{got}\nexpected\n{want}")
+            return
+    print("✓ cumprod_backward matches autograd for dim 1, 0 and -1 (no, one and two zeros)")
+
+
+check_cumprod_backward()
+
+# %% [markdown]
 # ## Selections: gather forward, scatter and add backward
 #
 # `torch.index_select(x, 0, index)` picks rows of $x$: output row $k$ is row `index[k]` of
@@ -948,6 +1059,7 @@ plt.show()
 # | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
 # | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
 # | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
+# | `reversed_cumsum(g * y) / x` for `cumprod` | `nan` at every zero, where the gradient is often the largest | the exclusive product before $i$ times a scan from the end that multiplies instead of dividing |
 # | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
 # | `grad[index] = grad_output` (or `scatter` without add) | repeated rows are lost: only one write survives | accumulate: `index_add`, `scatter_add` |
 # | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
