@@ -166,3 +166,44 @@ def test_segment_sizes_read_from_the_recomputation_order():
     assert _segment_sizes([4, 5, 6, 2, 3, 0, 1]) == [2, 2, 3]
     assert _segment_sizes([3, 2, 1, 0]) == [1, 1, 1, 1]
     assert _segment_sizes([]) == []
+
+
+class TestReentry:
+    """A backward that backpropagates a graph leading back into its own node never returns: the
+    batteries refuse the second entry instead (autograder.exercises.checkpoint_blocks)."""
+
+    @staticmethod
+    def _doubler(reenters: bool):
+        class Doubler(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = 2 * x
+                ctx.save_for_backward(y)
+                return y
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                if reenters:
+                    y, = ctx.saved_tensors  # linked to this very node
+                    torch.autograd.backward(y, grad_output)
+                return 2 * grad_output
+        return Doubler
+
+    def test_a_node_that_runs_once_passes(self):
+        """Does the guard let each node of a graph run once, two nodes in a row included?"""
+        from autograder.exercises.checkpoint_blocks import custom_nodes, refuse_reentry
+        x = torch.ones(3, requires_grad=True)
+        doubler = self._doubler(reenters=False)
+        y = doubler.apply(doubler.apply(x))
+        with refuse_reentry(custom_nodes([y]), "re-entered"):
+            y.sum().backward()
+        assert torch.equal(x.grad, torch.full((3,), 4.0))
+
+    def test_a_node_entered_again_is_refused_at_once(self):
+        """Does a backward re-entering its own node raise the message instead of hanging?"""
+        from autograder.errors import GradingError
+        from autograder.exercises.checkpoint_blocks import custom_nodes, refuse_reentry
+        y = self._doubler(reenters=True).apply(torch.ones(3, requires_grad=True))
+        with pytest.raises(GradingError, match="re-entered"):
+            with refuse_reentry(custom_nodes([y], whole_graph=False), "re-entered"):
+                y.sum().backward()
