@@ -258,8 +258,9 @@ def check_fake(function, device) -> None:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     x, weight, eps = _values((3, 2, 5), device, dtype=torch.float32).values()
-    for where, x in [("", x), (" for a transposed x", x[:, 0].t())]:
-        weight = weight[:x.shape[-1]]
+    transposed = _values((3, 5), device)["x"].t()  # float64
+    for where, x in [("", x), (" for a transposed x", transposed)]:
+        weight = weight[:x.shape[-1]].to(x.dtype)
         real = function(x, weight, eps)
         try:
             with FakeTensorMode() as mode:

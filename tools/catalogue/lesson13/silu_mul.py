@@ -1,8 +1,6 @@
-"""Lesson 13: silu_mul's unusual-but-correct answers and named mistakes.
-
-Every entry defines the operators autograd_course::silu_mul(_backward) again: load one entry
-and grade it before loading the next (the dispatcher runs the newest definition).
-"""
+"""Lesson 13: silu_mul's unusual-but-correct answers and named mistakes. Every entry defines
+autograd_course::silu_mul(_backward) again: load and grade one entry before loading the next
+(the dispatcher runs the newest definition)."""
 
 from .. import Mistake, Unusual
 from .common import HEADER, _edit
@@ -271,12 +269,10 @@ silu_mul = torch.library.custom_op("autograd_course::silu_mul", silu_mul, mutate
 '''),
 )
 
-UNUSUAL += [
-    Unusual("silu_mul", "a backward operator writing into declared out arguments "
-            "(mutates_args), returning None", OUT_ARGUMENTS),
-    Unusual("silu_mul", "the function form of custom_op, the block chosen per call",
-            FUNCTION_FORM),
-]
+UNUSUAL += [Unusual("silu_mul", "a backward operator writing into declared out arguments "
+                    "(mutates_args), returning None", OUT_ARGUMENTS),
+            Unusual("silu_mul", "the function form of custom_op, the block chosen per call",
+                    FUNCTION_FORM)]
 
 MISTAKES = [
     Mistake("silu_mul", "float64 computed in float32", "computes float64 inputs in float32",
@@ -338,6 +334,10 @@ MISTAKES = [
                              "    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, "
                              "scratch, grad_b,\n")),
             named=True),
+    Mistake("silu_mul", "register_fake always float32", "fake implementation returns shape (5, 3), "
+            "torch.float32", _edit(SILU_MUL, ("    return torch.empty_like(a, memory_format=",
+                                              "    return torch.empty_like(a, dtype=torch.float32, "
+                                              "memory_format="))),
     Mistake("silu_mul", "register_fake with the input's strides", "fake implementation gives strides",
             _edit(SILU_MUL, ("@silu_mul.register_fake\ndef _(a, b):\n    return torch.empty_like("
                              "a, memory_format=torch.contiguous_format)",
