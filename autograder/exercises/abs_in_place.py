@@ -20,11 +20,13 @@ SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 
 def check_saved_sign(forward, x: torch.Tensor) -> None:
     """Only the sign, saved before the write, in at most one byte per element."""
-    for saved in forward.saved:
+    for saved in forward.saved:  # reached with a right gradient only: check_abs runs first
         if saved.role == "output" or saved.role.startswith("input"):
             raise GradingError(
-                f"{NAME} saves the tensor it returns (x after the write holds |x|, whose sign "
-                "is +1 or 0 everywhere): save the sign of x before writing, as an int8 tensor")
+                f"{NAME}'s gradient is right, but it saves the tensor it returns (x, which "
+                "holds |x| after the write) besides what it kept of the sign: the contract asks "
+                "for the sign alone, one int8 tensor computed before the write (-1, 0 and 1 "
+                "tell the zeros too)")
         if saved.dtype.is_floating_point:
             raise GradingError(
                 f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} "
@@ -37,6 +39,24 @@ def check_saved_sign(forward, x: torch.Tensor) -> None:
             "(the sign of x as one int8 tensor) is all its gradient needs")
 
 
+def _lost_sign(forward, before: torch.Tensor) -> str:
+    """The hint for a gradient of +grad_output where x was negative, by what forward saved."""
+    if any(saved.role == "output" or saved.role.startswith("input") for saved in forward.saved):
+        return (f"{NAME}'s gradient is +grad_output where x was negative: it read the sign "
+                "after the write, when x holds |x| (save_for_backward(x) packs x when forward "
+                "returns, even if called before the write): compute the sign as a new int8 "
+                "tensor before writing into x, and save that")
+    if any(saved.dtype == torch.bool and saved.tensor.shape == before.shape
+           and torch.equal(saved.tensor, before != 0) for saved in forward.saved):
+        return (f"{NAME}'s gradient is +grad_output where x was negative: it saves a bool that "
+                "is True wherever x != 0, so -1 and +1 look the same (a bool of torch.sign(x) "
+                "keeps no sign): save the sign as int8, which holds -1, 0 and 1 in one byte")
+    return (f"{NAME}'s gradient is +grad_output where x was negative: what it saved is 1 where "
+            "x was negative, the sign of |x| rather than of x (taken after the write, or from "
+            "something that lost the -1): compute torch.sign(x) as int8 before writing, and "
+            "save that")
+
+
 def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
     """Written in place, marked dirty, the gradient sign(x) * grad_output with 0 at 0."""
     forward, got, pristine, before = gradient_through(function, ABS, x, seed)
@@ -44,11 +64,7 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
     if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
         zero = before == 0
         if (before < 0).any() and torch.allclose(got, pristine * (before != 0)):
-            raise GradingError(
-                f"{NAME}'s gradient is +grad_output where x was negative: it read the sign after "
-                "the write, when x holds |x| (save_for_backward(x) packs x when forward returns, "
-                "even if called before the write): compute the sign as a new int8 tensor before "
-                "writing into x, and save that")
+            raise GradingError(_lost_sign(forward, before))
         if (before < 0).any() and torch.allclose(got, pristine * torch.where(
                 before < 0, 255.0, torch.sign(before))):
             raise GradingError(

@@ -119,7 +119,11 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
                            "to exactly one place, indices[j]; matching values instead sends it "
                            "to every tied position")
     diagnose_gradient("x", grad, expected)
-    if saved:
+    if saved:  # a ctx attribute first: it would read as indices not saved at all
+        if forward.ctx_tensor_attributes:  # the indices have no grad_fn: no reference cycle
+            raise GradingError(f"SortWithIndices stores a tensor as {forward.ctx_tensor_attributes[0]}"
+                               ": pass the indices to ctx.save_for_backward, so that autograd can "
+                               "detect in-place changes and saved-tensor hooks see them")
         _check_saved_indices(forward, indices)
         check_no_ctx_tensors(SORT, forward)
 

@@ -298,3 +298,31 @@ MISTAKES += [
 ''', _sort_backward(
         "        return torch.zeros_like(grad_values).scatter(-1, indices.long(), grad_values)\n"))),
 ]
+
+UNUSUAL += [
+    Unusual("SortWithIndices", "topk of every entry, smallest first", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.topk(x, x.shape[-1] if x.dim() else 1, dim=-1, largest=False)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        return values, indices
+''', _SCATTER)),
+]
+
+MISTAKES += [
+    # indices marked non-differentiable have no grad_fn: no cycle, but no version check either
+    Mistake("SortWithIndices", "indices kept as a ctx attribute", "stores a tensor as ctx.indices",
+            _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.indices = indices
+        return values, indices
+''', '''
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        return torch.zeros_like(grad_values).scatter(-1, ctx.indices, grad_values)
+''')),
+]

@@ -179,3 +179,27 @@ MISTAKES += [
                  ("sign, = ctx.saved_tensors\n        return grad_output * sign",
                   "x, = ctx.saved_tensors\n        return grad_output * torch.sign(x)"))),
 ]
+
+UNUSUAL += [
+    Unusual("ReLUInPlace", "torch.clamp with out=x", _relu('''        torch.clamp(x, min=0, out=x)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x''')),
+    Unusual("AbsInPlace", "torch.abs with out=x", _abs(("x.abs_()", "torch.abs(x, out=x)"))),
+]
+
+MISTAKES += [
+    Mistake("AbsInPlace", "a bool of the sign, True for -1 as for +1",
+            "saves a bool that is True wherever x != 0",
+            _abs(("sign = torch.sign(x).to(torch.int8)", "sign = torch.sign(x).bool()"))),
+    Mistake("AbsInPlace", "an int8 sign taken after the write", "the sign of |x| rather than of x",
+            _abs(("sign = torch.sign(x).to(torch.int8)\n        x.abs_()",
+                  "x.abs_()\n        sign = torch.sign(x).to(torch.int8)"))),
+    Mistake("AbsInPlace", "a bool x < 0 and the returned tensor for the zeros",
+            "gradient is right, but it saves the tensor it returns",
+            _abs(("sign = torch.sign(x).to(torch.int8)", "negative = x < 0"),
+                 ("ctx.save_for_backward(sign)", "ctx.save_for_backward(negative, x)"),
+                 ("sign, = ctx.saved_tensors\n        return grad_output * sign",
+                  "negative, y = ctx.saved_tensors\n        return torch.where(negative, "
+                  "-grad_output, grad_output) * (y != 0)"))),
+]
