@@ -584,17 +584,16 @@ from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientA
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Kept is not peak
+# ## Kept and peak
 #
-# Exercise 2 keeps $O(N)$ numbers per head between the passes. But look at what it *creates*:
-# forward still builds all of $S$ and then $e^{S - L}$, and backward builds $S$, $P$, $dP$
-# and $dS$, each $N_q \times N_k$. While they exist, they occupy memory just as surely as a
-# saved $P$ does. `autograder.memory.TensorAccounting` is a dispatch mode that sees every
-# tensor an op creates and adds up those still alive: the **peak** of live bytes is what decides
-# whether a sequence fits.
+# Exercise 2 keeps $O(N)$ numbers per head between the passes. What decides whether a
+# sequence fits, though, is the **peak** of live bytes while each pass runs: what is kept, plus
+# everything the pass creates and has not yet let go. `autograder.memory.TensorAccounting` is
+# a dispatch mode that sees every tensor an op creates and adds up those still alive.
 #
 # **Predict, then run.** For one call at $N = 1024$, is `MemoryEfficientAttention`'s peak
-# lower than `ScaledDotProductAttention`'s, the same, or higher?
+# lower than `ScaledDotProductAttention`'s, the same, or higher? List the $N_q \times N_k$
+# tensors each forward and each backward of yours creates before you answer.
 
 # %%
 my_peak_prediction = None  # "lower", "same" or "higher"
@@ -625,7 +624,8 @@ print("you predicted:", my_peak_prediction)
 #
 # Higher. For **one call alone**, keeping less between the passes does nothing for the peak:
 # forward now builds $S$, $S - L$ and $e^{S - L}$, and backward recomputes $S$ before
-# building $P$, $dP$ and $dS$, all $N_q \times N_k$.
+# building $P$, $dP$ and $dS$, all $N_q \times N_k$. While they exist they occupy memory just
+# as surely as a saved $P$ does, and there are more of them.
 # </details>
 #
 # A model is not one call. In a stack of layers, forward runs every layer before backward
@@ -682,8 +682,8 @@ for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
 #    backward needs?
 #
 # Write your update in `combine` and run the check: it processes a row of 12 scores in blocks
-# of 4 and compares with the softmax of the whole row. The placeholder just adds the new block
-# as if nothing had been seen before.
+# of 4 and compares with the softmax of the whole row. The placeholder adds each block as if
+# nothing had been seen before: against its own maximum, with nothing rescaled.
 
 # %%
 row = torch.randn(12, dtype=torch.float64) * 3
@@ -692,9 +692,9 @@ values = torch.randn(12, 2, dtype=torch.float64)
 
 def combine(m, ell, o, s_new, v_new):
     """One step of the online softmax: your derivation. Returns the new (m, ell, o)."""
-    m_new = torch.maximum(m, s_new.max())
+    m_new = s_new.max()  # the placeholder: this block's own maximum, nothing rescaled
     p = torch.exp(s_new - m_new)
-    return m_new, ell + p.sum(), o + p @ v_new  # the placeholder: replace with yours
+    return m_new, ell + p.sum(), o + p @ v_new  # replace with yours
 
 
 m, ell, o = torch.tensor(float("-inf"), dtype=torch.float64), 0.0, torch.zeros(2, dtype=torch.float64)
@@ -795,7 +795,9 @@ online_softmax_stepper(length=24, block=4, seed=3)
 # The check below compares $O$ and $L$ with the whole-matrix computation and reports the
 # largest tensor your function created. The placeholder computes the whole score matrix at
 # once: right values, but an $N \times N$ tensor. Yours should create nothing bigger than a
-# `block x block` tile per batch element (or a `block x d` piece of $O$).
+# `block x block` tile per batch element (or a `block x d` piece of $O$). A copy of a whole
+# input, such as a contiguous $K^\top$ of 640 elements here, is no tile but is allowed too;
+# a block of query rows against every key, `block x N`, is the same size and is not.
 
 # %%
 def tiled_forward(Q, K, V, scale, block):
@@ -1159,7 +1161,10 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 # FlashAttention removed. This is why ALiBi computes its bias from a fixed slope per head and
 # the distance $|i - j|$, and T5 learns a small table indexed by a bucket of $j - i$: a
 # tiled kernel builds each tile of the bias on the fly and, for T5, adds each tile's $dS$
-# into the table's few entries.
+# into the table's few entries. PyTorch's FlexAttention (`torch.nn.attention.flex_attention`)
+# takes such a bias as a `score_mod`, a function of the score and its indices, for exactly this
+# reason; in torch 2.13 its backward does not run on CPU (it raises "FlexAttention does not
+# support backward on CPU"), where a Function of your own does.
 
 # %% [markdown]
 # ## Common mistakes
@@ -1169,7 +1174,7 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 # | `dS = P * dP` | wrong `dQ`, `dK` (`dV` is still right, which hides it) | the softmax's VJP has a row-sum term, $-p\,p^\top$ in its Jacobian |
 # | `dS = P * (1 - P) * dP` (softmax treated like a sigmoid) | only the diagonal of the Jacobian | the same row-sum term |
 # | the row sum over `dim=-2` | sums over queries, not keys | the row sum runs over the keys of each query |
-| the row sum without `keepdim=True` | a shape error, or, for one square head, a sum broadcast along the wrong axis | keep the summed dimension, `keepdim=True`, so that one number per row meets its row |
+# | the row sum without `keepdim=True` | a shape error, or, for one square head, a sum broadcast along the wrong axis | keep the summed dimension, `keepdim=True`, so that one number per row meets its row |
 # | a mask built for `nn.MultiheadAttention` (`True` = blocked) | attends to exactly the wrong keys | here `True` = attend: `masked_fill(~mask, -inf)` |
 # | no `mask=None` path (`~mask` on `None`) | `TypeError: bad operand type for unary ~` on the most common call | `if mask is not None:` |
 # | `exp(scores)` without subtracting the row maximum | `inf`, then `nan`, for large scores | `torch.softmax`, or `scores - scores.amax(-1, keepdim=True)` |
@@ -1178,12 +1183,14 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 # | `K.T` on batched tensors | reverses every dimension, batch ones included (deprecated beyond 2-D) | `K.transpose(-2, -1)` |
 # | `ctx.mask = mask` | escapes the in-place version check and saved-tensor hooks (and, for an output, makes a reference cycle); it does not by itself break double backward | `ctx.save_for_backward(..., mask)` |
 # | a "memory-efficient" version that saves `P` or the scores | no memory saved | save the log-sum-exp; recompute `P` |
+# | the mask left out when backward recomputes the scores | `exp(S - L)` is not 0 at masked keys: wrong `dQ`, `dK`, `dV`, right output | fill `-inf` again before `exp`, from the saved mask |
 # | no rescaling of the running output | right only while no later key block raises a row's maximum | rescale $o$ by $e^{m_{\text{old}} - m_{\text{new}}}$, as $\ell$ |
 # | rescaling with the wrong maximum (a tile's own without FlashAttention-1's second correction factor, or $e^{m_{\text{new}} - m_{\text{old}}}$) | wrong weights, or `inf * 0 = nan` | exponentiate against $m_{\text{new}}$, rescale by $e^{m_{\text{old}} - m_{\text{new}}}$ |
 # | no running maximum at all, $e^{S}$ | `inf`, then `nan`, once a float32 score passes about 88.7 | subtract the running maximum |
 # | the running maximum started at 0 | `0/0 = nan` for rows whose float32 scores all lie below about $-103$ | start it at $-\infty$ |
 # | a first tile in which a row sees no key (key blocks visited from the last) | $e^{-\infty + \infty}$ = `nan` for that row | visit key blocks from key 0, or subtract 0 where $m_{\text{new}} = -\infty$ |
 # | log-sum-exp without the row maximum, `log(exp(S).sum(-1))` | `inf` for scores above about 88 in float32 | `m + log(exp(S - m).sum(-1))`, or `torch.logsumexp` |
+# | a causal mask `key >= query + (Lk - Lq)` | each query loses its last visible key; with $N_q = N_k$ the first query sees none: `nan` | `key > query + (Lk - Lq)` masks exactly the keys after it |
 # | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |
 # | log-sum-exp kept in bfloat16 or float16 | a few per cent off in every recomputed probability | keep `L` in float32 |
 # | $D$ from a tile's $dP_{ij} \odot P_{ij}$ | part of the row sum: wrong `dQ`, `dK` with several key blocks | $D = \operatorname{rowsum}(dO \odot O)$, whole rows, before the loop |

@@ -123,8 +123,15 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
     if not _same(output, expected):
         return None
     grad_output = _grad_output_like(expected)
-    wanted = [inputs["Q"], inputs["K"]]
-    grad_q, grad_k = torch.autograd.grad(output, wanted, grad_output, allow_unused=True)
+    wanted = [inputs["Q"], inputs["K"], inputs["V"]]
+    grad_q, grad_k, grad_v = torch.autograd.grad(output, wanted, grad_output, allow_unused=True)
+    if values.get("mask") is not None and not values["mask"].all():
+        raw = (values["Q"] @ values["K"].transpose(-2, -1)) * values["scale"]
+        unmasked = (raw - torch.logsumexp(scores, dim=-1, keepdim=True)).exp()
+        if _same(grad_v, unmasked.transpose(-2, -1) @ grad_output):
+            return (f"{spec.name}'s backward recomputes the probabilities without the mask: "
+                    "exp(S - L) is then not 0 at the masked keys; fill them with -inf again "
+                    "before exp, with the mask saved through save_for_backward")
     for mistake, (wrong_q, wrong_k) in _wrong_gradients(values, grad_output).items():
         if _same(grad_q, wrong_q) or _same(grad_k, wrong_k):
             if mistake == "no row sum":

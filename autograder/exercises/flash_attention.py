@@ -25,7 +25,8 @@ from ..tiled import recognise_backward, recognise_forward
 from .attention import _attention_example, attention_reference
 from .attention_inputs import one_thread
 from .flash_probes import (NAME, ScoreTiles, block_size, magnitude_values, recognise_magnitude,
-                           recognise_masked_first_tile, recognise_top_left, tagged_values)
+                           recognise_hidden_diagonal, recognise_masked_first_tile,
+                           recognise_top_left, tagged_values)
 
 def flash_reference(Q, K, V, scale, causal=False):
     """Attention by autograd's own ops; causal: query i sees keys j <= i + (Lk - Lq)."""
@@ -63,7 +64,8 @@ def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
                                                            rtol=rtol, atol=atol)
         except GradingError as error:
             try:
-                hint = (recognise_masked_first_tile(function, values)
+                hint = (recognise_hidden_diagonal(function, values)
+                        or recognise_masked_first_tile(function, values)
                         or recognise_top_left(function, values)
                         or recognise_forward(function, values, block, flash_reference)
                         or recognise_backward(function, values, block))

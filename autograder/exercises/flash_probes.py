@@ -146,7 +146,14 @@ def recognise_masked_first_tile(function, values: dict) -> str | None:
         free = function.apply(*dict(values, causal=False).values())
     if not (isinstance(masked, torch.Tensor) and isinstance(free, torch.Tensor)):
         return None
-    if torch.isnan(masked).any() and torch.isfinite(free).all():
+    Q, K = values["Q"], values["K"]
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    mask = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril(Lk - Lq)
+    expected = attention_reference(Q, K, values["V"], values["scale"], mask)
+    finite = torch.isfinite(masked)
+    rows_right = masked.shape == expected.shape and torch.allclose(
+        masked[finite], expected[finite], rtol=1e-5, atol=1e-7)  # only the nan rows are wrong
+    if torch.isnan(masked).any() and torch.isfinite(free).all() and rows_right:
         return ("FlashAttention's output is nan under causal only: when the first tile a row "
                 "meets hides all of its keys, its scores there are all -inf, m_new = -inf and "
                 "exp(m - m_new) = exp(-inf + inf) = nan; visit key blocks from key 0 (which every "
@@ -170,6 +177,26 @@ def block_size(function, block: int):
             function.BLOCK = old
         else:
             del function.BLOCK
+
+
+def recognise_hidden_diagonal(function, values: dict) -> str | None:
+    """The hint when causal=True hides the last key each query may see (a mask key >= i + Lk -
+    Lq instead of key > i + Lk - Lq): the output is the reference under that narrower mask,
+    nan where a query is left with no key at all."""
+    Q, K = values["Q"], values["K"]
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    if not values["causal"]:
+        return None
+    with torch.no_grad():
+        output = function.apply(*values.values())
+    narrow = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril(Lk - Lq - 1)
+    expected = attention_reference(Q, K, values["V"], values["scale"], narrow)
+    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
+            and torch.allclose(output, expected, rtol=1e-5, atol=1e-7, equal_nan=True)):
+        return (f"{NAME}'s causal mask hides the diagonal: query i must also see key "
+                f"j = i + (Lk - Lq) (here Lk - Lq = {Lk - Lq}), so mask keys j > i + (Lk - Lq), "
+                "not j >= (a query left with no key at all comes out nan)")
+    return None
 
 
 def recognise_top_left(function, values: dict) -> str | None:

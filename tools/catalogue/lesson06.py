@@ -195,3 +195,38 @@ MISTAKES += [
                    "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1).bfloat16(), mask)"),
                   name=M)),
 ]
+
+_RECOMPUTE = ('''        scores = (Q @ K.transpose(-2, -1)) * ctx.scale
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        P = (scores - lse.unsqueeze(-1)).exp()''')
+
+UNUSUAL += [
+    Unusual(S, "the softmax Jacobian built, diag(p) - p p^T, and applied by a matmul", _sdpa(
+        (BACKWARD_S, "J = torch.diag_embed(P) - P.unsqueeze(-1) * P.unsqueeze(-2)\n"
+         "        grad_S = (J @ grad_P.unsqueeze(-1)).squeeze(-1)"))),
+    Unusual(S, "a float mask of 0 and -inf added to the scores", _sdpa(
+        ('scores = scores.masked_fill(~mask, float("-inf"))',
+         "scores = scores + torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)"
+         '.masked_fill(mask.logical_not(), float("-inf"))'))),
+    Unusual(M, "nothing but Q, K, V and the mask saved: the softmax recomputed whole", _sdpa(
+        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+         "ctx.save_for_backward(Q, K, V, mask)"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors", "Q, K, V, mask = ctx.saved_tensors"),
+        ("P = (scores - lse.unsqueeze(-1)).exp()", "P = torch.softmax(scores, -1)"),
+        ("(grad_output * output).sum(dim=-1, keepdim=True)", "(grad_P * P).sum(-1, keepdim=True)"),
+        name=M)),
+    Unusual(M, "the mask applied to the recomputed P by torch.where", _sdpa((_RECOMPUTE, '''\
+        scores = (Q @ K.transpose(-2, -1)) * ctx.scale
+        P = (scores - lse.unsqueeze(-1)).exp()
+        if mask is not None:
+            P = torch.where(mask, P, torch.zeros((), dtype=P.dtype))'''), name=M)),
+]
+
+MISTAKES += [
+    # forward masks, backward forgets: exp(S - L) is not 0 at the masked keys (dV shows it)
+    Mistake(M, "mask left out of backward's recomputation",
+            "recomputes the probabilities without the mask", _sdpa((_RECOMPUTE, '''\
+        scores = (Q @ K.transpose(-2, -1)) * ctx.scale
+        P = (scores - lse.unsqueeze(-1)).exp()'''), name=M), named=True),
+]

@@ -105,3 +105,16 @@ MISTAKES += [
     Mistake(AB, "no row sum", "leaves out the row-sum term of the softmax", _bias(
         ("grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))", "grad_S = P * grad_P"))),
 ]
+
+UNUSUAL += [
+    Unusual(AB, "torch.add with alpha, the bias gradient reduced by a loop", _bias(
+        ("torch.softmax((Q @ K.transpose(-2, -1)) * scale + bias, dim=-1)",
+         "torch.add(bias, Q @ K.mT, alpha=scale).softmax(-1)"),
+        ("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+         "grad_bias = grad_S\n"
+         "                while grad_bias.dim() > len(ctx.bias_shape):\n"
+         "                    grad_bias = grad_bias.sum(0)\n"
+         "                for dim, size in enumerate(ctx.bias_shape):\n"
+         "                    if size == 1:\n"
+         "                        grad_bias = grad_bias.sum(dim, keepdim=True)"))),
+]

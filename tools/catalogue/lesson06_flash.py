@@ -313,3 +313,24 @@ MISTAKES += [
             _edit(FLASH, ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
                           'return s.masked_fill(key > query[:, None], float("-inf"))'))),
 ]
+
+UNUSUAL += [
+    Unusual(FA, "key blocks last to first, with the fused kernels' -inf guard", _edit(
+        FLASH, ("for j in range(0, end, block):", "for j in reversed(range(0, end, block)):"),
+        ("alpha = torch.exp(m - m_new)\n                p = torch.exp(s - m_new.unsqueeze(-1))",
+         "safe = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)\n"
+         "                alpha = torch.exp(m - safe)\n"
+         "                p = torch.exp(s - safe.unsqueeze(-1))"))),
+    Unusual(FA, "the running output kept normalised (FlashAttention-1's form)", _edit(
+        FLASH, ("ell = alpha * ell + p.sum(dim=-1)\n                o = alpha.unsqueeze(-1) * o + p @ v",
+                "ell_new = alpha * ell + p.sum(dim=-1)\n                o = ((alpha * ell)"
+                ".unsqueeze(-1) * o + p @ v) / ell_new.unsqueeze(-1)\n                ell = ell_new"),
+        ("O[..., i:i + block, :] = o / ell.unsqueeze(-1)", "O[..., i:i + block, :] = o"))),
+]
+
+MISTAKES += [
+    # the diagonal key masked too: the first query of a square problem sees nothing, nan
+    Mistake(FA, "causal mask with >=", "causal mask hides the diagonal", _edit(
+        FLASH, ("key > query[:, None] + (Lk - Lq)", "key >= query[:, None] + (Lk - Lq)")),
+        named=True),
+]
