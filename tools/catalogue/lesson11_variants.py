@@ -72,7 +72,7 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
         x, weight = x.detach(), weight.detach()
     return LinearCrossEntropy.apply(x, weight, target, chunk_size)
 '''),
-    Unusual('linear_cross_entropy', 'logits in the input dtype, float32 softmax and accumulators (Liger)', '''
+    Unusual('linear_cross_entropy', 'products in the input dtype, float32 softmax and accumulators (Liger)', '''
 class LinearCrossEntropy(torch.autograd.Function):
     # forward reads only needs_input_grad; the wrapper detaches the inputs when grad mode is off
     @staticmethod
@@ -96,9 +96,9 @@ class LinearCrossEntropy(torch.autograd.Function):
                 g[torch.arange(len(tc), device=x.device), tc] -= 1
                 g /= N
                 if want_x:
-                    gx[s:s + chunk_size] = g @ w.to(acc)
+                    gx[s:s + chunk_size] = g.to(x.dtype) @ w
                 if want_w:
-                    gw += g.T @ xc.to(acc)
+                    gw += (g.T.to(x.dtype) @ xc).to(acc)
                 del g
             else:
                 del z
