@@ -541,8 +541,8 @@ compare(predicted, {"torch.maximum's share to a at a tie": a.grad[0].item(),
 # $(\max(a + h, b) - \max(a - h, b)) / 2h = 1/2$: it passes `torch.maximum`'s convention and
 # fails `torch.relu`'s and `clamp`'s (try `gradcheck(torch.relu, (x,))` with `x` holding a
 # float64 zero). So run gradcheck away from ties, and test ties on their own: exact ties
-# placed on purpose, compared with the op you replace. The grader does that for you at
-# $x = 0$, $+0.0$ and $-0.0$ alike.
+# placed on purpose, compared with the op you replace. The grader does that for you, at
+# $x = +0.0$ and $-0.0$ alike.
 # </details>
 
 # %% [markdown]
