@@ -1032,6 +1032,18 @@ plt.show()
 # and its peak grows like $N$ as well, with none of the Python loop's cost. (Given 3-D inputs,
 # it falls back to the composed reference path and creates $N \times N$ tensors: measure
 # with the shapes your model uses.)
+#
+# **What PyTorch's own kernel keeps.** That fused kernel returns the output and one float32
+# log-sum-exp per query row, the $O$ and $L$ your Exercise 3 keeps, even for bfloat16 inputs.
+# The CUDA kernel adds an `rng_state`: with dropout it keeps the random generator's state, not
+# the mask, and regenerates each tile's mask in backward (lesson 05's recomputation again).
+
+# %%
+output, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+    *(torch.randn(1, 2, 8, 4, dtype=torch.bfloat16) for _ in range(3)))
+print("CPU flash kernel:", tuple(output.shape), output.dtype, "and L", tuple(lse.shape), lse.dtype)
+print("CUDA flash kernel returns:", ", ".join(
+    r.name for r in torch.ops.aten._scaled_dot_product_flash_attention.default._schema.returns))
 
 # %% [markdown]
 # ## ✎ Exercise 4 · `AttentionWithBias` (transfer)

@@ -772,6 +772,11 @@ print("sin(0.5) and sin(pi - 0.5):", math.sin(0.5), math.sin(math.pi - 0.5), " t
 # one bit per element: the sign of $\cos x$.
 # </details>
 #
+# The same question is behind In-Place Activated BatchNorm (InPlace-ABN, Rota Bulò et al.,
+# CVPR 2018), a practical way to fit bigger segmentation models: BatchNorm and a leaky ReLU
+# write over their input, and since a leaky ReLU with a positive slope is invertible, backward
+# rebuilds what it needs from the output and BatchNorm's few per-channel numbers.
+#
 # ### Worked example: `SinInPlace`, one bit saved before the write
 #
 # The magnitude $|\cos x| = \sqrt{1 - y^2}$ comes from the output; the sign must be saved
