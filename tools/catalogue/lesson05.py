@@ -310,4 +310,8 @@ def checkpoint_sequential(layers, segments, x):
                 "    for chunk in np.array_split(np.arange(len(layers)), segments):\n"
                 "        x = CheckpointFunction.apply(nn.Sequential(*[layers[i] for i in chunk]), x)"
                 "\n    return x\n")),
+    Mistake("CheckpointFunction", "recomputes through CheckpointFunction.apply (each backward would "
+            "start another, without end)", "CheckpointFunction.backward ran inside itself",
+            _backward_without(RESTORE.replace("ctx.run_fn(*args)",
+                                              "CheckpointFunction.apply(ctx.run_fn, *args)"))),
 ]

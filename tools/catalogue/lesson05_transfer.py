@@ -119,4 +119,9 @@ MISTAKES = [
                       "            x2 = y2 - ctx.g(y1.detach())\n            x1 = y1 - ctx.f(x2)\n"
                       "            z1 = x1 + ctx.f(x2)\n            z2 = x2 + ctx.g(z1)\n"
                       + RIGHT + RETURN)),
+    Mistake("ReversibleCoupling", "recomputes through ReversibleCoupling.apply (each backward "
+            "would start another, without end)", "ReversibleCoupling.backward ran inside itself",
+            _coupling(INVERT + "        with torch.enable_grad():\n"
+                      "            z1, z2 = ReversibleCoupling.apply(x1, x2, ctx.f, ctx.g)\n"
+                      + RIGHT + RETURN)),
 ]
