@@ -17,7 +17,8 @@
 # By the end of this lesson you can:
 # 1. choose between saving a Function's input and its output, and measure what it keeps;
 # 2. write a sigmoid whose values and gradients stay finite at $x = \pm 800$;
-# 3. save a boolean mask, and never write into `grad_output`, the input or a saved tensor;
+# 3. save a boolean mask, pick a gradient at ties, and never write into `grad_output`, the input
+#    or a saved tensor;
 # 4. pass a Python number through `forward` and return `None` for it;
 # 5. keep tiny numbers accurate next to 1 with `log1p` and `expm1`.
 #
@@ -1047,6 +1048,8 @@ plt.show()
 # keeps the activation, and the input when recomputing from it is simpler than the cases the
 # output needs (a scale of zero). Always through
 # `ctx.save_for_backward`; never write into `grad_output`, your inputs or saved tensors.
+# At a kink or a tie, copy the convention of the op you replace and test it on exact ties:
+# gradcheck's central difference sees the mean of the two slopes there ($\frac12$ for the ReLU).
 # Build forward formulas from pieces that cannot overflow, such as $e^{-|x|}$, and keep tiny
 # numbers apart from $1$ with `log1p` and `expm1`.
 # Next lesson: a linear layer, where gradients become matrix products.
