@@ -51,10 +51,16 @@ def check_repeated_rows(function, device) -> None:
     repeated = torch.zeros(5, dtype=torch.bool, device=device)
     repeated[4] = True
     if (not torch.allclose(got, truth) and torch.allclose(got[~repeated], truth[~repeated])):
-        raise GradingError("IndexSelect lost repeated rows: index = [4, 0, 4, 2, 4] selects row "
-                           "4 three times, so its gradient is the sum of three rows of "
-                           "grad_output, and grad[index] = grad_output keeps only one; "
-                           "accumulate with index_add")
+        if any(torch.allclose(got[4], grad_output[k]) for k in (0, 2, 4)):
+            raise GradingError("IndexSelect lost repeated rows: index = [4, 0, 4, 2, 4] selects "
+                               "row 4 three times, so its gradient is the sum of three rows of "
+                               "grad_output, and your row 4 is one of them: a write "
+                               "(grad[index] = grad_output, index_copy, scatter) keeps only one; "
+                               "accumulate with index_add")
+        raise GradingError("IndexSelect's gradient is wrong only on row 4, the row that index = "
+                           "[4, 0, 4, 2, 4] selects three times: its gradient is the sum of those "
+                           "three rows of grad_output",
+                           f"got {got[4].tolist()}, expected {truth[4].tolist()}")
 
 
 def select_case(function, x_shape, rows, device, dtype=torch.float64, seed=0) -> None:

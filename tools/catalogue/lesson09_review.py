@@ -265,4 +265,9 @@ MISTAKES = [
         indices, _ = ctx.saved_tensors
         return torch.zeros_like(g).scatter_add(ctx.dim, indices, g), None
 ''')),
+    Mistake("IndexSelect", "index_reduce with 'mean': repeats averaged, not added",
+            "IndexSelect's gradient is wrong only on row 4", _select('''
+        out = grad_output.new_zeros(ctx.shape)
+        return out.index_reduce(0, index, grad_output, "mean", include_self=False), None
+''')),
 ]
