@@ -75,9 +75,21 @@ def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
                 raise
             raise GradingError(hint, str(error)) from error
         check_no_ctx_tensors(FLASH, forward)
+        check_saved(forward, values)
         check_backward_by_hand(FLASH, backward)
         if any("scaled_dot_product" in op for op in backward.ops):
             raise GradingError(f"{NAME}.backward calls PyTorch's attention: write it by tiles")
+
+
+def check_saved(forward, values: dict) -> None:
+    """Kept between the passes: Q, K, V, O and per-row numbers (a float32 copy of O at most)."""
+    rows, dv = math.prod(values["Q"].shape[:-1]), values["V"].shape[-1]
+    extra = [s for s in forward.saved if not s.role.startswith("input") and s.role != "output"]
+    if sum(math.prod(s.shape) for s in extra) > rows * (dv + 2):
+        raise GradingError(
+            f"{NAME} saves {len(extra)} tensors besides Q, K, V and O, "
+            f"{sum(math.prod(s.shape) for s in extra)} numbers where one log-sum-exp per query "
+            f"row is {rows}: keep L alone and recompute each tile of P from it in backward")
 
 
 def _budget(values: dict, block: int) -> tuple[int, int]:

@@ -334,3 +334,8 @@ MISTAKES += [
         FLASH, ("key > query[:, None] + (Lk - Lq)", "key >= query[:, None] + (Lk - Lq)")),
         named=True),
 ]
+MISTAKES.append(Mistake(FA, "every score tile saved for backward", "saves 7 tensors besides Q, K, V and O", _edit(
+    FLASH, ("        for i in range(0, Lq, block):\n", "        tiles = []\n        for i in range(0, Lq, block):\n"),
+    ("                m = m_new\n", "                m = m_new\n                tiles.append(s)\n"),
+    ("save_for_backward(Q, K, V, O, L)", "save_for_backward(Q, K, V, O, L, *tiles)"),
+    ("Q, K, V, O, L = ctx.saved_tensors", "Q, K, V, O, L, *_ = ctx.saved_tensors"))))
