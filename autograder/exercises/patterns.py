@@ -134,14 +134,20 @@ def check_zero_slices(function, device, dim=1, dtype=torch.float64) -> None:
     """Slices with no zero, one zero and several: exact, finite gradients."""
     x = ZERO_SLICES.to(device, dtype)
     x = x if dim in (1, -1) else x.T.contiguous()
-    got, truth, _ = gradient_for(function, PROD, {"x": x, "dim": dim})
+    got, truth, grad_output = gradient_for(function, PROD, {"x": x, "dim": dim})
     where = f"(with x of shape {_shape(x.shape)}, dim={dim}, {str(dtype).removeprefix('torch.')})"
     if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
         return  # graded_case names a missing or mis-shaped gradient
     if not torch.isfinite(got).all():
-        raise GradingError("ProdOverDim's gradient is inf or nan where a slice holds a zero: you "
-                           "divided by zero (prod / x); find the product of the other entries "
-                           f"without dividing {where}")
+        divided = grad_output.unsqueeze(dim) * (x.prod(dim, keepdim=True) / x)
+        if torch.allclose(got, divided, equal_nan=True):
+            raise GradingError("ProdOverDim's gradient is inf or nan where a slice holds a zero: "
+                               "you divided by zero (prod / x); find the product of the other "
+                               f"entries without dividing {where}")
+        raise GradingError("ProdOverDim's gradient is inf or nan in a slice that holds a zero, "
+                           "where the true gradient is finite: find the product of the other "
+                           f"entries without dividing by x or taking its log {where}",
+                           f"got {got.tolist()}")
     tolerance = FLOAT32 if dtype == torch.float32 else {}
     for kind, mine, true in zip(ZERO_KINDS, got.movedim(dim, -1), truth.movedim(dim, -1)):
         if not torch.allclose(mine, true, **tolerance):
