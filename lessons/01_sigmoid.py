@@ -1028,8 +1028,7 @@ for ax, title in zip(axes, exact):
     ax.set_yscale("log")
     ax.set_xlabel("x")
     ax.set_title(f"relative error of the {title}")
-axes[0].legend(fontsize=8)
-plt.tight_layout()
+axes[1].legend(fontsize=8, loc="upper left")
 plt.show()
 
 # %% [markdown]
