@@ -136,8 +136,8 @@ def check_projection(function, device) -> None:
     got, truth, _ = gradient_for(function, NORMALIZE, {"x": x, "eps": eps})
     if isinstance(got, torch.Tensor) and got.shape == truth.shape:
         above = torch.tensor([True, True, False, False], device=device)
-        if not torch.isfinite(got).all() or (torch.allclose(got[above], truth[above])
-                                             and not torch.allclose(got, truth)):
+        # named only where the rows above eps are right: a nan there is some other mistake
+        if torch.allclose(got[above], truth[above]) and not torch.allclose(got, truth):
             raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: "
                                "there y = x / eps, and eps does not move with x "
                                "(with row norms 2, 0.5, 1e-3 and 0, eps=0.01)")
