@@ -119,9 +119,10 @@ def check_lse_case(function, values: dict, **tolerances) -> None:
             if last or not ("backward" in error.hint or "gradient" in error.hint):
                 raise
             raise GradingError(
-                f"LogSumExp's backward fails for dim={dim}, which is not the last dimension: "
-                "unsqueeze grad_output and the output at ctx.dim, not at -1, so that they "
-                "broadcast along dim", str(error)) from error
+                f"LogSumExp's backward fails for dim={dim}, which is not the last dimension "
+                "(the last one passed): every unsqueeze, softmax or sum in backward must use "
+                "ctx.dim, not -1, so that grad_output and the output broadcast along dim",
+                str(error)) from error
 
 
 def check_lse_ctx(function, values: dict) -> None:

@@ -230,4 +230,9 @@ MISTAKES = [
     Mistake("squared_norm", "backward without the factor 2",
             "your gradient for x is off by a constant factor 0.5",
             _edit(SQUARED_NORM, ("return 2 * x * grad_output", "return x * grad_output"))),
+    Mistake("LogSumExp", "backward takes the softmax over -1 whatever dim is",
+            "LogSumExp's backward fails for dim=0, which is not the last dimension",
+            _edit(LSE, ("return grad_output.unsqueeze(ctx.dim) * (x - output.unsqueeze(ctx.dim))"
+                        ".exp(), None",
+                        "return grad_output.unsqueeze(ctx.dim) * torch.softmax(x, -1), None"))),
 ]
