@@ -16,6 +16,7 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import record_returned_gradients
 from .attention_inputs import one_thread
+from .bilinear import backward_reading
 
 LATER_IN_LESSON = True
 NAME = "AttentionWithBias"
@@ -160,6 +161,21 @@ def recognise(function, values: dict) -> str | None:
     return None
 
 
+def check_value_gradient_alone(function, values: dict) -> None:
+    """Only V requiring grad: dV = P^T dO reads no V, so a backward that reads V's values
+    built dP = dO V^T (and dS) for a gradient nobody asked for. Recomputing P may read Q, K
+    and the bias."""
+    inputs = make_inputs(values, requires_grad={"V"})
+    output = run_forward(function, SPEC, inputs).output
+    needs = {"V": {"Q", "K", "bias"}}
+    _, reads = backward_reading(SPEC, inputs, output, torch.ones_like(output), needs)
+    if reads:
+        raise GradingError(
+            f"{NAME}.backward reads V (in aten.{reads[0][1]}) when V alone requires grad: dV = "
+            "P^T dO needs no V, so it built dP = dO V^T for nothing; compute dP and dS only when "
+            "ctx.needs_input_grad asks for Q, K or bias")
+
+
 def check_case(function, values: dict):
     """Values and gradients against the reference, with the mistakes above named."""
     try:
@@ -200,6 +216,7 @@ def _full(function, device) -> None:
         values = bias_values(kind, 2, 2, 3, 4, 2, 2, device, seed=20)
         with case(describe(values) + ", each input alone requiring grad"):
             check_each_input_alone(function, SPEC, values, frozen_get_none=True)
+            check_value_gradient_alone(function, values)
     covers("each gradient only when needed")
     values = bias_values("relative", 2, 2, 4, 5, 3, 3, device, seed=21)
     with case(describe(values) + ", grad_output not contiguous"):

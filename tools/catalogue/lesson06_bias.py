@@ -68,6 +68,8 @@ class AttentionWithBias(torch.autograd.Function):
         need_q, need_k, need_v, need_bias, _ = ctx.needs_input_grad
         P = ((Q @ K.transpose(-2, -1)) * ctx.scale + bias - lse).exp()
         dV = P.transpose(-2, -1) @ dO if need_v else None
+        if not (need_q or need_k or need_bias):
+            return None, None, dV, None, None
         dS = P * (dO @ V.transpose(-2, -1) - (dO * O).sum(-1, keepdim=True))
         dQ = ctx.scale * dS @ K if need_q else None
         dK = ctx.scale * dS.transpose(-2, -1) @ Q if need_k else None
@@ -117,4 +119,11 @@ UNUSUAL += [
          "                for dim, size in enumerate(ctx.bias_shape):\n"
          "                    if size == 1:\n"
          "                        grad_bias = grad_bias.sum(dim, keepdim=True)"))),
+]
+
+MISTAKES += [
+    # dV alone needs no dP: building dP = dO V^T and dS anyway is the bias's gradient unasked
+    Mistake(AB, "dP and dS built when V alone needs a gradient", "reads V (in aten.bmm) when V "
+            "alone requires grad", _bias(("if any(ctx.needs_input_grad[:2]) or "
+                                          "ctx.needs_input_grad[3]:", "if True:"))),
 ]
