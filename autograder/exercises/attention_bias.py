@@ -6,6 +6,7 @@ import math
 
 import torch
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
@@ -176,6 +177,34 @@ def check_value_gradient_alone(function, values: dict) -> None:
             "ctx.needs_input_grad asks for Q, K or bias")
 
 
+class _ProductShapes(TorchDispatchMode):
+    """The shapes of every matrix product's result inside the block."""
+
+    def __init__(self):
+        super().__init__()
+        self.shapes: list[tuple] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if func.overloadpacket.__name__ in ("mm", "bmm", "addmm", "baddbmm"):
+            self.shapes.append(tuple(result.shape[-2:]))
+        return result
+
+
+def check_no_value_gradient_unasked(function, device) -> None:
+    """Q alone requiring grad, with Lk x dv unlike every other product's shape: a product of
+    that shape in backward is dV = P^T dO, computed for nobody."""
+    values = bias_values("heads", 2, 2, 3, 4, 2, 5, device, seed=25)
+    inputs = make_inputs(values, requires_grad={"Q"})
+    output = run_forward(function, SPEC, inputs).output
+    with _ProductShapes() as products:
+        torch.autograd.grad(output, [inputs["Q"]], torch.ones_like(output))
+    if (4, 5) in products.shapes:
+        raise GradingError(
+            f"{NAME}.backward computes dV = P^T dO (a (Lk, dv) product) when only Q requires "
+            "grad: compute each gradient only when its entry of ctx.needs_input_grad is True")
+
+
 def check_case(function, values: dict):
     """Values and gradients against the reference, with the mistakes above named."""
     try:
@@ -217,6 +246,8 @@ def _full(function, device) -> None:
         with case(describe(values) + ", each input alone requiring grad"):
             check_each_input_alone(function, SPEC, values, frozen_get_none=True)
             check_value_gradient_alone(function, values)
+    with case("Q alone requiring grad"):
+        check_no_value_gradient_unasked(function, device)
     covers("each gradient only when needed")
     values = bias_values("relative", 2, 2, 4, 5, 3, 3, device, seed=21)
     with case(describe(values) + ", grad_output not contiguous"):

@@ -127,3 +127,13 @@ MISTAKES += [
             "alone requires grad", _bias(("if any(ctx.needs_input_grad[:2]) or "
                                           "ctx.needs_input_grad[3]:", "if True:"))),
 ]
+
+MISTAKES += [
+    # dV computed for every call and returned only when asked: right values, the work unasked
+    Mistake(AB, "dV computed always, returned only when needed", "computes dV = P^T dO",
+            _bias(("        if ctx.needs_input_grad[2]:\n            grad_V = P",
+                   "        grad_V = P"),
+                  ("return grad_Q, grad_K, grad_V, grad_bias, None",
+                   "return grad_Q, grad_K, grad_V if ctx.needs_input_grad[2] else None, "
+                   "grad_bias, None"))),
+]
