@@ -1074,7 +1074,8 @@ plt.show()
 # must match), multiply by $g$ and sum over the output's indices. What survives is a pattern:
 # a broadcast becomes a sum down to the input's exact shape (`sum_to_size`), a reduction an
 # `expand` (a view with stride 0, no copy) after putting the reduced dim back, a scan the same
-# scan reversed, a selection an `index_add` that accumulates repeats, a normalisation a
+# scan reversed (for a product, one that multiplies by $x$ rather than dividing by it, so zeros
+# cost nothing), a selection an `index_add` that accumulates repeats, a normalisation a
 # projection that removes the component along the output. The engine sums a gradient that
 # backward left in a broadcast shape, but only for shapes the input broadcasts to, and only on
 # its own path: return exact shapes. Next lesson: these patterns assembled into LayerNorm and
