@@ -661,7 +661,7 @@ compare(prediction_6, x6.grad.tolist())
 # `Cumsum`'s backward, that multiplies by the next entry of $x$ before it adds. No division, so
 # zeros cost nothing. (A loop over the positions of `dim` is fine here. PyTorch's own
 # `cumprod_backward`, in ATen's `ReduceOps.cpp`, keeps the division before the first zero of a
-# slice and treats that zero apart, to stay one vectorised pass.)
+# slice and treats that zero apart with masks; its comment derives every case.)
 # </details>
 
 # %% nbgrader={"grade_id": "answer_cumprod_backward", "solution": true}
