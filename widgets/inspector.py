@@ -1,9 +1,11 @@
 """Forward-save inspector: what a Function's forward kept for backward, and what it costs."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import ipywidgets
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from autograder.checks import make_inputs
 from autograder.probes import SavedTensor, trace_forward
@@ -43,7 +45,41 @@ class Inspection:
     @property
     def new_bytes(self) -> int:
         """Bytes of saved intermediates: memory kept alive only for backward."""
-        return sum(s.nbytes for s in self.saved if s.role == "intermediate")
+        return sum(s.nbytes for s in self.saved if s.role in ("intermediate", "constant"))
+
+
+class _Provenance(TorchDispatchMode):
+    """Which tensors forward made from no input at all (``torch.tensor(scale)``, a ``full``),
+    by the storages each op read and wrote. A tensor read before any op made it (an input, a
+    NumPy result) is not a constant, nor is anything computed from one; nor is a tensor made
+    from Python data once forward has read a number out of one with ``.item()`` (a number
+    taken out through NumPy is not seen: such a 0-d tensor counts as a constant)."""
+
+    def __init__(self, inputs):
+        super().__init__()
+        self.not_constant = {_storage(t) for t in inputs if isinstance(t, torch.Tensor)}
+        self.constants: set[int] = set()
+        self.numbers_escaped = False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        tensors = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        read = {_storage(t) for t in tensors}
+        made_of_constants = read <= self.constants - self.not_constant
+        if func is torch.ops.aten._local_scalar_dense.default and not made_of_constants:
+            self.numbers_escaped = True
+        if func is torch.ops.aten.lift_fresh.default:  # torch.tensor(number)
+            made_of_constants = tensors[0].dim() == 0 and not self.numbers_escaped
+        written = {_storage(t) for t in tree_leaves(result) if isinstance(t, torch.Tensor)}
+        (self.constants if made_of_constants else self.not_constant).update(written)
+        return result
+
+    def is_constant(self, tensor: torch.Tensor) -> bool:
+        return _storage(tensor) in self.constants - self.not_constant
+
+
+def _storage(tensor: torch.Tensor) -> int:
+    return tensor.untyped_storage().data_ptr()
 
 
 def is_risky_intermediate(saved: SavedTensor) -> bool:
@@ -90,7 +126,10 @@ def inspect_forward(function, *inputs, names=None, requires_grad=None) -> Inspec
     names = list(names) if names is not None else input_names(function, len(inputs))
     values = make_inputs(dict(zip(names, inputs)),
                          requires_grad=True if requires_grad is None else requires_grad)
-    trace = trace_forward(function, values)
+    with _Provenance(values.values()) as provenance:
+        trace = trace_forward(function, values)
+    saved = [replace(s, role="constant") if s.role == "intermediate"
+             and provenance.is_constant(s.tensor) else s for s in trace.saved]
     outputs = trace.output if isinstance(trace.output, tuple) else (trace.output,)
     ctx = next((o.grad_fn for o in outputs
                 if isinstance(o, torch.Tensor) and o.grad_fn is not None), None)
@@ -100,7 +139,7 @@ def inspect_forward(function, *inputs, names=None, requires_grad=None) -> Inspec
     plain = {k: v for k, v in trace.ctx_attributes.items() if k not in tensor_roots}
     floating = {path: _holds_floating(trace.ctx_attributes[path.removeprefix("ctx.").split("[")[0]])
                 for path in trace.ctx_tensor_attributes}
-    inspection = Inspection(display_name(function), values, trace.saved, plain, floating, needs)
+    inspection = Inspection(display_name(function), values, saved, plain, floating, needs)
     inspection.warnings = save_warnings(inspection)
     return inspection
 
@@ -112,6 +151,8 @@ def _role_note(saved: SavedTensor) -> str:
         return "already in memory (the result)"
     if is_risky_intermediate(saved):
         return "new memory; breaks double backward"
+    if saved.role == "constant":
+        return "new memory; made from no input, so double backward is fine"
     return "new memory; a mask carries no gradient, so double backward is fine"
 
 

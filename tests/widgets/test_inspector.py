@@ -122,3 +122,37 @@ def test_are_star_args_named_by_position():
             return run_fn(*args)
 
     assert input_names(Checkpoint, 3) == ["run_fn", "args[0]", "args[1]"]
+
+
+def _saving(make_saved):
+    """A Function of x that saves ``make_saved(x)`` and returns x * 3."""
+    class SavesOne(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(make_saved(x))
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * 3
+    return SavesOne
+
+
+def test_is_a_tensor_made_from_no_input_a_constant_not_a_warning():
+    """A scale saved as torch.tensor(3.0), or a full() scaled: double backward is fine."""
+    for make in (lambda x: torch.tensor(3.0, dtype=x.dtype),
+                 lambda x: torch.full((4,), 2.0) * 1.5):
+        inspection = inspect_forward(_saving(make), torch.randn(4))
+        assert [s.role for s in inspection.saved] == ["constant"]
+        assert inspection.warnings == [] and inspection.new_bytes > 0
+        assert "made from no input" in inspection_html(inspection)
+
+
+def test_does_what_came_from_an_input_still_warn():
+    """Computed from x, written into a constant by x, or a number read out of x: each warns."""
+    for make in (lambda x: 2 * x, lambda x: torch.ones(4).mul_(x),
+                 lambda x: torch.tensor(x.sum().item()),
+                 lambda x: torch.from_numpy(2 * x.numpy())):
+        inspection = inspect_forward(_saving(make), torch.randn(4))
+        assert [s.role for s in inspection.saved] == ["intermediate"]
+        assert len(inspection.warnings) == 1
