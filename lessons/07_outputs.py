@@ -746,14 +746,16 @@ print("you predicted:", my_saved_early)
 # If not, compute, *before* writing, the smallest new tensor that fills the gap, and save that.
 #
 # **Predict, then run.** For each of these in-place ops, can the derivative at every $x$ be
-# recovered from $y$ alone? $y = \max(x, 0)$; $y = \tanh x$; $y = \sin x$; $y = x^3$.
+# recovered from $y$ alone? A leaky ReLU, $y = x$ for $x > 0$ and $0.1\,x$ otherwise;
+# $y = \tanh x$; $y = \sin x$; $y = x^3$. (The clamp of Exercise 3 is yours to answer after.)
 
 # %%
-my_recoverable = {"clamp at 0": None, "tanh": None, "sin": None, "cube": None}  # True/False
+my_recoverable = {"leaky ReLU": None, "tanh": None, "sin": None, "cube": None}  # True/False
 
 # %%
 x = torch.linspace(-3, 3, 7, dtype=torch.float64)
-for name, f, derivative in [("clamp at 0", torch.relu, lambda t: (t > 0).double()),
+for name, f, derivative in [("leaky ReLU", lambda t: torch.nn.functional.leaky_relu(t, 0.1),
+                             lambda t: torch.where(t > 0, 1.0, 0.1)),
                             ("tanh", torch.tanh, lambda t: 1 / torch.cosh(t) ** 2),
                             ("sin", torch.sin, torch.cos),
                             ("cube", lambda t: t ** 3, lambda t: 3 * t ** 2)]:
@@ -765,8 +767,8 @@ print("sin(0.5) and sin(pi - 0.5):", math.sin(0.5), math.sin(math.pi - 0.5), " t
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# The clamp: the derivative is $1$ where $y > 0$ and $0$ where $y = 0$, a function of $y$.
-# $\tanh$: $1 - y^2$. The cube: $3x^2 = 3\,y^{2/3}$, a function of $y$ too. But $\sin$:
+# The leaky ReLU: $y$ has the sign of $x$, so the derivative is $1$ where $y > 0$ and $0.1$
+# elsewhere (PyTorch's own choice at $0$ included), a function of $y$. $\tanh$: $1 - y^2$. The cube: $3x^2 = 3\,y^{2/3}$, a function of $y$ too. But $\sin$:
 # $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and $x = \pi - 0.5$ show
 # (same $y$, opposite derivatives). For $\sin$ the output is not enough, and what is missing is
 # one bit per element: the sign of $\cos x$.
