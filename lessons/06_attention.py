@@ -1177,6 +1177,22 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 # takes such a bias as a `score_mod`, a function of the score and its indices, for exactly this
 # reason; in torch 2.13 its backward does not run on CPU (it raises "FlexAttention does not
 # support backward on CPU"), where a Function of your own does.
+#
+# **The same sum in grouped-query attention.** Llama 2 70B and Mistral share each key and value
+# head among a group of query heads (`enable_gqa=True` in `F.scaled_dot_product_attention`).
+# Sharing is broadcasting, so the gradient of a shared key head is the sum of its group's
+# gradients, as for a bias shared by many scores:
+
+# %%
+q_heads = torch.randn(2, 8, 5, 4, requires_grad=True)  # 8 query heads
+k_heads, v_heads = torch.randn(2, 2, 5, 4, requires_grad=True), torch.randn(2, 2, 5, 3)
+grad_out = torch.randn(2, 8, 5, 3)
+F.scaled_dot_product_attention(q_heads, k_heads, v_heads, enable_gqa=True).backward(grad_out)
+k_copied = k_heads.detach().repeat_interleave(4, dim=1).requires_grad_()  # each head 4 times
+F.scaled_dot_product_attention(q_heads.detach(), k_copied,
+                               v_heads.repeat_interleave(4, dim=1)).backward(grad_out)
+print("dK of the 2 shared heads:", tuple(k_heads.grad.shape), " = the copies' dK summed by group:",
+      torch.allclose(k_heads.grad, k_copied.grad.unflatten(1, (2, 4)).sum(2), atol=1e-6))
 
 # %% [markdown]
 # ## Common mistakes
