@@ -84,7 +84,7 @@ def diagnose_gradient(
     scale = _best_scale(got, expected) if expected.count_nonzero() >= 2 else None
     if scale is not None and _close(got, scale * expected, rtol, atol):
         raise GradingError(f"your gradient for {name} is off by a constant factor "
-                           f"{factor(scale)}: a missing scale?")
+                           f"{factor(scale)}: a factor missing, or one too many?")
     if got.dim() == 2 and got.shape[0] == got.shape[1] and _close(got, expected.T, rtol, atol):
         raise GradingError(f"{grad_name} is the transpose of the true gradient: a transpose?")
     error = (got - expected).abs()

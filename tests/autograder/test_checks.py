@@ -11,7 +11,7 @@ from autograder.checks import (check_backward_by_hand, check_gradcheck, check_is
 from autograder.exercises.linear import MY_LINEAR
 from autograder.exercises.sigmoid import MY_RELU, MY_SIGMOID, SCALED_SIGMOID
 from autograder.exercises.template import SQUARE, WEIGHTED_SUM
-from tests.autograder.catalogued import mistake
+from tests.autograder.catalogued import mistake, unusual
 from tools.solutions import solution, stub
 
 
@@ -307,6 +307,12 @@ class TestStructuralChecks:
     def test_version_tracking_with_save_for_backward(self):
         """Does writing into a saved output make a correct Function's backward raise?"""
         check_version_tracking(solution("MySigmoid"), MY_SIGMOID, {"x": x_of(4)})
+
+    def test_version_tracking_with_a_view_output(self):
+        """Is an output that views forward's own tensor (flattened, reshaped back), which
+        autograd refuses to see written, protected too?"""
+        check_version_tracking(unusual("MySigmoid", "flattened, then reshaped back: the output "
+                                       "is a view"), MY_SIGMOID, {"x": x_of(2, 3)})
 
     def test_version_tracking_with_ctx_attribute(self, raises_hint):
         """Is an output kept as ctx.y, unprotected by the version counter, caught?"""

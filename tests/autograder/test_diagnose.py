@@ -35,14 +35,15 @@ def test_wrong_sign(raises_hint):
 def test_constant_factor(raises_hint):
     """Is a gradient scaled by 2.5 called off by a constant factor 2.5?"""
     expected = values(2, 3)
-    with raises_hint("your gradient for w is off by a constant factor 2.5: a missing scale?"):
+    with raises_hint("your gradient for w is off by a constant factor 2.5: a factor missing, "
+                     "or one too many?"):
         diagnose_gradient("w", 2.5 * expected, expected)
 
 
 def test_a_factor_near_one_is_never_rounded_to_one(raises_hint):
     """A factor of 1.00002 is outside rtol: is it printed in full, never as a right-looking 1?"""
     expected = values(2, 3)
-    with raises_hint("off by a constant factor 1.00002: a missing scale?"):
+    with raises_hint("off by a constant factor 1.00002: a factor missing, or one too many?"):
         diagnose_gradient("w", 1.00002 * expected, expected, rtol=1e-6)
 
 

@@ -208,7 +208,8 @@ MISTAKES = [
     Mistake("Square", "wrong sign", "your gradient for x is the numerical one times -1: check "
             "the sign", _square(SAVE_X, READ_X + "        return -2 * x * grad_output"),
 ),
-    Mistake("Square", "constant factor 5x", "off by a constant factor 2.5: a missing scale?",
+    Mistake("Square", "constant factor 5x",
+            "off by a constant factor 2.5: a factor missing, or one too many?",
             _square(SAVE_X, READ_X + "        return 5 * x * grad_output")),
     Mistake("Square", "zero gradient", "your gradient for x is zero everywhere: is backward "
             "finished?", _square(SAVE_X, READ_X + "        return torch.zeros_like(x)")),

@@ -221,7 +221,7 @@ MISTAKES = [
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
                     "(1 - s), 0.0")),
     Mistake("ScaledSigmoid", "forgets the scale", "your gradient for x is off by a constant "
-            "factor 0.4: a missing scale?",
+            "factor 0.4: a factor missing, or one too many?",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * s * (1 - s), "
                     "None")),
     Mistake("ScaledSigmoid", "sigma recovered as y / scale", "scale=0.0",
