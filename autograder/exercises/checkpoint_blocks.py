@@ -3,7 +3,7 @@ parameters they train, random-state bookkeeping, the un-checkpointed reference r
 against a backward that re-enters its own node."""
 
 import math
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import torch
 from torch import nn
@@ -11,6 +11,10 @@ from torch import nn
 from ..checks import make_inputs
 from ..errors import GradingError
 from ..exercise import sample
+from .reentry import limit_nesting
+
+RECOMPUTE_THE_BLOCK = ("recompute by calling the block itself (run_fn, or f and g) on fresh "
+                       "leaves, not the Function, and backpropagate only what that recomputed")
 
 WIDTH = 5
 
@@ -91,44 +95,15 @@ def custom_nodes(outputs, *, whole_graph: bool = True) -> list:
     return nodes
 
 
-NESTING_LIMIT = 16  # a correct answer nests no backward in its own class's; a wrong one, 7 at most
-
-
-def _limit_nesting(cls):
-    """Wrap ``cls.backward`` so that it refuses to run nested ``NESTING_LIMIT`` deep in itself
-    (a backward that calls its own Function again makes a new node each time); return a function
-    that puts the original back."""
-    original = vars(cls).get("backward")
-    if original is None:
-        return lambda: None
-    depth = [0]
-
-    def backward(ctx, *grad_outputs):
-        if depth[0] >= NESTING_LIMIT:
-            raise GradingError(
-                f"{cls.__name__}.backward ran inside itself {NESTING_LIMIT} levels deep: it calls "
-                f"{cls.__name__}.apply (or a graph built by it) again, and each new node's "
-                "backward does the same, without end (the cell would hang); recompute by calling "
-                "the block itself (run_fn, or f and g) on fresh leaves, not the Function")
-        depth[0] += 1
-        try:
-            return original.__get__(None, cls)(ctx, *grad_outputs)
-        finally:
-            depth[0] -= 1
-
-    cls.backward = staticmethod(backward)
-    return lambda: setattr(cls, "backward", original)
-
-
 @contextmanager
 def refuse_reentry(nodes, message: str):
     """Raise ``message`` when one of ``nodes`` is entered again while its backward still runs:
     a backward that backpropagates a graph leading back into its own node re-enters it without
     end (the engine nests deeper, on new threads, and the cell hangs; no Python signal can
     interrupt it, as the main thread waits in C++). Their Functions' backwards also refuse to
-    run nested in themselves past ``NESTING_LIMIT``: a backward that calls its own Function again
-    makes a new node every time, which the hooks on ``nodes`` cannot see."""
-    handles, restores = [], []
+    run nested deep in themselves (``reentry.limit_nesting``): a backward that calls its own
+    Function again makes a new node every time, which the hooks on ``nodes`` cannot see."""
+    handles = []
     for node in nodes:
         running: list = []
 
@@ -139,12 +114,11 @@ def refuse_reentry(nodes, message: str):
 
         handles += [node.register_prehook(enter),
                     node.register_hook(lambda *_, running=running: running.clear())]
-    for cls in {node._forward_cls for node in nodes}:
-        restores.append(_limit_nesting(cls))
     try:
-        yield
+        with ExitStack() as stack:
+            for cls in {node._forward_cls for node in nodes}:
+                stack.enter_context(limit_nesting(cls, RECOMPUTE_THE_BLOCK))
+            yield
     finally:
         for handle in handles:
             handle.remove()
-        for restore in restores:
-            restore()

@@ -181,4 +181,11 @@ MISTAKES = [
                    "        s = torch.where(z >= 0, 1 / (1 + e), e / (1 + e))\n"
                    "        ds = s * (1 - s)\n" + RETURN,
                    "        ctx.save_for_backward(x, beta)\n        return x * torch.sigmoid(beta * x)")),
+    Mistake("SwishFunction", "autograd.grad of the saved output inside backward (it would run "
+            "this backward again, without end)", "SwishFunction.backward ran inside itself",
+            _swish("        x, beta, y = ctx.saved_tensors\n        with torch.enable_grad():\n"
+                   "            return torch.autograd.grad(y, (x, beta), grad_output, "
+                   "create_graph=True)",
+                   "        y = x * torch.sigmoid(beta * x)\n"
+                   "        ctx.save_for_backward(x, beta, y)\n        return y")),
 ]
