@@ -72,7 +72,9 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
         if got < expected:
             missing = " and ".join(spec.input_names[got:expected])
             return GradingError(f"{returned}: return None for {missing}")
-        return GradingError(f"{returned}: return exactly one gradient (or None) per forward input")
+        return GradingError(f"{returned}: return one gradient (or None) per input forward was "
+                            "given; anything past the last (a default argument left out) must "
+                            "be None")
     if match := _NOT_NONE.search(message):
         name = spec.input_names[int(match[1]) - 1]
         return GradingError(
@@ -255,13 +257,14 @@ def check_gradcheck(function: type, spec: Spec, values: dict) -> None:
 
 
 def check_no_ctx_tensors(spec: Spec, forward: ForwardTrace) -> None:
-    """Tensors go through save_for_backward, never onto ctx as attributes. Only an output kept
-    there makes a reference cycle (its grad_fn is ctx); an input or an intermediate does not."""
+    """Tensors go through save_for_backward, never onto ctx as attributes. Only a differentiable
+    output kept there makes a reference cycle (its grad_fn is ctx); an input, an intermediate or
+    an output marked non-differentiable (no grad_fn) does not."""
     if forward.ctx_tensor_attributes:
         where = ", ".join(forward.ctx_tensor_attributes)
         outputs = forward.output if isinstance(forward.output, tuple) else (forward.output,)
         kept = [f"ctx.{name}" for name, value in forward.ctx_attributes.items()
-                if any(value is output for output in outputs)]
+                if any(value is output and output.grad_fn is not None for output in outputs)]
         cycle = (f"; {kept[0]} is the output, whose grad_fn is ctx: a reference cycle that holds "
                  "its memory until Python's garbage collector runs" if kept else "")
         raise GradingError(

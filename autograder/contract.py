@@ -82,7 +82,7 @@ def check_each_input_alone(function, spec: Spec, values: dict, *, rtol=1e-5, ato
             for other, value in zip(tensors, raw):
                 if other != name and other in names and value is not None:
                     raise GradingError(
-                        f"{spec.name}.backward computed a gradient for {other} although only "
+                        f"{spec.name}.backward returned a gradient for {other} although only "
                         f"{name} requires grad: test ctx.needs_input_grad and return None for "
                         f"an input that needs no gradient", case=alone)
 

@@ -264,7 +264,7 @@ MISTAKES = [
                       "        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None\n"
                       "        return grad_x1, grad_x2, None, None"), named=True),
     Mistake("Outer", "ignores needs_input_grad",
-            "Outer.backward computed a gradient for v although only u requires grad",
+            "Outer.backward returned a gradient for v although only u requires grad",
             _outer(READ_UV + "        return grad_output @ v, u @ grad_output"), nbgrader=True),
     Mistake("Outer", "entries of needs_input_grad swapped",
             "it decides whether to compute grad_u from another input's entry of "

@@ -107,7 +107,7 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake("Bilinear", "ignores needs_input_grad",
-            "Bilinear.backward computed a gradient for x2 although only x1 requires grad",
+            "Bilinear.backward returned a gradient for x2 although only x1 requires grad",
             _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
                       "        grad_bias = grad_output.reshape(-1, weight.shape[0]).sum(0) "
                       "if ctx.has_bias else None\n"

@@ -88,7 +88,7 @@ MISTAKES += [
     Mistake(AB, "bias gradient left at the scores' shape", "returns grad_bias of shape",
             _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)", "grad_bias = grad_S")),
             nbgrader=True),
-    Mistake(AB, "every gradient computed", "computed a gradient for",
+    Mistake(AB, "every gradient computed", "returned a gradient for",
             _bias(("if ctx.needs_input_grad[2]:", "if True:"),
                   ("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"),
                   ("if ctx.needs_input_grad[0]:", "if True:"),

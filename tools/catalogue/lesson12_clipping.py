@@ -105,7 +105,7 @@ MISTAKES = [
     Mistake("PerSampleClippedLinear", "no clipping", "sums the per-sample gradients unclipped",
             _weight_only("        grad_weight = grad_output.T @ x")),
     Mistake("PerSampleClippedLinear", "both gradients always computed",
-            "computed a gradient for", _clipped(
+            "returned a gradient for", _clipped(
                 "        x, weight = ctx.saved_tensors\n" + _NORMS +
                 "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
                 "        return grad_output @ weight, (grad_output * factors[:, None]).T @ x, "
