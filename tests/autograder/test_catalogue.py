@@ -17,6 +17,7 @@ import contextlib
 import importlib.util
 import io
 import warnings
+from collections import Counter
 
 import pytest
 
@@ -139,3 +140,10 @@ def test_entries_name_known_exercises_uniquely():
     assert all(entry.exercise in EXERCISES for entry in entries)
     keys = [(type(entry).__name__, entry.exercise, entry.name) for entry in entries]
     assert len(keys) == len(set(keys))
+
+
+def test_one_mistake_of_each_exercise_goes_through_real_grading():
+    """Is exactly one mistake of every exercise handed in to the real nbgrader
+    (tests/grader/test_course_config.py), so that each lesson's mistakes fit in one notebook?"""
+    handed_in = Counter(entry.exercise for entry in catalogue.mistakes() if entry.nbgrader)
+    assert {name: handed_in[name] for name in EXERCISES} == {name: 1 for name in EXERCISES}

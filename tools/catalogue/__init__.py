@@ -6,8 +6,10 @@ Each lesson has a module ``lessonNN.py`` with two lists:
   form, a ``torch.where`` form, ...). Each must pass ``self_check`` and ``grade``.
 - ``MISTAKES``: wrong answers, each with the hint the grader must give (a phrase of its first
   line). A mistake the lesson names (``named=True``) must fail the visible ``self_check`` with
-  that same hint, not only the hidden tests. A mistake marked ``nbgrader=True`` is also handed
-in as a notebook and autograded by the real nbgrader: it must lose exactly its exercise.
+    that same hint, not only the hidden tests. One mistake of each exercise is marked
+  ``nbgrader=True``: it is also handed in as a notebook and autograded by the real nbgrader,
+  and must lose exactly its exercise, with its hint (the others are proven by ``self_check``
+  and ``grade`` in-process; one each keeps a lesson's mistakes in one graded notebook).
 
 Every entry's ``code`` is what a learner would type into the answer cell: it defines the
 exercise under its own name and is self-contained, given ``PRELUDE``.

@@ -223,7 +223,7 @@ MISTAKES = [
     Mistake("ScaledSigmoid", "forgets the scale", "your gradient for x is off by a constant "
             "factor 0.4: a factor missing, or one too many?",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * s * (1 - s), "
-                    "None")),
+                    "None"), nbgrader=True),
     Mistake("ScaledSigmoid", "sigma recovered as y / scale", "scale=0.0",
             _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
                     "        ctx.scale = scale\n        return y",

@@ -145,7 +145,7 @@ MISTAKES = [
                     "        return grad_output @ weight, x2.T @ g2, grad_bias")),
     Mistake("MyLinearFunction", "ignores needs_input_grad",
             "ctx.needs_input_grad[1] is False for weight, so skip grad_weight", _linear(_NO_GUARD),
-            named=True, nbgrader=True),
+            named=True),
     Mistake("MyLinearFunction", "2-D only, as in PyTorch's docs",
             "but works for 2-D x: flatten the leading dimensions first",
             _linear("        x, weight = ctx.saved_tensors\n"
@@ -207,7 +207,7 @@ MISTAKES = [
     Mistake("FusedLinearReLU", "forgets the ReLU in backward", "your gradient for x is wrong",
             _fused("        x, weight, mask = ctx.saved_tensors\n        g = grad_output\n"
                    "        g2 = g.reshape(-1, weight.shape[0])\n"
-                   "        x2 = x.reshape(-1, weight.shape[1])\n" + FUSED_RETURN)),
+                   "        x2 = x.reshape(-1, weight.shape[1])\n" + FUSED_RETURN), nbgrader=True),
     Mistake("FusedLinearReLU", "grad_x = grad_z @ weight.T", "a transpose too many",
             _fused(FUSED_READ.replace("g @ weight", "g @ weight.T")
                    + FUSED_RETURN.replace("g @ weight", "g @ weight.T"))),

@@ -167,7 +167,7 @@ MISTAKES = [
     Mistake(M, "log-sum-exp without the row maximum", "log-sum-exp overflows for large scores",
             _edit(MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
                            "lse = scores.exp().sum(dim=-1, keepdim=True).log()")),
-            named=True, nbgrader=True),
+            named=True),
     Mistake(M, "no row sum", "leaves out the row-sum term of the softmax", _sdpa(
         ("grad_S = P * (grad_P - (grad_output * output).sum(dim=-1, keepdim=True))",
          "grad_S = P * grad_P"), name=M), named=True),

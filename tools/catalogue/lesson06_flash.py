@@ -121,7 +121,7 @@ MISTAKES = [
     Mistake(FA, "D from dP instead of dO * O", "takes D from dP instead of dO * O",
             _edit(FLASH, ("ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])",
                           "dp = do @ v.transpose(-2, -1)\n                ds = p * (dp - "
-                          "(dp * p).sum(-1, keepdim=True))")), named=True, nbgrader=True),
+                          "(dp * p).sum(-1, keepdim=True))")), named=True),
     Mistake(FA, "full Lq x Lk matrix in forward", "forward materialises the full Lq x Lk",
             _edit(FLASH, ("        for i in range(0, Lq, block):\n            q = Q[",
                           "        full = Q.to(wide) @ K.to(wide).transpose(-2, -1)\n"
@@ -301,7 +301,7 @@ MISTAKES += [
     Mistake(FA, "running maximum started at 0", "FlashAttention's forward underflows",
             _edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
                           'device=Q.device)', "m = torch.zeros(q.shape[:-1], dtype=wide, "
-                          "device=Q.device)")), named=True, nbgrader=True),
+                          "device=Q.device)")), named=True),
     Mistake(FA, "key blocks visited last to first", "output is nan under causal only",
             _edit(FLASH, ("for j in range(0, end, block):",
                           "for j in reversed(range(0, end, block)):")), named=True),

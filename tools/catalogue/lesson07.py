@@ -163,7 +163,7 @@ MISTAKES = [
 '''), named=True),
     Mistake("SortWithIndices", "gather instead of scatter", "gathered grad_values", _sort(
         backward=_sort_backward("        return grad_values.gather(-1, indices)\n")),
-        named=True, nbgrader=True),
+        named=True),
     Mistake("SortWithIndices", "positions found by comparing values", "ties", _sort('''
     @staticmethod
     def forward(ctx, x):
@@ -194,7 +194,7 @@ MISTAKES = [
     @staticmethod
     def backward(ctx, a, b):
         return torch.cat([a, b], dim=-1)
-'''), named=True, nbgrader=True),
+'''), named=True),
     Mistake("SplitHalves", "zeros built for the missing half", "allocated a zero tensor",
             _split(backward='''
     @staticmethod
@@ -284,7 +284,7 @@ MISTAKES += [
     def forward(ctx, x):
         ctx.set_materialize_grads(False)
         return x.clone().chunk(2, dim=-1)
-'''), named=True, nbgrader=True),
+'''), named=True),
 ]
 
 MISTAKES += [

@@ -60,7 +60,7 @@ MISTAKES = [
     Mistake("ReLUInPlace", "returns a new tensor", "returned a new tensor", _relu(
         '''        y = x.clamp(min=0)
         ctx.save_for_backward(y)
-        return y'''), named=True, nbgrader=True),
+        return y'''), named=True),
     Mistake("ReLUInPlace", "gradient 1 at x == 0", "gradient at x == 0", _relu(
         '''        mask = x >= 0
         x.clamp_(min=0)

@@ -174,8 +174,7 @@ MISTAKES = [
     Mistake("GradientReversal", "alpha forgotten", "forgets alpha",
             _reversal("        return -grad_output, None\n"), named=True, nbgrader=True),
     Mistake("GradientReversal", "sign forgotten", "forgets the sign",
-            _reversal("        return ctx.alpha * grad_output, None\n"), named=True,
-            nbgrader=True),
+            _reversal("        return ctx.alpha * grad_output, None\n"), named=True),
     Mistake("GradientReversal", "the size of alpha, not alpha", "times -1: check the sign",
             _reversal("        return -abs(ctx.alpha) * grad_output, None\n")),
     Mistake("GradientReversal", "no reversal at all", "passes grad_output through unchanged",
@@ -220,7 +219,7 @@ MISTAKES = [
             named=True),
     Mistake("ClipGradientNorm", "scaled in place", "modified grad_output in place", _clip(
         _NORMS + "        return grad_output.mul_((ctx.max_norm / norms).clamp(max=1)), None\n"),
-        named=True, nbgrader=True),
+        named=True),
     Mistake("ClipGradientNorm", "nan on a row of zeros", "a row of grad_output is all zeros",
             _clip(_NORMS + "        return grad_output * torch.clamp(norms, max=ctx.max_norm) "
                   "/ norms, None\n"), named=True),
@@ -246,7 +245,7 @@ MISTAKES = [
             "gradient for lam has the wrong sign", _soft_saved(
                 "        passed = grad_output * (x.abs() > lam)\n"
                 "        return passed, (passed * torch.sign(x)).sum()\n"),
-            named=True, nbgrader=True),
+            named=True),
     Mistake("SoftThreshold", "lam's gradient not summed", "sum it to lam's shape", _soft_saved(
         "        passed = grad_output * (x.abs() > lam)\n"
         "        return passed, -passed * torch.sign(x)\n"), named=True),
