@@ -57,6 +57,26 @@ def _lost_sign(forward, before: torch.Tensor) -> str:
             "save that")
 
 
+def _nonzero_at_zero(forward, before: torch.Tensor, at_zero: float) -> str:
+    """The hint for a gradient of +-grad_output at x == 0, by what forward saved."""
+    said = f"{NAME}'s gradient at x == 0 is {'-' if at_zero < 0 else ''}grad_output"
+    for saved in forward.saved:
+        tensor = saved.tensor
+        if tensor.shape != before.shape:
+            continue
+        for convention in ("x > 0", "x >= 0"):
+            mask = before > 0 if convention == "x > 0" else before >= 0
+            if tensor.dtype == torch.bool and torch.equal(tensor, mask):
+                return (f"{said}, as from the bool mask {convention} it saves; torch.abs gives 0 "
+                        "there, and a bool cannot tell 0 from the other sign: save the sign "
+                        "itself (int8: -1, 0, 1)")
+        if not tensor.dtype.is_floating_point and tensor.dtype != torch.bool and bool(
+                (tensor[before == 0] == int(at_zero)).all()):
+            return (f"{said}: the sign it saves is {int(at_zero):+d} where x was 0, but "
+                    "torch.abs's gradient is 0 there: keep the 0 (torch.sign(x) gives it)")
+    return f"{said}; torch.abs gives 0 there, as torch.sign(0) is 0"
+
+
 def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
     """Written in place, marked dirty, the gradient sign(x) * grad_output with 0 at 0."""
     forward, got, pristine, before = gradient_through(function, ABS, x, seed)
@@ -71,13 +91,10 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
                 f"{NAME}'s gradient is 255 * grad_output where x was negative: its sign was "
                 "saved as uint8, which has no -1 (torch.sign(x).to(torch.uint8) turns -1 into "
                 "255); save it as int8, which holds -1, 0 and 1 in one byte")
-        for at_zero, convention in ((-1.0, "x > 0"), (1.0, "x >= 0")):
+        for at_zero in (-1.0, 1.0):
             wrong = torch.where(zero, at_zero * pristine, expected)
             if zero.any() and torch.allclose(got, wrong):
-                raise GradingError(
-                    f"{NAME}'s gradient at x == 0 is {'-' if at_zero < 0 else ''}grad_output, "
-                    f"as from a bool mask {convention}; torch.abs gives 0 there, and a bool "
-                    "cannot tell 0 from the other sign: save the sign itself (int8: -1, 0, 1)")
+                raise GradingError(_nonzero_at_zero(forward, before, at_zero))
     diagnose_gradient("x", got, expected)
     check_saved_sign(forward, before)
 

@@ -203,3 +203,13 @@ MISTAKES += [
                   "negative, y = ctx.saved_tensors\n        return torch.where(negative, "
                   "-grad_output, grad_output) * (y != 0)"))),
 ]
+
+MISTAKES += [
+    # an int8 sign with +1 at 0: the hint names the saved +1, not a bool mask it has not got
+    Mistake("AbsInPlace", "an int8 sign that is +1 at 0 (signbit)", "the sign it saves is +1 where x was 0",
+            _abs(("sign = torch.sign(x).to(torch.int8)",
+                  "sign = torch.where(x.signbit(), -1, 1).to(torch.int8)"))),
+    Mistake("AbsInPlace", "an int8 sign that is -1 at 0", "the sign it saves is -1 where x was 0",
+            _abs(("sign = torch.sign(x).to(torch.int8)",
+                  "sign = torch.where(x > 0, 1, -1).to(torch.int8)"))),
+]
