@@ -118,7 +118,7 @@ print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,))
 #
 # ## Outputs without a gradient: `mark_non_differentiable`
 #
-# PyTorch's own `torch.max(x, dim)` returns indices that do not require grad: there is no
+# PyTorch's own `torch.max(x, dim)` returns the maxima and their indices, and there is no
 # derivative of "where the maximum is". A Function whose output is a **float** tensor with no
 # meaningful derivative must say so itself. Here `FracFloor.apply(x)` returns the fractional
 # part $x - \lfloor x \rfloor$ and the integer part $\lfloor x \rfloor$ as floats (as
@@ -158,19 +158,17 @@ except RuntimeError as error:
 # %% [markdown]
 # Unmarked, `floor` claims to require grad, and a loss built on it would send gradients into a
 # backward that silently drops them. Marked, it is a constant as far as autograd is
-# concerned, like the indices of `torch.max`.
+# concerned.
 #
-# **Integer outputs.** Mark integer outputs too: `mark_non_differentiable`
-# states the contract where a reader (and this course's grader) can see it, and it keeps the
-# Function right if the output ever becomes a float. But what happens when you forget?
-#
-# **Predict, then run.** `ArgMax` below returns the maximum and its `int64` index and marks
-# nothing. Is `index.requires_grad` `True` or `False`? Its backward prints the `grad_index` it
-# receives: `None`, zeros, or is backward called with one gradient only? Write both down first.
+# **Integer outputs.** What if the output with no derivative is an integer tensor, and you
+# forget to mark it? **Predict, then run.** `ArgMax` below returns the maximum and its `int64`
+# index and marks nothing. Is `index.requires_grad` `True` or `False`? Its backward prints the
+# `grad_index` it receives: `None`, float zeros, integer zeros, or is backward called with one
+# gradient only? Write both down first.
 
 # %%
 my_index_requires_grad = None  # True or False
-my_grad_index = None  # "None", "zeros" or "not passed"
+my_grad_index = None  # "None", "float zeros", "integer zeros" or "not passed"
 
 
 # %%
@@ -206,6 +204,10 @@ print("you predicted grad_index:", my_grad_index)
 # called with one gradient per output, and the one for `index` is a materialised tensor of
 # integer zeros, `tensor([[0]])`, of the index's own shape and dtype.
 # </details>
+#
+# Mark integer outputs all the same: `mark_non_differentiable` states the contract where a
+# reader (and this course's grader) can see it, and it keeps the Function right if the output
+# ever becomes a float.
 
 # %% [markdown]
 # ## Sorting is a permutation: derive its backward
@@ -270,7 +272,7 @@ grad_x = leaf.grad  # autograd's, from torch.sort above
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 2.8))
 panels = [(left, "forward gathers: values[j] = x[indices[j]]", "#999999", "x", x,
            "values", values, True),
-          (right, "backward scatters: grad_x[indices[j]] = grad_values[j]", "#E69F00", "grad_x",
+          (right, "backward: each gradient travels its arrow back", "#E69F00", "grad_x",
            grad_x, "grad_values", grad_values, False)]
 for ax, title, color, top_name, top, bottom_name, bottom, downwards in panels:
     for j, i in enumerate(indices.tolist()):
@@ -742,7 +744,8 @@ print("you predicted:", my_saved_early)
 # </details>
 #
 # So the question for every in-place Function is: **can backward compute the derivative from
-# the output $y$ alone?** If yes, save `x` (it is $y$ once forward returns, and costs nothing).
+# the output $y$ alone?** If yes, save `x` (it is $y$ once forward returns: no extra memory, but a price the worked
+# example below shows).
 # If not, compute, *before* writing, the smallest new tensor that fills the gap, and save that.
 #
 # **Predict, then run.** For each of these in-place ops, can the derivative at every $x$ be
@@ -779,38 +782,81 @@ print("sin(0.5) and sin(pi - 0.5):", math.sin(0.5), math.sin(math.pi - 0.5), " t
 # write over their input, and since a leaky ReLU with a positive slope is invertible, backward
 # rebuilds what it needs from the output and BatchNorm's few per-channel numbers.
 #
-# ### Worked example: `SinInPlace`, one bit saved before the write
+# ### Worked example: `NormaliseRowsInPlace`, a row's norm saved before the write
 #
-# The magnitude $|\cos x| = \sqrt{1 - y^2}$ comes from the output; the sign must be saved
-# while $x$ still exists. A bool tensor is one byte per element, an eighth of a float64 copy
-# of $x$:
+# A different kind of loss: not a sign, but a scale. `NormaliseRowsInPlace.apply(x)` divides
+# each row of `x` by its Euclidean norm $r = \lVert x \rVert$, in place, as
+# `F.normalize(x, dim=-1)` does out of place. With $y = x / r$, the derivative is
+# $\frac{\partial y}{\partial x} = (I - y y^\top) / r$, so the vector-Jacobian product is
+# $(g - y\,(y \cdot g)) / r$ for each row. The direction $y$ is the output; the norm is gone
+# from it ($x = (3, 4)$ and $(6, 8)$ give the same $y$, and gradients that differ by a factor
+# of 2). So forward saves $r$, **one number per row**, not a copy of `x`:
 
 # %%
-class SinInPlace(torch.autograd.Function):
-    """Writes sin(x) into x; saves one bool per element (the sign of cos x) and the output."""
+class NormaliseRowsInPlace(torch.autograd.Function):
+    """Writes x / ||x|| (over the last dimension) into x; saves the output and one norm per row."""
 
     @staticmethod
     def forward(ctx, x):
-        cos_positive = torch.cos(x) >= 0  # before the write: sin(x) forgets this
-        x.sin_()
+        norm = x.norm(dim=-1, keepdim=True)  # a new tensor, shape (..., 1): the write forgets it
+        x.div_(norm)
         ctx.mark_dirty(x)
-        ctx.save_for_backward(x, cos_positive)  # x is the output y now
+        ctx.save_for_backward(x, norm)  # x is the output y now
         return x
 
     @staticmethod
     def backward(ctx, grad_output):
-        y, cos_positive = ctx.saved_tensors
-        magnitude = torch.sqrt(1 - y * y)  # |cos x|, from the output
-        return grad_output * torch.where(cos_positive, magnitude, -magnitude)
+        y, norm = ctx.saved_tensors
+        along_y = (grad_output * y).sum(dim=-1, keepdim=True)  # y . g, one per row
+        return (grad_output - y * along_y) / norm
 
 
-a = torch.tensor([0.5, math.pi - 0.5, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
-x = a.clone()
-SinInPlace.apply(x).sum().backward()
-print("a.grad:", a.grad, "  cos(a):", a.detach().cos())
-print("gradcheck:", torch.autograd.gradcheck(lambda t: SinInPlace.apply(t.clone()),
-                                             (torch.randn(6, dtype=torch.float64,
+a = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+weights = torch.randn(3, 4, dtype=torch.float64)
+(NormaliseRowsInPlace.apply(a.clone()) * weights).sum().backward()
+b = a.detach().clone().requires_grad_()
+(torch.nn.functional.normalize(b, dim=-1) * weights).sum().backward()
+print("same gradient as F.normalize:", torch.allclose(a.grad, b.grad))
+print("gradcheck:", torch.autograd.gradcheck(lambda t: NormaliseRowsInPlace.apply(t.clone()),
+                                             (torch.randn(3, 5, dtype=torch.float64,
                                                           requires_grad=True),)))
+print("saved besides the output:", 3 * 8, "bytes of norms, against", a.nbytes, "for a copy of x")
+
+# %% [markdown]
+# Saving the output costs no memory, but it has a price. **Predict, then run.** After
+# `y = NormaliseRowsInPlace.apply(x)`, the model scales the output in place, `y.mul_(2)`, as a
+# residual branch or another in-place activation might. Does `y.sum().backward()` work, or
+# raise? And for PyTorch's own `torch.relu_` and `torch.abs_` in place of it?
+
+# %%
+my_after_write = {"NormaliseRowsInPlace": None, "relu_": None, "abs_": None}  # "works"/"error"
+
+# %%
+for name, op in [("NormaliseRowsInPlace", NormaliseRowsInPlace.apply), ("relu_", torch.relu_),
+                 ("abs_", torch.abs_)]:
+    a = torch.randn(2, 4, requires_grad=True)
+    y = op(a.clone())
+    y.mul_(2)  # a second in-place write, into the output
+    try:
+        y.sum().backward()
+        print(f"{name:>20}: works   you said {my_after_write[name]}")
+    except RuntimeError as error:
+        said = "... has been modified by an inplace operation" if "modified by an inplace" in str(
+            error) else first_line(error)
+        print(f"{name:>20}: error {said}   you said {my_after_write[name]}")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# A saved output is checked by its version, like any saved tensor: `mul_` bumps it, and
+# backward raises because the $y$ it needs is gone. `torch.relu_` saves its output too, and
+# fails the same way. `torch.abs_` does not: its backward reads the input, so before writing
+# it keeps a copy of $x$ as it was (a `saved_tensors_hooks` shows one float tensor of $x$'s
+# shape and values), and the output stays free for further in-place writes. So save the
+# output only when backward needs it; when it does not, save a new tensor, as small as
+# backward allows, and leave the output to the rest of the model. Exercise 4 asks for exactly
+# that freedom, at a fraction of `abs_`'s cost.
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `ReLUInPlace`
@@ -854,7 +900,7 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 # %% [markdown]
 # Your in-place ReLU in a small network, $\sum (\mathrm{relu}(x W^\top + b))^2$, against
 # `torch.relu`: the same gradients, and forward allocates one activation fewer. Saving `x`
-# costs nothing either, since `x` is the output.
+# costs no memory either, since `x` is the output.
 
 # %%
 layer = torch.nn.Linear(1000, 1000)
@@ -908,7 +954,7 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 #   **0 where $x$ was 0**, as for `torch.abs`.
 # - Save only what backward needs, saved **before** the write, in **at most one byte per
 #   element** (an `int8` or `bool` tensor): not a float copy of `x`, and not the returned
-#   tensor.
+#   tensor, so that the output stays free for later in-place writes, as after `torch.abs_`.
 # - A leaf that requires grad must raise PyTorch's own error.
 #
 # Nothing in this lesson works it through: use the question of "What to save before the
@@ -919,10 +965,11 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 # After the write, $y = |x|$. Take $x = 2$ and $x = -2$: same $y$, and their derivatives?
 # </details>
 #
-# <details><summary>Hint 2: how many values must you keep?</summary>
+# <details><summary>Hint 2: the point $x = 0$</summary>
 #
-# $\frac{d|x|}{dx}$ takes three values here: $1$, $-1$, and $0$ at $x = 0$ (the convention of
-# `torch.abs`). How many values can a bool hold, and which dtype of one byte holds three?
+# Put a few exact zeros into `x`, and compare your gradient there with `torch.abs`'s. If they
+# differ: what does your saved tensor hold at those elements, and what should backward
+# multiply by there?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_AbsInPlace", "solution": true}
@@ -971,7 +1018,7 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # | an in-place Function that returns a new tensor | no memory saved, `x` unchanged (and with `mark_dirty`, an error) | write into `x` and return it |
 # | `ctx.save_for_backward(x)` before the write, to keep the input | autograd packs saved tensors when forward returns: backward gets the output, no error, a wrong gradient | save a new tensor computed before the write |
 # | an in-place write into a tensor another op saved for its backward | that backward raises: "modified by an inplace operation" | write in place only into what nothing else saved, or use the out-of-place op |
-# | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, of `abs`'s) | save it before writing, in as few bytes as it needs |
+# | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, a row's norm) | save it before writing, in as few bytes as it needs |
 # | a mask that is True at $x = 0$ for the clamp | the gradient passes where `torch.relu`'s is 0 | a strict comparison |
 # | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |
 #
