@@ -178,8 +178,7 @@ for name, wrong in [("p * v", p * v), ("p * (1 - p) * v", p * (1 - p) * v)]:
 # - **padding**, $(B, 1, 1, N_k)$: in batch element $b$ only the first `length[b]` keys are real.
 #
 # **Causal with $N_q \ne N_k$ has two alignments.** *Top-left*: query $i$ sees keys $0..i$,
-# `tril()`; this is what `F.scaled_dot_product_attention(..., is_causal=True)` does.
-# *Bottom-right*: the last query sees every key, so query $i$ sees keys $j \le i + N_k - N_q$,
+# `tril()`. *Bottom-right*: the last query sees every key, so query $i$ sees keys $j \le i + N_k - N_q$,
 # `tril(diagonal=N_k - N_q)`; this is what decoding with a cache of earlier keys needs, and
 # what PyTorch builds with `torch.nn.attention.bias.causal_lower_right(N_q, N_k)`. For
 # $N_q = N_k$ the two agree. This lesson's exercises and checks use bottom-right.
@@ -407,14 +406,14 @@ attention_explorer(ScaledDotProductAttention)
 # %% [markdown]
 # ## What is kept for backward, and how much
 #
-# Your forward saves $Q$, $K$, $V$ and $P$. The first three are inputs, which the caller keeps
-# anyway; $P$ is $N_q \times N_k$ numbers **per head**. At $N = 4096$ that is 64 MiB per head
-# in float32, per layer, which is why long sequences run out of memory.
+# The inputs $Q$, $K$, $V$ are kept by the caller anyway. What costs memory is what backward
+# needs of size $N_q \times N_k$ **per head**: one such float32 matrix at $N = 4096$ is
+# 64 MiB per head, per layer, which is why long sequences run out of memory.
 #
-# **Predict, then run.** With $N = 256$, $d = 32$ and a causal mask, $P$ alone is 262,144
-# bytes. How much does autograd keep besides the inputs when the same attention is written with
-# ordinary ops (`composed_attention` below), and how much does your Function keep? Write both
-# guesses in bytes before running on.
+# **Predict, then run.** With $N = 256$, $d = 32$, float32 and a causal mask, how many bytes
+# does autograd keep besides the inputs when the same attention is written with ordinary ops
+# (`composed_attention` below: count what each op's backward must read), and how many does
+# your Function keep? Write both guesses in bytes before running on.
 
 # %%
 my_composed_bytes = None  # bytes autograd keeps for the composed ops
@@ -622,10 +621,13 @@ print("you predicted:", my_peak_prediction)
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Higher. For **one call alone**, keeping less between the passes does nothing for the peak:
-# forward now builds $S$, $S - L$ and $e^{S - L}$, and backward recomputes $S$ before
-# building $P$, $dP$ and $dS$, all $N_q \times N_k$. While they exist they occupy memory just
-# as surely as a saved $P$ does, and there are more of them.
+# Higher, written the straightforward way. For **one call alone**, keeping less between the
+# passes does nothing for the peak: forward now builds $S$, $S - L$ and $e^{S - L}$, and
+# backward recomputes $S$ before building $P$, $dP$ and $dS$, all $N_q \times N_k$. While they
+# exist they occupy memory just as surely as a saved $P$ does, and there are more of them.
+# A forward that writes in place (`S.sub_(lse).exp_()`) can bring its own peak just below
+# `ScaledDotProductAttention`'s (8.0 against 8.25 MiB on torch 2.13), but backward must still
+# rebuild $S$ before $P$, $dP$ and $dS$, and stays higher (20.8 against 12.8 MiB).
 # </details>
 #
 # A model is not one call. In a stack of layers, forward runs every layer before backward
@@ -1069,20 +1071,19 @@ print("CUDA flash kernel returns:", ", ".join(
 # Nothing in this lesson derives the bias gradient: that is the exercise. The hints are
 # collapsed; open them one at a time, only if you are stuck.
 #
-# <details><summary>Hint 1: where does the bias enter?</summary>
+# <details><summary>Hint 1: what is new?</summary>
 #
-# Call the biased scores $S' = \tau\,QK^\top + B$. Everything after $S'$ is the attention you
-# already differentiated, so you know $\partial\phi/\partial S'$. What is
-# $\partial S'_{ij}/\partial B_{ij}$, and what is $\partial S'_{ij}/\partial Q_{ic}$ now?
+# Call the biased scores $S' = \tau\,QK^\top + B$. Which part of your Exercise 1 backward
+# does not care how $S'$ was made? Starting from there, which steps change for $Q$ and $K$,
+# and which step is new?
 # </details>
 #
-# <details><summary>Hint 2: a bias shared by many scores</summary>
+# <details><summary>Hint 2: nudge one entry</summary>
 #
-# With $B$ of shape $(H, 1, N_k)$, one entry $B_{h,0,j}$ is added to $S'_{b,h,i,j}$ for every
-# batch element $b$ and every query $i$. By the chain rule, its gradient is the sum of
-# $\partial\phi/\partial S'$ over every score it was added to. Which dimensions of
-# $\partial\phi/\partial S'$ does that sum run over, for a bias with fewer dimensions, and for
-# a dimension of size 1?
+# Take first a bias of the scores' own shape, and add $\varepsilon$ to one entry: which
+# scores move, and by how much? Now take a bias of shape $(H, 1, N_k)$ and nudge one entry
+# again: which scores move this time? What does that make its gradient, and how do you get
+# there from a tensor of the scores' shape?
 # </details>
 #
 # <details><summary>Hint 3: padding with $-\infty$</summary>
