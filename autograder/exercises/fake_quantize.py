@@ -123,12 +123,16 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
     if not isinstance(got, torch.Tensor) or got.shape != x.shape or got.dtype != x.dtype:
         diagnose_gradient("x", got, references[0])
     got = got.detach()
-    if any(torch.equal(got, r) for r in references):
-        return
     rtol, atol = _tolerance(x.dtype)
 
     def matches(candidate) -> bool:
         return torch.allclose(got, candidate, rtol=rtol, atol=atol)
+
+    # within rounding of one convention's whole tensor: (g / s) * s, or autograd through a
+    # detach-trick rebuild, is an ulp off grad_output; the two conventions differ by whole
+    # grad_output entries in the half-step bands, so this still tells them apart (no mixing)
+    if any(matches(r) for r in references):
+        return
 
     if matches(grad_output):
         saved_roles = [saved.role for saved in forward.saved]

@@ -194,6 +194,24 @@ UNUSUAL += [
 ]
 
 UNUSUAL += [
+    Unusual("FakeQuantize", "backward rebuilds the quantiser with the detach trick (round(v) "
+            "judged) and asks autograd: grad_x is g * s * (1 / s), an ulp off",
+            _fake_quantize(
+                "        x, scale = ctx.saved_tensors\n"
+                "        with torch.enable_grad():\n"
+                "            x_, s_ = x.detach().requires_grad_(), scale.detach().requires_grad_()\n"
+                "            v = x_ / s_\n"
+                "            y = torch.clamp(v + (torch.round(v) - v).detach(), ctx.qmin, "
+                "ctx.qmax) * s_\n"
+                "            return (*torch.autograd.grad(y, (x_, s_), grad_output), None, None)")),
+    Unusual("FakeQuantize", "round(v) judged, grad_x written as (g / s) * s * inside",
+            _fake_quantize(
+                "        x, scale = ctx.saved_tensors\n        v = x / scale\n"
+                "        r = torch.round(v)\n"
+                "        inside = (r >= ctx.qmin) & (r <= ctx.qmax)\n"
+                "        local = torch.where(inside, r - v, torch.clamp(r, ctx.qmin, ctx.qmax))\n"
+                "        return (grad_output / scale) * scale * inside, "
+                "(grad_output * local).sum(), None, None")),
     Unusual("FakeQuantize", "grad_scale left shaped like x: the engine sums it to scale's shape",
             _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, grad_output * {FQ_LSQ}, "
                            "None, None")),
