@@ -1196,6 +1196,46 @@ print("dK of the 2 shared heads:", tuple(k_heads.grad.shape), " = the copies' dK
       torch.allclose(k_heads.grad, k_copied.grad.unflatten(1, (2, 4)).sum(2), atol=1e-6))
 
 # %% [markdown]
+# **Your turn, ungraded: a learned ALiBi slope.** Make ALiBi's slope learnable: head $h$ adds
+# $B_{h,i,j} = -m_h\,|i - j|$, with one parameter $m_h$ per head. Your Exercise 4 backward
+# already has $dS'$, the gradient of the biased scores, of shape $(B, H, N_q, N_k)$. Derive
+# $\partial\phi/\partial m_h$ from it (nudge $m_h$: which scores move, and by how much each?),
+# replace the placeholder below, and run: the check compares with autograd through
+# `F.scaled_dot_product_attention`. The result is one number per head, so a tiled kernel can
+# add each tile's share into it and never keep an $N_q \times N_k$ gradient.
+
+# %%
+def slope_gradient(grad_S, distance):
+    """d(phi)/d(m) for B[h, i, j] = -m[h] * distance[i, j], from grad_S of shape (B, H, Nq, Nk)."""
+    return grad_S.sum(dim=(0, 2, 3))  # placeholder: the sum of Exercise 4, not yet this bias's
+
+
+heads, n = 4, 6
+Qa, Ka, Va = torch.randn(2, heads, n, 8), torch.randn(2, heads, n, 8), torch.randn(2, heads, n, 5)
+grad_Oa = torch.randn(2, heads, n, 5)
+distance = (torch.arange(n)[:, None] - torch.arange(n)[None, :]).abs().float()  # |i - j|
+slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625], requires_grad=True)
+F.scaled_dot_product_attention(Qa, Ka, Va,
+                               attn_mask=-slopes[:, None, None] * distance).backward(grad_Oa)
+full_bias = (-slopes.detach()[:, None, None] * distance).expand(2, heads, n, n).clone()
+full_bias.requires_grad_()  # a bias of the scores' own shape: its gradient is dS'
+F.scaled_dot_product_attention(Qa, Ka, Va, attn_mask=full_bias).backward(grad_Oa)
+mine = slope_gradient(full_bias.grad, distance)
+print("autograd's d/dm:", slopes.grad)
+print("yours:          ", mine, "  match:", torch.allclose(mine, slopes.grad, atol=1e-5))
+
+# %% [markdown]
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# Nudging $m_h$ moves every score of head $h$, in every batch element, by $-|i - j|$ times
+# the nudge, so $\partial\phi/\partial m_h = -\sum_{b,i,j} dS'_{b,h,i,j}\,|i - j|$: a
+# weighted sum, not a plain one. The placeholder's plain sum prints zeros: every row of $dS'$
+# sums to 0, so a number added to a whole row has no gradient. A T5 table is the indexed variant: each score adds the
+# entry of its bucket of $j - i$, so an entry's gradient is the sum of $dS'$ over the scores
+# in its bucket (`index_add_` over the bucket indices).
+# </details>
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
