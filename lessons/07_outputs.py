@@ -1018,6 +1018,7 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # | an in-place Function that returns a new tensor | no memory saved, `x` unchanged (and with `mark_dirty`, an error) | write into `x` and return it |
 # | `ctx.save_for_backward(x)` before the write, to keep the input | autograd packs saved tensors when forward returns: backward gets the output, no error, a wrong gradient | save a new tensor computed before the write |
 # | an in-place write into a tensor another op saved for its backward | that backward raises: "modified by an inplace operation" | write in place only into what nothing else saved, or use the out-of-place op |
+# | saving the output when backward does not need it | a later in-place write into the output makes backward raise | save a new tensor computed before the write |
 # | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, a row's norm) | save it before writing, in as few bytes as it needs |
 # | a mask that is True at $x = 0$ for the clamp | the gradient passes where `torch.relu`'s is 0 | a strict comparison |
 # | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |
@@ -1031,5 +1032,6 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # calls `mark_dirty(x)` and returns `x`; without the mark, gradients through `x` are silently
 # wrong and leaves are overwritten; with it, PyTorch guards leaves (after forward ran) and
 # tracks the write with the version counter. What backward cannot recover from the output
-# must be saved before the write, in as few bytes as it needs. Next lesson: Functions that
+# must be saved before the write, in as few bytes as it needs; the output is saved only when
+# backward needs it, since a saved output cannot be written into again. Next lesson: Functions that
 # `torch.func` and `torch.compile` can work with.

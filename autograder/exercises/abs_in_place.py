@@ -25,8 +25,9 @@ def check_saved_sign(forward, x: torch.Tensor) -> None:
             raise GradingError(
                 f"{NAME}'s gradient is right, but it saves the tensor it returns (x, which "
                 "holds |x| after the write) besides what it kept of the sign: the contract asks "
-                "for the sign alone, one int8 tensor computed before the write (-1, 0 and 1 "
-                "tell the zeros too)")
+                "for the sign alone, so that a later in-place write into the output does not "
+                "break backward, one int8 tensor computed before the write (-1, 0 and 1 tell "
+                "the zeros too)")
         if saved.dtype.is_floating_point:
             raise GradingError(
                 f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} "
