@@ -241,16 +241,26 @@ plt.show()
 # 3. What must forward save so that backward can compute that? Forward has two tensors at
 #    hand, the input $x$ and the output $y$: would either do?
 #
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Check 1</b> (a question)</summary>
 #
-# 1. $\partial y_i / \partial x_j = 2x_i$ if $i = j$, else $0$: a diagonal Jacobian, where
-#    `Norm`'s was a full row.
-# 2. $\texttt{grad\_input}_j = \sum_i \texttt{grad\_output}_i\, \partial y_i/\partial x_j
-#    = 2\, x_j\, \texttt{grad\_output}_j$: one term survives the sum, and the product is
-#    element by element, of $x$'s shape. A result without `grad_output` is right only when
-#    `grad_output` is all ones, as after `.sum()`.
-# 3. Backward needs $x$, which costs no new memory, since the caller holds it. The output is
-#    a candidate too: the experiment after the self-check tests it.
+# Change $x_j$ alone, for one $j$: which outputs $y_i$ move? So how many terms of the sum
+# $\sum_i \texttt{grad\_output}_i\, \partial y_i/\partial x_j$ can be non-zero?
+# </details>
+#
+# <details><summary><b>Check 2</b> (the key step)</summary>
+#
+# $\partial y_i / \partial x_j = 2x_i$ if $i = j$, else $0$: a diagonal Jacobian, where
+# `Norm`'s was a full row. Only the term $i = j$ survives the sum, and it still holds
+# $\texttt{grad\_output}_j$: a result without it is right only when `grad_output` is all
+# ones, as after `.sum()`.
+# </details>
+#
+# <details><summary><b>Check 3</b> (the formula)</summary>
+#
+# $$\texttt{grad\_input}_j = 2\, x_j\, \texttt{grad\_output}_j ,$$
+#
+# element by element, of $x$'s shape. It needs $x$, which costs no new memory, since the
+# caller holds it. The output is a candidate too: the experiment after the self-check tests it.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Square", "solution": true}
@@ -428,15 +438,27 @@ compare(predicted, {"tensors printed in forward": counts[0],
 # 3. So what must forward keep for backward, and where: `save_for_backward`, plain attributes,
 #    or nothing?
 #
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Check 1</b> (a question)</summary>
 #
-# 1. $x_1$ and $x_2$, each only when its entry of `ctx.needs_input_grad` is true; `None` for
-#    the floats $w_1$ and $w_2$.
-# 2. $w_1 \delta_{ij}$ and $w_2 \delta_{ij}$: they depend on the weights only, not on any
-#    tensor. So, with $G$ = `grad_output`, $\partial L / \partial x_{1,j} = w_1 G_j$ and
-#    $\partial L / \partial x_{2,j} = w_2 G_j$.
-# 3. No tensor at all; the two floats as plain attributes. A Function that saves no tensor
-#    keeps no memory alive between the passes.
+# Which of the four inputs can carry a gradient at all? And if you nudge $x_{1,j}$ by a small
+# $\varepsilon$, by how much does $y_j$ move: does the answer depend on any tensor?
+# </details>
+#
+# <details><summary><b>Check 2</b> (the key step)</summary>
+#
+# Only $x_1$ and $x_2$, each when its entry of `ctx.needs_input_grad` is true; the floats
+# $w_1$ and $w_2$ get `None`. $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$ and
+# $\partial y_i / \partial x_{2,j} = w_2 \delta_{ij}$: weights only, no tensor. So backward
+# needs no saved tensor, only the two floats, kept as plain attributes on `ctx`.
+# </details>
+#
+# <details><summary><b>Check 3</b> (the formulas)</summary>
+#
+# With $G$ = `grad_output`,
+# $$\frac{\partial L}{\partial x_{1,j}} = w_1 G_j, \qquad
+#   \frac{\partial L}{\partial x_{2,j}} = w_2 G_j .$$
+#
+# A Function that saves no tensor keeps no memory alive between the passes.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}

@@ -288,7 +288,9 @@ MISTAKES = [
                    "                u @ grad_output if need_v else None)",
                    "        y = torch.outer(u, v)\n        ctx.save_for_backward(u, v, y)\n"
                    "        return y")),
-    Mistake("Outer", "forgets grad_output", "Outer.backward ignores grad_output",
+    Mistake("Outer", "forgets grad_output", "Outer.backward ignores grad_output: grad_u is "
+            "the local derivative dy/du alone, the right gradient only when grad_output is all "
+            "ones; u[k] reaches several outputs y[i, j], and each carries its own weight",
             _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
                    "        return (v.sum().expand(u.shape) if need_u else None,\n"
                    "                u.sum().expand(v.shape) if need_v else None)")),
