@@ -481,7 +481,9 @@ for name, function in [("clipped detach trick", clipped_trick),
 
 # %% [markdown]
 # **Quick question 2.** In float32 the spacing between neighbouring floats reaches 2 at
-# $2^{24} \approx 1.7 \times 10^{7}$. Predict the value of `x + (torch.sign(x) - x)` for
+# $2^{24} \approx 1.7 \times 10^{7}$. A result exactly halfway between two neighbouring floats
+# rounds to the one whose last significand bit is 0 (round half to even); where the spacing is
+# 2, that is the neighbour divisible by 4. Predict the value of `x + (torch.sign(x) - x)` for
 # `x = 1e7` and for `x = 3e7` in float32. Write your predictions below, then run the cell
 # after.
 
@@ -498,8 +500,10 @@ for value, predicted in ((1e7, predicted_at_1e7), (3e7, predicted_at_3e7)):
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # At $10^7 < 2^{24}$ every integer is a float32, so $1 - x$ is exact and the sum is exactly 1.
-# At $3 \times 10^7$ the floats are 2 apart, $1 - x$ rounds to an even neighbour, and the sum
-# comes out as 0 or 2 instead of 1. A latent weight or activation that large is rare, which is
+# At $3 \times 10^7$ the floats are 2 apart and $3 \times 10^7$ is one of them, so
+# $1 - x = -29\,999\,999$ lies exactly halfway between $-29\,999\,998$ and $-30\,000\,000$.
+# The tie goes to $-30\,000\,000$, the one divisible by 4, and the sum is 0 instead of 1 (for
+# an $x$ whose tie went the other way it would be 2). A latent weight or activation that large is rare, which is
 # why the composed form works in practice.
 # </details>
 
@@ -842,7 +846,8 @@ theirs = torch.autograd.grad(torch._fake_quantize_learnable_per_tensor_affine(
 print("gradient for x, yours: ", mine[0].tolist())
 print("gradient for x, torch's:", theirs[0].tolist())
 print(f"gradient for s, yours: {mine[1].item():.3f}   torch's: {theirs[1].item():.3f}")
-differ = {round(value, 1) for value, a, b in zip(x.tolist(), mine[0], theirs[0]) if a != b}
+differ = {round(value, 1) for value, a, b in zip(x.tolist(), mine[0], theirs[0])
+          if abs(a - b) > 1e-6}
 compare("the gradients for x differ at", predicted_differ_at, differ)
 
 # %% [markdown]
@@ -923,11 +928,11 @@ plt.show()
 # | `torch.tanh(k * x)` in forward | the forward is no longer binary | exact quantiser forward, surrogate in backward only |
 # | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
 # | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
-# | gradient for `scale` of `round(v)` inside the clip | round held constant: the rounding error's `- v` is lost | `round(v) - v` inside |
-# | gradient for `scale` of 0 where the clip is active | clipped values never push the step up | `qmin` below, `qmax` above |
+# | gradient for `scale` of `round(v)` inside the clip | the step ignores the rounding error: round was held constant, its derivative taken as 0 | redo the product rule with round's derivative taken as 1 |
+# | gradient for `scale` of 0 where the clip is active | clipped values never push the step up: it never grows to cover outliers | differentiate the clipped output for $s$ too: it is constant in $x$, not in $s$ |
 # | gradient for `scale` of $-v$ inside the clip | the product rule's other term, from the factor $s$, is lost | differentiate both places $s$ appears |
-# | `.mean()` for the gradient of `scale` | every output depends on the one step: the chain rule sums | `.sum()` |
-# | gradient for `x` of `grad_output / scale` | the `1/s` of $v$ and the factor $s$ cancel | `grad_output` inside the clip |
+# | `.mean()` for the gradient of `scale` | the step learns more slowly the larger the tensor | every output depends on the one step: how does the chain rule combine their contributions? |
+# | gradient for `x` of `grad_output / scale` | the step size leaks into the gradient for $x$ | differentiate $\operatorname{round}(x/s) \cdot s$ for $x$ with round's derivative taken as 1: what happens to $s$? |
 #
 # ## Common misconceptions
 #
@@ -953,8 +958,8 @@ class DetachTrickInForward(torch.autograd.Function):
         return y
 
     @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output  # the only gradient there is
+    def backward(ctx, grad_output):  # never called: this cell only runs forward
+        raise NotImplementedError
 
 
 x = torch.tensor([-2.0, 0.5, 1e17], dtype=torch.float64, requires_grad=True)
@@ -974,19 +979,6 @@ print("forward:", y.detach().tolist(), " but sign(x) =", torch.sign(x).detach().
 # autograd records the softmax.
 
 # %%
-class GumbelSoftmaxIdentity(torch.autograd.Function):
-    """The misconception: a one-hot sample in forward, grad_output passed through in backward."""
-
-    @staticmethod
-    def forward(ctx, logits, gumbels, tau):
-        hard = ((logits + gumbels) / tau).argmax(dim=-1)
-        return F.one_hot(hard, logits.shape[-1]).to(logits.dtype)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output, None, None
-
-
 generator = torch.Generator().manual_seed(1)
 logits = torch.randn(2, 4, generator=generator, dtype=torch.float64)
 gumbels = -torch.log(-torch.log(torch.rand(2, 4, generator=generator, dtype=torch.float64)))
@@ -998,11 +990,10 @@ y_soft = torch.softmax((leaf + gumbels) / tau, dim=-1)
 y_hard = F.one_hot(y_soft.argmax(dim=-1), 4).to(y_soft.dtype)
 (y_hard + (y_soft - y_soft.detach())).backward(grad_output)  # the exact form, see above
 
-mine = logits.clone().requires_grad_()
-GumbelSoftmaxIdentity.apply(mine, gumbels, tau).backward(grad_output)
-for name, grad in [("reference (detach trick)", leaf.grad), ("GumbelSoftmaxIdentity", mine.grad)]:
+identity = grad_output  # what the misconception's backward hands the logits, untouched
+for name, grad in [("reference (detach trick)", leaf.grad), ("identity", identity)]:
     print(f"{name:25s} row sums", [round(v, 3) + 0.0 for v in grad.sum(dim=-1).tolist()])
-print("identity matches the reference:", torch.allclose(mine.grad, leaf.grad))
+print("identity matches the reference:", torch.allclose(identity, leaf.grad))
 
 # %% [markdown]
 # Exercise 5, at the end of the lesson, asks you for the right Function.
