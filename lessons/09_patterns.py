@@ -150,6 +150,17 @@ print("shape:", tuple(big.shape), " stride:", big.stride(),
       " bytes behind it:", big.untyped_storage().nbytes())
 
 # %% [markdown]
+# That saving holds while the gradient flows on through other nodes. At a **leaf** it ends:
+# the engine stores `.grad` with the leaf's own layout, so it copies an expanded gradient into
+# a dense tensor, and the leaf's `.grad` costs the full $(3, 1000)$ entries.
+
+# %%
+leaf = torch.randn(3, 1000, requires_grad=True)
+leaf.sum(1).sum().backward()  # sum's backward expands, as above
+print("leaf.grad stride:", leaf.grad.stride(),
+      " bytes behind it:", leaf.grad.untyped_storage().nbytes())
+
+# %% [markdown]
 # Here is the worked example as a Function, `SumOverDim.apply(x, dim, keepdim)`, and the mean
 # built on it. `dim` and `keepdim` are Python values, so backward returns `None` for them.
 
@@ -605,18 +616,18 @@ jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 # write for it comes from the no-zero case, $\partial L / \partial x_i = \frac{1}{x_i}
 # \sum_{o \ge i} g_o\, y_o$ (a reversed running sum of $g\,y$, divided by $x$).
 #
-# **Quick question 6.** $x = [2, 0, 3, 0.5]$ and $g$ all ones (the loss is the sum of the four
+# **Quick question 4.** $x = [2, 0, 3, 0.5]$ and $g$ all ones (the loss is the sum of the four
 # outputs). Work out the true gradient with respect to each of the four entries, by hand from
-# $y_o$, and write the four numbers into `prediction_6`. The cell also runs the short formula.
+# $y_o$, and write the four numbers into `prediction_4`. The cell also runs the short formula.
 
 # %%
-prediction_6 = None  # [dL/dx_0, dL/dx_1, dL/dx_2, dL/dx_3]
-x6 = torch.tensor([2.0, 0.0, 3.0, 0.5], requires_grad=True)
-torch.cumprod(x6, 0).sum().backward()
-y6 = torch.cumprod(x6.detach(), 0)
-short = (torch.ones(4) * y6).flip(0).cumsum(0).flip(0) / x6.detach()
+prediction_4 = None  # [dL/dx_0, dL/dx_1, dL/dx_2, dL/dx_3]
+x4 = torch.tensor([2.0, 0.0, 3.0, 0.5], requires_grad=True)
+torch.cumprod(x4, 0).sum().backward()
+y4 = torch.cumprod(x4.detach(), 0)
+short = (torch.ones(4) * y4).flip(0).cumsum(0).flip(0) / x4.detach()
 print("the short formula:", short.tolist())
-compare(prediction_6, x6.grad.tolist())
+compare(prediction_4, x4.grad.tolist())
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -718,19 +729,19 @@ check_cumprod_backward()
 # - `t[index] = v` (which is `t.index_put_((index,), v)`) **writes** row $k$ of `v` to row
 #   `index[k]`, for every $k$.
 #
-# **Quick question 4.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. What is entry 4 of
+# **Quick question 5.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. What is entry 4 of
 # `zeros(5).index_add(0, idx, v)`, and what of `z = zeros(5); z[idx] = v`? Write the pair
-# into `prediction_4`.
+# into `prediction_5`.
 
 # %%
-prediction_4 = None  # (entry 4 after index_add, entry 4 after the assignment)
+prediction_5 = None  # (entry 4 after index_add, entry 4 after the assignment)
 idx, v = torch.tensor([4, 0, 4]), torch.tensor([1.0, 2.0, 3.0])
 added = torch.zeros(5).index_add(0, idx, v)
 z = torch.zeros(5)
 z[idx] = v
 print("index_add:  ", added)
 print("assignment: ", z)
-compare(prediction_4, (added[4].item(), z[4].item()))
+compare(prediction_5, (added[4].item(), z[4].item()))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -826,7 +837,7 @@ from autograder import grade; grade("IndexSelect", IndexSelect)
 # Your `IndexSelect` with `index = [3, 0, 3, 3]`: the two columns of row 3 of $x$ each have
 # three ones, one per output row that copied it. Below it, what a backward that assigns,
 # `grad[index] = grad_output`, returns instead: each row of the gradient keeps one write (on
-# CPU the last one, as in quick question 4). That is your own backward fed a `grad_output` in
+# CPU the last one, as in quick question 5). That is your own backward fed a `grad_output` in
 # which every earlier repeat of a row is zeroed, which is how the cell builds it. The outlined
 # entries are the repeats it lost.
 
@@ -869,18 +880,18 @@ jacobian_view(SelectByAssignment, index_select_rows, rows, repeated)
 # where $\varepsilon$ keeps a row of zeros (or nearly) from dividing by zero: such a row is
 # divided by $\varepsilon$ instead and stays short.
 #
-# **Quick question 5.** A row well above $\varepsilon$, and `grad_output` equal to $y$ itself
+# **Quick question 6.** A row well above $\varepsilon$, and `grad_output` equal to $y$ itself
 # (the loss grows when the output grows along its own direction). What is the gradient with
 # respect to $x$? And for a row whose norm is below $\varepsilon$? Write `"zero"` or
-# `"not zero"` for each row into `prediction_5`.
+# `"not zero"` for each row into `prediction_6`.
 
 # %%
-prediction_5 = None  # ("zero" or "not zero" for the long row, the same for the short row)
+prediction_6 = None  # ("zero" or "not zero" for the long row, the same for the short row)
 row = torch.tensor([[3.0, 4.0], [0.003, 0.004]], dtype=torch.float64, requires_grad=True)
 y = F.normalize(row, dim=-1, eps=0.01)
 grad_row, = torch.autograd.grad(y, row, y.detach())
 print("y:", y.detach(), "\ngradient for grad_output = y:", grad_row)
-compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for r in grad_row))
+compare(prediction_6, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for r in grad_row))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -914,7 +925,7 @@ compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 # 3. Multiply by $g_j$ and sum over $j$. You get $g$ minus one term; write that term with a dot
 #    product $y \cdot g$ per row (which `keepdim` keeps broadcastable?).
 # 4. Geometrically, what does subtracting that term do to $g$? Check it against quick
-#    question 5.
+#    question 6.
 # 5. Which tensors does your formula read? Can backward tell the two cases apart from what you
 #    saved? (At a norm exactly equal to `eps`, `F.normalize`'s own gradient takes the
 #    "above" formula; the grader never puts a row exactly there.)
@@ -943,7 +954,7 @@ compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 #
 # with one dot product $y \cdot g$ per row, kept broadcastable against the row. Subtracting
 # $y\,(y \cdot g)$ removes from $g$ its component along the unit vector $y$ (the projection of
-# quick question 5: for $g = y$ the gradient is 0). It reads $y$ and $n$ (or $\max(n, \varepsilon)$
+# quick question 6: for $g = y$ the gradient is 0). It reads $y$ and $n$ (or $\max(n, \varepsilon)$
 # and which case the row is in): what you save.
 # </details>
 
@@ -1073,9 +1084,9 @@ plt.show()
 # Write one output entry with indices, differentiate by one input entry (deltas where indices
 # must match), multiply by $g$ and sum over the output's indices. What survives is a pattern:
 # a broadcast becomes a sum down to the input's exact shape (`sum_to_size`), a reduction an
-# `expand` (a view with stride 0, no copy) after putting the reduced dim back, a scan the same
-# scan reversed (for a product, one that multiplies by $x$ rather than dividing by it, so zeros
-# cost nothing), a selection an `index_add` that accumulates repeats, a normalisation a
+# `expand` (a view with stride 0, no copy until a leaf's `.grad` stores it) after putting the
+# reduced dim back, a scan the same scan reversed (for a product, one that multiplies by $x$
+# rather than dividing by it, so zeros cost nothing), a selection an `index_add` that accumulates repeats, a normalisation a
 # projection that removes the component along the output. The engine sums a gradient that
 # backward left in a broadcast shape, but only for shapes the input broadcasts to, and only on
 # its own path: return exact shapes. Next lesson: these patterns assembled into LayerNorm and
@@ -1201,7 +1212,9 @@ for name, forward in [("x.max(0).values", lambda x: x.max(0).values),
 # associative, so an embedding's gradient can differ in its last bits from one run to the
 # next. `torch.use_deterministic_algorithms(True)` switches both to deterministic versions (its
 # documentation lists them), at some cost in speed. An assignment is never the fix: it loses
-# the repeats, and which write survives is not defined either (quick question 4).
+# the repeats, and which write survives is not defined either (quick question 5), unless
+# deterministic mode is on: `torch.use_deterministic_algorithms(True)` makes `index_put` with
+# `accumulate=False` deterministic too, but the repeats are still lost.
 #
 # **When not to write these Functions.** Every forward of this lesson already has a backward in
 # PyTorch that follows the same pattern (and `torch.prod`'s handles zeros). A custom Function
