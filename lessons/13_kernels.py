@@ -224,13 +224,14 @@ print("torch.compile(fullgraph=True) matches eager:",
       torch.allclose(compiled(a, b), sum_squared_error(a * 2, b).sqrt()))
 
 # %% [markdown]
-# **Predict, then run.** The kernel below is the forward kernel without its masks, run on
-# 1000 elements in blocks of 128 (the tensors hold 1024, so nothing outside them is touched).
-# Write your answer as `"error"`, `"wrong values"` or `"right values"` in `my_prediction`
-# before running the cell after it.
+# **Predict, then run.** The kernel below is the forward kernel without its masks. Its
+# tensors hold 1024 elements; it is told `n = 1000` and launched in blocks of 128. Predict two
+# things before running the cell after this one: what happens (`"error"`, `"wrong values"`
+# or `"right values"`), and the first and last index the last program loads.
 
 # %%
 my_prediction = ""  # "error", "wrong values" or "right values"
+my_last_block = (None, None)  # (first index, last index) the last program loads
 
 # %%
 @triton.jit
@@ -250,6 +251,8 @@ verdict = ("write your prediction first" if not my_prediction else
            "as you predicted" if my_prediction == outcome else "not what you predicted: why?")
 print(f"you predicted {my_prediction!r}; no error, and {outcome} ({verdict}): the sum is "
       f"{partials.sum():.2f}, the first 1000 elements give {right:.2f}")
+last = ((blocks(1000)[0] - 1) * SSE_BLOCK, blocks(1000)[0] * SSE_BLOCK - 1)
+print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my_last_block}")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -443,9 +446,23 @@ print(f"you said {my_ratio}; composed {composed_bytes / 2**20:.0f} MiB, fused "
 # 2. $\partial L/\partial w_j$: the weight is shared by every row. What does each program
 #    know, and where are its contributions added up?
 #
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1 · a question</b></summary>
 #
-# 1. With $\hat g_j = g_j w_j$: $\partial L/\partial x_j = r\,\big(\hat g_j - \hat x_j \cdot
+# $y_k = x_k\, r\, w_k$ for every $k$ of the row, and $r$ depends on every $x_j$. So
+# $x_j$ reaches the loss through $y_j$ directly and through $r$ in every $y_k$. Which sum
+# over the row does that second path need, and does one program have it?
+# </details>
+#
+# <details><summary><b>Hint 2 · the key step</b></summary>
+#
+# $\partial r/\partial x_j = -r^3 x_j / D$. With $\hat g_k = g_k w_k$:
+# $\partial L/\partial x_j = \hat g_j\, r + \sum_k \hat g_k\, x_k\, \partial r/\partial x_j$.
+# Write the second term with $\hat x = x\,r$.
+# </details>
+#
+# <details><summary><b>Hint 3 · the formulas</b> (open after your attempt)</summary>
+#
+# 1. $\partial L/\partial x_j = r\,\big(\hat g_j - \hat x_j \cdot
 #    \tfrac1D \sum_k \hat g_k \hat x_k\big)$; one row's sum, so one program per row has all
 #    it needs.
 # 2. $\partial L/\partial w_j = \sum_{\text{rows}} g_j \hat x_j$: a sum **across** programs.

@@ -94,6 +94,30 @@ def check_rows(function, values: dict) -> None:
         raise
 
 
+def check_eps(function, device) -> None:
+    """eps = 0.5: the forward shows where eps went (1e-5 outside the root fails only backward)."""
+    covers("eps")
+    values = _values((3, 4), device, seed=6, eps=0.5)
+    try:
+        check_rows(function, values)
+    except GradingError as error:
+        x, weight = values["x"], values["weight"]
+        try:
+            got = function(x, weight, 0.5).detach()
+        except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+            raise error from None
+        wrong = {"adds eps outside the square root, 1 / (sqrt(mean(x**2)) + eps)":
+                 x / (x.pow(2).mean(-1, keepdim=True).sqrt() + 0.5) * weight,
+                 "ignores its eps argument": x * x.pow(2).mean(-1, keepdim=True).rsqrt() * weight}
+        for what, output in wrong.items():
+            if got.shape == output.shape and torch.allclose(got, output, rtol=1e-5, atol=1e-7):
+                raise GradingError(
+                    f"rms_norm_rows's output is wrong with eps = 0.5: the forward {what}; "
+                    "eps goes inside the root, rstd = 1 / sqrt(mean(x**2) + eps) (a small eps "
+                    "hides this in the output)", error.details, case=error.case) from error
+        raise
+
+
 def check_non_contiguous(function, device) -> None:
     covers("non-contiguous inputs")
     values = {"x": sample((6, 4), device, seed=3).t(),
@@ -286,6 +310,7 @@ def rms_norm_rows_full(function, device) -> None:
     require_triton()
     with guarded_memory("rms_norm_rows"):
         check_operator(function, "rms_norm_rows", tuple(_values((2, 3), device).values()))
+        check_eps(function, device)
         for seed, shape in enumerate([(4, 5), (3, 2, 7), (9, 6)]):
             check_rows(function, _values(shape, device, seed=seed))
         covers("D not a power of two, up to 4096")
@@ -294,8 +319,6 @@ def rms_norm_rows_full(function, device) -> None:
         covers("1-D x and no rows")
         for shape in [(7,), (0, 6)]:
             check_rows(function, _values(shape, device, seed=5))
-        covers("eps")
-        check_rows(function, _values((3, 4), device, seed=6, eps=0.5))
         check_each_input_alone(Calls(function), RMS_NORM_ROWS, _values((4, 6), device, seed=2))
         covers("gradcheck in float64")
         x, weight = (v.requires_grad_() for v in list(_values((2, 3), device).values())[:2])

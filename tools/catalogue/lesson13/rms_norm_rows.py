@@ -272,9 +272,14 @@ MISTAKES = [
                   ("    partial_w = torch.empty(rows.shape, device=x.device, dtype=rstd.dtype)",
                    "    partial_w = torch.zeros((1, D), device=x.device, dtype=rstd.dtype)")),
             named=True),
-    Mistake("rms_norm_rows", "eps outside the square root", "your gradient for x is wrong",
+    Mistake("rms_norm_rows", "eps outside the square root",
+            "rms_norm_rows's output is wrong with eps = 0.5: the forward adds eps outside",
             _edit(RMS, ("    rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D + eps)",
                         "    rstd = 1 / (tl.sqrt(tl.sum(x * x, axis=0) / D) + eps)"))),
+    Mistake("rms_norm_rows", "eps left out of rstd",
+            "rms_norm_rows's output is wrong with eps = 0.5: the forward ignores its eps",
+            _edit(RMS, ("    rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D + eps)",
+                        "    rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D)"))),
     Mistake("rms_norm_rows", "float16 accumulated in float16", "loses precision in torch.float16",
             _edit(RMS, ('''    if x.dtype != tl.float64:
         x, w = x.to(tl.float32), w.to(tl.float32)
