@@ -744,9 +744,9 @@ print("you predicted:", my_saved_early)
 # </details>
 #
 # So the question for every in-place Function is: **can backward compute the derivative from
-# the output $y$ alone?** If yes, save `x` (it is $y$ once forward returns: no extra memory, but a price the worked
-# example below shows).
-# If not, compute, *before* writing, the smallest new tensor that fills the gap, and save that.
+# the output $y$ alone?** If yes, save `x` (it is $y$ once forward returns: no extra memory,
+# but a price the worked example below shows). If not, compute, *before* writing, the
+# smallest new tensor that fills the gap, and save that.
 #
 # **Predict, then run.** For each of these in-place ops, can the derivative at every $x$ be
 # recovered from $y$ alone? A leaky ReLU, $y = x$ for $x > 0$ and $0.1\,x$ otherwise;
@@ -771,7 +771,8 @@ print("sin(0.5) and sin(pi - 0.5):", math.sin(0.5), math.sin(math.pi - 0.5), " t
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # The leaky ReLU: $y$ has the sign of $x$, so the derivative is $1$ where $y > 0$ and $0.1$
-# elsewhere (PyTorch's own choice at $0$ included), a function of $y$. $\tanh$: $1 - y^2$. The cube: $3x^2 = 3\,y^{2/3}$, a function of $y$ too. But $\sin$:
+# elsewhere (PyTorch's own choice at $0$ included), a function of $y$. $\tanh$: $1 - y^2$.
+# The cube: $3x^2 = 3\,y^{2/3}$, a function of $y$ too. But $\sin$:
 # $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and $x = \pi - 0.5$ show
 # (same $y$, opposite derivatives). For $\sin$ the output is not enough, and what is missing is
 # one bit per element: the sign of $\cos x$.
