@@ -955,8 +955,9 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 #   number. $\mathrm{softplus}(-40) \approx 4.2 \times 10^{-18}$, not $0$; the gradient at
 #   $x = 40$ is $1 - 4.2 \times 10^{-18}$, and at $x = -40$ it is about $4.2 \times 10^{-18}$.
 #
-# (One of this course's source texts gives the derivative as $x - \sigma(x)$. Derive it
-# yourself.)
+# Derive the derivative yourself, and test what you find with one number before you trust
+# it, a formula found elsewhere included: $x - \sigma(x)$, for instance, is $-0.5$ at $x = 0$,
+# where softplus rises.
 #
 # <details><summary><b>Hint 1</b> (forward)</summary>
 #

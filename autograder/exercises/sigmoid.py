@@ -202,8 +202,40 @@ def _scaled_values(shape, device, scale, seed=0, dtype=torch.float64) -> dict:
     return {"x": sample(shape, device, seed=seed, dtype=dtype), "scale": scale}
 
 
+def _scaled_grad_x(function, values: dict):
+    """(what forward saved, grad_x, the true grad_x) for one call on ``values``."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, SCALED_SIGMOID, inputs)
+    grad_output = 0.5 + torch.rand(forward.output.shape, dtype=forward.output.dtype,
+                                   generator=torch.Generator().manual_seed(6))
+    grad_output = grad_output.to(forward.output.device)
+    grad = run_backward(SCALED_SIGMOID, forward.output, inputs, grad_output).grads[0]
+    return forward.saved, grad, reference_gradients(SCALED_SIGMOID, inputs, grad_output)["x"]
+
+
+def check_no_division_by_scale(function, device) -> None:
+    """A gradient right at scale 2.5 and not finite at scale 0, on the same x, where the true
+    gradient is 0: backward divided by scale (sigma(x) recovered as y / scale is 0/0 there)."""
+    _, grad, true = _scaled_grad_x(function, _scaled_values((7,), device, 2.5))
+    if not (isinstance(grad, torch.Tensor) and grad.shape == true.shape
+            and torch.allclose(grad, true)):
+        return
+    saved, grad, _ = _scaled_grad_x(function, _scaled_values((7,), device, 0.0))
+    if not (isinstance(grad, torch.Tensor) and grad.shape == true.shape
+            and not torch.isfinite(grad).all()):
+        return
+    what = ("it saved its output y = scale * sigmoid(x), and recovering sigma(x) as y / scale "
+            if any(s.role == "output" for s in saved) else "a division by scale ")
+    raise GradingError(
+        f"ScaledSigmoid's grad_x is right at scale = 2.5 but holds nan or inf at scale = 0, "
+        f"on the same x: {what}gives 0/0 there, where the derivative is exactly 0; "
+        "handle scale == 0 (the gradient is zeros), or save x and recompute sigma(x)")
+
+
 def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
     function = check_is_function(ScaledSigmoid, SCALED_SIGMOID)
+    with case("x of shape (7,), scale=0.0"):
+        check_no_division_by_scale(function, device)
     for seed, shape in enumerate(SHAPES):
         for scale in (2.5, -1.0, 0.0):
             with case(f"x of shape {shape}, scale={scale}"):

@@ -224,11 +224,16 @@ MISTAKES = [
             "factor 0.4: a factor missing, or one too many?",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * s * (1 - s), "
                     "None"), nbgrader=True),
-    Mistake("ScaledSigmoid", "sigma recovered as y / scale", "scale=0.0",
+    Mistake("ScaledSigmoid", "sigma recovered as y / scale", "it saved its output y = scale "
+            "* sigmoid(x), and recovering sigma(x) as y / scale gives 0/0 there",
             _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
                     "        ctx.scale = scale\n        return y",
                     "        y, = ctx.saved_tensors\n        s = y / ctx.scale\n"
                     "        return grad_output * ctx.scale * s * (1 - s), None"), named=True),
+    Mistake("ScaledSigmoid", "saves x, then divides by scale", "on the same x: a division by "
+            "scale gives 0/0 there",
+            _scaled(SCALED_FORWARD, SCALED_READ + "        y = ctx.scale * s\n"
+                    "        return grad_output * y * (1 - y / ctx.scale), None")),
     Mistake("ScaledSigmoid", "one gradient for two inputs", "backward returned 1 gradient for "
             "2 inputs: return None for scale",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
