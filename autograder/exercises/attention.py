@@ -49,6 +49,8 @@ def _wrong_gradients(values: dict, grad_output: torch.Tensor) -> dict:
         "diagonal only": P * (1 - P) * dP,
         "row sum over queries": P * (dP - (dP * P).sum(-2, keepdim=True)),
     }
+    if P.shape[-1] == P.shape[-2]:  # (..., Lq) sums broadcast across the keys only if square
+        variants["row sum as a row"] = P * (dP - (dP * P).sum(-1).unsqueeze(-2))
     return {mistake: (scale * dS @ K, scale * dS.transpose(-2, -1) @ Q)
             for mistake, dS in variants.items()}
 
@@ -141,6 +143,11 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
                 return (f"{spec.name}'s backward uses only the diagonal of the softmax's "
                         "Jacobian, P * (1 - P) * dP: every score moves every probability in its "
                         "row, so include the row-sum term, dS = P * (dP - rowsum(dP * P))")
+            if mistake == "row sum as a row":
+                return (f"{spec.name}'s backward lays its row sums out as a row: query i's sum "
+                        "lands in column i (what .sum(-1) without keepdim does on square "
+                        "scores); keep the dimension, (dP * P).sum(-1, keepdim=True), so that "
+                        "each row's number meets its own row")
             return (f"{spec.name}'s backward sums dP * P over the queries: the row sum runs over "
                     "the keys, (dP * P).sum(-1, keepdim=True)")
     return None

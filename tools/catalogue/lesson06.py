@@ -230,3 +230,10 @@ MISTAKES += [
         scores = (Q @ K.transpose(-2, -1)) * ctx.scale
         P = (scores - lse.unsqueeze(-1)).exp()'''), name=M), named=True),
 ]
+
+MISTAKES += [
+    # the (..., Lq) row sums put back as a row, (..., 1, Lq): on square scores no error, the
+    # wrong axis (the fresh review's probe got only the generic hint)
+    Mistake(S, "row sums unsqueezed as a row", "lays its row sums out as a row",
+            _sdpa((BACKWARD_S, "grad_S = P * (grad_P - (grad_P * P).sum(dim=-1).unsqueeze(-2))"))),
+]
