@@ -358,8 +358,8 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # $n_r$ is a reduction over the last dimension. Keep that dimension as size 1 and the norms
 # broadcast against `grad_output` for any number of leading dimensions; a 1-D `grad_output` is
 # a single row. The engine may hand the same `grad_output` tensor to other nodes (the section
-# on three bugs and gradcheck shows one), so backward must return a **new** tensor and leave
-# `grad_output` as it found it.
+# on three bugs and gradcheck shows one), so backward must never write into it. Returning it
+# unchanged is fine (when no row is over `max_norm`), and so is a new tensor.
 # </details>
 #
 # ## ✎ Exercise 2 · `ClipGradientNorm`
@@ -467,18 +467,20 @@ compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
 #
 # `t.register_hook(fn)` calls `fn(grad)` when the gradient with respect to `t` has been
 # computed in backward, and returns a **handle**. `fn` may return `None` (it only looks) or a
-# tensor (what autograd does with that tensor is the first part of the question below). A hook
-# stays on its tensor until `handle.remove()`.
+# tensor (what autograd does with that tensor is the first part of the question below).
+# `handle.remove()` takes the hook off.
 #
-# **Quick question 3.** Below, a hook on the hidden activation `h` prints the gradient's norm,
-# and a second hook returns `2 * grad`. Does the second change `w1.grad`? Does the first hook
-# print the gradient before or after the doubling? And after both handles are removed, does
-# the third backward print anything? Write your predictions, then run.
+# **Quick question 3.** Below, a hook on the hidden activation `h` records the gradient's
+# norm in `seen`, and a second hook returns `2 * grad`. Does the second change `w1.grad`? Does
+# the first hook
+# see the gradient before or after the doubling? The cell runs backward three times, the
+# third after both handles are removed: how many norms will `seen` hold at the end? Write your
+# predictions, then run.
 
 # %%
 second_hook_doubles_w1_grad = None  # your prediction: True or False
 first_hook_sees_the_doubled_gradient = None  # your prediction: True or False
-third_backward_runs_the_first_hook = None  # your prediction: True or False
+norms_in_seen_at_the_end = None  # your prediction: a whole number
 
 # %%
 w1 = torch.randn(3, 4, requires_grad=True)
@@ -500,8 +502,7 @@ look.remove()
 double.remove()
 w1.grad = None
 output.backward()
-compare("the third backward runs the first hook", third_backward_runs_the_first_hook,
-        len(seen) == 3)
+compare("norms in seen at the end", norms_in_seen_at_the_end, len(seen))
 print("after remove(): w1.grad is the plain gradient again:", torch.allclose(w1.grad, reference),
       "; norms the first hook saw:", seen)
 
@@ -511,7 +512,8 @@ print("after remove(): w1.grad is the plain gradient again:", torch.allclose(w1.
 # The first hook only reads; the second returns a tensor, and autograd uses it in place of
 # the gradient for everything below `h`: `w1.grad` doubles. Hooks run in the order they were
 # registered, so the first one saw the same norm both times, before the doubling. After
-# `remove()` a hook never runs again: the third backward added no norm to `seen`. Forget
+# `remove()` a hook never runs again: the third backward added no norm, so `seen` holds two.
+# Until `remove()` a hook stays on its tensor: forget
 # `remove()` and every later backward runs it, and a hook that appends to a list keeps every
 # tensor it saw alive. A hook belongs to
 # the **tensor** it was registered on: the next forward makes a new `h` with no hooks, so a
@@ -1490,6 +1492,31 @@ definition = torch.einsum("nto,nti->noi", sequence_g, sequence_x).flatten(1).nor
 grams = ((sequence_g @ sequence_g.mT) * (sequence_x @ sequence_x.mT)).sum((1, 2)).sqrt()
 print("per-sample norms by definition:", definition)
 print("from the two Gram matrices:    ", grams)
+
+# %% [markdown]
+# **What real DP-SGD clips.** DP-SGD as published, and Opacus by default (`clipping="flat"`),
+# clip sample $n$'s gradient of **all** parameters together: the factor uses the norm over
+# every layer at once. A Function inside one layer's backward cannot know the other layers'
+# norms when it runs, so stacking `PerSampleClippedLinear` layers is per-layer clipping: a
+# real variant (Opacus takes one bound per layer), where bounds $m_l$ give a whole-sample norm
+# of at most $\sqrt{\sum_l m_l^2}$, not $m$. Flat clipping needs every norm before any
+# reweighting: a first backward (or hooks) for the norms, then a second, reweighted backward,
+# which is how ghost clipping runs. A layer with a bias adds it to the norm: its gradient for
+# sample $n$ is $g_n$, so the norm is $\lVert g_n\rVert \sqrt{\lVert x_n\rVert^2 + 1}$. The cell
+# below checks that against `torch.func`.
+
+# %%
+def sample_loss_with_bias(w, b, x_n, g_n):
+    return (x_n @ w.T + b) @ g_n  # its gradients: g_n x_n^T for w, g_n for b
+
+
+grads_w, grads_b = torch.func.vmap(torch.func.grad(sample_loss_with_bias, argnums=(0, 1)),
+                                   in_dims=(None, None, 0, 0))(
+    weight.detach(), torch.zeros(4, dtype=torch.float64), x, grad_output)
+by_definition = torch.cat([grads_w.flatten(1), grads_b], dim=1).norm(dim=1)
+shortcut = grad_output.norm(dim=1) * (x.norm(dim=1) ** 2 + 1).sqrt()
+print("per-sample norm with the bias, definition vs shortcut:",
+      torch.allclose(by_definition, shortcut))
 
 # %% [markdown]
 # **When not to write a Function.** Gradient reversal needs no class: a tensor hook on a view
