@@ -132,6 +132,13 @@ def check_second_derivatives(function, values: dict) -> None:
             "for the saved tensor, in the order of that Function's forward arguments")
     for name, got in (("x", inputs["x"].grad), ("grad_output", grad_output.grad)):
         got = torch.zeros_like(x) if got is None else got
+        if name == "x" and not torch.allclose(got, truths["x"]) \
+                and not _reaches(first.grad_fn, inputs["x"]):
+            raise GradingError(
+                "the second derivative through NumpyTanh with respect to x is zero: the y (or "
+                "x) your backward passes to the Function it calls is cut from the graph (a "
+                ".detach(), .data or a NumPy round trip), so nothing links it back to x; pass "
+                "the saved tensor itself")
         if not torch.allclose(got, truths[name], rtol=1e-7, atol=1e-9):
             raise GradingError(
                 f"the second derivative through NumpyTanh with respect to {name} is wrong: the "
@@ -141,6 +148,20 @@ def check_second_derivatives(function, values: dict) -> None:
                 + (", here the saved tensor (y or x): b depends on it through tanh'"
                    if name == "x" else ", here grad_output"),
                 f"largest error: {(got - truths[name]).abs().max().item():.3g}")
+
+
+def _reaches(node, leaf: torch.Tensor) -> bool:
+    """Whether the graph from ``node`` reaches the leaf ``leaf`` (its AccumulateGrad node)."""
+    seen, stack = set(), [node]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if getattr(node, "variable", None) is leaf:
+            return True
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return False
 
 
 def _name_x_for_y(function, values: dict, error: GradingError) -> None:

@@ -143,6 +143,10 @@ MISTAKES = [
                   ).replace("    @staticmethod\n    def backward",
                             "    @staticmethod\n    @once_differentiable\n    def backward"),
             named=True),
+    Mistake("NumpyTanh", "a detached y passed to the inner Function", "with respect to x is zero: "
+            "the y (or x) your backward passes",
+            _tanh("        y, = ctx.saved_tensors\n"
+                  "        return _TanhGrad.apply(grad_output, y.detach())", _inner(RIGHT))),
     Mistake("NumpyTanh", "inner backward gives y nothing", "with respect to x is wrong",
             _tanh(CALL, _inner("        return torch.from_numpy(gb * (1 - y * y)), None"))),
     Mistake("NumpyTanh", "inner backward: +2 g y", "with respect to x is wrong",
