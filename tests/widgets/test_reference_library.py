@@ -158,7 +158,12 @@ def _sequential_through(function):
                               {**sequential.__globals__, "CheckpointFunction": function})
 
 
-CHECKPOINTS = _library("CheckpointFunction", "checkpoint_sequential")
+# A backward that starts itself without end hangs whatever runs it; the battery refuses such
+# answers before a learner reaches the view (lesson 05's re-entry guards), so the sweep leaves
+# them out.
+CHECKPOINTS = {name: load for name, load in
+               _library("CheckpointFunction", "checkpoint_sequential").items()
+               if "without end" not in name}
 CHECKPOINTS_CORRECT = {"CheckpointFunction: solution", "checkpoint_sequential: solution"}
 
 
