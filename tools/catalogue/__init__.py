@@ -55,6 +55,16 @@ class Mistake:
         return PRELUDE + self.code.strip() + "\n"
 
 
+def edit(code: str, *changes: tuple[str, str]) -> str:
+    """An answer written as another with each ``(old, new)`` replaced; fails if ``old`` is
+    missing, so an edit cannot silently stop applying when its base changes."""
+    for old, new in changes:
+        if old not in code:
+            raise ValueError(f"catalogue edit: {old!r} is not in the answer")
+        code = code.replace(old, new)
+    return code
+
+
 _LOADS = itertools.count()
 
 

@@ -1,9 +1,9 @@
 """Lesson 06: correct-but-unusual attention Functions and the mistakes the lesson names.
 
-Most entries are the plain answers below with one line changed (``_edit`` checks that the line
+Most entries are the plain answers below with one line changed (``edit`` checks that the line
 is there, so an entry cannot silently stop being the mistake it names)."""
 
-from tools.catalogue import Mistake, Unusual
+from tools.catalogue import Mistake, Unusual, edit
 
 SDPA = '''
 class ScaledDotProductAttention(torch.autograd.Function):
@@ -56,42 +56,35 @@ class MemoryEfficientAttention(torch.autograd.Function):
                 P.transpose(-2, -1) @ grad_output, None, None)
 '''
 
-def _edit(code: str, *changes: tuple[str, str]) -> str:
-    for old, new in changes:
-        if code.count(old) < 1:
-            raise ValueError(f"catalogue edit: {old!r} is not in the answer")
-        code = code.replace(old, new)
-    return code
-
 
 S, M = "ScaledDotProductAttention", "MemoryEfficientAttention"
 BACKWARD_S = "grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))"
 
 UNUSUAL = [
-    Unusual(S, "einsum everywhere", _edit(
+    Unusual(S, "einsum everywhere", edit(
         SDPA, ("(Q @ K.transpose(-2, -1)) * scale", 'torch.einsum("...id,...jd->...ij", Q, K) '
                                                     "* scale"),
         ("grad_Q = ctx.scale * grad_S @ K", 'grad_Q = ctx.scale * torch.einsum("...ij,...jd->'
                                             '...id", grad_S, K)'))),
-    Unusual(S, "FlashAttention's rowsum(dO * O), saving the output", _edit(
+    Unusual(S, "FlashAttention's rowsum(dO * O), saving the output", edit(
         SDPA, ("P = torch.softmax(scores, dim=-1)\n", "P = torch.softmax(scores, dim=-1)\n"
                                                       "        O = P @ V\n"),
         ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Q, K, V, P, O)"),
         ("return P @ V", "return O"), ("Q, K, V, P = ctx", "Q, K, V, P, O = ctx"),
         (BACKWARD_S, "grad_S = P * (grad_P - (grad_output * O).sum(-1, keepdim=True))"))),
-    Unusual(S, "own stable softmax with torch.where and -1e30", _edit(
+    Unusual(S, "own stable softmax with torch.where and -1e30", edit(
         SDPA, ('scores = scores.masked_fill(~mask, float("-inf"))',
                "scores = torch.where(mask, scores, torch.tensor(-1e30, dtype=scores.dtype))"),
         ("P = torch.softmax(scores, dim=-1)", "e = (scores - scores.amax(-1, keepdim=True))"
                                                ".exp()\n        P = e / e.sum(-1, keepdim=True)"))),
-    Unusual(S, "saves the scores and recomputes P", _edit(
+    Unusual(S, "saves the scores and recomputes P", edit(
         SDPA, ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Q, K, V, scores)"),
         ("Q, K, V, P = ctx.saved_tensors", "Q, K, V, scores = ctx.saved_tensors\n"
                                            "        P = torch.softmax(scores, dim=-1)"))),
-    Unusual(M, "logsumexp, and D from dP * P on the recomputed P", _edit(
+    Unusual(M, "logsumexp, and D from dP * P on the recomputed P", edit(
         MEMORY, ("(grad_output * output).sum(dim=-1, keepdim=True)",
                  "(grad_P * P).sum(dim=-1, keepdim=True)"))),
-    Unusual(M, "row max and row sum saved, two numbers per row", _edit(
+    Unusual(M, "row max and row sum saved, two numbers per row", edit(
         MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
                  "m = scores.amax(-1, keepdim=True)\n        z = (scores - m).exp().sum(-1, "
                  "keepdim=True)\n        lse = m + z.log()"),
@@ -99,7 +92,7 @@ UNUSUAL = [
          "ctx.save_for_backward(Q, K, V, output, m.squeeze(-1), z.squeeze(-1), mask)"),
         ("Q, K, V, output, lse, mask = ctx.saved_tensors",
          "Q, K, V, output, m, z, mask = ctx.saved_tensors\n        lse = m + z.log()"))),
-    Unusual(M, "the mask left out of save_for_backward when None", _edit(
+    Unusual(M, "the mask left out of save_for_backward when None", edit(
         MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
                  "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), "
                  "*([] if mask is None else [mask]))"),
@@ -110,7 +103,7 @@ UNUSUAL = [
 
 
 def _sdpa(*changes, name=S):
-    return _edit(SDPA, *changes) if name == S else _edit(MEMORY, *changes)
+    return edit(SDPA, *changes) if name == S else edit(MEMORY, *changes)
 
 
 MISTAKES = [
@@ -165,7 +158,7 @@ MISTAKES = [
         ("Q, K, V, output, lse, mask = ctx.saved_tensors",
          "Q, K, V, output, lse, mask, _ = ctx.saved_tensors"), name=M), named=True),
     Mistake(M, "log-sum-exp without the row maximum", "log-sum-exp overflows for large scores",
-            _edit(MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
+            edit(MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
                            "lse = scores.exp().sum(dim=-1, keepdim=True).log()")),
             named=True),
     Mistake(M, "no row sum", "leaves out the row-sum term of the softmax", _sdpa(

@@ -2,7 +2,7 @@
 one change each, and answers written as public code writes them)."""
 
 from tools.catalogue import Mistake, Unusual
-from tools.catalogue.lesson06 import _edit
+from tools.catalogue import edit
 
 FA = "FlashAttention"
 
@@ -75,16 +75,16 @@ class FlashAttention(torch.autograd.Function):
 
 
 UNUSUAL = [
-    Unusual(FA, "einsum tiles", _edit(
+    Unusual(FA, "einsum tiles", edit(
         FLASH, ("s = (q @ k.transpose(-2, -1)) * scale",
                 's = torch.einsum("...id,...jd->...ij", q, k) * scale'))),
-    Unusual(FA, "causal tiles skipped with continue, every tile masked by torch.where", _edit(
+    Unusual(FA, "causal tiles skipped with continue, every tile masked by torch.where", edit(
         FLASH, ("for j in range(0, end, block):\n",
                 "for j in range(0, Lk, block):\n                if j >= end:\n"
                 "                    continue\n"),
         ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
          'return torch.where(key <= query[:, None] + (Lk - Lq), s, float("-inf"))'))),
-    Unusual(FA, "query blocks outside in backward (FlashAttention-1 order)", _edit(
+    Unusual(FA, "query blocks outside in backward (FlashAttention-1 order)", edit(
         FLASH,
         ("        for j in range(0, Lk, block):\n            k, v = K[..., j:j + block, :]"
          ".to(wide), V[..., j:j + block, :].to(wide)\n            dk, dv = torch.zeros_like(k), "
@@ -104,39 +104,39 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake(FA, "no rescaling of the running output", "does not rescale the running output",
-            _edit(FLASH, ("o = alpha.unsqueeze(-1) * o + p @ v", "o = o + p @ v")),
+            edit(FLASH, ("o = alpha.unsqueeze(-1) * o + p @ v", "o = o + p @ v")),
             named=True, nbgrader=True),
     Mistake(FA, "rescaling with the wrong max", "rescales with the wrong maximum",
-            _edit(FLASH, ("p = torch.exp(s - m_new.unsqueeze(-1))",
+            edit(FLASH, ("p = torch.exp(s - m_new.unsqueeze(-1))",
                           "p = torch.exp(s - s.amax(dim=-1, keepdim=True))")), named=True),
     Mistake(FA, "rescaling factor inverted", "rescales with the wrong maximum",
-            _edit(FLASH, ("alpha = torch.exp(m - m_new)", "alpha = torch.exp(m_new - m)")),
+            edit(FLASH, ("alpha = torch.exp(m - m_new)", "alpha = torch.exp(m_new - m)")),
             named=True),
     Mistake(FA, "log-sum-exp in low precision", "saves its log-sum-exp in bfloat16",
-            _edit(FLASH, ("L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)",
+            edit(FLASH, ("L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)",
                           "L = torch.empty(Q.shape[:-1], dtype=Q.dtype, device=Q.device)"),
                   ("block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2], "
                    "L.dtype", "block, Lq, Lk = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2]"
                    "\n        wide = torch.promote_types(Q.dtype, torch.float32)")), named=True),
     Mistake(FA, "D from dP instead of dO * O", "takes D from dP instead of dO * O",
-            _edit(FLASH, ("ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])",
+            edit(FLASH, ("ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])",
                           "dp = do @ v.transpose(-2, -1)\n                ds = p * (dp - "
                           "(dp * p).sum(-1, keepdim=True))")), named=True),
     Mistake(FA, "full Lq x Lk matrix in forward", "forward materialises the full Lq x Lk",
-            _edit(FLASH, ("        for i in range(0, Lq, block):\n            q = Q[",
+            edit(FLASH, ("        for i in range(0, Lq, block):\n            q = Q[",
                           "        full = Q.to(wide) @ K.to(wide).transpose(-2, -1)\n"
                           "        for i in range(0, Lq, block):\n            q = Q[")),
             named=True),
     Mistake(FA, "full Lq x Lk matrix in backward", "backward materialises the full Lq x Lk",
-            _edit(FLASH, ("        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)",
+            edit(FLASH, ("        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)",
                           "        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)\n"
                           "        P = torch.exp(Q.to(wide) @ K.to(wide).transpose(-2, -1) * "
                           "ctx.scale - L.unsqueeze(-1))")), named=True),
     Mistake(FA, "every tile computed under causal", "computes score tiles entirely above",
-            _edit(FLASH, ("end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk",
+            edit(FLASH, ("end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk",
                           "end = Lk")), named=True),
     Mistake(FA, "block size hard-coded", "ignores FlashAttention.BLOCK",
-            _edit(FLASH, ("block, Lq, Lk = FlashAttention.BLOCK, Q", "block, Lq, Lk = 64, Q"),
+            edit(FLASH, ("block, Lq, Lk = FlashAttention.BLOCK, Q", "block, Lq, Lk = 64, Q"),
                   ("block, Lq, Lk, wide = FlashAttention.BLOCK", "block, Lq, Lk, wide = 64"))),
 ]
 
@@ -296,32 +296,32 @@ UNUSUAL += [
 
 MISTAKES += [
     Mistake(FA, "no running maximum", "FlashAttention's forward overflows",
-            _edit(FLASH, _ONLINE_UPDATE, ("L[..., i:i + block] = m + ell.log()",
+            edit(FLASH, _ONLINE_UPDATE, ("L[..., i:i + block] = m + ell.log()",
                                           "L[..., i:i + block] = ell.log()")), named=True),
     Mistake(FA, "running maximum started at 0", "FlashAttention's forward underflows",
-            _edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
+            edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
                           'device=Q.device)', "m = torch.zeros(q.shape[:-1], dtype=wide, "
                           "device=Q.device)")), named=True),
     Mistake(FA, "key blocks visited last to first", "output is nan under causal only",
-            _edit(FLASH, ("for j in range(0, end, block):",
+            edit(FLASH, ("for j in range(0, end, block):",
                           "for j in reversed(range(0, end, block)):")), named=True),
 ]
 
 MISTAKES += [
     # is_causal=True's alignment: query i sees keys j <= i (the tiles still skip bottom-right)
     Mistake(FA, "top-left causal mask", "causal mask is top-left",
-            _edit(FLASH, ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
+            edit(FLASH, ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
                           'return s.masked_fill(key > query[:, None], float("-inf"))'))),
 ]
 
 UNUSUAL += [
-    Unusual(FA, "key blocks last to first, with the fused kernels' -inf guard", _edit(
+    Unusual(FA, "key blocks last to first, with the fused kernels' -inf guard", edit(
         FLASH, ("for j in range(0, end, block):", "for j in reversed(range(0, end, block)):"),
         ("alpha = torch.exp(m - m_new)\n                p = torch.exp(s - m_new.unsqueeze(-1))",
          "safe = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)\n"
          "                alpha = torch.exp(m - safe)\n"
          "                p = torch.exp(s - safe.unsqueeze(-1))"))),
-    Unusual(FA, "the running output kept normalised (FlashAttention-1's form)", _edit(
+    Unusual(FA, "the running output kept normalised (FlashAttention-1's form)", edit(
         FLASH, ("ell = alpha * ell + p.sum(dim=-1)\n                o = alpha.unsqueeze(-1) * o + p @ v",
                 "ell_new = alpha * ell + p.sum(dim=-1)\n                o = ((alpha * ell)"
                 ".unsqueeze(-1) * o + p @ v) / ell_new.unsqueeze(-1)\n                ell = ell_new"),
@@ -330,11 +330,11 @@ UNUSUAL += [
 
 MISTAKES += [
     # the diagonal key masked too: the first query of a square problem sees nothing, nan
-    Mistake(FA, "causal mask with >=", "causal mask hides the diagonal", _edit(
+    Mistake(FA, "causal mask with >=", "causal mask hides the diagonal", edit(
         FLASH, ("key > query[:, None] + (Lk - Lq)", "key >= query[:, None] + (Lk - Lq)")),
         named=True),
 ]
-MISTAKES.append(Mistake(FA, "every score tile saved for backward", "saves 7 tensors besides Q, K, V and O", _edit(
+MISTAKES.append(Mistake(FA, "every score tile saved for backward", "saves 7 tensors besides Q, K, V and O", edit(
     FLASH, ("        for i in range(0, Lq, block):\n", "        tiles = []\n        for i in range(0, Lq, block):\n"),
     ("                m = m_new\n", "                m = m_new\n                tiles.append(s)\n"),
     ("save_for_backward(Q, K, V, O, L)", "save_for_backward(Q, K, V, O, L, *tiles)"),

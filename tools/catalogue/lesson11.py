@@ -1,9 +1,9 @@
 """Lesson 11: correct-but-unusual fused losses and the mistakes the lesson names.
 
-Most entries are the plain answers below with a line or two changed (``_edit`` fails loudly if
+Most entries are the plain answers below with a line or two changed (``edit`` fails loudly if
 a line is missing, so an entry cannot silently stop being the answer it names)."""
 
-from tools.catalogue import Mistake, Unusual
+from tools.catalogue import Mistake, Unusual, edit
 
 CE, LCE = "CrossEntropy", "linear_cross_entropy"
 
@@ -122,14 +122,6 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
 '''
 
 
-def _edit(code: str, *changes: tuple[str, str]) -> str:
-    for old, new in changes:
-        if old not in code:
-            raise ValueError(f"catalogue edit: {old!r} is not in the answer")
-        code = code.replace(old, new)
-    return code
-
-
 LOOP_GRADS = '''                if want_x:
                     grad_x[rows] = probs @ weight_wide
                 if want_weight:
@@ -155,7 +147,7 @@ class CrossEntropy(torch.autograd.Function):
         grad = (torch.softmax(logits, dim=1) - one_hot) * counted[:, None]
         return grad * (grad_output / counted.sum()), None, None
 '''),
-    Unusual(CE, "max shift by hand, a float weight per row", _edit(
+    Unusual(CE, "max shift by hand, a float weight per row", edit(
         CROSS_ENTROPY,
         ("        lse = torch.logsumexp(logits, dim=1)\n",
          "        row_max = logits.amax(dim=1)\n"
@@ -163,7 +155,7 @@ class CrossEntropy(torch.autograd.Function):
         ("        scale = grad_output * counted / counted.sum()",
          "        weights = counted.to(logits.dtype)\n"
          "        scale = grad_output * weights / weights.sum()"))),
-    Unusual(CE, "one-hot by scatter, gradient with torch.where", _edit(
+    Unusual(CE, "one-hot by scatter, gradient with torch.where", edit(
         CROSS_ENTROPY,
         ("        rows = torch.arange(len(target), device=target.device)\n"
          "        grad_logits[rows, target] -= 1\n",
@@ -173,7 +165,7 @@ class CrossEntropy(torch.autograd.Function):
          "        return torch.where(counted[:, None], grad_logits * scale[:, None], 0.0), "
          "None, None"))),
     Unusual(LCE, "chunks over the vocabulary, an online log-sum-exp", BY_VOCABULARY),
-    Unusual(LCE, "torch.logsumexp and a one-hot per chunk, the gradient summed with +=", _edit(
+    Unusual(LCE, "torch.logsumexp and a one-hot per chunk, the gradient summed with +=", edit(
         LINEAR,
         ("            row_max = logits.amax(dim=1, keepdim=True)\n"
          "            probs = logits.sub_(row_max).exp_()\n"
@@ -187,7 +179,7 @@ class CrossEntropy(torch.autograd.Function):
          "                one_hot = F.one_hot(target_chunk, logits.shape[1])\n"
          "                probs = (torch.exp(logits - lse) - one_hot) / N\n"),
         ("grad_weight.addmm_(probs.T, x_chunk)", "grad_weight += probs.T @ x_chunk"))),
-    Unusual(LCE, "torch.split for the chunks, and no Function at all under no_grad", _edit(
+    Unusual(LCE, "torch.split for the chunks, and no Function at all under no_grad", edit(
         LINEAR,
         ("        for start in range(0, N, chunk_size):\n"
          "            rows = slice(start, start + chunk_size)\n"
@@ -209,27 +201,27 @@ class CrossEntropy(torch.autograd.Function):
 ]
 
 MISTAKES = [
-    Mistake(CE, "softmax without the max shift", "logits of magnitude 1e4", _edit(
+    Mistake(CE, "softmax without the max shift", "logits of magnitude 1e4", edit(
         CROSS_ENTROPY, ("        lse = torch.logsumexp(logits, dim=1)\n",
                         "        lse = logits.exp().sum(1).log()\n")), named=True, nbgrader=True),
-    Mistake(CE, "log of each probability", "logits of magnitude 1e4", _edit(
+    Mistake(CE, "log of each probability", "logits of magnitude 1e4", edit(
         CROSS_ENTROPY, ("        picked = logits.gather(1, safe_target[:, None]).squeeze(1)\n"
                         "        losses = torch.where(counted, lse - picked, 0.0)\n",
                         "        p = torch.softmax(logits, dim=1)\n"
                         "        picked = p.gather(1, safe_target[:, None]).squeeze(1)\n"
                         "        losses = torch.where(counted, -picked.log(), 0.0)\n")),
             named=True),
-    Mistake(CE, "dividing by N instead of the counted rows", "divides by N, all the rows", _edit(
+    Mistake(CE, "dividing by N instead of the counted rows", "divides by N, all the rows", edit(
         CROSS_ENTROPY, ("        return losses.sum() / counted.sum()",
                         "        return losses.sum() / len(target)"),
         ("        scale = grad_output * counted / counted.sum()",
          "        scale = grad_output * counted / len(target)")), named=True),
-    Mistake(CE, "ignored rows keep their gradient", "gives ignored rows", _edit(
+    Mistake(CE, "ignored rows keep their gradient", "gives ignored rows", edit(
         CROSS_ENTROPY, ("        scale = grad_output * counted / counted.sum()\n"
                         "        return grad_logits * scale[:, None], None, None",
                         "        return grad_logits * grad_output / counted.sum(), None, None")),
             named=True),
-    Mistake(CE, "saves the probabilities", "besides the logits", _edit(
+    Mistake(CE, "saves the probabilities", "besides the logits", edit(
         CROSS_ENTROPY, ("        ctx.save_for_backward(logits, lse, safe_target, counted)",
                         "        ctx.save_for_backward(logits, torch.exp(logits - lse[:, None]),"
                         " safe_target, counted)"),
@@ -237,44 +229,44 @@ MISTAKES = [
          "        grad_logits = torch.exp(logits - lse[:, None])\n",
          "        logits, probs, target, counted = ctx.saved_tensors\n"
          "        grad_logits = probs.clone()\n")), named=True),
-    Mistake(CE, "one_hot - softmax", "times -1", _edit(
+    Mistake(CE, "one_hot - softmax", "times -1", edit(
         CROSS_ENTROPY, ("        return grad_logits * scale[:, None], None, None",
                         "        return -grad_logits * scale[:, None], None, None"))),
-    Mistake(CE, "a gradient for the target", "returned a gradient for target", _edit(
+    Mistake(CE, "a gradient for the target", "returned a gradient for target", edit(
         CROSS_ENTROPY, ("        return grad_logits * scale[:, None], None, None",
                         "        return grad_logits * scale[:, None], torch.zeros_like(logits[:, 0]),"
                         " None"))),
-    Mistake(LCE, "no grad-mode check", "torch.is_grad_enabled()", _edit(
+    Mistake(LCE, "no grad-mode check", "torch.is_grad_enabled()", edit(
         LINEAR, ("torch.is_grad_enabled())", "True)")), named=True, nbgrader=True),
-    Mistake(LCE, "saved gradients scaled in place", "in place", _edit(
+    Mistake(LCE, "saved gradients scaled in place", "in place", edit(
         LINEAR, ("        return (None if grad_x is None else grad_output * grad_x,\n"
                  "                None if grad_weight is None else grad_output * grad_weight,",
                  "        return (None if grad_x is None else grad_x.mul_(grad_output),\n"
                  "                None if grad_weight is None else grad_weight.mul_(grad_output),")),
             named=True),
-    Mistake(LCE, "backward ignores grad_output", "ignores grad_output", _edit(
+    Mistake(LCE, "backward ignores grad_output", "ignores grad_output", edit(
         LINEAR, ("        return (None if grad_x is None else grad_output * grad_x,\n"
                  "                None if grad_weight is None else grad_output * grad_weight,",
                  "        return (grad_x,\n                grad_weight,")), named=True),
-    Mistake(LCE, "both gradients always", "ctx.needs_input_grad", _edit(
+    Mistake(LCE, "both gradients always", "ctx.needs_input_grad", edit(
         LINEAR, ("        want_x = grad_enabled and ctx.needs_input_grad[0]\n"
                  "        want_weight = grad_enabled and ctx.needs_input_grad[1]\n",
                  "        want_x = want_weight = grad_enabled and any(ctx.needs_input_grad[:2])\n")),
             named=True),
-    Mistake(LCE, "all the logits at once", "creates a tensor of shape", _edit(
+    Mistake(LCE, "all the logits at once", "creates a tensor of shape", edit(
         LINEAR, ("    return LinearCrossEntropy.apply(x, weight, target, chunk_size, "
                  "torch.is_grad_enabled())",
                  "    return LinearCrossEntropy.apply(x, weight, target, len(target), "
                  "torch.is_grad_enabled())")), named=True),
     Mistake(LCE, "accumulating in bfloat16", "accumulate the loss and the gradients in float32",
-            _edit(LINEAR, ("        wide = torch.promote_types(x.dtype, torch.float32)",
+            edit(LINEAR, ("        wide = torch.promote_types(x.dtype, torch.float32)",
                            "        wide = x.dtype")), named=True),
-    Mistake(LCE, "the mean of each chunk's mean", "averages the chunks' means", _edit(
+    Mistake(LCE, "the mean of each chunk's mean", "averages the chunks' means", edit(
         LINEAR, ("            loss += (row_max + sums.log() - picked).sum()",
                  "            loss += (row_max + sums.log() - picked).mean()"),
         ("        return (loss / N).to(x.dtype)",
          "        return (loss / len(range(0, N, chunk_size))).to(x.dtype)")), named=True),
-    Mistake(LCE, "autograd inside forward", "LinearCrossEntropy.forward calls", _edit(
+    Mistake(LCE, "autograd inside forward", "LinearCrossEntropy.forward calls", edit(
         LINEAR, ("            if want_x or want_weight:\n"
                  "                probs /= sums\n"
                  "                probs[torch.arange(len(target_chunk), device=x.device), "
@@ -291,18 +283,18 @@ MISTAKES = [
 ]
 
 MISTAKES += [
-    Mistake(LCE, "no max shift in the chunk's exp", "at float32 logits of magnitude 100", _edit(
+    Mistake(LCE, "no max shift in the chunk's exp", "at float32 logits of magnitude 100", edit(
         LINEAR, ("row_max = logits.amax(dim=1, keepdim=True)",
                  "row_max = torch.zeros_like(logits[:, :1])"))),
-    Mistake(CE, "ignore_index taken as -100 whatever is passed", "gives ignored rows", _edit(
+    Mistake(CE, "ignore_index taken as -100 whatever is passed", "gives ignored rows", edit(
         CROSS_ENTROPY, ("counted = target != ignore_index", "counted = target != -100"))),
-    Mistake(CE, "backward ignores grad_output", "ignores grad_output", _edit(
+    Mistake(CE, "backward ignores grad_output", "ignores grad_output", edit(
         CROSS_ENTROPY, ("scale = grad_output * counted / counted.sum()",
                         "scale = counted / counted.sum()"))),
-    Mistake(CE, "ignored targets made valid with clamp(min=0)", "past the last class", _edit(
+    Mistake(CE, "ignored targets made valid with clamp(min=0)", "past the last class", edit(
         CROSS_ENTROPY, ("safe_target = torch.where(counted, target, 0)",
                         "safe_target = target.clamp(min=0)"))),
-    Mistake(LCE, "the loop stops before a short last chunk", "the short last chunk", _edit(
+    Mistake(LCE, "the loop stops before a short last chunk", "the short last chunk", edit(
         LINEAR, ("for start in range(0, N, chunk_size):",
                  "for start in range(0, N - chunk_size + 1, chunk_size):"))),
 ]

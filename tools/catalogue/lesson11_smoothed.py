@@ -1,6 +1,6 @@
 """Lesson 11's transfer exercise: answers with known verdicts for SmoothedCrossEntropy."""
 
-from tools.catalogue import Mistake, Unusual
+from tools.catalogue import Mistake, Unusual, edit
 
 SCE = "SmoothedCrossEntropy"
 
@@ -30,14 +30,6 @@ class SmoothedCrossEntropy(torch.autograd.Function):
         scale = grad_output * counted / counted.sum()
         return grad * scale[:, None], None, None, None, None
 '''
-
-
-def _edit(code: str, *changes: tuple[str, str]) -> str:
-    for old, new in changes:
-        if old not in code:
-            raise ValueError(f"catalogue edit: {old!r} is not in the answer")
-        code = code.replace(old, new)
-    return code
 
 
 UNUSUAL = [
@@ -72,7 +64,7 @@ class SmoothedCrossEntropy(torch.autograd.Function):
         dX = dX * (valid / valid.sum())[:, None]
         return dX * grad_output, None, None, None, None
 '''),
-    Unusual(SCE, "the smoothed target distribution built explicitly", _edit(
+    Unusual(SCE, "the smoothed target distribution built explicitly", edit(
         ANSWER,
         ("        grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]\n"
          "        rows = torch.arange(len(target), device=target.device)\n"
@@ -108,32 +100,32 @@ class SmoothedCrossEntropy(torch.autograd.Function):
 ]
 
 MISTAKES = [
-    Mistake(SCE, "smoothing term left out of the gradient", "misses the smoothing term", _edit(
+    Mistake(SCE, "smoothing term left out of the gradient", "misses the smoothing term", edit(
         ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]",
                  "grad = probs * (1 + 2 * z_loss * lse)[:, None]")), nbgrader=True),
-    Mistake(SCE, "z-loss left out of the gradient", "misses the z-loss term", _edit(
+    Mistake(SCE, "z-loss left out of the gradient", "misses the z-loss term", edit(
         ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None]", "grad = probs"))),
-    Mistake(SCE, "z-loss gradient without the factor 2", "half what it should be", _edit(
+    Mistake(SCE, "z-loss gradient without the factor 2", "half what it should be", edit(
         ANSWER, ("(1 + 2 * z_loss * lse)", "(1 + z_loss * lse)"))),
-    Mistake(SCE, "dividing by N instead of the counted rows", "divides by N", _edit(
+    Mistake(SCE, "dividing by N instead of the counted rows", "divides by N", edit(
         ANSWER, ("return torch.where(counted, per_row, 0.0).sum() / counted.sum()",
                  "return torch.where(counted, per_row, 0.0).sum() / len(target)"),
         ("scale = grad_output * counted / counted.sum()",
          "scale = grad_output * counted / len(target)"))),
-    Mistake(SCE, "z-loss of raw exp sums", "not finite at logits of magnitude 1e4", _edit(
+    Mistake(SCE, "z-loss of raw exp sums", "not finite at logits of magnitude 1e4", edit(
         ANSWER, ("lse = torch.logsumexp(logits, dim=1)",
                  "lse = logits.exp().sum(dim=1).log()"))),
-    Mistake(SCE, "saves the probabilities", "besides the logits", _edit(
+    Mistake(SCE, "saves the probabilities", "besides the logits", edit(
         ANSWER, ("ctx.save_for_backward(logits, lse, safe_target, counted)",
                  "ctx.save_for_backward(logits, torch.softmax(logits, 1), lse, safe_target, "
                  "counted)"),
         ("logits, lse, target, counted = ctx.saved_tensors\n",
          "logits, probs, lse, target, counted = ctx.saved_tensors\n"),
         ("        probs = torch.exp(logits - lse[:, None])\n", ""))),
-    Mistake(SCE, "ignored targets made valid with clamp(min=0)", "past the last class", _edit(
+    Mistake(SCE, "ignored targets made valid with clamp(min=0)", "past the last class", edit(
         ANSWER, ("safe_target = torch.where(counted, target, 0)",
                  "safe_target = target.clamp(min=0)"))),
-    Mistake(SCE, "smoothing spread over the C - 1 other classes", "the C - 1 classes", _edit(
+    Mistake(SCE, "smoothing spread over the C - 1 other classes", "the C - 1 classes", edit(
         ANSWER, ("smooth = lse - logits.mean(dim=1)",
                  "smooth = lse - (logits.sum(dim=1) - picked) / max(logits.shape[1] - 1, 1)"),
         ("grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]",
@@ -141,7 +133,7 @@ MISTAKES = [
          "                - smoothing / max(logits.shape[1] - 1, 1))"),
         ("grad[rows, target] -= 1 - smoothing",
          "grad[rows, target] -= 1 - smoothing - smoothing / max(logits.shape[1] - 1, 1)"))),
-    Mistake(SCE, "z-loss averaged over every row", "averages the z-loss over every row", _edit(
+    Mistake(SCE, "z-loss averaged over every row", "averages the z-loss over every row", edit(
         ANSWER, ("return torch.where(counted, per_row, 0.0).sum() / counted.sum()",
                  "return (torch.where(counted, per_row - z_loss * lse ** 2, 0.0).sum()\n"
                  "                / counted.sum() + z_loss * (lse ** 2).mean())"))),

@@ -1,116 +1,65 @@
 """Lesson 10: mistakes from a second, independent review: each one the battery let through
 or explained with a cause no probe had proved, before it was fixed."""
 
-from .. import Mistake
+from .. import Mistake, edit
+
+# LayerNorm computed in float32 or wider: the base each LayerNorm slip below edits
+WIDE_LAYER_NORM = '''
+class LayerNormFunction(torch.autograd.Function):
+    # statistics and arithmetic in float32 or wider, cast back at the end (the lesson's bf16 advice)
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps):
+        wide = torch.promote_types(x.dtype, torch.float32)
+        xw = x.to(wide)
+        mean = xw.mean(-1, keepdim=True)
+        rstd = torch.rsqrt((xw - mean).pow(2).mean(-1, keepdim=True) + eps)
+        y = (xw - mean) * rstd
+        if weight is not None:
+            y = y * weight.to(wide)
+        if bias is not None:
+            y = y + bias.to(wide)
+        ctx.save_for_backward(x, weight, mean, rstd)
+        return y.to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, mean, rstd = ctx.saved_tensors
+        wide = rstd.dtype
+        D = x.shape[-1]
+        x_hat = (x.to(wide) - mean) * rstd
+        go = grad_output.to(wide)
+        gx = gw = gb = None
+        if ctx.needs_input_grad[1]:
+            gw = (go * x_hat).reshape(-1, D).sum(0).to(weight.dtype)
+        if ctx.needs_input_grad[2]:
+            gb = go.reshape(-1, D).sum(0).to(x.dtype)
+        if ctx.needs_input_grad[0]:
+            g = go * weight.to(wide) if weight is not None else go
+            gx = (rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))).to(x.dtype)
+        return gx, gw, gb, None
+'''
 
 MISTAKES = [
-    Mistake('LayerNormFunction', 'unbiased variance (correction=1)', 'unbiased variance', '''
-class LayerNormFunction(torch.autograd.Function):
-    # statistics and arithmetic in float32 or wider, cast back at the end (the lesson's bf16 advice)
-    @staticmethod
-    def forward(ctx, x, weight, bias, eps):
-        wide = torch.promote_types(x.dtype, torch.float32)
-        xw = x.to(wide)
-        mean = xw.mean(-1, keepdim=True)
-        rstd = torch.rsqrt((xw - mean).pow(2).sum(-1, keepdim=True) / (x.shape[-1] - 1) + eps)
-        y = (xw - mean) * rstd
-        if weight is not None:
-            y = y * weight.to(wide)
-        if bias is not None:
-            y = y + bias.to(wide)
-        ctx.save_for_backward(x, weight, mean, rstd)
-        return y.to(x.dtype)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight, mean, rstd = ctx.saved_tensors
-        wide = rstd.dtype
-        D = x.shape[-1]
-        x_hat = (x.to(wide) - mean) * rstd
-        go = grad_output.to(wide)
-        gx = gw = gb = None
-        if ctx.needs_input_grad[1]:
-            gw = (go * x_hat).reshape(-1, D).sum(0).to(weight.dtype)
-        if ctx.needs_input_grad[2]:
-            gb = go.reshape(-1, D).sum(0).to(x.dtype)
-        if ctx.needs_input_grad[0]:
-            g = go * weight.to(wide) if weight is not None else go
-            gx = (rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))).to(x.dtype)
-        return gx, gw, gb, None
-''', named=True),
-    Mistake('LayerNormFunction', 'centred in place into the input', 'modified its input x in place', '''
-class LayerNormFunction(torch.autograd.Function):
-    # statistics and arithmetic in float32 or wider, cast back at the end (the lesson's bf16 advice)
-    @staticmethod
-    def forward(ctx, x, weight, bias, eps):
-        wide = torch.promote_types(x.dtype, torch.float32)
-        xw = x.to(wide)
-        mean = xw.mean(-1, keepdim=True)
-        xw = xw.sub_(mean)  # centred in place (into x itself when x is already wide)
-        mean = torch.zeros_like(mean)
-        rstd = torch.rsqrt((xw - mean).pow(2).mean(-1, keepdim=True) + eps)
-        y = (xw - mean) * rstd
-        if weight is not None:
-            y = y * weight.to(wide)
-        if bias is not None:
-            y = y + bias.to(wide)
-        ctx.save_for_backward(x, weight, mean, rstd)
-        return y.to(x.dtype)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight, mean, rstd = ctx.saved_tensors
-        wide = rstd.dtype
-        D = x.shape[-1]
-        x_hat = (x.to(wide) - mean) * rstd
-        go = grad_output.to(wide)
-        gx = gw = gb = None
-        if ctx.needs_input_grad[1]:
-            gw = (go * x_hat).reshape(-1, D).sum(0).to(weight.dtype)
-        if ctx.needs_input_grad[2]:
-            gb = go.reshape(-1, D).sum(0).to(x.dtype)
-        if ctx.needs_input_grad[0]:
-            g = go * weight.to(wide) if weight is not None else go
-            gx = (rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))).to(x.dtype)
-        return gx, gw, gb, None
-'''),
-    Mistake('LayerNormFunction', 'bias gradient computed, then dropped, when only weight needs one', 'compute nothing of grad_bias', '''
-class LayerNormFunction(torch.autograd.Function):
-    # statistics and arithmetic in float32 or wider, cast back at the end (the lesson's bf16 advice)
-    @staticmethod
-    def forward(ctx, x, weight, bias, eps):
-        wide = torch.promote_types(x.dtype, torch.float32)
-        xw = x.to(wide)
-        mean = xw.mean(-1, keepdim=True)
-        rstd = torch.rsqrt((xw - mean).pow(2).mean(-1, keepdim=True) + eps)
-        y = (xw - mean) * rstd
-        if weight is not None:
-            y = y * weight.to(wide)
-        if bias is not None:
-            y = y + bias.to(wide)
-        ctx.save_for_backward(x, weight, mean, rstd)
-        return y.to(x.dtype)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight, mean, rstd = ctx.saved_tensors
-        bias_needed = ctx.needs_input_grad[2]
-        wide = rstd.dtype
-        D = x.shape[-1]
-        x_hat = (x.to(wide) - mean) * rstd
-        go = grad_output.to(wide)
-        gx = gw = gb = None
-        if ctx.needs_input_grad[1]:
-            gw = (go * x_hat).reshape(-1, D).sum(0).to(weight.dtype)
-        if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
-            gb = go.reshape(-1, D).sum(0).to(x.dtype)
-            if not bias_needed:
-                gb = None
-        if ctx.needs_input_grad[0]:
-            g = go * weight.to(wide) if weight is not None else go
-            gx = (rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))).to(x.dtype)
-        return gx, gw, gb, None
-'''),
+    Mistake('LayerNormFunction', 'unbiased variance (correction=1)', 'unbiased variance', edit(
+        WIDE_LAYER_NORM, ("(xw - mean).pow(2).mean(-1, keepdim=True) + eps",
+                          "(xw - mean).pow(2).sum(-1, keepdim=True) / (x.shape[-1] - 1) + eps")),
+            named=True),
+    Mistake('LayerNormFunction', 'centred in place into the input', 'modified its input x in place',
+            edit(WIDE_LAYER_NORM, ("        mean = xw.mean(-1, keepdim=True)\n",
+                                   "        mean = xw.mean(-1, keepdim=True)\n"
+                                   "        xw = xw.sub_(mean)  # centred in place (into x itself "
+                                   "when x is already wide)\n"
+                                   "        mean = torch.zeros_like(mean)\n"))),
+    Mistake('LayerNormFunction', 'bias gradient computed, then dropped, when only weight needs one',
+            'compute nothing of grad_bias', edit(
+                WIDE_LAYER_NORM,
+                ("        wide = rstd.dtype\n",
+                 "        bias_needed = ctx.needs_input_grad[2]\n        wide = rstd.dtype\n"),
+                ("        if ctx.needs_input_grad[2]:\n"
+                 "            gb = go.reshape(-1, D).sum(0).to(x.dtype)\n",
+                 "        if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:\n"
+                 "            gb = go.reshape(-1, D).sum(0).to(x.dtype)\n"
+                 "            if not bias_needed:\n                gb = None\n"))),
     Mistake('RMSNormFunction', 'saves x_hat instead of x', 'instead of x', '''
 class RMSNormFunction(torch.autograd.Function):
     # float32 or wider inside, per-row rstd of shape (...,) without keepdim
