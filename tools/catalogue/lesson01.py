@@ -104,6 +104,8 @@ UNUSUAL = [
     Unusual("MyReLU", "(x + |x|) / 2 forward, sign(y) backward",
             _relu("        y = (x + x.abs()) / 2\n        ctx.save_for_backward(y)\n        return y",
                   "        y, = ctx.saved_tensors\n        return grad_output * torch.sign(y)")),
+    # x * mask gives nan at x = -inf (-inf * 0), where torch.relu gives 0: the contract names
+    # no infinities, so it passes; the lesson's mistakes table warns of it instead.
     Unusual("MyReLU", "a uint8 mask from torch.heaviside",
             _relu("        mask = torch.heaviside(x, torch.zeros((), dtype=x.dtype)).to(torch.uint8)\n"
                   "        ctx.save_for_backward(mask)\n        return x * mask",
