@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import torch
 
 from .devices import grading_devices
+from .nesting import stopping_endless_backward
 
 
 @dataclass(frozen=True)
@@ -19,10 +20,12 @@ class Exercise:
     contract: tuple[str, ...] = ()
 
     def run(self, submission) -> list[torch.device]:
-        """The battery on every device this machine grades on; returns those devices."""
+        """The battery on every device this machine grades on; returns those devices. A backward
+        that starts itself without end fails the battery instead of hanging it."""
         devices = grading_devices()
-        for device in devices:
-            self.battery(submission, device)
+        with stopping_endless_backward():
+            for device in devices:
+                self.battery(submission, device)
         return devices
 
 

@@ -4,6 +4,8 @@ back, where a backward disagrees with central differences, and one view per less
 Each view is a plain-function core (tested without a display) under a thin ipywidgets layer.
 """
 
+from autograder.nesting import install as _install_nesting_guard
+
 from .attention import attention_explorer
 from .checkpointing import checkpointing_explorer
 from .compile_graph import compile_explorer
@@ -41,3 +43,4 @@ __all__ = [
 
 seed_from_environment()
 _install_self_check_hook()  # a failing self_check offers the gradient-check explorer
+_install_nesting_guard()  # a backward that starts itself without end raises, in views and cells

@@ -4,9 +4,9 @@ Backpropagating a graph that leads back into the Function's own node (a saved ou
 ``grad_fn`` is that node) or calling the Function again inside its backward makes the engine
 nest deeper and deeper, on new threads, and the cell hangs; no Python signal can interrupt it,
 as the main thread waits in C++. While a battery runs, the learner's class refuses to run its
-backward nested ``NESTING_LIMIT`` deep in itself: a correct answer of these lessons nests none.
-A class whose backward was stopped keeps the guard: the self-check's gradient explorer runs it
-again after the battery, and would hang where the battery did.
+backward nested ``NESTING_LIMIT`` deep in itself, with a hint that names this lesson's fix: a
+correct answer of these lessons nests none. ``autograder.nesting`` stops every class a little
+deeper, with a general hint, in every battery and view.
 """
 
 from contextlib import contextmanager
@@ -23,11 +23,10 @@ def limit_nesting(cls, fix: str):
     if original is None:
         yield
         return
-    depth, fired = [0], []
+    depth = [0]
 
     def backward(ctx, *grad_outputs):
         if depth[0] >= NESTING_LIMIT:
-            fired.append(True)
             raise GradingError(
                 f"{cls.__name__}.backward ran inside itself {NESTING_LIMIT} levels deep: it "
                 f"backpropagates a graph that leads back into {cls.__name__} (a saved output, "
@@ -43,5 +42,4 @@ def limit_nesting(cls, fix: str):
     try:
         yield
     finally:
-        if not fired:  # proven endless: the guard stays, so that what runs the class after the
-            cls.backward = original  # battery (the self-check's gradient explorer) ends too
+        cls.backward = original
