@@ -488,37 +488,48 @@ print(f"full graph without jvp; gradient right: "
 # `setup_context` idea as above; `backward` returns one gradient per input, `None` for a
 # non-tensor.
 #
-# Worked example, `autograd_course::cube`:
+# Worked example, `autograd_course::matvec(A, v)`: $y = A v$ for $A$ of shape $(m, n)$ and
+# $v$ of shape $(n,)$, standing in for a kernel of your own. Two tensor inputs and an output of
+# a shape neither has. From $y_i = \sum_j A_{ij} v_j$: $\partial L / \partial A_{ij} = g_i v_j$
+# and $\partial L / \partial v_j = \sum_i g_i A_{ij}$, so each gradient needs the other input.
 
 # %%
-@torch.library.custom_op("autograd_course::cube", mutates_args=())
-def cube(x: torch.Tensor) -> torch.Tensor:
-    return x ** 3
+@torch.library.custom_op("autograd_course::matvec", mutates_args=())
+def matvec(A: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return A @ v
 
 
-@cube.register_fake
-def _(x):
-    return torch.empty_like(x)  # same shape, dtype and device as the real output
+@matvec.register_fake
+def _(A, v):
+    return A.new_empty(A.shape[0])  # shape (m,), A's dtype and device: from the inputs alone
 
 
-def cube_setup_context(ctx, inputs, output):
-    x, = inputs
-    ctx.save_for_backward(x)
+def matvec_setup_context(ctx, inputs, output):
+    A, v = inputs
+    ctx.save_for_backward(A, v)  # each gradient reads the other input
 
 
-def cube_backward(ctx, grad_output):
-    x, = ctx.saved_tensors
-    return grad_output * 3 * x ** 2  # d/dx x**3 = 3x**2
+def matvec_backward(ctx, grad_output):
+    A, v = ctx.saved_tensors
+    grad_A = torch.outer(grad_output, v) if ctx.needs_input_grad[0] else None  # g_i v_j
+    grad_v = grad_output @ A if ctx.needs_input_grad[1] else None  # sum_i g_i A_ij
+    return grad_A, grad_v  # one per input, in the order of the signature
 
 
-cube.register_autograd(cube_backward, setup_context=cube_setup_context)
+matvec.register_autograd(matvec_backward, setup_context=matvec_setup_context)
 
-x = torch.randn(4, dtype=torch.float64, requires_grad=True)
-print("an operator:", torch.ops.autograd_course.cube.default)
-print("gradcheck:", torch.autograd.gradcheck(cube, (x,)))
-print("opcheck:", torch.library.opcheck(cube, (x,)))
+A = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+v = torch.randn(4, dtype=torch.float64, requires_grad=True)
+print("an operator:", torch.ops.autograd_course.matvec.default)
+print("gradcheck:", torch.autograd.gradcheck(matvec, (A, v)))
+print("opcheck:", torch.library.opcheck(matvec, (A, v)))
 
 # %% [markdown]
+# Each registration answered a question about this operator: what shape, dtype and device the
+# output has (`register_fake`), what backward must keep (`setup_context`), and one gradient per
+# input, `None` where none is needed (`backward`). Exercise 2 asks the same questions of an
+# operator with other answers.
+#
 # `torch.library.opcheck` runs the checks the compiler relies on: the schema matches what the
 # function does (`test_schema`), the autograd registration is used (`test_autograd_registration`),
 # the fake implementation agrees with the real one (`test_faketensor`), and the operator
@@ -595,7 +606,7 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
 # ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
 #
 # Turn `softplus(x, beta)` below into the custom operator `autograd_course::softplus` (`x` a
-# tensor, `beta` a Python `float` > 0), the way `cube` was built above. The operator must:
+# tensor, `beta` a Python `float` > 0), with the calls `matvec` used above. The operator must:
 #
 # - compute $\log(1 + e^{\beta x}) / \beta$ **stably** (finite for $\beta x$ in the thousands);
 # - have a fake implementation that gives the real output's shape, dtype and device;
@@ -853,45 +864,16 @@ for name, function in candidates.items():
 # | `torch.compile` in one graph and reverse mode (`.backward()`) | a Function in the setup_context form **without** `jvp` (dynamo traces it), or a custom operator |
 # | `torch.func.grad`, `vmap(grad(...))` (per-sample gradients), `jacrev` | a Function in the setup_context form; not a custom operator |
 # | forward-mode AD (`jvp`, `jacfwd`, `forward_ad`) | a Function with `jvp`; accept a graph break under `torch.compile` |
-# | code the compiler must not look into (a C++/CUDA/Triton kernel, NumPy, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap` |
+# | code the compiler must not look into (a C++/CUDA kernel, NumPy, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap` |
+# | a Triton kernel the compiler should fuse with the code around it (GPU) | `torch.library.triton_op` with `wrap_triton`, lesson 13; a `custom_op` is opaque to it |
 # | both an opaque kernel and `torch.func` | a custom operator called inside a Function in the setup_context form, with a `vmap` staticmethod (and a `jvp`: still a break), or wait for a later torch |
 #
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | `forward(ctx, x, dim)` together with `setup_context` | `TypeError: missing a required argument: 'dim'` | `forward(x, dim)`: no ctx in this form |
-# | old form, no `setup_context` | vmap and `torch.func.jvp` raise *"it must override the setup_context staticmethod"* | move the saving into `setup_context` |
-# | `generate_vmap_rule` missing | vmap raises *"does not have vmap support"* | `generate_vmap_rule = True` |
-# | `jvp` reads `ctx.saved_tensors` kept only with `save_for_backward` | inside jvp `saved_tensors` is empty: *"not enough values to unpack"* | also `ctx.save_for_forward(...)` |
-# | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | `ctx.save_for_forward` |
-# | no `jvp` staticmethod | forward mode raises *"You must implement the jvp function"* | write it |
-# | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
-# | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | $e^{x - y}$ with the saved output |
-# | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
-# | a fake implementation with the wrong shape or dtype | `opcheck`'s `test_faketensor` fails; compiled code breaks later | `torch.empty_like(x)` |
-# | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
-# | `register_autograd(backward)` without `setup_context` | `ctx` is empty in backward | pass `setup_context=` |
-# | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \log(1+e^{-|z|})$ |
-# | tensors kept as `ctx.x` in the operator's `setup_context` | the saved-tensor checks and hooks are skipped | `ctx.save_for_backward(x)` |
-# | backward returns only `grad_x` | *"expected 3, got 2"*-style count error: one gradient per input | `return grad_x, None` |
-# | `generate_vmap_rule` on a Function that leaves PyTorch (NumPy, `.item()`) | vmap raises | a `vmap` staticmethod |
-# | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
-# | an operator that returns its input or a view of it | *"may not alias any inputs"* | return a fresh tensor (`.clone()`) |
-# | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
-# | a batching rule that passes a non-negative `dim` on unchanged | right for negative dims, wrong (or an error) for `dim >= 0`: the batched tensor has one more dim | translate `dim` past the batch dim |
-# | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
-#
-# ## Summary
-#
-# The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`,
-# `jvp` with `save_for_forward`) is what `torch.func` needs. `torch.compile` traces such a
-# Function in one graph unless it has a `jvp`, which on torch 2.13 costs a graph break. A custom
-# operator (`custom_op`, `register_fake`, `register_autograd`, `register_vmap`, checked by
-# `opcheck`) is one opaque node in the graph, at the price of the `torch.func` transforms that
-# differentiate: `torch.func.grad` (and with it `vmap(grad(...))`) refuses it, and
-# `torch.func.jvp` returns zero tangents. Measure before you choose, with `fullgraph=True` and
-# the view above.
+# **In practice, under `torch.autocast`.** An operator with no autocast rule gets its inputs
+# as they arrive. On torch 2.13 (CPU, bfloat16), `matvec` called on float32 tensors receives
+# float32; the `A @ v` in its Python body is still autocast and returns bfloat16, but a kernel
+# of your own would compute in float32. `torch.library.register_autocast("autograd_course::matvec",
+# "cpu", torch.bfloat16)` casts its float32 inputs to bfloat16 before the call (float64 ones
+# are left alone, as autocast leaves them).
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `squared_norm`, an operator with a batching rule
@@ -1011,3 +993,42 @@ for dim in (-2, -1, 0, 1):
 # *"Dtypes torch.int64 and torch.int32 are not equal!"*. Run `opcheck` on every dtype your
 # operator accepts (or reject the others explicitly in the operator), and keep in mind that
 # what the compiler plans around is the fake, not your kernel.
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `forward(ctx, x, dim)` together with `setup_context` | `TypeError: missing a required argument: 'dim'` | `forward(x, dim)`: no ctx in this form |
+# | old form, no `setup_context` | vmap and `torch.func.jvp` raise *"it must override the setup_context staticmethod"* | move the saving into `setup_context` |
+# | `generate_vmap_rule` missing | vmap raises *"does not have vmap support"* | `generate_vmap_rule = True` |
+# | `jvp` reads `ctx.saved_tensors` kept only with `save_for_backward` | inside jvp `saved_tensors` is empty: *"not enough values to unpack"* | also `ctx.save_for_forward(...)` |
+# | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | `ctx.save_for_forward` |
+# | no `jvp` staticmethod | forward mode raises *"You must implement the jvp function"* | write it |
+# | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
+# | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | $e^{x - y}$ with the saved output |
+# | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
+# | a fake implementation with the wrong shape or dtype | `opcheck`'s `test_faketensor` fails; compiled code breaks later | the real output's shape: `torch.empty_like(x)` element-wise, `x.new_empty(...)` with the reduced shape for a reduction |
+# | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
+# | `register_autograd(backward)` without `setup_context` | `ctx` is empty in backward | pass `setup_context=` |
+# | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \log(1+e^{-|z|})$ |
+# | tensors kept as `ctx.x` in the operator's `setup_context` | the saved-tensor checks and hooks are skipped | `ctx.save_for_backward(x)` |
+# | backward returns only `grad_x` | *"expected 3, got 2"*-style count error: one gradient per input | `return grad_x, None` |
+# | `generate_vmap_rule` on a Function that leaves PyTorch (NumPy, `.item()`) | vmap raises | a `vmap` staticmethod |
+# | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
+# | an operator that returns its input or a view of it | *"may not alias any inputs"* | return a fresh tensor (`.clone()`) |
+# | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
+# | a batching rule that passes a non-negative `dim` on unchanged | right for negative dims, wrong (or an error) for `dim >= 0`: the batched tensor has one more dim | translate `dim` past the batch dim |
+# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0 (what the grader runs), with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | count again, or move the batch dim to the front and return 0 |
+# | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
+#
+# ## Summary
+#
+# The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`,
+# `jvp` with `save_for_forward`) is what `torch.func` needs. `torch.compile` traces such a
+# Function in one graph unless it has a `jvp`, which on torch 2.13 costs a graph break. A custom
+# operator (`custom_op`, `register_fake`, `register_autograd`, `register_vmap`, checked by
+# `opcheck`) is one opaque node in the graph, at the price of the `torch.func` transforms that
+# differentiate: `torch.func.grad` (and with it `vmap(grad(...))`) refuses it, and
+# `torch.func.jvp` returns zero tangents. Measure before you choose, with `fullgraph=True` and
+# the view above.
