@@ -97,31 +97,32 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 kernel_grid_view(n=10, block=4)
 
 # %% [markdown]
-# ## Worked example: a sum of squared errors, a reduction behind a custom operator
+# ## Worked example: a sum of squares, a reduction behind a custom operator
 #
-# $s = \sum_i (a_i - b_i)^2$ (`F.mse_loss(a, b, reduction="sum")`): two tensors in, one number
-# out. A reduction is the other shape of kernel next to the elementwise one: every program
-# sees only its block, so no program can add up the whole tensor. Each program reduces its
-# block with `tl.sum` and stores **one partial sum**; the host adds the few partials up
-# afterwards. (Programs run at once on a GPU and cannot wait for each other, so a sum across
-# programs is either partials reduced afterwards or atomic adds.)
+# $s = \sum_i x_i^2$ (`x.square().sum()`): one tensor in, one number out. A reduction is the
+# other shape of kernel next to the elementwise one: every program sees only its block, so no
+# program can add up the whole tensor. Each program reduces its block with `tl.sum` and stores
+# **one partial sum**; the host adds the few partials up afterwards. (Programs run at once on
+# a GPU and cannot wait for each other, so a sum across programs is either partials reduced
+# afterwards or atomic adds.)
 #
-# The backward: $\partial L/\partial a_i = 2g\,(a_i - b_i)$ and $\partial L/\partial b_i =
-# -\partial L/\partial a_i$, where $g = \partial L/\partial s$ is the one number in
-# `grad_output`, a 0-d tensor: each program loads it with `tl.load(grad_ptr)` and uses it on every
-# lane. One kernel computes both gradients, reading `a` and `b` once.
+# The backward: $\partial L/\partial x_i = 2g\,x_i$, where $g = \partial L/\partial s$ is the
+# one number in `grad_output`, a 0-d tensor: each program loads it with `tl.load(grad_ptr)`
+# and uses it on every lane.
 #
 # Five pieces:
 #
 # 1. a forward kernel: one program per block, masked loads, one value stored per program;
-# 2. a `custom_op` that makes the inputs contiguous, allocates the outputs, launches the kernel
+# 2. a `custom_op` that makes the input contiguous, allocates the output, launches the kernel
 #    and reduces the partials;
 # 3. `register_fake`: the output's shape, dtype and device without running anything, for
 #    `torch.compile`, `torch.export` and `opcheck`, which trace with fake tensors;
 # 4. the backward: **a kernel behind its own custom operator** (a kernel launched directly in
 #    the registered backward would be handed fake tensors when `torch.compile` traces the
-#    backward, and fail); it returns two tensors, so its return annotation is
-#    `tuple[torch.Tensor, torch.Tensor]` and its fake returns two;
+#    backward, and fail), with a fake of its own. Its inputs and outputs are your design: here
+#    one tensor in the saved state and one gradient out, so it returns `torch.Tensor`; an
+#    operator that returns several tensors is annotated `tuple[torch.Tensor, ...]`, one entry
+#    each, and its fake returns a tuple as well;
 # 5. `register_autograd(backward, setup_context=...)`: `setup_context` sees the inputs and the
 #    output and saves what backward needs; backward receives one gradient per output of the
 #    operator and returns one per input (`None` for an input that is not a tensor).
@@ -132,100 +133,94 @@ kernel_grid_view(n=10, block=4)
 # storing; float64 stays float64 (the `if` on a dtype is resolved when the kernel compiles).
 
 # %%
-SSE_BLOCK = 128
+SUM_BLOCK = 128
 
 
 @triton.jit
-def sse_kernel(a_ptr, b_ptr, partial_ptr, n, BLOCK: tl.constexpr):
-    """This program's partial sum of (a - b)^2 over its block."""
+def sum_of_squares_kernel(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
+    """This program's partial sum of x^2 over its block."""
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n  # the last block's lanes past the end stay off...
-    a = tl.load(a_ptr + offsets, mask=mask, other=0.0)  # ...and load 0, adding nothing
-    b = tl.load(b_ptr + offsets, mask=mask, other=0.0)
-    if a.dtype != tl.float64:
-        a, b = a.to(tl.float32), b.to(tl.float32)  # half precision: compute in float32
-    difference = a - b
-    tl.store(partial_ptr + tl.program_id(0), tl.sum(difference * difference, axis=0))
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)  # ...and load 0, adding nothing
+    if x.dtype != tl.float64:
+        x = x.to(tl.float32)  # half precision: compute in float32
+    tl.store(partial_ptr + tl.program_id(0), tl.sum(x * x, axis=0))
 
 
 @triton.jit
-def sse_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, n,
-                        BLOCK: tl.constexpr):
-    """dL/da = 2 g (a - b) and dL/db = -dL/da, g the one number in grad_output."""
+def sum_of_squares_backward_kernel(grad_ptr, x_ptr, grad_x_ptr, n, BLOCK: tl.constexpr):
+    """dL/dx = 2 g x, g the one number in grad_output."""
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     g = tl.load(grad_ptr)  # a scalar: the same for every lane
-    a = tl.load(a_ptr + offsets, mask=mask)
-    b = tl.load(b_ptr + offsets, mask=mask)
-    if a.dtype != tl.float64:
-        g, a, b = g.to(tl.float32), a.to(tl.float32), b.to(tl.float32)
-    grad_a = 2 * g * (a - b)
-    tl.store(grad_a_ptr + offsets, grad_a.to(grad_a_ptr.dtype.element_ty), mask=mask)
-    tl.store(grad_b_ptr + offsets, (-grad_a).to(grad_b_ptr.dtype.element_ty), mask=mask)
+    x = tl.load(x_ptr + offsets, mask=mask)
+    if x.dtype != tl.float64:
+        g, x = g.to(tl.float32), x.to(tl.float32)
+    tl.store(grad_x_ptr + offsets, (2 * g * x).to(grad_x_ptr.dtype.element_ty), mask=mask)
 
 
 def blocks(n):
-    return (triton.cdiv(n, SSE_BLOCK),)
+    return (triton.cdiv(n, SUM_BLOCK),)
 
 
-@torch.library.custom_op("autograd_course::sum_squared_error", mutates_args=())
-def sum_squared_error(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    a, b = a.contiguous(), b.contiguous()  # the kernel reads flat memory
-    partials = torch.empty(blocks(a.numel()), device=a.device,
-                           dtype=torch.float64 if a.dtype == torch.float64 else torch.float32)
-    if a.numel():
-        sse_kernel[blocks(a.numel())](a, b, partials, a.numel(), BLOCK=SSE_BLOCK)
-    return partials.sum().to(a.dtype)  # the sum across programs, on the host
+@torch.library.custom_op("autograd_course::sum_of_squares", mutates_args=())
+def sum_of_squares(x: torch.Tensor) -> torch.Tensor:
+    x = x.contiguous()  # the kernel reads flat memory
+    partials = torch.empty(blocks(x.numel()), device=x.device,
+                           dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
+    if x.numel():
+        sum_of_squares_kernel[blocks(x.numel())](x, partials, x.numel(), BLOCK=SUM_BLOCK)
+    return partials.sum().to(x.dtype)  # the sum across programs, on the host
 
 
-@sum_squared_error.register_fake
-def _(a, b):
-    return a.new_empty(())  # a 0-d tensor of a's dtype, on a's device
+@sum_of_squares.register_fake
+def _(x):
+    return x.new_empty(())  # a 0-d tensor of x's dtype, on x's device
 
 
-@torch.library.custom_op("autograd_course::sum_squared_error_backward", mutates_args=())
-def sum_squared_error_backward(grad: torch.Tensor, a: torch.Tensor,
-                               b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    a, b = a.contiguous(), b.contiguous()
-    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)
-    if a.numel():
-        sse_backward_kernel[blocks(a.numel())](grad, a, b, grad_a, grad_b, a.numel(),
-                                               BLOCK=SSE_BLOCK)
-    return grad_a, grad_b
+@torch.library.custom_op("autograd_course::sum_of_squares_backward", mutates_args=())
+def sum_of_squares_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    x = x.contiguous()
+    grad_x = torch.empty_like(x)
+    if x.numel():
+        sum_of_squares_backward_kernel[blocks(x.numel())](grad, x, grad_x, x.numel(),
+                                                          BLOCK=SUM_BLOCK)
+    return grad_x
 
 
-@sum_squared_error_backward.register_fake
-def _(grad, a, b):
-    return (torch.empty_like(a, memory_format=torch.contiguous_format),
-            torch.empty_like(b, memory_format=torch.contiguous_format))
+@sum_of_squares_backward.register_fake
+def _(grad, x):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-def sse_setup_context(ctx, inputs, output):
-    ctx.save_for_backward(*inputs)  # a and b; the output is not needed
+def sum_of_squares_setup_context(ctx, inputs, output):
+    x, = inputs
+    ctx.save_for_backward(x)  # the output is not needed
 
 
-def sse_autograd(ctx, grad_output):
-    a, b = ctx.saved_tensors
-    return sum_squared_error_backward(grad_output, a, b)  # one gradient per input
+def sum_of_squares_autograd(ctx, grad_output):
+    x, = ctx.saved_tensors
+    return sum_of_squares_backward(grad_output, x)  # one gradient: one input
 
 
-sum_squared_error.register_autograd(sse_autograd, setup_context=sse_setup_context)
+sum_of_squares.register_autograd(sum_of_squares_autograd,
+                                 setup_context=sum_of_squares_setup_context)
 
-a, b = torch.randn(2, 1000, dtype=torch.float64, device=DEVICE, requires_grad=True)
-print("forward matches F.mse_loss(a, b, reduction='sum'):",
-      torch.allclose(sum_squared_error(a, b), F.mse_loss(a, b, reduction="sum")))
-print("gradcheck (float64, 10 elements each):", torch.autograd.gradcheck(
-    sum_squared_error, (a[:10].detach().requires_grad_(), b[:10].detach().requires_grad_())))
-torch.library.opcheck(sum_squared_error, (a[:50].detach().requires_grad_(), b[:50].detach()))
+x = torch.randn(1000, dtype=torch.float64, device=DEVICE, requires_grad=True)
+print("forward matches x.square().sum():",
+      torch.allclose(sum_of_squares(x), x.square().sum()))
+print("gradcheck (float64, 10 elements):", torch.autograd.gradcheck(
+    sum_of_squares, (x[:10].detach().requires_grad_(),)))
+torch.library.opcheck(sum_of_squares, (x[:50].detach().requires_grad_(),))
 print("opcheck: schema, fake tensor, autograd registration and AOT dispatch all pass")
-compiled = torch.compile(lambda a, b: sum_squared_error(a * 2, b).sqrt(), fullgraph=True,
+compiled = torch.compile(lambda x: sum_of_squares(x * 2).sqrt(), fullgraph=True,
                          backend="aot_eager")
 print("torch.compile(fullgraph=True) matches eager:",
-      torch.allclose(compiled(a, b), sum_squared_error(a * 2, b).sqrt()))
+      torch.allclose(compiled(x), sum_of_squares(x * 2).sqrt()))
 
 # %% [markdown]
-# **Predict, then run.** The kernel below is the forward kernel without its masks. Its
-# tensors hold 1024 elements; it is told `n = 1000` and launched in blocks of 128. Predict two
+# **Predict, then run.** The kernel below is the forward kernel without its mask. Its
+# tensor holds 1024 elements; it is told `n = 1000` and launched in blocks of 128. Predict two
 # things before running the cell after this one: what happens (`"error"`, `"wrong values"`
 # or `"right values"`), and the first and last index the last program loads.
 
@@ -235,36 +230,35 @@ my_last_block = (None, None)  # (first index, last index) the last program loads
 
 # %%
 @triton.jit
-def sse_unmasked(a_ptr, b_ptr, partial_ptr, n, BLOCK: tl.constexpr):
+def sum_of_squares_unmasked(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    a = tl.load(a_ptr + offsets)  # no mask
-    b = tl.load(b_ptr + offsets)
-    tl.store(partial_ptr + tl.program_id(0), tl.sum((a - b) * (a - b), axis=0))
+    x = tl.load(x_ptr + offsets)  # no mask
+    tl.store(partial_ptr + tl.program_id(0), tl.sum(x * x, axis=0))
 
 
-a_padded, b_padded = torch.randn(2, 1024, device=DEVICE)
+x_padded = torch.randn(1024, device=DEVICE)
 partials = torch.empty(blocks(1000), device=DEVICE)
-sse_unmasked[blocks(1000)](a_padded, b_padded, partials, 1000, BLOCK=SSE_BLOCK)
-right = F.mse_loss(a_padded[:1000], b_padded[:1000], reduction="sum")
+sum_of_squares_unmasked[blocks(1000)](x_padded, partials, 1000, BLOCK=SUM_BLOCK)
+right = x_padded[:1000].square().sum()
 outcome = "right values" if torch.allclose(partials.sum(), right) else "wrong values"
 verdict = ("write your prediction first" if not my_prediction else
            "as you predicted" if my_prediction == outcome else "not what you predicted: why?")
 print(f"you predicted {my_prediction!r}; no error, and {outcome} ({verdict}): the sum is "
       f"{partials.sum():.2f}, the first 1000 elements give {right:.2f}")
-last = ((blocks(1000)[0] - 1) * SSE_BLOCK, blocks(1000)[0] * SSE_BLOCK - 1)
+last = ((blocks(1000)[0] - 1) * SUM_BLOCK, blocks(1000)[0] * SUM_BLOCK - 1)
 print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my_last_block}")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # No error, and a wrong sum: the last program's block covers elements 896 to 1023, so it read
-# the 24 elements past the end and added their squared differences. Nothing stopped it: the
-# buffers had room. A tensor of exactly 1000 elements has other data, or nothing, after it: on
-# a GPU an unmasked load reads a neighbour's memory or stops the kernel with an illegal memory
-# access, and an unmasked store writes into it; in the interpreter it touches memory nobody
-# owns. The mask alone would not be enough in this kernel either: the masked-off lanes must
-# load 0 (`other=0.0`) to add nothing. The grader's interpreter run refuses any load or store
-# outside the kernel's tensors before it happens, and names it.
+# the 24 elements past the end and added their squares. Nothing stopped it: the buffer had
+# room. A tensor of exactly 1000 elements has other data, or nothing, after it: on a GPU an
+# unmasked load reads a neighbour's memory or stops the kernel with an illegal memory access,
+# and an unmasked store writes into it; in the interpreter it touches memory nobody owns. The
+# mask alone would not be enough in this kernel either: the masked-off lanes must load 0
+# (`other=0.0`) to add nothing. The grader's interpreter run refuses any load or store outside
+# the kernel's tensors before it happens, and names it.
 # </details>
 #
 # ## ✎ Exercise 1 · `silu_mul`, SwiGLU's gate
@@ -280,11 +274,15 @@ print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my
 # write the result with one $\sigma(a)$ so that the kernel computes one exponential.
 # </details>
 #
-# Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`, the
-# way the worked example built its operator (decorate the function, or wrap it after its
-# definition: `silu_mul = torch.library.custom_op("autograd_course::silu_mul", silu_mul,
-# mutates_args=())`), with its kernels, its backward operator and every registration in this
-# one cell:
+# Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`, with
+# the worked example's five pieces (decorate the function, or wrap it after its definition:
+# `silu_mul = torch.library.custom_op("autograd_course::silu_mul", silu_mul,
+# mutates_args=())`), its kernels, its backward operator and every registration in this one
+# cell. The worked example's backward had one tensor to read besides a single number, and one
+# gradient to write; this one has two inputs and a gradient as big as `y`. Design the backward
+# operator before writing it: what it takes, what it returns and what its fake returns, what
+# `setup_context` saves, and which of its tensors can arrive non-contiguous.
+#
 #
 # - `a`, `b` of the same shape, any shape (treat them as flat; the size need not be a
 #   multiple of your block; make non-contiguous inputs contiguous);
@@ -498,7 +496,7 @@ def rms_norm_rows(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Te
 @triton.jit
 def rms_norm_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, D, eps, BLOCK_D: tl.constexpr):
     """One program per row: y = x * rstd * w, and rstd saved."""
-    row = tl.program_id(0)
+    row = tl.program_id(0).to(tl.int64)  # int64: row * D passes 2**31 in a big tensor
     columns = tl.arange(0, BLOCK_D)
     mask = columns < D
     x = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0)
@@ -511,24 +509,34 @@ def rms_norm_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, D, eps, BLOCK_D: tl.constexpr
 
 
 @triton.jit
-def rms_norm_backward_kernel(grad_ptr, x_ptr, w_ptr, rstd_ptr, grad_x_ptr, partial_w_ptr, D,
-                             BLOCK_D: tl.constexpr):
-    """One program per row: its row of grad_x, and its partial row of grad_weight."""
-    row = tl.program_id(0)
+def rms_norm_backward_kernel(grad_ptr, x_ptr, w_ptr, rstd_ptr, grad_x_ptr, partial_w_ptr, rows,
+                             D, rows_per_program, BLOCK_D: tl.constexpr):
+    """One program per group of rows: their rows of grad_x, and one partial row of
+    grad_weight summed over the group."""
+    program = tl.program_id(0).to(tl.int64)
+    first = program * rows_per_program
     columns = tl.arange(0, BLOCK_D)
     mask = columns < D
-    grad = tl.load(grad_ptr + row * D + columns, mask=mask, other=0.0)
-    x = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0)
     w = tl.load(w_ptr + columns, mask=mask, other=0.0)
-    if x.dtype != tl.float64:
-        grad, x, w = grad.to(tl.float32), x.to(tl.float32), w.to(tl.float32)
-    rstd = tl.load(rstd_ptr + row)
-    x_hat = x * rstd
-    grad_hat = grad * w
-    grad_x = rstd * (grad_hat - x_hat * tl.sum(grad_hat * x_hat, axis=0) / D)
-    tl.store(grad_x_ptr + row * D + columns, grad_x.to(grad_x_ptr.dtype.element_ty), mask=mask)
-    tl.store(partial_w_ptr + row * D + columns, (grad * x_hat).to(
-        partial_w_ptr.dtype.element_ty), mask=mask)
+    if w.dtype != tl.float64:
+        w = w.to(tl.float32)
+    partial_w = tl.zeros((BLOCK_D,), dtype=partial_w_ptr.dtype.element_ty)
+    # int64 offsets, moved on by D each row: under the interpreter the loop index i is a
+    # Python int and D an int32, so i * D would be int32 there
+    offsets = first * D + columns
+    for i in range(0, tl.minimum(rows_per_program, rows - first)):
+        grad = tl.load(grad_ptr + offsets, mask=mask, other=0.0)
+        x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
+        if x.dtype != tl.float64:
+            grad, x = grad.to(tl.float32), x.to(tl.float32)
+        rstd = tl.load(rstd_ptr + first + i)
+        x_hat = x * rstd
+        grad_hat = grad * w
+        grad_x = rstd * (grad_hat - x_hat * tl.sum(grad_hat * x_hat, axis=0) / D)
+        tl.store(grad_x_ptr + offsets, grad_x.to(grad_x_ptr.dtype.element_ty), mask=mask)
+        partial_w += grad * x_hat
+        offsets += D
+    tl.store(partial_w_ptr + program * D + columns, partial_w, mask=mask)
 
 
 @torch.library.custom_op("autograd_course::rms_norm_rows", mutates_args=())
@@ -560,11 +568,13 @@ def rms_norm_rows_backward(grad_y: torch.Tensor, x: torch.Tensor, weight: torch.
     D = x.shape[-1]
     rows, grad_rows = x.reshape(-1, D).contiguous(), grad_y.reshape(-1, D).contiguous()
     grad_x = torch.empty_like(rows)
-    partial_w = torch.empty(rows.shape, device=x.device, dtype=rstd.dtype)
+    programs = min(rows.shape[0], 32)  # a fixed number, whatever the batch (Liger: one per SM)
+    rows_per_program = triton.cdiv(rows.shape[0], max(programs, 1))
+    partial_w = torch.empty(programs, D, device=x.device, dtype=rstd.dtype)
     if rows.shape[0]:
-        rms_norm_backward_kernel[(rows.shape[0],)](grad_rows, rows, weight.contiguous(), rstd,
-                                                   grad_x, partial_w, D,
-                                                   BLOCK_D=triton.next_power_of_2(D))
+        rms_norm_backward_kernel[(programs,)](grad_rows, rows, weight.contiguous(), rstd,
+                                              grad_x, partial_w, rows.shape[0], D,
+                                              rows_per_program, BLOCK_D=triton.next_power_of_2(D))
     return grad_x.view(x.shape), partial_w.sum(0).to(weight.dtype)  # partials reduced
 
 
@@ -610,22 +620,21 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 # does before every launch: a fake tensor's storage is on the `meta` device and holds no data.
 
 # %%
-@torch.library.triton_op("autograd_course::sum_squared_error_traced", mutates_args=())
-def sum_squared_error_traced(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    partials = torch.empty(blocks(a.numel()), device=a.device, dtype=torch.float32)
-    torch.library.wrap_triton(sse_kernel)[blocks(a.numel())](a, b, partials, a.numel(),
-                                                             BLOCK=SSE_BLOCK)
-    return partials.sum().to(a.dtype)
+@torch.library.triton_op("autograd_course::sum_of_squares_traced", mutates_args=())
+def sum_of_squares_traced(x: torch.Tensor) -> torch.Tensor:
+    partials = torch.empty(blocks(x.numel()), device=x.device, dtype=torch.float32)
+    torch.library.wrap_triton(sum_of_squares_kernel)[blocks(x.numel())](
+        x, partials, x.numel(), BLOCK=SUM_BLOCK)
+    return partials.sum().to(x.dtype)
 
 
-a, b = torch.randn(2, 300, device=DEVICE)
-print("eager call:", torch.allclose(sum_squared_error_traced(a, b),
-                                    F.mse_loss(a, b, reduction="sum")))
+x = torch.randn(300, device=DEVICE)
+print("eager call:", torch.allclose(sum_of_squares_traced(x), x.square().sum()))
 fake_tensor_log = logging.getLogger("torch._subclasses.fake_tensor")
 level, fake_tensor_log.level = fake_tensor_log.level, logging.CRITICAL  # its traceback: below
 try:
     with warnings.catch_warnings(action="ignore"):  # the failing trace's own warnings
-        torch.library.opcheck(sum_squared_error_traced, (a, b))
+        torch.library.opcheck(sum_of_squares_traced, (x,))
     print("opcheck passes (compiled Triton, on a GPU)")
 except Exception as error:
     print("opcheck fails:", type(error).__name__, "-", str(error).splitlines()[0][:150])
@@ -651,7 +660,7 @@ class RegressionLoss(torch.nn.Module):
         self.linear = torch.nn.Linear(8, 8)
 
     def forward(self, x, target):
-        return sum_squared_error(self.linear(x), target)
+        return sum_of_squares(self.linear(x) - target)
 
 
 model = RegressionLoss().to(DEVICE)
@@ -806,7 +815,7 @@ if cpp_loaded:
 # |---|---|---|
 # | no mask on the tail (`tl.load(ptr + offsets)`) | an elementwise kernel's values look right, a reduction's sum is wrong; loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
 # | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so the CPU run hides it) | `other=0.0` on every load whose lanes are added up |
-# | `row * D` with the row from `tl.program_id(0)` | `program_id` is int32: past 2**31 elements the offset wraps, and a GPU reads the wrong rows or faults (the interpreter's small tensors never show it) | `tl.program_id(0).to(tl.int64)` before multiplying |
+# | `row * D` with the row from `tl.program_id(0)` | `program_id` is int32, and so is `D` when it fits: past 2**31 elements the offset wraps (in the interpreter too: program 2 times `D = 2**30` gives -2**31), and a GPU reads the wrong rows or faults; the course's small tensors never get there | `tl.program_id(0).to(tl.int64)` before multiplying; in a loop over rows, carry an int64 offset and add `D` each row (under the interpreter the loop index is a Python int, so `i * D` stays int32) |
 # | one row of weight-gradient partials per row of `x` | right, but an `(N, D)` float32 buffer: as big as `x`, twice `x` in bfloat16 | a fixed number of programs, each looping over a group of rows into its own partial row (Liger-Kernel); Triton's layer-norm tutorial shares a few partial rows between programs, behind a lock |
 # | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
 # | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
