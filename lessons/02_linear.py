@@ -142,37 +142,51 @@ for name, mine, truth in zip(["grad_x", "grad_weight", "grad_bias"],
 # %% [markdown]
 # ### A transpose in forward: a transpose in backward?
 #
-# Forward multiplies by $W^\top$. Two candidates for `grad_x` run with the square $W$ above:
-# `G @ W` and `G @ W.T`.
+# Forward multiplies by $W^\top$, so multiplying by $W^\top$ in backward too is a tempting
+# slip: `G @ W.T` instead of the `G @ W` you derived. The questions here are how that slip
+# shows itself, or hides.
 #
-# **Predict, then run.** Does `G @ W` equal autograd's `grad_x`? Does `G @ W.T`? And with
-# $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? Write `True` or `False` for each
-# first.
+# **Predict, then run.**
+# 1. With the square, random $W$ above, how far is `G @ W.T` from autograd's `grad_x`:
+#    `"zero"`, `"rounding"` (float64 noise, below $10^{-10}$) or `"large"` (the size of the
+#    gradient itself)?
+# 2. With a symmetric $W$ (equal to its own transpose), does `G @ W.T` match autograd's
+#    `grad_x`? `True` or `False`.
+# 3. With $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? `True` or `False`.
 
 # %%
-predicted = {"G @ W is grad_x": None, "G @ W.T is grad_x": None,
+predicted = {"error of G @ W.T, random square W": None,
+             "G @ W.T is grad_x when W is symmetric": None,
              "G @ W.T raises when in != out": None}
 
 # %%
+error = (G @ W.detach().T - x.grad).abs().max().item()
+W_sym = (W.detach() + W.detach().T).requires_grad_()
+x_sym = x.detach().requires_grad_()
+(x_sym @ W_sym.T).backward(G)
 W_rect, G_rect = torch.randn(4, 3), torch.randn(5, 4)  # in = 3, out = 4
 try:
     G_rect @ W_rect.T
     raises = False
-except RuntimeError as error:
-    print("with in != out:", error)
+except RuntimeError as exc:
+    print("with in != out:", exc)
     raises = True
-compare(predicted, {"G @ W is grad_x": torch.allclose(x.grad, G @ W.detach()),
-                    "G @ W.T is grad_x": torch.allclose(x.grad, G @ W.detach().T),
-                    "G @ W.T raises when in != out": raises})
+print(f"largest error of G @ W.T with a random square W: {error:.3g}")
+compare(predicted, {
+    "error of G @ W.T, random square W":
+        "zero" if error == 0 else "rounding" if error < 1e-10 else "large",
+    "G @ W.T is grad_x when W is symmetric": torch.allclose(x_sym.grad, G @ W_sym.detach().T),
+    "G @ W.T raises when in != out": raises})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Only `G @ W` matches: multiplying by $W^\top$ in backward because forward does is a common
-# slip. With a square $W$ the transposed formula runs and is silently wrong;
-# with $\text{in} \ne \text{out}$ it cannot even run: $(N, \text{out}) \cdot
-# (\text{in}, \text{out})$ does not fit. $W^\top$ in the forward becomes $W$ in
-# `grad_x`, and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
+# With a random square $W$ the slip runs and is silently, grossly wrong. With a symmetric $W$
+# it is right by accident, since $W^\top = W$; with $\text{in} \ne \text{out}$ it cannot even
+# run: $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit. So test a backward
+# with $\text{in} \ne \text{out}$ and random weights: a square test only catches the slip by
+# its values, and a symmetric one never does. $W^\top$ in the forward becomes $W$ in `grad_x`,
+# and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
 # </details>
 
 # %% [markdown]
@@ -391,6 +405,9 @@ plt.show()
 # - Autograd may hand backward a `grad_output` that is not contiguous in memory (the
 #   gradient of a transpose is one); your gradients must be right for it too. `view` refuses
 #   such a tensor where `reshape` copies it.
+# - `ctx.needs_input_grad` can already be read in forward, and `save_for_backward` accepts
+#   `None` in place of a tensor. What must forward keep when only `x` needs a gradient? A cell
+#   after the exercise measures what yours keeps against `F.linear`.
 
 # %% nbgrader={"grade_id": "answer_MyLinearFunction", "solution": true}
 class MyLinearFunction(torch.autograd.Function):
@@ -399,7 +416,9 @@ class MyLinearFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias=None):
         ### BEGIN SOLUTION
-        ctx.save_for_backward(x, weight)
+        needs_x, needs_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        # grad_weight reads x, grad_x reads weight: keep each only if it will be read
+        ctx.save_for_backward(x if needs_weight else None, weight if needs_x else None)
         ctx.has_bias = bias is not None  # a bool: a plain attribute
         y = x @ weight.T  # (*, in) @ (in, out) -> (*, out)
         if bias is not None:
@@ -410,17 +429,16 @@ class MyLinearFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
-        x, weight = ctx.saved_tensors
-        out_features, in_features = weight.shape
+        x, weight = ctx.saved_tensors  # None where forward kept nothing
+        g2 = grad_output.reshape(-1, grad_output.shape[-1])  # (M, out)
         grad_x = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
             grad_x = grad_output @ weight  # (*, out) @ (out, in) -> (*, in)
         if ctx.needs_input_grad[1]:
-            g2 = grad_output.reshape(-1, out_features)  # (M, out)
-            x2 = x.reshape(-1, in_features)  # (M, in)
+            x2 = x.reshape(-1, x.shape[-1])  # (M, in)
             grad_weight = g2.T @ x2  # (out, M) @ (M, in) -> (out, in)
         if ctx.has_bias and ctx.needs_input_grad[2]:
-            grad_bias = grad_output.reshape(-1, out_features).sum(dim=0)  # (M, out) -> (out,)
+            grad_bias = g2.sum(dim=0)  # (M, out) -> (out,)
         return grad_x, grad_weight, grad_bias
         ### END SOLUTION
 
@@ -457,6 +475,58 @@ for wanted, flops, reference in zip(CHOICES, mine, builtin):
     verdict = "same" if flops == reference else "MORE WORK: check ctx.needs_input_grad"
     print(f"requires grad: {', '.join(wanted):<8} yours: {flops:>4}  F.linear: {reference:>4}"
           f"  {verdict}")
+
+# %% [markdown]
+# ### What backward keeps when the weight is frozen
+#
+# Skipping a product saves time. In a frozen-weight fine-tune ($x$ needs a gradient, $W$ none)
+# there is memory to save as well: whatever forward keeps stays alive until backward runs,
+# for every layer of the network. Take $x$ of shape $(64, 128)$ and $W$ of shape $(32, 128)$,
+# both float32: $x$ is 32768 bytes and $W$ 16384.
+#
+# **Predict, then run.** How many bytes does PyTorch's `F.linear` keep for backward with the
+# weight frozen, and how many in ordinary training, when both need a gradient? Write the two
+# numbers first (the bytes of each tensor's memory, counted once).
+
+# %%
+predicted = {"F.linear, frozen weight": None, "F.linear, training": None}
+
+# %%
+def saved_bytes(linear, x_grad, weight_grad):
+    """Bytes of the tensors autograd packs for backward during one forward."""
+    packed = []
+
+    def pack(tensor):
+        packed.append(tensor.untyped_storage().nbytes())
+        return tensor
+
+    x = torch.randn(64, 128, requires_grad=x_grad)
+    weight = torch.randn(32, 128, requires_grad=weight_grad)
+    with saved_tensors_hooks(pack, lambda tensor: tensor):
+        linear(x, weight)
+    return sum(packed)
+
+
+kept = {}
+for label, x_grad, weight_grad in [("frozen weight", True, False), ("training", True, True)]:
+    kept[f"F.linear, {label}"] = reference = saved_bytes(F.linear, x_grad, weight_grad)
+    mine = saved_bytes(MyLinearFunction.apply, x_grad, weight_grad)
+    print(f"{label:<14} yours: {mine:>6} B  F.linear: {reference:>6} B  "
+          f"{'same' if mine == reference else 'MORE: what does each gradient read?'}")
+compare(predicted, kept)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# 16384 and 49152. `grad_x` $= G W$ reads the weight and `grad_weight` $= G^\top x$ reads
+# $x$, so with the weight frozen `F.linear` keeps only the weight (as the transposed view it
+# multiplied by), and never the activation: the weight is alive anyway, as a parameter, so
+# the layer costs nothing extra. A layer that always saves `x` keeps every activation of the
+# fine-tune for a gradient nobody asked for. `ctx.needs_input_grad` can be read in forward:
+# save `x` only if `weight` needs a gradient, and `weight` only if `x` does
+# (`save_for_backward` takes `None` in its place). The grader accepts both ways; the memory
+# is yours to save.
+# </details>
 
 # %% [markdown]
 # ### Your layer inside a network
@@ -776,8 +846,8 @@ plt.show()
 # layer saves the ReLU's output anyway (a trainable linear layer does, for `grad_weight`), the
 # composed version's saved output costs nothing extra and your mask is the extra; fusing wins
 # when nothing downstream keeps the activation (a residual addition, a sum, a linear layer
-# with frozen weights). Fusing in Python changes
-# **what is kept**; it cannot avoid materialising $z$. Real fused kernels win twice more: they
+# with frozen weights: PyTorch's, or yours if it saves `x` only when the weight needs a
+# gradient). Fusing in Python changes **what is kept**; it cannot avoid materialising $z$. Real fused kernels win twice more: they
 # apply the ReLU to $z$ in fast on-chip memory instead of writing $z$ out and reading it back,
 # and some pack the mask into one **bit** per element.
 # </details>
@@ -855,6 +925,8 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # | `grad_x = grad_output @ weight.T` | a shape error when in $\ne$ out; silently wrong when $W$ is square | $G W$: $(*, \text{out}) \cdot (\text{out}, \text{in})$ |
 # | `grad_weight = grad_output.T @ x` without flattening | `RuntimeError` for 1-D `x` (a dot product of sizes out and in) and for 3-D `x` (`.T` reverses every dimension) | flatten the leading dimensions into rows first, then $G_2^\top x_2$ |
 # | `grad_output.view(-1, out)` | `RuntimeError` when autograd hands a non-contiguous `grad_output` (after a transpose, for example) | `reshape`, which copies only when it must |
+# | `grad_bias` summed with `.sum(0)`, or over `dim=tuple(range(grad_output.dim() - 1))` | right for a batch; for 1-D `x` the sum takes the out features, since `sum(dim=())` sums every dimension, not none | flatten first, then sum the rows |
+# | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
 # | `grad_bias = grad_output` | works only because the engine sums it for you; unclear | the sum of the rows of the flattened $G$ |
 # | reading `ctx.needs_input_grad[2]` when called without a bias | `IndexError`: only two inputs were passed | remember `bias is not None` in forward |
 # | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
-                      run_backward, run_forward)
+                      reference_gradients, run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
@@ -99,6 +99,15 @@ def _values_and_gradients(function, spec: Spec, values: dict, device):
     try:
         return check_values_and_gradients(function, spec, values)
     except GradingError as error:
+        if values["x"].dim() == 1 and _sums_the_features(function, spec, values, device):
+            raise GradingError(
+                f"grad_bias has shape () but bias has shape ({OUT_FEATURES},) for x of shape "
+                f"{tuple(values['x'].shape)}, while your backward is right for 2-D and 3-D x: "
+                "with no leading dimension, your sum over the leading dimensions summed the "
+                "output features (sum(0) of a 1-D tensor does, and so does sum(dim=()), which "
+                "sums every dimension, not none); flatten first, "
+                "grad_output.reshape(-1, out_features).sum(0)",
+                error.details or error.hint) from error
         if (values["x"].dim() == 2 or not error.hint.startswith(f"{spec.name}.backward raised")
                 or not _works_for_rows(function, spec, device)):
             raise
@@ -109,12 +118,30 @@ def _values_and_gradients(function, spec: Spec, values: dict, device):
             error.details or error.hint) from error
 
 
-def _works_for_rows(function, spec: Spec, device) -> bool:
+def _works_for_rows(function, spec: Spec, device, leading=(5,)) -> bool:
     try:
-        check_values_and_gradients(function, spec, linear_values((5,), device))
+        check_values_and_gradients(function, spec, linear_values(leading, device))
     except GradingError:
         return False
     return True
+
+
+def _sums_the_features(function, spec: Spec, values: dict, device) -> bool:
+    """Probe for 1-D x: right for 2-D and 3-D x, yet backward's own grad_bias (read before the
+    engine checks its shape) is the sum of every entry of the true one."""
+    if "bias" not in values or not all(_works_for_rows(function, spec, device, leading)
+                                       for leading in ((5,), (2, 5))):
+        return False
+    try:
+        inputs = make_inputs(values)
+        output = function.apply(*inputs.values())
+        grad_output = torch.ones_like(output)
+        grad_bias = output.grad_fn.apply(grad_output)[2]  # the user's backward, unchecked
+        truth = reference_gradients(spec, inputs, grad_output)["bias"]
+    except Exception:  # noqa: BLE001 - a probe: any failure proves nothing
+        return False
+    return (isinstance(grad_bias, torch.Tensor) and grad_bias.dim() == 0
+            and torch.allclose(grad_bias.detach(), truth.sum()))
 
 
 def check_shapes_and_bias(function, spec: Spec, device, *, fused: bool) -> None:

@@ -308,11 +308,6 @@ MISTAKES += [
                     "        gb = grad_output.reshape(-1, weight.shape[0]).sum(0)\n"
                     "        return tuple(g if need else None for g, need in "
                     "zip((gx, gw, gb), ctx.needs_input_grad))", _F_LINEAR), named=True),
-    Mistake("MyLinearFunction", "grad_bias summed over dims range(ndim - 1): dim=() for 1-D x",
-            "grad_bias has shape () but bias has shape (4,)",
-            _linear(FLAT + GUARDED + "        grad_bias = grad_output.sum(dim=tuple(range("
-                    "grad_output.dim() - 1))) if ctx.has_bias and ctx.needs_input_grad[2] "
-                    "else None\n        return grad_x, grad_weight, grad_bias")),
     Mistake("FusedLinearReLU", "every gradient by broadcasting, needs_input_grad ignored",
             "FusedLinearReLU.backward used the values of x (in aten.mul) when only x requires "
             "grad",

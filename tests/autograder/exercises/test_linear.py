@@ -61,6 +61,12 @@ class TestNeedsInputGrad:
 
         class WeightForBias(solution("MyLinearFunction")):
             @staticmethod
+            def forward(ctx, x, weight, bias=None):  # saves both always, as this slip needs
+                ctx.save_for_backward(x, weight)
+                ctx.has_bias = bias is not None
+                return torch.nn.functional.linear(x, weight, bias)
+
+            @staticmethod
             def backward(ctx, grad_output):
                 x, weight = ctx.saved_tensors
                 grad_x = grad_output @ weight if ctx.needs_input_grad[0] else None

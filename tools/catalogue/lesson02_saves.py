@@ -1,0 +1,51 @@
+"""Lesson 02 (linear), round 4: 1-D x, where a sum over no leading dimension sums the features
+(``sum(dim=())`` sums every dimension on torch 2.13), and forwards that save only what the
+wanted gradients read."""
+
+from tools.catalogue import Mistake, Unusual
+from tools.catalogue.lesson02 import FLAT, FUSED_READ, FUSED_RETURN, GUARDED, _fused, _linear
+
+_LEADING = "dim=tuple(range(grad_output.dim() - 1))"
+_RETURN = "        return grad_x, grad_weight, grad_bias"
+_ONE_D = ("with no leading dimension, your sum over the leading dimensions summed the output "
+          "features")
+
+# a backward that reads every shape from grad_output and the tensors it is about to use
+_SHAPES_FROM_G = ("        x, weight = ctx.saved_tensors\n        n = ctx.needs_input_grad\n"
+                  "        g2 = grad_output.reshape(-1, grad_output.shape[-1])\n"
+                  "        grad_x = grad_output @ weight if n[0] else None\n"
+                  "        grad_weight = g2.T @ x.reshape(-1, x.shape[-1]) if n[1] else None\n"
+                  "        grad_bias = g2.sum(0) if ctx.has_bias and n[2] else None\n" + _RETURN)
+
+MISTAKES = [
+    Mistake("MyLinearFunction", "grad_bias summed over dims range(ndim - 1): dim=() for 1-D x",
+            _ONE_D,
+            _linear(FLAT + GUARDED + f"        grad_bias = grad_output.sum({_LEADING}) if "
+                    "ctx.has_bias and ctx.needs_input_grad[2] else None\n" + _RETURN),
+            named=True),
+    Mistake("FusedLinearReLU", "grad_bias summed over dims range(ndim - 1): dim=() for 1-D x",
+            _ONE_D,
+            _fused(FUSED_READ + FUSED_RETURN.replace(
+                "g2.sum(0)", f"g.sum({_LEADING.replace('grad_output', 'g')})"))),
+    Mistake("MyLinearFunction", "saves x only when x needs a gradient (the reads swapped)",
+            "MyLinearFunction raised TypeError: unsupported operand type(s) for @",
+            _linear(_SHAPES_FROM_G, "        ctx.save_for_backward(x if ctx.needs_input_grad[0] else None,\n"
+                    "                              weight if ctx.needs_input_grad[1] else None)\n"
+                    "        ctx.has_bias = bias is not None\n"
+                    "        return F.linear(x, weight, bias)")),
+]
+
+UNUSUAL = [
+    Unusual("MyLinearFunction", "grad_bias summed over the leading dims, 1-D x handled apart",
+            _linear(FLAT + GUARDED + f"        grad_bias = None\n"
+                    "        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
+                    f"            grad_bias = (grad_output.sum({_LEADING}) if grad_output.dim() > 1"
+                    "\n                         else grad_output)\n" + _RETURN)),
+    Unusual("MyLinearFunction", "saves conditionally, shapes read from grad_output",
+            _linear(_SHAPES_FROM_G,
+                    "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"
+                    "                              weight if ctx.needs_input_grad[0] else None)\n"
+                    "        ctx.has_bias = bias is not None\n"
+                    "        y = x @ weight.T\n"
+                    "        return y + bias if bias is not None else y")),
+]
