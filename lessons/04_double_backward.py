@@ -468,12 +468,13 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # %% [markdown]
 # ## Tensors on `ctx`, and what really breaks
 #
-# Lesson 00's rule is to pass tensors through `save_for_backward`, never `ctx.x = x`. A common
-# belief is that the rule exists because `ctx` attributes break double backward.
+# Lesson 00's rule is to pass tensors through `save_for_backward`, never `ctx.x = x`. Now that
+# backward can itself be differentiated, what does breaking the rule cost?
 #
-# **Quick question 2.** `ExpOnCtx` below keeps its output as `ctx.y`. Predict: does it pass
-# `gradgradcheck`? And after `y.mul_(2)` under `no_grad`, does backward raise, or return a
-# gradient (which one)? Write your predictions below, then run the cell after.
+# **Quick question 2.** `ExpOnCtx` below computes $y = e^x$ and keeps its output as `ctx.y`
+# instead of saving it. Predict: does it pass `gradgradcheck`? And after `y.mul_(2)` under
+# `no_grad`, does backward raise, or return a gradient (which one)? Write your predictions
+# below, then run the cell after.
 
 # %%
 predicted_passes_gradgradcheck = None  # True or False
@@ -481,7 +482,7 @@ predicted_after_mul_ = None  # "raises", "true gradient" or "doubled gradient"
 
 # %%
 class ExpOnCtx(torch.autograd.Function):
-    """y = exp(x), keeping the output as ctx.y (the habit to avoid)."""
+    """y = exp(x), keeping its output as ctx.y instead of saving it."""
 
     @staticmethod
     def forward(ctx, x):
@@ -592,7 +593,9 @@ print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 # Write `CubeOnce`, with `CubeOnce.apply(x)` returning `x ** 3`, in two steps:
 #
 # 1. write its backward with the local derivative computed in NumPy (the conversions above;
-#    `x` may live on a GPU), and run the self-check: it tells you what is still missing;
+#    `x` may live on a GPU, or be 0-d: the contract names no 0-d `x`, so the self-check never
+#    tries one, and the trap above is yours to avoid), and run the self-check: it tells you
+#    what is still missing;
 # 2. mark the backward with `once_differentiable`. A method of a Function is already decorated
 #    with `@staticmethod`: which of the two decorators should see your function first? Add it
 #    above the `def` (and delete the stub line under the class), or apply it in that stub's
@@ -731,13 +734,24 @@ except GradcheckError as error:
 # its own**, whose backward you write by hand. Autograd then records one node for the whole
 # first backward, and a second backward runs the hand-written one.
 #
-# Here the op is a product of two tensors, $y = a \odot c$, computed in NumPy. Its first
-# backward is $b(g, a, c) = (g \odot c,\; g \odot a)$: **two** results from **three** tensors
-# (`grad_output` $g$, $a$ and $c$). Made a Function, its backward receives one incoming gradient
-# per result, $\bar b_a$ and $\bar b_c$, and returns one gradient per input: $\bar g$, $\bar a$,
-# $\bar c$. Each input may feed both results, and its gradient sums what comes back from each.
-# Write the three below as functions of `(gbar_a, gbar_c, g, a, c)` before reading on; the cell
-# after checks them against autograd applied to $b$ written with torch ops.
+# Here the op is a matrix product, $Y = AC$ for $A$ of shape $(m, k)$ and $C$ of shape
+# $(k, n)$, computed in NumPy. Its first backward is lesson 02's rule,
+# $b(G, A, C) = (G C^\top,\; A^\top G)$: **two** results from **three** matrices (`grad_output`
+# $G$, $A$ and $C$). Made a Function, its backward receives one incoming gradient per result,
+# $\bar B_A$ (of $A$'s shape) and $\bar B_C$ (of $C$'s shape), and returns one gradient per
+# input: $\bar G$, $\bar A$, $\bar C$. An input that feeds both results gets the sum of what
+# comes back from each. Write the three below as functions of `(gbar_a, gbar_c, g, a, c)`
+# before reading on, and check each one's shape first; the cell after checks them against
+# autograd applied to $b$ written with torch ops.
+#
+# <details><summary><b>Hint</b> (open if you are stuck)</summary>
+#
+# The three gradients are those of the number
+# $\langle \bar B_A, G C^\top\rangle + \langle \bar B_C, A^\top G\rangle$, where
+# $\langle P, Q\rangle = \sum_{ij} P_{ij} Q_{ij}$. Each term is linear in each matrix: write it
+# with indices, $\sum_{i,j,l} (\bar B_A)_{ij}\, G_{il}\, C_{jl}$, and read off the coefficient
+# of one entry of $G$, of $C$, then do the same for the second term.
+# </details>
 
 # %%
 grad_g = None  # e.g. lambda gbar_a, gbar_c, g, a, c: ...
@@ -746,62 +760,74 @@ grad_c = None
 
 # %%
 def b(g, a, c):
-    return g * c, g * a
+    return g @ c.T, a.T @ g
 
 
 generator = torch.Generator().manual_seed(3)
-g0, a0, c0, gbar_a0, gbar_c0 = (torch.randn(4, generator=generator, dtype=torch.float64)
-                                for _ in range(5))
+g0, a0, c0, gbar_a0, gbar_c0 = (torch.randn(shape, generator=generator, dtype=torch.float64)
+                                for shape in [(3, 4), (3, 2), (2, 4), (3, 2), (2, 4)])
 leaves = [t.clone().requires_grad_() for t in (g0, a0, c0)]
 truth = torch.autograd.grad(b(*leaves), leaves, (gbar_a0, gbar_c0))
 for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, grad_c), truth):
-    verdict = "not written yet" if yours is None else (
-        "agrees" if torch.allclose(yours(gbar_a0, gbar_c0, g0, a0, c0), true) else "differs")
-    print(f"{name}: yours {verdict}")
+    if yours is None:
+        print(f"{name}: not written yet")
+        continue
+    try:
+        got = yours(gbar_a0, gbar_c0, g0, a0, c0)
+    except RuntimeError as error:
+        print(f"{name}: yours raises {str(error).splitlines()[0]}")
+        continue
+    print(f"{name}: yours", f"has shape {tuple(got.shape)}, not {tuple(true.shape)}"
+          if got.shape != true.shape else "agrees" if torch.allclose(got, true) else "differs")
 
 # %%
-class MulBackward(torch.autograd.Function):
-    """b(g, a, c) = (g * c, g * a) computed in NumPy; its own backward is hand-written."""
+class MatmulBackward(torch.autograd.Function):
+    """b(G, A, C) = (G C^T, A^T G) computed in NumPy; its own backward is hand-written."""
 
     @staticmethod
     def forward(ctx, grad_output, a, c):
         ctx.save_for_backward(grad_output, a, c)
         g, a, c = grad_output.detach().numpy(), a.detach().numpy(), c.detach().numpy()
-        return torch.from_numpy(g * c), torch.from_numpy(g * a)  # NumPy, invisible to autograd
+        return torch.from_numpy(g @ c.T), torch.from_numpy(a.T @ g)  # NumPy, invisible to autograd
 
     @staticmethod
     def backward(ctx, gbar_a, gbar_c):
         grad_output, a, c = ctx.saved_tensors
-        return gbar_a * c + gbar_c * a, gbar_c * grad_output, gbar_a * grad_output
+        return gbar_a @ c + a @ gbar_c, grad_output @ gbar_c.mT, gbar_a.mT @ grad_output
 
 
-class NumpyMul(torch.autograd.Function):
-    """y = a * c in NumPy, whose backward is the Function above."""
+class NumpyMatmul(torch.autograd.Function):
+    """Y = A @ C for 2-D A and C, in NumPy, whose backward is the Function above."""
 
     @staticmethod
     def forward(ctx, a, c):
         ctx.save_for_backward(a, c)
-        return torch.from_numpy(a.detach().numpy() * c.detach().numpy())
+        return torch.from_numpy(a.detach().numpy() @ c.detach().numpy())
 
     @staticmethod
     def backward(ctx, grad_output):
         a, c = ctx.saved_tensors
-        return MulBackward.apply(grad_output, a, c)
+        return MatmulBackward.apply(grad_output, a, c)
 
 
-a = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-c = torch.tensor([3.0, -1.0], dtype=torch.float64, requires_grad=True)
-grad_of_a, = torch.autograd.grad((NumpyMul.apply(a, c) ** 2).sum(), a, create_graph=True)
-mixed, = torch.autograd.grad(grad_of_a.sum(), c)
-print("d/dc of dL/da for L = sum((a c)^2):", mixed, " true 4ac:", 4 * a.detach() * c.detach())
-print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMul.apply, (a, c)))
+a = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
+c = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
+derivatives = {}
+for name, matmul in [("NumpyMatmul", NumpyMatmul.apply), ("torch.matmul", torch.matmul)]:
+    grad_of_a, = torch.autograd.grad((matmul(a, c) ** 2).sum(), a, create_graph=True)
+    mixed, = torch.autograd.grad(grad_of_a.sum(), c, create_graph=True)  # second order
+    third, = torch.autograd.grad((mixed ** 2).sum(), a)  # third order
+    derivatives[name] = (mixed.detach(), third)
+for order, ours, theirs in zip(("second", "third"), *derivatives.values()):
+    print(f"{order} derivative, NumpyMatmul against torch.matmul:", torch.allclose(ours, theirs))
+print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 
 # %% [markdown]
 # The NumPy code now sits in a forward, where it belongs: forwards are never recorded, and the
-# hand-written `MulBackward.backward` supplies the derivatives autograd cannot see. Its own
-# backward uses plain tensor ops on saved inputs, so even third derivatives work. This is how
-# fused kernels are made twice-differentiable in practice: one kernel for the backward, one for
-# the backward of the backward.
+# hand-written `MatmulBackward.backward` supplies the derivatives autograd cannot see. Its own
+# backward uses plain tensor ops on its saved inputs, so even third derivatives work, as the
+# last comparison shows. This is how fused kernels are made twice-differentiable in practice:
+# one kernel for the backward, one for the backward of the backward.
 
 # %% [markdown]
 # ## Common mistakes

@@ -18,7 +18,9 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .reentry import limit_nesting
 
-# The contracts name no 0-d x (only SwishFunction's beta is 0-d), so none is graded.
+# Neither contract names a 0-d x (only SwishFunction's beta is 0-d), and the syllabus grades 0-d
+# inputs only where a contract names them: none is graded. Lesson 04 tells the learner so, beside
+# the trap it teaches (NumPy on a 0-d array returns a scalar that torch.from_numpy refuses).
 SHAPES = [(6,), (3, 4), (2, 3, 2)]
 BETAS = [1.3, -0.7, 0.0]
 ONCE_DIFFERENTIABLE_ERROR = "marked with @once_differentiable"
