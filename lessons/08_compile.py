@@ -249,7 +249,7 @@ for name, attempt in attempts.items():
 #
 # `generate_vmap_rule = True` does not batch anything itself: under `torch.vmap`, it runs your
 # `forward`, `setup_context`, `backward` and `jvp` on **batched tensors**, which carry the
-# batch dimension out of sight, and relies on every PyTorch op inside to have a batching rule.
+# batch dimension out of sight.
 #
 # **Predict, then run.** `NumpyExp` computes $e^x$ with NumPy, in the setup_context form and
 # with `generate_vmap_rule = True`. Under `torch.vmap`: the right values, wrong values, or an
@@ -296,7 +296,8 @@ compare(prediction_numpy, observed)
 #
 # An error: inside `vmap`, `forward` receives a batched tensor, which has no storage of its
 # own for NumPy to read (*"Cannot access data pointer of Tensor that doesn't have storage"*).
-# NumPy cannot be batched for you; you must say how. The generated rule stops wherever your
+# The generated rule relies on every op inside to handle a batched tensor: PyTorch's ops have
+# batching rules, NumPy has none. NumPy cannot be batched for you; you must say how. The generated rule stops wherever your
 # code leaves PyTorch's ops:
 #
 # - data taken out of a tensor: `.numpy()`, a C or CUDA extension that reads the pointer,
@@ -856,8 +857,13 @@ for name, function in candidates.items():
 # with `register_autograd` returns **zero tangents without an error** on torch 2.13 (and
 # `forward_ad` returns no tangent at all). `torch.func.grad` refuses the operator outright, so
 # per-sample gradients, `vmap(grad(...))`, are out of reach too: the operator keeps only
-# ordinary `backward`. `vmap` of its forward works, through PyTorch's per-sample fallback
-# (or one call per batch, with a rule registered as for `roll_one`).
+# ordinary `backward`. Its message, *"it must override the setup_context staticmethod"*, is
+# not about your code: `register_autograd` wraps your `setup_context` and `backward` in an
+# `autograd.Function` it generates in the old form, `forward(ctx, *args)`, which calls your
+# `setup_context` inside it (`torch/_library/autograd.py`), and `torch.func` refuses that
+# generated class. Passing `setup_context=` again changes nothing. `vmap` of its forward works,
+# through PyTorch's per-sample fallback (or one call per batch, with a rule registered as for
+# `roll_one`).
 #
 # | you need | pick |
 # |---|---|

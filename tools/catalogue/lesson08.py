@@ -169,6 +169,11 @@ torch.library.register_autograd("autograd_course::softplus", _backward, setup_co
                   ("    z = beta * x\n    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) "
                    "/ beta", "    return F.softplus(x, beta=beta, threshold=20.0)"),
                   ("torch.sigmoid(ctx.beta * x)", "torch.special.expit(ctx.beta * x)"))),
+    Unusual("softplus", "backward checks needs_input_grad, as matvec's does",
+            _edit(SOFTPLUS, ("    return grad_output * torch.sigmoid(ctx.beta * x), None",
+                             "    wanted = ctx.needs_input_grad[0]\n"
+                             "    return (grad_output * torch.sigmoid(ctx.beta * x) if wanted "
+                             "else None), None"))),
 ]
 
 MISTAKES = [
@@ -252,6 +257,12 @@ class LogSumExp(torch.autograd.Function):
                   ("    x, = ctx.saved_tensors\n    return grad_output * torch.sigmoid",
                    "    x = ctx.x\n    return grad_output * torch.sigmoid")),
             named=True, nbgrader=True),
+    Mistake("softplus", "the float beta passed to save_for_backward, as matvec saves both inputs",
+            "save_for_backward can only save variables",
+            _edit(SOFTPLUS, ("ctx.save_for_backward(x)\n    ctx.beta = beta",
+                             "ctx.save_for_backward(x, beta)"),
+                  ("x, = ctx.saved_tensors", "x, beta = ctx.saved_tensors"),
+                  ("torch.sigmoid(ctx.beta * x)", "torch.sigmoid(beta * x)"))),
     Mistake("softplus", "backward returns only grad_x",
             "softplus's backward returns the wrong number of gradients",
             _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x), None", "torch.sigmoid(ctx.beta * x)")),
