@@ -269,6 +269,11 @@ def explain(name: str, phase: str, error: Exception) -> GradingError:
             "the registered backward (or in register_fake) cannot run; put the backward kernel "
             "behind its own custom operator with register_fake, and call that in backward",
             message)
+    if ("FakeTensor' is not an instance of 'sequence'" in message
+            or ("Unable to cast (FakeTensor" in message and "to Tensor" in message)):
+        return GradingError(f"{name}: a fake implementation returns one tensor where its "
+                            "operator returns a tuple, or a tuple where it returns one tensor: "
+                            "register_fake must return what the annotation says", message)
     if "Expected dtype ['fp32', 'fp64']" in message:
         return GradingError(f"{name}: tl.exp and Triton's other math functions take float32 or "
                             "float64, and a half-precision load is float16 or bfloat16: convert "

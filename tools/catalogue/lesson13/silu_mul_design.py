@@ -1,0 +1,23 @@
+"""Lesson 13: silu_mul's mistakes of a backward operator copied from the worked example, whose
+gradient was one number for one input (sum_of_squares)."""
+
+from .. import Mistake
+from .common import _edit
+from .silu_mul import SILU_MUL
+
+ONE_FAKE = "    return torch.empty_like(a, memory_format=torch.contiguous_format)"
+TWO_FAKES = ONE_FAKE.replace("return ", "return (") + (
+    ",\n            torch.empty_like(b, memory_format=torch.contiguous_format))")
+
+MISTAKES = [
+    Mistake("silu_mul", "grad_output loaded as one number, as for a 0-d gradient",
+            "uses grad_output's first element for every element",
+            _edit(SILU_MUL, ("    grad = tl.load(grad_ptr + offsets, mask=mask)\n",
+                             "    grad = tl.load(grad_ptr)\n"))),
+    Mistake("silu_mul", "the backward operator's fake returns one tensor for two",
+            "a fake implementation returns one tensor where its operator returns a tuple",
+            _edit(SILU_MUL, (TWO_FAKES, ONE_FAKE))),
+    Mistake("silu_mul", "grad_output not made contiguous", "when grad_output is a transposed view",
+            _edit(SILU_MUL, ("    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n",
+                             "    a, b = a.contiguous(), b.contiguous()\n"))),
+]
