@@ -1,5 +1,6 @@
 """Lesson 02: MyLinearFunction and FusedLinearReLU."""
 
+import contextlib
 import itertools
 import math
 
@@ -171,8 +172,39 @@ def check_each_alone(function, spec: Spec, device, *, frozen_get_none: bool,
                                frozen_get_none=frozen_get_none)
 
 
+@contextlib.contextmanager
+def unsaved_input_named(function, spec: Spec, device):
+    """A backward that failed on a None is told which input its forward did not keep, when a
+    probe proves it: with only x requiring grad, a None is saved and weight is not (grad_x reads
+    weight), or with only weight, a None is saved and x is not (grad_weight reads x)."""
+    try:
+        yield
+    except Exception as error:
+        if "NoneType" not in str(error):
+            raise
+        for wanted, read in (("x", "weight"), ("weight", "x")):
+            inputs = make_inputs(linear_values((5,), device), requires_grad={wanted})
+            try:
+                saved = function.apply(*inputs.values()).grad_fn.saved_tensors
+            except Exception:  # noqa: BLE001 - a probe: any failure proves nothing
+                raise error from None
+            kept = {t.untyped_storage().data_ptr() for t in saved if isinstance(t, torch.Tensor)}
+            if None in saved and inputs[read].untyped_storage().data_ptr() not in kept:
+                raise GradingError(
+                    f"with only {wanted} requiring grad, your forward did not save {read}, and "
+                    f"grad_{wanted} reads it: save x when weight needs a gradient (grad_weight "
+                    "reads x) and weight when x needs one (grad_x reads weight)",
+                    str(error)) from error
+        raise
+
+
 def my_linear_full(MyLinearFunction, device) -> None:
     function = check_is_function(MyLinearFunction, MY_LINEAR)
+    with unsaved_input_named(function, MY_LINEAR, device):
+        _my_linear_checks(function, device)
+
+
+def _my_linear_checks(function, device) -> None:
     check_grad_x_formula(function, MY_LINEAR, device)
     check_shapes_and_bias(function, MY_LINEAR, device, fused=False)
     check_values_and_gradients(function, MY_LINEAR,
@@ -256,6 +288,11 @@ def _matches(function, spec: Spec, values: dict) -> bool:
 
 def fused_full(FusedLinearReLU, device) -> None:
     function = check_is_function(FusedLinearReLU, FUSED_LINEAR_RELU)
+    with unsaved_input_named(function, FUSED_LINEAR_RELU, device):
+        _fused_checks(function, device)
+
+
+def _fused_checks(function, device) -> None:
     check_grad_x_formula(function, FUSED_LINEAR_RELU, device)
     check_shapes_and_bias(function, FUSED_LINEAR_RELU, device, fused=True)
     check_exact_zero_pre_activation(function, device)

@@ -3,7 +3,8 @@
 wanted gradients read."""
 
 from tools.catalogue import Mistake, Unusual
-from tools.catalogue.lesson02 import FLAT, FUSED_READ, FUSED_RETURN, GUARDED, _fused, _linear
+from tools.catalogue.lesson02 import (FLAT, FUSED_FORWARD, FUSED_READ, FUSED_RETURN, GUARDED,
+                                      _fused, _linear)
 
 _LEADING = "dim=tuple(range(grad_output.dim() - 1))"
 _RETURN = "        return grad_x, grad_weight, grad_bias"
@@ -28,7 +29,7 @@ MISTAKES = [
             _fused(FUSED_READ + FUSED_RETURN.replace(
                 "g2.sum(0)", f"g.sum({_LEADING.replace('grad_output', 'g')})"))),
     Mistake("MyLinearFunction", "saves x only when x needs a gradient (the reads swapped)",
-            "MyLinearFunction raised TypeError: unsupported operand type(s) for @",
+            "with only x requiring grad, your forward did not save weight, and grad_x reads it",
             _linear(_SHAPES_FROM_G, "        ctx.save_for_backward(x if ctx.needs_input_grad[0] else None,\n"
                     "                              weight if ctx.needs_input_grad[1] else None)\n"
                     "        ctx.has_bias = bias is not None\n"
@@ -48,4 +49,29 @@ UNUSUAL = [
                     "        ctx.has_bias = bias is not None\n"
                     "        y = x @ weight.T\n"
                     "        return y + bias if bias is not None else y")),
+]
+
+MISTAKES += [
+    Mistake("FusedLinearReLU", "saves weight only when weight needs a gradient",
+            "with only x requiring grad, your forward did not save weight, and grad_x reads it",
+            _fused(FUSED_READ.replace("x.reshape(-1, weight.shape[1])", "x.reshape(-1, x.shape[-1])")
+                   .replace("g.reshape(-1, weight.shape[0])", "g.reshape(-1, g.shape[-1])")
+                   + FUSED_RETURN,
+                   FUSED_FORWARD.replace("ctx.save_for_backward(x, weight, mask)",
+                                         "ctx.save_for_backward(x, weight if "
+                                         "ctx.needs_input_grad[1] else None, mask)"))),
+]
+
+UNUSUAL += [
+    Unusual("FusedLinearReLU", "a contiguous weight.T and x saved only when they will be read",
+            _fused("        x, weight_t, mask = ctx.saved_tensors\n        n = ctx.needs_input_grad\n"
+                   "        g = grad_output * mask\n        g2 = g.reshape(-1, g.shape[-1])\n"
+                   "        grad_x = g @ weight_t.T if n[0] else None\n"
+                   "        grad_weight = g2.T @ x.reshape(-1, x.shape[-1]) if n[1] else None\n"
+                   "        grad_bias = g2.sum(0) if ctx.has_bias and n[2] else None\n" + _RETURN,
+                   "        z = F.linear(x, weight, bias)\n        mask = z > 0\n"
+                   "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"
+                   "                              weight.T.contiguous() if ctx.needs_input_grad[0]"
+                   " else None, mask)\n"
+                   "        ctx.has_bias = bias is not None\n        return torch.relu(z)")),
 ]

@@ -201,3 +201,26 @@ def test_fusion_table_counts_what_the_lesson_counts():
         "residual, F.linear + torch.relu": (2 * depth - 1) * activation,
         "residual, FusedLinearReLU": (depth - 1) * activation + depth * mask,
     }
+
+
+def test_unsaved_input_named_only_when_a_none_was_saved():
+    """Is a backward that fails on a None told 'did not save' only when forward saved a None
+    and not the input read? A weight.T copy saved always, failing for another None, is not."""
+
+    class CopyThenNone(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias=None):
+            ctx.save_for_backward(x, weight.T.contiguous())
+            return torch.nn.functional.linear(x, weight, bias)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, weight_t = ctx.saved_tensors
+            return grad_output @ weight_t.T, ctx.needs_input_grad[1] and None @ x, None
+
+    with pytest.raises(Exception) as info:
+        EXERCISES["MyLinearFunction"].run(CopyThenNone)
+    assert "NoneType" in str(info.value) and "did not save" not in str(info.value)
+    with pytest.raises(Exception, match="did not save weight"):
+        EXERCISES["MyLinearFunction"].run(
+            mistake("MyLinearFunction", "saves x only when x needs a gradient (the reads swapped)"))
