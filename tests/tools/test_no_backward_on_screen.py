@@ -1,6 +1,7 @@
 """Derive, don't transcribe: no line of a graded exercise's backward appears anywhere in the
 learner's notebook (code, markdown, collapsed hints) outside that exercise's answer cell."""
 
+import functools
 import re
 
 import nbformat
@@ -53,16 +54,36 @@ def _shows(text: str, line: str) -> bool:
                      text) is not None
 
 
+@functools.cache
+def _answers(lesson: str) -> dict[str, set[str]]:
+    """Each graded answer cell's id and the lines of its gradient functions."""
+    return {grade_id(cell): gradient_lines(cell.source) for cell in source_notebook(lesson).cells
+            if (grade_id(cell) or "").startswith("answer_")}
+
+
+@functools.cache
+def _shown(lesson: str) -> list[tuple[str | None, str]]:
+    """Each cell of the learner's notebook: its grade id and its tokens."""
+    learner = nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
+    return [(grade_id(cell), _tokens(cell.source)) for cell in learner.cells]
+
+
 @pytest.mark.parametrize("lesson", lesson_names())
 def test_no_line_of_a_graded_backward_is_on_screen(lesson):
     """Does any line of a graded exercise's backward appear in course/ outside its answer cell?"""
-    answers = {grade_id(cell): gradient_lines(cell.source)
-               for cell in source_notebook(lesson).cells
-               if (grade_id(cell) or "").startswith("answer_")}
-    learner = nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
-    shown = [(grade_id(cell), _tokens(cell.source)) for cell in learner.cells]
-    leaks = [(answer, line) for answer, lines in answers.items() for line in sorted(lines)
-             for cell_id, text in shown if cell_id != answer and _shows(text, line)]
+    leaks = [(answer, line) for answer, lines in _answers(lesson).items()
+             for line in sorted(lines)
+             for cell_id, text in _shown(lesson) if cell_id != answer and _shows(text, line)]
+    assert not leaks, f"course/{lesson}.ipynb shows backward code of {leaks[0][0]}: {leaks[0][1]!r}"
+
+
+@pytest.mark.parametrize("lesson", lesson_names()[:-1])
+def test_no_earlier_lesson_shows_a_later_lessons_backward(lesson):
+    """Does a worked example or hint of ``lesson`` hand over a line a later lesson grades?"""
+    later = lesson_names()[lesson_names().index(lesson) + 1:]
+    leaks = [(f"{other}'s {answer}", line) for other in later
+             for answer, lines in _answers(other).items() for line in sorted(lines)
+             for _, text in _shown(lesson) if _shows(text, line)]
     assert not leaks, f"course/{lesson}.ipynb shows backward code of {leaks[0][0]}: {leaks[0][1]!r}"
 
 
