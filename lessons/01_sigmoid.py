@@ -745,7 +745,7 @@ compare(predicted, actual)
 # - Never modify `grad_output` or `x` in place: return a new tensor.
 # - Before you settle on a forward, work out what it returns at $x = -\infty$, where
 #   `torch.relu` returns $0$ (an overflow upstream, in float16 say, puts infinities there). The
-#   contract names no infinities, so the self-check does not try them: that check is yours.
+#   contract names no infinities, so the self-check does not try them; the cell after it does.
 
 # %% nbgrader={"grade_id": "answer_MyReLU", "solution": true}
 class MyReLU(torch.autograd.Function):
@@ -772,6 +772,16 @@ self_check("MyReLU", MyReLU)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("MyReLU", MyReLU)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# The check the contract leaves to you: your `MyReLU` beside `torch.relu` on infinities and a
+# `nan`, which `torch.relu` passes on (a `nan` turned into $0$ hides the bug that made it).
+# Every entry should match.
+
+# %%
+edges = torch.tensor([-float("inf"), -1.0, 0.0, 2.0, float("inf"), float("nan")])
+print("MyReLU:    ", MyReLU.apply(edges))
+print("torch.relu:", torch.relu(edges))
 
 # %% [markdown]
 # Your two Functions in one small neuron, $\sigma(\mathrm{relu}(w \odot x) + b)$, and its
@@ -921,7 +931,7 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 # | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`: $\sigma'(x) = y(1 - y)$ |
 # | `grad_output[~mask] = 0; return grad_output` | the caller's gradient tensor changes silently; after `.sum()` the whole gradient is zero | a new tensor: multiply `grad_output` by the mask |
 # | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
-# | `x * (x > 0)` as the ReLU's forward | `nan` at $x = -\infty$ ($-\infty \cdot 0$), where `torch.relu` gives $0$; no self-check tries it | `x.clamp(min=0)`, which also keeps a `nan` a `nan` (`torch.where(x > 0, x, 0)` turns it into $0$) |
+# | `x * (x > 0)` as the ReLU's forward | `nan` at $x = -\infty$ ($-\infty \cdot 0$), where `torch.relu` gives $0$; the self-check does not try it, the cell after it does | `x.clamp(min=0)`, which also keeps a `nan` a `nan` (`torch.where(x > 0, x, 0)` turns it into $0$) |
 # | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
 # | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
 # | `ScaledSigmoid.scale = scale` (or a mask) kept on the class | right for one call; once a second call runs forward before the first backward (two heads, two layers), the first gradient uses the second call's scale | `ctx.scale = scale`: every call has its own `ctx` |

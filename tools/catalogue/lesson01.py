@@ -101,6 +101,7 @@ UNUSUAL = [
                      "                        torch.exp(x) / (1 + torch.exp(x)))\n" + SAVE_Y, FROM_Y)),
     Unusual("MySigmoid", "exp(-log1p(exp(-x))): infinite intermediates, exact results",
             _sigmoid("        y = torch.exp(-torch.log1p(torch.exp(-x)))\n" + SAVE_Y, FROM_Y)),
+    # (x + |x|) / 2 is nan at x = -inf (-inf + inf): passes, as the heaviside entry below.
     Unusual("MyReLU", "(x + |x|) / 2 forward, sign(y) backward",
             _relu("        y = (x + x.abs()) / 2\n        ctx.save_for_backward(y)\n        return y",
                   "        y, = ctx.saved_tensors\n        return grad_output * torch.sign(y)")),
