@@ -880,6 +880,12 @@ for name, function in candidates.items():
 # of your own would compute in float32. `torch.library.register_autocast("autograd_course::matvec",
 # "cpu", torch.bfloat16)` casts its float32 inputs to bfloat16 before the call (float64 ones
 # are left alone, as autocast leaves them).
+#
+# **In practice, the cost of a call.** A Python `custom_op` goes through the dispatcher and
+# back into Python on every call. Timed on 16 elements, one thread, the softplus maths as an
+# operator with autograd registered took about 1.5 to 2.5 times as long per call as the same
+# maths as a plain function (some 10 to 50 µs more, on a shared CPU). The cost is per call,
+# not per element: it counts for small tensors called often, not for a large kernel.
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `squared_norm`, an operator with a batching rule
