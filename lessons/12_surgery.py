@@ -41,6 +41,8 @@
 # and a transfer exercise at the end, **✎ 4 `PerSampleClippedLinear`**.
 
 # %% nbgrader={"locked": true}
+import hashlib
+import inspect
 import math
 import re
 import warnings
@@ -164,10 +166,10 @@ from autograder import grade; grade("GradientReversal", GradientReversal)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **Quick question 1.** Your `GradientReversal` is correct. Does `gradcheck` pass it? Its
-# report, if it fails, prints a numerical and an analytical Jacobian for `alpha = 0.5`, both
-# diagonal: what number will each hold on its diagonal? Write your predictions, then run the
-# cell after it.
+# **Quick question 1.** Your `GradientReversal` is correct. Does `gradcheck` pass it? And
+# the two Jacobians gradcheck compares for `alpha = 0.5`, the numerical and the analytical,
+# are both diagonal: what number will each hold on its diagonal? Write your predictions, then
+# run the cell after it.
 
 # %%
 gradcheck_passes_reversal = None  # your prediction: True or False
@@ -1085,10 +1087,44 @@ else:
 #
 # In floating point, what is $0/0$? How likely is a random float64 to land exactly on
 # $|x| = \lambda$, and how likely is a ReLU output to be exactly 0? What value does the contract
-# give both gradients at $|x| = \lambda$, and which kind of expression gives it without
-# dividing?
+# give both gradients at $|x| = \lambda$, and what does each line of the backward give there?
 # </details>
 #
+# **Your diagnosis.** Before you write your own, name the two faulty lines of
+# `BrokenSoftThreshold.backward`, each copied as it is written there (spaces do not matter):
+# the line that computes the wrong gradient for `lam`, and the line that makes the `nan`. The
+# cell after tells you whether your evidence led you to the right lines without showing them
+# (it compares a fingerprint of your line with one of the answer's).
+
+# %%
+bug_1_line = None  # the line that computes the wrong gradient for lam, as a string
+bug_2_line = None  # the line that makes the nan, as a string
+
+# %%
+def fingerprint(line) -> str:
+    """A short hash of a line of code, comments and spaces removed: equal lines, equal hashes."""
+    return hashlib.sha256("".join(str(line).split("#")[0].split()).encode()).hexdigest()[:12]
+
+
+lines_of_backward = {fingerprint(line)
+                     for line in inspect.getsource(BrokenSoftThreshold.backward).splitlines()}
+for bug, answer, makes, passes_on in [
+        ("bug 1, lam's gradient", bug_1_line, "1a356410423c", {"4dd3fa373437"}),
+        ("bug 2, the nan", bug_2_line, "175cc7692175",
+         {"1d6c0c303c3e", "1a356410423c", "4dd3fa373437"})]:
+    if answer is None:
+        print(f"{bug}: no line written above: write yours, then run this again")
+    elif fingerprint(answer) not in lines_of_backward:
+        print(f"{bug}: not a line of BrokenSoftThreshold.backward: copy one as it is written")
+    elif fingerprint(answer) == makes:
+        print(f"{bug}: found. Now derive, not patch: write SoftThreshold from your formulas")
+    elif fingerprint(answer) in passes_on:
+        print(f"{bug}: that line passes the fault on; which line computes it first?")
+    else:
+        print(f"{bug}: that line is not at fault; what did gradcheck, the hooks and anomaly mode "
+              "point to?")
+
+# %% [markdown]
 # ## ✎ Exercise 3 · `SoftThreshold`
 #
 # Write `SoftThreshold`, with `SoftThreshold.apply(x, lam)` returning
@@ -1519,30 +1555,31 @@ print("per-sample norm with the bias, definition vs shortcut:",
       torch.allclose(by_definition, shortcut))
 
 # %% [markdown]
-# **When not to write a Function.** Gradient reversal needs no class: a tensor hook on a view
-# of `h`, `r = h.view_as(h); r.register_hook(lambda g: -alpha * g)`, sends $-\alpha g$ into
-# `h` through `r` only (a hook on `h` itself would also reverse the label head's gradient).
-# With `alpha = 0.5`, `h` then receives $-0.5\,g$ through `r` and $g$ through its other
-# uses. A hook is enough for a one-off; a Function is the better tool when the surgery needs
-# tensors saved from forward (as `PerSampleClippedLinear` needs `x`: a hook sees only the
-# gradient) or must be a reusable layer of the model.
+# **When not to write a Function.** Gradient reversal needs no class: a tensor hook may
+# return a tensor, which then replaces the gradient that passes through the tensor it is on.
+# Take a view of `h`, `r = h.view_as(h)`, feed `r` to the critic, and register on `r` a hook
+# that returns what your `GradientReversal.backward` returns for `x`: only the critic's path
+# is turned around, since a hook on `h` itself would also change the gradient the label head
+# sends to `h`. A hook is enough for a one-off; a Function is the better tool when the surgery
+# needs tensors saved from forward (as `PerSampleClippedLinear` needs `x`: a hook sees only
+# the gradient) or must be a reusable layer of the model.
 
 # %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | reversal returns `grad_output`, or `-grad_output` | no reversal, or `alpha` ignored: the critic wins, or the balance is fixed at 1 | send $-\alpha\, g$ |
-# | reversal returns `alpha * grad_output` | the sign is lost: the features help the critic | the minus sign |
+# | reversal that turns nothing around, or ignores `alpha` | the critic wins, or the balance between the two losses is fixed at 1 | derive it again from question 2; the self-check names what is missing |
+# | reversal that scales by `alpha` but loses the sign | the features help the critic | which function of $L_d$ must the features descend on? |
 # | a tensor (or `alpha`) returned for `alpha` | `RuntimeError`: `alpha` is not a tensor | `None` |
 # | forward returns `x` modified, or writes into it | the caller's tensor changes | `x.view_as(x)` or `x.clone()` |
 # | `grad_output.mul_(...)`, `neg_()` in backward | the engine may pass the same tensor elsewhere: another branch or the caller sees your write; gradcheck does not notice | compute a new tensor |
 # | clipping by the norm of the whole gradient | that is `clip_grad_norm_`: the direction does not change | the norm over `dim=-1`, per row |
 # | every row scaled to `max_norm`, small ones too | small gradients are blown up | `min(1, max_norm / norm)` |
 # | `max_norm / norm` without the `min`, or dividing a row of zeros | `nan` | $\min(1, m / n_r)$, which is 1 at $n_r = 0$ |
-# | `SoftThreshold` mask `|x| >= lam` | gradient 1 at the kink; the contract (and `F.softshrink`) says 0 | a strict inequality |
-# | `relu(z) / z` as the derivative of `relu` | `0/0 = nan` on the kink, found by anomaly mode, not gradcheck | a comparison, never a division |
-# | `lam`'s gradient with the wrong sign | the threshold moves the wrong way; gradcheck's report says input 1 | raise $\lambda$: which way does $y$ move? |
+# | a gradient of 1 for `x` at $|x| = \lambda$ | the contract (and `F.softshrink`) says 0 there; random test points never land on the kink | test the kink itself, against `F.softshrink`'s gradient |
+# | a gradient that is `nan` only on a kink | random points never land on it, so gradcheck passes; a ReLU's exact zeros do, and one `nan` spoils every sum it enters | hooks show which backward makes it; anomaly mode names the node; then evaluate each line at the kink |
+# | one input's gradient off by a constant factor | a learnable parameter moves the wrong way, or at the wrong rate | gradcheck's report names the input; the two Jacobians give the factor |
 # | `lam`'s gradient not summed | a tensor of `x`'s shape returned for a 0-d input; the engine hides it | sum to `lam`'s shape |
 # | a tensor kept as `ctx.x` | in-place changes go unnoticed; gradcheck passes | `ctx.save_for_backward(x)` |
 # | a full backward hook registered after the forward | it never fires for that forward | register it first |
