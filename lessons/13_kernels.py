@@ -72,11 +72,11 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # arithmetic (float64 works, `print` inside a kernel works), but every `tl.` call is a Python
 # call on one block: expect tens to thousands of times slower than the composed torch ops
 # (the smaller the tensor, the worse), and keep tensors small. One conversion is wrong in the
-# interpreter of Triton 3.9: float64 stored into a bfloat16 tensor comes out as zeros and
-# denormals (it casts the values with NumPy to the 16-bit integers it keeps bfloat16 in, so 0.55
-# becomes 0), so convert a float64 value to float32 before storing it as bfloat16. The grading
-# runs your kernels this way on CPU, and compiled on a GPU when the grader has one: the same
-# checks.
+# interpreter of Triton 3.9: float64 stored into a bfloat16 tensor comes out as zeros,
+# denormals and nan (it casts the values with NumPy to the 16-bit integers it keeps bfloat16 in,
+# so 0.55 becomes 0 and 1.5 becomes 9.2e-41), so convert a float64 value to float32 before
+# storing it as bfloat16. The grading runs your kernels this way on CPU, and compiled on a GPU
+# when the grader has one: the same checks.
 #
 # ## Triton's model: programs over blocks
 #
@@ -99,7 +99,8 @@ kernel_grid_view(n=10, block=4)
 # %% [markdown]
 # ## Worked example: a sum of squares, a reduction behind a custom operator
 #
-# $s = \sum_i x_i^2$ (`x.square().sum()`): one tensor in, one number out. A reduction is the
+# $s = \sum_i x_i^2$ (`x.square().sum()`, lesson 08's `squared_norm` over the whole tensor: the
+# maths is known, the kernel is new): one tensor in, one number out. A reduction is the
 # other shape of kernel next to the elementwise one: every program sees only its block, so no
 # program can add up the whole tensor. Each program reduces its block with `tl.sum` and stores
 # **one partial sum**; the host adds the few partials up afterwards. (Programs run at once on
