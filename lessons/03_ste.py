@@ -686,7 +686,8 @@ plt.show()
 # One place is left open on purpose. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside
 # the clip, but $\operatorname{round}(v) = 3$ is inside. In this **half-step band** at each
 # edge either convention is accepted: judge "inside" on $v$, or on $\operatorname{round}(v)$.
-# Pick one. The edges themselves are inside: at $v = q_\text{min}$ or $q_\text{max}$ exactly,
+# Pick one, for both gradients: each convention is the derivative of one surrogate of the
+# forward, and a mix of the two is the derivative of none. The edges themselves are inside: at $v = q_\text{min}$ or $q_\text{max}$ exactly,
 # clamp's derivative is 1 (its convention in quick question 1). LSQ's paper writes the open
 # interval there, another corner; this exercise follows clamp.
 #
@@ -924,7 +925,7 @@ plt.show()
 # | clip mask from the saved output `sign(x)` | never clips: $\lvert\operatorname{sign}(x)\rvert \le 1$ always | save and mask with the input `x` |
 # | `grad_output.clamp(-1, 1)` | clips the gradient's values, not the input's range | mask by the input's range |
 # | `grad_output[x.abs() > 1] = 0` | writes into a tensor backward does not own | build a new tensor |
-# | `torch.floor(x + 0.5)` or `x.long()` as round | rounds halves up, or truncates | `torch.round`, halves to even |
+# | `torch.floor(x + 0.5)` or `x.long()` as round, in `RoundSTE` or `FakeQuantize` | rounds halves up (0.5 to 1, 2.5 to 3), or truncates | `torch.round`, halves to even |
 # | `torch.tanh(k * x)` in forward | the forward is no longer binary | exact quantiser forward, surrogate in backward only |
 # | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
 # | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
@@ -932,6 +933,7 @@ plt.show()
 # | gradient for `scale` of 0 where the clip is active | clipped values never push the step up: it never grows to cover outliers | differentiate the clipped output for $s$ too: it is constant in $x$, not in $s$ |
 # | gradient for `scale` of $-v$ inside the clip | the product rule's other term, from the factor $s$, is lost | differentiate both places $s$ appears |
 # | `.mean()` for the gradient of `scale` | the step learns more slowly the larger the tensor | every output depends on the one step: how does the chain rule combine their contributions? |
+# | "inside" judged on $v$ for `x`'s gradient, on $\operatorname{round}(v)$ for `scale`'s | in the half-step band the pair of gradients belongs to no surrogate: $\partial y/\partial x = 0$ beside $\partial y/\partial s = \operatorname{round}(v) - v$ | one mask for both |
 # | gradient for `x` of `grad_output / scale` | the step size leaks into the gradient for $x$ | differentiate $\operatorname{round}(x/s) \cdot s$ for $x$ with round's derivative taken as 1: what happens to $s$? |
 #
 # ## Common misconceptions

@@ -56,8 +56,8 @@ def edge_values(device, dtype=torch.float64) -> dict:
     """v = x / scale exact (scale a power of two) at the places mistakes differ: both clip
     edges, just inside and in the half-step band outside them (where the two conventions
     differ), halves that round to even, 0 and values far outside."""
-    codes = [-9.0, -4.5, -4.4, -4.0, -3.7, -2.5, -0.5, -0.2, 0.0, 0.3, 1.5, 2.7, 3.0, 3.2, 3.5,
-             3.6, 8.0]
+    codes = [-9.0, -4.5, -4.4, -4.0, -3.7, -3.5, -2.5, -1.5, -0.5, -0.2, 0.0, 0.3, 0.5, 1.5,
+             2.5, 2.7, 3.0, 3.2, 3.5, 3.6, 8.0]  # halves where half-up and half-to-even differ too
     scale = 0.5
     return {"x": torch.tensor(codes, dtype=dtype, device=device) * scale,
             "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": -4, "qmax": 3}
@@ -104,11 +104,18 @@ def check_forward(output, values: dict) -> None:
     if close(torch.clamp(v, qmin, qmax) * scale):
         raise GradingError("FakeQuantize does not round: its output must lie on the grid of "
                            "multiples of scale, clamp(round(x / scale), qmin, qmax) * scale")
-    for wrong, how in ((torch.floor, "floor(x / scale)"),
-                       (torch.trunc, "trunc(x / scale), what .long() does")):
-        if close(torch.clamp(wrong(v), qmin, qmax) * scale):
-            raise GradingError(f"FakeQuantize's codes are {how}, not round(x / scale): the grid "
-                               "point nearest to x, with torch.round")
+    nearest = "the grid point nearest to x, with torch.round"
+    halves = "torch.round sends a half to the even neighbour (0.5 to 0, 2.5 to 2, -1.5 to -2)"
+    for codes, how, why in (
+            (torch.floor(v), "floor(x / scale)", nearest),
+            (torch.trunc(v), "trunc(x / scale), what .long() does", nearest),
+            (torch.floor(v + 0.5), "floor(x / scale + 0.5), which rounds halves up", halves),
+            (torch.sign(v) * torch.floor(v.abs() + 0.5), "rounded half away from zero", halves)):
+        if close(torch.clamp(codes, qmin, qmax) * scale):
+            wrong = (torch.clamp(codes, qmin, qmax) != torch.clamp(torch.round(v), qmin, qmax))
+            at = exact(v[tuple(int(k) for k in torch.nonzero(wrong)[0])].item())
+            raise GradingError(f"FakeQuantize's codes are {how}, not round(x / scale) (at x / "
+                               f"scale = {at}): {why}")
     if close(torch.round(torch.clamp(x, qmin, qmax) / scale) * scale):
         raise GradingError("FakeQuantize clips x to [qmin, qmax]: qmin and qmax bound the codes "
                            "x / scale, so clip round(x / scale), not x")
@@ -132,7 +139,7 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
     # detach-trick rebuild, is an ulp off grad_output; the two conventions differ by whole
     # grad_output entries in the half-step bands, so this still tells them apart (no mixing)
     if any(matches(r) for r in references):
-        return
+        return {c for c, r in zip(CONVENTIONS, references) if matches(r)}
 
     if matches(grad_output):
         saved_roles = [saved.role for saved in forward.saved]
@@ -245,7 +252,8 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
     rtol, atol = _tolerance(x.dtype)
     got = got.detach()
     if any(torch.allclose(got, r, rtol=rtol, atol=atol) for r in references):
-        return
+        return {c for c, r in zip(CONVENTIONS, references)
+                if torch.allclose(got, r, rtol=rtol, atol=atol)}
     for convention in CONVENTIONS:
         for candidate, hint in _scale_candidates(x, scale, qmin, qmax, grad_output, convention):
             if torch.allclose(got, candidate, rtol=rtol, atol=atol):
@@ -286,8 +294,18 @@ def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool 
         if not torch.equal(inputs[name].detach(), value):
             raise GradingError(f"FakeQuantize modified its input {name} in place: inputs must "
                                "stay untouched")
-    check_grad_x(forward, values, backward.grads[0], pristine)
-    check_grad_scale(values, backward.grads[1], pristine)
+    # each returns the conventions it matches; one surrogate must give both gradients
+    for_x = check_grad_x(forward, values, backward.grads[0], pristine) or set(CONVENTIONS)
+    if not for_x & (check_grad_scale(values, backward.grads[1], pristine) or set(CONVENTIONS)):
+        x, qmin, qmax = values["x"], values["qmin"], values["qmax"]
+        v = x / values["scale"]
+        band = ((v >= qmin) & (v <= qmax)) != ((v.round() >= qmin) & (v.round() <= qmax))
+        on, other = ("v", "round(v)") if "v" in for_x else ("round(v)", "v")
+        raise GradingError(
+            f"FakeQuantize judges 'inside' on {on} for x's gradient but on {other} for scale's: "
+            f"at x / scale = {exact(v[band][0].item())}, in the half-step band beside the clip, "
+            "no one surrogate of the forward has that pair of derivatives; pick one convention "
+            "for both")
     if hygiene:
         check_no_ctx_tensors(FAKE_QUANTIZE, forward)
 

@@ -183,9 +183,12 @@ def full(submission, device) -> None:
     covers("float32")
     covers("1-D logits")
     covers("ties")
-    transposed = sample((5, 3), device, seed=9).t()  # a (3, 5) view, not contiguous
-    with case("a non-contiguous grad_output"):
-        check_straight_through_softmax(function, values((3, 5), device), grad_output=transposed)
+    # a (2, 3, 5) view of a (3, 2, 5) tensor: its leading dims cannot merge, so a backward
+    # that flattens grad_output with .view(-1, n) raises here (a 2-D transpose would not)
+    transposed = sample((3, 2, 5), device, seed=9).transpose(0, 1)
+    with case("a non-contiguous grad_output, logits of shape (2, 3, 5)"):
+        check_straight_through_softmax(function, values((2, 3, 5), device),
+                                       grad_output=transposed)
     covers("non-contiguous grad_output")
     check_each_input_alone(function, STS, values((3, 4), device, seed=4))
     with case("logits of shape (2, 3)"):

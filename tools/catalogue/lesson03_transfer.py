@@ -3,6 +3,8 @@ answers to the lesson's other exercises that the contract's each-input-alone and
 decide, or that public code writes."""
 
 from tools.catalogue import Mistake, Unusual
+from tools.catalogue.lesson03 import FQ_GRAD_X, FQ_LSQ, FQ_READ
+from tools.catalogue.lesson03 import _fake_quantize as _fq_forward
 
 
 def _sts(backward: str, forward: str = "        soft = torch.softmax(logits / tau, dim=-1)\n"
@@ -197,4 +199,47 @@ MISTAKES += [
             _sts(READ + RIGHT, "        ctx.save_for_backward(torch.softmax(logits / tau, -1))\n"
                  "        ctx.tau = tau\n"
                  "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).float()")),
+]
+
+# Round 4: halves where half-up and half-to-even differ (v = 0.5, 2.5, -1.5, -3.5), and one
+# convention for both gradients in the half-step band.
+_FQ_HALVES = ("        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
+              "        v = x / scale\n        return torch.clamp({codes}, qmin, qmax) * scale")
+_FQ_RIGHT = FQ_READ + f"        return {FQ_GRAD_X}, (grad_output * {FQ_LSQ}).sum(), None, None"
+_FQ_ROUNDED = ("        x, scale = ctx.saved_tensors\n        v = x / scale\n"
+               "        r = torch.round(v)\n"
+               "        on_v = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
+               "        on_r = (r >= ctx.qmin) & (r <= ctx.qmax)\n")
+
+MISTAKES += [
+    Mistake("FakeQuantize", "floor(v + 0.5): halves rounded up", "FakeQuantize's codes are "
+            "floor(x / scale + 0.5), which rounds halves up",
+            _fq_forward(_FQ_RIGHT, _FQ_HALVES.format(codes="torch.floor(v + 0.5)")),
+            named=True),
+    Mistake("FakeQuantize", "halves rounded away from zero (C's round)", "FakeQuantize's codes "
+            "are rounded half away from zero",
+            _fq_forward(_FQ_RIGHT, _FQ_HALVES.format(
+                codes="torch.sign(v) * torch.floor(v.abs() + 0.5)"))),
+    Mistake("FakeQuantize", "x judged on v, scale on round(v)", "FakeQuantize judges 'inside' on "
+            "v for x's gradient but on round(v) for scale's",
+            _fake_quantize(_FQ_ROUNDED + "        local = torch.where(on_r, r - v, "
+                           "torch.clamp(r, ctx.qmin, ctx.qmax))\n"
+                           "        return grad_output * on_v, (grad_output * local).sum(), "
+                           "None, None"), named=True),
+    Mistake("FakeQuantize", "x judged on round(v), scale on v", "FakeQuantize judges 'inside' on "
+            "round(v) for x's gradient but on v for scale's",
+            _fake_quantize(_FQ_ROUNDED + "        local = torch.where(on_v, r - v, torch.where("
+                           "v < ctx.qmin, float(ctx.qmin), float(ctx.qmax)))\n"
+                           "        return grad_output * on_r, (grad_output * local).sum(), "
+                           "None, None")),
+]
+
+# Round 4: grad_output flattened with .view, which a transposed leading dim refuses.
+MISTAKES += [
+    Mistake("StraightThroughSoftmax", ".view(-1, n) on a non-contiguous grad_output",
+            "view size is not compatible with input tensor's size and stride",
+            _sts(READ + "        n = soft.shape[-1]\n        g, s = grad_output.view(-1, n), "
+                 "soft.reshape(-1, n)\n"
+                 "        return (s * (g - (g * s).sum(-1, keepdim=True)) / ctx.tau)"
+                 ".view(soft.shape), None")),
 ]
