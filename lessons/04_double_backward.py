@@ -594,8 +594,8 @@ print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 #
 # 1. write its backward with the local derivative computed in NumPy (the conversions above;
 #    `x` may live on a GPU, or be 0-d: the contract names no 0-d `x`, so the self-check never
-#    tries one, and the trap above is yours to avoid), and run the self-check: it tells you
-#    what is still missing;
+#    tries one, and the cell after it does), and run the self-check: it tells you what is
+#    still missing;
 # 2. mark the backward with `once_differentiable`. A method of a Function is already decorated
 #    with `@staticmethod`: which of the two decorators should see your function first? Add it
 #    above the `def` (and delete the stub line under the class), or apply it in that stub's
@@ -631,6 +631,14 @@ self_check("CubeOnce", CubeOnce)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("CubeOnce", CubeOnce)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# The check the contract leaves to you, a 0-d `x` and the NumPy scalar trap:
+
+# %%
+x = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
+CubeOnce.apply(x).backward()
+print("0-d x: gradient", x.grad.item(), " true 3x² =", 3 * 1.5 ** 2)
 
 # %% [markdown]
 # <details><summary><b>Check your answer</b> (open after your attempt)</summary>
