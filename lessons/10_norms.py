@@ -12,9 +12,9 @@
 # Every transformer block normalises its activations twice, with LayerNorm (GPT-2, BERT) or
 # RMSNorm (LLaMA, Mistral, Gemma), and these are among the custom Functions most often written
 # by hand: NVIDIA's Apex, Liger-Kernel, Unsloth and most LLM code bases ship their own. Two
-# reasons: the composed version of a norm is a handful of separate operations, and autograd
-# keeps several full-size tensors for them, where a hand-written backward needs one full-size
-# tensor and two numbers per row. A norm is also the best place to meet three ideas at once:
+# reasons: the composed version of a norm is a handful of separate operations, each a pass
+# over memory, and autograd keeps for backward whatever each of them needs, which is more than
+# a hand-written backward must keep (quick question 2 asks how much more). A norm is also the best place to meet three ideas at once:
 # reductions and broadcasting together, a backward that is a **projection**, and arithmetic
 # that is exact on paper and wrong in float32.
 #
@@ -643,6 +643,63 @@ with torch.autocast("cpu", dtype=torch.bfloat16):
     print("custom_fwd forward sees:", SeesFloat32.apply(hidden, gain))
 
 # %% [markdown]
+# **Your turn, ungraded: your LayerNorm in float32.** Replace the placeholder below with a
+# `LayerNormFloat32`, a subclass of your `LayerNormFunction`, that computes every row in
+# float32 whatever it receives and returns `x`'s dtype, both for plain bfloat16 tensors and
+# under autocast (where a bfloat16 `x` arrives beside a float32 weight). Reuse your own forward
+# and backward; you write only what happens at the boundary. Then run the next cell: it
+# measures the mean error of each norm against the float64 truth, and backpropagates.
+# Success: no error raised, the plain bfloat16 error down to `F.layer_norm`'s, and `x.grad` in
+# bfloat16. Nothing grades this; it is the change you make before a norm Function meets a
+# mixed-precision model.
+
+# %%
+class LayerNormFloat32(LayerNormFunction):
+    """Your LayerNormFunction, computing in float32 for low-precision input."""
+    # placeholder: forward and backward inherited unchanged, in whatever dtype arrives
+
+
+# %%
+def norm_error(norm, x, weight, bias, under_autocast):
+    """Mean error of norm(x, weight, bias) against float64, and the dtypes it produced."""
+    x = x.detach().clone().requires_grad_()
+    truth = F.layer_norm(x.double(), (1024,), weight.double(), bias.double(), 1e-5)
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=under_autocast):
+            output = norm(x, weight, bias)
+        output.float().square().sum().backward()
+    except Exception as error:
+        return f"{type(error).__name__}: {(str(error).splitlines() or [''])[0][:60]}"
+    error = (output.double() - truth).abs().mean().item()
+    return f"{error:.2e}, output {output.dtype}, x.grad {x.grad.dtype}"
+
+
+with torch.autocast("cpu", dtype=torch.bfloat16):  # a Linear's bfloat16 output
+    hidden_bf16 = nn.Linear(64, 1024)(torch.randn(256, 64, generator=generator)).detach()
+norms = {"F.layer_norm": lambda x, w, b: F.layer_norm(x, (1024,), w, b, 1e-5),
+         "your LayerNormFunction": lambda x, w, b: LayerNormFunction.apply(x, w, b, 1e-5),
+         "your LayerNormFloat32": lambda x, w, b: LayerNormFloat32.apply(x, w, b, 1e-5)}
+for label, norm in norms.items():
+    print(f"{label}\n  bfloat16 x, w, b:   {norm_error(norm, x_bf16, w_bf16, b_bf16, False)}"
+          f"\n  autocast, float32 w: {norm_error(norm, hidden_bf16, w_bf16.float(), b_bf16.float(), True)}")
+
+# %% [markdown]
+# <details><summary><b>Check your answer</b> (open after your attempt)</summary>
+#
+# Forward, decorated with `torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)`,
+# casts `x`, the weight and the bias to float32 itself (the decorator casts only under
+# autocast), calls `LayerNormFunction.forward` on them, and returns the result cast to the
+# dtype of the `x` it was given. Under autocast that `x` is already float32, so the output
+# stays float32, unrounded. Backward, decorated with `custom_bwd(device_type="cpu")`, calls
+# `LayerNormFunction.backward` with `grad_output.float()`. It
+# returns float32 gradients, and the engine casts each to its input's dtype, so `x.grad` comes
+# out bfloat16. On this data the plain bfloat16 error falls from 2.86e-3 to 1.13e-3,
+# `F.layer_norm`'s. A backward that mixes a bfloat16 `grad_output` with float32 saved tensors
+# can raise, in `addmv` for example, or round again. The price is a float32 copy of `x`, saved
+# for backward.
+# </details>
+
+# %% [markdown]
 # ## The view: a row's statistics and the terms of its gradient
 #
 # Your `LayerNormFunction` on four rows of eight features. The figure splits the reference
@@ -1242,6 +1299,35 @@ self_check("GroupNormFunction", GroupNormFunction)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Your turn, ungraded: a large offset
+#
+# ✎ 1's contract promises accuracy on float32 rows such as `1e4 + N(0, 1)`, and its grader
+# tests them. ✎ 4's contract promises `F.group_norm`'s values on the inputs it names and
+# says nothing about offsets, so its grader does not test them, and a one-pass variance,
+# $E[x^2] - E[x]^2$, passes it. Your network will not be so kind: nothing stops the channels
+# of a group from sharing a large common offset. Predict first: on float32 `x = 1e4 + N(0, 1)`
+# of shape $(2, 4, 8)$ with two groups, what is the largest error of your output against the
+# float64 truth, and of `F.group_norm`'s? Write two numbers.
+
+# %%
+offset_error_prediction = {"your GroupNormFunction": None, "F.group_norm": None}
+
+# %%
+x_offset = 1e4 + torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(5))
+truth = F.group_norm(x_offset.double(), 2, eps=1e-5)
+for label, output in [("your GroupNormFunction", GroupNormFunction.apply(x_offset, 2, None,
+                                                                          None, 1e-5)),
+                      ("F.group_norm", F.group_norm(x_offset, 2, eps=1e-5))]:
+    error = (output.double() - truth).abs().max().item()
+    print(f"{label:<23} largest error {error:.2e} (you said {offset_error_prediction[label]})")
+
+# %% [markdown]
+# Two passes give an error near `F.group_norm`'s, a few 1e-4 here, since each input is
+# already rounded to float32's step at 1e4 (about 1e-3). A one-pass variance cancels, as in
+# ✎ 1: here it is negative in some group, and the output is `nan`. If yours is far off, apply
+# ✎ 1's fix.
 
 # %% [markdown]
 # ## Common mistakes

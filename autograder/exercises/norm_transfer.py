@@ -162,6 +162,38 @@ def _per_position(values: dict):
     return _affine(y.reshape(x.shape), values)
 
 
+def recognise_weight(function, values: dict) -> None:
+    """grad_x with g = grad_output, the weight left out, or multiplied in after the group
+    means: each compared with the learner's grad_x for the same grad_output."""
+    weight = values["weight"]
+    if weight is None or torch.allclose(weight, torch.ones_like(weight)):
+        return
+    inputs = make_inputs(values, requires_grad={"x"})
+    try:
+        output = function.apply(*inputs.values())
+        grad_output = sample(tuple(output.shape), output.device, seed=6, dtype=output.dtype)
+        got, = torch.autograd.grad(output, inputs["x"], grad_output)
+    except Exception:  # the learner's code may raise anything: the first hint stands
+        return
+    if not isinstance(got, torch.Tensor) or got.shape != values["x"].shape:
+        return
+    x = values["x"].detach().requires_grad_()
+    G, eps = values["num_groups"], values["eps"]
+    truth, = torch.autograd.grad(group_norm(x, G, weight, None, eps), x, grad_output)
+    plain, = torch.autograd.grad(group_norm(x, G, None, None, eps), x, grad_output)
+    per_channel = (x.shape[1],) + (1,) * (x.dim() - 2)
+    if torch.allclose(got, truth, rtol=1e-4, atol=1e-6):
+        return
+    if torch.allclose(got, plain, rtol=1e-4, atol=1e-6):
+        raise GradingError(f"{NAME}'s grad_x ignores the weight: y = weight * x_hat per "
+                           "channel, so g = grad_output * weight (broadcast along dim 1) "
+                           "goes into the group means")
+    if torch.allclose(got, plain * weight.reshape(per_channel), rtol=1e-4, atol=1e-6):
+        raise GradingError(f"{NAME}'s grad_x multiplies by the weight after the group means: "
+                           "form g = grad_output * weight (per channel) first, then take "
+                           "the means over each group")
+
+
 def check_case(function, values: dict, *, tolerance=None) -> None:
     probe, returned = record_backward_returns(function)
     with case(describe(values)):
@@ -170,6 +202,7 @@ def check_case(function, values: dict, *, tolerance=None) -> None:
                                                            **(tolerance or {}))
         except GradingError:
             recognise_per_channel(function, values)
+            recognise_weight(function, values)
             raise
         check_returned(GROUP_NORM, returned[-1], make_inputs(values))
         check_no_ctx_tensors(GROUP_NORM, forward)

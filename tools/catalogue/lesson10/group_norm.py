@@ -198,8 +198,13 @@ MISTAKES = [
                     "torch.var_mean(rows, dim=-1, keepdim=True, correction=0)",
                     "torch.var_mean(rows, dim=2, keepdim=True, correction=0)"))),
     Mistake("GroupNormFunction", "grad_x ignores the weight",
-            "your gradient for x is wrong", _grad_x(
+            "grad_x ignores the weight", _grad_x(
         "            g = grad_output.reshape(x_hat.shape)\n" + _RIGHT)),
+    Mistake("GroupNormFunction", "weight multiplied in after the group means",
+            "multiplies by the weight after the group means", _grad_x(
+        "            g = grad_output.reshape(x_hat.shape)\n" + _RIGHT
+        + "            if weight is not None:\n"
+          "                grad_x = grad_x.reshape(x.shape) * weight.reshape(shape)\n")),
     Mistake("GroupNormFunction", "saves the bias", "saved", _gn(
         _HEAD.replace("x, weight, mean, rstd = ctx.saved_tensors",
                       "x, weight, bias, mean, rstd = ctx.saved_tensors") + _RIGHT + _TAIL,
