@@ -221,6 +221,9 @@ compare(predicted, {
 #    product sums over all $M$ positions.
 # 3. $\texttt{grad\_bias} = \sum_p g_p$: the sum of the rows of $G_2$, shape $(\text{out},)$.
 # 4. Yes: flattening turns a single vector into one row, so the same formulas cover $M = 1$.
+#    Summing over the leading dimensions by name instead, `dim=tuple(range(G.dim() - 1))`,
+#    asks for `dim=()` here, and PyTorch reads an empty `dim` as every dimension: the sum
+#    takes the out features too. Flatten, or check it on a single vector.
 # </details>
 
 # %% [markdown]
@@ -394,7 +397,7 @@ plt.show()
 # - `bias` has shape $(\text{out},)$ or is `None`.
 #
 # In backward, compute each gradient only if `ctx.needs_input_grad` asks for it (its input
-# required grad when forward ran), and return `None` otherwise. Three details:
+# required grad when forward ran), and return `None` otherwise. Four details:
 #
 # - Called as `MyLinearFunction.apply(x, weight)`, forward receives **two** inputs, so
 #   `ctx.needs_input_grad` has only two entries. Remember in forward whether there was a
@@ -486,7 +489,7 @@ for wanted, flops, reference in zip(CHOICES, mine, builtin):
 #
 # **Predict, then run.** How many bytes does PyTorch's `F.linear` keep for backward with the
 # weight frozen, and how many in ordinary training, when both need a gradient? Write the two
-# numbers first (the bytes of each tensor's memory, counted once).
+# numbers first (the bytes of the memory behind each tensor it saves).
 
 # %%
 predicted = {"F.linear, frozen weight": None, "F.linear, training": None}
