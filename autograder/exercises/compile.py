@@ -2,6 +2,7 @@
 operator, is in ``custom_op``)."""
 
 import inspect
+import re
 
 import torch
 from torch.autograd.gradcheck import GradcheckError
@@ -62,6 +63,14 @@ def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError
             "LogSumExp.jvp found ctx.saved_tensors empty: tensors saved with save_for_backward "
             "are for backward only; in setup_context also call ctx.save_for_forward(...) with "
             "what jvp needs", message)
+    sizes = re.search(r"Tensor is of size (\[[\d, ]*\]) while the given forward gradient is of "
+                      r"size (\[[\d, ]*\])", message)
+    if phase == "jvp" and sizes:
+        return GradingError(
+            f"LogSumExp.jvp returns a tangent of shape {sizes[2]} for an output of shape "
+            f"{sizes[1]} (x of shape {tuple(inputs['x'].shape)}, dim={inputs['dim']}): a "
+            f"tangent has its output's shape, x's shape with dim removed, so the sum runs over "
+            f"dim, without keepdim", message)
     if isinstance(error, RuntimeError):
         return _explain_runtime_error(LSE, phase, error, inputs)
     return GradingError(f"LogSumExp.{phase} raised {type(error).__name__} with x of shape "
