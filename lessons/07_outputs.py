@@ -744,9 +744,9 @@ print("you predicted:", my_saved_early)
 # </details>
 #
 # So the question for every in-place Function is: **can backward compute the derivative from
-# the output $y$ alone?** If yes, save `x` (it is $y$ once forward returns: no extra memory,
-# but a price the worked example below shows). If not, compute, *before* writing, the
-# smallest new tensor that fills the gap, and save that.
+# the output $y$ alone?** If yes, save `x` (it is $y$ once forward returns: no extra memory).
+# If not, compute, *before* writing, the smallest new tensor that fills the gap, and save
+# that.
 #
 # **Predict, then run.** For each of these in-place ops, can the derivative at every $x$ be
 # recovered from $y$ alone? A leaky ReLU, $y = x$ for $x > 0$ and $0.1\,x$ otherwise;
@@ -770,9 +770,10 @@ print("sin(0.5) and sin(pi - 0.5):", math.sin(0.5), math.sin(math.pi - 0.5), " t
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# The leaky ReLU: $y$ has the sign of $x$, so the derivative is $1$ where $y > 0$ and $0.1$
-# elsewhere (PyTorch's own choice at $0$ included), a function of $y$. $\tanh$: $1 - y^2$.
-# The cube: $3x^2 = 3\,y^{2/3}$, a function of $y$ too. But $\sin$:
+# The leaky ReLU, $\tanh$ and the cube: yes. Each is strictly increasing, so $y$ gives back
+# $x$, and with it the derivative: for $\tanh$, $1 - y^2$; for the cube,
+# $3x^2 = 3\,y^{2/3}$. (Being invertible is enough, but is it needed? Ask that of the clamp
+# in Exercise 3, which sends every $x \le 0$ to the same $y$.) But $\sin$:
 # $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and $x = \pi - 0.5$ show
 # (same $y$, opposite derivatives). For $\sin$ the output is not enough, and what is missing is
 # one bit per element: the sign of $\cos x$.
@@ -783,59 +784,60 @@ print("sin(0.5) and sin(pi - 0.5):", math.sin(0.5), math.sin(math.pi - 0.5), " t
 # write over their input, and since a leaky ReLU with a positive slope is invertible, backward
 # rebuilds what it needs from the output and BatchNorm's few per-channel numbers.
 #
-# ### Worked example: `NormaliseRowsInPlace`, a row's norm saved before the write
+# ### Worked example: `RowFractionsInPlace`, a row's sum saved before the write
 #
-# A different kind of loss: not a sign, but a scale. `NormaliseRowsInPlace.apply(x)` divides
-# each row of `x` by its Euclidean norm $r = \lVert x \rVert$, in place, as
-# `F.normalize(x, dim=-1)` does out of place. With $y = x / r$, the derivative is
-# $\frac{\partial y}{\partial x} = (I - y y^\top) / r$, so the vector-Jacobian product is
-# $(g - y\,(y \cdot g)) / r$ for each row. The direction $y$ is the output; the norm is gone
-# from it ($x = (3, 4)$ and $(6, 8)$ give the same $y$, and gradients that differ by a factor
-# of 2). So forward saves $r$, **one number per row**, not a copy of `x`:
+# A different kind of loss: not a sign, but a scale. `RowFractionsInPlace.apply(x)` divides
+# each row of a positive `x` by its sum $s = \sum_k x_k$, in place, so that the row becomes
+# fractions that add up to 1 (counts or weights turned into a distribution). With
+# $y = x / s$, $\partial y_j / \partial x_k = (\delta_{jk} - y_j) / s$, so the
+# vector-Jacobian product is $(g - (y \cdot g)\,\mathbf 1) / s$ for each row: every entry of
+# $g$ less one number per row, divided by the sum. The fractions $y$ are the output; the sum is
+# gone from them ($x = (1, 3)$ and $(2, 6)$ give the same $y$, and gradients that differ by a
+# factor of 2). So forward saves $s$, **one number per row**, not a copy of `x`:
 
 # %%
-class NormaliseRowsInPlace(torch.autograd.Function):
-    """Writes x / ||x|| (over the last dimension) into x; saves the output and one norm per row."""
+class RowFractionsInPlace(torch.autograd.Function):
+    """Writes x / x.sum(-1) into x; saves the output and one sum per row."""
 
     @staticmethod
     def forward(ctx, x):
-        norm = x.norm(dim=-1, keepdim=True)  # a new tensor, shape (..., 1): the write forgets it
-        x.div_(norm)
+        total = x.sum(dim=-1, keepdim=True)  # a new tensor, shape (..., 1): the write forgets it
+        x.div_(total)
         ctx.mark_dirty(x)
-        ctx.save_for_backward(x, norm)  # x is the output y now
+        ctx.save_for_backward(x, total)  # x is the output y now
         return x
 
     @staticmethod
     def backward(ctx, grad_output):
-        y, norm = ctx.saved_tensors
+        y, total = ctx.saved_tensors
         along_y = (grad_output * y).sum(dim=-1, keepdim=True)  # y . g, one per row
-        return (grad_output - y * along_y) / norm
+        return (grad_output - along_y) / total
 
 
-a = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+a = (torch.rand(3, 4, dtype=torch.float64) + 0.1).requires_grad_()
 weights = torch.randn(3, 4, dtype=torch.float64)
-(NormaliseRowsInPlace.apply(a.clone()) * weights).sum().backward()
+(RowFractionsInPlace.apply(a.clone()) * weights).sum().backward()
 b = a.detach().clone().requires_grad_()
-(torch.nn.functional.normalize(b, dim=-1) * weights).sum().backward()
-print("same gradient as F.normalize:", torch.allclose(a.grad, b.grad))
-print("gradcheck:", torch.autograd.gradcheck(lambda t: NormaliseRowsInPlace.apply(t.clone()),
-                                             (torch.randn(3, 5, dtype=torch.float64,
-                                                          requires_grad=True),)))
-print("saved besides the output:", 3 * 8, "bytes of norms, against", a.nbytes, "for a copy of x")
+(b / b.sum(dim=-1, keepdim=True) * weights).sum().backward()
+print("same gradient as x / x.sum(-1, keepdim=True):", torch.allclose(a.grad, b.grad))
+print("gradcheck:", torch.autograd.gradcheck(lambda t: RowFractionsInPlace.apply(t.clone()),
+                                             ((torch.rand(3, 5, dtype=torch.float64) + 0.5)
+                                              .requires_grad_(),)))
+print("saved besides the output:", 3 * 8, "bytes of sums, against", a.nbytes, "for a copy of x")
 
 # %% [markdown]
-# Saving the output costs no memory, but it has a price. **Predict, then run.** After
-# `y = NormaliseRowsInPlace.apply(x)`, the model scales the output in place, `y.mul_(2)`, as a
-# residual branch or another in-place activation might. Does `y.sum().backward()` work, or
-# raise? And for PyTorch's own `torch.relu_` and `torch.abs_` in place of it?
+# **Predict, then run.** After `y = RowFractionsInPlace.apply(x)`, the model scales the output
+# in place, `y.mul_(2)`, as a residual branch or another in-place activation might. Does
+# `y.sum().backward()` work, or raise? And for PyTorch's own `torch.relu_` and `torch.abs_` in
+# place of it?
 
 # %%
-my_after_write = {"NormaliseRowsInPlace": None, "relu_": None, "abs_": None}  # "works"/"error"
+my_after_write = {"RowFractionsInPlace": None, "relu_": None, "abs_": None}  # "works"/"error"
 
 # %%
-for name, op in [("NormaliseRowsInPlace", NormaliseRowsInPlace.apply), ("relu_", torch.relu_),
+for name, op in [("RowFractionsInPlace", RowFractionsInPlace.apply), ("relu_", torch.relu_),
                  ("abs_", torch.abs_)]:
-    a = torch.randn(2, 4, requires_grad=True)
+    a = (torch.rand(2, 4) + 0.1).requires_grad_()
     y = op(a.clone())
     y.mul_(2)  # a second in-place write, into the output
     try:
@@ -855,8 +857,7 @@ for name, op in [("NormaliseRowsInPlace", NormaliseRowsInPlace.apply), ("relu_",
 # it keeps a copy of $x$ as it was (a `saved_tensors_hooks` shows one float tensor of $x$'s
 # shape and values), and the output stays free for further in-place writes. So save the
 # output only when backward needs it; when it does not, save a new tensor, as small as
-# backward allows, and leave the output to the rest of the model. Exercise 4 asks for exactly
-# that freedom, at a fraction of `abs_`'s cost.
+# backward allows, and leave the output to the rest of the model.
 # </details>
 
 # %% [markdown]
@@ -951,11 +952,10 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 # Write `AbsInPlace`, with `AbsInPlace.apply(x)` writing $|x|$ into `x` **in place**, calling
 # `ctx.mark_dirty(x)` and returning `x` itself.
 #
-# - The gradient is `grad_output` times the sign of $x$ **as it was before the write**, and
-#   **0 where $x$ was 0**, as for `torch.abs`.
-# - Save only what backward needs, saved **before** the write, in **at most one byte per
-#   element** (an `int8` or `bool` tensor): not a float copy of `x`, and not the returned
-#   tensor, so that the output stays free for later in-place writes, as after `torch.abs_`.
+# - The gradient of `x` is `torch.abs`'s, at every value of `x`, 0 included.
+# - Save one tensor computed **before** the write, of **at most one byte per element**
+#   (`int8`, say): not a float copy of `x`, and not the returned tensor, so that the output
+#   stays free for later in-place writes, as after `torch.abs_`.
 # - A leaf that requires grad must raise PyTorch's own error.
 #
 # Nothing in this lesson works it through: use the question of "What to save before the
@@ -1020,7 +1020,7 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # | `ctx.save_for_backward(x)` before the write, to keep the input | autograd packs saved tensors when forward returns: backward gets the output, no error, a wrong gradient | save a new tensor computed before the write |
 # | an in-place write into a tensor another op saved for its backward | that backward raises: "modified by an inplace operation" | write in place only into what nothing else saved, or use the out-of-place op |
 # | saving the output when backward does not need it | a later in-place write into the output makes backward raise | save a new tensor computed before the write |
-# | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, a row's norm) | save it before writing, in as few bytes as it needs |
+# | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, a row's sum) | save it before writing, in as few bytes as it needs |
 # | a mask that is True at $x = 0$ for the clamp | the gradient passes where `torch.relu`'s is 0 | a strict comparison |
 # | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |
 #

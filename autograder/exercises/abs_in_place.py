@@ -32,7 +32,8 @@ def check_saved_sign(forward, x: torch.Tensor) -> None:
             raise GradingError(
                 f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} "
                 f"({saved.nbytes} bytes): the gradient needs only the sign of x, which fits in "
-                "one byte per element: save torch.sign(x) as int8 (or a bool tensor)")
+                "one byte per element: save torch.sign(x) as int8, which holds -1, 0 and 1 (one "
+                "bool per element cannot tell the three apart)")
     total = sum(saved.nbytes for saved in forward.saved)
     if total > max(x.numel(), 1):
         raise GradingError(
