@@ -359,9 +359,9 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #
 # $n_r$ is a reduction over the last dimension. Keep that dimension as size 1 and the norms
 # broadcast against `grad_output` for any number of leading dimensions; a 1-D `grad_output` is
-# a single row. The engine may hand the same `grad_output` tensor to other nodes (the section
-# on three bugs and gradcheck shows one), so backward must never write into it. Returning it
-# unchanged is fine (when no row is over `max_norm`), and so is a new tensor.
+# a single row. Backward must never write into `grad_output` (the section on three bugs and
+# gradcheck measures why). Returning it unchanged is fine (when no row is over `max_norm`), and
+# so is a new tensor.
 # </details>
 #
 # ## ✎ Exercise 2 · `ClipGradientNorm`
