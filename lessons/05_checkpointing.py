@@ -730,12 +730,13 @@ compare("3. second derivative", predicted_second_derivative, "right" if yours_ri
 #    gradients belong to a float32 block, not to the bfloat16 one forward computed, silently.
 #    `torch.utils.checkpoint` records the autocast state in forward and restores it for the
 #    recomputation.
-# 3. Under `create_graph=True` grad mode is on inside your backward, but the
-#    `torch.autograd.backward` it calls does not create a graph, so the gradient it returns is a
-#    constant: the checkpointed block's share of the second derivative is lost (here the $6x$),
-#    and only the $x^2$ term's $2$ survives. Without that term, the second call would raise
-#    "element 0 of tensors does not require grad". `use_reentrant=False` supports double
-#    backward.
+# 3. Under `create_graph=True` grad mode is on inside your backward. A backward that calls
+#    `torch.autograd.backward(outputs, grad_outputs)` as is does not create a graph, so the
+#    gradient it returns is a constant: the checkpointed block's share of the second derivative
+#    is lost (here the $6x$), and only the $x^2$ term's $2$ survives. Without that term, the
+#    second call would raise "element 0 of tensors does not require grad". If yours printed the
+#    right numbers, it passes `create_graph=torch.is_grad_enabled()` to that call, which is the
+#    fix. `use_reentrant=False` supports double backward.
 # </details>
 
 # %% [markdown]
@@ -765,31 +766,6 @@ if torch.cuda.is_available():
               "above the model")
 else:
     print("No GPU here: the saved-tensor meter above is the CPU's measure.")
-
-# %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | `torch.autograd.backward(outputs, grad_outputs)`, then return each input's `.grad` (or make the parameters explicit inputs) |
-# | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | record `torch.get_rng_state()` (and CUDA's) in forward, restore it before recomputing |
-# | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | restore inside `torch.random.fork_rng()` |
-# | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | autograd is off in backward: switch it on |
-# | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | `t.detach().requires_grad_(t.requires_grad)` |
-# | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | keep each tensor's own `requires_grad` |
-# | run `run_fn` under `torch.enable_grad()` in forward "to be safe" | every activation is kept: no memory saved | forward runs with autograd off; leave it so |
-# | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | `return (None, *input_grads)` |
-# | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | $\lfloor n/k \rfloor$ each, the remainder to the last |
-# | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | bind them, `def run(h, start=start, end=end)`, or pass `nn.Sequential(*layers[start:end])` |
-# | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: the cell never returns, memory grows | backpropagate only what was recomputed from fresh leaves |
-#
-# ## Common misconception
-#
-# **"Recompute, then `torch.autograd.grad(outputs, inputs=input)`, is a complete checkpoint."**
-# It is not, and it fails quietly: everything runs, the loss even goes down (the layers
-# outside the block still train), and the layers inside never change, because
-# `torch.autograd.grad` gives nothing to the parameters it was not asked about. Your
-# self-check tests exactly this.
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `ReversibleCoupling`
@@ -854,12 +830,6 @@ else:
 # In code, that is one Function over the whole stack, or blocks that free their saved
 # outputs' storage once the next block has them. What you build here is the part that makes
 # that possible: the inversion and the recomputation.
-#
-# **What it costs.** As the contract and hints put it, backward runs $f$ and $g$ twice: once
-# without grad to rebuild the inputs, once with grad to differentiate. RevNet's algorithm
-# (Gomez et al., Algorithm 1) does it in one pass: it records $g(y_1)$ once on a fresh leaf
-# $y_1$, uses its value to get $x_2 = y_2 - g(y_1)$ and backpropagates through it, then does
-# the same for $f$. The grader accepts either.
 
 # %% nbgrader={"grade_id": "answer_ReversibleCoupling", "solution": true}
 class ReversibleCoupling(torch.autograd.Function):
@@ -896,6 +866,39 @@ self_check("ReversibleCoupling", ReversibleCoupling)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# **What it costs** (read once your block passes). A backward that inverts the block without
+# grad and then recomputes it with grad runs $f$ and $g$ twice each. RevNet's algorithm (Gomez
+# et al., Algorithm 1) does it in one pass: it records $g(y_1)$ once on a fresh leaf $y_1$,
+# uses its value to get $x_2 = y_2 - g(y_1)$ and backpropagates through it, then does the same
+# for $f$. The grader accepts either.
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | `torch.autograd.backward(outputs, grad_outputs)`, then return each input's `.grad` (or make the parameters explicit inputs) |
+# | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | record `torch.get_rng_state()` (and CUDA's) in forward, restore it before recomputing |
+# | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | record it before `run_fn` draws |
+# | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | restore inside `torch.random.fork_rng()` |
+# | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | autograd is off in backward: switch it on |
+# | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | `t.detach().requires_grad_(t.requires_grad)` |
+# | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | keep each tensor's own `requires_grad` |
+# | run `run_fn` under `torch.enable_grad()` in forward "to be safe" | every activation is kept: no memory saved | forward runs with autograd off; leave it so |
+# | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | `return (None, *input_grads)` |
+# | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | $\lfloor n/k \rfloor$ each, the remainder to the last |
+# | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | bind them, `def run(h, start=start, end=end)`, or pass `nn.Sequential(*layers[start:end])` |
+# | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: the cell never returns, memory grows | backpropagate only what was recomputed from fresh leaves |
+#
+# ## Common misconception
+#
+# **"Recompute, then `torch.autograd.grad(outputs, inputs=input)`, is a complete checkpoint."**
+# It is not, and it fails quietly: everything runs, the loss even goes down (the layers
+# outside the block still train), and the layers inside never change, because
+# `torch.autograd.grad` gives nothing to the parameters it was not asked about. Your
+# self-check tests exactly this.
 
 # %% [markdown]
 # ## Summary

@@ -159,6 +159,15 @@ def check_block(function, run_fn, values: dict, wanted: set, parameters: dict, *
         _check_parameter_grads(parameters, parameter_truth, before=before)
 
 
+def _recomputed_on(states, block, x, device) -> torch.Tensor:
+    """x's true gradient through the block with dropout drawing from ``states``."""
+    with fork_rng(device):
+        torch.set_rng_state(states[0])
+        if device.type == "cuda":
+            torch.cuda.set_rng_state(states[1], device)
+        return reference(lambda x: block(x), {"x": x}, {"x"}, {})[2]["x"]
+
+
 def check_random_state(function, device, *, seed: int = 0) -> None:
     """With dropout inside run_fn, gradients equal an un-checkpointed run with the same seed,
     and backward leaves the caller's random streams where they were."""
@@ -182,6 +191,7 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
                 "own with the same seed: forward should run run_fn on the random state it "
                 "finds (record it, don't reseed)")
         diagnose_values("CheckpointFunction's output", forward.output, expected)
+        after_run_fn = rng_states(device)  # a state recorded too late: dropout has drawn
         torch.rand(1000, device=device)  # layers after the block draw random numbers too
         states = rng_states(device)
         grads = _backward(spec, forward.output, inputs, grad_output)
@@ -191,6 +201,13 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
         except GradingError as error:
             if "no gradient" in error.hint or ".grad of the caller" in error.hint:
                 raise
+            got = dict(zip(inputs, grads))["x"]
+            if got is not None and got.shape == values["x"].shape and torch.allclose(
+                    got, _recomputed_on(after_run_fn, block, values["x"], device)):
+                raise GradingError(
+                    "with dropout inside run_fn the recomputation drew the mask that comes "
+                    "after the forward's: the random state was recorded after run_fn(*args) "
+                    "ran; record it before run_fn draws", str(error)) from error
             raise GradingError(
                 "with dropout inside run_fn the gradients differ from an un-checkpointed run: "
                 "the recomputation drew new random numbers; save torch.get_rng_state()"

@@ -1,6 +1,6 @@
 """Lesson 05's transfer exercise, ReversibleCoupling, answered unusually and wrongly."""
 
-from tools.catalogue import Mistake, Unusual
+from tools.catalogue import Mistake, Unusual, edit
 
 FORWARD = ("        ctx.f, ctx.g = f, g\n        y1 = x1 + f(x2)\n        y2 = x2 + g(y1)\n"
            "        ctx.save_for_backward(y1, y2)\n        return y1, y2")
@@ -124,4 +124,18 @@ MISTAKES = [
             _coupling(INVERT + "        with torch.enable_grad():\n"
                       "            z1, z2 = ReversibleCoupling.apply(x1, x2, ctx.f, ctx.g)\n"
                       + RIGHT + RETURN)),
+]
+
+# Round 4: the random state recorded, restored, but recorded after run_fn had drawn its mask.
+from tools.catalogue.lesson05 import CORRECT_BACKWARD, _checkpoint  # noqa: E402
+from tools.catalogue.lesson05 import FORWARD as CHECKPOINT_FORWARD  # noqa: E402
+
+MISTAKES += [
+    Mistake("CheckpointFunction", "random state recorded after run_fn ran", "the random state "
+            "was recorded after run_fn(*args) ran",
+            _checkpoint(CORRECT_BACKWARD, edit(
+                CHECKPOINT_FORWARD, ("        ctx.cpu_state = torch.get_rng_state()\n", ""),
+                ("        return run_fn(*args)\n", "        output = run_fn(*args)\n"
+                 "        ctx.cpu_state = torch.get_rng_state()\n        return output\n"))),
+            named=True),
 ]
