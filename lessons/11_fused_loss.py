@@ -104,7 +104,9 @@ for phase in ("forward", "backward"):
 # %% [markdown]
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
 #
-# `F.linear` keeps `x` and `weight` (its inputs, no new memory), and `F.cross_entropy`, which
+# `F.linear` keeps `x` and `weight` (its inputs, no new memory; the weight is listed as
+# $(d, V)$ because the node saves the transposed view `weight.t()`, which shares its
+# storage), and `F.cross_entropy`, which
 # is `log_softmax` followed by `nll_loss`, keeps the log-probabilities: an $(N, V)$ tensor.
 # The peak of the forward is **two** $(N, V)$ tensors, the logits and the log-probabilities
 # alive at once; backward again holds two (the gradient of the log-probabilities and of the
@@ -409,11 +411,11 @@ print(f"chunks of logits (128, {V}) kept for backward: {len(chunk_storages)}, "
 # 2. float32: both are sums over many chunks. Cast to the input's dtype once, at the end.
 # </details>
 #
-# ### The catch: how does forward know that nobody will call backward?
+# ### What forward can see of grad mode
 #
 # A Function that does the gradients' work in forward must skip it when nobody will call
 # backward: at evaluation, under `torch.no_grad()`, that work is two thirds of the cost.
-# The obvious test is `ctx.needs_input_grad`.
+# Forward has two things it could ask, `ctx.needs_input_grad` and `torch.is_grad_enabled()`.
 #
 # **Predict, then run.** What do `ctx.needs_input_grad` and `torch.is_grad_enabled()` say
 # inside forward, called normally, under `torch.no_grad()`, and with inputs that do not
@@ -879,7 +881,7 @@ plt.show()
 # | accumulating in bfloat16 / float16 | loss and `grad_weight` off by a percent | float32 accumulators, cast at the end |
 # | label smoothing's $\varepsilon / C$ left out of the gradient | every class's gradient off by the same amount | the smoothed target is $(1-\varepsilon)$ on the class and $\varepsilon/C$ everywhere |
 # | $\varepsilon$ spread over the $C - 1$ other classes (fairseq's convention) | not PyTorch's `label_smoothing`, which spreads it over all $C$ | $\varepsilon/C$ on every class, the target included |
-# | z-loss differentiated as $\operatorname{lse}$, not $\operatorname{lse}^2$ | the z-loss gradient halved, or missing | $2\,z\,\operatorname{lse}\,p$ per counted row |
+# | z-loss differentiated as $z\,\operatorname{lse}$, not $z\,\operatorname{lse}^2$, or without the factor 2 | its gradient $z\,p$, or $z\,\operatorname{lse}\,p$, where $2\,z\,\operatorname{lse}\,p$ belongs | $d(\operatorname{lse}^2) = 2\,\operatorname{lse}\,p$, per counted row |
 # | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | the fused loss peaks above the plain bfloat16 loss at LLM proportions | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |
 # | `x @ weight.T` for all rows at once | the $(N, V)$ logits, the memory the lesson avoids | `chunk_size` rows at a time |
 #

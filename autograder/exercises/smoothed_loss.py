@@ -69,6 +69,10 @@ def _variants(values: dict) -> dict:
         others = (logits.sum(-1) - picked) / (C - 1)
         rows = lse - (1 - eps) * picked - eps * others + z * lse ** 2
         variants["other classes"] = rows[counted].mean()
+    if z:
+        variants["lse not squared"] = (smoothed_cross_entropy(logits, target,
+                                                              values["ignore_index"], eps, 0.0)
+                                       + z * lse[counted].mean())
     if z and not counted.all():
         variants["every row"] = (smoothed_cross_entropy(logits, target, values["ignore_index"],
                                                         eps, 0.0) + z * (lse ** 2).mean())
@@ -92,6 +96,9 @@ def recognise(function, values: dict) -> str | None:
                         "the target; PyTorch's smoothed target puts label_smoothing / C on "
                         "every class, the target included (so 1 - label_smoothing + "
                         "label_smoothing / C on the target)")
+            if variant == "lse not squared":
+                return (f"{NAME} adds z_loss * lse, not z_loss * lse ** 2: PaLM's z-loss "
+                        "squares the log-sum-exp")
             return (f"{NAME} averages the z-loss over every row; ignored rows do not count "
                     "for it either: the mean of lse ** 2 is over the counted rows, as the "
                     "cross-entropy's is")
@@ -117,6 +124,20 @@ def recognise(function, values: dict) -> str | None:
                 "times z_loss / M")
     if z and torch.allclose(grad, true_grad - z * lse * probs * weight):
         return f"{NAME}'s z-loss gradient is half what it should be: d(lse ** 2) = 2 lse d(lse)"
+    lse_only = true_grad - z * (2 * lse - 1) * probs * weight  # z * softmax, d(z * lse)
+    if z and not torch.allclose(lse_only, true_grad) and torch.allclose(grad, lse_only):
+        return (f"{NAME}'s z-loss gradient is z_loss * softmax(logits), the derivative of "
+                "z_loss * lse; the loss has z_loss * lse ** 2, whose derivative is "
+                "2 z_loss lse softmax(logits) (over M, per counted row)")
+    if eps and C > 1:
+        target = torch.where(counted, values["target"], 0)
+        others = 1 - F.one_hot(target, C).to(grad.dtype)
+        spread = true_grad + eps * (1 / C - others / (C - 1)) * weight  # fairseq's gradient
+        if torch.allclose(grad, spread):
+            return (f"{NAME}'s gradient spreads label_smoothing over the C - 1 classes that "
+                    "are not the target (fairseq's convention), though its loss does not: "
+                    "PyTorch's smoothed target puts label_smoothing / C on every class, the "
+                    "target included, so subtract label_smoothing / C from every entry")
     return None
 
 

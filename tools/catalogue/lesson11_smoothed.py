@@ -133,6 +133,20 @@ MISTAKES = [
          "                - smoothing / max(logits.shape[1] - 1, 1))"),
         ("grad[rows, target] -= 1 - smoothing",
          "grad[rows, target] -= 1 - smoothing - smoothing / max(logits.shape[1] - 1, 1)"))),
+    Mistake(SCE, "smoothing over the C - 1 other classes in the gradient only",
+            "(fairseq's convention), though its loss does not", edit(
+        ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]",
+                 "grad = (probs * (1 + 2 * z_loss * lse)[:, None]\n"
+                 "                - smoothing / max(logits.shape[1] - 1, 1))"),
+        ("grad[rows, target] -= 1 - smoothing",
+         "grad[rows, target] -= 1 - smoothing - smoothing / max(logits.shape[1] - 1, 1)"))),
+    Mistake(SCE, "z-loss differentiated as z_loss * lse", "the derivative of z_loss * lse",
+            edit(ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None]",
+                          "grad = probs * (1 + z_loss)"))),
+    Mistake(SCE, "z-loss of lse, not lse ** 2, in forward and backward",
+            "adds z_loss * lse, not z_loss * lse ** 2", edit(
+        ANSWER, ("+ z_loss * lse ** 2)", "+ z_loss * lse)"),
+        ("grad = probs * (1 + 2 * z_loss * lse)[:, None]", "grad = probs * (1 + z_loss)"))),
     Mistake(SCE, "z-loss averaged over every row", "averages the z-loss over every row", edit(
         ANSWER, ("return torch.where(counted, per_row, 0.0).sum() / counted.sum()",
                  "return (torch.where(counted, per_row - z_loss * lse ** 2, 0.0).sum()\n"
