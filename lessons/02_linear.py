@@ -930,6 +930,7 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # | `grad_output.view(-1, out)` | `RuntimeError` when autograd hands a non-contiguous `grad_output` (after a transpose, for example) | `reshape`, which copies only when it must |
 # | `grad_bias` summed with `.sum(0)`, or over `dim=tuple(range(grad_output.dim() - 1))` | right for a batch; for 1-D `x` the sum takes the out features, since `sum(dim=())` sums every dimension, not none | flatten first, then sum the rows |
 # | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
+# | saving `None` for an input, then reshaping it or reading its `.shape` in backward anyway | an `AttributeError` or `TypeError` on `None` when only the other input needs a gradient | read each saved tensor only in the branch that uses it; take sizes from `grad_output` |
 # | `grad_bias = grad_output` | works only because the engine sums it for you; unclear | the sum of the rows of the flattened $G$ |
 # | reading `ctx.needs_input_grad[2]` when called without a bias | `IndexError`: only two inputs were passed | remember `bias is not None` in forward |
 # | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |

@@ -174,28 +174,43 @@ def check_each_alone(function, spec: Spec, device, *, frozen_get_none: bool,
 
 @contextlib.contextmanager
 def unsaved_input_named(function, spec: Spec, device):
-    """A backward that failed on a None is told which input its forward did not keep, when a
-    probe proves it: with only x requiring grad, a None is saved and weight is not (grad_x reads
-    weight), or with only weight, a None is saved and x is not (grad_weight reads x)."""
+    """A backward that failed on a None is told what its forward left out, when a probe with
+    one input requiring grad proves it: a None was saved and the input that gradient reads is
+    not kept (grad_x reads weight, grad_weight reads x), or the gradient's own input, rightly
+    not kept, is still used by backward (a weight.shape, say)."""
     try:
         yield
     except Exception as error:
-        if "NoneType" not in str(error):
+        hint = _none_read(function, device) if "NoneType" in str(error) else None
+        if hint is None:
             raise
-        for wanted, read in (("x", "weight"), ("weight", "x")):
-            inputs = make_inputs(linear_values((5,), device), requires_grad={wanted})
-            try:
-                saved = function.apply(*inputs.values()).grad_fn.saved_tensors
-            except Exception:  # noqa: BLE001 - a probe: any failure proves nothing
-                raise error from None
-            kept = {t.untyped_storage().data_ptr() for t in saved if isinstance(t, torch.Tensor)}
-            if None in saved and inputs[read].untyped_storage().data_ptr() not in kept:
-                raise GradingError(
-                    f"with only {wanted} requiring grad, your forward did not save {read}, and "
+        raise GradingError(hint, str(error)) from error
+
+
+def _none_read(function, device) -> str | None:
+    for wanted, read in (("x", "weight"), ("weight", "x")):
+        inputs = make_inputs(linear_values((5,), device), requires_grad={wanted})
+        try:
+            output = function.apply(*inputs.values())
+            saved = output.grad_fn.saved_tensors
+        except Exception:  # noqa: BLE001 - a probe: any failure proves nothing
+            return None
+        if None not in saved:
+            continue
+        kept = {t.untyped_storage().data_ptr() for t in saved if isinstance(t, torch.Tensor)}
+        if inputs[read].untyped_storage().data_ptr() not in kept:
+            return (f"with only {wanted} requiring grad, your forward did not save {read}, and "
                     f"grad_{wanted} reads it: save x when weight needs a gradient (grad_weight "
-                    "reads x) and weight when x needs one (grad_x reads weight)",
-                    str(error)) from error
-        raise
+                    "reads x) and weight when x needs one (grad_x reads weight)")
+        try:
+            output.grad_fn.apply(torch.ones_like(output))  # the user's backward, unchecked
+        except (AttributeError, TypeError) as error:
+            if "NoneType" in str(error):
+                return (f"with only {wanted} requiring grad, your forward saved None in place of "
+                        f"{wanted}, as it may (grad_{wanted} does not read it), but backward "
+                        f"still uses it ({error}): read each saved tensor only in the branch "
+                        "that needs it, and take sizes from grad_output")
+    return None
 
 
 def my_linear_full(MyLinearFunction, device) -> None:

@@ -75,3 +75,27 @@ UNUSUAL += [
                    " else None, mask)\n"
                    "        ctx.has_bias = bias is not None\n        return torch.relu(z)")),
 ]
+
+MISTAKES += [
+    Mistake("MyLinearFunction", "saves conditionally, backward still reshapes x and reads weight.shape",
+            "with only x requiring grad, your forward saved None in place of x, as it may",
+            _linear(FLAT + GUARDED + "        grad_bias = g2.sum(0) if ctx.has_bias and "
+                    "ctx.needs_input_grad[2] else None\n" + _RETURN,
+                    "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"
+                    "                              weight if ctx.needs_input_grad[0] else None)\n"
+                    "        ctx.has_bias = bias is not None\n"
+                    "        return F.linear(x, weight, bias)"), named=True),
+]
+MISTAKES += [
+    Mistake("MyLinearFunction", "saves conditionally, backward reads weight.shape for g2",
+            "with only weight requiring grad, your forward saved None in place of weight",
+            _linear("        x, weight = ctx.saved_tensors\n"
+                    "        g2 = grad_output.reshape(-1, weight.shape[0])\n"
+                    + GUARDED.replace("g2.T @ x2", "g2.T @ x.reshape(-1, x.shape[-1])")
+                    + "        grad_bias = g2.sum(0) if ctx.has_bias and "
+                    "ctx.needs_input_grad[2] else None\n" + _RETURN,
+                    "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"
+                    "                              weight if ctx.needs_input_grad[0] else None)\n"
+                    "        ctx.has_bias = bias is not None\n"
+                    "        return F.linear(x, weight, bias)")),
+]
