@@ -730,13 +730,14 @@ compare("3. second derivative", predicted_second_derivative, "right" if yours_ri
 #    gradients belong to a float32 block, not to the bfloat16 one forward computed, silently.
 #    `torch.utils.checkpoint` records the autocast state in forward and restores it for the
 #    recomputation.
-# 3. Under `create_graph=True` grad mode is on inside your backward. A backward that calls
-#    `torch.autograd.backward(outputs, grad_outputs)` as is does not create a graph, so the
-#    gradient it returns is a constant: the checkpointed block's share of the second derivative
-#    is lost (here the $6x$), and only the $x^2$ term's $2$ survives. Without that term, the
-#    second call would raise "element 0 of tensors does not require grad". If yours printed the
-#    right numbers, it passes `create_graph=torch.is_grad_enabled()` to that call, which is the
-#    fix. `use_reentrant=False` supports double backward.
+# 3. Under `create_graph=True` grad mode is on inside your backward, but the gradient it
+#    returns is computed on the detached copies of the inputs, so nothing links it to the
+#    caller's `x`: the checkpointed block's share of the second derivative is lost (here the
+#    $6x$), and only the $x^2$ term's $2$ survives. Passing `create_graph=True` on to
+#    `torch.autograd.backward` inside does not help (it still gives $[2, 2]$): the graph it
+#    builds ends at those copies. Without the $x^2$ term, the second call would raise
+#    "element 0 of tensors does not require grad" (or, with that `create_graph`, "appears to
+#    not have been used in the graph"). `use_reentrant=False` supports double backward.
 # </details>
 
 # %% [markdown]
