@@ -124,6 +124,8 @@ def recognise(function, values: dict) -> str | None:
                 "times z_loss / M")
     if z and torch.allclose(grad, true_grad - z * lse * probs * weight):
         return f"{NAME}'s z-loss gradient is half what it should be: d(lse ** 2) = 2 lse d(lse)"
+    if not torch.allclose(loss, truth):
+        return None  # the loss is wrong too: the hints below are about the gradient alone
     lse_only = true_grad - z * (2 * lse - 1) * probs * weight  # z * softmax, d(z * lse)
     if z and not torch.allclose(lse_only, true_grad) and torch.allclose(grad, lse_only):
         return (f"{NAME}'s z-loss gradient is z_loss * softmax(logits), the derivative of "
