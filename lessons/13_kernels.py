@@ -434,6 +434,43 @@ print(f"you said {my_ratio}; composed {composed_bytes / 2**20:.0f} MiB, fused "
 # gradients without an error (checked on a Liger-style Function in the interpreter). Behind a
 # custom operator the writes would have to be declared (`mutates_args`), which is why this
 # exercise keeps its inputs untouched.
+
+# %% [markdown]
+# **Predict, then run.** Offsets are integers of a fixed width: `tl.program_id(0)` is an int32,
+# and so is an integer argument that fits in one, such as `D`. Rows of `D = 2**30` elements
+# would take 4 GiB each in float32, but no memory is needed to see what the third program
+# (`row = 2`) computes as its row's first offset, `row * D`. Predict the number it stores.
+
+# %%
+my_offset = None  # the value the third program stores for row * D
+
+# %%
+@triton.jit
+def row_offsets(out_ptr, D):
+    row = tl.program_id(0)
+    tl.store(out_ptr + row, row * D)  # int32 times int32
+    tl.store(out_ptr + 3 + row, row.to(tl.int64) * D)  # int64 first
+
+
+offsets = torch.empty(6, dtype=torch.int64, device=DEVICE)
+row_offsets[(3,)](offsets, 2**30)
+stored = offsets[2].item()
+verdict = ("write your prediction first" if my_offset is None else
+           "as you predicted" if my_offset == stored else "not what you predicted: why?")
+print(f"row * D for rows 0, 1, 2: {offsets[:3].tolist()} ({verdict})")
+print(f"with the row made int64 first: {offsets[3:].tolist()}")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# $2 \cdot 2^{30} = 2^{31}$ does not fit in an int32 and wraps to $-2^{31}$, in the interpreter
+# as in a compiled kernel: the third row's loads would start 8 GiB before the tensor. Any
+# tensor past $2^{31}$ elements reaches such offsets, and the grader's small tensors never do,
+# so a kernel meant for large tensors makes the row int64 first:
+# `tl.program_id(0).to(tl.int64)`, as Liger-Kernel's SwiGLU and cross-entropy kernels do. In a
+# loop over rows, carry an int64 offset and add `D` each row: under the interpreter the loop
+# index is a Python int, and a Python int times the int32 `D` is an int32 again.
+# </details>
 #
 # ## ✎ Exercise 2 · `rms_norm_rows`, a reduction per row
 #
@@ -607,42 +644,6 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **Predict, then run.** Offsets are integers of a fixed width: `tl.program_id(0)` is an int32,
-# and so is an integer argument that fits in one, such as `D`. Rows of `D = 2**30` elements
-# would take 4 GiB each in float32, but no memory is needed to see what the third program
-# (`row = 2`) computes as its row's first offset, `row * D`. Predict the number it stores.
-
-# %%
-my_offset = None  # the value the third program stores for row * D
-
-# %%
-@triton.jit
-def row_offsets(out_ptr, D):
-    row = tl.program_id(0)
-    tl.store(out_ptr + row, row * D)  # int32 times int32
-    tl.store(out_ptr + 3 + row, row.to(tl.int64) * D)  # int64 first
-
-
-offsets = torch.empty(6, dtype=torch.int64, device=DEVICE)
-row_offsets[(3,)](offsets, 2**30)
-stored = offsets[2].item()
-verdict = ("write your prediction first" if my_offset is None else
-           "as you predicted" if my_offset == stored else "not what you predicted: why?")
-print(f"row * D for rows 0, 1, 2: {offsets[:3].tolist()} ({verdict})")
-print(f"with the row made int64 first: {offsets[3:].tolist()}")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# $2 \cdot 2^{30} = 2^{31}$ does not fit in an int32 and wraps to $-2^{31}$, in the interpreter
-# as in a compiled kernel: the third row's loads would start 8 GiB before the tensor. Any
-# tensor past $2^{31}$ elements reaches such offsets, and the grader's small tensors never do,
-# so a kernel meant for large tensors makes the row int64 first:
-# `tl.program_id(0).to(tl.int64)`, as Liger-Kernel's SwiGLU and cross-entropy kernels do. In a
-# loop over rows, carry an int64 offset and add `D` each row: under the interpreter the loop
-# index is a Python int, and a Python int times the int32 `D` is an int32 again.
-# </details>
-#
 # ## `triton_op`: letting the compiler see into the kernel
 #
 # To `torch.compile`, a `custom_op` is a black box: it calls it, and fuses nothing across it.
