@@ -113,10 +113,12 @@ def compare(prediction, observed) -> None:
 #
 # **Quick question 1.** $x$ has shape $(3, 3)$, `dim=1`, `keepdim=False`, so $g$ has shape
 # $(3,)$. Expand it as it is: in `g.expand(3, 3)`, is entry $(r, c)$ equal to $g_r$ (right)
-# or to $g_c$? Write `"g_r"` or `"g_c"` into `prediction_1`, then run the cell.
+# or to $g_c$? Write `"g_r"` or `"g_c"` into `prediction_1`, run that cell, then the next.
 
 # %%
 prediction_1 = None  # "g_r" or "g_c"
+
+# %%
 g = torch.tensor([1.0, 2.0, 3.0])
 compare(prediction_1, "g_c" if torch.equal(g.expand(3, 3)[0], g) else "g_r")
 print("g.expand(3, 3):\n", g.expand(3, 3))
@@ -252,6 +254,10 @@ except RuntimeError as error:
 # each answer as `(shape, value of every entry)` or `"refused"` into `prediction_2`.
 
 # %%
+prediction_2 = {(2, 3, 4): None, (3,): None}  # e.g. ((3, 1), 1.0), or "refused"
+
+
+# %%
 class ReturnsShape(torch.autograd.Function):
     """Identity forward; backward returns ones of the shape ``ReturnsShape.returned``."""
 
@@ -266,7 +272,6 @@ class ReturnsShape(torch.autograd.Function):
         return torch.ones(ReturnsShape.returned, dtype=grad_output.dtype)
 
 
-prediction_2 = {(2, 3, 4): None, (3,): None}  # e.g. ((3, 1), 1.0), or "refused"
 observed_2 = {}
 for input_shape, returned in [((4,), (3, 4)), ((3, 1), (3, 4)), ((3, 1), (2, 3, 4)),
                               ((), (3,)), ((4,), (1, 4)),
@@ -425,11 +430,13 @@ jacobian_view(AddWithoutSum, lambda a, b: a + b, a_example, b_example)
 # others", and zeros make that interesting.
 #
 # **Quick question 3.** For the slices $[2, 0, 3]$ and $[0, 0, 3]$, what is the gradient of
-# the product with respect to each entry? Write all six numbers into `prediction_3`, then run
-# autograd on `torch.prod`.
+# the product with respect to each entry? Write all six numbers into `prediction_3`; the next
+# cell runs autograd on `torch.prod`.
 
 # %%
 prediction_3 = None  # [[., ., .], [., ., .]]
+
+# %%
 slices = torch.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 3.0]], requires_grad=True)
 torch.prod(slices, dim=1).sum().backward()
 compare(prediction_3, slices.grad.tolist())
@@ -618,10 +625,13 @@ jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 #
 # **Quick question 4.** $x = [2, 0, 3, 0.5]$ and $g$ all ones (the loss is the sum of the four
 # outputs). Work out the true gradient with respect to each of the four entries, by hand from
-# $y_o$, and write the four numbers into `prediction_4`. The cell also runs the short formula.
+# $y_o$, and write the four numbers into `prediction_4`. The next cell also runs the short
+# formula.
 
 # %%
 prediction_4 = None  # [dL/dx_0, dL/dx_1, dL/dx_2, dL/dx_3]
+
+# %%
 x4 = torch.tensor([2.0, 0.0, 3.0, 0.5], requires_grad=True)
 torch.cumprod(x4, 0).sum().backward()
 y4 = torch.cumprod(x4.detach(), 0)
@@ -735,6 +745,8 @@ check_cumprod_backward()
 
 # %%
 prediction_5 = None  # (entry 4 after index_add, entry 4 after the assignment)
+
+# %%
 idx, v = torch.tensor([4, 0, 4]), torch.tensor([1.0, 2.0, 3.0])
 added = torch.zeros(5).index_add(0, idx, v)
 z = torch.zeros(5)
@@ -887,6 +899,8 @@ jacobian_view(SelectByAssignment, index_select_rows, rows, repeated)
 
 # %%
 prediction_6 = None  # ("zero" or "not zero" for the long row, the same for the short row)
+
+# %%
 row = torch.tensor([[3.0, 4.0], [0.003, 0.004]], dtype=torch.float64, requires_grad=True)
 y = F.normalize(row, dim=-1, eps=0.01)
 grad_row, = torch.autograd.grad(y, row, y.detach())
@@ -1097,24 +1111,25 @@ plt.show()
 #
 # An op this lesson never worked through: the **running maximum**, `torch.cummax(x, dim)`, which
 # returns the maximum so far at every position (`values`) and where it was found (`indices`,
-# int64). It is a scan like `Cumsum` and a selection like `IndexSelect` at once: every output
-# is a copy of one input entry. Use the method; no derivation is on screen.
+# int64). Use the method; no derivation is on screen.
 #
 # Write `CumMax`, with `CumMax.apply(x, dim)` returning `torch.cummax(x, dim).values`, for `x`
 # with at least one dimension and any `dim`, negative too:
 #
-# - the gradient of each output goes to the entry that holds the running maximum there; where
-#   several entries are equal to it, to the one `torch.cummax` picks (its `indices`);
-# - many outputs may copy the same entry: their gradients add up;
+# - the gradient of `x` equals autograd's through `torch.cummax(x, dim).values`, ties
+#   included (where several entries equal the running maximum, `torch.cummax`'s `indices` say
+#   which one it took);
 # - save **only** the int64 indices (with `save_for_backward`), `dim` as a plain attribute;
 # - backward returns `None` for `dim`.
 #
 # **Predict, then run.** For `x = [1, 3, 3, 2, 3]`, which position does `torch.cummax` report
 # for each output: the first of the equal 3s, or the latest? Write your answer into
-# `predicted_indices` (five ints), then run the cell.
+# `predicted_indices` (five ints), run that cell, then the next.
 
 # %%
 predicted_indices = None  # five ints: the position reported for each output
+
+# %%
 values, indices = torch.cummax(torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0]), 0)
 print("values: ", values.tolist())
 compare(predicted_indices, indices.tolist())
