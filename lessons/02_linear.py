@@ -850,9 +850,10 @@ plt.show()
 # composed version's saved output costs nothing extra and your mask is the extra; fusing wins
 # when nothing downstream keeps the activation (a residual addition, a sum, a linear layer
 # with frozen weights: PyTorch's, or yours if it saves `x` only when the weight needs a
-# gradient). Fusing in Python changes **what is kept**; it cannot avoid materialising $z$. Real fused kernels win twice more: they
-# apply the ReLU to $z$ in fast on-chip memory instead of writing $z$ out and reading it back,
-# and some pack the mask into one **bit** per element.
+# gradient). Fusing in Python changes **what is kept**; it cannot avoid materialising $z$.
+# Real fused kernels win twice more: they apply the ReLU to $z$ in fast on-chip memory
+# instead of writing $z$ out and reading it back, and some pack the mask into one **bit** per
+# element.
 # </details>
 
 # %% [markdown]
