@@ -204,8 +204,8 @@ def _none_read(function, device) -> str | None:
                     "reads x) and weight when x needs one (grad_x reads weight)")
         try:
             output.grad_fn.apply(torch.ones_like(output))  # the user's backward, unchecked
-        except (AttributeError, TypeError) as error:
-            if "NoneType" in str(error):
+        except Exception as error:  # noqa: BLE001 - only a failure on None proves it
+            if isinstance(error, (AttributeError, TypeError)) and "NoneType" in str(error):
                 return (f"with only {wanted} requiring grad, your forward saved None in place of "
                         f"{wanted}, as it may (grad_{wanted} does not read it), but backward "
                         f"still uses it ({error}): read each saved tensor only in the branch "
