@@ -489,63 +489,64 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 
 
 # %% [markdown]
-# ## Worked example: `OuterSum`, where one input touches many outputs
+# ## Worked example: `RunningSum`, where one input touches every later output
 #
-# $y_{ij} = u_i + \alpha\, v_j$ for $u$ of shape $(m,)$, $v$ of shape $(n,)$ and $\alpha$ a
-# Python float: an $(m, n)$ table of every sum. Three inputs, so backward returns three
-# values. The method of `Norm`, now with two indices on the output and $G$ = `grad_output`
-# of shape $(m, n)$:
+# $y_i = u_i + \alpha \sum_{j \le i} v_j$ for $u$ and $v$ of shape $(n,)$ and $\alpha$ a
+# Python float: $u$ plus $\alpha$ times the running total of $v$ (`torch.cumsum`). Three
+# inputs, so backward returns three values. The method of `Norm`, with $G$ = `grad_output` of
+# shape $(n,)$:
 #
-# 1. **One entry.** $\partial y_{ij} / \partial u_k = 1$ if $i = k$, else $0$: $u_k$ touches
-#    the whole row $k$ of $y$. And $\partial y_{ij} / \partial v_k = \alpha$ if $j = k$, else
-#    $0$: $v_k$ touches the whole column $k$. Neither Jacobian is diagonal.
-# 2. **The sum over outputs**, now over both indices $i, j$:
-#    $\partial L / \partial u_k = \sum_{i,j} G_{ij}\, [i = k] = \sum_j G_{kj}$, a sum along
-#    row $k$; $\;\partial L / \partial v_k = \alpha \sum_i G_{ik}$, a sum down column $k$.
-# 3. **Shapes.** $G$ is $(m, n)$; summing over $j$ leaves $(m,)$, the shape of $u$; summing
-#    over $i$ leaves $(n,)$, the shape of $v$.
+# 1. **One entry.** $\partial y_i / \partial u_k = 1$ if $i = k$, else $0$: a diagonal, as
+#    for `Square`. And $\partial y_i / \partial v_k = \alpha$ if $k \le i$, else $0$: $v_k$
+#    is in the running total of every output from $k$ on. That Jacobian is a lower triangle.
+# 2. **The sum over outputs.** $\partial L / \partial u_k = G_k$, and
+#    $\partial L / \partial v_k = \alpha \sum_i G_i\, [k \le i] = \alpha \sum_{i \ge k} G_i$:
+#    a running total taken from the other end. The backward of a prefix sum is a suffix sum.
+# 3. **Shapes.** Both sums leave $(n,)$, the shape of $u$ and of $v$. PyTorch has no reverse
+#    `cumsum`: flip $G$, take the running total, flip it back.
 # 4. **What to save.** No tensor at all: the derivatives do not depend on $u$ or $v$. The
 #    float goes on `ctx` as a plain attribute, and backward returns `None` in its place.
 #
-# Backward tests `ctx.needs_input_grad` (rule 3) before each sum. After backward, the node
-# `y.grad_fn`, which is the `ctx` backward received, still holds it.
+# Backward tests `ctx.needs_input_grad` (rule 3) before each gradient. After backward, the
+# node `y.grad_fn`, which is the `ctx` backward received, still holds it.
 
 # %%
-class OuterSum(torch.autograd.Function):
-    """y[i, j] = u[i] + alpha * v[j], for u (m,), v (n,) and alpha a Python float."""
+class RunningSum(torch.autograd.Function):
+    """y[i] = u[i] + alpha * (v[0] + ... + v[i]), for u and v of shape (n,), alpha a float."""
 
     @staticmethod
     def forward(ctx, u, v, alpha):
         ctx.alpha = alpha  # a float: a plain attribute is fine
-        return u[:, None] + alpha * v[None, :]  # (m, 1) + (1, n) -> (m, n)
+        return u + alpha * torch.cumsum(v, dim=0)
 
     @staticmethod
     def backward(ctx, grad_output):
         grad_u = grad_v = None
         if ctx.needs_input_grad[0]:
-            grad_u = grad_output.sum(dim=1)  # sum over j: (m, n) -> (m,)
-        if ctx.needs_input_grad[1]:
-            grad_v = ctx.alpha * grad_output.sum(dim=0)  # sum over i: (m, n) -> (n,)
+            grad_u = grad_output  # the diagonal of ones passes G through
+        if ctx.needs_input_grad[1]:  # suffix sums G[k] + ... + G[n - 1]
+            grad_v = ctx.alpha * grad_output.flip(0).cumsum(0).flip(0)
         return grad_u, grad_v, None  # None for alpha, which is not a tensor
 
 
 u = torch.randn(3, dtype=torch.float64, requires_grad=True)
-v = torch.randn(2, dtype=torch.float64)  # no gradient wanted
-y = OuterSum.apply(u, v, 2.0)
+v = torch.randn(3, dtype=torch.float64)  # no gradient wanted
+y = RunningSum.apply(u, v, 2.0)
 y.sum().backward()
 print("needs_input_grad =", y.grad_fn.needs_input_grad, " (y.grad_fn is the ctx backward saw)")
-print("u.grad =", u.grad, " (every row of G = ones(3, 2) sums to 2)")
 v.requires_grad_()
-print("gradcheck:", passes_gradcheck(lambda u, v: OuterSum.apply(u, v, 2.0), u, v))
+RunningSum.apply(u, v, 2.0).sum().backward()
+print("v.grad =", v.grad, " (alpha = 2 times 3, 2, 1: v[0] is in all three totals)")
+print("gradcheck:", passes_gradcheck(lambda u, v: RunningSum.apply(u, v, 2.0), u, v))
 
 # %% [markdown]
 # The Jacobian our backward implies, read off one `grad_output` basis vector at a time, beside
-# autograd's Jacobian of the composed formula. Each row is one output $y_{ij}$, each column one
-# entry of the input: $u_k$ lights up the whole row block $i = k$, $v_k$ the column $j = k$
-# of every block, times $\alpha$. Not a diagonal in sight, and backward never built either.
+# autograd's Jacobian of the composed formula. Each row is one output $y_i$, each column one
+# entry of the input: the diagonal of ones for $u$, the lower triangle of $\alpha$s for $v$.
+# Backward built neither: it passed $G$ through, and summed it from the end.
 
 # %%
-jacobian_view(OuterSum, lambda u, v, alpha: u[:, None] + alpha * v[None, :],
+jacobian_view(RunningSum, lambda u, v, alpha: u + alpha * torch.cumsum(v, dim=0),
               u.detach(), v.detach(), 2.0)
 
 # %% [markdown]
@@ -557,7 +558,7 @@ jacobian_view(OuterSum, lambda u, v, alpha: u[:, None] + alpha * v[None, :],
 predicted = {"needs_input_grad": None}  # e.g. (True, False, False)
 
 # %%
-y = OuterSum.apply(u, v, 2.0)
+y = RunningSum.apply(u, v, 2.0)
 grad_u, = torch.autograd.grad(y.sum(), [u])
 compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_fn is ctx
 
@@ -626,7 +627,8 @@ compare(predicted, actual)
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `Square()(x)` or `Square.forward(ctx, x)` | no graph link or an error | `Square.apply(x)` |
+# | `Square()(x)` | `RuntimeError: Legacy autograd function with non-static forward method is deprecated` | `Square.apply(x)` |
+# | `Square.forward(ctx, x)` called directly | your backward is never used: autograd records forward's own ops and differentiates those | `Square.apply(x)` |
 # | a backward that leaves out `grad_output` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | multiply by `grad_output`: the chain rule |
 # | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
 # | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
@@ -659,8 +661,8 @@ compare(predicted, actual)
 #   otherwise;
 # - forward saves only `u` and `v`, through `ctx.save_for_backward`.
 #
-# Use the method of `Norm` and `OuterSum`: one entry with its indices, the sum over the
-# outputs, the shapes.
+# Use the method of `Norm` and `RunningSum`: one entry with its indices, the sum over the
+# outputs, the shapes. This time the output has two indices.
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
@@ -710,8 +712,8 @@ from autograder import grade; grade("Outer", Outer)
 
 # %% [markdown]
 # Your `Outer`'s Jacobian, from your backward, beside autograd's of `torch.outer`: compare its
-# pattern with `OuterSum`'s above. (The view checks the gradients of these two small vectors
-# only; the self-check above is the verdict.)
+# pattern with `RunningSum`'s triangle above. (The view checks the gradients of these two
+# small vectors only; the self-check above is the verdict.)
 
 # %%
 jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64),
@@ -725,5 +727,5 @@ jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.flo
 # product, derived one index at a time, never built as a matrix. `gradcheck` in float64 is
 # your first test: `torch.autograd.gradcheck(MyFunction.apply, (x,))` with `x` a float64
 # tensor that requires grad, and a `lambda` around `apply` to fix the arguments that are not
-# tensors, as for `OuterSum`. Next lesson: which tensors to save, and a sigmoid that stays finite at
+# tensors, as for `RunningSum`. Next lesson: which tensors to save, and a sigmoid that stays finite at
 # $x = \pm 800$.
