@@ -522,7 +522,10 @@ plt.show()
 # right, the matrix-multiply work of forward and backward, counted in FLOPs. Move the slider:
 # whatever $k$, backward does one extra forward's worth of work. Try
 # $k = 8$, then $9$: with $\lfloor 16/9 \rfloor = 1$ layer per segment, the last segment gets
-# the other 8 layers, and the peak jumps.
+# the other 8 layers, and the peak jumps. The remainder rule is
+# `torch.utils.checkpoint.checkpoint_sequential`'s, and the contract follows it; it is not the
+# best split. One that spreads the remainder, segments of 2 and 1 layers here, never rebuilds
+# more than 2 layers at once. Choose a $k$ that divides $n$ and the two agree.
 
 # %%
 checkpointing_explorer(checkpoint_sequential, deep_mlp, x, segments=4, cost="flops")
@@ -573,6 +576,14 @@ kept_theirs = step_memory(
 print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
 
 # %% [markdown]
+# In practice you often do not write the call yourself. FSDP codebases wrap chosen blocks with
+# `apply_activation_checkpointing` (from `torch.distributed.algorithms._checkpoint.
+# checkpoint_wrapper`), which puts this same checkpoint around each; and `torch.compile`
+# decides on its own which cheap activations to recompute in backward rather than keep, a
+# trade you can push further with `torch._functorch.config.activation_memory_budget` (1.0,
+# the default, favours speed; lower values recompute more). What you wrote is the mechanism
+# underneath all of them.
+#
 # ### Three knobs of `torch.utils.checkpoint`
 #
 # - `use_reentrant`: pass it, and pass `False`. On torch 2.13 leaving it out still works but
