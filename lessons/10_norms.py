@@ -437,10 +437,11 @@ plt.show()
 # accuracy.
 #
 # Accurate is not the same as fast. `torch.var_mean` runs Welford's update, which is exact
-# enough but, on the CPU in torch 2.13, several times slower than two plain passes (a mean,
-# then the mean of the squared centred values), each of which PyTorch vectorises. Measured on
-# 256 rows of 1024 (1 MiB; at a few MiB per temporary, a fresh process spends most of the
-# two passes' time getting new memory pages from the system, and the gap shrinks):
+# enough but, on the CPU in torch 2.13, slower than two plain passes (a mean, then the mean
+# of the squared centred values), each of which PyTorch vectorises: from 2x to 8x on the
+# course's build machine, varying between fresh processes running the same script (Welford's
+# time hardly varies; the two passes, which write a full-size temporary, sometimes take 4x
+# longer). Measured here, on 256 rows of 1024 (1 MiB):
 
 # %%
 def best_ms(step, rounds=10):
