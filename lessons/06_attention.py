@@ -20,6 +20,9 @@
 # experiment, and the result is in a collapsed **check your derivation** cell: open it after
 # your attempt, not before.
 #
+# Plan your time: Exercises 1 and 2 take about an hour, FlashAttention (Exercise 3) two hours
+# or more, and the transfer exercise about half an hour.
+#
 # By the end of this lesson you can:
 # 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;
 # 2. apply a boolean mask with the right polarity, and match
@@ -636,13 +639,14 @@ print("you predicted:", my_peak_prediction)
 # exponential, then $dP$, $dP - D$, $dS$) makes a new $N_q \times N_k$ tensor, and
 # several are alive at once: more than the saved $P$ it replaced.
 #
-# Written so that the recomputation reuses one buffer (the scaling, the subtraction of $L$
-# and the exponential done in place on the fresh scores; $dS$ made in place on $dP$), at
-# most two $N_q \times N_k$ tensors are ever alive, and the step peak measures 8.8 MiB
-# against 17.0 on torch 2.13: about half, even for one call. So for one call, keeping $L$
-# lowers the peak only when your backward holds fewer $N_q \times N_k$ tensors at once than
-# the saved $P$ plus `ScaledDotProductAttention`'s own $dP$ and $dS$. Count them; don't
-# assume.
+# Written so that no step makes an $N_q \times N_k$ tensor it can avoid (the scores scaled,
+# shifted by $L$ and exponentiated in their own buffer with `mul_`, `sub_` and `exp_`, in
+# forward and again in backward; $dS$ made in place on $dP$; $\tau$ applied after the
+# products with $K$ and $Q$ rather than to $dS$), at most two are alive at once, and the step
+# peak measures 9.0 MiB against 17.0 on torch 2.13: about half, even for one call. So for one
+# call, keeping $L$ lowers the peak only when your passes hold fewer $N_q \times N_k$ tensors
+# at once than `ScaledDotProductAttention` does: its saved $P$ plus what its backward builds.
+# Count them; don't assume.
 # </details>
 #
 # A model is not one call. In a stack of layers, forward runs every layer before backward
@@ -872,20 +876,26 @@ print(f"largest tensor created besides the outputs O {tuple(O_tiled.shape)} and 
 #    in a small accumulator until the inner loop is done, and what must be added into a
 #    full-size buffer instead?
 #
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Check questions 1 and 2</b> (open after your attempt)</summary>
 #
-# $P_{ij} = e^{\tau\,Q_i K_j^\top - L_i}$ (masked entries $0$). With
-# $D = \operatorname{rowsum}(dO \odot O)$ computed once, each tile gives
+# $P_{ij} = e^{\tau\,Q_i K_j^\top - L_i}$ (masked entries $0$), and
+# $D = \operatorname{rowsum}(dO \odot O)$, computed once before the loop, stands for the row
+# sum. A tile's own $\operatorname{rowsum}(dP_{ij} \odot P_{ij})$ is only part of the row's
+# sum, so $dQ$ and $dK$ come out wrong whenever there is more than one key block. With these
+# two, try question 3 again before you open the next block.
+# </details>
+#
+# <details><summary><b>Check questions 3 and 4</b> (open after your attempt)</summary>
+#
+# Each tile gives
 #
 # $$dV_j \mathrel{+}= P_{ij}^\top dO_i,\quad dP_{ij} = dO_i V_j^\top,\quad
 #   dS_{ij} = P_{ij} \odot (dP_{ij} - D_i),\quad
 #   dQ_i \mathrel{+}= \tau\, dS_{ij} K_j,\quad dK_j \mathrel{+}= \tau\, dS_{ij}^\top Q_i .$$
 #
-# A tile's own $\operatorname{rowsum}(dP_{ij} \odot P_{ij})$ is only part of the row's sum, so
-# $dQ$ and $dK$ come out wrong whenever there is more than one key block. With key blocks
-# outside, $dK_j$ and $dV_j$ stay in block-sized accumulators for the whole inner loop and are
-# written once; $dQ_i$ gets a contribution from every key block, so it is added into a
-# full-size $dQ$.
+# With key blocks outside, $dK_j$ and $dV_j$ stay in block-sized accumulators for the whole
+# inner loop and are written once; $dQ_i$ gets a contribution from every key block, so it is
+# added into a full-size $dQ$.
 #
 # Why the keys, and not the queries, go outside: on a GPU each outer block is a separate
 # program, and all of them run at once. Whatever several programs add into must be added
