@@ -23,7 +23,8 @@
 # 5. keep tiny numbers accurate next to 1 with `log1p` and `expm1`.
 #
 # Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and at the end
-# `Softplus`, which you write alone. **Predict, then run** cells ask you to write your
+# `Softplus`, which you write alone. The worked examples (the ELU, a masked select) are other
+# ops, so each exercise is your own derivation. **Predict, then run** cells ask you to write your
 # prediction into a variable first; the cell after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
@@ -89,66 +90,119 @@ def compare(predicted: dict, actual: dict) -> None:
 # </details>
 
 # %% [markdown]
-# ## Saving the output or the input
+# ## Tiny numbers next to 1: `log1p` and `expm1`
 #
-# When a derivative can be written in terms of the output, you have a choice:
+# One tool before the worked example. float64 keeps about 16 significant digits, so $1 + u$
+# with a tiny $u$ keeps only the first digits of $u$, or none. The loss hides in two everyday
+# expressions: $\log(1 + u)$, as in the log-probability $\log(1 - p)$ that a rare event
+# (probability $p$) does not happen, and $e^u - 1$, as in the growth $e^{rt} - 1$ of a small
+# rate $r$ over a short time $t$. Two functions exist for precisely these:
 #
-# - **save the input** $x$ and compute $f(x)$ again in backward, or
-# - **save the output** $y$, which forward has computed anyway.
+# - `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$;
+# - `torch.expm1(u)` computes $e^u - 1$ without forming $e^u$ and subtracting $1$.
 #
-# Saving the output skips the recomputation. It can also cost no memory at all, as we are
-# about to measure. Our worked example is $\tanh$, whose derivative can be written either
-# way: $\tanh'(x) = 1 / \cosh^2(x)$ in the input, or $1 - \tanh^2(x) = 1 - y^2$ in the
-# output. Here it is both ways.
+# **Predict, then run.** For $p = 10^{-20}$, what does `torch.log(1 - p)` return? For
+# $u = 10^{-20}$, what does `torch.exp(u) - 1` return? And for $p = 10^{-10}$, how many correct
+# significant digits does `torch.log(1 - p)` keep: about 16, 7, or 0? Write your answers first.
 
 # %%
-class MyTanh(torch.autograd.Function):
-    """y = tanh(x), saving the output."""
+predicted = {"log(1 - p) at p = 1e-20": None, "exp(u) - 1 at u = 1e-20": None,
+             "digits of log(1 - p) at p = 1e-10": None}
+
+# %%
+small = torch.tensor([1e-20, 1e-10, 1e-3], dtype=torch.float64)
+for name, naive, careful in [("log(1 - p)", torch.log(1 - small), torch.log1p(-small)),
+                             ("exp(u) - 1", torch.exp(small) - 1, torch.expm1(small))]:
+    print(f"{name:<11} naive:   {naive.tolist()}\n{'':<11} careful: {careful.tolist()}")
+error = (torch.log(1 - small[1]) - torch.log1p(-small[1])).abs() / small[1]
+compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
+                    "exp(u) - 1 at u = 1e-20": (torch.exp(small[0]) - 1).item(),
+                    "digits of log(1 - p) at p = 1e-10": round(-torch.log10(error).item())})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# $1 - 10^{-20}$ and $e^{10^{-20}}$ are both exactly $1$ in float64, so both naive forms
+# return exactly $0$ at $10^{-20}$: a relative error of 100%. At $10^{-10}$ they keep about 7
+# digits of 16: $1 - p$ stored only the first 6 or 7 digits of $p$, and whatever comes next
+# cannot recover the rest. The careful forms are accurate to the last digit everywhere. Use
+# them whenever an argument can be tiny; they cost the same as `log` and `exp`. A form that
+# is not literally $\log(1 + u)$ or $e^u - 1$ (a minus sign outside, a $-u$ inside) is still
+# one of them after a line of algebra.
+# </details>
+
+# %% [markdown]
+# ## Worked example: the ELU, saving its output or its input
+#
+# The ELU (exponential linear unit, `torch.nn.ELU`) is a ReLU with a smooth left side:
+# $\mathrm{elu}(x) = x$ for $x > 0$ and $\alpha\,(e^x - 1)$ for $x \le 0$, where $\alpha > 0$ is
+# a Python float. It is not one of your exercises; it carries three of the lesson's methods.
+#
+# - **A derivative written in the output.** For $x \le 0$ the derivative is $\alpha e^x$, and
+#   there $y = \alpha e^x - \alpha$, so $\alpha e^x = y + \alpha$. For $x > 0$ it is $1$, and
+#   $y > 0$ exactly where $x > 0$. So backward can keep $y$ and use $1$ where $y > 0$ and
+#   $y + \alpha$ elsewhere, or keep $x$ and compute $e^x$ again.
+# - **A forward with nothing to lose or overflow.** $e^x - 1$ near $x = 0$ is the cancellation
+#   above: `torch.expm1`. And `torch.where(condition, a, b)`, which picks from `a` where
+#   `condition` holds and from `b` elsewhere, computes **both** branches everywhere:
+#   `expm1(x)` is `inf` for $x > 709.8$, on the branch nobody picks. Clamping its argument with
+#   `x.clamp(max=0)` keeps every intermediate finite.
+# - **A Python float as an input.** `alpha` is kept as a plain attribute on `ctx`, and backward
+#   returns `None` in its place: one value per forward input, as in lesson 00.
+#
+# Here it is both ways.
+
+# %%
+class MyELU(torch.autograd.Function):
+    """y = elu(x, alpha), saving the output."""
 
     @staticmethod
-    def forward(ctx, x):
-        y = torch.tanh(x)
+    def forward(ctx, x, alpha):
+        y = torch.where(x > 0, x, alpha * torch.expm1(x.clamp(max=0)))  # nothing infinite
         ctx.save_for_backward(y)
+        ctx.alpha = alpha  # a float: a plain attribute
         return y
 
     @staticmethod
     def backward(ctx, grad_output):
         y, = ctx.saved_tensors
-        return grad_output * (1 - y * y)  # d/dx tanh(x) = 1 - tanh(x)**2
+        slope = torch.where(y > 0, 1.0, y + ctx.alpha)  # alpha * e^x, read off the output
+        return grad_output * slope, None  # None for alpha
 
 
-class TanhSavesInput(torch.autograd.Function):
-    """y = tanh(x), saving the input and writing the derivative in x."""
+class ELUSavesInput(torch.autograd.Function):
+    """y = elu(x, alpha), saving the input and writing the derivative in x."""
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, x, alpha):
         ctx.save_for_backward(x)
-        return torch.tanh(x)
+        ctx.alpha = alpha
+        return torch.where(x > 0, x, alpha * torch.expm1(x.clamp(max=0)))
 
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        # d/dx tanh(x) = 1 / cosh(x)**2: an exponential per element again, the price of x
-        return grad_output / torch.cosh(x) ** 2
+        slope = torch.where(x > 0, 1.0, ctx.alpha * torch.exp(x.clamp(max=0)))  # exp again
+        return grad_output * slope, None
 
 
 # %% [markdown]
-# Both give the same gradient, and both pass `gradcheck`:
+# Both give the same gradient, and both pass `gradcheck` (here with $\alpha = 1.5$):
 
 # %%
 x = torch.randn(6, dtype=torch.float64, requires_grad=True)
-print("MyTanh:        ", torch.autograd.gradcheck(MyTanh.apply, (x,)))
-print("TanhSavesInput:", torch.autograd.gradcheck(TanhSavesInput.apply, (x,)))
+print("MyELU:        ", torch.autograd.gradcheck(lambda x: MyELU.apply(x, 1.5), (x,)))
+print("ELUSavesInput:", torch.autograd.gradcheck(lambda x: ELUSavesInput.apply(x, 1.5), (x,)))
 
 # %% [markdown]
 # They differ in what they keep. The inspector runs forward once and lists each saved
-# tensor with its **role**: `MyTanh` keeps its output, `TanhSavesInput` its input.
+# tensor with its **role**: `MyELU` keeps its output, `ELUSavesInput` its input.
 
 # %%
-inspect_saved(MyTanh, torch.linspace(-2, 2, 1000, dtype=torch.float64))
+inspect_saved(MyELU, torch.linspace(-2, 2, 1000, dtype=torch.float64), 1.0)
 
 # %%
-inspect_saved(TanhSavesInput, torch.linspace(-2, 2, 1000, dtype=torch.float64))
+inspect_saved(ELUSavesInput, torch.linspace(-2, 2, 1000, dtype=torch.float64), 1.0)
 
 # %% [markdown]
 # Neither is new memory on its own: the caller holds `x`, and `y` is the result. Which one
@@ -185,38 +239,84 @@ def report(label, compute):
 
 
 # %% [markdown]
-# A vector of 1000 float64 numbers takes 8000 bytes. First, $\tanh$ alone, three ways: written
-# out as $\frac{e^x - e^{-x}}{e^x + e^{-x}}$ and left to autograd, then our two Functions.
+# A vector of 1000 float64 numbers takes 8000 bytes. First the ELU alone, three ways: written
+# out with `torch.where` and left to autograd, then our two Functions.
 
 # %%
 x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
 w = torch.randn(1000, dtype=torch.float64, requires_grad=True)
 
-report("tanh written out, autograd", lambda: (torch.exp(x) - torch.exp(-x))
-       / (torch.exp(x) + torch.exp(-x)))
-report("MyTanh (saves y)", lambda: MyTanh.apply(x))
-report("TanhSavesInput (saves x)", lambda: TanhSavesInput.apply(x))
+report("elu written out, autograd", lambda: torch.where(x > 0, x, torch.expm1(x)))
+report("MyELU (saves y)", lambda: MyELU.apply(x, 1.0))
+report("ELUSavesInput (saves x)", lambda: ELUSavesInput.apply(x, 1.0))
 
 # %% [markdown]
-# Written out, autograd keeps six tensors, six times the memory: every exponential and the
-# division's operands. Either Function keeps one.
+# Written out, autograd keeps two tensors: `where`'s condition (1000 bytes of `bool`) and
+# `expm1`'s result. Either Function keeps one.
 #
 # Alone, our two Functions cost the same. Now put each in front of a multiplication
 # `y * w`, which must keep `y` for its own backward ($\partial (y w) / \partial w = y$):
 
 # %%
-report("MyTanh, then * w", lambda: MyTanh.apply(x) * w)
-report("TanhSavesInput, then * w", lambda: TanhSavesInput.apply(x) * w)
+report("MyELU, then * w", lambda: MyELU.apply(x, 1.0) * w)
+report("ELUSavesInput, then * w", lambda: ELUSavesInput.apply(x, 1.0) * w)
 
 # %% [markdown]
-# Three tensors are saved both times. With `MyTanh`, two of them are the same `y`, stored
-# once: 16000 bytes. With `TanhSavesInput`, `x` is extra: 24000 bytes.
+# Three tensors are saved both times. With `MyELU`, two of them are the same `y`, stored
+# once: 16000 bytes. With `ELUSavesInput`, `x` is extra: 24000 bytes.
+#
+# Memory is not the only cost. **Predict, then run**, with $\alpha = 1$: at $x = -40$ the true
+# derivative is $e^{-40} \approx 4.2 \times 10^{-18}$. Is `MyELU`'s gradient there exactly
+# `0.0`? And the ELU written out with `torch.where` and left to autograd: is its gradient at
+# $x = 800$ `nan`? Write `True` or `False` for each.
+
+# %%
+predicted = {"MyELU's gradient at -40 is 0.0": None,
+             "written-out where's gradient at 800 is nan": None}
+
+
+# %%
+def value_and_gradient(formula, x):
+    """formula(x) and its derivative by autograd, for an element-wise formula."""
+    x = x.detach().clone().requires_grad_()
+    y = formula(x)
+    y.sum().backward()  # y_i depends on x_i only, so x.grad[i] = dy_i / dx_i
+    return y.detach(), x.grad
+
+
+ends = torch.tensor([-40.0, 800.0], dtype=torch.float64)
+elus = {"elu written out, autograd": lambda x: torch.where(x > 0, x, torch.expm1(x)),
+        "MyELU (saves y)": lambda x: MyELU.apply(x, 1.0),
+        "ELUSavesInput (saves x)": lambda x: ELUSavesInput.apply(x, 1.0)}
+gradients = {name: value_and_gradient(formula, ends)[1] for name, formula in elus.items()}
+for name, grad in gradients.items():
+    print(f"{name:<26} gradient at x = -40, 800: {grad.tolist()}")
+compare(predicted, {
+    "MyELU's gradient at -40 is 0.0": gradients["MyELU (saves y)"][0].item() == 0.0,
+    "written-out where's gradient at 800 is nan":
+        bool(gradients["elu written out, autograd"][1].isnan())})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# - At $x = -40$, $y = e^{-40} - 1$ rounds to exactly $-1$ in float64 ($4.2 \times 10^{-18}$ is
+#   far below the spacing of floats near $1$), so $y + \alpha$ is $0$. The information was lost
+#   when forward rounded $y$, and no formula in $y$ gets it back. `ELUSavesInput` computes
+#   $e^{-40}$ from $x$. This is why `F.elu` saves its input (its node keeps `_saved_self`),
+#   and only the in-place `F.elu(x, inplace=True)`, whose input is overwritten, keeps its
+#   result. A zero where the truth is $10^{-18}$ is harmless in training; it matters when a
+#   contract asks for relative accuracy in a tail.
+# - Written out, `torch.where` sends a zero gradient to the branch it did not pick, and
+#   `expm1`'s backward multiplies that zero by $e^{800} = \infty$: $0 \cdot \infty$ is `nan`.
+#   Our Functions never let autograd see the unused branch, and the clamp keeps it finite
+#   anyway.
+# </details>
 #
 # **Rule of thumb:** memory that another node saves anyway costs nothing extra; a tensor that
 # only your Function keeps is new memory. When the derivative can be written from the
 # output, the output is usually the free choice (the next layer very often keeps it), and
-# backward recomputes nothing. A mask (below) is the exception to weigh: smaller, but always
-# new.
+# backward recomputes nothing, unless the output has rounded away what the derivative needs.
+# A mask (below) is the exception to weigh: smaller, but always new.
 
 # %% [markdown]
 # ## Staying finite: the overflow in $e^{-x}$
@@ -233,14 +333,6 @@ report("TanhSavesInput, then * w", lambda: TanhSavesInput.apply(x) * w)
 # Let's look at both, with their gradients from autograd:
 
 # %%
-def value_and_gradient(formula, x):
-    """formula(x) and its derivative by autograd, for an element-wise formula."""
-    x = x.detach().clone().requires_grad_()
-    y = formula(x)
-    y.sum().backward()  # y_i depends on x_i only, so x.grad[i] = dy_i / dx_i
-    return y.detach(), x.grad
-
-
 naive = {
     "1 / (1 + exp(-x))": lambda x: 1 / (1 + torch.exp(-x)),
     "exp(x) / (1 + exp(x))": lambda x: torch.exp(x) / (1 + torch.exp(x)),
@@ -254,8 +346,8 @@ for name, formula in naive.items():
 # %% [markdown]
 # ## The fix: one formula per sign
 #
-# Each textbook formula breaks on one side only. Work out a formula that breaks on neither
-# before you open the answer:
+# Each textbook formula breaks on one side only. Work out a formula that breaks on neither;
+# it is your forward for Exercise 1, so the hints below stop short of it:
 #
 # 1. For $x \ge 0$, which of the two formulas has only exponentials that are at most $1$?
 #    Which one for $x < 0$?
@@ -264,28 +356,25 @@ for name, formula in naive.items():
 # 3. In which range do the two denominators then lie? What happens to your formula for very
 #    negative $x$, where $z$ rounds to $0$?
 #
-# <details><summary><b>Check your answer</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b> (which exponential is small)</summary>
 #
-# Since $-|x| \le 0$, $z$ lies in $(0, 1]$. The first formula's exponential is $z$ where
-# $x \ge 0$, the second's where $x < 0$:
+# Since $-|x| \le 0$, $z$ lies in $(0, 1]$. Where $x \ge 0$, $e^{-x} = z$; where $x < 0$,
+# $e^{x} = z$. So each textbook formula is safe on exactly one side.
+# </details>
 #
-# $$\sigma(x) = \begin{cases}
-#   \dfrac{1}{1 + e^{-x}} = \dfrac{1}{1 + z} & x \ge 0,\\[2ex]
-#   \dfrac{e^{x}}{1 + e^{x}} = \dfrac{z}{1 + z} & x < 0.
-# \end{cases}$$
+# <details><summary><b>Hint 2</b> (checking your formula)</summary>
 #
-# Both denominators lie in $[1, 2]$, so nothing blows up. For very negative $x$, $z$ rounds
-# to $0$ and so does $\sigma(x)$, which is the closest float64 to the true value.
+# Both of your denominators should come out as $1 + z$, in $[1, 2]$. Test one number on
+# each side: at $x = 1$ and $x = -1$ your formula must give $0.7311$ and $0.2689$, and at
+# $x = -800$ exactly $0$, the closest float64 to $\sigma(-800)$.
 # </details>
 #
 # A backward written from $y \in [0, 1]$ (your derivation above) is then safe for free: no
 # exponential, nothing to overflow. One detail: for $x \ge 37$, $y$ rounds to exactly $1$ in
 # float64, so a derivative computed from $y$ is $0$ there, where the true one is below
-# $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same.
-#
-# `torch.where(condition, a, b)` picks from `a` where `condition` holds and from `b`
-# elsewhere. It computes both `a` and `b` everywhere, which is fine when both are finite
-# everywhere, as formulas built from $z$ are.
+# $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same. Pick the branch
+# with `torch.where`, as the ELU did: it computes both branches everywhere, which is fine
+# when both are finite everywhere, as formulas built from $z$ are.
 
 # %% [markdown]
 # Now the whole range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are
@@ -332,74 +421,17 @@ plt.show()
 #   $10^{-160}$ is harmless; a `nan` is not.
 
 # %% [markdown]
-# ## Which forward formulas are good enough?
-#
-# Exercise 1's contract, which the grader checks and nothing more: in float64, values and
-# gradients finite for $|x|$ up to 800, and values accurate **relative to their size** in the
-# left tail, down to $x = -708$ (where $\sigma(x) \approx 3.3 \times 10^{-308}$, still a
-# normal float64): $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
-#
-# **Predict, then run.** Put each forward below inside a Function that saves $y$ and whose
-# backward is your derivation from $y$. You saw the first two formulas' values above; the
-# $\tanh$ form and $1 - 1/(1 + e^x)$ are new, and the left tail is new for all four. Which of
-# the four meet the contract? (A forward that returns `nan` fails; one that returns $0$ at
-# $x = -40$ fails too.) Write `True` (meets it) or `False` for each into the next cell first.
-
-# %%
-predicted = {"1 / (1 + exp(-x))": None, "exp(x) / (1 + exp(x))": None,
-             "(1 + tanh(x / 2)) / 2": None, "1 - 1 / (1 + exp(x))": None}
-
-
-# %%
-def forward_meets_contract(formula):
-    """Finite at |x| <= 800 and relative error below 1e-6 in the left tail, in float64.
-    A backward written from y alone is finite wherever y is, so the values decide."""
-    x = torch.linspace(-800, 800, 33, dtype=torch.float64)
-    tail = torch.tensor([-708.0, -300.0, -100.0, -40.0, -20.0], dtype=torch.float64)
-    finite = bool(torch.isfinite(formula(x)).all())
-    relative = ((formula(tail) - torch.sigmoid(tail)).abs() / torch.sigmoid(tail)).max().item()
-    return finite, relative
-
-
-candidates = {
-    "1 / (1 + exp(-x))": lambda x: 1 / (1 + torch.exp(-x)),
-    "exp(x) / (1 + exp(x))": lambda x: torch.exp(x) / (1 + torch.exp(x)),
-    "(1 + tanh(x / 2)) / 2": lambda x: (1 + torch.tanh(x / 2)) / 2,
-    "1 - 1 / (1 + exp(x))": lambda x: 1 - 1 / (1 + torch.exp(x)),
-}
-meets = {}
-for name, formula in candidates.items():
-    finite, relative = forward_meets_contract(formula)
-    meets[name] = finite and relative < 1e-6
-    print(f"{name:<24} finite: {finite!s:<5}  tail relative error: {relative:<8.2g}")
-compare(predicted, meets)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# One meets it, perhaps surprisingly the first textbook formula. Inside a Function whose
-# backward is written from $y$, $1/(1 + e^{-x})$ is fine: for $x < -709.8$,
-# $e^{-x} = \infty$ and $1/\infty = 0$ exactly, and autograd never differentiates the
-# composition, so its `nan` never appears. It is also accurate in the tail, since
-# $1/(1 + \text{large})$ loses nothing. The other three fail: $e^x/(1 + e^x)$ is
-# $\infty/\infty$ for large $x$; $1 - 1/(1 + e^x)$ and the $\tanh$ form compute a tiny
-# number as the difference of two numbers near $1$ and return $0$ at $x = -40$.
-#
-# The form built from $z$, one formula per sign as above, meets it too. Why prefer it? It
-# has no infinite intermediate at all, so it stays safe when you edit it (compute $1 - y$ as
-# $e^{-x}/(1 + e^{-x})$ and the first formula's $\infty$ becomes $\infty/\infty$ = `nan`),
-# and it is the pattern that carries over to other functions built from exponentials, such
-# as log-sum-exp. Both pass the grader: it checks the contract, not the formula.
-# </details>
-
-# %% [markdown]
 # ## ✎ Exercise 1 · `MySigmoid`
 #
-# Write `MySigmoid`, with `MySigmoid.apply(x)` returning $\sigma(x)$.
+# Write `MySigmoid`, with `MySigmoid.apply(x)` returning $\sigma(x)$. The contract, which the
+# grader checks and nothing more: in float64, values and gradients finite for $|x|$ up to
+# 800, and values accurate **relative to their size** in the left tail, down to $x = -708$
+# (where $\sigma(x) \approx 3.3 \times 10^{-308}$, still a normal float64):
+# $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
 #
-# - **Forward:** a formula that meets the contract above; we recommend the one built from
-#   $z = e^{-|x|}$ with `torch.exp` and `torch.where`. (`torch.sigmoid` would pass too, since
-#   the grader checks values, not how you got them, but then there is nothing to learn.)
+# - **Forward:** your formula built from $z = e^{-|x|}$, with `torch.exp` and `torch.where`.
+#   (`torch.sigmoid` would pass too, since the grader checks values, not how you got them,
+#   but then there is nothing to learn.)
 # - **Save only what backward needs**, with `ctx.save_for_backward`: your answer to step 4.
 # - **Backward:** your derivation, written by hand: no `torch.sigmoid` backward op such as
 #   `torch.ops.aten.sigmoid_backward`, no autograd call inside backward.
@@ -454,6 +486,63 @@ report("MySigmoid (saves y)", lambda: MySigmoid.apply(x))
 inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 
 # %% [markdown]
+# ## Would a simpler forward have done?
+#
+# **Predict, then run.** Put each forward below inside your `MySigmoid` in place of yours:
+# the same saved $y$, the same backward. You saw the first two formulas' values above; the
+# $\tanh$ form and $1 - 1/(1 + e^x)$ are new, and the left tail is new for all four. Which of
+# the four meet Exercise 1's contract? (A forward that returns `nan` fails; one that returns
+# $0$ at $x = -40$ fails too.) Write `True` (meets it) or `False` for each into the next cell
+# first.
+
+# %%
+predicted = {"1 / (1 + exp(-x))": None, "exp(x) / (1 + exp(x))": None,
+             "(1 + tanh(x / 2)) / 2": None, "1 - 1 / (1 + exp(x))": None}
+
+
+# %%
+def forward_meets_contract(formula):
+    """Finite at |x| <= 800 and relative error below 1e-6 in the left tail, in float64.
+    A backward written from y alone is finite wherever y is, so the values decide."""
+    x = torch.linspace(-800, 800, 33, dtype=torch.float64)
+    tail = torch.tensor([-708.0, -300.0, -100.0, -40.0, -20.0], dtype=torch.float64)
+    finite = bool(torch.isfinite(formula(x)).all())
+    relative = ((formula(tail) - torch.sigmoid(tail)).abs() / torch.sigmoid(tail)).max().item()
+    return finite, relative
+
+
+candidates = {
+    "1 / (1 + exp(-x))": lambda x: 1 / (1 + torch.exp(-x)),
+    "exp(x) / (1 + exp(x))": lambda x: torch.exp(x) / (1 + torch.exp(x)),
+    "(1 + tanh(x / 2)) / 2": lambda x: (1 + torch.tanh(x / 2)) / 2,
+    "1 - 1 / (1 + exp(x))": lambda x: 1 - 1 / (1 + torch.exp(x)),
+}
+meets = {}
+for name, formula in candidates.items():
+    finite, relative = forward_meets_contract(formula)
+    meets[name] = finite and relative < 1e-6
+    print(f"{name:<24} finite: {finite!s:<5}  tail relative error: {relative:<8.2g}")
+compare(predicted, meets)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# One meets it, perhaps surprisingly the first textbook formula. Inside a Function whose
+# backward is written from $y$, $1/(1 + e^{-x})$ is fine: for $x < -709.8$,
+# $e^{-x} = \infty$ and $1/\infty = 0$ exactly, and autograd never differentiates the
+# composition, so its `nan` never appears. It is also accurate in the tail, since
+# $1/(1 + \text{large})$ loses nothing. The other three fail: $e^x/(1 + e^x)$ is
+# $\infty/\infty$ for large $x$; $1 - 1/(1 + e^x)$ and the $\tanh$ form compute a tiny
+# number as the difference of two numbers near $1$ and return $0$ at $x = -40$.
+#
+# The form built from $z$, one formula per sign as above, meets it too. Why prefer it? It
+# has no infinite intermediate at all, so it stays safe when you edit it (compute $1 - y$ as
+# $e^{-x}/(1 + e^{-x})$ and the first formula's $\infty$ becomes $\infty/\infty$ = `nan`),
+# and it is the pattern that carries over to other functions built from exponentials, such
+# as log-sum-exp. Both pass the grader: it checks the contract, not the formula.
+# </details>
+
+# %% [markdown]
 # ## Masks: the ReLU
 #
 # $\mathrm{relu}(x) = \max(x, 0)$. Before the code, answer on paper:
@@ -484,8 +573,8 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # <details><summary><b>Check your answers</b> (open after running)</summary>
 #
 # 1. The Jacobian is diagonal, with $1$ where $x > 0$ and $0$ where $x < 0$. At $x = 0$ any
-#    value in $[0, 1]$ is a valid subgradient; `torch.relu` uses $0$, and so will we:
-#    $\texttt{grad\_input} = \texttt{grad\_output} \odot \mathbb{1}[x > 0]$.
+#    value in $[0, 1]$ is a valid subgradient; `torch.relu` uses $0$, and Exercise 2 copies
+#    that convention.
 # 2. Only **which entries were positive**.
 # 3. PyTorch's own ReLU keeps its **output** ($y > 0$ exactly where $x > 0$). That is free
 #    whenever something else keeps $y$ anyway, as the next linear layer does (it needs its
@@ -500,21 +589,17 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # </details>
 
 # %% [markdown]
-# ### Worked example: an element-wise maximum
+# ### Ties: whose convention?
 #
-# The ReLU compares $x$ with a constant. Our worked example compares two tensors: $y = \max(a, b)$
-# element-wise, for $a$ and $b$ of one shape. It **routes** the gradient instead of scaling it:
-# $\partial y_i / \partial a_i$ is $1$ where $a_i > b_i$ and $0$ where $a_i < b_i$, and
-# $\partial y_i / \partial b_i$ the other way round, so each element of `grad_output` goes to
-# one input or the other. Backward needs to know which input won, not by how much.
+# At $x = 0$ the ReLU has no derivative, and exact zeros are not rare: after a ReLU many
+# entries are exactly $0$, so `torch.maximum(relu(p), relu(q))` ties wherever both are
+# negative (a quarter of the entries for random normal `p` and `q`). Ops that compute the same
+# function away from the kink need not agree on it.
 #
-# At a tie, $a_i = b_i$, the maximum has no derivative, and exact ties are not rare: after a
-# ReLU many entries are exactly $0$, so `torch.maximum(relu(p), relu(q))` ties wherever both
-# are negative (a quarter of the entries for random normal `p` and `q`).
-#
-# **Predict, then run.** At a tie, which share of `grad_output` does `torch.maximum` send to
-# `a`: `0.0`, `0.5` or `1.0`? And `x.clamp(min=0)`, the same function as the ReLU: what is its
-# gradient at $x = 0$ exactly? Write both into the next cell.
+# **Predict, then run.** At a tie, $a_i = b_i$, which share of `grad_output` does
+# `torch.maximum(a, b)` send to `a`: `0.0`, `0.5` or `1.0`? And `x.clamp(min=0)`, the same
+# function as the ReLU: what is its gradient at $x = 0$ exactly? Write both into the next
+# cell.
 
 # %%
 predicted = {"torch.maximum's share to a at a tie": None, "clamp(min=0)'s gradient at 0": None}
@@ -547,58 +632,59 @@ compare(predicted, {"torch.maximum's share to a at a tie": a.grad[0].item(),
 # </details>
 
 # %% [markdown]
-# Our `Maximum` copies `torch.maximum`. Each element is in one of three states (a won, b won,
-# a tie), which two bits tell apart, so forward saves two boolean masks. Backward builds `a`'s
-# share of each element of `grad_output` ($1$, $\frac12$ or $0$) and gives `b` the rest.
-# Forward builds its result with `torch.where`, a new tensor: it never writes into `a` or `b`,
-# which belong to the caller.
+# ### Worked example: a mask that routes between two inputs
+#
+# `torch.where(mask, a, b)` takes `a`'s entry where `mask` holds and `b`'s elsewhere; masked
+# attention scores and padding are built this way. Our `Select.apply(mask, a, b)` writes it
+# as a Function, for a boolean `mask` and float `a`, `b` of one shape. Its Jacobian is diagonal
+# in each input: $\partial y_i / \partial a_i$ is $1$ where $\text{mask}_i$ holds and $0$
+# elsewhere, $\partial y_i / \partial b_i$ the other way round. So each element of
+# `grad_output` goes to one input or the other: the mask **routes** the gradient, and
+# backward needs the mask, not the values of `a` or `b`.
+#
+# How it differs from the ReLU you will write: here the mask is an input, so keeping it
+# costs nothing new and no entry is ever tied (the caller decided); a boolean tensor has no
+# gradient, so backward returns `None` in its place. Backward builds each gradient as a new
+# tensor, a product with the mask; it never writes into `grad_output`, and forward never
+# writes into `a` or `b`, which belong to the caller.
 
 # %%
-class Maximum(torch.autograd.Function):
-    """y = max(a, b) element-wise, for a and b of one shape (no nan); a tie sends half of the
-    gradient to each, as torch.maximum does."""
+class Select(torch.autograd.Function):
+    """y = torch.where(mask, a, b) for a boolean mask and float a, b of one shape."""
 
     @staticmethod
-    def forward(ctx, a, b):
-        a_wins, tie = a > b, a == b  # bool: 1 byte per element each
-        ctx.save_for_backward(a_wins, tie)
-        return torch.where(a_wins, a, b)
+    def forward(ctx, mask, a, b):
+        ctx.save_for_backward(mask)  # an input: the caller holds it already
+        return torch.where(mask, a, b)
 
     @staticmethod
     def backward(ctx, grad_output):
-        a_wins, tie = ctx.saved_tensors
-        share = torch.where(tie, 0.5, a_wins.to(grad_output.dtype))  # dy/da: 1, 1/2 or 0
-        grad_a = grad_output * share  # a new tensor
-        return grad_a, grad_output - grad_a  # dy/db = 1 - dy/da: b gets the rest
+        mask, = ctx.saved_tensors
+        return None, grad_output * mask, grad_output * ~mask  # None: a bool has no gradient
 
 
-a = torch.tensor([1.0, 2.0, 3.0, 0.0], requires_grad=True)
-b = torch.tensor([1.0, 0.0, 5.0, 0.0], requires_grad=True)
-Maximum.apply(a, b).sum().backward()
-print("Maximum:        a.grad =", a.grad, " b.grad =", b.grad)
-a = torch.randn(5, dtype=torch.float64, requires_grad=True)
-b = torch.randn(5, dtype=torch.float64, requires_grad=True)
-print("gradcheck away from ties:", torch.autograd.gradcheck(Maximum.apply, (a, b)))
+mask = torch.tensor([True, False, True, False])
+a = torch.randn(4, dtype=torch.float64, requires_grad=True)
+b = torch.randn(4, dtype=torch.float64, requires_grad=True)
+print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, b), (a, b)))
 
+mask = torch.rand(1000) > 0.5
 a = torch.randn(1000, dtype=torch.float64, requires_grad=True)
 b = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-report("torch.maximum", lambda: torch.maximum(a, b))
-report("Maximum (two bool masks)", lambda: Maximum.apply(a, b))
+report("torch.where", lambda: torch.where(mask, a, b))
+report("Select (the mask it was given)", lambda: Select.apply(mask, a, b))
 
 # %% [markdown]
-# `torch.maximum` keeps both inputs, 16000 bytes, which are new memory only if nobody else
-# holds `a` and `b`; here the caller does, so they cost nothing. The two masks cost 2000
-# bytes, always new. Which is cheaper depends on the rest of the graph, as it did for
-# $\tanh$. For the ReLU you weighed the same choice above, with one input a constant and a
-# tie convention of its own.
+# `torch.where` keeps the same single tensor, its condition: 1000 bytes, which the caller
+# holds anyway. Returning only two values raises "returned an incorrect number of gradients
+# (expected 3, got 2)": one value per forward input, the mask included.
 
 # %% [markdown]
 # ## Never write into `grad_output`
 #
 # It is tempting to build one of the gradients inside `grad_output` itself, to save a copy.
-# Here is the maximum done that way (ties left out: the inputs below have none): `b`'s
-# gradient is a new tensor, then `a`'s is written over `grad_output`. With
-# `a = [3, -1, 2, -4]` and `b = [0, 0, 5, 0]`, only `a`'s first entry wins.
+# Here is `Select` done that way: `b`'s gradient is a new tensor, then `a`'s is written over
+# `grad_output`. With `mask = [True, False, False, False]`, only `a`'s first entry is picked.
 # **Predict, then run:** after `.sum().backward()`, what are `a.grad` and `b.grad`? After
 # `.backward(g)` with `g = torch.ones(4)`, what is `g`? Write all three as lists.
 
@@ -608,21 +694,23 @@ predicted = {"a.grad after .sum().backward()": None, "b.grad after .sum().backwa
 
 
 # %%
-class MaximumInPlace(torch.autograd.Function):
-    """max(a, b) without ties, whose backward writes a's gradient into grad_output."""
+class SelectInPlace(torch.autograd.Function):
+    """torch.where(mask, a, b), whose backward writes a's gradient into grad_output."""
 
     @staticmethod
-    def forward(ctx, a, b):
-        a_wins = a > b
-        ctx.save_for_backward(a_wins)
-        return torch.where(a_wins, a, b)
+    def forward(ctx, mask, a, b):
+        ctx.save_for_backward(mask)
+        return torch.where(mask, a, b)
 
     @staticmethod
     def backward(ctx, grad_output):
-        a_wins, = ctx.saved_tensors
-        grad_b = grad_output * ~a_wins  # a new tensor
-        grad_output[~a_wins] = 0  # a's gradient, written over grad_output
-        return grad_output, grad_b
+        mask, = ctx.saved_tensors
+        grad_b = grad_output * ~mask  # a new tensor
+        grad_output[~mask] = 0  # a's gradient, written over grad_output
+        return None, grad_output, grad_b
+
+
+mask = torch.tensor([True, False, False, False])
 
 
 def fresh_inputs():
@@ -633,13 +721,13 @@ def fresh_inputs():
 a, b = fresh_inputs()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # PyTorch warns about writing into an expanded tensor
-    MaximumInPlace.apply(a, b).sum().backward()
+    SelectInPlace.apply(mask, a, b).sum().backward()
 actual = {"a.grad after .sum().backward()": a.grad.tolist(),
           "b.grad after .sum().backward()": b.grad.tolist()}
 
 a, b = fresh_inputs()
 g = torch.ones(4)
-MaximumInPlace.apply(a, b).backward(g)
+SelectInPlace.apply(mask, a, b).backward(g)
 actual["g after .backward(g)"] = g.tolist()
 compare(predicted, actual)
 print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g should stay "
@@ -656,74 +744,76 @@ print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g shou
 #   right only because it was computed before the write: swap the two lines and it is wrong
 #   too.
 # - After `.backward(g)`, `grad_output` **is** the caller's `g`, which has lost its entries
-#   where `b` won. Autograd may also pass the same tensor to other nodes.
+#   where `b` was picked. Autograd may also pass the same tensor to other nodes.
 #
-# The fix is the one `Maximum` uses: multiply, which builds a new tensor and leaves
+# The fix is the one `Select` uses: multiply, which builds a new tensor and leaves
 # `grad_output` alone. (If you really want to write into something, write into a clone.)
 # </details>
 
 # %% [markdown]
 # ## Two ways to keep a tensor for backward
 #
-# `MyTanh` keeps its output with `ctx.save_for_backward(y)`. `TanhOnCtx` below keeps it as a
+# `MyELU` keeps its output with `ctx.save_for_backward(y)`. `ELUOnCtx` below keeps it as a
 # plain attribute, `ctx.y = y`; its backward is otherwise the same. Both give the right
 # gradient when nobody touches `y`. Now someone changes `y` in place between forward and
-# backward (a `+=` in user code, an in-place op after it), once with each.
-# **Predict, then run:** which of the two raises? Does the other return the true gradient?
-# How many bytes does `report` (built on saved-tensor hooks) find saved by `TanhOnCtx` for
-# 1000 float64 numbers?
+# backward (a `+=` in user code, an in-place op after it), once with each, at
+# $x = [-1, -0.5, 0.5]$. **Predict, then run:** which of the two raises? Does the other
+# return the true gradient? How many bytes does `report` (built on saved-tensor hooks) find
+# saved by `ELUOnCtx` for 1000 float64 numbers?
 
 # %%
-predicted = {"MyTanh raises": None, "TanhOnCtx raises": None,
-             "TanhOnCtx's gradient is right": None, "bytes report finds": None}
+predicted = {"MyELU raises": None, "ELUOnCtx raises": None,
+             "ELUOnCtx's gradient is right": None, "bytes report finds": None}
 
 
 # %%
-class TanhOnCtx(torch.autograd.Function):
-    """tanh that keeps its output as a ctx attribute."""
+class ELUOnCtx(torch.autograd.Function):
+    """The ELU, keeping its output as a ctx attribute."""
 
     @staticmethod
-    def forward(ctx, x):
-        y = torch.tanh(x)
+    def forward(ctx, x, alpha):
+        y = torch.where(x > 0, x, alpha * torch.expm1(x.clamp(max=0)))
         ctx.y = y
+        ctx.alpha = alpha
         return y
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output * (1 - ctx.y * ctx.y)
+        return grad_output * torch.where(ctx.y > 0, 1.0, ctx.y + ctx.alpha), None
 
 
 actual = {}
-for function in (MyTanh, TanhOnCtx):
-    x = torch.tensor([0.0, 0.5, 1.0], requires_grad=True)
-    y = function.apply(x)
+for function in (MyELU, ELUOnCtx):
+    x = torch.tensor([-1.0, -0.5, 0.5], requires_grad=True)
+    y = function.apply(x, 1.0)
     y.add_(1)  # someone changes y in place before backward
     try:
         y.sum().backward()
-        print(f"{function.__name__:<10} x.grad = {x.grad}")
+        print(f"{function.__name__:<9} x.grad = {x.grad}")
         actual[f"{function.__name__} raises"] = False
     except RuntimeError as error:
-        print(f"{function.__name__:<10} RuntimeError: {str(error)[:70]}...")
+        print(f"{function.__name__:<9} RuntimeError: {str(error)[:70]}...")
         actual[f"{function.__name__} raises"] = True
-truth = 1 - torch.tanh(x.detach()) ** 2
-print("true gradient     ", truth)
-actual["TanhOnCtx's gradient is right"] = bool(torch.allclose(x.grad, truth))
+truth = torch.where(x > 0, 1.0, torch.exp(x.detach()))
+print("true gradient    ", truth)
+actual["ELUOnCtx's gradient is right"] = bool(torch.allclose(x.grad, truth))
 
 x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-report("TanhOnCtx (y kept as ctx.y)", lambda: TanhOnCtx.apply(x))
-actual["bytes report finds"] = saved_for_backward(lambda: TanhOnCtx.apply(x))[1]
+report("ELUOnCtx (y kept as ctx.y)", lambda: ELUOnCtx.apply(x, 1.0))
+actual["bytes report finds"] = saved_for_backward(lambda: ELUOnCtx.apply(x, 1.0))[1]
 compare(predicted, actual)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `MyTanh` refuses to run. Autograd gives every tensor a **version counter** that goes up
+# `MyELU` refuses to run. Autograd gives every tensor a **version counter** that goes up
 # each time the tensor is changed in place, and `save_for_backward` records the version of
 # each tensor it saves: backward found that the saved `y` had changed since forward, when the
-# gradient would have been silently wrong. `TanhOnCtx` returns a wrong gradient, even of
-# the wrong sign, without a word: a tensor kept as a plain attribute skips the version check.
+# gradient would have been silently wrong. `ELUOnCtx` returns a wrong gradient without a
+# word: after the `+= 1` every entry of `y` is positive, so its backward uses the slope $1$
+# everywhere. A tensor kept as a plain attribute skips the version check.
 # And `report`, which counts through saved-tensor hooks, finds nothing saved, although
-# `TanhOnCtx` keeps 8000 bytes alive: attributes escape the hooks, the mechanism behind
+# `ELUOnCtx` keeps 8000 bytes alive: attributes escape the hooks, the mechanism behind
 # lesson 05's memory tricks too. For an output there is a third cost: `y.grad_fn` is `ctx`,
 # so `ctx.y = y` makes a reference cycle that keeps the graph alive until Python's cycle
 # collector runs. (Double backward still works for an input or an output kept this way;
@@ -802,25 +892,30 @@ backward_flow(neuron, names={"x": x, "w": w, "b": b})
 # scale $s$ is a Python float that may be negative or zero. Answer on paper:
 #
 # 1. What is $\partial y / \partial x$, and what does backward return for $s$?
-# 2. Could forward save only its output $y$, as `MySigmoid` does? (Hint: what is
-#    $\sigma(x)$ in terms of $y$, and what happens at $s = 0$? What is the gradient there?)
+# 2. Could forward save only its output $y$, as `MySigmoid` does?
 # 3. What are the choices, and what does each cost?
 #
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b> (the derivative)</summary>
 #
-# 1. By the chain rule $\dfrac{\partial y}{\partial x} = s\,\sigma(x)\,\big(1 - \sigma(x)\big)$;
-#    $s$ is not a tensor, so backward returns `None` in its place.
-# 2. Yes, with one case apart. For $s \ne 0$, $\sigma(x) = y / s$, and the derivative is
-#    $s \cdot (y/s)(1 - y/s) = y\,(1 - y/s)$. At $s = 0$, $y / s$ is $0/0$, but nothing needs
-#    recovering: the derivative $s\,\sigma(1 - \sigma)$ is exactly $0$ for every $x$. A
-#    backward that divides by $s$ without looking at that case returns `nan`.
-# 3. **Save the output $y$**, with the case $s = 0$ written out: no recomputation, no new
-#    memory when the next layer keeps $y$. **Save the input $x$** and compute $\sigma(x)$
-#    again in backward: one more exponential per element, and no special case. Or **save
-#    $\sigma(x)$**, a new float tensor: enough for first derivatives, but lesson 04 shows
-#    that a saved intermediate gives wrong second derivatives. The first two are right for
-#    every derivative; the grader checks first derivatives only, so it accepts all three. The
-#    scale is a float: a plain attribute on `ctx`, one per call.
+# $s$ is a constant factor, so the chain rule gives $s$ times the derivative you wrote for
+# Exercise 1. For a Python float, backward returns what `MyELU` returned for `alpha`.
+# </details>
+#
+# <details><summary><b>Hint 2</b> (saving only the output)</summary>
+#
+# For $s \ne 0$, $\sigma(x) = y / s$. Write your derivative in $y$ that way and evaluate it
+# at $s = 0$: what does the computer compute, and what is the true gradient there, for
+# every $x$?
+# </details>
+#
+# <details><summary><b>Hint 3</b> (the choices and their costs)</summary>
+#
+# Keep $y$ and write the case $s = 0$ out; or keep $x$ and compute $\sigma(x)$ again in
+# backward, one more exponential per element and no special case; or keep $\sigma(x)$, a
+# new float tensor: enough for first derivatives, but lesson 04 shows that a saved
+# intermediate gives wrong second derivatives. The grader checks first derivatives only,
+# so it accepts all three. The scale is a float: a plain attribute on `ctx`, one per call.
+# </details>
 # </details>
 
 # %% [markdown]
@@ -879,49 +974,6 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## Tiny numbers next to 1: `log1p` and `expm1`
-#
-# The sigmoid's left tail failed for formulas that form $1 - (\text{almost } 1)$. The same
-# loss hides in two everyday expressions with a tiny $u$: $\log(1 + u)$, as in the
-# log-probability $\log(1 - p)$ that a rare event (probability $p$) does not happen, and
-# $e^u - 1$, as in the growth $e^{rt} - 1$ of a small rate $r$ over a short time $t$. Two
-# functions exist for precisely these:
-#
-# - `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$;
-# - `torch.expm1(u)` computes $e^u - 1$ without forming $e^u$ and subtracting $1$.
-#
-# **Predict, then run.** float64 keeps about 16 significant digits. For $p = 10^{-20}$, what
-# does `torch.log(1 - p)` return? For $u = 10^{-20}$, what does `torch.exp(u) - 1` return? And
-# for $p = 10^{-10}$, how many correct significant digits does `torch.log(1 - p)` keep: about
-# 16, 7, or 0? Write your answers first.
-
-# %%
-predicted = {"log(1 - p) at p = 1e-20": None, "exp(u) - 1 at u = 1e-20": None,
-             "digits of log(1 - p) at p = 1e-10": None}
-
-# %%
-small = torch.tensor([1e-20, 1e-10, 1e-3], dtype=torch.float64)
-for name, naive, careful in [("log(1 - p)", torch.log(1 - small), torch.log1p(-small)),
-                             ("exp(u) - 1", torch.exp(small) - 1, torch.expm1(small))]:
-    print(f"{name:<11} naive:   {naive.tolist()}\n{'':<11} careful: {careful.tolist()}")
-error = (torch.log(1 - small[1]) - torch.log1p(-small[1])).abs() / small[1]
-compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
-                    "exp(u) - 1 at u = 1e-20": (torch.exp(small[0]) - 1).item(),
-                    "digits of log(1 - p) at p = 1e-10": round(-torch.log10(error).item())})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# $1 - 10^{-20}$ and $e^{10^{-20}}$ are both exactly $1$ in float64, so both naive forms
-# return exactly $0$ at $10^{-20}$: a relative error of 100%. At $10^{-10}$ they keep about 7
-# digits of 16: $1 - p$ stored only the first 6 or 7 digits of $p$, and whatever comes next
-# cannot recover the rest. The careful forms are accurate to the last digit everywhere. Use
-# them whenever an argument can be tiny; they cost the same as `log` and `exp`. A form that
-# is not literally $\log(1 + u)$ or $e^u - 1$ (a minus sign outside, a $-u$ inside) is still
-# one of them after a line of algebra.
-# </details>
-
-# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -941,10 +993,10 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 #
 # - *"A boolean mask has no gradient, so `ctx.mask = mask` is harmless."* Gradients are not
 #   the point: a mask kept as an attribute escapes the in-place version check and saved-tensor
-#   hooks exactly as `ctx.y = y` does (`TanhOnCtx` above). Every tensor goes through
+#   hooks exactly as `ctx.y = y` does (`ELUOnCtx` above). Every tensor goes through
 #   `save_for_backward`.
 # - *"Zeroing `grad_output` in place saves a copy."* It passes a quick test with `torch.ones`
-#   as the gradient and fails inside real graphs, as `MaximumInPlace` showed. Multiplying by
+#   as the gradient and fails inside real graphs, as `SelectInPlace` showed. Multiplying by
 #   the mask makes the one new tensor backward needs anyway.
 # - *"Save the output whenever the derivative can be written from it."* Only when that is
 #   cheapest: a mask can be smaller, and the output can be free. When the output determines
@@ -978,7 +1030,7 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 # Where does $e^x$ overflow, and where does $1 + e^x$ lose $e^x$? Split on the sign of $x$ as
 # the sigmoid did: for $x > 0$, $\log(1 + e^x) = x + \log(1 + e^{-x})$. In both branches the
 # exponential is then $e^{-|x|} \le 1$, and the $\log(1 + \cdot)$ of a tiny number is the
-# section above.
+# section on `log1p` and `expm1`.
 # </details>
 #
 # <details><summary><b>Hint 2</b> (the derivative, written in $y$)</summary>
@@ -990,7 +1042,7 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 # <details><summary><b>Hint 3</b> (the tails of the gradient)</summary>
 #
 # In the left tail $y$ is tiny and $1 - e^{-y}$ is the difference of two numbers near $1$.
-# Which of the section's two functions computes it, up to a sign, and at which argument?
+# Which of `log1p` and `expm1` computes it, up to a sign, and at which argument?
 # Where $y \ge 1$, $1 - e^{-y}$ is at least $0.63$, the subtraction loses nothing that
 # matters, and any form is accurate.
 # </details>
@@ -1057,10 +1109,11 @@ plt.show()
 # ## Summary
 #
 # Save what backward needs in the form that costs least in the whole graph: the output when
-# the derivative is written in it and the next layer keeps it anyway (sigmoid, tanh, ReLU in
+# the derivative is written in it and the next layer keeps it anyway (sigmoid, ReLU in
 # a plain network), a boolean mask when backward only needs to know *where* and nothing else
 # keeps the activation, and the input when recomputing from it is simpler than the cases the
-# output needs (a scale of zero). Always through
+# output needs (a scale of zero) or when the output has rounded away what the derivative
+# needs (the ELU's left tail). Always through
 # `ctx.save_for_backward`; never write into `grad_output`, your inputs or saved tensors.
 # At a kink or a tie, copy the convention of the op you replace and test it on exact ties:
 # gradcheck's central difference sees the mean of the two slopes there ($\frac12$ for the ReLU).
