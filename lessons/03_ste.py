@@ -119,22 +119,22 @@ print("d round/dx =", x.grad)
 # cell after.
 
 # %%
-predicted_hardtanh_at_1 = None  # 0, 1 or 0.5: d hardtanh(x)/dx at x = 1
-predicted_clamp_at_1 = None     # 0, 1 or 0.5: d clamp(x, -1, 1)/dx at x = 1
+predicted_hardtanh = None  # (at x = -1, at x = 1), each 0, 1 or 0.5: d hardtanh(x)/dx
+predicted_clamp = None     # (at x = -1, at x = 1), each 0, 1 or 0.5: d clamp(x, -1, 1)/dx
 
 # %%
 x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
 print("x                     :", x.detach())
-at_1 = {}
-for name, clip, predicted in [("hardtanh(x)", F.hardtanh, predicted_hardtanh_at_1),
+at_edges = {}
+for name, clip, predicted in [("hardtanh(x)", F.hardtanh, predicted_hardtanh),
                               ("clamp(x, -1, 1)", lambda t: torch.clamp(t, -1, 1),
-                               predicted_clamp_at_1)]:
+                               predicted_clamp)]:
     x.grad = None
     clip(x).sum().backward()
     print(f"d {name}/dx".ljust(22) + ":", x.grad)
-    at_1[name] = (predicted, x.grad[3].item())
-for name, (predicted, observed) in at_1.items():
-    compare(f"d {name}/dx at x = 1", predicted, observed)
+    at_edges[name] = (predicted, [x.grad[1].item(), x.grad[3].item()])
+for name, (predicted, observed) in at_edges.items():
+    compare(f"d {name}/dx at x = -1 and 1", predicted, observed)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -478,33 +478,37 @@ big = torch.randn(512, 512, requires_grad=True)  # float32, 1 MiB
 for name, function in [("clipped detach trick", clipped_trick),
                        ("your SignClippedSTE", SignClippedSTE.apply)]:
     print(f"{name:21s} keeps {saved_bytes(function, big) / 2**20:.2f} MiB")
+mask = big.detach().abs() <= 1  # what a SignClippedSTE that saves its mask would keep instead
+print(f"{'a boolean mask':21s} is   {mask.numel() * mask.element_size() / 2**20:.2f} MiB")
 
 # %% [markdown]
 # **Quick question 2.** In float32 the spacing between neighbouring floats reaches 2 at
 # $2^{24} \approx 1.7 \times 10^{7}$. A result exactly halfway between two neighbouring floats
 # rounds to the one whose last significand bit is 0 (round half to even); where the spacing is
 # 2, that is the neighbour divisible by 4. Predict the value of `x + (torch.sign(x) - x)` for
-# `x = 1e7` and for `x = 3e7` in float32. Write your predictions below, then run the cell
-# after.
+# `x = 3e7` and for its neighbour `x = 30_000_002.0`, both float32 (both are floats exactly).
+# Write your predictions below, then run the cell after.
 
 # %%
-predicted_at_1e7 = None  # a number
-predicted_at_3e7 = None  # a number
+predicted_at_3e7 = None           # a number
+predicted_at_30_000_002 = None    # a number
 
 # %%
-for value, predicted in ((1e7, predicted_at_1e7), (3e7, predicted_at_3e7)):
+for value, predicted in ((3e7, predicted_at_3e7), (30_000_002.0, predicted_at_30_000_002)):
     x = torch.tensor(value)  # float32
-    compare(f"x = {value:.0e}: (sign(x) - x) + x", predicted, (x + (torch.sign(x) - x)).item())
+    compare(f"x = {value:,.0f}: (sign(x) - x) + x", predicted, (x + (torch.sign(x) - x)).item())
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# At $10^7 < 2^{24}$ every integer is a float32, so $1 - x$ is exact and the sum is exactly 1.
 # At $3 \times 10^7$ the floats are 2 apart and $3 \times 10^7$ is one of them, so
 # $1 - x = -29\,999\,999$ lies exactly halfway between $-29\,999\,998$ and $-30\,000\,000$.
-# The tie goes to $-30\,000\,000$, the one divisible by 4, and the sum is 0 instead of 1 (for
-# an $x$ whose tie went the other way it would be 2). A latent weight or activation that large is rare, which is
-# why the composed form works in practice.
+# The tie goes to $-30\,000\,000$, the one divisible by 4, and the sum is 0 instead of 1. At
+# $30\,000\,002$, $1 - x = -30\,000\,001$ lies halfway between $-30\,000\,000$ and
+# $-30\,000\,002$; the tie goes to $-30\,000\,000$ again, now the one nearer zero, and the
+# sum is 2. Below $2^{24}$ every integer is a float32, $1 - x$ is exact and the sum is 1. A
+# latent weight or activation that large is rare, which is why the composed form works in
+# practice.
 # </details>
 
 # %% [markdown]
