@@ -1338,7 +1338,7 @@ for label, output in [("your GroupNormFunction", GroupNormFunction.apply(x_offse
 # | mean and rstd treated as constants (`grad_x = rstd * g`) | wrong `grad_x`; gradcheck fails | differentiate them: the mean term and the projection term |
 # | the projection term left out | wrong `grad_x`, invisible with `grad_output = ones` (for LayerNorm) | the term $-\hat x_j\,\frac1D\sum_i \hat g_i \hat x_i$ inside the bracket |
 # | the mean term left out (LayerNorm), or added (RMSNorm) | wrong `grad_x` | LayerNorm centres, so it has a mean term; RMSNorm does not |
-# | `grad_output` used where `grad_output * weight` belongs | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means |
+# | `grad_output` used where `grad_output * weight` belongs, or the weight multiplied in after the row means | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means (per channel, along dim 1, in group norm) |
 # | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`, slower on the CPU) |
 # | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
 # | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |
