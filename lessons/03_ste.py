@@ -259,8 +259,7 @@ from autograder import grade; grade("SignSTE", SignSTE)
 # <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
 #
 # 1. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$ for the incoming
-#    gradient $g$: the surrogate, element by element, times the incoming gradient (in torch a
-#    boolean tensor multiplies as 0 and 1).
+#    gradient $g$: the surrogate, element by element, times the incoming gradient.
 # 2. The input $x$. Saving the boolean mask instead is also correct, and smaller (one byte per
 #    element instead of four or eight).
 # 3. The output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from
