@@ -1002,6 +1002,13 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# The view on your `AbsInPlace`: watch the entry where $x = 0$, and compare the share of the
+# input gradient with the signs of the input.
+
+# %%
+outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.float64))
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |

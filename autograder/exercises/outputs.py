@@ -200,9 +200,9 @@ def _one_output_used(function, x: torch.Tensor, used: int, grad: torch.Tensor) -
     if log.bytes > 1.25 * budget:
         raise GradingError(
             f"SplitHalves's backward allocated a zero tensor for the unused {which} output "
-            f"({log.bytes} bytes for a gradient of {budget}): write the gradient you have into "
-            "one zero-initialised tensor (new_zeros, then a slice) or pad it; no zeros per "
-            "missing output", f"ops that allocated: {', '.join(log.ops)}")
+            f"(its ops allocated {log.bytes} bytes in all, for a gradient of {budget}): write "
+            "the gradient you have into one zero-initialised tensor (new_zeros, then a slice) "
+            "or pad it; no zeros per missing output", f"ops that allocated: {', '.join(log.ops)}")
 
 
 def _no_output_used(function, x: torch.Tensor) -> None:
