@@ -79,6 +79,31 @@ def _nonzero_at_zero(forward, before: torch.Tensor, at_zero: float) -> str:
     return f"{said}; torch.abs gives 0 there, as torch.sign(0) is 0"
 
 
+def _one_bool_multiplied(forward, got, pristine, before: torch.Tensor) -> str | None:
+    """The hint for grad_output * mask, a saved bool mask of one sign: only when it saved it."""
+    masks = {"x < 0": before < 0, "x > 0": before > 0, "x <= 0": before <= 0,
+             "x >= 0": before >= 0}
+    for convention, mask in masks.items():
+        if torch.allclose(got, pristine * mask) and any(
+                saved.dtype == torch.bool and torch.equal(saved.tensor, mask)
+                for saved in forward.saved):
+            return (f"{NAME}'s gradient is grad_output where {convention} and 0 elsewhere, as "
+                    f"from the bool mask {convention} it saves, multiplied in: one bool per "
+                    "element holds two values, the sign three (-1, 0 and 1): save "
+                    "torch.sign(x) as int8")
+    return None
+
+
+def both_signs(x: torch.Tensor) -> torch.Tensor:
+    """``with_zeros(x)`` with a positive and a negative entry too (where there is room), so that
+    a saved tensor that keeps one sign alone cannot pass for the sign."""
+    x = with_zeros(x)
+    flat = x.view(-1)
+    if flat.numel() >= 3:
+        flat[1], flat[2] = flat[1].abs(), -flat[2].abs()
+    return x
+
+
 def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
     """Written in place, marked dirty, the gradient sign(x) * grad_output with 0 at 0."""
     forward, got, pristine, before = gradient_through(function, ABS, x, seed)
@@ -97,6 +122,9 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
             wrong = torch.where(zero, at_zero * pristine, expected)
             if zero.any() and torch.allclose(got, wrong):
                 raise GradingError(_nonzero_at_zero(forward, before, at_zero))
+        one_bool = _one_bool_multiplied(forward, got, pristine, before)
+        if one_bool is not None:
+            raise GradingError(one_bool)
     diagnose_gradient("x", got, expected)
     check_saved_sign(forward, before)
 
@@ -105,7 +133,7 @@ def abs_full(AbsInPlace, device) -> None:
     function = check_is_function(AbsInPlace, ABS)
     for seed, shape in enumerate(SHAPES):
         with case(f"x of shape {shape} with some entries exactly 0"):
-            check_abs(function, with_zeros(sample(shape, device, seed=seed)), seed=seed)
+            check_abs(function, both_signs(sample(shape, device, seed=seed)), seed=seed)
     covers("x == 0")
     covers("0-d x")
     covers("the sign saved in one byte per element")
@@ -114,7 +142,7 @@ def abs_full(AbsInPlace, device) -> None:
     check_each_input_alone(Cloned(function), ABS, {"x": sample((3, 4), device, seed=5,
                                                                  away_from_zero=0.1)})
     with case("x of shape (3, 6) in float32"):
-        check_abs(function, with_zeros(sample((3, 6), device, dtype=torch.float32)))
+        check_abs(function, both_signs(sample((3, 6), device, dtype=torch.float32)))
     covers("float32")
     with case("x a view, b[1:], of a tensor b that is not a leaf"):
         check_on_view(function, ABS, device)

@@ -213,3 +213,13 @@ MISTAKES += [
             _abs(("sign = torch.sign(x).to(torch.int8)",
                   "sign = torch.where(x > 0, 1, -1).to(torch.int8)"))),
 ]
+
+MISTAKES += [
+    # one bool per element multiplied in: the battery's inputs hold both signs and zeros, so
+    # the hint names the mask only when forward saved exactly that mask
+    Mistake("AbsInPlace", "a bool x < 0 multiplied in", "gradient is grad_output where x < 0",
+            _abs(("sign = torch.sign(x).to(torch.int8)", "sign = x < 0"))),
+    Mistake("AbsInPlace", "a bool x > 0 multiplied in, as for a ReLU",
+            "gradient is grad_output where x > 0",
+            _abs(("sign = torch.sign(x).to(torch.int8)", "sign = x > 0"))),
+]
