@@ -23,7 +23,7 @@
 # 5. keep tiny numbers accurate next to 1 with `log1p` and `expm1`.
 #
 # Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and at the end
-# `Softplus`, which you write alone. The worked examples (the ELU, a masked select) are other
+# `Softplus`, which you write alone. The worked examples (asinh, a masked select) are other
 # ops, so each exercise is your own derivation. **Predict, then run** cells ask you to write your
 # prediction into a variable first; the cell after it compares it with what PyTorch does.
 
@@ -132,77 +132,113 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 # </details>
 
 # %% [markdown]
-# ## Worked example: the ELU, saving its output or its input
+# ## Worked example: asinh, saving its output or its input
 #
-# The ELU (exponential linear unit, `torch.nn.ELU`) is a ReLU with a smooth left side:
-# $\mathrm{elu}(x) = x$ for $x > 0$ and $\alpha\,(e^x - 1)$ for $x \le 0$, where $\alpha > 0$ is
-# a Python float. It is not one of your exercises; it carries three of the lesson's methods.
+# The inverse hyperbolic sine, $y = \operatorname{asinh}(x) = \log\big(x + \sqrt{x^2 + 1}\big)$,
+# grows like $\log|x|$ in both directions: a log transform that accepts negative numbers and
+# $0$, used on heavy-tailed features. It is not one of your exercises; it carries two of the
+# lesson's methods.
 #
-# - **A derivative written in the output.** For $x \le 0$ the derivative is $\alpha e^x$, and
-#   there $y = \alpha e^x - \alpha$, so $\alpha e^x = y + \alpha$. For $x > 0$ it is $1$, and
-#   $y > 0$ exactly where $x > 0$. So backward can keep $y$ and use $1$ where $y > 0$ and
-#   $y + \alpha$ elsewhere, or keep $x$ and compute $e^x$ again.
-# - **A forward with nothing to lose or overflow.** $e^x - 1$ near $x = 0$ is the cancellation
-#   above: `torch.expm1`. And `torch.where(condition, a, b)`, which picks from `a` where
-#   `condition` holds and from `b` elsewhere, computes **both** branches everywhere:
-#   `expm1(x)` is `inf` for $x > 709.8$, on the branch nobody picks. Clamping its argument with
-#   `x.clamp(max=0)` keeps every intermediate finite.
-# - **A Python float as an input.** `alpha` is kept as a plain attribute on `ctx`, and backward
-#   returns `None` in its place: one value per forward input, as in lesson 00.
+# **Its derivative can be written in the input or in the output.** Differentiating gives
+# $\dfrac{dy}{dx} = \dfrac{1}{\sqrt{1 + x^2}}$. And since $x = \sinh(y)$ and
+# $1 + \sinh^2(y) = \cosh^2(y)$, the same number is $\dfrac{1}{\cosh(y)}$. So backward can
+# keep $x$ and take a square root, or keep $y$ and take a $\cosh$ (two exponentials).
 #
-# Here it is both ways.
+# **Its textbook formula breaks, in a way the sigmoid's does not.** **Predict, then run.** In
+# float64, what does $\log(x + \sqrt{x^2 + 1})$ return at $x = -10^{8}$ (the true value is
+# about $-19.11$)? And at $x = 10^{-20}$ (the true value is $10^{-20}$)? Write both first.
 
 # %%
-class MyELU(torch.autograd.Function):
-    """y = elu(x, alpha), saving the output."""
+predicted = {"textbook asinh at x = -1e8": None, "textbook asinh at x = 1e-20": None}
+
+# %%
+probe = torch.tensor([-1e8, 1e-20], dtype=torch.float64)
+textbook = torch.log(probe + torch.sqrt(probe * probe + 1))
+print("textbook:   ", textbook.tolist())
+print("torch.asinh:", torch.asinh(probe).tolist())
+compare(predicted, {"textbook asinh at x = -1e8": textbook[0].item(),
+                    "textbook asinh at x = 1e-20": textbook[1].item()})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# - At $x = -10^8$, $\sqrt{x^2 + 1}$ rounds to exactly $10^8$ (the $+1$ is below the spacing
+#   of floats near $10^{16}$), so $x + \sqrt{x^2 + 1}$ is $0$ and its log is $-\infty$: two
+#   nearly opposite numbers cancelled. Nothing overflowed.
+# - At $x = 10^{-20}$, $x + \sqrt{x^2 + 1}$ rounds to $1$, and $\log 1 = 0$: the $\log(1 + u)$
+#   of the section above, with the whole of $u$ lost.
+#
+# Two rewrites fix both. asinh is odd, $\operatorname{asinh}(-x) = -\operatorname{asinh}(x)$,
+# so compute it for $a = |x|$ and put the sign back with `torch.copysign`: for $a \ge 0$ the
+# sum $a + \sqrt{a^2 + 1}$ never cancels. Then write the argument of the log as $1 + u$ and use
+# `log1p`: $a + \sqrt{a^2 + 1} = 1 + a + (\sqrt{1 + a^2} - 1)$, and
+# $\sqrt{1 + a^2} - 1 = \dfrac{a^2}{1 + \sqrt{1 + a^2}}$ (multiply and divide by
+# $1 + \sqrt{1 + a^2}$), which has no subtraction left.
+# </details>
+
+# %% [markdown]
+# Here it is, saving each way. The forward is good for $|x|$ below about $10^{154}$, where
+# $a^2$ still fits in float64 (beyond it, one more branch, $\log 2 + \log a$, would do).
+
+# %%
+def stable_asinh(x):
+    """asinh(x) to full precision for |x| < 1e154: no cancellation, no log of 1 + tiny."""
+    a = x.abs()
+    u = a + a * a / (1 + torch.sqrt(1 + a * a))  # a + sqrt(1 + a^2) - 1, with no subtraction
+    return torch.copysign(torch.log1p(u), x)
+
+
+class MyAsinh(torch.autograd.Function):
+    """y = asinh(x), saving the output."""
 
     @staticmethod
-    def forward(ctx, x, alpha):
-        y = torch.where(x > 0, x, alpha * torch.expm1(x.clamp(max=0)))  # nothing infinite
+    def forward(ctx, x):
+        y = stable_asinh(x)
         ctx.save_for_backward(y)
-        ctx.alpha = alpha  # a float: a plain attribute
         return y
 
     @staticmethod
     def backward(ctx, grad_output):
         y, = ctx.saved_tensors
-        slope = torch.where(y > 0, 1.0, y + ctx.alpha)  # alpha * e^x, read off the output
-        return grad_output * slope, None  # None for alpha
+        return grad_output / torch.cosh(y)  # dx/dy = cosh(y)
 
 
-class ELUSavesInput(torch.autograd.Function):
-    """y = elu(x, alpha), saving the input and writing the derivative in x."""
+class AsinhSavesInput(torch.autograd.Function):
+    """y = asinh(x), saving the input and writing the derivative in x."""
 
     @staticmethod
-    def forward(ctx, x, alpha):
+    def forward(ctx, x):
         ctx.save_for_backward(x)
-        ctx.alpha = alpha
-        return torch.where(x > 0, x, alpha * torch.expm1(x.clamp(max=0)))
+        return stable_asinh(x)
 
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        slope = torch.where(x > 0, 1.0, ctx.alpha * torch.exp(x.clamp(max=0)))  # exp again
-        return grad_output * slope, None
+        return grad_output / torch.sqrt(1 + x * x)
 
 
 # %% [markdown]
-# Both give the same gradient, and both pass `gradcheck` (here with $\alpha = 1.5$):
+# Both give the same gradient, and both pass `gradcheck`; the forward matches `torch.asinh`
+# to the last digit or so, from $10^{-300}$ to $10^{150}$ in size, on both sides:
 
 # %%
 x = torch.randn(6, dtype=torch.float64, requires_grad=True)
-print("MyELU:        ", torch.autograd.gradcheck(lambda x: MyELU.apply(x, 1.5), (x,)))
-print("ELUSavesInput:", torch.autograd.gradcheck(lambda x: ELUSavesInput.apply(x, 1.5), (x,)))
+print("MyAsinh:        ", torch.autograd.gradcheck(MyAsinh.apply, (x,)))
+print("AsinhSavesInput:", torch.autograd.gradcheck(AsinhSavesInput.apply, (x,)))
+sizes = torch.logspace(-300, 150, 451, dtype=torch.float64)
+sizes = torch.cat([-sizes, sizes])
+relative = ((stable_asinh(sizes) - torch.asinh(sizes)) / torch.asinh(sizes)).abs().max()
+print(f"largest relative difference from torch.asinh: {relative.item():.1e}")
 
 # %% [markdown]
 # They differ in what they keep. The inspector runs forward once and lists each saved
-# tensor with its **role**: `MyELU` keeps its output, `ELUSavesInput` its input.
+# tensor with its **role**: `MyAsinh` keeps its output, `AsinhSavesInput` its input.
 
 # %%
-inspect_saved(MyELU, torch.linspace(-2, 2, 1000, dtype=torch.float64), 1.0)
+inspect_saved(MyAsinh, torch.linspace(-2, 2, 1000, dtype=torch.float64))
 
 # %%
-inspect_saved(ELUSavesInput, torch.linspace(-2, 2, 1000, dtype=torch.float64), 1.0)
+inspect_saved(AsinhSavesInput, torch.linspace(-2, 2, 1000, dtype=torch.float64))
 
 # %% [markdown]
 # Neither is new memory on its own: the caller holds `x`, and `y` is the result. Which one
@@ -239,84 +275,38 @@ def report(label, compute):
 
 
 # %% [markdown]
-# A vector of 1000 float64 numbers takes 8000 bytes. First the ELU alone, three ways: written
-# out with `torch.where` and left to autograd, then our two Functions.
+# A vector of 1000 float64 numbers takes 8000 bytes. First asinh alone, three ways: the
+# textbook formula left to autograd, then our two Functions.
 
 # %%
 x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
 w = torch.randn(1000, dtype=torch.float64, requires_grad=True)
 
-report("elu written out, autograd", lambda: torch.where(x > 0, x, torch.expm1(x)))
-report("MyELU (saves y)", lambda: MyELU.apply(x, 1.0))
-report("ELUSavesInput (saves x)", lambda: ELUSavesInput.apply(x, 1.0))
+report("asinh textbook formula, autograd", lambda: torch.log(x + torch.sqrt(x * x + 1)))
+report("MyAsinh (saves y)", lambda: MyAsinh.apply(x))
+report("AsinhSavesInput (saves x)", lambda: AsinhSavesInput.apply(x))
 
 # %% [markdown]
-# Written out, autograd keeps two tensors: `where`'s condition (1000 bytes of `bool`) and
-# `expm1`'s result. Either Function keeps one.
+# Written out, autograd keeps four tensors in three pieces of memory: `x` (twice, for
+# `x * x`), the square root's result and the log's input. Either Function keeps one.
 #
 # Alone, our two Functions cost the same. Now put each in front of a multiplication
 # `y * w`, which must keep `y` for its own backward ($\partial (y w) / \partial w = y$):
 
 # %%
-report("MyELU, then * w", lambda: MyELU.apply(x, 1.0) * w)
-report("ELUSavesInput, then * w", lambda: ELUSavesInput.apply(x, 1.0) * w)
+report("MyAsinh, then * w", lambda: MyAsinh.apply(x) * w)
+report("AsinhSavesInput, then * w", lambda: AsinhSavesInput.apply(x) * w)
 
 # %% [markdown]
-# Three tensors are saved both times. With `MyELU`, two of them are the same `y`, stored
-# once: 16000 bytes. With `ELUSavesInput`, `x` is extra: 24000 bytes.
-#
-# Memory is not the only cost. **Predict, then run**, with $\alpha = 1$: at $x = -40$ the true
-# derivative is $e^{-40} \approx 4.2 \times 10^{-18}$. Is `MyELU`'s gradient there exactly
-# `0.0`? And the ELU written out with `torch.where` and left to autograd: is its gradient at
-# $x = 800$ `nan`? Write `True` or `False` for each.
-
-# %%
-predicted = {"MyELU's gradient at -40 is 0.0": None,
-             "written-out where's gradient at 800 is nan": None}
-
-
-# %%
-def value_and_gradient(formula, x):
-    """formula(x) and its derivative by autograd, for an element-wise formula."""
-    x = x.detach().clone().requires_grad_()
-    y = formula(x)
-    y.sum().backward()  # y_i depends on x_i only, so x.grad[i] = dy_i / dx_i
-    return y.detach(), x.grad
-
-
-ends = torch.tensor([-40.0, 800.0], dtype=torch.float64)
-elus = {"elu written out, autograd": lambda x: torch.where(x > 0, x, torch.expm1(x)),
-        "MyELU (saves y)": lambda x: MyELU.apply(x, 1.0),
-        "ELUSavesInput (saves x)": lambda x: ELUSavesInput.apply(x, 1.0)}
-gradients = {name: value_and_gradient(formula, ends)[1] for name, formula in elus.items()}
-for name, grad in gradients.items():
-    print(f"{name:<26} gradient at x = -40, 800: {grad.tolist()}")
-compare(predicted, {
-    "MyELU's gradient at -40 is 0.0": gradients["MyELU (saves y)"][0].item() == 0.0,
-    "written-out where's gradient at 800 is nan":
-        bool(gradients["elu written out, autograd"][1].isnan())})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# - At $x = -40$, $y = e^{-40} - 1$ rounds to exactly $-1$ in float64 ($4.2 \times 10^{-18}$ is
-#   far below the spacing of floats near $1$), so $y + \alpha$ is $0$. The information was lost
-#   when forward rounded $y$, and no formula in $y$ gets it back. `ELUSavesInput` computes
-#   $e^{-40}$ from $x$. This is why `F.elu` saves its input (its node keeps `_saved_self`),
-#   and only the in-place `F.elu(x, inplace=True)`, whose input is overwritten, keeps its
-#   result. A zero where the truth is $10^{-18}$ is harmless in training; it matters when a
-#   contract asks for relative accuracy in a tail.
-# - Written out, `torch.where` sends a zero gradient to the branch it did not pick, and
-#   `expm1`'s backward multiplies that zero by $e^{800} = \infty$: $0 \cdot \infty$ is `nan`.
-#   Our Functions never let autograd see the unused branch, and the clamp keeps it finite
-#   anyway.
-# </details>
+# Three tensors are saved both times. With `MyAsinh`, two of them are the same `y`, stored
+# once: 16000 bytes. With `AsinhSavesInput`, `x` is extra: 24000 bytes.
 #
 # **Rule of thumb:** memory that another node saves anyway costs nothing extra; a tensor that
 # only your Function keeps is new memory. When the derivative can be written from the
-# output, the output is usually the free choice (the next layer very often keeps it), and
-# backward recomputes nothing, unless the output has rounded away what the derivative needs.
-# A mask (below) is the exception to weigh: smaller, but always new.
+# output, the output is usually the free choice (the next layer very often keeps it). It is
+# not always the cheaper computation: here $\cosh(y)$ costs two exponentials where
+# $\sqrt{1 + x^2}$ costs a square root, and `torch.asinh`'s own node keeps its input. A mask
+# (below) is the other choice to weigh: smaller, but always new.
 
 # %% [markdown]
 # ## Staying finite: the overflow in $e^{-x}$
@@ -333,6 +323,14 @@ compare(predicted, {
 # Let's look at both, with their gradients from autograd:
 
 # %%
+def value_and_gradient(formula, x):
+    """formula(x) and its derivative by autograd, for an element-wise formula."""
+    x = x.detach().clone().requires_grad_()
+    y = formula(x)
+    y.sum().backward()  # y_i depends on x_i only, so x.grad[i] = dy_i / dx_i
+    return y.detach(), x.grad
+
+
 naive = {
     "1 / (1 + exp(-x))": lambda x: 1 / (1 + torch.exp(-x)),
     "exp(x) / (1 + exp(x))": lambda x: torch.exp(x) / (1 + torch.exp(x)),
@@ -372,9 +370,11 @@ for name, formula in naive.items():
 # A backward written from $y \in [0, 1]$ (your derivation above) is then safe for free: no
 # exponential, nothing to overflow. One detail: for $x \ge 37$, $y$ rounds to exactly $1$ in
 # float64, so a derivative computed from $y$ is $0$ there, where the true one is below
-# $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same. Pick the branch
-# with `torch.where`, as the ELU did: it computes both branches everywhere, which is fine
-# when both are finite everywhere, as formulas built from $z$ are.
+# $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same.
+#
+# `torch.where(condition, a, b)` picks from `a` where `condition` holds and from `b`
+# elsewhere. It computes both `a` and `b` everywhere, which is fine when both are finite
+# everywhere, as formulas built from $z$ are.
 
 # %% [markdown]
 # Now the whole range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are
@@ -753,67 +753,66 @@ print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g shou
 # %% [markdown]
 # ## Two ways to keep a tensor for backward
 #
-# `MyELU` keeps its output with `ctx.save_for_backward(y)`. `ELUOnCtx` below keeps it as a
-# plain attribute, `ctx.y = y`; its backward is otherwise the same. Both give the right
+# `MyAsinh` keeps its output with `ctx.save_for_backward(y)`. `AsinhOnCtx` below keeps it as
+# a plain attribute, `ctx.y = y`; its backward is otherwise the same. Both give the right
 # gradient when nobody touches `y`. Now someone changes `y` in place between forward and
-# backward (a `+=` in user code, an in-place op after it), once with each, at
-# $x = [-1, -0.5, 0.5]$. **Predict, then run:** which of the two raises? Does the other
-# return the true gradient? How many bytes does `report` (built on saved-tensor hooks) find
-# saved by `ELUOnCtx` for 1000 float64 numbers?
+# backward (a `+=` in user code, an in-place op after it), once with each.
+# **Predict, then run:** which of the two raises? Does the other return the true gradient?
+# How many bytes does `report` (built on saved-tensor hooks) find saved by `AsinhOnCtx` for
+# 1000 float64 numbers?
 
 # %%
-predicted = {"MyELU raises": None, "ELUOnCtx raises": None,
-             "ELUOnCtx's gradient is right": None, "bytes report finds": None}
+predicted = {"MyAsinh raises": None, "AsinhOnCtx raises": None,
+             "AsinhOnCtx's gradient is right": None, "bytes report finds": None}
 
 
 # %%
-class ELUOnCtx(torch.autograd.Function):
-    """The ELU, keeping its output as a ctx attribute."""
+class AsinhOnCtx(torch.autograd.Function):
+    """asinh that keeps its output as a ctx attribute."""
 
     @staticmethod
-    def forward(ctx, x, alpha):
-        y = torch.where(x > 0, x, alpha * torch.expm1(x.clamp(max=0)))
+    def forward(ctx, x):
+        y = stable_asinh(x)
         ctx.y = y
-        ctx.alpha = alpha
         return y
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output * torch.where(ctx.y > 0, 1.0, ctx.y + ctx.alpha), None
+        return grad_output / torch.cosh(ctx.y)
 
 
 actual = {}
-for function in (MyELU, ELUOnCtx):
-    x = torch.tensor([-1.0, -0.5, 0.5], requires_grad=True)
-    y = function.apply(x, 1.0)
+for function in (MyAsinh, AsinhOnCtx):
+    x = torch.tensor([0.0, 0.5, 1.0], requires_grad=True)
+    y = function.apply(x)
     y.add_(1)  # someone changes y in place before backward
     try:
         y.sum().backward()
-        print(f"{function.__name__:<9} x.grad = {x.grad}")
+        print(f"{function.__name__:<10} x.grad = {x.grad}")
         actual[f"{function.__name__} raises"] = False
     except RuntimeError as error:
-        print(f"{function.__name__:<9} RuntimeError: {str(error)[:70]}...")
+        print(f"{function.__name__:<10} RuntimeError: {str(error)[:70]}...")
         actual[f"{function.__name__} raises"] = True
-truth = torch.where(x > 0, 1.0, torch.exp(x.detach()))
-print("true gradient    ", truth)
-actual["ELUOnCtx's gradient is right"] = bool(torch.allclose(x.grad, truth))
+truth = 1 / torch.sqrt(1 + x.detach() ** 2)
+print("true gradient     ", truth)
+actual["AsinhOnCtx's gradient is right"] = bool(torch.allclose(x.grad, truth))
 
 x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-report("ELUOnCtx (y kept as ctx.y)", lambda: ELUOnCtx.apply(x, 1.0))
-actual["bytes report finds"] = saved_for_backward(lambda: ELUOnCtx.apply(x, 1.0))[1]
+report("AsinhOnCtx (y kept as ctx.y)", lambda: AsinhOnCtx.apply(x))
+actual["bytes report finds"] = saved_for_backward(lambda: AsinhOnCtx.apply(x))[1]
 compare(predicted, actual)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `MyELU` refuses to run. Autograd gives every tensor a **version counter** that goes up
+# `MyAsinh` refuses to run. Autograd gives every tensor a **version counter** that goes up
 # each time the tensor is changed in place, and `save_for_backward` records the version of
 # each tensor it saves: backward found that the saved `y` had changed since forward, when the
-# gradient would have been silently wrong. `ELUOnCtx` returns a wrong gradient without a
-# word: after the `+= 1` every entry of `y` is positive, so its backward uses the slope $1$
-# everywhere. A tensor kept as a plain attribute skips the version check.
+# gradient would have been silently wrong. `AsinhOnCtx` returns a wrong gradient without a
+# word: its backward divides by $\cosh(y + 1)$, so at $x = 0$ it returns $0.65$ instead of
+# $1$. A tensor kept as a plain attribute skips the version check.
 # And `report`, which counts through saved-tensor hooks, finds nothing saved, although
-# `ELUOnCtx` keeps 8000 bytes alive: attributes escape the hooks, the mechanism behind
+# `AsinhOnCtx` keeps 8000 bytes alive: attributes escape the hooks, the mechanism behind
 # lesson 05's memory tricks too. For an output there is a third cost: `y.grad_fn` is `ctx`,
 # so `ctx.y = y` makes a reference cycle that keeps the graph alive until Python's cycle
 # collector runs. (Double backward still works for an input or an output kept this way;
@@ -898,7 +897,8 @@ backward_flow(neuron, names={"x": x, "w": w, "b": b})
 # <details><summary><b>Hint 1</b> (the derivative)</summary>
 #
 # $s$ is a constant factor, so the chain rule gives $s$ times the derivative you wrote for
-# Exercise 1. For a Python float, backward returns what `MyELU` returned for `alpha`.
+# Exercise 1. For a Python float, backward returns `None` in its place, as lesson 00's
+# `WeightedSum` did for its weights and `Select` above for its mask.
 # </details>
 #
 # <details><summary><b>Hint 2</b> (saving only the output)</summary>
@@ -993,7 +993,7 @@ plt.show()
 #
 # - *"A boolean mask has no gradient, so `ctx.mask = mask` is harmless."* Gradients are not
 #   the point: a mask kept as an attribute escapes the in-place version check and saved-tensor
-#   hooks exactly as `ctx.y = y` does (`ELUOnCtx` above). Every tensor goes through
+#   hooks exactly as `ctx.y = y` does (`AsinhOnCtx` above). Every tensor goes through
 #   `save_for_backward`.
 # - *"Zeroing `grad_output` in place saves a copy."* It passes a quick test with `torch.ones`
 #   as the gradient and fails inside real graphs, as `SelectInPlace` showed. Multiplying by
@@ -1112,8 +1112,7 @@ plt.show()
 # the derivative is written in it and the next layer keeps it anyway (sigmoid, ReLU in
 # a plain network), a boolean mask when backward only needs to know *where* and nothing else
 # keeps the activation, and the input when recomputing from it is simpler than the cases the
-# output needs (a scale of zero) or when the output has rounded away what the derivative
-# needs (the ELU's left tail). Always through
+# output needs (a scale of zero). Always through
 # `ctx.save_for_backward`; never write into `grad_output`, your inputs or saved tensors.
 # At a kink or a tie, copy the convention of the op you replace and test it on exact ties:
 # gradcheck's central difference sees the mean of the two slopes there ($\frac12$ for the ReLU).
