@@ -84,7 +84,8 @@ TAIL_LOSERS = [
      "1 - 1 / (1 + z) (or 1 - sigmoid(-x), the same subtraction) cancels to 0 there: 1 / (1 + z) "
      "rounds to 1; use z / (1 + z) for x < 0"),
     (lambda x: (1 + torch.tanh(x / 2)) / 2,
-     "(1 + tanh(x / 2)) / 2 cancels to 0 there: tanh(x / 2) rounds to -1; use z / (1 + z) for "
+     "(1 + tanh(x / 2)) / 2 cancels to 0 there, as does any 1/2 plus a term that rounds to -1/2 "
+     "(1/2 + copysign(h, x) with h near 1/2, say): tanh(x / 2) rounds to -1; use z / (1 + z) for "
      "x < 0"),
     (lambda x: torch.sigmoid(x.float()).to(x.dtype),
      "your values are sigmoid computed in float32, where it underflows to 0 below 1e-45 and keeps "

@@ -142,6 +142,13 @@ UNUSUAL = [
     Unusual("MyReLU", "F.threshold forward, torch.where(y != 0) backward",
             _relu("        y = F.threshold(x, 0.0, 0.0)\n        ctx.save_for_backward(y)\n        return y",
                   "        y, = ctx.saved_tensors\n        return torch.where(y != 0, grad_output, 0.0)")),
+    # a trailing None past the inputs: PyTorch accepts extra gradients when they are all None
+    Unusual("MyReLU", "a bool mask, backward returns (gradient, None) as Select's pattern",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask, None")),
+    Unusual("MySigmoid", "backward 1 / (1 / y + 1 / (1 - y)), a harmonic form of y (1 - y)",
+            _sigmoid(STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n"
+                     "        return grad_output / (1 / y + 1 / (1 - y))")),
     Unusual("ScaledSigmoid", "scale saved as a 0-d tensor beside x",
             _scaled("        ctx.save_for_backward(x, torch.tensor(scale, dtype=x.dtype))\n"
                     "        return scale * torch.sigmoid(x)",
@@ -150,6 +157,11 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # asinh's odd-symmetry trick carried over: sigma(x) = 1/2 + copysign(tanh(|x| / 2) / 2, x)
+    Mistake("MySigmoid", "1/2 + copysign(h, x), the worked example's odd trick",
+            "as does any 1/2 plus a term that rounds to -1/2",
+            _sigmoid("        z = torch.exp(-x.abs())\n        h = (1 - z) / (2 * (1 + z))\n"
+                     "        y = 0.5 + torch.copysign(h, x)\n" + SAVE_Y, FROM_Y)),
     Mistake("MySigmoid", "saves the input x", "MySigmoid saved its input x: save the output y "
             "instead",
             _sigmoid("        ctx.save_for_backward(x)\n        return torch.sigmoid(x)",
