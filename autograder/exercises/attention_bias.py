@@ -137,6 +137,24 @@ def _close(a, b) -> bool:
             and bool(torch.allclose(a.detach(), b, rtol=1e-5, atol=1e-7)))
 
 
+def _broadcast_hint(got, dS, shape) -> str | None:
+    """A grad_bias of bias.shape that averages dS over the broadcast dimensions, or takes one
+    entry along a dimension of size 1 instead of summing along it."""
+    copies = dS.numel() // max(1, torch.Size(shape).numel())
+    if copies > 1 and _close(got, dS.sum_to_size(shape) / copies):
+        return (f"is the mean of dS over the dimensions the bias was broadcast along ({copies} "
+                "scores share each bias entry), not their sum: each score the entry feeds adds "
+                "its whole dS")
+    one = dS.sum(dim=tuple(range(dS.dim() - len(shape)))) if dS.dim() > len(shape) else dS
+    kept = [i for i, n in enumerate(shape) if n == 1 and one.shape[i] > 1]
+    for i in kept:
+        one = one.narrow(i, 0, 1)
+    if kept and _close(got, one):
+        return (f"takes the first entry along dimension {kept[0] - len(shape)} of dS, where the "
+                "bias has size 1, instead of adding up every score that entry feeds")
+    return None
+
+
 def recognise(function, values: dict) -> str | None:
     """The hint for a backward whose numbers match a mistake this exercise is prone to."""
     inputs = make_inputs(values)
@@ -152,6 +170,9 @@ def recognise(function, values: dict) -> str | None:
     if _close(got[3], scale * right.sum_to_size(bias.shape)) and scale != 1:
         return (f"{NAME}'s grad_bias is scale times the right one: the bias is added after the "
                 "scores are scaled, so dphi/dbias is dS itself, summed to the bias's shape")
+    broadcast = _broadcast_hint(got[3], right, bias.shape)
+    if broadcast is not None:
+        return f"{NAME}'s grad_bias {broadcast}"
     for wrong, hint in ((P * dP, "leaves out the row-sum term of the softmax: dS = P * (dP - "
                          "rowsum(dP * P)), not P * dP"),
                         (P * (1 - P) * dP, "uses only the diagonal of the softmax's Jacobian, "

@@ -137,3 +137,17 @@ MISTAKES += [
                    "return grad_Q, grad_K, grad_V if ctx.needs_input_grad[2] else None, "
                    "grad_bias, None"))),
 ]
+
+MISTAKES += [
+    # the bias's broadcast undone the wrong way, each named only when the numbers match it
+    Mistake(AB, "the mean over the broadcast dimensions", "is the mean of dS over the dimensions",
+            _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+                   "grad_bias = grad_S.sum_to_size(ctx.bias_shape) * ctx.bias_shape.numel() "
+                   "/ grad_S.numel()"))),
+    Mistake(AB, "one entry taken along a dimension of size 1", "takes the first entry along",
+            _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+                   "grad_bias = grad_S.sum(dim=tuple(range(grad_S.dim() - len(ctx.bias_shape))))"
+                   "\n                for i, n in enumerate(ctx.bias_shape):\n"
+                   "                    if n == 1:\n"
+                   "                        grad_bias = grad_bias.narrow(i, 0, 1)"))),
+]
