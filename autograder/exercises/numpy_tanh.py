@@ -164,6 +164,44 @@ def _reaches(node, leaf: torch.Tensor) -> bool:
     return False
 
 
+WATCHED = {"x": "its input x", "y": "its output y (the tensor the caller holds, also the one "
+           "saved)", "grad_output": "grad_output"}
+PHASES = ("forward", "backward (its own, or the forward of the Function it calls)",
+          "second backward (the backward of the Function its backward calls)")
+
+
+def _name_writes(function, values: dict, error: GradingError) -> None:
+    """A NumPy write through .numpy() into x, y or grad_output, found by comparing each with a
+    copy taken before: named first, whichever later check it made fail (autograd's version
+    counter never sees such a write, so no error names it)."""
+    x = make_inputs(values)["x"]
+    watched, kept = {"x": x}, {"x": x.detach().clone()}
+    for phase in PHASES:
+        try:
+            if phase == PHASES[0]:
+                output = function.apply(x)
+            elif phase == PHASES[1]:
+                grad_output = sample(x.shape, "cpu", seed=51).requires_grad_()
+                watched.update(y=output, grad_output=grad_output)
+                kept.update(y=output.detach().clone(), grad_output=grad_output.detach().clone())
+                first, = torch.autograd.grad(output, x, grad_output, create_graph=True)
+            elif first.requires_grad:
+                torch.autograd.backward(first, sample(x.shape, "cpu", seed=52))
+        except (RuntimeError, TypeError, ValueError, AttributeError):
+            return
+        written = [name for name, tensor in watched.items()
+                   if not torch.equal(tensor.detach(), kept[name])]
+        if written:
+            name = written[0]
+            raise GradingError(
+                f"NumpyTanh's {phase} wrote into {WATCHED[name]}: an array from .numpy() shares "
+                "the tensor's memory, so a NumPy write through it (out=, *=, a[...] =) changes "
+                "the tensor itself, and autograd's version counter, which guards saved tensors "
+                "against in-place changes, never sees it; write into a new array (no out=, or "
+                "a .copy() first)", f"{name} before: {kept[name].flatten()[:4].tolist()}, after: "
+                f"{watched[name].detach().flatten()[:4].tolist()}\n{error}") from error
+
+
 def _name_x_for_y(function, values: dict, error: GradingError) -> None:
     """A first derivative of 1 - x**2 instead of 1 - tanh(x)**2: x saved, used as if it were y."""
     x = make_inputs(values)["x"]
@@ -197,20 +235,28 @@ def full(submission, device) -> None:
         _checks(function)
 
 
+def _case_checks(function, values: dict) -> None:
+    try:
+        forward, _ = check_values_and_gradients(function, NUMPY_TANH, values, rtol=1e-7,
+                                                atol=1e-9)
+    except GradingError as error:
+        _name_x_for_y(function, values, error)  # _checks names a NumPy write before this
+        raise
+    check_no_ctx_tensors(NUMPY_TANH, forward)
+    check_forward_in_numpy(function, values)
+    check_backward_in_numpy(function, values)
+    check_second_derivatives(function, values)
+
+
 def _checks(function) -> None:
     for seed, shape in enumerate(SHAPES):
         values = _values(shape, seed)
         with case(f"x of shape {shape}"):
             try:
-                forward, _ = check_values_and_gradients(function, NUMPY_TANH, values,
-                                                        rtol=1e-7, atol=1e-9)
+                _case_checks(function, values)
             except GradingError as error:
-                _name_x_for_y(function, values, error)
+                _name_writes(function, values, error)
                 raise
-            check_no_ctx_tensors(NUMPY_TANH, forward)
-            check_forward_in_numpy(function, values)
-            check_backward_in_numpy(function, values)
-            check_second_derivatives(function, values)
     covers("1-D x")
     with case("large |x|, where tanh saturates"):
         check_values_and_gradients(function, NUMPY_TANH,

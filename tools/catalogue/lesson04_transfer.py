@@ -167,3 +167,24 @@ MISTAKES = [
             _tanh("        x, = ctx.saved_tensors\n        return _TanhGrad.apply(grad_output, x)",
                   _inner(RIGHT), SAVE_X)),
 ]
+
+INNER_FORWARD = ("        g, y = g.detach().numpy(), y.detach().numpy()\n"
+                 "        return torch.from_numpy(g * (1 - y * y))")
+MISTAKES += [
+    Mistake("NumpyTanh", "forward writes tanh into x through .numpy() (np.tanh(a, out=a))",
+            "NumpyTanh's forward wrote into its input x",
+            _tanh(CALL, _inner(RIGHT), "        a = x.detach().numpy()\n        np.tanh(a, out=a)\n"
+                  "        y = torch.from_numpy(a.copy())\n        ctx.save_for_backward(y)\n"
+                  "        return y")),
+    Mistake("NumpyTanh", "inner forward squares the saved y in place through .numpy()",
+            "NumpyTanh's backward (its own, or the forward of the Function it calls) wrote into "
+            "its output y",
+            _tanh(CALL, _inner(RIGHT).replace(INNER_FORWARD, INNER_FORWARD.replace(
+                "\n        return torch.from_numpy(g * (1 - y * y))",
+                "\n        y *= y\n        return torch.from_numpy(g * (1 - y))")))),
+    Mistake("NumpyTanh", "inner backward multiplies the saved grad_output in place",
+            "NumpyTanh's second backward (the backward of the Function its backward calls) wrote "
+            "into grad_output",
+            _tanh(CALL, _inner("        g *= gb\n        return torch.from_numpy(gb * (1 - y * y)), "
+                               "torch.from_numpy(-2 * g * y)"))),
+]
