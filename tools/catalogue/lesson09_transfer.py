@@ -91,6 +91,15 @@ MISTAKES = [
         position = torch.arange(grad_output.shape[dim], device=grad_output.device).view(shape)
         return grad_output * (indices == position), None
 """)),
-    Mistake("CumMax", "the gradient of each output to its own position", "wrong",
+    Mistake("CumMax", "the gradient of each output to its own position",
+            "returns grad_output unchanged",
             _cummax("        return grad_output.clone(), None\n")),
+    Mistake("CumMax", "grad_output gathered with the indices (the forward's direction)",
+            "CumMax gathers grad_output with the indices",
+            _cummax("        return grad_output.gather(ctx.dim, indices), None\n")),
+    Mistake("CumMax", "the indices saved as int32", "saves its indices as int32",
+            _cummax("        return torch.zeros_like(grad_output).scatter_add(ctx.dim, "
+                    "indices.long(), grad_output), None\n",
+                    _FORWARD.replace("save_for_backward(indices)",
+                                     "save_for_backward(indices.int())"))),
 ]
