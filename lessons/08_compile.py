@@ -116,11 +116,17 @@ def compare(prediction, observed) -> None:
 # cancel.
 # </details>
 #
-# <details><summary><b>Hint 3</b>: a form that never overflows</summary>
+# <details><summary><b>Hint 3</b>: a form that never overflows, a question</summary>
 #
-# For $z > 0$ take $e^z$ out of the logarithm: $\log(1 + e^z) = z + \log(1 + e^{-z})$. Both
-# cases at once: $\log(1 + e^{z}) = \max(z, 0) + \log(1 + e^{-|z|})$, where the exponent is
-# never positive.
+# Only $e^{z}$ with a large positive $z$ overflows. For $z > 0$, factor $e^{z}$ out of
+# $1 + e^{z}$: what is left inside the logarithm, and how large can its exponent get? Then
+# find one expression that is right for both signs of $z$.
+# </details>
+#
+# <details><summary><b>Hint 4</b>: the form</summary>
+#
+# For $z > 0$: $\log(1 + e^z) = z + \log(1 + e^{-z})$. Both signs at once:
+# $\log(1 + e^{z}) = \max(z, 0) + \log(1 + e^{-|z|})$, where the exponent is never positive.
 # </details>
 
 # %% [markdown]
@@ -171,17 +177,19 @@ print("gradcheck, both modes:", torch.autograd.gradcheck(
     Exp.apply, (x.clone().requires_grad_(),), check_forward_ad=True, check_batched_grad=True))
 
 # %% [markdown]
-# **Predict, then run.** `ExpOldForm` below is `Exp` written the lesson-00 way: `forward(ctx, x)`
-# saves inside forward, and there is no `setup_context`. Which of these four works, and which
-# raises: `gradcheck` with `check_forward_ad=True`, `torch.compile(fullgraph=True)` of a
-# function calling `ExpOldForm` without its `jvp`, `torch.vmap`, `torch.func.jvp`? Write
-# `"works"` or `"raises"` for each into `prediction_old_form`, then run the cell.
+# **Predict.** `ExpOldForm` below is `Exp` written the lesson-00 way: `forward(ctx, x)` saves
+# inside forward, and there is no `setup_context`. Lesson 04 showed what `torch.func` makes of
+# such a Function, and the cell after next runs `torch.vmap` and `torch.func.jvp` on it again.
+# Two other ways in are not `torch.func`: `gradcheck` with `check_forward_ad=True` (forward
+# mode through `torch.autograd.forward_ad`), and `torch.compile(fullgraph=True)` of a function
+# calling `ExpOldForm` without its `jvp`. For each, write `"works"` or `"raises"` into
+# `prediction_old_form` and run the cell.
+
+# %%
+prediction_old_form = {"gradcheck forward_ad": None,  # "works" or "raises"
+                       "compile fullgraph": None}
 
 # %% tags=["skip-when-grading"]
-prediction_old_form = {"gradcheck forward_ad": None, "compile fullgraph": None, "vmap": None,
-                       "func.jvp": None}  # "works" or "raises"
-
-
 class ExpOldForm(torch.autograd.Function):
     generate_vmap_rule = True
 
@@ -224,8 +232,11 @@ for name, attempt in attempts.items():
     except RuntimeError as error:
         observed = "raises"
         print(f"{name}: {str(error)[:128]}...")
-    print(f"{name}: ", end="")
-    compare(prediction_old_form[name], observed)
+    if name in prediction_old_form:
+        print(f"{name}: ", end="")
+        compare(prediction_old_form[name], observed)
+    else:
+        print(f"{name}: {observed} (lesson 04)")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -247,21 +258,15 @@ for name, attempt in attempts.items():
 # %% [markdown]
 # ## Where `generate_vmap_rule` stops, and a hand-written `vmap`
 #
-# `generate_vmap_rule = True` does not batch anything itself: under `torch.vmap`, it runs your
-# `forward`, `setup_context`, `backward` and `jvp` on **batched tensors**, which carry the
-# batch dimension out of sight.
-#
-# **Predict, then run.** `NumpyExp` computes $e^x$ with NumPy, in the setup_context form and
-# with `generate_vmap_rule = True`. Under `torch.vmap`: the right values, wrong values, or an
-# error? Write `"right"`, `"wrong"` or `"error"` into `prediction_numpy`.
+# `generate_vmap_rule = True` asks `torch.vmap` to batch a Function by running your own
+# `forward`, `setup_context`, `backward` and `jvp` under it. `NumpyExp` below computes $e^x$
+# with NumPy, in the setup_context form and with `generate_vmap_rule = True`.
 #
 # (Setting both `generate_vmap_rule = True` and a `vmap` staticmethod is an error of its own:
 # *"it has both generate_vmap_rule=True and an overridden vmap staticmethod"*.)
 
 # %%
 import numpy as np
-
-prediction_numpy = None  # "right", "wrong" or "error"
 
 
 class NumpyExp(torch.autograd.Function):
@@ -282,7 +287,15 @@ class NumpyExp(torch.autograd.Function):
         y, = ctx.saved_tensors
         return grad_output * y
 
+# %% [markdown]
+# **Predict.** `torch.vmap(NumpyExp.apply)` over the rows of a `(4, 3)` tensor: the right
+# values, wrong values, or an error? Write `"right"`, `"wrong"` or `"error"` into
+# `prediction_numpy` and run the cell; the cell after it checks.
 
+# %%
+prediction_numpy = None  # "right", "wrong" or "error"
+
+# %%
 rows = torch.randn(4, 3, dtype=torch.float64)
 try:
     observed = "right" if torch.allclose(torch.vmap(NumpyExp.apply)(rows), rows.exp()) else "wrong"
@@ -294,11 +307,12 @@ compare(prediction_numpy, observed)
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# An error: inside `vmap`, `forward` receives a batched tensor, which has no storage of its
-# own for NumPy to read (*"Cannot access data pointer of Tensor that doesn't have storage"*).
-# The generated rule relies on every op inside to handle a batched tensor: PyTorch's ops have
-# batching rules, NumPy has none. NumPy cannot be batched for you; you must say how. The generated rule stops wherever your
-# code leaves PyTorch's ops:
+# An error. Under `vmap`, the generated rule runs your `forward` on **batched tensors**, which
+# carry the batch dimension out of sight; a batched tensor has no storage of its own for NumPy
+# to read (*"Cannot access data pointer of Tensor that doesn't have storage"*). The generated
+# rule relies on every op inside to handle a batched tensor: PyTorch's ops have batching
+# rules, NumPy has none. NumPy cannot be batched for you; you must say how. The generated rule
+# stops wherever your code leaves PyTorch's ops:
 #
 # - data taken out of a tensor: `.numpy()`, a C or CUDA extension that reads the pointer,
 #   `.item()`, `.tolist()`;
@@ -427,6 +441,56 @@ print(f"naive formula: inf at {int((naive == float('inf')).sum())} shifts (overf
       f"-inf at {int((naive == float('-inf')).sum())} (underflow), of 161")
 
 # %% [markdown]
+# ### In practice: a row that is all $-\infty$ (not graded)
+#
+# Attention masks a position by setting its score to $-\infty$, and a row can be masked
+# entirely (when a padding mask and a causal mask together leave a query no key). Mathematically
+# $\log \sum_j e^{-\infty} = \log 0 = -\infty$, and `torch.logsumexp` returns `-inf`. The
+# contract asks for $|x|$ up to 1000, so the grader never tries this row.
+#
+# **Predict.** What does *your* `LogSumExp` return for a row of three `-inf`: `"-inf"`,
+# `"nan"`, or `"error"`? Write it into `prediction_masked` and run the cell.
+
+# %%
+prediction_masked = None  # "-inf", "nan" or "error"
+
+# %%
+masked = torch.full((2, 3), float("-inf"), dtype=torch.float64)
+masked[1, 0] = 0.0  # the second row keeps one position
+try:
+    yours = LogSumExp.apply(masked, 1)
+    observed = "-inf" if yours[0] == float("-inf") else "nan" if yours[0].isnan() else str(
+        yours[0].item())
+    print("yours:           ", yours)
+except Exception as error:
+    observed = "error"
+    print(f"yours: {type(error).__name__}: {error}")
+print("torch.logsumexp: ", torch.logsumexp(masked, 1))
+compare(prediction_masked, observed)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# With the maximum subtracted, a row of $-\infty$ has $m = -\infty$, and $x_j - m$ is
+# $-\infty - (-\infty)$, which is `nan` in IEEE arithmetic; every later step keeps the `nan`.
+# A row with one finite entry is fine: its maximum is finite. In a model, a single `nan` row
+# spreads to every parameter that the loss reaches through it.
+# </details>
+#
+# <details><summary><b>Hint</b>: a guard, if yours gave nan</summary>
+#
+# The value of $m$ does not change the answer while it is finite. Which finite value could
+# stand in for $m$ where the maximum is not finite, so that $e^{x_j - m}$ is $0$ for the row and
+# $\log 0 + m$ is $-\infty$? (`torch.isfinite` and `torch.where` do it without a Python `if`,
+# so `vmap` and `torch.compile` still see one graph.)
+# </details>
+#
+# The value is not the whole story: `torch.logsumexp`'s own gradient on such a row is `nan` on
+# torch 2.13, as $e^{x_j - y}$ is again $e^{-\infty - (-\infty)}$. Attention code that masks
+# whole rows therefore either keeps them out of the reduction or zeroes their output and
+# gradient after it.
+
+# %% [markdown]
 # ## A Function under `torch.compile`
 #
 # `torch.compile` runs TorchDynamo over your Python bytecode: it records tensor operations
@@ -548,11 +612,14 @@ print("opcheck:", torch.library.opcheck(matvec, (A, v)))
 #   memory once the operator has run. (An in-place *Function* returns `x` with `mark_dirty`,
 #   lesson 07; an operator has no such escape.)
 #
-# **Predict, then run.** Three small operators break these promises: `clamp_in_place` writes
+# **Predict.** Three small operators break these promises: `clamp_in_place` writes
 # into `x` while declaring `mutates_args=()`, `same` returns its input, `flat` returns
 # `x.view(-1)`. For each, write `"raises when called"`, `"only opcheck"` (no error when
 # called, an error from `opcheck`) or `"neither"` into `prediction_promises`, then run the
-# cell.
+# cell; the cell after the operators checks.
+
+# %%
+prediction_promises = {"clamp_in_place": None, "same": None, "flat": None}
 
 # %%
 @torch.library.custom_op("autograd_course::clamp_in_place", mutates_args=())
@@ -575,7 +642,6 @@ def reason(error: Exception) -> str:
     return str(error).rsplit("'>): ", 1)[-1].split(" (scroll up")[0][:140]
 
 
-prediction_promises = {"clamp_in_place": None, "same": None, "flat": None}
 for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", flat)]:
     raised = {}
     for how, attempt in [("called", lambda: op(torch.tensor([-1.0, 2.0]))),
@@ -607,14 +673,17 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
 # ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
 #
 # Turn `softplus(x, beta)` below into the custom operator `autograd_course::softplus` (`x` a
-# tensor, `beta` a Python `float` > 0), with the calls `matvec` used above. The operator must:
+# tensor, `beta` a Python `float` > 0). The operator must:
 #
 # - compute $\log(1 + e^{\beta x}) / \beta$ **stably** (finite for $\beta x$ in the thousands);
-# - have a fake implementation that gives the real output's shape, dtype and device;
-# - have a backward written by hand (your derivative from the maths section), registered for
-#   autograd; `beta` is a float, so its gradient is `None`;
+# - have a fake implementation;
+# - have a backward written by hand, registered for autograd;
 # - pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")`
 #   of a function calling it must match eager values and gradients.
+#
+# Before you write it, answer `matvec`'s three questions for this operator: what the fake
+# returns, what backward keeps (and where `beta` goes), and what backward returns for each
+# input.
 #
 # Keep every registration in this one cell. Re-running a cell that defines an operator is fine
 # in torch 2.13 (`custom_op` with a name already defined replaces the earlier definition), but
@@ -978,21 +1047,49 @@ from autograder import grade; grade("squared_norm", squared_norm)
 # ### Your rule with the batch dimension elsewhere (not graded)
 #
 # The grader runs `torch.vmap(squared_norm, in_dims=(0, None))`, the contract. A batching rule
-# meets other positions too: `torch.vmap(f, in_dims=1)` hands your rule `x` with its batch
-# dimension at 1, and the rule must read `in_dims` to find it. A rule that assumes 0 passes the
-# grader and fails here:
+# meets other positions too: `torch.vmap(f, in_dims=(1, None))` hands your rule `x` with its
+# batch dimension at 1. Below, a batch of 2 samples of shape $(3, 4)$ is stored as a
+# $(3, 2, 4)$ tensor, and the cell after next runs your operator under that `vmap` for `dim`
+# in $-2, -1, 0, 1$, against a loop over the samples.
+#
+# **Predict.** Read your own rule, not the solution you would like it to be: for which of
+# these four `dim` does it match the loop? Write the set into `prediction_in_dims_1` (for
+# example `{-2, 1}`; `set()` for none) and run the cell.
+
+# %%
+prediction_in_dims_1 = None  # a set of dims from {-2, -1, 0, 1}
 
 # %%
 batch = torch.randn(3, 2, 4, dtype=torch.float64)  # 2 samples of shape (3, 4), along dim 1
 squared_norm(batch[:, 0], 0)  # eager first: a stub raises its NotImplementedError here
+matched = set()
 for dim in (-2, -1, 0, 1):
     loop = torch.stack([(sample * sample).sum(dim) for sample in batch.unbind(1)])
     try:
         got = torch.vmap(squared_norm, in_dims=(1, None))(batch, dim)
-        verdict = "matches a loop" if torch.allclose(got, loop) else "WRONG values"
+        if got.shape != loop.shape:
+            verdict = f"WRONG shape {tuple(got.shape)}, the loop's is {tuple(loop.shape)}"
+        elif torch.allclose(got, loop):
+            verdict = "matches the loop"
+            matched.add(dim)
+        else:
+            verdict = "WRONG values"
     except Exception as error:
         verdict = f"{type(error).__name__}: {(str(error).splitlines() or [''])[0][:90]}"
     print(f"in_dims=(1, None), dim={dim:>2}: {verdict}")
+compare(prediction_in_dims_1, matched)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# A sample's `dim` 0 (or $-2$) comes before the batch dimension at 1. After the reduction
+# removes it, the batch dimension of the output is at 0, not 1. `roll_one`'s rule could return
+# `x_bdim` because `roll` keeps every dimension; a reduction does not. A rule that returns the
+# input's batch dimension gives the shape $(4, 2)$ here where the loop gives $(2, 4)$, and it
+# still passes the grader, where the batch dimension is at 0 and nothing comes before it.
+# Count again (one less when the reduced dimension came before the batch dimension), or move
+# the batch dimension to the front first and return 0.
+# </details>
 
 # %% [markdown]
 # ### In practice: the fake implementation owns the dtype

@@ -103,6 +103,10 @@ class LogSumExp(torch.autograd.Function):
         inner = dim + 1 if dim >= 0 else dim
         return LogSumExp.apply(x, inner), 0
 '''))),
+    Unusual("LogSumExp", "the max subtracted with no guard: nan on an all -inf row, which the "
+            "contract (|x| up to 1000) leaves out and the lesson shows ungraded",
+            _edit(LSE, ("        m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))\n",
+                        ""))),
     Unusual("LogSumExp", "max via x.max(dim).values and keepdim=False arithmetic", '''
 class LogSumExp(torch.autograd.Function):
     generate_vmap_rule = True

@@ -81,6 +81,12 @@ torch.library.register_vmap("autograd_course::squared_norm", _rule)
     d = dim % (x.dim() - 1)  # the dim within one sample
     real = d + 1 if d >= x_bdim else d  # that dim in the batched x
     return squared_norm(x, real), x_bdim if x_bdim < real else x_bdim - 1'''))),
+    Unusual("squared_norm", "roll_one's rule renamed: out_dims is the input's batch dim; right "
+            "at in_dims 0, the contract, a wrong shape at in_dims 1 (the lesson's ungraded cell)",
+            _edit(SQUARED_NORM, ('''    x = x.movedim(x_bdim, 0)
+    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0''', '''    sample_dim = dim % (x.dim() - 1)
+    batched_dim = sample_dim + 1 if sample_dim >= x_bdim else sample_dim
+    return squared_norm(x, batched_dim), x_bdim'''))),
     Unusual("squared_norm", "a rule that computes the batch itself, batch dim last, out_dims -1",
             _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n    return squared_norm(x, dim + 1 if "
                                  "dim >= 0 else dim), 0",
