@@ -232,7 +232,7 @@ print("torch.func on composed ops agrees:", torch.allclose(hvp_func, hvp_by_hand
 try:
     torch.func.jvp(torch.func.grad(f), (x0,), (v,))
 except RuntimeError as error:
-    print("torch.func through Sin:", str(error)[:110], "...")
+    print("torch.func through Sin:", str(error).split(" For more details")[0])
 
 
 class SinForFunc(torch.autograd.Function):
@@ -392,10 +392,21 @@ inspect_saved(SoftplusSavesSigmoid, torch.linspace(-3, 3, 8, dtype=torch.float64
 # Why: forward runs with autograd off, so `s` has no history. `save_for_backward` gives inputs
 # and outputs back linked to the graph, but an intermediate comes back exactly as it was: a
 # constant. Differentiating `grad_output * s` then treats `s` as fixed and misses
-# $\partial s/\partial x = s(1-s)$: the second derivative it produces is zero everywhere.
+# $\partial s/\partial x = s(1-s)$. Here `grad_output` is a constant too (the 1s of a
+# `.sum()`), so the first derivative comes back with no graph at all, and a second
+# `torch.autograd.grad` on it raises: in your own code, that error is what the trap looks like.
+# The plotting helper below catches it and plots the zero it stands for. When the output feeds
+# further ops, `grad_output` has a graph of its own: then nothing raises, and only the term
+# through $s$ goes missing.
 
 # %%
 xs = torch.linspace(-5, 5, 201, dtype=torch.float64, requires_grad=True)
+dy, = torch.autograd.grad(SoftplusSavesSigmoid.apply(xs).sum(), xs, create_graph=True)
+print("first derivative requires grad:", dy.requires_grad)
+try:
+    torch.autograd.grad(dy.sum(), xs)
+except RuntimeError as error:
+    print("a second torch.autograd.grad raises:", error)
 
 
 def second_derivative(f):
@@ -501,11 +512,15 @@ print("gradgradcheck passes:", passes)
 
 y = ExpOnCtx.apply(x)
 with torch.no_grad():
-    y.mul_(2)  # with save_for_backward, backward would now raise an error
-y.sum().backward()
-print("gradient after an in-place change:", x.grad, " true:", torch.exp(x).detach())
-after_mul_ = ("doubled gradient" if torch.allclose(x.grad, 2 * torch.exp(x.detach()))
-              else "true gradient")
+    y.mul_(2)
+try:
+    y.sum().backward()
+    print("gradient after an in-place change:", x.grad, " true:", torch.exp(x).detach())
+    after_mul_ = ("doubled gradient" if torch.allclose(x.grad, 2 * torch.exp(x.detach()))
+                  else "true gradient")
+except RuntimeError as error:
+    print("backward raised:", str(error).splitlines()[0])
+    after_mul_ = "raises"
 
 gc.disable()  # so that the cycle collector cannot run in the middle of the demonstration
 y = ExpOnCtx.apply(x)
@@ -523,7 +538,8 @@ compare("after y.mul_(2)", predicted_after_mul_, after_mul_)
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # It passes `gradgradcheck`, and the in-place change goes unnoticed: the gradient comes out
-# doubled. What actually happens in current PyTorch:
+# doubled. Saved with `save_for_backward`, the same `mul_` would make backward raise
+# *"modified by an inplace operation"*. What actually happens in current PyTorch:
 #
 # - an **intermediate** on `ctx` is a constant to double backward, exactly like a saved one:
 #   second derivatives are wrong;
@@ -570,6 +586,12 @@ print("second derivative:", second, " true 6x - sin(x):", 6 * x.detach() - torch
 # `torch.from_numpy(a)` comes back, sharing `a`'s memory, and `.to(device)` returns to the
 # input's device. One trap: NumPy arithmetic on a 0-d array returns a NumPy *scalar*, which
 # `torch.from_numpy` refuses and `torch.as_tensor` accepts.
+#
+# Memory is shared the other way too: on a CPU, `t.detach().numpy()` is `t`'s own memory. A
+# NumPy write through it (`a *= 2`, `np.tanh(a, out=a)`) changes the tensor, and autograd's
+# version counter, which makes backward raise when a saved tensor was changed in place, never
+# sees it. The second half of the next cell writes into the output of `torch.exp`, which
+# `exp` saves for its backward, once through NumPy and once through torch.
 
 # %%
 t = torch.tensor([0.25, 4.0], dtype=torch.float64, requires_grad=True)
@@ -582,6 +604,20 @@ try:
 except TypeError as error:
     print("torch.from_numpy refuses it:", error)
 print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
+
+w = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+y = torch.exp(w)
+a = y.detach().numpy()
+a *= 10  # a NumPy write into y's memory
+print("y after the NumPy write:", y.detach(), " version counter:", y._version)
+y.sum().backward()
+print("no error, gradient:", w.grad, " true e^w:", torch.exp(w.detach()))
+y = torch.exp(w)
+y.detach().mul_(10)  # the same write through torch
+try:
+    y.sum().backward()
+except RuntimeError as error:
+    print("the same write in torch:", str(error).split(":")[0])
 
 # %% [markdown]
 # PyTorch's guard for such a backward is the decorator `once_differentiable`, from
@@ -600,6 +636,13 @@ print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 #    with `@staticmethod`: which of the two decorators should see your function first? Add it
 #    above the `def` (and delete the stub line under the class), or apply it in that stub's
 #    place, as a decorator is applied by hand: `CubeOnce.backward = staticmethod(...)`.
+#
+# **What the self-check grades** is the contract: the values, the first derivative (in float64
+# and float32), and that a second backward through `CubeOnce` raises `once_differentiable`'s
+# error. It cannot see what your backward computes with: `once_differentiable` runs the
+# function it wraps with autograd off, so a marked backward of torch ops passes too; and on a
+# machine without a GPU it cannot see a missing `.cpu()`. Write the NumPy backward anyway:
+# quick question 4, after the self-check, takes the mark off it to show what the mark is for.
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
 class CubeOnce(torch.autograd.Function):
@@ -703,6 +746,62 @@ try:
     first.sum().backward()
 except RuntimeError as error:
     print("second backward:", str(error).splitlines()[0])
+
+# %% [markdown]
+# **Quick question 4.** The cell after next takes the mark off your `CubeOnce`
+# (`once_differentiable` keeps the function it wrapped as `__wrapped__`) and runs the same
+# second backward, of $\sin(x^3)$, whose true second derivative is
+# $6x\cos(x^3) - 9x^4\sin(x^3)$. With your NumPy backward unmarked, what comes out? Ask which
+# factors of what your backward returns autograd recorded. Write it as a function of `x` (a
+# `lambda` on a tensor), or `"raises"` if you expect an error.
+
+# %%
+predicted_unmarked = None  # e.g. lambda x: ..., or "raises"
+
+# %%
+unmarked = getattr(CubeOnce.backward, "__wrapped__", CubeOnce.backward)
+
+
+class CubeUnmarked(CubeOnce):
+    """Your CubeOnce with the mark taken off its backward."""
+
+    backward = staticmethod(unmarked)
+
+
+x = torch.tensor([0.5, 1.0, 1.5], dtype=torch.float64, requires_grad=True)
+try:
+    first, = torch.autograd.grad(torch.sin(CubeUnmarked.apply(x)).sum(), x, create_graph=True)
+    unmarked_second, = torch.autograd.grad(first.sum(), x)
+    print("unmarked, second derivative:  ", unmarked_second)
+except RuntimeError as error:
+    print("unmarked, second backward:", str(error).splitlines()[0])
+    unmarked_second = "raises"
+x = x.detach()
+print("true 6x cos(x³) - 9x⁴ sin(x³):", 6 * x * torch.cos(x ** 3) - 9 * x ** 4 * torch.sin(x ** 3))
+if callable(predicted_unmarked) and isinstance(unmarked_second, torch.Tensor):
+    yours = torch.as_tensor(predicted_unmarked(x), dtype=torch.float64)
+    print("your prediction:              ", yours,
+          "✓" if torch.allclose(yours, unmarked_second) else "✗")
+else:
+    compare("second backward, unmarked", predicted_unmarked,
+            unmarked_second if isinstance(unmarked_second, str) else "a tensor, printed above")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# A NumPy backward returns `grad_output` times $3x^2$, and the $3x^2$ made in NumPy is a
+# constant to autograd. Here `grad_output` is $\cos(x^3)$ from `sin`'s backward, which autograd
+# did record. So the second pass differentiates through `grad_output` only, giving
+# $-\sin(x^3)\cdot 3x^2 \cdot 3x^2 = -9x^4\sin(x^3)$, and drops $6x\cos(x^3)$, the term
+# through $3x^2$: a plausible number and no error. The mark turns exactly this into an error.
+#
+# - If yours gave the true value, your backward computes $3x^2$ with torch ops, which autograd
+#   records: it was differentiable, and the mark refuses a second derivative autograd could
+#   have given (the common-mistakes table lists this). The self-check cannot tell the two apart.
+# - If yours raised *"does not require grad"*, your backward took `grad_output` through NumPy
+#   as well: its result is a constant, and the whole second derivative is gone. Loudly here;
+#   inside a sum with other terms, such as `+ x ** 2`, silently.
+# </details>
 
 # %% [markdown]
 # It is a guard, not a guarantee. The error node fires only when the gradient coming in
