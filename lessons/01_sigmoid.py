@@ -92,18 +92,19 @@ def compare(predicted: dict, actual: dict) -> None:
 # %% [markdown]
 # ## Tiny numbers next to 1: `log1p` and `expm1`
 #
-# One tool before the worked example. float64 keeps about 16 significant digits, so $1 + u$
-# with a tiny $u$ keeps only the first digits of $u$, or none. The loss hides in two everyday
-# expressions: $\log(1 + u)$, as in the log-probability $\log(1 - p)$ that a rare event
-# (probability $p$) does not happen, and $e^u - 1$, as in the growth $e^{rt} - 1$ of a small
-# rate $r$ over a short time $t$. Two functions exist for precisely these:
+# One tool before the worked example: what happens when a tiny number meets $1$. It happens
+# in two everyday expressions with a tiny $u$: $\log(1 + u)$, as in the log-probability
+# $\log(1 - p)$ that a rare event (probability $p$) does not happen, and $e^u - 1$, as in the
+# growth $e^{rt} - 1$ of a small rate $r$ over a short time $t$. Two functions exist for
+# precisely these:
 #
 # - `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$;
 # - `torch.expm1(u)` computes $e^u - 1$ without forming $e^u$ and subtracting $1$.
 #
-# **Predict, then run.** For $p = 10^{-20}$, what does `torch.log(1 - p)` return? For
-# $u = 10^{-20}$, what does `torch.exp(u) - 1` return? And for $p = 10^{-10}$, how many correct
-# significant digits does `torch.log(1 - p)` keep: about 16, 7, or 0? Write your answers first.
+# **Predict, then run.** float64 keeps about 16 significant digits. For $p = 10^{-20}$, what
+# does `torch.log(1 - p)` return? For $u = 10^{-20}$, what does `torch.exp(u) - 1` return? And
+# for $p = 10^{-10}$, how many correct significant digits does `torch.log(1 - p)` keep: about
+# 16, 7, or 0? Write your answers first.
 
 # %%
 predicted = {"log(1 - p) at p = 1e-20": None, "exp(u) - 1 at u = 1e-20": None,
