@@ -19,7 +19,7 @@
 # 2. write a sigmoid whose values and gradients stay finite at $x = \pm 800$;
 # 3. save a boolean mask, pick a gradient at ties, and never write into `grad_output`, the input
 #    or a saved tensor;
-# 4. pass a Python number through `forward` and return `None` for it;
+# 4. return `None` for an input that takes no gradient: a Python number, a boolean mask;
 # 5. keep tiny numbers accurate next to 1 with `log1p` and `expm1`.
 #
 # Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and at the end
