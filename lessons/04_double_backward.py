@@ -948,6 +948,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
 # | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it |
+# | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
 # | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck` |
 # | `@once_differentiable` above `@staticmethod` on Python < 3.10 | `'staticmethod' object is not callable` when backward runs | write it under `@staticmethod` |
 # | `gradgradcheck` in float32 | spurious failures | float64 |

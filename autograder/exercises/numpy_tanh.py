@@ -165,7 +165,8 @@ def _reaches(node, leaf: torch.Tensor) -> bool:
 
 
 WATCHED = {"x": "its input x", "y": "its output y (the tensor the caller holds, also the one "
-           "saved)", "grad_output": "grad_output"}
+           "saved)", "grad_output": "grad_output",
+           "grad_b": "the gradient its backward's Function receives (grad_b)"}
 PHASES = ("forward", "backward (its own, or the forward of the Function it calls)",
           "second backward (the backward of the Function its backward calls)")
 
@@ -186,7 +187,9 @@ def _name_writes(function, values: dict, error: GradingError) -> None:
                 kept.update(y=output.detach().clone(), grad_output=grad_output.detach().clone())
                 first, = torch.autograd.grad(output, x, grad_output, create_graph=True)
             elif first.requires_grad:
-                torch.autograd.backward(first, sample(x.shape, "cpu", seed=52))
+                direction = sample(x.shape, "cpu", seed=52)
+                watched["grad_b"], kept["grad_b"] = direction, direction.clone()
+                torch.autograd.backward(first, direction)
         except (RuntimeError, TypeError, ValueError, AttributeError):
             return
         written = [name for name, tensor in watched.items()

@@ -188,3 +188,10 @@ MISTAKES += [
             _tanh(CALL, _inner("        g *= gb\n        return torch.from_numpy(gb * (1 - y * y)), "
                                "torch.from_numpy(-2 * g * y)"))),
 ]
+MISTAKES += [
+    Mistake("NumpyTanh", "inner backward scales grad_b in place to reuse its memory",
+            "NumpyTanh's second backward (the backward of the Function its backward calls) wrote "
+            "into the gradient its backward's Function receives",
+            _tanh(CALL, _inner("        gb *= 1 - y * y\n        return torch.from_numpy(gb), "
+                               "torch.from_numpy(-2 * gb * g * y / (1 - y * y))"))),
+]
