@@ -343,10 +343,9 @@ print("per-sample grads:", torch.allclose(
     torch.vmap(torch.func.grad(lambda r: NumpyExpBatched.apply(r).sum()))(rows), rows.exp()))
 
 # %% [markdown]
-# An operation that is not element by element needs more care in its rule: move the batch
-# dimension to the front with `x.movedim(x_bdim, 0)`, shift a non-negative `dim` argument by
-# one, and return `0` as `out_dims`. The per-sample gradients work too: `backward` uses only
-# PyTorch ops, so `vmap` batches it by itself.
+# The per-sample gradients work too: `backward` uses only PyTorch ops, so `vmap` batches it by
+# itself. An operation that is not element by element, one that takes a `dim` say, needs more
+# thought in its rule; the section on `register_vmap` below works through one.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `LogSumExp`
@@ -991,8 +990,14 @@ for name, function in candidates.items():
 #
 # Ask `roll_one`'s three questions. Which dimension of one sample does `dim` name? Which
 # dimension of the batched $x$ is that, given where its batch dimension is? The output has lost
-# `dim`: where is its batch dimension now? (With the batch dimension moved to the front first,
-# the last answer is 0 whatever `dim` is.)
+# `dim`: where is its batch dimension now? Answer the last one for a batch dimension at 1 and
+# `dim` 0 as well as for the batch dimension at 0.
+# </details>
+#
+# <details><summary><b>Hint 4</b>: a simpler route</summary>
+#
+# Move the batch dimension to the front first: then the batched $x$'s dimensions are a
+# sample's, shifted by one, and the last answer no longer depends on `dim`.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_squared_norm", "solution": true}
