@@ -602,8 +602,24 @@ backward_in_anomaly_mode(lambda: torch.where(x > 0, torch.sqrt(x), torch.zeros_l
 
 # %% [markdown]
 # Anomaly mode slows everything down (a traceback per op), so switch it on around the step
-# that goes wrong, never for a whole training run. The fix here is to keep the bad values out
-# of the op, `torch.sqrt(x.clamp(min=0))`, not to clean up the gradient afterwards.
+# that goes wrong, never for a whole training run. The fix is to keep the bad values out of
+# the op, not to clean up the gradient afterwards. `torch.sqrt(x.clamp(min=0))` is not
+# enough: at exactly $x = 0$ clamp passes the gradient through, and `sqrt`'s backward there is
+# $1/0 = \infty$: the 0 that `where` sends to the branch it did not pick becomes
+# $0 \cdot \infty$, `nan` again. Give the op an
+# input that is safe wherever its result is not used: a second `where`.
+
+# %%
+x = torch.tensor([0.0, 4.0], requires_grad=True)
+for name, safe in [("x.clamp(min=0)", lambda x: x.clamp(min=0)),
+                   ("torch.where(x > 0, x, 1.0)", lambda x: torch.where(x > 0, x, 1.0))]:
+    x.grad = None
+    torch.where(x > 0, torch.sqrt(safe(x)), torch.zeros_like(x)).sum().backward()
+    print(f"sqrt({name}): x.grad = {x.grad}")
+
+# %% [markdown]
+# The 1 in the inner `where` is any value where `sqrt` and its derivative are finite; the
+# outer `where` throws its result away.
 #
 # ## Two errors everyone meets
 #
