@@ -580,7 +580,8 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # 3. PyTorch's own ReLU keeps its **output** ($y > 0$ exactly where $x > 0$). That is free
 #    whenever something else keeps $y$ anyway, as the next linear layer does (it needs its
 #    input for its weight's gradient). A boolean mask `x > 0` takes 1 byte per element instead
-#    of 4 (float32) or 8 (float64), but it is **always new memory**: nobody else holds it.
+#    of 4 (float32) or 8 (float64), or 2 in the bfloat16 and float16 of mixed-precision
+#    training, where it saves only half; and it is **always new memory**: nobody else holds it.
 #    So a mask beats the output only when nothing else keeps $x$ or $y$: before a residual
 #    addition or a sum, or inside a fused Function whose pre-activation is never returned.
 #    Lesson 02 measures both cases: in a plain network of linear layers the mask loses.
@@ -979,7 +980,7 @@ plt.show()
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` values for $x > 709.8$ in float64 ($x > 88.7$ in float32) | build both branches from `torch.exp(-x.abs())` |
+# | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` values for $x > 709.8$ in float64 ($x > 88.7$ in float32 and bfloat16, $x > 11.1$ in float16) | build both branches from `torch.exp(-x.abs())` |
 # | `1 / (1 + torch.exp(-x))` left to autograd | `nan` gradients for $x < -709.8$ | a Function with a backward written from `y` |
 # | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`: $\sigma'(x) = y(1 - y)$ |
 # | `grad_output[~mask] = 0; return grad_output` | the caller's gradient tensor changes silently; after `.sum()` the whole gradient is zero | a new tensor: multiply `grad_output` by the mask |
@@ -1118,5 +1119,6 @@ plt.show()
 # At a kink or a tie, copy the convention of the op you replace and test it on exact ties:
 # gradcheck's central difference sees the mean of the two slopes there ($\frac12$ for the ReLU).
 # Build forward formulas from pieces that cannot overflow, such as $e^{-|x|}$, and keep tiny
-# numbers apart from $1$ with `log1p` and `expm1`.
+# numbers apart from $1$ with `log1p` and `expm1`. Under autocast (mixed precision), a Function
+# also needs `torch.amp.custom_fwd` and `custom_bwd`: lesson 02 shows why.
 # Next lesson: a linear layer, where gradients become matrix products.
