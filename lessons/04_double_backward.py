@@ -751,8 +751,8 @@ except RuntimeError as error:
 # **Quick question 4.** The cell after next takes the mark off your `CubeOnce`
 # (`once_differentiable` keeps the function it wrapped as `__wrapped__`) and runs the same
 # second backward, of $\sin(x^3)$, whose true second derivative is
-# $6x\cos(x^3) - 9x^4\sin(x^3)$. With your NumPy backward unmarked, what comes out? Ask which
-# factors of what your backward returns autograd recorded. Write it as a function of `x` (a
+# $6x\cos(x^3) - 9x^4\sin(x^3)$. With your NumPy backward unmarked, what comes out? Of the
+# factors your backward multiplies, which did autograd record? Write it as a function of `x` (a
 # `lambda` on a tensor), or `"raises"` if you expect an error.
 
 # %%
