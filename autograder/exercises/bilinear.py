@@ -1,6 +1,7 @@
 """Lesson 02's transfer exercise: Bilinear, F.bilinear with a three-index weight."""
 
 import itertools
+from collections import Counter
 
 import torch
 import torch.nn.functional as F
@@ -116,7 +117,9 @@ NEEDS = {"x1": {"weight", "x2"}, "x2": {"x1", "weight"}, "weight": {"x1", "x2"},
 def check_computes_only_what_is_needed(function, spec: Spec, values: dict) -> None:
     """Each input alone requiring grad: backward may read only what that gradient needs. An
     answer that computes all four gradients and returns None for three returns the right
-    thing; only what it reads shows the work."""
+    thing; only what it reads shows the work. One that asks autograd reads every input to
+    recompute forward: what it runs, against a run where every gradient is wanted, shows it."""
+    every = None
     for name in values:
         inputs = make_inputs(values, requires_grad={name})
         forward = run_forward(function, spec, inputs)
@@ -124,6 +127,44 @@ def check_computes_only_what_is_needed(function, spec: Spec, values: dict) -> No
                                            torch.ones_like(forward.output), NEEDS)
         with case(f"{name} alone requiring grad"):
             raise_unneeded_read(spec, inputs, backward, reads)
+            if backward.reentered_autograd:
+                every = every or _work_when_all_wanted(function, spec, values)
+                raise_all_computed(spec, inputs, backward, every)
+
+
+def _work(ops: list) -> Counter:
+    """The ops that compute something: views (detach included) move no numbers."""
+    def is_view(op: str) -> bool:
+        packet = getattr(torch.ops.aten, op, None)
+        return packet is not None and any(getattr(packet, o).is_view for o in packet.overloads())
+    return Counter(op for op in ops if not is_view(op) and op not in _SHAPE_ONLY)
+
+
+def _work_when_all_wanted(function, spec: Spec, values: dict) -> Counter:
+    """What backward runs when x1, x2 and weight all require grad."""
+    inputs = make_inputs(values, requires_grad={"x1", "x2", "weight"})
+    forward = run_forward(function, spec, inputs)
+    return _work(run_backward(spec, forward.output, inputs,
+                              torch.ones_like(forward.output)).ops)
+
+
+def raise_all_computed(spec: Spec, inputs: dict, backward, every: Counter) -> None:
+    """A backward that asks autograd yet runs, for one gradient, every op it runs for all
+    three did the work of the gradients nobody asked for (a vjp differentiates every primal)."""
+    work = _work(backward.ops)
+    if not every or not work >= every:
+        return
+    wanted = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
+    index = list(inputs).index(wanted[0])
+    ran = ", ".join(f"aten.{op} {count} {'time' if count == 1 else 'times'}"
+                    for op, count in sorted(every.items()))
+    raise GradingError(
+        f"{spec.name}.backward calls {backward.reentered_autograd[0]} and, with only "
+        f"{wanted[0]} requiring grad, ran every op it runs when x1, x2 and weight all require "
+        f"grad ({ran}): it computed the gradients nobody asked for too. torch.autograd.grad "
+        "computes one for every tensor in its inputs, torch.func.vjp one for every primal: "
+        "compute each gradient only when its own entry of ctx.needs_input_grad is True; here "
+        f"only entry {index} ({wanted[0]}) is")
 
 
 def bilinear_full(Bilinear, device) -> None:

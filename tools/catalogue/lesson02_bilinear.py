@@ -183,3 +183,42 @@ MISTAKES += [
             _bilinear_with(GX1, GX2, "torch.einsum('...o,...i,...j->ij', grad_output, x1, x2)"
                            ".expand_as(weight)")),
 ]
+
+# Backwards that ask autograd (2026-11 fresh review): the contract asks for each gradient only
+# when it is needed, which a vjp of the whole forward breaks; asking for the needed inputs alone
+# keeps it
+ASK_AUTOGRAD = ("        x1, x2, weight = ctx.saved_tensors\n"
+                "        need = ctx.needs_input_grad\n"
+                "        grads = [None, None, None]\n"
+                "        if any(need[:3]):\n"
+                "{ask}"
+                "        grad_bias = grad_output.reshape(-1, weight.shape[0]).sum(0) "
+                "if ctx.has_bias and need[3] else None\n"
+                "        return (*grads, grad_bias)")
+UNUSUAL += [
+    Unusual("Bilinear", "asks torch.autograd.grad for the needed inputs only",
+            _bilinear(ASK_AUTOGRAD.format(ask=(
+                "            ins = [t.detach().requires_grad_(bool(n)) "
+                "for t, n in zip((x1, x2, weight), need)]\n"
+                "            with torch.enable_grad():\n"
+                "                wanted = [t for t in ins if t.requires_grad]\n"
+                "                found = iter(torch.autograd.grad(F.bilinear(*ins), wanted, "
+                "grad_output))\n"
+                "            grads = [next(found) if t.requires_grad else None for t in ins]\n")))),
+]
+MISTAKES += [
+    Mistake("Bilinear", "torch.func.vjp of the whole forward, unneeded gradients dropped",
+            "Bilinear.backward calls torch.autograd.grad and, with only x1 requiring grad, ran "
+            "every op it runs when x1, x2 and weight all require grad",
+            _bilinear(ASK_AUTOGRAD.format(ask=(
+                "            _, vjp = torch.func.vjp(F.bilinear, x1, x2, weight)\n"
+                "            grads = [g if n else None for g, n in zip(vjp(grad_output), need)]\n"
+                )))),
+    Mistake("Bilinear", "torch.autograd.grad asked for every input",
+            "it computed the gradients nobody asked for too",
+            _bilinear(ASK_AUTOGRAD.format(ask=(
+                "            ins = [t.detach().requires_grad_() for t in (x1, x2, weight)]\n"
+                "            with torch.enable_grad():\n"
+                "                found = torch.autograd.grad(F.bilinear(*ins), ins, grad_output)\n"
+                "            grads = [g if n else None for g, n in zip(found, need)]\n")))),
+]
