@@ -815,7 +815,7 @@ print("scatter (a write; repeats lost):\n", torch.zeros(2, 3).scatter(1, where, 
 #
 # Row $s$ of the gradient is the **sum** of the rows of $g$ whose index is $s$: zero for a row
 # never named, three rows of $g$ added for a row named three times, all zeros for an empty
-# index. Of the tools above, some add and some write; the sum needs one that adds.
+# index.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_IndexSelect", "solution": true}
