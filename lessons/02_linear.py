@@ -406,8 +406,10 @@ plt.show()
 # - Write the formulas yourself with `@`, `reshape` and `sum`: no `F.linear` or autograd
 #   calls inside backward.
 # - Autograd may hand backward a `grad_output` that is not contiguous in memory (the
-#   gradient of a transpose is one); your gradients must be right for it too. `view` refuses
-#   such a tensor where `reshape` copies it.
+#   gradient of a transpose is one); your gradients must be right for it too. Flattening the
+#   leading dimensions with `view(-1, out)` merges them, which `view` can do only when their
+#   strides let it read them as one: a transposed 2-D `grad_output` has nothing to merge and
+#   passes, a permuted 3-D one raises. `reshape` copies when it must.
 # - `ctx.needs_input_grad` can already be read in forward, and `save_for_backward` accepts
 #   `None` in place of a tensor. What must forward keep when only `x` needs a gradient? A cell
 #   after the exercise measures what yours keeps against `F.linear`.
@@ -678,7 +680,9 @@ show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, b
 # pre-activation is $\le 0$ (as `torch.relu`).
 #
 # - Forward saves `x`, `weight` and a boolean mask through `ctx.save_for_backward`: no float
-#   pre-activation $z$, no output.
+#   pre-activation $z$, no output. As in exercise 1, it may save `None` for `x` when the weight
+#   needs no gradient, and for `weight` when `x` needs none; both ways pass, and a cell after
+#   the memory measurement shows why the second is worth it.
 # - Backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 
@@ -693,7 +697,9 @@ class FusedLinearReLU(torch.autograd.Function):
         if bias is not None:
             z = z + bias
         positive = z > 0  # bool (*, out): all the ReLU's backward needs
-        ctx.save_for_backward(x, weight, positive)
+        needs_x, needs_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        # as in exercise 1: grad_weight reads x, grad_x reads weight
+        ctx.save_for_backward(x if needs_weight else None, weight if needs_x else None, positive)
         ctx.has_bias = bias is not None
         return z.clamp(min=0)
         ### END SOLUTION
@@ -701,14 +707,14 @@ class FusedLinearReLU(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
-        x, weight, positive = ctx.saved_tensors
-        out_features, in_features = weight.shape
+        x, weight, positive = ctx.saved_tensors  # None where forward kept nothing
+        out_features = grad_output.shape[-1]
         grad_z = grad_output * positive  # through the ReLU: (*, out)
         grad_x = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
             grad_x = grad_z @ weight  # (*, out) @ (out, in) -> (*, in)
         if ctx.needs_input_grad[1]:
-            grad_weight = grad_z.reshape(-1, out_features).T @ x.reshape(-1, in_features)
+            grad_weight = grad_z.reshape(-1, out_features).T @ x.reshape(-1, x.shape[-1])
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = grad_z.reshape(-1, out_features).sum(dim=0)  # (out,)
         return grad_x, grad_weight, grad_bias
@@ -857,6 +863,43 @@ plt.show()
 # </details>
 
 # %% [markdown]
+# ### Frozen weights
+#
+# Fine-tuning often freezes the weights; BitFit (Ben Zaken et al., 2021) trains the biases
+# alone. Freeze the eight weights of the plain network and keep its biases training: every
+# $h_i$ still needs a gradient, for the biases before it, but no `grad_weight` is computed,
+# so backward reads no block's input.
+#
+# **Predict, then run.** What does each version keep after forward now, in KiB:
+# `F.linear` + `torch.relu`, and your `FusedLinearReLU` as you wrote it?
+
+# %%
+predicted = {"F.linear + torch.relu": None, "FusedLinearReLU": None}
+
+# %%
+for w in weights:
+    w.requires_grad_(False)  # frozen: only the biases train
+frozen = {name: step_memory(networks["plain"], block) for name, block in blocks.items()}
+for w in weights:
+    w.requires_grad_(True)
+for name, (kept, peak) in frozen.items():
+    print(f"plain, {name:<22} weights frozen: {kept:4.0f} KiB, peak {peak:4.0f} KiB")
+compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The composed network keeps the eight ReLU outputs, $8 \times 64 = 512$ KiB: `F.linear`
+# with a frozen weight saves only that weight, which exists before the step. A
+# `FusedLinearReLU` that saves `x` whatever is asked keeps $h_1, \dots, h_7$ and eight masks,
+# 576 KiB (a peak of 704), for a `grad_weight` nobody computes: more than composed. One that
+# saves `x` only when `ctx.needs_input_grad[1]` is True keeps the masks alone,
+# $8 \times 16 = 128$ KiB (a peak of 320), a quarter of the composed network. The exercise
+# accepts both; for fine-tuning, write the second. If yours kept `x`, save `None` in its
+# place when the weight is frozen, run its self-check again and then this cell.
+# </details>
+
+# %% [markdown]
 # ## Index notation as code: `einsum` and a weight with three indices
 #
 # Every formula in this lesson was a sum over some indices of a product of tensors.
@@ -928,7 +971,7 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # |---|---|---|
 # | `grad_x = grad_output @ weight.T` | a shape error when in $\ne$ out; silently wrong when $W$ is square | $G W$: $(*, \text{out}) \cdot (\text{out}, \text{in})$ |
 # | `grad_weight = grad_output.T @ x` without flattening | `RuntimeError` for 1-D `x` (a dot product of sizes out and in) and for 3-D `x` (`.T` reverses every dimension) | flatten the leading dimensions into rows first, then $G_2^\top x_2$ |
-# | `grad_output.view(-1, out)` | `RuntimeError` when autograd hands a non-contiguous `grad_output` (after a transpose, for example) | `reshape`, which copies only when it must |
+# | `grad_output.view(-1, out)` | `RuntimeError` when autograd hands a non-contiguous `grad_output` with leading dimensions it cannot merge (a permuted 3-D one); a transposed 2-D one passes, so a batch test does not catch it | `reshape`, which copies only when it must |
 # | `grad_bias` summed with `.sum(0)`, or over `dim=tuple(range(grad_output.dim() - 1))` | right for a batch; for 1-D `x` the sum takes the out features, since `sum(dim=())` sums every dimension, not none | flatten first, then sum the rows |
 # | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
 # | saving `None` for an input, then reshaping it or reading its `.shape` in backward anyway | an `AttributeError` or `TypeError` on `None` when only the other input needs a gradient | read each saved tensor only in the branch that uses it; take sizes from `grad_output` |
@@ -959,6 +1002,11 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # - each of the four gradients is computed only when `ctx.needs_input_grad` asks for it, and
 #   is `None` otherwise;
 # - correct for any `grad_output` autograd hands you, a non-contiguous one included.
+#
+# Derive the formulas: that is the exercise. A backward that hands the work back to
+# autograd, `torch.func.vjp` of the whole forward or `torch.autograd.grad` on every input,
+# differentiates with respect to everything it is given, so it computes all three gradients
+# when one is wanted; the self-check counts the ops backward runs and rejects it.
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #

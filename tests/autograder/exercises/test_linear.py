@@ -203,6 +203,20 @@ def test_fusion_table_counts_what_the_lesson_counts():
     }
 
 
+def test_frozen_weights_table_counts_what_the_lesson_counts():
+    """With the weights frozen, does the executed lesson show what its explanation counts: the
+    eight ReLU outputs composed, the eight masks alone for the solution, which saves x only
+    when the weight needs a gradient?"""
+    notebook = nbformat.read(Path(__file__).parents[3] / "solutions" / "02_linear.ipynb",
+                             as_version=4)
+    text = next(output["text"] for cell in notebook.cells if cell.cell_type == "code"
+                for output in cell.get("outputs", []) if "weights frozen" in
+                output.get("text", ""))
+    kept = dict(re.findall(r"^plain, ([\w.+ ]+?)\s+weights frozen:\s+(\d+) KiB", text,
+                           re.MULTILINE))
+    assert kept == {"F.linear + torch.relu": str(8 * 64), "FusedLinearReLU": str(8 * 16)}
+
+
 def test_unsaved_input_named_only_when_a_none_was_saved():
     """Is a backward that fails on a None told 'did not save' only when forward saved a None
     and not the input read? A weight.T copy saved always, failing for another None, is not."""
