@@ -37,24 +37,30 @@ def check_reversal(function, x: torch.Tensor, alpha: float, *, seed: int = 0):
     forward, backward = surgery_case(function, REVERSAL, x, alpha, grad_output)
     got, expected = backward.grads[0], -alpha * pristine
     if x.numel() > 1 and alpha > 0 and alpha != 1.0:  # where each slip has its own value
+        # each hint says what was measured, never the line that fixes it
         if matches(got, pristine, expected):
-            raise GradingError("GradientReversal passes grad_output through unchanged: reverse "
-                               "it and scale it, -alpha * grad_output")
+            raise GradingError(f"GradientReversal passes grad_output through unchanged: with "
+                               f"alpha={alpha} its gradient for x is grad_output times 1, so "
+                               "the features still help the critic and alpha plays no part")
         if matches(got, -pristine, expected):
-            raise GradingError(f"GradientReversal forgets alpha (alpha={alpha}): it returns "
-                               "-grad_output; return -alpha * grad_output")
+            raise GradingError(f"GradientReversal forgets alpha: with alpha={alpha} its "
+                               "gradient for x is grad_output times -1, the same factor for "
+                               "every alpha. The sign is right; what should set the size?")
         if matches(got, alpha * pristine, expected):
-            raise GradingError("GradientReversal forgets the sign: it returns alpha * "
-                               "grad_output, which does not reverse anything; return -alpha * "
-                               "grad_output")
+            raise GradingError(f"GradientReversal forgets the sign: with alpha={alpha} its "
+                               f"gradient for x is grad_output times {alpha}, so the features "
+                               "help the critic. The size is right; which function of L_d "
+                               "must the features descend on?")
         if matches(got, torch.full_like(pristine, -alpha), expected):
-            raise GradingError("GradientReversal's backward ignores grad_output: return -alpha "
-                               "* grad_output (the chain rule)")
+            raise GradingError(f"GradientReversal's backward ignores grad_output: with "
+                               f"alpha={alpha} every element of its gradient for x is "
+                               f"{-alpha}, whatever grad_output holds (the chain rule "
+                               "multiplies by what came in)")
     if (alpha < 0 and isinstance(got, torch.Tensor) and got.shape == expected.shape
             and not got.any()):
         raise GradingError(f"GradientReversal returns 0 for alpha={alpha}: alpha is any Python "
-                           "float, negative too, and -alpha * grad_output then sends the "
-                           "gradient on unreversed, scaled by |alpha|")
+                           "float, negative too, and a negative alpha sends the gradient on "
+                           "unreversed, scaled by |alpha|")
     diagnose_gradient("x", got, expected)
     return forward, backward
 

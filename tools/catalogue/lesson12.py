@@ -171,14 +171,20 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
-    Mistake("GradientReversal", "alpha forgotten", "forgets alpha",
+    Mistake("GradientReversal", "alpha forgotten",
+            "forgets alpha: with alpha=0.5 its gradient for x is grad_output times -1, the same",
             _reversal("        return -grad_output, None\n"), named=True, nbgrader=True),
-    Mistake("GradientReversal", "sign forgotten", "forgets the sign",
+    Mistake("GradientReversal", "sign forgotten",
+            "forgets the sign: with alpha=0.5 its gradient for x is grad_output times 0.5,",
             _reversal("        return ctx.alpha * grad_output, None\n"), named=True),
     Mistake("GradientReversal", "the size of alpha, not alpha", "times -1: check the sign",
             _reversal("        return -abs(ctx.alpha) * grad_output, None\n")),
-    Mistake("GradientReversal", "no reversal at all", "passes grad_output through unchanged",
-            _reversal("        return grad_output, None\n"), named=True),
+    Mistake("GradientReversal", "no reversal at all",
+            "passes grad_output through unchanged: with alpha=0.5 its gradient for x is "
+            "grad_output times 1,", _reversal("        return grad_output, None\n"), named=True),
+    Mistake("GradientReversal", "grad_output left out",
+            "ignores grad_output: with alpha=0.5 every element of its gradient for x is -0.5,",
+            _reversal("        return torch.full_like(grad_output, -ctx.alpha), None\n")),
     Mistake("GradientReversal", "grad_output negated in place", "modified grad_output in place",
             _reversal("        return grad_output.mul_(-ctx.alpha), None\n"), named=True),
     Mistake("GradientReversal", "a gradient for alpha", "return None for alpha",

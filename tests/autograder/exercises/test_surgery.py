@@ -101,3 +101,18 @@ def test_no_line_of_a_solution_is_on_screen_outside_its_answer_cell():
              if not cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith("answer_")
              for line in solved if line in cell.source]
     assert shown == []
+
+
+def test_reversal_hints_name_the_symptom_not_the_line():
+    """Issue 25: does a wrong GradientReversal hear what was measured (its factor), never the
+    one line of backward that fixes it?"""
+    import re
+
+    from autograder.errors import GradingError
+
+    for entry in lesson12.MISTAKES:
+        if entry.exercise != "GradientReversal":
+            continue
+        with pytest.raises(GradingError) as info:
+            EXERCISES["GradientReversal"].run(entry.load())
+        assert not re.search(r"-\s*\(?alpha\)?\s*\*\s*grad_output", str(info.value)), entry.name
