@@ -801,6 +801,10 @@ else:
 # - If yours raised *"does not require grad"*, your backward took `grad_output` through NumPy
 #   as well: its result is a constant, and the whole second derivative is gone. Loudly here;
 #   inside a sum with other terms, such as `+ x ** 2`, silently.
+# - If yours raised *"Can't call numpy() on Tensor that requires grad"*, your backward calls
+#   `.numpy()` without `.detach()`. That works only with grad mode off, as in a plain backward
+#   (quick question 1) or under the mark; under `create_graph=True` it raises. `.detach()`
+#   first works in both.
 # </details>
 
 # %% [markdown]
