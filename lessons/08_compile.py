@@ -49,13 +49,13 @@ _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
 
 
-def compare(prediction, observed) -> None:
-    """Your prediction beside what PyTorch did (write the prediction down first)."""
+def compare(prediction, observed, who="PyTorch") -> None:
+    """Your prediction beside what happened (write the prediction down first)."""
     if prediction is None:
-        print(f"PyTorch: {observed!r}  (no prediction written down: set the variable and re-run)")
+        print(f"{who}: {observed!r}  (no prediction written down: set the variable and re-run)")
     else:
         verdict = "✓" if prediction == observed else "✗ read the explanation below"
-        print(f"you predicted {prediction!r}; PyTorch: {observed!r}  {verdict}")
+        print(f"you predicted {prediction!r}; {who}: {observed!r}  {verdict}")
 
 # %% [markdown]
 # ## The maths: two directions of one derivative
@@ -465,7 +465,7 @@ except Exception as error:
     observed = "error"
     print(f"yours: {type(error).__name__}: {error}")
 print("torch.logsumexp: ", torch.logsumexp(masked, 1))
-compare(prediction_masked, observed)
+compare(prediction_masked, observed, who="your LogSumExp")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1082,7 +1082,7 @@ for dim in (-2, -1, 0, 1):
     except Exception as error:
         verdict = f"{type(error).__name__}: {(str(error).splitlines() or [''])[0][:90]}"
     print(f"in_dims=(1, None), dim={dim:>2}: {verdict}")
-compare(prediction_in_dims_1, matched)
+compare(prediction_in_dims_1, matched, who="your rule")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
