@@ -28,8 +28,9 @@
 # 2. apply a boolean mask with the right polarity, and match
 #    `torch.nn.functional.scaled_dot_product_attention`, outputs and gradients;
 # 3. keep one number per query instead of the $N_q \times N_k$ probabilities, and say what
-#    that does to the *peak* memory: in a stack of layers it always pays; for one call alone
-#    it depends on how many $N_q \times N_k$ tensors your backward builds to rebuild $P$;
+#    that does to the *peak* memory: for one call alone it depends on how many
+#    $N_q \times N_k$ tensors your passes hold at once; in a deep stack of layers it pays,
+#    however backward is written;
 # 4. derive the online softmax and the identity $\operatorname{rowsum}(dP \odot P) =
 #    \operatorname{rowsum}(dO \odot O)$, and write FlashAttention's tiled forward and backward;
 # 5. measure peak memory, not only what is kept between the passes;
@@ -679,7 +680,9 @@ for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
 
 # %% [markdown]
 # Here the log-sum-exp pays however backward is written: twelve saved $P$ matrices against
-# twelve rows of numbers, and the peak of the step falls by more than half. What is left is
+# twelve rows of numbers, and the peak of the step falls by more than half. (With the
+# straightforward backward it starts to pay at three layers of this size: at two, the two
+# saved $P$ still weigh less than the extra tensors the recomputation builds.) What is left is
 # one layer's $N_q \times N_k$ working memory in backward (and in forward). To remove that
 # too, the $N_q \times N_k$ matrices must never exist. That is FlashAttention.
 
