@@ -958,6 +958,48 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
           torch.autograd.gradcheck(HeadwiseLinear.apply, (x, heads_weight)))
 
 # %% [markdown]
+# ### Outside the swap rule
+#
+# Two einsums the swap cannot differentiate. On paper first, by the same method: each
+# gradient, index by index, and its shape.
+#
+# 1. $y_{pk} = \sum_{i, j} x_{pij}\, W_{jk}$, `"pij,jk->pk"`: the letter $i$ is in $x$ alone.
+# 2. $y_p = \sum_i x_{pii}$, `"pii->p"`, the trace of each matrix in a batch: $i$ repeats.
+#
+# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+#
+# 1. $\partial y_{pk} / \partial x_{qab} = W_{bk}$ if $q = p$, **whatever** $a$ is, so
+#    $\partial L / \partial x_{pij} = \sum_k G_{pk} W_{jk}$, the same for every $i$. The swap
+#    would write `"pk,jk->pij"`, which einsum refuses: $i$ is in no operand. Compute
+#    `"pk,jk->pj"`, shape $(P, J)$, then broadcast it back along $i$ to $x$'s shape
+#    $(P, I, J)$: `unsqueeze` at $i$'s place, then `expand`, a view that copies nothing. A sum
+#    in forward is a broadcast in backward.
+# 2. $\partial y_p / \partial x_{qab} = 1$ if $q = p$ and $a = b$, else $0$, so
+#    $\partial L / \partial x_{pij} = G_p\, \delta_{ij}$: $G_p$ on the diagonal of each matrix,
+#    0 elsewhere. The swap's `"p->pii"` is refused too; multiply $G$, shaped $(P, 1, 1)$, by
+#    the identity matrix $(I, I)$. Taking a diagonal in forward is writing into one in
+#    backward.
+# </details>
+
+# %%
+x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)  # (P, I, J)
+W = torch.randn(4, 5, dtype=torch.float64)  # (J, K)
+G = torch.randn(2, 5, dtype=torch.float64)  # (P, K)
+by_autograd, = torch.autograd.grad(torch.einsum("pij,jk->pk", x, W), x, G)
+by_hand = torch.einsum("pk,jk->pj", G, W).unsqueeze(1).expand_as(x)
+print("letter in x alone, broadcast back:", torch.allclose(by_autograd, by_hand))
+squares = torch.randn(2, 4, 4, dtype=torch.float64, requires_grad=True)  # (P, I, I)
+g = torch.randn(2, dtype=torch.float64)  # (P,)
+by_autograd, = torch.autograd.grad(torch.einsum("pii->p", squares), squares, g)
+by_hand = g[:, None, None] * torch.eye(4, dtype=torch.float64)
+print("repeated letter, the diagonal:   ", torch.allclose(by_autograd, by_hand))
+for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,))):
+    try:
+        torch.einsum(equation, *operands)
+    except RuntimeError as error:
+        print(f"the swap's {equation!r}: {error}")
+
+# %% [markdown]
 # `einsum` is a clear way to write a backward, not always the fastest: it picks an order of
 # contraction for you, and for two operands it becomes one batched matrix product, which is
 # what you would write by hand. With three operands, the order matters: summing over $i$
