@@ -460,14 +460,65 @@ out = Probe.apply(a.detach(), b.detach())
 # </details>
 #
 # **Your turn.** Forward cannot see the caller's grad mode, but some code that runs before it
-# can, and forward can see what it is handed. Where would you ask `torch.is_grad_enabled()`,
-# and name two ways to let forward act on the answer using only what the printout above
-# showed? Decide before you open the next block.
+# can, and forward can see what it is handed. Where would you ask `torch.is_grad_enabled()`?
+# And which of these let forward act on the answer, using only what the printout above
+# showed?
 #
-# <details><summary><b>Two designs</b> (open after your attempt)</summary>
+# - (a) hand `torch.is_grad_enabled()` to `apply` as one more argument;
+# - (b) ask `torch.is_grad_enabled()` inside forward, under `with torch.enable_grad():`;
+# - (c) when grad mode is off, hand `apply` `x.detach()` and `weight.detach()`;
+# - (d) ask `torch.is_grad_enabled()` in backward, and skip the work there.
 #
-# Ask in `linear_cross_entropy`, the plain function that calls `LinearCrossEntropy.apply`:
-# there the caller's grad mode is still in force. Then either hand the answer in as one more
+# Write your answer into `grad_mode_design` first; the next cell tries all four under
+# `torch.no_grad()`.
+
+# %%
+grad_mode_design = {
+    "where to ask": None,  # "forward", "backward" or "the wrapper, before apply"
+    "ways that work": None,  # a set of letters, e.g. {"a"}
+}
+
+# %%
+class Decides(torch.autograd.Function):
+    """Reports whether its forward would compute the gradients, under each way (a)-(d)."""
+
+    @staticmethod
+    def forward(ctx, a, way, grad_mode):
+        if way == "a":
+            return grad_mode and ctx.needs_input_grad[0]
+        if way == "b":
+            with torch.enable_grad():
+                return torch.is_grad_enabled() and ctx.needs_input_grad[0]
+        if way == "c":
+            return ctx.needs_input_grad[0]
+        return True  # (d): forward has no answer yet, so it must do the work anyway
+
+
+def wrapper(a, way):
+    grad_mode = torch.is_grad_enabled()  # the caller's grad mode, still in force here
+    if way == "c" and not grad_mode:
+        a = a.detach()
+    return Decides.apply(a, way, grad_mode)
+
+
+a, works = torch.randn(3, requires_grad=True), set()
+for way in "abcd":
+    with torch.no_grad():
+        skipped_when_off = not wrapper(a, way)
+    computed_when_on = wrapper(a, way)
+    print(f"({way}) computes the gradients with grad mode on: {computed_when_on}; "
+          f"skips them under no_grad: {skipped_when_off}")
+    if computed_when_on and skipped_when_off:
+        works.add(way)
+print(f"ways that work: {sorted(works)}; you said {grad_mode_design['ways that work']}")
+print(f"asked in wrapper(), before apply; you said {grad_mode_design['where to ask']!r}")
+
+# <details><summary><b>Two designs</b> (open after the run)</summary>
+#
+# (a) and (c) work; (b) asks a question whose answer it has just set, and (d) asks too late:
+# under `torch.no_grad()` backward never runs, and forward has already done the work. Ask in
+# `linear_cross_entropy`, the plain function that calls `LinearCrossEntropy.apply`: there
+# the caller's grad mode is still in force. Then either hand the answer in as one more
 # argument of `apply` (forward computes a gradient only when that flag **and**
 # `ctx.needs_input_grad` ask for it), or, with grad mode off, pass `x.detach()` and
 # `weight.detach()`: inputs that do not require grad make `ctx.needs_input_grad` say `False`,
@@ -568,7 +619,7 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 #   the loss's work only (about $2NdV$ FLOPs); when only one of them requires grad, compute
 #   only that gradient.
 # - float16 / bfloat16 inputs: return the loss and gradients in the input's dtype,
-#   accumulated in float32.
+#   accumulated in float32; the gradients forward saves are in the input's dtype too.
 # - By hand: no `torch.autograd.grad` in forward or backward.
 
 # %% nbgrader={"grade_id": "answer_linear_cross_entropy", "solution": true}
@@ -940,9 +991,10 @@ plt.show()
 # | `grad_x.mul_(grad_output)` in backward | a second backward fails, or (on `ctx`) is silently wrong | `grad_output * grad_x` |
 # | backward returning the saved gradients as they are | a loss times 3 gets the gradients of the loss | multiply by `grad_output` |
 # | accumulating in bfloat16 / float16 | loss and `grad_weight` off by a percent | float32 accumulators, cast at the end |
-# | label smoothing's $\varepsilon / C$ left out of the gradient | every class's gradient off by the same amount | the smoothed target is $(1-\varepsilon)$ on the class and $\varepsilon/C$ everywhere |
-# | $\varepsilon$ spread over the $C - 1$ other classes (fairseq's convention) | not PyTorch's `label_smoothing`, which spreads it over all $C$ | $\varepsilon/C$ on every class, the target included |
-# | z-loss differentiated as $z\,\operatorname{lse}$, not $z\,\operatorname{lse}^2$, or without the factor 2 | its gradient $z\,p$, or $z\,\operatorname{lse}\,p$, where $2\,z\,\operatorname{lse}\,p$ belongs | $d(\operatorname{lse}^2) = 2\,\operatorname{lse}\,p$, per counted row |
+# | the float32 accumulators saved as they are for bfloat16 input | twice the bytes kept from forward to backward, with right values (the engine casts what backward returns) | cast to the input's dtype before `save_for_backward` |
+# | label smoothing's term left out of the gradient | every class's gradient off by the same amount; the loss still right | differentiate the smoothing term of your per-row loss too (✎ 3's Hint 2) |
+# | $\varepsilon$ spread over the $C - 1$ other classes (fairseq's convention) | not PyTorch's `label_smoothing`: the gradient is off on every class, most on the target's | spread it as the exercise defines it, over all $C$ classes, the target included |
+# | z-loss differentiated as if it were $z\,\operatorname{lse}$, or without the chain rule's factor | the z-loss part of the gradient too small or of the wrong shape; the self-check names which | differentiate $\operatorname{lse}^2$ through $\operatorname{lse}$, as in exercise 1 (✎ 3's Hint 1) |
 # | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | the fused loss peaks above the plain bfloat16 loss at LLM proportions | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |
 # | `x @ weight.T` for all rows at once | the $(N, V)$ logits, the memory the lesson avoids | `chunk_size` rows at a time |
 #
@@ -955,9 +1007,9 @@ plt.show()
 # its caller whether grad mode is on (`ctx.needs_input_grad` does not say), must skip the
 # gradients nobody needs, must accumulate low precision in float32, and backward must leave
 # what it saved untouched. Its memory win is the $(N, V)$ term; what it adds is the size of
-# the weight, so measure at your own proportions and dtype. Label smoothing and z-loss change
-# only the per-row target and add $2z\operatorname{lse}\,p$: the same derivation, one term
-# more each.
+# the weight, so measure at your own proportions and dtype. Label smoothing and z-loss each
+# add a term to the per-row loss, and each term's gradient comes out of the same derivation
+# through the log-sum-exp.
 #
 # On a GPU you would not ship this Python loop: Liger-Kernel's
 # `LigerFusedLinearCrossEntropyLoss` (your design: gradients in forward, with

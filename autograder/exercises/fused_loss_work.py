@@ -290,7 +290,8 @@ def check_low_precision(function: Called, values: dict) -> None:
     tolerance = {torch.bfloat16: 6e-3, torch.float16: 9e-4}[dtype]
     with case(_describe(values)):
         inputs = make_inputs(values)
-        output = run_forward(function, LCE, inputs).output
+        forward = run_forward(function, LCE, inputs)
+        output = forward.output
         if not isinstance(output, torch.Tensor) or output.dtype != dtype:
             got = getattr(output, "dtype", type(output).__name__)
             raise GradingError(f"{NAME} returned {got} for {str(dtype)[6:]} inputs: accumulate "
@@ -309,6 +310,23 @@ def check_low_precision(function: Called, values: dict) -> None:
                     f"{str(dtype)[6:]}, where accumulating in float32 stays within "
                     f"{tolerance:g}: accumulate the loss and the gradients in float32 and cast "
                     "at the end")
+        check_saved_dtype(forward, values)
+
+
+def check_saved_dtype(forward, values: dict) -> None:
+    """The gradients saved for backward in the input's dtype: a float32 accumulator kept
+    as it is doubles what stays alive between forward and backward."""
+    dtype = values["x"].dtype
+    names = {tuple(values["x"].shape): "grad_x", tuple(values["weight"].shape): "grad_weight"}
+    for saved in forward.saved:
+        if saved.role == "intermediate" and saved.shape in names and \
+                saved.dtype.itemsize > dtype.itemsize:
+            narrow = saved.tensor.numel() * dtype.itemsize
+            raise GradingError(
+                f"LinearCrossEntropy saves {names[saved.shape]} as {str(saved.dtype)[6:]} for "
+                f"{str(dtype)[6:]} inputs: {saved.nbytes} bytes kept from forward to backward "
+                f"where the input's dtype takes {narrow}; cast the float32 accumulator to the "
+                "input's dtype before saving it")
 
 
 def check_lce_cuda_peak(function: Called, values: dict) -> None:

@@ -225,4 +225,44 @@ class LinearCrossEntropy(torch.autograd.Function):
 def linear_cross_entropy(x, weight, target, chunk_size=1024):
     return LinearCrossEntropy.apply(x, weight, target, chunk_size)
 ''', named=True),
+    Mistake('linear_cross_entropy', 'float32 gradients saved for bfloat16 inputs', 'saves grad_x as float32 for bfloat16 inputs', '''
+class LinearCrossEntropy(torch.autograd.Function):
+    # accumulates in float32, right, but saves the accumulators uncast: twice the bytes kept
+    @staticmethod
+    def forward(ctx, x, weight, target, chunk_size):
+        want_x, want_w = ctx.needs_input_grad[:2]
+        N = x.shape[0]
+        acc = torch.promote_types(x.dtype, torch.float32)
+        w = weight.to(acc)
+        loss = torch.zeros((), dtype=acc, device=x.device)
+        gx = torch.empty(x.shape, dtype=acc, device=x.device) if want_x else None
+        gw = torch.zeros(weight.shape, dtype=acc, device=x.device) if want_w else None
+        for s in range(0, N, chunk_size):
+            xc = x[s:s + chunk_size].to(acc)
+            tc = target[s:s + chunk_size]
+            z = xc @ w.T
+            loss += (torch.logsumexp(z, 1) - z.gather(1, tc[:, None]).squeeze(1)).sum()
+            if want_x or want_w:
+                g = torch.softmax(z, 1)
+                g[torch.arange(len(tc), device=x.device), tc] -= 1
+                g /= N
+                if want_x:
+                    gx[s:s + chunk_size] = g @ w
+                if want_w:
+                    gw += g.T @ xc
+        ctx.save_for_backward(gx, gw)
+        return (loss / N).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        gx, gw = ctx.saved_tensors
+        return (None if gx is None else gx * grad_output,
+                None if gw is None else gw * grad_output, None, None)
+
+
+def linear_cross_entropy(x, weight, target, chunk_size=1024):
+    if not torch.is_grad_enabled():
+        x, weight = x.detach(), weight.detach()
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size)
+''', named=True),
 ]
