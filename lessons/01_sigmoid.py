@@ -76,17 +76,17 @@ def compare(predicted: dict, actual: dict) -> None:
 #    is the vector-Jacobian product `grad_input` from lesson 00?
 # 4. So which tensor must forward keep for backward: $x$, $y$, or both?
 #
+# <details><summary><b>Hint</b> (step 2)</summary>
+#
+# $\dfrac{e^{-x}}{(1 + e^{-x})^2} = \dfrac{1}{1 + e^{-x}} \cdot \dfrac{e^{-x}}{1 + e^{-x}}$. The
+# first factor is $y$. Add $\dfrac{1}{1 + e^{-x}}$ to the second: what do you get?
+# </details>
+#
 # <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
 #
-# $$\sigma'(x) = \frac{e^{-x}}{(1 + e^{-x})^2}
-#   = \underbrace{\frac{1}{1 + e^{-x}}}_{\sigma(x)} \cdot
-#     \underbrace{\frac{e^{-x}}{1 + e^{-x}}}_{1 - \sigma(x)}
-#   = \sigma(x)\,\big(1 - \sigma(x)\big).$$
-#
-# The Jacobian is diagonal, with $\partial y_i / \partial x_i = y_i (1 - y_i)$, so the
-# vector-Jacobian product is element-wise:
-# $\texttt{grad\_input} = \texttt{grad\_output} \odot y \odot (1 - y)$.
-# Backward needs **only the output $y$**, not $x$.
+# $\sigma'(x) = \sigma(x)\,\big(1 - \sigma(x)\big) = y\,(1 - y)$. The Jacobian is diagonal,
+# with $\partial y_i / \partial x_i = y_i (1 - y_i)$, so the vector-Jacobian product is
+# element-wise, as lesson 00's `Square` was. Backward needs **only the output $y$**, not $x$.
 # </details>
 
 # %% [markdown]
