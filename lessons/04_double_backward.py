@@ -582,10 +582,11 @@ print("second derivative:", second, " true 6x - sin(x):", 6 * x.detach() - torch
 
 # %% [markdown]
 # A NumPy backward is cut off in the same way, and needs a few conversions. NumPy works on CPU
-# memory and refuses a tensor that requires grad, so `t.detach().cpu().numpy()` goes there;
-# `torch.from_numpy(a)` comes back, sharing `a`'s memory, and `.to(device)` returns to the
-# input's device. One trap: NumPy arithmetic on a 0-d array returns a NumPy *scalar*, which
-# `torch.from_numpy` refuses and `torch.as_tensor` accepts.
+# memory, and `.numpy()` refuses a tensor that requires grad whenever grad mode is on, so
+# `t.detach().cpu().numpy()` goes there; `torch.from_numpy(a)` comes back, sharing `a`'s
+# memory, and `.to(device)` returns to the input's device. One trap: NumPy arithmetic on a 0-d
+# array returns a NumPy *scalar*, which `torch.from_numpy` refuses and `torch.as_tensor`
+# accepts.
 #
 # Memory is shared the other way too: on a CPU, `t.detach().numpy()` is `t`'s own memory. A
 # NumPy write through it (`a *= 2`, `np.tanh(a, out=a)`) changes the tensor, and autograd's
