@@ -1042,7 +1042,8 @@ print("identity matches the reference:", torch.allclose(identity, leaf.grad))
 #
 # $z = \ell/\tau$, so the chain rule multiplies $\partial L/\partial z$ by
 # $\partial z_i/\partial \ell_i = 1/\tau$. Which tensors must forward keep so backward can
-# compute $s$, and is it cheaper to keep $s$ or to recompute it?
+# compute $s$, and is it cheaper to keep $s$ or to recompute it? If you recompute it, ask what
+# $e^{z}$ is in float32 at $\tau = 0.1$ for a logit of 12.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_StraightThroughSoftmax", "solution": true}
@@ -1103,6 +1104,58 @@ fig.colorbar(image, ax=axes, shrink=0.8)
 plt.show()
 print("yours matches the softmax's:", torch.allclose(panels["yours"], panels["softmax(logits / τ)"]),
       "| its rows sum to", [round(v, 6) + 0.0 for v in panels["yours"].sum(dim=1).tolist()])
+
+# %% [markdown]
+# ### Low temperature and overflow
+#
+# Training with the straight-through softmax anneals $\tau$, often to 0.1 or below, and the
+# Gumbel noise the caller adds moves logits by a few units. Then $z = \ell/\tau$ reaches
+# the hundreds, and $e^{z}$ is past the largest float32 (about $3.4 \times 10^{38}$) once
+# $z > 88.7$ (float64: $z > 709.8$).
+#
+# **Quick question 3.** Take logits `[12.0, 11.8, -2.0]` in float32 at $\tau = 0.1$, and the
+# softmax written straight from its definition, `z.exp() / z.exp().sum()`. Is its first entry
+# a finite number, `inf` or `nan`? Write your prediction below, then run the cell after.
+
+# %%
+predicted_by_definition = None  # "finite", "inf" or "nan"
+
+# %%
+near_tie = torch.tensor([12.0, 11.8, -2.0])  # float32; the top two are close
+z = near_tie / 0.1
+by_definition = z.exp() / z.exp().sum()
+first = by_definition[0].item()
+compare("first entry of z.exp() / z.exp().sum()", predicted_by_definition,
+        {"finite" if math.isfinite(first) else str(first)})
+shifted = (z - z.max()).exp()
+print("by definition      :", by_definition.tolist())
+print("max subtracted     :", (shifted / shifted.sum()).tolist())
+print("torch.softmax      :", torch.softmax(z, dim=-1).tolist())
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# $e^{120}$ and $e^{118}$ are both `inf` in float32, and `inf / inf` is `nan`. A softmax does
+# not change when the same number is subtracted from every $z$ of a row (it cancels between
+# numerator and denominator), so the stable form subtracts the row's maximum first: every
+# exponent is then at most 0, the largest term is exactly 1 and the sum is at least 1, so
+# nothing overflows and nothing divides by 0. `torch.softmax` does this.
+# </details>
+#
+# A backward that rebuilds $s$ from the logits meets the same overflow, and gives `nan`
+# gradients at exactly the temperatures where annealing ends. The grader's logits stay
+# small, so this cell is where you find out: it runs your `StraightThroughSoftmax` at these
+# logits in float32 and compares with autograd through `torch.softmax`.
+
+# %%
+leaf = near_tie.clone().requires_grad_()
+StraightThroughSoftmax.apply(leaf, 0.1).backward(torch.tensor([1.0, 0.0, 0.0]))
+truth = near_tie.clone().requires_grad_()
+torch.softmax(truth / 0.1, dim=-1).backward(torch.tensor([1.0, 0.0, 0.0]))
+print("yours             :", leaf.grad.tolist())
+print("softmax(logits/τ) :", truth.grad.tolist())
+print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
+      and torch.allclose(leaf.grad, truth.grad, atol=1e-5))
 
 # %% [markdown]
 # ## Summary

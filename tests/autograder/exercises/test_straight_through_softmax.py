@@ -1,5 +1,6 @@
 """Lesson 03's transfer exercise, StraightThroughSoftmax: the float32 tolerance of its gradient
-check, which the catalogue's single answers cannot cover."""
+check, which the catalogue's single answers cannot cover, and the overflow the contract leaves
+ungraded (a passing answer that the catalogue, whose mistakes must fail, cannot hold)."""
 
 import pytest
 import torch
@@ -47,3 +48,25 @@ def test_the_tolerance_still_rejects_a_small_real_error():
     wrong[1, 2] += 1e-3 * right.abs().max()
     with pytest.raises(GradingError):
         check_gradient({"logits": logits, "tau": 0.1}, wrong, grad_output)
+
+
+def _by_definition(logits, tau, grad_output):
+    """The mistake the lesson's overflow cell shows: softmax rebuilt as exp(z) / sum exp(z)."""
+    e = (logits / tau).exp()
+    s = e / e.sum(-1, keepdim=True)
+    return s * (grad_output - (s * grad_output).sum(-1, keepdim=True)) / tau
+
+
+def test_a_softmax_without_the_max_passes_the_contract_and_fails_the_lesson_cell():
+    """The known gap, kept on record: the contract promises no magnitude, so the battery's
+    logits stay small and a softmax rebuilt without subtracting the row maximum passes them;
+    at the lesson's float32 logits [12, 11.8, -2] with tau = 0.1 it gives nan (exp(120) is
+    inf). The lesson's ungraded cell after the self-check is where a learner sees it."""
+    generator = torch.Generator().manual_seed(3)
+    logits = 1.5 * torch.randn(4, 7, generator=generator)
+    grad_output = torch.randn(4, 7, generator=generator)
+    check_gradient({"logits": logits, "tau": 0.1},
+                   _by_definition(logits, 0.1, grad_output), grad_output)
+    near_tie, unit = torch.tensor([12.0, 11.8, -2.0]), torch.tensor([1.0, 0.0, 0.0])
+    assert torch.isnan(_by_definition(near_tie, 0.1, unit)).any()
+    assert torch.isfinite(_by_hand(near_tie, 0.1, unit, "shifted")).all()
