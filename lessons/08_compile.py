@@ -95,9 +95,15 @@ def compare(prediction, observed, who="PyTorch") -> None:
 # `ctx.save_for_forward`.
 # </details>
 #
-# Forward needs care of its own: $e^{1000}$ overflows in float64, so subtract the maximum $m$
-# first, $y = m + \log \sum_j e^{x_j - m}$; every exponent is then $\le 0$ and the largest
-# term is exactly 1.
+# Forward needs care of its own: $e^{1000}$ overflows in float64. Which constant can you take
+# out of the sum, so that no exponent left inside is positive?
+#
+# <details><summary><b>Hint 4</b>: an overflow-free forward</summary>
+#
+# Take out $e^{m}$ with $m = \max_j x_j$: $y = m + \log \sum_j e^{x_j - m}$. Every exponent is
+# then $\le 0$ and the largest term is exactly 1, so the sum lies between 1 and the number of
+# terms.
+# </details>
 #
 # **Softplus** with a positive scale $\beta$ is $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$,
 # exercise 2's operator. Before you reach it, find its derivative, and a form of it that never
@@ -353,8 +359,8 @@ print("per-sample grads:", torch.allclose(
 # Write `LogSumExp.apply(x, dim)` equal to `torch.logsumexp(x, dim)` (no `keepdim`), with
 # `dim` a Python int, possibly negative. In the setup_context form:
 #
-# - `forward(x, dim)`: stable for $|x|$ up to 1000 in float64 (subtract the max along `dim`;
-#   `x.amax(dim, keepdim=True)` keeps the dimension for broadcasting);
+# - `forward(x, dim)`: stable for $|x|$ up to 1000 in float64 (your overflow-free form from
+#   the maths section; a reduction with `keepdim=True` keeps the dimension for broadcasting);
 # - `setup_context(ctx, inputs, output)`: save what backward needs with `save_for_backward`,
 #   what jvp needs with `save_for_forward`, and `dim` as a plain attribute;
 # - `backward(ctx, grad_output)`: your reverse-mode product from the maths section, and `None`
