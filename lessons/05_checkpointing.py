@@ -166,20 +166,17 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 # 33% more, whatever $k$ is.
 
 # %% [markdown]
-# ## Worked example: recompute a function of one tensor
+# ## Worked example: keep the input, recompute the intermediates
 #
-# Start with a block that has no parameters and no randomness: `fancy(x)`, three element-wise
-# operations whose intermediates autograd would normally keep.
+# Start with a block that has no parameters and no randomness:
+# $\text{fancy}(x) = \tanh(x)\,\sigma(2x) + x^3$, element-wise, whose intermediates autograd
+# would normally keep. Its derivative needs $t = \tanh x$ and $s = \sigma(2x)$ again:
 #
-# Forward passes `x` to `save_for_backward` and nothing else. Backward has to do three things
-# autograd normally does for you:
+# $$\text{fancy}'(x) = (1 - t^2)\,s + 2\,t\,s\,(1 - s) + 3x^2 .$$
 #
-# 1. **make a fresh leaf**, `x.detach().requires_grad_()`, so the rebuilt graph ends at this
-#    block instead of running on into the caller's graph;
-# 2. **switch autograd on**: inside an ordinary `backward` it is off (it is on only under
-#    `create_graph=True`, lesson 04), and a graph is exactly what we need now;
-# 3. **differentiate the rebuilt graph** with `grad_output` as the vector in the
-#    vector-Jacobian product.
+# So forward passes `x` to `save_for_backward` and nothing else, and backward computes $t$ and
+# $s$ a second time from `x`, then applies the chain rule by hand, as in lesson 00. The work
+# is done twice; the memory is one tensor.
 #
 # **Quick question 1.** `forward` below calls `fancy(x)` with no precautions. Is
 # `torch.is_grad_enabled()` true inside a Function's forward, and so, when the meter watches
@@ -206,11 +203,8 @@ class RecomputedFancy(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
-        x = x.detach().requires_grad_()  # 1. a fresh leaf: the rebuilt graph stops here
-        with torch.enable_grad():        # 2. autograd back on
-            y = fancy(x)                 #    rebuild the graph
-        grad_x, = torch.autograd.grad(y, x, grad_output)  # 3. its vector-Jacobian product
-        return grad_x
+        t, s = torch.tanh(x), torch.sigmoid(2 * x)  # recomputed: forward kept neither
+        return grad_output * ((1 - t * t) * s + 2 * t * s * (1 - s) + 3 * x * x)
 
 
 x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
@@ -246,9 +240,25 @@ compare("only x kept", predicted_keeps_only_x,
 # intermediates again: memory spent for nothing (the common-mistakes table lists it).
 # </details>
 #
-# One input of 8000 bytes instead of three tensors, and the same gradient. Now two
-# complications that a real network brings: layers **with parameters**, and layers that draw
-# **random numbers**.
+# One input of 8000 bytes instead of three tensors, and the same gradient.
+#
+# **When you cannot write the derivative.** A checkpoint wraps a block it knows nothing about,
+# a function `run_fn` handed to it. Its backward cannot apply a formula; it has to let autograd
+# build the block's graph again and differentiate that, inside backward. Three facts about the
+# engine decide how:
+#
+# - inside an ordinary `backward` autograd is **off** (it is on only under
+#   `create_graph=True`, lesson 04), and nothing is recorded while it is off; the context
+#   manager `torch.enable_grad()` switches it on for the code inside its `with` block;
+# - a graph recorded from a tensor that is already part of the caller's graph runs on into
+#   that graph; `Tensor.detach()` returns a tensor with the same data and no history, which
+#   becomes a new leaf once it is asked to require grad;
+# - the vector-Jacobian product of a graph you recorded, with `grad_output` as the vector, is
+#   what `torch.autograd.grad` and `torch.autograd.backward` compute. They differ in where the
+#   gradients go, which matters as soon as the block has parameters.
+#
+# Then two complications that a real network brings: layers **with parameters**, and layers
+# that draw **random numbers**.
 
 # %% [markdown]
 # ### Parameters inside the block: `torch.autograd.grad` against `torch.autograd.backward`
@@ -265,21 +275,19 @@ layer = nn.Linear(3, 2)
 x = torch.randn(4, 3, requires_grad=True)
 g = torch.ones(4, 2)
 
-with torch.enable_grad():
-    y = layer(x)
-grad_x, = torch.autograd.grad(y, x, g)
-print("after torch.autograd.grad:     weight.grad is", layer.weight.grad)
+grad_x, = torch.autograd.grad(layer(x), x, g)
+print("after torch.autograd.grad: weight.grad is", layer.weight.grad)
 
-y = layer(x)
-torch.autograd.backward(y, g)  # accumulates into .grad of every leaf that requires grad
-print("after torch.autograd.backward: weight.grad is", layer.weight.grad.shape,
+layer(x).backward(g)  # Tensor.backward is torch.autograd.backward on one output
+print("after Tensor.backward:     weight.grad is", layer.weight.grad.shape,
       "and x.grad equals the gradient above:", torch.allclose(x.grad, grad_x))
 
 # %% [markdown]
-# So a recomputing backward for a block with parameters calls `torch.autograd.backward` on the
-# rebuilt output. The parameters' `.grad` **accumulate**, exactly as in an ordinary backward,
-# and the gradients of the block's own inputs are read from the fresh leaves' `.grad` and
-# returned to the engine.
+# `Tensor.backward(g)` calls `torch.autograd.backward`, which takes any number of outputs and
+# their gradients and **accumulates** into the `.grad` of every leaf that requires grad, as an
+# ordinary training step does; it returns nothing. `torch.autograd.grad` returns what you ask
+# for and writes nowhere. Which of the two a recomputing backward needs, and where it then
+# finds the gradients it must return, is question 4 of the exercise.
 
 # %% [markdown]
 # ### Randomness inside the block: replaying the random state
@@ -292,28 +300,41 @@ print("after torch.autograd.backward: weight.grad is", layer.weight.grad.shape,
 # Restoring it naively would rewind the generator for everyone: whatever runs after the
 # backward would see random numbers it has already seen. `torch.random.fork_rng()` saves the
 # current state on entry and puts it back on exit, so whatever you do inside stays inside.
+#
+# Reading and writing a state, here on a generator of your own (a `torch.Generator`, which
+# `torch.rand` accepts as an argument; dropout takes none and draws from the global CPU
+# generator, whose state `torch.set_rng_state(state)` writes back in the same way):
 
 # %%
-drop = nn.Dropout(p=0.5)
-ones = torch.ones(10)
+gen = torch.Generator().manual_seed(7)
+snapshot = gen.get_state()         # a small uint8 tensor: where the generator is now
+first = torch.rand(6, generator=gen)
+later = torch.rand(6, generator=gen)   # the generator has moved on
+gen.set_state(snapshot)            # back to where it was
+replay = torch.rand(6, generator=gen)
+print("first draw :", [round(v, 2) for v in first.tolist()])
+print("a later one:", [round(v, 2) for v in later.tolist()])
+print("replayed   :", [round(v, 2) for v in replay.tolist()], " same:", torch.equal(first, replay))
 
-state = torch.get_rng_state()      # in forward: remember where the generator was
-first = drop(ones)
-later = drop(ones)                 # the generator has moved on
-with torch.random.fork_rng():      # in backward: replay, then put the stream back
-    torch.set_rng_state(state)
-    replay = drop(ones)
+# %% [markdown]
+# And `fork_rng`: whatever happens to the global generator inside the block, the caller's
+# stream continues afterwards as if the block had not run.
 
-print("forward's mask:", first.bool().int().tolist())
-print("a later mask:  ", later.bool().int().tolist())
-print("replayed mask: ", replay.bool().int().tolist(), " same:", torch.equal(first, replay))
+# %%
+torch.manual_seed(3)
+next_draw = torch.rand(3)          # what the caller would draw next
+torch.manual_seed(3)
+with torch.random.fork_rng():
+    torch.manual_seed(123)         # anything inside: reseed, draw
+    _ = torch.rand(100)
+print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_draw))
 
 # %% [markdown]
 # On a GPU, CUDA tensors draw from a **separate generator per device**: also record
 # `torch.cuda.get_rng_state(device)` for the devices of the CUDA tensor arguments, restore
 # it with `torch.cuda.set_rng_state(state, device)`, and tell `fork_rng(devices=[...])` which
-# devices to protect. (`ctx.cpu_state = torch.get_rng_state()` is fine as a plain attribute:
-# a random state is bookkeeping, not a tensor autograd differentiates or checks.)
+# devices to protect. (A random state may be kept as a plain `ctx` attribute: it is
+# bookkeeping, not a tensor autograd differentiates or checks.)
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `CheckpointFunction`
@@ -329,9 +350,9 @@ print("replayed mask: ", replay.bool().int().tolist(), " same:", torch.equal(fir
 # Everything you need is in the sections above. Answer these before you write it:
 #
 # 1. Which arguments go to `ctx.save_for_backward`, and where do `run_fn` and the others go?
-# 2. In backward, why recompute on a **fresh leaf** `t.detach()` rather than on the saved tensor
-#    itself? And why `requires_grad_(t.requires_grad)` rather than `requires_grad_()`? (Think
-#    of a boolean mask among the arguments.)
+# 2. In backward, why recompute on a **fresh leaf** rather than on the saved tensor itself?
+#    And should every fresh leaf require grad? (Think of a boolean mask among the
+#    arguments.)
 # 3. Why restore the random state inside `torch.random.fork_rng(...)` rather than just calling
 #    `torch.set_rng_state`? What would the caller see afterwards?
 # 4. Why `torch.autograd.backward` on the recomputed output, and not `torch.autograd.grad`? Then
@@ -429,7 +450,9 @@ print("same gradients for x and all four parameters:",
 # Write `checkpoint_sequential(layers, segments, x)`: run `layers` (a list of modules, or an
 # `nn.Sequential`) on `x` in `segments` consecutive groups, each group through
 # `CheckpointFunction.apply`. With $n$ layers, give each segment $\lfloor n/k \rfloor$ layers
-# and the last one the remainder, so that every layer runs once and in order. (Why not
+# and the last one the remainder, so that every layer runs once and in order. This is
+# `torch.utils.checkpoint.checkpoint_sequential`'s split, and the grader checks it (the
+# explorer below says why the course keeps it). (Why not
 # $\lceil n/k \rceil$ layers each? Try $n = 7$, $k = 6$.) Running the last segment without
 # a checkpoint, as `torch.utils.checkpoint`'s version does, is also accepted: backward needs its
 # activations first anyway.
@@ -522,10 +545,13 @@ plt.show()
 # right, the matrix-multiply work of forward and backward, counted in FLOPs. Move the slider:
 # whatever $k$, backward does one extra forward's worth of work. Try
 # $k = 8$, then $9$: with $\lfloor 16/9 \rfloor = 1$ layer per segment, the last segment gets
-# the other 8 layers, and the peak jumps. The remainder rule is
-# `torch.utils.checkpoint.checkpoint_sequential`'s, and the contract follows it; it is not the
-# best split. One that spreads the remainder, segments of 2 and 1 layers here, never rebuilds
-# more than 2 layers at once. Choose a $k$ that divides $n$ and the two agree.
+# the other 8 layers, and the peak jumps. A split that spreads the remainder (segments of 2
+# and 1 layers here) would never rebuild more than 2 layers at once, so why does the contract
+# keep torch's rule? So that your function cuts a model at exactly the layers
+# `torch.utils.checkpoint.checkpoint_sequential` cuts it, so that the two recompute the same
+# segments and can be compared like for like, as the next section does. The grader
+# checks that split, so a spread one fails here. In your own code, the cure for a jump like
+# this is simpler still: choose a $k$ that divides $n$, where the two rules agree.
 
 # %%
 checkpointing_explorer(checkpoint_sequential, deep_mlp, x, segments=4, cost="flops")
@@ -587,7 +613,8 @@ print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_their
 # ### Three knobs of `torch.utils.checkpoint`
 #
 # - `use_reentrant`: pass it, and pass `False`. On torch 2.13 leaving it out still works but
-#   warns; the two variants differ in everything listed above.
+#   warns (the warning still says that from 2.9 it will raise, which 2.13 does not do); the
+#   two variants differ in everything listed above.
 # - `preserve_rng_state=True` (the default) stashes the random state in forward and restores it
 #   for the recomputation, as your `CheckpointFunction` does. Stashing costs a little time (on a
 #   GPU, a copy of each device's generator state), so `False` is offered for blocks that draw no
@@ -889,20 +916,20 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # %% [markdown]
 # ## Common mistakes
 #
-# | Mistake | What happens | Fix |
+# | Mistake | What happens | Ask yourself |
 # |---|---|---|
-# | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | `torch.autograd.backward(outputs, grad_outputs)`, then return each input's `.grad` (or make the parameters explicit inputs) |
-# | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | record `torch.get_rng_state()` (and CUDA's) in forward, restore it before recomputing |
-# | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | record it before `run_fn` draws |
-# | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | restore inside `torch.random.fork_rng()` |
-# | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | autograd is off in backward: switch it on |
-# | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | `t.detach().requires_grad_(t.requires_grad)` |
-# | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | keep each tensor's own `requires_grad` |
-# | run `run_fn` under `torch.enable_grad()` in forward "to be safe" | every activation is kept: no memory saved | forward runs with autograd off; leave it so |
-# | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | `return (None, *input_grads)` |
-# | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | $\lfloor n/k \rfloor$ each, the remainder to the last |
-# | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | bind them, `def run(h, start=start, end=end)`, or pass `nn.Sequential(*layers[start:end])` |
-# | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: the cell never returns, memory grows | backpropagate only what was recomputed from fresh leaves |
+# | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | which of the two calls writes `.grad` on leaves you did not list? |
+# | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | which mask did forward draw, and what decides it? |
+# | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | at which moment was the generator where forward's draw began? |
+# | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | what does the caller's next draw see once your backward returns? |
+# | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | is autograd on inside backward? |
+# | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
+# | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
+# | run `run_fn` under `torch.enable_grad()` in forward "to be safe" | every activation is kept: no memory saved | what is forward's grad mode for? |
+# | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
+# | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
+# | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | when does the function read `start` and `end`: when defined, or when called? |
+# | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: the cell never returns, memory grows | which tensors did you build from fresh leaves? |
 #
 # ## Common misconception
 #

@@ -98,8 +98,8 @@ def check_saves_only_outputs(forward) -> None:
             name = saved.role.removeprefix("input ")
             raise GradingError(
                 f"ReversibleCoupling saved its input {name}: a reversible block keeps no input; "
-                "save only the outputs y1 and y2 and reconstruct x2 = y2 - g(y1), then "
-                "x1 = y1 - f(x2), in backward")
+                "save only the outputs y1 and y2, and let backward compute the inputs back "
+                "from them (solve the two equations in the order that leaves one unknown each)")
         if saved.role != "output":
             raise GradingError(
                 f"ReversibleCoupling saved an activation of shape {saved.shape} (such as f(x2)): "
@@ -187,9 +187,9 @@ def _inversion_hint(calls: list, known: dict, inputs: dict, truth: dict) -> str 
                     and not _close(seen, known[right[block]]):
                 equation = "y1 = x1 + f(x2)" if block == "f" else "y2 = x2 + g(y1)"
                 return (f"ReversibleCoupling.backward called {block} on {wrong}, but {block} "
-                        f"takes {right[block]} ({equation}): invert in order, y2 - g(y1) gives "
-                        "x2 first (once y1 is known, y2's equation has one unknown), then "
-                        "y1 - f(x2) gives x1")
+                        f"takes {right[block]} ({equation}), so the inputs it rebuilt are "
+                        "not the ones forward saw: check which tensor each equation feeds "
+                        f"{block}, and which equation has a single unknown first")
     if any(block == "g" for block, _, _ in calls) and \
             not any(block == "g" and tracked for block, _, tracked in calls):
         return ("ReversibleCoupling.backward never ran g under grad on a tensor that requires "
