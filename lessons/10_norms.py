@@ -564,11 +564,13 @@ from autograder import grade; grade("LayerNormFunction", LayerNormFunction)
 # backward 20 (recomputing the centred `x`, its product with `grad_output`, four reductions
 # as matrix-vector products, and the terms of `grad_x` built in one buffer). It allocates one
 # new full-size tensor in forward and one in backward, as `F.layer_norm` does; every extra
-# temporary is one more allocation and two or three more passes. `make bench` measured it at
-# **2.5x to 3.0x** the time of `F.layer_norm` at this size (one CPU thread, forward +
-# backward, on the course's 2-core build machine while other jobs kept it busy; counted in
-# CPU time, which such load disturbs less, 2.7x to 2.8x), with the same 32 KiB saved. A first version with `torch.var_mean`, a new tensor for every step and `g * x_hat`
-# written out took 7.5x to 10x. Count your own passes: a straightforward answer (a new tensor
+# temporary is one more allocation and two or three more passes. It takes **about 2x to 3x**
+# the time of `F.layer_norm` at this size, with the same 32 KiB saved: one CPU thread,
+# forward + backward, in CPU time, separate runs on the course's 2-core build machines gave
+# 1.9x, 2.2x, 2.4x and 2.8x, higher when other jobs kept the machine busy. The ratio
+# depends on the machine's caches and its load, so time yours rather than trust a number. A
+# first version with `torch.var_mean`, a new tensor for every step and `g * x_hat` written
+# out took 7.5x to 10x. Count your own passes: a straightforward answer (a new tensor
 # per step) makes 35 or more.
 #
 # That is why production norms are kernels (Apex, Liger-Kernel, Triton's tutorial, lesson
@@ -646,8 +648,8 @@ with torch.autocast("cpu", dtype=torch.bfloat16):
 # %% [markdown]
 # **Your turn, ungraded: your LayerNorm in float32.** Replace the placeholder below with a
 # `LayerNormFloat32`, a subclass of your `LayerNormFunction`, that computes every row in
-# float32 whatever it receives and returns `x`'s dtype, both for plain bfloat16 tensors and
-# under autocast (where a bfloat16 `x` arrives beside a float32 weight). Reuse your own forward
+# float32 whatever it receives, returns bfloat16 for plain bfloat16 tensors, and works under
+# autocast too (where a bfloat16 `x` arrives beside a float32 weight). Reuse your own forward
 # and backward; you write only what happens at the boundary. Then run the next cell: it
 # measures the mean error of each norm against the float64 truth, and backpropagates.
 # Success: no error raised, the plain bfloat16 error down to `F.layer_norm`'s, and `x.grad` in
@@ -698,6 +700,14 @@ for label, norm in norms.items():
 # `F.layer_norm`'s. A backward that mixes a bfloat16 `grad_output` with float32 saved tensors
 # can raise, in `addmv` for example, or round again. The price is a float32 copy of `x`, saved
 # for backward.
+#
+# Under autocast on the CPU, `F.layer_norm` returns bfloat16 where yours returns float32.
+# Both are right: autocast's list of ops it runs in float32 differs by device. On CUDA
+# `layer_norm` and `group_norm` are on it, so there `F.layer_norm` returns float32, as yours
+# does. The CPU's list leaves them out, so the CPU kernel takes the bfloat16 `x` with the
+# float32 weight, keeps the row in float32 inside and returns `x`'s dtype. Under autocast
+# the ops that follow cast or promote their inputs as they need, so either output is safe to
+# pass on.
 # </details>
 
 # %% [markdown]
@@ -1046,72 +1056,6 @@ print(f"after {len(gaps)} steps the weights differ by at most {gaps[-1]:.2g}; "
 # %% [markdown]
 # The differences are float32 rounding: your backward and PyTorch's composed one add the same
 # numbers in a different order.
-#
-# ## Batch normalisation: the same reductions, over the batch (ungraded)
-#
-# `nn.BatchNorm1d(C)` on `x` of shape $(N, C)$ normalises each **channel** (column) over the
-# batch; `nn.BatchNorm2d` over the batch and both spatial dims. In training mode it is
-# LayerNorm with the roles of the dims swapped: the statistics are per channel, the reduction
-# runs over $N$ (and $H, W$), and the weight and bias are per channel. So your
-# `LayerNormFunction`, applied to the transposed input, is batch normalisation, forward and
-# backward:
-
-# %%
-x = torch.randn(6, 3, 5, 5, dtype=torch.float64, requires_grad=True)  # (N, C, H, W)
-weight = torch.randn(3, dtype=torch.float64)
-bias = torch.randn(3, dtype=torch.float64)
-grad_output = torch.randn(6, 3, 5, 5, dtype=torch.float64)
-
-theirs = F.batch_norm(x, None, None, weight, bias, training=True, eps=1e-5)
-grad_theirs, = torch.autograd.grad(theirs, x, grad_output)
-
-channels_as_rows = x.transpose(0, 1).reshape(3, -1)  # (C, N*H*W): one row per channel
-normalised = LayerNormFunction.apply(channels_as_rows, None, None, 1e-5)
-ours = (normalised.reshape(3, 6, 5, 5).transpose(0, 1) * weight[:, None, None]
-        + bias[:, None, None])
-grad_ours, = torch.autograd.grad(ours, x, grad_output)
-print("output matches F.batch_norm:", torch.allclose(ours, theirs))
-print("gradient matches:           ", torch.allclose(grad_ours, grad_theirs))
-
-# %% [markdown]
-# Two things set batch norm apart. It keeps **running** statistics for evaluation, updated in
-# training with the *unbiased* variance ($\frac{N}{N-1}$ times the one it normalises with);
-# in `eval()` mode it uses them, and the layer becomes a fixed per-channel affine map whose
-# backward is element-wise. And in training mode every sample's output depends on the other
-# samples of its batch, so its backward couples them: the mean term and the projection term
-# now sum over the batch.
-
-# %%
-batch = torch.randn(16, 5)
-norm = nn.BatchNorm1d(5, momentum=1.0)  # momentum 1: the running stats are this batch's
-norm(batch)
-print("running_var is the unbiased variance:",
-      torch.allclose(norm.running_var, batch.var(0, unbiased=True)))
-
-# %% [markdown]
-# ### Quick question 5 · predict, then run
-#
-# A batch of **one** sample through `nn.BatchNorm1d` in training mode: what happens? Write
-# `"error"`, `"zeros"`, `"the bias"` or your own words.
-
-# %%
-predicted_outcome = None
-
-# %%
-print("you said:", predicted_outcome)
-try:
-    print(nn.BatchNorm1d(3)(torch.randn(1, 3)))
-except ValueError as error:
-    print(f"ValueError: {error}")
-
-# %% [markdown]
-# <details><summary><b>Answer</b> (open after running)</summary>
-#
-# PyTorch refuses. With one value per channel the variance is 0, $\hat x = 0$ whatever the
-# input, the output is the bias, and the gradient for the input is exactly zero: nothing
-# would learn. (Your `LayerNormFunction` on a row of size 1 shows the same thing: every
-# entry of its gradient for `x` is 0.)
-# </details>
 
 # %% [markdown]
 # ## Convolution: the gradient of a convolution is a convolution (ungraded)
@@ -1233,15 +1177,16 @@ print("gradcheck:", torch.autograd.gradcheck(
 # <details><summary><b>Hint 2</b> · the key step</summary>
 #
 # Seen as rows of length $M = (C / \text{num\_groups}) \cdot (\text{positions})$, the
-# normalisation is LayerNorm without weight and bias, so its Jacobian is the one you derived,
-# with $M$ in place of $D$. The only new part is $\hat g$: here $\hat g = g \odot w$ with $w$
-# broadcast along the **channel** dim (dim 1), not the last one, and it must be formed before
-# the rows are laid out.
+# normalisation is LayerNorm without weight and bias, with $M$ in place of $D$. What is new
+# is the weight: one row now holds several channels, each with its own $w_c$. Ask of it what
+# you asked in ✎ 1: does it enter before or after the row means, and along which dim of `x`
+# does it broadcast?
 # </details>
 #
 # <details><summary><b>Hint 3</b> · the result, in maths</summary>
 #
-# For a group $G$ of one sample, with $i, j \in G$, $|G| = M$:
+# For a group $G$ of one sample, with $i, j \in G$, $|G| = M$, and
+# $\hat g_j = g_j\, w_{c(j)}$, where $c(j)$ is the channel of element $j$ (dim 1 of `x`):
 #
 # $$\frac{\partial L}{\partial x_j} = r_G\Big(\hat g_j - \frac1M\sum_{i\in G}\hat g_i -
 #   \hat x_j\,\frac1M\sum_{i\in G} \hat g_i \hat x_i\Big), \qquad
@@ -1331,6 +1276,74 @@ for label, output in [("your GroupNormFunction", GroupNormFunction.apply(x_offse
 # ✎ 1's fix.
 
 # %% [markdown]
+# ## Batch normalisation: the same reductions, over the batch (ungraded)
+#
+# `nn.BatchNorm1d(C)` on `x` of shape $(N, C)$ normalises each **channel** (column) over the
+# batch; `nn.BatchNorm2d` over the batch and both spatial dims. In training mode it is
+# LayerNorm with the roles of the dims swapped: the statistics are per channel, the reduction
+# runs over $N$ (and $H, W$), and the weight and bias are per channel. As in ✎ 4, lay each
+# set that shares one mean out as a row: here a channel's set spans samples, so the rows
+# need a transpose, not only a reshape. Your `LayerNormFunction` on those rows is batch
+# normalisation, forward and backward:
+
+# %%
+x = torch.randn(6, 3, 5, 5, dtype=torch.float64, requires_grad=True)  # (N, C, H, W)
+weight = torch.randn(3, dtype=torch.float64)
+bias = torch.randn(3, dtype=torch.float64)
+grad_output = torch.randn(6, 3, 5, 5, dtype=torch.float64)
+
+theirs = F.batch_norm(x, None, None, weight, bias, training=True, eps=1e-5)
+grad_theirs, = torch.autograd.grad(theirs, x, grad_output)
+
+channels_as_rows = x.transpose(0, 1).reshape(3, -1)  # (C, N*H*W): one row per channel
+normalised = LayerNormFunction.apply(channels_as_rows, None, None, 1e-5)
+ours = (normalised.reshape(3, 6, 5, 5).transpose(0, 1) * weight[:, None, None]
+        + bias[:, None, None])
+grad_ours, = torch.autograd.grad(ours, x, grad_output)
+print("output matches F.batch_norm:", torch.allclose(ours, theirs))
+print("gradient matches:           ", torch.allclose(grad_ours, grad_theirs))
+
+# %% [markdown]
+# Two things set batch norm apart. It keeps **running** statistics for evaluation, updated in
+# training with the *unbiased* variance ($\frac{N}{N-1}$ times the one it normalises with);
+# in `eval()` mode it uses them, and the layer becomes a fixed per-channel affine map whose
+# backward is element-wise. And in training mode every sample's output depends on the other
+# samples of its batch, so its backward couples them: the mean term and the projection term
+# now sum over the batch.
+
+# %%
+batch = torch.randn(16, 5)
+norm = nn.BatchNorm1d(5, momentum=1.0)  # momentum 1: the running stats are this batch's
+norm(batch)
+print("running_var is the unbiased variance:",
+      torch.allclose(norm.running_var, batch.var(0, unbiased=True)))
+
+# %% [markdown]
+# ### Quick question 5 · predict, then run
+#
+# A batch of **one** sample through `nn.BatchNorm1d` in training mode: what happens? Write
+# `"error"`, `"zeros"`, `"the bias"` or your own words.
+
+# %%
+predicted_outcome = None
+
+# %%
+print("you said:", predicted_outcome)
+try:
+    print(nn.BatchNorm1d(3)(torch.randn(1, 3)))
+except ValueError as error:
+    print(f"ValueError: {error}")
+
+# %% [markdown]
+# <details><summary><b>Answer</b> (open after running)</summary>
+#
+# PyTorch refuses. With one value per channel the variance is 0, $\hat x = 0$ whatever the
+# input, the output is the bias, and the gradient for the input is exactly zero: nothing
+# would learn. (Your `LayerNormFunction` on a row of size 1 shows the same thing: every
+# entry of its gradient for `x` is 0.)
+# </details>
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -1338,7 +1351,7 @@ for label, output in [("your GroupNormFunction", GroupNormFunction.apply(x_offse
 # | mean and rstd treated as constants (`grad_x = rstd * g`) | wrong `grad_x`; gradcheck fails | differentiate them: the mean term and the projection term |
 # | the projection term left out | wrong `grad_x`, invisible with `grad_output = ones` (for LayerNorm) | the term $-\hat x_j\,\frac1D\sum_i \hat g_i \hat x_i$ inside the bracket |
 # | the mean term left out (LayerNorm), or added (RMSNorm) | wrong `grad_x` | LayerNorm centres, so it has a mean term; RMSNorm does not |
-# | `grad_output` used where `grad_output * weight` belongs, or the weight multiplied in after the row means | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means (per channel, along dim 1, in group norm) |
+# | `grad_output` used where `grad_output * weight` belongs, or the weight multiplied in after the row means | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means |
 # | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`, slower on the CPU) |
 # | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
 # | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |
