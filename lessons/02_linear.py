@@ -1018,7 +1018,7 @@ for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,))):
 # | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
 # | saving `None` for an input, then reshaping it or reading its `.shape` in backward anyway | an `AttributeError` or `TypeError` on `None` when only the other input needs a gradient | read each saved tensor only in the branch that uses it; take sizes from `grad_output` |
 # | `grad_bias = grad_output` | works only because the engine sums it for you; unclear | the sum of the rows of the flattened $G$ |
-# | reading `ctx.needs_input_grad[2]` when called without a bias | `IndexError`: only two inputs were passed | remember `bias is not None` in forward |
+# | reading `ctx.needs_input_grad[2]` when called without a bias (`[3]` in a bilinear layer) | `IndexError`: one input fewer was passed | remember `bias is not None` in forward |
 # | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |
 # | computing every gradient, then returning `None` for the unneeded ones | the work is done anyway; the self-check sees backward read an input that no wanted gradient depends on | test the entry before computing, not after |
 # | testing `ctx.needs_input_grad[1]` before computing `grad_x` | `None` for `x` whenever the weight is frozen | entry $i$ belongs to input $i$ |

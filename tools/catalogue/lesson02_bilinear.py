@@ -222,3 +222,18 @@ MISTAKES += [
                 "                found = torch.autograd.grad(F.bilinear(*ins), ins, grad_output)\n"
                 "            grads = [g if n else None for g, n in zip(found, need)]\n")))),
 ]
+
+# Called without a bias, ctx.needs_input_grad has three entries: entry 3 read through a local is
+# named (a probe finds the local bound to ctx.needs_input_grad on the raising line); another
+# IndexError in the same place is not blamed on it
+MISTAKES += [
+    Mistake("Bilinear", "needs_input_grad[3] read through a local without a bias",
+            "Bilinear.backward read ctx.needs_input_grad[3] when called without a bias",
+            _bilinear_with(GX1, GX2, GW).replace("if ctx.has_bias and need[3]", "if need[3]")),
+    Mistake("Bilinear", "a saved tensor read past the end without a bias, another IndexError",
+            "Bilinear.backward raised IndexError",
+            _bilinear_with(GX1, GX2, GW).replace(
+                "        need = ctx.needs_input_grad\n",
+                "        need = ctx.needs_input_grad\n"
+                "        bias = None if ctx.has_bias else ctx.saved_tensors[3]\n")),
+]
