@@ -52,6 +52,7 @@ if not torch.cuda.is_available():
 import torch.nn.functional as F
 import triton
 import triton.language as tl
+from torch.overrides import TorchFunctionMode
 
 from autograder import self_check
 from widgets import kernel_grid_view
@@ -239,13 +240,18 @@ def sum_of_squares_unmasked(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
 
 x_padded = torch.randn(1024, device=DEVICE)
 partials = torch.empty(blocks(1000), device=DEVICE)
-sum_of_squares_unmasked[blocks(1000)](x_padded, partials, 1000, BLOCK=SUM_BLOCK)
 right = x_padded[:1000].square().sum()
-outcome = "right values" if torch.allclose(partials.sum(), right) else "wrong values"
+try:
+    sum_of_squares_unmasked[blocks(1000)](x_padded, partials, 1000, BLOCK=SUM_BLOCK)
+    outcome = "right values" if torch.allclose(partials.sum(), right) else "wrong values"
+except Exception as error:  # any failure of the launch is the outcome "error"
+    outcome = "error"
+    print(type(error).__name__, str(error).splitlines()[0])
 verdict = ("write your prediction first" if not my_prediction else
            "as you predicted" if my_prediction == outcome else "not what you predicted: why?")
-print(f"you predicted {my_prediction!r}; no error, and {outcome} ({verdict}): the sum is "
-      f"{partials.sum():.2f}, the first 1000 elements give {right:.2f}")
+print(f"you predicted {my_prediction!r}; it gave {outcome!r} ({verdict})")
+if outcome != "error":
+    print(f"the sum is {partials.sum():.2f}, the first 1000 elements give {right:.2f}")
 last = ((blocks(1000)[0] - 1) * SUM_BLOCK, blocks(1000)[0] * SUM_BLOCK - 1)
 print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my_last_block}")
 
@@ -403,14 +409,33 @@ from autograder import grade; grade("silu_mul", silu_mul)
 my_ratio = 0.0
 
 # %%
+class Traffic(TorchFunctionMode):
+    """Logs what each torch call reads (its tensor arguments) and writes (its result)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))  # the mode is off in here: nested calls unseen
+        read = sum(t.nbytes for t in args if isinstance(t, torch.Tensor))
+        self.calls.append((func.__name__, read, result.nbytes))
+        return result
+
+
 n = 1 << 20
-composed_bytes = 4 * n * (2 + 3)  # silu: read a, write s; multiply: read s and b, write y
-fused_bytes = 4 * n * 3  # read a and b, write y
+a, b = torch.empty(n, device="meta"), torch.empty(n, device="meta")  # sizes only, no data
+with Traffic() as composed:
+    y = F.silu(a) * b
+composed_bytes = sum(read + written for _, read, written in composed.calls)
+fused_bytes = a.nbytes + b.nbytes + y.nbytes  # your operator is one call: a, b in, y out
 ratio = composed_bytes / fused_bytes
 verdict = ("write your ratio first" if not my_ratio else
            "as you predicted" if abs(my_ratio - ratio) < 0.05 else "not what you predicted: why?")
 print(f"you said {my_ratio}; composed {composed_bytes / 2**20:.0f} MiB, fused "
       f"{fused_bytes / 2**20:.0f} MiB: {ratio:.2f} times less traffic ({verdict})")
+for name, read, written in composed.calls:
+    print(f"  composed {name}: reads {read / 2**20:.0f} MiB, writes {written / 2**20:.0f} MiB")
 
 # %% [markdown]
 # On a GPU, where such an op waits on memory, time follows bytes; `make bench` measures it
