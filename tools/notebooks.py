@@ -9,6 +9,7 @@ lessons/NN_name.py (jupytext percent format, nbgrader metadata in cell headers)
 import argparse
 import copy
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -49,12 +50,26 @@ def execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode
         client.execute()
         # a print can arrive as several stream messages, split at random: merge them
         CoalesceStreamsPreprocessor().preprocess(notebook, {})
+        without_log_clock(notebook)
     finally:
         if previous is None:
             os.environ.pop(WIDGETS_SEED_VARIABLE)
         else:
             os.environ[WIDGETS_SEED_VARIABLE] = previous
     return notebook
+
+
+# c10's warnings start "[W1124 12:34:03.608093071 BatchedFallback.cpp:82]": the clock goes
+C10_LOG_CLOCK = re.compile(r"^\[([WEI])\d{4} \d\d:\d\d:\d\d\.\d+ ", re.MULTILINE)
+
+
+def without_log_clock(notebook: nbformat.NotebookNode) -> None:
+    """Drop the date and time from PyTorch's C++ warnings, so that a rebuild gives the same
+    bytes: "[W BatchedFallback.cpp:82] Warning: ..." """
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                output.text = C10_LOG_CLOCK.sub(r"[\1 ", output.text)
 
 
 def learner_notebooks(lessons: list[str]) -> dict[str, nbformat.NotebookNode]:

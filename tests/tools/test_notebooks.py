@@ -18,7 +18,8 @@ from tests.jupyterlab import browser_missing
 from tests.kernels import bounded_environment, run_notebook
 from tests.released import every_lesson_released
 from tests.stranger import colab_python, course_site
-from tools.notebooks import COURSE, SOLUTIONS, solution_notebook, without_outputs
+from tools.notebooks import (C10_LOG_CLOCK, COURSE, SOLUTIONS, solution_notebook,
+                             without_log_clock, without_outputs)
 
 LESSONS = lesson_names()
 
@@ -110,6 +111,19 @@ def test_committed_solutions_were_executed_cleanly(lesson):
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert all(cell.execution_count for cell in code), "solutions were not executed"
     assert not _errors(notebook)
+    assert not C10_LOG_CLOCK.search(SOLUTIONS.joinpath(f"{lesson}.ipynb").read_text()), \
+        "a C++ warning keeps its clock: the next rebuild would change the bytes"
+
+
+def test_a_cpp_warning_loses_its_clock_and_keeps_its_words():
+    """Does a rebuild give the same bytes when PyTorch's C++ logs a warning?"""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[
+        nbformat.v4.new_output("stream", name="stderr", text=(
+            "[W1124 12:34:03.608093071 BatchedFallback.cpp:82] Warning: slow\n"
+            "[W1124 12:34:03 not a clock\n"))])])
+    without_log_clock(notebook)
+    assert notebook.cells[0].outputs[0].text == (
+        "[W BatchedFallback.cpp:82] Warning: slow\n[W1124 12:34:03 not a clock\n")
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
