@@ -168,41 +168,55 @@ for ax, (name, forward) in zip(axes, [("sign", torch.sign), ("round", torch.roun
 plt.show()
 
 # %% [markdown]
-# ## Worked example: a spike with a smooth surrogate
+# ## Worked example: a spike with a learnable threshold
 #
-# Spiking neural networks fire when a membrane potential crosses a threshold: a Heaviside step
-# $H(x) = \mathbb{1}[x > 0]$. They are trained with a surrogate that looks like a bump around
-# the threshold, here the derivative of a steep sigmoid, $k\,\sigma(kx)(1 - \sigma(kx))$.
-# The surrogate depends on $x$, so forward saves `x`; the slope `k` is a number, so it is a plain
-# attribute.
+# Spiking neural networks fire when a membrane potential crosses a threshold $\theta$: a
+# Heaviside step $y = H(x - \theta) = \mathbb{1}[x > \theta]$. Some learn the threshold
+# too, one number per layer, so the step needs a gradient for $\theta$ as well as for $x$.
+# Both come from one surrogate, a bump around the threshold: the derivative of a steep sigmoid
+# of $u = x - \theta$,
+#
+# $$\frac{\partial y_i}{\partial x_i} \approx k\,\sigma(k u_i)\big(1 - \sigma(k u_i)\big),
+# \qquad \frac{\partial y_i}{\partial \theta} \approx -k\,\sigma(k u_i)\big(1 - \sigma(k u_i)\big),$$
+#
+# the minus sign because $u$ falls as $\theta$ rises. $\theta$ is one number used by every
+# element, so its gradient is a sum over all of them, as for any broadcast input (lesson 00).
+# The surrogate depends on $x$ and $\theta$, so forward saves both; the slope `k` is a number,
+# so it is a plain attribute.
 
 # %%
 class SpikeSurrogate(torch.autograd.Function):
-    """y = 1[x > 0]; backward uses the derivative of sigmoid(k * x)."""
+    """y = 1[x > threshold]; backward uses the derivative of sigmoid(k * (x - threshold))."""
 
     @staticmethod
-    def forward(ctx, x, k):
-        ctx.save_for_backward(x)
+    def forward(ctx, x, threshold, k):
+        ctx.save_for_backward(x, threshold)
         ctx.k = k
-        return (x > 0).to(x.dtype)  # exact step, same dtype as x
+        return (x > threshold).to(x.dtype)  # exact step, same dtype as x
 
     @staticmethod
     def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        s = torch.sigmoid(ctx.k * x)
-        return grad_output * ctx.k * s * (1 - s), None  # d/dx sigmoid(kx) = k s (1 - s)
+        x, threshold = ctx.saved_tensors
+        s = torch.sigmoid(ctx.k * (x - threshold))
+        bump = grad_output * ctx.k * s * (1 - s)  # chain rule through u = x - threshold
+        # theta: du/dtheta = -1, and one theta serves every element, so sum
+        grad_threshold = -bump.sum() if ctx.needs_input_grad[1] else None
+        return bump, grad_threshold, None
 
 
 x = torch.tensor([-1.0, -0.1, 0.0, 0.1, 1.0], requires_grad=True)
-spikes = SpikeSurrogate.apply(x, 4.0)
+threshold = torch.tensor(0.0, requires_grad=True)  # 0-d, learnable
+spikes = SpikeSurrogate.apply(x, threshold, 4.0)
 spikes.sum().backward()
-print("forward  :", spikes.detach())
-print("surrogate:", x.grad)
+print("forward          :", spikes.detach())
+print("surrogate for x  :", x.grad)
+print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
 
 # %% [markdown]
 # Nothing here is new since lesson 00: `forward` computes the real thing, `backward` returns
-# one gradient per input (`None` for `k`). The only difference is intent: this backward is not
-# the derivative of this forward, on purpose.
+# one gradient per input (`None` for `k`), and an input used by every element gets the sum.
+# The only difference is intent: this backward is not the derivative of this forward, on
+# purpose.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `SignSTE`
@@ -217,9 +231,9 @@ print("surrogate:", x.grad)
 #
 # <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
 #
-# $\partial L/\partial x_i = \partial L/\partial y_i \cdot g(x_i) = \partial L/\partial y_i$:
-# the incoming gradient, unchanged. It uses no property of $x$, so forward needs to save
-# nothing.
+# $\partial L/\partial x_i = \partial L/\partial y_i \cdot g(x_i)$ with $g \equiv 1$. What
+# forward must save is whatever that product needs besides $\partial L/\partial y_i$, which
+# backward receives anyway. Compare the worked example, whose $g$ depends on $x$ and $\theta$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_SignSTE", "solution": true}
@@ -314,7 +328,7 @@ ste_explorer(SignClippedSTE)
 # stand-in that never strays more than half a step from the forward, at any scale. $x$ leaves
 # $\operatorname{sign}(x)$ further behind the larger $|x|$ is, while $\operatorname{hardtanh}(x)$
 # stays within 1 of it everywhere and equals it for $|x| \ge 1$. The same reading fits the rest
-# of the lesson: $\sigma(kx)$ stands in for the spike, and in Exercise 5
+# of the lesson: $\sigma(k(x - \theta))$ stands in for the spike, and in Exercise 5
 # $\operatorname{softmax}(\ell/\tau)$ for a one-hot. (Which stand-in trains best is still an
 # empirical matter, as for the clip.)
 # </details>
