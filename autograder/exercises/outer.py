@@ -35,12 +35,53 @@ def check_saves_only_inputs(forward) -> None:
             "which the caller holds anyway; anything else, a copy included, is new memory")
 
 
+def _wrong_side(function, device) -> str | None:
+    """After a failure at m != n: at a square size, where G @ u and G.T @ v have the right
+    shapes, does a gradient equal that product with G on the wrong side? Returns the input
+    whose gradient proves it, or None."""
+    values = _values(3, 3, device, seed=7)
+    u, v = (values[n].clone().requires_grad_() for n in ("u", "v"))
+    grad_output = sample((3, 3), device, seed=8)
+    try:
+        grads = torch.autograd.grad(function.apply(u, v), (u, v), grad_output)
+    except Exception:  # noqa: BLE001 - any failure here proves nothing
+        return None
+    u, v, g = values["u"], values["v"], grad_output
+    for name, got, wrong, right in (("u", grads[0], g.T @ v, g @ v),
+                                    ("v", grads[1], g @ u, g.T @ u)):
+        if (isinstance(got, torch.Tensor) and got.shape == wrong.shape
+                and torch.allclose(got, wrong) and not torch.allclose(wrong, right)):
+            return name
+    return None
+
+
+def _or_wrong_side(function, device, error: GradingError) -> GradingError:
+    """The error to raise for a failure at m != n: the wrong-side hint when a probe proves it."""
+    name = _wrong_side(function, device)
+    if name is None:
+        return error
+    return GradingError(
+        f"Outer's gradient for {name} multiplies grad_output G from the wrong side: at shapes "
+        "(4,) and (3,) it fails, and at (3,) and (3,), where the shapes fit, it equals the "
+        f"product with G transposed: which index of G is {name}'s, and which one must the "
+        f"product sum over? ({str(error).splitlines()[0]})")
+
+
 def outer_full(Outer, device) -> None:
     function = check_is_function(Outer, OUTER)
-    check_uses_grad_output(function, OUTER, _values(4, 3, device))
+    try:
+        check_uses_grad_output(function, OUTER, _values(4, 3, device))
+    except GradingError as error:
+        raise _or_wrong_side(function, device, error) from error
     for seed, (m, n) in enumerate(SIZES):
         with case(f"u of shape ({m},), v of shape ({n},)"):
-            forward, _ = check_values_and_gradients(function, OUTER, _values(m, n, device, seed))
+            try:
+                forward, _ = check_values_and_gradients(function, OUTER,
+                                                        _values(m, n, device, seed))
+            except GradingError as error:
+                if m == n:
+                    raise
+                raise _or_wrong_side(function, device, error) from error
             check_no_ctx_tensors(OUTER, forward)
             check_saves_only_inputs(forward)
     covers("saves only u and v")

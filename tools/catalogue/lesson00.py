@@ -273,10 +273,15 @@ MISTAKES = [
                    "        return (grad_output @ v if need_u else None,\n"
                    "                u @ grad_output if need_v else None)")),
     Mistake("Outer", "grad_u = grad_output.T @ v (the wrong side)",
-            "Outer.backward raised RuntimeError with u of shape (4,), v of shape (3,)",
+            "Outer's gradient for u multiplies grad_output G from the wrong side",
             _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
                    "        return (grad_output.T @ v if need_u else None,\n"
                    "                u @ grad_output if need_v else None)")),
+    Mistake("Outer", "grad_v = grad_output @ u (the wrong side)",
+            "Outer's gradient for v multiplies grad_output G from the wrong side",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                grad_output @ u if need_v else None)")),
     Mistake("Outer", "sums over the wrong index",
             "grad_u has shape (3,) but u has shape (4,)",
             _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
