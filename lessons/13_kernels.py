@@ -527,10 +527,13 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 #    \tfrac1D \sum_k \hat g_k \hat x_k\big)$; one row's sum, so one program per row has all
 #    it needs.
 # 2. $\partial L/\partial w_j = \sum_{\text{rows}} g_j \hat x_j$: a sum **across** programs.
-#    Each program writes its own partial row, and the host adds the partials up afterwards
-#    (Liger-Kernel and Triton's layer-norm tutorial do the same, with one partial per group
-#    of rows). Programs must not add into one shared row with plain stores: they run at once
-#    on a GPU, and the last write wins.
+#    Each program writes its own partial row, and the partials are added up afterwards.
+#    Liger-Kernel gives each program a group of rows and sums its partials on the host
+#    (`.sum(dim=0)`); Triton's layer-norm tutorial lets groups of programs share a few
+#    partial rows behind a lock, then reduces them with a second kernel
+#    (`_layer_norm_bwd_dwdb`). Either reduction, on the host or by a second kernel, is fine
+#    here. Programs must not add into one shared row with plain stores: they run at once on
+#    a GPU, and the last write wins.
 # </details>
 #
 # Define `rms_norm_rows(x, weight, eps)` returning `F.rms_norm(x, x.shape[-1:], weight, eps)`
@@ -542,7 +545,7 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 # - a forward kernel, one program per row (or per block of rows), that saves one `rstd` per
 #   row, in float32 (float64 for float64 input);
 # - a backward kernel: the row gradient in closed form, and the weight gradient as
-#   per-program partial sums, reduced on the host;
+#   per-program partial sums, reduced afterwards (on the host or by a second kernel);
 # - `D` up to 4096 and not a power of two: a block that covers a whole row
 #   (`triton.next_power_of_2(D)`), masked past its end, or a loop over the row in blocks;
 # - float16/bfloat16 computing in float32; nothing written into the inputs.
@@ -707,8 +710,9 @@ finally:
 # %% [markdown]
 # So: `custom_op` with `register_fake` everywhere, including on CPU and in the grader;
 # `triton_op` when a GPU is there and the compiler should see the kernel. Both are graded the
-# same way by `opcheck`. Neither uses `@triton.autotune` here: autotuning times configurations
-# on a GPU, and under the interpreter it stops with "0 active drivers".
+# same way by `opcheck`. Neither uses `@triton.autotune` here: autotuning runs and times each
+# configuration on a GPU. Under the interpreter a single configuration runs (there is nothing
+# to time), and two or more stop with "0 active drivers" (Triton 3.9).
 #
 # ## `torch.export`: a module that calls your operator
 #
@@ -884,8 +888,8 @@ if cpp_loaded:
 # | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
 # | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |
 # | a float64 value stored into a bfloat16 tensor, in the interpreter | zeros, denormals, nan (Triton 3.9's interpreter converts it wrongly) | `.to(tl.float32)` before the cast to bfloat16 |
-# | float16 loaded and computed in float16 | more than 2 ulp off; a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
-# | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed on the host |
+# | float16 loaded and computed in float16 | `tl.exp`, `tl.sqrt`, `tl.sigmoid` and Triton's other math functions raise "Expected dtype ['fp32', 'fp64'] but got fp16"; plain `*` and `+` run, but can end more than 2 ulp off, and a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
+# | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed afterwards (on the host or by a second kernel) |
 # | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
 # | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
 # | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |
