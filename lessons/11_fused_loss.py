@@ -106,8 +106,9 @@ for phase in ("forward", "backward"):
 #
 # `F.linear` keeps `x` and `weight` (its inputs, no new memory; the weight is listed as
 # $(d, V)$ because the node saves the transposed view `weight.t()`, which shares its
-# storage), and `F.cross_entropy`, which
-# is `log_softmax` followed by `nll_loss`, keeps the log-probabilities: an $(N, V)$ tensor.
+# storage), and `F.cross_entropy`, which is `log_softmax` followed by `nll_loss`, keeps
+# the log-probabilities: one $(N, V)$ tensor, listed twice, since `log_softmax` saves its
+# output and `nll_loss` saves its input, and they are the same tensor.
 # The peak of the forward is **two** $(N, V)$ tensors, the logits and the log-probabilities
 # alive at once; backward again holds two (the gradient of the log-probabilities and of the
 # logits). The loss is one number. Everything between it and `x` is $V/d = 128$ times bigger

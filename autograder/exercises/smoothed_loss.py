@@ -126,6 +126,13 @@ def recognise(function, values: dict) -> str | None:
         return f"{NAME}'s z-loss gradient is half what it should be: d(lse ** 2) = 2 lse d(lse)"
     if not torch.allclose(loss, truth):
         return None  # the loss is wrong too: the hints below are about the gradient alone
+    ignored = ~counted
+    if ignored.any() and torch.allclose(grad[counted], true_grad[counted]) and \
+            grad[ignored].abs().max() > 0:
+        row = int(ignored.nonzero()[0])
+        return (f"{NAME}'s gradient is right on every counted row, but not 0 on the ignored "
+                f"ones (row {row} has target == ignore_index): an ignored row does not count, "
+                "so multiply its whole gradient row by 0")
     lse_only = true_grad - z * (2 * lse - 1) * probs * weight  # z * softmax, d(z * lse)
     if z and not torch.allclose(lse_only, true_grad) and torch.allclose(grad, lse_only):
         return (f"{NAME}'s z-loss gradient is z_loss * softmax(logits), the derivative of "

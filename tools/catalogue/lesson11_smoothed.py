@@ -151,4 +151,12 @@ MISTAKES = [
         ANSWER, ("return torch.where(counted, per_row, 0.0).sum() / counted.sum()",
                  "return (torch.where(counted, per_row - z_loss * lse ** 2, 0.0).sum()\n"
                  "                / counted.sum() + z_loss * (lse ** 2).mean())"))),
+    Mistake(SCE, "ignored rows left in the gradient", "not 0 on the ignored ones", edit(
+        ANSWER, ("scale = grad_output * counted / counted.sum()",
+                 "scale = grad_output / counted.sum() * torch.ones_like(lse)"))),
+    Mistake(SCE, "smoothing subtracted on ignored rows too", "not 0 on the ignored ones", edit(
+        ANSWER, ("return grad * scale[:, None], None, None, None, None",
+                 "grad = grad * scale[:, None] - (smoothing / logits.shape[1]) * grad_output"
+                 " * (~counted)[:, None] / counted.sum()\n"
+                 "        return grad, None, None, None, None"))),
 ]
