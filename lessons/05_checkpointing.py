@@ -331,9 +331,9 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 
 # %% [markdown]
 # On a GPU, CUDA tensors draw from a **separate generator per device**: also record
-# `torch.cuda.get_rng_state(device)` for the devices of the CUDA tensor arguments, restore
-# it with `torch.cuda.set_rng_state(state, device)`, and tell `fork_rng(devices=[...])` which
-# devices to protect. (A random state may be kept as a plain `ctx` attribute: it is
+# each device's state (`torch.cuda.get_rng_state` takes the device) for the devices of the CUDA
+# tensor arguments, write it back with `torch.cuda.set_rng_state` (the state, then the
+# device), and tell `fork_rng` which devices to protect (its `devices` argument). (A random state may be kept as a plain `ctx` attribute: it is
 # bookkeeping, not a tensor autograd differentiates or checks.)
 
 # %% [markdown]
