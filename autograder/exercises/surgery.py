@@ -196,8 +196,9 @@ WRONG_SIGN = ("SoftThreshold's gradient for lam has the wrong sign: raising lam 
 
 
 def kink_values(device, *, lam=0.5, dtype=torch.float64) -> dict:
-    """x exactly at +-lam and at 0, next to values inside and outside."""
-    x = torch.tensor([[-lam, lam, 0.0, 0.2, -1.5], [lam, 2.0, -lam, -0.3, 0.9]], dtype=dtype,
+    """x exactly at +-lam and at 0, next to values inside and outside; more entries at +lam
+    than at -lam, so a gradient for lam that counts the kinks does not cancel to the right sum."""
+    x = torch.tensor([[-lam, lam, 0.0, 0.2, -1.5], [lam, 2.0, lam, -0.3, 0.9]], dtype=dtype,
                      device=device)
     return {"x": x, "lam": torch.tensor(lam, dtype=dtype, device=device)}
 
@@ -247,20 +248,21 @@ def check_kinks(function, device, dtype=torch.float64) -> None:
     if isinstance(grad_x, torch.Tensor) and grad_x.isnan().any():
         raise GradingError("SoftThreshold's gradient for x is nan at |x| == lam: a division "
                            "such as relu(z) / z is 0/0 on the kink; build the mask with a "
-                           "comparison, |x| > lam")
+                           "comparison instead of a division")
     if isinstance(grad_x, torch.Tensor) and grad_x.shape == x.shape:
         if torch.equal(grad_x != 0, x.abs() >= lam) and not torch.equal(grad_x != 0, outside):
             raise GradingError("SoftThreshold's gradient for x is not 0 at |x| == lam: forward "
                                "is flat from there inwards, and the contract (as for "
-                               "F.softshrink) takes 0 at the kink; use the mask |x| > lam, "
-                               "not >=")
+                               "F.softshrink) takes 0 at the kink, but your backward lets "
+                               "those entries through: which comparison leaves them out?")
     diagnose_gradient("x", grad_x, grad_output * outside)
     expected_lam = -(grad_output * torch.sign(x) * outside).sum()
     if (isinstance(grad_lam, torch.Tensor) and grad_lam.shape == expected_lam.shape
             and torch.allclose(grad_lam, -(grad_output * torch.sign(x) * (x.abs() >= lam)).sum())
             and not torch.allclose(grad_lam, expected_lam)):
         raise GradingError("SoftThreshold's gradient for lam counts the entries at |x| == lam: "
-                           "there both gradients are 0; use the mask |x| > lam, not >=")
+                           "there both gradients are 0, but your backward lets those "
+                           "entries through: which comparison leaves them out?")
     if matches(grad_lam, -expected_lam, expected_lam):
         raise GradingError(WRONG_SIGN)
     diagnose_gradient("lam", grad_lam, expected_lam)

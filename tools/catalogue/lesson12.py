@@ -247,6 +247,10 @@ MISTAKES = [
     Mistake("SoftThreshold", "gradient 1 at |x| == lam", "is not 0 at |x| == lam", _soft_saved(
         "        passed = grad_output * (x.abs() >= lam)\n"
         "        return passed, -(passed * torch.sign(x)).sum()\n"), named=True, nbgrader=True),
+    Mistake("SoftThreshold", "lam's gradient alone counts the kink",
+            "gradient for lam counts the entries at |x| == lam", _soft_saved(
+                "        passed = grad_output * (x.abs() > lam)\n"
+                "        return passed, -(grad_output * torch.sign(x) * (x.abs() >= lam)).sum()\n")),
     Mistake("SoftThreshold", "lam's gradient with the wrong sign",
             "gradient for lam has the wrong sign", _soft_saved(
                 "        passed = grad_output * (x.abs() > lam)\n"

@@ -103,16 +103,18 @@ def test_no_line_of_a_solution_is_on_screen_outside_its_answer_cell():
     assert shown == []
 
 
-def test_reversal_hints_name_the_symptom_not_the_line():
-    """Issue 25: does a wrong GradientReversal hear what was measured (its factor), never the
-    one line of backward that fixes it?"""
+def test_hints_name_the_symptom_not_the_line():
+    """Issue 25: does a wrong GradientReversal hear what was measured (its factor), and a wrong
+    SoftThreshold what its kink does, never the line or the comparison that fixes it?"""
     import re
 
     from autograder.errors import GradingError
 
+    answers = {"GradientReversal": r"-\s*\(?alpha\)?\s*\*\s*grad_output",
+               "SoftThreshold": r"\|x\| >(?!=) lam|not >="}
     for entry in lesson12.MISTAKES:
-        if entry.exercise != "GradientReversal":
+        if entry.exercise not in answers:
             continue
         with pytest.raises(GradingError) as info:
-            EXERCISES["GradientReversal"].run(entry.load())
-        assert not re.search(r"-\s*\(?alpha\)?\s*\*\s*grad_output", str(info.value)), entry.name
+            EXERCISES[entry.exercise].run(entry.load())
+        assert not re.search(answers[entry.exercise], str(info.value)), entry.name
