@@ -1251,6 +1251,25 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# The terms view of ✎ 1, on your `GroupNormFunction`. With `x` of shape $(\text{rows}, C)$
+# (no spatial dims) and one group, each row is one sample's only group, and the weight
+# varies along it, one value per channel: so a missing mean or projection term, or a weight
+# applied after the group means, shows as it did for LayerNorm. (A weight broadcast along
+# the wrong dim cannot show here, since the channels are the last dim: the self-check's
+# spatial cases test that.)
+
+# %%
+class OneGroupPerRow:
+    """Your GroupNormFunction with one group, on x of shape (rows, C)."""
+
+    @staticmethod
+    def apply(x, weight, bias, eps):
+        return GroupNormFunction.apply(x, 1, weight, bias, eps)
+
+
+norm_terms_explorer(OneGroupPerRow, "layer_norm")
+
+# %% [markdown]
 # ### Your turn, ungraded: a large offset
 #
 # ✎ 1's contract promises accuracy on float32 rows such as `1e4 + N(0, 1)`, and its grader

@@ -721,6 +721,17 @@ for grad_mode in (True, False):
           f"{counter.total / (2 * N * d * V):.0f} x 2NdV FLOPs")
 
 # %% [markdown]
+# **What the exercise leaves out: padding.** A real language-model batch marks padding and
+# prompt tokens with `ignore_index` (-100), and a fused loss you ship must take it, as
+# Liger-Kernel's `LigerFusedLinearCrossEntropyLoss` does. What changes is exercise 1's $M$,
+# and a chunked loop makes it easy to get wrong: $M$ counts the rows that count in the
+# **whole** batch, so count it once, before the loop, and divide every chunk's loss and
+# gradients by that one $M$. Each chunk's own count is the wrong divisor, and a chunk made
+# only of padding has a count of 0: dividing by it gives `nan`. The ignored rows' gradient
+# rows stay 0, and their logits still cost their share of each matrix product unless you
+# drop those rows before the loop.
+
+# %% [markdown]
 # ## The view: peak memory and time against chunk size
 #
 # Your `linear_cross_entropy`, measured live at every chunk size, beside the composed loss
