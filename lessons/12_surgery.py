@@ -927,10 +927,13 @@ def jacobian_columns(function, inputs, position):
     return analytical[position].reshape(-1), torch.stack(numerical, -1).reshape(-1)
 
 
-analytical, numerical = jacobian_columns(BrokenSoftThreshold, (x, lam), 1)
+columns = [jacobian_columns(BrokenSoftThreshold, (x, lam), position) for position in (0, 1)]
+wrong_input = next(p for p, (a, n) in enumerate(columns) if not torch.allclose(a, n))
+analytical, numerical = columns[wrong_input]
 wrong = ~torch.isclose(analytical, numerical)
-print("analytical column for lam:", analytical, "\nnumerical column for lam: ", numerical)
-compare("the input with the wrong gradient", bug_1_input, 1, reveal=False)
+print(f"analytical column for input {wrong_input}:", analytical,
+      f"\nnumerical column for input {wrong_input}: ", numerical)
+compare("the input with the wrong gradient", bug_1_input, wrong_input, reveal=False)
 compare("analytical = c * numerical, c", bug_1_factor,
         round((analytical[wrong] / numerical[wrong]).mean().item(), 6), reveal=False)
 
