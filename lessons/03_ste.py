@@ -1035,7 +1035,8 @@ print("identity matches the reference:", torch.allclose(identity, leaf.grad))
 #   ops (no `torch.autograd.grad` and no built-in softmax backward inside backward), and
 #   `None` for `tau`.
 # - `logits` has at least one dim, of any leading shape; the grader tries float64 and float32,
-#   ties, and a `grad_output` that is not contiguous.
+#   ties, a `grad_output` that is not contiguous, and a low temperature ($\tau = 0.1$ with
+#   float32 logits of a dozen or so), where the softmax and its gradient are finite.
 #
 # <details><summary><b>Hint 1</b>: which entries of the Jacobian are non-zero?</summary>
 #
@@ -1157,8 +1158,8 @@ print("torch.softmax      :", torch.softmax(z, dim=-1).tolist())
 # </details>
 #
 # A backward that rebuilds $s$ from the logits meets the same overflow, and gives `nan`
-# gradients at exactly the temperatures where annealing ends. The grader's logits stay
-# small, so this cell is where you find out: it runs your `StraightThroughSoftmax` at these
+# gradients at exactly the temperatures where annealing ends; the grader tries such logits,
+# and its hint names the overflow. This cell runs your `StraightThroughSoftmax` at these
 # logits in float32 and compares with autograd through `torch.softmax`.
 
 # %%

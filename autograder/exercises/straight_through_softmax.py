@@ -40,6 +40,22 @@ def tied_values(device, dtype=torch.float64) -> dict:
     return {"logits": torch.tensor(rows, dtype=dtype, device=device), "tau": 0.5}
 
 
+def overflow_values(device) -> dict:
+    """float32 rows with a near tie at tau = 0.1: logits / tau reaches 120, past exp's float32
+    overflow at 88.7, where the softmax and its gradient are finite and not small."""
+    rows = [[12.0, 11.8, -2.0, 0.5], [-3.0, 9.5, 9.0, 1.0]]
+    return {"logits": torch.tensor(rows, dtype=torch.float32, device=device), "tau": 0.1}
+
+
+def _overflows_like_exp(logits, tau, grad_output, got) -> bool:
+    """Is the gradient non-finite exactly where a softmax rebuilt as exp(z) / sum exp(z) is?"""
+    e = (logits / tau).exp()
+    s = e / e.sum(-1, keepdim=True)
+    naive = s * (grad_output - (s * grad_output).sum(-1, keepdim=True)) / tau
+    return bool((~torch.isfinite(naive)).any()) and torch.equal(torch.isfinite(got),
+                                                               torch.isfinite(naive))
+
+
 def _tolerance(dtype):
     return (1e-5, 1e-6) if dtype == torch.float32 else (1e-7, 1e-9)
 
@@ -133,6 +149,12 @@ def check_gradient(values_: dict, got, grad_output, forward=None) -> None:
             "StraightThroughSoftmax's gradient for logits is zero everywhere: backward uses the "
             "saved one-hot in place of the softmax, and s (delta - s) is zero at a one-hot; it "
             "needs s = softmax(logits / tau), saved or recomputed")
+    if not bool(torch.isfinite(got).all()) and _overflows_like_exp(logits, tau, grad_output, got):
+        largest = (logits / tau).abs().max().item()
+        raise GradingError(
+            "StraightThroughSoftmax's gradient for logits is not finite where the softmax's is: "
+            f"logits / tau reaches {largest:.0f}, and exp of more than 88.7 is inf in float32 "
+            "(inf / inf is nan); subtract each row's maximum before exp, as torch.softmax does")
     for candidate, hint in _candidates(logits, tau, grad_output):
         if torch.allclose(got, candidate, rtol=rtol, atol=atol):
             raise GradingError(f"StraightThroughSoftmax's gradient for logits is wrong: {hint}")
@@ -181,6 +203,9 @@ def full(submission, device) -> None:
         with case(f"tied maxima, {name}"):
             check_straight_through_softmax(function, tied_values(device, dtype))
     covers("float32")
+    with case("float32 logits up to 12 at tau=0.1"):
+        check_straight_through_softmax(function, overflow_values(device))
+    covers("large logits / tau")
     covers("1-D logits")
     covers("ties")
     # a (2, 3, 5) view of a (3, 2, 5) tensor: its leading dims cannot merge, so a backward
@@ -198,6 +223,7 @@ def full(submission, device) -> None:
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after FakeQuantize
 EXERCISES = [
     Exercise("StraightThroughSoftmax", "03_ste", full,
-             contract=("float32", "1-D logits", "ties", "non-contiguous grad_output"),
+             contract=("float32", "1-D logits", "ties", "non-contiguous grad_output",
+                       "large logits / tau"),
              example=lambda: (sample((2, 4), "cpu"), 0.5)),
 ]

@@ -90,6 +90,13 @@ MISTAKES = [
                  "        ctx.save_for_backward(logits)\n        ctx.tau = tau\n"
                  "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)"),
             named=True),
+    Mistake("StraightThroughSoftmax", "softmax rebuilt as exp(z) / sum exp(z)",
+            "StraightThroughSoftmax's gradient for logits is not finite where the softmax's is",
+            _sts("        logits, = ctx.saved_tensors\n        e = (logits / ctx.tau).exp()\n"
+                 "        soft = e / e.sum(-1, keepdim=True)\n" + RIGHT,
+                 "        ctx.save_for_backward(logits)\n        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)"),
+            named=True),
 ]
 
 

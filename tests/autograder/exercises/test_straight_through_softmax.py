@@ -1,6 +1,6 @@
 """Lesson 03's transfer exercise, StraightThroughSoftmax: the float32 tolerance of its gradient
-check, which the catalogue's single answers cannot cover, and the overflow the contract leaves
-ungraded (a passing answer that the catalogue, whose mistakes must fail, cannot hold)."""
+check, which the catalogue's single answers cannot cover, and the overflow hint, named only where
+exp overflowed."""
 
 import pytest
 import torch
@@ -57,16 +57,18 @@ def _by_definition(logits, tau, grad_output):
     return s * (grad_output - (s * grad_output).sum(-1, keepdim=True)) / tau
 
 
-def test_a_softmax_without_the_max_passes_the_contract_and_fails_the_lesson_cell():
-    """The known gap, kept on record: the contract promises no magnitude, so the battery's
-    logits stay small and a softmax rebuilt without subtracting the row maximum passes them;
-    at the lesson's float32 logits [12, 11.8, -2] with tau = 0.1 it gives nan (exp(120) is
-    inf). The lesson's ungraded cell after the self-check is where a learner sees it."""
-    generator = torch.Generator().manual_seed(3)
-    logits = 1.5 * torch.randn(4, 7, generator=generator)
-    grad_output = torch.randn(4, 7, generator=generator)
-    check_gradient({"logits": logits, "tau": 0.1},
-                   _by_definition(logits, 0.1, grad_output), grad_output)
-    near_tie, unit = torch.tensor([12.0, 11.8, -2.0]), torch.tensor([1.0, 0.0, 0.0])
-    assert torch.isnan(_by_definition(near_tie, 0.1, unit)).any()
+def test_is_the_overflow_named_only_where_exp_overflowed():
+    """Non-finite exactly where exp(z) / sum exp(z) is: the overflow hint; non-finite elsewhere
+    (a nan from another slip): not the overflow hint."""
+    near_tie = torch.tensor([[12.0, 11.8, -2.0]])
+    unit = torch.tensor([[1.0, 0.0, 0.0]])
+    values = {"logits": near_tie, "tau": 0.1}
+    with pytest.raises(GradingError, match="^StraightThroughSoftmax's gradient for logits is "
+                       "not finite where the softmax's is: logits / tau reaches 120"):
+        check_gradient(values, _by_definition(near_tie, 0.1, unit), unit)
+    elsewhere = _by_hand(near_tie, 0.1, unit, "shifted").clone()
+    elsewhere[0, 2] = float("nan")
+    with pytest.raises(GradingError) as other:
+        check_gradient(values, elsewhere, unit)
+    assert "not finite where the softmax's is" not in str(other.value)
     assert torch.isfinite(_by_hand(near_tie, 0.1, unit, "shifted")).all()
