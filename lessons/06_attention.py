@@ -27,10 +27,8 @@
 # 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;
 # 2. apply a boolean mask with the right polarity, and match
 #    `torch.nn.functional.scaled_dot_product_attention`, outputs and gradients;
-# 3. keep one number per query instead of the $N_q \times N_k$ probabilities, and say what
-#    that does to the *peak* memory: for one call alone it depends on how many
-#    $N_q \times N_k$ tensors your passes hold at once; in a deep stack of layers it pays,
-#    however backward is written;
+# 3. keep one number per query instead of the $N_q \times N_k$ probabilities, then measure,
+#    and explain, what that does to the *peak* memory of one call and of a stack of layers;
 # 4. derive the online softmax and the identity $\operatorname{rowsum}(dP \odot P) =
 #    \operatorname{rowsum}(dO \odot O)$, and write FlashAttention's tiled forward and backward;
 # 5. measure peak memory, not only what is kept between the passes;
@@ -1091,7 +1089,9 @@ print("CUDA flash kernel returns:", ", ".join(
 # least one finite key). `bias` may require grad.
 #
 # - Gradients for `Q`, `K`, `V` and `bias`, **each only when it is needed**
-#   (`ctx.needs_input_grad`), and `None` for `scale`.
+#   (`ctx.needs_input_grad`), and `None` for `scale`. Ask the same of what you build on the
+#   way: when only `V` needs a gradient, does backward need $dP$ at all? The checks accept the
+#   extra product, but it is an $N_q \times N_k$ tensor built for nothing.
 # - `backward` itself returns the bias gradient with exactly `bias.shape`. (Autograd's engine
 #   would quietly accept one of the scores' shape; the checks look at what your backward
 #   returns.)

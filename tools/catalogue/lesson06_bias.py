@@ -121,11 +121,24 @@ UNUSUAL += [
          "                        grad_bias = grad_bias.sum(dim, keepdim=True)"))),
 ]
 
+UNUSUAL += [
+    # dV alone needs no dP, but the contract is about the gradients returned and computed:
+    # building dP = dO V^T and dS anyway wastes work and is still a correct answer
+    Unusual(AB, "dP and dS built even when V alone needs a gradient", _bias(
+        ("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"))),
+]
+
 MISTAKES += [
-    # dV alone needs no dP: building dP = dO V^T and dS anyway is the bias's gradient unasked
-    Mistake(AB, "dP and dS built when V alone needs a gradient", "reads V (in aten.bmm) when V "
-            "alone requires grad", _bias(("if any(ctx.needs_input_grad[:2]) or "
-                                          "ctx.needs_input_grad[3]:", "if True:"))),
+    # dQ and dK computed for every call and returned only when asked: the gradients unasked
+    Mistake(AB, "dQ and dK computed always, returned only when needed",
+            "computes dK = dS^T Q (a (4, 2) product here) when only Q",
+            _bias(("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"),
+                  ("            if ctx.needs_input_grad[0]:\n                grad_Q",
+                   "            if True:\n                grad_Q"),
+                  ("            if ctx.needs_input_grad[1]:\n                grad_K",
+                   "            if True:\n                grad_K"),
+                  ("return grad_Q, grad_K,", "return (grad_Q if ctx.needs_input_grad[0] else "
+                   "None), (grad_K if ctx.needs_input_grad[1] else None),"))),
 ]
 
 MISTAKES += [
