@@ -7,6 +7,7 @@ reference, name the usual cause when they differ, and finish with gradgradcheck.
 """
 
 import torch
+from torch.autograd.function import once_differentiable
 from torch.autograd.gradcheck import GradcheckError
 
 from ..checks import (Spec, _explain_runtime_error, case, check_gradcheck, check_is_function,
@@ -24,6 +25,19 @@ from .reentry import limit_nesting
 SHAPES = [(6,), (3, 4), (2, 3, 2)]
 BETAS = [1.3, -0.7, 0.0]
 ONCE_DIFFERENTIABLE_ERROR = "marked with @once_differentiable"
+_ONCE_WRAPPER = once_differentiable(lambda ctx: None).__code__  # every wrapper's code object
+
+
+def is_marked(function) -> bool:
+    """Whether function.backward is once_differentiable's wrapper (in either decorator order)."""
+    fn = function.__dict__.get("backward", getattr(function, "backward", None))
+    for _ in range(8):
+        fn = getattr(fn, "__func__", fn)  # a staticmethod object, in the reversed order
+        if getattr(fn, "__code__", None) is _ONCE_WRAPPER:
+            return True
+        if (fn := getattr(fn, "__wrapped__", None)) is None:
+            return False
+    return False
 
 SWISH = Spec("SwishFunction", ("x", "beta"), lambda x, beta: x * torch.sigmoid(beta * x))
 CUBE_ONCE = Spec("CubeOnce", ("x",), lambda x: x ** 3)
@@ -256,10 +270,18 @@ def check_second_backward_raises(function, spec: Spec, device) -> None:
     except RuntimeError as error:
         if ONCE_DIFFERENTIABLE_ERROR in str(error):
             return
-        raise GradingError(
-            f"a second backward through {spec.name} raised \"{str(error).splitlines()[0]}\" "
-            "instead of once_differentiable's clear error: do not detach in backward; mark "
-            "backward with @once_differentiable", str(error)) from error
+        raised = f"a second backward through {spec.name} raised \"{str(error).splitlines()[0]}\""
+        if not is_marked(function):
+            raise GradingError(
+                f"{raised}: your backward is not marked @once_differentiable"
+                + (", and the gradient it returns has no graph (a NumPy result, or a .detach(), "
+                   "is a constant to autograd), so the second backward finds nothing to "
+                   "differentiate" if not grad_x.requires_grad else "")
+                + "; mark backward with @once_differentiable (written under @staticmethod): "
+                "it turns that into its own clear error", str(error)) from error
+        raise GradingError(f"{raised} instead of once_differentiable's clear error: mark "
+                           "backward with @once_differentiable, under @staticmethod",
+                           str(error)) from error
     raise GradingError(
         f"a second backward through {spec.name} succeeded: mark backward with "
         "@once_differentiable (from torch.autograd.function import once_differentiable), "

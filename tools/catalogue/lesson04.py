@@ -160,9 +160,15 @@ MISTAKES = [
     Mistake("CubeOnce", "forgets @once_differentiable", "a second backward through CubeOnce "
             "succeeded", _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
                                decorator=""), named=True, nbgrader=True),
-    Mistake("CubeOnce", "detaches instead", "a second backward through CubeOnce",
+    Mistake("CubeOnce", "detaches instead", "your backward is not marked @once_differentiable, "
+            "and the gradient it returns has no graph",
             _cube(CUBE_READ + "        return (grad_output * 3 * x ** 2).detach()",
                   decorator="")),
+    Mistake("CubeOnce", "all NumPy, grad_output too, and not marked", "your backward is not "
+            "marked @once_differentiable, and the gradient it returns has no graph",
+            "import numpy as np\n" + _cube(
+                CUBE_READ + "        g, a = grad_output.detach().numpy(), x.detach().numpy()\n"
+                "        return torch.from_numpy(g * 3 * a ** 2)", decorator="")),
     Mistake("CubeOnce", "3x instead of 3x^2", "your gradient for x is wrong",
             _cube(CUBE_READ + "        return grad_output * 3 * x")),
     Mistake("CubeOnce", "x kept on ctx", "CubeOnce stores a tensor as ctx.x",
