@@ -130,15 +130,17 @@ def check_second_derivatives(function, values: dict) -> None:
             "the backward of the Function your backward calls returns its two gradients in the "
             "wrong order: the one for grad_output (grad_b times tanh') comes first, then the one "
             "for the saved tensor, in the order of that Function's forward arguments")
-    for name, got in (("x", inputs["x"].grad), ("grad_output", grad_output.grad)):
-        got = torch.zeros_like(x) if got is None else got
-        if name == "x" and not torch.allclose(got, truths["x"]) \
-                and not _reaches(first.grad_fn, inputs["x"]):
+    for name, leaf in (("x", inputs["x"]), ("grad_output", grad_output)):
+        got = torch.zeros_like(x) if leaf.grad is None else leaf.grad
+        if not torch.allclose(got, truths[name]) and not _reaches(first.grad_fn, leaf):
+            if name == "x":
+                _name_saved_copy(output, inputs["x"])
             raise GradingError(
-                "the second derivative through NumpyTanh with respect to x is zero: the y (or "
-                "x) your backward passes to the Function it calls is cut from the graph (a "
-                ".detach(), .data or a NumPy round trip), so nothing links it back to x; pass "
-                "the saved tensor itself")
+                f"the second derivative through NumpyTanh with respect to {name} is zero: the "
+                + ("y (or x)" if name == "x" else "grad_output") + " your backward passes to "
+                "the Function it calls is cut from the graph (a .detach(), .data or a NumPy "
+                f"round trip), so nothing links grad_x back to {name}; pass "
+                + ("the saved tensor itself" if name == "x" else "grad_output itself"))
         if not torch.allclose(got, truths[name], rtol=1e-7, atol=1e-9):
             raise GradingError(
                 f"the second derivative through NumpyTanh with respect to {name} is wrong: the "
@@ -148,6 +150,33 @@ def check_second_derivatives(function, values: dict) -> None:
                 + (", here the saved tensor (y or x): b depends on it through tanh'"
                    if name == "x" else ", here grad_output"),
                 f"largest error: {(got - truths[name]).abs().max().item():.3g}")
+
+
+def _name_saved_copy(output: torch.Tensor, x: torch.Tensor) -> None:
+    """A saved tensor with y's (or x's) values that comes back from ctx.saved_tensors with no
+    graph: forward saved a copy, not the very tensor it returns (or receives)."""
+    try:
+        saved = output.grad_fn.saved_tensors  # the Function's node, even for a returned view
+    except (AttributeError, RuntimeError):
+        return
+    for tensor in saved:
+        if tensor.requires_grad or tensor.shape != x.shape:
+            continue
+        if torch.allclose(tensor, output.detach()):
+            raise GradingError(
+                "the tensor NumpyTanh's forward saves holds y's values but is not the tensor "
+                "forward returns (a second torch.from_numpy of the same array, a .clone(), a "
+                ".view_as()): to autograd it is an intermediate, so ctx.saved_tensors gives it "
+                "back with no graph and the second derivative with respect to x is lost; save "
+                "the very tensor forward returns (ctx.save_for_backward(y), then return y)",
+                f"saved tensor requires grad: False; same object as the output: "
+                f"{tensor is output}; same memory: {tensor.data_ptr() == output.data_ptr()}")
+        if torch.allclose(tensor, x.detach()):
+            raise GradingError(
+                "the x NumpyTanh's forward saves is a copy cut from the graph (x.detach(), a "
+                "clone, a tensor made from its NumPy array): ctx.saved_tensors gives it back "
+                "with no graph, so the second derivative with respect to x is lost; save x "
+                "itself (ctx.save_for_backward(x))")
 
 
 def _reaches(node, leaf: torch.Tensor) -> bool:

@@ -195,3 +195,21 @@ MISTAKES += [
             _tanh(CALL, _inner("        gb *= 1 - y * y\n        return torch.from_numpy(gb), "
                                "torch.from_numpy(-2 * gb * g * y / (1 - y * y))"))),
 ]
+MISTAKES += [
+    Mistake("NumpyTanh", "forward saves a second torch.from_numpy of the same array",
+            "the tensor NumpyTanh's forward saves holds y's values but is not the tensor forward "
+            "returns", _tanh(CALL, _inner(RIGHT), "        a = np.tanh(x.detach().numpy())\n"
+                             "        ctx.save_for_backward(torch.from_numpy(a))\n"
+                             "        return torch.from_numpy(a)")),
+    Mistake("NumpyTanh", "forward saves y and returns y.view_as(x)", "the tensor NumpyTanh's "
+            "forward saves holds y's values but is not the tensor forward returns",
+            _tanh(CALL, _inner(RIGHT), FORWARD + ".view_as(x)")),
+    Mistake("NumpyTanh", "forward saves x.detach()", "the x NumpyTanh's forward saves is a copy "
+            "cut from the graph", _tanh("        x, = ctx.saved_tensors\n"
+                                       "        return _TanhGradOfX.apply(grad_output, x)",
+                                       INNER_ON_X, SAVE_X.replace("(x)", "(x.detach())"))),
+    Mistake("NumpyTanh", "a detached grad_output passed to the inner Function", "with respect to "
+            "grad_output is zero: the grad_output your backward passes",
+            _tanh("        y, = ctx.saved_tensors\n"
+                  "        return _TanhGrad.apply(grad_output.detach(), y)", _inner(RIGHT))),
+]
