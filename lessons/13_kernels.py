@@ -90,6 +90,15 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # program with lanes past the end: a **mask** switches them off. Pointers know nothing of
 # shapes or strides: a kernel that reads `ptr + offsets` assumes contiguous memory.
 #
+# The kernels in this lesson therefore call `.contiguous()` on the host first. For a tensor that
+# is already contiguous that is free (it returns the tensor itself); for one that is not, it
+# is a full read and write of the tensor, the very memory traffic a fused kernel is written
+# to save. The way round it is to pass strides: for the rows of a 2-D tensor, pass
+# `x.stride(0)` and compute `row * stride` in place of `row * D`, so a slice such as
+# `x[:, :D]` of a wider tensor is read where it lies. Liger-Kernel's kernels take such a row
+# stride (`X.stride(0)`), though its autograd Functions still make their inputs contiguous
+# first (`@ensure_contiguous`).
+#
 # Drag the sliders: 10 elements in blocks of 4 take `cdiv(10, 4) = 3` programs and the last
 # has two lanes masked. With a row length, the view shows one program per row instead, and what
 # a block narrower than the row leaves unread.
@@ -221,6 +230,12 @@ print("torch.compile(fullgraph=True) matches eager:",
       torch.allclose(compiled(x), sum_of_squares(x * 2).sqrt()))
 
 # %% [markdown]
+# The compile line uses `backend="aot_eager"`: it traces forward and backward with fake
+# tensors, as the default backend does, and that tracing is what a custom operator must
+# survive; then it runs the traced graphs eagerly instead of generating and compiling C++ for
+# the CPU, which needs a C++ compiler and takes far longer. The self-check does the same on
+# CPU, and uses the default backend on a GPU.
+#
 # **Predict, then run.** The kernel below is the forward kernel without its mask. Its
 # tensor holds 1024 elements; it is told `n = 1000` and launched in blocks of 128. Predict two
 # things before running the cell after this one: what happens (`"error"`, `"wrong values"`
