@@ -315,8 +315,8 @@ report("AsinhSavesInput, then * w", lambda: AsinhSavesInput.apply(x) * w)
 # The largest float64 is about $1.8 \times 10^{308} = e^{709.78}$. Beyond that, `torch.exp`
 # returns `inf`. Both textbook formulas for the sigmoid meet it:
 #
-# - $\dfrac{1}{1 + e^{-x}}$: for $x < -709.8$, $e^{-x} = \infty$. The value $1/\infty = 0$ is
-#   fine, but autograd's derivative of this composition is not. The reciprocal's backward
+# - $\dfrac{1}{1 + e^{-x}}$: for $x < -709.8$, $e^{-x} = \infty$ and the value is
+#   $1/\infty = 0$. Autograd's derivative of this composition is `nan` there. The reciprocal's backward
 #   multiplies by $-1/d^2 = 0$, and `ExpBackward0` then multiplies that $0$ by the saved
 #   result $e^{-x} = \infty$: $0 \cdot \infty$ is `nan`.
 # - $\dfrac{e^{x}}{1 + e^{x}}$: for $x > 709.8$, the forward itself is $\infty/\infty$: `nan`.
@@ -918,13 +918,13 @@ backward_flow(neuron, names={"x": x, "w": w, "b": b})
 # intermediate gives wrong second derivatives. The grader checks first derivatives only,
 # so it accepts all three. The scale is a float: a plain attribute on `ctx`, one per call.
 # </details>
-# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `ScaledSigmoid`
 #
 # Write `ScaledSigmoid`, with `ScaledSigmoid.apply(x, scale)` returning `scale * sigmoid(x)`,
-# where `scale` is a Python float that may be negative **or zero**. You may use
+# where `scale` is a Python float that may be negative **or zero**, and of any size (the
+# self-check tries $\pm 10^{-12}$ too). You may use
 # `torch.sigmoid` here (it is stable too): this exercise is about the extra input. Return
 # one gradient per input.
 
@@ -983,11 +983,12 @@ plt.show()
 # | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` values for $x > 709.8$ in float64 ($x > 88.7$ in float32 and bfloat16, $x > 11.1$ in float16) | build both branches from `torch.exp(-x.abs())` |
 # | `1 / (1 + torch.exp(-x))` left to autograd | `nan` gradients for $x < -709.8$ | a Function with a backward written from `y` |
 # | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`: $\sigma'(x) = y(1 - y)$ |
-# | `grad_output[~mask] = 0; return grad_output` | the caller's gradient tensor changes silently; after `.sum()` the whole gradient is zero | a new tensor: multiply `grad_output` by the mask |
+# | backward writes into `grad_output` and returns it | the caller's gradient tensor changes silently; after `.sum()` the whole gradient is zero | compute a new tensor, out of place |
 # | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
 # | `x * (x > 0)` as the ReLU's forward | `nan` at $x = -\infty$ ($-\infty \cdot 0$), where `torch.relu` gives $0$; the self-check does not try it, the cell after it does | `x.clamp(min=0)`, which also keeps a `nan` a `nan` (`torch.where(x > 0, x, 0)` turns it into $0$) |
 # | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
 # | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
+# | an epsilon: `y / (scale + 1e-12)` | `inf` at `scale = -1e-12`; at `scale = 1e-12` it recovers $\sigma(x)/2$, not $\sigma(x)$ | `y / scale` fails at `scale == 0` exactly, and nowhere else: test for that case |
 # | `ScaledSigmoid.scale = scale` (or a mask) kept on the class | right for one call; once a second call runs forward before the first backward (two heads, two layers), the first gradient uses the second call's scale | `ctx.scale = scale`: every call has its own `ctx` |
 # | returning one gradient from `ScaledSigmoid.backward` | `RuntimeError: returned an incorrect number of gradients` | one value per input: `None` for `scale` |
 #
@@ -998,8 +999,9 @@ plt.show()
 #   hooks exactly as `ctx.y = y` does (`AsinhOnCtx` above). Every tensor goes through
 #   `save_for_backward`.
 # - *"Zeroing `grad_output` in place saves a copy."* It passes a quick test with `torch.ones`
-#   as the gradient and fails inside real graphs, as `SelectInPlace` showed. Multiplying by
-#   the mask makes the one new tensor backward needs anyway.
+#   as the gradient and fails inside real graphs, as `SelectInPlace` showed: after `.sum()`,
+#   `grad_output` is one number expanded to the input's shape (stride 0), so writing a zero
+#   anywhere writes it everywhere. The allocation it saves is not yours to save.
 # - *"Save the output whenever the derivative can be written from it."* Only when that is
 #   cheapest: a mask can be smaller, and the output can be free. When the output determines
 #   the derivative only outside some case (`ScaledSigmoid` at $s = 0$), handle that case
@@ -1035,13 +1037,25 @@ plt.show()
 # section on `log1p` and `expm1`.
 # </details>
 #
-# <details><summary><b>Hint 2</b> (the derivative, written in $y$)</summary>
+# <details><summary><b>Hint 2</b> (the derivative: a question)</summary>
 #
-# $\dfrac{dy}{dx} = \dfrac{e^x}{1 + e^x} = \sigma(x)$. Since $e^{y} = 1 + e^x$,
-# $\;\sigma(x) = \dfrac{e^y - 1}{e^y} = 1 - e^{-y}$.
+# Differentiate $\log(1 + e^x)$: which function of this lesson is $dy/dx$? Backward has only
+# $y$: what is $e^y$ in terms of $e^x$, and can you solve that for the derivative?
 # </details>
 #
-# <details><summary><b>Hint 3</b> (the tails of the gradient)</summary>
+# <details><summary><b>Hint 3</b> (the key step)</summary>
+#
+# $dy/dx = e^x / (1 + e^x) = \sigma(x)$, and $e^y = 1 + e^x$, so $e^x = e^y - 1$. Put both
+# into the quotient.
+# </details>
+#
+# <details><summary><b>Hint 4</b> (the formula)</summary>
+#
+# $\sigma(x) = \dfrac{e^y - 1}{e^y} = 1 - e^{-y}$. Test it at one number: at $x = 0$,
+# $y = \log 2$ and $1 - e^{-y} = 1/2 = \sigma(0)$.
+# </details>
+#
+# <details><summary><b>Hint 5</b> (the tails of the gradient)</summary>
 #
 # In the left tail $y$ is tiny and $1 - e^{-y}$ is the difference of two numbers near $1$.
 # Which of `log1p` and `expm1` computes it, up to a sign, and at which argument?

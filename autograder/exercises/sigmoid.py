@@ -98,6 +98,13 @@ def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
     for formula, cause in TAIL_LOSERS:
         if torch.equal(got, formula(x)):
             return cause
+    # every value a float32 number, one of them nonzero yet below 2^-53, which no cancellation
+    # near 1 gives: the values went through float32 somewhere
+    tiny = (got != 0) & (got.abs() < 2.0 ** -53)
+    if torch.equal(got, got.float().to(got.dtype)) and bool(tiny.any()):
+        return ("every value there is exactly a float32 number: a step in float32 (a .float(), "
+                "a float32 constant or buffer) underflows to 0 below 1e-45 and keeps 7 digits; "
+                "keep every step in the input's dtype")
     if got[worst].item() == 0:
         return ("the contract asks for its size, not 0: build the left branch as a quotient of "
                 "tiny numbers, z / (1 + z) with z = exp(-|x|)")
@@ -233,6 +240,48 @@ def check_no_division_by_scale(function, device) -> None:
         "handle scale == 0 (the gradient is zeros), or save x and recompute sigma(x)")
 
 
+# A Python float may be as small as the caller likes: an epsilon in a division (y / (scale +
+# eps)) is right at 0 and at 2.5, and a division by 0 at scale = -eps, 4x off at scale = +eps.
+TINY_SCALES = (1e-12, -1e-12)
+EPSILONS = (1e-12, 1e-15, 1e-10, 1e-8, 1e-6, 1e-4)
+
+
+def _epsilon_cause(function, device) -> str:
+    """Name an epsilon only when the gradient, right at scale 2.5, is not finite at scale = -eps
+    (or +eps) for one of the usual epsilons, on the same x."""
+    _, grad, true = _scaled_grad_x(function, _scaled_values((7,), device, 2.5))
+    if not (isinstance(grad, torch.Tensor) and torch.allclose(grad, true)):
+        return ""
+    for eps in EPSILONS:
+        for scale in (-eps, eps):
+            _, grad, _ = _scaled_grad_x(function, _scaled_values((7,), device, scale))
+            if isinstance(grad, torch.Tensor) and not bool(torch.isfinite(grad).all()):
+                return (f": it is also nan or inf at scale = {scale!r}, and right at 2.5: backward "
+                        f"divides by scale {'+' if scale < 0 else '-'} {eps!r}. An epsilon "
+                        "moves the 0/0 from scale = 0 to that scale and biases every scale near "
+                        "it; y / scale fails only at scale == 0 exactly, so test for that case")
+    return ""
+
+
+def check_tiny_scales(function, device) -> None:
+    """Gradients right relative to their size at scale = +-1e-12 (a Python float, as any)."""
+    for scale in TINY_SCALES:
+        values = _scaled_values((7,), device, scale)
+        _, grad, true = _scaled_grad_x(function, values)
+        if (isinstance(grad, torch.Tensor) and grad.shape == true.shape
+                and not torch.allclose(grad, true, rtol=1e-7, atol=0)):
+            at = int(((grad - true).abs() / true.abs()).nan_to_num(float("inf")).argmax())
+            cause = (": all zeros, as at scale = 0; only scale == 0 exactly has a zero gradient, "
+                     "and a test such as abs(scale) < tol zeroes one that is small, not 0"
+                     if not bool(grad.any()) else _epsilon_cause(function, device))
+            raise GradingError(
+                f"ScaledSigmoid's grad_x at scale = {scale!r} is {grad[at].item()!r} where the "
+                f"true one is {true[at].item()!r}{cause}")
+        with case(f"x of shape (7,), scale={scale!r}"):
+            check_values_and_gradients(function, SCALED_SIGMOID, values, rtol=1e-7, atol=0)
+    covers("tiny scales")
+
+
 def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
     function = check_is_function(ScaledSigmoid, SCALED_SIGMOID)
     with case("x of shape (7,), scale=0.0"):
@@ -246,6 +295,7 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
                 check_backward_by_hand(SCALED_SIGMOID, backward)
     covers("scale of 0")
     covers("negative scale")
+    check_tiny_scales(function, device)
     check_each_input_alone(function, SCALED_SIGMOID, _scaled_values((3, 4), device, 2.5))
     check_values_and_gradients(function, SCALED_SIGMOID,
                                _scaled_values((3, 4), device, 2.5, dtype=torch.float32),
@@ -264,6 +314,7 @@ EXERCISES = [
                                                        "two calls alive at once"),
              example=lambda: (sample((6,), "cpu", away_from_zero=0.1),)),
     Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_full,
-             contract=("scale of 0", "negative scale", "two calls alive at once"),
+             contract=("scale of 0", "negative scale", "tiny scales",
+                       "two calls alive at once"),
              example=lambda: tuple(_scaled_values((5,), "cpu", 2.5).values())),
 ]

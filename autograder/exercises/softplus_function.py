@@ -1,5 +1,7 @@
 """Lesson 01's transfer exercise: Softplus, y = log(1 + exp(x)) exactly, saving only y."""
 
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -19,11 +21,14 @@ SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 # Where the value or the gradient is tiny (left) or within 1e-8 of x or 1 (right), yet a
 # normal float64: an absolute check passes 0 or x there, a relative one does not. Dense where a
 # shortcut stops being within 1e-12: x itself for softplus(x) below x = 24.4, exp(x) for it (and
-# y for sigmoid) above x = -26.9, 1 for sigmoid(x) below x = 27.6. A threshold set just past the
-# point a hint named must fail at the next point.
+# y for sigmoid) above x = -26.9, 1 for sigmoid(x) below x = 27.6; a series cut after two or
+# three terms (e^x - e^2x / 2, y - y^2 / 2, x + e^-x, 1 - e^-x) between |x| = 6 and 14. A
+# threshold set just past the point a hint named must fail at the next point.
 TAILS = [-708.0, -300.0, -40.0, -26.9, -26.5, -26.0, -25.5, -25.0, -24.0, -23.0, -22.0, -21.0,
-         -5.0, 5.0, 21.0, 21.5, 22.0, 22.5, 23.0, 23.5, 24.0, 24.4, 25.0, 26.0, 27.0, 27.5, 30.0,
-         40.0, 300.0, 708.0]
+         -20.0, -18.0, -16.0, -15.0, -14.0, -13.5, -13.25, -13.2, -13.0, -12.5, -12.0, -11.0,
+         -10.0, -9.0, -8.7, -8.5, -8.0, -7.0, -6.0, -5.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0,
+         12.0, 12.5, 13.0, 13.5, 14.0, 15.0, 16.0, 18.0, 20.0, 21.0, 21.5, 22.0, 22.5, 23.0, 23.5,
+         24.0, 24.4, 25.0, 26.0, 27.0, 27.5, 30.0, 40.0, 300.0, 708.0]
 RELATIVE = 1e-12
 
 
@@ -106,7 +111,11 @@ def _value_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
     if torch.equal(got[left], torch.log(1 + torch.exp(x[left]))):
         return (": 1 + e^x rounds to 1 when e^x is below 1.1e-16, so log(1 + e^x) is 0 there; "
                 "torch.log1p(u) computes log(1 + u) without forming 1 + u")
-    return ""
+    if x[worst] < 0:
+        return _series_cause(got, x, worst, _softplus_left, "log(1 + e^x) = e^x - e^2x / 2 + "
+                             "e^3x / 3 - ...", "log1p")
+    return _series_cause(got, x, worst, _softplus_right, "log(1 + e^x) = x + e^-x - e^-2x / 2 "
+                         "+ ...", "log1p")
 
 
 def _gradient_cause(got: torch.Tensor, y: torch.Tensor, x: torch.Tensor, worst: int) -> str:
@@ -122,6 +131,58 @@ def _gradient_cause(got: torch.Tensor, y: torch.Tensor, x: torch.Tensor, worst: 
     if torch.equal(got[left], 1 - torch.exp(-y[left])):
         return (": 1 - exp(-y) subtracts two numbers near 1 and cancels when y is tiny; "
                 "torch.expm1(u) computes exp(u) - 1 without that cancellation")
+    if x[worst] > 0:
+        return _series_cause(got, x, worst, _sigmoid_right, "sigmoid(x) = 1 - e^-x + e^-2x - ...",
+                             "expm1")
+    return (_series_cause(got, x, worst, _sigmoid_in_y, "sigmoid(x) = 1 - e^-y = y - y^2 / 2 + "
+                          "y^3 / 6 - ...", "expm1")
+            or _series_cause(got, x, worst, _sigmoid_left, "sigmoid(x) = e^x - e^2x + e^3x - ...",
+                             "expm1"))
+
+
+# The n-th term (n = 1, 2, ...) of a series for softplus(x) or sigmoid(x) in one tail
+def _softplus_left(x, n):
+    return (-1) ** (n + 1) * torch.exp(n * x) / n
+
+
+def _softplus_right(x, n):
+    return x if n == 1 else (-1) ** n * torch.exp((1 - n) * x) / (n - 1)
+
+
+def _sigmoid_left(x, n):
+    return (-1) ** (n + 1) * torch.exp(n * x)
+
+
+def _sigmoid_in_y(x, n):
+    return (-1) ** (n + 1) * SOFTPLUS.reference(x=x) ** n / math.factorial(n)
+
+
+def _sigmoid_right(x, n):
+    return (-1) ** (n + 1) * torch.exp((1 - n) * x)
+
+
+def _series_cause(got, x, worst, term, series: str, instead: str) -> str:
+    """Name a series cut after k terms only when what is missing at the worst point is, within
+    1%, the series' next term; say below (or above) which x that cut meets the contract."""
+    at = x[worst]
+    truth = torch.sigmoid if term in (_sigmoid_left, _sigmoid_in_y, _sigmoid_right) else (
+        lambda t: SOFTPLUS.reference(x=t))
+    gap = (truth(at) - got[worst]).item()
+    for k in range(1, 8):
+        following = term(at, k + 1).item()
+        if following == 0 or abs(gap / following - 1) > 0.01:
+            continue
+        side = torch.arange(0.05, 40, 0.05, dtype=torch.float64)
+        side = -side if at < 0 else side
+        cut = sum(term(side, n) for n in range(1, k + 1))
+        bad = side[(cut - truth(side)).abs() > RELATIVE * truth(side).abs()]
+        if not len(bad):
+            return ""
+        bound = bad.min() - 0.05 if at < 0 else bad.max() + 0.05  # the last point within
+        return (f": what is missing there is the next term of {series}, so that is the series "
+                f"cut after {k} term{'s' if k > 1 else ''}; cut there, it is within 1e-12 "
+                f"(relative) only {'below' if at < 0 else 'above'} x = {bound.item():.1f}, "
+                f"while torch.{instead} keeps every term")
     return ""
 
 

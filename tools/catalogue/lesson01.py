@@ -249,6 +249,23 @@ MISTAKES = [
             "scale gives 0/0 there",
             _scaled(SCALED_FORWARD, SCALED_READ + "        y = ctx.scale * s\n"
                     "        return grad_output * y * (1 - y / ctx.scale), None")),
+    Mistake("MySigmoid", "the stable formula, its values rounded through float32",
+            "every value there is exactly a float32 number",
+            _sigmoid(STABLE + "        y = y.float().to(x.dtype)\n" + SAVE_Y, FROM_Y)),
+    Mistake("ScaledSigmoid", "sigma recovered as y / (scale + 1e-12), an epsilon",
+            "it is also nan or inf at scale = -1e-12, and right at 2.5: backward divides by "
+            "scale + 1e-12",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n        s = y / (ctx.scale + 1e-12)\n"
+                    "        return grad_output * ctx.scale * s * (1 - s), None"), named=True),
+    Mistake("ScaledSigmoid", "zeros wherever abs(scale) < 1e-9", "all zeros, as at scale = 0",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n"
+                    "        if abs(ctx.scale) < 1e-9:\n"
+                    "            return torch.zeros_like(grad_output), None\n"
+                    "        return grad_output * y * (1 - y / ctx.scale), None")),
     Mistake("ScaledSigmoid", "one gradient for two inputs", "backward returned 1 gradient for "
             "2 inputs: return None for scale",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "

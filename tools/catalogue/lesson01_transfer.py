@@ -40,6 +40,10 @@ UNUSUAL = [
                       "        return grad_output * torch.sigmoid(torch.log(torch.expm1(y)))")),
     Unusual("Softplus", "F.softplus with threshold=40, past where x + log1p(e^-x) rounds to x",
             _softplus("        y = F.softplus(x, threshold=40.0)\n" + SAVE_Y)),
+    Unusual("Softplus", "e^x - e^2x / 2 below x = -14, where the cut is within 1e-12",
+            _softplus("        e = torch.exp(x)\n"
+                      "        y = torch.where(x < -14, e - e * e / 2, torch.logaddexp(x, 0 * x))\n"
+                      + SAVE_Y)),
     Unusual("Softplus", "gradient 1 / (1 + 1 / expm1(y))",
             _softplus("        y = torch.logaddexp(x, torch.zeros_like(x))\n" + SAVE_Y,
                       "        y, = ctx.saved_tensors\n"
@@ -94,6 +98,22 @@ MISTAKES = [
             _softplus(SOFTPLUS_STABLE + SAVE_Y,
                       "        y, = ctx.saved_tensors\n"
                       "        return grad_output * torch.expm1(y) / torch.exp(y)")),
+    Mistake("Softplus", "two-term series e^x - e^2x / 2 below x = -10",
+            "that is the series cut after 2 terms; cut there, it is within 1e-12 (relative) "
+            "only below x = -13.3",
+            _softplus("        e = torch.exp(x)\n"
+                      "        y = torch.where(x < -10, e - e * e / 2, " + SOFTPLUS_STABLE.strip()[4:]
+                      + ")\n" + SAVE_Y)),
+    Mistake("Softplus", "gradient y - y^2 / 2 below y = 1e-4",
+            "sigmoid(x) = 1 - e^-y = y - y^2 / 2 + y^3 / 6 - ..., so that is the series cut after "
+            "2 terms",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.where(y < 1e-4, y - y * y / 2, "
+                      "-torch.expm1(-y))")),
+    Mistake("Softplus", "x + e^-x above x = 10", "only above x = 12.3",
+            _softplus("        y = torch.where(x > 10, x + torch.exp(-x), "
+                      + SOFTPLUS_STABLE.strip()[4:] + ")\n" + SAVE_Y)),
     Mistake("Softplus", "logsumexp over stack([x, 0]): forms 1 + e^x", "1 + e^x rounds to 1",
             _softplus("        y = torch.logsumexp(torch.stack([x, torch.zeros_like(x)]), 0)\n" + SAVE_Y)),
 ]
