@@ -775,8 +775,7 @@ print("sin(0.5) and sin(pi - 0.5):", math.sin(0.5), math.sin(math.pi - 0.5), " t
 # $3x^2 = 3\,y^{2/3}$. (Being invertible is enough, but is it needed? Ask that of the clamp
 # in Exercise 3, which sends every $x \le 0$ to the same $y$.) But $\sin$:
 # $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and $x = \pi - 0.5$ show
-# (same $y$, opposite derivatives). For $\sin$ the output is not enough, and what is missing is
-# one bit per element: the sign of $\cos x$.
+# (same $y$, opposite derivatives). For $\sin$ the output is not enough.
 # </details>
 #
 # The same question is behind In-Place Activated BatchNorm (InPlace-ABN, Rota Bulò et al.,
@@ -829,7 +828,9 @@ print("saved besides the output:", 3 * 8, "bytes of sums, against", a.nbytes, "f
 # **Predict, then run.** After `y = RowFractionsInPlace.apply(x)`, the model scales the output
 # in place, `y.mul_(2)`, as a residual branch or another in-place activation might. Does
 # `y.sum().backward()` work, or raise? And for PyTorch's own `torch.relu_` and `torch.abs_` in
-# place of it?
+# place of it? For each built-in, ask first which tensor its backward needs, the input as it
+# was or the output, given that the write has destroyed the input; then whether that tensor is
+# still intact after `y.mul_(2)`.
 
 # %%
 my_after_write = {"RowFractionsInPlace": None, "relu_": None, "abs_": None}  # "works"/"error"
@@ -953,9 +954,9 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 # `ctx.mark_dirty(x)` and returning `x` itself.
 #
 # - The gradient of `x` is `torch.abs`'s, at every value of `x`, 0 included.
-# - Save one tensor computed **before** the write, of **at most one byte per element**
-#   (`int8`, say): not a float copy of `x`, and not the returned tensor, so that the output
-#   stays free for later in-place writes, as after `torch.abs_`.
+# - Save one tensor computed **before** the write, of **at most one byte per element**, and
+#   not the returned tensor, so that the output stays free for later in-place writes, as after
+#   `torch.abs_`.
 # - A leaf that requires grad must raise PyTorch's own error.
 #
 # Nothing in this lesson works it through: use the question of "What to save before the
@@ -1009,6 +1010,12 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.float64))
 
 # %% [markdown]
+# What the saved tensor has to hold, looking back: three values per element, $-1$, $0$ and
+# $+1$, since `torch.abs`'s gradient is 0 at 0. One bool per element holds two, so any single
+# mask sends the zeros to one side; one byte is the least a single tensor can use. For $\sin$,
+# what the output loses is the sign of $\cos x$ alone (where $\cos x = 0$ the sign does not
+# matter): one bit per element, a bool would do.
+#
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -1028,6 +1035,7 @@ outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.fl
 # | an in-place write into a tensor another op saved for its backward | that backward raises: "modified by an inplace operation" | write in place only into what nothing else saved, or use the out-of-place op |
 # | saving the output when backward does not need it | a later in-place write into the output makes backward raise | save a new tensor computed before the write |
 # | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, a row's sum) | save it before writing, in as few bytes as it needs |
+# | one bool mask ($x < 0$, say) for the sign of `x` in `AbsInPlace` | the zeros of `x` get one sign's gradient, not 0 | the sign itself, $-1$, $0$ or $1$, in one byte |
 # | a mask that is True at $x = 0$ for the clamp | the gradient passes where `torch.relu`'s is 0 | a strict comparison |
 # | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |
 #

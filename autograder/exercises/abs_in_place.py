@@ -66,12 +66,15 @@ def _nonzero_at_zero(forward, before: torch.Tensor, at_zero: float) -> str:
         tensor = saved.tensor
         if tensor.shape != before.shape:
             continue
-        for convention in ("x > 0", "x >= 0"):
-            mask = before > 0 if convention == "x > 0" else before >= 0
+        masks = {"x > 0": before > 0, "x >= 0": before >= 0, "x < 0": before < 0,
+                 "x <= 0": before <= 0}
+        for convention, mask in masks.items():
             if tensor.dtype == torch.bool and torch.equal(tensor, mask):
-                return (f"{said}, as from the bool mask {convention} it saves; torch.abs gives 0 "
-                        "there, and a bool cannot tell 0 from the other sign: save the sign "
-                        "itself (int8: -1, 0, 1)")
+                side = "negative" if at_zero < 0 else "positive"
+                return (f"{said}, as from the bool mask {convention} it saves: a bool holds two "
+                        "values, but the gradient needs three (-1 where x < 0, 0 where x == 0, "
+                        f"+1 where x > 0), so the zeros of x were read as {side}; torch.abs "
+                        "gives 0 there: save the sign itself, -1, 0 or 1, in one byte (int8)")
         if not tensor.dtype.is_floating_point and tensor.dtype != torch.bool and bool(
                 (tensor[before == 0] == int(at_zero)).all()):
             return (f"{said}: the sign it saves is {int(at_zero):+d} where x was 0, but "

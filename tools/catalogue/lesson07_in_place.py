@@ -148,6 +148,12 @@ MISTAKES += [
             _abs(("sign = torch.sign(x).to(torch.int8)", "sign = x >= 0"),
                  ("return grad_output * sign", "return torch.where(sign, grad_output, "
                   "-grad_output)"))),
+    # the bool that says "negative": the hint says why two values cannot hold three
+    Mistake("AbsInPlace", "a bool mask x < 0, torch.where in backward",
+            "as from the bool mask x < 0 it saves: a bool holds two values",
+            _abs(("sign = torch.sign(x).to(torch.int8)", "sign = x < 0"),
+                 ("return grad_output * sign", "return torch.where(sign, -grad_output, "
+                  "grad_output)"))),
     Mistake("AbsInPlace", "the sign saved as a float tensor", "saves a float64 tensor",
             _abs(("sign = torch.sign(x).to(torch.int8)", "sign = torch.sign(x)")), named=True),
     Mistake("AbsInPlace", "a float copy of x saved before the write", "saves a float64 tensor",
