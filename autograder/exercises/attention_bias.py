@@ -216,9 +216,9 @@ def check_no_gradient_unasked(function, device) -> None:
             for other, (formula, shape) in _GRADIENT_PRODUCTS.items():
                 if other != alone and {shape, shape[::-1]} & set(products.shapes):
                     raise GradingError(
-                        f"{NAME}.backward computes {formula} (a {shape} product here) when "
-                        f"only {alone} requires grad: compute each gradient only when its "
-                        "entry of ctx.needs_input_grad is True")
+                        f"{NAME}.backward computes {formula} (a {shape} product here, or its "
+                        f"transpose) when only {alone} requires grad: compute each gradient "
+                        "only when its entry of ctx.needs_input_grad is True")
 
 
 def check_case(function, values: dict):

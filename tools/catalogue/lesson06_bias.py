@@ -131,7 +131,7 @@ UNUSUAL += [
 MISTAKES += [
     # dQ and dK computed for every call and returned only when asked: the gradients unasked
     Mistake(AB, "dQ and dK computed always, returned only when needed",
-            "computes dK = dS^T Q (a (4, 2) product here) when only Q",
+            "computes dK = dS^T Q (a (4, 2) product here, or its transpose) when only Q",
             _bias(("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"),
                   ("            if ctx.needs_input_grad[0]:\n                grad_Q",
                    "            if True:\n                grad_Q"),
