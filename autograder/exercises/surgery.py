@@ -265,6 +265,7 @@ def check_kinks(function, device, dtype=torch.float64) -> None:
                            "entries through: which comparison leaves them out?")
     if matches(grad_lam, -expected_lam, expected_lam):
         raise GradingError(WRONG_SIGN)
+    check_lam_not_averaged(function, values, grad_lam=grad_lam)
     diagnose_gradient("lam", grad_lam, expected_lam)
 
 
@@ -285,6 +286,21 @@ def check_soft_case(function, values: dict, *, seed=0, check_gradients=True, **t
     return forward, backward
 
 
+def check_lam_not_averaged(function, values: dict, details=None, grad_lam=None) -> None:
+    """Names a lam gradient (grad_output = 1; ``grad_lam`` or run here) that is a mean."""
+    x, lam = (values[k].detach().clone().requires_grad_() for k in ("x", "lam"))
+    try:
+        if grad_lam is None:
+            grad_lam, = torch.autograd.grad(function.apply(x, lam), lam, torch.ones_like(x))
+    except Exception:  # noqa: BLE001 - a probe: the check that called it reports the failure
+        return
+    right, n = -(torch.sign(x) * (x.abs() > lam)).sum().detach(), x.numel()
+    if n > 1 and matches(grad_lam, right / n, right):
+        raise GradingError(f"SoftThreshold's gradient for lam is 1/{n} of the right one, and x "
+                           f"has {n} entries: it averages over them, but each entry lam moves "
+                           "adds its own share to the loss", details)
+
+
 def check_soft(function, values: dict, *, seed=0, **tolerance) -> None:
     with case(f"x of shape {tuple(values['x'].shape)}, lam={values['lam'].item():g}"):
         try:
@@ -292,6 +308,8 @@ def check_soft(function, values: dict, *, seed=0, **tolerance) -> None:
         except GradingError as error:
             if "for lam" in error.hint and "times -1" in error.hint:
                 raise GradingError(WRONG_SIGN, error.details) from error
+            if "for lam" in error.hint:
+                check_lam_not_averaged(function, values, error.details)
             raise
         check_backward_by_hand(SOFT, backward)
         check_lam_summed(function, values)

@@ -259,6 +259,9 @@ MISTAKES = [
     Mistake("SoftThreshold", "lam's gradient not summed", "sum it to lam's shape", _soft_saved(
         "        passed = grad_output * (x.abs() > lam)\n"
         "        return passed, -passed * torch.sign(x)\n"), named=True),
+    Mistake("SoftThreshold", "lam's gradient averaged", "gradient for lam is 1/", _soft_saved(
+        "        passed = grad_output * (x.abs() > lam)\n"
+        "        return passed, -(passed * torch.sign(x)).mean()\n")),
     Mistake("SoftThreshold", "lam's gradient summed to shape (1,)", "return a 0-d tensor",
             _soft_saved("        passed = grad_output * (x.abs() > lam)\n"
                         "        return passed, -(passed * torch.sign(x)).sum().reshape(1)\n")),
