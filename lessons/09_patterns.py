@@ -33,7 +33,7 @@
 # 3. expand a reduced gradient without copying it (`expand`);
 # 4. differentiate a product with zeros in it without dividing by zero;
 # 5. run a scan backwards (a running sum, and a running product with zeros in it), and
-#    scatter a selection back with `index_add` or `scatter_add`;
+#    scatter a selection back, adding repeats;
 # 6. derive the gradient of a normalisation as a projection;
 # 7. meet an op nobody worked through (a running maximum) and find its backward alone.
 #
@@ -579,10 +579,13 @@ jacobian_view(ProdOverDim, torch.prod,
 #
 # <details><summary><b>Hint 3</b>: the formula</summary>
 #
-# $\partial L / \partial x_i$ is the sum of $g$ from $i$ **to the end** along `dim`: a running
-# sum taken from the other end ($J^\top$ is upper triangular). Equivalently the total of $g$
-# minus its running sum up to $i$, plus $g_i$. $J$ does not depend on $x$ (the scan is linear):
-# backward needs `dim` and no tensor.
+# Along `dim`, in every slice,
+#
+# $$\frac{\partial L}{\partial x_i} = \sum_{o \ge i} g_o
+#   = \sum_{o} g_o - \sum_{o < i} g_o ,$$
+#
+# the entries of $g$ from $i$ **to the end** ($J$ is lower triangular, $J^\top$ upper). $J$
+# does not depend on $x$ (the scan is linear).
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Cumsum", "solution": true}
@@ -740,11 +743,12 @@ check_cumprod_backward()
 #   `index[k]`, for every $k$.
 #
 # **Quick question 5.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. What is entry 4 of
-# `zeros(5).index_add(0, idx, v)`, and what of `z = zeros(5); z[idx] = v`? Write the pair
-# into `prediction_5`.
+# `zeros(5).index_add(0, idx, v)`? And after `z = zeros(5); z[idx] = v`, does entry 4 hold
+# the sum of the two values written there, or one of them? Write the pair into
+# `prediction_5`.
 
 # %%
-prediction_5 = None  # (entry 4 after index_add, entry 4 after the assignment)
+prediction_5 = None  # (entry 4 after index_add, "sum" or "one of them" for the assignment)
 
 # %%
 idx, v = torch.tensor([4, 0, 4]), torch.tensor([1.0, 2.0, 3.0])
@@ -753,7 +757,8 @@ z = torch.zeros(5)
 z[idx] = v
 print("index_add:  ", added)
 print("assignment: ", z)
-compare(prediction_5, (added[4].item(), z[4].item()))
+kept = {4.0: "sum", 1.0: "one of them", 3.0: "one of them"}.get(z[4].item(), z[4].item())
+compare(prediction_5, (added[4].item(), kept))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -763,19 +768,6 @@ compare(prediction_5, (added[4].item(), z[4].item()))
 # documentation calls the result undefined: on another device or another size it may be the
 # other. Either way one of them is lost.
 # </details>
-#
-# Both tools have a cousin for an index that differs from slice to slice:
-# `t.scatter_add(dim, index, src)`, with `index` of `src`'s shape, **adds** each entry of `src`
-# at the position that `index` names **along `dim`**, every other coordinate unchanged;
-# `t.scatter(dim, index, src)` **writes** it, and loses repeats the same way. `index_add` is
-# the special case where every slice along `dim` shares one 1-D index. The cell runs both on
-# two rows along `dim=1`; read each result against that rule.
-
-# %%
-src = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-where = torch.tensor([[0, 0, 2], [1, 1, 1]])  # row 0 sends two entries to column 0
-print("scatter_add:\n", torch.zeros(2, 3).scatter_add(1, where, src))
-print("scatter (a write; repeats lost):\n", torch.zeros(2, 3).scatter(1, where, src))
 
 # %% [markdown]
 # ## ✎ Exercise 4 · `IndexSelect`
@@ -963,13 +955,14 @@ compare(prediction_6, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 #
 # <details><summary><b>Hint 3</b>: the formula</summary>
 #
-# $$\frac{\partial L}{\partial x_i} = \frac{g_i - y_i\, (y \cdot g)}{n} \text{ above } \varepsilon,
-#   \qquad \frac{g_i}{\varepsilon} \text{ below},$$
+# In each row,
 #
-# with one dot product $y \cdot g$ per row, kept broadcastable against the row. Subtracting
-# $y\,(y \cdot g)$ removes from $g$ its component along the unit vector $y$ (the projection of
-# quick question 6: for $g = y$ the gradient is 0). It reads $y$ and $n$ (or $\max(n, \varepsilon)$
-# and which case the row is in): what you save.
+# $$\frac{\partial L}{\partial x_i} = \frac{1}{n}\Big(g_i - y_i \sum_j y_j\, g_j\Big)
+#   \text{ above } \varepsilon, \qquad \frac{g_i}{\varepsilon} \text{ below}.$$
+#
+# Above $\varepsilon$ this is $g$ less its component along the unit vector $y$, divided by $n$
+# (the projection of quick question 6: for $g = y$ the gradient is 0). Which of these
+# quantities must forward save?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Normalize", "solution": true}
@@ -1086,7 +1079,7 @@ plt.show()
 # | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
 # | `reversed_cumsum(g * y) / x` for `cumprod` | `nan` at every zero, where the gradient is often the largest | the exclusive product before $i$ times a scan from the end that multiplies instead of dividing |
 # | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
-# | `grad[index] = grad_output` (or `scatter` without add) | repeated rows are lost: only one write survives | accumulate: `index_add`, `scatter_add` |
+# | `grad[index] = grad_output`, or any write that does not add | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
 # | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
 # | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
 # | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
@@ -1144,8 +1137,9 @@ compare(predicted_indices, indices.tolist())
 # <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
 # $y_o = x_{m_o}$ along `dim`, so $\partial y_o / \partial x_i = [m_o = i]$ and
-# $\partial L / \partial x_i = \sum_o [m_o = i]\, g_o$: the selection pattern of `IndexSelect`,
-# with one index per output instead of one per row.
+# $\partial L / \partial x_i = \sum_o [m_o = i]\, g_o$. Which earlier exercise had a gradient
+# of this form, one $g$ sent to a position read from an index, repeats added? What is
+# different here about the index: how many are there, and along which dimension do they point?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: the formula</summary>
@@ -1193,6 +1187,21 @@ from autograder import grade; grade("CumMax", CumMax)
 jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
               torch.tensor([[1.0, 3.0, 3.0, 2.0], [4.0, 1.0, 2.0, 0.5], [0.0, 1.0, 2.0, 3.0]],
                            dtype=torch.float64), 1)
+
+# %% [markdown]
+# `index_add` and the assignment have cousins for an index that differs from slice to slice,
+# as `CumMax`'s does: `t.scatter_add(dim, index, src)`, with `index` of `src`'s shape, **adds**
+# each entry of `src` at the position that `index` names **along `dim`**, every other
+# coordinate unchanged; `t.scatter(dim, index, src)` **writes** it, and loses repeats the same
+# way. `index_add` is the special case where every slice along `dim` shares one 1-D index. The
+# cell runs both on two rows along `dim=1`; read each result against that rule, and against
+# what your `CumMax` does.
+
+# %%
+src = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+where = torch.tensor([[0, 0, 2], [1, 1, 1]])  # row 0 sends two entries to column 0
+print("scatter_add:\n", torch.zeros(2, 3).scatter_add(1, where, src))
+print("scatter (a write; repeats lost):\n", torch.zeros(2, 3).scatter(1, where, src))
 
 # %% [markdown]
 # ## In practice
