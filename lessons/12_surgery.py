@@ -35,7 +35,7 @@
 #    two classic errors;
 # 5. say which bugs gradcheck reports and which it does not, and what catches the others;
 # 6. write a surgery nobody showed you: DP-SGD's per-sample clipping inside a linear layer's
-#    backward, without building one gradient per sample.
+#    backward, with no `(N, out, in)` tensor of per-sample gradients.
 #
 # Exercises: **✎ 1 `GradientReversal`**, **✎ 2 `ClipGradientNorm`**, **✎ 3 `SoftThreshold`**,
 # and a transfer exercise at the end, **✎ 4 `PerSampleClippedLinear`**.
