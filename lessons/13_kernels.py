@@ -290,10 +290,25 @@ print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my
 # and one backward. Derive $\partial L/\partial a$ and $\partial L/\partial b$ from
 # $g = \partial L/\partial y$ first.
 #
-# <details><summary><b>Hint: the derivative of silu</b></summary>
+# <details><summary><b>Hint 1 · a question</b></summary>
+#
+# $y$ is a product of two factors, and only one of them depends on $a$. What does
+# $\partial L/\partial b$ need, then, and which quantity do both gradients share?
+# </details>
+#
+# <details><summary><b>Hint 2 · the key step</b></summary>
 #
 # $\sigma'(a) = \sigma(a)(1 - \sigma(a))$; use the product rule on $a\,\sigma(a)$, and
 # write the result with one $\sigma(a)$ so that the kernel computes one exponential.
+# </details>
+#
+# <details><summary><b>Hint 3 · the formulas</b> (open after your attempt)</summary>
+#
+# With $s = \sigma(a)$: $\partial L/\partial b = g\,a\,s$ and
+# $\partial L/\partial a = g\,b\,s\,\big(1 + a(1 - s)\big)$ (both checked against autograd in
+# float64). Compute $s$ as $1/(1 + e^{-a})$: in float32 it is 1 at $a = 100$ and 0 at
+# $a = -10^4$, both right, where $a e^{a}/(1 + e^{a})$ is `nan` from about $a = 89$ on ($e^{89}$
+# overflows).
 # </details>
 #
 # Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`, with
