@@ -29,7 +29,6 @@
 # %% nbgrader={"locked": true}
 import gc
 import math
-import sys
 import weakref
 
 import matplotlib.pyplot as plt
@@ -343,9 +342,10 @@ axes[0].legend()
 plt.show()
 
 # %% [markdown]
-# What your forward saved: `x` and `beta`, both inputs. Inputs come back from
-# `ctx.saved_tensors` linked to the graph, which is what lets double backward differentiate
-# your backward. Keep an eye on the role column in the next section.
+# What did your forward save? The inspector below lists each saved tensor with its role. Inputs
+# (`x`, `beta`) and outputs (`y`, if you saved it) come back from `ctx.saved_tensors` linked to
+# the graph, which is what lets double backward differentiate your backward. Keep an eye on the
+# role column in the next section.
 
 # %%
 inspect_saved(SwishFunction, torch.linspace(-3, 3, 8, dtype=torch.float64),
@@ -640,10 +640,12 @@ except RuntimeError as error:
 #
 # **What the self-check grades** is the contract: the values, the first derivative (in float64
 # and float32), and that a second backward through `CubeOnce` raises `once_differentiable`'s
-# error. It cannot see what your backward computes with: `once_differentiable` runs the
-# function it wraps with autograd off, so a marked backward of torch ops passes too; and on a
-# machine without a GPU it cannot see a missing `.cpu()`. Write the NumPy backward anyway:
-# quick question 4, after the self-check, takes the mark off it to show what the mark is for.
+# error. That is what the decorator guarantees, whatever backward is built from: it runs the
+# function it wraps with autograd off and attaches its error node either way. The contract asks
+# for no NumPy, so the self-check does not grade what your backward computes with: a marked
+# backward of torch ops passes too, and on a machine without a GPU a missing `.cpu()` goes
+# unnoticed. Write the NumPy backward anyway: quick question 4, after the self-check, takes the
+# mark off it to show what the mark is for.
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
 class CubeOnce(torch.autograd.Function):
@@ -692,61 +694,56 @@ print("0-d x: gradient", x.grad.item(), " true 3x² =", 3 * 1.5 ** 2)
 # PyTorch's documentation uses: `once_differentiable` wraps the plain function, and
 # `staticmethod` wraps the result. Assigning
 # `CubeOnce.backward = staticmethod(once_differentiable(...))` after the class is the same
-# wrapping written out.
+# wrapping written out. The reverse order also works from Python 3.10 on, where a
+# `staticmethod` object became callable; before, backward raised *"'staticmethod' object is
+# not callable"*.
 # </details>
 #
-# **Quick question 3.** Predict: with the decorators in the reverse order, `@once_differentiable`
-# above `@staticmethod`, does a first backward work on this Python, and does a second one
-# still raise? Write your predictions below, then run the cell after.
+# **Quick question 3.** `once_differentiable` attaches its error node to the gradient your
+# backward returns. The cell after next differentiates $\sin(x^3)$ twice through your marked
+# `CubeOnce`, and takes the second pass in two ways: `first.sum().backward()`, and
+# `torch.autograd.grad(first.sum(), x)`, which runs only the nodes on a path to `x`. Here `sin`
+# sits after the cube, so the gradient flowing into `CubeOnce`'s backward, $\cos(x^3)$,
+# requires grad. For each way, predict: `"once_differentiable's error"`, `"another error"`, or
+# `"a tensor"`.
 
 # %%
-predicted_first_backward_works = None  # True or False
-predicted_second_backward_raises = None  # True or False
+predicted_with_backward = None  # "once_differentiable's error", "another error" or "a tensor"
+predicted_with_grad = None  # the same three choices
+
 
 # %%
-class SinReversed(Sin):
-    """Sin, marked with the decorators in the other order."""
+def second_pass(run):
+    """Run a second pass through your CubeOnce; say what came out."""
+    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
+    first, = torch.autograd.grad(torch.sin(CubeOnce.apply(x)).sum(), x, create_graph=True)
+    try:
+        run(first.sum(), x)
+    except RuntimeError as error:
+        print("   raises:", str(error).splitlines()[0])
+        return ("once_differentiable's error" if "once_differentiable" in str(error)
+                else "another error")
+    return "a tensor"
 
-    @once_differentiable
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * torch.cos(x)
 
-
-x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
-print("first derivative:", torch.autograd.grad(SinReversed.apply(x).sum(), x)[0])
-first, = torch.autograd.grad(torch.sin(SinReversed.apply(x)).sum(), x, create_graph=True)
-try:
-    first.sum().backward()
-    print("second backward: no error")
-    second_raised = False
-except RuntimeError as error:
-    print("second backward:", str(error).splitlines()[0])
-    second_raised = True
-print("Python", sys.version.split()[0])
-compare("first backward works", predicted_first_backward_works, True)
-compare("second backward raises", predicted_second_backward_raises, second_raised)
+print("first.sum().backward():")
+compare("   with .backward()", predicted_with_backward,
+        second_pass(lambda total, x: total.backward()))
+print("torch.autograd.grad(first.sum(), x):")
+compare("   with torch.autograd.grad", predicted_with_grad,
+        second_pass(lambda total, x: torch.autograd.grad(total, x)))
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Both work: from Python 3.10 on, `once_differentiable` can wrap a `staticmethod` object and
-# call it. The order under `@staticmethod` is still the one to write: it is the one PyTorch's
-# documentation and code use.
+# `.backward()` runs every node the graph holds, the error node included, so it raises the
+# mark's message. The error node's inputs are detached copies of your backward's results, made
+# to require grad, so no path through it leads to `x`. `torch.autograd.grad(..., x)` never runs
+# it, finds nothing in `first` that depends on `x`, and raises *"appears to not have been used
+# in the graph"*. Where `first` also depends on `x` through other ops, it returns their share
+# alone, silently: the section after quick question 4 shows that. The mark guards
+# `.backward()`, not every way of differentiating.
 # </details>
-
-# %% [markdown]
-# A second backward through your `CubeOnce` now fails loudly. Here `sin` sits after it, so the
-# gradient flowing into `CubeOnce`'s backward, $\cos(x^3)$, requires grad:
-
-# %%
-x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad(torch.sin(CubeOnce.apply(x)).sum(), x, create_graph=True)
-try:
-    first.sum().backward()
-except RuntimeError as error:
-    print("second backward:", str(error).splitlines()[0])
 
 # %% [markdown]
 # **Quick question 4.** The cell after next takes the mark off your `CubeOnce`
@@ -814,10 +811,9 @@ else:
 #
 # - with `CubeOnce.apply(x).sum()` directly, the incoming gradient is a constant 1, no error
 #   node is attached, and the cube's share of the second derivative silently disappears;
-# - `torch.autograd.grad(..., inputs=x)` runs only the nodes that lead to `x`, and the error
-#   node does not (it ends in a detached copy of the result). Instead of the clear message you
-#   get *"appears to not have been used in the graph"*, and `torch.autograd.functional.hvp`,
-#   which allows unused inputs, silently reports zeros.
+# - `torch.autograd.grad(..., inputs=x)` never runs the error node, as quick question 3
+#   showed, and `torch.autograd.functional.hvp`, which allows unused inputs, silently reports
+#   zeros.
 #
 # `gradgradcheck` is the reliable test: it fails for a backward that is not truly
 # differentiable, marked or not.
@@ -984,8 +980,9 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 #   `torch.from_numpy`, `.to`), no torch arithmetic;
 # - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, so
 #   `NumpyTanh`'s backward is not marked `once_differentiable`. The backward of the backward is
-#   NumPy as well; a third derivative through it would be silently wrong, so marking that
-#   innermost backward `@once_differentiable` is an honest guard (accepted, not required).
+#   NumPy as well, so a third derivative through it is wrong; marking that innermost backward
+#   `@once_differentiable` is accepted, not required (the picture after the self-check shows
+#   what it does and does not catch).
 #
 # The section on the third way has the pattern; this op is yours to derive. Write both
 # Functions in the answer cell: the second one, the Function your backward calls, goes in place
@@ -1055,6 +1052,65 @@ self_check("NumpyTanh", NumpyTanh)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("NumpyTanh", NumpyTanh)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# The contract asks for two orders. The cell after next differentiates your `NumpyTanh` a third
+# time and plots all four curves beside `torch.tanh`'s. The true third derivative at $x = 0$ is
+# $-2$. Predict what yours gives there: which factors of the second derivative did autograd
+# record, and what is each worth at $y = 0$?
+
+# %%
+predicted_third_at_0 = None  # a number
+
+
+# %%
+def derivatives(f, xs, orders=3):
+    """f(xs) and its first `orders` derivatives, each the derivative of the one before."""
+    values = [f(xs)]
+    for order in range(1, orders + 1):
+        if not values[-1].requires_grad:  # no graph: a constant to autograd, derivative 0
+            values.append(torch.zeros_like(xs))
+            continue
+        try:
+            d, = torch.autograd.grad(values[-1].sum(), xs, create_graph=order < orders)
+        except RuntimeError as error:
+            print(f"derivative {order} raised:", str(error).splitlines()[0])
+            break
+        values.append(d)
+    return [value.detach() for value in values]
+
+
+xs = torch.linspace(-3, 3, 121, dtype=torch.float64, requires_grad=True)
+yours, reference = derivatives(NumpyTanh.apply, xs), derivatives(torch.tanh, xs)
+fig, axes = plt.subplots(1, 4, figsize=(13, 3))
+for order, (ax, title) in enumerate(zip(axes, ("tanh", "tanh′", "tanh″", "tanh‴"))):
+    ax.plot(xs.detach(), reference[order], lw=3, alpha=0.5, label="torch.tanh")
+    if order < len(yours):
+        ax.plot(xs.detach(), yours[order], "--", label="your NumpyTanh")
+    ax.set_title(title)
+    ax.set_xlabel("x")
+axes[0].legend()
+plt.show()
+if len(yours) == 4:
+    compare("third derivative at 0", predicted_third_at_0, round(yours[3][60].item(), 6) + 0.0)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# With an inner Function on $g$ and $y$ (hint 2), and $f = \sum \tanh$ so that $g = 1$: the
+# second derivative goes through your inner Function's backward, which returns
+# $\partial b/\partial y \cdot \bar b = -2gy = -2y$ made in NumPy, a constant $c$ to autograd.
+# It reaches $x$ through `NumpyTanh`'s backward, which calls your inner Function again:
+# $c\,(1 - y^2)$, recorded. So the third derivative keeps only
+# $c \cdot (-2y)(1 - y^2) = 4y^2(1 - y^2)$, which is $0$ at $x = 0$, and loses
+# $-2(1 - y^2)^2$, the term through $c$; the true one is the sum of both,
+# $(1 - y^2)(6y^2 - 2)$. No error comes, and none would with the innermost backward marked
+# `@once_differentiable`: the gradient it receives comes from a `.sum()` and does not require
+# grad, so the mark attaches no error node (the blind spot of the plain sum in CubeOnce's
+# section). It raises only where that gradient has a graph, under `.backward()`. A right third
+# derivative needs the innermost backward to be a Function of its own; if yours gave $-2$, it
+# is one.
+# </details>
 
 # %% [markdown]
 # ## Summary
