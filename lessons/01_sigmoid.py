@@ -104,7 +104,8 @@ def compare(predicted: dict, actual: dict) -> None:
 # **Predict, then run.** float64 keeps about 16 significant digits. For $p = 10^{-20}$, what
 # does `torch.log(1 - p)` return? For $u = 10^{-20}$, what does `torch.exp(u) - 1` return? And
 # for $p = 10^{-10}$, how many correct significant digits does `torch.log(1 - p)` keep: about
-# 16, 7, or 0? Write your answers first.
+# 16, 7, or 0? Write your answers first. If you expect an infinity, here or in a prediction
+# below, write it as `float("inf")` or `-float("inf")`, the values that compare equal to it.
 
 # %%
 predicted = {"log(1 - p) at p = 1e-20": None, "exp(u) - 1 at u = 1e-20": None,
