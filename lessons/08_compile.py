@@ -132,7 +132,10 @@ def compare(prediction, observed, who="PyTorch") -> None:
 # <details><summary><b>Hint 4</b>: the form</summary>
 #
 # For $z > 0$: $\log(1 + e^z) = z + \log(1 + e^{-z})$. Both signs at once:
-# $\log(1 + e^{z}) = \max(z, 0) + \log(1 + e^{-|z|})$, where the exponent is never positive.
+# $\log(1 + e^{z}) = \max(z, 0) + \operatorname{log1p}(e^{-|z|})$, where the exponent is never
+# positive. Write it with $\operatorname{log1p}(u) = \log(1 + u)$, which never forms $1 + u$: at
+# $z = -40$, $1 + e^{-40}$ rounds to 1 in float64, so $\log(1 + e^{-40})$ is 0, while the true
+# value is $4.2 \times 10^{-18}$.
 # </details>
 
 # %% [markdown]
@@ -262,7 +265,7 @@ for name, attempt in attempts.items():
 #   autograd.Function to use it with forward mode AD"*.
 
 # %% [markdown]
-# ## Where `generate_vmap_rule` stops, and a hand-written `vmap`
+# ## A Function that leaves PyTorch, under `vmap`
 #
 # `generate_vmap_rule = True` asks `torch.vmap` to batch a Function by running your own
 # `forward`, `setup_context`, `backward` and `jvp` under it. `NumpyExp` below computes $e^x$
@@ -416,10 +419,10 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# The self-check runs every check grading runs: values and gradients over eight shapes and
-# dims (negative, first, a 1-D input), each input alone, forward, backward **and** jvp at
-# $|x| = 1000$, `torch.func.jvp`, `torch.vmap` with per-sample gradients, and `gradcheck` with
-# `check_forward_ad=True`.
+# The self-check runs every check grading runs: values and gradients over nine shapes and
+# dims (negative, first, a 1-D input, an empty `(0, 4)` input), each input alone, forward,
+# backward **and** jvp at $|x| = 1000$, `torch.func.jvp`, `torch.vmap` with per-sample
+# gradients, and `gradcheck` with `check_forward_ad=True`.
 #
 # Why the max matters: shift three values by $c$. Mathematically $y(c) = c + y(0)$. The naive
 # formula gives up in both directions: above $c \approx 709$, $e^{c}$ overflows float64 to
@@ -555,8 +558,10 @@ print(f"full graph without jvp; gradient right: "
 # and device from the inputs alone: that is the **fake implementation**
 # (`@op.register_fake`), run on "fake" tensors that carry metadata but no data. Gradients
 # come from `op.register_autograd(backward, setup_context=setup_context)`, with the same
-# `setup_context` idea as above; `backward` returns one gradient per input, `None` for a
-# non-tensor.
+# `setup_context` idea as above, with one difference: `register_autograd` calls it with keyword
+# arguments, `setup_context(ctx=..., inputs=..., output=...)`, so its parameters must be named
+# exactly `ctx, inputs, output` (a Function's may be named as you like). `backward` returns
+# one gradient per input, `None` for a non-tensor.
 #
 # Worked example, `autograd_course::matvec(A, v)`: $y = A v$ for $A$ of shape $(m, n)$ and
 # $v$ of shape $(n,)$, standing in for a kernel of your own. Two tensor inputs and an output of
@@ -680,7 +685,9 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
 # Turn `softplus(x, beta)` below into the custom operator `autograd_course::softplus` (`x` a
 # tensor, `beta` a Python `float` > 0). The operator must:
 #
-# - compute $\log(1 + e^{\beta x}) / \beta$ **stably** (finite for $\beta x$ in the thousands);
+# - compute $\log(1 + e^{\beta x}) / \beta$ **stably**: finite for $\beta x$ in the thousands,
+#   and accurate where it is tiny (at $\beta x = -40$ it is about $4.2 \times 10^{-18}$, not
+#   0: the self-check compares the left tail to a relative $10^{-5}$);
 # - have a fake implementation;
 # - have a backward written by hand, registered for autograd;
 # - pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")`
@@ -701,7 +708,7 @@ def softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
     large |beta * x|, with a fake implementation and a hand-written backward."""
     ### BEGIN SOLUTION
     z = beta * x
-    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta  # max(z,0)+log(1+e^-|z|)
+    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta  # max(z,0)+log1p(e^-|z|)
 
 
 # the function form of the decorator: the annotations above give the schema
@@ -888,6 +895,15 @@ compile_explorer({
 # ## Choosing: measured on this torch
 #
 # The table below is computed, not typed: each column is tried on your two answers.
+#
+# **Predict** its last row first. `softplus` has a backward registered with
+# `register_autograd` and no `jvp` of any kind. Under `torch.func.jvp`, does it give the right
+# tangent (`"yes"`), a wrong one with no error (`"WRONG"`), or raise (`"no"`)? And under
+# `torch.func.grad`? Write your answers into `prediction_table` and run the cell; the table's
+# cell compares.
+
+# %%
+prediction_table = {"torch.func.jvp": None, "func.grad": None}  # "yes", "WRONG" or "no"
 
 # %%
 def works(attempt) -> str:
@@ -925,6 +941,11 @@ for name, function in candidates.items():
            works(lambda: torch.allclose(torch.func.grad(lambda x: function(x).sum())(x),
                                         torch.func.grad(lambda x: truth(x).sum())(x)))]
     print("".join(f"{cell:{w}}" for cell, w in zip([name, *row], widths)))
+    measured = dict(zip(headers[1:], row))  # the last row, the operator's, stays
+
+for column, predicted in prediction_table.items():
+    print(f"custom operator under {column}: ", end="")
+    compare(predicted, measured[column].split(" ")[0])
 
 # %% [markdown]
 # Read the `WRONG`: `torch.func.jvp` through a custom operator whose autograd is registered
@@ -944,7 +965,7 @@ for name, function in candidates.items():
 # | `torch.compile` in one graph and reverse mode (`.backward()`) | a Function in the setup_context form **without** `jvp` (dynamo traces it), or a custom operator |
 # | `torch.func.grad`, `vmap(grad(...))` (per-sample gradients), `jacrev` | a Function in the setup_context form; not a custom operator |
 # | forward-mode AD (`jvp`, `jacfwd`, `forward_ad`) | a Function with `jvp`; accept a graph break under `torch.compile` |
-# | code the compiler must not look into (a C++/CUDA kernel, NumPy, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap` |
+# | code the compiler must not look into (a C++/CUDA kernel, NumPy, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap`; its backward must be PyTorch ops too, or an operator of its own (a NumPy backward works in eager and fails `opcheck`'s `test_aot_dispatch_dynamic`; lesson 13) |
 # | a Triton kernel the compiler should fuse with the code around it (GPU) | `torch.library.triton_op` with `wrap_triton`, lesson 13; a `custom_op` is opaque to it |
 # | both an opaque kernel and `torch.func` | a custom operator called inside a Function in the setup_context form, with a `vmap` staticmethod (and a `jvp`: still a break), or wait for a later torch |
 #
@@ -1131,7 +1152,9 @@ compare(prediction_in_dims_1, matched, who="your rule")
 # | a fake implementation with the wrong shape or dtype | `opcheck`'s `test_faketensor` fails; compiled code breaks later | the real output's shape: `torch.empty_like(x)` element-wise, `x.new_empty(...)` with the reduced shape for a reduction |
 # | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
 # | `register_autograd(backward)` without `setup_context` | `ctx` is empty in backward | pass `setup_context=` |
-# | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \log(1+e^{-|z|})$ |
+# | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \operatorname{log1p}(e^{-|z|})$ |
+# | $\max(z,0) + \log(1+e^{-\lvert z \rvert})$, with `log` | `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$: $1 + e^{-40}$ rounds to 1 | `torch.log1p` |
+# | the operator's `setup_context(ctx, inp, out)` | *"unexpected keyword argument 'inputs'"*: `register_autograd` passes `ctx=`, `inputs=`, `output=` | name them exactly `ctx, inputs, output` |
 # | tensors kept as `ctx.x` in the operator's `setup_context` | the saved-tensor checks and hooks are skipped | `ctx.save_for_backward(x)` |
 # | backward returns only `grad_x` | *"expected 3, got 2"*-style count error: one gradient per input | `return grad_x, None` |
 # | `generate_vmap_rule` on a Function that leaves PyTorch (NumPy, `.item()`) | vmap raises | a `vmap` staticmethod |

@@ -19,6 +19,7 @@ from ..probes import trace_backward
 
 OPERATOR = "autograd_course::softplus"
 SOFTPLUS = Spec("softplus", ("x", "beta"), lambda x, beta: torch.logaddexp(beta * x, 0 * x) / beta)
+LEFT_TAIL = [(1.0, (-40.0, -700.0, -30.0)), (2.5, (-16.0, -12.0))]  # beta, x: softplus is tiny
 
 
 class _Calls(torch.utils._python_dispatch.TorchDispatchMode):
@@ -91,6 +92,13 @@ def _softplus_error(phase: str, error: Exception, softplus, beta) -> GradingErro
     if "different than None at position 2" in message:
         return GradingError(f"softplus's backward returned a gradient for beta={beta}, a Python "
                             "float: return None for beta", message)
+    setup = getattr(_maybe_get_opdef(OPERATOR), "_setup_context_fn", None)
+    if setup is not None and message.startswith(f"{getattr(setup, '__name__', '?')}() got an "
+                                                "unexpected keyword argument"):
+        return GradingError(
+            f"softplus's setup_context, {setup.__name__}, is called with keyword arguments: "
+            "register_autograd calls setup_context(ctx=..., inputs=..., output=...), so name its "
+            "parameters exactly ctx, inputs, output", message)
     if phase == "backward" and getattr(softplus, "_setup_context_fn", True) is None:
         return GradingError(
             "softplus's backward was registered without setup_context: ctx is empty in backward; "
@@ -142,6 +150,34 @@ def check_softplus(softplus, x, beta, *, rtol=1e-5, atol=1e-7) -> None:
         check_beta_slips(trace.grads[0], expected_grad, grad_output * torch.sigmoid(x.detach()),
                          beta)
         diagnose_gradient("x", trace.grads[0], expected_grad, rtol=rtol, atol=atol)
+
+
+def check_left_tail(softplus, device) -> None:
+    """Where beta * x is very negative, softplus is tiny but a normal float64 number: the same
+    relative tolerance as elsewhere, with no absolute floor."""
+    for beta, points in LEFT_TAIL:
+        x = torch.tensor(points, dtype=torch.float64, device=device)
+        try:
+            with torch.no_grad():
+                got = softplus(x, beta)
+        except Exception as error:
+            raise _softplus_error("forward", error, softplus, beta) from error
+        expected = SOFTPLUS.reference(x, beta)
+        diagnose_values(f"softplus's output with beta={beta}", got, expected)
+        if torch.allclose(got, expected, rtol=1e-5, atol=0):
+            continue
+        error = ((got - expected).abs() / expected)
+        worst = int(torch.argmax(error))
+        cause = ""
+        if torch.allclose(got, torch.log(1 + torch.exp(beta * x)) / beta, rtol=1e-15, atol=0):
+            cause = (": that is log(1 + e^(-|z|)) exactly, and 1 + e^(-|z|) rounds to 1 once "
+                     "e^(-|z|) is below 1.1e-16, so the log is 0; torch.log1p(u) computes "
+                     "log(1 + u) without forming 1 + u")
+        raise GradingError(
+            f"softplus loses the left tail: at x = {points[worst]:g} with beta={beta} it returns "
+            f"{got[worst].item():.4g}, the true value is {expected[worst].item():.4g} (relative "
+            f"error {error[worst].item():.2g}); the contract asks for log1p(exp(beta * x)) / beta "
+            f"to a relative 1e-5 there too{cause}")
 
 
 def check_beta_slips(got, expected, without_beta, beta) -> None:
@@ -217,6 +253,8 @@ def softplus_full(softplus, device) -> None:
     for beta in (1.0, 4.0):
         check_softplus(softplus, huge, beta)
     covers("beta * x in the thousands")
+    check_left_tail(softplus, device)
+    covers("the left tail, relative error")
     check_softplus(softplus, torch.tensor([100.0, -100.0, 0.5], device=device), 2.0,
                    rtol=1e-5, atol=1e-6)
     check_fake(softplus, sample((3,), device, dtype=torch.float32), 2.0)
@@ -233,6 +271,7 @@ def softplus_full(softplus, device) -> None:
 EXERCISES = [
     Exercise("softplus", "08_compile", softplus_full,
              example=lambda: (2 * sample((3, 4), "cpu"), 1.5),
-             contract=("0-d and 1-D x", "beta * x in the thousands", "float32",
+             contract=("0-d and 1-D x", "beta * x in the thousands",
+                       "the left tail, relative error", "float32",
                        "torch.library.opcheck", "torch.compile(fullgraph=True)")),
 ]

@@ -173,6 +173,11 @@ torch.library.register_autograd("autograd_course::softplus", _backward, setup_co
                   ("    z = beta * x\n    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) "
                    "/ beta", "    return F.softplus(x, beta=beta, threshold=20.0)"),
                   ("torch.sigmoid(ctx.beta * x)", "torch.special.expit(ctx.beta * x)"))),
+    Unusual("softplus", "logaddexp, switching to z itself above z = 20 as F.softplus does",
+            _edit(SOFTPLUS, ("    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs())))"
+                             " / beta",
+                             "    small = torch.logaddexp(z.clamp(max=20), torch.zeros_like(z))\n"
+                             "    return torch.where(z > 20, z, small) / beta"))),
     Unusual("softplus", "backward checks needs_input_grad, as matvec's does",
             _edit(SOFTPLUS, ("    return grad_output * torch.sigmoid(ctx.beta * x), None",
                              "    wanted = ctx.needs_input_grad[0]\n"
@@ -300,6 +305,16 @@ class LogSumExp(torch.autograd.Function):
             _edit(SOFTPLUS, ("    z = beta * x\n    return (z.clamp(min=0) + "
                              "torch.log1p(torch.exp(-z.abs()))) / beta",
                              "    return torch.log1p(torch.exp(beta * x)) / beta")), named=True),
+    Mistake("softplus", "the stable form written with log, not log1p: 0.0 at beta * x = -40",
+            "softplus loses the left tail: at x = -40 with beta=1.0 it returns 0",
+            _edit(SOFTPLUS, ("torch.log1p(torch.exp(-z.abs()))",
+                             "torch.log(1 + torch.exp(-z.abs()))")),
+            named=True),
+    Mistake("softplus", "the operator's setup_context with parameters named (ctx, inp, out)",
+            "softplus's setup_context, setup_context, is called with keyword arguments",
+            _edit(SOFTPLUS, ("def setup_context(ctx, inputs, output):\n    x, beta = inputs",
+                             "def setup_context(ctx, inp, out):\n    x, beta = inp")),
+            named=True),
     Mistake("softplus", "a gradient returned for the float beta",
             "softplus's backward returned a gradient for beta",
             _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x), None",
