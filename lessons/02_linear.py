@@ -134,9 +134,9 @@ for name, mine, truth in zip(["grad_x", "grad_weight", "grad_bias"],
 #   \quad\Longrightarrow\quad
 #   \underbrace{\texttt{grad\_bias}}_{(\text{out},)} = \text{the sum of the rows of } G$$
 #
-# **Shapes check the algebra**: there is only one way to multiply $G$ $(N, \text{out})$ with
-# $W$ $(\text{out}, \text{in})$ and get $(N, \text{in})$. Whenever you are unsure of a
-# transpose, write the shapes next to the formula.
+# **Shapes check the algebra**: each gradient has the shape of its input, so a formula whose
+# result has another shape is wrong. Whenever you are unsure of a transpose, write the shapes
+# next to the formula.
 # </details>
 
 # %% [markdown]
@@ -276,13 +276,15 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
 #
 # Lesson 00 showed that the engine sums a gradient down to its input's shape when the input's
 # shape broadcasts to it. **Predict, then run.** For $x$ of shape $(2, 5, 3)$ and $G$ of shape
-# $(2, 5, 4)$, which of these three `grad_weight` candidates raise, and which give a gradient
-# that the engine can sum to $(4, 3)$? And `G.T @ x` for a single vector, $x$ of shape $(3,)$?
-# Write `True` (raises) or `False` for each first.
+# $(2, 5, 4)$, which of these three `grad_weight` candidates raise? And `G.T @ x` for a single
+# vector, $x$ of shape $(3,)$? Write `True` (raises) or `False` for each. Then: returned from a
+# backward as the gradient of a $(4, 3)$ weight, does the engine accept the result of
+# `G.mT @ x`, summing it to $(4, 3)$? `True` or `False`.
 
 # %%
 predicted = {"G.mT @ x, 3-D": None, "G.T @ x, 3-D": None,
-             "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": None, "G.T @ x, 1-D": None}
+             "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": None, "G.T @ x, 1-D": None,
+             "the engine sums G.mT @ x to (4, 3)": None}
 
 # %%
 G3, x3 = torch.randn(2, 5, 4), torch.randn(2, 5, 3)
@@ -303,13 +305,39 @@ for label, candidate in candidates.items():
     except RuntimeError as error:
         print(f"{label:<44} RuntimeError: {str(error).splitlines()[0][:60]}...")
         raised[label] = True
-compare(predicted, raised)
+
+
+class HandBack(torch.autograd.Function):
+    """Identity on weight; backward returns the given tensor as weight's gradient."""
+
+    @staticmethod
+    def forward(ctx, weight, gradient):
+        ctx.save_for_backward(gradient)
+        return weight.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        gradient, = ctx.saved_tensors
+        return gradient, None
+
+
+weight = torch.zeros(4, 3, requires_grad=True)
+try:
+    HandBack.apply(weight, G3.mT @ x3).sum().backward()
+    print("weight.grad of shape", tuple(weight.grad.shape), "equal to the flattened product:",
+          torch.allclose(weight.grad, G3.reshape(-1, 4).T @ x3.reshape(-1, 3), atol=1e-5))
+    summed = True
+except RuntimeError as error:
+    print("the engine refused it:", error)
+    summed = False
+compare(predicted, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # `G.mT @ x` is a batched product: one $(4, 3)$ matrix per batch entry, shape $(2, 4, 3)$.
-# Returned from backward, the engine would sum it to $(4, 3)$, which is the right gradient.
+# Returned from backward, it is summed by the engine to $(4, 3)$, since $(4, 3)$ broadcasts to
+# $(2, 4, 3)$: the right gradient, with the sum over the batch done out of sight.
 # `.T` on a 3-D tensor reverses **every** dimension (PyTorch warns that this is deprecated), so
 # `G.T @ x` multiplies $(4, 5, 2)$ by $(2, 5, 3)$ and fails. On 1-D tensors `@` is a dot
 # product, which fails for vectors of sizes 4 and 3. Flattening first works for every shape
@@ -928,8 +956,8 @@ compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
 # holds for any einsum in which every letter appears in at least two of the subscripts
 # (operands and output) and no subscript repeats a letter. A letter that only one operand has
 # is summed in forward and must be broadcast back in backward; a repeated one (`"ii->i"`, a
-# diagonal) would have to repeat in the gradient's output, which einsum refuses. The swap
-# cannot do either.
+# diagonal) would have to repeat in the gradient's output (`"i->ii"`), which einsum refuses.
+# The swap cannot do either.
 
 # %%
 class HeadwiseLinear(torch.autograd.Function):
@@ -976,9 +1004,10 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 #    in forward is a broadcast in backward.
 # 2. $\partial y_p / \partial x_{qab} = 1$ if $q = p$ and $a = b$, else $0$, so
 #    $\partial L / \partial x_{pij} = G_p\, \delta_{ij}$: $G_p$ on the diagonal of each matrix,
-#    0 elsewhere. The swap's `"p->pii"` is refused too; multiply $G$, shaped $(P, 1, 1)$, by
-#    the identity matrix $(I, I)$. Taking a diagonal in forward is writing into one in
-#    backward.
+#    0 elsewhere. The swap's `"p->pii"` is refused too, and einsum reports the fault it meets
+#    first: $i$ is in no operand, as in case 1 (it would also repeat in the output, the fault
+#    of `"i->ii"`). Multiply $G$, shaped $(P, 1, 1)$, by the identity matrix $(I, I)$.
+#    Taking a diagonal in forward is writing into one in backward.
 # </details>
 
 # %%
@@ -993,7 +1022,7 @@ g = torch.randn(2, dtype=torch.float64)  # (P,)
 by_autograd, = torch.autograd.grad(torch.einsum("pii->p", squares), squares, g)
 by_hand = g[:, None, None] * torch.eye(4, dtype=torch.float64)
 print("repeated letter, the diagonal:   ", torch.allclose(by_autograd, by_hand))
-for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,))):
+for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,)), ("i->ii", (g,))):
     try:
         torch.einsum(equation, *operands)
     except RuntimeError as error:
@@ -1019,6 +1048,7 @@ for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,))):
 # | saving `None` for an input, then reshaping it or reading its `.shape` in backward anyway | an `AttributeError` or `TypeError` on `None` when only the other input needs a gradient | read each saved tensor only in the branch that uses it; take sizes from `grad_output` |
 # | `grad_bias = grad_output` | works only because the engine sums it for you; unclear | the sum of the rows of the flattened $G$ |
 # | reading `ctx.needs_input_grad[2]` when called without a bias (`[3]` in a bilinear layer) | `IndexError`: one input fewer was passed | remember `bias is not None` in forward |
+# | `torch.autograd.grad`, `torch.func.vjp` or `.backward()` inside backward | autograd derives the gradient for you; the self-check rejects it | derive each gradient index by index and write it |
 # | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |
 # | computing every gradient, then returning `None` for the unneeded ones | the work is done anyway; the self-check sees backward read an input that no wanted gradient depends on | test the entry before computing, not after |
 # | testing `ctx.needs_input_grad[1]` before computing `grad_x` | `None` for `x` whenever the weight is frozen | entry $i$ belongs to input $i$ |
@@ -1043,17 +1073,20 @@ for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,))):
 #
 # - each of the four gradients is computed only when `ctx.needs_input_grad` asks for it, and
 #   is `None` otherwise;
-# - correct for any `grad_output` autograd hands you, a non-contiguous one included.
+# - correct for any `grad_output` autograd hands you, a non-contiguous one included;
+# - backward written by hand: deriving the gradients is the exercise.
 #
-# Derive the formulas: that is the exercise. A backward that hands the work back to
-# autograd, `torch.func.vjp` of the whole forward or `torch.autograd.grad` on every input,
-# differentiates with respect to everything it is given, so it computes all three gradients
-# when one is wanted; the self-check counts the ops backward runs and rejects it.
+# So no autograd inside backward: the self-check rejects `torch.autograd.grad`,
+# `torch.func.vjp` (which calls `torch.autograd.grad`, and is reported under that name) and
+# `.backward()` there, as it does for `MyLinearFunction`, even when they are asked for the
+# needed inputs only.
 #
-# <details><summary><b>Hint 1</b> (a question)</summary>
+# <details><summary><b>Hint 1</b> (questions)</summary>
 #
-# Which letters does each operand carry, in einsum's terms? Does every letter appear in at
-# least two subscripts, so that the swap rule applies?
+# What shape does each of the four gradients have? Write $\partial L / \partial x_{1, pi}$ as
+# a sum: which letters does it keep, and which does it sum over? Which gradients sum over the
+# positions $p$, and why those? Does any letter of the forward appear in one subscript
+# only, or twice in one?
 # </details>
 #
 # <details><summary><b>Hint 2</b> (the key step)</summary>

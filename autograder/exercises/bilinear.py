@@ -4,15 +4,14 @@ import contextlib
 import itertools
 import linecache
 import re
-from collections import Counter
 
 import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
-                      check_values_and_gradients, make_inputs, reference_gradients, run_backward,
-                      run_forward)
+from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
+                      reference_gradients, run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient
 from ..errors import GradingError
@@ -82,8 +81,8 @@ def backward_reading(spec: Spec, inputs: dict, output, grad_output, needs: dict)
 def raise_unneeded_read(spec: Spec, inputs: dict, backward, reads: list) -> None:
     """Name the first read of an input that no gradient asked for depends on: a backward that
     writes its gradients by hand did work for one nobody needs, however it wrote the products
-    (FLOP counts see matmuls only). One that asks autograd (a recomputed forward) is left to the
-    checks on what it returns."""
+    (FLOP counts see matmuls only). One that asks autograd (a recomputed forward) is left to
+    check_backward_by_hand, which rejects it."""
     if not reads or backward.reentered_autograd:
         return
     name, op = reads[0]
@@ -120,9 +119,7 @@ NEEDS = {"x1": {"weight", "x2"}, "x2": {"x1", "weight"}, "weight": {"x1", "x2"},
 def check_computes_only_what_is_needed(function, spec: Spec, values: dict) -> None:
     """Each input alone requiring grad: backward may read only what that gradient needs. An
     answer that computes all four gradients and returns None for three returns the right
-    thing; only what it reads shows the work. One that asks autograd reads every input to
-    recompute forward: what it runs, against a run where every gradient is wanted, shows it."""
-    every = None
+    thing; only what it reads shows the work."""
     for name in values:
         inputs = make_inputs(values, requires_grad={name})
         forward = run_forward(function, spec, inputs)
@@ -130,44 +127,54 @@ def check_computes_only_what_is_needed(function, spec: Spec, values: dict) -> No
                                            torch.ones_like(forward.output), NEEDS)
         with case(f"{name} alone requiring grad"):
             raise_unneeded_read(spec, inputs, backward, reads)
-            if backward.reentered_autograd:
-                every = every or _work_when_all_wanted(function, spec, values)
-                raise_all_computed(spec, inputs, backward, every)
 
 
-def _work(ops: list) -> Counter:
-    """The ops that compute something: views (detach included) move no numbers."""
-    def is_view(op: str) -> bool:
-        packet = getattr(torch.ops.aten, op, None)
-        return packet is not None and any(getattr(packet, o).is_view for o in packet.overloads())
-    return Counter(op for op in ops if not is_view(op) and op not in _SHAPE_ONLY)
+@contextlib.contextmanager
+def unsaved_input_named(function, make_values, needs: dict, wanted_names, advice: str):
+    """A backward that failed on a None is told what its forward left out, when a probe with
+    one input requiring grad proves it: a None was saved and an input that gradient reads
+    (``needs``) is not kept, or the inputs rightly not kept are still used by backward (a
+    ``weight.shape``, say)."""
+    try:
+        yield
+    except Exception as error:
+        hint = (_none_read(function, make_values, needs, wanted_names, advice)
+                if "NoneType" in str(error) else None)
+        if hint is None:
+            raise
+        raise GradingError(hint, str(error)) from error
 
 
-def _work_when_all_wanted(function, spec: Spec, values: dict) -> Counter:
-    """What backward runs when x1, x2 and weight all require grad."""
-    inputs = make_inputs(values, requires_grad={"x1", "x2", "weight"})
-    forward = run_forward(function, spec, inputs)
-    return _work(run_backward(spec, forward.output, inputs,
-                              torch.ones_like(forward.output)).ops)
-
-
-def raise_all_computed(spec: Spec, inputs: dict, backward, every: Counter) -> None:
-    """A backward that asks autograd yet runs, for one gradient, every op it runs for all
-    three did the work of the gradients nobody asked for (a vjp differentiates every primal)."""
-    work = _work(backward.ops)
-    if not every or not work >= every:
-        return
-    wanted = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
-    index = list(inputs).index(wanted[0])
-    ran = ", ".join(f"aten.{op} {count} {'time' if count == 1 else 'times'}"
-                    for op, count in sorted(every.items()))
-    raise GradingError(
-        f"{spec.name}.backward calls {backward.reentered_autograd[0]} and, with only "
-        f"{wanted[0]} requiring grad, ran every op it runs when x1, x2 and weight all require "
-        f"grad ({ran}): it computed the gradients nobody asked for too. torch.autograd.grad "
-        "computes one for every tensor in its inputs, torch.func.vjp one for every primal: "
-        "compute each gradient only when its own entry of ctx.needs_input_grad is True; here "
-        f"only entry {index} ({wanted[0]}) is")
+def _none_read(function, make_values, needs: dict, wanted_names, advice: str) -> str | None:
+    read_by_some = set().union(*needs.values())
+    for wanted in wanted_names:
+        inputs = make_inputs(make_values(), requires_grad={wanted})
+        try:
+            output = function.apply(*inputs.values())
+            saved = output.grad_fn.saved_tensors
+        except Exception:  # noqa: BLE001 - a probe: any failure proves nothing
+            return None
+        if None not in saved:
+            continue
+        kept = {t.untyped_storage().data_ptr() for t in saved if isinstance(t, torch.Tensor)}
+        dropped = [n for n, v in inputs.items() if n in read_by_some and isinstance(
+            v, torch.Tensor) and v.untyped_storage().data_ptr() not in kept]
+        missing = [n for n in dropped if n in needs[wanted]]
+        if missing:
+            return (f"with only {wanted} requiring grad, your forward did not save {missing[0]}, "
+                    f"and grad_{wanted} reads it: {advice}")
+        try:
+            output.grad_fn.apply(torch.ones_like(output))  # the user's backward, unchecked
+        except Exception as error:  # noqa: BLE001 - only a failure on None proves it
+            if isinstance(error, (AttributeError, TypeError)) and "NoneType" in str(error):
+                them = "it" if len(dropped) == 1 else "them"
+                names = " and ".join([", ".join(dropped[:-1]), dropped[-1]] if dropped[:-1]
+                                     else dropped)
+                return (f"with only {wanted} requiring grad, your forward saved None in place of "
+                        f"{names}, as it may (grad_{wanted} does not read {them}), "
+                        f"but backward still uses {them} ({error}): read each saved tensor only "
+                        "in the branch that needs it, and take sizes from grad_output")
+    return None
 
 
 @contextlib.contextmanager
@@ -213,6 +220,17 @@ def _reads_entry_3(function, values: dict) -> bool:
 
 def bilinear_full(Bilinear, device) -> None:
     function = check_is_function(Bilinear, BILINEAR)
+    with unsaved_input_named(function, lambda: bilinear_values((5,), 3, 2, device), NEEDS,
+                             ("x1", "x2", "weight", "bias"), SAVE_ADVICE):
+        _bilinear_checks(function, device)
+
+
+# what a None saved in place of an input that a wanted gradient reads is told
+SAVE_ADVICE = ("grad_x1 reads x2 and weight, grad_x2 reads x1 and weight, grad_weight reads x1 "
+               "and x2: save each input that a wanted gradient reads")
+
+
+def _bilinear_checks(function, device) -> None:
     # every leading shape, with and without a bias, for n1 != n2; n1 == n2 (where a weight read
     # as (out, n2, n1) runs) needs one case only
     cases = [*itertools.product(FEATURES[:1], LEADING_SHAPES, (True, False)),
@@ -222,8 +240,10 @@ def bilinear_full(Bilinear, device) -> None:
         with case(f"x1 of shape {(*leading, n1)}, x2 of shape {(*leading, n2)}, "
                   f"bias={'a tensor' if bias else 'None'}"):
             with bias_entry_named(function, values):
-                forward, _ = check_values_and_gradients(function, BILINEAR, values)
+                forward, backward = check_values_and_gradients(function, BILINEAR, values)
             check_no_ctx_tensors(BILINEAR, forward)
+            # the derivation is the exercise: no autograd inside backward, as MyLinearFunction
+            check_backward_by_hand(BILINEAR, backward)
     covers("x1 and x2 with no leading dimension")
     covers("bias=None")
     covers("n1 == n2")

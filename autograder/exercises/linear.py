@@ -1,6 +1,5 @@
 """Lesson 02: MyLinearFunction and FusedLinearReLU."""
 
-import contextlib
 import itertools
 import math
 
@@ -13,7 +12,8 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
 from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .bilinear import backward_reading, check_noncontiguous_grad_output, raise_unneeded_read
+from .bilinear import (backward_reading, check_noncontiguous_grad_output, raise_unneeded_read,
+                       unsaved_input_named)
 
 IN_FEATURES, OUT_FEATURES = 3, 4
 LEADING_SHAPES = [(), (5,), (2, 5), (2, 1, 3)]
@@ -172,50 +172,20 @@ def check_each_alone(function, spec: Spec, device, *, frozen_get_none: bool,
                                frozen_get_none=frozen_get_none)
 
 
-@contextlib.contextmanager
-def unsaved_input_named(function, spec: Spec, device):
-    """A backward that failed on a None is told what its forward left out, when a probe with
-    one input requiring grad proves it: a None was saved and the input that gradient reads is
-    not kept (grad_x reads weight, grad_weight reads x), or the gradient's own input, rightly
-    not kept, is still used by backward (a weight.shape, say)."""
-    try:
-        yield
-    except Exception as error:
-        hint = _none_read(function, device) if "NoneType" in str(error) else None
-        if hint is None:
-            raise
-        raise GradingError(hint, str(error)) from error
+# what a None saved in place of an input that a wanted gradient reads is told
+SAVE_ADVICE = ("save x when weight needs a gradient (grad_weight reads x) and weight when x "
+               "needs one (grad_x reads weight)")
 
 
-def _none_read(function, device) -> str | None:
-    for wanted, read in (("x", "weight"), ("weight", "x")):
-        inputs = make_inputs(linear_values((5,), device), requires_grad={wanted})
-        try:
-            output = function.apply(*inputs.values())
-            saved = output.grad_fn.saved_tensors
-        except Exception:  # noqa: BLE001 - a probe: any failure proves nothing
-            return None
-        if None not in saved:
-            continue
-        kept = {t.untyped_storage().data_ptr() for t in saved if isinstance(t, torch.Tensor)}
-        if inputs[read].untyped_storage().data_ptr() not in kept:
-            return (f"with only {wanted} requiring grad, your forward did not save {read}, and "
-                    f"grad_{wanted} reads it: save x when weight needs a gradient (grad_weight "
-                    "reads x) and weight when x needs one (grad_x reads weight)")
-        try:
-            output.grad_fn.apply(torch.ones_like(output))  # the user's backward, unchecked
-        except Exception as error:  # noqa: BLE001 - only a failure on None proves it
-            if isinstance(error, (AttributeError, TypeError)) and "NoneType" in str(error):
-                return (f"with only {wanted} requiring grad, your forward saved None in place of "
-                        f"{wanted}, as it may (grad_{wanted} does not read it), but backward "
-                        f"still uses it ({error}): read each saved tensor only in the branch "
-                        "that needs it, and take sizes from grad_output")
-    return None
+def unsaved_named(function, device):
+    """bilinear's unsaved_input_named, with x or weight alone requiring grad."""
+    return unsaved_input_named(function, lambda: linear_values((5,), device), NEEDS,
+                               ("x", "weight"), SAVE_ADVICE)
 
 
 def my_linear_full(MyLinearFunction, device) -> None:
     function = check_is_function(MyLinearFunction, MY_LINEAR)
-    with unsaved_input_named(function, MY_LINEAR, device):
+    with unsaved_named(function, device):
         _my_linear_checks(function, device)
 
 
@@ -303,7 +273,7 @@ def _matches(function, spec: Spec, values: dict) -> bool:
 
 def fused_full(FusedLinearReLU, device) -> None:
     function = check_is_function(FusedLinearReLU, FUSED_LINEAR_RELU)
-    with unsaved_input_named(function, FUSED_LINEAR_RELU, device):
+    with unsaved_named(function, device):
         _fused_checks(function, device)
 
 

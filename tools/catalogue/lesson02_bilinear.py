@@ -184,9 +184,9 @@ MISTAKES += [
                            ".expand_as(weight)")),
 ]
 
-# Backwards that ask autograd (2026-11 fresh review): the contract asks for each gradient only
-# when it is needed, which a vjp of the whole forward breaks; asking for the needed inputs alone
-# keeps it
+# Backwards that ask autograd (2026-11 fresh reviews): deriving the three gradients is the
+# exercise, so any autograd inside backward is rejected, as in MyLinearFunction, even one that
+# asks for the needed inputs only
 ASK_AUTOGRAD = ("        x1, x2, weight = ctx.saved_tensors\n"
                 "        need = ctx.needs_input_grad\n"
                 "        grads = [None, None, None]\n"
@@ -195,8 +195,10 @@ ASK_AUTOGRAD = ("        x1, x2, weight = ctx.saved_tensors\n"
                 "        grad_bias = grad_output.reshape(-1, weight.shape[0]).sum(0) "
                 "if ctx.has_bias and need[3] else None\n"
                 "        return (*grads, grad_bias)")
-UNUSUAL += [
-    Unusual("Bilinear", "asks torch.autograd.grad for the needed inputs only",
+BY_HAND = "write the gradient formula by hand instead of asking autograd"
+MISTAKES += [
+    Mistake("Bilinear", "asks torch.autograd.grad for the needed inputs only",
+            f"Bilinear.backward calls torch.autograd.grad: {BY_HAND}",
             _bilinear(ASK_AUTOGRAD.format(ask=(
                 "            ins = [t.detach().requires_grad_(bool(n)) "
                 "for t, n in zip((x1, x2, weight), need)]\n"
@@ -205,22 +207,65 @@ UNUSUAL += [
                 "                found = iter(torch.autograd.grad(F.bilinear(*ins), wanted, "
                 "grad_output))\n"
                 "            grads = [next(found) if t.requires_grad else None for t in ins]\n")))),
-]
-MISTAKES += [
     Mistake("Bilinear", "torch.func.vjp of the whole forward, unneeded gradients dropped",
-            "Bilinear.backward calls torch.autograd.grad and, with only x1 requiring grad, ran "
-            "every op it runs when x1, x2 and weight all require grad",
+            f"Bilinear.backward calls torch.autograd.grad: {BY_HAND}",
             _bilinear(ASK_AUTOGRAD.format(ask=(
                 "            _, vjp = torch.func.vjp(F.bilinear, x1, x2, weight)\n"
                 "            grads = [g if n else None for g, n in zip(vjp(grad_output), need)]\n"
                 )))),
     Mistake("Bilinear", "torch.autograd.grad asked for every input",
-            "it computed the gradients nobody asked for too",
+            f"Bilinear.backward calls torch.autograd.grad: {BY_HAND}",
             _bilinear(ASK_AUTOGRAD.format(ask=(
                 "            ins = [t.detach().requires_grad_() for t in (x1, x2, weight)]\n"
                 "            with torch.enable_grad():\n"
                 "                found = torch.autograd.grad(F.bilinear(*ins), ins, grad_output)\n"
                 "            grads = [g if n else None for g, n in zip(found, need)]\n")))),
+    Mistake("Bilinear", "the forward rerun and .backward() called on it",
+            f"Bilinear.backward calls Tensor.backward: {BY_HAND}",
+            _bilinear(ASK_AUTOGRAD.format(ask=(
+                "            ins = [t.detach().requires_grad_(bool(n)) "
+                "for t, n in zip((x1, x2, weight), need)]\n"
+                "            with torch.enable_grad():\n"
+                "                F.bilinear(*ins).backward(grad_output)\n"
+                "            grads = [t.grad for t in ins]\n")))),
+]
+
+# Saving selectively, as exercises 1 and 2 teach, then reading a None anyway (2026-11 fresh
+# review): a probe with each input alone requiring grad names what forward left out
+SELECTIVE = ("        n = ctx.needs_input_grad\n"
+             "        ctx.save_for_backward(x1 if n[1] or n[2] else None,\n"
+             "                              x2 if n[0] or n[2] else None,\n"
+             "                              weight if n[0] or n[1] else None)\n"
+             "        ctx.has_bias = bias is not None\n"
+             "        return F.bilinear(x1, x2, weight, bias)")
+MISTAKES += [
+    Mistake("Bilinear", "saves selectively, then reads x1.shape when only x1 needs a gradient",
+            "with only x1 requiring grad, your forward saved None in place of x1, as it may "
+            "(grad_x1 does not read it), but backward still uses it",
+            _bilinear(READ_BILINEAR + "        lead = x1.shape[:-1]\n"
+                      + f"        grad_x1 = {GX1} if need[0] else None\n"
+                      f"        grad_x2 = {GX2} if need[1] else None\n"
+                      f"        grad_weight = {GW} if need[2] else None\n"
+                      "        grad_bias = grad_output.reshape(-1, grad_output.shape[-1]).sum(0) "
+                      "if ctx.has_bias and need[3] else None\n"
+                      "        return grad_x1, grad_x2, grad_weight, grad_bias", SELECTIVE)),
+    Mistake("Bilinear", "saves selectively, then sizes grad_bias from weight.shape",
+            "with only bias requiring grad, your forward saved None in place of x1, x2 and "
+            "weight, as it may (grad_bias does not read them), but backward still uses them",
+            _bilinear(READ_BILINEAR + f"        grad_x1 = {GX1} if need[0] else None\n"
+                      f"        grad_x2 = {GX2} if need[1] else None\n"
+                      f"        grad_weight = {GW} if need[2] else None\n"
+                      "        grad_bias = grad_output.reshape(-1, weight.shape[0]).sum(0) "
+                      "if ctx.has_bias and need[3] else None\n"
+                      "        return grad_x1, grad_x2, grad_weight, grad_bias", SELECTIVE)),
+    Mistake("Bilinear", "saves x2 only when weight needs a gradient",
+            "with only x1 requiring grad, your forward did not save x2, and grad_x1 reads it",
+            _bilinear_with(GX1, GX2, GW, "grad_output.reshape(-1, grad_output.shape[-1]).sum(0)")
+            .replace("        ctx.save_for_backward(x1, x2, weight)\n",
+                     "        n = ctx.needs_input_grad\n"
+                     "        ctx.save_for_backward(x1 if n[1] or n[2] else None,\n"
+                     "                              x2 if n[2] else None,\n"
+                     "                              weight if n[0] or n[1] else None)\n")),
 ]
 
 # Called without a bias, ctx.needs_input_grad has three entries: entry 3 read through a local is
