@@ -1,5 +1,5 @@
 """Lesson 13: silu_mul's mistakes of a backward operator copied from the worked example, whose
-gradient was one number for one input (sum_of_squares)."""
+gradient was one number for one input (sum_of_squares), or from Liger-Kernel's SwiGLU."""
 
 from .. import Mistake
 from .common import _edit
@@ -20,4 +20,8 @@ MISTAKES = [
     Mistake("silu_mul", "grad_output not made contiguous", "when grad_output is a transposed view",
             _edit(SILU_MUL, ("    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n",
                              "    a, b = a.contiguous(), b.contiguous()\n"))),
+    Mistake("silu_mul", "the gradients written into a and b and returned (Liger-Kernel's way)",
+            "returns one of its own inputs (or a view of one)",
+            _edit(SILU_MUL, ("    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)\n",
+                             "    grad_a, grad_b = a, b\n"))),
 ]
