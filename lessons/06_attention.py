@@ -21,7 +21,9 @@
 # your attempt, not before.
 #
 # Plan your time: Exercises 1 and 2 take about an hour, FlashAttention (Exercise 3) two hours
-# or more, and the transfer exercise about half an hour.
+# or more, and the transfer exercise about half an hour. Short of time? The two memory
+# sections, "Kept and peak" and "Peak memory and time, measured", can wait until after the
+# exercises: no exercise needs their cells.
 #
 # By the end of this lesson you can:
 # 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;

@@ -351,12 +351,11 @@ for returned, observed in observed_2.items():
 # <details><summary><b>Hint 3</b>: the formula</summary>
 #
 # $$\frac{\partial L}{\partial a_{s,0}} = \sum_k g_{s,k}\, b_k, \qquad
-#   \frac{\partial L}{\partial b_j} = \sum_r g_{r,j}\, a_{r,0}:$$
+#   \frac{\partial L}{\partial b_j} = \sum_r g_{r,j}\, a_{r,0}.$$
 #
-# $g$ times the **other** input, both at $y$'s shape, summed over every dimension along which
-# the input was repeated: kept (size 1) where the input has size 1, dropped where the input lacks
-# the dimension. Backward reads $a$ and $b$ and nothing else; an input that needs no gradient
-# costs nothing.
+# Each sum runs over the index along which that input was repeated, and the result has the
+# input's exact shape. Backward reads $a$ and $b$ and nothing else; an input that needs no
+# gradient costs nothing.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_BroadcastMul", "solution": true}
