@@ -230,6 +230,14 @@ MISTAKES += [
                 "            grads = [t.grad for t in ins]\n")))),
 ]
 
+# Written by hand with F.bilinear itself (2026-11 round 6): grad_x1 and grad_x2 are bilinear
+# forms too, of grad_output and the other input, with the weight's indices permuted
+UNUSUAL += [
+    Unusual("Bilinear", "F.bilinear with a permuted weight for both input gradients",
+            _bilinear_with("F.bilinear(grad_output, x2, weight.permute(1, 0, 2))",
+                           "F.bilinear(x1, grad_output, weight.permute(2, 1, 0))", GW)),
+]
+
 # Saving selectively, as exercises 1 and 2 teach, then reading a None anyway (2026-11 fresh
 # review): a probe with each input alone requiring grad names what forward left out
 SELECTIVE = ("        n = ctx.needs_input_grad\n"
