@@ -1011,10 +1011,10 @@ outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.fl
 
 # %% [markdown]
 # What the saved tensor has to hold, looking back: three values per element, $-1$, $0$ and
-# $+1$, since `torch.abs`'s gradient is 0 at 0. One bool per element holds two, so any single
-# mask sends the zeros to one side; one byte is the least a single tensor can use. For $\sin$,
-# what the output loses is the sign of $\cos x$ alone (where $\cos x = 0$ the sign does not
-# matter): one bit per element, a bool would do.
+# $+1$, since `torch.abs`'s gradient is 0 at 0. A bool holds two, so any single mask sends the
+# zeros to one side; `int8` holds all three in the same one byte per element that a bool takes.
+# For $\sin$, what the output loses is the sign of $\cos x$ alone (where $\cos x = 0$ the sign
+# does not matter): two values, so a bool would do.
 #
 # ## Common mistakes
 #
