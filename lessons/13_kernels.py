@@ -906,6 +906,39 @@ if cpp_loaded:
 # much depends on the size and the threads; `make bench` shows time and bytes moved side by
 # side.
 #
+# **Predict, then run.** `AT_DISPATCH_FLOATING_TYPES` instantiated each loop for float and
+# double. What does `softsign_cpp` do with a float16 tensor: `"error"`, `"float16 result"` or
+# `"float32 result"`?
+
+# %%
+my_half_prediction = ""  # "error", "float16 result" or "float32 result"
+
+# %% tags=["skip-when-grading"]
+if cpp_loaded:
+    try:
+        half_outcome = str(softsign_cpp(torch.randn(5).half()).dtype).removeprefix("torch.")
+        half_outcome += " result"
+    except RuntimeError as error:
+        half_outcome = "error"
+        print("RuntimeError:", str(error).splitlines()[0])
+    verdict = ("write your prediction first" if not my_half_prediction else "as you predicted"
+               if my_half_prediction == half_outcome else "not what you predicted: why?")
+    print(f"you predicted {my_half_prediction!r}; it gave {half_outcome!r} ({verdict})")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The macro is a `switch` on the dtype at run time, with one case per type it names; any other
+# dtype reaches the default case, which raises. Nothing converts the input for you.
+# </details>
+#
+# **Your turn (not graded).** `ATen/Dispatch.h` has variants of the macro that add types to
+# the two. Find the one that adds float16, use it in both kernels, restart the Python kernel
+# (the namespace can be defined once per process) and run this section again: the build takes
+# about 10 seconds, `opcheck` passes on a float16 input, and the result is within one float16
+# ulp of `F.softsign` computed in float16 (checked on torch 2.13). bfloat16 still raises:
+# that takes another variant.
+#
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
