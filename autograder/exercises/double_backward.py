@@ -17,6 +17,7 @@ from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from ..probes import _OpLog
 from .reentry import limit_nesting
 
 # Neither contract names a 0-d x (only SwishFunction's beta is 0-d), and the syllabus grades 0-d
@@ -101,6 +102,24 @@ def _cause(spec: Spec, forward, target: str) -> str:
             "computed in forward; build backward from ctx.saved_tensors and grad_output only")
 
 
+def _reads_a_number(function, spec: Spec, values: dict, wanted: list) -> str | None:
+    """A backward that turns a tensor into a Python number (.item(), float()): its op log holds
+    _local_scalar_dense. Run only after a second derivative came out wrong."""
+    inputs = make_inputs(values, requires_grad=set(wanted))
+    output = run_forward(function, spec, inputs).output
+    try:
+        with _OpLog() as log:
+            torch.autograd.grad(output, [inputs[n] for n in wanted], torch.ones_like(output),
+                                create_graph=True, allow_unused=True)
+    except RuntimeError:
+        return None
+    if "_local_scalar_dense" not in log.ops:
+        return None
+    return (f"{spec.name}'s backward turns a tensor into a Python number (.item() or float()): "
+            "autograd cannot differentiate through a number, so double backward loses its "
+            "derivative; use the tensor itself (a 0-d tensor broadcasts like a number)")
+
+
 def check_differentiable_backward(function, spec: Spec, values: dict, wanted: list) -> None:
     """Second derivatives through the learner's backward against the composed reference."""
     inputs = make_inputs(values, requires_grad=set(wanted))
@@ -151,7 +170,8 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
         truth = torch.zeros_like(tensor) if truth is None else truth
         mine = torch.zeros_like(truth) if mine is None else mine
         if not torch.allclose(mine, truth, rtol=1e-5, atol=1e-7):
-            raise GradingError(_cause(spec, forward, target),
+            raise GradingError(_reads_a_number(function, spec, values, wanted)
+                               or _cause(spec, forward, target),
                                f"largest error in the second derivative with respect to "
                                f"{target}: {(mine - truth).abs().max().item():.3g}")
 

@@ -103,6 +103,7 @@ def check_second_derivatives(function, values: dict) -> None:
             ".detach() or torch.no_grad leaves it), so a second backward sees a constant; make "
             "backward return the result of a Function of your own (its forward the NumPy "
             "gradient, its backward NumPy too)")
+    _check_inner_ctx(first.grad_fn)
     direction = sample(first.shape, "cpu", seed=42)
     try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
         torch.autograd.backward(first, direction)
@@ -177,6 +178,25 @@ def _name_saved_copy(output: torch.Tensor, x: torch.Tensor) -> None:
                 "clone, a tensor made from its NumPy array): ctx.saved_tensors gives it back "
                 "with no graph, so the second derivative with respect to x is lost; save x "
                 "itself (ctx.save_for_backward(x))")
+
+
+def _check_inner_ctx(node) -> None:
+    """The Function backward calls keeps its tensors through save_for_backward too (a custom
+    Function's node is its ctx: attributes set in forward sit in the node's __dict__)."""
+    seen, stack = set(), [node]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        kept = [name for name, value in getattr(node, "__dict__", {}).items()
+                if isinstance(value, torch.Tensor)]
+        if kept:
+            raise GradingError(
+                f"the Function your backward calls ({type(node).__name__.removesuffix('Backward')})"
+                f" stores a tensor as ctx.{kept[0]}: use ctx.save_for_backward there too, so "
+                "autograd can detect in-place changes and saved-tensor hooks see it")
+        stack.extend(next_node for next_node, _ in node.next_functions)
 
 
 def _reaches(node, leaf: torch.Tensor) -> bool:

@@ -143,6 +143,10 @@ MISTAKES = [
                    "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n" + RETURN,
                    "        ctx.save_for_backward(x)\n        ctx.beta = beta.item()\n"
                    "        return x * torch.sigmoid(beta * x)"), named=True),
+    Mistake("SwishFunction", "beta.item() inside backward", "SwishFunction's backward turns a "
+            "tensor into a Python number (.item() or float())",
+            _swish("        x, beta = ctx.saved_tensors\n        beta = beta.item()\n"
+                   "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n" + RETURN)),
     Mistake("SwishFunction", "in-place op in backward", "overwrote a tensor",
             _swish("        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
                    "        ds = s * (1 - s)\n        grad_x = grad_output * (s + beta * x * ds)\n"

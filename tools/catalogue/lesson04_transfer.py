@@ -213,3 +213,10 @@ MISTAKES += [
             _tanh("        y, = ctx.saved_tensors\n"
                   "        return _TanhGrad.apply(grad_output.detach(), y)", _inner(RIGHT))),
 ]
+MISTAKES += [
+    Mistake("NumpyTanh", "the inner Function keeps g and y as ctx attributes", "the Function your "
+            "backward calls (_TanhGrad) stores a tensor as ctx.g",
+            _tanh(CALL, _inner(RIGHT).replace("        ctx.save_for_backward(g, y)\n",
+                                              "        ctx.g, ctx.y = g, y\n").replace(
+                "        g, y = ctx.saved_tensors\n", "        g, y = ctx.g, ctx.y\n"))),
+]
