@@ -835,8 +835,9 @@ except GradcheckError as error:
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
 #
-# PyTorch's tutorial on double backward with custom Functions names three ways to handle a
-# backward. Build it from differentiable ops, as `SwishFunction` does; mark it
+# PyTorch's documentation gives three ways to handle a backward (the `save_for_backward`
+# docstring names the first two, the double-backward tutorial shows the third). Build it from
+# differentiable ops, as `SwishFunction` does; mark it
 # `@once_differentiable` when it cannot be differentiated, as `CubeOnce` does; or, when it
 # cannot be recorded but you still need second derivatives, **make the backward a Function of
 # its own**, whose backward you write by hand. Autograd then records one node for the whole
@@ -943,6 +944,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | saving an intermediate such as `sigmoid(beta * x)` | second derivatives silently wrong | save inputs or outputs and recompute, or return it as an output |
+# | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
 # | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives silently wrong or zero | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
 # | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | smooth ops: `torch.sigmoid(beta * x)` |
@@ -1111,6 +1113,13 @@ if len(yours) == 4:
 # derivative needs the innermost backward to be a Function of its own; if yours gave $-2$, it
 # is one.
 # </details>
+
+# %% [markdown]
+# PyTorch's own `tanh` is built this way. Its backward calls `tanh_backward(grad, result)`, an
+# op of its own with an entry in `derivatives.yaml` (the file where ATen's ops declare their
+# derivatives): derivatives with respect to `grad_output` and to the output, the two your
+# inner backward returns. That is how ATen makes a kernel twice differentiable: one kernel for
+# the backward, one rule for the backward of the backward.
 
 # %% [markdown]
 # ## Summary
