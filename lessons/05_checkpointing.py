@@ -178,14 +178,17 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 # $s$ a second time from `x`, then applies the chain rule by hand, as in lesson 00. The work
 # is done twice; the memory is one tensor.
 #
-# **Quick question 1.** `forward` below calls `fancy(x)` with no precautions. Is
-# `torch.is_grad_enabled()` true inside a Function's forward, and so, when the meter watches
-# `RecomputedFancy.apply(x)`, does it see only `x` kept, or `x` and `fancy`'s intermediates too?
-# Write your prediction into the cell below, then run the next two cells.
+# **Quick question 1.** `forward` below calls `fancy(x)` with no precautions. When the meter
+# watches `RecomputedFancy.apply(x)`, does it see only `x` kept, or `x` and `fancy`'s
+# intermediates too? Then a variant, `EagerFancy`, whose forward wraps the same call in
+# `with torch.enable_grad():` "to be safe". `apply` still gives the output its own node, whose
+# backward is the hand-written one, so nobody will ever backpropagate through `fancy`'s ops.
+# Does the meter count only `x` for it too?
+# Write your predictions into the cell below, then run the next two cells.
 
 # %%
-predicted_grad_mode_in_forward = None  # True or False
-predicted_keeps_only_x = None          # True or False
+predicted_keeps_only_x = None              # True or False, for RecomputedFancy
+predicted_eager_keeps_only_x = None        # True or False, for EagerFancy
 
 # %%
 def fancy(x):
@@ -218,26 +221,34 @@ x5 = x[:5].detach().requires_grad_()
 print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
 
 # %%
-class ReportsGradMode(RecomputedFancy):
+class EagerFancy(RecomputedFancy):
+    """RecomputedFancy, but its forward switches autograd on around fancy(x)."""
+
     @staticmethod
     def forward(ctx, x):
-        print("grad mode inside forward:", torch.is_grad_enabled())
-        grad_modes.append(torch.is_grad_enabled())
-        return RecomputedFancy.forward(ctx, x)
+        ctx.save_for_backward(x)
+        with torch.enable_grad():
+            return fancy(x)
 
 
-grad_modes = []
-_ = ReportsGradMode.apply(x)
-compare("grad mode inside forward", predicted_grad_mode_in_forward, grad_modes[0])
-compare("only x kept", predicted_keeps_only_x,
-        kept["RecomputedFancy"] == x.numel() * x.element_size())
+with ActivationMeter() as meter:
+    y = EagerFancy.apply(x)
+    kept["EagerFancy"] = meter.now
+    print(f"{'EagerFancy':>16}: keeps {meter.now:>6} bytes for backward")
+only_x = x.numel() * x.element_size()
+compare("RecomputedFancy keeps only x", predicted_keeps_only_x, kept["RecomputedFancy"] == only_x)
+compare("EagerFancy keeps only x", predicted_eager_keeps_only_x, kept["EagerFancy"] == only_x)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Off: `Function.apply` runs forward with autograd off, which is why `fancy`'s intermediates are
-# not kept. Switching it on inside forward "to be safe" would record `fancy` and keep its
-# intermediates again: memory spent for nothing (the common-mistakes table lists it).
+# `RecomputedFancy` keeps only `x`: `Function.apply` runs forward with autograd off, so
+# `fancy`'s ops record nothing and save nothing. `EagerFancy` keeps as much as plain autograd:
+# under `enable_grad` the same ops record their own graph and save $t$, $s$ and `x` while they
+# run, and the node `apply` attaches afterwards does not give that memory back. The meter
+# still counts it while the output lives, for a graph no backward will use. Switching autograd
+# on in a checkpoint's forward "to be safe" undoes the checkpoint (the common-mistakes table
+# lists it).
 # </details>
 #
 # One input of 8000 bytes instead of three tensors, and the same gradient.
@@ -359,24 +370,32 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 #    where do you read the gradients you return?
 # 5. How many gradients does backward return, and in what order?
 #
-# <details><summary><b>Check your answers</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b> (a question)</summary>
 #
-# 1. The tensor arguments are saved; `run_fn`, the positions of the tensors and the other
-#    arguments are plain `ctx` attributes, and so are the random states (bookkeeping, not
-#    tensors autograd differentiates).
-# 2. Recomputing on the saved tensor would extend the caller's graph: the rebuilt graph would
-#    run on into it and write the caller's `.grad`. A detached copy is a new leaf, so the rebuilt
-#    graph stops at this block. A boolean or integer tensor cannot require grad, so keep each
-#    tensor's own `requires_grad`.
-# 3. `torch.set_rng_state` alone rewinds the generator for everybody: after backward, the
-#    caller would draw random numbers it has already drawn. `fork_rng` puts the caller's state
-#    back on exit, and needs `devices=[...]` to do so for CUDA generators.
-# 4. `torch.autograd.grad` returns gradients only for the tensors you list and writes no
-#    `.grad`, so the block's parameters would get nothing. `torch.autograd.backward` accumulates
-#    into every leaf's `.grad`, parameters included; the fresh leaves' `.grad` are then the
-#    gradients to return.
-# 5. One per input of forward: `None` for `run_fn`, then for each argument its leaf's `.grad`
-#    if it is a tensor, else `None`.
+# Backward has to run `run_fn` again and differentiate what it builds. For that rebuilt graph,
+# ask three things: will anything be recorded at all, inside a `backward`? Where does the graph
+# end: at this block, or somewhere in the caller's graph? And which dropout mask will it draw?
+# Each answer is one of the sections above.
+# </details>
+#
+# <details><summary><b>Hint 2</b> (the key step)</summary>
+#
+# The key step is what you feed the recomputation. Each saved tensor becomes a new leaf: the
+# same data, no history, asking for a gradient only where the original did (a mask cannot).
+# `run_fn` then runs on those leaves with recording switched on, inside a fork of the random
+# state into which forward's state has been written back. After the backward pass through the
+# rebuilt output, the gradients you owe are waiting on those leaves.
+# </details>
+#
+# <details><summary><b>Hint 3</b> (the method in words)</summary>
+#
+# Forward: keep `run_fn`, which positions hold tensors, the other arguments and the random
+# states as plain `ctx` attributes; save the tensors; return `run_fn(*args)`, which records
+# nothing. Backward: rebuild the argument list, a new leaf for each saved tensor and the
+# stored value everywhere else; inside the fork (told the CUDA devices), restore the states,
+# switch recording on, and call `run_fn`; backpropagate `grad_output` through its output with
+# the call that accumulates into every leaf's `.grad`; return one gradient per input of
+# forward, `None` for `run_fn` and for every non-tensor, a leaf's `.grad` for each tensor.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CheckpointFunction", "solution": true}
@@ -481,6 +500,92 @@ from autograder import grade; grade("checkpoint_sequential", checkpoint_sequenti
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# ### A first block on data
+#
+# Every checkpoint so far ran on an `x` that requires grad. In a real model the first block's
+# input is a batch of data, which requires none.
+#
+# **Quick question 2.** A body `Linear, GELU, Linear, GELU` (four parameters) is followed by a
+# `head`, and the body is checkpointed with your `CheckpointFunction` on a batch
+# `x = torch.randn(16, 8)`. After `head(CheckpointFunction.apply(body, x)).square().mean()
+# .backward()`, how many of the body's four parameters have a `.grad`? And
+# `checkpoint_sequential(body, 2, x).square().mean().backward()`, with no head: does it run,
+# or raise? Write your predictions below, then run the cell after.
+
+# %%
+predicted_body_params_with_grad = None  # an int, 0 to 4
+predicted_sequential_on_data = None     # "runs" or "raises"
+
+# %%
+def with_grad(module):
+    return sum(p.grad is not None for p in module.parameters())
+
+
+torch.manual_seed(0)
+body = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 8), nn.GELU())
+head = nn.Linear(8, 1)
+x = torch.randn(16, 8)  # a batch of data: it requires no grad
+
+h = CheckpointFunction.apply(body, x)
+head(h).square().mean().backward()
+body_count = with_grad(body)
+print("output requires grad:", h.requires_grad, "· body parameters with a gradient:",
+      body_count, "of 4 · head's:", with_grad(head), "of 2")
+body.zero_grad(set_to_none=True)
+try:
+    checkpoint_sequential(body, 2, x).square().mean().backward()
+    sequential = "runs"
+    print("checkpoint_sequential on data runs; body parameters with a gradient:",
+          with_grad(body), "of 4")
+except RuntimeError as error:
+    sequential = "raises"
+    print("checkpoint_sequential on data raises:", error)
+compare("body parameters with a gradient", predicted_body_params_with_grad, body_count)
+compare("checkpoint_sequential on data", predicted_sequential_on_data, sequential)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `Function.apply` marks its output as requiring grad only if at least one tensor **input**
+# does. The parameters `run_fn` uses are not inputs: `apply` never sees them, and forward
+# records nothing. With data as the only tensor, the output is a plain tensor with no node, so
+# the head's backward stops there: the head trains, the body's parameters get nothing, and no
+# error says so. With no head, nothing in the loss requires grad, and `backward` raises
+# "element 0 of tensors does not require grad". (A `checkpoint_sequential` that runs its last
+# segment without a checkpoint runs instead, and only that segment's parameters get gradients.)
+# </details>
+#
+# What the two variants of `torch.utils.checkpoint` do with the same body, and the usual cure
+# for a `Function`-based checkpoint: a dummy input that requires grad, which `run_fn` ignores.
+
+# %%
+import warnings
+
+from torch.utils.checkpoint import checkpoint
+
+for reentrant in (True, False):
+    body.zero_grad(set_to_none=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        h = checkpoint(body, x, use_reentrant=reentrant)
+    head(h).square().mean().backward()
+    print(f"torch's, use_reentrant={reentrant}: {with_grad(body)} of 4",
+          *(f"(it warns: {w.message})" for w in caught))
+body.zero_grad(set_to_none=True)
+dummy = torch.ones((), requires_grad=True)
+head(CheckpointFunction.apply(lambda h, _: body(h), x, dummy)).square().mean().backward()
+print("yours, with a dummy input:", with_grad(body), "of 4")
+
+# %% [markdown]
+# The reentrant variant is a `Function` like yours: it warns, and the body still gets
+# nothing. `use_reentrant=False` runs forward with autograd **on**, as an unchecked block
+# would, so the block's graph reaches its parameters and the output requires grad through
+# them; its saved-tensor hooks only swap what that graph keeps for placeholders, recomputed in
+# backward. A dummy 0-d tensor that requires grad makes your output require grad too, for the
+# price of one more argument. (Setting `x.requires_grad_()` also works, and makes backward
+# compute a gradient for the data that nobody reads.)
+
+# %% [markdown]
 # ## Memory against the number of segments
 #
 # The 16-block MLP from the start of the lesson again, this time through your
@@ -498,7 +603,7 @@ def step_memory(model, x, run):
 
 
 model = deep_mlp()
-# A Function's output requires grad only if one of its inputs does (more on this below).
+# A Function's output requires grad only if one of its inputs does (see the first block).
 x = torch.randn(64, 128, requires_grad=True)
 segment_counts = [1, 2, 4, 8, 16]
 runs = {"no checkpointing": lambda m, h: m(h)}
@@ -571,8 +676,8 @@ checkpointing_explorer(checkpoint_sequential, deep_mlp, x, segments=4, cost="flo
 # use_reentrant=False)`. The `use_reentrant=True` variant is a `Function` much like yours; the
 # recommended `use_reentrant=False` one is built on saved-tensor hooks instead: forward keeps
 # placeholders, and the first time backward unpacks one, the segment is recomputed. That
-# version also gives gradients to parameters when no input requires grad (a `Function` gets no
-# backward at all then, because its output does not require grad), works with
+# version also gives gradients to parameters when no input requires grad (the first block on
+# data, above), works with
 # `torch.autograd.grad`, and supports nested structures of inputs. Its `checkpoint_sequential`
 # also runs the **last** segment without checkpointing, since backward needs those activations
 # first anyway, so it keeps a little more after forward. (Its hooks replace ours inside each
@@ -625,7 +730,7 @@ print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_their
 #   commonly saves the matrix multiplies (expensive to recompute) and recomputes the cheap
 #   element-wise ops, keeping most of the memory saving for little extra compute.
 #
-# **Quick question 2.** A block `Linear, GELU, Linear, GELU` is checkpointed with
+# **Quick question 3.** A block `Linear, GELU, Linear, GELU` is checkpointed with
 # `use_reentrant=False`. During backward, how many times does `gelu` run to recompute: with a
 # plain checkpoint, and with a policy that saves every `addmm` output (the op `nn.Linear`
 # runs)? Think about what each op's backward needs. Write your predictions below, then run the
@@ -700,7 +805,7 @@ compare("gelu recomputed, selective", predicted_gelu_selective, recomputed["sele
 # ### Where yours and `torch.utils.checkpoint` part company
 #
 # Your `CheckpointFunction` follows its contract; three things a production checkpoint also
-# handles are outside it. **Quick question 3.** Predict each line before you run the cell:
+# handles are outside it. **Quick question 4.** Predict each line before you run the cell:
 #
 # 1. `torch.autograd.grad(loss, x)` through your checkpoint: does the block's `weight.grad`
 #    stay `None`, as `autograd.grad` promises?
@@ -926,6 +1031,7 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
 # | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
 # | run `run_fn` under `torch.enable_grad()` in forward "to be safe" | every activation is kept: no memory saved | what is forward's grad mode for? |
+# | checkpoint a block whose only tensor input is data (a model's first block) | its parameters silently get **no gradient** while the layers after it train; with nothing after it, `element 0 of tensors does not require grad` | when does a `Function`'s output require grad, and are the parameters inside `run_fn` among its inputs? |
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
 # | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | when does the function read `start` and `end`: when defined, or when called? |

@@ -54,8 +54,8 @@ def _backward(spec: Spec, output, inputs: dict, grad_output) -> tuple:
         if "only Tensors of floating point" in message:
             raise GradingError(
                 "CheckpointFunction.backward asked for gradients of a non-float input (e.g. a "
-                "boolean mask): keep each input's own setting, "
-                "x.detach().requires_grad_(x.requires_grad)", message) from error
+                "boolean mask): a fresh leaf should ask for a gradient only where the input it "
+                "copies did", message) from error
         if (match := _COUNT.search(message)) and int(match[2]) == int(match[1]) - 1:
             raise GradingError(
                 f"backward returned {match[2]} gradients for {match[1]} inputs: the first "
@@ -69,7 +69,7 @@ def _backward(spec: Spec, output, inputs: dict, grad_output) -> tuple:
         if count > 1:
             raise GradingError(
                 f"CheckpointFunction's backward wrote into the .grad of the caller's tensor "
-                f"{name}: recompute on detached copies, x.detach().requires_grad_(x.requires_grad)")
+                f"{name}: recompute on detached copies (fresh leaves), not on the saved tensors")
     return tuple(value.grad if isinstance(value, torch.Tensor) and value.requires_grad else None
                  for value in inputs.values())
 
