@@ -934,10 +934,10 @@ if cpp_loaded:
 #
 # **Your turn (not graded).** `ATen/Dispatch.h` has variants of the macro that add types to
 # the two. Find the one that adds float16, use it in both kernels, restart the Python kernel
-# (the namespace can be defined once per process) and run this section again: the build takes
-# about 10 seconds, `opcheck` passes on a float16 input, and the result is within one float16
-# ulp of `F.softsign` computed in float16 (checked on torch 2.13). bfloat16 still raises:
-# that takes another variant.
+# (the namespace can be defined once per process), run the first code cell of the notebook
+# and then this section again with `x` in float16: the build takes about 10 seconds,
+# `opcheck` passes, and the result is within one float16 ulp of `F.softsign` computed in
+# float16 (checked on torch 2.13). bfloat16 still raises: that takes another variant.
 #
 # ## Common mistakes
 #
