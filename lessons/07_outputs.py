@@ -1016,6 +1016,80 @@ outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.fl
 # For $\sin$, what the output loses is the sign of $\cos x$ alone (where $\cos x = 0$ the sign
 # does not matter): two values, so a bool would do.
 #
+# ### Try it (ungraded): `ClampInPlace`, a learned range
+#
+# Quantisation-aware training often learns where to clip (PACT, Choi et al. 2018, learns the
+# upper bound of a ReLU). Write `ClampInPlace.apply(x, lo, hi)`, writing
+# `torch.clamp(x, lo, hi)` into `x` in place, with `lo < hi` two 0-d tensors that may require
+# grad. The gradients of all three are `torch.clamp`'s, ties included: at $x = $ `lo`, which
+# input gets the gradient? Run `torch.clamp` on such an $x$ and see. Save one tensor computed
+# before the write, of at most one byte per element. The cell after yours compares your
+# gradients with autograd's and counts the bytes you saved.
+
+# %% nbgrader={"grade_id": "answer_ClampInPlace", "solution": true}
+class ClampInPlace(torch.autograd.Function):
+    """torch.clamp(x, lo, hi) written into x, for 0-d tensors lo < hi that may require grad."""
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        ### BEGIN SOLUTION
+        where = (x > hi).to(torch.int8) - (x < lo).to(torch.int8)  # -1 below, 0 in, 1 above
+        x.clamp_(lo, hi)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(where)
+        return x
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        where, = ctx.saved_tensors
+        zero = torch.zeros_like(grad_output)
+        grad_lo = torch.where(where == -1, grad_output, zero).sum() if ctx.needs_input_grad[1] \
+            else None
+        grad_hi = torch.where(where == 1, grad_output, zero).sum() if ctx.needs_input_grad[2] \
+            else None
+        return torch.where(where == 0, grad_output, zero), grad_lo, grad_hi
+        ### END SOLUTION
+
+
+# %% tags=["skip-when-grading"]
+def check_clamp_in_place() -> None:
+    """Your ClampInPlace against torch.clamp: gradients of x, lo and hi, ties included, and
+    the bytes saved."""
+    x = torch.tensor([[-2.0, -1.0, -0.5, 0.0], [0.5, 1.0, 3.0, -1.0]], dtype=torch.float64)
+    upstream = torch.arange(1.0, 9.0, dtype=torch.float64).reshape(2, 4)
+    leaves = [x.clone().requires_grad_(), torch.tensor(-1.0, dtype=torch.float64,
+              requires_grad=True), torch.tensor(1.0, dtype=torch.float64, requires_grad=True)]
+    want = torch.autograd.grad(torch.clamp(*leaves), leaves, upstream)
+    saved = []
+
+    def pack(tensor):
+        saved.append(tensor.nbytes)
+        return tensor
+
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+            y = ClampInPlace.apply(leaves[0].clone(), leaves[1], leaves[2])
+        got = torch.autograd.grad(y, leaves, upstream, allow_unused=True)
+    except NotImplementedError:
+        print("ClampInPlace is not written yet")
+        return
+    except Exception as error:  # shown, not raised: Run All goes on
+        print(f"✗ ClampInPlace raised {type(error).__name__}: {first_line(error)}")
+        return
+    for name, g, w in zip(("x", "lo", "hi"), got, want):
+        if g is None or g.shape != w.shape or not torch.allclose(g, w):
+            print(f"✗ the gradient of {name}: got\n{g}\nexpected (torch.clamp's)\n{w}")
+            return
+    over = "" if sum(saved) <= x.numel() else ": more than one byte per element"
+    print(f"{'✗' if over else '✓'} gradients of x, lo and hi match torch.clamp's; saved "
+          f"{sum(saved)} bytes for {x.numel()} elements{over}")
+
+
+check_clamp_in_place()
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
