@@ -56,6 +56,16 @@ def _overflows_like_exp(logits, tau, grad_output, got) -> bool:
                                                                torch.isfinite(naive))
 
 
+def _in_float32(logits, tau, grad_output, got) -> bool:
+    """Is a float64 gradient, wrong to float64's tolerance, within float32 rounding of the
+    softmax's vector-Jacobian product computed in float32?"""
+    if logits.dtype != torch.float64:
+        return False
+    s, g = torch.softmax(logits.float() / tau, -1), grad_output.float()
+    computed = (s * (g - (g * s).sum(-1, keepdim=True)) / tau).to(got.dtype)
+    return torch.allclose(got, computed, *_gradient_tolerance(torch.float32, grad_output, tau))
+
+
 def _tolerance(dtype):
     return (1e-5, 1e-6) if dtype == torch.float32 else (1e-7, 1e-9)
 
@@ -155,6 +165,12 @@ def check_gradient(values_: dict, got, grad_output, forward=None) -> None:
             "StraightThroughSoftmax's gradient for logits is not finite where the softmax's is: "
             f"logits / tau reaches {largest:.0f}, and exp of more than 88.7 is inf in float32 "
             "(inf / inf is nan); subtract each row's maximum before exp, as torch.softmax does")
+    if _in_float32(logits, tau, grad_output, got):
+        raise GradingError(
+            "StraightThroughSoftmax's gradient for float64 logits has float32's precision: it "
+            "equals the softmax's gradient computed in float32, to float32 rounding, and misses "
+            "float64's by more; compute in the logits' dtype (look for a .float() or a float32 "
+            "tensor in forward or backward)")
     for candidate, hint in _candidates(logits, tau, grad_output):
         if torch.allclose(got, candidate, rtol=rtol, atol=atol):
             raise GradingError(f"StraightThroughSoftmax's gradient for logits is wrong: {hint}")

@@ -90,6 +90,11 @@ MISTAKES = [
                  "        ctx.save_for_backward(logits)\n        ctx.tau = tau\n"
                  "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)"),
             named=True),
+    Mistake("StraightThroughSoftmax", "softmax computed in float32 for float64 logits",
+            "StraightThroughSoftmax's gradient for float64 logits has float32's precision",
+            _sts(READ + RIGHT, "        soft = torch.softmax(logits.float() / tau, dim=-1)\n"
+                 "        ctx.save_for_backward(soft.to(logits.dtype))\n        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
     Mistake("StraightThroughSoftmax", "softmax rebuilt as exp(z) / sum exp(z)",
             "StraightThroughSoftmax's gradient for logits is not finite where the softmax's is",
             _sts("        logits, = ctx.saved_tensors\n        e = (logits / ctx.tau).exp()\n"
