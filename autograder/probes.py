@@ -1,6 +1,8 @@
 """Run a learner's Function once and record what it did: saved tensors, ctx attributes,
 the ops and FLOPs of its backward, and any re-entry into autograd."""
 
+import inspect
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -125,6 +127,35 @@ class _OpLog(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def _as_called(name: str, frame) -> str:
+    """``name``, and the torch function the learner's code called to reach it, when one is on
+    the stack: 'torch.autograd.grad through torch.func.vjp' (or 'through torch.func' for the
+    function torch.func.vjp returned)."""
+    torch_frames = []
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "torch":
+        torch_frames.append(frame)
+        frame = frame.f_back
+    for entered in reversed(torch_frames):
+        if _is_public_function(entered):
+            return f"{name} through {_public_module(entered)}.{entered.f_code.co_name}"
+    if torch_frames and _public_module(torch_frames[-1]) == "torch.func":
+        return f"{name} through torch.func"
+    return name
+
+
+def _public_module(frame) -> str:
+    module = frame.f_globals["__name__"]
+    return "torch.func" if module.startswith("torch._functorch") else module
+
+
+def _is_public_function(frame) -> bool:
+    """Does ``frame`` run a public module-level function (decorators unwrapped)?"""
+    function = frame.f_globals.get(frame.f_code.co_name)
+    if frame.f_code.co_name.startswith("_") or function is None:
+        return False
+    return getattr(inspect.unwrap(function), "__code__", None) is frame.f_code
+
+
 @contextmanager
 def _watch_reentry(calls: list):
     """Record calls into autograd's entry points made while the block runs."""
@@ -136,7 +167,7 @@ def _watch_reentry(calls: list):
 
     def recording(name, original):
         def wrapper(*args, **kwargs):
-            calls.append(name)
+            calls.append(_as_called(name, sys._getframe(1)))
             return original(*args, **kwargs)
         return wrapper
 

@@ -1077,8 +1077,8 @@ for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,)), ("i->ii", (
 # - backward written by hand: deriving the gradients is the exercise.
 #
 # So no autograd inside backward: the self-check rejects `torch.autograd.grad`,
-# `torch.func.vjp` (which calls `torch.autograd.grad`, and is reported under that name) and
-# `.backward()` there, as it does for `MyLinearFunction`, even when they are asked for the
+# `torch.func.vjp` (reported as `torch.autograd.grad` through `torch.func`, which it calls)
+# and `.backward()` there, as it does for `MyLinearFunction`, even when they are asked for the
 # needed inputs only.
 #
 # <details><summary><b>Hint 1</b> (questions)</summary>

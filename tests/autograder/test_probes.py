@@ -173,6 +173,19 @@ class TestTraceBackward:
         trace = trace_backward(output, [x], torch.ones(3, dtype=torch.float64))
         assert trace.reentered_autograd == ["torch.autograd.grad"]
 
+    def test_names_the_torch_function_the_backward_called(self):
+        """Is autograd reached through torch.func named as the learner wrote it?"""
+
+        class CallsVjp(solution("MySigmoid")):
+            @staticmethod
+            def backward(ctx, grad_output):
+                y, = ctx.saved_tensors
+                return torch.func.vjp(torch.sigmoid, torch.logit(y))[1](grad_output)[0]
+
+        x = x_of(3)
+        trace = trace_backward(CallsVjp.apply(x), [x], torch.ones(3, dtype=torch.float64))
+        assert trace.reentered_autograd[0] == "torch.autograd.grad through torch.func"
+
     def test_detects_tensor_backward(self):
         """Is Tensor.backward inside backward recorded too?"""
 

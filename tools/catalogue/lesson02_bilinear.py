@@ -208,7 +208,7 @@ MISTAKES += [
                 "grad_output))\n"
                 "            grads = [next(found) if t.requires_grad else None for t in ins]\n")))),
     Mistake("Bilinear", "torch.func.vjp of the whole forward, unneeded gradients dropped",
-            f"Bilinear.backward calls torch.autograd.grad: {BY_HAND}",
+            f"Bilinear.backward calls torch.autograd.grad through torch.func: {BY_HAND}",
             _bilinear(ASK_AUTOGRAD.format(ask=(
                 "            _, vjp = torch.func.vjp(F.bilinear, x1, x2, weight)\n"
                 "            grads = [g if n else None for g, n in zip(vjp(grad_output), need)]\n"
