@@ -514,6 +514,7 @@ for way in "abcd":
 print(f"ways that work: {sorted(works)}; you said {grad_mode_design['ways that work']}")
 print(f"asked in wrapper(), before apply; you said {grad_mode_design['where to ask']!r}")
 
+# %% [markdown]
 # <details><summary><b>Two designs</b> (open after the run)</summary>
 #
 # (a) and (c) work; (b) asks a question whose answer it has just set, and (d) asks too late:

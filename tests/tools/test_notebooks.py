@@ -126,6 +126,19 @@ def test_a_cpp_warning_loses_its_clock_and_keeps_its_words():
         "[W BatchedFallback.cpp:82] Warning: slow\n[W1124 12:34:03 not a clock\n")
 
 
+# a "# %% [markdown]" marker left out turns prose into comments of the code cell above it
+MARKDOWN_IN_CODE = re.compile(r"^# (<details|</details>|#{2,4} )", re.MULTILINE)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_no_markdown_is_left_in_a_code_cell(lesson):
+    """Does every collapsed block and heading of the source render as markdown?"""
+    notebook = nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
+    stray = [cell.id for cell in notebook.cells
+             if cell.cell_type == "code" and MARKDOWN_IN_CODE.search(cell.source)]
+    assert not stray, f"course/{lesson}.ipynb shows markdown as code comments in {stray}"
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_learner_copies_carry_no_execution_state(lesson):
     """Are learner copies clean: no outputs, no execution counts, deterministic cell ids?"""
