@@ -183,16 +183,21 @@ def recognise(function, values: dict) -> str | None:
 
 
 class _ProductShapes(TorchDispatchMode):
-    """The shapes of every matrix product's result inside the block."""
+    """The shapes of every matrix product's result inside the block, and the number of
+    entries every sum or mean leaves."""
 
     def __init__(self):
         super().__init__()
         self.shapes: list[tuple] = []
+        self.reduced: list[int] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
-        if func.overloadpacket.__name__ in ("mm", "bmm", "addmm", "baddbmm"):
+        name = func.overloadpacket.__name__
+        if name in ("mm", "bmm", "addmm", "baddbmm"):
             self.shapes.append(tuple(result.shape[-2:]))
+        elif name in ("sum", "mean") and isinstance(result, torch.Tensor):
+            self.reduced.append(result.numel())
         return result
 
 
@@ -205,7 +210,9 @@ _GRADIENT_PRODUCTS = {"Q": ("dQ = dS K", (_LQ, _D)), "K": ("dK = dS^T Q", (_LK, 
 def check_no_gradient_unasked(function, device) -> None:
     """Each of Q, K, V and bias alone requiring grad: a product in backward of the shape of another
     input's gradient (either way round) is that gradient, computed for nobody. Intermediates
-    (P recomputed, dP, dS) are the learner's choice: the contract is about the gradients."""
+    (P recomputed, dP, dS) are the learner's choice: the contract is about the gradients.
+    The bias (H, 1, Lk) has 8 entries, and no other sum in backward leaves 8 (a row sum leaves
+    B * H * Lq = 12): a sum down to 8 entries is the bias's gradient."""
     values = bias_values("heads", 2, 2, _LQ, _LK, _D, _DV, device, seed=25)
     for alone in ("Q", "K", "V", "bias"):
         with case(f"{describe(values)}, {alone} alone requiring grad"):
@@ -219,6 +226,11 @@ def check_no_gradient_unasked(function, device) -> None:
                         f"{NAME}.backward computes {formula} (a {shape} product here, or its "
                         f"transpose) when only {alone} requires grad: compute each gradient "
                         "only when its entry of ctx.needs_input_grad is True")
+            if alone != "bias" and values["bias"].numel() in products.reduced:
+                raise GradingError(
+                    f"{NAME}.backward sums dS down to the bias's shape when only {alone} "
+                    "requires grad: that is grad_bias, computed for nobody; compute each "
+                    "gradient only when its entry of ctx.needs_input_grad is True")
 
 
 def check_case(function, values: dict):

@@ -142,6 +142,17 @@ MISTAKES += [
 ]
 
 MISTAKES += [
+    # dP and dS are allowed for V alone; grad_bias summed from them is a gradient unasked
+    Mistake(AB, "grad_bias computed always, returned only when needed",
+            "sums dS down to the bias's shape when only",
+            _bias(("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"),
+                  ("            if ctx.needs_input_grad[3]:\n                grad_bias",
+                   "            if True:\n                grad_bias"),
+                  ("grad_V, grad_bias, None", "grad_V, (grad_bias if ctx.needs_input_grad[3] "
+                   "else None), None"))),
+]
+
+MISTAKES += [
     # dV computed for every call and returned only when asked: right values, the work unasked
     Mistake(AB, "dV computed always, returned only when needed", "computes dV = P^T dO",
             _bias(("        if ctx.needs_input_grad[2]:\n            grad_V = P",
