@@ -18,8 +18,9 @@
 # 1. measure what a forward pass keeps for backward, with saved-tensor hooks;
 # 2. write a backward that re-runs its forward under autograd and differentiates it;
 # 3. make dropout draw the same mask twice by restoring the random state;
-# 4. make the parameters used inside a recomputed block receive their gradients;
-# 5. choose a number of segments, knowing what each choice costs in memory and in time.
+# 4. make the parameters used inside a recomputed block receive their gradients, even when
+#    its input is data that needs no gradient;
+# 5. choose a number of segments, knowing what each choice costs in memory and in time;
 # 6. write a reversible block, which rebuilds its inputs from its outputs and keeps only those.
 #
 # Exercises are marked **✎ Exercise**. Their self-checks run on the CPU in a second or two;
@@ -163,7 +164,8 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 #
 # **Time.** Every segment runs its forward twice, so a training step pays one extra forward.
 # A backward costs about two forwards, so a step goes from 3 to 4 forward-equivalents: about
-# 33% more, whatever $k$ is.
+# 33% more, whatever $k$ is (a little less for a version that leaves the last segment
+# unchecked, as `torch.utils.checkpoint`'s does below).
 
 # %% [markdown]
 # ## Worked example: keep the input, recompute the intermediates
@@ -603,7 +605,7 @@ def step_memory(model, x, run):
 
 
 model = deep_mlp()
-# A Function's output requires grad only if one of its inputs does (see the first block).
+# A Function's output requires grad only if one of its inputs does ("A first block on data").
 x = torch.randn(64, 128, requires_grad=True)
 segment_counts = [1, 2, 4, 8, 16]
 runs = {"no checkpointing": lambda m, h: m(h)}
@@ -1051,11 +1053,12 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # A checkpointed block keeps its inputs and recomputes everything else in backward: a
 # backward may itself build and differentiate a graph, as long as it switches autograd on,
 # starts from detached inputs, replays the random state, and lets `.grad` accumulate on the
-# parameters. With $k \approx \sqrt{n a}$ segments, $a$ being what one block keeps, the
-# activation memory of an $n$-block network grows like $\sqrt{n}$, for about one extra
-# forward per step; a reversible block keeps only its outputs, and a stack of them keeps
+# parameters. A `Function`'s output requires grad only through its tensor inputs, so a block
+# whose input is data needs one input that does (or `torch.utils.checkpoint` with
+# `use_reentrant=False`). With $k \approx \sqrt{n a}$ segments, $a$ being what one block
+# keeps, the activation memory of an $n$-block network grows like $\sqrt{n}$, for about one
+# extra forward per step; a reversible block keeps only its outputs, and a stack of them keeps
 # memory constant only if it keeps just the last block's outputs and rebuilds the rest going
 # down; written as here, its backward runs $f$ and $g$ twice, and once in RevNet's one pass.
-# Next lesson: a
-# backward written entirely by hand, for attention, where the activations grow with the
-# square of the sequence length.
+# Next lesson: a backward written entirely by hand, for attention, where the activations grow
+# with the square of the sequence length.
