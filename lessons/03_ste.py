@@ -78,8 +78,8 @@ print("d round/dx =", x.grad)
 
 # %% [markdown]
 # Zero everywhere, including at the jumps, where the true derivative does not even exist and
-# PyTorch reports 0. Put either function in a network and every weight upstream of it receives
-# a gradient of exactly zero: gradient descent cannot move it.
+# PyTorch reports 0. Gradient descent moves a parameter only by its gradient; which
+# parameters of a network with a `sign` inside would still move is quick question 3.
 
 # %% [markdown]
 # ## The maths: swap the derivative, keep the forward
