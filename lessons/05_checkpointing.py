@@ -509,8 +509,9 @@ from autograder import grade; grade("checkpoint_sequential", checkpoint_sequenti
 #
 # **Quick question 2.** A body `Linear, GELU, Linear, GELU` (four parameters) is followed by a
 # `head`, and the body is checkpointed with your `CheckpointFunction` on a batch
-# `x = torch.randn(16, 8)`. After `head(CheckpointFunction.apply(body, x)).square().mean()
-# .backward()`, how many of the body's four parameters have a `.grad`? And
+# `x = torch.randn(16, 8)`. After
+# `head(CheckpointFunction.apply(body, x)).square().mean().backward()`, how many of the
+# body's four parameters have a `.grad`? And
 # `checkpoint_sequential(body, 2, x).square().mean().backward()`, with no head: does it run,
 # or raise? Write your predictions below, then run the cell after.
 
