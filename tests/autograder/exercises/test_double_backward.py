@@ -85,7 +85,7 @@ CUBE_MISTAKES = [
     (mistake("CubeOnce", "forgets @once_differentiable"),
      "a second backward through CubeOnce succeeded: mark backward with @once_differentiable"),
     (mistake("CubeOnce", "detaches instead"), "a second backward through CubeOnce raised \"element 0 of tensors does not "
-     "require grad and does not have a grad_fn\" instead of once_differentiable's clear error"),
+     "require grad and does not have a grad_fn\": your backward is not marked @once_differentiable"),
     (mistake("CubeOnce", "3x instead of 3x^2"), "your gradient for x is wrong"),
 ]
 
