@@ -180,15 +180,22 @@ def _name_saved_copy(output: torch.Tensor, x: torch.Tensor) -> None:
                 "itself (ctx.save_for_backward(x))")
 
 
-def _check_inner_ctx(node) -> None:
-    """The Function backward calls keeps its tensors through save_for_backward too (a custom
-    Function's node is its ctx: attributes set in forward sit in the node's __dict__)."""
+def _graph(node):
+    """Every node of the graph from ``node``, each once."""
     seen, stack = set(), [node]
     while stack:
         node = stack.pop()
         if node is None or node in seen:
             continue
         seen.add(node)
+        yield node
+        stack.extend(next_node for next_node, _ in node.next_functions)
+
+
+def _check_inner_ctx(node) -> None:
+    """The Function backward calls keeps its tensors through save_for_backward too (a custom
+    Function's node is its ctx: attributes set in forward sit in the node's __dict__)."""
+    for node in _graph(node):
         kept = [name for name, value in getattr(node, "__dict__", {}).items()
                 if isinstance(value, torch.Tensor)]
         if kept:
@@ -196,21 +203,11 @@ def _check_inner_ctx(node) -> None:
                 f"the Function your backward calls ({type(node).__name__.removesuffix('Backward')})"
                 f" stores a tensor as ctx.{kept[0]}: use ctx.save_for_backward there too, so "
                 "autograd can detect in-place changes and saved-tensor hooks see it")
-        stack.extend(next_node for next_node, _ in node.next_functions)
 
 
 def _reaches(node, leaf: torch.Tensor) -> bool:
     """Whether the graph from ``node`` reaches the leaf ``leaf`` (its AccumulateGrad node)."""
-    seen, stack = set(), [node]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        if getattr(node, "variable", None) is leaf:
-            return True
-        stack.extend(next_node for next_node, _ in node.next_functions)
-    return False
+    return any(getattr(node, "variable", None) is leaf for node in _graph(node))
 
 
 WATCHED = {"x": "its input x", "y": "its output y (the tensor the caller holds, also the one "

@@ -15,8 +15,8 @@ from autograder import nesting
 from autograder.nesting import NESTING_LIMIT, EndlessBackward, stopping_endless_backward
 
 
-class ExpBackpropagatesItsOutput(torch.autograd.Function):
-    """Wrong: backward backpropagates the saved output, whose grad_fn is this very node."""
+class Exp(torch.autograd.Function):
+    """exp, keeping its input and output; the classes below differ in backward only."""
 
     @staticmethod
     def forward(x):
@@ -24,50 +24,38 @@ class ExpBackpropagatesItsOutput(torch.autograd.Function):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
+        ctx.save_for_backward(inputs[0], output)
+
+
+class ExpBackpropagatesItsOutput(Exp):
+    """Wrong: backward backpropagates the saved output, whose grad_fn is this very node."""
 
     @staticmethod
     def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
+        _, y = ctx.saved_tensors
         with torch.enable_grad():
             torch.autograd.backward(y, grad_output, retain_graph=True)
         return grad_output * y
 
 
-class ExpCallsItself(torch.autograd.Function):
+class ExpCallsItself(Exp):
     """Wrong: backward differentiates a new ExpCallsItself.apply, which does the same."""
 
     @staticmethod
-    def forward(x):
-        return x.exp()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-
-    @staticmethod
     def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
+        x, _ = ctx.saved_tensors
         with torch.enable_grad():
             x = x.detach().requires_grad_()
             grad_x, = torch.autograd.grad(ExpCallsItself.apply(x), x, grad_output)
         return grad_x
 
 
-class ExpRecomputed(torch.autograd.Function):
+class ExpRecomputed(Exp):
     """Right: backward recomputes exp and backpropagates that new graph once (a checkpoint)."""
 
     @staticmethod
-    def forward(x):
-        return x.exp()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-
-    @staticmethod
     def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
+        x, _ = ctx.saved_tensors
         with torch.enable_grad():
             x = x.detach().requires_grad_()
             grad_x, = torch.autograd.grad(x.exp(), x, grad_output)
