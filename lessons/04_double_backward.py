@@ -280,16 +280,28 @@ print("torch.func through SinForFunc agrees:", torch.allclose(hvp_sin, hvp_by_ha
 #
 # Use `ctx.needs_input_grad` to skip a gradient nobody wants.
 #
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 1</b>: a question</summary>
 #
-# 1. $\sigma'(z) = \sigma(z)\,(1 - \sigma(z))$.
-# 2. $\partial y_i/\partial x_i = s_i + x_i \cdot \beta\, s_i(1 - s_i)$.
-# 3. $\partial y_i/\partial \beta = x_i \cdot x_i\, s_i(1 - s_i) = x_i^2\, s_i(1 - s_i)$, so
-#    $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i (1 - s_i)$, a 0-d tensor like `beta`.
-#    (Autograd would sum a gradient of `x`'s shape down to `beta`'s shape for you, as it does for
-#    any input that was broadcast; the sum is still the maths.)
-# 4. From `x` and `beta`, both inputs: save them and recompute $s = \sigma(\beta x)$ in
-#    backward with ordinary tensor ops, so that double backward can differentiate it.
+# $y_i = x_i\,s_i$ is a product, and $s_i = \sigma(\beta x_i)$ a composition. Which factors of
+# $y_i$ change when $x_i$ moves, and which when $\beta$ moves? And how many $y_i$ does $\beta$
+# reach?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the key step</summary>
+#
+# The chain rule through $z_i = \beta x_i$ gives $\partial s_i/\partial x_i = \beta\,\sigma'(z_i)$
+# and $\partial s_i/\partial \beta = x_i\,\sigma'(z_i)$. For $x_i$ the product rule adds a
+# second term; for $\beta$ it does not, since the factor $x_i$ does not move. $\beta$ reaches
+# every $y_i$, so $\partial L/\partial \beta$ adds up one term per element, weighted by $g_i$.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the formulas</summary>
+#
+# With $\sigma'(z) = \sigma(z)(1 - \sigma(z))$: $\partial y_i/\partial x_i = s_i + \beta x_i\, s_i(1 - s_i)$,
+# and $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i(1 - s_i)$, a 0-d tensor like `beta`.
+# (Autograd would sum a gradient of `x`'s shape down to `beta`'s shape for you, as it does for
+# any input that was broadcast; the sum is still the maths.) Question 4 is yours: the next
+# section shows what each choice does to the second derivative.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_SwishFunction", "solution": true}
@@ -947,7 +959,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
 # | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives silently wrong or zero | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
-# | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | smooth ops: `torch.sigmoid(beta * x)` |
+# | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
 # | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
 # | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it |
