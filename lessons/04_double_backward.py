@@ -645,10 +645,23 @@ except RuntimeError as error:
 #    `x` may live on a GPU, or be 0-d: the contract names no 0-d `x`, so the self-check never
 #    tries one, and the cell after it does), and run the self-check: it tells you what is
 #    still missing;
-# 2. mark the backward with `once_differentiable`. A method of a Function is already decorated
-#    with `@staticmethod`: which of the two decorators should see your function first? Add it
-#    above the `def` (and delete the stub line under the class), or apply it in that stub's
-#    place, as a decorator is applied by hand: `CubeOnce.backward = staticmethod(...)`.
+# 2. mark the backward with `once_differentiable`. Your backward already carries
+#    `@staticmethod`, so it will have two decorators: where does the new one go? Write it on the
+#    class (and delete the two stub lines under the class), or apply it by hand in their place.
+#
+# <details><summary><b>Hint 1</b>: a question</summary>
+#
+# Two decorators stacked above a `def`: which one receives the plain function, the top one or
+# the one nearest the `def`? And which of `staticmethod` and `once_differentiable` must receive
+# the plain function, to call it and wrap what it returns?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the key step</summary>
+#
+# Decorators apply from the bottom up: `@a` over `@b` over `def f` means `a(b(f))`.
+# `once_differentiable` calls the function it wraps; `staticmethod` only changes how the class
+# hands the attribute out. So `once_differentiable` must wrap the plain function first.
+# </details>
 #
 # **What the self-check grades** is the contract: the values, the first derivative (in float64
 # and float32), and that a second backward through `CubeOnce` raises `once_differentiable`'s
@@ -701,12 +714,11 @@ print("0-d x: gradient", x.grad.item(), " true 3x² =", 3 * 1.5 ** 2)
 # %% [markdown]
 # <details><summary><b>Check your answer</b> (open after your attempt)</summary>
 #
-# Decorators apply from the bottom up: the one written just above `def` wraps the plain
-# function first. So `@once_differentiable` goes **under** `@staticmethod`, the order
-# PyTorch's documentation uses: `once_differentiable` wraps the plain function, and
-# `staticmethod` wraps the result. Assigning
-# `CubeOnce.backward = staticmethod(once_differentiable(...))` after the class is the same
-# wrapping written out. The reverse order also works from Python 3.10 on, where a
+# `@once_differentiable` goes **under** `@staticmethod`, the order PyTorch's documentation
+# uses: `once_differentiable` wraps the plain function, and `staticmethod` wraps the result.
+# Applied by hand after the class, the two calls nest in that same order (read from the class,
+# `CubeOnce.backward` is already the plain function). The reverse order also works from Python
+# 3.10 on, where a
 # `staticmethod` object became callable; before, backward raised *"'staticmethod' object is
 # not callable"*.
 # </details>
