@@ -976,7 +976,8 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 
 # %% nbgrader={"grade_id": "answer_AbsInPlace", "solution": true}
 class AbsInPlace(torch.autograd.Function):
-    """x.abs_(), in place: returns x itself; the gradient is sign(x) of x before the write."""
+    """|x| written into x in place; returns x itself, marked dirty; the gradient is
+    torch.abs's, 0 at x == 0 included."""
 
     @staticmethod
     def forward(ctx, x):
@@ -1010,11 +1011,14 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.float64))
 
 # %% [markdown]
-# What the saved tensor has to hold, looking back: three values per element, $-1$, $0$ and
-# $+1$, since `torch.abs`'s gradient is 0 at 0. A bool holds two, so any single mask sends the
-# zeros to one side; `int8` holds all three in the same one byte per element that a bool takes.
-# For $\sin$, what the output loses is the sign of $\cos x$ alone (where $\cos x = 0$ the sign
-# does not matter): two values, so a bool would do.
+# <details><summary><b>Looking back</b> (open after you pass)</summary>
+#
+# What the saved tensor has to hold: three values per element, $-1$, $0$ and $+1$, since
+# `torch.abs`'s gradient is 0 at 0. A bool holds two, so any single mask sends the zeros to one
+# side; `int8` holds all three in the same one byte per element that a bool takes. For $\sin$,
+# what the output loses is the sign of $\cos x$ alone (where $\cos x = 0$ the sign does not
+# matter): two values, so a bool would do.
+# </details>
 #
 # ### Try it (ungraded): `ClampInPlace`, a learned range
 #
@@ -1109,7 +1113,7 @@ check_clamp_in_place()
 # | an in-place write into a tensor another op saved for its backward | that backward raises: "modified by an inplace operation" | write in place only into what nothing else saved, or use the out-of-place op |
 # | saving the output when backward does not need it | a later in-place write into the output makes backward raise | save a new tensor computed before the write |
 # | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, a row's sum) | save it before writing, in as few bytes as it needs |
-# | one bool mask ($x < 0$, say) for the sign of `x` in `AbsInPlace` | the zeros of `x` get one sign's gradient, not 0 | the sign itself, $-1$, $0$ or $1$, in one byte |
+# | in `AbsInPlace`, a saved tensor that sends the zeros of `x` to one side | the gradient at $x = 0$ is $\pm$`grad_output`, where `torch.abs`'s is 0 | count the values the saved tensor must hold per element, and those its dtype holds |
 # | a mask that is True at $x = 0$ for the clamp | the gradient passes where `torch.relu`'s is 0 | a strict comparison |
 # | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |
 #

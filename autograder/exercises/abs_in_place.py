@@ -19,26 +19,35 @@ SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 
 
 def check_saved_sign(forward, x: torch.Tensor) -> None:
-    """Only the sign, saved before the write, in at most one byte per element."""
+    """Only the sign, saved before the write, in at most one byte per element: an integer, bool
+    or one-byte float tensor holding the sign (a float8 sign is one byte per element too); never
+    a float copy of x."""
     for saved in forward.saved:  # reached with a right gradient only: check_abs runs first
         if saved.role == "output" or saved.role.startswith("input"):
             raise GradingError(
                 f"{NAME}'s gradient is right, but it saves the tensor it returns (x, which "
                 "holds |x| after the write) besides what it kept of the sign: the contract asks "
-                "for the sign alone, so that a later in-place write into the output does not "
-                "break backward, one int8 tensor computed before the write (-1, 0 and 1 tell "
-                "the zeros too)")
-        if saved.dtype.is_floating_point:
+                "for the sign alone, in a tensor of its own made before the write, so that a "
+                "later in-place write into the output cannot break backward")
+        tensor = saved.tensor
+        if saved.dtype.is_floating_point and tensor.element_size() > 1:
             raise GradingError(
-                f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} "
-                f"({saved.nbytes} bytes): the gradient needs only the sign of x, which fits in "
-                "one byte per element: save torch.sign(x) as int8, which holds -1, 0 and 1 (one "
-                "bool per element cannot tell the three apart)")
+                f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape}, "
+                f"{tensor.element_size()} bytes per element ({saved.nbytes} in all): the "
+                "contract allows at most one byte per element; how many different values must "
+                "the saved tensor hold, and which one-byte dtype holds them all?")
+        if saved.dtype.is_floating_point and not bool(
+                ((tensor == -1) | (tensor == 0) | (tensor == 1)).all()):
+            raise GradingError(
+                f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} that holds "
+                "values other than -1, 0 and 1: a copy of x in a one-byte float, which the "
+                "contract rules out (it asks for the sign only) and which rounds small entries "
+                "of x to 0")
     total = sum(saved.nbytes for saved in forward.saved)
     if total > max(x.numel(), 1):
         raise GradingError(
-            f"{NAME} saves {total} bytes for {x.numel()} elements: at most one byte per element "
-            "(the sign of x as one int8 tensor) is all its gradient needs")
+            f"{NAME} saves {total} bytes for {x.numel()} elements: the contract allows at most "
+            "one byte per element; which one tensor holds all the gradient needs of x?")
 
 
 def _lost_sign(forward, before: torch.Tensor) -> str:
@@ -46,17 +55,16 @@ def _lost_sign(forward, before: torch.Tensor) -> str:
     if any(saved.role == "output" or saved.role.startswith("input") for saved in forward.saved):
         return (f"{NAME}'s gradient is +grad_output where x was negative: it read the sign "
                 "after the write, when x holds |x| (save_for_backward(x) packs x when forward "
-                "returns, even if called before the write): compute the sign as a new int8 "
-                "tensor before writing into x, and save that")
+                "returns, even if called before the write): what backward needs of x must be a "
+                "tensor of its own, made before the write")
     if any(saved.dtype == torch.bool and saved.tensor.shape == before.shape
            and torch.equal(saved.tensor, before != 0) for saved in forward.saved):
         return (f"{NAME}'s gradient is +grad_output where x was negative: it saves a bool that "
-                "is True wherever x != 0, so -1 and +1 look the same (a bool of torch.sign(x) "
-                "keeps no sign): save the sign as int8, which holds -1, 0 and 1 in one byte")
+                "is True wherever x != 0, so -1 and +1 look the same: how many values must the "
+                "saved tensor tell apart, and how many does a bool hold?")
     return (f"{NAME}'s gradient is +grad_output where x was negative: what it saved is 1 where "
             "x was negative, the sign of |x| rather than of x (taken after the write, or from "
-            "something that lost the -1): compute torch.sign(x) as int8 before writing, and "
-            "save that")
+            "something that lost the -1): which tensor did it take the sign from, and when?")
 
 
 def _nonzero_at_zero(forward, before: torch.Tensor, at_zero: float) -> str:
@@ -71,14 +79,14 @@ def _nonzero_at_zero(forward, before: torch.Tensor, at_zero: float) -> str:
         for convention, mask in masks.items():
             if tensor.dtype == torch.bool and torch.equal(tensor, mask):
                 side = "negative" if at_zero < 0 else "positive"
-                return (f"{said}, as from the bool mask {convention} it saves: a bool holds two "
-                        "values, but the gradient needs three (-1 where x < 0, 0 where x == 0, "
-                        f"+1 where x > 0), so the zeros of x were read as {side}; torch.abs "
-                        "gives 0 there: save the sign itself, -1, 0 or 1, in one byte (int8)")
+                return (f"{said}, as from the bool mask {convention} it saves: the zeros of x "
+                        f"were read as {side}, but torch.abs's gradient is 0 there; how many "
+                        "values must the saved tensor hold per element, and how many does a "
+                        "bool hold?")
         if not tensor.dtype.is_floating_point and tensor.dtype != torch.bool and bool(
                 (tensor[before == 0] == int(at_zero)).all()):
             return (f"{said}: the sign it saves is {int(at_zero):+d} where x was 0, but "
-                    "torch.abs's gradient is 0 there: keep the 0 (torch.sign(x) gives it)")
+                    "torch.abs's gradient is 0 there")
     return f"{said}; torch.abs gives 0 there, as torch.sign(0) is 0"
 
 
@@ -91,9 +99,9 @@ def _one_bool_multiplied(forward, got, pristine, before: torch.Tensor) -> str | 
                 saved.dtype == torch.bool and torch.equal(saved.tensor, mask)
                 for saved in forward.saved):
             return (f"{NAME}'s gradient is grad_output where {convention} and 0 elsewhere, as "
-                    f"from the bool mask {convention} it saves, multiplied in: one bool per "
-                    "element holds two values, the sign three (-1, 0 and 1): save "
-                    "torch.sign(x) as int8")
+                    f"from the bool mask {convention} it saves, multiplied in: it gives 0 "
+                    "where the other sign needs -grad_output; how many values must the saved "
+                    "tensor hold per element, and how many does a bool hold?")
     return None
 
 
@@ -120,7 +128,7 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
             raise GradingError(
                 f"{NAME}'s gradient is 255 * grad_output where x was negative: its sign was "
                 "saved as uint8, which has no -1 (torch.sign(x).to(torch.uint8) turns -1 into "
-                "255); save it as int8, which holds -1, 0 and 1 in one byte")
+                "255); which one-byte dtype holds -1?")
         for at_zero in (-1.0, 1.0):
             wrong = torch.where(zero, at_zero * pristine, expected)
             if zero.any() and torch.allclose(got, wrong):

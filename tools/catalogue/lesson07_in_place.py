@@ -150,7 +150,7 @@ MISTAKES += [
                   "-grad_output)"))),
     # the bool that says "negative": the hint says why two values cannot hold three
     Mistake("AbsInPlace", "a bool mask x < 0, torch.where in backward",
-            "as from the bool mask x < 0 it saves: a bool holds two values",
+            "as from the bool mask x < 0 it saves: the zeros of x were read as",
             _abs(("sign = torch.sign(x).to(torch.int8)", "sign = x < 0"),
                  ("return grad_output * sign", "return torch.where(sign, -grad_output, "
                   "grad_output)"))),
@@ -228,4 +228,24 @@ MISTAKES += [
     Mistake("AbsInPlace", "a bool x > 0 multiplied in, as for a ReLU",
             "gradient is grad_output where x > 0",
             _abs(("sign = torch.sign(x).to(torch.int8)", "sign = x > 0"))),
+]
+
+# the contract's bound is one byte per element: a float8 sign is within it (-1, 0 and 1 are
+# exact); a float8 copy of x is the float copy the contract rules out
+UNUSUAL += [
+    Unusual("AbsInPlace", "the sign as float8_e4m3fn, one byte per element", _abs(
+        ("sign = torch.sign(x).to(torch.int8)", "sign = torch.sign(x).to(torch.float8_e4m3fn)"),
+        ("return grad_output * sign", "return grad_output * sign.to(grad_output.dtype)"))),
+]
+
+MISTAKES += [
+    Mistake("AbsInPlace", "a float8 copy of x, its sign taken in backward",
+            "holds values other than -1, 0 and 1", _abs(
+                ("sign = torch.sign(x).to(torch.int8)", "sign = x.to(torch.float8_e4m3fn)"),
+                ("return grad_output * sign",
+                 "return grad_output * torch.sign(sign.to(grad_output.dtype))"))),
+    Mistake("AbsInPlace", "the sign as bfloat16, two bytes per element",
+            "2 bytes per element", _abs(
+                ("sign = torch.sign(x).to(torch.int8)", "sign = torch.sign(x).to(torch.bfloat16)"),
+                ("return grad_output * sign", "return grad_output * sign.to(grad_output.dtype)"))),
 ]
