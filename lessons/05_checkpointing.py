@@ -920,7 +920,7 @@ else:
 # Checkpointing keeps a block's inputs. A **reversible** block keeps only its outputs: its
 # inputs can be computed back from them, so backward rebuilds them. RevNet (Gomez et al.,
 # 2017) and the Reformer are built from such blocks. The additive coupling splits the activations into two halves and computes, with
-# any two functions $f$ and $g$ (modules with parameters, shape-preserving):
+# two functions $f$ and $g$ (modules with parameters, shape-preserving, **deterministic**):
 #
 # $$y_1 = x_1 + f(x_2), \qquad y_2 = x_2 + g(y_1).$$
 #
@@ -932,7 +932,11 @@ else:
 # - backward reconstructs the inputs from the outputs, recomputes the block under grad, and
 #   returns the gradients of `x1` and `x2`, `None` for `f` and `g`; the parameters of `f` and
 #   `g` receive theirs in `.grad`, accumulated, as your `CheckpointFunction` does;
-# - a loss may use only one of the two outputs.
+# - a loss may use only one of the two outputs;
+# - $f$ and $g$ are deterministic: backward calls them again, to invert the block and to
+#   recompute it, and needs the very values forward got. A dropout inside breaks that unless its
+#   random state is replayed, as in Exercise 1; the self-check uses no random $f$, and the demo
+#   after it shows what goes wrong.
 #
 # <details><summary><b>Hint 1</b>: inverting the block</summary>
 #
@@ -1020,6 +1024,55 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # et al., Algorithm 1) does it in one pass: it records $g(y_1)$ once on a fresh leaf $y_1$,
 # uses its value to get $x_2 = y_2 - g(y_1)$ and backpropagates through it, then does the same
 # for $f$. The grader accepts either.
+#
+# **With dropout inside $f$** (read once your block passes). Your backward calls $f$ again, to
+# rebuild $x_1$ and to recompute, and each call draws a new mask: no error, and a gradient for
+# $x_2$ that belongs to another network. The fix is Exercise 1's: note the random state when
+# forward calls $f$, and replay it, inside `fork_rng`, on every later call. Below it goes into
+# a wrapper around $f$, so your block stays as it is; the Hugging Face Reformer does the same
+# per layer, drawing a seed in forward and setting it again in backward.
+
+# %%
+class SameMask(nn.Module):
+    """Calls `inner` with the random state of its first call, every time."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.state = inner, None
+
+    def forward(self, h):
+        if self.state is None:  # forward's call: note where the generator is
+            self.state = torch.get_rng_state()
+            return self.inner(h)
+        with torch.random.fork_rng(devices=[]):  # a later call: the same draw, nobody rewound
+            torch.set_rng_state(self.state)
+            return self.inner(h)
+
+
+torch.manual_seed(0)
+f = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5)).double()
+g = nn.Linear(6, 6).double()
+x1 = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
+x2 = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
+
+
+def grad_x2(run):
+    x2.grad = None
+    torch.manual_seed(1)
+    y1, y2 = run()
+    (y1.sum() + 2 * y2.sum()).backward()
+    return x2.grad
+
+
+plain = grad_x2(lambda: (lambda y1: (y1, x2 + g(y1)))(x1 + f(x2)))
+print("dropout in f, x2's gradient right:",
+      torch.allclose(plain, grad_x2(lambda: ReversibleCoupling.apply(x1, x2, f, g))))
+print("f wrapped in SameMask, x2's gradient right:",
+      torch.allclose(plain, grad_x2(lambda: ReversibleCoupling.apply(x1, x2, SameMask(f), g))))
+
+# %% [markdown]
+# A `SameMask` serves one step: the next forward needs a new one (or `state = None`), or
+# every step would draw the same mask.
 
 # %% [markdown]
 # ## Common mistakes
@@ -1038,6 +1091,7 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
 # | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | when does the function read `start` and `end`: when defined, or when called? |
+# | dropout inside $f$ or $g$ of a reversible block, random state not replayed | no error; $x_2$'s gradient and $f$'s parameters' are silently wrong: the inversion and the recomputation draw new masks | which mask does each of backward's calls to $f$ draw? |
 # | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: the cell never returns, memory grows | which tensors did you build from fresh leaves? |
 #
 # ## Common misconception
