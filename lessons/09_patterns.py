@@ -769,6 +769,22 @@ compare(prediction_5, (added[4].item(), kept))
 # </details>
 
 # %% [markdown]
+# Both tools share one 1-D index between every slice along the other dimensions. Their
+# cousins take an index of the source's own shape, so that each slice sends its entries where
+# it likes: `t.scatter_add(dim, index, src)` **adds** each entry of `src` at the position that
+# `index` names **along `dim`**, every other coordinate unchanged; `t.scatter(dim, index, src)`
+# **writes** it, and loses repeats the same way. `index_add` is the special case where every
+# slice shares one index. An example: a per-row histogram, two rows of three token weights,
+# each weight added to the bin of its token's class in its own row. The cell runs both along
+# `dim=1`; read each result against that rule.
+
+# %%
+weights = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+classes = torch.tensor([[0, 0, 2], [1, 1, 1]])  # row 0 has two tokens of class 0
+print("scatter_add:\n", torch.zeros(2, 3).scatter_add(1, classes, weights))
+print("scatter (a write; repeats lost):\n", torch.zeros(2, 3).scatter(1, classes, weights))
+
+# %% [markdown]
 # ## ✎ Exercise 4 · `IndexSelect`
 #
 # Write `IndexSelect`, with `IndexSelect.apply(x, index)` returning
@@ -1186,21 +1202,6 @@ from autograder import grade; grade("CumMax", CumMax)
 jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
               torch.tensor([[1.0, 3.0, 3.0, 2.0], [4.0, 1.0, 2.0, 0.5], [0.0, 1.0, 2.0, 3.0]],
                            dtype=torch.float64), 1)
-
-# %% [markdown]
-# `index_add` and the assignment have cousins for an index that differs from slice to slice,
-# as `CumMax`'s does: `t.scatter_add(dim, index, src)`, with `index` of `src`'s shape, **adds**
-# each entry of `src` at the position that `index` names **along `dim`**, every other
-# coordinate unchanged; `t.scatter(dim, index, src)` **writes** it, and loses repeats the same
-# way. `index_add` is the special case where every slice along `dim` shares one 1-D index. The
-# cell runs both on two rows along `dim=1`; read each result against that rule, and against
-# what your `CumMax` does.
-
-# %%
-src = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-where = torch.tensor([[0, 0, 2], [1, 1, 1]])  # row 0 sends two entries to column 0
-print("scatter_add:\n", torch.zeros(2, 3).scatter_add(1, where, src))
-print("scatter (a write; repeats lost):\n", torch.zeros(2, 3).scatter(1, where, src))
 
 # %% [markdown]
 # ## In practice
