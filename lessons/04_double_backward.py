@@ -354,6 +354,29 @@ axes[0].legend()
 plt.show()
 
 # %% [markdown]
+# **A trap the self-check never tries.** Lesson 01 built a stable sigmoid with `torch.where`,
+# which computes both branches everywhere and keeps one. With the textbook branches,
+# `1 / (1 + exp(-z))` and `exp(z) / (1 + exp(z))`, the branch that is dropped overflows once
+# $|z|$ passes about 89 in float32 (710 in float64). The values stay right, but autograd
+# differentiates both branches: `where` sends a zero gradient into the dropped one, that zero
+# meets its `inf`, and 0 × inf is `nan`. Put such a `where` in a backward and it becomes part of
+# the first derivative's graph: the first derivative is right, and only the second comes out
+# `nan`, which is what a gradient penalty or an HVP sees on a large activation. The contract
+# names no dtype and no magnitude, so the self-check never looks there. The cell below shows it
+# on the `where` sigmoid alone, then asks the same of your Swish in float32 at $x = \pm 100$.
+
+# %%
+x = torch.tensor([-100.0, 1.0, 100.0], requires_grad=True)  # float32, as in training
+s = torch.where(x >= 0, 1 / (1 + torch.exp(-x)), torch.exp(x) / (1 + torch.exp(x)))
+print("where-built sigmoid:       ", s.detach())
+print("its derivative:            ", torch.autograd.grad(s.sum(), x)[0])
+print("torch.sigmoid's derivative:", torch.autograd.grad(torch.sigmoid(x).sum(), x)[0])
+beta = torch.tensor(1.0, requires_grad=True)
+first, = torch.autograd.grad(SwishFunction.apply(x, beta).sum(), x, create_graph=True)
+second_x, second_beta = torch.autograd.grad(first.sum(), (x, beta))
+print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta)
+
+# %% [markdown]
 # What did your forward save? The inspector below lists each saved tensor with its role. Inputs
 # (`x`, `beta`) and outputs (`y`, if you saved it) come back from `ctx.saved_tensors` linked to
 # the graph, which is what lets double backward differentiate your backward. Keep an eye on the
@@ -971,6 +994,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
 # | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives silently wrong or zero | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
+# | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$); the self-check never tries it | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
 # | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
 # | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
 # | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing | leave it off |
