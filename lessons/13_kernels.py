@@ -956,7 +956,7 @@ if cpp_loaded:
 # | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
 # | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
 # | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |
-# | `register_fake` returning `torch.empty_like(x)` for a transposed `x` | strides differ from the real (contiguous) output; `opcheck` on a transposed input complains, and so does the self-check | `memory_format=torch.contiguous_format` |
+# | `register_fake` returning `torch.empty_like(x)` for a transposed `x`, in the forward operator's fake or the backward operator's (whose saved inputs are the caller's views) | strides differ from the real (contiguous) output; `opcheck` of that operator on a transposed input complains, and so does the self-check, for both operators | `memory_format=torch.contiguous_format` |
 # | `triton_op` / `wrap_triton` on CPU | fake-tensor tracing reaches the interpreter | `custom_op` with `register_fake` |
 #
 # ## Summary

@@ -13,6 +13,7 @@ from ..exercise import Exercise, sample
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, check_within_ulps, explain, guarded_memory,
                             kernels_run_on, require_triton)
+from .kernel_fakes import check_backward_fakes
 
 SILU_MUL = Spec("silu_mul", ("a", "b"), lambda a, b: F.silu(a) * b)
 HALF = (torch.float16, torch.bfloat16)
@@ -194,7 +195,8 @@ def check_kernels_do_the_work(silu_mul, device) -> None:
 
 def check_fake(silu_mul, device) -> None:
     """The fake output has the real one's shape, dtype and strides, in float32 and for a
-    transposed float64 a and b (opcheck's test_faketensor fails on a stride mismatch)."""
+    transposed float64 a and b (opcheck's test_faketensor fails on a stride mismatch), and so
+    do the fake outputs of the operator called in backward."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     a, b = _values((3, 5), device, dtype=torch.float32).values()
@@ -217,6 +219,7 @@ def check_fake(silu_mul, device) -> None:
                 f"operator returns strides {real.stride()}: register_fake must describe the "
                 "real output, strides included (opcheck fails on it); the kernel writes a "
                 "contiguous output, so return one (memory_format=torch.contiguous_format)")
+    check_backward_fakes("silu_mul", silu_mul, (a64.t(), b64.t()))
 
 
 def silu_mul_full(silu_mul, device) -> None:

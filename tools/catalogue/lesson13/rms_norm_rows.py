@@ -320,6 +320,12 @@ MISTAKES = [
             _edit(RMS, ("    return (torch.empty(x.shape, dtype=x.dtype, device=x.device),",
                         "    return (torch.empty_like(x),")),
             named=True),
+    Mistake("rms_norm_rows", "the backward operator's fake with the saved x's strides",
+            "backward operator autograd_course.rms_norm_rows_backward.default: its fake",
+            _edit(RMS, ("    return torch.empty_like(x, memory_format=torch.contiguous_format), "
+                        "torch.empty_like(weight)\n",
+                        "    return torch.empty_like(x), torch.empty_like(weight)\n")),
+            named=True),
     Mistake("rms_norm_rows", "the backward kernel launched directly in backward",
             "launched a Triton kernel on a fake tensor",
             _edit(RMS, ('@torch.library.custom_op("autograd_course::rms_norm_rows_backward", '
