@@ -157,7 +157,8 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
         for name in ("x1", "x2"):
             diagnose_gradient(name, inputs[name].grad, truth[name])
     except GradingError as error:
-        if hint := _inversion_hint(list(_CALLS), known, inputs, truth):
+        if hint := (_inversion_hint(list(_CALLS), known, inputs, truth)
+                    or _dropped_path_hint(values, grad_outputs, inputs, truth)):
             raise GradingError(hint, str(error)) from error
         raise
     _check_parameters(parameters, parameter_truth)
@@ -195,6 +196,26 @@ def _inversion_hint(calls: list, known: dict, inputs: dict, truth: dict) -> str 
         return ("ReversibleCoupling.backward never ran g under grad on a tensor that requires "
                 "grad, so no gradient flows through g to x1, x2 or f's parameters: recompute "
                 "z1 = x1 + f(x2) from the fresh leaves, then z2 = x2 + g(z1), with autograd on")
+    return None
+
+
+def _dropped_path_hint(values: dict, grad_outputs: list, inputs: dict,
+                       truth: dict) -> str | None:
+    """Proved only when both returned gradients are exactly those of the same loss with one
+    incoming gradient set to zero (and that loss's gradients differ from the true ones)."""
+    grads = [inputs[name].grad for name in ("x1", "x2")]
+    if None in grad_outputs or not all(isinstance(g, torch.Tensor) for g in grads):
+        return None
+    for dropped, kept in ((0, 1), (1, 0)):
+        partial = list(grad_outputs)
+        partial[dropped] = None
+        _, without, _ = _reference(values, partial)
+        if all(_close(g, without[n]) and not _close(without[n], truth[n])
+               for g, n in zip(grads, ("x1", "x2"))):
+            return (f"ReversibleCoupling.backward returned the gradients of a loss that ignores "
+                    f"y{dropped + 1}: grad_y{dropped + 1} never reached the recomputed graph, "
+                    f"only grad_y{kept + 1} did. Both outputs carry a gradient: backpropagate "
+                    "both recomputed outputs, each with its own incoming gradient")
     return None
 
 

@@ -97,9 +97,27 @@ MISTAKES = [
             "itself without end)", "called a block on the saved output itself",
             _coupling(INVERT + "        with torch.enable_grad():\n            z1 = x1 + ctx.f(x2)\n"
                       "            z2 = x2 + ctx.g(y1)\n" + RIGHT + RETURN)),
-    Mistake("ReversibleCoupling", "backpropagates y1's gradient only", "your gradient for x1",
+    Mistake("ReversibleCoupling", "backpropagates y1's gradient only", "returned the gradients "
+            "of a loss that ignores y2",
             _coupling(INVERT + RECOMPUTE + "        torch.autograd.backward(z1, grad_y1)\n"
                       + RETURN)),
+    Mistake("ReversibleCoupling", "backpropagates y2's gradient only", "returned the gradients "
+            "of a loss that ignores y1",
+            _coupling(INVERT + RECOMPUTE + "        torch.autograd.backward(z2, grad_y2)\n"
+                      + RETURN)),
+    Mistake("ReversibleCoupling", "RevNet's one pass, grad_y1 left out of x1's gradient",
+            "returned the gradients of a loss that ignores y1",
+            _coupling("        y1, y2 = (t.detach() for t in ctx.saved_tensors)\n"
+                      "        y1.requires_grad = True\n"
+                      "        with torch.enable_grad():\n            gy1 = ctx.g(y1)\n"
+                      "            gy1.backward(grad_y2)\n"
+                      "        with torch.no_grad():\n            x2 = y2 - gy1\n"
+                      "            x1_grad = y1.grad\n"
+                      "        x2.requires_grad = True\n"
+                      "        with torch.enable_grad():\n            fx2 = ctx.f(x2)\n"
+                      "            fx2.backward(x1_grad)\n"
+                      "        with torch.no_grad():\n            x2_grad = grad_y2 + x2.grad\n"
+                      "        return x1_grad, x2_grad, None, None")),
     Mistake("ReversibleCoupling", "inverts with the wrong output, g(y2)", "called g on y2, but g "
             "takes y1", _coupling(INVERT.replace("ctx.g(y1)", "ctx.g(y2)") + RECOMPUTE + RIGHT
                                   + RETURN)),
