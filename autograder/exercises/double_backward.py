@@ -227,7 +227,8 @@ def check_zeros_and_saturation(function) -> None:
                 "SwishFunction is right everywhere but at x = 0: there its backward uses an op "
                 "with a kink at 0 (abs, as in exp(-abs(z)), or relu), whose derivative autograd "
                 "takes as 0 there, so double backward misses part of the second derivative; "
-                "compute s = torch.sigmoid(beta * x), which is smooth", str(error)) from error
+                "compute s = torch.sigmoid(beta * x), which is smooth",
+                error.details) from error  # only the numbers: the general hint's guess is not it
 
 
 SAVED_OUTPUT_FIX = ("compute the gradient with tensor ops on ctx.saved_tensors and grad_output; "

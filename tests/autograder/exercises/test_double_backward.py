@@ -141,3 +141,15 @@ def test_stub_raises_not_implemented(name):
         run(name, Stub)
 
 
+
+
+def test_kink_hint_blames_no_detach():
+    """Does the exp(-abs(z)) Swish's message keep only the numbers of the general failure, not its
+    guess of a .detach(), .data or no_grad that this backward does not have?"""
+    kinked = mistake("SwishFunction", "sigmoid recomputed from exp(-|z|) with torch.where: wrong "
+                     "second derivative at x = 0")
+    with pytest.raises(AssertionError) as caught:
+        run("SwishFunction", kinked)
+    message = str(caught.value)
+    assert "right everywhere but at x = 0" in message and "largest error" in message
+    assert ".detach()" not in message and "no_grad" not in message
