@@ -1199,7 +1199,10 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 # %% [markdown]
 # ## After you pass Exercise 4
 #
-# What follows builds on Exercise 4's answer: read it once your `AttentionWithBias` passes.
+# What follows builds on Exercise 4's answer: open it once your `AttentionWithBias` passes.
+#
+# <details><summary><b>When not to write this Function, and grouped-query attention</b> (open
+# after you pass)</summary>
 #
 # **When not to write this Function.** That reference is the point: for a bias you can
 # materialise, `F.scaled_dot_product_attention` with a float `attn_mask` already gives the
@@ -1216,7 +1219,9 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 #
 # **Grouped-query attention.** Llama 2 70B and Mistral share each key and value
 # head among a group of query heads (`enable_gqa=True` in `F.scaled_dot_product_attention`).
-# What gradient does a shared key head get? Compare with 4 copies of each head:
+# What gradient does a shared key head get? Compare with 4 copies of each head, summed or
+# averaged by group: the cell prints which one matches.
+# </details>
 
 # %%
 q_heads = torch.randn(2, 8, 5, 4, requires_grad=True)  # 8 query heads
@@ -1226,10 +1231,15 @@ F.scaled_dot_product_attention(q_heads, k_heads, v_heads, enable_gqa=True).backw
 k_copied = k_heads.detach().repeat_interleave(4, dim=1).requires_grad_()  # each head 4 times
 F.scaled_dot_product_attention(q_heads.detach(), k_copied,
                                v_heads.repeat_interleave(4, dim=1)).backward(grad_out)
-print("dK of the 2 shared heads:", tuple(k_heads.grad.shape), " = the copies' dK summed by group:",
-      torch.allclose(k_heads.grad, k_copied.grad.unflatten(1, (2, 4)).sum(2), atol=1e-6))
+by_group = k_copied.grad.unflatten(1, (2, 4))  # (batch, shared head, copy, key, d)
+print("dK of the 2 shared heads:", tuple(k_heads.grad.shape),
+      " copies' dK summed:", torch.allclose(k_heads.grad, by_group.sum(2), atol=1e-6),
+      " averaged:", torch.allclose(k_heads.grad, by_group.mean(2), atol=1e-6))
 
 # %% [markdown]
+# <details><summary><b>Your turn, ungraded: a learned ALiBi slope</b> (open after you
+# pass)</summary>
+#
 # **Your turn, ungraded: a learned ALiBi slope.** Make ALiBi's slope learnable: head $h$ adds
 # $B_{h,i,j} = -m_h\,|i - j|$, with one parameter $m_h$ per head. Your Exercise 4 backward
 # already has $dS'$, the gradient of the biased scores, of shape $(B, H, N_q, N_k)$. Derive
@@ -1237,6 +1247,7 @@ print("dK of the 2 shared heads:", tuple(k_heads.grad.shape), " = the copies' dK
 # replace the placeholder below, and run: the check compares with autograd through
 # `F.scaled_dot_product_attention`. The result is one number per head, so a tiled kernel can
 # add each tile's share into it and never keep an $N_q \times N_k$ gradient.
+# </details>
 
 # %%
 def slope_gradient(grad_S, distance):
@@ -1252,7 +1263,7 @@ slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625], requires_grad=True)
 F.scaled_dot_product_attention(Qa, Ka, Va,
                                attn_mask=-slopes[:, None, None] * distance).backward(grad_Oa)
 full_bias = (-slopes.detach()[:, None, None] * distance).expand(2, heads, n, n).clone()
-full_bias.requires_grad_()  # a bias of the scores' own shape: its gradient is dS'
+full_bias.requires_grad_()  # the same bias, materialised at the scores' full shape
 F.scaled_dot_product_attention(Qa, Ka, Va, attn_mask=full_bias).backward(grad_Oa)
 mine = slope_gradient(full_bias.grad, distance)
 print("autograd's d/dm:", slopes.grad)
@@ -1301,7 +1312,7 @@ print("yours:          ", mine, "  match:", torch.allclose(mine, slopes.grad, at
 # | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(N^2)$ | one `BLOCK x BLOCK` tile at a time |
 # | computing tiles entirely above the diagonal under `causal` | right numbers, up to twice the work | start or stop the inner loop at the diagonal |
 # | a block size written as a number instead of `FlashAttention.BLOCK` | the grader's block sizes are ignored | read `FlashAttention.BLOCK` |
-# | a bias gradient of the scores' shape | right only because the engine reduces it; the contract asks backward for `bias.shape` | return exactly `bias.shape` (Exercise 4, Hint 2) |
+# | `AttentionWithBias`'s backward returns a bias gradient whose shape is not `bias.shape` | autograd's engine accepts it without a word; the contract does not | Exercise 4, Hint 2: which scores does one bias entry move? |
 #
 # Where popular write-ups go wrong: the missing row sum is the classic one. A write-up that
 # derives the softmax's derivative "element by element" as $p(1-p)$, or that writes

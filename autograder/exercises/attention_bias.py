@@ -91,9 +91,10 @@ def check_bias_gradient_shape(function, values: dict) -> None:
         if shape != wanted:
             raise GradingError(
                 f"{NAME}.backward returns grad_bias of shape {shape} for a bias of shape "
-                f"{wanted}: autograd's engine sums it down for you here, but the contract asks "
-                "for exactly bias.shape; sum dS over the dimensions the bias was broadcast "
-                "along (e.g. grad.sum_to_size(bias.shape))")
+                f"{wanted}: the shape of the scores the bias was broadcast to, not of the bias. "
+                "Autograd's engine sums it down for you here, but the contract asks backward "
+                "for exactly bias.shape: which scores does one entry of the bias move, and so "
+                "what does its gradient collect?")
 
 
 def check_against_sdpa(function, values: dict) -> None:
