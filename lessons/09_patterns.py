@@ -329,8 +329,9 @@ for returned, observed in observed_2.items():
 #    $\partial y_{r,k} / \partial a_{s,0}$ and $\partial y_{r,k} / \partial b_j$.
 # 2. Multiply by $g_{r,k}$ and sum over $r$ and $k$. Which index does each delta remove, and
 #    which sum is left? Write both gradients with tensors of shape $(R, C)$ and a sum.
-# 3. Which of your sums keep their dimension, and which remove it? Check that one call of
-#    `sum_to_size` does the right thing for both, and for any pair of shapes.
+# 3. Which of your sums keep their dimension, and which remove it? Which tool from the
+#    section above takes both down to their inputs' shapes, and does it for any pair of
+#    shapes, 0-dim included?
 # 4. What does backward need from forward? What may it skip when only $a$ needs a gradient?
 
 # %% [markdown]
