@@ -76,8 +76,11 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # interpreter of Triton 3.9: float64 stored into a bfloat16 tensor comes out as zeros,
 # denormals and nan (it casts the values with NumPy to the 16-bit integers it keeps bfloat16 in,
 # so 0.55 becomes 0 and 1.5 becomes 9.2e-41), so convert a float64 value to float32 before
-# storing it as bfloat16. The grading runs your kernels this way on CPU, and compiled on a GPU
-# when the grader has one: the same checks.
+# storing it as bfloat16. Running the programs one at a time also hides **races**: two programs
+# that load the same memory, add to it and store it back get the exact sum here, while on a
+# GPU they run at once and one can overwrite the other's update. The grading runs your
+# kernels this way on CPU, and compiled on a GPU when the grader has one: the same checks, and
+# on CPU it refuses any address two programs of one launch store to.
 #
 # ## Triton's model: programs over blocks
 #
@@ -562,8 +565,8 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 #    (`.sum(dim=0)`); Triton's layer-norm tutorial lets groups of programs share a few
 #    partial rows behind a lock, then reduces them with a second kernel
 #    (`_layer_norm_bwd_dwdb`). Either reduction, on the host or by a second kernel, is fine
-#    here. Programs must not add into one shared row with plain stores: they run at once on
-#    a GPU, and the last write wins.
+#    here. Programs must not add into one shared row with plain stores, nor with a load, an
+#    add and a store: they run at once on a GPU, and updates are lost.
 # </details>
 #
 # Define `rms_norm_rows(x, weight, eps)` returning `F.rms_norm(x, x.shape[-1:], weight, eps)`
@@ -953,6 +956,7 @@ if cpp_loaded:
 # | a float64 value stored into a bfloat16 tensor, in the interpreter | zeros, denormals, nan (Triton 3.9's interpreter converts it wrongly) | `.to(tl.float32)` before the cast to bfloat16 |
 # | float16 loaded and computed in float16 | `tl.exp`, `tl.sqrt`, `tl.sigmoid` and Triton's other math functions raise "Expected dtype ['fp32', 'fp64'] but got fp16"; plain `*` and `+` run, but can end more than 2 ulp off, and a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
 # | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed afterwards (on the host or by a second kernel) |
+# | every program loads the shared row, adds its part and stores it back | right in the interpreter, which runs the programs one at a time; a race on a GPU, where they run at once: updates lost, a different sum from run to run; the self-check refuses two programs storing to one address | the same: per-program partials |
 # | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
 # | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
 # | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |
