@@ -517,14 +517,52 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # Lesson 00's rule is to pass tensors through `save_for_backward`, never `ctx.x = x`. Now that
 # backward can itself be differentiated, what does breaking the rule cost?
 #
-# **Quick question 2.** `ExpOnCtx` below computes $y = e^x$ and keeps its output as `ctx.y`
-# instead of saving it. Predict: does it pass `gradgradcheck`? And after `y.mul_(2)` under
-# `no_grad`, does backward raise, or return a gradient (which one)? Write your predictions
-# below, then run the cell after.
+# Lessons 00 and 01 settled an **input** or **output** kept on `ctx`: double backward still
+# works, but an in-place change goes unnoticed, and an output makes a reference cycle. The
+# third cell below shows all three once more, on `ExpOnCtx` ($y = e^x$, keeping `ctx.y = y`).
+# What neither lesson settled is an **intermediate** on `ctx`.
+#
+# **Quick question 2.** `SinhOnCtx` computes $y = \sinh x = (e - 1/e)/2$ with $e = e^x$, keeps
+# the intermediate `e` as `ctx.e` instead of saving it, and returns `grad_output` times
+# $(e + 1/e)/2 = \cosh x$, which is right to first order. Predict: does it pass
+# `gradgradcheck`? And for $f(x) = y^2/2$, do two calls of `torch.autograd.grad` raise, give
+# the true $f''(1) = \cosh^2 1 + \sinh^2 1 \approx 3.762$, or give a wrong number (which
+# one)? Write your predictions below, then run the cell after.
 
 # %%
 predicted_passes_gradgradcheck = None  # True or False
-predicted_after_mul_ = None  # "raises", "true gradient" or "doubled gradient"
+predicted_second = None  # "raises", "true value" or "wrong number"
+
+# %%
+class SinhOnCtx(torch.autograd.Function):
+    """y = sinh(x), keeping the intermediate e = exp(x) as ctx.e instead of saving it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        e = torch.exp(x)
+        ctx.e = e
+        return (e - 1 / e) / 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * (ctx.e + 1 / ctx.e) / 2  # cosh x
+
+
+x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+passes = torch.autograd.gradgradcheck(SinhOnCtx.apply, (x,), raise_exception=False)
+print("SinhOnCtx passes gradgradcheck:", passes)
+one = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+try:
+    first, = torch.autograd.grad(SinhOnCtx.apply(one) ** 2 / 2, one, create_graph=True)
+    second, = torch.autograd.grad(first, one)
+    true = torch.cosh(one) ** 2 + torch.sinh(one) ** 2
+    print(f"f''(1) through SinhOnCtx: {second.item():.4f}   true: {true.item():.4f}")
+    got = "true value" if torch.isclose(second, true) else "wrong number"
+except RuntimeError as error:
+    print("the second torch.autograd.grad raised:", error)
+    got = "raises"
+compare("SinhOnCtx passes gradgradcheck", predicted_passes_gradgradcheck, passes)
+compare("f''(1)", predicted_second, got)
 
 # %%
 class ExpOnCtx(torch.autograd.Function):
@@ -542,20 +580,13 @@ class ExpOnCtx(torch.autograd.Function):
 
 
 x = torch.randn(3, dtype=torch.float64, requires_grad=True)
-passes = torch.autograd.gradgradcheck(ExpOnCtx.apply, (x,))
-print("gradgradcheck passes:", passes)
+print("ExpOnCtx passes gradgradcheck:", torch.autograd.gradgradcheck(ExpOnCtx.apply, (x,)))
 
 y = ExpOnCtx.apply(x)
 with torch.no_grad():
     y.mul_(2)
-try:
-    y.sum().backward()
-    print("gradient after an in-place change:", x.grad, " true:", torch.exp(x).detach())
-    after_mul_ = ("doubled gradient" if torch.allclose(x.grad, 2 * torch.exp(x.detach()))
-                  else "true gradient")
-except RuntimeError as error:
-    print("backward raised:", str(error).splitlines()[0])
-    after_mul_ = "raises"
+y.sum().backward()
+print("gradient after y.mul_(2):", x.grad, " true:", torch.exp(x).detach())
 
 gc.disable()  # so that the cycle collector cannot run in the middle of the demonstration
 y = ExpOnCtx.apply(x)
@@ -566,24 +597,23 @@ print("output freed when its last name goes:", still_there() is None)
 gc.collect()
 print("output freed after gc.collect():    ", still_there() is None)
 gc.enable()
-compare("passes gradgradcheck", predicted_passes_gradgradcheck, passes)
-compare("after y.mul_(2)", predicted_after_mul_, after_mul_)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# It passes `gradgradcheck`, and the in-place change goes unnoticed: the gradient comes out
-# doubled. Saved with `save_for_backward`, the same `mul_` would make backward raise
-# *"modified by an inplace operation"*. What actually happens in current PyTorch:
+# `SinhOnCtx` fails `gradgradcheck`, and $f''(1)$ comes out $\cosh^2 1 \approx 2.381$: no
+# error, a term missing. Forward runs with autograd off, so `ctx.e` has no history: to double
+# backward it is a constant, exactly like a saved intermediate. The first derivative
+# $y \cosh x$ still has a graph through `grad_output` ($= y$, an output), so nothing raises and
+# only the term through `e`, $\sinh^2 1$, goes missing. Kept on `ctx` or saved, an intermediate
+# is wrong for double backward; the fixes are the two above.
 #
-# - an **intermediate** on `ctx` is a constant to double backward, exactly like a saved one:
-#   second derivatives are wrong;
-# - an **input** or **output** on `ctx` is the very tensor autograd knows, so double backward
-#   still works; but autograd's version counter no longer guards it, so an in-place change
-#   before backward gives a silently wrong gradient, and an output kept on `ctx` forms a
-#   reference cycle (ctx → output → its `grad_fn`, which is ctx) that keeps the whole graph
-#   alive until Python's cycle collector happens to run. An input on `ctx` makes no cycle: the
-#   input's `grad_fn` belongs to whatever produced it, not to this `ctx`.
+# `ExpOnCtx` repeats lessons 00 and 01: it passes `gradgradcheck` (an output on `ctx` is the very
+# tensor autograd knows), the gradient comes out doubled after `mul_` (saved with
+# `save_for_backward`, the same `mul_` would make backward raise *"modified by an inplace
+# operation"*), and the output lives on until the cycle collector runs (ctx → output → its
+# `grad_fn`, which is ctx). An input on `ctx` makes no cycle: its `grad_fn` belongs to whatever
+# produced it, not to this `ctx`.
 # </details>
 
 # %% [markdown]
