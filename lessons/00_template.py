@@ -89,8 +89,9 @@ def compare(predicted: dict, actual: dict) -> None:
 # $(*, n)$ and $y$ has shape $(*)$, one number per row. Take one row.
 #
 # 1. **One entry.** $\dfrac{\partial y}{\partial x_j} = \dfrac{1}{2\sqrt{\sum_k x_k^2}}\cdot 2x_j
-#    = \dfrac{x_j}{y}$. Every entry is non-zero: the Jacobian of a row is a full
-#    $1 \times n$ row, not a diagonal. Each output depends on every input of its row.
+#    = \dfrac{x_j}{y}$. No entry is zero by its indices (it is zero only where $x_j$ itself
+#    is): the Jacobian of a row is a full $1 \times n$ row, not a diagonal. Each output
+#    depends on every input of its row.
 # 2. **The sum over outputs.** A row has one output, so the sum has one term:
 #    $\texttt{grad\_input}_j = \texttt{grad\_output} \cdot x_j / y$.
 # 3. **Shapes.** `grad_output` has the shape of $y$, $(*)$; the result must have the shape of

@@ -187,14 +187,29 @@ def check_weights_not_swapped(function, device) -> None:
             "grad_output")
 
 
+def _check_weighted(function, values: dict):
+    """Values and gradients; a None returned for the input whose weight is 0 is named so."""
+    try:
+        return check_values_and_gradients(function, WEIGHTED_SUM, values)[0]
+    except GradingError as error:
+        for name, weight in (("x1", values["w1"]), ("x2", values["w2"])):
+            if weight == 0 and error.hint.startswith(f"backward returned None for {name},"):
+                raise GradingError(
+                    f"backward returned None for {name} when its weight is 0 (w1={values['w1']}, "
+                    f"w2={values['w2']}): {name} still requires grad, and its gradient is a "
+                    f"tensor of zeros; None leaves {name}.grad at None and makes "
+                    f"torch.autograd.grad raise for {name}: return grad_{name} whatever the "
+                    "weight", error.details) from error
+        raise
+
+
 def weighted_sum_full(WeightedSum, device) -> None:
     function = check_is_function(WeightedSum, WEIGHTED_SUM)
     check_weights_not_swapped(function, device)
     check_uses_grad_output(function, WEIGHTED_SUM, _weighted_values((4,), device))
     for seed, shape in enumerate(SHAPES):
         for w1, w2 in [(0.5, -2.0), (1.0, 0.0), (3.0, 3.0)]:
-            forward, _ = check_values_and_gradients(
-                function, WEIGHTED_SUM, _weighted_values(shape, device, w1, w2, seed))
+            forward = _check_weighted(function, _weighted_values(shape, device, w1, w2, seed))
             check_no_ctx_tensors(WEIGHTED_SUM, forward)
     covers("a weight of 0")
     covers("0-d inputs")

@@ -327,7 +327,7 @@ class WeightedSum(torch.autograd.Function):
 """, named=True),
     # None is not zero to torch.autograd.grad, which then raises for x2
     Mistake("WeightedSum", "None for a weight of 0",
-            "backward returned None for x2, which requires grad",
+            "backward returned None for x2 when its weight is 0",
             _weighted("        g1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] and ctx.w1 else None\n"
                       "        g2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] and ctx.w2 else None\n"
                       "        return g1, g2, None, None")),
