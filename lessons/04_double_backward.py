@@ -771,9 +771,8 @@ print("0-d x: gradient", x.grad.item(), " true 3x² =", 3 * 1.5 ** 2)
 # uses: `once_differentiable` wraps the plain function, and `staticmethod` wraps the result.
 # Applied by hand after the class, the two calls nest in that same order (read from the class,
 # `CubeOnce.backward` is already the plain function). The reverse order also works from Python
-# 3.10 on, where a
-# `staticmethod` object became callable; before, backward raised *"'staticmethod' object is
-# not callable"*.
+# 3.10 on, where a `staticmethod` object became callable; before, backward raised
+# *"'staticmethod' object is not callable"*.
 # </details>
 #
 # **Quick question 3.** `once_differentiable` attaches its error node to the gradient your
