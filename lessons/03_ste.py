@@ -1023,6 +1023,63 @@ print("identity matches the reference:", torch.allclose(identity, leaf.grad))
 # Exercise 5, at the end of the lesson, asks you for the right Function.
 
 # %% [markdown]
+# ## Low temperature and overflow
+#
+# Training with the straight-through softmax anneals $\tau$, often to 0.1 or below, and the
+# Gumbel noise the caller adds moves logits by a few units. Then $z = \ell/\tau$ reaches
+# the hundreds, and $e^{z}$ is past the largest float32 (about $3.4 \times 10^{38}$) once
+# $z > 88.7$ (float64: $z > 709.8$).
+#
+# **Quick question 5.** Exercise 5 below takes a temperature, and its grader tries
+# $\tau = 0.1$. Find where the trouble starts. Take logits `[12.0, 11.8, -2.0]` in float32
+# and the softmax written straight from its definition, `z.exp() / z.exp().sum()` with
+# $z = \ell/\tau$, and lower $\tau$ from 0.2 in steps of 0.001. What is the largest $\tau$ at which its first
+# entry is not finite? And at that $\tau$, is its second entry `nan`, `0` or a positive
+# number? Write your predictions below, then run the cell after.
+
+# %%
+predicted_tau_limit = None     # a number with three decimals, such as 0.123
+predicted_second_entry = None  # "nan", "0" or "positive"
+
+# %%
+near_tie = torch.tensor([12.0, 11.8, -2.0])  # float32; the top two are close
+
+
+def by_definition(tau):
+    z = near_tie / tau
+    return z.exp() / z.exp().sum()
+
+
+taus = [k / 1000 for k in range(100, 201)]  # 0.100, 0.101, ..., 0.200
+tau_limit = max(tau for tau in taus if not math.isfinite(by_definition(tau)[0].item()))
+second = by_definition(tau_limit)[1].item()
+print(f"τ = {tau_limit + 0.001:.3f}, by definition:", by_definition(tau_limit + 0.001).tolist())
+print(f"τ = {tau_limit:.3f}, by definition:", by_definition(tau_limit).tolist())
+compare("largest τ with a non-finite first entry", predicted_tau_limit, tau_limit)
+compare("the second entry there", predicted_second_entry,
+        "nan" if math.isnan(second) else "0" if second == 0 else "positive")
+z = near_tie / 0.1
+shifted = (z - z.max()).exp()
+print("τ = 0.1, by definition :", by_definition(0.1).tolist())
+print("τ = 0.1, max subtracted:", (shifted / shifted.sum()).tolist())
+print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# $e^{z}$ overflows once $z > 88.7$, so the first entry goes at $12/\tau > 88.7$, that is
+# $\tau < 12/88.7 \approx 0.1353$: 0.135 on this grid. There $e^{z_1} = e^{88.9}$ is `inf`
+# but $e^{z_2} = e^{87.4}$ is not, so the sum is `inf`, the first entry is `inf / inf`, which is
+# `nan`, and the second is a finite number divided by `inf`: exactly 0, a wrong value that no
+# `isnan` check catches (the true value is 0.185). At $\tau = 0.1$ both exponentials overflow
+# and both entries are `nan`. A softmax does not change when the same number is subtracted
+# from every $z$ of a row (it cancels between numerator and denominator), so the stable form
+# subtracts the row's maximum first: every exponent is then at most 0, the largest term is
+# exactly 1 and the sum is at least 1, so nothing overflows and nothing divides by 0.
+# `torch.softmax` does this.
+# </details>
+
+# %% [markdown]
 # ## ✎ Exercise 5 (transfer) · `StraightThroughSoftmax`
 #
 # A straight-through estimator for a choice among $n$ categories: the straight-through
@@ -1062,8 +1119,8 @@ print("identity matches the reference:", torch.allclose(identity, leaf.grad))
 #
 # $z = \ell/\tau$, so the chain rule multiplies $\partial L/\partial z$ by
 # $\partial z_i/\partial \ell_i = 1/\tau$. Which tensors must forward keep so backward can
-# compute $s$, and is it cheaper to keep $s$ or to recompute it? If you recompute it, ask what
-# $e^{z}$ is in float32 at $\tau = 0.1$ for a logit of 12.
+# compute $s$, and is it cheaper to keep $s$ or to recompute it? If you recompute it, how do
+# you keep quick question 5's overflow out of it?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_StraightThroughSoftmax", "solution": true}
@@ -1126,66 +1183,11 @@ print("yours matches the softmax's:", torch.allclose(panels["yours"], panels["so
       "| its rows sum to", [round(v, 6) + 0.0 for v in panels["yours"].sum(dim=1).tolist()])
 
 # %% [markdown]
-# ### Low temperature and overflow
-#
-# Training with the straight-through softmax anneals $\tau$, often to 0.1 or below, and the
-# Gumbel noise the caller adds moves logits by a few units. Then $z = \ell/\tau$ reaches
-# the hundreds, and $e^{z}$ is past the largest float32 (about $3.4 \times 10^{38}$) once
-# $z > 88.7$ (float64: $z > 709.8$).
-#
-# **Quick question 5.** Hint 3 asked what happens at $\tau = 0.1$, and the grader tries it.
-# Now find where the trouble starts. Take logits `[12.0, 11.8, -2.0]` in float32 and the softmax
-# written straight from its definition, `z.exp() / z.exp().sum()` with $z = \ell/\tau$, and
-# lower $\tau$ from 0.2 in steps of 0.001. What is the largest $\tau$ at which its first
-# entry is not finite? And at that $\tau$, is its second entry `nan`, `0` or a positive
-# number? Write your predictions below, then run the cell after.
-
-# %%
-predicted_tau_limit = None     # a number with three decimals, such as 0.123
-predicted_second_entry = None  # "nan", "0" or "positive"
-
-# %%
-near_tie = torch.tensor([12.0, 11.8, -2.0])  # float32; the top two are close
-
-
-def by_definition(tau):
-    z = near_tie / tau
-    return z.exp() / z.exp().sum()
-
-
-taus = [k / 1000 for k in range(100, 201)]  # 0.100, 0.101, ..., 0.200
-tau_limit = max(tau for tau in taus if not math.isfinite(by_definition(tau)[0].item()))
-second = by_definition(tau_limit)[1].item()
-print(f"τ = {tau_limit + 0.001:.3f}, by definition:", by_definition(tau_limit + 0.001).tolist())
-print(f"τ = {tau_limit:.3f}, by definition:", by_definition(tau_limit).tolist())
-compare("largest τ with a non-finite first entry", predicted_tau_limit, tau_limit)
-compare("the second entry there", predicted_second_entry,
-        "nan" if math.isnan(second) else "0" if second == 0 else "positive")
-z = near_tie / 0.1
-shifted = (z - z.max()).exp()
-print("τ = 0.1, by definition :", by_definition(0.1).tolist())
-print("τ = 0.1, max subtracted:", (shifted / shifted.sum()).tolist())
-print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# $e^{z}$ overflows once $z > 88.7$, so the first entry goes at $12/\tau > 88.7$, that is
-# $\tau < 12/88.7 \approx 0.1353$: 0.135 on this grid. There $e^{z_1} = e^{88.9}$ is `inf`
-# but $e^{z_2} = e^{87.4}$ is not, so the sum is `inf`, the first entry is `inf / inf`, which is
-# `nan`, and the second is a finite number divided by `inf`: exactly 0, a wrong value that no
-# `isnan` check catches (the true value is 0.185). At $\tau = 0.1$ both exponentials overflow
-# and both entries are `nan`. A softmax does not change when the same number is subtracted
-# from every $z$ of a row (it cancels between numerator and denominator), so the stable form
-# subtracts the row's maximum first: every exponent is then at most 0, the largest term is
-# exactly 1 and the sum is at least 1, so nothing overflows and nothing divides by 0.
-# `torch.softmax` does this.
-# </details>
-#
-# A backward that rebuilds $s$ from the logits meets the same overflow, and gives `nan`
-# gradients at exactly the temperatures where annealing ends; the grader tries such logits,
-# and its hint names the overflow. This cell runs your `StraightThroughSoftmax` at these
-# logits in float32 and compares with autograd through `torch.softmax`.
+# **At low temperature.** A backward that rebuilds $s$ from the logits meets quick question
+# 5's overflow, and gives `nan` gradients at exactly the temperatures where annealing ends;
+# the grader tries such logits, and its hint names the overflow. This cell runs your
+# `StraightThroughSoftmax` at quick question 5's logits in float32, $\tau = 0.1$, and compares
+# with autograd through `torch.softmax`.
 
 # %%
 leaf = near_tie.clone().requires_grad_()
