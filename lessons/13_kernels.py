@@ -154,8 +154,8 @@ SUM_BLOCK = 128
 def sum_of_squares_kernel(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
     """This program's partial sum of x^2 over its block."""
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n  # the last block's lanes past the end stay off...
-    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)  # ...and load 0, adding nothing
+    mask = offsets < n  # which lanes fall inside the tensor
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)  # masked-off lanes give other
     if x.dtype != tl.float64:
         x = x.to(tl.float32)  # half precision: compute in float32
     tl.store(partial_ptr + tl.program_id(0), tl.sum(x * x, axis=0))
@@ -239,10 +239,11 @@ print("torch.compile(fullgraph=True) matches eager:",
 # the CPU, which needs a C++ compiler and takes far longer. The self-check does the same on
 # CPU, and uses the default backend on a GPU.
 #
-# **Predict, then run.** The kernel below is the forward kernel without its mask. Its
-# tensor holds 1024 elements; it is told `n = 1000` and launched in blocks of 128. Predict two
-# things before running the cell after this one: what happens (`"error"`, `"wrong values"`
-# or `"right values"`), and the first and last index the last program loads.
+# **Predict, then run.** The kernel below is `sum_of_squares_kernel` with `mask=` and `other=`
+# taken out of its load. It is launched over the first `n = 1000` elements of a tensor of
+# 1024, in blocks of 128. Predict two things before running the cell after this one: what
+# happens (`"error"`, `"wrong values"` or `"right values"`), and the first and last index
+# the last program loads.
 
 # %%
 my_prediction = ""  # "error", "wrong values" or "right values"
@@ -494,10 +495,10 @@ for name, read, written in composed.calls:
 # exercise keeps its inputs untouched.
 
 # %% [markdown]
-# **Predict, then run.** Offsets are integers of a fixed width: `tl.program_id(0)` is an int32,
-# and so is an integer argument that fits in one, such as `D`. Rows of `D = 2**30` elements
-# would take 4 GiB each in float32, but no memory is needed to see what the third program
-# (`row = 2`) computes as its row's first offset, `row * D`. Predict the number it stores.
+# **Predict, then run.** Rows of `D = 2**30` elements would take 4 GiB each in float32, but
+# no memory is needed to see what the third program (`row = 2`, from `tl.program_id(0)`)
+# computes as its row's first offset, `row * D`, with `D` passed as the Python int `2**30`.
+# The kernel stores it into an int64 tensor. Predict the number stored.
 
 # %%
 my_offset = None  # the value the third program stores for row * D
@@ -506,8 +507,8 @@ my_offset = None  # the value the third program stores for row * D
 @triton.jit
 def row_offsets(out_ptr, D):
     row = tl.program_id(0)
-    tl.store(out_ptr + row, row * D)  # int32 times int32
-    tl.store(out_ptr + 3 + row, row.to(tl.int64) * D)  # int64 first
+    tl.store(out_ptr + row, row * D)
+    tl.store(out_ptr + 3 + row, row.to(tl.int64) * D)
 
 
 offsets = torch.empty(6, dtype=torch.int64, device=DEVICE)
@@ -521,6 +522,8 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
+# `tl.program_id(0)` is an int32, and so is an integer argument that fits in one, such as
+# `D`: their product is computed in int32 before it is stored, whatever the tensor's dtype.
 # $2 \cdot 2^{30} = 2^{31}$ does not fit in an int32 and wraps to $-2^{31}$, in the interpreter
 # as in a compiled kernel: the third row's loads would start 8 GiB before the tensor. Any
 # tensor past $2^{31}$ elements reaches such offsets, and the grader's small tensors never do,
@@ -778,8 +781,8 @@ print("exported program matches the module:",
 # behind operators the way the Python decorators did for the Triton kernels, in two blocks:
 # `TORCH_LIBRARY` defines the operators `autograd_course_cpp::softsign` and
 # `autograd_course_cpp::softsign_backward` by their schemas, and `TORCH_LIBRARY_IMPL` binds a
-# kernel to each for CPU tensors. `AT_DISPATCH_FLOATING_TYPES` instantiates each loop for float
-# and double; `at::parallel_for` splits it over CPU threads.
+# kernel to each for CPU tensors. `AT_DISPATCH_FLOATING_TYPES` picks the loop's C++ type
+# (`scalar_t`) from the tensor's dtype; `at::parallel_for` splits it over CPU threads.
 #
 # `torch.utils.cpp_extension.load_inline` compiles the source into a shared library and loads
 # it; loading runs the two blocks, which register the operators with PyTorch's dispatcher, and
@@ -909,8 +912,8 @@ if cpp_loaded:
 # much depends on the size and the threads; `make bench` shows time and bytes moved side by
 # side.
 #
-# **Predict, then run.** `AT_DISPATCH_FLOATING_TYPES` instantiated each loop for float and
-# double. What does `softsign_cpp` do with a float16 tensor: `"error"`, `"float16 result"` or
+# **Predict, then run.** Both kernels above dispatch with `AT_DISPATCH_FLOATING_TYPES`.
+# What does `softsign_cpp` do with a float16 tensor: `"error"`, `"float16 result"` or
 # `"float32 result"`?
 
 # %%
@@ -931,8 +934,9 @@ if cpp_loaded:
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# The macro is a `switch` on the dtype at run time, with one case per type it names; any other
-# dtype reaches the default case, which raises. Nothing converts the input for you.
+# The macro is a `switch` on the dtype at run time, with one case per type it names (float and
+# double for `AT_DISPATCH_FLOATING_TYPES`); any other dtype reaches the default case, which
+# raises. Nothing converts the input for you.
 # </details>
 #
 # **Your turn (not graded).** `ATen/Dispatch.h` has variants of the macro that add types to
