@@ -56,21 +56,18 @@ def check_reversal(function, x: torch.Tensor, alpha: float, *, seed: int = 0):
                                f"alpha={alpha} every element of its gradient for x is "
                                f"{-alpha}, whatever grad_output holds (the chain rule "
                                "multiplies by what came in)")
-    if (alpha < 0 and isinstance(got, torch.Tensor) and got.shape == expected.shape
-            and not got.any()):
-        raise GradingError(f"GradientReversal returns 0 for alpha={alpha}: alpha is any Python "
-                           "float, negative too, and a negative alpha sends the gradient on "
-                           "unreversed, scaled by |alpha|")
+    zero = isinstance(got, torch.Tensor) and got.shape == expected.shape and not got.any()
+    if alpha < 0 and (zero or matches(got, -expected, expected)):
+        what = "0" if zero else f"grad_output times {alpha}, the expected gradient times -1,"
+        raise GradingError(f"GradientReversal returns {what} for alpha={alpha}: alpha is any "
+                           "Python float, negative too, and a negative alpha sends the gradient "
+                           "on unreversed, scaled by |alpha|")
     diagnose_gradient("x", got, expected)
     return forward, backward
 
 
-def _reversed(grad_output, alpha):
-    return -alpha * grad_output
-
-
-INTENDED_REVERSAL = Spec("GradientReversal", ("x", "alpha"),
-                         lambda x, alpha: Intended.apply(x, alpha, _reversed))
+INTENDED_REVERSAL = Spec("GradientReversal", ("x", "alpha"), lambda x, alpha: Intended.apply(
+    x, alpha, lambda grad_output, alpha: -alpha * grad_output))
 
 
 def reversal_full(GradientReversal, device) -> None:

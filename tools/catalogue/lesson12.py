@@ -177,7 +177,8 @@ MISTAKES = [
     Mistake("GradientReversal", "sign forgotten",
             "forgets the sign: with alpha=0.5 its gradient for x is grad_output times 0.5,",
             _reversal("        return ctx.alpha * grad_output, None\n"), named=True),
-    Mistake("GradientReversal", "the size of alpha, not alpha", "times -1: check the sign",
+    Mistake("GradientReversal", "the size of alpha, not alpha",
+            "returns grad_output times -0.75, the expected gradient times -1, for alpha=-0.75",
             _reversal("        return -abs(ctx.alpha) * grad_output, None\n")),
     Mistake("GradientReversal", "no reversal at all",
             "passes grad_output through unchanged: with alpha=0.5 its gradient for x is "
