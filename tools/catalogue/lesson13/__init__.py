@@ -1,8 +1,8 @@
 """Lesson 13 (your own kernels): answers with known verdicts for silu_mul and rms_norm_rows,
 kept in one module per exercise (and silu_mul_design: a backward operator copied from the
-worked example)."""
+worked example; rms_norm_rows_lock: partial rows shared behind a lock)."""
 
-from . import rms_norm_rows, silu_mul, silu_mul_design
+from . import rms_norm_rows, rms_norm_rows_lock, silu_mul, silu_mul_design
 
-UNUSUAL = silu_mul.UNUSUAL + rms_norm_rows.UNUSUAL
+UNUSUAL = silu_mul.UNUSUAL + rms_norm_rows.UNUSUAL + rms_norm_rows_lock.UNUSUAL
 MISTAKES = silu_mul.MISTAKES + silu_mul_design.MISTAKES + rms_norm_rows.MISTAKES

@@ -1,0 +1,36 @@
+"""Lesson 13: rms_norm_rows with Triton's layer-norm tutorial's reduction: four rows of partials
+shared by the programs behind a lock (an atomic compare-and-swap), which the check for two
+programs storing to one address must leave alone."""
+
+from .. import Unusual
+from .common import _edit
+from .rms_norm_rows import RMS
+
+LOCKED = _edit(
+    RMS,
+    ("def rms_norm_backward_kernel(grad_ptr, x_ptr, w_ptr, rstd_ptr, grad_x_ptr, partial_w_ptr, D,\n"
+     "                             BLOCK_D: tl.constexpr):",
+     "def rms_norm_backward_kernel(grad_ptr, x_ptr, w_ptr, rstd_ptr, grad_x_ptr, partial_w_ptr, D,\n"
+     "                             lock_ptr, GROUP: tl.constexpr, BLOCK_D: tl.constexpr):"),
+    ("    tl.store(partial_w_ptr + row * D + columns, (grad * x_hat).to(\n"
+     "        partial_w_ptr.dtype.element_ty), mask=mask)",
+     "    group = row % GROUP\n"
+     "    lock, count = lock_ptr + group, lock_ptr + GROUP + group\n"
+     "    partial = (grad * x_hat).to(partial_w_ptr.dtype.element_ty)\n"
+     "    while tl.atomic_cas(lock, 0, 1) == 1:\n"
+     "        pass\n"
+     "    if tl.load(count) == 0:\n"
+     "        tl.atomic_xchg(count, 1)\n"
+     "    else:\n"
+     "        partial += tl.load(partial_w_ptr + group * D + columns, mask=mask, other=0.0)\n"
+     "    tl.store(partial_w_ptr + group * D + columns, partial, mask=mask)\n"
+     "    tl.debug_barrier()\n"
+     "    tl.atomic_xchg(lock, 0)"),
+    ("    partial_w = torch.empty(rows.shape, device=x.device, dtype=rstd.dtype)",
+     "    partial_w = torch.zeros((4, D), device=x.device, dtype=rstd.dtype)\n"
+     "    locks = torch.zeros(8, device=x.device, dtype=torch.int32)"),
+    ("                                                   grad_x, partial_w, D,",
+     "                                                   grad_x, partial_w, D, locks, GROUP=4,"))
+
+UNUSUAL = [Unusual("rms_norm_rows", "four partial rows shared behind a lock (Triton's layer-norm "
+                   "tutorial)", LOCKED)]
