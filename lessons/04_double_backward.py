@@ -847,6 +847,8 @@ try:
     first, = torch.autograd.grad(torch.sin(CubeUnmarked.apply(x)).sum(), x, create_graph=True)
     unmarked_second, = torch.autograd.grad(first.sum(), x)
     print("unmarked, second derivative:  ", unmarked_second)
+except NotImplementedError:  # your CubeOnce is still the stub
+    raise
 except RuntimeError as error:
     print("unmarked, second backward:", str(error).splitlines()[0])
     unmarked_second = "raises"

@@ -29,6 +29,7 @@ COPIES = REPO / "artifacts" / "browser"  # git-ignored: autosave may write here 
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 CONTROL_TIMEOUT_S = 15  # the longest a view may take to answer a control
+QUIET_MS = 4000  # how long a control may take to make the page send its kernel anything
 
 # Views are the widget outputs; controls of one kind are tried in order until one changes it.
 # A toggle-buttons group's pressed option, like a dropdown's current choice, has nothing to change.
@@ -111,14 +112,16 @@ def _wait_rendered(page, expected: int) -> None:
             pytest.fail(f"widget view {i + 1} rendered empty")
 
 
-def _operate(page, control, kind: str) -> None:
+def _operate(control, kind: str) -> None:
     control.scroll_into_view_if_needed()
     if kind == "slider":
         box = control.bounding_box()
         handle = control.locator(".noUi-handle").first.bounding_box()
         left_half = handle["x"] + handle["width"] / 2 < box["x"] + box["width"] / 2
         fraction = 0.8 if left_half else 0.2
-        page.mouse.click(box["x"] + fraction * box["width"], box["y"] + box["height"] / 2)
+        # a click on the element, not at page coordinates: Playwright waits until the track
+        # holds still (a view above it redrawing its picture can move it) and hits it there
+        control.click(position={"x": fraction * box["width"], "y": box["height"] / 2})
     elif kind == "dropdown":
         options = control.locator("option").all_inner_texts()
         current = control.input_value()
@@ -153,7 +156,8 @@ def _track_kernel_traffic(page) -> None:
 
 
 # Settled: the kernel has finished every request sent since the control was operated (or none
-# came within a second: the control did nothing the kernel hears of) and the view held still
+# came within QUIET_MS: the control did nothing the kernel hears of; generous, as a busy
+# machine slows the page as well as the kernel) and the view held still
 # over a poll. Then whether it changed (a picture and a readout arrive as separate messages:
 # the next check must not see this one's tail); null if the kernel was still busy.
 SETTLE_JS = f"""async (view, [before, sentBefore, timeoutMs]) => {{
@@ -163,7 +167,7 @@ SETTLE_JS = f"""async (view, [before, sentBefore, timeoutMs]) => {{
     let previous = null;
     while (performance.now() - start < timeoutMs) {{
         const quiet = traffic.pending.size === 0
-                      && (traffic.sent > sentBefore || performance.now() - start > 1000);
+                      && (traffic.sent > sentBefore || performance.now() - start > {QUIET_MS});
         const now = signature(view);
         if (quiet && now === previous) {{
             return now !== before;
@@ -190,7 +194,7 @@ def _unresponsive(page, expected: int) -> list[str]:
             for k in operable:
                 before = _signature(view)
                 sent = page.evaluate("() => window.kernelTraffic.sent")
-                _operate(page, controls.nth(k), kind)
+                _operate(controls.nth(k), kind)
                 changed = view.evaluate(SETTLE_JS, [before, sent, CONTROL_TIMEOUT_S * 1000])
                 if changed:
                     break
