@@ -28,6 +28,12 @@ RIGHT = "        torch.autograd.backward((z1, z2), (grad_y1, grad_y2))\n"
 RETURN = "        return x1.grad, x2.grad, None, None"
 
 UNUSUAL = [
+    Unusual("ReversibleCoupling", "inverts with autograd on, then recomputes from detached copies",
+            _coupling("        y1, y2 = ctx.saved_tensors\n        with torch.enable_grad():\n"
+                      "            x2 = y2 - ctx.g(y1)\n            x1 = y1 - ctx.f(x2)\n"
+                      "            x1, x2 = x1.detach().requires_grad_(), x2.detach().requires_grad_()\n"
+                      "            z1 = x1 + ctx.f(x2)\n            z2 = x2 + ctx.g(z1)\n"
+                      + RIGHT + RETURN)),
     Unusual("ReversibleCoupling", "the interleaved backward of public Reformer code "
             "(Rick-McCoy/Reformer-pytorch, after RevTorch): g's backward, then invert, then f's",
             _coupling("        y1, y2 = (t.detach() for t in ctx.saved_tensors)\n"
@@ -94,7 +100,7 @@ MISTAKES = [
                       "        x1, x2 = x1.requires_grad_(), x2.requires_grad_()\n"
                       + RECOMPUTE + RIGHT + RETURN)),
     Mistake("ReversibleCoupling", "recomputes g on the saved y1 (backward would re-enter "
-            "itself without end)", "called a block on the saved output itself",
+            "itself without end)", "backward re-entered this very backward",
             _coupling(INVERT + "        with torch.enable_grad():\n            z1 = x1 + ctx.f(x2)\n"
                       "            z2 = x2 + ctx.g(y1)\n" + RIGHT + RETURN)),
     Mistake("ReversibleCoupling", "backpropagates y1's gradient only", "returned the gradients "
