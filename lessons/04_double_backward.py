@@ -713,7 +713,10 @@ except RuntimeError as error:
 #
 # Decorators apply from the bottom up: `@a` over `@b` over `def f` means `a(b(f))`.
 # `once_differentiable` calls the function it wraps; `staticmethod` only changes how the class
-# hands the attribute out. So `once_differentiable` must wrap the plain function first.
+# hands the attribute out. So `once_differentiable` wraps the plain function, next to the
+# `def`, with `@staticmethod` on top. (Since Python 3.10 a `staticmethod` object can itself be
+# called, so the other order runs too, and the self-check accepts it; the order above is the
+# convention, and the one that works on every Python.)
 # </details>
 #
 # **What the self-check grades** is the contract: the values, the first derivative (in float64

@@ -75,10 +75,12 @@ def check_fake(squared_norm, x, dim) -> None:
         raise _operator_error("fake implementation", error, dim) from error
     got, want = ((tuple(t.shape), t.dtype, t.device.type) for t in (fake, real))
     if got != want:
+        rule = ("x's shape without dim" if got[0] != want[0] else
+                "x's dtype" if got[1] != want[1] else "x's device")
         raise GradingError(
             f"squared_norm's fake implementation returns shape {got[0]}, {got[1]} on {got[2]}, "
             f"but the operator returns shape {want[0]}, {want[1]} on {want[2]}: the output has "
-            "x's shape without dim")
+            f"{rule}")
 
 
 def check_values(squared_norm, values: dict, **tolerance) -> None:
@@ -176,8 +178,9 @@ def squared_norm_full(squared_norm, device) -> None:
     for edge in ("a dim other than the last", "negative dim", "1-D x"):
         covers(edge)
     with case("x of shape (3, 4) in float32, dim=0"):
-        check_values(squared_norm, {"x": sample((3, 4), device, dtype=torch.float32), "dim": 0},
-                     rtol=1e-5, atol=1e-6)
+        x = sample((3, 4), device, dtype=torch.float32)
+        check_fake(squared_norm, x, 0)
+        check_values(squared_norm, {"x": x, "dim": 0}, rtol=1e-5, atol=1e-6)
     covers("float32")
     operator = SimpleNamespace(apply=squared_norm)
     check_each_input_alone(operator, SQUARED_NORM, {"x": sample((3, 4), device), "dim": 0})

@@ -151,6 +151,11 @@ MISTAKES = [
             _edit(SQUARED_NORM, ("    d = dim % x.dim()\n    return x.new_empty(x.shape[:d] + "
                                  "x.shape[d + 1:])", "    return torch.empty_like(x)")),
             named=True),
+    Mistake("squared_norm", "a fake implementation that is always float64",
+            "the output has x's dtype",
+            _edit(SQUARED_NORM, ("    return x.new_empty(x.shape[:d] + x.shape[d + 1:])",
+                                 "    return torch.empty(x.shape[:d] + x.shape[d + 1:], "
+                                 "dtype=torch.float64, device=x.device)"))),
     Mistake("squared_norm", "backward returns only grad_x",
             "squared_norm's backward returns the wrong number of gradients",
             _edit(SQUARED_NORM, ("grad_output.unsqueeze(ctx.dim), None",
