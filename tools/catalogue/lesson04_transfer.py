@@ -128,6 +128,10 @@ MISTAKES = [
     Mistake("NumpyTanh", "torch.tanh in forward", "NumpyTanh.forward computes with the torch op",
             _tanh(CALL, _inner(RIGHT), "        y = torch.tanh(x)\n"
                   "        ctx.save_for_backward(y)\n        return y")),
+    Mistake("NumpyTanh", "tanh built from torch.exp in forward", "NumpyTanh.forward computes "
+            "with the torch op",
+            _tanh(CALL, _inner(RIGHT), "        e = torch.exp(-2 * x)\n        y = (1 - e) / (1 + e)\n"
+                  "        ctx.save_for_backward(y)\n        return y")),
     Mistake("NumpyTanh", "torch arithmetic in backward", "NumpyTanh.backward computes with the "
             "torch op", _tanh("        y, = ctx.saved_tensors\n"
                               "        return grad_output * (1 - y * y)")),
