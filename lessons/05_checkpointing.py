@@ -178,7 +178,7 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 #
 # So forward passes `x` to `save_for_backward` and nothing else, and backward computes $t$ and
 # $s$ a second time from `x`, then applies the chain rule by hand, as in lesson 00. The work
-# is done twice; the memory is one tensor.
+# is done twice; what is kept is for you to predict.
 #
 # **Quick question 1.** `forward` below calls `fancy(x)` with no precautions. When the meter
 # watches `RecomputedFancy.apply(x)`, does it see only `x` kept, or `x` and `fancy`'s
