@@ -59,17 +59,21 @@ def execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode
     return notebook
 
 
-# c10's warnings start "[W1124 12:34:03.608093071 BatchedFallback.cpp:82]": the clock goes
+# c10's warnings start "[W1124 12:34:03.608093071 BatchedFallback.cpp:82]": the clock goes;
+# a Python warning names the cell's file "/tmp/ipykernel_16885/3090928919.py": the pid goes
 C10_LOG_CLOCK = re.compile(r"^\[([WEI])\d{4} \d\d:\d\d:\d\d\.\d+ ", re.MULTILINE)
+KERNEL_PID = re.compile(r"/ipykernel_\d+/")
 
 
 def without_log_clock(notebook: nbformat.NotebookNode) -> None:
-    """Drop the date and time from PyTorch's C++ warnings, so that a rebuild gives the same
-    bytes: "[W BatchedFallback.cpp:82] Warning: ..." """
+    """Drop the time from PyTorch's C++ warnings and the kernel's pid from cell file names, so
+    that a rebuild gives the same bytes: "[W BatchedFallback.cpp:82] Warning: ...",
+    "/tmp/ipykernel/3090928919.py:13: UserWarning: ..." """
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "stream":
-                output.text = C10_LOG_CLOCK.sub(r"[\1 ", output.text)
+                output.text = KERNEL_PID.sub("/ipykernel/",
+                                             C10_LOG_CLOCK.sub(r"[\1 ", output.text))
 
 
 def learner_notebooks(lessons: list[str]) -> dict[str, nbformat.NotebookNode]:

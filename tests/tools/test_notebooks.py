@@ -18,7 +18,7 @@ from tests.jupyterlab import browser_missing
 from tests.kernels import bounded_environment, run_notebook
 from tests.released import every_lesson_released
 from tests.stranger import colab_python, course_site
-from tools.notebooks import (C10_LOG_CLOCK, COURSE, SOLUTIONS, solution_notebook,
+from tools.notebooks import (C10_LOG_CLOCK, COURSE, KERNEL_PID, SOLUTIONS, solution_notebook,
                              without_log_clock, without_outputs)
 
 LESSONS = lesson_names()
@@ -111,19 +111,22 @@ def test_committed_solutions_were_executed_cleanly(lesson):
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert all(cell.execution_count for cell in code), "solutions were not executed"
     assert not _errors(notebook)
-    assert not C10_LOG_CLOCK.search(SOLUTIONS.joinpath(f"{lesson}.ipynb").read_text()), \
-        "a C++ warning keeps its clock: the next rebuild would change the bytes"
+    text = SOLUTIONS.joinpath(f"{lesson}.ipynb").read_text()
+    assert not C10_LOG_CLOCK.search(text) and not KERNEL_PID.search(text), \
+        "an output keeps a clock or a pid: the next rebuild would change the bytes"
 
 
-def test_a_cpp_warning_loses_its_clock_and_keeps_its_words():
-    """Does a rebuild give the same bytes when PyTorch's C++ logs a warning?"""
+def test_a_warning_loses_its_clock_and_pid_and_keeps_its_words():
+    """Does a rebuild give the same bytes when PyTorch's C++ or a Python warning prints?"""
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[
         nbformat.v4.new_output("stream", name="stderr", text=(
             "[W1124 12:34:03.608093071 BatchedFallback.cpp:82] Warning: slow\n"
-            "[W1124 12:34:03 not a clock\n"))])])
+            "[W1124 12:34:03 not a clock\n"
+            "/tmp/ipykernel_16885/3090928919.py:13: UserWarning: hook\n"))])])
     without_log_clock(notebook)
     assert notebook.cells[0].outputs[0].text == (
-        "[W BatchedFallback.cpp:82] Warning: slow\n[W1124 12:34:03 not a clock\n")
+        "[W BatchedFallback.cpp:82] Warning: slow\n[W1124 12:34:03 not a clock\n"
+        "/tmp/ipykernel/3090928919.py:13: UserWarning: hook\n")
 
 
 # a "# %% [markdown]" marker left out turns prose into comments of the code cell above it
