@@ -389,15 +389,17 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 # rebuilt output, the gradients you owe are waiting on those leaves.
 # </details>
 #
-# <details><summary><b>Hint 3</b> (the method in words)</summary>
+# <details><summary><b>Hint 3</b> (what backward owes)</summary>
 #
-# Forward: keep `run_fn`, which positions hold tensors, the other arguments and the random
-# states as plain `ctx` attributes; save the tensors; return `run_fn(*args)`, which records
-# nothing. Backward: rebuild the argument list, a new leaf for each saved tensor and the
-# stored value everywhere else; inside the fork (told the CUDA devices), restore the states,
-# switch recording on, and call `run_fn`; backpropagate `grad_output` through its output with
-# the call that accumulates into every leaf's `.grad`; return one gradient per input of
-# forward, `None` for `run_fn` and for every non-tensor, a leaf's `.grad` for each tensor.
+# Call the arguments $a_1, \dots, a_m$ and write $\bar y$ for `grad_output`. Forward took
+# $1 + m$ inputs, so backward returns $1 + m$ values: `None` for `run_fn`, and for each $a_i$
+#
+# $$\bar a_i = \Big(\frac{\partial y}{\partial a_i}\Big)^{\!\top} \bar y$$
+#
+# if $a_i$ is a tensor that requires grad, `None` otherwise. Every parameter $\theta$ that
+# `run_fn` uses ends with `θ.grad` increased by $(\partial y/\partial \theta)^\top \bar y$.
+# Both are true only of a $y$ recomputed from the very values forward saw, random draws
+# included: what must forward store for that, and where?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CheckpointFunction", "solution": true}
@@ -654,12 +656,12 @@ plt.show()
 # whatever $k$, backward does one extra forward's worth of work. Try
 # $k = 8$, then $9$: with $\lfloor 16/9 \rfloor = 1$ layer per segment, the last segment gets
 # the other 8 layers, and the peak jumps. A split that spreads the remainder (segments of 2
-# and 1 layers here) would never rebuild more than 2 layers at once, so why does the contract
-# keep torch's rule? So that your function cuts a model at exactly the layers
-# `torch.utils.checkpoint.checkpoint_sequential` cuts it, so that the two recompute the same
-# segments and can be compared like for like, as the next section does. The grader
-# checks that split, so a spread one fails here. In your own code, the cure for a jump like
-# this is simpler still: choose a $k$ that divides $n$, where the two rules agree.
+# and 1 layers here) would never rebuild more than 2 layers at once. The contract keeps
+# torch's rule anyway, so that your function cuts a model at exactly the layers
+# `torch.utils.checkpoint.checkpoint_sequential` cuts it and the next section can compare the
+# two like for like; the grader checks that split, so a spread one fails here. In your own
+# code, the cure for a jump like this is simpler still: choose a $k$ that divides $n$, where
+# the two rules agree.
 
 # %%
 checkpointing_explorer(checkpoint_sequential, deep_mlp, x, segments=4, cost="flops")
@@ -947,13 +949,11 @@ else:
 #
 # <details><summary><b>Hint 2</b>: from reconstructed inputs to gradients</summary>
 #
-# Once $x_1$ and $x_2$ are back, the situation is the checkpoint's: fresh leaves, the block
-# recomputed with autograd on, one call that backpropagates both incoming gradients at once
-# and leaves `.grad` on every leaf it reaches. Which call takes two outputs and their two
-# gradients? Recompute from the fresh leaves only, and backpropagate only what you recomputed:
-# the saved $y_1$ and $y_2$ are linked to this very node, so backpropagating them, or a graph
-# that used them with autograd on, sends backward back into your own backward, again and again
-# (the self-check stops it and says so; a plain cell would never return).
+# Once $x_1$ and $x_2$ are back, which of Exercise 1's ideas carry over? Which call takes two
+# outputs and their two gradients at once? And which tensors may it backpropagate: anything
+# linked to the saved $y_1$ and $y_2$ leads back into this very node, and backward would
+# re-enter itself without end (the self-check stops it and says so; a plain cell would never
+# return).
 # </details>
 #
 # <details><summary><b>Hint 3</b>: exactness</summary>
