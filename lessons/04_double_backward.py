@@ -430,9 +430,7 @@ inspect_saved(SoftplusSavesSigmoid, torch.linspace(-3, 3, 8, dtype=torch.float64
 # $\partial s/\partial x = s(1-s)$. Here `grad_output` is a constant too (the 1s of a
 # `.sum()`), so the first derivative comes back with no graph at all, and a second
 # `torch.autograd.grad` on it raises: in your own code, that error is what the trap looks like.
-# The plotting helper below catches it and plots the zero it stands for. When the output feeds
-# further ops, `grad_output` has a graph of its own: then nothing raises, and only the term
-# through $s$ goes missing.
+# The plotting helper below catches it and plots the zero it stands for.
 
 # %%
 xs = torch.linspace(-5, 5, 201, dtype=torch.float64, requires_grad=True)
@@ -603,10 +601,11 @@ gc.enable()
 #
 # `SinhOnCtx` fails `gradgradcheck`, and $f''(1)$ comes out $\cosh^2 1 \approx 2.381$: no
 # error, a term missing. Forward runs with autograd off, so `ctx.e` has no history: to double
-# backward it is a constant, exactly like a saved intermediate. The first derivative
-# $y \cosh x$ still has a graph through `grad_output` ($= y$, an output), so nothing raises and
-# only the term through `e`, $\sinh^2 1$, goes missing. Kept on `ctx` or saved, an intermediate
-# is wrong for double backward; the fixes are the two above.
+# backward it is a constant, exactly like a saved intermediate. Unlike `SoftplusSavesSigmoid`
+# under a plain `.sum()`, here the output feeds a further op, so `grad_output` ($= y$) has a
+# graph of its own: the first derivative $y \cosh x$ still has a graph through it, nothing
+# raises, and only the term through `e`, $\sinh^2 1$, goes missing. Kept on `ctx` or saved, an
+# intermediate is wrong for double backward; the fixes are the two above.
 #
 # `ExpOnCtx` repeats lessons 00 and 01: it passes `gradgradcheck` (an output on `ctx` is the very
 # tensor autograd knows), the gradient comes out doubled after `mul_` (saved with
@@ -686,6 +685,51 @@ except RuntimeError as error:
     print("the same write in torch:", str(error).split(":")[0])
 
 # %% [markdown]
+# ### Try it (ungraded): the two conversions, written once
+#
+# This lesson's self-checks never try a 0-d tensor or a GPU, so a NumPy backward that forgets
+# either still passes them. Write the two conversions such a backward needs:
+#
+# - `to_numpy(t)`: the values of a tensor `t` as a NumPy array, whether or not `t` requires
+#   grad, whatever its device;
+# - `to_torch(a, like)`: a NumPy result `a`, an array or a NumPy scalar, as a tensor with
+#   `like`'s dtype and device.
+#
+# The cell after yours takes a square root in NumPy between the two, on 0-d and 1-d tensors
+# that require grad, in float64 and float32, and on the GPU too where there is one (on a
+# machine without one, a missing `.cpu()` goes unseen: read yours for it). Your `CubeOnce` and
+# `NumpyTanh` may use them.
+
+# %%
+to_numpy = None  # def to_numpy(t): ...
+to_torch = None  # def to_torch(a, like): ...
+
+
+# %%
+def check_conversions():
+    """Your to_numpy and to_torch around np.sqrt, on every device this machine has."""
+    if to_numpy is None or to_torch is None:
+        print("to_numpy or to_torch: not written yet")
+        return
+    for device in ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]:
+        for dtype in (torch.float64, torch.float32):
+            for shape in ((), (2,)):
+                t = torch.full(shape, 9.0, dtype=dtype, device=device, requires_grad=True)
+                case = f"{device}, {dtype}, shape {shape}:"
+                try:
+                    root = to_torch(np.sqrt(to_numpy(t)), t)
+                except (TypeError, RuntimeError, ValueError, AttributeError) as error:
+                    print(case, "✗ raises", str(error).splitlines()[0])
+                    continue
+                right = (isinstance(root, torch.Tensor) and root.shape == t.shape
+                         and root.dtype == dtype and root.device == t.device
+                         and bool((root == 3).all()))
+                print(case, "✓" if right else f"✗ got {root!r}")
+
+
+check_conversions()
+
+# %% [markdown]
 # PyTorch's guard for such a backward is the decorator `once_differentiable`, from
 # `torch.autograd.function` (the setup cell imported it). It runs backward with autograd off
 # and, when the incoming gradient requires grad, attaches an error node to the result: a second
@@ -695,12 +739,11 @@ except RuntimeError as error:
 # Write `CubeOnce`, with `CubeOnce.apply(x)` returning `x ** 3`, in two steps:
 #
 # 1. write its backward with the local derivative computed in NumPy (the conversions above;
-#    `x` may live on a GPU, or be 0-d: the contract names no 0-d `x`, so the self-check never
-#    tries one, and the cell after it does), and run the self-check: it tells you what is
-#    still missing;
+#    `x` may live on a GPU, or be 0-d), and run the self-check: it tells you what is still
+#    missing;
 # 2. mark the backward with `once_differentiable`. Your backward already carries
 #    `@staticmethod`, so it will have two decorators: where does the new one go? Write it on the
-#    class (and delete the two stub lines under the class), or apply it by hand in their place.
+#    class and delete the stub's last two lines, or apply it by hand in their place.
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
@@ -711,22 +754,14 @@ except RuntimeError as error:
 #
 # <details><summary><b>Hint 2</b>: the key step</summary>
 #
-# Decorators apply from the bottom up: `@a` over `@b` over `def f` means `a(b(f))`.
-# `once_differentiable` calls the function it wraps; `staticmethod` only changes how the class
-# hands the attribute out. So `once_differentiable` wraps the plain function, next to the
-# `def`, with `@staticmethod` on top. (Since Python 3.10 a `staticmethod` object can itself be
-# called, so the other order runs too, and the self-check accepts it; the order above is the
-# convention, and the one that works on every Python.)
+# Decorators apply from the bottom up: `@a` over `@b` over `def f` means `a(b(f))`. Print
+# `inspect.getsource(once_differentiable)` (after `import inspect`): what does its wrapper do
+# with the function it receives? Which of the two decorators, then, must receive the plain
+# function?
 # </details>
 #
-# **What the self-check grades** is the contract: the values, the first derivative (in float64
-# and float32), and that a second backward through `CubeOnce` raises `once_differentiable`'s
-# error. That is what the decorator guarantees, whatever backward is built from: it runs the
-# function it wraps with autograd off and attaches its error node either way. The contract asks
-# for no NumPy, so the self-check does not grade what your backward computes with: a marked
-# backward of torch ops passes too, and on a machine without a GPU a missing `.cpu()` goes
-# unnoticed. Write the NumPy backward anyway: quick question 4, after the self-check, takes the
-# mark off it to show what the mark is for.
+# The self-check grades the contract: values, first derivatives, and the mark's error on a
+# second backward. It cannot see what your backward computes with; quick question 4 can.
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
 class CubeOnce(torch.autograd.Function):
@@ -760,12 +795,14 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# The check the contract leaves to you, a 0-d `x` and the NumPy scalar trap:
+# The self-check never tries a 0-d `x`; this cell does, on every device this machine has.
 
 # %%
-x = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
-CubeOnce.apply(x).backward()
-print("0-d x: gradient", x.grad.item(), " true 3x² =", 3 * 1.5 ** 2)
+for device in ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]:
+    x = torch.tensor(1.5, dtype=torch.float64, device=device, requires_grad=True)
+    CubeOnce.apply(x).backward()
+    print(f"{device}, 0-d x: gradient {x.grad.item()}, true 3x² = {3 * 1.5 ** 2}",
+          "✓" if x.grad.shape == () and x.grad.item() == 3 * 1.5 ** 2 else "✗")
 
 # %% [markdown]
 # <details><summary><b>Check your answer</b> (open after your attempt)</summary>
@@ -1074,17 +1111,16 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 #
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
-# $\tanh'(x) = 1 - \tanh^2(x)$: the derivative is a function of the output $y$. Saving $y$
-# (an output) spares a second $\tanh$ in backward, and an output comes back linked to the
-# graph.
+# Write $\tanh'(x)$ with the output $y = \tanh x$ instead of $x$. Which tensor would you then
+# save, and what does that spare your backward?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the inner Function</summary>
 #
-# The first backward computes $b(g, y) = g\,(1 - y^2)$ from `grad_output` $g$ and $y$. Make
-# that the forward of a second Function, taking $g$ and $y$ as inputs, so that autograd records
-# one node for it. Its backward receives $\bar b$ and returns $\bar b\,\partial b/\partial g$
-# and $\bar b\,\partial b/\partial y$. What are those two partial derivatives?
+# Your first backward, computed in NumPy, is invisible to autograd: the third way made such a
+# backward a Function of its own. For yours: which tensors does it take as inputs, what does its
+# forward return, and how many gradients does its backward receive and return? Write its
+# forward as a formula, then take its partial derivative with respect to each input.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: why $y$ and not $x$ suffices</summary>
@@ -1181,19 +1217,21 @@ if len(yours) == 4:
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# With an inner Function on $g$ and $y$ (hint 2), and $f = \sum \tanh$ so that $g = 1$: the
-# second derivative goes through your inner Function's backward, which returns
-# $\partial b/\partial y \cdot \bar b = -2gy = -2y$ made in NumPy, a constant $c$ to autograd.
-# It reaches $x$ through `NumpyTanh`'s backward, which calls your inner Function again:
-# $c\,(1 - y^2)$, recorded. So the third derivative keeps only
-# $c \cdot (-2y)(1 - y^2) = 4y^2(1 - y^2)$, which is $0$ at $x = 0$, and loses
-# $-2(1 - y^2)^2$, the term through $c$; the true one is the sum of both,
-# $(1 - y^2)(6y^2 - 2)$. No error comes, and none would with the innermost backward marked
-# `@once_differentiable`: the gradient it receives comes from a `.sum()` and does not require
-# grad, so the mark attaches no error node (the blind spot of the plain sum in CubeOnce's
-# section). It raises only where that gradient has a graph, under `.backward()`. A right third
-# derivative needs the innermost backward to be a Function of its own; if yours gave $-2$, it
-# is one.
+# Take the inner Function on $g$ and $y$, computing $b(g, y) = g\,(1 - y^2)$, and
+# $f = \sum \tanh$, so that $g = 1$:
+#
+# - the second derivative goes through the inner Function's backward, which returns
+#   $\bar b\,\partial b/\partial y = -2gy = -2y$, made in NumPy: a constant $c$ to autograd;
+# - it reaches $x$ through `NumpyTanh`'s backward, which calls the inner Function again:
+#   $c\,(1 - y^2)$, recorded;
+# - so the third derivative keeps only $c \cdot (-2y)(1 - y^2) = 4y^2(1 - y^2)$, which is $0$ at
+#   $x = 0$, and loses $-2(1 - y^2)^2$, the term through $c$. The true one is the sum of both,
+#   $(1 - y^2)(6y^2 - 2)$.
+#
+# No error comes, even with the innermost backward marked `@once_differentiable`: the gradient
+# it receives comes from a `.sum()` and does not require grad, so the mark attaches no error
+# node (the plain-sum blind spot of CubeOnce's section). A right third derivative needs the
+# innermost backward to be a Function of its own; if yours gave $-2$, it is one.
 # </details>
 
 # %% [markdown]
