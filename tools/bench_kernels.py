@@ -107,10 +107,11 @@ def measure_cpu(softsign) -> list[dict]:
 
 
 def measure_cuda() -> list[dict]:
-    from tools.solutions import solution
+    from tools.solutions import namespace
 
     device = torch.device("cuda")
-    silu_mul, rms_norm_rows = solution("silu_mul"), solution("rms_norm_rows")
+    answers = namespace(LESSON)  # one run: a second would redefine the first's operators
+    silu_mul, rms_norm_rows = answers["silu_mul"], answers["rms_norm_rows"]
     a, b, grad = (torch.randn(N, device=device) for _ in range(3))
     a.requires_grad_(), b.requires_grad_()
     x = torch.randn(ROWS, D, device=device, requires_grad=True)

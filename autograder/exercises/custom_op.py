@@ -225,6 +225,9 @@ def check_compiled(softplus, x, beta) -> None:
                            "<softplus under torch.compile>", "eval"), scope)
     eager_x, compiled_x = (x.detach().clone().requires_grad_() for _ in range(2))
     (eager := through(eager_x)).sum().backward()
+    # every re-run of the answer cell adds guards to dynamo's caches until its recompile limit
+    # rejects a right answer (seen on a GPU machine, where both devices compile): start afresh
+    torch._dynamo.reset()
     try:
         with _quiet():
             compiled = torch.compile(through, fullgraph=True, backend="aot_eager")(compiled_x)

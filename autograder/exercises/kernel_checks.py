@@ -14,6 +14,7 @@ from torch.utils._pytree import tree_leaves
 from ..checks import case
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
+from .kernel_interpreter import interpreting, kernels_on
 from .kernel_races import shared_stores
 
 NAMESPACE = "autograd_course"
@@ -43,15 +44,13 @@ def require_triton():
                            "and run the lesson's first cell first")
 
 
-def interpreting() -> bool:
-    """Whether @triton.jit kernels run in Triton's interpreter (TRITON_INTERPRET=1)."""
-    from triton import knobs
-    return bool(knobs.runtime.interpret)
-
-
-def kernels_run_on(device: torch.device) -> bool:
-    """The interpreter runs kernels on any tensor; compiled kernels need a GPU's memory."""
-    return device.type == "cuda" or interpreting()
+@contextmanager
+def kernel_battery(name: str, submission, device: torch.device):
+    """A battery's run on ``device``: Triton there, the kernels compiled on CUDA and
+    interpreted on CPU, and memory outside the kernel's tensors refused (interpreter)."""
+    require_triton()
+    with kernels_on(device, submission), guarded_memory(name):
+        yield
 
 
 class Calls:

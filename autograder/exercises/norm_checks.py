@@ -51,7 +51,7 @@ def gradient_terms(x, weight, grad_output, eps: float, centred: bool) -> dict:
     projection ``-rstd * x_hat * mean(g * x_hat)``. Their sum is the gradient."""
     _, rstd, x_hat = row_statistics(x, eps, centred)
     g = grad_output.double() * (weight.double() if weight is not None else 1)
-    mean_term = -rstd * g.mean(-1, keepdim=True) if centred else torch.zeros(())
+    mean_term = -rstd * g.mean(-1, keepdim=True) if centred else torch.zeros_like(g)
     return {"direct": rstd * g,
             "mean": mean_term.expand_as(g),
             "projection": -rstd * x_hat * (g * x_hat).mean(-1, keepdim=True)}

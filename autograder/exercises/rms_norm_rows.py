@@ -12,8 +12,8 @@ from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
-                            check_operator, check_within_ulps, explain, guarded_memory,
-                            interpreting, kernels_run_on, operator_calls, require_triton)
+                            check_operator, check_within_ulps, explain, interpreting,
+                            kernel_battery, operator_calls)
 from .kernel_fakes import check_backward_fakes
 
 RMS_NORM_ROWS = Spec("rms_norm_rows", ("x", "weight", "eps"),
@@ -305,10 +305,7 @@ def check_fake(function, device) -> None:
 
 
 def rms_norm_rows_full(function, device) -> None:
-    if not kernels_run_on(device):  # compiled Triton kernels read GPU memory only
-        return
-    require_triton()
-    with guarded_memory("rms_norm_rows"):
+    with kernel_battery("rms_norm_rows", function, device):
         check_operator(function, "rms_norm_rows", tuple(_values((2, 3), device).values()))
         check_eps(function, device)
         for seed, shape in enumerate([(4, 5), (3, 2, 7), (9, 6)]):

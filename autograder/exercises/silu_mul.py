@@ -11,8 +11,7 @@ from ..contract import check_each_input_alone, covers
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
-                            check_operator, check_within_ulps, explain, guarded_memory,
-                            kernels_run_on, require_triton)
+                            check_operator, check_within_ulps, explain, kernel_battery)
 from .kernel_fakes import check_backward_fakes
 
 SILU_MUL = Spec("silu_mul", ("a", "b"), lambda a, b: F.silu(a) * b)
@@ -223,10 +222,7 @@ def check_fake(silu_mul, device) -> None:
 
 
 def silu_mul_full(silu_mul, device) -> None:
-    if not kernels_run_on(device):  # compiled Triton kernels read GPU memory only
-        return
-    require_triton()
-    with guarded_memory("silu_mul"):
+    with kernel_battery("silu_mul", silu_mul, device):
         check_operator(silu_mul, "silu_mul", tuple(_values((4,), device).values()))
         try:
             for seed, shape in enumerate([(3, 5), (1031,), (2, 3, 7), (1024,)]):

@@ -6,6 +6,7 @@ import torch
 from autograder.grading import self_check, verdict
 from autograder.torch_state import known_state
 from tools.solutions import solution
+from tests.autograder.passing import passes
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def test_correct_sigmoid_passes_after_grad_off_and_float64(learner_state, capsys
     set_default_dtype(float64), and are both settings the learner's again afterwards?"""
     function = solution("MySigmoid")
     self_check("MySigmoid", function)
-    assert verdict("MySigmoid", function) == (True, "MySigmoid passes every check grading runs on CPU")
+    assert verdict("MySigmoid", function) == (True, passes("MySigmoid"))
     assert not torch.is_grad_enabled()
     assert torch.get_default_dtype() == torch.float64
 

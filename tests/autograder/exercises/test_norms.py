@@ -124,3 +124,13 @@ def test_is_the_lessons_layer_norm_as_fast_as_the_lesson_says():
     source = lesson[start:lesson.index("# %%", start)]
     assert "var_mean" not in source
     assert "out=buffer" in source and source.count(".mul_(") >= 3  # steps written in place
+
+
+@pytest.mark.parametrize("centred", [True, False], ids=["LayerNorm", "RMSNorm"])
+def test_gradient_terms_stay_on_the_input_device(centred):
+    """Are all three terms on x's device, RMSNorm's zero mean term too? (A CPU zero rejected every
+    RMSNormFunction on CUDA; meta tensors stand in for a GPU here.)"""
+    x, grad_output = torch.randn(3, 4, device="meta"), torch.randn(3, 4, device="meta")
+    terms = gradient_terms(x, torch.ones(4, device="meta"), grad_output, 1e-5, centred)
+    assert {term.device.type for term in terms.values()} == {"meta"}
+    assert sum(terms.values()).shape == (3, 4)

@@ -1,0 +1,76 @@
+"""Lesson 13 on a machine with a GPU: Triton compiles the learner's kernels there, and a compiled
+kernel reads GPU memory only. The CPU run of the battery then interprets them, as
+TRITON_INTERPRET=1 would, in this process and for that run only, so that the probes only the
+interpreter has (memory outside a tensor, races, launches) grade every machine alike."""
+
+import os
+import sys
+from contextlib import contextmanager
+
+import torch
+from torch._library.custom_ops import CustomOpDef
+
+INTERPRET_VARIABLE = "TRITON_INTERPRET"
+
+
+def interpreting() -> bool:
+    """Whether @triton.jit kernels run in Triton's interpreter (TRITON_INTERPRET=1)."""
+    from triton import knobs
+    return bool(knobs.runtime.interpret)
+
+
+def _namespaces(submission) -> list[dict]:
+    """Where the learner's kernels live: the globals of the answer (its cell's namespace)
+    and of the notebook."""
+    function = submission._init_fn if isinstance(submission, CustomOpDef) else submission
+    spaces = [getattr(function, "__globals__", None), getattr(sys.modules.get("__main__"),
+                                                              "__dict__", None)]
+    unique = {id(space): space for space in spaces if isinstance(space, dict)}
+    return list(unique.values())
+
+
+@contextmanager
+def _interpreted(namespaces: list[dict]):
+    """Every @triton.jit function in ``namespaces`` and in triton.language (tl.sum, x.sum(),
+    tl.sigmoid) stands in as an interpreted function of the same Python source."""
+    import triton.language as tl
+    from triton import knobs
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    def as_method(interpreted):  # x.sum(): a plain function binds x as self
+        return lambda *args, **kwargs: interpreted(*args, **kwargs)
+
+    swapped = []  # (setter, key, original)
+    for space in [*namespaces, *(vars(module) for module in (tl, tl.core, tl.standard, tl.math))]:
+        for key, value in list(space.items()):
+            if isinstance(value, JITFunction):
+                swapped.append((space.__setitem__, key, value))
+                space[key] = InterpretedFunction(value.fn)
+    for key, value in list(vars(tl.tensor).items()):
+        if isinstance(value, JITFunction):
+            swapped.append((lambda k, v: setattr(tl.tensor, k, v), key, value))
+            setattr(tl.tensor, key, as_method(InterpretedFunction(value.fn)))
+    variable = os.environ.get(INTERPRET_VARIABLE)
+    knobs.runtime.interpret = True  # triton.language reads it while a kernel runs
+    try:
+        yield
+    finally:
+        del knobs.runtime.interpret
+        if variable is None:
+            os.environ.pop(INTERPRET_VARIABLE, None)
+        else:
+            os.environ[INTERPRET_VARIABLE] = variable
+        for setter, key, original in reversed(swapped):
+            setter(key, original)
+
+
+@contextmanager
+def kernels_on(device: torch.device, submission):
+    """Run ``submission``'s Triton kernels on ``device``: compiled on CUDA, interpreted on
+    CPU (already so where TRITON_INTERPRET=1, as on a machine without a GPU)."""
+    if device.type == "cuda" or interpreting():
+        yield
+        return
+    with _interpreted(_namespaces(submission)):
+        yield
