@@ -21,7 +21,8 @@
 # 4. make the parameters used inside a recomputed block receive their gradients, even when
 #    its input is data that needs no gradient;
 # 5. choose a number of segments, knowing what each choice costs in memory and in time;
-# 6. write a reversible block, which rebuilds its inputs from its outputs and keeps only those.
+# 6. write a reversible block, which rebuilds its inputs from its outputs and keeps only those
+#    (and, in an ungraded try-it, a stack of them whose memory does not grow with depth).
 #
 # Exercises are marked **✎ Exercise**. Their self-checks run on the CPU in a second or two;
 # the hidden tests add more inputs, more shapes and a GPU when there is one.
@@ -887,6 +888,86 @@ compare("3. second derivative", predicted_second_derivative, "right" if yours_ri
 #    "element 0 of tensors does not require grad" (or, with that `create_graph`, "appears to
 #    not have been used in the graph"). `use_reentrant=False` supports double backward.
 # </details>
+
+# %% [markdown]
+# ### Try it (ungraded): a checkpoint that keeps autocast's dtype
+#
+# Write `checkpoint_autocast(run_fn, *args)`: the result of
+# `CheckpointFunction.apply(run_fn, *args)`, except that the recomputation runs under the
+# autocast state forward ran under, the CPU's and CUDA's, as `torch.utils.checkpoint` does.
+# Build it on your `CheckpointFunction`, leaving that class as it is. The cell after yours
+# runs a `Linear` through it with autocast on (bfloat16) and off, and compares the dtypes of
+# forward and of the recomputation, and the gradients with `torch.utils.checkpoint`'s.
+#
+# When must the state be read, and how does backward's call of `run_fn` get it?
+# `torch.is_autocast_enabled` and `torch.get_autocast_dtype` take a device type (`"cpu"`,
+# `"cuda"`): what does `torch.is_autocast_enabled()`, with no argument, say inside
+# `torch.autocast("cpu", ...)`? Run it and see.
+
+# %% nbgrader={"grade_id": "answer_checkpoint_autocast", "solution": true}
+def checkpoint_autocast(run_fn, *args):
+    """CheckpointFunction.apply(run_fn, *args), recomputing under forward's autocast state."""
+    ### BEGIN SOLUTION
+    cpu = torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")
+    cuda = torch.is_autocast_enabled("cuda"), torch.get_autocast_dtype("cuda")
+
+    def run_as_in_forward(*inputs):  # read now, in forward; applied again in backward
+        with torch.autocast("cpu", dtype=cpu[1], enabled=cpu[0]), \
+                torch.autocast("cuda", dtype=cuda[1], enabled=cuda[0]):
+            return run_fn(*inputs)
+
+    return CheckpointFunction.apply(run_as_in_forward, *args)
+    ### END SOLUTION
+
+
+# %% tags=["skip-when-grading"]
+def check_checkpoint_autocast():
+    """Your checkpoint_autocast with autocast on (bfloat16) and off: the dtype the Linear
+    produces in forward and in the recomputation, and the gradients against
+    torch.utils.checkpoint's."""
+    torch.manual_seed(0)
+    linear = nn.Linear(8, 8)
+    x_in = torch.randn(4, 8, requires_grad=True)
+    for on in (True, False):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=on):
+            out = checkpoint(linear, x_in, use_reentrant=False)
+        want = torch.autograd.grad(out.float().sum(), [x_in, linear.weight])
+        x_in.grad = linear.weight.grad = linear.bias.grad = None
+        seen = []
+        handle = linear.register_forward_hook(lambda module, i, o: seen.append(o.dtype))
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=on):
+                out = checkpoint_autocast(linear, x_in)
+            out.float().sum().backward()
+        except NotImplementedError:
+            print("checkpoint_autocast (or your CheckpointFunction) is not written yet")
+            return
+        except Exception as error:  # shown, not raised: Run All goes on
+            print(f"✗ checkpoint_autocast raised {type(error).__name__}: "
+                  f"{str(error).splitlines()[0]}")
+            return
+        finally:
+            handle.remove()
+        where = "under autocast" if on else "without autocast"
+        if len(seen) != 2 or seen[0] != seen[1]:
+            print(f"✗ {where}, the Linear ran in {' then '.join(map(str, seen))}: forward and "
+                  "the recomputation should run in the same dtype")
+            return
+        if seen[0] != (torch.bfloat16 if on else torch.float32):
+            print(f"✗ {where}, the Linear ran in {seen[0]} both times: it should run as the "
+                  "caller's autocast state says")
+            return
+        if not all(torch.allclose(a, b) for a, b in zip((x_in.grad, linear.weight.grad), want)):
+            print(f"✗ {where}: the gradients differ from torch.utils.checkpoint's")
+            return
+        if torch.is_autocast_enabled("cpu"):
+            print("✗ autocast is still on after backward: the recomputation left it on")
+            return
+    print("✓ the Linear ran in bfloat16 in forward and in the recomputation under autocast, in "
+          "float32 both times without it; the gradients match torch.utils.checkpoint's")
+
+
+check_checkpoint_autocast()
 
 # %% [markdown]
 # On a GPU, the real measure is the allocator's: `torch.cuda.reset_peak_memory_stats()` before
