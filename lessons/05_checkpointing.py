@@ -1002,8 +1002,9 @@ else:
 #
 # Checkpointing keeps a block's inputs. A **reversible** block keeps only its outputs: its
 # inputs can be computed back from them, so backward rebuilds them. RevNet (Gomez et al.,
-# 2017) and the Reformer are built from such blocks. The additive coupling splits the activations into two halves and computes, with
-# two functions $f$ and $g$ (modules with parameters, shape-preserving, **deterministic**):
+# 2017) and the Reformer are built from such blocks. The additive coupling splits the
+# activations into two halves and computes, with two functions $f$ and $g$ (modules with
+# parameters, shape-preserving, **deterministic**):
 #
 # $$y_1 = x_1 + f(x_2), \qquad y_2 = x_2 + g(y_1).$$
 #
@@ -1314,10 +1315,10 @@ check_reversible_stack()
 #
 # A checkpointed block keeps its inputs and recomputes everything else in backward: a
 # backward may itself build and differentiate a graph, as long as it switches autograd on,
-# starts from detached inputs, replays the random state, and lets `.grad` accumulate on the
-# parameters. A `Function`'s output requires grad only through its tensor inputs, so a block
-# whose input is data needs one input that does (or `torch.utils.checkpoint` with
-# `use_reentrant=False`). With $k \approx \sqrt{n a}$ segments, $a$ being what one block
+# starts from detached inputs, replays the random state (and, in production, the autocast
+# state), and lets `.grad` accumulate on the parameters. A `Function`'s output requires grad
+# only through its tensor inputs, so a block whose input is data needs one input that does
+# (or `torch.utils.checkpoint` with `use_reentrant=False`). With $k \approx \sqrt{n a}$ segments, $a$ being what one block
 # keeps, the activation memory of an $n$-block network grows like $\sqrt{n}$, for about one
 # extra forward per step; a reversible block keeps only its outputs, and a stack of them keeps
 # memory constant only if it keeps just the last block's outputs and rebuilds the rest going
