@@ -116,6 +116,11 @@ class SwishFunction(torch.autograd.Function):
                 "        y, = ctx.saved_tensors\n        c = np.cbrt(y.detach().cpu().numpy())\n"
                 "        return grad_output * torch.from_numpy(3 * c * c).to(y.device)",
                 "        y = x ** 3\n        ctx.save_for_backward(y)\n        return y")),
+    Unusual("CubeOnce", "the try-it's conversions as helpers, 0-d safe",
+            "import numpy as np\n\n\ndef to_numpy(t):\n    return t.detach().cpu().numpy()\n\n\n"
+            "def to_torch(a, like):\n    return torch.as_tensor(a).to(like.device)\n"
+            + _cube(CUBE_READ + "        return to_torch(to_numpy(grad_output) * 3 * "
+                    "to_numpy(x) ** 2, x)")),
     Unusual("CubeOnce", "marked after the class, as the lesson's solution does",
             _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
             + "\n\nCubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))\n"),

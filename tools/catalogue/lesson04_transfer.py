@@ -122,6 +122,42 @@ UNUSUAL += [
             "derivative)", _tanh(CALL, _inner(RIGHT).replace(
                 "    @staticmethod\n    def backward", "    @staticmethod\n    @once_differentiable\n"
                 "    def backward"))),
+    Unusual("NumpyTanh", "the try-it's conversions: numpy(force=True), as_tensor with like's "
+            "dtype and device",
+            NUMPY + """
+def to_numpy(t):
+    return t.numpy(force=True)
+
+
+def to_torch(a, like):
+    return torch.as_tensor(a, dtype=like.dtype, device=like.device)
+
+
+class TanhGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, g, y):
+        ctx.save_for_backward(g, y)
+        return to_torch(to_numpy(g) * (1 - to_numpy(y) ** 2), g)
+
+    @staticmethod
+    def backward(ctx, gb):
+        g, y = ctx.saved_tensors
+        gb, gn, yn = to_numpy(gb), to_numpy(g), to_numpy(y)
+        return to_torch(gb * (1 - yn ** 2), g), to_torch(-2 * gb * gn * yn, y)
+
+
+class NumpyTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = to_torch(np.tanh(to_numpy(x)), x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return TanhGrad.apply(grad_output, y)
+"""),
 ]
 
 MISTAKES = [
