@@ -697,8 +697,8 @@ except RuntimeError as error:
 #
 # The cell after yours takes a square root in NumPy between the two, on 0-d and 1-d tensors
 # that require grad, in float64 and float32, and on the GPU too where there is one (on a
-# machine without one, a missing `.cpu()` goes unseen: read yours for it). Your `CubeOnce` and
-# `NumpyTanh` may use them.
+# machine without one, a missing `.cpu()` or device goes unseen: read yours for them). Your
+# `CubeOnce` and `NumpyTanh` may use them.
 
 # %%
 to_numpy = None  # def to_numpy(t): ...
@@ -743,9 +743,9 @@ check_conversions()
 #
 # Write `CubeOnce`, with `CubeOnce.apply(x)` returning `x ** 3`, in two steps:
 #
-# 1. write its backward with the local derivative computed in NumPy (the conversions above;
-#    `x` may live on a GPU, or be 0-d), and run the self-check: it tells you what is still
-#    missing;
+# 1. write its backward with the local derivative computed in NumPy (through the conversions
+#    above: `x` may live on a GPU, or be 0-d), and run the self-check: it tells you what is
+#    still missing;
 # 2. mark the backward with `once_differentiable`. Your backward already carries
 #    `@staticmethod`, so it will have two decorators: where does the new one go? Write it on the
 #    class and delete the stub's last two lines, or apply it by hand in their place.
