@@ -1280,7 +1280,8 @@ check_reversible_stack()
 
 # %% [markdown]
 # Constant in depth: one block's outputs, for the price of inverting every block on the way
-# down, and of Hint 3's rounding drift, which grows with the number of blocks.
+# down, and of the rounding drift of Exercise 3's Hint 3, which grows with the number of
+# blocks.
 
 # %% [markdown]
 # ## Common mistakes
