@@ -29,28 +29,47 @@ def _namespaces(submission) -> list[dict]:
     return list(unique.values())
 
 
+def _language_objects() -> list:
+    """triton.language's modules and classes: what the interpreter patches while it runs."""
+    import triton.language as tl
+    modules = [tl, tl.core, tl.standard, tl.math]
+    classes = {value for module in modules for value in vars(module).values()
+               if isinstance(value, type) and value.__module__.startswith("triton.language")}
+    return [*modules, *sorted(classes, key=lambda cls: cls.__qualname__)]
+
+
+def _restore(objects_before: list) -> None:
+    """Put back every attribute as it was (a device-function call of the interpreter patches
+    triton.language and never restores it: the next compile on the GPU would then fail). Names
+    the interpreter added stay: its cached rewrites of tl.sum and the rest look them up."""
+    for owner, before in objects_before:
+        now = dict(vars(owner))
+        for key, value in before.items():
+            if now.get(key, _restore) is not value:
+                setattr(owner, key, value)
+
+
 @contextmanager
 def _interpreted(namespaces: list[dict]):
     """Every @triton.jit function in ``namespaces`` and in triton.language (tl.sum, x.sum(),
     tl.sigmoid) stands in as an interpreted function of the same Python source."""
     import triton.language as tl
     from triton import knobs
-    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime import interpreter
     from triton.runtime.jit import JITFunction
 
     def as_method(interpreted):  # x.sum(): a plain function binds x as self
         return lambda *args, **kwargs: interpreted(*args, **kwargs)
 
-    swapped = []  # (setter, key, original)
+    language = [(owner, dict(vars(owner))) for owner in _language_objects()]
+    spaces = [(space, dict(space)) for space in namespaces]
     for space in [*namespaces, *(vars(module) for module in (tl, tl.core, tl.standard, tl.math))]:
         for key, value in list(space.items()):
             if isinstance(value, JITFunction):
-                swapped.append((space.__setitem__, key, value))
-                space[key] = InterpretedFunction(value.fn)
+                space[key] = interpreter.InterpretedFunction(value.fn)
     for key, value in list(vars(tl.tensor).items()):
         if isinstance(value, JITFunction):
-            swapped.append((lambda k, v: setattr(tl.tensor, k, v), key, value))
-            setattr(tl.tensor, key, as_method(InterpretedFunction(value.fn)))
+            setattr(tl.tensor, key, as_method(interpreter.InterpretedFunction(value.fn)))
     variable = os.environ.get(INTERPRET_VARIABLE)
     knobs.runtime.interpret = True  # triton.language reads it while a kernel runs
     try:
@@ -61,8 +80,10 @@ def _interpreted(namespaces: list[dict]):
             os.environ.pop(INTERPRET_VARIABLE, None)
         else:
             os.environ[INTERPRET_VARIABLE] = variable
-        for setter, key, original in reversed(swapped):
-            setter(key, original)
+        _restore(language)
+        for space, before in spaces:  # the names the interpreter lends the cell stay, as
+            space.update({key: value for key, value in before.items()  # its rewrites need them
+                          if isinstance(value, JITFunction)})
 
 
 @contextmanager

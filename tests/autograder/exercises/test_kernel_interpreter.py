@@ -26,11 +26,20 @@ def compiled(entry):  # the entry as written on a GPU machine: no interpreter as
     code = entry.code.replace('os.environ["TRITON_INTERPRET"] = "1"', "pass")
     return catalogue.load(entry.exercise, code)
 
+from autograder.exercises.kernel_interpreter import _language_objects
+
+def fingerprint():  # every attribute of triton.language's modules and classes, by identity
+    return {f"{owner.__name__}.{key}": id(value) for owner in _language_objects()
+            for key, value in vars(owner).items()}
+
+before = fingerprint()
 names = json.loads(sys.argv[1])
 entries = [e for e in catalogue.unusual() + catalogue.mistakes() if [e.exercise, e.name] in names]
 results = {e.name: verdict(e.exercise, compiled(e)) for e in entries}
+after = fingerprint()
+changed = sorted(key for key in before if before[key] != after.get(key))
 print(json.dumps({"results": results, "variable": os.environ.get("TRITON_INTERPRET"),
-                  "tl.sum": type(tl.sum).__name__}))
+                  "tl.sum": type(tl.sum).__name__, "changed": changed}))
 """
 
 ENTRIES = {  # (exercise, name): the first line's hint, or None for a correct answer
@@ -66,6 +75,9 @@ def test_compiled_kernels_are_graded_as_interpreted_ones(graded_compiled, key):
 
 
 def test_compiled_mode_comes_back(graded_compiled):
-    """After the CPU runs, do Triton's own functions and TRITON_INTERPRET read as before?"""
+    """After the CPU runs, do TRITON_INTERPRET and every attribute of triton.language read as
+    before? (The interpreter patches tl.program_id and the rest while it runs a kernel; left
+    patched, the next compile for the GPU fails.)"""
     assert graded_compiled["variable"] == "0"
     assert graded_compiled["tl.sum"] == "JITFunction"
+    assert graded_compiled["changed"] == []
