@@ -216,10 +216,10 @@ plt.show()
 # forward-over-reverse instead: `torch.func.jvp(torch.func.grad(f), (x,), (v,))` pushes $v$
 # forward through the gradient computation, one forward-mode pass over one reverse pass, the
 # usual way JAX and `torch.func` users compute an HVP. It accepts a custom Function only on
-# two conditions, which the next cell shows: forward without `ctx` plus a `setup_context`
-# (needed by every `torch.func` transform, lesson 08), and a `jvp` rule (needed by forward mode,
-# here to push $v$ through the Function's forward; tensors it needs go to
-# `ctx.save_for_forward`).
+# two conditions: forward without `ctx` plus a `setup_context` (needed by every `torch.func`
+# transform, lesson 08), and a `jvp` rule (needed by forward mode, here to push $v$ through the
+# Function's forward; tensors it needs go to `ctx.save_for_forward`). The next cell shows `Sin`
+# refused for want of the first, then `SinForFunc`, which meets both.
 
 # %%
 def f_composed(x):
@@ -1058,8 +1058,10 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # The NumPy code now sits in a forward, where it belongs: forwards are never recorded, and the
 # hand-written `MatmulBackward.backward` supplies the derivatives autograd cannot see. Its own
 # backward uses plain tensor ops on its saved inputs, so even third derivatives work, as the
-# last comparison shows. This is how fused kernels are made twice-differentiable in practice:
-# one kernel for the backward, one for the backward of the backward.
+# last comparison shows. That last step in torch ops is the worked example's shortcut: for a
+# real kernel the backward of the backward is kernel code too, invisible to autograd in turn.
+# This is how fused kernels are made twice-differentiable in practice: one kernel for the
+# backward, one for the backward of the backward.
 
 # %% [markdown]
 # ## Common mistakes
@@ -1104,13 +1106,17 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 #   least one dim (the grader uses float64);
 # - its backward computes with NumPy too: torch only converts (`.numpy()`,
 #   `torch.from_numpy`, `.to`), no torch arithmetic;
-# - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, so
-#   `NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost backward,
+# - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, so its backward
+#   is a Function of its own, as in the third way, and **that Function's backward computes with
+#   NumPy as well**: the kernel's derivatives exist only as kernel code, at both levels;
+# - `NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost backward,
 #   the backward of the backward, is accepted, not required).
 #
-# The section on the third way has the pattern; this op is yours to derive. Write both
-# Functions in the answer cell: the second one, the Function your backward calls, goes in place
-# of the `raise` line under the class.
+# The section on the third way has the pattern; this op is yours to derive. One difference
+# from it: `MatmulBackward.backward` computes with torch ops, a shortcut a worked example can
+# take (a matrix product's derivatives are matrix products again), and one this contract rules
+# out. Write both Functions in the answer cell: the second one, the Function your backward
+# calls, goes in place of the `raise` line under the class.
 #
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
@@ -1233,8 +1239,10 @@ if len(yours) == 4:
 #
 # No error comes, even with the innermost backward marked `@once_differentiable`: the gradient
 # it receives comes from a `.sum()` and does not require grad, so the mark attaches no error
-# node (the plain-sum blind spot of CubeOnce's section). A right third derivative needs the
-# innermost backward to be a Function of its own; if yours gave $-2$, it is one.
+# node (the plain-sum blind spot of CubeOnce's section). With the innermost backward in NumPy,
+# as the contract asks, a right third derivative needs it to be a Function of its own in turn,
+# one level further down; if yours gave $-2$, it is one. (An innermost backward in torch ops, as
+# `MatmulBackward`'s, would give $-2$ too, and break this exercise's contract.)
 # </details>
 
 # %% [markdown]

@@ -260,3 +260,27 @@ MISTAKES += [
                                               "        ctx.g, ctx.y = g, y\n").replace(
                 "        g, y = ctx.saved_tensors\n", "        g, y = ctx.g, ctx.y\n"))),
 ]
+
+THIRD_LEVEL = """
+class _TanhGradGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, gb, g, y):
+        ctx.save_for_backward(gb, g, y)
+        gb, g, y = gb.detach().numpy(), g.detach().numpy(), y.detach().numpy()
+        return torch.from_numpy(gb * (1 - y * y)), torch.from_numpy(-2 * gb * g * y)
+
+    @staticmethod
+    def backward(ctx, u, w):
+        gb, g, y = (t.detach().numpy() for t in ctx.saved_tensors)
+        u, w = u.detach().numpy(), w.detach().numpy()
+        return (torch.from_numpy(u * (1 - y * y) - 2 * w * g * y),
+                torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb * (u * y + w * g)))
+"""
+UNUSUAL += [
+    Unusual("NumpyTanh", "three levels: the innermost backward a NumPy Function of its own "
+            "(right to the third derivative)",
+            _tanh(CALL, THIRD_LEVEL + _inner(
+                "        return _TanhGradGrad.apply(grad_b, *ctx.saved_tensors)").replace(
+                "        gb, g, y = grad_b.detach().numpy(), g.detach().numpy(), "
+                "y.detach().numpy()\n", ""))),
+]
