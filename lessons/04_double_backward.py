@@ -741,32 +741,33 @@ check_conversions()
 # backward that reaches it raises *"trying to differentiate twice a function that was marked
 # with @once_differentiable"* instead of returning wrong numbers.
 #
-# Write `CubeOnce`, with `CubeOnce.apply(x)` returning `x ** 3`, in two steps:
+# The contract of `CubeOnce`: `CubeOnce.apply(x)` returns `x ** 3`, its backward returns the
+# first derivative and is marked `@once_differentiable`, and a second backward through it
+# raises. The self-check grades exactly that. What your backward computes with is not graded: a
+# torch-op backward, marked, passes too. The exercise plays the case the mark is for, so make
+# the local derivative $3x^2$ in NumPy; quick question 4 shows what the mark costs when the
+# backward is torch ops. Two steps:
 #
-# 1. write its backward with the local derivative computed in NumPy (through the conversions
-#    above: `x` may live on a GPU, or be 0-d), and run the self-check: it tells you what is
-#    still missing;
-# 2. mark the backward with `once_differentiable`. Your backward already carries
-#    `@staticmethod`, so it will have two decorators: where does the new one go? Write it on the
-#    class and delete the stub's last two lines, or apply it by hand in their place.
+# 1. write forward, and a backward with $3x^2$ made in NumPy (through the conversions above:
+#    `x` may live on a GPU, or be 0-d); run the self-check: it tells you what is still missing;
+# 2. mark the backward with `once_differentiable`. It already carries `@staticmethod`, so it
+#    will have two decorators. Write the new one on the class and delete the stub's last two
+#    lines, or apply it by hand in their place.
 #
-# <details><summary><b>Hint 1</b>: a question</summary>
+# <details><summary><b>Hint</b>: two decorators</summary>
 #
-# Two decorators stacked above a `def`: which one receives the plain function, the top one or
-# the one nearest the `def`? And which of `staticmethod` and `once_differentiable` must receive
-# the plain function, to call it and wrap what it returns?
+# Decorators apply from the bottom up: `@a` over `@b` over `def f` means `a(b(f))`, so the one
+# nearest the `def` receives the plain function. PyTorch's documentation writes
+# `@once_differentiable` under `@staticmethod`: it wraps the plain function, and `staticmethod`
+# wraps the result. Applied by hand after the class, the calls nest in that same order (read
+# from the class, `CubeOnce.backward` is already the plain function).
+#
+# The other order runs too on the Python this course needs (3.11 or later; since 3.10 a
+# `staticmethod` object can be called): `once_differentiable` then wraps the `staticmethod`
+# object, and the class holds a plain function, which autograd calls with `ctx` all the same.
+# Before 3.10 the wrapper's call of that object raised *"'staticmethod' object is not
+# callable"* when backward ran. Under is the order that works everywhere.
 # </details>
-#
-# <details><summary><b>Hint 2</b>: the key step</summary>
-#
-# Decorators apply from the bottom up: `@a` over `@b` over `def f` means `a(b(f))`. Print
-# `inspect.getsource(once_differentiable)` (after `import inspect`): what does its wrapper do
-# with the function it receives? Which of the two decorators, then, must receive the plain
-# function?
-# </details>
-#
-# The self-check grades the contract: values, first derivatives, and the mark's error on a
-# second backward. It cannot see what your backward computes with; quick question 4 can.
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
 class CubeOnce(torch.autograd.Function):
@@ -810,16 +811,6 @@ for device in ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]:
           "✓" if x.grad.shape == () and x.grad.item() == 3 * 1.5 ** 2 else "✗")
 
 # %% [markdown]
-# <details><summary><b>Check your answer</b> (open after your attempt)</summary>
-#
-# `@once_differentiable` goes **under** `@staticmethod`, the order PyTorch's documentation
-# uses: `once_differentiable` wraps the plain function, and `staticmethod` wraps the result.
-# Applied by hand after the class, the two calls nest in that same order (read from the class,
-# `CubeOnce.backward` is already the plain function). The reverse order also works from Python
-# 3.10 on, where a `staticmethod` object became callable; before, backward raised
-# *"'staticmethod' object is not callable"*.
-# </details>
-#
 # **Quick question 3.** `once_differentiable` attaches its error node to the gradient your
 # backward returns. The cell after next differentiates $\sin(x^3)$ twice through your marked
 # `CubeOnce`, and takes the second pass in two ways: `first.sum().backward()`, and
@@ -918,7 +909,9 @@ else:
 #
 # - If yours gave the true value, your backward computes $3x^2$ with torch ops, which autograd
 #   records: it was differentiable, and the mark refuses a second derivative autograd could
-#   have given (the common-mistakes table lists this). The self-check cannot tell the two apart.
+#   have given. `CubeOnce`'s contract asks for the mark all the same, so its self-check passes
+#   either way; outside this exercise, leave the mark off such a backward (the common-mistakes
+#   table).
 # - If yours raised *"does not require grad"*, your backward took `grad_output` through NumPy
 #   as well: its result is a constant, and the whole second derivative is gone. Loudly here;
 #   inside a sum with other terms, such as `+ x ** 2`, silently.
@@ -1075,7 +1068,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$); the self-check never tries it | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
 # | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
 # | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
-# | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing | leave it off |
+# | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it |
 # | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
 # | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck` |
