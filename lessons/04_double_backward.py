@@ -354,6 +354,73 @@ axes[0].legend()
 plt.show()
 
 # %% [markdown]
+# ### Try it (ungraded): a gradient penalty through your Swish
+#
+# WGAN-GP (Gulrajani et al., 2017) trains a critic $D$ with a penalty on the norm of its
+# gradient with respect to its input, so each training step differentiates a gradient. Take a
+# toy critic on your Function, one score per row of a batch $x$ of shape $(n, d)$:
+# $D(x_i) = \sum_j \operatorname{swish}_\beta(x_{ij})$, computed with `SwishFunction.apply`.
+# Write `gradient_penalty(x, beta)`, for an `x` that requires grad, returning the 0-d tensor
+#
+# $$P = \frac{1}{n}\sum_i \big(\lVert \nabla_{x_i} D(x_i)\rVert_2 - 1\big)^2,$$
+#
+# such that `torch.autograd.grad(P, (beta, x))` gives `beta` and `x` their gradients, as a
+# training step needs. Two questions to answer first: each $D(x_i)$ depends on row $i$ alone,
+# so what is the gradient of $\sum_i D(x_i)$ with respect to the whole of $x$? And what must
+# the call that computes it be told, so that $P$ can be differentiated in turn? The cell after
+# yours checks $P$ against central differences of the forward alone, then your gradients of
+# $P$ against central differences of your own $P$.
+
+# %%
+gradient_penalty = None  # def gradient_penalty(x, beta): ...
+
+
+# %% tags=["skip-when-grading"]
+def check_gradient_penalty():
+    """Your gradient_penalty against central differences: its value, its gradient in beta and
+    its derivative along one direction in x."""
+    if gradient_penalty is None:
+        print("gradient_penalty: not written yet")
+        return
+    generator = torch.Generator().manual_seed(4)
+    x0, direction = (torch.randn(5, 3, generator=generator, dtype=torch.float64) for _ in "ab")
+    beta0, h = torch.tensor(1.5, dtype=torch.float64), 1e-6
+
+    def penalty(x, beta):  # yours, on a fresh leaf x
+        return gradient_penalty(x.clone().requires_grad_(), beta).detach()
+
+    def swish(x):
+        return x * torch.sigmoid(beta0 * x)
+
+    slopes = (swish(x0 + h) - swish(x0 - h)) / (2 * h)  # dD/dx_ij, by differences
+    expected = ((slopes.norm(dim=1) - 1) ** 2).mean()
+    x, beta = x0.clone().requires_grad_(), beta0.clone().requires_grad_()
+    try:
+        P = gradient_penalty(x, beta)
+        if P.shape != ():
+            print("✗ P should be a 0-d tensor; yours has shape", tuple(P.shape))
+            return
+        if not P.requires_grad:
+            print("✗ your P has no graph: the gradient it is built from was not recorded")
+            return
+        grad_beta, grad_x = torch.autograd.grad(P, (beta, x))
+        by_beta = (penalty(x0, beta0 + h) - penalty(x0, beta0 - h)) / (2 * h)
+        along = (penalty(x0 + h * direction, beta0) - penalty(x0 - h * direction, beta0)) / (2 * h)
+    except NotImplementedError:
+        print("SwishFunction is not written yet")
+        return
+    except RuntimeError as error:  # shown, not raised: Run All goes on
+        print("✗ gradient_penalty raised:", str(error).splitlines()[0])
+        return
+    for what, got, want in [("P", P.detach(), expected), ("dP/dbeta", grad_beta, by_beta),
+                            ("dP/dx along a direction", (grad_x * direction).sum(), along)]:
+        print(f"{what}: yours {got.item():.8f}, by differences {want.item():.8f}",
+              "✓" if torch.isclose(got, want, rtol=1e-5, atol=1e-7) else "✗")
+
+
+check_gradient_penalty()
+
+# %% [markdown]
 # **A trap the self-check never tries.** Lesson 01 built a stable sigmoid with `torch.where`,
 # which computes both branches everywhere and keeps one. With the textbook branches,
 # `1 / (1 + exp(-z))` and `exp(z) / (1 + exp(z))`, the branch that is dropped overflows once
@@ -947,6 +1014,24 @@ try:
     torch.autograd.gradgradcheck(CubeOnce.apply, (x,))
 except GradcheckError as error:
     print("gradgradcheck:", str(error).splitlines()[0])
+
+# %% [markdown]
+# **In practice: two everyday tools refuse double backward.** Both fail loudly, as a marked
+# backward does, on the second differentiation (checked on torch 2.13, CPU):
+#
+# - a function compiled with `torch.compile` (the default backend and `"aot_eager"` alike, both
+#   built on AOTAutograd): the first `torch.autograd.grad(..., create_graph=True)` runs, and
+#   the second raises *"torch.compile with aot_autograd does not currently support double
+#   backward"*;
+# - `torch.nn.functional.scaled_dot_product_attention` on CPU runs a fused kernel whose
+#   backward has no derivative of its own: *"derivative for
+#   aten::_scaled_dot_product_flash_attention_for_cpu_backward is not implemented"*. Under
+#   `torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH)` it runs composed ops,
+#   and double backward works.
+#
+# So the part of a model that a gradient penalty or an HVP differentiates twice runs eagerly,
+# on ops with a derivative for their backward; test each custom Function on that path with
+# `gradgradcheck`, outside `torch.compile`.
 
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
