@@ -63,11 +63,19 @@ def compare(what, predicted, observed):
 # bytes**: it ignores the parameters (they exist whether or not you train), counts each piece
 # of memory once however many operations save it, and notices when autograd lets go of a
 # saved tensor, so it also knows the **peak**.
+#
+# One rule for any `pack` you write, from the `saved_tensors_hooks` documentation: what it
+# returns must not hold the tensor it was given, only `tensor.detach()` (the same memory, no
+# history). An op that saves its own output (`tanh`, `sigmoid`) would otherwise close a loop,
+# output → its node → the saved value → your object → that same output, which is never freed,
+# not even by `gc.collect()`: the memory leaks, and a meter built that way reports as kept what
+# autograd had let go.
 
 # %%
 class _Held:
-    """What the meter gives autograd to keep instead of a tensor: the tensor, plus a note to
-    the meter when autograd drops it."""
+    """What the meter gives autograd to keep instead of a tensor: a detached alias of it (the
+    same memory, no history, so no loop back to the tensor), plus a note to the meter when
+    autograd drops it."""
 
     def __init__(self, tensor, meter, key):
         self.tensor, self.meter, self.key = tensor, meter, key
@@ -89,13 +97,13 @@ class ActivationMeter:
     def pack(self, tensor):
         key = tensor.untyped_storage().data_ptr()
         if key in self.skip:  # a parameter: not an activation
-            return tensor
+            return tensor.detach()
         if self.count.get(key, 0) == 0:  # first time this memory is kept
             self.size[key] = tensor.untyped_storage().nbytes()
             self.now += self.size[key]
             self.peak = max(self.peak, self.now)
         self.count[key] = self.count.get(key, 0) + 1
-        return _Held(tensor, self, key)
+        return _Held(tensor.detach(), self, key)  # never the tensor itself (the rule above)
 
     def unpack(self, held):
         return held.tensor if isinstance(held, _Held) else held
@@ -184,9 +192,9 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 # **Quick question 1.** `forward` below calls `fancy(x)` with no precautions. When the meter
 # watches `RecomputedFancy.apply(x)`, does it see only `x` kept, or `x` and `fancy`'s
 # intermediates too? Then a variant, `EagerFancy`, whose forward wraps the same call in
-# `with torch.enable_grad():` "to be safe". `apply` still gives the output its own node, whose
-# backward is the hand-written one, so nobody will ever backpropagate through `fancy`'s ops.
-# Does the meter count only `x` for it too?
+# `with torch.enable_grad():` "to be safe", so that `fancy`'s ops record while it runs. `apply`
+# then gives the output its own node, whose backward is the hand-written one. Once `apply` has
+# returned, does the meter count only `x` for `EagerFancy` too?
 # Write your predictions into the cell below, then run the next two cells.
 
 # %%
@@ -237,7 +245,8 @@ class EagerFancy(RecomputedFancy):
 with ActivationMeter() as meter:
     y = EagerFancy.apply(x)
     kept["EagerFancy"] = meter.now
-    print(f"{'EagerFancy':>16}: keeps {meter.now:>6} bytes for backward")
+    print(f"{'EagerFancy':>16}: keeps {meter.now:>6} bytes for backward, "
+          f"after a peak of {meter.peak} bytes inside forward")
 only_x = x.numel() * x.element_size()
 compare("RecomputedFancy keeps only x", predicted_keeps_only_x, kept["RecomputedFancy"] == only_x)
 compare("EagerFancy keeps only x", predicted_eager_keeps_only_x, kept["EagerFancy"] == only_x)
@@ -246,15 +255,20 @@ compare("EagerFancy keeps only x", predicted_eager_keeps_only_x, kept["EagerFanc
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # `RecomputedFancy` keeps only `x`: `Function.apply` runs forward with autograd off, so
-# `fancy`'s ops record nothing and save nothing. `EagerFancy` keeps as much as plain autograd:
-# under `enable_grad` the same ops record their own graph and save $t$, $s$ and `x` while they
-# run, and the node `apply` attaches afterwards does not give that memory back. The meter
-# still counts it while the output lives, for a graph no backward will use. Switching autograd
-# on in a checkpoint's forward "to be safe" undoes the checkpoint (the common-mistakes table
-# lists it).
+# `fancy`'s ops record nothing and save nothing. `EagerFancy` ends up keeping only `x` too, but
+# not for that reason. Under `enable_grad` the same ops record their own graph and save $t$, $s$
+# and `x` while they run: the peak is what plain autograd keeps. Then `apply` gives the output
+# its own node in place of that graph's last one; nothing else refers to the graph, so it and
+# what it saved are freed before `apply` returns. The price is paid inside forward: the time to
+# record a graph no backward will use, and the peak memory of it.
+#
+# It is worse when the output is a **view** of a tensor made inside forward (return
+# `fancy(x).view(-1)`, say): the view holds on to its base, the base to its node, and the whole
+# graph stays, 24000 bytes here, even after backward, for as long as the output lives. So a
+# checkpoint's forward leaves grad off, as `apply` set it (the common-mistakes table lists it).
 # </details>
 #
-# One input of 8000 bytes instead of three tensors, and the same gradient.
+# One input of 8000 bytes kept instead of three tensors, and the same gradient.
 #
 # **When you cannot write the derivative.** A checkpoint wraps a block it knows nothing about,
 # a function `run_fn` handed to it. Its backward cannot apply a formula; it has to let autograd
@@ -721,6 +735,23 @@ print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_their
 # the default, favours speed; lower values recompute more). What you wrote is the mechanism
 # underneath all of them.
 #
+# **The other trade: offloading.** Saved-tensor hooks have a production use besides meters
+# and checkpoints. `torch.autograd.graph.save_on_cpu(pin_memory=True)` is a pair of them: `pack`
+# copies each saved GPU tensor into (pinned) host memory, `unpack` copies it back to its device
+# when backward reads it. Nothing is recomputed; the price is two copies of every activation
+# over the link between GPU and host instead of an extra forward's FLOPs, so it suits tensors
+# that are expensive to recompute and cheap to move. The same FSDP module has
+# `offload_wrapper` beside `checkpoint_wrapper`, and the two combine.
+#
+# **What recomputation does not replay: module state.** A checkpoint replays the random state
+# (and, in `torch.utils.checkpoint`, the autocast state), not a module's buffers. A
+# `BatchNorm` in training mode updates its running statistics on every call, so a
+# checkpointed one updates them twice per step: on torch 2.13 `num_batches_tracked` is 2 after
+# one step with either `use_reentrant`, and the running mean has moved almost twice as far as
+# without the checkpoint. (A reversible block whose backward inverts and then recomputes calls
+# $f$ three times.) Keep such layers outside the checkpointed segments, or use a normalisation
+# with no running state (`LayerNorm`, `GroupNorm`).
+#
 # ### Three knobs of `torch.utils.checkpoint`
 #
 # - `use_reentrant`: pass it, and pass `False`. On torch 2.13 leaving it out still works but
@@ -972,13 +1003,16 @@ check_checkpoint_autocast()
 # %% [markdown]
 # On a GPU, the real measure is the allocator's: `torch.cuda.reset_peak_memory_stats()` before
 # the step and `torch.cuda.max_memory_allocated()` after it count every byte, activations,
-# weights, gradients and temporary buffers alike. The next cell does that when a GPU is present
-# (`tools/bench_checkpointing.py` does it on a bigger model).
+# weights, gradients and temporary buffers alike. The weights' gradients are part of that peak
+# whatever you checkpoint, so the next cell (run when a GPU is present) feeds 4096 rows through
+# 256 features: 8 MiB of activations per block against 256 KiB of weights. With 256 rows
+# through 1024 features the gradients would dominate and no variant would look better
+# (`tools/bench_checkpointing.py` measures a bigger model).
 
 # %%
 if torch.cuda.is_available():
-    cuda_model = deep_mlp(width=1024).cuda()
-    cuda_x = torch.randn(256, 1024, device="cuda", requires_grad=True)
+    cuda_model = deep_mlp(width=256).cuda()
+    cuda_x = torch.randn(4096, 256, device="cuda", requires_grad=True)
     variants = {
         "no checkpointing": lambda: cuda_model(cuda_x),
         "yours, 4 segments": lambda: checkpoint_sequential(cuda_model, 4, cuda_x),
@@ -1010,7 +1044,8 @@ else:
 #
 # The contract:
 #
-# - `ReversibleCoupling.apply(x1, x2, f, g)` returns the tuple `(y1, y2)`;
+# - `ReversibleCoupling.apply(x1, x2, f, g)` returns the tuple `(y1, y2)`, which still hold
+#   those values after backward (the caller may read them again);
 # - forward saves **only the outputs** `y1` and `y2` (no input, no activation of `f` or `g`,
 #   nothing tensor-valued on `ctx`);
 # - backward reconstructs the inputs from the outputs, recomputes the block under grad, and
@@ -1295,12 +1330,15 @@ check_reversible_stack()
 # | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | is autograd on inside backward? |
 # | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
 # | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
-# | run `run_fn` under `torch.enable_grad()` in forward "to be safe" | every activation is kept: no memory saved | what is forward's grad mode for? |
+# | run `run_fn` under `torch.enable_grad()` in forward "to be safe" | forward records and saves a whole graph that it then throws away: time wasted and the peak of an unchecked block; if `run_fn` returns a view, that graph is kept while the output lives: no memory saved at all | what is forward's grad mode for? |
+# | `pack` of `saved_tensors_hooks` returns the tensor itself, or an object holding it | for ops that save their own output, a loop that is never freed: memory leaks, and a meter reports as kept what autograd let go | what did the documentation say `pack` may hold? |
 # | checkpoint a block whose only tensor input is data (a model's first block) | its parameters silently get **no gradient** while the layers after it train; with nothing after it, `element 0 of tensors does not require grad` | when does a `Function`'s output require grad, and are the parameters inside `run_fn` among its inputs? |
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
 # | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | when does the function read `start` and `end`: when defined, or when called? |
+# | a `BatchNorm` in training mode inside a checkpointed segment | no error; its running statistics are updated twice per step (three times in a reversible block that inverts, then recomputes) | what does recomputing replay, and what does it not? |
 # | dropout inside $f$ or $g$ of a reversible block, random state not replayed | no error; $x_2$'s gradient and $f$'s parameters' are silently wrong: the inversion and the recomputation draw new masks | which mask does each of backward's calls to $f$ draw? |
+# | a reversible backward that inverts in place (`y2.sub_(g(y1))`) to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$: a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
 # | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: the cell never returns, memory grows | which tensors did you build from fresh leaves? |
 #
 # ## Common misconception

@@ -3,10 +3,13 @@
 (PyTorch's own reentrant checkpoint refuses ``torch.autograd.grad`` by design, so grading never
 calls it on the learner's Function.)"""
 
+import gc
 import re
+import weakref
 
 import torch
 from torch import nn
+from torch.autograd.graph import saved_tensors_hooks
 
 from ..checks import Spec, _explain_runtime_error, case, check_is_function, make_inputs, run_forward
 from ..contract import EACH_INPUT_ALONE, covers
@@ -56,11 +59,17 @@ def _backward(spec: Spec, output, inputs: dict, grad_output) -> tuple:
                 "CheckpointFunction.backward asked for gradients of a non-float input (e.g. a "
                 "boolean mask): a fresh leaf should ask for a gradient only where the input it "
                 "copies did", message) from error
-        if (match := _COUNT.search(message)) and int(match[2]) == int(match[1]) - 1:
+        others = [n for n, v in inputs.items() if n != "run_fn" and not torch.is_tensor(v)]
+        if (match := _COUNT.search(message)) and int(match[2]) == int(match[1]) - 1 and not others:
             raise GradingError(
                 f"backward returned {match[2]} gradients for {match[1]} inputs: the first "
                 "input is run_fn, so return None for it first: (None, *input_grads)",
                 message) from error
+        if match:  # which ones are missing, the count cannot tell: name every None owed
+            raise GradingError(
+                f"backward returned {match[2]} gradients for {match[1]} inputs: return None "
+                f"for each non-tensor ({', '.join(['run_fn', *others])}) and a gradient or None "
+                "for each tensor, in forward's order", message) from error
         raise _explain_runtime_error(spec, "backward", error, inputs) from error
     finally:
         for handle in handles:
@@ -86,15 +95,54 @@ def _ctx_tensors(value, path: str):
             yield from _ctx_tensors(item, f"{path}[{key!r}]")
 
 
-def check_saves_only_inputs(forward: ForwardTrace, inputs: dict) -> None:
+class _Held:
+    """What _kept_after_apply's pack returns: a detached alias, so no loop keeps it alive."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+def _kept_after_apply(function, inputs: dict) -> int:
+    """Bytes of saved activations (not inputs, not uint8 random states) still held once
+    ``apply`` has returned, its output alive: a graph run_fn recorded in forward is freed
+    unless something (ctx, a view's base) still refers to it."""
+    given = {v.untyped_storage().data_ptr() for v in inputs.values()
+             if isinstance(v, torch.Tensor)}
+    held = weakref.WeakSet()
+
+    def pack(tensor):
+        item = _Held(tensor.detach())
+        held.add(item)
+        return item
+
+    with saved_tensors_hooks(pack, lambda item: item.tensor):
+        output = function.apply(*inputs.values())
+    gc.collect()
+    kept = {item.tensor.untyped_storage().data_ptr(): item.tensor.untyped_storage().nbytes()
+            for item in list(held) if item.tensor.dtype != torch.uint8
+            and item.tensor.untyped_storage().data_ptr() not in given}
+    del output
+    return sum(kept.values())
+
+
+def check_saves_only_inputs(forward: ForwardTrace, inputs: dict, function=None) -> None:
     """Forward keeps the tensor arguments and nothing else: no activations, in save_for_backward
-    or on ctx (a random-number-generator state, a uint8 tensor, is fine in either)."""
+    or on ctx (a random-number-generator state, a uint8 tensor, is fine in either). A forward
+    whose run_fn recorded a graph that apply then dropped is told so, not that it kept it."""
     extra = [s for s in forward.saved  # a random-number-generator state (uint8) is no activation
              if not s.role.startswith("input") and s.dtype != torch.uint8]
     if extra:
         total = sum(s.nbytes for s in extra)
         given = sum(v.numel() * v.element_size() for v in inputs.values()
                     if isinstance(v, torch.Tensor))
+        if function is not None and _kept_after_apply(function, inputs) == 0:
+            raise GradingError(
+                f"CheckpointFunction's forward recorded run_fn's graph: its ops saved {total} "
+                f"bytes of activations ({len(extra)} tensor{'' if len(extra) == 1 else 's'}) "
+                "while forward ran, time and peak memory a checkpoint must not spend, for a "
+                "graph apply then threw away (had run_fn returned a view, it would have been "
+                "kept): apply runs forward with grad off, so call run_fn without "
+                "torch.enable_grad() there")
         raise GradingError(
             f"CheckpointFunction kept {total} bytes of activations ({len(extra)} "
             f"tensor{'' if len(extra) == 1 else 's'}) "
@@ -144,7 +192,7 @@ def check_block(function, run_fn, values: dict, wanted: set, parameters: dict, *
     inputs = make_inputs(values, requires_grad=wanted)
     forward = run_forward(function, spec, inputs)
     diagnose_values("CheckpointFunction's output", forward.output, expected)
-    check_saves_only_inputs(forward, inputs)
+    check_saves_only_inputs(forward, inputs, function)
     pristine = grad_output.clone()
     grads = _backward(spec, forward.output, inputs, grad_output)
     if not torch.equal(grad_output, pristine):

@@ -133,10 +133,12 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
         diagnose_values(f"ReversibleCoupling's {name}", got, want)
     check_saves_only_outputs(forward)
     pristine = [None if go is None else go.clone() for go in grad_outputs]
+    returned = [o.detach().clone() for o in outputs]
     _CALLS.clear()
     _backward(outputs, grad_outputs, inputs)
     if any(go is not None and not torch.equal(go, p) for go, p in zip(grad_outputs, pristine)):
         raise GradingError("backward modified grad_output in place: compute new tensors")
+    _check_outputs_kept(outputs, returned)
     known = {"x1": values["x1"], "x2": values["x2"], "y1": expected[0], "y2": expected[1]}
     try:
         for name in ("x1", "x2"):
@@ -152,6 +154,18 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
         inputs = make_inputs(values)
         _backward(function.apply(*inputs.values()), grad_outputs, inputs)
         _check_parameters(parameters, parameter_truth, before)
+
+
+def _check_outputs_kept(outputs, returned: list) -> None:
+    """The y1 and y2 the caller holds still read as forward returned them after backward."""
+    changed = [name for name, output, value in zip(("y1", "y2"), outputs, returned)
+               if not torch.equal(output.detach(), value)]
+    if changed:
+        raise GradingError(
+            f"ReversibleCoupling's backward overwrote {' and '.join(changed)}, which the caller "
+            f"holds (an in-place inversion, such as {changed[-1]}.sub_(...), writes into a saved "
+            "output, the very tensor forward returned): whatever reads it after backward gets "
+            "wrong numbers, silently; compute the inputs into new tensors")
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -229,6 +229,23 @@ class CheckpointFunction(torch.autograd.Function):
         torch.autograd.backward(output, grad_output)
         return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in inputs))
 """, named=True),
+    Mistake("CheckpointFunction", "run_fn under enable_grad in forward, the graph dropped by "
+            "apply", "forward recorded run_fn's graph: its ops saved 1440 bytes",
+            _checkpoint(CORRECT_BACKWARD, FORWARD.replace(
+                "        return run_fn(*args)",
+                "        with torch.enable_grad():\n            return run_fn(*args)")),
+            named=True),
+    Mistake("CheckpointFunction", "run_fn under enable_grad in forward, a view returned (its "
+            "base keeps the graph)", "CheckpointFunction kept 1440 bytes of activations",
+            _checkpoint(CORRECT_BACKWARD, FORWARD.replace(
+                "        return run_fn(*args)",
+                "        with torch.enable_grad():\n            out = run_fn(*args)\n"
+                "        return out.view(out.shape)"))),
+    Mistake("CheckpointFunction", "returns gradients for the tensors only (no None for scale "
+            "and use_tanh)", "return None for each non-tensor (run_fn, scale, use_tanh) and",
+            _checkpoint(CORRECT_BACKWARD.replace(
+                f"return {GRADS}",
+                "return (None, *(a.grad for a in args if isinstance(a, torch.Tensor)))"))),
     Mistake("CheckpointFunction", "recomputes with gradients off", "recomputed run_fn with "
             "gradients off", _backward_without(NO_ENABLE), named=True),
     Mistake("CheckpointFunction", "recomputes on the saved tensors themselves", "wrote into the "

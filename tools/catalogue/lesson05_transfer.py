@@ -73,6 +73,13 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("ReversibleCoupling", "inverts in place, into the saved outputs (the caller's y1 "
+            "and y2 are overwritten)", "backward overwrote y1 and y2, which the caller holds",
+            _coupling(INVERT.replace("y2 - ctx.g(y1)", "y2.sub_(ctx.g(y1))")
+                      .replace("y1 - ctx.f(x2)", "y1.sub_(ctx.f(x2))")
+                      .replace("x1.requires_grad_(), x2.requires_grad_()",
+                               "x1.detach().requires_grad_(), x2.detach().requires_grad_()")
+                      + RECOMPUTE + RIGHT + RETURN)),
     Mistake("ReversibleCoupling", "saves the inputs", "ReversibleCoupling saved its input x1",
             _coupling("        x1, x2 = (t.detach().requires_grad_() for t in ctx.saved_tensors)\n"
                       + RECOMPUTE + RIGHT + RETURN,
