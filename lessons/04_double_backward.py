@@ -810,7 +810,7 @@ check_conversions()
 #
 # The contract of `CubeOnce`: `CubeOnce.apply(x)` returns `x ** 3`, its backward returns the
 # first derivative and is marked `@once_differentiable`, and a second backward through it
-# raises. The self-check grades exactly that. What your backward computes with is not graded: a
+# raises. The self-check grades that. What your backward computes with is not graded: a
 # torch-op backward, marked, passes too. The exercise plays the case the mark is for, so make
 # the local derivative $3x^2$ in NumPy; quick question 4 shows what the mark costs when the
 # backward is torch ops. Two steps:
@@ -1338,4 +1338,7 @@ if len(yours) == 4:
 # intermediates instead of saving them. `gradgradcheck` tests it. A backward that cannot be
 # differentiated gets `@once_differentiable`, a guard worth having and worth not trusting
 # blindly; one that must be differentiated but cannot be recorded becomes a Function with a
-# hand-written backward of its own. Next lesson: recomputation on purpose, to save memory.
+# hand-written backward of its own. `torch.compile` and some fused kernels, such as CPU
+# attention's, refuse a second differentiation: keep the path a penalty differentiates twice
+# eager. Next
+# lesson: recomputation on purpose, to save memory.
