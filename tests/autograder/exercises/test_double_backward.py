@@ -153,3 +153,33 @@ def test_kink_hint_blames_no_detach():
     message = str(caught.value)
     assert "right everywhere but at x = 0" in message and "largest error" in message
     assert ".detach()" not in message and "no_grad" not in message
+
+
+def _gradient_penalty_check(answer):
+    """The lesson's check_gradient_penalty (its ungraded try-it), run on ``answer``."""
+    from pathlib import Path
+    source = (Path(__file__).parents[3] / "lessons" / "04_double_backward.py").read_text()
+    start = source.index("def check_gradient_penalty")
+    namespace = {"torch": torch, "SwishFunction": solution("SwishFunction"),
+                 "gradient_penalty": answer}
+    exec(source[start:source.index("\ncheck_gradient_penalty()", start)], namespace)
+    namespace["check_gradient_penalty"]()
+
+
+def _penalty(create_graph):
+    def gradient_penalty(x, beta):
+        slopes, = torch.autograd.grad(solution("SwishFunction").apply(x, beta).sum(), x,
+                                      create_graph=create_graph)
+        return ((slopes.norm(dim=1) - 1) ** 2).mean()
+    return gradient_penalty
+
+
+@pytest.mark.lesson04
+def test_the_gradient_penalty_try_it_ticks_a_right_penalty_and_names_a_missing_graph(capsys):
+    """Does the try-it's check tick a right penalty three times, and say that a penalty built
+    without create_graph has no graph?"""
+    _gradient_penalty_check(_penalty(create_graph=True))
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and all(line.endswith("✓") for line in lines), lines
+    _gradient_penalty_check(_penalty(create_graph=False))
+    assert capsys.readouterr().out.startswith("✗ your P has no graph")
