@@ -18,8 +18,8 @@
 # 1. measure what a forward pass keeps for backward, with saved-tensor hooks;
 # 2. write a backward that re-runs its forward under autograd and differentiates it;
 # 3. make dropout draw the same mask twice by restoring the random state;
-# 4. make the parameters used inside a recomputed block receive their gradients, even when
-#    its input is data that needs no gradient;
+# 4. make the parameters used inside a recomputed block receive their gradients, wherever the
+#    block sits in the model;
 # 5. choose a number of segments, knowing what each choice costs in memory and in time;
 # 6. write a reversible block, which rebuilds its inputs from its outputs and keeps only those
 #    (and, in an ungraded try-it, a stack of them whose memory does not grow with depth).
@@ -839,10 +839,11 @@ compare("gelu recomputed, selective", predicted_gelu_selective, recomputed["sele
 # </details>
 
 # %% [markdown]
-# ### Where yours and `torch.utils.checkpoint` part company
+# ### Yours and `torch.utils.checkpoint`, side by side
 #
-# Your `CheckpointFunction` follows its contract; three things a production checkpoint also
-# handles are outside it. **Quick question 4.** Predict each line before you run the cell:
+# Three uses that your `CheckpointFunction`'s contract does not mention, run through yours and
+# through `torch.utils.checkpoint`. **Quick question 4.** Predict what yours does in each, before
+# you run the cell:
 #
 # 1. `torch.autograd.grad(loss, x)` through your checkpoint: does the block's `weight.grad`
 #    stay `None`, as `autograd.grad` promises?
@@ -1041,6 +1042,16 @@ else:
 # parameters, shape-preserving, **deterministic**):
 #
 # $$y_1 = x_1 + f(x_2), \qquad y_2 = x_2 + g(y_1).$$
+#
+# ```
+# x1 ───────(+)────────────┬──────▶ y1
+#            ▲             │
+#            f             g
+#            │             ▼
+# x2 ────────┴────────────(+)─────▶ y2
+# ```
+#
+# Backward is handed only what comes out on the right.
 #
 # The contract:
 #
