@@ -1185,8 +1185,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # - its backward computes with NumPy too: torch only converts (`.numpy()`,
 #   `torch.from_numpy`, `.to`), no torch arithmetic;
 # - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, so its backward
-#   is a Function of its own, as in the third way, and **that Function's backward computes with
-#   NumPy as well**: the kernel's derivatives exist only as kernel code, at both levels;
+#   calls a Function of its own, as in the third way, and **that Function's backward computes
+#   with NumPy as well**: the kernel's derivatives exist only as kernel code, at both levels;
 # - `NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost backward,
 #   the backward of the backward, is accepted, not required).
 #
