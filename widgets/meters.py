@@ -6,7 +6,10 @@ from torch.utils.flop_counter import flop_registry
 
 
 class _Kept:
-    """Stands in for a tensor autograd saved, and tells the meter when autograd drops it."""
+    """Stands in for a tensor autograd saved, and tells the meter when autograd drops it. It
+    holds a detached alias, never the tensor itself: for an op that saves its own output, the
+    tensor would lead back here through its node, a loop that is never freed (the rule in
+    ``saved_tensors_hooks``'s documentation)."""
 
     __slots__ = ("tensor", "drop")
 
@@ -36,12 +39,13 @@ class ActivationBytes(saved_tensors_hooks):
         storage = tensor.untyped_storage()
         key = storage.data_ptr()
         if key in self.skip:
-            return tensor
+            return tensor.detach()
+        nbytes = storage.nbytes()
         if not self.holders.get(key):
-            self.now += storage.nbytes()
+            self.now += nbytes
             self.peak = max(self.peak, self.now)
         self.holders[key] = self.holders.get(key, 0) + 1
-        return _Kept(tensor, lambda: self._drop(key, storage.nbytes()))
+        return _Kept(tensor.detach(), lambda: self._drop(key, nbytes))
 
     def _drop(self, key: int, nbytes: int) -> None:
         self.holders[key] -= 1
