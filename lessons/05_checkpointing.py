@@ -1349,7 +1349,7 @@ check_reversible_stack()
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | when does the function read `start` and `end`: when defined, or when called? |
 # | a `BatchNorm` in training mode inside a checkpointed segment | no error; its running statistics are updated twice per step (three times in a reversible block that inverts, then recomputes) | what does recomputing replay, and what does it not? |
 # | dropout inside $f$ or $g$ of a reversible block, random state not replayed | no error; $x_2$'s gradient and $f$'s parameters' are silently wrong: the inversion and the recomputation draw new masks | which mask does each of backward's calls to $f$ draw? |
-# | a reversible backward that inverts in place (`y2.sub_(g(y1))`) to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$: a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
+# | a reversible backward that inverts in place (`y2.sub_(g(y1))`), or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
 # | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: the cell never returns, memory grows | which tensors did you build from fresh leaves? |
 #
 # ## Common misconception

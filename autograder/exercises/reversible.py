@@ -158,14 +158,21 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
 
 def _check_outputs_kept(outputs, returned: list) -> None:
     """The y1 and y2 the caller holds still read as forward returned them after backward."""
+    for name, output in zip(("y1", "y2"), outputs):
+        if output.untyped_storage().nbytes() < (output.storage_offset() + output.numel()) \
+                * output.element_size():  # reading it now would read freed memory
+            raise GradingError(
+                f"ReversibleCoupling's backward freed the memory of {name}, which the caller "
+                "holds (a saved output shares its memory with the tensor forward returned): "
+                "reading it after backward reads freed memory; leave that storage alone")
     changed = [name for name, output, value in zip(("y1", "y2"), outputs, returned)
                if not torch.equal(output.detach(), value)]
     if changed:
         raise GradingError(
             f"ReversibleCoupling's backward overwrote {' and '.join(changed)}, which the caller "
             f"holds (an in-place inversion, such as {changed[-1]}.sub_(...), writes into a saved "
-            "output, the very tensor forward returned): whatever reads it after backward gets "
-            "wrong numbers, silently; compute the inputs into new tensors")
+            "output, which shares its memory with the tensor forward returned): whatever reads "
+            "it after backward gets wrong numbers, silently; compute the inputs into new tensors")
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -80,6 +80,10 @@ MISTAKES = [
                       .replace("x1.requires_grad_(), x2.requires_grad_()",
                                "x1.detach().requires_grad_(), x2.detach().requires_grad_()")
                       + RECOMPUTE + RIGHT + RETURN)),
+    Mistake("ReversibleCoupling", "frees the saved outputs' storage in backward (the caller's "
+            "y1 and y2 with it)", "backward freed the memory of y1, which the caller holds",
+            _coupling(INVERT + "        y1.untyped_storage().resize_(0)\n"
+                      "        y2.untyped_storage().resize_(0)\n" + RECOMPUTE + RIGHT + RETURN)),
     Mistake("ReversibleCoupling", "saves the inputs", "ReversibleCoupling saved its input x1",
             _coupling("        x1, x2 = (t.detach().requires_grad_() for t in ctx.saved_tensors)\n"
                       + RECOMPUTE + RIGHT + RETURN,
