@@ -1106,10 +1106,11 @@ else:
 # The memory still grows with depth. RevNet and the Reformer keep it constant by keeping only
 # the **last** block's outputs: going down in backward, each block rebuilds its inputs from
 # the outputs just rebuilt above it, and those inputs are the outputs the block below needs.
-# In code, that is one Function over the whole stack, or blocks that free their saved
-# outputs' storage once the next block has them. What you build here is the part that makes
-# that possible: the inversion and the recomputation; the try-it after the exercise builds
-# the stack on it.
+# In code, that is one Function over the whole stack, or a stack whose blocks free each other's
+# saved outputs once the next block has them (the stack owns those tensors; a single block's
+# caller may still read its outputs, so your block leaves them alone). What you build here is
+# the part that makes that possible: the inversion and the recomputation; the try-it after the
+# exercise builds the stack on it.
 
 # %% nbgrader={"grade_id": "answer_ReversibleCoupling", "solution": true}
 class ReversibleCoupling(torch.autograd.Function):
