@@ -264,8 +264,9 @@ compare("EagerFancy keeps only x", predicted_eager_keeps_only_x, kept["EagerFanc
 #
 # It is worse when the output is a **view** of a tensor made inside forward (return
 # `fancy(x).view(-1)`, say): the view holds on to its base, the base to its node, and the whole
-# graph stays, 24000 bytes here, even after backward, for as long as the output lives. So a
-# checkpoint's forward leaves grad off, as `apply` set it (the common-mistakes table lists it).
+# graph stays, 24000 bytes here, even after backward, for as long as the output lives (make
+# that change in `EagerFancy` and run its cell again to see it). So a checkpoint's forward
+# leaves grad off, as `apply` set it (the common-mistakes table lists it).
 # </details>
 #
 # One input of 8000 bytes kept instead of three tensors, and the same gradient.
