@@ -69,9 +69,13 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
         expected, got = int(match[1]), int(match[2])
         returned = (f"backward returned {got} gradient{'' if got == 1 else 's'} "
                     f"for {expected} input{'' if expected == 1 else 's'}")
-        if got < expected:
-            missing = " and ".join(spec.input_names[got:expected])
-            return GradingError(f"{returned}: return None for {missing}")
+        names = list(inputs) if inputs is not None else list(spec.input_names)
+        if got < expected and inputs is not None and not any(
+                isinstance(inputs[name], torch.Tensor) for name in names[got:expected]):
+            return GradingError(f"{returned}: return None for {' and '.join(names[got:expected])}")
+        if got < expected:  # which ones are missing, the count cannot say
+            return GradingError(f"{returned}: return one gradient or None per input, in "
+                                f"forward's order ({', '.join(names)})")
         return GradingError(f"{returned}: return one gradient (or None) per input forward was "
                             "given; anything past the last (a default argument left out) must "
                             "be None")

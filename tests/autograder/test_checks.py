@@ -7,7 +7,7 @@ from autograder import checks
 from autograder.checks import (check_backward_by_hand, check_gradcheck, check_is_function,
                                check_no_ctx_tensors, check_values_and_gradients,
                                check_version_tracking, make_inputs, reference_gradients,
-                               run_backward, run_forward)
+                               run_backward, run_forward, Spec)
 from autograder.exercises.linear import MY_LINEAR
 from autograder.exercises.sigmoid import MY_RELU, MY_SIGMOID, SCALED_SIGMOID
 from autograder.exercises.template import SQUARE, WEIGHTED_SUM
@@ -58,6 +58,26 @@ class TestRuntimeErrors:
                               inputs)
         with raises_hint("backward returned 2 gradients for 4 inputs: return None for w1 and w2"):
             run_backward(WEIGHTED_SUM, forward.output, inputs, torch.ones(3, dtype=torch.float64))
+
+    def test_too_few_with_a_tensor_among_the_last_names_none(self, raises_hint):
+        """When a tensor input sits among the last ones, the count cannot say which gradient is
+        missing: is the hint the rule (one per input, in order), not a guess at names?"""
+
+        class DropsGradX1(SQUARE_SOLUTION):
+            @staticmethod
+            def forward(ctx, x1, x2):
+                return x1 * x2
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return grad_output  # x2's gradient, say, with x1's left out
+
+        spec = Spec("DropsGradX1", ("x1", "x2"), lambda x1, x2: x1 * x2)
+        inputs = make_inputs({"x1": x_of(3), "x2": x_of(3)})
+        forward = run_forward(DropsGradX1, spec, inputs)
+        with raises_hint("backward returned 1 gradient for 2 inputs: return one gradient or "
+                         "None per input, in forward's order (x1, x2)"):
+            run_backward(spec, forward.output, inputs, torch.ones(3, dtype=torch.float64))
 
     def test_too_many_gradients(self, raises_hint):
         """Is a backward with an extra gradient told to return one per input? (PyTorch drops
