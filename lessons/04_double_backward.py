@@ -278,7 +278,8 @@ print("torch.func through SinForFunc agrees:", torch.allclose(hvp_sin, hvp_by_ha
 #    to the second derivative. For now: which tensors can backward recompute $s$ from, and are
 #    they inputs, outputs or neither?
 #
-# Use `ctx.needs_input_grad` to skip a gradient nobody wants.
+# Use `ctx.needs_input_grad` to skip a gradient nobody wants. The self-check also hands your
+# backward a `grad_output` that is not contiguous, as a later `y.t()` gives.
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
@@ -754,8 +755,9 @@ except RuntimeError as error:
 # %% [markdown]
 # ### Try it (ungraded): the two conversions, written once
 #
-# This lesson's self-checks never try a 0-d tensor or a GPU, so a NumPy backward that forgets
-# either still passes them. Write the two conversions such a backward needs:
+# This lesson's self-checks never try a 0-d tensor, and try a GPU only on a machine that has
+# one (`NumpyTanh`'s never does: its contract is CPU tensors), so a NumPy backward that forgets
+# either can still pass them. Write the two conversions such a backward needs:
 #
 # - `to_numpy(t)`: the values of a tensor `t` as a NumPy array, whether or not `t` requires
 #   grad, whatever its device;
@@ -920,8 +922,8 @@ compare("   with torch.autograd.grad", predicted_with_grad,
 # to require grad, so no path through it leads to `x`. `torch.autograd.grad(..., x)` never runs
 # it, finds nothing in `first` that depends on `x`, and raises *"appears to not have been used
 # in the graph"*. Where `first` also depends on `x` through other ops, it returns their share
-# alone, silently: the section after quick question 4 shows that. The mark guards
-# `.backward()`, not every way of differentiating.
+# alone, silently: the cell after quick question 4's explanation shows that on
+# $\sin(x^3) + x^2$. The mark guards `.backward()`, not every way of differentiating.
 # </details>
 
 # %% [markdown]
@@ -995,8 +997,9 @@ else:
 # - with `CubeOnce.apply(x).sum()` directly, the incoming gradient is a constant 1, no error
 #   node is attached, and the cube's share of the second derivative silently disappears;
 # - `torch.autograd.grad(..., inputs=x)` never runs the error node, as quick question 3
-#   showed, and `torch.autograd.functional.hvp`, which allows unused inputs, silently reports
-#   zeros.
+#   showed: on $\sin(x^3) + x^2$ it returns the $x^2$ term's share, $2$, alone, where
+#   `.backward()` raises; and `torch.autograd.functional.hvp`, which allows unused inputs,
+#   silently reports zeros.
 #
 # `gradgradcheck` is the reliable test: it fails for a backward that is not truly
 # differentiable, marked or not.
@@ -1006,6 +1009,15 @@ x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
 first, = torch.autograd.grad((CubeOnce.apply(x) + x ** 2).sum(), x, create_graph=True)
 second, = torch.autograd.grad(first.sum(), x)
 print("plain sum, second derivative:", second, " true:", 6 * x.detach() + 2)
+
+first, = torch.autograd.grad((torch.sin(CubeOnce.apply(x)) + x ** 2).sum(), x, create_graph=True)
+xd = x.detach()
+print("sin(x³) + x², second derivative by grad():", torch.autograd.grad(first.sum(), x)[0],
+      " true:", 6 * xd * torch.cos(xd ** 3) - 9 * xd ** 4 * torch.sin(xd ** 3) + 2)
+try:
+    first.sum().backward()
+except RuntimeError as error:
+    print("sin(x³) + x², .backward():", str(error).splitlines()[0])
 
 _, hvp = torch.autograd.functional.hvp(lambda x: torch.sin(CubeOnce.apply(x)).sum(),
                                        x.detach(), torch.ones(2, dtype=torch.float64))
@@ -1152,6 +1164,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
 # | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$); the self-check never tries it | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
 # | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
+# | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
 # | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
 # | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it |
@@ -1304,16 +1317,15 @@ if len(yours) == 4:
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Take the inner Function on $g$ and $y$, computing $b(g, y) = g\,(1 - y^2)$, and
-# $f = \sum \tanh$, so that $g = 1$:
+# Take $f = \sum \tanh$, so that $g = 1$:
 #
-# - the second derivative goes through the inner Function's backward, which returns
-#   $\bar b\,\partial b/\partial y = -2gy = -2y$, made in NumPy: a constant $c$ to autograd;
-# - it reaches $x$ through `NumpyTanh`'s backward, which calls the inner Function again:
-#   $c\,(1 - y^2)$, recorded;
-# - so the third derivative keeps only $c \cdot (-2y)(1 - y^2) = 4y^2(1 - y^2)$, which is $0$ at
-#   $x = 0$, and loses $-2(1 - y^2)^2$, the term through $c$. The true one is the sum of both,
-#   $(1 - y^2)(6y^2 - 2)$.
+# - the second derivative goes through the inner Function's backward; the term it returns for
+#   $y$ is made in NumPy, so to autograd it is a constant $c$, with no graph back to $x$;
+# - it reaches $x$ through `NumpyTanh`'s backward, which calls the inner Function again, and
+#   that call is recorded;
+# - so the third derivative keeps only the part that goes through the recorded call, which is
+#   $0$ at $x = 0$ (where $y = 0$), and loses the part that goes through $c$. The true one is
+#   the sum of both: $\tanh'''(x) = (1 - y^2)(6y^2 - 2)$, which is $-2$ at $0$.
 #
 # No error comes, even with the innermost backward marked `@once_differentiable`: the gradient
 # it receives comes from a `.sum()` and does not require grad, so the mark attaches no error
@@ -1326,9 +1338,9 @@ if len(yours) == 4:
 # %% [markdown]
 # PyTorch's own `tanh` is built this way. Its backward calls `tanh_backward(grad, result)`, an
 # op of its own with an entry in `derivatives.yaml` (the file where ATen's ops declare their
-# derivatives): derivatives with respect to `grad_output` and to the output, the two your
-# inner backward returns. That is how ATen makes a kernel twice differentiable: one kernel for
-# the backward, one rule for the backward of the backward.
+# derivatives) that says how to differentiate it in turn. That is how ATen makes a kernel
+# twice differentiable: one kernel for the backward, one rule for the backward of the
+# backward.
 
 # %% [markdown]
 # ## Summary

@@ -1,10 +1,6 @@
-"""Lesson 04: SwishFunction (differentiable twice) and CubeOnce (@once_differentiable).
-
-A backward supports double backward when autograd can record it: built from ordinary tensor
-ops on what ``ctx.saved_tensors`` gives back (inputs and outputs) and on ``grad_output``. These
-checks compare second derivatives through the learner's backward with those of the composed
-reference, name the usual cause when they differ, and finish with gradgradcheck.
-"""
+"""Lesson 04: SwishFunction (differentiable twice) and CubeOnce (@once_differentiable). The
+checks compare second derivatives through the learner's backward with the composed reference's,
+name the usual cause when they differ, and finish with gradgradcheck."""
 
 import torch
 from torch.autograd.function import once_differentiable
@@ -18,7 +14,9 @@ from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import _OpLog
+from .bilinear import check_noncontiguous_grad_output
 from .reentry import limit_nesting
+from .swapped_flags import swapped_flags_named
 
 # Neither contract names a 0-d x (only SwishFunction's beta is 0-d), and the syllabus grades 0-d
 # inputs only where a contract names them: none is graded. Lesson 04 tells the learner so, beside
@@ -238,7 +236,8 @@ SAVED_OUTPUT_FIX = ("compute the gradient with tensor ops on ctx.saved_tensors a
 def swish_full(SwishFunction, device) -> None:
     function = check_is_function(SwishFunction, SWISH)
     with limit_nesting(function, SAVED_OUTPUT_FIX):
-        _swish_checks(function, device)
+        with swapped_flags_named(function, swish_values((3,), device)):
+            _swish_checks(function, device)
 
 
 def _swish_checks(function, device) -> None:
@@ -265,6 +264,8 @@ def _swish_checks(function, device) -> None:
     covers("beta not requiring grad")
     covers("float32")
     check_each_input_alone(function, SWISH, swish_values((3, 4), device, seed=6))
+    with case("x of shape (3, 4), beta=1.3, grad_output not contiguous (a transpose's gradient)"):
+        check_noncontiguous_grad_output(function, SWISH, swish_values((3, 4), device, seed=7))
     for beta in (1.3, -0.7):
         values = swish_values((3,), device, beta=beta, seed=5)
         with case(f"x of shape (3,), beta={beta}"):
@@ -336,7 +337,8 @@ def _cube_once_checks(function, device) -> None:
 
 EXERCISES = [
     Exercise("SwishFunction", "04_double_backward", swish_full,
-             contract=("beta = 0", "beta not requiring grad", "float32"),
+             contract=("beta = 0", "beta not requiring grad", "float32",
+                       "non-contiguous grad_output"),
              example=lambda: (sample((5,), "cpu"), torch.tensor(1.3, dtype=torch.float64))),
     Exercise("CubeOnce", "04_double_backward", cube_once_full, contract=("float32",),
              example=lambda: (sample((5,), "cpu"),)),

@@ -196,6 +196,19 @@ MISTAKES = [
                    "        s = torch.where(z >= 0, 1 / (1 + e), e / (1 + e))\n"
                    "        ds = s * (1 - s)\n" + RETURN,
                    "        ctx.save_for_backward(x, beta)\n        return x * torch.sigmoid(beta * x)")),
+    Mistake("SwishFunction", "grad_output.view(-1): fails on a transposed grad_output",
+            "view size is not compatible",
+            _swish("        x, beta = ctx.saved_tensors\n        g = grad_output.view(-1)\n"
+                   "        x1 = x.reshape(-1)\n        s = torch.sigmoid(beta * x1)\n"
+                   "        ds = s * (1 - s)\n"
+                   "        return (g * (s + beta * x1 * ds)).view(x.shape), "
+                   "(g * x1 * x1 * ds).sum()"), named=True),
+    Mistake("SwishFunction", "needs_input_grad indices swapped", "SwishFunction's backward tests "
+            "the other input's flag",
+            _swish(READ + "        grad_x = grad_output * (s + beta * x * ds) "
+                   "if ctx.needs_input_grad[1] else None\n"
+                   "        grad_beta = (grad_output * x * x * ds).sum() "
+                   "if ctx.needs_input_grad[0] else None\n        return grad_x, grad_beta")),
     Mistake("SwishFunction", "autograd.grad of the saved output inside backward (it would run "
             "this backward again, without end)", "SwishFunction.backward ran inside itself",
             _swish("        x, beta, y = ctx.saved_tensors\n        with torch.enable_grad():\n"

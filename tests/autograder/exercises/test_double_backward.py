@@ -6,6 +6,7 @@ import torch
 from autograder.exercises import EXERCISES
 from autograder.exercises.double_backward import (SHAPES, SWISH, check_differentiable_backward,
                                                   check_gradgradcheck, swish_values)
+from autograder.exercises.swapped_flags import swapped_flags
 from tests.autograder.catalogued import mistake, unusual
 from tests.autograder.exercises.battery import run
 from tools.solutions import solution
@@ -183,3 +184,12 @@ def test_the_gradient_penalty_try_it_ticks_a_right_penalty_and_names_a_missing_g
     assert len(lines) == 3 and all(line.endswith("✓") for line in lines), lines
     _gradient_penalty_check(_penalty(create_graph=False))
     assert capsys.readouterr().out.startswith("✗ your P has no graph")
+
+
+def test_swapped_flags_named_only_when_both_probes_show_it():
+    """Is the needs_input_grad swap named only when each input alone gets None and the other a
+    gradient, and a backward that always returns None for beta told the plain fact?"""
+    values = swish_values((3,), "cpu")
+    assert swapped_flags(mistake("SwishFunction", "needs_input_grad indices swapped"), values)
+    assert not swapped_flags(mistake("SwishFunction", "None for beta"), values)
+    assert not swapped_flags(solution("SwishFunction"), values)
