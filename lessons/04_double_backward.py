@@ -1225,8 +1225,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 #
 # <details><summary><b>Hint 3</b>: why $y$ and not $x$ suffices</summary>
 #
-# The second derivative with respect to $x$ flows from $b$ to $y$, then from $y$ to $x$
-# through `NumpyTanh`'s own backward: autograd chains them. Nothing in your inner Function
+# The second derivative with respect to $x$ flows from your inner Function's result to $y$,
+# then from $y$ to $x$ through `NumpyTanh`'s own backward: autograd chains them. Nothing in your inner Function
 # needs $\partial y/\partial x$.
 # </details>
 
