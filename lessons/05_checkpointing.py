@@ -371,7 +371,8 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 # Write `CheckpointFunction`, with `CheckpointFunction.apply(run_fn, *args)` returning
 # `run_fn(*args)` (one tensor) while keeping only what is needed to recompute it. `args` may
 # mix tensors with anything else (floats, flags, `None`). The contract: forward saves only the
-# tensor arguments; backward recomputes `run_fn(*args)` under grad with the forward's random
+# tensor arguments, and records no graph of `run_fn` (grad stays off, as in any forward, so
+# `run_fn`'s ops save nothing, not even for a moment: the self-check measures it); backward recomputes `run_fn(*args)` under grad with the forward's random
 # state restored (CPU, and each CUDA device of a CUDA tensor argument); it returns `None` for
 # `run_fn` and for every non-tensor argument; parameters used inside `run_fn` receive their
 # gradients in `.grad`.
@@ -1150,14 +1151,16 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **What it costs** (read once your block passes). A backward that inverts the block without
-# grad and then recomputes it with grad runs $f$ and $g$ twice each. RevNet's algorithm (Gomez
-# et al., Algorithm 1) does it in one pass: it records $g(y_1)$ once on a fresh leaf $y_1$,
-# uses its value to get $x_2 = y_2 - g(y_1)$ and backpropagates through it, then does the same
-# for $f$. The grader accepts either.
+# <details><summary><b>What it costs</b> (open once your block passes)</summary>
 #
-# **With dropout inside $f$** (read once your block passes). Your backward calls $f$ again, to
-# rebuild $x_1$ and to recompute, and each call draws a new mask: no error, and a gradient for
+# A backward that inverts the block without grad and then recomputes it with grad runs $f$ and
+# $g$ twice each. RevNet's algorithm (Gomez et al., Algorithm 1) needs one call of each: the
+# call that helps rebuild an input is made with grad, on a fresh leaf, and its value serves both
+# the inversion and the backpropagation. The grader accepts either.
+# </details>
+#
+# **With dropout inside $f$** (read once your block passes). Your backward calls $f$ again,
+# and each call draws a new mask: no error, and a gradient for
 # $x_2$ that belongs to another network. The fix is Exercise 1's: note the random state when
 # forward calls $f$, and replay it, inside `fork_rng`, on every later call. Below it goes into
 # a wrapper around $f$, so your block stays as it is; the Hugging Face Reformer does the same
@@ -1351,7 +1354,7 @@ check_reversible_stack()
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | when does the function read `start` and `end`: when defined, or when called? |
 # | a `BatchNorm` in training mode inside a checkpointed segment | no error; its running statistics are updated twice per step (three times in a reversible block that inverts, then recomputes) | what does recomputing replay, and what does it not? |
 # | dropout inside $f$ or $g$ of a reversible block, random state not replayed | no error; $x_2$'s gradient and $f$'s parameters' are silently wrong: the inversion and the recomputation draw new masks | which mask does each of backward's calls to $f$ draw? |
-# | a reversible backward that inverts in place (`y2.sub_(g(y1))`), or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
+# | a reversible backward that inverts in place, into a saved output, or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
 # | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: the cell never returns, memory grows | which tensors did you build from fresh leaves? |
 #
 # ## Common misconception

@@ -252,8 +252,9 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
                     got, _recomputed_on(after_run_fn, block, values["x"], device)):
                 raise GradingError(
                     "with dropout inside run_fn the recomputation drew the mask that comes "
-                    "after the forward's: the random state was recorded after run_fn(*args) "
-                    "ran; record it before run_fn draws", str(error)) from error
+                    "after the forward's: either the state was recorded after run_fn(*args) ran, "
+                    "or backward drew random numbers (another run_fn call?) between restoring it "
+                    "and recomputing", str(error)) from error
             raise GradingError(
                 "with dropout inside run_fn the gradients differ from an un-checkpointed run: "
                 "the recomputation drew new random numbers; save torch.get_rng_state()"
