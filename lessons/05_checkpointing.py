@@ -769,6 +769,23 @@ print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_their
 #   commonly saves the matrix multiplies (expensive to recompute) and recomputes the cheap
 #   element-wise ops, keeping most of the memory saving for little extra compute.
 #
+# Two more points from production:
+#
+# - **DDP and a reentrant checkpoint.** A reentrant checkpoint (yours, or `use_reentrant=True`)
+#   runs a backward inside backward, and DDP's hook that marks a parameter's gradient ready
+#   fires inside it. With `find_unused_parameters=True` that fails: on torch 2.13 (one process,
+#   `gloo`, a checkpointed `Linear`), both raised "Expected to mark a variable ready only once".
+#   `static_graph=True`, or `use_reentrant=False`, ran the same step with the same gradient.
+# - **A recomputation is not promised bit-identical on a GPU.** Some CUDA kernels are
+#   non-deterministic (atomic additions), and with `torch.backends.cudnn.benchmark` on, the
+#   recomputation may pick another algorithm; PyTorch's reproducibility notes name both, and
+#   `torch.use_deterministic_algorithms(True)` with benchmark off as the cure, at a cost in
+#   speed (stated from the documentation, not run here on a CPU). The gradient then belongs to a
+#   forward a rounding error away. The non-reentrant checkpoint's `determinism_check="default"`
+#   compares only the recomputed tensors' shapes, dtypes and devices with the saved ones: on
+#   torch 2.13 it caught a recomputation that took another branch, and said nothing when the
+#   values alone differed. `debug=True` adds to its error a trace of the ops each run did.
+#
 # **Quick question 3.** A block `Linear, GELU, Linear, GELU` is checkpointed with
 # `use_reentrant=False`. During backward, how many times does `gelu` run to recompute: with a
 # plain checkpoint, and with a policy that saves every `addmm` output (the op `nn.Linear`
