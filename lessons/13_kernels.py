@@ -472,8 +472,13 @@ for name, read, written in composed.calls:
     print(f"  composed {name}: reads {read / 2**20:.0f} MiB, writes {written / 2**20:.0f} MiB")
 
 # %% [markdown]
-# On a GPU, where such an op waits on memory, time follows bytes; `make bench` measures it
-# when a GPU is there. Autograd adds more: the composed ops also keep `silu(a)` for backward,
+# On a GPU such an op waits on memory once its tensors are large, and then time follows bytes.
+# Measured on an H100 (torch 2.11, Triton 3.6), forward and backward of this lesson's solution
+# against the composed ops: 0.79 times their time at 64 M elements and 0.72 at 268 M, near the
+# ratio of bytes the two move; but 1.9 times their time at 4 M elements. Each call pays a fixed
+# cost, the custom operator's Python dispatch and the kernel launches (about 0.3 ms for forward
+# and backward together there), that only large tensors hide. `make bench` measures it when a
+# GPU is there. Autograd adds more: the composed ops also keep `silu(a)` for backward,
 # where your operator keeps only `a` and `b`.
 #
 # **When not to write this kernel.** `torch.compile` finds this fusion by itself: on torch
