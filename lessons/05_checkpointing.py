@@ -371,11 +371,11 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 # Write `CheckpointFunction`, with `CheckpointFunction.apply(run_fn, *args)` returning
 # `run_fn(*args)` (one tensor) while keeping only what is needed to recompute it. `args` may
 # mix tensors with anything else (floats, flags, `None`). The contract: forward saves only the
-# tensor arguments, and records no graph of `run_fn` (grad stays off, as in any forward, so
-# `run_fn`'s ops save nothing, not even for a moment: the self-check measures it); backward recomputes `run_fn(*args)` under grad with the forward's random
-# state restored (CPU, and each CUDA device of a CUDA tensor argument); it returns `None` for
-# `run_fn` and for every non-tensor argument; parameters used inside `run_fn` receive their
-# gradients in `.grad`. On a machine with no GPU the self-check runs on the CPU only, so a
+# tensor arguments, so it records no graph of `run_fn` (grad stays off, as in any forward, and
+# `run_fn`'s ops save nothing, not even for a moment: the self-check measures it); backward
+# recomputes `run_fn(*args)` under grad with the forward's random state restored (CPU, and each
+# CUDA device of a CUDA tensor argument); it returns `None` for `run_fn` and for every
+# non-tensor argument; parameters used inside `run_fn` receive their gradients in `.grad`. On a machine with no GPU the self-check runs on the CPU only, so a
 # green check there has not tried your CUDA branch (`torch.cuda.get_rng_state(device)` and its
 # restore): read that part against the contract yourself; grading tries it only where a GPU is.
 #
