@@ -20,6 +20,7 @@ from ..probes import ForwardTrace
 from .checkpoint_blocks import (WIDTH, _linear, clear_grads, custom_nodes, fork_rng, layer_stack,
                                 mlp_block, parameters_of, reference, refuse_reentry, rng_states)
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
+from .rng_probe import late_mask
 
 CHECKPOINT = Spec("CheckpointFunction", ("run_fn", "x"), lambda run_fn, x: run_fn(x))
 _COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)")
@@ -229,7 +230,10 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
         clear_grads(block)
         torch.manual_seed(seed)
         inputs = make_inputs(values)
+        starts = []  # the random state as each call of run_fn began (rng_probe.late_mask)
+        block.register_forward_pre_hook(lambda *_: starts.append(rng_states(device)))
         forward = run_forward(function, spec, inputs)
+        n_forward = len(starts)
         if (isinstance(forward.output, torch.Tensor) and forward.output.shape == expected.shape
                 and not torch.allclose(forward.output, expected)):
             raise GradingError(
@@ -241,6 +245,7 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
         torch.rand(1000, device=device)  # layers after the block draw random numbers too
         states = rng_states(device)
         grads = _backward(spec, forward.output, inputs, grad_output)
+        calls = list(starts)  # the calls after this one are the grader's
         try:
             _check_input_grads(inputs, grads, {"x": truth["x"]})
             _check_parameter_grads(parameters, parameter_truth)
@@ -250,11 +255,8 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
             got = dict(zip(inputs, grads))["x"]
             if got is not None and got.shape == values["x"].shape and torch.allclose(
                     got, _recomputed_on(after_run_fn, block, values["x"], device)):
-                raise GradingError(
-                    "with dropout inside run_fn the recomputation drew the mask that comes "
-                    "after the forward's: either the state was recorded after run_fn(*args) ran, "
-                    "or backward drew random numbers (another run_fn call?) between restoring it "
-                    "and recomputing", str(error)) from error
+                raise GradingError(late_mask(calls, n_forward, after_run_fn),
+                                   str(error)) from error
             raise GradingError(
                 "with dropout inside run_fn the gradients differ from an un-checkpointed run: "
                 "the recomputation drew new random numbers; save torch.get_rng_state()"

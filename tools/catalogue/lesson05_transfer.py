@@ -166,17 +166,17 @@ from tools.catalogue.lesson05 import CORRECT_BACKWARD, _checkpoint  # noqa: E402
 from tools.catalogue.lesson05 import FORWARD as CHECKPOINT_FORWARD  # noqa: E402
 
 MISTAKES += [
-    Mistake("CheckpointFunction", "random state recorded after run_fn ran", "the recomputation "
-            "drew the mask that comes after the forward's",
+    Mistake("CheckpointFunction", "random state recorded after run_fn ran", "the state was "
+            "recorded after run_fn(*args) ran; record it before",
             _checkpoint(CORRECT_BACKWARD, edit(
                 CHECKPOINT_FORWARD, ("        ctx.cpu_state = torch.get_rng_state()\n", ""),
                 ("        return run_fn(*args)\n", "        output = run_fn(*args)\n"
                  "        ctx.cpu_state = torch.get_rng_state()\n        return output\n"))),
             named=True),
     # Round 10: recorded in time, but backward runs run_fn once more (a warm-up) before the
-    # recomputation, so the forward's mask is spent; the hint names both causes, proves neither.
+    # recomputation, so the forward's mask is spent (told apart by rng_probe.late_mask).
     Mistake("CheckpointFunction", "an extra run_fn call in backward before the recomputation",
-            "the recomputation drew the mask that comes after the forward's",
+            "backward called run_fn 2 times, and the first call, from the restored state, spent",
             _checkpoint(CORRECT_BACKWARD.replace(
                 "            with torch.enable_grad():\n", "            with torch.no_grad():\n"
                 "                ctx.run_fn(*args)\n            with torch.enable_grad():\n"))),

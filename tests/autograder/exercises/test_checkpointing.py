@@ -209,3 +209,28 @@ class TestReentry:
         with pytest.raises(GradingError, match="re-entered"):
             with refuse_reentry(custom_nodes([y], whole_graph=False), "re-entered"):
                 y.sum().backward()
+
+
+class TestLateMaskCause:
+    """rng_probe.late_mask names a cause only where the states at each run_fn call prove it."""
+
+    FORWARD, AFTER, OTHER = [torch.tensor([0])], [torch.tensor([1])], [torch.tensor([2])]
+
+    def test_recorded_late(self):
+        from autograder.exercises.rng_probe import late_mask
+        hint = late_mask([self.FORWARD, self.AFTER], 1, self.AFTER)
+        assert "the state was recorded after run_fn(*args) ran" in hint
+
+    def test_extra_call(self):
+        from autograder.exercises.rng_probe import late_mask
+        hint = late_mask([self.FORWARD, self.FORWARD, self.AFTER], 1, self.AFTER)
+        assert "backward called run_fn 2 times" in hint
+
+    @pytest.mark.parametrize("starts, n_forward", [([], 0), ([FORWARD, OTHER], 1),
+                                                   ([FORWARD, FORWARD, AFTER], 2)])
+    def test_unproved_gives_both_causes(self, starts, n_forward):
+        """No hooks fired (run_fn.forward called directly), another state, or two forward calls:
+        the hint gives both causes and asserts neither."""
+        from autograder.exercises.rng_probe import late_mask
+        hint = late_mask(starts, n_forward, self.AFTER)
+        assert "either the state was recorded after run_fn(*args) ran, or backward drew" in hint
