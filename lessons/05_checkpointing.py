@@ -24,8 +24,8 @@
 # 6. write a reversible block, which rebuilds its inputs from its outputs and keeps only those
 #    (and, in an ungraded try-it, a stack of them whose memory does not grow with depth).
 #
-# Exercises are marked **✎ Exercise**. Their self-checks run on the CPU in a second or two;
-# the hidden tests add more inputs, more shapes and a GPU when there is one.
+# Exercises are marked **✎ Exercise**. Their self-checks run in a second or two, every check
+# the hidden tests run (they add a GPU run when the grader has one and you had none).
 
 # %% nbgrader={"locked": true}
 import math
