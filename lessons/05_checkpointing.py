@@ -375,9 +375,13 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 # `run_fn`'s ops save nothing, not even for a moment: the self-check measures it); backward
 # recomputes `run_fn(*args)` under grad with the forward's random state restored (CPU, and each
 # CUDA device of a CUDA tensor argument); it returns `None` for `run_fn` and for every
-# non-tensor argument; parameters used inside `run_fn` receive their gradients in `.grad`. On a machine with no GPU the self-check runs on the CPU only, so a
-# green check there has not tried your CUDA branch (`torch.cuda.get_rng_state(device)` and its
-# restore): read that part against the contract yourself; grading tries it only where a GPU is.
+# non-tensor argument; parameters used inside `run_fn` receive their gradients in `.grad`.
+# Forward runs `run_fn` on the random state it finds and sets or draws nothing of its own (no
+# seed, no `torch.manual_seed`): a checkpointed model must draw the same dropout masks as the
+# same model unchecked, and the self-check compares the two. On a machine with no GPU the
+# self-check runs on the CPU only, so a green check there has not tried your CUDA branch
+# (`torch.cuda.get_rng_state(device)` and its restore): read that part against the contract
+# yourself; grading tries it only where a GPU is.
 #
 # Everything you need is in the sections above. Answer these before you write it:
 #
@@ -468,7 +472,9 @@ from autograder import grade; grade("CheckpointFunction", CheckpointFunction)
 
 # %% [markdown]
 # Try it on a block with dropout and parameters: the gradients must equal those of a plain run
-# with the same seed, and the block's weights must have received theirs.
+# with the same seed, and the block's weights must have received theirs. (This check seeds
+# just before the call; the self-check also draws other numbers between seeding and `apply`, as
+# earlier layers do in training.)
 
 # %%
 def not_written():
@@ -767,8 +773,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # that are expensive to recompute and cheap to move. The same FSDP module has
 # `offload_wrapper` beside `checkpoint_wrapper`, and the two combine.
 #
-# **What recomputation does not replay: module state.** A checkpoint replays the random state
-# (and, in `torch.utils.checkpoint`, the autocast state), not a module's buffers. A
+# **What recomputation does not replay: module state.** A checkpoint replays the random state,
+# not a module's buffers. A
 # `BatchNorm` in training mode updates its running statistics on every call, so a
 # checkpointed one updates them twice per step: on torch 2.13 `num_batches_tracked` is 2 after
 # one step with either `use_reentrant`, and the running mean has moved almost twice as far as
@@ -1102,8 +1108,8 @@ else:
 #
 # - `ReversibleCoupling.apply(x1, x2, f, g)` returns the tuple `(y1, y2)`, which still hold
 #   those values after backward (the caller may read them again);
-# - forward saves **only the outputs** `y1` and `y2` (no input, no activation of `f` or `g`,
-#   nothing tensor-valued on `ctx`);
+# - forward saves **only the outputs** `y1` and `y2` (no input in any form, not even a NumPy
+#   copy; no activation of `f` or `g`; nothing tensor-valued on `ctx`);
 # - backward reconstructs the inputs from the outputs, recomputes the block under grad, and
 #   returns the gradients of `x1` and `x2`, `None` for `f` and `g`; the parameters of `f` and
 #   `g` receive theirs in `.grad`, accumulated, as your `CheckpointFunction` does;
@@ -1206,8 +1212,11 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # and each call draws a new mask: no error, and a gradient for
 # $x_2$ that belongs to another network. The fix is Exercise 1's: note the random state when
 # forward calls $f$, and replay it, inside `fork_rng`, on every later call. Below it goes into
-# a wrapper around $f$, so your block stays as it is; the Hugging Face Reformer does the same
-# per layer, drawing a seed in forward and setting it again in backward.
+# a wrapper around $f$, so your block stays as it is. The Hugging Face Reformer solves the same
+# problem another way: each layer draws a fresh seed in forward (`torch.seed()`, which reseeds
+# the global generator) and sets it again in backward. That changes which masks the model
+# draws, so Exercise 1's contract, a checkpoint that draws exactly what the unchecked model
+# draws, rules it out there.
 
 # %%
 class SameMask(nn.Module):
@@ -1388,6 +1397,8 @@ check_reversible_stack()
 # | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | which of the two calls writes `.grad` on leaves you did not list? |
 # | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | which mask did forward draw, and what decides it? |
 # | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | at which moment was the generator where forward's draw began? |
+# | save the seed (`torch.initial_seed()`) and replay it with `torch.manual_seed` in backward | the recomputation starts where the seed starts, not where forward's `run_fn` started: every draw since seeding (earlier dropout, data shuffling) is missed, so the mask is another one | is the generator still where the seed put it when your block runs? |
+# | restore inside `with torch.random.fork_rng():`, recompute after the `with` block | closing the block puts the caller's state back, so `run_fn` draws from it: a new mask | which state is in force on the line after the `with` block? |
 # | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | what does the caller's next draw see once your backward returns? |
 # | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | is autograd on inside backward? |
 # | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |

@@ -21,17 +21,23 @@ REENTERED = ("backward through checkpoint_sequential re-entered a CheckpointFunc
              "self-check names what it keeps")
 
 
-def _custom_nodes(output: torch.Tensor) -> int:
-    """How many custom Function nodes (checkpointed segments) the output's graph holds."""
-    seen, stack, count = set(), [output.grad_fn], 0
+def _forward_classes(output: torch.Tensor) -> list:
+    """The Function class of each custom node (checkpointed segment) in the output's graph."""
+    seen, stack, classes = set(), [output.grad_fn], []
     while stack:
         node = stack.pop()
         if node is None or node in seen:
             continue
         seen.add(node)
-        count += isinstance(node, torch.autograd.function.BackwardCFunction)
+        if isinstance(node, torch.autograd.function.BackwardCFunction):
+            classes.append(getattr(node, "_forward_cls", None))
         stack.extend(next_node for next_node, _ in node.next_functions)
-    return count
+    return classes
+
+
+def _custom_nodes(output: torch.Tensor) -> int:
+    """How many custom Function nodes (checkpointed segments) the output's graph holds."""
+    return len(_forward_classes(output))
 
 
 def _run_layers(layers, x):
@@ -127,7 +133,12 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
                 raise GradingError(f"{where} ran only the first {k} layers: every layer must run "
                                    "once, in order (the last segment takes the remainder)")
     diagnose_values(f"{where}: the output", output, expected)
-    checkpointed = _custom_nodes(output)
+    classes = _forward_classes(output)
+    if any(getattr(c, "__module__", "").startswith("torch.") for c in classes):
+        raise GradingError(f"{where} checkpointed its segments with PyTorch's own Function "
+                           "(torch.utils.checkpoint, use_reentrant=True): the exercise builds it "
+                           "on your CheckpointFunction, CheckpointFunction.apply(run_segment, x)")
+    checkpointed = len(classes)
     if segments > 1 and checkpointed == 0:
         raise GradingError(f"{where} checkpointed nothing: run each segment through "
                            "CheckpointFunction.apply(run_segment, x)")

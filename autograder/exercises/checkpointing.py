@@ -20,7 +20,7 @@ from ..probes import ForwardTrace
 from .checkpoint_blocks import (WIDTH, _linear, clear_grads, custom_nodes, fork_rng, layer_stack,
                                 mlp_block, parameters_of, reference, refuse_reentry, rng_states)
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
-from .rng_probe import late_mask
+from .rng_probe import late_mask, wrong_start
 
 CHECKPOINT = Spec("CheckpointFunction", ("run_fn", "x"), lambda run_fn, x: run_fn(x))
 _COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)")
@@ -222,14 +222,16 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
     parameters = parameters_of(block)
     values = {"run_fn": block, "x": sample((4, WIDTH), device, seed=seed + 10)}
     spec = _spec_for(values)
-    on_cuda = " (and torch.cuda.get_rng_state() for CUDA tensors)" if device.type == "cuda" else ""
     with fork_rng(device):
         torch.manual_seed(seed)
+        seeded = rng_states(device)  # a seed replayed in backward starts here (wrong_start)
+        torch.rand(17, device=device)  # code before the block draws after seeding, as in training
         expected, grad_output, truth, parameter_truth = reference(
             lambda x: block(x), {"x": values["x"]}, {"x"}, parameters)
         clear_grads(block)
         torch.manual_seed(seed)
         inputs = make_inputs(values)
+        torch.rand(17, device=device)
         starts = []  # the random state as each call of run_fn began (rng_probe.late_mask)
         block.register_forward_pre_hook(lambda *_: starts.append(rng_states(device)))
         forward = run_forward(function, spec, inputs)
@@ -257,10 +259,8 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
                     got, _recomputed_on(after_run_fn, block, values["x"], device)):
                 raise GradingError(late_mask(calls, n_forward, after_run_fn),
                                    str(error)) from error
-            raise GradingError(
-                "with dropout inside run_fn the gradients differ from an un-checkpointed run: "
-                "the recomputation drew new random numbers; save torch.get_rng_state()"
-                f"{on_cuda} in forward and restore it before recomputing", str(error)) from error
+            raise GradingError(wrong_start(calls, n_forward, states, seeded, device),
+                               str(error)) from error
         if not all(torch.equal(a, b)
                                         for a, b in zip(states, rng_states(device))):
             raise GradingError(

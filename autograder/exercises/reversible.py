@@ -6,6 +6,7 @@
 used, with ``.backward()``.
 """
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -76,8 +77,35 @@ def _reference(values: dict, grad_outputs):
             dict(zip(parameters, grads[2:])))
 
 
-def check_saves_only_outputs(forward) -> None:
-    """Only y1 and y2 go to save_for_backward; no tensor sits on ctx."""
+def _arrays(value, path: str):
+    """(path, array) for every NumPy array reachable from a ctx attribute through containers."""
+    if isinstance(value, np.ndarray):
+        yield path, value
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _arrays(item, f"{path}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _arrays(item, f"{path}[{key!r}]")
+
+
+def _check_no_input_copy(forward, inputs: dict) -> None:
+    """No NumPy copy of x1 or x2 on ctx: the contract's "no input" holds in any form."""
+    for attribute, value in forward.ctx_attributes.items():
+        for path, array in _arrays(value, f"ctx.{attribute}"):
+            for name in ("x1", "x2"):
+                x = inputs[name].detach().cpu().to(torch.float64).numpy()
+                if array.shape == x.shape and array.dtype.kind == "f" and np.allclose(array, x):
+                    raise GradingError(
+                        f"ReversibleCoupling keeps a NumPy copy of its input {name} as {path}: "
+                        "a reversible block keeps no input in any form; save only y1 and y2 "
+                        "and compute the inputs back from them in backward")
+
+
+def check_saves_only_outputs(forward, inputs: dict | None = None) -> None:
+    """Only y1 and y2 go to save_for_backward; no tensor, nor NumPy copy of an input, on ctx."""
+    if inputs is not None:
+        _check_no_input_copy(forward, inputs)
     for saved in forward.saved:
         if saved.role.startswith("input"):
             name = saved.role.removeprefix("input ")
@@ -131,7 +159,7 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
         raise GradingError("ReversibleCoupling must return the two outputs (y1, y2) as a tuple")
     for name, got, want in zip(("y1", "y2"), outputs, expected):
         diagnose_values(f"ReversibleCoupling's {name}", got, want)
-    check_saves_only_outputs(forward)
+    check_saves_only_outputs(forward, inputs)
     pristine = [None if go is None else go.clone() for go in grad_outputs]
     returned = [o.detach().clone() for o in outputs]
     _CALLS.clear()

@@ -23,3 +23,28 @@ def late_mask(starts, n_forward: int, after_run_fn) -> str:
                        "restoring")
     return HEAD + ("either the state was recorded after run_fn(*args) ran, or backward drew "
                    "random numbers (another run_fn call?) between restoring it and recomputing")
+
+
+def wrong_start(starts, n_forward: int, states, seeded, device) -> str:
+    """The hint for a recomputation that drew other numbers (not the mask after forward's), from
+    the state backward's first run_fn call began at: a fresh torch.manual_seed(seed) state (the
+    seed replayed), the caller's current state (no restore, or one undone by a closed fork_rng),
+    or neither proved (what to do, no cause asserted)."""
+    again = starts[n_forward:]
+    head = "with dropout inside run_fn the gradients differ from an un-checkpointed run: "
+    cuda = " (and torch.cuda.get_rng_state() for CUDA tensors)" if device.type == "cuda" else ""
+    if n_forward == 1 and again and _same(again[0], seeded):
+        return head + ("backward's run_fn began from the state torch.manual_seed(seed) gives, not "
+                       "the state forward's run_fn began from: the seed (torch.initial_seed()) "
+                       "is not the state, and the grader drew random numbers between seeding "
+                       "and apply, as earlier layers do; record torch.get_rng_state()"
+                       f"{cuda} in forward and restore that")
+    if n_forward == 1 and again and _same(again[0], states):
+        return head + ("the recomputation drew new random numbers, from the caller's current "
+                       "state: nothing restored forward's state before run_fn ran, or it was "
+                       "restored inside a torch.random.fork_rng() block that closed before the "
+                       "recomputation (closing puts the caller's state back); save "
+                       f"torch.get_rng_state(){cuda} in forward, restore it and recompute inside "
+                       "one fork_rng block")
+    return head + ("the recomputation drew new random numbers; save torch.get_rng_state()"
+                   f"{cuda} in forward and restore it before recomputing")

@@ -178,13 +178,28 @@ NO_RESTORE = "        with torch.enable_grad():\n            output = ctx.run_fn
 REWIND = ("        torch.set_rng_state(ctx.cpu_state)\n"
           "        for device, state in zip(ctx.devices, ctx.cuda_states):\n"
           "            torch.cuda.set_rng_state(state, device)\n" + NO_RESTORE)
+OUTSIDE_FORK = ("        with torch.random.fork_rng(devices=ctx.devices):\n"
+                "            torch.set_rng_state(ctx.cpu_state)\n" + NO_RESTORE)
+SEED_REPLAY = ("        with torch.random.fork_rng(devices=ctx.devices):\n"
+               "            torch.manual_seed(ctx.seed)\n"
+               "            with torch.enable_grad():\n"
+               "                output = ctx.run_fn(*args)\n")
 NO_ENABLE = ("        with torch.random.fork_rng(devices=ctx.devices):\n"
              "            torch.set_rng_state(ctx.cpu_state)\n"
              "            output = ctx.run_fn(*args)\n")
 
 MISTAKES = [
     Mistake("CheckpointFunction", "ignores the random state", "the recomputation drew new random "
-            "numbers; save torch.get_rng_state()", _backward_without(NO_RESTORE), named=True, nbgrader=True),
+            "numbers, from the caller's current state: nothing restored forward's state",
+            _backward_without(NO_RESTORE), named=True, nbgrader=True),
+    Mistake("CheckpointFunction", "restores inside fork_rng, recomputes after the block closed",
+            "or it was restored inside a torch.random.fork_rng() block that closed before the "
+            "recomputation", _backward_without(OUTSIDE_FORK), named=True),
+    Mistake("CheckpointFunction", "replays the seed (torch.initial_seed()), not the state",
+            "backward's run_fn began from the state torch.manual_seed(seed) gives",
+            _backward_without(SEED_REPLAY, prepare=FRESH).replace(
+                "        ctx.cpu_state = torch.get_rng_state()\n",
+                "        ctx.seed = torch.initial_seed()\n"), named=True),
     Mistake("CheckpointFunction", "set_rng_state without fork_rng", "left the global random "
             "state rewound to the forward's", _backward_without(REWIND), named=True),
     Mistake("CheckpointFunction", "torch.autograd.grad of the inputs only", "the parameters used "

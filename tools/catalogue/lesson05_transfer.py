@@ -181,3 +181,24 @@ MISTAKES += [
                 "            with torch.enable_grad():\n", "            with torch.no_grad():\n"
                 "                ctx.run_fn(*args)\n            with torch.enable_grad():\n"))),
 ]
+
+# Round 11: two contract clauses enforced. checkpoint_sequential "built on" CheckpointFunction,
+# not on torch.utils.checkpoint's own reentrant Function; and "no input" in any form.
+from tools.catalogue.lesson05 import _sequential  # noqa: E402
+
+MISTAKES += [
+    Mistake("checkpoint_sequential", "built on torch.utils.checkpoint(use_reentrant=True)",
+            "checkpointed its segments with PyTorch's own Function", _sequential(
+                "    from torch.utils.checkpoint import checkpoint\n"
+                "    layers = list(layers)\n    size = len(layers) // segments\n"
+                "    for i in range(segments):\n"
+                "        end = len(layers) if i == segments - 1 else (i + 1) * size\n"
+                "        x = checkpoint(nn.Sequential(*layers[i * size:end]), x, "
+                "use_reentrant=True)\n    return x\n")),
+    Mistake("ReversibleCoupling", "keeps a NumPy copy of the input x2 on ctx",
+            "keeps a NumPy copy of its input x2 as ctx.x2_copy", _coupling(
+                INVERT + RECOMPUTE + RIGHT + RETURN, edit(
+                    FORWARD, ("        ctx.save_for_backward(y1, y2)",
+                              "        ctx.x2_copy = x2.detach().cpu().numpy().copy()\n"
+                              "        ctx.save_for_backward(y1, y2)")))),
+]

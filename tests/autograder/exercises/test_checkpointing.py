@@ -234,3 +234,28 @@ class TestLateMaskCause:
         from autograder.exercises.rng_probe import late_mask
         hint = late_mask(starts, n_forward, self.AFTER)
         assert "either the state was recorded after run_fn(*args) ran, or backward drew" in hint
+
+
+class TestWrongStartCause:
+    """rng_probe.wrong_start names the seed replay, or the caller's state, only where backward's
+    first run_fn call began from exactly that state."""
+
+    FORWARD, SEEDED, CALLER, OTHER = ([torch.tensor([i])] for i in range(4))
+
+    def _hint(self, starts, n_forward=1):
+        from autograder.exercises.rng_probe import wrong_start
+        return wrong_start(starts, n_forward, self.CALLER, self.SEEDED, torch.device("cpu"))
+
+    def test_seed_replayed(self):
+        assert "state torch.manual_seed(seed) gives" in self._hint([self.FORWARD, self.SEEDED])
+
+    def test_caller_state(self):
+        hint = self._hint([self.FORWARD, self.CALLER])
+        assert "nothing restored forward's state before run_fn ran, or it was restored" in hint
+
+    @pytest.mark.parametrize("starts, n_forward", [([], 0), ([FORWARD, OTHER], 1),
+                                                   ([FORWARD, FORWARD, SEEDED], 2)])
+    def test_unproved_names_no_cause(self, starts, n_forward):
+        hint = self._hint(starts, n_forward)
+        assert hint.endswith("save torch.get_rng_state() in forward and restore it before "
+                             "recomputing")
