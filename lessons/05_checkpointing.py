@@ -1131,8 +1131,8 @@ else:
 # Once $x_1$ and $x_2$ are back, which of Exercise 1's ideas carry over? Which call takes two
 # outputs and their two gradients at once? And which tensors may it backpropagate: anything
 # linked to the saved $y_1$ and $y_2$ leads back into this very node, and backward would
-# re-enter itself without end (the self-check stops it and says so; a plain cell would never
-# return).
+# re-enter itself without end (the self-check stops it and says so; a plain cell runs until
+# memory or threads run out, then raises or takes the kernel down).
 # </details>
 #
 # <details><summary><b>Hint 3</b>: exactness</summary>
@@ -1412,7 +1412,7 @@ check_reversible_stack()
 # | a `BatchNorm` in training mode inside a checkpointed segment | no error; its running statistics are updated twice per step (three times in a reversible block that inverts, then recomputes) | what does recomputing replay, and what does it not? |
 # | dropout inside $f$ or $g$ of a reversible block, random state not replayed | no error; $x_2$'s gradient and $f$'s parameters' are silently wrong: the inversion and the recomputation draw new masks | which mask does each of backward's calls to $f$ draw? |
 # | a reversible backward that inverts in place, into a saved output, or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
-# | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: the cell never returns, memory grows | which tensors did you build from fresh leaves? |
+# | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: memory grows until it or the threads run out, then an error or a dead kernel | which tensors did you build from fresh leaves? |
 #
 # ## Common misconception
 #

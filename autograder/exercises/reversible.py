@@ -113,6 +113,14 @@ def check_saves_only_outputs(forward, inputs: dict | None = None) -> None:
                 f"ReversibleCoupling saved its input {name}: a reversible block keeps no input; "
                 "save only the outputs y1 and y2, and let backward compute the inputs back "
                 "from them (solve the two equations in the order that leaves one unknown each)")
+        copies = [n for n, y in zip(("y1", "y2"), forward.output if isinstance(
+            forward.output, tuple) else ()) if isinstance(y, torch.Tensor)
+            and y.shape == saved.shape and torch.equal(y.detach(), saved.tensor.detach())]
+        if saved.role != "output" and copies:
+            raise GradingError(
+                f"ReversibleCoupling saved a copy of its output {copies[0]}, a new tensor "
+                "kept besides the one the caller holds: save the outputs themselves, "
+                "ctx.save_for_backward(y1, y2)")
         if saved.role != "output":
             raise GradingError(
                 f"ReversibleCoupling saved an activation of shape {saved.shape} (such as f(x2)): "

@@ -201,4 +201,7 @@ MISTAKES += [
                     FORWARD, ("        ctx.save_for_backward(y1, y2)",
                               "        ctx.x2_copy = x2.detach().cpu().numpy().copy()\n"
                               "        ctx.save_for_backward(y1, y2)")))),
+    Mistake("ReversibleCoupling", "saves a clone of the output y2", "saved a copy of its output "
+            "y2", _coupling(INVERT + RECOMPUTE + RIGHT + RETURN, edit(
+                FORWARD, ("save_for_backward(y1, y2)", "save_for_backward(y1, y2.clone())")))),
 ]
