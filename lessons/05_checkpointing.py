@@ -472,9 +472,9 @@ from autograder import grade; grade("CheckpointFunction", CheckpointFunction)
 
 # %% [markdown]
 # Try it on a block with dropout and parameters: the gradients must equal those of a plain run
-# with the same seed, and the block's weights must have received theirs. (This check seeds
-# just before the call; the self-check also draws other numbers between seeding and `apply`, as
-# earlier layers do in training.)
+# with the same seed, and the block's weights must have received theirs. Both runs draw a few
+# numbers between seeding and the block, as earlier layers do in training; the self-check does
+# the same.
 
 # %%
 def not_written():
@@ -486,12 +486,14 @@ block = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.3), nn.Tanh(), nn.Linear(6, 
 x = torch.randn(5, 6, requires_grad=True)
 
 torch.manual_seed(1)
+torch.rand(3)  # layers before the block draw random numbers too
 block(x).sum().backward()
 plain = [x.grad.clone()] + [p.grad.clone() for p in block.parameters()]
 
 x.grad = None
 block.zero_grad(set_to_none=True)
 torch.manual_seed(1)
+torch.rand(3)
 try:
     CheckpointFunction.apply(block, x).sum().backward()
     ours = [x.grad] + [p.grad for p in block.parameters()]
