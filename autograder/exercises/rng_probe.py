@@ -41,9 +41,10 @@ def wrong_start(starts, n_forward: int, states, seeded, device) -> str:
                        f"{cuda} in forward and restore that")
     if n_forward == 1 and again and _same(again[0], states):
         return head + ("the recomputation drew new random numbers, from the caller's current "
-                       "state: nothing restored forward's state before run_fn ran, or it was "
-                       "restored inside a torch.random.fork_rng() block that closed before the "
-                       "recomputation (closing puts the caller's state back); save "
+                       "state: nothing restored forward's state before run_fn ran, or "
+                       "something put the caller's state back first (a torch.random.fork_rng() "
+                       "block that closed before the recomputation does: closing restores the "
+                       "caller's state); save "
                        f"torch.get_rng_state(){cuda} in forward, restore it and recompute inside "
                        "one fork_rng block")
     return head + ("the recomputation drew new random numbers; save torch.get_rng_state()"

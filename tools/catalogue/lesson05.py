@@ -193,8 +193,8 @@ MISTAKES = [
             "numbers, from the caller's current state: nothing restored forward's state",
             _backward_without(NO_RESTORE), named=True, nbgrader=True),
     Mistake("CheckpointFunction", "restores inside fork_rng, recomputes after the block closed",
-            "or it was restored inside a torch.random.fork_rng() block that closed before the "
-            "recomputation", _backward_without(OUTSIDE_FORK), named=True),
+            "or something put the caller's state back first (a torch.random.fork_rng() block "
+            "that closed before", _backward_without(OUTSIDE_FORK), named=True),
     Mistake("CheckpointFunction", "replays the seed (torch.initial_seed()), not the state",
             "backward's run_fn began from the state torch.manual_seed(seed) gives",
             _backward_without(SEED_REPLAY, prepare=FRESH).replace(

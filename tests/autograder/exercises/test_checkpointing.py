@@ -251,7 +251,7 @@ class TestWrongStartCause:
 
     def test_caller_state(self):
         hint = self._hint([self.FORWARD, self.CALLER])
-        assert "nothing restored forward's state before run_fn ran, or it was restored" in hint
+        assert "nothing restored forward's state before run_fn ran, or something put" in hint
 
     @pytest.mark.parametrize("starts, n_forward", [([], 0), ([FORWARD, OTHER], 1),
                                                    ([FORWARD, FORWARD, SEEDED], 2)])
