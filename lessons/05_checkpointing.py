@@ -67,9 +67,11 @@ def compare(what, predicted, observed):
 # One rule for any `pack` you write, from the `saved_tensors_hooks` documentation: what it
 # returns must not hold the tensor it was given, only `tensor.detach()` (the same memory, no
 # history). An op that saves its own output (`tanh`, `sigmoid`) would otherwise close a loop,
-# output → its node → the saved value → your object → that same output, which is never freed,
-# not even by `gc.collect()`: the memory leaks, and a meter built that way reports as kept what
-# autograd had let go.
+# output → its node → the saved value → your object → that same output. A backward (without
+# `retain_graph`) breaks that loop when it frees the saved tensors; nothing else does. A graph
+# dropped without a backward (a forward that records a graph and throws it away, an
+# evaluation run under grad) is then never freed, not even by `gc.collect()`: the memory
+# leaks, and a meter built that way reports as kept what autograd had let go.
 
 # %%
 class _Held:
@@ -1111,7 +1113,9 @@ else:
 # - `ReversibleCoupling.apply(x1, x2, f, g)` returns the tuple `(y1, y2)`, which still hold
 #   those values after backward (the caller may read them again);
 # - forward saves **only the outputs** `y1` and `y2` (no input in any form, not even a NumPy
-#   copy; no activation of `f` or `g`; nothing tensor-valued on `ctx`);
+#   copy; nothing tensor-valued on `ctx`; no activation of `f` or `g`, not even for a moment:
+#   forward records no graph of them, as grad is off in any forward, and the self-check
+#   measures it);
 # - backward reconstructs the inputs from the outputs, recomputes the block under grad, and
 #   returns the gradients of `x1` and `x2`, `None` for `f` and `g`; the parameters of `f` and
 #   `g` receive theirs in `.grad`, accumulated, as your `CheckpointFunction` does;
@@ -1405,8 +1409,8 @@ check_reversible_stack()
 # | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | is autograd on inside backward? |
 # | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
 # | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
-# | run `run_fn` under `torch.enable_grad()` in forward "to be safe" | forward records and saves a whole graph that it then throws away: time wasted and the peak of an unchecked block; if `run_fn` returns a view, that graph is kept while the output lives: no memory saved at all | what is forward's grad mode for? |
-# | `pack` of `saved_tensors_hooks` returns the tensor itself, or an object holding it | for ops that save their own output, a loop that is never freed: memory leaks, and a meter reports as kept what autograd let go | what did the documentation say `pack` may hold? |
+# | run `run_fn` (or a reversible block's $f$ and $g$) under `torch.enable_grad()` in forward "to be safe" | forward records and saves a whole graph that it then throws away: time wasted and the peak of an unchecked block; if `run_fn` returns a view, that graph is kept while the output lives: no memory saved at all | what is forward's grad mode for? |
+# | `pack` of `saved_tensors_hooks` returns the tensor itself, or an object holding it | for ops that save their own output, a loop that only a backward breaks: a graph dropped without one is never freed, not even by `gc.collect()`; memory leaks, and a meter reports as kept what autograd let go | what did the documentation say `pack` may hold? |
 # | checkpoint a block whose only tensor input is data (a model's first block) | its parameters silently get **no gradient** while the layers after it train; with nothing after it, `element 0 of tensors does not require grad` | when does a `Function`'s output require grad, and are the parameters inside `run_fn` among its inputs? |
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
 # | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |

@@ -122,3 +122,44 @@ def refuse_reentry(nodes, message: str):
     finally:
         for handle in handles:
             handle.remove()
+
+
+CALLS: list[str] = []  # how the learner's backward asked autograd for gradients (watch_calls)
+
+
+@contextmanager
+def watch_calls():
+    """Record into ``CALLS`` each call of torch.autograd.grad and torch.autograd.backward (which
+    Tensor.backward calls) made while the block runs: 'grad', 'backward', or 'backward inputs='
+    for one that accumulates into the listed tensors only. Bind the grader's own call first."""
+    CALLS.clear()
+    grad, backward = torch.autograd.grad, torch.autograd.backward
+
+    def on_grad(*args, **kwargs):
+        CALLS.append("grad")
+        return grad(*args, **kwargs)
+
+    def on_backward(*args, **kwargs):
+        listed = kwargs.get("inputs") is not None or (len(args) > 5 and args[5] is not None)
+        CALLS.append("backward inputs=" if listed else "backward")
+        return backward(*args, **kwargs)
+
+    torch.autograd.grad, torch.autograd.backward = on_grad, on_backward
+    try:
+        yield
+    finally:
+        torch.autograd.grad, torch.autograd.backward = grad, backward
+
+
+def no_gradient_cause(who: str) -> str:
+    """Why the parameters of ``who`` got no .grad, as far as ``CALLS`` proves it."""
+    if "backward inputs=" in CALLS:
+        return ("backward passed inputs=[...] to torch.autograd.backward (or .backward()), "
+                "which accumulates .grad into the listed tensors only: leave inputs= out, so "
+                f".grad accumulates on the parameters of {who} too")
+    if "grad" in CALLS and "backward" not in CALLS:
+        return ("torch.autograd.grad returns gradients for the tensors it lists only; call "
+                "torch.autograd.backward(outputs, grad_outputs) on the recomputed outputs so "
+                f".grad accumulates on the parameters of {who} too, then return the inputs' .grad")
+    return (f"call torch.autograd.backward(outputs, grad_outputs) on the outputs recomputed from "
+            f"fresh leaves under grad, so .grad accumulates on the parameters of {who}")

@@ -18,7 +18,8 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import ForwardTrace
 from .checkpoint_blocks import (WIDTH, _linear, clear_grads, custom_nodes, fork_rng, layer_stack,
-                                mlp_block, parameters_of, reference, refuse_reentry, rng_states)
+                                mlp_block, no_gradient_cause, parameters_of, reference,
+                                refuse_reentry, rng_states, watch_calls)
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
 from .rng_probe import late_mask, wrong_start
 
@@ -44,8 +45,9 @@ def _backward(spec: Spec, output, inputs: dict, grad_output) -> tuple:
                for name, value in inputs.items()
                if isinstance(value, torch.Tensor) and value.requires_grad]
     try:
-        with refuse_reentry(custom_nodes([output], whole_graph=False), REENTERED):
-            torch.autograd.backward(output, grad_output)
+        backward = torch.autograd.backward  # bound before watch_calls: not the learner's call
+        with refuse_reentry(custom_nodes([output], whole_graph=False), REENTERED), watch_calls():
+            backward(output, grad_output)
     except (NotImplementedError, GradingError):
         raise
     except RuntimeError as error:
@@ -167,9 +169,7 @@ def _check_parameter_grads(parameters: dict, truth: dict, *, before: dict | None
         if parameter.grad is None:
             raise GradingError(
                 "the parameters used inside run_fn got no gradient (.grad is None): "
-                "torch.autograd.grad(outputs, inputs=...) returns gradients for the listed "
-                "inputs only; call torch.autograd.backward(outputs, grad_outputs) so .grad "
-                "accumulates on the parameters too, then return each input's .grad")
+                + no_gradient_cause("run_fn"))
         if before is not None and torch.allclose(parameter.grad, truth[name]):
             raise GradingError(
                 f"CheckpointFunction replaced the .grad of parameter {name} instead of adding to "

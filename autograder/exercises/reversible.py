@@ -15,7 +15,8 @@ from ..contract import EACH_INPUT_ALONE, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .checkpoint_blocks import WIDTH, _linear, custom_nodes, parameters_of, refuse_reentry
+from .checkpoint_blocks import (WIDTH, _linear, custom_nodes, no_gradient_cause, parameters_of,
+                                refuse_reentry, watch_calls)
 
 
 def coupling(x1, x2, f, g):
@@ -102,11 +103,26 @@ def _check_no_input_copy(forward, inputs: dict) -> None:
                         "and compute the inputs back from them in backward")
 
 
-def check_saves_only_outputs(forward, inputs: dict | None = None) -> None:
-    """Only y1 and y2 go to save_for_backward; no tensor, nor NumPy copy of an input, on ctx."""
+def _own_saves(forward) -> list | None:
+    """What save_for_backward itself holds (the node's saved tensors), or None if unreadable."""
+    node = next((o.grad_fn for o in forward.output if isinstance(o, torch.Tensor)
+                 and o.grad_fn is not None), None) if isinstance(forward.output, tuple) else None
+    try:
+        return [t for t in node.saved_tensors if t is not None]
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def check_saves_only_outputs(forward, inputs: dict | None = None, tracked=()) -> None:
+    """Only y1 and y2 go to save_for_backward; no tensor, nor NumPy copy of an input, on ctx;
+    and no op inside forward saved anything while it ran (``tracked``: the blocks that ran
+    with grad on during forward, as f's and g's pre-hooks saw)."""
     if inputs is not None:
         _check_no_input_copy(forward, inputs)
-    for saved in forward.saved:
+    own = _own_saves(forward)
+    mine = forward.saved if own is None else [s for s in forward.saved if any(
+        t.data_ptr() == s.tensor.data_ptr() and t.shape == s.tensor.shape for t in own)]
+    for saved in mine:
         if saved.role.startswith("input"):
             name = saved.role.removeprefix("input ")
             raise GradingError(
@@ -129,13 +145,25 @@ def check_saves_only_outputs(forward, inputs: dict | None = None) -> None:
         raise GradingError(f"ReversibleCoupling stores a tensor as "
                            f"{forward.ctx_tensor_attributes[0]}: save only y1 and y2, through "
                            "ctx.save_for_backward")
+    recorded = [s for s in forward.saved if not any(s is m for m in mine)]
+    if recorded:  # a pack hook ran for a tensor save_for_backward does not hold: an op saved it
+        among = [s.role[6:] for s in recorded if s.role.startswith("input")][:1]
+        ran = f"ran {' and '.join(sorted(set(tracked)))}" if tracked else "recorded ops"
+        raise GradingError(
+            f"ReversibleCoupling's forward {ran} "
+            f"with grad on: {len(recorded)} tensors ({sum(s.nbytes for s in recorded)} bytes"
+            f"{''.join(', ' + n + ' among them' for n in among)}) were saved while it ran, and a "
+            "reversible block keeps no activation of f or g, not even for a moment "
+            "(save_for_backward(y1, y2) is right): apply runs forward with grad off, so leave "
+            "out torch.enable_grad() there")
 
 
 def _backward(outputs, grad_outputs, inputs: dict) -> None:
     used = [(o, go) for o, go in zip(outputs, grad_outputs) if go is not None]
     try:
-        with refuse_reentry(custom_nodes(outputs, whole_graph=False), REENTERED):
-            torch.autograd.backward([o for o, _ in used], [go for _, go in used])
+        backward = torch.autograd.backward  # bound before watch_calls: not the learner's call
+        with refuse_reentry(custom_nodes(outputs, whole_graph=False), REENTERED), watch_calls():
+            backward([o for o, _ in used], [go for _, go in used])
     except (NotImplementedError, GradingError):
         raise
     except RuntimeError as error:
@@ -161,13 +189,14 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
     for parameter in parameters.values():
         parameter.grad = None
     inputs = make_inputs(values)
+    _CALLS.clear()
     forward = run_forward(function, REVERSIBLE, inputs)
     outputs = forward.output
     if not (isinstance(outputs, tuple) and len(outputs) == 2):
         raise GradingError("ReversibleCoupling must return the two outputs (y1, y2) as a tuple")
     for name, got, want in zip(("y1", "y2"), outputs, expected):
         diagnose_values(f"ReversibleCoupling's {name}", got, want)
-    check_saves_only_outputs(forward, inputs)
+    check_saves_only_outputs(forward, inputs, [b for b, _, on in _CALLS if on])
     pristine = [None if go is None else go.clone() for go in grad_outputs]
     returned = [o.detach().clone() for o in outputs]
     _CALLS.clear()
@@ -271,9 +300,7 @@ def _check_parameters(parameters: dict, truth: dict, before: dict | None = None)
         if parameter.grad is None:
             raise GradingError(
                 f"the parameters of f and g got no gradient ({name}.grad is None): "
-                "torch.autograd.grad returns gradients for the tensors it lists only; call "
-                "torch.autograd.backward on the recomputed outputs so .grad accumulates on the "
-                "parameters, then return the reconstructed inputs' .grad")
+                + no_gradient_cause("f and g"))
         if before is not None and torch.allclose(parameter.grad, truth[name]):
             raise GradingError(
                 f"ReversibleCoupling replaced the .grad of parameter {name} instead of adding "

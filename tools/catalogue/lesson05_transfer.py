@@ -205,3 +205,39 @@ MISTAKES += [
             "y2", _coupling(INVERT + RECOMPUTE + RIGHT + RETURN, edit(
                 FORWARD, ("save_for_backward(y1, y2)", "save_for_backward(y1, y2.clone())")))),
 ]
+
+# Round 12: save_for_backward holds only y1 and y2, but forward ran f and g with grad on, so
+# their ops saved x2 and activations while forward ran (the pre-hooks on f and g see grad on).
+EAGER = ("        ctx.f, ctx.g = f, g\n        with torch.enable_grad():\n"
+         "            y1 = x1 + f(x2)\n            y2 = x2 + g(y1)\n"
+         "        ctx.save_for_backward(y1, y2)\n        return y1, y2")
+MISTAKES += [
+    Mistake("ReversibleCoupling", "forward runs f and g under torch.enable_grad(), saving only "
+            "y1 and y2", "ReversibleCoupling's forward ran f and g with grad on",
+            _coupling(INVERT + RECOMPUTE + RIGHT + RETURN, EAGER)),
+    Mistake("ReversibleCoupling", "forward runs f alone under torch.enable_grad()",
+            "ReversibleCoupling's forward ran f with grad on", _coupling(
+                INVERT + RECOMPUTE + RIGHT + RETURN, edit(
+                    EAGER, ("            y2 = x2 + g(y1)\n", ""),
+                    ("        ctx.save_for_backward", "        y2 = x2 + g(y1)\n"
+                     "        ctx.save_for_backward")))),
+]
+
+# Round 12: torch.autograd.backward with inputs= limited to the fresh leaves: the parameters get
+# no .grad, and the hint names inputs= (the calls are watched), not torch.autograd.grad.
+LEAVES = "[a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]"
+MISTAKES += [
+    Mistake("CheckpointFunction", "torch.autograd.backward(output, grad_output, inputs=leaves)",
+            "backward passed inputs=[...] to torch.autograd.backward", _checkpoint(
+                CORRECT_BACKWARD.replace("torch.autograd.backward(output, grad_output)",
+                                         f"torch.autograd.backward(output, grad_output, "
+                                         f"inputs={LEAVES})"))),
+    Mistake("CheckpointFunction", "output.backward(grad_output, inputs=leaves)",
+            "backward passed inputs=[...] to torch.autograd.backward", _checkpoint(
+                CORRECT_BACKWARD.replace("torch.autograd.backward(output, grad_output)",
+                                         f"output.backward(grad_output, inputs={LEAVES})"))),
+    Mistake("ReversibleCoupling", "torch.autograd.backward with inputs=[x1, x2] only",
+            "the parameters of f and g got no gradient (f.0.weight.grad is None): backward "
+            "passed inputs=", _coupling(INVERT + RECOMPUTE + RIGHT.replace(
+                "(grad_y1, grad_y2))", "(grad_y1, grad_y2), inputs=[x1, x2])") + RETURN)),
+]
