@@ -509,13 +509,12 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #
 # Write `checkpoint_sequential(layers, segments, x)`: run `layers` (a list of modules, or an
 # `nn.Sequential`) on `x` in `segments` consecutive groups, each group through
-# `CheckpointFunction.apply`. With $n$ layers, give each segment $\lfloor n/k \rfloor$ layers
-# and the last one the remainder, so that every layer runs once and in order. This is
-# `torch.utils.checkpoint.checkpoint_sequential`'s split, and the grader checks it (the
-# explorer below says why the course keeps it). (Why not
-# $\lceil n/k \rceil$ layers each? Try $n = 7$, $k = 6$.) Running the last segment without
-# a checkpoint, as `torch.utils.checkpoint`'s version does, is also accepted: backward needs its
-# activations first anyway.
+# `CheckpointFunction.apply`: exactly `segments` groups, every layer in one, in order. Any
+# such split is accepted. `torch.utils.checkpoint.checkpoint_sequential` gives each segment
+# $\lfloor n/k \rfloor$ of the $n$ layers and the last one the remainder; the explorer below
+# shows when spreading the remainder is better. (Why not $\lceil n/k \rceil$ layers each? Try
+# $n = 7$, $k = 6$.) Running the last segment without a checkpoint, as `torch.utils.checkpoint`'s
+# version does, is also accepted: backward needs its activations first anyway.
 #
 # One trap: `CheckpointFunction` calls `run_fn` again in backward, long after your loop has
 # finished. A function defined inside the loop that reads the loop's variables reads their
@@ -702,12 +701,9 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # whatever $k$, backward does one extra forward's worth of work. Try
 # $k = 8$, then $9$: with $\lfloor 16/9 \rfloor = 1$ layer per segment, the last segment gets
 # the other 8 layers, and the peak jumps. A split that spreads the remainder (segments of 2
-# and 1 layers here) would never rebuild more than 2 layers at once: it is the better split.
-# This contract keeps torch's rule anyway, so that your function cuts any model, for every $k$,
-# at exactly the layers `torch.utils.checkpoint.checkpoint_sequential` cuts it (the next
-# section compares the two at $k = 4$, where the rules agree, so that is a choice, not a need).
-# The grader checks that split, so a spread one fails here. In your own code, spread the
-# remainder, or choose a $k$ that divides $n$, where the two rules agree.
+# and 1 layers here) would never rebuild more than 2 layers at once: it is the better split,
+# and the grader accepts it as it accepts torch's. With torch's own function, choose a $k$ that
+# divides $n$, where the two rules agree.
 
 # %%
 checkpointing_explorer(checkpoint_sequential, deep_mlp, x, segments=4, cost="flops")

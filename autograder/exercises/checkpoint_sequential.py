@@ -73,22 +73,29 @@ def _segment_sizes(order: list[int]) -> list[int]:
 
 
 def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> None:
-    """n // k layers in each segment and the remainder in the last, as the lesson asks (the
-    last one may run without a checkpoint, as torch.utils.checkpoint's does)."""
-    size = n // segments
-    expected = [size] * (segments - 1) + [n - size * (segments - 1)]
+    """Exactly ``segments`` consecutive groups, every layer in one: torch's split (n // k each,
+    the remainder last) or any other, a spread remainder included; the last group may run
+    without a checkpoint, as torch.utils.checkpoint's does, and is then not recomputed."""
     sizes = _segment_sizes(order)
-    if sizes in (expected, expected[:-1]):
+    prefix = sorted(set(order)) == list(range(sum(sizes)))  # the first layers, each once
+    if prefix and (len(sizes) == segments and sum(sizes) == n or
+                   len(sizes) == segments - 1 and sum(sizes) < n):
         return
+    size = n // segments
+    torch_split = [size] * (segments - 1) + [n - size * (segments - 1)]
     ceil = -(-n // segments)
-    by_ceil = [min(ceil, n - start) for start in range(0, n, ceil)]
-    why = ("the extra layers went to the first segments, not to the last (ceil(n / k) layers "
-           "per segment does this, and an even spread of the remainder can too; ceil can also "
-           "make fewer segments than asked: 7 layers in 6 segments become 4)"
-           if sizes in (by_ceil, by_ceil[:-1]) else "the segments are not the ones asked for")
+    made = -(-n // ceil)
+    why = (f"ceil(n / k) layers per segment ({ceil} here) makes {made} segments, not {segments}"
+           if made != segments and sizes in (_sizes_of(n, ceil), _sizes_of(n, ceil)[:-1])
+           else "the segments are not the ones asked for")
     raise GradingError(
-        f"{where} recomputed segments of {sizes} layers, expected {expected}: {why}; give each "
-        f"segment n // k = {size} layers and the last one the remainder")
+        f"{where} recomputed segments of {sizes} layers: {why}; cut the layers into exactly "
+        f"{segments} consecutive groups (torch's split is {torch_split}: n // k each and the "
+        "remainder in the last; spreading the remainder is fine too)")
+
+
+def _sizes_of(n: int, size: int) -> list[int]:
+    return [min(size, n - start) for start in range(0, n, size)]
 
 
 def check_recomputation(where: str, calls: list[int]) -> None:
@@ -131,7 +138,8 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
         for k in range(n):
             if torch.allclose(output.detach(), _run_layers(list(layers)[:k], x_value).detach()):
                 raise GradingError(f"{where} ran only the first {k} layers: every layer must run "
-                                   "once, in order (the last segment takes the remainder)")
+                                   "once, in order (the layers left over after n // k per "
+                                   "segment belong to a segment too)")
     diagnose_values(f"{where}: the output", output, expected)
     classes = _forward_classes(output)
     if any(getattr(c, "__module__", "").startswith("torch.") for c in classes):

@@ -165,6 +165,12 @@ class CheckpointFunction(torch.autograd.Function):
         "    for start, end in zip(bounds, bounds[1:]):\n"
         "        x = CheckpointFunction.apply(functools.partial(run, layers[start:end]), x)\n"
         "    return x\n")),
+    Unusual("checkpoint_sequential", "numpy.array_split spreads the remainder over the first "
+            "segments", _sequential(
+                "    import numpy as np\n    layers = list(layers)\n"
+                "    for chunk in np.array_split(np.arange(len(layers)), segments):\n"
+                "        x = CheckpointFunction.apply(nn.Sequential(*[layers[i] for i in chunk]), x)"
+                "\n    return x\n")),
 ]
 
 
@@ -336,12 +342,6 @@ def checkpoint_sequential(layers, segments, x):
         x = CheckpointFunction.apply(torch.nn.Sequential(*layers[start:end]), x)
     return x
 """),
-    Mistake("checkpoint_sequential", "numpy.array_split spreads the remainder over the first "
-            "segments", "the extra layers went to the first segments", _sequential(
-                "    import numpy as np\n    layers = list(layers)\n"
-                "    for chunk in np.array_split(np.arange(len(layers)), segments):\n"
-                "        x = CheckpointFunction.apply(nn.Sequential(*[layers[i] for i in chunk]), x)"
-                "\n    return x\n")),
     Mistake("CheckpointFunction", "recomputes through CheckpointFunction.apply (each backward would "
             "start another, without end)", "CheckpointFunction.backward ran inside itself",
             _backward_without(RESTORE.replace("ctx.run_fn(*args)",
