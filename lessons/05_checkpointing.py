@@ -810,9 +810,9 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #   `torch.use_deterministic_algorithms(True)` with benchmark off as the cure, at a cost in
 #   speed (stated from the documentation, not run here on a CPU). The gradient then belongs to a
 #   forward a rounding error away. The non-reentrant checkpoint's `determinism_check="default"`
-#   compares only the recomputed tensors' shapes, dtypes and devices with the saved ones: on
-#   torch 2.13 it caught a recomputation that took another branch, and said nothing when the
-#   values alone differed. `debug=True` adds to its error a trace of the ops each run did.
+#   compares only the number of tensors the recomputation saves and their shapes, dtypes and
+#   devices: on torch 2.13 it caught another branch that saved other tensors, and said nothing
+#   when the values alone differed, or when another branch saved the same kinds of tensors. `debug=True` adds to its error a trace of the ops each run did.
 #
 # **Quick question 3.** A block `Linear, GELU, Linear, GELU` is checkpointed with
 # `use_reentrant=False`. During backward, how many times does `gelu` run to recompute: with a
