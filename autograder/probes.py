@@ -81,16 +81,17 @@ def _role(saved: torch.Tensor, inputs: dict, outputs: list) -> str:
     return "intermediate"
 
 
-def _tensor_paths(value, path: str):
-    """Yield the attribute paths under ``value`` that hold tensors."""
-    if isinstance(value, torch.Tensor):
-        yield path
+def reachable(value, path: str, kind: type = torch.Tensor):
+    """(path, item) for every ``kind`` held in ``value`` or in its lists, tuples and dicts:
+    what a ctx attribute keeps, however it is wrapped."""
+    if isinstance(value, kind):
+        yield path, value
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            yield from _tensor_paths(item, f"{path}[{i}]")
+            yield from reachable(item, f"{path}[{i}]", kind)
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _tensor_paths(item, f"{path}[{key!r}]")
+            yield from reachable(item, f"{path}[{key!r}]", kind)
 
 
 def trace_forward(function: type, named_inputs: dict) -> ForwardTrace:
@@ -113,7 +114,7 @@ def trace_forward(function: type, named_inputs: dict) -> ForwardTrace:
     ctx = next((o.grad_fn for o in outputs if o.grad_fn is not None), None)
     attributes = dict(vars(ctx)) if ctx is not None and hasattr(ctx, "__dict__") else {}
     tensor_attributes = [p for name, value in attributes.items()
-                         for p in _tensor_paths(value, f"ctx.{name}")]
+                         for p, _ in reachable(value, f"ctx.{name}")]
     return ForwardTrace(output, saved, tensor_attributes, attributes)
 
 

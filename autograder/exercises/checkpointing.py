@@ -16,7 +16,7 @@ from ..contract import EACH_INPUT_ALONE, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from ..probes import ForwardTrace
+from ..probes import ForwardTrace, reachable
 from .checkpoint_blocks import (WIDTH, _linear, clear_grads, custom_nodes, fork_rng, layer_stack,
                                 mlp_block, no_gradient_cause, parameters_of, reference,
                                 refuse_reentry, rng_states, watch_calls)
@@ -86,18 +86,6 @@ def _backward(spec: Spec, output, inputs: dict, grad_output) -> tuple:
                  for value in inputs.values())
 
 
-def _ctx_tensors(value, path: str):
-    """(path, tensor) for every tensor reachable from a ctx attribute through containers."""
-    if isinstance(value, torch.Tensor):
-        yield path, value
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            yield from _ctx_tensors(item, f"{path}[{i}]")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _ctx_tensors(item, f"{path}[{key!r}]")
-
-
 def _kept_after_apply(function, inputs: dict) -> int:
     """Bytes of saved activations (not inputs, not uint8 random states) still held once
     ``apply`` has returned, its output alive: a graph run_fn recorded in forward is freed
@@ -151,7 +139,7 @@ def check_saves_only_inputs(forward: ForwardTrace, inputs: dict, function=None) 
             "(ctx.save_for_backward(*tensors)) and recompute the rest in backward, "
             "with run_fn run under no grad in forward")
     for name, value in forward.ctx_attributes.items():
-        for path, tensor in _ctx_tensors(value, f"ctx.{name}"):
+        for path, tensor in reachable(value, f"ctx.{name}"):
             if tensor.dtype != torch.uint8:
                 raise GradingError(
                     f"CheckpointFunction stores a tensor as {path}: pass the tensor arguments "

@@ -1,10 +1,7 @@
-"""Lesson 05, transfer: ReversibleCoupling, RevNet's additive coupling.
-
-``(y1, y2) = (x1 + f(x2), x2 + g(y1))``. Forward saves only the outputs; backward reconstructs
-``x2 = y2 - g(y1)`` and ``x1 = y1 - f(x2)``, recomputes under grad and lets the parameters of
-``f`` and ``g`` accumulate their ``.grad``, as CheckpointFunction does. Graded the way it is
-used, with ``.backward()``.
-"""
+"""Lesson 05, transfer: ReversibleCoupling, ``(y1, y2) = (x1 + f(x2), x2 + g(y1))``, RevNet's
+additive coupling. Forward saves only the outputs; backward rebuilds x2 = y2 - g(y1) and
+x1 = y1 - f(x2), recomputes under grad and lets f's and g's parameters accumulate their .grad,
+as CheckpointFunction does. Graded the way it is used, with ``.backward()``."""
 
 import numpy as np
 import torch
@@ -15,6 +12,7 @@ from ..contract import EACH_INPUT_ALONE, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from ..probes import reachable
 from .checkpoint_blocks import (WIDTH, _linear, custom_nodes, no_gradient_cause, parameters_of,
                                 refuse_reentry, watch_calls)
 
@@ -80,29 +78,31 @@ def _reference(values: dict, grad_outputs):
             dict(zip(parameters, grads[2:])))
 
 
-def _arrays(value, path: str):
-    """(path, array) for every NumPy array reachable from a ctx attribute through containers."""
-    if isinstance(value, np.ndarray):
-        yield path, value
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            yield from _arrays(item, f"{path}[{i}]")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _arrays(item, f"{path}[{key!r}]")
+def _kept_arrays(value, path: str):
+    """(path, array, form) for NumPy arrays on ctx and lists NumPy reads as one array."""
+    for where, array in reachable(value, path, np.ndarray):
+        yield where, array, "NumPy"
+    if isinstance(value, (list, tuple)) and value:
+        try:
+            yield path, np.asarray(value, dtype=np.float64), "list"
+        except (TypeError, ValueError, RuntimeError):
+            pass
 
 
 def _check_no_input_copy(forward, inputs: dict) -> None:
-    """No NumPy copy of x1 or x2 on ctx: the contract's "no input" holds in any form."""
+    """No copy of x1, x2, f(x2) or g(y1) on ctx, NumPy or list: "no input, no activation"."""
+    x1, x2, f, g = (inputs[name] for name in ("x1", "x2", "f", "g"))
+    with torch.no_grad():
+        kept = {"its input x1": x1, "its input x2": x2, "f's activation f(x2)": (fx := f(x2)),
+                "g's activation g(y1)": g(x1 + fx)}
     for attribute, value in forward.ctx_attributes.items():
-        for path, array in _arrays(value, f"ctx.{attribute}"):
-            for name in ("x1", "x2"):
-                x = inputs[name].detach().cpu().to(torch.float64).numpy()
+        for path, array, form in _kept_arrays(value, f"ctx.{attribute}"):
+            for what, tensor in kept.items():
+                x = tensor.detach().cpu().to(torch.float64).numpy()
                 if array.shape == x.shape and array.dtype.kind == "f" and np.allclose(array, x):
-                    raise GradingError(
-                        f"ReversibleCoupling keeps a NumPy copy of its input {name} as {path}: "
-                        "a reversible block keeps no input in any form; save only y1 and y2 "
-                        "and compute the inputs back from them in backward")
+                    raise GradingError(f"ReversibleCoupling keeps a {form} copy of {what} as "
+                                       f"{path}: a reversible block keeps no input and no "
+                                       "activation in any form; save only y1 and y2")
 
 
 def _own_saves(forward) -> list | None:

@@ -201,6 +201,18 @@ MISTAKES += [
                     FORWARD, ("        ctx.save_for_backward(y1, y2)",
                               "        ctx.x2_copy = x2.detach().cpu().numpy().copy()\n"
                               "        ctx.save_for_backward(y1, y2)")))),
+    Mistake("ReversibleCoupling", "keeps f(x2) on ctx as a NumPy array", "keeps a NumPy copy "
+            "of f's activation f(x2) as ctx.fx", _coupling(
+                INVERT + RECOMPUTE + RIGHT + RETURN, edit(
+                    FORWARD, ("        y1 = x1 + f(x2)\n",
+                              "        fx = f(x2)\n        ctx.fx = fx.cpu().numpy()\n"
+                              "        y1 = x1 + fx\n")))),
+    Mistake("ReversibleCoupling", "keeps x1 on ctx as a Python list", "keeps a list copy of its "
+            "input x1 as ctx.x1_values", _coupling(
+                INVERT + RECOMPUTE + RIGHT + RETURN, edit(
+                    FORWARD, ("        ctx.save_for_backward(y1, y2)",
+                              "        ctx.x1_values = x1.tolist()\n"
+                              "        ctx.save_for_backward(y1, y2)")))),
     Mistake("ReversibleCoupling", "saves a clone of the output y2", "saved a copy of its output "
             "y2", _coupling(INVERT + RECOMPUTE + RIGHT + RETURN, edit(
                 FORWARD, ("save_for_backward(y1, y2)", "save_for_backward(y1, y2.clone())")))),
