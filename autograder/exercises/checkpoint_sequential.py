@@ -84,18 +84,14 @@ def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> 
     size = n // segments
     torch_split = [size] * (segments - 1) + [n - size * (segments - 1)]
     ceil = -(-n // segments)
-    made = -(-n // ceil)
-    why = (f"ceil(n / k) layers per segment ({ceil} here) makes {made} segments, not {segments}"
-           if made != segments and sizes in (_sizes_of(n, ceil), _sizes_of(n, ceil)[:-1])
+    by_ceil = [min(ceil, n - start) for start in range(0, n, ceil)]
+    why = (f"ceil(n / k) layers per segment ({ceil} here) makes {len(by_ceil)} segments, not "
+           f"{segments}" if len(by_ceil) != segments and sizes in (by_ceil, by_ceil[:-1])
            else "the segments are not the ones asked for")
     raise GradingError(
         f"{where} recomputed segments of {sizes} layers: {why}; cut the layers into exactly "
         f"{segments} consecutive groups (torch's split is {torch_split}: n // k each and the "
         "remainder in the last; spreading the remainder is fine too)")
-
-
-def _sizes_of(n: int, size: int) -> list[int]:
-    return [min(size, n - start) for start in range(0, n, size)]
 
 
 def check_recomputation(where: str, calls: list[int]) -> None:

@@ -29,10 +29,15 @@ def _namespaces(submission) -> list[dict]:
     return list(unique.values())
 
 
+def _language_modules() -> list:
+    """The modules of triton.language that hold Triton's own @triton.jit functions and builtins."""
+    import triton.language as tl
+    return [tl, tl.core, tl.standard, tl.math]
+
+
 def _language_objects() -> list:
     """triton.language's modules and classes: what the interpreter patches while it runs."""
-    import triton.language as tl
-    modules = [tl, tl.core, tl.standard, tl.math]
+    modules = _language_modules()
     classes = {value for module in modules for value in vars(module).values()
                if isinstance(value, type) and value.__module__.startswith("triton.language")}
     return [*modules, *sorted(classes, key=lambda cls: cls.__qualname__)]
@@ -63,7 +68,7 @@ def _interpreted(namespaces: list[dict]):
 
     language = [(owner, dict(vars(owner))) for owner in _language_objects()]
     spaces = [(space, dict(space)) for space in namespaces]
-    for space in [*namespaces, *(vars(module) for module in (tl, tl.core, tl.standard, tl.math))]:
+    for space in [*namespaces, *(vars(module) for module in _language_modules())]:
         for key, value in list(space.items()):
             if isinstance(value, JITFunction):
                 space[key] = interpreter.InterpretedFunction(value.fn)
