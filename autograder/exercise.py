@@ -6,7 +6,9 @@ from dataclasses import dataclass
 import torch
 
 from .devices import grading_devices
+from .domain import Domain
 from .nesting import stopping_endless_backward
+from .properties import check_domain
 
 
 @dataclass(frozen=True)
@@ -18,15 +20,27 @@ class Exercise:
     # the edge cases of the syllabus contract that the battery marks with contract.covers(...),
     # besides contract.EACH_INPUT_ALONE, which every battery runs
     contract: tuple[str, ...] = ()
+    # what the contract lets the inputs be; the checks it implies run after the battery
+    domain: Domain | None = None
 
     def run(self, submission) -> list[torch.device]:
-        """The battery on every device this machine grades on; returns those devices. A backward
-        that starts itself without end fails the battery instead of hanging it."""
+        """The battery, then the checks its domain implies, on every device this machine grades
+        on; returns those devices. A backward that starts itself without end fails the battery
+        instead of hanging it."""
         devices = grading_devices()
         with stopping_endless_backward():
             for device in devices:
                 self.battery(submission, device)
+                if self.domain is not None:
+                    check_domain(self.domain, submission, device)
         return devices
+
+    def passed_message(self, devices) -> str:
+        """The green line, and what the contract promises on CUDA where no GPU ran it."""
+        untried = (self.domain is not None and self.domain.cuda
+                   and all(device.type != "cuda" for device in devices))
+        message = passed_message(self.name, devices)
+        return f"{message}; not exercised without a GPU: {self.domain.cuda}" if untried else message
 
 
 def passed_message(name: str, devices) -> str:

@@ -5,7 +5,6 @@ import warnings
 
 from . import progress
 from .errors import GradingError
-from .exercise import passed_message
 from .exercises import EXERCISES
 from .failure import shorten, show_pass
 from .torch_state import known_state
@@ -43,7 +42,7 @@ def self_check(name: str, submission) -> None:
         shorten(name, error)
         raise
     progress.record(name, exercise.lesson, progress.PASSED)
-    show_pass(passed_message(name, devices))
+    show_pass(exercise.passed_message(devices))
 
 
 def _run_failure_hooks(exercise, submission, error) -> None:
@@ -85,7 +84,7 @@ def verdict(name: str, submission) -> tuple[bool, str]:
         return False, f"{name} is not implemented yet: its stub still raises NotImplementedError"
     except Exception as error:  # the learner's code may raise anything
         return False, f"{name} raised {type(error).__name__}: {error}"
-    return True, passed_message(name, devices)
+    return True, exercise.passed_message(devices)
 
 
 def report(passed: bool, message: str) -> None:

@@ -6,6 +6,7 @@ from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_c
                       check_values_and_gradients, make_inputs, reference_gradients, run_backward,
                       run_forward)
 from ..contract import check_each_input_alone, covers
+from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -223,10 +224,17 @@ def weighted_sum_full(WeightedSum, device) -> None:
     check_gradcheck(function, WEIGHTED_SUM, _weighted_values((3,), device))
 
 
+WEIGHT = Constant(-8.0, 8.0, "w1, w2 Python floats", also=(0.0, 1e-4))
+
 EXERCISES = [
     Exercise("Square", "00_template", square_full, contract=("0-d x", "float32"),
-             example=lambda: (sample((4,), "cpu"),)),
+             example=lambda: (sample((4,), "cpu"),),
+             domain=Domain(SQUARE, lambda device, dtype=torch.float64, seed=0: {
+                 "x": sample((3, 4), device, seed=seed, dtype=dtype)})),
     Exercise("WeightedSum", "00_template", weighted_sum_full,
              contract=("a weight of 0", "0-d inputs", "float32"),
-             example=lambda: tuple(_weighted_values((4,), "cpu").values())),
+             example=lambda: tuple(_weighted_values((4,), "cpu").values()),
+             domain=Domain(WEIGHTED_SUM, lambda device, dtype=torch.float64, seed=0, w1=0.5,
+                           w2=-2.0: _weighted_values((3, 4), device, w1, w2, seed, dtype),
+                           constants={"w1": WEIGHT, "w2": WEIGHT})),
 ]

@@ -1,0 +1,139 @@
+"""The domain an exercise's contract declares, as data.
+
+A contract says more than its edge cases: which constants range over which interval, which
+dtypes it accepts (and what it accumulates in), how large and how strided its inputs may be,
+where ties are broken by a rule, where each row must be stable on its own, and what it promises
+on CUDA. An exercise states those here; ``autograder.properties`` turns the statement into
+checks, the same for every exercise, so that none depends on its author remembering them.
+Each part carries the contract clause it stands for, and every check it generates names it.
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from .checks import Spec
+
+# a fraction of a range that no power of two, and no round number, lands on
+OFF_GRID = 0.3711
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A constant argument (a Python number, or a 0-d tensor) ranging over ``[low, high]``."""
+
+    low: float
+    high: float
+    clause: str
+    integer: bool = False
+    also: tuple = ()  # further points the contract cares about (a tiny magnitude, a zero)
+
+    def points(self) -> tuple:
+        """Both ends, a point between them off every power of two (on a log scale where the
+        range spans orders of magnitude of one sign), and ``also``."""
+        low, high = self.low, self.high
+        if low > 0 and high / low > 100:
+            inside = math.exp(math.log(low) + OFF_GRID * (math.log(high) - math.log(low)))
+        else:
+            inside = low + OFF_GRID * (high - low)
+        if self.integer:
+            return tuple(dict.fromkeys((int(low), round(inside), int(high), *self.also)))
+        return low, inside, high, *self.also
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How close to the float64 reference a dtype's results must be."""
+
+    rtol: float
+    atol: float
+
+
+TOLERANCES = {
+    torch.float64: Tolerance(1e-5, 1e-7),
+    torch.float32: Tolerance(1e-4, 1e-5),
+    torch.float16: Tolerance(1e-2, 1e-3),
+    torch.bfloat16: Tolerance(4e-2, 1e-2),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """Inputs an exercise builds for one property: ``values(device, dtype)`` -> the inputs in
+    forward's order, checked against the reference within ``tolerance`` (the dtype's default
+    when None)."""
+
+    values: Callable[[torch.device, torch.dtype], dict]
+    clause: str
+    dtype: torch.dtype = torch.float64
+    tolerance: Tolerance | None = None
+
+
+LAYOUTS = ("transposed", "column slice", "expanded")
+LAYOUT_CLAUSE = "inputs of any layout torch's own ops accept (strides other than the shape's)"
+PER_CALL_CLAUSE = "ctx keeps each call's state: calls in one graph do not share it"
+DTYPE_CLAUSE = "each dtype the contract names, saved tensors included"
+
+
+@dataclass(frozen=True)
+class Domain:
+    """What the contract lets the inputs be.
+
+    ``values(device, dtype=..., seed=..., **constants)`` builds a small, typical set of inputs
+    in forward's order; a constant left out takes its default there. ``prepare`` turns a
+    submission into something with ``.apply`` (an operator wrapped in ``Operator``); by
+    default the submission must be a Function class."""
+
+    spec: Spec
+    values: Callable[..., dict]
+    prepare: Callable | None = None
+    constants: dict[str, Constant] = field(default_factory=dict)
+    dtypes: tuple[torch.dtype, ...] = (torch.float64, torch.float32)
+    dtype_clause: str = DTYPE_CLAUSE
+    # None: every tensor input; () where the contract fixes a layout (say why in layout_clause)
+    layouts: tuple[str, ...] | None = None
+    layout_clause: str = LAYOUT_CLAUSE
+    per_call: bool = True
+    # compute (and accumulation) dtype of each input dtype that computes wider than it stores
+    accumulates: dict[torch.dtype, torch.dtype] = field(default_factory=dict)
+    accumulation: Case | None = None  # where accumulating in the input dtype measurably fails
+    large: Case | None = None  # past an implementation's limits, where "any shape" says so
+    ties: Case | None = None  # values one ulp apart, where ties are broken by a rule
+    rows_apart: Case | None = None  # rows of far-apart magnitude, where each row must be stable
+    cuda: str = ""  # CUDA behaviour the contract names, said when a run could not exercise it
+
+    def properties(self) -> list[str]:
+        """The names of the checks this domain implies, in the order they run."""
+        names = ["per call"] if self.per_call else []
+        names += [f"constant {name}" for name in self.constants]
+        names += [f"dtype {str(dtype).removeprefix('torch.')}" for dtype in self.dtypes]
+        names += [f"layout {layout}" for layout in LAYOUTS if self.layouts != ()]
+        names += [name for name, part in (("accumulation", self.accumulation),
+                                          ("large", self.large), ("ties", self.ties),
+                                          ("rows apart", self.rows_apart)) if part is not None]
+        return names
+
+    def clauses(self) -> dict[str, str]:
+        """Each property's contract clause."""
+        clauses = {"per call": PER_CALL_CLAUSE}
+        clauses.update({f"constant {n}": c.clause for n, c in self.constants.items()})
+        clauses.update({f"dtype {str(d).removeprefix('torch.')}": self.dtype_clause
+                        for d in self.dtypes})
+        clauses.update({f"layout {layout}": self.layout_clause for layout in LAYOUTS})
+        clauses.update({name: part.clause for name, part in (
+            ("accumulation", self.accumulation), ("large", self.large), ("ties", self.ties),
+            ("rows apart", self.rows_apart)) if part is not None})
+        return {name: clauses[name] for name in self.properties()}
+
+
+class Operator:
+    """A custom operator (or a plain function) seen through the ``.apply`` the checks call."""
+
+    def __init__(self, function):
+        self.function = function
+        self.__name__ = getattr(function, "__name__", type(function).__name__)
+
+    def apply(self, *args):
+        return self.function(*args)

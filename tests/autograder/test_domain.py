@@ -1,0 +1,123 @@
+"""Every exercise declares its contract's domain, and its battery runs what that implies."""
+
+import math
+
+import pytest
+import torch
+
+from autograder.contract import recording
+from autograder.domain import Constant, Domain
+from autograder.exercise import Exercise
+from autograder.exercises import EXERCISES
+from tools.solutions import solution
+
+
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_every_exercise_declares_its_domain(name):
+    """Does every exercise state its domain, each property with the clause it enforces?"""
+    domain = EXERCISES[name].domain
+    assert domain is not None, f"{name} declares no domain"
+    clauses = domain.clauses()
+    assert list(clauses) == domain.properties()
+    without = [prop for prop, clause in clauses.items() if not clause.strip()]
+    assert not without, f"{name}'s checks {without} name no contract clause"
+
+
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_the_battery_runs_every_property_its_domain_implies(name, monkeypatch):
+    """Does grading the solution run each generated check its domain declares, on CPU?"""
+    monkeypatch.setenv("AUTOGRADER_DEVICE", "cpu")
+    exercise = EXERCISES[name]
+    if exercise.domain is None:
+        pytest.skip(f"{name} declares no domain (test_every_exercise_declares_its_domain)")
+    with recording() as ran:
+        exercise.run(solution(name))
+    skipped = [p for p in exercise.domain.properties() if f"domain: {p}" not in ran]
+    assert not skipped, f"{name}'s battery skips {skipped}"
+
+
+def test_every_domain_property_is_listed(capsys):
+    """Which generated properties run for which exercise? (printed with -s; always passes
+    once every exercise declares a domain)."""
+    for name, exercise in EXERCISES.items():
+        if exercise.domain is not None:
+            print(f"{name}: {', '.join(exercise.domain.properties())}")
+
+
+def test_constants_reach_both_ends_and_a_point_off_every_power_of_two():
+    """Does a constant's range give its ends and a point no power of two lands on?"""
+    low, inside, high = Constant(1e-4, 10.0, "max_norm > 0").points()
+    assert (low, high) == (1e-4, 10.0)
+    assert not math.log2(inside).is_integer() and low < inside < high
+    assert Constant(-2.0, 8.0, "any float", also=(1e-3,)).points()[-1] == 1e-3
+    assert Constant(-3, 5, "an int", integer=True).points() == (-3, 0, 5)
+
+
+SQUARE = EXERCISES["Square"]
+
+
+def _answer(forward_body: str, backward_body: str, name="Square"):
+    namespace = {"torch": torch}
+    exec(f"class {name}(torch.autograd.Function):\n"
+         f"    @staticmethod\n    def forward(ctx, x):\n        {forward_body}\n"
+         f"    @staticmethod\n    def backward(ctx, g):\n        {backward_body}\n", namespace)
+    return namespace[name]
+
+
+def _domain_only(exercise: Exercise) -> Exercise:
+    return Exercise(exercise.name, exercise.lesson, lambda submission, device: None,
+                    domain=exercise.domain)
+
+
+def test_a_value_kept_on_the_class_is_named(raises_hint):
+    """Is a Function that keeps its input on the class told which attribute it set?"""
+    answer = _answer("Square.last = x\n        return x * x", "return 2 * Square.last * g")
+    with raises_hint("Square.forward sets Square.last: a class attribute is shared by every "
+                     "call"):
+        _domain_only(SQUARE).run(answer)
+
+
+def test_a_view_that_assumes_contiguous_memory_fails_on_a_transposed_input(raises_hint):
+    """Is ``.view(-1)`` on a gradient caught by a transposed input, the clause quoted?"""
+    answer = _answer("ctx.save_for_backward(x)\n        return x * x",
+                     "x, = ctx.saved_tensors\n        return (2 * x * g).view(-1).view(x.shape)")
+    with raises_hint("view size is not compatible"):
+        _domain_only(SQUARE).run(answer)
+    with pytest.raises(AssertionError, match="transposed inputs; contract: inputs of any layout"):
+        _domain_only(SQUARE).run(answer)
+
+
+def test_a_float32_intermediate_saved_for_float64_inputs_is_named(raises_hint):
+    """Is a statistic saved in float32 for float64 inputs named as a precision loss?"""
+    answer = _answer("ctx.save_for_backward((2 * x).float())\n        return x * x",
+                     "two_x, = ctx.saved_tensors\n        return two_x.to(g.dtype) * g")
+    with raises_hint("Square saved a float32 tensor of shape (3, 4) for float64 inputs"):
+        _domain_only(SQUARE).run(answer)
+
+
+def test_a_constant_shared_between_calls_is_named(raises_hint):
+    """Is a weight kept in a module global named by the two-calls probe?"""
+    namespace = {"torch": torch}
+    exec("SHARED = {}\n"
+         "class WeightedSum(torch.autograd.Function):\n"
+         "    @staticmethod\n"
+         "    def forward(ctx, x1, x2, w1, w2):\n"
+         "        SHARED['w'] = (w1, w2)\n"
+         "        return w1 * x1 + w2 * x2\n"
+         "    @staticmethod\n"
+         "    def backward(ctx, g):\n"
+         "        w1, w2 = SHARED['w']\n"
+         "        return w1 * g, w2 * g, None, None\n", namespace)
+    with raises_hint("WeightedSum's backward used another call's w1, w2"):
+        _domain_only(EXERCISES["WeightedSum"]).run(namespace["WeightedSum"])
+
+
+def test_the_green_line_says_what_a_cpu_run_did_not_exercise(monkeypatch):
+    """Does a passing exercise whose contract names CUDA behaviour say it was not tried?"""
+    monkeypatch.setenv("AUTOGRADER_DEVICE", "cpu")
+    exercise = Exercise("Square", "00_template", lambda s, d: None,
+                        domain=Domain(SQUARE.domain.spec, SQUARE.domain.values,
+                                      cuda="the CUDA random state restored"))
+    message = exercise.passed_message(exercise.run(solution("Square")))
+    assert message.endswith("; not exercised without a GPU: the CUDA random state restored")
+    assert exercise.passed_message([torch.device("cuda")]).endswith("on CUDA")
