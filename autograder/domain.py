@@ -92,8 +92,10 @@ class Domain:
     constants: dict[str, Constant] = field(default_factory=dict)
     dtypes: tuple[torch.dtype, ...] = (torch.float64, torch.float32)
     dtype_clause: str = DTYPE_CLAUSE
-    # None: every tensor input; () where the contract fixes a layout (say why in layout_clause)
-    layouts: tuple[str, ...] | None = None
+    # the strided layouts tried; fewer only where the contract rules one out (say why in
+    # layout_clause), on the inputs named in layout_inputs (None: every floating tensor input)
+    layouts: tuple[str, ...] = LAYOUTS
+    layout_inputs: tuple[str, ...] | None = None
     layout_clause: str = LAYOUT_CLAUSE
     per_call: bool = True
     # compute (and accumulation) dtype of each input dtype that computes wider than it stores
@@ -109,7 +111,7 @@ class Domain:
         names = ["per call"] if self.per_call else []
         names += [f"constant {name}" for name in self.constants]
         names += [f"dtype {str(dtype).removeprefix('torch.')}" for dtype in self.dtypes]
-        names += [f"layout {layout}" for layout in LAYOUTS if self.layouts != ()]
+        names += [f"layout {layout}" for layout in self.layouts]
         names += [name for name, part in (("accumulation", self.accumulation),
                                           ("large", self.large), ("ties", self.ties),
                                           ("rows apart", self.rows_apart)) if part is not None]
@@ -121,7 +123,7 @@ class Domain:
         clauses.update({f"constant {n}": c.clause for n, c in self.constants.items()})
         clauses.update({f"dtype {str(d).removeprefix('torch.')}": self.dtype_clause
                         for d in self.dtypes})
-        clauses.update({f"layout {layout}": self.layout_clause for layout in LAYOUTS})
+        clauses.update({f"layout {layout}": self.layout_clause for layout in self.layouts})
         clauses.update({name: part.clause for name, part in (
             ("accumulation", self.accumulation), ("large", self.large), ("ties", self.ties),
             ("rows apart", self.rows_apart)) if part is not None})

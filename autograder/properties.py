@@ -265,7 +265,7 @@ def _dtype(domain: Domain, function, device, name: str) -> None:
 def _layout(domain: Domain, function, device, name: str) -> None:
     layout = name.removeprefix("layout ")
     values = domain.values(device)
-    inputs = _leaves(values, layout)
+    inputs = _leaves(values, layout, domain.layout_inputs)
     strided = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and not v.is_leaf]
     if not strided:
         raise ValueError(f"no input of {domain.spec.name}'s domain can be {layout}: declare "
