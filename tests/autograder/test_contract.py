@@ -11,15 +11,20 @@ from tools.solutions import solution
 
 
 @pytest.mark.parametrize("name", list(EXERCISES))
-def test_battery_runs_each_input_alone_and_its_contract_edges(name):
-    """Does the battery check each input alone and every edge case its contract declares?"""
+def test_battery_runs_each_input_alone_its_contract_edges_and_its_domain(name, monkeypatch):
+    """Does grading check each input alone, every edge case its contract declares, and every
+    property its domain implies?"""
+    monkeypatch.setenv("AUTOGRADER_DEVICE", "cpu")
     exercise = EXERCISES[name]
     with recording() as ran:
-        exercise.battery(solution(name), torch.device("cpu"))
+        exercise.run(solution(name))
     assert EACH_INPUT_ALONE in ran
     assert exercise.contract, f"{name} declares no edge cases of its contract"
     missing = [edge for edge in exercise.contract if edge not in ran]
     assert not missing, f"{name}'s battery never checks {missing}"
+    assert exercise.domain is not None, f"{name} declares no domain"
+    skipped = [p for p in exercise.domain.properties() if f"domain: {p}" not in ran]
+    assert not skipped, f"{name}'s grading skips {skipped}, which its domain implies"
 
 
 AFFINE = Spec("Affine", ("x", "weight", "bias"), lambda x, weight, bias: x * weight + bias)
