@@ -22,7 +22,8 @@ from .checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_
                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                      run_backward, run_forward)
 from .errors import GradingError
-from .exercise import Exercise, passed_message, sample
+from .domain import Constant, Domain
+from .exercise import Exercise, sample
 
 SAVES = ("output", "inputs", "nothing")
 BOOKKEEPING = ("detach", "alias")  # ops autograd adds when it unpacks saved tensors
@@ -44,6 +45,7 @@ class FunctionExercise:
     needs_input_grad: bool = False  # skips the gradients nobody asked for (counted ops)
     shapes: tuple = ((5,), (3, 4), (2, 3, 4), ())
     domain: Callable | None = None  # maps standard-normal samples into the inputs' domain
+    ranges: dict = field(default_factory=dict)  # a constant's (low, high), tried at both ends
 
     def __post_init__(self):
         if isinstance(self.saves, str) and self.saves not in SAVES:
@@ -52,6 +54,10 @@ class FunctionExercise:
         unknown = set(self.constants) - set(self.arguments)
         if unknown:
             raise ValueError(f"constants {sorted(unknown)} are not among {self.arguments}")
+        unranged = set(self.ranges) - set(self.constants)
+        if unranged:
+            raise ValueError(f"ranges {sorted(unranged)} are not among the constants "
+                             f"{sorted(self.constants)}")
 
     @property
     def spec(self) -> Spec:
@@ -61,12 +67,13 @@ class FunctionExercise:
     def tensor_names(self) -> list[str]:
         return [name for name in self.arguments if name not in self.constants]
 
-    def values(self, shape, device, *, seed=0, dtype=torch.float64) -> dict:
-        """Inputs for one case: seeded samples for the tensors, the constants as given."""
+    def values(self, shape, device, *, seed=0, dtype=torch.float64, **constants) -> dict:
+        """Inputs for one case: seeded samples for the tensors, the constants as given (or as
+        ``constants`` overrides them)."""
         values = {}
         for offset, name in enumerate(self.arguments):
             if name in self.constants:
-                values[name] = self.constants[name]
+                values[name] = constants.get(name, self.constants[name])
                 continue
             tensor = sample(shape, device, seed=seed + 100 * offset, dtype=dtype)
             values[name] = self.domain(tensor) if self.domain else tensor
@@ -205,12 +212,21 @@ class FunctionExercise:
             self.check_needs_input_grad(function, device)
 
     def exercise(self) -> Exercise:
-        return Exercise(self.name, "instructor", self.full)
+        """The battery, and the checks every contract implies (two calls in one graph, each
+        ranged constant at both ends, both dtypes, strided inputs)."""
+        constants = {name: Constant(low, high, f"{name} from {low} to {high}")
+                     for name, (low, high) in self.ranges.items()}
+        domain = Domain(self.spec, lambda device, dtype=torch.float64, seed=0, **given:
+                        self.values((3, 4), device, seed=seed, dtype=dtype, **given),
+                        constants=constants)
+        return Exercise(self.name, "instructor", self.full, domain=domain)
 
     def self_check(self, submission) -> None:
         """Run the battery on this machine's devices; print a tick or raise GradingError."""
-        print(f"✓ {passed_message(self.name, self.exercise().run(submission))}.")
+        exercise = self.exercise()
+        print(f"✓ {exercise.passed_message(exercise.run(submission))}.")
 
     def grade(self, submission) -> None:
         """The same battery, on the grader's devices (CPU, and CUDA when present)."""
-        print(f"✓ {passed_message(self.name, self.exercise().run(submission))}.")
+        exercise = self.exercise()
+        print(f"✓ {exercise.passed_message(exercise.run(submission))}.")

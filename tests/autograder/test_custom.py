@@ -107,3 +107,32 @@ def test_a_bad_spec_is_refused():
     with pytest.raises(ValueError, match="not among"):
         FunctionExercise("Scale", reference=lambda x, s: s * x, arguments=("x", "s"),
                          constants={"scale": 2.0})
+
+
+SCALE = FunctionExercise("Scale", reference=lambda x, scale: scale * x, arguments=("x", "scale"),
+                         constants={"scale": 2.0}, ranges={"scale": (-3.0, 5.0)})
+SCALE_ON_THE_CLASS = """
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        Scale.scale = scale
+        return scale * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return Scale.scale * grad_output, None
+"""
+
+
+def test_a_constant_kept_on_the_class_fails_an_instructors_exercise_too():
+    """Does an instructor's exercise get the generated checks: a constant on the class named?"""
+    with pytest.raises(GradingError, match="Scale.forward sets Scale.scale"):
+        SCALE.self_check(load("Scale", SCALE_ON_THE_CLASS))
+    SCALE.grade(load("Scale", SCALE_ON_THE_CLASS.replace("Scale.scale = scale", "ctx.scale = scale")
+                     .replace("Scale.scale *", "ctx.scale *")))
+
+
+def test_a_range_for_an_unknown_constant_is_refused():
+    """Is a range given for a name that is not a constant refused when the exercise is made?"""
+    with pytest.raises(ValueError, match=r"ranges \['x'\] are not among the constants"):
+        FunctionExercise("Scale", reference=lambda x: x, ranges={"x": (0.0, 1.0)})
