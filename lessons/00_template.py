@@ -629,7 +629,7 @@ compare(predicted, actual)
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | `Square()(x)` | `RuntimeError: Legacy autograd function with non-static forward method is deprecated` | `Square.apply(x)` |
-# | `Square.forward(ctx, x)` called directly | your backward is never used: autograd records forward's own ops and differentiates those | `Square.apply(x)` |
+# | `Square.forward(ctx, x)` called directly | there is no `ctx` to pass: `Square.forward(None, x)` raises `AttributeError` at `ctx.save_for_backward`; given any object that accepts the call, autograd records forward's own ops and never calls your backward | `Square.apply(x)` |
 # | a backward that leaves out `grad_output` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | multiply by `grad_output`: the chain rule |
 # | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
 # | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |

@@ -375,8 +375,10 @@ for name, formula in naive.items():
 # $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same.
 #
 # `torch.where(condition, a, b)` picks from `a` where `condition` holds and from `b`
-# elsewhere. It computes both `a` and `b` everywhere, which is fine when both are finite
-# everywhere, as formulas built from $z$ are.
+# elsewhere. It computes both `a` and `b` everywhere, so neither may overflow anywhere, even
+# where it is not picked: formulas built from $z$ never do. (Differentiated by autograd, the
+# same holds for their derivatives: the branch not picked gets a gradient of 0 times its
+# derivative, and 0 times inf is nan.)
 
 # %% [markdown]
 # Now the whole range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are

@@ -356,7 +356,7 @@ BLOCK = 256
 @triton.jit
 def silu_mul_kernel(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
     """y = silu(a) * b on one block."""
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)  # past 2**31 too
     mask = offsets < n
     a = tl.load(a_ptr + offsets, mask=mask)
     b = tl.load(b_ptr + offsets, mask=mask)
@@ -370,7 +370,7 @@ def silu_mul_kernel(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
 def silu_mul_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, n,
                              BLOCK: tl.constexpr):
     """Both gradients of y = silu(a) * b, in one pass over memory."""
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     grad = tl.load(grad_ptr + offsets, mask=mask)
     a = tl.load(a_ptr + offsets, mask=mask)
