@@ -3,6 +3,7 @@ parameters they train, random-state bookkeeping, the un-checkpointed reference r
 against a backward that re-enters its own node."""
 
 import math
+import threading
 from contextlib import ExitStack, contextmanager
 
 import torch
@@ -163,3 +164,58 @@ def no_gradient_cause(who: str) -> str:
                 f".grad accumulates on the parameters of {who} too, then return the inputs' .grad")
     return (f"call torch.autograd.backward(outputs, grad_outputs) on the outputs recomputed from "
             f"fresh leaves under grad, so .grad accumulates on the parameters of {who}")
+
+
+class AnyDtype(nn.Module):
+    """Linear then ``activation``, computing in its input's dtype (its parameters float64):
+    a block the generated dtype checks can run in float32 and their reference in float64."""
+
+    def __init__(self, device, seed: int, activation):
+        super().__init__()
+        self.linear, self.activation = _linear(WIDTH, WIDTH, device, seed), activation
+
+    def forward(self, x):
+        weight, bias = self.linear.weight, self.linear.bias
+        return self.activation(nn.functional.linear(x, weight.to(x.dtype), bias.to(x.dtype)))
+
+
+def _nested_backward(output, leaves: list, grad_output) -> tuple:
+    torch.autograd.backward(output, grad_output)
+    return tuple(leaf.grad if torch.is_tensor(leaf) and leaf.requires_grad else None
+                 for leaf in leaves)
+
+
+class ThroughBackward(torch.autograd.Function):
+    """``call(*args)`` run on fresh leaves inside, differentiated with ``.backward()`` (a nested
+    backward, as checkpointing is used): the generated checks differentiate with
+    torch.autograd.grad, which PyTorch's own reentrant checkpoint refuses by design, even in a
+    backward nested in it on the same thread (the flag is per thread), so the nested backward
+    runs on a thread of its own. ``backward(output, leaves, grad_output)`` returns the leaves'
+    gradients."""
+
+    @staticmethod
+    def forward(ctx, call, backward, *args):
+        leaves = [a.detach().requires_grad_(a.requires_grad) if torch.is_tensor(a) else a
+                  for a in args]
+        with torch.enable_grad():
+            output = call(*leaves)
+        ctx.inner = (output, leaves, backward or _nested_backward)
+        return output.detach()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        output, leaves, backward = ctx.inner
+        done = {}
+
+        def run():
+            try:
+                done["grads"] = backward(output, leaves, grad_output)
+            except BaseException as error:  # noqa: BLE001  (raised again below)
+                done["error"] = error
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join()
+        if "error" in done:
+            raise done["error"]
+        return None, None, *done["grads"]

@@ -5,12 +5,13 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from ..checks import case
+from ..checks import Spec, case
 from ..contract import EACH_INPUT_ALONE, covers
 from ..diagnose import diagnose_gradient, diagnose_values
+from ..domain import Constant, Domain, Operator
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .checkpoint_blocks import (WIDTH, clear_grads, custom_nodes, fork_rng, layer_stack,
+from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes, fork_rng, layer_stack,
                                 parameters_of, reference, refuse_reentry)
 
 SEQUENTIAL = "checkpoint_sequential"
@@ -193,8 +194,33 @@ def sequential_full(checkpoint_sequential, device) -> None:
     covers(EACH_INPUT_ALONE)
 
 
+SPEC = Spec(SEQUENTIAL, ("layers", "segments", "x"), lambda layers, segments, x:
+            _run_layers(layers, x))
+N_LAYERS = 4  # in the generated checks: segments from 1 to 4
+
+
+def _domain_values(device, dtype=torch.float64, seed: int = 0, segments: int = 2) -> dict:
+    """Four layers of their own per seed, in any dtype, and x of shape (3, 5)."""
+    layers = [AnyDtype(device, seed + 2 * i, activation) for i, activation in
+              enumerate((torch.tanh, torch.sigmoid, nn.functional.softplus, torch.tanh))]
+    return {"layers": layers, "segments": segments,
+            "x": sample((3, WIDTH), device, seed=seed, dtype=dtype)}
+
+
+def _through_backward(checkpoint_sequential) -> Operator:
+    """Graded through .backward(), as checkpointing is used (checkpoint_blocks.ThroughBackward)."""
+    _must_be_callable(checkpoint_sequential)
+    operator = Operator(lambda layers, segments, x: ThroughBackward.apply(
+        checkpoint_sequential, None, layers, segments, x))
+    operator.__name__ = SEQUENTIAL
+    return operator
+
+
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     Exercise("checkpoint_sequential", "05_checkpointing", sequential_full,
-             contract=("every segment count from 1 to the number of layers", "an nn.Sequential")),
+             contract=("every segment count from 1 to the number of layers", "an nn.Sequential"),
+             domain=Domain(SPEC, _domain_values, prepare=_through_backward, constants={
+                 "segments": Constant(1, N_LAYERS, "segments from 1 to the number of layers",
+                                      integer=True)})),
 ]

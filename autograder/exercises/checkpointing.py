@@ -14,10 +14,11 @@ from torch.autograd.graph import saved_tensors_hooks
 from ..checks import Spec, _explain_runtime_error, case, check_is_function, make_inputs, run_forward
 from ..contract import EACH_INPUT_ALONE, covers
 from ..diagnose import diagnose_gradient, diagnose_values
+from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import ForwardTrace, reachable
-from .checkpoint_blocks import (WIDTH, _linear, clear_grads, custom_nodes, fork_rng, layer_stack,
+from .checkpoint_blocks import (WIDTH, ThroughBackward, _linear, clear_grads, custom_nodes, fork_rng, layer_stack,
                                 mlp_block, no_gradient_cause, parameters_of, reference,
                                 refuse_reentry, rng_states, watch_calls)
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
@@ -152,6 +153,23 @@ def _check_input_grads(inputs: dict, grads: tuple, truth: dict) -> None:
             diagnose_gradient(name, grad, truth[name])
 
 
+def _check_leaves_require_grad(inputs: dict, grads: tuple, calls: list) -> None:
+    """A None gradient for an input that requires grad, where the probe saw the recomputation
+    (run_fn's last call, in backward) given that argument not requiring grad: the fresh leaf
+    was never made to require grad, so the recomputation could not give it a gradient."""
+    if len(calls) < 2:  # run_fn not seen recomputing: nothing proven
+        return
+    tensors = [name for name, value in inputs.items() if torch.is_tensor(value)]
+    for name, grad, required in zip(tensors, (g for n, g in zip(inputs, grads)
+                                              if torch.is_tensor(inputs[n])), calls[-1]):
+        if grad is None and inputs[name].requires_grad and not required:
+            raise GradingError(
+                f"backward returned None for {name}: the recomputation ran run_fn on a copy of "
+                f"{name} that did not require grad, so it gave {name} no gradient; make each "
+                "fresh leaf require grad where its input did "
+                "(t.detach().requires_grad_(t.requires_grad))")
+
+
 def _check_parameter_grads(parameters: dict, truth: dict, *, before: dict | None = None) -> None:
     for name, parameter in parameters.items():
         if parameter.grad is None:
@@ -177,13 +195,22 @@ def check_block(function, run_fn, values: dict, wanted: set, parameters: dict, *
     for parameter in parameters.values():
         parameter.grad = None
     inputs = make_inputs(values, requires_grad=wanted)
-    forward = run_forward(function, spec, inputs)
-    diagnose_values("CheckpointFunction's output", forward.output, expected)
-    check_saves_only_inputs(forward, inputs, function)
-    pristine = grad_output.clone()
-    grads = _backward(spec, forward.output, inputs, grad_output)
+    calls = []  # which tensor arguments required grad, at each call of a module run_fn
+    hook = (run_fn.register_forward_pre_hook(lambda _, args: calls.append(
+                [a.requires_grad for a in args if torch.is_tensor(a)]))
+            if isinstance(run_fn, nn.Module) else None)
+    try:
+        forward = run_forward(function, spec, inputs)
+        diagnose_values("CheckpointFunction's output", forward.output, expected)
+        check_saves_only_inputs(forward, inputs, function)
+        pristine = grad_output.clone()
+        grads = _backward(spec, forward.output, inputs, grad_output)
+    finally:
+        if hook is not None:
+            hook.remove()
     if not torch.equal(grad_output, pristine):
         raise GradingError("backward modified grad_output in place: compute a new tensor instead")
+    _check_leaves_require_grad(inputs, grads, calls)
     _check_input_grads(inputs, grads, truth)
     _check_parameter_grads(parameters, parameter_truth)
     if accumulate:
@@ -329,8 +356,35 @@ def check_each_input_alone(function, device) -> None:
             _check_input_grads(inputs, grads, truth)
 
 
+def through_backward(submission) -> type:
+    """``submission`` with an ``apply`` graded through ``.backward()``; a subclass, so that an
+    attribute forward or backward sets on the learner's class is still seen."""
+    function = check_is_function(submission, CHECKPOINT)
+
+    def backward(output, leaves, grad_output):
+        inputs = {"run_fn": None, **{f"x{i}" if i else "x": leaf
+                                     for i, leaf in enumerate(leaves[1:])}}
+        return _backward(_spec_for(inputs), output, inputs, grad_output)
+
+    return type(function.__name__, (function,), {"apply": staticmethod(
+        lambda run_fn, *args: ThroughBackward.apply(function.apply, backward, run_fn, *args))})
+
+
+def _domain_values(device, dtype=torch.float64, seed: int = 0) -> dict:
+    """x of shape (3, 5) and a run_fn of its own per seed, computing in x's dtype."""
+    weight = sample((WIDTH, WIDTH), device, seed=seed + 40) / 2
+
+    def run_fn(x):
+        return torch.tanh(x @ weight.to(x.dtype)) * x
+
+    return {"run_fn": run_fn, "x": sample((3, WIDTH), device, seed=seed, dtype=dtype)}
+
+
 EXERCISES = [
     Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full,
              contract=("parameters accumulate .grad", "1-D x", "non-tensor arguments",
-                       "an argument not requiring grad", "dropout: the forward's random state")),
+                       "an argument not requiring grad", "dropout: the forward's random state"),
+             domain=Domain(CHECKPOINT, _domain_values, prepare=through_backward,
+                           cuda="backward restoring the forward's CUDA random state (dropout "
+                                "inside run_fn on a GPU)")),
 ]

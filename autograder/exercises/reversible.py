@@ -10,10 +10,11 @@ from torch import nn
 from ..checks import Spec, _explain_runtime_error, case, check_is_function, make_inputs, run_forward
 from ..contract import EACH_INPUT_ALONE, covers
 from ..diagnose import diagnose_gradient, diagnose_values
+from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import reachable
-from .checkpoint_blocks import (WIDTH, _linear, custom_nodes, no_gradient_cause, parameters_of,
+from .checkpoint_blocks import (WIDTH, AnyDtype, _linear, custom_nodes, no_gradient_cause, parameters_of,
                                 refuse_reentry, watch_calls)
 
 
@@ -342,8 +343,17 @@ def full(submission, device) -> None:
     check_each_input_alone(function, _values((3, WIDTH), device, 4))
 
 
+def _domain_values(device, dtype=torch.float64, seed: int = 0) -> dict:
+    """x1, x2 of shape (3, 5); f and g of their own per seed, in any dtype."""
+    return {"x1": sample((3, WIDTH), device, seed=seed + 20, dtype=dtype),
+            "x2": sample((3, WIDTH), device, seed=seed + 21, dtype=dtype),
+            "f": AnyDtype(device, seed, torch.tanh),
+            "g": AnyDtype(device, seed + 2, nn.functional.softplus)}
+
+
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after checkpoint_sequential
 EXERCISES = [
     Exercise("ReversibleCoupling", "05_checkpointing", full,
-             contract=("parameters accumulate .grad", "one output unused")),
+             contract=("parameters accumulate .grad", "one output unused"),
+             domain=Domain(REVERSIBLE, _domain_values)),
 ]

@@ -253,3 +253,14 @@ MISTAKES += [
             "passed inputs=", _coupling(INVERT + RECOMPUTE + RIGHT.replace(
                 "(grad_y1, grad_y2))", "(grad_y1, grad_y2), inputs=[x1, x2])") + RETURN)),
 ]
+
+# Issue 37, state per call: f and g kept on the class pass every check that runs one coupling
+# at a time; two couplings in one graph share the last f and g.
+MISTAKES += [
+    Mistake("ReversibleCoupling", "f and g kept on the class", "ReversibleCoupling.forward sets "
+            "ReversibleCoupling.f: a class attribute is shared by every call", _coupling(
+                (INVERT + RECOMPUTE + RIGHT + RETURN).replace("ctx.f", "ReversibleCoupling.f")
+                .replace("ctx.g", "ReversibleCoupling.g"),
+                edit(FORWARD, ("ctx.f, ctx.g = f, g",
+                               "ReversibleCoupling.f, ReversibleCoupling.g = f, g")))),
+]

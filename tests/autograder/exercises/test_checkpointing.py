@@ -77,6 +77,23 @@ class TestMistakes:
         with raises_hint("torch.cuda.get_rng_state() for CUDA tensors"):
             CHECKPOINT.battery(RestoresOnlyCPUState, cuda)
 
+    def test_cpu_state_only_is_told_cuda_was_not_exercised(self, monkeypatch):
+        """Does restoring only the CPU random state (wrong, but only a GPU can show it) get a
+        green line on a CPU machine that says the CUDA random state was not exercised?"""
+        monkeypatch.setenv("AUTOGRADER_DEVICE", "cpu")
+        right = solution("CheckpointFunction")
+
+        class RestoresOnlyCPUState(right):
+            @staticmethod
+            def backward(ctx, grad_output):
+                ctx.devices, ctx.cuda_states = [], []  # forget CUDA's random state
+                return right.backward(ctx, grad_output)
+
+        passed, message = verdict("CheckpointFunction", RestoresOnlyCPUState)
+        assert passed, message
+        assert ("not exercised without a GPU: backward restoring the forward's CUDA random "
+                "state") in message.splitlines()[0]
+
     def test_rng_mistake_costs_only_checkpoint_function(self):
         """Does ignoring the random state lose CheckpointFunction only, not checkpoint_sequential
         built on it?"""
