@@ -283,6 +283,33 @@ MISTAKES = [
         ctx.lam = lam
         return torch.sign(x) * torch.relu(x.abs() - lam)
 '''), named=True),
+    Mistake("GradientReversal", "alpha kept on the class (issue 37)",
+            "GradientReversal.forward sets GradientReversal.alpha: a class attribute is shared",
+            _reversal("        return -GradientReversal.alpha * grad_output, None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        GradientReversal.alpha = alpha
+        return x.view_as(x)
+''')),
+    Mistake("ClipGradientNorm", "max_norm kept on the class (issue 37)",
+            "ClipGradientNorm.forward sets ClipGradientNorm.max_norm: a class attribute is shared",
+            _clip(_NORMS + "        scale = (ClipGradientNorm.max_norm / norms).clamp(max=1)\n"
+                  "        return grad_output * scale, None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ClipGradientNorm.max_norm = max_norm
+        return x.view_as(x)
+''')),
+    Mistake("SoftThreshold", "lam's gradient without sign(x) (issue 37)",
+            "gradient for lam is -4, -1 for each entry outside the threshold, where the right "
+            "value is -2", _soft_saved(
+                "        passed = grad_output * (x.abs() > lam)\n"
+                "        return passed, -passed.sum()\n")),
+    Mistake("SoftThreshold", "lam's gradient without the mask (issue 37)",
+            "gradient for lam is -1, -sum(sign(x)) over every entry, where the right value is -2",
+            _soft_saved(
+                "        passed = grad_output * (x.abs() > lam)\n"
+                "        return passed, -(grad_output * torch.sign(x)).sum()\n")),
     Mistake("SoftThreshold", "autograd inside backward", "write the gradient formula by hand",
             _soft_saved('''        with torch.enable_grad():
             x, lam = x.detach().requires_grad_(), lam.detach().requires_grad_()

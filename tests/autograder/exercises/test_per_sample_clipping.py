@@ -39,11 +39,15 @@ def test_the_lesson_states_the_contract_and_its_solution_passes():
                                                 torch.device("cpu"))
 
 
-def test_the_public_style_epsilon_is_within_tolerance_but_an_unclipped_sum_is_not():
-    """Opacus adds 1e-6 to the norm: is that still graded correct, while no clipping at all
-    fails with its own hint?"""
-    ghost = next(u for u in lesson12_clipping.UNUSUAL if "Opacus" in u.name).load()
-    EXERCISES["PerSampleClippedLinear"].battery(ghost, torch.device("cpu"))
+def test_the_public_style_epsilon_fails_at_a_small_max_norm_and_an_unclipped_sum_too():
+    """Issue 37: Opacus adds 1e-6 to the norm, a relative error of 1e-6 / norm: within
+    tolerance at max_norm 1, not at max_norm 1e-4 (the battery's and the domain's smallest);
+    is it caught there, and no clipping at all with its own hint?"""
+    exercise = EXERCISES["PerSampleClippedLinear"]
+    assert exercise.domain.constants["max_norm"].low == 1e-4
+    ghost = next(m for m in lesson12_clipping.MISTAKES if "Opacus" in m.name).load()
+    with pytest.raises(GradingError, match="max_norm=0.0001"):
+        exercise.battery(ghost, torch.device("cpu"))
     plain = next(m for m in lesson12_clipping.MISTAKES if m.name == "no clipping").load()
     with pytest.raises(GradingError, match="unclipped"):
         EXERCISES["PerSampleClippedLinear"].battery(plain, torch.device("cpu"))
