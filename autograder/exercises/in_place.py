@@ -131,3 +131,26 @@ class Cloned:
 
     def apply(self, x):
         return self.function.apply(x.clone())
+
+
+def writable_copy(x: torch.Tensor) -> torch.Tensor:
+    """A non-leaf copy of ``x`` with x's strides (a column slice stays a column slice), its
+    gradient flowing back to x: an in-place Function may write into it."""
+    base = x._base if x._base is not None else x
+    buffer = torch.zeros_like(base, memory_format=torch.contiguous_format).detach()
+    copy = buffer.as_strided(x.size(), x.stride(), x.storage_offset())
+    return copy.copy_(x)
+
+
+def writing_into_a_copy(function):
+    """For the generated checks, which give x as a leaf that requires grad (or a view of one):
+    ``function.apply`` on a writable copy of x with x's strides. A subclass, so that an
+    attribute forward or backward sets on the learner's class is still seen."""
+    return type(function.__name__, (function,),
+                {"apply": staticmethod(lambda x: function.apply(writable_copy(x)))})
+
+
+IN_PLACE_LAYOUTS = ("transposed", "column slice")
+IN_PLACE_LAYOUT_CLAUSE = ("x of any strides an in-place write accepts (transposed, a column "
+                          "slice); not expanded: torch refuses to write in place into an "
+                          "expanded tensor, whose elements share memory")

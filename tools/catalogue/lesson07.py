@@ -326,3 +326,15 @@ MISTAKES += [
         return torch.zeros_like(grad_values).scatter(-1, ctx.indices, grad_values)
 ''')),
 ]
+
+# Issue 37, values that separate answers: sorting a float32 copy orders float64 values one ulp
+# apart at random (in float32 they tie), so the gradient goes to the wrong positions; only the
+# generated near-ties case has such values.
+MISTAKES += [
+    Mistake("SortWithIndices", "sorts a float32 copy of x, gathers the values from x",
+            "your gradient for x is wrong: largest error 2.52 at index (0, 5)",
+            _sort(_SORT_FORWARD.replace(
+                "values, indices = torch.sort(x, dim=-1)",
+                "indices = torch.sort(x.float(), dim=-1).indices\n"
+                "        values = x.gather(-1, indices)"), _SCATTER)),
+]

@@ -249,3 +249,12 @@ MISTAKES += [
                 ("sign = torch.sign(x).to(torch.int8)", "sign = torch.sign(x).to(torch.bfloat16)"),
                 ("return grad_output * sign", "return grad_output * sign.to(grad_output.dtype)"))),
 ]
+
+# Issue 37, layouts: x.view(-1) assumes contiguous memory; every battery input is contiguous,
+# the generated transposed x is not.
+MISTAKES += [
+    Mistake("ReLUInPlace", "clamps x.view(-1), which needs contiguous memory",
+            "ReLUInPlace.forward raised RuntimeError with x of shape (3, 4): view size is not "
+            "compatible", _relu(_RELU_FORWARD.replace("x.clamp_(min=0)",
+                                                      "x.view(-1).clamp_(min=0)"))),
+]
