@@ -179,6 +179,15 @@ class AnyDtype(nn.Module):
         return self.activation(nn.functional.linear(x, weight.to(x.dtype), bias.to(x.dtype)))
 
 
+def coupling_values(device, dtype=torch.float64, seed: int = 0) -> dict:
+    """ReversibleCoupling's domain: x1, x2 of shape (3, 5); f and g of their own per seed, in
+    any dtype."""
+    return {"x1": sample((3, WIDTH), device, seed=seed + 20, dtype=dtype),
+            "x2": sample((3, WIDTH), device, seed=seed + 21, dtype=dtype),
+            "f": AnyDtype(device, seed, torch.tanh),
+            "g": AnyDtype(device, seed + 2, nn.functional.softplus)}
+
+
 def _nested_backward(output, leaves: list, grad_output) -> tuple:
     torch.autograd.backward(output, grad_output)
     return tuple(leaf.grad if torch.is_tensor(leaf) and leaf.requires_grad else None

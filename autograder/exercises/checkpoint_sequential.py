@@ -11,8 +11,8 @@ from ..diagnose import diagnose_gradient, diagnose_values
 from ..domain import Constant, Domain, Operator
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes, fork_rng, layer_stack,
-                                parameters_of, reference, refuse_reentry)
+from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes,
+                                fork_rng, layer_stack, parameters_of, reference, refuse_reentry)
 
 SEQUENTIAL = "checkpoint_sequential"
 REENTERED = ("backward through checkpoint_sequential re-entered a CheckpointFunction's own "

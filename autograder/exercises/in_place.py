@@ -1,14 +1,20 @@
 """Checks for an in-place Function of one input (lesson 07's ReLUInPlace and AbsInPlace):
 written into x, marked dirty, x itself returned, PyTorch's own error for a leaf that requires
-grad, the gradient through a view of a non-leaf, and the version counter bumped."""
+grad, the gradient through a view of a non-leaf, and the version counter bumped; ReLUInPlace's
+battery; and the writable copy the checks generated from their domains write into."""
 
 import torch
 
-from ..checks import Spec, backward_outputs, check_no_ctx_tensors, run_forward
+from ..checks import (Spec, backward_outputs, case, check_is_function, check_no_ctx_tensors,
+                      gradcheck_callable, run_forward)
+from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import sample
 from ..probes import _shares_memory, record_ctx_calls
+
+RELU = Spec("ReLUInPlace", ("x",), torch.relu)
+RELU_SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 
 LEAF_ERROR = "a leaf Variable that requires grad"
 
@@ -154,3 +160,41 @@ IN_PLACE_LAYOUTS = ("transposed", "column slice")
 IN_PLACE_LAYOUT_CLAUSE = ("x of any strides an in-place write accepts (transposed, a column "
                           "slice); not expanded: torch refuses to write in place into an "
                           "expanded tensor, whose elements share memory")
+
+
+# ReLUInPlace ------------------------------------------------------------------------------
+
+def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
+    """Written in place, marked dirty, the gradient with 0 at x == 0, grad_output untouched."""
+    _, got, pristine, before = gradient_through(function, RELU, x, seed)
+    expected = pristine * (before > 0)
+    if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
+        if (before == 0).any() and torch.allclose(got, pristine * (before >= 0)):
+            raise GradingError("ReLUInPlace's gradient at x == 0 is grad_output: make it 0, as "
+                               "MyReLU does in lesson 01 (mask y > 0, not y >= 0)")
+        if torch.allclose(got, pristine) and (before < 0).any():
+            raise GradingError("ReLUInPlace's backward passes grad_output through everywhere: "
+                               "after the clamp x has no negative entries, so a mask y >= 0 is "
+                               "all True; use y > 0")
+    diagnose_gradient("x", got, expected)
+
+
+def relu_full(ReLUInPlace, device) -> None:
+    function = check_is_function(ReLUInPlace, RELU)
+    for seed, shape in enumerate(RELU_SHAPES):
+        with case(f"x of shape {shape} with some entries exactly 0"):
+            check_relu(function, with_zeros(sample(shape, device, seed=seed)), seed=seed)
+    covers("x == 0")
+    covers("0-d x")
+    check_leaf_error(function, RELU, device)
+    covers("a leaf that requires grad")
+    check_each_input_alone(Cloned(function), RELU, {"x": sample((3, 4), device, seed=5,
+                                                                  away_from_zero=0.1)})
+    with case("x a view, b[1:], of a tensor b that is not a leaf"):
+        check_on_view(function, RELU, device)
+    covers("a view of a non-leaf")
+    check_plain_tensor(function, RELU, device)
+    check_version_tracking(function, RELU, device)
+    covers("version counter")
+    gradcheck_callable(RELU, lambda t: function.apply(t.clone()),
+                       sample((2, 4), device, seed=1, away_from_zero=0.1))

@@ -14,18 +14,15 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import (AllocationLog, NoGradient, _shares_memory, record_ctx_calls,
                       record_grad_outputs)
-from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_leaf_error,
-                       check_on_view, check_plain_tensor, check_version_tracking,
-                       gradient_through, noise, with_zeros, writing_into_a_copy)
+from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAPES,  # noqa: F401
+                       noise, relu_full, with_zeros, writing_into_a_copy)
 
 SORT = Spec("SortWithIndices", ("x",), lambda x: torch.sort(x, dim=-1).values)
 SPLIT = Spec("SplitHalves", ("x",), lambda x: x)
-RELU = Spec("ReLUInPlace", ("x",), torch.relu)
 
 # 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
 SORT_SHAPES = [(7,), (3, 5), (2, 3, 4), (4, 2), (5, 1), ()]
 SPLIT_SHAPES = [(6,), (3, 4), (2, 3, 8), (5, 2)]
-RELU_SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 
 
 def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -287,44 +284,6 @@ def split_full(SplitHalves, device) -> None:
     covers("outputs written in place")
     check_each_input_alone(_Joined(function), SPLIT, {"x": sample((2, 6), device, seed=8)})
     gradcheck_callable(SPLIT, function.apply, sample((2, 6), device, seed=1))
-
-
-# ReLUInPlace ------------------------------------------------------------------------------
-
-def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
-    """Written in place, marked dirty, the gradient with 0 at x == 0, grad_output untouched."""
-    _, got, pristine, before = gradient_through(function, RELU, x, seed)
-    expected = pristine * (before > 0)
-    if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
-        if (before == 0).any() and torch.allclose(got, pristine * (before >= 0)):
-            raise GradingError("ReLUInPlace's gradient at x == 0 is grad_output: make it 0, as "
-                               "MyReLU does in lesson 01 (mask y > 0, not y >= 0)")
-        if torch.allclose(got, pristine) and (before < 0).any():
-            raise GradingError("ReLUInPlace's backward passes grad_output through everywhere: "
-                               "after the clamp x has no negative entries, so a mask y >= 0 is "
-                               "all True; use y > 0")
-    diagnose_gradient("x", got, expected)
-
-
-def relu_full(ReLUInPlace, device) -> None:
-    function = check_is_function(ReLUInPlace, RELU)
-    for seed, shape in enumerate(RELU_SHAPES):
-        with case(f"x of shape {shape} with some entries exactly 0"):
-            check_relu(function, with_zeros(sample(shape, device, seed=seed)), seed=seed)
-    covers("x == 0")
-    covers("0-d x")
-    check_leaf_error(function, RELU, device)
-    covers("a leaf that requires grad")
-    check_each_input_alone(Cloned(function), RELU, {"x": sample((3, 4), device, seed=5,
-                                                                  away_from_zero=0.1)})
-    with case("x a view, b[1:], of a tensor b that is not a leaf"):
-        check_on_view(function, RELU, device)
-    covers("a view of a non-leaf")
-    check_plain_tensor(function, RELU, device)
-    check_version_tracking(function, RELU, device)
-    covers("version counter")
-    gradcheck_callable(RELU, lambda t: function.apply(t.clone()),
-                       sample((2, 4), device, seed=1, away_from_zero=0.1))
 
 
 def _sample(shape):

@@ -288,15 +288,6 @@ class CheckpointFunction(torch.autograd.Function):
             "non-tensor to ctx.save_for_backward",
             _checkpoint(CORRECT_BACKWARD, FORWARD.replace("ctx.save_for_backward(*tensors)",
                                                           "ctx.save_for_backward(*args)"))),
-    # issue 37: state per call; the fresh leaf that never required grad
-    Mistake("CheckpointFunction", "run_fn kept on the class", "CheckpointFunction.forward sets "
-            "CheckpointFunction.run_fn: a class attribute is shared by every call",
-            _checkpoint(CORRECT_BACKWARD.replace("ctx.run_fn", "CheckpointFunction.run_fn"),
-                        FORWARD.replace("ctx.run_fn = run_fn",
-                                        "CheckpointFunction.run_fn = run_fn"))),
-    Mistake("CheckpointFunction", "fresh leaves that never require grad (t.detach())",
-            "backward returned None for x: the recomputation ran run_fn on a copy of x that did "
-            "not require grad", _backward_without(RESTORE, prepare="lambda t: t.detach()")),
     Mistake("checkpoint_sequential", "no checkpoints", "checkpointed nothing", _sequential(
         "    for layer in layers:\n        x = layer(x)\n    return x\n"), nbgrader=True),
     Mistake("checkpoint_sequential", "len // segments chunks make too many segments",

@@ -264,3 +264,18 @@ MISTAKES += [
                 edit(FORWARD, ("ctx.f, ctx.g = f, g",
                                "ReversibleCoupling.f, ReversibleCoupling.g = f, g")))),
 ]
+
+# Issue 37: CheckpointFunction's run_fn kept on the class (two calls in one graph share it), and
+# fresh leaves that never require grad (a probe of the recomputation proves it).
+from tools.catalogue.lesson05 import RESTORE, _backward_without  # noqa: E402
+
+MISTAKES += [
+    Mistake("CheckpointFunction", "run_fn kept on the class", "CheckpointFunction.forward sets "
+            "CheckpointFunction.run_fn: a class attribute is shared by every call",
+            _checkpoint(CORRECT_BACKWARD.replace("ctx.run_fn", "CheckpointFunction.run_fn"),
+                        CHECKPOINT_FORWARD.replace("ctx.run_fn = run_fn",
+                                                   "CheckpointFunction.run_fn = run_fn"))),
+    Mistake("CheckpointFunction", "fresh leaves that never require grad (t.detach())",
+            "backward returned None for x: the recomputation ran run_fn on a copy of x that did "
+            "not require grad", _backward_without(RESTORE, prepare="lambda t: t.detach()")),
+]
