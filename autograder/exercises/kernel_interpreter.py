@@ -100,3 +100,25 @@ def kernels_on(device: torch.device, submission):
         return
     with _interpreted(_namespaces(submission)):
         yield
+
+
+@contextmanager
+def float64_to_bfloat16():
+    """The interpreter's float64 -> bfloat16 conversions inside the block, counted: Triton 3.9's
+    interpreter makes them with a NumPy astype to the uint16 it keeps bfloat16 in (its
+    InterpreterBuilder.cast_impl), so 0.55 becomes 0 and 1.7 a denormal."""
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    seen, cast = [], InterpreterBuilder.cast_impl
+
+    def counted(self, src, dst_type):
+        if src.dtype.scalar == tl.float64 and dst_type.scalar == tl.bfloat16:
+            seen.append(dst_type)
+        return cast(self, src, dst_type)
+
+    InterpreterBuilder.cast_impl = counted
+    try:
+        yield seen
+    finally:
+        InterpreterBuilder.cast_impl = cast

@@ -2,19 +2,20 @@
 autograd_course with Triton kernels: a program per row (or per block of rows) forward, the row
 gradient in closed form and the weight gradient as per-program partials backward."""
 
-from contextlib import contextmanager
-
 import torch
 import torch.nn.functional as F
 
 from ..checks import Spec, case, check_values_and_gradients
 from ..contract import check_each_input_alone, covers
+from ..domain import Case, Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, check_within_ulps, explain, interpreting,
                             kernel_battery, operator_calls)
+from .kernel_domain import kernel_operator
 from .kernel_fakes import check_backward_fakes
+from .kernel_interpreter import float64_to_bfloat16
 
 RMS_NORM_ROWS = Spec("rms_norm_rows", ("x", "weight", "eps"),
                      lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps))
@@ -163,28 +164,6 @@ def _half_rstd(function, x: torch.Tensor, weight: torch.Tensor) -> bool:
                for t in (*args, *kwargs.values()))
 
 
-@contextmanager
-def _float64_to_bfloat16():
-    """The interpreter's float64 -> bfloat16 conversions inside the block, counted: Triton 3.9's
-    interpreter makes them with a NumPy astype to the uint16 it keeps bfloat16 in (its
-    InterpreterBuilder.cast_impl), so 0.55 becomes 0 and 1.7 a denormal."""
-    import triton.language as tl
-    from triton.runtime.interpreter import InterpreterBuilder
-
-    seen, cast = [], InterpreterBuilder.cast_impl
-
-    def counted(self, src, dst_type):
-        if src.dtype.scalar == tl.float64 and dst_type.scalar == tl.bfloat16:
-            seen.append(dst_type)
-        return cast(self, src, dst_type)
-
-    InterpreterBuilder.cast_impl = counted
-    try:
-        yield seen
-    finally:
-        InterpreterBuilder.cast_impl = cast
-
-
 def check_half(function, device) -> None:
     """float16 and bfloat16 within 2 ulp of the float32-computed reference cast back; a
     per-row rstd kept in the half dtype, and a float64 value the interpreter converts to
@@ -196,7 +175,7 @@ def check_half(function, device) -> None:
         values = _values((6, 300), device, seed=7, dtype=torch.float32)
         if dtype == torch.bfloat16 and interpreting():
             x, weight = (values[n].to(dtype).requires_grad_() for n in ("x", "weight"))
-            with _float64_to_bfloat16() as seen:
+            with float64_to_bfloat16() as seen:
                 try:
                     out = function(x, weight, EPS)
                     torch.autograd.grad(out, (x, weight), torch.ones_like(out))
@@ -325,10 +304,6 @@ def rms_norm_rows_full(function, device) -> None:
                                "differs from the numerical one")
         check_kernels(function, device)
         check_non_contiguous(function, device)
-        covers("float32")
-        with case("float32"):
-            _checked(function, _values((5, 33), device, seed=8, dtype=torch.float32),
-                     rtol=1e-5, atol=1e-6)
         check_half(function, device)
         check_fake(function, device)
         check_operators(function, device)
@@ -336,12 +311,34 @@ def rms_norm_rows_full(function, device) -> None:
         check_compiled("rms_norm_rows", function, tuple(_values((4, 6), device, seed=4).values()))
 
 
+def _wide_rows(device, dtype) -> dict:
+    """Rows of 300 entries near 16 in size: their sum of squares (about 77,000) overflows
+    float16's 65504, so a sum accumulated in float16 is inf and the output 0."""
+    values = _values((6, 300), device, seed=7, dtype=torch.float32)
+    return {"x": (16 * values["x"]).to(dtype), "weight": values["weight"].to(dtype), "eps": EPS}
+
+
 EXERCISES = [
     Exercise("rms_norm_rows", "13_kernels", rms_norm_rows_full,
              example=lambda: tuple(_values((3, 4), "cpu").values()),
              contract=("D not a power of two, up to 4096", "1-D x and no rows", "eps",
                        "gradcheck in float64", "non-contiguous inputs",
-                       "non-contiguous grad_output", "float32",
+                       "non-contiguous grad_output",
                        "float16 and bfloat16 within 2 ulp", "arithmetic in the learner's kernels",
-                       "opcheck", "torch.compile without graph breaks")),
+                       "opcheck", "torch.compile without graph breaks"),
+             # no large case: the contract's limit is D up to 4096, which the battery reaches
+             # (any number of rows meets no limit of a program per row or per block of rows)
+             domain=Domain(RMS_NORM_ROWS, lambda device, dtype=torch.float64, seed=0, eps=EPS:
+                           _values((4, 7), device, seed=seed, dtype=dtype, eps=eps),
+                           prepare=kernel_operator("rms_norm_rows"),
+                           constants={"eps": Constant(1e-8, 1.0, "eps a positive Python float, "
+                                                      "as F.rms_norm's")},
+                           dtypes=(torch.float64, torch.float32, torch.float16, torch.bfloat16),
+                           dtype_clause="weight of x's dtype; rstd saved in float32, or float64 "
+                                        "for float64 input; half precision computed in float32",
+                           accumulates={torch.float16: torch.float32,
+                                        torch.bfloat16: torch.float32},
+                           accumulation=Case(_wide_rows, "half precision computed in float32: "
+                                             "a row's sum of squares past float16's range",
+                                             dtype=torch.float16))),
 ]

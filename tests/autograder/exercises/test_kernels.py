@@ -110,11 +110,11 @@ def test_the_interpreters_float64_to_bfloat16_cast_is_counted_and_still_wrong():
     and is the conversion still wrong (the lesson says so: update it when this fails)?"""
     from triton.runtime.interpreter import InterpreterBuilder
 
-    from autograder.exercises.rms_norm_rows import _float64_to_bfloat16
+    from autograder.exercises.kernel_interpreter import float64_to_bfloat16
 
     cast = InterpreterBuilder.cast_impl
     x, y = torch.tensor([0.5, 1.75, -3.0]), torch.empty(3, dtype=torch.bfloat16)
-    with _float64_to_bfloat16() as seen:
+    with float64_to_bfloat16() as seen:
         _through_float64[(1,)](x, y, 3, BLOCK=4)
     assert seen and InterpreterBuilder.cast_impl is cast
     assert not torch.equal(y, x.to(torch.bfloat16))

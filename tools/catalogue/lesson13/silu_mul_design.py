@@ -1,5 +1,6 @@
 """Lesson 13: silu_mul's mistakes of a backward operator copied from the worked example, whose
-gradient was one number for one input (sum_of_squares), or from Liger-Kernel's SwiGLU."""
+gradient was one number for one input (sum_of_squares), or from Liger-Kernel's SwiGLU, and a
+launch that fits small tensors only."""
 
 from .. import Mistake
 from .common import _edit
@@ -28,4 +29,14 @@ MISTAKES = [
             "returns one of its own inputs (or a view of one)",
             _edit(SILU_MUL, ("    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)\n",
                              "    grad_a, grad_b = a, b\n"))),
+    Mistake("silu_mul", "one program over the whole tensor, BLOCK = next_power_of_2(n) (issue 37)",
+            "exceeds triton maximum tensor numel (1048576)", _edit(
+                SILU_MUL,
+                ("silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, y, a.numel(), BLOCK=BLOCK)",
+                 "silu_mul_kernel[(1,)](a, b, y, a.numel(),\n"
+                 "                          BLOCK=triton.next_power_of_2(max(a.numel(), 1)))"),
+                ("silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, grad_a, grad_b,\n"
+                 "                                                               a.numel(), BLOCK=BLOCK)",
+                 "silu_mul_backward_kernel[(1,)](grad, a, b, grad_a, grad_b, a.numel(),\n"
+                 "                                   BLOCK=triton.next_power_of_2(max(a.numel(), 1)))"))),
 ]

@@ -1,0 +1,41 @@
+"""Lesson 13: rms_norm_rows's mistakes that only the generated checks of its domain see (issue
+37): a column slice read with D as its row stride, a float32 rstd saved for float64 input, and
+a float32 weight gradient returned for a half weight (which autograd casts back)."""
+
+from .. import Mistake
+from .common import _edit
+from .rms_norm_rows import RMS
+
+MISTAKES = [
+    Mistake("rms_norm_rows", "D as the row stride of a column slice (issue 37)",
+            "output is wrong: largest error 3.35 at index (3, 0)", _edit(
+                RMS,
+                ("    rows = x.reshape(-1, D).contiguous()\n    y = torch.empty_like(rows)",
+                 "    rows = x.reshape(-1, D)\n    if rows.stride(-1) != 1:\n"
+                 "        rows = rows.contiguous()\n"
+                 "    y = torch.empty(rows.shape, dtype=x.dtype, device=x.device)"),
+                ("    rows, grad_rows = x.reshape(-1, D).contiguous(), "
+                 "grad_y.reshape(-1, D).contiguous()",
+                 "    rows, grad_rows = x.reshape(-1, D), grad_y.reshape(-1, D).contiguous()\n"
+                 "    if rows.stride(-1) != 1:\n        rows = rows.contiguous()"))),
+    Mistake("rms_norm_rows", "a float32 rstd for float64 input (issue 37)",
+            "saved a float32 tensor of shape (4,) for float64 inputs", _edit(
+                RMS,
+                ("    rstd = torch.empty(rows.shape[0], device=x.device,\n"
+                 "                       dtype=torch.float64 if x.dtype == torch.float64 "
+                 "else torch.float32)",
+                 "    rstd = torch.empty(rows.shape[0], device=x.device, dtype=torch.float32)"),
+                ("    rstd_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32\n",
+                 "    rstd_dtype = torch.float32\n"))),
+    Mistake("rms_norm_rows", "a float32 weight gradient for a half weight (issue 37)",
+            "registered backward returns a gradient of dtype torch.float32 (shape (7,)) for "
+            "torch.float16 inputs", _edit(
+                RMS,
+                ("    return grad_x.view(x.shape), partial_w.sum(0).to(weight.dtype)",
+                 "    return grad_x.view(x.shape), partial_w.sum(0)"),
+                ("    return torch.empty_like(x, memory_format=torch.contiguous_format), "
+                 "torch.empty_like(weight)",
+                 "    return (torch.empty_like(x, memory_format=torch.contiguous_format),\n"
+                 "            torch.empty_like(weight, dtype=torch.float64 if x.dtype == "
+                 "torch.float64 else torch.float32))"))),
+]
