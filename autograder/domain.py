@@ -107,15 +107,16 @@ class Domain:
     cuda: str = ""  # CUDA behaviour the contract names, said when a run could not exercise it
 
     def properties(self) -> list[str]:
-        """The names of the checks this domain implies, in the order they run."""
-        names = ["per call"] if self.per_call else []
-        names += [f"constant {name}" for name in self.constants]
+        """The names of the checks this domain implies, in the order they run: one call at a
+        time first, so that a wrong answer is blamed on two calls sharing state only when
+        each call alone is right."""
+        names = [f"constant {name}" for name in self.constants]
         names += [f"dtype {str(dtype).removeprefix('torch.')}" for dtype in self.dtypes]
         names += [f"layout {layout}" for layout in self.layouts]
         names += [name for name, part in (("accumulation", self.accumulation),
                                           ("large", self.large), ("ties", self.ties),
                                           ("rows apart", self.rows_apart)) if part is not None]
-        return names
+        return names + (["per call"] if self.per_call else [])
 
     def clauses(self) -> dict[str, str]:
         """Each property's contract clause."""
