@@ -140,3 +140,28 @@ class Operator:
 
     def apply(self, *args):
         return self.function(*args)
+
+
+def sampled(spec: Spec, shapes: dict, constants: dict | None = None, *, scale: float = 1.0,
+            away_from_zero: float = 0.0, tensor_constants: tuple[str, ...] = ()):
+    """A ``Domain.values`` for the common case: seeded standard-normal tensors of ``shapes``
+    (times ``scale``, pushed ``away_from_zero``), and ``constants`` by default, in forward's
+    order; a constant named in ``tensor_constants`` is a 0-d tensor of the inputs' dtype."""
+    defaults = constants or {}
+
+    def values(device, dtype=torch.float64, seed=0, **given) -> dict:
+        made = {}
+        for position, name in enumerate(spec.input_names):
+            if name in shapes:
+                generator = torch.Generator().manual_seed(1000 * seed + position)
+                tensor = scale * torch.randn(shapes[name], generator=generator,
+                                             dtype=torch.float64)
+                tensor = tensor + away_from_zero * torch.where(tensor >= 0, 1.0, -1.0)
+                made[name] = tensor.to(dtype).to(device)
+            else:
+                value = given.get(name, defaults[name])
+                made[name] = (torch.tensor(value, dtype=dtype, device=device)
+                              if name in tensor_constants else value)
+        return made
+
+    return values

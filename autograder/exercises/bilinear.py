@@ -14,6 +14,7 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
                       reference_gradients, run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient
+from ..domain import Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -262,5 +263,7 @@ EXERCISES = [
     Exercise("Bilinear", "02_linear", bilinear_full,
              contract=("x1 and x2 with no leading dimension", "bias=None", "n1 == n2",
                        "non-contiguous grad_output", "each gradient only when needed"),
-             example=lambda: tuple(bilinear_values((5,), 3, 2, "cpu").values())),
+             example=lambda: tuple(bilinear_values((5,), 3, 2, "cpu").values()),
+             domain=Domain(BILINEAR, sampled(BILINEAR, {"x1": (2, 4, 3), "x2": (2, 4, 2),
+                                                        "weight": (5, 3, 2), "bias": (5,)}))),
 ]

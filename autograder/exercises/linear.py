@@ -10,6 +10,7 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       reference_gradients, run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
+from ..domain import Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .bilinear import (backward_reading, check_noncontiguous_grad_output, raise_unneeded_read,
@@ -293,10 +294,12 @@ EXERCISES = [
     Exercise("MyLinearFunction", "02_linear", my_linear_full,
              contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
                        "skips every unneeded matmul"),
-             example=lambda: tuple(linear_values((5,), "cpu").values())),
+             example=lambda: tuple(linear_values((5,), "cpu").values()),
+             domain=Domain(MY_LINEAR, sampled(MY_LINEAR, {"x": (2, 3, 4), "weight": (5, 4), "bias": (5,)}))),
     Exercise("FusedLinearReLU", "02_linear", fused_full,
              contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
                        "saves a boolean mask",
                        "pre-activations exactly 0"),
-             example=lambda: tuple(linear_values((5,), "cpu").values())),
+             example=lambda: tuple(linear_values((5,), "cpu").values()),
+             domain=Domain(FUSED_LINEAR_RELU, sampled(FUSED_LINEAR_RELU, {"x": (2, 3, 4), "weight": (5, 4), "bias": (5,)}))),
 ]

@@ -5,6 +5,7 @@ import torch
 from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients)
 from ..contract import check_each_input_alone, covers
+from ..domain import Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .template import (check_input_version_tracking, check_one_ctx_per_call,
@@ -99,5 +100,9 @@ def outer_full(Outer, device) -> None:
 EXERCISES = [
     Exercise("Outer", "00_template", outer_full,
              contract=("saves only u and v", "m != n", "gradient only when needed"),
-             example=lambda: tuple(_values(4, 3, "cpu").values())),
+             example=lambda: tuple(_values(4, 3, "cpu").values()),
+             # u and v are 1-D by contract: no transposed layout exists
+             domain=Domain(OUTER, sampled(OUTER, {"u": (4,), "v": (3,)}),
+                           layouts=("column slice", "expanded"),
+                           layout_clause="1-D u (m,) and v (n,) of any stride")),
 ]

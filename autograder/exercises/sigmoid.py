@@ -6,6 +6,7 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
                       check_no_ctx_tensors, check_values_and_gradients, check_version_tracking,
                       reference_gradients, run_backward, run_forward, make_inputs)
 from ..contract import check_each_input_alone, covers
+from ..domain import Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -309,12 +310,17 @@ EXERCISES = [
     Exercise("MySigmoid", "01_sigmoid", my_sigmoid_full,
              contract=("|x| up to 800", "left tail", "saves only its output",
                        "two calls alive at once"),
-             example=lambda: (3 * sample((5,), "cpu"),)),
+             example=lambda: (3 * sample((5,), "cpu"),),
+             domain=Domain(MY_SIGMOID, sampled(MY_SIGMOID, {"x": (3, 4)}, scale=3.0))),
     Exercise("MyReLU", "01_sigmoid", my_relu_full, contract=("x exactly 0", "grad_output and x untouched",
                                                        "two calls alive at once"),
-             example=lambda: (sample((6,), "cpu", away_from_zero=0.1),)),
+             example=lambda: (sample((6,), "cpu", away_from_zero=0.1),),
+             domain=Domain(MY_RELU, sampled(MY_RELU, {"x": (3, 4)}, away_from_zero=0.1))),
     Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_full,
              contract=("scale of 0", "negative scale", "tiny scales",
                        "two calls alive at once"),
-             example=lambda: tuple(_scaled_values((5,), "cpu", 2.5).values())),
+             example=lambda: tuple(_scaled_values((5,), "cpu", 2.5).values()),
+             domain=Domain(SCALED_SIGMOID, sampled(SCALED_SIGMOID, {"x": (3, 4)}, {"scale": 2.5}),
+                           constants={"scale": Constant(-5.0, 1e3, "scale a Python float",
+                                                        also=(1e-6, 0.0))})),
 ]

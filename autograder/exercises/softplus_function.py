@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
+from ..domain import Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .sigmoid import check_two_calls
@@ -208,5 +209,6 @@ EXERCISES = [
     Exercise("Softplus", "01_sigmoid", softplus_full,
              contract=("saves only its output", "|x| up to 800", "values in both tails",
                        "gradients in both tails", "two calls alive at once"),
-             example=lambda: (4 * sample((5,), "cpu"),)),
+             example=lambda: (4 * sample((5,), "cpu"),),
+             domain=Domain(SOFTPLUS, sampled(SOFTPLUS, {"x": (3, 4)}, scale=4.0))),
 ]
