@@ -8,6 +8,7 @@ import torch
 from ..checks import (Spec, case, check_gradcheck, check_is_function, make_inputs,
                       reference_gradients, run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
+from ..domain import Case, Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .layouts import check_noncontiguous_grad_output
@@ -132,10 +133,24 @@ def cummax_full(CumMax, device) -> None:
     check_gradcheck(function, CUMMAX, {"x": x.to(device), "dim": 1})
 
 
+def _near_ties(device, dtype) -> dict:
+    """Running maxima one ulp apart beside exact repeats: a cummax computed on rounded values
+    sends the gradient to the wrong entry."""
+    one = torch.tensor(1.0, dtype=dtype)
+    up = torch.nextafter(one, torch.tensor(2.0, dtype=dtype))
+    x = torch.stack([torch.stack([one, up, one, up, up, one * 0.5]),
+                     torch.stack([up, one, up, one, one, up])])
+    return {"x": x.to(device), "dim": 1}
+
+
 EXERCISES = [
     Exercise("CumMax", LESSON, cummax_full,
              example=lambda: (TIES.double(), 1),
              contract=("ties as torch.cummax", "outputs that share an entry add up",
                        "a dim other than the last", "negative dim", "1-D x", "float32",
-                       "saves only the int64 indices", "non-contiguous grad_output")),
+                       "saves only the int64 indices", "non-contiguous grad_output"),
+             domain=Domain(CUMMAX, sampled(CUMMAX, {"x": (3, 5)}, {"dim": 1}),
+                           constants={"dim": Constant(-2, 1, "dim a Python int, negative allowed", integer=True)},
+                           ties=Case(_near_ties, "ties as torch.cummax picks them, one ulp apart "
+                                     "as well as exact"))),
 ]

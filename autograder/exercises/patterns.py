@@ -8,6 +8,7 @@ from ..checks import (Spec, case, check_gradcheck, check_is_function, make_input
                       run_forward)
 from ..contract import check_each_input_alone, covers
 from ..custom import FunctionExercise
+from ..domain import Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .layouts import check_noncontiguous_grad_output
@@ -257,13 +258,18 @@ EXERCISES = [
              example=lambda: (sample((3, 1), "cpu"), sample((4,), "cpu", seed=1)),
              contract=("a broadcast", "b broadcast", "size-1 dims and missing leading dims",
                        "0-d inputs", "float32", "skips the gradient nobody needs",
-                       "non-contiguous grad_output")),
+                       "non-contiguous grad_output"),
+             domain=Domain(BROADCAST_MUL, sampled(BROADCAST_MUL, {"a": (2, 3, 1), "b": (4,)}))),
     Exercise("ProdOverDim", LESSON, prod_full,
              example=lambda: (ZERO_SLICES.double(), 1),
              contract=("no zero, one zero, several zeros in a slice", "a dim other than the last",
-                       "negative dim", "1-D x", "float32", "non-contiguous grad_output")),
+                       "negative dim", "1-D x", "float32", "non-contiguous grad_output"),
+             domain=Domain(PROD, sampled(PROD, {"x": (3, 4)}, {"dim": 1}),
+                           constants={"dim": Constant(-2, 1, "dim a Python int, negative allowed", integer=True)})),
     Exercise("Cumsum", LESSON, cumsum_full,
              example=lambda: (sample((2, 5), "cpu"), 1),
              contract=("a dim other than the last", "negative dim", "1-D x", "float32",
-                       "saves no tensor", "non-contiguous grad_output")),
+                       "saves no tensor", "non-contiguous grad_output"),
+             domain=Domain(CUMSUM, sampled(CUMSUM, {"x": (3, 4)}, {"dim": 1}),
+                           constants={"dim": Constant(-2, 1, "dim a Python int, negative allowed", integer=True)})),
 ]

@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from ..checks import Spec, case, check_gradcheck, check_is_function
 from ..contract import check_each_input_alone, covers
+from ..domain import Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import AllocationLog
@@ -190,14 +191,23 @@ def normalize_full(Normalize, device) -> None:
     check_gradcheck(Normalize, NORMALIZE, {"x": sample((2, 3, 4), device), "eps": 1e-2})
 
 
+def _select_values(device, dtype=torch.float64, seed=0) -> dict:
+    """x (4, 3) and an index with repeats, another per seed."""
+    index = torch.tensor([[3, 0, 3, 1, 3], [2, 2, 0]][seed % 2], device=device)
+    return {"x": sample((4, 3), device, seed=seed, dtype=dtype), "index": index}
+
+
 EXERCISES = [
     Exercise("IndexSelect", LESSON, select_full,
              example=lambda: (sample((4, 2), "cpu"), torch.tensor([3, 0, 3, 3])),
              contract=("repeated index", "empty index", "1-D x", "float32", "saves only index",
-                       "non-contiguous grad_output")),
+                       "non-contiguous grad_output"),
+             domain=Domain(SELECT, _select_values)),
     Exercise("Normalize", LESSON, normalize_full,
              example=lambda: (rows_around_eps("cpu")[0][:3, :4], 1e-2),
              contract=("rows below eps and a row of zeros", "1-D x", "float32",
                        "saves the output and one norm per row", "closed form",
-                       "non-contiguous grad_output")),
+                       "non-contiguous grad_output"),
+             domain=Domain(NORMALIZE, sampled(NORMALIZE, {"x": (3, 4)}, {"eps": 1e-2}),
+                           constants={"eps": Constant(1e-12, 10.0, "eps a Python float")})),
 ]
