@@ -223,12 +223,16 @@ def _with(inputs: dict, constants: dict) -> dict:
 
 def _crossed_grads(domain: Domain, inputs: dict, other: dict, grad_outputs) -> dict:
     """The gradients one call's inputs would get with the other call's constants; none where
-    those constants change the output's shape (a dim), so the two cannot be confused."""
+    those constants change the output's shape (a dim) or take the inputs outside the contract
+    (targets equal to another call's ignore_index), so the two cannot be confused."""
     crossed = _with(inputs, other)
-    expected, _ = _reference(domain, crossed)
-    if [e.shape for e in expected if e.requires_grad] != [g.shape for g in grad_outputs]:
+    try:
+        expected, _ = _reference(domain, crossed)
+        if [e.shape for e in expected if e.requires_grad] != [g.shape for g in grad_outputs]:
+            return {}
+        return _reference_grads(domain, crossed, grad_outputs)
+    except (RuntimeError, IndexError, ValueError):
         return {}
-    return _reference_grads(domain, crossed, grad_outputs)
 
 
 def _reference_grads(domain: Domain, inputs: dict, grad_outputs) -> dict:

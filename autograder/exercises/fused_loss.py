@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs)
 from ..contract import check_each_input_alone, covers
+from ..domain import Case, Constant, Domain, Operator
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
@@ -289,13 +290,38 @@ def lce_full(linear_cross_entropy, device) -> None:
         check_gradcheck(function, LCE, lce_values(5, 2, 3, 2, device, seed=60))
 
 
+IGNORE_INDEX = Constant(-100, 3, "ignore_index any int, a class too", integer=True)
+STABLE_ROWS = "stable for logits of magnitude 1e4, each row on its own"
+
+
+def _rows_apart(make):
+    """Rows of logits of magnitude 1e4 beside rows of magnitude 1 (a shift by the whole
+    tensor's maximum underflows the small rows)."""
+    def values(device, dtype) -> dict:
+        made = make(4, 3, device, seed=3, dtype=dtype)
+        scale = torch.tensor([[1e4], [1.0], [1e4], [0.5]], dtype=dtype, device=device)
+        made["logits"] = made["logits"] / 3.0 * scale
+        return made
+    return values
+
+
 EXERCISES = [
     Exercise("CrossEntropy", "11_fused_loss", ce_full,
              example=lambda: tuple(ce_values(5, 4, "cpu", ignored=(1,)).values()),
+             domain=Domain(CE, lambda device, dtype=torch.float64, seed=0, ignore_index=-100:
+                           ce_values(6, 4, device, seed=seed, ignored=(1,),
+                                     ignore_index=ignore_index, dtype=dtype),
+                           constants={"ignore_index": IGNORE_INDEX},
+                           rows_apart=Case(_rows_apart(ce_values), STABLE_ROWS)),
              contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
                        "ignore_index past the classes", "float32", "logits of magnitude 1e4")),
     Exercise("linear_cross_entropy", "11_fused_loss", lce_full,
              example=lambda: tuple(lce_values(11, 3, 7, 4, "cpu").values()),
+             domain=Domain(LCE, lambda device, dtype=torch.float64, seed=0, chunk_size=4:
+                           lce_values(11, 3, 7, chunk_size, device, seed=seed, dtype=dtype),
+                           prepare=Operator,
+                           constants={"chunk_size": Constant(1, 16, "chunk_size from 1 past N",
+                                                             integer=True)}),
              contract=("a short last chunk", "float32", "logits past float32's exp range",
                        "grad mode off", "one gradient needed", "float16 and bfloat16")),
 ]

@@ -10,6 +10,7 @@ from torch import nn
 from ..checks import Spec, case
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
+from ..domain import Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -241,6 +242,9 @@ def full(submission, device) -> None:
 
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
+    # graded as apply(x, weight): the module called with weight in place of its parameter
     Exercise(NAME, "10_norms", full, contract=("torch.nn.RMSNorm's state_dict", "float32",
-                                               "SGD steps beside torch.nn.RMSNorm")),
+                                               "SGD steps beside torch.nn.RMSNorm"),
+             domain=Domain(MODULE, sampled(MODULE, {"x": (2, 3, DIM), "weight": (DIM,)}),
+                           prepare=lambda submission: WithWeight(check_module_class(submission)))),
 ]

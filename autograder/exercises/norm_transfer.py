@@ -7,6 +7,7 @@ import torch
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs)
 from ..contract import check_each_input_alone, covers
+from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .norm_checks import (check_returned, check_strided_grad_output, gradient_terms,
@@ -261,6 +262,12 @@ LATER_IN_LESSON = True  # the lesson's last exercise
 EXERCISES = [
     Exercise(NAME, "10_norms", full,
              example=lambda: tuple(gn_values((2, 4, 3), 2, "cpu").values()),
+             domain=Domain(GROUP_NORM, lambda device, dtype=torch.float64, seed=0, num_groups=2,
+                           eps=1e-5: gn_values((2, 4, 3), num_groups, device, seed=seed,
+                                               dtype=dtype, eps=eps),
+                           constants={"num_groups": Constant(1, 4, "C divisible by num_groups",
+                                                             integer=True),
+                                      "eps": Constant(1e-12, 1.0, "eps a Python float > 0")}),
              contract=("x without spatial dims", "weight=None", "bias=None", "eps=0.5",
                        "float32", "non-contiguous grad_output")),
 ]

@@ -10,6 +10,7 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
                       check_no_ctx_tensors, check_untouched, check_values_and_gradients,
                       make_inputs, run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
+from ..domain import Case, Constant, Domain, Tolerance
 from ..errors import GradingError
 from ..exercise import Exercise
 from .norm_checks import (check_needs_input_grad, check_returned, check_saved,
@@ -149,12 +150,34 @@ def _example(spec: Spec):
     return tuple(values.values())
 
 
+EPS = Constant(1e-12, 1.0, "eps a Python float > 0")
+
+
+def _domain_values(spec: Spec):
+    def values(device, dtype=torch.float64, seed=0, eps=1e-5) -> dict:
+        return _values(spec, (2, 3), 6, device, dtype=dtype, seed=seed, eps=eps)
+    return values
+
+
+def _rows_apart(device, dtype) -> dict:
+    """LayerNorm rows of spread 1 near 0, near 1e4 and near -3e3, in one tensor."""
+    values = _values(LAYER_NORM, (3,), 8, device, dtype=torch.float64, seed=5)
+    shift = torch.tensor([[0.0], [1e4], [-3e3]], dtype=torch.float64, device=device)
+    values["x"] = shift + values["x"]
+    return {n: v.to(dtype) if isinstance(v, torch.Tensor) else v for n, v in values.items()}
+
+
 EXERCISES = [
     Exercise("LayerNormFunction", "10_norms", lambda s, device: full(s, LAYER_NORM, device),
              example=lambda: _example(LAYER_NORM),
              contract=("weight=None", "bias=None", "1-D x", "float32",
-                       "non-contiguous grad_output", "rows like 1e4 + N(0, 1) in float32")),
+                       "non-contiguous grad_output", "rows like 1e4 + N(0, 1) in float32"),
+             domain=Domain(LAYER_NORM, _domain_values(LAYER_NORM), constants={"eps": EPS},
+                           rows_apart=Case(_rows_apart, "float32 rows such as 1e4 + N(0, 1) keep "
+                                           "their accuracy, each row on its own",
+                                           torch.float32, Tolerance(0, 1e-2)))),
     Exercise("RMSNormFunction", "10_norms", lambda s, device: full(s, RMS_NORM, device),
              example=lambda: _example(RMS_NORM),
-             contract=("weight=None", "1-D x", "float32", "non-contiguous grad_output")),
+             contract=("weight=None", "1-D x", "float32", "non-contiguous grad_output"),
+             domain=Domain(RMS_NORM, _domain_values(RMS_NORM), constants={"eps": EPS})),
 ]

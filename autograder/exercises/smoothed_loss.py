@@ -9,9 +9,10 @@ import torch.nn.functional as F
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs)
 from ..contract import check_each_input_alone, covers
+from ..domain import Case, Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .fused_loss import ignore_index_past_classes
+from .fused_loss import IGNORE_INDEX, STABLE_ROWS, _rows_apart, ignore_index_past_classes
 
 NAME = "SmoothedCrossEntropy"
 
@@ -237,6 +238,17 @@ LATER_IN_LESSON = True  # the lesson's last exercise
 EXERCISES = [
     Exercise(NAME, "11_fused_loss", full,
              example=lambda: tuple(sce_values(5, 4, "cpu", ignored=(1,)).values()),
+             domain=Domain(SMOOTHED, lambda device, dtype=torch.float64, seed=0, ignore_index=-100,
+                           label_smoothing=0.1, z_loss=1e-2:
+                           sce_values(6, 4, device, ignored=(1,), ignore_index=ignore_index,
+                                      smoothing=label_smoothing, z_loss=z_loss, seed=seed,
+                                      dtype=dtype),
+                           constants={"ignore_index": IGNORE_INDEX,
+                                      "label_smoothing": Constant(0.0, 1.0,
+                                                                  "label_smoothing in [0, 1]"),
+                                      "z_loss": Constant(0.0, 10.0, "z_loss >= 0",
+                                                         also=(1e-4,))},
+                           rows_apart=Case(_rows_apart(sce_values), STABLE_ROWS)),
              contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
                        "ignore_index past the classes", "float32", "logits of magnitude 1e4")),
 ]

@@ -1,6 +1,6 @@
 """Lesson 10: answers with known verdicts for GroupNormFunction (the transfer exercise)."""
 
-from .. import Mistake, Unusual
+from .. import Mistake, Unusual, edit
 
 _FORWARD = '''
     @staticmethod
@@ -52,21 +52,28 @@ def _grad_x(line: str, head: str = _HEAD) -> str:
     return _gn(head + line + _TAIL)
 
 
-UNUSUAL = [
-    Unusual("GroupNormFunction", "torch.native_group_norm gives the mean and rstd", _gn(
-        _HEAD.replace("x_hat = (x.reshape(N, ctx.num_groups, -1) - mean) * rstd",
-                      "x_hat = (x.reshape(N, ctx.num_groups, -1) - mean[..., None])"
-                      " * rstd[..., None]")
-        + _RIGHT.replace("rstd * (", "rstd[..., None] * (") + _TAIL, '''
+# torch.native_group_norm, unlike F.group_norm, refuses a non-contiguous x and (torch 2.13, CPU)
+# silently misreads a strided weight or bias
+_NATIVE = _gn(
+    _HEAD.replace("x_hat = (x.reshape(N, ctx.num_groups, -1) - mean) * rstd",
+                  "x_hat = (x.reshape(N, ctx.num_groups, -1) - mean[..., None])"
+                  " * rstd[..., None]")
+    + _RIGHT.replace("rstd * (", "rstd[..., None] * (") + _TAIL, '''
     @staticmethod
     def forward(ctx, x, num_groups, weight, bias, eps):
+        x = x.contiguous()
+        weight = weight.contiguous() if weight is not None else None
+        bias = bias.contiguous() if bias is not None else None
         N, C = x.shape[:2]
         y, mean, rstd = torch.native_group_norm(x, weight, bias, N, C, x[0, 0].numel(),
                                                 num_groups, eps)
         ctx.save_for_backward(x, weight, mean, rstd)
         ctx.num_groups = num_groups
         return y
-''')),
+''')
+
+UNUSUAL = [
+    Unusual("GroupNormFunction", "torch.native_group_norm gives the mean and rstd", _NATIVE),
     Unusual("GroupNormFunction", "per-channel sums first, as PyTorch's CPU kernel does", _gn('''
     @staticmethod
     def backward(ctx, grad_output):
@@ -161,6 +168,14 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("GroupNormFunction", "torch.native_group_norm on a transposed x",
+            "Expected X.is_contiguous(memory_format) to be true",
+            edit(_NATIVE, ("        x = x.contiguous()\n", ""))),
+    Mistake("GroupNormFunction", "torch.native_group_norm given a strided weight",
+            "GroupNormFunction's output is wrong",
+            edit(_NATIVE, ("        weight = weight.contiguous() if weight is not None else None\n"
+                           "        bias = bias.contiguous() if bias is not None else None\n",
+                           ""))),
     Mistake("GroupNormFunction", "no projection term", "misses the projection term", _grad_x(
         "            grad_x = rstd * (g - g.mean(-1, keepdim=True))\n"), nbgrader=True),
     Mistake("GroupNormFunction", "mean and rstd treated as constants",
