@@ -11,6 +11,7 @@ from ..checks import (Spec, _explain_runtime_error, case, check_gradcheck, check
                       reference_gradients, run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
+from ..domain import Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import _OpLog
@@ -339,7 +340,12 @@ EXERCISES = [
     Exercise("SwishFunction", "04_double_backward", swish_full,
              contract=("beta = 0", "beta not requiring grad", "float32",
                        "non-contiguous grad_output"),
-             example=lambda: (sample((5,), "cpu"), torch.tensor(1.3, dtype=torch.float64))),
+             example=lambda: (sample((5,), "cpu"), torch.tensor(1.3, dtype=torch.float64)),
+             domain=Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.3:
+                           swish_values((3, 4), device, beta=beta, seed=seed, dtype=dtype),
+                           constants={"beta": Constant(-3.0, 5.0, "beta a 0-d tensor",
+                                                       also=(1e-4, 0.0))})),
     Exercise("CubeOnce", "04_double_backward", cube_once_full, contract=("float32",),
-             example=lambda: (sample((5,), "cpu"),)),
+             example=lambda: (sample((5,), "cpu"),),
+             domain=Domain(CUBE_ONCE, sampled(CUBE_ONCE, {"x": (3, 4)}))),
 ]

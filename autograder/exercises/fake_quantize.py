@@ -17,6 +17,7 @@ from ..checks import (Spec, case, check_is_function, check_no_ctx_tensors, make_
                       run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values, exact
+from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -330,10 +331,25 @@ def full(submission, device) -> None:
     covers("scale not requiring grad")  # x alone above: a fixed quantiser
 
 
+def _domain_values(device, dtype=torch.float64, seed=0, scale=0.3, qmin=-8, qmax=7) -> dict:
+    """Random codes kept out of the half-step band beyond each clip edge, where the contract
+    accepts either convention."""
+    made = random_values((3, 4), "cpu", seed=seed, scale=scale, qmin=qmin, qmax=qmax)
+    v = made["x"] / scale
+    v = torch.where((v > qmax) & (v < qmax + 0.6), v + 0.6, v)
+    v = torch.where((v < qmin) & (v > qmin - 0.6), v - 0.6, v)
+    return {"x": (v * scale).to(dtype).to(device),
+            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": qmin, "qmax": qmax}
+
+
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     Exercise("FakeQuantize", "03_ste", full,
              contract=("x / scale at the clip edges", "halves", "float32",
                        "scale not requiring grad"),
-             example=lambda: (sample((6,), "cpu"), torch.tensor(0.5, dtype=torch.float64), -4, 3)),
+             example=lambda: (sample((6,), "cpu"), torch.tensor(0.5, dtype=torch.float64), -4, 3),
+             domain=Domain(LSQ, _domain_values, constants={
+                 "scale": Constant(1e-3, 10.0, "scale a positive 0-d tensor"),
+                 "qmin": Constant(-128, -1, "qmin < 0 a Python int", integer=True),
+                 "qmax": Constant(1, 127, "qmax > 0 a Python int", integer=True)})),
 ]

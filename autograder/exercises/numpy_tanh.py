@@ -15,6 +15,7 @@ from ..checks import (Spec, _explain_runtime_error, case, check_gradcheck, check
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
+from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import _OpLog
@@ -322,5 +323,8 @@ def _checks(function) -> None:
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after CubeOnce
 EXERCISES = [
     Exercise("NumpyTanh", "04_double_backward", full, contract=("1-D x", "saturated tanh"),
-             example=lambda: (sample((5,), "cpu"),)),
+             example=lambda: (sample((5,), "cpu"),),
+             # a CPU tensor by contract, whatever device the grader has
+             domain=Domain(NUMPY_TANH, lambda device, dtype=torch.float64, seed=0:
+                           {"x": 1.5 * sample((3, 4), "cpu", seed=seed, dtype=dtype)})),
 ]

@@ -14,6 +14,7 @@ from ..checks import (Spec, case, check_backward_by_hand, check_is_function,
                       run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
+from ..domain import Case, Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -236,10 +237,30 @@ def full(submission, device) -> None:
         check_values_and_gradients(function, STS, values((2, 3), device, seed=5))
 
 
+def near_ties(device, dtype) -> dict:
+    """Maxima one ulp above the runner-up: an argmax of rounded logits ties and picks first."""
+    one = torch.tensor(1.0, dtype=dtype)
+    up = torch.nextafter(one, torch.tensor(2.0, dtype=dtype)).item()
+    rows = [[1.0, up, 0.2, -1.0], [up, 1.0, 1.0, 0.0], [-0.5, 1.0, up, up]]
+    return {"logits": torch.tensor(rows, dtype=dtype, device=device), "tau": 0.5}
+
+
+def rows_apart(device, dtype) -> dict:
+    """A row of magnitude 1000 beside rows of magnitude 1: a shift by the whole tensor's
+    maximum underflows every exp of the small rows."""
+    rows = [[0.0, 1.0, -1.0, 0.5], [1000.0, 0.0, 2.0, 999.5], [-2.0, 0.3, 0.1, 0.0]]
+    return {"logits": torch.tensor(rows, dtype=dtype, device=device), "tau": 0.7}
+
+
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after FakeQuantize
 EXERCISES = [
     Exercise("StraightThroughSoftmax", "03_ste", full,
              contract=("float32", "1-D logits", "ties", "non-contiguous grad_output",
                        "large logits / tau"),
-             example=lambda: (sample((2, 4), "cpu"), 0.5)),
+             example=lambda: (sample((2, 4), "cpu"), 0.5),
+             domain=Domain(STS, lambda device, dtype=torch.float64, seed=0, tau=0.7:
+                           values((3, 4), device, tau=tau, seed=seed, dtype=dtype),
+                           constants={"tau": Constant(0.05, 10.0, "tau a positive Python float")},
+                           ties=Case(near_ties, "ties as torch.argmax, one ulp apart too"),
+                           rows_apart=Case(rows_apart, "each row's softmax stable on its own"))),
 ]

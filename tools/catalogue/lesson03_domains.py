@@ -1,0 +1,41 @@
+"""Lesson 03 answers that the generated domain checks decide (issue 37): a softmax shifted by
+the whole tensor's maximum, an argmax of rounded logits, and FakeQuantize's v computed as
+x * (1 / scale), which the contract accepts."""
+
+from tools.catalogue import Mistake, Unusual
+from tools.catalogue.lesson03 import FQ_GRAD_X, FQ_LSQ, FQ_READ
+from tools.catalogue.lesson03 import _fake_quantize, _round
+from tools.catalogue.lesson03_transfer import READ, RIGHT, _sts
+
+RECIPROCAL = FQ_READ.replace("v = x / scale", "v = x * (1 / scale)")
+
+UNUSUAL = [
+    Unusual("FakeQuantize", "v = x * (1 / scale), as PyTorch's kernels compute it",
+            _fake_quantize(RECIPROCAL + f"        return {FQ_GRAD_X}, "
+                           f"(grad_output * {FQ_LSQ}).sum(), None, None",
+                           "        ctx.save_for_backward(x, scale)\n"
+                           "        ctx.qmin, ctx.qmax = qmin, qmax\n"
+                           "        return torch.clamp(torch.round(x * (1 / scale)), qmin, qmax)"
+                           " * scale")),
+]
+
+MISTAKES = [
+    Mistake("RoundSTE", "rounded in float32, no detach trick",
+            "RoundSTE's output is round(x) only up to rounding (at x = 4503599627370497 it gives "
+            "4503599627370496, expected 4503599627370497): forward must return round(x) exactly",
+            _round("        return torch.round(x.float()).to(x.dtype)")),
+    Mistake("StraightThroughSoftmax", "softmax shifted by the whole tensor's maximum",
+            "grad_logits contains inf or nan where the true gradient is finite",
+            _sts("        soft, = ctx.saved_tensors\n" + RIGHT,
+                 "        z = logits / tau\n        e = torch.exp(z - z.max())\n"
+                 "        ctx.save_for_backward(e / e.sum(-1, keepdim=True))\n"
+                 "        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
+    Mistake("StraightThroughSoftmax", "argmax of a float32 copy",
+            "StraightThroughSoftmax's output is wrong: largest error 1 at index (0, 0)",
+            _sts(READ + RIGHT,
+                 "        ctx.save_for_backward(torch.softmax(logits / tau, dim=-1))\n"
+                 "        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.float().argmax(-1), logits.shape[-1])"
+                 ".to(logits.dtype)")),
+]
