@@ -11,6 +11,7 @@ from ..checks import (Spec, _explain_runtime_error, case, check_is_function,
                       check_values_and_gradients, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
+from ..domain import Case, Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -214,9 +215,20 @@ def lse_full(LogSumExp, device) -> None:
     covers("gradcheck with check_forward_ad=True")
 
 
+def _rows_apart(device, dtype) -> dict:
+    """Rows near 1000 beside rows near 0: a shift by the whole tensor's maximum underflows."""
+    x = torch.tensor([[1000.0, 999.0, 998.5], [0.5, -1.0, 0.0], [-1000.0, -999.5, -1001.0]],
+                     dtype=dtype, device=device)
+    return {"x": x, "dim": 1}
+
+
 EXERCISES = [
     Exercise("LogSumExp", "08_compile", lse_full,
              example=lambda: (3 * sample((3, 4), "cpu"), 1),
+             domain=Domain(LSE, sampled(LSE, {"x": (3, 4)}, {"dim": 1}, scale=3.0),
+                           constants={"dim": Constant(-2, 1, "dim a Python int, negative allowed", integer=True)},
+                           rows_apart=Case(_rows_apart, "stable for |x| up to 1000, each slice "
+                                           "on its own")),
              contract=("a dim other than the last", "negative dim", "1-D x", "torch.func.jvp",
                        "torch.vmap with per-sample gradients",
                        "|x| = 1000: values, gradients and jvp",

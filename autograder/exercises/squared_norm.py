@@ -12,6 +12,7 @@ from ..checks import (Spec, case, check_backward_by_hand, check_no_ctx_tensors,
                       check_values_and_gradients)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_values
+from ..domain import Constant, Domain, Operator, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .custom_op import _Calls, _quiet
@@ -196,9 +197,16 @@ def squared_norm_full(squared_norm, device) -> None:
     covers("torch.library.opcheck")
 
 
+def _operator(squared_norm) -> Operator:
+    check_operator(squared_norm)
+    return Operator(squared_norm)
+
+
 EXERCISES = [
     Exercise("squared_norm", "08_compile", squared_norm_full,
              example=lambda: (sample((3, 4), "cpu"), 1),
+             domain=Domain(SQUARED_NORM, sampled(SQUARED_NORM, {"x": (3, 4)}, {"dim": 1}),
+                           prepare=_operator, constants={"dim": Constant(-2, 1, "dim a Python int, negative allowed", integer=True)}),
              contract=("a dim other than the last", "negative dim", "1-D x", "float32",
                        "non-contiguous grad_output", "a rule registered with register_vmap",
                        "torch.vmap matches a loop for every dim", "torch.library.opcheck")),
