@@ -9,9 +9,11 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
                       run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
+from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .attention_inputs import attention_values, make_mask, one_thread  # noqa: F401
+from .attention_inputs import (SCALE, attention_domain_values, attention_values,  # noqa: F401
+                               make_mask, one_thread)
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
 
@@ -320,5 +322,6 @@ def _attention_example() -> tuple:
 
 EXERCISES = [
     Exercise("ScaledDotProductAttention", "06_attention", sdpa_full,
-             example=lambda: _attention_example(), contract=CONTRACT),
+             example=lambda: _attention_example(), contract=CONTRACT,
+             domain=Domain(SDPA, attention_domain_values, constants={"scale": SCALE})),
 ]

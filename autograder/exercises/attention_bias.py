@@ -13,10 +13,11 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
                       run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
+from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import record_returned_gradients
-from .attention_inputs import one_thread
+from .attention_inputs import SCALE, one_thread
 
 LATER_IN_LESSON = True
 NAME = "AttentionWithBias"
@@ -298,5 +299,9 @@ EXERCISES = [
                        "each gradient only when needed", "non-contiguous grad_output",
                        "scores in the thousands",
                        "float32 against F.scaled_dot_product_attention"),
-             example=lambda: tuple(bias_values("relative", 1, 1, 3, 4, 2, 2, "cpu").values())),
+             example=lambda: tuple(bias_values("relative", 1, 1, 3, 4, 2, 2, "cpu").values()),
+             domain=Domain(SPEC, lambda device, dtype=torch.float64, seed=0, scale=0.5:
+                           bias_values("relative", 2, 2, 3, 4, 2, 3, device, seed=seed,
+                                       dtype=dtype, scale=scale),
+                           constants={"scale": SCALE})),
 ]

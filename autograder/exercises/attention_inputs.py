@@ -6,6 +6,7 @@ from contextlib import contextmanager
 
 import torch
 
+from ..domain import Constant
 from ..exercise import sample
 
 
@@ -45,6 +46,15 @@ def make_mask(kind: str | None, lead: tuple, Lq: int, Lk: int, device, seed: int
     if Lk > 1:
         keep[..., rows, second] = False  # and every query ignores something
     return keep.to(device)
+
+
+SCALE = Constant(1e-3, 10.0, "scale a Python float")
+
+
+def attention_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
+    """Q (2, 3, 4), K (2, 5, 4), V (2, 5, 3), a broadcast (3, 5) mask, ``scale``."""
+    return attention_values((2,), 3, 5, 4, 3, device, mask="random2d", seed=seed, dtype=dtype,
+                            scale=scale)
 
 
 def attention_values(lead, Lq, Lk, d, dv, device, *, mask=None, seed=0, dtype=torch.float64,

@@ -7,11 +7,12 @@ import torch
 
 from ..checks import Spec, check_is_function, make_inputs, run_forward
 from ..contract import covers
+from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise
 from .attention import (CONTRACT, MEMORY_EFFICIENT, _attention_example, attention_full,
                         check_attention)
-from .attention_inputs import attention_values, one_thread
+from .attention_inputs import SCALE, attention_domain_values, attention_values, one_thread
 
 
 def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
@@ -76,5 +77,7 @@ def _memory_efficient_full(function, device) -> None:
 EXERCISES = [
     Exercise("MemoryEfficientAttention", "06_attention", memory_efficient_full,
              example=lambda: _attention_example(),
-             contract=CONTRACT + ("only O(Lq) numbers saved besides Q, K, V, mask, output",)),
+             contract=CONTRACT + ("only O(Lq) numbers saved besides Q, K, V, mask, output",),
+             domain=Domain(MEMORY_EFFICIENT, attention_domain_values,
+                           constants={"scale": SCALE})),
 ]
