@@ -17,7 +17,7 @@ from ..checks import (Spec, _explain_runtime_error, case, check_backward_by_hand
                       check_values_and_gradients, make_inputs,
                       run_backward, run_forward)
 from ..diagnose import diagnose_gradient, diagnose_values
-from ..domain import Domain
+from ..domain import Case, Domain, Tolerance
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..memory import TensorAccounting, cuda_peak
@@ -25,7 +25,8 @@ from ..contract import check_each_input_alone, covers
 from ..tiled import recognise_backward, recognise_forward
 from .attention import _attention_example, attention_reference
 from .attention_inputs import SCALE, one_thread
-from .flash_probes import (NAME, ScoreTiles, block_size, magnitude_values, recognise_magnitude,
+from .flash_probes import (NAME, ScoreTiles, block_size, flash_domain_values, flash_values,
+                           long_key_loop, magnitude_values, recognise_magnitude,
                            recognise_hidden_diagonal, recognise_masked_first_tile,
                            recognise_top_left, tagged_values)
 
@@ -39,15 +40,6 @@ def flash_reference(Q, K, V, scale, causal=False):
 
 
 FLASH = Spec(NAME, ("Q", "K", "V", "scale", "causal"), flash_reference)
-
-def flash_values(lead, Lq, Lk, d, dv, device, *, causal=False, seed=0, dtype=torch.float64):
-    return {
-        "Q": sample((*lead, Lq, d), device, seed=seed, dtype=dtype),
-        "K": sample((*lead, Lk, d), device, seed=seed + 1, dtype=dtype),
-        "V": sample((*lead, Lk, dv), device, seed=seed + 2, dtype=dtype),
-        "scale": 1 / math.sqrt(d),
-        "causal": causal,
-    }
 
 
 def describe(values: dict, block: int) -> str:
@@ -335,20 +327,16 @@ def _flash_full(function, device) -> None:
         check_gradcheck(function, FLASH, flash_values((), 4, 3, 2, 2, device))
 
 
-def _domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
-    """Causal attention with Lq != Lk at the class's own BLOCK."""
-    made = flash_values((2,), 5, 7, 4, 3, device, causal=True, seed=seed, dtype=dtype)
-    return {**made, "scale": scale}
-
-
 EXERCISES = [
     Exercise(NAME, "06_attention", flash_full, example=_attention_example,
              contract=("causal, Lq != Lk, ragged blocks", "float32 scores above 88 and all near "
                        "-160", "float32 against F.scaled_dot_product_attention",
                        "largest tensor and peak", "causal tiles skipped",
                        "float16 and bfloat16"),
-             domain=Domain(FLASH, _domain_values, constants={"scale": SCALE},
+             domain=Domain(FLASH, flash_domain_values, constants={"scale": SCALE},
                            dtypes=(torch.float64, torch.float32, torch.float16, torch.bfloat16),
                            accumulates={torch.float16: torch.float32,
-                                        torch.bfloat16: torch.float32})),
+                                        torch.bfloat16: torch.float32},
+                           accumulation=Case(long_key_loop, "float16/bfloat16 inputs accumulate "
+                                             "in float32", torch.float16, Tolerance(1e-4, 1e-4)))),
 ]

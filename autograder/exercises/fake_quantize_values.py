@@ -1,0 +1,38 @@
+"""FakeQuantize's inputs: codes v = x / scale where mistakes differ, random codes away from
+halves, and the domain's codes kept out of the half-step band where either convention holds."""
+
+import torch
+
+
+def edge_values(device, dtype=torch.float64) -> dict:
+    """v = x / scale exact (scale a power of two) at the places mistakes differ: both clip
+    edges, just inside and in the half-step band outside them (where the two conventions
+    differ), halves that round to even, 0 and values far outside."""
+    codes = [-9.0, -4.5, -4.4, -4.0, -3.7, -3.5, -2.5, -1.5, -0.5, -0.2, 0.0, 0.3, 0.5, 1.5,
+             2.5, 2.7, 3.0, 3.2, 3.5, 3.6, 8.0]  # halves where half-up and half-to-even differ too
+    scale = 0.5
+    return {"x": torch.tensor(codes, dtype=dtype, device=device) * scale,
+            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": -4, "qmax": 3}
+
+
+def random_values(shape, device, *, seed=0, dtype=torch.float64, scale=0.3, qmin=-8,
+                  qmax=7) -> dict:
+    """x spread over about one and a half times the clip range; no v within 0.02 of a half,
+    so x / scale and x * (1 / scale) round alike."""
+    v = 1.5 * (qmax - qmin) / 2 * torch.rand(shape, generator=torch.Generator().manual_seed(seed),
+                                             dtype=torch.float64) * 2 - 1.5 * (qmax - qmin) / 2
+    fraction = v - torch.floor(v)
+    v = torch.where((fraction - 0.5).abs() < 0.02, v + 0.1, v)
+    return {"x": (v * scale).to(dtype).to(device),
+            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": qmin, "qmax": qmax}
+
+
+def domain_values(device, dtype=torch.float64, seed=0, scale=0.3, qmin=-8, qmax=7) -> dict:
+    """Random codes kept out of the half-step band beyond each clip edge, where the contract
+    accepts either convention."""
+    made = random_values((3, 4), "cpu", seed=seed, scale=scale, qmin=qmin, qmax=qmax)
+    v = made["x"] / scale
+    v = torch.where((v > qmax) & (v < qmax + 0.6), v + 0.6, v)
+    v = torch.where((v < qmin) & (v > qmin - 0.6), v - 0.6, v)
+    return {"x": (v * scale).to(dtype).to(device),
+            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": qmin, "qmax": qmax}
