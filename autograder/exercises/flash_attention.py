@@ -19,7 +19,7 @@ from ..checks import (Spec, _explain_runtime_error, case, check_backward_by_hand
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..domain import Case, Domain, Tolerance
 from ..errors import GradingError
-from ..exercise import Exercise, sample
+from ..exercise import Exercise
 from ..memory import TensorAccounting, cuda_peak
 from ..contract import check_each_input_alone, covers
 from ..tiled import recognise_backward, recognise_forward
