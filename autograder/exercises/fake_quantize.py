@@ -20,6 +20,7 @@ from ..diagnose import diagnose_gradient, diagnose_values, exact
 from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .fake_quantize_values import domain_values, edge_values, random_values
 
 CONVENTIONS = ("v", "round(v)")  # what the clip mask is judged on
 
@@ -51,29 +52,6 @@ def expected_gradients(x, scale, qmin, qmax, grad_output, convention="v"):
     grad_x = grad_output * inside
     grad_scale = (grad_output * torch.where(inside, rounded - v, clipped)).sum()
     return grad_x, grad_scale
-
-
-def edge_values(device, dtype=torch.float64) -> dict:
-    """v = x / scale exact (scale a power of two) at the places mistakes differ: both clip
-    edges, just inside and in the half-step band outside them (where the two conventions
-    differ), halves that round to even, 0 and values far outside."""
-    codes = [-9.0, -4.5, -4.4, -4.0, -3.7, -3.5, -2.5, -1.5, -0.5, -0.2, 0.0, 0.3, 0.5, 1.5,
-             2.5, 2.7, 3.0, 3.2, 3.5, 3.6, 8.0]  # halves where half-up and half-to-even differ too
-    scale = 0.5
-    return {"x": torch.tensor(codes, dtype=dtype, device=device) * scale,
-            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": -4, "qmax": 3}
-
-
-def random_values(shape, device, *, seed=0, dtype=torch.float64, scale=0.3, qmin=-8,
-                  qmax=7) -> dict:
-    """x spread over about one and a half times the clip range; no v within 0.02 of a half,
-    so x / scale and x * (1 / scale) round alike."""
-    v = 1.5 * (qmax - qmin) / 2 * torch.rand(shape, generator=torch.Generator().manual_seed(seed),
-                                             dtype=torch.float64) * 2 - 1.5 * (qmax - qmin) / 2
-    fraction = v - torch.floor(v)
-    v = torch.where((fraction - 0.5).abs() < 0.02, v + 0.1, v)
-    return {"x": (v * scale).to(dtype).to(device),
-            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": qmin, "qmax": qmax}
 
 
 def _tolerance(dtype):
@@ -313,33 +291,23 @@ def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool 
 
 def full(submission, device) -> None:
     function = check_is_function(submission, FAKE_QUANTIZE)
+    # the edges in both dtypes, with a power-of-two scale: v = x / scale exact, so halves are
+    # halves whichever way v is computed; random inputs in every dtype, layout and range of
+    # scale, qmin and qmax come from the domain
     for dtype in (torch.float64, torch.float32):
-        name = str(dtype).removeprefix("torch.")
-        with case(f"x / scale at the clip edges, {name}"):
+        with case(f"x / scale at the clip edges, {str(dtype).removeprefix('torch.')}"):
             check_fake_quantize(function, edge_values(device, dtype))
-        for seed, (shape, qmin, qmax) in enumerate([((7,), -8, 7), ((2, 3, 4), -128, 127),
-                                                    ((1,), -2, 1), ((4, 6), -1, 1)]):
-            values = random_values(shape, device, seed=seed, dtype=dtype, scale=0.05 * (seed + 1),
-                                   qmin=qmin, qmax=qmax)
-            with case(f"x of shape {shape}, scale={0.05 * (seed + 1):.2f}, qmin={qmin}, "
-                      f"qmax={qmax}, {name}"):
-                check_fake_quantize(function, values, seed=seed)
+    for seed, (shape, qmin, qmax) in enumerate([((7,), -8, 7), ((2, 3, 4), -128, 127),
+                                                ((1,), -2, 1), ((4, 6), -1, 1)]):
+        values = random_values(shape, device, seed=seed, scale=0.05 * (seed + 1), qmin=qmin,
+                               qmax=qmax)
+        with case(f"x of shape {shape}, scale={0.05 * (seed + 1):.2f}, qmin={qmin}, qmax={qmax}"):
+            check_fake_quantize(function, values, seed=seed)
     covers("x / scale at the clip edges")
     covers("halves")
     covers("float32")
     check_each_input_alone(function, LSQ, alone_values(device), rtol=1e-7, atol=1e-9)
     covers("scale not requiring grad")  # x alone above: a fixed quantiser
-
-
-def _domain_values(device, dtype=torch.float64, seed=0, scale=0.3, qmin=-8, qmax=7) -> dict:
-    """Random codes kept out of the half-step band beyond each clip edge, where the contract
-    accepts either convention."""
-    made = random_values((3, 4), "cpu", seed=seed, scale=scale, qmin=qmin, qmax=qmax)
-    v = made["x"] / scale
-    v = torch.where((v > qmax) & (v < qmax + 0.6), v + 0.6, v)
-    v = torch.where((v < qmin) & (v > qmin - 0.6), v - 0.6, v)
-    return {"x": (v * scale).to(dtype).to(device),
-            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": qmin, "qmax": qmax}
 
 
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
@@ -348,8 +316,12 @@ EXERCISES = [
              contract=("x / scale at the clip edges", "halves", "float32",
                        "scale not requiring grad"),
              example=lambda: (sample((6,), "cpu"), torch.tensor(0.5, dtype=torch.float64), -4, 3),
-             domain=Domain(LSQ, _domain_values, constants={
-                 "scale": Constant(1e-3, 10.0, "scale a positive 0-d tensor"),
-                 "qmin": Constant(-128, -1, "qmin < 0 a Python int", integer=True),
-                 "qmax": Constant(1, 127, "qmax > 0 a Python int", integer=True)})),
+             domain=Domain(LSQ, domain_values, constants={
+                 # off powers of two x / scale and x * (1 / scale) differ at exact half-codes
+                 # alone, and _domain_values keeps every code 0.02 away from a half
+                 "scale": Constant(1e-4, 100.0, "scale a positive 0-d tensor", also=(0.1,)),
+                 "qmin": Constant(-128, -1, "qmin < 0 a Python int", integer=True,
+                                  also=(-32768,)),
+                 "qmax": Constant(1, 127, "qmax > 0 a Python int", integer=True,
+                                  also=(32767,))})),
 ]

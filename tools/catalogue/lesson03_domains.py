@@ -25,14 +25,28 @@ MISTAKES = [
             "4503599627370496, expected 4503599627370497): forward must return round(x) exactly",
             _round("        return torch.round(x.float()).to(x.dtype)")),
     Mistake("StraightThroughSoftmax", "softmax shifted by the whole tensor's maximum",
-            "grad_logits contains inf or nan where the true gradient is finite",
+            "StraightThroughSoftmax's gradient for logits is not finite in row [0] (logits 0, 1, "
+            "-1, 0.5, tau=0.7), where the softmax's gradient is finite: it is what a softmax "
+            "shifted by the whole tensor's maximum gives",
             _sts("        soft, = ctx.saved_tensors\n" + RIGHT,
                  "        z = logits / tau\n        e = torch.exp(z - z.max())\n"
                  "        ctx.save_for_backward(e / e.sum(-1, keepdim=True))\n"
                  "        ctx.tau = tau\n"
                  "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
+    Mistake("StraightThroughSoftmax", "backward recomputes a softmax shifted by z.max() over "
+            "the whole tensor (issue 37)",
+            "StraightThroughSoftmax's gradient for logits is not finite in row [0] (logits 0, 1, "
+            "-1, 0.5, tau=0.7), where the softmax's gradient is finite: it is what a softmax "
+            "shifted by the whole tensor's maximum gives",
+            _sts("        logits, = ctx.saved_tensors\n"
+                 "        z = logits / ctx.tau\n        e = torch.exp(z - z.max())\n"
+                 "        soft = e / e.sum(-1, keepdim=True)\n" + RIGHT,
+                 "        ctx.save_for_backward(logits)\n        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
     Mistake("StraightThroughSoftmax", "argmax of a float32 copy",
-            "StraightThroughSoftmax's output is wrong: largest error 1 at index (0, 0)",
+            "StraightThroughSoftmax's output picks another maximum in row [0] (logits 1.0, "
+            "1.0000000000000002, 0.2, -1.0): it is the one-hot of argmax over the logits rounded "
+            "to a narrower dtype",
             _sts(READ + RIGHT,
                  "        ctx.save_for_backward(torch.softmax(logits / tau, dim=-1))\n"
                  "        ctx.tau = tau\n"

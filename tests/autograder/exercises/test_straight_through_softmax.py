@@ -72,3 +72,35 @@ def test_is_the_overflow_named_only_where_exp_overflowed():
         check_gradient(values, elsewhere, unit)
     assert "not finite where the softmax's is" not in str(other.value)
     assert torch.isfinite(_by_hand(near_tie, 0.1, unit, "shifted")).all()
+
+
+def _rows_apart_case():
+    from autograder.exercises.straight_through_softmax import rows_apart
+    made = rows_apart("cpu", torch.float64)
+    grad_output = torch.randn(made["logits"].shape, dtype=torch.float64,
+                              generator=torch.Generator().manual_seed(3))
+    return made, grad_output
+
+
+def test_a_softmax_shifted_by_the_whole_tensors_maximum_is_named_with_its_row(raises_hint):
+    """Is a gradient that is nan in the small rows, as the global shift gives, named so?"""
+    made, grad_output = _rows_apart_case()
+    z = made["logits"] / made["tau"]
+    e = torch.exp(z - z.max())
+    s = e / e.sum(-1, keepdim=True)
+    got = s * (grad_output - (s * grad_output).sum(-1, keepdim=True)) / made["tau"]
+    with raises_hint("is not finite in row [0] (logits 0, 1, -1, 0.5, tau=0.7), where the "
+                     "softmax's gradient is finite: it is what a softmax shifted by the whole"):
+        check_gradient(made, got, grad_output)
+
+
+def test_a_non_finite_row_from_another_cause_is_not_blamed_on_the_shift():
+    """Is a nan in one row alone (not the global shift's pattern) told only which row?"""
+    made, grad_output = _rows_apart_case()
+    got = torch.softmax(made["logits"] / made["tau"], -1)
+    got = got * (grad_output - (got * grad_output).sum(-1, keepdim=True)) / made["tau"]
+    got[2, 1] = float("nan")
+    with pytest.raises(GradingError) as raised:
+        check_gradient(made, got, grad_output)
+    first = str(raised.value).splitlines()[0]
+    assert "not finite in row [2]" in first and "shifted" not in first
