@@ -293,16 +293,16 @@ MISTAKES = [
             "gives 0",
             _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(x, y)\n        return y",
                   "        x, y = ctx.saved_tensors\n        return grad_output * (y / x)")),
-    Mistake("MyReLU", "mask kept on the class", "MyReLU's gradient is wrong when a second call "
-            "runs forward before the first one's backward",
+    Mistake("MyReLU", "mask kept on the class", "MyReLU.forward sets MyReLU.mask: a class "
+            "attribute is shared by every call",
             _relu("        MyReLU.mask = x > 0\n        return x.clamp(min=0)",
                   "        return grad_output * MyReLU.mask"), named=True),
     Mistake("MyReLU", "mask with a threshold, x > 1e-6", "your gradient for x is wrong",
             _relu("        mask = x > 1e-6\n        ctx.save_for_backward(mask)\n"
                   "        return x.clamp(min=0)",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
-    Mistake("ScaledSigmoid", "scale kept on the class", "ScaledSigmoid's gradient is wrong when a "
-            "second call runs forward before the first one's backward",
+    Mistake("ScaledSigmoid", "scale kept on the class", "ScaledSigmoid.forward sets "
+            "ScaledSigmoid.scale: a class attribute is shared by every call",
             _scaled("        ctx.save_for_backward(x)\n        ScaledSigmoid.scale = scale\n"
                     "        return scale * torch.sigmoid(x)",
                     SCALED_READ + "        return grad_output * ScaledSigmoid.scale * s * (1 - s), "
