@@ -3,11 +3,13 @@
 import torch
 
 from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
-                      check_values_and_gradients)
+                      check_values_and_gradients, make_inputs, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..domain import Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .bilinear import backward_reading, raise_unneeded_read
+from .sigmoid import check_class_untouched
 from .template import (check_input_version_tracking, check_one_ctx_per_call,
                        check_uses_grad_output)
 
@@ -68,8 +70,26 @@ def _or_wrong_side(function, device, error: GradingError) -> GradingError:
         f"product sum over? ({str(error).splitlines()[0]})")
 
 
+# the inputs each gradient's formula reads (besides grad_output)
+NEEDS = {"u": {"v"}, "v": {"u"}}
+
+
+def check_computes_only_what_is_needed(function, device) -> None:
+    """u alone requiring grad, then v alone: backward may read only what that gradient needs.
+    One that computes both gradients and returns None for the other returns the right thing;
+    only what it reads shows the work."""
+    for name in OUTER.input_names:
+        inputs = make_inputs(_values(4, 3, device), requires_grad={name})
+        forward = run_forward(function, OUTER, inputs)
+        backward, reads = backward_reading(OUTER, inputs, forward.output,
+                                           torch.ones_like(forward.output), NEEDS)
+        with case(f"{name} alone requiring grad"):
+            raise_unneeded_read(OUTER, inputs, backward, reads)
+
+
 def outer_full(Outer, device) -> None:
     function = check_is_function(Outer, OUTER)
+    check_class_untouched(function, DOMAIN, device)
     try:
         check_uses_grad_output(function, OUTER, _values(4, 3, device))
     except GradingError as error:
@@ -93,16 +113,18 @@ def outer_full(Outer, device) -> None:
         for name in ("u", "v"):
             check_input_version_tracking(function, OUTER, _values(4, 3, device), name)
     check_each_input_alone(function, OUTER, _values(4, 3, device), frozen_get_none=True)
+    check_computes_only_what_is_needed(function, device)
     covers("gradient only when needed")
     check_gradcheck(function, OUTER, _values(3, 2, device))
 
 
+# u and v are 1-D by contract: no transposed layout exists (a column slice of a 1-D tensor is
+# every other element, a stride of 2)
+DOMAIN = Domain(OUTER, sampled(OUTER, {"u": (4,), "v": (3,)}), layouts=("column slice", "expanded"),
+                layout_clause="1-D u (m,) and v (n,) of any stride")
+
 EXERCISES = [
     Exercise("Outer", "00_template", outer_full,
              contract=("saves only u and v", "m != n", "gradient only when needed"),
-             example=lambda: tuple(_values(4, 3, "cpu").values()),
-             # u and v are 1-D by contract: no transposed layout exists
-             domain=Domain(OUTER, sampled(OUTER, {"u": (4,), "v": (3,)}),
-                           layouts=("column slice", "expanded"),
-                           layout_clause="1-D u (m,) and v (n,) of any stride")),
+             example=lambda: tuple(_values(4, 3, "cpu").values()), domain=DOMAIN),
 ]

@@ -331,7 +331,7 @@ class WeightedSum(torch.autograd.Function):
             _weighted("        g1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] and ctx.w1 else None\n"
                       "        g2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] and ctx.w2 else None\n"
                       "        return g1, g2, None, None")),
-    Mistake("Outer", "u and v kept on the class", "Outer's backward used another call's inputs",
+    Mistake("Outer", "u and v kept on the class", "Outer.forward sets Outer.uv: a class attribute",
             _outer("        u, v = Outer.uv\n        need_u, need_v = ctx.needs_input_grad\n"
                    "        return (grad_output @ v if need_u else None,\n"
                    "                u @ grad_output if need_v else None)",
