@@ -98,7 +98,19 @@ def check_forward(output, values: dict) -> None:
     if close(torch.round(torch.clamp(x, qmin, qmax) / scale) * scale):
         raise GradingError("FakeQuantize clips x to [qmin, qmax]: qmin and qmax bound the codes "
                            "x / scale, so clip round(x / scale), not x")
-    diagnose_values("FakeQuantize's output", output, expected, rtol=rtol, atol=atol)
+    try:
+        diagnose_values("FakeQuantize's output", output, expected, rtol=rtol, atol=atol)
+    except GradingError as error:
+        if not str(error).startswith("FakeQuantize's output is wrong:"):
+            raise  # a type, shape, dtype, sign or factor: diagnose named it
+        # say where on the grid, which the learner can reason about, not at which index
+        got = output.detach()
+        i = tuple(int(k) for k in torch.nonzero(~torch.isclose(got, expected, rtol=rtol,
+                                                               atol=atol))[0])
+        raise GradingError(
+            f"FakeQuantize's output is wrong: at x / scale = {exact(v[i].item())} (scale="
+            f"{exact(scale.item())}, qmin={qmin}, qmax={qmax}) it gives {exact(got[i].item())}, "
+            f"expected {exact(expected[i].item())}", str(error)) from None
 
 
 def check_grad_x(forward, values: dict, got, grad_output) -> None:

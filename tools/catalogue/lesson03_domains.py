@@ -1,6 +1,7 @@
-"""Lesson 03 answers that the generated domain checks decide (issue 37): a softmax shifted by
-the whole tensor's maximum, an argmax of rounded logits, and FakeQuantize's v computed as
-x * (1 / scale), which the contract accepts."""
+"""Lesson 03 answers of issue 37's kinds (values that separate answers, a constant's range): a softmax shifted by
+the whole tensor's maximum (in forward or in backward), an argmax of rounded logits,
+FakeQuantize's v computed as x * (1 / scale), which the contract accepts, and v computed as
+x / (scale + 1e-6), which it does not."""
 
 from tools.catalogue import Mistake, Unusual
 from tools.catalogue.lesson03 import FQ_GRAD_X, FQ_LSQ, FQ_READ
@@ -19,7 +20,19 @@ UNUSUAL = [
                            " * scale")),
 ]
 
+EPS = "(scale + 1e-6)"  # a guard against a zero step: it moves every code a little
+
 MISTAKES = [
+    Mistake("FakeQuantize", "divides by scale + 1e-6: a half-code rounds the other way",
+            "FakeQuantize's output is wrong: at x / scale = -3.5 (scale=0.5, qmin=-4, qmax=3) it "
+            "gives -1.5, expected -2",
+            _fake_quantize(FQ_READ.replace("x / scale", f"x / {EPS}")
+                           + f"        return {FQ_GRAD_X}, (grad_output * {FQ_LSQ}).sum(), "
+                           "None, None",
+                           "        ctx.save_for_backward(x, scale)\n"
+                           "        ctx.qmin, ctx.qmax = qmin, qmax\n"
+                           f"        return torch.clamp(torch.round(x / {EPS}), qmin, qmax)"
+                           " * scale")),
     Mistake("RoundSTE", "rounded in float32, no detach trick",
             "RoundSTE's output is round(x) only up to rounding (at x = 4503599627370497 it gives "
             "4503599627370496, expected 4503599627370497): forward must return round(x) exactly",
