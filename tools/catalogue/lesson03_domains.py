@@ -1,7 +1,7 @@
-"""Lesson 03 answers of issue 37's kinds (values that separate answers, a constant's range): a softmax shifted by
-the whole tensor's maximum (in forward or in backward), an argmax of rounded logits,
-FakeQuantize's v computed as x * (1 / scale), which the contract accepts, and v computed as
-x / (scale + 1e-6), which it does not."""
+"""Lesson 03 answers of issue 37's kinds (values that separate answers, a constant's range):
+a softmax shifted by the whole tensor's maximum (in forward or in backward), an argmax of
+rounded logits, FakeQuantize's v computed as x * (1 / scale), which the contract accepts, and
+v computed as x / (scale + 1e-6), which it does not."""
 
 from tools.catalogue import Mistake, Unusual
 from tools.catalogue.lesson03 import FQ_GRAD_X, FQ_LSQ, FQ_READ
