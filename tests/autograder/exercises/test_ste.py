@@ -232,3 +232,14 @@ def test_a_wrong_gradient_is_located_by_x_not_by_index(raises_hint):
 
     with raises_hint("your gradient for x is wrong: at x = 1 it gives 0, expected"):
         run("SignClippedSTE", DropsPlusOne)
+
+
+def test_the_detach_trick_is_named_only_where_the_output_is_what_it_computes():
+    """Is a round computed in float32 (no detach trick) told only what differs, and is the
+    detach trick, exact for round, never blamed for RoundSTE?"""
+    x = torch.tensor(ROUND_EDGES, dtype=torch.float64)
+    assert torch.equal((torch.round(x) - x) + x, torch.round(x))  # the trick is exact for round
+    with pytest.raises(AssertionError) as raised:
+        check_forward_exact(ROUND_STE, torch.round(x.float()).double(), x)
+    first = str(raised.value).splitlines()[0]
+    assert "only up to rounding" in first and "detach" not in first
