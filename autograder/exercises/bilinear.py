@@ -17,6 +17,7 @@ from ..diagnose import diagnose_gradient
 from ..domain import Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .sigmoid import check_class_untouched
 
 LATER_IN_LESSON = True
 
@@ -232,6 +233,7 @@ SAVE_ADVICE = ("save each input that a wanted gradient reads (grad_x1 reads x2 a
 
 
 def _bilinear_checks(function, device) -> None:
+    check_class_untouched(function, DOMAIN, device)
     # every leading shape, with and without a bias, for n1 != n2; n1 == n2 (where a weight read
     # as (out, n2, n1) runs) needs one case only
     cases = [*itertools.product(FEATURES[:1], LEADING_SHAPES, (True, False)),
@@ -259,11 +261,12 @@ def _bilinear_checks(function, device) -> None:
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
 
 
+DOMAIN = Domain(BILINEAR, sampled(BILINEAR, {"x1": (2, 4, 3), "x2": (2, 4, 2), "weight": (5, 3, 2),
+                                             "bias": (5,)}))
+
 EXERCISES = [
     Exercise("Bilinear", "02_linear", bilinear_full,
              contract=("x1 and x2 with no leading dimension", "bias=None", "n1 == n2",
                        "non-contiguous grad_output", "each gradient only when needed"),
-             example=lambda: tuple(bilinear_values((5,), 3, 2, "cpu").values()),
-             domain=Domain(BILINEAR, sampled(BILINEAR, {"x1": (2, 4, 3), "x2": (2, 4, 2),
-                                                        "weight": (5, 3, 2), "bias": (5,)}))),
+             example=lambda: tuple(bilinear_values((5,), 3, 2, "cpu").values()), domain=DOMAIN),
 ]

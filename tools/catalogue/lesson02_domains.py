@@ -1,0 +1,34 @@
+"""Lesson 02 answers that only issue 37's generated checks separate: a view that assumes the
+input's memory is contiguous, which every contiguous test tensor allows."""
+
+from tools.catalogue import Mistake
+
+# x of any layout: a transposed batch (x.mT of a contiguous tensor) has no flat view
+VIEW_OF_X = """
+class MyLinearFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        y = x.view(-1, x.shape[-1]) @ weight.T
+        if bias is not None:
+            y = y + bias
+        return y.view(*x.shape[:-1], weight.shape[0])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        g2 = grad_output.reshape(-1, weight.shape[0])
+        grad_x = (g2 @ weight).reshape(x.shape) if ctx.needs_input_grad[0] else None
+        grad_w = g2.T @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
+        grad_b = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return grad_x, grad_w, grad_b
+"""
+
+UNUSUAL = []
+
+MISTAKES = [
+    Mistake("MyLinearFunction", "x flattened with .view, which a transposed x refuses",
+            "MyLinearFunction.forward raised RuntimeError with x of shape (2, 3, 4), weight of "
+            "shape (5, 4), bias of shape (5,): view size is not compatible", VIEW_OF_X),
+]
