@@ -258,10 +258,11 @@ def _check_class_state(domain: Domain, function, before: dict, phase: str) -> No
     changed = [key for key in after if key not in before or after[key] is not before[key]]
     if changed:
         owner, attribute = changed[0]
+        keep = ("save it with ctx.save_for_backward" if isinstance(after[changed[0]], torch.Tensor)
+                else f"keep it on ctx (ctx.{attribute} = ...)")
         raise GradingError(
             f"{domain.spec.name}.{phase} sets {owner}.{attribute}: a class attribute is shared by "
-            f"every call, so a second call in the same graph overwrites the first's; keep "
-            f"per-call values on ctx (ctx.{attribute} = ...)")
+            f"every call, so a second call in the same graph overwrites the first's; {keep}")
 
 
 def _constant(domain: Domain, function, device, name: str) -> None:
