@@ -140,12 +140,37 @@ def check_class_untouched(function, domain: Domain, device) -> None:
         forward = run_forward(function, domain.spec, inputs)
     except Exception:  # noqa: BLE001 - the battery reports it
         return
-    _check_class_state(domain, function, before, "forward")
+    _check_class_untouched(domain, function, before, "forward")
     try:
         run_backward(domain.spec, forward.output, inputs, torch.ones_like(forward.output))
     except Exception:  # noqa: BLE001 - the battery reports it
         return
-    _check_class_state(domain, function, before, "backward")
+    _check_class_untouched(domain, function, before, "backward")
+
+
+def _holds_tensor(value) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_holds_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_tensor(v) for v in value.values())
+    return isinstance(value, torch.Tensor)
+
+
+def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -> None:
+    """The per-call property's class check; where the attribute holds a tensor, the remedy is
+    ctx.save_for_backward (a tensor as a ctx attribute fails check_no_ctx_tensors)."""
+    try:
+        _check_class_state(domain, function, before, phase)
+    except GradingError as error:
+        after = _class_state(function)
+        owner, attribute = next(key for key in after
+                                if key not in before or after[key] is not before[key])
+        if not _holds_tensor(after[(owner, attribute)]):
+            raise
+        raise GradingError(
+            f"{domain.spec.name}.{phase} sets {owner}.{attribute}: a class attribute is shared "
+            "by every call, so a second call in the same graph overwrites the first's; save "
+            "the tensors backward needs with ctx.save_for_backward, one set per call") from error
 
 
 def my_sigmoid_full(MySigmoid, device) -> None:
