@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from autograder.exercises.outer import SIZES, outer_full
+from tests.autograder.catalogued import mistake
 from tools.catalogue import load
 
 pytestmark = pytest.mark.lesson00
@@ -55,3 +56,12 @@ def test_views_of_the_inputs_count_as_the_inputs():
     """Does saving u.unsqueeze(1) and v.unsqueeze(0), views that cost no memory, meet
     "saves only u and v"?"""
     outer_full(load("Outer", VIEWS), torch.device("cpu"))
+
+
+def test_only_when_needed_is_measured_as_work(raises_hint):
+    """Is a backward that computes both gradients and returns None for the unneeded one told
+    which input's values it read, with u alone requiring grad?"""
+    with raises_hint("Outer.backward used the values of u (in aten.mm) when only u requires "
+                     "grad"):
+        outer_full(mistake("Outer", "both gradients computed, None returned for the unneeded "
+                                    "one"), torch.device("cpu"))

@@ -7,11 +7,13 @@ import torch
 from autograder.checks import check_version_tracking, make_inputs, run_forward
 from autograder.errors import GradingError
 from autograder.exercises import EXERCISES
+from autograder.grading import verdict
 from autograder.exercises.sigmoid import (MY_SIGMOID, SHAPES, check_extreme_inputs,
                                           check_saves_only_output, check_tails)
 from autograder.probes import ForwardTrace, SavedTensor
 from tests.autograder.catalogued import mistake
 from tests.autograder.exercises.battery import run
+from tools.catalogue import load
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson01
@@ -121,3 +123,35 @@ def test_a_nan_at_zero_is_not_blamed_on_the_mask(raises_hint):
     with pytest.raises(GradingError) as info:
         EXERCISES["MyReLU"].battery(answer, torch.device("cpu"))
     assert "x >= 0" not in str(info.value)
+
+
+CLASS_KEPT_RAISING = """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        MySigmoid.calls = getattr(MySigmoid, "calls", 0) + 1
+        raise ValueError("not yet")
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output
+"""
+
+
+def test_a_class_attribute_is_named_before_what_ctx_saved(raises_hint):
+    """Is an output kept on the class named as a class attribute, not as a missing save, and
+    told to use save_for_backward (a tensor as a ctx attribute fails another check)?"""
+    with raises_hint("MySigmoid.forward sets MySigmoid.last_output: a class attribute is "
+                     "shared by every call"):
+        EXERCISES["MySigmoid"].run(mistake("MySigmoid", "the output kept on the class "
+                                                        "(MySigmoid.last_output = y)"))
+    with pytest.raises(GradingError, match="ctx.save_for_backward"):
+        EXERCISES["MySigmoid"].run(mistake("MySigmoid", "the output kept on the class "
+                                                        "(MySigmoid.last_output = y)"))
+
+
+def test_the_class_check_leaves_a_raising_call_to_the_battery():
+    """Does a forward that raises get its own error quoted, not a class-attribute hint?"""
+    passed, message = verdict("MySigmoid", load("MySigmoid", CLASS_KEPT_RAISING))
+    assert not passed and "not yet" in message.splitlines()[0]
+    assert "class attribute" not in message
