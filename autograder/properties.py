@@ -10,6 +10,7 @@ from .contract import covers
 from .diagnose import diagnose_gradient, diagnose_values
 from .domain import TOLERANCES, Domain, Tolerance
 from .errors import GradingError
+from .probes import reachable
 
 def check_domain(domain: Domain, submission, device: torch.device) -> None:
     """Every property ``domain`` implies, on ``device``."""
@@ -258,7 +259,7 @@ def _check_class_state(domain: Domain, function, before: dict, phase: str) -> No
     changed = [key for key in after if key not in before or after[key] is not before[key]]
     if changed:
         owner, attribute = changed[0]
-        keep = ("save it with ctx.save_for_backward" if isinstance(after[changed[0]], torch.Tensor)
+        keep = ("save it with ctx.save_for_backward" if any(reachable(after[changed[0]], ""))
                 else f"keep it on ctx (ctx.{attribute} = ...)")
         raise GradingError(
             f"{domain.spec.name}.{phase} sets {owner}.{attribute}: a class attribute is shared by "
