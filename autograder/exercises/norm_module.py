@@ -10,7 +10,7 @@ from torch import nn
 from ..checks import Spec, case
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
-from ..domain import Domain, sampled
+from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 
@@ -196,22 +196,30 @@ def check_training(cls: type, device, dtype=torch.float64, *, steps=4, rtol=1e-7
                 "must reach self.weight (pass the parameter itself to RMSNormFunction.apply)")
 
 
-MODULE = Spec(NAME, ("x", "weight"),
-              lambda x, weight: F.rms_norm(x, x.shape[-1:], weight, DEFAULT_EPS))
+MODULE = Spec(NAME, ("x", "weight", "eps"),
+              lambda x, weight, eps=DEFAULT_EPS: F.rms_norm(x, x.shape[-1:], weight, eps))
 
 
 class WithWeight:
-    """``apply(x, weight)``: the learner's module called with ``weight`` in place of its
-    parameter (``torch.func.functional_call``), so that x and the weight can each be the only
-    input that requires grad."""
+    """``apply(x, weight, eps)``: the learner's module, built as ``RMSNorm(dim, eps=eps)``,
+    called with ``weight`` in place of its parameter (``torch.func.functional_call``), so that
+    x and the weight can each be the only input that requires grad, and two modules of
+    different eps can run in one graph (the domain's per call)."""
 
     def __init__(self, cls: type):
         self.cls = cls
 
-    def apply(self, x, weight):
-        module = build(self.cls, x.shape[-1], eps=DEFAULT_EPS).to(device=x.device,
-                                                                     dtype=x.dtype)
+    def apply(self, x, weight, eps=DEFAULT_EPS):
+        module = build(self.cls, x.shape[-1], eps=eps).to(device=x.device, dtype=x.dtype)
         return torch.func.functional_call(module, {"weight": weight}, (x,))
+
+
+def _module_values(device, dtype=torch.float64, seed=0, eps=DEFAULT_EPS) -> dict:
+    """x and weight of two shapes by seed (two modules in one graph differ in size too)."""
+    shape = (2, 3, DIM) if seed % 2 == 0 else (4, DIM - 1)
+    return {"x": sample(shape, device, seed=seed, dtype=dtype),
+            "weight": 1 + 0.5 * sample(shape[-1:], device, seed=seed + 1, dtype=dtype),
+            "eps": eps}
 
 
 def full(submission, device) -> None:
@@ -222,17 +230,13 @@ def full(submission, device) -> None:
     for seed, shape in enumerate([(3, 4, DIM), (DIM,), (1, DIM), (5, 1)]):
         with case(f"x of shape {shape}, float64"):
             check_matches(cls, shape, device, seed=seed)
-    with case(f"x of shape (4, {DIM}), eps=0.1"):
-        check_matches(cls, (4, DIM), device, eps=0.1)
-    with case(f"x of shape (2, 3, {DIM}), float32"):
-        check_matches(cls, (2, 3, DIM), device, torch.float32,
-                      tolerance={"rtol": 1e-4, "atol": 1e-5})
-    covers("float32")
+    # eps across its range, float32 and strided inputs: the domain's, through WithWeight
     covers("torch.nn.RMSNorm's state_dict")
     check_default_eps(cls, device)
     check_each_input_alone(WithWeight(cls), MODULE,
                            {"x": sample((3, DIM), device, seed=7),
-                            "weight": 1 + 0.5 * sample((DIM,), device, seed=8)})
+                            "weight": 1 + 0.5 * sample((DIM,), device, seed=8),
+                            "eps": DEFAULT_EPS})
     with case("Linear -> RMSNorm -> Linear, float64"):
         check_training(cls, device, steps=5)
     with case("Linear -> RMSNorm -> Linear, float32"):
@@ -242,9 +246,13 @@ def full(submission, device) -> None:
 
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
-    # graded as apply(x, weight): the module called with weight in place of its parameter
-    Exercise(NAME, "10_norms", full, contract=("torch.nn.RMSNorm's state_dict", "float32",
+    # graded as apply(x, weight, eps): RMSNorm(dim, eps=eps) called with weight in place of
+    # its parameter; what is particular to a module (its parameter, state_dict, default eps,
+    # training) stays in the battery
+    Exercise(NAME, "10_norms", full, contract=("torch.nn.RMSNorm's state_dict",
                                                "SGD steps beside torch.nn.RMSNorm"),
-             domain=Domain(MODULE, sampled(MODULE, {"x": (2, 3, DIM), "weight": (DIM,)}),
-                           prepare=lambda submission: WithWeight(check_module_class(submission)))),
+             domain=Domain(MODULE, _module_values,
+                           prepare=lambda submission: WithWeight(check_module_class(submission)),
+                           constants={"eps": Constant(1e-12, 1.0, "RMSNorm(dim, eps=1e-6): eps "
+                                                      "a float > 0", also=(0.1,))})),
 ]

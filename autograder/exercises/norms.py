@@ -118,15 +118,9 @@ def full(submission, spec: Spec, device) -> None:
     covers("1-D x")
     if _centred(spec):
         covers("bias=None")
-    for seed, (leading, features) in enumerate([((4,), 8), ((2, 3), 5), ((), 3)]):
-        check_case(function, spec, _values(spec, leading, features, device,
-                                           dtype=torch.float32, seed=seed),
-                   tolerance={"rtol": 1e-4, "atol": 1e-5})
-    covers("float32")
     with case("a non-contiguous grad_output, x of shape (2, 3, 4)"):
         check_strided_grad_output(function, spec, _values(spec, (2, 3), 4, device, seed=22))
     covers("non-contiguous grad_output")
-    check_case(function, spec, _values(spec, (2,), 4, device, eps=0.5, seed=3))
     small = _values(spec, (3,), 4, device, seed=5)
     small["x"] = 1e-3 * small["x"]  # rows whose variance is far below eps
     check_case(function, spec, small)
@@ -150,12 +144,16 @@ def _example(spec: Spec):
     return tuple(values.values())
 
 
-EPS = Constant(1e-12, 1.0, "eps a Python float > 0")
+# float32, eps across its range and strided inputs are the domain's (dtype float32, constant
+# eps, layouts): the battery keeps only what is particular to a norm
+EPS = Constant(1e-12, 1.0, "eps a Python float > 0", also=(0.5,))
 
 
 def _domain_values(spec: Spec):
+    """Two shapes by seed, so that two calls in one graph differ in shape too."""
     def values(device, dtype=torch.float64, seed=0, eps=1e-5) -> dict:
-        return _values(spec, (2, 3), 6, device, dtype=dtype, seed=seed, eps=eps)
+        leading, features = ((2, 3), 6) if seed % 2 == 0 else ((4,), 5)
+        return _values(spec, leading, features, device, dtype=dtype, seed=seed, eps=eps)
     return values
 
 
@@ -170,14 +168,14 @@ def _rows_apart(device, dtype) -> dict:
 EXERCISES = [
     Exercise("LayerNormFunction", "10_norms", lambda s, device: full(s, LAYER_NORM, device),
              example=lambda: _example(LAYER_NORM),
-             contract=("weight=None", "bias=None", "1-D x", "float32",
-                       "non-contiguous grad_output", "rows like 1e4 + N(0, 1) in float32"),
+             contract=("weight=None", "bias=None", "1-D x", "non-contiguous grad_output",
+                       "rows like 1e4 + N(0, 1) in float32"),
              domain=Domain(LAYER_NORM, _domain_values(LAYER_NORM), constants={"eps": EPS},
                            rows_apart=Case(_rows_apart, "float32 rows such as 1e4 + N(0, 1) keep "
                                            "their accuracy, each row on its own",
                                            torch.float32, Tolerance(0, 1e-2)))),
     Exercise("RMSNormFunction", "10_norms", lambda s, device: full(s, RMS_NORM, device),
              example=lambda: _example(RMS_NORM),
-             contract=("weight=None", "1-D x", "float32", "non-contiguous grad_output"),
+             contract=("weight=None", "1-D x", "non-contiguous grad_output"),
              domain=Domain(RMS_NORM, _domain_values(RMS_NORM), constants={"eps": EPS})),
 ]

@@ -162,7 +162,7 @@ MISTAKES = [
             named=True),
     Mistake("LayerNormFunction", "grad_x ignores the weight", "ignores the weight", _ln_grad_x(
         "            g = grad_output\n" + _LN_CORRECT), named=True),
-    Mistake("LayerNormFunction", "E[x^2] - E[x]^2 variance", "E[x^2] - E[x]^2 cancels", _ln(
+    Mistake("LayerNormFunction", "E[x^2] - E[x]^2 variance", "a precision loss, not a wrong formula", _ln(
         _LN_HEAD + "        if need_x:\n"
         "            g = grad_output * weight if weight is not None else grad_output\n"
         + _LN_CORRECT + "        return grad_x, grad_weight, grad_bias, None\n", '''
