@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs)
 from ..contract import check_each_input_alone, covers
-from ..domain import Case, Constant, Domain, Operator
+from ..domain import Case, Constant, Domain, Operator, Tolerance
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
@@ -174,9 +174,6 @@ def ce_full(CrossEntropy, device) -> None:
     covers("ignore_index past the classes")  # C, as a padding id one past a vocabulary
     check_each_input_alone(function, CE, ce_values(6, 4, device, seed=17, ignored=(1, 4),
                                                    ignore_index=3))
-    check_ce(function, ce_values(40, 30, device, seed=20, ignored=(3, 9), dtype=torch.float32),
-             rtol=1e-4, atol=1e-6)
-    covers("float32")
     for dtype in (torch.float64, torch.float32):
         check_ce_stable(function, device, dtype)
     covers("logits of magnitude 1e4")
@@ -266,9 +263,6 @@ def lce_full(linear_cross_entropy, device) -> None:
         check_lce(function, lce_values(*shape, device, seed=seed + 40))
     covers("a short last chunk")
     check_each_input_alone(function, LCE, lce_values(10, 3, 7, 4, device, seed=45))
-    check_lce(function, lce_values(64, 16, 50, 16, device, seed=50, dtype=torch.float32),
-              rtol=1e-4, atol=1e-5)
-    covers("float32")
     check_lce_stable(function, device)
     covers("logits past float32's exp range")
     check_retained_backward(function, lce_values(9, 3, 6, 4, device, seed=52))
@@ -290,7 +284,8 @@ def lce_full(linear_cross_entropy, device) -> None:
         check_gradcheck(function, LCE, lce_values(5, 2, 3, 2, device, seed=60))
 
 
-IGNORE_INDEX = Constant(-100, 3, "ignore_index any int, a class too", integer=True)
+# -100, a value no target uses, a class (C = 4 in the domains) and one past the classes
+IGNORE_INDEX = Constant(-100, 3, "ignore_index any int, a class too", integer=True, also=(4,))
 STABLE_ROWS = "stable for logits of magnitude 1e4, each row on its own"
 
 
@@ -305,23 +300,44 @@ def _rows_apart(make):
     return values
 
 
+ACCUMULATION = ("float16/bfloat16 as accurate as accumulating in float32 makes them "
+                "(accumulating in the input dtype is not)")
+# measured (tests/autograder/exercises/test_fused_loss.py): on these inputs a float32
+# accumulator keeps the float16 loss within 2e-4 of float64 and a float16 one is off by 2e-2
+ACCUMULATION_TOLERANCE = Tolerance(5e-4, 5e-5)  # 2e-3 at a loss near 4: between the two
+
+
+def _accumulation(device, dtype) -> dict:
+    """512 rows one chunk at a time: a float16 running loss of about 2000 rounds each step."""
+    return lce_values(512, 16, 32, 1, device, seed=3, dtype=dtype)
+
+
 EXERCISES = [
     Exercise("CrossEntropy", "11_fused_loss", ce_full,
              example=lambda: tuple(ce_values(5, 4, "cpu", ignored=(1,)).values()),
              domain=Domain(CE, lambda device, dtype=torch.float64, seed=0, ignore_index=-100:
-                           ce_values(6, 4, device, seed=seed, ignored=(1,),
+                           ce_values(6 - seed % 2, 4, device, seed=seed, ignored=(1,),
                                      ignore_index=ignore_index, dtype=dtype),
                            constants={"ignore_index": IGNORE_INDEX},
                            rows_apart=Case(_rows_apart(ce_values), STABLE_ROWS)),
              contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
-                       "ignore_index past the classes", "float32", "logits of magnitude 1e4")),
+                       "ignore_index past the classes", "logits of magnitude 1e4")),
     Exercise("linear_cross_entropy", "11_fused_loss", lce_full,
              example=lambda: tuple(lce_values(11, 3, 7, 4, "cpu").values()),
              domain=Domain(LCE, lambda device, dtype=torch.float64, seed=0, chunk_size=4:
-                           lce_values(11, 3, 7, chunk_size, device, seed=seed, dtype=dtype),
+                           lce_values(11 - 2 * (seed % 2), 3, 7, chunk_size, device, seed=seed,
+                                      dtype=dtype),
                            prepare=Operator,
                            constants={"chunk_size": Constant(1, 16, "chunk_size from 1 past N",
-                                                             integer=True)}),
-             contract=("a short last chunk", "float32", "logits past float32's exp range",
+                                                             integer=True)},
+                           dtypes=(torch.float64, torch.float32, torch.float16, torch.bfloat16),
+                           dtype_clause="float32, and float16/bfloat16 in and out",
+                           # no accumulates=: the contract saves grad_x and grad_weight in the
+                           # input's dtype (check_saved_dtype), so a float16 intermediate saved
+                           # for float16 inputs is right here; the accumulation case below
+                           # holds the float32 accumulation instead
+                           accumulation=Case(_accumulation, ACCUMULATION, torch.float16,
+                                             ACCUMULATION_TOLERANCE)),
+             contract=("a short last chunk", "logits past float32's exp range",
                        "grad mode off", "one gradient needed", "float16 and bfloat16")),
 ]

@@ -224,9 +224,6 @@ def full(submission, device) -> None:
     covers("ignore_index past the classes")
     check_each_input_alone(function, SMOOTHED, sce_values(6, 4, device, ignored=(1, 4),
                                                           ignore_index=3, seed=17))
-    check_case(function, sce_values(40, 30, device, ignored=(3, 9), seed=20,
-                                    dtype=torch.float32), rtol=1e-4, atol=1e-6)
-    covers("float32")
     for dtype in (torch.float64, torch.float32):
         check_stable(function, device, dtype)
     covers("logits of magnitude 1e4")
@@ -240,7 +237,8 @@ EXERCISES = [
              example=lambda: tuple(sce_values(5, 4, "cpu", ignored=(1,)).values()),
              domain=Domain(SMOOTHED, lambda device, dtype=torch.float64, seed=0, ignore_index=-100,
                            label_smoothing=0.1, z_loss=1e-2:
-                           sce_values(6, 4, device, ignored=(1,), ignore_index=ignore_index,
+                           sce_values(6 - seed % 2, 4, device, ignored=(1,),
+                                      ignore_index=ignore_index,
                                       smoothing=label_smoothing, z_loss=z_loss, seed=seed,
                                       dtype=dtype),
                            constants={"ignore_index": IGNORE_INDEX,
@@ -250,5 +248,5 @@ EXERCISES = [
                                                          also=(1e-4,))},
                            rows_apart=Case(_rows_apart(sce_values), STABLE_ROWS)),
              contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
-                       "ignore_index past the classes", "float32", "logits of magnitude 1e4")),
+                       "ignore_index past the classes", "logits of magnitude 1e4")),
 ]

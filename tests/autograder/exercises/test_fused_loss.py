@@ -112,3 +112,20 @@ def test_does_the_transfer_exercise_have_its_catalogue():
     from tools.catalogue import lesson11_smoothed
     assert len(lesson11_smoothed.UNUSUAL) >= 3
     assert any(m.nbgrader for m in lesson11_smoothed.MISTAKES)
+
+
+def test_the_accumulation_case_fails_a_float16_accumulator_and_passes_a_float32_one():
+    """Does linear_cross_entropy's accumulation case separate the two accumulators, with the
+    tolerance between them (the float16 one measurably fails against float64)?"""
+    from autograder.domain import Operator
+    from autograder.properties import _leaves, compare
+    from tools.catalogue import edit, load
+
+    domain = EXERCISES["linear_cross_entropy"].domain
+    part = domain.accumulation
+    wide = "        wide = torch.promote_types(x.dtype, torch.float32)"
+    right = load("linear_cross_entropy", lesson11.LINEAR)
+    narrow = load("linear_cross_entropy", edit(lesson11.LINEAR, (wide, "        wide = x.dtype")))
+    compare(domain, Operator(right), _leaves(part.values("cpu", part.dtype)), part.tolerance)
+    with pytest.raises(GradingError, match="output is wrong"):
+        compare(domain, Operator(narrow), _leaves(part.values("cpu", part.dtype)), part.tolerance)
