@@ -3,6 +3,7 @@ backward returns, what forward saved, counted work per needed gradient, the floa
 trap, and the gradient's terms (which one a wrong backward left out)."""
 
 import itertools
+from types import SimpleNamespace
 
 import torch
 
@@ -11,6 +12,7 @@ from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import sample
 from ..probes import same_tensor
+from ..properties import check_saved_dtypes
 
 BOOKKEEPING = ("detach", "alias")  # ops autograd adds when it unpacks saved tensors
 
@@ -214,6 +216,16 @@ def check_saved(spec: Spec, forward, values: dict, *, per_row_limit: int,
         if copies:
             raise GradingError(f"{spec.name} saved a copy of the weight: save the weight "
                                "itself (no memory of its own)")
+
+
+def check_saved_precision(function, spec: Spec, values: dict) -> None:
+    """Before any value is compared: a statistic forward computed and saved narrower than the
+    float64 input (a float32 rstd) is named as what it is, a tensor seen saved in a narrower
+    dtype, not as the small value error it later causes (the domain's saved-dtype rule, run
+    first: the same rule, its first line proven by what was saved)."""
+    forward = run_forward(function, spec, make_inputs(values))
+    dtype = values["x"].dtype
+    check_saved_dtypes(SimpleNamespace(spec=spec), forward, dtype, dtype)
 
 
 # ------------------------------------------------------------------------ counted work

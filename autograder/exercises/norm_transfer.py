@@ -10,8 +10,8 @@ from ..contract import check_each_input_alone, covers
 from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .norm_checks import (check_returned, check_strided_grad_output, gradient_terms,
-                          record_backward_returns)
+from .norm_checks import (check_returned, check_saved_precision, check_strided_grad_output,
+                          gradient_terms, record_backward_returns)
 
 NAME = "GroupNormFunction"
 
@@ -235,6 +235,8 @@ def check_eps_used(function, values: dict) -> None:
 def full(submission, device) -> None:
     """The battery on ``device``."""
     function = check_is_function(submission, GROUP_NORM)
+    with case("x of shape (2, 4, 3), num_groups=2, float64"):
+        check_saved_precision(function, GROUP_NORM, gn_values((2, 4, 3), 2, device))
     check_terms(function, device)
     for seed, (shape, groups) in enumerate(CASES):
         check_case(function, gn_values(shape, groups, device, seed=seed))

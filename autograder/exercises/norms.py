@@ -14,6 +14,7 @@ from ..domain import Case, Constant, Domain, Tolerance
 from ..errors import GradingError
 from ..exercise import Exercise
 from .norm_checks import (check_needs_input_grad, check_returned, check_saved,
+                          check_saved_precision,
                           check_shifted_rows, check_strided_grad_output, describe,
                           diagnose_grad_x, norm_values, record_backward_returns,
                           scalar_weight_hint, unbiased_variance_hint)
@@ -108,6 +109,8 @@ def check_shifted(function, spec: Spec, device) -> None:
 def full(submission, spec: Spec, device) -> None:
     """The hidden battery on ``device``."""
     function = check_is_function(submission, spec)
+    with case("x of shape (2, 3, 4), float64"):
+        check_saved_precision(function, spec, _values(spec, (2, 3), 4, device))
     check_grad_x_terms(function, spec, device)
     check_eps_used(function, spec, device)
     for seed, ((leading, features), (weight, bias)) in enumerate(
