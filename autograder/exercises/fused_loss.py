@@ -7,15 +7,18 @@ gradients saved and scaled, low precision) is graded in ``fused_loss_work``.
 """
 
 import inspect
+from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
 
 from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
-                      check_no_ctx_tensors, check_values_and_gradients, make_inputs)
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
+                      run_forward)
 from ..contract import check_each_input_alone, covers
 from ..domain import Case, Constant, Domain, Operator, Tolerance
 from ..errors import GradingError
+from ..properties import check_saved_dtypes
 from ..exercise import Exercise, sample
 from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
                               check_hand_written_forward,
@@ -144,6 +147,15 @@ def check_ce(function, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
         check_nones(function, values)
 
 
+def check_saved_precision(function, spec: Spec, values: dict) -> None:
+    """Before any value is compared: a statistic (the log-sum-exp) saved narrower than float64
+    logits is named as seen saved, not as the small gradient error it later causes (the
+    domain's saved-dtype rule, run first)."""
+    with case(f"logits of shape {tuple(values['logits'].shape)}, float64"):
+        forward = run_forward(function, spec, make_inputs(values))
+        check_saved_dtypes(SimpleNamespace(spec=spec), forward, torch.float64, torch.float64)
+
+
 def check_ce_stable(function, device, dtype=torch.float64) -> None:
     """Finite and right at logits of magnitude 1e4, where exp overflows."""
     values = ce_values(6, 5, device, seed=7, ignored=(2,), magnitude=1e4, dtype=dtype)
@@ -164,6 +176,7 @@ def check_ce_stable(function, device, dtype=torch.float64) -> None:
 
 def ce_full(CrossEntropy, device) -> None:
     function = check_is_function(CrossEntropy, CE)
+    check_saved_precision(function, CE, ce_values(6, 4, device, seed=9, ignored=(1,)))
     for seed, (rows, classes, ignored, ignore_index) in enumerate([
             (5, 4, (), -100), (6, 3, (1, 4), -100), (7, 5, (0, 2, 3), 2), (1, 6, (), -100),
             (4, 1, (), -100), (9, 7, tuple(range(8)), -1), (6, 4, (0, 3), 4)]):

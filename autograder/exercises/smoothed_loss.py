@@ -12,7 +12,8 @@ from ..contract import check_each_input_alone, covers
 from ..domain import Case, Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .fused_loss import IGNORE_INDEX, STABLE_ROWS, _rows_apart, ignore_index_past_classes
+from .fused_loss import (IGNORE_INDEX, STABLE_ROWS, _rows_apart, check_saved_precision,
+                         ignore_index_past_classes)
 
 NAME = "SmoothedCrossEntropy"
 
@@ -215,6 +216,7 @@ CASES = [  # rows, classes, ignored rows, ignore_index, label_smoothing, z_loss
 
 def full(submission, device) -> None:
     function = check_is_function(submission, SMOOTHED)
+    check_saved_precision(function, SMOOTHED, sce_values(6, 4, device, ignored=(1,), seed=9))
     for seed, (rows, classes, ignored, ignore_index, smoothing, z) in enumerate(CASES):
         check_case(function, sce_values(rows, classes, device, ignored=ignored,
                                         ignore_index=ignore_index, smoothing=smoothing,
