@@ -207,9 +207,6 @@ def lse_full(LogSumExp, device) -> None:
     check_each_input_alone(function, LSE, lse_values((3, 4), device, dim=0))
     check_lse_stable(function, device)
     covers("|x| = 1000: values, gradients and jvp")
-    float32 = lse_values((3, 4), device, dim=-1, dtype=torch.float32)
-    with case("x of shape (3, 4) in float32, dim=-1"):
-        check_values_and_gradients(function, LSE, float32, rtol=1e-5, atol=1e-6)
     for shape, dim in [((2, 3), 1), ((2, 3, 2), -2), ((4,), 0)]:
         check_lse_gradcheck(function, lse_values(shape, device, dim=dim), batched=True)
     covers("gradcheck with check_forward_ad=True")
@@ -225,8 +222,10 @@ def _rows_apart(device, dtype) -> dict:
 EXERCISES = [
     Exercise("LogSumExp", "08_compile", lse_full,
              example=lambda: (3 * sample((3, 4), "cpu"), 1),
+             # float32 (the dtype any tensor op takes) and every layout come from the domain
              domain=Domain(LSE, sampled(LSE, {"x": (3, 4)}, {"dim": 1}, scale=3.0),
-                           constants={"dim": Constant(-2, 1, "dim a Python int, negative allowed", integer=True)},
+                           constants={"dim": Constant(-2, 1, "dim a Python int, negative "
+                                                      "allowed", integer=True)},
                            rows_apart=Case(_rows_apart, "stable for |x| up to 1000, each slice "
                                            "on its own")),
              contract=("a dim other than the last", "negative dim", "1-D x", "torch.func.jvp",
