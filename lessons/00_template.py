@@ -250,18 +250,17 @@ plt.show()
 #
 # <details><summary><b>Check 2</b> (the key step)</summary>
 #
-# $\partial y_i / \partial x_j = 2x_i$ if $i = j$, else $0$: a diagonal Jacobian, where
+# $\partial y_i / \partial x_j$ is $0$ whenever $i \ne j$: a diagonal Jacobian, where
 # `Norm`'s was a full row. Only the term $i = j$ survives the sum, and it still holds
 # $\texttt{grad\_output}_j$: a result without it is right only when `grad_output` is all
-# ones, as after `.sum()`.
+# ones, as after `.sum()`. What is left to find is the diagonal entry, an ordinary
+# derivative of one variable.
 # </details>
 #
-# <details><summary><b>Check 3</b> (the formula)</summary>
+# <details><summary><b>Check 3</b> (a number to hit)</summary>
 #
-# $$\texttt{grad\_input}_j = 2\, x_j\, \texttt{grad\_output}_j ,$$
-#
-# element by element, of $x$'s shape. It needs $x$, which costs no new memory, since the
-# caller holds it. The output is a candidate too: the experiment after the self-check tests it.
+# At `x = [1.5, -2.0]` with `grad_output = [1.0, 3.0]`, your backward returns
+# `[3.0, -12.0]`. If your second entry is $+12$, you lost a sign: which tensor keeps it?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Square", "solution": true}
@@ -288,6 +287,13 @@ self_check("Square", Square)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("Square", Square)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\texttt{grad\_input}_j = 2\, x_j\, \texttt{grad\_output}_j$, element by element, of
+# $x$'s shape. It needs $x$, which costs no new memory, since the caller holds it.
+# </details>
 
 # %% [markdown]
 # ### Could forward have saved its output?
@@ -362,13 +368,8 @@ except GradcheckError as error:
 #
 # Why the difference in rule 2? A tensor that goes through `save_for_backward` is guarded: if
 # it is modified in place before backward runs, backward raises an error instead of computing
-# a silently wrong gradient. It is also visible to saved-tensor hooks, through which PyTorch
-# moves saved tensors to the CPU (`torch.autograd.graph.save_on_cpu`) or recomputes them
-# (checkpointing, lesson 05), and with which lessons 01 and 05 measure what a graph keeps.
-# A tensor on a plain attribute, `ctx.x = x`, loses both. Keeping the **output** that way,
-# `ctx.y = y`, costs a third thing: `y.grad_fn` is `ctx` itself, so `ctx` and `y` refer to
-# each other, a reference cycle that keeps the graph alive until Python's cycle collector
-# runs. (An input kept on `ctx` makes no such cycle: the input does not refer to your node.)
+# a silently wrong gradient. A tensor on a plain attribute, `ctx.x = x`, is not (two more
+# costs are in "In practice" at the end of the lesson).
 #
 # **Predict, then run.** `SavesTwice` computes $y = a\,b$. Its forward calls
 # `save_for_backward` once for each tensor; its backward expects to find `(a, b)` and returns
@@ -448,18 +449,15 @@ compare(predicted, {"tensors printed in forward": counts[0],
 # <details><summary><b>Check 2</b> (the key step)</summary>
 #
 # Only $x_1$ and $x_2$, each when its entry of `ctx.needs_input_grad` is true; the floats
-# $w_1$ and $w_2$ get `None`. $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$ and
-# $\partial y_i / \partial x_{2,j} = w_2 \delta_{ij}$: weights only, no tensor. So backward
-# needs no saved tensor, only the two floats, kept as plain attributes on `ctx`.
+# get `None`. Both Jacobians are diagonal, as for `Square`. Look at a diagonal entry: is
+# there any tensor in it? Then what, if anything, does backward need from forward?
 # </details>
 #
-# <details><summary><b>Check 3</b> (the formulas)</summary>
+# <details><summary><b>Check 3</b> (numbers to hit)</summary>
 #
-# With $G$ = `grad_output`,
-# $$\frac{\partial L}{\partial x_{1,j}} = w_1 G_j, \qquad
-#   \frac{\partial L}{\partial x_{2,j}} = w_2 G_j .$$
-#
-# A Function that saves no tensor keeps no memory alive between the passes.
+# With `w1 = 2.0`, `w2 = -0.5` and `grad_output = [1.0, 4.0]`, your backward returns
+# `[2.0, 8.0]` for `x1`, `[-0.5, -2.0]` for `x2`, and `None` twice, whatever `x1` and `x2`
+# are.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
@@ -487,6 +485,15 @@ self_check("WeightedSum", WeightedSum)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("WeightedSum", WeightedSum)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
+# $\partial L / \partial x_{1,j} = w_1 G_j$, and likewise $w_2 G_j$ for $x_2$. No tensor
+# appears, so forward saves none: the two floats go on `ctx` as plain attributes, and a
+# Function that saves no tensor keeps no memory alive between the passes.
+# </details>
 
 
 # %% [markdown]
@@ -642,13 +649,6 @@ compare(predicted, actual)
 # | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
 # | reading `ctx.saved_tensors` in forward | it is `()` there | use the tensors forward already has |
 # | two calls to `save_for_backward` | only the second call's tensors are kept | one call with every tensor |
-#
-# ## When not to write a Function
-#
-# Everything here was differentiable by autograd already: `x ** 2` and `torch.outer` have
-# exact built-in backwards. Write a Function for the reasons at the top of this lesson, a
-# stability fix, a gradient on purpose, memory, or code autograd cannot see, and otherwise
-# compose tensor operations.
 
 # %% [markdown]
 # ## ✎ Transfer exercise · `Outer`
@@ -676,12 +676,13 @@ compare(predicted, actual)
 # over $i$ and $j$ then keeps one row of $G$. Do the same for $v_k$.
 # </details>
 #
-# <details><summary><b>Hint 3</b> (the formulas)</summary>
+# <details><summary><b>Hint 3</b> (numbers to hit)</summary>
 #
-# $$\frac{\partial L}{\partial u_k} = \sum_j G_{kj}\, v_j, \qquad
-#   \frac{\partial L}{\partial v_k} = \sum_i G_{ik}\, u_i .$$
-#
-# Each is a matrix-vector product: which side of $G$, $(m, n)$, does each vector go on?
+# At `u = [1.0, -2.0, 0.5]`, `v = [3.0, 1.0]` and
+# `grad_output = [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]`, your backward returns
+# `[3.0, 2.0, 4.0]` for `u` and `[1.5, -3.5]` for `v`. Work one entry of each by hand from
+# your sum before you write code: the shapes then tell you which side of $G$ each vector
+# goes on.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Outer", "solution": true}
@@ -712,6 +713,15 @@ from autograder import grade; grade("Outer", Outer)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $$\frac{\partial L}{\partial u_k} = \sum_j G_{kj}\, v_j, \qquad
+#   \frac{\partial L}{\partial v_k} = \sum_i G_{ik}\, u_i :$$
+#
+# $v$ multiplies $G$ from the right and $u$ from the left, two matrix-vector products, each
+# of the shape of its input.
+# </details>
+#
 # Your `Outer`'s Jacobian, from your backward, beside autograd's of `torch.outer`: compare its
 # pattern with `RunningSum`'s triangle above. (The view checks the gradients of these two
 # small vectors only; the self-check above is the verdict.)
@@ -719,6 +729,24 @@ from autograder import grade; grade("Outer", Outer)
 # %%
 jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64),
               torch.tensor([3.0, 1.0], dtype=torch.float64))
+
+# %% [markdown]
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+#
+# **When not to write a Function.** Everything in this lesson was differentiable by autograd
+# already: `x ** 2` and `torch.outer` have exact built-in backwards. Write a Function for the
+# reasons at the top of this lesson, a stability fix, a gradient on purpose, memory, or code
+# autograd cannot see, and otherwise compose tensor operations.
+#
+# **What `save_for_backward` gives besides the in-place guard.** A saved tensor is visible to
+# saved-tensor hooks, through which PyTorch moves saved tensors to the CPU
+# (`torch.autograd.graph.save_on_cpu`) or recomputes them (checkpointing, lesson 05), and
+# with which lessons 01 and 05 measure what a graph keeps. A tensor on a plain attribute,
+# `ctx.x = x`, escapes them. Keeping the **output** that way, `ctx.y = y`, costs one more
+# thing: `y.grad_fn` is `ctx` itself, so `ctx` and `y` refer to each other, a reference cycle
+# that keeps the graph alive until Python's cycle collector runs. (An input kept on `ctx`
+# makes no such cycle: the input does not refer to your node.)
+# </details>
 
 # %% [markdown]
 # ## Summary
