@@ -82,12 +82,31 @@ def compare(predicted: dict, actual: dict) -> None:
 # first factor is $y$. Add $\dfrac{1}{1 + e^{-x}}$ to the second: what do you get?
 # </details>
 #
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
-# $\sigma'(x) = \sigma(x)\,\big(1 - \sigma(x)\big) = y\,(1 - y)$. The Jacobian is diagonal,
-# with $\partial y_i / \partial x_i = y_i (1 - y_i)$, so the vector-Jacobian product is
-# element-wise, as lesson 00's `Square` was. Backward needs **only the output $y$**, not $x$.
+# At $x = 0$, $y = 0.5$ and $\sigma'(0) = 0.25$. At $x = 2$, $y = 0.8808$ and
+# $\sigma'(2) = 0.1050$; at $x = -3$, $y = 0.04743$ and $\sigma'(-3) = 0.04518$. Your
+# expression in $y$ must give these from the $y$ values alone. The checker below tries it on
+# more points.
 # </details>
+#
+# **Check your step 2 live.** Write your derivative as a function of $y$ alone into the next
+# cell (a `lambda y: ...`), then run the one after it: it compares your expression with
+# autograd's derivative of `torch.sigmoid` at nine points from $-8$ to $8$.
+
+# %%
+derivative_from_y = None  # your step 2: lambda y: ...
+
+# %%
+if derivative_from_y is None:
+    print("Write your derivative into derivative_from_y first.")
+else:
+    probe = torch.linspace(-8, 8, 9, dtype=torch.float64, requires_grad=True)
+    torch.sigmoid(probe).sum().backward()
+    yours = derivative_from_y(torch.sigmoid(probe.detach()))
+    for point, mine, truth in zip(probe.tolist(), yours.tolist(), probe.grad.tolist()):
+        mark = "✓" if abs(mine - truth) <= 1e-12 * max(1.0, abs(truth)) else "✗"
+        print(f"x = {point:5.1f}   yours {mine:.6g}   autograd {truth:.6g}   {mark}")
 
 # %% [markdown]
 # ## Tiny numbers next to 1: `log1p` and `expm1`
@@ -433,7 +452,7 @@ plt.show()
 # (where $\sigma(x) \approx 3.3 \times 10^{-308}$, still a normal float64):
 # $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
 #
-# - **Forward:** your formula built from $z = e^{-|x|}$, with `torch.exp` and `torch.where`.
+# - **Forward:** your formula built from $z = e^{-|x|}$, one branch per sign of $x$.
 #   (`torch.sigmoid` would pass too, since the grader checks values, not how you got them,
 #   but then there is nothing to learn.)
 # - **Save only what backward needs**, with `ctx.save_for_backward`: your answer to step 4.
@@ -468,6 +487,14 @@ from autograder import grade; grade("MySigmoid", MySigmoid)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\sigma'(x) = \sigma(x)\,\big(1 - \sigma(x)\big) = y\,(1 - y)$. The Jacobian is diagonal,
+# with $\partial y_i / \partial x_i = y_i (1 - y_i)$, so the vector-Jacobian product is
+# element-wise, as lesson 00's `Square` was. Backward needs **only the output $y$**, not $x$:
+# the one tensor forward saves.
+# </details>
+#
 # Your sigmoid at the points where the textbook formulas broke, and what it keeps for
 # backward compared with the first textbook formula left to autograd:
 
@@ -576,10 +603,10 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # %% [markdown]
 # <details><summary><b>Check your answers</b> (open after running)</summary>
 #
-# 1. The Jacobian is diagonal, with $1$ where $x > 0$ and $0$ where $x < 0$. At $x = 0$ any
-#    value in $[0, 1]$ is a valid subgradient; `torch.relu` uses $0$, and Exercise 2 copies
-#    that convention.
-# 2. Only **which entries were positive**.
+# 1. At $x = 0$ any value in $[0, 1]$ is a valid subgradient; `torch.relu` uses the value the
+#    cell printed, and Exercise 2 copies that convention.
+# 2. Look at your step 1: does any entry of the Jacobian hold the size of $x$, or only its
+#    side of $0$?
 # 3. PyTorch's own ReLU keeps its **output** ($y > 0$ exactly where $x > 0$). That is free
 #    whenever something else keeps $y$ anyway, as the next linear layer does (it needs its
 #    input for its weight's gradient). A boolean mask `x > 0` takes 1 byte per element instead
@@ -591,49 +618,6 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 #
 # A mask is neither input nor output, but no gradient ever flows through it, so double
 # backward (lesson 04) is not affected.
-# </details>
-
-# %% [markdown]
-# ### Ties: whose convention?
-#
-# At $x = 0$ the ReLU has no derivative, and exact zeros are not rare: after a ReLU many
-# entries are exactly $0$, so `torch.maximum(relu(p), relu(q))` ties wherever both are
-# negative (a quarter of the entries for random normal `p` and `q`). Ops that compute the same
-# function away from the kink need not agree on it.
-#
-# **Predict, then run.** At a tie, $a_i = b_i$, which share of `grad_output` does
-# `torch.maximum(a, b)` send to `a`: `0.0`, `0.5` or `1.0`? And `x.clamp(min=0)`, the same
-# function as the ReLU: what is its gradient at $x = 0$ exactly? Write both into the next
-# cell.
-
-# %%
-predicted = {"torch.maximum's share to a at a tie": None, "clamp(min=0)'s gradient at 0": None}
-
-# %%
-a = torch.tensor([1.0, 2.0, 3.0, 0.0], requires_grad=True)
-b = torch.tensor([1.0, 0.0, 5.0, 0.0], requires_grad=True)  # ties at the first and last entries
-torch.maximum(a, b).sum().backward()
-print("torch.maximum:  a.grad =", a.grad, " b.grad =", b.grad)
-x = torch.tensor([0.0, 0.5], requires_grad=True)
-x.clamp(min=0).sum().backward()
-print("clamp(min=0) at x = [0, 0.5]: x.grad =", x.grad)
-compare(predicted, {"torch.maximum's share to a at a tie": a.grad[0].item(),
-                    "clamp(min=0)'s gradient at 0": x.grad[0].item()})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Three ops that agree everywhere else use three conventions at the kink: `torch.relu` gives
-# $0$ at $x = 0$ (you ran it above), `x.clamp(min=0)` gives $1$, and `torch.maximum` splits a
-# tie, half to each input, so even `torch.maximum(x, torch.zeros_like(x))` gives $0.5$ at
-# $0$. Each is a valid choice; a Function that replaces an op should copy that op's.
-#
-# `gradcheck` is no judge here. At an exact tie its central difference sees
-# $(\max(a + h, b) - \max(a - h, b)) / 2h = 1/2$: it passes `torch.maximum`'s convention and
-# fails `torch.relu`'s and `clamp`'s (try `gradcheck(torch.relu, (x,))` with `x` holding a
-# float64 zero). So run gradcheck away from ties, and test ties on their own: exact ties
-# placed on purpose, compared with the op you replace. The grader does that for you, at
-# $x = +0.0$ and $-0.0$ alike.
 # </details>
 
 # %% [markdown]
@@ -921,6 +905,12 @@ backward_flow(neuron, names={"x": x, "w": w, "b": b})
 # intermediate gives wrong second derivatives. The grader checks first derivatives only,
 # so it accepts all three. The scale is a float: a plain attribute on `ctx`, one per call.
 # </details>
+#
+# <details><summary><b>Hint 4</b> (numbers to hit)</summary>
+#
+# At $x = 1$ with $s = -2$ and `grad_output` $= 1$, your gradient for $x$ is $-0.3932$; with
+# $s = 0$ it is exactly $0$ at every $x$, never `nan`.
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `ScaledSigmoid`
@@ -1048,22 +1038,23 @@ plt.show()
 #
 # <details><summary><b>Hint 3</b> (the key step)</summary>
 #
-# $dy/dx = e^x / (1 + e^x) = \sigma(x)$, and $e^y = 1 + e^x$, so $e^x = e^y - 1$. Put both
-# into the quotient.
+# $e^y = 1 + e^x$, so $e^x = e^y - 1$. Put that into the derivative of Hint 2 and simplify
+# until only one exponential of $y$ is left.
 # </details>
 #
-# <details><summary><b>Hint 4</b> (the formula)</summary>
+# <details><summary><b>Hint 4</b> (the tails of the gradient)</summary>
 #
-# $\sigma(x) = \dfrac{e^y - 1}{e^y} = 1 - e^{-y}$. Test it at one number: at $x = 0$,
-# $y = \log 2$ and $1 - e^{-y} = 1/2 = \sigma(0)$.
+# Evaluate your expression where $y$ is tiny, far left: does it subtract two numbers near
+# $1$? If so, which of `log1p` and `expm1` computes that difference without forming either
+# number? And where $y \ge 1$: does the subtraction still lose anything that matters?
 # </details>
 #
-# <details><summary><b>Hint 5</b> (the tails of the gradient)</summary>
+# <details><summary><b>Hint 5</b> (numbers to hit)</summary>
 #
-# In the left tail $y$ is tiny and $1 - e^{-y}$ is the difference of two numbers near $1$.
-# Which of `log1p` and `expm1` computes it, up to a sign, and at which argument?
-# Where $y \ge 1$, $1 - e^{-y}$ is at least $0.63$, the subtraction loses nothing that
-# matters, and any form is accurate.
+# At $x = 0$, $y = \log 2$ and your derivative is $0.5$. At $x = 1$, $y = 1.3133$ and it is
+# $0.7311$. At $x = -40$, $y = 4.2484 \times 10^{-18}$ and your derivative, from that $y$
+# alone, must also be $4.2484 \times 10^{-18}$ to 12 digits: if you get $0$, Hint 4 is for
+# you.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Softplus", "solution": true}
@@ -1093,6 +1084,13 @@ from autograder import grade; grade("Softplus", Softplus)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\dfrac{dy}{dx} = \sigma(x) = \dfrac{e^y - 1}{e^y} = 1 - e^{-y} = -\operatorname{expm1}(-y)$.
+# The last form keeps every digit in the left tail, where $y$ is tiny and $1 - e^{-y}$ is a
+# difference of two numbers near $1$.
+# </details>
+#
 # A last look at both tails: the relative error of your `Softplus`, value and gradient, from
 # $x = -708$ (where $\mathrm{softplus}(x) \approx 3.3 \times 10^{-308}$, still a normal float64)
 # to $x = 750$, beside $\log(1 + e^x)$ written out and left to autograd. The dashed line is the
@@ -1125,6 +1123,30 @@ plt.show()
 # somewhere, that is the tail your self-check names.
 
 # %% [markdown]
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+#
+# **Ties: whose convention?** Exact zeros are not rare: after a ReLU many entries are
+# exactly $0$, so `torch.maximum(relu(p), relu(q))` ties wherever both are negative (a
+# quarter of the entries for random normal `p` and `q`: 25.3% of 100,000 here). Ops that
+# compute the same function away from the kink need not agree on it. Three that agree
+# everywhere else use three conventions at the kink: `torch.relu` gives $0$ at $x = 0$,
+# `x.clamp(min=0)` gives $1$, and `torch.maximum` splits a tie, half to each input, so even
+# `torch.maximum(x, torch.zeros_like(x))` gives $0.5$ at $0$. Each is a valid choice; a
+# Function that replaces an op should copy that op's. Try it: one line each, with `x` a
+# float64 tensor holding a $0$ that requires grad.
+#
+# `gradcheck` is no judge here. At an exact tie its central difference sees
+# $(\max(a + h, b) - \max(a - h, b)) / 2h = 1/2$: in float64 at $x = [0, 1]$ it passes
+# `torch.maximum(x, torch.zeros_like(x))` and fails `torch.relu` and `x.clamp(min=0)`. So
+# run gradcheck away from ties, and test ties on their own: exact ties placed on purpose,
+# compared with the op you replace. The grader does that for you, at $x = +0.0$ and $-0.0$
+# alike.
+#
+# **Under autocast** (mixed precision), a Function also needs `torch.amp.custom_fwd` and
+# `custom_bwd`: lesson 02 shows why.
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # Save what backward needs in the form that costs least in the whole graph: the output when
@@ -1136,6 +1158,5 @@ plt.show()
 # At a kink or a tie, copy the convention of the op you replace and test it on exact ties:
 # gradcheck's central difference sees the mean of the two slopes there ($\frac12$ for the ReLU).
 # Build forward formulas from pieces that cannot overflow, such as $e^{-|x|}$, and keep tiny
-# numbers apart from $1$ with `log1p` and `expm1`. Under autocast (mixed precision), a Function
-# also needs `torch.amp.custom_fwd` and `custom_bwd`: lesson 02 shows why.
+# numbers apart from $1$ with `log1p` and `expm1`.
 # Next lesson: a linear layer, where gradients become matrix products.
