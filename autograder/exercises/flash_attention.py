@@ -25,8 +25,9 @@ from ..contract import check_each_input_alone, covers
 from ..tiled import recognise_backward, recognise_forward
 from .attention import _attention_example, attention_reference
 from .attention_inputs import SCALE, one_thread
-from .flash_probes import (NAME, ScoreTiles, block_size, flash_domain_values, flash_values,
-                           long_key_loop, magnitude_values, recognise_magnitude,
+from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
+                           flash_domain_values, flash_values, long_key_loop, magnitude_values,
+                           recognise_magnitude,
                            recognise_hidden_diagonal, recognise_masked_first_tile,
                            recognise_top_left, tagged_values)
 
@@ -318,6 +319,7 @@ def _flash_full(function, device) -> None:
     for dtype, tolerance in ((torch.bfloat16, 3e-2), (torch.float16, 4e-3)):
         check_low_precision(function, flash_values((2,), 40, 56, 8, 8, device, causal=True,
                                                    dtype=dtype, seed=80), 16, tolerance)
+    check_accumulation(function, device)  # before the domain's case: names a precision loss
     covers("float16 and bfloat16")
     if torch.device(device).type == "cuda":
         check_cuda_peak(function, flash_values((2,), 1024, 1024, 16, 16, device,
@@ -338,5 +340,6 @@ EXERCISES = [
                            accumulates={torch.float16: torch.float32,
                                         torch.bfloat16: torch.float32},
                            accumulation=Case(long_key_loop, "float16/bfloat16 inputs accumulate "
-                                             "in float32", torch.float16, Tolerance(1e-4, 1e-4)))),
+                                             "in float32", torch.float16,
+                                             Tolerance(ACCUMULATION, ACCUMULATION)))),
 ]

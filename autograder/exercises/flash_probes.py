@@ -236,9 +236,72 @@ def flash_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
     return {**made, "scale": scale}
 
 
+# the accumulation case's tolerance, relative to |value| + 1 (see long_key_loop)
+ACCUMULATION = 2.5e-4
+
+
 def long_key_loop(device, dtype) -> dict:
-    """32 key blocks of 64 for each query: accumulated in float32 the output's error against
-    float64 is 5e-5 (relative to |O| + 1), with the running output kept in float16 1.8e-4
-    (measured on the lesson's solution and that one change)."""
-    made = flash_values((2,), 64, 2048, 16, 16, device, seed=4, dtype=dtype)
-    return {**made, "scale": 0.25}
+    """16 key blocks of 64 for each of 64 queries. In the second batch element every key has
+    the same value row (4 times a random one) and K is shifted by 1: the output is that row
+    exactly and grad_Q, grad_K are 0, so whatever was accumulated in the input's dtype shows.
+    Measured in float16 against float64, relative to |value| + 1: the lesson's solution is off
+    by 6.7e-5 at most; with its running output kept in float16, the output by 1.6e-3; with
+    D = rowsum(dO * O) in float16, grad_Q by 9.7e-3 (the output exact)."""
+    made = flash_values((2,), 64, 1024, 16, 16, device, seed=4)
+    V, K = made["V"].clone(), made["K"].clone()
+    V[1] = (4 * V[1, :1]).expand_as(V[1])
+    K[1] += 1
+    return {**made, "Q": made["Q"].to(dtype), "K": K.to(dtype), "V": V.to(dtype),
+            "scale": 0.25}
+
+
+def _errors(function, values: dict, wide: dict, grad_output) -> dict | None:
+    """The learner's output and gradients on ``values``, each's largest error against the
+    float64 reference relative to |value| + 1; None where the code raises."""
+    try:
+        inputs = {n: v.clone().requires_grad_() if isinstance(v, torch.Tensor) else v
+                  for n, v in values.items()}
+        output = function.apply(*inputs.values())
+        grads = torch.autograd.grad(output, [inputs[n] for n in "QKV"],
+                                    grad_output.to(output.dtype))
+    except Exception:  # the learner's code may raise anything: no probe, no named cause
+        return None
+    errors = {}
+    for name, got in zip(("output", "grad_Q", "grad_K", "grad_V"), (output, *grads)):
+        true = wide[name]
+        if not isinstance(got, torch.Tensor) or got.shape != true.shape:
+            return None
+        errors[name] = ((got.detach().double() - true).abs() / (true.abs() + 1)).max().item()
+    return errors
+
+
+def check_accumulation(function, device) -> None:
+    """float16 inputs accumulate in float32: on ``long_key_loop``, an output or gradient off by
+    more than ``ACCUMULATION`` is named a precision loss only when the same code on the same
+    values in float32 matches to 1e-5; otherwise the domain's check says which value differs."""
+    values = long_key_loop(device, torch.float16)
+    fresh = {n: v.double().requires_grad_() if isinstance(v, torch.Tensor) else v
+             for n, v in values.items()}
+    Lq, Lk = values["Q"].shape[-2], values["K"].shape[-2]
+    expected = attention_reference(fresh["Q"], fresh["K"], fresh["V"], fresh["scale"])
+    grad_output = torch.randn(expected.shape, generator=torch.Generator().manual_seed(5),
+                              dtype=torch.float64).to(device)
+    truth = dict(zip(("grad_Q", "grad_K", "grad_V"), torch.autograd.grad(
+        expected, [fresh[n] for n in "QKV"], grad_output)), output=expected.detach())
+    errors = _errors(function, values, truth, grad_output)
+    if errors is None or max(errors.values()) <= ACCUMULATION:
+        return
+    what = next(n for n, e in errors.items() if e > ACCUMULATION)
+    single = {n: v.float() if isinstance(v, torch.Tensor) else v for n, v in values.items()}
+    wide = _errors(function, single, truth, grad_output)
+    if wide is None or wide[what] > 1e-5:  # wrong in float32 too: no precision loss proven
+        return
+    advice = ("keep the running output, maximum and sum in float32 across the key loop and "
+              "cast O at the end" if what == "output" else
+              "the output matches, so backward keeps something in float16: compute "
+              "D = rowsum(dO * O) and accumulate dQ, dK, dV in float32, casting at the end")
+    raise GradingError(
+        f"{NAME}'s {what} in float16 is off by {errors[what]:.2g} (relative to |value| + 1) "
+        f"over {Lk} keys for {Lq} queries, where accumulating in float32 "
+        f"stays within {ACCUMULATION:g}, and matches in float32 (to {wide[what]:.1g}): a "
+        f"precision loss, not a wrong formula; {advice}")

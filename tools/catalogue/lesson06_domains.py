@@ -1,5 +1,7 @@
-"""Lesson 06: a FlashAttention that keeps its running output in the input's half dtype, which
-only a long key loop against float64 separates from one that accumulates in float32."""
+"""Lesson 06: FlashAttentions that keep an accumulator in the input's half dtype (the running
+output; D = rowsum(dO * O)), which only the accumulation case (a long key loop, and values equal
+along the keys) separates from one that accumulates in float32. Each is named a precision loss
+after the same code matched in float32 on the same values."""
 
 from pathlib import Path
 
@@ -15,9 +17,14 @@ UNUSUAL = []
 
 MISTAKES = [
     Mistake("FlashAttention", "running output kept in float16",
-            "FlashAttention's output is wrong: largest error 0.000211", edit(
+            "a precision loss, not a wrong formula; keep the running output", edit(
         SOLUTION,
         ("o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=wide, device=Q.device)",
          "o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=Q.dtype, device=Q.device)"),
         ("o = alpha.unsqueeze(-1) * o + p @ v", "o = (alpha.unsqueeze(-1) * o + p @ v).to(Q.dtype)"))),
+    Mistake("FlashAttention", "D = rowsum(dO * O) in float16",
+            "a precision loss, not a wrong formula; the output matches, so backward keeps", edit(
+        SOLUTION,
+        ("D = (grad_output.to(wide) * O.to(wide)).sum(dim=-1)",
+         "D = (grad_output * O).sum(dim=-1).to(wide)"))),
 ]
