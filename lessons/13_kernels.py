@@ -52,7 +52,7 @@ if not torch.cuda.is_available():
 import torch.nn.functional as F
 import triton
 import triton.language as tl
-from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder import self_check
 from widgets import kernel_grid_view
@@ -72,11 +72,15 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # other, in Python, with NumPy arrays standing for the blocks. The results are the same
 # arithmetic (float64 works, `print` inside a kernel works), but every `tl.` call is a Python
 # call on one block: expect tens to thousands of times slower than the composed torch ops
-# (the smaller the tensor, the worse), and keep tensors small. One conversion is wrong in the
-# interpreter of Triton 3.9: float64 stored into a bfloat16 tensor comes out as zeros,
-# denormals and nan (it casts the values with NumPy to the 16-bit integers it keeps bfloat16 in,
-# so 0.55 becomes 0 and 1.5 becomes 9.2e-41), so convert a float64 value to float32 before
-# storing it as bfloat16. Running the programs one at a time also hides **races**: two programs
+# (the smaller the tensor, the worse), and keep tensors small. Two conversions into bfloat16
+# differ in the interpreter of Triton 3.9 (checked on this course's pinned versions). float64
+# stored into a bfloat16 tensor comes out as zeros, denormals and nan (it casts the values with
+# NumPy to the 16-bit integers it keeps bfloat16 in, so 0.55 becomes 0 and 1.5 becomes
+# 9.2e-41): convert a float64 value to float32 before storing it as bfloat16. And float32
+# stored into bfloat16 is **truncated**, not rounded: 0.55 becomes 0.546875, where torch's
+# `.to(torch.bfloat16)` (and a compiled kernel) round to the nearest, 0.55078125; at most one
+# bfloat16 ulp apart, which the self-checks' tolerance allows (float16 is rounded as torch
+# does). Running the programs one at a time also hides **races**: two programs
 # that load the same memory, add to it and store it back get the exact sum here, while on a
 # GPU they run at once and one can overwrite the other's update. The grading runs your
 # kernels this way on CPU, and compiled on a GPU when the grader has one: the same checks, and
@@ -306,13 +310,14 @@ print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my
 # write the result with one $\sigma(a)$ so that the kernel computes one exponential.
 # </details>
 #
-# <details><summary><b>Hint 3 · the formulas</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 3 · a numeric checkpoint</b> (open after your attempt)</summary>
 #
-# With $s = \sigma(a)$: $\partial L/\partial b = g\,a\,s$ and
-# $\partial L/\partial a = g\,b\,s\,\big(1 + a(1 - s)\big)$ (both checked against autograd in
-# float64). Compute $s$ as $1/(1 + e^{-a})$: in float32 it is 1 at $a = 100$ and 0 at
-# $a = -10^4$, both right, where $a e^{a}/(1 + e^{a})$ is `nan` from about $a = 89$ on ($e^{89}$
-# overflows).
+# Evaluate your two formulas by hand or in a scratch cell. At $a = 1$, $b = 2$, $g = 1$:
+# $\partial L/\partial a = 1.8553$ and $\partial L/\partial b = 0.7311$. At $a = -2$, $b = 3$,
+# $g = 0.5$: $\partial L/\partial a = -0.1362$ and $\partial L/\partial b = -0.1192$ (autograd
+# in float64). If only $\partial L/\partial a$ is off, look again at the product rule. Compute
+# $\sigma(a)$ as $1/(1 + e^{-a})$: in float32 it is 1 at $a = 100$ and 0 at $a = -10^4$, both
+# right, where $e^{a}/(1 + e^{a})$ is `nan` from about $a = 89$ on ($e^{89}$ overflows).
 # </details>
 #
 # Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`, with
@@ -434,70 +439,207 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # arithmetic ran outside your kernels, and a second launch in one pass means a second pass
 # over memory.
 #
-# **Predict, then run.** Where does the fused kernel save memory traffic? Count the bytes the
-# composed `F.silu(a) * b` moves in forward for $n$ float32 elements (each op reads its inputs
-# and writes its output once), and the bytes your kernel moves. Write the ratio, composed
-# over fused, in `my_ratio`.
+# <details><summary><b>Compare with yours, after your self-check is green</b></summary>
+#
+# With $s = \sigma(a)$: $\partial L/\partial b = g\,a\,s$ (the other factor, silu itself) and
+# $\partial L/\partial a = g\,b\,s\,\big(1 + a(1 - s)\big)$, from
+# $\frac{d}{da}\,a\,s = s + a\,s(1 - s)$. One exponential serves both.
+# </details>
+#
+# ## Speed, derived before it is measured
+#
+# A kernel like this does a few operations per element and spends its time moving elements
+# between memory and the chip. So count what moves. **Derive, then run:** for $n$ elements,
+# how many elements does each version read plus write, **forward and backward together**
+# (backward called with a gradient `g` for `y`)?
+#
+# - the composed ops, `F.silu(a) * b`, as autograd runs them: every op reads each of its
+#   tensor inputs once and writes its output once. Which ops does autograd's backward run, and
+#   what does each read?
+# - your operator: one forward kernel and one backward kernel; read their loads and stores.
+#
+# Write both counts in units of $n$ in `my_moved`, composed first.
 
 # %%
-my_ratio = 0.0
+my_moved = (None, None)  # (composed, fused): elements read + written, in units of n
 
 # %%
-class Traffic(TorchFunctionMode):
-    """Logs what each torch call reads (its tensor arguments) and writes (its result)."""
+class Traffic(TorchDispatchMode):
+    """Logs every op that runs, forward and backward, with the elements it reads (its tensor
+    arguments) and writes (its results)."""
 
     def __init__(self):
         super().__init__()
         self.calls = []
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        result = func(*args, **(kwargs or {}))  # the mode is off in here: nested calls unseen
-        read = sum(t.nbytes for t in args if isinstance(t, torch.Tensor))
-        self.calls.append((func.__name__, read, result.nbytes))
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if not func.is_view:  # a view (detach, reshape) moves no data
+            def elements(tree):
+                return sum(t.numel() for t in torch.utils._pytree.tree_leaves(tree)
+                           if isinstance(t, torch.Tensor))
+            self.calls.append((str(func), elements((args, kwargs)), elements(result)))
         return result
 
 
+def traffic(f, n):
+    """The ops that forward and backward of f(a, b) run, on meta tensors (sizes, no data)."""
+    a, b = (torch.empty(n, device="meta", requires_grad=True) for _ in range(2))
+    g = torch.empty(n, device="meta")  # the gradient for y, made before logging starts
+    with Traffic() as log:
+        f(a, b).backward(g)
+    return log.calls
+
+
 n = 1 << 20
-a, b = torch.empty(n, device="meta"), torch.empty(n, device="meta")  # sizes only, no data
-with Traffic() as composed:
-    y = F.silu(a) * b
-composed_bytes = sum(read + written for _, read, written in composed.calls)
-fused_bytes = a.nbytes + b.nbytes + y.nbytes  # your operator is one call: a, b in, y out
-ratio = composed_bytes / fused_bytes
-verdict = ("write your ratio first" if not my_ratio else
-           "as you predicted" if abs(my_ratio - ratio) < 0.05 else "not what you predicted: why?")
-print(f"you said {my_ratio}; composed {composed_bytes / 2**20:.0f} MiB, fused "
-      f"{fused_bytes / 2**20:.0f} MiB: {ratio:.2f} times less traffic ({verdict})")
-for name, read, written in composed.calls:
-    print(f"  composed {name}: reads {read / 2**20:.0f} MiB, writes {written / 2**20:.0f} MiB")
+moved = {}
+for name, f in [("composed", lambda a, b: F.silu(a) * b), ("fused", silu_mul)]:
+    try:
+        calls = traffic(f, n)  # a custom operator runs its fake on meta tensors
+    except NotImplementedError:
+        print(f"{name}: solve Exercise 1 first")
+        continue
+    moved[name] = sum(read + written for _, read, written in calls) / n
+    for op, read, written in calls:
+        print(f"  {name:>8} {op:<40} reads {read / n:.0f}n, writes {written / n:.0f}n")
+measured = tuple(moved.get(k) for k in ("composed", "fused"))
+verdict = ("write your counts first" if my_moved == (None, None) else "as you derived"
+           if tuple(my_moved) == measured else "not what you derived: which op did you miss?")
+print(f"you said {my_moved}; measured (composed, fused) = {measured}, in units of n ({verdict})")
+if len(moved) == 2:
+    print(f"fused / composed = {moved['fused'] / moved['composed']:.3f}: the shortest time the "
+          "fused op can take, as a fraction of the composed ops' time, when both move bytes "
+          "at the same rate")
 
 # %% [markdown]
-# On a GPU such an op waits on memory once its tensors are large, and then time follows bytes.
-# Measured on an H100 (torch 2.11, Triton 3.6), forward and backward of this lesson's solution
-# against the composed ops: 0.79 times their time at 64 M elements and 0.72 at 268 M, near the
-# ratio of bytes the two move; but 1.9 times their time at 4 M elements. Each call pays a fixed
-# cost, the custom operator's Python dispatch and the kernel launches (about 0.3 ms for forward
-# and backward together there), that only large tensors hide. `make bench` measures it when a
-# GPU is there. Autograd adds more: the composed ops also keep `silu(a)` for backward,
-# where your operator keeps only `a` and `b`.
+# <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# **When not to write this kernel.** `torch.compile` finds this fusion by itself: on torch
-# 2.13, compiling `lambda a, b: F.silu(a) * b` (even on CPU) generates one loop for forward,
-# reading `a` and `b` and writing `y`, and one loop for backward computing both gradients,
-# saving only `a` and `b`: what your two kernels do (`torch._inductor.utils.run_and_get_code`
-# shows the generated code). Here the kernel is the exercise, not the advice. Compile first and
-# measure; write a kernel for eager code, or where the fusion needs an algorithm the compiler
-# does not write for you.
+# Composed: forward runs `silu` (reads $n$, writes $n$) and `mul` ($2n$, $n$): $5n$. Backward
+# runs three ops of $3n$ each: $g \cdot \mathrm{silu}(a)$ for `b`'s gradient (which is why
+# autograd keeps `silu(a)`), $g \cdot b$ for the gradient reaching silu, and `silu_backward`
+# reading that and `a`: $9n$, $14n$ in all. Fused: $a, b$ in and $y$ out, then
+# $g, a, b$ in and both gradients out: $3n + 5n = 8n$. So the fused op can at best take
+# $8/14 = 0.571$ of the composed time: the temporaries it saves are the gain, and nothing
+# else.
+# </details>
 #
-# **Memory, Liger-Kernel's way.** Liger's SwiGLU backward (`src/liger_kernel/ops/swiglu.py`)
-# stores the two gradients into the saved `a` and `b` themselves, saving two allocations the
-# size of the activations. In a Llama MLP nothing reads `gate(x)` and `up(x)` after that
-# backward, so it works; anywhere else it is silently wrong: the kernel writes through raw
-# pointers, so autograd's version counters do not see it, and a second backward
-# (`retain_graph=True`) reads the first one's gradients as `a` and `b` and returns wrong
-# gradients without an error (checked on a Liger-style Function in the interpreter). Behind a
-# custom operator the writes would have to be declared (`mutates_args`), which is why this
-# exercise keeps its inputs untouched.
+# ### From bytes to time: achieved bandwidth
+#
+# For a kernel that waits on memory, time $\approx t_0 + \text{bytes} / \text{bandwidth}$: a
+# fixed cost per call plus the bytes over the rate memory delivers them. Two numbers say how
+# well a kernel does:
+#
+# - **achieved bandwidth** = bytes moved / time (your $8n$ elements times 4 bytes in float32,
+#   over the measured time), against the device's **peak**, which the next cell computes from
+#   its memory bus width and memory clock (two transfers per clock). A simple elementwise
+#   kernel that reaches most of the peak at large sizes has nothing left to gain;
+# - the **time ratio** fused / composed against the byte ratio 0.571: above it, the fused
+#   kernels reach a smaller fraction of the peak than PyTorch's own kernels do, or the fixed
+#   cost is not yet hidden.
+#
+# The fixed cost $t_0$ is what a call pays whatever its size: the custom operator's Python
+# dispatch, autograd's bookkeeping, each kernel launch. Only large tensors hide it, and it is
+# cut by fewer launches (one backward kernel for both gradients, not two), and by letting
+# `torch.compile` call the kernel from its own generated code (`triton_op`, two sections
+# below), where CUDA graphs (`mode="reduce-overhead"`) can replay the launches.
+#
+# ### BLOCK, num_warps and the grid
+#
+# On a GPU, one program runs on one streaming multiprocessor as `num_warps` warps of 32
+# threads (Triton's default is 4 warps, 128 threads), and its `BLOCK` lanes are shared among
+# them: `BLOCK = 256` with 4 warps gives each thread 2 elements per tensor. A larger block
+# gives each thread more loads in flight while it waits on memory, and fewer programs to
+# schedule; too large, and the values no longer fit in the threads' registers. There is no
+# formula: the choice is timed. `@triton.autotune` times a list of
+# `triton.Config({"BLOCK": ...}, num_warps=...)` on the first call of each size and keeps
+# the fastest (a GPU only); Unsloth and Liger-Kernel choose from the row length instead:
+# `BLOCK = next_power_of_2(D)`, 4 warps, 8 from 2048, 16 from 8192, 32 from 32768.
+#
+# The **grid** follows what one program must see. `silu_mul` needs no neighbours: a **flat
+# grid** of `cdiv(n, BLOCK)` programs, any shape read as flat, every lane busy but the last
+# program's tail. `rms_norm_rows` needs a whole row's sum in one program: **one program per
+# row**, with `BLOCK_D = next_power_of_2(D)` lanes of which only `D` work. Two ways that goes
+# wrong: few long rows launch fewer programs than the GPU has multiprocessors (an H100 SXM has
+# 132), and many short rows give each program little to do (pack several rows into one
+# program then, a 2-D block of rows by columns).
+#
+# **Derive, then run.** For rows of `D = 300`, what fraction of a program's lanes is masked
+# off?
+
+# %%
+my_idle_fraction = None  # masked-off lanes / all lanes, for D = 300
+
+# %%
+for D in (300, 4096, 4097):
+    lanes = triton.next_power_of_2(D)
+    print(f"D = {D}: BLOCK_D = {lanes}, {(lanes - D) / lanes:.3f} of the lanes masked off")
+idle = (triton.next_power_of_2(300) - 300) / triton.next_power_of_2(300)
+verdict = ("write your fraction first" if my_idle_fraction is None else "as you derived"
+           if abs(my_idle_fraction - idle) < 0.01 else "not what you derived: why?")
+print(f"you said {my_idle_fraction} for D = 300 ({verdict})")
+
+# %% [markdown]
+# Masked lanes cost no memory traffic, only idle threads: a row of 4097 keeps half of its
+# threads idle, and a loop over the row in blocks of 1024 would keep them busy.
+#
+# ### Timing it
+#
+# On a GPU, the next cell times forward and backward of your operator and of the composed
+# ops from 1 M to 256 M elements, and prints both times, the ratio against the byte ratio,
+# your kernels' achieved bandwidth and its fraction of the device's peak. On CPU the kernels
+# run in the interpreter, one program after another in NumPy: that time says nothing about a
+# GPU, and the cell shows it once at a small size, then prints the byte model only.
+
+# %%
+def forward_backward_seconds(f, n, rounds):
+    """Seconds per forward and backward of f(a, b) on n float32 elements."""
+    a, b = (torch.randn(n, device=DEVICE, requires_grad=True) for _ in range(2))
+    g = torch.randn(n, device=DEVICE)
+    for i in range(rounds + 1):  # call 0 warms up (and compiles, on a GPU)
+        if i == 1:
+            if DEVICE == "cuda":
+                torch.cuda.synchronize()
+            started = time.perf_counter()
+        a.grad = b.grad = None  # store the gradients, not add to old ones
+        f(a, b).backward(g)
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+    return (time.perf_counter() - started) / rounds
+
+
+composed_op = lambda a, b: F.silu(a) * b  # noqa: E731
+byte_ratio = 8 / 14  # fused / composed, forward and backward: the derivation above
+try:
+    solved = silu_mul(torch.ones(1, device=DEVICE), torch.ones(1, device=DEVICE)) is not None
+except NotImplementedError:
+    solved = False
+    print("solve Exercise 1 first")
+if solved and DEVICE == "cuda":
+    props = torch.cuda.get_device_properties(0)
+    peak = (2 * getattr(props, "memory_bus_width", 0) / 8
+            * getattr(props, "memory_clock_rate", 0) * 1e3)  # bytes/s; the clock is in kHz
+    print(f"{props.name}, peak {peak / 1e9:.0f} GB/s (bus width x memory clock x 2); byte "
+          f"ratio {byte_ratio:.3f}")
+    print(f"{'n':>6} {'composed':>10} {'fused':>10} {'ratio':>6} {'fused GB/s':>11} "
+          f"{'of peak':>8}")
+    for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28):
+        rounds = 20 if n <= 1 << 24 else 5
+        t_composed = forward_backward_seconds(composed_op, n, rounds)
+        t_fused = forward_backward_seconds(silu_mul, n, rounds)
+        achieved = 8 * n * 4 / t_fused
+        print(f"{n >> 20:>5}M {t_composed * 1e3:>8.3f}ms {t_fused * 1e3:>8.3f}ms "
+              f"{t_fused / t_composed:>6.3f} {achieved / 1e9:>11.0f} "
+              f"{achieved / peak if peak else float('nan'):>8.2f}")
+elif solved:
+    n = 1 << 14
+    t_composed = forward_backward_seconds(composed_op, n, 3)
+    t_fused = forward_backward_seconds(silu_mul, n, 3)
+    print(f"interpreter, n = {n}: fused {t_fused * 1e3:.1f} ms, composed {t_composed * 1e3:.2f} "
+          f"ms, {t_fused / t_composed:.0f} times slower: a measure of Python, not of a GPU")
+    for n in (1 << 20, 1 << 28):
+        print(f"n = {n >> 20}M float32: composed moves {14 * n * 4 / 2**20:,.0f} MiB, fused "
+              f"{8 * n * 4 / 2**20:,.0f} MiB: at best {byte_ratio:.3f} of the composed time")
+    print("timing the kernels needs a GPU")
 
 # %% [markdown]
 # **Predict, then run.** Rows of `D = 2**30` elements would take 4 GiB each in float32, but
@@ -562,12 +704,14 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 # Write the second term with $\hat x = x\,r$.
 # </details>
 #
-# <details><summary><b>Hint 3 · the formulas</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 3 · a numeric checkpoint</b> (open after your attempt)</summary>
 #
-# 1. $\partial L/\partial x_j = r\,\big(\hat g_j - \hat x_j \cdot
-#    \tfrac1D \sum_k \hat g_k \hat x_k\big)$; one row's sum, so one program per row has all
-#    it needs.
-# 2. $\partial L/\partial w_j = \sum_{\text{rows}} g_j \hat x_j$: a sum **across** programs.
+# 1. One row $x = (1, 2, 3)$, $w = (1, 0.5, 2)$, $g = (1, -1, 0.5)$, $\varepsilon = 0$:
+#    $r = 0.46291$, and your $\partial L/\partial x = (0.36372, -0.42985, 0.16533)$ (autograd
+#    in float64 through `F.rms_norm`). Which sum over the row did your formula need: can one
+#    program per row compute it?
+# 2. For the same row, $\partial L/\partial w = (0.46291, -0.92582, 0.69437)$; with a second
+#    row it is the sum of the two rows' values: a sum **across** programs.
 #    Each program writes its own partial row, and the partials are added up afterwards.
 #    Liger-Kernel gives each program a group of rows and sums its partials on the host
 #    (`.sum(dim=0)`); Triton's layer-norm tutorial lets groups of programs share a few
@@ -713,6 +857,15 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours, after your self-check is green</b></summary>
+#
+# 1. $\partial L/\partial x_j = r\,\big(\hat g_j - \hat x_j \cdot
+#    \tfrac1D \sum_k \hat g_k \hat x_k\big)$ with $\hat g = g\,w$, $\hat x = x\,r$: one
+#    row's sum, so one program per row has all it needs.
+# 2. $\partial L/\partial w_j = \sum_{\text{rows}} g_j \hat x_j$: per-program partial rows,
+#    reduced afterwards.
+# </details>
+#
 # ## `triton_op`: letting the compiler see into the kernel
 #
 # To `torch.compile`, a `custom_op` is a black box: it calls it, and fuses nothing across it.
@@ -951,6 +1104,38 @@ if cpp_loaded:
 # `opcheck` passes, and the result is within one float16 ulp of `F.softsign` computed in
 # float16 (checked on torch 2.13). bfloat16 still raises: that takes another variant.
 #
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+#
+# **Measured elsewhere.** On an H100 with torch 2.11 and Triton 3.6 (not this course's pinned
+# torch 2.13 and Triton 3.9), forward and backward of this lesson's solution took 0.79 times
+# the composed ops' time at 64 M elements and 0.72 at 268 M: 26 to 38% above the byte bound
+# of 0.571 you derived, so its kernels reached a smaller fraction of the peak than PyTorch's
+# did; and 1.9 times the composed time at 4 M elements, where the fixed
+# cost (the custom operator's Python dispatch and the launches, about 0.3 ms for forward and
+# backward together there) is not hidden. The timing cell above measures your own kernels
+# when a GPU is there, and `make bench` measures time and bytes side by side. Autograd adds
+# memory too: the composed ops keep `silu(a)` for backward, where your operator keeps only
+# `a` and `b`.
+#
+# **When not to write this kernel.** `torch.compile` finds this fusion by itself: on torch
+# 2.13, compiling `lambda a, b: F.silu(a) * b` (even on CPU) generates one loop for forward,
+# reading `a` and `b` and writing `y`, and one loop for backward computing both gradients,
+# saving only `a` and `b`: what your two kernels do (`torch._inductor.utils.run_and_get_code`
+# shows the generated code). Here the kernel is the exercise, not the advice. Compile first and
+# measure; write a kernel for eager code, or where the fusion needs an algorithm the compiler
+# does not write for you.
+#
+# **Memory, Liger-Kernel's way.** Liger's SwiGLU backward (`src/liger_kernel/ops/swiglu.py`)
+# stores the two gradients into the saved `a` and `b` themselves, saving two allocations the
+# size of the activations. In a Llama MLP nothing reads `gate(x)` and `up(x)` after that
+# backward, so it works; anywhere else it is silently wrong: the kernel writes through raw
+# pointers, so autograd's version counters do not see it, and a second backward
+# (`retain_graph=True`) reads the first one's gradients as `a` and `b` and returns wrong
+# gradients without an error (checked on a Liger-style Function in the interpreter). Behind a
+# custom operator the writes would have to be declared (`mutates_args`), which is why this
+# exercise keeps its inputs untouched.
+# </details>
+#
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -963,6 +1148,7 @@ if cpp_loaded:
 # | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
 # | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |
 # | a float64 value stored into a bfloat16 tensor, in the interpreter | zeros, denormals, nan (Triton 3.9's interpreter converts it wrongly) | `.to(tl.float32)` before the cast to bfloat16 |
+# | expecting a bfloat16 result bit for bit equal to torch's, in the interpreter | float32 stored into bfloat16 is truncated there (0.55 gives 0.546875; torch rounds to 0.55078125): one ulp apart | compare within a bfloat16 ulp; a compiled kernel rounds as torch does |
 # | float16 loaded and computed in float16 | `tl.exp`, `tl.sqrt`, `tl.sigmoid` and Triton's other math functions raise "Expected dtype ['fp32', 'fp64'] but got fp16"; plain `*` and `+` run, but can end more than 2 ulp off, and a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
 # | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed afterwards (on the host or by a second kernel) |
 # | every program loads the shared row, adds its part and stores it back | right in the interpreter, which runs the programs one at a time; a race on a GPU, where they run at once: updates lost, a different sum from run to run; the self-check refuses two programs storing to one address | the same: per-program partials |
