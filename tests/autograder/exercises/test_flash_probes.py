@@ -3,12 +3,16 @@ contract checks that values cannot show (which score tiles are computed, whether
 comes from the magnitude of the scores, what backward itself returns for a broadcast bias)."""
 
 import pytest
+import torch
 
 from autograder.checks import make_inputs
+from autograder.errors import GradingError
 from autograder.exercises import attention_bias
 from autograder.exercises import flash_attention as flash
-from autograder.exercises.flash_probes import (ScoreTiles, magnitude_values, recognise_magnitude,
-                                               recognise_masked_first_tile, tagged_values)
+from autograder.exercises.flash_probes import (ScoreTiles, check_accumulation, magnitude_values,
+                                               recognise_magnitude, recognise_masked_first_tile,
+                                               tagged_values)
+from autograder.properties import check_domain
 from tests.autograder.catalogued import mistake, unusual
 from tools.solutions import solution
 
@@ -79,3 +83,21 @@ def test_bias_gradient_shape_is_what_backward_returns(raises_hint):
     with raises_hint("returns grad_bias of shape (2, 3, 4, 5) for a bias of shape (3, 1, 5)"):
         attention_bias.check_bias_gradient_shape(
             mistake("AttentionWithBias", "bias gradient left at the scores' shape"), values)
+
+
+def test_accumulation_case_separates_the_half_accumulators():
+    """Does the domain's accumulation case alone (no battery) pass the solution and fail a
+    running output kept in float16 and D = rowsum(dO * O) in float16, and does the battery's
+    probe name each a precision loss, forward or backward?"""
+    domain = flash.EXERCISES[0].domain
+    case = type(domain)(domain.spec, domain.values, accumulation=domain.accumulation,
+                        constants={}, dtypes=(), layouts=(), per_call=False)
+    check_domain(case, solution("FlashAttention"), torch.device("cpu"))
+    check_accumulation(solution("FlashAttention"), "cpu")
+    for name, said in (("running output kept in float16", "keep the running output"),
+                       ("D = rowsum(dO * O) in float16", "the output matches, so backward")):
+        wrong = mistake("FlashAttention", name)
+        with pytest.raises(GradingError, match="is wrong"):
+            check_domain(case, wrong, torch.device("cpu"))
+        with pytest.raises(GradingError, match=f"a precision loss, not a wrong formula; {said}"):
+            check_accumulation(wrong, "cpu")
