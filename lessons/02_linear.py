@@ -19,10 +19,11 @@
 # 1. derive the gradients of $x W^\top + b$ with the shape of every term written down;
 # 2. handle inputs with any number of leading dimensions, including none;
 # 3. use `ctx.needs_input_grad` to skip work, and count that work with `FlopCounterMode`;
-# 4. run your Function under mixed precision (`torch.autocast`) without breaking backward;
-# 5. fuse a linear layer with a ReLU, and measure when that saves memory and when it does not;
-# 6. write index notation as `einsum`, and differentiate an `einsum` with a weight of any
-#    number of indices.
+# 4. fuse a linear layer with a ReLU, and measure when that saves memory and when it does not;
+# 5. write index notation as `einsum`, and differentiate an `einsum` with a weight of any
+#    number of indices;
+# 6. (in "In practice" at the end) run your Function under mixed precision without breaking
+#    backward.
 #
 # Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**, and at the end
 # `Bilinear`, which you write alone. **Predict, then run** cells ask you to write your
@@ -112,81 +113,21 @@ for name, mine, truth in zip(["grad_x", "grad_weight", "grad_bias"],
     print(f"{name:<12} largest error against autograd: {(mine - truth).abs().max().item():.3g}")
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Numbers to hit</b> (on paper, before or after the checker)</summary>
 #
-# Step 1: $\partial y_{ni} / \partial x_{mj} = \delta_{nm} W_{ij}$: zero unless $m = n$. As a
-# matrix the local Jacobian has $N\cdot\text{out} \times N\cdot\text{in}$ entries, almost all
-# zero, and backward never builds it.
-#
-# Steps 2 to 4, each a vector-Jacobian product done in one operation:
-#
-# $$\frac{\partial L}{\partial x_{nj}} = \sum_i G_{ni}\, W_{ij}
-#   \quad\Longrightarrow\quad
-#   \underbrace{\texttt{grad\_x}}_{(N,\,\text{in})} =
-#   \underbrace{G}_{(N,\,\text{out})}\,\underbrace{W}_{(\text{out},\,\text{in})}$$
-#
-# $$\frac{\partial L}{\partial W_{ij}} = \sum_n G_{ni}\, x_{nj}
-#   \quad\Longrightarrow\quad
-#   \underbrace{\texttt{grad\_weight}}_{(\text{out},\,\text{in})} =
-#   \underbrace{G^\top}_{(\text{out},\,N)}\,\underbrace{x}_{(N,\,\text{in})}$$
-#
-# $$\frac{\partial L}{\partial b_{i}} = \sum_n G_{ni}
-#   \quad\Longrightarrow\quad
-#   \underbrace{\texttt{grad\_bias}}_{(\text{out},)} = \text{the sum of the rows of } G$$
+# Take $N = 2$, $\text{in} = 2$, $\text{out} = 3$:
+# $x = \begin{pmatrix}1 & 2\\ 0 & -1\end{pmatrix}$,
+# $W = \begin{pmatrix}1 & 0\\ 2 & -1\\ 0 & 3\end{pmatrix}$,
+# $G = \begin{pmatrix}1 & 0 & 2\\ 0 & 1 & -1\end{pmatrix}$. Your formulas must give
+# `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -4\end{pmatrix}$,
+# `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & -1\\ 2 & 5\end{pmatrix}$ and
+# `grad_bias` $= (1, 1, 1)$. Work one entry of each by hand from your sums over indices
+# (`grad_x[0, 1]` $= 6$: which $G$ and $W$ entries make it?), then let the checker above test
+# the whole formula on random tensors.
 #
 # **Shapes check the algebra**: each gradient has the shape of its input, so a formula whose
 # result has another shape is wrong. Whenever you are unsure of a transpose, write the shapes
 # next to the formula.
-# </details>
-
-# %% [markdown]
-# ### A transpose in forward: a transpose in backward?
-#
-# Forward multiplies by $W^\top$, so multiplying by $W^\top$ in backward too is a tempting
-# slip: `G @ W.T` instead of the `G @ W` you derived. The questions here are how that slip
-# shows itself, or hides.
-#
-# **Predict, then run.**
-# 1. With the square, random $W$ above, how far is `G @ W.T` from autograd's `grad_x`:
-#    `"zero"`, `"rounding"` (float64 noise, below $10^{-10}$) or `"large"` (the size of the
-#    gradient itself)?
-# 2. With a symmetric $W$ (equal to its own transpose), does `G @ W.T` match autograd's
-#    `grad_x`? `True` or `False`.
-# 3. With $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? `True` or `False`.
-
-# %%
-predicted = {"error of G @ W.T, random square W": None,
-             "G @ W.T is grad_x when W is symmetric": None,
-             "G @ W.T raises when in != out": None}
-
-# %%
-error = (G @ W.detach().T - x.grad).abs().max().item()
-W_sym = (W.detach() + W.detach().T).requires_grad_()
-x_sym = x.detach().requires_grad_()
-(x_sym @ W_sym.T).backward(G)
-W_rect, G_rect = torch.randn(4, 3), torch.randn(5, 4)  # in = 3, out = 4
-try:
-    G_rect @ W_rect.T
-    raises = False
-except RuntimeError as exc:
-    print("with in != out:", exc)
-    raises = True
-print(f"largest error of G @ W.T with a random square W: {error:.3g}")
-compare(predicted, {
-    "error of G @ W.T, random square W":
-        "zero" if error == 0 else "rounding" if error < 1e-10 else "large",
-    "G @ W.T is grad_x when W is symmetric": torch.allclose(x_sym.grad, G @ W_sym.detach().T),
-    "G @ W.T raises when in != out": raises})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# With a random square $W$ the slip runs and is silently, grossly wrong. With a symmetric $W$
-# it is right by accident, since $W^\top = W$; with $\text{in} \ne \text{out}$ it cannot even
-# run: $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit. So test a backward
-# with $\text{in} \ne \text{out}$ and random weights: a square test only catches the slip by
-# its values, and a symmetric one never does. $W^\top$ in the forward becomes $W$ in `grad_x`,
-# and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
 # </details>
 
 # %% [markdown]
@@ -202,28 +143,20 @@ compare(predicted, {
 #    treats every dimension but the last two as a batch.)
 # 2. $W_{ij}$ is used at every position. Write $\partial L / \partial W_{ij}$ as a sum over $p$.
 #    How do you compute that sum with **one** 2-D matrix product, whatever the number of
-#    leading dimensions? (Hint: which `reshape` turns $(B, T, \text{in})$ into rows?)
+#    leading dimensions? (Hint: the sum over $p$ does not care how the positions are
+#    arranged. How else could you lay them out?)
 # 3. The same question for `grad_bias`.
 # 4. Does your answer to 2 still work for a single vector, $x$ of shape $(\text{in},)$?
 #
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
-# 1. Yes: $(B, T, \text{out}) \mathbin{@} (\text{out}, \text{in})$ gives $(B, T, \text{in})$,
-#    one product per position.
-# 2. Every position contributes, and the contributions add up:
-#
-# $$\underbrace{\texttt{grad\_weight}}_{(\text{out},\,\text{in})}
-#   = \sum_p \underbrace{g_p}_{(\text{out},\,1)} \underbrace{x_p^\top}_{(1,\,\text{in})}
-#   = \underbrace{G_2^\top}_{(\text{out},\,M)} \underbrace{x_2}_{(M,\,\text{in})},$$
-#
-#    where $G_2$ $(M, \text{out})$ and $x_2$ $(M, \text{in})$ are $G$ and $x$ with every
-#    leading dimension flattened into rows (a `reshape` whose first size is $-1$). The one
-#    product sums over all $M$ positions.
-# 3. $\texttt{grad\_bias} = \sum_p g_p$: the sum of the rows of $G_2$, shape $(\text{out},)$.
-# 4. Yes: flattening turns a single vector into one row, so the same formulas cover $M = 1$.
-#    Summing over the leading dimensions by name instead, `dim=tuple(range(G.dim() - 1))`,
-#    asks for `dim=()` here, and PyTorch reads an empty `dim` as every dimension: the sum
-#    takes the out features too. Flatten, or check it on a single vector.
+# Lay the two rows of the example above out as a batch of one sequence of two, $x$ of shape
+# $(1, 2, 2)$ and $G$ of shape $(1, 2, 3)$: `grad_x` is the same numbers in shape
+# $(1, 2, 2)$, and `grad_weight` and `grad_bias` are exactly the $(3, 2)$ and $(3,)$ results
+# above, since only the layout of the positions changed. For a single vector,
+# $x = (1, 2)$ with $G = (1, 0, 2)$: `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & 0\\ 2 & 4
+# \end{pmatrix}$ and `grad_bias` $= (1, 0, 2)$, three numbers, not one. If your `grad_bias`
+# came out as one number there, look at which dimensions your sum took.
 # </details>
 
 # %% [markdown]
@@ -431,13 +364,13 @@ plt.show()
 #   `ctx.needs_input_grad` has only two entries. Remember in forward whether there was a
 #   bias (a plain boolean on `ctx` is fine). Backward may still return three values: a
 #   trailing `None` is accepted.
-# - Write the formulas yourself with `@`, `reshape` and `sum`: no `F.linear` or autograd
-#   calls inside backward.
+# - Write the formulas you derived yourself: no `F.linear` or autograd calls inside
+#   backward.
 # - Autograd may hand backward a `grad_output` that is not contiguous in memory (the
 #   gradient of a transpose is one); your gradients must be right for it too. Flattening the
 #   leading dimensions with `view(-1, out)` merges them, which `view` can do only when their
 #   strides let it read them as one: a transposed 2-D `grad_output` has nothing to merge and
-#   passes, a permuted 3-D one raises. `reshape` copies when it must.
+#   passes, a permuted 3-D one raises. Flatten in a way that works for every layout.
 # - `ctx.needs_input_grad` can already be read in forward, and `save_for_backward` accepts
 #   `None` in place of a tensor. What must forward keep when only `x` needs a gradient? A cell
 #   after the exercise measures what yours keeps against `F.linear`.
@@ -481,6 +414,90 @@ self_check("MyLinearFunction", MyLinearFunction)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("MyLinearFunction", MyLinearFunction)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\partial y_{ni} / \partial x_{mj} = \delta_{nm} W_{ij}$: zero unless $m = n$. As a matrix
+# the local Jacobian has $N\cdot\text{out} \times N\cdot\text{in}$ entries, almost all zero,
+# and backward never builds it. Each gradient is a vector-Jacobian product done in one
+# operation:
+#
+# $$\frac{\partial L}{\partial x_{nj}} = \sum_i G_{ni}\, W_{ij}
+#   \;\Rightarrow\;
+#   \underbrace{\texttt{grad\_x}}_{(N,\,\text{in})} =
+#   \underbrace{G}_{(N,\,\text{out})}\,\underbrace{W}_{(\text{out},\,\text{in})},
+#   \qquad
+#   \frac{\partial L}{\partial W_{ij}} = \sum_n G_{ni}\, x_{nj}
+#   \;\Rightarrow\;
+#   \underbrace{\texttt{grad\_weight}}_{(\text{out},\,\text{in})} =
+#   \underbrace{G^\top}_{(\text{out},\,N)}\,\underbrace{x}_{(N,\,\text{in})},$$
+#
+# and $\texttt{grad\_bias}_i = \sum_n G_{ni}$, the sum of the rows of $G$. With leading
+# dimensions, $G W$ is one product per position, and the parameters' gradients sum over every
+# position $p$: $\texttt{grad\_weight} = \sum_p g_p x_p^\top = G_2^\top x_2$, where $G_2$
+# $(M, \text{out})$ and $x_2$ $(M, \text{in})$ are $G$ and $x$ with every leading dimension
+# flattened into rows; `grad_bias` is the sum of the rows of $G_2$. Flattening also covers a
+# single vector ($M = 1$). Summing over the leading dimensions by name instead,
+# `dim=tuple(range(G.dim() - 1))`, asks for `dim=()` there, and PyTorch reads an empty `dim`
+# as every dimension: the sum takes the out features too.
+# </details>
+
+# %% [markdown]
+# ### A transpose in forward: a transpose in backward?
+#
+# Forward multiplies by $W^\top$, so multiplying by $W^\top$ in backward too is a tempting
+# slip (one of the texts this course was built from "fixes" the right formula into it):
+# `G @ W.T` instead of the `G @ W` you derived. The questions here are how that slip shows
+# itself, or hides.
+#
+# **Predict, then run.**
+# 1. With a square, random $W$ ($\text{in} = \text{out} = 3$), how far is `G @ W.T` from autograd's `grad_x`:
+#    `"zero"`, `"rounding"` (float64 noise, below $10^{-10}$) or `"large"` (the size of the
+#    gradient itself)?
+# 2. With a symmetric $W$ (equal to its own transpose), does `G @ W.T` match autograd's
+#    `grad_x`? `True` or `False`.
+# 3. With $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? `True` or `False`.
+
+# %%
+predicted = {"error of G @ W.T, random square W": None,
+             "G @ W.T is grad_x when W is symmetric": None,
+             "G @ W.T raises when in != out": None}
+
+# %%
+x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+W = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)  # in = out = 3
+G = torch.randn(5, 3, dtype=torch.float64)  # plays the role of grad_output
+(x @ W.T).backward(G)
+error = (G @ W.detach().T - x.grad).abs().max().item()
+W_sym = (W.detach() + W.detach().T).requires_grad_()
+x_sym = x.detach().requires_grad_()
+(x_sym @ W_sym.T).backward(G)
+W_rect, G_rect = torch.randn(4, 3), torch.randn(5, 4)  # in = 3, out = 4
+try:
+    G_rect @ W_rect.T
+    raises = False
+except RuntimeError as exc:
+    print("with in != out:", exc)
+    raises = True
+print(f"largest error of G @ W.T with a random square W: {error:.3g}")
+compare(predicted, {
+    "error of G @ W.T, random square W":
+        "zero" if error == 0 else "rounding" if error < 1e-10 else "large",
+    "G @ W.T is grad_x when W is symmetric": torch.allclose(x_sym.grad, G @ W_sym.detach().T),
+    "G @ W.T raises when in != out": raises})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# With a random square $W$ the slip runs and is silently, grossly wrong. With a symmetric $W$
+# it is right by accident, since $W^\top = W$; with $\text{in} \ne \text{out}$ it cannot even
+# run: $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit. So test a backward
+# with $\text{in} \ne \text{out}$ and random weights: a square test only catches the slip by
+# its values, and a symmetric one never does. $W^\top$ in the forward becomes $W$ in `grad_x`,
+# and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
+# </details>
+
 
 # %% [markdown]
 # Try it on the shapes from the table: a single vector, a batch, a batch of sequences, with
@@ -578,68 +595,6 @@ prediction = MyLinearFunction.apply(hidden, W2, b2)
 backward_flow(prediction.sum(), names=dict(W1=W1, b1=b1, W2=W2, b2=b2))
 
 # %% [markdown]
-# ### Your layer under mixed precision
-#
-# Large models are often trained under `torch.autocast`, which runs matrix products in
-# bfloat16 (or float16) while the weights stay float32: the forward pass runs inside
-# `with torch.autocast(...)`, and `loss.backward()` is called after the block.
-#
-# **Predict, then run.** With float32 `x` and `weight`, what dtype does
-# `MyLinearFunction.apply(x, weight)` return inside `torch.autocast("cpu", dtype=torch.bfloat16)`?
-# Does backward then raise? Write both first (a dtype such as `torch.float32`, and `True` or
-# `False`).
-
-# %%
-predicted = {"output dtype": None, "backward raises": None}
-
-# %%
-x = torch.randn(ROWS, IN, requires_grad=True)  # float32
-weight = torch.randn(OUT, IN, requires_grad=True)
-with torch.autocast("cpu", dtype=torch.bfloat16):
-    y = MyLinearFunction.apply(x, weight)
-try:
-    y.float().sum().backward()
-    raised = False
-except RuntimeError as error:
-    print("backward raised:", str(error).splitlines()[0])
-    raised = True
-compare(predicted, {"output dtype": y.dtype, "backward raises": raised})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Inside forward, autocast casts `x` and `weight` to bfloat16 for the product, so the output,
-# and the `grad_output` backward receives, are bfloat16; what your forward saved are the
-# float32 originals. Backward runs after the `with` block, with autocast off, so a product of
-# that `grad_output` with the saved float32 `x` or `weight` mixes two dtypes, and `@`
-# refuses: "expected m1 and m2 to have the same dtype". PyTorch's own `F.linear` saves the
-# bfloat16 copies it multiplied, so its backward never mixes. (A backward that casts
-# `grad_output` itself would run; most do not.)
-#
-# The fix is two decorators: `torch.amp.custom_fwd(device_type=...)` records the autocast
-# state forward ran under, and `torch.amp.custom_bwd(device_type=...)` runs backward under
-# the same state, so its products are autocast too. The engine then hands each input a
-# gradient of its own dtype, float32, as `F.linear` does. (`custom_fwd(...,
-# cast_inputs=torch.float32)` instead runs forward in float32 with autocast off: for an op
-# that must not run in low precision.) The cell below applies them to your own Function,
-# without rewriting it.
-# </details>
-
-# %%
-class AutocastLinear(MyLinearFunction):
-    """MyLinearFunction with its backward run under forward's autocast state."""
-
-    forward = staticmethod(torch.amp.custom_fwd(MyLinearFunction.forward, device_type="cpu"))
-    backward = staticmethod(torch.amp.custom_bwd(MyLinearFunction.backward, device_type="cpu"))
-
-
-x.grad = weight.grad = None
-with torch.autocast("cpu", dtype=torch.bfloat16):
-    y = AutocastLinear.apply(x, weight)
-y.float().sum().backward()
-print("output", y.dtype, "| grad_x", x.grad.dtype, "| grad_weight", weight.grad.dtype)
-
-# %% [markdown]
 # ## Fusing a linear layer and a ReLU
 #
 # A linear layer is very often followed by a ReLU: $y = \mathrm{relu}(z)$ with
@@ -690,14 +645,22 @@ show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, b
 # 2. Once you have $\partial L / \partial z$, what is left to compute, and what must forward
 #    keep for it?
 #
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Hint</b> (a question)</summary>
 #
-# 1. $\dfrac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0]$: only **where** $z > 0$, a
-#    boolean mask, 1 byte per element where the float output took 4.
-# 2. The linear layer's three formulas with $\partial L / \partial z$ in place of $G$, which
-#    need $x$ and $W$. So the fused Function keeps $x$, $W$ and the mask, and no float tensor
-#    of shape $(*, \text{out})$, neither $z$ nor the output: that is the memory fusing is
-#    meant to drop.
+# Lesson 01's ReLU: which entries of its Jacobian are non-zero, and what do they hold? Then
+# the chain rule through two steps, $x \to z \to y$: which of your Exercise 1 results still
+# apply, and to what in place of $G$?
+# </details>
+#
+# <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
+#
+# With the $x$ and $W$ of the linear layer's example and a zero bias,
+# $z = \begin{pmatrix}1 & 0 & 6\\ 0 & 1 & -3\end{pmatrix}$, two entries **exactly** $0$.
+# Take $G = \begin{pmatrix}1 & 1 & 2\\ 1 & 1 & -1\end{pmatrix}$. Your fused backward must
+# give `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -1\end{pmatrix}$,
+# `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & -1\\ 2 & 4\end{pmatrix}$ and
+# `grad_bias` $= (1, 1, 2)$. If you get `grad_bias` $= (2, 2, 2)$, your mask let the two
+# exact zeros through: which convention did lesson 01 settle on at $0$?
 # </details>
 
 # %% [markdown]
@@ -754,6 +717,18 @@ self_check("FusedLinearReLU", FusedLinearReLU)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\dfrac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0]$: the ReLU part needs only
+# **where** $z > 0$, a boolean mask, 1 byte per element where the float output took 4. The
+# rest is the linear layer's three formulas with $\partial L / \partial z$ in place of $G$,
+# which need $x$ and $W$. So the fused Function keeps $x$, $W$ and the mask, and no float
+# tensor of shape $(*, \text{out})$, neither $z$ nor the output: that is the memory fusing is
+# meant to drop. In the example, the entries of $G$ at the three places where $z \le 0$ (its
+# two exact zeros and its $-3$) are dropped.
+# </details>
 
 # %% [markdown]
 # ## What did fusing save?
@@ -885,9 +860,6 @@ plt.show()
 # when nothing downstream keeps the activation (a residual addition, a sum, a linear layer
 # with frozen weights: PyTorch's, or yours if it saves `x` only when the weight needs a
 # gradient). Fusing in Python changes **what is kept**; it cannot avoid materialising $z$.
-# Real fused kernels win twice more: they apply the ReLU to $z$ in fast on-chip memory
-# instead of writing $z$ out and reading it back, and some pack the mask into one **bit** per
-# element.
 # </details>
 
 # %% [markdown]
@@ -952,9 +924,11 @@ compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
 #
 # Look at the subscripts. Forward is `"...hi,hoi->...ho"`. Each gradient is the same
 # product with the operand you differentiate and the output **swapped**: `grad_output` takes
-# the output's letters, and the result takes that operand's letters. That **swap rule**
-# holds for any einsum in which every letter appears in at least two of the subscripts
-# (operands and output) and no subscript repeats a letter. A letter that only one operand has
+# the output's letters, and the result takes that operand's letters. Call it the **swap
+# rule**. The derivation above shows it for a product of two operands in which every letter
+# appears in at least two of the subscripts (operands and output) and no subscript repeats a
+# letter; whether it survives a third operand is for you to derive, at the end of the
+# lesson. A letter that only one operand has
 # is summed in forward and must be broadcast back in backward; a repeated one (`"ii->i"`, a
 # diagonal) would have to repeat in the gradient's output (`"i->ii"`), which einsum refuses.
 # The swap cannot do either.
@@ -1029,13 +1003,6 @@ for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,)), ("i->ii", (
         print(f"the swap's {equation!r}: {error}")
 
 # %% [markdown]
-# `einsum` is a clear way to write a backward, not always the fastest: it picks an order of
-# contraction for you, and for two operands it becomes one batched matrix product, which is
-# what you would write by hand. With three operands, the order matters: summing over $i$
-# first or over $j$ first can differ in cost by the ratio of their sizes. (PyTorch chooses the
-# order with `opt_einsum` when it is installed, and otherwise contracts left to right.)
-
-# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -1076,6 +1043,11 @@ for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,)), ("i->ii", (
 # - correct for any `grad_output` autograd hands you, a non-contiguous one included;
 # - backward written by hand: deriving the gradients is the exercise.
 #
+# The forward has **three** factors. Before you write a line, derive
+# $\partial L / \partial x_{1, pi}$ index by index, as for `HeadwiseLinear`, and then decide:
+# is the result what a swap of subscripts would give, and why (or why not)? Do the same for
+# the weight, whose letters $o, i, j$ come from three different subscripts.
+#
 # So no autograd inside backward: the self-check rejects `torch.autograd.grad`,
 # `torch.func.vjp` (reported as `torch.autograd.grad` through `torch.func`, which it calls)
 # and `.backward()` there, as it does for `MyLinearFunction`, even when they are asked for the
@@ -1095,12 +1067,17 @@ for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,)), ("i->ii", (
 # Only one term of the sum over $i$ survives; the sum over $j$ stays.
 # </details>
 #
-# <details><summary><b>Hint 3</b> (the formulas)</summary>
+# <details><summary><b>Hint 3</b> (numbers to hit)</summary>
 #
-# $$\frac{\partial L}{\partial x_{1, pi}} = \sum_{o, j} G_{po} W_{oij}\, x_{2, pj},\quad
-#   \frac{\partial L}{\partial x_{2, pj}} = \sum_{o, i} G_{po}\, x_{1, pi} W_{oij},$$
-# $$\frac{\partial L}{\partial W_{oij}} = \sum_p G_{po}\, x_{1, pi}\, x_{2, pj},\quad
-#   \frac{\partial L}{\partial b_o} = \sum_p G_{po}.$$
+# One output feature ($\text{out} = 1$), $n_1 = n_2 = 2$, two positions:
+# $x_1 = \begin{pmatrix}1 & 2\\ 0 & 1\end{pmatrix}$,
+# $x_2 = \begin{pmatrix}3 & -1\\ 1 & 1\end{pmatrix}$,
+# $W_0 = \begin{pmatrix}1 & 0\\ 2 & 1\end{pmatrix}$, a bias, and
+# $G = \begin{pmatrix}2\\ -1\end{pmatrix}$ (forward gives $13$ and $3$ plus the bias).
+# Your backward must return `grad_x1` $= \begin{pmatrix}6 & 10\\ -1 & -3\end{pmatrix}$,
+# `grad_x2` $= \begin{pmatrix}10 & 4\\ -2 & -1\end{pmatrix}$,
+# `grad_weight` $= \begin{pmatrix}6 & -2\\ 11 & -5\end{pmatrix}$ (shape $(1, 2, 2)$) and
+# `grad_bias` $= (1)$. Do the first position by hand: `grad_x1[0]` is $2$ times what vector?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Bilinear", "solution": true}
@@ -1141,14 +1118,72 @@ from autograder import grade; grade("Bilinear", Bilinear)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $$\frac{\partial L}{\partial x_{1, pi}} = \sum_{o, j} G_{po} W_{oij}\, x_{2, pj},\quad
+#   \frac{\partial L}{\partial x_{2, pj}} = \sum_{o, i} G_{po}\, x_{1, pi} W_{oij},$$
+# $$\frac{\partial L}{\partial W_{oij}} = \sum_p G_{po}\, x_{1, pi}\, x_{2, pj},\quad
+#   \frac{\partial L}{\partial b_o} = \sum_p G_{po}.$$
+#
+# Each is the forward product with the differentiated factor and the output swapped: the
+# swap rule survives a third factor, because the derivative of a product with respect to one
+# factor is the product of the others (the other factors sit in the sum unchanged). It still
+# needs every letter in two subscripts: here $p$ is in $x_1$, $x_2$ and the output, so
+# `grad_weight` sums over it.
+# </details>
+
+# %% [markdown]
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+#
+# **Your layer under mixed precision.** Large models are often trained under
+# `torch.autocast`, which runs matrix products in bfloat16 (or float16) while the weights stay
+# float32: the forward pass runs inside `with torch.autocast(...)`, and `loss.backward()` is
+# called after the block. Run your `MyLinearFunction` with float32 `x` $(10, 6)$ and `weight`
+# $(4, 6)$ inside `torch.autocast("cpu", dtype=torch.bfloat16)`: the output is
+# `torch.bfloat16`, and `y.float().sum().backward()` raises "expected m1 and m2 to have the
+# same dtype, but got: c10::BFloat16 != float" (measured on this course's torch, CPU).
+# Inside forward, autocast casts `x` and `weight` to bfloat16 for the product, so the output,
+# and the `grad_output` backward receives, are bfloat16; what your forward saved are the
+# float32 originals. Backward runs after the `with` block, with autocast off, so a product of
+# that `grad_output` with a saved float32 tensor mixes two dtypes, and `@` refuses. PyTorch's
+# own `F.linear` saves the bfloat16 copies it multiplied, so its backward never mixes. (A
+# backward that casts `grad_output` itself would run; most do not.)
+#
+# The fix is two decorators: `torch.amp.custom_fwd(device_type=...)` records the autocast
+# state forward ran under, and `torch.amp.custom_bwd(device_type=...)` runs backward under
+# the same state, so its products are autocast too. Applied to your Function without
+# rewriting it:
+#
+# ```python
+# class AutocastLinear(MyLinearFunction):
+#     forward = staticmethod(torch.amp.custom_fwd(MyLinearFunction.forward, device_type="cpu"))
+#     backward = staticmethod(torch.amp.custom_bwd(MyLinearFunction.backward, device_type="cpu"))
+# ```
+#
+# Under the same autocast the output is still bfloat16, and the engine hands each input a
+# gradient of its own dtype, float32 for both `x.grad` and `weight.grad`, as `F.linear` does.
+# (`custom_fwd(..., cast_inputs=torch.float32)` instead runs forward in float32 with autocast
+# off: for an op that must not run in low precision.)
+#
+# **Real fused kernels.** Fusing in Python changes what is kept. Fused kernels win twice
+# more: they apply the ReLU to $z$ in fast on-chip memory instead of writing $z$ out and
+# reading it back, and some pack the mask into one **bit** per element.
+#
+# **`einsum`'s speed.** `einsum` is a clear way to write a backward, not always the fastest:
+# it picks an order of contraction for you, and for two operands it becomes one batched
+# matrix product, which is what you would write by hand. With three operands the order
+# matters: summing over $i$ first or over $j$ first can differ in cost by the ratio of their
+# sizes. (PyTorch chooses the order with `opt_einsum` when it is installed, and otherwise
+# contracts left to right.)
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # Write the shapes next to every formula: `grad_x` $= G W$, `grad_weight` $= G^\top x$ and
 # `grad_bias` $= \sum G$, with every leading dimension flattened into the sum for the
 # parameters. Check `ctx.needs_input_grad` before each expensive product, and count the
-# work to prove it. Under `torch.autocast`, wrap forward and backward in
-# `torch.amp.custom_fwd` and `custom_bwd` so that backward runs under forward's precision.
-# Fusing lets one Function keep only what backward truly needs, such as a
+# work to prove it. Fusing lets one Function keep only what backward truly needs, such as a
 # boolean mask, but measure memory in the whole graph, not just the block. And any product
 # of tensors summed over indices is an `einsum`, whose backward is the same product with the
 # operand and the output swapped.
