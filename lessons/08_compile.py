@@ -79,63 +79,51 @@ def compare(prediction, observed, who="PyTorch") -> None:
 # $\partial u / \partial x_j$, and which function you know is $\partial y / \partial x_j$?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the derivative</summary>
+# <details><summary><b>Hint 2</b>: a form that is safe to compute, a question</summary>
 #
-# $\partial y / \partial x_j = e^{x_j} / \sum_k e^{x_k} = e^{x_j - y} = p_j$, the softmax of
-# $x$ along the dimension. Written as $e^{x_j - y}$ it never overflows: $x_j \le y$.
+# Your $\partial y / \partial x_j$ has the sum $\sum_k e^{x_k}$ in it, which forward has
+# already taken the log of: it is $e^{y}$. Rewrite your derivative as a single exponential
+# using $y$. How large can its exponent be? Checkpoint: at $x = (0, 1, 2)$, $y = 2.40761$ and
+# your $\partial y / \partial x = (0.09003, 0.24473, 0.66524)$; they add up to 1. Why must
+# they?
 # </details>
 #
-# <details><summary><b>Hint 3</b>: both products</summary>
+# <details><summary><b>Hint 3</b>: both products, a question</summary>
 #
-# $$\text{backward: } \frac{\partial L}{\partial x_j} = g\, p_j \ \text{(one } g \text{ per
-#   slice, repeated along the dimension)}, \qquad
-#   \text{jvp: } \dot y = \sum_j p_j\, \dot x_j .$$
-#
-# Both read $x$ and $y$ (or $p$): backward from `ctx.save_for_backward`, jvp from
+# Backward gets one $g$ per slice (the dimension `dim` is gone from `grad_output`) and must
+# return one number per $x_j$; jvp gets one tangent $\dot x_j$ per $x_j$ and must return one
+# number per slice. Which of the two sums over $j$, and which repeats a value along $j$?
+# Checkpoint, at $x = (0, 1, 2)$: with $g = 2$, your $\partial L/\partial x =
+# (0.18006, 0.48946, 1.33048)$; with the tangent $\dot x = (1, 0, -1)$, your
+# $\dot y = -0.57521$. Both read $x$ and $y$: backward from `ctx.save_for_backward`, jvp from
 # `ctx.save_for_forward`.
 # </details>
 #
 # Forward needs care of its own: $e^{1000}$ overflows in float64. Which constant can you take
 # out of the sum, so that no exponent left inside is positive?
 #
-# <details><summary><b>Hint 4</b>: an overflow-free forward</summary>
+# <details><summary><b>Hint 4</b>: an overflow-free forward, a question</summary>
 #
-# Take out $e^{m}$ with $m = \max_j x_j$: $y = m + \log \sum_j e^{x_j - m}$. Every exponent is
-# then $\le 0$ and the largest term is exactly 1, so the sum lies between 1 and the number of
-# terms.
+# $\log \sum_j e^{x_j} = c + \log \sum_j e^{x_j - c}$ for any constant $c$: check it by
+# taking $e^{c}$ out of every term. Which $c$ makes every exponent left $\le 0$, and what is
+# then the largest term? Checkpoint: at $x = (1000, 999, 998)$ in float64,
+# `x.exp().sum().log()` is `inf`, and your forward gives $1000.40761$ (the $(0, 1, 2)$ answer
+# shifted by 998).
 # </details>
 #
-# **Softplus** with a positive scale $\beta$ is $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$,
-# exercise 2's operator. Before you reach it, find its derivative, and a form of it that never
-# overflows; the hints are collapsed.
+# **Softplus** with a positive scale $\beta$, $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$,
+# is exercise 2's operator. You wrote softplus with $\beta = 1$ alone in lesson 01 (its
+# transfer exercise): its derivative, its overflow-free form and its left tail carry over
+# unchanged to $\mathrm{softplus}(z)$ with $z = \beta x$. Only $\beta$ is new: by the chain
+# rule, what does it do to the value and to the derivative, and does the tiny left tail stay
+# accurate after the division by $\beta$?
 #
-# <details><summary><b>Hint 1</b>: the derivative, a question</summary>
+# <details><summary><b>Hint</b>: a numeric checkpoint</summary>
 #
-# With $z = \beta x$, the chain rule gives $s'(x) = \frac{1}{\beta} \cdot
-# \frac{d}{dz}\log(1 + e^{z}) \cdot \beta$. What is $\frac{d}{dz}\log(1 + e^z)$, and which
-# function you already know is it?
-# </details>
-#
-# <details><summary><b>Hint 2</b>: the derivative</summary>
-#
-# $\frac{e^z}{1 + e^z} = \sigma(z)$, so $s'(x) = \sigma(\beta x)$: the two factors $\beta$
-# cancel.
-# </details>
-#
-# <details><summary><b>Hint 3</b>: a form that never overflows, a question</summary>
-#
-# Only $e^{z}$ with a large positive $z$ overflows. For $z > 0$, factor $e^{z}$ out of
-# $1 + e^{z}$: what is left inside the logarithm, and how large can its exponent get? Then
-# find one expression that is right for both signs of $z$.
-# </details>
-#
-# <details><summary><b>Hint 4</b>: the form</summary>
-#
-# For $z > 0$: $\log(1 + e^z) = z + \log(1 + e^{-z})$. Both signs at once:
-# $\log(1 + e^{z}) = \max(z, 0) + \operatorname{log1p}(e^{-|z|})$, where the exponent is never
-# positive. Write it with $\operatorname{log1p}(u) = \log(1 + u)$, which never forms $1 + u$: at
-# $z = -40$, $1 + e^{-40}$ rounds to 1 in float64, so $\log(1 + e^{-40})$ is 0, while the true
-# value is $4.2 \times 10^{-18}$.
+# In float64, at $x = 1$, $\beta = 2$: $s = 1.06346$, $s' = 0.88080$. At $x = -20$,
+# $\beta = 2$: $s = 2.1242 \times 10^{-18}$ (not 0) and $s' = 4.2484 \times 10^{-18}$. At
+# $x = 400$, $\beta = 2$: $s = 400$ and $s' = 1$, finite. If your $s'$ is off by a factor
+# $\beta$, count the $\beta$s in the chain rule again.
 # </details>
 
 # %% [markdown]
@@ -419,6 +407,16 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours, after your self-check is green</b></summary>
+#
+# $\partial y / \partial x_j = e^{x_j} / \sum_k e^{x_k} = e^{x_j - y} = p_j$, the softmax
+# along `dim`, with $x_j - y \le 0$. Backward: $\partial L/\partial x_j = g\,p_j$, $g$
+# unsqueezed at `dim`; jvp: $\dot y = \sum_j p_j\,\dot x_j$. Forward:
+# $y = m + \log \sum_j e^{x_j - m}$, $m = \max_j x_j$, so the sum lies between 1 and the
+# number of terms.
+# </details>
+
+# %% [markdown]
 # The self-check runs every check grading runs: values and gradients over nine shapes and
 # dims (negative, first, a 1-D input, an empty `(0, 4)` input), each input alone, forward,
 # backward **and** jvp at $|x| = 1000$, `torch.func.jvp`, `torch.vmap` with per-sample
@@ -449,7 +447,7 @@ print(f"naive formula: inf at {int((naive == float('inf')).sum())} shifts (overf
       f"-inf at {int((naive == float('-inf')).sum())} (underflow), of 161")
 
 # %% [markdown]
-# ### In practice: a row that is all $-\infty$ (not graded)
+# ### A row that is all $-\infty$ (not graded)
 #
 # Attention masks a position by setting its score to $-\infty$, and a row can be masked
 # entirely (when a padding mask and a causal mask together leave a query no key). Mathematically
@@ -742,6 +740,14 @@ from autograder import grade; grade("softplus", softplus)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours, after your self-check is green</b></summary>
+#
+# With $z = \beta x$: $s = \big(\max(z, 0) + \operatorname{log1p}(e^{-|z|})\big) / \beta$, and
+# $s'(x) = \frac{1}{\beta}\,\sigma(z)\,\beta = \sigma(\beta x)$: the two $\beta$s cancel,
+# so backward keeps $x$ and $\beta$, and returns `None` for $\beta$.
+# </details>
+
+# %% [markdown]
 # The self-check runs every check grading runs: your operator's values and hand-written
 # gradient (with $\beta x$ up to $\pm 3200$), its fake implementation against the real output
 # under `FakeTensorMode`, `torch.library.opcheck`, and a `torch.compile(fullgraph=True,
@@ -969,19 +975,7 @@ for column, predicted in prediction_table.items():
 # | code the compiler must not look into (a C++/CUDA kernel, NumPy, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap`; its backward must be PyTorch ops too, or an operator of its own (a NumPy backward works in eager and fails `opcheck`'s `test_aot_dispatch_dynamic`; lesson 13) |
 # | a Triton kernel the compiler should fuse with the code around it (GPU) | `torch.library.triton_op` with `wrap_triton`, lesson 13; a `custom_op` is opaque to it |
 # | both an opaque kernel and `torch.func` | a custom operator called inside a Function in the setup_context form, with a `vmap` staticmethod (and a `jvp`: still a break), or wait for a later torch |
-#
-# **In practice, under `torch.autocast`.** An operator with no autocast rule gets its inputs
-# as they arrive. On torch 2.13 (CPU, bfloat16), `matvec` called on float32 tensors receives
-# float32; the `A @ v` in its Python body is still autocast and returns bfloat16, but a kernel
-# of your own would compute in float32. `torch.library.register_autocast("autograd_course::matvec",
-# "cpu", torch.bfloat16)` casts its float32 inputs to bfloat16 before the call (float64 ones
-# are left alone, as autocast leaves them).
-#
-# **In practice, the cost of a call.** A Python `custom_op` goes through the dispatcher and
-# back into Python on every call. Timed on 16 elements, one thread, the softplus maths as an
-# operator with autograd registered took about 1.5 to 2.5 times as long per call as the same
-# maths as a plain function (some 10 to 50 µs more, on a shared CPU). The cost is per call,
-# not per element: it counts for small tensors called often, not for a large kernel.
+
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `squared_norm`, an operator with a batching rule
@@ -1022,10 +1016,14 @@ for column, predicted in prediction_table.items():
 # `dim` 0 as well as for the batch dimension at 0.
 # </details>
 #
-# <details><summary><b>Hint 4</b>: a simpler route</summary>
+# <details><summary><b>Hint 4</b>: a numeric checkpoint</summary>
 #
-# Move the batch dimension to the front first: then the batched $x$'s dimensions are a
-# sample's, shifted by one, and the last answer no longer depends on `dim`.
+# Five samples of shape $(3, 4)$ stored along dimension 1, an $x$ of shape $(3, 5, 4)$: with
+# `dim = 0`, the loop over samples gives shape $(5, 4)$, so the output's batch dimension is
+# at 0; with `dim = -1`, the loop's $(5, 3)$ comes from a batched result of shape $(3, 5)$ with
+# its batch dimension at 1, unless your rule moved it. Does your rule return those positions
+# for every `dim`? Is there a place for the batch dimension where the answer stops depending
+# on `dim`?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_squared_norm", "solution": true}
@@ -1077,6 +1075,17 @@ from autograder import grade; grade("squared_norm", squared_norm)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours, after your self-check is green</b></summary>
+#
+# Backward: $\partial L/\partial x_{s,c} = \sum_r g_r\,2x_{r,c}\,\delta_{rs} = 2\,g_s\,x_{s,c}$:
+# $g$ is broadcast back along the reduced dimension. The fake: $x$'s shape without `dim`
+# (made non-negative first). The rule: a sample's `dim` $d$ is $d$ or $d + 1$ of the batched
+# $x$ (past the batch dimension), and the output's batch dimension is one less when the reduced
+# dimension came before it; with the batch dimension moved to the front first, a sample's
+# $d \ge 0$ is $d + 1$, a negative $d$ stays, and the output's batch dimension is 0.
+# </details>
+
+# %% [markdown]
 # ### Your rule with the batch dimension elsewhere (not graded)
 #
 # The grader runs `torch.vmap(squared_norm, in_dims=(0, None))`, the contract. A batching rule
@@ -1125,9 +1134,9 @@ compare(prediction_in_dims_1, matched, who="your rule")
 # </details>
 
 # %% [markdown]
-# ### In practice: the fake implementation owns the dtype
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
-# A fake implementation states the output's dtype as well as its shape, and it must be the
+# **The fake implementation owns the dtype.** A fake implementation states the output's dtype as well as its shape, and it must be the
 # dtype the real computation returns, which type promotion decides. Here the contract is
 # floating point, where `(x * x).sum(dim)` keeps `x`'s dtype and `x.new_empty(...)` is right.
 # For an integer `x` it is not: `torch.sum` of an `int32` tensor returns `int64`, so that fake
@@ -1135,8 +1144,21 @@ compare(prediction_in_dims_1, matched, who="your rule")
 # *"Dtypes torch.int64 and torch.int32 are not equal!"*. Run `opcheck` on every dtype your
 # operator accepts (or reject the others explicitly in the operator), and keep in mind that
 # what the compiler plans around is the fake, not your kernel.
-
-# %% [markdown]
+#
+# **The cost of a call.** A Python `custom_op` goes through the dispatcher and
+# back into Python on every call. Timed on 16 elements, one thread, the softplus maths as an
+# operator with autograd registered took about 1.5 to 2.5 times as long per call as the same
+# maths as a plain function (some 10 to 50 µs more, on a shared CPU). The cost is per call,
+# not per element: it counts for small tensors called often, not for a large kernel.
+#
+# **Under `torch.autocast`.** An operator with no autocast rule gets its inputs
+# as they arrive. On torch 2.13 (CPU, bfloat16), `matvec` called on float32 tensors receives
+# float32; the `A @ v` in its Python body is still autocast and returns bfloat16, but a kernel
+# of your own would compute in float32. `torch.library.register_autocast("autograd_course::matvec",
+# "cpu", torch.bfloat16)` casts its float32 inputs to bfloat16 before the call (float64 ones
+# are left alone, as autocast leaves them).
+# </details>
+#
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
