@@ -278,9 +278,9 @@ def attention_full(function, spec: Spec, device) -> None:
     covers("non-contiguous grad_output")
     check_stable(function, spec, device)
     covers("scores in the thousands")
+    # float32 against SDPA itself; the domain runs float32 (and float64) on its own inputs
     for seed, (lead, Lq, Lk, d, dv, mask) in enumerate(
-            [((2, 3), 5, 7, 4, 3, "causal"), ((2, 2), 6, 6, 8, 8, "padding"),
-             ((1,), 4, 9, 5, 6, None), ((2, 2), 7, 5, 4, 4, "random")]):
+            [((2, 3), 5, 7, 4, 3, "causal"), ((2, 2), 7, 5, 4, 4, "random")]):
         check_against_sdpa(function, spec, attention_values(
             lead, Lq, Lk, d, dv, device, mask=mask, seed=seed + 40, dtype=torch.float32), device)
     covers("float32 against F.scaled_dot_product_attention")

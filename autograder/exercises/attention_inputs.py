@@ -52,9 +52,18 @@ SCALE = Constant(1e-3, 10.0, "scale a Python float")
 
 
 def attention_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
-    """Q (2, 3, 4), K (2, 5, 4), V (2, 5, 3), a broadcast (3, 5) mask, ``scale``."""
-    return attention_values((2,), 3, 5, 4, 3, device, mask="random2d", seed=seed, dtype=dtype,
-                            scale=scale)
+    """Q (2, Lq, 4), K (2, 5, 4), V (2, 5, 3), ``scale`` and a mask broadcastable to
+    (2, Lq, 5): at seed 0 (Lq 3) a (3, 5) mask read through a transpose's strides; at other
+    seeds (Lq 3 or 4 by parity) a padding mask (2, 1, 5) or a full random one, so that two
+    calls in one graph differ in every shape. (A mask is not floating, so the domain's
+    layouts leave it as it is: its own strided layout is here.)"""
+    if seed == 0:
+        values = attention_values((2,), 3, 5, 4, 3, device, mask="random2d", dtype=dtype,
+                                  scale=scale)
+        values["mask"] = values["mask"].mT.contiguous().mT
+        return values
+    return attention_values((2,), 3 + seed % 2, 5, 4, 3, device, seed=seed, dtype=dtype,
+                            mask="random" if seed % 2 else "padding", scale=scale)
 
 
 def attention_values(lead, Lq, Lk, d, dv, device, *, mask=None, seed=0, dtype=torch.float64,
