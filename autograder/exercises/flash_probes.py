@@ -231,8 +231,11 @@ def flash_values(lead, Lq, Lk, d, dv, device, *, causal=False, seed=0, dtype=tor
 
 
 def flash_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
-    """Causal attention with Lq != Lk at the class's own BLOCK."""
-    made = flash_values((2,), 5, 7, 4, 3, device, causal=True, seed=seed, dtype=dtype)
+    """Causal attention with Lq 5 != Lk 7 at the class's own BLOCK; at odd seeds Lq 6 and not
+    causal, so that two calls in one graph differ in shape and in ``causal``."""
+    odd = seed % 2 == 1
+    made = flash_values((2,), 6 if odd else 5, 7, 4, 3, device, causal=not odd, seed=seed,
+                        dtype=dtype)
     return {**made, "scale": scale}
 
 
