@@ -182,7 +182,7 @@ def case(description: str):
     try:
         yield
     except GradingError as error:
-        raise GradingError(error.hint, error.details, case=description) from error
+        raise GradingError(error.hint, error.details, description, mistake=error.mistake) from error
 
 
 def make_inputs(values: dict, *, requires_grad=True) -> dict:

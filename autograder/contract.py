@@ -109,4 +109,4 @@ def _explain_alone(function, spec, values, name, grad, grad_output, error, rtol,
             f"{spec.name}.backward gives {name} the right gradient when every input requires "
             f"grad but a wrong one when {name} alone does: what it returns for {name} must not "
             f"depend on which other inputs need a gradient", str(error), case=case)
-    return GradingError(error.hint, error.details, case=case)
+    return GradingError(error.hint, error.details, case=case, mistake=error.mistake)

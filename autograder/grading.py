@@ -3,11 +3,12 @@
 import functools
 import warnings
 
-from . import progress
+from . import mistakes, progress
 from .errors import GradingError
 from .exercises import EXERCISES
 from .failure import shorten, show_pass
 from .torch_state import known_state
+from .verdict import Verdict
 
 # Called as hook(exercise, submission, error) when a visible self-check fails, after the cell
 # has shown its hint; `widgets` registers one that shows the gradient-check explorer
@@ -72,19 +73,28 @@ def _after_this_cell(callback) -> None:
 
 def verdict(name: str, submission) -> tuple[bool, str]:
     """Run every hidden check; return (passed, message), never raising for the learner's code."""
+    return classified_verdict(name, submission)[:2]
+
+
+def classified_verdict(name: str, submission) -> Verdict:
+    """``verdict`` with, for a failure, the mistake: a proven id or a category
+    (``autograder.mistakes``); the score is left to ``autograder.partial``."""
     exercise = EXERCISES.get(name)
     if exercise is None:
-        return False, f"no exercise called {name!r}: the test cell names an unknown exercise"
+        return Verdict(False, f"no exercise called {name!r}: the test cell names an unknown "
+                       "exercise", mistake=mistakes.UNKNOWN_EXERCISE)
     try:
         with known_state():  # the learner's grad mode, default dtype, ... never cost a mark
             devices = exercise.run(submission)
     except GradingError as error:
-        return False, str(error)
+        return Verdict(False, str(error), mistake=mistakes.mistake_of(error))
     except NotImplementedError:
-        return False, f"{name} is not implemented yet: its stub still raises NotImplementedError"
+        return Verdict(False, f"{name} is not implemented yet: its stub still raises "
+                       "NotImplementedError", mistake=mistakes.NOT_IMPLEMENTED)
     except Exception as error:  # the learner's code may raise anything
-        return False, f"{name} raised {type(error).__name__}: {error}"
-    return True, exercise.passed_message(devices)
+        return Verdict(False, f"{name} raised {type(error).__name__}: {error}",
+                       mistake=mistakes.raised(error))
+    return Verdict(True, exercise.passed_message(devices))
 
 
 def report(passed: bool, message: str) -> None:

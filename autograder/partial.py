@@ -19,7 +19,9 @@ from typing import Callable
 from .devices import grading_devices
 from .errors import GradingError
 from .exercise import Exercise
+from .mistakes import NOT_IMPLEMENTED, mistake_of
 from .torch_state import known_state
+from .verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -31,18 +33,20 @@ class Part:
     check: Callable[[object, object], None]
 
 
-def _outcome(part: Part, name: str, submission) -> str | None:
-    """None if the part passes on every grading device, else the hint that says why not."""
+def _outcome(part: Part, name: str, submission) -> tuple[str, str] | None:
+    """None if the part passes on every grading device, else the hint that says why not and
+    the mistake (``autograder.mistakes``)."""
     try:
         with known_state():
             for device in grading_devices():
                 part.check(submission, device)
     except GradingError as error:
-        return str(error).splitlines()[0]
+        return str(error).splitlines()[0], mistake_of(error)
     except NotImplementedError:
-        return f"{name} is not implemented yet: its stub still raises NotImplementedError"
+        return (f"{name} is not implemented yet: its stub still raises NotImplementedError",
+                NOT_IMPLEMENTED)
     except Exception as error:  # the learner's code may raise anything
-        return f"{name} raised {type(error).__name__}: {error}"
+        return f"{name} raised {type(error).__name__}: {error}", mistake_of(error)
     return None
 
 
@@ -64,26 +68,32 @@ class WeightedExercise(Exercise):
 
     def score(self, submission) -> tuple[bool, str, float]:
         """(passed, message, fraction earned); the message's first line is the hint."""
+        return self.scored_verdict(submission)[:3]
+
+    def scored_verdict(self, submission) -> Verdict:
+        """The verdict with the fraction earned and the first failing part's mistake."""
         failures = [(part, _outcome(part, self.name, submission)) for part in self.parts]
-        failed = [(part, hint) for part, hint in failures if hint is not None]
+        failed = [(part, outcome) for part, outcome in failures if outcome is not None]
         total = sum(part.weight for part in self.parts)
-        earned = sum(part.weight for part, hint in failures if hint is None)
+        earned = sum(part.weight for part, outcome in failures if outcome is None)
         if not failed:
-            return True, f"{self.name}: passes every check grading runs", 1.0
-        details = "\n".join(f"{'✓' if hint is None else '✗'} {part.name} "
-                            f"({part.weight:g} of {total:g}){'' if hint is None else ': ' + hint}"
-                            for part, hint in failures)
-        return False, f"{failed[0][1]}\n{details}", earned / total
+            return Verdict(True, f"{self.name}: passes every check grading runs", 1.0)
+        details = "\n".join(f"{'✓' if outcome is None else '✗'} {part.name} "
+                            f"({part.weight:g} of {total:g})"
+                            f"{'' if outcome is None else ': ' + outcome[0]}"
+                            for part, outcome in failures)
+        hint, mistake = failed[0][1]
+        return Verdict(False, f"{hint}\n{details}", earned / total, mistake)
 
 
 def scored_verdict(verdict, exercises: dict):
-    """``verdict`` (name, submission) -> (passed, message), extended to return the fraction
-    earned as a third value for exercises that declare weighted parts."""
+    """``verdict`` (name, submission) -> (passed, message[, score, mistake]), extended to give
+    the fraction earned (and the mistake) for exercises that declare weighted parts."""
 
     def scored(name: str, submission):
         exercise = exercises.get(name)
         if isinstance(exercise, WeightedExercise):
-            return exercise.score(submission)
+            return exercise.scored_verdict(submission)
         return verdict(name, submission)
 
     return scored

@@ -15,6 +15,7 @@ import os
 import sys
 import types
 
+from .mistakes import TAMPERED
 from .verdict import KEY_FILE_VARIABLE, VERDICT_MIME, sign, verdict_payload
 
 # Modules whose callables grading trusts; each is checked and restored before every verdict.
@@ -99,33 +100,36 @@ def _private(function):
 
 
 def make_publisher(key: bytes, publish):
-    """``publish_verdict(name, passed, message, score)``: sign a verdict and display it."""
+    """``publish_verdict(name, passed, message, score, mistake)``: sign a verdict and display
+    it."""
     payload_of, signature = _private(verdict_payload), _private(sign)
 
-    def publish_verdict(name: str, passed: bool, message: str, score) -> None:
-        payload = payload_of(name, passed, message, score)
+    def publish_verdict(name: str, passed: bool, message: str, score, mistake: str = "") -> None:
+        payload = payload_of(name, passed, message, score, mistake)
         publish({VERDICT_MIME: {"payload": payload, "signature": signature(key, payload)}})
 
     return publish_verdict
 
 
 def make_sealed_grade(key: bytes, restore, verdict, report, publish, published=None):
-    """The hidden-test entry point of a sealed kernel (see the module docstring). Each verdict
-    is also appended to ``published`` (for the test cell that called it)."""
+    """The hidden-test entry point of a sealed kernel (see the module docstring). ``verdict``
+    returns (passed, message), optionally followed by the score (partial credit) and the
+    mistake (``autograder.mistakes``). Each verdict is also appended to ``published`` (for the
+    test cell that called it) as (name, passed, message, score, mistake)."""
     publish_verdict = make_publisher(key, publish)
 
     def grade(name: str, submission) -> None:
         restore()
-        passed, message, *score = verdict(name, submission)  # a score: partial credit
-        score = score[0] if score else None
+        passed, message, score, mistake = (*verdict(name, submission), None, "")[:4]
         tampered = restore()
         if tampered:
-            passed, message, score = False, (
+            passed, message, score, mistake = False, (
                 f"{name}'s code replaced {tampered[0]} while it was being graded: "
-                "a submission must not modify torch or the grading library"), None
-        publish_verdict(name, passed, message, score)
+                "a submission must not modify torch or the grading library"), None, TAMPERED
+        mistake = "" if passed else mistake or ""
+        publish_verdict(name, passed, message, score, mistake)
         if published is not None:
-            published.append((name, passed, message, score))
+            published.append((name, passed, message, score, mistake))
         report(passed, message)
 
     return grade
@@ -153,7 +157,7 @@ def boot() -> None:
     from autograder import grading, partial, test_cells
     from autograder.exercises import EXERCISES
 
-    verdict = _private(grading.verdict)
+    verdict = _private(grading.classified_verdict)
     verdict.__globals__["EXERCISES"] = {name: copy.copy(e) for name, e in EXERCISES.items()}
     verdict = partial.scored_verdict(verdict, verdict.__globals__["EXERCISES"])
     restorers, published = [], []

@@ -12,6 +12,7 @@ import ast
 import numbers
 
 from .errors import GradingError
+from .mistakes import TAMPERED, TEST_FAILED, TIMEOUT, mistake_of
 
 # Taken now, when the seal snapshots this module: learner code that rebinds ``ast`` or
 # ``numbers`` attributes later cannot change how a test cell is read.
@@ -60,8 +61,9 @@ def cell_score(value, points: float) -> float | None:
 
 def make_sealed_test_cell(restore, published: list, publish_verdict, namespace):
     """``run_test_cell(grade_id, points, source)`` for a sealed kernel. ``published`` collects
-    the verdicts of ``grade()`` calls; ``publish_verdict(name, passed, message, score)`` signs
-    one; ``namespace()`` is the learner's namespace the test runs in."""
+    the verdicts of ``grade()`` calls, as (name, passed, message, score, mistake);
+    ``publish_verdict(name, passed, message, score, mistake)`` signs one; ``namespace()`` is the
+    learner's namespace the test runs in."""
 
     def run_test_cell(grade_id: str, points: float, source: str) -> None:
         filename = f"<test cell {grade_id}>"
@@ -71,28 +73,32 @@ def make_sealed_test_cell(restore, published: list, publish_verdict, namespace):
         try:
             value = run_cell_source(source, namespace(), filename)
         except KeyboardInterrupt:
-            publish_verdict(grade_id, False, "the test cell was interrupted (time limit)", None)
+            publish_verdict(grade_id, False, "the test cell was interrupted (time limit)", None,
+                            TIMEOUT)
             raise
         except BaseException as raised:  # noqa: BLE001 (SystemExit too: a failed test)
             error = raised
         tampered = restore()
         failed_grades = [verdict for verdict in published if not verdict[1]]
+        mistake = ""
         if tampered:
-            passed, message, score = False, (
+            passed, message, score, mistake = False, (
                 f"the code tested in {grade_id} replaced {tampered[0]} while it was being "
-                "graded: a submission must not modify torch or the grading library"), None
+                "graded: a submission must not modify torch or the grading library"), None, \
+                TAMPERED
         elif error is not None and failed_grades and isinstance(error, GradingError):
-            _, passed, message, score = failed_grades[-1]
+            _, passed, message, score, mistake = failed_grades[-1]
         elif error is not None:
             passed, message, score = False, describe_failure(error, filename), None
+            mistake = TEST_FAILED if type(error) is AssertionError else mistake_of(error)
         else:
             score = cell_score(value, points)
             passed = score is None or score >= 1
             earned = [verdict[2] for verdict in published if verdict[1]]
             message = (earned[-1] if earned else f"{grade_id}: all tests passed") if passed \
                 else f"{grade_id}: the test cell's result gives {value!r} of {points:g} points"
-            score = None if passed else score
-        publish_verdict(grade_id, passed, message, score)
+            score, mistake = (None, "") if passed else (score, TEST_FAILED)
+        publish_verdict(grade_id, passed, message, score, mistake)
         if not passed:
             raise GradingError(message)
         print(f"✓ {message}")

@@ -4,6 +4,7 @@ library only, so that the grader reads verdicts without importing torch."""
 import hashlib
 import hmac
 import json
+from typing import NamedTuple
 
 KEY_FILE_VARIABLE = "AUTOGRADER_SEAL_KEY_FILE"
 VERDICT_MIME = "application/vnd.autograd-course.verdict+json"
@@ -13,17 +14,38 @@ def sign(key: bytes, payload: str) -> str:
     return hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
 
 
-def verdict_payload(exercise: str, passed: bool, message: str, score: float | None = None) -> str:
-    """The signed text of a verdict; ``score`` (the fraction earned) only for partial credit."""
+class Verdict(NamedTuple):
+    """One exercise's outcome: passed, the message (its first line the hint), the fraction
+    earned (partial credit only) and, for a failure, the mistake: a proven id or a category
+    (``autograder.mistakes``)."""
+
+    passed: bool
+    message: str
+    score: float | None = None
+    mistake: str = ""
+
+
+def verdict_payload(exercise: str, passed: bool, message: str, score: float | None = None,
+                    mistake: str = "") -> str:
+    """The signed text of a verdict; ``score`` (the fraction earned) only for partial credit,
+    ``mistake`` only for a failure."""
     fields = {"exercise": exercise, "passed": passed, "message": message}
     if score is not None:
         fields["score"] = score
+    if mistake:
+        fields["mistake"] = mistake
     return json.dumps(fields, sort_keys=True)
 
 
 def read_verdicts(outputs, key: bytes, scores: bool = False) -> dict[str, tuple]:
     """The correctly signed verdicts among a cell's outputs, by exercise: (passed, message), or
     with ``scores`` (passed, message, score), the score None but for partial credit."""
+    return {exercise: tuple(found)[:3 if scores else 2]
+            for exercise, found in read_signed(outputs, key).items()}
+
+
+def read_signed(outputs, key: bytes) -> dict[str, Verdict]:
+    """The correctly signed verdicts among a cell's outputs, by exercise, each in full."""
     verdicts = {}
     for output in outputs:
         data = output.get("data") if isinstance(output, dict) and output.get("output_type") in (
@@ -40,8 +62,8 @@ def read_verdicts(outputs, key: bytes, scores: bool = False) -> dict[str, tuple]
             continue
         if genuine:
             fields = json.loads(payload)
-            verdicts[fields["exercise"]] = (bool(fields["passed"]), str(fields["message"]))
-            if scores:
-                score = fields.get("score")
-                verdicts[fields["exercise"]] += (None if score is None else float(score),)
+            score = fields.get("score")
+            verdicts[fields["exercise"]] = Verdict(
+                bool(fields["passed"]), str(fields["message"]),
+                None if score is None else float(score), str(fields.get("mistake", "")))
     return verdicts

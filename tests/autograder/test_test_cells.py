@@ -20,7 +20,7 @@ def test_asserts_that_hold_earn_the_points():
     """Does a cell of plain asserts that all hold pass?"""
     run, verdicts, _ = _runner({"x": 2})
     run("extra", 2.0, "assert x == 2\nassert x * x == 4")
-    assert verdicts == [("extra", True, "extra: all tests passed", None)]
+    assert verdicts == [("extra", True, "extra: all tests passed", None, "")]
 
 
 def test_a_failing_assert_shows_its_message_not_its_code():
@@ -28,8 +28,8 @@ def test_a_failing_assert_shows_its_message_not_its_code():
     run, verdicts, _ = _runner({"x": 3})
     with pytest.raises(GradingError):
         run("extra", 2.0, "y = x + 1\nassert y == 3, 'y is not 3'")
-    (name, passed, message, score), = verdicts
-    assert (name, passed, score) == ("extra", False, None)
+    (name, passed, message, score, mistake), = verdicts
+    assert (name, passed, score, mistake) == ("extra", False, None, "test-failed")
     assert message == "a test failed (line 2 of the test cell): y is not 3"
 
 
@@ -41,6 +41,7 @@ def test_any_error_fails_the_cell():
         with pytest.raises(GradingError):
             run("extra", 1.0, source)
         assert verdicts[0][1] is False and verdicts[0][2].startswith(phrase)
+        assert verdicts[0][4] == f"raised:{phrase.split()[-1]}"
 
 
 @pytest.mark.parametrize("result, passed, score", [(1.5, False, 0.75), (2, True, None),
@@ -63,11 +64,11 @@ def test_a_failed_grade_call_keeps_its_hint_and_partial_credit():
     published = []
     namespace = {"published": published, "GradingError": GradingError}
     run, verdicts, _ = _runner(namespace, published=published)
-    source = ("published.append(('Square', False, 'check the sign', 0.5))\n"
-              "raise GradingError('check the sign')")
+    source = ("published.append(('Square', False, 'check the sign', 0.5, "
+              "'unproven:wrong-value'))\nraise GradingError('check the sign')")
     with pytest.raises(GradingError):
         run("Square", 2.0, source)
-    assert verdicts == [("Square", False, "check the sign", 0.5)]
+    assert verdicts == [("Square", False, "check the sign", 0.5, "unproven:wrong-value")]
 
 
 def test_asserts_after_a_passing_grade_call_still_count():
@@ -75,7 +76,8 @@ def test_asserts_after_a_passing_grade_call_still_count():
     published = []
     run, verdicts, _ = _runner({"published": published}, published=published)
     with pytest.raises(GradingError):
-        run("Square", 2.0, "published.append(('Square', True, 'ok', None))\nassert False, 'more'")
+        run("Square", 2.0,
+            "published.append(('Square', True, 'ok', None, ''))\nassert False, 'more'")
     assert verdicts[0][1] is False and "more" in verdicts[0][2]
 
 
@@ -85,3 +87,13 @@ def test_tampering_while_the_cell_ran_fails_it():
     with pytest.raises(GradingError):
         run("extra", 1.0, "pass")
     assert verdicts[0][1] is False and "replaced torch.allclose" in verdicts[0][2]
+    assert verdicts[0][4] == "tampered"
+
+
+def test_an_interrupted_cell_is_a_timeout():
+    """Is a cell stopped at the time limit recorded as a timeout, and the interrupt kept?"""
+    run, verdicts, _ = _runner()
+    with pytest.raises(KeyboardInterrupt):
+        run("extra", 1.0, "raise KeyboardInterrupt")
+    assert verdicts == [("extra", False, "the test cell was interrupted (time limit)", None,
+                         "timeout")]
