@@ -35,7 +35,8 @@ def check_saves_only_inputs(forward) -> None:
         raise GradingError(
             f"Outer saved a{'n' if what.role[0] in 'aeiou' else ''} {what.role} of shape "
             f"{what.shape} ({what.nbytes} bytes): the contract saves only u and v themselves, "
-            "which the caller holds anyway; anything else, a copy included, is new memory")
+            "which the caller holds anyway; anything else, a copy included, is new memory",
+            mistake="Outer/saves-more-than-inputs")
 
 
 def _wrong_side(function, device) -> str | None:
@@ -67,7 +68,8 @@ def _or_wrong_side(function, device, error: GradingError) -> GradingError:
         f"Outer's gradient for {name} multiplies grad_output G from the wrong side: at shapes "
         "(4,) and (3,) it fails, and at (3,) and (3,), where the shapes fit, it equals the "
         f"product with G transposed: which index of G is {name}'s, and which one must the "
-        f"product sum over? ({str(error).splitlines()[0]})")
+        f"product sum over? ({str(error).splitlines()[0]})",
+        mistake="Outer/grad-output-on-wrong-side")
 
 
 # the inputs each gradient's formula reads (besides grad_output)

@@ -121,28 +121,39 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
         backward = run_backward(SPEC, forward.output, inputs, grad_output)
     if not torch.equal(grad_output, pristine):
         raise GradingError("PerSampleClippedLinear's backward modified grad_output in place: "
-                           "compute a new tensor (grad_output * factors[:, None])")
+                           "compute a new tensor (grad_output * factors[:, None])",
+                           mistake="PerSampleClippedLinear/modifies-grad-output")
     n, d_out, d_in = grad_output.shape[0], weight.shape[0], x.shape[1]
     largest = books.phase.largest
     if largest is not None and largest.numel > max(n * d_out, n * d_in, d_out * d_in):
         raise GradingError(
             f"PerSampleClippedLinear's backward created a tensor of shape {largest.shape} "
             f"(by {largest.op}), one outer product per sample: use ||g_n x_n^T|| = ||g_n|| "
-            "||x_n|| for the norms and one matrix product for the scaled sum")
+            "||x_n|| for the norms and one matrix product for the scaled sum",
+            mistake="PerSampleClippedLinear/per-sample-outer-products")
     expected = expected_gradients(x, weight, max_norm, pristine)
     grad_x, grad_weight = backward.grads[:2]
     if isinstance(grad_weight, torch.Tensor) and not torch.isfinite(grad_weight).all():
         raise GradingError("PerSampleClippedLinear's grad_weight has nan or inf where a sample's "
                            "gradient is 0 (its grad_output row or its x row is zero): that "
-                           "sample's norm is 0, below max_norm, so its factor is 1")
+                           "sample's norm is 0, below max_norm, so its factor is 1",
+                           mistake="PerSampleClippedLinear/nan-on-zero-sample")
     if matches(grad_x, (pristine * _factors(pristine, x, max_norm)[:, None]) @ weight,
                expected["x"]):
         raise GradingError("PerSampleClippedLinear clips grad_x too: only the weight's "
-                           "per-sample gradients are clipped; grad_x = grad_output @ weight")
+                           "per-sample gradients are clipped; grad_x = grad_output @ weight",
+                           mistake="PerSampleClippedLinear/clips-grad-x")
     diagnose_gradient("x", grad_x, expected["x"], rtol=rtol, atol=atol)
     hint = _mistake_hint(grad_weight, pristine, x, weight, max_norm, expected["weight"])
     if hint:
-        raise GradingError(f"PerSampleClippedLinear {hint}")
+        raise GradingError(f"PerSampleClippedLinear {hint}", mistake={
+            "clips by ||x_n|| alone": "PerSampleClippedLinear/norm-of-x-alone",
+            "by the squared norm": "PerSampleClippedLinear/squared-norm",
+            "sums the per-sample gradients unclipped": "PerSampleClippedLinear/no-clipping",
+            "clips by ||g_n|| alone": "PerSampleClippedLinear/norm-of-g-alone",
+            "clips the summed gradient": "PerSampleClippedLinear/clips-summed-gradient",
+            "scales every sample's gradient to norm max_norm":
+                "PerSampleClippedLinear/scales-small-samples-up"})
     diagnose_gradient("weight", grad_weight, expected["weight"], rtol=rtol, atol=atol)
     return backward
 

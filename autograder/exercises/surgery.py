@@ -40,27 +40,32 @@ def check_reversal(function, x: torch.Tensor, alpha: float, *, seed: int = 0):
         if matches(got, pristine, expected):
             raise GradingError(f"GradientReversal passes grad_output through unchanged: with "
                                f"alpha={alpha} its gradient for x is grad_output times 1, so "
-                               "the features still help the critic and alpha plays no part")
+                               "the features still help the critic and alpha plays no part",
+                               mistake="GradientReversal/no-reversal")
         if matches(got, -pristine, expected):
             raise GradingError(f"GradientReversal forgets alpha: with alpha={alpha} its "
                                "gradient for x is grad_output times -1, the same factor for "
-                               "every alpha. The sign is right; what should set the size?")
+                               "every alpha. The sign is right; what should set the size?",
+                               mistake="GradientReversal/forgets-alpha")
         if matches(got, alpha * pristine, expected):
             raise GradingError(f"GradientReversal forgets the sign: with alpha={alpha} its "
                                f"gradient for x is grad_output times {alpha}, so the features "
                                "help the critic. The size is right; which function of L_d "
-                               "must the features descend on?")
+                               "must the features descend on?",
+                               mistake="GradientReversal/forgets-sign")
         if matches(got, torch.full_like(pristine, -alpha), expected):
             raise GradingError(f"GradientReversal's backward ignores grad_output: with "
                                f"alpha={alpha} every element of its gradient for x is "
                                f"{-alpha}, whatever grad_output holds (the chain rule "
-                               "multiplies by what came in)")
+                               "multiplies by what came in)",
+                               mistake="GradientReversal/ignores-grad-output")
     zero = isinstance(got, torch.Tensor) and got.shape == expected.shape and not got.any()
     if alpha < 0 and (zero or matches(got, -expected, expected)):
         what = "0" if zero else f"grad_output times {alpha}, the expected gradient times -1,"
         raise GradingError(f"GradientReversal returns {what} for alpha={alpha}: alpha is any "
                            "Python float, negative too, and a negative alpha sends the gradient "
-                           "on unreversed, scaled by |alpha|")
+                           "on unreversed, scaled by |alpha|",
+                           mistake="GradientReversal/mishandles-negative-alpha")
     diagnose_gradient("x", got, expected)
     return forward, backward
 
@@ -141,11 +146,16 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
         rows = torch.linalg.vector_norm(pristine, dim=-1) > 0  # a mistake may divide by 0 there
         for candidate, hint in mistakes:
             if matches(got[rows], candidate[rows], expected[rows]):
-                raise GradingError(f"ClipGradientNorm {hint}")
+                raise GradingError(f"ClipGradientNorm {hint}", mistake={
+                    "clips by the norm of the whole gradient": "ClipGradientNorm/whole-norm",
+                    "clamps each element": "ClipGradientNorm/clamps-elements",
+                    "scales every row to norm max_norm": "ClipGradientNorm/scales-small-rows-up",
+                    "clips columns": "ClipGradientNorm/clips-columns"})
         if not torch.isfinite(got).all():
             raise GradingError("ClipGradientNorm's gradient has nan or inf where a row of "
                                "grad_output is all zeros: a row of norm 0 is below max_norm and "
-                               "passes unchanged (divide only where the norm exceeds max_norm)")
+                               "passes unchanged (divide only where the norm exceeds max_norm)",
+                               mistake="ClipGradientNorm/nan-on-zero-row")
     diagnose_gradient("x", got, expected)
     return forward, backward
 
@@ -188,13 +198,15 @@ def check_kinks(function, device, dtype=torch.float64) -> None:
     if isinstance(grad_x, torch.Tensor) and grad_x.isnan().any():
         raise GradingError("SoftThreshold's gradient for x is nan at |x| == lam: a division "
                            "such as relu(z) / z is 0/0 on the kink; build the mask with a "
-                           "comparison instead of a division")
+                           "comparison instead of a division",
+                           mistake="SoftThreshold/nan-at-kink")
     if isinstance(grad_x, torch.Tensor) and grad_x.shape == x.shape:
         if torch.equal(grad_x != 0, x.abs() >= lam) and not torch.equal(grad_x != 0, outside):
             raise GradingError("SoftThreshold's gradient for x is not 0 at |x| == lam: forward "
                                "is flat from there inwards, and the contract (as for "
                                "F.softshrink) takes 0 at the kink, but your backward lets "
-                               "those entries through: which comparison leaves them out?")
+                               "those entries through: which comparison leaves them out?",
+                               mistake="SoftThreshold/passes-kink")
     diagnose_gradient("x", grad_x, grad_output * outside)
     expected_lam = -(grad_output * torch.sign(x) * outside).sum()
     right, counted = f"{expected_lam.item():g}", None
@@ -216,9 +228,12 @@ def check_kinks(function, device, dtype=torch.float64) -> None:
             counted = hint.format(got=f"{candidate.item():g}")
             break
     if counted:
-        raise GradingError(f"SoftThreshold's gradient for lam {counted}")
+        raise GradingError(f"SoftThreshold's gradient for lam {counted}", mistake={
+            "counts the entries at |x| == lam": "SoftThreshold/lam-counts-kink",
+            "-1 for each entry outside the threshold": "SoftThreshold/lam-without-sign",
+            "over every entry": "SoftThreshold/lam-without-mask"})
     if matches(grad_lam, -expected_lam, expected_lam):
-        raise GradingError(WRONG_SIGN)
+        raise GradingError(WRONG_SIGN, mistake="SoftThreshold/lam-wrong-sign")
     check_lam_not_averaged(function, values, grad_lam=grad_lam)
     diagnose_gradient("lam", grad_lam, expected_lam)
 
@@ -252,7 +267,8 @@ def check_lam_not_averaged(function, values: dict, details=None, grad_lam=None) 
     if n > 1 and matches(grad_lam, right / n, right):
         raise GradingError(f"SoftThreshold's gradient for lam is 1/{n} of the right one, and x "
                            f"has {n} entries: it averages over them, but each entry lam moves "
-                           "adds its own share to the loss", details)
+                           "adds its own share to the loss", details,
+                           mistake="SoftThreshold/lam-averaged")
 
 
 def check_soft(function, values: dict, *, seed=0, **tolerance) -> None:
@@ -261,7 +277,8 @@ def check_soft(function, values: dict, *, seed=0, **tolerance) -> None:
             _, backward = check_soft_case(function, values, seed=seed, **tolerance)
         except GradingError as error:
             if "for lam" in error.hint and "times -1" in error.hint:
-                raise GradingError(WRONG_SIGN, error.details) from error
+                raise GradingError(WRONG_SIGN, error.details,
+                                   mistake="SoftThreshold/lam-wrong-sign") from error
             if "for lam" in error.hint:
                 check_lam_not_averaged(function, values, error.details)
             raise

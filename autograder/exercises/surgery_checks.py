@@ -61,17 +61,20 @@ def surgery_case(function, spec: Spec, x: torch.Tensor, constant, grad_output: t
     forward = run_forward(function, spec, inputs)
     if leaf._version != version or not torch.equal(leaf.detach(), x):
         raise GradingError(f"{spec.name}'s forward modified x in place: return x unchanged in "
-                           "value (x.view_as(x) or x.clone()) and never write into it")
+                           "value (x.view_as(x) or x.clone()) and never write into it",
+                           mistake=f"{spec.name}/modifies-x-in-place")
     diagnose_values(f"{spec.name}'s output", forward.output, x, rtol=0, atol=0)
     if forward.saved:
         kept = ", ".join(saved.role for saved in forward.saved)
         raise GradingError(f"{spec.name} saved {kept} with save_for_backward: its backward needs "
-                           f"only the number {spec.input_names[1]}, a plain ctx attribute")
+                           f"only the number {spec.input_names[1]}, a plain ctx attribute",
+                           mistake=f"{spec.name}/saves-tensors")
     if forward.ctx_tensor_attributes:  # no tensor is needed here, saved or kept
         where = ", ".join(forward.ctx_tensor_attributes)
         raise GradingError(f"{spec.name} keeps a tensor on ctx ({where}): its backward needs "
                            f"only the number {spec.input_names[1]}, kept as it came (a Python "
-                           "float) on ctx, and no tensor at all")
+                           "float) on ctx, and no tensor at all",
+                           mistake=f"{spec.name}/tensor-on-ctx")
     pristine = grad_output.clone()
     backward = run_backward(spec, forward.output, inputs, grad_output)
     check_untouched(spec, grad_output, pristine)
@@ -127,13 +130,14 @@ def check_lam_summed(function, values: dict) -> None:
         raise GradingError(
             f"SoftThreshold.backward returns grad_lam of shape {tuple(grad_lam.shape)} for lam "
             "of shape (): the sum is there, the shape is not; return a 0-d tensor (.sum() with "
-            "no dim, or .reshape(()))")
+            "no dim, or .reshape(()))", mistake="SoftThreshold/lam-gradient-not-0d")
     if isinstance(grad_lam, torch.Tensor) and grad_lam.shape != values["lam"].shape:
         raise GradingError(
             f"SoftThreshold.backward returns grad_lam of shape {tuple(grad_lam.shape)} for lam "
             "of shape (): sum it to lam's shape yourself (lam is used by every entry, so its "
             "gradient is a sum); the engine happens to sum an expandable gradient, but backward "
-            "must return one gradient of its input's shape")
+            "must return one gradient of its input's shape",
+            mistake="SoftThreshold/lam-gradient-not-summed")
 
 
 def soft_ties(device, dtype) -> dict:

@@ -65,11 +65,12 @@ def check_input_version_tracking(function, spec: Spec, values: dict, name: str |
             f"{spec.name} saved a tensor autograd cannot check for in-place changes: it shares "
             f"{name}'s memory but not its version counter (as {name}.data does), so backward "
             f"silently used {name}'s new values; save {name} itself with "
-            f"ctx.save_for_backward({name})")
+            f"ctx.save_for_backward({name})", mistake=f"{spec.name}/saves-untracked-alias")
     raise GradingError(
         f"after {name} was changed in place, {spec.name}'s backward silently used the new "
         f"values: it read {name} from somewhere ctx.save_for_backward does not guard; save "
-        f"{name} itself with ctx.save_for_backward({name})")
+        f"{name} itself with ctx.save_for_backward({name})",
+        mistake=f"{spec.name}/reads-unguarded-input")
 
 
 def check_one_ctx_per_call(function, spec: Spec, first: dict, second: dict) -> None:
@@ -91,7 +92,8 @@ def check_one_ctx_per_call(function, spec: Spec, first: dict, second: dict) -> N
             raise GradingError(
                 f"{spec.name}'s backward used another call's inputs: called twice, the first "
                 f"call got grad_{name} for the second call's inputs; keep what backward needs "
-                "on ctx, which is one per call, not where calls share it (the class, a global)")
+                "on ctx, which is one per call, not where calls share it (the class, a global)",
+                mistake=f"{spec.name}/state-shared-between-calls")
 
 
 def check_uses_grad_output(function, spec: Spec, values: dict) -> None:
@@ -119,7 +121,7 @@ def check_uses_grad_output(function, spec: Spec, values: dict) -> None:
             raise GradingError(
                 f"{spec.name}.backward ignores grad_output: grad_{name} is the local derivative "
                 f"dy/d{name} alone, the right gradient only when grad_output is all ones; "
-                f"{remedy}")
+                f"{remedy}", mistake=f"{spec.name}/ignores-grad-output")
 
 
 def check_square_keeps_sign(function, device) -> None:
@@ -139,10 +141,11 @@ def check_square_keeps_sign(function, device) -> None:
     if any(saved.role == "output" for saved in forward.saved):
         raise GradingError(
             "Square saved its output y = x ** 2, which has lost the sign of x: your gradient "
-            "for x has the wrong sign wherever x < 0 (sqrt(y) is |x|); save x instead")
+            "for x has the wrong sign wherever x < 0 (sqrt(y) is |x|); save x instead",
+            mistake="Square/saves-output-loses-sign")
     raise GradingError(
         "your gradient for x has the wrong sign wherever x < 0 and is right where x > 0: it "
-        "uses |x| where the derivative of x ** 2 is 2x")
+        "uses |x| where the derivative of x ** 2 is 2x", mistake="Square/uses-abs-x")
 
 
 def square_full(Square, device) -> None:
@@ -185,7 +188,7 @@ def check_weights_not_swapped(function, device) -> None:
         raise GradingError(
             f"the weights are swapped: with w1={w1} and w2={w2} grad_x1 is w2 * grad_output and "
             "grad_x2 is w1 * grad_output; since y = w1 * x1 + w2 * x2, grad_x1 = w1 * "
-            "grad_output")
+            "grad_output", mistake="WeightedSum/swaps-weights")
 
 
 def _check_weighted(function, values: dict):
@@ -200,7 +203,8 @@ def _check_weighted(function, values: dict):
                     f"w2={values['w2']}): {name} still requires grad, and its gradient is a "
                     f"tensor of zeros; None leaves {name}.grad at None and makes "
                     f"torch.autograd.grad raise for {name}: return grad_{name} whatever the "
-                    "weight", error.details) from error
+                    "weight", error.details, mistake="WeightedSum/none-for-zero-weight"
+                ) from error
         raise
 
 

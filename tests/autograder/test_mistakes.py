@@ -1,0 +1,177 @@
+"""Mistake ids and categories: a proven hint carries a stable id, kept when it is re-raised with
+its inputs; any other failure is put in a category of what is known, never given a name."""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder.checks import case
+from autograder.diagnose import diagnose_gradient
+from autograder.errors import GradingError
+from autograder.exercises import EXERCISES
+from autograder.mistakes import MISTAKE_ID, is_mistake_id, mistake_of
+from grader.mistake_sections import SECTIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+# The lessons whose proven hints carry ids, and the files that raise them.
+NAMED_LESSONS = {"00_template": ("template.py", "outer.py"),
+                 "12_surgery": ("surgery.py", "surgery_checks.py", "per_sample_clipping.py")}
+LESSON_FILES = {"00_template": "lessons/00_template.py", "12_surgery": "lessons/12_surgery.py"}
+
+
+def _raised(function):
+    with pytest.raises(BaseException) as info:
+        function()
+    return info.value
+
+
+def _wrong_gradient():
+    diagnose_gradient("x", torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.0, 4.0]))
+
+
+def test_an_id_is_kept_and_a_mapping_picks_the_hint_s_own():
+    """Is ``mistake`` kept as given, and a phrase mapping resolved to the id of the phrase the
+    hint contains (none when no phrase matches)?"""
+    assert GradingError("a hint", mistake="Square/uses-abs-x").mistake == "Square/uses-abs-x"
+    ids = {"clamps each element": "Clip/clamps", "clips columns": "Clip/columns"}
+    assert GradingError("Clip clips columns (the norm over dim -2)", mistake=ids).mistake == \
+        "Clip/columns"
+    assert GradingError("Clip does something else", mistake=ids).mistake == ""
+
+
+def test_naming_the_inputs_keeps_the_id():
+    """Does ``case()`` re-raise a hint with its inputs and the same id?"""
+    def fails():
+        with case("x of shape (5,)"):
+            raise GradingError("Square ignores grad_output", mistake="Square/ignores-grad-output")
+
+    error = _raised(fails)
+    assert error.hint == "Square ignores grad_output (with x of shape (5,))"
+    assert mistake_of(error) == "Square/ignores-grad-output"
+
+
+def test_what_is_not_proven_gets_a_category_never_a_name():
+    """Is each unproven failure put in the category of what is known?"""
+    assert mistake_of(NotImplementedError()) == "not-implemented"
+    assert mistake_of(ValueError("boom")) == "raised:ValueError"
+    assert mistake_of(_raised(_wrong_gradient)) == "unproven:wrong-value"
+
+    def with_inputs():
+        with case("x of shape (3,)"):
+            _wrong_gradient()
+
+    assert mistake_of(_raised(with_inputs)) == "unproven:wrong-value"
+
+    def explains_a_learner_error():
+        try:
+            raise TypeError("forward() takes 2 positional arguments")
+        except TypeError as error:
+            raise GradingError("Square.forward raised TypeError: ...") from error
+
+    assert mistake_of(_raised(explains_a_learner_error)) == "raised:TypeError"
+
+    def explains_differently():  # a new hint built on a wrong value: not that value's
+        try:
+            _wrong_gradient()
+        except GradingError as error:
+            raise GradingError("backward returns None for x when x alone requires grad") \
+                from error
+
+    assert mistake_of(_raised(explains_differently)) == "unnamed:check"
+
+    def raised_from_itself():  # `raise error from error` must not loop
+        try:
+            _wrong_gradient()
+        except GradingError as error:
+            raise error from error
+
+    assert mistake_of(_raised(raised_from_itself)) == "unproven:wrong-value"
+    assert not any(is_mistake_id(category) for category in (
+        "not-implemented", "raised:ValueError", "unproven:wrong-value", "unnamed:check"))
+
+
+def _declared_ids() -> dict[str, list[tuple[str, str]]]:
+    """Lesson -> (id or id template, the hint's source) for every GradingError raised in the
+    files of the lessons whose hints carry ids; "" for a call without one."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for lesson, files in NAMED_LESSONS.items():
+        for name in files:
+            tree = ast.parse((ROOT / "autograder" / "exercises" / name).read_text())
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") ==
+                        "GradingError"):
+                    continue
+                hint = ast.unparse(node.args[0])
+                given = next((k.value for k in node.keywords if k.arg == "mistake"), None)
+                if isinstance(given, ast.Dict):
+                    found.setdefault(lesson, []).extend(
+                        (value.value, f"{hint} ~ {key.value}")
+                        for key, value in zip(given.keys, given.values))
+                elif isinstance(given, ast.JoinedStr):  # f"{spec.name}/kebab": the exercise's
+                    template = "".join("{spec.name}" if isinstance(v, ast.FormattedValue)
+                                       else v.value for v in given.values)
+                    found.setdefault(lesson, []).append((template, hint))
+                else:
+                    found.setdefault(lesson, []).append(
+                        (given.value if isinstance(given, ast.Constant) else "", hint))
+    return found
+
+
+def test_every_proven_hint_of_the_named_lessons_has_a_stable_id():
+    """Does every GradingError raised by lessons 00 and 12 carry an id, written out (or as
+    the exercise's own name and a fixed suffix), shaped Exercise/kebab-case, naming an
+    exercise of that lesson?"""
+    for lesson, declared in _declared_ids().items():
+        exercises = {name for name, e in EXERCISES.items() if e.lesson == lesson}
+        for mistake, hint in declared:
+            assert mistake, f"{lesson}: GradingError({hint}) has no mistake id"
+            exercise, _, _ = mistake.partition("/")
+            assert MISTAKE_ID.fullmatch(mistake.replace("{spec.name}", "Spec")), mistake
+            assert exercise in exercises | {"{spec.name}"}, mistake
+
+
+def test_each_id_names_one_mistake():
+    """Is each id raised for one hint only (the same constant where two checks prove it), so
+    that no two mistakes share a group?"""
+    for lesson, declared in _declared_ids().items():
+        hints: dict[str, set] = {}
+        for mistake, hint in declared:
+            hints.setdefault(mistake, set()).add(hint)
+        shared = {mistake: sorted(h) for mistake, h in hints.items() if len(h) > 1}
+        assert shared == {}, f"{lesson}: ids raised for different hints: {shared}"
+
+
+def test_each_section_is_a_heading_of_its_lesson_and_each_id_one_that_is_raised():
+    """Does every id with a section of its own exist, and is its section a heading of the
+    mistake's lesson?"""
+    declared = {lesson: {m for m, _ in ids} for lesson, ids in _declared_ids().items()}
+    for mistake, title in SECTIONS.items():
+        exercise, _, suffix = mistake.partition("/")
+        lesson = EXERCISES[exercise].lesson
+        assert mistake in declared[lesson] or f"{{spec.name}}/{suffix}" in declared[lesson], \
+            mistake
+        headings = re.findall(r"^# #{2,3} (.+?)\s*$", (ROOT / LESSON_FILES[lesson]).read_text(),
+                              re.MULTILINE)
+        assert title in headings, f"{mistake}: no section {title!r} in {lesson}"
+
+
+@pytest.mark.parametrize("exercise, name, expected", [
+    pytest.param("GradientReversal", "alpha forgotten", "GradientReversal/forgets-alpha",
+                 marks=pytest.mark.lesson12),
+    pytest.param("ClipGradientNorm", "columns clipped", "ClipGradientNorm/clips-columns",
+                 marks=pytest.mark.lesson12),
+    pytest.param("Outer", "u and v kept in a module global", "Outer/state-shared-between-calls",
+                 marks=pytest.mark.lesson00),
+    pytest.param("Square", "wrong sign", "unproven:wrong-value", marks=pytest.mark.lesson00),
+])
+def test_a_catalogued_mistake_is_graded_with_its_id(exercise, name, expected):
+    """Does grading a catalogued mistake give its id (written out, picked by phrase, or the
+    exercise's own name with a shared check's suffix), and an unproven one a category?"""
+    from autograder.grading import classified_verdict
+    from tools.catalogue import mistake
+
+    verdict = classified_verdict(exercise, mistake(exercise, name).load())
+    assert (verdict.passed, verdict.mistake) == (False, expected)
