@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 
+from . import verdict_store
 from .executors import dask_executor, local_executor
 from .faults import SEVERITY, Fault, from_dicts, reason_of, status_of
 from .feedback import status_cell
@@ -163,6 +164,8 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
     notebooks = {name: {"status": status_of(faults), "reason": reason_of(faults),
                         "faults": [fault.to_dict() for fault in faults]}
                  for name, faults in per_notebook.items()}
+    verdict_store.write(root, student, lesson, job["digest"], {} if error else {
+        name: outcome.get("verdicts", {}) for name, outcome in result["notebooks"].items()})
     summary.flagged += [(student, lesson, name, entry["status"], entry["reason"])
                         for name, entry in notebooks.items() if entry["status"] != "ok"]
     status = status_of([fault for faults in per_notebook.values() for fault in faults])

@@ -123,8 +123,9 @@ class SealedExecute(Execute):
                 self.run.timing["kernel stop"] += time.monotonic() - began
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        apply_verdicts(self.nb, key, self.run.faults)
+        verdicts = apply_verdicts(self.nb, key, self.run.faults)
         info = self.resources.setdefault("autograder", {})
+        info["verdicts"] = verdicts
         info["faults"] = [fault.to_dict() for fault in dict.fromkeys(self.run.faults)]
         why = "sandbox setting is off" if self.sandbox == "off" else sandbox.capability().reason
         info["sandbox"] = capability.reason if capability else f"NONE ({why})"

@@ -56,5 +56,6 @@ def _grade_notebook(job: dict, name: str, reference: dict) -> dict:
                                                   {"metadata": {"path": str(work)}})
     faults = [f.to_dict() for f in intake.faults] + resources["autograder"]["faults"]
     return {"notebook": nbformat.writes(notebook), "faults": faults,
+            "verdicts": resources["autograder"]["verdicts"],
             "sandbox": resources["autograder"]["sandbox"],
             "timing": resources["autograder"]["timing"]}

@@ -1,9 +1,10 @@
 """Grade signed verdicts only: each test cell's outputs become its verdict (a tick, a partial
-score or the hint), or an error saying why there was none."""
+score or the hint), or an error saying why there was none; and what each verdict said, with its
+mistake, is returned for the record (``grader.verdict_store``)."""
 
 from nbformat.notebooknode import NotebookNode
 
-from autograder.verdict import read_verdicts
+from autograder.verdict import read_signed
 
 from .notebook_format import cell_label, error_output, is_test_cell, stream_output
 
@@ -11,11 +12,13 @@ from .notebook_format import cell_label, error_output, is_test_cell, stream_outp
 STOPPING = ("timeout", "kernel-died", "memory-limit", "notebook-timeout")
 
 
-def apply_verdicts(nb, key: bytes, faults=()) -> None:
+def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
     """Replace each test cell's outputs with its signed verdict: a tick, a partial score (an
     execute_result with the points, nbgrader's partial-credit convention), or an error whose
-    first line is the hint. A test cell without a verdict gets an error saying why."""
+    first line is the hint. A test cell without a verdict gets an error saying why. Returns
+    each test cell's record, by grade_id (``record``)."""
     stopped = {fault.cell: fault for fault in faults if fault.cell and fault.kind in STOPPING}
+    records = {}
     answer, lost = None, []  # lost: kernels lost since the previous test cell
     for index, cell in enumerate(nb.cells):
         metadata = cell.metadata.get("nbgrader", {})
@@ -27,11 +30,17 @@ def apply_verdicts(nb, key: bytes, faults=()) -> None:
             continue
         before, lost = lost, []
         exercise = metadata["grade_id"]
-        found = read_verdicts(cell.outputs, key, scores=True).get(exercise)
+        found = read_signed(cell.outputs, key).get(exercise)
         if found is None:
-            cell.outputs = [error_output("NoVerdict", _no_verdict(exercise, cell, stopped, answer))]
+            message = _no_verdict(exercise, cell, stopped, answer)
+            cause = stopped.get(exercise) or stopped.get(answer)
+            records[exercise] = record(False, message, None, cause.kind if cause else NO_VERDICT)
+            cell.outputs = [error_output("NoVerdict", message)]
             continue
-        passed, message, score = found
+        passed, message, score, mistake = found
+        # a kernel lost before this test explains its failure better than what followed
+        records[exercise] = record(passed, message, score, before[-1].kind if before and not
+                                   passed else mistake)
         points = float(metadata.get("points", 0))
         if passed:
             cell.outputs = [stream_output(f"✓ {message}\n")]
@@ -45,6 +54,20 @@ def apply_verdicts(nb, key: bytes, faults=()) -> None:
             if before:  # say so: the hint alone (a NameError) would not
                 message = f"{before[-1].message}; then: {message}"
             cell.outputs = [error_output("GradingError", message)]
+    return records
+
+
+NO_VERDICT = "no-verdict"  # the test cell published none, and no fault says why
+
+
+def record(passed: bool, message: str, score: float | None, mistake: str) -> dict:
+    """What a test cell's verdict said, as recorded: passed, and for a failure the score
+    (partial credit), the mistake (an id or a category, ``autograder.mistakes``) and the hint
+    (the message's first line)."""
+    if passed:
+        return {"passed": True}
+    return {"passed": False, "score": score, "mistake": mistake or NO_VERDICT,
+            "hint": message.partition("\n")[0]}
 
 
 def _no_verdict(exercise: str, cell, stopped: dict, answer: str | None) -> str:

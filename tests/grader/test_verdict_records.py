@@ -1,0 +1,87 @@
+"""What grading records of each test cell's verdict: its mistake id (signed in the kernel) or,
+where the cell has none, what the grader knows (a timeout, a dead kernel); and the store insight
+reads it from."""
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+from autograder import grading, seal
+from autograder.errors import GradingError
+from autograder.verdict import read_signed
+from grader import verdict_store
+from grader.faults import Fault
+from grader.verdicts import apply_verdicts
+from tools.solutions import solution
+
+KEY = b"k" * 32
+
+
+def _signed(verdict) -> list:
+    """The outputs of a test cell whose sealed grade() got ``verdict`` (fixed here)."""
+    published = []
+    grade = seal.make_sealed_grade(KEY, lambda: [], lambda name, submission: verdict,
+                                   lambda passed, message: None, published.append)
+    grade("Square", object())
+    return [nbformat.NotebookNode(output_type="display_data", data=bundle, metadata={})
+            for bundle in published]
+
+
+def _notebook(test_outputs: list, answer_source: str = "class Square: ...") -> nbformat.NotebookNode:
+    answer = new_code_cell(answer_source)
+    answer.metadata = {"nbgrader": {"solution": True, "grade": False, "grade_id":
+                                    "answer_Square", "locked": False, "schema_version": 3}}
+    test = new_code_cell("grade('Square', Square)")
+    test.metadata = {"nbgrader": {"grade": True, "solution": False, "grade_id": "Square",
+                                  "points": 1, "locked": True, "schema_version": 3}}
+    test.outputs = test_outputs
+    return new_notebook(cells=[answer, test])
+
+
+def test_a_sealed_verdict_signs_the_mistake_id():
+    """Does a sealed grade() sign the mistake a probe proved with the verdict?"""
+    published = []
+    grade = seal.make_sealed_grade(KEY, lambda: [], grading.classified_verdict,
+                                   lambda passed, message: None, published.append)
+    try:
+        grade("Square", solution("MySigmoid"))
+    except GradingError:
+        pass
+    outputs = [{"output_type": "display_data", "data": bundle} for bundle in published]
+    verdict = read_signed(outputs, KEY)["Square"]
+    assert not verdict.passed and verdict.mistake == "unproven:wrong-value"
+
+
+def test_each_test_cell_is_recorded_with_its_mistake():
+    """Is a failing verdict recorded with its mistake and first line, a pass as passed?"""
+    failing = _notebook(_signed((False, "Square forgets x (with x of shape (5,))\ndetails",
+                                 None, "Square/forgets-x")))
+    assert apply_verdicts(failing, KEY) == {"Square": {
+        "passed": False, "score": None, "mistake": "Square/forgets-x",
+        "hint": "Square forgets x (with x of shape (5,))"}}
+    assert apply_verdicts(_notebook(_signed((True, "ok"))), KEY) == {"Square": {"passed": True}}
+
+
+def test_what_stopped_a_cell_is_its_category():
+    """Without a verdict, is a test recorded as what stopped it (its own timeout, or its
+    answer's); with one, is a kernel lost before the test what the failure is recorded as?"""
+    timed_out = [Fault("timeout", "Square ran past the 30 s limit", "Square")]
+    assert apply_verdicts(_notebook([]), KEY, timed_out)["Square"]["mistake"] == "timeout"
+    answer_died = [Fault("kernel-died", "the kernel exited", "answer_Square")]
+    assert apply_verdicts(_notebook([]), KEY, answer_died)["Square"]["mistake"] == "kernel-died"
+    after_death = _notebook(_signed((False, "Square raised NameError: name 'Square' is not "
+                                            "defined", None, "raised:NameError")))
+    assert apply_verdicts(after_death, KEY, answer_died)["Square"]["mistake"] == "kernel-died"
+    assert apply_verdicts(_notebook([]), KEY)["Square"]["mistake"] == "no-verdict"
+
+
+def test_the_store_keeps_one_record_per_learner_and_lesson(tmp_path):
+    """Is a submission's record written whole, replaced by a regrade, and read back per
+    lesson?"""
+    verdict_store.write(tmp_path, "ana", "00_template", "d1", {"00_template": {"Square": {
+        "passed": True}}})
+    verdict_store.write(tmp_path, "ana", "00_template", "d2", {})
+    verdict_store.write(tmp_path, "ben", "00_template", "d3", {"00_template": {}})
+    assert verdict_store.read_lesson(tmp_path, "00_template") == {
+        "ana": {"digest": "d2", "notebooks": {}},
+        "ben": {"digest": "d3", "notebooks": {"00_template": {}}}}
+    assert verdict_store.read_lesson(tmp_path, "01_sigmoid") == {}
