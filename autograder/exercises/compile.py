@@ -225,7 +225,8 @@ EXERCISES = [
              # float32 (the dtype any tensor op takes) and every layout come from the domain
              domain=Domain(LSE, sampled(LSE, {"x": (3, 4)}, {"dim": 1}, scale=3.0),
                            constants={"dim": Constant(-2, 1, "dim a Python int, negative "
-                                                      "allowed", integer=True)},
+                                                      "allowed", integer=True,
+                                                      also=(0,))},
                            rows_apart=Case(_rows_apart, "stable for |x| up to 1000, each slice "
                                            "on its own")),
              contract=("a dim other than the last", "negative dim", "1-D x", "torch.func.jvp",

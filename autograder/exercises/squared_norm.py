@@ -205,7 +205,8 @@ EXERCISES = [
              domain=Domain(SQUARED_NORM, sampled(SQUARED_NORM, {"x": (3, 4)}, {"dim": 1}),
                            prepare=_operator,
                            constants={"dim": Constant(-2, 1, "dim a Python int, negative "
-                                                      "allowed", integer=True)}),
+                                                      "allowed", integer=True,
+                                                      also=(0,))}),
              contract=("a dim other than the last", "negative dim", "1-D x",
                        "non-contiguous grad_output", "a rule registered with register_vmap",
                        "torch.vmap matches a loop for every dim", "torch.library.opcheck")),

@@ -1,6 +1,7 @@
 """Lesson 09 answers that only the generated domain checks separate (issue 37)."""
 
-from . import Mistake
+from . import Mistake, edit
+from .lesson09 import _INDEX_ADD, _PROD_EXACT, _PROJECTION, _normalize, _prod, _select
 
 CUMMAX_IN_FLOAT32 = """
 class CumMax(torch.autograd.Function):
@@ -18,9 +19,32 @@ class CumMax(torch.autograd.Function):
         return grad.scatter_add(ctx.dim, indices, grad_output), None
 """
 
+PROD_DIM_ON_CLASS = edit(_prod(_PROD_EXACT), ("        ctx.dim = dim\n",
+                                               "        ProdOverDim.dim = dim\n"),
+                         ("        dim = ctx.dim\n", "        dim = ProdOverDim.dim\n"))
+
+NORMALIZE_EPS_GLOBAL = "EPS = [1e-12]\n" + edit(
+    _normalize(_PROJECTION), ("        ctx.eps = eps\n", "        EPS[0] = eps\n"),
+    ("ctx.eps", "EPS[0]"))
+
+# flattens x through view: right for every contiguous x, refused for a transposed one
+SELECT_THROUGH_VIEW = _select(_INDEX_ADD, """    def forward(ctx, x, index):
+        ctx.save_for_backward(index)
+        ctx.shape = x.shape
+        rows = x.view(-1).view(len(x), -1)
+        return rows[index].view(len(index), *x.shape[1:])
+""")
+
 UNUSUAL = []
 
 MISTAKES = [
     Mistake("CumMax", "running maximum found on a float32 copy",
             "your gradient for x is wrong: largest error 2.18 at index (0, 1)", CUMMAX_IN_FLOAT32),
+    Mistake("ProdOverDim", "dim kept on the class (ProdOverDim.dim = dim)",
+            "ProdOverDim.forward sets ProdOverDim.dim: a class attribute is shared by every call",
+            PROD_DIM_ON_CLASS),
+    Mistake("Normalize", "eps kept in a module global",
+            "Normalize's backward used another call's eps", NORMALIZE_EPS_GLOBAL),
+    Mistake("IndexSelect", "x flattened with view, which a transposed x refuses",
+            "view size is not compatible with input tensor's size and stride", SELECT_THROUGH_VIEW),
 ]
