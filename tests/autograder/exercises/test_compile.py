@@ -166,3 +166,18 @@ def test_stale_handle_is_named_without_being_called():
     stale._opoverload = dangling
     passed, message = grading.verdict("softplus", stale)
     assert not passed and "softplus is an older definition" in message.splitlines()[0], message
+
+
+def test_float32_is_named_only_where_it_is_the_answers_values():
+    """Is a softplus computed in float32 with log(1 + e^z) (neither float32's stable values nor
+    float64's log form in the left tail) told what differs where, and no cause?"""
+    from tools.catalogue import edit, load
+
+    code = edit(lesson08.SOFTPLUS, (
+        "    z = beta * x\n    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta",
+        "    z = beta * x.float()\n    return ((z.clamp(min=0) + torch.log(1 + torch.exp("
+        "-z.abs()))) / beta).to(x.dtype)"))
+    passed, message = grading.verdict("softplus", load("softplus", code))
+    first = message.splitlines()[0]
+    assert not passed and first.startswith("softplus loses the left tail: at x = "), first
+    assert first.endswith("the contract asks for a relative 1e-5 there too"), first
