@@ -15,7 +15,7 @@ ROOT_FLAG   := $(if $(filter 0,$(shell id -u)),--allow-root)
 export COURSE_ROOT
 
 .DEFAULT_GOAL := help
-.PHONY: help install lab test notebooks release autograde feedback grades bench clean
+.PHONY: help install lab test notebooks release autograde feedback grades insight bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -54,7 +54,10 @@ feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson
 grades: $(INSTALLED) ## export the gradebook to instructor/grades.csv, with status and reason
 	$(PYTHON) -m grader grades
 
-bench: $(INSTALLED) ## grading and widget timings, side by side
+insight: $(INSTALLED) ## what the class got wrong, per exercise (after autograde): instructor/insight/ (NAMES=1: ids on the page)
+	$(PYTHON) -m grader insight $(LESSONS) $(if $(NAMES),--names)
+
+bench: $(INSTALLED) ## grading, insight and widget timings, side by side
 	$(PYTHON) -m tools.bench
 
 clean: ## remove caches and test artifacts (keeps .venv and instructor/)

@@ -1,4 +1,5 @@
-"""The instructor's workflow on nbgrader's own CLI: release, autograde, feedback, grades.
+"""The instructor's workflow on nbgrader's own CLI: release, autograde, feedback, grades, and
+the class's mistakes at a glance (insight).
 
 The course root (default ``instructor/``, or $COURSE_ROOT) uses nbgrader's layout:
 source/ release/ submitted/<student>/<lesson>/ autograded/ feedback/ gradebook.db, plus
@@ -19,6 +20,8 @@ from nbgrader.api import Gradebook
 from . import batch, releases
 from .gradebook import db_url
 from .grades_csv import export_grades, status_report
+from .insight import class_insight, has_autograded
+from .insight_report import text_report, write_reports
 from .ledger import STATE
 from .lessons import ROOT, lesson_names, source_notebook
 from .nbgrader_cli import nbgrader, prepare_course_root
@@ -192,11 +195,31 @@ def grades(root: Path, output: Path) -> None:
     print(status_report(rows))
 
 
+def insight(root: Path, lessons: list[str], folder: Path, *, names: bool = False) -> None:
+    """What the class got wrong, per lesson and exercise (``grader.insight``), from what
+    autograde recorded: on screen, and as a page, a CSV and figures in ``folder``."""
+    found, skipped = class_insight(root, lessons)
+    print(text_report(found, skipped))
+    if not found:
+        print("nothing to show: no lesson has graded submissions yet")
+        return
+    written = write_reports(found, skipped, folder, names=names)
+    shown = "with learner ids" if names else "counts only; --names adds learner ids"
+    print(f"page: {written['html']} ({shown}); one row per learner and exercise: "
+          f"{written['csv']}; {len(found)} figures in {folder}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["release", "autograde", "feedback", "grades"])
+    parser.add_argument("command", choices=["release", "autograde", "feedback", "grades",
+                                            "insight"])
     parser.add_argument("lessons", nargs="*", help="lesson names (default: all)")
-    parser.add_argument("--output", default=None, help="grades CSV (default: ROOT/grades.csv)")
+    parser.add_argument("--output", default=None,
+                        help="grades: the CSV (default: ROOT/grades.csv); insight: the folder "
+                             "of its page, CSV and figures (default: ROOT/insight)")
+    parser.add_argument("--names", action="store_true",
+                        help="insight: show learner ids on the HTML page too (the CSV always "
+                             "has them)")
     parser.add_argument("--workers", type=int, default=None,
                         help="parallel grading processes (default: the number of cores)")
     parser.add_argument("--scheduler", default=None,
@@ -219,6 +242,8 @@ def main() -> None:
     lessons = args.lessons or course_lessons(root)
     if args.command != "release" and not (root / "gradebook.db").exists():
         parser.error(f"{root} has no gradebook yet: run `make release` first")
+    if args.command == "insight" and not has_autograded(root):
+        parser.error(f"{root} has no autograde run yet: run `make autograde` first")
     prepare_course_root(root)
     if args.command in ("autograde", "feedback"):
         lessons = [lesson for lesson in lessons if lesson in released(root)]
@@ -235,6 +260,9 @@ def main() -> None:
     elif args.command == "feedback":
         if not feedback(root, lessons):
             raise SystemExit(1)
+    elif args.command == "insight":
+        insight(root, lessons, Path(args.output) if args.output else root / "insight",
+                names=args.names)
     else:
         grades(root, Path(args.output) if args.output else root / "grades.csv")
 

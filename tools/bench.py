@@ -6,6 +6,7 @@ import sys
 BENCHMARKS = [
     ("grading", "tools.bench_grading"),
     ("class autograding", "tools.bench_class"),
+    ("insight (300 learners x 14 lessons)", "tools.bench_insight"),
     ("checkpointing", "tools.bench_checkpointing"),
     ("attention", "tools.bench_attention"),
     ("norms (lesson 10)", "tools.bench_norms"),

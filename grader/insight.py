@@ -1,0 +1,232 @@
+"""Class insight: for each lesson and exercise, how many learners were graded, how many got full
+marks, and the failures grouped by mistake, most frequent first.
+
+A failure's group is the mistake its verdict recorded (``grader.verdict_store``): the stable id
+of a mistake a probe proved, or a category of what is known (``autograder.mistakes``; a timeout,
+a dead kernel or a missing notebook from the grader's own faults). Nothing is guessed, and
+nothing is graded again: this reads what ``make autograde`` recorded, so it takes a moment for a
+class of hundreds. Standard library only (``widgets.insight`` imports it in a notebook).
+"""
+
+import json
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import mistakes
+from . import verdict_store
+from .faults import RETRIED, STATUSES
+from .ledger import LEDGER
+from .mistake_sections import SECTIONS
+
+# Faults that leave a notebook without verdicts: every test of it fails for that reason.
+UNREADABLE = ("grader-error", "invalid-notebook", "missing-notebook")
+NO_VERDICT = "no-verdict"
+
+CATEGORIES = {
+    mistakes.NOT_IMPLEMENTED: "not answered: the stub still raises NotImplementedError",
+    mistakes.WRONG_VALUE: "wrong value, cause not proven (the hint says only which value "
+                          "differs)",
+    mistakes.UNNAMED_CHECK: "failed a check that gives no mistake id (the CSV has each hint)",
+    mistakes.TEST_FAILED: "an assert of the test cell failed",
+    mistakes.TAMPERED: "replaced torch or the grading library while it was graded",
+    mistakes.TIMEOUT: "timed out: a cell ran past the time limit (an endless loop?)",
+    mistakes.UNKNOWN_EXERCISE: "the test cell names an exercise the grading library lacks",
+    "notebook-timeout": "the notebook ran out of time before this test finished",
+    "kernel-died": "the kernel died (os._exit, a crash) before or while this test ran",
+    "memory-limit": "ran out of memory",
+    NO_VERDICT: "no verdict: the test cell did not report one",
+} | {status: STATUSES[status] for status in UNREADABLE}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One learner's failed exercise, as grading recorded it."""
+
+    student: str
+    mistake: str
+    hint: str
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Group:
+    """Learners who failed an exercise with the same mistake."""
+
+    mistake: str
+    explanation: str
+    section: str
+    students: tuple[str, ...]
+
+    @property
+    def named(self) -> bool:
+        return mistakes.is_mistake_id(self.mistake)
+
+
+@dataclass(frozen=True)
+class ExerciseInsight:
+    name: str
+    section: str
+    passed: tuple[str, ...]  # full marks
+    failures: tuple[Failure, ...]
+    groups: tuple[Group, ...]  # most frequent first
+
+    @property
+    def graded(self) -> int:
+        return len(self.passed) + len(self.failures)
+
+
+@dataclass(frozen=True)
+class LessonInsight:
+    lesson: str
+    title: str
+    graded: tuple[str, ...]
+    not_graded: tuple[str, ...]  # submitted, not graded yet (or the grader failed)
+    unrecorded: tuple[str, ...]  # graded before verdicts were recorded
+    exercises: tuple[ExerciseInsight, ...]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A released lesson as insight reads it: its title, its headings, each notebook's test
+    cells (grade_ids, in order) and the section each stands in."""
+
+    title: str
+    headings: frozenset
+    tests: dict  # notebook name -> grade_ids
+    sections: dict  # grade_id -> section title
+
+
+_HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*$", re.MULTILINE)
+
+
+def layout(root: Path, lesson: str) -> Layout:
+    """The released notebooks' headings and test cells (read as JSON: no nbformat needed)."""
+    title, headings, tests, sections = lesson, set(), {}, {}
+    for path in sorted((root / "release" / lesson).glob("*.ipynb")):
+        section, tests[path.stem] = "", []
+        for cell in json.loads(path.read_text()).get("cells", []):
+            source = "".join(cell.get("source", ""))
+            metadata = cell.get("metadata", {}).get("nbgrader", {})
+            if cell.get("cell_type") == "markdown":
+                for hashes, text in _HEADING.findall(source):
+                    headings.add(text)
+                    if len(hashes) == 1 and title == lesson:
+                        title = text
+                    elif len(hashes) == 2:
+                        section = text
+            elif metadata.get("grade") and not metadata.get("solution"):
+                sections[metadata["grade_id"]] = section
+                tests[path.stem].append(metadata["grade_id"])
+    return Layout(title, frozenset(headings), tests, sections)
+
+
+def explanation(mistake: str, hints: list[str]) -> str:
+    """One line for a group: a category's own words, or a named mistake's hint as most of its
+    learners read it (without the inputs it failed for)."""
+    if mistake in CATEGORIES:
+        return CATEGORIES[mistake]
+    if mistake.startswith(mistakes.RAISED):
+        return f"the learner's code raised {mistake.removeprefix(mistakes.RAISED)}"
+    common = Counter(without_case(hint) for hint in hints).most_common(1)
+    return common[0][0] if common else mistake
+
+
+def without_case(hint: str) -> str:
+    """``hint`` without the trailing " (with <inputs>)" that names the inputs it failed for."""
+    if not hint.endswith(")"):
+        return hint
+    depth = 0
+    for index in range(len(hint) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(hint[index], 0)
+        if depth == 0:
+            return hint[:index].rstrip() if hint[index:].startswith("(with ") else hint
+    return hint
+
+
+def _groups(failures: list[Failure], exercise_section: str, headings: frozenset
+            ) -> tuple[Group, ...]:
+    by_mistake: dict[str, list[Failure]] = {}
+    for failure in failures:
+        by_mistake.setdefault(failure.mistake, []).append(failure)
+    groups = []
+    for mistake, members in by_mistake.items():
+        section = SECTIONS.get(mistake, exercise_section)
+        groups.append(Group(mistake, explanation(mistake, [m.hint for m in members]),
+                            section if section in headings else exercise_section,
+                            tuple(sorted(m.student for m in members))))
+    return tuple(sorted(groups, key=lambda g: (-len(g.students), not g.named, g.mistake)))
+
+
+def lesson_insight(root: Path, lesson: str, ledger: dict | None = None) -> LessonInsight | None:
+    """What the class got wrong in ``lesson``; None when nobody has handed it in."""
+    entries = _ledger(root) if ledger is None else ledger
+    submitted = {path.parent.name for path in (root / "submitted").glob(f"*/{lesson}")
+                 if path.is_dir()}
+    graded = {key.partition("/")[2]: entry for key, entry in entries.items()
+              if key.partition("/")[0] == lesson}
+    if not submitted and not graded:
+        return None
+    shape, records = layout(root, lesson), verdict_store.read_lesson(root, lesson)
+    outcomes: dict[str, dict[str, dict | None]] = {}  # grade_id -> student -> record
+    not_graded = set(submitted) - set(graded)
+    unrecorded = set()
+    for student, entry in graded.items():
+        record = records.get(student)
+        if entry["status"] in RETRIED:
+            not_graded.add(student)
+            continue
+        if record is None or record["digest"] != entry["digest"]:
+            unrecorded.add(student)
+            continue
+        for name, noted in entry.get("notebooks", {}).items():
+            verdicts = record["notebooks"].get(name, {})
+            for grade_id in {**dict.fromkeys(shape.tests.get(name, ())), **verdicts}:
+                found = verdicts.get(grade_id)
+                if found is None and noted["status"] in UNREADABLE:
+                    found = {"passed": False, "mistake": noted["status"], "hint": noted["reason"]}
+                outcomes.setdefault(grade_id, {})[student] = found
+    exercises = []
+    for grade_id, by_student in outcomes.items():
+        section = shape.sections.get(grade_id, "")
+        passed = tuple(sorted(s for s, found in by_student.items() if found and found["passed"]))
+        failures = [Failure(student, (found or {}).get("mistake") or NO_VERDICT,
+                            (found or {}).get("hint", ""), (found or {}).get("score"))
+                    for student, found in sorted(by_student.items())
+                    if not (found and found["passed"])]
+        exercises.append(ExerciseInsight(grade_id, section, passed, tuple(failures),
+                                         _groups(failures, section, shape.headings)))
+    order = list(shape.sections)
+    exercises.sort(key=lambda e: (order.index(e.name) if e.name in order else len(order), e.name))
+    return LessonInsight(lesson, shape.title,
+                         tuple(sorted(set(graded) - not_graded - unrecorded)),
+                         tuple(sorted(not_graded)), tuple(sorted(unrecorded)), tuple(exercises))
+
+
+def _ledger(root: Path) -> dict:
+    try:
+        return json.loads((root / LEDGER).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def class_insight(root: Path, lessons: list[str]) -> tuple[list[LessonInsight], list[str]]:
+    """Insight for each of ``lessons`` someone handed in, and the lessons nobody did."""
+    entries = _ledger(root)
+    found, skipped = [], []
+    for lesson in lessons:
+        insight = lesson_insight(root, lesson, entries)
+        (found.append(insight) if insight else skipped.append(lesson))
+    return found, skipped
+
+
+def has_autograded(root: Path) -> bool:
+    """Has ``make autograde`` recorded anything in this course root?"""
+    return (root / LEDGER).exists()
+
+
+def default_root() -> Path:
+    """The course root a notebook's insight reads: $COURSE_ROOT, else the notebook's folder."""
+    return Path(os.environ.get("COURSE_ROOT", ".")).resolve()

@@ -1,0 +1,109 @@
+"""One figure per lesson: for each exercise a horizontal bar of its graded learners, stacked as
+full marks, each named mistake (most frequent first) and the failures no probe named. Counts
+only, never learner ids. Each named segment carries a letter, and a key under the axes says
+which mistake each letter of each exercise is; colours are colour-blind safe and hatched, so a
+greyscale print still reads."""
+
+import io
+import string
+import textwrap
+
+from .insight import LessonInsight
+
+FULL_MARKS = "#009E73"
+UNNAMED = "#BBBBBB"
+NAMED = ["#E69F00", "#56B4E9", "#D55E00", "#CC79A7", "#0072B2", "#F0E442"]
+HATCHES = ["", "//", "..", "xx", "\\\\", "++"]
+KEY_WIDTH = 118  # characters per line of the key
+
+
+def _style(rank: int) -> tuple[str, str]:
+    """Colour and hatch of an exercise's ``rank``-th most frequent named mistake."""
+    return NAMED[rank % len(NAMED)], HATCHES[(rank // len(NAMED) + rank) % len(HATCHES)]
+
+
+def bars(insight: LessonInsight) -> dict[str, list[tuple[str, str, int]]]:
+    """Per exercise, its segments as (letter, label, count): full marks (letter ""), each named
+    mistake lettered A, B, ... most frequent first, then the unnamed failures (letter "")."""
+    rows = {}
+    for exercise in insight.exercises:
+        named = [group for group in exercise.groups if group.named]
+        unnamed = sum(len(group.students) for group in exercise.groups if not group.named)
+        rows[exercise.name] = ([("", "full marks", len(exercise.passed))]
+                               + [(string.ascii_uppercase[rank % 26], group.mistake,
+                                   len(group.students)) for rank, group in enumerate(named)]
+                               + [("", "no named mistake", unnamed)])
+    return rows
+
+
+def key_lines(rows: dict) -> list[str]:
+    """The key under the axes: for each exercise with named mistakes, each letter's id."""
+    lines = []
+    for name, segments in rows.items():
+        entries = [f"{letter} {label.partition('/')[2]} ({count})"
+                   for letter, label, count in segments if letter]
+        if entries:
+            lines += textwrap.wrap(f"{name}: " + " · ".join(entries), KEY_WIDTH,
+                                   subsequent_indent="    ")
+    return lines
+
+
+def lesson_figure(insight: LessonInsight):
+    """The lesson's figure (a matplotlib Figure, not shown)."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    rows = bars(insight)
+    key = key_lines(rows)
+    # laid out by hand (inches): a layout engine costs more than drawing the figure
+    top, axis, legend, key_band = 0.4, 0.55, 0.3, 0.16 * len(key)
+    width, height = 8.0, top + 0.42 * len(rows) + axis + legend + key_band + 0.1
+    left = 0.3 + 0.085 * max([len(name) for name in rows] + [4])
+    figure = Figure(figsize=(width, height))
+    figure.subplots_adjust(left=left / width, right=1 - 0.3 / width, top=1 - top / height,
+                           bottom=(axis + legend + key_band + 0.1) / height)
+    axes = figure.add_subplot()
+    names = list(rows)[::-1]  # the lesson's first exercise at the top
+    widest = max([sum(count for *_, count in row) for row in rows.values()] + [1])
+    inches_per_learner = (width - left - 0.3) / widest
+    for y, name in enumerate(names):
+        start, rank = 0, 0
+        for letter, label, count in rows[name]:
+            if count:
+                colour, hatch = ((FULL_MARKS, "") if label == "full marks" else
+                                 (UNNAMED, "") if not letter else _style(rank))
+                axes.barh(y, count, left=start, color=colour, hatch=hatch, height=0.7,
+                          edgecolor="#333333", linewidth=0.6)
+                text = f"{letter} {count}" if letter else str(count)
+                if count * inches_per_learner >= 0.075 * len(text) + 0.05:  # it fits
+                    axes.text(start + count / 2, y, text, ha="center", va="center", fontsize=8,
+                              fontweight="bold", color="white" if label == "full marks"
+                              else "black", backgroundcolor="none" if not letter else "white")
+                start += count
+            rank += bool(letter)
+    axes.set_yticks(range(len(names)), names)
+    axes.set_ylim(-0.5, len(names) - 0.5)
+    axes.set_xlim(0, widest)
+    axes.set_xlabel("learners graded", fontsize=9)
+    axes.xaxis.get_major_locator().set_params(integer=True)
+    axes.set_title(f"{insight.lesson}: what the class got wrong", fontsize=11)
+    for side in ("top", "right"):
+        axes.spines[side].set_visible(False)
+    handles = [Patch(facecolor=FULL_MARKS, edgecolor="#333333", label="full marks"),
+               Patch(facecolor=NAMED[0], edgecolor="#333333",
+                     label="a named mistake (A, B, ... below)"),
+               Patch(facecolor=UNNAMED, edgecolor="#333333",
+                     label="no named mistake (unanswered, errors, timeouts, ...)")]
+    figure.legend(handles=handles, loc="lower center", ncols=3, fontsize=8, frameon=False,
+                  bbox_to_anchor=(0.5, (key_band + 0.1) / height), borderaxespad=0)
+    for number, line in enumerate(key):
+        figure.text(0.02, (key_band + 0.02 - 0.16 * number) / height, line, fontsize=7.5,
+                    va="top", family="monospace")
+    return figure
+
+
+def figure_bytes(figure, kind: str = "png") -> bytes:
+    """The figure as PNG or SVG."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=kind, dpi=120 if kind == "png" else None)
+    return buffer.getvalue()

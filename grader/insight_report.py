@@ -1,0 +1,173 @@
+"""Class insight written out: lines for the terminal, a CSV for spreadsheets (one row per
+learner, exercise and mistake), and a self-contained HTML page (tables and figures embedded, no
+server needed). The page and the figures show counts only; learner ids appear on the page only
+when asked for (``names``), since pages get shared."""
+
+import base64
+import csv
+import html
+import re
+import time
+from pathlib import Path
+
+from .insight import ExerciseInsight, LessonInsight
+from .insight_figures import figure_bytes, lesson_figure
+
+SHOWN = 12  # learners named per group on the terminal
+CSV_COLUMNS = ["lesson", "exercise", "student_id", "result", "score", "mistake", "named",
+               "explanation", "section", "hint"]
+
+
+def _short(text: str, width: int = 150) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def lesson_summary(insight: LessonInsight, titled: bool = True) -> str:
+    """``00_template (its title): 13 graded`` and what is missing, in one line."""
+    parts = [f"{len(insight.graded)} learners graded"]
+    if insight.not_graded:
+        parts.append(f"{len(insight.not_graded)} submitted but not graded yet "
+                     "(`make autograde`)")
+    if insight.unrecorded:
+        parts.append(f"{len(insight.unrecorded)} graded before mistakes were recorded "
+                     f"(`python -m grader autograde {insight.lesson} --force` records them)")
+    return (f"{insight.lesson} ({insight.title}): " if titled else "") + ", ".join(parts)
+
+
+def exercise_summary(exercise: ExerciseInsight) -> str:
+    return (f"{exercise.name}: {exercise.graded} graded, {len(exercise.passed)} full marks, "
+            f"{len(exercise.failures)} failed")
+
+
+def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
+    """What the terminal shows: per lesson and exercise, the counts and each group, most
+    frequent first, with its explanation, the section that teaches it and its learners."""
+    lines = [f"{lesson}: nobody has handed it in yet, skipped" for lesson in skipped]
+    for insight in insights:
+        lines.append(lesson_summary(insight))
+        for exercise in insight.exercises:
+            lines.append(f"  {exercise_summary(exercise)}  [{exercise.section}]")
+            for group in exercise.groups:
+                learners = ", ".join(group.students[:SHOWN])
+                if len(group.students) > SHOWN:
+                    learners += f" ... and {len(group.students) - SHOWN} more (the CSV has all)"
+                lines.append(f"    {len(group.students):4d}  {group.mistake}: "
+                             f"{_short(group.explanation)}")
+                if group.named and group.section != exercise.section:
+                    lines.append(f"          taught in: {group.section}")
+                lines.append(f"          {learners}")
+    return "\n".join(lines)
+
+
+def csv_rows(insights: list[LessonInsight]) -> list[dict]:
+    """One row per learner and exercise: full marks, or the failure with its mistake."""
+    rows = []
+    for insight in insights:
+        for exercise in insight.exercises:
+            base = {"lesson": insight.lesson, "exercise": exercise.name}
+            rows += [base | {"student_id": student, "result": "full-marks"}
+                     for student in exercise.passed]
+            for group in exercise.groups:
+                hints = {f.student: f for f in exercise.failures if f.mistake == group.mistake}
+                for student in group.students:
+                    failure = hints[student]
+                    rows.append(base | {
+                        "student_id": student,
+                        "result": "partial" if failure.score else "failed",
+                        "score": "" if failure.score is None else f"{failure.score:.4g}",
+                        "mistake": group.mistake, "named": "yes" if group.named else "no",
+                        "explanation": group.explanation, "section": group.section,
+                        "hint": failure.hint})
+    return rows
+
+
+def write_csv(insights: list[LessonInsight], path: Path) -> int:
+    rows = csv_rows(insights)
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)
+
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
+h1 { font-size: 1.5em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; width: 100%; }
+th, td { border: 1px solid #ddd; padding: 0.3em 0.5em; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } td.count { text-align: right; width: 3em; }
+tr.exercise td { background: #fafafa; font-weight: 600; }
+code { font-size: 0.92em; } td code { font-size: 0.85em; color: #0b5394; }
+td code.unnamed { color: #666; }
+img { max-width: 100%; } .note { color: #555; } .section { font-weight: normal; color: #555; }
+"""
+
+
+def _inline(text: str) -> str:
+    """``text`` as HTML, its `code spans` (as the lessons' headings write them) as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+
+
+def lesson_table(insight: LessonInsight, names: bool = False) -> str:
+    """An HTML table: each exercise's counts, then its groups (learner ids only if ``names``)."""
+    head = ["learners", "what went wrong (the mistake's id below)", "taught in"] + (
+        ["who"] if names else [])
+    rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+    for exercise in insight.exercises:
+        rows.append(f'<tr class="exercise"><td colspan="{len(head)}">'
+                    f"{html.escape(exercise_summary(exercise))} "
+                    f'<span class="section">· {_inline(exercise.section)}</span></td></tr>')
+        for group in exercise.groups:
+            kind = "" if group.named else ' class="unnamed"'
+            taught = group.section if group.section != exercise.section else "this exercise"
+            cells = [f'<td class="count">{len(group.students)}</td>',
+                     f"<td>{html.escape(group.explanation)}<br>"
+                     f"<code{kind}>{html.escape(group.mistake)}</code></td>",
+                     f"<td>{_inline(taught)}</td>"]
+            if names:
+                cells.append(f"<td>{html.escape(', '.join(group.students))}</td>")
+            rows.append("<tr>" + "".join(cells) + "</tr>")
+    return "<table>\n" + "\n".join(rows) + "\n</table>"
+
+
+def lesson_html(insight: LessonInsight, figure_png: bytes, names: bool = False) -> str:
+    picture = base64.b64encode(figure_png).decode()
+    return (f'<h2 id="{html.escape(insight.lesson)}">{html.escape(insight.title)}</h2>\n'
+            f'<p class="note">{html.escape(lesson_summary(insight, titled=False))}</p>\n'
+            f'<img alt="{html.escape(insight.lesson)}: full marks and mistakes per exercise" '
+            f'src="data:image/png;base64,{picture}">\n' + lesson_table(insight, names))
+
+
+def html_page(insights: list[LessonInsight], figures: dict[str, bytes], skipped: list[str],
+              names: bool = False) -> str:
+    """The whole page, self-contained."""
+    privacy = ("Learner ids are shown (--names): share this page with care." if names else
+               "Counts only: learner ids are in insight.csv (or on this page with --names).")
+    notes = "".join(f'<p class="note">{html.escape(lesson)}: nobody has handed it in yet.</p>'
+                    for lesson in skipped)
+    body = "\n".join(lesson_html(i, figures[i.lesson], names) for i in insights)
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>Class insight</title><style>{STYLE}</style></head><body>\n"
+            f"<h1>Class insight: what the class got wrong</h1>\n"
+            f'<p class="note">From what <code>make autograde</code> recorded, '
+            f"{time.strftime('%Y-%m-%d %H:%M')}. A named mistake was proven by a probe; the "
+            f"others are grouped by what is known. {privacy}</p>\n{notes}\n{body}\n"
+            "</body></html>\n")
+
+
+def write_reports(insights: list[LessonInsight], skipped: list[str], folder: Path,
+                  names: bool = False) -> dict[str, Path]:
+    """The page, the CSV and one PNG per lesson in ``folder``; returns what was written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written, figures = {}, {}
+    for insight in insights:
+        figures[insight.lesson] = figure_bytes(lesson_figure(insight))
+        path = folder / f"{insight.lesson}.png"
+        path.write_bytes(figures[insight.lesson])
+        written[insight.lesson] = path
+    written["csv"] = folder / "insight.csv"
+    write_csv(insights, written["csv"])
+    written["html"] = folder / "insight.html"
+    written["html"].write_text(html_page(insights, figures, skipped, names))
+    return written

@@ -1,0 +1,128 @@
+"""grader.insight: failures grouped by the mistake grading recorded, from the records alone."""
+
+import pytest
+
+from grader.insight import class_insight, explanation, layout, lesson_insight, without_case
+from tests.grader.recorded import LESSON, SECTIONS, failed, passed, record, release
+
+
+@pytest.fixture
+def root(tmp_path):
+    """A lesson graded for eight learners: full marks, a mistake three share, one another named
+    mistake, an unproven wrong value, an error, an unanswered exercise, a timeout."""
+    release(tmp_path)
+    shared = "Shift/forgets-offset"
+    record(tmp_path, "ana", {"Shift": passed(), "Scale": passed()})
+    record(tmp_path, "ben", {"Shift": failed(shared, "Shift forgets the offset (with x of "
+                                                      "shape (3, 4), b=2.0)"),
+                             "Scale": passed()})
+    record(tmp_path, "cam", {"Shift": failed(shared, "Shift forgets the offset (with x of "
+                                                      "shape (5,), b=2.0)"),
+                             "Scale": failed("Scale/squares-it", "Scale squares x")})
+    record(tmp_path, "dee", {"Shift": failed(shared, "Shift forgets the offset"),
+                             "Scale": failed("unproven:wrong-value", "Scale's output is wrong: "
+                                                                     "largest error 0.5")})
+    record(tmp_path, "eli", {"Shift": failed("raised:ValueError", "Shift raised ValueError: no"),
+                             "Scale": passed()})
+    record(tmp_path, "fay", {"Shift": failed("not-implemented"), "Scale": failed(
+        "not-implemented")})
+    record(tmp_path, "gus", {"Shift": passed(), "Scale": failed("timeout")})
+    record(tmp_path, "hal", {"Shift": passed(), "Scale": failed("Scale/squares-it", "Scale "
+                                                                "squares x", score=0.5)})
+    return tmp_path
+
+
+def _groups(exercise):
+    return {group.mistake: group.students for group in exercise.groups}
+
+
+def test_failures_are_grouped_by_mistake_most_frequent_first(root):
+    """Does each exercise count its graded learners and full marks, and group its failures by
+    the recorded mistake, the most frequent first?"""
+    insight = lesson_insight(root, LESSON)
+    shift, scale = insight.exercises
+    assert (shift.name, shift.graded, shift.passed) == ("Shift", 8, ("ana", "gus", "hal"))
+    assert [group.mistake for group in shift.groups][0] == "Shift/forgets-offset"
+    assert _groups(shift) == {"Shift/forgets-offset": ("ben", "cam", "dee"),
+                              "raised:ValueError": ("eli",), "not-implemented": ("fay",)}
+    assert _groups(scale) == {"Scale/squares-it": ("cam", "hal"),
+                              "unproven:wrong-value": ("dee",), "not-implemented": ("fay",),
+                              "timeout": ("gus",)}
+    assert scale.passed == ("ana", "ben", "eli")
+
+
+def test_only_a_proven_id_is_a_named_group(root):
+    """Is a group named only when its mistake is a proven id, never a category?"""
+    scale = lesson_insight(root, LESSON).exercises[1]
+    assert {group.mistake: group.named for group in scale.groups} == {
+        "Scale/squares-it": True, "unproven:wrong-value": False, "not-implemented": False,
+        "timeout": False}
+
+
+def test_a_named_group_is_explained_by_its_hint_without_the_inputs(root):
+    """Is a named mistake explained by the hint most of its learners read, without the
+    inputs it failed for; a category by its own words?"""
+    shift = lesson_insight(root, LESSON).exercises[0]
+    explained = {group.mistake: group.explanation for group in shift.groups}
+    assert explained["Shift/forgets-offset"] == "Shift forgets the offset"
+    assert explained["raised:ValueError"] == "the learner's code raised ValueError"
+    assert "stub still raises NotImplementedError" in explained["not-implemented"]
+
+
+def test_each_group_points_to_the_section_of_its_exercise(root):
+    """Without a section of its own, does each group point to its exercise's section?"""
+    insight = lesson_insight(root, LESSON)
+    for exercise in insight.exercises:
+        assert exercise.section == SECTIONS[exercise.name]
+        assert {group.section for group in exercise.groups} == {SECTIONS[exercise.name]}
+    assert insight.title == "Lesson 07 · A demo lesson"
+
+
+def test_the_layout_reads_the_released_notebook(root):
+    """Are the test cells read in notebook order with their sections, and every heading?"""
+    shape = layout(root, LESSON)
+    assert shape.tests == {LESSON: ["Shift", "Scale"]}
+    assert shape.sections == SECTIONS
+    assert "Background 0" in shape.headings
+
+
+def test_learners_not_graded_or_graded_before_records_are_counted_apart(root):
+    """Is a submission not graded yet, one whose grader failed, and one graded before verdicts
+    were recorded each counted apart, and none of them in an exercise's counts?"""
+    (root / "submitted" / "ivy" / LESSON).mkdir(parents=True)
+    record(root, "jon", {}, status="grader-error", recorded=False)
+    record(root, "kim", {}, recorded=False)
+    insight = lesson_insight(root, LESSON)
+    assert insight.not_graded == ("ivy", "jon")
+    assert insight.unrecorded == ("kim",)
+    assert len(insight.graded) == 8 and insight.exercises[0].graded == 8
+
+
+def test_an_unreadable_notebook_fails_every_exercise_for_that_reason(root):
+    """Does a missing notebook count as a failure of each exercise, grouped by its status?"""
+    record(root, "lou", {}, status="missing-notebook", reason="no notebook found")
+    shift, scale = lesson_insight(root, LESSON).exercises
+    assert _groups(shift)["missing-notebook"] == ("lou",)
+    assert _groups(scale)["missing-notebook"] == ("lou",)
+
+
+def test_a_test_without_a_verdict_is_no_verdict(root):
+    """Is a test cell with no recorded verdict grouped as no-verdict, never as a mistake?"""
+    record(root, "max", {"Shift": passed()})
+    scale = lesson_insight(root, LESSON).exercises[1]
+    assert _groups(scale)["no-verdict"] == ("max",)
+
+
+def test_a_term_under_way_skips_lessons_nobody_handed_in(root):
+    """Does class insight skip a lesson without submissions, and report the others?"""
+    found, skipped = class_insight(root, [LESSON, "08_later"])
+    assert [insight.lesson for insight in found] == [LESSON]
+    assert skipped == ["08_later"]
+
+
+def test_the_inputs_are_cut_from_a_hint_only_at_its_end():
+    """Is only a trailing "(with ...)" removed, nested parentheses and all?"""
+    assert without_case("a factor 2 (with x of shape (3, 4), b=2.0)") == "a factor 2"
+    assert without_case("a transpose? (a guess)") == "a transpose? (a guess)"
+    assert without_case("no parenthesis") == "no parenthesis"
+    assert explanation("kernel-died", []).startswith("the kernel died")

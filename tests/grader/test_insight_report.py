@@ -1,0 +1,124 @@
+"""grader.insight_report and ``python -m grader insight``: the terminal lines, the CSV, the page
+and its figures, learner ids kept off the page unless asked for, and a clear error for bad input."""
+
+import csv
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from grader.insight import class_insight
+from grader.insight_figures import bars, figure_bytes, key_lines, lesson_figure
+from grader.insight_report import csv_rows, html_page, text_report, write_reports
+from grader.lessons import ROOT
+from tests.grader.recorded import LESSON, failed, passed, record, release
+
+STUDENTS = ("ana-ix", "ben-ix", "cam-ix", "dee-ix")
+
+
+@pytest.fixture
+def root(tmp_path):
+    release(tmp_path)
+    record(tmp_path, "ana-ix", {"Shift": passed(), "Scale": passed()})
+    record(tmp_path, "ben-ix", {"Shift": failed("Shift/forgets-offset", "Shift forgets b"),
+                                "Scale": passed()})
+    record(tmp_path, "cam-ix", {"Shift": failed("Shift/forgets-offset", "Shift forgets b"),
+                                "Scale": failed("unproven:wrong-value", "Scale's output is "
+                                                "wrong")})
+    record(tmp_path, "dee-ix", {"Shift": failed("not-implemented"), "Scale": failed(
+        "not-implemented")})
+    return tmp_path
+
+
+def test_the_terminal_lists_counts_groups_and_learners(root):
+    """Does the terminal show per exercise its counts, then each group with its count, id,
+    explanation and learners; and say which lessons nobody handed in?"""
+    text = text_report(*class_insight(root, [LESSON, "08_later"]))
+    assert "08_later: nobody has handed it in yet, skipped" in text
+    assert "Shift: 4 graded, 1 full marks, 3 failed" in text
+    assert re.search(r"2  Shift/forgets-offset: Shift forgets b\n\s+ben-ix, cam-ix", text)
+    assert re.search(r"1  unproven:wrong-value: wrong value, cause not proven", text)
+
+
+def test_the_csv_has_a_row_per_learner_and_exercise(root):
+    """Does the CSV hold one row per learner and exercise, each failure with its mistake, its
+    hint and whether the mistake is named?"""
+    rows = csv_rows(class_insight(root, [LESSON])[0])
+    assert len(rows) == 2 * len(STUDENTS)
+    by_key = {(row["exercise"], row["student_id"]): row for row in rows}
+    assert by_key["Shift", "ana-ix"]["result"] == "full-marks"
+    assert (by_key["Shift", "ben-ix"]["mistake"], by_key["Shift", "ben-ix"]["named"]) == (
+        "Shift/forgets-offset", "yes")
+    assert by_key["Scale", "cam-ix"]["named"] == "no"
+    assert by_key["Scale", "cam-ix"]["hint"] == "Scale's output is wrong"
+
+
+def test_the_page_shows_counts_only_unless_names_are_asked_for(root):
+    """Does the page name no learner by default, and every learner of a group with names?"""
+    insights, skipped = class_insight(root, [LESSON])
+    figures = {LESSON: b"\x89PNG"}
+    private = html_page(insights, figures, skipped)
+    assert not any(student in private for student in STUDENTS)
+    assert "Shift/forgets-offset" in private and "Counts only" in private
+    named = html_page(insights, figures, skipped, names=True)
+    assert "ben-ix, cam-ix" in named
+
+
+def test_the_page_is_self_contained(root, tmp_path):
+    """Are the page, CSV and a PNG per lesson written, the page loading nothing from elsewhere
+    (its figures embedded), the CSV readable by a spreadsheet?"""
+    written = write_reports(*class_insight(root, [LESSON]), tmp_path / "out")
+    page = written["html"].read_text()
+    assert "data:image/png;base64," in page
+    assert not re.search(r"""(src|href)=["']?(https?:|//|/)""", page)
+    assert written[LESSON].read_bytes().startswith(b"\x89PNG")
+    with open(written["csv"]) as handle:
+        assert len(list(csv.DictReader(handle))) == 2 * len(STUDENTS)
+
+
+def test_the_figure_stacks_full_marks_named_and_unnamed_with_a_key(root):
+    """Does each exercise's bar hold full marks, each named mistake lettered, then the unnamed
+    failures; does the key say which mistake each letter is; and does it draw?"""
+    insight = class_insight(root, [LESSON])[0][0]
+    assert bars(insight) == {
+        "Shift": [("", "full marks", 1), ("A", "Shift/forgets-offset", 2),
+                  ("", "no named mistake", 1)],
+        "Scale": [("", "full marks", 2), ("", "no named mistake", 2)]}
+    assert key_lines(bars(insight)) == ["Shift: A forgets-offset (2)"]
+    assert figure_bytes(lesson_figure(insight), "svg").lstrip().startswith(b"<?xml")
+
+
+def _insight(root, *args):
+    environment = {**os.environ, "COURSE_ROOT": str(root)}
+    done = subprocess.run([sys.executable, "-m", "grader", "insight", *args], cwd=ROOT,
+                          env=environment, capture_output=True, text=True)
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_the_command_writes_its_reports_and_refuses_bad_input(root):
+    """Does `python -m grader insight` report and write the page, CSV and figure; and give a
+    one-line error for an unknown lesson and for a course root never autograded?"""
+    (root / "source" / LESSON).mkdir(parents=True)
+    (root / "gradebook.db").touch()
+    status, output = _insight(root, LESSON)
+    assert status == 0, output
+    assert "Shift/forgets-offset" in output and "ben-ix, cam-ix" in output
+    assert (root / "insight" / "insight.html").exists()
+    assert (root / "insight" / f"{LESSON}.png").exists()
+    status, output = _insight(root, "99_nope")
+    assert status == 2 and "error: unknown lessons ['99_nope']" in output
+    (root / ".autograder" / "ledger.json").unlink()
+    status, output = _insight(root)
+    assert status == 2 and "no autograde run yet: run `make autograde` first" in output
+    assert "Traceback" not in output
+
+
+def test_make_insight_is_a_documented_target():
+    """Is there a `make insight` target, listed by `make help`, that runs the command?"""
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^insight: .*## ", makefile, re.MULTILINE)
+    assert "-m grader insight $(LESSONS)" in makefile
+    assert "make insight" in (ROOT / "README.md").read_text()
