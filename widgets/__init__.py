@@ -14,6 +14,7 @@ from .fused_loss import fused_loss_explorer
 from .grad_outputs import outputs_explorer
 from .gradcheck_explorer import explore_gradients
 from .ids import deterministic_ids, seed_from_environment
+from .insight import insight_view
 from .jacobian import jacobian_view
 from .kernel_grid import kernel_grid_view
 from .inspector import inspect_saved
@@ -31,6 +32,7 @@ __all__ = [
     "deterministic_ids",
     "explore_gradients",
     "fused_loss_explorer",
+    "insight_view",
     "inspect_saved",
     "jacobian_view",
     "kernel_grid_view",
