@@ -61,8 +61,8 @@ def test_the_terminal_gives_counts_and_groups_most_frequent_first(insight):
     """Does the terminal give each exercise's counts and its groups, the shared mistake first
     with its learners and the section that teaches it?"""
     _, output, _ = insight
-    assert "00_template (Lesson 00 · The anatomy of a custom autograd Function): 11 learners graded" in \
-        output
+    assert ("00_template (Lesson 00 · The anatomy of a custom autograd Function): "
+            "11 learners graded") in output
     assert "Square: 11 graded, 6 full marks, 5 failed" in output
     square = output.split("Square: 11 graded", 1)[1].split("WeightedSum:", 1)[0]
     assert square.index("Square/ignores-grad-output") < square.index("unproven:wrong-value")

@@ -26,8 +26,8 @@ def _signed(verdict) -> list:
             for bundle in published]
 
 
-def _notebook(test_outputs: list, answer_source: str = "class Square: ...") -> nbformat.NotebookNode:
-    answer = new_code_cell(answer_source)
+def _notebook(test_outputs: list) -> nbformat.NotebookNode:
+    answer = new_code_cell("class Square: ...")
     answer.metadata = {"nbgrader": {"solution": True, "grade": False, "grade_id":
                                     "answer_Square", "locked": False, "schema_version": 3}}
     test = new_code_cell("grade('Square', Square)")
