@@ -16,13 +16,14 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       run_forward)
 from ..contract import check_each_input_alone, covers
-from ..domain import Case, Constant, Domain, Operator, Tolerance
+from ..domain import Case, Constant, Domain, Operator
 from ..errors import GradingError
 from ..properties import check_saved_dtypes
 from ..exercise import Exercise, sample
+from .fused_loss_precision import (ACCUMULATION, ACCUMULATION_TOLERANCE, accumulation_values,
+                                   check_low_precision)
 from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
-                              check_hand_written_forward,
-                              check_low_precision, check_largest_tensor, check_lce_cuda_peak,
+                              check_hand_written_forward, check_largest_tensor, check_lce_cuda_peak,
                               check_lce_saved, check_one_gradient, check_retained_backward,
                               check_scaling, lce_values, recognise_chunk_means)
 
@@ -313,18 +314,6 @@ def _rows_apart(make):
     return values
 
 
-ACCUMULATION = ("float16/bfloat16 as accurate as accumulating in float32 makes them "
-                "(accumulating in the input dtype is not)")
-# measured (tests/autograder/exercises/test_fused_loss.py): on these inputs a float32
-# accumulator keeps the float16 loss within 2e-4 of float64 and a float16 one is off by 2e-2
-ACCUMULATION_TOLERANCE = Tolerance(5e-4, 5e-5)  # 2e-3 at a loss near 4: between the two
-
-
-def _accumulation(device, dtype) -> dict:
-    """512 rows one chunk at a time: a float16 running loss of about 2000 rounds each step."""
-    return lce_values(512, 16, 32, 1, device, seed=3, dtype=dtype)
-
-
 EXERCISES = [
     Exercise("CrossEntropy", "11_fused_loss", ce_full,
              example=lambda: tuple(ce_values(5, 4, "cpu", ignored=(1,)).values()),
@@ -349,7 +338,7 @@ EXERCISES = [
                            # input's dtype (check_saved_dtype), so a float16 intermediate saved
                            # for float16 inputs is right here; the accumulation case below
                            # holds the float32 accumulation instead
-                           accumulation=Case(_accumulation, ACCUMULATION, torch.float16,
+                           accumulation=Case(accumulation_values, ACCUMULATION, torch.float16,
                                              ACCUMULATION_TOLERANCE)),
              contract=("a short last chunk", "logits past float32's exp range",
                        "grad mode off", "one gradient needed", "float16 and bfloat16")),

@@ -59,7 +59,7 @@ MISTAKES = [
     Mistake("MySigmoid", "the output kept on the class (MySigmoid.last_output = y)",
             "MySigmoid.forward sets MySigmoid.last_output: a class attribute is shared by every call",
             SIGMOID_ON_THE_CLASS),
-    Mistake("ScaledSigmoid", "scale kept on the class",
+    Mistake("ScaledSigmoid", "scale kept on the class beside a saved stable sigmoid",
             "ScaledSigmoid.forward sets ScaledSigmoid.scale: a class attribute is shared by every "
             "call", SCALE_ON_THE_CLASS),
     Mistake("ScaledSigmoid", "scale kept in a module global",
