@@ -1,15 +1,18 @@
 """Derive, don't transcribe: no line of a graded exercise's backward appears anywhere in the
-learner's notebook (code, markdown, collapsed hints) outside that exercise's answer cell."""
+learner's notebook (code, markdown, collapsed hints) outside that exercise's answer cell; none of
+its final formulas (``lessons/formulas/<lesson>.toml``) appears at or above its answer cell; and
+its prompt does not name an op its backward is built from."""
 
 import functools
 import re
+import tomllib
 
 import nbformat
 import pytest
 
-from grader.lessons import lesson_names, source_notebook
+from grader.lessons import LESSONS, lesson_names, source_notebook
 from grader.notebook_format import grade_id
-from tools.notebooks import COURSE
+from tools.notebooks import COURSE, SOLUTIONS
 
 # the functions that hold a gradient formula: backward, its helpers, a jvp, a batching rule
 GRADIENT_FUNCTION = re.compile(r"^(\s*)def \w*(backward|jvp|vmap|grad)\w*\(")
@@ -100,3 +103,133 @@ def test_a_line_is_found_whole_whatever_its_spacing():
     """Is a formula found with other spacing, but not inside a longer expression?"""
     assert _shows(_tokens("g = 1  # note\nreturn grad_output*local\n"), "return grad_output * local")
     assert not _shows(_tokens("grad_x = grad_output @ weight.T"), "grad_x = grad_output @ weight")
+
+
+# --- the maths: final formulas, written in code or LaTeX ----------------------------------------
+
+# spacing and LaTeX sizing never hide a formula
+LATEX_SPACING = re.compile(r"\s+|\\[,;!]|\\(left|right|big|Big|bigg|Bigg)\b")
+EXERCISE_HEADING = re.compile(r"^#+ ✎", re.MULTILINE)
+# calls that are bookkeeping in any backward, never the op a prompt could give away
+BOOKKEEPING_CALLS = {"apply", "clone", "contiguous", "detach", "dim", "double", "float", "half",
+                     "isinstance", "len", "numel", "range", "reshape", "size", "to", "tuple",
+                     "type_as", "view", "view_as", "zip", "unsqueeze", "squeeze"}
+
+
+def normalised(text: str) -> str:
+    return LATEX_SPACING.sub("", text)
+
+
+@functools.cache
+def final_formulas(lesson: str) -> dict[str, dict]:
+    """``lessons/formulas/<lesson>.toml``: per answer cell, ``fragments`` of its final formulas
+    and the ops its contract itself names (``named_by_contract``)."""
+    path = LESSONS / "formulas" / f"{lesson}.toml"
+    return tomllib.loads(path.read_text()) if path.exists() else {}
+
+
+def _learner_cells(lesson: str) -> list[nbformat.NotebookNode]:
+    return nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4).cells
+
+
+def _answer_index(cells: list, answer: str) -> int:
+    return next(index for index, cell in enumerate(cells) if grade_id(cell) == answer)
+
+
+def backward_calls(code: str) -> set[str]:
+    """The functions and methods the solution's gradient functions in ``code`` call."""
+    calls, inside, in_solution = set(), None, "### BEGIN SOLUTION" not in code
+    for line in code.splitlines():
+        if "### BEGIN SOLUTION" in line or "### END SOLUTION" in line:
+            in_solution = "BEGIN" in line
+            continue
+        if inside is not None and line.strip() and len(line) - len(line.lstrip()) <= inside:
+            inside = None
+        if inside is not None and in_solution:
+            calls |= set(re.findall(r"(?:\.|\btorch\.|\bF\.)(\w+)\(", line.split("#")[0]))
+        elif match := GRADIENT_FUNCTION.match(line):
+            inside = len(match[1])
+    return calls - BOOKKEEPING_CALLS
+
+
+def prompt(cells: list, answer_index: int) -> str:
+    """The markdown from the exercise's heading down to its answer cell."""
+    start = max(index for index in range(answer_index + 1)
+                if cells[index].cell_type == "markdown"
+                and EXERCISE_HEADING.search(cells[index].source))
+    return "\n".join(cell.source for cell in cells[start:answer_index]
+                     if cell.cell_type == "markdown")
+
+
+def names(markdown: str, op: str) -> bool:
+    """Does ``markdown`` name ``op`` in code (inline or fenced), outside its collapsed blocks?"""
+    shown = re.sub(r"<details>.*?</details>", " ", markdown, flags=re.DOTALL)
+    code = re.findall(r"```.*?```|`[^`\n]+`", shown, flags=re.DOTALL)
+    return any(re.search(rf"\b{re.escape(op)}\b", span) for span in code)
+
+
+@pytest.mark.parametrize("lesson", lesson_names())
+def test_every_graded_exercise_lists_its_final_formulas(lesson):
+    """Does each answer cell list fragments that the solutions notebook really shows?"""
+    listed = final_formulas(lesson)
+    answers = set(_answers(lesson))
+    assert set(listed) == answers, (
+        f"lessons/formulas/{lesson}.toml lists {sorted(set(listed) - answers)} that are not "
+        f"answer cells and misses {sorted(answers - set(listed))}")
+    solutions = normalised("\n".join(
+        cell.source for cell in nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4).cells))
+    for answer, entry in listed.items():
+        assert entry["fragments"], f"{answer} lists no fragment of its final formulas"
+        unseen = [fragment for fragment in entry["fragments"]
+                  if normalised(fragment) not in solutions]
+        assert not unseen, (f"{lesson} {answer}: {unseen} appear nowhere in the solutions "
+                            "notebook: a fragment must be one the course really writes")
+
+
+@pytest.mark.parametrize("lesson", lesson_names())
+def test_no_final_formula_is_shown_at_or_above_its_answer_cell(lesson):
+    """Does a final formula appear in the learner's notebook before the learner wrote it?"""
+    cells = _learner_cells(lesson)
+    for answer, entry in final_formulas(lesson).items():
+        above = [(index, normalised(cell.source))
+                 for index, cell in enumerate(cells[:_answer_index(cells, answer) + 1])]
+        leaks = [(index, fragment) for fragment in entry["fragments"]
+                 for index, text in above if normalised(fragment) in text]
+        assert not leaks, (f"course/{lesson}.ipynb cell {leaks[0][0]} shows {answer}'s final "
+                           f"formula {leaks[0][1]!r} before its answer cell")
+
+
+@pytest.mark.parametrize("lesson", lesson_names())
+def test_no_prompt_names_an_op_its_backward_is_built_from(lesson):
+    """Does an exercise's prompt hand over the op its backward needs?"""
+    cells = _learner_cells(lesson)
+    for answer in _answers(lesson):
+        allowed = set(final_formulas(lesson).get(answer, {}).get("named_by_contract", []))
+        source = next(cell.source for cell in source_notebook(lesson).cells
+                      if grade_id(cell) == answer)
+        text = prompt(cells, _answer_index(cells, answer))
+        named = sorted(op for op in backward_calls(source) - allowed if names(text, op))
+        assert not named, f"course/{lesson}.ipynb: the prompt of {answer} names {named}"
+
+
+def test_a_formula_is_found_whatever_its_spacing():
+    """Is a LaTeX or code formula found with other spacing and sizing?"""
+    assert normalised(r"y \, (1 - y)") in normalised(r"$\left( y(1-y) \right)$")
+    assert normalised("grad_output*(1 - y)") in normalised("g = grad_output * (1 - y)")
+
+
+def test_backward_calls_are_the_ops_of_the_solution_backward():
+    """Are the solution backward's ops found, and forward's and bookkeeping's left out?"""
+    code = ("class Cumsum(torch.autograd.Function):\n    @staticmethod\n"
+            "    def forward(ctx, x):\n        return x.cumsum(0)\n\n"
+            "    @staticmethod\n    def backward(ctx, grad_output):\n        ### BEGIN SOLUTION\n"
+            "        g = grad_output.flip(0).cumsum(0).flip(0)\n"
+            "        return torch.where(g > 0, g, g).contiguous()\n        ### END SOLUTION\n")
+    assert backward_calls(code) == {"flip", "cumsum", "where"}
+
+
+def test_a_prompt_names_an_op_only_in_code_and_outside_hints():
+    """Is an op named in code spans, but not as an English word or inside a collapsed hint?"""
+    assert names("Use `x.flip(0)` here.", "flip")
+    assert not names("Flip the sum, then cumsum it.", "cumsum")
+    assert not names("<details><summary>Hint</summary>`cumsum`</details>", "cumsum")
