@@ -297,13 +297,13 @@ print("torch.func through SinForFunc agrees:", torch.allclose(hvp_sin, hvp_by_ha
 # every $y_i$, so $\partial L/\partial \beta$ adds up one term per element, weighted by $g_i$.
 # </details>
 #
-# <details><summary><b>Hint 3</b>: the formulas</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# With $\sigma'(z) = \sigma(z)(1 - \sigma(z))$: $\partial y_i/\partial x_i = s_i + \beta x_i\, s_i(1 - s_i)$,
-# and $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i(1 - s_i)$, a 0-d tensor like `beta`.
-# (Autograd would sum a gradient of `x`'s shape down to `beta`'s shape for you, as it does for
-# any input that was broadcast; the sum is still the maths.) Question 4 is yours: the next
-# section shows what each choice does to the second derivative.
+# With $\beta = 2$, $x = (1, -0.5)$ and every $g_i = 1$: $\partial L/\partial x = (1.0908,
+# 0.0723)$ and $\partial L/\partial \beta = 0.1541$, a 0-d tensor like `beta`. (Autograd
+# would sum a gradient of `x`'s shape down to `beta`'s shape for you, as it does for any input
+# that was broadcast; the sum is still the maths.) Question 4 is yours: the next section shows
+# what each choice does to the second derivative.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_SwishFunction", "solution": true}
@@ -336,6 +336,15 @@ from autograder import grade; grade("SwishFunction", SwishFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# With $\sigma'(z) = \sigma(z)(1 - \sigma(z))$:
+# $\partial y_i/\partial x_i = s_i + \beta x_i\, s_i(1 - s_i)$, and
+# $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i(1 - s_i)$. Backward recomputes $s$
+# from the saved inputs $x$ and $\beta$, so every op that builds the gradient is one autograd
+# can record under `create_graph=True`.
+# </details>
+#
 # Your Swish and its first two derivatives in $x$, for three values of $\beta$; both
 # derivatives come from your backward, the second one through double backward.
 

@@ -110,10 +110,12 @@ def test_a_line_is_found_whole_whatever_its_spacing():
 # spacing and LaTeX sizing never hide a formula
 LATEX_SPACING = re.compile(r"\s+|\\[,;!]|\\(left|right|big|Big|bigg|Bigg)\b")
 EXERCISE_HEADING = re.compile(r"^#+ ✎", re.MULTILINE)
-# calls that are bookkeeping in any backward, never the op a prompt could give away
-BOOKKEEPING_CALLS = {"apply", "clone", "contiguous", "detach", "dim", "double", "float", "half",
-                     "isinstance", "len", "numel", "range", "reshape", "size", "to", "tuple",
-                     "type_as", "view", "view_as", "zip", "unsqueeze", "squeeze"}
+# calls that are bookkeeping in any backward (shapes, dtypes, devices, conversions), never the
+# op a prompt could give away
+BOOKKEEPING_CALLS = {"apply", "as_tensor", "clone", "contiguous", "cpu", "detach", "dim", "double",
+                     "float", "from_numpy", "half", "isinstance", "item", "len", "numel", "numpy",
+                     "range", "reshape", "size", "to", "tolist", "tuple", "type_as", "view",
+                     "view_as", "zip", "unsqueeze", "squeeze"}
 
 
 def normalised(text: str) -> str:
