@@ -72,24 +72,25 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
         names = list(inputs) if inputs is not None else list(spec.input_names)
         if got < expected and inputs is not None and not any(
                 isinstance(inputs[name], torch.Tensor) for name in names[got:expected]):
-            return GradingError(f"{returned}: return None for {' and '.join(names[got:expected])}")
+            return GradingError(f"{returned}: return None for {' and '.join(names[got:expected])}",
+                                mistake=f"{spec.name}/wrong-gradient-count")
         if got < expected:  # which ones are missing, the count cannot say
             return GradingError(f"{returned}: return one gradient or None per input, in "
-                                f"forward's order ({', '.join(names)})")
+                                f"forward's order ({', '.join(names)})",
+                                mistake=f"{spec.name}/wrong-gradient-count")
         return GradingError(f"{returned}: return one gradient (or None) per input forward was "
                             "given; anything past the last (a default argument left out) must "
-                            "be None")
+                            "be None", mistake=f"{spec.name}/wrong-gradient-count")
     if match := _NOT_NONE.search(message):
         name = spec.input_names[int(match[1]) - 1]
         return GradingError(
-            f"backward returned a gradient for {name}, which is not a tensor: return None for {name}"
-        )
+            f"backward returned a gradient for {name}, which is not a tensor: return None for {name}",
+            mistake=f"{spec.name}/gradient-for-non-tensor")
     if "modified by an inplace operation" in message:
         return GradingError(
             f"a tensor {spec.name} saved was modified in place before backward: "
             "do not write into saved tensors or grad_output",
-            message,
-        )
+            message, mistake=f"{spec.name}/writes-saved-tensor")
     given = f" with {_describe(inputs)}" if inputs else ""
     return GradingError(f"{spec.name}.{phase} raised RuntimeError{given}: "
                         f"{message.splitlines()[0]}", message)
@@ -224,16 +225,12 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     pristine_grad_output = grad_output.clone()
     version = grad_output._version
     backward = run_backward(spec, forward.output, inputs, grad_output)
-    if grad_output._version != version or not torch.equal(grad_output, pristine_grad_output):
-        raise GradingError(
-            "backward modified grad_output in place: compute a new tensor instead "
-            "(an out-of-place op such as *, or grad_output.clone() before writing into it)"
-        )
+    check_untouched(spec, grad_output, pristine_grad_output, version)
     for name, (value, old_version) in before.items():
         if inputs[name]._version != old_version or not torch.equal(inputs[name].detach(), value):
             raise GradingError(
-                f"{spec.name} modified its input {name} in place: inputs must stay untouched"
-            )
+                f"{spec.name} modified its input {name} in place: inputs must stay untouched",
+                mistake=f"{spec.name}/writes-input")
     truth = reference_gradients(spec, inputs, pristine_grad_output)
     for name, grad in zip(inputs, backward.grads):
         if name in truth:
@@ -273,8 +270,8 @@ def check_no_ctx_tensors(spec: Spec, forward: ForwardTrace) -> None:
                  "its memory until Python's garbage collector runs" if kept else "")
         raise GradingError(
             f"{spec.name} stores a tensor as {where}: use ctx.save_for_backward so autograd "
-            f"can detect in-place changes and saved-tensor hooks see it{cycle}"
-        )
+            f"can detect in-place changes and saved-tensor hooks see it{cycle}",
+            mistake=f"{spec.name}/tensor-on-ctx")
 
 
 def check_backward_by_hand(spec: Spec, backward: BackwardTrace) -> None:
@@ -282,14 +279,13 @@ def check_backward_by_hand(spec: Spec, backward: BackwardTrace) -> None:
     if backward.reentered_autograd:
         raise GradingError(
             f"{spec.name}.backward calls {backward.reentered_autograd[0]}: "
-            "write the gradient formula by hand instead of asking autograd"
-        )
+            "write the gradient formula by hand instead of asking autograd",
+            mistake=f"{spec.name}/asks-autograd")
     builtin = sorted({op for op in backward.ops if "backward" in op})
     if builtin:
         raise GradingError(
             f"{spec.name}.backward uses the built-in op {builtin[0]}: "
-            "write the gradient formula by hand"
-        )
+            "write the gradient formula by hand", mistake=f"{spec.name}/builtin-backward-op")
 
 
 NOTICED_IN_PLACE = ("modified by an inplace operation",
@@ -312,8 +308,8 @@ def check_version_tracking(function: type, spec: Spec, values: dict) -> None:
         raise _explain_runtime_error(spec, "backward", error) from error
     raise GradingError(
         f"{spec.name} did not notice its saved output was changed in place: save tensors with "
-        "ctx.save_for_backward(...) so autograd's version counter protects them"
-    )
+        "ctx.save_for_backward(...) so autograd's version counter protects them",
+        mistake=f"{spec.name}/output-not-saved")
 
 
 def backward_outputs(spec: Spec, outputs, x: torch.Tensor, grad_outputs):
@@ -334,11 +330,13 @@ def backward_outputs(spec: Spec, outputs, x: torch.Tensor, grad_outputs):
     return grad
 
 
-def check_untouched(spec: Spec, grad_output, pristine) -> None:
-    """``grad_output`` still equals the copy taken before backward."""
-    if not torch.equal(grad_output, pristine):
+def check_untouched(spec: Spec, grad_output, pristine, version: int | None = None) -> None:
+    """``grad_output`` still equals the copy taken before backward (and, given the version it
+    had then, was not written at all)."""
+    if not torch.equal(grad_output, pristine) or version not in (None, grad_output._version):
         raise GradingError(f"{spec.name}'s backward modified grad_output in place: compute a new "
-                           "tensor instead (an out-of-place op such as *, or write into a fresh tensor)")
+                           "tensor instead (an out-of-place op such as *, or write into a fresh tensor)",
+                           mistake=f"{spec.name}/writes-grad-output")
 
 
 def gradcheck_callable(spec: Spec, f, x: torch.Tensor) -> None:

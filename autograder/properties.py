@@ -105,7 +105,7 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
         what = f"{spec.name}'s output" + (f" {i}" if len(outputs) > 1 else "")
         if got.dtype != dtype:
             raise GradingError(f"{what} has dtype {got.dtype} for {dtype} inputs: return the "
-                               "input's dtype")
+                               "input's dtype", mistake=f"{spec.name}/wrong-output-dtype")
         diagnose_values(what, got.detach().to(torch.float64), want.detach(),
                         rtol=tolerance.rtol, atol=tolerance.atol)
     check_saved_dtypes(domain, forward, dtype, compute or domain.accumulates.get(dtype, dtype))
@@ -125,7 +125,8 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
         got = grads[name]
         if isinstance(got, torch.Tensor) and got.dtype != inputs[name].dtype:
             raise GradingError(f"grad_{name} has dtype {got.dtype} but {name} has dtype "
-                               f"{inputs[name].dtype}: keep the input's dtype")
+                               f"{inputs[name].dtype}: keep the input's dtype",
+                               mistake=f"{spec.name}/wrong-gradient-dtype")
         diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor) else got,
                           truth, rtol=tolerance.rtol, atol=tolerance.atol)
     return forward
@@ -156,7 +157,8 @@ def check_saved_dtypes(domain: Domain, forward, dtype: torch.dtype, compute: tor
                 f"{domain.spec.name} saved a {str(saved.dtype).removeprefix('torch.')} tensor of "
                 f"shape {saved.shape} for {str(dtype).removeprefix('torch.')} inputs: it keeps "
                 f"fewer digits than the computation needs; save it in "
-                f"{str(compute).removeprefix('torch.')}")
+                f"{str(compute).removeprefix('torch.')}",
+                mistake=f"{domain.spec.name}/saves-narrower-dtype")
 
 
 # the properties ------------------------------------------------------------------------------
@@ -206,7 +208,8 @@ def _per_call(domain: Domain, function, device, _name) -> None:
                     f"{domain.spec.name}'s backward used another call's {names_}: with two calls "
                     f"in one graph, the {'first' if k == 0 else 'second'} call's grad_{name} is "
                     f"the one the other call's {names_} gives; keep what backward needs on ctx, "
-                    "one per call, not on the class or in a global")
+                    "one per call, not on the class or in a global",
+                    mistake=f"{domain.spec.name}/state-shared-between-calls")
             diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor)
                               else got, truth[name])
 
@@ -263,7 +266,8 @@ def _check_class_state(domain: Domain, function, before: dict, phase: str) -> No
                 else f"keep it on ctx (ctx.{attribute} = ...)")
         raise GradingError(
             f"{domain.spec.name}.{phase} sets {owner}.{attribute}: a class attribute is shared by "
-            f"every call, so a second call in the same graph overwrites the first's; {keep}")
+            f"every call, so a second call in the same graph overwrites the first's; {keep}",
+            mistake=f"{domain.spec.name}/state-on-class")
 
 
 def _constant(domain: Domain, function, device, name: str) -> None:

@@ -731,8 +731,8 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 #   row, in float32 (float64 for float64 input);
 # - a backward kernel: the row gradient in closed form, and the weight gradient as
 #   per-program partial sums, reduced afterwards (on the host or by a second kernel);
-# - `D` up to 4096 and not a power of two: a block that covers a whole row
-#   (`triton.next_power_of_2(D)`), masked past its end, or a loop over the row in blocks;
+# - `D` up to 4096 and not a power of two: a block that covers a whole row (sized as the
+#   speed section sized one), masked past its end, or a loop over the row in blocks;
 # - float16/bfloat16 computing in float32; nothing written into the inputs.
 
 # %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}

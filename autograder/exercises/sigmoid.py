@@ -170,7 +170,8 @@ def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -
         raise GradingError(
             f"{domain.spec.name}.{phase} sets {owner}.{attribute}: a class attribute is shared "
             "by every call, so a second call in the same graph overwrites the first's; save "
-            "the tensors backward needs with ctx.save_for_backward, one set per call") from error
+            "the tensors backward needs with ctx.save_for_backward, one set per call",
+            mistake=error.mistake) from error
 
 
 def my_sigmoid_full(MySigmoid, device) -> None:

@@ -175,3 +175,19 @@ def test_a_catalogued_mistake_is_graded_with_its_id(exercise, name, expected):
 
     verdict = classified_verdict(exercise, mistake(exercise, name).load())
     assert (verdict.passed, verdict.mistake) == (False, expected)
+
+
+@pytest.mark.parametrize("exercise, name, expected", [
+    ("MySigmoid", "output kept as ctx.y", "MySigmoid/tensor-on-ctx"),
+    ("MyReLU", "mask kept on the class", "MyReLU/state-on-class"),
+    ("SignClippedSTE", "writes into grad_output", "SignClippedSTE/writes-grad-output"),
+])
+def test_a_shared_check_names_the_mistake_it_proves(exercise, name, expected):
+    """Does a check every exercise runs (class attributes, tensors on ctx, grad_output written)
+    give its proven hint the exercise's own id, so that insight groups it by name?"""
+    from autograder.grading import classified_verdict
+    from tests.autograder.catalogued import mistake
+
+    result = classified_verdict(exercise, mistake(exercise, name))
+    assert not result.passed
+    assert result.mistake == expected
