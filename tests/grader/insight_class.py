@@ -68,7 +68,9 @@ CLASS = {
              "12_surgery": [_mistake("PerSampleClippedLinear", "clipped by ||g_n|| alone")]},
     "hal8": {"00_template": UNANSWERED, "12_surgery": UNANSWERED},
     "ada0": {"00_template": [("Outer", NEVER_RETURNS)]},
-    "jon10": {"00_template": [_mistake("WeightedSum", "two gradients for four inputs")]},
+    "jon10": {"00_template": [_mistake("WeightedSum", "two gradients for four inputs"),
+                              _mistake("Square", "a Jacobian as a matrix: "
+                                       "grad_output @ torch.diag(2 * x)")]},
     "kim11": {"12_surgery": [_mistake("GradientReversal", "alpha forgotten")]},
     "lou12": {"12_surgery": [_mistake("PerSampleClippedLinear", "Opacus-style ghost norms, "
                                       "max_norm / (norm + 1e-6) (issue 37)")]},
@@ -79,9 +81,10 @@ CLASS = {
 # who handed the lesson in has full marks on that exercise
 EXPECTED = {
     ("00_template", "Square"): {"Square/ignores-grad-output": {"cam3", "dan4", "eve5"},
-                                "unproven:wrong-value": {"gus7"}, "not-implemented": {"hal8"}},
+                                "unproven:wrong-value": {"gus7"}, "raised:RuntimeError": {"jon10"},
+                                "not-implemented": {"hal8"}},
     ("00_template", "WeightedSum"): {"WeightedSum/swaps-weights": {"dan4"},
-                                     "raised:RuntimeError": {"jon10"},
+                                     "WeightedSum/wrong-gradient-count": {"jon10"},
                                      "kernel-died": {"max13"}, "not-implemented": {"hal8"}},
     ("00_template", "Outer"): {"Outer/grad-output-on-wrong-side": {"fay6"},
                                "timeout": {"ada0"}, "not-implemented": {"hal8"}},
