@@ -497,6 +497,103 @@ compare(prediction_masked, observed, who="your LogSumExp")
 # gradient after it.
 
 # %% [markdown]
+# ### Try it (ungraded): the cross product, a Function with nothing to mirror
+#
+# `LogSumExp` had one tensor input, so its jvp had one tangent. The cross product
+# $y = a \times b$ of two 3-vectors (along the last dimension, `torch.linalg.cross(a, b)`) has
+# two, and no worked example above computes either of its derivatives. Write `Cross` in the
+# setup_context form, with `generate_vmap_rule = True`, a backward and a jvp, computing with
+# `torch.linalg.cross` only. Derive both first:
+#
+# 1. **jvp.** $a$ moves by $\dot a$ and $b$ by $\dot b$. The cross product is linear in each
+#    factor: what is $\dot y$, to first order? (Autograd hands your jvp a tangent for both
+#    inputs, zeros for an input that has none.)
+# 2. **backward.** $L$ changes by $g \cdot \dot y$ for $g$ = `grad_output`. Write the part
+#    that comes from $\dot a$ as $\dot a \cdot (\text{something})$: which identity of the
+#    triple product $u \cdot (v \times w)$ moves $\dot a$ to the front? Then the same for
+#    $\dot b$. Which order of the factors gives the sign?
+#
+# <details><summary><b>Hint 1</b>: a question</summary>
+#
+# The triple product is unchanged when its three vectors move round cyclically:
+# $u \cdot (v \times w) = v \cdot (w \times u) = w \cdot (u \times v)$. Swapping two of them
+# flips its sign. Which cyclic move puts $\dot a$ first in $g \cdot (\dot a \times b)$, and
+# $\dot b$ first in $g \cdot (a \times \dot b)$?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: numbers to hit</summary>
+#
+# With $a = (1, 2, 3)$, $b = (0, 1, -1)$ and $g = (1, 0, 2)$: $\partial L/\partial a =
+# (2, -1, -1)$ and $\partial L/\partial b = (-4, -1, 2)$. With tangents $\dot a = (1, 0, 0)$
+# and $\dot b = (0, 0, 1)$ at the same point, $\dot y = (2, 0, 1)$.
+# </details>
+
+# %%
+Cross = None  # class Cross(torch.autograd.Function): ... (forward, setup_context, backward, jvp)
+
+
+# %% tags=["skip-when-grading"]
+def check_cross():
+    """Your Cross against torch.linalg.cross: gradcheck in both modes, jvp, and vmap."""
+    if Cross is None:
+        print("Cross: not written yet")
+        return
+    a, b = (torch.randn(4, 3, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    checks = {
+        "backward (gradcheck)": lambda: torch.autograd.gradcheck(Cross.apply, (a, b)),
+        "forward mode (gradcheck, check_forward_ad)": lambda: torch.autograd.gradcheck(
+            Cross.apply, (a, b), check_forward_ad=True, check_backward_ad=False),
+        "torch.func.jvp, a's tangent only": lambda: torch.allclose(
+            torch.func.jvp(lambda a: Cross.apply(a, b.detach()), (a.detach(),), (b.detach(),))[1],
+            torch.func.jvp(lambda a: torch.linalg.cross(a, b.detach()), (a.detach(),),
+                           (b.detach(),))[1]),
+        "torch.vmap over the rows": lambda: torch.allclose(
+            torch.vmap(Cross.apply)(a, b), torch.linalg.cross(a, b)),
+    }
+    for what, check in checks.items():
+        try:
+            print(what, "✓" if check() else "✗ differs from torch.linalg.cross")
+        except Exception as error:  # noqa: BLE001 - shown, not raised: the check is a guide
+            print(what, f"✗ {type(error).__name__}: {str(error).splitlines()[0][:150]}")
+
+
+check_cross()
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after every line above is ✓</summary>
+#
+# jvp: $\dot y = \dot a \times b + a \times \dot b$, the product rule with the order of each
+# product kept. Backward: $g \cdot (\dot a \times b) = \dot a \cdot (b \times g)$ and
+# $g \cdot (a \times \dot b) = \dot b \cdot (g \times a)$, so $\partial L/\partial a = b \times g$
+# and $\partial L/\partial b = g \times a$. Both need $a$ and $b$: `save_for_backward` keeps
+# them for one, `save_for_forward` for the other.
+#
+# ```python
+# class Cross(torch.autograd.Function):
+#     generate_vmap_rule = True
+#
+#     @staticmethod
+#     def forward(a, b):
+#         return torch.linalg.cross(a, b)
+#
+#     @staticmethod
+#     def setup_context(ctx, inputs, output):
+#         ctx.save_for_backward(*inputs)
+#         ctx.save_for_forward(*inputs)
+#
+#     @staticmethod
+#     def backward(ctx, grad_output):
+#         a, b = ctx.saved_tensors
+#         return torch.linalg.cross(b, grad_output), torch.linalg.cross(grad_output, a)
+#
+#     @staticmethod
+#     def jvp(ctx, a_tangent, b_tangent):
+#         a, b = ctx.saved_tensors
+#         return torch.linalg.cross(a_tangent, b) + torch.linalg.cross(a, b_tangent)
+# ```
+# </details>
+
+# %% [markdown]
 # ## A Function under `torch.compile`
 #
 # `torch.compile` runs TorchDynamo over your Python bytecode: it records tensor operations
