@@ -269,16 +269,6 @@ from autograder import grade; grade("SignSTE", SignSTE)
 # 1. By the chain rule, what does backward return, in terms of `grad_output` and `x`?
 # 2. Which tensor must forward save for that? Could it save something smaller?
 # 3. Forward's output is at hand too. Why can a mask built from it not do the job?
-#
-# <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
-#
-# 1. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$ for the incoming
-#    gradient $g$: the surrogate, element by element, times the incoming gradient.
-# 2. The input $x$. Saving the boolean mask instead is also correct, and smaller (one byte per
-#    element instead of four or eight).
-# 3. The output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from
-#    it clips nothing.
-# </details>
 
 # %% nbgrader={"grade_id": "answer_SignClippedSTE", "solution": true}
 class SignClippedSTE(torch.autograd.Function):
@@ -306,6 +296,16 @@ from autograder import grade; grade("SignClippedSTE", SignClippedSTE)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# 1. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$ for the incoming
+#    gradient $g$: the surrogate, element by element, times the incoming gradient.
+# 2. The input $x$. Saving the boolean mask instead is also correct, and smaller (one byte per
+#    element instead of four or eight).
+# 3. The output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from
+#    it clips nothing.
+# </details>
+#
 # Your `SignClippedSTE`, explored: left, its forward; right, the true derivative (zero, with
 # a spike where forward jumps) against the surrogate your backward returns. Drag `x` across
 # the shaded clipping window: at $x = \pm 1$ the gradient still passes, just beyond it stops.
@@ -352,7 +352,7 @@ class RoundSTE(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
-        return grad_output
+        return grad_output  # the identity surrogate
         ### END SOLUTION
 
 
@@ -731,26 +731,6 @@ plt.show()
 # never the value $\operatorname{round}(v_i)$ in the first term. Simplify what is left in terms
 # of $v_i$. Outside, differentiate $q_\text{min}\, s$ (or $q_\text{max}\, s$).
 # </details>
-#
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
-#
-# 1. Inside, $\partial y_i/\partial x_i = s \cdot 1 \cdot \frac{1}{s} = 1$; outside, 0: a
-#    clipped STE on $v$.
-# 2. Inside, $\partial y_i/\partial s = \operatorname{round}(v_i) - v_i$, the rounding error in
-#    units of $s$; below the clip $q_\text{min}$, above it $q_\text{max}$.
-# 3. $\partial L/\partial s = \sum_i g_i\, \partial y_i/\partial s$ over every element: a 0-d
-#    tensor, like `scale`. (Return the unsummed products, shaped like `x`, and the engine sums
-#    them for you, since `scale`'s shape broadcasts to theirs; summing yourself says what you
-#    mean. With a per-channel scale of shape `(C, 1)`, common for weights in later practice
-#    (LSQ itself learns one step per layer), the same sum runs over every axis but the
-#    channel's, and the engine does that too.)
-# 4. Save `x` and `scale` with `save_for_backward` (inputs; $v$ and $\operatorname{round}(v)$
-#    are cheap to recompute); keep `qmin` and `qmax` as plain attributes.
-#
-# Inside, $\operatorname{round}(v) - v$ lies in $[-\tfrac12, \tfrac12]$ and pulls $s$ towards
-# a step that fits the values it rounds; the clipped elements push $s$ up, so that the grid
-# reaches them. That balance is what lets the step find its size.
-# </details>
 
 # %%
 # question 5, before you write FakeQuantize: s = 0.5, qmin = -4, qmax = 3, x = (0.7, -3.0, 1.8)
@@ -815,6 +795,26 @@ central = (FakeQuantize.apply(x5, s5 + h, -4, 3) - FakeQuantize.apply(x5, s5 - h
 print("dy/ds by central differences:", [round(value, 6) for value in central.tolist()])
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# 1. Inside, $\partial y_i/\partial x_i = s \cdot 1 \cdot \frac{1}{s} = 1$; outside, 0: a
+#    clipped STE on $v$.
+# 2. Inside, $\partial y_i/\partial s = \operatorname{round}(v_i) - v_i$, the rounding error in
+#    units of $s$; below the clip $q_\text{min}$, above it $q_\text{max}$.
+# 3. $\partial L/\partial s = \sum_i g_i\, \partial y_i/\partial s$ over every element: a 0-d
+#    tensor, like `scale`. (Return the unsummed products, shaped like `x`, and the engine sums
+#    them for you, since `scale`'s shape broadcasts to theirs; summing yourself says what you
+#    mean. With a per-channel scale of shape `(C, 1)`, common for weights in later practice
+#    (LSQ itself learns one step per layer), the same sum runs over every axis but the
+#    channel's, and the engine does that too.)
+# 4. Save `x` and `scale` with `save_for_backward` (inputs; $v$ and $\operatorname{round}(v)$
+#    are cheap to recompute); keep `qmin` and `qmax` as plain attributes.
+#
+# Inside, $\operatorname{round}(v) - v$ lies in $[-\tfrac12, \tfrac12]$ and pulls $s$ towards
+# a step that fits the values it rounds; the clipped elements push $s$ up, so that the grid
+# reaches them. That balance is what lets the step find its size.
+# </details>
+#
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # Central differences agree with your gradient for $s$ on the two clipped elements, not on the
@@ -1122,6 +1122,14 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # compute $s$, and is it cheaper to keep $s$ or to recompute it? If you recompute it, how do
 # you keep quick question 5's overflow out of it?
 # </details>
+#
+# <details><summary><b>Hint 4</b>: numbers to hit</summary>
+#
+# One row, $\ell = (1, 2, 0.5)$, $\tau = 0.5$ and `grad_output` $= (1, 0, -1)$: forward gives
+# $(0, 1, 0)$, $s = (0.1142, 0.8438, 0.0420)$, and your backward returns
+# $(0.2119, -0.1218, -0.0901)$. The three entries add up to $0$: why must they, for any
+# `grad_output`?
+# </details>
 
 # %% nbgrader={"grade_id": "answer_StraightThroughSoftmax", "solution": true}
 class StraightThroughSoftmax(torch.autograd.Function):
@@ -1152,6 +1160,14 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\sum_j g_j\, s_j(\delta_{ij} - s_i) = s_i\big(g_i - \sum_j g_j s_j\big)$, and the
+# temperature divides it: $\partial L/\partial \ell_i = s_i\big(g_i - \sum_j g_j s_j\big)/\tau$,
+# with one sum per row, shared by every $i$ of it. Its entries add up to $0$ over a row,
+# since softmax's outputs always add up to $1$.
+# </details>
+#
 # Your `StraightThroughSoftmax` as a Jacobian, for one row of six logits at $\tau = 0.5$: entry
 # $(j, i)$ is the gradient for logit $i$ when `grad_output` is 1 at output $j$ (one backward per
 # row), beside the softmax's own (autograd through `torch.softmax`) and the identity's, which a
