@@ -248,21 +248,6 @@ print("autograd's grad_x:", leaf.grad)
 print("yours:            ", my_sort_backward(grad_values, indices))
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
-#
-# Only $j = \pi^{-1}(i)$ has $P_{ji} = 1$, so
-#
-# $$\frac{\partial L}{\partial x} = P^\top \frac{\partial L}{\partial\,\text{values}},
-#   \qquad \text{i.e.} \qquad \text{grad\_x}[\pi(j)] = \text{grad\_values}[j].$$
-#
-# $P^\top$ is the inverse permutation: backward **scatters** `grad_values` back to the
-# positions the values came from (or, the same thing, gathers it with the inverse permutation
-# $\pi^{-1}$). Gathering `grad_values` with $\pi$ itself applies $P$ a second time instead of
-# undoing it, which is right only for the permutations that are their own inverse, such as a
-# swap of two elements (or no change at all: an already sorted `x` hides it). Writing it for
-# any leading shape, along the last dimension, is Exercise 1.
-# </details>
-#
 # The picture: each value leaves its position in forward (grey), and its gradient travels the
 # same arrow backwards (orange).
 
@@ -366,6 +351,21 @@ from autograder import grade; grade("SortWithIndices", SortWithIndices)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# Only $j = \pi^{-1}(i)$ has $P_{ji} = 1$, so
+#
+# $$\frac{\partial L}{\partial x} = P^\top \frac{\partial L}{\partial\,\text{values}},
+#   \qquad \text{i.e.} \qquad \text{grad\_x}[\pi(j)] = \text{grad\_values}[j].$$
+#
+# $P^\top$ is the inverse permutation: backward **scatters** `grad_values` back to the
+# positions the values came from (or, the same thing, gathers it with the inverse permutation
+# $\pi^{-1}$). Gathering `grad_values` with $\pi$ itself applies $P$ a second time instead of
+# undoing it, which is right only for the permutations that are their own inverse, such as a
+# swap of two elements (or no change at all: an already sorted `x` hides it). Exercise 1 wrote it
+# for any leading shape, along the last dimension.
+# </details>
+#
 # Your sort inside a loss that weights the sorted values by rank, the core of ranking losses
 # and of "trimmed" means that drop the largest entries. Each entry of `x` gets the weight of
 # the rank it landed at:
@@ -542,9 +542,10 @@ except RuntimeError as error:
 # - Backward receives `grad_first` and `grad_second`; either, or both, may be `None`.
 # - Return the gradient of `x`: `grad_first` in the first half and `grad_second` in the
 #   second, zeros where a gradient is `None`, and `None` when both are.
-# - Allocate nothing per missing output: with one half missing, build **one** tensor of
-#   `x`'s shape (`grad.new_zeros(...)` and slice assignment, or `torch.nn.functional.pad`),
-#   not a tensor of zeros for the missing half that you then concatenate.
+# - Allocate nothing per missing output: with one half missing, backward still returns a
+#   gradient of `x`'s shape. How many new tensors does that take at the least, and how does
+#   the known half get into it? (A tensor of zeros for the missing half, concatenated with
+#   the known one, takes two: the self-check measures what backward allocates.)
 
 # %% nbgrader={"grade_id": "answer_SplitHalves", "solution": true}
 class SplitHalves(torch.autograd.Function):
@@ -739,8 +740,8 @@ print("you predicted:", my_saved_early)
 # packs them when forward returns, after the write, and then `x`, dirty and returned, is the
 # output with its new version. So the place of the call inside forward changes nothing, and
 # the gradient comes out silently wrong: $\cos(\sin a)$ instead of $\cos a$. To keep
-# something of the input, forward must compute a **new** tensor from `x` before the write (a
-# mask, a sign, or at worst `x.clone()`, which costs the memory the in-place write saved).
+# something of the input, forward must compute a **new** tensor from `x` before the write
+# (at worst `x.clone()`, which costs the memory the in-place write saved).
 # </details>
 #
 # So the question for every in-place Function is: **can backward compute the derivative from
