@@ -21,8 +21,8 @@
 # one output entry $o$ and one input entry $i$, as the Autodiff-Puzzles notebooks do, and then
 # turns the derivation into a backward. You derive every backward yourself: each exercise
 # states the forward and asks questions, and three collapsed hints wait for you after your
-# attempt (a question, the index-notation step, the formula in maths); turning the formula
-# into code is always yours. A picture helps: the **Jacobian view** draws
+# attempt (a question, the index-notation step, numbers to hit); the formula itself waits
+# after your self-check, to compare with yours, and turning it into code is always yours. A picture helps: the **Jacobian view** draws
 # $\partial y_o / \partial x_i$ as your backward computes it beside autograd's, and outlines
 # every entry where they differ.
 #
@@ -329,9 +329,8 @@ for returned, observed in observed_2.items():
 #    $\partial y_{r,k} / \partial a_{s,0}$ and $\partial y_{r,k} / \partial b_j$.
 # 2. Multiply by $g_{r,k}$ and sum over $r$ and $k$. Which index does each delta remove, and
 #    which sum is left? Write both gradients with tensors of shape $(R, C)$ and a sum.
-# 3. Which of your sums keep their dimension, and which remove it? Which tool from the
-#    section above takes both down to their inputs' shapes, and does it for any pair of
-#    shapes, 0-dim included?
+# 3. Which of your sums keep their dimension, and which remove it? How do you bring each
+#    result to its input's exact shape, for any pair of broadcastable shapes, 0-dim included?
 # 4. What does backward need from forward? What may it skip when only $a$ needs a gradient?
 
 # %% [markdown]
@@ -349,14 +348,12 @@ for returned, observed in observed_2.items():
 # $b$?
 # </details>
 #
-# <details><summary><b>Hint 3</b>: the formula</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# $$\frac{\partial L}{\partial a_{s,0}} = \sum_k g_{s,k}\, b_k, \qquad
-#   \frac{\partial L}{\partial b_j} = \sum_r g_{r,j}\, a_{r,0}.$$
-#
-# Each sum runs over the index along which that input was repeated, and the result has the
-# input's exact shape. Backward reads $a$ and $b$ and nothing else; an input that needs no
-# gradient costs nothing.
+# $a = \begin{pmatrix}1\\ 2\end{pmatrix}$ of shape $(2, 1)$, $b = (3, -1, 0.5)$ and
+# $g = \begin{pmatrix}1 & 2 & 3\\ 0 & 1 & 0\end{pmatrix}$: your backward returns
+# $\partial L/\partial a = \begin{pmatrix}2.5\\ -1\end{pmatrix}$, of shape $(2, 1)$, and
+# $\partial L/\partial b = (1, 4, 3)$, of shape $(3,)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_BroadcastMul", "solution": true}
@@ -388,6 +385,17 @@ self_check("BroadcastMul", BroadcastMul)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("BroadcastMul", BroadcastMul)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $$\frac{\partial L}{\partial a_{s,0}} = \sum_k g_{s,k}\, b_k, \qquad
+#   \frac{\partial L}{\partial b_j} = \sum_r g_{r,j}\, a_{r,0}.$$
+#
+# Each sum runs over the index along which that input was repeated, and the result has the
+# input's exact shape. Backward reads $a$ and $b$ and nothing else; an input that needs no
+# gradient costs nothing.
+# </details>
 
 # %% [markdown]
 # Your `BroadcastMul`'s Jacobian with respect to $a$ of shape $(3, 1)$ and $b$ of shape $(4,)$
@@ -468,10 +476,9 @@ compare(prediction_3, slices.grad.tolist())
 #    and what does that mean for its shape when `keepdim` is not used?
 # 3. "The product of the others" equals $y_r / x_{s,c}$ when nothing is zero. Go through the
 #    three zero cases of quick question 3 and see where the division fails.
-# 4. Compute the product of the others **without dividing**: it is (the product of everything
-#    before $c$) times (the product of everything after $c$). Which PyTorch op computes running
-#    products, and how do you make them *exclusive* (not including $c$ itself) and run them
-#    from the other end?
+# 4. Compute the product of the others **without dividing**. Split it around position $c$:
+#    which two products is it, and how do you get both for every $c$ of a slice at once,
+#    without a loop?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -489,13 +496,11 @@ compare(prediction_3, slices.grad.tolist())
 # gradient is 0.
 # </details>
 #
-# <details><summary><b>Hint 3</b>: the formula, without dividing</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# $$\prod_{c' \ne c} x_{s,c'} = \Big(\prod_{c' < c} x_{s,c'}\Big)\Big(\prod_{c' > c} x_{s,c'}\Big),$$
-#
-# an **exclusive** running product from the front times one from the back (an empty product is
-# 1), both along `dim`, whichever dimension that is. No zero is ever divided by. (Counting the
-# zeros of each slice and treating the three cases apart is also correct.)
+# One slice, $g = 1$: for $x = (2, 1, 3, 4)$ the gradient is $(12, 24, 8, 6)$; for
+# $x = (2, 0, 3, 4)$ it is $(0, 24, 0, 0)$; for $x = (2, 0, 3, 0)$, $(0, 0, 0, 0)$, with no
+# `nan` in any of them.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_ProdOverDim", "solution": true}
@@ -531,6 +536,16 @@ from autograder import grade; grade("ProdOverDim", ProdOverDim)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $$\prod_{c' \ne c} x_{s,c'} = \Big(\prod_{c' < c} x_{s,c'}\Big)\Big(\prod_{c' > c} x_{s,c'}\Big),$$
+#
+# an **exclusive** running product from the front times one from the back (an empty product is
+# 1), both along `dim`, whichever dimension that is. No zero is ever divided by. (Counting the
+# zeros of each slice and treating the three cases apart is also correct.)
+# </details>
+
+# %% [markdown]
 # Your `ProdOverDim` over `dim=1` of slices with no zero, one zero and two zeros. Each output
 # $y_r$ depends only on row $r$; in the row of a slice with one zero only the zero's column is
 # non-zero, and the slice with two zeros has an empty row.
@@ -561,8 +576,8 @@ jacobian_view(ProdOverDim, torch.prod,
 # 1. For a vector, write $\partial y_o / \partial x_i$ with an indicator $[\,\cdot\,]$. Draw
 #    $J$ for five entries: which triangle is filled?
 # 2. Multiply by $g_o$ and sum over $o$. For a given $i$, which outputs contribute?
-# 3. Write that sum with `cumsum` and one more op, used twice. Why does backward need nothing
-#    from forward?
+# 3. Your sum runs over the outputs from $i$ to the end. How do you compute it for every $i$
+#    at once, with ops you know, and no loop? Why does backward need nothing from forward?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -577,15 +592,10 @@ jacobian_view(ProdOverDim, torch.prod,
 # $\partial L / \partial x_i = \sum_o g_o\, [i \le o] = \sum_{o \ge i} g_o$.
 # </details>
 #
-# <details><summary><b>Hint 3</b>: the formula</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# Along `dim`, in every slice,
-#
-# $$\frac{\partial L}{\partial x_i} = \sum_{o \ge i} g_o
-#   = \sum_{o} g_o - \sum_{o < i} g_o ,$$
-#
-# the entries of $g$ from $i$ **to the end** ($J$ is lower triangular, $J^\top$ upper). $J$
-# does not depend on $x$ (the scan is linear).
+# A vector of four entries and $g = (1, 2, 3, 4)$: your backward returns
+# $(10, 9, 7, 4)$, whatever $x$ is.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Cumsum", "solution": true}
@@ -613,6 +623,18 @@ self_check("Cumsum", Cumsum)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("Cumsum", Cumsum)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# Along `dim`, in every slice,
+#
+# $$\frac{\partial L}{\partial x_i} = \sum_{o \ge i} g_o
+#   = \sum_{o} g_o - \sum_{o < i} g_o ,$$
+#
+# the entries of $g$ from $i$ **to the end** ($J$ is lower triangular, $J^\top$ upper). $J$
+# does not depend on $x$ (the scan is linear).
+# </details>
 
 # %%
 jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
@@ -679,13 +701,11 @@ compare(prediction_4, x4.grad.tolist())
 # The first factor is `ProdOverDim`'s exclusive running product from the front.
 # </details>
 #
-# <details><summary><b>Hint 3</b>: the formula</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# $S_{n-1} = g_{n-1}$ and $S_i = g_i + x_{i+1}\, S_{i+1}$: a scan from the end, like
-# `Cumsum`'s backward, that multiplies by the next entry of $x$ before it adds. No division, so
-# zeros cost nothing. (A loop over the positions of `dim` is fine here. PyTorch's own
-# `cumprod_backward`, in ATen's `ReduceOps.cpp`, keeps the division before the first zero of a
-# slice and treats that zero apart with masks; its comment derives every case.)
+# $x = (2, 1, 3, 0.5)$ and $g = (1, -1, 2, 1)$: $\partial L/\partial x =
+# (7.5, 13, 5, 6)$. With the zero of the prediction above, $x = (2, 0, 3, 0.5)$ and $g = 1$:
+# $(1, 11, 0, 0)$, finite.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_cumprod_backward", "solution": true}
@@ -729,6 +749,16 @@ def check_cumprod_backward() -> None:
 
 
 check_cumprod_backward()
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $S_{n-1} = g_{n-1}$ and $S_i = g_i + x_{i+1}\, S_{i+1}$: a scan from the end, like
+# `Cumsum`'s backward, that multiplies by the next entry of $x$ before it adds. No division, so
+# zeros cost nothing. (A loop over the positions of `dim` is fine here. PyTorch's own
+# `cumprod_backward`, in ATen's `ReduceOps.cpp`, keeps the division before the first zero of a
+# slice and treats that zero apart with masks; its comment derives every case.)
+# </details>
 
 # %% [markdown]
 # ## Selections: gather forward, scatter and add backward
@@ -803,7 +833,8 @@ print("scatter (a write; repeats lost):\n", torch.zeros(2, 3).scatter(1, classes
 # 2. Multiply by $g_{k,c}$ and sum over $k$ and $c$. Which rows $k$ of $g$ reach row $s$ of the
 #    gradient? What does a row of $x$ that `index` never names get, and one that it names
 #    three times?
-# 3. Which of the two tools above computes your sum, and why is the other one wrong here?
+# 3. What must happen at a row of the gradient that `index` names twice, and what would an
+#    op that writes rows, rather than adds them, leave there?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -819,11 +850,10 @@ print("scatter (a write; repeats lost):\n", torch.zeros(2, 3).scatter(1, classes
 # $\partial L / \partial x_{s,d} = \sum_k [\text{index}_k = s]\, g_{k,d}$.
 # </details>
 #
-# <details><summary><b>Hint 3</b>: the formula</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# Row $s$ of the gradient is the **sum** of the rows of $g$ whose index is $s$: zero for a row
-# never named, three rows of $g$ added for a row named three times, all zeros for an empty
-# index.
+# $x$ of three rows of two, `index` $= (2, 0, 2)$ and $g$ with rows $(1, 1)$, $(2, 2)$,
+# $(3, 3)$: the gradient has rows $(2, 2)$, $(0, 0)$ and $(4, 4)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_IndexSelect", "solution": true}
@@ -852,6 +882,14 @@ self_check("IndexSelect", IndexSelect)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("IndexSelect", IndexSelect)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# Row $s$ of the gradient is the **sum** of the rows of $g$ whose index is $s$: zero for a row
+# never named, three rows of $g$ added for a row named three times, all zeros for an empty
+# index.
+# </details>
 
 # %% [markdown]
 # Your `IndexSelect` with `index = [3, 0, 3, 3]`: the two columns of row 3 of $x$ each have
@@ -969,16 +1007,11 @@ compare(prediction_6, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 #   = \frac{\delta_{ij} - y_i\, y_j}{n}.$$
 # </details>
 #
-# <details><summary><b>Hint 3</b>: the formula</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# In each row,
-#
-# $$\frac{\partial L}{\partial x_i} = \frac{1}{n}\Big(g_i - y_i \sum_j y_j\, g_j\Big)
-#   \text{ above } \varepsilon, \qquad \frac{g_i}{\varepsilon} \text{ below}.$$
-#
-# Above $\varepsilon$ this is $g$ less its component along the unit vector $y$, divided by $n$
-# (the projection of quick question 6: for $g = y$ the gradient is 0). Which of these
-# quantities must forward save?
+# $x = (3, 4)$, $\varepsilon = 10^{-12}$ and $g = (1, 0)$: $\partial L/\partial x =
+# (0.128, -0.096)$. $x = (0.03, 0.04)$ with $\varepsilon = 0.1$, below it, and the same $g$:
+# $(10, 0)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Normalize", "solution": true}
@@ -1010,6 +1043,19 @@ self_check("Normalize", Normalize)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("Normalize", Normalize)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# In each row,
+#
+# $$\frac{\partial L}{\partial x_i} = \frac{1}{n}\Big(g_i - y_i \sum_j y_j\, g_j\Big)
+#   \text{ above } \varepsilon, \qquad \frac{g_i}{\varepsilon} \text{ below}.$$
+#
+# Above $\varepsilon$ this is $g$ less its component along the unit vector $y$, divided by $n$
+# (the projection of quick question 6: for $g = y$ the gradient is 0). Which of these
+# quantities must forward save?
+# </details>
 
 # %% [markdown]
 # Your `Normalize` on three rows of four with `eps = 0.5`, the last row (norm 0.3) below it:
@@ -1158,11 +1204,10 @@ compare(predicted_indices, indices.tolist())
 # different here about the index: how many are there, and along which dimension do they point?
 # </details>
 #
-# <details><summary><b>Hint 3</b>: the formula</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# Entry $i$ receives the **sum** of the $g_o$ of every output whose running maximum sits at $i$
-# (zero if none does), slice by slice along `dim`. $m$ does not change with small moves of $x$
-# (away from ties), so it is all backward needs: the indices forward already has.
+# $x = (1, 3, 3, 2, 3)$ (your prediction above gives its indices) and
+# $g = (1, 2, 3, 4, 5)$: $\partial L/\partial x = (1, 2, 7, 0, 5)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CumMax", "solution": true}
@@ -1192,6 +1237,14 @@ self_check("CumMax", CumMax)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("CumMax", CumMax)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# Entry $i$ receives the **sum** of the $g_o$ of every output whose running maximum sits at $i$
+# (zero if none does), slice by slice along `dim`. $m$ does not change with small moves of $x$
+# (away from ties), so it is all backward needs: the indices forward already has.
+# </details>
 
 # %% [markdown]
 # Your `CumMax` on three rows with ties and long runs under one maximum: each row of $J$ holds
