@@ -163,15 +163,65 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 # $$\frac{\partial L}{\partial x_{\text{in}}} = \Big(\frac{\partial x_{\text{out}}}
 #   {\partial x_{\text{in}}}\Big)^{\!\top} \frac{\partial L}{\partial x_{\text{out}}} .$$
 #
-# **Memory.** Measure in units of one segment input, and call $a$ what one block keeps in
-# those units (for a `Linear` then `GELU` block, its two inputs: $a = 2$). After forward we
-# keep $k$ segment inputs; while backward works on one segment, its $n/k$ blocks'
-# activations are alive too. The peak is about
+# **Memory: derive it.** Measure in units of one segment input, and call $a$ what one block
+# keeps in those units (for a `Linear` then `GELU` block, its two inputs: $a = 2$). Take $n$
+# blocks in $k$ segments of $n/k$ blocks each.
+#
+# 1. What is still kept when forward ends?
+# 2. While backward works on one segment, what else is alive?
+# 3. So what is the peak $M(k)$? Write it as `my_peak(n, a, k)` below; the cell after it
+#    counts what is alive, segment by segment, and compares.
+# 4. Which $k$ makes $M(k)$ smallest (treat $k$ as a real number), and how does that smallest
+#    peak grow with $n$: like $n$, or slower? Write `my_best_k(n, a)`.
+#
+# <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
+#
+# $n = 16$, $a = 2$: $M(1) = 33$, $M(4) = 12$, $M(16) = 18$; the smallest $M$ over real $k$ is
+# $11.3$, at $k = 5.66$. For $n = 64$ the smallest is $22.6$: twice as much for four times the
+# blocks.
+# </details>
+
+# %%
+my_peak = None     # your step 3: lambda n, a, k: ...
+my_best_k = None   # your step 4: lambda n, a: ...
+
+
+# %%
+def peak_by_counting(n, a, k):
+    """Walk backward over k equal segments: the segment inputs still held, plus the rebuilt
+    activations of the segment being worked on."""
+    held = k  # every segment's input, kept by forward
+    peak = 0
+    for segment in reversed(range(k)):
+        peak = max(peak, held + (n // k) * a)  # this segment's blocks rebuilt, alive at once
+        held -= 1  # its input is freed once its gradient has gone on
+    return peak
+
+
+if my_peak is None:
+    print("Write your M(k) into my_peak first.")
+else:
+    for n, a, k in [(16, 2, 1), (16, 2, 4), (16, 2, 16), (64, 1, 8), (12, 3, 6)]:
+        counted, yours = peak_by_counting(n, a, k), my_peak(n, a, k)
+        print(f"n = {n:2}, a = {a}, k = {k:2}: counted {counted:3}, yours {yours:6.2f}",
+              "✓" if math.isclose(yours, counted) else "✗")
+if my_best_k is not None and my_peak is not None:
+    for n, a in [(16, 2), (64, 2), (256, 2)]:
+        best = min(range(1, n + 1), key=lambda k: my_peak(n, a, k) if n % k == 0 else math.inf)
+        print(f"n = {n:3}, a = 2: your best k {my_best_k(n, a):5.2f}; among the k that divide "
+              f"n, the smallest peak is at k = {best}")
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after every line above is ✓</summary>
+#
+# Forward keeps the $k$ segment inputs; backward rebuilds one segment's $n/k$ blocks at a
+# time, so the peak is
 #
 # $$ M(k) \approx k + \frac{n}{k}\,a , $$
 #
 # smallest where the derivative $1 - na/k^2$ is zero, at $k = \sqrt{n a}$, where
 # $M = 2\sqrt{n a}$: it grows like $\sqrt{n}$ instead of $n a$.
+# </details>
 #
 # **Time.** Every segment runs its forward twice, so a training step pays one extra forward.
 # A backward costs about two forwards, so a step goes from 3 to 4 forward-equivalents: about
@@ -385,16 +435,18 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 # (`torch.cuda.get_rng_state(device)` and its restore): read that part against the contract
 # yourself; grading tries it only where a GPU is.
 #
-# Everything you need is in the sections above. Answer these before you write it:
+# Design it before you write it:
 #
 # 1. Which arguments go to `ctx.save_for_backward`, and where do `run_fn` and the others go?
-# 2. In backward, why recompute on a **fresh leaf** rather than on the saved tensor itself?
-#    And should every fresh leaf require grad? (Think of a boolean mask among the
-#    arguments.)
-# 3. Why restore the random state inside `torch.random.fork_rng(...)` rather than just calling
-#    `torch.set_rng_state`? What would the caller see afterwards?
-# 4. Why `torch.autograd.backward` on the recomputed output, and not `torch.autograd.grad`? Then
-#    where do you read the gradients you return?
+# 2. Backward recomputes `run_fn` on what, exactly? Recomputing on the saved tensors
+#    themselves would extend which graph? And should every tensor you recompute on require
+#    grad? (Think of a boolean mask among the arguments.)
+# 3. The recomputation must draw the dropout masks forward drew. What must forward keep for
+#    that, and how does backward put it back without changing the random numbers the caller
+#    draws after backward?
+# 4. Parameters used inside `run_fn` must end with their gradients in `.grad`. Which way of
+#    running backward through the rebuilt output does that, and where do you then read the
+#    gradients you return?
 # 5. How many gradients does backward return, and in what order?
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
