@@ -131,30 +131,6 @@ def my_softmax_vjp(p, v):
 print("largest error against J^T v:", (my_softmax_vjp(p, v) - J.T @ v).abs().max().item())
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
-#
-# Step 1: $dV = P^\top dO$ and $dP = dO\,V^\top$.
-#
-# Step 2: $J_{ij} = p_i(\delta_{ij} - p_j)$, that is $J = \operatorname{diag}(p) - p\,p^\top$,
-# symmetric. Its rows sum to zero because adding $c$ to every score leaves the softmax
-# unchanged, so the derivative along $(1, \dots, 1)$ is zero. The product with a vector needs no
-# matrix:
-#
-# $$\frac{\partial \phi}{\partial S_j} = \sum_i v_i\, p_i(\delta_{ij} - p_j)
-#   = p_j \Big(v_j - \sum_i v_i\, p_i\Big),
-#   \qquad\text{for every row:}\qquad
-#   dS = P \odot \big(dP - \operatorname{rowsum}(dP \odot P)\big).$$
-#
-# Turning the matrix form into code, with `keepdim` where a per-row number meets a matrix, is
-# the first half of Exercise 1. The row sum is the $-p\,p^\top$ part of the Jacobian: raising
-# one score lowers every other probability in its row. Masked entries need no care: their $P$
-# is $0$, so their $dS$ is $0$ too.
-#
-# Step 3: $S = \tau\,QK^\top$ is a scaled matrix product, so $dQ = \tau\, dS\, K$ and
-# $dK = \tau\, dS^\top Q$. The mask and the scale are not tensors to differentiate: `None`.
-# </details>
-
-# %% [markdown]
 # The two pieces of $J$, side by side. The first guess $p \odot v$ keeps only the diagonal's
 # $p_i$; the other popular mistake, $p(1-p) \odot v$ (softmax differentiated like a sigmoid),
 # keeps the whole diagonal and still misses every off-diagonal entry.
@@ -278,7 +254,8 @@ print("keys the first query sees under is_causal=True:",
 #   needs. `mask=None` is the common call: handle it.
 # - Backward follows your derivation, **by hand**: no `torch.autograd.grad` inside it and no
 #   built-in `*_backward` op. Return `None` for `scale` and `mask`.
-# - Transpose with `.transpose(-2, -1)`, so that any number of leading dimensions works.
+# - Any number of leading dimensions: where your formulas transpose a matrix, which two
+#   dimensions does that swap, whatever comes before them?
 # - Mark backward `@once_differentiable` (lesson 04). Its formulas use only saved tensors,
 #   but they multiply $P$, which is an *intermediate* of forward: autograd would treat it as a
 #   constant in a second backward and give wrong second derivatives without a word
@@ -319,6 +296,30 @@ self_check("ScaledDotProductAttention", ScaledDotProductAttention)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("ScaledDotProductAttention", ScaledDotProductAttention)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# Step 1: $dV = P^\top dO$ and $dP = dO\,V^\top$.
+#
+# Step 2: $J_{ij} = p_i(\delta_{ij} - p_j)$, that is $J = \operatorname{diag}(p) - p\,p^\top$,
+# symmetric. Its rows sum to zero because adding $c$ to every score leaves the softmax
+# unchanged, so the derivative along $(1, \dots, 1)$ is zero. The product with a vector needs no
+# matrix:
+#
+# $$\frac{\partial \phi}{\partial S_j} = \sum_i v_i\, p_i(\delta_{ij} - p_j)
+#   = p_j \Big(v_j - \sum_i v_i\, p_i\Big),
+#   \qquad\text{for every row:}\qquad
+#   dS = P \odot \big(dP - \operatorname{rowsum}(dP \odot P)\big).$$
+#
+# Turning the matrix form into code, with `keepdim` where a per-row number meets a matrix, is
+# the first half of Exercise 1. The row sum is the $-p\,p^\top$ part of the Jacobian: raising
+# one score lowers every other probability in its row. Masked entries need no care: their $P$
+# is $0$, so their $dS$ is $0$ too.
+#
+# Step 3: $S = \tau\,QK^\top$ is a scaled matrix product, so $dQ = \tau\, dS\, K$ and
+# $dK = \tau\, dS^\top Q$. The mask and the scale are not tensors to differentiate: `None`.
+# </details>
 
 # %% [markdown]
 # Against PyTorch's own attention on a batch of 2 sequences with 4 heads, a bottom-right
@@ -518,23 +519,6 @@ def my_row_sum(dO, O):
 print("largest error:", (my_row_sum(dO, O_) - row_sum).abs().max().item())
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
-#
-# $P_{ij} = e^{S_{ij} - L_i}$ with the **log-sum-exp**
-# $L_i = m_i + \log \sum_j e^{S_{ij} - m_i}$. Subtracting $m_i$ keeps every exponent
-# $\le 0$, so nothing overflows; $\log\sum_k e^{S_{ik}}$ taken literally overflows float32 once
-# a score passes about 88.
-#
-# $$\operatorname{rowsum}(dP \odot P)_i = \sum_j P_{ij} \sum_c dO_{ic} V_{jc}
-#   = \sum_c dO_{ic} \sum_j P_{ij} V_{jc} = \sum_c dO_{ic}\, O_{ic}
-#   = \operatorname{rowsum}(dO \odot O)_i .$$
-#
-# It matters because $dO$ and $O$ are whole rows of size $d_v$,
-# while the left side needs every key of the row at once: a tiled backward that sees one block
-# of keys cannot compute it, and FlashAttention's backward calls it $D$ and computes it first.
-# </details>
-
-# %% [markdown]
 # ## ✎ Exercise 2 · `MemoryEfficientAttention`
 #
 # Same signature and rules as Exercise 1, but forward saves only $Q$, $K$, $V$, the mask, the
@@ -586,6 +570,23 @@ self_check("MemoryEfficientAttention", MemoryEfficientAttention)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientAttention)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $P_{ij} = e^{S_{ij} - L_i}$ with the **log-sum-exp**
+# $L_i = m_i + \log \sum_j e^{S_{ij} - m_i}$. Subtracting $m_i$ keeps every exponent
+# $\le 0$, so nothing overflows; $\log\sum_k e^{S_{ik}}$ taken literally overflows float32 once
+# a score passes about 88.
+#
+# $$\operatorname{rowsum}(dP \odot P)_i = \sum_j P_{ij} \sum_c dO_{ic} V_{jc}
+#   = \sum_c dO_{ic} \sum_j P_{ij} V_{jc} = \sum_c dO_{ic}\, O_{ic}
+#   = \operatorname{rowsum}(dO \odot O)_i .$$
+#
+# It matters because $dO$ and $O$ are whole rows of size $d_v$,
+# while the left side needs every key of the row at once: a tiled backward that sees one block
+# of keys cannot compute it, and FlashAttention's backward calls it $D$ and computes it first.
+# </details>
 
 # %% [markdown]
 # ## Kept and peak
@@ -729,33 +730,6 @@ print("output error:", (o / ell - exact).abs().max().item(),
       "  L error:", abs(float(m + math.log(ell)) - torch.logsumexp(row, 0).item()))
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
-#
-# $m_{\text{new}} = \max(m, \max_j S'_j)$. Everything summed against the old $m$ is multiplied
-# by $\alpha = e^{m - m_{\text{new}}} \le 1$, because $e^{S_j - m}\,e^{m - m_{\text{new}}} =
-# e^{S_j - m_{\text{new}}}$:
-#
-# $$\ell \leftarrow \alpha\,\ell + \sum_j e^{S'_j - m_{\text{new}}}, \qquad
-#   o \leftarrow \alpha\, o + \sum_j e^{S'_j - m_{\text{new}}}\, v'_j, \qquad
-#   m \leftarrow m_{\text{new}} .$$
-#
-# At the end, the output row is $o / \ell$ and $L = m + \log \ell$. Forgetting to rescale $o$
-# goes unnoticed exactly when no later block raises the maximum ($\alpha = 1$ every time):
-# a test whose rows have their maximum in the first block passes. Exponentiating a block
-# against its own maximum $\tilde m = \max_j S'_j$ is not wrong in itself: the FlashAttention-1
-# paper does exactly that, and then multiplies the block's sums by a second correction
-# factor, $e^{\tilde m - m_{\text{new}}}$, before adding them. Leaving out that factor (or
-# exponentiating against the old $m$) is the other classic mistake: the pieces of $\ell$ and
-# $o$ are then measured against different maxima. The first
-# step is safe with $m = -\infty$: $\alpha = e^{-\infty} = 0$ multiplies the zeros you started
-# with. Starting $m$ at $0$ instead looks harmless, since softmax ignores a constant shift, but
-# it is not the row's maximum: in float32 a row whose scores all lie near $-160$ gets
-# $e^{S_j - 0} = 0$ for every key ($e^{x}$ underflows to 0 below about $-103$), so
-# $\ell = 0$ and the output is $0/0$. And leaving $m$ out altogether, $e^{S_j}$, overflows to
-# `inf` once a score passes about 88.7. Exercise 3's checks use both magnitudes.
-# </details>
-
-# %% [markdown]
 # ### A block in which a row sees no key
 #
 # Masks put $-\infty$ into scores, and a block can hold nothing but $-\infty$ for some row: a
@@ -844,26 +818,6 @@ print(f"largest tensor created besides the outputs O {tuple(O_tiled.shape)} and 
       f"block of O's rows {2 * 8 * 8}; the full scores are {2 * 40 * 40})")
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
-#
-# For each query block $Q_i$ (rows $i_0..i_0{+}B{-}1$): start $m = -\infty$, $\ell = 0$,
-# $o = 0$, one per row; for each key block $j$, the tile $S_{ij} = \tau\,Q_i K_j^\top$ of shape
-# $(\dots, B, B)$, then the update of `combine` with a per-row maximum,
-#
-# $$m' = \max\big(m, \max_k (S_{ij})_{\cdot k}\big),\quad
-#   \ell \leftarrow e^{m - m'}\ell + \textstyle\sum_k e^{(S_{ij})_{\cdot k} - m'},\quad
-#   o \leftarrow e^{m - m'}\,o + e^{S_{ij} - m'}\,V_j,\quad m \leftarrow m' ;$$
-#
-# after the last key block, rows $i_0..i_0{+}B{-}1$ of $O$ are $o/\ell$ and those of $L$ are
-# $m + \log\ell$. What the check counts: the outputs $O$, `(2, 40, 8)`, and $L$, `(2, 40)`,
-# are the largest tensors, and they are allowed (Exercise 3's contract says "beyond the inputs,
-# outputs and per-row statistics"); besides them, a tile of scores and its exponentials are
-# `(2, 8, 8)`, and a block of the running output is `(2, 8, 8)` here because $d_v = 8$: 128
-# elements, where the full scores would be 3,200. Exercise 3 adds a causal mask,
-# low-precision inputs, and the backward.
-# </details>
-
-# %% [markdown]
 # ## Derive: the backward by tiles
 #
 # Forward saves $Q, K, V, O$ and $L$ (one float32 number per query row). In backward, for a
@@ -885,31 +839,7 @@ print(f"largest tensor created besides the outputs O {tuple(O_tiled.shape)} and 
 # $D = \operatorname{rowsum}(dO \odot O)$, computed once before the loop, stands for the row
 # sum. A tile's own $\operatorname{rowsum}(dP_{ij} \odot P_{ij})$ is only part of the row's
 # sum, so $dQ$ and $dK$ come out wrong whenever there is more than one key block. With these
-# two, try question 3 again before you open the next block.
-# </details>
-#
-# <details><summary><b>Check questions 3 and 4</b> (open after your attempt)</summary>
-#
-# Each tile gives
-#
-# $$dV_j \mathrel{+}= P_{ij}^\top dO_i,\quad dP_{ij} = dO_i V_j^\top,\quad
-#   dS_{ij} = P_{ij} \odot (dP_{ij} - D_i),\quad
-#   dQ_i \mathrel{+}= \tau\, dS_{ij} K_j,\quad dK_j \mathrel{+}= \tau\, dS_{ij}^\top Q_i .$$
-#
-# With key blocks outside, $dK_j$ and $dV_j$ stay in block-sized accumulators for the whole
-# inner loop and are written once; $dQ_i$ gets a contribution from every key block, so it is
-# added into a full-size $dQ$.
-#
-# Why the keys, and not the queries, go outside: on a GPU each outer block is a separate
-# program, and all of them run at once. Whatever several programs add into must be added
-# atomically. With keys outside that is $dQ$ alone (FlashAttention-2's CUDA kernel adds into
-# it with atomic adds); with queries outside it would be both $dK$ and $dV$. The other way
-# out is a second pass: one loop with keys outside for $dK$ and $dV$, then one with queries
-# outside for $dQ$, each tile of $P$ recomputed twice but no atomics at all (Triton's fused
-# attention tutorial does this, and so does the CS336 assignment). In this single-threaded
-# Python either order, and either design, is correct; what Exercise 3 checks is what the
-# contract says (values, gradients, the largest tensor, the peak, no tile entirely above the
-# causal diagonal), not which order you picked.
+# two, answer questions 3 and 4: Exercise 3's self-check tells you whether you did.
 # </details>
 #
 # **Causal.** With `causal=True`, query $i$ sees keys $j \le i + (N_k - N_q)$: bottom-right
@@ -1030,6 +960,76 @@ self_check("FlashAttention", FlashAttention)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("FlashAttention", FlashAttention)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green: the running update</summary>
+#
+# $m_{\text{new}} = \max(m, \max_j S'_j)$. Everything summed against the old $m$ is multiplied
+# by $\alpha = e^{m - m_{\text{new}}} \le 1$, because $e^{S_j - m}\,e^{m - m_{\text{new}}} =
+# e^{S_j - m_{\text{new}}}$:
+#
+# $$\ell \leftarrow \alpha\,\ell + \sum_j e^{S'_j - m_{\text{new}}}, \qquad
+#   o \leftarrow \alpha\, o + \sum_j e^{S'_j - m_{\text{new}}}\, v'_j, \qquad
+#   m \leftarrow m_{\text{new}} .$$
+#
+# At the end, the output row is $o / \ell$ and $L = m + \log \ell$. Forgetting to rescale $o$
+# goes unnoticed exactly when no later block raises the maximum ($\alpha = 1$ every time):
+# a test whose rows have their maximum in the first block passes. Exponentiating a block
+# against its own maximum $\tilde m = \max_j S'_j$ is not wrong in itself: the FlashAttention-1
+# paper does exactly that, and then multiplies the block's sums by a second correction
+# factor, $e^{\tilde m - m_{\text{new}}}$, before adding them. Leaving out that factor (or
+# exponentiating against the old $m$) is the other classic mistake: the pieces of $\ell$ and
+# $o$ are then measured against different maxima. The first
+# step is safe with $m = -\infty$: $\alpha = e^{-\infty} = 0$ multiplies the zeros you started
+# with. Starting $m$ at $0$ instead looks harmless, since softmax ignores a constant shift, but
+# it is not the row's maximum: in float32 a row whose scores all lie near $-160$ gets
+# $e^{S_j - 0} = 0$ for every key ($e^{x}$ underflows to 0 below about $-103$), so
+# $\ell = 0$ and the output is $0/0$. And leaving $m$ out altogether, $e^{S_j}$, overflows to
+# `inf` once a score passes about 88.7. Exercise 3's checks use both magnitudes.
+# </details>
+#
+# <details><summary><b>Compare with yours</b>, after your self-check is green: forward by tiles</summary>
+#
+# For each query block $Q_i$ (rows $i_0..i_0{+}B{-}1$): start $m = -\infty$, $\ell = 0$,
+# $o = 0$, one per row; for each key block $j$, the tile $S_{ij} = \tau\,Q_i K_j^\top$ of shape
+# $(\dots, B, B)$, then the update of `combine` with a per-row maximum,
+#
+# $$m' = \max\big(m, \max_k (S_{ij})_{\cdot k}\big),\quad
+#   \ell \leftarrow e^{m - m'}\ell + \textstyle\sum_k e^{(S_{ij})_{\cdot k} - m'},\quad
+#   o \leftarrow e^{m - m'}\,o + e^{S_{ij} - m'}\,V_j,\quad m \leftarrow m' ;$$
+#
+# after the last key block, rows $i_0..i_0{+}B{-}1$ of $O$ are $o/\ell$ and those of $L$ are
+# $m + \log\ell$. What the check counts: the outputs $O$, `(2, 40, 8)`, and $L$, `(2, 40)`,
+# are the largest tensors, and they are allowed (Exercise 3's contract says "beyond the inputs,
+# outputs and per-row statistics"); besides them, a tile of scores and its exponentials are
+# `(2, 8, 8)`, and a block of the running output is `(2, 8, 8)` here because $d_v = 8$: 128
+# elements, where the full scores would be 3,200. Exercise 3 adds a causal mask,
+# low-precision inputs, and the backward.
+# </details>
+#
+# <details><summary><b>Compare with yours</b>, after your self-check is green: backward by tiles</summary>
+#
+# Each tile gives
+#
+# $$dV_j \mathrel{+}= P_{ij}^\top dO_i,\quad dP_{ij} = dO_i V_j^\top,\quad
+#   dS_{ij} = P_{ij} \odot (dP_{ij} - D_i),\quad
+#   dQ_i \mathrel{+}= \tau\, dS_{ij} K_j,\quad dK_j \mathrel{+}= \tau\, dS_{ij}^\top Q_i .$$
+#
+# With key blocks outside, $dK_j$ and $dV_j$ stay in block-sized accumulators for the whole
+# inner loop and are written once; $dQ_i$ gets a contribution from every key block, so it is
+# added into a full-size $dQ$.
+#
+# Why the keys, and not the queries, go outside: on a GPU each outer block is a separate
+# program, and all of them run at once. Whatever several programs add into must be added
+# atomically. With keys outside that is $dQ$ alone (FlashAttention-2's CUDA kernel adds into
+# it with atomic adds); with queries outside it would be both $dK$ and $dV$. The other way
+# out is a second pass: one loop with keys outside for $dK$ and $dV$, then one with queries
+# outside for $dQ$, each tile of $P$ recomputed twice but no atomics at all (Triton's fused
+# attention tutorial does this, and so does the CS336 assignment). In this single-threaded
+# Python either order, and either design, is correct; what Exercise 3 checks is what the
+# contract says (values, gradients, the largest tensor, the peak, no tile entirely above the
+# causal diagonal), not which order you picked.
+# </details>
 
 # %% [markdown]
 # ## Peak memory and time, measured
