@@ -242,27 +242,13 @@ print("largest error against J^T g_hat:",
 # $g_i$ to $b_i$; the rows' contributions add up.)
 # </details>
 #
-# <details><summary><b>Check your derivation</b> · the result, in maths</summary>
+# <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
-# With $\hat g = g \odot w$ (or $g$ with no weight),
-#
-# $$\frac{\partial L}{\partial x_j} = r\,\Big(\underbrace{\hat g_j}_{\text{direct}}
-#   \;-\; \underbrace{\tfrac1D \textstyle\sum_i \hat g_i}_{\text{mean}}
-#   \;-\; \underbrace{\hat x_j\, \tfrac1D \textstyle\sum_i \hat g_i \hat x_i}_{\text{projection}}
-#   \Big), \qquad
-#   \frac{\partial L}{\partial w_i} = \sum_{\text{rows}} g_i \hat x_i, \qquad
-#   \frac{\partial L}{\partial b_i} = \sum_{\text{rows}} g_i ,$$
-#
-# the sums running over every leading dimension, so that both parameter gradients have shape
-# $(D,)$. Turning this into tensor code, rows along the last dim, is the exercise.
-#
-# **Why "projection".** In matrix form $J = r\,(I - \frac1D \mathbf 1 \mathbf 1^\top -
-# \frac1D \hat x \hat x^\top)$. The constant row $\mathbf 1$ and $\hat x$ are orthogonal
-# ($\sum_i \hat x_i = 0$), $\|\mathbf 1\|^2 = D$ and $\|\hat x\|^2 = D\sigma^2/(\sigma^2 +
-# \varepsilon) \approx D$. So the bracket is (up to $\varepsilon$) the orthogonal projection
-# that removes the components along $\mathbf 1$ and along $\hat x$: exactly the two
-# directions of quick question 1, along which the output does not change. Backward projects
-# them out of $\hat g$ and scales by $r$.
+# One row $x = (1, 2, 4)$, $w = (1, 0.5, 2)$, $g = (1, -1, 0.5)$, $\varepsilon = 0$:
+# $\partial L/\partial x = (0.5154, -0.7731, 0.2577)$, $\partial L/\partial w = (-1.069,
+# 0.2673, 0.6682)$ and $\partial L/\partial b = (1, -1, 0.5)$ (autograd through
+# `F.layer_norm`, float64). The entries of $\partial L/\partial x$ add up to $0$: which term
+# of yours makes them?
 # </details>
 
 # %% [markdown]
@@ -550,6 +536,30 @@ from autograder import grade; grade("LayerNormFunction", LayerNormFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# With $\hat g = g \odot w$ (or $g$ with no weight),
+#
+# $$\frac{\partial L}{\partial x_j} = r\,\Big(\underbrace{\hat g_j}_{\text{direct}}
+#   \;-\; \underbrace{\tfrac1D \textstyle\sum_i \hat g_i}_{\text{mean}}
+#   \;-\; \underbrace{\hat x_j\, \tfrac1D \textstyle\sum_i \hat g_i \hat x_i}_{\text{projection}}
+#   \Big), \qquad
+#   \frac{\partial L}{\partial w_i} = \sum_{\text{rows}} g_i \hat x_i, \qquad
+#   \frac{\partial L}{\partial b_i} = \sum_{\text{rows}} g_i ,$$
+#
+# the sums running over every leading dimension, so that both parameter gradients have shape
+# $(D,)$. Turning this into tensor code, rows along the last dim, was the exercise.
+#
+# **Why "projection".** In matrix form $J = r\,(I - \frac1D \mathbf 1 \mathbf 1^\top -
+# \frac1D \hat x \hat x^\top)$. The constant row $\mathbf 1$ and $\hat x$ are orthogonal
+# ($\sum_i \hat x_i = 0$), $\|\mathbf 1\|^2 = D$ and $\|\hat x\|^2 = D\sigma^2/(\sigma^2 +
+# \varepsilon) \approx D$. So the bracket is (up to $\varepsilon$) the orthogonal projection
+# that removes the components along $\mathbf 1$ and along $\hat x$: exactly the two
+# directions of quick question 1, along which the output does not change. Backward projects
+# them out of $\hat g$ and scales by $r$.
+# </details>
+
+# %% [markdown]
 # ### What a LayerNorm of composed ops costs
 #
 # Your Function keeps what `F.layer_norm` keeps, but it is not as fast, and the reason is
@@ -825,16 +835,12 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 # a bracket of two terms, not three.
 # </details>
 #
-# <details><summary><b>Check your derivation</b> · the result, in maths</summary>
+# <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
-# $$\frac{\partial L}{\partial x_j} = r\,\Big(\hat g_j - \hat x_j\,
-#   \tfrac1D \textstyle\sum_i \hat g_i \hat x_i\Big),$$
-#
-# the direct term and the projection term; there is no mean term, because nothing was
-# subtracted. The Jacobian removes the direction $\hat x$ (scaling a row does not change the
-# output) and keeps the constant row, since a shift does change an RMSNorm. The weight
-# gradient is the same as LayerNorm's, $\sum g \odot \hat x$ over all leading dims; there is
-# no bias.
+# The same row, $x = (1, 2, 4)$, $w = (1, 0.5, 2)$, $g = (1, -1, 0.5)$, $\varepsilon = 0$,
+# through `F.rms_norm`: $\partial L/\partial x = (0.306, -0.333, 0.09)$ and
+# $\partial L/\partial w = (0.378, -0.7559, 0.7559)$. These entries of $\partial L/\partial x$
+# do not add up to $0$: why not, when LayerNorm's did?
 # </details>
 
 # %% [markdown]
@@ -895,6 +901,19 @@ self_check("RMSNormFunction", RMSNormFunction)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("RMSNormFunction", RMSNormFunction)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $$\frac{\partial L}{\partial x_j} = r\,\Big(\hat g_j - \hat x_j\,
+#   \tfrac1D \textstyle\sum_i \hat g_i \hat x_i\Big),$$
+#
+# the direct term and the projection term; there is no mean term, because nothing was
+# subtracted. The Jacobian removes the direction $\hat x$ (scaling a row does not change the
+# output) and keeps the constant row, since a shift does change an RMSNorm. The weight
+# gradient is the same as LayerNorm's, $\sum g \odot \hat x$ over all leading dims; there is
+# no bias.
+# </details>
 
 # %% [markdown]
 # The same view for your RMSNorm: the mean term is gone (its bars are zero), and
@@ -1187,16 +1206,12 @@ print("gradcheck:", torch.autograd.gradcheck(
 # does it broadcast?
 # </details>
 #
-# <details><summary><b>Hint 3</b> · the result, in maths</summary>
+# <details><summary><b>Hint 3</b> · numbers to hit</summary>
 #
-# For a group $G$ of one sample, with $i, j \in G$, $|G| = M$, and
-# $\hat g_j = g_j\, w_{c(j)}$, where $c(j)$ is the channel of element $j$ (dim 1 of `x`):
-#
-# $$\frac{\partial L}{\partial x_j} = r_G\Big(\hat g_j - \frac1M\sum_{i\in G}\hat g_i -
-#   \hat x_j\,\frac1M\sum_{i\in G} \hat g_i \hat x_i\Big), \qquad
-#   \frac{\partial L}{\partial w_c} = \sum_{n,\ \text{positions}}
-#   g_{n c \cdot}\, \hat x_{n c \cdot},
-#   \qquad \frac{\partial L}{\partial b_c} = \sum_{n,\ \text{positions}} g_{n c \cdot} .$$
+# $x$ of shape $(1, 2, 2)$ with rows $(1, 2)$ and $(4, -1)$, one group, $w = (1, 2)$,
+# $b = 0$, $\varepsilon = 0$, and $g$ with rows $(1, 0)$ and $(0, 1)$: $\partial L/\partial x$
+# has rows $(0.0213, -0.2987)$ and $(0.1707, 0.1067)$, $\partial L/\partial w = (-0.2774,
+# -1.3868)$ and $\partial L/\partial b = (1, 1)$ (autograd through `F.group_norm`).
 # </details>
 
 # %% nbgrader={"grade_id": "answer_GroupNormFunction", "solution": true}
@@ -1249,6 +1264,19 @@ self_check("GroupNormFunction", GroupNormFunction)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# For a group $G$ of one sample, with $i, j \in G$, $|G| = M$, and
+# $\hat g_j = g_j\, w_{c(j)}$, where $c(j)$ is the channel of element $j$ (dim 1 of `x`):
+#
+# $$\frac{\partial L}{\partial x_j} = r_G\Big(\hat g_j - \frac1M\sum_{i\in G}\hat g_i -
+#   \hat x_j\,\frac1M\sum_{i\in G} \hat g_i \hat x_i\Big), \qquad
+#   \frac{\partial L}{\partial w_c} = \sum_{n,\ \text{positions}}
+#   g_{n c \cdot}\, \hat x_{n c \cdot},
+#   \qquad \frac{\partial L}{\partial b_c} = \sum_{n,\ \text{positions}} g_{n c \cdot} .$$
+# </details>
 
 # %% [markdown]
 # The terms view of ✎ 1, on your `GroupNormFunction`. With `x` of shape $(\text{rows}, C)$
