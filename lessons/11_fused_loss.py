@@ -203,41 +203,13 @@ print("largest error:", (mine - logits.grad).abs().max().item())
 #   what does an ignored row contribute to that sum?
 # </details>
 #
-# <details><summary><b>Check your derivation</b> · the result, in maths</summary>
+# <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
-# Step 1: $\dfrac{\partial \operatorname{lse}(z_i)}{\partial z_{ij}}
-#   = \dfrac{e^{z_{ij}}}{\sum_k e^{z_{ik}}} = p_{ij}$, the softmax. Step 2:
-# $\partial(-z_{iy_i})/\partial z_{ij} = -[j = y_i]$, so
-# $\partial \ell_i / \partial z_{ij} = p_{ij} - [j = y_i]$: for the whole matrix $P - Y$,
-# **softmax minus one-hot**. Each row sums to $1 - 1 = 0$, as the printout shows: raising every
-# logit of a row by the same amount changes nothing. Step 3:
-#
-# $$\frac{\partial L}{\partial z_{ij}} = \frac{g}{M}\,\big(p_{ij} - [j = y_i]\big)
-#   \ \text{for a counted row}, \qquad 0 \ \text{for an ignored row},$$
-#
-# with $M$ the number of rows whose target is not `ignore_index` (here 3, not 5).
-#
-# Backward needs $P$, and $P$ is an $(N, V)$ tensor: keep the logits (which exist anyway)
-# and the per-row $\operatorname{lse}$, and recompute $P = e^{z - \operatorname{lse}}$ in
-# backward. Keeping $P$ as well would double what the loss holds.
+# Logits with rows $(1, 2, 0.5)$, $(0, 0, 0)$ and $(3, -1, 0)$, targets $(1, -100, 0)$,
+# `ignore_index` $= -100$, $g = 1$: the gradient has rows $(0.1156, -0.1857, 0.0701)$,
+# $(0, 0, 0)$ and $(-0.0319, 0.0086, 0.0233)$. Each row adds up to $0$; which of your terms
+# sees to that, and what is the factor in front of a counted row here?
 # </details>
-#
-# The picture, rows 1 and 3 ignored, scaled by $M$: the softmax, minus the one-hot, masked.
-
-# %%
-P = torch.softmax(logits.detach(), 1)
-Y = torch.zeros_like(P)
-Y[[0, 2, 4], [2, 0, 3]] = 1
-fig, axes = plt.subplots(1, 3, figsize=(9, 2.6))
-for ax, matrix, title in zip(axes, [P, -Y, 3 * logits.grad],
-                             ["softmax P", "− one-hot Y", "M · grad (rows 1, 3 ignored)"]):
-    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-1, vmax=1)
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel("class j")
-    ax.set_yticks(range(5))
-axes[0].set_ylabel("row i")
-fig.colorbar(image, ax=axes, shrink=0.8)
-plt.show()
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `CrossEntropy`
@@ -248,9 +220,9 @@ plt.show()
 # target is not `ignore_index` (at least one row counts; every row ignored is outside the
 # contract).
 #
-# - Forward must be stable at logits of magnitude $10^4$: shift by each row's maximum, or use
-#   `torch.logsumexp`. Pick $z_{iy_i}$ with `gather`; the ignored rows' targets
-#   (such as -100) are not valid indices, so replace them first (`torch.where`).
+# - Forward must be stable at logits of magnitude $10^4$ (the section on computing the loss
+#   stably). Picking $z_{iy_i}$ needs a valid class index in every row: what do the ignored
+#   rows' targets (such as -100) become first?
 # - Save the logits and numbers per row (at most $N$ elements each: the log-sum-exp, the
 #   target, the mask); **not** the probabilities.
 # - Backward follows your derivation, by hand, and returns `None` for `target` and
@@ -289,6 +261,44 @@ self_check("CrossEntropy", CrossEntropy)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("CrossEntropy", CrossEntropy)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# Step 1: $\dfrac{\partial \operatorname{lse}(z_i)}{\partial z_{ij}}
+#   = \dfrac{e^{z_{ij}}}{\sum_k e^{z_{ik}}} = p_{ij}$, the softmax. Step 2:
+# $\partial(-z_{iy_i})/\partial z_{ij} = -[j = y_i]$, so
+# $\partial \ell_i / \partial z_{ij} = p_{ij} - [j = y_i]$: for the whole matrix $P - Y$,
+# **softmax minus one-hot**. Each row sums to $1 - 1 = 0$, as the printout shows: raising every
+# logit of a row by the same amount changes nothing. Step 3:
+#
+# $$\frac{\partial L}{\partial z_{ij}} = \frac{g}{M}\,\big(p_{ij} - [j = y_i]\big)
+#   \ \text{for a counted row}, \qquad 0 \ \text{for an ignored row},$$
+#
+# with $M$ the number of rows whose target is not `ignore_index` (here 3, not 5).
+#
+# Backward needs $P$, and $P$ is an $(N, V)$ tensor: keep the logits (which exist anyway)
+# and the per-row $\operatorname{lse}$, and recompute $P = e^{z - \operatorname{lse}}$ in
+# backward. Keeping $P$ as well would double what the loss holds.
+# </details>
+#
+# The picture of the derivation's example, rows 1 and 3 ignored, scaled by $M$: the softmax,
+# minus the one-hot, masked.
+
+# %%
+P = torch.softmax(logits.detach(), 1)
+Y = torch.zeros_like(P)
+Y[[0, 2, 4], [2, 0, 3]] = 1
+fig, axes = plt.subplots(1, 3, figsize=(9, 2.6))
+for ax, matrix, title in zip(axes, [P, -Y, 3 * logits.grad],
+                             ["softmax P", "− one-hot Y", "M · grad (rows 1, 3 ignored)"]):
+    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-1, vmax=1)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("class j")
+    ax.set_yticks(range(5))
+axes[0].set_ylabel("row i")
+fig.colorbar(image, ax=axes, shrink=0.8)
+plt.show()
 
 # %% [markdown]
 # Your Function at logits of magnitude $10^4$, rows 1 and 3 ignored, against
@@ -404,13 +414,6 @@ print(f"chunks of logits (128, {V}) kept for backward: {len(chunk_storages)}, "
 #    add to $\text{grad}_W$?
 # 2. Which dtype should the running loss and $\text{grad}_W$ have when `x` is bfloat16? (See
 #    the section on low precision below.)
-#
-# <details><summary><b>Check your answers</b> (open after your attempt)</summary>
-#
-# 1. With $G_c = (P_c - Y_c)/N$ for the chunk, $\text{grad}_x[s:s+c] = G_c W$ (these rows
-#    are complete) and $\text{grad}_W \mathrel{+}= G_c^\top x[s:s+c]$ (a partial sum).
-# 2. float32: both are sums over many chunks. Cast to the input's dtype once, at the end.
-# </details>
 #
 # ### What forward can see of grad mode
 #
@@ -691,6 +694,14 @@ from autograder import grade; grade("linear_cross_entropy", linear_cross_entropy
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# 1. With $G_c = (P_c - Y_c)/N$ for the chunk, $\text{grad}_x[s:s+c] = G_c W$ (these rows
+#    are complete) and $\text{grad}_W \mathrel{+}= G_c^\top x[s:s+c]$ (a partial sum).
+# 2. float32: both are sums over many chunks. Cast to the input's dtype once, at the end.
+# </details>
+
+# %% [markdown]
 # Your fused loss on the model of the first section, against the composed one: the loss, the
 # gradients, the peak, and the FLOPs forward does with grad mode on and off. (`CountFlops` is
 # the grader's counter: `torch.utils.flop_counter.FlopCounterMode` does not count in-place
@@ -906,16 +917,13 @@ for label, function in [
 # Every counted row is divided by the same $M$ as before.
 # </details>
 #
-# <details><summary><b>Hint 3</b> · the result, in maths</summary>
+# <details><summary><b>Hint 3</b> · numbers to hit</summary>
 #
-# For a counted row, with $g$ the `grad_output`,
-#
-# $$\frac{\partial L}{\partial z_{ij}} = \frac{g}{M}\Big(\big(1 + 2 z\,
-#   \operatorname{lse}(z_i)\big)\, p_{ij} - (1 - \varepsilon)[j = y_i]
-#   - \frac{\varepsilon}{C}\Big),$$
-#
-# and 0 for an ignored row. Liger-Kernel's cross-entropy kernel computes exactly this, one
-# row at a time (its `lse_square_scale` is $z$).
+# Logits with rows $(1, 2, 0.5)$ and $(0, 0, 0)$, targets $(1, 2)$, smoothing $0.1$, z-loss
+# $0.01$, $g = 1$: the gradient has rows $(0.1046, -0.1369, 0.0569)$ and
+# $(0.1537, 0.1537, -0.2963)$ (autograd through `F.cross_entropy` with `label_smoothing`, plus
+# $0.01$ times the mean of $\operatorname{lse}^2$). Set the z-loss to $0$ first, then the
+# smoothing, and check each term alone against autograd.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_SmoothedCrossEntropy", "solution": true}
@@ -956,6 +964,19 @@ self_check("SmoothedCrossEntropy", SmoothedCrossEntropy)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("SmoothedCrossEntropy", SmoothedCrossEntropy)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# For a counted row, with $g$ the `grad_output`,
+#
+# $$\frac{\partial L}{\partial z_{ij}} = \frac{g}{M}\Big(\big(1 + 2 z\,
+#   \operatorname{lse}(z_i)\big)\, p_{ij} - (1 - \varepsilon)[j = y_i]
+#   - \frac{\varepsilon}{C}\Big),$$
+#
+# and 0 for an ignored row. Liger-Kernel's cross-entropy kernel computes exactly this, one
+# row at a time (its `lse_square_scale` is $z$).
+# </details>
 
 # %% [markdown]
 # What each change does to the gradient of one row (target class 1), your Function beside
