@@ -127,12 +127,10 @@ def compare(question: str, prediction, actual, reveal: bool = True) -> None:
 # rate? Differentiate it with respect to $h$ and write the result in terms of $g$.
 # </details>
 #
-# <details><summary><b>Hint 3</b>: the formula</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# Descent on $-\alpha L_d$ is ascent on $L_d$: the features must receive $\partial(-\alpha
-# L_d)/\partial h = -\alpha\, g$.
-# $\alpha$ is not a tensor, so its gradient is "none"; backward needs only the number
-# $\alpha$ and no tensor at all. Forward returns $h$'s values, without writing into $h$.
+# With $\alpha = 0.5$ and $g = (1, -2)$ arriving at $R$, your backward sends $(-0.5, 1)$
+# to $h$; with $\alpha = 0$ it sends zeros.
 # </details>
 #
 # ## ✎ Exercise 1 · `GradientReversal`
@@ -164,6 +162,15 @@ self_check("GradientReversal", GradientReversal)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("GradientReversal", GradientReversal)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# Descent on $-\alpha L_d$ is ascent on $L_d$: the features must receive $\partial(-\alpha
+# L_d)/\partial h = -\alpha\, g$.
+# $\alpha$ is not a tensor, so its gradient is "none"; backward needs only the number
+# $\alpha$ and no tensor at all. Forward returns $h$'s values, without writing into $h$.
+# </details>
 
 # %% [markdown]
 # **Quick question 1.** Your `GradientReversal` is correct. Does `gradcheck` pass it? And
@@ -353,11 +360,12 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # number. Which number takes the norm from $n_r$ to $m$?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: every row, no branch</summary>
+# <details><summary><b>Hint 2</b>: every row, no branch, and numbers to hit</summary>
 #
-# With $c_r = m / n_r$, the factor is $s_r = \min(1,\ m / n_r)$: 1 for rows at or below $m$,
-# $c_r$ above. For a row of zeros, IEEE floating point gives $m / 0 = +\infty$ (no error),
-# and $\min(1, \infty) = 1$: the row stays zeros. The gradient is $s_r\, g_r$, row by row.
+# One expression for all rows must give 1 at or below $m$ and your $c_r$ above. For a row
+# of zeros, IEEE floating point gives $m / 0 = +\infty$ (no error): which expression then
+# still gives a factor of 1? With $m = 1$ and rows $(3, 4)$, $(0.3, 0.4)$ and $(0, 0)$, your
+# backward returns $(0.6, 0.8)$, $(0.3, 0.4)$ and $(0, 0)$.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: shapes, and why a new tensor</summary>
@@ -401,6 +409,14 @@ self_check("ClipGradientNorm", ClipGradientNorm)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# With $c_r = m / n_r$, the factor is $s_r = \min(1,\ m / n_r)$: 1 for rows at or below $m$,
+# $c_r$ above. For a row of zeros, IEEE floating point gives $m / 0 = +\infty$ (no error),
+# and $\min(1, \infty) = 1$: the row stays zeros. The gradient is $s_r\, g_r$, row by row.
+# </details>
 
 # %% [markdown]
 # ### Per row against `clip_grad_norm_`
@@ -856,14 +872,11 @@ plt.show()
 # the contract asks backward to return the gradient of its input's shape itself.)
 # </details>
 #
-# <details><summary><b>Hint 3</b>: the formulas</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# $\partial y/\partial x = \mathbb 1[|x| > \lambda]$ and $\partial y / \partial \lambda =
-# -\operatorname{sign}(x)\, \mathbb 1[|x| > \lambda]$, so $\partial L/\partial x_i = g_i\,
-# \mathbb 1[|x_i| > \lambda]$ and $\partial L/\partial\lambda = -\sum_i g_i
-# \operatorname{sign}(x_i)\, \mathbb 1[|x_i| > \lambda]$. Backward needs what decides the
-# indicator and the sign: $x$ and $\lambda$, or the output $y$ alone ($y \ne 0$ exactly where
-# $|x| > \lambda$, with the sign of $x$ there).
+# $x = (2, -0.5, -3, 0.7)$, $\lambda = 1$ and $g = (1, 2, 3, 4)$: $\partial L/\partial x =
+# (1, 0, 3, 0)$ and $\partial L/\partial \lambda = 2$, a 0-d tensor. Backward needs what
+# decides which entries pass and their signs: which saved tensors give both?
 # </details>
 #
 # Now the broken version. A colleague wrote it, and the model it sits in went `nan`. It has
@@ -1191,6 +1204,17 @@ from autograder import grade; grade("SoftThreshold", SoftThreshold)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\partial y/\partial x = \mathbb 1[|x| > \lambda]$ and $\partial y / \partial \lambda =
+# -\operatorname{sign}(x)\, \mathbb 1[|x| > \lambda]$, so $\partial L/\partial x_i = g_i\,
+# \mathbb 1[|x_i| > \lambda]$ and $\partial L/\partial\lambda = -\sum_i g_i
+# \operatorname{sign}(x_i)\, \mathbb 1[|x_i| > \lambda]$. Backward needs what decides the
+# indicator and the sign: $x$ and $\lambda$, or the output $y$ alone ($y \ne 0$ exactly where
+# $|x| > \lambda$, with the sign of $x$ there).
+# </details>
+
+# %% [markdown]
 # Your `SoftThreshold` in the model that went `nan`, and against `F.softshrink` (whose
 # threshold is a float, so only the gradient for `x` can be compared):
 
@@ -1455,13 +1479,12 @@ surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal
 # \rVert_F^2 = \sum_o \sum_i u_o^2 v_i^2$ and factor the double sum.
 # </details>
 #
-# <details><summary><b>Hint 3</b>: the clipped sum</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# $\lVert g_n x_n^\top \rVert_F = \lVert g_n \rVert\, \lVert x_n \rVert$, and with
-# $s_n = \min(1, m / (\lVert g_n \rVert \lVert x_n \rVert))$ the result is $\sum_n s_n\,
-# g_n x_n^\top$. A sum over $n$ of outer products is one matrix product of two matrices with
-# $N$ rows each; put $s_n$ on either factor's row $n$. A norm of 0 gives $m/0 = \infty$ and a
-# factor of 1, as in `ClipGradientNorm`.
+# $x$ with rows $(3, 4)$ and $(0.3, 0.4)$, `weight` $= (1, -1)$ (one output), `grad_output`
+# $= (1, 1)^\top$ and $m = 1$: the samples' gradients of `weight` have norms $5$ and $0.5$,
+# factors $0.2$ and $1$, and your `grad_weight` is $(0.9, 1.2)$; `grad_x` has rows
+# $(1, -1)$ and $(1, -1)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_PerSampleClippedLinear", "solution": true}
@@ -1498,6 +1521,16 @@ self_check("PerSampleClippedLinear", PerSampleClippedLinear)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLinear)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\lVert g_n x_n^\top \rVert_F = \lVert g_n \rVert\, \lVert x_n \rVert$, and with
+# $s_n = \min(1, m / (\lVert g_n \rVert \lVert x_n \rVert))$ the result is $\sum_n s_n\,
+# g_n x_n^\top$. A sum over $n$ of outer products is one matrix product of two matrices with
+# $N$ rows each; put $s_n$ on either factor's row $n$. A norm of 0 gives $m/0 = \infty$ and a
+# factor of 1, as in `ClipGradientNorm`.
+# </details>
 
 # %% [markdown]
 # Your Function against the definition: `torch.func` computes every sample's gradient of the
