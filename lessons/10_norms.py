@@ -19,8 +19,9 @@
 # that is exact on paper and wrong in float32.
 #
 # You derive both backwards yourself. Every derivation has guided steps, a small experiment
-# and collapsed hints that go one step further each (a question, the key step, the formula
-# in maths): open one only when you are stuck, and never before your own attempt. Five
+# and collapsed hints that go one step further each (a question, the key step, numbers to
+# hit): open one only when you are stuck, and never before your own attempt. The closed form
+# waits after each self-check. Five
 # **quick questions** ask you to write a prediction into a variable before the next cell
 # compares it with what PyTorch does.
 #
@@ -28,9 +29,9 @@
 # 1. derive the LayerNorm and RMSNorm backwards in index notation, and say which directions
 #    their Jacobians project out;
 # 2. say what `F.layer_norm` keeps for backward, and measure what other choices cost;
-# 3. compute a row's variance so that it stays accurate in float32, compute a norm in float32
-#    for bfloat16 input (autocast included), and count what a version in composed
-#    ops costs in passes over memory;
+# 3. compute a row's variance so that it stays accurate in float32 (and, in "In practice" at
+#    the end, run a norm in float32 for bfloat16 input and count what composed ops cost in
+#    passes over memory);
 # 4. ship a Function as an `nn.Module` with an `nn.Parameter` that loads PyTorch's own
 #    `state_dict` and trains;
 # 5. see batch normalisation as the same reductions over another dim, and the gradient of a
@@ -39,12 +40,10 @@
 #
 # Exercises: **✎ 1 `LayerNormFunction`**, **✎ 2 `RMSNormFunction`**, **✎ 3 `RMSNorm`**, and
 # near the end a transfer exercise nobody works through for you, **✎ 4 `GroupNormFunction`**.
-# Short of time? The convolution and batch-normalisation sections (both marked ungraded) can
-# wait for a second sitting; nothing graded depends on them.
+# The batch-normalisation and convolution sections come after the exercises (both marked
+# ungraded); short of time, they can wait for a second sitting.
 
 # %% nbgrader={"locked": true}
-import time
-
 import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
@@ -197,21 +196,31 @@ plt.show()
 # mostly negative? Why does $J$ send the constant row and $\hat x$ to (almost) zero, and how
 # does that show up in your Step 4?
 #
-# Now test your Step 4. `my_layer_norm_vjp` below starts with the first thing many people write,
-# $r\,\hat g$: the statistics treated as constants. Replace it with your result until the error
-# is zero (it compares with $J^\top \hat g$, autograd's answer).
+# Now test your Steps 3 and 4. Both functions below start with the first thing many people
+# write: the statistics treated as constants, so that $\partial \hat x_i/\partial x_j$ is
+# $r\,\delta_{ij}$ and the gradient $r\,\hat g$. Replace each with your result until its error
+# is zero: `my_layer_norm_jacobian` is compared with `J`, `my_layer_norm_vjp` with
+# $J^\top \hat g$, autograd's answer. The second must not build the $D \times D$ matrix: a
+# backward works on rows of thousands of features.
 
 # %%
 g_hat = torch.randn(8, dtype=torch.float64)  # dL/dx_hat for this row
 rstd_row = 1 / torch.sqrt(row.var(unbiased=False) + 1e-5)
 
 
+def my_layer_norm_jacobian(x_hat, rstd):
+    """Step 3: the (D, D) matrix of d x_hat_i / d x_j for one row, from x_hat and rstd."""
+    return rstd * torch.eye(x_hat.shape[-1], dtype=x_hat.dtype)  # first guess: replace it
+
+
 def my_layer_norm_vjp(x_hat, rstd, g_hat):
-    """dL/dx for one row from x_hat, rstd and dL/dx_hat: your derivation."""
+    """Step 4: dL/dx for one row from x_hat, rstd and dL/dx_hat, with no (D, D) matrix."""
     return rstd * g_hat  # the first guess: replace it with yours
 
 
-print("largest error against J^T g_hat:",
+print("Step 3, largest error against J:        ",
+      (my_layer_norm_jacobian(row_hat, rstd_row) - J).abs().max().item())
+print("Step 4, largest error against J^T g_hat:",
       (my_layer_norm_vjp(row_hat, rstd_row, g_hat) - J.T @ g_hat).abs().max().item())
 
 # %% [markdown]
@@ -227,24 +236,24 @@ print("largest error against J^T g_hat:",
 #   $(\sigma^2 + \varepsilon)^{-3/2} = r^3$ and $(x_j - \mu)\,r = \hat x_j$ tidy it up.
 # </details>
 #
-# <details><summary><b>Hint 2</b> · the key steps, in index notation</summary>
+# <details><summary><b>Hint 2</b> · the key step: the statistics</summary>
 #
 # $$\frac{\partial \mu}{\partial x_j} = \frac1D, \qquad
 #   \frac{\partial \sigma^2}{\partial x_j} = \frac2D (x_j - \mu), \qquad
-#   \frac{\partial r}{\partial x_j} = -\frac{r^2}{D}\, \hat x_j ,$$
+#   \frac{\partial r}{\partial x_j} = -\frac{r^2}{D}\, \hat x_j .$$
 #
-# $$\frac{\partial \hat x_i}{\partial x_j}
-#   = \Big(\delta_{ij} - \frac1D\Big) r + (x_i - \mu) \frac{\partial r}{\partial x_j}
-#   = r\, \Big(\delta_{ij} - \frac1D - \frac{\hat x_i\, \hat x_j}{D}\Big).$$
-#
-# Now contract with $\hat g_i$ over $i$: each of the three terms of the bracket gives one term
-# of $\partial L/\partial x_j$. (And Step 0: each row contributes $g_i \hat x_i$ to $w_i$ and
-# $g_i$ to $b_i$; the rows' contributions add up.)
+# Step 3 is the product rule on $(x_i - \mu)\, r$ with these three; wherever $(x_i - \mu)$
+# meets an $r$, write $\hat x_i$, then take $r$ out of the bracket. Step 4 contracts each term
+# of that bracket with $\hat g_i$ over $i$: a Kronecker delta picks one entry, a term that
+# does not depend on $i$ leaves a row sum.
 # </details>
 #
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
-# One row $x = (1, 2, 4)$, $w = (1, 0.5, 2)$, $g = (1, -1, 0.5)$, $\varepsilon = 0$:
+# One row $x = (1, 2, 4)$, $\varepsilon = 0$: $r = 0.8018$, $\hat x = (-1.069, -0.2673,
+# 1.336)$, $\partial r/\partial x = (0.2291, 0.0573, -0.2864)$, and the first row of
+# $\partial \hat x/\partial x$ is $(0.2291, -0.3436, 0.1145)$: the diagonal entry $0.2291$
+# is well below $r$. With $w = (1, 0.5, 2)$ and $g = (1, -1, 0.5)$:
 # $\partial L/\partial x = (0.5154, -0.7731, 0.2577)$, $\partial L/\partial w = (-1.069,
 # 0.2673, 0.6682)$ and $\partial L/\partial b = (1, -1, 0.5)$ (autograd through
 # `F.layer_norm`, float64). The entries of $\partial L/\partial x$ add up to $0$: which term
@@ -304,7 +313,7 @@ print("_saved_input is x:", node._saved_input is x, "  _saved_weight is weight:"
 # and rstd of each row in float32, **one number per row**. The input itself (not a copy), the
 # weight and the bias it also keeps are its arguments, alive anyway while the model holds
 # them; backward recomputes $\hat x = (x - \mu) r$, one cheap pass over the row. (The bias is
-# kept although its gradient, $\sum g$, never reads it; a reference to it costs no memory.) The composed formula keeps three full-size tensors of 2 MiB: $x - \mu$
+# kept although its gradient never reads it; a reference to it costs no memory.) The composed formula keeps three full-size tensors of 2 MiB: $x - \mu$
 # twice (the formula computes it twice; the square keeps one copy, the product with rstd the
 # other) and $\hat x$, which the product with the weight keeps. Autograd saves whatever each
 # small op needs, with no view of the whole.
@@ -348,9 +357,8 @@ for label, count in measured.items():
 # %% [markdown]
 # Keeping $\hat x$ instead of $x$ needs no mean ($\hat x$ is already centred) but allocates a
 # new full-size tensor and keeps it; keeping $x$ costs nothing new while the model holds $x$.
-# Which is better depends on what else holds on to what: Apex's fused LayerNorm has a
-# `memory_efficient` option that keeps the **output** instead, which the next layer's matmul
-# saves anyway. Keeping both $x$ and $\hat x$ is never right. The exercise's contract allows
+# Which is better depends on what else holds on to what. Keeping both $x$ and $\hat x$ is
+# never right. The exercise's contract allows
 # one full-size tensor (the input or the normalised input), at most two per-row tensors and
 # the weight.
 
@@ -423,32 +431,6 @@ plt.show()
 # origin), which is why fused LayerNorm kernels use Welford's algorithm or two passes. The
 # exercise grades this: rows like $10^4 + \mathcal N(0, 1)$ in float32 must keep their
 # accuracy.
-#
-# Accurate is not the same as fast. `torch.var_mean` runs Welford's update, which is exact
-# enough but, on the CPU in torch 2.13, slower than two plain passes (a mean, then the mean
-# of the squared centred values), each of which PyTorch vectorises: from 2x to 8x on the
-# course's build machine, varying between fresh processes running the same script (Welford's
-# time hardly varies; the two passes, which write a full-size temporary, sometimes take 4x
-# longer). Measured here, on 256 rows of 1024 (1 MiB):
-
-# %%
-def best_ms(step, rounds=10):
-    """Best wall time of ``step()`` in milliseconds (after one warm-up call)."""
-    step()
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        step()
-        times.append(1000 * (time.perf_counter() - start))
-    return min(times)
-
-
-big = torch.randn(256, 1024)
-welford = best_ms(lambda: torch.var_mean(big, -1, correction=0))
-two_passes = best_ms(lambda: (big - big.mean(-1, keepdim=True)).square().mean(-1))
-print(f"torch.var_mean          {welford:6.2f} ms")
-print(f"mean, then centred mean {two_passes:6.2f} ms")
-
 # %% [markdown]
 # ## ✎ Exercise 1 · `LayerNormFunction`
 #
@@ -457,9 +439,8 @@ print(f"mean, then centred mean {two_passes:6.2f} ms")
 # included), `weight` and `bias` each of shape `(D,)` or `None`, independently, and `eps` a
 # Python float.
 #
-# - Forward computes the variance without $E[x^2] - E[x]^2$: the mean first, then the mean of
-#   the squared centred values (`torch.var_mean(x, dim=-1, keepdim=True, correction=0)` is
-#   accurate too, only slower on the CPU).
+# - Forward computes the variance so that float32 rows such as $10^4 + \mathcal N(0, 1)$ keep
+#   their accuracy: never as $E[x^2] - E[x]^2$.
 # - Save one full-size tensor (`x`, or the normalised `x`), at most two per-row tensors (the
 #   mean and rstd) and the weight: nothing else (not the bias). Pass `weight` to
 #   `save_for_backward` even when it is `None`; it accepts `None`.
@@ -467,9 +448,10 @@ print(f"mean, then centred mean {two_passes:6.2f} ms")
 #   `native_layer_norm_backward`), and returns exactly one gradient per input: `None` for
 #   `eps`, and `None` for (computing nothing of) any input whose `ctx.needs_input_grad` is
 #   `False`; `weight=None` or `bias=None` gives `False` there.
-# - The weight and bias gradients have shape `(D,)`: sum over **every** leading dim. Careful
-#   with a 1-D `x`: `t.sum(dim=())` sums **every** dim in PyTorch, not none;
-#   `t.reshape(-1, D).sum(0)` works for any number of leading dims.
+# - The weight and bias gradients have shape `(D,)`: summed over **every** leading dim,
+#   however many there are. Careful with a 1-D `x`, which has none: `t.sum(dim=())` sums
+#   **every** dim in PyTorch, not none. What one reduction works for any number of leading
+#   dims, zero included?
 
 # %% nbgrader={"grade_id": "answer_LayerNormFunction", "solution": true}
 class LayerNormFunction(torch.autograd.Function):
@@ -557,169 +539,6 @@ from autograder import grade; grade("LayerNormFunction", LayerNormFunction)
 # that removes the components along $\mathbf 1$ and along $\hat x$: exactly the two
 # directions of quick question 1, along which the output does not change. Backward projects
 # them out of $\hat g$ and scales by $r$.
-# </details>
-
-# %% [markdown]
-# ### What a LayerNorm of composed ops costs
-#
-# Your Function keeps what `F.layer_norm` keeps, but it is not as fast, and the reason is
-# memory traffic. At $(4096, 1024)$ in float32 every full-size tensor is 16 MiB, far more than
-# any cache, so each operation that reads or writes one costs a **pass over memory**, and
-# the arithmetic is almost free. `F.layer_norm` on the CPU is one fused kernel that works row
-# by row: forward reads `x` for the moments and again to write `y`; backward reads
-# `grad_output` and `x` for the per-row sums and again to write `grad_x`, and once more for
-# the weight and bias gradients: about 10 passes, and the second read of a row (4 KiB) mostly
-# comes from cache. A version
-# in composed ops pays one pass for every full-size read and write of every op. The course's
-# solution, written to keep that count down, makes about 30: forward 10 (a mean, the centred
-# copy, its norm for the variance, then rstd, the weight and the bias applied in place) and
-# backward 20 (recomputing the centred `x`, its product with `grad_output`, four reductions
-# as matrix-vector products, and the terms of `grad_x` built in one buffer). It allocates one
-# new full-size tensor in forward and one in backward, as `F.layer_norm` does; every extra
-# temporary is one more allocation and two or three more passes. It takes **about 2x to 3x**
-# the time of `F.layer_norm` at this size, with the same 32 KiB saved: one CPU thread,
-# forward + backward, in CPU time, separate runs on the course's 2-core build machines gave
-# 1.9x, 2.2x, 2.4x and 2.8x, higher when other jobs kept the machine busy. The ratio
-# depends on the machine's caches and its load, so time yours rather than trust a number. A
-# first version with `torch.var_mean`, a new tensor for every step and `g * x_hat` written
-# out took 7.5x to 10x. Count your own passes: a straightforward answer (a new tensor
-# per step) makes 35 or more.
-#
-# That is why production norms are kernels (Apex, Liger-Kernel, Triton's tutorial, lesson
-# 13): a Function decides **what is saved and what is computed**, and a kernel decides **how
-# often memory is touched**. Writing the Function first, as here, is how those kernels are
-# designed and tested.
-#
-# ### Low precision: statistics in float32
-#
-# bfloat16 keeps 8 significant bits, so every result rounded to it is off by up to 1 part in
-# 256. A reduction is not the problem: on the CPU (and in CUDA's kernels) `x.mean(-1)` on
-# bfloat16 adds up in float32 and rounds once. The problem is that your Function, fed
-# bfloat16 tensors, rounds **every** intermediate: the mean, `x - mean`, rstd, $\hat x$, the
-# products with the weight. `F.layer_norm` keeps the whole row in float32 inside its kernel
-# and rounds only the output. The fix at the level of a Function is to compute in float32 and
-# cast at the boundary (autograd casts the gradients back), at the price of a float32 copy of
-# `x`; a fused kernel upcasts each row in registers and pays nothing. Keeping only the
-# statistics in float32 is not enough: the fourth line below does that and keeps most of
-# the error.
-
-# %%
-generator = torch.Generator().manual_seed(3)
-x_bf16 = (3 * torch.randn(256, 1024, generator=generator) + 1).bfloat16()
-w_bf16 = (1 + 0.1 * torch.randn(1024, generator=generator)).bfloat16()
-b_bf16 = (0.1 * torch.randn(1024, generator=generator)).bfloat16()
-truth = F.layer_norm(x_bf16.double(), (1024,), w_bf16.double(), b_bf16.double(), 1e-5)
-candidates = {
-    "your LayerNormFunction in bfloat16": LayerNormFunction.apply(x_bf16, w_bf16, b_bf16, 1e-5),
-    "F.layer_norm (the row in float32)": F.layer_norm(x_bf16, (1024,), w_bf16, b_bf16, 1e-5),
-    "yours on float32, cast back": LayerNormFunction.apply(
-        x_bf16.float(), w_bf16.float(), b_bf16.float(), 1e-5).bfloat16(),
-}
-mean32 = x_bf16.float().mean(-1, keepdim=True)
-rstd32 = torch.rsqrt((x_bf16.float() - mean32).square().mean(-1, keepdim=True) + 1e-5)
-candidates["float32 mean and rstd, the rest bf16"] = (
-    (x_bf16 - mean32.bfloat16()) * rstd32.bfloat16() * w_bf16 + b_bf16)
-for label, output in candidates.items():
-    error = (output.double() - truth).abs().mean().item()
-    print(f"{label:<38} mean error {error:.2e}  ({output.dtype})")
-
-# %% [markdown]
-# In a real model the low precision usually arrives through **autocast**:
-# `torch.autocast(device, dtype=torch.bfloat16)` runs matrix products in bfloat16 but leaves
-# the parameters in float32, so the norm after a `Linear` receives a bfloat16 `x` and a
-# float32 `weight`, and autocast, which knows PyTorch's own ops, knows nothing about your
-# Function. The standard fix is a decorator on forward, `torch.amp.custom_fwd(device_type=...,
-# cast_inputs=torch.float32)`: it casts the floating-point tensor arguments to float32 and runs
-# forward with autocast off (and `torch.amp.custom_bwd(device_type=...)` on backward runs it
-# under forward's autocast state). Two Functions that only report what their forward receives:
-
-# %%
-class SeesDtypes(torch.autograd.Function):
-    """Reports what its forward receives (as a string: no backward is ever needed)."""
-
-    @staticmethod
-    def forward(ctx, x, weight):
-        return f"x {x.dtype}, weight {weight.dtype}, autocast {torch.is_autocast_enabled('cpu')}"
-
-
-class SeesFloat32(torch.autograd.Function):
-    """The same forward, decorated as a norm Function is for mixed precision."""
-
-    @staticmethod
-    @torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)
-    def forward(ctx, x, weight):
-        return f"x {x.dtype}, weight {weight.dtype}, autocast {torch.is_autocast_enabled('cpu')}"
-
-
-layer, gain = nn.Linear(16, 16), torch.ones(16, requires_grad=True)
-with torch.autocast("cpu", dtype=torch.bfloat16):
-    hidden = layer(torch.randn(4, 16))
-    print("plain forward sees     :", SeesDtypes.apply(hidden, gain))
-    print("custom_fwd forward sees:", SeesFloat32.apply(hidden, gain))
-
-# %% [markdown]
-# **Your turn, ungraded: your LayerNorm in float32.** Replace the placeholder below with a
-# `LayerNormFloat32`, a subclass of your `LayerNormFunction`, that computes every row in
-# float32 whatever it receives, returns bfloat16 for plain bfloat16 tensors, and works under
-# autocast too (where a bfloat16 `x` arrives beside a float32 weight). Reuse your own forward
-# and backward; you write only what happens at the boundary. Then run the next cell: it
-# measures the mean error of each norm against the float64 truth, and backpropagates.
-# Success: no error raised, the plain bfloat16 error down to `F.layer_norm`'s, and `x.grad` in
-# bfloat16. Nothing grades this; it is the change you make before a norm Function meets a
-# mixed-precision model.
-
-# %%
-class LayerNormFloat32(LayerNormFunction):
-    """Your LayerNormFunction, computing in float32 for low-precision input."""
-    # placeholder: forward and backward inherited unchanged, in whatever dtype arrives
-
-
-# %%
-def norm_error(norm, x, weight, bias, under_autocast):
-    """Mean error of norm(x, weight, bias) against float64, and the dtypes it produced."""
-    x = x.detach().clone().requires_grad_()
-    truth = F.layer_norm(x.double(), (1024,), weight.double(), bias.double(), 1e-5)
-    try:
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=under_autocast):
-            output = norm(x, weight, bias)
-        output.float().square().sum().backward()
-    except Exception as error:
-        return f"{type(error).__name__}: {(str(error).splitlines() or [''])[0][:60]}"
-    error = (output.double() - truth).abs().mean().item()
-    return f"{error:.2e}, output {output.dtype}, x.grad {x.grad.dtype}"
-
-
-with torch.autocast("cpu", dtype=torch.bfloat16):  # a Linear's bfloat16 output
-    hidden_bf16 = nn.Linear(64, 1024)(torch.randn(256, 64, generator=generator)).detach()
-norms = {"F.layer_norm": lambda x, w, b: F.layer_norm(x, (1024,), w, b, 1e-5),
-         "your LayerNormFunction": lambda x, w, b: LayerNormFunction.apply(x, w, b, 1e-5),
-         "your LayerNormFloat32": lambda x, w, b: LayerNormFloat32.apply(x, w, b, 1e-5)}
-for label, norm in norms.items():
-    print(f"{label}\n  bfloat16 x, w, b:   {norm_error(norm, x_bf16, w_bf16, b_bf16, False)}"
-          f"\n  autocast, float32 w: {norm_error(norm, hidden_bf16, w_bf16.float(), b_bf16.float(), True)}")
-
-# %% [markdown]
-# <details><summary><b>Check your answer</b> (open after your attempt)</summary>
-#
-# Forward, decorated with `torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)`,
-# casts `x`, the weight and the bias to float32 itself (the decorator casts only under
-# autocast), calls `LayerNormFunction.forward` on them, and returns the result cast to the
-# dtype of the `x` it was given. Under autocast that `x` is already float32, so the output
-# stays float32, unrounded. Backward, decorated with `custom_bwd(device_type="cpu")`, calls
-# `LayerNormFunction.backward` with `grad_output.float()`. It
-# returns float32 gradients, and the engine casts each to its input's dtype, so `x.grad` comes
-# out bfloat16. On this data the plain bfloat16 error falls from 2.86e-3 to 1.13e-3,
-# `F.layer_norm`'s. A backward that mixes a bfloat16 `grad_output` with float32 saved tensors
-# can raise, in `addmv` for example, or round again. The price is a float32 copy of `x`, saved
-# for backward.
-#
-# Under autocast on the CPU, `F.layer_norm` returns bfloat16 where yours returns float32.
-# Both are right: autocast's list of ops it runs in float32 differs by device. On CUDA
-# `layer_norm` and `group_norm` are on it, so there `F.layer_norm` returns float32, as yours
-# does. The CPU's list leaves them out, so the CPU kernel takes the bfloat16 `x` with the
-# float32 weight, keeps the row in float32 inside and returns `x`'s dtype. Under autocast
-# the ops that follow cast or promote their inputs as they need, so either output is safe to
-# pass on.
 # </details>
 
 # %% [markdown]
@@ -829,16 +648,16 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 # %% [markdown]
 # <details><summary><b>Hint</b> · the key step</summary>
 #
-# $r = (\frac1D\sum_k x_k^2 + \varepsilon)^{-1/2}$ has no mean inside, so
-# $\partial r/\partial x_j = -\frac{r^2}{D}\hat x_j$ again (differentiate the power, as for
-# LayerNorm), and $\partial \hat x_i/\partial x_j = r\,(\delta_{ij} - \frac1D \hat x_i \hat x_j)$:
-# a bracket of two terms, not three.
+# $r = (\frac1D\sum_k x_k^2 + \varepsilon)^{-1/2}$ has no mean inside, so differentiate the
+# power as for LayerNorm: $\partial r/\partial x_j = -\frac{r^2}{D}\hat x_j$ again. The product
+# rule on $x_i\, r$ has one term fewer than on $(x_i - \mu)\, r$: which one goes?
 # </details>
 #
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
 # The same row, $x = (1, 2, 4)$, $w = (1, 0.5, 2)$, $g = (1, -1, 0.5)$, $\varepsilon = 0$,
-# through `F.rms_norm`: $\partial L/\partial x = (0.306, -0.333, 0.09)$ and
+# through `F.rms_norm`: $r = 0.378$, the first row of $\partial \hat x/\partial x$ is
+# $(0.36, -0.036, -0.072)$, $\partial L/\partial x = (0.306, -0.333, 0.09)$ and
 # $\partial L/\partial w = (0.378, -0.7559, 0.7559)$. These entries of $\partial L/\partial x$
 # do not add up to $0$: why not, when LayerNorm's did?
 # </details>
@@ -1079,93 +898,6 @@ print(f"after {len(gaps)} steps the weights differ by at most {gaps[-1]:.2g}; "
 # numbers in a different order.
 
 # %% [markdown]
-# ## Convolution: the gradient of a convolution is a convolution (ungraded)
-#
-# In 1-D, with PyTorch's convention (a cross-correlation, no padding, stride 1):
-# $y_o = \sum_k w_k\, x_{o+k}$. In index notation,
-# $\partial y_o / \partial x_i = w_{i-o}$ (zero outside the kernel) and
-# $\partial y_o / \partial w_k = x_{o+k}$. So
-#
-# $$\frac{\partial L}{\partial x_i} = \sum_o g_o\, w_{i-o}, \qquad
-#   \frac{\partial L}{\partial w_k} = \sum_o g_o\, x_{o+k}:$$
-#
-# the input gradient is $g$ (padded by $k-1$ on each side) convolved with the **flipped**
-# kernel, a *transposed convolution*; the weight gradient is $x$ cross-correlated with $g$,
-# which plays the kernel. The Jacobian shows why: each row of $\partial y/\partial x$ is the
-# kernel shifted by one (a banded, Toeplitz matrix), and its transpose, the matrix backward
-# applies, is again such a band, with the kernel reversed.
-
-# %%
-signal = torch.randn(10, dtype=torch.float64)
-kernel = torch.tensor([1.0, 2.0, -1.0], dtype=torch.float64)
-J_conv = torch.autograd.functional.jacobian(
-    lambda t: F.conv1d(t[None, None], kernel[None, None])[0, 0], signal)
-fig, axes = plt.subplots(1, 2, figsize=(8, 2.8))
-for ax, matrix, title in [(axes[0], J_conv, "∂y/∂x (forward: kernel 1, 2, −1)"),
-                          (axes[1], J_conv.T, "its transpose (backward: −1, 2, 1)")]:
-    ax.imshow(matrix, cmap="RdBu_r", vmin=-2, vmax=2)
-    ax.set_title(title, fontsize=10)
-    ax.set(xlabel="column", ylabel="row")
-plt.tight_layout()
-plt.show()
-
-# %% [markdown]
-# In 2-D, `torch.nn.grad.conv2d_input` and `torch.nn.grad.conv2d_weight` compute the two
-# gradients, and they are convolutions you can write with `F.conv2d` and
-# `F.conv_transpose2d` yourself:
-
-# %%
-x = torch.randn(2, 3, 7, 7, dtype=torch.float64, requires_grad=True)
-w = torch.randn(4, 3, 3, 3, dtype=torch.float64, requires_grad=True)
-y = F.conv2d(x, w)
-g = torch.randn_like(y)
-grad_x, grad_w = torch.autograd.grad(y, (x, w), g)
-
-checks = {
-    "conv2d_input  == autograd": torch.nn.grad.conv2d_input(x.shape, w, g),
-    "conv_transpose2d(g, w)": F.conv_transpose2d(g, w),
-    "conv2d(pad(g), flipped w with in/out swapped)":
-        F.conv2d(F.pad(g, (2, 2, 2, 2)), w.flip(-1, -2).transpose(0, 1)),
-}
-for label, value in checks.items():
-    print(f"grad_x: {label:<46} {torch.allclose(value, grad_x)}")
-print(f"grad_w: {'conv2d_weight == autograd':<46} "
-      f"{torch.allclose(torch.nn.grad.conv2d_weight(x, w.shape, g), grad_w)}")
-print(f"grad_w: {'conv2d(x with N and C swapped, g as kernel)':<46} "
-      f"{torch.allclose(F.conv2d(x.transpose(0, 1), g.transpose(0, 1)).transpose(0, 1), grad_w)}")
-
-# %% [markdown]
-# (The swaps put the batch where the channels were: the weight gradient sums over the batch
-# exactly as a convolution sums over input channels.) With those two helpers a convolution
-# Function is short. The helpers call the built-in `aten.convolution_backward` themselves, so
-# this is a Function that *reuses* PyTorch's backward rather than one written by hand, which
-# is what you would ship unless you fuse something around it:
-
-# %%
-class Conv2dFunction(torch.autograd.Function):
-    """F.conv2d(x, weight) (no bias, stride 1, no padding) with its two gradient helpers."""
-
-    @staticmethod
-    def forward(ctx, x, weight):
-        ctx.save_for_backward(x, weight)
-        return F.conv2d(x, weight)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight = ctx.saved_tensors
-        grad_x = grad_weight = None
-        if ctx.needs_input_grad[0]:
-            grad_x = torch.nn.grad.conv2d_input(x.shape, weight, grad_output)
-        if ctx.needs_input_grad[1]:
-            grad_weight = torch.nn.grad.conv2d_weight(x, weight.shape, grad_output)
-        return grad_x, grad_weight
-
-
-print("gradcheck:", torch.autograd.gradcheck(
-    Conv2dFunction.apply, (torch.randn(1, 2, 5, 5, dtype=torch.float64, requires_grad=True),
-                           torch.randn(3, 2, 2, 2, dtype=torch.float64, requires_grad=True))))
-
-# %% [markdown]
 # ## ✎ Exercise 4 · `GroupNormFunction` (transfer: nobody works this one through)
 #
 # Group normalisation (Wu and He, 2018) is what convolutional networks and diffusion U-Nets use
@@ -1392,6 +1124,185 @@ except ValueError as error:
 # input, the output is the bias, and the gradient for the input is exactly zero: nothing
 # would learn. (Your `LayerNormFunction` on a row of size 1 shows the same thing: every
 # entry of its gradient for `x` is 0.)
+# </details>
+
+# %% [markdown]
+# ## Convolution: the gradient of a convolution is a convolution (ungraded)
+#
+# In 1-D, with PyTorch's convention (a cross-correlation, no padding, stride 1):
+# $y_o = \sum_k w_k\, x_{o+k}$. In index notation,
+# $\partial y_o / \partial x_i = w_{i-o}$ (zero outside the kernel) and
+# $\partial y_o / \partial w_k = x_{o+k}$. So
+#
+# $$\frac{\partial L}{\partial x_i} = \sum_o g_o\, w_{i-o}, \qquad
+#   \frac{\partial L}{\partial w_k} = \sum_o g_o\, x_{o+k}:$$
+#
+# the input gradient is $g$ (padded by $k-1$ on each side) convolved with the **flipped**
+# kernel, a *transposed convolution*; the weight gradient is $x$ cross-correlated with $g$,
+# which plays the kernel. The Jacobian shows why: each row of $\partial y/\partial x$ is the
+# kernel shifted by one (a banded, Toeplitz matrix), and its transpose, the matrix backward
+# applies, is again such a band, with the kernel reversed.
+
+# %%
+signal = torch.randn(10, dtype=torch.float64)
+kernel = torch.tensor([1.0, 2.0, -1.0], dtype=torch.float64)
+J_conv = torch.autograd.functional.jacobian(
+    lambda t: F.conv1d(t[None, None], kernel[None, None])[0, 0], signal)
+fig, axes = plt.subplots(1, 2, figsize=(8, 2.8))
+for ax, matrix, title in [(axes[0], J_conv, "∂y/∂x (forward: kernel 1, 2, −1)"),
+                          (axes[1], J_conv.T, "its transpose (backward: −1, 2, 1)")]:
+    ax.imshow(matrix, cmap="RdBu_r", vmin=-2, vmax=2)
+    ax.set_title(title, fontsize=10)
+    ax.set(xlabel="column", ylabel="row")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# In 2-D, `torch.nn.grad.conv2d_input` and `torch.nn.grad.conv2d_weight` compute the two
+# gradients, and they are convolutions you can write with `F.conv2d` and
+# `F.conv_transpose2d` yourself:
+
+# %%
+x = torch.randn(2, 3, 7, 7, dtype=torch.float64, requires_grad=True)
+w = torch.randn(4, 3, 3, 3, dtype=torch.float64, requires_grad=True)
+y = F.conv2d(x, w)
+g = torch.randn_like(y)
+grad_x, grad_w = torch.autograd.grad(y, (x, w), g)
+
+checks = {
+    "conv2d_input  == autograd": torch.nn.grad.conv2d_input(x.shape, w, g),
+    "conv_transpose2d(g, w)": F.conv_transpose2d(g, w),
+    "conv2d(pad(g), flipped w with in/out swapped)":
+        F.conv2d(F.pad(g, (2, 2, 2, 2)), w.flip(-1, -2).transpose(0, 1)),
+}
+for label, value in checks.items():
+    print(f"grad_x: {label:<46} {torch.allclose(value, grad_x)}")
+print(f"grad_w: {'conv2d_weight == autograd':<46} "
+      f"{torch.allclose(torch.nn.grad.conv2d_weight(x, w.shape, g), grad_w)}")
+print(f"grad_w: {'conv2d(x with N and C swapped, g as kernel)':<46} "
+      f"{torch.allclose(F.conv2d(x.transpose(0, 1), g.transpose(0, 1)).transpose(0, 1), grad_w)}")
+
+# %% [markdown]
+# (The swaps put the batch where the channels were: the weight gradient sums over the batch
+# exactly as a convolution sums over input channels.) With those two helpers a convolution
+# Function is short. The helpers call the built-in `aten.convolution_backward` themselves, so
+# this is a Function that *reuses* PyTorch's backward rather than one written by hand, which
+# is what you would ship unless you fuse something around it:
+
+# %%
+class Conv2dFunction(torch.autograd.Function):
+    """F.conv2d(x, weight) (no bias, stride 1, no padding) with its two gradient helpers."""
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        ctx.save_for_backward(x, weight)
+        return F.conv2d(x, weight)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = torch.nn.grad.conv2d_input(x.shape, weight, grad_output)
+        if ctx.needs_input_grad[1]:
+            grad_weight = torch.nn.grad.conv2d_weight(x, weight.shape, grad_output)
+        return grad_x, grad_weight
+
+
+print("gradcheck:", torch.autograd.gradcheck(
+    Conv2dFunction.apply, (torch.randn(1, 2, 5, 5, dtype=torch.float64, requires_grad=True),
+                           torch.randn(3, 2, 2, 2, dtype=torch.float64, requires_grad=True))))
+
+# %% [markdown]
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+#
+# **Accurate is not the same as fast.** `torch.var_mean` runs Welford's update, accurate but,
+# on the CPU in torch 2.13, slower than two plain passes (a mean, then the mean of the
+# squared centred values), each of which PyTorch vectorises. On 256 rows of 1024 (1 MiB), one
+# thread, Welford took 1.3 to 1.5 ms and the two passes 0.16 to 0.18 ms on the course's build
+# machine; between fresh processes the ratio ranged from 2x to 8x (the two passes write a
+# full-size temporary and sometimes take 4x longer). Time yours:
+#
+# ```python
+# big = torch.randn(256, 1024)
+# %timeit torch.var_mean(big, -1, correction=0)
+# %timeit (big - big.mean(-1, keepdim=True)).square().mean(-1)
+# ```
+#
+# **What a LayerNorm of composed ops costs.** Your Function keeps what `F.layer_norm` keeps,
+# but it is not as fast, and the reason is memory traffic. At $(4096, 1024)$ in float32 every
+# full-size tensor is 16 MiB, far more than any cache, so each operation that reads or writes
+# one costs a **pass over memory**, and the arithmetic is almost free. `F.layer_norm` on the
+# CPU is one fused kernel that works row by row: about 10 passes for forward and backward,
+# the second read of a row (4 KiB) mostly from cache. A version in composed ops pays one pass
+# for every full-size read and write of every op. The course's solution, written to keep that
+# count down, makes about 30 (forward 10, backward 20) and allocates one new full-size tensor
+# in forward and one in backward, as `F.layer_norm` does; it takes **about 2x to 3x** the time
+# of `F.layer_norm` at this size (one CPU thread, forward and backward: 1.9x, 2.2x, 2.4x and
+# 2.8x in separate runs on the course's 2-core build machines, higher under load). A first
+# version with `torch.var_mean`, a new tensor for every step and `g * x_hat` written out took
+# 7.5x to 10x; a straightforward answer makes 35 passes or more. That is why production norms
+# are kernels (Apex, Liger-Kernel, Triton's tutorial, lesson 13): a Function decides **what
+# is saved and what is computed**, a kernel **how often memory is touched**. Writing the
+# Function first is how those kernels are designed and tested.
+#
+# **The output instead of the input.** Apex's fused LayerNorm has a `memory_efficient` option
+# that keeps the **output** for backward instead of `x`, since the next layer's matmul saves
+# the output anyway.
+#
+# **Low precision: the whole row in float32.** bfloat16 keeps 8 significant bits, so every
+# result rounded to it is off by up to 1 part in 256. A reduction is not the problem: on the
+# CPU (and in CUDA's kernels) `x.mean(-1)` on bfloat16 adds up in float32 and rounds once.
+# The problem is that your Function, fed bfloat16 tensors, rounds **every** intermediate: the
+# mean, `x - mean`, rstd, $\hat x$, the products with the weight. `F.layer_norm` keeps the
+# row in float32 inside its kernel and rounds only the output. On bfloat16 rows
+# $3\,\mathcal N(0, 1) + 1$ of shape $(256, 1024)$, the mean error against float64 of the
+# course's solution was 2.86e-3 in bfloat16, 1.13e-3 on float32 inputs cast back, and
+# 1.13e-3 for `F.layer_norm`; float32 mean and rstd with the rest in bfloat16 still gave
+# 2.50e-3, so keeping only the statistics in float32 is not enough. The fix in a Function is
+# to compute in float32 and cast at the boundary (autograd casts the gradients back), at the
+# price of a float32 copy of `x`; a fused kernel upcasts each row in registers for free.
+#
+# **Under autocast.** `torch.autocast(device, dtype=torch.bfloat16)` runs matrix products in
+# bfloat16 but leaves the parameters in float32, so the norm after a `Linear` receives a
+# bfloat16 `x` beside a float32 `weight`; autocast knows PyTorch's own ops, not your
+# Function. A forward that reports what it receives sees `x` bfloat16, `weight` float32,
+# autocast on; decorated with `torch.amp.custom_fwd(device_type="cpu",
+# cast_inputs=torch.float32)` it sees both in float32 and autocast off (the decorator casts
+# the floating-point tensor arguments only under autocast; `torch.amp.custom_bwd` on backward
+# runs it under forward's autocast state). Undecorated, the course's solution ran forward
+# under autocast and failed in backward: "addmv input tensors must have the same dtype".
+#
+# **Try it: your LayerNorm in float32.** Write `LayerNormFloat32`, a subclass of your
+# `LayerNormFunction` that computes every row in float32 whatever it receives, returns
+# bfloat16 for plain bfloat16 tensors, and works under autocast. Reuse your forward and
+# backward; write only the boundary. A check (success: the error down to `F.layer_norm`'s,
+# about 1.1e-3, and `x.grad` bfloat16):
+#
+# ```python
+# x = (3 * torch.randn(256, 1024) + 1).bfloat16().requires_grad_()
+# w, b = (1 + 0.1 * torch.randn(1024)).bfloat16(), (0.1 * torch.randn(1024)).bfloat16()
+# truth = F.layer_norm(x.double(), (1024,), w.double(), b.double(), 1e-5)
+# y = LayerNormFloat32.apply(x, w, b, 1e-5)
+# y.float().square().sum().backward()
+# print(f"{(y.double() - truth).abs().mean().item():.2e}", y.dtype, x.grad.dtype)
+# with torch.autocast("cpu", dtype=torch.bfloat16):
+#     hidden = nn.Linear(64, 1024)(torch.randn(256, 64))
+#     print(LayerNormFloat32.apply(hidden, w.float(), b.float(), 1e-5).dtype)
+# ```
+#
+# One answer: forward, decorated with `custom_fwd(device_type="cpu",
+# cast_inputs=torch.float32)`, casts `x`, the weight and the bias to float32 itself (outside
+# autocast the decorator does not), calls `LayerNormFunction.forward` on them and returns the
+# result cast to the dtype of the `x` it was given; backward, decorated with
+# `custom_bwd(device_type="cpu")`, calls `LayerNormFunction.backward` with
+# `grad_output.float()`, and the engine casts each gradient to its input's dtype. Run here
+# on another draw, it gave a mean error of 1.14e-3 (`F.layer_norm`'s) against 2.93e-3 for
+# the undecorated Function, `x.grad` in bfloat16, and float32 out under autocast. `F.layer_norm`
+# returns bfloat16 there on the CPU: autocast's list of ops it runs in float32 differs by
+# device (on CUDA `layer_norm` and `group_norm` are on it, and `F.layer_norm` returns
+# float32, as yours does; the CPU's list leaves them out). Either output is safe to pass on:
+# under autocast the ops that follow cast their inputs as they need.
 # </details>
 
 # %% [markdown]
