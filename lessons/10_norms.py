@@ -169,9 +169,8 @@ for name, norm in [("layer_norm", lambda t: F.layer_norm(t, (8,), eps=1e-5)),
 # $\partial \hat x_i / \partial x_j$ as $r$ times a bracket of three terms.
 #
 # **Step 4, the vector-Jacobian product.** $\partial L / \partial x_j = \sum_i \hat g_i\,
-# \partial \hat x_i / \partial x_j$. Carry out the sum over $i$ term by term. You should get
-# three terms: a **direct** one, one with a row **mean** of $\hat g$, and one with a row mean
-# of $\hat g \odot \hat x$ times $\hat x_j$.
+# \partial \hat x_i / \partial x_j$. Carry out the sum over $i$ term by term. How many terms
+# do you get, which of them need a sum over the whole row, and a sum of what?
 #
 # Look before you derive: autograd's Jacobian $\partial \hat x / \partial x$ for one row of
 # eight, and what it does to two special vectors, the constant row and $\hat x$ itself.
@@ -232,8 +231,11 @@ print("Step 4, largest error against J^T g_hat:",
 # - Step 2: $\sigma^2$ is a mean of squares of $x_k - \mu$, and $\mu$ moves with every $x_j$.
 #   The chain rule gives $\frac2D\sum_k (x_k-\mu)\,(\delta_{kj} - \frac1D)$: what is left of the
 #   $\frac1D$ part once you use $\sum_k (x_k - \mu) = 0$?
-# - Step 3: write $r$ as $(\sigma^2+\varepsilon)^{-1/2}$ and differentiate the power; then
-#   $(\sigma^2 + \varepsilon)^{-3/2} = r^3$ and $(x_j - \mu)\,r = \hat x_j$ tidy it up.
+# - Step 2, then $r$: write $r$ as $(\sigma^2+\varepsilon)^{-1/2}$ and differentiate the
+#   power; then $(\sigma^2 + \varepsilon)^{-3/2} = r^3$ and $(x_j - \mu)\,r = \hat x_j$ tidy
+#   it up.
+# - Step 4: which terms of your bracket depend on $i$, and what does a sum over $i$ do to a
+#   term that does not?
 # </details>
 #
 # <details><summary><b>Hint 2</b> · the key step: the statistics</summary>
