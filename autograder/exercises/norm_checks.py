@@ -59,14 +59,16 @@ def gradient_terms(x, weight, grad_output, eps: float, centred: bool) -> dict:
             "projection": -rstd * x_hat * (g * x_hat).mean(-1, keepdim=True)}
 
 
-# The backwards people write, by the term they leave out or get wrong: (terms kept, hint)
+# The backwards people write, by the term they leave out or get wrong: (terms kept, hint, the
+# mistake's id after the exercise's name)
 WRONG_GRAD_X = [
     (("direct", "mean"), "misses the projection term -rstd * x_hat * mean(g * x_hat), with "
-                         "g = grad_output * weight: rstd depends on x as well"),
+                         "g = grad_output * weight: rstd depends on x as well",
+     "misses-projection-term"),
     (("direct", "projection"), "misses the mean term -rstd * mean(g), with g = grad_output * "
-                               "weight: the mean depends on x as well"),
+                               "weight: the mean depends on x as well", "misses-mean-term"),
     (("direct",), "treats the mean and rstd as constants: differentiate them too (a mean "
-                  "term and a projection term)"),
+                  "term and a projection term)", "statistics-held-constant"),
 ]
 
 
@@ -85,24 +87,26 @@ def diagnose_grad_x(spec: Spec, got, values: dict, grad_output, *, centred: bool
 
     if matches(truth):
         return
-    for kept, hint in WRONG_GRAD_X:
+    for kept, hint, mistake in WRONG_GRAD_X:
         if not centred and "mean" not in kept:
             continue
         if matches(sum(terms[name] for name in kept)) and not matches(truth):
-            raise GradingError(f"{spec.name}'s grad_x {hint}")
+            raise GradingError(f"{spec.name}'s grad_x {hint}", mistake=f"{spec.name}/{mistake}")
     if not centred:
         if matches(truth - terms["direct"].mean(-1, keepdim=True)):  # -rstd * mean(g)
             raise GradingError(f"{spec.name}'s grad_x subtracts a mean term, as LayerNorm's "
                                "does: RMSNorm never subtracts the mean, so its gradient has "
-                               "no such term")
+                               "no such term", mistake=f"{spec.name}/subtracts-mean-term")
     if weight is not None:
         unweighted = sum(gradient_terms(x, None, grad_output, eps, centred).values())
         if matches(unweighted):
             raise GradingError(f"{spec.name}'s grad_x ignores the weight: y = weight * x_hat, "
-                               "so multiply grad_output by weight before the row means")
+                               "so multiply grad_output by weight before the row means",
+                               mistake=f"{spec.name}/ignores-weight")
         if matches(unweighted * weight.double()):
             raise GradingError(f"{spec.name}'s grad_x multiplies by the weight after the row "
-                               "means: use g = grad_output * weight inside them")
+                               "means: use g = grad_output * weight inside them",
+                               mistake=f"{spec.name}/weight-after-row-means")
 
 
 # ------------------------------------------------------------------ what backward returned
@@ -165,7 +169,7 @@ def unbiased_variance_hint(function, spec: Spec, values: dict) -> None:
             torch.allclose(output, unbiased):
         raise GradingError(f"{spec.name} normalises with the unbiased variance (divided by D - 1, "
                            "correction=1): LayerNorm divides by D (correction=0, "
-                           "unbiased=False)")
+                           "unbiased=False)", mistake=f"{spec.name}/unbiased-variance")
 
 
 # ------------------------------------------------------------------------- what was saved

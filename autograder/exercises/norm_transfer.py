@@ -71,13 +71,17 @@ def check_terms(function, device) -> None:
     got = grad_x.double().reshape(rows)
     if torch.allclose(got, sum(terms.values()), rtol=1e-4, atol=1e-6):
         return
-    for kept, what in ((("direct", "mean"), "the projection term: rstd moves with x too"),
-                       (("direct", "projection"), "the mean term: the group mean moves with x"),
-                       (("direct",), "the mean and projection terms: the group's mean and "
-                                     "rstd move with x")):
+    for kept, what, mistake in (
+            (("direct", "mean"), "the projection term: rstd moves with x too",
+             "misses-projection-term"),
+            (("direct", "projection"), "the mean term: the group mean moves with x",
+             "misses-mean-term"),
+            (("direct",), "the mean and projection terms: the group's mean and rstd move with x",
+             "statistics-held-constant")):
         if torch.allclose(got, sum(terms[n] for n in kept), rtol=1e-4, atol=1e-6):
             raise GradingError(f"{NAME}'s grad_x misses {what} (each group is one row of the "
-                               "LayerNorm derivation)", case=describe(values))
+                               "LayerNorm derivation)", case=describe(values),
+                               mistake=f"{NAME}/{mistake}")
 
 
 def check_saved(forward, values: dict) -> None:
@@ -117,7 +121,8 @@ def recognise_per_channel(function, values: dict) -> None:
     if output.shape == instance.shape and torch.allclose(output, instance):
         raise GradingError(f"{NAME} normalises each channel on its own (instance norm): a "
                            f"group is C / num_groups consecutive channels, with every "
-                           f"position of each, and shares one mean and one rstd")
+                           f"position of each, and shares one mean and one rstd",
+                           mistake=f"{NAME}/instance-norm")
     for misreading, hint in ((_interleaved, "puts channel c in group c % num_groups: a group "
                               "is C / num_groups consecutive channels (channels 0 to C/G - 1 "
                               "form group 0, the next C / num_groups group 1, and so on"),
@@ -191,11 +196,12 @@ def recognise_weight(function, values: dict) -> None:
     if torch.allclose(got, plain, rtol=1e-4, atol=1e-6):
         raise GradingError(f"{NAME}'s grad_x ignores the weight: y = weight * x_hat per "
                            "channel, so g = grad_output * weight (broadcast along dim 1) "
-                           "goes into the group means")
+                           "goes into the group means", mistake=f"{NAME}/ignores-weight")
     if torch.allclose(got, plain * weight.reshape(per_channel), rtol=1e-4, atol=1e-6):
         raise GradingError(f"{NAME}'s grad_x multiplies by the weight after the group means: "
                            "form g = grad_output * weight (per channel) first, then take "
-                           "the means over each group")
+                           "the means over each group",
+                           mistake=f"{NAME}/weight-after-group-means")
 
 
 def check_case(function, values: dict, *, tolerance=None) -> None:

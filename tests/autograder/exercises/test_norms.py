@@ -134,3 +134,36 @@ def test_gradient_terms_stay_on_the_input_device(centred):
     terms = gradient_terms(x, torch.ones(4, device="meta"), grad_output, 1e-5, centred)
     assert {term.device.type for term in terms.values()} == {"meta"}
     assert sum(terms.values()).shape == (3, 4)
+
+
+@pytest.mark.parametrize("exercise, name, expected", [
+    ("LayerNormFunction", "no projection term", "LayerNormFunction/misses-projection-term"),
+    ("LayerNormFunction", "no mean term", "LayerNormFunction/misses-mean-term"),
+    ("LayerNormFunction", "mean and rstd treated as constants",
+     "LayerNormFunction/statistics-held-constant"),
+    ("LayerNormFunction", "grad_x ignores the weight", "LayerNormFunction/ignores-weight"),
+    ("LayerNormFunction", "weight multiplied in after the row means",
+     "LayerNormFunction/weight-after-row-means"),
+    ("LayerNormFunction", "unbiased variance (correction=1)",
+     "LayerNormFunction/unbiased-variance"),
+    ("RMSNormFunction", "no projection term", "RMSNormFunction/misses-projection-term"),
+    ("RMSNormFunction", "LayerNorm's mean term as well", "RMSNormFunction/subtracts-mean-term"),
+    ("RMSNormFunction", "grad_x ignores the weight", "RMSNormFunction/ignores-weight"),
+    ("GroupNormFunction", "no projection term", "GroupNormFunction/misses-projection-term"),
+    ("GroupNormFunction", "no mean term", "GroupNormFunction/misses-mean-term"),
+    ("GroupNormFunction", "mean and rstd treated as constants",
+     "GroupNormFunction/statistics-held-constant"),
+    ("GroupNormFunction", "statistics per channel (instance norm)",
+     "GroupNormFunction/instance-norm"),
+    ("GroupNormFunction", "grad_x ignores the weight", "GroupNormFunction/ignores-weight"),
+    ("GroupNormFunction", "weight multiplied in after the group means",
+     "GroupNormFunction/weight-after-group-means"),
+])
+def test_a_proven_mistake_of_the_derivation_is_graded_with_its_id(exercise, name, expected):
+    """Does each mistake a probe proves (a term of grad_x left out, the weight forgotten or
+    applied after the means, the wrong variance or groups) carry a stable id, so that a class's
+    failures group by it?"""
+    from autograder.grading import classified_verdict
+
+    verdict = classified_verdict(exercise, mistake(exercise, name))
+    assert (verdict.passed, verdict.mistake) == (False, expected)

@@ -178,6 +178,8 @@ MISTAKES = [
                            ""))),
     Mistake("GroupNormFunction", "no projection term", "misses the projection term", _grad_x(
         "            grad_x = rstd * (g - g.mean(-1, keepdim=True))\n"), nbgrader=True),
+    Mistake("GroupNormFunction", "no mean term", "misses the mean term", _grad_x(
+        "            grad_x = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))\n")),
     Mistake("GroupNormFunction", "mean and rstd treated as constants",
             "misses the mean and projection terms", _grad_x("            grad_x = rstd * g\n")),
     Mistake("GroupNormFunction", "weight gradient summed over N only",

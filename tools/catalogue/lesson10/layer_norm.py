@@ -162,6 +162,11 @@ MISTAKES = [
             named=True),
     Mistake("LayerNormFunction", "grad_x ignores the weight", "ignores the weight", _ln_grad_x(
         "            g = grad_output\n" + _LN_CORRECT), named=True),
+    Mistake("LayerNormFunction", "weight multiplied in after the row means",
+            "multiplies by the weight after the row means", _ln_grad_x(
+        "            g = grad_output\n" + _LN_CORRECT
+        + "            grad_x = grad_x * weight if weight is not None else grad_x\n"),
+            named=True),
     Mistake("LayerNormFunction", "E[x^2] - E[x]^2 variance", "a precision loss, not a wrong formula", _ln(
         _LN_HEAD + "        if need_x:\n"
         "            g = grad_output * weight if weight is not None else grad_output\n"

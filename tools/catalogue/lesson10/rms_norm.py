@@ -138,6 +138,10 @@ MISTAKES = [
     Mistake("RMSNormFunction", "LayerNorm's mean term as well", "subtracts a mean term",
             _rms_grad_x("            grad_x = rstd * (g - g.mean(-1, keepdim=True) - x_hat * "
                         "(g * x_hat).mean(-1, keepdim=True))\n"), named=True),
+    Mistake("RMSNormFunction", "grad_x ignores the weight", "ignores the weight",
+            _rms_grad_x("            g = grad_output\n"
+                        "            grad_x = rstd * (g - x_hat * (g * x_hat).mean(-1, "
+                        "keepdim=True))\n")),
     Mistake("RMSNormFunction", "weight gradient not summed", "returned grad_weight of shape",
             _rms(_RMS_BACKWARD.replace("(grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0)",
                                        "grad_output * x_hat")), named=True),
