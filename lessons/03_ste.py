@@ -79,7 +79,7 @@ print("d round/dx =", x.grad)
 # %% [markdown]
 # Zero everywhere, including at the jumps, where the true derivative does not even exist and
 # PyTorch reports 0. Gradient descent moves a parameter only by its gradient; which
-# parameters of a network with a `sign` inside would still move is quick question 3.
+# parameters of a network with a `sign` inside would still move is quick question 2.
 
 # %% [markdown]
 # ## The maths: swap the derivative, keep the forward
@@ -89,83 +89,14 @@ print("d round/dx =", x.grad)
 # $$\frac{\partial L}{\partial x} = \frac{\partial L}{\partial y}\; q'(x),
 #   \qquad q'(x) = 0 \text{ wherever it exists.}$$
 #
-# A straight-through estimator keeps $y = q(x)$ in forward and uses a surrogate $g(x)$ in
-# place of $q'(x)$ in backward:
-#
-# | estimator | forward | surrogate $g(x)$ used in place of $q'(x)$ |
-# |---|---|---|
-# | identity STE | $\operatorname{sign}(x)$ or $\operatorname{round}(x)$ | $1$ |
-# | clipped STE | $\operatorname{sign}(x)$ | $\mathbb{1}[\lvert x\rvert \le 1]$ |
-#
-# Away from $|x| = 1$, the clipped surrogate is the derivative of
-# $\operatorname{hardtanh}(x) = \min(\max(x, -1), 1)$, a function that equals
-# $\operatorname{sign}(x)$ wherever $|x| \ge 1$: backward pretends the forward was hardtanh.
-# Why stop the gradient where $|x| > 1$? Not because a nudge there cannot change the sign:
-# at $x = 0.5$ a small nudge cannot change it either. The reason is empirical. In a binarised
-# network $x$ is often a real-valued *latent* weight that the optimiser keeps updating;
-# without the clip, latent values that are already saturated keep drifting outwards, and
-# cancelling their gradient (Hubara, Courbariaux et al., 2016) trained better in practice. The
-# name and the identity version go back to Hinton's 2012 lectures and Bengio, Léonard and
-# Courville (2013); binarized neural networks popularised the clipped one.
+# A straight-through estimator keeps $y = q(x)$ in forward. In backward it differentiates a
+# **stand-in** instead: a function $f$ that stays close to $q$ and has a slope worth
+# following. Backward returns what it would return had forward computed $f(x)$; the slope
+# $f'(x)$, used in place of $q'(x)$, is the *surrogate*.
 #
 # The result is **not** the gradient of the loss. It is an estimate that points in a useful
 # direction often enough for training to work, which is why you will test it differently
 # below.
-
-# %% [markdown]
-# **Quick question 1.** At $|x| = 1$ hardtanh has a corner and no derivative. `F.hardtanh(x)`
-# and `torch.clamp(x, -1, 1)` compute the same function. Predict what autograd reports for each
-# at $x = -1$ and $x = 1$: 0, 1 or $\tfrac12$? Write your predictions below, then run the
-# cell after.
-
-# %%
-predicted_hardtanh = None  # (at x = -1, at x = 1), each 0, 1 or 0.5: d hardtanh(x)/dx
-predicted_clamp = None     # (at x = -1, at x = 1), each 0, 1 or 0.5: d clamp(x, -1, 1)/dx
-
-# %%
-x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
-print("x                     :", x.detach())
-at_edges = {}
-for name, clip, predicted in [("hardtanh(x)", F.hardtanh, predicted_hardtanh),
-                              ("clamp(x, -1, 1)", lambda t: torch.clamp(t, -1, 1),
-                               predicted_clamp)]:
-    x.grad = None
-    clip(x).sum().backward()
-    print(f"d {name}/dx".ljust(22) + ":", x.grad)
-    at_edges[name] = (predicted, [x.grad[1].item(), x.grad[3].item()])
-for name, (predicted, observed) in at_edges.items():
-    compare(f"d {name}/dx at x = -1 and 1", predicted, observed)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# **The boundary is a convention.** Where a function has a corner, any value between the two
-# one-sided slopes is a defensible choice, and PyTorch's own ops choose differently:
-# `F.hardtanh` returns 0 at $\pm 1$ (its backward keeps the gradient where $-1 < x < 1$),
-# while `torch.clamp(x, -1, 1)` returns 1 (it keeps the gradient where $-1 \le x \le 1$).
-# Neither returns $\tfrac12$.
-# </details>
-#
-# The clipped STE in this lesson uses clamp's convention, $\mathbb{1}[\,|x| \le 1\,]$, which
-# lets the gradient pass at the boundary, and the exercise asks for exactly that; hardtanh's
-# would be $\mathbb{1}[\,|x| < 1\,]$. Neither is more correct; a boundary convention only has
-# to be stated and tested.
-
-# %%
-xs = torch.linspace(-2.5, 2.5, 501)
-leaf = xs.clone().requires_grad_()
-torch.clamp(leaf, -1, 1).sum().backward()  # the clipped surrogate is clamp's derivative
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
-for ax, (name, forward) in zip(axes, [("sign", torch.sign), ("round", torch.round)]):
-    ax.plot(xs, forward(xs), lw=2, label=f"forward: {name}(x)")
-    ax.plot(xs, torch.zeros_like(xs), "k--", lw=1, label="true derivative: 0")
-    ax.plot(xs, torch.ones_like(xs), lw=3, alpha=0.5, label="identity surrogate: 1")
-    if name == "sign":
-        ax.plot(xs, leaf.grad, ":", lw=2, label="clipped surrogate: |x| ≤ 1")
-    ax.set_title(f"{name}: forward and surrogate gradients")
-    ax.set_xlabel("x")
-    ax.legend(fontsize=8, loc="upper left")
-plt.show()
 
 # %% [markdown]
 # ## Worked example: a spike with a learnable threshold
@@ -173,8 +104,8 @@ plt.show()
 # Spiking neural networks fire when a membrane potential crosses a threshold $\theta$: a
 # Heaviside step $y = H(x - \theta) = \mathbb{1}[x > \theta]$. Some learn the threshold
 # too, one number per layer, so the step needs a gradient for $\theta$ as well as for $x$.
-# Both come from one surrogate, a bump around the threshold: the derivative of a steep sigmoid
-# of $u = x - \theta$,
+# Both come from one stand-in, a steep sigmoid $\sigma(k u)$ of $u = x - \theta$, whose slope is
+# a bump around the threshold:
 #
 # $$\frac{\partial y_i}{\partial x_i} \approx k\,\sigma(k u_i)\big(1 - \sigma(k u_i)\big),
 # \qquad \frac{\partial y_i}{\partial \theta} \approx -k\,\sigma(k u_i)\big(1 - \sigma(k u_i)\big),$$
@@ -219,26 +150,153 @@ print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
 # purpose.
 
 # %% [markdown]
+# ## Your stand-ins for round and sign
+#
+# The spike's stand-in was given. The stand-ins of this lesson's first three exercises are
+# yours to find. Work on paper first.
+#
+# 1. **For round.** Find a function with one slope everywhere that never strays more than half
+#    a step from $\operatorname{round}(x)$, however large $|x|$ is. What is its slope?
+# 2. **For sign.** Question 1's function serves sign as well, and Exercise 1 uses it; but how
+#    far is it from $\operatorname{sign}(x)$ at $x = 10$, or at $x = 1000$? Find a
+#    continuous stand-in that equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and is a
+#    straight line in between. What is its slope, and where?
+#
+# <details><summary><b>Hint</b> (question 1)</summary>
+#
+# Try a line $a x + c$. If $a \ne 1$, its gap to $\operatorname{round}(x)$ grows with $|x|$.
+# With $a = 1$, the gap $\operatorname{round}(x) - x - c$ must stay within $\pm\tfrac12$ for
+# every $x$; how close to $+\tfrac12$ and to $-\tfrac12$ does $\operatorname{round}(x) - x$
+# itself come? What does that leave for $c$?
+# </details>
+#
+# <details><summary><b>Hint</b> (question 2)</summary>
+#
+# At $x = -1$ and $x = 1$ the straight piece must meet sign's values: through which two points
+# does it pass?
+# </details>
+#
+# **Check them live.** Write each stand-in and its slope into the next cell (each a
+# `lambda x: ...` returning a tensor shaped like `x`; build the stand-ins from ops autograd can
+# differentiate), then run the one after it. It checks each stand-in against its forward from
+# $-1000$ to $1000$, compares your slope with autograd's slope of your stand-in, and plots
+# both beside the true derivative.
+
+# %%
+stand_in_round = None  # question 1: lambda x: ...
+slope_round = None     # its slope: lambda x: ...
+stand_in_sign = None   # question 2: lambda x: ...
+slope_sign = None      # its slope: lambda x: ...
+
+# %%
+grid = torch.cat([torch.linspace(-1000, 1000, 40001, dtype=torch.float64),
+                  torch.tensor([-2.5, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.5],
+                               dtype=torch.float64)])
+inside = grid.abs() < 1
+
+
+def check_stand_in(name, stand_in, slope, requirement, meets):
+    """Print whether ``stand_in`` meets its requirement and ``slope`` is its derivative."""
+    if stand_in is None or slope is None:
+        print(f"{name}: write the stand-in and its slope first.")
+        return False
+    leaf = grid.clone().requires_grad_()
+    stand_in(leaf).sum().backward()  # autograd's slope of your stand-in
+    values = stand_in(grid)
+    yours = torch.as_tensor(slope(grid), dtype=grid.dtype).expand_as(grid)
+    away = grid.abs() != 1  # the corners are quick question 1's
+    print(f"{name}: {requirement}:", "✓" if meets(values, leaf.grad) else "✗")
+    print(f"{name}: your slope is autograd's slope of your stand-in (|x| ≠ 1):",
+          "✓" if torch.allclose(yours[away], leaf.grad[away], rtol=1e-12, atol=1e-12) else "✗")
+    return True
+
+
+check_stand_in(
+    "round", stand_in_round, slope_round,
+    "within half a step of round(x), with one slope throughout",
+    lambda values, slopes: bool((values - torch.round(grid)).abs().max() <= 0.5)
+    and bool(slopes.min() == slopes.max()))
+if check_stand_in(
+        "sign", stand_in_sign, slope_sign,
+        "sign(x) where |x| ≥ 1, a straight line meeting it at ±1 in between",
+        lambda values, slopes: torch.equal(values[~inside], torch.sign(grid[~inside]))
+        and torch.allclose(values[inside], grid[inside], rtol=0, atol=1e-12)):
+    corners = torch.tensor([-1.0, 1.0], dtype=torch.float64, requires_grad=True)
+    stand_in_sign(corners).sum().backward()
+    print("sign: at x = -1 and 1, your slope:",
+          torch.as_tensor(slope_sign(corners.detach()), dtype=torch.float64).expand(2).tolist(),
+          " autograd's slope of your stand-in:", corners.grad.tolist())
+
+if None not in (stand_in_round, slope_round, stand_in_sign, slope_sign):
+    xs = torch.linspace(-2.5, 2.5, 501, dtype=torch.float64)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
+    for ax, (name, forward, stand_in, slope) in zip(axes, [
+            ("round", torch.round, stand_in_round, slope_round),
+            ("sign", torch.sign, stand_in_sign, slope_sign)]):
+        ax.plot(xs, forward(xs), lw=2, label=f"forward: {name}(x)")
+        ax.plot(xs, stand_in(xs), lw=1, label="your stand-in")
+        ax.plot(xs, torch.zeros_like(xs), "k--", lw=1, label="true derivative: 0")
+        ax.plot(xs, torch.as_tensor(slope(xs), dtype=xs.dtype).expand_as(xs), ":", lw=2,
+                label="your slope: the surrogate")
+        ax.set(title=f"{name}: forward, stand-in, slopes", xlabel="x")
+        ax.legend(fontsize=8, loc="upper left")
+    plt.show()
+
+# %% [markdown]
+# **Quick question 1.** Your stand-in for sign has a corner at $x = -1$ and at $x = 1$, where
+# it has no derivative. PyTorch computes it twice over: `F.hardtanh(x)` and
+# `torch.clamp(x, -1, 1)` are the same function. Predict what autograd reports for each at
+# $x = -1$ and $x = 1$: 0, 1 or $\tfrac12$? Write your predictions below, then run the cell
+# after.
+
+# %%
+predicted_hardtanh = None  # (at x = -1, at x = 1), each 0, 1 or 0.5: d hardtanh(x)/dx
+predicted_clamp = None     # (at x = -1, at x = 1), each 0, 1 or 0.5: d clamp(x, -1, 1)/dx
+
+# %%
+x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
+print("x                     :", x.detach())
+at_edges = {}
+for name, clip, predicted in [("hardtanh(x)", F.hardtanh, predicted_hardtanh),
+                              ("clamp(x, -1, 1)", lambda t: torch.clamp(t, -1, 1),
+                               predicted_clamp)]:
+    x.grad = None
+    clip(x).sum().backward()
+    print(f"d {name}/dx".ljust(22) + ":", x.grad)
+    at_edges[name] = (predicted, [x.grad[1].item(), x.grad[3].item()])
+for name, (predicted, observed) in at_edges.items():
+    compare(f"d {name}/dx at x = -1 and 1", predicted, observed)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# **The corner is a convention.** Where a function has a corner, any value between the two
+# one-sided slopes is a defensible choice, and PyTorch's own ops choose differently:
+# `F.hardtanh` reports 0 at $\pm 1$, `torch.clamp(x, -1, 1)` reports 1. Neither reports
+# $\tfrac12$.
+# </details>
+#
+# The clipped STE in this lesson uses clamp's convention: at $|x| = 1$ the gradient passes,
+# and Exercise 2 asks for exactly that. Neither convention is more correct; a boundary
+# convention only has to be stated and tested.
+
+# %% [markdown]
 # ## ✎ Exercise 1 · `SignSTE`
 #
-# Write `SignSTE`, with `SignSTE.apply(x)` returning `torch.sign(x)` (so `sign(0) = 0`) and the
-# identity surrogate in backward. Before you type: what does the chain rule make backward
-# return when $g(x) = 1$, and does forward need to save anything for it?
+# Write `SignSTE`: `SignSTE.apply(x)` returns `torch.sign(x)` (so `sign(0) = 0`), and its
+# backward is the plain straight-through estimator: it returns what backward would return had
+# forward computed question 1's stand-in instead of the sign. Before you type:
+#
+# 1. By the chain rule, what does backward return, in terms of `grad_output`?
+# 2. What must forward save for that? (The worked example saved $x$ and $\theta$: why?)
 #
 # Binarised networks often send 0 to $+1$ instead (binarized neural networks define
 # $\operatorname{sign}(0) = +1$), so that every output is $\pm 1$ and fits in one bit. That
 # is a sound convention too; this exercise follows `torch.sign`.
-#
-# <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
-#
-# $\partial L/\partial x_i = \partial L/\partial y_i \cdot g(x_i)$ with $g \equiv 1$. What
-# forward must save is whatever that product needs besides $\partial L/\partial y_i$, which
-# backward receives anyway. Compare the worked example, whose $g$ depends on $x$ and $\theta$.
-# </details>
 
 # %% nbgrader={"grade_id": "answer_SignSTE", "solution": true}
 class SignSTE(torch.autograd.Function):
-    """y = sign(x); backward pretends dy/dx = 1."""
+    """y = sign(x); backward as if forward had computed question 1's stand-in."""
 
     @staticmethod
     def forward(ctx, x):
@@ -260,10 +318,20 @@ from autograder import grade; grade("SignSTE", SignSTE)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# 1. The stand-in is $x$ itself, whose slope is 1 everywhere, so
+#    $\partial L/\partial x_i = g_i \cdot 1 = g_i$ for the incoming gradient $g$: backward
+#    returns `grad_output` as it came.
+# 2. Nothing. Backward receives $g$ anyway, and a slope of 1 does not depend on $x$. The
+#    worked example's surrogate did depend on $x$ and $\theta$, so it had to keep them.
+# </details>
+
+# %% [markdown]
 # ## ✎ Exercise 2 · `SignClippedSTE`
 #
-# Same forward; backward uses the clipped surrogate $g(x) = \mathbb{1}[\,|x| \le 1\,]$ from
-# the table. The boundary belongs to the clip (clamp's convention, above): at $|x| = 1$ the
+# Same forward; backward returns what backward would return had forward computed your
+# stand-in for sign, question 2's, with clamp's convention at its corners: at $|x| = 1$ the
 # gradient passes. Answer these before you write the class:
 #
 # 1. By the chain rule, what does backward return, in terms of `grad_output` and `x`?
@@ -272,7 +340,7 @@ from autograder import grade; grade("SignSTE", SignSTE)
 
 # %% nbgrader={"grade_id": "answer_SignClippedSTE", "solution": true}
 class SignClippedSTE(torch.autograd.Function):
-    """y = sign(x); backward pretends dy/dx = 1 where |x| <= 1 and 0 elsewhere."""
+    """y = sign(x); backward as if forward had computed your stand-in for sign."""
 
     @staticmethod
     def forward(ctx, x):
@@ -298,12 +366,21 @@ from autograder import grade; grade("SignClippedSTE", SignClippedSTE)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
+# The stand-in is $\operatorname{hardtanh}(x) = \operatorname{clamp}(x, -1, 1)$, whose slope
+# is 1 where $|x| < 1$ and 0 where $|x| > 1$; clamp's convention adds the corners.
+#
 # 1. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$ for the incoming
 #    gradient $g$: the surrogate, element by element, times the incoming gradient.
 # 2. The input $x$. Saving the boolean mask instead is also correct, and smaller (one byte per
 #    element instead of four or eight).
 # 3. The output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from
 #    it clips nothing.
+#
+# Why stop the gradient where $|x| > 1$? Not because a nudge there cannot change the sign:
+# at $x = 0.5$ a small nudge cannot change it either. The reason is empirical. In a binarised
+# network $x$ is often a real-valued *latent* weight that the optimiser keeps updating;
+# without the clip, latent values that are already saturated keep drifting outwards, and
+# cancelling their gradient (Hubara, Courbariaux et al., 2016) trained better in practice.
 # </details>
 #
 # Your `SignClippedSTE`, explored: left, its forward; right, the true derivative (zero, with
@@ -316,22 +393,10 @@ ste_explorer(SignClippedSTE)
 # %% [markdown]
 # ## ✎ Exercise 3 · `RoundSTE`
 #
-# `RoundSTE.apply(x)` returns `torch.round(x)` with an identity backward. Before you type: why
-# does round get the plain identity, with no clip, when sign got one? Read each surrogate as
-# the derivative of a stand-in for the forward ($x$ for the identity, $\operatorname{hardtanh}(x)$
-# for the clip) and ask how far each stand-in strays from $\operatorname{round}(x)$, and from
-# $\operatorname{sign}(x)$, as $|x|$ grows.
-#
-# <details><summary><b>Check your reasoning</b> (open after your attempt)</summary>
-#
-# $|\operatorname{round}(x) - x| \le \tfrac12$ for every $x$: the identity is the slope of a
-# stand-in that never strays more than half a step from the forward, at any scale. $x$ leaves
-# $\operatorname{sign}(x)$ further behind the larger $|x|$ is, while $\operatorname{hardtanh}(x)$
-# stays within 1 of it everywhere and equals it for $|x| \ge 1$. The same reading fits the rest
-# of the lesson: $\sigma(k(x - \theta))$ stands in for the spike, and in Exercise 5
-# $\operatorname{softmax}(\ell/\tau)$ for a one-hot. (Which stand-in trains best is still an
-# empirical matter, as for the clip.)
-# </details>
+# `RoundSTE.apply(x)` returns `torch.round(x)`, and its backward returns what backward would
+# return had forward computed your stand-in for round. Before you type: sign got a clipped
+# stand-in besides the plain one; why does round need no clip? Ask how far each stand-in
+# strays from its forward as $|x|$ grows.
 #
 # One detail first: `torch.round` rounds halves **to even** (the IEEE 754 default, and
 # NumPy's), not up.
@@ -341,7 +406,7 @@ print(torch.round(torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])))
 
 # %% nbgrader={"grade_id": "answer_RoundSTE", "solution": true}
 class RoundSTE(torch.autograd.Function):
-    """y = round(x), halves to even; backward pretends dy/dx = 1."""
+    """y = round(x), halves to even; backward as if forward had computed your stand-in."""
 
     @staticmethod
     def forward(ctx, x):
@@ -363,6 +428,18 @@ from autograder import grade; grade("RoundSTE", RoundSTE)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# The stand-in is $x$, as for `SignSTE`, and backward returns `grad_output` as it came. No
+# clip is needed because $|\operatorname{round}(x) - x| \le \tfrac12$ for every $x$: the
+# identity never strays more than half a step from round, at any scale. From sign it strays
+# further the larger $|x|$ is ($9$ at $x = 10$, $999$ at $x = 1000$), while
+# $\operatorname{hardtanh}(x)$ stays within 1 of sign everywhere and equals it for
+# $|x| \ge 1$. The same reading fits the rest of the lesson: $\sigma(k(x - \theta))$ stands
+# in for the spike, and in Exercise 5 $\operatorname{softmax}(\ell/\tau)$ for a one-hot.
+# (Which stand-in trains best is still an empirical matter, as for the clip.)
+# </details>
+#
 # The same view for your `RoundSTE`: a staircase with a jump at every half, and an identity
 # surrogate with no window. It opens on $x = 1.5$, a half, which rounds to the even 2.
 
@@ -416,113 +493,27 @@ plt.show()
 # For (2) there is a handy reference made of ordinary ops. Outside a Function, where autograd
 # records everything, `q(x.detach()) + (x - x.detach())` has the **value** $q(x)$, exactly,
 # because `x - x.detach()` is exactly 0, and the **derivative** 1, because the detached parts
-# count as constants. That is the "detach trick", and the grader's reference.
-#
-# It is often written `x + (q(x) - x).detach()` (`F.gumbel_softmax(hard=True)` writes it
-# `y_hard - y_soft.detach() + y_soft`). Its value is computed as $(q(x) - x) + x$, and that is
-# $q(x)$ exactly for `round` at every finite $x$, and for `sign` whenever $|x| \le 2^{24}$ in
-# float32 ($2^{53}$ in float64), as a sweep over every float32 in that range confirms; for
-# `gumbel_softmax`, whose `y_soft` lies in $[0, 1]$, it is always exact. Only beyond those
-# magnitudes, where the spacing between floats exceeds 1, does $1 - x$ round: in float64
-# $(\operatorname{sign}(x) - x) + x$ is $0$ at $x = 10^{17}$. The brackets matter in the same
-# way: `q(x).detach() + x - x.detach()` runs left to right, as $(q(x) + x) - x$. In practice
-# all three forms are fine; the first is exact for every finite $x$, which is why the grader
-# uses it. (At $x = \pm\infty$ all three give NaN, because `x - x.detach()` is
-# $\infty - \infty$; a Function's forward returns $\operatorname{sign}(\pm\infty) = \pm 1$
-# there.) The cell includes $\pm 10^{17}$ to show where the other two part company.
+# count as constants. That is the "detach trick", and the grader's reference. For the clipped
+# estimator, put the stand-in in place of `x` in the bracket. (Other ways to write the trick,
+# and where they stop being exact, are in *In practice* at the end.)
 
 # %%
-x = torch.tensor([-1e17, -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 1e17], dtype=torch.float64)
+x = torch.tensor([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0], dtype=torch.float64)
 grad_output = torch.randn(x.shape, dtype=torch.float64)
 
-references = {
-    "sign(x.detach()) + (x - x.detach())": lambda x: torch.sign(x.detach()) + (x - x.detach()),
-    "x + (sign(x) - x).detach()": lambda x: x + (torch.sign(x) - x).detach(),
-    "sign(x).detach() + x - x.detach()": lambda x: torch.sign(x).detach() + x - x.detach(),
-}
-for name, reference in references.items():
-    leaf = x.clone().requires_grad_()
-    value = reference(leaf)
-    value.backward(grad_output)
-    inexact = x[value.detach() != torch.sign(x)].tolist()
-    print(f"{name:<36} forward exact: {str(not inexact):<5}",
-          f" backward exact: {str(torch.equal(leaf.grad, grad_output)):<5}",
-          f" inexact at x = {inexact}" if inexact else "")
-
-clipped = x.clone().requires_grad_()  # the clipped reference: clamp's derivative, boundary kept
+plain = x.clone().requires_grad_()  # the plain reference
+(torch.sign(plain.detach()) + (plain - plain.detach())).backward(grad_output)
+clipped = x.clone().requires_grad_()  # the clipped reference: clamp's derivative, corners kept
 window = torch.clamp(clipped, -1, 1)
 (torch.sign(clipped.detach()) + (window - window.detach())).backward(grad_output)
 
-for Function in (SignSTE, SignClippedSTE):  # yours
+for Function, reference in ((SignSTE, plain), (SignClippedSTE, clipped)):  # yours
     mine = x.clone().requires_grad_()
     y = Function.apply(mine)
     y.backward(grad_output)
-    expected_grad = grad_output if Function is SignSTE else clipped.grad
     forward_exact = torch.equal(y.detach(), torch.sign(x))
-    print(f"{Function.__name__:<36} forward exact: {str(forward_exact):<5}",
-          f" backward exact: {torch.equal(mine.grad, expected_grad)}")
-
-# %% [markdown]
-# Which to write, the detach trick or a Function? The trick needs no backward at all, and much
-# code uses it (`F.gumbel_softmax` does). A Function earns its place when the surrogate is not
-# the derivative of a short expression, or for memory: the clipped trick keeps `x` for clamp's
-# backward, while a Function can keep a boolean mask, a quarter of float32's bytes. The cell
-# counts what each keeps for $2^{18}$ elements (1 MiB of float32), yours included. (If `x` is
-# a latent weight that lives anyway, keeping it costs nothing new.)
-
-# %%
-from torch.autograd.graph import saved_tensors_hooks
-
-
-def saved_bytes(function, x):
-    """Bytes of every tensor autograd keeps for backward when ``function(x)`` runs."""
-    kept = []
-    with saved_tensors_hooks(lambda t: kept.append(t) or t, lambda t: t):
-        function(x)
-    return sum(t.numel() * t.element_size() for t in kept)
-
-
-def clipped_trick(x):
-    window = torch.clamp(x, -1, 1)
-    return torch.sign(x.detach()) + (window - window.detach())
-
-
-big = torch.randn(512, 512, requires_grad=True)  # float32, 1 MiB
-for name, function in [("clipped detach trick", clipped_trick),
-                       ("your SignClippedSTE", SignClippedSTE.apply)]:
-    print(f"{name:21s} keeps {saved_bytes(function, big) / 2**20:.2f} MiB")
-mask = big.detach().abs() <= 1  # what a SignClippedSTE that saves its mask would keep instead
-print(f"{'a boolean mask':21s} is   {mask.numel() * mask.element_size() / 2**20:.2f} MiB")
-
-# %% [markdown]
-# **Quick question 2.** In float32 the spacing between neighbouring floats reaches 2 at
-# $2^{24} \approx 1.7 \times 10^{7}$. A result exactly halfway between two neighbouring floats
-# rounds to the one whose last significand bit is 0 (round half to even); where the spacing is
-# 2, that is the neighbour divisible by 4. Predict the value of `x + (torch.sign(x) - x)` for
-# `x = 3e7` and for its neighbour `x = 30_000_002.0`, both float32 (both are floats exactly).
-# Write your predictions below, then run the cell after.
-
-# %%
-predicted_at_3e7 = None           # a number
-predicted_at_30_000_002 = None    # a number
-
-# %%
-for value, predicted in ((3e7, predicted_at_3e7), (30_000_002.0, predicted_at_30_000_002)):
-    x = torch.tensor(value)  # float32
-    compare(f"x = {value:,.0f}: (sign(x) - x) + x", predicted, (x + (torch.sign(x) - x)).item())
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# At $3 \times 10^7$ the floats are 2 apart and $3 \times 10^7$ is one of them, so
-# $1 - x = -29\,999\,999$ lies exactly halfway between $-29\,999\,998$ and $-30\,000\,000$.
-# The tie goes to $-30\,000\,000$, the one divisible by 4, and the sum is 0 instead of 1. At
-# $30\,000\,002$, $1 - x = -30\,000\,001$ lies halfway between $-30\,000\,000$ and
-# $-30\,000\,002$; the tie goes to $-30\,000\,000$ again, now the one nearer zero, and the
-# sum is 2. Below $2^{24}$ every integer is a float32, $1 - x$ is exact and the sum is 1. A
-# latent weight or activation that large is rare, which is why the composed form works in
-# practice.
-# </details>
+    print(f"{Function.__name__:15s} forward exact: {str(forward_exact):5s}",
+          f" backward exact: {torch.equal(mine.grad, reference.grad)}")
 
 # %% [markdown]
 # ## Experiment: a binarised network
@@ -538,7 +529,7 @@ for value, predicted in ((3e7, predicted_at_3e7), (30_000_002.0, predicted_at_30
 # We train it three times, changing only $q$'s backward: `torch.sign` (the true gradient),
 # your `SignSTE` and your `SignClippedSTE`. Same data, same initialisation, same optimiser.
 #
-# **Quick question 3.** With the true gradient, which of the four parameters $W_1$, $b_1$,
+# **Quick question 2.** With the true gradient, which of the four parameters $W_1$, $b_1$,
 # $w_2$, $b_2$ receive a non-zero gradient, and what does that predict for the loss curve?
 # Write your answer below, then run the experiment.
 
@@ -731,6 +722,16 @@ plt.show()
 # never the value $\operatorname{round}(v_i)$ in the first term. Simplify what is left in terms
 # of $v_i$. Outside, differentiate $q_\text{min}\, s$ (or $q_\text{max}\, s$).
 # </details>
+#
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
+#
+# With $s = 0.25$, $q_\text{min} = -4$, $q_\text{max} = 3$ and $x = (0.3, -1.3, 0.9)$, forward
+# gives $y = (0.25, -1, 0.75)$. Element by element, $\partial y_i/\partial x_i = (1, 0, 0)$ and
+# $\partial y_i/\partial s = (-0.2, -4, 3)$; so for `grad_output` $= (1, -1, 2)$ your backward
+# returns $(1, 0, 0)$ for $x$ and $9.8$ for $s$. (No $v_i$ here lies in a half-step band, so
+# both conventions agree.)
+# </details>
+
 
 # %%
 # question 5, before you write FakeQuantize: s = 0.5, qmin = -4, qmax = 3, x = (0.7, -3.0, 1.8)
@@ -851,41 +852,6 @@ for ax, title in zip(axes, ["forward y", "gradient for x", "contribution to the 
 plt.show()
 
 # %% [markdown]
-# **Quick question 4.** PyTorch has a learnable fake quantiser of its own,
-# `torch._fake_quantize_learnable_per_tensor_affine` (with a zero point, here 0, and a gradient
-# factor, here 1). At $s = 1$, $q_\text{min} = -4$, $q_\text{max} = 3$, predict for which of
-# $x = -4.4, -4.0, 0.3, 3.2, 3.6$ its gradient for $x$ differs from your backward's. Write
-# them below, then run the cell after.
-
-# %%
-predicted_differ_at = None  # a list of x values ([] for none)
-
-# %%
-x = torch.tensor([-4.4, -4.0, 0.3, 3.2, 3.6], requires_grad=True)
-step = torch.tensor(1.0, requires_grad=True)
-mine = torch.autograd.grad(FakeQuantize.apply(x, step, -4, 3).sum(), (x, step))
-theirs = torch.autograd.grad(torch._fake_quantize_learnable_per_tensor_affine(
-    x, step.reshape(1), torch.zeros(1), -4, 3, 1.0).sum(), (x, step))
-print("gradient for x, yours: ", mine[0].tolist())
-print("gradient for x, torch's:", theirs[0].tolist())
-print(f"gradient for s, yours: {mine[1].item():.3f}   torch's: {theirs[1].item():.3f}")
-differ = {round(value, 1) for value, a, b in zip(x.tolist(), mine[0], theirs[0])
-          if abs(a - b) > 1e-6}
-compare("the gradients for x differ at", predicted_differ_at, differ)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# PyTorch judges "inside" on $\operatorname{round}(v)$: $-4.4$ and $3.2$ round to the edge
-# codes $-4$ and $3$, so its gradient for $x$ passes there, and their contributions to the
-# gradient for $s$ are $\operatorname{round}(v) - v = 0.4$ and $-0.2$ instead of $q_\text{min}$
-# and $q_\text{max}$. A backward that judges on $v$, as this lesson's solution does, stops the
-# gradient at both. Both follow the contract; they differ only within half a step outside each
-# edge. $3.6$ rounds to 4, outside by either convention, and $-4.0$ and $0.3$ are inside by
-# both.
-# </details>
-
-# %% [markdown]
 # ### The step learns its size
 #
 # A linear model with 16 weights stored as 3-bit codes, $\hat y = X\, \operatorname{FakeQuantize}
@@ -928,12 +894,7 @@ plt.show()
 # With the step fixed, the largest weight the grid can express is $3 \times 0.05 = 0.15$: the
 # latent weights grow, hit the clip, and the loss stalls. With the step learnt, the clipped
 # weights push $s$ up until the grid covers them, and the rounding errors of the others keep it
-# from growing further. LSQ also multiplies the gradient for $s$ by
-# $1/\sqrt{N q_\text{max}}$ ($N$ the number of quantised values) to keep its updates in scale
-# with the weights'; Adam's per-parameter normalisation does a similar job here, and this
-# exercise leaves the factor out. PyTorch's own LSQ module,
-# `torch.ao.quantization._learnable_fake_quantize._LearnableFakeQuantize`, applies it when built
-# with `use_grad_scaling=True` (as `1 / sqrt(X.numel() * quant_max)`), and otherwise passes 1.
+# from growing further.
 
 # %% [markdown]
 # ## Common mistakes
@@ -963,8 +924,8 @@ plt.show()
 # **"The detach trick works inside `Function.forward`."** It does not. A Function whose forward
 # returns `y_hard - y_soft.detach() + y_soft`, expecting the gradient of `y_soft` to flow, runs
 # that line with autograd off: nothing is recorded, so `.detach()` has nothing to cut, and the
-# expression is plain arithmetic whose value is `y_hard` (exactly, unless $|x|$ is beyond
-# $2^{24}$ in float32 or $2^{53}$ in float64, as above). The gradient comes from your
+# expression is plain arithmetic whose value is `y_hard` (exactly, but for huge $|x|$: see
+# *In practice* at the end). The gradient comes from your
 # `backward`, and only from it. The trick belongs in ordinary code, *instead of* a Function, as
 # in the reference above.
 
@@ -1030,7 +991,7 @@ print("identity matches the reference:", torch.allclose(identity, leaf.grad))
 # the hundreds, and $e^{z}$ is past the largest float32 (about $3.4 \times 10^{38}$) once
 # $z > 88.7$ (float64: $z > 709.8$).
 #
-# **Quick question 5.** Exercise 5 below takes a temperature, and its grader tries
+# **Quick question 3.** Exercise 5 below takes a temperature, and its grader tries
 # $\tau = 0.1$. Find where the trouble starts. Take logits `[12.0, 11.8, -2.0]` in float32
 # and the softmax written straight from its definition, `z.exp() / z.exp().sum()` with
 # $z = \ell/\tau$, and lower $\tau$ from 0.2 in steps of 0.001. What is the largest $\tau$ at which its first
@@ -1120,7 +1081,7 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # $z = \ell/\tau$, so the chain rule multiplies $\partial L/\partial z$ by
 # $\partial z_i/\partial \ell_i = 1/\tau$. Which tensors must forward keep so backward can
 # compute $s$, and is it cheaper to keep $s$ or to recompute it? If you recompute it, how do
-# you keep quick question 5's overflow out of it?
+# you keep quick question 3's overflow out of it?
 # </details>
 #
 # <details><summary><b>Hint 4</b>: numbers to hit</summary>
@@ -1200,9 +1161,9 @@ print("yours matches the softmax's:", torch.allclose(panels["yours"], panels["so
 
 # %% [markdown]
 # **At low temperature.** A backward that rebuilds $s$ from the logits meets quick question
-# 5's overflow, and gives `nan` gradients at exactly the temperatures where annealing ends;
+# 3's overflow, and gives `nan` gradients at exactly the temperatures where annealing ends;
 # the grader tries such logits, and its hint names the overflow. This cell runs your
-# `StraightThroughSoftmax` at quick question 5's logits in float32, $\tau = 0.1$, and compares
+# `StraightThroughSoftmax` at quick question 3's logits in float32, $\tau = 0.1$, and compares
 # with autograd through `torch.softmax`.
 
 # %%
@@ -1214,6 +1175,62 @@ print("yours             :", leaf.grad.tolist())
 print("softmax(logits/τ) :", truth.grad.tolist())
 print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
       and torch.allclose(leaf.grad, truth.grad, atol=1e-5))
+
+# %% [markdown]
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+#
+# **Where the names come from.** The name and the plain estimator go back to Hinton's 2012
+# lectures and Bengio, Léonard and Courville (2013); binarized neural networks (Hubara,
+# Courbariaux et al., 2016) popularised the clipped one.
+#
+# **The detach trick, written other ways.** It is often written `x + (q(x) - x).detach()`
+# (`F.gumbel_softmax(hard=True)` writes it `y_hard - y_soft.detach() + y_soft`). Its value is
+# computed as $(q(x) - x) + x$, and that is $q(x)$ exactly for `round` at every finite $x$, and
+# for `sign` whenever $|x| \le 2^{24}$ in float32 ($2^{53}$ in float64), as a sweep over every
+# float32 in that range confirms; for `gumbel_softmax`, whose `y_soft` lies in $[0, 1]$, it is
+# always exact. Beyond those magnitudes the spacing between floats exceeds 1 and $1 - x$
+# rounds: in float64, $(\operatorname{sign}(x) - x) + x$ is $0$ at $x = 10^{17}$, and so is
+# `sign(x).detach() + x - x.detach()`, which runs left to right as $(q(x) + x) - x$. The
+# grader's form, with the bracket around `x - x.detach()`, is exact at every finite $x$. (At
+# $x = \pm\infty$ all three give NaN, because `x - x.detach()` is $\infty - \infty$; a
+# Function's forward returns $\operatorname{sign}(\pm\infty) = \pm 1$ there.)
+#
+# Try it in float32, where the spacing between floats reaches 2 at
+# $2^{24} \approx 1.7 \times 10^{7}$ and a result exactly halfway between two floats rounds to
+# the one whose last significand bit is 0 (there, the one divisible by 4): predict
+# `x + (torch.sign(x) - x)` for `x = torch.tensor(3e7)` and for `torch.tensor(30_000_002.0)`,
+# then run one line each. Run on 2.13 they give 0 and 2. At $3 \times 10^7$,
+# $1 - x = -29\,999\,999$ lies halfway between $-29\,999\,998$ and $-30\,000\,000$, and the
+# tie goes to $-30\,000\,000$; at $30\,000\,002$, $1 - x = -30\,000\,001$ lies halfway between
+# $-30\,000\,000$ and $-30\,000\,002$, and the tie goes to $-30\,000\,000$ again, now the one
+# nearer zero. A latent weight or activation that large is rare, which is why the composed
+# forms work in practice.
+#
+# **The trick or a Function?** The trick needs no backward at all, and much code uses it
+# (`F.gumbel_softmax` does). A Function earns its place when the surrogate is not the
+# derivative of a short expression, or for memory: for $2^{18}$ float32 elements (1 MiB), the
+# clipped trick keeps all of `x` for clamp's backward, 1 MiB as counted with
+# `torch.autograd.graph.saved_tensors_hooks`, while a Function can keep a boolean mask,
+# 0.25 MiB. If `x` is a latent weight that lives anyway, keeping it costs nothing new.
+#
+# **PyTorch's own learnable fake quantiser**,
+# `torch._fake_quantize_learnable_per_tensor_affine` (with a zero point and a gradient factor:
+# 0 and 1 give Exercise 4's quantiser), judges "inside" on $\operatorname{round}(v)$, the other
+# convention Exercise 4 accepts. At $s = 1$, $q_\text{min} = -4$, $q_\text{max} = 3$ and
+# $x = (-4.4, -4.0, 0.3, 3.2, 3.6)$, run on 2.13, its gradient for $x$ is $(1, 1, 1, 1, 0)$
+# where a backward that judges on $v$ gives $(0, 1, 1, 0, 0)$, and its gradient for $s$ is
+# 2.9 against 1.7: $-4.4$ and $3.2$ round to the edge codes, so they contribute
+# $\operatorname{round}(v) - v = 0.4$ and $-0.2$ instead of $q_\text{min}$ and $q_\text{max}$.
+# The two differ only within half a step outside each edge.
+#
+# **LSQ's gradient scale.** LSQ also multiplies the gradient for $s$ by
+# $1/\sqrt{N q_\text{max}}$ ($N$ the number of quantised values) to keep its updates in scale
+# with the weights'; Adam's per-parameter normalisation does a similar job in the experiment
+# above, and Exercise 4 leaves the factor out. PyTorch's own LSQ module,
+# `torch.ao.quantization._learnable_fake_quantize._LearnableFakeQuantize`, applies it when
+# built with `use_grad_scaling=True` (as `1 / sqrt(X.numel() * quant_max)`), and otherwise
+# passes 1.
+# </details>
 
 # %% [markdown]
 # ## Summary
