@@ -166,6 +166,13 @@ def test_each_section_is_a_heading_of_its_lesson_and_each_id_one_that_is_raised(
     pytest.param("Outer", "u and v kept in a module global", "Outer/state-shared-between-calls",
                  marks=pytest.mark.lesson00),
     pytest.param("Square", "wrong sign", "unproven:wrong-value", marks=pytest.mark.lesson00),
+    # the checks every exercise runs name what they prove with the exercise's own name
+    pytest.param("MySigmoid", "output kept as ctx.y", "MySigmoid/tensor-on-ctx",
+                 marks=pytest.mark.lesson01),
+    pytest.param("MyReLU", "mask kept on the class", "MyReLU/state-on-class",
+                 marks=pytest.mark.lesson01),
+    pytest.param("SignClippedSTE", "writes into grad_output", "SignClippedSTE/writes-grad-output",
+                 marks=pytest.mark.lesson03),
 ])
 def test_a_catalogued_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does grading a catalogued mistake give its id (written out, picked by phrase, or the
@@ -177,17 +184,42 @@ def test_a_catalogued_mistake_is_graded_with_its_id(exercise, name, expected):
     assert (verdict.passed, verdict.mistake) == (False, expected)
 
 
-@pytest.mark.parametrize("exercise, name, expected", [
-    ("MySigmoid", "output kept as ctx.y", "MySigmoid/tensor-on-ctx"),
-    ("MyReLU", "mask kept on the class", "MyReLU/state-on-class"),
-    ("SignClippedSTE", "writes into grad_output", "SignClippedSTE/writes-grad-output"),
-])
-def test_a_shared_check_names_the_mistake_it_proves(exercise, name, expected):
-    """Does a check every exercise runs (class attributes, tensors on ctx, grad_output written)
-    give its proven hint the exercise's own id, so that insight groups it by name?"""
-    from autograder.grading import classified_verdict
-    from tests.autograder.catalogued import mistake
 
-    result = classified_verdict(exercise, mistake(exercise, name))
-    assert not result.passed
-    assert result.mistake == expected
+
+def _ids_given(path: Path) -> list[str]:
+    """Every id a GradingError in ``path`` is given: written out, or an f-string template
+    with its placeholders kept (``{spec.name}/{mistake}``)."""
+    tree = ast.parse(path.read_text())
+    constants = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                 and isinstance(node.value, ast.Constant) for target in node.targets
+                 if isinstance(target, ast.Name)}  # NAME = "GroupNormFunction"
+
+    def placeholder(value: ast.FormattedValue) -> str:
+        name = getattr(value.value, "id", None)
+        return str(constants[name]) if name in constants else f"{{{ast.unparse(value.value)}}}"
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "GradingError":
+            given = next((k.value for k in node.keywords if k.arg == "mistake"), None)
+            if isinstance(given, ast.Constant):
+                found.append(given.value)
+            elif isinstance(given, ast.Dict):
+                found.extend(value.value for value in given.values)
+            elif isinstance(given, ast.JoinedStr):
+                found.append("".join(placeholder(v) if isinstance(v, ast.FormattedValue)
+                                     else v.value for v in given.values))
+    return found
+
+
+def test_every_id_in_the_grading_library_is_well_formed():
+    """Is every id a check gives, in any lesson or the shared checks, Exercise/kebab-case with a
+    real exercise (or the exercise's own name at run time), so that no typo makes a stray group?
+    A suffix computed at run time is checked where it is chosen, by the lesson's own tests."""
+    paths = [*(ROOT / "autograder").glob("*.py"), *(ROOT / "autograder" / "exercises").glob("*.py")]
+    for path in paths:
+        for mistake in filter(None, _ids_given(path)):
+            exercise, _, suffix = mistake.partition("/")
+            assert exercise in EXERCISES or exercise.endswith("name}"), f"{path.name}: {mistake}"
+            if "{" not in suffix:
+                assert MISTAKE_ID.fullmatch(f"Exercise/{suffix}"), f"{path.name}: {mistake}"
