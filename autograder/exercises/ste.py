@@ -90,35 +90,39 @@ def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
             value = got[~elsewhere][0].item()
             raise GradingError(
                 f"{name}.apply(0) gives {exact(value)} but sign(0) = 0: use torch.sign(x) "
-                "(a comparison such as x >= 0 sends 0 to one side)"
-            )
+                "(a comparison such as x >= 0 sends 0 to one side)",
+                mistake=f"{name}/sign-of-zero-not-zero")
     if spec is ROUND_STE:
         for wrong, how in ((torch.floor, "floor(x)"), (torch.ceil, "ceil(x)"),
                            (torch.trunc, "trunc(x), which is what .long() or .int() does")):
             if torch.equal(got, wrong(x)):
-                raise GradingError(f"{name}'s forward is {how}, not round(x): use torch.round(x)")
+                raise GradingError(f"{name}'s forward is {how}, not round(x): use torch.round(x)",
+                                   mistake={"is floor(x)": "RoundSTE/floors",
+                                            "is trunc(x)": "RoundSTE/truncates"})
         half_away = torch.sign(x) * torch.floor(x.abs() + 0.5)
         if torch.equal(got, half_away) or torch.equal(got, torch.floor(x + 0.5)):
             raise GradingError(
                 f"{name} does not round halves to even ({_first_difference(got, expected, x)}): "
-                "torch.round sends 0.5 to 0, 1.5 to 2 and 2.5 to 2; use torch.round(x)"
-            )
+                "torch.round sends 0.5 to 0, 1.5 to 2 and 2.5 to 2; use torch.round(x)",
+                mistake="RoundSTE/halves-not-to-even")
     if spec is ROUND_STE:
         wrong = got != expected
         if torch.equal(got[wrong], torch.floor(x + 0.5)[wrong]):
             raise GradingError(
                 f"{name}'s output is floor(x + 0.5) where it is not round(x) "
                 f"({_first_difference(got, expected, x)}): x + 0.5 is rounded to a float before "
-                "floor sees it, so this fails even with halves corrected; use torch.round(x)")
+                "floor sees it, so this fails even with halves corrected; use torch.round(x)",
+                mistake="RoundSTE/floor-of-x-plus-half")
     if torch.equal(got, x):
-        raise GradingError(f"{name}'s forward returns x unchanged: it must return {op}")
+        raise GradingError(f"{name}'s forward returns x unchanged: it must return {op}",
+                           mistake=f"{name}/forward-returns-x")
     if torch.equal(got, (expected - x) + x):  # what the detach trick computes, to the bit
         raise GradingError(
             f"{name}'s output is {op} only up to rounding ({_first_difference(got, expected, x)}): "
             "inside forward autograd is off, so y_hard - y_soft.detach() + y_soft is plain "
             f"arithmetic there, exact only up to |x| = 2^24 in float32 (2^53 in float64); return "
-            f"{op} exactly and put the surrogate in backward"
-        )
+            f"{op} exactly and put the surrogate in backward",
+            mistake=f"{name}/detach-trick-in-forward")
     if torch.allclose(got, expected, rtol=1e-5, atol=1e-6):
         raise GradingError(
             f"{name}'s output is {op} only up to rounding ({_first_difference(got, expected, x)}): "
@@ -130,8 +134,8 @@ def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
         raise GradingError(
             f"{name}'s output is not all {kind} ({_first_difference(got, expected, x)}): "
             f"a smooth approximation is not {op}; forward must be exactly {op}, only backward "
-            "uses the surrogate"
-        )
+            "uses the surrogate",
+            mistake=f"{name}/smooth-forward")
     diagnose_values(what, got, expected, rtol=0, atol=0)
 
 
@@ -157,45 +161,45 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
     if not got.any() and expected.any():
         raise GradingError(
             f"{name}'s gradient is zero everywhere: that is the true derivative of {op}, which "
-            f"a straight-through estimator replaces; return {what}"
-        )
+            f"a straight-through estimator replaces; return {what}",
+            mistake=f"{name}/true-zero-gradient")
     if matches(torch.ones_like(got)) or matches(inside.to(got.dtype)):
         raise GradingError(
             f"{name}'s backward ignores grad_output: multiply the surrogate derivative by "
-            f"grad_output (chain rule) and return {what}"
-        )
+            f"grad_output (chain rule) and return {what}",
+            mistake=f"{name}/ignores-grad-output")
     if clipped:
         saved_roles = [saved.role for saved in forward.saved]
         if matches(grad_output) and "output" in saved_roles and "input x" not in saved_roles:
             raise GradingError(
                 f"{name} builds its clip mask from the output sign(x), whose magnitude is never "
-                "above 1: the clip is on the input, so save x and mask by |x| <= 1"
-            )
+                "above 1: the clip is on the input, so save x and mask by |x| <= 1",
+                mistake="SignClippedSTE/mask-from-output")
         if matches(grad_output):
             raise GradingError(
                 f"{name}'s gradient is not clipped: it passes grad_output where |x| > 1 too, "
-                "where the surrogate 1[|x| <= 1] is 0"
-            )
+                "where the surrogate 1[|x| <= 1] is 0",
+                mistake="SignClippedSTE/not-clipped")
         if matches(grad_output * (x.abs() < 1)):
             raise GradingError(
                 f"{name} drops the gradient at |x| == 1: this exercise's clip includes its "
-                "boundary (clamp's convention, |x| <= 1), not hardtanh's |x| < 1"
-            )
+                "boundary (clamp's convention, |x| <= 1), not hardtanh's |x| < 1",
+                mistake="SignClippedSTE/drops-boundary")
         if matches(grad_output * (x.abs() > 1)) or matches(grad_output * (x.abs() >= 1)):
             raise GradingError(
                 f"{name}'s clip mask is inverted: keep grad_output where |x| <= 1 and zero it "
-                "outside"
-            )
+                "outside",
+                mistake="SignClippedSTE/inverted-mask")
         if (matches(grad_output.clamp(-1, 1)) or matches(grad_output * (grad_output.abs() <= 1))):
             raise GradingError(
                 f"{name} clips grad_output instead of masking by the input: the surrogate "
-                "1[|x| <= 1] looks at x, and grad_output passes unchanged where it is 1"
-            )
+                "1[|x| <= 1] looks at x, and grad_output passes unchanged where it is 1",
+                mistake="SignClippedSTE/clips-grad-output")
     elif matches(grad_output * inside):
         raise GradingError(
             f"{name} zeroes the gradient where |x| > 1: that is the clipped estimator "
-            f"(SignClippedSTE); {name} passes grad_output through everywhere"
-        )
+            f"(SignClippedSTE); {name} passes grad_output through everywhere",
+            mistake=f"{name}/clipped-estimator")
     try:
         diagnose_gradient("x", got, expected, rtol=0, atol=0)
     except GradingError as error:

@@ -243,3 +243,36 @@ def test_the_detach_trick_is_named_only_where_the_output_is_what_it_computes():
         check_forward_exact(ROUND_STE, torch.round(x.float()).double(), x)
     first = str(raised.value).splitlines()[0]
     assert "only up to rounding" in first and "detach" not in first
+
+
+# Each probed hint of the three estimators and the stable id grading records for it
+# (GradingError.mistake): rewording a hint keeps its id.
+IDS = [
+    ("SignSTE", "zero gradient (the true derivative)", "SignSTE/true-zero-gradient"),
+    ("SignSTE", "ones instead of grad_output", "SignSTE/ignores-grad-output"),
+    ("SignSTE", "clips: the other exercise's estimator", "SignSTE/clipped-estimator"),
+    ("SignSTE", "where(x >= 0, 1, -1) sends 0 to 1", "SignSTE/sign-of-zero-not-zero"),
+    ("SignSTE", "tanh(100 x) in forward", "SignSTE/smooth-forward"),
+    ("SignSTE", "detach trick inside forward", "SignSTE/detach-trick-in-forward"),
+    ("SignClippedSTE", "forgets the clip", "SignClippedSTE/not-clipped"),
+    ("SignClippedSTE", "clip with |x| < 1", "SignClippedSTE/drops-boundary"),
+    ("SignClippedSTE", "inverted clip", "SignClippedSTE/inverted-mask"),
+    ("SignClippedSTE", "clamps grad_output", "SignClippedSTE/clips-grad-output"),
+    ("SignClippedSTE", "mask from the saved output", "SignClippedSTE/mask-from-output"),
+    ("RoundSTE", "floor", "RoundSTE/floors"),
+    ("RoundSTE", "x.long() truncates", "RoundSTE/truncates"),
+    ("RoundSTE", "floor(x + 0.5) rounds halves up", "RoundSTE/halves-not-to-even"),
+    ("RoundSTE", "floor(x + 0.5) with halves sent to even", "RoundSTE/floor-of-x-plus-half"),
+    ("RoundSTE", "no rounding", "RoundSTE/forward-returns-x"),
+    ("RoundSTE", "smooth look-alike", "RoundSTE/smooth-forward"),
+    ("RoundSTE", "zero gradient", "RoundSTE/true-zero-gradient"),
+]
+
+
+@pytest.mark.parametrize("name, entry, expected", IDS, ids=[f"{n}: {e}" for n, e, _ in IDS])
+def test_a_probed_mistake_is_graded_with_its_id(name, entry, expected):
+    """Does grading a catalogued mistake record its stable id, not only its hint?"""
+    from autograder.grading import classified_verdict
+
+    verdict = classified_verdict(name, mistake(name, entry))
+    assert (verdict.passed, verdict.mistake) == (False, expected)
