@@ -182,8 +182,13 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 # </details>
 
 # %%
+### BEGIN WORKED
+my_peak = lambda n, a, k: k + n / k * a
+my_best_k = lambda n, a: math.sqrt(n * a)
+### LEARNER
 my_peak = None     # your step 3: lambda n, a, k: ...
 my_best_k = None   # your step 4: lambda n, a: ...
+### END WORKED
 
 
 # %%
@@ -809,31 +814,6 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
     not_written()
 
 # %% [markdown]
-# In practice you often do not write the call yourself. FSDP codebases wrap chosen blocks with
-# `apply_activation_checkpointing` (from `torch.distributed.algorithms._checkpoint.
-# checkpoint_wrapper`), which puts this same checkpoint around each; and `torch.compile`
-# decides on its own which cheap activations to recompute in backward rather than keep, a
-# trade you can push further with `torch._functorch.config.activation_memory_budget` (1.0,
-# the default, favours speed; lower values recompute more). What you wrote is the mechanism
-# underneath all of them.
-#
-# **The other trade: offloading.** Saved-tensor hooks have a production use besides meters
-# and checkpoints. `torch.autograd.graph.save_on_cpu(pin_memory=True)` is a pair of them: `pack`
-# copies each saved GPU tensor into (pinned) host memory, `unpack` copies it back to its device
-# when backward reads it. Nothing is recomputed; the price is two copies of every activation
-# over the link between GPU and host instead of an extra forward's FLOPs, so it suits tensors
-# that are expensive to recompute and cheap to move. The same FSDP module has
-# `offload_wrapper` beside `checkpoint_wrapper`, and the two combine.
-#
-# **What recomputation does not replay: module state.** A checkpoint replays the random state,
-# not a module's buffers. A
-# `BatchNorm` in training mode updates its running statistics on every call, so a
-# checkpointed one updates them twice per step: on torch 2.13 `num_batches_tracked` is 2 after
-# one step with either `use_reentrant`, and the running mean has moved almost twice as far as
-# without the checkpoint. (A reversible block whose backward inverts and then recomputes calls
-# $f$ three times.) Keep such layers outside the checkpointed segments, or use a normalisation
-# with no running state (`LayerNorm`, `GroupNorm`).
-#
 # ### Three knobs of `torch.utils.checkpoint`
 #
 # - `use_reentrant`: pass it, and pass `False`. On torch 2.13 leaving it out still works but
@@ -848,23 +828,6 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #   **saved** in forward; only the others are recomputed. Large language model training
 #   commonly saves the matrix multiplies (expensive to recompute) and recomputes the cheap
 #   element-wise ops, keeping most of the memory saving for little extra compute.
-#
-# Two more points from production:
-#
-# - **DDP and a reentrant checkpoint.** A reentrant checkpoint (yours, or `use_reentrant=True`)
-#   runs a backward inside backward, and DDP's hook that marks a parameter's gradient ready
-#   fires inside it. With `find_unused_parameters=True` that fails: on torch 2.13 (one process,
-#   `gloo`, a checkpointed `Linear`), both raised "Expected to mark a variable ready only once".
-#   `static_graph=True`, or `use_reentrant=False`, ran the same step with the same gradient.
-# - **A recomputation is not promised bit-identical on a GPU.** Some CUDA kernels are
-#   non-deterministic (atomic additions), and with `torch.backends.cudnn.benchmark` on, the
-#   recomputation may pick another algorithm; PyTorch's reproducibility notes name both, and
-#   `torch.use_deterministic_algorithms(True)` with benchmark off as the cure, at a cost in
-#   speed (stated from the documentation, not run here on a CPU). The gradient then belongs to a
-#   forward a rounding error away. The non-reentrant checkpoint's `determinism_check="default"`
-#   compares only the number of tensors the recomputation saves and their shapes, dtypes and
-#   devices: on torch 2.13 it caught another branch that saved other tensors, and said nothing
-#   when the values alone differed, or when another branch saved the same kinds of tensors. `debug=True` adds to its error a trace of the ops each run did.
 #
 # **Quick question 3.** A block `Linear, GELU, Linear, GELU` is checkpointed with
 # `use_reentrant=False`. During backward, how many times does `gelu` run to recompute: with a
@@ -1442,6 +1405,52 @@ check_reversible_stack()
 # Constant in depth: one block's outputs, for the price of inverting every block on the way
 # down, and of the rounding drift of Exercise 3's Hint 3, which grows with the number of
 # blocks.
+
+# %% [markdown]
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+#
+# **Who writes the call.** Often not you. FSDP codebases wrap chosen blocks with
+# `apply_activation_checkpointing` (from `torch.distributed.algorithms._checkpoint.
+# checkpoint_wrapper`), which puts this same checkpoint around each; and `torch.compile`
+# decides on its own which cheap activations to recompute in backward rather than keep, a
+# trade you can push further with `torch._functorch.config.activation_memory_budget` (1.0,
+# the default, favours speed; lower values recompute more). What you wrote is the mechanism
+# underneath all of them.
+#
+# **The other trade: offloading.** Saved-tensor hooks have a production use besides meters
+# and checkpoints. `torch.autograd.graph.save_on_cpu(pin_memory=True)` is a pair of them: `pack`
+# copies each saved GPU tensor into (pinned) host memory, `unpack` copies it back to its device
+# when backward reads it. Nothing is recomputed; the price is two copies of every activation
+# over the link between GPU and host instead of an extra forward's FLOPs, so it suits tensors
+# that are expensive to recompute and cheap to move. The same FSDP module has
+# `offload_wrapper` beside `checkpoint_wrapper`, and the two combine.
+#
+# **What recomputation does not replay: module state.** A checkpoint replays the random state,
+# not a module's buffers. A
+# `BatchNorm` in training mode updates its running statistics on every call, so a
+# checkpointed one updates them twice per step: on torch 2.13 `num_batches_tracked` is 2 after
+# one step with either `use_reentrant`, and the running mean has moved almost twice as far as
+# without the checkpoint. (A reversible block whose backward inverts and then recomputes calls
+# $f$ three times.) Keep such layers outside the checkpointed segments, or use a normalisation
+# with no running state (`LayerNorm`, `GroupNorm`).
+#
+# - **DDP and a reentrant checkpoint.** A reentrant checkpoint (yours, or `use_reentrant=True`)
+#   runs a backward inside backward, and DDP's hook that marks a parameter's gradient ready
+#   fires inside it. With `find_unused_parameters=True` that fails: on torch 2.13 (one process,
+#   `gloo`, a checkpointed `Linear`), both raised "Expected to mark a variable ready only once".
+#   `static_graph=True`, or `use_reentrant=False`, ran the same step with the same gradient.
+# - **A recomputation is not promised bit-identical on a GPU.** Some CUDA kernels are
+#   non-deterministic (atomic additions), and with `torch.backends.cudnn.benchmark` on, the
+#   recomputation may pick another algorithm; PyTorch's reproducibility notes name both, and
+#   `torch.use_deterministic_algorithms(True)` with benchmark off as the cure, at a cost in
+#   speed (stated from the documentation, not run here on a CPU). The gradient then belongs to a
+#   forward a rounding error away. The non-reentrant checkpoint's `determinism_check="default"`
+#   compares only the number of tensors the recomputation saves and their shapes, dtypes and
+#   devices: on torch 2.13 it caught another branch that saved other tensors, and said nothing
+#   when the values alone differed, or when another branch saved the same kinds of tensors.
+#   `debug=True` adds to its error a trace of the ops each run did.
+#
+# </details>
 
 # %% [markdown]
 # ## Common mistakes
