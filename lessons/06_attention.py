@@ -16,14 +16,14 @@
 # The lesson ends where the FlashAttention papers begin: attention computed tile by tile, so
 # that the $N_q \times N_k$ matrix of scores never exists, not even for a moment.
 #
-# You derive each step yourself. Every derivation comes with questions and a small numerical
-# experiment, and the result is in a collapsed **check your derivation** cell: open it after
-# your attempt, not before.
+# You derive each step yourself. Every derivation comes with questions and a small function
+# you fill in, checked against autograd or the exact result as you go. The closed forms are
+# shown only after each exercise's self-check, in a collapsed **Compare with yours** block.
 #
 # Plan your time: Exercises 1 and 2 take about an hour, FlashAttention (Exercise 3) two hours
-# or more, and the transfer exercise about half an hour. Short of time? The two memory
-# sections, "Kept and peak" and "Peak memory and time, measured", can wait until after the
-# exercises: no exercise needs their cells.
+# or more, and the transfer exercise about half an hour. Short of time? The section "Kept and
+# peak" can wait until after the exercises: no exercise needs its cells. Timings, PyTorch's
+# own kernels and production notes are in one **In practice** block after the exercises.
 #
 # By the end of this lesson you can:
 # 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;
@@ -833,13 +833,13 @@ print(f"largest tensor created besides the outputs O {tuple(O_tiled.shape)} and 
 #    in a small accumulator until the inner loop is done, and what must be added into a
 #    full-size buffer instead?
 #
-# <details><summary><b>Check questions 1 and 2</b> (open after your attempt)</summary>
+# <details><summary>Hint: where questions 1 and 2 were answered already</summary>
 #
-# $P_{ij} = e^{\tau\,Q_i K_j^\top - L_i}$ (masked entries $0$), and
-# $D = \operatorname{rowsum}(dO \odot O)$, computed once before the loop, stands for the row
-# sum. A tile's own $\operatorname{rowsum}(dP_{ij} \odot P_{ij})$ is only part of the row's
-# sum, so $dQ$ and $dK$ come out wrong whenever there is more than one key block. With these
-# two, answer questions 3 and 4: Exercise 3's self-check tells you whether you did.
+# Question 1 is your `lse` check above, restricted to the rows of block $i$ and the keys of
+# block $j$. Question 2 is your `my_row_sum`: which of its arguments does a tile need, and
+# which does the whole backward already have before its first tile? A tile's own row sum
+# leaves out the other key blocks' terms: with one key block it is right, with two it is not,
+# and Exercise 3's self-check uses several.
 # </details>
 #
 # **Causal.** With `causal=True`, query $i$ sees keys $j \le i + (N_k - N_q)$: bottom-right
@@ -1032,50 +1032,6 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # </details>
 
 # %% [markdown]
-# ## Peak memory and time, measured
-#
-# The three Functions and PyTorch's own `F.scaled_dot_product_attention`, inputs of shape
-# $(1, 1, N, 64)$ (batch, heads, length, $d$), float32, forward and backward on this machine's
-# CPU. Left, the peak of live tensors created (the larger of forward's and backward's, by
-# `TensorAccounting`); right, the time. On log-log axes a cost like $N^2$ has slope 2 and one
-# like $N$ slope 1. The lengths stop at 512 so that the cell runs in seconds (counting every
-# tile's tensors is slow in Python); `make bench` measures the same up to $N = 4096$.
-
-# %% tags=["skip-when-grading"]
-rows = measure_attention({"ScaledDotProductAttention": ScaledDotProductAttention.apply,
-                          "MemoryEfficientAttention": MemoryEfficientAttention.apply,
-                          "FlashAttention": FlashAttention.apply},
-                         lengths=(128, 256, 512), d=64)
-for row in rows:
-    print(f"N = {row['L']:>4}  {row['name']:<31} peak {row['peak'] / 2**20:6.2f} MiB  "
-          f"{row['ms']:7.1f} ms")
-peak_and_time_figure(rows)
-plt.show()
-
-# %% [markdown]
-# FlashAttention's peak grows like $N$: a few tiles, the per-row statistics, and the
-# full-size $dQ$ accumulator (at $N = 128$ the fixed tiles still weigh, so its slope only
-# approaches 1 here, while the others' approaches 2). It pays in time here, because a Python loop runs many small
-# matrix products where the others run one big one; a fused kernel keeps the tiles in on-chip
-# memory, which is where the papers' speed-ups come from. PyTorch's own function, given 4-D
-# inputs, runs its fused CPU flash kernel (`_scaled_dot_product_flash_attention_for_cpu`),
-# and its peak grows like $N$ as well, with none of the Python loop's cost. (Given 3-D inputs,
-# it falls back to the composed reference path and creates $N \times N$ tensors: measure
-# with the shapes your model uses.)
-#
-# **What PyTorch's own kernel keeps.** That fused kernel returns the output and one float32
-# log-sum-exp per query row, the $O$ and $L$ your Exercise 3 keeps, even for bfloat16 inputs.
-# The CUDA kernel adds an `rng_state`: with dropout it keeps the random generator's state, not
-# the mask, and regenerates each tile's mask in backward (lesson 05's recomputation again).
-
-# %%
-output, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
-    *(torch.randn(1, 2, 8, 4, dtype=torch.bfloat16) for _ in range(3)))
-print("CPU flash kernel:", tuple(output.shape), output.dtype, "and L", tuple(lse.shape), lse.dtype)
-print("CUDA flash kernel returns:", ", ".join(
-    r.name for r in torch.ops.aten._scaled_dot_product_flash_attention.default._schema.returns))
-
-# %% [markdown]
 # ## ✎ Exercise 4 · `AttentionWithBias` (transfer)
 #
 # Real attention layers rarely stop at a boolean mask: T5 and Swin add a learned
@@ -1121,6 +1077,16 @@ print("CUDA flash kernel returns:", ", ".join(
 #
 # Where $B_{ij} = -\infty$, $P_{ij} = 0$. What does your formula for $dS$ give there, and so
 # what gradient does a padding entry of the bias receive?
+# </details>
+#
+# <details><summary>Hint 4: numbers to hit</summary>
+#
+# With `Q = [[1, 0], [0, 1]]`, `K = [[1, 0], [0, 1], [1, 1]]`, `V = [[1], [2], [3]]`, scale 1,
+# a zero bias and `grad_output = [[1], [-1]]` (float64), your bias gradient should be, for a
+# bias of shape $(2, 3)$, the rows $(-0.4223, 0, 0.4223)$ and $(0.1968, 0.1127, -0.3096)$;
+# for a bias of shape $(3,)$, $(-0.2255, 0.1127, 0.1127)$; for a bias of shape $(2, 1)$, zeros
+# (to rounding). If the last one is not zero, ask again what a number added to a whole row
+# does to a softmax.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_AttentionWithBias", "solution": true}
@@ -1197,46 +1163,6 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
       "  largest row sum:", bias_grads[0].sum(-1).abs().max().item())
 
 # %% [markdown]
-# ## After you pass Exercise 4
-#
-# What follows builds on Exercise 4's answer: open it once your `AttentionWithBias` passes.
-#
-# <details><summary><b>When not to write this Function, and grouped-query attention</b> (open
-# after you pass)</summary>
-#
-# **When not to write this Function.** That reference is the point: for a bias you can
-# materialise, `F.scaled_dot_product_attention` with a float `attn_mask` already gives the
-# bias its gradient, of the bias's own shape. Write your own when the bias should never exist
-# as an $N_q \times N_k$ tensor: a learned full-size bias has a gradient as large as the
-# scores, one number per (query, key) pair, and brings back the matrix that FlashAttention
-# removed. This is why ALiBi computes its bias from a fixed slope per head and
-# the distance $|i - j|$, and T5 learns a small table indexed by a bucket of $j - i$: a
-# tiled kernel builds each tile of the bias on the fly and, for T5, adds each tile's $dS$
-# into the table's few entries. PyTorch's FlexAttention (`torch.nn.attention.flex_attention`)
-# takes such a bias as a `score_mod`, a function of the score and its indices, for exactly this
-# reason; in torch 2.13 its backward does not run on CPU (it raises "FlexAttention does not
-# support backward on CPU"), where a Function of your own does.
-#
-# **Grouped-query attention.** Llama 2 70B and Mistral share each key and value
-# head among a group of query heads (`enable_gqa=True` in `F.scaled_dot_product_attention`).
-# What gradient does a shared key head get? Compare with 4 copies of each head, summed or
-# averaged by group: the cell prints which one matches.
-# </details>
-
-# %%
-q_heads = torch.randn(2, 8, 5, 4, requires_grad=True)  # 8 query heads
-k_heads, v_heads = torch.randn(2, 2, 5, 4, requires_grad=True), torch.randn(2, 2, 5, 3)
-grad_out = torch.randn(2, 8, 5, 3)
-F.scaled_dot_product_attention(q_heads, k_heads, v_heads, enable_gqa=True).backward(grad_out)
-k_copied = k_heads.detach().repeat_interleave(4, dim=1).requires_grad_()  # each head 4 times
-F.scaled_dot_product_attention(q_heads.detach(), k_copied,
-                               v_heads.repeat_interleave(4, dim=1)).backward(grad_out)
-by_group = k_copied.grad.unflatten(1, (2, 4))  # (batch, shared head, copy, key, d)
-print("dK of the 2 shared heads:", tuple(k_heads.grad.shape),
-      " copies' dK summed:", torch.allclose(k_heads.grad, by_group.sum(2), atol=1e-6),
-      " averaged:", torch.allclose(k_heads.grad, by_group.mean(2), atol=1e-6))
-
-# %% [markdown]
 # <details><summary><b>Your turn, ungraded: a learned ALiBi slope</b> (open after you
 # pass)</summary>
 #
@@ -1270,7 +1196,7 @@ print("autograd's d/dm:", slopes.grad)
 print("yours:          ", mine, "  match:", torch.allclose(mine, slopes.grad, atol=1e-5))
 
 # %% [markdown]
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# <details><summary><b>Compare with yours</b>, after your check matches</summary>
 #
 # Nudging $m_h$ moves every score of head $h$, in every batch element, by $-|i - j|$ times
 # the nudge, so $\partial\phi/\partial m_h = -\sum_{b,i,j} dS'_{b,h,i,j}\,|i - j|$: a
@@ -1280,6 +1206,84 @@ print("yours:          ", mine, "  match:", torch.allclose(mine, slopes.grad, at
 # gradient is the sum of $dS'$ over the scores in its bucket (`index_add_` over the bucket
 # indices).
 # </details>
+
+# %% [markdown]
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+#
+# **Peak memory and time, measured.** The first cell below runs the three Functions and
+# PyTorch's own `F.scaled_dot_product_attention` on inputs of shape $(1, 1, N, 64)$ (batch,
+# heads, length, $d$), float32, forward and backward on this machine's CPU. Left, the peak of
+# live tensors created (the larger of forward's and backward's, by `TensorAccounting`);
+# right, the time. On log-log axes a cost like $N^2$ has slope 2 and one like $N$ slope 1.
+# The lengths stop at 512 so that the cell runs in seconds (counting every tile's tensors is
+# slow in Python); `make bench` measures the same up to $N = 4096$.
+#
+# FlashAttention's peak grows like $N$: a few tiles, the per-row statistics, and the
+# full-size $dQ$ accumulator (at $N = 128$ the fixed tiles still weigh, so its slope only
+# approaches 1 here, while the others' approaches 2). It pays in time here, because a Python
+# loop runs many small matrix products where the others run one big one; a fused kernel keeps
+# the tiles in on-chip memory, which is where the papers' speed-ups come from. PyTorch's own
+# function, given 4-D inputs, runs its fused CPU flash kernel
+# (`_scaled_dot_product_flash_attention_for_cpu`), and its peak grows like $N$ as well, with
+# none of the Python loop's cost. (Given 3-D inputs, it falls back to the composed reference
+# path and creates $N \times N$ tensors: measure with the shapes your model uses.)
+#
+# **What PyTorch's own kernel keeps** (the second cell). That fused kernel returns the output
+# and one float32 log-sum-exp per query row, the $O$ and $L$ your Exercise 3 keeps, even for
+# bfloat16 inputs. The CUDA kernel adds an `rng_state`: with dropout it keeps the random
+# generator's state, not the mask, and regenerates each tile's mask in backward (lesson 05's
+# recomputation again).
+#
+# **When not to write `AttentionWithBias`.** For a bias you can materialise,
+# `F.scaled_dot_product_attention` with a float `attn_mask` already gives the bias its
+# gradient, of the bias's own shape (Exercise 4's drawing uses it as the reference). Write
+# your own when the bias should never exist as an $N_q \times N_k$ tensor: a learned
+# full-size bias has a gradient as large as the scores, one number per (query, key) pair, and
+# brings back the matrix that FlashAttention removed. This is why ALiBi computes its bias from
+# a fixed slope per head and the distance $|i - j|$, and T5 learns a small table indexed by a
+# bucket of $j - i$: a tiled kernel builds each tile of the bias on the fly and, for T5, adds
+# each tile's $dS$ into the table's few entries. PyTorch's FlexAttention
+# (`torch.nn.attention.flex_attention`) takes such a bias as a `score_mod`, a function of the
+# score and its indices, for exactly this reason; in torch 2.13 its backward does not run on
+# CPU (it raises "FlexAttention does not support backward on CPU"), where a Function of your
+# own does.
+#
+# **Grouped-query attention.** Llama 2 70B and Mistral share each key and value head among a
+# group of query heads (`enable_gqa=True` in `F.scaled_dot_product_attention`). What gradient
+# does a shared key head get? The third cell compares it with 4 copies of each head, summed
+# or averaged by group, and prints which one matches.
+# </details>
+
+# %% tags=["skip-when-grading"]
+rows = measure_attention({"ScaledDotProductAttention": ScaledDotProductAttention.apply,
+                          "MemoryEfficientAttention": MemoryEfficientAttention.apply,
+                          "FlashAttention": FlashAttention.apply},
+                         lengths=(128, 256, 512), d=64)
+for row in rows:
+    print(f"N = {row['L']:>4}  {row['name']:<31} peak {row['peak'] / 2**20:6.2f} MiB  "
+          f"{row['ms']:7.1f} ms")
+peak_and_time_figure(rows)
+plt.show()
+
+# %%
+output, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+    *(torch.randn(1, 2, 8, 4, dtype=torch.bfloat16) for _ in range(3)))
+print("CPU flash kernel:", tuple(output.shape), output.dtype, "and L", tuple(lse.shape), lse.dtype)
+print("CUDA flash kernel returns:", ", ".join(
+    r.name for r in torch.ops.aten._scaled_dot_product_flash_attention.default._schema.returns))
+
+# %%
+q_heads = torch.randn(2, 8, 5, 4, requires_grad=True)  # 8 query heads
+k_heads, v_heads = torch.randn(2, 2, 5, 4, requires_grad=True), torch.randn(2, 2, 5, 3)
+grad_out = torch.randn(2, 8, 5, 3)
+F.scaled_dot_product_attention(q_heads, k_heads, v_heads, enable_gqa=True).backward(grad_out)
+k_copied = k_heads.detach().repeat_interleave(4, dim=1).requires_grad_()  # each head 4 times
+F.scaled_dot_product_attention(q_heads.detach(), k_copied,
+                               v_heads.repeat_interleave(4, dim=1)).backward(grad_out)
+by_group = k_copied.grad.unflatten(1, (2, 4))  # (batch, shared head, copy, key, d)
+print("dK of the 2 shared heads:", tuple(k_heads.grad.shape),
+      " copies' dK summed:", torch.allclose(k_heads.grad, by_group.sum(2), atol=1e-6),
+      " averaged:", torch.allclose(k_heads.grad, by_group.mean(2), atol=1e-6))
 
 # %% [markdown]
 # ## Common mistakes
