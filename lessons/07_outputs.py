@@ -220,15 +220,15 @@ print("you predicted grad_index:", my_grad_index)
 #
 # 1. Write $\partial L/\partial x_i = \sum_j \frac{\partial L}{\partial\,\text{values}_j}
 #    P_{ji}$. For a given $i$, which $j$ has $P_{ji} \ne 0$?
-# 2. So which position of `grad_x` receives `grad_values[j]`? PyTorch has two index ops:
-#    `src.gather(0, indices)` **reads** `src[indices[j]]` into position `j`, and
-#    `zeros.scatter(0, indices, src)` **writes** `src[j]` to position `indices[j]`. Which one
-#    is backward?
-# 3. The other op applies some permutation to `grad_values` too. Which one, and for which
-#    permutations does it happen to give the right answer?
+# 2. So which position of `grad_x` receives `grad_values[j]`? Forward **reads**:
+#    `x.gather(0, indices)` puts `x[indices[j]]` at position `j`. Does backward read at
+#    `indices[j]` as well, or does it do something else there? Which PyTorch op does that in
+#    one call? (A Python loop over `j` is a fine first answer to check.)
+# 3. The first guess below reads `grad_values` at the indices, as forward read `x`. That
+#    applies some permutation to `grad_values` too. Which one, and for which permutations does
+#    it happen to give the right answer?
 #
-# Try your answer below: the first guess reads `grad_values` with the same indices, as forward
-# read `x`. Replace it until the error against autograd's own `torch.sort` is zero.
+# Replace the guess until yours prints the same as autograd's own `torch.sort`.
 
 # %%
 x = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
@@ -582,6 +582,17 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# With both halves `None`, there is no gradient: `None`, no allocation at all. Otherwise
+# backward returns a gradient of `x`'s shape, so one new tensor is the least it can allocate,
+# and the known half has to land in it without a second one: a zero-initialised tensor of the
+# full shape (`grad.new_zeros(...)`) with each known half copied into its slice, or the known
+# half padded with zeros to the full width (`torch.nn.functional.pad`), one allocation either
+# way. Zeros for the missing half and a `torch.cat` allocate twice.
+# </details>
+
+# %% [markdown]
 # ## The view: which outputs got a gradient
 #
 # Tick the outputs that feed the loss (each is multiplied by fixed random weights and
@@ -749,40 +760,70 @@ print("you predicted:", my_saved_early)
 # If not, compute, *before* writing, the smallest new tensor that fills the gap, and save
 # that.
 #
-# **Predict, then run.** For each of these in-place ops, can the derivative at every $x$ be
-# recovered from $y$ alone? A leaky ReLU, $y = x$ for $x > 0$ and $0.1\,x$ otherwise;
-# $y = \tanh x$; $y = \sin x$; $y = x^3$. (The clamp of Exercise 3 is yours to answer after.)
+# **Your turn: derive, then check.** For each of these in-place ops, write $dy/dx$ as a
+# function of the output $y$ alone, or say that $y$ is not enough: a leaky ReLU, $y = x$ for
+# $x > 0$ and $0.1\,x$ otherwise; $y = \tanh x$; $y = \sin x$; $y = x^3$. The checker runs each
+# op on 6001 points from $x = -3$ to $3$, $0$ included, and compares your function of $y$ with
+# autograd's derivative at $x$. (The clamp of Exercise 3 is yours to answer after.)
 
 # %%
-my_recoverable = {"leaky ReLU": None, "tanh": None, "sin": None, "cube": None}  # True/False
+NOT_ENOUGH = "y is not enough"
+# each entry: a function of the tensor y that returns dy/dx, or NOT_ENOUGH (None: not answered)
+my_derivative_from_y = {"leaky ReLU": None, "tanh": None, "sin": None, "cube": None}
+
 
 # %%
-x = torch.linspace(-3, 3, 7, dtype=torch.float64)
-for name, f, derivative in [("leaky ReLU", lambda t: torch.nn.functional.leaky_relu(t, 0.1),
-                             lambda t: torch.where(t > 0, 1.0, 0.1)),
-                            ("tanh", torch.tanh, lambda t: 1 / torch.cosh(t) ** 2),
-                            ("sin", torch.sin, torch.cos),
-                            ("cube", lambda t: t ** 3, lambda t: 3 * t ** 2)]:
-    print(f"{name:>10}: y = {f(x).numpy().round(3)}  dy/dx = {derivative(x).numpy().round(3)}"
-          f"  you said {my_recoverable[name]}")
-print("sin(0.5) and sin(pi - 0.5):", math.sin(0.5), math.sin(math.pi - 0.5), " their cosines:",
-      math.cos(0.5), math.cos(math.pi - 0.5))
+def check_derivatives_from_y(answers):
+    """Each answer against autograd's dy/dx; where y is not enough, two x that show it."""
+    x = torch.arange(-3000, 3001, dtype=torch.float64) / 1000  # step 0.001, exact 0
+    ops = {"leaky ReLU": lambda t: torch.nn.functional.leaky_relu(t, 0.1), "tanh": torch.tanh,
+           "sin": torch.sin, "cube": lambda t: t ** 3}
+    for name, f in ops.items():
+        leaf = x.clone().requires_grad_()
+        true, = torch.autograd.grad(f(leaf).sum(), leaf)
+        y = f(x)
+        order = torch.argsort(y)  # neighbours in y, far apart in x, derivatives far apart
+        gap = true[order].diff().abs()
+        gap[(order.diff().abs() <= 1) | (y[order].diff().abs() >= 1e-3)] = 0
+        pair = order[int(gap.argmax()):int(gap.argmax()) + 2].tolist() if gap.max() > 0.5 else None
+        witness = (f"x = {x[pair[0]]:.3f} and {x[pair[1]]:.3f} give y = {y[pair[0]]:.3f} and "
+                   f"{y[pair[1]]:.3f}, dy/dx = {true[pair[0]]:.3f} and {true[pair[1]]:.3f}"
+                   if pair else "")
+        answer = answers[name]
+        if answer is None:
+            print(f"  {name:>10}: not answered yet")
+        elif isinstance(answer, str):
+            print(f"{'✓' if pair else '✗'} {name:>10}: " + (
+                f"right, y is not enough: {witness}" if pair else "no two x here share a y "
+                "with different derivatives: y is enough, find the function"))
+        else:
+            try:
+                got = torch.as_tensor(answer(y.clone()), dtype=torch.float64).expand_as(y)
+            except Exception as error:  # shown, not raised: Run All goes on
+                print(f"✗ {name:>10}: your function raised {first_line(error)}")
+                continue
+            error = (got - true).abs().nan_to_num(nan=math.inf)
+            worst = int(error.argmax())
+            print(f"✓ {name:>10}: matches autograd at all 6001 points" if error.max() < 1e-6
+                  else f"✗ {name:>10}: at x = {x[worst]:.3f} (y = {y[worst]:.4f}) yours gives "
+                  f"{got[worst]:.4f}, autograd {true[worst]:.4f}" + (
+                      f"; and {witness}" if pair else ""))
+
+
+check_derivatives_from_y(my_derivative_from_y)
 
 # %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
+# <details><summary><b>Compare with yours</b>, after your checker is green</summary>
 #
-# The leaky ReLU, $\tanh$ and the cube: yes. Each is strictly increasing, so $y$ gives back
-# $x$, and with it the derivative: for $\tanh$, $1 - y^2$; for the cube,
-# $3x^2 = 3\,y^{2/3}$. (Being invertible is enough, but is it needed? Ask that of the clamp
-# in Exercise 3, which sends every $x \le 0$ to the same $y$.) But $\sin$:
-# $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and $x = \pi - 0.5$ show
-# (same $y$, opposite derivatives). For $\sin$ the output is not enough.
+# The leaky ReLU, $\tanh$ and the cube: $y$ is enough. Each is strictly increasing, so $y$
+# gives back $x$, and with it the derivative: for the leaky ReLU, $x = y$ where $y > 0$ and
+# $10\,y$ elsewhere; for $\tanh$, $1 - y^2$; for the cube, $3x^2 = 3\,|y|^{2/3}$ (a negative
+# $y$ to the power $2/3$ is `nan` in PyTorch: take $|y|$ first). Being invertible is enough,
+# but is it needed? Ask that of the clamp in Exercise 3, which sends every $x \le 0$ to the
+# same $y$. But $\sin$: $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and
+# $x = \pi - 0.5$ show: $\sin$ gives both $0.4794$, $\cos$ gives $0.8776$ and $-0.8776$. For
+# $\sin$ the output is not enough.
 # </details>
-#
-# The same question is behind In-Place Activated BatchNorm (InPlace-ABN, Rota Bulò et al.,
-# CVPR 2018), a practical way to fit bigger segmentation models: BatchNorm and a leaky ReLU
-# write over their input, and since a leaky ReLU with a positive slope is invertible, backward
-# rebuilds what it needs from the output and BatchNorm's few per-channel numbers.
 #
 # ### Worked example: `RowFractionsInPlace`, a row's sum saved before the write
 #
@@ -826,43 +867,6 @@ print("gradcheck:", torch.autograd.gradcheck(lambda t: RowFractionsInPlace.apply
 print("saved besides the output:", 3 * 8, "bytes of sums, against", a.nbytes, "for a copy of x")
 
 # %% [markdown]
-# **Predict, then run.** After `y = RowFractionsInPlace.apply(x)`, the model scales the output
-# in place, `y.mul_(2)`, as a residual branch or another in-place activation might. Does
-# `y.sum().backward()` work, or raise? And for PyTorch's own `torch.relu_` and `torch.abs_` in
-# place of it? For each built-in, ask first which tensor its backward needs, the input as it
-# was or the output, given that the write has destroyed the input; then whether that tensor is
-# still intact after `y.mul_(2)`.
-
-# %%
-my_after_write = {"RowFractionsInPlace": None, "relu_": None, "abs_": None}  # "works"/"error"
-
-# %%
-for name, op in [("RowFractionsInPlace", RowFractionsInPlace.apply), ("relu_", torch.relu_),
-                 ("abs_", torch.abs_)]:
-    a = (torch.rand(2, 4) + 0.1).requires_grad_()
-    y = op(a.clone())
-    y.mul_(2)  # a second in-place write, into the output
-    try:
-        y.sum().backward()
-        print(f"{name:>20}: works   you said {my_after_write[name]}")
-    except RuntimeError as error:
-        said = "... has been modified by an inplace operation" if "modified by an inplace" in str(
-            error) else first_line(error)
-        print(f"{name:>20}: error {said}   you said {my_after_write[name]}")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# A saved output is checked by its version, like any saved tensor: `mul_` bumps it, and
-# backward raises because the $y$ it needs is gone. `torch.relu_` saves its output too, and
-# fails the same way. `torch.abs_` does not: its backward reads the input, so before writing
-# it keeps a copy of $x$ as it was (a `saved_tensors_hooks` shows one float tensor of $x$'s
-# shape and values), and the output stays free for further in-place writes. So save the
-# output only when backward needs it; when it does not, save a new tensor, as small as
-# backward allows, and leave the output to the rest of the model.
-# </details>
-
-# %% [markdown]
 # ## ✎ Exercise 3 · `ReLUInPlace`
 #
 # Write `ReLUInPlace`, with `ReLUInPlace.apply(x)` clamping `x` to `>= 0` **in place**,
@@ -902,31 +906,19 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# Your in-place ReLU in a small network, $\sum (\mathrm{relu}(x W^\top + b))^2$, against
-# `torch.relu`: the same gradients, and forward allocates one activation fewer. Saving `x`
-# costs no memory either, since `x` is the output.
-
-# %%
-layer = torch.nn.Linear(1000, 1000)
-inputs = torch.randn(64, 1000)
-
-
-def forward_bytes(relu):
-    with AllocationLog() as log:
-        loss = relu(layer(inputs)).square().sum()
-    layer.zero_grad()
-    loss.backward()
-    return log.bytes, layer.weight.grad.clone()
-
-
-bytes_builtin, grad_builtin = forward_bytes(torch.relu)
-bytes_mine, grad_mine = forward_bytes(ReLUInPlace.apply)
-print("same weight gradient:", torch.allclose(grad_builtin, grad_mine))
-print(f"forward allocated: torch.relu {bytes_builtin / 2 ** 10:.0f} KiB, "
-      f"ReLUInPlace {bytes_mine / 2 ** 10:.0f} KiB; the difference is "
-      f"{(bytes_builtin - bytes_mine) / 2 ** 10:.0f} KiB, one 64 x 1000 float32 tensor")
-
-# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# The clamp is not invertible (every $x \le 0$ becomes $0$), yet $y$ is enough: $y > 0$
+# exactly where $x > 0$, so
+#
+# $$\frac{\partial L}{\partial x} = G \odot \mathbb{1}[y > 0],$$
+#
+# with the strict comparison giving $0$ at $x = 0$, where $y = 0$. Forward saves `x`, which is
+# the output once forward returns: no extra memory. A bool mask of $x > 0$ made before the
+# write passes too, at one byte per element; what it buys in exchange, the prediction
+# below shows.
+# </details>
+#
 # The saving is real only when nothing else needs the values you overwrite. Here `h` feeds
 # both your in-place ReLU and a product with `w`, which saved `h` for its own backward (the
 # gradient of `w` is `h`). After the write, that saved `h` is stale, and the version counter
@@ -941,6 +933,48 @@ try:
     (product.sum() + h.sum()).backward()
 except RuntimeError as error:
     print(first_line(error))
+
+# %% [markdown]
+# **Predict, then run.** After `y = RowFractionsInPlace.apply(x)`, the model scales the output
+# in place, `y.mul_(2)`, as a residual branch or another in-place activation might. Does
+# `y.sum().backward()` work, or raise? And with your `ReLUInPlace`, or PyTorch's own
+# `torch.relu_` and `torch.abs_`, in place of it? For each, ask first which tensor its backward
+# needs, given that the write has destroyed the input; then whether that tensor is still
+# intact after `y.mul_(2)`. For the built-ins, which tensor would you save in their place?
+
+# %%
+my_after_write = {"RowFractionsInPlace": None, "ReLUInPlace": None, "relu_": None,
+                  "abs_": None}  # "works" or "error"
+
+# %%
+for name, op in [("RowFractionsInPlace", RowFractionsInPlace.apply),
+                 ("ReLUInPlace", ReLUInPlace.apply), ("relu_", torch.relu_),
+                 ("abs_", torch.abs_)]:
+    a = (torch.rand(2, 4) + 0.1).requires_grad_()  # positive, as RowFractionsInPlace needs
+    try:
+        y = op(a.clone())
+        y.mul_(2)  # a second in-place write, into the output
+        y.sum().backward()
+        print(f"{name:>20}: works   you said {my_after_write[name]}")
+    except NotImplementedError:
+        print(f"{name:>20}: not written yet")
+    except RuntimeError as error:
+        said = "... has been modified by an inplace operation" if "modified by an inplace" in str(
+            error) else first_line(error)
+        print(f"{name:>20}: error {said}   you said {my_after_write[name]}")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# A saved output is checked by its version, like any saved tensor: `mul_` bumps it, and
+# backward raises because the $y$ it needs is gone. `torch.relu_` saves its output, and fails
+# the same way; so does your `ReLUInPlace` if it saved `x`, while one that saved a mask made
+# before the write works. `torch.abs_` works: its backward reads the input, so before writing
+# it keeps a copy of $x$ as it was (a `saved_tensors_hooks` shows one float tensor of $x$'s
+# shape and values), and the output stays free for further in-place writes. So save the
+# output only when backward needs it; when it does not, save a new tensor, as small as
+# backward allows, and leave the output to the rest of the model.
+# </details>
 
 # %% [markdown]
 # And the view on it: one output, a tensor `grad_output` when it feeds the loss.
@@ -974,6 +1008,13 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 # differ: what does your saved tensor hold at those elements, and what should backward
 # multiply by there?
 # </details>
+#
+# <details><summary>Hint 3: numbers to hit</summary>
+#
+# For `x = (-1.5, 0, 0.5, -2)` and a `grad_output` of `(1, 2, 3, 4)`, the gradient of the
+# input is `(-1, 0, 3, -4)` (`torch.abs`'s, run on 2.13), and what forward saves takes at most
+# 4 bytes.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_AbsInPlace", "solution": true}
 class AbsInPlace(torch.autograd.Function):
@@ -1005,6 +1046,19 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $y = |x|$ is the same for $x$ and $-x$, whose derivatives differ: the output is not enough.
+# With $\frac{d|x|}{dx} = \operatorname{sign}(x)$, $0$ at $0$ as `torch.abs` has it,
+#
+# $$\frac{\partial L}{\partial x} = G \odot \operatorname{sign}(x_\text{before}),$$
+#
+# and the saved tensor has to hold three values per element, $-1$, $0$ and $+1$. A bool holds
+# two, so any single mask sends the zeros to one side; `int8` holds all three in the same one
+# byte per element that a bool takes. For $\sin$, what the output loses is the sign of
+# $\cos x$ alone (where $\cos x = 0$ the sign does not matter): two values, so a bool would do.
+# </details>
+#
 # The view on your `AbsInPlace`: watch the entry where $x = 0$, and compare the share of the
 # input gradient with the signs of the input.
 
@@ -1012,15 +1066,6 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.float64))
 
 # %% [markdown]
-# <details><summary><b>Looking back</b> (open after you pass)</summary>
-#
-# What the saved tensor has to hold: three values per element, $-1$, $0$ and $+1$, since
-# `torch.abs`'s gradient is 0 at 0. A bool holds two, so any single mask sends the zeros to one
-# side; `int8` holds all three in the same one byte per element that a bool takes. For $\sin$,
-# what the output loses is the sign of $\cos x$ alone (where $\cos x = 0$ the sign does not
-# matter): two values, so a bool would do.
-# </details>
-#
 # ### Try it (ungraded): `ClampInPlace`, a learned range
 #
 # Quantisation-aware training often learns where to clip (PACT, Choi et al. 2018, learns the
@@ -1117,7 +1162,33 @@ check_clamp_in_place()
 # | in `AbsInPlace`, a saved tensor that sends the zeros of `x` to one side | the gradient at $x = 0$ is $\pm$`grad_output`, where `torch.abs`'s is 0 | count the values the saved tensor must hold per element, and those its dtype holds |
 # | a mask that is True at $x = 0$ for the clamp | the gradient passes where `torch.relu`'s is 0 | a strict comparison |
 # | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |
+
+# %% [markdown]
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
+# **What an in-place activation saves.** Your `ReLUInPlace` in a small network,
+# $\sum (\mathrm{relu}(x W^\top + b))^2$ with `W` of $1000 \times 1000$ and a batch of 64,
+# against `torch.relu`: the same weight gradient, and forward allocates one activation fewer.
+# Measured with `AllocationLog`, run on 2.13: 750 KiB for `torch.relu`, 500 KiB for the
+# in-place Function, the difference 250 KiB, one $64 \times 1000$ float32 tensor. Saving `x`
+# costs nothing extra, since `x` is the output. Try it:
+#
+# ```python
+# layer, inputs = torch.nn.Linear(1000, 1000), torch.randn(64, 1000)
+# for name, relu in [("torch.relu", torch.relu), ("ReLUInPlace", ReLUInPlace.apply)]:
+#     with AllocationLog() as log:
+#         loss = relu(layer(inputs)).square().sum()
+#     print(name, log.bytes / 2 ** 10, "KiB")
+# ```
+#
+# **In-Place Activated BatchNorm** (InPlace-ABN, Rota Bulò et al., CVPR 2018) asks the question
+# of "What to save before the write" at scale, as a way to fit bigger segmentation models:
+# BatchNorm and a leaky ReLU write over their input, and since a leaky ReLU with a positive
+# slope is invertible, backward rebuilds what it needs from the output and BatchNorm's few
+# per-channel numbers.
+# </details>
+
+# %% [markdown]
 # ## Summary
 #
 # Backward gets one gradient per output and returns the sum of their contributions, one
