@@ -786,8 +786,8 @@ online_softmax_stepper(length=24, block=4, seed=3)
 # - an outer loop over query blocks $Q_i$ of at most `block` rows; for each, a running
 #   maximum $m$, sum $\ell$ and output $o$ per query row, started at $-\infty$, $0$, $0$;
 # - an inner loop over key blocks $K_j, V_j$: the tile of scores $\tau Q_i K_j^\top$, then
-#   your `combine` step, now for a whole block of rows at once (`amax(dim=-1)`,
-#   `unsqueeze(-1)` where a per-row number meets a tile);
+#   your `combine` step, now for a whole block of rows at once (where a per-row number
+#   meets a tile, which dimension must it gain?);
 # - after the inner loop, the rows $o / \ell$ of $O$ and the log-sum-exp $L = m + \log\ell$.
 #
 # The check below compares $O$ and $L$ with the whole-matrix computation and reports the
@@ -1130,6 +1130,21 @@ self_check("AttentionWithBias", AttentionWithBias)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# Everything from $dO$ to $dS'$ is Exercise 1's backward: the softmax does not care how its
+# scores were made. $dQ$ and $dK$ carry $\tau$ as before, and the bias enters $S'$ with
+# coefficient 1, so a bias of the scores' own shape gets $dS'$ itself. A broadcast bias entry
+# moves every score it was copied to, so its gradient is the sum of $dS'$ over those scores:
+#
+# $$\frac{\partial\phi}{\partial B} = \sum_{\text{broadcast dimensions}} dS' ,$$
+#
+# summed over the leading dimensions the bias lacks and kept (size 1) where it has size 1.
+# Where $B_{ij} = -\infty$, $P_{ij} = 0$ and so $dS'_{ij} = 0$: padding receives no gradient.
+# A bias of shape $(N_q, 1)$ gets row sums of $dS'$, which are 0.
+# </details>
 
 # %% [markdown]
 # What your backward hands a learned bias, drawn. Left, a relative-position bias of shape
