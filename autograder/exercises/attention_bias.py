@@ -89,13 +89,22 @@ def check_bias_gradient_shape(function, values: dict) -> None:
     raw = returned[-1] if returned else ()
     if len(raw) > 3 and isinstance(raw[3], torch.Tensor):
         shape, wanted = tuple(raw[3].shape), tuple(values["bias"].shape)
-        if shape != wanted:
+        Q, K = values["Q"], values["K"]
+        scores = tuple(torch.broadcast_shapes(
+            torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2]) + (Q.shape[-2], K.shape[-2]),
+            values["bias"].shape))
+        if shape != wanted and shape == scores:
             raise GradingError(
                 f"{NAME}.backward returns grad_bias of shape {shape} for a bias of shape "
                 f"{wanted}: the shape of the scores the bias was broadcast to, not of the bias. "
                 "Autograd's engine sums it down for you here, but the contract asks backward "
                 "for exactly bias.shape: which scores does one entry of the bias move, and so "
-                "what does its gradient collect?")
+                "what does its gradient collect?", mistake=f"{NAME}/bias-gradient-not-reduced")
+        if shape != wanted:
+            raise GradingError(
+                f"{NAME}.backward returns grad_bias of shape {shape} for a bias of shape "
+                f"{wanted}; the contract asks backward for exactly bias.shape: which scores "
+                "does one entry of the bias move, and so what does its gradient collect?")
 
 
 def check_against_sdpa(function, values: dict) -> None:

@@ -267,3 +267,14 @@ def test_flash_block_attribute_restored():
 
     with pytest.raises(Exception, match="class attribute BLOCK = 64"):
         FLASH.run(NoBlock)
+
+
+def test_bias_gradient_left_at_the_scores_shape_is_graded_with_its_id():
+    """Does grading record the stable id of the probed mistake (a bias gradient of the scores'
+    shape, not reduced to bias.shape), not only its hint?"""
+    from autograder.grading import classified_verdict
+
+    verdict = classified_verdict("AttentionWithBias", mistake(
+        "AttentionWithBias", "bias gradient left at the scores' shape"))
+    assert (verdict.passed, verdict.mistake) == \
+        (False, "AttentionWithBias/bias-gradient-not-reduced")
