@@ -30,21 +30,23 @@ def check_saved_sign(forward, x: torch.Tensor) -> None:
                 f"{NAME}'s gradient is right, but it saves the tensor it returns (x, which "
                 "holds |x| after the write) besides what it kept of the sign: the contract asks "
                 "for the sign alone, in a tensor of its own made before the write, so that a "
-                "later in-place write into the output cannot break backward")
+                "later in-place write into the output cannot break backward",
+                mistake="AbsInPlace/saves-output")
         tensor = saved.tensor
         if saved.dtype.is_floating_point and tensor.element_size() > 1:
             raise GradingError(
                 f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape}, "
                 f"{tensor.element_size()} bytes per element ({saved.nbytes} in all): the "
                 "contract allows at most one byte per element; how many different values must "
-                "the saved tensor hold, and which one-byte dtype holds them all?")
+                "the saved tensor hold, and which one-byte dtype holds them all?",
+                mistake="AbsInPlace/saved-dtype-too-wide")
         if saved.dtype.is_floating_point and not bool(
                 ((tensor == -1) | (tensor == 0) | (tensor == 1)).all()):
             raise GradingError(
                 f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} that holds "
                 "values other than -1, 0 and 1: a copy of x in a one-byte float, which the "
                 "contract rules out (it asks for the sign only) and which rounds small entries "
-                "of x to 0")
+                "of x to 0", mistake="AbsInPlace/saves-narrow-copy-of-x")
     total = sum(saved.nbytes for saved in forward.saved)
     if total > max(x.numel(), 1):
         raise GradingError(
@@ -124,20 +126,25 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
     if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
         zero = before == 0
         if (before < 0).any() and torch.allclose(got, pristine * (before != 0)):
-            raise GradingError(_lost_sign(forward, before))
+            raise GradingError(_lost_sign(forward, before), mistake={
+                "packs x when forward": "AbsInPlace/sign-read-after-write",
+                "True wherever x != 0": "AbsInPlace/bool-of-nonzero",
+                "the sign of |x| rather than of x": "AbsInPlace/sign-of-output"})
         if (before < 0).any() and torch.allclose(got, pristine * torch.where(
                 before < 0, 255.0, torch.sign(before))):
             raise GradingError(
                 f"{NAME}'s gradient is 255 * grad_output where x was negative: its sign was "
                 "saved as uint8, which has no -1 (torch.sign(x).to(torch.uint8) turns -1 into "
-                "255); which one-byte dtype holds -1?")
+                "255); which one-byte dtype holds -1?", mistake="AbsInPlace/sign-as-uint8")
         for at_zero in (-1.0, 1.0):
             wrong = torch.where(zero, at_zero * pristine, expected)
             if zero.any() and torch.allclose(got, wrong):
-                raise GradingError(_nonzero_at_zero(forward, before, at_zero))
+                raise GradingError(_nonzero_at_zero(forward, before, at_zero), mistake={
+                    "as from the bool mask": "AbsInPlace/bool-mask-takes-sides-at-zero",
+                    "the sign it saves is": "AbsInPlace/sign-nonzero-at-zero"})
         one_bool = _one_bool_multiplied(forward, got, pristine, before)
         if one_bool is not None:
-            raise GradingError(one_bool)
+            raise GradingError(one_bool, mistake="AbsInPlace/one-sign-mask")
     diagnose_gradient("x", got, expected)
     check_saved_sign(forward, before)
 

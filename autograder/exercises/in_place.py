@@ -44,10 +44,11 @@ def forward_in_place(function, spec: Spec, x: torch.Tensor):
             raise GradingError(
                 f"{spec.name} did not call ctx.mark_dirty(x): autograd got its input back "
                 "unmarked and returned a view of it, while x itself keeps its old history, so "
-                "gradients through x are silently wrong")
+                "gradients through x are silently wrong", mistake=f"{spec.name}/mark-dirty-missing")
         unchanged = " and left x unchanged" if torch.equal(x.detach(), before) else ""
         raise GradingError(f"{spec.name} returned a new tensor{unchanged}: write into x in "
-                           "place, call ctx.mark_dirty(x) and return x itself")
+                           "place, call ctx.mark_dirty(x) and return x itself",
+                           mistake=f"{spec.name}/returns-new-tensor")
     diagnose_values(f"x after {spec.name}", x, spec.reference(before))
     if x._version == version:  # unreachable through mark_dirty, which bumps it too
         raise GradingError("x's version counter did not move: write into x in place")
@@ -68,7 +69,8 @@ def gradient_through(function, spec: Spec, x: torch.Tensor, seed: int = 0):
     got = backward_outputs(spec, (y,), base, (grad_output,))
     if not torch.equal(grad_output, pristine):
         raise GradingError(f"{spec.name}'s backward modified grad_output in place: compute a new "
-                           "tensor instead (grad_output * mask, or write into a fresh tensor)")
+                           "tensor instead (grad_output * mask, or write into a fresh tensor)",
+                           mistake=f"{spec.name}/modifies-grad-output")
     return forward, got, pristine, before
 
 
@@ -171,11 +173,12 @@ def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
     if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
         if (before == 0).any() and torch.allclose(got, pristine * (before >= 0)):
             raise GradingError("ReLUInPlace's gradient at x == 0 is grad_output: make it 0, as "
-                               "MyReLU does in lesson 01 (mask y > 0, not y >= 0)")
+                               "MyReLU does in lesson 01 (mask y > 0, not y >= 0)",
+                               mistake="ReLUInPlace/gradient-at-zero")
         if torch.allclose(got, pristine) and (before < 0).any():
             raise GradingError("ReLUInPlace's backward passes grad_output through everywhere: "
                                "after the clamp x has no negative entries, so a mask y >= 0 is "
-                               "all True; use y > 0")
+                               "all True; use y > 0", mistake="ReLUInPlace/mask-always-true")
     diagnose_gradient("x", got, expected)
 
 

@@ -51,7 +51,8 @@ def _check_saved_indices(forward, indices: torch.Tensor) -> None:
         if saved.dtype.is_floating_point:
             what = names.get(saved.role, f"an intermediate of shape {saved.shape}")
             raise GradingError(f"SortWithIndices saves {what} with save_for_backward: backward "
-                               "needs only where each value came from; save the indices alone")
+                               "needs only where each value came from; save the indices alone",
+                               mistake="SortWithIndices/saves-float-tensor")
     inverse = torch.argsort(indices, dim=-1) if indices.dim() else indices
     if not any(_same_values(saved.tensor, indices) or _same_values(saved.tensor, inverse)
                for saved in forward.saved):
@@ -62,14 +63,16 @@ def _check_saved_indices(forward, indices: torch.Tensor) -> None:
                 raise GradingError(
                     f"SortWithIndices saves the permutation as {str(saved.dtype)[6:]}: save the "
                     "int64 indices torch.sort returned (or their inverse), as they are: the "
-                    "contract asks for that one int64 tensor")
+                    "contract asks for that one int64 tensor",
+                    mistake="SortWithIndices/indices-narrowed")
         raise GradingError("SortWithIndices did not save its indices: backward needs them; "
                            "call ctx.save_for_backward(indices)")
     total = sum(saved.nbytes for saved in forward.saved)
     if total > indices.numel() * indices.element_size():
         raise GradingError(f"SortWithIndices saves {total} bytes where the indices are "
                            f"{indices.numel() * indices.element_size()}: one permutation is all "
-                           "backward needs; save the indices alone")
+                           "backward needs; save the indices alone",
+                           mistake="SortWithIndices/saves-more-than-one-permutation")
 
 
 def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
@@ -97,7 +100,8 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
         raise GradingError("SortWithIndices did not mark its indices with "
                            "ctx.mark_non_differentiable(indices): they have no gradient, and "
                            "saying so is part of the contract (for a float output it is the "
-                           "only thing that stops autograd expecting one)")
+                           "only thing that stops autograd expecting one)",
+                           mistake="SortWithIndices/indices-not-marked")
     grad_values = noise(values, seed + 1)
     if grad_values.dim() >= 2:  # a transposed copy: the same values, not contiguous
         grad_values = grad_values.transpose(-2, -1).contiguous().transpose(-2, -1)
@@ -110,13 +114,15 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
             and torch.allclose(grad, pristine.gather(-1, indices))):
         raise GradingError("SortWithIndices's backward gathered grad_values with the indices, "
                            "which is what forward does to x: scatter them back instead, "
-                           "grad_x[..., indices[j]] = grad_values[..., j]")
+                           "grad_x[..., indices[j]] = grad_values[..., j]",
+                           mistake="SortWithIndices/gathers-instead-of-scattering")
     if (ties and isinstance(grad, torch.Tensor) and grad.shape == x.shape
             and not torch.allclose(grad, expected) and _right_without_ties(function, x)):
         raise GradingError("SortWithIndices's gradient is wrong where x has equal values (ties) "
                            "and right on the same shape without ties: each grad_values[j] goes "
                            "to exactly one place, indices[j]; matching values instead sends it "
-                           "to every tied position")
+                           "to every tied position",
+                           mistake="SortWithIndices/positions-by-value")
     diagnose_gradient("x", grad, expected)
     if saved:  # a ctx attribute first: it would read as indices not saved at all
         check_no_ctx_tensors(SORT, forward)
@@ -188,7 +194,8 @@ def _one_output_used(function, x: torch.Tensor, used: int, grad: torch.Tensor) -
     if received and received[-1][1 - used] is not None:
         raise GradingError(f"SplitHalves's backward received a tensor of zeros for the unused "
                            f"{which} output: call ctx.set_materialize_grads(False) in forward, "
-                           "so that autograd passes None instead of allocating zeros")
+                           "so that autograd passes None instead of allocating zeros",
+                           mistake="SplitHalves/gradients-materialised")
     expected = torch.zeros_like(x)
     _halves(expected)[used].copy_(grad)
     diagnose_gradient("x", got, expected)
@@ -198,7 +205,8 @@ def _one_output_used(function, x: torch.Tensor, used: int, grad: torch.Tensor) -
             f"SplitHalves's backward allocated a zero tensor for the unused {which} output "
             f"(its ops allocated {log.bytes} bytes in all, for a gradient of {budget}): write "
             "the gradient you have into one zero-initialised tensor (new_zeros, then a slice) "
-            "or pad it; no zeros per missing output", f"ops that allocated: {', '.join(log.ops)}")
+            "or pad it; no zeros per missing output", f"ops that allocated: {', '.join(log.ops)}",
+            mistake="SplitHalves/zeros-for-missing-half")
 
 
 def _no_output_used(function, x: torch.Tensor) -> None:
@@ -212,7 +220,8 @@ def _no_output_used(function, x: torch.Tensor) -> None:
     if got is not None or log.bytes:
         raise GradingError("SplitHalves's backward returned a tensor when both gradients were "
                            "None: return None (no gradient at all) instead of a tensor of zeros",
-                           f"ops that allocated: {', '.join(log.ops)}")
+                           f"ops that allocated: {', '.join(log.ops)}",
+                           mistake="SplitHalves/tensor-when-both-none")
 
 
 def check_split(function, x: torch.Tensor, *, seed: int = 0) -> None:
@@ -224,7 +233,8 @@ def check_split(function, x: torch.Tensor, *, seed: int = 0) -> None:
     if any(_shares_memory(o, leaf) for o in outputs):
         raise GradingError("SplitHalves returned views of x: return fresh tensors "
                            "(x[..., :h].clone()); autograd forbids in-place changes to views a "
-                           "Function returns, and they change whenever x does")
+                           "Function returns, and they change whenever x does",
+                           mistake="SplitHalves/returns-views-of-x")
     check_no_ctx_tensors(SPLIT, forward)
     grads = [noise(o, seed + i).transpose(-2, -1).contiguous().transpose(-2, -1)
              if o.dim() >= 2 else noise(o, seed + i) for i, o in enumerate(outputs, 1)]
@@ -254,7 +264,7 @@ def check_outputs_writable(function, x: torch.Tensor) -> None:
             "SplitHalves returned views: writing into an output in place raised \""
             f"{str(error).splitlines()[0][:90]}...\"; a view of x, or of a tensor forward made "
             "(x.clone().chunk(2, -1) gives views of the clone), is not a fresh tensor: clone "
-            "each half", str(error)) from error
+            "each half", str(error), mistake="SplitHalves/outputs-not-writable") from error
     grad = backward_outputs(SPLIT, (first, second), leaf, (torch.ones_like(first),
                                                             torch.ones_like(second)))
     expected = torch.ones_like(x)

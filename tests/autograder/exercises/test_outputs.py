@@ -152,3 +152,57 @@ def test_sin_needs_one_saved_bit():
     y, positive = torch.sin(x), torch.cos(x) >= 0
     recovered = torch.where(positive, 1.0, -1.0) * torch.sqrt(1 - y * y)
     assert torch.allclose(recovered, torch.cos(x))
+
+
+# Each probed hint of the lesson's four exercises and the stable id grading records for it
+# (GradingError.mistake), shown by the catalogued mistake that produces it: rewording a hint
+# keeps its id.
+IDS = [
+    ("SortWithIndices", "indices not marked non-differentiable",
+     "SortWithIndices/indices-not-marked"),
+    ("SortWithIndices", "saves the values too", "SortWithIndices/saves-float-tensor"),
+    ("SortWithIndices", "saves x instead of the indices", "SortWithIndices/saves-float-tensor"),
+    ("SortWithIndices", "gather instead of scatter",
+     "SortWithIndices/gathers-instead-of-scattering"),
+    ("SortWithIndices", "positions found by comparing values",
+     "SortWithIndices/positions-by-value"),
+    ("SortWithIndices", "indices and their inverse both saved",
+     "SortWithIndices/saves-more-than-one-permutation"),
+    ("SortWithIndices", "indices saved as int32", "SortWithIndices/indices-narrowed"),
+    ("SplitHalves", "set_materialize_grads not called", "SplitHalves/gradients-materialised"),
+    ("SplitHalves", "zeros built for the missing half", "SplitHalves/zeros-for-missing-half"),
+    ("SplitHalves", "zeros when both gradients are None", "SplitHalves/tensor-when-both-none"),
+    ("SplitHalves", "views returned", "SplitHalves/returns-views-of-x"),
+    ("SplitHalves", "chunks of a clone", "SplitHalves/outputs-not-writable"),
+    ("ReLUInPlace", "mark_dirty not called", "ReLUInPlace/mark-dirty-missing"),
+    ("ReLUInPlace", "returns a new tensor", "ReLUInPlace/returns-new-tensor"),
+    ("ReLUInPlace", "gradient 1 at x == 0", "ReLUInPlace/gradient-at-zero"),
+    ("ReLUInPlace", "mask y >= 0 after the clamp", "ReLUInPlace/mask-always-true"),
+    ("ReLUInPlace", "grad_output modified in place", "ReLUInPlace/modifies-grad-output"),
+    ("AbsInPlace", "mark_dirty not called", "AbsInPlace/mark-dirty-missing"),
+    ("AbsInPlace", "a new tensor returned", "AbsInPlace/returns-new-tensor"),
+    ("AbsInPlace", "sign read from the returned tensor", "AbsInPlace/sign-read-after-write"),
+    ("AbsInPlace", "x saved before the write, its sign taken in backward",
+     "AbsInPlace/sign-read-after-write"),
+    ("AbsInPlace", "a bool of the sign, True for -1 as for +1", "AbsInPlace/bool-of-nonzero"),
+    ("AbsInPlace", "an int8 sign taken after the write", "AbsInPlace/sign-of-output"),
+    ("AbsInPlace", "a bool mask x > 0", "AbsInPlace/bool-mask-takes-sides-at-zero"),
+    ("AbsInPlace", "a bool mask x < 0, torch.where in backward",
+     "AbsInPlace/bool-mask-takes-sides-at-zero"),
+    ("AbsInPlace", "an int8 sign that is -1 at 0", "AbsInPlace/sign-nonzero-at-zero"),
+    ("AbsInPlace", "a bool x < 0 multiplied in", "AbsInPlace/one-sign-mask"),
+    ("AbsInPlace", "the sign saved as uint8", "AbsInPlace/sign-as-uint8"),
+    ("AbsInPlace", "the sign saved as a float tensor", "AbsInPlace/saved-dtype-too-wide"),
+    ("AbsInPlace", "a float8 copy of x, its sign taken in backward",
+     "AbsInPlace/saves-narrow-copy-of-x"),
+    ("AbsInPlace", "a bool x < 0 and the returned tensor for the zeros", "AbsInPlace/saves-output"),
+]
+
+
+@pytest.mark.parametrize("name, entry, expected", IDS, ids=[f"{n}: {e}" for n, e, _ in IDS])
+def test_a_probed_mistake_is_graded_with_its_id(name, entry, expected):
+    """Does grading a catalogued mistake record its stable id, not only its hint?"""
+    from autograder.grading import classified_verdict
+
+    verdict = classified_verdict(name, catalogue.mistake(name, entry).load())
+    assert (verdict.passed, verdict.mistake) == (False, expected)
