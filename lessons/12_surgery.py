@@ -10,20 +10,15 @@
 # # Lesson 12 · Gradient surgery and debugging
 #
 # Some custom Functions exist to return a gradient that is **not** the derivative of their
-# forward. Two of them are among the Functions most often found in public code:
+# forward. Two are common in public code: **gradient reversal** (identity forward, the
+# gradient flipped and scaled on the way back: the heart of domain-adversarial training), and
+# **clipping inside backward** (each sample's gradient bounded at one point of the graph, before
+# the samples are summed, which `torch.nn.utils.clip_grad_norm_` cannot do).
 #
-# - **gradient reversal**, the heart of domain-adversarial training: identity forward, the
-#   gradient flipped and scaled on the way back, so that one backward pass trains a critic
-#   and, at the same time, trains the features to fool it;
-# - **clipping inside backward**: each sample's gradient bounded at one point of the graph,
-#   before it reaches the layers below, which `torch.nn.utils.clip_grad_norm_` (run once on
-#   the parameters after backward) cannot do.
-#
-# How do you test a Function like these? And a wrong gradient somewhere in a model does not
-# say where it came from. The second half of the lesson is about finding it:
-# tensor hooks, module backward hooks, anomaly mode, the two errors everybody meets, and bugs
-# that gradcheck may or may not report. You then debug a broken `SoftThreshold` that the lesson
-# hands over, write a correct one, and find three more failures on your own.
+# A wrong gradient does not say where it came from. The second half of the lesson is about
+# finding it: tensor hooks, module backward hooks, anomaly mode, the two errors everybody meets,
+# and bugs gradcheck does not report. You debug a broken `SoftThreshold`, derive and write a
+# correct one, and find three more failures on your own.
 #
 # By the end of this lesson you can:
 # 1. derive and write a gradient reversal layer, and say why it makes a min-max game
@@ -34,7 +29,7 @@
 # 4. locate a NaN with `torch.autograd.detect_anomaly` and hooks, and fix the code behind the
 #    two classic errors;
 # 5. say which bugs gradcheck reports and which it does not, and what catches the others;
-# 6. write a surgery nobody showed you: DP-SGD's per-sample clipping inside a linear layer's
+# 6. derive and write a surgery nobody showed you: DP-SGD's per-sample clipping inside a linear layer's
 #    backward, with no `(N, out, in)` tensor of per-sample gradients.
 #
 # Exercises: **✎ 1 `GradientReversal`**, **✎ 2 `ClipGradientNorm`**, **✎ 3 `SoftThreshold`**,
@@ -73,7 +68,7 @@ def first_line(error: BaseException) -> str:
 def compare(question: str, prediction, actual, reveal: bool = True) -> None:
     """Your prediction beside what PyTorch did (``reveal``: even when you wrote none)."""
     if prediction is None:
-        print(f"{question}: no prediction written above" +
+        print(f"{question}: no prediction written" +
               (f"; PyTorch says {actual!r}" if reveal else ": write yours, then run this again"))
     else:
         close = (prediction == actual if not isinstance(actual, float)
@@ -175,15 +170,14 @@ from autograder import grade; grade("GradientReversal", GradientReversal)
 # %% [markdown]
 # **Quick question 1.** Your `GradientReversal` is correct. Does `gradcheck` pass it? And
 # the two Jacobians gradcheck compares for `alpha = 0.5`, the numerical and the analytical,
-# are both diagonal: what number will each hold on its diagonal? Write your predictions, then
-# run the cell after it.
+# are both diagonal: what number will each hold on its diagonal? Write your predictions in the
+# first lines of the next cell, then run it.
 
 # %%
 gradcheck_passes_reversal = None  # your prediction: True or False
 numerical_diagonal = None  # your prediction: a number
 analytical_diagonal = None  # your prediction: a number
 
-# %%
 x = torch.randn(3, dtype=torch.float64, requires_grad=True)
 reverse = lambda t: GradientReversal.apply(t, 0.5)
 try:
@@ -295,8 +289,6 @@ def accuracies(model):
 
 # %% tags=["skip-when-grading"]
 plain_model, plain_history = train(alpha=0.0)
-
-# %% tags=["skip-when-grading"]
 reversal_model, reversal_history = train(alpha=1.0)
 
 fig, (data_ax, curve_ax) = plt.subplots(1, 2, figsize=(11, 3.4))
@@ -325,22 +317,18 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # Without reversal the critic separates the domains easily: the features carry the rotation,
 # and the label head's rule does not transfer. With reversal the critic is pushed towards
 # chance (0.5, grey line), and here the target accuracy rises, with no target label ever
-# used. Whether and how much it rises varies with the seed of `train` (with `seed=1` it does
-# not); the critic's fall is the more robust effect. The only difference between the two runs
-# is what the critic's gradient does to the features: nothing, or push them the other way,
-# through your Function.
+# used (how much varies with the seed of `train`; with `seed=1` it does not rise: the critic's
+# fall is the robust effect). The runs differ only in what the critic's gradient does to the
+# features: nothing, or push them the other way, through your Function.
 #
 # ## Clipping inside backward, per row
 #
-# `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` runs **after** backward. It
-# computes one norm over all parameter gradients together, and if it is above `max_norm`
-# scales **all** of them by the same factor, so that their norm is `max_norm`. By then the
-# samples' gradients have been summed.
-#
-# A Function can act before that sum: bound each **sample's** gradient at
-# one point of the graph, before the samples are summed into the parameter gradients. Put it
-# on a tensor whose rows are samples (predictions, hidden features): forward is the identity,
-# backward bounds the L2 norm of each row of `grad_output` by `max_norm`.
+# `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` runs **after** backward: it
+# scales **all** parameter gradients by one factor so that their joint norm is at most
+# `max_norm`. By then the samples' gradients have been summed. A Function can act before that
+# sum: put it on a tensor whose rows are samples (predictions, hidden features), with an
+# identity forward and a backward that bounds the L2 norm of each row of `grad_output` by
+# `max_norm`.
 #
 # **Derive it.** Let $g_r$ be row $r$ of `grad_output` (its last dimension), $n_r = \lVert g_r
 # \rVert_2$ and $m$ = `max_norm`.
@@ -349,9 +337,9 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #    $c_r$ makes $c_r g_r$ point the same way with norm exactly $m$?
 # 2. Write one factor $s_r$ for **every** row, equal to 1 when $n_r \le m$ and to your $c_r$
 #    otherwise, as one expression of $n_r$ and $m$ (no branches). What does it give for a row
-#    of zeros? Make sure it is not `nan`.
-# 3. Which `torch` call gives $n_r$ for all rows at once, with a shape that broadcasts
-#    against `grad_output`? And why must you not scale `grad_output` in place?
+#    of zeros? Make sure it is not `nan`. Check it live in the cell after the hints.
+# 3. How do you get $n_r$ for all rows at once, with a shape that broadcasts against
+#    `grad_output`? And why must you not scale `grad_output` in place?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: one row</summary>
@@ -360,12 +348,11 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # number. Which number takes the norm from $n_r$ to $m$?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: every row, no branch, and numbers to hit</summary>
+# <details><summary><b>Hint 2</b>: every row, no branch</summary>
 #
-# One expression for all rows must give 1 at or below $m$ and your $c_r$ above. For a row
-# of zeros, IEEE floating point gives $m / 0 = +\infty$ (no error): which expression then
-# still gives a factor of 1? With $m = 1$ and rows $(3, 4)$, $(0.3, 0.4)$ and $(0, 0)$, your
-# backward returns $(0.6, 0.8)$, $(0.3, 0.4)$ and $(0, 0)$.
+# One expression for all rows must give 1 at or below $m$ and your $c_r$ above: compare the
+# two numbers, for a row just below $m$ and one far above it. For a row of zeros, IEEE floating
+# point gives $m / 0 = +\infty$ (no error): does your expression still give 1?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: shapes, and why a new tensor</summary>
@@ -377,6 +364,37 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # so is a new tensor.
 # </details>
 #
+# <details><summary><b>Hint 4</b>: numbers to hit</summary>
+#
+# With $m = 1$, row norms $5$, $0.5$ and $0$ get factors $0.2$, $1$ and $1$: rows $(3, 4)$,
+# $(0.3, 0.4)$ and $(0, 0)$ come back as $(0.6, 0.8)$, $(0.3, 0.4)$ and $(0, 0)$.
+# </details>
+#
+# **Check your step 2 live.** Write your factor as an expression of a tensor of row norms and
+# of `max_norm` in the first lines of the next cell, then run it: it tries norms from 0 to
+# $10^{30}$ and checks that each factor leaves the row's norm at $\min(n_r, m)$ without
+# `nan`, and leaves rows at or below $m$ exactly as they are.
+
+# %%
+def my_clip_factor(norms, max_norm):
+    """Your step 2: the factor s_r for each row norm in ``norms`` (a tensor), one expression."""
+    return None  # your expression of norms and max_norm, no branch
+
+
+norms_to_try = torch.tensor([0.0, 1e-30, 0.5, 1.0, 1.5, 5.0, 1e30], dtype=torch.float64)
+factors = my_clip_factor(norms_to_try, 1.0)
+if factors is None:
+    print("write your factor into my_clip_factor first")
+else:
+    for norm, factor in zip(norms_to_try.tolist(), torch.as_tensor(factors).tolist()):
+        if norm <= 1.0:
+            right = factor == 1.0  # an exact 1: the row is returned as it came
+        else:
+            right = math.isfinite(factor) and abs(factor * norm - 1.0) <= 1e-12
+        print(f"row norm {norm:<7g}  your factor {factor:<10.4g}  row norm after "
+              f"{factor * norm if math.isfinite(factor) else factor:<8.4g} {'✓' if right else '✗'}")
+
+# %% [markdown]
 # ## ✎ Exercise 2 · `ClipGradientNorm`
 #
 # Write `ClipGradientNorm`, with `ClipGradientNorm.apply(x, max_norm)` returning `x` unchanged
@@ -431,13 +449,12 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 #
 # **Quick question 2.** The plain gradient's cosine with the clean one comes out at 0.74.
 # What will the cosine be after `clip_grad_norm_`, and after your per-sample clipping? Write
-# two numbers, then run.
+# two numbers in the first lines of the next cell, then run it.
 
 # %%
 cosine_after_clip_grad_norm = None  # your prediction, a number between -1 and 1
 cosine_after_per_sample_clipping = None  # your prediction, a number between -1 and 1
 
-# %%
 torch.manual_seed(0)
 regression = nn.Linear(4, 2)
 inputs = torch.randn(64, 4)
@@ -495,17 +512,15 @@ compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
 #
 # **Quick question 3.** Below, a hook on the hidden activation `h` records the gradient's
 # norm in `seen`, and a second hook returns `2 * grad`. Does the second change `w1.grad`? Does
-# the first hook
-# see the gradient before or after the doubling? The cell runs backward three times, the
-# third after both handles are removed: how many norms will `seen` hold at the end? Write your
-# predictions, then run.
+# the first hook see the gradient before or after the doubling? The cell runs backward three
+# times, the third after both handles are removed: how many norms will `seen` hold at the
+# end? Write your predictions in the first lines of the next cell, then run it.
 
 # %%
 second_hook_doubles_w1_grad = None  # your prediction: True or False
 first_hook_sees_the_doubled_gradient = None  # your prediction: True or False
 norms_in_seen_at_the_end = None  # your prediction: a whole number
 
-# %%
 w1 = torch.randn(3, 4, requires_grad=True)
 w2 = torch.randn(4, 1, requires_grad=True)
 h = torch.tanh(torch.randn(5, 3) @ w1)
@@ -576,11 +591,8 @@ print("\n".join(log))
 # PyTorch warns that its hook fired with nothing to report for the inputs. The view at the
 # end of the lesson keeps such a log for you, with reversal and clipping switched on and off.
 #
-# Two catches with module hooks. A full backward hook is set up when the module runs forward,
-# so it must be registered **before** the forward it should watch. And it passes the module's
-# outputs through a Function of its own, so an in-place op straight after the module
-# (`nn.ReLU(inplace=True)`) fails in forward: "Output 0 of BackwardHookFunction is a view and
-# is being modified inplace".
+# One catch: a full backward hook is set up when the module runs forward, so it must be
+# registered **before** the forward it should watch.
 #
 # ## Locating a NaN: `torch.autograd.detect_anomaly`
 #
@@ -624,23 +636,9 @@ backward_in_anomaly_mode(lambda: torch.where(x > 0, torch.sqrt(x), torch.zeros_l
 # %% [markdown]
 # Anomaly mode slows everything down (a traceback per op), so switch it on around the step
 # that goes wrong, never for a whole training run. The fix is to keep the bad values out of
-# the op, not to clean up the gradient afterwards. `torch.sqrt(x.clamp(min=0))` is not
-# enough: at exactly $x = 0$ clamp passes the gradient through, and `sqrt`'s backward there is
-# $1/0 = \infty$: the 0 that `where` sends to the branch it did not pick becomes
-# $0 \cdot \infty$, `nan` again. Give the op an
-# input that is safe wherever its result is not used: a second `where`.
-
-# %%
-x = torch.tensor([0.0, 4.0], requires_grad=True)
-for name, safe in [("x.clamp(min=0)", lambda x: x.clamp(min=0)),
-                   ("torch.where(x > 0, x, 1.0)", lambda x: torch.where(x > 0, x, 1.0))]:
-    x.grad = None
-    torch.where(x > 0, torch.sqrt(safe(x)), torch.zeros_like(x)).sum().backward()
-    print(f"sqrt({name}): x.grad = {x.grad}")
-
-# %% [markdown]
-# The 1 in the inner `where` is any value where `sqrt` and its derivative are finite; the
-# outer `where` throws its result away.
+# the op, not to clean up the gradient afterwards: give `sqrt` an input that is safe wherever
+# its result is not used (the In practice block at the end shows why `x.clamp(min=0)` is not
+# enough).
 #
 # ## Two errors everyone meets
 #
@@ -677,9 +675,8 @@ print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, un
                                                       allow_unused=True)[1])
 
 # %% [markdown]
-# On torch 2.13 the message names the input's position ("The differentiated Tensor at index
-# 1 ..."); older versions said "One of the differentiated Tensors appears to not have been
-# used in the graph". In custom-Function code it most often means the graph was cut: an input
+# (Before torch 2.13 it read "One of the differentiated Tensors appears to not have been used
+# in the graph".) In custom-Function code it most often means the graph was cut: an input
 # was `.detach()`ed, went through `.data` or `.item()`, or was used only inside a `forward`
 # (where autograd is off) with nothing returned that depends on it. `allow_unused=True`
 # returns `None` for it; use that when "no gradient" is the right answer, not to silence a
@@ -698,13 +695,13 @@ print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, un
 # **Quick question 4.** How many of the three does gradcheck pass? And the second cell below
 # adds `WritesGradOutput.apply(p)` to `q * 1` and calls `backward(seed_gradient)` with
 # `seed_gradient` all ones: does the caller's `seed_gradient` still hold ones afterwards?
-# Write your predictions, then run.
+# Write your predictions in the first lines of the next cell, then run it.
 
 # %%
 passing_gradcheck = None  # your prediction: 0, 1, 2 or 3
 seed_gradient_still_ones = None  # your prediction: True or False
 
-# %%
+
 class WritesGradOutput(torch.autograd.Function):
     """x², with a backward that reuses grad_output's memory."""
 
@@ -799,23 +796,8 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 #
 # The course's batteries test these directly: `grad_output` left untouched and no tensor kept
 # on `ctx` wherever an exercise computes a gradient, and wasted work where a contract says an
-# exercise skips it (lesson 02's `MyLinearFunction`, and this lesson's last exercise). Here
-# they are, run on the three Functions through `FunctionExercise`, the grading library's way
-# of describing an exercise (its first line is the hint a learner would see):
-
-# %%
-squaring = FunctionExercise("Squaring", reference=lambda x: x * x)
-product = FunctionExercise("Product", reference=lambda a, b: a * b, arguments=("a", "b"),
-                           needs_input_grad=True)
-for check, function in [(squaring.self_check, WritesGradOutput),
-                        (squaring.self_check, KeepsOnCtx),
-                        (lambda f: product.check_needs_input_grad(f, "cpu"), IgnoresNeeds)]:
-    try:
-        check(function)
-    except GradingError as error:
-        print(f"{function.__name__:>16}: {error.hint}")
-
-# %% [markdown]
+# exercise skips it (lesson 02's `MyLinearFunction`, and this lesson's last exercise).
+#
 # ## A broken `SoftThreshold`, and a debugging workflow
 #
 # The soft threshold (the proximal operator of the L1 norm, `F.softshrink` with a learnable
@@ -827,61 +809,93 @@ for check, function in [(squaring.self_check, WritesGradOutput),
 #
 # It appears in sparse coding (ISTA and its unrolled, learned variants) and in wavelet
 # denoising, where $\lambda$ is learned, so backward needs a gradient for $\lambda$ as well.
-
-# %%
-xs = torch.linspace(-2, 2, 401)
-fig, ax = plt.subplots(figsize=(5, 2.6))
-for lam, color in [(0.5, "#E69F00"), (1.0, "#56B4E9")]:
-    ax.plot(xs, torch.sign(xs) * torch.relu(xs.abs() - lam), color=color, label=f"λ = {lam}")
-ax.plot(xs, xs, ":", color="#999999", label="y = x")
-ax.set_xlabel("x")
-ax.legend(fontsize=8)
-plt.show()
-
-# %% [markdown]
-# **Derive the backward first.** Take one entry, $y = \operatorname{sign}(x)\max(|x| -
-# \lambda, 0)$, and split the line into three pieces.
 #
-# 1. For $x > \lambda$, for $x < -\lambda$ and for $|x| < \lambda$, write $y$ without
-#    `sign`, `abs` or `max`. Differentiate each piece with respect to $x$ and to $\lambda$.
-# 2. At $|x| = \lambda$ neither derivative exists. This course takes the value that
-#    `F.softshrink` takes: which one is it, for both? (Run
-#    `torch.autograd.grad(F.softshrink(t, 0.5), t)` at `t = 0.5` to see.)
+# **Derive the backward first.** Take one entry and split the line into pieces.
+#
+# 1. On $x > \lambda$, on $x < -\lambda$ and on $|x| < \lambda$, write $y$ without `sign`,
+#    `abs` or `max`. Differentiate each piece with respect to $x$ and to $\lambda$.
+# 2. At $|x| = \lambda$ neither derivative exists. This course takes the values that
+#    differentiating the forward formula with autograd gives there (for $x$, the same as
+#    `F.softshrink`). Predict them before you run the checker, then explain them from
+#    `torch.relu`'s gradient at 0.
 # 3. The same $\lambda$ is used by **every** entry of $x$. With $\partial L/\partial y_i$
 #    arriving for each entry $i$, what is $\partial L / \partial \lambda$, and what shape must
 #    backward return for it?
-# 4. What does backward need from forward?
+# 4. What does backward need from forward? Is there one saved tensor that tells backward both
+#    which entries pass and their signs?
+#
+# **Check steps 1 and 2 live.** Write your two derivatives, entry by entry, as expressions of a
+# tensor `x` and a float `lam` in the first lines of the next cell, then run it. It compares
+# them with autograd's, through the forward formula, at $\lambda = 0.5$ and $\lambda = 0$ on
+# a grid that holds every kink, and plots yours.
+
+# %%
+def my_soft_threshold_slopes(x, lam):
+    """Your steps 1 and 2: dy/dx and dy/dlam at each entry of x (two tensors of x's shape)."""
+    return None, None  # your expressions of x and lam
+
+
+def autograd_slopes(x, lam):
+    """dy_i/dx_i and dy_i/dlam, by autograd through the forward formula (one lam per entry)."""
+    x = x.clone().requires_grad_()
+    lams = torch.full_like(x, lam, requires_grad=True)
+    (torch.sign(x) * torch.relu(x.abs() - lams)).sum().backward()
+    return x.grad, lams.grad
+
+
+grid = torch.arange(-40, 41, dtype=torch.float64) / 20  # -2 to 2: 0, ±0.5 and ±1 lie on it
+fig, axes = plt.subplots(1, 3, figsize=(12, 2.6))
+for lam, color in [(0.5, "#E69F00"), (0.0, "#56B4E9")]:
+    axes[0].plot(grid, torch.sign(grid) * torch.relu(grid.abs() - lam), color=color,
+                 label=f"y, λ = {lam}")
+    yours = my_soft_threshold_slopes(grid, lam)
+    truths = autograd_slopes(grid, lam)
+    if yours[0] is None:
+        continue
+    for ax, mine, truth, name in zip(axes[1:], yours, truths, ("dy/dx", "dy/dλ")):
+        mine = torch.as_tensor(mine, dtype=torch.float64).expand_as(grid)
+        ax.plot(grid, mine, ".", color=color, markersize=4, label=f"yours, λ = {lam}")
+        ax.set_title(name, fontsize=10)
+        misses = (~torch.isclose(mine, truth)).nonzero().flatten()
+        print(f"{name}, λ = {lam}: " + ("✓ at all 81 points, the kinks included" if not len(misses)
+              else f"✗ at x = {grid[misses[:4]].tolist()}: yours {mine[misses[:4]].tolist()}, "
+                   f"autograd {truth[misses[:4]].tolist()}"))
+for ax in axes:
+    ax.legend(fontsize=7)
+if yours[0] is None:
+    print("write your two derivatives into my_soft_threshold_slopes first")
+plt.show()
 
 # %% [markdown]
-# <details><summary><b>Hint 1</b>: the three pieces</summary>
+# <details><summary><b>Hint 1</b>: the pieces</summary>
 #
-# For $x > \lambda$, $y = x - \lambda$; for $x < -\lambda$, $y = x + \lambda$; for $|x| <
-# \lambda$, $y = 0$. Each piece is linear: read off its two slopes, then write each derivative
-# as one expression over all three pieces, using $\operatorname{sign}(x)$ and an indicator
-# $\mathbb 1[\cdot]$.
+# On each piece, which of $|x| - \lambda$ and $0$ does the max pick, and what is $|x|$ there?
+# Each piece is then linear in $x$ and in $\lambda$: read off its two slopes, then write each
+# derivative as one expression over the whole line, using $\operatorname{sign}(x)$ and an
+# indicator $\mathbb 1[\cdot]$.
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the kink, and the sum</summary>
 #
-# `F.softshrink`'s gradient for $x$ is 0 at $|x| = \lambda$ (its threshold is a float, with no
-# gradient), and the contract takes 0 for $\lambda$'s there too: the indicator's inequality is
-# strict.
-# $\lambda$ feeds every $y_i$, so the chain rule sums over $i$: $\partial L / \partial\lambda
-# = \sum_i g_i\, \partial y_i / \partial \lambda$, a 0-d result like $\lambda$ itself. (The
-# engine would quietly sum a gradient of $x$'s shape for you, since shape `()` expands to it;
-# the contract asks backward to return the gradient of its input's shape itself.)
+# At $|x| = \lambda$ the forward formula passes $0$ to `torch.relu`: what gradient does
+# `torch.relu` send back at 0? Does your indicator's inequality include the kink or not?
+# $\lambda$ feeds every $y_i$: apply the chain rule once per $y_i$ and add. (The engine would
+# quietly sum a gradient of $x$'s shape for you, since shape `()` expands to it; the contract
+# asks backward to return the gradient of its input's shape itself.)
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# $x = (2, -0.5, -3, 0.7)$, $\lambda = 1$ and $g = (1, 2, 3, 4)$: $\partial L/\partial x =
-# (1, 0, 3, 0)$ and $\partial L/\partial \lambda = 2$, a 0-d tensor. Backward needs what
-# decides which entries pass and their signs: which saved tensors give both?
+# $x = (2, -0.5, -3, 0.7)$ and $\lambda = 1$: $\partial y/\partial x = (1, 0, 1, 0)$ and
+# $\partial y/\partial \lambda = (-1, 0, 1, 0)$, entry by entry. With $g = (1, 2, 3, 4)$
+# arriving, $\partial L/\partial x = (1, 0, 3, 0)$ and $\partial L/\partial \lambda = 2$, a
+# 0-d tensor. At $x = \pm 0.5$ with $\lambda = 0.5$ both derivatives are 0.
 # </details>
 #
-# Now the broken version. A colleague wrote it, and the model it sits in went `nan`. It has
-# **two bugs**. Find them with the tools of this lesson before you read its code closely:
-# gradcheck's report first, then hooks and anomaly mode.
+# Now the broken version. A colleague wrote it, and the model it sits in went `nan`: a layer
+# that sparsifies ReLU features with a learnable threshold, started at $\lambda = 0$ (no
+# shrinkage at first). It has **two bugs**. Find them with the tools of this lesson before you
+# read its code closely: gradcheck's report first, then hooks and anomaly mode.
 
 # %%
 class BrokenSoftThreshold(torch.autograd.Function):
@@ -902,6 +916,24 @@ class BrokenSoftThreshold(torch.autograd.Function):
         return grad_x, grad_lam
 
 
+class Shrink(nn.Module):
+    """A learnable soft threshold, lam starting at ``start``."""
+
+    def __init__(self, function, start: float = 0.0):
+        super().__init__()
+        self.function = function
+        self.lam = nn.Parameter(torch.tensor(start))
+
+    def forward(self, x):
+        return self.function.apply(x, self.lam)
+
+
+def sparse_model(function):
+    """The model that went nan: a soft threshold on ReLU features, lam starting at 0."""
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(2, 8), nn.ReLU(), Shrink(function), nn.Linear(8, 1))
+
+
 # %% [markdown]
 # **Tool 1: gradcheck's report.** Five points, none of them on a kink, as a random test would
 # pick. The report names the output and the input whose Jacobian disagrees, then prints both
@@ -917,14 +949,14 @@ except GradcheckError as error:
 
 # %% [markdown]
 # Which input is wrong, and how do the numerical and analytical Jacobians compare? Write your
-# diagnosis down; the cell after it measures both Jacobians and tells you whether you read the
-# report right, without telling you the fix.
+# diagnosis in the first lines of the next cell, then run it: it measures both Jacobians and
+# tells you whether you read the report right, without telling you the fix.
 
 # %%
 bug_1_input = None  # which input's gradient is wrong: 0 (x) or 1 (lam)
 bug_1_factor = None  # the number c with analytical = c * numerical in that column
 
-# %%
+
 def jacobian_columns(function, inputs, position):
     """(analytical, numerical) d output / d inputs[position], flattened."""
     analytical = torch.autograd.functional.jacobian(lambda *t: function.apply(*t), inputs)
@@ -965,30 +997,10 @@ compare("analytical = c * numerical, c", bug_1_factor,
 # that does not mean it has none.
 # </details>
 #
-# **Tool 2: hooks, in the model where it went wrong.** A layer that sparsifies ReLU features
-# with a learnable threshold, started at $\lambda = 0$ (no shrinkage at first). Does the `nan`
-# arrive at the layer from above, or does the layer's own backward make it? Two hooks answer
-# that, and this time you write them.
-
-# %%
-class Shrink(nn.Module):
-    """A learnable soft threshold, lam starting at ``start``."""
-
-    def __init__(self, function, start: float = 0.0):
-        super().__init__()
-        self.function = function
-        self.lam = nn.Parameter(torch.tensor(start))
-
-    def forward(self, x):
-        return self.function.apply(x, self.lam)
-
-
-def sparse_model(function):
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(2, 8), nn.ReLU(), Shrink(function), nn.Linear(8, 1))
-
-
-# %% [markdown]
+# **Tool 2: hooks, in the model where it went wrong** (`sparse_model`, above). Does the `nan`
+# arrive at the `Shrink` layer from above, or does the layer's own backward make it? Two hooks
+# answer that, and this time you write them.
+#
 # Write `hooked_backward(model)`: one backward of `model(source[:8]).sum()` with two hooks on
 # the `Shrink` layer `model[2]`, each appending one line to `seen`:
 #
@@ -998,7 +1010,7 @@ def sparse_model(function):
 #
 # Remove both before returning. `model[:2]`, then `model[2]`, then `model[3]` is the same
 # forward as `model(...)`, and gives you the layer's output as a tensor to hook. Each hook
-# needs to be in place before the step that would call it.
+# needs to be in place before the step that would call it. The cell runs it on the broken model.
 
 # %%
 def hooked_backward(model):
@@ -1010,7 +1022,6 @@ def hooked_backward(model):
     return seen
 
 
-# %%
 broken = sparse_model(BrokenSoftThreshold)
 lines = hooked_backward(broken)
 print("\n".join(lines) if lines else "hooked_backward returned no lines: write its hooks first")
@@ -1023,14 +1034,13 @@ if broken[2]._backward_hooks:
 
 # %% [markdown]
 # Read your hooks' lines, then write down what they tell you, and what you expect of the
-# gradients the hooks did not look at. The cell after compares.
+# gradients the hooks did not look at, in the first lines of the next cell; run it to compare.
 
 # %%
 nan_arrives_from_above = None  # True or False: does the gradient reaching Shrink hold a nan?
 lam_grad_has_nan = None  # True or False: the layer's lam.grad after this backward
 first_layer_grad_has_nan = None  # True or False: model[0].weight.grad, below the ReLU
 
-# %%
 broken = sparse_model(BrokenSoftThreshold)
 arriving = []
 handle = broken[2].register_full_backward_hook(lambda m, sent, got: arriving.append(got[0]))
@@ -1069,8 +1079,8 @@ compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
 # of forward that made it. In the empty cell below, run one backward of a fresh
 # `sparse_model(BrokenSoftThreshold)` on `source[:8]` inside `torch.autograd.detect_anomaly()`
 # (the helper `backward_in_anomaly_mode` above does it in one line, or write the `with` block
-# yourself). Then write down what it names: the cell after checks your reading without
-# printing the answer.
+# yourself). Then write down what it names in the first lines of the cell after, and run it:
+# it checks your reading without printing the answer.
 
 # %%
 # your anomaly-mode run here
@@ -1080,7 +1090,6 @@ compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
 anomaly_node = None  # the name of the backward node that returned nan, as the error spells it
 anomaly_gradient_of = None  # its nan output is the gradient of which input: "x" or "lam"
 
-# %%
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     with torch.autograd.detect_anomaly():
@@ -1095,15 +1104,14 @@ compare("the input whose gradient it is", anomaly_gradient_of, ("x", "lam")[posi
 
 # %% [markdown]
 # Which values of `x` and `lam` make `BrokenSoftThreshold`'s backward produce `nan`, and why
-# did gradcheck, with its random inputs, never see them? Find one such pair and write it
-# down; the next cell tries it.
+# did gradcheck, with its random inputs, never see them? Find one such pair, write it in the
+# first line of the next cell, and run it.
 
 # %%
 nan_x, nan_lam = None, None  # numbers for which BrokenSoftThreshold's gradient is nan
 
-# %%
 if nan_x is None:
-    print("write a value of x and of lam in the cell above first")
+    print("write a value of x and of lam in the first line of this cell first")
 else:
     t = torch.tensor([float(nan_x)], requires_grad=True)
     threshold = torch.tensor(float(nan_lam), requires_grad=True)
@@ -1129,15 +1137,15 @@ else:
 #
 # **Your diagnosis.** Before you write your own, name the two faulty lines of
 # `BrokenSoftThreshold.backward`, each copied as it is written there (spaces do not matter):
-# the line that computes the wrong gradient for `lam`, and the line that makes the `nan`. The
-# cell after tells you whether your evidence led you to the right lines without showing them
-# (it compares a fingerprint of your line with one of the answer's).
+# the line that computes the wrong gradient for `lam`, and the line that makes the `nan`, in
+# the first lines of the next cell. It tells you whether your evidence led you to the right
+# lines without showing them (it compares a fingerprint of your line with one of the answer's).
 
 # %%
 bug_1_line = None  # the line that computes the wrong gradient for lam, as a string
 bug_2_line = None  # the line that makes the nan, as a string
 
-# %%
+
 def fingerprint(line) -> str:
     """A short hash of a line of code, comments and spaces removed: equal lines, equal hashes."""
     return hashlib.sha256("".join(str(line).split("#")[0].split()).encode()).hexdigest()[:12]
@@ -1150,7 +1158,7 @@ for bug, answer, makes, passes_on in [
         ("bug 2, the nan", bug_2_line, "175cc7692175",
          {"1d6c0c303c3e", "1a356410423c", "4dd3fa373437"})]:
     if answer is None:
-        print(f"{bug}: no line written above: write yours, then run this again")
+        print(f"{bug}: no line written at the top of this cell: write yours, then run it again")
     elif fingerprint(answer) not in lines_of_backward:
         print(f"{bug}: not a line of BrokenSoftThreshold.backward: copy one as it is written")
     elif fingerprint(answer) == makes:
@@ -1207,14 +1215,14 @@ from autograder import grade; grade("SoftThreshold", SoftThreshold)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # $\partial y/\partial x = \mathbb 1[|x| > \lambda]$ and $\partial y / \partial \lambda =
-# -\operatorname{sign}(x)\, \mathbb 1[|x| > \lambda]$, so $\partial L/\partial x_i = g_i\,
+# -\operatorname{sign}(x)\, \mathbb 1[|x| > \lambda]$, the inequality strict because
+# `torch.relu` sends back 0 at 0 (at the kink the forward formula passes it exactly 0), so $\partial L/\partial x_i = g_i\,
 # \mathbb 1[|x_i| > \lambda]$ and $\partial L/\partial\lambda = -\sum_i g_i
 # \operatorname{sign}(x_i)\, \mathbb 1[|x_i| > \lambda]$. Backward needs what decides the
 # indicator and the sign: $x$ and $\lambda$, or the output $y$ alone ($y \ne 0$ exactly where
 # $|x| > \lambda$, with the sign of $x$ there).
 # </details>
-
-# %% [markdown]
+#
 # Your `SoftThreshold` in the model that went `nan`, and against `F.softshrink` (whose
 # threshold is a float, so only the gradient for `x` can be compared):
 
@@ -1387,8 +1395,8 @@ print("parameters whose gradient holds a nan:",
 # %%
 nan_module = None  # the name of the module whose backward first makes the nan, e.g. "mix"
 nan_sample = None  # the row of padded_batch it comes from
+# your two answers above, then run this cell: it checks them without printing them
 
-# %%
 model = padded_model()
 found = {}  # the first module whose grad_input holds a nan, in the order backward runs
 
@@ -1410,10 +1418,13 @@ compare("the module whose backward makes the nan", nan_module, found["module"], 
 compare("the sample it comes from", nan_sample, found["rows"][0], reveal=False)
 
 # %% [markdown]
+# <details><summary><b>Explanation</b>, after your check</summary>
+#
 # Anomaly mode checks for `nan` only: a backward that returns `inf` (a division by an exact
 # zero) passes it, and the node it then names is further down, where an `inf` first became
 # `nan` (`inf - inf`, `0 * inf`). When the named node looks innocent, hook the gradients
 # above it and look for `inf` too (`torch.isfinite`).
+# </details>
 
 
 # %% [markdown]
@@ -1425,13 +1436,11 @@ compare("the sample it comes from", nan_sample, found["rows"][0], reveal=False)
 # the dashed outline the same without surgery; the log lists, in the order backward ran them,
 # what a module hook on each layer and a tensor hook on each side of the surgery saw.
 #
-# Things to try. Switch the reversal off and on: the critic's and the label head's bars do
-# not move, and in this model the features' barely do either, because the label loss is
-# almost 0 after training and the critic's gradient is nearly all the features receive:
-# reversing it flips its sign and keeps its norm. Only the cosine in the log shows the flip.
-# Norms alone cannot tell a reversed gradient from a correct one; hooks can. Then switch
-# clipping on and slide `max_norm` down: the largest row the features receive stops at
-# `max_norm`, and the features' bars shrink.
+# Switch the reversal off and on: no bar moves much (the label loss is almost 0 after
+# training, so the critic's gradient is nearly all the features receive, and reversing it
+# keeps its norm); only the cosine in the log shows the flip. Norms alone cannot tell a
+# reversed gradient from a correct one; hooks can. Then switch clipping on and slide
+# `max_norm` down: the largest row the features receive stops at `max_norm`.
 
 # %% tags=["skip-when-grading"]
 surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal,
@@ -1447,9 +1456,8 @@ surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal
 # `(N, out, in)` tensor for a linear layer, `N` times the memory of the weight, which is why
 # libraries look for a shortcut for the norms that never builds it.
 #
-# `ClipGradientNorm` clipped each row of `grad_output`; here the row to clip is a sample's
-# gradient of `weight`, which `grad_output` alone does not give you. No derivation follows:
-# lesson 02 gave you a linear layer's gradients, this lesson gave you clipping.
+# `ClipGradientNorm` clipped each row of `grad_output`; here what is clipped is a sample's
+# gradient of `weight`, which `grad_output` alone does not give you.
 #
 # Write `PerSampleClippedLinear`, with `PerSampleClippedLinear.apply(x, weight, max_norm)`
 # returning `x @ weight.T` for `x` of shape `(N, in)` and `weight` of shape `(out, in)`
@@ -1464,6 +1472,16 @@ surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal
 # Backward never creates a tensor with one entry per (sample, output, input): no
 # `(N, out, in)` tensor, not even for a moment. It computes each gradient only when
 # `ctx.needs_input_grad` asks for it, returning `None` otherwise.
+#
+# **Derive it.** Sample $n$ gives $y_n = W x_n$ and receives $g_n$, row $n$ of `grad_output`.
+#
+# 1. What is sample $n$'s gradient of $W$, as an `(out, in)` matrix built from $g_n$ and
+#    $x_n$?
+# 2. What is its Frobenius norm, computed from $g_n$ and $x_n$ without forming that matrix?
+#    Check it live in the cell after the hints.
+# 3. With your factor $s_n$ for each sample, how do you get $\sum_n s_n \cdot$(sample $n$'s
+#    gradient) without the per-sample matrices? Look at how lesson 02's `grad_weight` adds up
+#    the samples: where can the $s_n$ go?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: one sample's gradient of weight</summary>
@@ -1475,17 +1493,54 @@ surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal
 #
 # <details><summary><b>Hint 2</b>: its norm, without building it</summary>
 #
-# Sample $n$'s gradient is the outer product $g_n x_n^\top$. Expand $\lVert u v^\top
-# \rVert_F^2 = \sum_o \sum_i u_o^2 v_i^2$ and factor the double sum.
+# Sample $n$'s gradient is the outer product $g_n x_n^\top$, entry $(o, i)$ being $g_{n,o}
+# x_{n,i}$. Write the sum of the squares of its entries and factor the double sum.
 # </details>
 #
-# <details><summary><b>Hint 3</b>: numbers to hit</summary>
+# <details><summary><b>Hint 3</b>: the clipped sum</summary>
+#
+# With every $s_n = 1$ the sum is lesson 02's `grad_weight`, one matrix product over the
+# sample dimension. A factor that belongs to sample $n$ can scale row $n$ of either operand
+# before the product.
+# </details>
+#
+# <details><summary><b>Hint 4</b>: numbers to hit</summary>
 #
 # $x$ with rows $(3, 4)$ and $(0.3, 0.4)$, `weight` $= (1, -1)$ (one output), `grad_output`
 # $= (1, 1)^\top$ and $m = 1$: the samples' gradients of `weight` have norms $5$ and $0.5$,
 # factors $0.2$ and $1$, and your `grad_weight` is $(0.9, 1.2)$; `grad_x` has rows
 # $(1, -1)$ and $(1, -1)$.
 # </details>
+#
+# **Check your step 2 live.** Write your per-sample norms as an expression of `x` `(N, in)`
+# and `grad_output` `(N, out)` in the first lines of the next cell, then run it: it compares
+# them with the norms of the per-sample gradients that `torch.func` builds one by one (the
+# `(N, out, in)` stack your backward must avoid), a sample of zeros included.
+
+# %%
+def my_sample_norms(x, grad_output):
+    """Your step 2: the Frobenius norm of each sample's gradient of weight, shape (N,)."""
+    return None  # your expression of x and grad_output, with no (N, out, in) tensor
+
+
+def sample_loss(w, x_n, g_n):
+    return (x_n @ w.T) @ g_n  # a sample's share of the loss: its gradient for w is sample n's
+
+
+check_x = torch.randn(6, 3, dtype=torch.float64)
+check_x[2] = 0  # a sample with no gradient at all
+check_g = torch.randn(6, 2, dtype=torch.float64) * torch.logspace(-2, 1, 6)[:, None]
+stack = torch.func.vmap(torch.func.grad(sample_loss), in_dims=(None, 0, 0))(
+    torch.zeros(2, 3, dtype=torch.float64), check_x, check_g)
+truth = torch.linalg.vector_norm(stack, dim=(1, 2))
+yours = my_sample_norms(check_x, check_g)
+if yours is None:
+    print(f"write your norms into my_sample_norms first (the stack they come from: "
+          f"{tuple(stack.shape)})")
+else:
+    for n, (mine, norm) in enumerate(zip(torch.as_tensor(yours).tolist(), truth.tolist())):
+        print(f"sample {n}: yours {mine:.6g}, from the {tuple(stack.shape[1:])} gradient "
+              f"{norm:.6g} {'✓' if math.isclose(mine, norm, rel_tol=1e-9, abs_tol=1e-300) else '✗'}")
 
 # %% nbgrader={"grade_id": "answer_PerSampleClippedLinear", "solution": true}
 class PerSampleClippedLinear(torch.autograd.Function):
@@ -1533,60 +1588,45 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # </details>
 
 # %% [markdown]
-# Your Function against the definition: `torch.func` computes every sample's gradient of the
-# weight (the `(N, out, in)` stack your backward avoids), and the clipped sum is built from it.
-
-# %%
-def clipped_sum_by_definition(x, weight, grad_output, max_norm):
-    """Per-sample gradients with torch.func.vmap(grad), clipped, then summed."""
-    def sample_loss(w, x_n, g_n):
-        return (x_n @ w.T) @ g_n  # its gradient for w is g_n x_n^T
-
-    stack = torch.func.vmap(torch.func.grad(sample_loss), in_dims=(None, 0, 0))(
-        weight, x, grad_output)
-    norms = torch.linalg.vector_norm(stack, dim=(1, 2))
-    factors = torch.where(norms > max_norm, max_norm / norms.clamp(min=max_norm), 1.0)
-    return (factors[:, None, None] * stack).sum(0), tuple(stack.shape)
-
-
-x = torch.randn(32, 6, dtype=torch.float64)
-x[3] = 0  # a sample with no gradient at all
-weight = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
-grad_output = torch.randn(32, 4, dtype=torch.float64) * torch.logspace(-2, 1, 32)[:, None]
-PerSampleClippedLinear.apply(x, weight, 1.0).backward(grad_output)
-expected, stack_shape = clipped_sum_by_definition(x, weight.detach(), grad_output, 1.0)
-print(f"per-sample stack built by the definition: {stack_shape}; your self-check "
-      "verified that your backward builds none")
-print("your grad_weight matches the definition:", torch.allclose(weight.grad, expected))
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | reversal without the sign, or without `alpha` | the features help the critic, or the balance of the two losses is fixed at 1 | which function of $L_d$ must the features descend on? |
+# | a tensor returned for `alpha` or `max_norm` | `RuntimeError`: it is not a tensor | `None` |
+# | `grad_output.mul_(...)`, `neg_()` in backward | another branch or the caller sees your write; gradcheck does not notice | compute a new tensor |
+# | clipping by the norm of the whole gradient | that is `clip_grad_norm_`: the direction does not change | one norm per row |
+# | every row scaled to `max_norm`, or `max_norm / norm` alone | small rows blown up; `nan` for a row of zeros | $\min(1, m / n_r)$, which is 1 at $n_r = 0$ |
+# | a gradient of 1 for `x` at $\lvert x\rvert = \lambda$ | random test points never land on the kink | test the kink itself, against autograd or `F.softshrink` |
+# | a gradient that is `nan` only on a kink | gradcheck passes; a ReLU's exact zeros land on it, and one `nan` spoils every sum it enters | hooks show which backward makes it, anomaly mode names the node; evaluate each line at the kink |
+# | one input's gradient off by a constant factor | a learnable parameter moves the wrong way, or at the wrong rate | gradcheck's report names the input; the two Jacobians give the factor |
+# | `lam`'s gradient not summed | a tensor of `x`'s shape returned for a 0-d input; the engine hides it | sum to `lam`'s shape |
+# | a tensor kept as `ctx.x` | in-place changes go unnoticed; gradcheck passes | `ctx.save_for_backward(x)` |
+# | a full backward hook registered after the forward, or never removed | it never fires for that forward; or it runs on every later backward, keeping what it stores alive | register first, `handle.remove()` after |
+# | backward returns `None` for an input that requires grad | `autograd.grad` says the input was not used | return its gradient |
+# | `retain_graph=True` to silence "backward through the graph a second time" | memory kept for a graph you did not mean to reuse | recompute, or `.detach()` |
 
 # %% [markdown]
-# ### After your self-check passes: a layer over a sequence
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
-# In a transformer a linear layer sees `x` of shape `(N, T, in)`: sample $n$ has $T$ rows, and
-# its gradient of `weight` is a sum of $T$ outer products, $G_n^\top X_n$ with $G_n$
-# `(T, out)` and $X_n$ `(T, in)`. Does your norm shortcut still hold? Expand
-# $\lVert G_n^\top X_n \rVert_F^2$ in index notation before you open the answer.
+# **A layer over a sequence (ghost clipping).** In a transformer a linear layer sees `x` of
+# shape `(N, T, in)`: sample $n$'s gradient of `weight` is a sum of $T$ outer products,
+# $G_n^\top X_n$ with $G_n$ `(T, out)` and $X_n$ `(T, in)`. Does your norm shortcut still
+# hold? Expand $\lVert G_n^\top X_n \rVert_F^2$ in index notation before you read on:
+# $\sum_{o,i} \big(\sum_t G_{n,to} X_{n,ti}\big)^2 = \sum_{t, t'} (G_n G_n^\top)_{tt'}\,
+# (X_n X_n^\top)_{tt'}$. For $T = 1$ the double sum has one term and factors into the two
+# norms; for $T > 1$ the cross terms $t \ne t'$ stay, and the product of the two norms is only
+# an upper bound. Two `(T, T)` Gram matrices per sample replace the `(out, in)` gradient,
+# cheaper whenever $T^2 <$ `out * in`: the "ghost clipping" of Li et al. (2021), which Opacus
+# implements. Checked here against the definition (both give the same norms, `allclose`):
 #
-# <details><summary><b>Answer</b></summary>
+# ```python
+# sequence_x = torch.randn(3, 5, 4, dtype=torch.float64)  # N = 3 samples of T = 5 rows, in = 4
+# sequence_g = torch.randn(3, 5, 6, dtype=torch.float64)  # out = 6
+# definition = torch.einsum("nto,nti->noi", sequence_g, sequence_x).flatten(1).norm(dim=1)
+# grams = ((sequence_g @ sequence_g.mT) * (sequence_x @ sequence_x.mT)).sum((1, 2)).sqrt()
+# ```
 #
-# $\lVert G_n^\top X_n \rVert_F^2 = \sum_{o,i} \big(\sum_t G_{n,to} X_{n,ti}\big)^2 =
-# \sum_{t, t'} (G_n G_n^\top)_{tt'}\,(X_n X_n^\top)_{tt'}$. For $T = 1$ the double sum has one
-# term and factors into the two norms; for $T > 1$ the cross terms $t \ne t'$ stay, and the
-# product of the two norms is only an upper bound. Two `(T, T)` Gram matrices per sample replace
-# the `(out, in)` gradient, cheaper whenever $T^2 <$ `out * in` (the "ghost clipping" of Li et
-# al., 2021, which Opacus implements). The cell below checks the Gram form against the
-# definition.
-# </details>
-
-# %%
-sequence_x = torch.randn(3, 5, 4, dtype=torch.float64)  # N = 3 samples of T = 5 rows, in = 4
-sequence_g = torch.randn(3, 5, 6, dtype=torch.float64)  # out = 6
-definition = torch.einsum("nto,nti->noi", sequence_g, sequence_x).flatten(1).norm(dim=1)
-grams = ((sequence_g @ sequence_g.mT) * (sequence_x @ sequence_x.mT)).sum((1, 2)).sqrt()
-print("per-sample norms by definition:", definition)
-print("from the two Gram matrices:    ", grams)
-
-# %% [markdown]
 # **What real DP-SGD clips.** DP-SGD as published, and Opacus by default (`clipping="flat"`),
 # clip sample $n$'s gradient of **all** parameters together: the factor uses the norm over
 # every layer at once. A Function inside one layer's backward cannot know the other layers'
@@ -1595,23 +1635,9 @@ print("from the two Gram matrices:    ", grams)
 # of at most $\sqrt{\sum_l m_l^2}$, not $m$. Flat clipping needs every norm before any
 # reweighting: a first backward (or hooks) for the norms, then a second, reweighted backward,
 # which is how ghost clipping runs. A layer with a bias adds it to the norm: its gradient for
-# sample $n$ is $g_n$, so the norm is $\lVert g_n\rVert \sqrt{\lVert x_n\rVert^2 + 1}$. The cell
-# below checks that against `torch.func`.
-
-# %%
-def sample_loss_with_bias(w, b, x_n, g_n):
-    return (x_n @ w.T + b) @ g_n  # its gradients: g_n x_n^T for w, g_n for b
-
-
-grads_w, grads_b = torch.func.vmap(torch.func.grad(sample_loss_with_bias, argnums=(0, 1)),
-                                   in_dims=(None, None, 0, 0))(
-    weight.detach(), torch.zeros(4, dtype=torch.float64), x, grad_output)
-by_definition = torch.cat([grads_w.flatten(1), grads_b], dim=1).norm(dim=1)
-shortcut = grad_output.norm(dim=1) * (x.norm(dim=1) ** 2 + 1).sqrt()
-print("per-sample norm with the bias, definition vs shortcut:",
-      torch.allclose(by_definition, shortcut))
-
-# %% [markdown]
+# sample $n$ is $g_n$, so the norm is $\lVert g_n\rVert \sqrt{\lVert x_n\rVert^2 + 1}$ (checked
+# here against `torch.func.vmap(torch.func.grad(...))` with a bias, on 32 samples).
+#
 # **When not to write a Function.** Gradient reversal needs no class: a tensor hook may
 # return a tensor, which then replaces the gradient that passes through the tensor it is on.
 # Take a view of `h`, `r = h.view_as(h)`, feed `r` to the critic, and register on `r` a hook
@@ -1620,30 +1646,48 @@ print("per-sample norm with the bias, definition vs shortcut:",
 # sends to `h`. A hook is enough for a one-off; a Function is the better tool when the surgery
 # needs tensors saved from forward (as `PerSampleClippedLinear` needs `x`: a hook sees only
 # the gradient) or must be a reusable layer of the model.
+#
+# **Keeping a `nan` out of an unused branch.** `torch.sqrt(x.clamp(min=0))` inside the
+# `where` is not enough: at exactly $x = 0$ clamp passes the gradient through, and `sqrt`'s
+# backward there is $1/0 = \infty$, so the 0 that `where` sends to the branch it did not pick
+# becomes $0 \cdot \infty$, `nan` again. A second `where` gives `sqrt` an input that is safe
+# wherever its result is not used:
+#
+# ```python
+# x = torch.tensor([0.0, 4.0], requires_grad=True)
+# torch.where(x > 0, torch.sqrt(torch.where(x > 0, x, 1.0)), torch.zeros_like(x)).sum().backward()
+# ```
+#
+# gives `x.grad = [0, 0.25]` on torch 2.13, where `x.clamp(min=0)` in the inner place gives
+# `[nan, 0.25]`. The 1 is any value where `sqrt` and its derivative are finite.
+#
+# **Module hooks and in-place ops.** A full backward hook passes the module's outputs through
+# a Function of its own, so an in-place op straight after the module (`nn.ReLU(inplace=True)`)
+# fails in forward: "Output 0 of BackwardHookFunction is a view and is being modified inplace".
+#
+# **The course's batteries on the three bugs.** `FunctionExercise` is the grading library's
+# way of describing an exercise; run on the three Functions of "Three bugs", its checks give
+# the hints a learner would see:
+#
+# ```python
+# squaring = FunctionExercise("Squaring", reference=lambda x: x * x)
+# product = FunctionExercise("Product", reference=lambda a, b: a * b, arguments=("a", "b"),
+#                            needs_input_grad=True)
+# for check, function in [(squaring.self_check, WritesGradOutput),
+#                         (squaring.self_check, KeepsOnCtx),
+#                         (lambda f: product.check_needs_input_grad(f, "cpu"), IgnoresNeeds)]:
+#     try:
+#         check(function)
+#     except GradingError as error:
+#         print(f"{function.__name__:>16}: {error.hint}")
+# ```
+#
+# On torch 2.13 they say "Squaring's backward modified grad_output in place", "Squaring stores
+# a tensor as ctx.x: use ctx.save_for_backward" and "Product.backward does the same work when
+# only a requires grad", each followed by the fix.
+# </details>
 
 # %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | reversal that turns nothing around, or ignores `alpha` | the critic wins, or the balance between the two losses is fixed at 1 | derive it again from question 2; the self-check names what is missing |
-# | reversal that scales by `alpha` but loses the sign | the features help the critic | which function of $L_d$ must the features descend on? |
-# | a tensor (or `alpha`) returned for `alpha` | `RuntimeError`: `alpha` is not a tensor | `None` |
-# | forward returns `x` modified, or writes into it | the caller's tensor changes | `x.view_as(x)` or `x.clone()` |
-# | `grad_output.mul_(...)`, `neg_()` in backward | the engine may pass the same tensor elsewhere: another branch or the caller sees your write; gradcheck does not notice | compute a new tensor |
-# | clipping by the norm of the whole gradient | that is `clip_grad_norm_`: the direction does not change | the norm over `dim=-1`, per row |
-# | every row scaled to `max_norm`, small ones too | small gradients are blown up | `min(1, max_norm / norm)` |
-# | `max_norm / norm` without the `min`, or dividing a row of zeros | `nan` | $\min(1, m / n_r)$, which is 1 at $n_r = 0$ |
-# | a gradient of 1 for `x` at $|x| = \lambda$ | the contract (and `F.softshrink`) says 0 there; random test points never land on the kink | test the kink itself, against `F.softshrink`'s gradient |
-# | a gradient that is `nan` only on a kink | random points never land on it, so gradcheck passes; a ReLU's exact zeros do, and one `nan` spoils every sum it enters | hooks show which backward makes it; anomaly mode names the node; then evaluate each line at the kink |
-# | one input's gradient off by a constant factor | a learnable parameter moves the wrong way, or at the wrong rate | gradcheck's report names the input; the two Jacobians give the factor |
-# | `lam`'s gradient not summed | a tensor of `x`'s shape returned for a 0-d input; the engine hides it | sum to `lam`'s shape |
-# | a tensor kept as `ctx.x` | in-place changes go unnoticed; gradcheck passes | `ctx.save_for_backward(x)` |
-# | a full backward hook registered after the forward | it never fires for that forward | register it first |
-# | a Function's backward returns `None` for an input that requires grad | `autograd.grad` says the input was not used; `.backward()` leaves its `.grad` at `None` | return its gradient |
-# | a hook handle never removed | the hook runs on every later backward, and keeps what it stores alive | `handle.remove()` |
-# | `retain_graph=True` to silence "backward through the graph a second time" | memory kept for a graph you did not mean to reuse | recompute, or `.detach()` |
-#
 # ## Summary
 #
 # A Function may return a gradient that is not its derivative, on purpose: gradient reversal
