@@ -221,9 +221,9 @@ print("you predicted grad_index:", my_grad_index)
 # 1. Write $\partial L/\partial x_i = \sum_j \frac{\partial L}{\partial\,\text{values}_j}
 #    P_{ji}$. For a given $i$, which $j$ has $P_{ji} \ne 0$?
 # 2. So which position of `grad_x` receives `grad_values[j]`? Forward **reads**:
-#    `x.gather(0, indices)` puts `x[indices[j]]` at position `j`. Does backward read at
-#    `indices[j]` as well, or does it do something else there? Which PyTorch op does that in
-#    one call? (A Python loop over `j` is a fine first answer to check.)
+#    `x.gather(0, indices)` puts `x[indices[j]]` at position `j`. Backward has to send each
+#    `grad_values[j]` somewhere: is that a read as well? Which PyTorch op does it in one call?
+#    (A Python loop over `j` is a fine first answer to check.)
 # 3. The first guess below reads `grad_values` at the indices, as forward read `x`. That
 #    applies some permutation to `grad_values` too. Which one, and for which permutations does
 #    it happen to give the right answer?
