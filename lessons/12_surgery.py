@@ -675,8 +675,8 @@ print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, un
                                                       allow_unused=True)[1])
 
 # %% [markdown]
-# (Before torch 2.13 it read "One of the differentiated Tensors appears to not have been used
-# in the graph".) In custom-Function code it most often means the graph was cut: an input
+# (Older versions said "One of the differentiated Tensors appears to not have been used in
+# the graph".) In custom-Function code it most often means the graph was cut: an input
 # was `.detach()`ed, went through `.data` or `.item()`, or was used only inside a `forward`
 # (where autograd is off) with nothing returned that depends on it. `allow_unused=True`
 # returns `None` for it; use that when "no gradient" is the right answer, not to silence a
