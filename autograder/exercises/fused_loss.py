@@ -74,6 +74,13 @@ def ignore_index_past_classes(name: str, values: dict) -> str | None:
             "covers negative ones")
 
 
+CE_MISTAKES = {  # a phrase of each hint recognise_ce proves, and its stable id
+    "divides by N, all the rows": "CrossEntropy/divides-by-all-rows",
+    "gives ignored rows": "CrossEntropy/ignored-rows-get-gradient",
+    "ignores grad_output": "CrossEntropy/ignores-grad-output",
+}
+
+
 def recognise_ce(function, values: dict) -> str | None:
     """The named mistakes about ignored rows, from the loss and gradient they give."""
     got = _loss_and_grad(function, values)
@@ -116,7 +123,8 @@ def check_nones(function, values: dict) -> None:
     probe.apply(logits, values["target"], values["ignore_index"]).backward()
     if len(returned[0]) == 3 and returned[0][1] is not None:
         raise GradingError("CrossEntropy.backward returned a gradient for target: return None "
-                           "for target and ignore_index (autograd drops it silently)")
+                           "for target and ignore_index (autograd drops it silently)",
+                           mistake="CrossEntropy/gradient-for-target")
 
 
 def check_ce_saved(forward, values: dict) -> None:
@@ -128,7 +136,7 @@ def check_ce_saved(forward, values: dict) -> None:
                 f"CrossEntropy saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} "
                 "besides the logits (the probabilities?): the logits are the only (N, C) tensor "
                 "it may keep; save per-row numbers (the log-sum-exp) and recompute the softmax "
-                "in backward")
+                "in backward", mistake="CrossEntropy/saves-probabilities")
 
 
 def check_ce(function, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
@@ -141,7 +149,7 @@ def check_ce(function, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
             hint = recognise_ce(function, values)
             if hint is None:
                 raise
-            raise GradingError(hint, str(error)) from error
+            raise GradingError(hint, str(error), mistake=CE_MISTAKES) from error
         check_no_ctx_tensors(CE, forward)
         check_backward_by_hand(CE, backward)
         check_ce_saved(forward, values)
@@ -171,7 +179,8 @@ def check_ce_stable(function, device, dtype=torch.float64) -> None:
             raise GradingError(
                 "CrossEntropy is not finite at logits of magnitude 1e4, where F.cross_entropy "
                 "is: subtract each row's maximum before exp, and take the log of the sum "
-                "(log-sum-exp), never of each probability")
+                "(log-sum-exp), never of each probability",
+                mistake="CrossEntropy/overflows-at-large-logits")
         check_ce(function, values, rtol=1e-5, atol=1e-5)
 
 
@@ -238,7 +247,8 @@ def check_lce(function: Called, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
             hint = recognise_chunk_means(function, values)
             if hint is None:
                 raise
-            raise GradingError(hint, str(error)) from error
+            raise GradingError(hint, str(error),
+                               mistake="linear_cross_entropy/averages-chunk-means") from error
         check_no_ctx_tensors(LCE, forward)
         check_backward_by_hand(LCE, backward)
     check_hand_written_forward(function, values)  # before what it saved: autograd saves too

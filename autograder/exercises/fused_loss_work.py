@@ -119,7 +119,8 @@ def _grads(function: Called, values: dict, grad_outputs, requires_grad=True):
                 raise GradingError(
                     "LinearCrossEntropy.backward scaled its saved gradients in place: a second "
                     "backward (retain_graph=True, or a loss used twice) finds them changed; "
-                    "return grad_output * grad_x, a new tensor", str(error)) from error
+                    "return grad_output * grad_x, a new tensor", str(error),
+                    mistake="linear_cross_entropy/scales-saved-in-place") from error
             if _reads_grad_mode_in_forward(function, values, requires_grad):
                 raise GradingError(
                     f"{NAME} gave no gradient for an input that requires grad, and gives it when "
@@ -159,7 +160,8 @@ def check_scaling(function: Called, values: dict, grad_output: float = 3.0) -> N
             if grad_output != 1 and torch.allclose(grad.double(), one):
                 raise GradingError(f"{NAME}'s backward ignores grad_output: a loss multiplied "
                                    f"by {grad_output:g} must give {grad_output:g} times the "
-                                   f"gradients; return grad_output * grad_{name}")
+                                   f"gradients; return grad_output * grad_{name}",
+                                   mistake="linear_cross_entropy/ignores-grad-output")
             if name == "x":
                 check_short_chunk(grad.double(), true, values["chunk_size"])
             diagnose_gradient(name, grad.double(), true)
@@ -174,7 +176,7 @@ def check_short_chunk(grad_x: torch.Tensor, true: torch.Tensor, chunk: int) -> N
         raise GradingError(f"{NAME}'s grad_x is right on every row but the last {short} of "
                            f"{rows}, the short last chunk (chunk_size={chunk}): does the loop "
                            "reach it? Step through range(0, N, chunk_size); the last slice is "
-                           "simply shorter")
+                           "simply shorter", mistake="linear_cross_entropy/misses-short-chunk")
 
 
 def check_retained_backward(function: Called, values: dict) -> None:
@@ -188,7 +190,7 @@ def check_retained_backward(function: Called, values: dict) -> None:
                 raise GradingError(
                     f"{NAME}'s second backward gives twice the gradient of the first: backward "
                     "scaled its saved gradients in place; return grad_output * grad_x, a new "
-                    "tensor")
+                    "tensor", mistake="linear_cross_entropy/scales-saved-in-place")
             diagnose_gradient(name, two.double(), true)
 
 

@@ -10,6 +10,7 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.fused_loss_work import Called, check_largest_tensor, lce_values
 from autograder.grading import self_check
 from autograder.probes import CountFlops
+from tests.autograder.catalogued import mistake
 from tools.catalogue import lesson11
 
 pytestmark = pytest.mark.lesson11
@@ -129,3 +130,29 @@ def test_the_accumulation_case_fails_a_float16_accumulator_and_passes_a_float32_
     compare(domain, Operator(right), _leaves(part.values("cpu", part.dtype)), part.tolerance)
     with pytest.raises(GradingError, match="output is wrong"):
         compare(domain, Operator(narrow), _leaves(part.values("cpu", part.dtype)), part.tolerance)
+
+
+@pytest.mark.parametrize("exercise, name, expected", [
+    ("CrossEntropy", "softmax without the max shift", "CrossEntropy/overflows-at-large-logits"),
+    ("CrossEntropy", "dividing by N instead of the counted rows",
+     "CrossEntropy/divides-by-all-rows"),
+    ("CrossEntropy", "ignored rows keep their gradient", "CrossEntropy/ignored-rows-get-gradient"),
+    ("CrossEntropy", "saves the probabilities", "CrossEntropy/saves-probabilities"),
+    ("CrossEntropy", "a gradient for the target", "CrossEntropy/gradient-for-target"),
+    ("CrossEntropy", "backward ignores grad_output", "CrossEntropy/ignores-grad-output"),
+    ("linear_cross_entropy", "saved gradients scaled in place",
+     "linear_cross_entropy/scales-saved-in-place"),
+    ("linear_cross_entropy", "backward ignores grad_output",
+     "linear_cross_entropy/ignores-grad-output"),
+    ("linear_cross_entropy", "the mean of each chunk's mean",
+     "linear_cross_entropy/averages-chunk-means"),
+    ("linear_cross_entropy", "the loop stops before a short last chunk",
+     "linear_cross_entropy/misses-short-chunk"),
+])
+def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
+    """Does each mistake a probe proves (the count of rows, ignored rows, grad_output, saved
+    tensors, the chunk loop) carry a stable id, so that a class's failures group by it?"""
+    from autograder.grading import classified_verdict
+
+    verdict = classified_verdict(exercise, mistake(exercise, name))
+    assert (verdict.passed, verdict.mistake) == (False, expected)
