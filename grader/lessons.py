@@ -2,6 +2,7 @@
 "source" notebook (solutions and hidden tests included) that ``nbgrader generate_assignment``
 releases."""
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -85,10 +86,32 @@ GENERATED_FROM = "autograd_course"  # notebook metadata: which lesson source a n
 RUN_ON = "raises-exception"
 
 
-def source_notebook(lesson: str) -> nbformat.NotebookNode:
-    """The instructor's nbgrader source notebook for a lesson."""
+# An ungraded scratch cell (a live checker's input, a "try it") may carry its worked answer:
+#     ### BEGIN WORKED
+#     derivative_from_y = lambda y: y * (1 - y)
+#     ### LEARNER
+#     derivative_from_y = None  # your step 2: lambda y: ...
+#     ### END WORKED
+# The source nbgrader releases keeps the learner's lines only; the solutions keep the worked.
+WORKED = re.compile(r"^[ \t]*### BEGIN WORKED\n(.*?)"
+                    r"^[ \t]*### LEARNER\n(.*?)"
+                    r"^[ \t]*### END WORKED\n?", re.MULTILINE | re.DOTALL)
+
+
+def with_worked(source: str, worked: bool) -> str:
+    """``source`` with each worked region replaced by its worked or its learner's lines."""
+    replaced = WORKED.sub(lambda match: match[1] if worked else match[2], source)
+    return replaced if source.endswith("\n") else replaced.rstrip("\n")
+
+
+def source_notebook(lesson: str, *, worked: bool = False) -> nbformat.NotebookNode:
+    """The instructor's nbgrader source notebook for a lesson (``worked``: scratch cells with
+    their worked answers, for the solutions)."""
     path = LESSONS / f"{lesson}.py"
     notebook = jupytext.read(path, fmt="py:percent")
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.source = with_worked(cell.source, worked)
     setup = setup_cell()
     notebook.cells[:0] = [setup]
     notebook.cells += [nbformat.v4.new_markdown_cell(PROGRESS_NOTE),

@@ -383,7 +383,16 @@ plt.show()
 # $P$ against central differences of your own $P$.
 
 # %%
+### BEGIN WORKED
+def gradient_penalty(x, beta):
+    """The mean over rows of (||grad_x D(x_i)|| - 1)^2, differentiable again."""
+    scores = SwishFunction.apply(x, beta).sum(dim=1)  # D(x_i): row i's score
+    # rows do not mix, so the gradient of the sum holds every row's own gradient
+    grad_x, = torch.autograd.grad(scores.sum(), x, create_graph=True)
+    return ((grad_x.norm(dim=1) - 1) ** 2).mean()
+### LEARNER
 gradient_penalty = None  # def gradient_penalty(x, beta): ...
+### END WORKED
 
 
 # %% tags=["skip-when-grading"]
@@ -781,8 +790,17 @@ except RuntimeError as error:
 # `CubeOnce` and `NumpyTanh` may use them.
 
 # %%
+### BEGIN WORKED
+def to_numpy(t):
+    return t.detach().cpu().numpy()  # no graph, CPU memory
+
+
+def to_torch(a, like):
+    return torch.as_tensor(a).to(device=like.device, dtype=like.dtype)  # a NumPy scalar too
+### LEARNER
 to_numpy = None  # def to_numpy(t): ...
 to_torch = None  # def to_torch(a, like): ...
+### END WORKED
 
 
 # %% tags=["skip-when-grading"]
@@ -1087,9 +1105,15 @@ except GradcheckError as error:
 # </details>
 
 # %%
+### BEGIN WORKED
+grad_g = lambda gbar_a, gbar_c, g, a, c: gbar_a @ c + a @ gbar_c  # G feeds both results
+grad_a = lambda gbar_a, gbar_c, g, a, c: g @ gbar_c.T
+grad_c = lambda gbar_a, gbar_c, g, a, c: gbar_a.T @ g
+### LEARNER
 grad_g = None  # e.g. lambda gbar_a, gbar_c, g, a, c: ...
 grad_a = None
 grad_c = None
+### END WORKED
 
 # %%
 def b(g, a, c):

@@ -529,7 +529,33 @@ compare(prediction_masked, observed, who="your LogSumExp")
 # </details>
 
 # %%
+### BEGIN WORKED
+class Cross(torch.autograd.Function):
+    """y = a x b along the last dimension."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(a, b):
+        return torch.linalg.cross(a, b)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+        ctx.save_for_forward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        return torch.linalg.cross(b, grad_output), torch.linalg.cross(grad_output, a)
+
+    @staticmethod
+    def jvp(ctx, a_tangent, b_tangent):
+        a, b = ctx.saved_tensors
+        return torch.linalg.cross(a_tangent, b) + torch.linalg.cross(a, b_tangent)
+### LEARNER
 Cross = None  # class Cross(torch.autograd.Function): ... (forward, setup_context, backward, jvp)
+### END WORKED
 
 
 # %% tags=["skip-when-grading"]
@@ -567,30 +593,6 @@ check_cross()
 # $g \cdot (a \times \dot b) = \dot b \cdot (g \times a)$, so $\partial L/\partial a = b \times g$
 # and $\partial L/\partial b = g \times a$. Both need $a$ and $b$: `save_for_backward` keeps
 # them for one, `save_for_forward` for the other.
-#
-# ```python
-# class Cross(torch.autograd.Function):
-#     generate_vmap_rule = True
-#
-#     @staticmethod
-#     def forward(a, b):
-#         return torch.linalg.cross(a, b)
-#
-#     @staticmethod
-#     def setup_context(ctx, inputs, output):
-#         ctx.save_for_backward(*inputs)
-#         ctx.save_for_forward(*inputs)
-#
-#     @staticmethod
-#     def backward(ctx, grad_output):
-#         a, b = ctx.saved_tensors
-#         return torch.linalg.cross(b, grad_output), torch.linalg.cross(grad_output, a)
-#
-#     @staticmethod
-#     def jvp(ctx, a_tangent, b_tangent):
-#         a, b = ctx.saved_tensors
-#         return torch.linalg.cross(a_tangent, b) + torch.linalg.cross(a, b_tangent)
-# ```
 # </details>
 
 # %% [markdown]

@@ -461,7 +461,11 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # Write both counts in units of $n$ in `my_moved`, composed first.
 
 # %%
+### BEGIN WORKED
+my_moved = (14, 8)  # composed: silu 2n, mul 3n, backward 9n; fused: 3n forward, 5n backward
+### LEARNER
 my_moved = (None, None)  # (composed, fused): elements read + written, in units of n
+### END WORKED
 
 # %%
 class Traffic(TorchDispatchMode):
@@ -567,7 +571,11 @@ if len(moved) == 2:
 # off?
 
 # %%
+### BEGIN WORKED
+my_idle_fraction = (512 - 300) / 512  # BLOCK_D = next_power_of_2(300) = 512 lanes
+### LEARNER
 my_idle_fraction = None  # masked-off lanes / all lanes, for D = 300
+### END WORKED
 
 # %%
 for D in (300, 4096, 4097):
@@ -648,7 +656,11 @@ elif solved:
 # The kernel stores it into an int64 tensor. Predict the number stored.
 
 # %%
+### BEGIN WORKED
+my_offset = -2**31  # 2 * 2**30 = 2**31 wraps in int32
+### LEARNER
 my_offset = None  # the value the third program stores for row * D
+### END WORKED
 
 # %%
 @triton.jit

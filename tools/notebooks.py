@@ -104,7 +104,7 @@ def build(lessons: list[str], *, run_solutions: bool = True) -> None:
         write(notebook, COURSE / f"{name}.ipynb")
         print(f"course/{name}.ipynb")
     for name in lessons:
-        solution = solution_notebook(source_notebook(name))
+        solution = solution_notebook(source_notebook(name, worked=True))
         if run_solutions:
             # a fresh folder each: the progress table it ends with shows this lesson's checks only
             with tempfile.TemporaryDirectory(prefix="course-run-") as scratch:

@@ -1,6 +1,6 @@
 """What every learner's notebook opens with and how it runs: no maintainers' note among its
 cells (the notebook's metadata says where it comes from), and every code cell after the setup
-tagged to run on under Run All."""
+tagged to run on under Run All; a scratch cell's worked answer reaches the solutions only."""
 
 import ast
 import json
@@ -8,7 +8,8 @@ import json
 import nbformat
 import pytest
 
-from grader.lessons import GENERATED_FROM, RUN_ON, lesson_names, source_notebook
+from grader.lessons import (GENERATED_FROM, LESSONS, RUN_ON, WORKED, lesson_names,
+                            source_notebook, with_worked)
 from grader.notebook_format import skipped_when_grading
 from tools.notebooks import COURSE, SOLUTIONS
 
@@ -81,3 +82,27 @@ def test_a_cell_skipped_when_grading_defines_nothing_a_graded_run_needs(lesson):
                             f"{sorted(set(needed.values()))}")
         for name in bound:
             only_in_skipped.pop(name, None)
+
+
+def test_a_worked_region_gives_the_solutions_its_answer_and_the_learner_the_stub():
+    """Does a scratch cell's worked region become its worked lines, or the learner's, whole?"""
+    source = ("x = 1\n### BEGIN WORKED\nf = lambda y: y * (1 - y)\n### LEARNER\n"
+              "f = None  # yours\n### END WORKED\nprint(f)\n")
+    assert with_worked(source, worked=True) == "x = 1\nf = lambda y: y * (1 - y)\nprint(f)\n"
+    assert with_worked(source, worked=False) == "x = 1\nf = None  # yours\nprint(f)\n"
+
+
+@pytest.mark.parametrize("lesson", lesson_names())
+def test_no_worked_answer_reaches_what_nbgrader_releases(lesson):
+    """Is every worked line out of the released source and the learner's copy, and every
+    marker out of both copies?"""
+    worked = {line.strip() for match in WORKED.finditer((LESSONS / f"{lesson}.py").read_text())
+              for line in match[1].splitlines() if line.strip()}
+    released = "\n".join(cell.source for cell in source_notebook(lesson).cells)
+    learner = "\n".join(cell.source for cell in
+                        nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4).cells)
+    solutions = (SOLUTIONS / f"{lesson}.ipynb").read_text()
+    for text in (released, learner):
+        assert not [line for line in worked if line in text.splitlines()], lesson
+    assert not any("WORKED" in text or "### LEARNER" in text
+                   for text in (released, learner, solutions)), lesson

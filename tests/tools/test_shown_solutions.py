@@ -1,13 +1,12 @@
-"""An ungraded "Try it" whose solution the lesson shows (in its "Compare with yours" block):
-the shown code passes the lesson's own checker, and a plausible slip fails it."""
+"""An ungraded "Try it" whose worked answer the solutions show (a WORKED region): the worked
+code passes the lesson's own checker, and a plausible slip fails it."""
 
 import contextlib
 import io
-import re
 
 import torch
 
-from grader.lessons import LESSONS
+from grader.lessons import LESSONS, WORKED
 
 
 def _lesson_08() -> str:
@@ -15,10 +14,10 @@ def _lesson_08() -> str:
 
 
 def _shown_cross() -> type:
-    """The Cross class shown in lesson 08's "Compare with yours" block."""
-    block = re.search(r"^# ```python\n(.*?)^# ```$", _lesson_08(), re.MULTILINE | re.DOTALL)[1]
+    """The Cross class of lesson 08's worked region, as the solutions show it."""
+    worked = next(match[1] for match in WORKED.finditer(_lesson_08()) if "class Cross" in match[1])
     namespace = {"torch": torch}
-    exec(re.sub(r"^# ?", "", block, flags=re.MULTILINE), namespace)  # noqa: S102 - our lesson
+    exec(worked, namespace)  # noqa: S102 - our lesson
     return namespace["Cross"]
 
 
@@ -34,8 +33,8 @@ def _checker_output(cross) -> str:
     return printed.getvalue()
 
 
-def test_the_shown_cross_passes_every_check():
-    """Does the solution lesson 08 shows pass its own checker, line by line?"""
+def test_the_worked_cross_passes_every_check():
+    """Does the worked answer lesson 08's solutions show pass its own checker, line by line?"""
     lines = _checker_output(_shown_cross()).splitlines()
     assert len(lines) == 4 and all(line.endswith("✓") for line in lines), lines
 
