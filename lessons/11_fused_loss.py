@@ -327,15 +327,33 @@ print("gradients equal:", torch.allclose(grad_mine, grad_theirs))
 # 2. Row $i$ of $G$ needs which rows of the logits? Which rows of $G$ does row $i$ of
 #    $\text{grad}_x$ need, and which does $\text{grad}_W$ need?
 #
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
+# Try your answer to 1 in `my_linear_grads`, against autograd on a small example.
+
+# %%
+def my_linear_grads(G, x, weight):
+    """grad_x and grad_W for z = x @ weight.T, given G = dL/dz: your answer to question 1."""
+    return torch.zeros_like(x), torch.zeros_like(weight)  # replace with yours
+
+
+x_small = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+weight_small = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+z_small = x_small @ weight_small.T
+loss_small = F.cross_entropy(z_small, torch.tensor([0, 4, 2, 1]))
+G_small, *want = torch.autograd.grad(loss_small, (z_small, x_small, weight_small))
+got = my_linear_grads(G_small, x_small.detach(), weight_small.detach())
+for name, mine_, theirs_ in zip(("grad_x", "grad_W"), got, want):
+    print(f"{name}: shape {tuple(mine_.shape)} (autograd's {tuple(theirs_.shape)}), "
+          f"largest error {(mine_ - theirs_).abs().max().item():.2e}")
+
+# %% [markdown]
+# <details><summary><b>Hint</b> · for question 1</summary>
 #
-# 1. $\text{grad}_x = G\, W$ $(N \times d)$ and $\text{grad}_W = G^\top x$ $(V \times d)$.
-# 2. Row $i$ of $G$ needs only row $i$ of the logits (and $N$, known before any row is seen).
-#    Row $i$ of $\text{grad}_x$ needs only row $i$ of $G$, while
-#    $\text{grad}_W = \sum_i G_i^\top x_i$ is a **sum over rows**, which can be added up chunk
-#    by chunk. So a chunk of $c$ rows at a time needs a $(c, V)$ block of logits and never the
-#    $(N, V)$ whole.
+# Write one entry: $z_{ik} = \sum_m x_{im} W_{km}$. Which $z$ entries does $x_{im}$ appear
+# in, and with which factor? Then which does $W_{km}$ appear in? Each sum you get is one
+# matrix product; the shapes tell you which factor is transposed.
 # </details>
+#
+# Keep your answer to question 2 for the steps below; it decides what a chunked loop can do.
 #
 # ### Step 1: the loss alone, chunk by chunk (not graded)
 #
@@ -695,6 +713,14 @@ from autograder import grade; grade("linear_cross_entropy", linear_cross_entropy
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# From logits to hidden states: $\text{grad}_x = G\, W$ $(N \times d)$ and
+# $\text{grad}_W = G^\top x$ $(V \times d)$. Row $i$ of $G$ needs only row $i$ of the logits
+# (and $N$, known before any row is seen); row $i$ of $\text{grad}_x$ needs only row $i$ of
+# $G$, while $\text{grad}_W = \sum_i G_i^\top x_i$ is a **sum over rows**, added up chunk by
+# chunk. So a chunk of $c$ rows needs a $(c, V)$ block of logits and never the $(N, V)$ whole.
+#
+# Step 3's questions:
 #
 # 1. With $G_c = (P_c - Y_c)/N$ for the chunk, $\text{grad}_x[s:s+c] = G_c W$ (these rows
 #    are complete) and $\text{grad}_W \mathrel{+}= G_c^\top x[s:s+c]$ (a partial sum).
