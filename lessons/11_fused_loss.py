@@ -794,12 +794,13 @@ for grad_mode in (True, False):
 # $\partial\,\operatorname{lse}(z_i)^2 / \partial z_{ij}$?
 # </details>
 #
-# <details><summary><b>Hint 2</b> · the pieces</summary>
+# <details><summary><b>Hint 2</b> · each piece alone, in numbers</summary>
 #
-# $\frac1C\sum_j -\log p_{ij} = \operatorname{lse}(z_i) - \frac1C\sum_j z_{ij}$, whose
-# derivative is $p_{ij} - \frac1C$; and
-# $\partial \operatorname{lse}(z_i)^2/\partial z_{ij} = 2\operatorname{lse}(z_i)\, p_{ij}$.
-# Every counted row is divided by the same $M$ as before.
+# For the row $z = (1, 2, 0.5)$ alone ($\operatorname{lse} = 2.4644$): the gradient of the
+# row mean of $-\log p_j$ is $(-0.1021, 0.2952, -0.1931)$, and the gradient of
+# $\operatorname{lse}(z)^2$ is $(1.1396, 3.0979, 0.6912)$ (autograd, float64). Write each
+# piece's derivative from exercise 1's pieces, check it against these numbers, then weight
+# the pieces as the loss does and divide every counted row by the same $M$ as before.
 # </details>
 #
 # <details><summary><b>Hint 3</b> · numbers to hit</summary>
@@ -853,6 +854,9 @@ from autograder import grade; grade("SmoothedCrossEntropy", SmoothedCrossEntropy
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
+# The pieces: $\frac1C\sum_j -\log p_{ij} = \operatorname{lse}(z_i) - \frac1C\sum_j z_{ij}$,
+# whose derivative is $p_{ij} - \frac1C$, and
+# $\partial \operatorname{lse}(z_i)^2/\partial z_{ij} = 2\operatorname{lse}(z_i)\, p_{ij}$.
 # For a counted row, with $g$ the `grad_output`,
 #
 # $$\frac{\partial L}{\partial z_{ij}} = \frac{g}{M}\Big(\big(1 + 2 z\,
