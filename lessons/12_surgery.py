@@ -378,7 +378,11 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # %%
 def my_clip_factor(norms, max_norm):
     """Your step 2: the factor s_r for each row norm in ``norms`` (a tensor), one expression."""
+    ### BEGIN WORKED
+    return (max_norm / norms).clamp(max=1)  # m / 0 = inf, and min(1, inf) = 1
+    ### LEARNER
     return None  # your expression of norms and max_norm, no branch
+    ### END WORKED
 
 
 norms_to_try = torch.tensor([0.0, 1e-30, 0.5, 1.0, 1.5, 5.0, 1e30], dtype=torch.float64)
@@ -832,7 +836,12 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 # %%
 def my_soft_threshold_slopes(x, lam):
     """Your steps 1 and 2: dy/dx and dy/dlam at each entry of x (two tensors of x's shape)."""
+    ### BEGIN WORKED
+    passes = (x.abs() > lam).to(x.dtype)  # strictly: at the kink, relu's slope is 0
+    return passes, -torch.sign(x) * passes
+    ### LEARNER
     return None, None  # your expressions of x and lam
+    ### END WORKED
 
 
 def autograd_slopes(x, lam):
@@ -1520,7 +1529,11 @@ surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal
 # %%
 def my_sample_norms(x, grad_output):
     """Your step 2: the Frobenius norm of each sample's gradient of weight, shape (N,)."""
+    ### BEGIN WORKED
+    return torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)
+    ### LEARNER
     return None  # your expression of x and grad_output, with no (N, out, in) tensor
+    ### END WORKED
 
 
 def sample_loss(w, x_n, g_n):
