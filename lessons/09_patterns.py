@@ -152,17 +152,6 @@ print("shape:", tuple(big.shape), " stride:", big.stride(),
       " bytes behind it:", big.untyped_storage().nbytes())
 
 # %% [markdown]
-# That saving holds while the gradient flows on through other nodes. At a **leaf** it ends:
-# the engine stores `.grad` with the leaf's own layout, so it copies an expanded gradient into
-# a dense tensor, and the leaf's `.grad` costs the full $(3, 1000)$ entries.
-
-# %%
-leaf = torch.randn(3, 1000, requires_grad=True)
-leaf.sum(1).sum().backward()  # sum's backward expands, as above
-print("leaf.grad stride:", leaf.grad.stride(),
-      " bytes behind it:", leaf.grad.untyped_storage().nbytes())
-
-# %% [markdown]
 # Here is the worked example as a Function, `SumOverDim.apply(x, dim, keepdim)`, and the mean
 # built on it. `dim` and `keepdim` are Python values, so backward returns `None` for them.
 
@@ -489,11 +478,10 @@ compare(prediction_3, slices.grad.tolist())
 #
 # <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
-# $\partial y_r / \partial x_{s,c} = \delta_{rs} \prod_{c' \ne c} x_{s,c'}$, so
-# $\partial L / \partial x_{s,c} = g_s \prod_{c' \ne c} x_{s,c'}$: $g$ is repeated along the
-# reduced dimension, as in the worked sum. With one zero at position $k$, $y_s / x_{s,k}$ is
-# $0/0$, while the true value is the product of the others; with two zeros every entry's
-# gradient is 0.
+# $\partial y_r / \partial x_{s,c} = \delta_{rs} \prod_{c' \ne c} x_{s,c'}$. Multiply by $g_r$
+# and sum over $r$: which $r$ survives, and which index of the input does no factor on the right
+# carry? With one zero at position $k$, $y_s / x_{s,k}$ is $0/0$: what is the true value there?
+# With two zeros, what does every product of the others contain?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -588,8 +576,8 @@ jacobian_view(ProdOverDim, torch.prod,
 #
 # <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
-# $\partial y_o / \partial x_i = [i \le o]$, so
-# $\partial L / \partial x_i = \sum_o g_o\, [i \le o] = \sum_{o \ge i} g_o$.
+# $\partial y_o / \partial x_i = [i \le o]$. Multiply by $g_o$ and sum over $o$: for the first
+# entry, $i = 0$, which $g_o$ are in the sum? For the last entry? For the one in between?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -755,9 +743,7 @@ check_cumprod_backward()
 #
 # $S_{n-1} = g_{n-1}$ and $S_i = g_i + x_{i+1}\, S_{i+1}$: a scan from the end, like
 # `Cumsum`'s backward, that multiplies by the next entry of $x$ before it adds. No division, so
-# zeros cost nothing. (A loop over the positions of `dim` is fine here. PyTorch's own
-# `cumprod_backward`, in ATen's `ReduceOps.cpp`, keeps the division before the first zero of a
-# slice and treats that zero apart with masks; its comment derives every case.)
+# zeros cost nothing. (A loop over the positions of `dim` is fine here.)
 # </details>
 
 # %% [markdown]
@@ -765,7 +751,7 @@ check_cumprod_backward()
 #
 # `torch.index_select(x, 0, index)` picks rows of $x$: output row $k$ is row `index[k]` of
 # $x$. The index may repeat a row (an embedding lookup of a sentence with the same word twice)
-# or be empty. Two tools for the way back:
+# or be empty. Two ops write the rows of one tensor into another, where an index says:
 #
 # - `Tensor.index_add(dim, index, source)` returns a copy of the tensor with row $k$ of
 #   `source` **added** to row `index[k]`, for every $k$;
@@ -846,8 +832,9 @@ print("scatter (a write; repeats lost):\n", torch.zeros(2, 3).scatter(1, classes
 # <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
 # $y_{k,c} = x_{\text{index}_k,\,c}$, so
-# $\partial y_{k,c} / \partial x_{s,d} = [\text{index}_k = s]\, \delta_{cd}$ and
-# $\partial L / \partial x_{s,d} = \sum_k [\text{index}_k = s]\, g_{k,d}$.
+# $\partial y_{k,c} / \partial x_{s,d} = [\text{index}_k = s]\, \delta_{cd}$. Multiply by
+# $g_{k,c}$ and sum over $k$ and $c$: the delta removes the sum over $c$. What does the
+# indicator leave of the sum over $k$?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -886,7 +873,9 @@ from autograder import grade; grade("IndexSelect", IndexSelect)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# Row $s$ of the gradient is the **sum** of the rows of $g$ whose index is $s$: zero for a row
+# $$\frac{\partial L}{\partial x_{s,d}} = \sum_k [\text{index}_k = s]\, g_{k,d}:$$
+#
+# row $s$ of the gradient is the **sum** of the rows of $g$ whose index is $s$: zero for a row
 # never named, three rows of $g$ added for a row named three times, all zeros for an empty
 # index.
 # </details>
@@ -989,6 +978,40 @@ compare(prediction_6, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 # 5. Which tensors does your formula read? Can backward tell the two cases apart from what you
 #    saved? (At a norm exactly equal to `eps`, `F.normalize`'s own gradient takes the
 #    "above" formula; the grader never puts a row exactly there.)
+#
+# **Check your step 2 live.** Write $\partial y_j / \partial x_i$ above $\varepsilon$ for one
+# row as a function of $y$ (a vector of length $d$) and $n$ (a number), returning the $d \times d$
+# matrix whose entry $[j, i]$ is $\partial y_j / \partial x_i$. The cell after it compares your
+# matrix with autograd's Jacobian of `F.normalize` on three rows. At $x = (3, 4)$ the matrix is
+# $\begin{pmatrix}0.128 & -0.096\\ -0.096 & 0.072\end{pmatrix}$.
+
+# %%
+### BEGIN WORKED
+jacobian_from_y = lambda y, n: (torch.eye(len(y), dtype=y.dtype) - torch.outer(y, y)) / n
+### LEARNER
+jacobian_from_y = None  # your step 2: lambda y, n: a (d, d) tensor, entry [j, i] = dy_j/dx_i
+### END WORKED
+
+# %%
+if jacobian_from_y is None:
+    print("Write your step 2 into jacobian_from_y first.")
+else:
+    for probe in ([3.0, 4.0], [1.0, -2.0, 2.0], [0.5, -1.5, 2.0, 0.25, -3.0]):
+        probe = torch.tensor(probe, dtype=torch.float64)
+        truth = torch.autograd.functional.jacobian(lambda x: F.normalize(x, dim=-1), probe)
+        n = probe.norm()
+        try:
+            yours = torch.as_tensor(jacobian_from_y(probe / n, n), dtype=torch.float64)
+            error = (yours - truth).abs().max().item() if yours.shape == truth.shape else None
+        except Exception as failure:  # shown, not raised: Run All goes on
+            print(f"✗ jacobian_from_y raised {type(failure).__name__}: {failure}")
+            break
+        if error is None:
+            print(f"✗ x = {probe.tolist()}: your matrix has shape {tuple(yours.shape)}, "
+                  f"autograd's {tuple(truth.shape)}")
+        else:
+            mark = "✓" if error <= 1e-12 else "✗"
+            print(f"x = {probe.tolist()}   largest error against autograd: {error:.3g}  {mark}")
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -1001,10 +1024,10 @@ compare(prediction_6, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 # <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
 # Below $\varepsilon$: $\partial y_j / \partial x_i = \delta_{ij} / \varepsilon$. Above:
-# $\partial n / \partial x_i = x_i / n$, and the quotient rule gives
-#
-# $$\frac{\partial y_j}{\partial x_i} = \frac{\delta_{ij}}{n} - \frac{x_j\, x_i}{n^3}
-#   = \frac{\delta_{ij} - y_i\, y_j}{n}.$$
+# differentiate $n^2 = \sum_k x_k^2$ by $x_i$ to get $\partial n / \partial x_i$. The quotient
+# rule on $x_j / n$ then gives two terms, one with $\delta_{ij}$ and one with
+# $\partial n / \partial x_i$; write each with $y$ and $n$ only. The checker above tells you
+# when they are right.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -1153,7 +1176,7 @@ plt.show()
 # Write one output entry with indices, differentiate by one input entry (deltas where indices
 # must match), multiply by $g$ and sum over the output's indices. What survives is a pattern:
 # a broadcast becomes a sum down to the input's exact shape (`sum_to_size`), a reduction an
-# `expand` (a view with stride 0, no copy until a leaf's `.grad` stores it) after putting the
+# `expand` (a view with stride 0, no copy) after putting the
 # reduced dim back, a scan the same scan reversed (for a product, one that multiplies by $x$
 # rather than dividing by it, so zeros cost nothing), a selection an `index_add` that accumulates repeats, a normalisation a
 # projection that removes the component along the output. The engine sums a gradient that
@@ -1198,8 +1221,8 @@ compare(predicted_indices, indices.tolist())
 #
 # <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
-# $y_o = x_{m_o}$ along `dim`, so $\partial y_o / \partial x_i = [m_o = i]$ and
-# $\partial L / \partial x_i = \sum_o [m_o = i]\, g_o$. Which earlier exercise had a gradient
+# $y_o = x_{m_o}$ along `dim`, so $\partial y_o / \partial x_i = [m_o = i]$. Multiply by $g_o$
+# and sum over $o$. Which earlier exercise had a gradient
 # of this form, one $g$ sent to a position read from an index, repeats added? What is
 # different here about the index: how many are there, and along which dimension do they point?
 # </details>
@@ -1241,7 +1264,9 @@ from autograder import grade; grade("CumMax", CumMax)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# Entry $i$ receives the **sum** of the $g_o$ of every output whose running maximum sits at $i$
+# $$\frac{\partial L}{\partial x_i} = \sum_o [m_o = i]\, g_o:$$
+#
+# entry $i$ receives the **sum** of the $g_o$ of every output whose running maximum sits at $i$
 # (zero if none does), slice by slice along `dim`. $m$ does not change with small moves of $x$
 # (away from ties), so it is all backward needs: the indices forward already has.
 # </details>
@@ -1258,30 +1283,27 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
                            dtype=torch.float64), 1)
 
 # %% [markdown]
-# ## In practice
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
 # **Ties are a convention, and each op has its own.** Where several entries hold the same
 # maximum the derivative does not exist, and every op picks a subgradient. `torch.cummax`
-# sends the gradient to the latest of the equal values, as your `CumMax` does; here is what
-# five of its neighbours do with the same three numbers:
-
-# %%
-tied = torch.tensor([1.0, 3.0, 3.0], requires_grad=True)
-for name, forward in [("x.max(0).values", lambda x: x.max(0).values),
-                      ("x.topk(1).values", lambda x: x.topk(1).values.sum()),
-                      ("torch.cummax(x, 0).values[-1]", lambda x: torch.cummax(x, 0).values[-1]),
-                      ("x.sort().values[-1]", lambda x: x.sort().values[-1]),
-                      ("x.amax(0)", lambda x: x.amax(0)), ("x.max()", lambda x: x.max())]:
-    grad, = torch.autograd.grad(forward(tied), tied)
-    print(f"{name:31} gradient {grad.tolist()}")
-
-# %% [markdown]
+# sends the gradient to the latest of the equal values, as your `CumMax` does; the first cell
+# below this block shows what five of its neighbours do with the same three numbers.
 # `max(dim)` and `topk` pick one entry (here the first), `cummax` and `sort` one too (here the
 # latest; `sort` promises an order for equal values only with `stable=True`), and `amax` and
 # the full `max()` split the gradient evenly between the ties. A Function that reproduces one
 # of them must follow that op's convention (the grader of `CumMax` checks it): at a tie each of
 # these is a valid subgradient, and only the convention makes your gradient and PyTorch's
 # agree.
+#
+# **An expanded gradient is copied at a leaf.** The stride-0 saving of `expand` holds while
+# the gradient flows on through other nodes. At a **leaf** it ends: the engine stores `.grad`
+# with the leaf's own layout, so it copies an expanded gradient into a dense tensor, and the
+# leaf's `.grad` costs the full $(3, 1000)$ entries (the second cell below).
+#
+# **PyTorch's own `cumprod_backward`**, in ATen's `ReduceOps.cpp`, keeps the division before
+# the first zero of a slice and treats that zero apart with masks; its comment derives every
+# case. The scan from the end that you wrote avoids the division altogether.
 #
 # **Scatter-adds on a GPU are not deterministic.** The backwards of `IndexSelect` and `CumMax`
 # add repeated rows, most often with `index_add` or `scatter_add`, whose documentation says
@@ -1300,3 +1322,20 @@ for name, forward in [("x.max(0).values", lambda x: x.max(0).values),
 # save less than autograd would (lesson 10's LayerNorm: a mean, a variance, a broadcast and a
 # division in one backward, saving per-row statistics). The patterns are what lets you read
 # and write those larger backwards.
+# </details>
+
+# %%
+tied = torch.tensor([1.0, 3.0, 3.0], requires_grad=True)
+for name, forward in [("x.max(0).values", lambda x: x.max(0).values),
+                      ("x.topk(1).values", lambda x: x.topk(1).values.sum()),
+                      ("torch.cummax(x, 0).values[-1]", lambda x: torch.cummax(x, 0).values[-1]),
+                      ("x.sort().values[-1]", lambda x: x.sort().values[-1]),
+                      ("x.amax(0)", lambda x: x.amax(0)), ("x.max()", lambda x: x.max())]:
+    grad, = torch.autograd.grad(forward(tied), tied)
+    print(f"{name:31} gradient {grad.tolist()}")
+
+# %%
+leaf = torch.randn(3, 1000, requires_grad=True)
+leaf.sum(1).sum().backward()  # sum's backward expands its gradient, a stride-0 view
+print("leaf.grad stride:", leaf.grad.stride(),
+      " bytes behind it:", leaf.grad.untyped_storage().nbytes())
