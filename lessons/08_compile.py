@@ -81,9 +81,9 @@ def compare(prediction, observed, who="PyTorch") -> None:
 #
 # <details><summary><b>Hint 2</b>: a form that is safe to compute, a question</summary>
 #
-# Your $\partial y / \partial x_j$ has the sum $\sum_k e^{x_k}$ in it, which forward has
-# already taken the log of: it is $e^{y}$. Rewrite your derivative as a single exponential
-# using $y$. How large can its exponent be? Checkpoint: at $x = (0, 1, 2)$, $y = 2.40761$ and
+# Your $\partial y / \partial x_j$ has the sum $\sum_k e^{x_k}$ in it. Which quantity has
+# forward already computed from that sum, and what does it give your derivative once you use
+# it? How large can an exponent then be? Checkpoint: at $x = (0, 1, 2)$, $y = 2.40761$ and
 # your $\partial y / \partial x = (0.09003, 0.24473, 0.66524)$; they add up to 1. Why must
 # they?
 # </details>
@@ -351,7 +351,7 @@ print("per-sample grads:", torch.allclose(
 # `dim` a Python int, possibly negative. In the setup_context form:
 #
 # - `forward(x, dim)`: stable for $|x|$ up to 1000 in float64 (your overflow-free form from
-#   the maths section; a reduction with `keepdim=True` keeps the dimension for broadcasting);
+#   the maths section: how does a per-slice number meet the slice it came from?);
 # - `setup_context(ctx, inputs, output)`: save what backward needs with `save_for_backward`,
 #   what jvp needs with `save_for_forward`, and `dim` as a plain attribute;
 # - `backward(ctx, grad_output)`: your reverse-mode product from the maths section, and `None`
@@ -783,8 +783,9 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
 # tensor, `beta` a Python `float` > 0). The operator must:
 #
 # - compute $\log(1 + e^{\beta x}) / \beta$ **stably**: finite for $\beta x$ in the thousands,
-#   and accurate where it is tiny (at $\beta x = -40$ it is about $4.2 \times 10^{-18}$, not
-#   0: the self-check compares the left tail to a relative $10^{-5}$);
+#   and accurate where it is tiny (at $\beta x = -40$, $\log(1 + e^{\beta x})$ is about
+#   $4.2 \times 10^{-18}$, and the output that divided by $\beta$, not 0: the self-check
+#   compares the left tail to a relative $10^{-5}$);
 # - have a fake implementation;
 # - have a backward written by hand, registered for autograd;
 # - pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")`
@@ -911,9 +912,7 @@ print("vmap without a rule (the fallback):",
 # The rule answers three questions. Which dimension of one sample does `dim` name (a negative
 # `dim` counts from the end of the sample)? Which dimension of the batched `x` is that (one
 # more, if it comes at or after the batch dimension)? Where is the output's batch dimension
-# (`roll` keeps every dimension, so where `x` had it)? Moving the batch dimension to the front
-# first, with `x.movedim(x_bdim, 0)`, is the other common way to write a rule: the questions
-# stay the same, the answers get simpler. The loop below tries the rule for every `dim` and for
+# (`roll` keeps every dimension, so where `x` had it)? The loop below tries the rule for every `dim` and for
 # a batch dimension in each place.
 
 # %%
@@ -947,8 +946,9 @@ print("the rule matches a loop for every dim and every batch position:", agree)
 # that name and registers the new one. The operator lives in the dispatcher, not in your
 # variable: looked up by name, `torch.ops.autograd_course.double` is the newest definition.
 # A handle from before the re-run is left pointing at the destroyed registration. **Never call
-# it**: it reads freed memory, so it may seem to work, raise `MemoryError: std::bad_alloc`, or
-# crash the kernel, at random. The cell below compares handles without calling the old one.
+# it**: what it does is undefined. It may seem to work (calling the new definition, as it did
+# when this lesson was last checked), raise, or take the kernel down. The cell below compares
+# handles without calling the old one.
 
 # %%
 # private (the leading underscore): used only to compare handles here, never in your code
@@ -1247,7 +1247,8 @@ compare(prediction_in_dims_1, matched, who="your rule")
 # **The cost of a call.** A Python `custom_op` goes through the dispatcher and
 # back into Python on every call. Timed on 16 elements, one thread, the softplus maths as an
 # operator with autograd registered took about 1.5 to 2.5 times as long per call as the same
-# maths as a plain function (some 10 to 50 µs more, on a shared CPU). The cost is per call,
+# maths as a plain function (roughly 5 to 50 µs more, on a shared CPU, more when the input
+# requires grad). The cost is per call,
 # not per element: it counts for small tensors called often, not for a large kernel.
 #
 # **Under `torch.autocast`.** An operator with no autocast rule gets its inputs
