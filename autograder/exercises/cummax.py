@@ -60,18 +60,20 @@ def check_ties_and_repeats(function, device) -> None:
         raise GradingError(
             "CumMax sends a tied maximum's gradient to the earliest of the equal values: "
             "torch.cummax (and so the contract) picks the latest one, so a later entry equal "
-            f"to the running maximum takes it over {where}", details)
+            f"to the running maximum takes it over {where}", details,
+            mistake="CumMax/ties-to-earliest")
     indices = torch.cummax(x, 1).indices
     if torch.allclose(got, grad_output.gather(1, indices)):
         raise GradingError(
             "CumMax gathers grad_output with the indices, so entry i reads the gradient of "
             "output indices[i]: the indices say which entry each output copies, so a gradient "
-            f"travels the other way, from output o to entry indices[o] {where}", details)
+            f"travels the other way, from output o to entry indices[o] {where}", details,
+            mistake="CumMax/gathers-with-indices")
     if torch.allclose(got, grad_output):
         raise GradingError(
             "CumMax returns grad_output unchanged, as if each output copied the entry at its own "
             f"position: an output copies the running maximum, often an earlier entry {where}",
-            details)
+            details, mistake="CumMax/returns-grad-output")
     shared = _targets(x) >= 2
     wrong = ~torch.isclose(got, truth)
     if (wrong <= shared).all():
@@ -81,7 +83,7 @@ def check_ties_and_repeats(function, device) -> None:
         raise GradingError(
             "CumMax lost gradients where several outputs take their value from the same entry: "
             f"that entry's gradient is the sum of all of their grad_output{assignment} {where}",
-            details)
+            details, mistake="CumMax/loses-shared-gradients")
 
 
 def check_saves_indices_only(forward, x: torch.Tensor) -> None:
@@ -93,12 +95,14 @@ def check_saves_indices_only(forward, x: torch.Tensor) -> None:
                 f"a float tensor of shape {_shape(saved.shape)}")
             raise GradingError(f"CumMax saves {what} ({saved.nbytes} bytes): backward needs only "
                                "the int64 indices of the running maxima (torch.cummax returns "
-                               "them), saved with ctx.save_for_backward")
+                               "them), saved with ctx.save_for_backward",
+                               mistake="CumMax/saves-float-tensor")
     narrow = [s for s in forward.saved if not s.dtype.is_floating_point
               and s.dtype not in (torch.int64, torch.bool)]
     if x.numel() and narrow and not any(s.dtype == torch.int64 for s in forward.saved):
         raise GradingError(f"CumMax saves its indices as {str(narrow[0].dtype)[6:]}: the contract "
-                           "asks for the int64 indices torch.cummax returns, saved as they are")
+                           "asks for the int64 indices torch.cummax returns, saved as they are",
+                           mistake="CumMax/narrow-indices")
     if x.numel() and not any(s.dtype == torch.int64 for s in forward.saved):
         raise GradingError("CumMax saves no int64 indices: save the indices torch.cummax returns "
                            "with ctx.save_for_backward")

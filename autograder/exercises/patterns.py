@@ -69,7 +69,8 @@ def check_exact_zeros(function, device) -> None:
                 f"BroadcastMul's gradient for {name} is inf or nan exactly where {name} holds "
                 f"0 ({where}): a division by {name}, such as y / {name}? The gradient of a is "
                 "grad_output times b, and that of b grad_output times a, summed down to the "
-                "input's shape: no division", f"got {grad.tolist()}")
+                "input's shape: no division", f"got {grad.tolist()}",
+                mistake="BroadcastMul/divides-by-input")
     with case(f"{where}, float64"):
         graded_case(function, BROADCAST_MUL, values)
 
@@ -115,13 +116,15 @@ def check_grad_output_unsqueezed(function, device) -> None:
         got, truth, grad_output = gradient_for(function, PROD, values)
     except GradingError as error:
         if "do not broadcast" in error.hint:
-            raise GradingError(_UNSQUEEZE_HINT, error.details) from error
+            raise GradingError(_UNSQUEEZE_HINT, error.details,
+                               mistake="ProdOverDim/grad-output-not-unsqueezed") from error
         raise
     local = truth / grad_output.unsqueeze(1)  # d prod / d x, slice by slice
     if (isinstance(got, torch.Tensor) and got.shape == truth.shape
             and not torch.allclose(got, truth)
             and torch.allclose(got, grad_output.unsqueeze(0) * local)):
-        raise GradingError(_UNSQUEEZE_HINT + " (with x of shape (4, 4), dim=1)")
+        raise GradingError(_UNSQUEEZE_HINT, case="x of shape (4, 4), dim=1",
+                           mistake="ProdOverDim/grad-output-not-unsqueezed")
 
 
 _UNSQUEEZE_HINT = ("ProdOverDim's backward broadcast grad_output along the wrong dim: forward "
@@ -141,7 +144,8 @@ def check_zero_slices(function, device, dim=1) -> None:
         if torch.allclose(got, divided, equal_nan=True):
             raise GradingError("ProdOverDim's gradient is inf or nan where a slice holds a zero: "
                                "you divided by zero (prod / x); find the product of the other "
-                               f"entries without dividing {where}")
+                               f"entries without dividing {where}",
+                               mistake="ProdOverDim/divides-by-zero")
         raise GradingError("ProdOverDim's gradient is inf or nan in a slice that holds a zero, "
                            "where the true gradient is finite: find the product of the other "
                            f"entries without dividing by x or taking its log {where}",
@@ -153,7 +157,8 @@ def check_zero_slices(function, device, dim=1) -> None:
                     f"ProdOverDim's gradient is right when dim is the last dimension but wrong "
                     f"for dim={dim}: every slice, shift and flip in backward must follow "
                     f"ctx.dim (x[..., :-1] slices the last dim only) {where}",
-                    f"got {mine.tolist()}, expected {true.tolist()}")
+                    f"got {mine.tolist()}, expected {true.tolist()}",
+                    mistake="ProdOverDim/last-dim-only")
             raise GradingError(f"ProdOverDim's gradient is wrong on a slice with {kind} "
                                f"{where}: got {mine.tolist()}, expected {true.tolist()}")
     graded_case(function, PROD, {"x": x, "dim": dim})
@@ -201,7 +206,8 @@ def check_saves_nothing(forward) -> None:
     if forward.saved:
         what = ", ".join(f"{s.role} of shape {_shape(s.shape)}" for s in forward.saved)
         raise GradingError(f"Cumsum saves {what}: its backward needs no tensor from forward, "
-                           "only dim (a Python int: ctx.dim = dim)")
+                           "only dim (a Python int: ctx.dim = dim)",
+                           mistake="Cumsum/saves-tensor")
 
 
 def check_scan_direction(function, device) -> None:
@@ -212,7 +218,8 @@ def check_scan_direction(function, device) -> None:
             and not torch.allclose(got, truth) and torch.allclose(got, grad_output.cumsum(1))):
         raise GradingError("Cumsum's backward ran the scan the same way as forward: y_o sums "
                            "x_i for i <= o, so x_i reaches every y_o with o >= i; scan "
-                           "grad_output in reverse (with x of shape (3, 5), dim=1)")
+                           "grad_output in reverse (with x of shape (3, 5), dim=1)",
+                           mistake="Cumsum/scans-forward")
 
 
 def cumsum_case(function, x_shape, dim, device, seed=0) -> None:

@@ -37,7 +37,8 @@ def check_saves_index_only(forward, index: torch.Tensor) -> None:
                 f"a float tensor of shape {_shape(saved.shape)}")
             raise GradingError(f"IndexSelect saves {what} ({saved.nbytes} bytes): backward "
                                "needs only index (save_for_backward) and x's shape "
-                               "(ctx.shape = x.shape, a torch.Size)")
+                               "(ctx.shape = x.shape, a torch.Size)",
+                               mistake="IndexSelect/saves-tensor")
     if index.numel() and not any(s.role == "input index" for s in forward.saved):
         raise GradingError("IndexSelect did not save index itself: ctx.save_for_backward(index)")
 
@@ -57,11 +58,13 @@ def check_repeated_rows(function, device) -> None:
                                "row 4 three times, so its gradient is the sum of three rows of "
                                "grad_output, and your row 4 is one of them: a write "
                                "(grad[index] = grad_output, index_copy, scatter) keeps only one; "
-                               "accumulate with index_add")
+                               "accumulate with index_add",
+                               mistake="IndexSelect/writes-repeated-rows")
         raise GradingError("IndexSelect's gradient is wrong only on row 4, the row that index = "
                            "[4, 0, 4, 2, 4] selects three times: its gradient is the sum of those "
                            "three rows of grad_output",
-                           f"got {got[4].tolist()}, expected {truth[4].tolist()}")
+                           f"got {got[4].tolist()}, expected {truth[4].tolist()}",
+                           mistake="IndexSelect/repeats-not-summed")
 
 
 def select_case(function, x_shape, rows, device, seed=0) -> None:
@@ -112,7 +115,8 @@ def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
     for saved in forward.saved:
         if saved.role.startswith("input"):
             raise GradingError("Normalize saves its input x: save the output and one norm per "
-                               "row instead; x = y * norm where the norm is at least eps")
+                               "row instead; x = y * norm where the norm is at least eps",
+                               mistake="Normalize/saves-input")
         if saved.role == "intermediate" and saved.tensor.numel() > rows:
             raise GradingError(f"Normalize saves an intermediate of shape {_shape(saved.shape)}: "
                                f"save the output and one norm per row ({rows} numbers) only")
@@ -130,7 +134,8 @@ def check_projection(function, device) -> None:
             got, truth) and torch.allclose(got, grad_output / x.norm(dim=-1, keepdim=True)):
         raise GradingError("Normalize's backward is missing the projection term: grad_output / "
                            "norm is the derivative of x / norm with the norm held fixed, but "
-                           "the norm moves with x too (with x of shape (3, 4))")
+                           "the norm moves with x too (with x of shape (3, 4))",
+                           mistake="Normalize/missing-projection")
     x, eps = rows_around_eps(device)
     got, truth, _ = gradient_for(function, NORMALIZE, {"x": x, "eps": eps})
     if isinstance(got, torch.Tensor) and got.shape == truth.shape:
@@ -139,7 +144,8 @@ def check_projection(function, device) -> None:
         if torch.allclose(got[above], truth[above]) and not torch.allclose(got, truth):
             raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: "
                                "there y = x / eps, and eps does not move with x "
-                               "(with row norms 2, 0.5, 1e-3 and 0, eps=0.01)")
+                               "(with row norms 2, 0.5, 1e-3 and 0, eps=0.01)",
+                               mistake="Normalize/wrong-below-eps")
 
 
 def check_closed_form(function, device) -> None:
@@ -153,7 +159,8 @@ def check_closed_form(function, device) -> None:
         raise GradingError(f"Normalize's backward allocated {log.bytes} bytes for x of shape "
                            f"(2, 64) ({x.numel() * x.element_size()} bytes): it builds each "
                            "row's 64 x 64 Jacobian; use the closed form, a projection",
-                           f"ops that allocated: {', '.join(log.ops)}")
+                           f"ops that allocated: {', '.join(log.ops)}",
+                           mistake="Normalize/builds-jacobian")
 
 
 def normalize_case(function, x, eps) -> None:

@@ -60,3 +60,25 @@ def test_stub_fails_with_not_implemented():
 
     with pytest.raises(NotImplementedError):
         run("CumMax", Stub)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("ties to the earliest of equal values (strict >)", "CumMax/ties-to-earliest"),
+    ("grad_output gathered with the indices (the forward's direction)",
+     "CumMax/gathers-with-indices"),
+    ("the gradient of each output to its own position", "CumMax/returns-grad-output"),
+    ("an assignment where outputs share an entry (scatter without add)",
+     "CumMax/loses-shared-gradients"),
+    ("each new maximum keeps only its own output's gradient (no sum over its run)",
+     "CumMax/loses-shared-gradients"),
+    ("saves x and recomputes the indices in backward", "CumMax/saves-float-tensor"),
+    ("the indices saved as int32", "CumMax/narrow-indices"),
+])
+def test_a_proven_mistake_is_graded_with_its_id(name, expected):
+    """Does each mistake a probe proves (the tie convention, the direction of the indices, a
+    write where outputs share an entry, what is saved) carry a stable id?"""
+    from autograder.grading import classified_verdict
+    from tests.autograder.catalogued import mistake
+
+    verdict = classified_verdict("CumMax", mistake("CumMax", name))
+    assert (verdict.passed, verdict.mistake) == (False, expected)

@@ -180,3 +180,32 @@ def test_prod_zero_cases_without_division():
     assert torch.equal(grad, truth)
     assert not torch.isfinite(torch.prod(x, 1, keepdim=True) / x).all()
     assert PROD.name == "ProdOverDim"
+
+
+@pytest.mark.parametrize("exercise, name, expected", [
+    ("BroadcastMul", "the other input recovered as y / a (nan where a holds 0)",
+     "BroadcastMul/divides-by-input"),
+    ("ProdOverDim", "prod / x divides by zero", "ProdOverDim/divides-by-zero"),
+    ("ProdOverDim", "grad_output not unsqueezed", "ProdOverDim/grad-output-not-unsqueezed"),
+    ("ProdOverDim", "exclusive products written for the last dim only",
+     "ProdOverDim/last-dim-only"),
+    ("Cumsum", "forward scan in backward", "Cumsum/scans-forward"),
+    ("Cumsum", "saves x", "Cumsum/saves-tensor"),
+    ("IndexSelect", "grad[index] = grad_output", "IndexSelect/writes-repeated-rows"),
+    ("IndexSelect", "index_copy (a write)", "IndexSelect/writes-repeated-rows"),
+    ("IndexSelect", "index_reduce with 'mean': repeats averaged, not added",
+     "IndexSelect/repeats-not-summed"),
+    ("IndexSelect", "saves x", "IndexSelect/saves-tensor"),
+    ("Normalize", "missing projection term", "Normalize/missing-projection"),
+    ("Normalize", "projection on rows below eps too", "Normalize/wrong-below-eps"),
+    ("Normalize", "saves x", "Normalize/saves-input"),
+    ("Normalize", "builds each row's Jacobian", "Normalize/builds-jacobian"),
+])
+def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
+    """Does each mistake a probe proves (a division by an input, grad_output along the wrong
+    dim, a scan's direction, a write where repeats add, the projection term, what is saved)
+    carry a stable id, so that a class's failures group by it?"""
+    from autograder.grading import classified_verdict
+
+    verdict = classified_verdict(exercise, mistake(exercise, name))
+    assert (verdict.passed, verdict.mistake) == (False, expected)
