@@ -972,7 +972,7 @@ compare(prediction_6, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 #    then write $\partial y_j / \partial x_i$ with the quotient rule, and rewrite it using only
 #    $y$ and $n$.
 # 3. Multiply by $g_j$ and sum over $j$. You get $g$ minus one term; write that term with a dot
-#    product $y \cdot g$ per row (which `keepdim` keeps broadcastable?).
+#    product $y \cdot g$ per row (what shape must it have to broadcast against $g$?).
 # 4. Geometrically, what does subtracting that term do to $g$? Check it against quick
 #    question 6.
 # 5. Which tensors does your formula read? Can backward tell the two cases apart from what you
