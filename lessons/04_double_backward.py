@@ -279,7 +279,7 @@ print("torch.func through SinForFunc agrees:", torch.allclose(hvp_sin, hvp_by_ha
 #    to the second derivative. For now: which tensors can backward recompute $s$ from, and are
 #    they inputs, outputs or neither?
 #
-# Use `ctx.needs_input_grad` to skip a gradient nobody wants. The self-check also hands your
+# Can backward tell which gradients nobody asked for, and skip them? The self-check also hands your
 # backward a `grad_output` that is not contiguous, as a later `y.t()` gives.
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
@@ -291,9 +291,10 @@ print("torch.func through SinForFunc agrees:", torch.allclose(hvp_sin, hvp_by_ha
 #
 # <details><summary><b>Hint 2</b>: the key step</summary>
 #
-# The chain rule through $z_i = \beta x_i$ gives $\partial s_i/\partial x_i = \beta\,\sigma'(z_i)$
-# and $\partial s_i/\partial \beta = x_i\,\sigma'(z_i)$. For $x_i$ the product rule adds a
-# second term; for $\beta$ it does not, since the factor $x_i$ does not move. $\beta$ reaches
+# Go through $z_i = \beta x_i$: what is $\partial z_i/\partial x_i$, and
+# $\partial z_i/\partial \beta$? The chain rule multiplies each by $\sigma'(z_i)$. For $x_i$
+# the product rule then adds a second term; for $\beta$ it does not, since the factor $x_i$
+# does not move. $\beta$ reaches
 # every $y_i$, so $\partial L/\partial \beta$ adds up one term per element, weighted by $g_i$.
 # </details>
 #
@@ -1057,24 +1058,6 @@ except GradcheckError as error:
     print("gradgradcheck:", str(error).splitlines()[0])
 
 # %% [markdown]
-# **In practice: two everyday tools refuse double backward.** Both fail loudly, as a marked
-# backward does, on the second differentiation (checked on torch 2.13, CPU):
-#
-# - a function compiled with `torch.compile` (the default backend and `"aot_eager"` alike, both
-#   built on AOTAutograd): the first `torch.autograd.grad(..., create_graph=True)` runs, and
-#   the second raises *"torch.compile with aot_autograd does not currently support double
-#   backward"*;
-# - `torch.nn.functional.scaled_dot_product_attention` on CPU runs a fused kernel whose
-#   backward has no derivative of its own: *"derivative for
-#   aten::_scaled_dot_product_flash_attention_for_cpu_backward is not implemented"*. Under
-#   `torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH)` it runs composed ops,
-#   and double backward works.
-#
-# So the part of a model that a gradient penalty or an HVP differentiates twice runs eagerly,
-# on ops with a derivative for their backward; test each custom Function on that path with
-# `gradgradcheck`, outside `torch.compile`.
-
-# %% [markdown]
 # ## The third way: a backward that is itself a Function
 #
 # PyTorch's documentation gives three ways to handle a backward (the `save_for_backward`
@@ -1189,40 +1172,6 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # backward, one for the backward of the backward.
 
 # %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | saving an intermediate such as `sigmoid(beta * x)` | second derivatives silently wrong | save inputs or outputs and recompute, or return it as an output |
-# | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
-# | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives silently wrong or zero | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
-# | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
-# | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$); the self-check never tries it | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
-# | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
-# | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
-# | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
-# | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
-# | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
-# | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
-# | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck` |
-# | `@once_differentiable` above `@staticmethod` on Python < 3.10 | `'staticmethod' object is not callable` when backward runs | write it under `@staticmethod` |
-# | `gradgradcheck` in float32 | spurious failures | float64 |
-#
-# ## Common misconceptions
-#
-# - **"Anything passed to `save_for_backward` is safe for double backward."** Only inputs and
-#   outputs come back linked to the graph. An intermediate such as `sigmoid(beta * x)` comes
-#   back as a constant, so the first derivatives are right and the second ones wrong, as the
-#   trap above shows; `gradcheck` alone never notices, only `gradgradcheck` does.
-# - **"Tensors as `ctx` attributes break double backward."** Only for intermediates, which are
-#   wrong however they are kept. The rule against `ctx.mask = mask` is right for other reasons:
-#   the lost in-place check, the reference cycle for outputs, and invisibility to saved-tensor
-#   hooks (lesson 05).
-# - **"`@once_differentiable` makes a NumPy backward safe."** It turns the failures it sees into
-#   errors; it does not see a plain sum or `functional.hvp`, as shown above. Test with
-#   `gradgradcheck`, or make the backward a Function of its own.
-
-# %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `NumpyTanh`
 #
 # A kernel you cannot trace, which a second-order method still has to differentiate: here the
@@ -1263,6 +1212,14 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # The second derivative with respect to $x$ flows from your inner Function's result to $y$,
 # then from $y$ to $x$ through `NumpyTanh`'s own backward: autograd chains them. Nothing in your inner Function
 # needs $\partial y/\partial x$.
+# </details>
+#
+# <details><summary><b>Hint 4</b>: numbers to hit</summary>
+#
+# At $x = 0.5$, $y = \tanh x = 0.4621$. With `grad_output` $= 1$ your first backward returns
+# $0.7864$. Your inner Function's backward, handed $1$ for its result, returns $0.7864$ for
+# `grad_output` and $-0.9242$ for $y$; chained through $\partial y/\partial x$, the second
+# derivative at $0.5$ comes out $-0.7269$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_NumpyTanh", "solution": true}
@@ -1371,11 +1328,65 @@ if len(yours) == 4:
 # </details>
 
 # %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | saving an intermediate such as `sigmoid(beta * x)` | second derivatives silently wrong | save inputs or outputs and recompute, or return it as an output |
+# | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
+# | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives silently wrong or zero | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
+# | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
+# | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$); the self-check never tries it | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
+# | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
+# | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
+# | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
+# | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
+# | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
+# | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
+# | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck` |
+# | `@once_differentiable` above `@staticmethod` on Python < 3.10 | `'staticmethod' object is not callable` when backward runs | write it under `@staticmethod` |
+# | `gradgradcheck` in float32 | spurious failures | float64 |
+#
+# ## Common misconceptions
+#
+# - **"Anything passed to `save_for_backward` is safe for double backward."** Only inputs and
+#   outputs come back linked to the graph. An intermediate such as `sigmoid(beta * x)` comes
+#   back as a constant, so the first derivatives are right and the second ones wrong, as the
+#   trap above shows; `gradcheck` alone never notices, only `gradgradcheck` does.
+# - **"Tensors as `ctx` attributes break double backward."** Only for intermediates, which are
+#   wrong however they are kept. The rule against `ctx.mask = mask` is right for other reasons:
+#   the lost in-place check, the reference cycle for outputs, and invisibility to saved-tensor
+#   hooks (lesson 05).
+# - **"`@once_differentiable` makes a NumPy backward safe."** It turns the failures it sees into
+#   errors; it does not see a plain sum or `functional.hvp`, as shown above. Test with
+#   `gradgradcheck`, or make the backward a Function of its own.
+
+# %% [markdown]
+# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+#
+# **Two everyday tools refuse double backward.** Both fail loudly, as a marked
+# backward does, on the second differentiation (checked on torch 2.13, CPU):
+#
+# - a function compiled with `torch.compile` (the default backend and `"aot_eager"` alike, both
+#   built on AOTAutograd): the first `torch.autograd.grad(..., create_graph=True)` runs, and
+#   the second raises *"torch.compile with aot_autograd does not currently support double
+#   backward"*;
+# - `torch.nn.functional.scaled_dot_product_attention` on CPU runs a fused kernel whose
+#   backward has no derivative of its own: *"derivative for
+#   aten::_scaled_dot_product_flash_attention_for_cpu_backward is not implemented"*. Under
+#   `torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH)` it runs composed ops,
+#   and double backward works.
+#
+# So the part of a model that a gradient penalty or an HVP differentiates twice runs eagerly,
+# on ops with a derivative for their backward; test each custom Function on that path with
+# `gradgradcheck`, outside `torch.compile`.
+#
 # PyTorch's own `tanh` is built this way. Its backward calls `tanh_backward(grad, result)`, an
 # op of its own with an entry in `derivatives.yaml` (the file where ATen's ops declare their
 # derivatives) that says how to differentiate it in turn. That is how ATen makes a kernel
 # twice differentiable: one kernel for the backward, one rule for the backward of the
 # backward.
+# </details>
 
 # %% [markdown]
 # ## Summary
