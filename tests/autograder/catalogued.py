@@ -18,3 +18,13 @@ def _find(entries, exercise: str, name: str):
         if (entry.exercise, entry.name) == (exercise, name):
             return entry
     raise KeyError(f"no catalogue entry {name!r} for {exercise}")
+
+
+def graded_mistake(exercise: str, name: str) -> str:
+    """The mistake id (or category) grading records for the catalogued mistake ``name``; the
+    mistake must fail."""
+    from autograder.grading import classified_verdict
+
+    verdict = classified_verdict(exercise, mistake(exercise, name))
+    assert not verdict.passed, f"{exercise}: catalogued mistake {name!r} passed"
+    return verdict.mistake

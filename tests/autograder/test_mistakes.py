@@ -177,11 +177,9 @@ def test_each_section_is_a_heading_of_its_lesson_and_each_id_one_that_is_raised(
 def test_a_catalogued_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does grading a catalogued mistake give its id (written out, picked by phrase, or the
     exercise's own name with a shared check's suffix), and an unproven one a category?"""
-    from autograder.grading import classified_verdict
-    from tools.catalogue import mistake
+    from tests.autograder.catalogued import graded_mistake
 
-    verdict = classified_verdict(exercise, mistake(exercise, name).load())
-    assert (verdict.passed, verdict.mistake) == (False, expected)
+    assert graded_mistake(exercise, name) == expected
 
 
 

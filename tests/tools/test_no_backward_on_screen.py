@@ -26,10 +26,10 @@ FORMULA = re.compile(r"[*@/]| [+-] |\.(sum|mean|cumsum|cumprod|flip|index_add|sc
                      r"expand\w*|where|einsum|matmul|mul|exp|log\w*|sigmoid|softmax|sum_to_size)\(")
 
 
-def gradient_lines(code: str) -> set[str]:
-    """The non-trivial solution lines (between BEGIN and END SOLUTION, or all of ``code`` when it
-    has no markers) of the gradient functions that ``code`` defines."""
-    lines, inside, in_solution = set(), None, "### BEGIN SOLUTION" not in code
+def solution_gradient_code(code: str):
+    """Each solution line (between BEGIN and END SOLUTION, or all of ``code`` when it has no
+    markers) inside a gradient function that ``code`` defines, its comment cut off."""
+    inside, in_solution = None, "### BEGIN SOLUTION" not in code
     for line in code.splitlines():
         if "### BEGIN SOLUTION" in line or "### END SOLUTION" in line:
             in_solution = "BEGIN" in line
@@ -37,13 +37,17 @@ def gradient_lines(code: str) -> set[str]:
         if inside is not None and line.strip() and len(line) - len(line.lstrip()) <= inside:
             inside = None
         if inside is not None:
-            text = line.split("#")[0].strip()
-            if (in_solution and len(text) >= 12 and FORMULA.search(text)
-                    and not TRIVIAL.match(text) and not KERNEL_BOOKKEEPING.search(text)):
-                lines.add(text)
+            if in_solution:
+                yield line.split("#")[0].strip()
         elif match := GRADIENT_FUNCTION.match(line):
             inside = len(match[1])
-    return lines
+
+
+def gradient_lines(code: str) -> set[str]:
+    """The non-trivial solution lines of the gradient functions that ``code`` defines."""
+    return {text for text in solution_gradient_code(code)
+            if len(text) >= 12 and FORMULA.search(text) and not TRIVIAL.match(text)
+            and not KERNEL_BOOKKEEPING.search(text)}
 
 
 def _tokens(text: str) -> str:
@@ -140,17 +144,8 @@ def _answer_index(cells: list, answer: str) -> int:
 
 def backward_calls(code: str) -> set[str]:
     """The functions and methods the solution's gradient functions in ``code`` call."""
-    calls, inside, in_solution = set(), None, "### BEGIN SOLUTION" not in code
-    for line in code.splitlines():
-        if "### BEGIN SOLUTION" in line or "### END SOLUTION" in line:
-            in_solution = "BEGIN" in line
-            continue
-        if inside is not None and line.strip() and len(line) - len(line.lstrip()) <= inside:
-            inside = None
-        if inside is not None and in_solution:
-            calls |= set(re.findall(r"(?:\.|\btorch\.|\bF\.)(\w+)\(", line.split("#")[0]))
-        elif match := GRADIENT_FUNCTION.match(line):
-            inside = len(match[1])
+    calls = {call for text in solution_gradient_code(code)
+             for call in re.findall(r"(?:\.|\btorch\.|\bF\.)(\w+)\(", text)}
     return calls - BOOKKEEPING_CALLS
 
 

@@ -14,7 +14,7 @@ from autograder.exercises import flash_attention as flash
 from autograder.grading import self_check, verdict
 from autograder.memory import TensorAccounting
 from autograder.tiled import tiled_backward, tiled_forward
-from tests.autograder.catalogued import mistake, unusual
+from tests.autograder.catalogued import graded_mistake, mistake, unusual
 from tools.catalogue import lesson06_flash
 from tools.solutions import solution, stub
 from tests.autograder.passing import passes
@@ -272,9 +272,5 @@ def test_flash_block_attribute_restored():
 def test_bias_gradient_left_at_the_scores_shape_is_graded_with_its_id():
     """Does grading record the stable id of the probed mistake (a bias gradient of the scores'
     shape, not reduced to bias.shape), not only its hint?"""
-    from autograder.grading import classified_verdict
-
-    verdict = classified_verdict("AttentionWithBias", mistake(
-        "AttentionWithBias", "bias gradient left at the scores' shape"))
-    assert (verdict.passed, verdict.mistake) == \
-        (False, "AttentionWithBias/bias-gradient-not-reduced")
+    assert graded_mistake("AttentionWithBias", "bias gradient left at the scores' shape") == \
+        "AttentionWithBias/bias-gradient-not-reduced"

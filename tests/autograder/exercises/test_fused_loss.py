@@ -10,7 +10,7 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.fused_loss_work import Called, check_largest_tensor, lce_values
 from autograder.grading import self_check
 from autograder.probes import CountFlops
-from tests.autograder.catalogued import mistake
+from tests.autograder.catalogued import graded_mistake
 from tools.catalogue import lesson11
 
 pytestmark = pytest.mark.lesson11
@@ -152,7 +152,4 @@ def test_the_accumulation_case_fails_a_float16_accumulator_and_passes_a_float32_
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves (the count of rows, ignored rows, grad_output, saved
     tensors, the chunk loop) carry a stable id, so that a class's failures group by it?"""
-    from autograder.grading import classified_verdict
-
-    verdict = classified_verdict(exercise, mistake(exercise, name))
-    assert (verdict.passed, verdict.mistake) == (False, expected)
+    assert graded_mistake(exercise, name) == expected

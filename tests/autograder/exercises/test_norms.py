@@ -10,7 +10,7 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.norm_checks import gradient_terms, norm_values
 from autograder.exercises.norms import LAYER_NORM, SHAPES, check_shifted_rows
 from autograder.grading import grade, self_check
-from tests.autograder.catalogued import mistake
+from tests.autograder.catalogued import graded_mistake, mistake
 from tools.catalogue import lesson10
 from tools.solutions import solution
 
@@ -163,7 +163,4 @@ def test_a_proven_mistake_of_the_derivation_is_graded_with_its_id(exercise, name
     """Does each mistake a probe proves (a term of grad_x left out, the weight forgotten or
     applied after the means, the wrong variance or groups) carry a stable id, so that a class's
     failures group by it?"""
-    from autograder.grading import classified_verdict
-
-    verdict = classified_verdict(exercise, mistake(exercise, name))
-    assert (verdict.passed, verdict.mistake) == (False, expected)
+    assert graded_mistake(exercise, name) == expected

@@ -10,6 +10,7 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.outputs import RELU_SHAPES, SORT_SHAPES, check_sort, check_split
 from autograder.grading import grade
 from autograder.probes import AllocationLog, record_ctx_calls, record_grad_outputs
+from tests.autograder.catalogued import graded_mistake
 from tools import catalogue
 from tools.solutions import solution
 
@@ -202,7 +203,4 @@ IDS = [
 @pytest.mark.parametrize("name, entry, expected", IDS, ids=[f"{n}: {e}" for n, e, _ in IDS])
 def test_a_probed_mistake_is_graded_with_its_id(name, entry, expected):
     """Does grading a catalogued mistake record its stable id, not only its hint?"""
-    from autograder.grading import classified_verdict
-
-    verdict = classified_verdict(name, catalogue.mistake(name, entry).load())
-    assert (verdict.passed, verdict.mistake) == (False, expected)
+    assert graded_mistake(name, entry) == expected

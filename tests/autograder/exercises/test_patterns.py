@@ -14,7 +14,7 @@ from autograder.exercises.patterns import (BROADCAST_MUL, BROADCAST_SHAPES, DIM_
 from autograder.exercises.selections import (NORMALIZE_SHAPES, SELECT, SELECT_CASES,
                                              check_saves_index_only, rows_around_eps)
 from autograder.probes import record_returned_gradients
-from tests.autograder.catalogued import mistake
+from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
 from tools.catalogue import lesson09
 from tools.solutions import solution
@@ -205,7 +205,4 @@ def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves (a division by an input, grad_output along the wrong
     dim, a scan's direction, a write where repeats add, the projection term, what is saved)
     carry a stable id, so that a class's failures group by it?"""
-    from autograder.grading import classified_verdict
-
-    verdict = classified_verdict(exercise, mistake(exercise, name))
-    assert (verdict.passed, verdict.mistake) == (False, expected)
+    assert graded_mistake(exercise, name) == expected

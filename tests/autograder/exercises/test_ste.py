@@ -9,7 +9,7 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.fake_quantize import edge_values, expected_gradients
 from autograder.exercises.ste import (ROUND_EDGES, ROUND_STE, SHAPES, SIGN_CLIPPED_STE,
                                       SIGN_EDGES, SIGN_STE, check_forward_exact)
-from tests.autograder.catalogued import mistake
+from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
 from tools.solutions import solution
 
@@ -272,7 +272,4 @@ IDS = [
 @pytest.mark.parametrize("name, entry, expected", IDS, ids=[f"{n}: {e}" for n, e, _ in IDS])
 def test_a_probed_mistake_is_graded_with_its_id(name, entry, expected):
     """Does grading a catalogued mistake record its stable id, not only its hint?"""
-    from autograder.grading import classified_verdict
-
-    verdict = classified_verdict(name, mistake(name, entry))
-    assert (verdict.passed, verdict.mistake) == (False, expected)
+    assert graded_mistake(name, entry) == expected
