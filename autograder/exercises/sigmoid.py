@@ -21,20 +21,18 @@ SCALED_SIGMOID = Spec("ScaledSigmoid", ("x", "scale"), lambda x, scale: scale * 
 
 def check_saves_only_output(spec: Spec, forward) -> None:
     """Sigmoid's derivative is y * (1 - y): the output is all backward needs."""
-    roles = [saved.role for saved in forward.saved]
-    if roles == ["output"]:
+    if (roles := [saved.role for saved in forward.saved]) == ["output"]:
         return
     if any(role.startswith("input") for role in roles):
-        raise GradingError(
-            f"{spec.name} saved its input x: save the output y instead, since "
-            "d sigmoid/dx = y * (1 - y) needs no recomputation"
-        )
+        raise GradingError(f"{spec.name} saved its input x: save the output y instead, since "
+                           "d sigmoid/dx = y * (1 - y) needs no recomputation",
+                           mistake=f"{spec.name}/saves-input")
     if not roles:
-        raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: save the output y")
-    raise GradingError(
-        f"{spec.name} saved {len(roles)} tensor{'' if len(roles) == 1 else 's'} "
-        f"({', '.join(roles)}): save exactly the output y"
-    )
+        raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: save the "
+                           "output y", mistake=f"{spec.name}/saves-nothing")
+    raise GradingError(f"{spec.name} saved {len(roles)} tensor{'' if len(roles) == 1 else 's'} "
+                       f"({', '.join(roles)}): save exactly the output y",
+                       mistake=f"{spec.name}/saves-more-than-output")
 
 
 def check_extreme_inputs(function, spec: Spec, device) -> None:
@@ -48,15 +46,15 @@ def check_extreme_inputs(function, spec: Spec, device) -> None:
         cause = _overflow_cause(x, bad)
         raise GradingError(f"{spec.name} returns inf or nan for large |x|{': ' if cause else ''}"
                            f"{cause} (at x = {x[bad][0].item()!r} it gives "
-                           f"{output[bad][0].item()!r})")
-    backward = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
-    grad = backward.grads[0]
+                           f"{output[bad][0].item()!r})",
+                           mistake={"overflows": "MySigmoid/exp-overflows"})
+    grad = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output)).grads[0]
     if isinstance(grad, torch.Tensor) and grad.shape == x.shape and not torch.isfinite(grad).all():
         at = int((~torch.isfinite(grad)).nonzero()[0])
         raise GradingError(
             f"{spec.name}'s gradient is {grad[at].item()!r} at x = {x[at].item()!r}, where your "
             f"output is finite ({output[at].item()!r}): your backward makes it; a derivative "
-            "written in y alone needs no exponential")
+            "written in y alone needs no exponential", mistake=f"{spec.name}/backward-not-finite")
     check_values_and_gradients(function, spec, {"x": x})
     covers("|x| up to 800")
     check_tails(function, spec, device)
@@ -125,7 +123,11 @@ def check_tails(function, spec: Spec, device) -> None:
         raise GradingError(
             f"{spec.name} loses the left tail: at x = {TAILS[worst]!r} it gives "
             f"{got[worst].item()!r} where sigma(x) = {expected[worst].item()!r} (relative error "
-            f"{relative[worst].item():.2g}): {_tail_cause(got, x, worst)}")
+            f"{relative[worst].item():.2g}): {_tail_cause(got, x, worst)}", mistake={
+                "1 - 1 / (1 + z)": "MySigmoid/one-minus-cancels",
+                "(1 + tanh(x / 2)) / 2": "MySigmoid/tanh-cancels",
+                "sigmoid computed in float32": "MySigmoid/float32-sigmoid",
+                "exactly a float32 number": "MySigmoid/float32-step"})
 
 
 def check_class_untouched(function, domain: Domain, device) -> None:
@@ -149,10 +151,8 @@ def check_class_untouched(function, domain: Domain, device) -> None:
 
 
 def _holds_tensor(value) -> bool:
-    if isinstance(value, (tuple, list)):
-        return any(_holds_tensor(v) for v in value)
-    if isinstance(value, dict):
-        return any(_holds_tensor(v) for v in value.values())
+    if isinstance(value, (tuple, list, dict)):
+        return any(map(_holds_tensor, value.values() if isinstance(value, dict) else value))
     return isinstance(value, torch.Tensor)
 
 
@@ -206,7 +206,8 @@ def check_gradient_at_zero(function, spec: Spec, device) -> None:
         raise GradingError(
             f"{spec.name}'s gradient at x = 0 is {at_zero[0].item()!r}"
             f"{'' if at_zero[0] == at_zero[1] else f' (at -0.0: {at_zero[1].item()!r})'}, where "
-            f"the contract (and torch.relu) gives 0{cause}")
+            f"the contract (and torch.relu) gives 0{cause}",
+            mistake={"the mask is x > 0, not x >= 0": "MyReLU/mask-includes-zero"})
     with case("x holding exact zeros"):
         check_values_and_gradients(function, spec, {"x": x})
     covers("x exactly 0")
@@ -258,7 +259,8 @@ def check_no_division_by_scale(function, device) -> None:
     raise GradingError(
         f"ScaledSigmoid's grad_x is right at scale = 2.5 but holds nan or inf at scale = 0, "
         f"on the same x: {what}gives 0/0 there, where the derivative is exactly 0; "
-        "handle scale == 0 (the gradient is zeros), or save x and recompute sigma(x)")
+        "handle scale == 0 (the gradient is zeros), or save x and recompute sigma(x)",
+        mistake="ScaledSigmoid/divides-by-scale")
 
 
 # A Python float may be as small as the caller likes: an epsilon in a division (y / (scale +
@@ -297,7 +299,9 @@ def check_tiny_scales(function, device) -> None:
                      if not bool(grad.any()) else _epsilon_cause(function, device))
             raise GradingError(
                 f"ScaledSigmoid's grad_x at scale = {scale!r} is {grad[at].item()!r} where the "
-                f"true one is {true[at].item()!r}{cause}")
+                f"true one is {true[at].item()!r}{cause}", mistake={
+                    "all zeros, as at scale = 0": "ScaledSigmoid/zeroes-small-scales",
+                    "backward divides by scale": "ScaledSigmoid/epsilon-in-division"})
         with case(f"x of shape (7,), scale={scale!r}"):
             check_values_and_gradients(function, SCALED_SIGMOID, values, rtol=1e-7, atol=0)
     covers("tiny scales")

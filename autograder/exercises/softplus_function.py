@@ -40,10 +40,10 @@ def check_saves_only_output(forward) -> None:
         return
     if not roles:
         raise GradingError("Softplus saved nothing with ctx.save_for_backward: the contract "
-                           "saves the output y")
+                           "saves the output y", mistake="Softplus/saves-nothing")
     raise GradingError(
         f"Softplus saved {', '.join(roles)}: the contract saves only its output y, and "
-        "backward recovers sigmoid(x) from y")
+        "backward recovers sigmoid(x) from y", mistake="Softplus/saves-not-only-output")
 
 
 def check_large_inputs(function, device) -> None:
@@ -84,7 +84,11 @@ def check_tails(function, device) -> None:
         raise GradingError(
             f"Softplus's value at x = {at!r} is {got[worst].item()!r} where log(1 + e^x) = "
             f"{expected[worst].item()!r} (relative error {relative:.2g}, the contract allows "
-            f"{RELATIVE:g}){_value_cause(got, x, worst)}")
+            f"{RELATIVE:g}){_value_cause(got, x, worst)}", mistake={
+                "that is x itself": "Softplus/x-in-right-tail",
+                "that is e^x itself": "Softplus/exp-x-in-left-tail",
+                "1 + e^x rounds to 1": "Softplus/log-without-log1p",
+                "so that is the series cut after": "Softplus/series-cut-short"})
     covers("values in both tails")
     grad = run_backward(SOFTPLUS, forward.output, inputs, torch.ones_like(x)).grads[0]
     truth = torch.sigmoid(x)
@@ -94,7 +98,11 @@ def check_tails(function, device) -> None:
         raise GradingError(
             f"Softplus's gradient at x = {at!r} is {grad[worst].item()!r} where sigmoid(x) = "
             f"{truth[worst].item()!r} (relative error {relative:.2g}, the contract allows "
-            f"{RELATIVE:g}){_gradient_cause(grad.detach(), expected, x, worst)}")
+            f"{RELATIVE:g}){_gradient_cause(grad.detach(), expected, x, worst)}", mistake={
+                "that is 1;": "Softplus/gradient-one-in-right-tail",
+                "that is y itself": "Softplus/gradient-y-in-left-tail",
+                "1 - exp(-y) subtracts": "Softplus/gradient-without-expm1",
+                "so that is the series cut after": "Softplus/gradient-series-cut-short"})
     covers("gradients in both tails")
 
 

@@ -11,7 +11,7 @@ from autograder.grading import verdict
 from autograder.exercises.sigmoid import (MY_SIGMOID, SHAPES, check_extreme_inputs,
                                           check_saves_only_output, check_tails)
 from autograder.probes import ForwardTrace, SavedTensor
-from tests.autograder.catalogued import mistake
+from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
 from tools.catalogue import load
 from tools.solutions import solution
@@ -155,3 +155,50 @@ def test_the_class_check_leaves_a_raising_call_to_the_battery():
     passed, message = verdict("MySigmoid", load("MySigmoid", CLASS_KEPT_RAISING))
     assert not passed and "not yet" in message.splitlines()[0]
     assert "class attribute" not in message
+
+
+@pytest.mark.parametrize("exercise, name, expected", [
+    ("MySigmoid", "saves the input x", "MySigmoid/saves-input"),
+    ("MySigmoid", "output kept in a module global", "MySigmoid/saves-nothing"),
+    ("MySigmoid", "saves y and the intermediate z", "MySigmoid/saves-more-than-output"),
+    ("MySigmoid", "exp(x) / (1 + exp(x))", "MySigmoid/exp-overflows"),
+    ("MySigmoid", "1 - e / (1 + e) with e = exp(-x): inf / inf on the left",
+     "MySigmoid/exp-overflows"),
+    ("MySigmoid", "backward through logit(y): inf / inf where y is 0",
+     "MySigmoid/backward-not-finite"),
+    ("MySigmoid", "0 in the left tail (1 - 1 / (1 + z))", "MySigmoid/one-minus-cancels"),
+    ("MySigmoid", "1 - sigmoid(-x)", "MySigmoid/one-minus-cancels"),
+    ("MySigmoid", "(1 + tanh(x / 2)) / 2", "MySigmoid/tanh-cancels"),
+    ("MySigmoid", "1/2 + copysign(h, x), the worked example's odd trick", "MySigmoid/tanh-cancels"),
+    ("MySigmoid", "sigmoid computed in float32", "MySigmoid/float32-sigmoid"),
+    ("MySigmoid", "the stable formula, its values rounded through float32",
+     "MySigmoid/float32-step"),
+    ("MySigmoid", "exp of x clamped to [-700, 700]", "unnamed:check"),
+    ("MyReLU", "mask x >= 0", "MyReLU/mask-includes-zero"),
+    ("MyReLU", "the PyTorch tutorial's MyReLU (input < 0 zeroed)", "MyReLU/mask-includes-zero"),
+    ("MyReLU", "gradient y / x (0 / 0 at x = 0)", "unnamed:check"),
+    ("ScaledSigmoid", "sigma recovered as y / scale", "ScaledSigmoid/divides-by-scale"),
+    ("ScaledSigmoid", "saves x, then divides by scale", "ScaledSigmoid/divides-by-scale"),
+    ("ScaledSigmoid", "zeros wherever abs(scale) < 1e-9", "ScaledSigmoid/zeroes-small-scales"),
+    ("ScaledSigmoid", "sigma recovered as y / (scale + 1e-12), an epsilon",
+     "ScaledSigmoid/epsilon-in-division"),
+    ("Softplus", "output kept in a module global", "Softplus/saves-nothing"),
+    ("Softplus", "saves the input x", "Softplus/saves-not-only-output"),
+    ("Softplus", "F.softplus forward (threshold=20)", "Softplus/x-in-right-tail"),
+    ("Softplus", "e^x itself below x = -25.5", "Softplus/exp-x-in-left-tail"),
+    ("Softplus", "log(1 + exp(x)) on the left branch", "Softplus/log-without-log1p"),
+    ("Softplus", "two-term series e^x - e^2x / 2 below x = -10", "Softplus/series-cut-short"),
+    ("Softplus", "x + e^-x above x = 10", "Softplus/series-cut-short"),
+    ("Softplus", "gradient 1 above y = 25.5", "Softplus/gradient-one-in-right-tail"),
+    ("Softplus", "gradient y itself below y = 1e-10", "Softplus/gradient-y-in-left-tail"),
+    ("Softplus", "gradient 1 - exp(-y): cancels in the left tail",
+     "Softplus/gradient-without-expm1"),
+    ("Softplus", "gradient y - y^2 / 2 below y = 1e-4", "Softplus/gradient-series-cut-short"),
+    ("Softplus", "x - logsigmoid(x): cancels in the left tail, no formula named",
+     "unnamed:check"),
+])
+def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
+    """Does each mistake a probe proves in lesson 01 (what was saved, an exponential that
+    overflows, a formula that loses the left tail, the mask at 0, a division by scale, a tail
+    shortcut) carry a stable id, and a hint that names no cause none?"""
+    assert graded_mistake(exercise, name) == expected

@@ -1,0 +1,33 @@
+"""Lesson 01 answers whose proven hints carry a stable id that no other entry produces: what
+was saved (nothing, or more than the output) and a gradient that is y itself in the left tail."""
+
+from tools.catalogue import Mistake
+from tools.catalogue.lesson01 import SAVE_Y, STABLE, _sigmoid
+from tools.catalogue.lesson01_transfer import SOFTPLUS_STABLE, _softplus
+
+# y kept in a module-level list instead of ctx: one call at a time cannot tell, but nothing
+# was saved with ctx.save_for_backward
+_GLOBAL = "_last = []\n\n"
+
+UNUSUAL = []
+
+MISTAKES = [
+    Mistake("MySigmoid", "output kept in a module global",
+            "MySigmoid saved nothing with ctx.save_for_backward: save the output y",
+            _GLOBAL + _sigmoid(STABLE + "        _last[:] = [y]\n        return y",
+                               "        y = _last[0]\n        return grad_output * y * (1 - y)")),
+    Mistake("MySigmoid", "saves y and the intermediate z",
+            "MySigmoid saved 2 tensors (output, ",
+            _sigmoid(STABLE + "        ctx.save_for_backward(y, z)\n        return y",
+                     "        y, z = ctx.saved_tensors\n        return grad_output * y * (1 - y)")),
+    Mistake("Softplus", "output kept in a module global",
+            "Softplus saved nothing with ctx.save_for_backward: the contract saves the output y",
+            _GLOBAL + _softplus(SOFTPLUS_STABLE + "        _last[:] = [y]\n        return y",
+                                "        y = _last[0]\n"
+                                "        return grad_output * -torch.expm1(-y)")),
+    Mistake("Softplus", "gradient y itself below y = 1e-10",
+            "that is y itself; sigmoid(x) = 1 - e^-y",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.where(y < 1e-10, y, -torch.expm1(-y))")),
+]
