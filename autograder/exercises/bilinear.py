@@ -95,7 +95,7 @@ def raise_unneeded_read(spec: Spec, inputs: dict, backward, reads: list) -> None
         f"{' and '.join(wanted)} {'requires' if len(wanted) == 1 else 'require'} grad, yet no "
         f"gradient asked for depends on {name}'s values: compute each gradient only when its own "
         f"entry of ctx.needs_input_grad is True; here only {entries} "
-        f"{'is' if len(wanted) == 1 else 'are'}")
+        f"{'is' if len(wanted) == 1 else 'are'}", mistake=f"{spec.name}/computes-unneeded-gradient")
 
 
 def check_noncontiguous_grad_output(function, spec: Spec, values: dict) -> None:
@@ -132,7 +132,8 @@ def check_computes_only_what_is_needed(function, spec: Spec, values: dict) -> No
 
 
 @contextlib.contextmanager
-def unsaved_input_named(function, make_values, needs: dict, wanted_names, advice: str):
+def unsaved_input_named(function, make_values, needs: dict, wanted_names, advice: str,
+                        exercise: str):
     """A backward that failed on a None is told what its forward left out, when a probe with
     one input requiring grad proves it: a None was saved and an input that gradient reads
     (``needs``) is not kept, or the inputs rightly not kept are still used by backward (a
@@ -144,7 +145,9 @@ def unsaved_input_named(function, make_values, needs: dict, wanted_names, advice
                 if "NoneType" in str(error) else None)
         if hint is None:
             raise
-        raise GradingError(hint, str(error)) from error
+        ids = {"did not save": f"{exercise}/drops-needed-input",  # the probes' two hints
+               "but backward still uses": f"{exercise}/reads-unsaved-input"}
+        raise GradingError(hint, str(error), mistake=ids) from error
 
 
 def _none_read(function, make_values, needs: dict, wanted_names, advice: str) -> str | None:
@@ -194,7 +197,8 @@ def bias_entry_named(function, values: dict):
             "Bilinear.backward read ctx.needs_input_grad[3] when called without a bias: "
             "ctx.needs_input_grad has one entry per argument passed to apply, 3 here (x1, x2, "
             "weight); remember in forward whether there was a bias (ctx.has_bias = bias is not "
-            "None) and read entry 3 only then", error.details or error.hint) from error
+            "None) and read entry 3 only then", error.details or error.hint,
+            mistake="Bilinear/reads-missing-bias-flag") from error
 
 
 def _reads_entry_3(function, values: dict) -> bool:
@@ -223,7 +227,7 @@ def _reads_entry_3(function, values: dict) -> bool:
 def bilinear_full(Bilinear, device) -> None:
     function = check_is_function(Bilinear, BILINEAR)
     with unsaved_input_named(function, lambda: bilinear_values((5,), 3, 2, device), NEEDS,
-                             ("x1", "x2", "weight", "bias"), SAVE_ADVICE):
+                             ("x1", "x2", "weight", "bias"), SAVE_ADVICE, BILINEAR.name):
         _bilinear_checks(function, device)
 
 

@@ -55,8 +55,8 @@ def check_grad_x_formula(function, spec: Spec, device) -> None:
             and torch.allclose(grad_x, grad_output @ weight.T)):
         raise GradingError(
             "grad_x = grad_output @ weight.T is wrong: for y = x @ weight.T the gradient is "
-            "grad_x = grad_output @ weight (a transpose too many)"
-        )
+            "grad_x = grad_output @ weight (a transpose too many)",
+            mistake=f"{spec.name}/grad-x-transposed")
 
 
 # the inputs each gradient's formula reads (besides grad_output and, fused, the mask)
@@ -90,8 +90,8 @@ def check_needs_input_grad(function, spec: Spec, device) -> None:
                                      f"False for {n}" for n in skipped)
                 raise GradingError(
                     f"backward did {backward.flops} FLOPs where {needed} suffice: {flags}, "
-                    f"so skip {' and '.join('grad_' + n for n in skipped)}"
-                )
+                    f"so skip {' and '.join('grad_' + n for n in skipped)}",
+                    mistake=f"{spec.name}/ignores-needs-input-grad")
             with case(f"only {' and '.join(wanted)} requiring grad"):
                 raise_unneeded_read(spec, inputs, backward, reads)
 
@@ -110,7 +110,7 @@ def _values_and_gradients(function, spec: Spec, values: dict, device):
                 "output features (sum(0) of a 1-D tensor does, and so does sum(dim=()), which "
                 "sums every dimension, not none); flatten first, "
                 "grad_output.reshape(-1, out_features).sum(0)",
-                error.details or error.hint) from error
+                error.details or error.hint, mistake=f"{spec.name}/bias-sums-features") from error
         if (values["x"].dim() == 2 or not error.hint.startswith(f"{spec.name}.backward raised")
                 or not _works_for_rows(function, spec, device)):
             raise
@@ -118,7 +118,7 @@ def _values_and_gradients(function, spec: Spec, values: dict, device):
             f"{spec.name}.backward fails for x of shape {tuple(values['x'].shape)} but works for "
             "2-D x: flatten the leading dimensions first, grad_output.reshape(-1, out_features) "
             "and x.reshape(-1, in_features), so that one matrix product sums over every position",
-            error.details or error.hint) from error
+            error.details or error.hint, mistake=f"{spec.name}/two-d-only") from error
 
 
 def _works_for_rows(function, spec: Spec, device, leading=(5,)) -> bool:
@@ -179,15 +179,15 @@ SAVE_ADVICE = ("save x when weight needs a gradient (grad_weight reads x) and we
                "needs one (grad_x reads weight)")
 
 
-def unsaved_named(function, device):
+def unsaved_named(function, device, spec: Spec):
     """bilinear's unsaved_input_named, with x or weight alone requiring grad."""
     return unsaved_input_named(function, lambda: linear_values((5,), device), NEEDS,
-                               ("x", "weight"), SAVE_ADVICE)
+                               ("x", "weight"), SAVE_ADVICE, spec.name)
 
 
 def my_linear_full(MyLinearFunction, device) -> None:
     function = check_is_function(MyLinearFunction, MY_LINEAR)
-    with unsaved_named(function, device):
+    with unsaved_named(function, device, MY_LINEAR):
         _my_linear_checks(function, device)
 
 
@@ -217,19 +217,19 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
         raise GradingError(
             f"{spec.name} saved a {str(what.dtype).removeprefix('torch.')} {what.role} of shape "
             f"{what.shape} ({what.nbytes} bytes): save the boolean mask (pre-activation > 0) "
-            f"instead, {math.prod(output_shape)} bytes"
-        )
+            f"instead, {math.prod(output_shape)} bytes", mistake=f"{spec.name}/saves-float-mask")
     integers = [s for s in forward.saved if s.role == "intermediate"
                 and math.prod(s.shape) == math.prod(output_shape)]
     if not masks and integers:
         raise GradingError(
             f"{spec.name} saved a {str(integers[0].dtype).removeprefix('torch.')} mask: save it "
-            "as a boolean tensor, pre_activation > 0, as the exercise asks (a bool is one byte too)")
+            "as a boolean tensor, pre_activation > 0, as the exercise asks (a bool is one byte too)",
+            mistake=f"{spec.name}/saves-integer-mask")
     if not masks:
         raise GradingError(
             f"{spec.name} saved no boolean mask of the output's shape: "
-            "ctx.save_for_backward(x, weight, pre_activation > 0)"
-        )
+            "ctx.save_for_backward(x, weight, pre_activation > 0)",
+            mistake=f"{spec.name}/saves-no-mask")
 
 
 # integer entries, so that several pre-activations x @ weight.T + bias are exactly 0
@@ -258,7 +258,8 @@ def check_exact_zero_pre_activation(function, device) -> None:
                 raise GradingError(
                     "where the pre-activation x @ weight.T + bias is exactly 0, your backward "
                     "passes grad_output on, and torch.relu passes 0: the mask is z > 0, not "
-                    "z >= 0", error.details or error.hint) from error
+                    "z >= 0", error.details or error.hint,
+                    mistake=f"{spec.name}/mask-includes-zero") from error
     covers("pre-activations exactly 0")
 
 
@@ -273,7 +274,7 @@ def _matches(function, spec: Spec, values: dict) -> bool:
 
 def fused_full(FusedLinearReLU, device) -> None:
     function = check_is_function(FusedLinearReLU, FUSED_LINEAR_RELU)
-    with unsaved_named(function, device):
+    with unsaved_named(function, device, FUSED_LINEAR_RELU):
         _fused_checks(function, device)
 
 

@@ -14,7 +14,7 @@ from autograder.exercises.linear import (FUSED_LINEAR_RELU, IN_FEATURES, LEADING
                                          check_needs_input_grad, check_saves_bool_mask,
                                          linear_values)
 from autograder.checks import make_inputs, run_forward
-from tests.autograder.catalogued import mistake
+from tests.autograder.catalogued import graded_mistake, mistake
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson02
@@ -238,3 +238,48 @@ def test_unsaved_input_named_only_when_a_none_was_saved():
     with pytest.raises(Exception, match="did not save weight"):
         EXERCISES["MyLinearFunction"].run(
             mistake("MyLinearFunction", "saves x only when x needs a gradient (the reads swapped)"))
+
+
+@pytest.mark.parametrize("exercise, name, expected", [
+    ("MyLinearFunction", "grad_x = grad_output @ weight.T", "MyLinearFunction/grad-x-transposed"),
+    ("FusedLinearReLU", "grad_x = grad_z @ weight.T", "FusedLinearReLU/grad-x-transposed"),
+    ("MyLinearFunction", "ignores needs_input_grad", "MyLinearFunction/ignores-needs-input-grad"),
+    ("MyLinearFunction", "grad_x always computed, returned only when needed",
+     "MyLinearFunction/ignores-needs-input-grad"),
+    ("FusedLinearReLU", "ignores needs_input_grad", "FusedLinearReLU/ignores-needs-input-grad"),
+    ("MyLinearFunction", "every gradient without a matmul, then None where not needed",
+     "MyLinearFunction/computes-unneeded-gradient"),
+    ("FusedLinearReLU", "every gradient by broadcasting, needs_input_grad ignored",
+     "FusedLinearReLU/computes-unneeded-gradient"),
+    ("MyLinearFunction", "2-D only, as in PyTorch's docs", "MyLinearFunction/two-d-only"),
+    ("MyLinearFunction", "unflattened grad_output.T @ x", "MyLinearFunction/two-d-only"),
+    ("MyLinearFunction", "bias gradient summed over dim 0 only",
+     "MyLinearFunction/bias-sums-features"),
+    ("FusedLinearReLU", "grad_bias summed over dims range(ndim - 1): dim=() for 1-D x",
+     "FusedLinearReLU/bias-sums-features"),
+    ("MyLinearFunction", "saves x only when x needs a gradient (the reads swapped)",
+     "MyLinearFunction/drops-needed-input"),
+    ("FusedLinearReLU", "saves weight only when weight needs a gradient",
+     "FusedLinearReLU/drops-needed-input"),
+    ("MyLinearFunction", "saves conditionally, backward reads weight.shape for g2",
+     "MyLinearFunction/reads-unsaved-input"),
+    ("FusedLinearReLU", "saves the float pre-activation", "FusedLinearReLU/saves-float-mask"),
+    ("FusedLinearReLU", "a float mask", "FusedLinearReLU/saves-float-mask"),
+    ("FusedLinearReLU", "a uint8 mask", "FusedLinearReLU/saves-integer-mask"),
+    ("FusedLinearReLU", "no mask saved: the pre-activation recomputed in backward",
+     "FusedLinearReLU/saves-no-mask"),
+    ("FusedLinearReLU", "mask z >= 0", "FusedLinearReLU/mask-includes-zero"),
+    ("Bilinear", "all four gradients computed, None returned where not needed",
+     "Bilinear/computes-unneeded-gradient"),
+    ("Bilinear", "saves x2 only when weight needs a gradient", "Bilinear/drops-needed-input"),
+    ("Bilinear", "saves selectively, then reads x1.shape when only x1 needs a gradient",
+     "Bilinear/reads-unsaved-input"),
+    ("Bilinear", "needs_input_grad[3] read through a local without a bias",
+     "Bilinear/reads-missing-bias-flag"),
+    ("FusedLinearReLU", "mask taken before the bias is added", "unproven:wrong-value"),
+])
+def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
+    """Does each mistake a probe proves in lesson 02 (a transpose too many, work for an
+    unneeded gradient, 2-D formulas, the bias summed over the features, what forward saved,
+    the mask at 0) carry a stable id, so that a class's failures group by it?"""
+    assert graded_mistake(exercise, name) == expected
