@@ -136,8 +136,7 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
                 f"grad_{name} from {spec.name}'s backward is cut off from autograd (a "
                 ".detach(), .data or torch.no_grad): with "
                 "create_graph=True autograd must record backward's ops; use plain tensor ops on "
-                "ctx.saved_tensors and grad_output"
-            )
+                "ctx.saved_tensors and grad_output", mistake=f"{spec.name}/backward-detached")
     if not terms:
         raise GradingError(f"{spec.name}'s backward returned no gradient for "
                            f"{' or '.join(wanted)}: return grad_{wanted[0]}")
@@ -149,12 +148,14 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
             raise GradingError(
                 f"{spec.name}'s backward is marked @once_differentiable, so it cannot be "
                 "differentiated again: remove the decorator; a backward of plain tensor ops is "
-                "differentiable as it is", str(error)) from error
+                "differentiable as it is", str(error),
+                mistake=f"{spec.name}/once-differentiable") from error
         if "modified by an inplace operation" in str(error):
             raise GradingError(
                 f"an in-place op in {spec.name}.backward (such as s.mul_(1 - s)) overwrote a "
                 "tensor the recorded graph of backward needs: with create_graph=True autograd "
-                "records backward, so use out-of-place ops (s * (1 - s))", str(error)) from error
+                "records backward, so use out-of-place ops (s * (1 - s))", str(error),
+                mistake=f"{spec.name}/in-place-in-backward") from error
         raise _explain_runtime_error(spec, "backward", error, inputs) from error
     got = [target.grad for target in targets]
 
@@ -172,7 +173,11 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
             raise GradingError(_reads_a_number(function, spec, values, wanted)
                                or _cause(spec, forward, target),
                                f"largest error in the second derivative with respect to "
-                               f"{target}: {(mine - truth).abs().max().item():.3g}")
+                               f"{target}: {(mine - truth).abs().max().item():.3g}", mistake={
+                                   "saved an intermediate": "SwishFunction/saves-intermediate",
+                                   "as a Python number (ctx.": "SwishFunction/beta-as-number",
+                                   "backward turns a tensor into a Python number":
+                                       "SwishFunction/number-in-backward"})
 
 
 def check_gradgradcheck(function, spec: Spec, values: dict, wanted: list) -> None:
@@ -215,7 +220,8 @@ def check_zeros_and_saturation(function) -> None:
                 raise GradingError(
                     "your gradient for x is NaN exactly where x = 0, and finite elsewhere: "
                     "backward divides by x there (0 / 0), as s = y / x does; recompute "
-                    "s = sigmoid(beta * x) from the saved x and beta", str(error)) from error
+                    "s = sigmoid(beta * x) from the saved x and beta", str(error),
+                    mistake="SwishFunction/divides-by-x") from error
             moved = dict(values, x=torch.where(x == 0, 0.25, x))
             try:  # the same checks with the zeros moved away pass: the fault is at x = 0 only
                 check_values_and_gradients(function, SWISH, moved)
@@ -227,7 +233,7 @@ def check_zeros_and_saturation(function) -> None:
                 "with a kink at 0 (abs, as in exp(-abs(z)), or relu), whose derivative autograd "
                 "takes as 0 there, so double backward misses part of the second derivative; "
                 "compute s = torch.sigmoid(beta * x), which is smooth",
-                error.details) from error  # only the numbers: the general hint's guess is not it
+                error.details, mistake="SwishFunction/kink-at-zero") from error  # only the numbers: the general hint's guess is not it
 
 
 SAVED_OUTPUT_FIX = ("compute the gradient with tensor ops on ctx.saved_tensors and grad_output; "
@@ -296,15 +302,15 @@ def check_second_backward_raises(function, spec: Spec, device) -> None:
                    "is a constant to autograd), so the second backward finds nothing to "
                    "differentiate" if not grad_x.requires_grad else "")
                 + "; mark backward with @once_differentiable (written under @staticmethod): "
-                "it turns that into its own clear error", str(error)) from error
+                "it turns that into its own clear error", str(error),
+                mistake=f"{spec.name}/unmarked-second-backward-raises") from error
         raise GradingError(f"{raised} instead of once_differentiable's clear error: mark "
                            "backward with @once_differentiable, under @staticmethod",
                            str(error)) from error
     raise GradingError(
         f"a second backward through {spec.name} succeeded: mark backward with "
         "@once_differentiable (from torch.autograd.function import once_differentiable), "
-        "written under @staticmethod"
-    )
+        "written under @staticmethod", mistake=f"{spec.name}/not-once-differentiable")
 
 
 def cube_once_full(CubeOnce, device) -> None:

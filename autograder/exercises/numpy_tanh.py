@@ -53,7 +53,7 @@ def check_forward_in_numpy(function, values: dict) -> None:
         run_forward(function, NUMPY_TANH, inputs)
     if computed := _arithmetic(log.ops):
         raise GradingError(f"NumpyTanh.forward computes with the torch op {computed[0]}: "
-                           f"{CONVERT}")
+                           f"{CONVERT}", mistake="NumpyTanh/torch-in-forward")
 
 
 def check_backward_in_numpy(function, values: dict) -> None:
@@ -64,7 +64,7 @@ def check_backward_in_numpy(function, values: dict) -> None:
     backward = run_backward(NUMPY_TANH, forward.output, inputs, grad_output)
     if computed := _arithmetic(backward.ops):
         raise GradingError(f"NumpyTanh.backward computes with the torch op {computed[0]}: "
-                           f"{CONVERT}")
+                           f"{CONVERT}", mistake="NumpyTanh/torch-in-backward")
     inputs = make_inputs(values)
     output = _apply(function, inputs)
     grad_output = grad_output.clone().requires_grad_()
@@ -80,7 +80,7 @@ def check_backward_in_numpy(function, values: dict) -> None:
     if computed := _arithmetic(log.ops):
         raise GradingError(f"the backward of NumpyTanh's backward computes with the torch op "
                            f"{computed[0]}: the Function your backward calls must have a NumPy "
-                           "backward too; " + CONVERT)
+                           "backward too; " + CONVERT, mistake="NumpyTanh/torch-in-inner-backward")
 
 
 def _apply(function, inputs: dict):
@@ -104,7 +104,7 @@ def check_second_derivatives(function, values: dict) -> None:
             "grad_x from NumpyTanh's backward is cut off from autograd (as a NumPy result, a "
             ".detach() or torch.no_grad leaves it), so a second backward sees a constant; make "
             "backward return the result of a Function of your own (its forward the NumPy "
-            "gradient, its backward NumPy too)")
+            "gradient, its backward NumPy too)", mistake="NumpyTanh/backward-detached")
     _check_inner_ctx(first.grad_fn)
     direction = sample(first.shape, "cpu", seed=42)
     try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
@@ -114,14 +114,15 @@ def check_second_derivatives(function, values: dict) -> None:
             raise GradingError(
                 "NumpyTanh's backward is marked @once_differentiable: the contract asks for a "
                 "second derivative; remove the decorator and make backward a Function with a "
-                "NumPy backward of its own", str(error)) from error
+                "NumPy backward of its own", str(error),
+                mistake="NumpyTanh/once-differentiable") from error
         if (match := _COUNT.search(str(error))) and match[1] != "NumpyTanhBackward":
             raise GradingError(
                 f"the Function your backward calls ({match[1].removesuffix('Backward')}) returned "
                 f"{match[3]} gradient{'s' if match[3] != '1' else ''} from its backward, for "
                 f"{match[2]} inputs of its forward: return one per input, in the order of "
                 "forward's arguments (each grad_b times the derivative of b with respect to that "
-                "input)", str(error)) from error
+                "input)", str(error), mistake="NumpyTanh/inner-gradient-count") from error
         raise _explain_runtime_error(NUMPY_TANH, "backward", error, inputs) from error
     x, g, v = values["x"], grad_output.detach(), direction
     y = torch.tanh(x)
@@ -132,7 +133,8 @@ def check_second_derivatives(function, values: dict) -> None:
         raise GradingError(
             "the backward of the Function your backward calls returns its two gradients in the "
             "wrong order: the one for grad_output (grad_b times tanh') comes first, then the one "
-            "for the saved tensor, in the order of that Function's forward arguments")
+            "for the saved tensor, in the order of that Function's forward arguments",
+            mistake="NumpyTanh/inner-gradients-swapped")
     for name, leaf in (("x", inputs["x"]), ("grad_output", grad_output)):
         got = torch.zeros_like(x) if leaf.grad is None else leaf.grad
         if not torch.allclose(got, truths[name]) and not _reaches(first.grad_fn, leaf):
@@ -143,7 +145,9 @@ def check_second_derivatives(function, values: dict) -> None:
                 + ("y (or x)" if name == "x" else "grad_output") + " your backward passes to "
                 "the Function it calls is cut from the graph (a .detach(), .data or a NumPy "
                 f"round trip), so nothing links grad_x back to {name}; pass "
-                + ("the saved tensor itself" if name == "x" else "grad_output itself"))
+                + ("the saved tensor itself" if name == "x" else "grad_output itself"), mistake={
+                    "with respect to x is zero": "NumpyTanh/detaches-saved-tensor",
+                    "with respect to grad_output is zero": "NumpyTanh/detaches-grad-output"})
         if not torch.allclose(got, truths[name], rtol=1e-7, atol=1e-9):
             raise GradingError(
                 f"the second derivative through NumpyTanh with respect to {name} is wrong: the "
@@ -173,13 +177,14 @@ def _name_saved_copy(output: torch.Tensor, x: torch.Tensor) -> None:
                 "back with no graph and the second derivative with respect to x is lost; save "
                 "the very tensor forward returns (ctx.save_for_backward(y), then return y)",
                 f"saved tensor requires grad: False; same object as the output: "
-                f"{tensor is output}; same memory: {tensor.data_ptr() == output.data_ptr()}")
+                f"{tensor is output}; same memory: {tensor.data_ptr() == output.data_ptr()}",
+                mistake="NumpyTanh/saves-copy-of-output")
         if torch.allclose(tensor, x.detach()):
             raise GradingError(
                 "the x NumpyTanh's forward saves is a copy cut from the graph (x.detach(), a "
                 "clone, a tensor made from its NumPy array): ctx.saved_tensors gives it back "
                 "with no graph, so the second derivative with respect to x is lost; save x "
-                "itself (ctx.save_for_backward(x))")
+                "itself (ctx.save_for_backward(x))", mistake="NumpyTanh/saves-detached-input")
 
 
 def _graph(node):
@@ -204,7 +209,8 @@ def _check_inner_ctx(node) -> None:
             raise GradingError(
                 f"the Function your backward calls ({type(node).__name__.removesuffix('Backward')})"
                 f" stores a tensor as ctx.{kept[0]}: use ctx.save_for_backward there too, so "
-                "autograd can detect in-place changes and saved-tensor hooks see it")
+                "autograd can detect in-place changes and saved-tensor hooks see it",
+                mistake="NumpyTanh/inner-tensor-on-ctx")
 
 
 def _reaches(node, leaf: torch.Tensor) -> bool:
@@ -250,7 +256,8 @@ def _name_writes(function, values: dict, error: GradingError) -> None:
                 "the tensor itself, and autograd's version counter, which guards saved tensors "
                 "against in-place changes, never sees it; write into a new array (no out=, or "
                 "a .copy() first)", f"{name} before: {kept[name].flatten()[:4].tolist()}, after: "
-                f"{watched[name].detach().flatten()[:4].tolist()}\n{error}") from error
+                f"{watched[name].detach().flatten()[:4].tolist()}\n{error}",
+                mistake="NumpyTanh/writes-through-numpy") from error
 
 
 def _name_x_for_y(function, values: dict, error: GradingError) -> None:
@@ -266,7 +273,7 @@ def _name_x_for_y(function, values: dict, error: GradingError) -> None:
         raise GradingError(
             "your gradient for x is 1 - x**2, not tanh'(x) = 1 - tanh(x)**2 = 1 - y**2: backward "
             "uses the saved x as if it were the output y; save y, or take tanh of x in NumPy "
-            "first", str(error)) from error
+            "first", str(error), mistake="NumpyTanh/uses-x-as-y") from error
 
 
 def check_gradgradcheck(function, values: dict) -> None:

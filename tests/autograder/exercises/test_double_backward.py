@@ -7,7 +7,7 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.double_backward import (SHAPES, SWISH, check_differentiable_backward,
                                                   check_gradgradcheck, swish_values)
 from autograder.exercises.swapped_flags import swapped_flags
-from tests.autograder.catalogued import mistake, unusual
+from tests.autograder.catalogued import graded_mistake, mistake, unusual
 from tests.autograder.exercises.battery import run
 from tools.solutions import solution
 
@@ -193,3 +193,47 @@ def test_swapped_flags_named_only_when_both_probes_show_it():
     assert swapped_flags(mistake("SwishFunction", "needs_input_grad indices swapped"), values)
     assert not swapped_flags(mistake("SwishFunction", "None for beta"), values)
     assert not swapped_flags(solution("SwishFunction"), values)
+
+
+@pytest.mark.lesson04
+@pytest.mark.parametrize("exercise, name, expected", [
+    ("SwishFunction", "saves the intermediate sigmoid", "SwishFunction/saves-intermediate"),
+    ("SwishFunction", "beta.item()", "SwishFunction/beta-as-number"),
+    ("SwishFunction", "beta.item() inside backward", "SwishFunction/number-in-backward"),
+    ("SwishFunction", "backward under torch.no_grad()", "SwishFunction/backward-detached"),
+    ("SwishFunction", "@once_differentiable on a differentiable backward",
+     "SwishFunction/once-differentiable"),
+    ("SwishFunction", "in-place op in backward", "SwishFunction/in-place-in-backward"),
+    ("SwishFunction", "s = y / x: NaN where x = 0", "SwishFunction/divides-by-x"),
+    ("SwishFunction", "sigmoid recomputed from exp(-|z|) with torch.where: wrong second "
+     "derivative at x = 0", "SwishFunction/kink-at-zero"),
+    ("SwishFunction", "detaches in backward", "unnamed:check"),
+    ("CubeOnce", "forgets @once_differentiable", "CubeOnce/not-once-differentiable"),
+    ("CubeOnce", "detaches instead", "CubeOnce/unmarked-second-backward-raises"),
+    ("NumpyTanh", "torch.tanh in forward", "NumpyTanh/torch-in-forward"),
+    ("NumpyTanh", "torch arithmetic in backward", "NumpyTanh/torch-in-backward"),
+    ("NumpyTanh", "inner backward in torch", "NumpyTanh/torch-in-inner-backward"),
+    ("NumpyTanh", "a NumPy backward and nothing more", "NumpyTanh/backward-detached"),
+    ("NumpyTanh", "once_differentiable", "NumpyTanh/once-differentiable"),
+    ("NumpyTanh", "inner backward returns one gradient", "NumpyTanh/inner-gradient-count"),
+    ("NumpyTanh", "inner backward returns its two gradients swapped",
+     "NumpyTanh/inner-gradients-swapped"),
+    ("NumpyTanh", "a detached y passed to the inner Function", "NumpyTanh/detaches-saved-tensor"),
+    ("NumpyTanh", "a detached grad_output passed to the inner Function",
+     "NumpyTanh/detaches-grad-output"),
+    ("NumpyTanh", "forward saves a second torch.from_numpy of the same array",
+     "NumpyTanh/saves-copy-of-output"),
+    ("NumpyTanh", "forward saves x.detach()", "NumpyTanh/saves-detached-input"),
+    ("NumpyTanh", "the inner Function keeps g and y as ctx attributes",
+     "NumpyTanh/inner-tensor-on-ctx"),
+    ("NumpyTanh", "forward writes tanh into x through .numpy() (np.tanh(a, out=a))",
+     "NumpyTanh/writes-through-numpy"),
+    ("NumpyTanh", "x saved and used as y", "NumpyTanh/uses-x-as-y"),
+    ("NumpyTanh", "inner backward gives y nothing", "unnamed:check"),
+])
+def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
+    """Does each mistake a probe proves in lesson 04 (an intermediate saved, a number in place
+    of a tensor, a backward cut from the graph or marked once_differentiable, torch ops where
+    NumPy is asked for, a NumPy write, a copy saved) carry a stable id; a second derivative
+    that is only wrong, none?"""
+    assert graded_mistake(exercise, name) == expected
