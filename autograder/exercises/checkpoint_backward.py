@@ -43,23 +43,24 @@ def _backward(spec: Spec, output, inputs: dict, grad_output) -> tuple:
             raise GradingError(
                 "CheckpointFunction.backward recomputed run_fn with gradients off (autograd "
                 "disables them inside backward): wrap the recomputation in torch.enable_grad()",
-                message) from error
+                message, mistake="CheckpointFunction/recomputes-without-grad") from error
         if "only Tensors of floating point" in message:
             raise GradingError(
                 "CheckpointFunction.backward asked for gradients of a non-float input (e.g. a "
                 "boolean mask): a fresh leaf should ask for a gradient only where the input it "
-                "copies did", message) from error
+                "copies did", message, mistake="CheckpointFunction/leaf-for-non-float") from error
         others = [n for n, v in inputs.items() if n != "run_fn" and not torch.is_tensor(v)]
         if (match := _COUNT.search(message)) and int(match[2]) == int(match[1]) - 1 and not others:
             raise GradingError(
                 f"backward returned {match[2]} gradients for {match[1]} inputs: the first "
                 "input is run_fn, so return None for it first: (None, *input_grads)",
-                message) from error
+                message, mistake="CheckpointFunction/no-none-for-run-fn") from error
         if match:  # which ones are missing, the count cannot tell: name every None owed
             raise GradingError(
                 f"backward returned {match[2]} gradients for {match[1]} inputs: return None "
                 f"for each non-tensor ({', '.join(['run_fn', *others])}) and a gradient or None "
-                "for each tensor, in forward's order", message) from error
+                "for each tensor, in forward's order", message,
+                mistake="CheckpointFunction/no-none-for-non-tensors") from error
         raise _explain_runtime_error(spec, "backward", error, inputs) from error
     finally:
         for handle in handles:
@@ -68,7 +69,8 @@ def _backward(spec: Spec, output, inputs: dict, grad_output) -> tuple:
         if count > 1:
             raise GradingError(
                 f"CheckpointFunction's backward wrote into the .grad of the caller's tensor "
-                f"{name}: recompute on detached copies (fresh leaves), not on the saved tensors")
+                f"{name}: recompute on detached copies (fresh leaves), not on the saved tensors",
+                mistake="CheckpointFunction/recomputes-on-saved-tensors")
     return tuple(value.grad if isinstance(value, torch.Tensor) and value.requires_grad else None
                  for value in inputs.values())
 

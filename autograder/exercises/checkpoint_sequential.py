@@ -92,7 +92,8 @@ def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> 
     raise GradingError(
         f"{where} recomputed segments of {sizes} layers: {why}; cut the layers into exactly "
         f"{segments} consecutive groups (torch's split is {torch_split}: n // k each and the "
-        "remainder in the last; spreading the remainder is fine too)")
+        "remainder in the last; spreading the remainder is fine too)",
+        mistake="checkpoint_sequential/uneven-segments")
 
 
 def check_recomputation(where: str, calls: list[int]) -> None:
@@ -107,7 +108,7 @@ def check_recomputation(where: str, calls: list[int]) -> None:
             f"{f' and layer {never[0]} never' if never else ''}): a function defined in a loop "
             "reads the loop's variables when backward calls it, after the loop has moved on; "
             "bind them when defining it (def run(h, start=start, end=end)) or use "
-            "nn.Sequential(*layers[start:end])")
+            "nn.Sequential(*layers[start:end])", mistake="checkpoint_sequential/recomputes-other-layers")
 
 
 def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torch.Tensor) -> None:
@@ -136,20 +137,24 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
             if torch.allclose(output.detach(), _run_layers(list(layers)[:k], x_value).detach()):
                 raise GradingError(f"{where} ran only the first {k} layers: every layer must run "
                                    "once, in order (the layers left over after n // k per "
-                                   "segment belong to a segment too)")
+                                   "segment belong to a segment too)",
+                                   mistake="checkpoint_sequential/drops-remainder")
     diagnose_values(f"{where}: the output", output, expected)
     classes = _forward_classes(output)
     if any(getattr(c, "__module__", "").startswith("torch.") for c in classes):
         raise GradingError(f"{where} checkpointed its segments with PyTorch's own Function "
                            "(torch.utils.checkpoint, use_reentrant=True): the exercise builds it "
-                           "on your CheckpointFunction, CheckpointFunction.apply(run_segment, x)")
+                           "on your CheckpointFunction, CheckpointFunction.apply(run_segment, x)",
+                           mistake="checkpoint_sequential/uses-torch-checkpoint")
     checkpointed = len(classes)
     if segments > 1 and checkpointed == 0:
         raise GradingError(f"{where} checkpointed nothing: run each segment through "
-                           "CheckpointFunction.apply(run_segment, x)")
+                           "CheckpointFunction.apply(run_segment, x)",
+                           mistake="checkpoint_sequential/checkpoints-nothing")
     if checkpointed not in (segments - 1, segments):
         raise GradingError(f"{where} made {checkpointed} checkpointed segments: split the layers "
-                           f"into exactly {segments} consecutive groups")
+                           f"into exactly {segments} consecutive groups",
+                           mistake="checkpoint_sequential/wrong-segment-count")
     try:
         with _recording_calls(list(layers)) as order, refuse_reentry(custom_nodes([output]),
                                                                      REENTERED):

@@ -72,19 +72,20 @@ def check_saves_only_inputs(forward: ForwardTrace, inputs: dict, function=None) 
                 "while forward ran, time and peak memory a checkpoint must not spend, for a "
                 "graph apply then threw away (had run_fn returned a view, it would have been "
                 "kept): apply runs forward with grad off, so call run_fn without "
-                "torch.enable_grad() there")
+                "torch.enable_grad() there", mistake="CheckpointFunction/records-graph-in-forward")
         raise GradingError(
             f"CheckpointFunction kept {total} bytes of activations ({len(extra)} "
             f"tensor{'' if len(extra) == 1 else 's'}) "
             f"besides its {given} bytes of inputs: save only the tensor arguments "
             "(ctx.save_for_backward(*tensors)) and recompute the rest in backward, "
-            "with run_fn run under no grad in forward")
+            "with run_fn run under no grad in forward", mistake="CheckpointFunction/keeps-activations")
     for name, value in forward.ctx_attributes.items():
         for path, tensor in reachable(value, f"ctx.{name}"):
             if tensor.dtype != torch.uint8:
                 raise GradingError(
                     f"CheckpointFunction stores a tensor as {path}: pass the tensor arguments "
-                    "through ctx.save_for_backward, so autograd checks them for in-place changes")
+                    "through ctx.save_for_backward, so autograd checks them for in-place changes",
+                    mistake="CheckpointFunction/tensor-on-ctx")
 
 
 def _check_input_grads(inputs: dict, grads: tuple, truth: dict) -> None:
@@ -107,7 +108,8 @@ def _check_leaves_require_grad(inputs: dict, grads: tuple, calls: list) -> None:
                 f"backward returned None for {name}: the recomputation ran run_fn on a copy of "
                 f"{name} that did not require grad, so it gave {name} no gradient; make each "
                 "fresh leaf require grad where its input did "
-                "(t.detach().requires_grad_(t.requires_grad))")
+                "(t.detach().requires_grad_(t.requires_grad))",
+                mistake="CheckpointFunction/leaves-without-grad")
 
 
 def _check_parameter_grads(parameters: dict, truth: dict, *, before: dict | None = None) -> None:
@@ -115,11 +117,14 @@ def _check_parameter_grads(parameters: dict, truth: dict, *, before: dict | None
         if parameter.grad is None:
             raise GradingError(
                 "the parameters used inside run_fn got no gradient (.grad is None): "
-                + no_gradient_cause("run_fn"))
+                + no_gradient_cause("run_fn"), mistake={
+                    "backward passed inputs=[...]": "CheckpointFunction/backward-inputs-only",
+                    "torch.autograd.grad returns": "CheckpointFunction/grad-skips-parameters"})
         if before is not None and torch.allclose(parameter.grad, truth[name]):
             raise GradingError(
                 f"CheckpointFunction replaced the .grad of parameter {name} instead of adding to "
-                "it: gradients accumulate; let torch.autograd.backward do the accumulating")
+                "it: gradients accumulate; let torch.autograd.backward do the accumulating",
+                mistake="CheckpointFunction/overwrites-parameter-grad")
         expected = truth[name] if before is None else before[name] + truth[name]
         diagnose_gradient(f"parameter {name}", parameter.grad, expected)
 
@@ -212,16 +217,22 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
             got = dict(zip(inputs, grads))["x"]
             if got is not None and got.shape == values["x"].shape and torch.allclose(
                     got, _recomputed_on(after_run_fn, block, values["x"], device)):
-                raise GradingError(late_mask(calls, n_forward, after_run_fn),
-                                   str(error)) from error
-            raise GradingError(wrong_start(calls, n_forward, states, seeded, device),
-                               str(error)) from error
+                raise GradingError(late_mask(calls, n_forward, after_run_fn), str(error), mistake={
+                    "the state was recorded after run_fn(*args) ran; record it before":
+                        "CheckpointFunction/records-state-late",
+                    "spent forward's mask": "CheckpointFunction/extra-run-fn-call"}) from error
+            raise GradingError(wrong_start(calls, n_forward, states, seeded, device), str(error),
+                               mistake={"state torch.manual_seed(seed) gives":
+                                        "CheckpointFunction/replays-seed",
+                                        "from the caller's current state":
+                                        "CheckpointFunction/ignores-random-state"}) from error
         if not all(torch.equal(a, b)
                                         for a, b in zip(states, rng_states(device))):
             raise GradingError(
                 "CheckpointFunction's backward left the global random state rewound to the "
                 "forward's, so later random numbers repeat: restore it inside "
-                "torch.random.fork_rng(), which puts the caller's state back afterwards")
+                "torch.random.fork_rng(), which puts the caller's state back afterwards",
+                mistake="CheckpointFunction/leaves-state-rewound")
 
 
 # --------------------------------------------------------------------------- CheckpointFunction

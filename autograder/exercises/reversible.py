@@ -91,7 +91,7 @@ def _backward(outputs, grad_outputs, inputs: dict) -> None:
             raise GradingError(
                 "ReversibleCoupling.backward recomputed f and g with gradients off (autograd "
                 "disables them inside backward): recompute inside torch.enable_grad()",
-                str(error)) from error
+                str(error), mistake="ReversibleCoupling/recomputes-without-grad") from error
         raise _explain_runtime_error(REVERSIBLE, "backward", error, inputs) from error
 
 
@@ -131,7 +131,11 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
     except GradingError as error:
         if hint := (_inversion_hint(list(_CALLS), known, inputs, truth)
                     or _dropped_path_hint(values, grad_outputs, inputs, truth)):
-            raise GradingError(hint, str(error)) from error
+            raise GradingError(hint, str(error), mistake={
+                "x1 and x2 swapped": "ReversibleCoupling/gradients-swapped",
+                "so the inputs it rebuilt": "ReversibleCoupling/inverts-wrong-tensor",
+                "never ran g under grad": "ReversibleCoupling/g-not-under-grad",
+                "a loss that ignores": "ReversibleCoupling/drops-an-output-gradient"}) from error
         raise
     _check_parameters(parameters, parameter_truth)
     if accumulate:
@@ -149,7 +153,8 @@ def _check_outputs_kept(outputs, returned: list) -> None:
             raise GradingError(
                 f"ReversibleCoupling's backward freed the memory of {name}, which the caller "
                 "holds (a saved output shares its memory with the tensor forward returned): "
-                "reading it after backward reads freed memory; leave that storage alone")
+                "reading it after backward reads freed memory; leave that storage alone",
+                mistake="ReversibleCoupling/frees-saved-outputs")
     changed = [name for name, output, value in zip(("y1", "y2"), outputs, returned)
                if not torch.equal(output.detach(), value)]
     if changed:
@@ -157,7 +162,8 @@ def _check_outputs_kept(outputs, returned: list) -> None:
             f"ReversibleCoupling's backward overwrote {' and '.join(changed)}, which the caller "
             f"holds (an in-place inversion, such as {changed[-1]}.sub_(...), writes into a saved "
             "output, which shares its memory with the tensor forward returned): whatever reads "
-            "it after backward gets wrong numbers, silently; compute the inputs into new tensors")
+            "it after backward gets wrong numbers, silently; compute the inputs into new tensors",
+            mistake="ReversibleCoupling/overwrites-saved-outputs")
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -220,7 +226,9 @@ def _check_parameters(parameters: dict, truth: dict, before: dict | None = None)
         if parameter.grad is None:
             raise GradingError(
                 f"the parameters of f and g got no gradient ({name}.grad is None): "
-                + no_gradient_cause("f and g"))
+                + no_gradient_cause("f and g"), mistake={
+                    "backward passed inputs=[...]": "ReversibleCoupling/backward-inputs-only",
+                    "torch.autograd.grad returns": "ReversibleCoupling/grad-skips-parameters"})
         if before is not None and torch.allclose(parameter.grad, truth[name]):
             raise GradingError(
                 f"ReversibleCoupling replaced the .grad of parameter {name} instead of adding "

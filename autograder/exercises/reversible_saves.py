@@ -33,7 +33,8 @@ def _check_no_input_copy(forward, inputs: dict) -> None:
                 if array.shape == x.shape and array.dtype.kind == "f" and np.allclose(array, x):
                     raise GradingError(f"ReversibleCoupling keeps a {form} copy of {what} as "
                                        f"{path}: a reversible block keeps no input and no "
-                                       "activation in any form; save only y1 and y2")
+                                       "activation in any form; save only y1 and y2",
+                                       mistake="ReversibleCoupling/keeps-a-copy-on-ctx")
 
 
 def _own_saves(forward) -> list | None:
@@ -61,7 +62,8 @@ def check_saves_only_outputs(forward, inputs: dict | None = None, tracked=()) ->
             raise GradingError(
                 f"ReversibleCoupling saved its input {name}: a reversible block keeps no input; "
                 "save only the outputs y1 and y2, and let backward compute the inputs back "
-                "from them (solve the two equations in the order that leaves one unknown each)")
+                "from them (solve the two equations in the order that leaves one unknown each)",
+                mistake="ReversibleCoupling/saves-input")
         copies = [n for n, y in zip(("y1", "y2"), forward.output if isinstance(
             forward.output, tuple) else ()) if isinstance(y, torch.Tensor)
             and y.shape == saved.shape and torch.equal(y.detach(), saved.tensor.detach())]
@@ -69,11 +71,12 @@ def check_saves_only_outputs(forward, inputs: dict | None = None, tracked=()) ->
             raise GradingError(
                 f"ReversibleCoupling saved a copy of its output {copies[0]}, a new tensor "
                 "kept besides the one the caller holds: save the outputs themselves, "
-                "ctx.save_for_backward(y1, y2)")
+                "ctx.save_for_backward(y1, y2)", mistake="ReversibleCoupling/saves-output-copy")
         if saved.role != "output":
             raise GradingError(
                 f"ReversibleCoupling saved an activation of shape {saved.shape} (such as f(x2)): "
-                "save only the outputs y1 and y2 and recompute the rest in backward")
+                "save only the outputs y1 and y2 and recompute the rest in backward",
+                mistake="ReversibleCoupling/saves-activation")
     if forward.ctx_tensor_attributes:
         raise GradingError(f"ReversibleCoupling stores a tensor as "
                            f"{forward.ctx_tensor_attributes[0]}: save only y1 and y2, through "
@@ -88,4 +91,4 @@ def check_saves_only_outputs(forward, inputs: dict | None = None, tracked=()) ->
             f"{''.join(', ' + n + ' among them' for n in among)}) while it ran, and a "
             "reversible block keeps no activation of f or g, not even for a moment "
             "(save_for_backward(y1, y2) is right): apply runs forward with grad off, so leave "
-            "out torch.enable_grad() there")
+            "out torch.enable_grad() there", mistake="ReversibleCoupling/records-graph-in-forward")

@@ -7,7 +7,7 @@ import torch
 from autograder.exercises import EXERCISES
 from autograder.exercises import checkpointing as lesson
 from autograder.grading import verdict
-from tests.autograder.catalogued import mistake, unusual
+from tests.autograder.catalogued import graded_mistake, mistake, unusual
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson05
@@ -276,3 +276,75 @@ class TestWrongStartCause:
         hint = self._hint(starts, n_forward)
         assert hint.endswith("save torch.get_rng_state() in forward and restore it before "
                              "recomputing")
+
+
+@pytest.mark.parametrize("exercise, name, expected", [
+    ("CheckpointFunction", "run_fn under enable_grad in forward",
+     "CheckpointFunction/keeps-activations"),
+    ("CheckpointFunction", "run_fn under enable_grad in forward, the graph dropped by apply",
+     "CheckpointFunction/records-graph-in-forward"),
+    ("CheckpointFunction", "arguments kept on ctx", "CheckpointFunction/tensor-on-ctx"),
+    ("CheckpointFunction", "fresh leaves that never require grad (t.detach())",
+     "CheckpointFunction/leaves-without-grad"),
+    ("CheckpointFunction", "torch.autograd.grad of the inputs only",
+     "CheckpointFunction/grad-skips-parameters"),
+    ("CheckpointFunction", "output.backward(grad_output, inputs=leaves)",
+     "CheckpointFunction/backward-inputs-only"),
+    ("CheckpointFunction", "overwrites the parameters' .grad",
+     "CheckpointFunction/overwrites-parameter-grad"),
+    ("CheckpointFunction", "random state recorded after run_fn ran",
+     "CheckpointFunction/records-state-late"),
+    ("CheckpointFunction", "an extra run_fn call in backward before the recomputation",
+     "CheckpointFunction/extra-run-fn-call"),
+    ("CheckpointFunction", "ignores the random state", "CheckpointFunction/ignores-random-state"),
+    ("CheckpointFunction", "replays the seed (torch.initial_seed()), not the state",
+     "CheckpointFunction/replays-seed"),
+    ("CheckpointFunction", "set_rng_state without fork_rng",
+     "CheckpointFunction/leaves-state-rewound"),
+    ("CheckpointFunction", "recomputes with gradients off",
+     "CheckpointFunction/recomputes-without-grad"),
+    ("CheckpointFunction", "requires_grad_() on every tensor",
+     "CheckpointFunction/leaf-for-non-float"),
+    ("CheckpointFunction", "forgets the None for run_fn", "CheckpointFunction/no-none-for-run-fn"),
+    ("CheckpointFunction", "returns gradients for the tensors only (no None for scale and "
+     "use_tanh)", "CheckpointFunction/no-none-for-non-tensors"),
+    ("CheckpointFunction", "recomputes on the saved tensors themselves",
+     "CheckpointFunction/recomputes-on-saved-tensors"),
+    ("checkpoint_sequential", "no checkpoints", "checkpoint_sequential/checkpoints-nothing"),
+    ("checkpoint_sequential", "len // segments chunks make too many segments",
+     "checkpoint_sequential/wrong-segment-count"),
+    ("checkpoint_sequential", "drops the remainder", "checkpoint_sequential/drops-remainder"),
+    ("checkpoint_sequential", "late-binding closure in the loop",
+     "checkpoint_sequential/recomputes-other-layers"),
+    ("checkpoint_sequential", "ceil(n / k) layers per segment",
+     "checkpoint_sequential/uneven-segments"),
+    ("checkpoint_sequential", "built on torch.utils.checkpoint(use_reentrant=True)",
+     "checkpoint_sequential/uses-torch-checkpoint"),
+    ("ReversibleCoupling", "saves the inputs", "ReversibleCoupling/saves-input"),
+    ("ReversibleCoupling", "saves f(x2), an activation", "ReversibleCoupling/saves-activation"),
+    ("ReversibleCoupling", "saves a clone of the output y2", "ReversibleCoupling/saves-output-copy"),
+    ("ReversibleCoupling", "keeps a NumPy copy of the input x2 on ctx",
+     "ReversibleCoupling/keeps-a-copy-on-ctx"),
+    ("ReversibleCoupling", "forward runs f alone under torch.enable_grad()",
+     "ReversibleCoupling/records-graph-in-forward"),
+    ("ReversibleCoupling", "recomputes with gradients off",
+     "ReversibleCoupling/recomputes-without-grad"),
+    ("ReversibleCoupling", "frees the saved outputs' storage in backward (the caller's y1 and y2 "
+     "with it)", "ReversibleCoupling/frees-saved-outputs"),
+    ("ReversibleCoupling", "inverts in place, into the saved outputs (the caller's y1 and y2 are "
+     "overwritten)", "ReversibleCoupling/overwrites-saved-outputs"),
+    ("ReversibleCoupling", "returns the two gradients swapped",
+     "ReversibleCoupling/gradients-swapped"),
+    ("ReversibleCoupling", "inverts in the wrong order", "ReversibleCoupling/inverts-wrong-tensor"),
+    ("ReversibleCoupling", "recomputes g on a detached y1", "ReversibleCoupling/g-not-under-grad"),
+    ("ReversibleCoupling", "backpropagates y1's gradient only",
+     "ReversibleCoupling/drops-an-output-gradient"),
+    ("ReversibleCoupling", "autograd.grad: parameters get nothing",
+     "ReversibleCoupling/grad-skips-parameters"),
+    ("ReversibleCoupling", "torch.autograd.backward with inputs=[x1, x2] only",
+     "ReversibleCoupling/backward-inputs-only"),
+])
+def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
+    """Does each mistake a probe proves in lesson 05 (what forward kept, fresh leaves, .grad of
+    the parameters, the random state, the segments, the inversion) carry a stable id?"""
+    assert graded_mistake(exercise, name) == expected
