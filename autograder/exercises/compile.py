@@ -33,20 +33,24 @@ def check_lse_form(function) -> None:
     if function.setup_context is base.setup_context:
         raise GradingError(
             "LogSumExp has no setup_context: torch.func transforms need the setup_context form, "
-            "forward(x, dim) without ctx plus setup_context(ctx, inputs, output) that saves")
+            "forward(x, dim) without ctx plus setup_context(ctx, inputs, output) that saves",
+            mistake="LogSumExp/no-setup-context")
     parameters = inspect.signature(function.forward).parameters.values()
     if not any(p.kind is p.VAR_POSITIONAL for p in parameters):
         names = [p.name for p in parameters]
         if len(names) != 2 or names[0] == "ctx":
             raise GradingError(
                 f"LogSumExp.forward takes ({', '.join(names)}): with setup_context, forward "
-                "takes no ctx, only (x, dim); saving happens in setup_context")
+                "takes no ctx, only (x, dim); saving happens in setup_context",
+                mistake="LogSumExp/forward-takes-ctx")
     if not getattr(function, "generate_vmap_rule", False) and function.vmap is base.vmap:
         raise GradingError("LogSumExp does not set generate_vmap_rule = True: torch.vmap refuses "
-                           "a Function without a vmap rule; add it as a class attribute")
+                           "a Function without a vmap rule; add it as a class attribute",
+                           mistake="LogSumExp/no-vmap-rule")
     if function.jvp is base.jvp:
         raise GradingError("LogSumExp has no jvp staticmethod: forward-mode AD (torch.func.jvp, "
-                           "forward_ad) needs jvp(ctx, x_tangent, dim_tangent)")
+                           "forward_ad) needs jvp(ctx, x_tangent, dim_tangent)",
+                           mistake="LogSumExp/no-jvp")
 
 
 def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError:
@@ -63,7 +67,7 @@ def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError
         return GradingError(
             "LogSumExp.jvp found ctx.saved_tensors empty: tensors saved with save_for_backward "
             "are for backward only; in setup_context also call ctx.save_for_forward(...) with "
-            "what jvp needs", message)
+            "what jvp needs", message, mistake="LogSumExp/jvp-without-save-for-forward")
     sizes = re.search(r"Tensor is of size (\[[\d, ]*\]) while the given forward gradient is of "
                       r"size (\[[\d, ]*\])", message)
     if phase == "jvp" and sizes:
@@ -71,7 +75,7 @@ def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError
             f"LogSumExp.jvp returns a tangent of shape {sizes[2]} for an output of shape "
             f"{sizes[1]} (x of shape {tuple(inputs['x'].shape)}, dim={inputs['dim']}): a "
             f"tangent has its output's shape, x's shape with dim removed, so the sum runs over "
-            f"dim, without keepdim", message)
+            f"dim, without keepdim", message, mistake="LogSumExp/jvp-tangent-shape")
     if isinstance(error, RuntimeError):
         return _explain_runtime_error(LSE, phase, error, inputs)
     return GradingError(f"LogSumExp.{phase} raised {type(error).__name__} with x of shape "
@@ -92,14 +96,17 @@ def check_lse_stable(function, device) -> None:
         else:
             what = ("overflows at |x| = 1000: exp(1000) is inf in float64; subtract the max "
                     "along dim first, m + log(sum(exp(x - m)))")
-        raise GradingError(f"LogSumExp's forward {what}", f"got {out.detach()}, expected {expected}")
+        raise GradingError(f"LogSumExp's forward {what}", f"got {out.detach()}, expected {expected}",
+                           mistake={"overflows at |x| = 1000": "LogSumExp/overflows",
+                                    "underflows on the row": "LogSumExp/max-not-per-row"})
     diagnose_values("LogSumExp's output at |x| = 1000", out, expected)
     grad, = torch.autograd.grad(out.sum(), x)
     if not torch.isfinite(grad).all():
         raise GradingError(
             "LogSumExp's backward gives inf or nan at |x| = 1000 although its forward is finite: "
             "its softmax weights overflow there; write them with exponents that are never "
-            "positive (x minus the output, or minus the max)", f"got {grad}")
+            "positive (x minus the output, or minus the max)", f"got {grad}",
+            mistake="LogSumExp/backward-softmax-overflows")
     diagnose_gradient("x", grad, torch.softmax(x.detach(), 1))
     tangent = torch.tensor([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]], dtype=torch.float64,
                            device=device)
@@ -111,7 +118,7 @@ def check_lse_stable(function, device) -> None:
         raise GradingError(
             "LogSumExp.jvp gives inf or nan at |x| = 1000 although forward is finite: its "
             "softmax weights overflow there; write them with exponents that are never positive "
-            "(x minus the saved output)", f"got {got}")
+            "(x minus the saved output)", f"got {got}", mistake="LogSumExp/jvp-softmax-overflows")
     with case("x at |x| = 1000 (torch.func.jvp)"):
         diagnose_values("LogSumExp.jvp's tangent", got,
                         (torch.softmax(x.detach(), 1) * tangent).sum(1))
@@ -132,7 +139,7 @@ def check_lse_case(function, values: dict, **tolerances) -> None:
                 f"LogSumExp's backward fails for dim={dim}, which is not the last dimension "
                 "(the last one passed): every unsqueeze, softmax or sum in backward must use "
                 "ctx.dim, not -1, so that grad_output and the output broadcast along dim",
-                str(error)) from error
+                str(error), mistake="LogSumExp/backward-assumes-last-dim") from error
 
 
 def check_lse_ctx(function, values: dict) -> None:
@@ -142,7 +149,8 @@ def check_lse_ctx(function, values: dict) -> None:
     if forward.ctx_tensor_attributes:
         raise GradingError(
             f"LogSumExp keeps a tensor as {forward.ctx_tensor_attributes[0]}: keep what jvp "
-            "needs with ctx.save_for_forward and what backward needs with ctx.save_for_backward")
+            "needs with ctx.save_for_forward and what backward needs with ctx.save_for_backward",
+            mistake="LogSumExp/tensor-on-ctx")
 
 
 def check_lse_jvp(function, values: dict) -> None:

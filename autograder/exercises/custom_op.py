@@ -58,7 +58,8 @@ def check_operator(softplus) -> None:
         raise GradingError(
             f"softplus never calls the custom operator {OPERATOR}: define it with "
             f'@torch.library.custom_op("{OPERATOR}", mutates_args=())',
-            f"operators called: {', '.join(vars(calls).get('names', [])) or 'none'}")
+            f"operators called: {', '.join(vars(calls).get('names', [])) or 'none'}",
+            mistake="softplus/not-a-custom-op")
     check_input_unchanged(softplus)
 
 
@@ -73,7 +74,8 @@ def check_input_unchanged(softplus) -> None:
             "softplus wrote into its input x (an in-place op such as x.mul_(beta)): the "
             "operator declares mutates_args=(), so the compiler and the caller assume x is "
             "unchanged; compute into new tensors (z = beta * x)",
-            f"x was {before.tolist()}, after softplus(x, 2.0) it is {x.tolist()}")
+            f"x was {before.tolist()}, after softplus(x, 2.0) it is {x.tolist()}",
+            mistake="softplus/mutates-input")
 
 
 def _softplus_error(phase: str, error: Exception, softplus, beta) -> GradingError:
@@ -81,30 +83,32 @@ def _softplus_error(phase: str, error: Exception, softplus, beta) -> GradingErro
     if "no fake impl" in message:
         return GradingError("softplus has no fake implementation: add @softplus.register_fake "
                             "returning torch.empty_like(x); torch.compile and opcheck need it",
-                            message)
+                            message, mistake="softplus/no-fake")
     if "no autograd formula" in message:
         return GradingError("softplus has no autograd registration: call "
                             "softplus.register_autograd(backward, setup_context=setup_context)",
-                            message)
+                            message, mistake="softplus/no-register-autograd")
     if "incorrect number of gradients" in message:
         return GradingError("softplus's backward returns the wrong number of gradients: return "
                             "one per input of the operator, (grad_x, None), with None for beta",
-                            message)
+                            message, mistake="softplus/gradient-count")
     if "different than None at position 2" in message:
         return GradingError(f"softplus's backward returned a gradient for beta={beta}, a Python "
-                            "float: return None for beta", message)
+                            "float: return None for beta", message,
+                            mistake="softplus/gradient-for-beta")
     setup = getattr(_maybe_get_opdef(OPERATOR), "_setup_context_fn", None)
     if setup is not None and message.startswith(f"{getattr(setup, '__name__', '?')}() got an "
                                                 "unexpected keyword argument"):
         return GradingError(
             f"softplus's setup_context, {setup.__name__}, is called with keyword arguments: "
             "register_autograd calls setup_context(ctx=..., inputs=..., output=...), so name its "
-            "parameters exactly ctx, inputs, output", message)
+            "parameters exactly ctx, inputs, output", message,
+            mistake="softplus/setup-context-parameter-names")
     if phase == "backward" and getattr(softplus, "_setup_context_fn", True) is None:
         return GradingError(
             "softplus's backward was registered without setup_context: ctx is empty in backward; "
             "register_autograd(backward, setup_context=...) with a setup_context that saves x",
-            message)
+            message, mistake="softplus/no-setup-context")
     return GradingError(f"softplus's {phase} raised {type(error).__name__} with beta={beta}: "
                         f"{message.splitlines()[0] if message else ''}", message)
 
@@ -122,7 +126,8 @@ def check_fake(softplus, x, beta) -> None:
         raise GradingError(
             f"softplus's fake implementation returns shape {got[0]}, {got[1]} on {got[2]}, "
             f"but the operator returns shape {want[0]}, {want[1]} on {want[2]}: register_fake "
-            "must describe the real output, e.g. torch.empty_like(x)")
+            "must describe the real output, e.g. torch.empty_like(x)",
+            mistake="softplus/fake-mismatch")
 
 
 def check_softplus(softplus, x, beta, *, rtol=1e-5, atol=1e-7) -> None:
@@ -137,7 +142,8 @@ def check_softplus(softplus, x, beta, *, rtol=1e-5, atol=1e-7) -> None:
         raise GradingError(
             f"softplus overflows for large beta * x (beta={beta}, largest beta * x "
             f"{(beta * x).abs().max().item():.4g}): exp(beta * x) is inf; compute "
-            "max(z, 0) + log1p(exp(-|z|)) with z = beta * x", f"got {out.detach()}")
+            "max(z, 0) + log1p(exp(-|z|)) with z = beta * x", f"got {out.detach()}",
+            mistake="softplus/overflows")
     diagnose_values(f"softplus's output with beta={beta}", out, expected, rtol=rtol, atol=atol)
     grad_output = sample(out.shape, out.device, seed=9, dtype=out.dtype)
     pristine = grad_output.clone()
@@ -183,14 +189,16 @@ def check_left_tail(softplus, device) -> None:
             raise GradingError(
                 f"softplus loses the left tail: {where}; that is log(1 + e^(-|z|)) exactly, and "
                 "1 + e^(-|z|) rounds to 1 once e^(-|z|) is below 1.1e-16, so the log is 0; "
-                "torch.log1p(u) computes log(1 + u) without forming 1 + u")
+                "torch.log1p(u) computes log(1 + u) without forming 1 + u",
+                mistake="softplus/log-without-log1p")
         if apart and torch.allclose(got, narrow, rtol=1e-6, atol=0):
             ordinary = _relative_error(softplus, device)
             raise GradingError(
                 f"softplus computes in float32 for float64 x: on ordinary x it matches the "
                 f"float64 value only to a relative {ordinary:.1g} (float32's precision), and "
                 f"in the left tail it returns float32's value: {where}, since exp(beta * x) "
-                "leaves float32's range below about -103; compute in x's dtype")
+                "leaves float32's range below about -103; compute in x's dtype",
+                mistake="softplus/computes-in-float32")
         raise GradingError(f"softplus loses the left tail: {where}; the contract asks for a "
                            "relative 1e-5 there too")
 
@@ -212,11 +220,12 @@ def check_beta_slips(got, expected, without_beta, beta) -> None:
     if close(got, beta * expected) and not close(got, expected):
         raise GradingError(
             "softplus's gradient is beta times sigmoid(beta * x): the chain "
-            "rule's factor beta cancels the 1 / beta in front, so d/dx is sigmoid(beta * x)")
+            "rule's factor beta cancels the 1 / beta in front, so d/dx is sigmoid(beta * x)",
+            mistake="softplus/extra-beta-factor")
     if close(got, without_beta) and not close(got, expected):
         raise GradingError(
             "softplus's gradient is sigmoid(x), not sigmoid(beta * x): beta "
-            "scales x inside the sigmoid")
+            "scales x inside the sigmoid", mistake="softplus/forgets-beta-in-sigmoid")
 
 
 def check_softplus_ctx(out: torch.Tensor) -> None:
@@ -228,7 +237,8 @@ def check_softplus_ctx(out: torch.Tensor) -> None:
         raise GradingError(
             f"softplus's setup_context keeps a tensor as ctx.{kept[0]}: save it with "
             "ctx.save_for_backward(x) and read it back from ctx.saved_tensors, so that autograd "
-            "checks it for in-place changes and saved-tensor hooks see it")
+            "checks it for in-place changes and saved-tensor hooks see it",
+            mistake="softplus/tensor-on-ctx")
 
 
 def check_opcheck(softplus, x, beta) -> None:

@@ -33,7 +33,8 @@ def _operator_error(phase: str, error: Exception, dim) -> GradingError:
     if "no fake impl" in message or "fake kernel" in message:
         return GradingError("squared_norm has no fake implementation: add @squared_norm."
                             "register_fake returning an empty tensor of the output's shape; "
-                            "torch.compile, opcheck and vmap's tracing need it", message)
+                            "torch.compile, opcheck and vmap's tracing need it", message,
+                            mistake="squared_norm/no-fake")
     if "no autograd formula" in message or "does not require grad" in message:
         return GradingError("squared_norm has no autograd registration: call "
                             "squared_norm.register_autograd(backward, setup_context=...)",
@@ -41,7 +42,7 @@ def _operator_error(phase: str, error: Exception, dim) -> GradingError:
     if "incorrect number of gradients" in message:
         return GradingError("squared_norm's backward returns the wrong number of gradients: "
                             "one per input of the operator, (grad_x, None), None for dim",
-                            message)
+                            message, mistake="squared_norm/gradient-count")
     first = message.splitlines()[0] if message else ""
     return GradingError(f"squared_norm's {phase} raised {type(error).__name__} with dim={dim}: "
                         f"{first}", message)
@@ -63,7 +64,8 @@ def check_operator(squared_norm) -> None:
         raise GradingError(
             f"squared_norm never calls the custom operator {OPERATOR}: define it with "
             f'@torch.library.custom_op("{OPERATOR}", mutates_args=())',
-            f"operators called: {', '.join(names) or 'none'}")
+            f"operators called: {', '.join(names) or 'none'}",
+            mistake="squared_norm/not-a-custom-op")
 
 
 def check_fake(squared_norm, x, dim) -> None:
@@ -81,7 +83,7 @@ def check_fake(squared_norm, x, dim) -> None:
         raise GradingError(
             f"squared_norm's fake implementation returns shape {got[0]}, {got[1]} on {got[2]}, "
             f"but the operator returns shape {want[0]}, {want[1]} on {want[2]}: the output has "
-            f"{rule}")
+            f"{rule}", mistake="squared_norm/fake-mismatch")
 
 
 def check_values(squared_norm, values: dict, **tolerance) -> None:
@@ -109,7 +111,8 @@ def check_batching_rule(squared_norm) -> None:
         raise GradingError(
             "squared_norm has no batching rule: torch.vmap falls back to calling the operator "
             "once per sample (the 'performance drop' warning); register one with "
-            f'torch.library.register_vmap("{OPERATOR}", rule) or squared_norm.register_vmap')
+            f'torch.library.register_vmap("{OPERATOR}", rule) or squared_norm.register_vmap',
+            mistake="squared_norm/no-batching-rule")
 
 
 def _vmapped(squared_norm, batch, dim):
@@ -140,7 +143,7 @@ def check_vmap(squared_norm, device) -> None:
             "the rule sees x with the batch dimension in it, so a non-negative dim of one "
             "sample is dim + 1 of the batched x once the batch dim is at the front",
             f"dim={dim}: got shape {tuple(getattr(got, 'shape', ()))}, expected "
-            f"{tuple(loop.shape)}")
+            f"{tuple(loop.shape)}", mistake="squared_norm/dim-not-shifted")
     with case(f"torch.vmap over a batch of 3 samples of shape {BATCHED[1:]}, dim={dim}"):
         diagnose_values("squared_norm's output under vmap", got, loop)
 
@@ -156,7 +159,8 @@ def check_one_call(squared_norm, device) -> None:
         raise GradingError(
             f"squared_norm's batching rule calls the operator once per sample ({count} calls "
             f"for a batch of {BATCHED[0]}): that is the fallback's loop written by hand; call it "
-            "once on the whole batched x, with dim translated past the batch dimension")
+            "once on the whole batched x, with dim translated past the batch dimension",
+            mistake="squared_norm/rule-loops-over-samples")
 
 
 def check_opcheck(squared_norm, x, dim) -> None:

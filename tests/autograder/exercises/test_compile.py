@@ -181,3 +181,65 @@ def test_float32_is_named_only_where_it_is_the_answers_values():
     first = message.splitlines()[0]
     assert not passed and first.startswith("softplus loses the left tail: at x = "), first
     assert first.endswith("the contract asks for a relative 1e-5 there too"), first
+
+
+@pytest.mark.parametrize("exercise, name, expected", [
+    ("LogSumExp", "old form: forward(ctx, ...) without setup_context",
+     "LogSumExp/no-setup-context"),
+    ("LogSumExp", "forward takes ctx in the setup_context form", "LogSumExp/forward-takes-ctx"),
+    ("LogSumExp", "generate_vmap_rule missing", "LogSumExp/no-vmap-rule"),
+    ("LogSumExp", "no jvp staticmethod", "LogSumExp/no-jvp"),
+    ("LogSumExp", "jvp reads ctx.saved_tensors kept only with save_for_backward",
+     "LogSumExp/jvp-without-save-for-forward"),
+    ("LogSumExp", "jvp keeps the reduced dim", "LogSumExp/jvp-tangent-shape"),
+    ("LogSumExp", "unstable log(sum(exp(x)))", "LogSumExp/overflows"),
+    ("LogSumExp", "shifted by the whole tensor's maximum", "LogSumExp/max-not-per-row"),
+    ("LogSumExp", "backward through a naive softmax, exp(x) / sum(exp(x))",
+     "LogSumExp/backward-softmax-overflows"),
+    ("LogSumExp", "jvp through a naive softmax, exp(x) / sum(exp(x))",
+     "LogSumExp/jvp-softmax-overflows"),
+    ("LogSumExp", "backward unsqueezes at -1 instead of ctx.dim",
+     "LogSumExp/backward-assumes-last-dim"),
+    ("LogSumExp", "jvp without save_for_forward: tensors kept as ctx attributes",
+     "LogSumExp/tensor-on-ctx"),
+    ("LogSumExp", "jvp without the softmax weights", "unnamed:check"),
+    ("softplus", "a plain Python function, not a custom operator", "softplus/not-a-custom-op"),
+    ("softplus", "forward writes into x (x.mul_(beta)) with mutates_args=()",
+     "softplus/mutates-input"),
+    ("softplus", "no register_fake", "softplus/no-fake"),
+    ("softplus", "no register_autograd", "softplus/no-register-autograd"),
+    ("softplus", "backward returns only grad_x", "softplus/gradient-count"),
+    ("softplus", "a gradient returned for the float beta", "softplus/gradient-for-beta"),
+    ("softplus", "the operator's setup_context with parameters named (ctx, inp, out)",
+     "softplus/setup-context-parameter-names"),
+    ("softplus", "a backward registered without setup_context", "softplus/no-setup-context"),
+    ("softplus", "a fake implementation with the wrong dtype", "softplus/fake-mismatch"),
+    ("softplus", "softplus that overflows for large beta * x", "softplus/overflows"),
+    ("softplus", "the stable form written with log, not log1p: 0.0 at beta * x = -40",
+     "softplus/log-without-log1p"),
+    ("softplus", "computed in float32 inside the operator, with log1p",
+     "softplus/computes-in-float32"),
+    ("softplus", "backward times beta (the factors beta did not cancel)",
+     "softplus/extra-beta-factor"),
+    ("softplus", "backward sigmoid(x): beta forgotten inside the sigmoid",
+     "softplus/forgets-beta-in-sigmoid"),
+    ("softplus", "setup_context keeps x as a ctx attribute", "softplus/tensor-on-ctx"),
+    ("squared_norm", "a plain Python function, not a custom operator",
+     "squared_norm/not-a-custom-op"),
+    ("squared_norm", "no register_fake", "squared_norm/no-fake"),
+    ("squared_norm", "backward returns only grad_x", "squared_norm/gradient-count"),
+    ("squared_norm", "a fake implementation of x's shape", "squared_norm/fake-mismatch"),
+    ("squared_norm", "no batching rule: vmap falls back to a per-sample loop",
+     "squared_norm/no-batching-rule"),
+    ("squared_norm", "the rule does not shift a non-negative dim past the batch dim",
+     "squared_norm/dim-not-shifted"),
+    ("squared_norm", "a rule that loops over the samples (the fallback by hand)",
+     "squared_norm/rule-loops-over-samples"),
+])
+def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
+    """Does each mistake a probe proves in lesson 08 (the Function's form, jvp's saves and
+    shape, an overflow, the dim, the operator's registrations, fake and batching rule) carry a
+    stable id, so that a class's failures group by it?"""
+    from tests.autograder.catalogued import graded_mistake
+
+    assert graded_mistake(exercise, name) == expected
