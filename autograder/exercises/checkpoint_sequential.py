@@ -105,10 +105,9 @@ def check_recomputation(where: str, calls: list[int]) -> None:
         raise GradingError(
             f"{where}: the recomputation ran different code than forward (in backward layer "
             f"{repeated[0]} ran {calls[repeated[0]]} times"
-            f"{f' and layer {never[0]} never' if never else ''}): a function defined in a loop "
-            "reads the loop's variables when backward calls it, after the loop has moved on; "
-            "bind them when defining it (def run(h, start=start, end=end)) or use "
-            "nn.Sequential(*layers[start:end])", mistake="checkpoint_sequential/recomputes-other-layers")
+            f"{f' and layer {never[0]} never' if never else ''}): which layers does the function "
+            "each segment hands to CheckpointFunction run when backward calls it, after your "
+            "loop has finished?", mistake="checkpoint_sequential/recomputes-other-layers")
 
 
 def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torch.Tensor) -> None:

@@ -19,7 +19,7 @@ from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import _OpLog
-from .double_backward import ONCE_DIFFERENTIABLE_ERROR
+from .second_derivatives import ONCE_DIFFERENTIABLE_ERROR
 from .reentry import limit_nesting
 
 NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)

@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from autograder.exercises import EXERCISES
-from autograder.exercises.double_backward import (SHAPES, SWISH, check_differentiable_backward,
-                                                  check_gradgradcheck, swish_values)
+from autograder.exercises.double_backward import SHAPES, SWISH, check_gradgradcheck, swish_values
+from autograder.exercises.second_derivatives import check_differentiable_backward
 from autograder.exercises.swapped_flags import swapped_flags
 from tests.autograder.catalogued import graded_mistake, mistake, unusual
 from tests.autograder.exercises.battery import run
@@ -29,8 +29,7 @@ SWISH_MISTAKES = [
     (mistake("SwishFunction", "saves the intermediate sigmoid"),
      "SwishFunction saved an intermediate of shape (6,) (such as sigmoid(beta * x)) with "
      "save_for_backward; forward runs without autograd, so to double backward it is a constant"),
-    (mistake("SwishFunction", "detaches in backward"), "the derivative of SwishFunction's backward with respect to x is wrong: "
-     "part of backward is cut off from autograd (.detach(), .data, torch.no_grad)"),
+    (mistake("SwishFunction", "detaches in backward"), "x is cut off from autograd in SwishFunction's backward: autograd finds no path from x"),
     (mistake("SwishFunction", "backward under torch.no_grad()"), "grad_x from SwishFunction's backward is cut off from autograd"),
     (mistake("SwishFunction", "@once_differentiable on a differentiable backward"),
      "SwishFunction's backward is marked @once_differentiable, so it cannot be differentiated "
@@ -65,7 +64,7 @@ def test_swish_mistake_named_by_full(mistake, hint, device, raises_hint):
 
 def test_detaching_swish_loses_the_exercise_on_grading(raises_hint):
     """Does grading fail the syllabus's example mistake (a backward that detaches)?"""
-    with raises_hint("part of backward is cut off from autograd"):
+    with raises_hint("x is cut off from autograd in SwishFunction's backward"):
         EXERCISES["SwishFunction"].run(mistake("SwishFunction", "detaches in backward"))
 
 
@@ -207,7 +206,7 @@ def test_swapped_flags_named_only_when_both_probes_show_it():
     ("SwishFunction", "s = y / x: NaN where x = 0", "SwishFunction/divides-by-x"),
     ("SwishFunction", "sigmoid recomputed from exp(-|z|) with torch.where: wrong second "
      "derivative at x = 0", "SwishFunction/kink-at-zero"),
-    ("SwishFunction", "detaches in backward", "unnamed:check"),
+    ("SwishFunction", "detaches in backward", "SwishFunction/input-cut-off"),
     ("CubeOnce", "forgets @once_differentiable", "CubeOnce/not-once-differentiable"),
     ("CubeOnce", "detaches instead", "CubeOnce/unmarked-second-backward-raises"),
     ("NumpyTanh", "torch.tanh in forward", "NumpyTanh/torch-in-forward"),
