@@ -121,8 +121,8 @@ class Norm(torch.autograd.Function):
 #
 # - `forward` and `backward` are `@staticmethod`s. Their first argument, `ctx`, is a context
 #   object that carries information from forward to backward.
-# - Inside `forward`, autograd is switched off: the operations you run there are **not**
-#   recorded. Your `backward` is the only gradient autograd will use.
+# - `forward` runs ordinary tensor operations (`square`, `sum`, `sqrt`), on an `x` that
+#   requires grad. Does autograd record them? The cells after the demo below ask you.
 # - `backward` returns **one gradient per input of forward**, of that input's shape.
 # - You call a Function with `Norm.apply(x)`, never `Norm()(x)` or `Norm.forward(...)`:
 #   `apply` is what links the output into the autograd graph.
@@ -139,6 +139,49 @@ y.sum().backward()
 print("y      =", y.detach())
 print("x.grad =", x.grad, "\n x / y =", x.detach() / y.detach().unsqueeze(-1))
 print("y.grad_fn is a", type(y.grad_fn).__name__)
+
+# %% [markdown]
+# ### Is autograd recording inside `forward`?
+#
+# **Predict, then run.** `NormReports` is `Norm` with a forward that first notes two things
+# on `ctx`: what `torch.is_grad_enabled()` returns there, and the `grad_fn` of `x.square()`.
+# Inside `forward`, is grad mode on (`True` or `False`)? Does `x.square()` get a `grad_fn`
+# (`True` if it does)? And which class is the output's `y.grad_fn`: `"SqrtBackward0"`, for
+# the last op forward ran, or `"NormReportsBackward"`, for the Function itself? Write your
+# three answers first.
+
+# %%
+predicted = {"grad mode on inside forward": None, "x.square() recorded inside forward": None,
+             "class of y.grad_fn": None}
+
+
+# %%
+class NormReports(Norm):
+    """Norm, noting on ctx what autograd does while its forward runs."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.grad_enabled = torch.is_grad_enabled()
+        ctx.square_grad_fn = x.square().grad_fn
+        return Norm.forward(ctx, x)
+
+
+x = torch.tensor([[3.0, 4.0]], requires_grad=True)
+y = NormReports.apply(x)
+compare(predicted, {"grad mode on inside forward": y.grad_fn.grad_enabled,
+                    "x.square() recorded inside forward": y.grad_fn.square_grad_fn is not None,
+                    "class of y.grad_fn": type(y.grad_fn).__name__})  # y.grad_fn is the ctx
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `False`, `False`, `"NormReportsBackward"`. `apply` turns grad mode off while `forward`
+# runs, so `x.square()`, `.sum()` and `.sqrt()` leave no node behind, although `x` requires
+# grad. Then `apply` records **one** node for the whole Function, and that node's backward is
+# yours: it is the only gradient autograd will use for `Norm`. Autograd never differentiates
+# what forward computed, so a wrong backward is never corrected, and a forward whose own
+# derivative would be `nan` somewhere does no harm (lesson 01 uses that).
+# </details>
 
 # %% [markdown]
 # ### Look inside: what forward saved
@@ -199,8 +242,8 @@ compare(predicted, {"gradcheck passes in float64": passes_gradcheck(Norm.apply, 
 # near 1 to within about $6 \times 10^{-8}$, which is 6% of $\varepsilon = 10^{-6}$: both the
 # step $x \pm \varepsilon$ and the values $f(x \pm \varepsilon)$ carry errors of that size, so
 # the difference quotient is off by several per cent. For 20 random inputs (seeds 0 to 19)
-# the typical entry is off by 5 to 22%, against `gradcheck`'s tolerance of 0.1%, and `Norm`
-# fails every time.
+# the typical entry is off by 5 to 22%, against `gradcheck`'s tolerance (`rtol=1e-3`, that is
+# 0.1%, plus `atol=1e-5`), and `Norm` fails every time.
 # PyTorch warns you (`passes_gradcheck` hides it): "Input #0 requires gradient and is not a
 # double precision floating point or complex. This check will likely fail...". A failing
 # float32 `gradcheck` tells you nothing about your backward; run it in float64.
@@ -336,7 +379,7 @@ compare(predicted, {"gradcheck passes": passes_gradcheck(SquareFromOutput.apply,
 # The gradient is right for positive $x$ and has the wrong sign for every negative $x$, so
 # `gradcheck` fails: $\sqrt{x^2} = |x|$. Saving the output pays off only when the derivative
 # can be written from it, and here it cannot. Lesson 01 meets functions where it can (the
-# sigmoid, $\tanh$) and weighs the choice in memory.
+# sigmoid, asinh) and weighs the choice in memory.
 # </details>
 #
 # When `gradcheck` fails on your own Function, read what it raises: both Jacobians, the
@@ -670,6 +713,41 @@ compare(predicted, actual)
 # $u_k$ appears in which entries $y_{ij}$? What is $\partial y_{ij} / \partial u_k$ there?
 # </details>
 #
+# **Check your step 1 live.** Which entries of the Jacobian of $y$ with respect to $u$ are
+# non-zero? Write it as a `lambda i, j, k: ...` that is `True` when $y_{ij}$ depends on
+# $u_k$, then run the cell after it: it compares your answer with autograd's Jacobian of
+# `torch.outer` at `u = [1.0, -2.0, 0.5]`, `v = [3.0, 1.0]` (no zero entries, so a zero in the
+# Jacobian means "does not depend"). Then do the same for $v$ on paper.
+
+# %%
+### BEGIN WORKED
+depends_on_u = lambda i, j, k: i == k  # y[i, j] = u[i] v[j] holds u[k] only in row k
+### LEARNER
+depends_on_u = None  # your step 1: lambda i, j, k: ... (True when y[i, j] depends on u[k])
+### END WORKED
+
+# %%
+if depends_on_u is None:
+    print("Write your step 1 into depends_on_u first.")
+else:
+    u0, v0 = torch.tensor([1.0, -2.0, 0.5]), torch.tensor([3.0, 1.0])
+    jacobian = torch.autograd.functional.jacobian(lambda u: torch.outer(u, v0), u0)  # [i, j, k]
+    entries = [(i, j, k) for i in range(3) for j in range(2) for k in range(3)]
+    try:
+        wrong = [(i, j, k) for i, j, k in entries
+                 if bool(depends_on_u(i, j, k)) != bool(jacobian[i, j, k] != 0)]
+    except Exception as error:  # an error in your lambda, shown in one line
+        print(f"✗ depends_on_u raised {type(error).__name__}: {error}")
+    else:
+        if not wrong:
+            print(f"✓ all {len(entries)} entries (i, j, k) match autograd's Jacobian")
+        else:
+            i, j, k = wrong[0]
+            said = "depends" if depends_on_u(i, j, k) else "does not depend"
+            print(f"✗ {len(wrong)} of {len(entries)} entries differ. The first: you say y[{i}, {j}] "
+                  f"{said} on u[{k}]; autograd's entry is {jacobian[i, j, k].item():g}.")
+
+# %% [markdown]
 # <details><summary><b>Hint 2</b> (the key step)</summary>
 #
 # $\partial y_{ij} / \partial u_k = v_j$ when $i = k$, and $0$ otherwise. The chain rule's sum
