@@ -64,14 +64,8 @@ def compare(what, predicted, observed):
 # of memory once however many operations save it, and notices when autograd lets go of a
 # saved tensor, so it also knows the **peak**.
 #
-# One rule for any `pack` you write, from the `saved_tensors_hooks` documentation: what it
-# returns must not hold the tensor it was given, only `tensor.detach()` (the same memory, no
-# history). An op that saves its own output (`tanh`, `sigmoid`) would otherwise close a loop,
-# output → its node → the saved value → your object → that same output. A backward (without
-# `retain_graph`) breaks that loop when it frees the saved tensors; nothing else does. A graph
-# dropped without a backward (a forward that records a graph and throws it away, an
-# evaluation run under grad) is then never freed, not even by `gc.collect()`: the memory
-# leaks, and a meter built that way reports as kept what autograd had let go.
+# `pack` returns a detached alias, never the tensor itself: the documentation's rule, to avoid
+# a reference loop (the In practice block at the end says what breaking it costs).
 
 # %%
 class _Held:
@@ -177,8 +171,7 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
 # $n = 16$, $a = 2$: $M(1) = 33$, $M(4) = 12$, $M(16) = 18$; the smallest $M$ over real $k$ is
-# $11.3$, at $k = 5.66$. For $n = 64$ the smallest is $22.6$: twice as much for four times the
-# blocks.
+# $11.3$, at $k = 5.66$. For $n = 64$ the smallest is $22.6$.
 # </details>
 
 # %%
@@ -203,18 +196,33 @@ def peak_by_counting(n, a, k):
     return peak
 
 
+peak_right = False
 if my_peak is None:
     print("Write your M(k) into my_peak first.")
 else:
+    marks = []
     for n, a, k in [(16, 2, 1), (16, 2, 4), (16, 2, 16), (64, 1, 8), (12, 3, 6)]:
         counted, yours = peak_by_counting(n, a, k), my_peak(n, a, k)
+        marks.append(math.isclose(yours, counted))
         print(f"n = {n:2}, a = {a}, k = {k:2}: counted {counted:3}, yours {yours:6.2f}",
-              "✓" if math.isclose(yours, counted) else "✗")
-if my_best_k is not None and my_peak is not None:
-    for n, a in [(16, 2), (64, 2), (256, 2)]:
-        best = min(range(1, n + 1), key=lambda k: my_peak(n, a, k) if n % k == 0 else math.inf)
-        print(f"n = {n:3}, a = 2: your best k {my_best_k(n, a):5.2f}; among the k that divide "
-              f"n, the smallest peak is at k = {best}")
+              "✓" if marks[-1] else "✗")
+    peak_right = all(marks)
+if my_best_k is not None and not peak_right:
+    print("my_best_k: checked once every my_peak line above is ✓ (the check uses your my_peak)")
+elif my_best_k is not None:
+    for n, a in [(16, 2), (64, 1), (48, 3)]:
+        grid = [1 + i / 1000 for i in range(1000 * (n - 1) + 1)]  # real k from 1 to n
+        best_real = min(grid, key=lambda k: my_peak(n, a, k))  # found by search, not by formula
+        print(f"n = {n:2}, a = {a}: your best k {my_best_k(n, a):6.2f}, the smallest of M(k) "
+              f"over real k is at {best_real:6.2f}",
+              "✓" if math.isclose(my_best_k(n, a), best_real, rel_tol=1e-2) else "✗")
+    smallest = {n: my_peak(n, 2, my_best_k(n, 2)) for n in (16, 64, 256)}
+    print("a = 2, the smallest peak for n = 16, 64, 256 blocks:",
+          ", ".join(f"{m:.2f}" for m in smallest.values()), "(how does it grow with n?)")
+    ties = [k for k in range(1, 17) if 16 % k == 0 and my_peak(16, 2, k) == min(
+        my_peak(16, 2, j) for j in range(1, 17) if 16 % j == 0)]
+    print("segments hold whole blocks: among the k that divide 16, the smallest M(k) is at k =",
+          " and ".join(map(str, ties)))
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after every line above is ✓</summary>
@@ -743,6 +751,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # What is kept after forward is the first term of $M(k)$: it grows with $k$, one input per
 # segment (plus the output the loss keeps). The peak is the whole of $M(k)$: those inputs plus
 # one segment's activations rebuilt during backward, $(n/k)\,a$, which shrink as $k$ grows.
+# (The meter reads one unit less, 11 units of 32 KiB at $k = 4$ where $M(4) = 12$: a segment's
+# input is also its first block's saved input, the same memory, counted once.)
 # With $n = 16$ and $a = 2$ the formula is smallest near $k = \sqrt{32} \approx 5.7$. Segments
 # must hold whole blocks, though: $k = 4$ and $k = 8$ divide 16 evenly and tie, each at a
 # third of the unsegmented peak, while $k = 5$ or $6$ leave a longer last segment and peak
@@ -785,7 +795,8 @@ checkpointing_explorer(checkpoint_sequential, deep_mlp, x, segments=4, cost="flo
 # `torch.autograd.grad`, and supports nested structures of inputs. Its `checkpoint_sequential`
 # also runs the **last** segment without checkpointing, since backward needs those activations
 # first anyway, so it keeps a little more after forward. (Its hooks replace ours inside each
-# checkpointed segment, so our meter cannot see its recomputation.) The gradients agree with
+# checkpointed segment, so our meter cannot see its recomputation.) Pass `use_reentrant`, and
+# pass `False`: on torch 2.13 leaving it out still works but warns. The gradients agree with
 # yours:
 
 # %%
@@ -814,97 +825,10 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
     not_written()
 
 # %% [markdown]
-# ### Three knobs of `torch.utils.checkpoint`
-#
-# - `use_reentrant`: pass it, and pass `False`. On torch 2.13 leaving it out still works but
-#   warns (the warning still says that from 2.9 it will raise, which 2.13 does not do); the
-#   two variants differ in everything listed above.
-# - `preserve_rng_state=True` (the default) stashes the random state in forward and restores it
-#   for the recomputation, as your `CheckpointFunction` does. Stashing costs a little time (on a
-#   GPU, a copy of each device's generator state), so `False` is offered for blocks that draw no
-#   random numbers.
-# - `context_fn` turns on **selective activation checkpointing**: a policy, built with
-#   `torch.utils.checkpoint.create_selective_checkpoint_contexts`, names ops whose outputs are
-#   **saved** in forward; only the others are recomputed. Large language model training
-#   commonly saves the matrix multiplies (expensive to recompute) and recomputes the cheap
-#   element-wise ops, keeping most of the memory saving for little extra compute.
-#
-# **Quick question 3.** A block `Linear, GELU, Linear, GELU` is checkpointed with
-# `use_reentrant=False`. During backward, how many times does `gelu` run to recompute: with a
-# plain checkpoint, and with a policy that saves every `addmm` output (the op `nn.Linear`
-# runs)? Think about what each op's backward needs. Write your predictions below, then run the
-# cell after.
-
-# %%
-predicted_gelu_plain = None  # an int
-predicted_gelu_selective = None  # an int
-
-# %%
-import collections
-import functools
-
-from torch.utils._python_dispatch import TorchDispatchMode  # sees every op autograd runs
-from torch.utils.checkpoint import checkpoint, create_selective_checkpoint_contexts
-
-
-class CountOps(TorchDispatchMode):
-    """Counts the ATen ops run inside the block, by name."""
-
-    def __init__(self):
-        super().__init__()
-        self.ops = collections.Counter()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops[func.__name__.split(".")[0]] += 1
-        return func(*args, **(kwargs or {}))
-
-
-torch.manual_seed(0)
-block = nn.Sequential(nn.Linear(64, 64), nn.GELU(), nn.Linear(64, 64), nn.GELU())
-x = torch.randn(32, 64, requires_grad=True)
-save_matmuls = functools.partial(create_selective_checkpoint_contexts,
-                                 [torch.ops.aten.addmm.default])
-recomputed = {}
-for name, options in [("plain", {}), ("selective", {"context_fn": save_matmuls})]:
-    y = checkpoint(block, x, use_reentrant=False, **options)
-    with CountOps() as counter:
-        y.sum().backward()
-    recomputed[name] = counter.ops
-    print(f"{name:>9} checkpoint, ops run in backward: addmm {counter.ops['addmm']}, "
-          f"gelu {counter.ops['gelu']}, mm {counter.ops['mm']} (the gradients' own)")
-
-dropout_block = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))
-x = torch.randn(4, 8, requires_grad=True)
-grads = {}
-for name, run in [("no checkpoint", dropout_block),
-                  ("preserve_rng_state=False", lambda h: checkpoint(
-                      dropout_block, h, use_reentrant=False, preserve_rng_state=False))]:
-    torch.manual_seed(1)
-    grads[name], = torch.autograd.grad(run(x).sum(), x)
-same = torch.equal(grads["no checkpoint"], grads["preserve_rng_state=False"])
-print("same gradients without the random state:", same)
-compare("gelu recomputed, plain", predicted_gelu_plain, recomputed["plain"]["gelu"])
-compare("gelu recomputed, selective", predicted_gelu_selective, recomputed["selective"]["gelu"])
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# One GELU in both cases. The last GELU is never recomputed, even by the plain checkpoint:
-# GELU's backward needs its input, not its output, and by default (`early_stop=True`) the
-# recomputation stops once every saved tensor backward asked for is back. The first GELU is
-# recomputed in both: its output is the second `Linear`'s input, which that `Linear`'s
-# backward needs, and the policy saves `addmm` outputs, not their inputs. What the policy
-# changes is `addmm`: plain recomputes both `Linear` layers (2), selective none (0), because
-# their outputs were saved in forward. Without the random state, the recomputation draws a new
-# dropout mask: the gradients belong to a mask forward never used, silently, as in your
-# self-check's dropout case.
-# </details>
-
-# %% [markdown]
 # ### Yours and `torch.utils.checkpoint`, side by side
 #
 # Three uses that your `CheckpointFunction`'s contract does not mention, run through yours and
-# through `torch.utils.checkpoint`. **Quick question 4.** Predict what yours does in each, before
+# through `torch.utils.checkpoint`. **Quick question 3.** Predict what yours does in each, before
 # you run the cell:
 #
 # 1. `torch.autograd.grad(loss, x)` through your checkpoint: does the block's `weight.grad`
@@ -986,117 +910,6 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #    "element 0 of tensors does not require grad" (or, with that `create_graph`, "appears to
 #    not have been used in the graph"). `use_reentrant=False` supports double backward.
 # </details>
-
-# %% [markdown]
-# ### Try it (ungraded): a checkpoint that keeps autocast's dtype
-#
-# Write `checkpoint_autocast(run_fn, *args)`: the result of
-# `CheckpointFunction.apply(run_fn, *args)`, except that the recomputation runs under the
-# autocast state forward ran under, the CPU's and CUDA's, as `torch.utils.checkpoint` does.
-# Build it on your `CheckpointFunction`, leaving that class as it is. The cell after yours
-# runs a `Linear` through it with autocast on (bfloat16) and off, and compares the dtypes of
-# forward and of the recomputation, and the gradients with `torch.utils.checkpoint`'s.
-#
-# When must the state be read, and how does backward's call of `run_fn` get it?
-# `torch.is_autocast_enabled` and `torch.get_autocast_dtype` take a device type (`"cpu"`,
-# `"cuda"`): what does `torch.is_autocast_enabled()`, with no argument, say inside
-# `torch.autocast("cpu", ...)`? Run it and see.
-
-# %% nbgrader={"grade_id": "answer_checkpoint_autocast", "solution": true}
-def checkpoint_autocast(run_fn, *args):
-    """CheckpointFunction.apply(run_fn, *args), recomputing under forward's autocast state."""
-    ### BEGIN SOLUTION
-    cpu = torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")
-    cuda = torch.is_autocast_enabled("cuda"), torch.get_autocast_dtype("cuda")
-
-    def run_as_in_forward(*inputs):  # read now, in forward; applied again in backward
-        with torch.autocast("cpu", dtype=cpu[1], enabled=cpu[0]), \
-                torch.autocast("cuda", dtype=cuda[1], enabled=cuda[0]):
-            return run_fn(*inputs)
-
-    return CheckpointFunction.apply(run_as_in_forward, *args)
-    ### END SOLUTION
-
-
-# %% tags=["skip-when-grading"]
-def check_checkpoint_autocast():
-    """Your checkpoint_autocast with autocast on (bfloat16) and off: the dtype the Linear
-    produces in forward and in the recomputation, and the gradients against
-    torch.utils.checkpoint's."""
-    torch.manual_seed(0)
-    linear = nn.Linear(8, 8)
-    x_in = torch.randn(4, 8, requires_grad=True)
-    for on in (True, False):
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=on):
-            out = checkpoint(linear, x_in, use_reentrant=False)
-        want = torch.autograd.grad(out.float().sum(), [x_in, linear.weight])
-        x_in.grad = linear.weight.grad = linear.bias.grad = None
-        seen = []
-        handle = linear.register_forward_hook(lambda module, i, o: seen.append(o.dtype))
-        try:
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=on):
-                out = checkpoint_autocast(linear, x_in)
-            out.float().sum().backward()
-        except NotImplementedError:
-            print("checkpoint_autocast (or your CheckpointFunction) is not written yet")
-            return
-        except Exception as error:  # shown, not raised: Run All goes on
-            print(f"✗ checkpoint_autocast raised {type(error).__name__}: "
-                  f"{str(error).splitlines()[0]}")
-            return
-        finally:
-            handle.remove()
-        where = "under autocast" if on else "without autocast"
-        if len(seen) != 2 or seen[0] != seen[1]:
-            print(f"✗ {where}, the Linear ran in {' then '.join(map(str, seen))}: forward and "
-                  "the recomputation should run in the same dtype")
-            return
-        if seen[0] != (torch.bfloat16 if on else torch.float32):
-            print(f"✗ {where}, the Linear ran in {seen[0]} both times: it should run as the "
-                  "caller's autocast state says")
-            return
-        if not all(torch.allclose(a, b) for a, b in zip((x_in.grad, linear.weight.grad), want)):
-            print(f"✗ {where}: the gradients differ from torch.utils.checkpoint's")
-            return
-        if torch.is_autocast_enabled("cpu"):
-            print("✗ autocast is still on after backward: the recomputation left it on")
-            return
-    print("✓ the Linear ran in bfloat16 in forward and in the recomputation under autocast, in "
-          "float32 both times without it; the gradients match torch.utils.checkpoint's")
-
-
-check_checkpoint_autocast()
-
-# %% [markdown]
-# On a GPU, the real measure is the allocator's: `torch.cuda.reset_peak_memory_stats()` before
-# the step and `torch.cuda.max_memory_allocated()` after it count every byte, activations,
-# weights, gradients and temporary buffers alike. The weights' gradients are part of that peak
-# whatever you checkpoint, so the next cell (run when a GPU is present) feeds 4096 rows through
-# 256 features: 8 MiB of activations per block against 256 KiB of weights. With 256 rows
-# through 1024 features the gradients would dominate and no variant would look better
-# (`tools/bench_checkpointing.py` measures a bigger model).
-
-# %%
-if torch.cuda.is_available():
-    cuda_model = deep_mlp(width=256).cuda()
-    cuda_x = torch.randn(4096, 256, device="cuda", requires_grad=True)
-    variants = {
-        "no checkpointing": lambda: cuda_model(cuda_x),
-        "yours, 4 segments": lambda: checkpoint_sequential(cuda_model, 4, cuda_x),
-        "torch, 4 segments": lambda: torch_checkpoint_sequential(cuda_model, 4, cuda_x,
-                                                                 use_reentrant=False),
-    }
-    for name, run in variants.items():
-        cuda_model.zero_grad(set_to_none=True)
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-        run().square().mean().backward()
-        torch.cuda.synchronize()
-        print(f"{name:>18}: peak {(torch.cuda.max_memory_allocated() - base) / 2**20:7.1f} MiB "
-              "above the model")
-else:
-    print("No GPU here: the saved-tensor meter above is the CPU's measure.")
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `ReversibleCoupling`
@@ -1217,6 +1030,16 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# The inversion takes the equations in reverse order, each with one unknown: $y_1$ is known,
+# so $x_2 = y_2 - g(y_1)$ first, then $x_1 = y_1 - f(x_2)$. It runs without grad: it only
+# recovers values. Those values become fresh leaves that require grad; under
+# `torch.enable_grad()` the block runs again on them, and one `torch.autograd.backward` on both
+# rebuilt outputs, with `grad_y1` and `grad_y2`, writes the parameters' `.grad` and leaves the
+# gradients of $x_1$ and $x_2$ on the leaves, to be returned with `None` for $f$ and $g$.
+# </details>
+#
 # <details><summary><b>What it costs</b> (open once your block passes)</summary>
 #
 # A backward that inverts the block without grad and then recomputes it with grad runs $f$ and
@@ -1407,6 +1230,86 @@ check_reversible_stack()
 # blocks.
 
 # %% [markdown]
+# ### Try it (ungraded): a checkpoint that keeps autocast's dtype
+#
+# Write `checkpoint_autocast(run_fn, *args)`: the result of
+# `CheckpointFunction.apply(run_fn, *args)`, except that the recomputation runs under the
+# autocast state forward ran under, the CPU's and CUDA's, as `torch.utils.checkpoint` does.
+# Build it on your `CheckpointFunction`, leaving that class as it is. The cell after yours
+# runs a `Linear` through it with autocast on (bfloat16) and off, and compares the dtypes of
+# forward and of the recomputation, and the gradients with `torch.utils.checkpoint`'s.
+#
+# When must the state be read, and how does backward's call of `run_fn` get it?
+# `torch.is_autocast_enabled` and `torch.get_autocast_dtype` take a device type (`"cpu"`,
+# `"cuda"`): what does `torch.is_autocast_enabled()`, with no argument, say inside
+# `torch.autocast("cpu", ...)`? Run it and see.
+
+# %% nbgrader={"grade_id": "answer_checkpoint_autocast", "solution": true}
+def checkpoint_autocast(run_fn, *args):
+    """CheckpointFunction.apply(run_fn, *args), recomputing under forward's autocast state."""
+    ### BEGIN SOLUTION
+    cpu = torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")
+    cuda = torch.is_autocast_enabled("cuda"), torch.get_autocast_dtype("cuda")
+
+    def run_as_in_forward(*inputs):  # read now, in forward; applied again in backward
+        with torch.autocast("cpu", dtype=cpu[1], enabled=cpu[0]), \
+                torch.autocast("cuda", dtype=cuda[1], enabled=cuda[0]):
+            return run_fn(*inputs)
+
+    return CheckpointFunction.apply(run_as_in_forward, *args)
+    ### END SOLUTION
+
+
+# %% tags=["skip-when-grading"]
+def check_checkpoint_autocast():
+    """Your checkpoint_autocast with autocast on (bfloat16) and off: the dtype the Linear
+    produces in forward and in the recomputation, and the gradients against
+    torch.utils.checkpoint's."""
+    torch.manual_seed(0)
+    linear = nn.Linear(8, 8)
+    x_in = torch.randn(4, 8, requires_grad=True)
+    for on in (True, False):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=on):
+            out = checkpoint(linear, x_in, use_reentrant=False)
+        want = torch.autograd.grad(out.float().sum(), [x_in, linear.weight])
+        x_in.grad = linear.weight.grad = linear.bias.grad = None
+        seen = []
+        handle = linear.register_forward_hook(lambda module, i, o: seen.append(o.dtype))
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=on):
+                out = checkpoint_autocast(linear, x_in)
+            out.float().sum().backward()
+        except NotImplementedError:
+            print("checkpoint_autocast (or your CheckpointFunction) is not written yet")
+            return
+        except Exception as error:  # shown, not raised: Run All goes on
+            print(f"✗ checkpoint_autocast raised {type(error).__name__}: "
+                  f"{str(error).splitlines()[0]}")
+            return
+        finally:
+            handle.remove()
+        where = "under autocast" if on else "without autocast"
+        if len(seen) != 2 or seen[0] != seen[1]:
+            print(f"✗ {where}, the Linear ran in {' then '.join(map(str, seen))}: forward and "
+                  "the recomputation should run in the same dtype")
+            return
+        if seen[0] != (torch.bfloat16 if on else torch.float32):
+            print(f"✗ {where}, the Linear ran in {seen[0]} both times: it should run as the "
+                  "caller's autocast state says")
+            return
+        if not all(torch.allclose(a, b) for a, b in zip((x_in.grad, linear.weight.grad), want)):
+            print(f"✗ {where}: the gradients differ from torch.utils.checkpoint's")
+            return
+        if torch.is_autocast_enabled("cpu"):
+            print("✗ autocast is still on after backward: the recomputation left it on")
+            return
+    print("✓ the Linear ran in bfloat16 in forward and in the recomputation under autocast, in "
+          "float32 both times without it; the gradients match torch.utils.checkpoint's")
+
+
+check_checkpoint_autocast()
+
+# %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
 # **Who writes the call.** Often not you. FSDP codebases wrap chosen blocks with
@@ -1424,6 +1327,40 @@ check_reversible_stack()
 # over the link between GPU and host instead of an extra forward's FLOPs, so it suits tensors
 # that are expensive to recompute and cheap to move. The same FSDP module has
 # `offload_wrapper` beside `checkpoint_wrapper`, and the two combine.
+#
+# **Two more knobs of `torch.utils.checkpoint`.** `preserve_rng_state=True` (the default)
+# stashes the random state in forward and restores it for the recomputation, as your
+# `CheckpointFunction` does; `False` saves that copy (on a GPU, of each device's generator
+# state) for blocks that draw no random numbers, and with a dropout inside gives gradients for
+# a mask forward never drew (checked on torch 2.13: they differ from an unchecked run's).
+# `context_fn` turns on **selective activation checkpointing**: a policy, built with
+# `torch.utils.checkpoint.create_selective_checkpoint_contexts`, names ops whose outputs are
+# **saved** in forward; only the others are recomputed. Large language model training commonly
+# saves the matrix multiplies and recomputes the cheap element-wise ops. On torch 2.13, for a
+# `Linear, GELU, Linear, GELU` block with `use_reentrant=False`, an op counter (a
+# `TorchDispatchMode`) saw backward recompute `addmm` twice and `gelu` once with a plain
+# checkpoint, and `addmm` never and `gelu` once with a policy that saves `addmm`. The last GELU
+# is never recomputed: its backward needs its input, not its output, and by default
+# (`early_stop=True`) the recomputation stops once every saved tensor backward asked for is
+# back.
+#
+# **The allocator's measure, on a GPU.** `torch.cuda.reset_peak_memory_stats()` before the step
+# and `torch.cuda.max_memory_allocated()` after it count every byte, activations, weights,
+# gradients and temporary buffers alike. The weights' gradients are part of that peak whatever
+# you checkpoint, so the cell after this block (run when a GPU is present) feeds 4096 rows
+# through 256 features: 8 MiB of activations per block against 256 KiB of weights. With 256 rows
+# through 1024 features the gradients would dominate and no variant would look better
+# (`tools/bench_checkpointing.py` measures a bigger model).
+#
+# **A `pack` that holds its tensor leaks.** The `saved_tensors_hooks` documentation's rule,
+# which the meter follows: what `pack` returns must not hold the tensor it was given, only
+# `tensor.detach()` (the same memory, no history). An op that saves its own output (`tanh`,
+# `sigmoid`) would otherwise close a loop, output → its node → the saved value → your object →
+# that same output. A backward (without `retain_graph`) breaks that loop when it frees the saved
+# tensors; nothing else does. A graph dropped without a backward (a forward that records a graph
+# and throws it away, an evaluation run under grad) is then never freed, not even by
+# `gc.collect()`: the memory leaks, and a meter built that way reports as kept what autograd
+# had let go.
 #
 # **What recomputation does not replay: module state.** A checkpoint replays the random state,
 # not a module's buffers. A
@@ -1451,6 +1388,29 @@ check_reversible_stack()
 #   `debug=True` adds to its error a trace of the ops each run did.
 #
 # </details>
+
+# %%
+if torch.cuda.is_available():
+    cuda_model = deep_mlp(width=256).cuda()
+    cuda_x = torch.randn(4096, 256, device="cuda", requires_grad=True)
+    variants = {
+        "no checkpointing": lambda: cuda_model(cuda_x),
+        "yours, 4 segments": lambda: checkpoint_sequential(cuda_model, 4, cuda_x),
+        "torch, 4 segments": lambda: torch_checkpoint_sequential(cuda_model, 4, cuda_x,
+                                                                 use_reentrant=False),
+    }
+    for name, run in variants.items():
+        cuda_model.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        run().square().mean().backward()
+        torch.cuda.synchronize()
+        print(f"{name:>18}: peak {(torch.cuda.max_memory_allocated() - base) / 2**20:7.1f} MiB "
+              "above the model")
+else:
+    print("No GPU here: the saved-tensor meter above is the CPU's measure.")
+
 
 # %% [markdown]
 # ## Common mistakes
