@@ -136,8 +136,9 @@ for name, norm in [("layer_norm", lambda t: F.layer_norm(t, (8,), eps=1e-5)),
 #
 # LayerNorm ignores both: adding a constant to a row moves its mean and nothing else (the
 # change printed is rounding), and scaling a row scales $x - \mu$ and $\sigma$ alike; only
-# $\varepsilon$ breaks the tie, by a few millionths. RMSNorm has no mean to subtract, so a
-# shift changes its output; a scale, again, only through $\varepsilon$.
+# $\varepsilon$ breaks the tie, by a few 1e-5 here (a relative change of the order of
+# $\varepsilon/\sigma^2$). RMSNorm has no mean to subtract, so a shift changes its output; a
+# scale, again, only through $\varepsilon$.
 #
 # Keep this in mind for the derivation: when moving the input along a direction leaves the
 # output unchanged, the derivative along that direction is zero. LayerNorm has two such
@@ -195,16 +196,38 @@ plt.show()
 # mostly negative? Why does $J$ send the constant row and $\hat x$ to (almost) zero, and how
 # does that show up in your Step 4?
 #
-# Now test your Steps 3 and 4. Both functions below start with the first thing many people
-# write: the statistics treated as constants, so that $\partial \hat x_i/\partial x_j$ is
-# $r\,\delta_{ij}$ and the gradient $r\,\hat g$. Replace each with your result until its error
-# is zero: `my_layer_norm_jacobian` is compared with `J`, `my_layer_norm_vjp` with
-# $J^\top \hat g$, autograd's answer. The second must not build the $D \times D$ matrix: a
-# backward works on rows of thousands of features.
+# Now test your Steps 0, 3 and 4. `my_param_grads` starts from zeros; fill in your Step 0 for
+# any number of leading dims: it is compared with autograd's weight and bias gradients for `x`
+# of shape $(2, 3, 8)$ and for a single row of shape $(8,)$. The other two functions start
+# with the first thing many people write: the statistics treated as constants, so that
+# $\partial \hat x_i/\partial x_j$ is $r\,\delta_{ij}$ and the gradient $r\,\hat g$. Replace
+# each with your result until its error is zero: `my_layer_norm_jacobian` is compared with
+# `J`, `my_layer_norm_vjp` with $J^\top \hat g$, autograd's answer. The second must not build
+# the $D \times D$ matrix: a backward works on rows of thousands of features.
 
 # %%
 g_hat = torch.randn(8, dtype=torch.float64)  # dL/dx_hat for this row
 rstd_row = 1 / torch.sqrt(row.var(unbiased=False) + 1e-5)
+
+
+def my_param_grads(grad_output, x_hat):
+    """Step 0: (dL/dweight, dL/dbias), each of shape (D,), from grad_output and x_hat of
+    shape (*, D), any number of leading dims (none included)."""
+    return torch.zeros(x_hat.shape[-1]), torch.zeros(x_hat.shape[-1])  # replace with yours
+
+
+step0 = torch.Generator().manual_seed(1)  # its own draws: the cells below see the same ones
+for shape in [(2, 3, 8), (8,)]:
+    x_step0, go_step0, w_step0, b_step0 = (torch.randn(size, dtype=torch.float64,
+                                                       generator=step0)
+                                           for size in (shape, shape, (8,), (8,)))
+    w_step0.requires_grad_()
+    b_step0.requires_grad_()
+    wanted = torch.autograd.grad(F.layer_norm(x_step0, (8,), w_step0, b_step0, 1e-5),
+                                 (w_step0, b_step0), go_step0)
+    mine = my_param_grads(go_step0, F.layer_norm(x_step0, (8,), eps=1e-5))
+    print(f"Step 0, x of shape {shape}: shapes {[tuple(m.shape) for m in mine]} (want (8,)), "
+          "largest errors", [f"{(m - w).abs().max().item():.2g}" for m, w in zip(mine, wanted)])
 
 
 def my_layer_norm_jacobian(x_hat, rstd):
@@ -1055,10 +1078,11 @@ for label, output in [("your GroupNormFunction", GroupNormFunction.apply(x_offse
     print(f"{label:<23} largest error {error:.2e} (you said {offset_error_prediction[label]})")
 
 # %% [markdown]
-# Two passes give an error near `F.group_norm`'s, a few 1e-4 here, since each input is
-# already rounded to float32's step at 1e4 (about 1e-3). A one-pass variance cancels, as in
-# ✎ 1: here it is negative in some group, and the output is `nan`. If yours is far off, apply
-# ✎ 1's fix.
+# Two passes give an error near `F.group_norm`'s, a few 1e-4 here, since the group mean, a
+# float32 number near 1e4, is known only to float32's step there (about 1e-3); the truth
+# starts from the same float32 inputs, so their own rounding is no error. A one-pass variance
+# cancels, as in ✎ 1: here it is negative in some group, and the output is `nan`. If yours is
+# far off, apply ✎ 1's fix.
 
 # %% [markdown]
 # ## Batch normalisation: the same reductions, over the batch (ungraded)
@@ -1090,7 +1114,8 @@ print("gradient matches:           ", torch.allclose(grad_ours, grad_theirs))
 
 # %% [markdown]
 # Two things set batch norm apart. It keeps **running** statistics for evaluation, updated in
-# training with the *unbiased* variance ($\frac{N}{N-1}$ times the one it normalises with);
+# training with the *unbiased* variance ($\frac{n}{n-1}$ times the one it normalises with, $n$
+# the number of values per channel: $N$ for `BatchNorm1d`, $N H W$ for `BatchNorm2d`);
 # in `eval()` mode it uses them, and the layer becomes a fixed per-channel affine map whose
 # backward is element-wise. And in training mode every sample's output depends on the other
 # samples of its batch, so its backward couples them: the mean term and the projection term
@@ -1273,7 +1298,8 @@ print("gradcheck:", torch.autograd.gradcheck(
 # cast_inputs=torch.float32)` it sees both in float32 and autocast off (the decorator casts
 # the floating-point tensor arguments only under autocast; `torch.amp.custom_bwd` on backward
 # runs it under forward's autocast state). Undecorated, the course's solution ran forward
-# under autocast and failed in backward: "addmv input tensors must have the same dtype".
+# under autocast and failed in backward, run (as PyTorch recommends) outside the autocast
+# block: "addmv input tensors must have the same dtype".
 #
 # **Try it: your LayerNorm in float32.** Write `LayerNormFloat32`, a subclass of your
 # `LayerNormFunction` that computes every row in float32 whatever it receives, returns

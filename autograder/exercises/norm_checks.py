@@ -60,13 +60,17 @@ def gradient_terms(x, weight, grad_output, eps: float, centred: bool) -> dict:
 
 
 # The backwards people write, by the term they leave out or get wrong: (terms kept, hint, the
-# mistake's id after the exercise's name)
+# mistake's id after the exercise's name). The hints name the term and its cause, never its
+# formula: the lesson's live checkers (``my_layer_norm_vjp``, ``my_rms_norm_vjp``) find it.
 WRONG_GRAD_X = [
-    (("direct", "mean"), "misses the projection term -rstd * x_hat * mean(g * x_hat), with "
-                         "g = grad_output * weight: rstd depends on x as well",
+    (("direct", "mean"), "misses the projection term: rstd moves with x too, and its "
+                         "derivative dr/dx_j adds a term; bring your vjp checker above to "
+                         "error 0 first",
      "misses-projection-term"),
-    (("direct", "projection"), "misses the mean term -rstd * mean(g), with g = grad_output * "
-                               "weight: the mean depends on x as well", "misses-mean-term"),
+    (("direct", "projection"), "misses the mean term: the mean moves with x too, and its "
+                               "derivative dmu/dx_j adds a term; bring your vjp checker "
+                               "above to error 0 first",
+     "misses-mean-term"),
     (("direct",), "treats the mean and rstd as constants: differentiate them too (a mean "
                   "term and a projection term)", "statistics-held-constant"),
 ]
