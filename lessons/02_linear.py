@@ -139,8 +139,8 @@ for name, mine, truth in zip(["grad_x", "grad_weight", "grad_bias"],
 # $(B, T, \text{in})$, $p$ runs over the $M = BT$ pairs $(b, t)$), with $x_p$ and $g_p$ the
 # input row and the `grad_output` row there.
 #
-# 1. Does your `grad_x` $= G W$ still work when $G$ has shape $(B, T, \text{out})$? (Hint: `@`
-#    treats every dimension but the last two as a batch.)
+# 1. Does your formula for `grad_x` still work when $G$ has shape $(B, T, \text{out})$?
+#    (Hint: `@` treats every dimension but the last two as a batch.)
 # 2. $W_{ij}$ is used at every position. Write $\partial L / \partial W_{ij}$ as a sum over $p$.
 #    How do you compute that sum with **one** 2-D matrix product, whatever the number of
 #    leading dimensions? (Hint: the sum over $p$ does not care how the positions are
@@ -203,80 +203,6 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
     x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
     print(f"x of shape {str(shape):<10} gradcheck:",
           torch.autograd.gradcheck(FeatureScale.apply, (x, s)))
-
-# %% [markdown]
-# ### What the engine sums for you, and what it cannot
-#
-# Lesson 00 showed that the engine sums a gradient down to its input's shape when the input's
-# shape broadcasts to it. **Predict, then run.** For $x$ of shape $(2, 5, 3)$ and $G$ of shape
-# $(2, 5, 4)$, which of these three `grad_weight` candidates raise? And `G.T @ x` for a single
-# vector, $x$ of shape $(3,)$? Write `True` (raises) or `False` for each. Then: returned from a
-# backward as the gradient of a $(4, 3)$ weight, does the engine accept the result of
-# `G.mT @ x`, summing it to $(4, 3)$? `True` or `False`.
-
-# %%
-predicted = {"G.mT @ x, 3-D": None, "G.T @ x, 3-D": None,
-             "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": None, "G.T @ x, 1-D": None,
-             "the engine sums G.mT @ x to (4, 3)": None}
-
-# %%
-G3, x3 = torch.randn(2, 5, 4), torch.randn(2, 5, 3)
-G1, x1 = torch.randn(4), torch.randn(3)
-candidates = {
-    "G.mT @ x, 3-D": lambda: G3.mT @ x3,
-    "G.T @ x, 3-D": lambda: G3.T @ x3,
-    "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": lambda: G3.reshape(-1, 4).T @ x3.reshape(-1, 3),
-    "G.T @ x, 1-D": lambda: G1.T @ x1,
-}
-raised = {}
-for label, candidate in candidates.items():
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # .T on a 3-D tensor is deprecated
-            print(f"{label:<44} shape {tuple(candidate().shape)}")
-        raised[label] = False
-    except RuntimeError as error:
-        print(f"{label:<44} RuntimeError: {str(error).splitlines()[0][:60]}...")
-        raised[label] = True
-
-
-class HandBack(torch.autograd.Function):
-    """Identity on weight; backward returns the given tensor as weight's gradient."""
-
-    @staticmethod
-    def forward(ctx, weight, gradient):
-        ctx.save_for_backward(gradient)
-        return weight.clone()
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        gradient, = ctx.saved_tensors
-        return gradient, None
-
-
-weight = torch.zeros(4, 3, requires_grad=True)
-try:
-    HandBack.apply(weight, G3.mT @ x3).sum().backward()
-    print("weight.grad of shape", tuple(weight.grad.shape), "equal to the flattened product:",
-          torch.allclose(weight.grad, G3.reshape(-1, 4).T @ x3.reshape(-1, 3), atol=1e-5))
-    summed = True
-except RuntimeError as error:
-    print("the engine refused it:", error)
-    summed = False
-compare(predicted, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `G.mT @ x` is a batched product: one $(4, 3)$ matrix per batch entry, shape $(2, 4, 3)$.
-# Returned from backward, it is summed by the engine to $(4, 3)$, since $(4, 3)$ broadcasts to
-# $(2, 4, 3)$: the right gradient, with the sum over the batch done out of sight.
-# `.T` on a 3-D tensor reverses **every** dimension (PyTorch warns that this is deprecated), so
-# `G.T @ x` multiplies $(4, 5, 2)$ by $(2, 5, 3)$ and fails. On 1-D tensors `@` is a dot
-# product, which fails for vectors of sizes 4 and 3. Flattening first works for every shape
-# and says what you mean: one $(\text{out}, \text{in})$ gradient summed over every position.
-# Do the sums yourself, in `grad_bias` too: the shapes of your gradients then state the maths.
-# </details>
 
 # %% [markdown]
 # ## Which gradients does backward pay for?
@@ -370,7 +296,8 @@ plt.show()
 #   gradient of a transpose is one); your gradients must be right for it too. Flattening the
 #   leading dimensions with `view(-1, out)` merges them, which `view` can do only when their
 #   strides let it read them as one: a transposed 2-D `grad_output` has nothing to merge and
-#   passes, a permuted 3-D one raises. Flatten in a way that works for every layout.
+#   passes; a 3-D one whose leading dimensions were swapped (the gradient of
+#   `y.transpose(0, 1)`) raises. Flatten in a way that works for every layout.
 # - `ctx.needs_input_grad` can already be read in forward, and `save_for_backward` accepts
 #   `None` in place of a tensor. What must forward keep when only `x` needs a gradient? A cell
 #   after the exercise measures what yours keeps against `F.linear`.
@@ -498,6 +425,80 @@ compare(predicted, {
 # and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
 # </details>
 
+# %% [markdown]
+# ### What the engine sums for you, and what it cannot
+#
+# Your `grad_weight` sums over every position; there are other ways to write that sum, and
+# some of them fail only for some shapes. Lesson 00 showed that the engine sums a gradient down to its input's shape when the input's
+# shape broadcasts to it. **Predict, then run.** For $x$ of shape $(2, 5, 3)$ and $G$ of shape
+# $(2, 5, 4)$, which of these three `grad_weight` candidates raise? And `G.T @ x` for a single
+# vector, $x$ of shape $(3,)$? Write `True` (raises) or `False` for each. Then: returned from a
+# backward as the gradient of a $(4, 3)$ weight, does the engine accept the result of
+# `G.mT @ x`, summing it to $(4, 3)$? `True` or `False`.
+
+# %%
+predicted = {"G.mT @ x, 3-D": None, "G.T @ x, 3-D": None,
+             "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": None, "G.T @ x, 1-D": None,
+             "the engine sums G.mT @ x to (4, 3)": None}
+
+# %%
+G3, x3 = torch.randn(2, 5, 4), torch.randn(2, 5, 3)
+G1, x1 = torch.randn(4), torch.randn(3)
+candidates = {
+    "G.mT @ x, 3-D": lambda: G3.mT @ x3,
+    "G.T @ x, 3-D": lambda: G3.T @ x3,
+    "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": lambda: G3.reshape(-1, 4).T @ x3.reshape(-1, 3),
+    "G.T @ x, 1-D": lambda: G1.T @ x1,
+}
+raised = {}
+for label, candidate in candidates.items():
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # .T on a 3-D tensor is deprecated
+            print(f"{label:<44} shape {tuple(candidate().shape)}")
+        raised[label] = False
+    except RuntimeError as error:
+        print(f"{label:<44} RuntimeError: {str(error).splitlines()[0][:60]}...")
+        raised[label] = True
+
+
+class HandBack(torch.autograd.Function):
+    """Identity on weight; backward returns the given tensor as weight's gradient."""
+
+    @staticmethod
+    def forward(ctx, weight, gradient):
+        ctx.save_for_backward(gradient)
+        return weight.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        gradient, = ctx.saved_tensors
+        return gradient, None
+
+
+weight = torch.zeros(4, 3, requires_grad=True)
+try:
+    HandBack.apply(weight, G3.mT @ x3).sum().backward()
+    print("weight.grad of shape", tuple(weight.grad.shape), "equal to the flattened product:",
+          torch.allclose(weight.grad, G3.reshape(-1, 4).T @ x3.reshape(-1, 3), atol=1e-5))
+    summed = True
+except RuntimeError as error:
+    print("the engine refused it:", error)
+    summed = False
+compare(predicted, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `G.mT @ x` is a batched product: one $(4, 3)$ matrix per batch entry, shape $(2, 4, 3)$.
+# Returned from backward, it is summed by the engine to $(4, 3)$, since $(4, 3)$ broadcasts to
+# $(2, 4, 3)$: the right gradient, with the sum over the batch done out of sight.
+# `.T` on a 3-D tensor reverses **every** dimension (PyTorch warns that this is deprecated), so
+# `G.T @ x` multiplies $(4, 5, 2)$ by $(2, 5, 3)$ and fails. On 1-D tensors `@` is a dot
+# product, which fails for vectors of sizes 4 and 3. Flattening first works for every shape
+# and says what you mean: one $(\text{out}, \text{in})$ gradient summed over every position.
+# Do the sums yourself, in `grad_bias` too: the shapes of your gradients then state the maths.
+# </details>
 
 # %% [markdown]
 # Try it on the shapes from the table: a single vector, a batch, a batch of sequences, with
@@ -948,7 +949,7 @@ class HeadwiseLinear(torch.autograd.Function):
         grad_x = grad_weight = None
         if ctx.needs_input_grad[0]:  # swap x and the output: sum over o
             grad_x = torch.einsum("...ho,hoi->...hi", grad_output, weight)
-        if ctx.needs_input_grad[1]:  # swap weight and the output: sum over o and every position
+        if ctx.needs_input_grad[1]:  # swap weight and the output: sum over every position
             grad_weight = torch.einsum("...ho,...hi->hoi", grad_output, x)
         return grad_x, grad_weight
 
@@ -1003,29 +1004,6 @@ for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,)), ("i->ii", (
         print(f"the swap's {equation!r}: {error}")
 
 # %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | `grad_x = grad_output @ weight.T` | a shape error when in $\ne$ out; silently wrong when $W$ is square | $G W$: $(*, \text{out}) \cdot (\text{out}, \text{in})$ |
-# | `grad_weight = grad_output.T @ x` without flattening | `RuntimeError` for 1-D `x` (a dot product of sizes out and in) and for 3-D `x` (`.T` reverses every dimension) | flatten the leading dimensions into rows first, then $G_2^\top x_2$ |
-# | `grad_output.view(-1, out)` | `RuntimeError` when autograd hands a non-contiguous `grad_output` with leading dimensions it cannot merge (a permuted 3-D one); a transposed 2-D one passes, so a batch test does not catch it | `reshape`, which copies only when it must |
-# | `grad_bias` summed with `.sum(0)`, or over `dim=tuple(range(grad_output.dim() - 1))` | right for a batch; for 1-D `x` the sum takes the out features, since `sum(dim=())` sums every dimension, not none | flatten first, then sum the rows |
-# | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
-# | saving `None` for an input, then reshaping it or reading its `.shape` in backward anyway | an `AttributeError` or `TypeError` on `None` when only the other input needs a gradient | read each saved tensor only in the branch that uses it; take sizes from `grad_output` |
-# | `grad_bias = grad_output` | works only because the engine sums it for you; unclear | the sum of the rows of the flattened $G$ |
-# | reading `ctx.needs_input_grad[2]` when called without a bias (`[3]` in a bilinear layer) | `IndexError`: one input fewer was passed | remember `bias is not None` in forward |
-# | `torch.autograd.grad`, `torch.func.vjp` or `.backward()` inside backward | autograd derives the gradient for you; the self-check rejects it | derive each gradient index by index and write it |
-# | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |
-# | computing every gradient, then returning `None` for the unneeded ones | the work is done anyway; the self-check sees backward read an input that no wanted gradient depends on | test the entry before computing, not after |
-# | testing `ctx.needs_input_grad[1]` before computing `grad_x` | `None` for `x` whenever the weight is frozen | entry $i$ belongs to input $i$ |
-# | a ReLU mask `z >= 0` | a gradient where the pre-activation is exactly 0, where `torch.relu` gives none | `z > 0` |
-# | saving the float pre-activation `z` in the fused Function | the memory fusing was meant to save is still spent | save `z > 0` |
-# | `ctx.mask = z > 0` | skips the in-place check; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
-# | `grad_output[~mask] = 0` | corrupts gradients autograd shares | multiply into a new tensor |
-# | forgetting the ReLU's mask in the fused backward | wrong gradients wherever $z \le 0$ | apply the mask to $G$ first |
-
-# %% [markdown]
 # ## ✎ Transfer exercise · `Bilinear`
 #
 # Now alone: no worked example for this one. A bilinear layer scores a pair of vectors with
@@ -1061,10 +1039,11 @@ for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,)), ("i->ii", (
 # only, or twice in one?
 # </details>
 #
-# <details><summary><b>Hint 2</b> (the key step)</summary>
+# <details><summary><b>Hint 2</b> (the key step, as questions)</summary>
 #
-# $\partial y_{po} / \partial x_{1, qk} = \sum_j W_{okj}\, x_{2, pj}$ when $q = p$, else $0$.
-# Only one term of the sum over $i$ survives; the sum over $j$ stays.
+# Fix a position $p$ and an output $o$. Which terms of the double sum over $i, j$ contain
+# $x_{1, pk}$, and what multiplies it in each? Which of the two sums survives? And does
+# $y_{po}$ depend on $x_{1, qk}$ at another position $q \ne p$?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (numbers to hit)</summary>
@@ -1131,6 +1110,29 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # needs every letter in two subscripts: here $p$ is in $x_1$, $x_2$ and the output, so
 # `grad_weight` sums over it.
 # </details>
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `grad_x = grad_output @ weight.T` | a shape error when in $\ne$ out; silently wrong when $W$ is square | $G W$: $(*, \text{out}) \cdot (\text{out}, \text{in})$ |
+# | `grad_weight = grad_output.T @ x` without flattening | `RuntimeError` for 1-D `x` (a dot product of sizes out and in) and for 3-D `x` (`.T` reverses every dimension) | flatten the leading dimensions into rows first, then $G_2^\top x_2$ |
+# | `grad_output.view(-1, out)` | `RuntimeError` when autograd hands a non-contiguous `grad_output` with leading dimensions it cannot merge (a permuted 3-D one); a transposed 2-D one passes, so a batch test does not catch it | `reshape`, which copies only when it must |
+# | `grad_bias` summed with `.sum(0)`, or over `dim=tuple(range(grad_output.dim() - 1))` | right for a batch; for 1-D `x` the sum takes the out features, since `sum(dim=())` sums every dimension, not none | flatten first, then sum the rows |
+# | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
+# | saving `None` for an input, then reshaping it or reading its `.shape` in backward anyway | an `AttributeError` or `TypeError` on `None` when only the other input needs a gradient | read each saved tensor only in the branch that uses it; take sizes from `grad_output` |
+# | `grad_bias = grad_output` | works only because the engine sums it for you; unclear | the sum of the rows of the flattened $G$ |
+# | reading `ctx.needs_input_grad[2]` when called without a bias (`[3]` in a bilinear layer) | `IndexError`: one input fewer was passed | remember `bias is not None` in forward |
+# | `torch.autograd.grad`, `torch.func.vjp` or `.backward()` inside backward | autograd derives the gradient for you; the self-check rejects it | derive each gradient index by index and write it |
+# | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |
+# | computing every gradient, then returning `None` for the unneeded ones | the work is done anyway; the self-check sees backward read an input that no wanted gradient depends on | test the entry before computing, not after |
+# | testing `ctx.needs_input_grad[1]` before computing `grad_x` | `None` for `x` whenever the weight is frozen | entry $i$ belongs to input $i$ |
+# | a ReLU mask `z >= 0` | a gradient where the pre-activation is exactly 0, where `torch.relu` gives none | `z > 0` |
+# | saving the float pre-activation `z` in the fused Function | the memory fusing was meant to save is still spent | save `z > 0` |
+# | `ctx.mask = z > 0` | skips the in-place check; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
+# | `grad_output[~mask] = 0` | corrupts gradients autograd shares | multiply into a new tensor |
+# | forgetting the ReLU's mask in the fused backward | wrong gradients wherever $z \le 0$ | apply the mask to $G$ first |
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>

@@ -54,8 +54,10 @@ def check_grad_x_formula(function, spec: Spec, device) -> None:
     if (isinstance(grad_x, torch.Tensor) and not torch.allclose(grad_x, grad_output @ weight)
             and torch.allclose(grad_x, grad_output @ weight.T)):
         raise GradingError(
-            "grad_x = grad_output @ weight.T is wrong: for y = x @ weight.T the gradient is "
-            "grad_x = grad_output @ weight (a transpose too many)",
+            "grad_x = grad_output @ weight.T is wrong, a transpose too many: with this square "
+            "weight the shapes fit and only the values are off (with in != out it would not "
+            "run). Which product of grad_output (*, out) and weight (out, in) has x's shape "
+            "(*, in)? Step 2 of the derivation, and its live checker, settle it",
             mistake=f"{spec.name}/grad-x-transposed")
 
 
@@ -108,16 +110,16 @@ def _values_and_gradients(function, spec: Spec, values: dict, device):
                 f"{tuple(values['x'].shape)}, while your backward is right for 2-D and 3-D x: "
                 "with no leading dimension, your sum over the leading dimensions summed the "
                 "output features (sum(0) of a 1-D tensor does, and so does sum(dim=()), which "
-                "sums every dimension, not none); flatten first, "
-                "grad_output.reshape(-1, out_features).sum(0)",
+                "sums every dimension, not none); flatten every leading dimension into rows "
+                "first, then sum the rows",
                 error.details or error.hint, mistake=f"{spec.name}/bias-sums-features") from error
         if (values["x"].dim() == 2 or not error.hint.startswith(f"{spec.name}.backward raised")
                 or not _works_for_rows(function, spec, device)):
             raise
         raise GradingError(
             f"{spec.name}.backward fails for x of shape {tuple(values['x'].shape)} but works for "
-            "2-D x: flatten the leading dimensions first, grad_output.reshape(-1, out_features) "
-            "and x.reshape(-1, in_features), so that one matrix product sums over every position",
+            "2-D x: flatten the leading dimensions first, of grad_output and of x, into rows, "
+            "so that one matrix product sums over every position",
             error.details or error.hint, mistake=f"{spec.name}/two-d-only") from error
 
 

@@ -129,8 +129,7 @@ _NO_GUARD = (FLAT + "        grad_bias = g2.sum(0) if ctx.has_bias else None\n"
 
 MISTAKES = [
     Mistake("MyLinearFunction", "grad_x = grad_output @ weight.T",
-            "grad_x = grad_output @ weight.T is wrong: for y = x @ weight.T the gradient is "
-            "grad_x = grad_output @ weight",
+            "grad_x = grad_output @ weight.T is wrong, a transpose too many",
             _linear(FLAT + "        grad_bias = g2.sum(0) if ctx.has_bias else None\n"
                     "        return grad_output @ weight.T, g2.T @ x2, grad_bias"), named=True),
     Mistake("MyLinearFunction", "grad_x as (grad_output @ weight).mT", "a transpose",
