@@ -28,9 +28,7 @@
 # hidden tests run (they add a GPU run when the grader has one and you had none).
 
 # %% nbgrader={"locked": true}
-import gc
 import math
-import weakref
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -138,8 +136,8 @@ compare("grad mode, create_graph=True", predicted_create_graph, grad_modes[1])
 # Off for a plain backward, on under `create_graph=True`: the engine runs every backward with
 # grad mode set to `create_graph`. That is the whole mechanism of double backward: with grad
 # mode on, the ops your backward runs on `grad_output` and the saved tensors are recorded like
-# any other ops. It also means a backward must not assume grad mode is off (lesson 05's
-# recomputing backward meets this).
+# any other ops. It also means a backward can assume neither: one that must record (lesson 05's
+# recomputing backward) switches grad mode on itself.
 # </details>
 
 # %% [markdown]
@@ -212,57 +210,6 @@ axes[1].legend()
 plt.show()
 
 # %% [markdown]
-# **In practice.** A `create_graph=True` backward records the first backward as a graph, with
-# the tensors its ops save, and keeps it alive until the second one runs. `torch.func` offers
-# forward-over-reverse instead: `torch.func.jvp(torch.func.grad(f), (x,), (v,))` pushes $v$
-# forward through the gradient computation, one forward-mode pass over one reverse pass, the
-# usual way JAX and `torch.func` users compute an HVP. It accepts a custom Function only on
-# two conditions: forward without `ctx` plus a `setup_context` (needed by every `torch.func`
-# transform, lesson 08), and a `jvp` rule (needed by forward mode, here to push $v$ through the
-# Function's forward; tensors it needs go to `ctx.save_for_forward`). The next cell shows `Sin`
-# refused for want of the first, then `SinForFunc`, which meets both.
-
-# %%
-def f_composed(x):
-    return torch.sin(A @ x).sum()
-
-
-_, hvp_func = torch.func.jvp(torch.func.grad(f_composed), (x0,), (v,))
-print("torch.func on composed ops agrees:", torch.allclose(hvp_func, hvp_by_hand, atol=1e-12))
-try:
-    torch.func.jvp(torch.func.grad(f), (x0,), (v,))
-except RuntimeError as error:
-    print("torch.func through Sin:", str(error).split(" For more details")[0])
-
-
-class SinForFunc(torch.autograd.Function):
-    """Sin, in the form torch.func accepts: forward without ctx, setup_context, a jvp rule."""
-
-    @staticmethod
-    def forward(x):
-        return torch.sin(x)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, = inputs
-        ctx.save_for_backward(x)  # for backward (reverse mode)
-        ctx.save_for_forward(x)   # for jvp (forward mode)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * torch.cos(x)
-
-    @staticmethod
-    def jvp(ctx, x_tangent):
-        x, = ctx.saved_tensors
-        return torch.cos(x) * x_tangent  # the tangent of sin x is cos(x) times x's
-
-
-_, hvp_sin = torch.func.jvp(torch.func.grad(lambda x: SinForFunc.apply(A @ x).sum()), (x0,), (v,))
-print("torch.func through SinForFunc agrees:", torch.allclose(hvp_sin, hvp_by_hand, atol=1e-12))
-
-# %% [markdown]
 # ## ✎ Exercise 1 · `SwishFunction`
 #
 # Swish (also called SiLU when $\beta = 1$) is $y_i = x_i\,\sigma(\beta x_i)$ with a learnable
@@ -278,6 +225,10 @@ print("torch.func through SinForFunc agrees:", torch.allclose(hvp_sin, hvp_by_ha
 # 4. Backward needs $s$. Saving it would spare a sigmoid; the next section shows what that does
 #    to the second derivative. For now: which tensors can backward recompute $s$ from, and are
 #    they inputs, outputs or neither?
+#
+# Write your answers to steps 2 and 3 as `my_dy_dx` and `my_dL_dbeta` in the cell after the
+# hints; the cell after that checks them against autograd at four values of $\beta$, negative
+# and zero included.
 #
 # Can backward tell which gradients nobody asked for, and skip them? The self-check also hands your
 # backward a `grad_output` that is not contiguous, as a later `y.t()` gives.
@@ -306,6 +257,51 @@ print("torch.func through SinForFunc agrees:", torch.allclose(hvp_sin, hvp_by_ha
 # that was broadcast; the sum is still the maths.) Question 4 is yours: the next section shows
 # what each choice does to the second derivative.
 # </details>
+
+# %%
+### BEGIN WORKED
+my_dy_dx = lambda x, beta: (torch.sigmoid(beta * x)
+                            * (1 + beta * x * (1 - torch.sigmoid(beta * x))))
+my_dL_dbeta = lambda x, beta, g: (g * x * x * torch.sigmoid(beta * x)
+                                  * (1 - torch.sigmoid(beta * x))).sum()
+### LEARNER
+my_dy_dx = None     # step 2: lambda x, beta: ..., the tensor of all dy_i/dx_i
+my_dL_dbeta = None  # step 3: lambda x, beta, g: ..., dL/dbeta for grad_output g
+### END WORKED
+
+
+# %% tags=["skip-when-grading"]
+def check_swish_derivation():
+    """Your my_dy_dx and my_dL_dbeta against autograd on the composed ops, at four beta."""
+    if my_dy_dx is None or my_dL_dbeta is None:
+        print("my_dy_dx or my_dL_dbeta: not written yet")
+        return
+    generator = torch.Generator().manual_seed(1)
+    x0 = torch.linspace(-3, 3, 7, dtype=torch.float64)
+    incoming = torch.randn(7, generator=generator, dtype=torch.float64)
+    for beta_value in (2.0, 0.5, -1.5, 0.0):
+        x = x0.clone().requires_grad_()
+        beta = torch.tensor(beta_value, dtype=torch.float64, requires_grad=True)
+        y = x * torch.sigmoid(beta * x)  # Swish, composed: autograd knows its derivatives
+        want_x, = torch.autograd.grad(y.sum(), x, retain_graph=True)  # every g_i = 1
+        want_beta, = torch.autograd.grad(y, beta, incoming)
+        results = []
+        for name, yours, want, args in [
+                ("dy/dx", my_dy_dx, want_x, (x0, beta.detach())),
+                ("dL/dbeta", my_dL_dbeta, want_beta, (x0, beta.detach(), incoming))]:
+            try:
+                got = torch.as_tensor(yours(*args), dtype=torch.float64)
+            except Exception as error:  # shown, not raised: Run All goes on
+                results.append(f"{name} ✗ raises {type(error).__name__}")
+                continue
+            if got.shape != want.shape:
+                results.append(f"{name} ✗ shape {tuple(got.shape)}, not {tuple(want.shape)}")
+            else:
+                results.append(f"{name} " + ("✓" if torch.allclose(got, want) else "✗"))
+        print(f"beta = {beta_value:4}: " + ", ".join(results))
+
+
+check_swish_derivation()
 
 # %% nbgrader={"grade_id": "answer_SwishFunction", "solution": true}
 class SwishFunction(torch.autograd.Function):
@@ -606,7 +602,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 #
 # Lessons 00 and 01 settled an **input** or **output** kept on `ctx`: double backward still
 # works, but an in-place change goes unnoticed, and an output makes a reference cycle. The
-# third cell below shows all three once more, on `ExpOnCtx` ($y = e^x$, keeping `ctx.y = y`).
+# third cell below checks the first of these on `ExpOnCtx` ($y = e^x$, keeping `ctx.y = y`).
 # What neither lesson settled is an **intermediate** on `ctx`.
 #
 # **Quick question 2.** `SinhOnCtx` computes $y = \sinh x = (e - 1/e)/2$ with $e = e^x$, keeps
@@ -669,22 +665,6 @@ class ExpOnCtx(torch.autograd.Function):
 x = torch.randn(3, dtype=torch.float64, requires_grad=True)
 print("ExpOnCtx passes gradgradcheck:", torch.autograd.gradgradcheck(ExpOnCtx.apply, (x,)))
 
-y = ExpOnCtx.apply(x)
-with torch.no_grad():
-    y.mul_(2)
-y.sum().backward()
-print("gradient after y.mul_(2):", x.grad, " true:", torch.exp(x).detach())
-
-gc.disable()  # so that the cycle collector cannot run in the middle of the demonstration
-y = ExpOnCtx.apply(x)
-y.sum().backward()
-still_there = weakref.ref(y)
-del y
-print("output freed when its last name goes:", still_there() is None)
-gc.collect()
-print("output freed after gc.collect():    ", still_there() is None)
-gc.enable()
-
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
@@ -696,12 +676,10 @@ gc.enable()
 # raises, and only the term through `e`, $\sinh^2 1$, goes missing. Kept on `ctx` or saved, an
 # intermediate is wrong for double backward; the fixes are the two above.
 #
-# `ExpOnCtx` repeats lessons 00 and 01: it passes `gradgradcheck` (an output on `ctx` is the very
-# tensor autograd knows), the gradient comes out doubled after `mul_` (saved with
-# `save_for_backward`, the same `mul_` would make backward raise *"modified by an inplace
-# operation"*), and the output lives on until the cycle collector runs (ctx → output → its
-# `grad_fn`, which is ctx). An input on `ctx` makes no cycle: its `grad_fn` belongs to whatever
-# produced it, not to this `ctx`.
+# `ExpOnCtx` passes `gradgradcheck`: an output on `ctx` is the very tensor autograd knows. Its
+# other costs are lessons 00 and 01's: an in-place change to `y` goes unseen (saved with
+# `save_for_backward`, it would make backward raise), and the output lives on until the cycle
+# collector runs (ctx → output → its `grad_fn`, which is ctx).
 # </details>
 
 # %% [markdown]
@@ -734,61 +712,27 @@ second, = torch.autograd.grad(first.sum(), x)
 print("second derivative:", second, " true 6x - sin(x):", 6 * x.detach() - torch.sin(x.detach()))
 
 # %% [markdown]
-# A NumPy backward is cut off in the same way, and needs a few conversions. NumPy works on CPU
-# memory, and `.numpy()` refuses a tensor that requires grad whenever grad mode is on, so
-# `t.detach().cpu().numpy()` goes there; `torch.from_numpy(a)` comes back, sharing `a`'s
-# memory, and `.to(device)` returns to the input's device. One trap: NumPy arithmetic on a 0-d
-# array returns a NumPy *scalar*, which `torch.from_numpy` refuses and `torch.as_tensor`
-# accepts.
-#
-# Memory is shared the other way too: on a CPU, `t.detach().numpy()` is `t`'s own memory. A
-# NumPy write through it (`a *= 2`, `np.tanh(a, out=a)`) changes the tensor, and autograd's
-# version counter, which makes backward raise when a saved tensor was changed in place, never
-# sees it. The second half of the next cell writes into the output of `torch.exp`, which
-# `exp` saves for its backward, once through NumPy and once through torch.
-
-# %%
-t = torch.tensor([0.25, 4.0], dtype=torch.float64, requires_grad=True)
-roots = torch.from_numpy(np.sqrt(t.detach().cpu().numpy())).to(t.device)
-print("sqrt in NumPy, back in torch:", roots, roots.dtype)
-scalar = np.sqrt(torch.tensor(9.0, dtype=torch.float64).numpy())  # a 0-d input
-print("NumPy on a 0-d array returns", type(scalar).__name__)
-try:
-    torch.from_numpy(scalar)
-except TypeError as error:
-    print("torch.from_numpy refuses it:", error)
-print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
-
-w = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-y = torch.exp(w)
-a = y.detach().numpy()
-a *= 10  # a NumPy write into y's memory
-print("y after the NumPy write:", y.detach(), " version counter:", y._version)
-y.sum().backward()
-print("no error, gradient:", w.grad, " true e^w:", torch.exp(w.detach()))
-y = torch.exp(w)
-y.detach().mul_(10)  # the same write through torch
-try:
-    y.sum().backward()
-except RuntimeError as error:
-    print("the same write in torch:", str(error).split(":")[0])
-
-# %% [markdown]
 # ### Try it (ungraded): the two conversions, written once
 #
-# This lesson's self-checks never try a 0-d tensor, and try a GPU only on a machine that has
-# one (`NumpyTanh`'s never does: its contract is CPU tensors), so a NumPy backward that forgets
-# either can still pass them. Write the two conversions such a backward needs:
+# A NumPy backward is cut off in the same way, and needs a conversion each way. Write them
+# once, before `CubeOnce` needs them:
 #
 # - `to_numpy(t)`: the values of a tensor `t` as a NumPy array, whether or not `t` requires
 #   grad, whatever its device;
 # - `to_torch(a, like)`: a NumPy result `a`, an array or a NumPy scalar, as a tensor with
 #   `like`'s dtype and device.
 #
+# Three questions to settle first, each by running a line: what does `.numpy()` say about a
+# tensor that requires grad, with grad mode on? Which memory can NumPy read? And what does NumPy
+# arithmetic on a 0-d array return: an array, or something else, and does `torch.from_numpy`
+# take it?
+#
 # The cell after yours takes a square root in NumPy between the two, on 0-d and 1-d tensors
 # that require grad, in float64 and float32, and on the GPU too where there is one (on a
-# machine without one, a missing `.cpu()` or device goes unseen: read yours for them). Your
-# `CubeOnce` and `NumpyTanh` may use them.
+# machine without one, a missing `.cpu()` or device goes unseen: read yours for them). This
+# lesson's self-checks never try a 0-d tensor, and try a GPU only on a machine that has one
+# (`NumpyTanh`'s never does: its contract is CPU tensors), so a NumPy backward that forgets
+# either can still pass them. Your `CubeOnce` and `NumpyTanh` may use these two.
 
 # %%
 ### BEGIN WORKED
@@ -834,6 +778,51 @@ def check_conversions():
 check_conversions()
 
 # %% [markdown]
+# What the check tried, step by step (read it after yours is ✓). `.numpy()` refuses a tensor
+# that requires grad whenever grad mode is on, and NumPy works on CPU memory, so
+# `t.detach().cpu().numpy()` goes there; `torch.from_numpy(a)` comes back, sharing `a`'s
+# memory, and `.to(device)` returns to the input's device. NumPy arithmetic on a 0-d array
+# returns a NumPy *scalar*, which `torch.from_numpy` refuses and `torch.as_tensor` accepts.
+
+# %%
+t = torch.tensor([0.25, 4.0], dtype=torch.float64, requires_grad=True)
+try:
+    t.numpy()
+except RuntimeError as error:
+    print(".numpy() on a tensor that requires grad:", str(error).split(".")[0])
+roots = torch.from_numpy(np.sqrt(t.detach().cpu().numpy())).to(t.device)
+print("sqrt in NumPy, back in torch:", roots, roots.dtype)
+scalar = np.sqrt(torch.tensor(9.0, dtype=torch.float64).numpy())  # a 0-d input
+print("NumPy on a 0-d array returns", type(scalar).__name__)
+try:
+    torch.from_numpy(scalar)
+except TypeError as error:
+    print("torch.from_numpy refuses it:", error)
+print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
+
+# %% [markdown]
+# Memory is shared the other way too: on a CPU, `t.detach().numpy()` is `t`'s own memory. A
+# NumPy write through it (`a *= 2`, `np.tanh(a, out=a)`) changes the tensor, and autograd's
+# version counter, which makes backward raise when a saved tensor was changed in place, never
+# sees it. The next cell writes into the output of `torch.exp`, which `exp` saves for its
+# backward, once through NumPy and once through torch.
+
+# %%
+w = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+y = torch.exp(w)
+a = y.detach().numpy()
+a *= 10  # a NumPy write into y's memory
+print("y after the NumPy write:", y.detach(), " version counter:", y._version)
+y.sum().backward()
+print("no error, gradient:", w.grad, " true e^w:", torch.exp(w.detach()))
+y = torch.exp(w)
+y.detach().mul_(10)  # the same write through torch
+try:
+    y.sum().backward()
+except RuntimeError as error:
+    print("the same write in torch:", str(error).split(":")[0])
+
+# %% [markdown]
 # PyTorch's guard for such a backward is the decorator `once_differentiable`, from
 # `torch.autograd.function` (the setup cell imported it). It runs backward with autograd off
 # and, when the incoming gradient requires grad, attaches an error node to the result: a second
@@ -850,8 +839,8 @@ check_conversions()
 # 1. write forward, and a backward with $3x^2$ made in NumPy (through the conversions above:
 #    `x` may live on a GPU, or be 0-d); run the self-check: it tells you what is still missing;
 # 2. mark the backward with `once_differentiable`. It already carries `@staticmethod`, so it
-#    will have two decorators. Write the new one on the class and delete the stub's last two
-#    lines, or apply it by hand in their place.
+#    will have two decorators: write `@once_differentiable` on `backward`, under
+#    `@staticmethod`, and delete the stub's last two lines, or apply it by hand in their place.
 #
 # <details><summary><b>Hint</b>: two decorators</summary>
 #
@@ -859,13 +848,8 @@ check_conversions()
 # nearest the `def` receives the plain function. PyTorch's documentation writes
 # `@once_differentiable` under `@staticmethod`: it wraps the plain function, and `staticmethod`
 # wraps the result. Applied by hand after the class, the calls nest in that same order (read
-# from the class, `CubeOnce.backward` is already the plain function).
-#
-# The other order runs too on the Python this course needs (3.11 or later; since 3.10 a
-# `staticmethod` object can be called): `once_differentiable` then wraps the `staticmethod`
-# object, and the class holds a plain function, which autograd calls with `ctx` all the same.
-# Before 3.10 the wrapper's call of that object raised *"'staticmethod' object is not
-# callable"* when backward ran. Under is the order that works everywhere.
+# from the class, `CubeOnce.backward` is already the plain function). The other order also
+# runs on the Python this course needs (3.11); under is the documented order.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
@@ -1266,6 +1250,18 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# With $\tanh'(x) = 1 - y^2$, forward saves its output $y$, and the first backward is the
+# function $b(g, y) = g\,(1 - y^2)$ of `grad_output` $g$ and $y$, computed in NumPy by the inner
+# Function. Its backward, handed $\bar b$, returns
+# $\partial b/\partial g = 1 - y^2$ times $\bar b$ for $g$, and
+# $\partial b/\partial y = -2 g y$ times $\bar b$ for $y$, both in NumPy. Autograd chains the
+# gradient for $y$ on to $x$ through `NumpyTanh`'s own backward (Hint 3). Saving $x$ instead
+# works too: then $b(g, x) = g\,(1 - \tanh^2 x)$, and $\partial b/\partial x$ carries the
+# extra factor $1 - y^2$, $-2 g y (1 - y^2)$.
+# </details>
+#
 # The contract asks for two orders. The cell after next differentiates your `NumpyTanh` a third
 # time and plots all four curves beside `torch.tanh`'s. The true third derivative at $x = 0$ is
 # $-2$. Predict what yours gives there: which factors of the second derivative did autograd
@@ -1344,7 +1340,6 @@ if len(yours) == 4:
 # | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
 # | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
 # | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck` |
-# | `@once_differentiable` above `@staticmethod` on Python < 3.10 | `'staticmethod' object is not callable` when backward runs | write it under `@staticmethod` |
 # | `gradgradcheck` in float32 | spurious failures | float64 |
 #
 # ## Common misconceptions
@@ -1380,6 +1375,14 @@ if len(yours) == 4:
 # So the part of a model that a gradient penalty or an HVP differentiates twice runs eagerly,
 # on ops with a derivative for their backward; test each custom Function on that path with
 # `gradgradcheck`, outside `torch.compile`.
+#
+# **Forward-over-reverse.** `torch.func.jvp(torch.func.grad(f), (x,), (v,))` computes the same
+# $Hv$ by pushing $v$ forward through the gradient computation, the usual way in JAX and
+# `torch.func`, without keeping a recorded first backward alive. A custom Function takes part
+# only with a forward without `ctx`, a `setup_context` (every `torch.func` transform needs it)
+# and a `jvp` rule (forward mode needs it): lesson 08 writes both. Through this lesson's `Sin`
+# it raises, on torch 2.13, *"In order to use an autograd.Function with functorch transforms
+# (vmap, grad, jvp, jacrev, ...), it must override the setup_context staticmethod."*
 #
 # PyTorch's own `tanh` is built this way. Its backward calls `tanh_backward(grad, result)`, an
 # op of its own with an entry in `derivatives.yaml` (the file where ATen's ops declare their
