@@ -13,9 +13,9 @@
 # token, by a vocabulary matrix `weight` of shape $(V, d)$, and scoring the $(N, V)$ logits
 # with a cross-entropy. At $N = 8192$ tokens and a vocabulary of $V = 128\text{k}$ the
 # float32 logits alone take $8192 \cdot 131072 \cdot 4$ bytes = **4 GiB**, often more memory
-# than the whole rest of the model's activations. Fused losses avoid creating them by
-# working on a few rows (or a block of the vocabulary) at a time, and they differ in when the
-# gradients are computed. Liger-Kernel's fused linear cross-entropy, which you build here,
+# than all the activations a checkpointed model keeps (lesson 05). Fused losses avoid
+# creating them by working on a few rows (or a block of the vocabulary) at a time, and they
+# differ in when the gradients are computed. Liger-Kernel's fused linear cross-entropy, which you build here,
 # computes them **during forward**, while each chunk of logits exists, so that backward has
 # nothing left to do but multiply. Apple's Cut Cross-Entropy (Wijmans et al., 2024) computes
 # only the loss in forward (a blockwise log-sum-exp, keeping one number per row) and
@@ -108,7 +108,8 @@ for phase in ("forward", "backward"):
 # $(d, V)$ because the node saves the transposed view `weight.t()`, which shares its
 # storage), and `F.cross_entropy`, which is `log_softmax` followed by `nll_loss`, keeps
 # the log-probabilities: one $(N, V)$ tensor, listed twice, since `log_softmax` saves its
-# output and `nll_loss` saves its input, and they are the same tensor.
+# output and `nll_loss` saves its input, and they are the same tensor. The last two are small:
+# the $(N,)$ targets and `nll_loss`'s 0-d `total_weight`, both kept by `nll_loss`.
 # The peak of the forward is **two** $(N, V)$ tensors, the logits and the log-probabilities
 # alive at once; backward again holds two (the gradient of the log-probabilities and of the
 # logits). The loss is one number. Everything between it and `x` is $V/d = 128$ times bigger
@@ -174,8 +175,7 @@ print("textbook:", textbook.item(), "   F.cross_entropy:",
 #
 # Autograd's answer on a small example, rows 1 and 3 ignored, is below. Look at it before you
 # derive: what are the ignored rows, what is each other row's sum, and what is the entry at
-# the target? Then try your formula in `my_grad_logits`; the first guess there is the softmax
-# alone.
+# the target? Then try your formula in `my_grad_logits`; it starts from zeros.
 
 # %%
 logits = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
@@ -187,7 +187,7 @@ print("row sums:", logits.grad.sum(1).numpy().round(12))
 
 def my_grad_logits(logits, target, ignore_index, grad_output):
     """dL/dlogits of the mean cross-entropy over the counted rows: your derivation."""
-    return torch.softmax(logits, dim=1)  # the first guess; replace it with yours
+    return torch.zeros_like(logits)  # replace with yours
 
 
 mine = my_grad_logits(logits.detach(), labels, -100, torch.tensor(1.0, dtype=torch.float64))
@@ -536,6 +536,33 @@ print(f"ways that work: {sorted(works)}; you said {grad_mode_design['ways that w
 print(f"asked in wrapper(), before apply; you said {grad_mode_design['where to ask']!r}")
 
 # %% [markdown]
+# Now write such a wrapper yourself. `Reports` stands for a Function whose forward returns
+# whether it would compute the gradients: only when its flag says so **and**
+# `ctx.needs_input_grad[0]` is `True`. Write `my_wrapper(a)`, by one of the ways that work, so
+# that all three answers below print `True`.
+
+# %%
+class Reports(torch.autograd.Function):
+    """Forward returns whether it would compute the gradients: its flag and needs_input_grad."""
+
+    @staticmethod
+    def forward(ctx, a, flag):
+        return bool(flag) and ctx.needs_input_grad[0]
+
+
+def my_wrapper(a):
+    """Reports.apply(a, flag), called so that forward computes only what will be used."""
+    return Reports.apply(a, True)  # replace with yours
+
+
+a = torch.randn(3, requires_grad=True)
+with torch.no_grad():
+    skipped_under_no_grad = not my_wrapper(a)
+print(f"computes with grad mode on: {my_wrapper(a)}; skips under torch.no_grad(): "
+      f"{skipped_under_no_grad}; skips for an input that requires no grad: "
+      f"{not my_wrapper(a.detach())}")
+
+# %% [markdown]
 # <details><summary><b>Two designs</b> (open after the run)</summary>
 #
 # (a) and (c) work; (b) asks a question whose answer it has just set, and (d) asks too late:
@@ -606,7 +633,7 @@ for function in (SumOfSquares, SumOfSquaresOnCtx):
 # ### Low precision: accumulate in float32
 #
 # In float16 and bfloat16 a loss and $\text{grad}_W$ that are sums over many chunks lose
-# accuracy at every addition: bfloat16 keeps 8 bits of mantissa, so adding a small term to a
+# accuracy at every addition: bfloat16 keeps 8 significant bits, so adding a small term to a
 # large running sum rounds it away. A running sum of 4096 numbers of about 1:
 
 # %%
@@ -921,9 +948,11 @@ plt.show()
 # measures the lesson's solution against `F.cross_entropy(F.linear(...))` at $N = 4096$,
 # $d = 512$, $V = 32768$, float32, forward + backward, one CPU thread, with `chunk_size` 128
 # (one chunk of logits a quarter of the weight's size). On the course's shared 2-core build
-# machine it measured a peak of **88 MiB against 1024 MiB, 11.6× lower**, in **0.52×** the
-# time (between 0.5× and 0.65× over three runs): the composed loss spends its time writing
-# and reading the 512 MiB logits and log-probabilities, which the fused loss never creates.
+# machine it measured a peak of **88 MiB against 1024 MiB, 11.6× lower**. Its time was
+# between 0.5× and 1.4× the composed loss's over several runs on that busy machine
+# (`make bench` times a single run): the fused loss never writes and reads the 512 MiB of
+# logits and log-probabilities, but it does its matrix products 128 rows at a time, and
+# there neither side wins reliably.
 # Of the 88 MiB, 72 are the gradients of `weight` and `x` themselves, and 16 one chunk of
 # logits; without the `del` at the end of the loop, the previous chunk would still be alive
 # while the next is computed, and the peak would be 104 MiB.
@@ -959,6 +988,10 @@ plt.show()
 # `grad_weight` error above or below the composed loss's?
 # </details>
 
+# %% [markdown]
+# The cells below belong to **In practice** above: open it first, or skip to the common
+# mistakes.
+
 # %%
 fused_loss_explorer(linear_cross_entropy)
 
@@ -982,6 +1015,10 @@ for dtype in (torch.float32, torch.bfloat16):
     chunked = peak_mib(lambda a_, b_, t_: linear_cross_entropy(a_, b_, t_, 128), 512, 256,
                        8192, dtype)
     print(f"{str(dtype)[6:]:>8}: composed {plain:5.1f} MiB, yours {chunked:5.1f} MiB")
+
+# %% [markdown]
+# In practice's **Your turn, ungraded**: your prediction first, then your copy in place of the
+# placeholder, then the last cell.
 
 # %%
 predicted_trade = {"lowest peak": None, "copy's grad_weight error, vs composed": None}

@@ -40,6 +40,7 @@ CE_MISTAKES = {  # a phrase of each hint recognise_ce proves, and its stable id
     "divides by N, all the rows": "CrossEntropy/divides-by-all-rows",
     "gives ignored rows": "CrossEntropy/ignored-rows-get-gradient",
     "ignores grad_output": "CrossEntropy/ignores-grad-output",
+    "the softmax term alone": "CrossEntropy/softmax-term-only",
 }
 
 
@@ -63,6 +64,10 @@ def recognise_ce(function, values: dict) -> str | None:
     if grad[~counted].abs().sum() > 0:
         return ("CrossEntropy gives ignored rows (target == ignore_index) a gradient: their rows "
                 "of grad_logits must be 0")
+    probs = torch.softmax(logits.detach(), dim=1)
+    if torch.allclose(grad, probs * (counted / counted.sum())[:, None]):
+        return ("CrossEntropy's gradient is the softmax term alone, the derivative of the "
+                "log-sum-exp: what does the target term -z_{i y_i} contribute (Step 2)?")
     tripled = _loss_and_grad(function, values, 3.0)
     if tripled is not None and grad.abs().sum() > 0 and torch.allclose(tripled[1], grad):
         return ("CrossEntropy's backward ignores grad_output: a loss multiplied by 3 must give "

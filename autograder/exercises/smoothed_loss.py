@@ -119,13 +119,15 @@ def recognise(function, values: dict) -> str | None:
     weight = counted[:, None] / M
     eps, z = values["label_smoothing"], values["z_loss"]
     if eps and torch.allclose(grad, true_grad + eps / C * weight):
-        return (f"{NAME}'s gradient misses the smoothing term: the smoothed target puts "
-                "label_smoothing / C on every class, so subtract it from every entry")
+        return (f"{NAME}'s gradient misses the smoothing term: every entry of a counted row is "
+                "off by the same amount; differentiate the row mean of -log p too (Hint 1), "
+                "and check that piece against Hint 2's numbers")
     if z and torch.allclose(grad, true_grad - 2 * z * lse * probs * weight):
-        return (f"{NAME}'s gradient misses the z-loss term: d(lse ** 2)/dz = 2 lse softmax(z), "
-                "times z_loss / M")
+        return (f"{NAME}'s gradient misses the z-loss term: differentiate lse ** 2 through lse, "
+                "as in exercise 1 (Hint 2 gives its value for one row)")
     if z and torch.allclose(grad, true_grad - z * lse * probs * weight):
-        return f"{NAME}'s z-loss gradient is half what it should be: d(lse ** 2) = 2 lse d(lse)"
+        return (f"{NAME}'s z-loss gradient is half what it should be: the square's derivative "
+                "has a factor 2")
     if not torch.allclose(loss, truth):
         return None  # the loss is wrong too: the hints below are about the gradient alone
     ignored = ~counted
@@ -137,9 +139,9 @@ def recognise(function, values: dict) -> str | None:
                 "so multiply its whole gradient row by 0")
     lse_only = true_grad - z * (2 * lse - 1) * probs * weight  # z * softmax, d(z * lse)
     if z and not torch.allclose(lse_only, true_grad) and torch.allclose(grad, lse_only):
-        return (f"{NAME}'s z-loss gradient is z_loss * softmax(logits), the derivative of "
-                "z_loss * lse; the loss has z_loss * lse ** 2, whose derivative is "
-                "2 z_loss lse softmax(logits) (over M, per counted row)")
+        return (f"{NAME}'s z-loss gradient is the derivative of z_loss * lse, but the loss "
+                "has z_loss * lse ** 2: differentiate the square through lse (Hint 2 gives "
+                "its value for one row)")
     if eps and C > 1:
         target = torch.where(counted, values["target"], 0)
         others = 1 - F.one_hot(target, C).to(grad.dtype)
@@ -148,8 +150,24 @@ def recognise(function, values: dict) -> str | None:
             return (f"{NAME}'s gradient spreads label_smoothing over the C - 1 classes that "
                     "are not the target (fairseq's convention), though its loss does not: "
                     "PyTorch's smoothed target puts label_smoothing / C on every class, the "
-                    "target included, so subtract label_smoothing / C from every entry")
+                    "target included: differentiate the loss your forward computes")
     return None
+
+
+SCE_MISTAKES = {  # a phrase of each hint recognise proves, and its stable id (first match)
+    "(fairseq's convention), though its loss does not":
+        f"{NAME}/gradient-smoothing-over-other-classes",
+    "spreads label_smoothing over the C - 1 classes": f"{NAME}/smoothing-over-other-classes",
+    "adds z_loss * lse, not": f"{NAME}/z-loss-not-squared",
+    "averages the z-loss over every row": f"{NAME}/z-loss-over-every-row",
+    "divides by N, all the rows": f"{NAME}/divides-by-all-rows",
+    "misses the smoothing term": f"{NAME}/misses-smoothing-term",
+    "misses the z-loss term": f"{NAME}/misses-z-loss-term",
+    "half what it should be": f"{NAME}/z-loss-gradient-halved",
+    "not 0 on the ignored ones": f"{NAME}/ignored-rows-get-gradient",
+    "the derivative of z_loss * lse": f"{NAME}/z-loss-differentiated-as-lse",
+    "is past the last class": f"{NAME}/ignored-target-not-a-class",
+}
 
 
 def check_saved(forward, values: dict) -> None:
@@ -159,7 +177,7 @@ def check_saved(forward, values: dict) -> None:
             raise GradingError(
                 f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} besides "
                 "the logits (the probabilities?): keep per-row numbers (the log-sum-exp) and "
-                "recompute the softmax in backward")
+                "recompute the softmax in backward", mistake=f"{NAME}/saves-probabilities")
 
 
 def check_nones(function, values: dict) -> None:
@@ -176,7 +194,7 @@ def check_nones(function, values: dict) -> None:
     probe.apply(logits, *list(values.values())[1:]).backward()
     if len(returned[0]) == 5 and returned[0][1] is not None:
         raise GradingError(f"{NAME}.backward returned a gradient for target: return None for "
-                           "everything but the logits")
+                           "everything but the logits", mistake=f"{NAME}/gradient-for-target")
 
 
 def check_case(function, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
@@ -188,7 +206,7 @@ def check_case(function, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
             hint = recognise(function, values)
             if hint is None:
                 raise
-            raise GradingError(hint, str(error)) from error
+            raise GradingError(hint, str(error), mistake=SCE_MISTAKES) from error
         check_no_ctx_tensors(SMOOTHED, forward)
         check_backward_by_hand(SMOOTHED, backward)
         check_saved(forward, values)
@@ -203,7 +221,8 @@ def check_stable(function, device, dtype) -> None:
         if got is not None and not (torch.isfinite(got[0]).all() and torch.isfinite(got[1]).all()):
             raise GradingError(f"{NAME} is not finite at logits of magnitude 1e4, where "
                                "F.cross_entropy is: use the log-sum-exp (shifted by the row's "
-                               "maximum), never exp of raw logits or the log of a probability")
+                               "maximum), never exp of raw logits or the log of a probability",
+                               mistake=f"{NAME}/overflows-at-large-logits")
     tolerance = 1e-5 if dtype == torch.float64 else 1e-4
     check_case(function, values, rtol=tolerance, atol=tolerance)
 

@@ -229,6 +229,8 @@ MISTAKES = [
          "        grad_logits = torch.exp(logits - lse[:, None])\n",
          "        logits, probs, target, counted = ctx.saved_tensors\n"
          "        grad_logits = probs.clone()\n")), named=True),
+    Mistake(CE, "the softmax term alone, no one-hot", "the softmax term alone", edit(
+        CROSS_ENTROPY, ("        grad_logits[rows, target] -= 1\n", ""))),
     Mistake(CE, "one_hot - softmax", "times -1", edit(
         CROSS_ENTROPY, ("        return grad_logits * scale[:, None], None, None",
                         "        return -grad_logits * scale[:, None], None, None"))),
