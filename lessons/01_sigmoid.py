@@ -107,10 +107,22 @@ if derivative_from_y is None:
 else:
     probe = torch.linspace(-8, 8, 9, dtype=torch.float64, requires_grad=True)
     torch.sigmoid(probe).sum().backward()
-    yours = derivative_from_y(torch.sigmoid(probe.detach()))
-    for point, mine, truth in zip(probe.tolist(), yours.tolist(), probe.grad.tolist()):
-        mark = "✓" if abs(mine - truth) <= 1e-12 * max(1.0, abs(truth)) else "✗"
-        print(f"x = {point:5.1f}   yours {mine:.6g}   autograd {truth:.6g}   {mark}")
+    y = torch.sigmoid(probe.detach())
+    try:
+        yours = torch.as_tensor(derivative_from_y(y), dtype=y.dtype).expand_as(y)
+    except Exception as error:  # an error in your lambda, shown in one line
+        print(f"✗ derivative_from_y raised {type(error).__name__}: {error}. "
+              "Write it with tensor operations on y (y * ..., 1 - y, ...).")
+    else:
+        wrong = []
+        for point, mine, truth in zip(probe.tolist(), yours.tolist(), probe.grad.tolist()):
+            right = abs(mine - truth) <= 1e-12 * max(1.0, abs(truth))
+            print(f"x = {point:5.1f}   yours {mine:.6g}   autograd {truth:.6g}   "
+                  f"{'✓' if right else '✗'}")
+            if not right:
+                wrong.append(point)
+        print("✓ all nine match" if not wrong else
+              f"✗ wrong at x = {', '.join(f'{w:g}' for w in wrong)}: check step 2 on one of them")
 
 # %% [markdown]
 # ## Tiny numbers next to 1: `log1p` and `expm1`
@@ -398,10 +410,10 @@ for name, formula in naive.items():
 # $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same.
 #
 # `torch.where(condition, a, b)` picks from `a` where `condition` holds and from `b`
-# elsewhere. It computes both `a` and `b` everywhere, so neither may overflow anywhere, even
-# where it is not picked: formulas built from $z$ never do. (Differentiated by autograd, the
-# same holds for their derivatives: the branch not picked gets a gradient of 0 times its
-# derivative, and 0 times inf is nan.)
+# elsewhere. It computes both `a` and `b` everywhere and keeps one entry of each pair, so a
+# `nan` in the branch not picked is dropped from the value. Its **gradient** is another
+# matter, which "Would a simpler forward have done?" after Exercise 1 shows. Formulas built
+# from $z$ have no infinity in either branch, so they are safe both ways.
 
 # %% [markdown]
 # Now the whole range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are
@@ -451,17 +463,20 @@ plt.show()
 # ## ✎ Exercise 1 · `MySigmoid`
 #
 # Write `MySigmoid`, with `MySigmoid.apply(x)` returning $\sigma(x)$. The contract, which the
-# grader checks and nothing more: in float64, values and gradients finite for $|x|$ up to
-# 800, and values accurate **relative to their size** in the left tail, down to $x = -708$
-# (where $\sigma(x) \approx 3.3 \times 10^{-308}$, still a normal float64):
-# $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
+# grader checks and nothing more:
 #
-# - **Forward:** your formula built from $z = e^{-|x|}$, one branch per sign of $x$.
-#   (`torch.sigmoid` would pass too, since the grader checks values, not how you got them,
-#   but then there is nothing to learn.)
-# - **Save only what backward needs**, with `ctx.save_for_backward`: your answer to step 4.
-# - **Backward:** your derivation, written by hand: no `torch.sigmoid` backward op such as
-#   `torch.ops.aten.sigmoid_backward`, no autograd call inside backward.
+# - forward saves only what backward needs, through `ctx.save_for_backward`: your answer to
+#   step 4 (the grader fails a forward that saves more, or the wrong tensor);
+# - backward is your derivation, written by hand: no `torch.sigmoid` backward op such as
+#   `torch.ops.aten.sigmoid_backward`, no autograd call inside backward;
+# - in float64, values and gradients finite for $|x|$ up to 800, and values accurate
+#   **relative to their size** in the left tail, down to $x = -708$ (where
+#   $\sigma(x) \approx 3.3 \times 10^{-308}$, still a normal float64):
+#   $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
+#
+# Your forward: your formula built from $z = e^{-|x|}$, one branch per sign of $x$.
+# (`torch.sigmoid` would pass too, since the grader checks values, not how you got them, but
+# then there is nothing to learn.)
 
 # %% nbgrader={"grade_id": "answer_MySigmoid", "solution": true}
 class MySigmoid(torch.autograd.Function):
@@ -526,8 +541,8 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 # **Predict, then run.** Put each forward below inside your `MySigmoid` in place of yours:
 # the same saved $y$, the same backward. You saw the first two formulas' values above; the
 # $\tanh$ form and $1 - 1/(1 + e^x)$ are new, and the left tail is new for all four. Which of
-# the four meet Exercise 1's contract? (A forward that returns `nan` fails; one that returns
-# $0$ at $x = -40$ fails too.) Write `True` (meets it) or `False` for each into the next cell
+# the four meet Exercise 1's contract? (A `nan` value or gradient fails; a value of $0$ at
+# $x = -40$ fails too.) Write `True` (meets it) or `False` for each into the next cell
 # first.
 
 # %%
@@ -536,14 +551,25 @@ predicted = {"1 / (1 + exp(-x))": None, "exp(x) / (1 + exp(x))": None,
 
 
 # %%
-def forward_meets_contract(formula):
-    """Finite at |x| <= 800 and relative error below 1e-6 in the left tail, in float64.
-    A backward written from y alone is finite wherever y is, so the values decide."""
-    x = torch.linspace(-800, 800, 33, dtype=torch.float64)
+def inside_my_sigmoid(formula):
+    """Your MySigmoid with formula(x) as its forward: the same saved y, your backward."""
+    class Candidate(MySigmoid):
+        @staticmethod
+        def forward(ctx, x):
+            y = formula(x)
+            ctx.save_for_backward(y)
+            return y
+
+    return Candidate.apply
+
+
+def meets_contract(function):
+    """Values and gradients finite at |x| <= 800, and the largest relative error of the
+    values in the left tail, in float64."""
+    y, grad = value_and_gradient(function, torch.linspace(-800, 800, 33, dtype=torch.float64))
     tail = torch.tensor([-708.0, -300.0, -100.0, -40.0, -20.0], dtype=torch.float64)
-    finite = bool(torch.isfinite(formula(x)).all())
-    relative = ((formula(tail) - torch.sigmoid(tail)).abs() / torch.sigmoid(tail)).max().item()
-    return finite, relative
+    relative = ((function(tail) - torch.sigmoid(tail)).abs() / torch.sigmoid(tail)).max().item()
+    return bool(torch.isfinite(y).all()), bool(torch.isfinite(grad).all()), relative
 
 
 candidates = {
@@ -554,9 +580,10 @@ candidates = {
 }
 meets = {}
 for name, formula in candidates.items():
-    finite, relative = forward_meets_contract(formula)
-    meets[name] = finite and relative < 1e-6
-    print(f"{name:<24} finite: {finite!s:<5}  tail relative error: {relative:<8.2g}")
+    values, gradients, relative = meets_contract(inside_my_sigmoid(formula))
+    meets[name] = values and gradients and relative < 1e-6
+    print(f"{name:<24} values finite: {values!s:<5}  gradients finite: {gradients!s:<5}  "
+          f"tail relative error: {relative:<8.2g}")
 compare(predicted, meets)
 
 # %% [markdown]
@@ -565,7 +592,8 @@ compare(predicted, meets)
 # One meets it, perhaps surprisingly the first textbook formula. Inside a Function whose
 # backward is written from $y$, $1/(1 + e^{-x})$ is fine: for $x < -709.8$,
 # $e^{-x} = \infty$ and $1/\infty = 0$ exactly, and autograd never differentiates the
-# composition, so its `nan` never appears. It is also accurate in the tail, since
+# composition (grad mode is off in forward, lesson 00), so its `nan` never appears: the
+# gradients printed above are your backward's. It is also accurate in the tail, since
 # $1/(1 + \text{large})$ loses nothing. The other three fail: $e^x/(1 + e^x)$ is
 # $\infty/\infty$ for large $x$; $1 - 1/(1 + e^x)$ and the $\tanh$ form compute a tiny
 # number as the difference of two numbers near $1$ and return $0$ at $x = -40$.
@@ -575,6 +603,44 @@ compare(predicted, meets)
 # $e^{-x}/(1 + e^{-x})$ and the first formula's $\infty$ becomes $\infty/\infty$ = `nan`),
 # and it is the pattern that carries over to other functions built from exponentials, such
 # as log-sum-exp. Both pass the grader: it checks the contract, not the formula.
+# </details>
+
+# %% [markdown]
+# ### `torch.where` of the two textbook formulas
+#
+# Each textbook formula is safe on one side, so
+# `torch.where(x >= 0, 1 / (1 + exp(-x)), exp(x) / (1 + exp(x)))` picks a safe one at every
+# $x$. **Predict, then run.** At $x = \pm 800$: are its values finite? Inside your
+# `MySigmoid`, are its gradients? And left to autograd, with no Function around it?
+
+# %%
+predicted = {"values finite": None, "gradients finite inside MySigmoid": None,
+             "gradients finite, autograd": None}
+
+# %%
+def picked(x):
+    return torch.where(x >= 0, 1 / (1 + torch.exp(-x)), torch.exp(x) / (1 + torch.exp(x)))
+
+
+ends = torch.tensor([-800.0, 800.0], dtype=torch.float64)
+y, ours = value_and_gradient(inside_my_sigmoid(picked), ends)
+_, by_autograd = value_and_gradient(picked, ends)
+print("value:", y, " gradient inside MySigmoid:", ours, " gradient by autograd:", by_autograd)
+compare(predicted, {"values finite": bool(torch.isfinite(y).all()),
+                    "gradients finite inside MySigmoid": bool(torch.isfinite(ours).all()),
+                    "gradients finite, autograd": bool(torch.isfinite(by_autograd).all())})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `torch.where` computes both branches everywhere and keeps one entry of each pair: at
+# $x = 800$ the second branch is $\infty/\infty$ = `nan`, and the value drops it. Inside a
+# Function that is all that matters, since your backward works from $y$. Autograd, though,
+# differentiates both branches: `where`'s backward sends the branch not picked a gradient of
+# $0$, that branch's own backward multiplies it by an infinite intermediate, and
+# $0 \cdot \infty$ is `nan`, which then adds into `x.grad`. A classic trap: a `where` that
+# guards a value does not guard its gradient. Branches with no infinity in them, like those
+# built from $z$, are safe both ways.
 # </details>
 
 # %% [markdown]
@@ -638,8 +704,9 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # How it differs from the ReLU you will write: here the mask is an input, so keeping it
 # costs nothing new and no entry is ever tied (the caller decided); a boolean tensor has no
 # gradient, so backward returns `None` in its place. Backward builds each gradient as a new
-# tensor, a product with the mask; it never writes into `grad_output`, and forward never
-# writes into `a` or `b`, which belong to the caller.
+# tensor with `torch.where`: `grad_output` where that input was picked, $0$ elsewhere. It
+# never writes into `grad_output`, and forward never writes into `a` or `b`, which belong to
+# the caller.
 
 # %%
 class Select(torch.autograd.Function):
@@ -653,7 +720,9 @@ class Select(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         mask, = ctx.saved_tensors
-        return None, grad_output * mask, grad_output * ~mask  # None: a bool has no gradient
+        grad_a = torch.where(mask, grad_output, 0)  # routed to a where a was picked
+        grad_b = torch.where(mask, 0, grad_output)  # and to b everywhere else
+        return None, grad_a, grad_b  # None: a bool has no gradient
 
 
 mask = torch.tensor([True, False, True, False])
@@ -712,15 +781,20 @@ def fresh_inputs():
 
 
 a, b = fresh_inputs()
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # PyTorch warns about writing into an expanded tensor
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
     SelectInPlace.apply(mask, a, b).sum().backward()
+print(f"warnings after .sum().backward(): {len(caught)}, the first:",
+      str(caught[0].message).split(" (Triggered")[0] if caught else "none")
 actual = {"a.grad after .sum().backward()": a.grad.tolist(),
           "b.grad after .sum().backward()": b.grad.tolist()}
 
 a, b = fresh_inputs()
 g = torch.ones(4)
-SelectInPlace.apply(mask, a, b).backward(g)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    SelectInPlace.apply(mask, a, b).backward(g)
+print(f"warnings after .backward(g): {len(caught)}")
 actual["g after .backward(g)"] = g.tolist()
 compare(predicted, actual)
 print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g should stay "
@@ -733,14 +807,15 @@ print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g shou
 #
 # - After `.sum()`, `grad_output` is an **expanded view** in which every element is one memory
 #   location: the backward of `.sum()` expands a single `1`. Writing a zero into one element
-#   wrote it into all four, so `a`'s gradient is zero **everywhere**, with no error. `b`'s is
-#   right only because it was computed before the write: swap the two lines and it is wrong
-#   too.
+#   wrote it into all four, so `a`'s gradient is zero **everywhere**, with no error, only a
+#   warning (printed above: writing into an expanded tensor is deprecated). `b`'s is right
+#   only because it was computed before the write: swap the two lines and it is wrong too.
 # - After `.backward(g)`, `grad_output` **is** the caller's `g`, which has lost its entries
-#   where `b` was picked. Autograd may also pass the same tensor to other nodes.
+#   where `b` was picked, without an error or a warning. Autograd may also pass the same
+#   tensor to other nodes.
 #
-# The fix is the one `Select` uses: multiply, which builds a new tensor and leaves
-# `grad_output` alone. (If you really want to write into something, write into a clone.)
+# The fix is the one `Select` uses: build a new tensor and leave `grad_output` alone. (If you
+# really want to write into something, write into a clone.)
 # </details>
 
 # %% [markdown]
@@ -901,13 +976,13 @@ backward_flow(neuron, names={"x": x, "w": w, "b": b})
 # every $x$?
 # </details>
 #
-# <details><summary><b>Hint 3</b> (the choices and their costs)</summary>
+# <details><summary><b>Hint 3</b> (the choices: questions)</summary>
 #
-# Keep $y$ and write the case $s = 0$ out; or keep $x$ and compute $\sigma(x)$ again in
-# backward, one more exponential per element and no special case; or keep $\sigma(x)$, a
-# new float tensor: enough for first derivatives, but lesson 04 shows that a saved
-# intermediate gives wrong second derivatives. The grader checks first derivatives only,
-# so it accepts all three. The scale is a float: a plain attribute on `ctx`, one per call.
+# Backward could start from $x$, from $y$ or from $\sigma(x)$. Which of them gives the
+# gradient at $s = 0$ with no special case? What does recovering $\sigma(x)$ from each one
+# cost in backward? Which one is memory no other node keeps, and which one is an
+# intermediate, neither input nor output (lesson 04 shows what saving one costs)? And the
+# scale, a float: where does it go?
 # </details>
 #
 # <details><summary><b>Hint 4</b> (numbers to hit)</summary>
@@ -953,6 +1028,22 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\partial y / \partial x = s\,\sigma(x)\,\big(1 - \sigma(x)\big)$, and `None` for $s$. Three
+# designs pass:
+#
+# - keep $y$ and write the case $s = 0$ out (the gradient is exactly $0$ there), since
+#   $y / s$ is `nan` at $s = 0$;
+# - keep $x$ and compute $\sigma(x)$ again in backward: one more exponential per element, no
+#   special case;
+# - keep $\sigma(x)$, a new float tensor: enough for first derivatives, but lesson 04 shows
+#   that a saved intermediate gives wrong second derivatives. The grader checks first
+#   derivatives only, so it accepts all three.
+#
+# The scale is a float: a plain attribute on `ctx`, one per call.
+# </details>
+#
 # A last look: your `ScaledSigmoid` and the gradient its backward returns, for a few scales.
 # The scale stretches the curve and its slope by the same factor; at $s = 0$ both are flat.
 
@@ -979,6 +1070,7 @@ plt.show()
 # |---|---|---|
 # | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` values for $x > 709.8$ in float64 ($x > 88.7$ in float32 and bfloat16, $x > 11.1$ in float16) | build both branches from `torch.exp(-x.abs())` |
 # | `1 / (1 + torch.exp(-x))` left to autograd | `nan` gradients for $x < -709.8$ | a Function with a backward written from `y` |
+# | `torch.where` of the two textbook formulas, left to autograd | finite values, `nan` gradients at $\pm 800$: the branch not picked gets $0 \cdot \infty$ | branches with nothing infinite in them, or a Function |
 # | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`: $\sigma'(x) = y(1 - y)$ |
 # | backward writes into `grad_output` and returns it | the caller's gradient tensor changes silently; after `.sum()` the whole gradient is zero | compute a new tensor, out of place |
 # | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
@@ -1026,12 +1118,11 @@ plt.show()
 # it, a formula found elsewhere included: $x - \sigma(x)$, for instance, is $-0.5$ at $x = 0$,
 # where softplus rises.
 #
-# <details><summary><b>Hint 1</b> (forward)</summary>
+# <details><summary><b>Hint 1</b> (forward: questions)</summary>
 #
-# Where does $e^x$ overflow, and where does $1 + e^x$ lose $e^x$? Split on the sign of $x$ as
-# the sigmoid did: for $x > 0$, $\log(1 + e^x) = x + \log(1 + e^{-x})$. In both branches the
-# exponential is then $e^{-|x|} \le 1$, and the $\log(1 + \cdot)$ of a tiny number is the
-# section on `log1p` and `expm1`.
+# Where does $e^x$ overflow, and where does $1 + e^x$ lose $e^x$? For $x > 0$, can you take
+# $e^x$ out of the log, so that only $e^{-|x|}$ is left inside? And what is left, a
+# $\log(1 + \text{tiny})$: which section of this lesson is it?
 # </details>
 #
 # <details><summary><b>Hint 2</b> (the derivative: a question)</summary>
@@ -1055,7 +1146,11 @@ plt.show()
 #
 # <details><summary><b>Hint 5</b> (numbers to hit)</summary>
 #
-# At $x = 0$, $y = \log 2$ and your derivative is $0.5$. At $x = 1$, $y = 1.3133$ and it is
+# Forward, in float64: $\mathrm{softplus}(30)$ = `30.000000000000092` (not `30.0`, which is
+# `F.softplus`'s shortcut), $\mathrm{softplus}(800)$ = `800.0` exactly, and
+# $\mathrm{softplus}(-40)$ = `4.248354255291589e-18`.
+#
+# Backward: at $x = 0$, $y = \log 2$ and your derivative is $0.5$. At $x = 1$, $y = 1.3133$ and it is
 # $0.7311$. At $x = -40$, $y = 4.2484 \times 10^{-18}$ and your derivative, from that $y$
 # alone, must also be $4.2484 \times 10^{-18}$ to 12 digits: if you get $0$, Hint 4 is for
 # you.
@@ -1090,7 +1185,11 @@ from autograder import grade; grade("Softplus", Softplus)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# $\dfrac{dy}{dx} = \sigma(x) = \dfrac{e^y - 1}{e^y} = 1 - e^{-y} = -\operatorname{expm1}(-y)$.
+# Forward: for $x > 0$, $\log(1 + e^x) = \log\big(e^x (e^{-x} + 1)\big) = x + \log(1 + e^{-x})$,
+# so on both sides $y = \max(x, 0) + \operatorname{log1p}(e^{-|x|})$: the exponential is at
+# most $1$, and `log1p` keeps every digit when it is tiny.
+#
+# Backward: $\dfrac{dy}{dx} = \sigma(x) = \dfrac{e^y - 1}{e^y} = 1 - e^{-y} = -\operatorname{expm1}(-y)$.
 # The last form keeps every digit in the left tail, where $y$ is tiny and $1 - e^{-y}$ is a
 # difference of two numbers near $1$.
 # </details>
@@ -1131,7 +1230,7 @@ plt.show()
 #
 # **Ties: whose convention?** Exact zeros are not rare: after a ReLU many entries are
 # exactly $0$, so `torch.maximum(relu(p), relu(q))` ties wherever both are negative (a
-# quarter of the entries for random normal `p` and `q`: 25.3% of 100,000 here). Ops that
+# quarter of the entries for independent random normal `p` and `q`). Ops that
 # compute the same function away from the kink need not agree on it. Three that agree
 # everywhere else use three conventions at the kink: `torch.relu` gives $0$ at $x = 0$,
 # `x.clamp(min=0)` gives $1$, and `torch.maximum` splits a tie, half to each input, so even
@@ -1159,8 +1258,7 @@ plt.show()
 # keeps the activation, and the input when recomputing from it is simpler than the cases the
 # output needs (a scale of zero). Always through
 # `ctx.save_for_backward`; never write into `grad_output`, your inputs or saved tensors.
-# At a kink or a tie, copy the convention of the op you replace and test it on exact ties:
-# gradcheck's central difference sees the mean of the two slopes there ($\frac12$ for the ReLU).
+# At a kink or a tie, copy the convention of the op you replace and test it on exact ties.
 # Build forward formulas from pieces that cannot overflow, such as $e^{-|x|}$, and keep tiny
 # numbers apart from $1$ with `log1p` and `expm1`.
 # Next lesson: a linear layer, where gradients become matrix products.

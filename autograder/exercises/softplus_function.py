@@ -60,9 +60,13 @@ def check_large_inputs(function, device) -> None:
             "in float64; build the formula from e^-|x|, which is at most 1")
     grad = run_backward(SOFTPLUS, forward.output, inputs, torch.ones_like(x)).grads[0]
     if isinstance(grad, torch.Tensor) and grad.shape == x.shape and not torch.isfinite(grad).all():
-        at = x[~torch.isfinite(grad)][0].item()
-        raise GradingError(f"Softplus's gradient is {grad[~torch.isfinite(grad)][0].item()} at "
-                           f"x = {at}, where sigmoid(x) is finite")
+        broken = ~torch.isfinite(grad)
+        at, y_at = x[broken][0].item(), forward.output.detach()[broken][0].item()
+        # proven, not guessed: y itself is past the point where e^y overflows
+        overflow = (f"; there y = {y_at!r}, past y = 709.78, where e^y overflows in float64: "
+                    "does backward form e^y? e^-y is at most 1 there" if y_at > 709.78 else "")
+        raise GradingError(f"Softplus's gradient is {grad[broken][0].item()} at "
+                           f"x = {at}, where sigmoid(x) is finite{overflow}")
     check_values_and_gradients(function, SOFTPLUS, {"x": x})
     covers("|x| up to 800")
 

@@ -94,7 +94,8 @@ MISTAKES = [
             "(relative error 1, the contract allows 1e-12)",
             _softplus("        y = x - F.logsigmoid(x)\n" + SAVE_Y)),
     Mistake("Softplus", "gradient expm1(y) / exp(y): inf / inf past y = 709.78",
-            "Softplus's gradient is nan at x = 750.0",
+            "Softplus's gradient is nan at x = 750.0, where sigmoid(x) is finite; there "
+            "y = 750.0, past y = 709.78, where e^y overflows in float64",
             _softplus(SOFTPLUS_STABLE + SAVE_Y,
                       "        y, = ctx.saved_tensors\n"
                       "        return grad_output * torch.expm1(y) / torch.exp(y)")),
