@@ -341,18 +341,41 @@ compare("EagerFancy keeps only x", predicted_eager_keeps_only_x, kept["EagerFanc
 # build the block's graph again and differentiate that, inside backward. Three facts about the
 # engine decide how:
 #
-# - inside an ordinary `backward` autograd is **off** (it is on only under
-#   `create_graph=True`, lesson 04), and nothing is recorded while it is off; the context
-#   manager `torch.enable_grad()` switches it on for the code inside its `with` block;
-# - a graph recorded from a tensor that is already part of the caller's graph runs on into
-#   that graph; `Tensor.detach()` returns a tensor with the same data and no history, which
-#   becomes a new leaf once it is asked to require grad;
+# - inside an ordinary `backward` grad mode is **off**, as lesson 04's quick question 1 showed,
+#   so nothing is recorded; the context manager `torch.enable_grad()` switches it on for the
+#   code inside its `with` block;
+# - where a recorded graph ends depends on what it was recorded from: predict it below;
 # - the vector-Jacobian product of a graph you recorded, with `grad_output` as the vector, is
 #   what `torch.autograd.grad` and `torch.autograd.backward` compute. They differ in where the
 #   gradients go, which matters as soon as the block has parameters.
 #
-# Then two complications that a real network brings: layers **with parameters**, and layers
-# that draw **random numbers**.
+# **Predict, then run.** `h = x * 3` is part of a caller's graph, whose leaf is `x`. The cell
+# after next records `(h * 2) ** 2` twice and calls `.backward()` on its sum: once from `h`
+# itself, once from `copy = h.detach().requires_grad_()`, the same data with no history. After
+# each, is `x.grad` written?
+
+# %%
+predicted_x_grad_from_h = None     # True or False: recorded from h itself
+predicted_x_grad_from_copy = None  # True or False: recorded from the detached copy
+
+# %%
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+h = x * 3  # the caller's graph: x -> h
+((h * 2) ** 2).sum().backward()
+from_h = x.grad is not None
+print("recorded from h:    x.grad =", x.grad)
+x.grad = None
+copy = h.detach().requires_grad_()  # same data, no history: a new leaf
+((copy * 2) ** 2).sum().backward()
+print("recorded from copy: x.grad =", x.grad, "· copy.grad =", copy.grad)
+compare("x.grad written, from h", predicted_x_grad_from_h, from_h)
+compare("x.grad written, from the copy", predicted_x_grad_from_copy, x.grad is not None)
+
+# %% [markdown]
+# A graph recorded from a tensor that is already part of the caller's graph runs on into that
+# graph, down to its leaves; one recorded from a detached copy ends at the copy, which holds the
+# gradient. Then two complications that a real network brings: layers **with parameters**, and
+# layers that draw **random numbers**.
 
 # %% [markdown]
 # ### Parameters inside the block: `torch.autograd.grad` against `torch.autograd.backward`
