@@ -195,37 +195,44 @@ grid = torch.cat([torch.linspace(-1000, 1000, 40001, dtype=torch.float64),
 inside = grid.abs() < 1
 
 
-def check_stand_in(name, stand_in, slope, requirement, meets):
-    """Print whether ``stand_in`` meets its requirement and ``slope`` is its derivative."""
+def check_stand_in(name, stand_in, slope, requirement, meets, target, target_name):
+    """Print whether ``stand_in`` meets its requirement and ``slope`` is its derivative; on ✗,
+    where each is furthest off."""
     if stand_in is None or slope is None:
         print(f"{name}: write the stand-in and its slope first.")
-        return False
+        return
     leaf = grid.clone().requires_grad_()
     stand_in(leaf).sum().backward()  # autograd's slope of your stand-in
-    values = stand_in(grid)
+    values = stand_in(grid).detach()
     yours = torch.as_tensor(slope(grid), dtype=grid.dtype).expand_as(grid)
     away = grid.abs() != 1  # the corners are quick question 1's
-    print(f"{name}: {requirement}:", "✓" if meets(values, leaf.grad) else "✗")
+    met = meets(values, leaf.grad)
+    print(f"{name}: {requirement}:", "✓" if met else "✗")
+    if not met:
+        k = (values - target).abs().argmax()
+        print(f"    furthest off at x = {grid[k].item():g}: yours {values[k].item():g}, "
+              f"{target_name} {target[k].item():g}; autograd's slope of your stand-in "
+              f"runs from {leaf.grad.min().item():g} to {leaf.grad.max().item():g}")
+    same = torch.isclose(yours, leaf.grad, rtol=1e-12, atol=1e-12) | ~away
     print(f"{name}: your slope is autograd's slope of your stand-in (|x| ≠ 1):",
-          "✓" if torch.allclose(yours[away], leaf.grad[away], rtol=1e-12, atol=1e-12) else "✗")
-    return True
+          "✓" if same.all() else "✗")
+    if not same.all():
+        k = (~same).nonzero()[0, 0]
+        print(f"    at x = {grid[k].item():g}: your slope {yours[k].item():g}, autograd's "
+              f"{leaf.grad[k].item():g}")
 
 
 check_stand_in(
     "round", stand_in_round, slope_round,
     "within half a step of round(x), with one slope throughout",
     lambda values, slopes: bool((values - torch.round(grid)).abs().max() <= 0.5)
-    and bool(slopes.min() == slopes.max()))
-if check_stand_in(
-        "sign", stand_in_sign, slope_sign,
-        "sign(x) where |x| ≥ 1, a straight line meeting it at ±1 in between",
-        lambda values, slopes: torch.equal(values[~inside], torch.sign(grid[~inside]))
-        and torch.allclose(values[inside], grid[inside], rtol=0, atol=1e-12)):
-    corners = torch.tensor([-1.0, 1.0], dtype=torch.float64, requires_grad=True)
-    stand_in_sign(corners).sum().backward()
-    print("sign: at x = -1 and 1, your slope:",
-          torch.as_tensor(slope_sign(corners.detach()), dtype=torch.float64).expand(2).tolist(),
-          " autograd's slope of your stand-in:", corners.grad.tolist())
+    and bool(slopes.min() == slopes.max()), torch.round(grid), "round(x)")
+check_stand_in(
+    "sign", stand_in_sign, slope_sign,
+    "sign(x) where |x| ≥ 1, a straight line meeting it at ±1 in between",
+    lambda values, slopes: torch.equal(values[~inside], torch.sign(grid[~inside]))
+    and torch.allclose(values[inside], grid[inside], rtol=0, atol=1e-12),
+    torch.where(inside, grid, torch.sign(grid)), "the requirement's")
 
 if None not in (stand_in_round, slope_round, stand_in_sign, slope_sign):
     xs = torch.linspace(-2.5, 2.5, 501, dtype=torch.float64)
@@ -266,6 +273,12 @@ for name, clip, predicted in [("hardtanh(x)", F.hardtanh, predicted_hardtanh),
     at_edges[name] = (predicted, [x.grad[1].item(), x.grad[3].item()])
 for name, (predicted, observed) in at_edges.items():
     compare(f"d {name}/dx at x = -1 and 1", predicted, observed)
+if stand_in_sign is not None and slope_sign is not None:
+    corners = torch.tensor([-1.0, 1.0], dtype=torch.float64, requires_grad=True)
+    stand_in_sign(corners).sum().backward()
+    print("your stand-in for sign at x = -1 and 1: your slope",
+          torch.as_tensor(slope_sign(corners.detach()), dtype=torch.float64).expand(2).tolist(),
+          " autograd's slope of it", corners.grad.tolist())
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -377,10 +390,10 @@ from autograder import grade; grade("SignClippedSTE", SignClippedSTE)
 #    it clips nothing.
 #
 # Why stop the gradient where $|x| > 1$? Not because a nudge there cannot change the sign:
-# at $x = 0.5$ a small nudge cannot change it either. The reason is empirical. In a binarised
-# network $x$ is often a real-valued *latent* weight that the optimiser keeps updating;
-# without the clip, latent values that are already saturated keep drifting outwards, and
-# cancelling their gradient (Hubara, Courbariaux et al., 2016) trained better in practice.
+# at $x = 0.5$ a small nudge cannot change it either. The reason is empirical: binarized
+# neural networks (Hubara, Courbariaux et al., 2016) cancel the gradient of the activations
+# beyond the window, and report that training is worse without it. For their latent weights
+# they do something else, and the experiment below shows why.
 # </details>
 #
 # Your `SignClippedSTE`, explored: left, its forward; right, the true derivative (zero, with
@@ -544,18 +557,21 @@ def xor_data(n=512, seed=0):
     return points, (points[:, 0] * points[:, 1] > 0).float()
 
 
-def train_binarised(quantise, points, labels, hidden=64, steps=200, lr=0.01, seed=0):
-    """Train the binarised network with quantiser ``quantise``; return losses and the model."""
+def train_binarised(quantise, points, labels, hidden=64, steps=200, lr=0.01, seed=0,
+                    quantise_readout=None):
+    """Train the binarised network with quantiser ``quantise`` (``quantise_readout`` for w2,
+    when given); return losses and the model."""
     generator = torch.Generator().manual_seed(seed)
     w1 = torch.randn(hidden, 2, generator=generator).requires_grad_()
     b1 = (0.5 * torch.randn(hidden, generator=generator)).requires_grad_()
     w2 = torch.randn(hidden, generator=generator).requires_grad_()
     b2 = torch.zeros((), requires_grad=True)
+    w2_start = w2.detach().clone()
     optimiser = torch.optim.Adam([w1, b1, w2, b2], lr=lr)
 
     def model(inputs):
         h = quantise(inputs @ w1.T + b1)
-        return h @ quantise(w2) / math.sqrt(hidden) + b2
+        return h @ (quantise_readout or quantise)(w2) / math.sqrt(hidden) + b2
 
     F.binary_cross_entropy_with_logits(model(points), labels).backward()  # the first step's
     model.receive = {name for name, p in zip(("W1", "b1", "w2", "b2"), (w1, b1, w2, b2))
@@ -567,6 +583,7 @@ def train_binarised(quantise, points, labels, hidden=64, steps=200, lr=0.01, see
         loss.backward()
         optimiser.step()
         losses.append(loss.item())
+    model.unmoved = int((w2 == w2_start).sum())  # readout weights the optimiser never moved
     return losses, model
 
 
@@ -596,6 +613,8 @@ axes[1].set_title("Decision regions, SignClippedSTE")
 plt.show()
 for name, (losses, model) in results.items():
     print(f"{name:27s} non-zero gradient at the first step: {sorted(model.receive)}")
+for name, (losses, model) in results.items():
+    print(f"{name:27s} readout weights never moved: {model.unmoved} of 64")
 compare("learn with the true gradient", predicted_learning_parameters,
         results["true gradient (torch.sign)"][1].receive)
 
@@ -612,10 +631,41 @@ compare("learn with the true gradient", predicted_learning_parameters,
 # against 93.0%). The loss is the mean cross-entropy: it keeps rewarding a correct answer as
 # it grows more confident and punishes a confident wrong one, while accuracy counts only the
 # sign of each logit, so a few points near the boundaries can change side at little cost in
-# loss. That the clipped STE trains the loss further is an observation about this run, in
-# line with what Hubara et al. report, not a theorem: without the clip, latent values that are
-# already saturated keep receiving gradient and drift outwards, so a later change of sign takes
-# many steps to undo.
+# loss.
+#
+# **Where does the clip help?** The last lines show a cost: `SignClippedSTE` never moved 18 of
+# the 64 readout weights. They started beyond $|w| = 1$, where its backward returns 0: their
+# gradient is 0 from the first step, Adam has nothing to average, and they keep their first
+# value, and their first sign, for good. The hidden pre-activations are different: they are recomputed at every step from
+# $W_1$ and $b_1$, which keep learning. **Predict, then run.** Put the clipped estimator on one
+# of the two alone, the plain one on the other: which reaches the lower loss, the clip on the
+# hidden units or the clip on the readout weights?
+
+# %%
+predicted_clip_helps_at = None  # "hidden units" or "readout weights"
+
+# %% tags=["skip-when-grading"]
+placements = {"hidden units": (SignClippedSTE.apply, SignSTE.apply),
+              "readout weights": (SignSTE.apply, SignClippedSTE.apply)}
+final_loss = {}
+for place, (hidden_q, readout_q) in placements.items():
+    losses, model = train_binarised(hidden_q, points, labels, quantise_readout=readout_q)
+    final_loss[place] = losses[-1]
+    print(f"clip on the {place:15s} loss {losses[-1]:.3f}   "
+          f"readout weights never moved: {model.unmoved} of 64")
+compare("the clip helps at", predicted_clip_helps_at, {min(final_loss, key=final_loss.get)})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The clip on the hidden units alone gives 0.232 (0.235 with the clip on both); on the readout
+# weights alone it gives 0.388, worse than the plain estimator's 0.348. So in this run the
+# whole gain comes from the activations, and on latent weights the clip costs. That is the
+# split binarized neural networks make: they cancel the gradient for activations, and keep
+# their latent weights inside $[-1, 1]$ by clipping the weights themselves after every update
+# (`w2.clamp_(-1, 1)` after `optimiser.step()` here), so that no weight leaves the window where
+# its gradient passes. Both are empirical choices, observed on this run, not theorems.
+# </details>
 #
 # The same holds for rounding. Below, a linear model keeps real-valued latent weights $w$ but
 # predicts with weights rounded to a grid of step $\tfrac14$: $\hat y = X\, \tfrac14
@@ -677,12 +727,9 @@ plt.show()
 #   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative; it returns `None` for
 #   `qmin` and `qmax`.
 #
-# The contract fixes the gradients, not how backward gets them: a backward that rebuilds the
-# quantiser from ordinary ops with the detach trick and asks autograd for its gradient meets it
-# too. Derive them by hand all the same: the derivation is what this exercise teaches, and
-# the last exercise of the lesson forbids autograd inside backward.
-#
-# Derive the two gradients before you write anything. Write $g_i$ for `grad_output[i]`.
+# The contract fixes the gradients, not how backward computes them. Derive them by hand: the
+# derivation is what this exercise teaches, and the last exercise of the lesson forbids
+# autograd inside backward. Derive the two gradients before you write anything. Write $g_i$ for `grad_output[i]`.
 #
 # 1. Take one element with $q_\text{min} \le v_i \le q_\text{max}$. With round's surrogate, what
 #    is $\partial y_i/\partial x_i$? And for $v_i < q_\text{min}$, or $v_i > q_\text{max}$?
@@ -714,13 +761,12 @@ plt.show()
 #
 # <details><summary><b>Hint 2</b>: the gradient for s, the one step that needs care</summary>
 #
-# Inside, by the product rule,
-# $\dfrac{\partial y_i}{\partial s} = \operatorname{round}(v_i) \cdot 1
-#   + s\, \dfrac{\partial \operatorname{round}(v_i)}{\partial v_i}\,
-#   \dfrac{\partial v_i}{\partial s}$, with $\dfrac{\partial v_i}{\partial s} =
-#   -\dfrac{x_i}{s^2}$. The surrogate replaces only $\partial \operatorname{round}/\partial v$,
-# never the value $\operatorname{round}(v_i)$ in the first term. Simplify what is left in terms
-# of $v_i$. Outside, differentiate $q_\text{min}\, s$ (or $q_\text{max}\, s$).
+# Inside, $y_i = \operatorname{round}(v_i)\, s$ is a product of two factors that both depend
+# on $s$: the product rule gives two terms. In the first, what does differentiating the factor
+# $s$ leave? In the second, the chain rule runs through $v_i = x_i/s$: what is
+# $\partial v_i/\partial s$? The surrogate replaces only $\partial \operatorname{round}/\partial v$,
+# never the value $\operatorname{round}(v_i)$. Write the sum in terms of $v_i$. Outside,
+# differentiate $q_\text{min}\, s$ (or $q_\text{max}\, s$).
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -897,37 +943,18 @@ plt.show()
 # from growing further.
 
 # %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | backward returns zeros (or you use `torch.sign` itself) | the true derivative: nothing upstream learns | return the surrogate |
-# | backward returns `torch.ones_like(x)` | ignores the chain rule | the incoming gradient times the surrogate |
-# | `torch.where(x >= 0, 1., -1.)` as sign | `sign(0)` becomes 1: binarised networks' convention, not `torch.sign`'s, which the exercise asks for | `torch.sign(x)` |
-# | clip with `x.abs() < 1` | hardtanh's convention, not the exercise's: the gradient at $\lvert x\rvert = 1$ is dropped | keep the boundary, $\lvert x\rvert \le 1$ |
-# | clip mask from the saved output `sign(x)` | never clips: $\lvert\operatorname{sign}(x)\rvert \le 1$ always | save and mask with the input `x` |
-# | `grad_output.clamp(-1, 1)` | clips the gradient's values, not the input's range | mask by the input's range |
-# | `grad_output[x.abs() > 1] = 0` | writes into a tensor backward does not own | build a new tensor |
-# | `torch.floor(x + 0.5)` or `x.long()` as round, in `RoundSTE` or `FakeQuantize` | rounds halves up (0.5 to 1, 2.5 to 3), or truncates | `torch.round`, halves to even |
-# | `torch.tanh(k * x)` in forward | the forward is no longer binary | exact quantiser forward, surrogate in backward only |
-# | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
-# | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
-# | gradient for `scale` of `round(v)` inside the clip | the step ignores the rounding error: round was held constant, its derivative taken as 0 | redo the product rule with round's derivative taken as 1 |
-# | gradient for `scale` of 0 where the clip is active | clipped values never push the step up: it never grows to cover outliers | differentiate the clipped output for $s$ too: it is constant in $x$, not in $s$ |
-# | gradient for `scale` of $-v$ inside the clip | the product rule's other term, from the factor $s$, is lost | differentiate both places $s$ appears |
-# | `.mean()` for the gradient of `scale` | the step learns more slowly the larger the tensor | every output depends on the one step: how does the chain rule combine their contributions? |
-# | "inside" judged on $v$ for `x`'s gradient, on $\operatorname{round}(v)$ for `scale`'s | in the half-step band the pair of gradients belongs to no surrogate: $\partial y/\partial x = 0$ beside $\partial y/\partial s = \operatorname{round}(v) - v$ | one mask for both |
-# | gradient for `x` of `grad_output / scale` | the step size leaks into the gradient for $x$ | differentiate $\operatorname{round}(x/s) \cdot s$ for $x$ with round's derivative taken as 1: what happens to $s$? |
-#
 # ## Common misconceptions
 #
-# **"The detach trick works inside `Function.forward`."** It does not. A Function whose forward
-# returns `y_hard - y_soft.detach() + y_soft`, expecting the gradient of `y_soft` to flow, runs
-# that line with autograd off: nothing is recorded, so `.detach()` has nothing to cut, and the
-# expression is plain arithmetic whose value is `y_hard` (exactly, but for huge $|x|$: see
-# *In practice* at the end). The gradient comes from your
-# `backward`, and only from it. The trick belongs in ordinary code, *instead of* a Function, as
-# in the reference above.
+# **"The detach trick works inside `Function.forward`."** Take a Function whose forward
+# returns `y_hard - y_soft.detach() + y_soft` with `y_soft = x` and `y_hard = torch.sign(x)`,
+# expecting the gradient of `y_soft` to flow. **Predict, then run.** Inside that forward, what
+# does `torch.is_grad_enabled()` return? Is `y.grad_fn` `None` there? And what does the
+# forward return at $x = 10^{17}$ in float64?
+
+# %%
+predicted_grad_enabled = None   # True or False
+predicted_grad_fn_none = None   # True or False
+predicted_value_1e17 = None     # a number
 
 # %%
 class DetachTrickInForward(torch.autograd.Function):
@@ -938,8 +965,7 @@ class DetachTrickInForward(torch.autograd.Function):
         y_soft = x
         y_hard = torch.sign(x)
         y = y_hard - y_soft.detach() + y_soft
-        print("  inside forward: grad enabled =", torch.is_grad_enabled(),
-              "| y.grad_fn =", y.grad_fn)  # nothing was recorded
+        seen_inside.update(grad_enabled=torch.is_grad_enabled(), grad_fn_none=y.grad_fn is None)
         return y
 
     @staticmethod
@@ -947,9 +973,22 @@ class DetachTrickInForward(torch.autograd.Function):
         raise NotImplementedError
 
 
+seen_inside = {}
 x = torch.tensor([-2.0, 0.5, 1e17], dtype=torch.float64, requires_grad=True)
 y = DetachTrickInForward.apply(x)
 print("forward:", y.detach().tolist(), " but sign(x) =", torch.sign(x).detach().tolist())
+compare("grad enabled inside forward", predicted_grad_enabled, seen_inside["grad_enabled"])
+compare("y.grad_fn is None inside forward", predicted_grad_fn_none, seen_inside["grad_fn_none"])
+compare("forward at x = 1e17", predicted_value_1e17, y[2].item())
+
+# %% [markdown]
+# So the trick does not work there. Forward runs with autograd off: nothing is recorded, so
+# `.detach()` has nothing to cut, and the expression is plain arithmetic whose value is
+# `y_hard`, exactly but for huge $|x|$: at $10^{17}$, $1 - 10^{17}$ rounds in float64 and the
+# sum comes back as 0 (more in *In practice* at the end). The gradient comes from your
+# `backward`, and only from it. The trick belongs in ordinary code, *instead of* a Function, as
+# in the reference above. (Lesson 04 meets the same switch from the other side: backward, too,
+# runs with autograd off unless asked otherwise.)
 
 # %% [markdown]
 # **"A straight-through Gumbel-softmax Function can return `grad_output`."** It cannot. The
@@ -1069,11 +1108,11 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # to $z_i$, once for $i = j$ and once for $i \ne j$.
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the Jacobian in one formula</summary>
+# <details><summary><b>Hint 2</b>: the Jacobian, as questions</summary>
 #
-# $\partial s_j/\partial z_i = s_j(\delta_{ij} - s_i)$. The vector-Jacobian product is
-# $\sum_j g_j\, \partial s_j/\partial z_i$ for the incoming gradient $g$; expand the sum and
-# look for a quantity that is the same for every $i$ of a row.
+# For $i = j$ the quotient rule gives two terms, for $i \ne j$ one. Write both using only
+# $s$. The vector-Jacobian product is $\sum_j g_j\, \partial s_j/\partial z_i$ for the
+# incoming gradient $g$: which part of it does not depend on $i$?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: the temperature</summary>
@@ -1087,8 +1126,9 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # <details><summary><b>Hint 4</b>: numbers to hit</summary>
 #
 # One row, $\ell = (1, 2, 0.5)$, $\tau = 0.5$ and `grad_output` $= (1, 0, -1)$: forward gives
-# $(0, 1, 0)$, $s = (0.1142, 0.8438, 0.0420)$, and your backward returns
-# $(0.2119, -0.1218, -0.0901)$. The three entries add up to $0$: why must they, for any
+# $(0, 1, 0)$ and $s = (0.1142, 0.8438, 0.0420)$. Your Jacobian must give
+# $\partial s_1/\partial z_1 = 0.1012$ and $\partial s_2/\partial z_1 = -0.0964$, and your
+# backward returns $(0.2119, -0.1218, -0.0901)$. The three entries add up to $0$: why must they, for any
 # `grad_output`?
 # </details>
 
@@ -1175,6 +1215,33 @@ print("yours             :", leaf.grad.tolist())
 print("softmax(logits/τ) :", truth.grad.tolist())
 print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
       and torch.allclose(leaf.grad, truth.grad, atol=1e-5))
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | backward returns zeros (or you use `torch.sign` itself) | the true derivative: nothing upstream learns | return the surrogate |
+# | backward returns `torch.ones_like(x)` | ignores the chain rule | the incoming gradient times the surrogate |
+# | `torch.where(x >= 0, 1., -1.)` as sign | `sign(0)` becomes 1: binarised networks' convention, not `torch.sign`'s, which the exercise asks for | `torch.sign(x)` |
+# | clip with `x.abs() < 1` | hardtanh's convention, not the exercise's: the gradient at $\lvert x\rvert = 1$ is dropped | keep the boundary, $\lvert x\rvert \le 1$ |
+# | clip mask from the saved output `sign(x)` | never clips: $\lvert\operatorname{sign}(x)\rvert \le 1$ always | save and mask with the input `x` |
+# | `grad_output.clamp(-1, 1)` | clips the gradient's values, not the input's range | mask by the input's range |
+# | `grad_output[x.abs() > 1] = 0` | writes into a tensor backward does not own | build a new tensor |
+# | `torch.floor(x + 0.5)` or `x.long()` as round, in `RoundSTE` or `FakeQuantize` | rounds halves up (0.5 to 1, 2.5 to 3), or truncates | `torch.round`, halves to even |
+# | `torch.tanh(k * x)` in forward | the forward is no longer binary | exact quantiser forward, surrogate in backward only |
+# | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
+# | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
+# | gradient for `scale` of `round(v)` inside the clip | the step ignores the rounding error: round was held constant, its derivative taken as 0 | redo the product rule with round's derivative taken as 1 |
+# | gradient for `scale` of 0 where the clip is active | clipped values never push the step up: it never grows to cover outliers | differentiate the clipped output for $s$ too: it is constant in $x$, not in $s$ |
+# | gradient for `scale` of $-v$ inside the clip | the product rule's other term, from the factor $s$, is lost | differentiate both places $s$ appears |
+# | `.mean()` for the gradient of `scale` | the step learns more slowly the larger the tensor | every output depends on the one step: how does the chain rule combine their contributions? |
+# | "inside" judged on $v$ for `x`'s gradient, on $\operatorname{round}(v)$ for `scale`'s | in the half-step band the pair of gradients belongs to no surrogate: $\partial y/\partial x = 0$ beside $\partial y/\partial s = \operatorname{round}(v) - v$ | one mask for both |
+# | gradient for `x` of `grad_output / scale` | the step size leaks into the gradient for $x$ | differentiate $\operatorname{round}(x/s) \cdot s$ for $x$ with round's derivative taken as 1: what happens to $s$? |
+# | `StraightThroughSoftmax`'s backward returns `grad_output` | the identity, not the softmax's Jacobian: the rows of the gradient do not sum to 0 | the vector-Jacobian product through the softmax |
+# | only the diagonal of the softmax's Jacobian | drops how each $s_j$ depends on the other logits of its row | the terms with $i \ne j$ too |
+# | no $1/\tau$ | every gradient $\tau$ times its true size | the chain rule through $z = \ell/\tau$ |
+# | $s$ rebuilt in backward as `z.exp() / z.exp().sum(-1, keepdim=True)` | `nan`, or a silent 0, at low temperature (quick question 3) | subtract each row's maximum first, or save $s$ from forward |
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
