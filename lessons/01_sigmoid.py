@@ -112,7 +112,7 @@ else:
         yours = torch.as_tensor(derivative_from_y(y), dtype=y.dtype).expand_as(y)
     except Exception as error:  # an error in your lambda, shown in one line
         print(f"✗ derivative_from_y raised {type(error).__name__}: {error}. "
-              "Write it with tensor operations on y (y * ..., 1 - y, ...).")
+              "Write it with tensor operations on y, which work on every entry at once.")
     else:
         wrong = []
         for point, mine, truth in zip(probe.tolist(), yours.tolist(), probe.grad.tolist()):
