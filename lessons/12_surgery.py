@@ -1357,10 +1357,11 @@ else:
 
 # %% [markdown]
 # **3. A model that goes `nan`, alone.** A small model with a row-normalising Function in it,
-# and one batch. One backward, and a parameter's gradient is `nan`. Using anomaly mode and
-# hooks (your own, in the empty cell), find **which module's backward first makes the `nan`**
-# (its name, as `model.named_modules()` gives it) and **which sample of the batch** (a row
-# index) it comes from. Do not edit `RowNormalize`.
+# and one batch, pooled from recordings of different lengths. One backward, and a parameter's
+# gradient is `nan`. Using anomaly mode and hooks (your own, in the empty cell), find **which
+# module's backward first makes the `nan`** (its name, as `model.named_modules()` gives it)
+# and **which sample of the batch** (a row index) it comes from; then say why. Leave the
+# model and the data as they are.
 
 # %%
 class RowNormalize(torch.autograd.Function):
@@ -1390,8 +1391,15 @@ def padded_model():
                                      mix=nn.Linear(6, 6), act=nn.Tanh(), out=nn.Linear(6, 1)))
 
 
-padded_batch = torch.randn(8, 3, generator=torch.Generator().manual_seed(6))
-padded_batch[5] = 0
+def pooled(recordings):
+    """One row per recording: the sum of its readings (3 numbers each)."""
+    return torch.stack([recording.sum(0) for recording in recordings])
+
+
+readings = torch.Generator().manual_seed(25)
+recordings = [torch.randn(int(length), 3, generator=readings)
+              for length in torch.randint(0, 5, (8,), generator=readings)]
+padded_batch = pooled(recordings)
 model = padded_model()
 model(padded_batch).pow(2).mean().backward()
 print("parameters whose gradient holds a nan:",
@@ -1429,10 +1437,22 @@ compare("the sample it comes from", nan_sample, found["rows"][0], reveal=False)
 # %% [markdown]
 # <details><summary><b>Explanation</b>, after your check</summary>
 #
-# Anomaly mode checks for `nan` only: a backward that returns `inf` (a division by an exact
-# zero) passes it, and the node it then names is further down, where an `inf` first became
-# `nan` (`inf - inf`, `0 * inf`). When the named node looks innocent, hook the gradients
-# above it and look for `inf` too (`torch.isfinite`).
+# Anomaly mode names the node at once: `RowNormalizeBackward` returned `nan` in its 0th
+# output. Hooks on the modules give the rest: `norm` is the first whose `grad_input` holds a
+# `nan` (`mix`, `act` and `out` ran before it in backward and sent finite gradients), in one
+# row only, the recording with no readings: its sum is a row of zeros, so its norm is 0.
+# Forward survives that row, dividing by `norms.clamp(min=1e-12)`; backward recomputes
+# $y = x / \lVert x\rVert$ with the norm **unclamped**, and $0/0$ is `nan`. The fix is in
+# `RowNormalize`, not in the data: backward must use the norm forward used (save the clamped
+# norms, or clamp them again). It then gives that row what autograd through forward's own
+# formula gives, as `F.normalize` does: `grad_output` times $10^{12}$, large but finite. A
+# backward and a forward that disagree on such a guard pass `gradcheck` on random inputs:
+# only a zero row reaches it.
+#
+# Anomaly mode checks for `nan` only. Had backward returned `inf` (a division by an exact
+# zero), it would have passed, and the node named would be further down, where an `inf` first
+# became `nan` (`inf - inf`, `0 * inf`). When the named node looks innocent, hook the
+# gradients above it and look for `inf` too (`torch.isfinite`).
 # </details>
 
 
