@@ -9,32 +9,40 @@
 # %% [markdown]
 # # Lesson 09 · Gradient patterns: broadcasting, reductions, scans and selections
 #
-# Open the backward of almost any operator in PyTorch and you find the same few moves. A
-# bias added to a batch is **broadcast** in forward, so its gradient is a **sum** over the
-# batch. A loss **reduces** a tensor to a number, so its gradient is **expanded** back to the
-# tensor's shape. A running total is a **scan**, and its gradient is the same scan run
-# backwards. An embedding lookup **selects** rows, some of them many times, so its gradient
-# **scatters** back and **adds up** the repeats. A normalisation divides by a norm, so its
-# gradient **projects out** the direction the division removed.
+# Open the backward of almost any operator in PyTorch and you find the same few moves. This
+# lesson finds them by asking, of five kinds of forward, what backward must do:
+#
+# - a bias is added to every row of a batch, a **broadcast**: how many outputs does one bias
+#   entry reach, and what must its gradient do with them?
+# - a loss **reduces** a tensor to a number: the gradient arrives with the reduced shape; how
+#   does it get back to the tensor's?
+# - a running total is a **scan**: which outputs does one input reach, and which way does its
+#   gradient run?
+# - an embedding lookup **selects** rows, some of them many times: where does a row's gradient
+#   go, and what becomes of a row selected twice?
+# - a normalisation divides by a norm: what becomes of the part of the gradient that would
+#   change the norm?
+#
+# Each section answers one of these, and you find the answers before you read them.
 #
 # This lesson derives each pattern in index notation, writing $\partial y_o / \partial x_i$ for
 # one output entry $o$ and one input entry $i$, as the Autodiff-Puzzles notebooks do, and then
 # turns the derivation into a backward. You derive every backward yourself: each exercise
 # states the forward and asks questions, and three collapsed hints wait for you after your
 # attempt (a question, the index-notation step, numbers to hit); the formula itself waits
-# after your self-check, to compare with yours, and turning it into code is always yours. A picture helps: the **Jacobian view** draws
-# $\partial y_o / \partial x_i$ as your backward computes it beside autograd's, and outlines
-# every entry where they differ.
+# after your self-check, to compare with yours, and turning it into code is always yours. A
+# picture helps: the **Jacobian view** draws $\partial y_o / \partial x_i$ as your backward
+# computes it beside autograd's, and outlines every entry where they differ.
 #
 # By the end of this lesson you can:
 # 1. turn a forward written with indices into its backward by summing over the output index;
-# 2. reduce a broadcast gradient to its input's exact shape (`sum_to_size`, `keepdim`), and
-#    say what the autograd engine does when you do not;
+# 2. bring the gradient of a broadcast input to that input's exact shape, and say what the
+#    autograd engine does when you do not;
 # 3. expand a reduced gradient without copying it (`expand`);
 # 4. differentiate a product with zeros in it without dividing by zero;
-# 5. run a scan backwards (a running sum, and a running product with zeros in it), and
-#    scatter a selection back, adding repeats;
-# 6. derive the gradient of a normalisation as a projection;
+# 5. find the backward of a scan (a running sum, and a running product with zeros in it) and
+#    of a selection whose index repeats;
+# 6. find the backward of a normalisation by a norm;
 # 7. meet an op nobody worked through (a running maximum) and find its backward alone.
 #
 # Exercises: **✎ 1 `BroadcastMul`**, **✎ 2 `ProdOverDim`**, **✎ 3 `Cumsum`**,
@@ -217,18 +225,6 @@ jacobian_view(SumOverDim, lambda x, dim, keepdim: x.sum(dim, keepdim=keepdim),
 # all (a **missing leading dimension**), and the sum over it removes the dimension. Every
 # broadcast works the same way: sum $g$ over the dimensions the input was repeated along, keep
 # the ones where the input has size 1, drop the ones it does not have.
-#
-# `Tensor.sum_to_size(shape)` does exactly this: it sums a tensor down to `shape`, which must
-# be a shape that broadcasts **up** to the tensor's.
-
-# %%
-grad = torch.arange(24.0).reshape(2, 3, 4)
-for shape in [(3, 4), (4,), (3, 1), (1, 4), (2, 1, 4), ()]:
-    print(f"sum_to_size{shape}:".ljust(24), tuple(grad.sum_to_size(shape).shape))
-try:
-    grad.sum_to_size(2, 1, 1, 4)
-except RuntimeError as error:
-    print(first_line(error))
 
 # %% [markdown]
 # ### What the engine does with a gradient of the wrong shape
@@ -314,10 +310,12 @@ for returned, observed in observed_2.items():
 #
 # Derive it before you write it:
 #
-# 1. Take $a$ of shape $(R, 1)$ and $b$ of shape $(C,)$, so $y_{r,k} = a_{r,0}\, b_k$. Write
-#    $\partial y_{r,k} / \partial a_{s,0}$ and $\partial y_{r,k} / \partial b_j$.
-# 2. Multiply by $g_{r,k}$ and sum over $r$ and $k$. Which index does each delta remove, and
-#    which sum is left? Write both gradients with tensors of shape $(R, C)$ and a sum.
+# 1. Take $a$ of shape $(B, 1, C)$ and $b$ of shape $(R, 1)$: **both** are broadcast, and $y$
+#    has shape $(B, R, C)$, $y_{p,r,k} = a_{p,0,k}\, b_{r,0}$. Write
+#    $\partial y_{p,r,k} / \partial a_{q,0,c}$ and $\partial y_{p,r,k} / \partial b_{s,0}$.
+# 2. Multiply by $g_{p,r,k}$ and sum over $p$, $r$ and $k$. Which indices do the deltas
+#    remove, and which sums are left? Write both gradients with tensors of shape $(B, R, C)$
+#    and sums.
 # 3. Which of your sums keep their dimension, and which remove it? How do you bring each
 #    result to its input's exact shape, for any pair of broadcastable shapes, 0-dim included?
 # 4. What does backward need from forward? What may it skip when only $a$ needs a gradient?
@@ -325,24 +323,26 @@ for returned, observed in observed_2.items():
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Output $y_{r,k}$ reads one entry of $a$, $a_{r,0}$, whatever $k$ is. How many outputs does one
-# entry $a_{s,0}$ feed, so how many terms must its gradient add up? And one entry $b_j$?
+# Output $y_{p,r,k}$ reads one entry of $a$, $a_{p,0,k}$, whatever $r$ is. How many outputs
+# does one entry $a_{q,0,c}$ feed, so how many terms must its gradient add up? And one entry
+# $b_{s,0}$?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
-# $\partial y_{r,k} / \partial a_{s,0} = \delta_{rs}\, b_k$ and
-# $\partial y_{r,k} / \partial b_j = a_{r,0}\, \delta_{kj}$. Multiply by $g_{r,k}$ and sum over
-# $r$ and $k$: each delta removes one of the two sums. Which sum is left for $a$, and which for
-# $b$?
+# $\partial y_{p,r,k} / \partial a_{q,0,c} = \delta_{pq}\,\delta_{kc}\, b_{r,0}$ and
+# $\partial y_{p,r,k} / \partial b_{s,0} = a_{p,0,k}\, \delta_{rs}$. Multiply by $g_{p,r,k}$
+# and sum over $p$, $r$ and $k$: which sum is left for $a$, and which two for $b$? Bringing a
+# tensor of shape $(B, R, C)$ down to a shape that broadcasts up to it is common enough that
+# `Tensor` has a method for it: which?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# $a = \begin{pmatrix}1\\ 2\end{pmatrix}$ of shape $(2, 1)$, $b = (3, -1, 0.5)$ and
-# $g = \begin{pmatrix}1 & 2 & 3\\ 0 & 1 & 0\end{pmatrix}$: your backward returns
-# $\partial L/\partial a = \begin{pmatrix}2.5\\ -1\end{pmatrix}$, of shape $(2, 1)$, and
-# $\partial L/\partial b = (1, 4, 3)$, of shape $(3,)$.
+# $a$ = `[[[1, 2]], [[0, -1]]]` of shape $(2, 1, 2)$, $b$ = `[[3], [-1]]` of shape $(2, 1)$ and
+# $g$ = `torch.arange(8.0).reshape(2, 2, 2)`: your backward returns $\partial L/\partial a$ =
+# `[[[-2, 0]], [[6, 8]]]`, of shape $(2, 1, 2)$, and $\partial L/\partial b$ = `[[-3], [1]]`,
+# of shape $(2, 1)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_BroadcastMul", "solution": true}
@@ -378,13 +378,23 @@ from autograder import grade; grade("BroadcastMul", BroadcastMul)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# $$\frac{\partial L}{\partial a_{s,0}} = \sum_k g_{s,k}\, b_k, \qquad
-#   \frac{\partial L}{\partial b_j} = \sum_r g_{r,j}\, a_{r,0}.$$
+# $$\frac{\partial L}{\partial a_{q,0,c}} = \sum_r g_{q,r,c}\, b_{r,0}, \qquad
+#   \frac{\partial L}{\partial b_{s,0}} = \sum_{p,k} g_{p,s,k}\, a_{p,0,k}.$$
 #
-# Each sum runs over the index along which that input was repeated, and the result has the
-# input's exact shape. Backward reads $a$ and $b$ and nothing else; an input that needs no
-# gradient costs nothing.
+# Each sum runs over the indices along which that input was repeated, and the result has the
+# input's exact shape. `Tensor.sum_to_size(shape)` does that reduction for any shape that
+# broadcasts **up** to the tensor's (the cell below prints a few). Backward reads $a$ and $b$ and nothing else; an input
+# that needs no gradient costs nothing.
 # </details>
+
+# %%
+grad = torch.arange(24.0).reshape(2, 3, 4)
+for shape in [(3, 4), (4,), (3, 1), (1, 4), (2, 1, 4), ()]:
+    print(f"sum_to_size{shape}:".ljust(24), tuple(grad.sum_to_size(shape).shape))
+try:
+    grad.sum_to_size(2, 1, 1, 4)
+except RuntimeError as error:
+    print(first_line(error))
 
 # %% [markdown]
 # Your `BroadcastMul`'s Jacobian with respect to $a$ of shape $(3, 1)$ and $b$ of shape $(4,)$
@@ -564,8 +574,8 @@ jacobian_view(ProdOverDim, torch.prod,
 # 1. For a vector, write $\partial y_o / \partial x_i$ with an indicator $[\,\cdot\,]$. Draw
 #    $J$ for five entries: which triangle is filled?
 # 2. Multiply by $g_o$ and sum over $o$. For a given $i$, which outputs contribute?
-# 3. Your sum runs over the outputs from $i$ to the end. How do you compute it for every $i$
-#    at once, with ops you know, and no loop? Why does backward need nothing from forward?
+# 3. Once you know which outputs contribute, how do you compute that sum for every $i$ at
+#    once, with ops you know, and no loop? Why does backward need nothing from forward?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -739,7 +749,7 @@ def check_cumprod_backward() -> None:
 check_cumprod_backward()
 
 # %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+# <details><summary><b>Compare with yours</b>, after the check above shows ✓</summary>
 #
 # $S_{n-1} = g_{n-1}$ and $S_i = g_i + x_{i+1}\, S_{i+1}$: a scan from the end, like
 # `Cumsum`'s backward, that multiplies by the next entry of $x$ before it adds. No division, so
@@ -747,7 +757,7 @@ check_cumprod_backward()
 # </details>
 
 # %% [markdown]
-# ## Selections: gather forward, scatter and add backward
+# ## Selections
 #
 # `torch.index_select(x, 0, index)` picks rows of $x$: output row $k$ is row `index[k]` of
 # $x$. The index may repeat a row (an embedding lookup of a sentence with the same word twice)
@@ -784,22 +794,6 @@ compare(prediction_5, (added[4].item(), kept))
 # documentation calls the result undefined: on another device or another size it may be the
 # other. Either way one of them is lost.
 # </details>
-
-# %% [markdown]
-# Both tools share one 1-D index between every slice along the other dimensions. Their
-# cousins take an index of the source's own shape, so that each slice sends its entries where
-# it likes: `t.scatter_add(dim, index, src)` **adds** each entry of `src` at the position that
-# `index` names **along `dim`**, every other coordinate unchanged; `t.scatter(dim, index, src)`
-# **writes** it, and loses repeats the same way. `index_add` is the special case where every
-# slice shares one index. An example: a per-row histogram, two rows of three token weights,
-# each weight added to the bin of its token's class in its own row. The cell runs both along
-# `dim=1`; read each result against that rule.
-
-# %%
-weights = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-classes = torch.tensor([[0, 0, 2], [1, 1, 1]])  # row 0 has two tokens of class 0
-print("scatter_add:\n", torch.zeros(2, 3).scatter_add(1, classes, weights))
-print("scatter (a write; repeats lost):\n", torch.zeros(2, 3).scatter(1, classes, weights))
 
 # %% [markdown]
 # ## ✎ Exercise 4 · `IndexSelect`
@@ -1150,41 +1144,6 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken and the memory spent | sum down to the input's exact shape (`sum_to_size`) |
-# | a sum without `keepdim=True` where the input has a dim of size 1 | the engine refuses the shape (`invalid gradient`), or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
-# | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
-# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right: an error, or, on a square tensor, the gradient silently goes along the wrong dim | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
-# | `y / x` for "the product of the others" | divided by zero: `nan` in every slice with a zero | exclusive running products from both ends, or count the zeros |
-# | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
-# | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
-# | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
-# | `reversed_cumsum(g * y) / x` for `cumprod` | `nan` at every zero, where the gradient is often the largest | the exclusive product before $i$ times a scan from the end that multiplies instead of dividing |
-# | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
-# | `grad[index] = grad_output`, or any write that does not add | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
-# | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
-# | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
-# | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
-# | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
-# | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
-#
-# ## Summary
-#
-# Write one output entry with indices, differentiate by one input entry (deltas where indices
-# must match), multiply by $g$ and sum over the output's indices. What survives is a pattern:
-# a broadcast becomes a sum down to the input's exact shape (`sum_to_size`), a reduction an
-# `expand` (a view with stride 0, no copy) after putting the
-# reduced dim back, a scan the same scan reversed (for a product, one that multiplies by $x$
-# rather than dividing by it, so zeros cost nothing), a selection an `index_add` that accumulates repeats, a normalisation a
-# projection that removes the component along the output. The engine sums a gradient that
-# backward left in a broadcast shape, but only for shapes the input broadcasts to, and only on
-# its own path: return exact shapes. Next lesson: these patterns assembled into LayerNorm and
-# RMSNorm, and a Function shipped inside an `nn.Module`.
-
-# %% [markdown]
 # ## ✎ Exercise 6 (transfer) · `CumMax`
 #
 # An op this lesson never worked through: the **running maximum**, `torch.cummax(x, dim)`, which
@@ -1222,9 +1181,11 @@ compare(predicted_indices, indices.tolist())
 # <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
 # $y_o = x_{m_o}$ along `dim`, so $\partial y_o / \partial x_i = [m_o = i]$. Multiply by $g_o$
-# and sum over $o$. Which earlier exercise had a gradient
-# of this form, one $g$ sent to a position read from an index, repeats added? What is
-# different here about the index: how many are there, and along which dimension do they point?
+# and sum over $o$. Which earlier exercise had a gradient of this form, one $g$ sent to a
+# position read from an index, repeats added? What is different here about the index: how many
+# are there, and along which dimension do they point? `index_add` shares one index across
+# every slice; here each entry of the output has its own index along `dim`. Which `Tensor`
+# method adds the entries of a source at an index of the source's own shape?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -1268,7 +1229,9 @@ from autograder import grade; grade("CumMax", CumMax)
 #
 # entry $i$ receives the **sum** of the $g_o$ of every output whose running maximum sits at $i$
 # (zero if none does), slice by slice along `dim`. $m$ does not change with small moves of $x$
-# (away from ties), so it is all backward needs: the indices forward already has.
+# (away from ties), so it is all backward needs: the indices forward already has. In code,
+# `t.scatter_add(dim, index, src)` adds each entry of `src` at the position `index` names
+# **along `dim`**, every other coordinate unchanged: an `index_add` with one index per entry.
 # </details>
 
 # %% [markdown]
@@ -1281,6 +1244,41 @@ from autograder import grade; grade("CumMax", CumMax)
 jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
               torch.tensor([[1.0, 3.0, 3.0, 2.0], [4.0, 1.0, 2.0, 0.5], [0.0, 1.0, 2.0, 3.0]],
                            dtype=torch.float64), 1)
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken and the memory spent | sum down to the input's exact shape (`sum_to_size`) |
+# | a sum without `keepdim=True` where the input has a dim of size 1 | the engine refuses the shape (`invalid gradient`), or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
+# | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
+# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right: an error, or, on a square tensor, the gradient silently goes along the wrong dim | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
+# | `y / x` for "the product of the others" | divided by zero: `nan` in every slice with a zero | exclusive running products from both ends, or count the zeros |
+# | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
+# | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
+# | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
+# | `reversed_cumsum(g * y) / x` for `cumprod` | `nan` at every zero, where the gradient is often the largest | the exclusive product before $i$ times a scan from the end that multiplies instead of dividing |
+# | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
+# | `grad[index] = grad_output`, or any write that does not add | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
+# | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
+# | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
+# | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
+# | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
+# | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
+#
+# ## Summary
+#
+# Write one output entry with indices, differentiate by one input entry (deltas where indices
+# must match), multiply by $g$ and sum over the output's indices. What survives is a pattern:
+# a broadcast becomes a sum down to the input's exact shape (`sum_to_size`), a reduction an
+# `expand` (a view with stride 0, no copy) after putting the reduced dim back, a scan the same
+# scan reversed (for a product, one that multiplies by $x$ rather than dividing by it, so zeros
+# cost nothing), a selection an `index_add` or `scatter_add` that accumulates repeats, a
+# normalisation a projection that removes the component along the output. The engine sums a
+# gradient that backward left in a broadcast shape, but only for shapes the input broadcasts
+# to, and only on its own path: return exact shapes. Next lesson: these patterns assembled into LayerNorm and
+# RMSNorm, and a Function shipped inside an `nn.Module`.
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>

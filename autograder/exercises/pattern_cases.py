@@ -60,8 +60,8 @@ def explain_broadcast_error(spec: Spec, error: GradingError) -> GradingError:
     if "must match the size of tensor" not in error.hint:
         return error
     return GradingError(f"{spec.name}'s backward combined tensors whose shapes do not "
-                        "broadcast: a sum without keepdim=True, or a grad_output that lacks "
-                        f"the dim forward reduced? ({error.hint})", error.details)
+                        f"broadcast ({error.hint}): compare the shape of each tensor on that "
+                        "line with x's", error.details)
 
 
 def graded_case(function, spec: Spec, values: dict, tolerance=None):

@@ -220,6 +220,12 @@ def check_scan_direction(function, device) -> None:
                            "x_i for i <= o, so x_i reaches every y_o with o >= i; scan "
                            "grad_output in reverse (with x of shape (3, 5), dim=1)",
                            mistake="Cumsum/scans-forward")
+    inclusive = grad_output.sum(1, keepdim=True) - grad_output.cumsum(1)
+    if (isinstance(got, torch.Tensor) and got.shape == truth.shape
+            and not torch.allclose(got, truth) and torch.allclose(got, inclusive)):
+        raise GradingError("Cumsum's backward is the total minus the running sum that includes "
+                           "g_i: x_i reaches y_i too, so g_i belongs in x_i's gradient (with x "
+                           "of shape (3, 5), dim=1)", mistake="Cumsum/total-minus-inclusive")
 
 
 def cumsum_case(function, x_shape, dim, device, seed=0) -> None:

@@ -129,7 +129,11 @@ def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
 def check_projection(function, device) -> None:
     """The two named mistakes: no projection term, and no eps branch."""
     x = sample((3, 4), device, seed=2)
-    got, truth, grad_output = gradient_for(function, NORMALIZE, {"x": x, "eps": EPS})
+    try:
+        got, truth, grad_output = gradient_for(function, NORMALIZE, {"x": x, "eps": EPS})
+    except GradingError as error:
+        check_row_quantity_kept(function, error, device)
+        raise
     if isinstance(got, torch.Tensor) and got.shape == truth.shape and not torch.allclose(
             got, truth) and torch.allclose(got, grad_output / x.norm(dim=-1, keepdim=True)):
         raise GradingError("Normalize's backward is missing the projection term: grad_output / "
@@ -146,6 +150,23 @@ def check_projection(function, device) -> None:
                                "there y = x / eps, and eps does not move with x "
                                "(with row norms 2, 0.5, 1e-3 and 0, eps=0.01)",
                                mistake="Normalize/wrong-below-eps")
+
+
+def check_row_quantity_kept(function, error: GradingError, device) -> None:
+    """Shapes that do not broadcast with three rows, yet a right gradient on one row: a
+    per-row quantity of shape (3,) met a tensor of shape (3, 4), lined up with its last dim."""
+    if "do not broadcast" not in error.hint:
+        return
+    try:
+        got, truth, _ = gradient_for(function, NORMALIZE, {"x": sample((1, 4), device), "eps": EPS})
+    except GradingError:
+        return
+    if isinstance(got, torch.Tensor) and got.shape == truth.shape and torch.allclose(got, truth):
+        raise GradingError("Normalize's backward is right on a single row, but with x of shape "
+                           "(3, 4) its shapes do not broadcast: a per-row quantity of shape (3,) "
+                           "met a tensor of shape (3, 4), which lines it up with the last dim; "
+                           "keep the dim it was reduced over (keepdim=True)", error.hint,
+                           mistake="Normalize/row-quantity-lost-dim") from error
 
 
 def check_closed_form(function, device) -> None:

@@ -191,6 +191,8 @@ def test_prod_zero_cases_without_division():
      "ProdOverDim/last-dim-only"),
     ("Cumsum", "forward scan in backward", "Cumsum/scans-forward"),
     ("Cumsum", "saves x", "Cumsum/saves-tensor"),
+    ("Cumsum", "total minus the inclusive running sum (off by one)",
+     "Cumsum/total-minus-inclusive"),
     ("IndexSelect", "grad[index] = grad_output", "IndexSelect/writes-repeated-rows"),
     ("IndexSelect", "index_copy (a write)", "IndexSelect/writes-repeated-rows"),
     ("IndexSelect", "index_reduce with 'mean': repeats averaged, not added",
@@ -199,6 +201,7 @@ def test_prod_zero_cases_without_division():
     ("Normalize", "missing projection term", "Normalize/missing-projection"),
     ("Normalize", "projection on rows below eps too", "Normalize/wrong-below-eps"),
     ("Normalize", "saves x", "Normalize/saves-input"),
+    ("Normalize", "radial sum without keepdim", "Normalize/row-quantity-lost-dim"),
     ("Normalize", "builds each row's Jacobian", "Normalize/builds-jacobian"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
