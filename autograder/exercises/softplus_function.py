@@ -56,8 +56,8 @@ def check_large_inputs(function, device) -> None:
         at = x[bad][0].item()
         raise GradingError(
             f"Softplus returns {forward.output[bad][0].item()} at x = {at} where log(1 + e^x) "
-            f"= {SOFTPLUS.reference(x=x)[bad][0].item():.6g}: e^x overflows past x = 709.78 "
-            "in float64; build the formula from e^-|x|, which is at most 1")
+            f"= {SOFTPLUS.reference(x=x)[bad][0].item():.6g}: an exponential past 709.78 "
+            "overflows float64; which one does your forward form at this x? e^-|x| is at most 1")
     grad = run_backward(SOFTPLUS, forward.output, inputs, torch.ones_like(x)).grads[0]
     if isinstance(grad, torch.Tensor) and grad.shape == x.shape and not torch.isfinite(grad).all():
         broken = ~torch.isfinite(grad)
