@@ -1187,8 +1187,7 @@ for bug, answer, makes, passes_on in [
 # shape, both 0 at $|x| = \lambda$. Write it by hand (no autograd inside backward), without
 # writing into `grad_output` and with tensors saved only through `save_for_backward`. Each
 # gradient must also be right when the other input needs none: the self-check runs `x` and
-# `lam` each alone requiring grad. (Skipping `lam`'s sum when `ctx.needs_input_grad` says
-# nobody wants it saves work; this contract does not grade it.)
+# `lam` each alone requiring grad.
 
 # %% nbgrader={"grade_id": "answer_SoftThreshold", "solution": true}
 class SoftThreshold(torch.autograd.Function):

@@ -85,16 +85,18 @@ def _mistake_hint(got, grad_output, x, weight, max_norm, expected) -> str | None
     squared = clip_factors(outer_norms ** 2, max_norm)
     candidates = [
         ((grad_output * by_x[:, None]).T @ x,
-         "clips by ||x_n|| alone: sample n's gradient of weight is the outer product g_n x_n^T, "
-         "whose norm is ||g_n|| ||x_n||"),
+         "clips by ||x_n|| alone: sample n's gradient of weight is the outer product g_n x_n^T. "
+         "What is its norm in terms of g_n and x_n? my_sample_norms, in the exercise's prompt, "
+         "checks yours"),
         ((grad_output * squared[:, None]).T @ x,
-         "divides max_norm by the squared norm ||g_n||^2 ||x_n||^2 (or applies the factor "
-         "twice): the factor is min(1, max_norm / (||g_n|| ||x_n||)), applied once"),
+         "divides max_norm by each sample's squared norm (or applies the factor twice): the "
+         "factor is min(1, max_norm / norm), with the norm itself, applied once"),
         (plain, "sums the per-sample gradients unclipped: scale sample n's gradient g_n x_n^T "
                 "by min(1, max_norm / ||g_n x_n^T||) before the sum"),
         ((grad_output * by_g[:, None]).T @ x,
-         "clips by ||g_n|| alone: sample n's gradient of weight is the outer product g_n x_n^T, "
-         "whose norm is ||g_n|| ||x_n||"),
+         "clips by ||g_n|| alone: sample n's gradient of weight is the outer product g_n x_n^T. "
+         "What is its norm in terms of g_n and x_n? my_sample_norms, in the exercise's prompt, "
+         "checks yours"),
         (plain * min(1.0, max_norm / max(total.item(), 1e-300)),
          "clips the summed gradient, as clip_grad_norm_ does: clip each sample's gradient "
          "before the sum"),
@@ -128,8 +130,9 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
     if largest is not None and largest.numel > max(n * d_out, n * d_in, d_out * d_in):
         raise GradingError(
             f"PerSampleClippedLinear's backward created a tensor of shape {largest.shape} "
-            f"(by {largest.op}), one outer product per sample: use ||g_n x_n^T|| = ||g_n|| "
-            "||x_n|| for the norms and one matrix product for the scaled sum",
+            f"(by {largest.op}), one outer product per sample: the norm of g_n x_n^T needs no "
+            "outer product (what is it in terms of g_n and x_n? my_sample_norms, in the "
+            "exercise's prompt, checks yours), and the scaled sum is one matrix product",
             mistake="PerSampleClippedLinear/per-sample-outer-products")
     expected = expected_gradients(x, weight, max_norm, pristine)
     grad_x, grad_weight = backward.grads[:2]

@@ -184,7 +184,9 @@ def clip_full(ClipGradientNorm, device) -> None:
 # SoftThreshold ------------------------------------------------------------------------------
 
 WRONG_SIGN = ("SoftThreshold's gradient for lam has the wrong sign: raising lam moves every "
-              "entry outside the threshold towards 0, so d y / d lam = -sign(x) there")
+              "entry outside the threshold towards 0. Which way does y move for x > lam, and "
+              "for x < -lam? my_soft_threshold_slopes, the derivation's live checker, "
+              "checks yours")
 
 
 def check_kinks(function, device, dtype=torch.float64) -> None:
@@ -216,8 +218,8 @@ def check_kinks(function, device, dtype=torch.float64) -> None:
          "those entries through: which comparison leaves them out?"),
         (-(grad_output * outside).sum(),
          f"is {{got}}, -1 for each entry outside the threshold, where the right value is "
-         f"{right}: an entry below -lam moves the other way as lam grows, so d y / d lam = "
-         "-sign(x) there, not -1"),
+         f"{right}: does an entry below -lam move the same way as lam grows? "
+         "my_soft_threshold_slopes, the derivation's live checker, checks your slopes"),
         (-(grad_output * torch.sign(x)).sum(),
          f"is {{got}}, -sum(sign(x)) over every entry, where the right value is {right}: an "
          "entry inside the threshold has y = 0 whatever lam is, so only the entries outside it "
