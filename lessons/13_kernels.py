@@ -73,16 +73,10 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # arithmetic (float64 works, `print` inside a kernel works), but every `tl.` call is a Python
 # call on one block: expect tens to thousands of times slower than the composed torch ops
 # (the smaller the tensor, the worse), and keep tensors small. Two conversions into bfloat16
-# differ in the interpreter of Triton 3.9 (checked on this course's pinned versions). float64
-# stored into a bfloat16 tensor comes out as zeros, denormals and nan (it casts the values with
-# NumPy to the 16-bit integers it keeps bfloat16 in, so 0.55 becomes 0 and 1.5 becomes
-# 9.2e-41): convert a float64 value to float32 before storing it as bfloat16. And float32
-# stored into bfloat16 is **truncated**, not rounded: 0.55 becomes 0.546875, where torch's
-# `.to(torch.bfloat16)` (and a compiled kernel) round to the nearest, 0.55078125; at most one
-# bfloat16 ulp apart, which the self-checks' tolerance allows (float16 is rounded as torch
-# does). Running the programs one at a time also hides **races**: two programs
-# that load the same memory, add to it and store it back get the exact sum here, while on a
-# GPU they run at once and one can overwrite the other's update. The grading runs your
+# differ from a compiled kernel's in Triton 3.9's interpreter (Common mistakes, at the end).
+# Running the programs one at a time also hides **races**: two programs that load the same
+# memory, add to it and store it back get the exact sum here, while on a GPU they run at once
+# and one can overwrite the other's update. The grading runs your
 # kernels this way on CPU, and compiled on a GPU when the grader has one: the same checks, and
 # on CPU it refuses any address two programs of one launch store to.
 #
@@ -276,7 +270,11 @@ print(f"you predicted {my_prediction!r}; it gave {outcome!r} ({verdict})")
 if outcome != "error":
     print(f"the sum is {partials.sum():.2f}, the first 1000 elements give {right:.2f}")
 last = ((blocks(1000)[0] - 1) * SUM_BLOCK, blocks(1000)[0] * SUM_BLOCK - 1)
-print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my_last_block}")
+index_verdict = ("write your prediction first" if my_last_block == (None, None) else
+                 "as you predicted" if tuple(my_last_block) == last else
+                 "not what you predicted: why?")
+print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my_last_block} "
+      f"({index_verdict})")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -296,8 +294,52 @@ print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my
 # Llama-style MLPs compute `down(silu(gate(x)) * up(x))`. Liger-Kernel fuses the middle,
 # $y = \mathrm{silu}(a)\, b$ with $\mathrm{silu}(a) = a\,\sigma(a)$, into one kernel forward
 # and one backward. Derive $\partial L/\partial a$ and $\partial L/\partial b$ from
-# $g = \partial L/\partial y$ first.
+# $g = \partial L/\partial y$ first. silu is lesson 04's Swish at $\beta = 1$, so you have
+# differentiated it before; what is new is what one backward kernel computes from them:
 #
+# 1. Which quantity do the two gradients share, so that the kernel computes it once for both?
+# 2. How few exponentials per element can the backward kernel get away with?
+#
+# **Check your derivation live.** Write both gradients as plain torch expressions of `a`, `b`
+# and `g` in the next cell (no autograd, no `F.silu`: the arithmetic your backward kernel will
+# do), then run it. It compares them with autograd's in float64 on a grid from -6 to 6, and in
+# float32 at gates an LLM reaches, where silu and its gradients are finite.
+
+# %%
+def my_silu_mul_grads(a, b, g):
+    """Your derivation: (dL/da, dL/db) for y = silu(a) * b, given g = dL/dy."""
+    ### BEGIN WORKED
+    s = 1 / (1 + torch.exp(-a))
+    return g * b * s * (1 + a * (1 - s)), g * a * s
+    ### LEARNER
+    return None, None  # your two expressions of a, b and g
+    ### END WORKED
+
+
+def autograd_silu_mul_grads(a, b, g):
+    """(dL/da, dL/db) by autograd through F.silu(a) * b."""
+    a, b = a.clone().requires_grad_(), b.clone().requires_grad_()
+    return torch.autograd.grad(F.silu(a) * b, (a, b), g)
+
+
+gates = torch.linspace(-6, 6, 49, dtype=torch.float64)
+checks = [("float64, a from -6 to 6", gates, torch.cos(gates) + 1.5,
+           torch.sin(3 * gates)),
+          ("float32, a = 100 and -1e4", torch.tensor([100.0, -1e4]), torch.tensor([0.5, 2.0]),
+           torch.tensor([1.0, 1.0]))]
+for name, a, b, g in checks:
+    yours = my_silu_mul_grads(a, b, g)
+    if yours[0] is None:
+        print("write your two gradients into my_silu_mul_grads first")
+        break
+    for which, mine, truth in zip(("dL/da", "dL/db"), yours, autograd_silu_mul_grads(a, b, g)):
+        mine = torch.as_tensor(mine, dtype=a.dtype).expand_as(a)
+        misses = (~torch.isclose(mine, truth, rtol=1e-5, atol=1e-6)).nonzero().flatten()
+        print(f"{which}, {name}: " + (f"✓ at all {len(a)} points" if not len(misses) else
+              f"✗ at a = {a[misses[:3]].tolist()}: yours {mine[misses[:3]].tolist()}, "
+              f"autograd {truth[misses[:3]].tolist()}"))
+
+# %% [markdown]
 # <details><summary><b>Hint 1 · a question</b></summary>
 #
 # $y$ is a product of two factors, and only one of them depends on $a$. What does
@@ -306,16 +348,17 @@ print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my
 #
 # <details><summary><b>Hint 2 · the key step</b></summary>
 #
-# $\sigma'(a) = \sigma(a)(1 - \sigma(a))$; use the product rule on $a\,\sigma(a)$, and
-# write the result with one $\sigma(a)$ so that the kernel computes one exponential.
+# $\mathrm{silu}(a) = a\,\sigma(a)$ is a product too, and both of its factors move with $a$.
+# What is $\sigma'$ in terms of $\sigma$ (lesson 01)? What does the product rule then add up,
+# and can you factor $\sigma(a)$ out of the sum?
 # </details>
 #
 # <details><summary><b>Hint 3 · a numeric checkpoint</b> (open after your attempt)</summary>
 #
-# Evaluate your two formulas by hand or in a scratch cell. At $a = 1$, $b = 2$, $g = 1$:
-# $\partial L/\partial a = 1.8553$ and $\partial L/\partial b = 0.7311$. At $a = -2$, $b = 3$,
-# $g = 0.5$: $\partial L/\partial a = -0.1362$ and $\partial L/\partial b = -0.1192$ (autograd
-# in float64). If only $\partial L/\partial a$ is off, look again at the product rule. Compute
+# At $a = 1$, $b = 2$, $g = 1$: $\partial L/\partial a = 1.8553$ and
+# $\partial L/\partial b = 0.7311$. At $a = -2$, $b = 3$, $g = 0.5$:
+# $\partial L/\partial a = -0.1362$ and $\partial L/\partial b = -0.1192$ (autograd in
+# float64). If only $\partial L/\partial a$ is off, look again at the product rule. Compute
 # $\sigma(a)$ as $1/(1 + e^{-a})$: in float32 it is 1 at $a = 100$ and 0 at $a = -10^4$, both
 # right, where $e^{a}/(1 + e^{a})$ is `nan` from about $a = 89$ on ($e^{89}$ overflows).
 # </details>
@@ -527,45 +570,13 @@ if len(moved) == 2:
 # else.
 # </details>
 #
-# ### From bytes to time: achieved bandwidth
-#
-# For a kernel that waits on memory, time $\approx t_0 + \text{bytes} / \text{bandwidth}$: a
-# fixed cost per call plus the bytes over the rate memory delivers them. Two numbers say how
-# well a kernel does:
-#
-# - **achieved bandwidth** = bytes moved / time (your $8n$ elements times 4 bytes in float32,
-#   over the measured time), against the device's **peak**, which the next cell computes from
-#   its memory bus width and memory clock (two transfers per clock). A simple elementwise
-#   kernel that reaches most of the peak at large sizes has nothing left to gain;
-# - the **time ratio** fused / composed against the byte ratio 0.571: above it, the fused
-#   kernels reach a smaller fraction of the peak than PyTorch's own kernels do, or the fixed
-#   cost is not yet hidden.
-#
-# The fixed cost $t_0$ is what a call pays whatever its size: the custom operator's Python
-# dispatch, autograd's bookkeeping, each kernel launch. Only large tensors hide it, and it is
-# cut by fewer launches (one backward kernel for both gradients, not two), and by letting
-# `torch.compile` call the kernel from its own generated code (`triton_op`, two sections
-# below), where CUDA graphs (`mode="reduce-overhead"`) can replay the launches.
-#
-# ### BLOCK, num_warps and the grid
-#
-# On a GPU, one program runs on one streaming multiprocessor as `num_warps` warps of 32
-# threads (Triton's default is 4 warps, 128 threads), and its `BLOCK` lanes are shared among
-# them: `BLOCK = 256` with 4 warps gives each thread 2 elements per tensor. A larger block
-# gives each thread more loads in flight while it waits on memory, and fewer programs to
-# schedule; too large, and the values no longer fit in the threads' registers. There is no
-# formula: the choice is timed. `@triton.autotune` times a list of
-# `triton.Config({"BLOCK": ...}, num_warps=...)` on the first call of each size and keeps
-# the fastest (a GPU only); Unsloth and Liger-Kernel choose from the row length instead:
-# `BLOCK = next_power_of_2(D)`, 4 warps, 8 from 2048, 16 from 8192, 32 from 32768.
+# ### The grid
 #
 # The **grid** follows what one program must see. `silu_mul` needs no neighbours: a **flat
 # grid** of `cdiv(n, BLOCK)` programs, any shape read as flat, every lane busy but the last
 # program's tail. `rms_norm_rows` needs a whole row's sum in one program: **one program per
-# row**, with `BLOCK_D = next_power_of_2(D)` lanes of which only `D` work. Two ways that goes
-# wrong: few long rows launch fewer programs than the GPU has multiprocessors (an H100 SXM has
-# 132), and many short rows give each program little to do (pack several rows into one
-# program then, a 2-D block of rows by columns).
+# row**, with `BLOCK_D = next_power_of_2(D)` lanes of which only `D` work. (How the block
+# size and the number of programs meet a GPU's hardware: In practice, after the exercises.)
 #
 # **Derive, then run.** For rows of `D = 300`, what fraction of a program's lanes is masked
 # off?
@@ -594,7 +605,8 @@ print(f"you said {my_idle_fraction} for D = 300 ({verdict})")
 #
 # On a GPU, the next cell times forward and backward of your operator and of the composed
 # ops from 1 M to 256 M elements, and prints both times, the ratio against the byte ratio,
-# your kernels' achieved bandwidth and its fraction of the device's peak. On CPU the kernels
+# your kernels' achieved bandwidth (bytes moved over time) and its fraction of the device's
+# peak (In practice, after the exercises, reads these numbers). On CPU the kernels
 # run in the interpreter, one program after another in NumPy: that time says nothing about a
 # GPU, and the cell shows it once at a small size, then prints the byte model only.
 
@@ -696,12 +708,86 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 #
 # RMSNorm normalises each row of $x$ of shape $(\dots, D)$:
 # $r = 1/\sqrt{\frac1D \sum_j x_j^2 + \varepsilon}$, $y_j = x_j\, r\, w_j$. Lesson 10 derived
-# its backward with composed ops; now each row is one program. Work out, for one row:
+# its backward with composed ops (`RMSNormFunction`); here each row is one program, and the
+# question is what one program can compute. Work out:
 #
-# 1. $\partial L/\partial x_j$ in closed form, from $g$, $w$, $\hat x = x\,r$ and $r$;
-# 2. $\partial L/\partial w_j$: the weight is shared by every row. What does each program
-#    know, and where are its contributions added up?
+# 1. $\partial L/\partial x_j$ for one row, in closed form, from $g$, $w$, $\hat x = x\,r$
+#    and $r$. Which sum does it need, and does the row's program have it?
+# 2. $\partial L/\partial w_j$: the weight is shared by every row, and programs that run at
+#    once cannot add into one shared row (updates are lost). So the backward launches a fixed
+#    number of programs, each over a group of `rows_per_program` consecutive rows, and each
+#    stores **one partial row**, added up afterwards. What is program $p$'s partial row? For
+#    $N$ rows, how big is the buffer of partial rows, and what would one partial row per row
+#    of $x$ cost?
 #
+# **Check both live.** Write step 1 as plain torch on a batch of rows, and step 2 as the
+# partial rows the programs store, in the next cell, then run it. It compares step 1 with
+# autograd through `F.rms_norm` on 10 rows of $D = 300$, and each of your partial rows with
+# autograd's weight gradient of that program's rows alone.
+
+# %%
+def my_rms_row_grads(x, w, g, eps):
+    """Your step 1: dL/dx for rows x of shape (N, D), weight w of shape (D,), g = dL/dy."""
+    ### BEGIN WORKED
+    r = 1 / torch.sqrt(x.square().mean(-1, keepdim=True) + eps)
+    x_hat, g_hat = x * r, g * w
+    return r * (g_hat - x_hat * (g_hat * x_hat).mean(-1, keepdim=True))
+    ### LEARNER
+    return None  # your expression of x, w, g and eps
+    ### END WORKED
+
+
+def my_weight_partials(x_hat, g, rows_per_program):
+    """Your step 2: the partial rows of dL/dw, one per program, program p over rows
+    p * rows_per_program onwards (the last group may be shorter): shape (programs, D)."""
+    ### BEGIN WORKED
+    return torch.stack([(g_rows * x_rows).sum(0) for g_rows, x_rows in
+                        zip(g.split(rows_per_program), x_hat.split(rows_per_program))])
+    ### LEARNER
+    return None  # a tensor of one partial row per program
+    ### END WORKED
+
+
+def autograd_rms_grads(x, w, g, eps):
+    """(dL/dx, dL/dw) by autograd through F.rms_norm."""
+    x, w = x.clone().requires_grad_(), w.clone().requires_grad_()
+    return torch.autograd.grad(F.rms_norm(x, x.shape[-1:], w, eps), (x, w), g)
+
+
+N, D, eps = 10, 300, 1e-6
+x, g = torch.randn(2, N, D, dtype=torch.float64)
+w = torch.rand(D, dtype=torch.float64) + 0.5
+x_hat = F.rms_norm(x, (D,), None, eps)  # x r: the normalised rows, without the weight
+mine = my_rms_row_grads(x, w, g, eps)
+if mine is None:
+    print("write step 1 into my_rms_row_grads first")
+else:
+    error = (torch.as_tensor(mine) - autograd_rms_grads(x, w, g, eps)[0]).abs()
+    print(f"dL/dx, {N} rows of D = {D}: " + ("✓ matches autograd" if error.max() < 1e-9 else
+          f"✗ largest error {error.max():.3g} at (row, column) "
+          f"{tuple(divmod(error.argmax().item(), D))}"))
+for rows_per_program in (4, 1):
+    partials = my_weight_partials(x_hat, g, rows_per_program)
+    if partials is None:
+        print("write step 2 into my_weight_partials first")
+        break
+    groups = range(0, N, rows_per_program)
+    truth = torch.stack([autograd_rms_grads(x[i:i + rows_per_program], w,
+                                            g[i:i + rows_per_program], eps)[1] for i in groups])
+    partials = torch.as_tensor(partials)
+    verdict = (f"✗ shape {tuple(partials.shape)}, one partial row per program is "
+               f"{tuple(truth.shape)}" if partials.shape != truth.shape else
+               "✓ each program's row matches autograd on its rows alone"
+               if torch.allclose(partials, truth) else
+               f"✗ rows {(~torch.isclose(partials, truth)).any(1).nonzero().flatten().tolist()}"
+               " differ from autograd on those programs' rows")
+    print(f"rows_per_program = {rows_per_program}: {len(groups)} programs, {verdict}")
+    if partials.shape == truth.shape:
+        full = autograd_rms_grads(x, w, g, eps)[1]
+        print(f"  their sum is dL/dw: {torch.allclose(partials.sum(0), full)}; the buffer holds "
+              f"{partials.numel()} numbers, x holds {x.numel()}")
+
+# %% [markdown]
 # <details><summary><b>Hint 1 · a question</b></summary>
 #
 # $y_k = x_k\, r\, w_k$ for every $k$ of the row, and $r$ depends on every $x_j$. So
@@ -711,26 +797,20 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 #
 # <details><summary><b>Hint 2 · the key step</b></summary>
 #
-# $\partial r/\partial x_j = -r^3 x_j / D$. With $\hat g_k = g_k w_k$:
-# $\partial L/\partial x_j = \hat g_j\, r + \sum_k \hat g_k\, x_k\, \partial r/\partial x_j$.
-# Write the second term with $\hat x = x\,r$.
+# Write $r = (q + \varepsilon)^{-1/2}$ with $q = \frac1D \sum_k x_k^2$: what is
+# $\partial r/\partial x_j$, in terms of $r$ and $x_j$? With $\hat g_k = g_k w_k$, add the
+# two paths: how much does the direct one give, and how much each $y_k$ through $r$? Then
+# write the sum over $k$ with $\hat x$. For step 2: which rows' terms does program $p$ have?
 # </details>
 #
 # <details><summary><b>Hint 3 · a numeric checkpoint</b> (open after your attempt)</summary>
 #
 # 1. One row $x = (1, 2, 3)$, $w = (1, 0.5, 2)$, $g = (1, -1, 0.5)$, $\varepsilon = 0$:
 #    $r = 0.46291$, and your $\partial L/\partial x = (0.36372, -0.42985, 0.16533)$ (autograd
-#    in float64 through `F.rms_norm`). Which sum over the row did your formula need: can one
-#    program per row compute it?
+#    in float64 through `F.rms_norm`).
 # 2. For the same row, $\partial L/\partial w = (0.46291, -0.92582, 0.69437)$; with a second
-#    row it is the sum of the two rows' values: a sum **across** programs.
-#    Each program writes its own partial row, and the partials are added up afterwards.
-#    Liger-Kernel gives each program a group of rows and sums its partials on the host
-#    (`.sum(dim=0)`); Triton's layer-norm tutorial lets groups of programs share a few
-#    partial rows behind a lock, then reduces them with a second kernel
-#    (`_layer_norm_bwd_dwdb`). Either reduction, on the host or by a second kernel, is fine
-#    here. Programs must not add into one shared row with plain stores, nor with a load, an
-#    add and a store: they run at once on a GPU, and updates are lost.
+#    row it is the sum of the two rows' values. With 10 rows and 4 rows per program, 3
+#    programs store 3 partial rows (the last over 2 rows), whatever $D$.
 # </details>
 #
 # Define `rms_norm_rows(x, weight, eps)` returning `F.rms_norm(x, x.shape[-1:], weight, eps)`
@@ -742,9 +822,10 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 # - a forward kernel, one program per row (or per block of rows), that saves one `rstd` per
 #   row, in float32 (float64 for float64 input);
 # - a backward kernel: the row gradient in closed form, and the weight gradient as
-#   per-program partial sums, reduced afterwards (on the host or by a second kernel);
+#   per-program partial rows, reduced afterwards (on the host or by a second kernel), never
+#   added into one shared row by several programs;
 # - `D` up to 4096 and not a power of two: a block that covers a whole row (sized as the
-#   speed section sized one), masked past its end, or a loop over the row in blocks;
+#   grid section sized one), masked past its end, or a loop over the row in blocks;
 # - float16/bfloat16 computing in float32; nothing written into the inputs.
 
 # %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}
@@ -874,8 +955,14 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 # 1. $\partial L/\partial x_j = r\,\big(\hat g_j - \hat x_j \cdot
 #    \tfrac1D \sum_k \hat g_k \hat x_k\big)$ with $\hat g = g\,w$, $\hat x = x\,r$: one
 #    row's sum, so one program per row has all it needs.
-# 2. $\partial L/\partial w_j = \sum_{\text{rows}} g_j \hat x_j$: per-program partial rows,
-#    reduced afterwards.
+# 2. $\partial L/\partial w_j = \sum_{\text{rows}} g_j \hat x_j$, a sum **across** programs:
+#    program $p$ stores the sum over its own rows, and the partial rows are reduced
+#    afterwards. With a fixed number of programs the buffer is (programs, $D$) whatever $N$;
+#    one partial row per row of $x$ is an $(N, D)$ float32 buffer, as big as $x$ (twice $x$ in
+#    bfloat16). Liger-Kernel gives each program a group of rows and sums the partials on the
+#    host (`.sum(dim=0)`); Triton's layer-norm tutorial lets groups of programs share a few
+#    partial rows behind a lock, then reduces them with a second kernel
+#    (`_layer_norm_bwd_dwdb`).
 # </details>
 #
 # ## `triton_op`: letting the compiler see into the kernel
@@ -959,9 +1046,9 @@ print("exported program matches the module:",
 # Python then reaches them as `torch.ops.autograd_course_cpp.softsign`. So no Python module is
 # built (`is_python_module=False`, no pybind11 bindings), and the source includes only the
 # headers it uses (`no_implicit_headers=True`) instead of `torch/extension.h`, which brings
-# pybind11 and all of PyTorch's C++ API. The first build takes about 13 seconds on an idle
-# two-core machine, where a Python module built on `torch/extension.h` takes 40 to 50; later
-# runs, in any kernel, reuse it from `~/.cache/torch_extensions` (or `$TORCH_EXTENSIONS_DIR`).
+# pybind11 and all of PyTorch's C++ API. The first build took 6 to 7 seconds on this course's
+# two-core machine (torch 2.13), where a Python module of the same kernel built on
+# `torch/extension.h` took 26; later runs, in any kernel, reuse it from `~/.cache/torch_extensions` (or `$TORCH_EXTENSIONS_DIR`).
 # A namespace can be defined only once in a process: to load an edited source, restart the
 # kernel.
 
@@ -1112,11 +1199,42 @@ if cpp_loaded:
 # **Your turn (not graded).** `ATen/Dispatch.h` has variants of the macro that add types to
 # the two. Find the one that adds float16, use it in both kernels, restart the Python kernel
 # (the namespace can be defined once per process), run the first code cell of the notebook
-# and then this section again with `x` in float16: the build takes about 10 seconds,
+# and then this section again with `x` in float16: the build takes about 6 seconds,
 # `opcheck` passes, and the result is within one float16 ulp of `F.softsign` computed in
 # float16 (checked on torch 2.13). bfloat16 still raises: that takes another variant.
 #
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+#
+# **From bytes to time.** For a kernel that waits on memory, time
+# $\approx t_0 + \text{bytes} / \text{bandwidth}$: a fixed cost per call plus the bytes over
+# the rate memory delivers them. Two numbers say how well a kernel does:
+#
+# - **achieved bandwidth** = bytes moved / time (your $8n$ elements times 4 bytes in float32,
+#   over the measured time), against the device's **peak**, which the timing cell computes
+#   from its memory bus width and memory clock (two transfers per clock). A simple elementwise
+#   kernel that reaches most of the peak at large sizes has nothing left to gain;
+# - the **time ratio** fused / composed against the byte ratio 0.571: above it, the fused
+#   kernels reach a smaller fraction of the peak than PyTorch's own kernels do, or the fixed
+#   cost is not yet hidden.
+#
+# The fixed cost $t_0$ is what a call pays whatever its size: the custom operator's Python
+# dispatch, autograd's bookkeeping, each kernel launch. Only large tensors hide it, and it is
+# cut by fewer launches (one backward kernel for both gradients, not two), and by letting
+# `torch.compile` call the kernel from its own generated code (`triton_op`, above), where
+# CUDA graphs (`mode="reduce-overhead"`) can replay the launches.
+#
+# **BLOCK, num_warps and the grid on a GPU.** One program runs on one streaming
+# multiprocessor as `num_warps` warps of 32 threads (Triton's default is 4 warps, 128
+# threads), and its `BLOCK` lanes are shared among them: `BLOCK = 256` with 4 warps gives each
+# thread 2 elements per tensor. A larger block gives each thread more loads in flight while it
+# waits on memory, and fewer programs to schedule; too large, and the values no longer fit in
+# the threads' registers. There is no formula: the choice is timed. `@triton.autotune` times a
+# list of `triton.Config({"BLOCK": ...}, num_warps=...)` on the first call of each size and
+# keeps the fastest (a GPU only); Unsloth and Liger-Kernel choose from the row length instead:
+# `BLOCK = next_power_of_2(D)`, 4 warps, 8 from 2048, 16 from 8192, 32 from 32768. One
+# program per row goes wrong two ways: few long rows launch fewer programs than the GPU has
+# multiprocessors (an H100 SXM has 132), and many short rows give each program little to do
+# (pack several rows into one program then, a 2-D block of rows by columns).
 #
 # **Measured elsewhere.** On an H100 with torch 2.11 and Triton 3.6 (not this course's pinned
 # torch 2.13 and Triton 3.9), forward and backward of this lesson's solution took 0.79 times

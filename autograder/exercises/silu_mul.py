@@ -90,6 +90,26 @@ def _reads_one_gradient(silu_mul, device) -> bool:
                for g, f, t in zip(got, first, truth))
 
 
+def _held_fixed(silu_mul, device) -> str | None:
+    """Which factor of silu(a) = a * sigmoid(a) the gradient for a held fixed ("a" or
+    "sigmoid(a)"), when it matches g * b times the derivative of the other factor alone, and
+    not the true gradient; None otherwise."""
+    a, b = (v.requires_grad_() for v in _values((3, 5), device, seed=14).values())
+    grad_output = sample((3, 5), device, seed=15)
+    try:
+        got = torch.autograd.grad(silu_mul(a, b), (a, b), grad_output)[0]
+    except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+        return None
+    s = torch.sigmoid(a.detach())
+    truth = torch.autograd.grad(SILU_MUL.reference(a, b), a, grad_output)[0]
+    partial = {"sigmoid(a)": s, "a": a.detach() * s * (1 - s)}  # the other factor's derivative
+    for fixed, derivative in partial.items():
+        if (torch.allclose(got, grad_output * b.detach() * derivative)
+                and not torch.allclose(got, truth)):
+            return fixed
+    return None
+
+
 def check_half(silu_mul, device) -> None:
     """float16 and bfloat16 within 2 ulp of the float32-computed reference cast back."""
     covers("float16 and bfloat16 within 2 ulp")
@@ -231,6 +251,13 @@ def silu_mul_full(silu_mul, device) -> None:
                 with case(f"a and b of shape {shape}"):
                     _checked(silu_mul, _values(shape, device, seed=seed))
         except GradingError as error:
+            if fixed := _held_fixed(silu_mul, device):
+                raise GradingError(
+                    f"silu_mul's gradient for a is g * b times the derivative of silu(a) = "
+                    f"a * sigmoid(a) with {fixed} held fixed: both factors move with a. What "
+                    "does the product rule add? my_silu_mul_grads, above the exercise's answer "
+                    "cell, checks your formula against autograd",
+                    error.details, case=error.case) from error
             if not _reads_one_gradient(silu_mul, device):
                 raise
             raise GradingError(
