@@ -633,13 +633,13 @@ compare("learn with the true gradient", predicted_learning_parameters,
 # sign of each logit, so a few points near the boundaries can change side at little cost in
 # loss.
 #
-# **Where does the clip help?** The last lines show a cost: `SignClippedSTE` never moved 18 of
-# the 64 readout weights. They started beyond $|w| = 1$, where its backward returns 0: their
-# gradient is 0 from the first step, Adam has nothing to average, and they keep their first
-# value, and their first sign, for good. The hidden pre-activations are different: they are recomputed at every step from
-# $W_1$ and $b_1$, which keep learning. **Predict, then run.** Put the clipped estimator on one
-# of the two alone, the plain one on the other: which reaches the lower loss, the clip on the
-# hidden units or the clip on the readout weights?
+# **Where does the clip help?** The last lines show a cost: `SignClippedSTE` never moved 18 of the
+# 64 readout weights. They started beyond $|w| = 1$, where its backward returns 0: their gradient is
+# 0 from the first step, Adam has nothing to average, and they keep their first value, and their
+# first sign, for good. The hidden pre-activations are different: they are recomputed at every step
+# from $W_1$ and $b_1$, which keep learning. **Predict, then run.** Put the clipped estimator on one
+# of the two alone, the plain one on the other: which reaches the lower loss, the clip on the hidden
+# units or the clip on the readout weights?
 
 # %%
 predicted_clip_helps_at = None  # "hidden units" or "readout weights"
@@ -659,12 +659,13 @@ compare("the clip helps at", predicted_clip_helps_at, {min(final_loss, key=final
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # The clip on the hidden units alone gives 0.232 (0.235 with the clip on both); on the readout
-# weights alone it gives 0.388, worse than the plain estimator's 0.348. So in this run the
-# whole gain comes from the activations, and on latent weights the clip costs. That is the
-# split binarized neural networks make: they cancel the gradient for activations, and keep
-# their latent weights inside $[-1, 1]$ by clipping the weights themselves after every update
-# (`w2.clamp_(-1, 1)` after `optimiser.step()` here), so that no weight leaves the window where
-# its gradient passes. Both are empirical choices, observed on this run, not theorems.
+# weights alone it gives 0.388, worse than the plain estimator's 0.348. So in this run the whole
+# gain comes from the activations, and on latent weights the clip costs. That is the split binarized
+# neural networks make: they cancel the gradient for activations, and keep their latent weights
+# inside $[-1, 1]$ by clipping the weights themselves after every update (`w2.clamp_(-1, 1)` after
+# `optimiser.step()` here), so that no weight leaves the window where its gradient passes. Run on
+# 2.13 with that line, `SignClippedSTE` moves all 64 readout weights and ends at a loss of 0.232.
+# Both are empirical choices, observed on this run, not theorems.
 # </details>
 #
 # The same holds for rounding. Below, a linear model keeps real-valued latent weights $w$ but
@@ -728,8 +729,9 @@ plt.show()
 #   `qmin` and `qmax`.
 #
 # The contract fixes the gradients, not how backward computes them. Derive them by hand: the
-# derivation is what this exercise teaches, and the last exercise of the lesson forbids
-# autograd inside backward. Derive the two gradients before you write anything. Write $g_i$ for `grad_output[i]`.
+# derivation is what this exercise teaches, and the last exercise of the lesson forbids autograd
+# inside backward. Derive the two gradients before you write anything. Write $g_i$ for
+# `grad_output[i]`.
 #
 # 1. Take one element with $q_\text{min} \le v_i \le q_\text{max}$. With round's surrogate, what
 #    is $\partial y_i/\partial x_i$? And for $v_i < q_\text{min}$, or $v_i > q_\text{max}$?
@@ -743,13 +745,13 @@ plt.show()
 #    $\partial y_i/\partial s$ for each element into the cell below; after your `FakeQuantize`
 #    passes its self-check, a cell compares them with what it computes.
 #
-# One place is left open on purpose. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside
-# the clip, but $\operatorname{round}(v) = 3$ is inside. In this **half-step band** at each
-# edge either convention is accepted: judge "inside" on $v$, or on $\operatorname{round}(v)$.
-# Pick one, for both gradients: each convention is the derivative of one surrogate of the
-# forward, and a mix of the two is the derivative of none. The edges themselves are inside: at $v = q_\text{min}$ or $q_\text{max}$ exactly,
-# clamp's derivative is 1 (its convention in quick question 1). LSQ's paper writes the open
-# interval there, another corner; this exercise follows clamp.
+# One place is left open on purpose. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside the
+# clip, but $\operatorname{round}(v) = 3$ is inside. In this **half-step band** at each edge either
+# convention is accepted: judge "inside" on $v$, or on $\operatorname{round}(v)$. Pick one, for both
+# gradients: each convention is the derivative of one surrogate of the forward, and a mix of the two
+# is the derivative of none. The edges themselves are inside: at $v = q_\text{min}$ or
+# $q_\text{max}$ exactly, clamp's derivative is 1 (its convention in quick question 1). LSQ's paper
+# writes the open interval there, another corner; this exercise follows clamp.
 #
 # <details><summary><b>Hint 1</b>: the gradient for x</summary>
 #
@@ -1128,8 +1130,8 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # One row, $\ell = (1, 2, 0.5)$, $\tau = 0.5$ and `grad_output` $= (1, 0, -1)$: forward gives
 # $(0, 1, 0)$ and $s = (0.1142, 0.8438, 0.0420)$. Your Jacobian must give
 # $\partial s_1/\partial z_1 = 0.1012$ and $\partial s_2/\partial z_1 = -0.0964$, and your
-# backward returns $(0.2119, -0.1218, -0.0901)$. The three entries add up to $0$: why must they, for any
-# `grad_output`?
+# backward returns $(0.2119, -0.1218, -0.0901)$. The three entries add up to $0$: why must
+# they, for any `grad_output`?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_StraightThroughSoftmax", "solution": true}

@@ -149,7 +149,8 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
     if any(matches(r / scale) for r in references):
         raise GradingError(
             "FakeQuantize's gradient for x carries a factor 1 / scale: with round's derivative "
-            "taken as 1, d/dx [round(x / scale) * scale] = (1 / scale) * scale = 1 inside the clip")
+            "taken as 1, what does the outer factor scale do to the 1 / scale from "
+            "v = x / scale? (Hint 1 of Exercise 4)")
     v = x / scale
     for judged in (v, torch.round(v)):
         strict = grad_output * ((judged > qmin) & (judged < qmax))

@@ -152,7 +152,8 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
     if torch.equal(got, expected):
         return
     name = spec.name
-    what = "grad_output times 1[|x| <= 1]" if clipped else "grad_output unchanged"
+    what = ("grad_output times the slope of your stand-in "
+            f"(question {2 if clipped else 1} of 'Your stand-ins for round and sign')")
     op = "round" if spec is ROUND_STE else "sign"
 
     def matches(candidate) -> bool:
@@ -173,12 +174,12 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
         if matches(grad_output) and "output" in saved_roles and "input x" not in saved_roles:
             raise GradingError(
                 f"{name} builds its clip mask from the output sign(x), whose magnitude is never "
-                "above 1: the clip is on the input, so save x and mask by |x| <= 1",
+                "above 1: the clip is on the input, so save x and build the mask from it",
                 mistake="SignClippedSTE/mask-from-output")
         if matches(grad_output):
             raise GradingError(
                 f"{name}'s gradient is not clipped: it passes grad_output where |x| > 1 too, "
-                "where the surrogate 1[|x| <= 1] is 0",
+                "where your stand-in for sign is flat and its slope is 0",
                 mistake="SignClippedSTE/not-clipped")
         if matches(grad_output * (x.abs() < 1)):
             raise GradingError(
@@ -187,13 +188,14 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
                 mistake="SignClippedSTE/drops-boundary")
         if matches(grad_output * (x.abs() > 1)) or matches(grad_output * (x.abs() >= 1)):
             raise GradingError(
-                f"{name}'s clip mask is inverted: keep grad_output where |x| <= 1 and zero it "
-                "outside",
+                f"{name}'s clip mask is inverted: it passes grad_output where your stand-in for "
+                "sign is flat and zeroes it where the stand-in's slope is 1",
                 mistake="SignClippedSTE/inverted-mask")
         if (matches(grad_output.clamp(-1, 1)) or matches(grad_output * (grad_output.abs() <= 1))):
             raise GradingError(
-                f"{name} clips grad_output instead of masking by the input: the surrogate "
-                "1[|x| <= 1] looks at x, and grad_output passes unchanged where it is 1",
+                f"{name} clips grad_output instead of masking by the input: the surrogate is the "
+                "slope of your stand-in at x, and the chain rule multiplies grad_output by it, "
+                "whatever grad_output's values",
                 mistake="SignClippedSTE/clips-grad-output")
     elif matches(grad_output * inside):
         raise GradingError(

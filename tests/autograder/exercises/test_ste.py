@@ -36,7 +36,7 @@ def test_gradcheck_rejects_a_correct_ste():
 MISTAKES = [
     ("SignSTE", "zero gradient (the true derivative)",
      "SignSTE's gradient is zero everywhere: that is the true derivative of sign, which a "
-     "straight-through estimator replaces; return grad_output unchanged"),
+     "straight-through estimator replaces; return grad_output times the slope of your stand-in"),
     ("SignSTE", "ones instead of grad_output", "SignSTE's backward ignores grad_output: multiply"),
     ("SignSTE", "clips: the other exercise's estimator",
      "SignSTE zeroes the gradient where |x| > 1: that is the clipped estimator (SignClippedSTE)"),
@@ -52,7 +52,7 @@ MISTAKES = [
      "SignSTE's output has dtype torch.int64 but should have dtype torch.float64"),
     ("SignClippedSTE", "forgets the clip",
      "SignClippedSTE's gradient is not clipped: it passes grad_output where |x| > 1 too, "
-     "where the surrogate 1[|x| <= 1] is 0"),
+     "where your stand-in for sign is flat and its slope is 0"),
     ("SignClippedSTE", "clip with |x| < 1",
      "SignClippedSTE drops the gradient at |x| == 1: this exercise's clip includes its"),
     ("SignClippedSTE", "inverted clip", "SignClippedSTE's clip mask is inverted"),
