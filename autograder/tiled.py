@@ -11,11 +11,13 @@ from .checks import make_inputs
 
 NAME = "FlashAttention"
 NO_RESCALE = (f"{NAME}'s forward does not rescale the running output when a later key block "
-              "raises a row's maximum: multiply the running output and the running sum by "
-              "exp(m_old - m_new) before adding the new block")
-WRONG_MAX = (f"{NAME}'s forward rescales with the wrong maximum: exponentiate every tile "
-             "against the new running maximum m_new, exp(S_ij - m_new), and rescale what came "
-             "before by exp(m_old - m_new)")
+              "raises a row's maximum: what was summed against the old maximum must be "
+              "re-expressed against the new one before the new block is added; by what factor? "
+              "(question 3 of \"Derive: the online softmax\", and your combine check)")
+WRONG_MAX = (f"{NAME}'s forward rescales with the wrong maximum: its running sum and output "
+             "mix terms measured against different maxima; which maximum must every term be "
+             "measured against once the block is added, and what turns exp(S_j - m_old) into "
+             "it? (question 2 of \"Derive: the online softmax\", and your combine check)")
 TILE_ROW_SUM = (f"{NAME}'s backward takes D from dP instead of dO * O: rowsum(dP_ij * P_ij) "
                 "of one tile is only part of the row's sum; D = rowsum(dO * O) is the whole row")
 

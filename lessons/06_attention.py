@@ -31,8 +31,8 @@
 #    `torch.nn.functional.scaled_dot_product_attention`, outputs and gradients;
 # 3. keep one number per query instead of the $N_q \times N_k$ probabilities, then measure,
 #    and explain, what that does to the *peak* memory of one call and of a stack of layers;
-# 4. derive the online softmax and the identity $\operatorname{rowsum}(dP \odot P) =
-#    \operatorname{rowsum}(dO \odot O)$, and write FlashAttention's tiled forward and backward;
+# 4. derive the online softmax and an identity that gives the softmax's row sum without $P$,
+#    and write FlashAttention's tiled forward and backward;
 # 5. measure peak memory, not only what is kept between the passes;
 # 6. differentiate a variant nobody works through for you: attention with an additive bias
 #    (relative positions, ALiBi, padding) that learns.
@@ -125,28 +125,14 @@ v = torch.randn(5, dtype=torch.float64)  # plays the role of dP for this row
 
 def my_softmax_vjp(p, v):
     """J^T v for one row of the softmax, without building J: your derivation."""
+    ### BEGIN WORKED
+    return p * (v - (p * v).sum())
+    ### LEARNER
     return p * v  # the first guess; replace it with yours
+    ### END WORKED
 
 
 print("largest error against J^T v:", (my_softmax_vjp(p, v) - J.T @ v).abs().max().item())
-
-# %% [markdown]
-# The two pieces of $J$, side by side. The first guess $p \odot v$ keeps only the diagonal's
-# $p_i$; the other popular mistake, $p(1-p) \odot v$ (softmax differentiated like a sigmoid),
-# keeps the whole diagonal and still misses every off-diagonal entry.
-
-# %%
-fig, axes = plt.subplots(1, 3, figsize=(9, 2.8))
-for ax, matrix, title in zip(axes, [J, torch.diag(p), -torch.outer(p, p)],
-                             ["J", "diag(p)", "−p pᵀ (the row-sum term)"]):
-    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-0.3, vmax=0.3)
-    ax.set_title(title)
-    ax.set_xticks([])
-    ax.set_yticks([])
-fig.colorbar(image, ax=axes, shrink=0.8)
-plt.show()
-for name, wrong in [("p * v", p * v), ("p * (1 - p) * v", p * (1 - p) * v)]:
-    print(f"{name:>16}: largest error {(wrong - J.T @ v).abs().max().item():.3f}")
 
 # %% [markdown]
 # ## Masks, and which way round they go
@@ -322,6 +308,28 @@ from autograder import grade; grade("ScaledDotProductAttention", ScaledDotProduc
 # </details>
 
 # %% [markdown]
+# The two pieces of $J$, side by side, for the five scores of "Derive the backward" (open
+# after your self-check is green, like the block above). The first guess $p \odot v$ keeps only
+# the diagonal's $p_i$; the other popular mistake, $p(1-p) \odot v$ (softmax differentiated
+# like a sigmoid), keeps the whole diagonal and still misses every off-diagonal entry.
+
+# %%
+s5 = torch.randn(5, dtype=torch.float64)
+p5, v5 = torch.softmax(s5, dim=0), torch.randn(5, dtype=torch.float64)
+J5 = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=0), s5)
+fig, axes = plt.subplots(1, 3, figsize=(9, 2.8))
+for ax, matrix, title in zip(axes, [J5, torch.diag(p5), -torch.outer(p5, p5)],
+                             ["J", "diag(p)", "−p pᵀ (the row-sum term)"]):
+    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-0.3, vmax=0.3)
+    ax.set_title(title)
+    ax.set_xticks([])
+    ax.set_yticks([])
+fig.colorbar(image, ax=axes, shrink=0.8)
+plt.show()
+for name, wrong in [("p * v", p5 * v5), ("p * (1 - p) * v", p5 * (1 - p5) * v5)]:
+    print(f"{name:>16}: largest error {(wrong - J5.T @ v5).abs().max().item():.3f}")
+
+# %% [markdown]
 # Against PyTorch's own attention on a batch of 2 sequences with 4 heads, a bottom-right
 # causal mask and $N_q \ne N_k$, in float32:
 
@@ -484,15 +492,38 @@ print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the input
 # 2. Why compute $L_i$ with $m_i$ subtracted inside the sum, rather than as
 #    $\log \sum_k e^{S_{ik}}$ directly?
 #
-# Check your answer numerically: `lse` below should rebuild `P` exactly.
+# Write both answers below and run: the check uses float32 scores as large as the ones
+# Exercise 2's checks use (row 0 reaches 100), and compares your $P$ with `torch.softmax`. The
+# first guess for $L_i$ is question 2's direct formula; see what it gives.
 
 # %%
-scores = torch.randn(3, 6, dtype=torch.float64) * 4
-P = torch.softmax(scores, dim=-1)
-m = scores.amax(dim=-1, keepdim=True)
-lse = m + (scores - m).exp().sum(dim=-1, keepdim=True).log()  # one number per row
-print("does exp(S - lse) rebuild P:", torch.allclose((scores - lse).exp(), P))
-print("torch.logsumexp agrees:", torch.allclose(lse.squeeze(-1), torch.logsumexp(scores, -1)))
+scores = torch.randn(3, 6) * 40
+scores[0, 0] = 100.0  # exp(100) is beyond float32's largest number, about 3.4e38
+
+
+def my_lse(scores):
+    """One number per row, from which P is rebuilt: your derivation."""
+    ### BEGIN WORKED
+    m = scores.amax(dim=-1, keepdim=True)
+    return m + (scores - m).exp().sum(dim=-1, keepdim=True).log()
+    ### LEARNER
+    return scores.exp().sum(dim=-1, keepdim=True).log()  # the first guess: replace it with yours
+    ### END WORKED
+
+
+def my_P_from_lse(scores, lse):
+    """P from the scores and your one number per row."""
+    ### BEGIN WORKED
+    return (scores - lse).exp()
+    ### LEARNER
+    return torch.zeros_like(scores)  # replace with yours
+    ### END WORKED
+
+
+lse = my_lse(scores)
+print("your L, one per row:", lse.squeeze(-1))
+print("largest error of your P against torch.softmax:",
+      (my_P_from_lse(scores, lse) - torch.softmax(scores, dim=-1)).abs().max().item())
 
 # %% [markdown]
 # **The row sum, without $P$.** Your backward also computes
@@ -504,6 +535,7 @@ print("torch.logsumexp agrees:", torch.allclose(lse.squeeze(-1), torch.logsumexp
 # Replace `my_row_sum` below with your expression (it must not use `P` or `dP`):
 
 # %%
+P = torch.softmax(torch.randn(3, 6, dtype=torch.float64) * 4, dim=-1)
 V_ = torch.randn(6, 4, dtype=torch.float64)
 O_ = P @ V_
 dO = torch.randn(3, 4, dtype=torch.float64)
@@ -513,7 +545,11 @@ row_sum = (dP * P).sum(dim=-1)
 
 def my_row_sum(dO, O):
     """rowsum(dP * P) from dO and O alone: your derivation."""
+    ### BEGIN WORKED
+    return (dO * O).sum(dim=-1)
+    ### LEARNER
     return torch.zeros(dO.shape[:-1], dtype=dO.dtype)  # replace with yours
+    ### END WORKED
 
 
 print("largest error:", (my_row_sum(dO, O_) - row_sum).abs().max().item())
@@ -523,8 +559,8 @@ print("largest error:", (my_row_sum(dO, O_) - row_sum).abs().max().item())
 #
 # Same signature and rules as Exercise 1, but forward saves only $Q$, $K$, $V$, the mask, the
 # output $O$ and the log-sum-exp $L$ of shape $(\dots, N_q)$: **no $N_q \times N_k$ tensor is
-# kept between forward and backward**. Backward recomputes $S$, then $P = e^{S - L}$.
-# Compute $L$ stably, as derived above: scores reach the thousands in the checks.
+# kept between forward and backward**. Backward recomputes $S$, then $P$ from $L$, as you
+# derived. Compute $L$ stably, as your `my_lse` does: scores reach the thousands in the checks.
 # Pass the mask through `save_for_backward` (it accepts `None`); tensors on `ctx` as
 # attributes escape the in-place version check and saved-tensor hooks (lessons 00 and 01).
 
@@ -641,14 +677,10 @@ print("you predicted:", my_peak_prediction)
 # exponential, then $dP$, $dP - D$, $dS$) makes a new $N_q \times N_k$ tensor, and
 # several are alive at once: more than the saved $P$ it replaced.
 #
-# Written so that no step makes an $N_q \times N_k$ tensor it can avoid (the scores scaled,
-# shifted by $L$ and exponentiated in their own buffer with `mul_`, `sub_` and `exp_`, in
-# forward and again in backward; $dS$ made in place on $dP$; $\tau$ applied after the
-# products with $K$ and $Q$ rather than to $dS$), at most two are alive at once, and the step
-# peak measures 9.0 MiB against 17.0 on torch 2.13: about half, even for one call. So for one
-# call, keeping $L$ lowers the peak only when your passes hold fewer $N_q \times N_k$ tensors
-# at once than `ScaledDotProductAttention` does: its saved $P$ plus what its backward builds.
-# Count them; don't assume.
+# So for one call, keeping $L$ lowers the peak only when your passes hold fewer
+# $N_q \times N_k$ tensors at once than `ScaledDotProductAttention` does: its saved $P$ plus
+# what its backward builds. Count them; don't assume. (A version written to hold fewer is
+# described in the **In practice** block after the exercises.)
 # </details>
 #
 # A model is not one call. In a stack of layers, forward runs every layer before backward
@@ -717,9 +749,16 @@ values = torch.randn(12, 2, dtype=torch.float64)
 
 def combine(m, ell, o, s_new, v_new):
     """One step of the online softmax: your derivation. Returns the new (m, ell, o)."""
+    ### BEGIN WORKED
+    m_new = torch.maximum(m, s_new.max())
+    alpha = torch.exp(m - m_new)  # rescales what was summed against the old m
+    p = torch.exp(s_new - m_new)
+    return m_new, alpha * ell + p.sum(), alpha * o + p @ v_new
+    ### LEARNER
     m_new = s_new.max()  # the placeholder: this block's own maximum, nothing rescaled
     p = torch.exp(s_new - m_new)
     return m_new, ell + p.sum(), o + p @ v_new  # replace with yours
+    ### END WORKED
 
 
 m, ell, o = torch.tensor(float("-inf"), dtype=torch.float64), 0.0, torch.zeros(2, dtype=torch.float64)
@@ -800,9 +839,29 @@ online_softmax_stepper(length=24, block=4, seed=3)
 # %%
 def tiled_forward(Q, K, V, scale, block):
     """O and the log-sum-exp L, tile by tile: your online softmax inside two loops."""
+    ### BEGIN WORKED
+    O, L = Q.new_empty(*Q.shape[:-1], V.shape[-1]), Q.new_empty(Q.shape[:-1])
+    for i in range(0, Q.shape[-2], block):
+        q = Q[..., i:i + block, :]
+        m = torch.full(q.shape[:-1], float("-inf"), dtype=Q.dtype)
+        ell = torch.zeros_like(m)
+        o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=Q.dtype)
+        for j in range(0, K.shape[-2], block):
+            s = (q @ K[..., j:j + block, :].transpose(-2, -1)) * scale
+            m_new = torch.maximum(m, s.amax(dim=-1))
+            alpha = torch.exp(m - m_new)  # one per row: unsqueeze(-1) where it meets a tile
+            p = torch.exp(s - m_new.unsqueeze(-1))
+            ell = alpha * ell + p.sum(dim=-1)
+            o = alpha.unsqueeze(-1) * o + p @ V[..., j:j + block, :]
+            m = m_new
+        O[..., i:i + block, :] = o / ell.unsqueeze(-1)
+        L[..., i:i + block] = m + ell.log()
+    return O, L
+    ### LEARNER
     scores = (Q @ K.transpose(-2, -1)) * scale  # the placeholder: the whole N x N matrix
     lse = torch.logsumexp(scores, dim=-1)
     return torch.exp(scores - lse.unsqueeze(-1)) @ V, lse
+    ### END WORKED
 
 
 Qt, Kt, Vt = (torch.randn(2, 40, 8, dtype=torch.float64) for _ in range(3))
@@ -871,7 +930,8 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # - **Backward** recomputes each tile from $L$, with $D = \operatorname{rowsum}(dO \odot O)$,
 #   by hand, marked `@once_differentiable`; return `None` for `scale` and `causal`.
 # - Under `causal`, skip the tiles entirely above the diagonal, in both passes (a backward
-#   in two passes, as above, may compute a needed tile twice: that is fine).
+#   in two passes, one with key blocks outside for $dK$ and $dV$ and one with query blocks
+#   outside for $dQ$, may compute a needed tile twice: that is fine).
 # - float32 scores must work at any magnitude softmax handles: the checks use rows that reach
 #   100 to 150 and rows whose scores all lie near $-160$.
 # - float16/bfloat16 inputs accumulate in float32 and return the input dtype.
@@ -1046,8 +1106,8 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # `(B, H, Lq, Lk)`, `(Lk,)`, with $-\infty$ entries where a key is padding (every query keeps at
 # least one finite key). `bias` may require grad.
 #
-# - Gradients for `Q`, `K`, `V` and `bias`, **each only when it is needed**
-#   (`ctx.needs_input_grad`), and `None` for `scale`. Ask the same of what you build on the
+# - Gradients for `Q`, `K`, `V` and `bias`, **each only when it is needed**: how does
+#   backward know which ones were asked for? And `None` for `scale`. Ask the same of what you build on the
 #   way: when only `V` needs a gradient, does backward need $dP$ at all? The checks accept the
 #   extra product, but it is an $N_q \times N_k$ tensor built for nothing.
 # - `backward` itself returns the bias gradient with exactly `bias.shape`. (Autograd's engine
@@ -1193,7 +1253,11 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 # %%
 def slope_gradient(grad_S, distance):
     """d(phi)/d(m) for B[h, i, j] = -m[h] * distance[i, j], from grad_S of shape (B, H, Nq, Nk)."""
+    ### BEGIN WORKED
+    return -(grad_S * distance).sum(dim=(0, 2, 3))
+    ### LEARNER
     return torch.zeros(grad_S.shape[1])  # placeholder: replace with yours
+    ### END WORKED
 
 
 heads, n = 4, 6
@@ -1235,13 +1299,22 @@ print("yours:          ", mine, "  match:", torch.allclose(mine, slopes.grad, at
 #
 # FlashAttention's peak grows like $N$: a few tiles, the per-row statistics, and the
 # full-size $dQ$ accumulator (at $N = 128$ the fixed tiles still weigh, so its slope only
-# approaches 1 here, while the others' approaches 2). It pays in time here, because a Python
+# approaches 1 here, while the others' approaches 2). It costs time here, because a Python
 # loop runs many small matrix products where the others run one big one; a fused kernel keeps
 # the tiles in on-chip memory, which is where the papers' speed-ups come from. PyTorch's own
 # function, given 4-D inputs, runs its fused CPU flash kernel
 # (`_scaled_dot_product_flash_attention_for_cpu`), and its peak grows like $N$ as well, with
 # none of the Python loop's cost. (Given 3-D inputs, it falls back to the composed reference
 # path and creates $N \times N$ tensors: measure with the shapes your model uses.)
+#
+# **A leaner `MemoryEfficientAttention`.** Written so that no step makes an $N_q \times N_k$
+# tensor it can avoid (the scores scaled, shifted by $L$ and exponentiated in their own buffer
+# with `mul_`, `sub_` and `exp_`, in forward and again in backward; $dS$ made in place on $dP$;
+# $\tau$ applied after the products with $K$ and $Q$ rather than to $dS$), at most two are
+# alive at once, and the step peak of one call at $N = 1024$ falls to about half of
+# `ScaledDotProductAttention`'s 17.0 MiB, even for one call (8.8 MiB for one such version on
+# torch 2.13; the exact figure depends on how each step is written, so count with
+# `peak_bytes` from "Kept and peak").
 #
 # **What PyTorch's own kernel keeps** (the second cell). That fused kernel returns the output
 # and one float32 log-sum-exp per query row, the $O$ and $L$ your Exercise 3 keeps, even for

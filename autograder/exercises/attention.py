@@ -12,8 +12,8 @@ from ..diagnose import diagnose_gradient, diagnose_values
 from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .attention_inputs import (SCALE, attention_domain_values, attention_values,  # noqa: F401
-                               make_mask, one_thread)
+from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, SCALE,  # noqa: F401
+                               attention_domain_values, attention_values, make_mask, one_thread)
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
 
@@ -108,8 +108,8 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
     if not _same(naive, expected) and _same(output, naive):  # log-sum-exp without the max
         return (f"{spec.name}'s log-sum-exp overflows for large scores: exp(S) is inf above "
                 "about 88 in float32 (709 in float64), so log(sum(exp(S))) is inf and every "
-                "P = exp(S - inf) is 0; subtract each row's maximum m first, "
-                "L = m + log(sum(exp(S - m)))")
+                "P = exp(S - inf) is 0; what can you subtract from every score of a row "
+                "without changing P? (question 2 of \"Derive: one number per query row\")")
     if (isinstance(output, torch.Tensor) and torch.isfinite(expected).all()
             and not torch.isfinite(output).all()):
         if _same(output, _global_max_then_mask(values)):
@@ -139,12 +139,9 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
     for mistake, (wrong_q, wrong_k) in _wrong_gradients(values, grad_output).items():
         if _same(grad_q, wrong_q) or _same(grad_k, wrong_k):
             if mistake == "no row sum":
-                return (f"{spec.name}'s backward leaves out the row-sum term of the softmax: "
-                        "dS = P * (dP - rowsum(dP * P)), not P * dP")
+                return f"{spec.name}'s backward {ELEMENTWISE}"
             if mistake == "diagonal only":
-                return (f"{spec.name}'s backward uses only the diagonal of the softmax's "
-                        "Jacobian, P * (1 - P) * dP: every score moves every probability in its "
-                        "row, so include the row-sum term, dS = P * (dP - rowsum(dP * P))")
+                return f"{spec.name}'s backward {DIAGONAL_ONLY}"
             if mistake == "row sum as a row":
                 return (f"{spec.name}'s backward lays its row sums out as a row: query i's sum "
                         "lands in column i (what .sum(-1) without keepdim does on square "

@@ -17,7 +17,7 @@ from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import record_returned_gradients
-from .attention_inputs import SCALE, one_thread
+from .attention_inputs import DIAGONAL_ONLY, ELEMENTWISE, SCALE, one_thread
 
 LATER_IN_LESSON = True
 NAME = "AttentionWithBias"
@@ -179,15 +179,12 @@ def recognise(function, values: dict) -> str | None:
     right = P * (dP - (dP * P).sum(-1, keepdim=True))
     if _close(got[3], scale * right.sum_to_size(bias.shape)) and scale != 1:
         return (f"{NAME}'s grad_bias is scale times the right one: the bias is added after the "
-                "scores are scaled, so dphi/dbias is dS itself, summed to the bias's shape")
+                "scores are scaled; nudge one bias entry by eps: by how much does each score it "
+                "feeds move? (Hint 2)")
     broadcast = _broadcast_hint(got[3], right, bias.shape)
     if broadcast is not None:
         return f"{NAME}'s grad_bias {broadcast}"
-    for wrong, hint in ((P * dP, "leaves out the row-sum term of the softmax: dS = P * (dP - "
-                         "rowsum(dP * P)), not P * dP"),
-                        (P * (1 - P) * dP, "uses only the diagonal of the softmax's Jacobian, "
-                         "P * (1 - P) * dP: include the row-sum term, dS = P * (dP - "
-                         "rowsum(dP * P))")):
+    for wrong, hint in ((P * dP, ELEMENTWISE), (P * (1 - P) * dP, DIAGONAL_ONLY)):
         if _close(got[3], wrong.sum_to_size(bias.shape)) or _close(got[0], scale * wrong @ K):
             return f"{NAME}'s backward {hint}"
     return None

@@ -9,6 +9,18 @@ import torch
 from ..domain import Constant
 from ..exercise import sample
 
+# The softmax-backward hints of Exercises 1, 2 and 4: each names what the probe proved (the
+# submission's numbers match that formula), and points to the lesson's live checker instead of
+# giving the softmax's vector-Jacobian product.
+ELEMENTWISE = ("treats the softmax as element-wise, dS = P * dP: raising one score also lowers "
+               "every other probability of its row, and your dS leaves that out; which product "
+               "of two probabilities is an off-diagonal J_ij? (the my_softmax_vjp check in "
+               "\"Derive the backward\" measures your formula)")
+DIAGONAL_ONLY = ("uses only the diagonal of the softmax's Jacobian, P * (1 - P) * dP: every "
+                 "score moves every probability of its row, so J has off-diagonal entries too; "
+                 "which product of two probabilities is J_ij? (the my_softmax_vjp check in "
+                 "\"Derive the backward\" measures your formula)")
+
 
 @contextmanager
 def one_thread():

@@ -107,7 +107,7 @@ def _sdpa(*changes, name=S):
 
 
 MISTAKES = [
-    Mistake(S, "no row sum", "leaves out the row-sum term of the softmax",
+    Mistake(S, "no row sum", "treats the softmax as element-wise, dS = P * dP",
             _sdpa((BACKWARD_S, "grad_S = P * grad_P")), named=True, nbgrader=True),
     Mistake(S, "diagonal of the Jacobian only", "uses only the diagonal of the softmax's Jacobian",
             _sdpa((BACKWARD_S, "grad_S = P * (1 - P) * grad_P")), named=True),
@@ -161,7 +161,7 @@ MISTAKES = [
             edit(MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
                            "lse = scores.exp().sum(dim=-1, keepdim=True).log()")),
             named=True),
-    Mistake(M, "no row sum", "leaves out the row-sum term of the softmax", _sdpa(
+    Mistake(M, "no row sum", "treats the softmax as element-wise, dS = P * dP", _sdpa(
         ("grad_S = P * (grad_P - (grad_output * output).sum(dim=-1, keepdim=True))",
          "grad_S = P * grad_P"), name=M), named=True),
 ]

@@ -104,7 +104,7 @@ MISTAKES += [
                    "with torch.enable_grad():\n"
                    "                S = P.log().detach().requires_grad_()\n"
                    "                grad_S, = torch.autograd.grad(torch.softmax(S, -1), S, grad_P)"))),
-    Mistake(AB, "no row sum", "leaves out the row-sum term of the softmax", _bias(
+    Mistake(AB, "no row sum", "treats the softmax as element-wise, dS = P * dP", _bias(
         ("grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))", "grad_S = P * grad_P"))),
 ]
 

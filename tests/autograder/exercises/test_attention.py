@@ -83,8 +83,8 @@ class TestCorrect:
 
 # Catalogued mistakes of ScaledDotProductAttention, each with the fuller hint asserted here.
 MISTAKES = [
-    ("no row sum", "backward leaves out the row-sum term of the softmax: "
-                   "dS = P * (dP - rowsum(dP * P)), not P * dP"),
+    ("no row sum", "backward treats the softmax as element-wise, dS = P * dP: raising one "
+                   "score also lowers every other probability of its row"),
     ("diagonal of the Jacobian only", "uses only the diagonal of the softmax's Jacobian, "
                                       "P * (1 - P) * dP"),
     ("row sum over the queries", "sums dP * P over the queries: the row sum runs over the keys"),
@@ -124,7 +124,7 @@ class TestMistakes:
         """Is the row-sum mistake named even on a shape where the generic gradient hint
         fires first, and is the generic hint kept in the details?"""
         values = lesson.attention_values((3,), 4, 7, 5, 3, "cpu", mask="causal")
-        with raises_hint("leaves out the row-sum term") as info:
+        with raises_hint("treats the softmax as element-wise") as info:
             lesson.check_attention(mistake(S, "no row sum"), lesson.SDPA, values)
         assert "your gradient for Q" in str(info.value)
 
@@ -159,8 +159,7 @@ MEMORY_MISTAKES = [
     ("saves the probabilities", "as big as the Lq x Lk probabilities: save one log-sum-exp per "
                                 "query row"),
     ("saves the scores as well", "as big as the Lq x Lk probabilities"),
-    ("no row sum", "MemoryEfficientAttention's backward leaves out the row-sum term of the "
-                   "softmax"),
+    ("no row sum", "MemoryEfficientAttention's backward treats the softmax as element-wise"),
 ]
 
 
@@ -274,3 +273,10 @@ def test_bias_gradient_left_at_the_scores_shape_is_graded_with_its_id():
     shape, not reduced to bias.shape), not only its hint?"""
     assert graded_mistake("AttentionWithBias", "bias gradient left at the scores' shape") == \
         "AttentionWithBias/bias-gradient-not-reduced"
+
+
+def test_softmax_hints_ask_and_do_not_give_the_vjp():
+    """Do the softmax-backward hints name the mistake without printing the closed form of the
+    softmax's vector-Jacobian product (issue 38: the answer only after the self-check)?"""
+    for hint in (lesson.ELEMENTWISE, lesson.DIAGONAL_ONLY):
+        assert "rowsum" not in hint and "dP - " not in hint and "my_softmax_vjp" in hint
