@@ -507,6 +507,26 @@ compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
 # purpose.
 # </details>
 #
+# ## The view: gradient norms with surgery on and off
+#
+# The model trained above without reversal, one batch, one backward, with **your**
+# `GradientReversal` and `ClipGradientNorm` between the features and the critic
+# (`domain_head(reversal(clip(h)))`). The bars are the weight-gradient norm of each layer,
+# the dashed outline the same without surgery; the log lists, in the order backward ran them,
+# what a module hook on each layer and a tensor hook on each side of the surgery saw (the
+# next two sections set such hooks).
+#
+# Switch the reversal off and on: no bar moves much (the label loss is almost 0 after
+# training, so the critic's gradient is nearly all the features receive, and reversing it
+# keeps its norm); only the cosine in the log shows the flip. Norms alone cannot tell a
+# reversed gradient from a correct one; hooks can. Then switch clipping on and slide
+# `max_norm` down: the largest row the features receive stops at `max_norm`.
+
+# %% tags=["skip-when-grading"]
+surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal,
+                 ClipGradientNorm)
+
+# %% [markdown]
 # ## Watching gradients: tensor hooks
 #
 # `t.register_hook(fn)` calls `fn(grad)` when the gradient with respect to `t` has been
@@ -592,8 +612,8 @@ print("\n".join(log))
 
 # %% [markdown]
 # The first layer reports `grad_input` as `None`: its input, the data, needs no gradient, and
-# PyTorch warns that its hook fired with nothing to report for the inputs. The view at the
-# end of the lesson keeps such a log for you, with reversal and clipping switched on and off.
+# PyTorch warns that its hook fired with nothing to report for the inputs. The view above
+# keeps such a log for you, with reversal and clipping switched on and off.
 #
 # One catch: a full backward hook is set up when the module runs forward, so it must be
 # registered **before** the forward it should watch.
@@ -1454,25 +1474,6 @@ compare("the sample it comes from", nan_sample, found["rows"][0], reveal=False)
 # gradients above it and look for `inf` too (`torch.isfinite`).
 # </details>
 
-
-# %% [markdown]
-# ## The view: gradient norms with surgery on and off
-#
-# The model trained above without reversal, one batch, one backward, with **your**
-# `GradientReversal` and `ClipGradientNorm` between the features and the critic
-# (`domain_head(reversal(clip(h)))`). The bars are the weight-gradient norm of each layer,
-# the dashed outline the same without surgery; the log lists, in the order backward ran them,
-# what a module hook on each layer and a tensor hook on each side of the surgery saw.
-#
-# Switch the reversal off and on: no bar moves much (the label loss is almost 0 after
-# training, so the critic's gradient is nearly all the features receive, and reversing it
-# keeps its norm); only the cosine in the log shows the flip. Norms alone cannot tell a
-# reversed gradient from a correct one; hooks can. Then switch clipping on and slide
-# `max_norm` down: the largest row the features receive stops at `max_norm`.
-
-# %% tags=["skip-when-grading"]
-surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal,
-                 ClipGradientNorm)
 
 # %% [markdown]
 # ## ✎ Exercise 4 (transfer) · `PerSampleClippedLinear`
