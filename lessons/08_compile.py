@@ -69,62 +69,8 @@ def compare(prediction, observed, who="PyTorch") -> None:
 #
 # Both use the same local derivative, $\partial y / \partial x$: backward multiplies it by $g$
 # from the left and sums over the outputs, jvp multiplies it by the tangent and sums over the
-# inputs. Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. Derive
-# $\partial y / \partial x_j$, then both products, before you reach it; the hints are
-# collapsed.
-#
-# <details><summary><b>Hint 1</b>: a question</summary>
-#
-# The derivative of $\log u$ is $u' / u$. With $u = \sum_k e^{x_k}$, what is
-# $\partial u / \partial x_j$, and which function you know is $\partial y / \partial x_j$?
-# </details>
-#
-# <details><summary><b>Hint 2</b>: a form that is safe to compute, a question</summary>
-#
-# Your $\partial y / \partial x_j$ has the sum $\sum_k e^{x_k}$ in it. Which quantity has
-# forward already computed from that sum, and what does it give your derivative once you use
-# it? How large can an exponent then be? Checkpoint: at $x = (0, 1, 2)$, $y = 2.40761$ and
-# your $\partial y / \partial x = (0.09003, 0.24473, 0.66524)$; they add up to 1. Why must
-# they?
-# </details>
-#
-# <details><summary><b>Hint 3</b>: both products, a question</summary>
-#
-# Backward gets one $g$ per slice (the dimension `dim` is gone from `grad_output`) and must
-# return one number per $x_j$; jvp gets one tangent $\dot x_j$ per $x_j$ and must return one
-# number per slice. Which of the two sums over $j$, and which repeats a value along $j$?
-# Checkpoint, at $x = (0, 1, 2)$: with $g = 2$, your $\partial L/\partial x =
-# (0.18006, 0.48946, 1.33048)$; with the tangent $\dot x = (1, 0, -1)$, your
-# $\dot y = -0.57521$. Both read $x$ and $y$: backward from `ctx.save_for_backward`, jvp from
-# `ctx.save_for_forward`.
-# </details>
-#
-# Forward needs care of its own: $e^{1000}$ overflows in float64. Which constant can you take
-# out of the sum, so that no exponent left inside is positive?
-#
-# <details><summary><b>Hint 4</b>: an overflow-free forward, a question</summary>
-#
-# $\log \sum_j e^{x_j} = c + \log \sum_j e^{x_j - c}$ for any constant $c$: check it by
-# taking $e^{c}$ out of every term. Which $c$ makes every exponent left $\le 0$, and what is
-# then the largest term? Checkpoint: at $x = (1000, 999, 998)$ in float64,
-# `x.exp().sum().log()` is `inf`, and your forward gives $1000.40761$ (the $(0, 1, 2)$ answer
-# shifted by 998).
-# </details>
-#
-# **Softplus** with a positive scale $\beta$, $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$,
-# is exercise 2's operator. You wrote softplus with $\beta = 1$ alone in lesson 01 (its
-# transfer exercise): its derivative, its overflow-free form and its left tail carry over
-# unchanged to $\mathrm{softplus}(z)$ with $z = \beta x$. Only $\beta$ is new: by the chain
-# rule, what does it do to the value and to the derivative, and does the tiny left tail stay
-# accurate after the division by $\beta$?
-#
-# <details><summary><b>Hint</b>: a numeric checkpoint</summary>
-#
-# In float64, at $x = 1$, $\beta = 2$: $s = 1.06346$, $s' = 0.88080$. At $x = -20$,
-# $\beta = 2$: $s = 2.1242 \times 10^{-18}$ (not 0) and $s' = 4.2484 \times 10^{-18}$. At
-# $x = 400$, $\beta = 2$: $s = 400$ and $s' = 1$, finite. If your $s'$ is off by a factor
-# $\beta$, count the $\beta$s in the chain rule again.
-# </details>
+# inputs. Each of the lesson's first two exercises starts with a short derivation, set just
+# before it, that you do on paper and check with a live checker.
 
 # %% [markdown]
 # ## Worked example: `Exp` in the setup_context form
@@ -179,8 +125,10 @@ print("gradcheck, both modes:", torch.autograd.gradcheck(
 # such a Function, and the cell after next runs `torch.vmap` and `torch.func.jvp` on it again.
 # Two other ways in are not `torch.func`: `gradcheck` with `check_forward_ad=True` (forward
 # mode through `torch.autograd.forward_ad`), and `torch.compile(fullgraph=True)` of a function
-# calling `ExpOldForm` without its `jvp`. For each, write `"works"` or `"raises"` into
-# `prediction_old_form` and run the cell.
+# calling `ExpOldForm` without its `jvp`. (`torch.compile`'s front end, TorchDynamo, reads your
+# Python and records the tensor operations it meets into a graph; `fullgraph=True` turns
+# anything it cannot record into an error. A later section looks closer.) For each, write
+# `"works"` or `"raises"` into `prediction_old_form` and run the cell.
 
 # %%
 prediction_old_form = {"gradcheck forward_ad": None,  # "works" or "raises"
@@ -243,14 +191,6 @@ for name, attempt in attempts.items():
 # that names the fix: they must run `forward` on their own wrapped tensors and then decide what
 # to save, so the saving has to live in a separate `setup_context`. Nothing fails in silence.
 # </details>
-
-# %% [markdown]
-# Two more silent-or-loud facts, checked on this torch:
-#
-# - without `generate_vmap_rule = True` (and without a hand-written `vmap` staticmethod)
-#   `torch.vmap` raises *"You tried to vmap over ..., but it does not have vmap support"*;
-# - without a `jvp`, forward mode raises *"You must implement the jvp function for custom
-#   autograd.Function to use it with forward mode AD"*.
 
 # %% [markdown]
 # ## A Function that leaves PyTorch, under `vmap`
@@ -345,16 +285,110 @@ print("per-sample grads:", torch.allclose(
 # thought in its rule; the section on `register_vmap` below works through one.
 
 # %% [markdown]
+# ## The maths of log-sum-exp
+#
+# Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. Derive
+# $\partial y / \partial x_j$, then both products, on paper; the hints are collapsed, and the
+# checker after them tries your answers.
+#
+# <details><summary><b>Hint 1</b>: a question</summary>
+#
+# The derivative of $\log u$ is $u' / u$. With $u = \sum_k e^{x_k}$, what is
+# $\partial u / \partial x_j$, and which function you know is $\partial y / \partial x_j$?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: a form that is safe to compute, a question</summary>
+#
+# Your $\partial y / \partial x_j$ has the sum $\sum_k e^{x_k}$ in it. Which quantity has
+# forward already computed from that sum, and what does it give your derivative once you use
+# it? How large can an exponent then be? Checkpoint: at $x = (0, 1, 2)$, $y = 2.40761$ and
+# your $\partial y / \partial x = (0.09003, 0.24473, 0.66524)$; they add up to 1. Why must
+# they?
+# </details>
+#
+# <details><summary><b>Hint 3</b>: both products, a question</summary>
+#
+# Backward gets one $g$ per slice (the dimension `dim` is gone from `grad_output`) and must
+# return one number per $x_j$; jvp gets one tangent $\dot x_j$ per $x_j$ and must return one
+# number per slice. Which of the two sums over $j$, and which repeats a value along $j$?
+# Checkpoint, at $x = (0, 1, 2)$: with $g = 2$, your $\partial L/\partial x =
+# (0.18006, 0.48946, 1.33048)$; with the tangent $\dot x = (1, 0, -1)$, your
+# $\dot y = -0.57521$. Both read $x$ and $y$: backward from `ctx.save_for_backward`, jvp from
+# `ctx.save_for_forward`.
+# </details>
+#
+# Forward needs care of its own: $e^{1000}$ overflows in float64. Which constant can you take
+# out of the sum, so that no exponent left inside is positive?
+#
+# <details><summary><b>Hint 4</b>: an overflow-free forward, a question</summary>
+#
+# $\log \sum_j e^{x_j} = c + \log \sum_j e^{x_j - c}$ for any constant $c$: check it by
+# taking $e^{c}$ out of every term. Which $c$ makes every exponent left $\le 0$, and what is
+# then the largest term? Checkpoint: at $x = (1000, 999, 998)$ in float64,
+# `x.exp().sum().log()` is `inf`, and your forward gives $1000.40761$ (the $(0, 1, 2)$ answer
+# shifted by 998).
+# </details>
+#
+#
+# Write your two steps along the last dimension, from $x$ and $y$ alone (no new sum of
+# exponentials), and run the checker: it compares them with autograd's through
+# `torch.logsumexp`, at $(0, 1, 2)$ and at $|x| = 1000$.
+
+# %%
+### BEGIN WORKED
+lse_weights = lambda x, y: (x - y.unsqueeze(-1)).exp()
+lse_jvp = lambda x, y, x_dot: (lse_weights(x, y) * x_dot).sum(-1)
+### LEARNER
+lse_weights = None  # lambda x, y: dy/dx_j along the last dim, same shape as x
+lse_jvp = None  # lambda x, y, x_dot: y_dot, one number per slice (the shape of y)
+### END WORKED
+
+
+# %% tags=["skip-when-grading"]
+def check_lse_steps() -> None:
+    """Your lse_weights and lse_jvp against autograd's through torch.logsumexp."""
+    rows = {"x = (0, 1, 2)": [0.0, 1.0, 2.0], "x = (1000, 999, 998)": [1000.0, 999.0, 998.0],
+            "x = (-1000, -1001, -1002)": [-1000.0, -1001.0, -1002.0]}
+    x = torch.tensor(list(rows.values()), dtype=torch.float64)
+    x_dot = torch.tensor([[1.0, 0.0, -1.0]] * 3, dtype=torch.float64)
+    y = torch.logsumexp(x, -1)
+    truths = {"lse_weights": torch.vmap(torch.func.jacrev(lambda r: torch.logsumexp(r, -1)))(x),
+              "lse_jvp": torch.func.jvp(lambda x: torch.logsumexp(x, -1), (x,), (x_dot,))[1]}
+    for name, step, args in [("lse_weights", lse_weights, (x, y)),
+                             ("lse_jvp", lse_jvp, (x, y, x_dot))]:
+        truth = truths[name]
+        if step is None:
+            print(f"{name}: not written yet")
+            continue
+        try:
+            yours = torch.as_tensor(step(*args), dtype=torch.float64)
+        except Exception as error:  # noqa: BLE001 - shown, not raised: the check is a guide
+            print(f"{name}: ✗ {type(error).__name__}: {str(error).splitlines()[0][:120]}")
+            continue
+        if yours.shape != truth.shape:
+            print(f"{name}: ✗ shape {tuple(yours.shape)}, autograd's is {tuple(truth.shape)}")
+            continue
+        for row, label in enumerate(rows):
+            shown = [[round(v, 5) for v in torch.atleast_1d(t[row]).tolist()]
+                     for t in (yours, truth)]
+            verdict = ("✓" if torch.allclose(yours[row], truth[row])
+                       else f"✗ yours {shown[0]}, autograd's {shown[1]}")
+            print(f"{name} at {label}: {verdict}")
+
+
+check_lse_steps()
+
+# %% [markdown]
 # ## ✎ Exercise 1 · `LogSumExp`
 #
 # Write `LogSumExp.apply(x, dim)` equal to `torch.logsumexp(x, dim)` (no `keepdim`), with
 # `dim` a Python int, possibly negative. In the setup_context form:
 #
 # - `forward(x, dim)`: stable for $|x|$ up to 1000 in float64 (your overflow-free form from
-#   the maths section: how does a per-slice number meet the slice it came from?);
+#   Hint 4 above: how does a per-slice number meet the slice it came from?);
 # - `setup_context(ctx, inputs, output)`: save what backward needs with `save_for_backward`,
 #   what jvp needs with `save_for_forward`, and `dim` as a plain attribute;
-# - `backward(ctx, grad_output)`: your reverse-mode product from the maths section, and `None`
+# - `backward(ctx, grad_output)`: your reverse-mode product from the section above, and `None`
 #   for `dim` (mind which dimension `grad_output` lacks);
 # - `jvp(ctx, x_tangent, dim_tangent)`: your forward-mode product (`dim_tangent` is `None`: an
 #   int has no tangent); finite at $|x| = 1000$ too;
@@ -445,56 +479,6 @@ axes[1].legend()
 plt.show()
 print(f"naive formula: inf at {int((naive == float('inf')).sum())} shifts (overflow), "
       f"-inf at {int((naive == float('-inf')).sum())} (underflow), of 161")
-
-# %% [markdown]
-# ### A row that is all $-\infty$ (not graded)
-#
-# Attention masks a position by setting its score to $-\infty$, and a row can be masked
-# entirely (when a padding mask and a causal mask together leave a query no key). Mathematically
-# $\log \sum_j e^{-\infty} = \log 0 = -\infty$, and `torch.logsumexp` returns `-inf`. The
-# contract asks for $|x|$ up to 1000, so the grader never tries this row.
-#
-# **Predict.** What does *your* `LogSumExp` return for a row of three `-inf`: `"-inf"`,
-# `"nan"`, or `"error"`? Write it into `prediction_masked` and run the cell.
-
-# %%
-prediction_masked = None  # "-inf", "nan" or "error"
-
-# %%
-masked = torch.full((2, 3), float("-inf"), dtype=torch.float64)
-masked[1, 0] = 0.0  # the second row keeps one position
-try:
-    yours = LogSumExp.apply(masked, 1)
-    observed = "-inf" if yours[0] == float("-inf") else "nan" if yours[0].isnan() else str(
-        yours[0].item())
-    print("yours:           ", yours)
-except Exception as error:
-    observed = "error"
-    print(f"yours: {type(error).__name__}: {error}")
-print("torch.logsumexp: ", torch.logsumexp(masked, 1))
-compare(prediction_masked, observed, who="your LogSumExp")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# With the maximum subtracted, a row of $-\infty$ has $m = -\infty$, and $x_j - m$ is
-# $-\infty - (-\infty)$, which is `nan` in IEEE arithmetic; every later step keeps the `nan`.
-# A row with one finite entry is fine: its maximum is finite. In a model, a single `nan` row
-# spreads to every parameter that the loss reaches through it.
-# </details>
-#
-# <details><summary><b>Hint</b>: a guard, if yours gave nan</summary>
-#
-# The value of $m$ does not change the answer while it is finite. Which finite value could
-# stand in for $m$ where the maximum is not finite, so that $e^{x_j - m}$ is $0$ for the row and
-# $\log 0 + m$ is $-\infty$? (`torch.isfinite` and `torch.where` do it without a Python `if`,
-# so `vmap` and `torch.compile` still see one graph.)
-# </details>
-#
-# The value is not the whole story: `torch.logsumexp`'s own gradient on such a row is `nan` on
-# torch 2.13, as $e^{x_j - y}$ is again $e^{-\infty - (-\infty)}$. Attention code that masks
-# whole rows therefore either keeps them out of the reduction or zeroes their output and
-# gradient after it.
 
 # %% [markdown]
 # ### Try it (ungraded): the cross product, a Function with nothing to mirror
@@ -617,16 +601,18 @@ try:
 except Exception as error:
     print(type(error).__name__)
     print("\n".join(str(error).splitlines()[:3]))
+with torch.no_grad():  # autograd records nothing: dynamo traces forward alone
+    torch.compile(through_logsumexp, fullgraph=True, backend="aot_eager")(x)
+print("under torch.no_grad(): one graph, no error")
 
 # %% [markdown]
 # In torch 2.13 dynamo does not trace a Function that defines `jvp`: *"Hint: Remove the
 # custom `jvp` method if possible."* Only while autograd records, though: with an input that
-# requires grad, as in training. Under `torch.no_grad()`, or with inputs that do not require
-# grad, dynamo traces `forward` alone and the same call compiles in one graph. Without
-# `fullgraph=True` nothing is raised: the function runs, with a break around your Function. (`torch._dynamo.explain` counts the break but, on
-# this version, leaves its `break_reasons` list empty; the view below reads dynamo's own
-# counters instead.) The same class without `jvp` is traced, forward **and** backward, into
-# one graph:
+# requires grad, as in training. Under `torch.no_grad()`, as the last line shows, or with
+# inputs that do not require grad, dynamo traces `forward` alone and the same call compiles in
+# one graph. Without `fullgraph=True` nothing is raised: the function runs, with a break around
+# your Function. The same class without `jvp` is traced, forward **and** backward, into one
+# graph:
 
 # %%
 class LogSumExpNoJvp(LogSumExp):
@@ -776,7 +762,57 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
 # `torch.compile` such an operator can silently give wrong results, which is why `opcheck`
 # belongs in every operator's tests.
 # </details>
+
+# %% [markdown]
+# ## The maths of softplus with a scale
 #
+# **Softplus** with a positive scale $\beta$, $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$,
+# is Exercise 2's operator. You wrote softplus with $\beta = 1$ alone in lesson 01 (its
+# transfer exercise): its derivative, its overflow-free form and its left tail carry over
+# unchanged to $\mathrm{softplus}(z)$ with $z = \beta x$. Only $\beta$ is new: by the chain
+# rule, what does it do to the value and to the derivative, and does the tiny left tail stay
+# accurate after the division by $\beta$?
+#
+# <details><summary><b>Hint</b>: a numeric checkpoint</summary>
+#
+# In float64, at $x = 1$, $\beta = 2$: $s = 1.06346$, $s' = 0.88080$. At $x = -20$,
+# $\beta = 2$: $s = 2.1242 \times 10^{-18}$ (not 0) and $s' = 4.2484 \times 10^{-18}$. At
+# $x = 400$, $\beta = 2$: $s = 400$ and $s' = 1$, finite. If your $s'$ is off by a factor
+# $\beta$, count the $\beta$s in the chain rule again.
+# </details>
+#
+# Write your slope $s'(x)$ and run the checker: it compares it with autograd's through
+# `torch.nn.functional.softplus` at the three points of the hint and one more.
+
+# %%
+### BEGIN WORKED
+softplus_slope = lambda x, beta: torch.sigmoid(beta * x)
+### LEARNER
+softplus_slope = None  # lambda x, beta: ds/dx at x (a float64 tensor), beta a float > 0
+### END WORKED
+
+
+# %% tags=["skip-when-grading"]
+def check_softplus_slope() -> None:
+    """Your softplus_slope against autograd's through F.softplus, to a relative 1e-6."""
+    if softplus_slope is None:
+        print("softplus_slope: not written yet")
+        return
+    for point, beta in [(1.0, 2.0), (-20.0, 2.0), (400.0, 2.0), (-3.0, 0.5)]:
+        at = torch.tensor(point, dtype=torch.float64)
+        truth = torch.func.grad(lambda t: F.softplus(t, beta))(at)
+        try:
+            yours = torch.as_tensor(softplus_slope(at, beta), dtype=torch.float64)
+            ok = yours.shape == truth.shape and torch.allclose(yours, truth, rtol=1e-6, atol=0)
+            verdict = "✓" if ok else f"✗ yours {yours.item():.5g}, autograd's {truth.item():.5g}"
+        except Exception as error:  # noqa: BLE001 - shown, not raised: the check is a guide
+            verdict = f"✗ {type(error).__name__}: {str(error).splitlines()[0][:120]}"
+        print(f"s'(x) at x = {point:g}, beta = {beta:g}: {verdict}")
+
+
+check_softplus_slope()
+
+# %% [markdown]
 # ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
 #
 # Turn `softplus(x, beta)` below into the custom operator `autograd_course::softplus` (`x` a
@@ -784,7 +820,7 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
 #
 # - compute $\log(1 + e^{\beta x}) / \beta$ **stably**: finite for $\beta x$ in the thousands,
 #   and accurate where it is tiny (at $\beta x = -40$, $\log(1 + e^{\beta x})$ is about
-#   $4.2 \times 10^{-18}$, and the output that divided by $\beta$, not 0: the self-check
+#   $4.2 \times 10^{-18}$, and the output is that divided by $\beta$, not 0: the self-check
 #   compares the left tail to a relative $10^{-5}$);
 # - have a fake implementation;
 # - have a backward written by hand, registered for autograd;
@@ -793,7 +829,8 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
 #
 # Before you write it, answer `matvec`'s three questions for this operator: what the fake
 # returns, what backward keeps (and where `beta` goes), and what backward returns for each
-# input.
+# input. Your slope from the section above, with its $\beta$s counted, is what backward
+# multiplies `grad_output` by.
 #
 # Keep every registration in this one cell. Re-running a cell that defines an operator is fine
 # in torch 2.13 (`custom_op` with a name already defined replaces the earlier definition), but
@@ -912,8 +949,8 @@ print("vmap without a rule (the fallback):",
 # The rule answers three questions. Which dimension of one sample does `dim` name (a negative
 # `dim` counts from the end of the sample)? Which dimension of the batched `x` is that (one
 # more, if it comes at or after the batch dimension)? Where is the output's batch dimension
-# (`roll` keeps every dimension, so where `x` had it)? The loop below tries the rule for every `dim` and for
-# a batch dimension in each place.
+# (`roll` keeps every dimension, so where `x` had it)? The loop below tries the rule for every
+# `dim` and for a batch dimension in each place.
 
 # %%
 def roll_one_vmap(info, in_dims, x, dim):
@@ -1058,11 +1095,8 @@ for column, predicted in prediction_table.items():
 # with `register_autograd` returns **zero tangents without an error** on torch 2.13 (and
 # `forward_ad` returns no tangent at all). `torch.func.grad` refuses the operator outright, so
 # per-sample gradients, `vmap(grad(...))`, are out of reach too: the operator keeps only
-# ordinary `backward`. Its message, *"it must override the setup_context staticmethod"*, is
-# not about your code: `register_autograd` wraps your `setup_context` and `backward` in an
-# `autograd.Function` it generates in the old form, `forward(ctx, *args)`, which calls your
-# `setup_context` inside it (`torch/_library/autograd.py`), and `torch.func` refuses that
-# generated class. Passing `setup_context=` again changes nothing. `vmap` of its forward works,
+# ordinary `backward`. `torch.func.grad` refuses the operator, whose generated Function is in
+# the old form (the "In practice" block says more). `vmap` of its forward works,
 # through PyTorch's per-sample fallback (or one call per batch, with a rule registered as for
 # `roll_one`).
 #
@@ -1098,7 +1132,7 @@ for column, predicted in prediction_table.items():
 #
 # For $x$ of shape $(R, C)$ and `dim=1`, $y_r = \sum_c x_{r,c}^2$. Write
 # $\partial y_r / \partial x_{s,c}$ with a delta, multiply by $g_r$ and sum over $r$: which
-# pattern does $g$ follow, and which dimension must it get back before it meets $x$?
+# dimension of $x$ does $g$ lack, and how does it get it back before it meets $x$?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the fake implementation</summary>
@@ -1235,8 +1269,9 @@ compare(prediction_in_dims_1, matched, who="your rule")
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
-# **The fake implementation owns the dtype.** A fake implementation states the output's dtype as well as its shape, and it must be the
-# dtype the real computation returns, which type promotion decides. Here the contract is
+# **The fake implementation owns the dtype.** A fake implementation states the output's dtype
+# as well as its shape, and it must be the dtype the real computation returns, which type
+# promotion decides. Here the contract is
 # floating point, where `(x * x).sum(dim)` keeps `x`'s dtype and `x.new_empty(...)` is right.
 # For an integer `x` it is not: `torch.sum` of an `int32` tensor returns `int64`, so that fake
 # says `int32` while the operator returns `int64`, and `opcheck` on an `int32` input fails with
@@ -1254,11 +1289,54 @@ compare(prediction_in_dims_1, matched, who="your rule")
 # **Under `torch.autocast`.** An operator with no autocast rule gets its inputs
 # as they arrive. On torch 2.13 (CPU, bfloat16), `matvec` called on float32 tensors receives
 # float32; the `A @ v` in its Python body is still autocast and returns bfloat16, but a kernel
-# of your own would compute in float32. `torch.library.register_autocast("autograd_course::matvec",
-# "cpu", torch.bfloat16)` casts its float32 inputs to bfloat16 before the call (float64 ones
-# are left alone, as autocast leaves them).
-# </details>
+# of your own would compute in float32.
+# `torch.library.register_autocast("autograd_course::matvec", "cpu", torch.bfloat16)` casts its
+# float32 inputs to bfloat16 before the call (float64 ones are left alone, as autocast leaves
+# them).
 #
+# **Why `torch.func.grad` refuses an operator.** Its message, *"it must override the
+# setup_context staticmethod"*, is not about your code: `register_autograd` wraps your
+# `setup_context` and `backward` in an `autograd.Function` it generates in the old form,
+# `forward(ctx, *args)`, which calls your `setup_context` inside it
+# (`torch/_library/autograd.py`), and `torch.func` refuses that generated class. Passing
+# `setup_context=` again changes nothing.
+#
+# **`torch._dynamo.explain` and the `jvp` break.** `explain` counts the break around
+# `LogSumExp` (two graphs, one break) but, on this version, leaves its `break_reasons` list
+# empty; the view of what `torch.compile` captured reads dynamo's own counters instead.
+#
+# **A row that is all $-\infty$.** Attention masks a position by setting its score to
+# $-\infty$, and a row can be masked entirely (when a padding mask and a causal mask together
+# leave a query no key). Mathematically $\log \sum_j e^{-\infty} = \log 0 = -\infty$, and
+# `torch.logsumexp` returns `-inf`. The contract asks for $|x|$ up to 1000, so the grader never
+# tries this row. Before you run the cell below this block, decide what *your* `LogSumExp`
+# returns for a row of three `-inf`: `-inf`, `nan`, or an error?
+#
+# With the maximum subtracted, a row of $-\infty$ has $m = -\infty$, and $x_j - m$ is
+# $-\infty - (-\infty)$, which is `nan` in IEEE arithmetic; every later step keeps the `nan`.
+# A row with one finite entry is fine: its maximum is finite. In a model, a single `nan` row
+# spreads to every parameter that the loss reaches through it. If yours gave `nan`: the value of
+# $m$ does not change the answer while it is finite. Which finite value could stand in for $m$
+# where the maximum is not finite, so that $e^{x_j - m}$ is $0$ for the row and $\log 0 + m$ is
+# $-\infty$? (`torch.isfinite` and `torch.where` do it without a Python `if`, so `vmap` and
+# `torch.compile` still see one graph.)
+#
+# The value is not the whole story: `torch.logsumexp`'s own gradient on such a row is `nan` on
+# torch 2.13, as $e^{x_j - y}$ is again $e^{-\infty - (-\infty)}$. Attention code that masks
+# whole rows therefore either keeps them out of the reduction or zeroes their output and
+# gradient after it.
+# </details>
+
+# %%
+masked = torch.full((2, 3), float("-inf"), dtype=torch.float64)
+masked[1, 0] = 0.0  # the second row keeps one position
+try:
+    print("your LogSumExp:  ", LogSumExp.apply(masked, 1))
+except Exception as error:  # noqa: BLE001 - shown, not raised
+    print(f"your LogSumExp: {type(error).__name__}: {error}")
+print("torch.logsumexp: ", torch.logsumexp(masked, 1))
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |

@@ -92,10 +92,11 @@ def check_lse_stable(function, device) -> None:
         if (out == float("-inf")).any() and not (out == float("inf")).any():
             what = ("underflows on the row of values near -1000: every term of its sum is 0 "
                     "and log(0) = -inf; subtract that row's own max along dim, so that its "
-                    "largest term is exactly exp(0) = 1, m + log(sum(exp(x - m)))")
+                    "largest term is exactly exp(0) = 1")
         else:
-            what = ("overflows at |x| = 1000: exp(1000) is inf in float64; subtract the max "
-                    "along dim first, m + log(sum(exp(x - m)))")
+            what = ("overflows at |x| = 1000: exp(1000) is inf in float64; which constant, "
+                    "taken out of the sum, leaves no positive exponent? (Hint 4 before "
+                    "Exercise 1)")
         raise GradingError(f"LogSumExp's forward {what}", f"got {out.detach()}, expected {expected}",
                            mistake={"overflows at |x| = 1000": "LogSumExp/overflows",
                                     "underflows on the row": "LogSumExp/max-not-per-row"})
@@ -122,6 +123,26 @@ def check_lse_stable(function, device) -> None:
     with case("x at |x| = 1000 (torch.func.jvp)"):
         diagnose_values("LogSumExp.jvp's tangent", got,
                         (torch.softmax(x.detach(), 1) * tangent).sum(1))
+
+
+def check_lse_grad_output_unsqueezed(function, device) -> None:
+    """x of shape (4, 4), dim=1: a grad_output of shape (4,) broadcasts against x without an
+    error, along the wrong dim, unless backward puts dim back first."""
+    x = lse_values((4, 4), device, seed=11)["x"].requires_grad_()
+    grad_output = sample((4,), device, seed=12, dtype=x.dtype)
+    try:
+        got, = torch.autograd.grad(function.apply(x, 1), x, grad_output)
+    except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
+        return
+    weights = torch.softmax(x.detach(), 1)
+    if (isinstance(got, torch.Tensor) and got.shape == x.shape
+            and not torch.allclose(got, grad_output.unsqueeze(1) * weights)
+            and torch.allclose(got, grad_output.unsqueeze(0) * weights)):
+        raise GradingError(
+            "LogSumExp's backward lines grad_output up with the wrong dim: with x of shape "
+            "(4, 4) and dim=1, grad_output has shape (4,), and broadcasting matches it with x's "
+            "last dim, silently here and with an error when x is not square; put dim back in "
+            "grad_output before it meets x", mistake="LogSumExp/grad-output-not-unsqueezed")
 
 
 def check_lse_case(function, values: dict, **tolerances) -> None:
@@ -164,8 +185,9 @@ def check_lse_jvp(function, values: dict) -> None:
     _, expected = torch.func.jvp(lambda t: torch.logsumexp(t, dim), (x,), (tangent,))
     if not (isinstance(got, torch.Tensor) and got.shape == expected.shape
             and torch.allclose(got, expected, rtol=1e-5, atol=1e-7)):
-        raise GradingError("LogSumExp.jvp is wrong: the tangent of logsumexp is "
-                           "sum(softmax(x, dim) * x_tangent, dim)", f"got {got}, not {expected}")
+        raise GradingError("LogSumExp.jvp is wrong: its tangent differs from torch.logsumexp's; "
+                           "try your jvp step in the checker before Exercise 1 (at x = (0, 1, 2), "
+                           "tangent (1, 0, -1), y_dot = -0.57521)", f"got {got}, not {expected}")
 
 
 def check_lse_vmap(function, values: dict) -> None:
@@ -202,6 +224,7 @@ def check_lse_gradcheck(function, values: dict, *, batched: bool = False) -> Non
 def lse_full(LogSumExp, device) -> None:
     function = check_is_function(LogSumExp, LSE)
     check_lse_form(function)
+    check_lse_grad_output_unsqueezed(function, device)
     for seed, (shape, dim) in enumerate(LSE_CASES):
         values = lse_values(shape, device, seed=seed, dim=dim)
         check_lse_case(function, values)

@@ -141,8 +141,9 @@ def check_softplus(softplus, x, beta, *, rtol=1e-5, atol=1e-7) -> None:
     if not torch.isfinite(out).all() and torch.isfinite(expected).all():
         raise GradingError(
             f"softplus overflows for large beta * x (beta={beta}, largest beta * x "
-            f"{(beta * x).abs().max().item():.4g}): exp(beta * x) is inf; compute "
-            "max(z, 0) + log1p(exp(-|z|)) with z = beta * x", f"got {out.detach()}",
+            f"{(beta * x).abs().max().item():.4g}): exp(beta * x) is inf; with z = beta * x, "
+            "which part of log(1 + e^z) can come out of the log so that no exponent left is "
+            "positive? (lesson 01's softplus did it for beta = 1)", f"got {out.detach()}",
             mistake="softplus/overflows")
     diagnose_values(f"softplus's output with beta={beta}", out, expected, rtol=rtol, atol=atol)
     grad_output = sample(out.shape, out.device, seed=9, dtype=out.dtype)
@@ -219,13 +220,15 @@ def check_beta_slips(got, expected, without_beta, beta) -> None:
     close = lambda a, b: torch.allclose(a, b, rtol=1e-6, atol=1e-9)  # noqa: E731
     if close(got, beta * expected) and not close(got, expected):
         raise GradingError(
-            "softplus's gradient is beta times sigmoid(beta * x): the chain "
-            "rule's factor beta cancels the 1 / beta in front, so d/dx is sigmoid(beta * x)",
+            "softplus's gradient is beta times too large at every x: count the betas in "
+            "d/dx (1/beta) softplus(beta * x) again; at x = 1, beta = 2 the slope is 0.88080 "
+            "(the checker before Exercise 2 tries your slope)",
             mistake="softplus/extra-beta-factor")
     if close(got, without_beta) and not close(got, expected):
         raise GradingError(
-            "softplus's gradient is sigmoid(x), not sigmoid(beta * x): beta "
-            "scales x inside the sigmoid", mistake="softplus/forgets-beta-in-sigmoid")
+            "softplus's gradient is the slope for beta = 1 at every x: beta has dropped out of "
+            "the derivative; at x = 1, beta = 2 the slope is 0.88080, not 0.73106 (the checker "
+            "before Exercise 2 tries your slope)", mistake="softplus/forgets-beta-in-sigmoid")
 
 
 def check_softplus_ctx(out: torch.Tensor) -> None:

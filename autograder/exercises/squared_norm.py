@@ -141,7 +141,8 @@ def check_vmap(squared_norm, device) -> None:
         raise GradingError(
             "squared_norm under torch.vmap is right for negative dims but wrong for dim >= 0: "
             "the rule sees x with the batch dimension in it, so a non-negative dim of one "
-            "sample is dim + 1 of the batched x once the batch dim is at the front",
+            "sample names another dimension of the batched x: which one, given where the batch "
+            "dim is?",
             f"dim={dim}: got shape {tuple(getattr(got, 'shape', ()))}, expected "
             f"{tuple(loop.shape)}", mistake="squared_norm/dim-not-shifted")
     with case(f"torch.vmap over a batch of 3 samples of shape {BATCHED[1:]}, dim={dim}"):

@@ -1,12 +1,13 @@
 """An ungraded "Try it" whose worked answer the solutions show (a WORKED region): the worked
 code passes the lesson's own checker, and a plausible slip fails it."""
 
+import ast
 import contextlib
 import io
 
 import torch
 
-from grader.lessons import LESSONS, WORKED
+from grader.lessons import LESSONS, WORKED, with_worked
 
 
 def _lesson_08() -> str:
@@ -49,3 +50,201 @@ def test_the_checker_catches_a_backward_with_the_factors_swapped():
 
     output = _checker_output(SwappedBackward)
     assert "backward (gradcheck) ✗" in output
+
+
+def _worked_step(name: str) -> dict:
+    """The namespace of lesson 08's worked region that defines ``name``, as the solutions show."""
+    worked = next(match[1] for match in WORKED.finditer(_lesson_08())
+                  if f"{name} = lambda" in match[1])
+    namespace = {"torch": torch}
+    exec(worked, namespace)  # noqa: S102 - our lesson
+    return namespace
+
+
+def _checker_run(checker: str, **steps) -> list[str]:
+    """The lines lesson 08's ``checker`` prints with ``steps`` defined."""
+    lesson = _lesson_08()
+    source = lesson[lesson.index(f"def {checker}("):lesson.index(f"\n{checker}()\n")]
+    namespace = {"torch": torch, "F": torch.nn.functional, **steps}
+    exec(source, namespace)  # noqa: S102 - our lesson
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        namespace[checker]()
+    return printed.getvalue().splitlines()
+
+
+def test_the_worked_log_sum_exp_steps_pass_the_live_checker():
+    """Do lesson 08's worked lse_weights and lse_jvp pass every line of check_lse_steps?"""
+    steps = _worked_step("lse_weights")
+    lines = _checker_run("check_lse_steps", lse_weights=steps["lse_weights"],
+                         lse_jvp=steps["lse_jvp"])
+    assert len(lines) == 6 and all(line.endswith("✓") for line in lines), lines
+
+
+def test_the_lse_checker_catches_weights_from_a_new_sum_of_exponentials():
+    """Does e^x / sum(e^x), right near 0, fail the live checker at |x| = 1000?"""
+    naive = lambda x, y: x.exp() / x.exp().sum(-1, keepdim=True)  # noqa: E731
+    lines = _checker_run("check_lse_steps", lse_weights=naive,
+                         lse_jvp=lambda x, y, x_dot: (naive(x, y) * x_dot).sum(-1))
+    assert lines[0].endswith("✓") and "1000, 999, 998): ✗" in lines[1], lines
+
+
+def test_the_worked_softplus_slope_passes_and_an_extra_beta_fails():
+    """Does lesson 08's worked softplus_slope pass check_softplus_slope, and beta times it
+    fail at every point?"""
+    slope = _worked_step("softplus_slope")["softplus_slope"]
+    lines = _checker_run("check_softplus_slope", softplus_slope=slope)
+    assert len(lines) == 4 and all(line.endswith("✓") for line in lines), lines
+    wrong = _checker_run("check_softplus_slope", softplus_slope=lambda x, b: b * slope(x, b))
+    assert all("✗" in line for line in wrong), wrong
+
+
+# Lessons 06 and 07: each live checker's worked answer, as the solutions show it, passes the
+# lesson's check, and the placeholder or a plausible slip fails it.
+
+def _worked(lesson: str, name: str, learner: bool = False) -> dict:
+    """The functions of ``lesson`` as the solutions show them (``learner``: as the learner's
+    copy has them): ``name`` (with lesson 06's my_P_from_lse, which my_lse's check needs), run
+    in a namespace of their own."""
+    source = with_worked((LESSONS / f"{lesson}.py").read_text(), not learner)
+    namespace = {"torch": torch}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name in (name, "my_P_from_lse"):
+            exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    return namespace
+
+
+def test_06_attention_softmax_vjp_worked_passes_and_first_guess_fails():
+    s, v = torch.randn(5, dtype=torch.float64), torch.randn(5, dtype=torch.float64)
+    p = torch.softmax(s, dim=0)
+    J = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=0), s)
+    for learner, ok in ((False, True), (True, False)):
+        vjp = _worked("06_attention", "my_softmax_vjp", learner)["my_softmax_vjp"]
+        assert ((vjp(p, v) - J.T @ v).abs().max() < 1e-12) == ok
+
+
+def test_06_attention_lse_worked_rebuilds_p_where_the_first_guess_overflows():
+    scores = torch.randn(3, 6, generator=torch.Generator().manual_seed(0)) * 40
+    scores[0, 0] = 100.0
+    worked = _worked("06_attention", "my_lse")
+    lse = worked["my_lse"](scores)
+    error = (worked["my_P_from_lse"](scores, lse) - torch.softmax(scores, -1)).abs().max()
+    assert torch.isfinite(lse).all() and error < 1e-5
+    assert torch.isinf(_worked("06_attention", "my_lse", learner=True)["my_lse"](scores)).any()
+
+
+def test_06_attention_row_sum_worked_passes():
+    generator = torch.Generator().manual_seed(1)
+    P = torch.softmax(torch.randn(3, 6, dtype=torch.float64, generator=generator), -1)
+    V, dO = (torch.randn(*shape, dtype=torch.float64, generator=generator)
+             for shape in ((6, 4), (3, 4)))
+    row_sum = _worked("06_attention", "my_row_sum")["my_row_sum"]
+    assert torch.allclose(row_sum(dO, P @ V), ((dO @ V.T) * P).sum(-1))
+
+
+def _online(combine, row, values):
+    m, ell = torch.tensor(float("-inf"), dtype=torch.float64), 0.0
+    o = torch.zeros(2, dtype=torch.float64)
+    for start in range(0, 12, 4):
+        m, ell, o = combine(m, ell, o, row[start:start + 4], values[start:start + 4])
+    return o / ell, m + torch.log(torch.as_tensor(ell))
+
+
+def test_06_attention_combine_worked_passes_and_no_rescale_fails():
+    row = torch.tensor([-3.0, 1, 0, 2, 5, -1, 0, 1, 7, 2, 3, 0], dtype=torch.float64)
+    values = torch.randn(12, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    exact = torch.softmax(row, 0) @ values
+    output, lse = _online(_worked("06_attention", "combine")["combine"], row, values)
+    assert torch.allclose(output, exact) and torch.allclose(lse, torch.logsumexp(row, 0))
+
+    def no_rescale(m, ell, o, s_new, v_new):  # rescales ell but not o
+        m_new = torch.maximum(m, s_new.max())
+        p = torch.exp(s_new - m_new)
+        return m_new, torch.exp(m - m_new) * ell + p.sum(), o + p @ v_new
+
+    assert not torch.allclose(_online(no_rescale, row, values)[0], exact)
+    assert not torch.allclose(_online(_worked("06_attention", "combine", learner=True)["combine"],
+                                      row, values)[0], exact)
+
+
+def test_06_attention_tiled_forward_worked_makes_nothing_bigger_than_a_tile():
+    from autograder.memory import TensorAccounting
+    tiled_forward = _worked("06_attention", "tiled_forward")["tiled_forward"]
+    generator = torch.Generator().manual_seed(3)
+    Q, K, V = (torch.randn(2, 40, 8, dtype=torch.float64, generator=generator) for _ in range(3))
+    with TensorAccounting() as books:
+        O, L = tiled_forward(Q, K, V, 8 ** -0.5, block=8)
+    scores = (Q @ K.transpose(-2, -1)) * 8 ** -0.5
+    assert torch.allclose(O, torch.softmax(scores, -1) @ V)
+    assert torch.allclose(L, torch.logsumexp(scores, -1))
+    outputs = {tuple(O.shape), tuple(L.shape)}
+    largest = max((s for s in books.phase.shapes if s not in outputs),
+                  key=lambda s: torch.Size(s).numel())
+    assert largest == (2, 8, 8)
+
+
+def test_06_attention_slope_gradient_worked_matches_autograd():
+    import torch.nn.functional as F
+    slope_gradient = _worked("06_attention", "slope_gradient")["slope_gradient"]
+    generator = torch.Generator().manual_seed(4)
+    Q, K, V, grad_O = (torch.randn(2, 4, 6, c, generator=generator) for c in (8, 8, 5, 5))
+    distance = (torch.arange(6)[:, None] - torch.arange(6)[None, :]).abs().float()
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625], requires_grad=True)
+    F.scaled_dot_product_attention(Q, K, V, attn_mask=-slopes[:, None, None] * distance
+                                   ).backward(grad_O)
+    bias = (-slopes.detach()[:, None, None] * distance).expand(2, 4, 6, 6).clone().requires_grad_()
+    F.scaled_dot_product_attention(Q, K, V, attn_mask=bias).backward(grad_O)
+    assert torch.allclose(slope_gradient(bias.grad, distance), slopes.grad, atol=1e-5)
+    assert not torch.allclose(bias.grad.sum(dim=(0, 2, 3)), slopes.grad, atol=1e-5)  # plain sum
+
+
+def test_07_outputs_sort_backward_worked_passes_on_a_row_and_a_batch_and_gather_fails():
+    x = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
+    values, indices = torch.sort(x)
+    grad_values = torch.tensor([10.0, 20.0, 30.0, 40.0, 50.0])
+    leaf = x.clone().requires_grad_()
+    torch.sort(leaf).values.backward(grad_values)
+    for learner, ok in ((False, True), (True, False)):
+        backward = _worked("07_outputs", "my_sort_backward", learner)["my_sort_backward"]
+        assert torch.equal(backward(grad_values, indices), leaf.grad) == ok
+        batched = backward(grad_values.reshape(1, 5), indices.reshape(1, 5))
+        assert torch.equal(batched, leaf.grad.reshape(1, 5)) == ok
+
+
+def _clamp_check_output(clamp: type) -> str:
+    """What lesson 07's check_clamp_in_place prints for ``clamp``."""
+    source = with_worked((LESSONS / "07_outputs.py").read_text(), True)
+    namespace = {"torch": torch, "ClampInPlace": clamp}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name in ("first_line",
+                                                               "check_clamp_in_place"):
+            exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        namespace["check_clamp_in_place"]()
+    return printed.getvalue()
+
+
+def _clamp(learner: bool = False) -> type:
+    source = with_worked((LESSONS / "07_outputs.py").read_text(), not learner)
+    node = next(node for node in ast.parse(source).body
+                if isinstance(node, ast.ClassDef) and node.name == "ClampInPlace")
+    namespace = {"torch": torch}
+    exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    return namespace["ClampInPlace"]
+
+
+def test_07_outputs_clamp_worked_passes_its_check_and_a_tie_sent_to_the_bound_fails():
+    assert _clamp_check_output(_clamp()).startswith("✓ gradients of x, lo and hi match")
+    assert _clamp_check_output(_clamp(learner=True)).strip() == "ClampInPlace is not written yet"
+
+    class TieToTheBound(_clamp()):
+        @staticmethod
+        def forward(ctx, x, lo, hi):
+            where = (x >= hi).to(torch.int8) - (x <= lo).to(torch.int8)
+            x.clamp_(lo, hi)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(where)
+            return x
+
+    assert _clamp_check_output(TieToTheBound).startswith("✗ the gradient of x")

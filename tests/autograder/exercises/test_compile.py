@@ -189,6 +189,8 @@ def test_float32_is_named_only_where_it_is_the_answers_values():
     ("LogSumExp", "forward takes ctx in the setup_context form", "LogSumExp/forward-takes-ctx"),
     ("LogSumExp", "generate_vmap_rule missing", "LogSumExp/no-vmap-rule"),
     ("LogSumExp", "no jvp staticmethod", "LogSumExp/no-jvp"),
+    ("LogSumExp", "backward without unsqueeze: grad_output meets x along its last dim",
+     "LogSumExp/grad-output-not-unsqueezed"),
     ("LogSumExp", "jvp reads ctx.saved_tensors kept only with save_for_backward",
      "LogSumExp/jvp-without-save-for-forward"),
     ("LogSumExp", "jvp keeps the reduced dim", "LogSumExp/jvp-tangent-shape"),
