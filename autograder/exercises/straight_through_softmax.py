@@ -213,8 +213,9 @@ def check_gradient(values_: dict, got, grad_output, forward=None) -> None:
     if _used_the_one_hot(forward, logits, got, expected):
         raise GradingError(
             "StraightThroughSoftmax's gradient for logits is zero everywhere: backward uses the "
-            "saved one-hot in place of the softmax, and s (delta - s) is zero at a one-hot; it "
-            "needs s = softmax(logits / tau), saved or recomputed")
+            "saved one-hot in place of the softmax, and the softmax's Jacobian, written with s "
+            "alone (Hint 2), is zero when s is a one-hot; it needs s = softmax(logits / tau), "
+            "saved or recomputed")
     if not bool(torch.isfinite(got).all()) and _overflows_like_exp(logits, tau, grad_output, got):
         largest = (logits / tau).abs().max().item()
         raise GradingError(
