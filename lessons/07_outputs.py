@@ -228,7 +228,8 @@ print("you predicted grad_index:", my_grad_index)
 #    applies some permutation to `grad_values` too. Which one, and for which permutations does
 #    it happen to give the right answer?
 #
-# Replace the guess until yours prints the same as autograd's own `torch.sort`.
+# Replace the guess until yours matches autograd's own `torch.sort`, on one row and on a batch
+# of rows (shape `(1, 5)`, sorted along the last dimension).
 
 # %%
 x = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
@@ -238,7 +239,11 @@ grad_values = torch.tensor([10.0, 20.0, 30.0, 40.0, 50.0])
 
 def my_sort_backward(grad_values, indices):
     """grad_x from grad_values and the indices torch.sort returned: your derivation."""
-    return grad_values.gather(0, indices)  # the first guess: replace it with yours
+    ### BEGIN WORKED
+    return torch.zeros_like(grad_values).scatter(-1, indices, grad_values)
+    ### LEARNER
+    return grad_values.gather(-1, indices)  # the first guess: replace it with yours
+    ### END WORKED
 
 
 leaf = x.clone().requires_grad_()
@@ -246,38 +251,9 @@ torch.sort(leaf).values.backward(grad_values)
 print("indices:", indices)
 print("autograd's grad_x:", leaf.grad)
 print("yours:            ", my_sort_backward(grad_values, indices))
-
-# %% [markdown]
-# The picture: each value leaves its position in forward (grey), and its gradient travels the
-# same arrow backwards (orange).
-
-# %%
-grad_x = leaf.grad  # autograd's, from torch.sort above
-
-fig, (left, right) = plt.subplots(1, 2, figsize=(11, 2.8))
-panels = [(left, "forward gathers: values[j] = x[indices[j]]", "#999999", "x", x,
-           "values", values, True),
-          (right, "backward: each gradient travels its arrow back", "#E69F00", "grad_x",
-           grad_x, "grad_values", grad_values, False)]
-for ax, title, color, top_name, top, bottom_name, bottom, downwards in panels:
-    for j, i in enumerate(indices.tolist()):
-        start, end = ((i, 1), (j, 0)) if downwards else ((j, 0), (i, 1))
-        ax.annotate("", xy=end, xytext=start,
-                    arrowprops=dict(arrowstyle="-|>", color=color, shrinkA=12, shrinkB=12))
-    ax.text(-0.7, 1.12, top_name, ha="right", fontsize=9, fontweight="bold")
-    ax.text(-0.7, -0.18, bottom_name, ha="right", fontsize=9, fontweight="bold")
-    for position, value in enumerate(top.tolist()):
-        ax.text(position, 1.05, f"[{position}]\n{value:g}", ha="center", fontsize=9)
-    for position, value in enumerate(bottom.tolist()):
-        ax.text(position, -0.05, f"[{position}]\n{value:g}", ha="center", va="top", fontsize=9)
-    ax.set_xlim(-2.2, 4.5)
-    ax.set_ylim(-0.45, 1.4)
-    ax.axis("off")
-    ax.set_title(title, fontsize=10)
-plt.show()
-
-print("autograd's grad_x:        ", grad_x)
-print("gather with the indices:  ", grad_values.gather(0, indices), "(applies P again: wrong)")
+print("match:", torch.equal(my_sort_backward(grad_values, indices), leaf.grad))
+batched = my_sort_backward(grad_values.reshape(1, 5), indices.reshape(1, 5))
+print("a batch of one row, shape (1, 5), match:", torch.equal(batched, leaf.grad.reshape(1, 5)))
 
 # %% [markdown]
 # **Ties.** When two entries of $x$ are equal, sort is not differentiable there, and which of
@@ -299,16 +275,17 @@ print("default and stable=True agree:",
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# On this CPU they do not. `torch.sort` promises sorted values, not which of several equal
-# entries comes first unless you ask for `stable=True`; the default may use a faster algorithm
-# that orders ties differently. Both answers are valid permutations, so both lead to valid
+# Here they did not. `torch.sort` promises sorted values, not which of several equal entries
+# comes first unless you ask for `stable=True`; the default may use a faster algorithm that
+# orders ties differently, so on another machine or build they may agree: that is the point,
+# nothing promises either answer. Both answers are valid permutations, so both lead to valid
 # (different) gradients, as long as backward uses the indices forward returned.
 # </details>
 
 # %% [markdown]
-# Whichever indices forward returns, backward must use **those**: each `grad_values[j]` goes
-# to exactly one place, `indices[j]`. A backward that finds positions by comparing values
-# (`x == values[j]`) sends the same gradient to every tied position and counts it twice.
+# Whichever indices forward returns, backward must use **those**. A backward that finds
+# positions by comparing values (`x == values[j]`) finds every tied position, and counts one
+# gradient several times.
 #
 # ## ✎ Exercise 1 · `SortWithIndices`
 #
@@ -365,7 +342,46 @@ from autograder import grade; grade("SortWithIndices", SortWithIndices)
 # swap of two elements (or no change at all: an already sorted `x` hides it). Exercise 1 wrote it
 # for any leading shape, along the last dimension.
 # </details>
-#
+
+# %% [markdown]
+# The picture, for the five numbers of the derivation (after your self-check is green, like
+# the block above): each value leaves its position in forward (grey), and its gradient travels
+# the same arrow backwards (orange).
+
+# %%
+x = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
+values, indices = torch.sort(x)
+grad_values = torch.tensor([10.0, 20.0, 30.0, 40.0, 50.0])
+leaf = x.clone().requires_grad_()
+torch.sort(leaf).values.backward(grad_values)
+grad_x = leaf.grad  # autograd's
+
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 2.8))
+panels = [(left, "forward gathers: values[j] = x[indices[j]]", "#999999", "x", x,
+           "values", values, True),
+          (right, "backward: each gradient travels its arrow back", "#E69F00", "grad_x",
+           grad_x, "grad_values", grad_values, False)]
+for ax, title, color, top_name, top, bottom_name, bottom, downwards in panels:
+    for j, i in enumerate(indices.tolist()):
+        start, end = ((i, 1), (j, 0)) if downwards else ((j, 0), (i, 1))
+        ax.annotate("", xy=end, xytext=start,
+                    arrowprops=dict(arrowstyle="-|>", color=color, shrinkA=12, shrinkB=12))
+    ax.text(-0.7, 1.12, top_name, ha="right", fontsize=9, fontweight="bold")
+    ax.text(-0.7, -0.18, bottom_name, ha="right", fontsize=9, fontweight="bold")
+    for position, value in enumerate(top.tolist()):
+        ax.text(position, 1.05, f"[{position}]\n{value:g}", ha="center", fontsize=9)
+    for position, value in enumerate(bottom.tolist()):
+        ax.text(position, -0.05, f"[{position}]\n{value:g}", ha="center", va="top", fontsize=9)
+    ax.set_xlim(-2.2, 4.5)
+    ax.set_ylim(-0.45, 1.4)
+    ax.axis("off")
+    ax.set_title(title, fontsize=10)
+plt.show()
+
+print("autograd's grad_x:        ", grad_x)
+print("gather with the indices:  ", grad_values.gather(0, indices), "(applies P again: wrong)")
+
+# %% [markdown]
 # Your sort inside a loss that weights the sorted values by rank, the core of ranking losses
 # and of "trimmed" means that drop the largest entries. Each entry of `x` gets the weight of
 # the rank it landed at:
@@ -817,7 +833,8 @@ check_derivatives_from_y(my_derivative_from_y)
 #
 # The leaky ReLU, $\tanh$ and the cube: $y$ is enough. Each is strictly increasing, so $y$
 # gives back $x$, and with it the derivative: for the leaky ReLU, $x = y$ where $y > 0$ and
-# $10\,y$ elsewhere; for $\tanh$, $1 - y^2$; for the cube, $3x^2 = 3\,|y|^{2/3}$ (a negative
+# $10\,y$ elsewhere, so $dy/dx = 1$ where $y > 0$ and $0.1$ elsewhere (at $x = 0$, $y = 0$ and
+# autograd's derivative is $0.1$); for $\tanh$, $1 - y^2$; for the cube, $3x^2 = 3\,|y|^{2/3}$ (a negative
 # $y$ to the power $2/3$ is `nan` in PyTorch: take $|y|$ first). Being invertible is enough,
 # but is it needed? Ask that of the clamp in Exercise 3, which sends every $x \le 0$ to the
 # same $y$. But $\sin$: $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and
@@ -1076,23 +1093,25 @@ outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.fl
 # before the write, of at most one byte per element. The cell after yours compares your
 # gradients with autograd's and counts the bytes you saved.
 
-# %% nbgrader={"grade_id": "answer_ClampInPlace", "solution": true}
+# %%
 class ClampInPlace(torch.autograd.Function):
     """torch.clamp(x, lo, hi) written into x, for 0-d tensors lo < hi that may require grad."""
 
     @staticmethod
     def forward(ctx, x, lo, hi):
-        ### BEGIN SOLUTION
+        ### BEGIN WORKED
         where = (x > hi).to(torch.int8) - (x < lo).to(torch.int8)  # -1 below, 0 in, 1 above
         x.clamp_(lo, hi)
         ctx.mark_dirty(x)
         ctx.save_for_backward(where)
         return x
-        ### END SOLUTION
+        ### LEARNER
+        raise NotImplementedError  # yours: clamp x in place, save at most one byte per element
+        ### END WORKED
 
     @staticmethod
     def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
+        ### BEGIN WORKED
         where, = ctx.saved_tensors
         zero = torch.zeros_like(grad_output)
         grad_lo = torch.where(where == -1, grad_output, zero).sum() if ctx.needs_input_grad[1] \
@@ -1100,7 +1119,9 @@ class ClampInPlace(torch.autograd.Function):
         grad_hi = torch.where(where == 1, grad_output, zero).sum() if ctx.needs_input_grad[2] \
             else None
         return torch.where(where == 0, grad_output, zero), grad_lo, grad_hi
-        ### END SOLUTION
+        ### LEARNER
+        raise NotImplementedError  # yours: the gradients of x, lo and hi
+        ### END WORKED
 
 
 # %% tags=["skip-when-grading"]
@@ -1138,6 +1159,19 @@ def check_clamp_in_place() -> None:
 
 
 check_clamp_in_place()
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your check is green</summary>
+#
+# Forward records, before it writes, where each element was: one int8 per element, $-1$
+# below `lo`, $0$ inside, $1$ above (`(x > hi).to(torch.int8) - (x < lo).to(torch.int8)`).
+# The written $x$ cannot tell you: a clamped element and one that sat exactly on the bound read
+# the same. Backward sends each `grad_output` entry to one place: to $x$ where the element was
+# inside, **ties included** (at $x =$ `lo` or $x =$ `hi` `torch.clamp` gives the gradient to
+# $x$, not to the bound), to `lo` where it was below, to `hi` where it was above. A 0-d bound
+# receives the sum over every element it clamped, as any broadcast input does. Each only when
+# `ctx.needs_input_grad` asks for it.
+# </details>
 
 # %% [markdown]
 # ## Common mistakes

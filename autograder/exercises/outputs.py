@@ -113,15 +113,16 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
             and not torch.allclose(grad, expected)
             and torch.allclose(grad, pristine.gather(-1, indices))):
         raise GradingError("SortWithIndices's backward gathered grad_values with the indices, "
-                           "which is what forward does to x: scatter them back instead, "
-                           "grad_x[..., indices[j]] = grad_values[..., j]",
+                           "as forward did to x: that applies the permutation a second time "
+                           "instead of undoing it. Which position of grad_x should "
+                           "grad_values[j] reach? (your my_sort_backward check above)",
                            mistake="SortWithIndices/gathers-instead-of-scattering")
     if (ties and isinstance(grad, torch.Tensor) and grad.shape == x.shape
             and not torch.allclose(grad, expected) and _right_without_ties(function, x)):
         raise GradingError("SortWithIndices's gradient is wrong where x has equal values (ties) "
-                           "and right on the same shape without ties: each grad_values[j] goes "
-                           "to exactly one place, indices[j]; matching values instead sends it "
-                           "to every tied position",
+                           "and right on the same shape without ties: a backward that finds "
+                           "positions by comparing values finds every tied position; use the "
+                           "indices forward returned, not a comparison of values",
                            mistake="SortWithIndices/positions-by-value")
     diagnose_gradient("x", grad, expected)
     if saved:  # a ctx attribute first: it would read as indices not saved at all
