@@ -245,7 +245,8 @@ print("keys the first query sees under is_causal=True:",
 # - Mark backward `@once_differentiable` (lesson 04). Its formulas use only saved tensors,
 #   but they multiply $P$, which is an *intermediate* of forward: autograd would treat it as a
 #   constant in a second backward and give wrong second derivatives without a word
-#   (`gradgradcheck` fails). The decorator turns that silence into an error.
+#   (`gradgradcheck` fails). The decorator runs backward without recording a graph, so a
+#   second derivative through it raises instead; a cell after the self-check shows both.
 
 # %% nbgrader={"grade_id": "answer_ScaledDotProductAttention", "solution": true}
 class ScaledDotProductAttention(torch.autograd.Function):
@@ -349,6 +350,68 @@ for name, attention in [
 for label, ours, theirs in zip(["O", "dQ", "dK", "dV"], results["ours"], results["torch"]):
     print(f"{label:>2} matches F.scaled_dot_product_attention:",
           torch.allclose(ours, theirs, rtol=1e-4, atol=1e-5))
+
+# %% [markdown]
+# **Predict, then run.** Take your Function with its backward *without*
+# `@once_differentiable`, and ask for a second derivative: the gradient, in $Q$, $K$ and $V$,
+# of the first gradients against fixed directions (a Hessian-vector product, as a gradient
+# penalty needs). Does it raise, come out right, or come out wrong without a word? And with the
+# decorator?
+
+# %%
+my_without_decorator = None  # "raises", "right" or "wrong"
+my_with_decorator = None  # "raises", "right" or "wrong"
+
+
+# %%
+class Undecorated(ScaledDotProductAttention):
+    """Your Function, its backward without @once_differentiable."""
+    backward = staticmethod(getattr(ScaledDotProductAttention.backward, "__wrapped__",
+                                    ScaledDotProductAttention.backward))
+
+
+def composed(Q, K, V, scale, mask):
+    """The same attention in ordinary ops, which autograd differentiates twice."""
+    scores = ((Q @ K.transpose(-2, -1)) * scale).masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ V
+
+
+inputs2 = [torch.randn(1, 5, 4, dtype=torch.float64) for _ in range(3)]  # Q, K, V
+directions = [torch.randn(1, 5, 4, dtype=torch.float64) for _ in range(3)]
+mask2 = torch.ones(5, 5, dtype=torch.bool).tril()
+grad_O2 = torch.randn(1, 5, 4, dtype=torch.float64)
+
+
+def second_derivative(attention):
+    """The gradient, in Q, K and V, of <first gradients, directions>."""
+    leaves = [t.clone().requires_grad_() for t in inputs2]
+    first = torch.autograd.grad(attention(*leaves, 0.5, mask2), leaves, grad_O2,
+                                create_graph=True)
+    inner = sum((g * d).sum() for g, d in zip(first, directions))
+    return torch.cat([g.flatten() for g in torch.autograd.grad(inner, leaves)])
+
+
+reference = second_derivative(composed)
+for name, attention, guess in [("without the decorator", Undecorated.apply, my_without_decorator),
+                               ("with it", ScaledDotProductAttention.apply, my_with_decorator)]:
+    try:
+        error = (second_derivative(attention) - reference).abs().max().item()
+        print(f"{name}: largest error {error:.3g}", "  you predicted", guess)
+    except RuntimeError as raised:
+        print(f"{name}: RuntimeError: {str(raised).splitlines()[0]}", "  you predicted", guess)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Without the decorator, backward runs under `create_graph=True` and records its own ops, so
+# the first gradients do have a history, but $P$ in it is a saved intermediate of forward,
+# with no history of its own: autograd differentiates everything around it and treats $P$ as
+# a constant. The numbers come out, and they are wrong. With the decorator, backward runs
+# without recording, so its results have no history at all, and the second `grad` raises.
+# (Were that term only one part of a larger loss, its share would be dropped instead: the
+# decorator protects a second derivative taken through this Function alone.) Lesson 04 shows
+# how to make such a Function twice differentiable.
+# </details>
 
 # %% [markdown]
 # ## What the gradients look like
@@ -901,6 +964,43 @@ print(f"largest tensor created besides the outputs O {tuple(O_tiled.shape)} and 
 # and Exercise 3's self-check uses several.
 # </details>
 #
+# Write one tile's share in `tile_backward` and run the check: it cuts a problem of 16 queries
+# and 16 keys into 2 x 2 tiles of 8, adds each tile's contributions into the blocks of $dQ$,
+# $dK$ and $dV$ they belong to, and compares with autograd. $L$ comes from
+# `torch.logsumexp` and $D$ from your `my_row_sum`. The placeholder contributes nothing.
+
+# %%
+def tile_backward(q, k, v, do, L, D, scale):
+    """Tile (i, j)'s contributions (dq_i, dk_j, dv_j), from the query block's rows q, do, L, D
+    and the key block's rows k, v: your derivation."""
+    ### BEGIN WORKED
+    p = torch.exp((q @ k.transpose(-2, -1)) * scale - L.unsqueeze(-1))
+    ds = p * (do @ v.transpose(-2, -1) - D.unsqueeze(-1))
+    return scale * ds @ k, scale * ds.transpose(-2, -1) @ q, p.transpose(-2, -1) @ do
+    ### LEARNER
+    return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)  # replace with yours
+    ### END WORKED
+
+
+Qb2, Kb2, Vb2, dOb2 = (torch.randn(16, 4, dtype=torch.float64) for _ in range(4))
+leaves = [t.clone().requires_grad_() for t in (Qb2, Kb2, Vb2)]
+Ob2 = torch.softmax((leaves[0] @ leaves[1].T) * 0.5, dim=-1) @ leaves[2]
+Ob2.backward(dOb2)
+Lb2 = torch.logsumexp((Qb2 @ Kb2.T) * 0.5, dim=-1)
+Db2 = my_row_sum(dOb2, Ob2.detach())
+tiled = [torch.zeros_like(t) for t in (Qb2, Kb2, Vb2)]
+for i in (0, 8):
+    for j in (0, 8):
+        dq, dk, dv = tile_backward(Qb2[i:i + 8], Kb2[j:j + 8], Vb2[j:j + 8], dOb2[i:i + 8],
+                                   Lb2[i:i + 8], Db2[i:i + 8], 0.5)
+        tiled[0][i:i + 8] += dq
+        tiled[1][j:j + 8] += dk
+        tiled[2][j:j + 8] += dv
+print("largest errors against autograd:", ", ".join(
+    f"{name} {(mine - leaf.grad).abs().max().item():.2g}"
+    for name, mine, leaf in zip(("dQ", "dK", "dV"), tiled, leaves)))
+
+# %% [markdown]
 # **Causal.** With `causal=True`, query $i$ sees keys $j \le i + (N_k - N_q)$: bottom-right
 # alignment, as in `causal_lower_right`, not `is_causal`'s top-left. A tile whose first key
 # lies beyond the last key its **last** query may see is entirely masked: it is all zeros in

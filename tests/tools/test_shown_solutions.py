@@ -248,3 +248,31 @@ def test_07_outputs_clamp_worked_passes_its_check_and_a_tie_sent_to_the_bound_fa
             return x
 
     assert _clamp_check_output(TieToTheBound).startswith("✗ the gradient of x")
+
+
+def test_06_attention_tile_backward_worked_sums_to_autograd_and_a_tile_row_sum_fails():
+    generator = torch.Generator().manual_seed(5)
+    Q, K, V, dO = (torch.randn(16, 4, dtype=torch.float64, generator=generator)
+                   for _ in range(4))
+    leaves = [t.clone().requires_grad_() for t in (Q, K, V)]
+    O = torch.softmax((leaves[0] @ leaves[1].T) * 0.5, dim=-1) @ leaves[2]
+    O.backward(dO)
+    L, D = torch.logsumexp((Q @ K.T) * 0.5, dim=-1), (dO * O.detach()).sum(-1)
+    worked = _worked("06_attention", "tile_backward")["tile_backward"]
+
+    def tile_row_sum(q, k, v, do, L, D, scale):  # D from the tile's own dP * P
+        p = torch.exp((q @ k.T) * scale - L.unsqueeze(-1))
+        dp = do @ v.T
+        ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+        return scale * ds @ k, scale * ds.T @ q, p.T @ do
+
+    for tile_backward, ok in ((worked, True), (tile_row_sum, False)):
+        tiled = [torch.zeros_like(t) for t in (Q, K, V)]
+        for i in (0, 8):
+            for j in (0, 8):
+                dq, dk, dv = tile_backward(Q[i:i + 8], K[j:j + 8], V[j:j + 8], dO[i:i + 8],
+                                           L[i:i + 8], D[i:i + 8], 0.5)
+                tiled[0][i:i + 8] += dq
+                tiled[1][j:j + 8] += dk
+                tiled[2][j:j + 8] += dv
+        assert all(torch.allclose(t, leaf.grad) for t, leaf in zip(tiled, leaves)) == ok
