@@ -6,8 +6,9 @@ import re
 
 import torch
 
-from ..checks import Spec, _explain_runtime_error, check_is_function
+from ..checks import Spec, check_is_function
 from ..errors import GradingError
+from ..explain import _explain_runtime_error
 from ..exercise import sample
 from .checkpoint_blocks import WIDTH, ThroughBackward, custom_nodes, refuse_reentry, watch_calls
 

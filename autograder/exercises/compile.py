@@ -7,12 +7,12 @@ import re
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
-from ..checks import (Spec, _explain_runtime_error, case, check_is_function,
-                      check_values_and_gradients, run_forward)
+from ..checks import Spec, case, check_is_function, check_values_and_gradients, run_forward
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..domain import Case, Constant, Domain, sampled
 from ..errors import GradingError
+from ..explain import _explain_runtime_error
 from ..exercise import Exercise, sample
 
 LSE = Spec("LogSumExp", ("x", "dim"), lambda x, dim: torch.logsumexp(x, dim))

@@ -6,13 +6,14 @@ import torch
 from torch.autograd.function import once_differentiable
 from torch.autograd.gradcheck import GradcheckError
 
-from ..checks import (Spec, _explain_runtime_error, case, check_gradcheck, check_is_function,
-                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
-                      reference_gradients, run_backward, run_forward)
+from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
+                      check_values_and_gradients, make_inputs, reference_gradients, run_backward,
+                      run_forward)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..domain import Constant, Domain, sampled
 from ..errors import GradingError
+from ..explain import _explain_runtime_error
 from ..exercise import Exercise, sample
 from .bilinear import check_noncontiguous_grad_output
 from .reentry import limit_nesting

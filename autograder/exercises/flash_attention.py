@@ -12,13 +12,13 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..checks import (Spec, _explain_runtime_error, case, check_backward_by_hand,
-                      check_gradcheck, check_is_function, check_no_ctx_tensors,
-                      check_values_and_gradients, make_inputs,
+from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       run_backward, run_forward)
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..domain import Case, Domain, Tolerance
 from ..errors import GradingError
+from ..explain import _explain_runtime_error
 from ..exercise import Exercise
 from ..memory import TensorAccounting, cuda_peak
 from ..contract import check_each_input_alone, covers

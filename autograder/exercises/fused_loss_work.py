@@ -8,9 +8,10 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..checks import Spec, _explain_runtime_error, case, make_inputs, run_backward, run_forward
+from ..checks import Spec, case, make_inputs, run_backward, run_forward
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
+from ..explain import _explain_runtime_error
 from ..exercise import sample
 from ..memory import TensorAccounting, cuda_peak
 from ..probes import CountFlops, _OpLog, _watch_reentry

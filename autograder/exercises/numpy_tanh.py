@@ -11,12 +11,12 @@ import re
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
-from ..checks import (Spec, _explain_runtime_error, case, check_gradcheck, check_is_function,
-                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
-                      run_backward, run_forward)
+from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
+                      check_values_and_gradients, make_inputs, run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..domain import Domain
 from ..errors import GradingError
+from ..explain import _explain_runtime_error
 from ..exercise import Exercise, sample
 from ..probes import _OpLog
 from .second_derivatives import ONCE_DIFFERENTIABLE_ERROR

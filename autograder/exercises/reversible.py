@@ -6,11 +6,12 @@ as CheckpointFunction does. Graded the way it is used, with ``.backward()``."""
 import torch
 from torch import nn
 
-from ..checks import Spec, _explain_runtime_error, case, check_is_function, make_inputs, run_forward
+from ..checks import Spec, case, check_is_function, make_inputs, run_forward
 from ..contract import EACH_INPUT_ALONE, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..domain import Domain
 from ..errors import GradingError
+from ..explain import _explain_runtime_error
 from ..exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, _linear, coupling_values, custom_nodes, no_gradient_cause,
                                 parameters_of, refuse_reentry, watch_calls)

@@ -4,8 +4,9 @@ kept, a tensor turned into a number, an input autograd finds no path from)."""
 
 import torch
 
-from ..checks import Spec, _explain_runtime_error, make_inputs, run_forward
+from ..checks import Spec, make_inputs, run_forward
 from ..errors import GradingError
+from ..explain import _explain_runtime_error
 from ..probes import _OpLog
 
 ONCE_DIFFERENTIABLE_ERROR = "marked with @once_differentiable"

@@ -293,10 +293,6 @@ MISTAKES = [
         ctx.dim = dim
         return torch.cumsum(x, dim)
 '''), named=True),
-    Mistake("Cumsum", "total minus the inclusive running sum (off by one)",
-            "total minus the running sum that includes g_i", _cumsum(
-                "        return grad_output.sum(dim, keepdim=True) - grad_output.cumsum(dim), "
-                "None\n"), named=True),
     Mistake("Cumsum", "flips only once", "wrong", _cumsum(
         "        return grad_output.flip(dim).cumsum(dim), None\n")),
     Mistake("IndexSelect", "grad[index] = grad_output", "lost repeated rows", _select('''

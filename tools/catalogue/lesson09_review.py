@@ -277,4 +277,8 @@ MISTAKES = [
         others = (logs.sum(dim, keepdim=True) - logs).exp() * sign.prod(dim, keepdim=True) * sign
         return grad_output.unsqueeze(dim) * others, None
 ''')),
+    Mistake("Cumsum", "total minus the inclusive running sum (off by one)",
+            "total minus the running sum that includes g_i", _cumsum(
+                "        return grad_output.sum(dim, keepdim=True) - grad_output.cumsum(dim), "
+                "None\n"), named=True),
 ]

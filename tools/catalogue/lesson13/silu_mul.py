@@ -275,13 +275,6 @@ UNUSUAL += [Unusual("silu_mul", "a backward operator writing into declared out a
                     FUNCTION_FORM)]
 
 MISTAKES = [
-    Mistake("silu_mul", "product rule: sigmoid(a) held fixed in d silu/da",
-            "with sigmoid(a) held fixed",
-            _edit(SILU_MUL, ("    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))",
-                             "    grad_a = grad * b * sigmoid"))),
-    Mistake("silu_mul", "product rule: a held fixed in d silu/da", "with a held fixed",
-            _edit(SILU_MUL, ("    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))",
-                             "    grad_a = grad * b * a * sigmoid * (1 - sigmoid)"))),
     Mistake("silu_mul", "float64 computed in float32", "computes float64 inputs in float32",
             _edit(SILU_MUL,
                   ("    if a.dtype != tl.float64:\n        a, b = a.to(tl.float32), b.to(tl.float32)\n",
