@@ -285,6 +285,40 @@ plt.show()
 # 3. What must forward save so that backward can compute that? Forward has two tensors at
 #    hand, the input $x$ and the output $y$: would either do?
 #
+# **Check your step 1 live.** Write the entry $\partial y_i / \partial x_j$ as a
+# `lambda i, j, x: ...` (a number, $0$ where $y_i$ does not depend on $x_j$), then run the cell
+# after it: it compares your entries with autograd's Jacobian of `torch.square` at
+# `x = [1.5, -2.0, 0.5]`. The transfer exercise at the end has a checker of the same form.
+
+# %%
+### BEGIN WORKED
+my_square_entry = lambda i, j, x: 2 * x[j] if i == j else 0.0  # y[i] holds x[i] alone
+### LEARNER
+my_square_entry = None  # your step 1: lambda i, j, x: ... (the entry dy[i]/dx[j] at x)
+### END WORKED
+
+# %%
+if my_square_entry is None:
+    print("Write your step 1 into my_square_entry first.")
+else:
+    x0 = torch.tensor([1.5, -2.0, 0.5], dtype=torch.float64)
+    jacobian = torch.autograd.functional.jacobian(torch.square, x0)  # [i, j]
+    entries = [(i, j) for i in range(3) for j in range(3)]
+    try:
+        yours = {(i, j): float(my_square_entry(i, j, x0)) for i, j in entries}
+    except Exception as error:  # an error in your lambda, shown in one line
+        print(f"✗ my_square_entry raised {type(error).__name__}: {error}. Return one number, "
+              "the entry at this (i, j).")
+    else:
+        wrong = [(i, j) for i, j in entries if abs(yours[i, j] - jacobian[i, j].item()) > 1e-12]
+        if not wrong:
+            print(f"✓ all {len(entries)} entries (i, j) match autograd's Jacobian")
+        else:
+            i, j = wrong[0]
+            print(f"✗ {len(wrong)} of {len(entries)} entries differ. The first: at (i, j) = "
+                  f"({i}, {j}) you give {yours[i, j]:g}, autograd {jacobian[i, j].item():g}.")
+
+# %% [markdown]
 # <details><summary><b>Check 1</b> (a question)</summary>
 #
 # Change $x_j$ alone, for one $j$: which outputs $y_i$ move? So how many terms of the sum
@@ -303,7 +337,7 @@ plt.show()
 # <details><summary><b>Check 3</b> (a number to hit)</summary>
 #
 # At `x = [1.5, -2.0]` with `grad_output = [1.0, 3.0]`, your backward returns
-# `[3.0, -12.0]`. If your second entry is $+12$, you lost a sign: which tensor keeps it?
+# `[3.0, -12.0]`.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Square", "solution": true}
@@ -411,8 +445,9 @@ except GradcheckError as error:
 #
 # Why the difference in rule 2? A tensor that goes through `save_for_backward` is guarded: if
 # it is modified in place before backward runs, backward raises an error instead of computing
-# a silently wrong gradient. A tensor on a plain attribute, `ctx.x = x`, is not (two more
-# costs are in "In practice" at the end of the lesson).
+# a silently wrong gradient. A tensor on a plain attribute, `ctx.x = x`, is not: lesson 01
+# changes one in place and shows the wrong gradient it gives without a word (two more costs
+# are in "In practice" at the end of the lesson).
 #
 # **Predict, then run.** `SavesTwice` computes $y = a\,b$. Its forward calls
 # `save_for_backward` once for each tensor; its backward expects to find `(a, b)` and returns
@@ -713,47 +748,83 @@ compare(predicted, actual)
 # $u_k$ appears in which entries $y_{ij}$? What is $\partial y_{ij} / \partial u_k$ there?
 # </details>
 #
-# **Check your step 1 live.** Which entries of the Jacobian of $y$ with respect to $u$ are
-# non-zero? Write it as a `lambda i, j, k: ...` that is `True` when $y_{ij}$ depends on
-# $u_k$, then run the cell after it: it compares your answer with autograd's Jacobian of
-# `torch.outer` at `u = [1.0, -2.0, 0.5]`, `v = [3.0, 1.0]` (no zero entries, so a zero in the
-# Jacobian means "does not depend"). Then do the same for $v$ on paper.
+# **Check your step 1 live.** Write the entry $\partial y_{ij} / \partial u_k$ as a
+# `lambda i, j, k, u, v: ...` (a number, $0$ where $y_{ij}$ does not depend on $u_k$), then
+# run the cell after it: it compares your 18 entries with autograd's Jacobian of
+# `torch.outer` at `u = [1.0, -2.0, 0.5]`, `v = [3.0, 1.0]`.
 
 # %%
 ### BEGIN WORKED
-depends_on_u = lambda i, j, k: i == k  # y[i, j] = u[i] v[j] holds u[k] only in row k
+dy_du = lambda i, j, k, u, v: v[j] if i == k else 0.0  # y[i, j] = u[i] v[j]: u[k] in row k
 ### LEARNER
-depends_on_u = None  # your step 1: lambda i, j, k: ... (True when y[i, j] depends on u[k])
+dy_du = None  # your step 1: lambda i, j, k, u, v: ... (the entry dy[i, j]/du[k])
 ### END WORKED
 
 # %%
-if depends_on_u is None:
-    print("Write your step 1 into depends_on_u first.")
+if dy_du is None:
+    print("Write your step 1 into dy_du first.")
 else:
-    u0, v0 = torch.tensor([1.0, -2.0, 0.5]), torch.tensor([3.0, 1.0])
+    u0 = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    v0 = torch.tensor([3.0, 1.0], dtype=torch.float64)
     jacobian = torch.autograd.functional.jacobian(lambda u: torch.outer(u, v0), u0)  # [i, j, k]
     entries = [(i, j, k) for i in range(3) for j in range(2) for k in range(3)]
     try:
-        wrong = [(i, j, k) for i, j, k in entries
-                 if bool(depends_on_u(i, j, k)) != bool(jacobian[i, j, k] != 0)]
+        yours = {entry: float(dy_du(*entry, u0, v0)) for entry in entries}
     except Exception as error:  # an error in your lambda, shown in one line
-        print(f"✗ depends_on_u raised {type(error).__name__}: {error}")
+        print(f"✗ dy_du raised {type(error).__name__}: {error}. Return one number, "
+              "the entry at this (i, j, k).")
     else:
+        wrong = [entry for entry in entries if abs(yours[entry] - jacobian[entry].item()) > 1e-12]
         if not wrong:
             print(f"✓ all {len(entries)} entries (i, j, k) match autograd's Jacobian")
         else:
-            i, j, k = wrong[0]
-            said = "depends" if depends_on_u(i, j, k) else "does not depend"
-            print(f"✗ {len(wrong)} of {len(entries)} entries differ. The first: you say y[{i}, {j}] "
-                  f"{said} on u[{k}]; autograd's entry is {jacobian[i, j, k].item():g}.")
+            first = wrong[0]
+            print(f"✗ {len(wrong)} of {len(entries)} entries differ. The first: at (i, j, k) = "
+                  f"{first} you give {yours[first]:g}, autograd {jacobian[first].item():g}.")
 
 # %% [markdown]
-# <details><summary><b>Hint 2</b> (the key step)</summary>
+# <details><summary><b>Hint 2</b> (the sum: questions)</summary>
 #
-# $\partial y_{ij} / \partial u_k = v_j$ when $i = k$, and $0$ otherwise. The chain rule's sum
-# over $i$ and $j$ then keeps one row of $G$. Do the same for $v_k$.
+# Differentiate $u_i v_j$ by $u_k$: which factor is left, and for which $i$? In
+# $\sum_{i,j} G_{ij}\, \partial y_{ij}/\partial u_k$, which $i$ survive, and over which index
+# is there still a sum?
 # </details>
 #
+# **Check your step 2 live.** Write $\partial L / \partial u$ as a `lambda G, u, v: ...`, with
+# $G$ = `grad_output` of shape $(m, n)$, then run the cell after it: it compares your result,
+# entry by entry, with `torch.autograd.grad` of `torch.outer` at the same `u` and `v`, for a
+# $G$ of shape $(3, 2)$. Then do $v$ the same way on paper.
+
+# %%
+### BEGIN WORKED
+my_grad_u = lambda G, u, v: G @ v  # sum over j of G[k, j] v[j]: (3, 2) @ (2,) -> (3,)
+### LEARNER
+my_grad_u = None  # your step 2: lambda G, u, v: ... (dL/du, of u's shape)
+### END WORKED
+
+# %%
+if my_grad_u is None:
+    print("Write your step 2 into my_grad_u first.")
+else:
+    u0 = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    v0 = torch.tensor([3.0, 1.0], dtype=torch.float64)
+    G0 = torch.tensor([[0.5, -1.0], [2.0, 1.0], [-1.0, 2.0]], dtype=torch.float64)
+    leaf = u0.clone().requires_grad_()
+    truth, = torch.autograd.grad(torch.outer(leaf, v0), leaf, G0)
+    try:
+        yours = torch.as_tensor(my_grad_u(G0, u0, v0), dtype=torch.float64)
+    except Exception as error:  # an error in your lambda, shown in one line
+        print(f"✗ my_grad_u raised {type(error).__name__}: {error}")
+    else:
+        if yours.shape != truth.shape:
+            print(f"✗ your result has shape {tuple(yours.shape)}, u has shape (3,): which index "
+                  "of G does your sum run over?")
+        else:
+            for k, (mine, right) in enumerate(zip(yours.tolist(), truth.tolist())):
+                print(f"dL/du[{k}]   yours {mine:g}   autograd {right:g}   "
+                      f"{'✓' if abs(mine - right) <= 1e-12 else '✗'}")
+
+# %% [markdown]
 # <details><summary><b>Hint 3</b> (numbers to hit)</summary>
 #
 # At `u = [1.0, -2.0, 0.5]`, `v = [3.0, 1.0]` and

@@ -276,3 +276,63 @@ def test_06_attention_tile_backward_worked_sums_to_autograd_and_a_tile_row_sum_f
                 tiled[1][j:j + 8] += dk
                 tiled[2][j:j + 8] += dv
         assert all(torch.allclose(t, leaf.grad) for t, leaf in zip(tiled, leaves)) == ok
+
+
+# Lessons 00 and 01: each live checker's worked answer, as the solutions show it, passes the
+# lesson's checker cell, and the placeholder or a named slip fails it.
+
+def _code_cells(lesson: str, learner: bool = False) -> list[str]:
+    """The code cells of ``lesson`` as the solutions show them (``learner``: as the learner's
+    copy has them)."""
+    source = with_worked((LESSONS / f"{lesson}.py").read_text(), not learner)
+    return [cell.split("\n", 1)[1] for cell in source.split("\n# %%")[1:]
+            if not cell.startswith(" [markdown]") and not cell.startswith(" nbgrader")]
+
+
+def _live_check(lesson: str, name: str, learner: bool = False, **slip) -> list[str]:
+    """The lines the checker cell of ``name`` (``if name is None:``) prints after the cell that
+    defines ``name``; ``slip`` replaces that definition."""
+    cells = _code_cells(lesson, learner)
+    namespace = {"torch": torch}
+    exec(next(cell for cell in cells if cell.startswith((f"{name} = ", f"def {name}("))),
+         namespace)  # noqa: S102 - our lesson
+    namespace.update(slip)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(next(cell for cell in cells if cell.startswith(f"if {name} is None:")),
+             namespace)  # noqa: S102 - our lesson
+    return printed.getvalue().splitlines()
+
+
+def test_00_template_worked_square_entry_passes_and_a_lost_sign_fails():
+    """Does lesson 00's worked my_square_entry pass its checker, and 2|x| on the diagonal fail?"""
+    assert _live_check("00_template", "my_square_entry") == [
+        "✓ all 9 entries (i, j) match autograd's Jacobian"]
+    lines = _live_check("00_template", "my_square_entry",
+                        my_square_entry=lambda i, j, x: 2 * abs(x[j]) if i == j else 0.0)
+    assert lines[0].startswith("✗ 1 of 9 entries differ") and "(1, 1)" in lines[0], lines
+    assert _live_check("00_template", "my_square_entry", learner=True) == [
+        "Write your step 1 into my_square_entry first."]
+
+
+def test_00_template_worked_outer_entry_passes_and_a_sparsity_only_answer_fails():
+    """Does lesson 00's worked dy_du pass, and a True/False answer (right sparsity, no value)
+    fail with the entry it gets wrong?"""
+    assert _live_check("00_template", "dy_du") == [
+        "✓ all 18 entries (i, j, k) match autograd's Jacobian"]
+    lines = _live_check("00_template", "dy_du", dy_du=lambda i, j, k, u, v: i == k)
+    assert lines[0].startswith("✗ 3 of 18 entries differ") and "you give 1, autograd 3" in lines[0]
+
+
+def test_00_template_worked_outer_grad_u_passes_and_a_transposed_g_fails():
+    """Does lesson 00's worked my_grad_u pass at every entry, and G on the wrong side or an
+    unsummed product fail?"""
+    lines = _live_check("00_template", "my_grad_u")
+    assert len(lines) == 3 and all(line.endswith("✓") for line in lines), lines
+    wrong_side = _live_check("00_template", "my_grad_u", my_grad_u=lambda G, u, v: G.T @ v)
+    assert wrong_side[0].startswith("✗ my_grad_u raised RuntimeError"), wrong_side
+    unsummed = _live_check("00_template", "my_grad_u", my_grad_u=lambda G, u, v: G * v)
+    assert unsummed[0].startswith("✗ your result has shape (3, 2)"), unsummed
+    no_v = _live_check("00_template", "my_grad_u", my_grad_u=lambda G, u, v: G.sum(1))
+    assert any(line.endswith("✗") for line in no_v), no_v
+
