@@ -163,9 +163,7 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 # return exactly $0$ at $10^{-20}$: a relative error of 100%. At $10^{-10}$ they keep about 7
 # digits of 16: $1 - p$ stored only the first 6 or 7 digits of $p$, and whatever comes next
 # cannot recover the rest. The careful forms are accurate to the last digit everywhere. Use
-# them whenever an argument can be tiny; they cost the same as `log` and `exp`. A form that
-# is not literally $\log(1 + u)$ or $e^u - 1$ (a minus sign outside, a $-u$ inside) is still
-# one of them after a line of algebra.
+# them whenever an argument can be tiny; they cost the same as `log` and `exp`.
 # </details>
 
 # %% [markdown]
@@ -397,34 +395,78 @@ for name, formula in naive.items():
 # $e^{x} = z$. So each textbook formula is safe on exactly one side.
 # </details>
 #
-# <details><summary><b>Hint 2</b> (checking your formula)</summary>
+# <details><summary><b>Hint 2</b> (numbers to hit)</summary>
 #
-# Both of your denominators should come out as $1 + z$, in $[1, 2]$. Test one number on
-# each side: at $x = 1$ and $x = -1$ your formula must give $0.7311$ and $0.2689$, and at
-# $x = -800$ exactly $0$, the closest float64 to $\sigma(-800)$.
+# At $x = 1$ and $x = -1$ your formula must give $0.7311$ and $0.2689$, and at $x = -800$
+# exactly $0$, the closest float64 to $\sigma(-800)$.
 # </details>
-#
-# A backward written from $y \in [0, 1]$ (your derivation above) is then safe for free: no
-# exponential, nothing to overflow. One detail: for $x \ge 37$, $y$ rounds to exactly $1$ in
-# float64, so a derivative computed from $y$ is $0$ there, where the true one is below
-# $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same.
 #
 # `torch.where(condition, a, b)` picks from `a` where `condition` holds and from `b`
 # elsewhere. It computes both `a` and `b` everywhere and keeps one entry of each pair, so a
 # `nan` in the branch not picked is dropped from the value. Its **gradient** is another
-# matter, which "Would a simpler forward have done?" after Exercise 1 shows. Formulas built
-# from $z$ have no infinity in either branch, so they are safe both ways.
+# matter, which "Would a simpler forward have done?" after Exercise 1 shows.
+#
+# **Check your formula live.** Write your forward as a function of a float64 tensor `x`
+# into the next cell, built from `z = torch.exp(-x.abs())`, then run the cell after it. It
+# compares your values with `torch.sigmoid` at eight points from $-800$ to $800$, relative to
+# their size, and asks autograd for the gradient of your formula: a formula with no infinite
+# intermediate has a finite one even outside a Function.
+
+# %%
+### BEGIN WORKED
+def my_sigmoid(x):
+    z = torch.exp(-x.abs())  # in (0, 1]: never overflows
+    return torch.where(x >= 0, 1 / (1 + z), z / (1 + z))
+### LEARNER
+my_sigmoid = None  # your forward: lambda x: ... (or a def), from z = torch.exp(-x.abs())
+### END WORKED
+
+# %%
+if my_sigmoid is None:
+    print("Write your forward into my_sigmoid first.")
+else:
+    grid = torch.tensor([-800.0, -708.0, -40.0, -1.0, 0.0, 1.0, 40.0, 800.0],
+                        dtype=torch.float64, requires_grad=True)
+    truth = torch.sigmoid(grid.detach())
+    try:
+        yours = torch.as_tensor(my_sigmoid(grid), dtype=torch.float64).expand_as(grid)
+        yours.sum().backward()
+    except Exception as error:  # an error in your function, shown in one line
+        print(f"✗ my_sigmoid raised {type(error).__name__}: {error}. Write it with tensor "
+              "operations on x, which work on every entry at once.")
+    else:
+        for point, mine, right in zip(grid.tolist(), yours.tolist(), truth.tolist()):
+            if mine != mine or abs(mine) == float("inf"):
+                verdict = "✗ not finite: which exponential overflowed at this x?"
+            elif right == 0 or mine == right:
+                verdict = "✓" if mine == right else "✗"
+            elif abs(mine - right) <= 1e-12 * right:
+                verdict = "✓"
+            else:
+                verdict = (f"✗ relative error {abs(mine - right) / right:.2g}" if mine != 0 else
+                           "✗ 0: does your formula subtract two numbers near 1 here?")
+            print(f"x = {point:4.0f}   yours {mine:<23.17g} torch.sigmoid {right:<23.17g} "
+                  + verdict)
+        bad = [point for point, g in zip(grid.tolist(), grid.grad.tolist()) if g != g]
+        print("autograd's gradient of your formula: " + (f"✗ nan at x = {bad}: an infinite "
+              "intermediate somewhere" if bad else "✓ finite at every point"))
+
+# %% [markdown]
+# A backward written from $y \in [0, 1]$ (your derivation above) is then safe for free: no
+# exponential, nothing to overflow. One detail: for $x \ge 37$, $y$ rounds to exactly $1$ in
+# float64, so a derivative computed from $y$ is $0$ there, where the true one is below
+# $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same.
 
 # %% [markdown]
 # Now the whole range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are
 # visible. A shaded band marks where a formula gives `nan`. A curve that simply stops has
 # reached exactly $0$, which a log scale cannot draw. The dashed line is the exact
-# derivative, computed from $z$ so that nothing overflows.
+# derivative, computed in logarithms (`logsigmoid`) so that nothing overflows.
 
 # %%
 xs = torch.linspace(-800, 800, 1601, dtype=torch.float64)
-z = torch.exp(-xs.abs())
-exact_gradient = z / (1 + z) ** 2
+logsigmoid = torch.nn.functional.logsigmoid
+exact_gradient = torch.exp(logsigmoid(xs) + logsigmoid(-xs))  # no overflow, no early underflow
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 for (name, formula), colour, width in zip(naive.items(), ["tab:blue", "tab:orange"], [5, 1.5]):
@@ -680,8 +722,7 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # 3. PyTorch's own ReLU keeps its **output** ($y > 0$ exactly where $x > 0$). That is free
 #    whenever something else keeps $y$ anyway, as the next linear layer does (it needs its
 #    input for its weight's gradient). A boolean mask `x > 0` takes 1 byte per element instead
-#    of 4 (float32) or 8 (float64), or 2 in the bfloat16 and float16 of mixed-precision
-#    training, where it saves only half; and it is **always new memory**: nobody else holds it.
+#    of 4 (float32) or 8 (float64), and it is **always new memory**: nobody else holds it.
 #    So a mask beats the output only when nothing else keeps $x$ or $y$: before a residual
 #    addition or a sum, or inside a fused Function whose pre-activation is never returned.
 #    Lesson 02 measures both cases: in a plain network of linear layers the mask loses.
@@ -1140,8 +1181,8 @@ plt.show()
 # <details><summary><b>Hint 4</b> (the tails of the gradient)</summary>
 #
 # Evaluate your expression where $y$ is tiny, far left: does it subtract two numbers near
-# $1$? If so, which of `log1p` and `expm1` computes that difference without forming either
-# number? And where $y \ge 1$: does the subtraction still lose anything that matters?
+# $1$? If so, which section of this lesson is about exactly that difference? And where
+# $y \ge 1$: does the subtraction still lose anything that matters?
 # </details>
 #
 # <details><summary><b>Hint 5</b> (numbers to hit)</summary>
@@ -1246,7 +1287,8 @@ plt.show()
 # alike.
 #
 # **Under autocast** (mixed precision), a Function also needs `torch.amp.custom_fwd` and
-# `custom_bwd`: lesson 02 shows why.
+# `custom_bwd`: lesson 02 shows why. There activations are often bfloat16 or float16, 2 bytes
+# an element: against them a 1-byte boolean mask saves half, against float32 three quarters.
 # </details>
 
 # %% [markdown]

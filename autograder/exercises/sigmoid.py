@@ -24,8 +24,8 @@ def check_saves_only_output(spec: Spec, forward) -> None:
     if (roles := [saved.role for saved in forward.saved]) == ["output"]:
         return
     if any(role.startswith("input") for role in roles):
-        raise GradingError(f"{spec.name} saved its input x: save the output y instead, since "
-                           "d sigmoid/dx = y * (1 - y) needs no recomputation",
+        raise GradingError(f"{spec.name} saved its input x: save the output y instead; your "
+                           "derivative_from_y (step 2 of the maths) needs only y",
                            mistake=f"{spec.name}/saves-input")
     if not roles:
         raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: save the "
@@ -82,11 +82,11 @@ TAILS = [-708.0, -700.0, -300.0, -100.0, -40.0, -20.0]
 TAIL_LOSERS = [
     (lambda x: 1 - 1 / (1 + torch.exp(x)),
      "1 - 1 / (1 + z) (or 1 - sigmoid(-x), the same subtraction) cancels to 0 there: 1 / (1 + z) "
-     "rounds to 1; use z / (1 + z) for x < 0"),
+     "rounds to 1; for x < 0, can you write sigma(x) with no subtraction?"),
     (lambda x: (1 + torch.tanh(x / 2)) / 2,
      "(1 + tanh(x / 2)) / 2 cancels to 0 there, as does any 1/2 plus a term that rounds to -1/2 "
-     "(1/2 + copysign(h, x) with h near 1/2, say): tanh(x / 2) rounds to -1; use z / (1 + z) for "
-     "x < 0"),
+     "(1/2 + copysign(h, x) with h near 1/2, say): tanh(x / 2) rounds to -1; for x < 0, can you "
+     "write sigma(x) from z = exp(-|x|) with no subtraction?"),
     (lambda x: torch.sigmoid(x.float()).to(x.dtype),
      "your values are sigmoid computed in float32, where it underflows to 0 below 1e-45 and keeps "
      "7 digits: compute in the input's dtype"),
@@ -106,9 +106,9 @@ def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
                 "a float32 constant or buffer) underflows to 0 below 1e-45 and keeps 7 digits; "
                 "keep every step in the input's dtype")
     if got[worst].item() == 0:
-        return ("the contract asks for its size, not 0: build the left branch as a quotient of "
-                "tiny numbers, z / (1 + z) with z = exp(-|x|)")
-    return "z / (1 + z) with z = exp(-|x|) keeps every digit there"
+        return ("the contract asks for its size, not 0: which step of your left branch rounds "
+                "to 0 there? The live checker under 'The fix: one formula per sign' tries it")
+    return "the live checker under 'The fix: one formula per sign' shows where your formula is off"
 
 
 def check_tails(function, spec: Spec, device) -> None:

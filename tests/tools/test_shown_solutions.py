@@ -336,3 +336,19 @@ def test_00_template_worked_outer_grad_u_passes_and_a_transposed_g_fails():
     no_v = _live_check("00_template", "my_grad_u", my_grad_u=lambda G, u, v: G.sum(1))
     assert any(line.endswith("✗") for line in no_v), no_v
 
+
+
+def test_01_sigmoid_worked_forward_passes_and_the_textbook_formulas_fail():
+    """Does lesson 01's worked my_sigmoid pass all eight points with a finite autograd gradient,
+    and do 1 - 1 / (1 + e^x) (0 in the left tail) and e^x / (1 + e^x) (nan at 800) fail?"""
+    lines = _live_check("01_sigmoid", "my_sigmoid")
+    assert len(lines) == 9 and all(line.rstrip().endswith("✓") for line in lines[:8]), lines
+    assert lines[8].endswith("✓ finite at every point"), lines
+    cancels = _live_check("01_sigmoid", "my_sigmoid",
+                          my_sigmoid=lambda x: 1 - 1 / (1 + torch.exp(x)))
+    assert "✗ 0: does your formula subtract two numbers near 1 here?" in cancels[2], cancels
+    overflows = _live_check("01_sigmoid", "my_sigmoid",
+                            my_sigmoid=lambda x: torch.exp(x) / (1 + torch.exp(x)))
+    assert "✗ not finite" in overflows[7] and "nan at x = [800.0]" in overflows[8], overflows
+    assert _live_check("01_sigmoid", "my_sigmoid", learner=True) == [
+        "Write your forward into my_sigmoid first."]
