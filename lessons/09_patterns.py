@@ -319,6 +319,67 @@ for returned, observed in observed_2.items():
 # 3. Which of your sums keep their dimension, and which remove it? How do you bring each
 #    result to its input's exact shape, for any pair of broadcastable shapes, 0-dim included?
 # 4. What does backward need from forward? What may it skip when only $a$ needs a gradient?
+#
+# **Check your step 2 live.** Write your two gradients for the shapes of step 1 as
+# `bm_grads(a, b, g)`: $a$ of shape $(B, 1, C)$, $b$ of shape $(R, 1)$ and $g$ of shape
+# $(B, R, C)$ in, the pair `(grad_a, grad_b)` out, of shapes $(B, 1, C)$ and $(R, 1)$, each
+# written with the sums of your step 2. The cell after it compares your pair with autograd's
+# gradients of `a * b`, for two sets of sizes. Making it work for any pair of shapes (step 3)
+# is the exercise.
+
+# %%
+### BEGIN WORKED
+def bm_grads(a, b, g):
+    grad_a = (g * b).sum(1, keepdim=True)  # sum over r, the dim a was repeated along
+    grad_b = (g * a).sum((0, 2)).unsqueeze(1)  # sum over p and k; b keeps its dim of size 1
+    return grad_a, grad_b
+### LEARNER
+bm_grads = None  # your step 2: def bm_grads(a, b, g): ... return grad_a, grad_b
+### END WORKED
+
+
+# %%
+def live_check(name, yours, cases):
+    """Print ✓ or ✗ per case (label, arguments, autograd's tensor or tuple of tensors) for your
+    function ``yours`` called on the arguments. This lesson's live checks all use it."""
+    if yours is None:
+        print(f"Write {name} first.")
+        return
+    for label, arguments, truth in cases:
+        truth = truth if isinstance(truth, tuple) else (truth,)
+        try:
+            got = yours(*arguments)
+            got = tuple(got) if isinstance(got, (tuple, list)) else (got,)
+            got = tuple(torch.as_tensor(t, dtype=torch.float64) for t in got)
+        except Exception as failure:  # shown, not raised: Run All goes on
+            print(f"✗ {label}: {name} raised {type(failure).__name__}: {failure}".splitlines()[0])
+            continue
+        if len(got) != len(truth):
+            problem = f"{len(got)} tensors returned, {len(truth)} expected"
+        elif any(t.shape != want.shape for t, want in zip(got, truth)):
+            problem = (f"shapes {[tuple(t.shape) for t in got]}, autograd's "
+                       f"{[tuple(want.shape) for want in truth]}")
+        else:
+            error = max([(t - want).abs().max().item() for t, want in zip(got, truth)
+                         if t.numel()] or [0.0])
+            problem = None if error <= 1e-12 else f"largest error against autograd {error:.3g}"
+        print(f"✓ {label}" if problem is None else f"✗ {label}: {problem}")
+
+
+def check_bm_grads():
+    """Your bm_grads against autograd's gradients of a * b, a (B, 1, C) and b (R, 1)."""
+    rng = torch.Generator().manual_seed(1)  # leaves the notebook's own seed alone
+    cases = []
+    for B, R, C in [(2, 2, 2), (2, 3, 4)]:
+        a, b, g = (torch.randn(shape, dtype=torch.float64, generator=rng)
+                   for shape in [(B, 1, C), (R, 1), (B, R, C)])
+        leaves = a.clone().requires_grad_(), b.clone().requires_grad_()
+        truth = torch.autograd.grad(leaves[0] * leaves[1], leaves, g)
+        cases.append((f"B, R, C = {B}, {R}, {C}", (a, b, g), truth))
+    live_check("bm_grads", bm_grads, cases)
+
+
+check_bm_grads()
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -478,6 +539,33 @@ compare(prediction_3, slices.grad.tolist())
 # 4. Compute the product of the others **without dividing**. Split it around position $c$:
 #    which two products is it, and how do you get both for every $c$ of a slice at once,
 #    without a loop?
+#
+# **Check your steps 1 and 3 live.** For one slice, a vector $x$ and $y = \prod_c x_c$, write
+# `prod_J_row(x)`: the vector of $\partial y / \partial x_c$, one entry per $c$, computed
+# without dividing (a loop over $c$ is fine here). The cell after it compares it with
+# autograd's at $x = (2, 1, 3, 4)$, $(2, 0, 3, 4)$ and $(2, 0, 3, 0)$. Doing it for every
+# slice along any `dim`, without a loop (step 4), is the exercise.
+
+# %%
+### BEGIN WORKED
+def prod_J_row(x):  # entry c: the product of every entry but x_c
+    return torch.stack([torch.cat([x[:c], x[c + 1:]]).prod() for c in range(len(x))])
+### LEARNER
+prod_J_row = None  # your steps 1 and 3: def prod_J_row(x): ... a vector of x's length
+### END WORKED
+
+
+# %%
+def check_prod_J_row():
+    """Your prod_J_row against autograd's gradient of the product of one slice."""
+    cases = []
+    for row in ([2, 1, 3, 4], [2, 0, 3, 4], [2, 0, 3, 0]):
+        x = torch.tensor(row, dtype=torch.float64)
+        cases.append((f"x = {tuple(row)}", (x,), torch.func.jacrev(torch.prod)(x)))
+    live_check("prod_J_row", prod_J_row, cases)
+
+
+check_prod_J_row()
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -576,6 +664,30 @@ jacobian_view(ProdOverDim, torch.prod,
 # 2. Multiply by $g_o$ and sum over $o$. For a given $i$, which outputs contribute?
 # 3. Once you know which outputs contribute, how do you compute that sum for every $i$ at
 #    once, with ops you know, and no loop? Why does backward need nothing from forward?
+#
+# **Check your step 1 live.** Write `cumsum_J(n)`: the $n \times n$ matrix whose entry
+# $[o, i]$ is $\partial y_o / \partial x_i$ for the running sum of a vector of $n$ entries.
+# The cell after it compares your matrix with autograd's Jacobian for $n = 1$, 4 and 5. Then
+# read it by columns: column $i$ holds the outputs that step 2 sums for $x_i$.
+
+# %%
+### BEGIN WORKED
+cumsum_J = lambda n: torch.tril(torch.ones(n, n, dtype=torch.float64))  # noqa: E731
+### LEARNER
+cumsum_J = None  # your step 1: lambda n: an (n, n) tensor, entry [o, i] = dy_o/dx_i
+### END WORKED
+
+
+# %%
+def check_cumsum_J():
+    """Your cumsum_J against autograd's Jacobian of the running sum of n entries."""
+    running_sum = torch.func.jacrev(lambda x: torch.cumsum(x, 0))
+    cases = [(f"n = {n}", (n,), running_sum(torch.zeros(n, dtype=torch.float64)))
+             for n in (1, 4, 5)]
+    live_check("cumsum_J", cumsum_J, cases)
+
+
+check_cumsum_J()
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -691,12 +803,10 @@ compare(prediction_4, x4.grad.tolist())
 #
 # <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
-# $\partial y_o / \partial x_i = [i \le o] \prod_{k < i} x_k \prod_{i < k \le o} x_k$, so
-#
-# $$\frac{\partial L}{\partial x_i} = \Big(\prod_{k < i} x_k\Big)\, S_i, \qquad
-#   S_i = \sum_{o \ge i} g_o \prod_{i < k \le o} x_k .$$
-#
-# The first factor is `ProdOverDim`'s exclusive running product from the front.
+# $\partial y_o / \partial x_i = [i \le o] \prod_{k < i} x_k \prod_{i < k \le o} x_k$.
+# Multiply by $g_o$ and sum over $o$: which of the two products is the same for every $o$, and
+# so comes out of the sum? Which running product of `ProdOverDim` is it? What stays inside the
+# sum is $S_i$.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -761,38 +871,36 @@ check_cumprod_backward()
 #
 # `torch.index_select(x, 0, index)` picks rows of $x$: output row $k$ is row `index[k]` of
 # $x$. The index may repeat a row (an embedding lookup of a sentence with the same word twice)
-# or be empty. Two ops write the rows of one tensor into another, where an index says:
+# or be empty. Putting rows back where an index says is what its backward will do, and the
+# first tool to hand is an indexed write: `t[index] = v` (which is `t.index_put_((index,), v)`)
+# writes row $k$ of `v` to row `index[k]`, for every $k$. And `t[index] += v`?
 #
-# - `Tensor.index_add(dim, index, source)` returns a copy of the tensor with row $k$ of
-#   `source` **added** to row `index[k]`, for every $k$;
-# - `t[index] = v` (which is `t.index_put_((index,), v)`) **writes** row $k$ of `v` to row
-#   `index[k]`, for every $k$.
-#
-# **Quick question 5.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. What is entry 4 of
-# `zeros(5).index_add(0, idx, v)`? And after `z = zeros(5); z[idx] = v`, does entry 4 hold
-# the sum of the two values written there, or one of them? Write the pair into
-# `prediction_5`.
+# **Quick question 5.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. After `z = zeros(5); z[idx] = v`,
+# does entry 4 hold the sum of the two values sent there, 4, or one of them? And after
+# `z = zeros(5); z[idx] += v`? Write `"sum"` or `"one of them"` for each into `prediction_5`.
 
 # %%
-prediction_5 = None  # (entry 4 after index_add, "sum" or "one of them" for the assignment)
+prediction_5 = None  # ("sum" or "one of them" after z[idx] = v, the same after z[idx] += v)
 
 # %%
 idx, v = torch.tensor([4, 0, 4]), torch.tensor([1.0, 2.0, 3.0])
-added = torch.zeros(5).index_add(0, idx, v)
-z = torch.zeros(5)
-z[idx] = v
-print("index_add:  ", added)
-print("assignment: ", z)
-kept = {4.0: "sum", 1.0: "one of them", 3.0: "one of them"}.get(z[4].item(), z[4].item())
-compare(prediction_5, (added[4].item(), kept))
+written = torch.zeros(5)
+written[idx] = v
+written_plus = torch.zeros(5)
+written_plus[idx] += v
+print("z[idx] = v: ", written)
+print("z[idx] += v:", written_plus)
+compare(prediction_5, tuple("sum" if z[4].item() == 4.0 else "one of them"
+                            for z in (written, written_plus)))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
 #
-# `index_add` gives $1 + 3 = 4$ at entry 4: a row named twice receives both. The assignment
-# gives one of the two values, here 3, the last write; with a repeated index PyTorch's
-# documentation calls the result undefined: on another device or another size it may be the
-# other. Either way one of them is lost.
+# One of them, both times: entry 4 holds 3, the last write, and the sum, 4, appears in
+# neither. `z[idx] += v` is a write too: Python runs it as `t = z[idx]` (indexing with a
+# tensor makes a copy, here $(0, 0, 0)$), `t += v`, then `z[idx] = t`, the same write as the
+# first line. With a repeated index PyTorch's documentation calls the written value undefined:
+# on another device or another size it may be the other one. Either way one of them is lost.
 # </details>
 
 # %% [markdown]
@@ -813,8 +921,36 @@ compare(prediction_5, (added[4].item(), kept))
 # 2. Multiply by $g_{k,c}$ and sum over $k$ and $c$. Which rows $k$ of $g$ reach row $s$ of the
 #    gradient? What does a row of $x$ that `index` never names get, and one that it names
 #    three times?
-# 3. What must happen at a row of the gradient that `index` names twice, and what would an
-#    op that writes rows, rather than adds them, leave there?
+# 3. What must happen at a row of the gradient that `index` names twice? Quick question 5
+#    showed what a write leaves there. Which `Tensor` method puts the rows of a source into a
+#    tensor at the rows an index names, adding rather than writing?
+#
+# **Check your step 1 live.** For a 1-D $x$ of `n_rows` entries, write
+# `select_J(index, n_rows)`: the matrix whose entry $[k, s]$ is $\partial y_k / \partial x_s$,
+# one row per entry of `index`. The cell after it compares your matrix with autograd's for
+# two repeated indices and an empty one. Then read it by columns: what does step 2 do with a
+# column that holds two ones?
+
+# %%
+### BEGIN WORKED
+select_J = lambda index, n_rows: (index[:, None] == torch.arange(n_rows)).double()  # noqa: E731
+### LEARNER
+select_J = None  # your step 1: lambda index, n_rows: a (len(index), n_rows) tensor
+### END WORKED
+
+
+# %%
+def check_select_J():
+    """Your select_J against autograd's Jacobian of x[index] for a 1-D x."""
+    cases = []
+    for rows, n_rows in (([2, 0, 2], 3), ([3, 0, 3, 3], 5), ([], 3)):
+        index = torch.tensor(rows, dtype=torch.int64)
+        truth = torch.func.jacrev(lambda x: x[index])(torch.zeros(n_rows, dtype=torch.float64))
+        cases.append((f"index = {rows}, n_rows = {n_rows}", (index, n_rows), truth))
+    live_check("select_J", select_J, cases)
+
+
+check_select_J()
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -828,7 +964,8 @@ compare(prediction_5, (added[4].item(), kept))
 # $y_{k,c} = x_{\text{index}_k,\,c}$, so
 # $\partial y_{k,c} / \partial x_{s,d} = [\text{index}_k = s]\, \delta_{cd}$. Multiply by
 # $g_{k,c}$ and sum over $k$ and $c$: the delta removes the sum over $c$. What does the
-# indicator leave of the sum over $k$?
+# indicator leave of the sum over $k$? Among `Tensor`'s methods whose names begin with
+# `index_`, which one adds?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -871,16 +1008,16 @@ from autograder import grade; grade("IndexSelect", IndexSelect)
 #
 # row $s$ of the gradient is the **sum** of the rows of $g$ whose index is $s$: zero for a row
 # never named, three rows of $g$ added for a row named three times, all zeros for an empty
-# index.
+# index. In code, `Tensor.index_add(dim, index, source)` adds row $k$ of `source` to row
+# `index[k]`, for every $k$ (`t.index_put_((index,), v, accumulate=True)` does the same).
 # </details>
 
 # %% [markdown]
 # Your `IndexSelect` with `index = [3, 0, 3, 3]`: the two columns of row 3 of $x$ each have
-# three ones, one per output row that copied it. Below it, what a backward that assigns,
-# `grad[index] = grad_output`, returns instead: each row of the gradient keeps one write (on
-# CPU the last one, as in quick question 5). That is your own backward fed a `grad_output` in
-# which every earlier repeat of a row is zeroed, which is how the cell builds it. The outlined
-# entries are the repeats it lost.
+# three ones, one per output row that copied it. Below it, a backward that writes instead of
+# adding, `grad[index] = grad_output` (`+=` does the same, quick question 5): each row of the
+# gradient keeps one write, on CPU today the last. The outlined entries are the repeats it
+# lost.
 
 # %%
 rows = torch.randn(5, 2, dtype=torch.float64)
@@ -895,17 +1032,21 @@ jacobian_view(IndexSelect, index_select_rows, rows, repeated)
 
 
 # %%
-# output row k is the last write to its row of x when no later entry of the index repeats it
-last_write = torch.tensor([s not in repeated[k + 1:].tolist()
-                           for k, s in enumerate(repeated.tolist())])
+class SelectByAssignment(torch.autograd.Function):
+    """Wrong on purpose: index_select whose backward writes rows instead of adding them."""
 
-
-class SelectByAssignment(IndexSelect):
-    """Wrong on purpose: what grad[index] = grad_output gives, one write per row of x."""
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.save_for_backward(index)
+        ctx.rows = x.shape
+        return torch.index_select(x, 0, index)
 
     @staticmethod
     def backward(ctx, grad_output):
-        return IndexSelect.backward(ctx, grad_output * last_write[:, None])
+        index, = ctx.saved_tensors
+        grad = grad_output.new_zeros(ctx.rows)
+        grad[index] = grad_output  # a write: one row of grad_output survives per row of x
+        return grad, None
 
 
 jacobian_view(SelectByAssignment, index_select_rows, rows, repeated)
@@ -965,10 +1106,11 @@ compare(prediction_6, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 # 2. Above $\varepsilon$: $y_j = x_j / n$. Show that $\partial n / \partial x_i = x_i / n$,
 #    then write $\partial y_j / \partial x_i$ with the quotient rule, and rewrite it using only
 #    $y$ and $n$.
-# 3. Multiply by $g_j$ and sum over $j$. You get $g$ minus one term; write that term with a dot
-#    product $y \cdot g$ per row (what shape must it have to broadcast against $g$?).
-# 4. Geometrically, what does subtracting that term do to $g$? Check it against quick
-#    question 6.
+# 3. Multiply by $g_j$ and sum over $j$. Which of your two terms survives unchanged, and which
+#    leaves a sum over $j$? How do you compute that sum per row, and what shape must it have
+#    to broadcast against $g$?
+# 4. Geometrically, what does subtracting the term with the sum do to $g$? Check it against
+#    quick question 6.
 # 5. Which tensors does your formula read? Can backward tell the two cases apart from what you
 #    saved? (At a norm exactly equal to `eps`, `F.normalize`'s own gradient takes the
 #    "above" formula; the grader never puts a row exactly there.)
@@ -1260,7 +1402,7 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
 # | `reversed_cumsum(g * y) / x` for `cumprod` | `nan` at every zero, where the gradient is often the largest | the exclusive product before $i$ times a scan from the end that multiplies instead of dividing |
 # | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
-# | `grad[index] = grad_output`, or any write that does not add | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
+# | `grad[index] = grad_output`, or `grad[index] += grad_output`, or any write that does not add | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
 # | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
 # | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
 # | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |

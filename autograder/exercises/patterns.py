@@ -164,9 +164,9 @@ def check_zero_slices(function, device, dim=1) -> None:
     graded_case(function, PROD, {"x": x, "dim": dim})
 
 
-def _right_along_last_dim(function, x) -> bool:
+def _right_along_last_dim(function, x, spec=PROD) -> bool:
     """Is the learner's gradient right on the same slices laid along the last dim?"""
-    got, truth, _ = gradient_for(function, PROD, {"x": x.contiguous(), "dim": x.dim() - 1})
+    got, truth, _ = gradient_for(function, spec, {"x": x.contiguous(), "dim": x.dim() - 1})
     return (isinstance(got, torch.Tensor) and got.shape == truth.shape
             and bool(torch.allclose(got, truth)))
 
@@ -228,6 +228,19 @@ def check_scan_direction(function, device) -> None:
                            "of shape (3, 5), dim=1)", mistake="Cumsum/total-minus-inclusive")
 
 
+def check_follows_dim(function, device) -> None:
+    """A backward right along the last dim and wrong for dim=0 ignored ctx.dim."""
+    x = sample((3, 4), device)
+    got, truth, _ = gradient_for(function, CUMSUM, {"x": x, "dim": 0})
+    if (isinstance(got, torch.Tensor) and got.shape == truth.shape
+            and not torch.allclose(got, truth)
+            and _right_along_last_dim(function, x.T, CUMSUM)):
+        raise GradingError("Cumsum's gradient is right when dim is the last dimension but wrong "
+                           "for dim=0: every flip and scan in backward must follow ctx.dim "
+                           "(flip(-1) flips the last dim only) (with x of shape (3, 4), dim=0)",
+                           mistake="Cumsum/last-dim-only")
+
+
 def cumsum_case(function, x_shape, dim, device, seed=0) -> None:
     values = {"x": sample(x_shape, device, seed=seed), "dim": dim}
     with case(described(values, torch.float64)):
@@ -238,6 +251,7 @@ def cumsum_case(function, x_shape, dim, device, seed=0) -> None:
 def cumsum_opening(Cumsum, device="cpu") -> None:
     function = check_is_function(Cumsum, CUMSUM)
     check_scan_direction(function, device)
+    check_follows_dim(function, device)
     for x_shape, dim in DIM_CASES[:3]:
         cumsum_case(function, x_shape, dim, device)
     check_gradcheck(function, CUMSUM, {"x": sample((3, 4), device), "dim": 0})

@@ -57,8 +57,9 @@ def check_repeated_rows(function, device) -> None:
             raise GradingError("IndexSelect lost repeated rows: index = [4, 0, 4, 2, 4] selects "
                                "row 4 three times, so its gradient is the sum of three rows of "
                                "grad_output, and your row 4 is one of them: a write "
-                               "(grad[index] = grad_output, index_copy, scatter) keeps only one; "
-                               "accumulate with index_add",
+                               "(grad[index] = grad_output, grad[index] += grad_output, "
+                               "index_copy, scatter; += on an indexed tensor is a write too) "
+                               "keeps only one; which Tensor method adds rows at an index?",
                                mistake="IndexSelect/writes-repeated-rows")
         raise GradingError("IndexSelect's gradient is wrong only on row 4, the row that index = "
                            "[4, 0, 4, 2, 4] selects three times: its gradient is the sum of those "

@@ -337,7 +337,6 @@ def test_00_template_worked_outer_grad_u_passes_and_a_transposed_g_fails():
     assert any(line.endswith("✗") for line in no_v), no_v
 
 
-
 def test_01_sigmoid_worked_forward_passes_and_the_textbook_formulas_fail():
     """Does lesson 01's worked my_sigmoid pass all eight points with a finite autograd gradient,
     and do 1 - 1 / (1 + e^x) (0 in the left tail) and e^x / (1 + e^x) (nan at 800) fail?"""
@@ -352,3 +351,347 @@ def test_01_sigmoid_worked_forward_passes_and_the_textbook_formulas_fail():
     assert "✗ not finite" in overflows[7] and "nan at x = [800.0]" in overflows[8], overflows
     assert _live_check("01_sigmoid", "my_sigmoid", learner=True) == [
         "Write your forward into my_sigmoid first."]
+
+
+# Lesson 02: the three gradients of x @ W.T + b, checked shape first with out != in.
+
+def _linear_check_output(gradients, *shapes) -> list[str]:
+    """What lesson 02's check_linear_gradients prints for ``gradients`` on ``shapes``."""
+    source = with_worked((LESSONS / "02_linear.py").read_text(), True)
+    namespace = {"torch": torch, "my_linear_gradients": gradients}
+    node = next(node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)
+                and node.name == "check_linear_gradients")
+    exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        namespace["check_linear_gradients"](*shapes)
+    return printed.getvalue().splitlines()
+
+
+def test_02_linear_worked_gradients_pass_for_every_leading_shape_and_slips_fail():
+    shapes = ((5, 3), (2, 5, 3), (3,))
+    worked = _worked("02_linear", "my_linear_gradients")["my_linear_gradients"]
+    lines = _linear_check_output(worked, *shapes)
+    assert len(lines) == 3 and all(line.count("✓") == 3 for line in lines), lines
+    placeholder = _worked("02_linear", "my_linear_gradients", learner=True)
+    assert "grad_x ✗ not written yet" in _linear_check_output(
+        placeholder["my_linear_gradients"], (5, 3))[0]
+    swapped = lambda G, x, W: (G @ W, x.T @ G, G.sum())  # noqa: E731 - a transpose, a 0-d sum
+    line, = _linear_check_output(swapped, (5, 3))
+    assert "grad_x ✓" in line and "grad_weight ✗ shape (3, 4), not (4, 3)" in line, line
+    assert "grad_bias ✗ shape (), not (4,)" in line, line
+    batched = lambda G, x, W: (G @ W, G.mT @ x, G.sum(dim=0))  # noqa: E731 - right for 2-D only
+    lines = _linear_check_output(batched, *shapes)
+    assert lines[0].count("✓") == 3 and "grad_weight ✗ shape (2, 4, 3), not (4, 3)" in lines[1]
+    assert "✗ raises RuntimeError" in lines[2], lines
+
+
+def _tiled_forward_check(tiled_forward) -> list[str]:
+    """What lesson 06's check_tiled_forward prints for ``tiled_forward``."""
+    import math
+
+    from autograder.memory import TensorAccounting
+    source = with_worked((LESSONS / "06_attention.py").read_text(), True)
+    namespace = {"torch": torch, "math": math, "TensorAccounting": TensorAccounting,
+                 "tiled_forward": tiled_forward}
+    node = next(node for node in ast.parse(source).body
+                if isinstance(node, ast.FunctionDef) and node.name == "check_tiled_forward")
+    exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        namespace["check_tiled_forward"]()
+    return printed.getvalue().splitlines()
+
+
+def test_06_attention_tiled_forward_check_passes_the_worked_and_names_a_row_block():
+    """Does check_tiled_forward give the worked answer two ✓, and name the placeholder's whole
+    score matrix and a block of queries against every key (right values, too big)?"""
+    worked = _worked("06_attention", "tiled_forward")["tiled_forward"]
+    lines = _tiled_forward_check(worked)
+    assert len(lines) == 2 and all(line.startswith("✓") for line in lines), lines
+
+    def row_block(Q, K, V, scale, block):
+        outputs, lses = [], []
+        for i in range(0, Q.shape[-2], block):
+            scores = (Q[..., i:i + block, :] @ K.transpose(-2, -1)) * scale
+            lse = torch.logsumexp(scores, -1)
+            outputs.append(torch.exp(scores - lse.unsqueeze(-1)) @ V)
+            lses.append(lse)
+        return torch.cat(outputs, -2), torch.cat(lses, -1)
+
+    lines = _tiled_forward_check(row_block)
+    assert lines[0].startswith("✓") and "a block of queries against every key" in lines[1], lines
+    placeholder = _worked("06_attention", "tiled_forward", learner=True)["tiled_forward"]
+    assert "the whole score matrix" in _tiled_forward_check(placeholder)[1]
+    assert _tiled_forward_check(lambda *args, **kwargs: 1 / 0) == [
+        "✗ tiled_forward raised ZeroDivisionError: division by zero"]
+
+
+# Lessons 12 and 13: the live checkers' worked answers pass, a named slip fails.
+
+def _cell_after(lesson: str, start: str) -> str:
+    """The code of ``lesson`` from the line starting ``start`` to the end of its cell."""
+    source = (LESSONS / f"{lesson}.py").read_text()
+    begin = source.index(start)
+    end = source.find("\n# %%", begin)
+    return source[begin:end if end >= 0 else len(source)]
+
+
+def _printed(code: str, namespace: dict) -> list[str]:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(code, namespace)  # noqa: S102 - our lesson
+    return printed.getvalue().splitlines()
+
+
+def test_12_surgery_clip_factor_worked_passes_and_a_factor_ignoring_max_norm_fails():
+    """Does the worked my_clip_factor pass at max_norm 1 and 0.25, and min(1, 1 / n), right
+    at max_norm 1 only, fail at 0.25?"""
+    import math
+    checker = _cell_after("12_surgery", "for max_norm in (1.0, 0.25):")
+    worked = _worked("12_surgery", "my_clip_factor")["my_clip_factor"]
+    lines = _printed(checker, {"torch": torch, "math": math, "my_clip_factor": worked})
+    rows = [line for line in lines if "row norm" in line]
+    assert len(rows) == 14 and all(line.endswith("✓") for line in rows), lines
+    ignoring = lambda norms, max_norm: (1 / norms).clamp(max=1)  # noqa: E731
+    lines = _printed(checker, {"torch": torch, "math": math, "my_clip_factor": ignoring})
+    at_1, at_quarter = lines[1:8], lines[9:]
+    assert all(line.endswith("✓") for line in at_1), lines
+    assert any(line.endswith("✗") for line in at_quarter), lines
+
+
+def test_13_kernels_design_answers_worked_pass_and_two_exponentials_fail():
+    """Do the worked answers to Exercise 1's two design questions get ✓, and 2 exponentials
+    (or another shared quantity) a ✗?"""
+    source = (LESSONS / "13_kernels.py").read_text()
+    answers = {}
+    exec(next(match[1] for match in WORKED.finditer(source) if "my_shared =" in match[1]),
+         answers)  # noqa: S102 - our lesson
+    checker = _cell_after("13_kernels", "def autograd_silu_mul_grads")
+    namespace = {"torch": torch, "F": torch.nn.functional,
+                 "my_silu_mul_grads": _worked("13_kernels", "my_silu_mul_grads")[
+                     "my_silu_mul_grads"]}
+    lines = _printed(checker, {**namespace, "my_shared": answers["my_shared"],
+                               "my_exps_per_element": answers["my_exps_per_element"]})
+    assert len(lines) == 6 and all("✓" in line for line in lines), lines
+    lines = _printed(checker, {**namespace, "my_shared": "g * b", "my_exps_per_element": 2})
+    assert "✗" in lines[-2] and "✗" in lines[-1], lines
+
+
+# Lesson 09: each live check's worked answer, as the solutions show it, passes every line of
+# its check; the learner's placeholder asks to be written; a plausible slip fails.
+
+_LIVE_09 = {"bm_grads": "check_bm_grads", "prod_J_row": "check_prod_J_row",
+            "cumsum_J": "check_cumsum_J", "select_J": "check_select_J"}
+
+
+def _live_09(name: str, yours=None, learner: bool = False) -> list[str]:
+    """The lines lesson 09's check of ``name`` prints for the worked answer (``learner``: the
+    placeholder), or for ``yours`` when given."""
+    source = with_worked((LESSONS / "09_patterns.py").read_text(), not learner)
+    namespace = {"torch": torch}
+    for node in ast.parse(source).body:
+        defined = ({node.name} if isinstance(node, ast.FunctionDef) else
+                   {target.id for target in getattr(node, "targets", [])
+                    if isinstance(target, ast.Name)})
+        if defined & {name, _LIVE_09[name], "live_check"}:
+            exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    if yours is not None:
+        namespace[name] = yours
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        namespace[_LIVE_09[name]]()
+    return printed.getvalue().splitlines()
+
+
+def test_09_patterns_live_checks_pass_their_worked_answers_and_ask_for_the_placeholder():
+    for name in _LIVE_09:
+        lines = _live_09(name)
+        assert len(lines) >= 2 and all(line.startswith("✓") for line in lines), (name, lines)
+        assert _live_09(name, learner=True) == [f"Write {name} first."]
+
+
+def test_09_patterns_live_checks_fail_the_named_slips():
+    # b's sum without its dim of size 1
+    lines = _live_09("bm_grads", lambda a, b, g: ((g * b).sum(1, keepdim=True),
+                                                  (g * a).sum((0, 2))))
+    assert all(line.startswith("✗") and "shapes" in line for line in lines), lines
+    # the product divided by the entry: nan where the slice holds a zero
+    lines = _live_09("prod_J_row", lambda x: x.prod() / x)
+    assert lines[0].startswith("✓") and all(line.startswith("✗") for line in lines[1:]), lines
+    # the other triangle
+    lines = _live_09("cumsum_J", lambda n: torch.triu(torch.ones(n, n)))
+    assert lines[0].startswith("✓") and all(line.startswith("✗") for line in lines[1:]), lines
+    # the matrix transposed, (n_rows, len(index))
+    lines = _live_09("select_J", lambda index, n: (index[:, None] == torch.arange(n)).double().T)
+    assert all(line.startswith("✗") for line in lines), lines
+    # an error in the learner's code is shown in one line, and the check goes on
+    lines = _live_09("cumsum_J", lambda n: 1 / 0)
+    assert len(lines) == 3 and all("raised ZeroDivisionError" in line for line in lines), lines
+
+
+def _slope_check(slope_gradient) -> str:
+    """What lesson 06's check_slope_gradient prints for ``slope_gradient``."""
+    source = with_worked((LESSONS / "06_attention.py").read_text(), True)
+    namespace = {"torch": torch, "F": torch.nn.functional, "slope_gradient": slope_gradient}
+    node = next(node for node in ast.parse(source).body
+                if isinstance(node, ast.FunctionDef) and node.name == "check_slope_gradient")
+    exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        namespace["check_slope_gradient"]()
+    return printed.getvalue()
+
+
+def test_06_attention_slope_check_passes_the_worked_and_fails_a_plain_sum():
+    """Does check_slope_gradient give the worked answer ✓, a plain sum of dS' ✗, and say the
+    placeholder is not written yet?"""
+    assert _slope_check(_worked("06_attention", "slope_gradient")["slope_gradient"]
+                        ).startswith("✓")
+    assert _slope_check(lambda grad_S, distance: -grad_S.sum(dim=(0, 2, 3))).startswith("✗")
+    placeholder = _worked("06_attention", "slope_gradient", learner=True)["slope_gradient"]
+    assert _slope_check(placeholder).strip() == "slope_gradient is not written yet"
+
+
+def _from_y_check(answers: dict) -> list[str]:
+    """What lesson 07's check_derivatives_from_y prints for ``answers``."""
+    import math
+    source = (LESSONS / "07_outputs.py").read_text()
+    namespace = {"torch": torch, "math": math}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name in ("first_line",
+                                                               "check_derivatives_from_y"):
+            exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        namespace["check_derivatives_from_y"](answers)
+    return printed.getvalue().splitlines()
+
+
+def test_07_outputs_derivative_from_y_check_passes_softplus_and_fails_sigmoid_of_y():
+    """Does the from-y checker pass 1 - e^-y for softplus and the three other answers, and fail
+    sigmoid(y), the derivative written in x but fed y?"""
+    right = {"softplus": lambda y: 1 - torch.exp(-y), "tanh": lambda y: 1 - y ** 2,
+             "sin": "y is not enough", "cube": lambda y: 3 * y.abs() ** (2 / 3)}
+    lines = _from_y_check(right)
+    assert len(lines) == 4 and all(line.startswith("✓") for line in lines), lines
+    assert _from_y_check({**right, "softplus": torch.sigmoid})[0].startswith("✗   softplus")
+
+
+# Lesson 03: LSQ's two derivatives, checked against autograd through the detach trick.
+
+def _lsq_check_output(dy_dx, dy_ds) -> list[str]:
+    """What lesson 03's check_fake_quantize_derivation prints for ``dy_dx`` and ``dy_ds``."""
+    import math
+
+    source = with_worked((LESSONS / "03_ste.py").read_text(), True)
+    namespace = {"torch": torch, "math": math, "my_dy_dx": dy_dx, "my_dy_ds": dy_ds,
+                 "predicted_y": None, "predicted_dy_dx": None, "predicted_dy_ds": None}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name in (
+                "compare", "lsq_by_autograd", "check_fake_quantize_derivation"):
+            exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        namespace["check_fake_quantize_derivation"]()
+    return printed.getvalue().splitlines()
+
+
+def test_03_ste_worked_lsq_derivatives_pass_and_the_minus_v_only_slip_fails():
+    source = with_worked((LESSONS / "03_ste.py").read_text(), True)
+    start = source.index("my_dy_dx = lambda")
+    namespace = {"torch": torch}
+    exec(source[start:source.index("\n\n", start)], namespace)  # noqa: S102 - our lesson
+    lines = _lsq_check_output(namespace["my_dy_dx"], namespace["my_dy_ds"])
+    assert lines[:2] == ["s = 0.5: dy/dx ✓; dy/ds ✓", "s = 1.5: dy/dx ✓; dy/ds ✓"], lines
+    assert lines[2] == "question 5, y: no prediction written", lines
+
+    def minus_v_only(x, s, qmin, qmax):  # forgets the product rule's round(v) term
+        v = x / s
+        return torch.where(v < qmin, float(qmin), torch.where(v > qmax, float(qmax), -v))
+
+    def one_over_s(x, s, qmin, qmax):  # keeps the chain rule's 1/s, drops the outer factor s
+        v = x / s
+        return ((v >= qmin) & (v <= qmax)) / s
+
+    lines = _lsq_check_output(one_over_s, minus_v_only)
+    assert lines[0].startswith("s = 0.5: dy/dx ✗ at v = -4: yours 2, autograd's 1"), lines
+    assert "dy/ds ✗ at v = -4: yours 4, autograd's 0" in lines[0], lines
+
+
+# Lesson 11: the live checkers of the cross-entropy derivation and of the grad-mode wrapper
+# print a verdict per point; the worked answers pass them, the placeholders and a slip fail.
+
+def _lesson_11(names: tuple[str, ...], learner: bool = False, **given) -> dict:
+    """Lesson 11's top-level ``names`` (functions and classes), as the solutions (or, with
+    ``learner``, the learner's copy) have them, in a namespace of their own."""
+    source = with_worked((LESSONS / "11_fused_loss.py").read_text(), not learner)
+    namespace = {"torch": torch, "F": torch.nn.functional, **given}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in names:
+            exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    return namespace
+
+
+def _printed(check, answer) -> list[str]:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        check(answer)
+    return printed.getvalue().splitlines()
+
+
+def _grad_logits_lines(answer=None, learner=False) -> list[str]:
+    example = {"logits": torch.randn(5, 4, dtype=torch.float64),
+               "labels": torch.tensor([2, -100, 0, -100, 3])}
+    lesson = _lesson_11(("first_line", "my_grad_logits", "check_grad_logits"), learner,
+                        **example)
+    return _printed(lesson["check_grad_logits"], answer or lesson["my_grad_logits"])
+
+
+def test_11_grad_logits_worked_passes_and_zeros_or_a_mean_over_all_rows_fail():
+    """Does the worked dL/dlogits pass all three cases, the placeholder fail them, and a
+    gradient divided by N (every row) instead of M (the counted rows) fail where rows are
+    ignored, and a function that raises print a cross instead of stopping Run All?"""
+    lines = _grad_logits_lines()
+    assert len(lines) == 3 and all(": ✓" in line for line in lines), lines
+    assert all(": ✗" in line for line in _grad_logits_lines(learner=True))
+
+    def over_n(logits, target, ignore_index, grad_output):
+        counted = (target != ignore_index)[:, None]
+        one_hot = torch.nn.functional.one_hot(torch.where(counted[:, 0], target, 0),
+                                              logits.shape[1])
+        return (torch.softmax(logits, 1) - one_hot) * counted / len(target) * grad_output
+
+    verdicts = [": ✓" in line for line in _grad_logits_lines(over_n)]
+    assert verdicts == [False, True, False], verdicts
+
+    def raises(*args):
+        raise IndexError("index 7 is out of bounds")
+
+    assert all("✗ IndexError: index 7" in line for line in _grad_logits_lines(raises))
+
+
+def test_11_linear_grads_worked_passes_and_the_placeholder_or_a_transpose_slip_fails():
+    """Does the worked (G W, G^T x) pass both lines, the zeros fail, and G^T x for grad_x
+    (a shape slip) fail with its shape?"""
+    lesson = _lesson_11(("first_line", "my_linear_grads", "check_linear_grads"))
+    check = lesson["check_linear_grads"]
+    assert [line.split(":")[1][:2] for line in _printed(check, lesson["my_linear_grads"])] == \
+        [" ✓", " ✓"]
+    placeholder = _lesson_11(("my_linear_grads",), learner=True)["my_linear_grads"]
+    assert all(": ✗" in line for line in _printed(check, placeholder))
+    swapped = _printed(check, lambda G, x, weight: (G.T @ x, G @ weight))
+    assert all("✗ shape" in line for line in swapped), swapped
+
+
+def test_11_wrapper_worked_passes_and_a_constant_flag_or_needs_input_grad_alone_fails():
+    """Does the worked wrapper (the caller's grad mode as the flag) get three ticks, and the
+    placeholder (flag always True) fail only under torch.no_grad()?"""
+    names = ("first_line", "Reports", "my_wrapper", "check_wrapper")
+    lesson = _lesson_11(names)
+    assert [line[0] for line in _printed(lesson["check_wrapper"], lesson["my_wrapper"])] == \
+        ["✓", "✓", "✓"]
+    learner = _lesson_11(names, learner=True)
+    lines = _printed(learner["check_wrapper"], learner["my_wrapper"])
+    assert [line[0] for line in lines] == ["✓", "✗", "✓"], lines
+    assert "under torch.no_grad()" in lines[1]

@@ -281,4 +281,14 @@ MISTAKES = [
             "total minus the running sum that includes g_i", _cumsum(
                 "        return grad_output.sum(dim, keepdim=True) - grad_output.cumsum(dim), "
                 "None\n"), named=True),
+    Mistake("Cumsum", "flips and scans the last dim, whatever dim is",
+            "Cumsum's gradient is right when dim is the last dimension but wrong for dim=0",
+            _cumsum("        return grad_output.flip(-1).cumsum(-1).flip(-1), None\n"),
+            named=True),
+    Mistake("IndexSelect", "grad[index] += grad_output (+= on an indexed tensor is a write)",
+            "IndexSelect lost repeated rows", _select('''
+        grad_x = grad_output.new_zeros(ctx.shape)
+        grad_x[index] += grad_output
+        return grad_x, None
+'''), named=True),
 ]
