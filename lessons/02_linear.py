@@ -92,25 +92,53 @@ def compare(predicted: dict, actual: dict) -> None:
 # **Step 4, `grad_bias`.** $b_i$ is added to $y_{ni}$ for every row $n$. What is
 # $\partial L / \partial b_i$?
 #
-# Try your formulas here: replace the zeros below until every error is zero.
+# Try your formulas here: write them into `my_linear_gradients`, then run the checker under
+# it. It tests them against autograd with $\text{out} = 4$, $\text{in} = 3$, so a misplaced
+# transpose shows as a wrong shape.
 
 # %%
-x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
-W = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)  # in = out = 3
-b = torch.randn(3, dtype=torch.float64, requires_grad=True)
-G = torch.randn(5, 3, dtype=torch.float64)  # plays the role of grad_output
-(x @ W.T + b).backward(G)
-
-
 def my_linear_gradients(G, x, W):
-    """(grad_x, grad_weight, grad_bias) of y = x @ W.T + b: your derivation."""
-    return torch.zeros_like(x), torch.zeros_like(W), torch.zeros(W.shape[0], dtype=G.dtype)
+    """(grad_x, grad_weight, grad_bias) of y = x @ W.T + b for grad_output G: your derivation."""
+    ### BEGIN WORKED
+    G2, x2 = G.reshape(-1, G.shape[-1]), x.reshape(-1, x.shape[-1])  # one row per position
+    return G @ W, G2.T @ x2, G2.sum(dim=0)
+    ### LEARNER
+    return None, None, None  # steps 2, 3 and 4: replace each None with your formula
+    ### END WORKED
 
 
-for name, mine, truth in zip(["grad_x", "grad_weight", "grad_bias"],
-                             my_linear_gradients(G, x.detach(), W.detach()),
-                             [x.grad, W.grad, b.grad]):
-    print(f"{name:<12} largest error against autograd: {(mine - truth).abs().max().item():.3g}")
+# %% tags=["skip-when-grading"]
+def check_linear_gradients(*x_shapes):
+    """Your my_linear_gradients against autograd on x @ W.T + b (out = 4, in = 3), shape first."""
+    generator = torch.Generator().manual_seed(2)
+    W = torch.randn(4, 3, dtype=torch.float64, generator=generator)
+    b = torch.randn(4, dtype=torch.float64, generator=generator)
+    for shape in x_shapes:
+        x = torch.randn(shape, dtype=torch.float64, generator=generator)
+        G = torch.randn(*shape[:-1], 4, dtype=torch.float64, generator=generator)
+        leaves = [t.clone().requires_grad_() for t in (x, W, b)]
+        (leaves[0] @ leaves[1].T + leaves[2]).backward(G)  # autograd's three gradients
+        try:
+            yours = tuple(my_linear_gradients(G, x, W))
+        except Exception as error:  # shown, not raised: Run All goes on
+            print(f"x of shape {str(shape):<10} ✗ raises {type(error).__name__}: "
+                  f"{str(error).splitlines()[0][:70]}")
+            continue
+        results = []
+        for name, got, leaf in zip(["grad_x", "grad_weight", "grad_bias"], yours, leaves):
+            if not isinstance(got, torch.Tensor):
+                results.append(f"{name} ✗ not written yet")
+            elif got.shape != leaf.grad.shape:
+                results.append(f"{name} ✗ shape {tuple(got.shape)}, not {tuple(leaf.grad.shape)}")
+            elif torch.allclose(got, leaf.grad):
+                results.append(f"{name} ✓")
+            else:
+                error = (got - leaf.grad).abs().max().item()
+                results.append(f"{name} ✗ largest error {error:.3g}")
+        print(f"x of shape {str(shape):<10} " + ", ".join(results))
+
+
+check_linear_gradients((5, 3))
 
 # %% [markdown]
 # <details><summary><b>Numbers to hit</b> (on paper, before or after the checker)</summary>
@@ -131,39 +159,12 @@ for name, mine, truth in zip(["grad_x", "grad_weight", "grad_bias"],
 # </details>
 
 # %% [markdown]
-# ## Leading dimensions: your turn to derive
+# ### Worked example: a parameter used at every position, `FeatureScale`
 #
-# `nn.Linear` accepts $x$ of shape $(*, \text{in})$: a single vector $(\text{in},)$, a batch
-# $(N, \text{in})$, a batch of sequences $(B, T, \text{in})$, and so on. The output has shape
-# $(*, \text{out})$, and so has $G$. Call each position in the leading dimensions $p$ (for
-# $(B, T, \text{in})$, $p$ runs over the $M = BT$ pairs $(b, t)$), with $x_p$ and $g_p$ the
-# input row and the `grad_output` row there.
-#
-# 1. Does your formula for `grad_x` still work when $G$ has shape $(B, T, \text{out})$?
-#    (Hint: `@` treats every dimension but the last two as a batch.)
-# 2. $W_{ij}$ is used at every position. Write $\partial L / \partial W_{ij}$ as a sum over $p$.
-#    How do you compute that sum with **one** 2-D matrix product, whatever the number of
-#    leading dimensions? (Hint: the sum over $p$ does not care how the positions are
-#    arranged. How else could you lay them out?)
-# 3. The same question for `grad_bias`.
-# 4. Does your answer to 2 still work for a single vector, $x$ of shape $(\text{in},)$?
-#
-# <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
-#
-# Lay the two rows of the example above out as a batch of one sequence of two, $x$ of shape
-# $(1, 2, 2)$ and $G$ of shape $(1, 2, 3)$: `grad_x` is the same numbers in shape
-# $(1, 2, 2)$, and `grad_weight` and `grad_bias` are exactly the $(3, 2)$ and $(3,)$ results
-# above, since only the layout of the positions changed. For a single vector,
-# $x = (1, 2)$ with $G = (1, 0, 2)$: `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & 0\\ 2 & 4
-# \end{pmatrix}$ and `grad_bias` $= (1, 0, 2)$, three numbers, not one. If your `grad_bias`
-# came out as one number there, look at which dimensions your sum took.
-# </details>
-
-# %% [markdown]
-# ### Worked example: `FeatureScale`
-#
-# The same pattern in a smaller Function: $y = x \odot s$, where $x$ has shape $(*, d)$ and
-# each of the $d$ features has its own scale $s_j$, so $s$ has shape $(d,)$.
+# `nn.Linear` also takes inputs with more leading dimensions than one batch. Before you work
+# that out for a matrix product, here it is on an element-wise one: $y = x \odot s$, where
+# $x$ has shape $(*, d)$ and each of the $d$ features has its own scale $s_j$, so $s$ has
+# shape $(d,)$. Call each position in the leading dimensions $p$, and $M$ their number.
 #
 # - $\partial L / \partial x_{pj} = G_{pj}\, s_j$: `grad_x = grad_output * s`, shape $(*, d)$.
 # - $\partial L / \partial s_j = \sum_p G_{pj}\, x_{pj}$: multiply, flatten to $(M, d)$, sum
@@ -203,6 +204,42 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
     x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
     print(f"x of shape {str(shape):<10} gradcheck:",
           torch.autograd.gradcheck(FeatureScale.apply, (x, s)))
+
+# %% [markdown]
+# ## Leading dimensions: your turn to derive
+#
+# `nn.Linear` accepts $x$ of shape $(*, \text{in})$: a single vector $(\text{in},)$, a batch
+# $(N, \text{in})$, a batch of sequences $(B, T, \text{in})$, and so on. The output has shape
+# $(*, \text{out})$, and so has $G$. Call each position in the leading dimensions $p$ (for
+# $(B, T, \text{in})$, $p$ runs over the $M = BT$ pairs $(b, t)$), with $x_p$ and $g_p$ the
+# input row and the `grad_output` row there.
+#
+# 1. Does your formula for `grad_x` still work when $G$ has shape $(B, T, \text{out})$?
+#    (Hint: `@` treats every dimension but the last two as a batch.)
+# 2. $W_{ij}$ is used at every position. Write $\partial L / \partial W_{ij}$ as a sum over $p$.
+#    How do you compute that sum with **one** 2-D matrix product, whatever the number of
+#    leading dimensions? (Hint: the sum over $p$ does not care how the positions are
+#    arranged. How else could you lay them out?)
+# 3. The same question for `grad_bias`.
+# 4. Does your answer to 2 still work for a single vector, $x$ of shape $(\text{in},)$?
+#
+# <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
+#
+# Lay the two rows of the first numbers to hit out as a batch of one sequence of two, $x$ of shape
+# $(1, 2, 2)$ and $G$ of shape $(1, 2, 3)$: `grad_x` is the same numbers in shape
+# $(1, 2, 2)$, and `grad_weight` and `grad_bias` are exactly the $(3, 2)$ and $(3,)$ results
+# above, since only the layout of the positions changed. For a single vector,
+# $x = (1, 2)$ with $G = (1, 0, 2)$: `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & 0\\ 2 & 4
+# \end{pmatrix}$ and `grad_bias` $= (1, 0, 2)$, three numbers, not one. If your `grad_bias`
+# came out as one number there, look at which dimensions your sum took.
+# </details>
+
+# %% [markdown]
+# Now extend `my_linear_gradients` above to your answers, run its cell again, and test it on
+# a batch, a batch of sequences and a single vector:
+
+# %% tags=["skip-when-grading"]
+check_linear_gradients((5, 3), (2, 5, 3), (3,))
 
 # %% [markdown]
 # ## Which gradients does backward pay for?
@@ -293,11 +330,8 @@ plt.show()
 # - Write the formulas you derived yourself: no `F.linear` or autograd calls inside
 #   backward.
 # - Autograd may hand backward a `grad_output` that is not contiguous in memory (the
-#   gradient of a transpose is one); your gradients must be right for it too. Flattening the
-#   leading dimensions with `view(-1, out)` merges them, which `view` can do only when their
-#   strides let it read them as one: a transposed 2-D `grad_output` has nothing to merge and
-#   passes; a 3-D one whose leading dimensions were swapped (the gradient of
-#   `y.transpose(0, 1)`) raises. Flatten in a way that works for every layout.
+#   gradient of `y.transpose(0, 1)` is one); your gradients must be right for it too, and the
+#   self-check tries it.
 # - `ctx.needs_input_grad` can already be read in forward, and `save_for_backward` accepts
 #   `None` in place of a tensor. What must forward keep when only `x` needs a gradient? A cell
 #   after the exercise measures what yours keeps against `F.linear`.
@@ -673,8 +707,8 @@ show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, b
 #
 # - Forward saves `x`, `weight` and a boolean mask through `ctx.save_for_backward`: no float
 #   pre-activation $z$, no output. As in exercise 1, it may save `None` for `x` when the weight
-#   needs no gradient, and for `weight` when `x` needs none; both ways pass, and a cell after
-#   the memory measurement shows why the second is worth it.
+#   needs no gradient, and for `weight` when `x` needs none. Saving `x` and `weight` always
+#   also passes; a cell after the memory measurement shows why saving `None` is worth it.
 # - Backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 
@@ -1026,10 +1060,8 @@ for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,)), ("i->ii", (
 # is the result what a swap of subscripts would give, and why (or why not)? Do the same for
 # the weight, whose letters $o, i, j$ come from three different subscripts.
 #
-# So no autograd inside backward: the self-check rejects `torch.autograd.grad`,
-# `torch.func.vjp` (reported as `torch.autograd.grad` through `torch.func`, which it calls)
-# and `.backward()` there, as it does for `MyLinearFunction`, even when they are asked for the
-# needed inputs only.
+# Write the backward by hand, as in Exercise 1: autograd inside it (`torch.autograd.grad`,
+# `torch.func.vjp`, `.backward()`) is rejected by the self-check.
 #
 # <details><summary><b>Hint 1</b> (questions)</summary>
 #
