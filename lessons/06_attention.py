@@ -242,11 +242,8 @@ print("keys the first query sees under is_causal=True:",
 #   built-in `*_backward` op. Return `None` for `scale` and `mask`.
 # - Any number of leading dimensions: where your formulas transpose a matrix, which two
 #   dimensions does that swap, whatever comes before them?
-# - Mark backward `@once_differentiable` (lesson 04). Its formulas use only saved tensors,
-#   but they multiply $P$, which is an *intermediate* of forward: autograd would treat it as a
-#   constant in a second backward and give wrong second derivatives without a word
-#   (`gradgradcheck` fails). The decorator runs backward without recording a graph, so a
-#   second derivative through it raises instead; a cell after the self-check shows both.
+# - `backward` comes marked `@once_differentiable` (lesson 04): keep it. Why this Function
+#   needs it is a question after the self-check.
 
 # %% nbgrader={"grade_id": "answer_ScaledDotProductAttention", "solution": true}
 class ScaledDotProductAttention(torch.autograd.Function):
@@ -403,11 +400,14 @@ for name, attention, guess in [("without the decorator", Undecorated.apply, my_w
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Without the decorator, backward runs under `create_graph=True` and records its own ops, so
-# the first gradients do have a history, but $P$ in it is a saved intermediate of forward,
-# with no history of its own: autograd differentiates everything around it and treats $P$ as
-# a constant. The numbers come out, and they are wrong. With the decorator, backward runs
-# without recording, so its results have no history at all, and the second `grad` raises.
+# If your forward saved $P$ (as most do): without the decorator, backward runs under
+# `create_graph=True` and records its own ops, so the first gradients do have a history, but
+# $P$ in it is a saved intermediate of forward, with no history of its own: autograd
+# differentiates everything around it and treats $P$ as a constant. The numbers come out, and
+# they are wrong. (A backward that recomputes $P$ from the saved $Q$ and $K$ with ordinary ops
+# is twice differentiable and comes out right: lesson 04's first fix, as `SwishFunction`
+# recomputes its sigmoid.) With the decorator, backward runs without recording, so its
+# results have no history at all, and the second `grad` raises.
 # (Were that term only one part of a larger loss, its share would be dropped instead: the
 # decorator protects a second derivative taken through this Function alone.) Lesson 04 shows
 # how to make such a Function twice differentiable.
@@ -892,12 +892,12 @@ online_softmax_stepper(length=24, block=4, seed=3)
 #   meets a tile, which dimension must it gain?);
 # - after the inner loop, the rows $o / \ell$ of $O$ and the log-sum-exp $L = m + \log\ell$.
 #
-# The check below compares $O$ and $L$ with the whole-matrix computation and reports the
-# largest tensor your function created. The placeholder computes the whole score matrix at
-# once: right values, but an $N \times N$ tensor. Yours should create nothing bigger than a
+# The check below compares $O$ and $L$ with the whole-matrix computation and looks at every
+# tensor your function created. The placeholder computes the whole score matrix at once:
+# right values, but an $N \times N$ tensor. Yours should create nothing bigger than a
 # `block x block` tile per batch element (or a `block x d` piece of $O$). A copy of a whole
-# input, such as a contiguous $K^\top$ of 640 elements here, is no tile but is allowed too;
-# a block of query rows against every key, `block x N`, is the same size and is not.
+# input, such as a contiguous $K^\top$, is no tile but is allowed too; a block of query rows
+# against every key, `block x N`, is not.
 
 # %%
 def tiled_forward(Q, K, V, scale, block):
@@ -927,17 +927,37 @@ def tiled_forward(Q, K, V, scale, block):
     ### END WORKED
 
 
-Qt, Kt, Vt = (torch.randn(2, 40, 8, dtype=torch.float64) for _ in range(3))
-with TensorAccounting() as books:
-    O_tiled, L_tiled = tiled_forward(Qt, Kt, Vt, 8 ** -0.5, block=8)
-scores_full = (Qt @ Kt.transpose(-2, -1)) * 8 ** -0.5
-print("O error:", (O_tiled - torch.softmax(scores_full, -1) @ Vt).abs().max().item(),
-      "  L error:", (L_tiled - torch.logsumexp(scores_full, -1)).abs().max().item())
-outputs = {tuple(O_tiled.shape), tuple(L_tiled.shape)}
-shape = max((s for s in books.phase.shapes if s not in outputs), key=math.prod, default=())
-print(f"largest tensor created besides the outputs O {tuple(O_tiled.shape)} and L: {shape}, "
-      f"{math.prod(shape)} elements (an 8 x 8 tile for 2 batch elements is {2 * 8 * 8}, a "
-      f"block of O's rows {2 * 8 * 8}; the full scores are {2 * 40 * 40})")
+def check_tiled_forward():
+    """Your tiled_forward on 2 sequences of 40 queries and keys, d = 16, in blocks of 8."""
+    Q, K, V = (torch.randn(2, 40, 16, dtype=torch.float64) for _ in range(3))
+    scores = (Q @ K.transpose(-2, -1)) * 16 ** -0.5
+    try:
+        with TensorAccounting() as books:
+            O, L = tiled_forward(Q, K, V, 16 ** -0.5, block=8)
+        errors = [(O - torch.softmax(scores, -1) @ V).abs().max().item(),
+                  (L - torch.logsumexp(scores, -1)).abs().max().item()]
+    except Exception as error:  # an error in your function, shown in one line
+        first_line = str(error).partition("\n")[0]
+        print(f"✗ tiled_forward raised {type(error).__name__}: {first_line}")
+        return
+    print("✓" if max(errors) < 1e-12 else "✗", "O and L against the whole-matrix computation:",
+          f"largest errors {errors[0]:.2g} and {errors[1]:.2g}")
+    inputs = {tuple(sorted(Q.shape))}  # a copy of a whole input, in any order of dimensions
+    too_big = [shape for shape in books.phase.shapes
+               if shape not in {tuple(O.shape), tuple(L.shape)}
+               and math.prod(shape) > 2 * 8 * 16 and tuple(sorted(shape)) not in inputs]
+    if not too_big:
+        print("✓ nothing created beyond a tile (2, 8, 8), a block of O's rows (2, 8, 16) "
+              "and copies of whole inputs")
+        return
+    shape = max(too_big, key=math.prod)
+    what = {(40, 40): "the whole score matrix", (8, 40): "a block of queries against every key",
+            (40, 8): "every query against one block of keys"}.get(shape[-2:], "no tile")
+    print(f"✗ created {shape}, {math.prod(shape)} elements: {what}; a tile for 2 batch "
+          f"elements is (2, 8, 8), 128 elements")
+
+
+check_tiled_forward()
 
 # %% [markdown]
 # ## Derive: the backward by tiles
@@ -1159,12 +1179,12 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 #   o \leftarrow e^{m - m'}\,o + e^{S_{ij} - m'}\,V_j,\quad m \leftarrow m' ;$$
 #
 # after the last key block, rows $i_0..i_0{+}B{-}1$ of $O$ are $o/\ell$ and those of $L$ are
-# $m + \log\ell$. What the check counts: the outputs $O$, `(2, 40, 8)`, and $L$, `(2, 40)`,
+# $m + \log\ell$. What the check counts: the outputs $O$, `(2, 40, 16)`, and $L$, `(2, 40)`,
 # are the largest tensors, and they are allowed (Exercise 3's contract says "beyond the inputs,
 # outputs and per-row statistics"); besides them, a tile of scores and its exponentials are
-# `(2, 8, 8)`, and a block of the running output is `(2, 8, 8)` here because $d_v = 8$: 128
-# elements, where the full scores would be 3,200. Exercise 3 adds a causal mask,
-# low-precision inputs, and the backward.
+# `(2, 8, 8)`, 128 elements, and a block of the running output is `(2, 8, 16)`, 256, where the
+# full scores would be 3,200. Exercise 3 adds a causal mask, low-precision inputs, and the
+# backward.
 # </details>
 #
 # <details><summary><b>Compare with yours</b>, after your self-check is green: backward by tiles</summary>
@@ -1179,16 +1199,9 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # inner loop and are written once; $dQ_i$ gets a contribution from every key block, so it is
 # added into a full-size $dQ$.
 #
-# Why the keys, and not the queries, go outside: on a GPU each outer block is a separate
-# program, and all of them run at once. Whatever several programs add into must be added
-# atomically. With keys outside that is $dQ$ alone (FlashAttention-2's CUDA kernel adds into
-# it with atomic adds); with queries outside it would be both $dK$ and $dV$. The other way
-# out is a second pass: one loop with keys outside for $dK$ and $dV$, then one with queries
-# outside for $dQ$, each tile of $P$ recomputed twice but no atomics at all (Triton's fused
-# attention tutorial does this, and so does the CS336 assignment). In this single-threaded
-# Python either order, and either design, is correct; what Exercise 3 checks is what the
-# contract says (values, gradients, the largest tensor, the peak, no tile entirely above the
-# causal diagonal), not which order you picked.
+# Either order is correct here: what Exercise 3 checks is what the contract says (values,
+# gradients, the largest tensor, the peak, no tile entirely above the causal diagonal), not
+# which order you picked. Why FlashAttention-2 picks keys outside is in **In practice**.
 # </details>
 
 # %% [markdown]
@@ -1338,17 +1351,15 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
       "  largest row sum:", bias_grads[0].sum(-1).abs().max().item())
 
 # %% [markdown]
-# <details><summary><b>Your turn, ungraded: a learned ALiBi slope</b> (open after you
-# pass)</summary>
+# ### Try it (ungraded): a learned ALiBi slope
 #
-# **Your turn, ungraded: a learned ALiBi slope.** Make ALiBi's slope learnable: head $h$ adds
-# $B_{h,i,j} = -m_h\,|i - j|$, with one parameter $m_h$ per head. Your Exercise 4 backward
-# already has $dS'$, the gradient of the biased scores, of shape $(B, H, N_q, N_k)$. Derive
-# $\partial\phi/\partial m_h$ from it (nudge $m_h$: which scores move, and by how much each?),
-# replace the placeholder below, and run: the check compares with autograd through
-# `F.scaled_dot_product_attention`. The result is one number per head, so a tiled kernel can
-# add each tile's share into it and never keep an $N_q \times N_k$ gradient.
-# </details>
+# Make ALiBi's slope learnable: head $h$ adds $B_{h,i,j} = -m_h\,|i - j|$, with one parameter
+# $m_h$ per head. Your Exercise 4 backward already has $dS'$, the gradient of the biased
+# scores, of shape $(B, H, N_q, N_k)$. Derive $\partial\phi/\partial m_h$ from it (nudge
+# $m_h$: which scores move, and by how much each?), write `slope_gradient`, and run the check:
+# it compares with autograd through `F.scaled_dot_product_attention`. The result is one
+# number per head, so a tiled kernel can add each tile's share into it and never keep an
+# $N_q \times N_k$ gradient.
 
 # %%
 def slope_gradient(grad_S, distance):
@@ -1356,26 +1367,40 @@ def slope_gradient(grad_S, distance):
     ### BEGIN WORKED
     return -(grad_S * distance).sum(dim=(0, 2, 3))
     ### LEARNER
-    return torch.zeros(grad_S.shape[1])  # placeholder: replace with yours
+    raise NotImplementedError  # yours: one number per head
     ### END WORKED
 
 
-heads, n = 4, 6
-Qa, Ka, Va = torch.randn(2, heads, n, 8), torch.randn(2, heads, n, 8), torch.randn(2, heads, n, 5)
-grad_Oa = torch.randn(2, heads, n, 5)
-distance = (torch.arange(n)[:, None] - torch.arange(n)[None, :]).abs().float()  # |i - j|
-slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625], requires_grad=True)
-F.scaled_dot_product_attention(Qa, Ka, Va,
-                               attn_mask=-slopes[:, None, None] * distance).backward(grad_Oa)
-full_bias = (-slopes.detach()[:, None, None] * distance).expand(2, heads, n, n).clone()
-full_bias.requires_grad_()  # the same bias, materialised at the scores' full shape
-F.scaled_dot_product_attention(Qa, Ka, Va, attn_mask=full_bias).backward(grad_Oa)
-mine = slope_gradient(full_bias.grad, distance)
-print("autograd's d/dm:", slopes.grad)
-print("yours:          ", mine, "  match:", torch.allclose(mine, slopes.grad, atol=1e-5))
+# %% tags=["skip-when-grading"]
+def check_slope_gradient():
+    """Your slope_gradient against autograd's gradient of 4 ALiBi slopes."""
+    heads, n = 4, 6
+    Q, K, V, grad_O = (torch.randn(2, heads, n, c) for c in (8, 8, 5, 5))
+    distance = (torch.arange(n)[:, None] - torch.arange(n)[None, :]).abs().float()  # |i - j|
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625], requires_grad=True)
+    F.scaled_dot_product_attention(Q, K, V,
+                                   attn_mask=-slopes[:, None, None] * distance).backward(grad_O)
+    full_bias = (-slopes.detach()[:, None, None] * distance).expand(2, heads, n, n).clone()
+    full_bias.requires_grad_()  # the same bias, materialised at the scores' full shape
+    F.scaled_dot_product_attention(Q, K, V, attn_mask=full_bias).backward(grad_O)
+    try:
+        mine = slope_gradient(full_bias.grad, distance)
+    except NotImplementedError:
+        print("slope_gradient is not written yet")
+        return
+    except Exception as error:  # an error in your function, shown in one line
+        first_line = str(error).partition("\n")[0]
+        print(f"✗ slope_gradient raised {type(error).__name__}: {first_line}")
+        return
+    right = isinstance(mine, torch.Tensor) and mine.shape == slopes.shape \
+        and torch.allclose(mine, slopes.grad, atol=1e-5)
+    print("✓" if right else "✗", "yours:", mine, "\n  autograd's d/dm:", slopes.grad)
+
+
+check_slope_gradient()
 
 # %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your check matches</summary>
+# <details><summary><b>Compare with yours</b>, after your check is green</summary>
 #
 # Nudging $m_h$ moves every score of head $h$, in every batch element, by $-|i - j|$ times
 # the nudge, so $\partial\phi/\partial m_h = -\sum_{b,i,j} dS'_{b,h,i,j}\,|i - j|$: a
@@ -1415,6 +1440,15 @@ print("yours:          ", mine, "  match:", torch.allclose(mine, slopes.grad, at
 # `ScaledDotProductAttention`'s 17.0 MiB, even for one call (8.8 MiB for one such version on
 # torch 2.13; the exact figure depends on how each step is written, so count with
 # `peak_bytes` from "Kept and peak").
+#
+# **Why FlashAttention-2 puts the keys outside.** On a GPU each outer block of the backward is
+# a separate program, and all of them run at once. Whatever several programs add into must be
+# added atomically. With keys outside that is $dQ$ alone (FlashAttention-2's CUDA kernel adds
+# into it with atomic adds); with queries outside it would be both $dK$ and $dV$. The other
+# way out is a second pass: one loop with keys outside for $dK$ and $dV$, then one with
+# queries outside for $dQ$, each tile of $P$ recomputed twice but no atomics at all (Triton's
+# fused attention tutorial does this, and so does the CS336 assignment). In single-threaded
+# Python either order, and either design, is correct.
 #
 # **What PyTorch's own kernel keeps** (the second cell). That fused kernel returns the output
 # and one float32 log-sum-exp per query row, the $O$ and $L$ your Exercise 3 keeps, even for
