@@ -695,36 +695,3 @@ def test_11_wrapper_worked_passes_and_a_constant_flag_or_needs_input_grad_alone_
     lines = _printed(learner["check_wrapper"], learner["my_wrapper"])
     assert [line[0] for line in lines] == ["✓", "✗", "✓"], lines
     assert "under torch.no_grad()" in lines[1]
-
-
-# Lesson 02: the three gradients of x @ W.T + b, checked shape first with out != in.
-
-def _linear_check_output(gradients, *shapes) -> list[str]:
-    """What lesson 02's check_linear_gradients prints for ``gradients`` on ``shapes``."""
-    source = with_worked((LESSONS / "02_linear.py").read_text(), True)
-    namespace = {"torch": torch, "my_linear_gradients": gradients}
-    node = next(node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)
-                and node.name == "check_linear_gradients")
-    exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        namespace["check_linear_gradients"](*shapes)
-    return printed.getvalue().splitlines()
-
-
-def test_02_linear_worked_gradients_pass_for_every_leading_shape_and_slips_fail():
-    shapes = ((5, 3), (2, 5, 3), (3,))
-    worked = _worked("02_linear", "my_linear_gradients")["my_linear_gradients"]
-    lines = _linear_check_output(worked, *shapes)
-    assert len(lines) == 3 and all(line.count("✓") == 3 for line in lines), lines
-    placeholder = _worked("02_linear", "my_linear_gradients", learner=True)
-    assert "grad_x ✗ not written yet" in _linear_check_output(
-        placeholder["my_linear_gradients"], (5, 3))[0]
-    swapped = lambda G, x, W: (G @ W, x.T @ G, G.sum())  # noqa: E731 - a transpose, a 0-d sum
-    line, = _linear_check_output(swapped, (5, 3))
-    assert "grad_x ✓" in line and "grad_weight ✗ shape (3, 4), not (4, 3)" in line, line
-    assert "grad_bias ✗ shape (), not (4,)" in line, line
-    batched = lambda G, x, W: (G @ W, G.mT @ x, G.sum(dim=0))  # noqa: E731 - right for 2-D only
-    lines = _linear_check_output(batched, *shapes)
-    assert lines[0].count("✓") == 3 and "grad_weight ✗ shape (2, 4, 3), not (4, 3)" in lines[1]
-    assert "✗ raises RuntimeError" in lines[2], lines
