@@ -12,7 +12,8 @@ from .memory import TensorAccounting
 
 def check_chunked(chunked, rows: int = 50, chunk_size: int = 8) -> None:
     """Lesson 11, step 1: ``chunked(x, weight, target, chunk_size)`` is the mean cross-entropy
-    of ``x @ weight.T``, and no tensor it makes is bigger than one chunk of logits."""
+    of ``x @ weight.T``, no tensor it makes is bigger than one chunk of logits, and it stays
+    finite at logits of magnitude 1e3."""
     name = "chunked_cross_entropy"
     try:
         message = _chunked(chunked, rows, chunk_size)
@@ -46,5 +47,53 @@ def _chunked(chunked, rows: int, chunk_size: int) -> str:
     if largest.numel > chunk_size * 300:
         raise GradingError(f"a tensor of shape {tuple(largest.shape)} (by {largest.op}) is "
                            f"bigger than one chunk of logits, {chunk_size} x 300")
+    with torch.no_grad():  # logits of magnitude about 1e3, float32: exp overflows there
+        big = chunked(x * 1e3, weight, target, chunk_size)
+    if not torch.isfinite(torch.as_tensor(big)).all():
+        raise GradingError("the loss is not finite at logits of magnitude 1e3, where "
+                           "F.cross_entropy is: log-sum-exp, as in ✎ 1",
+                           case=f"x times 1000 (float32; F.cross_entropy gives "
+                                f"{F.cross_entropy((x * 1e3) @ weight.T, target).item():.1f})")
     return (f"the loss matches F.cross_entropy, and the largest tensor, "
             f"{tuple(largest.shape)}, is one chunk of logits")
+
+
+class _Decides(torch.autograd.Function):
+    """Forward returns whether it would compute the gradients, under one way (a)-(d)."""
+
+    @staticmethod
+    def forward(ctx, a, way, grad_mode):
+        if way == "a":  # the caller's grad mode, handed in as one more argument
+            return grad_mode and ctx.needs_input_grad[0]
+        if way == "b":  # asked inside forward, after switching grad mode on there
+            with torch.enable_grad():
+                return torch.is_grad_enabled() and ctx.needs_input_grad[0]
+        if way == "c":  # the caller detached the input when grad mode was off
+            return ctx.needs_input_grad[0]
+        return True  # (d): the answer comes in backward, after forward has done the work
+
+
+def _decides(a, way: str) -> bool:
+    grad_mode = torch.is_grad_enabled()  # the caller's grad mode, still in force here
+    if way == "c" and not grad_mode:
+        a = a.detach()
+    return _Decides.apply(a, way, grad_mode)
+
+
+def try_grad_mode_designs(design: dict | None = None) -> None:
+    """Lesson 11: each way (a)-(d) of letting a Function's forward act on the caller's grad
+    mode, tried with grad mode on and under ``torch.no_grad()``; prints which ones work beside
+    the learner's ``design`` ({"where to ask": ..., "ways that work": ...})."""
+    a, works = torch.randn(3, requires_grad=True), set()
+    for way in "abcd":
+        with torch.no_grad():
+            skipped_when_off = not _decides(a, way)
+        computed_when_on = bool(_decides(a, way))
+        print(f"({way}) computes the gradients with grad mode on: {computed_when_on}; "
+              f"skips them under no_grad: {skipped_when_off}")
+        if computed_when_on and skipped_when_off:
+            works.add(way)
+    design = design or {}
+    print(f"ways that work: {sorted(works)}; you said {design.get('ways that work')}")
+    print("where they ask: in the plain function that calls apply, before it; you said "
+          f"{design.get('where to ask')!r}")

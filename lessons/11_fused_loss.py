@@ -15,9 +15,9 @@
 # float32 logits alone take $8192 \cdot 131072 \cdot 4$ bytes = **4 GiB**, often more memory
 # than all the activations a checkpointed model keeps (lesson 05). Fused losses avoid
 # creating them by working on a few rows (or a block of the vocabulary) at a time, and they
-# differ in when the gradients are computed. Liger-Kernel's fused linear cross-entropy, which you build here,
-# computes them **during forward**, while each chunk of logits exists, so that backward has
-# nothing left to do but multiply. Apple's Cut Cross-Entropy (Wijmans et al., 2024) computes
+# differ in when the gradients are computed. Liger-Kernel's fused linear cross-entropy, which
+# you build here, computes them **during forward**, while each chunk of logits exists, so that
+# backward has nothing left to do but multiply. Apple's Cut Cross-Entropy (Wijmans et al., 2024) computes
 # only the loss in forward (a blockwise log-sum-exp, keeping one number per row) and
 # **recomputes** the logits block by block in backward, skipping the blocks whose softmax is
 # negligible: one more matrix product, and no gradient-sized tensors kept between the passes.
@@ -152,8 +152,8 @@ print("textbook:", textbook.item(), "   F.cross_entropy:",
 # already `inf`), and `inf / inf` is `nan`. `F.cross_entropy` works with the shifted
 # log-sum-exp: subtracting the row's maximum $m_i$ changes nothing mathematically,
 # $\operatorname{lse}(z_i) = m_i + \log\sum_k e^{z_{ik} - m_i}$, and every exponent is then
-# $\le 0$. Row 1's loss is $10^4 - 2 \approx 9998$, a perfectly good number. Two more traps hide in the textbook
-# line: the log of each probability (a probability of $e^{-10^4}$ is exactly 0 in any float,
+# $\le 0$. Row 1's loss is $10^4 - 2 \approx 9998$, a perfectly good number. Two more traps
+# hide in the textbook line: the log of each probability (a probability of $e^{-10^4}$ is exactly 0 in any float,
 # and its log is $-\infty$), and the division (the log-sum-exp needs none).
 # </details>
 #
@@ -187,11 +187,38 @@ print("row sums:", logits.grad.sum(1).numpy().round(12))
 
 def my_grad_logits(logits, target, ignore_index, grad_output):
     """dL/dlogits of the mean cross-entropy over the counted rows: your derivation."""
+    ### BEGIN WORKED
+    counted = (target != ignore_index)[:, None]
+    one_hot = F.one_hot(torch.where(counted[:, 0], target, 0), logits.shape[1])
+    return (torch.softmax(logits, dim=1) - one_hot) * counted / counted.sum() * grad_output
+    ### LEARNER
     return torch.zeros_like(logits)  # replace with yours
+    ### END WORKED
 
 
-mine = my_grad_logits(logits.detach(), labels, -100, torch.tensor(1.0, dtype=torch.float64))
-print("largest error:", (mine - logits.grad).abs().max().item())
+def check_grad_logits(my_grad_logits):
+    """Yours against autograd through F.cross_entropy, on the example above and two more."""
+    generator = torch.Generator().manual_seed(1)
+    wide = torch.randn(6, 7, dtype=torch.float64, generator=generator) * 3
+    for label, z, target, ignore, g in [
+            ("the example above, rows 1 and 3 ignored, g = 1", logits.detach(), labels, -100, 1.0),
+            ("6 rows, 7 classes, none ignored, g = 2.5", wide, torch.tensor([0, 6, 3, 3, 1, 5]),
+             -100, 2.5),
+            ("ignore_index = 2, a class id, g = -0.5", wide, torch.tensor([2, 6, 2, 3, 2, 5]),
+             2, -0.5)]:
+        leaf = z.clone().requires_grad_()
+        want, = torch.autograd.grad(g * F.cross_entropy(leaf, target, ignore_index=ignore), leaf)
+        try:
+            got = torch.as_tensor(my_grad_logits(z, target, ignore,
+                                                 torch.tensor(g, dtype=torch.float64)))
+            error = (got - want).abs().max().item()
+        except Exception as failure:  # shown, not raised: Run All goes on
+            print(f"{label}: ✗ {first_line(failure)[:100]}")
+            continue
+        print(f"{label}: {'✓' if error < 1e-10 else '✗'} largest error {error:.2g}")
+
+
+check_grad_logits(my_grad_logits)
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b> · a question for each step</summary>
@@ -332,18 +359,36 @@ print("gradients equal:", torch.allclose(grad_mine, grad_theirs))
 # %%
 def my_linear_grads(G, x, weight):
     """grad_x and grad_W for z = x @ weight.T, given G = dL/dz: your answer to question 1."""
+    ### BEGIN WORKED
+    return G @ weight, G.T @ x
+    ### LEARNER
     return torch.zeros_like(x), torch.zeros_like(weight)  # replace with yours
+    ### END WORKED
 
 
-x_small = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
-weight_small = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
-z_small = x_small @ weight_small.T
-loss_small = F.cross_entropy(z_small, torch.tensor([0, 4, 2, 1]))
-G_small, *want = torch.autograd.grad(loss_small, (z_small, x_small, weight_small))
-got = my_linear_grads(G_small, x_small.detach(), weight_small.detach())
-for name, mine_, theirs_ in zip(("grad_x", "grad_W"), got, want):
-    print(f"{name}: shape {tuple(mine_.shape)} (autograd's {tuple(theirs_.shape)}), "
-          f"largest error {(mine_ - theirs_).abs().max().item():.2e}")
+def check_linear_grads(my_linear_grads):
+    """Yours against autograd, on 4 rows, d = 3 and V = 5: each gradient's shape and values."""
+    generator = torch.Generator().manual_seed(2)
+    x_small = torch.randn(4, 3, dtype=torch.float64, generator=generator).requires_grad_()
+    weight_small = torch.randn(5, 3, dtype=torch.float64, generator=generator).requires_grad_()
+    z_small = x_small @ weight_small.T
+    loss_small = F.cross_entropy(z_small, torch.tensor([0, 4, 2, 1]))
+    G_small, *want = torch.autograd.grad(loss_small, (z_small, x_small, weight_small))
+    try:
+        got = tuple(my_linear_grads(G_small, x_small.detach(), weight_small.detach()))
+    except Exception as failure:  # shown, not raised: Run All goes on
+        print(f"my_linear_grads: ✗ {first_line(failure)[:100]}")
+        return
+    for name, mine_, theirs_ in zip(("grad_x", "grad_W"), got, want):
+        if tuple(mine_.shape) != tuple(theirs_.shape):
+            print(f"{name}: ✗ shape {tuple(mine_.shape)}, autograd's is {tuple(theirs_.shape)}")
+            continue
+        error = (mine_ - theirs_).abs().max().item()
+        print(f"{name}: {'✓' if error < 1e-10 else '✗'} shape {tuple(mine_.shape)}, "
+              f"largest error {error:.2g}")
+
+
+check_linear_grads(my_linear_grads)
 
 # %% [markdown]
 # <details><summary><b>Hint</b> · for question 1</summary>
@@ -501,45 +546,16 @@ grad_mode_design = {
 }
 
 # %%
-class Decides(torch.autograd.Function):
-    """Reports whether its forward would compute the gradients, under each way (a)-(d)."""
+from autograder.ungraded import try_grad_mode_designs
 
-    @staticmethod
-    def forward(ctx, a, way, grad_mode):
-        if way == "a":
-            return grad_mode and ctx.needs_input_grad[0]
-        if way == "b":
-            with torch.enable_grad():
-                return torch.is_grad_enabled() and ctx.needs_input_grad[0]
-        if way == "c":
-            return ctx.needs_input_grad[0]
-        return True  # (d): forward has no answer yet, so it must do the work anyway
-
-
-def wrapper(a, way):
-    grad_mode = torch.is_grad_enabled()  # the caller's grad mode, still in force here
-    if way == "c" and not grad_mode:
-        a = a.detach()
-    return Decides.apply(a, way, grad_mode)
-
-
-a, works = torch.randn(3, requires_grad=True), set()
-for way in "abcd":
-    with torch.no_grad():
-        skipped_when_off = not wrapper(a, way)
-    computed_when_on = wrapper(a, way)
-    print(f"({way}) computes the gradients with grad mode on: {computed_when_on}; "
-          f"skips them under no_grad: {skipped_when_off}")
-    if computed_when_on and skipped_when_off:
-        works.add(way)
-print(f"ways that work: {sorted(works)}; you said {grad_mode_design['ways that work']}")
-print(f"asked in wrapper(), before apply; you said {grad_mode_design['where to ask']!r}")
+try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and under no_grad
 
 # %% [markdown]
-# Now write such a wrapper yourself. `Reports` stands for a Function whose forward returns
+# Now design such a wrapper yourself. `Reports` stands for a Function whose forward returns
 # whether it would compute the gradients: only when its flag says so **and**
-# `ctx.needs_input_grad[0]` is `True`. Write `my_wrapper(a)`, by one of the ways that work, so
-# that all three answers below print `True`.
+# `ctx.needs_input_grad[0]` is `True`. Write `my_wrapper(a)`, the plain function that calls
+# `Reports.apply`, by one of the ways that work, so that the check below prints three ✓. This
+# wrapper is the one ✎ 2's `linear_cross_entropy` needs.
 
 # %%
 class Reports(torch.autograd.Function):
@@ -552,18 +568,35 @@ class Reports(torch.autograd.Function):
 
 def my_wrapper(a):
     """Reports.apply(a, flag), called so that forward computes only what will be used."""
+    ### BEGIN WORKED
+    return Reports.apply(a, torch.is_grad_enabled())  # the caller's grad mode holds here
+    ### LEARNER
     return Reports.apply(a, True)  # replace with yours
+    ### END WORKED
 
 
-a = torch.randn(3, requires_grad=True)
-with torch.no_grad():
-    skipped_under_no_grad = not my_wrapper(a)
-print(f"computes with grad mode on: {my_wrapper(a)}; skips under torch.no_grad(): "
-      f"{skipped_under_no_grad}; skips for an input that requires no grad: "
-      f"{not my_wrapper(a.detach())}")
+def check_wrapper(my_wrapper):
+    """Does forward, called through my_wrapper, compute exactly when backward will run?"""
+    a = torch.randn(3, requires_grad=True)
+
+    def under_no_grad():
+        with torch.no_grad():
+            return not my_wrapper(a)
+
+    for label, run in [("computes the gradients with grad mode on", lambda: my_wrapper(a)),
+                       ("skips them under torch.no_grad()", under_no_grad),
+                       ("skips them for an input that requires no grad",
+                        lambda: not my_wrapper(a.detach()))]:
+        try:
+            print(f"{'✓' if run() is True else '✗'} {label}")
+        except Exception as failure:  # shown, not raised: Run All goes on
+            print(f"✗ {label}: {first_line(failure)[:100]}")
+
+
+check_wrapper(my_wrapper)
 
 # %% [markdown]
-# <details><summary><b>Two designs</b> (open after the run)</summary>
+# <details><summary><b>Two designs</b> (open after your check is green)</summary>
 #
 # (a) and (c) work; (b) asks a question whose answer it has just set, and (d) asks too late:
 # under `torch.no_grad()` backward never runs, and forward has already done the work. Ask in
@@ -648,9 +681,9 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 
 # %% [markdown]
 # The bfloat16 running sum stops growing once each term is below half a unit in the last
-# place of the sum. So: compute each chunk's logits, softmax and gradient in float32 (upcast
-# the chunk of `x` and the weight), keep the loss, $\text{grad}_x$ and $\text{grad}_W$ in
-# float32, and cast to the input's dtype at the end.
+# place of the sum. So for bfloat16 `x` and `weight`: in which dtype must the running loss and
+# $\text{grad}_W$ be kept, in which dtype do you compute each chunk's logits and softmax, and
+# when do you cast to the input's dtype? (This is step 3's question 2.)
 #
 # ## ✎ Exercise 2 · `linear_cross_entropy`
 #
@@ -751,7 +784,10 @@ from autograder import grade; grade("linear_cross_entropy", linear_cross_entropy
 #
 # 1. With $G_c = (P_c - Y_c)/N$ for the chunk, $\text{grad}_x[s:s+c] = G_c W$ (these rows
 #    are complete) and $\text{grad}_W \mathrel{+}= G_c^\top x[s:s+c]$ (a partial sum).
-# 2. float32: both are sums over many chunks. Cast to the input's dtype once, at the end.
+# 2. float32: both are sums over many chunks, and a bfloat16 running sum stalls, as the
+#    demo showed. Compute each chunk's logits, softmax and gradient in float32 (upcast the
+#    chunk of `x` and the weight), keep the loss, $\text{grad}_x$ and $\text{grad}_W$ in
+#    float32, and cast to the input's dtype once, at the end.
 # </details>
 
 # %% [markdown]
@@ -974,18 +1010,29 @@ plt.show()
 # GPU's bfloat16 matrix product accumulates in float32 inside), so no float32 copy of the
 # weight exists, and it keeps `grad_weight` in the weight's dtype unless asked for a float32
 # accumulator (its `accum_dtype` option), trading the accuracy this lesson grades for memory.
-# What the chunking always removes is the $(N, V)$ term, which grows with the number of tokens; what it adds is
-# the size of the weight, which does not. Measure at your own proportions and dtype before you
+# What the chunking always removes is the $(N, V)$ term, which grows with the number of tokens;
+# what it adds is the size of the weight, which does not. Measure at your own proportions and dtype before you
 # believe a ratio, this one included.
 #
 # **Your turn, ungraded: the other side of the trade.** Build the production variant and
-# measure it. Replace the placeholder below with `LowMemoryLinearCrossEntropy`, a copy of your
-# `LinearCrossEntropy` that multiplies in the inputs' dtype (no float32 copy of the weight) and
-# keeps `grad_weight` in the weight's dtype, adding each chunk's share to it. The last cell
-# below runs the composed loss, yours and your copy in bfloat16 at the proportions above, with
-# chunks of 32 rows, and prints each one's peak and the relative error of its `grad_weight`
-# against float64. Predict first: which of the three peaks lowest, and is your copy's
-# `grad_weight` error above or below the composed loss's?
+# measure it. Write `LowMemoryLinearCrossEntropy`, a copy of your `LinearCrossEntropy` that
+# multiplies in the inputs' dtype (no float32 copy of the weight) and keeps `grad_weight` in
+# the weight's dtype, adding each chunk's share to it, and
+# `low_memory_linear_cross_entropy(x, weight, target, chunk_size)`, which calls it as your
+# `linear_cross_entropy` calls yours (grad mode included); replace the placeholder below with
+# them. The last cell below runs the composed loss, yours and your copy in bfloat16 at the
+# proportions above, with chunks of 32 rows, and prints each one's peak and the relative error
+# of its `grad_weight` against float64. Predict first: which of the three peaks lowest, and is
+# your copy's `grad_weight` error above or below the composed loss's?
+#
+# **Not twice differentiable.** The gradients forward computes carry no graph, so a second
+# derivative through this loss (a gradient penalty, a Hessian-vector product) is not there:
+# `torch.autograd.grad(linear_cross_entropy(x, weight, target, 4), x, create_graph=True)`
+# returns a gradient with no `grad_fn`, and differentiating it again raises `element 0 of
+# tensors does not require grad and does not have a grad_fn`. `@once_differentiable`
+# (lesson 04) does not name the cause here: it marks backward's outputs only when
+# `grad_output` requires grad, and a plain `torch.autograd.grad(loss, x)` hands backward a
+# constant 1. A term that needs second derivatives goes through the composed loss.
 # </details>
 
 # %% [markdown]
@@ -1026,6 +1073,7 @@ predicted_trade = {"lowest peak": None, "copy's grad_weight error, vs composed":
 
 # %%
 LowMemoryLinearCrossEntropy = LinearCrossEntropy  # placeholder: replace with your copy
+low_memory_linear_cross_entropy = linear_cross_entropy  # and with the function that calls it
 
 
 # %% tags=["skip-when-grading"]
@@ -1053,8 +1101,8 @@ def peak_and_weight_error(function):
 print("you predicted:", predicted_trade)
 for label, function in [
         ("composed", lambda a_, b_, t_: F.cross_entropy(F.linear(a_, b_), t_)),
-        ("yours", lambda a_, b_, t_: LinearCrossEntropy.apply(a_, b_, t_, 32)),
-        ("your copy", lambda a_, b_, t_: LowMemoryLinearCrossEntropy.apply(a_, b_, t_, 32))]:
+        ("yours", lambda a_, b_, t_: linear_cross_entropy(a_, b_, t_, 32)),
+        ("your copy", lambda a_, b_, t_: low_memory_linear_cross_entropy(a_, b_, t_, 32))]:
     print(f"{label:>9}: {peak_and_weight_error(function)}")
 
 # %% [markdown]
@@ -1091,7 +1139,9 @@ for label, function in [
 # | backward returning the saved gradients as they are | a loss times 3 gets the gradients of the loss | multiply by `grad_output` |
 # | accumulating in bfloat16 / float16 | loss and `grad_weight` off by a percent | float32 accumulators, cast at the end |
 # | the float32 accumulators saved as they are for bfloat16 input | twice the bytes kept from forward to backward, with right values (the engine casts what backward returns) | cast to the input's dtype before `save_for_backward` |
-# | label smoothing's term left out of the gradient | every class's gradient off by the same amount; the loss still right | differentiate the smoothing term of your per-row loss too (✎ 3's Hint 2) |
+# | the $-\varepsilon/C$ of the smoothing term left out of the gradient | every class's gradient off by the same amount; the loss still right | differentiate the row mean of $-\log p$ whole (✎ 3's Hint 2) |
+# | $(1 - \varepsilon)(P - Y)$ alone: the smoothing term's gradient left out | off on every class; the loss still right | the row mean of $-\log p$ has a gradient too (✎ 3's Hint 2 gives it for one row) |
+# | backward of the unsmoothed loss, `label_smoothing` ignored | the target's entry $\varepsilon(1 - 1/C)$ too low, every other $\varepsilon/C$ too high (times $g/M$) | weight the pieces as your forward does |
 # | $\varepsilon$ spread over the $C - 1$ other classes (fairseq's convention) | not PyTorch's `label_smoothing`: the gradient is off on every class, most on the target's | spread it as the exercise defines it, over all $C$ classes, the target included |
 # | z-loss differentiated as if it were $z\,\operatorname{lse}$, or without the chain rule's factor | the z-loss part of the gradient too small or of the wrong shape; the self-check names which | differentiate $\operatorname{lse}^2$ through $\operatorname{lse}$, as in exercise 1 (✎ 3's Hint 1) |
 # | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | the fused loss peaks above the plain bfloat16 loss at LLM proportions | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |

@@ -122,6 +122,15 @@ def recognise(function, values: dict) -> str | None:
         return (f"{NAME}'s gradient misses the smoothing term: every entry of a counted row is "
                 "off by the same amount; differentiate the row mean of -log p too (Hint 1), "
                 "and check that piece against Hint 2's numbers")
+    one_hot = F.one_hot(torch.where(counted, values["target"], 0), C).to(grad.dtype)
+    if eps and torch.allclose(grad, true_grad - eps * (one_hot - 1 / C) * weight):
+        return (f"{NAME}'s gradient is the unsmoothed loss's: your backward ignores "
+                "label_smoothing (its loss may use it); weight the pieces of the gradient as "
+                "your forward weights the pieces of the loss (Hint 2)")
+    if eps and torch.allclose(grad, true_grad - eps * (probs - 1 / C) * weight):
+        return (f"{NAME}'s gradient has (1 - label_smoothing) times exercise 1's, and nothing "
+                "for the smoothing term: the row mean of -log p has a gradient too; check "
+                "that piece against Hint 2's numbers")
     if z and torch.allclose(grad, true_grad - 2 * z * lse * probs * weight):
         return (f"{NAME}'s gradient misses the z-loss term: differentiate lse ** 2 through lse, "
                 "as in exercise 1 (Hint 2 gives its value for one row)")
@@ -162,6 +171,8 @@ SCE_MISTAKES = {  # a phrase of each hint recognise proves, and its stable id (f
     "averages the z-loss over every row": f"{NAME}/z-loss-over-every-row",
     "divides by N, all the rows": f"{NAME}/divides-by-all-rows",
     "misses the smoothing term": f"{NAME}/misses-smoothing-term",
+    "your backward ignores label_smoothing": f"{NAME}/gradient-ignores-smoothing",
+    "nothing for the smoothing term": f"{NAME}/misses-mean-log-p-term",
     "misses the z-loss term": f"{NAME}/misses-z-loss-term",
     "half what it should be": f"{NAME}/z-loss-gradient-halved",
     "not 0 on the ignored ones": f"{NAME}/ignored-rows-get-gradient",

@@ -42,3 +42,30 @@ def test_a_wrong_answer_or_the_stub_shows_its_hint_first_in_a_few_lines(answer, 
         check_chunked(answer)
     lines = failure.value._render_traceback_()
     assert first in lines[0] and len(lines) <= 5
+
+
+def textbook(x, weight, target, chunk_size):
+    total = x.new_zeros(())
+    for s in range(0, len(x), chunk_size):
+        logits = x[s:s + chunk_size] @ weight.T
+        probs = logits.exp() / logits.exp().sum(1, keepdim=True)
+        total = total - probs.log().gather(1, target[s:s + chunk_size, None]).sum()
+    return total / len(x)
+
+
+def test_the_textbook_formula_fails_where_its_exponentials_overflow():
+    """Does a chunked loss built from exp(logits) / sum(exp(logits)), right at logits of about
+    1, fail with the log-sum-exp hint at logits of about 1e3 in float32?"""
+    with pytest.raises(GradingError) as failure:
+        check_chunked(textbook)
+    assert "not finite at logits of magnitude 1e3" in failure.value._render_traceback_()[0]
+
+
+def test_the_grad_mode_designs_that_work_are_a_and_c(capsys):
+    """Does the lesson's table of designs (a)-(d) say that exactly (a) and (c) skip the
+    gradients under no_grad and compute them with grad mode on?"""
+    from autograder.ungraded import try_grad_mode_designs
+    try_grad_mode_designs({"where to ask": "forward", "ways that work": {"a"}})
+    out = capsys.readouterr().out
+    assert "ways that work: ['a', 'c']; you said {'a'}" in out
+    assert "you said 'forward'" in out

@@ -429,7 +429,7 @@ def test_06_attention_tiled_forward_check_passes_the_worked_and_names_a_row_bloc
 
 # Lessons 12 and 13: the live checkers' worked answers pass, a named slip fails.
 
-def _cell_after(lesson: str, start: str) -> str:
+def _surgery_kernels_cell(lesson: str, start: str) -> str:
     """The code of ``lesson`` from the line starting ``start`` to the end of its cell."""
     source = (LESSONS / f"{lesson}.py").read_text()
     begin = source.index(start)
@@ -437,7 +437,7 @@ def _cell_after(lesson: str, start: str) -> str:
     return source[begin:end if end >= 0 else len(source)]
 
 
-def _printed(code: str, namespace: dict) -> list[str]:
+def _surgery_kernels_run(code: str, namespace: dict) -> list[str]:
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(code, namespace)  # noqa: S102 - our lesson
@@ -448,13 +448,13 @@ def test_12_surgery_clip_factor_worked_passes_and_a_factor_ignoring_max_norm_fai
     """Does the worked my_clip_factor pass at max_norm 1 and 0.25, and min(1, 1 / n), right
     at max_norm 1 only, fail at 0.25?"""
     import math
-    checker = _cell_after("12_surgery", "for max_norm in (1.0, 0.25):")
+    checker = _surgery_kernels_cell("12_surgery", "for max_norm in (1.0, 0.25):")
     worked = _worked("12_surgery", "my_clip_factor")["my_clip_factor"]
-    lines = _printed(checker, {"torch": torch, "math": math, "my_clip_factor": worked})
+    lines = _surgery_kernels_run(checker, {"torch": torch, "math": math, "my_clip_factor": worked})
     rows = [line for line in lines if "row norm" in line]
     assert len(rows) == 14 and all(line.endswith("✓") for line in rows), lines
     ignoring = lambda norms, max_norm: (1 / norms).clamp(max=1)  # noqa: E731
-    lines = _printed(checker, {"torch": torch, "math": math, "my_clip_factor": ignoring})
+    lines = _surgery_kernels_run(checker, {"torch": torch, "math": math, "my_clip_factor": ignoring})
     at_1, at_quarter = lines[1:8], lines[9:]
     assert all(line.endswith("✓") for line in at_1), lines
     assert any(line.endswith("✗") for line in at_quarter), lines
@@ -467,14 +467,14 @@ def test_13_kernels_design_answers_worked_pass_and_two_exponentials_fail():
     answers = {}
     exec(next(match[1] for match in WORKED.finditer(source) if "my_shared =" in match[1]),
          answers)  # noqa: S102 - our lesson
-    checker = _cell_after("13_kernels", "def autograd_silu_mul_grads")
+    checker = _surgery_kernels_cell("13_kernels", "def autograd_silu_mul_grads")
     namespace = {"torch": torch, "F": torch.nn.functional,
                  "my_silu_mul_grads": _worked("13_kernels", "my_silu_mul_grads")[
                      "my_silu_mul_grads"]}
-    lines = _printed(checker, {**namespace, "my_shared": answers["my_shared"],
+    lines = _surgery_kernels_run(checker, {**namespace, "my_shared": answers["my_shared"],
                                "my_exps_per_element": answers["my_exps_per_element"]})
     assert len(lines) == 6 and all("✓" in line for line in lines), lines
-    lines = _printed(checker, {**namespace, "my_shared": "g * b", "my_exps_per_element": 2})
+    lines = _surgery_kernels_run(checker, {**namespace, "my_shared": "g * b", "my_exps_per_element": 2})
     assert "✗" in lines[-2] and "✗" in lines[-1], lines
 
 
@@ -695,3 +695,106 @@ def test_11_wrapper_worked_passes_and_a_constant_flag_or_needs_input_grad_alone_
     lines = _printed(learner["check_wrapper"], learner["my_wrapper"])
     assert [line[0] for line in lines] == ["✓", "✗", "✓"], lines
     assert "under torch.no_grad()" in lines[1]
+
+
+# Lessons 04 and 05: the live derivation checkers pass the worked answers and show where a
+# named slip is off.
+
+def _run_cells(lesson: str, cells: list[str], **slip) -> list[str]:
+    """What ``cells`` of ``lesson`` (solutions' copy, the first cell holding each given start)
+    print, run in order in one namespace, ``slip`` replacing names after the first cell."""
+    import math
+
+    sources = _code_cells(lesson)
+    namespace = {"torch": torch, "math": math}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for index, start in enumerate(cells):
+            exec(next(cell for cell in sources if start in cell), namespace)  # noqa: S102
+            if index == 0:
+                namespace.update(slip)
+    return printed.getvalue().splitlines()
+
+
+def test_04_double_backward_swish_derivation_worked_passes_and_a_lost_beta_is_located():
+    """Does the worked my_dy_dx / my_dL_dbeta pass at Hint 3's point and every beta, and a
+    dy/dx without beta fail with the point and both values?"""
+    cells = ["my_dy_dx = lambda", "def check_swish_derivation():\n"]  # the cell calls it
+    lines = _run_cells("04_double_backward", cells)
+    assert len(lines) == 5 and all(line.endswith("dL/dbeta ✓") for line in lines), lines
+    assert lines[0].startswith("Hint 3, beta = 2.0: dy/dx ✓"), lines
+    no_beta = _run_cells("04_double_backward", cells, my_dy_dx=lambda x, beta: (
+        torch.sigmoid(x) * (1 + x * (1 - torch.sigmoid(x)))))
+    assert "dy/dx ✗ at x = -0.5: yours 0.2600, autograd 0.0723" in no_beta[0], no_beta
+
+
+def test_04_double_backward_backward_of_backward_worked_passes_and_slips_are_named():
+    """Do the worked grad_g, grad_a, grad_c agree with autograd, and a one-term grad_g and a
+    transposed grad_a fail with what is off?"""
+    cells = ["grad_g = lambda", "def b(g, a, c):"]
+    lines = _run_cells("04_double_backward", cells)
+    assert len(lines) == 3 and all("✓" in line for line in lines), lines
+    slips = _run_cells("04_double_backward", cells,
+                       grad_g=lambda gbar_a, gbar_c, g, a, c: gbar_a @ c,
+                       grad_a=lambda gbar_a, gbar_c, g, a, c: gbar_c @ g.T)
+    assert slips[0].startswith("grad_g ✗ 12 of 12 entries differ; furthest off at"), slips
+    assert slips[1] == "grad_a ✗ shape (2, 3), not (3, 2): the transpose's shape", slips
+
+
+def test_05_checkpointing_peak_worked_passes_and_a_peak_without_the_held_inputs_fails():
+    """Does the worked my_peak / my_best_k pass every counted case, and a peak that forgets the
+    k held inputs fail (and hold back the my_best_k check)?"""
+    cells = ["my_peak = lambda", "from autograder.exercises.checkpoint_memory import"]
+    lines = _run_cells("05_checkpointing", cells)
+    assert len(lines) == 10 and all(line.endswith("✓") for line in lines[:8]), lines
+    forgets = _run_cells("05_checkpointing", cells, my_peak=lambda n, a, k: n / k * a)
+    assert forgets[0] == "n = 16, a = 2, k =  1: counted  33, yours  32.00 ✗", forgets
+    assert forgets[-1].startswith("my_best_k: checked once every my_peak line"), forgets
+
+
+# Lesson 10: the LayerNorm and RMSNorm derivation checkers print a verdict per step; the
+# worked steps pass, the first guess (rstd * g_hat) fails, and a vjp through the (D, D)
+# matrix is flagged.
+
+def _lesson_10(names: tuple[str, ...], learner: bool = False) -> dict:
+    from autograder.memory import TensorAccounting
+    source = with_worked((LESSONS / "10_norms.py").read_text(), not learner)
+    namespace = {"torch": torch, "F": torch.nn.functional, "TensorAccounting": TensorAccounting}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name in names:
+            exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    return namespace
+
+
+_STEPS = ("my_param_grads", "my_rstd_grad", "my_layer_norm_jacobian", "my_layer_norm_vjp")
+
+
+def _layer_norm_lines(learner: bool = False, **replaced) -> list[str]:
+    lesson = _lesson_10(("verdict", "try_step", "check_layer_norm_steps", *_STEPS), learner)
+    steps = [replaced.get(name, lesson[name]) for name in _STEPS]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        lesson["check_layer_norm_steps"](*steps)
+    return printed.getvalue().splitlines()
+
+
+def test_10_layer_norm_worked_steps_pass_and_the_first_guess_fails():
+    """Do the worked Steps 0, 2, 3 and 4 get seven ticks, and the learner's starting points
+    (zeros, r * I, r * g_hat) a cross on every line?"""
+    lines = _layer_norm_lines()
+    assert len(lines) == 7 and all(": ✓" in line for line in lines), lines
+    assert all(": ✗" in line for line in _layer_norm_lines(learner=True))
+
+
+def test_10_layer_norm_vjp_through_the_matrix_is_flagged_and_an_error_is_shown():
+    """Does a right vjp that builds J fail Step 4 for its (D, D) tensor, and a step that
+    raises print one cross line instead of stopping Run All?"""
+    jacobian = _lesson_10(("my_layer_norm_jacobian",))["my_layer_norm_jacobian"]
+    lines = _layer_norm_lines(my_layer_norm_vjp=lambda h, r, g: jacobian(h, r).T @ g)
+    assert "Step 4, J^T g_hat: ✗" in lines[-1] and "(8, 8), D x D" in lines[-1], lines
+
+    def raises(x_hat, rstd):
+        raise RuntimeError("size mismatch\nmore")
+
+    lines = _layer_norm_lines(my_rstd_grad=raises)
+    assert "Step 2, dr/dx: ✗ RuntimeError: size mismatch" in lines, lines

@@ -103,6 +103,14 @@ MISTAKES = [
     Mistake(SCE, "smoothing term left out of the gradient", "misses the smoothing term", edit(
         ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]",
                  "grad = probs * (1 + 2 * z_loss * lse)[:, None]")), nbgrader=True),
+    Mistake(SCE, "backward ignores label_smoothing", "your backward ignores label_smoothing",
+            edit(ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / "
+                          "logits.shape[1]", "grad = probs * (1 + 2 * z_loss * lse)[:, None]"),
+                 ("grad[rows, target] -= 1 - smoothing", "grad[rows, target] -= 1"))),
+    Mistake(SCE, "(1 - smoothing)(P - Y) without the smoothing term's gradient",
+            "nothing for the smoothing term", edit(
+        ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]",
+                 "grad = probs * (1 - smoothing + 2 * z_loss * lse)[:, None]"))),
     Mistake(SCE, "z-loss left out of the gradient", "misses the z-loss term", edit(
         ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None]", "grad = probs"))),
     Mistake(SCE, "z-loss gradient without the factor 2", "half what it should be", edit(
