@@ -25,7 +25,9 @@
 # 5. make a backward differentiable by writing it as a Function with its own backward.
 #
 # Exercises are marked **✎ Exercise**. Each has a self-check cell: it runs every check the
-# hidden tests run (they add a GPU run when the grader has one and you had none).
+# hidden tests run (they add a GPU run when the grader has one and you had none). Work top to
+# bottom: the cells after an exercise run your answer, so Run All stops at the first one not
+# yet written (`CubeOnce`'s answer cell raises until you replace its stub's last two lines).
 
 # %% nbgrader={"locked": true}
 import math
@@ -227,8 +229,8 @@ plt.show()
 #    they inputs, outputs or neither?
 #
 # Write your answers to steps 2 and 3 as `my_dy_dx` and `my_dL_dbeta` in the cell after the
-# hints; the cell after that checks them against autograd at four values of $\beta$, negative
-# and zero included.
+# hints; the cell after that checks them against autograd at Hint 3's point, then at four
+# values of $\beta$, negative and zero included, and shows where a ✗ is furthest off.
 #
 # Can backward tell which gradients nobody asked for, and skip them? The self-check also hands your
 # backward a `grad_output` that is not contiguous, as a later `y.t()` gives.
@@ -272,14 +274,18 @@ my_dL_dbeta = None  # step 3: lambda x, beta, g: ..., dL/dbeta for grad_output g
 
 # %% tags=["skip-when-grading"]
 def check_swish_derivation():
-    """Your my_dy_dx and my_dL_dbeta against autograd on the composed ops, at four beta."""
+    """Your my_dy_dx and my_dL_dbeta against autograd on the composed ops: at Hint 3's point,
+    then at four beta on seven x. A ✗ shows the point where yours is furthest off."""
     if my_dy_dx is None or my_dL_dbeta is None:
         print("my_dy_dx or my_dL_dbeta: not written yet")
         return
     generator = torch.Generator().manual_seed(1)
-    x0 = torch.linspace(-3, 3, 7, dtype=torch.float64)
-    incoming = torch.randn(7, generator=generator, dtype=torch.float64)
-    for beta_value in (2.0, 0.5, -1.5, 0.0):
+    x7 = torch.linspace(-3, 3, 7, dtype=torch.float64)
+    g7 = torch.randn(7, generator=generator, dtype=torch.float64)
+    points = [("Hint 3, beta = 2.0", 2.0, torch.tensor([1.0, -0.5], dtype=torch.float64),
+               torch.ones(2, dtype=torch.float64))]  # every g_i = 1
+    points += [(f"beta = {beta:4}", beta, x7, g7) for beta in (2.0, 0.5, -1.5, 0.0)]
+    for label, beta_value, x0, incoming in points:
         x = x0.clone().requires_grad_()
         beta = torch.tensor(beta_value, dtype=torch.float64, requires_grad=True)
         y = x * torch.sigmoid(beta * x)  # Swish, composed: autograd knows its derivatives
@@ -292,13 +298,19 @@ def check_swish_derivation():
             try:
                 got = torch.as_tensor(yours(*args), dtype=torch.float64)
             except Exception as error:  # shown, not raised: Run All goes on
-                results.append(f"{name} ✗ raises {type(error).__name__}")
+                results.append(f"{name} ✗ raises {type(error).__name__}: "
+                               + (str(error).splitlines() or [""])[0])
                 continue
             if got.shape != want.shape:
                 results.append(f"{name} ✗ shape {tuple(got.shape)}, not {tuple(want.shape)}")
+            elif torch.allclose(got, want):
+                results.append(f"{name} ✓")
             else:
-                results.append(f"{name} " + ("✓" if torch.allclose(got, want) else "✗"))
-        print(f"beta = {beta_value:4}: " + ", ".join(results))
+                worst = int((got - want).abs().nan_to_num(float("inf")).flatten().argmax())
+                where = f" at x = {x0[worst].item():g}" if want.dim() else ""
+                results.append(f"{name} ✗{where}: yours {got.flatten()[worst].item():.4f}, "
+                               f"autograd {want.flatten()[worst].item():.4f}")
+        print(f"{label}: " + ", ".join(results))
 
 
 check_swish_derivation()
@@ -447,8 +459,9 @@ check_gradient_penalty()
 # the first derivative's graph: the first derivative is right, and only the second comes out
 # `nan`, which is what a gradient penalty or an HVP sees on a large activation. The contract
 # names no second derivative in float32 at such magnitudes, so the self-check never tries one
-# there (it checks Swish's values and first derivatives in float32 and at |βx| up to 52). The cell below shows it
-# on the `where` sigmoid alone, then asks the same of your Swish in float32 at $x = \pm 100$.
+# there (it checks Swish's values and first derivatives in float32 and at $|\beta x|$ up to 52).
+# The cell below shows it on the `where` sigmoid alone, then runs the same on your Swish in
+# float32 at $x = \pm 100$: read its second derivatives for a `nan`.
 
 # %%
 x = torch.tensor([-100.0, 1.0, 100.0], requires_grad=True)  # float32, as in training
@@ -730,7 +743,7 @@ print("second derivative:", second, " true 6x - sin(x):", 6 * x.detach() - torch
 # The cell after yours takes a square root in NumPy between the two, on 0-d and 1-d tensors
 # that require grad, in float64 and float32, and on the GPU too where there is one (on a
 # machine without one, a missing `.cpu()` or device goes unseen: read yours for them). This
-# lesson's self-checks never try a 0-d tensor, and try a GPU only on a machine that has one
+# lesson's self-checks never try a 0-d `x`, and try a GPU only on a machine that has one
 # (`NumpyTanh`'s never does: its contract is CPU tensors), so a NumPy backward that forgets
 # either can still pass them. Your `CubeOnce` and `NumpyTanh` may use these two.
 
@@ -801,37 +814,19 @@ except TypeError as error:
 print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 
 # %% [markdown]
-# Memory is shared the other way too: on a CPU, `t.detach().numpy()` is `t`'s own memory. A
-# NumPy write through it (`a *= 2`, `np.tanh(a, out=a)`) changes the tensor, and autograd's
-# version counter, which makes backward raise when a saved tensor was changed in place, never
-# sees it. The next cell writes into the output of `torch.exp`, which `exp` saves for its
-# backward, once through NumPy and once through torch.
-
-# %%
-w = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-y = torch.exp(w)
-a = y.detach().numpy()
-a *= 10  # a NumPy write into y's memory
-print("y after the NumPy write:", y.detach(), " version counter:", y._version)
-y.sum().backward()
-print("no error, gradient:", w.grad, " true e^w:", torch.exp(w.detach()))
-y = torch.exp(w)
-y.detach().mul_(10)  # the same write through torch
-try:
-    y.sum().backward()
-except RuntimeError as error:
-    print("the same write in torch:", str(error).split(":")[0])
-
-# %% [markdown]
-# PyTorch's guard for such a backward is the decorator `once_differentiable`, from
-# `torch.autograd.function` (the setup cell imported it). It runs backward with autograd off
-# and, when the incoming gradient requires grad, attaches an error node to the result: a second
-# backward that reaches it raises *"trying to differentiate twice a function that was marked
-# with @once_differentiable"* instead of returning wrong numbers.
+# PyTorch's guard for a backward autograd cannot differentiate, such as one made in NumPy, is
+# the decorator `once_differentiable`, from `torch.autograd.function` (the setup cell imported
+# it). It runs backward with autograd off and, when the incoming gradient requires grad,
+# attaches an error node to the result: a second backward that reaches it raises *"trying to
+# differentiate twice a function that was marked with @once_differentiable"* instead of
+# returning wrong numbers. When the incoming gradient does not require grad, it attaches
+# nothing, and that share of a second derivative is dropped without a word: the section after
+# quick question 4 shows when.
 #
 # The contract of `CubeOnce`: `CubeOnce.apply(x)` returns `x ** 3`, its backward returns the
-# first derivative and is marked `@once_differentiable`, and a second backward through it
-# raises. The self-check grades that. What your backward computes with is not graded: a
+# first derivative and is marked `@once_differentiable`, and a second `.backward()` through it
+# raises when the gradient flowing into its backward requires grad (the self-check sends one
+# that does). The self-check grades that. What your backward computes with is not graded: a
 # torch-op backward, marked, passes too. The exercise plays the case the mark is for, so make
 # the local derivative $3x^2$ in NumPy; quick question 4 shows what the mark costs when the
 # backward is torch ops. Two steps:
@@ -854,7 +849,7 @@ except RuntimeError as error:
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
 class CubeOnce(torch.autograd.Function):
-    """y = x ** 3, with a NumPy backward that refuses to be differentiated."""
+    """y = x ** 3, with a NumPy backward marked @once_differentiable."""
 
     @staticmethod
     def forward(ctx, x):
@@ -937,7 +932,8 @@ compare("   with torch.autograd.grad", predicted_with_grad,
 # it, finds nothing in `first` that depends on `x`, and raises *"appears to not have been used
 # in the graph"*. Where `first` also depends on `x` through other ops, it returns their share
 # alone, silently: the cell after quick question 4's explanation shows that on
-# $\sin(x^3) + x^2$. The mark guards `.backward()`, not every way of differentiating.
+# $\sin(x^3) + x^2$. Where the mark attaches its error node, it guards `.backward()`, not
+# every way of differentiating.
 # </details>
 
 # %% [markdown]
@@ -988,7 +984,9 @@ else:
 # constant to autograd. Here `grad_output` is $\cos(x^3)$ from `sin`'s backward, which autograd
 # did record. So the second pass differentiates through `grad_output` only, giving
 # $-\sin(x^3)\cdot 3x^2 \cdot 3x^2 = -9x^4\sin(x^3)$, and drops $6x\cos(x^3)$, the term
-# through $3x^2$: a plausible number and no error. The mark turns exactly this into an error.
+# through $3x^2$: a plausible number and no error. Marked, this same pass raises: here
+# `grad_output` requires grad, so the mark attaches its error node (quick question 3 showed
+# which error each way of differentiating meets).
 #
 # - If yours gave the true value, your backward computes $3x^2$ with torch ops, which autograd
 #   records: it was differentiable, and the mark refuses a second derivative autograd could
@@ -1098,11 +1096,19 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
         continue
     try:
         got = yours(gbar_a0, gbar_c0, g0, a0, c0)
-    except RuntimeError as error:
-        print(f"{name}: yours raises {str(error).splitlines()[0]}")
+    except Exception as error:  # shown, not raised: Run All goes on
+        print(f"{name} ✗ raises {type(error).__name__}: {(str(error).splitlines() or [''])[0]}")
         continue
-    print(f"{name}: yours", f"has shape {tuple(got.shape)}, not {tuple(true.shape)}"
-          if got.shape != true.shape else "agrees" if torch.allclose(got, true) else "differs")
+    if got.shape != true.shape:
+        print(f"{name} ✗ shape {tuple(got.shape)}, not {tuple(true.shape)}"
+              + (": the transpose's shape" if got.shape == true.shape[::-1] else ""))
+    elif torch.allclose(got, true):
+        print(f"{name} ✓ shape {tuple(true.shape)}, every entry agrees with autograd")
+    else:
+        off = (got - true).abs()
+        i, j = divmod(int(off.nan_to_num(float("inf")).argmax()), true.shape[1])
+        print(f"{name} ✗ {int((off > 1e-8).sum())} of {true.numel()} entries differ; furthest "
+              f"off at [{i}, {j}]: yours {got[i, j].item():.4f}, autograd {true[i, j].item():.4f}")
 
 # %%
 class MatmulBackward(torch.autograd.Function):
@@ -1151,9 +1157,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # hand-written `MatmulBackward.backward` supplies the derivatives autograd cannot see. Its own
 # backward uses plain tensor ops on its saved inputs, so even third derivatives work, as the
 # last comparison shows. That last step in torch ops is the worked example's shortcut: for a
-# real kernel the backward of the backward is kernel code too, invisible to autograd in turn.
-# This is how fused kernels are made twice-differentiable in practice: one kernel for the
-# backward, one for the backward of the backward.
+# real kernel the backward of the backward is kernel code too, invisible to autograd in turn
+# (In practice, at the end, shows PyTorch's own `tanh` built this way).
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `NumpyTanh`
@@ -1162,7 +1167,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # kernel is NumPy. The contract:
 #
 # - `NumpyTanh.apply(x)` returns $\tanh(x)$, computed with NumPy, for a CPU tensor `x` of at
-#   least one dim (the grader uses float64);
+#   least one dim, in float64 or float32: return `x`'s dtype (the self-check tries both);
 # - its backward computes with NumPy too: torch only converts (`.numpy()`,
 #   `torch.from_numpy`, `.to`), no torch arithmetic;
 # - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, so its backward
@@ -1194,8 +1199,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # <details><summary><b>Hint 3</b>: why $y$ and not $x$ suffices</summary>
 #
 # The second derivative with respect to $x$ flows from your inner Function's result to $y$,
-# then from $y$ to $x$ through `NumpyTanh`'s own backward: autograd chains them. Nothing in your inner Function
-# needs $\partial y/\partial x$.
+# then from $y$ to $x$ through `NumpyTanh`'s own backward: autograd chains them. Nothing in
+# your inner Function needs $\partial y/\partial x$.
 # </details>
 #
 # <details><summary><b>Hint 4</b>: numbers to hit</summary>
@@ -1352,9 +1357,12 @@ if len(yours) == 4:
 #   wrong however they are kept. The rule against `ctx.mask = mask` is right for other reasons:
 #   the lost in-place check, the reference cycle for outputs, and invisibility to saved-tensor
 #   hooks (lesson 05).
-# - **"`@once_differentiable` makes a NumPy backward safe."** It turns the failures it sees into
-#   errors; it does not see a plain sum or `functional.hvp`, as shown above. Test with
-#   `gradgradcheck`, or make the backward a Function of its own.
+# - **"`@once_differentiable` makes a NumPy backward safe."** It raises only when the gradient
+#   flowing into the marked backward requires grad and the second pass runs through its error
+#   node. When that gradient does not require grad (a plain sum), the backward's results carry
+#   no history and their share of the second derivative is dropped silently;
+#   `autograd.grad(..., inputs=x)` and `functional.hvp` skip the node, as shown above. Test
+#   with `gradgradcheck`, or make the backward a Function of its own.
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
@@ -1375,6 +1383,24 @@ if len(yours) == 4:
 # So the part of a model that a gradient penalty or an HVP differentiates twice runs eagerly,
 # on ops with a derivative for their backward; test each custom Function on that path with
 # `gradgradcheck`, outside `torch.compile`.
+#
+# **NumPy writes that autograd never sees.** On a CPU, `t.detach().numpy()` is `t`'s own
+# memory. A NumPy write through it (`a *= 2`, `np.tanh(a, out=a)`) changes the tensor, and
+# autograd's version counter, which makes backward raise when a saved tensor was changed in
+# place, never sees it. Here the write goes into the output of `torch.exp`, which `exp` saves
+# for its backward (run on torch 2.13, CPU):
+#
+# ```python
+# w = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+# y = torch.exp(w)
+# a = y.detach().numpy()
+# a *= 10             # a NumPy write into y's memory: y._version stays 0
+# y.sum().backward()  # no error; w.grad is [27.1828, 73.8906], the true e^w [2.7183, 7.3891]
+# ```
+#
+# The same write through torch, `y.detach().mul_(10)`, makes backward raise *"one of the
+# variables needed for gradient computation has been modified by an inplace operation"*. In a
+# NumPy backward, write into a new array (`.copy()` first), never into a tensor's memory.
 #
 # **Forward-over-reverse.** `torch.func.jvp(torch.func.grad(f), (x,), (v,))` computes the same
 # $Hv$ by pushing $v$ forward through the gradient computation, the usual way in JAX and
