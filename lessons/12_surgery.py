@@ -339,7 +339,8 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #    otherwise, as one expression of $n_r$ and $m$ (no branches). What does it give for a row
 #    of zeros? Make sure it is not `nan`. Check it live in the cell after the hints.
 # 3. How do you get $n_r$ for all rows at once, with a shape that broadcasts against
-#    `grad_output`? And why must you not scale `grad_output` in place?
+#    `grad_output`? (Scale a new tensor, not `grad_output` in place: *Three bugs, and what
+#    gradcheck says of them*, after Exercise 2, measures what that write breaks.)
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: one row</summary>
@@ -359,21 +360,21 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #
 # $n_r$ is a reduction over the last dimension. Keep that dimension as size 1 and the norms
 # broadcast against `grad_output` for any number of leading dimensions; a 1-D `grad_output` is
-# a single row. Backward must never write into `grad_output` (the section on three bugs and
-# gradcheck measures why). Returning it unchanged is fine (when no row is over `max_norm`), and
-# so is a new tensor.
+# a single row. Returning `grad_output` unchanged is fine (when no row is over `max_norm`), and
+# so is a new tensor; writing into it is not.
 # </details>
 #
 # <details><summary><b>Hint 4</b>: numbers to hit</summary>
 #
 # With $m = 1$, row norms $5$, $0.5$ and $0$ get factors $0.2$, $1$ and $1$: rows $(3, 4)$,
-# $(0.3, 0.4)$ and $(0, 0)$ come back as $(0.6, 0.8)$, $(0.3, 0.4)$ and $(0, 0)$.
+# $(0.3, 0.4)$ and $(0, 0)$ come back as $(0.6, 0.8)$, $(0.3, 0.4)$ and $(0, 0)$. With
+# $m = 2$ the same rows get factors $0.4$, $1$ and $1$: $(1.2, 1.6)$, $(0.3, 0.4)$, $(0, 0)$.
 # </details>
 #
 # **Check your step 2 live.** Write your factor as an expression of a tensor of row norms and
-# of `max_norm` in the first lines of the next cell, then run it: it tries norms from 0 to
-# $10^{30}$ and checks that each factor leaves the row's norm at $\min(n_r, m)$ without
-# `nan`, and leaves rows at or below $m$ exactly as they are.
+# of `max_norm` in the first lines of the next cell, then run it: at $m = 1$ and $m = 0.25$ it
+# tries norms from 0 to $10^{30}$ times $m$ and checks that each factor leaves the row's norm
+# at $\min(n_r, m)$ without `nan`, and leaves rows at or below $m$ exactly as they are.
 
 # %%
 def my_clip_factor(norms, max_norm):
@@ -385,18 +386,22 @@ def my_clip_factor(norms, max_norm):
     ### END WORKED
 
 
-norms_to_try = torch.tensor([0.0, 1e-30, 0.5, 1.0, 1.5, 5.0, 1e30], dtype=torch.float64)
-factors = my_clip_factor(norms_to_try, 1.0)
-if factors is None:
-    print("write your factor into my_clip_factor first")
-else:
+for max_norm in (1.0, 0.25):
+    norms_to_try = max_norm * torch.tensor([0.0, 1e-30, 0.5, 1.0, 1.5, 5.0, 1e30],
+                                           dtype=torch.float64)
+    factors = my_clip_factor(norms_to_try, max_norm)
+    if factors is None:
+        print("write your factor into my_clip_factor first")
+        break
+    print(f"max_norm = {max_norm}")
     for norm, factor in zip(norms_to_try.tolist(), torch.as_tensor(factors).tolist()):
-        if norm <= 1.0:
+        if norm <= max_norm:
             right = factor == 1.0  # an exact 1: the row is returned as it came
         else:
-            right = math.isfinite(factor) and abs(factor * norm - 1.0) <= 1e-12
-        print(f"row norm {norm:<7g}  your factor {factor:<10.4g}  row norm after "
-              f"{factor * norm if math.isfinite(factor) else factor:<8.4g} {'✓' if right else '✗'}")
+            right = math.isfinite(factor) and abs(factor * norm - max_norm) <= 1e-12 * max_norm
+        after = factor * norm if math.isfinite(factor) else factor
+        print(f"  row norm {norm:<7g}  your factor {factor:<10.4g}  row norm after "
+              f"{after:<8.4g} {'✓' if right else '✗'}")
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `ClipGradientNorm`
@@ -1047,7 +1052,23 @@ def hooked_backward(model):
     tensor hook on its output; returns the lines the hooks appended, both hooks removed."""
     seen = []  # each hook appends a line: where it sits, and whether its gradient holds a nan
     shrink = model[2]
+    ### BEGIN WORKED
+    def on_module(module, grad_input, grad_output):
+        seen.append(f"module hook: grad_output nan {grad_output[0].isnan().any().item()}, "
+                    f"grad_input nan {grad_input[0].isnan().any().item()}")
+
+    def on_output(grad):
+        seen.append(f"tensor hook on the output: nan {grad.isnan().any().item()}")
+
+    module_hook = shrink.register_full_backward_hook(on_module)  # before the forward it watches
+    output = shrink(model[:2](source[:8]))
+    output_hook = output.register_hook(on_output)
+    model[3](output).sum().backward()
+    module_hook.remove()
+    output_hook.remove()
+    ### LEARNER
     # your hooks, the forward, the backward, and the removal here
+    ### END WORKED
     return seen
 
 
@@ -1207,7 +1228,9 @@ for bug, answer, makes, passes_on in [
 # shape, both 0 at $|x| = \lambda$. Write it by hand (no autograd inside backward), without
 # writing into `grad_output` and with tensors saved only through `save_for_backward`. Each
 # gradient must also be right when the other input needs none: the self-check runs `x` and
-# `lam` each alone requiring grad.
+# `lam` each alone requiring grad. Derive it, do not patch `BrokenSoftThreshold`: it saves `x`
+# and `lam`; can yours save only the one tensor your answer to question 4 found, and get both
+# the indicator and the sign from it? (Not graded: saving `x` and `lam` passes too.)
 
 # %% nbgrader={"grade_id": "answer_SoftThreshold", "solution": true}
 class SoftThreshold(torch.autograd.Function):
@@ -1668,8 +1691,19 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # of at most $\sqrt{\sum_l m_l^2}$, not $m$. Flat clipping needs every norm before any
 # reweighting: a first backward (or hooks) for the norms, then a second, reweighted backward,
 # which is how ghost clipping runs. A layer with a bias adds it to the norm: its gradient for
-# sample $n$ is $g_n$, so the norm is $\lVert g_n\rVert \sqrt{\lVert x_n\rVert^2 + 1}$ (checked
-# here against `torch.func.vmap(torch.func.grad(...))` with a bias, on 32 samples).
+# sample $n$ is $g_n$, so the norm is $\lVert g_n\rVert \sqrt{\lVert x_n\rVert^2 + 1}$. Checked
+# here against `torch.func.vmap(torch.func.grad(...))` on 32 samples (`allclose`):
+#
+# ```python
+# samples_x = torch.randn(32, 4, dtype=torch.float64)  # 32 samples, in = 4
+# samples_g = torch.randn(32, 6, dtype=torch.float64)  # their output gradients, out = 6
+# params = (torch.randn(6, 4, dtype=torch.float64), torch.randn(6, dtype=torch.float64))
+# loss = lambda p, x, g: (g * (p[0] @ x + p[1])).sum()  # sample n's loss through the layer
+# grads = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))(params, samples_x,
+#                                                                      samples_g)
+# definition = torch.cat([grads[0].flatten(1), grads[1]], 1).norm(dim=1)
+# shortcut = samples_g.norm(dim=1) * (samples_x.norm(dim=1) ** 2 + 1).sqrt()
+# ```
 #
 # **When not to write a Function.** Gradient reversal needs no class: a tensor hook may
 # return a tensor, which then replaces the gradient that passes through the tensor it is on.

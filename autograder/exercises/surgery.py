@@ -135,6 +135,9 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
          .clamp(min=1e-300),
          "scales every row to norm max_norm, the small ones up too: rows at or below max_norm "
          "pass unchanged"),
+        (clipped(pristine, 1.0),
+         "clips rows at norm 1 whatever max_norm is: where does max_norm enter your factor? "
+         "my_clip_factor's live checker tries max_norm = 0.25 too"),
     ]
     if pristine.dim() >= 2:
         columns = torch.linalg.vector_norm(pristine, dim=-2, keepdim=True)
@@ -150,6 +153,7 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
                     "clips by the norm of the whole gradient": "ClipGradientNorm/whole-norm",
                     "clamps each element": "ClipGradientNorm/clamps-elements",
                     "scales every row to norm max_norm": "ClipGradientNorm/scales-small-rows-up",
+                    "clips rows at norm 1 whatever": "ClipGradientNorm/ignores-max-norm",
                     "clips columns": "ClipGradientNorm/clips-columns"})
         if not torch.isfinite(got).all():
             raise GradingError("ClipGradientNorm's gradient has nan or inf where a row of "

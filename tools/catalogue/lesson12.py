@@ -219,6 +219,9 @@ MISTAKES = [
                 "        total = torch.linalg.vector_norm(grad_output)\n"
                 "        return grad_output * (ctx.max_norm / total).clamp(max=1), None\n"),
             named=True, nbgrader=True),
+    Mistake("ClipGradientNorm", "factor ignores max_norm", "clips rows at norm 1 whatever max_norm",
+            _clip(_NORMS + "        return grad_output * (1 / norms).clamp(max=1), None\n"),
+            named=True),
     Mistake("ClipGradientNorm", "each element clamped", "clamps each element", _clip(
         "        return grad_output.clamp(-ctx.max_norm, ctx.max_norm), None\n"), named=True),
     Mistake("ClipGradientNorm", "every row scaled to max_norm", "scales every row to norm max_norm",
