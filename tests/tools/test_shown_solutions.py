@@ -450,11 +450,13 @@ def test_12_surgery_clip_factor_worked_passes_and_a_factor_ignoring_max_norm_fai
     import math
     checker = _surgery_kernels_cell("12_surgery", "for max_norm in (1.0, 0.25):")
     worked = _worked("12_surgery", "my_clip_factor")["my_clip_factor"]
-    lines = _surgery_kernels_run(checker, {"torch": torch, "math": math, "my_clip_factor": worked})
+    lines = _surgery_kernels_run(checker, {"torch": torch, "math": math,
+                                           "my_clip_factor": worked})
     rows = [line for line in lines if "row norm" in line]
     assert len(rows) == 14 and all(line.endswith("✓") for line in rows), lines
     ignoring = lambda norms, max_norm: (1 / norms).clamp(max=1)  # noqa: E731
-    lines = _surgery_kernels_run(checker, {"torch": torch, "math": math, "my_clip_factor": ignoring})
+    lines = _surgery_kernels_run(checker, {"torch": torch, "math": math,
+                                           "my_clip_factor": ignoring})
     at_1, at_quarter = lines[1:8], lines[9:]
     assert all(line.endswith("✓") for line in at_1), lines
     assert any(line.endswith("✗") for line in at_quarter), lines
@@ -472,9 +474,10 @@ def test_13_kernels_design_answers_worked_pass_and_two_exponentials_fail():
                  "my_silu_mul_grads": _worked("13_kernels", "my_silu_mul_grads")[
                      "my_silu_mul_grads"]}
     lines = _surgery_kernels_run(checker, {**namespace, "my_shared": answers["my_shared"],
-                               "my_exps_per_element": answers["my_exps_per_element"]})
+                                           "my_exps_per_element": answers["my_exps_per_element"]})
     assert len(lines) == 6 and all("✓" in line for line in lines), lines
-    lines = _surgery_kernels_run(checker, {**namespace, "my_shared": "g * b", "my_exps_per_element": 2})
+    lines = _surgery_kernels_run(checker, {**namespace, "my_shared": "g * b",
+                                           "my_exps_per_element": 2})
     assert "✗" in lines[-2] and "✗" in lines[-1], lines
 
 
