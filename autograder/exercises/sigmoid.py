@@ -10,6 +10,8 @@ from ..domain import Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..properties import _check_class_state, _class_state
+from .sigmoid_probes import overflow_cause, check_output_used_as_sigmoid
+from .template import check_uses_grad_output
 
 # 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
 SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
@@ -43,7 +45,7 @@ def check_extreme_inputs(function, spec: Spec, device) -> None:
     output = forward.output.detach()
     bad = ~torch.isfinite(output)
     if bad.any():
-        cause = _overflow_cause(x, bad)
+        cause = overflow_cause(x, bad)
         raise GradingError(f"{spec.name} returns inf or nan for large |x|{': ' if cause else ''}"
                            f"{cause} (at x = {x[bad][0].item()!r} it gives "
                            f"{output[bad][0].item()!r})",
@@ -59,18 +61,6 @@ def check_extreme_inputs(function, spec: Spec, device) -> None:
     covers("|x| up to 800")
     check_tails(function, spec, device)
     covers("left tail")
-
-
-def _overflow_cause(x: torch.Tensor, bad: torch.Tensor) -> str:
-    """Blame an exponential only where every bad value lies past |x| = 709.78, where e^|x|
-    overflows float64, and only on the side(s) where they lie."""
-    if bool((x[bad].abs() <= 709.78).any()):
-        return ""
-    right, left = bool((x[bad] > 0).any()), bool((x[bad] < 0).any())
-    overflow = " and ".join(part for part, side in [("exp(x) overflows for x > 709", right),
-                                                   ("exp(-x) overflows for x < -709", left)]
-                            if side)
-    return f"{overflow}; use exp(-|x|), which is at most 1"
 
 
 # sigma(x) for these x is between 3.3e-308 and 2e-9: tiny, but each a normal float64, held to
@@ -132,10 +122,8 @@ def check_tails(function, spec: Spec, device) -> None:
 
 def check_class_untouched(function, domain: Domain, device) -> None:
     """One call, forward then backward: neither may set an attribute of the Function class
-    (``MySigmoid.last_output = y``), which every call shares. The domain's per-call property
-    checks the same with two calls, last; run here, first, it names the attribute before a
-    check of what ctx saved can blame the missing save instead. A call that raises is left to
-    the battery, whose checks name their causes."""
+    (``MySigmoid.last_output = y``). Run first, it names the attribute before a check of what
+    ctx saved can blame the missing save; a call that raises is left to the battery."""
     inputs = make_inputs(domain.values(device))
     before = _class_state(function)
     try:
@@ -177,6 +165,7 @@ def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -
 def my_sigmoid_full(MySigmoid, device) -> None:
     function = check_is_function(MySigmoid, MY_SIGMOID)
     check_class_untouched(function, MY_SIGMOID_DOMAIN, device)
+    check_uses_grad_output(function, MY_SIGMOID, {"x": 3 * sample((7,), device)})
     for seed, shape in enumerate(SHAPES):
         values = {"x": 3 * sample(shape, device, seed=seed)}
         with case(f"x of shape {shape}"):
@@ -312,6 +301,8 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
     check_class_untouched(function, SCALED_SIGMOID_DOMAIN, device)
     with case("x of shape (7,), scale=0.0"):
         check_no_division_by_scale(function, device)
+    with case("x of shape (7,), scale=2.5"):
+        check_output_used_as_sigmoid(function, SCALED_SIGMOID, device)
     for seed, shape in enumerate(SHAPES):
         for scale in (2.5, -1.0, 0.0):
             with case(f"x of shape {shape}, scale={scale}"):

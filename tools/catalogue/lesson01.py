@@ -316,7 +316,7 @@ MISTAKES = [
             _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n        return x.clamp(min=0)",
                   "        mask, = ctx.saved_tensors\n        return grad_output.masked_fill_(~mask, 0)"),
             named=True),
-    Mistake("MySigmoid", "ignores grad_output", "your gradient for x is wrong",
+    Mistake("MySigmoid", "ignores grad_output", "MySigmoid.backward ignores grad_output",
             _sigmoid(STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n        return y * (1 - y)")),
     Mistake("ScaledSigmoid", "|scale| in backward", "your gradient for x is the numerical one times -1",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * abs(ctx.scale) * s * "

@@ -1,8 +1,9 @@
 """Lesson 01 answers whose proven hints carry a stable id that no other entry produces: what
-was saved (nothing, or more than the output) and a gradient that is y itself in the left tail."""
+was saved (nothing, or more than the output), a gradient that is y itself in the left tail, and
+ScaledSigmoid's output taken for sigma(x)."""
 
 from tools.catalogue import Mistake
-from tools.catalogue.lesson01 import SAVE_Y, STABLE, _sigmoid
+from tools.catalogue.lesson01 import SAVE_Y, STABLE, _scaled, _sigmoid
 from tools.catalogue.lesson01_transfer import SOFTPLUS_STABLE, _softplus
 
 # y kept in a module-level list instead of ctx: one call at a time cannot tell, but nothing
@@ -12,6 +13,12 @@ _GLOBAL = "_last = []\n\n"
 UNUSUAL = []
 
 MISTAKES = [
+    Mistake("ScaledSigmoid", "y * (1 - y) of its output y = scale * sigmoid(x)",
+            "ScaledSigmoid's grad_x at scale = 2.5 is MySigmoid's derivative in y applied to the "
+            "output", _scaled("        y = scale * torch.sigmoid(x)\n"
+                              "        ctx.save_for_backward(y)\n        return y",
+                              "        y, = ctx.saved_tensors\n"
+                              "        return grad_output * y * (1 - y), None")),
     Mistake("MySigmoid", "output kept in a module global",
             "MySigmoid saved nothing with ctx.save_for_backward: save the output y",
             _GLOBAL + _sigmoid(STABLE + "        _last[:] = [y]\n        return y",

@@ -1,0 +1,41 @@
+"""Lesson 01: what names a cause in the sigmoid batteries of sigmoid.py: where an overflow
+lies, and a probe that names a slip in ScaledSigmoid's backward by reproducing its gradient."""
+
+import torch
+
+from ..checks import Spec, make_inputs, reference_gradients, run_backward, run_forward
+from ..errors import GradingError
+from ..exercise import sample
+
+
+def check_output_used_as_sigmoid(function, spec: Spec, device) -> None:
+    """At scale 2.5, a grad_x equal to grad_output * y * (1 - y), with y the output
+    scale * sigmoid(x), and not the true one: MySigmoid's derivative in y, applied to a y that
+    is not sigma(x)."""
+    inputs = make_inputs({"x": sample((7,), device, seed=0), "scale": 2.5})
+    forward = run_forward(function, spec, inputs)
+    grad_output = 0.5 + torch.rand(7, dtype=torch.float64,
+                                   generator=torch.Generator().manual_seed(6)).to(device)
+    grad = run_backward(spec, forward.output, inputs, grad_output).grads[0]
+    y = forward.output.detach()
+    true = reference_gradients(spec, inputs, grad_output)["x"]
+    if (isinstance(grad, torch.Tensor) and grad.shape == y.shape
+            and torch.allclose(grad, grad_output * y * (1 - y)) and not torch.allclose(grad, true)):
+        raise GradingError(
+            "ScaledSigmoid's grad_x at scale = 2.5 is MySigmoid's derivative in y applied to "
+            "the output y = scale * sigmoid(x): that derivative holds for y = sigma(x), which "
+            "this y is only at scale = 1. What does backward start from, and where does the "
+            "factor scale go? (Hints 1 to 3 of the scaled sigmoid ask)",
+            mistake="ScaledSigmoid/output-used-as-sigmoid")
+
+
+def overflow_cause(x: torch.Tensor, bad: torch.Tensor) -> str:
+    """Blame an exponential only where every bad value lies past |x| = 709.78, where e^|x|
+    overflows float64, and only on the side(s) where they lie."""
+    if bool((x[bad].abs() <= 709.78).any()):
+        return ""
+    right, left = bool((x[bad] > 0).any()), bool((x[bad] < 0).any())
+    overflow = " and ".join(part for part, side in [("exp(x) overflows for x > 709", right),
+                                                   ("exp(-x) overflows for x < -709", left)]
+                            if side)
+    return f"{overflow}; use exp(-|x|), which is at most 1"
