@@ -185,16 +185,9 @@ my_best_k = None   # your step 4: lambda n, a: ...
 
 
 # %%
-def peak_by_counting(n, a, k):
-    """Walk backward over k equal segments: the segment inputs still held, plus the rebuilt
-    activations of the segment being worked on."""
-    held = k  # every segment's input, kept by forward
-    peak = 0
-    for segment in reversed(range(k)):
-        peak = max(peak, held + (n // k) * a)  # this segment's blocks rebuilt, alive at once
-        held -= 1  # its input is freed once its gradient has gone on
-    return peak
-
+# count_peak walks backward over the k segments and counts the units alive at each step. It
+# lives in the library: its counting is your derivation, kept out of sight until yours is ✓.
+from autograder.exercises.checkpoint_memory import count_peak
 
 peak_right = False
 if my_peak is None:
@@ -202,7 +195,14 @@ if my_peak is None:
 else:
     marks = []
     for n, a, k in [(16, 2, 1), (16, 2, 4), (16, 2, 16), (64, 1, 8), (12, 3, 6)]:
-        counted, yours = peak_by_counting(n, a, k), my_peak(n, a, k)
+        try:
+            yours = float(my_peak(n, a, k))
+        except Exception as error:  # shown, not raised: Run All goes on
+            print(f"n = {n:2}, a = {a}, k = {k:2}: my_peak raises {type(error).__name__}: "
+                  f"{(str(error).splitlines() or [''])[0]} ✗")
+            marks.append(False)
+            continue
+        counted = count_peak(n, a, k)
         marks.append(math.isclose(yours, counted))
         print(f"n = {n:2}, a = {a}, k = {k:2}: counted {counted:3}, yours {yours:6.2f}",
               "✓" if marks[-1] else "✗")
@@ -210,19 +210,23 @@ else:
 if my_best_k is not None and not peak_right:
     print("my_best_k: checked once every my_peak line above is ✓ (the check uses your my_peak)")
 elif my_best_k is not None:
-    for n, a in [(16, 2), (64, 1), (48, 3)]:
-        grid = [1 + i / 1000 for i in range(1000 * (n - 1) + 1)]  # real k from 1 to n
-        best_real = min(grid, key=lambda k: my_peak(n, a, k))  # found by search, not by formula
-        print(f"n = {n:2}, a = {a}: your best k {my_best_k(n, a):6.2f}, the smallest of M(k) "
-              f"over real k is at {best_real:6.2f}",
-              "✓" if math.isclose(my_best_k(n, a), best_real, rel_tol=1e-2) else "✗")
-    smallest = {n: my_peak(n, 2, my_best_k(n, 2)) for n in (16, 64, 256)}
-    print("a = 2, the smallest peak for n = 16, 64, 256 blocks:",
-          ", ".join(f"{m:.2f}" for m in smallest.values()), "(how does it grow with n?)")
-    ties = [k for k in range(1, 17) if 16 % k == 0 and my_peak(16, 2, k) == min(
-        my_peak(16, 2, j) for j in range(1, 17) if 16 % j == 0)]
-    print("segments hold whole blocks: among the k that divide 16, the smallest M(k) is at k =",
-          " and ".join(map(str, ties)))
+    try:
+        for n, a in [(16, 2), (64, 1), (48, 3)]:
+            grid = [1 + i / 1000 for i in range(1000 * (n - 1) + 1)]  # real k from 1 to n
+            best_real = min(grid, key=lambda k: my_peak(n, a, k))  # by search, not by formula
+            print(f"n = {n:2}, a = {a}: your best k {my_best_k(n, a):6.2f}, the smallest of M(k) "
+                  f"over real k is at {best_real:6.2f}",
+                  "✓" if math.isclose(my_best_k(n, a), best_real, rel_tol=1e-2) else "✗")
+        smallest = {n: my_peak(n, 2, my_best_k(n, 2)) for n in (16, 64, 256)}
+        print("a = 2, the smallest peak for n = 16, 64, 256 blocks:",
+              ", ".join(f"{m:.2f}" for m in smallest.values()), "(how does it grow with n?)")
+        ties = [k for k in range(1, 17) if 16 % k == 0 and my_peak(16, 2, k) == min(
+            my_peak(16, 2, j) for j in range(1, 17) if 16 % j == 0)]
+        print("segments hold whole blocks: among the k that divide 16, the smallest M(k) is at",
+              "k =", " and ".join(map(str, ties)))
+    except Exception as error:  # shown, not raised: Run All goes on
+        print(f"my_best_k raises {type(error).__name__}:",
+              (str(error).splitlines() or [""])[0], "✗")
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after every line above is ✓</summary>
@@ -447,11 +451,13 @@ with torch.random.fork_rng():
 print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_draw))
 
 # %% [markdown]
-# On a GPU, CUDA tensors draw from a **separate generator per device**: also record
-# each device's state (`torch.cuda.get_rng_state` takes the device) for the devices of the CUDA
+# On a GPU, CUDA tensors draw from a **separate generator per device**: also record each
+# device's state (`torch.cuda.get_rng_state` takes the device) for the devices of the CUDA
 # tensor arguments, write it back with `torch.cuda.set_rng_state` (the state, then the
-# device), and tell `fork_rng` which devices to protect (its `devices` argument). (A random state may be kept as a plain `ctx` attribute: it is
-# bookkeeping, not a tensor autograd differentiates or checks.)
+# device), and tell `fork_rng` which devices to protect (its `devices` argument).
+#
+# A random state may be kept as a plain `ctx` attribute: it is bookkeeping, not a tensor
+# autograd differentiates or checks.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `CheckpointFunction`
@@ -605,8 +611,24 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # version does, is also accepted: backward needs its activations first anyway.
 #
 # One trap: `CheckpointFunction` calls `run_fn` again in backward, long after your loop has
-# finished. A function defined inside the loop that reads the loop's variables reads their
-# values *then*, not when it was defined.
+# finished. When does a function defined inside a loop read the loop's variables? Predict what
+# the three functions below return when called after their loop, then run it.
+
+# %%
+predicted_calls = None  # a list of three numbers
+
+# %%
+functions = [lambda: i for i in range(3)]  # three functions, defined in a loop
+compare("[f() for f in functions]", predicted_calls, [f() for f in functions])
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Each function reads `i` when it is called, not when it was defined, and by then the loop has
+# left `i` at 2. A `run_fn` that reads the loop's `start` and `end` in backward reads the last
+# segment's, for every segment. Bind what each function needs when it is made: a default
+# argument (`lambda i=i: i`), or an object built in the loop that holds it.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_checkpoint_sequential", "solution": true}
 def checkpoint_sequential(layers, segments, x):
@@ -995,26 +1017,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # depth in a deep stack. The grader works in float64 on one block; real RevNets accept the
 # drift or store a few exact checkpoints.
 # </details>
-#
-# **What one block does not buy.** A block's outputs are the next block's inputs, so a stack
-# of blocks that each save their outputs keeps one pair per block: exactly what checkpointing
-# every block keeps. Measured on torch 2.13 with the `ActivationMeter` above ($f$ and $g$ a
-# `Linear` then `GELU` of width 64, batch 32; one unit is one (32, 64) float32 tensor):
-#
-# | depth | no checkpoint | `ReversibleCoupling` stacked, kept after forward | a checkpoint per block |
-# |---|---|---|---|
-# | 2 | 8 | 4 | 4 |
-# | 4 | 16 | 8 | 8 |
-# | 8 | 32 | 16 | 16 |
-#
-# The memory still grows with depth. RevNet and the Reformer keep it constant by keeping only
-# the **last** block's outputs: going down in backward, each block rebuilds its inputs from
-# the outputs just rebuilt above it, and those inputs are the outputs the block below needs.
-# In code, that is one Function over the whole stack, or a stack whose blocks free each other's
-# saved outputs once the next block has them (the stack owns those tensors; a single block's
-# caller may still read its outputs, so your block leaves them alone). What you build here is
-# the part that makes that possible: the inversion and the recomputation; the try-it after the
-# exercise builds the stack on it.
+
 
 # %% nbgrader={"grade_id": "answer_ReversibleCoupling", "solution": true}
 class ReversibleCoupling(torch.autograd.Function):
@@ -1129,7 +1132,25 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # %% [markdown]
 # ### Try it (ungraded): a reversible stack that keeps one pair
 #
-# The table above Exercise 3 shows a stack of `ReversibleCoupling` keeping a pair per block.
+# **What one block does not buy.** A block's outputs are the next block's inputs, so a stack
+# of blocks that each save their outputs keeps one pair per block: exactly what checkpointing
+# every block keeps. Measured on torch 2.13 with the `ActivationMeter` above ($f$ and $g$ a
+# `Linear` then `GELU` of width 64, batch 32; one unit is one (32, 64) float32 tensor):
+#
+# | depth | no checkpoint | `ReversibleCoupling` stacked, kept after forward | a checkpoint per block |
+# |---|---|---|---|
+# | 2 | 8 | 4 | 4 |
+# | 4 | 16 | 8 | 8 |
+# | 8 | 32 | 16 | 16 |
+#
+# The memory still grows with depth. RevNet and the Reformer keep it constant by keeping only
+# the **last** block's outputs: going down in backward, each block rebuilds its inputs from
+# the outputs just rebuilt above it, and those inputs are the outputs the block below needs.
+# In code, that is one Function over the whole stack, or a stack whose blocks free each other's
+# saved outputs once the next block has them (the stack owns those tensors; a single block's
+# caller may still read its outputs, so your block leaves them alone). Your block is the part
+# that makes that possible, the inversion and the recomputation; build the stack on it.
+#
 # Write `ReversibleStack.apply(x1, x2, blocks)`, where `blocks` is a list of `(f, g)` pairs:
 # it runs the coupling of each pair in turn, bottom to top, returns the top block's
 # `(y1, y2)`, and saves only those two tensors, however many blocks there are. Backward
@@ -1138,8 +1159,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # gradients with plain autograd's on stacks of 2 and 4 blocks, and shows what the meter
 # counts after forward.
 #
-# Going down in backward, each block rebuilds the outputs the block below needs (above
-# Exercise 3). What else must block $i$ receive from the block above, and from which of that
+# Going down in backward, each block rebuilds the outputs the block below needs (above). What else must block $i$ receive from the block above, and from which of that
 # block's results?
 #
 # <details><summary><b>Hint</b></summary>
@@ -1413,6 +1433,7 @@ check_checkpoint_autocast()
 # </details>
 
 # %%
+# "The allocator's measure, on a GPU", from "In practice" above: this cell runs only on a GPU.
 if torch.cuda.is_available():
     cuda_model = deep_mlp(width=256).cuda()
     cuda_x = torch.randn(4096, 256, device="cuda", requires_grad=True)
@@ -1476,10 +1497,11 @@ else:
 # starts from detached inputs, replays the random state (and, in production, the autocast
 # state), and lets `.grad` accumulate on the parameters. A `Function`'s output requires grad
 # only through its tensor inputs, so a block whose input is data needs one input that does
-# (or `torch.utils.checkpoint` with `use_reentrant=False`). With $k \approx \sqrt{n a}$ segments, $a$ being what one block
-# keeps, the activation memory of an $n$-block network grows like $\sqrt{n}$, for about one
-# extra forward per step; a reversible block keeps only its outputs, and a stack of them keeps
-# memory constant only if it keeps just the last block's outputs and rebuilds the rest going
-# down; written as here, its backward runs $f$ and $g$ twice, and once in RevNet's one pass.
+# (or `torch.utils.checkpoint` with `use_reentrant=False`). With $k \approx \sqrt{n a}$
+# segments, $a$ being what one block keeps, the activation memory of an $n$-block network grows
+# like $\sqrt{n}$, for about one extra forward per step; a reversible block keeps only its
+# outputs, and a stack of them keeps memory constant only if it keeps just the last block's
+# outputs and rebuilds the rest going down; written as here, its backward runs $f$ and $g$
+# twice, and once in RevNet's one pass.
 # Next lesson: a backward written entirely by hand, for attention, where the activations grow
 # with the square of the sequence length.
