@@ -777,23 +777,23 @@ print("you predicted:", my_saved_early)
 # that.
 #
 # **Your turn: derive, then check.** For each of these in-place ops, write $dy/dx$ as a
-# function of the output $y$ alone, or say that $y$ is not enough: a leaky ReLU, $y = x$ for
-# $x > 0$ and $0.1\,x$ otherwise; $y = \tanh x$; $y = \sin x$; $y = x^3$. The checker runs each
+# function of the output $y$ alone, or say that $y$ is not enough: softplus,
+# $y = \log(1 + e^x)$; $y = \tanh x$; $y = \sin x$; $y = x^3$. The checker runs each
 # op on 6001 points from $x = -3$ to $3$, $0$ included, and compares your function of $y$ with
 # autograd's derivative at $x$. (The clamp of Exercise 3 is yours to answer after.)
 
 # %%
 NOT_ENOUGH = "y is not enough"
 # each entry: a function of the tensor y that returns dy/dx, or NOT_ENOUGH (None: not answered)
-my_derivative_from_y = {"leaky ReLU": None, "tanh": None, "sin": None, "cube": None}
+my_derivative_from_y = {"softplus": None, "tanh": None, "sin": None, "cube": None}
 
 
 # %%
 def check_derivatives_from_y(answers):
     """Each answer against autograd's dy/dx; where y is not enough, two x that show it."""
     x = torch.arange(-3000, 3001, dtype=torch.float64) / 1000  # step 0.001, exact 0
-    ops = {"leaky ReLU": lambda t: torch.nn.functional.leaky_relu(t, 0.1), "tanh": torch.tanh,
-           "sin": torch.sin, "cube": lambda t: t ** 3}
+    ops = {"softplus": torch.nn.functional.softplus, "tanh": torch.tanh, "sin": torch.sin,
+           "cube": lambda t: t ** 3}
     for name, f in ops.items():
         leaf = x.clone().requires_grad_()
         true, = torch.autograd.grad(f(leaf).sum(), leaf)
@@ -831,13 +831,12 @@ check_derivatives_from_y(my_derivative_from_y)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your checker is green</summary>
 #
-# The leaky ReLU, $\tanh$ and the cube: $y$ is enough. Each is strictly increasing, so $y$
-# gives back $x$, and with it the derivative: for the leaky ReLU, $x = y$ where $y > 0$ and
-# $10\,y$ elsewhere, so $dy/dx = 1$ where $y > 0$ and $0.1$ elsewhere (at $x = 0$, $y = 0$ and
-# autograd's derivative is $0.1$); for $\tanh$, $1 - y^2$; for the cube, $3x^2 = 3\,|y|^{2/3}$ (a negative
-# $y$ to the power $2/3$ is `nan` in PyTorch: take $|y|$ first). Being invertible is enough,
-# but is it needed? Ask that of the clamp in Exercise 3, which sends every $x \le 0$ to the
-# same $y$. But $\sin$: $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and
+# Softplus, $\tanh$ and the cube: $y$ is enough. Each is strictly increasing, so $y$ gives
+# back $x$, and with it the derivative: for softplus, $e^y = 1 + e^x$, so
+# $dy/dx = e^x / (1 + e^x) = 1 - e^{-y}$; for $\tanh$, $1 - y^2$; for the cube,
+# $3x^2 = 3\,|y|^{2/3}$ (a negative $y$ to the power $2/3$ is `nan` in PyTorch: take $|y|$
+# first). Being invertible is enough, but is it needed? Ask that of the clamp in Exercise 3,
+# which sends every $x \le 0$ to the same $y$. But $\sin$: $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and
 # $x = \pi - 0.5$ show: $\sin$ gives both $0.4794$, $\cos$ gives $0.8776$ and $-0.8776$. For
 # $\sin$ the output is not enough.
 # </details>
@@ -1204,15 +1203,21 @@ check_clamp_in_place()
 # $\sum (\mathrm{relu}(x W^\top + b))^2$ with `W` of $1000 \times 1000$ and a batch of 64,
 # against `torch.relu`: the same weight gradient, and forward allocates one activation fewer.
 # Measured with `AllocationLog`, run on 2.13: 750 KiB for `torch.relu`, 500 KiB for the
-# in-place Function, the difference 250 KiB, one $64 \times 1000$ float32 tensor. Saving `x`
-# costs nothing extra, since `x` is the output. Try it:
+# in-place Function, the difference 250 KiB, one $64 \times 1000$ float32 tensor; the two
+# weight gradients are equal bit for bit. Saving `x` costs nothing extra, since `x` is the
+# output. Try it:
 #
 # ```python
 # layer, inputs = torch.nn.Linear(1000, 1000), torch.randn(64, 1000)
+# weight_grads = []
 # for name, relu in [("torch.relu", torch.relu), ("ReLUInPlace", ReLUInPlace.apply)]:
+#     layer.weight.grad = None
 #     with AllocationLog() as log:
 #         loss = relu(layer(inputs)).square().sum()
-#     print(name, log.bytes / 2 ** 10, "KiB")
+#     loss.backward()
+#     weight_grads.append(layer.weight.grad)
+#     print(name, f"{log.bytes / 2 ** 10:.0f} KiB")
+# print("same weight gradient:", torch.equal(*weight_grads))
 # ```
 #
 # **In-Place Activated BatchNorm** (InPlace-ABN, Rota Bulò et al., CVPR 2018) asks the question
@@ -1232,6 +1237,7 @@ check_clamp_in_place()
 # calls `mark_dirty(x)` and returns `x`; without the mark, gradients through `x` are silently
 # wrong and leaves are overwritten; with it, PyTorch guards leaves (after forward ran) and
 # tracks the write with the version counter. What backward cannot recover from the output
-# must be saved before the write, in as few bytes as it needs; the output is saved only when
-# backward needs it, since a saved output cannot be written into again. Next lesson: Functions that
-# `torch.func` and `torch.compile` can work with.
+# must be saved before the write, in as few bytes as it needs. Save the output when backward
+# can use it and nothing will write into it again (0 extra bytes); otherwise save, before the
+# write, the smallest new tensor backward needs (the price of leaving the output free). Next
+# lesson: Functions that `torch.func` and `torch.compile` can work with.

@@ -68,8 +68,9 @@ def gradient_through(function, spec: Spec, x: torch.Tensor, seed: int = 0):
     pristine = grad_output.clone()
     got = backward_outputs(spec, (y,), base, (grad_output,))
     if not torch.equal(grad_output, pristine):
-        raise GradingError(f"{spec.name}'s backward modified grad_output in place: compute a new "
-                           "tensor instead (grad_output * mask, or write into a fresh tensor)",
+        raise GradingError(f"{spec.name}'s backward modified grad_output in place: it must return "
+                           "a new tensor. Which operation gives you one without touching "
+                           "grad_output?",
                            mistake=f"{spec.name}/modifies-grad-output")
     return forward, got, pristine, before
 
@@ -173,12 +174,14 @@ def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
     if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
         if (before == 0).any() and torch.allclose(got, pristine * (before >= 0)):
             raise GradingError("ReLUInPlace's gradient at x == 0 is grad_output: make it 0, as "
-                               "MyReLU does in lesson 01 (mask y > 0, not y >= 0)",
+                               "MyReLU does in lesson 01. Which comparison is False exactly "
+                               "where x was 0 or below?",
                                mistake="ReLUInPlace/gradient-at-zero")
         if torch.allclose(got, pristine) and (before < 0).any():
-            raise GradingError("ReLUInPlace's backward passes grad_output through everywhere: "
-                               "after the clamp x has no negative entries, so a mask y >= 0 is "
-                               "all True; use y > 0", mistake="ReLUInPlace/mask-always-true")
+            raise GradingError("ReLUInPlace's backward passes grad_output through everywhere, "
+                               "also where x was negative. After the clamp y has no negative "
+                               "entries: which comparison on y is False exactly where x was 0 "
+                               "or below?", mistake="ReLUInPlace/mask-always-true")
     diagnose_gradient("x", got, expected)
 
 
