@@ -499,13 +499,13 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 # Each answer is one of the sections above.
 # </details>
 #
-# <details><summary><b>Hint 2</b> (the key step)</summary>
+# <details><summary><b>Hint 2</b> (what the recomputation is fed)</summary>
 #
-# The key step is what you feed the recomputation. Each saved tensor becomes a new leaf: the
-# same data, no history, asking for a gradient only where the original did (a mask cannot).
-# `run_fn` then runs on those leaves with recording switched on, inside a fork of the random
-# state into which forward's state has been written back. After the backward pass through the
-# rebuilt output, the gradients you owe are waiting on those leaves.
+# What does each saved tensor become before `run_fn` sees it again: the saved tensor itself,
+# or something made from it with the same data and no history? Should that require grad, and
+# for which arguments can it not (a boolean mask)? Inside what does `run_fn` run, so that the
+# draw is forward's and the caller's next draw is unchanged? After the backward pass through
+# the rebuilt output, where do the gradients you owe end up?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (what backward owes)</summary>
@@ -519,6 +519,15 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 # `run_fn` uses ends with `θ.grad` increased by $(\partial y/\partial \theta)^\top \bar y$.
 # Both are true only of a $y$ recomputed from the very values forward saw, random draws
 # included: what must forward store for that, and where?
+# </details>
+#
+# <details><summary><b>Hint 4</b> (numbers to hit)</summary>
+#
+# For `run_fn = lambda a, s, m: (a * s)[m]`, with `a = torch.tensor([1., 2., 3.],
+# requires_grad=True)`, `s = 2.0` and `m = torch.tensor([True, False, True])`, forward returns
+# `tensor([2., 6.])`. With `grad_output` $(1, 10)$, backward returns four values: `None`,
+# `tensor([2., 0., 20.])`, `None`, `None`; and `torch.rand(1)` drawn after that backward is
+# the same number as drawn after the same step without a checkpoint.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CheckpointFunction", "solution": true}
