@@ -131,8 +131,9 @@ class SpikeSurrogate(torch.autograd.Function):
         s = torch.sigmoid(ctx.k * (x - threshold))
         bump = grad_output * ctx.k * s * (1 - s)  # chain rule through u = x - threshold
         # theta: du/dtheta = -1, and one theta serves every element, so sum
+        grad_x = bump if ctx.needs_input_grad[0] else None
         grad_threshold = -bump.sum() if ctx.needs_input_grad[1] else None
-        return bump, grad_threshold, None
+        return grad_x, grad_threshold, None
 
 
 x = torch.tensor([-1.0, -0.1, 0.0, 0.1, 1.0], requires_grad=True)
@@ -626,49 +627,10 @@ compare("learn with the true gradient", predicted_learning_parameters,
 # match the label frequency. Both estimators train the whole network.
 # </details>
 #
-# The two numbers disagree, and both are right. The clipped estimator reaches the lower loss
-# here (0.235 against 0.348), yet classifies three fewer of the 512 points correctly (92.4%
-# against 93.0%). The loss is the mean cross-entropy: it keeps rewarding a correct answer as
-# it grows more confident and punishes a confident wrong one, while accuracy counts only the
-# sign of each logit, so a few points near the boundaries can change side at little cost in
-# loss.
+# The clipped estimator trains to the lower loss here (0.235 against 0.348); which half of
+# the network its clip helps, and what it costs, is in *In practice* at the end.
 #
-# **Where does the clip help?** The last lines show a cost: `SignClippedSTE` never moved 18 of the
-# 64 readout weights. They started beyond $|w| = 1$, where its backward returns 0: their gradient is
-# 0 from the first step, Adam has nothing to average, and they keep their first value, and their
-# first sign, for good. The hidden pre-activations are different: they are recomputed at every step
-# from $W_1$ and $b_1$, which keep learning. **Predict, then run.** Put the clipped estimator on one
-# of the two alone, the plain one on the other: which reaches the lower loss, the clip on the hidden
-# units or the clip on the readout weights?
-
-# %%
-predicted_clip_helps_at = None  # "hidden units" or "readout weights"
-
-# %% tags=["skip-when-grading"]
-placements = {"hidden units": (SignClippedSTE.apply, SignSTE.apply),
-              "readout weights": (SignSTE.apply, SignClippedSTE.apply)}
-final_loss = {}
-for place, (hidden_q, readout_q) in placements.items():
-    losses, model = train_binarised(hidden_q, points, labels, quantise_readout=readout_q)
-    final_loss[place] = losses[-1]
-    print(f"clip on the {place:15s} loss {losses[-1]:.3f}   "
-          f"readout weights never moved: {model.unmoved} of 64")
-compare("the clip helps at", predicted_clip_helps_at, {min(final_loss, key=final_loss.get)})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# The clip on the hidden units alone gives 0.232 (0.235 with the clip on both); on the readout
-# weights alone it gives 0.388, worse than the plain estimator's 0.348. So in this run the whole
-# gain comes from the activations, and on latent weights the clip costs. That is the split binarized
-# neural networks make: they cancel the gradient for activations, and keep their latent weights
-# inside $[-1, 1]$ by clipping the weights themselves after every update (`w2.clamp_(-1, 1)` after
-# `optimiser.step()` here), so that no weight leaves the window where its gradient passes. Run on
-# 2.13 with that line, `SignClippedSTE` moves all 64 readout weights and ends at a loss of 0.232.
-# Both are empirical choices, observed on this run, not theorems.
-# </details>
-#
-# The same holds for rounding. Below, a linear model keeps real-valued latent weights $w$ but
+# Rounding has the same problem. Below, a linear model keeps real-valued latent weights $w$ but
 # predicts with weights rounded to a grid of step $\tfrac14$: $\hat y = X\, \tfrac14
 # \operatorname{round}(4w)$, the core of quantisation-aware training.
 
@@ -742,8 +704,10 @@ plt.show()
 # 4. What must forward save, and what can be a plain `ctx` attribute?
 # 5. Try it on numbers: $s = 0.5$, $q_\text{min} = -4$, $q_\text{max} = 3$ and
 #    $x = (0.7, -3.0, 1.8)$. Write $y$, $\partial y_i/\partial x_i$ and
-#    $\partial y_i/\partial s$ for each element into the cell below; after your `FakeQuantize`
-#    passes its self-check, a cell compares them with what it computes.
+#    $\partial y_i/\partial s$ for each element into the cell below. Then turn your answers
+#    to questions 1 and 2 into code there: `my_dy_dx` and `my_dy_ds`, each returning a tensor
+#    shaped like `x` with one derivative per element. The checker under it compares both with
+#    autograd, before you write `FakeQuantize`.
 #
 # One place is left open on purpose. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside the
 # clip, but $\operatorname{round}(v) = 3$ is inside. In this **half-step band** at each edge either
@@ -786,6 +750,67 @@ plt.show()
 predicted_y = None      # three numbers
 predicted_dy_dx = None  # three numbers
 predicted_dy_ds = None  # three numbers
+### BEGIN WORKED
+my_dy_dx = lambda x, s, qmin, qmax: ((x / s >= qmin) & (x / s <= qmax)).double()
+my_dy_ds = lambda x, s, qmin, qmax: torch.where(
+    x / s < qmin, float(qmin), torch.where(x / s > qmax, float(qmax), torch.round(x / s) - x / s))
+### LEARNER
+my_dy_dx = None  # questions 1 and 2: lambda x, s, qmin, qmax: ..., the tensor of dy_i/dx_i
+my_dy_ds = None  # lambda x, s, qmin, qmax: ..., the tensor of dy_i/ds
+### END WORKED
+
+
+# %% tags=["skip-when-grading"]
+def lsq_by_autograd(x, step, qmin, qmax):
+    """y, dy_i/dx_i and dy_i/ds of the contract, from autograd on ordinary ops."""
+    x = x.clone().requires_grad_()
+    s = torch.full_like(x, step).requires_grad_()  # one copy of s per element: dy_i/ds each
+    v = x / s
+    rounded = torch.round(v.detach()) + (v - v.detach())  # the detach trick: round's STE
+    y = torch.clamp(rounded, qmin, qmax) * s
+    dy_dx, dy_ds = torch.autograd.grad(y.sum(), (x, s))
+    return y.detach(), dy_dx, dy_ds
+
+
+def check_fake_quantize_derivation(qmin=-4, qmax=3):
+    """Your my_dy_dx and my_dy_ds against autograd at two steps s, then question 5."""
+    # v = x / s on both sides of each clip edge and on it, none in a half-step band
+    v = torch.tensor([-5.3, -4.7, -4.0, -2.7, -1.2, -0.4, 0.2, 0.6, 1.4, 2.3, 3.0, 3.6, 4.8],
+                     dtype=torch.float64)
+    for step in (0.5, 1.5):
+        x = v * step
+        _, want_x, want_s = lsq_by_autograd(x, step, qmin, qmax)
+        results = []
+        for name, yours, want in (("dy/dx", my_dy_dx, want_x), ("dy/ds", my_dy_ds, want_s)):
+            if yours is None:
+                results.append(f"{name} not written yet")
+                continue
+            try:
+                got = torch.as_tensor(yours(x, torch.tensor(step, dtype=torch.float64),
+                                            qmin, qmax), dtype=torch.float64)
+            except Exception as error:  # shown, not raised: Run All goes on
+                results.append(f"{name} ✗ raises {type(error).__name__}: "
+                               f"{str(error).splitlines()[0][:60]}")
+                continue
+            if got.shape != want.shape:
+                results.append(f"{name} ✗ shape {tuple(got.shape)}, not {tuple(want.shape)}")
+                continue
+            off = (~torch.isclose(got, want)).nonzero().flatten().tolist()
+            results.append(f"{name} ✓" if not off else
+                           f"{name} ✗ at v = {v[off[0]].item():g}: yours {got[off[0]].item():g}, "
+                           f"autograd's {want[off[0]].item():g} ({len(off)} of {len(v)} off)")
+        print(f"s = {step}: " + "; ".join(results))
+    y5, dy_dx5, dy_ds5 = (t.tolist() for t in lsq_by_autograd(
+        torch.tensor([0.7, -3.0, 1.8], dtype=torch.float64), 0.5, qmin, qmax))
+    for name, predicted, autograd in (("y", predicted_y, y5), ("dy/dx", predicted_dy_dx, dy_dx5),
+                                      ("dy/ds", predicted_dy_ds, dy_ds5)):
+        if predicted is None:  # no numbers shown before you have tried
+            print(f"question 5, {name}: no prediction written")
+        else:
+            compare(f"question 5, {name}", predicted, [round(value, 6) for value in autograd])
+
+
+check_fake_quantize_derivation()
 
 # %% nbgrader={"grade_id": "answer_FakeQuantize", "solution": true}
 class FakeQuantize(torch.autograd.Function):
@@ -822,8 +847,8 @@ from autograder import grade; grade("FakeQuantize", FakeQuantize)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# Your numbers for question 5 against your `FakeQuantize`, one element at a time; and, beside
-# them, the derivative for $s$ that central differences measure on the forward.
+# Your `FakeQuantize` on question 5's numbers, one element at a time; and, beside its
+# gradient for $s$, the derivative for $s$ that central differences measure on the forward.
 
 # %%
 x5 = torch.tensor([0.7, -3.0, 1.8], dtype=torch.float64)
@@ -836,9 +861,7 @@ for i in range(3):
     y5.append(round(output.item(), 6))
     dy_dx.append(round(grad_point.item(), 6))
     dy_ds.append(round(grad_step.item(), 6))
-compare("y", predicted_y, y5)
-compare("dy/dx", predicted_dy_dx, dy_dx)
-compare("dy/ds", predicted_dy_ds, dy_ds)
+print("your FakeQuantize: y", y5, " dy/dx", dy_dx, " dy/ds", dy_ds)
 h = 1e-6
 central = (FakeQuantize.apply(x5, s5 + h, -4, 3) - FakeQuantize.apply(x5, s5 - h, -4, 3)) / (2 * h)
 print("dy/ds by central differences:", [round(value, 6) for value in central.tolist()])
@@ -999,10 +1022,10 @@ compare("forward at x = 1e17", predicted_value_1e17, y[2].item())
 # logits $\ell$ and Gumbel noise $g$, and in backward uses the gradient of $y_\text{soft}$.
 # Every entry of $y_\text{soft}$ depends on every logit of its row, so that gradient is a
 # vector-Jacobian product through the softmax, not the identity. A Function whose backward
-# returns `grad_output` skips the Jacobian altogether. One visible symptom: softmax is
-# unchanged by adding a constant to every logit, so each row of the true gradient sums to zero;
-# the identity's rows do not. The reference below is the detach trick in ordinary code, where
-# autograd records the softmax.
+# returns `grad_output` skips the Jacobian altogether. One visible symptom: each row of the
+# true gradient sums to zero, and the identity's rows do not (why they must is Exercise 5's
+# Hint 4). The reference below is the detach trick in ordinary code, where autograd records
+# the softmax.
 
 # %%
 generator = torch.Generator().manual_seed(1)
@@ -1299,6 +1322,53 @@ print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
 # `torch.ao.quantization._learnable_fake_quantize._LearnableFakeQuantize`, applies it when
 # built with `use_grad_scaling=True` (as `1 / sqrt(X.numel() * quant_max)`), and otherwise
 # passes 1.
+#
+# **Loss against accuracy.** In the binarised network's experiment, the clipped estimator
+# reaches the lower loss here (0.235 against 0.348), yet classifies three fewer of the 512
+# points correctly (92.4% against 93.0%). The loss is the mean cross-entropy: it keeps rewarding
+# a correct answer as it grows more confident and punishes a confident wrong one, while accuracy
+# counts only the sign of each logit, so a few points near the boundaries can change side at
+# little cost in loss.
+#
+# **Where the clip helps.** The binarised network's experiment printed a cost: `SignClippedSTE`
+# never moved 18 of the 64 readout weights. They started beyond $|w| = 1$, where its backward
+# returns 0: their gradient is 0 from the first step, Adam has nothing to average, and they keep
+# their first value, and their first sign, for good. The hidden pre-activations are different:
+# they are recomputed at every step from $W_1$ and $b_1$, which keep learning. **Predict, then
+# run** (the cells after this block). Put the clipped estimator on one of the two alone, the
+# plain one on the other: which reaches the lower loss, the clip on the hidden units or the clip
+# on the readout weights?
+# </details>
+
+# %% [markdown]
+# The cells below belong to **In practice** above (where the clip helps): open it first,
+# or skip to the summary.
+
+# %%
+predicted_clip_helps_at = None  # "hidden units" or "readout weights"
+
+# %% tags=["skip-when-grading"]
+placements = {"hidden units": (SignClippedSTE.apply, SignSTE.apply),
+              "readout weights": (SignSTE.apply, SignClippedSTE.apply)}
+final_loss = {}
+for place, (hidden_q, readout_q) in placements.items():
+    losses, model = train_binarised(hidden_q, points, labels, quantise_readout=readout_q)
+    final_loss[place] = losses[-1]
+    print(f"clip on the {place:15s} loss {losses[-1]:.3f}   "
+          f"readout weights never moved: {model.unmoved} of 64")
+compare("the clip helps at", predicted_clip_helps_at, {min(final_loss, key=final_loss.get)})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The clip on the hidden units alone gives 0.232 (0.235 with the clip on both); on the readout
+# weights alone it gives 0.388, worse than the plain estimator's 0.348. So in this run the whole
+# gain comes from the activations, and on latent weights the clip costs. That is the split binarized
+# neural networks make: they cancel the gradient for activations, and keep their latent weights
+# inside $[-1, 1]$ by clipping the weights themselves after every update (`w2.clamp_(-1, 1)` after
+# `optimiser.step()` here), so that no weight leaves the window where its gradient passes. Run on
+# 2.13 with that line, `SignClippedSTE` moves all 64 readout weights and ends at a loss of 0.232.
+# Both are empirical choices, observed on this run, not theorems.
 # </details>
 
 # %% [markdown]
