@@ -74,9 +74,8 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # call on one block: expect tens to thousands of times slower than the composed torch ops
 # (the smaller the tensor, the worse), and keep tensors small. Two conversions into bfloat16
 # differ from a compiled kernel's in Triton 3.9's interpreter (Common mistakes, at the end).
-# Running the programs one at a time also hides **races**: two programs that load the same
-# memory, add to it and store it back get the exact sum here, while on a GPU they run at once
-# and one can overwrite the other's update. The grading runs your
+# Running the programs one at a time also hides **races** (a predict-then-run in "The grid"
+# shows one). The grading runs your
 # kernels this way on CPU, and compiled on a GPU when the grader has one: the same checks, and
 # on CPU it refuses any address two programs of one launch store to.
 #
@@ -96,9 +95,7 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # is a full read and write of the tensor, the very memory traffic a fused kernel is written
 # to save. The way round it is to pass strides: for the rows of a 2-D tensor, pass
 # `x.stride(0)` and compute `row * stride` in place of `row * D`, so a slice such as
-# `x[:, :D]` of a wider tensor is read where it lies. Liger-Kernel's kernels take such a row
-# stride (`X.stride(0)`), though its autograd Functions still make their inputs contiguous
-# first (`@ensure_contiguous`).
+# `x[:, :D]` of a wider tensor is read where it lies.
 #
 # Drag the sliders: 10 elements in blocks of 4 take `cdiv(10, 4) = 3` programs and the last
 # has two lanes masked. With a row length, the view shows one program per row instead, and what
@@ -112,11 +109,25 @@ kernel_grid_view(n=10, block=4)
 #
 # $s = \sum_i x_i^2$ (`x.square().sum()`, lesson 08's `squared_norm` over the whole tensor: the
 # maths is known, the kernel is new): one tensor in, one number out. A reduction is the
-# other shape of kernel next to the elementwise one: every program sees only its block, so no
-# program can add up the whole tensor. Each program reduces its block with `tl.sum` and stores
-# **one partial sum**; the host adds the few partials up afterwards. (Programs run at once on
-# a GPU and cannot wait for each other, so a sum across programs is either partials reduced
-# afterwards or atomic adds.)
+# other shape of kernel next to the elementwise one: no program sees the whole tensor, so no
+# program can add it all up. Programs run at once on a GPU and cannot wait for each other, so
+# a sum across programs is either partials reduced afterwards or atomic adds. Here each
+# program stores **one partial sum**, and the host adds the partials up afterwards.
+#
+# How many partials? The forward launches a **fixed number of programs** (8 here, fewer for a
+# tiny tensor), and each **loops** over blocks: program $p$ takes blocks $p$, $p + 8$,
+# $p + 16$, and so on. The partials buffer then holds 8 numbers whatever $n$ is, where one
+# program per block would need `cdiv(n, BLOCK)` of them. Three constructs do it, all inside
+# the kernel:
+#
+# - `acc = tl.zeros((BLOCK,), dtype)`: a block of zeros, the **accumulator**; each iteration
+#   adds its block's squares into it lane by lane, and one `tl.sum` after the loop reduces it;
+# - `for start in range(first, n, step)`: a loop whose bounds are known only when the kernel
+#   runs (`n` is an argument); a compiled kernel keeps it a loop, the interpreter runs it in
+#   Python;
+# - `tl.num_programs(0)`, the size of the grid, for the step; and the first start made int64,
+#   `tl.program_id(0).to(tl.int64) * BLOCK`, so that the offsets carried through the loop do
+#   not wrap past $2^{31}$ (a trap run below).
 #
 # The backward: $\partial L/\partial x_i = 2g\,x_i$, where $g = \partial L/\partial s$ is the
 # one number in `grad_output`, a 0-d tensor: each program loads it with `tl.load(grad_ptr)`
@@ -124,9 +135,10 @@ kernel_grid_view(n=10, block=4)
 #
 # Five pieces:
 #
-# 1. a forward kernel: one program per block, masked loads, one value stored per program;
-# 2. a `custom_op` that makes the input contiguous, allocates the output, launches the kernel
-#    and reduces the partials;
+# 1. a forward kernel: a fixed number of programs looping over blocks, masked loads, one
+#    partial stored per program;
+# 2. a `custom_op` that makes the input contiguous, allocates the partials, launches the
+#    kernel and reduces the partials;
 # 3. `register_fake`: the output's shape, dtype and device without running anything, for
 #    `torch.compile`, `torch.export` and `opcheck`, which trace with fake tensors;
 # 4. the backward: **a kernel behind its own custom operator** (a kernel launched directly in
@@ -141,22 +153,27 @@ kernel_grid_view(n=10, block=4)
 #
 # A masked load needs `other` when its lanes are added up: a masked-off lane loads `other`, and
 # without it Triton leaves the value undefined (the interpreter happens to give 0). Half
-# precision loads as float16, so the kernels convert to float32 after loading and back when
-# storing; float64 stays float64 (the `if` on a dtype is resolved when the kernel compiles).
+# precision loads as float16, so the kernels compute in float32: the forward converts each
+# block to its accumulator's dtype, the partials' (float32, or float64 for float64 input);
+# the backward converts after loading and back when storing, and keeps float64 as float64
+# (the `if` on a dtype is resolved when the kernel compiles). The backward is elementwise: one
+# program per block, no loop.
 
 # %%
-SUM_BLOCK = 128
+SUM_BLOCK, SUM_PROGRAMS = 128, 8
 
 
 @triton.jit
 def sum_of_squares_kernel(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
-    """This program's partial sum of x^2 over its block."""
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n  # which lanes fall inside the tensor
-    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)  # masked-off lanes give other
-    if x.dtype != tl.float64:
-        x = x.to(tl.float32)  # half precision: compute in float32
-    tl.store(partial_ptr + tl.program_id(0), tl.sum(x * x, axis=0))
+    """This program's partial sum of x^2 over its blocks: p, p + programs, p + 2 programs..."""
+    acc = tl.zeros((BLOCK,), dtype=partial_ptr.dtype.element_ty)  # float32 or float64
+    first = tl.program_id(0).to(tl.int64) * BLOCK  # int64: the offsets never wrap
+    for start in range(first, n, tl.num_programs(0) * BLOCK):
+        offsets = start + tl.arange(0, BLOCK)
+        mask = offsets < n  # which lanes fall inside the tensor
+        x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(acc.dtype)  # masked-off: other
+        acc += x * x  # lane by lane, carried to the next iteration
+    tl.store(partial_ptr + tl.program_id(0), tl.sum(acc, axis=0))  # one partial per program
 
 
 @triton.jit
@@ -171,17 +188,23 @@ def sum_of_squares_backward_kernel(grad_ptr, x_ptr, grad_x_ptr, n, BLOCK: tl.con
     tl.store(grad_x_ptr + offsets, (2 * g * x).to(grad_x_ptr.dtype.element_ty), mask=mask)
 
 
+def fixed_grid(n):
+    """The forward's grid: SUM_PROGRAMS programs, fewer if there are fewer blocks."""
+    return (max(1, min(triton.cdiv(n, SUM_BLOCK), SUM_PROGRAMS)),)
+
+
 def blocks(n):
+    """The backward's grid: one program per block."""
     return (triton.cdiv(n, SUM_BLOCK),)
 
 
 @torch.library.custom_op("autograd_course::sum_of_squares", mutates_args=())
 def sum_of_squares(x: torch.Tensor) -> torch.Tensor:
     x = x.contiguous()  # the kernel reads flat memory
-    partials = torch.empty(blocks(x.numel()), device=x.device,
+    partials = torch.zeros(fixed_grid(x.numel()), device=x.device,
                            dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
-    if x.numel():
-        sum_of_squares_kernel[blocks(x.numel())](x, partials, x.numel(), BLOCK=SUM_BLOCK)
+    if x.numel():  # an empty tensor launches nothing: its sum is 0
+        sum_of_squares_kernel[fixed_grid(x.numel())](x, partials, x.numel(), BLOCK=SUM_BLOCK)
     return partials.sum().to(x.dtype)  # the sum across programs, on the host
 
 
@@ -229,6 +252,13 @@ compiled = torch.compile(lambda x: sum_of_squares(x * 2).sqrt(), fullgraph=True,
                          backend="aot_eager")
 print("torch.compile(fullgraph=True) matches eager:",
       torch.allclose(compiled(x), sum_of_squares(x * 2).sqrt()))
+for n in (1000, 100_000):
+    print(f"n = {n}: {blocks(n)[0]} blocks on {fixed_grid(n)[0]} programs, at most "
+          f"{triton.cdiv(blocks(n)[0], fixed_grid(n)[0])} loop iterations each; "
+          f"{fixed_grid(n)[0]} partials to add (one program per block: {blocks(n)[0]})")
+big = torch.randn(100_000, device=DEVICE)
+print("n = 100000 matches x.square().sum():",
+      torch.allclose(sum_of_squares(big), big.square().sum()))
 
 # %% [markdown]
 # The compile line uses `backend="aot_eager"`: it traces forward and backward with fake
@@ -239,9 +269,9 @@ print("torch.compile(fullgraph=True) matches eager:",
 #
 # **Predict, then run.** The kernel below is `sum_of_squares_kernel` with `mask=` and `other=`
 # taken out of its load. It is launched over the first `n = 1000` elements of a tensor of
-# 1024, in blocks of 128. Predict two things before running the cell after this one: what
-# happens (`"error"`, `"wrong values"` or `"right values"`), and the first and last index
-# the last program loads.
+# 1024, in blocks of 128, on 8 programs: one block each. Predict two things before running
+# the cell after this one: what happens (`"error"`, `"wrong values"` or `"right values"`),
+# and the first and last index the last program loads.
 
 # %%
 my_prediction = ""  # "error", "wrong values" or "right values"
@@ -250,16 +280,19 @@ my_last_block = (None, None)  # (first index, last index) the last program loads
 # %%
 @triton.jit
 def sum_of_squares_unmasked(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offsets)  # no mask
-    tl.store(partial_ptr + tl.program_id(0), tl.sum(x * x, axis=0))
+    acc = tl.zeros((BLOCK,), dtype=partial_ptr.dtype.element_ty)
+    first = tl.program_id(0).to(tl.int64) * BLOCK
+    for start in range(first, n, tl.num_programs(0) * BLOCK):
+        x = tl.load(x_ptr + start + tl.arange(0, BLOCK))  # no mask
+        acc += x * x
+    tl.store(partial_ptr + tl.program_id(0), tl.sum(acc, axis=0))
 
 
 x_padded = torch.randn(1024, device=DEVICE)
-partials = torch.empty(blocks(1000), device=DEVICE)
+partials = torch.empty(fixed_grid(1000), device=DEVICE)
 right = x_padded[:1000].square().sum()
 try:
-    sum_of_squares_unmasked[blocks(1000)](x_padded, partials, 1000, BLOCK=SUM_BLOCK)
+    sum_of_squares_unmasked[fixed_grid(1000)](x_padded, partials, 1000, BLOCK=SUM_BLOCK)
     outcome = "right values" if torch.allclose(partials.sum(), right) else "wrong values"
 except Exception as error:  # any failure of the launch is the outcome "error"
     outcome = "error"
@@ -279,7 +312,8 @@ print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# No error, and a wrong sum: the last program's block covers elements 896 to 1023, so it read
+# No error, and a wrong sum: the last program's block covers elements 896 to 1023 (its loop's
+# first start is $7 \cdot 128$, and the next, $896 + 8 \cdot 128$, is past `n`), so it read
 # the 24 elements past the end and added their squares. Nothing stopped it: the buffer had
 # room. A tensor of exactly 1000 elements has other data, or nothing, after it: on a GPU an
 # unmasked load reads a neighbour's memory or stops the kernel with an illegal memory access,
@@ -302,8 +336,9 @@ print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my
 #
 # **Check your derivation live.** Write both gradients as plain torch expressions of `a`, `b`
 # and `g` in the next cell (no autograd, no `F.silu`: the arithmetic your backward kernel will
-# do), then run it. It compares them with autograd's in float64 on a grid from -6 to 6, and in
-# float32 at gates an LLM reaches, where silu and its gradients are finite.
+# do), and your answers to the two questions, then run it. It compares your gradients with
+# autograd's in float64 on a grid from -6 to 6, and in float32 at gates an LLM reaches, where
+# silu and its gradients are finite, and gives a verdict on each answer.
 
 # %%
 def my_silu_mul_grads(a, b, g):
@@ -314,6 +349,15 @@ def my_silu_mul_grads(a, b, g):
     ### LEARNER
     return None, None  # your two expressions of a, b and g
     ### END WORKED
+
+
+### BEGIN WORKED
+my_shared = "sigmoid(a)"  # both gradients need it; silu(a) = a * sigmoid(a) is one product
+my_exps_per_element = 1  # exp(-a), inside sigmoid(a)
+### LEARNER
+my_shared = None  # question 1: "sigmoid(a)", "silu(a) * b" or "g * b"
+my_exps_per_element = None  # question 2: a whole number
+### END WORKED
 
 
 def autograd_silu_mul_grads(a, b, g):
@@ -338,6 +382,13 @@ for name, a, b, g in checks:
         print(f"{which}, {name}: " + (f"✓ at all {len(a)} points" if not len(misses) else
               f"✗ at a = {a[misses[:3]].tolist()}: yours {mine[misses[:3]].tolist()}, "
               f"autograd {truth[misses[:3]].tolist()}"))
+print("question 1: " + ("answer it in my_shared" if my_shared is None else
+      "✓ both gradients need it" if my_shared == "sigmoid(a)" else
+      "✗ does dL/db need that? Read your two expressions: which factor is in both?"))
+print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_element is None else
+      "✓ one exponential per element" if my_exps_per_element == 1 else
+      "✗ silu(a) itself needs one" if my_exps_per_element < 1 else
+      f"✗ {my_exps_per_element}: once one is computed, what does the other one give you?"))
 
 # %% [markdown]
 # <details><summary><b>Hint 1 · a question</b></summary>
@@ -601,6 +652,54 @@ print(f"you said {my_idle_fraction} for D = 300 ({verdict})")
 # Masked lanes cost no memory traffic, only idle threads: a row of 4097 keeps half of its
 # threads idle, and a loop over the row in blocks of 1024 would keep them busy.
 #
+# A grid of programs that run at once also decides where each may store. **Predict, then
+# run.** The kernel below is `sum_of_squares_kernel` with one change: every program stores its
+# partial into the same address, `total_ptr`, instead of `partial_ptr + tl.program_id(0)`.
+# On 1000 elements, 8 programs, which number is left there: `"the whole sum"`,
+# `"the first program's partial"` or `"the last program's partial"`?
+
+# %%
+my_race_prediction = ""  # "the whole sum", "the first program's partial" or "the last ..."
+
+# %%
+@triton.jit
+def sum_of_squares_shared(x_ptr, total_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), dtype=total_ptr.dtype.element_ty)
+    first = tl.program_id(0).to(tl.int64) * BLOCK
+    for start in range(first, n, tl.num_programs(0) * BLOCK):
+        offsets = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0).to(acc.dtype)
+        acc += x * x
+    tl.store(total_ptr, tl.sum(acc, axis=0))  # every program: one shared address
+
+
+x = torch.randn(1000, device=DEVICE)
+total = torch.zeros(1, device=DEVICE)
+sum_of_squares_shared[fixed_grid(1000)](x, total, 1000, BLOCK=SUM_BLOCK)
+partials = torch.zeros(fixed_grid(1000), device=DEVICE)
+sum_of_squares_kernel[fixed_grid(1000)](x, partials, 1000, BLOCK=SUM_BLOCK)
+candidates = {"the whole sum": partials.sum(), "the first program's partial": partials[0],
+              "the last program's partial": partials[-1]}
+outcome = next((k for k, v in candidates.items() if torch.allclose(total[0], v)), "another")
+verdict = ("write your prediction first" if not my_race_prediction else "as you predicted"
+           if my_race_prediction == outcome else "not what you predicted: why?")
+print(f"stored {total.item():.2f}; whole sum {partials.sum():.2f}, partials "
+      f"{[round(p, 2) for p in partials.tolist()]}")
+print(f"you predicted {my_race_prediction!r}; it is {outcome!r} ({verdict})")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The interpreter runs the programs one after another, 0 to 7: each store overwrites the one
+# before, and the last program's partial stays, the same on every run. On a GPU the 8
+# programs run at once and whichever store lands last wins, which can change from run to run.
+# Loading the shared number, adding and storing back is no better there: two programs can
+# load the same old value, and one update is lost. The interpreter, one program at a time,
+# gets that version right and hides the race, so the grader, on CPU, refuses any address two
+# programs of one launch store to. Hence partials per program, or atomic adds (`tl.atomic_add`), whose
+# order still varies from run to run.
+# </details>
+#
 # ### Timing it
 #
 # On a GPU, the next cell times forward and backward of your operator and of the composed
@@ -714,11 +813,12 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 # 1. $\partial L/\partial x_j$ for one row, in closed form, from $g$, $w$, $\hat x = x\,r$
 #    and $r$. Which sum does it need, and does the row's program have it?
 # 2. $\partial L/\partial w_j$: the weight is shared by every row, and programs that run at
-#    once cannot add into one shared row (updates are lost). So the backward launches a fixed
-#    number of programs, each over a group of `rows_per_program` consecutive rows, and each
-#    stores **one partial row**, added up afterwards. What is program $p$'s partial row? For
-#    $N$ rows, how big is the buffer of partial rows, and what would one partial row per row
-#    of $x$ cost?
+#    once cannot add into one shared row (the race in "The grid"), so each program stores
+#    **one partial row**, added up afterwards. Like the worked example's forward, the
+#    backward can launch a fixed number of programs, each looping over a group of
+#    `rows_per_program` consecutive rows into an accumulator. What is program $p$'s partial
+#    row? For $N$ rows, how big is the buffer of partial rows, and what would one partial row
+#    per row of $x$ cost?
 #
 # **Check both live.** Write step 1 as plain torch on a batch of rows, and step 2 as the
 # partial rows the programs store, in the next cell, then run it. It compares step 1 with
@@ -981,8 +1081,8 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 # %%
 @torch.library.triton_op("autograd_course::sum_of_squares_traced", mutates_args=())
 def sum_of_squares_traced(x: torch.Tensor) -> torch.Tensor:
-    partials = torch.empty(blocks(x.numel()), device=x.device, dtype=torch.float32)
-    torch.library.wrap_triton(sum_of_squares_kernel)[blocks(x.numel())](
+    partials = torch.empty(fixed_grid(x.numel()), device=x.device, dtype=torch.float32)
+    torch.library.wrap_triton(sum_of_squares_kernel)[fixed_grid(x.numel())](
         x, partials, x.numel(), BLOCK=SUM_BLOCK)
     return partials.sum().to(x.dtype)
 
@@ -1046,9 +1146,10 @@ print("exported program matches the module:",
 # Python then reaches them as `torch.ops.autograd_course_cpp.softsign`. So no Python module is
 # built (`is_python_module=False`, no pybind11 bindings), and the source includes only the
 # headers it uses (`no_implicit_headers=True`) instead of `torch/extension.h`, which brings
-# pybind11 and all of PyTorch's C++ API. The first build took 6 to 7 seconds on this course's
-# two-core machine (torch 2.13), where a Python module of the same kernel built on
-# `torch/extension.h` took 26; later runs, in any kernel, reuse it from `~/.cache/torch_extensions` (or `$TORCH_EXTENSIONS_DIR`).
+# pybind11 and all of PyTorch's C++ API. The first build took 5 to 15 seconds on this
+# course's two-core machine (torch 2.13), depending on its load, where a Python module of the
+# same kernel built on `torch/extension.h` took about 26; later runs, in any kernel, reuse it
+# from `~/.cache/torch_extensions` (or `$TORCH_EXTENSIONS_DIR`).
 # A namespace can be defined only once in a process: to load an edited source, restart the
 # kernel.
 
@@ -1199,7 +1300,7 @@ if cpp_loaded:
 # **Your turn (not graded).** `ATen/Dispatch.h` has variants of the macro that add types to
 # the two. Find the one that adds float16, use it in both kernels, restart the Python kernel
 # (the namespace can be defined once per process), run the first code cell of the notebook
-# and then this section again with `x` in float16: the build takes about 6 seconds,
+# and then this section again with `x` in float16: the build takes 5 to 15 seconds,
 # `opcheck` passes, and the result is within one float16 ulp of `F.softsign` computed in
 # float16 (checked on torch 2.13). bfloat16 still raises: that takes another variant.
 #
@@ -1246,6 +1347,10 @@ if cpp_loaded:
 # when a GPU is there, and `make bench` measures time and bytes side by side. Autograd adds
 # memory too: the composed ops keep `silu(a)` for backward, where your operator keeps only
 # `a` and `b`.
+#
+# **Strides instead of `.contiguous()`.** Liger-Kernel's kernels take a row stride
+# (`X.stride(0)`), as "Triton's model" suggests, though its autograd Functions still make
+# their inputs contiguous first (`@ensure_contiguous`).
 #
 # **When not to write this kernel.** `torch.compile` finds this fusion by itself: on torch
 # 2.13, compiling `lambda a, b: F.silu(a) * b` (even on CPU) generates one loop for forward,
