@@ -120,6 +120,18 @@ print("symmetric:", torch.allclose(J, J.T), "  row sums:", J.sum(1).numpy().roun
 # ("softmax is element-wise"); replace it with your derivation until the error is zero.
 
 # %%
+def report(label, largest_error, tolerance):
+    """✓ or ✗ for the largest error that largest_error() returns; an error raised in your
+    code is shown in one line, so that Run All goes on."""
+    try:
+        error = largest_error()
+    except Exception as raised:  # an error in your function, shown in one line
+        first_line = str(raised).partition("\n")[0]
+        print(f"✗ {label}: your code raised {type(raised).__name__}: {first_line}")
+        return
+    print("✓" if error < tolerance else "✗", f"{label}: largest error {error:.2g}")
+
+
 v = torch.randn(5, dtype=torch.float64)  # plays the role of dP for this row
 
 
@@ -132,7 +144,7 @@ def my_softmax_vjp(p, v):
     ### END WORKED
 
 
-print("largest error against J^T v:", (my_softmax_vjp(p, v) - J.T @ v).abs().max().item())
+report("against J^T v", lambda: (my_softmax_vjp(p, v) - J.T @ v).abs().max().item(), 1e-12)
 
 # %% [markdown]
 # ## Masks, and which way round they go
@@ -583,10 +595,14 @@ def my_P_from_lse(scores, lse):
     ### END WORKED
 
 
-lse = my_lse(scores)
-print("your L, one per row:", lse.squeeze(-1))
-print("largest error of your P against torch.softmax:",
-      (my_P_from_lse(scores, lse) - torch.softmax(scores, dim=-1)).abs().max().item())
+def error_of_P():
+    """Shows your L, then returns the largest error of the P rebuilt from it."""
+    lse = my_lse(scores)
+    print("your L, one per row:", lse.squeeze(-1))
+    return (my_P_from_lse(scores, lse) - torch.softmax(scores, dim=-1)).abs().max().item()
+
+
+report("your P against torch.softmax", error_of_P, 1e-6)
 
 # %% [markdown]
 # **The row sum, without $P$.** Your backward also computes
@@ -615,7 +631,8 @@ def my_row_sum(dO, O):
     ### END WORKED
 
 
-print("largest error:", (my_row_sum(dO, O_) - row_sum).abs().max().item())
+report("against rowsum(dP * P)", lambda: (my_row_sum(dO, O_) - row_sum).abs().max().item(),
+       1e-12)
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `MemoryEfficientAttention`
@@ -824,12 +841,17 @@ def combine(m, ell, o, s_new, v_new):
     ### END WORKED
 
 
-m, ell, o = torch.tensor(float("-inf"), dtype=torch.float64), 0.0, torch.zeros(2, dtype=torch.float64)
-for start in range(0, 12, 4):
-    m, ell, o = combine(m, ell, o, row[start:start + 4], values[start:start + 4])
-exact = torch.softmax(row, dim=0) @ values
-print("output error:", (o / ell - exact).abs().max().item(),
-      "  L error:", abs(float(m + math.log(ell)) - torch.logsumexp(row, 0).item()))
+def error_online():
+    """Your combine over the row's three blocks, against the softmax of the whole row."""
+    m, ell = torch.tensor(float("-inf"), dtype=torch.float64), 0.0
+    o = torch.zeros(2, dtype=torch.float64)
+    for start in range(0, 12, 4):
+        m, ell, o = combine(m, ell, o, row[start:start + 4], values[start:start + 4])
+    output_error = (o / ell - torch.softmax(row, dim=0) @ values).abs().max().item()
+    return max(output_error, abs(float(m + math.log(ell)) - torch.logsumexp(row, 0).item()))
+
+
+report("output and L, block by block", error_online, 1e-12)
 
 # %% [markdown]
 # ### A block in which a row sees no key
@@ -1007,18 +1029,25 @@ leaves = [t.clone().requires_grad_() for t in (Qb2, Kb2, Vb2)]
 Ob2 = torch.softmax((leaves[0] @ leaves[1].T) * 0.5, dim=-1) @ leaves[2]
 Ob2.backward(dOb2)
 Lb2 = torch.logsumexp((Qb2 @ Kb2.T) * 0.5, dim=-1)
-Db2 = my_row_sum(dOb2, Ob2.detach())
-tiled = [torch.zeros_like(t) for t in (Qb2, Kb2, Vb2)]
-for i in (0, 8):
-    for j in (0, 8):
-        dq, dk, dv = tile_backward(Qb2[i:i + 8], Kb2[j:j + 8], Vb2[j:j + 8], dOb2[i:i + 8],
-                                   Lb2[i:i + 8], Db2[i:i + 8], 0.5)
-        tiled[0][i:i + 8] += dq
-        tiled[1][j:j + 8] += dk
-        tiled[2][j:j + 8] += dv
-print("largest errors against autograd:", ", ".join(
-    f"{name} {(mine - leaf.grad).abs().max().item():.2g}"
-    for name, mine, leaf in zip(("dQ", "dK", "dV"), tiled, leaves)))
+
+
+def error_by_tiles():
+    """Your tiles' contributions, added into dQ, dK and dV, against autograd."""
+    Db2 = my_row_sum(dOb2, Ob2.detach())
+    tiled = [torch.zeros_like(t) for t in (Qb2, Kb2, Vb2)]
+    for i in (0, 8):
+        for j in (0, 8):
+            dq, dk, dv = tile_backward(Qb2[i:i + 8], Kb2[j:j + 8], Vb2[j:j + 8], dOb2[i:i + 8],
+                                       Lb2[i:i + 8], Db2[i:i + 8], 0.5)
+            tiled[0][i:i + 8] += dq
+            tiled[1][j:j + 8] += dk
+            tiled[2][j:j + 8] += dv
+    errors = [(mine - leaf.grad).abs().max().item() for mine, leaf in zip(tiled, leaves)]
+    print("largest errors of dQ, dK, dV:", ", ".join(f"{error:.2g}" for error in errors))
+    return max(errors)
+
+
+report("dQ, dK and dV by tiles against autograd", error_by_tiles, 1e-12)
 
 # %% [markdown]
 # **Causal.** With `causal=True`, query $i$ sees keys $j \le i + (N_k - N_q)$: bottom-right

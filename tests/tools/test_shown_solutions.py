@@ -747,3 +747,27 @@ def test_10_layer_norm_vjp_through_the_matrix_is_flagged_and_an_error_is_shown()
 
     lines = _layer_norm_lines(my_rstd_grad=raises)
     assert "Step 2, dr/dx: ✗ RuntimeError: size mismatch" in lines, lines
+
+
+def test_06_attention_report_marks_the_tolerance_and_shows_an_error_in_one_line():
+    """Does lesson 06's report (its live checkers' verdict) give ✓ under the tolerance, ✗ over
+    it or for nan, and one line for an error the learner's code raises?"""
+    source = (LESSONS / "06_attention.py").read_text()
+    node = next(node for node in ast.parse(source).body
+                if isinstance(node, ast.FunctionDef) and node.name == "report")
+    namespace: dict = {}
+    exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+
+    def printed(largest_error) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            namespace["report"]("check", largest_error, 1e-12)
+        return out.getvalue()
+
+    assert printed(lambda: 1e-15).startswith("✓ check: largest error 1e-15")
+    assert printed(lambda: 0.17).startswith("✗") and printed(lambda: float("nan")).startswith("✗")
+
+    def raises():
+        raise RuntimeError("shapes cannot be multiplied\nsecond line")
+
+    assert printed(raises) == "✗ check: your code raised RuntimeError: shapes cannot be multiplied\n"
