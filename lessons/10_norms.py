@@ -10,20 +10,19 @@
 # # Lesson 10 · Normalisation layers, and a Function inside an `nn.Module`
 #
 # Every transformer block normalises its activations twice, with LayerNorm (GPT-2, BERT) or
-# RMSNorm (LLaMA, Mistral, Gemma), and these are among the custom Functions most often written
-# by hand: NVIDIA's Apex, Liger-Kernel, Unsloth and most LLM code bases ship their own. Two
-# reasons: the composed version of a norm is a handful of separate operations, each a pass
-# over memory, and autograd keeps for backward whatever each of them needs, which is more than
-# a hand-written backward must keep (quick question 2 asks how much more). A norm is also the best place to meet three ideas at once:
-# reductions and broadcasting together, a backward that is a **projection**, and arithmetic
-# that is exact on paper and wrong in float32.
+# RMSNorm (LLaMA, Mistral, Gemma), and these are among the custom Functions most often written by
+# hand: NVIDIA's Apex, Liger-Kernel, Unsloth and most LLM code bases ship their own. Two reasons:
+# the composed version of a norm is a handful of separate operations, each a pass over memory, and
+# autograd keeps for backward whatever each of them needs, which is more than a hand-written
+# backward must keep (quick question 2 asks how much more). A norm is also the best place to meet
+# three ideas at once: reductions and broadcasting together, a backward that is a **projection**,
+# and arithmetic that is exact on paper and wrong in float32.
 #
-# You derive both backwards yourself. Every derivation has guided steps, a small experiment
-# and collapsed hints that go one step further each (a question, the key step, numbers to
-# hit): open one only when you are stuck, and never before your own attempt. The closed form
-# waits after each self-check. Five
-# **quick questions** ask you to write a prediction into a variable before the next cell
-# compares it with what PyTorch does.
+# You derive both backwards yourself. Every derivation has guided steps, a small experiment and
+# collapsed hints that go one step further each (a question, the key step, numbers to hit): open
+# one only when you are stuck, and never before your own attempt. The closed form waits after each
+# self-check. Five **quick questions** ask you to write a prediction into a variable before the
+# next cell compares it with what PyTorch does.
 #
 # By the end of this lesson you can:
 # 1. derive the LayerNorm and RMSNorm backwards in index notation, and say which directions
@@ -51,6 +50,7 @@ from torch import nn
 from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
+from autograder.memory import TensorAccounting
 from widgets import norm_terms_explorer
 
 _ = torch.manual_seed(0)
@@ -196,14 +196,16 @@ plt.show()
 # mostly negative? Why does $J$ send the constant row and $\hat x$ to (almost) zero, and how
 # does that show up in your Step 4?
 #
-# Now test your Steps 0, 3 and 4. `my_param_grads` starts from zeros; fill in your Step 0 for
-# any number of leading dims: it is compared with autograd's weight and bias gradients for `x`
-# of shape $(2, 3, 8)$ and for a single row of shape $(8,)$. The other two functions start
-# with the first thing many people write: the statistics treated as constants, so that
-# $\partial \hat x_i/\partial x_j$ is $r\,\delta_{ij}$ and the gradient $r\,\hat g$. Replace
-# each with your result until its error is zero: `my_layer_norm_jacobian` is compared with
-# `J`, `my_layer_norm_vjp` with $J^\top \hat g$, autograd's answer. The second must not build
-# the $D \times D$ matrix: a backward works on rows of thousands of features.
+# Now test your Steps 0, 2, 3 and 4; the check prints ✓ or ✗ for each against autograd.
+# `my_param_grads` starts from zeros; fill in your Step 0 for any number of leading dims: it
+# is compared with autograd's weight and bias gradients for `x` of shape $(2, 3, 8)$ and for a
+# single row of shape $(8,)$. `my_rstd_grad` (Step 2, $\partial r/\partial x_j$) starts from
+# zeros too. The last two start with the first thing many people write: the statistics
+# treated as constants, so that $\partial \hat x_i/\partial x_j$ is $r\,\delta_{ij}$ and the
+# gradient $r\,\hat g$. Replace each with your result until it gets its ✓:
+# `my_layer_norm_jacobian` is compared with autograd's $J$, `my_layer_norm_vjp` with
+# $J^\top \hat g$. The second must not build the $D \times D$ matrix (the check looks for
+# one): a backward works on rows of thousands of features.
 
 # %%
 g_hat = torch.randn(8, dtype=torch.float64)  # dL/dx_hat for this row
@@ -213,37 +215,97 @@ rstd_row = 1 / torch.sqrt(row.var(unbiased=False) + 1e-5)
 def my_param_grads(grad_output, x_hat):
     """Step 0: (dL/dweight, dL/dbias), each of shape (D,), from grad_output and x_hat of
     shape (*, D), any number of leading dims (none included)."""
+    ### BEGIN WORKED
+    rows = grad_output.reshape(-1, x_hat.shape[-1])
+    return (rows * x_hat.reshape(rows.shape)).sum(0), rows.sum(0)
+    ### LEARNER
     return torch.zeros(x_hat.shape[-1]), torch.zeros(x_hat.shape[-1])  # replace with yours
+    ### END WORKED
 
 
-step0 = torch.Generator().manual_seed(1)  # its own draws: the cells below see the same ones
-for shape in [(2, 3, 8), (8,)]:
-    x_step0, go_step0, w_step0, b_step0 = (torch.randn(size, dtype=torch.float64,
-                                                       generator=step0)
-                                           for size in (shape, shape, (8,), (8,)))
-    w_step0.requires_grad_()
-    b_step0.requires_grad_()
-    wanted = torch.autograd.grad(F.layer_norm(x_step0, (8,), w_step0, b_step0, 1e-5),
-                                 (w_step0, b_step0), go_step0)
-    mine = my_param_grads(go_step0, F.layer_norm(x_step0, (8,), eps=1e-5))
-    print(f"Step 0, x of shape {shape}: shapes {[tuple(m.shape) for m in mine]} (want (8,)), "
-          "largest errors", [f"{(m - w).abs().max().item():.2g}" for m, w in zip(mine, wanted)])
+def my_rstd_grad(x_hat, rstd):
+    """Step 2: the D numbers dr/dx_j for one row, from x_hat and rstd."""
+    ### BEGIN WORKED
+    return -rstd ** 2 / x_hat.shape[-1] * x_hat
+    ### LEARNER
+    return torch.zeros_like(x_hat)  # replace with yours
+    ### END WORKED
 
 
 def my_layer_norm_jacobian(x_hat, rstd):
     """Step 3: the (D, D) matrix of d x_hat_i / d x_j for one row, from x_hat and rstd."""
+    ### BEGIN WORKED
+    D = x_hat.shape[-1]
+    return rstd * (torch.eye(D, dtype=x_hat.dtype) - 1 / D - torch.outer(x_hat, x_hat) / D)
+    ### LEARNER
     return rstd * torch.eye(x_hat.shape[-1], dtype=x_hat.dtype)  # first guess: replace it
+    ### END WORKED
 
 
 def my_layer_norm_vjp(x_hat, rstd, g_hat):
     """Step 4: dL/dx for one row from x_hat, rstd and dL/dx_hat, with no (D, D) matrix."""
+    ### BEGIN WORKED
+    return rstd * (g_hat - g_hat.mean() - x_hat * (g_hat * x_hat).mean())
+    ### LEARNER
     return rstd * g_hat  # the first guess: replace it with yours
+    ### END WORKED
 
 
-print("Step 3, largest error against J:        ",
-      (my_layer_norm_jacobian(row_hat, rstd_row) - J).abs().max().item())
-print("Step 4, largest error against J^T g_hat:",
-      (my_layer_norm_vjp(row_hat, rstd_row, g_hat) - J.T @ g_hat).abs().max().item())
+def verdict(step, got, want, *, extra=""):
+    """One line per step: ✓ within 1e-10 of autograd's answer, ✗ with the largest error."""
+    got = torch.as_tensor(got, dtype=torch.float64)
+    if got.shape != want.shape:
+        print(f"{step}: ✗ shape {tuple(got.shape)}, autograd's is {tuple(want.shape)}")
+        return
+    error = (got - want).abs().max().item()
+    print(f"{step}: {'✓' if error < 1e-10 and not extra else '✗'} largest error {error:.2g}"
+          + extra)
+
+
+def try_step(step, function, *args):
+    """function(*args), or None after one ✗ line: an error is shown, Run All goes on."""
+    try:
+        return function(*args)
+    except Exception as error:  # shown, not raised: the check is a guide
+        print(f"{step}: ✗ {type(error).__name__}: {str(error).splitlines()[0][:100]}")
+        return None
+
+
+def check_layer_norm_steps(param_grads, rstd_grad, jacobian, vjp):
+    """Steps 0, 2, 3 and 4 against autograd through F.layer_norm, on rows of 8 features."""
+    generator = torch.Generator().manual_seed(1)
+    for shape in [(2, 3, 8), (8,)]:
+        x_, go_, w_, b_ = (torch.randn(size, dtype=torch.float64, generator=generator)
+                           for size in (shape, shape, (8,), (8,)))
+        w_.requires_grad_()
+        b_.requires_grad_()
+        wanted = torch.autograd.grad(F.layer_norm(x_, (8,), w_, b_, 1e-5), (w_, b_), go_)
+        got = try_step(f"Step 0, x of shape {shape}", param_grads, go_,
+                       F.layer_norm(x_, (8,), eps=1e-5))
+        if got is not None:
+            for name, mine_, want_ in zip(("dL/dweight", "dL/dbias"), got, wanted):
+                verdict(f"Step 0, x of shape {shape}, {name}", mine_, want_)
+    row_ = torch.randn(8, dtype=torch.float64, generator=generator) * 2 + 1
+    g_ = torch.randn(8, dtype=torch.float64, generator=generator)
+    hat_, rstd_ = F.layer_norm(row_, (8,), eps=1e-5), 1 / torch.sqrt(row_.var(False) + 1e-5)
+    truths = {
+        "Step 2, dr/dx": torch.autograd.functional.jacobian(
+            lambda t: 1 / torch.sqrt(t.var(unbiased=False) + 1e-5), row_),
+        "Step 3, the Jacobian": torch.autograd.functional.jacobian(
+            lambda t: F.layer_norm(t, (8,), eps=1e-5), row_)}
+    for (step, want_), function in zip(truths.items(), (rstd_grad, jacobian)):
+        got = try_step(step, function, hat_, rstd_)
+        if got is not None:
+            verdict(step, got, want_)
+    with TensorAccounting() as books:
+        got = try_step("Step 4, J^T g_hat", vjp, hat_, rstd_, g_)
+    if got is not None:
+        square = [shape for shape in books.phase.shapes if torch.Size(shape).numel() >= 64]
+        verdict("Step 4, J^T g_hat", got, truths["Step 3, the Jacobian"].T @ g_,
+                extra=f"; but it builds a tensor of shape {square[0]}, D x D" if square else "")
+
+
+check_layer_norm_steps(my_param_grads, my_rstd_grad, my_layer_norm_jacobian, my_layer_norm_vjp)
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b> · a question for each step</summary>
@@ -263,9 +325,11 @@ print("Step 4, largest error against J^T g_hat:",
 #
 # <details><summary><b>Hint 2</b> · the key step: the statistics</summary>
 #
-# $$\frac{\partial \mu}{\partial x_j} = \frac1D, \qquad
-#   \frac{\partial \sigma^2}{\partial x_j} = \frac2D (x_j - \mu), \qquad
-#   \frac{\partial r}{\partial x_j} = -\frac{r^2}{D}\, \hat x_j .$$
+# $\partial \mu/\partial x_j$ is the same for every $j$: which number? For $r$, differentiate
+# $(\sigma^2+\varepsilon)^{-1/2}$ by the power rule and the chain rule through $\sigma^2$: what
+# does $(\sigma^2+\varepsilon)^{-3/2}$ become in terms of $r$, and $(x_j - \mu)$ times one $r$?
+# Your answer has no $\mu$, no $\sigma$ and no $x$ left, only $r$, $D$ and $\hat x_j$;
+# `my_rstd_grad` tells you when it is right.
 #
 # Step 3 is the product rule on $(x_i - \mu)\, r$ with these three; wherever $(x_i - \mu)$
 # meets an $r$, write $\hat x_i$, then take $r$ out of the bracket. Step 4 contracts each term
@@ -275,14 +339,16 @@ print("Step 4, largest error against J^T g_hat:",
 #
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
-# One row $x = (1, 2, 4)$, $\varepsilon = 0$: $r = 0.8018$, $\hat x = (-1.069, -0.2673,
-# 1.336)$, $\partial r/\partial x = (0.2291, 0.0573, -0.2864)$, and the first row of
-# $\partial \hat x/\partial x$ is $(0.2291, -0.3436, 0.1145)$: the diagonal entry $0.2291$
-# is well below $r$. With $w = (1, 0.5, 2)$ and $g = (1, -1, 0.5)$:
-# $\partial L/\partial x = (0.5154, -0.7731, 0.2577)$, $\partial L/\partial w = (-1.069,
-# 0.2673, 0.6682)$ and $\partial L/\partial b = (1, -1, 0.5)$ (autograd through
-# `F.layer_norm`, float64). The entries of $\partial L/\partial x$ add up to $0$: which term
-# of yours makes them?
+# One row $x = (1, 2, 4)$, $\varepsilon = 0$: $r = 0.8018$,
+# $\hat x = (-1.069, -0.2673, 1.336)$, $\partial r/\partial x = (0.2291, 0.0573, -0.2864)$,
+# and the first row of $\partial \hat x/\partial x$ is $(0.2291, -0.3436, 0.1145)$: the
+# diagonal entry $0.2291$ is well below $r$ (and equal to $\partial r/\partial x_1$ by a
+# coincidence of this row, not because they are one quantity: at $x = (1, 2, 5)$ they are
+# 0.2037 and 0.1131). With $w = (1, 0.5, 2)$ and $g = (1, -1, 0.5)$:
+# $\partial L/\partial x = (0.5154, -0.7731, 0.2577)$,
+# $\partial L/\partial w = (-1.069, 0.2673, 0.6682)$ and $\partial L/\partial b = (1, -1, 0.5)$
+# (autograd through `F.layer_norm`, float64). The entries of $\partial L/\partial x$ add up
+# to $0$: which term of yours makes them?
 # </details>
 
 # %% [markdown]
@@ -334,14 +400,14 @@ print("_saved_input is x:", node._saved_input is x, "  _saved_weight is weight:"
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after running)</summary>
 #
-# `F.layer_norm` keeps $2 \times 512 \times 4 = 4096$ bytes: `result1` and `result2`, the mean
-# and rstd of each row in float32, **one number per row**. The input itself (not a copy), the
-# weight and the bias it also keeps are its arguments, alive anyway while the model holds
-# them; backward recomputes $\hat x = (x - \mu) r$, one cheap pass over the row. (The bias is
-# kept although its gradient never reads it; a reference to it costs no memory.) The composed formula keeps three full-size tensors of 2 MiB: $x - \mu$
-# twice (the formula computes it twice; the square keeps one copy, the product with rstd the
-# other) and $\hat x$, which the product with the weight keeps. Autograd saves whatever each
-# small op needs, with no view of the whole.
+# `F.layer_norm` keeps $2 \times 512 \times 4 = 4096$ bytes: `result1` and `result2`, the mean and
+# rstd of each row in float32, **one number per row**. The input itself (not a copy), the weight
+# and the bias it also keeps are its arguments, alive anyway while the model holds them; backward
+# recomputes $\hat x = (x - \mu) r$, one cheap pass over the row. (The bias is kept although its
+# gradient never reads it; a reference to it costs no memory.) The composed formula keeps three
+# full-size tensors of 2 MiB: $x - \mu$ twice (the formula computes it twice; the square keeps one
+# copy, the product with rstd the other) and $\hat x$, which the product with the weight keeps.
+# Autograd saves whatever each small op needs, with no view of the whole.
 # </details>
 
 # %% [markdown]
@@ -616,43 +682,19 @@ class LayerNormWithoutProjection(torch.autograd.Function):
 norm_terms_explorer(LayerNormWithoutProjection, "layer_norm")
 
 # %% [markdown]
-# And the projection itself, as pictures: the three parts of
-# $J = r\,(I - \frac1D \mathbf 1\mathbf 1^\top - \frac1D \hat x \hat x^\top)$ for the row of the
-# derivation, and the eigenvalues of the bracket: two zeros (the directions removed) and
-# $D - 2$ ones (everything else passes unchanged).
-
-# %%
-D = 8
-ones = torch.ones(D, dtype=torch.float64)
-parts = {"r·I": rstd_row * torch.eye(D, dtype=torch.float64),
-         "−(r/D)·1 1ᵀ": -rstd_row / D * torch.outer(ones, ones),
-         "−(r/D)·x̂ x̂ᵀ": -rstd_row / D * torch.outer(row_hat, row_hat)}
-parts["sum = J"] = sum(parts.values())
-fig, axes = plt.subplots(1, 4, figsize=(11, 2.8))
-limit = parts["r·I"].abs().max().item()
-for ax, (title, matrix) in zip(axes, parts.items()):
-    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-limit, vmax=limit)
-    ax.set_title(title, fontsize=10)
-    ax.set_xticks([])
-    ax.set_yticks([])
-fig.colorbar(image, ax=axes, shrink=0.8)
-plt.show()
-print("J matches autograd:", torch.allclose(parts["sum = J"], J, atol=1e-6))
-print("eigenvalues of J / r:", torch.linalg.eigvalsh(parts["sum = J"] / rstd_row).numpy().round(6))
-
-# %% [markdown]
-# ## RMSNorm: the same derivation, one term fewer
+# ## RMSNorm: repeat the derivation
 #
 # Repeat Steps 1 to 4 for RMSNorm, $\hat x_i = x_i\, r$ with
 # $r = (\frac1D \sum_j x_j^2 + \varepsilon)^{-1/2}$:
 #
 # 1. $\partial r / \partial x_j$: in terms of $r$, $D$ and $\hat x_j$ (no mean this time).
 # 2. $\partial \hat x_i / \partial x_j$: how many terms in the bracket now?
-# 3. $\partial L / \partial x_j$ from $\hat g$: which of LayerNorm's three terms survives, and
-#    which disappears? Using quick question 1, which single direction does this Jacobian
-#    remove, and why not the constant row?
+# 3. $\partial L / \partial x_j$ from $\hat g$: compare with your LayerNorm result, term by
+#    term. Using quick question 1, which directions should this Jacobian remove, and which
+#    not?
 #
-# The same test as before, starting from the same wrong first guess:
+# The same test as before, starting from the same wrong first guess; the last two lines show
+# what $J$ does to $\hat x$ and to the constant row (check them against your answer to 3):
 
 # %%
 row_rms_hat = F.rms_norm(row, (8,), eps=1e-5)
@@ -662,20 +704,34 @@ rms_rstd_row = 1 / torch.sqrt((row ** 2).mean() + 1e-5)
 
 def my_rms_norm_vjp(x_hat, rstd, g_hat):
     """dL/dx for one row of RMSNorm from x_hat, rstd and dL/dx_hat: your derivation."""
+    ### BEGIN WORKED
+    return rstd * (g_hat - x_hat * (g_hat * x_hat).mean())
+    ### LEARNER
     return rstd * g_hat  # the first guess: replace it with yours
+    ### END WORKED
 
 
-print("largest error against J^T g_hat:",
-      (my_rms_norm_vjp(row_rms_hat, rms_rstd_row, g_hat) - J_rms.T @ g_hat).abs().max().item())
+def check_rms_norm_vjp(vjp):
+    """Your RMSNorm vjp against J_rms^T g_hat from autograd, with no (D, D) tensor made."""
+    with TensorAccounting() as books:
+        got = try_step("RMSNorm, J^T g_hat", vjp, row_rms_hat, rms_rstd_row, g_hat)
+    if got is not None:
+        square = [shape for shape in books.phase.shapes if torch.Size(shape).numel() >= 64]
+        verdict("RMSNorm, J^T g_hat", got, J_rms.T @ g_hat,
+                extra=f"; but it builds a tensor of shape {square[0]}, D x D" if square else "")
+
+
+check_rms_norm_vjp(my_rms_norm_vjp)
 print("J_rms @ x_hat =", (J_rms @ row_rms_hat).numpy().round(6))
 print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().round(3))
 
 # %% [markdown]
 # <details><summary><b>Hint</b> · the key step</summary>
 #
-# $r = (\frac1D\sum_k x_k^2 + \varepsilon)^{-1/2}$ has no mean inside, so differentiate the
-# power as for LayerNorm: $\partial r/\partial x_j = -\frac{r^2}{D}\hat x_j$ again. The product
-# rule on $x_i\, r$ has one term fewer than on $(x_i - \mu)\, r$: which one goes?
+# $r = (\frac1D\sum_k x_k^2 + \varepsilon)^{-1/2}$ has no mean inside. Differentiate the power
+# as for LayerNorm: does $\partial r/\partial x_j$ come out the same in terms of $r$, $D$ and
+# $\hat x_j$, or not? Then the product rule on $x_i\, r$: which of the terms you had for
+# $(x_i - \mu)\, r$ has nothing to come from?
 # </details>
 #
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
@@ -758,6 +814,32 @@ from autograder import grade; grade("RMSNormFunction", RMSNormFunction)
 # gradient is the same as LayerNorm's, $\sum g \odot \hat x$ over all leading dims; there is
 # no bias.
 # </details>
+
+# %% [markdown]
+# Back to LayerNorm, now that both derivations are yours: the projection itself, as pictures,
+# the three parts of
+# $J = r\,(I - \frac1D \mathbf 1\mathbf 1^\top - \frac1D \hat x \hat x^\top)$ for the row of the
+# derivation, and the eigenvalues of the bracket: two zeros (the directions removed) and
+# $D - 2$ ones (everything else passes unchanged).
+
+# %%
+D = 8
+ones = torch.ones(D, dtype=torch.float64)
+parts = {"r·I": rstd_row * torch.eye(D, dtype=torch.float64),
+         "−(r/D)·1 1ᵀ": -rstd_row / D * torch.outer(ones, ones),
+         "−(r/D)·x̂ x̂ᵀ": -rstd_row / D * torch.outer(row_hat, row_hat)}
+parts["sum = J"] = sum(parts.values())
+fig, axes = plt.subplots(1, 4, figsize=(11, 2.8))
+limit = parts["r·I"].abs().max().item()
+for ax, (title, matrix) in zip(axes, parts.items()):
+    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-limit, vmax=limit)
+    ax.set_title(title, fontsize=10)
+    ax.set_xticks([])
+    ax.set_yticks([])
+fig.colorbar(image, ax=axes, shrink=0.8)
+plt.show()
+print("J matches autograd:", torch.allclose(parts["sum = J"], J, atol=1e-6))
+print("eigenvalues of J / r:", torch.linalg.eigvalsh(parts["sum = J"] / rstd_row).numpy().round(6))
 
 # %% [markdown]
 # The same view for your RMSNorm: the mean term is gone (its bars are zero), and
@@ -1246,9 +1328,9 @@ print("gradcheck:", torch.autograd.gradcheck(
 # **Accurate is not the same as fast.** `torch.var_mean` runs Welford's update, accurate but,
 # on the CPU in torch 2.13, slower than two plain passes (a mean, then the mean of the
 # squared centred values), each of which PyTorch vectorises. On 256 rows of 1024 (1 MiB), one
-# thread, Welford took 1.3 to 1.5 ms and the two passes 0.16 to 0.18 ms on the course's build
-# machine; between fresh processes the ratio ranged from 2x to 8x (the two passes write a
-# full-size temporary and sometimes take 4x longer). Time yours:
+# thread, Welford took 1.6x to 2.0x as long as the two passes in each of six runs on the
+# course's shared build machine, although the two passes write a full-size temporary; the
+# milliseconds themselves moved with the machine's load. Time yours:
 #
 # ```python
 # big = torch.randn(256, 1024)
@@ -1360,15 +1442,14 @@ print("gradcheck:", torch.autograd.gradcheck(
 # ## Summary
 #
 # A normalisation's backward is a projection: the output does not change when the input moves
-# along the directions the norm removes (the constant row and the row itself for LayerNorm,
-# the row itself for RMSNorm), so backward removes those components from
-# $\hat g = g \odot w$ and scales by rstd. Forward keeps the input and one or two numbers per
-# row, not the normalised tensor, and computes the variance in two passes, never as
-# $E[x^2] - E[x]^2$; for low-precision input it computes the row in float32 and rounds only
-# the output (under autocast, through `torch.amp.custom_fwd(cast_inputs=torch.float32)`). Parameters shared by every row receive
-# the sum over every leading dim. A Function becomes a layer inside an `nn.Module` that
-# registers its `nn.Parameter`, matches PyTorch's `state_dict`, and passes the parameter
-# itself. Batch norm is the same reductions over the batch, and the gradients of a
-# convolution are convolutions. A norm in composed ops is several passes over memory more
-# than a fused kernel: the Function fixes what is saved, a kernel (lesson 13) how often
-# memory is touched.
+# along the directions the norm removes (the constant row and the row itself for LayerNorm, the
+# row itself for RMSNorm), so backward removes those components from $\hat g = g \odot w$ and
+# scales by rstd. Forward keeps the input and one or two numbers per row, not the normalised
+# tensor, and computes the variance in two passes, never as $E[x^2] - E[x]^2$; for low-precision
+# input it computes the row in float32 and rounds only the output (under autocast, through
+# `torch.amp.custom_fwd(cast_inputs=torch.float32)`). Parameters shared by every row receive the
+# sum over every leading dim. A Function becomes a layer inside an `nn.Module` that registers its
+# `nn.Parameter`, matches PyTorch's `state_dict`, and passes the parameter itself. Batch norm is
+# the same reductions over the batch, and the gradients of a convolution are convolutions. A norm
+# in composed ops is several passes over memory more than a fused kernel: the Function fixes what
+# is saved, a kernel (lesson 13) how often memory is touched.

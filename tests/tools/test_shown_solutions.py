@@ -749,6 +749,73 @@ def test_10_layer_norm_vjp_through_the_matrix_is_flagged_and_an_error_is_shown()
     assert "Step 2, dr/dx: ✗ RuntimeError: size mismatch" in lines, lines
 
 
+def test_10_rms_norm_vjp_worked_passes_and_the_layer_norm_answer_fails():
+    """Does the worked RMSNorm vjp pass its check, and the first guess and LayerNorm's answer
+    (with its mean term) fail it?"""
+    names = ("verdict", "try_step", "my_rms_norm_vjp", "check_rms_norm_vjp", "my_layer_norm_vjp")
+    lesson = _lesson_10(names)
+    row = torch.randn(8, dtype=torch.float64, generator=torch.Generator().manual_seed(3)) + 1
+    lesson.update(
+        row_rms_hat=torch.nn.functional.rms_norm(row, (8,), eps=1e-5),
+        rms_rstd_row=1 / torch.sqrt((row ** 2).mean() + 1e-5),
+        J_rms=torch.autograd.functional.jacobian(
+            lambda t: torch.nn.functional.rms_norm(t, (8,), eps=1e-5), row),
+        g_hat=torch.randn(8, dtype=torch.float64, generator=torch.Generator().manual_seed(4)))
+
+    def lines(vjp):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            lesson["check_rms_norm_vjp"](vjp)
+        return printed.getvalue()
+
+    assert lines(lesson["my_rms_norm_vjp"]).startswith("RMSNorm, J^T g_hat: ✓")
+    assert ": ✗" in lines(lesson["my_layer_norm_vjp"])
+    assert ": ✗" in lines(_lesson_10(("my_rms_norm_vjp",), learner=True)["my_rms_norm_vjp"])
+
+
+def _batch_dim_check(rule_returns_input_bdim: bool) -> list[str]:
+    """What lesson 08's check_batch_dim_at_1 prints for a squared_norm operator whose batching
+    rule returns 0 after moving the batch dim first (the solution's), or, like roll_one's rule,
+    the input's batch dim."""
+    source = _lesson_08()
+    node = next(node for node in ast.parse(source).body
+                if isinstance(node, ast.FunctionDef) and node.name == "check_batch_dim_at_1")
+    name = "input_bdim" if rule_returns_input_bdim else "front"
+
+    @torch.library.custom_op(f"shown_solutions_08::squared_norm_{name}", mutates_args=())
+    def squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:
+        return (x * x).sum(dim)
+
+    @squared_norm.register_fake
+    def _(x, dim):
+        reduced = dim % x.dim()
+        return x.new_empty(x.shape[:reduced] + x.shape[reduced + 1:])
+
+    def rule(info, in_dims, x, dim):
+        x_bdim, _ = in_dims
+        if rule_returns_input_bdim:
+            sample_dim = dim % (x.dim() - 1)
+            return squared_norm(x, sample_dim + (sample_dim >= x_bdim)), x_bdim
+        return squared_norm(x.movedim(x_bdim, 0), dim + 1 if dim >= 0 else dim), 0
+
+    squared_norm.register_vmap(rule)
+    namespace = {"torch": torch, "squared_norm": squared_norm}
+    exec(ast.get_source_segment(source, node), namespace)  # noqa: S102 - our lesson
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        namespace["check_batch_dim_at_1"]()
+    return printed.getvalue().splitlines()
+
+
+def test_08_compile_batch_dim_check_passes_the_solutions_rule_and_fails_roll_ones():
+    """Does the live check before squared_norm's self-check pass a rule that returns 0 after
+    moving the batch dim first, and fail roll_one's rule (the input's batch dim) at dim 0?"""
+    lines = _batch_dim_check(rule_returns_input_bdim=False)
+    assert len(lines) == 2 and all(line.startswith("✓") for line in lines), lines
+    lines = _batch_dim_check(rule_returns_input_bdim=True)
+    assert lines[0].startswith("✗ dim= 0: shape (4, 5)") and lines[1].startswith("✓"), lines
+
+
 def test_06_attention_report_marks_the_tolerance_and_shows_an_error_in_one_line():
     """Does lesson 06's report (its live checkers' verdict) give ✓ under the tolerance, ✗ over
     it or for nan, and one line for an error the learner's code raises?"""
