@@ -121,18 +121,20 @@ print("gradcheck, both modes:", torch.autograd.gradcheck(
 
 # %% [markdown]
 # **Predict.** `ExpOldForm` below is `Exp` written the lesson-00 way: `forward(ctx, x)` saves
-# inside forward, and there is no `setup_context`. Lesson 04 showed what `torch.func` makes of
-# such a Function, and the cell after next runs `torch.vmap` and `torch.func.jvp` on it again.
-# Two other ways in are not `torch.func`: `gradcheck` with `check_forward_ad=True` (forward
-# mode through `torch.autograd.forward_ad`), and `torch.compile(fullgraph=True)` of a function
-# calling `ExpOldForm` without its `jvp`. (`torch.compile`'s front end, TorchDynamo, reads your
-# Python and records the tensor operations it meets into a graph; `fullgraph=True` turns
-# anything it cannot record into an error. A later section looks closer.) For each, write
-# `"works"` or `"raises"` into `prediction_old_form` and run the cell.
+# inside forward, and there is no `setup_context`. The cell after next tries four ways in:
+# `torch.vmap` and `torch.func.jvp`, which `Exp` passed above; `gradcheck` with
+# `check_forward_ad=True` (forward mode through `torch.autograd.forward_ad`, not `torch.func`);
+# and `torch.compile(fullgraph=True)` of a function calling `ExpOldForm` without its `jvp`.
+# (`torch.compile`'s front end, TorchDynamo, reads your Python and records the tensor
+# operations it meets into a graph; `fullgraph=True` turns anything it cannot record into an
+# error. A later section looks closer.) For each, write `"works"` or `"raises"` into
+# `prediction_old_form` and run the cell.
 
 # %%
-prediction_old_form = {"gradcheck forward_ad": None,  # "works" or "raises"
-                       "compile fullgraph": None}
+prediction_old_form = {"gradcheck forward_ad": None,  # "works" or "raises", for each
+                       "compile fullgraph": None,
+                       "vmap": None,
+                       "func.jvp": None}
 
 # %% tags=["skip-when-grading"]
 class ExpOldForm(torch.autograd.Function):
@@ -177,17 +179,15 @@ for name, attempt in attempts.items():
     except RuntimeError as error:
         observed = "raises"
         print(f"{name}: {str(error)[:128]}...")
-    if name in prediction_old_form:
-        print(f"{name}: ", end="")
-        compare(prediction_old_form[name], observed)
-    else:
-        print(f"{name}: {observed} (lesson 04)")
+    print(f"{name}: ", end="")
+    compare(prediction_old_form[name], observed)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# The first two work: forward-mode AD through `forward_ad` and `torch.compile` both call the
-# Function the ordinary way, with a `ctx`. The `torch.func` transforms refuse it, with an error
+# `gradcheck` and `torch.compile` work: forward-mode AD through `forward_ad` and
+# `torch.compile` both call the Function the ordinary way, with a `ctx`. The two `torch.func`
+# transforms, `vmap` and `func.jvp`, refuse it, with an error
 # that names the fix: they must run `forward` on their own wrapped tensors and then decide what
 # to save, so the saving has to live in a separate `setup_context`. Nothing fails in silence.
 # </details>
@@ -287,9 +287,15 @@ print("per-sample grads:", torch.allclose(
 # %% [markdown]
 # ## The maths of log-sum-exp
 #
-# Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. Derive
-# $\partial y / \partial x_j$, then both products, on paper; the hints are collapsed, and the
-# checker after them tries your answers.
+# Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. You built this
+# $y$ for the rows of a score matrix in lesson 06 (`my_lse`), and rebuilt the softmax from it
+# (`my_P_from_lse`); here it runs along any `dim`, and it needs a jvp as well as a backward.
+# Derive $\partial y / \partial x_j$ again (Hints 1 and 2 if lesson 06 is far), then the new
+# question, on paper: backward gets one $g$ per slice (the dimension `dim` is gone from
+# `grad_output`) and must return one number per $x_j$; jvp gets one tangent $\dot x_j$ per
+# $x_j$ and must return one number per slice. Which of the two products sums over $j$, and
+# which repeats a value along $j$? The hints are collapsed, and the checker after them tries
+# your answers.
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
@@ -306,15 +312,13 @@ print("per-sample grads:", torch.allclose(
 # they?
 # </details>
 #
-# <details><summary><b>Hint 3</b>: both products, a question</summary>
+# <details><summary><b>Hint 3</b>: both products, numbers to hit</summary>
 #
-# Backward gets one $g$ per slice (the dimension `dim` is gone from `grad_output`) and must
-# return one number per $x_j$; jvp gets one tangent $\dot x_j$ per $x_j$ and must return one
-# number per slice. Which of the two sums over $j$, and which repeats a value along $j$?
-# Checkpoint, at $x = (0, 1, 2)$: with $g = 2$, your $\partial L/\partial x =
-# (0.18006, 0.48946, 1.33048)$; with the tangent $\dot x = (1, 0, -1)$, your
-# $\dot y = -0.57521$. Both read $x$ and $y$: backward from `ctx.save_for_backward`, jvp from
-# `ctx.save_for_forward`.
+# Write each product with the weights of Hint 2: for backward, entry $j$ of the result; for
+# jvp, the one number of the slice. Checkpoint, at $x = (0, 1, 2)$: with $g = 2$, your
+# $\partial L/\partial x = (0.18006, 0.48946, 1.33048)$; with the tangent
+# $\dot x = (1, 0, -1)$, your $\dot y = -0.57521$. Both read $x$ and $y$: backward from
+# `ctx.save_for_backward`, jvp from `ctx.save_for_forward`.
 # </details>
 #
 # Forward needs care of its own: $e^{1000}$ overflows in float64. Which constant can you take
@@ -1093,10 +1097,10 @@ for column, predicted in prediction_table.items():
 # %% [markdown]
 # Read the `WRONG`: `torch.func.jvp` through a custom operator whose autograd is registered
 # with `register_autograd` returns **zero tangents without an error** on torch 2.13 (and
-# `forward_ad` returns no tangent at all). `torch.func.grad` refuses the operator outright, so
-# per-sample gradients, `vmap(grad(...))`, are out of reach too: the operator keeps only
-# ordinary `backward`. `torch.func.grad` refuses the operator, whose generated Function is in
-# the old form (the "In practice" block says more). `vmap` of its forward works,
+# `forward_ad` returns no tangent at all). `torch.func.grad` refuses the operator outright (its
+# generated Function is in the old form; the "In practice" block says more), so per-sample
+# gradients, `vmap(grad(...))`, are out of reach too: the operator keeps only ordinary
+# `backward`. `vmap` of its forward works,
 # through PyTorch's per-sample fallback (or one call per batch, with a rule registered as for
 # `roll_one`).
 #
@@ -1201,6 +1205,38 @@ squared_norm.register_vmap(squared_norm_vmap)
 ### END SOLUTION
 
 
+# %% [markdown]
+# **Check Hint 4's checkpoint live, before the self-check.** The self-check runs the contract,
+# `in_dims=(0, None)`, where nothing comes before the batch dimension. The cell below stores
+# five samples of shape $(3, 4)$ along dimension 1, runs your operator under
+# `torch.vmap(squared_norm, in_dims=(1, None))` for `dim = 0` and `dim = -1`, and compares each
+# result with a loop over the samples. If one is ✗, answer Hint 3's last question again.
+
+# %% tags=["skip-when-grading"]
+def check_batch_dim_at_1() -> None:
+    """Your operator under vmap with the batch dim at 1, against a loop over the samples."""
+    batch = torch.randn(3, 5, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    for dim in (0, -1):
+        loop = torch.stack([(sample * sample).sum(dim) for sample in batch.unbind(1)])
+        try:
+            got = torch.vmap(squared_norm, in_dims=(1, None))(batch, dim)
+        except Exception as error:  # shown, not raised: Run All goes on
+            if isinstance(error, NotImplementedError):
+                print("squared_norm is not written yet")
+                return
+            print(f"✗ dim={dim:>2}: {type(error).__name__}: "
+                  f"{(str(error).splitlines() or [''])[0][:90]}")
+            continue
+        if got.shape != loop.shape:
+            print(f"✗ dim={dim:>2}: shape {tuple(got.shape)}, the loop's {tuple(loop.shape)}")
+        else:
+            mark = "✓" if torch.allclose(got, loop) else "✗ (the values differ)"
+            print(f"{mark} dim={dim:>2}: shape {tuple(got.shape)}, as the loop's")
+
+
+check_batch_dim_at_1()
+
+
 # %% nbgrader={"grade_id": "squared_norm", "grade": true, "points": 2}
 self_check("squared_norm", squared_norm)
 ### BEGIN HIDDEN TESTS
@@ -1222,14 +1258,16 @@ from autograder import grade; grade("squared_norm", squared_norm)
 # ### Your rule with the batch dimension elsewhere (not graded)
 #
 # The grader runs `torch.vmap(squared_norm, in_dims=(0, None))`, the contract. A batching rule
-# meets other positions too: `torch.vmap(f, in_dims=(1, None))` hands your rule `x` with its
-# batch dimension at 1. Below, a batch of 2 samples of shape $(3, 4)$ is stored as a
-# $(3, 2, 4)$ tensor, and the cell after next runs your operator under that `vmap` for `dim`
-# in $-2, -1, 0, 1$, against a loop over the samples.
+# meets other positions too, as the check before the self-check showed for `dim` 0 and $-1$:
+# `torch.vmap(f, in_dims=(1, None))` hands your rule `x` with its batch dimension at 1. Below,
+# a batch of 2 samples of shape $(3, 4)$ is stored as a $(3, 2, 4)$ tensor, and the cell after
+# next runs your operator under that `vmap` for `dim` in $-2, -1, 0, 1$, against a loop over
+# the samples.
 #
-# **Predict.** Read your own rule, not the solution you would like it to be: for which of
-# these four `dim` does it match the loop? Write the set into `prediction_in_dims_1` (for
-# example `{-2, 1}`; `set()` for none) and run the cell.
+# **Look back, then predict.** From what that check printed and from your own rule (not the
+# solution you would like it to be): for which of these four `dim` does it match the loop?
+# Write the set into `prediction_in_dims_1` (for example `{-2, 1}`; `set()` for none) and run
+# the cell.
 
 # %%
 prediction_in_dims_1 = None  # a set of dims from {-2, -1, 0, 1}
@@ -1265,6 +1303,47 @@ compare(prediction_in_dims_1, matched, who="your rule")
 # Count again (one less when the reduced dimension came before the batch dimension), or move
 # the batch dimension to the front first and return 0.
 # </details>
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `forward(ctx, x, dim)` together with `setup_context` | `TypeError: missing a required argument: 'dim'` | `forward(x, dim)`: no ctx in this form |
+# | old form, no `setup_context` | vmap and `torch.func.jvp` raise *"it must override the setup_context staticmethod"* | move the saving into `setup_context` |
+# | `generate_vmap_rule` missing | vmap raises *"does not have vmap support"* | `generate_vmap_rule = True` |
+# | `jvp` reads `ctx.saved_tensors` kept only with `save_for_backward` | inside jvp `saved_tensors` is empty: *"not enough values to unpack"* | also `ctx.save_for_forward(...)` |
+# | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | `ctx.save_for_forward` |
+# | no `jvp` staticmethod | forward mode raises *"You must implement the jvp function"* | write it |
+# | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
+# | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | $e^{x - y}$ with the saved output |
+# | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
+# | a fake implementation with the wrong shape or dtype | `opcheck`'s `test_faketensor` fails; compiled code breaks later | the real output's shape: `torch.empty_like(x)` element-wise, `x.new_empty(...)` with the reduced shape for a reduction |
+# | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
+# | `register_autograd(backward)` without `setup_context` | `ctx` is empty in backward | pass `setup_context=` |
+# | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \operatorname{log1p}(e^{-|z|})$ |
+# | $\max(z,0) + \log(1+e^{-\lvert z \rvert})$, with `log` | `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$: $1 + e^{-40}$ rounds to 1 | `torch.log1p` |
+# | the operator's `setup_context(ctx, inp, out)` | *"unexpected keyword argument 'inputs'"*: `register_autograd` passes `ctx=`, `inputs=`, `output=` | name them exactly `ctx, inputs, output` |
+# | tensors kept as `ctx.x` in the operator's `setup_context` | the saved-tensor checks and hooks are skipped | `ctx.save_for_backward(x)` |
+# | backward returns only `grad_x` | *"expected 3, got 2"*-style count error: one gradient per input | `return grad_x, None` |
+# | `generate_vmap_rule` on a Function that leaves PyTorch (NumPy, `.item()`) | vmap raises | a `vmap` staticmethod |
+# | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
+# | an operator that returns its input or a view of it | *"may not alias any inputs"* | return a fresh tensor (`.clone()`) |
+# | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
+# | a batching rule that passes a non-negative `dim` on unchanged | right for negative dims, wrong (or an error) for `dim >= 0`: the batched tensor has one more dim | translate `dim` past the batch dim |
+# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0 (what the grader runs), with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | count again, or move the batch dim to the front and return 0 |
+# | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
+#
+# ## Summary
+#
+# The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`,
+# `jvp` with `save_for_forward`) is what `torch.func` needs. `torch.compile` traces such a
+# Function in one graph unless it has a `jvp`, which on torch 2.13 costs a graph break. A custom
+# operator (`custom_op`, `register_fake`, `register_autograd`, `register_vmap`, checked by
+# `opcheck`) is one opaque node in the graph, at the price of the `torch.func` transforms that
+# differentiate: `torch.func.grad` (and with it `vmap(grad(...))`) refuses it, and
+# `torch.func.jvp` returns zero tangents. Measure before you choose, with `fullgraph=True` and
+# the view above.
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
@@ -1328,6 +1407,7 @@ compare(prediction_in_dims_1, matched, who="your rule")
 # </details>
 
 # %%
+# the -inf row of the In practice block above
 masked = torch.full((2, 3), float("-inf"), dtype=torch.float64)
 masked[1, 0] = 0.0  # the second row keeps one position
 try:
@@ -1335,44 +1415,3 @@ try:
 except Exception as error:  # noqa: BLE001 - shown, not raised
     print(f"your LogSumExp: {type(error).__name__}: {error}")
 print("torch.logsumexp: ", torch.logsumexp(masked, 1))
-
-# %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | `forward(ctx, x, dim)` together with `setup_context` | `TypeError: missing a required argument: 'dim'` | `forward(x, dim)`: no ctx in this form |
-# | old form, no `setup_context` | vmap and `torch.func.jvp` raise *"it must override the setup_context staticmethod"* | move the saving into `setup_context` |
-# | `generate_vmap_rule` missing | vmap raises *"does not have vmap support"* | `generate_vmap_rule = True` |
-# | `jvp` reads `ctx.saved_tensors` kept only with `save_for_backward` | inside jvp `saved_tensors` is empty: *"not enough values to unpack"* | also `ctx.save_for_forward(...)` |
-# | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | `ctx.save_for_forward` |
-# | no `jvp` staticmethod | forward mode raises *"You must implement the jvp function"* | write it |
-# | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
-# | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | $e^{x - y}$ with the saved output |
-# | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
-# | a fake implementation with the wrong shape or dtype | `opcheck`'s `test_faketensor` fails; compiled code breaks later | the real output's shape: `torch.empty_like(x)` element-wise, `x.new_empty(...)` with the reduced shape for a reduction |
-# | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
-# | `register_autograd(backward)` without `setup_context` | `ctx` is empty in backward | pass `setup_context=` |
-# | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \operatorname{log1p}(e^{-|z|})$ |
-# | $\max(z,0) + \log(1+e^{-\lvert z \rvert})$, with `log` | `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$: $1 + e^{-40}$ rounds to 1 | `torch.log1p` |
-# | the operator's `setup_context(ctx, inp, out)` | *"unexpected keyword argument 'inputs'"*: `register_autograd` passes `ctx=`, `inputs=`, `output=` | name them exactly `ctx, inputs, output` |
-# | tensors kept as `ctx.x` in the operator's `setup_context` | the saved-tensor checks and hooks are skipped | `ctx.save_for_backward(x)` |
-# | backward returns only `grad_x` | *"expected 3, got 2"*-style count error: one gradient per input | `return grad_x, None` |
-# | `generate_vmap_rule` on a Function that leaves PyTorch (NumPy, `.item()`) | vmap raises | a `vmap` staticmethod |
-# | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
-# | an operator that returns its input or a view of it | *"may not alias any inputs"* | return a fresh tensor (`.clone()`) |
-# | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
-# | a batching rule that passes a non-negative `dim` on unchanged | right for negative dims, wrong (or an error) for `dim >= 0`: the batched tensor has one more dim | translate `dim` past the batch dim |
-# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0 (what the grader runs), with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | count again, or move the batch dim to the front and return 0 |
-# | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
-#
-# ## Summary
-#
-# The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`,
-# `jvp` with `save_for_forward`) is what `torch.func` needs. `torch.compile` traces such a
-# Function in one graph unless it has a `jvp`, which on torch 2.13 costs a graph break. A custom
-# operator (`custom_op`, `register_fake`, `register_autograd`, `register_vmap`, checked by
-# `opcheck`) is one opaque node in the graph, at the price of the `torch.func` transforms that
-# differentiate: `torch.func.grad` (and with it `vmap(grad(...))`) refuses it, and
-# `torch.func.jvp` returns zero tangents. Measure before you choose, with `fullgraph=True` and
-# the view above.

@@ -224,6 +224,12 @@ def check_beta_slips(got, expected, without_beta, beta) -> None:
             "d/dx (1/beta) softplus(beta * x) again; at x = 1, beta = 2 the slope is 0.88080 "
             "(the checker before Exercise 2 tries your slope)",
             mistake="softplus/extra-beta-factor")
+    if close(got, expected / beta) and not close(got, expected):
+        raise GradingError(
+            "softplus's gradient is beta times too small at every x: count the betas in "
+            "d/dx (1/beta) softplus(beta * x) again, the chain rule through beta * x included; "
+            "at x = 1, beta = 2 the slope is 0.88080 (the checker before Exercise 2 tries "
+            "your slope)", mistake="softplus/missing-inner-beta")
     if close(got, without_beta) and not close(got, expected):
         raise GradingError(
             "softplus's gradient is the slope for beta = 1 at every x: beta has dropped out of "

@@ -223,6 +223,8 @@ def test_float32_is_named_only_where_it_is_the_answers_values():
      "softplus/computes-in-float32"),
     ("softplus", "backward times beta (the factors beta did not cancel)",
      "softplus/extra-beta-factor"),
+    ("softplus", "backward over beta (the chain rule's inner beta forgotten)",
+     "softplus/missing-inner-beta"),
     ("softplus", "backward sigmoid(x): beta forgotten inside the sigmoid",
      "softplus/forgets-beta-in-sigmoid"),
     ("softplus", "setup_context keeps x as a ctx attribute", "softplus/tensor-on-ctx"),
