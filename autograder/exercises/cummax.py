@@ -12,7 +12,7 @@ from ..domain import Case, Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .layouts import check_noncontiguous_grad_output
-from .pattern_cases import LESSON, _shape, described, graded_case
+from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 
 LATER_IN_LESSON = True
 CUMMAX = Spec("CumMax", ("x", "dim"), lambda x, dim: torch.cummax(x, dim).values)
@@ -86,6 +86,26 @@ def check_ties_and_repeats(function, device) -> None:
             details, mistake="CumMax/loses-shared-gradients")
 
 
+def check_follows_dim(function, device) -> None:
+    """Right along the last dim, wrong for dim=0: backward ignored ctx.dim. A square x keeps a
+    scatter along the wrong dim in bounds, so the slip shows as values, not as an error."""
+    x = sample((4, 4), device, seed=5)
+    try:
+        got, truth, _ = gradient_for(function, CUMMAX, {"x": x, "dim": 0})
+        along_last, truth_last, _ = gradient_for(function, CUMMAX, {"x": x.T.contiguous(),
+                                                                    "dim": 1})
+    except GradingError:
+        return  # the graded cases report the learner's own error
+    tensors = isinstance(got, torch.Tensor) and isinstance(along_last, torch.Tensor)
+    if (tensors and got.shape == truth.shape and along_last.shape == truth_last.shape
+            and not torch.allclose(got, truth) and torch.allclose(along_last, truth_last)):
+        raise GradingError("CumMax's gradient is right when dim is the last dimension but wrong "
+                           "for dim=0: the indices run along ctx.dim, so the adding in backward "
+                           "must run along ctx.dim too (with x of shape (4, 4), dim=0)",
+                           f"got {got.tolist()}, expected {truth.tolist()}",
+                           mistake="CumMax/last-dim-only")
+
+
 def check_saves_indices_only(forward, x: torch.Tensor) -> None:
     """Backward needs the positions of the running maxima: one int64 tensor, no float one."""
     for saved in forward.saved:
@@ -118,6 +138,7 @@ def cummax_full(CumMax, device) -> None:
     function = check_is_function(CumMax, CUMMAX)
     check_ties_and_repeats(function, device)
     cummax_case(function, {"x": TIES.to(device, torch.float64), "dim": 1})
+    check_follows_dim(function, device)
     cummax_case(function, {"x": TIES.T.contiguous().to(device, torch.float64), "dim": 0})
     covers("ties as torch.cummax")
     covers("outputs that share an entry add up")

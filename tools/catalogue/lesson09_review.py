@@ -285,6 +285,10 @@ MISTAKES = [
             "Cumsum's gradient is right when dim is the last dimension but wrong for dim=0",
             _cumsum("        return grad_output.flip(-1).cumsum(-1).flip(-1), None\n"),
             named=True),
+    Mistake("CumMax", "scatter_add along the last dim, whatever dim is",
+            "CumMax's gradient is right when dim is the last dimension but wrong for dim=0",
+            _cummax("        return torch.zeros_like(grad_output).scatter_add(-1, indices, "
+                    "grad_output), None\n")),
     Mistake("IndexSelect", "grad[index] += grad_output (+= on an indexed tensor is a write)",
             "IndexSelect lost repeated rows", _select('''
         grad_x = grad_output.new_zeros(ctx.shape)
