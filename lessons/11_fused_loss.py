@@ -14,13 +14,13 @@
 # with a cross-entropy. At $N = 8192$ tokens and a vocabulary of $V = 128\text{k}$ the
 # float32 logits alone take $8192 \cdot 131072 \cdot 4$ bytes = **4 GiB**, often more memory
 # than all the activations a checkpointed model keeps (lesson 05). Fused losses avoid
-# creating them by working on a few rows (or a block of the vocabulary) at a time, and they
-# differ in when the gradients are computed. Liger-Kernel's fused linear cross-entropy, which
-# you build here, computes them **during forward**, while each chunk of logits exists, so that
-# backward has nothing left to do but multiply. Apple's Cut Cross-Entropy (Wijmans et al., 2024) computes
-# only the loss in forward (a blockwise log-sum-exp, keeping one number per row) and
-# **recomputes** the logits block by block in backward, skipping the blocks whose softmax is
-# negligible: one more matrix product, and no gradient-sized tensors kept between the passes.
+# creating them by working on a few rows (or a block of the vocabulary) at a time, and they differ
+# in when the gradients are computed. Liger-Kernel's fused linear cross-entropy, which you build
+# here, computes them **during forward**, while each chunk of logits exists, so that backward has
+# nothing left to do but multiply. Apple's Cut Cross-Entropy (Wijmans et al., 2024) computes only
+# the loss in forward (a blockwise log-sum-exp, keeping one number per row) and **recomputes** the
+# logits block by block in backward, skipping the blocks whose softmax is negligible: one more
+# matrix product, and no gradient-sized tensors kept between the passes.
 #
 # By the end of this lesson you can:
 # 1. derive the cross-entropy's backward, with what `ignore_index` changes in it;
@@ -149,12 +149,12 @@ print("textbook:", textbook.item(), "   F.cross_entropy:",
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
 #
 # $e^{10^4}$ is `inf` even in float64 (the limit is about $e^{709}$; in float32 $e^{89}$ is
-# already `inf`), and `inf / inf` is `nan`. `F.cross_entropy` works with the shifted
-# log-sum-exp: subtracting the row's maximum $m_i$ changes nothing mathematically,
-# $\operatorname{lse}(z_i) = m_i + \log\sum_k e^{z_{ik} - m_i}$, and every exponent is then
-# $\le 0$. Row 1's loss is $10^4 - 2 \approx 9998$, a perfectly good number. Two more traps
-# hide in the textbook line: the log of each probability (a probability of $e^{-10^4}$ is exactly 0 in any float,
-# and its log is $-\infty$), and the division (the log-sum-exp needs none).
+# already `inf`), and `inf / inf` is `nan`. `F.cross_entropy` works with the shifted log-sum-exp:
+# subtracting the row's maximum $m_i$ changes nothing mathematically, $\operatorname{lse}(z_i) =
+# m_i + \log\sum_k e^{z_{ik} - m_i}$, and every exponent is then $\le 0$. Row 1's loss is $10^4 -
+# 2 \approx 9998$, a perfectly good number. Two more traps hide in the textbook line: the log of
+# each probability (a probability of $e^{-10^4}$ is exactly 0 in any float, and its log is
+# $-\infty$), and the division (the log-sum-exp needs none).
 # </details>
 #
 # ## Derive the backward, one step at a time
@@ -1007,12 +1007,12 @@ plt.show()
 # in bfloat16**: the fused loss peaks higher than the plain composed one, because its float32
 # weight copy (8 MiB here) and float32 `grad_weight` (8 MiB) are never costed by the
 # contract. Production kernels avoid both: Liger-Kernel multiplies in the inputs' dtype (a
-# GPU's bfloat16 matrix product accumulates in float32 inside), so no float32 copy of the
-# weight exists, and it keeps `grad_weight` in the weight's dtype unless asked for a float32
-# accumulator (its `accum_dtype` option), trading the accuracy this lesson grades for memory.
-# What the chunking always removes is the $(N, V)$ term, which grows with the number of tokens;
-# what it adds is the size of the weight, which does not. Measure at your own proportions and dtype before you
-# believe a ratio, this one included.
+# GPU's bfloat16 matrix product accumulates in float32 inside), so no float32 copy of the weight
+# exists, and it keeps `grad_weight` in the weight's dtype unless asked for a float32 accumulator
+# (its `accum_dtype` option), trading the accuracy this lesson grades for memory. What the
+# chunking always removes is the $(N, V)$ term, which grows with the number of tokens; what it
+# adds is the size of the weight, which does not. Measure at your own proportions and dtype before
+# you believe a ratio, this one included.
 #
 # **Your turn, ungraded: the other side of the trade.** Build the production variant and
 # measure it. Write `LowMemoryLinearCrossEntropy`, a copy of your `LinearCrossEntropy` that
