@@ -1,0 +1,37 @@
+"""Lesson 00's live checkers: the worked answers the solutions show pass, and the placeholder
+or a named slip fails with what is off."""
+
+from tests.tools.shown.lesson_code import live_check
+
+
+def test_worked_square_entry_passes_and_a_lost_sign_fails():
+    """Does the worked my_square_entry pass its checker, and 2|x| on the diagonal fail?"""
+    assert live_check("00_template", "my_square_entry") == [
+        "✓ all 9 entries (i, j) match autograd's Jacobian"]
+    lines = live_check("00_template", "my_square_entry",
+                       my_square_entry=lambda i, j, x: 2 * abs(x[j]) if i == j else 0.0)
+    assert lines[0].startswith("✗ 1 of 9 entries differ") and "(1, 1)" in lines[0], lines
+    assert live_check("00_template", "my_square_entry", learner=True) == [
+        "Write your step 1 into my_square_entry first."]
+
+
+def test_worked_outer_entry_passes_and_a_sparsity_only_answer_fails():
+    """Does the worked dy_du pass, and a True/False answer (right sparsity, no value) fail with
+    the entry it gets wrong?"""
+    assert live_check("00_template", "dy_du") == [
+        "✓ all 18 entries (i, j, k) match autograd's Jacobian"]
+    lines = live_check("00_template", "dy_du", dy_du=lambda i, j, k, u, v: i == k)
+    assert lines[0].startswith("✗ 3 of 18 entries differ") and "you give 1, autograd 3" in lines[0]
+
+
+def test_worked_outer_grad_u_passes_and_a_transposed_g_fails():
+    """Does the worked my_grad_u pass at every entry, and G on the wrong side or an unsummed
+    product fail?"""
+    lines = live_check("00_template", "my_grad_u")
+    assert len(lines) == 3 and all(line.endswith("✓") for line in lines), lines
+    wrong_side = live_check("00_template", "my_grad_u", my_grad_u=lambda G, u, v: G.T @ v)
+    assert wrong_side[0].startswith("✗ my_grad_u raised RuntimeError"), wrong_side
+    unsummed = live_check("00_template", "my_grad_u", my_grad_u=lambda G, u, v: G * v)
+    assert unsummed[0].startswith("✗ your result has shape (3, 2)"), unsummed
+    no_v = live_check("00_template", "my_grad_u", my_grad_u=lambda G, u, v: G.sum(1))
+    assert any(line.endswith("✗") for line in no_v), no_v

@@ -1,0 +1,31 @@
+"""Lesson 04's live derivation checkers pass the worked answers and show where a named slip
+is off."""
+
+import torch
+
+from tests.tools.shown.lesson_code import run_cells
+
+
+def test_swish_derivation_worked_passes_and_a_lost_beta_is_located():
+    """Does the worked my_dy_dx / my_dL_dbeta pass at Hint 3's point and every beta, and a
+    dy/dx without beta fail with the point and both values?"""
+    cells = ["my_dy_dx = lambda", "def check_swish_derivation():\n"]  # the cell calls it
+    lines = run_cells("04_double_backward", cells)
+    assert len(lines) == 5 and all(line.endswith("dL/dbeta ✓") for line in lines), lines
+    assert lines[0].startswith("Hint 3, beta = 2.0: dy/dx ✓"), lines
+    no_beta = run_cells("04_double_backward", cells, my_dy_dx=lambda x, beta: (
+        torch.sigmoid(x) * (1 + x * (1 - torch.sigmoid(x)))))
+    assert "dy/dx ✗ at x = -0.5: yours 0.2600, autograd 0.0723" in no_beta[0], no_beta
+
+
+def test_backward_of_backward_worked_passes_and_slips_are_named():
+    """Do the worked grad_g, grad_a, grad_c agree with autograd, and a one-term grad_g and a
+    transposed grad_a fail with what is off?"""
+    cells = ["grad_g = lambda", "def b(g, a, c):"]
+    lines = run_cells("04_double_backward", cells)
+    assert len(lines) == 3 and all("✓" in line for line in lines), lines
+    slips = run_cells("04_double_backward", cells,
+                      grad_g=lambda gbar_a, gbar_c, g, a, c: gbar_a @ c,
+                      grad_a=lambda gbar_a, gbar_c, g, a, c: gbar_c @ g.T)
+    assert slips[0].startswith("grad_g ✗ 12 of 12 entries differ; furthest off at"), slips
+    assert slips[1] == "grad_a ✗ shape (2, 3), not (3, 2): the transpose's shape", slips

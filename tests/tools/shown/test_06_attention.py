@@ -1,0 +1,182 @@
+"""Lesson 06's live checkers: each worked answer the solutions show passes the lesson's check,
+and the placeholder or a plausible slip fails it."""
+
+import torch
+
+from tests.tools.shown.lesson_code import definitions, printed
+
+
+def _answer(name: str, learner: bool = False):
+    """Lesson 06's function ``name`` as the solutions (or the learner's copy) have it."""
+    return definitions("06_attention", name, "my_P_from_lse", learner=learner)[name]
+
+
+def test_softmax_vjp_worked_passes_and_first_guess_fails():
+    s, v = torch.randn(5, dtype=torch.float64), torch.randn(5, dtype=torch.float64)
+    p = torch.softmax(s, dim=0)
+    J = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=0), s)
+    for learner, ok in ((False, True), (True, False)):
+        vjp = _answer("my_softmax_vjp", learner)
+        assert ((vjp(p, v) - J.T @ v).abs().max() < 1e-12) == ok
+
+
+def test_lse_worked_rebuilds_p_where_the_first_guess_overflows():
+    scores = torch.randn(3, 6, generator=torch.Generator().manual_seed(0)) * 40
+    scores[0, 0] = 100.0
+    worked = definitions("06_attention", "my_lse", "my_P_from_lse")
+    lse = worked["my_lse"](scores)
+    error = (worked["my_P_from_lse"](scores, lse) - torch.softmax(scores, -1)).abs().max()
+    assert torch.isfinite(lse).all() and error < 1e-5
+    assert torch.isinf(_answer("my_lse", learner=True)(scores)).any()
+
+
+def test_row_sum_worked_passes():
+    generator = torch.Generator().manual_seed(1)
+    P = torch.softmax(torch.randn(3, 6, dtype=torch.float64, generator=generator), -1)
+    V, dO = (torch.randn(*shape, dtype=torch.float64, generator=generator)
+             for shape in ((6, 4), (3, 4)))
+    assert torch.allclose(_answer("my_row_sum")(dO, P @ V), ((dO @ V.T) * P).sum(-1))
+
+
+def _online(combine, row, values):
+    m, ell = torch.tensor(float("-inf"), dtype=torch.float64), 0.0
+    o = torch.zeros(2, dtype=torch.float64)
+    for start in range(0, 12, 4):
+        m, ell, o = combine(m, ell, o, row[start:start + 4], values[start:start + 4])
+    return o / ell, m + torch.log(torch.as_tensor(ell))
+
+
+def test_combine_worked_passes_and_no_rescale_fails():
+    row = torch.tensor([-3.0, 1, 0, 2, 5, -1, 0, 1, 7, 2, 3, 0], dtype=torch.float64)
+    values = torch.randn(12, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    exact = torch.softmax(row, 0) @ values
+    output, lse = _online(_answer("combine"), row, values)
+    assert torch.allclose(output, exact) and torch.allclose(lse, torch.logsumexp(row, 0))
+
+    def no_rescale(m, ell, o, s_new, v_new):  # rescales ell but not o
+        m_new = torch.maximum(m, s_new.max())
+        p = torch.exp(s_new - m_new)
+        return m_new, torch.exp(m - m_new) * ell + p.sum(), o + p @ v_new
+
+    assert not torch.allclose(_online(no_rescale, row, values)[0], exact)
+    assert not torch.allclose(_online(_answer("combine", learner=True), row, values)[0], exact)
+
+
+def _tiled_forward_check(tiled_forward) -> list[str]:
+    """What check_tiled_forward prints for ``tiled_forward``."""
+    from autograder.memory import TensorAccounting
+    lesson = definitions("06_attention", "check_tiled_forward", TensorAccounting=TensorAccounting,
+                         tiled_forward=tiled_forward)
+    return printed(lesson["check_tiled_forward"])
+
+
+def test_tiled_forward_check_passes_the_worked_and_names_a_row_block():
+    """Does check_tiled_forward give the worked answer two ✓, and name the placeholder's whole
+    score matrix and a block of queries against every key (right values, too big)?"""
+    lines = _tiled_forward_check(_answer("tiled_forward"))
+    assert len(lines) == 2 and all(line.startswith("✓") for line in lines), lines
+
+    def row_block(Q, K, V, scale, block):
+        outputs, lses = [], []
+        for i in range(0, Q.shape[-2], block):
+            scores = (Q[..., i:i + block, :] @ K.transpose(-2, -1)) * scale
+            lse = torch.logsumexp(scores, -1)
+            outputs.append(torch.exp(scores - lse.unsqueeze(-1)) @ V)
+            lses.append(lse)
+        return torch.cat(outputs, -2), torch.cat(lses, -1)
+
+    lines = _tiled_forward_check(row_block)
+    assert lines[0].startswith("✓") and "a block of queries against every key" in lines[1], lines
+    placeholder = _answer("tiled_forward", learner=True)
+    assert "the whole score matrix" in _tiled_forward_check(placeholder)[1]
+    assert _tiled_forward_check(lambda *args, **kwargs: 1 / 0) == [
+        "✗ tiled_forward raised ZeroDivisionError: division by zero"]
+
+
+def test_tiled_forward_worked_makes_nothing_bigger_than_a_tile():
+    from autograder.memory import TensorAccounting
+    generator = torch.Generator().manual_seed(3)
+    Q, K, V = (torch.randn(2, 40, 8, dtype=torch.float64, generator=generator) for _ in range(3))
+    with TensorAccounting() as books:
+        O, L = _answer("tiled_forward")(Q, K, V, 8 ** -0.5, block=8)
+    scores = (Q @ K.transpose(-2, -1)) * 8 ** -0.5
+    assert torch.allclose(O, torch.softmax(scores, -1) @ V)
+    assert torch.allclose(L, torch.logsumexp(scores, -1))
+    outputs = {tuple(O.shape), tuple(L.shape)}
+    largest = max((s for s in books.phase.shapes if s not in outputs),
+                  key=lambda s: torch.Size(s).numel())
+    assert largest == (2, 8, 8)
+
+
+def test_slope_gradient_worked_matches_autograd():
+    import torch.nn.functional as F
+    generator = torch.Generator().manual_seed(4)
+    Q, K, V, grad_O = (torch.randn(2, 4, 6, c, generator=generator) for c in (8, 8, 5, 5))
+    distance = (torch.arange(6)[:, None] - torch.arange(6)[None, :]).abs().float()
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625], requires_grad=True)
+    F.scaled_dot_product_attention(Q, K, V, attn_mask=-slopes[:, None, None] * distance
+                                   ).backward(grad_O)
+    bias = (-slopes.detach()[:, None, None] * distance).expand(2, 4, 6, 6).clone().requires_grad_()
+    F.scaled_dot_product_attention(Q, K, V, attn_mask=bias).backward(grad_O)
+    assert torch.allclose(_answer("slope_gradient")(bias.grad, distance), slopes.grad, atol=1e-5)
+    assert not torch.allclose(bias.grad.sum(dim=(0, 2, 3)), slopes.grad, atol=1e-5)  # plain sum
+
+
+def test_tile_backward_worked_sums_to_autograd_and_a_tile_row_sum_fails():
+    generator = torch.Generator().manual_seed(5)
+    Q, K, V, dO = (torch.randn(16, 4, dtype=torch.float64, generator=generator)
+                   for _ in range(4))
+    leaves = [t.clone().requires_grad_() for t in (Q, K, V)]
+    O = torch.softmax((leaves[0] @ leaves[1].T) * 0.5, dim=-1) @ leaves[2]
+    O.backward(dO)
+    L, D = torch.logsumexp((Q @ K.T) * 0.5, dim=-1), (dO * O.detach()).sum(-1)
+
+    def tile_row_sum(q, k, v, do, L, D, scale):  # D from the tile's own dP * P
+        p = torch.exp((q @ k.T) * scale - L.unsqueeze(-1))
+        dp = do @ v.T
+        ds = p * (dp - (dp * p).sum(-1, keepdim=True))
+        return scale * ds @ k, scale * ds.T @ q, p.T @ do
+
+    for tile_backward, ok in ((_answer("tile_backward"), True), (tile_row_sum, False)):
+        tiled = [torch.zeros_like(t) for t in (Q, K, V)]
+        for i in (0, 8):
+            for j in (0, 8):
+                dq, dk, dv = tile_backward(Q[i:i + 8], K[j:j + 8], V[j:j + 8], dO[i:i + 8],
+                                           L[i:i + 8], D[i:i + 8], 0.5)
+                tiled[0][i:i + 8] += dq
+                tiled[1][j:j + 8] += dk
+                tiled[2][j:j + 8] += dv
+        assert all(torch.allclose(t, leaf.grad) for t, leaf in zip(tiled, leaves)) == ok
+
+
+def _slope_check(slope_gradient) -> list[str]:
+    """What check_slope_gradient prints for ``slope_gradient``."""
+    lesson = definitions("06_attention", "check_slope_gradient", slope_gradient=slope_gradient)
+    return printed(lesson["check_slope_gradient"])
+
+
+def test_slope_check_passes_the_worked_and_fails_a_plain_sum():
+    """Does check_slope_gradient give the worked answer ✓, a plain sum of dS' ✗, and say the
+    placeholder is not written yet?"""
+    assert _slope_check(_answer("slope_gradient"))[0].startswith("✓")
+    assert _slope_check(lambda grad_S, distance: -grad_S.sum(dim=(0, 2, 3)))[0].startswith("✗")
+    assert _slope_check(_answer("slope_gradient", learner=True)) == [
+        "slope_gradient is not written yet"]
+
+
+def test_report_marks_the_tolerance_and_shows_an_error_in_one_line():
+    """Does report (the live checkers' verdict) give ✓ under the tolerance, ✗ over it or for
+    nan, and one line for an error the learner's code raises?"""
+    report = definitions("06_attention", "report")["report"]
+
+    def verdict(largest_error) -> list[str]:
+        return printed(report, "check", largest_error, 1e-12)
+
+    assert verdict(lambda: 1e-15)[0].startswith("✓ check: largest error 1e-15")
+    assert verdict(lambda: 0.17)[0].startswith("✗")
+    assert verdict(lambda: float("nan"))[0].startswith("✗")
+
+    def raises():
+        raise RuntimeError("shapes cannot be multiplied\nsecond line")
+
+    assert verdict(raises) == ["✗ check: your code raised RuntimeError: shapes cannot be multiplied"]

@@ -1,0 +1,93 @@
+"""Lesson 08's live checkers and its ungraded Cross: the worked answers the solutions show pass
+every line of their checks, and a plausible slip fails."""
+
+import torch
+
+from tests.tools.shown.lesson_code import definitions, printed
+
+
+def _check(checker: str, *args, **given) -> list[str]:
+    """What lesson 08's ``checker`` prints with ``given`` defined."""
+    return printed(definitions("08_compile", checker, **given)[checker], *args)
+
+
+def _cross() -> type:
+    return definitions("08_compile", "Cross")["Cross"]
+
+
+def test_the_worked_cross_passes_every_check():
+    """Does the worked Cross pass check_cross, line by line?"""
+    lines = _check("check_cross", Cross=_cross())
+    assert len(lines) == 4 and all(line.endswith("✓") for line in lines), lines
+
+
+def test_the_cross_checker_catches_a_backward_with_the_factors_swapped():
+    """Does check_cross fail a backward whose cross products have the wrong order (sign)?"""
+    class SwappedBackward(_cross()):
+        @staticmethod
+        def backward(ctx, grad_output):
+            a, b = ctx.saved_tensors
+            return torch.linalg.cross(grad_output, b), torch.linalg.cross(a, grad_output)
+
+    lines = _check("check_cross", Cross=SwappedBackward)
+    assert lines[0].startswith("backward (gradcheck) ✗"), lines
+
+
+def test_the_worked_log_sum_exp_steps_pass_the_live_checker():
+    """Do the worked lse_weights and lse_jvp pass every line of check_lse_steps?"""
+    steps = definitions("08_compile", "lse_weights", "lse_jvp")
+    lines = _check("check_lse_steps", lse_weights=steps["lse_weights"], lse_jvp=steps["lse_jvp"])
+    assert len(lines) == 6 and all(line.endswith("✓") for line in lines), lines
+
+
+def test_the_lse_checker_catches_weights_from_a_new_sum_of_exponentials():
+    """Does e^x / sum(e^x), right near 0, fail the live checker at |x| = 1000?"""
+    naive = lambda x, y: x.exp() / x.exp().sum(-1, keepdim=True)  # noqa: E731
+    lines = _check("check_lse_steps", lse_weights=naive,
+                   lse_jvp=lambda x, y, x_dot: (naive(x, y) * x_dot).sum(-1))
+    assert lines[0].endswith("✓") and "1000, 999, 998): ✗" in lines[1], lines
+
+
+def test_the_worked_softplus_slope_passes_and_an_extra_beta_fails():
+    """Does the worked softplus_slope pass check_softplus_slope, and beta times it fail at
+    every point?"""
+    slope = definitions("08_compile", "softplus_slope")["softplus_slope"]
+    lines = _check("check_softplus_slope", softplus_slope=slope)
+    assert len(lines) == 4 and all(line.endswith("✓") for line in lines), lines
+    wrong = _check("check_softplus_slope", softplus_slope=lambda x, b: b * slope(x, b))
+    assert all("✗" in line for line in wrong), wrong
+
+
+def _batch_dim_check(rule_returns_input_bdim: bool) -> list[str]:
+    """What check_batch_dim_at_1 prints for a squared_norm operator whose batching rule returns
+    0 after moving the batch dim first (the solution's), or, like roll_one's rule, the input's
+    batch dim."""
+    name = "input_bdim" if rule_returns_input_bdim else "front"
+
+    @torch.library.custom_op(f"shown_solutions_08::squared_norm_{name}", mutates_args=())
+    def squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:
+        return (x * x).sum(dim)
+
+    @squared_norm.register_fake
+    def _(x, dim):
+        reduced = dim % x.dim()
+        return x.new_empty(x.shape[:reduced] + x.shape[reduced + 1:])
+
+    def rule(info, in_dims, x, dim):
+        x_bdim, _ = in_dims
+        if rule_returns_input_bdim:
+            sample_dim = dim % (x.dim() - 1)
+            return squared_norm(x, sample_dim + (sample_dim >= x_bdim)), x_bdim
+        return squared_norm(x.movedim(x_bdim, 0), dim + 1 if dim >= 0 else dim), 0
+
+    squared_norm.register_vmap(rule)
+    return _check("check_batch_dim_at_1", squared_norm=squared_norm)
+
+
+def test_batch_dim_check_passes_the_solutions_rule_and_fails_roll_ones():
+    """Does the live check before squared_norm's self-check pass a rule that returns 0 after
+    moving the batch dim first, and fail roll_one's rule (the input's batch dim) at dim 0?"""
+    lines = _batch_dim_check(rule_returns_input_bdim=False)
+    assert len(lines) == 2 and all(line.startswith("✓") for line in lines), lines
+    lines = _batch_dim_check(rule_returns_input_bdim=True)
+    assert lines[0].startswith("✗ dim= 0: shape (4, 5)") and lines[1].startswith("✓"), lines

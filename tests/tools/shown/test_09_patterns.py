@@ -1,0 +1,43 @@
+"""Lesson 09's live checks of the Jacobians behind Exercises 1-4: each worked answer passes
+every line, the learner's placeholder asks to be written, and a named slip fails."""
+
+import torch
+
+from tests.tools.shown.lesson_code import definitions, printed
+
+CHECKS = {"bm_grads": "check_bm_grads", "prod_J_row": "check_prod_J_row",
+          "cumsum_J": "check_cumsum_J", "select_J": "check_select_J"}
+
+
+def _live(name: str, yours=None, learner: bool = False) -> list[str]:
+    """What the check of ``name`` prints for the worked answer (``learner``: the placeholder),
+    or for ``yours`` when given."""
+    lesson = definitions("09_patterns", name, CHECKS[name], "live_check", learner=learner)
+    if yours is not None:
+        lesson[name] = yours
+    return printed(lesson[CHECKS[name]])
+
+
+def test_live_checks_pass_their_worked_answers_and_ask_for_the_placeholder():
+    for name in CHECKS:
+        lines = _live(name)
+        assert len(lines) >= 2 and all(line.startswith("✓") for line in lines), (name, lines)
+        assert _live(name, learner=True) == [f"Write {name} first."]
+
+
+def test_live_checks_fail_the_named_slips():
+    # b's sum without its dim of size 1
+    lines = _live("bm_grads", lambda a, b, g: ((g * b).sum(1, keepdim=True), (g * a).sum((0, 2))))
+    assert all(line.startswith("✗") and "shapes" in line for line in lines), lines
+    # the product divided by the entry: nan where the slice holds a zero
+    lines = _live("prod_J_row", lambda x: x.prod() / x)
+    assert lines[0].startswith("✓") and all(line.startswith("✗") for line in lines[1:]), lines
+    # the other triangle
+    lines = _live("cumsum_J", lambda n: torch.triu(torch.ones(n, n)))
+    assert lines[0].startswith("✓") and all(line.startswith("✗") for line in lines[1:]), lines
+    # the matrix transposed, (n_rows, len(index))
+    lines = _live("select_J", lambda index, n: (index[:, None] == torch.arange(n)).double().T)
+    assert all(line.startswith("✗") for line in lines), lines
+    # an error in the learner's code is shown in one line, and the check goes on
+    lines = _live("cumsum_J", lambda n: 1 / 0)
+    assert len(lines) == 3 and all("raised ZeroDivisionError" in line for line in lines), lines

@@ -1,0 +1,63 @@
+"""Lesson 11's live checkers of the cross-entropy derivation and of the grad-mode wrapper print
+a verdict per point: the worked answers pass them, the placeholders and a slip fail."""
+
+import torch
+
+from tests.tools.shown.lesson_code import definitions, printed
+
+
+def _grad_logits_lines(answer=None, learner=False) -> list[str]:
+    example = {"logits": torch.randn(5, 4, dtype=torch.float64),
+               "labels": torch.tensor([2, -100, 0, -100, 3])}
+    lesson = definitions("11_fused_loss", "first_line", "my_grad_logits", "check_grad_logits",
+                         learner=learner, **example)
+    return printed(lesson["check_grad_logits"], answer or lesson["my_grad_logits"])
+
+
+def test_grad_logits_worked_passes_and_zeros_or_a_mean_over_all_rows_fail():
+    """Does the worked dL/dlogits pass all three cases, the placeholder fail them, a gradient
+    divided by N (every row) instead of M (the counted rows) fail where rows are ignored, and a
+    function that raises print a cross instead of stopping Run All?"""
+    lines = _grad_logits_lines()
+    assert len(lines) == 3 and all(": ✓" in line for line in lines), lines
+    assert all(": ✗" in line for line in _grad_logits_lines(learner=True))
+
+    def over_n(logits, target, ignore_index, grad_output):
+        counted = (target != ignore_index)[:, None]
+        one_hot = torch.nn.functional.one_hot(torch.where(counted[:, 0], target, 0),
+                                              logits.shape[1])
+        return (torch.softmax(logits, 1) - one_hot) * counted / len(target) * grad_output
+
+    verdicts = [": ✓" in line for line in _grad_logits_lines(over_n)]
+    assert verdicts == [False, True, False], verdicts
+
+    def raises(*args):
+        raise IndexError("index 7 is out of bounds")
+
+    assert all("✗ IndexError: index 7" in line for line in _grad_logits_lines(raises))
+
+
+def test_linear_grads_worked_passes_and_the_placeholder_or_a_transpose_slip_fails():
+    """Does the worked (G W, G^T x) pass both lines, the zeros fail, and G^T x for grad_x (a
+    shape slip) fail with its shape?"""
+    lesson = definitions("11_fused_loss", "first_line", "my_linear_grads", "check_linear_grads")
+    check = lesson["check_linear_grads"]
+    assert [line.split(":")[1][:2] for line in printed(check, lesson["my_linear_grads"])] == \
+        [" ✓", " ✓"]
+    placeholder = definitions("11_fused_loss", "my_linear_grads", learner=True)["my_linear_grads"]
+    assert all(": ✗" in line for line in printed(check, placeholder))
+    swapped = printed(check, lambda G, x, weight: (G.T @ x, G @ weight))
+    assert all("✗ shape" in line for line in swapped), swapped
+
+
+def test_wrapper_worked_passes_and_a_constant_flag_fails_under_no_grad():
+    """Does the worked wrapper (the caller's grad mode as the flag) get three ticks, and the
+    placeholder (flag always True) fail only under torch.no_grad()?"""
+    names = ("first_line", "Reports", "my_wrapper", "check_wrapper")
+    lesson = definitions("11_fused_loss", *names)
+    assert [line[0] for line in printed(lesson["check_wrapper"], lesson["my_wrapper"])] == \
+        ["✓", "✓", "✓"]
+    learner = definitions("11_fused_loss", *names, learner=True)
+    lines = printed(learner["check_wrapper"], learner["my_wrapper"])
+    assert [line[0] for line in lines] == ["✓", "✗", "✓"], lines
+    assert "under torch.no_grad()" in lines[1]
