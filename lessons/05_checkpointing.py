@@ -345,13 +345,49 @@ compare("EagerFancy keeps only x", predicted_eager_keeps_only_x, kept["EagerFanc
 # build the block's graph again and differentiate that, inside backward. Three facts about the
 # engine decide how:
 #
-# - inside an ordinary `backward` grad mode is **off**, as lesson 04's quick question 1 showed,
-#   so nothing is recorded; the context manager `torch.enable_grad()` switches it on for the
-#   code inside its `with` block;
+# - whether anything is recorded inside an ordinary `backward` depends on its grad mode
+#   (lesson 04's quick question 1 asked it; predict it again below); the context manager
+#   `torch.enable_grad()` switches grad mode on for the code inside its `with` block;
 # - where a recorded graph ends depends on what it was recorded from: predict it below;
 # - the vector-Jacobian product of a graph you recorded, with `grad_output` as the vector, is
 #   what `torch.autograd.grad` and `torch.autograd.backward` compute. They differ in where the
 #   gradients go, which matters as soon as the block has parameters.
+#
+# **Predict, then run.** The backward of `GradModeReports` below calls `fancy` on a fresh leaf
+# that requires grad, once as it is and once inside `with torch.enable_grad():`. Does
+# `fancy`'s output require grad, each time?
+
+# %%
+predicted_records_in_backward = None       # True or False: fancy called as it is
+predicted_records_under_enable_grad = None  # True or False: inside torch.enable_grad()
+
+# %%
+class GradModeReports(torch.autograd.Function):
+    """The identity, whose backward reports whether fancy's ops record."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        leaf = torch.ones(3, requires_grad=True)
+        seen["as it is"] = fancy(leaf).requires_grad
+        with torch.enable_grad():
+            seen["under enable_grad"] = fancy(leaf).requires_grad
+        return grad_output
+
+
+seen = {}
+GradModeReports.apply(torch.ones(3, requires_grad=True)).sum().backward()
+print("inside backward, fancy's output requires grad:", seen)
+compare("records, as it is", predicted_records_in_backward, seen["as it is"])
+compare("records, under enable_grad", predicted_records_under_enable_grad,
+        seen["under enable_grad"])
+
+# %% [markdown]
+# Grad mode is off inside an ordinary backward, so nothing there is recorded unless you switch
+# it on.
 #
 # **Predict, then run.** `h = x * 3` is part of a caller's graph, whose leaf is `x`. The cell
 # after next records `(h * 2) ** 2` twice and calls `.backward()` on its sum: once from `h`
@@ -413,16 +449,41 @@ print("after Tensor.backward:     weight.grad is", layer.weight.grad.shape,
 # %% [markdown]
 # ### Randomness inside the block: replaying the random state
 #
-# Dropout draws a new random mask on every call. Recomputing a block with dropout without
-# precautions gives gradients for a **different** mask than the one forward used. The fix is to
-# record the state of the random number generator in forward (`torch.get_rng_state()`, a small
-# `uint8` tensor) and restore it before recomputing.
+# Dropout draws its mask from the global CPU generator, a new one on every call.
 #
-# Restoring it naively would rewind the generator for everyone: whatever runs after the
-# backward would see random numbers it has already seen. `torch.random.fork_rng()` saves the
-# current state on entry and puts it back on exit, so whatever you do inside stays inside.
+# **Predict, then run.** The cell after next seeds once, then calls the same `nn.Dropout` twice
+# on the same input: do the two calls drop the same elements? Then it reads the generator's
+# state with `torch.get_rng_state()`, draws `a = torch.rand(3)`, writes the state back with
+# `torch.set_rng_state`, and draws `b = torch.rand(3)`, as the caller's next draw: does `b`
+# repeat `a`?
+
+# %%
+predicted_same_mask_twice = None  # True or False: two calls of one dropout, seeded once
+predicted_b_repeats_a = None      # True or False: a draw after the state was written back
+
+# %%
+torch.manual_seed(0)
+dropout = nn.Dropout(0.5)
+ones = torch.ones(8)
+first_mask, second_mask = dropout(ones) != 0, dropout(ones) != 0
+print("first call keeps: ", first_mask.int().tolist())
+print("second call keeps:", second_mask.int().tolist())
+state = torch.get_rng_state()
+a = torch.rand(3)
+torch.set_rng_state(state)
+b = torch.rand(3)
+print("a:", [round(v, 2) for v in a.tolist()], " b:", [round(v, 2) for v in b.tolist()])
+compare("same mask twice", predicted_same_mask_twice, torch.equal(first_mask, second_mask))
+compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
+
+# %% [markdown]
+# So a recomputation with no precaution draws another mask than forward did, and gives the
+# gradients of another network, with no error. And a state written back rewinds the generator
+# for whoever draws next. What would forward have to keep, and how could backward put it back
+# for the recomputation alone? Two tools answer it.
 #
-# Reading and writing a state, here on a generator of your own (a `torch.Generator`, which
+# Reading and writing a state (`torch.get_rng_state()` returns a small `uint8` tensor), here
+# on a generator of your own (a `torch.Generator`, which
 # `torch.rand` accepts as an argument; dropout takes none and draws from the global CPU
 # generator, whose state `torch.set_rng_state(state)` writes back in the same way):
 
@@ -438,8 +499,9 @@ print("a later one:", [round(v, 2) for v in later.tolist()])
 print("replayed   :", [round(v, 2) for v in replay.tolist()], " same:", torch.equal(first, replay))
 
 # %% [markdown]
-# And `fork_rng`: whatever happens to the global generator inside the block, the caller's
-# stream continues afterwards as if the block had not run.
+# And `torch.random.fork_rng()`, a context manager that saves the global state on entry and
+# puts it back on exit: whatever happens to the generator inside the block, the caller's stream
+# continues afterwards as if the block had not run.
 
 # %%
 torch.manual_seed(3)
@@ -574,6 +636,24 @@ self_check("CheckpointFunction", CheckpointFunction)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("CheckpointFunction", CheckpointFunction)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# 1. The tensor arguments go to `ctx.save_for_backward`; `run_fn`, the other arguments (and
+#    where each tensor sat among them) and the random states are plain `ctx` attributes.
+# 2. Backward recomputes on fresh leaves: each saved tensor detached, so the rebuilt graph ends
+#    at this block, and made to require grad only where the original did (a boolean mask
+#    cannot).
+# 3. Forward records the CPU random state, and each CUDA device's, before it calls `run_fn`.
+#    Backward writes them back inside `torch.random.fork_rng`, which restores the caller's
+#    streams on exit, and calls `run_fn` there under `torch.enable_grad()`.
+# 4. `torch.autograd.backward` on the rebuilt output, with `grad_output`: it accumulates into
+#    the `.grad` of every leaf it reaches, the parameters and the fresh leaves alike, and the
+#    gradients you return are the fresh leaves' `.grad`.
+# 5. $1 + m$ values in forward's order: `None` for `run_fn`, then for each argument its fresh
+#    leaf's `.grad` if it is a tensor, `None` otherwise.
+# </details>
 
 # %% [markdown]
 # Try it on a block with dropout and parameters: the gradients must equal those of a plain run
@@ -1001,7 +1081,11 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # - $f$ and $g$ are deterministic: backward calls them again, to invert the block and to
 #   recompute it, and needs the very values forward got. A dropout inside breaks that unless its
 #   random state is replayed, as in Exercise 1; the self-check uses no random $f$, and the demo
-#   after it shows what goes wrong.
+#   after it shows what goes wrong;
+# - the inputs backward rebuilds equal forward's only up to rounding (in floating point, a
+#   value added and then taken away again may come back with its last bits changed), and the
+#   drift grows with depth in a stack. The self-check tries one block at a time; real RevNets
+#   accept the drift or store a few exact checkpoints.
 #
 # <details><summary><b>Hint 1</b>: inverting the block</summary>
 #
@@ -1019,12 +1103,12 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # memory or threads run out, then raises or takes the kernel down).
 # </details>
 #
-# <details><summary><b>Hint 3</b>: exactness</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# In floating point, $(x_1 + f(x_2)) - f(x_2)$ is $x_1$ only up to rounding, so the
-# reconstructed inputs differ from the real ones in the last bits, and those errors grow with
-# depth in a deep stack. The grader works in float64 on one block; real RevNets accept the
-# drift or store a few exact checkpoints.
+# With one-element tensors $x_1 = 1$, $x_2 = 2$, $f(h) = h^2$ and $g(h) = w\,h$, where $w = 3$
+# is $g$'s one parameter: forward returns $y_1 = 5$, $y_2 = 17$. Backward rebuilds $x_2 = 2$,
+# then $x_1 = 1$. With both incoming gradients 1, it returns 4 for $x_1$ and 17 for $x_2$, and
+# `w.grad` becomes 5.
 # </details>
 
 
@@ -1278,7 +1362,7 @@ check_reversible_stack()
 
 # %% [markdown]
 # Constant in depth: one block's outputs, for the price of inverting every block on the way
-# down, and of the rounding drift of Exercise 3's Hint 3, which grows with the number of
+# down, and of the rounding drift of Exercise 3's contract, which grows with the number of
 # blocks.
 
 # %% [markdown]
