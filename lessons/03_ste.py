@@ -156,8 +156,8 @@ print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
 # The spike's stand-in was given. The stand-ins of this lesson's first three exercises are
 # yours to find. Work on paper first.
 #
-# 1. **For round.** Find a function with one slope everywhere that never strays more than half
-#    a step from $\operatorname{round}(x)$, however large $|x|$ is. What is its slope?
+# 1. **For round.** Find a continuous function with one slope everywhere that never strays more
+#    than half a step from $\operatorname{round}(x)$, however large $|x|$ is. What is its slope?
 # 2. **For sign.** Question 1's function serves sign as well, and Exercise 1 uses it; but how
 #    far is it from $\operatorname{sign}(x)$ at $x = 10$, or at $x = 1000$? Find a
 #    continuous stand-in that equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and is a
@@ -179,26 +179,35 @@ print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
 #
 # **Check them live.** Write each stand-in and its slope into the next cell (each a
 # `lambda x: ...` returning a tensor shaped like `x`; build the stand-ins from ops autograd can
-# differentiate), then run the one after it. It checks each stand-in against its forward from
-# $-1000$ to $1000$, compares your slope with autograd's slope of your stand-in, and plots
-# both beside the true derivative.
+# differentiate), then run the one after it. It checks that each stand-in has no jump and
+# follows its forward from $-1000$ to $1000$, compares your slope with autograd's slope of
+# your stand-in, and plots both beside the true derivative.
 
 # %%
+### BEGIN WORKED
+stand_in_round = lambda x: x
+slope_round = lambda x: torch.ones_like(x)
+stand_in_sign = lambda x: torch.clamp(x, -1, 1)
+slope_sign = lambda x: (x.abs() <= 1).double()  # clamp's convention at the corners
+### LEARNER
 stand_in_round = None  # question 1: lambda x: ...
 slope_round = None     # its slope: lambda x: ...
 stand_in_sign = None   # question 2: lambda x: ...
 slope_sign = None      # its slope: lambda x: ...
+### END WORKED
 
 # %%
 grid = torch.cat([torch.linspace(-1000, 1000, 40001, dtype=torch.float64),
                   torch.tensor([-2.5, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.5],
                                dtype=torch.float64)])
 inside = grid.abs() < 1
+probes = torch.arange(0.05, 3, 0.05, dtype=torch.float64)
+probes = torch.cat([probes, -probes])  # a jump at any of these shows, from x = 0.05 outwards
 
 
 def check_stand_in(name, stand_in, slope, requirement, meets, target, target_name):
-    """Print whether ``stand_in`` meets its requirement and ``slope`` is its derivative; on ✗,
-    where each is furthest off."""
+    """Print whether ``stand_in`` is continuous, meets its requirement and ``slope`` is its
+    derivative; on ✗, where each is furthest off."""
     if stand_in is None or slope is None:
         print(f"{name}: write the stand-in and its slope first.")
         return
@@ -207,9 +216,15 @@ def check_stand_in(name, stand_in, slope, requirement, meets, target, target_nam
     values = stand_in(grid).detach()
     yours = torch.as_tensor(slope(grid), dtype=grid.dtype).expand_as(grid)
     away = grid.abs() != 1  # the corners are quick question 1's
-    met = meets(values, leaf.grad)
-    print(f"{name}: {requirement}:", "✓" if met else "✗")
-    if not met:
+    jumps = (stand_in(probes + 1e-9) - stand_in(probes - 1e-9)).detach().abs() > 1e-6
+    met = meets(values, leaf.grad) and not jumps.any()
+    print(f"{name}: continuous, {requirement}:", "✓" if met else "✗")
+    if jumps.any():
+        k = jumps.nonzero()[0, 0]
+        print(f"    yours jumps at x = {probes[k].item():g}. Autograd's slope sees no jump: it is "
+              "the slope of the pieces between the jumps (for round itself 0, the true derivative, "
+              "which trains nothing)")
+    elif not met:
         k = (values - target).abs().argmax()
         print(f"    furthest off at x = {grid[k].item():g}: yours {values[k].item():g}, "
               f"{target_name} {target[k].item():g}; autograd's slope of your stand-in "
@@ -251,9 +266,9 @@ if None not in (stand_in_round, slope_round, stand_in_sign, slope_sign):
     plt.show()
 
 # %% [markdown]
-# **Quick question 1.** Your stand-in for sign has a corner at $x = -1$ and at $x = 1$, where
-# it has no derivative. PyTorch computes it twice over: `F.hardtanh(x)` and
-# `torch.clamp(x, -1, 1)` are the same function. Predict what autograd reports for each at
+# **Quick question 1.** Once the checker above is green, your stand-in for sign has a corner at
+# $x = -1$ and at $x = 1$, where it has no derivative. PyTorch has two ops for that function:
+# `F.hardtanh(x)` and `torch.clamp(x, -1, 1)`. Predict what autograd reports for each at
 # $x = -1$ and $x = 1$: 0, 1 or $\tfrac12$? Write your predictions below, then run the cell
 # after.
 
@@ -690,10 +705,9 @@ plt.show()
 #   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative; it returns `None` for
 #   `qmin` and `qmax`.
 #
-# The contract fixes the gradients, not how backward computes them. Derive them by hand: the
-# derivation is what this exercise teaches, and the last exercise of the lesson forbids autograd
-# inside backward. Derive the two gradients before you write anything. Write $g_i$ for
-# `grad_output[i]`.
+# The contract fixes the gradients, not how backward computes them; the derivation is what this
+# exercise teaches, so derive the two gradients by hand before you write anything. Write $g_i$
+# for `grad_output[i]`.
 #
 # 1. Take one element with $q_\text{min} \le v_i \le q_\text{max}$. With round's surrogate, what
 #    is $\partial y_i/\partial x_i$? And for $v_i < q_\text{min}$, or $v_i > q_\text{max}$?

@@ -3,7 +3,7 @@ trick: the worked answer passes, the product rule's lost term and a kept 1/s are
 
 import torch
 
-from tests.tools.shown.lesson_code import definitions, printed
+from tests.tools.shown.lesson_code import cell_from, definitions, printed, run_code
 
 
 def _check(dy_dx, dy_ds) -> list[str]:
@@ -31,3 +31,22 @@ def test_worked_lsq_derivatives_pass_and_the_minus_v_only_slip_fails():
     lines = _check(one_over_s, minus_v_only)
     assert lines[0].startswith("s = 0.5: dy/dx ✗ at v = -4: yours 2, autograd's 1"), lines
     assert "dy/ds ✗ at v = -4: yours 4, autograd's 0" in lines[0], lines
+
+
+def _stand_ins(stand_in_round, slope_round) -> list[str]:
+    """What the stand-in checker prints for round's ``stand_in_round`` and ``slope_round``."""
+    worked = definitions("03_ste", "stand_in_sign", "slope_sign")
+    checker = cell_from("03_ste", "grid = torch.cat").split("\nif None not in")[0]  # no plot
+    return run_code(checker, {"torch": torch, "stand_in_round": stand_in_round,
+                              "slope_round": slope_round, **worked})
+
+
+def test_worked_stand_ins_pass_and_round_itself_fails_for_its_jumps():
+    worked = definitions("03_ste", "stand_in_round", "slope_round")
+    lines = _stand_ins(worked["stand_in_round"], worked["slope_round"])
+    assert len(lines) == 4 and all(line.endswith("✓") for line in lines), lines
+    for slip in (torch.round, lambda x: 0.5 * x + 0.5 * torch.round(x)):  # slope 0, slope 0.5
+        lines = _stand_ins(slip, lambda x: torch.zeros_like(x))
+        assert lines[0].endswith("✗") and lines[1].startswith("    yours jumps at x = 0.5."), lines
+    lines = _stand_ins(lambda x: x + 0.1, lambda x: torch.ones_like(x))  # strays at the halves
+    assert lines[0].endswith("✗") and lines[1].startswith("    furthest off at x = "), lines
