@@ -217,9 +217,9 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
 # 1. Does your formula for `grad_x` still work when $G$ has shape $(B, T, \text{out})$?
 #    (Hint: `@` treats every dimension but the last two as a batch.)
 # 2. $W_{ij}$ is used at every position. Write $\partial L / \partial W_{ij}$ as a sum over $p$.
-#    How do you compute that sum with **one** 2-D matrix product, whatever the number of
-#    leading dimensions? (Hint: the sum over $p$ does not care how the positions are
-#    arranged. How else could you lay them out?)
+#    `FeatureScale` multiplied first and then summed the positions as rows; here the sum over
+#    $p$ sits inside a product. Which two 2-D matrices make it **one** matrix product,
+#    whatever the number of leading dimensions, and which of them is transposed?
 # 3. The same question for `grad_bias`.
 # 4. Does your answer to 2 still work for a single vector, $x$ of shape $(\text{in},)$?
 #
@@ -677,8 +677,10 @@ show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, b
 #
 # 1. Write $\partial L / \partial z$ in terms of $G$ and $z$: what does the ReLU part of
 #    backward need to know about $z$, and what is the smallest tensor that holds it?
-# 2. Once you have $\partial L / \partial z$, what is left to compute, and what must forward
-#    keep for it?
+# 2. Once you have $\partial L / \partial z$, what is left to compute? Which of $x$ and $W$
+#    does each of the three gradients read, so which can forward skip saving when the weight
+#    needs no gradient, and which when $x$ needs none? (The contract below lists what forward
+#    saves; these answers say why.)
 #
 # <details><summary><b>Hint</b> (a question)</summary>
 #
@@ -962,8 +964,7 @@ compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
 # the output's letters, and the result takes that operand's letters. Call it the **swap
 # rule**. The derivation above shows it for a product of two operands in which every letter
 # appears in at least two of the subscripts (operands and output) and no subscript repeats a
-# letter; whether it survives a third operand is for you to derive, at the end of the
-# lesson. A letter that only one operand has
+# letter. A letter that only one operand has
 # is summed in forward and must be broadcast back in backward; a repeated one (`"ii->i"`, a
 # diagonal) would have to repeat in the gradient's output (`"i->ii"`), which einsum refuses.
 # The swap cannot do either.
@@ -1055,10 +1056,10 @@ for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,)), ("i->ii", (
 # - correct for any `grad_output` autograd hands you, a non-contiguous one included;
 # - backward written by hand: deriving the gradients is the exercise.
 #
-# The forward has **three** factors. Before you write a line, derive
-# $\partial L / \partial x_{1, pi}$ index by index, as for `HeadwiseLinear`, and then decide:
-# is the result what a swap of subscripts would give, and why (or why not)? Do the same for
-# the weight, whose letters $o, i, j$ come from three different subscripts.
+# The forward has **three** factors, and the derivation of `HeadwiseLinear` covered two.
+# Before you write a line, derive $\partial L / \partial x_{1, pi}$ index by index, as for
+# `HeadwiseLinear`; then do the same for the weight, whose letters $o, i, j$ come from three
+# different subscripts.
 #
 # Write the backward by hand, as in Exercise 1: autograd inside it (`torch.autograd.grad`,
 # `torch.func.vjp`, `.backward()`) is rejected by the self-check.
