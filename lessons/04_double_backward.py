@@ -232,8 +232,8 @@ plt.show()
 # hints; the cell after that checks them against autograd at Hint 3's point, then at four
 # values of $\beta$, negative and zero included, and shows where a ✗ is furthest off.
 #
-# Can backward tell which gradients nobody asked for, and skip them? The self-check also hands your
-# backward a `grad_output` that is not contiguous, as a later `y.t()` gives.
+# Can backward tell which gradients nobody asked for, and skip them? The self-check also hands
+# your backward a `grad_output` that is not contiguous, as a later `y.t()` gives.
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
@@ -351,7 +351,9 @@ from autograder import grade; grade("SwishFunction", SwishFunction)
 # $\partial y_i/\partial x_i = s_i + \beta x_i\, s_i(1 - s_i)$, and
 # $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i(1 - s_i)$. Backward recomputes $s$
 # from the saved inputs $x$ and $\beta$, so every op that builds the gradient is one autograd
-# can record under `create_graph=True`.
+# can record under `create_graph=True`. And backward can tell which gradients nobody asked for:
+# `ctx.needs_input_grad[1]` is `False` when `beta` does not require grad, and the sum over
+# elements for $\beta$ is then work nobody reads (return `None` for it).
 # </details>
 #
 # Your Swish and its first two derivatives in $x$, for three values of $\beta$; both
@@ -453,26 +455,41 @@ check_gradient_penalty()
 # **A trap the self-check never tries.** Lesson 01 built a stable sigmoid with `torch.where`,
 # which computes both branches everywhere and keeps one. With the textbook branches,
 # `1 / (1 + exp(-z))` and `exp(z) / (1 + exp(z))`, the branch that is dropped overflows once
-# $|z|$ passes about 89 in float32 (710 in float64). The values stay right, but autograd
-# differentiates both branches: `where` sends a zero gradient into the dropped one, that zero
-# meets its `inf`, and 0 × inf is `nan`. Put such a `where` in a backward and it becomes part of
-# the first derivative's graph: the first derivative is right, and only the second comes out
-# `nan`, which is what a gradient penalty or an HVP sees on a large activation. The contract
-# names no second derivative in float32 at such magnitudes, so the self-check never tries one
-# there (it checks Swish's values and first derivatives in float32 and at $|\beta x|$ up to 52).
-# The cell below shows it on the `where` sigmoid alone, then runs the same on your Swish in
-# float32 at $x = \pm 100$: read its second derivatives for a `nan`.
+# $|z|$ passes about 89 in float32 (710 in float64), and the values stay right.
+#
+# **Predict, then run.** The cell after next builds that `where` sigmoid at
+# $x = (-100, 1, 100)$ in float32 and differentiates it once. At which of the three points is
+# its derivative `nan`, if any? The same cell then runs your Swish in float32 at $x = \pm 100$:
+# read its second derivatives for a `nan`.
+
+# %%
+predicted_nan_at = None  # a list of the points among -100, 1, 100 ([] if none)
 
 # %%
 x = torch.tensor([-100.0, 1.0, 100.0], requires_grad=True)  # float32, as in training
 s = torch.where(x >= 0, 1 / (1 + torch.exp(-x)), torch.exp(x) / (1 + torch.exp(x)))
+where_derivative = torch.autograd.grad(s.sum(), x)[0]
 print("where-built sigmoid:       ", s.detach())
-print("its derivative:            ", torch.autograd.grad(s.sum(), x)[0])
+print("its derivative:            ", where_derivative)
 print("torch.sigmoid's derivative:", torch.autograd.grad(torch.sigmoid(x).sum(), x)[0])
+compare("nan at", predicted_nan_at,
+        [point for point, d in zip(x.tolist(), where_derivative.tolist()) if math.isnan(d)])
 beta = torch.tensor(1.0, requires_grad=True)
 first, = torch.autograd.grad(SwishFunction.apply(x, beta).sum(), x, create_graph=True)
 second_x, second_beta = torch.autograd.grad(first.sum(), (x, beta))
 print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Autograd differentiates both branches: `where` sends a zero gradient into the dropped one,
+# that zero meets its `inf`, and 0 × inf is `nan`. Put such a `where` in a backward and it
+# becomes part of the first derivative's graph: the first derivative is right, and only the
+# second comes out `nan`, which is what a gradient penalty or an HVP sees on a large activation.
+# The contract names no second derivative in float32 at such magnitudes, so the self-check never
+# tries one there (it checks Swish's values and first derivatives in float32 and at
+# $|\beta x|$ up to 52).
+# </details>
 
 # %% [markdown]
 # What did your forward save? The inspector below lists each saved tensor with its role. Inputs
@@ -489,7 +506,8 @@ inspect_saved(SwishFunction, torch.linspace(-3, 3, 8, dtype=torch.float64),
 #
 # Take softplus, $y = \log(1 + e^{x})$, whose derivative is $\sigma(x)$. It is tempting to
 # compute $s = \sigma(x)$ once in forward and save it, since backward needs exactly that. For
-# first derivatives that is fine. For second derivatives it is wrong, and silently so:
+# first derivatives that is fine. What happens to the second derivative: an error, or a wrong
+# number? Run it.
 
 # %%
 class SoftplusSavesSigmoid(torch.autograd.Function):
@@ -527,8 +545,10 @@ inspect_saved(SoftplusSavesSigmoid, torch.linspace(-3, 3, 8, dtype=torch.float64
 # constant. Differentiating `grad_output * s` then treats `s` as fixed and misses
 # $\partial s/\partial x = s(1-s)$. Here `grad_output` is a constant too (the 1s of a
 # `.sum()`), so the first derivative comes back with no graph at all, and a second
-# `torch.autograd.grad` on it raises: in your own code, that error is what the trap looks like.
-# The plotting helper below catches it and plots the zero it stands for.
+# `torch.autograd.grad` on it raises: in your own code, that error is what the trap looks like
+# here. When `grad_output` has a graph of its own, the same trap gives a wrong number and no
+# error, as quick question 2 shows. The plotting helper below catches the error and plots the
+# zero it stands for.
 
 # %%
 xs = torch.linspace(-5, 5, 201, dtype=torch.float64, requires_grad=True)
@@ -613,10 +633,10 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # Lesson 00's rule is to pass tensors through `save_for_backward`, never `ctx.x = x`. Now that
 # backward can itself be differentiated, what does breaking the rule cost?
 #
-# Lessons 00 and 01 settled an **input** or **output** kept on `ctx`: double backward still
-# works, but an in-place change goes unnoticed, and an output makes a reference cycle. The
-# third cell below checks the first of these on `ExpOnCtx` ($y = e^x$, keeping `ctx.y = y`).
-# What neither lesson settled is an **intermediate** on `ctx`.
+# Lessons 00 and 01 settled what an **input** or **output** kept on `ctx` costs: an in-place
+# change goes unnoticed, and an output makes a reference cycle. Whether double backward still
+# works through one, the third cell below checks on `ExpOnCtx` ($y = e^x$, keeping
+# `ctx.y = y`). What neither lesson settled is an **intermediate** on `ctx`.
 #
 # **Quick question 2.** `SinhOnCtx` computes $y = \sinh x = (e - 1/e)/2$ with $e = e^x$, keeps
 # the intermediate `e` as `ctx.e` instead of saving it, and returns `grad_output` times
