@@ -338,9 +338,7 @@ report("AsinhSavesInput, then * w", lambda: AsinhSavesInput.apply(x) * w)
 #
 # **Rule of thumb:** memory that another node saves anyway costs nothing extra; a tensor that
 # only your Function keeps is new memory. When the derivative can be written from the
-# output, the output is usually the free choice (the next layer very often keeps it). It is
-# not always the cheaper computation: here $\cosh(y)$ costs two exponentials where
-# $\sqrt{1 + x^2}$ costs a square root, and `torch.asinh`'s own node keeps its input. A mask
+# output, the output is usually the free choice (the next layer very often keeps it). A mask
 # (below) is the other choice to weigh: smaller, but always new.
 
 # %% [markdown]
@@ -495,11 +493,13 @@ plt.show()
 #   gradient. A single `nan` in a gradient spreads: every weight it reaches becomes `nan`.
 # - Before that, autograd's gradient of the first formula stops at $x \approx -372$: an
 #   intermediate, $y^2$, has underflowed to $0$. The second formula's gradient stops too, at
-#   $x = 37$ (the orange curve's right end): there $e^x / (1 + e^x)$ rounds to exactly $1$,
-#   and the two terms autograd subtracts cancel to exactly $0$, where the true derivative is
-#   about $10^{-16}$. Just below $37$ the same cancellation costs digits (at $x = 30$ it gives
-#   $9.3592 \times 10^{-14}$ for $9.3576 \times 10^{-14}$). A zero where the true value is
-#   $10^{-160}$ is harmless; a `nan` is not.
+#   $x = 37$ on this integer grid (the orange curve's right end). On a grid of step $0.01$ it
+#   is first exactly $0$ at $x = 36.36$ and last nonzero at $37.40$: the two terms autograd
+#   subtracts round to the same float more and more often, and from about $37.4$ on,
+#   $e^x / (1 + e^x)$ is exactly $1$. So they cancel to exactly $0$, where the true
+#   derivative is about $10^{-16}$. Below that the same cancellation costs digits (at
+#   $x = 30$ it gives $9.3592 \times 10^{-14}$ for $9.3576 \times 10^{-14}$). A zero where
+#   the true value is $10^{-160}$ is harmless; a `nan` is not.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `MySigmoid`
@@ -723,9 +723,8 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 #    whenever something else keeps $y$ anyway, as the next linear layer does (it needs its
 #    input for its weight's gradient). A boolean mask `x > 0` takes 1 byte per element instead
 #    of 4 (float32) or 8 (float64), and it is **always new memory**: nobody else holds it.
-#    So a mask beats the output only when nothing else keeps $x$ or $y$: before a residual
-#    addition or a sum, or inside a fused Function whose pre-activation is never returned.
-#    Lesson 02 measures both cases: in a plain network of linear layers the mask loses.
+#    So a mask beats the output only when nothing else keeps $x$ or $y$ ("In practice" at
+#    the end says where that happens).
 #
 # A mask is neither input nor output, but no gradient ever flows through it, so double
 # backward (lesson 04) is not affected.
@@ -808,7 +807,7 @@ class SelectInPlace(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         mask, = ctx.saved_tensors
-        grad_b = grad_output * ~mask  # a new tensor
+        grad_b = torch.where(mask, 0, grad_output)  # a new tensor
         grad_output[~mask] = 0  # a's gradient, written over grad_output
         return None, grad_output, grad_b
 
@@ -1003,13 +1002,50 @@ backward_flow(neuron, names={"x": x, "w": w, "b": b})
 # 2. Could forward save only its output $y$, as `MySigmoid` does?
 # 3. What are the choices, and what does each cost?
 #
-# <details><summary><b>Hint 1</b> (the derivative)</summary>
+# <details><summary><b>Hint 1</b> (the derivative: questions)</summary>
 #
-# $s$ is a constant factor, so the chain rule gives $s$ times the derivative you wrote for
-# Exercise 1. For a Python float, backward returns `None` in its place, as lesson 00's
-# `WeightedSum` did for its weights and `Select` above for its mask.
+# What does the chain rule do with a constant factor in front of a function? Of the two
+# inputs, $x$ and the Python float $s$, which can carry a gradient, and what does lesson 00's
+# rule 1 have backward return for the other (think of `WeightedSum`'s weights, or `Select`'s
+# mask above)?
 # </details>
 #
+# **Check your step 1 live.** Write $\partial y / \partial x$ as a function of a float64
+# tensor `x` and a float `s` into the next cell (a `lambda x, s: ...`), then run the one after
+# it: it compares yours with autograd's derivative of `s * torch.sigmoid(x)` at nine points
+# from $-8$ to $8$, for $s = 2.5$, $-2$ and $0$.
+
+# %%
+### BEGIN WORKED
+scaled_derivative = lambda x, s: s * torch.sigmoid(x) * (1 - torch.sigmoid(x))
+### LEARNER
+scaled_derivative = None  # your step 1: lambda x, s: ...
+### END WORKED
+
+# %%
+if scaled_derivative is None:
+    print("Write your derivative into scaled_derivative first.")
+else:
+    probe = torch.linspace(-8, 8, 9, dtype=torch.float64, requires_grad=True)
+    for s in (2.5, -2.0, 0.0):
+        truth, = torch.autograd.grad((s * torch.sigmoid(probe)).sum(), probe)
+        try:
+            yours = torch.as_tensor(scaled_derivative(probe.detach(), s),
+                                    dtype=torch.float64).expand_as(truth)
+        except Exception as error:  # an error in your lambda, shown in one line
+            print(f"s = {s:4}   ✗ scaled_derivative raised {type(error).__name__}: {error}")
+            continue
+        off = (yours - truth).abs() > 1e-12 * truth.abs().clamp(min=1.0)
+        off |= ~torch.isfinite(yours)
+        if not off.any():
+            print(f"s = {s:4}   ✓ all nine match")
+        else:
+            at = off.nonzero()[0].item()
+            print(f"s = {s:4}   ✗ wrong at {off.sum().item()} of 9 points, first at "
+                  f"x = {probe[at].item():g}: yours {yours[at].item():.6g}, "
+                  f"autograd {truth[at].item():.6g}")
+
+# %% [markdown]
 # <details><summary><b>Hint 2</b> (saving only the output)</summary>
 #
 # For $s \ne 0$, $\sigma(x) = y / s$. Write your derivative in $y$ that way and evaluate it
@@ -1286,9 +1322,21 @@ plt.show()
 # compared with the op you replace. The grader does that for you, at $x = +0.0$ and $-0.0$
 # alike.
 #
-# **Under autocast** (mixed precision), a Function also needs `torch.amp.custom_fwd` and
-# `custom_bwd`: lesson 02 shows why. There activations are often bfloat16 or float16, 2 bytes
-# an element: against them a 1-byte boolean mask saves half, against float32 three quarters.
+# **Output or input: memory is not the whole cost.** `MyAsinh` saves its output, free when
+# the next layer keeps it, but its backward computes $\cosh(y)$, two exponentials, where
+# `AsinhSavesInput`'s $\sqrt{1 + x^2}$ costs one square root; and `torch.asinh`'s own node
+# keeps its input. Weigh the bytes against the arithmetic.
+#
+# **When a mask wins.** A mask beats the output only when nothing else keeps $x$ or $y$:
+# before a residual addition or a sum, or inside a fused Function whose pre-activation is
+# never returned. Lesson 02 measures both cases: in a plain network of linear layers the mask
+# loses.
+#
+# **Under autocast** (mixed precision), a Function runs without extra code, but it usually
+# wants `torch.amp.custom_fwd` and `custom_bwd`, so that backward runs under the autocast
+# state forward ran under (lesson 02 shows what goes wrong without them). There activations
+# are often bfloat16 or float16, 2 bytes an element: against them a 1-byte boolean mask saves
+# half, against float32 three quarters.
 # </details>
 
 # %% [markdown]

@@ -199,9 +199,44 @@ def _series_cause(got, x, worst, term, series: str, instead: str) -> str:
     return ""
 
 
+# Two derivatives a learner may find elsewhere or reach by a slip, each named only when the
+# gradient matches it at every probe point (the values being right): x - sigmoid(x), which
+# a source text gives, and sigmoid(y), the sigmoid of the output instead of the input
+SLIPS = {
+    "x - sigmoid(x)": (lambda x, y: x - torch.sigmoid(x),
+                       "that is x - sigmoid(x) at every point probed, negative at x = 0 where "
+                       "softplus rises; differentiate log(1 + e^x) yourself (Hint 2)",
+                       "Softplus/gradient-x-minus-sigmoid"),
+    "sigmoid(y)": (lambda x, y: torch.sigmoid(y),
+                   "that is sigmoid(y), the sigmoid of the output, at every point probed; the "
+                   "derivative is a function of the input x: what is e^x in terms of y (Hint 3)?",
+                   "Softplus/gradient-sigmoid-of-y"),
+}
+
+
+def check_named_gradient_slips(function, device) -> None:
+    """Name a backward that is exactly one of SLIPS where the values are right."""
+    x = torch.tensor([-3.0, -1.0, 0.0, 0.5, 1.0, 2.0, 3.0], dtype=torch.float64, device=device)
+    inputs = make_inputs({"x": x})
+    try:
+        forward = run_forward(function, SOFTPLUS, inputs)
+        y = forward.output.detach()
+        if y.shape != x.shape or not torch.allclose(y, SOFTPLUS.reference(x=x)):
+            return  # a wrong value is for the battery to report
+        grad = run_backward(SOFTPLUS, forward.output, inputs, torch.ones_like(x)).grads[0]
+        grad = grad.detach().expand_as(x)
+    except Exception:  # noqa: BLE001 - any error is for the battery to report, in its words
+        return
+    for slip, message, mistake in SLIPS.values():
+        if torch.allclose(grad, slip(x, y), rtol=1e-10, atol=1e-14):
+            raise GradingError(f"Softplus's gradient at x = 0 is {grad[2].item():.6g} where "
+                               f"sigmoid(0) = 0.5: {message}", mistake=mistake)
+
+
 def softplus_full(Softplus, device) -> None:
     function = check_is_function(Softplus, SOFTPLUS)
     check_class_untouched(function, SOFTPLUS_DOMAIN, device)
+    check_named_gradient_slips(function, device)
     for seed, shape in enumerate(SHAPES):
         with case(f"x of shape {shape}"):
             forward, _ = check_values_and_gradients(

@@ -194,6 +194,9 @@ def test_the_class_check_leaves_a_raising_call_to_the_battery():
     ("Softplus", "gradient 1 - exp(-y): cancels in the left tail",
      "Softplus/gradient-without-expm1"),
     ("Softplus", "gradient y - y^2 / 2 below y = 1e-4", "Softplus/gradient-series-cut-short"),
+    ("Softplus", "gradient x - sigmoid(x), as a source text gives it",
+     "Softplus/gradient-x-minus-sigmoid"),
+    ("Softplus", "gradient sigmoid(y), the sigmoid of the output", "Softplus/gradient-sigmoid-of-y"),
     ("Softplus", "x - logsigmoid(x): cancels in the left tail, no formula named",
      "unnamed:check"),
 ])

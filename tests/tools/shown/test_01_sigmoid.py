@@ -20,3 +20,17 @@ def test_worked_forward_passes_and_the_textbook_formulas_fail():
     assert "✗ not finite" in overflows[7] and "nan at x = [800.0]" in overflows[8], overflows
     assert live_check("01_sigmoid", "my_sigmoid", learner=True) == [
         "Write your forward into my_sigmoid first."]
+
+
+def test_worked_scaled_derivative_passes_and_the_forgotten_scale_fails():
+    """Does the worked scaled_derivative match autograd at s = 2.5, -2 and 0, and does
+    Exercise 1's derivative without the factor s fail at every scale but 1?"""
+    assert live_check("01_sigmoid", "scaled_derivative") == [
+        f"s = {s:4}   ✓ all nine match" for s in (2.5, -2.0, 0.0)]
+    forgot = live_check("01_sigmoid", "scaled_derivative",
+                        scaled_derivative=lambda x, s: torch.sigmoid(x) * (1 - torch.sigmoid(x)))
+    assert len(forgot) == 3 and all("✗ wrong at 9 of 9 points" in line for line in forgot), forgot
+    raises = live_check("01_sigmoid", "scaled_derivative", scaled_derivative=lambda x: x)
+    assert all("✗ scaled_derivative raised TypeError" in line for line in raises), raises
+    assert live_check("01_sigmoid", "scaled_derivative", learner=True) == [
+        "Write your derivative into scaled_derivative first."]
