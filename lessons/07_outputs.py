@@ -223,20 +223,16 @@ print("you predicted grad_index:", my_grad_index)
 # 2. So which position of `grad_x` receives `grad_values[j]`? Forward **reads**:
 #    `x.gather(0, indices)` puts `x[indices[j]]` at position `j`. Backward has to send each
 #    `grad_values[j]` somewhere: is that a read as well? Which PyTorch op does it in one call?
-#    (A Python loop over `j` is a fine first answer to check.)
+#    (A Python loop over `j` is a fine first answer to check on one row; the batch below then
+#    asks for an op that routes each row with its own row of indices.)
 # 3. The first guess below reads `grad_values` at the indices, as forward read `x`. That
 #    applies some permutation to `grad_values` too. Which one, and for which permutations does
 #    it happen to give the right answer?
 #
-# Replace the guess until yours matches autograd's own `torch.sort`, on one row and on a batch
-# of rows (shape `(1, 5)`, sorted along the last dimension).
+# Replace the guess until yours matches autograd's own `torch.sort` on one row and on a batch
+# of three rows, each sorted by its own permutation along the last dimension.
 
 # %%
-x = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
-values, indices = torch.sort(x)
-grad_values = torch.tensor([10.0, 20.0, 30.0, 40.0, 50.0])
-
-
 def my_sort_backward(grad_values, indices):
     """grad_x from grad_values and the indices torch.sort returned: your derivation."""
     ### BEGIN WORKED
@@ -246,14 +242,28 @@ def my_sort_backward(grad_values, indices):
     ### END WORKED
 
 
-leaf = x.clone().requires_grad_()
-torch.sort(leaf).values.backward(grad_values)
-print("indices:", indices)
-print("autograd's grad_x:", leaf.grad)
-print("yours:            ", my_sort_backward(grad_values, indices))
-print("match:", torch.equal(my_sort_backward(grad_values, indices), leaf.grad))
-batched = my_sort_backward(grad_values.reshape(1, 5), indices.reshape(1, 5))
-print("a batch of one row, shape (1, 5), match:", torch.equal(batched, leaf.grad.reshape(1, 5)))
+def check_sort_backward(my_sort_backward):
+    """✓ or ✗ against autograd's torch.sort: one row, then three rows in three orders."""
+    row = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
+    rows = torch.stack([row, row.flip(0), row.roll(2)])  # each row sorted by its own permutation
+    for name, x in (("one row, shape (5,)", row), ("three rows, shape (3, 5)", rows)):
+        values, indices = torch.sort(x)
+        grad_values = 10 * torch.arange(1.0, x.numel() + 1).reshape(x.shape)
+        leaf = x.clone().requires_grad_()
+        torch.sort(leaf).values.backward(grad_values)
+        try:
+            yours = my_sort_backward(grad_values, indices)
+        except Exception as raised:  # an error in your function, shown in one line
+            print(f"✗ {name}: your code raised {first_line(raised)}")
+            continue
+        ok = isinstance(yours, torch.Tensor) and torch.equal(yours, leaf.grad)
+        print("✓" if ok else "✗", name)
+        for label, shown in (("indices", indices), ("grad_values", grad_values),
+                             ("autograd's grad_x", leaf.grad), ("yours", yours)):
+            print(f"    {label:>17}:", shown.tolist() if isinstance(shown, torch.Tensor) else shown)
+
+
+check_sort_backward(my_sort_backward)
 
 # %% [markdown]
 # **Ties.** When two entries of $x$ are equal, sort is not differentiable there, and which of
@@ -520,9 +530,10 @@ print("you predicted:", my_tensors_allocated)
 # ### Returning views of an input
 #
 # For `SplitHalves` below it is tempting to return `x[..., :h]` and `x[..., h:]`, which cost
-# nothing. Autograd accepts that in forward, but the outputs are then **views** of `x`
-# created inside a custom Function, and writing into them is forbidden, because autograd's
-# view-and-in-place machinery would override your backward:
+# nothing. Autograd accepts that in forward, but the outputs are then **views** of `x`, and
+# PyTorch forbids writing into either kind a custom Function can return: a single view made
+# inside the Function (its message says autograd's view-and-in-place logic would override your
+# backward) and several views of one input, as here (its message, below, says so):
 
 # %%
 class HalvesAsViews(torch.autograd.Function):
@@ -835,10 +846,12 @@ check_derivatives_from_y(my_derivative_from_y)
 # back $x$, and with it the derivative: for softplus, $e^y = 1 + e^x$, so
 # $dy/dx = e^x / (1 + e^x) = 1 - e^{-y}$; for $\tanh$, $1 - y^2$; for the cube,
 # $3x^2 = 3\,|y|^{2/3}$ (a negative $y$ to the power $2/3$ is `nan` in PyTorch: take $|y|$
-# first). Being invertible is enough, but is it needed? Ask that of the clamp in Exercise 3,
-# which sends every $x \le 0$ to the same $y$. But $\sin$: $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and
+# first). But $\sin$: $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and
 # $x = \pi - 0.5$ show: $\sin$ gives both $0.4794$, $\cos$ gives $0.8776$ and $-0.8776$. For
 # $\sin$ the output is not enough.
+#
+# Being invertible is enough, but is it needed? Ask that of the clamp in Exercise 3, which
+# sends every $x \le 0$ to the same $y$.
 # </details>
 #
 # ### Worked example: `RowFractionsInPlace`, a row's sum saved before the write
@@ -1162,8 +1175,9 @@ check_clamp_in_place()
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your check is green</summary>
 #
-# Forward records, before it writes, where each element was: one int8 per element, $-1$
-# below `lo`, $0$ inside, $1$ above (`(x > hi).to(torch.int8) - (x < lo).to(torch.int8)`).
+# Forward records, before it writes, where each element was:
+# $s = \mathbb{1}[x > hi] - \mathbb{1}[x < lo]$, stored as int8, $-1$ below `lo`, $0$ inside,
+# $1$ above.
 # The written $x$ cannot tell you: a clamped element and one that sat exactly on the bound read
 # the same. Backward sends each `grad_output` entry to one place: to $x$ where the element was
 # inside, **ties included** (at $x =$ `lo` or $x =$ `hi` `torch.clamp` gives the gradient to
@@ -1180,6 +1194,7 @@ check_clamp_in_place()
 # | indices not marked with `mark_non_differentiable` | integer outputs are exempt anyway, but the contract is unsaid, and a float output would require grad | `ctx.mark_non_differentiable(indices)` |
 # | saving the values (or `x`) as well as, or instead of, the indices | memory for nothing: routing a gradient needs only the permutation | save one permutation |
 # | gathering `grad_values` with the indices | the permutation is applied twice instead of undone: wrong gradient | scatter back, the transpose of a gather |
+# | `grad_x[..., indices] = grad_values` (or a loop over `j` of such writes) | every row's indices index every row: right on one row, wrong on a batch | an op that routes each row with its own row of indices |
 # | finding positions by comparing values | ties receive the same gradient twice | use the indices forward returned |
 # | `set_materialize_grads(False)` not called | backward gets tensors of zeros for unused outputs, allocated for nothing | call it in forward |
 # | adding or concatenating a `None` gradient | `TypeError` as soon as an output goes unused | `if grad is None` before using it |

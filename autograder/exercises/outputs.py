@@ -16,6 +16,7 @@ from ..probes import (AllocationLog, NoGradient, _shares_memory, record_ctx_call
                       record_grad_outputs)
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAPES,  # noqa: F401
                        noise, relu_full, with_zeros, writing_into_a_copy)
+from .sort_probes import every_row_indexed, right_without_ties
 
 SORT = Spec("SortWithIndices", ("x",), lambda x: torch.sort(x, dim=-1).values)
 SPLIT = Spec("SplitHalves", ("x",), lambda x: x)
@@ -117,8 +118,17 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
                            "instead of undoing it. Which position of grad_x should "
                            "grad_values[j] reach? (your my_sort_backward check above)",
                            mistake="SortWithIndices/gathers-instead-of-scattering")
+    if (isinstance(grad, torch.Tensor) and every_row_indexed(grad, indices, pristine)
+            and not torch.allclose(grad, expected)):
+        raise GradingError("SortWithIndices's backward gives every row of grad_x the same "
+                           "values, each sent there by some row's indices: it indexes the last "
+                           "dimension with every row's indices at once. Each row must route its "
+                           "gradient with its own row of indices: which op writes along a "
+                           "dimension, row by row, from an index tensor of the input's shape? "
+                           "(your my_sort_backward check, three rows)",
+                           mistake="SortWithIndices/indexes-with-every-row")
     if (ties and isinstance(grad, torch.Tensor) and grad.shape == x.shape
-            and not torch.allclose(grad, expected) and _right_without_ties(function, x)):
+            and not torch.allclose(grad, expected) and right_without_ties(function, x)):
         raise GradingError("SortWithIndices's gradient is wrong where x has equal values (ties) "
                            "and right on the same shape without ties: a backward that finds "
                            "positions by comparing values finds every tied position; use the "
@@ -128,20 +138,6 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
     if saved:  # a ctx attribute first: it would read as indices not saved at all
         check_no_ctx_tensors(SORT, forward)
         _check_saved_indices(forward, indices)
-
-
-def _right_without_ties(function, x: torch.Tensor) -> bool:
-    """The probe behind the ties hint: the same Function is right on x's shape without ties."""
-    plain = torch.randperm(x.numel(), generator=torch.Generator().manual_seed(5))
-    leaf = plain.reshape(x.shape).to(dtype=x.dtype, device=x.device).requires_grad_()
-    try:
-        values, indices = function.apply(leaf)
-        g = noise(values, 11)
-        grad, = torch.autograd.grad(values, leaf, g)
-    except Exception:  # the learner's code may raise anything: then it is not only ties
-        return False
-    expected = torch.zeros_like(g).scatter(-1, torch.sort(leaf.detach(), -1).indices, g)
-    return grad.shape == expected.shape and bool(torch.allclose(grad, expected))
 
 
 class _Values:

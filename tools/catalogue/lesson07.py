@@ -164,6 +164,14 @@ MISTAKES = [
     Mistake("SortWithIndices", "gather instead of scatter", "gathered grad_values", _sort(
         backward=_sort_backward("        return grad_values.gather(-1, indices)\n")),
         named=True),
+    Mistake("SortWithIndices", "every row's indices at once", "every row's indices", _sort(
+        backward=_sort_backward("        g = torch.zeros_like(grad_values)\n"
+                                "        g[..., indices] = grad_values\n        return g\n")),
+        named=True),
+    Mistake("SortWithIndices", "a loop over j, every row's indices", "every row's indices", _sort(
+        backward=_sort_backward(
+            "        g = torch.zeros_like(grad_values)\n        for j in range(g.shape[-1]):\n"
+            "            g[..., indices[..., j]] = grad_values[..., j]\n        return g\n"))),
     Mistake("SortWithIndices", "positions found by comparing values", "ties", _sort('''
     @staticmethod
     def forward(ctx, x):

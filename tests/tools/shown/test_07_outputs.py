@@ -6,18 +6,37 @@ import torch
 from tests.tools.shown.lesson_code import definitions, printed
 
 
-def test_sort_backward_worked_passes_on_a_row_and_a_batch_and_gather_fails():
-    x = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
-    values, indices = torch.sort(x)
-    grad_values = torch.tensor([10.0, 20.0, 30.0, 40.0, 50.0])
-    leaf = x.clone().requires_grad_()
-    torch.sort(leaf).values.backward(grad_values)
-    for learner, ok in ((False, True), (True, False)):
-        backward = definitions("07_outputs", "my_sort_backward", learner=learner)[
-            "my_sort_backward"]
-        assert torch.equal(backward(grad_values, indices), leaf.grad) == ok
-        batched = backward(grad_values.reshape(1, 5), indices.reshape(1, 5))
-        assert torch.equal(batched, leaf.grad.reshape(1, 5)) == ok
+def _sort_check(backward=None, learner: bool = False) -> list[str]:
+    """The verdict lines check_sort_backward prints for ``backward`` (by default the lesson's
+    my_sort_backward, worked or the learner's placeholder)."""
+    lesson = definitions("07_outputs", "first_line", "check_sort_backward", "my_sort_backward",
+                         learner=learner)
+    lines = printed(lesson["check_sort_backward"], backward or lesson["my_sort_backward"])
+    return [line for line in lines if line.startswith(("✓", "✗"))]
+
+
+def test_sort_backward_worked_passes_and_every_row_indices_fail_on_the_batch():
+    """Does the worked scatter pass on one row and on three rows, the first guess (a gather)
+    fail both, whole-tensor indexing fail only the batch, and a 1-D loop's IndexError on the
+    batch show as a ✗ instead of stopping Run All?"""
+    assert _sort_check() == ["✓ one row, shape (5,)", "✓ three rows, shape (3, 5)"]
+    assert _sort_check(learner=True) == ["✗ one row, shape (5,)", "✗ three rows, shape (3, 5)"]
+
+    def every_row(grad_values, indices):
+        grad_x = torch.zeros_like(grad_values)
+        grad_x[..., indices] = grad_values
+        return grad_x
+
+    def loop(grad_values, indices):
+        grad_x = torch.zeros_like(grad_values)
+        for j in range(len(indices)):
+            grad_x[indices[j]] = grad_values[j]
+        return grad_x
+
+    assert _sort_check(every_row) == ["✓ one row, shape (5,)", "✗ three rows, shape (3, 5)"]
+    lines = _sort_check(loop)
+    assert lines[0] == "✓ one row, shape (5,)"
+    assert lines[1].startswith("✗ three rows, shape (3, 5): your code raised IndexError")
 
 
 def _clamp_check(clamp: type) -> list[str]:
