@@ -202,15 +202,17 @@ def _flops(call) -> int:
 
 
 def check_grad_mode(function: Called, values: dict) -> None:
-    """The forward's work only (about 2 N d V FLOPs) under no_grad, and when neither input
-    requires grad; the loss right either way."""
+    """The forward's work only (about 2 N d V FLOPs) when neither input requires grad, then
+    under no_grad; the loss right either way. That order lets each message name what its
+    probe proved: the first case fails only if forward ignores ctx.needs_input_grad; the
+    second, once the first passed, only if grad mode never reaches forward."""
     N, d, V, _ = _sizes(values)
     needed = 2 * N * d * V
     reference = LCE.reference(**make_inputs(values, requires_grad=False))
     with case(_describe(values)):
         for situation, grad_mode, requires_grad in (
-                ("under torch.no_grad()", False, True),
-                ("with neither x nor weight requiring grad", True, False)):
+                ("with neither x nor weight requiring grad", True, False),
+                ("under torch.no_grad()", False, True)):
             inputs = make_inputs(values, requires_grad=requires_grad)
             held = {}
 
@@ -220,13 +222,20 @@ def check_grad_mode(function: Called, values: dict) -> None:
 
             flops = _flops(call)
             diagnose_values(f"{NAME}'s loss {situation}", held["loss"], reference)
+            if flops > 1.5 * needed and grad_mode:
+                raise GradingError(
+                    f"{situation} {NAME} did {flops} FLOPs where the loss alone needs "
+                    f"{needed}: forward computes gradients although ctx.needs_input_grad is "
+                    "(False, False); skip each gradient whose entry is False",
+                    mistake="linear_cross_entropy/ignores-needs-input-grad")
             if flops > 1.5 * needed:
-                advice = ("ctx.needs_input_grad still says True under no_grad, so check "
-                          "torch.is_grad_enabled() in linear_cross_entropy and pass it on"
-                          if not grad_mode else "skip the gradients when ctx.needs_input_grad "
-                          "is False for both")
-                raise GradingError(f"{situation} {NAME} did {flops} FLOPs where the loss alone "
-                                   f"needs {needed}: {advice}")
+                raise GradingError(
+                    f"{situation} {NAME} did {flops} FLOPs where the loss alone needs "
+                    f"{needed}: forward skips the gradients when no input requires grad, but "
+                    "not under no_grad, where ctx.needs_input_grad still says True; ask "
+                    "torch.is_grad_enabled() in linear_cross_entropy, before apply (as in "
+                    "my_wrapper), and act on it for both x and weight",
+                    mistake="linear_cross_entropy/no-grad-mode-check")
 
 
 def check_backward_only_scales(function: Called, values: dict) -> None:

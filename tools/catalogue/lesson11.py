@@ -299,4 +299,16 @@ MISTAKES += [
     Mistake(LCE, "the loop stops before a short last chunk", "the short last chunk", edit(
         LINEAR, ("for start in range(0, N, chunk_size):",
                  "for start in range(0, N - chunk_size + 1, chunk_size):"))),
+    # design (c), inputs detached under no_grad, with a forward that computes both gradients
+    # whatever ctx.needs_input_grad says: the grader must not blame the wrapper
+    Mistake(LCE, "detaching wrapper, forward ignores needs_input_grad",
+            "although ctx.needs_input_grad is (False, False)", edit(
+                LINEAR, ("        want_x = grad_enabled and ctx.needs_input_grad[0]\n"
+                         "        want_weight = grad_enabled and ctx.needs_input_grad[1]\n",
+                         "        want_x = want_weight = True\n"),
+                ("    return LinearCrossEntropy.apply(x, weight, target, chunk_size, "
+                 "torch.is_grad_enabled())",
+                 "    if not torch.is_grad_enabled():\n"
+                 "        x, weight = x.detach(), weight.detach()\n"
+                 "    return LinearCrossEntropy.apply(x, weight, target, chunk_size, True)"))),
 ]
