@@ -214,17 +214,79 @@ jacobian_view(SumOverDim, lambda x, dim, keepdim: x.sum(dim, keepdim=keepdim),
 # ## Broadcasting in forward is a sum in backward
 #
 # Now the other direction: forward **repeats** an input. Let $a$ have shape $(R, 1)$ and $b$
-# shape $(C,)$, and $y = a + b$, of shape $(R, C)$: $y_{r,k} = a_{r,0} + b_k$. For $a$:
+# shape $(C,)$, and $y = a + b$, of shape $(R, C)$: $y_{r,k} = a_{r,0} + b_k$. Apply the three
+# steps:
 #
-# $$\frac{\partial y_{r,k}}{\partial a_{s,0}} = \delta_{rs}, \qquad
-#   \frac{\partial L}{\partial a_{s,0}} = \sum_{r,k} g_{r,k}\, \delta_{rs}
-#   = \sum_k g_{s,k}.$$
+# 1. How many outputs does one entry $a_{s,0}$ reach? Write
+#    $\partial y_{r,k} / \partial a_{s,0}$, and $\partial y_{r,k} / \partial b_j$.
+# 2. Multiply by $g_{r,k}$ and sum over $r$ and $k$. Which sum do the deltas leave for $a$, and
+#    which for $b$?
+# 3. $a$ has a dimension of size 1 where $y$ has $C$ entries; $b$ lacks $y$'s first dimension
+#    altogether. Which of your two sums keeps its dimension, and which removes it?
 #
-# The index $k$ was broadcast in forward, and it is **summed** in backward; $a$'s dimension of
-# size 1 stays, so the sum keeps it (`keepdim=True`). For $b$, the index $r$ does not exist at
-# all (a **missing leading dimension**), and the sum over it removes the dimension. Every
-# broadcast works the same way: sum $g$ over the dimensions the input was repeated along, keep
-# the ones where the input has size 1, drop the ones it does not have.
+# **Check it live.** Write your two gradients as `add_grads(a, b, g)`: $a$ of shape $(R, 1)$,
+# $b$ of shape $(C,)$ and $g$ of shape $(R, C)$ in, the pair `(grad_a, grad_b)` out, of shapes
+# $(R, 1)$ and $(C,)$. The cell after it compares your pair with autograd's gradients of
+# `a + b`.
+
+# %%
+### BEGIN WORKED
+def add_grads(a, b, g):
+    return g.sum(1, keepdim=True), g.sum(0)  # a keeps its dim of size 1; b never had dim 0
+### LEARNER
+add_grads = None  # your steps 1-3: def add_grads(a, b, g): ... return grad_a, grad_b
+### END WORKED
+
+
+# %%
+def live_check(name, yours, cases):
+    """Print ✓ or ✗ per case (label, arguments, autograd's tensor or tuple of tensors) for your
+    function ``yours`` called on the arguments. Every check of a derivation step here uses it."""
+    if yours is None:
+        print(f"Write {name} first.")
+        return
+    for label, arguments, truth in cases:
+        truth = truth if isinstance(truth, tuple) else (truth,)
+        try:
+            got = yours(*arguments)
+            got = tuple(got) if isinstance(got, (tuple, list)) else (got,)
+            got = tuple(torch.as_tensor(t, dtype=torch.float64) for t in got)
+        except Exception as failure:  # shown, not raised: Run All goes on
+            print(f"✗ {label}: {name} raised {type(failure).__name__}: {failure}".splitlines()[0])
+            continue
+        if len(got) != len(truth):
+            problem = f"{len(got)} tensors returned, {len(truth)} expected"
+        elif any(t.shape != want.shape for t, want in zip(got, truth)):
+            problem = (f"shapes {[tuple(t.shape) for t in got]}, autograd's "
+                       f"{[tuple(want.shape) for want in truth]}")
+        else:
+            error = max([(t - want).abs().max().item() for t, want in zip(got, truth)
+                         if t.numel()] or [0.0])
+            problem = None if error <= 1e-12 else f"largest error against autograd {error:.3g}"
+        print(f"✓ {label}" if problem is None else f"✗ {label}: {problem}")
+
+
+def check_add_grads():
+    """Your add_grads against autograd's gradients of a + b, a (R, 1) and b (C,)."""
+    rng = torch.Generator().manual_seed(2)  # leaves the notebook's own seed alone
+    cases = []
+    for R, C in [(2, 3), (4, 1)]:
+        a, b, g = (torch.randn(shape, dtype=torch.float64, generator=rng)
+                   for shape in [(R, 1), (C,), (R, C)])
+        leaves = a.clone().requires_grad_(), b.clone().requires_grad_()
+        truth = torch.autograd.grad(leaves[0] + leaves[1], leaves, g)
+        cases.append((f"R, C = {R}, {C}", (a, b, g), truth))
+    live_check("add_grads", add_grads, cases)
+
+
+check_add_grads()
+
+# %% [markdown]
+# <details><summary><b>Hint</b>: numbers to hit (open after your attempt)</summary>
+#
+# With $R = 2$, $C = 3$ and $g$ = `torch.arange(6.0).reshape(2, 3)`, $a$'s gradient is
+# `[[3], [12]]`, of shape $(2, 1)$, and $b$'s is `[3, 5, 7]`, of shape $(3,)$.
+# </details>
 
 # %% [markdown]
 # ### What the engine does with a gradient of the wrong shape
@@ -316,8 +378,10 @@ for returned, observed in observed_2.items():
 # 2. Multiply by $g_{p,r,k}$ and sum over $p$, $r$ and $k$. Which indices do the deltas
 #    remove, and which sums are left? Write both gradients with tensors of shape $(B, R, C)$
 #    and sums.
-# 3. Which of your sums keep their dimension, and which remove it? How do you bring each
-#    result to its input's exact shape, for any pair of broadcastable shapes, 0-dim included?
+# 3. Which of your sums keep their dimension, and which remove it? Your `add_grads` named its
+#    dims by hand; how does backward bring each result to its input's exact shape for any pair
+#    of broadcastable shapes, 0-dim included, without knowing in advance which dims were
+#    repeated?
 # 4. What does backward need from forward? What may it skip when only $a$ needs a gradient?
 #
 # **Check your step 2 live.** Write your two gradients for the shapes of step 1 as
@@ -339,33 +403,6 @@ bm_grads = None  # your step 2: def bm_grads(a, b, g): ... return grad_a, grad_b
 
 
 # %%
-def live_check(name, yours, cases):
-    """Print ✓ or ✗ per case (label, arguments, autograd's tensor or tuple of tensors) for your
-    function ``yours`` called on the arguments. This lesson's live checks all use it."""
-    if yours is None:
-        print(f"Write {name} first.")
-        return
-    for label, arguments, truth in cases:
-        truth = truth if isinstance(truth, tuple) else (truth,)
-        try:
-            got = yours(*arguments)
-            got = tuple(got) if isinstance(got, (tuple, list)) else (got,)
-            got = tuple(torch.as_tensor(t, dtype=torch.float64) for t in got)
-        except Exception as failure:  # shown, not raised: Run All goes on
-            print(f"✗ {label}: {name} raised {type(failure).__name__}: {failure}".splitlines()[0])
-            continue
-        if len(got) != len(truth):
-            problem = f"{len(got)} tensors returned, {len(truth)} expected"
-        elif any(t.shape != want.shape for t, want in zip(got, truth)):
-            problem = (f"shapes {[tuple(t.shape) for t in got]}, autograd's "
-                       f"{[tuple(want.shape) for want in truth]}")
-        else:
-            error = max([(t - want).abs().max().item() for t, want in zip(got, truth)
-                         if t.numel()] or [0.0])
-            problem = None if error <= 1e-12 else f"largest error against autograd {error:.3g}"
-        print(f"✓ {label}" if problem is None else f"✗ {label}: {problem}")
-
-
 def check_bm_grads():
     """Your bm_grads against autograd's gradients of a * b, a (B, 1, C) and b (R, 1)."""
     rng = torch.Generator().manual_seed(1)  # leaves the notebook's own seed alone
@@ -443,9 +480,13 @@ from autograder import grade; grade("BroadcastMul", BroadcastMul)
 #   \frac{\partial L}{\partial b_{s,0}} = \sum_{p,k} g_{p,s,k}\, a_{p,0,k}.$$
 #
 # Each sum runs over the indices along which that input was repeated, and the result has the
-# input's exact shape. `Tensor.sum_to_size(shape)` does that reduction for any shape that
-# broadcasts **up** to the tensor's (the cell below prints a few). Backward reads $a$ and $b$ and nothing else; an input
-# that needs no gradient costs nothing.
+# input's exact shape. For $y = a + b$ above it was $\partial L/\partial a_{s,0} = \sum_k g_{s,k}$
+# and $\partial L/\partial b_j = \sum_r g_{r,j}$. Every broadcast works the same way: sum $g$
+# (times the other factor, for a product) over the dimensions the input was repeated along,
+# keep the ones where the input has size 1, drop the ones it does not have.
+# `Tensor.sum_to_size(shape)` does that reduction for any shape that broadcasts **up** to the
+# tensor's (the cell below prints a few). Backward reads $a$ and $b$ and nothing else; an
+# input that needs no gradient costs nothing.
 # </details>
 
 # %%
@@ -469,9 +510,9 @@ b_example = torch.randn(4, dtype=torch.float64)
 jacobian_view(BroadcastMul, lambda a, b: a * b, a_example, b_example)
 
 # %% [markdown]
-# And this is what a backward that forgets the sum looks like, on the sum $a + b$ derived
-# above (not your exercise): its gradient for either input is $g$ summed down to that input's
-# shape, and this backward returns `grad_output` itself, of shape $(3, 4)$, for $a$ of shape
+# And this is what a backward that forgets the sum looks like, on the sum $a + b$ (not your
+# exercise), whose gradient for either input is $g$ summed to that input's shape: this
+# backward returns `grad_output` itself, of shape $(3, 4)$, for $a$ of shape
 # $(3, 1)$. The engine would sum it and `a.grad` would be right; the picture shows what backward
 # actually returned, twelve columns where $a$ has three.
 
@@ -624,7 +665,8 @@ from autograder import grade; grade("ProdOverDim", ProdOverDim)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# $$\prod_{c' \ne c} x_{s,c'} = \Big(\prod_{c' < c} x_{s,c'}\Big)\Big(\prod_{c' > c} x_{s,c'}\Big),$$
+# $$\prod_{c' \ne c} x_{s,c'}
+#   = \Big(\prod_{c' < c} x_{s,c'}\Big)\Big(\prod_{c' > c} x_{s,c'}\Big),$$
 #
 # an **exclusive** running product from the front times one from the back (an empty product is
 # 1), both along `dim`, whichever dimension that is. No zero is ever divided by. (Counting the
@@ -1129,25 +1171,18 @@ jacobian_from_y = None  # your step 2: lambda y, n: a (d, d) tensor, entry [j, i
 ### END WORKED
 
 # %%
-if jacobian_from_y is None:
-    print("Write your step 2 into jacobian_from_y first.")
-else:
+def check_jacobian_from_y():
+    """Your jacobian_from_y against autograd's Jacobian of F.normalize on three rows."""
+    cases = []
     for probe in ([3.0, 4.0], [1.0, -2.0, 2.0], [0.5, -1.5, 2.0, 0.25, -3.0]):
         probe = torch.tensor(probe, dtype=torch.float64)
         truth = torch.autograd.functional.jacobian(lambda x: F.normalize(x, dim=-1), probe)
         n = probe.norm()
-        try:
-            yours = torch.as_tensor(jacobian_from_y(probe / n, n), dtype=torch.float64)
-            error = (yours - truth).abs().max().item() if yours.shape == truth.shape else None
-        except Exception as failure:  # shown, not raised: Run All goes on
-            print(f"✗ jacobian_from_y raised {type(failure).__name__}: {failure}")
-            break
-        if error is None:
-            print(f"✗ x = {probe.tolist()}: your matrix has shape {tuple(yours.shape)}, "
-                  f"autograd's {tuple(truth.shape)}")
-        else:
-            mark = "✓" if error <= 1e-12 else "✗"
-            print(f"x = {probe.tolist()}   largest error against autograd: {error:.3g}  {mark}")
+        cases.append((f"x = {probe.tolist()}", (probe / n, n), truth))
+    live_check("jacobian_from_y", jacobian_from_y, cases)
+
+
+check_jacobian_from_y()
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -1168,9 +1203,9 @@ else:
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# $x = (3, 4)$, $\varepsilon = 10^{-12}$ and $g = (1, 0)$: $\partial L/\partial x =
-# (0.128, -0.096)$. $x = (0.03, 0.04)$ with $\varepsilon = 0.1$, below it, and the same $g$:
-# $(10, 0)$.
+# $x = (3, 4)$, $\varepsilon = 10^{-12}$ and $g = (1, 1)$: $\partial L/\partial x =
+# (0.032, -0.024)$. $x = (0.03, 0.04)$ with $\varepsilon = 0.1$, below it, and the same $g$:
+# $(10, 10)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Normalize", "solution": true}
@@ -1212,8 +1247,8 @@ from autograder import grade; grade("Normalize", Normalize)
 #   \text{ above } \varepsilon, \qquad \frac{g_i}{\varepsilon} \text{ below}.$$
 #
 # Above $\varepsilon$ this is $g$ less its component along the unit vector $y$, divided by $n$
-# (the projection of quick question 6: for $g = y$ the gradient is 0). Which of these
-# quantities must forward save?
+# (the projection of quick question 6: for $g = y$ the gradient is 0). Forward saves $y$ and
+# $n$, and $n$ alone tells the two cases apart.
 # </details>
 
 # %% [markdown]
@@ -1419,8 +1454,8 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # cost nothing), a selection an `index_add` or `scatter_add` that accumulates repeats, a
 # normalisation a projection that removes the component along the output. The engine sums a
 # gradient that backward left in a broadcast shape, but only for shapes the input broadcasts
-# to, and only on its own path: return exact shapes. Next lesson: these patterns assembled into LayerNorm and
-# RMSNorm, and a Function shipped inside an `nn.Module`.
+# to, and only on its own path: return exact shapes. Next lesson: these patterns assembled into
+# LayerNorm and RMSNorm, and a Function shipped inside an `nn.Module`.
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>

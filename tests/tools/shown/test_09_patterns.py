@@ -1,12 +1,13 @@
-"""Lesson 09's live checks of the Jacobians behind Exercises 1-4: each worked answer passes
-every line, the learner's placeholder asks to be written, and a named slip fails."""
+"""Lesson 09's live checks of the derivation steps (a + b, Exercises 1-5): each worked answer
+passes every line, the learner's placeholder asks to be written, and a named slip fails."""
 
 import torch
 
 from tests.tools.shown.lesson_code import definitions, printed
 
 CHECKS = {"bm_grads": "check_bm_grads", "prod_J_row": "check_prod_J_row",
-          "cumsum_J": "check_cumsum_J", "select_J": "check_select_J"}
+          "cumsum_J": "check_cumsum_J", "select_J": "check_select_J",
+          "add_grads": "check_add_grads", "jacobian_from_y": "check_jacobian_from_y"}
 
 
 def _live(name: str, yours=None, learner: bool = False) -> list[str]:
@@ -41,3 +42,12 @@ def test_live_checks_fail_the_named_slips():
     # an error in the learner's code is shown in one line, and the check goes on
     lines = _live("cumsum_J", lambda n: 1 / 0)
     assert len(lines) == 3 and all("raised ZeroDivisionError" in line for line in lines), lines
+
+
+def test_add_grads_and_jacobian_from_y_checks_fail_their_slips():
+    # b's gradient summed over the wrong dim (its shape is a's length, not b's)
+    lines = _live("add_grads", lambda a, b, g: (g.sum(1, keepdim=True), g.sum(1)))
+    assert len(lines) == 2 and all(line.startswith("✗") and "shapes" in line for line in lines)
+    # Normalize's Jacobian without the term from dn/dx
+    lines = _live("jacobian_from_y", lambda y, n: torch.eye(len(y), dtype=y.dtype) / n)
+    assert len(lines) == 3 and all(line.startswith("✗") and "error" in line for line in lines)
