@@ -503,78 +503,6 @@ compare(predicted, {"tensors printed in forward": counts[0],
 # </details>
 
 # %% [markdown]
-# ## ✎ Exercise 2 · `WeightedSum`
-#
-# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
-# where `x1` and `x2` are tensors of the same shape (0-d included) and `w1`, `w2` are Python
-# floats (0 included). The three rules above are all you need. Rule 3 saves little here, and
-# the self-check accepts a backward that ignores it (autograd drops a gradient nobody asked
-# for); make it a habit anyway: in `Outer` it is part of the contract. Answer on paper first:
-#
-# 1. Backward returns four values. Which inputs get a gradient, and what goes in the other
-#    places?
-# 2. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which of
-#    the four inputs do they depend on?
-# 3. So what must forward keep for backward, and where: `save_for_backward`, plain attributes,
-#    or nothing?
-#
-# <details><summary><b>Check 1</b> (a question)</summary>
-#
-# Which of the four inputs can carry a gradient at all? And if you nudge $x_{1,j}$ by a small
-# $\varepsilon$, by how much does $y_j$ move: does the answer depend on any tensor?
-# </details>
-#
-# <details><summary><b>Check 2</b> (the key step)</summary>
-#
-# Only $x_1$ and $x_2$, each when its entry of `ctx.needs_input_grad` is true; the floats
-# get `None`. Both Jacobians are diagonal, as for `Square`. Look at a diagonal entry: is
-# there any tensor in it? Then what, if anything, does backward need from forward?
-# </details>
-#
-# <details><summary><b>Check 3</b> (numbers to hit)</summary>
-#
-# With `w1 = 2.0`, `w2 = -0.5` and `grad_output = [1.0, 4.0]`, your backward returns
-# `[2.0, 8.0]` for `x1`, `[-0.5, -2.0]` for `x2`, and `None` twice, whatever `x1` and `x2`
-# are.
-# </details>
-
-# %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
-class WeightedSum(torch.autograd.Function):
-    """y = w1 * x1 + w2 * x2, with w1 and w2 Python floats."""
-
-    @staticmethod
-    def forward(ctx, x1, x2, w1, w2):
-        ### BEGIN SOLUTION
-        ctx.w1, ctx.w2 = w1, w2
-        return w1 * x1 + w2 * x2
-        ### END SOLUTION
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
-        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None
-        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None
-        return grad_x1, grad_x2, None, None
-        ### END SOLUTION
-
-
-# %% nbgrader={"grade_id": "WeightedSum", "grade": true, "points": 1}
-self_check("WeightedSum", WeightedSum)
-### BEGIN HIDDEN TESTS
-from autograder import grade; grade("WeightedSum", WeightedSum)
-### END HIDDEN TESTS
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
-# $\partial L / \partial x_{1,j} = w_1 G_j$, and likewise $w_2 G_j$ for $x_2$. No tensor
-# appears, so forward saves none: the two floats go on `ctx` as plain attributes, and a
-# Function that saves no tensor keeps no memory alive between the passes.
-# </details>
-
-
-# %% [markdown]
 # ## Worked example: `RunningSum`, where one input touches every later output
 #
 # $y_i = u_i + \alpha \sum_{j \le i} v_j$ for $u$ and $v$ of shape $(n,)$ and $\alpha$ a
@@ -658,6 +586,80 @@ compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_f
 # </details>
 
 # %% [markdown]
+# ## ✎ Exercise 2 · `WeightedSum`
+#
+# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
+# where `x1` and `x2` are tensors of the same shape (0-d included) and `w1`, `w2` are Python
+# floats (0 included). The three rules above are all you need. Test `ctx.needs_input_grad`
+# before each gradient, as `RunningSum` did: it saves little here, and the self-check accepts
+# a backward that ignores it (autograd drops a gradient nobody asked for), but in `Outer` it
+# is part of the contract. Answer on paper first:
+#
+# 1. Backward returns four values. Which inputs get a gradient, and what goes in the other
+#    places?
+# 2. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which of
+#    the four inputs do they depend on?
+# 3. So what must forward keep for backward, and where: `save_for_backward`, plain attributes,
+#    or nothing?
+#
+# <details><summary><b>Check 1</b> (a question)</summary>
+#
+# Which of the four inputs can carry a gradient at all? And if you nudge $x_{1,j}$ by a small
+# $\varepsilon$, by how much does $y_j$ move: does the answer depend on any tensor?
+# </details>
+#
+# <details><summary><b>Check 2</b> (the key step: questions)</summary>
+#
+# Which of the four can carry a gradient? What do `ctx.needs_input_grad[2]` and `[3]` hold
+# for a float input, and what does rule 1 put in their places? Both Jacobians are diagonal,
+# as for `Square`. Look at a diagonal entry: is there any tensor in it? Then what, if
+# anything, does backward need from forward?
+# </details>
+#
+# <details><summary><b>Check 3</b> (numbers to hit)</summary>
+#
+# With `w1 = 2.0`, `w2 = -0.5` and `grad_output = [1.0, 4.0]`, your backward returns
+# `[2.0, 8.0]` for `x1`, `[-0.5, -2.0]` for `x2`, and `None` twice, whatever `x1` and `x2`
+# are.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
+class WeightedSum(torch.autograd.Function):
+    """y = w1 * x1 + w2 * x2, with w1 and w2 Python floats."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ### BEGIN SOLUTION
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None
+        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None
+        return grad_x1, grad_x2, None, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "WeightedSum", "grade": true, "points": 1}
+self_check("WeightedSum", WeightedSum)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("WeightedSum", WeightedSum)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
+# $\partial L / \partial x_{1,j} = w_1 G_j$, and likewise $w_2 G_j$ for $x_2$. No tensor
+# appears, so forward saves none: the two floats go on `ctx` as plain attributes, and a
+# Function that saves no tensor keeps no memory alive between the passes.
+# </details>
+
+
+# %% [markdown]
 # ## When a gradient's shape differs from its input's
 #
 # Backward should return a gradient of its input's shape. What does autograd do with one
@@ -720,7 +722,6 @@ compare(predicted, actual)
 # | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
 # | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
 # | `Square.x = x` or a global, instead of `ctx` | shared by every call: a second call before backward overwrites it, and the first call's gradient is wrong | keep it on `ctx`, one per call |
-# | `ctx.save_for_backward(x.data)` | `x.data` shares `x`'s memory but not its version counter: an in-place change goes unnoticed | save `x` itself |
 # | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input, `None` for `w1` and `w2` |
 # | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |
 # | testing `ctx.needs_input_grad[1]` for the first input | `None` for that input whenever the other one needs no gradient | entry $i$ belongs to input $i$ |
@@ -880,6 +881,45 @@ jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.flo
               torch.tensor([3.0, 1.0], dtype=torch.float64))
 
 # %% [markdown]
+# **Try it: `gradcheck` on your own.** So far every `gradcheck` call was written for you.
+# Write one for your `WeightedSum` at `w1 = 0.5`, `w2 = -2.0`: a function `my_gradcheck`
+# that builds the inputs, calls `torch.autograd.gradcheck` and returns its result. What must
+# the tensors be, and what does `gradcheck` do with the two floats? Then run the cell after
+# it: it says ✓, or what `gradcheck` objected to.
+
+# %%
+### BEGIN WORKED
+def my_gradcheck():
+    x1 = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    x2 = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    return torch.autograd.gradcheck(WeightedSum.apply, (x1, x2, 0.5, -2.0))  # floats pass through
+### LEARNER
+my_gradcheck = None  # a def (or lambda) that runs gradcheck on WeightedSum and returns its result
+### END WORKED
+
+# %%
+if my_gradcheck is None:
+    print("Write your call into my_gradcheck first.")
+else:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            verdict = my_gradcheck()
+        except Exception as error:  # your call's error, shown in one line
+            verdict = error
+    single = [str(w.message).split(".")[0] for w in caught if "double precision" in str(w.message)]
+    if single:
+        print(f"✗ gradcheck warned: {single[0]}. Its finite differences need float64 inputs "
+              "(see 'Check a backward with gradcheck').")
+    elif verdict is True:
+        print("✓ gradcheck passed on float64 inputs")
+    elif isinstance(verdict, Exception):
+        print(f"✗ my_gradcheck raised {type(verdict).__name__}: "
+              f"{str(verdict).strip().splitlines()[0]}")
+    else:
+        print(f"✗ my_gradcheck returned {verdict!r}: return what gradcheck returns")
+
+# %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
 # **When not to write a Function.** Everything in this lesson was differentiable by autograd
@@ -895,6 +935,12 @@ jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.flo
 # thing: `y.grad_fn` is `ctx` itself, so `ctx` and `y` refer to each other, a reference cycle
 # that keeps the graph alive until Python's cycle collector runs. (An input kept on `ctx`
 # makes no such cycle: the input does not refer to your node.)
+#
+# **Not `x.data` either.** `ctx.save_for_backward(x.data)` goes through the right call but
+# escapes the guard all the same: `x.data` shares `x`'s memory but not its version counter,
+# so an in-place change to `x` before backward goes unnoticed. Save `x` itself. Try it:
+# `a = torch.randn(3, requires_grad=True)`, `d = a.data`, `d.add_(1)`, then compare
+# `a._version` with `d._version`.
 # </details>
 
 # %% [markdown]

@@ -35,3 +35,34 @@ def test_worked_outer_grad_u_passes_and_a_transposed_g_fails():
     assert unsummed[0].startswith("✗ your result has shape (3, 2)"), unsummed
     no_v = live_check("00_template", "my_grad_u", my_grad_u=lambda G, u, v: G.sum(1))
     assert any(line.endswith("✗") for line in no_v), no_v
+
+
+def test_worked_gradcheck_call_passes_and_float32_inputs_fail():
+    """Does the worked my_gradcheck pass on the solution's WeightedSum, and do float32 inputs
+    or inputs that require no grad fail with what gradcheck objected to?"""
+    import warnings
+
+    import torch
+
+    from tests.tools.shown.lesson_code import definitions
+
+    given = {"warnings": warnings, "WeightedSum": definitions(
+        "00_template", "WeightedSum")["WeightedSum"]}
+    assert live_check("00_template", "my_gradcheck", **given) == [
+        "✓ gradcheck passed on float64 inputs"]
+
+    def float32():
+        x1, x2 = torch.randn(4, requires_grad=True), torch.randn(4, requires_grad=True)
+        return torch.autograd.gradcheck(given["WeightedSum"].apply, (x1, x2, 0.5, -2.0))
+
+    lines = live_check("00_template", "my_gradcheck", my_gradcheck=float32, **given)
+    assert lines[0].startswith("✗ gradcheck warned: Input #0 requires gradient"), lines
+
+    def no_grad():
+        return torch.autograd.gradcheck(given["WeightedSum"].apply,
+                                        (torch.randn(4, dtype=torch.float64),) * 2 + (0.5, -2.0))
+
+    lines = live_check("00_template", "my_gradcheck", my_gradcheck=no_grad, **given)
+    assert lines[0].startswith("✗ my_gradcheck raised ValueError: gradcheck expects"), lines
+    assert live_check("00_template", "my_gradcheck", learner=True) == [
+        "Write your call into my_gradcheck first."]
