@@ -246,7 +246,7 @@ def _bilinear_checks(function, device) -> None:
         values = bilinear_values(leading, n1, n2, device, bias=bias, seed=seed)
         with case(f"x1 of shape {(*leading, n1)}, x2 of shape {(*leading, n2)}, "
                   f"bias={'a tensor' if bias else 'None'}"):
-            with bias_entry_named(function, values):
+            with bias_entry_named(function, values), bias_sum_named(function, values, device):
                 forward, backward = check_values_and_gradients(function, BILINEAR, values)
             check_no_ctx_tensors(BILINEAR, forward)
             # the derivation is the exercise: no autograd inside backward, as MyLinearFunction
@@ -263,6 +263,42 @@ def _bilinear_checks(function, device) -> None:
     check_computes_only_what_is_needed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     covers("each gradient only when needed")
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
+
+
+@contextlib.contextmanager
+def bias_sum_named(function, values: dict, device):
+    """For x1 and x2 with no leading dimension, a wrong grad_bias shape is named when the probe
+    proves it: right with leading dimensions, yet backward's own grad_bias (read before the
+    engine checks its shape) is 0-d and the sum of every entry of the true one."""
+    try:
+        yield
+    except GradingError as error:
+        if values["x1"].dim() != 1 or not _bias_sums_features(function, values, device):
+            raise
+        raise GradingError(
+            f"grad_bias has shape () but bias has shape ({OUT},) for x1 of shape "
+            f"{tuple(values['x1'].shape)}, while your backward is right with leading dimensions: "
+            "with none, your sum over the leading dimensions summed the output features "
+            "(sum(0) of a 1-D tensor does, and so does sum(dim=()), which sums every dimension, "
+            "not none); flatten every leading dimension into rows first, then sum the rows",
+            error.details or error.hint, mistake="Bilinear/bias-sums-features") from error
+
+
+def _bias_sums_features(function, values: dict, device) -> bool:
+    if "bias" not in values:
+        return False
+    try:
+        for leading in ((5,), (2, 3)):
+            check_values_and_gradients(function, BILINEAR, bilinear_values(
+                leading, values["x1"].shape[-1], values["x2"].shape[-1], device))
+        inputs = make_inputs(values)
+        output = function.apply(*inputs.values())
+        grad_bias = output.grad_fn.apply(torch.ones_like(output))[3]  # unchecked
+        truth = reference_gradients(BILINEAR, inputs, torch.ones_like(output))["bias"]
+    except Exception:  # noqa: BLE001 - a probe: any failure proves nothing
+        return False
+    return (isinstance(grad_bias, torch.Tensor) and grad_bias.dim() == 0
+            and torch.allclose(grad_bias.detach(), truth.sum()))
 
 
 DOMAIN = Domain(BILINEAR, sampled(BILINEAR, {"x1": (2, 4, 3), "x2": (2, 4, 2), "weight": (5, 3, 2),

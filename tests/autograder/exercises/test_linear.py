@@ -276,6 +276,7 @@ def test_unsaved_input_named_only_when_a_none_was_saved():
      "Bilinear/reads-unsaved-input"),
     ("Bilinear", "needs_input_grad[3] read through a local without a bias",
      "Bilinear/reads-missing-bias-flag"),
+    ("Bilinear", "bias gradient summed over dim 0 only", "Bilinear/bias-sums-features"),
     ("FusedLinearReLU", "mask taken before the bias is added", "unproven:wrong-value"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
