@@ -131,12 +131,14 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
             diagnose_gradient(name, inputs[name].grad, truth[name])
     except GradingError as error:
         if hint := (_inversion_hint(list(_CALLS), known, inputs, truth)
-                    or _dropped_path_hint(values, grad_outputs, inputs, truth)):
+                    or _dropped_path_hint(values, grad_outputs, inputs, truth)
+                    or _recorded_inversion_hint(values, inputs, truth)):
             raise GradingError(hint, str(error), mistake={
                 "x1 and x2 swapped": "ReversibleCoupling/gradients-swapped",
                 "so the inputs it rebuilt": "ReversibleCoupling/inverts-wrong-tensor",
                 "never ran g under grad": "ReversibleCoupling/g-not-under-grad",
-                "a loss that ignores": "ReversibleCoupling/drops-an-output-gradient"}) from error
+                "a loss that ignores": "ReversibleCoupling/drops-an-output-gradient",
+                "was recorded": "ReversibleCoupling/records-inversion"}) from error
         raise
     _check_parameters(parameters, parameter_truth)
     if accumulate:
@@ -215,6 +217,25 @@ def _dropped_path_hint(values: dict, grad_outputs: list, inputs: dict,
                     f"only grad_y{kept + 1} did. Both outputs carry a gradient: backpropagate "
                     "both recomputed outputs, each with its own incoming gradient")
     return None
+
+
+def _recorded_inversion_hint(values: dict, inputs: dict, truth: dict) -> str | None:
+    """Proved only when x1's gradient is right and x2's is exactly the true one minus f's
+    vector-Jacobian product with it: what a recorded rebuild of x1 from x2 adds."""
+    grads = [inputs[name].grad for name in ("x1", "x2")]
+    if not all(isinstance(g, torch.Tensor) for g in grads) or not _close(grads[0], truth["x1"]):
+        return None
+    x2 = values["x2"].detach().requires_grad_()
+    with torch.enable_grad():
+        through_x1, = torch.autograd.grad(values["f"](x2), x2, truth["x1"])
+    if _close(through_x1, torch.zeros_like(through_x1)) \
+            or not _close(grads[1], truth["x2"] - through_x1):
+        return None
+    return ("ReversibleCoupling.backward's gradient for x2 is the true one minus f's "
+            "vector-Jacobian product with x1's gradient, which is what autograd adds when the "
+            "step that rebuilt x1 from x2 was recorded: x2's gradient then also flows back "
+            "through that step. Does the reconstruction belong in the graph you differentiate? "
+            "(Hint 1 of the exercise asks it)")
 
 
 def _check_parameters(parameters: dict, truth: dict, before: dict | None = None) -> None:

@@ -114,6 +114,14 @@ MISTAKES = [
             "itself without end)", "backward re-entered this very backward",
             _coupling(INVERT + "        with torch.enable_grad():\n            z1 = x1 + ctx.f(x2)\n"
                       "            z2 = x2 + ctx.g(y1)\n" + RIGHT + RETURN)),
+    Mistake("ReversibleCoupling", "records the inversion under grad and differentiates with "
+            "respect to the rebuilt x1 and x2", "gradient for x2 is the true one minus f's "
+            "vector-Jacobian product",
+            _coupling("        y1, y2 = ctx.saved_tensors\n        with torch.enable_grad():\n"
+                      "            x2 = y2 - ctx.g(y1)\n            x1 = y1 - ctx.f(x2)\n"
+                      "            z1 = x1 + ctx.f(x2)\n            z2 = x2 + ctx.g(z1)\n"
+                      "        grad_x1, grad_x2 = torch.autograd.grad((z1, z2), (x1, x2), "
+                      "(grad_y1, grad_y2))\n        return grad_x1, grad_x2, None, None")),
     Mistake("ReversibleCoupling", "backpropagates y1's gradient only", "returned the gradients "
             "of a loss that ignores y2",
             _coupling(INVERT + RECOMPUTE + "        torch.autograd.backward(z1, grad_y1)\n"

@@ -89,3 +89,12 @@ def test_the_transfer_exercises_come_last_in_their_lessons():
                          ("04_double_backward", "NumpyTanh"),
                          ("05_checkpointing", "ReversibleCoupling")]:
         assert [n for n, e in EXERCISES.items() if e.lesson == lesson][-1] == last
+
+
+def test_a_recorded_inversion_is_named():
+    """ReversibleCoupling: a backward that rebuilds x1 and x2 under grad and differentiates with
+    respect to them adds f's vector-Jacobian product to x2's gradient; the probe names it."""
+    from tests.autograder.catalogued import graded_mistake
+    assert graded_mistake("ReversibleCoupling", "records the inversion under grad and "
+                          "differentiates with respect to the rebuilt x1 and x2") \
+        == "ReversibleCoupling/records-inversion"
