@@ -852,7 +852,9 @@ print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 # backward is torch ops. Two steps:
 #
 # 1. write forward, and a backward with $3x^2$ made in NumPy (through the conversions above:
-#    `x` may live on a GPU, or be 0-d); run the self-check: it tells you what is still missing;
+#    `x` may live on a GPU, or be 0-d). Before you run the self-check on it, predict: does a
+#    second backward through this unmarked version raise, or run? Then run the self-check: its
+#    message says which, and what is still missing;
 # 2. mark the backward with `once_differentiable`. It already carries `@staticmethod`, so it
 #    will have two decorators: write `@once_differentiable` on `backward`, under
 #    `@staticmethod`, and delete the stub's last two lines, or apply it by hand in their place.
