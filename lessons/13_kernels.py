@@ -20,7 +20,7 @@
 # By the end of this lesson you can:
 # 1. read and write a Triton kernel: programs, blocks, masks, strides, `tl.constexpr`, and a
 #    reduction across programs;
-# 2. run it on CPU in Triton's interpreter and know why that is slow but exact;
+# 2. run it on CPU in Triton's interpreter and know why that is slow but faithful;
 # 3. put forward and backward kernels behind a `torch.library.custom_op` with `register_fake`
 #    and `register_autograd`, and check it with `opcheck` and `torch.compile(fullgraph=True)`;
 # 4. know when `torch.library.triton_op` is the better wrapper, and why it needs a GPU;
@@ -70,14 +70,15 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # cell above set `TRITON_INTERPRET=1` before `import triton`, and the same decorator runs the
 # kernel in Triton's **interpreter**: each program of the launch is executed one after the
 # other, in Python, with NumPy arrays standing for the blocks. The results are the same
-# arithmetic (float64 works, `print` inside a kernel works), but every `tl.` call is a Python
-# call on one block: expect tens to thousands of times slower than the composed torch ops
-# (the smaller the tensor, the worse), and keep tensors small. Two conversions into bfloat16
-# differ from a compiled kernel's in Triton 3.9's interpreter (Common mistakes, at the end).
-# Running the programs one at a time also hides **races** (a predict-then-run in "The grid"
-# shows one). The grading runs your
-# kernels this way on CPU, and compiled on a GPU when the grader has one: the same checks, and
-# on CPU it refuses any address two programs of one launch store to.
+# operations in the same order (float64 works, `print` inside a kernel works), but every `tl.`
+# call is a Python call on one block: expect tens to thousands of times slower than the
+# composed torch ops (the smaller the tensor, the worse), and keep tensors small. Not bit for
+# bit: on an NVIDIA GPU a compiled `tl.exp` and `tl.sqrt` are fast approximations, so they
+# may differ from the interpreter's NumPy results in the last bits, and two conversions into
+# bfloat16 differ more in Triton 3.9's interpreter (Common mistakes, at the end). Running the
+# programs one at a time also hides **races** (a predict-then-run in "The grid" shows one).
+# The grading runs your kernels this way on CPU, and compiled on a GPU when the grader has
+# one: the same checks, and on CPU it refuses any address two programs of one launch store to.
 #
 # ## Triton's model: programs over blocks
 #
@@ -103,6 +104,22 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 
 # %%
 kernel_grid_view(n=10, block=4)
+
+# %% [markdown]
+# A kernel can `print` its blocks, the first tool for seeing what a program reads: under the
+# interpreter it prints NumPy arrays (a compiled kernel prints too, one line per lane).
+# Program 2 of the same launch:
+
+# %%
+@triton.jit
+def show_program_kernel(n, BLOCK: tl.constexpr):
+    """Prints what program 2 sees; loads and stores nothing."""
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    if tl.program_id(0) == 2:
+        print("program", tl.program_id(0), "offsets", offsets, "mask", offsets < n)
+
+
+show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 
 # %% [markdown]
 # ## Worked example: a sum of squares, a reduction behind a custom operator
@@ -179,7 +196,7 @@ def sum_of_squares_kernel(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
 @triton.jit
 def sum_of_squares_backward_kernel(grad_ptr, x_ptr, grad_x_ptr, n, BLOCK: tl.constexpr):
     """dL/dx = 2 g x, g the one number in grad_output."""
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)  # int64, as above
     mask = offsets < n
     g = tl.load(grad_ptr)  # a scalar: the same for every lane
     x = tl.load(x_ptr + offsets, mask=mask)
@@ -372,12 +389,21 @@ checks = [("float64, a from -6 to 6", gates, torch.cos(gates) + 1.5,
           ("float32, a = 100 and -1e4", torch.tensor([100.0, -1e4]), torch.tensor([0.5, 2.0]),
            torch.tensor([1.0, 1.0]))]
 for name, a, b, g in checks:
-    yours = my_silu_mul_grads(a, b, g)
-    if yours[0] is None:
+    try:
+        da, db = my_silu_mul_grads(a, b, g)
+    except Exception as error:  # shown, not raised: Run All goes on
+        print(f"{name}: ✗ raises {type(error).__name__}: " + (str(error).splitlines() or [""])[0])
+        continue
+    if da is None:
         print("write your two gradients into my_silu_mul_grads first")
         break
-    for which, mine, truth in zip(("dL/da", "dL/db"), yours, autograd_silu_mul_grads(a, b, g)):
-        mine = torch.as_tensor(mine, dtype=a.dtype).expand_as(a)
+    for which, mine, truth in zip(("dL/da", "dL/db"), (da, db), autograd_silu_mul_grads(a, b, g)):
+        try:
+            mine = torch.as_tensor(mine, dtype=a.dtype).expand_as(a)
+        except Exception as error:  # a shape or type slip: shown, not raised
+            print(f"{which}, {name}: ✗ {type(error).__name__}: "
+                  + (str(error).splitlines() or [""])[0])
+            continue
         misses = (~torch.isclose(mine, truth, rtol=1e-5, atol=1e-6)).nonzero().flatten()
         print(f"{which}, {name}: " + (f"✓ at all {len(a)} points" if not len(misses) else
               f"✗ at a = {a[misses[:3]].tolist()}: yours {mine[misses[:3]].tolist()}, "
@@ -387,7 +413,7 @@ print("question 1: " + ("answer it in my_shared" if my_shared is None else
       "✗ does dL/db need that? Read your two expressions: which factor is in both?"))
 print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_element is None else
       "✓ one exponential per element" if my_exps_per_element == 1 else
-      "✗ silu(a) itself needs one" if my_exps_per_element < 1 else
+      "✗ silu(a) itself needs one" if my_exps_per_element == 0 else
       f"✗ {my_exps_per_element}: once one is computed, what does the other one give you?"))
 
 # %% [markdown]
@@ -423,7 +449,7 @@ print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_elemen
 # operator before writing it: what it takes, what it returns and what its fake returns, what
 # `setup_context` saves, and which of its tensors can arrive non-contiguous.
 #
-#
+# The contract:
 # - `a`, `b` of the same shape, any shape (treat them as flat; the size need not be a
 #   multiple of your block; make non-contiguous inputs contiguous);
 # - float32 and float64; float16 and bfloat16 computing in float32 and returning the input's
@@ -858,31 +884,46 @@ N, D, eps = 10, 300, 1e-6
 x, g = torch.randn(2, N, D, dtype=torch.float64)
 w = torch.rand(D, dtype=torch.float64) + 0.5
 x_hat = F.rms_norm(x, (D,), None, eps)  # x r: the normalised rows, without the weight
-mine = my_rms_row_grads(x, w, g, eps)
-if mine is None:
-    print("write step 1 into my_rms_row_grads first")
-else:
-    error = (torch.as_tensor(mine) - autograd_rms_grads(x, w, g, eps)[0]).abs()
-    print(f"dL/dx, {N} rows of D = {D}: " + ("✓ matches autograd" if error.max() < 1e-9 else
-          f"✗ largest error {error.max():.3g} at (row, column) "
-          f"{tuple(divmod(error.argmax().item(), D))}"))
+
+
+def raised(error):
+    """A learner's exception in one line: shown, not raised, so that Run All goes on."""
+    return f"✗ raises {type(error).__name__}: " + (str(error).splitlines() or [""])[0]
+
+
+try:
+    mine, verdict = my_rms_row_grads(x, w, g, eps), None
+    if mine is not None:
+        error = (torch.as_tensor(mine, dtype=x.dtype) - autograd_rms_grads(x, w, g, eps)[0]).abs()
+        verdict = ("✓ matches autograd" if error.max() < 1e-9 else
+                   f"✗ largest error {error.max():.3g} at (row, column) "
+                   f"{tuple(divmod(error.argmax().item(), D))}")
+except Exception as exception:  # noqa: BLE001 - shown, not raised
+    verdict = raised(exception)
+print(f"dL/dx, {N} rows of D = {D}: {verdict}" if verdict else
+      "write step 1 into my_rms_row_grads first")
 for rows_per_program in (4, 1):
-    partials = my_weight_partials(x_hat, g, rows_per_program)
-    if partials is None:
-        print("write step 2 into my_weight_partials first")
-        break
-    groups = range(0, N, rows_per_program)
-    truth = torch.stack([autograd_rms_grads(x[i:i + rows_per_program], w,
-                                            g[i:i + rows_per_program], eps)[1] for i in groups])
-    partials = torch.as_tensor(partials)
-    verdict = (f"✗ shape {tuple(partials.shape)}, one partial row per program is "
-               f"{tuple(truth.shape)}" if partials.shape != truth.shape else
-               "✓ each program's row matches autograd on its rows alone"
-               if torch.allclose(partials, truth) else
-               f"✗ rows {(~torch.isclose(partials, truth)).any(1).nonzero().flatten().tolist()}"
-               " differ from autograd on those programs' rows")
+    groups, same_shape = range(0, N, rows_per_program), False
+    try:
+        partials = my_weight_partials(x_hat, g, rows_per_program)
+        if partials is None:
+            print("write step 2 into my_weight_partials first")
+            break
+        partials = torch.as_tensor(partials, dtype=x.dtype)
+        truth = torch.stack([autograd_rms_grads(x[i:i + rows_per_program], w,
+                                                g[i:i + rows_per_program], eps)[1]
+                             for i in groups])
+        same_shape = partials.shape == truth.shape
+        wrong = (~torch.isclose(partials, truth)).any(1).nonzero().flatten().tolist() \
+            if same_shape else None
+        verdict = (f"✗ shape {tuple(partials.shape)}, one partial row per program is "
+                   f"{tuple(truth.shape)}" if not same_shape else
+                   "✓ each program's row matches autograd on its rows alone" if not wrong else
+                   f"✗ rows {wrong} differ from autograd on those programs' rows")
+    except Exception as exception:  # noqa: BLE001 - shown, not raised
+        verdict = raised(exception)
     print(f"rows_per_program = {rows_per_program}: {len(groups)} programs, {verdict}")
-    if partials.shape == truth.shape:
+    if same_shape:
         full = autograd_rms_grads(x, w, g, eps)[1]
         print(f"  their sum is dL/dw: {torch.allclose(partials.sum(0), full)}; the buffer holds "
               f"{partials.numel()} numbers, x holds {x.numel()}")
@@ -924,8 +965,8 @@ for rows_per_program in (4, 1):
 # - a backward kernel: the row gradient in closed form, and the weight gradient as
 #   per-program partial rows, reduced afterwards (on the host or by a second kernel), never
 #   added into one shared row by several programs;
-# - `D` up to 4096 and not a power of two: a block that covers a whole row (sized as the
-#   grid section sized one), masked past its end, or a loop over the row in blocks;
+# - `D` up to 4096 and not a power of two: a block that covers a whole row (sized as in
+#   "The grid"), masked past its end, or a loop over the row in blocks;
 # - float16/bfloat16 computing in float32; nothing written into the inputs.
 
 # %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}

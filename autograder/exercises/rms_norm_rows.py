@@ -16,6 +16,7 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
 from .kernel_domain import kernel_operator
 from .kernel_fakes import check_backward_fakes
 from .kernel_interpreter import float64_to_bfloat16
+from .rms_norm_probes import direct_path_only, one_rows_contribution_per_column
 
 RMS_NORM_ROWS = Spec("rms_norm_rows", ("x", "weight", "eps"),
                      lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps))
@@ -51,17 +52,6 @@ def _right(function, values: dict) -> bool:
         return False
 
 
-def _one_rows_contribution_per_column(got: torch.Tensor, values: dict) -> bool:
-    """The signature of programs storing into one shared row: each entry of the weight
-    gradient is the contribution of a single row (the last program to write it), not the sum."""
-    x, weight = values["x"].detach(), values["weight"].detach()
-    rows = x.reshape(-1, x.shape[-1]).double()
-    rstd = torch.rsqrt(rows.pow(2).mean(-1, keepdim=True) + values["eps"])
-    contributions = rows * rstd  # grad_output is ones: row r adds x_hat_r to the gradient
-    close = torch.isclose(got.detach().double()[None, :], contributions, rtol=1e-4, atol=1e-6)
-    return bool(close.any(0).all())
-
-
 def check_rows(function, values: dict) -> None:
     """Values and gradients; a failure that depends on the row's length or on the number of
     rows is named from a probe that shows it."""
@@ -71,6 +61,16 @@ def check_rows(function, values: dict) -> None:
             _checked(function, values)
     except GradingError as error:
         x, D = values["x"], shape[-1]
+        try:
+            got_x = _gradients(function, values)[0]
+        except Exception:  # noqa: BLE001 - no gradient, no probe: the error stands
+            got_x = None
+        if got_x is not None and direct_path_only(got_x, values):
+            raise GradingError(
+                "rms_norm_rows's gradient for x has only the direct path through y_j: r "
+                "depends on every x_k of the row. Which sum does that add? my_rms_row_grads, "
+                "above the exercise's answer cell, checks yours", error.details,
+                case=f"x of shape {shape}") from error
         short = _values((2, 5), x.device, seed=11)
         if D > 16 and _right(function, short):
             raise GradingError(
@@ -84,7 +84,7 @@ def check_rows(function, values: dict) -> None:
             got, want = (_gradients(f, dict(values, x=rows))[1]
                          for f in (function, RMS_NORM_ROWS.reference))
             if (_right(function, one) and not torch.allclose(got, want, rtol=1e-5, atol=1e-7)
-                    and _one_rows_contribution_per_column(got, dict(values, x=rows))):
+                    and one_rows_contribution_per_column(got, dict(values, x=rows))):
                 raise GradingError(
                     "rms_norm_rows's weight gradient is right for one row but wrong for "
                     f"{rows.shape[0]} rows: it is a sum over every row, so each program must "

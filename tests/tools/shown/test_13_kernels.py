@@ -13,3 +13,27 @@ def test_design_answers_worked_pass_and_two_exponentials_fail():
     assert len(lines) == 6 and all("✓" in line for line in lines), lines
     lines = run_code(checker, {**worked, "my_shared": "g * b", "my_exps_per_element": 2})
     assert "✗" in lines[-2] and "✗" in lines[-1], lines
+
+
+def test_silu_checker_shows_a_learners_exception_in_one_line_and_goes_on():
+    """Does a my_silu_mul_grads that raises on the float64 grid get a one-line ✗ there, and do
+    the float32 points and both questions still get their verdicts?"""
+    checker = cell_from("13_kernels", "def autograd_silu_mul_grads")
+    worked = definitions("13_kernels", "my_silu_mul_grads", "my_shared", "my_exps_per_element")
+    lines = run_code(checker, {**worked, "my_silu_mul_grads": lambda a, b, g: (a.view(2, -1), g)})
+    assert lines[0].startswith("float64, a from -6 to 6: ✗ raises RuntimeError"), lines
+    assert len(lines) == 5 and "✓" in lines[-1], lines
+
+
+def test_rms_checker_passes_the_worked_answer_and_shows_a_list_of_partials_in_one_line():
+    """Do the worked my_rms_row_grads and my_weight_partials get ✓ throughout, and do partial
+    rows returned as a list (not stacked) get a one-line ✗ for each grouping, step 1 kept ✓?"""
+    checker = cell_from("13_kernels", "def autograd_rms_grads")
+    worked = definitions("13_kernels", "my_rms_row_grads", "my_weight_partials")
+    lines = run_code(checker, dict(worked))
+    assert [line.count("✓") for line in lines if "✗" not in line] == [1, 1, 0, 1, 0], lines
+    listed = lambda x_hat, g, rows: [(g_rows * x_rows).sum(0) for g_rows, x_rows in  # noqa: E731
+                                     zip(g.split(rows), x_hat.split(rows))]
+    lines = run_code(checker, {**worked, "my_weight_partials": listed})
+    assert "✓" in lines[0] and len(lines) == 3, lines
+    assert all("✗ raises ValueError" in line for line in lines[1:]), lines

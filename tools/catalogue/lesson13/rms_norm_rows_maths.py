@@ -1,0 +1,13 @@
+"""Lesson 13: rms_norm_rows's slip in the row gradient itself, not in the kernel: the path from
+x_j through y_j alone, r's dependence on the whole row left out."""
+
+from .. import Mistake
+from .common import _edit
+from .rms_norm_rows import RMS
+
+MISTAKES = [
+    Mistake("rms_norm_rows", "row gradient with the direct path only: r's dependence on the row "
+            "left out", "has only the direct path through y_j",
+            _edit(RMS, ("    grad_x = rstd * (grad_hat - x_hat * tl.sum(grad_hat * x_hat, axis=0) / D)",
+                        "    grad_x = rstd * grad_hat"))),
+]
