@@ -185,11 +185,13 @@ for name, attempt in attempts.items():
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `gradcheck` and `torch.compile` work: forward-mode AD through `forward_ad` and
-# `torch.compile` both call the Function the ordinary way, with a `ctx`. The two `torch.func`
-# transforms, `vmap` and `func.jvp`, refuse it, with an error
-# that names the fix: they must run `forward` on their own wrapped tensors and then decide what
-# to save, so the saving has to live in a separate `setup_context`. Nothing fails in silence.
+# `gradcheck` and `torch.compile` work. `forward_ad` calls the Function the ordinary way, with
+# a `ctx`; dynamo traces `forward` and `backward` into its graph itself, with a ctx of its own
+# (but not a `jvp`: a Function with a `jvp` and an input that requires grad stops it with
+# "Unsupported custom jvp", the reason this cell compiles a copy without one). The two
+# `torch.func` transforms, `vmap` and `func.jvp`, refuse it, with an error that names the fix:
+# they must run `forward` on their own wrapped tensors and then decide what to save, so the
+# saving has to live in a separate `setup_context`. Nothing fails in silence.
 # </details>
 
 # %% [markdown]
@@ -741,8 +743,9 @@ def reason(error: Exception) -> str:
 
 for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", flat)]:
     raised = {}
-    for how, attempt in [("called", lambda: op(torch.tensor([-1.0, 2.0]))),
-                         ("opcheck", lambda: torch.library.opcheck(op, (torch.tensor([-1.0, 2.0]),)))]:
+    fresh = lambda: torch.tensor([-1.0, 2.0])  # a new input for each attempt
+    for how, attempt in [("called", lambda: op(fresh())),
+                         ("opcheck", lambda: torch.library.opcheck(op, (fresh(),)))]:
         try:
             attempt()
             raised[how] = False
@@ -808,7 +811,8 @@ def check_softplus_slope() -> None:
         try:
             yours = torch.as_tensor(softplus_slope(at, beta), dtype=torch.float64)
             ok = yours.shape == truth.shape and torch.allclose(yours, truth, rtol=1e-6, atol=0)
-            verdict = "✓" if ok else f"✗ yours {yours.item():.5g}, autograd's {truth.item():.5g}"
+            verdict = ("✓" if ok else
+                       f"✗ yours {yours.item():.5g}, autograd's {truth.item():.5g}")
         except Exception as error:  # noqa: BLE001 - shown, not raised: the check is a guide
             verdict = f"✗ {type(error).__name__}: {str(error).splitlines()[0][:120]}"
         print(f"s'(x) at x = {point:g}, beta = {beta:g}: {verdict}")
@@ -910,7 +914,8 @@ through_softplus(eager_x).sum().backward()
 compiled = torch.compile(through_softplus, fullgraph=True, backend="aot_eager")
 compiled(compiled_x).sum().backward()
 print("fullgraph=True compiled; same values and gradients:",
-      torch.allclose(compiled(x), through_softplus(x)), torch.allclose(compiled_x.grad, eager_x.grad))
+      torch.allclose(compiled(x), through_softplus(x)),
+      torch.allclose(compiled_x.grad, eager_x.grad))
 
 # %% [markdown]
 # ### A batching rule for an operator: `register_vmap`
@@ -1252,56 +1257,13 @@ from autograder import grade; grade("squared_norm", squared_norm)
 # $x$ (past the batch dimension), and the output's batch dimension is one less when the reduced
 # dimension came before it; with the batch dimension moved to the front first, a sample's
 # $d \ge 0$ is $d + 1$, a negative $d$ stays, and the output's batch dimension is 0.
-# </details>
-
-# %% [markdown]
-# ### Your rule with the batch dimension elsewhere (not graded)
 #
-# The grader runs `torch.vmap(squared_norm, in_dims=(0, None))`, the contract. A batching rule
-# meets other positions too, as the check before the self-check showed for `dim` 0 and $-1$:
-# `torch.vmap(f, in_dims=(1, None))` hands your rule `x` with its batch dimension at 1. Below,
-# a batch of 2 samples of shape $(3, 4)$ is stored as a $(3, 2, 4)$ tensor, and the cell after
-# next runs your operator under that `vmap` for `dim` in $-2, -1, 0, 1$, against a loop over
-# the samples.
-#
-# **Look back, then predict.** From what that check printed and from your own rule (not the
-# solution you would like it to be): for which of these four `dim` does it match the loop?
-# Write the set into `prediction_in_dims_1` (for example `{-2, 1}`; `set()` for none) and run
-# the cell.
-
-# %%
-prediction_in_dims_1 = None  # a set of dims from {-2, -1, 0, 1}
-
-# %%
-batch = torch.randn(3, 2, 4, dtype=torch.float64)  # 2 samples of shape (3, 4), along dim 1
-squared_norm(batch[:, 0], 0)  # eager first: a stub raises its NotImplementedError here
-matched = set()
-for dim in (-2, -1, 0, 1):
-    loop = torch.stack([(sample * sample).sum(dim) for sample in batch.unbind(1)])
-    try:
-        got = torch.vmap(squared_norm, in_dims=(1, None))(batch, dim)
-        if got.shape != loop.shape:
-            verdict = f"WRONG shape {tuple(got.shape)}, the loop's is {tuple(loop.shape)}"
-        elif torch.allclose(got, loop):
-            verdict = "matches the loop"
-            matched.add(dim)
-        else:
-            verdict = "WRONG values"
-    except Exception as error:
-        verdict = f"{type(error).__name__}: {(str(error).splitlines() or [''])[0][:90]}"
-    print(f"in_dims=(1, None), dim={dim:>2}: {verdict}")
-compare(prediction_in_dims_1, matched, who="your rule")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# A sample's `dim` 0 (or $-2$) comes before the batch dimension at 1. After the reduction
-# removes it, the batch dimension of the output is at 0, not 1. `roll_one`'s rule could return
-# `x_bdim` because `roll` keeps every dimension; a reduction does not. A rule that returns the
-# input's batch dimension gives the shape $(4, 2)$ here where the loop gives $(2, 4)$, and it
-# still passes the grader, where the batch dimension is at 0 and nothing comes before it.
-# Count again (one less when the reduced dimension came before the batch dimension), or move
-# the batch dimension to the front first and return 0.
+# Why the check before the self-check tried `in_dims=(1, None)`: a sample's `dim` 0 comes
+# before the batch dimension at 1, and after the reduction removes it, the output's batch
+# dimension is at 0, not 1. `roll_one`'s rule could return `x_bdim` because `roll` keeps every
+# dimension; a reduction does not. A rule that returns the input's batch dimension gives, for
+# `dim = 0` there, shape $(4, 5)$ where the loop gives $(5, 4)$, and it still passes the
+# grader, where the batch dimension is at 0 and nothing comes before it.
 # </details>
 
 # %% [markdown]
@@ -1331,7 +1293,7 @@ compare(prediction_in_dims_1, matched, who="your rule")
 # | an operator that returns its input or a view of it | *"may not alias any inputs"* | return a fresh tensor (`.clone()`) |
 # | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
 # | a batching rule that passes a non-negative `dim` on unchanged | right for negative dims, wrong (or an error) for `dim >= 0`: the batched tensor has one more dim | translate `dim` past the batch dim |
-# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0 (what the grader runs), with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | count again, or move the batch dim to the front and return 0 |
+# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0 (what the grader runs); with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | count again, or move the batch dim to the front and return 0 |
 # | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
 #
 # ## Summary

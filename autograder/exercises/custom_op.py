@@ -17,6 +17,7 @@ from ..domain import Constant, Domain, Operator, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import trace_backward
+from .custom_op_probes import check_beta_slips, check_output_beta
 
 OPERATOR = "autograd_course::softplus"
 SOFTPLUS = Spec("softplus", ("x", "beta"), lambda x, beta: torch.logaddexp(beta * x, 0 * x) / beta)
@@ -145,6 +146,7 @@ def check_softplus(softplus, x, beta, *, rtol=1e-5, atol=1e-7) -> None:
             "which part of log(1 + e^z) can come out of the log so that no exponent left is "
             "positive? (lesson 01's softplus did it for beta = 1)", f"got {out.detach()}",
             mistake="softplus/overflows")
+    check_output_beta(out.detach(), expected, beta)
     diagnose_values(f"softplus's output with beta={beta}", out, expected, rtol=rtol, atol=atol)
     grad_output = sample(out.shape, out.device, seed=9, dtype=out.dtype)
     pristine = grad_output.clone()
@@ -211,30 +213,6 @@ def _relative_error(softplus, device) -> float:
         got = softplus(x, 1.5)
     expected = SOFTPLUS.reference(x, 1.5)
     return float(((got - expected).abs() / expected).max())
-
-
-def check_beta_slips(got, expected, without_beta, beta) -> None:
-    """Two slips with beta, each named only where the learner's gradient is exactly it."""
-    if beta == 1.0 or not isinstance(got, torch.Tensor) or got.shape != expected.shape:
-        return
-    close = lambda a, b: torch.allclose(a, b, rtol=1e-6, atol=1e-9)  # noqa: E731
-    if close(got, beta * expected) and not close(got, expected):
-        raise GradingError(
-            "softplus's gradient is beta times too large at every x: count the betas in "
-            "d/dx (1/beta) softplus(beta * x) again; at x = 1, beta = 2 the slope is 0.88080 "
-            "(the checker before Exercise 2 tries your slope)",
-            mistake="softplus/extra-beta-factor")
-    if close(got, expected / beta) and not close(got, expected):
-        raise GradingError(
-            "softplus's gradient is beta times too small at every x: count the betas in "
-            "d/dx (1/beta) softplus(beta * x) again, the chain rule through beta * x included; "
-            "at x = 1, beta = 2 the slope is 0.88080 (the checker before Exercise 2 tries "
-            "your slope)", mistake="softplus/missing-inner-beta")
-    if close(got, without_beta) and not close(got, expected):
-        raise GradingError(
-            "softplus's gradient is the slope for beta = 1 at every x: beta has dropped out of "
-            "the derivative; at x = 1, beta = 2 the slope is 0.88080, not 0.73106 (the checker "
-            "before Exercise 2 tries your slope)", mistake="softplus/forgets-beta-in-sigmoid")
 
 
 def check_softplus_ctx(out: torch.Tensor) -> None:

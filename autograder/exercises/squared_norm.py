@@ -103,6 +103,26 @@ def check_values(squared_norm, values: dict, **tolerance) -> None:
     check_backward_by_hand(SQUARED_NORM, backward)
 
 
+def check_grad_output_unsqueezed(squared_norm, device) -> None:
+    """x of shape (4, 4), dim=1: a grad_output of shape (4,) broadcasts against x without an
+    error, along the wrong dim, unless backward puts dim back first (LogSumExp's probe)."""
+    x = sample((4, 4), device, seed=11).requires_grad_()
+    grad_output = sample((4,), device, seed=12, dtype=x.dtype)
+    try:
+        got, = torch.autograd.grad(squared_norm(x, 1), x, grad_output)
+    except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
+        return
+    x = x.detach()
+    if (isinstance(got, torch.Tensor) and got.shape == x.shape
+            and not torch.allclose(got, 2 * x * grad_output.unsqueeze(1))
+            and torch.allclose(got, 2 * x * grad_output.unsqueeze(0))):
+        raise GradingError(
+            "squared_norm's backward lines grad_output up with the wrong dim: with x of shape "
+            "(4, 4) and dim=1, grad_output has shape (4,), and broadcasting matches it with x's "
+            "last dim, silently here and with an error when x is (3, 4); put dim back in "
+            "grad_output before it meets x", mistake="squared_norm/grad-output-not-unsqueezed")
+
+
 def check_batching_rule(squared_norm) -> None:
     """A rule registered with register_vmap: without one, vmap runs the operator once per
     sample (PyTorch's C++ fallback, BatchedFallback.cpp, and its 'performance drop' warning)."""
@@ -176,6 +196,7 @@ def check_opcheck(squared_norm, x, dim) -> None:
 
 def squared_norm_full(squared_norm, device) -> None:
     check_operator(squared_norm)
+    check_grad_output_unsqueezed(squared_norm, device)
     for seed, (shape, dim) in enumerate(CASES):
         x = sample(shape, device, seed=seed)
         with case(f"x of shape {shape}, dim={dim}"):
