@@ -94,6 +94,19 @@ def try_grad_mode_designs(design: dict | None = None) -> None:
         if computed_when_on and skipped_when_off:
             works.add(way)
     design = design or {}
-    print(f"ways that work: {sorted(works)}; you said {design.get('ways that work')}")
-    print("where they ask: in the plain function that calls apply, before it; you said "
-          f"{design.get('where to ask')!r}")
+    said = design.get("ways that work")
+    letters = {str(letter).strip("() ").lower() for letter in said} \
+        if isinstance(said, (set, list, tuple, str)) else None
+    print(f"{_tick(letters == works)} ways that work: "
+          f"{' and '.join(f'({way})' for way in sorted(works))}; you said {said!r}")
+    where = design.get("where to ask")
+    right = isinstance(where, str) and " ".join(where.lower().split()) == WHERE_TO_ASK
+    print(f"{_tick(right)} where to ask: {WHERE_TO_ASK!r} (the plain function that calls "
+          f"apply, where the caller's grad mode is still in force); you said {where!r}")
+
+
+WHERE_TO_ASK = "the wrapper, before apply"
+
+
+def _tick(right: bool) -> str:
+    return "✓" if right else "✗"

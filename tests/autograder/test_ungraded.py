@@ -63,9 +63,17 @@ def test_the_textbook_formula_fails_where_its_exponentials_overflow():
 
 def test_the_grad_mode_designs_that_work_are_a_and_c(capsys):
     """Does the lesson's table of designs (a)-(d) say that exactly (a) and (c) skip the
-    gradients under no_grad and compute them with grad mode on?"""
+    gradients under no_grad and compute them with grad mode on, and mark the learner's two
+    answers ✓ or ✗ (the menu's words for where to ask, the set {"a", "c"})?"""
     from autograder.ungraded import try_grad_mode_designs
     try_grad_mode_designs({"where to ask": "forward", "ways that work": {"a"}})
     out = capsys.readouterr().out
-    assert "ways that work: ['a', 'c']; you said {'a'}" in out
-    assert "you said 'forward'" in out
+    assert "✗ ways that work: (a) and (c); you said {'a'}" in out
+    assert "✗ where to ask: 'the wrapper, before apply'" in out and "you said 'forward'" in out
+    try_grad_mode_designs({"where to ask": "The wrapper,  before apply",
+                           "ways that work": {"c", "a"}})
+    out = capsys.readouterr().out
+    assert "✓ ways that work" in out and "✓ where to ask" in out
+    try_grad_mode_designs({"where to ask": None, "ways that work": None})
+    out = capsys.readouterr().out
+    assert "✗ ways that work" in out and "✗ where to ask" in out

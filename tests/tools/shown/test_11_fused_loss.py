@@ -61,3 +61,28 @@ def test_wrapper_worked_passes_and_a_constant_flag_fails_under_no_grad():
     lines = printed(learner["check_wrapper"], learner["my_wrapper"])
     assert [line[0] for line in lines] == ["✓", "✗", "✓"], lines
     assert "under torch.no_grad()" in lines[1]
+
+
+def test_chunk_update_worked_passes_and_an_overwritten_grad_weight_fails():
+    """Does the worked chunk update pass both lines, the placeholder fail both, grad_weight
+    overwritten by each chunk (= instead of +=) fail on grad_W only, and an error print a
+    cross instead of stopping Run All?"""
+    names = ("first_line", "my_chunk_update", "check_chunk_update")
+    lesson = definitions("11_fused_loss", *names)
+    check = lesson["check_chunk_update"]
+    assert [line.split(": ")[1][0] for line in printed(check, lesson["my_chunk_update"])] == \
+        ["✓", "✓"]
+    placeholder = definitions("11_fused_loss", *names, learner=True)["my_chunk_update"]
+    assert [line.split(": ")[1][0] for line in printed(check, placeholder)] == ["✗", "✗"]
+
+    def overwrites(G_chunk, x_chunk, weight, grad_x, grad_weight, rows):
+        grad_x[rows] = G_chunk @ weight
+        grad_weight[:] = G_chunk.T @ x_chunk
+
+    lines = printed(check, overwrites)
+    assert [line.split(": ")[1][0] for line in lines] == ["✓", "✗"], lines
+
+    def raises(*args):
+        raise RuntimeError("shape mismatch")
+
+    assert printed(check, raises) == ["my_chunk_update: ✗ RuntimeError: shape mismatch"]
