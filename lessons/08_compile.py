@@ -1024,99 +1024,6 @@ except RuntimeError as error:
 # So when you edit the operator, re-run its cell and then the cells that use it. The grader
 # checks that the `softplus` you hand in is the current definition of
 # `autograd_course::softplus`, and says so if it is not.
-#
-# ## What `torch.compile` captured, side by side
-#
-# Toggle between three functions around what you wrote. For each, the view compiles the
-# function afresh (without `fullgraph`), runs forward and backward, and shows every graph
-# dynamo captured and every graph break with its reason. Around `LogSumExp`, the break splits
-# the work in two: dynamo still compiles your `forward` on its own when Python calls it (the
-# first graph), then the code after the Function (the second). Without `jvp`, one graph holds
-# it all; around `softplus`, one graph holds your operator as a single node,
-# `torch.ops.autograd_course.softplus.default`.
-
-# %%
-x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
-compile_explorer({
-    "LogSumExp (with jvp)": lambda x: LogSumExp.apply(x, -1).exp() * 2,
-    "LogSumExp without jvp": lambda x: LogSumExpNoJvp.apply(x, -1).exp() * 2,
-    "softplus operator": lambda x: torch.sin(softplus(x * 2, 1.5)) * x,
-}, x)
-
-# %% [markdown]
-# ## Choosing: measured on this torch
-#
-# The table below is computed, not typed: each column is tried on your two answers.
-#
-# **Predict** its last row first. `softplus` has a backward registered with
-# `register_autograd` and no `jvp` of any kind. Under `torch.func.jvp`, does it give the right
-# tangent (`"yes"`), a wrong one with no error (`"WRONG"`), or raise (`"no"`)? And under
-# `torch.func.grad`? Write your answers into `prediction_table` and run the cell; the table's
-# cell compares.
-
-# %%
-prediction_table = {"torch.func.jvp": None, "func.grad": None}  # "yes", "WRONG" or "no"
-
-# %%
-def works(attempt) -> str:
-    try:
-        return "yes" if attempt() else "WRONG"
-    except Exception as error:
-        return f"no ({type(error).__name__})"
-
-
-def compiles_fully(function):
-    torch.compiler.reset()
-    leaf = x.clone().requires_grad_()  # training: autograd records, as in the view above
-    return lambda: torch.compile(function, fullgraph=True, backend="aot_eager")(leaf) is not None
-
-
-x = torch.randn(3, 4, dtype=torch.float64)
-t = torch.randn(3, 4, dtype=torch.float64)
-candidates = {
-    "Function with jvp": lambda x: LogSumExp.apply(x, -1),
-    "Function without jvp": lambda x: LogSumExpNoJvp.apply(x, -1),
-    "custom operator": lambda x: softplus(x, 1.0),
-}
-truths = {"Function with jvp": lambda x: torch.logsumexp(x, -1),
-          "Function without jvp": lambda x: torch.logsumexp(x, -1),
-          "custom operator": lambda x: F.softplus(x)}
-widths = (22, 26, 26, 12, 20)
-headers = ("", "compile fullgraph", "torch.func.jvp", "vmap", "func.grad")
-print("".join(f"{h:{w}}" for h, w in zip(headers, widths)))
-for name, function in candidates.items():
-    truth = truths[name]
-    row = [works(compiles_fully(function)),
-           works(lambda: torch.allclose(torch.func.jvp(function, (x,), (t,))[1],
-                                        torch.func.jvp(truth, (x,), (t,))[1])),
-           works(lambda: torch.allclose(torch.vmap(function)(x), truth(x))),
-           works(lambda: torch.allclose(torch.func.grad(lambda x: function(x).sum())(x),
-                                        torch.func.grad(lambda x: truth(x).sum())(x)))]
-    print("".join(f"{cell:{w}}" for cell, w in zip([name, *row], widths)))
-    measured = dict(zip(headers[1:], row))  # the last row, the operator's, stays
-
-for column, predicted in prediction_table.items():
-    print(f"custom operator under {column}: ", end="")
-    compare(predicted, measured[column].split(" ")[0])
-
-# %% [markdown]
-# Read the `WRONG`: `torch.func.jvp` through a custom operator whose autograd is registered
-# with `register_autograd` returns **zero tangents without an error** on torch 2.13 (and
-# `forward_ad` returns no tangent at all). `torch.func.grad` refuses the operator outright (its
-# generated Function is in the old form; the "In practice" block says more), so per-sample
-# gradients, `vmap(grad(...))`, are out of reach too: the operator keeps only ordinary
-# `backward`. `vmap` of its forward works,
-# through PyTorch's per-sample fallback (or one call per batch, with a rule registered as for
-# `roll_one`).
-#
-# | you need | pick |
-# |---|---|
-# | `torch.compile` in one graph and reverse mode (`.backward()`) | a Function in the setup_context form **without** `jvp` (dynamo traces it), or a custom operator |
-# | `torch.func.grad`, `vmap(grad(...))` (per-sample gradients), `jacrev` | a Function in the setup_context form; not a custom operator |
-# | forward-mode AD (`jvp`, `jacfwd`, `forward_ad`) | a Function with `jvp`; accept a graph break under `torch.compile` |
-# | code the compiler must not look into (a C++/CUDA kernel, NumPy, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap`; its backward must be PyTorch ops too, or an operator of its own (a NumPy backward works in eager and fails `opcheck`'s `test_aot_dispatch_dynamic`; lesson 13) |
-# | a Triton kernel the compiler should fuse with the code around it (GPU) | `torch.library.triton_op` with `wrap_triton`, lesson 13; a `custom_op` is opaque to it |
-# | both an opaque kernel and `torch.func` | a custom operator called inside a Function in the setup_context form, with a `vmap` staticmethod (and a `jvp`: still a break), or wait for a later torch |
 
 
 # %% [markdown]
@@ -1265,6 +1172,101 @@ from autograder import grade; grade("squared_norm", squared_norm)
 # `dim = 0` there, shape $(4, 5)$ where the loop gives $(5, 4)$, and it still passes the
 # grader, where the batch dimension is at 0 and nothing comes before it.
 # </details>
+
+# %% [markdown]
+# ## What `torch.compile` captured, side by side
+#
+# Toggle between three functions around what you wrote. For each, the view compiles the
+# function afresh (without `fullgraph`), runs forward and backward, and shows every graph
+# dynamo captured and every graph break with its reason. Around `LogSumExp`, the break splits
+# the work in two: dynamo still compiles your `forward` on its own when Python calls it (the
+# first graph), then the code after the Function (the second). Without `jvp`, one graph holds
+# it all; around `softplus`, one graph holds your operator as a single node,
+# `torch.ops.autograd_course.softplus.default`.
+
+# %%
+x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+compile_explorer({
+    "LogSumExp (with jvp)": lambda x: LogSumExp.apply(x, -1).exp() * 2,
+    "LogSumExp without jvp": lambda x: LogSumExpNoJvp.apply(x, -1).exp() * 2,
+    "softplus operator": lambda x: torch.sin(softplus(x * 2, 1.5)) * x,
+}, x)
+
+# %% [markdown]
+# ## Choosing: measured on this torch
+#
+# The table below is computed, not typed: each column is tried on your two answers.
+#
+# **Predict** its last row first. `softplus` has a backward registered with
+# `register_autograd` and no `jvp` of any kind. Under `torch.func.jvp`, does it give the right
+# tangent (`"yes"`), a wrong one with no error (`"WRONG"`), or raise (`"no"`)? And under
+# `torch.func.grad`? Write your answers into `prediction_table` and run the cell; the table's
+# cell compares.
+
+# %%
+prediction_table = {"torch.func.jvp": None, "func.grad": None}  # "yes", "WRONG" or "no"
+
+# %%
+def works(attempt) -> str:
+    try:
+        return "yes" if attempt() else "WRONG"
+    except Exception as error:
+        return f"no ({type(error).__name__})"
+
+
+def compiles_fully(function):
+    torch.compiler.reset()
+    leaf = x.clone().requires_grad_()  # training: autograd records, as in the view above
+    return lambda: torch.compile(function, fullgraph=True, backend="aot_eager")(leaf) is not None
+
+
+x = torch.randn(3, 4, dtype=torch.float64)
+t = torch.randn(3, 4, dtype=torch.float64)
+candidates = {
+    "Function with jvp": lambda x: LogSumExp.apply(x, -1),
+    "Function without jvp": lambda x: LogSumExpNoJvp.apply(x, -1),
+    "custom operator": lambda x: softplus(x, 1.0),
+}
+truths = {"Function with jvp": lambda x: torch.logsumexp(x, -1),
+          "Function without jvp": lambda x: torch.logsumexp(x, -1),
+          "custom operator": lambda x: F.softplus(x)}
+widths = (22, 26, 26, 12, 20)
+headers = ("", "compile fullgraph", "torch.func.jvp", "vmap", "func.grad")
+print("".join(f"{h:{w}}" for h, w in zip(headers, widths)))
+for name, function in candidates.items():
+    truth = truths[name]
+    row = [works(compiles_fully(function)),
+           works(lambda: torch.allclose(torch.func.jvp(function, (x,), (t,))[1],
+                                        torch.func.jvp(truth, (x,), (t,))[1])),
+           works(lambda: torch.allclose(torch.vmap(function)(x), truth(x))),
+           works(lambda: torch.allclose(torch.func.grad(lambda x: function(x).sum())(x),
+                                        torch.func.grad(lambda x: truth(x).sum())(x)))]
+    print("".join(f"{cell:{w}}" for cell, w in zip([name, *row], widths)))
+    measured = dict(zip(headers[1:], row))  # the last row, the operator's, stays
+
+for column, predicted in prediction_table.items():
+    print(f"custom operator under {column}: ", end="")
+    compare(predicted, measured[column].split(" ")[0])
+
+# %% [markdown]
+# Read the `WRONG`: `torch.func.jvp` through a custom operator whose autograd is registered
+# with `register_autograd` returns **zero tangents without an error** on torch 2.13 (and
+# `forward_ad` returns no tangent at all). `torch.func.grad` refuses the operator outright (its
+# generated Function is in the old form; the "In practice" block says more), so per-sample
+# gradients, `vmap(grad(...))`, are out of reach too: the operator keeps only ordinary
+# `backward`. `vmap` of its forward works,
+# through PyTorch's per-sample fallback (or one call per batch, with a rule registered as for
+# `roll_one`).
+#
+# | you need | pick |
+# |---|---|
+# | `torch.compile` in one graph and reverse mode (`.backward()`) | a Function in the setup_context form **without** `jvp` (dynamo traces it), or a custom operator |
+# | `torch.func.grad`, `vmap(grad(...))` (per-sample gradients), `jacrev` | a Function in the setup_context form; not a custom operator |
+# | forward-mode AD (`jvp`, `jacfwd`, `forward_ad`) | a Function with `jvp`; accept a graph break under `torch.compile` |
+# | code the compiler must not look into (a C++/CUDA kernel, NumPy, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap`; its backward must be PyTorch ops too, or an operator of its own (a NumPy backward works in eager and fails `opcheck`'s `test_aot_dispatch_dynamic`; lesson 13) |
+# | a Triton kernel the compiler should fuse with the code around it (GPU) | `torch.library.triton_op` with `wrap_triton`, lesson 13; a `custom_op` is opaque to it |
+# | both an opaque kernel and `torch.func` | a custom operator called inside a Function in the setup_context form, with a `vmap` staticmethod (and a `jvp`: still a break), or wait for a later torch |
+
 
 # %% [markdown]
 # ## Common mistakes
