@@ -103,8 +103,9 @@ def compare(question: str, prediction, actual, reveal: bool = True) -> None:
 # 1. Forward is $R(h) = h$. What is its Jacobian $\partial R_o / \partial h_i$, and what would
 #    an honest backward return?
 # 2. A gradient descent step moves $\theta_f$ along $-\,\partial(\text{loss})/\partial
-#    \theta_f$. Which vector must $R$ send back to $h$ so that the step **increases** $L_d$,
-#    at $\alpha$ times the rate at which the critic's step decreases it?
+#    \theta_f$. Which vector must $R$ send back to $h$ so that, to first order, the step
+#    **increases** $L_d$ $\alpha$ times as fast as a plain descent step of $\theta_f$ on $L_d$
+#    would decrease it?
 # 3. $\alpha$ is a Python float. What does backward return for it? What does backward need
 #    from forward, and where do you keep it (lesson 00: tensors one way, numbers another)?
 
@@ -389,12 +390,22 @@ def my_clip_factor(norms, max_norm):
 for max_norm in (1.0, 0.25):
     norms_to_try = max_norm * torch.tensor([0.0, 1e-30, 0.5, 1.0, 1.5, 5.0, 1e30],
                                            dtype=torch.float64)
-    factors = my_clip_factor(norms_to_try, max_norm)
+    try:
+        factors = my_clip_factor(norms_to_try, max_norm)
+        if factors is not None:
+            factors = torch.as_tensor(factors, dtype=torch.float64).expand_as(norms_to_try)
+    except Exception as error:  # shown, not raised: Run All goes on
+        print(f"max_norm = {max_norm}: ✗ raises {type(error).__name__}: "
+              + (str(error).splitlines() or [""])[0]
+              + (" (Python's if, min and max ask one True or False of a whole tensor: which "
+                 "torch op works entry by entry?)" if "Boolean value of Tensor" in str(error)
+                 else ""))
+        continue
     if factors is None:
         print("write your factor into my_clip_factor first")
         break
     print(f"max_norm = {max_norm}")
-    for norm, factor in zip(norms_to_try.tolist(), torch.as_tensor(factors).tolist()):
+    for norm, factor in zip(norms_to_try.tolist(), factors.tolist()):
         if norm <= max_norm:
             right = factor == 1.0  # an exact 1: the row is returned as it came
         else:
@@ -580,11 +591,11 @@ print("after remove(): w1.grad is the plain gradient again:", torch.allclose(w1.
 # the gradient for everything below `h`: `w1.grad` doubles. Hooks run in the order they were
 # registered, so the first one saw the same norm both times, before the doubling. After
 # `remove()` a hook never runs again: the third backward added no norm, so `seen` holds two.
-# Until `remove()` a hook stays on its tensor: forget
-# `remove()` and every later backward runs it, and a hook that appends to a list keeps every
-# tensor it saw alive. A hook belongs to
-# the **tensor** it was registered on: the next forward makes a new `h` with no hooks, so a
-# hook that must see every step is registered in every forward (or on a module, next).
+# Until `remove()` a hook stays on its tensor: forget `remove()` and every later backward
+# runs it, and a hook that stores the gradients it sees (not a float made from them, as this
+# one does) keeps every one of them alive. A hook belongs to the **tensor** it was registered
+# on: the next forward makes a new `h` with no hooks, so a hook that must see every step is
+# registered in every forward (or on a module, next).
 # </details>
 #
 # ## Watching gradients: module backward hooks
@@ -879,15 +890,25 @@ def autograd_slopes(x, lam):
 
 grid = torch.arange(-40, 41, dtype=torch.float64) / 20  # -2 to 2: 0, ±0.5 and ±1 lie on it
 fig, axes = plt.subplots(1, 3, figsize=(12, 2.6))
+empty = False
 for lam, color in [(0.5, "#E69F00"), (0.0, "#56B4E9")]:
     axes[0].plot(grid, torch.sign(grid) * torch.relu(grid.abs() - lam), color=color,
                  label=f"y, λ = {lam}")
-    yours = my_soft_threshold_slopes(grid, lam)
-    truths = autograd_slopes(grid, lam)
-    if yours[0] is None:
+    try:
+        yours = my_soft_threshold_slopes(grid, lam)
+        empty = yours[0] is None
+        if not empty:
+            yours = [torch.as_tensor(mine, dtype=torch.float64).expand_as(grid)
+                     for mine in yours]
+            dx, dlam = yours  # two tensors, or a ValueError shown below
+    except Exception as error:  # shown, not raised: Run All goes on
+        print(f"λ = {lam}: ✗ raises {type(error).__name__}: "
+              + (str(error).splitlines() or [""])[0])
         continue
+    if empty:
+        continue
+    truths = autograd_slopes(grid, lam)
     for ax, mine, truth, name in zip(axes[1:], yours, truths, ("dy/dx", "dy/dλ")):
-        mine = torch.as_tensor(mine, dtype=torch.float64).expand_as(grid)
         ax.plot(grid, mine, ".", color=color, markersize=4, label=f"yours, λ = {lam}")
         ax.set_title(name, fontsize=10)
         misses = (~torch.isclose(mine, truth)).nonzero().flatten()
@@ -896,7 +917,7 @@ for lam, color in [(0.5, "#E69F00"), (0.0, "#56B4E9")]:
                    f"autograd {truth[misses[:4]].tolist()}"))
 for ax in axes:
     ax.legend(fontsize=7)
-if yours[0] is None:
+if empty:
     print("write your two derivatives into my_soft_threshold_slopes first")
 plt.show()
 
@@ -1228,9 +1249,10 @@ for bug, answer, makes, passes_on in [
 # shape, both 0 at $|x| = \lambda$. Write it by hand (no autograd inside backward), without
 # writing into `grad_output` and with tensors saved only through `save_for_backward`. Each
 # gradient must also be right when the other input needs none: the self-check runs `x` and
-# `lam` each alone requiring grad. Derive it, do not patch `BrokenSoftThreshold`: it saves `x`
-# and `lam`; can yours save only the one tensor your answer to question 4 found, and get both
-# the indicator and the sign from it? (Not graded: saving `x` and `lam` passes too.)
+# `lam` each alone requiring grad. Derive it, do not patch `BrokenSoftThreshold`: save only
+# the one tensor your answer to question 4 found, and get both the indicator and the sign from
+# it. (The self-check passes a backward that saves `x` and `lam` too; a copy of the broken one
+# with its slips mended is what this exercise asks you not to write.)
 
 # %% nbgrader={"grade_id": "answer_SoftThreshold", "solution": true}
 class SoftThreshold(torch.autograd.Function):
@@ -1589,12 +1611,19 @@ check_g = torch.randn(6, 2, dtype=torch.float64) * torch.logspace(-2, 1, 6)[:, N
 stack = torch.func.vmap(torch.func.grad(sample_loss), in_dims=(None, 0, 0))(
     torch.zeros(2, 3, dtype=torch.float64), check_x, check_g)
 truth = torch.linalg.vector_norm(stack, dim=(1, 2))
-yours = my_sample_norms(check_x, check_g)
+try:
+    yours = my_sample_norms(check_x, check_g)
+    if yours is not None:
+        yours = torch.as_tensor(yours, dtype=torch.float64).expand_as(truth)
+except Exception as error:  # shown, not raised: Run All goes on
+    yours = f"✗ raises {type(error).__name__}: " + (str(error).splitlines() or [""])[0]
 if yours is None:
     print(f"write your norms into my_sample_norms first (the stack they come from: "
           f"{tuple(stack.shape)})")
+elif isinstance(yours, str):
+    print(yours)
 else:
-    for n, (mine, norm) in enumerate(zip(torch.as_tensor(yours).tolist(), truth.tolist())):
+    for n, (mine, norm) in enumerate(zip(yours.tolist(), truth.tolist())):
         print(f"sample {n}: yours {mine:.6g}, from the {tuple(stack.shape[1:])} gradient "
               f"{norm:.6g} {'✓' if math.isclose(mine, norm, rel_tol=1e-9, abs_tol=1e-300) else '✗'}")
 
@@ -1673,7 +1702,7 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # (X_n X_n^\top)_{tt'}$. For $T = 1$ the double sum has one term and factors into the two
 # norms; for $T > 1$ the cross terms $t \ne t'$ stay, and the product of the two norms is only
 # an upper bound. Two `(T, T)` Gram matrices per sample replace the `(out, in)` gradient,
-# cheaper whenever $T^2 <$ `out * in`: the "ghost clipping" of Li et al. (2021), which Opacus
+# cheaper whenever $2T^2 <$ `out * in`: the "ghost clipping" of Li et al. (2021), which Opacus
 # implements. Checked here against the definition (both give the same norms, `allclose`):
 #
 # ```python
