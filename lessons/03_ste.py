@@ -424,14 +424,21 @@ ste_explorer(SignClippedSTE)
 #
 # `RoundSTE.apply(x)` returns `torch.round(x)`, and its backward returns what backward would
 # return had forward computed your stand-in for round. Before you type: sign got a clipped
-# stand-in besides the plain one; why does round need no clip? Ask how far each stand-in
-# strays from its forward as $|x|$ grows.
+# stand-in besides the plain one; why does round need no clip? Predict how far the plain
+# stand-in $x$ strays from each forward on the stand-in checker's grid, $|x| \le 1000$ (halves
+# included), then run the cell after.
 #
 # One detail first: `torch.round` rounds halves **to even** (the IEEE 754 default, and
 # NumPy's), not up.
 
 # %%
+predicted_gap_round = None  # the largest |x - round(x)| on the grid, |x| <= 1000
+predicted_gap_sign = None   # the largest |x - sign(x)| on the grid
+
+# %%
 print(torch.round(torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])))
+compare("largest |x - round(x)|", predicted_gap_round, (grid - torch.round(grid)).abs().max().item())
+compare("largest |x - sign(x)| ", predicted_gap_sign, (grid - torch.sign(grid)).abs().max().item())
 
 # %% nbgrader={"grade_id": "answer_RoundSTE", "solution": true}
 class RoundSTE(torch.autograd.Function):
