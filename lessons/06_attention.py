@@ -256,6 +256,8 @@ print("keys the first query sees under is_causal=True:",
 #   dimensions does that swap, whatever comes before them?
 # - `backward` comes marked `@once_differentiable` (lesson 04): keep it. Why this Function
 #   needs it is a question after the self-check.
+# - Stuck on a wrong gradient? Check first that every row of your $dS$ sums to 0: why must
+#   it, given that every row of $P$ sums to 1?
 
 # %% nbgrader={"grade_id": "answer_ScaledDotProductAttention", "solution": true}
 class ScaledDotProductAttention(torch.autograd.Function):
@@ -1047,7 +1049,20 @@ def error_by_tiles():
     return max(errors)
 
 
-report("dQ, dK and dV by tiles against autograd", error_by_tiles, 1e-12)
+def row_sum_is_right():
+    """D comes from your my_row_sum: check it first, so that a ✗ below is tile_backward's."""
+    P = torch.softmax((Qb2 @ Kb2.T) * 0.5, dim=-1)
+    try:
+        return torch.allclose(my_row_sum(dOb2, Ob2.detach()), ((dOb2 @ Vb2.T) * P).sum(-1))
+    except Exception:  # shown by its own check above
+        return False
+
+
+if row_sum_is_right():
+    report("dQ, dK and dV by tiles against autograd", error_by_tiles, 1e-12)
+else:
+    print("✗ your my_row_sum (Derive: one number per query row) is not right yet: D is built "
+          "from it")
 
 # %% [markdown]
 # **Causal.** With `causal=True`, query $i$ sees keys $j \le i + (N_k - N_q)$: bottom-right
@@ -1069,7 +1084,8 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 #
 # Write `FlashAttention.apply(Q, K, V, scale, causal=False)`: the same shapes as before, no
 # mask argument; `causal` is a Python bool (bottom-right: query $i$ sees keys
-# $j \le i + N_k - N_q$, and then $N_q \le N_k$); `BLOCK` is a class attribute, 64 by default.
+# $j \le i + N_k - N_q$; causal calls always have $N_q \le N_k$, so every query sees at least
+# key 0); `BLOCK` is a class attribute, 64 by default.
 #
 # - **Forward** loops over query blocks and key blocks of at most `FlashAttention.BLOCK` rows
 #   with your online softmax, never creating a tensor with more than `BLOCK x BLOCK` elements
@@ -1539,6 +1555,8 @@ print("dK of the 2 shared heads:", tuple(k_heads.grad.shape),
 # %% [markdown]
 # ## Common mistakes
 #
+# **Exercise 1 · `ScaledDotProductAttention`**
+#
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | `dS = P * dP` | wrong `dQ`, `dK` (`dV` is still right, which hides it) | the softmax's VJP has a row-sum term, $-p\,p^\top$ in its Jacobian |
@@ -1552,21 +1570,36 @@ print("dK of the 2 shared heads:", tuple(k_heads.grad.shape),
 # | forgetting `scale` in `dQ` and `dK` | gradients off by a constant factor | $S = \tau QK^\top$: both carry $\tau$ |
 # | `K.T` on batched tensors | reverses every dimension, batch ones included (deprecated beyond 2-D) | `K.transpose(-2, -1)` |
 # | `ctx.mask = mask` | escapes the in-place version check and saved-tensor hooks (and, for an output, makes a reference cycle); it does not by itself break double backward | `ctx.save_for_backward(..., mask)` |
+#
+# **Exercise 2 · `MemoryEfficientAttention`**
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
 # | a "memory-efficient" version that saves `P` or the scores | no memory saved | save the log-sum-exp; recompute `P` |
 # | the mask left out when backward recomputes the scores | `exp(S - L)` is not 0 at masked keys: wrong `dQ`, `dK`, `dV`, right output | fill `-inf` again before `exp`, from the saved mask |
+# | log-sum-exp without the row maximum, `log(exp(S).sum(-1))` | `inf` for scores above about 88 in float32 | `m + log(exp(S - m).sum(-1))`, or `torch.logsumexp` |
+#
+# **Exercise 3 · `FlashAttention`**
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
 # | no rescaling of the running output | right only while no later key block raises a row's maximum | rescale $o$ by $e^{m_{\text{old}} - m_{\text{new}}}$, as $\ell$ |
 # | rescaling with the wrong maximum (a tile's own without FlashAttention-1's second correction factor, or $e^{m_{\text{new}} - m_{\text{old}}}$) | wrong weights, or `inf * 0 = nan` | exponentiate against $m_{\text{new}}$, rescale by $e^{m_{\text{old}} - m_{\text{new}}}$ |
 # | no running maximum at all, $e^{S}$ | `inf`, then `nan`, once a float32 score passes about 88.7 | subtract the running maximum |
 # | the running maximum started at 0 | `0/0 = nan` for rows whose float32 scores all lie below about $-103$ | start it at $-\infty$ |
 # | a first tile in which a row sees no key (key blocks visited from the last) | $e^{-\infty + \infty}$ = `nan` for that row | visit key blocks from key 0, or subtract 0 where $m_{\text{new}} = -\infty$ |
-# | log-sum-exp without the row maximum, `log(exp(S).sum(-1))` | `inf` for scores above about 88 in float32 | `m + log(exp(S - m).sum(-1))`, or `torch.logsumexp` |
 # | a causal mask `key >= query + (Lk - Lq)` | each query loses its last visible key; with $N_q = N_k$ the first query sees none: `nan` | `key > query + (Lk - Lq)` masks exactly the keys after it |
 # | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |
 # | log-sum-exp kept in bfloat16 or float16 | a few per cent off in every recomputed probability | keep `L` in float32 |
 # | $D$ from a tile's $dP_{ij} \odot P_{ij}$ | part of the row sum: wrong `dQ`, `dK` with several key blocks | $D = \operatorname{rowsum}(dO \odot O)$, whole rows, before the loop |
-# | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(N^2)$ | one `BLOCK x BLOCK` tile at a time |
+# | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(N^2)$ | one `BLOCK x BLOCK` tile at a time, each tile's mask from its query and key positions |
 # | computing tiles entirely above the diagonal under `causal` | right numbers, up to twice the work | start or stop the inner loop at the diagonal |
 # | a block size written as a number instead of `FlashAttention.BLOCK` | the grader's block sizes are ignored | read `FlashAttention.BLOCK` |
+#
+# **Exercise 4 · `AttentionWithBias`**
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
 # | `AttentionWithBias`'s backward returns a bias gradient whose shape is not `bias.shape` | autograd's engine accepts it without a word; the contract does not | Exercise 4, Hint 2: which scores does one bias entry move? |
 #
 # Where popular write-ups go wrong: the missing row sum is the classic one. A write-up that

@@ -145,10 +145,11 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
             if mistake == "row sum as a row":
                 return (f"{spec.name}'s backward lays its row sums out as a row: query i's sum "
                         "lands in column i (what .sum(-1) without keepdim does on square "
-                        "scores); keep the dimension, (dP * P).sum(-1, keepdim=True), so that "
-                        "each row's number meets its own row")
-            return (f"{spec.name}'s backward sums dP * P over the queries: the row sum runs over "
-                    "the keys, (dP * P).sum(-1, keepdim=True)")
+                        "scores); keep the summed dimension (keepdim=True) so that each row's "
+                        "number meets its own row")
+            return (f"{spec.name}'s backward sums dP * P over the queries: which dimension of "
+                    "dP * P indexes the keys? Sum over that one, and keep it (keepdim=True) so "
+                    "that each row's number meets its own row")
     return None
 
 
@@ -168,8 +169,8 @@ def _row_sum_without_keepdim(function, spec: Spec, device) -> str | None:
         return (f"{spec.name}'s backward drops the dimension of its row sum: .sum(-1) "
                 "gives shape (..., Lq), which fails to broadcast against the (..., Lq, Lk) "
                 "scores, or, for one square head, broadcasts along the wrong axis (query i's "
-                "sum lands in column i); keep it, "
-                "sum(-1, keepdim=True), so that each row's number meets its own row")
+                "sum lands in column i); keep the summed dimension (keepdim=True) so that "
+                "each row's number meets its own row")
     return None
 
 

@@ -153,10 +153,12 @@ def check_allocations(function, values: dict, block: int) -> None:
                         f"read the block size as {NAME}.BLOCK in forward and backward, since "
                         "the grader sets it")
                 full = big.shape[-2:] in ((Lq, Lk), (Lk, Lq))
-                what = ("materialises the full Lq x Lk matrix" if full
-                        else "creates a tensor bigger than a tile")
-                advice = ("compute one BLOCK x BLOCK tile of scores at a time with a running "
-                          "max and sum (the online softmax)" if phase == "forward" else
+                mask = full and (big.dtype == torch.bool or big.op in ("ones", "tril", "triu"))
+                what = ("builds a full Lq x Lk mask" if mask else "materialises the full Lq x "
+                        "Lk matrix" if full else "creates a tensor bigger than a tile")
+                advice = ("build each tile's mask from its query and key positions" if mask
+                          else "compute one BLOCK x BLOCK tile of scores at a time with a "
+                          "running max and sum (the online softmax)" if phase == "forward" else
                           "recompute each tile of P from the saved log-sum-exp and accumulate "
                           "dQ, dK, dV tile by tile")
                 raise GradingError(

@@ -132,6 +132,11 @@ MISTAKES = [
                           "        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)\n"
                           "        P = torch.exp(Q.to(wide) @ K.to(wide).transpose(-2, -1) * "
                           "ctx.scale - L.unsqueeze(-1))")), named=True),
+    Mistake(FA, "full causal mask, sliced per tile", "builds a full Lq x Lk mask", edit(
+        FLASH, ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
+                'full = torch.ones(Lq, Lk, dtype=torch.bool, device=s.device).tril(Lk - Lq)\n'
+                '    return s.masked_fill(~full[i:i + s.shape[-2], j:j + s.shape[-1]], -math.inf)'
+                ))),
     Mistake(FA, "every tile computed under causal", "computes score tiles entirely above",
             edit(FLASH, ("end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk",
                           "end = Lk")), named=True),

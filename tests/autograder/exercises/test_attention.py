@@ -87,7 +87,8 @@ MISTAKES = [
                    "score also lowers every other probability of its row"),
     ("diagonal of the Jacobian only", "uses only the diagonal of the softmax's Jacobian, "
                                       "P * (1 - P) * dP"),
-    ("row sum over the queries", "sums dP * P over the queries: the row sum runs over the keys"),
+    ("row sum over the queries", "sums dP * P over the queries: which dimension of dP * P "
+                                 "indexes the keys?"),
     ("softmax gradient from torch.autograd.grad", "ScaledDotProductAttention.backward calls "
                                                   "torch.autograd.grad: write the gradient "
                                                   "formula by hand"),

@@ -180,3 +180,25 @@ def test_report_marks_the_tolerance_and_shows_an_error_in_one_line():
         raise RuntimeError("shapes cannot be multiplied\nsecond line")
 
     assert verdict(raises) == ["✗ check: your code raised RuntimeError: shapes cannot be multiplied"]
+
+
+def _tiles_check(my_row_sum) -> list[str]:
+    """What the backward-by-tiles check cell prints for the worked tile_backward and
+    ``my_row_sum``."""
+    from tests.tools.shown.lesson_code import cell_from, run_code
+    namespace = definitions("06_attention", "report", "tile_backward", my_row_sum=my_row_sum)
+    return run_code(cell_from("06_attention", "Qb2, Kb2, Vb2, dOb2 ="), namespace)
+
+
+def test_tiles_check_names_a_wrong_my_row_sum_before_blaming_tile_backward():
+    """Does the tiles check give the worked answers ✓, and, with my_row_sum's placeholder (or
+    one that raises), say that my_row_sum is not right instead of a ✗ for tile_backward?"""
+    assert _tiles_check(_answer("my_row_sum"))[-1].startswith("✓ dQ, dK and dV by tiles")
+
+    def raises(dO, O):
+        raise NotImplementedError
+
+    for my_row_sum in (_answer("my_row_sum", learner=True), raises):
+        assert _tiles_check(my_row_sum) == [
+            "✗ your my_row_sum (Derive: one number per query row) is not right yet: D is built "
+            "from it"]
