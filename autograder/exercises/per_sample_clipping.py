@@ -83,6 +83,8 @@ def _mistake_hint(got, grad_output, x, weight, max_norm, expected) -> str | None
     outer_norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)
     by_x = clip_factors(torch.linalg.vector_norm(x, dim=1), max_norm)
     squared = clip_factors(outer_norms ** 2, max_norm)
+    summed = clip_factors(torch.linalg.vector_norm(grad_output, dim=1)
+                          + torch.linalg.vector_norm(x, dim=1), max_norm)
     candidates = [
         ((grad_output * by_x[:, None]).T @ x,
          "clips by ||x_n|| alone: sample n's gradient of weight is the outer product g_n x_n^T. "
@@ -96,6 +98,10 @@ def _mistake_hint(got, grad_output, x, weight, max_norm, expected) -> str | None
         ((grad_output * by_g[:, None]).T @ x,
          "clips by ||g_n|| alone: sample n's gradient of weight is the outer product g_n x_n^T. "
          "What is its norm in terms of g_n and x_n? my_sample_norms, in the exercise's prompt, "
+         "checks yours"),
+        ((grad_output * summed[:, None]).T @ x,
+         "clips by ||g_n|| + ||x_n||: sample n's gradient of weight is the outer product "
+         "g_n x_n^T. Is the norm of a product a sum? my_sample_norms, in the exercise's prompt, "
          "checks yours"),
         (plain * min(1.0, max_norm / max(total.item(), 1e-300)),
          "clips the summed gradient, as clip_grad_norm_ does: clip each sample's gradient "

@@ -79,6 +79,12 @@ MISTAKES = [
                 "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
                 "        grad_weight = (per_sample * factors[:, None, None]).sum(0)"),
             named=True),
+    Mistake("PerSampleClippedLinear", "a sample's norm written as ||g_n|| + ||x_n||",
+            "clips by ||g_n|| + ||x_n||",
+            _weight_only("        norms = (torch.linalg.vector_norm(grad_output, dim=1)\n"
+                         "                 + torch.linalg.vector_norm(x, dim=1))\n"
+                         "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                         "        grad_weight = (grad_output * factors[:, None]).T @ x")),
     Mistake("PerSampleClippedLinear", "clipped by ||g_n|| alone", "clips by ||g_n|| alone",
             _weight_only("        norms = torch.linalg.vector_norm(grad_output, dim=1)\n"
                          "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
