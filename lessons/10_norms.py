@@ -9,7 +9,7 @@
 # %% [markdown]
 # # Lesson 10 · Normalisation layers, and a Function inside an `nn.Module`
 #
-# Every transformer block normalises its activations twice, with LayerNorm (GPT-2, BERT) or
+# Every transformer block normalises its activations at least twice, with LayerNorm (GPT-2, BERT) or
 # RMSNorm (LLaMA, Mistral, Gemma), and these are among the custom Functions most often written by
 # hand: NVIDIA's Apex, Liger-Kernel, Unsloth and most LLM code bases ship their own. Two reasons:
 # the composed version of a norm is a handful of separate operations, each a pass over memory, and
@@ -196,16 +196,39 @@ plt.show()
 # mostly negative? Why does $J$ send the constant row and $\hat x$ to (almost) zero, and how
 # does that show up in your Step 4?
 #
-# Now test your Steps 0, 2, 3 and 4; the check prints ✓ or ✗ for each against autograd.
-# `my_param_grads` starts from zeros; fill in your Step 0 for any number of leading dims: it
-# is compared with autograd's weight and bias gradients for `x` of shape $(2, 3, 8)$ and for a
-# single row of shape $(8,)$. `my_rstd_grad` (Step 2, $\partial r/\partial x_j$) starts from
-# zeros too. The last two start with the first thing many people write: the statistics
-# treated as constants, so that $\partial \hat x_i/\partial x_j$ is $r\,\delta_{ij}$ and the
-# gradient $r\,\hat g$. Replace each with your result until it gets its ✓:
-# `my_layer_norm_jacobian` is compared with autograd's $J$, `my_layer_norm_vjp` with
-# $J^\top \hat g$. The second must not build the $D \times D$ matrix (the check looks for
-# one): a backward works on rows of thousands of features.
+# **Predict, then run.** Step 0 sums over the leading dims, and a 1-D `x` (one row) has none.
+# What do `torch.ones(2, 3).sum(dim=(0,))` and `torch.ones(3).sum(dim=())` return? Write your
+# prediction into `predicted` first.
+
+# %%
+predicted = {"torch.ones(2, 3).sum(dim=(0,))": None, "torch.ones(3).sum(dim=())": None}
+
+# %%
+print("you predicted:", predicted)
+print("torch.ones(2, 3).sum(dim=(0,)) =", torch.ones(2, 3).sum(dim=(0,)))
+print("torch.ones(3).sum(dim=())      =", torch.ones(3).sum(dim=()))
+
+# %% [markdown]
+# <details><summary><b>What happened</b> (open after your prediction)</summary>
+#
+# An empty tuple of dims means **every** dim to `sum`, not none: summing a 1-D tensor over
+# its (absent) leading dims that way gives a 0-d tensor, where the weight's gradient must have
+# shape $(D,)$. Step 0's check tries a single row of shape $(8,)$ for this reason.
+# </details>
+#
+# Now test your Steps 0 to 4; the check prints ✓ or ✗ for each against autograd. Replace each
+# function's body with your result until it gets its ✓:
+#
+# - `my_param_grads`, Step 0 · starts from zeros · against autograd's weight and bias
+#   gradients, for `x` of shape $(2, 3, 8)$ and of shape $(8,)$.
+# - `my_g_hat`, Step 1 · starts as `grad_output` · against autograd's
+#   $\partial L/\partial \hat x$ through $y = w \odot \hat x + b$, on one row.
+# - `my_rstd_grad`, Step 2 · starts from zeros · against autograd's $\partial r/\partial x_j$.
+# - `my_layer_norm_jacobian`, Step 3 · starts as $r\,\delta_{ij}$, the first thing many people
+#   write (the statistics treated as constants) · against autograd's $J$.
+# - `my_layer_norm_vjp`, Step 4 · starts as $r\,\hat g$, the same first guess · against
+#   $J^\top \hat g$. It must not build a $D \times D$ tensor (the check looks for one): a
+#   backward works on rows of thousands of features.
 
 # %%
 g_hat = torch.randn(8, dtype=torch.float64)  # dL/dx_hat for this row
@@ -220,6 +243,15 @@ def my_param_grads(grad_output, x_hat):
     return (rows * x_hat.reshape(rows.shape)).sum(0), rows.sum(0)
     ### LEARNER
     return torch.zeros(x_hat.shape[-1]), torch.zeros(x_hat.shape[-1])  # replace with yours
+    ### END WORKED
+
+
+def my_g_hat(grad_output, weight):
+    """Step 1: dL/dx_hat for one row, from grad_output and weight, each of shape (D,)."""
+    ### BEGIN WORKED
+    return grad_output * weight
+    ### LEARNER
+    return grad_output  # replace with yours
     ### END WORKED
 
 
@@ -271,8 +303,8 @@ def try_step(step, function, *args):
         return None
 
 
-def check_layer_norm_steps(param_grads, rstd_grad, jacobian, vjp):
-    """Steps 0, 2, 3 and 4 against autograd through F.layer_norm, on rows of 8 features."""
+def check_layer_norm_steps(param_grads, g_hat_of, rstd_grad, jacobian, vjp):
+    """Steps 0 to 4 against autograd through F.layer_norm, on rows of 8 features."""
     generator = torch.Generator().manual_seed(1)
     for shape in [(2, 3, 8), (8,)]:
         x_, go_, w_, b_ = (torch.randn(size, dtype=torch.float64, generator=generator)
@@ -285,6 +317,11 @@ def check_layer_norm_steps(param_grads, rstd_grad, jacobian, vjp):
         if got is not None:
             for name, mine_, want_ in zip(("dL/dweight", "dL/dbias"), got, wanted):
                 verdict(f"Step 0, x of shape {shape}, {name}", mine_, want_)
+    go_, w_, hat_ = (torch.randn(8, dtype=torch.float64, generator=generator) for _ in "123")
+    hat_.requires_grad_()
+    got = try_step("Step 1, g_hat", g_hat_of, go_, w_)
+    if got is not None:
+        verdict("Step 1, g_hat", got, torch.autograd.grad(w_ * hat_ + 1, hat_, go_)[0])
     row_ = torch.randn(8, dtype=torch.float64, generator=generator) * 2 + 1
     g_ = torch.randn(8, dtype=torch.float64, generator=generator)
     hat_, rstd_ = F.layer_norm(row_, (8,), eps=1e-5), 1 / torch.sqrt(row_.var(False) + 1e-5)
@@ -305,7 +342,8 @@ def check_layer_norm_steps(param_grads, rstd_grad, jacobian, vjp):
                 extra=f"; but it builds a tensor of shape {square[0]}, D x D" if square else "")
 
 
-check_layer_norm_steps(my_param_grads, my_rstd_grad, my_layer_norm_jacobian, my_layer_norm_vjp)
+check_layer_norm_steps(my_param_grads, my_g_hat, my_rstd_grad, my_layer_norm_jacobian,
+                       my_layer_norm_vjp)
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b> · a question for each step</summary>
@@ -540,9 +578,8 @@ plt.show()
 #   `eps`, and `None` for (computing nothing of) any input whose `ctx.needs_input_grad` is
 #   `False`; `weight=None` or `bias=None` gives `False` there.
 # - The weight and bias gradients have shape `(D,)`: summed over **every** leading dim,
-#   however many there are. Careful with a 1-D `x`, which has none: `t.sum(dim=())` sums
-#   **every** dim in PyTorch, not none. What one reduction works for any number of leading
-#   dims, zero included?
+#   however many there are, none included (the `sum(dim=())` run above): what one reduction
+#   works for any number of leading dims?
 
 # %% nbgrader={"grade_id": "answer_LayerNormFunction", "solution": true}
 class LayerNormFunction(torch.autograd.Function):
@@ -655,18 +692,21 @@ norm_terms_explorer(LayerNormFunction, "layer_norm")
 # %%
 class LayerNormWithoutProjection(torch.autograd.Function):
     """Wrong on purpose: backward is autograd through the composed forward with rstd detached,
-    as if it did not move with x (the mean still does)."""
+    as if it did not move with x (the mean still does). It saves no bias, as ✎ 1 asks."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps):
-        ctx.save_for_backward(x, weight, bias)
-        ctx.eps = eps
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias, ctx.eps = bias is not None, eps
         return F.layer_norm(x, x.shape[-1:], weight, bias, eps)
 
     @staticmethod
     def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        # the bias's gradient does not depend on its value: zeros stand in for it
+        bias = x.new_zeros(x.shape[-1]) if ctx.has_bias else None
         inputs = [t.detach().requires_grad_() if t is not None else None
-                  for t in ctx.saved_tensors]
+                  for t in (x, weight, bias)]
         x, weight, bias = inputs
         with torch.enable_grad():
             centred = x - x.mean(-1, keepdim=True)

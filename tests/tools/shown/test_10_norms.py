@@ -6,7 +6,8 @@ import torch
 
 from tests.tools.shown.lesson_code import definitions, printed
 
-STEPS = ("my_param_grads", "my_rstd_grad", "my_layer_norm_jacobian", "my_layer_norm_vjp")
+STEPS = ("my_param_grads", "my_g_hat", "my_rstd_grad", "my_layer_norm_jacobian",
+         "my_layer_norm_vjp")
 
 
 def _lesson(*names: str, learner: bool = False) -> dict:
@@ -21,10 +22,10 @@ def _layer_norm_lines(learner: bool = False, **replaced) -> list[str]:
 
 
 def test_layer_norm_worked_steps_pass_and_the_first_guess_fails():
-    """Do the worked Steps 0, 2, 3 and 4 get seven ticks, and the learner's starting points
-    (zeros, r * I, r * g_hat) a cross on every line?"""
+    """Do the worked Steps 0 to 4 get eight ticks, and the learner's starting points (zeros,
+    grad_output, r * I, r * g_hat) a cross on every line?"""
     lines = _layer_norm_lines()
-    assert len(lines) == 7 and all(": ✓" in line for line in lines), lines
+    assert len(lines) == 8 and all(": ✓" in line for line in lines), lines
     assert all(": ✗" in line for line in _layer_norm_lines(learner=True))
 
 
