@@ -115,20 +115,21 @@ def _value_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
     or every left-tail value is exactly that of log(1 + exp(x))."""
     if x[worst] > 0 and torch.equal(got[worst], x[worst]):
         return (": that is x itself, as F.softplus returns above its threshold (20 by default); "
-                "log(1 + e^x) = x + log(1 + e^-x) stays more than 1e-12 (relative) away from x "
-                "up to x = 24.4")
+                "log(1 + e^x) stays more than 1e-12 (relative) away from x up to x = 24.4: by "
+                "how much does it exceed x here? Hint 1 asks how to take e^x out of the log")
     if x[worst] < 0 and torch.equal(got[worst], torch.exp(x[worst])):
         return (": that is e^x itself; log(1 + e^x) = e^x - e^2x / 2 + ... stays more than "
                 "1e-12 (relative) away from e^x up to x = -26.9")
     left = x < 0
     if torch.equal(got[left], torch.log(1 + torch.exp(x[left]))):
-        return (": 1 + e^x rounds to 1 when e^x is below 1.1e-16, so log(1 + e^x) is 0 there; "
-                "torch.log1p(u) computes log(1 + u) without forming 1 + u")
+        return (": 1 + e^x rounds to 1 when e^x is below 1.1e-16, so log(1 + e^x) is 0 there: "
+                "which function from the section 'Tiny numbers next to 1' takes the tiny term "
+                "without forming 1 + e^x?")
     if x[worst] < 0:
         return _series_cause(got, x, worst, _softplus_left, "log(1 + e^x) = e^x - e^2x / 2 + "
-                             "e^3x / 3 - ...", "log1p")
+                             "e^3x / 3 - ...")
     return _series_cause(got, x, worst, _softplus_right, "log(1 + e^x) = x + e^-x - e^-2x / 2 "
-                         "+ ...", "log1p")
+                         "+ ...")
 
 
 def _gradient_cause(got: torch.Tensor, y: torch.Tensor, x: torch.Tensor, worst: int) -> str:
@@ -138,19 +139,17 @@ def _gradient_cause(got: torch.Tensor, y: torch.Tensor, x: torch.Tensor, worst: 
         return (": that is 1; sigmoid(x) = 1 - e^-x + ... stays more than 1e-12 (relative) "
                 "away from 1 up to x = 27.6")
     if x[worst] < 0 and torch.equal(got[worst], y[worst]):
-        return (": that is y itself; sigmoid(x) = 1 - e^-y = y - y^2 / 2 + ... stays more than "
-                "1e-12 (relative) away from y up to x = -26.9")
+        return (": that is y itself; sigmoid(x) = y - y^2 / 2 + ... stays more than 1e-12 "
+                "(relative) away from y up to x = -26.9")
     left = x < 0
     if torch.equal(got[left], 1 - torch.exp(-y[left])):
-        return (": 1 - exp(-y) subtracts two numbers near 1 and cancels when y is tiny; "
-                "torch.expm1(u) computes exp(u) - 1 without that cancellation")
+        return (": 1 - exp(-y) subtracts two numbers near 1 and cancels when y is tiny: which "
+                "function from the section 'Tiny numbers next to 1' computes that difference "
+                "without forming exp(-y) and subtracting?")
     if x[worst] > 0:
-        return _series_cause(got, x, worst, _sigmoid_right, "sigmoid(x) = 1 - e^-x + e^-2x - ...",
-                             "expm1")
-    return (_series_cause(got, x, worst, _sigmoid_in_y, "sigmoid(x) = 1 - e^-y = y - y^2 / 2 + "
-                          "y^3 / 6 - ...", "expm1")
-            or _series_cause(got, x, worst, _sigmoid_left, "sigmoid(x) = e^x - e^2x + e^3x - ...",
-                             "expm1"))
+        return _series_cause(got, x, worst, _sigmoid_right, "sigmoid(x) = 1 - e^-x + e^-2x - ...")
+    return (_series_cause(got, x, worst, _sigmoid_in_y, "sigmoid(x) = y - y^2 / 2 + y^3 / 6 - ...")
+            or _series_cause(got, x, worst, _sigmoid_left, "sigmoid(x) = e^x - e^2x + e^3x - ..."))
 
 
 # The n-th term (n = 1, 2, ...) of a series for softplus(x) or sigmoid(x) in one tail
@@ -174,7 +173,7 @@ def _sigmoid_right(x, n):
     return (-1) ** (n + 1) * torch.exp((1 - n) * x)
 
 
-def _series_cause(got, x, worst, term, series: str, instead: str) -> str:
+def _series_cause(got, x, worst, term, series: str) -> str:
     """Name a series cut after k terms only when what is missing at the worst point is, within
     1%, the series' next term; say below (or above) which x that cut meets the contract."""
     at = x[worst]
@@ -194,8 +193,8 @@ def _series_cause(got, x, worst, term, series: str, instead: str) -> str:
         bound = bad.min() - 0.05 if at < 0 else bad.max() + 0.05  # the last point within
         return (f": what is missing there is the next term of {series}, so that is the series "
                 f"cut after {k} term{'s' if k > 1 else ''}; cut there, it is within 1e-12 "
-                f"(relative) only {'below' if at < 0 else 'above'} x = {bound.item():.1f}, "
-                f"while torch.{instead} keeps every term")
+                f"(relative) only {'below' if at < 0 else 'above'} x = {bound.item():.1f}: "
+                "which function from the section 'Tiny numbers next to 1' keeps every term?")
     return ""
 
 

@@ -33,7 +33,7 @@ MISTAKES = [
                                 "        y = _last[0]\n"
                                 "        return grad_output * -torch.expm1(-y)")),
     Mistake("Softplus", "gradient y itself below y = 1e-10",
-            "that is y itself; sigmoid(x) = 1 - e^-y",
+            "that is y itself; sigmoid(x) = y - y^2 / 2",
             _softplus(SOFTPLUS_STABLE + SAVE_Y,
                       "        y, = ctx.saved_tensors\n"
                       "        return grad_output * torch.where(y < 1e-10, y, -torch.expm1(-y))")),

@@ -110,8 +110,7 @@ MISTAKES = [
                       "        y = torch.where(x < -10, e - e * e / 2, " + SOFTPLUS_STABLE.strip()[4:]
                       + ")\n" + SAVE_Y)),
     Mistake("Softplus", "gradient y - y^2 / 2 below y = 1e-4",
-            "sigmoid(x) = 1 - e^-y = y - y^2 / 2 + y^3 / 6 - ..., so that is the series cut after "
-            "2 terms",
+            "sigmoid(x) = y - y^2 / 2 + y^3 / 6 - ..., so that is the series cut after 2 terms",
             _softplus(SOFTPLUS_STABLE + SAVE_Y,
                       "        y, = ctx.saved_tensors\n"
                       "        return grad_output * torch.where(y < 1e-4, y - y * y / 2, "
