@@ -162,7 +162,9 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 # blocks in $k$ segments of $n/k$ blocks each.
 #
 # 1. What is still kept when forward ends?
-# 2. While backward works on one segment, what else is alive?
+# 2. While backward works on one segment, what else is alive? Count the rebuilt segment's
+#    activations in full, its input included, even though that input is also one of the held
+#    ones (the same memory: the meter later shows that one-unit overlap).
 # 3. So what is the peak $M(k)$? Write it as `my_peak(n, a, k)` below; the cell after it
 #    counts what is alive, segment by segment, and compares.
 # 4. Which $k$ makes $M(k)$ smallest (treat $k$ as a real number), and how does that smallest
@@ -193,20 +195,35 @@ peak_right = False
 if my_peak is None:
     print("Write your M(k) into my_peak first.")
 else:
-    marks = []
-    for n, a, k in [(16, 2, 1), (16, 2, 4), (16, 2, 16), (64, 1, 8), (12, 3, 6)]:
+    cases, rows = [(16, 2, 1), (16, 2, 4), (16, 2, 16), (64, 1, 8), (12, 3, 6)], []
+    for n, a, k in cases:
         try:
-            yours = float(my_peak(n, a, k))
+            rows.append((n, a, k, count_peak(n, a, k), float(my_peak(n, a, k))))
         except Exception as error:  # shown, not raised: Run All goes on
             print(f"n = {n:2}, a = {a}, k = {k:2}: my_peak raises {type(error).__name__}: "
                   f"{(str(error).splitlines() or [''])[0]} ✗")
-            marks.append(False)
-            continue
-        counted = count_peak(n, a, k)
-        marks.append(math.isclose(yours, counted))
+    # one unit less on every line: the shared segment input counted once, also right
+    once = len(rows) == len(cases) and all(math.isclose(y, c - 1) for *_, c, y in rows)
+    for n, a, k, counted, yours in rows:
         print(f"n = {n:2}, a = {a}, k = {k:2}: counted {counted:3}, yours {yours:6.2f}",
-              "✓" if marks[-1] else "✗")
-    peak_right = all(marks)
+              "✓" if once or math.isclose(yours, counted) else "✗")
+    if once:
+        print("✓ you counted the shared input once, as the meter will; the count here has it "
+              "twice (step 2): one unit apart, the same best k")
+    peak_right = len(rows) == len(cases) and (
+        once or all(math.isclose(y, c) for *_, c, y in rows))
+if peak_right:  # 5 does not divide 16: is k a real number in your M(k)?
+    try:
+        at_5 = float(my_peak(16, 2, 5))
+    except Exception as error:  # shown, not raised: Run All goes on
+        at_5 = f"{type(error).__name__}: {(str(error).splitlines() or [''])[0]}"
+    if at_5 in (5 + 16 // 5 * 2 - once, 5 + -(-16 // 5) * 2 - once):
+        print(f"n = 16, a = 2, k =  5: yours {at_5:6.2f}; step 4 treats k as a real number: "
+              "write n / k, not n // k (nor any rounding) ✗")
+        peak_right = False
+    elif not isinstance(at_5, float):
+        print(f"n = 16, a = 2, k =  5: my_peak raises {at_5}; step 4 needs k real ✗")
+        peak_right = False
 if my_best_k is not None and not peak_right:
     print("my_best_k: checked once every my_peak line above is ✓ (the check uses your my_peak)")
 elif my_best_k is not None:
@@ -236,6 +253,8 @@ elif my_best_k is not None:
 #
 # $$ M(k) \approx k + \frac{n}{k}\,a , $$
 #
+# (or $k - 1 + \frac{n}{k}\,a$ if you count the segment's input once, as the meter does: one
+# unit less, the same best $k$),
 # smallest where the derivative $1 - na/k^2$ is zero, at $k = \sqrt{n a}$, where
 # $M = 2\sqrt{n a}$: it grows like $\sqrt{n}$ instead of $n a$.
 # </details>
@@ -346,8 +365,7 @@ compare("EagerFancy keeps only x", predicted_eager_keeps_only_x, kept["EagerFanc
 # engine decide how:
 #
 # - whether anything is recorded inside an ordinary `backward` depends on its grad mode
-#   (lesson 04's quick question 1 asked it; predict it again below); the context manager
-#   `torch.enable_grad()` switches grad mode on for the code inside its `with` block;
+#   (lesson 04's quick question 1 asked it; predict it again below);
 # - where a recorded graph ends depends on what it was recorded from: predict it below;
 # - the vector-Jacobian product of a graph you recorded, with `grad_output` as the vector, is
 #   what `torch.autograd.grad` and `torch.autograd.backward` compute. They differ in where the
@@ -387,7 +405,8 @@ compare("records, under enable_grad", predicted_records_under_enable_grad,
 
 # %% [markdown]
 # Grad mode is off inside an ordinary backward, so nothing there is recorded unless you switch
-# it on.
+# it on: the context manager `torch.enable_grad()` does that for the code inside its `with`
+# block.
 #
 # **Predict, then run.** `h = x * 3` is part of a caller's graph, whose leaf is `x`. The cell
 # after next records `(h * 2) ** 2` twice and calls `.backward()` on its sum: once from `h`
@@ -513,10 +532,16 @@ with torch.random.fork_rng():
 print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_draw))
 
 # %% [markdown]
-# On a GPU, CUDA tensors draw from a **separate generator per device**: also record each
-# device's state (`torch.cuda.get_rng_state` takes the device) for the devices of the CUDA
-# tensor arguments, write it back with `torch.cuda.set_rng_state` (the state, then the
-# device), and tell `fork_rng` which devices to protect (its `devices` argument).
+# On a GPU, a CUDA tensor's dropout draws from neither of these: each device has a
+# **generator of its own**. What must forward note for each device, and what must `fork_rng`
+# be told?
+#
+# <details><summary><b>The CUDA calls</b> (the CPU-only self-check cannot teach them)</summary>
+#
+# `torch.cuda.get_rng_state(device)` reads one device's state and
+# `torch.cuda.set_rng_state(state, device)` writes it back; `fork_rng`'s `devices` argument
+# names the devices whose generators it protects.
+# </details>
 #
 # A random state may be kept as a plain `ctx` attribute: it is bookkeeping, not a tensor
 # autograd differentiates or checks.
@@ -526,18 +551,23 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 #
 # Write `CheckpointFunction`, with `CheckpointFunction.apply(run_fn, *args)` returning
 # `run_fn(*args)` (one tensor) while keeping only what is needed to recompute it. `args` may
-# mix tensors with anything else (floats, flags, `None`). The contract: forward saves only the
-# tensor arguments, so it records no graph of `run_fn` (grad stays off, as in any forward, and
-# `run_fn`'s ops save nothing, not even for a moment: the self-check measures it); backward
-# recomputes `run_fn(*args)` under grad with the forward's random state restored (CPU, and each
-# CUDA device of a CUDA tensor argument); it returns `None` for `run_fn` and for every
-# non-tensor argument; parameters used inside `run_fn` receive their gradients in `.grad`.
-# Forward runs `run_fn` on the random state it finds and sets or draws nothing of its own (no
-# seed, no `torch.manual_seed`): a checkpointed model must draw the same dropout masks as the
-# same model unchecked, and the self-check compares the two. On a machine with no GPU the
-# self-check runs on the CPU only, so a green check there has not tried your CUDA branch
-# (`torch.cuda.get_rng_state(device)` and its restore): read that part against the contract
-# yourself; grading tries it only where a GPU is.
+# mix tensors with anything else (floats, flags, `None`). The contract:
+#
+# - **returns** `run_fn(*args)`, one tensor;
+# - **saves** only the tensor arguments, so it records no graph of `run_fn`: grad stays off,
+#   as in any forward, and `run_fn`'s ops save nothing, not even for a moment (the self-check
+#   measures it);
+# - **recomputes** `run_fn(*args)` in backward, under grad, with forward's random state
+#   restored (CPU, and each CUDA device of a CUDA tensor argument);
+# - **returns `None`** for `run_fn` and for every non-tensor argument;
+# - **parameters** used inside `run_fn` receive their gradients in `.grad`;
+# - **no seeding**: forward runs `run_fn` on the random state it finds and sets or draws
+#   nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw the same
+#   dropout masks as the same model unchecked; the self-check compares the two.
+#
+# On a machine with no GPU the self-check runs on the CPU only, so a green check there has not
+# tried your CUDA branch: read that part against the contract yourself. Grading tries it only
+# where a GPU is.
 #
 # Design it before you write it:
 #
@@ -1252,8 +1282,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # gradients with plain autograd's on stacks of 2 and 4 blocks, and shows what the meter
 # counts after forward.
 #
-# Going down in backward, each block rebuilds the outputs the block below needs (above). What else must block $i$ receive from the block above, and from which of that
-# block's results?
+# Going down, each block rebuilds the outputs of the block below. What else must block $i$
+# receive from the block above, and from which of its results?
 #
 # <details><summary><b>Hint</b></summary>
 #
@@ -1499,7 +1529,7 @@ check_checkpoint_autocast()
 #
 # **Two more knobs of `torch.utils.checkpoint`.** `preserve_rng_state=True` (the default)
 # stashes the random state in forward and restores it for the recomputation, as your
-# `CheckpointFunction` does; `False` saves that copy (on a GPU, of each device's generator
+# `CheckpointFunction` does; `False` skips that copy (on a GPU, of each device's generator
 # state) for blocks that draw no random numbers, and with a dropout inside gives gradients for
 # a mask forward never drew (checked on torch 2.13: they differ from an unchecked run's).
 # `context_fn` turns on **selective activation checkpointing**: a policy, built with
@@ -1592,9 +1622,8 @@ else:
 # only through its tensor inputs, so a block whose input is data needs one input that does
 # (or `torch.utils.checkpoint` with `use_reentrant=False`). With $k \approx \sqrt{n a}$
 # segments, $a$ being what one block keeps, the activation memory of an $n$-block network grows
-# like $\sqrt{n}$, for about one extra forward per step; a reversible block keeps only its
-# outputs, and a stack of them keeps memory constant only if it keeps just the last block's
-# outputs and rebuilds the rest going down; written as here, its backward runs $f$ and $g$
-# twice, and once in RevNet's one pass.
+# like $\sqrt{n}$, for about one extra forward per step. A reversible block keeps only its
+# outputs. A stack of them keeps memory constant only if it keeps just the last block's
+# outputs and rebuilds the rest going down.
 # Next lesson: a backward written entirely by hand, for attention, where the activations grow
 # with the square of the sequence length.

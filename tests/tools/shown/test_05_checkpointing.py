@@ -13,3 +13,20 @@ def test_peak_worked_passes_and_a_peak_without_the_held_inputs_fails():
     forgets = run_cells("05_checkpointing", cells, my_peak=lambda n, a, k: n / k * a)
     assert forgets[0] == "n = 16, a = 2, k =  1: counted  33, yours  32.00 ✗", forgets
     assert forgets[-1].startswith("my_best_k: checked once every my_peak line"), forgets
+
+
+def test_peak_counting_the_shared_input_once_passes_and_a_floor_division_is_named():
+    """Does a peak that counts the segment's input once (k - 1 + n a / k, as the meter reads)
+    pass with a line saying so, and a peak with n // k, right wherever k divides n, get the
+    line that asks for a real k instead of a wrong best k?"""
+    cells = ["my_peak = lambda", "from autograder.exercises.checkpoint_memory import"]
+    once = run_cells("05_checkpointing", cells, my_peak=lambda n, a, k: k - 1 + n / k * a)
+    assert once[0] == "n = 16, a = 2, k =  1: counted  33, yours  32.00 ✓", once
+    assert once[5].startswith("✓ you counted the shared input once"), once
+    assert len(once) == 11 and all(line.endswith("✓") for line in once[6:9]), once
+    floor = run_cells("05_checkpointing", cells, my_peak=lambda n, a, k: k + n // k * a)
+    assert all(line.endswith("✓") for line in floor[:5]), floor
+    assert floor[5] == ("n = 16, a = 2, k =  5: yours  11.00; step 4 treats k as a real number: "
+                        "write n / k, not n // k (nor any rounding) ✗"), floor
+    assert floor[6].startswith("my_best_k: checked once every my_peak line"), floor
+    assert len(floor) == 7, floor
