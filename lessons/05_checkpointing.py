@@ -532,8 +532,8 @@ with torch.random.fork_rng():
 print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_draw))
 
 # %% [markdown]
-# On a GPU, a CUDA tensor's dropout draws from neither of these: each device has a
-# **generator of its own**. What must forward note for each device, and what must `fork_rng`
+# On a GPU, a CUDA tensor's dropout does not draw from the global CPU generator: each device
+# has a **generator of its own**. What must forward note for each device, and what must `fork_rng`
 # be told?
 #
 # <details><summary><b>The CUDA calls</b> (the CPU-only self-check cannot teach them)</summary>
