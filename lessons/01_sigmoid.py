@@ -20,7 +20,7 @@
 # 3. save a boolean mask, pick a gradient at ties, and never write into `grad_output`, the input
 #    or a saved tensor;
 # 4. return `None` for an input that takes no gradient: a Python number, a boolean mask;
-# 5. keep tiny numbers accurate next to 1 with `log1p` and `expm1`.
+# 5. keep tiny numbers accurate next to 1, where $\log(1 + u)$ or $e^u - 1$ meets a tiny $u$.
 #
 # Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and at the end
 # `Softplus`, which you write alone. The worked examples (asinh, a masked select) are other
@@ -433,6 +433,7 @@ else:
         print(f"✗ my_sigmoid raised {type(error).__name__}: {error}. Write it with tensor "
               "operations on x, which work on every entry at once.")
     else:
+        wrong = []
         for point, mine, right in zip(grid.tolist(), yours.tolist(), truth.tolist()):
             if mine != mine or abs(mine) == float("inf"):
                 verdict = "✗ not finite: which exponential overflowed at this x?"
@@ -445,9 +446,14 @@ else:
                            "✗ 0: does your formula subtract two numbers near 1 here?")
             print(f"x = {point:4.0f}   yours {mine:<23.17g} torch.sigmoid {right:<23.17g} "
                   + verdict)
-        bad = [point for point, g in zip(grid.tolist(), grid.grad.tolist()) if g != g]
-        print("autograd's gradient of your formula: " + (f"✗ nan at x = {bad}: an infinite "
-              "intermediate somewhere" if bad else "✓ finite at every point"))
+            wrong += [f"{point:g}"] if verdict.startswith("✗") else []
+        bad = [f"{point:g}" for point, g in zip(grid.tolist(), grid.grad.tolist())
+               if g != g or abs(g) == float("inf")]
+        print("autograd's gradient of your formula: " + (f"✗ not finite at x = {', '.join(bad)}: "
+              "an infinite intermediate somewhere" if bad else "✓ finite at every point"))
+        print("✓ all eight match and the gradient is finite" if not wrong and not bad else
+              f"✗ {'values wrong at x = ' + ', '.join(wrong) if wrong else 'values right'}"
+              f"{', gradient not finite' if bad else ''}")
 
 # %% [markdown]
 # A backward written from $y \in [0, 1]$ (your derivation above) is then safe for free: no
@@ -491,15 +497,10 @@ plt.show()
 #
 # - Each textbook formula produces `nan` on one side, in the forward or in autograd's
 #   gradient. A single `nan` in a gradient spreads: every weight it reaches becomes `nan`.
-# - Before that, autograd's gradient of the first formula stops at $x \approx -372$: an
-#   intermediate, $y^2$, has underflowed to $0$. The second formula's gradient stops too, at
-#   $x = 37$ on this integer grid (the orange curve's right end). On a grid of step $0.01$ it
-#   is first exactly $0$ at $x = 36.36$ and last nonzero at $37.40$: the two terms autograd
-#   subtracts round to the same float more and more often, and from about $37.4$ on,
-#   $e^x / (1 + e^x)$ is exactly $1$. So they cancel to exactly $0$, where the true
-#   derivative is about $10^{-16}$. Below that the same cancellation costs digits (at
-#   $x = 30$ it gives $9.3592 \times 10^{-14}$ for $9.3576 \times 10^{-14}$). A zero where
-#   the true value is $10^{-160}$ is harmless; a `nan` is not.
+# - Before that, both gradients reach exactly $0$ where the true derivative is tiny: the
+#   first's from $x \approx -372$, where an intermediate, $y^2$, underflows; the second's from
+#   $x = 37$ on this integer grid (the orange curve ends at $36$), where the two terms autograd
+#   subtracts cancel. A zero where the true value is $10^{-160}$ is harmless; a `nan` is not.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `MySigmoid`
@@ -1321,6 +1322,13 @@ plt.show()
 # run gradcheck away from ties, and test ties on their own: exact ties placed on purpose,
 # compared with the op you replace. The grader does that for you, at $x = +0.0$ and $-0.0$
 # alike.
+#
+# **Cancellation costs digits before it costs everything.** On a grid of step $0.01$,
+# autograd's gradient of $e^x / (1 + e^x)$ is first exactly $0$ at $x = 36.36$ and last
+# nonzero at $37.40$: the two terms it subtracts round to the same float more and more often,
+# and from about $37.4$ on, $e^x / (1 + e^x)$ is exactly $1$. Below that the same
+# cancellation costs digits: at $x = 30$ it gives $9.3592 \times 10^{-14}$ for
+# $9.3576 \times 10^{-14}$.
 #
 # **Output or input: memory is not the whole cost.** `MyAsinh` saves its output, free when
 # the next layer keeps it, but its backward computes $\cosh(y)$, two exponentials, where

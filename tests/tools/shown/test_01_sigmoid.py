@@ -10,16 +10,30 @@ def test_worked_forward_passes_and_the_textbook_formulas_fail():
     """Does the worked my_sigmoid pass all eight points with a finite autograd gradient, and do
     1 - 1 / (1 + e^x) (0 in the left tail) and e^x / (1 + e^x) (nan at 800) fail?"""
     lines = live_check("01_sigmoid", "my_sigmoid")
-    assert len(lines) == 9 and all(line.rstrip().endswith("✓") for line in lines[:8]), lines
+    assert len(lines) == 10 and all(line.rstrip().endswith("✓") for line in lines[:8]), lines
     assert lines[8].endswith("✓ finite at every point"), lines
+    assert lines[9] == "✓ all eight match and the gradient is finite", lines
     cancels = live_check("01_sigmoid", "my_sigmoid",
                          my_sigmoid=lambda x: 1 - 1 / (1 + torch.exp(x)))
     assert "✗ 0: does your formula subtract two numbers near 1 here?" in cancels[2], cancels
     overflows = live_check("01_sigmoid", "my_sigmoid",
                            my_sigmoid=lambda x: torch.exp(x) / (1 + torch.exp(x)))
-    assert "✗ not finite" in overflows[7] and "nan at x = [800.0]" in overflows[8], overflows
+    assert "✗ not finite" in overflows[7] and "not finite at x = 800:" in overflows[8], overflows
+    assert overflows[9] == "✗ values wrong at x = 800, gradient not finite", overflows
     assert live_check("01_sigmoid", "my_sigmoid", learner=True) == [
         "Write your forward into my_sigmoid first."]
+
+
+def test_my_sigmoid_verdict_names_a_cancelling_branch_after_a_finite_gradient():
+    """A where-based forward whose x < 0 branch is 1 - 1 / (1 + z) has a finite gradient, yet
+    its last line is a ✗ naming the two points where the branch cancels to 0 (at -800 the
+    true value is 0 too)."""
+    def cancelling(x):
+        z = torch.exp(-x.abs())
+        return torch.where(x >= 0, 1 / (1 + z), 1 - 1 / (1 + z))
+    lines = live_check("01_sigmoid", "my_sigmoid", my_sigmoid=cancelling)
+    assert lines[8].endswith("✓ finite at every point"), lines
+    assert lines[9] == "✗ values wrong at x = -708, -40", lines
 
 
 def test_worked_scaled_derivative_passes_and_the_forgotten_scale_fails():
