@@ -71,3 +71,26 @@ def test_a_threshold_short_of_the_contract_fails(threshold):
         f"F.softplus(x, threshold={threshold!r})").replace("-y / (1 + FACTOR)", "-y"))
     with pytest.raises(GradingError, match="that is x itself"):
         softplus_full(answer, torch.device("cpu"))
+
+
+def _with_backward(line: str):
+    return load("Softplus", OFF_BY.replace("FACTOR", "0.0").replace(
+        "return grad_output * -torch.expm1(-y / (1 + 0.0))", line))
+
+
+def test_a_shortcut_wrong_at_ordinary_x_is_named():
+    """Is a backward that returns y itself below y = 1e-3, wrong already at x = -7 (within the
+    ordinary inputs the first check samples), told the cause the tail probe proves?"""
+    answer = _with_backward("return grad_output * torch.where(y < 1e-3, y, -torch.expm1(-y))")
+    with pytest.raises(GradingError) as info:
+        softplus_full(answer, torch.device("cpu"))
+    assert "that is y itself" in info.value.hint, info.value.hint
+    assert info.value.mistake == "Softplus/gradient-y-in-left-tail"
+
+
+def test_a_gradient_wrong_everywhere_keeps_the_plain_message():
+    """Is a backward with no tail cause a probe proves (y for sigmoid(x) everywhere) left with
+    the plain comparison, no cause named?"""
+    with pytest.raises(GradingError) as info:
+        softplus_full(_with_backward("return grad_output * y"), torch.device("cpu"))
+    assert not info.value.mistake and "gradient for x is wrong" in info.value.hint, info.value.hint
