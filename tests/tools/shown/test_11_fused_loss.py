@@ -3,7 +3,7 @@ a verdict per point: the worked answers pass them, the placeholders and a slip f
 
 import torch
 
-from tests.tools.shown.lesson_code import definitions, printed
+from tests.tools.shown.lesson_code import definitions, printed, source
 
 
 def _grad_logits_lines(answer=None, learner=False) -> list[str]:
@@ -86,3 +86,39 @@ def test_chunk_update_worked_passes_and_an_overwritten_grad_weight_fails():
         raise RuntimeError("shape mismatch")
 
     assert printed(check, raises) == ["my_chunk_update: ✗ RuntimeError: shape mismatch"]
+
+
+def test_the_accumulation_rows_numbers_reproduce_for_seed_0():
+    """Do the common-mistakes row's numbers (accumulating in bfloat16 / float16) hold for seed 0
+    at N = 512, d = 256, V = 8192: the course's low-memory copy (working dtype = input dtype)
+    against float64, and float32 accumulators?"""
+    lesson = definitions("11_fused_loss", "LinearCrossEntropy", "linear_cross_entropy")
+    text = source("11_fused_loss")
+    cls = text[text.index("class LinearCrossEntropy"):]
+    cls = cls[:cls.index("\n# %%")]
+    low = cls.replace("wide = torch.promote_types(x.dtype, torch.float32)", "wide = x.dtype")
+    assert low != cls
+    exec(low.replace("class LinearCrossEntropy", "class Low"), lesson)  # noqa: S102 - ours
+
+    def errors(dtype, function, chunk_size):
+        generator = torch.Generator().manual_seed(0)
+        x = torch.randn(512, 256, generator=generator).to(dtype)
+        weight = (torch.randn(8192, 256, generator=generator) / 16).to(dtype)
+        target = torch.randint(0, 8192, (512,), generator=generator)
+        x64, w64 = x.double(), weight.double().requires_grad_()
+        exact = torch.nn.functional.cross_entropy(x64 @ w64.T, target)
+        exact.backward()
+        x, weight = x.requires_grad_(), weight.requires_grad_()
+        loss = function.apply(x, weight, target, chunk_size)
+        loss.backward()
+        return (100 * abs(loss.double().item() / exact.item() - 1),
+                100 * ((weight.grad.double() - w64.grad).norm() / w64.grad.norm()).item())
+
+    low_bf16 = [errors(torch.bfloat16, lesson["Low"], size) for size in (32, 4, 1)]
+    assert [round(loss, 1) for loss, _ in low_bf16] == [0.5, 6.0, 16.5], low_bf16
+    assert all(round(grad, 1) in (0.3, 0.4) for _, grad in low_bf16), low_bf16
+    wide_bf16 = errors(torch.bfloat16, lesson["LinearCrossEntropy"], 1)
+    assert [round(e, 2) for e in wide_bf16] == [0.16, 0.16], wide_bf16
+    low_fp16 = errors(torch.float16, lesson["Low"], 1)
+    assert low_fp16[0] < 1 and low_fp16[1] < 0.2, low_fp16
+    assert all(round(e, 2) <= 0.02 for e in errors(torch.float16, lesson["LinearCrossEntropy"], 1))
