@@ -51,7 +51,9 @@ def compare(what, predicted, observed):
         print(f"{what}: no prediction written (PyTorch: {observed!r})")
         return
     try:
-        if isinstance(observed, set):
+        if isinstance(observed, str):  # a word, such as "nan", "0" or "positive"
+            same = str(predicted).strip().lower() == observed
+        elif isinstance(observed, set):
             same = set([predicted] if isinstance(predicted, str) else predicted) == observed
         elif isinstance(observed, list):
             same = len(predicted) == len(observed) and all(
@@ -616,8 +618,8 @@ runs = {"true gradient (torch.sign)": torch.sign,
         "SignClippedSTE": SignClippedSTE.apply}
 results = {name: train_binarised(quantise, points, labels) for name, quantise in runs.items()}
 
-grid = torch.stack(torch.meshgrid(torch.linspace(-1, 1, 101), torch.linspace(-1, 1, 101),
-                                  indexing="xy"), dim=-1).reshape(-1, 2)
+plane = torch.stack(torch.meshgrid(torch.linspace(-1, 1, 101), torch.linspace(-1, 1, 101),
+                                   indexing="xy"), dim=-1).reshape(-1, 2)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
 for name, (losses, model) in results.items():
     with torch.no_grad():
@@ -629,7 +631,7 @@ axes[0].set_ylabel("training loss")
 axes[0].set_title("Binarised network on XOR")
 axes[0].legend()
 with torch.no_grad():
-    decision = results["SignClippedSTE"][1](grid).reshape(101, 101) > 0
+    decision = results["SignClippedSTE"][1](plane).reshape(101, 101) > 0
 axes[1].imshow(decision, origin="lower", extent=(-1, 1, -1, 1), cmap="coolwarm", alpha=0.35)
 axes[1].scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", s=6)
 axes[1].set_title("Decision regions, SignClippedSTE")
@@ -798,6 +800,9 @@ def check_fake_quantize_derivation(qmin=-4, qmax=3):
     # v = x / s on both sides of each clip edge and on it, none in a half-step band
     v = torch.tensor([-5.3, -4.7, -4.0, -2.7, -1.2, -0.4, 0.2, 0.6, 1.4, 2.3, 3.0, 3.6, 4.8],
                      dtype=torch.float64)
+    region = [(0, "inside the clip") if qmin < u < qmax else (1, "below the clip") if u < qmin
+              else (2, "above the clip") if u > qmax else (3, "on a clip edge")
+              for u in v.tolist()]
     for step in (0.5, 1.5):
         x = v * step
         _, want_x, want_s = lsq_by_autograd(x, step, qmin, qmax)
@@ -810,16 +815,20 @@ def check_fake_quantize_derivation(qmin=-4, qmax=3):
                 got = torch.as_tensor(yours(x, torch.tensor(step, dtype=torch.float64),
                                             qmin, qmax), dtype=torch.float64)
             except Exception as error:  # shown, not raised: Run All goes on
-                results.append(f"{name} ✗ raises {type(error).__name__}: "
-                               f"{str(error).splitlines()[0][:60]}")
+                message = (str(error).splitlines() or [""])[0]
+                if len(message) > 100:  # cut at a word
+                    message = message[:100].rsplit(" ", 1)[0] + " ..."
+                results.append(f"{name} ✗ raises {type(error).__name__}: {message}")
                 continue
             if got.shape != want.shape:
                 results.append(f"{name} ✗ shape {tuple(got.shape)}, not {tuple(want.shape)}")
                 continue
             off = (~torch.isclose(got, want)).nonzero().flatten().tolist()
+            off.sort(key=lambda k: region[k][0])  # inside the clip first, its edges last
             results.append(f"{name} ✓" if not off else
-                           f"{name} ✗ at v = {v[off[0]].item():g}: yours {got[off[0]].item():g}, "
-                           f"autograd's {want[off[0]].item():g} ({len(off)} of {len(v)} off)")
+                           f"{name} ✗ {region[off[0]][1]} at v = {v[off[0]].item():g}: yours "
+                           f"{got[off[0]].item():g}, autograd's {want[off[0]].item():g} "
+                           f"({len(off)} of {len(v)} off)")
         print(f"s = {step}: " + "; ".join(results))
     y5, dy_dx5, dy_ds5 = (t.tolist() for t in lsq_by_autograd(
         torch.tensor([0.7, -3.0, 1.8], dtype=torch.float64), 0.5, qmin, qmax))
@@ -953,11 +962,13 @@ plt.show()
 
 # %% tags=["skip-when-grading"]
 def train_learned_step(learn_scale, steps=150, lr=0.02, seed=0):
-    """Fit y = X w_true with 3-bit fake-quantised weights; return losses and the step's values."""
+    """Fit y = X w_true with 3-bit fake-quantised weights; return losses, the step's values and
+    how many weights the optimiser never moved."""
     generator = torch.Generator().manual_seed(seed)
     inputs = torch.randn(256, 16, generator=generator)
     targets = inputs @ torch.randn(16, generator=generator)
     w = (0.5 * torch.randn(16, generator=generator)).requires_grad_()
+    w_start = w.detach().clone()
     scale = torch.tensor(0.05, requires_grad=learn_scale)
     optimiser = torch.optim.Adam([w, scale] if learn_scale else [w], lr=lr)
     losses, scales = [], []
@@ -968,13 +979,14 @@ def train_learned_step(learn_scale, steps=150, lr=0.02, seed=0):
         optimiser.step()
         losses.append(loss.item())
         scales.append(scale.item())
-    return losses, scales
+    return losses, scales, int((w == w_start).sum())
 
 
 fig, (ax_loss, ax_scale) = plt.subplots(1, 2, figsize=(11, 3.4))
 for name, learn_scale in [("step fixed at 0.05", False), ("step learnt (LSQ)", True)]:
-    losses, scales = train_learned_step(learn_scale)
-    print(f"{name:19s} loss {losses[0]:.3f} -> {losses[-1]:.3f}   final step {scales[-1]:.3f}")
+    losses, scales, unmoved = train_learned_step(learn_scale)
+    print(f"{name:19s} loss {losses[0]:.3f} -> {losses[-1]:.3f}   final step {scales[-1]:.3f}"
+          f"   weights never moved: {unmoved} of 16")
     ax_loss.semilogy(losses, label=name)
     ax_scale.plot(scales, label=name)
 ax_loss.set(xlabel="step", ylabel="mean squared error", title="3-bit weights")
@@ -983,10 +995,13 @@ ax_loss.legend()
 plt.show()
 
 # %% [markdown]
-# With the step fixed, the largest weight the grid can express is $3 \times 0.05 = 0.15$: the
-# latent weights grow, hit the clip, and the loss stalls. With the step learnt, the clipped
-# weights push $s$ up until the grid covers them, and the rounding errors of the others keep it
-# from growing further.
+# With the step fixed, the grid reaches only from $-4 \times 0.05 = -0.2$ to
+# $3 \times 0.05 = 0.15$. Eleven of the 16 latent weights start beyond it, where your gradient
+# for $x$ is 0: they never move, like `SignClippedSTE`'s frozen readout weights. The other five
+# start inside, and within 17 steps they have all moved out past the clip, where their gradient
+# is 0 too; from then on the loss stays at 12.478. With the step learnt, the clipped weights
+# push $s$ up until the grid covers them, and the rounding errors of the others keep it from
+# growing further.
 
 # %% [markdown]
 # ## Common misconceptions
@@ -1135,7 +1150,9 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # The contract:
 #
 # - `StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of
-#   `argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum);
+#   `argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum; the
+#   Gumbel cell above took the argmax of `y_soft`, as `F.gumbel_softmax` does, which at a high
+#   $\tau$ can round close logits to equal entries);
 #   `tau` is a positive Python float. (The caller adds Gumbel noise to `logits` when it wants
 #   a sample; this Function does not draw it.)
 # - backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ over the

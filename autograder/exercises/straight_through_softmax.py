@@ -108,6 +108,18 @@ def _check_narrowed_argmax(got, logits, expected) -> None:
                 "argmax of the logits themselves, in their own dtype")
 
 
+def _check_argmax_of_softmax(got, logits, tau, expected) -> None:
+    """A one-hot exactly the argmax of softmax(logits / tau), where that softmax ties."""
+    candidate = one_hot_argmax(torch.softmax(logits / tau, -1))
+    if torch.equal(got, candidate) and not torch.equal(candidate, expected):
+        row = _first_row(candidate != expected)
+        raise GradingError(
+            f"StraightThroughSoftmax's output picks another maximum in row {list(row)} (logits "
+            f"{', '.join(repr(v) for v in logits[row].tolist())}, tau={tau:g}): it is the one-hot "
+            "of argmax over softmax(logits / tau), and at this tau logits this close round to "
+            "equal probabilities, of which argmax picks the first; take argmax of the logits")
+
+
 def _shifted_globally(logits, tau, grad_output) -> torch.Tensor:
     """The gradient a softmax shifted by the whole tensor's maximum (not each row's) gives."""
     z = logits / tau
@@ -136,7 +148,7 @@ def _check_rows_finite(logits, tau, grad_output, got, expected) -> None:
     raise GradingError(f"{where}: compare that row's softmax with torch.softmax(logits / tau, -1)")
 
 
-def check_forward(output, logits: torch.Tensor) -> None:
+def check_forward(output, logits: torch.Tensor, tau=None) -> None:
     """The output must be the one-hot of argmax, exactly, in the logits' dtype."""
     expected = one_hot_argmax(logits)
     what = "StraightThroughSoftmax's output"
@@ -150,6 +162,8 @@ def check_forward(output, logits: torch.Tensor) -> None:
     got = output.detach()
     if torch.equal(got, expected):
         return
+    if tau is not None:
+        _check_argmax_of_softmax(got, logits, tau, expected)
     _check_narrowed_argmax(got, logits, expected)
     soft = torch.softmax(logits, -1)
     if torch.allclose(got, soft, atol=1e-3) or bool(((got > 0) & (got < 1)).any()):
@@ -243,7 +257,7 @@ def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_outp
     forward = run_forward(function, STS, inputs)
     logits = values_["logits"]
     try:
-        check_forward(forward.output, logits)
+        check_forward(forward.output, logits, values_["tau"])
     except GradingError:
         with torch.no_grad():  # a forward that draws noise shows it within a few calls
             again = [function.apply(logits.clone(), values_["tau"]) for _ in range(8)]
@@ -270,7 +284,7 @@ def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_outp
 def full(submission, device) -> None:
     function = check_is_function(submission, STS)
     for seed, (shape, tau) in enumerate([((3, 5), 0.7), ((6,), 1.0), ((2, 3, 4), 2.5),
-                                         ((4, 7), 0.1)]):
+                                         ((4, 7), 0.1), ((3, 5), 10.0)]):
         with case(f"logits of shape {shape}, tau={tau}"):
             check_straight_through_softmax(function, values(shape, device, tau=tau, seed=seed),
                                            seed=seed)
@@ -280,6 +294,9 @@ def full(submission, device) -> None:
     # softmax shifted by the whole tensor's maximum
     with case("maxima one ulp above the runner-up"):
         check_straight_through_softmax(function, near_ties(device, torch.float64))
+    for dtype in (torch.float64, torch.float32):  # where a softmax's argmax ties them
+        with case(f"near ties at tau=10, {str(dtype).removeprefix('torch.')}"):
+            check_straight_through_softmax(function, near_ties(device, dtype, tau=10.0))
     with case("a row of magnitude 1000 beside rows of magnitude 1"):
         check_straight_through_softmax(function, rows_apart(device, torch.float64))
     for dtype in (torch.float64, torch.float32):
@@ -299,12 +316,16 @@ def full(submission, device) -> None:
     check_each_input_alone(function, STS, values((3, 4), device, seed=4))
 
 
-def near_ties(device, dtype) -> dict:
-    """Maxima one ulp above the runner-up: an argmax of rounded logits ties and picks first."""
+def near_ties(device, dtype, tau=0.5) -> dict:
+    """Maxima one ulp above the runner-up: an argmax of rounded logits ties and picks first, and
+    so, at tau = 10, does an argmax of their softmax. At tau = 10 a last row keeps these two
+    apart: 1e-9 (float64) or 1e-3 (float32) above the runner-up, a tie only once rounded."""
     one = torch.tensor(1.0, dtype=dtype)
     up = torch.nextafter(one, torch.tensor(2.0, dtype=dtype)).item()
     rows = [[1.0, up, 0.2, -1.0], [up, 1.0, 1.0, 0.0], [-0.5, 1.0, up, up]]
-    return {"logits": torch.tensor(rows, dtype=dtype, device=device), "tau": 0.5}
+    if tau > 1:
+        rows.append([0.0, 1.0, 1.0 + (1e-9 if dtype == torch.float64 else 1e-3), -0.5])
+    return {"logits": torch.tensor(rows, dtype=dtype, device=device), "tau": tau}
 
 
 def rows_apart(device, dtype) -> dict:

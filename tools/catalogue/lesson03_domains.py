@@ -1,7 +1,8 @@
 """Lesson 03 answers of issue 37's kinds (values that separate answers, a constant's range):
 a softmax shifted by the whole tensor's maximum (in forward or in backward), an argmax of
-rounded logits, FakeQuantize's v computed as x * (1 / scale), which the contract accepts, and
-v computed as x / (scale + 1e-6), which it does not."""
+rounded logits or of the softmax at a high temperature, FakeQuantize's v computed as
+x * (1 / scale), which the contract accepts, and v computed as x / (scale + 1e-6), which it
+does not."""
 
 from tools.catalogue import Mistake, Unusual
 from tools.catalogue.lesson03 import FQ_GRAD_X, FQ_LSQ, FQ_READ
@@ -65,4 +66,12 @@ MISTAKES = [
                  "        ctx.tau = tau\n"
                  "        return F.one_hot(logits.float().argmax(-1), logits.shape[-1])"
                  ".to(logits.dtype)")),
+    Mistake("StraightThroughSoftmax", "one-hot of the softmax's argmax, as the Gumbel cell writes",
+            "StraightThroughSoftmax's output picks another maximum in row [0] (logits 1.0, "
+            "1.0000000000000002, 0.2, -1.0, tau=10): it is the one-hot of argmax over "
+            "softmax(logits / tau)",
+            _sts(READ + RIGHT,
+                 "        soft = torch.softmax(logits / tau, dim=-1)\n"
+                 "        ctx.save_for_backward(soft)\n        ctx.tau = tau\n"
+                 "        return F.one_hot(soft.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
 ]

@@ -29,8 +29,9 @@ def test_worked_lsq_derivatives_pass_and_the_minus_v_only_slip_fails():
         return ((v >= qmin) & (v <= qmax)) / s
 
     lines = _check(one_over_s, minus_v_only)
-    assert lines[0].startswith("s = 0.5: dy/dx ✗ at v = -4: yours 2, autograd's 1"), lines
-    assert "dy/ds ✗ at v = -4: yours 4, autograd's 0" in lines[0], lines
+    assert lines[0].startswith("s = 0.5: dy/dx ✗ inside the clip at v = -2.7: yours 2, "
+                               "autograd's 1"), lines
+    assert "dy/ds ✗ inside the clip at v = -2.7: yours 2.7, autograd's -0.3" in lines[0], lines
 
 
 def _stand_ins(stand_in_round, slope_round) -> list[str]:
@@ -50,3 +51,20 @@ def test_worked_stand_ins_pass_and_round_itself_fails_for_its_jumps():
         assert lines[0].endswith("✗") and lines[1].startswith("    yours jumps at x = 0.5."), lines
     lines = _stand_ins(lambda x: x + 0.1, lambda x: torch.ones_like(x))  # strays at the halves
     assert lines[0].endswith("✗") and lines[1].startswith("    furthest off at x = "), lines
+
+
+def _quick_question_3(second_entry) -> list[str]:
+    """What quick question 3's run cell prints for the prediction ``second_entry``."""
+    lesson = definitions("03_ste", "compare", predicted_tau_limit=0.135,
+                         predicted_second_entry=second_entry)
+    return [line for line in run_code(cell_from("03_ste", "near_tie = torch.tensor"), lesson)
+            if line.startswith(("largest τ", "the second entry"))]
+
+
+def test_quick_question_3_marks_the_right_words_right():
+    assert _quick_question_3("0") == [
+        "largest τ with a non-finite first entry: you said 0.135, PyTorch: 0.135 ✓",
+        "the second entry there: you said '0', PyTorch: '0' ✓"]
+    assert _quick_question_3("nan")[1].endswith("✗")
+    assert _quick_question_3(None)[1] == ("the second entry there: no prediction written "
+                                          "(PyTorch: '0')")
