@@ -1009,13 +1009,13 @@ plt.show()
 # **"The detach trick works inside `Function.forward`."** Take a Function whose forward
 # returns `y_hard - y_soft.detach() + y_soft` with `y_soft = x` and `y_hard = torch.sign(x)`,
 # expecting the gradient of `y_soft` to flow. **Predict, then run.** Inside that forward, what
-# does `torch.is_grad_enabled()` return? Is `y.grad_fn` `None` there? And what does the
-# forward return at $x = 10^{17}$ in float64?
+# does `torch.is_grad_enabled()` return? Is `y.grad_fn` `None` there? Its backward returns
+# zeros: after `y.sum().backward()` at $x = (-2, 0.5, 3)$, what is `x.grad`?
 
 # %%
 predicted_grad_enabled = None   # True or False
 predicted_grad_fn_none = None   # True or False
-predicted_value_1e17 = None     # a number
+predicted_x_grad = None         # a list of three numbers
 
 # %%
 class DetachTrickInForward(torch.autograd.Function):
@@ -1030,26 +1030,27 @@ class DetachTrickInForward(torch.autograd.Function):
         return y
 
     @staticmethod
-    def backward(ctx, grad_output):  # never called: this cell only runs forward
-        raise NotImplementedError
+    def backward(ctx, grad_output):
+        return torch.zeros_like(grad_output)
 
 
 seen_inside = {}
-x = torch.tensor([-2.0, 0.5, 1e17], dtype=torch.float64, requires_grad=True)
+x = torch.tensor([-2.0, 0.5, 3.0], dtype=torch.float64, requires_grad=True)
 y = DetachTrickInForward.apply(x)
-print("forward:", y.detach().tolist(), " but sign(x) =", torch.sign(x).detach().tolist())
+y.sum().backward()
+print("forward:", y.detach().tolist(), "  x.grad:", x.grad.tolist())
 compare("grad enabled inside forward", predicted_grad_enabled, seen_inside["grad_enabled"])
 compare("y.grad_fn is None inside forward", predicted_grad_fn_none, seen_inside["grad_fn_none"])
-compare("forward at x = 1e17", predicted_value_1e17, y[2].item())
+compare("x.grad after y.sum().backward()", predicted_x_grad, x.grad.tolist())
 
 # %% [markdown]
 # So the trick does not work there. Forward runs with autograd off: nothing is recorded, so
 # `.detach()` has nothing to cut, and the expression is plain arithmetic whose value is
-# `y_hard`, exactly but for huge $|x|$: at $10^{17}$, $1 - 10^{17}$ rounds in float64 and the
-# sum comes back as 0 (more in *In practice* at the end). The gradient comes from your
-# `backward`, and only from it. The trick belongs in ordinary code, *instead of* a Function, as
-# in the reference above. (Lesson 04 meets the same switch from the other side: backward, too,
-# runs with autograd off unless asked otherwise.)
+# `y_hard` (exactly, but for huge $|x|$: see *In practice* at the end). The gradient comes from
+# your `backward`, and only from it: this one returns zeros, and `x.grad` is all zeros, not the
+# ones the trick was meant to pass on. The trick belongs in ordinary code, *instead of* a
+# Function, as in the reference above. (Lesson 04 meets the same switch from the other side:
+# backward, too, runs with autograd off unless asked otherwise.)
 
 # %% [markdown]
 # **"A straight-through Gumbel-softmax Function can return `grad_output`."** It cannot. The
