@@ -39,6 +39,7 @@ from torch.autograd.graph import saved_tensors_hooks
 from torch.utils.flop_counter import FlopCounterMode
 
 from autograder import self_check
+from autograder.predictions import same_answer
 from autograder.memory import TensorAccounting
 from widgets import backward_flow, inspect_saved
 
@@ -52,7 +53,8 @@ def compare(predicted: dict, actual: dict) -> None:
     for question, truth in actual.items():
         guess = predicted.get(question)
         verdict = ("no prediction written" if guess is None
-                   else "✓ as you predicted" if guess == truth else f"✗ you predicted {guess!r}")
+                   else "✓ as you predicted" if same_answer(guess, truth)
+                   else f"✗ you predicted {guess!r}")
         print(f"{question:<{width}}  {truth!r:<16} {verdict}")
 
 # %% [markdown]

@@ -39,6 +39,7 @@ from torch.autograd.function import once_differentiable
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
+from autograder.predictions import same_answer
 from widgets import explore_gradients, inspect_saved
 
 _ = torch.manual_seed(0)
@@ -51,7 +52,7 @@ def compare(what, predicted, observed):
         print(f"{what}: no prediction written (PyTorch: {observed!r})")
     else:
         print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
-              "✓" if predicted == observed else "✗")
+              "✓" if same_answer(predicted, observed) else "✗")
 
 # %% [markdown]
 # **Quick question 1**, before anything else. Autograd switches grad mode (recording) on or off

@@ -43,6 +43,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder import self_check
+from autograder.predictions import same_answer
 from widgets import compile_explorer
 
 _ = torch.manual_seed(0)
@@ -54,7 +55,7 @@ def compare(prediction, observed, who="PyTorch") -> None:
     if prediction is None:
         print(f"{who}: {observed!r}  (no prediction written down: set the variable and re-run)")
     else:
-        verdict = "✓" if prediction == observed else "✗ read the explanation below"
+        verdict = "✓" if same_answer(prediction, observed) else "✗ read the explanation below"
         print(f"you predicted {prediction!r}; {who}: {observed!r}  {verdict}")
 
 # %% [markdown]

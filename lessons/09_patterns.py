@@ -54,6 +54,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder import self_check
+from autograder.predictions import same_answer
 from widgets import jacobian_view
 from widgets.jacobian import reference_jacobian
 
@@ -72,7 +73,7 @@ def compare(prediction, observed) -> None:
     if prediction is None:
         print(f"PyTorch: {observed!r}  (no prediction written down: set the variable and re-run)")
     else:
-        verdict = "✓" if prediction == observed else "✗ look again at the derivation"
+        verdict = "✓" if same_answer(prediction, observed) else "✗ not what PyTorch did: open the answer below"
         print(f"you predicted {prediction!r}; PyTorch: {observed!r}  {verdict}")
 
 

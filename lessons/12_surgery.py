@@ -50,6 +50,7 @@ from torch import nn
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
+from autograder.predictions import same_answer
 from autograder.custom import FunctionExercise
 from autograder.errors import GradingError
 from autograder.probes import trace_backward
@@ -71,9 +72,8 @@ def compare(question: str, prediction, actual, reveal: bool = True) -> None:
         print(f"{question}: no prediction written" +
               (f"; PyTorch says {actual!r}" if reveal else ": write yours, then run this again"))
     else:
-        close = (prediction == actual if not isinstance(actual, float)
-                 else abs(prediction - actual) <= 0.05)
-        verdict = "as you predicted" if close else "not what you predicted: why?"
+        verdict = ("as you predicted" if same_answer(prediction, actual, abs_tol=0.05)
+                   else "not what you predicted: why?")
         print(f"{question}: you said {prediction!r}, PyTorch says {actual!r}, {verdict}")
 
 

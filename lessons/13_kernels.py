@@ -55,6 +55,7 @@ import triton.language as tl
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder import self_check
+from autograder.predictions import same_answer
 from widgets import kernel_grid_view
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -315,7 +316,7 @@ except Exception as error:  # any failure of the launch is the outcome "error"
     outcome = "error"
     print(type(error).__name__, str(error).splitlines()[0])
 verdict = ("write your prediction first" if not my_prediction else
-           "as you predicted" if my_prediction == outcome else "not what you predicted: why?")
+           "as you predicted" if same_answer(my_prediction, outcome) else "not what you predicted: why?")
 print(f"you predicted {my_prediction!r}; it gave {outcome!r} ({verdict})")
 if outcome != "error":
     print(f"the sum is {partials.sum():.2f}, the first 1000 elements give {right:.2f}")
@@ -708,7 +709,7 @@ candidates = {"the whole sum": partials.sum(), "the first program's partial": pa
               "the last program's partial": partials[-1]}
 outcome = next((k for k, v in candidates.items() if torch.allclose(total[0], v)), "another")
 verdict = ("write your prediction first" if not my_race_prediction else "as you predicted"
-           if my_race_prediction == outcome else "not what you predicted: why?")
+           if same_answer(my_race_prediction, outcome) else "not what you predicted: why?")
 print(f"stored {total.item():.2f}; whole sum {partials.sum():.2f}, partials "
       f"{[round(p, 2) for p in partials.tolist()]}")
 print(f"you predicted {my_race_prediction!r}; it is {outcome!r} ({verdict})")
@@ -1327,7 +1328,7 @@ if cpp_loaded:
         half_outcome = "error"
         print("RuntimeError:", str(error).splitlines()[0])
     verdict = ("write your prediction first" if not my_half_prediction else "as you predicted"
-               if my_half_prediction == half_outcome else "not what you predicted: why?")
+               if same_answer(my_half_prediction, half_outcome) else "not what you predicted: why?")
     print(f"you predicted {my_half_prediction!r}; it gave {half_outcome!r} ({verdict})")
 
 # %% [markdown]

@@ -1,0 +1,55 @@
+"""Does a learner's prediction say what PyTorch did? Judged on meaning, not spelling: a list and
+a tuple of the same entries agree, numbers agree to a tolerance (1 and 1.0 included), text
+agrees whatever its case and spacing, a tensor is read as its list, and where PyTorch's answer
+is a set the prediction must name the same members, in any order (one member: the
+prediction may be that member alone)."""
+
+import math
+from collections.abc import Mapping
+
+import torch
+
+
+def same_answer(predicted, observed, *, rel_tol: float = 1e-6, abs_tol: float = 1e-6) -> bool:
+    """Whether ``predicted`` says what ``observed`` says; never raises (a prediction of the
+    wrong kind is simply not the same answer)."""
+    try:
+        return _same(predicted, observed, rel_tol, abs_tol)
+    except (TypeError, ValueError):
+        return False
+
+
+def _plain(value):
+    return value.tolist() if isinstance(value, torch.Tensor) else value
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _text(value: str) -> str:
+    return " ".join(value.casefold().split())
+
+
+def _same(predicted, observed, rel_tol: float, abs_tol: float) -> bool:
+    predicted, observed = _plain(predicted), _plain(observed)
+    if isinstance(observed, (set, frozenset)):
+        chosen = [predicted] if isinstance(predicted, (str, int, float, bool)) else list(predicted)
+        return (all(any(_same(one, answer, rel_tol, abs_tol) for answer in observed)
+                    for one in chosen)
+                and all(any(_same(one, answer, rel_tol, abs_tol) for one in chosen)
+                        for answer in observed))
+    if _is_number(observed) and _is_number(predicted):
+        return math.isclose(predicted, observed, rel_tol=rel_tol, abs_tol=abs_tol) or (
+            math.isnan(predicted) and math.isnan(observed))
+    if isinstance(observed, str) and isinstance(predicted, str):
+        return _text(predicted) == _text(observed)
+    if isinstance(observed, (list, tuple)) and isinstance(predicted, (list, tuple)):
+        return len(predicted) == len(observed) and all(
+            _same(p, o, rel_tol, abs_tol) for p, o in zip(predicted, observed))
+    if isinstance(observed, Mapping) and isinstance(predicted, Mapping):
+        return predicted.keys() == observed.keys() and all(
+            _same(predicted[key], observed[key], rel_tol, abs_tol) for key in observed)
+    if isinstance(observed, bool) or isinstance(predicted, bool):
+        return type(predicted) is type(observed) and predicted == observed
+    return predicted == observed

@@ -1,0 +1,52 @@
+"""autograder.predictions: a prediction is judged on what it says, not how it is spelled."""
+
+import math
+
+import pytest
+import torch
+
+from autograder.predictions import same_answer
+
+
+@pytest.mark.parametrize("predicted, observed", [
+    ((0, 1, 2, 2, 4), [0, 1, 2, 2, 4]),                 # a tuple for PyTorch's list
+    ([1, 11, 0, 0], [1.0, 11.0, 0.0, 0.0]),             # ints for floats
+    (0.1353, 0.13530000001),                            # within the tolerance
+    ("0", "0"),                                         # text (lesson 03's silent 0)
+    ("One Of Them", " one of  them"),                   # case and spacing
+    (([3, 1], 8.0), ((3, 1), 8)),                       # nested
+    ("a", {"a"}),                                       # a set of one: the member alone
+    (["c", "a"], {"a", "c"}),                           # a set: any order
+    ({"x": (1, 2)}, {"x": [1, 2]}),                     # a mapping
+    ([2.0, 2.0], torch.tensor([2.0, 2.0])),             # a tensor read as its list
+    (math.nan, float("nan")),                           # nan is the answer
+    (False, False),
+])
+def test_the_same_answer_however_it_is_written(predicted, observed):
+    assert same_answer(predicted, observed)
+
+
+@pytest.mark.parametrize("predicted, observed", [
+    ((0, 1, 2, 2), [0, 1, 2, 2, 4]),                    # one entry short
+    (0.135, 0.185),
+    ("zero", "not zero"),
+    ("a", {"a", "c"}),                                  # half of the set
+    (["a", "b"], {"a"}),                                # more than the set
+    (1, True),                                          # a number is not a yes
+    (0, False),
+    ("1", 1),                                           # text is not a number
+    ([1, 2], {"x": 1}),
+])
+def test_a_different_answer_is_not_the_same(predicted, observed):
+    assert not same_answer(predicted, observed)
+
+
+def test_a_prediction_of_the_wrong_kind_never_raises():
+    """A learner's typo must give ✗, not a traceback in the middle of a lesson."""
+    assert not same_answer(object(), 1.0)
+    assert not same_answer([object()], [1.0])
+
+
+def test_the_tolerance_can_be_widened_for_a_rough_estimate():
+    assert not same_answer(0.74, 0.743)
+    assert same_answer(0.74, 0.743, abs_tol=0.05)
