@@ -212,10 +212,15 @@ def check_grad_logits(my_grad_logits):
             got = torch.as_tensor(my_grad_logits(z, target, ignore,
                                                  torch.tensor(g, dtype=torch.float64)))
             error = (got - want).abs().max().item()
+            if error < 1e-10:
+                print(f"{label}: ✓ largest error {error:.2g}")
+                continue
+            row, column = divmod(int((got - want).abs().argmax()), want.shape[1])
+            print(f"{label}: ✗ largest error {error:.2g}, at row {row}, class {column}: yours "
+                  f"{got[row, column].item():.4g}, autograd's {want[row, column].item():.4g}; "
+                  f"your row sums {got.sum(1).numpy().round(4).tolist()}")
         except Exception as failure:  # shown, not raised: Run All goes on
             print(f"{label}: ✗ {first_line(failure)[:100]}")
-            continue
-        print(f"{label}: {'✓' if error < 1e-10 else '✗'} largest error {error:.2g}")
 
 
 check_grad_logits(my_grad_logits)
@@ -250,8 +255,9 @@ check_grad_logits(my_grad_logits)
 # - Forward must be stable at logits of magnitude $10^4$ (the section on computing the loss
 #   stably). Picking $z_{iy_i}$ needs a valid class index in every row: what do the ignored
 #   rows' targets (such as -100) become first?
-# - Save the logits and numbers per row (at most $N$ elements each: the log-sum-exp, the
-#   target, the mask); **not** the probabilities.
+# - Save the logits and, besides them, only tensors of at most $N$ elements; **not** the
+#   probabilities. Which one number per row lets backward rebuild that row's softmax from
+#   its logits?
 # - Backward follows your derivation, by hand, and returns `None` for `target` and
 #   `ignore_index`.
 
@@ -430,15 +436,15 @@ check_chunked(chunked_cross_entropy)
 # ### Step 2: autograd through the loop
 #
 # **Predict, then run.** Give the chunked loss inputs that require grad and let autograd
-# record it. How many bytes does autograd keep for backward, against the composed loss's one
-# $(N, V)$ tensor? Write your prediction into `predicted` first.
+# record it. How many $(N, V)$ tensors' worth of chunk-sized tensors does autograd keep for
+# backward, against the composed loss's one? Write your prediction into `predicted` first.
 
 # %%
 predicted = {"kept, in (N, V) tensors": None}
 
 # %%
 print("you predicted:", predicted)
-chunk_storages = set()  # each chunk of logits once, however many ops keep it
+chunk_storages = set()  # each (128, V) tensor once, however many ops keep it
 
 
 def remember(tensor):
@@ -449,17 +455,20 @@ def remember(tensor):
 
 with saved_tensors_hooks(remember, lambda tensor: tensor):
     chunked_loss = chunked_cross_entropy(x, weight, target, 128)
-print(f"chunks of logits (128, {V}) kept for backward: {len(chunk_storages)}, "
+print(f"(128, {V}) tensors kept for backward: {len(chunk_storages)}, "
       f"{len(chunk_storages) * 128 * V * 4 / one_logits:.2f} x (N, V)")
 
 # %% [markdown]
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
 #
-# Each chunk's `logsumexp` keeps its input and each `gather` remembers its indices: every
-# chunk of logits stays alive until backward, $N/c$ chunks of $(c, V)$, the whole $(N, V)$
-# again. Chunking the forward alone saves nothing for training. Either backward recomputes
-# each chunk's logits (one more $2NdV$-FLOP matrix product, as checkpointing does in
-# lesson 05), or the gradients are computed **in forward**, while each chunk's logits exist.
+# Whatever ops your loop uses, backward needs some $(c, V)$ tensor of every chunk. The course's
+# loop keeps each chunk's logits (`logsumexp` keeps its input, `gather` only its indices): $N/c$
+# chunks of $(c, V)$, the whole $(N, V)$ again. A loop that shifts by the maximum by hand keeps
+# the logits and `exp`'s result, twice that; `F.cross_entropy` per chunk keeps
+# log-probabilities instead of logits, as many bytes. Chunking the forward alone saves nothing
+# for training. Either backward recomputes each chunk's logits (one more $2NdV$-FLOP matrix
+# product, as checkpointing does in lesson 05), or the gradients are computed **in forward**,
+# while each chunk's logits exist.
 # </details>
 #
 # ### Step 3: gradients in forward
@@ -816,14 +825,18 @@ from autograder import grade; grade("linear_cross_entropy", linear_cross_entropy
 # $G$, while $\text{grad}_W = \sum_i G_i^\top x_i$ is a **sum over rows**, added up chunk by
 # chunk. So a chunk of $c$ rows needs a $(c, V)$ block of logits and never the $(N, V)$ whole.
 #
-# Step 3 and step 6:
+# Steps 3, 5 and 6:
 #
 # 1. With $G_c = (P_c - Y_c)/N$ for the chunk, $\text{grad}_x[s:s+c] = G_c W$ (these rows
 #    are complete) and $\text{grad}_W \mathrel{+}= G_c^\top x[s:s+c]$ (a partial sum).
-# 2. float32: both are sums over many chunks, and a bfloat16 running sum stalls, as the
-#    demo showed. Compute each chunk's logits, softmax and gradient in float32 (upcast the
-#    chunk of `x` and the weight), keep the loss, $\text{grad}_x$ and $\text{grad}_W$ in
-#    float32, and cast to the input's dtype once, at the end.
+# 2. Step 5: `grad_output * grad_x`, a new tensor. What forward saved stays as it was, for
+#    any number of backward calls.
+# 3. float32 for the loss and $\text{grad}_W$: both are sums over many chunks, and a bfloat16
+#    running sum stalls, as the demo showed. Compute each chunk's logits, softmax and gradient
+#    in float32 (upcast the chunk of `x` and the weight), and cast to the input's dtype once,
+#    at the end. The rows of $\text{grad}_x$ are final per chunk: the course's solution keeps
+#    them in float32 too, but casting each chunk's rows as you write them gives the same values
+#    and saves a float32 $N \times d$ buffer.
 # </details>
 
 # %% [markdown]

@@ -122,3 +122,16 @@ def test_the_accumulation_rows_numbers_reproduce_for_seed_0():
     low_fp16 = errors(torch.float16, lesson["Low"], 1)
     assert low_fp16[0] < 1 and low_fp16[1] < 0.2, low_fp16
     assert all(round(e, 2) <= 0.02 for e in errors(torch.float16, lesson["LinearCrossEntropy"], 1))
+
+
+def test_grad_logits_cross_shows_the_worst_entry_and_the_row_sums():
+    """Does a dL/dlogits without the one-hot term fail with its worst entry (row, class, yours
+    against autograd's) and row sums that are not 0, the signature of the missing target term?"""
+    def softmax_only(logits, target, ignore_index, grad_output):
+        counted = (target != ignore_index)[:, None]
+        return torch.softmax(logits, 1) * counted / counted.sum() * grad_output
+
+    line = _grad_logits_lines(softmax_only)[1]
+    assert line.startswith("6 rows, 7 classes, none ignored, g = 2.5: ✗ largest error"), line
+    assert ", at row " in line and "autograd's" in line, line
+    assert line.endswith("your row sums [0.4167, 0.4167, 0.4167, 0.4167, 0.4167, 0.4167]"), line
