@@ -35,6 +35,7 @@ import torch
 from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
+from autograder.predictions import same_answer
 from widgets import backward_flow, inspect_saved
 
 _ = torch.manual_seed(0)
@@ -47,7 +48,8 @@ def compare(predicted: dict, actual: dict) -> None:
     for question, truth in actual.items():
         guess = predicted.get(question)
         verdict = ("no prediction written" if guess is None
-                   else "✓ as you predicted" if guess == truth else f"✗ you predicted {guess!r}")
+                   else "✓ as you predicted" if same_answer(guess, truth)
+                   else f"✗ you predicted {guess!r}")
         print(f"{question:<{width}}  {truth!r:<16} {verdict}")
 
 # %% [markdown]
