@@ -64,7 +64,8 @@ def first_line(error: BaseException) -> str:
 #
 # So `backward(ctx, grad_y1, ..., grad_yk)` receives **one gradient per output**, each of that
 # output's shape, and returns the **sum** of the vector-Jacobian products, still one gradient
-# per input. Two cases make a term vanish:
+# per input (your `ReversibleCoupling` of lesson 05 received two: this is why). Two cases make
+# a term vanish:
 #
 # - the loss does not use $y_j$: then $\partial L / \partial y_j = 0$. By default autograd
 #   builds a tensor of zeros for it (it *materialises* the gradient) so backward can treat
@@ -120,7 +121,7 @@ print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,))
 #
 # PyTorch's own `torch.max(x, dim)` returns the maxima and their indices, and there is no
 # derivative of "where the maximum is". A Function whose output is a **float** tensor with no
-# meaningful derivative must say so itself. Here `FracFloor.apply(x)` returns the fractional
+# meaningful derivative chooses what to tell autograd about it. Here `FracFloor.apply(x)` returns the fractional
 # part $x - \lfloor x \rfloor$ and the integer part $\lfloor x \rfloor$ as floats (as
 # `torch.frac` and `torch.floor` would); the integer part is a step function, whose derivative
 # is 0 wherever it exists. Once without and once with the mark:
@@ -156,9 +157,12 @@ except RuntimeError as error:
     print("backward from the marked floor:", first_line(error))
 
 # %% [markdown]
-# Unmarked, `floor` claims to require grad, and a loss built on it would send gradients into a
-# backward that silently drops them. Marked, it is a constant as far as autograd is
-# concerned.
+# Unmarked, `floor` requires grad, and a loss built on it sends gradients into a backward that
+# ignores them: a zero gradient, which is the derivative wherever it exists. PyTorch's own
+# `torch.floor` makes that choice (its output requires grad, and `x.grad` comes back zeros).
+# Marked, `floor` is a constant as far as autograd is concerned: later ops record no graph for
+# it, and a loss built on it alone raises instead of quietly giving zeros. The mark is a
+# contract you choose; without it, you promise a zero gradient.
 #
 # **Integer outputs.** What if the output with no derivative is an integer tensor, and you
 # forget to mark it? **Predict, then run.** `ArgMax` below returns the maximum and its `int64`
@@ -514,7 +518,8 @@ ax.barh(list(measured), [b / 2 ** 20 for b in measured.values()], color=["#56B4E
 ax.set_xlabel("MiB allocated during backward (x: 10⁶ float32, only sin used)")
 ax.invert_yaxis()
 plt.show()
-print({name: f"{b / 2 ** 20:.1f} MiB" for name, b in measured.items()})
+print({name: f"{b / 2 ** 20:.1f} MiB = {b / (4 * 1_000_000):.0f} tensors of x's size"
+       for name, b in measured.items()})
 print("you predicted:", my_tensors_allocated)
 
 # %% [markdown]
@@ -547,7 +552,7 @@ class HalvesAsViews(torch.autograd.Function):
         return torch.cat([grad_first, grad_second], dim=-1)
 
 
-first, second = HalvesAsViews.apply(torch.randn(2, 4, requires_grad=True) * 1)
+first, second = HalvesAsViews.apply(torch.randn(2, 4, requires_grad=True).clone())  # not a leaf
 try:
     first.mul_(2)
 except RuntimeError as error:
@@ -620,7 +625,7 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 # </details>
 
 # %% [markdown]
-# ## The view: which outputs got a gradient
+# ## The explorer: which outputs got a gradient
 #
 # Tick the outputs that feed the loss (each is multiplied by fixed random weights and
 # summed). The table shows, per output, what autograd handed your backward: a tensor, `None`,
@@ -893,7 +898,12 @@ print("same gradient as x / x.sum(-1, keepdim=True):", torch.allclose(a.grad, b.
 print("gradcheck:", torch.autograd.gradcheck(lambda t: RowFractionsInPlace.apply(t.clone()),
                                              ((torch.rand(3, 5, dtype=torch.float64) + 0.5)
                                               .requires_grad_(),)))
-print("saved besides the output:", 3 * 8, "bytes of sums, against", a.nbytes, "for a copy of x")
+saved = []  # every tensor autograd packs for backward, as in lesson 01
+with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+    y = RowFractionsInPlace.apply(a.clone())
+for t in saved:
+    print("saved:", tuple(t.shape), t.nbytes, "bytes,", "the output" if t is y else "a new tensor")
+print("a copy of x would take", a.nbytes, "bytes")
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `ReLUInPlace`
@@ -901,8 +911,7 @@ print("saved besides the output:", 3 * 8, "bytes of sums, against", a.nbytes, "f
 # Write `ReLUInPlace`, with `ReLUInPlace.apply(x)` clamping `x` to `>= 0` **in place**,
 # calling `ctx.mark_dirty(x)` and returning `x` itself.
 #
-# - The gradient is `grad_output` where $x > 0$ and 0 elsewhere, **0 at $x = 0$** as for
-#   `MyReLU` in lesson 01.
+# - The gradient is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01.
 # - What to save: answer the question of the previous section for the clamp, then save
 #   through `ctx.save_for_backward` (never as a `ctx` attribute).
 # - A leaf that requires grad must raise PyTorch's own error: `mark_dirty` does that for you.
@@ -967,18 +976,18 @@ except RuntimeError as error:
 # **Predict, then run.** After `y = RowFractionsInPlace.apply(x)`, the model scales the output
 # in place, `y.mul_(2)`, as a residual branch or another in-place activation might. Does
 # `y.sum().backward()` work, or raise? And with your `ReLUInPlace`, or PyTorch's own
-# `torch.relu_` and `torch.abs_`, in place of it? For each, ask first which tensor its backward
+# `torch.relu_` and `torch.sin_`, in place of it? For each, ask first which tensor its backward
 # needs, given that the write has destroyed the input; then whether that tensor is still
 # intact after `y.mul_(2)`. For the built-ins, which tensor would you save in their place?
 
 # %%
 my_after_write = {"RowFractionsInPlace": None, "ReLUInPlace": None, "relu_": None,
-                  "abs_": None}  # "works" or "error"
+                  "sin_": None}  # "works" or "error"
 
 # %%
 for name, op in [("RowFractionsInPlace", RowFractionsInPlace.apply),
                  ("ReLUInPlace", ReLUInPlace.apply), ("relu_", torch.relu_),
-                 ("abs_", torch.abs_)]:
+                 ("sin_", torch.sin_)]:
     a = (torch.rand(2, 4) + 0.1).requires_grad_()  # positive, as RowFractionsInPlace needs
     try:
         y = op(a.clone())
@@ -998,15 +1007,18 @@ for name, op in [("RowFractionsInPlace", RowFractionsInPlace.apply),
 # A saved output is checked by its version, like any saved tensor: `mul_` bumps it, and
 # backward raises because the $y$ it needs is gone. `torch.relu_` saves its output, and fails
 # the same way; so does your `ReLUInPlace` if it saved `x`, while one that saved a mask made
-# before the write works. `torch.abs_` works: its backward reads the input, so before writing
-# it keeps a copy of $x$ as it was (a `saved_tensors_hooks` shows one float tensor of $x$'s
-# shape and values), and the output stays free for further in-place writes. So save the
-# output only when backward needs it; when it does not, save a new tensor, as small as
-# backward allows, and leave the output to the rest of the model.
+# before the write works. `torch.sin_` works: its backward needs $\cos x$, whose sign the
+# output has lost (as your checker showed), so before writing it keeps a copy of $x$ as it was
+# (a `saved_tensors_hooks` shows one float tensor of $x$'s shape), and the output stays free
+# for further in-place writes. In its place you could save the output and a bool with the
+# sign of $\cos x$, one byte per element instead of four, but then `y.mul_(2)` breaks
+# backward, as it does `torch.relu_`'s. So save the output only when backward needs it; when
+# it does not, save a new tensor, as small as backward allows, and leave the output to the
+# rest of the model.
 # </details>
 
 # %% [markdown]
-# And the view on it: one output, a tensor `grad_output` when it feeds the loss.
+# And the explorer on it: one output, a tensor `grad_output` when it feeds the loss.
 
 # %%
 outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.float64))
@@ -1020,7 +1032,7 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 # - The gradient of `x` is `torch.abs`'s, at every value of `x`, 0 included.
 # - Save one tensor computed **before** the write, of **at most one byte per element**, and
 #   not the returned tensor, so that the output stays free for later in-place writes, as after
-#   `torch.abs_`.
+#   `torch.sin_`.
 # - A leaf that requires grad must raise PyTorch's own error.
 #
 # Nothing in this lesson works it through: use the question of "What to save before the
@@ -1088,7 +1100,7 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # $\cos x$ alone (where $\cos x = 0$ the sign does not matter): two values, so a bool would do.
 # </details>
 #
-# The view on your `AbsInPlace`: watch the entry where $x = 0$, and compare the share of the
+# The explorer on your `AbsInPlace`: watch the entry where $x = 0$, and compare the share of the
 # input gradient with the signs of the input.
 
 # %%
