@@ -121,8 +121,8 @@ def compare(prediction, observed) -> None:
 # For the mean, $y_r = \frac1C \sum_c x_{r,c}$, so every entry gets $g_s / C$.
 #
 # **Quick question 1.** $x$ has shape $(3, 3)$, `dim=1`, `keepdim=False`, so $g$ has shape
-# $(3,)$. Expand it as it is: in `g.expand(3, 3)`, is entry $(r, c)$ equal to $g_r$ (right)
-# or to $g_c$? Write `"g_r"` or `"g_c"` into `prediction_1`, run that cell, then the next.
+# $(3,)$. Expand it as it is: in `g.expand(3, 3)`, is entry $(r, c)$ equal to $g_r$ (what the
+# gradient needs) or to $g_c$? Write `"g_r"` or `"g_c"` into `prediction_1`, run that cell, then the next.
 
 # %%
 prediction_1 = None  # "g_r" or "g_c"
@@ -577,7 +577,8 @@ compare(prediction_3, slices.grad.tolist())
 # 2. Multiply by $g_r$ and sum over $r$. Which pattern of the worked example does $g$ follow,
 #    and what does that mean for its shape when `keepdim` is not used?
 # 3. "The product of the others" equals $y_r / x_{s,c}$ when nothing is zero. Go through the
-#    three zero cases of quick question 3 and see where the division fails.
+#    no-zero case and the two slices of quick question 3 (one zero, two zeros) and see where
+#    the division fails.
 # 4. Compute the product of the others **without dividing**. Split it around position $c$:
 #    which two products is it, and how do you get both for every $c$ of a slice at once,
 #    without a loop?
@@ -1499,6 +1500,10 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # division in one backward, saving per-row statistics). The patterns are what lets you read
 # and write those larger backwards.
 # </details>
+
+# %% [markdown]
+# The two cells below belong to **In practice** above: open it first, or skip them (the lesson
+# ends here).
 
 # %%
 tied = torch.tensor([1.0, 3.0, 3.0], requires_grad=True)
