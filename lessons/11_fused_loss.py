@@ -877,10 +877,9 @@ for grad_mode in (True, False):
 # (Szegedy et al., 2016) trains against a softened target: weight $1 - \varepsilon$ on the
 # true class and $\varepsilon / C$ spread over all $C$ classes, so the model is not pushed to
 # infinitely confident logits. **z-loss** (PaLM, Chowdhery et al., 2022) adds
-# $z \cdot \operatorname{lse}(z_i)^2$ per row, which keeps the log-sum-exp near 0 and the
-# softmax's normaliser from drifting; PaLM found it made training more stable. (Not because
-# bfloat16 overflows sooner: it has float32's exponent range. It has 8 bits of precision, so
-# logits far from 0 are coarse: near 100 they are 0.5 apart.)
+# $\lambda \operatorname{lse}(z_i)^2$ per row ($\lambda$ the `z_loss` coefficient), which
+# keeps the log-sum-exp near 0 and the softmax's normaliser from drifting; PaLM found it made
+# training more stable (In practice says why bfloat16 logits care).
 #
 # Write `SmoothedCrossEntropy`, with
 # `SmoothedCrossEntropy.apply(logits, target, ignore_index, label_smoothing, z_loss)` returning
@@ -971,12 +970,12 @@ from autograder import grade; grade("SmoothedCrossEntropy", SmoothedCrossEntropy
 # $\partial \operatorname{lse}(z_i)^2/\partial z_{ij} = 2\operatorname{lse}(z_i)\, p_{ij}$.
 # For a counted row, with $g$ the `grad_output`,
 #
-# $$\frac{\partial L}{\partial z_{ij}} = \frac{g}{M}\Big(\big(1 + 2 z\,
+# $$\frac{\partial L}{\partial z_{ij}} = \frac{g}{M}\Big(\big(1 + 2 \lambda\,
 #   \operatorname{lse}(z_i)\big)\, p_{ij} - (1 - \varepsilon)[j = y_i]
 #   - \frac{\varepsilon}{C}\Big),$$
 #
 # and 0 for an ignored row. Liger-Kernel's cross-entropy kernel computes exactly this, one
-# row at a time (its `lse_square_scale` is $z$).
+# row at a time (its `lse_square_scale` is $\lambda$).
 # </details>
 
 # %% [markdown]
@@ -1010,6 +1009,11 @@ plt.show()
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+#
+# **Why z-loss helps bfloat16 logits.** Not because bfloat16 overflows sooner: it has
+# float32's exponent range. It has 8 significant bits, so logits far from 0 are coarse:
+# near 100 they are 0.5 apart. Keeping the log-sum-exp near 0 keeps each row's largest logits
+# near 0, where bfloat16 is fine.
 #
 # **What the exercise leaves out: padding.** A real language-model batch marks padding and
 # prompt tokens with `ignore_index` (-100), and a fused loss you ship must take it, as
@@ -1192,7 +1196,7 @@ for label, function in [
 # | $(1 - \varepsilon)(P - Y)$ alone: the smoothing term's gradient left out | off on every class; the loss still right | the row mean of $-\log p$ has a gradient too (✎ 3's Hint 2 gives it for one row) |
 # | backward of the unsmoothed loss, `label_smoothing` ignored | the target's entry $\varepsilon(1 - 1/C)$ too low, every other $\varepsilon/C$ too high (times $g/M$) | weight the pieces as your forward does |
 # | $\varepsilon$ spread over the $C - 1$ other classes (fairseq's convention) | not PyTorch's `label_smoothing`: the gradient is off on every class, most on the target's | spread it as the exercise defines it, over all $C$ classes, the target included |
-# | z-loss differentiated as if it were $z\,\operatorname{lse}$, or without the chain rule's factor | the z-loss part of the gradient too small or of the wrong shape; the self-check names which | differentiate $\operatorname{lse}^2$ through $\operatorname{lse}$, as in exercise 1 (✎ 3's Hint 1) |
+# | z-loss differentiated as if it were $z\,\operatorname{lse}$, or without the chain rule's factor | the z-loss part of the gradient too small or of the wrong shape; the self-check names the factor 2 and the $z\,\operatorname{lse}$ slip, and gives the largest error for the rest | differentiate $\operatorname{lse}^2$ through $\operatorname{lse}$, as in exercise 1 (✎ 3's Hint 1) |
 # | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | the fused loss peaks above the plain bfloat16 loss at LLM proportions | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |
 # | `x @ weight.T` for all rows at once | the $(N, V)$ logits, the memory the lesson avoids | `chunk_size` rows at a time |
 #

@@ -74,6 +74,12 @@ def test_the_grad_mode_designs_that_work_are_a_and_c(capsys):
                            "ways that work": {"c", "a"}})
     out = capsys.readouterr().out
     assert "✓ ways that work" in out and "✓ where to ask" in out
+    try_grad_mode_designs({"where to ask": "in the wrapper", "ways that work": "a, c"})
+    out = capsys.readouterr().out  # a right answer in other words is still right
+    assert "✓ ways that work" in out and "✓ where to ask" in out
+    try_grad_mode_designs({"where to ask": "the wrapper, or forward", "ways that work": "(a)"})
+    out = capsys.readouterr().out
+    assert "✗ ways that work" in out and "✗ where to ask" in out
     try_grad_mode_designs({"where to ask": None, "ways that work": None})
     out = capsys.readouterr().out
     assert "✗ ways that work" in out and "✗ where to ask" in out
