@@ -15,9 +15,9 @@
 # parameter before them stops learning.
 #
 # A **straight-through estimator** (STE) keeps the forward exactly as it is and, in backward,
-# replaces the useless true derivative with a *surrogate*: most simply the identity, as if the
-# quantiser were not there. That is a deliberate lie to autograd, and `torch.autograd.Function`
-# is the place to tell it.
+# replaces the useless true derivative with a *surrogate*: the slope of a smooth stand-in for
+# the quantiser, which you will choose. That is a deliberate lie to autograd, and
+# `torch.autograd.Function` is the place to tell it.
 #
 # By the end of this lesson you can:
 # 1. say why the true gradient of a quantiser cannot train anything before it;
@@ -39,6 +39,7 @@ import torch.nn.functional as F
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
+from autograder.predictions import same_answer
 from widgets import ste_explorer
 
 _ = torch.manual_seed(0)
@@ -50,18 +51,8 @@ def compare(what, predicted, observed):
     if predicted is None:
         print(f"{what}: no prediction written (PyTorch: {observed!r})")
         return
-    try:
-        if isinstance(observed, str):  # a word, such as "nan", "0" or "positive"
-            same = str(predicted).strip().lower() == observed
-        elif isinstance(observed, set):
-            same = set([predicted] if isinstance(predicted, str) else predicted) == observed
-        elif isinstance(observed, list):
-            same = len(predicted) == len(observed) and all(
-                math.isclose(p, o, abs_tol=1e-6) for p, o in zip(predicted, observed))
-        else:
-            same = math.isclose(predicted, observed, abs_tol=1e-6)
-    except (TypeError, ValueError):
-        same = False  # not a number, or not a collection, where one was asked for
+    same = same_answer(predicted, observed) or (  # a word, such as "nan" or "0", may come as 0
+        isinstance(observed, str) and same_answer(str(predicted), observed))
     print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}", "✓" if same else "✗")
 
 # %% [markdown]
@@ -411,7 +402,8 @@ from autograder import grade; grade("SignClippedSTE", SignClippedSTE)
 # at $x = 0.5$ a small nudge cannot change it either. The reason is empirical: binarized
 # neural networks (Hubara, Courbariaux et al., 2016) cancel the gradient of the activations
 # beyond the window, and report that training is worse without it. For their latent weights
-# they do something else, and the experiment below shows why.
+# they do something else, and the experiment below, with its follow-up in *In practice*,
+# shows why.
 # </details>
 #
 # Your `SignClippedSTE`, explored: left, its forward; right, the true derivative (zero, with
@@ -999,9 +991,11 @@ plt.show()
 # $3 \times 0.05 = 0.15$. Eleven of the 16 latent weights start beyond it, where your gradient
 # for $x$ is 0: they never move, like `SignClippedSTE`'s frozen readout weights. The other five
 # start inside, and within 17 steps they have all moved out past the clip, where their gradient
-# is 0 too; from then on the loss stays at 12.478. With the step learnt, the clipped weights
-# push $s$ up until the grid covers them, and the rounding errors of the others keep it from
-# growing further.
+# is 0 too; from then on the loss stays at 12.478. With the step learnt, $s$ first dips (at
+# this start the clipped weights' gradients push it down, to 0.017 after two steps), then
+# grows, to 0.459 by step 150. By then a single weight is still clipped and pushes $s$ up,
+# while the rounding errors of the other fifteen push it down; run 300 steps and $s$ settles
+# near 0.5 (0.505 at 300, 0.498 at 600, computed here).
 
 # %% [markdown]
 # ## Common misconceptions
@@ -1264,8 +1258,8 @@ print("yours matches the softmax's:", torch.allclose(panels["yours"], panels["so
       "| its rows sum to", [round(v, 6) + 0.0 for v in panels["yours"].sum(dim=1).tolist()])
 
 # %% [markdown]
-# **At low temperature.** A backward that rebuilds $s$ from the logits meets quick question
-# 3's overflow, and gives `nan` gradients at exactly the temperatures where annealing ends;
+# **At low temperature.** A backward that rebuilds $s$ from its definition,
+# `z.exp() / z.exp().sum(...)`, meets quick question 3's overflow, and gives `nan` gradients at exactly the temperatures where annealing ends;
 # the grader tries such logits, and its hint names the overflow. This cell runs your
 # `StraightThroughSoftmax` at quick question 3's logits in float32, $\tau = 0.1$, and compares
 # with autograd through `torch.softmax`.
