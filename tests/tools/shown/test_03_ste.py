@@ -3,14 +3,15 @@ trick: the worked answer passes, the product rule's lost term and a kept 1/s are
 
 import torch
 
+from autograder.predictions import same_answer
 from tests.tools.shown.lesson_code import cell_from, definitions, printed, run_code
 
 
 def _check(dy_dx, dy_ds) -> list[str]:
     """What check_fake_quantize_derivation prints for ``dy_dx`` and ``dy_ds``."""
     lesson = definitions("03_ste", "compare", "lsq_by_autograd", "check_fake_quantize_derivation",
-                         my_dy_dx=dy_dx, my_dy_ds=dy_ds, predicted_y=None,
-                         predicted_dy_dx=None, predicted_dy_ds=None)
+                         same_answer=same_answer, my_dy_dx=dy_dx, my_dy_ds=dy_ds,
+                         predicted_y=None, predicted_dy_dx=None, predicted_dy_ds=None)
     return printed(lesson["check_fake_quantize_derivation"])
 
 
@@ -55,7 +56,7 @@ def test_worked_stand_ins_pass_and_round_itself_fails_for_its_jumps():
 
 def _quick_question_3(second_entry) -> list[str]:
     """What quick question 3's run cell prints for the prediction ``second_entry``."""
-    lesson = definitions("03_ste", "compare", predicted_tau_limit=0.135,
+    lesson = definitions("03_ste", "compare", same_answer=same_answer, predicted_tau_limit=0.135,
                          predicted_second_entry=second_entry)
     return [line for line in run_code(cell_from("03_ste", "near_tie = torch.tensor"), lesson)
             if line.startswith(("largest τ", "the second entry"))]
