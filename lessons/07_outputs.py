@@ -1094,10 +1094,11 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 #
 # $$\frac{\partial L}{\partial x} = G \odot \operatorname{sign}(x_\text{before}),$$
 #
-# and the saved tensor has to hold three values per element, $-1$, $0$ and $+1$. A bool holds
-# two, so any single mask sends the zeros to one side; `int8` holds all three in the same one
-# byte per element that a bool takes. For $\sin$, what the output loses is the sign of
-# $\cos x$ alone (where $\cos x = 0$ the sign does not matter): two values, so a bool would do.
+# and, saved **alone**, the tensor has to tell $-1$, $0$ and $+1$ apart. A bool holds two, so
+# any single mask sends the zeros to one side; `int8` holds all three in the same one byte per
+# element that a bool takes. With the output saved beside it, a bool of $x < 0$ would do
+# ($y = 0$ exactly where $x = 0$), as for $\sin$; but then a later in-place write into the
+# output breaks backward, which is why the contract keeps the output free.
 # </details>
 #
 # The explorer on your `AbsInPlace`: watch the entry where $x = 0$, and compare the share of the

@@ -198,12 +198,18 @@ def _one_output_used(function, x: torch.Tensor, used: int, grad: torch.Tensor) -
     diagnose_gradient("x", got, expected)
     budget = x.numel() * x.element_size()  # zeros for the missing half would add half again
     if log.bytes > 1.25 * budget:
-        raise GradingError(
-            f"SplitHalves's backward allocated a zero tensor for the unused {which} output "
-            f"(its ops allocated {log.bytes} bytes in all, for a gradient of {budget}): write "
-            "the gradient you have into one zero-initialised tensor (new_zeros, then a slice) "
-            "or pad it; no zeros per missing output", f"ops that allocated: {', '.join(log.ops)}",
-            mistake="SplitHalves/zeros-for-missing-half")
+        spent = f"{log.bytes} bytes for a gradient of {budget} (ops: {', '.join(log.ops)})"
+        if "cat" in log.ops or sum(op in ZERO_MAKERS for op in log.ops) > 1:
+            raise GradingError(
+                f"SplitHalves's backward allocated a zero tensor for the unused {which} output "
+                f"besides the gradient it returns ({spent}): one tensor of x's shape is the "
+                "least; how can the half you have land in it without a second tensor?",
+                mistake="SplitHalves/zeros-for-missing-half")
+        raise GradingError(f"SplitHalves's backward allocated {spent}: which of these is not "
+                           "the gradient itself?")
+
+
+ZERO_MAKERS = {"zeros", "zeros_like", "new_zeros", "full", "full_like", "new_full"}
 
 
 def _no_output_used(function, x: torch.Tensor) -> None:
