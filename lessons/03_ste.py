@@ -905,8 +905,11 @@ print("dy/ds by central differences:", [round(value, 6) for value in central.tol
 #    are cheap to recompute); keep `qmin` and `qmax` as plain attributes.
 #
 # Inside, $\operatorname{round}(v) - v$ lies in $[-\tfrac12, \tfrac12]$ and pulls $s$ towards
-# a step that fits the values it rounds; the clipped elements push $s$ up, so that the grid
-# reaches them. That balance is what lets the step find its size.
+# a step that fits the values it rounds. A clipped element's $\partial y_i/\partial s$ is
+# $q_\text{max}$ (or $q_\text{min}$): whenever the loss wants that output further out, its
+# gradient grows $s$ so that the grid reaches it. Which pull wins depends on the loss: in the
+# experiment below the clipped weights first pull $s$ down. That balance is what lets the step
+# find its size.
 # </details>
 #
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -995,7 +998,7 @@ plt.show()
 # this start the clipped weights' gradients push it down, to 0.017 after two steps), then
 # grows, to 0.459 by step 150. By then a single weight is still clipped and pushes $s$ up,
 # while the rounding errors of the other fifteen push it down; run 300 steps and $s$ settles
-# near 0.5 (0.505 at 300, 0.498 at 600, computed here).
+# near 0.5 (rerun with `steps=300`: 0.505; with `steps=600`: 0.498).
 
 # %% [markdown]
 # ## Common misconceptions
@@ -1291,7 +1294,7 @@ print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
 # | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
 # | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
 # | gradient for `scale` of `round(v)` inside the clip | the step ignores the rounding error: round was held constant, its derivative taken as 0 | redo the product rule with round's derivative taken as 1 |
-# | gradient for `scale` of 0 where the clip is active | clipped values never push the step up: it never grows to cover outliers | differentiate the clipped output for $s$ too: it is constant in $x$, not in $s$ |
+# | gradient for `scale` of 0 where the clip is active | clipped values never move the step: it never grows to cover outliers that the loss wants further out | differentiate the clipped output for $s$ too: it is constant in $x$, not in $s$ |
 # | gradient for `scale` of $-v$ inside the clip | the product rule's other term, from the factor $s$, is lost | differentiate both places $s$ appears |
 # | `.mean()` for the gradient of `scale` | the step learns more slowly the larger the tensor | every output depends on the one step: how does the chain rule combine their contributions? |
 # | "inside" judged on $v$ for `x`'s gradient, on $\operatorname{round}(v)$ for `scale`'s | in the half-step band the pair of gradients belongs to no surrogate: $\partial y/\partial x = 0$ beside $\partial y/\partial s = \operatorname{round}(v) - v$ | one mask for both |

@@ -356,7 +356,6 @@ for returned, observed in observed_2.items():
 #   the maths) gets a gradient of the wrong shape;
 # - it covers only shapes the input broadcasts to: a sum that dropped a dimension of size 1 is
 #   refused, as above, so "the engine fixes my shapes" is half a rule;
-# - the broadcast-sized gradient exists in memory, in full, before the engine sums it;
 # - the contract of `backward` (and of every exercise here) is one gradient **of the input's
 #   shape** per input. The grader records what your backward returns *before* the engine sees
 #   it, and so does the Jacobian view: a forgotten sum shows as extra columns.
@@ -915,9 +914,10 @@ check_cumprod_backward()
 #
 # `torch.index_select(x, 0, index)` picks rows of $x$: output row $k$ is row `index[k]` of
 # $x$. The index may repeat a row (an embedding lookup of a sentence with the same word twice)
-# or be empty. Putting rows back where an index says is what its backward will do, and the
-# first tool to hand is an indexed write: `t[index] = v` (which is `t.index_put_((index,), v)`)
-# writes row $k$ of `v` to row `index[k]`, for every $k$. And `t[index] += v`?
+# or be empty. Backward receives one row of $g$ per output row: where must each one go, and
+# what if two go to the same place? First, the tool most people reach for, an indexed write:
+# `t[index] = v` (which is `t.index_put_((index,), v)`) writes row $k$ of `v` to row
+# `index[k]`, for every $k$. And `t[index] += v`?
 #
 # **Quick question 5.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. After `z = zeros(5); z[idx] = v`,
 # does entry 4 hold the sum of the two values sent there, 4, or one of them? And after
@@ -966,8 +966,8 @@ compare(prediction_5, tuple("sum" if z[4].item() == 4.0 else "one of them"
 #    gradient? What does a row of $x$ that `index` never names get, and one that it names
 #    three times?
 # 3. What must happen at a row of the gradient that `index` names twice? Quick question 5
-#    showed what a write leaves there. Which `Tensor` method puts the rows of a source into a
-#    tensor at the rows an index names, adding rather than writing?
+#    showed what a write leaves there. Which `Tensor` method whose name begins with `index_`
+#    does what your step 2 needs?
 #
 # **Check your step 1 live.** For a 1-D $x$ of `n_rows` entries, write
 # `select_J(index, n_rows)`: the matrix whose entry $[k, s]$ is $\partial y_k / \partial x_s$,
@@ -1429,7 +1429,7 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken and the memory spent | sum down to the input's exact shape (`sum_to_size`) |
+# | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken: anything that calls your backward directly gets the wrong shape | sum down to the input's exact shape (`sum_to_size`) |
 # | a sum without `keepdim=True` where the input has a dim of size 1 | the engine refuses the shape (`invalid gradient`), or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
 # | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
 # | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right: an error, or, on a square tensor, the gradient silently goes along the wrong dim | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
