@@ -23,8 +23,9 @@
 # 5. keep tiny numbers accurate next to 1, where $\log(1 + u)$ or $e^u - 1$ meets a tiny $u$.
 #
 # Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and at the end
-# `Softplus`, which you write alone. The worked examples (asinh, a masked select) are other
-# ops, so each exercise is your own derivation. **Predict, then run** cells ask you to write your
+# `Softplus`, which you write alone. The worked examples (asinh, a mask that routes) are other
+# ops: Exercise 2 shares the mask's routing, and its work is the tie at 0, what to save, and
+# $-\infty$. **Predict, then run** cells ask you to write your
 # prediction into a variable first; the cell after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
@@ -408,8 +409,8 @@ for name, formula in naive.items():
 # **Check your formula live.** Write your forward as a function of a float64 tensor `x`
 # into the next cell, built from `z = torch.exp(-x.abs())`, then run the cell after it. It
 # compares your values with `torch.sigmoid` at eight points from $-800$ to $800$, relative to
-# their size, and asks autograd for the gradient of your formula: a formula with no infinite
-# intermediate has a finite one even outside a Function.
+# their size, and asks autograd for the gradient of your formula: built from $z$, it has no
+# infinite intermediate, so that gradient is finite even outside a Function.
 
 # %%
 ### BEGIN WORKED
@@ -684,7 +685,9 @@ compare(predicted, {"values finite": bool(torch.isfinite(y).all()),
 # $0$, that branch's own backward multiplies it by an infinite intermediate, and
 # $0 \cdot \infty$ is `nan`, which then adds into `x.grad`. A classic trap: a `where` that
 # guards a value does not guard its gradient. Branches with no infinity in them, like those
-# built from $z$, are safe both ways.
+# built from $z$, keep autograd's gradient finite. It is still not right everywhere: at exactly
+# $x = 0$ autograd differentiates $|x|$ with $\operatorname{sign}(0) = 0$ and gives $0$ where
+# $\sigma'(0) = 0.25$, one more reason your Function writes its own backward from $y$.
 # </details>
 
 # %% [markdown]
@@ -733,7 +736,7 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # </details>
 
 # %% [markdown]
-# ### Worked example: a mask that routes between two inputs
+# ### Worked example: a mask that routes between two inputs (`torch.where`)
 #
 # `torch.where(mask, a, b)` takes `a`'s entry where `mask` holds and `b`'s elsewhere; masked
 # attention scores and padding are built this way. Our `Select.apply(mask, a, b)` writes it
@@ -746,7 +749,7 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # How it differs from the ReLU you will write: here the mask is an input, so keeping it
 # costs nothing new and no entry is ever tied (the caller decided); a boolean tensor has no
 # gradient, so backward returns `None` in its place. Backward builds each gradient as a new
-# tensor with `torch.where`: `grad_output` where that input was picked, $0$ elsewhere. It
+# tensor: `grad_output` where that input was picked, $0$ elsewhere. It
 # never writes into `grad_output`, and forward never writes into `a` or `b`, which belong to
 # the caller.
 
