@@ -479,14 +479,33 @@ ste_explorer(RoundSTE, x=1.5)
 # %% [markdown]
 # ## `gradcheck` says no, by design
 #
-# Lesson 00 taught `gradcheck` as the first test of any backward. Run it on your `SignSTE`:
+# Lesson 00 taught `gradcheck` as the first test of any backward. It compares two Jacobians:
+# the numerical one, from central differences of forward, and the analytical one, from your
+# backward. **Predict, then run.** At $x = (-1.5, -0.3, 0.2, 0.9)$, none of them near a jump,
+# what does each hold for your `SignSTE`: `"zeros"`, `"identity"` or `"something else"`?
 
 # %%
+predicted_numerical_jacobian = None  # "zeros", "identity" or "something else"
+predicted_analytical_jacobian = None
+
+# %%
+def jacobian_kind(matrix):
+    eye = torch.eye(len(matrix), dtype=matrix.dtype)
+    return ("zeros" if not matrix.any() else "identity" if torch.equal(matrix, eye)
+            else "something else")
+
+
 x = torch.tensor([-1.5, -0.3, 0.2, 0.9], dtype=torch.float64, requires_grad=True)
 try:
     torch.autograd.gradcheck(SignSTE.apply, (x,))
 except GradcheckError as error:
-    print("gradcheck:", str(error).splitlines()[0])
+    print("gradcheck:", str(error).strip())
+step = 1e-6  # gradcheck's own step
+numerical = torch.stack([(torch.sign(x.detach() + step * e) - torch.sign(x.detach() - step * e))
+                         / (2 * step) for e in torch.eye(4, dtype=torch.float64)], dim=1)
+analytical = torch.autograd.functional.jacobian(SignSTE.apply, x.detach())
+compare("numerical Jacobian", predicted_numerical_jacobian, jacobian_kind(numerical))
+compare("analytical Jacobian", predicted_analytical_jacobian, jacobian_kind(analytical))
 
 # %% [markdown]
 # `gradcheck` asks *is backward the derivative of forward?* and measures the derivative with
