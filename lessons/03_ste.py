@@ -1010,14 +1010,15 @@ plt.show()
 
 # %% [markdown]
 # With the step fixed, the grid reaches only from $-4 \times 0.05 = -0.2$ to
-# $3 \times 0.05 = 0.15$. Eleven of the 16 latent weights start beyond it, where your gradient
-# for $x$ is 0: they never move, like `SignClippedSTE`'s frozen readout weights. The other five
-# start inside, and within 17 steps they have all moved out past the clip, where their gradient
-# is 0 too; from then on the loss stays at 12.478. With the step learnt, $s$ first dips (at
-# this start the clipped weights' gradients push it down, to 0.017 after two steps), then
-# grows, to 0.459 by step 150. By then a single weight is still clipped and pushes $s$ up,
-# while the rounding errors of the other fifteen push it down; run 300 steps and $s$ settles
-# near 0.5 (rerun with `steps=300`: 0.505; with `steps=600`: 0.498).
+# $3 \times 0.05 = 0.15$. Most of the 16 latent weights start beyond it (11 if you judged
+# "inside" on $v$, 10 on $\operatorname{round}(v)$, which lets the one in the half-step band
+# through), where your gradient for $x$ is 0: they never move, like `SignClippedSTE`'s frozen
+# readout weights. The others start inside, and within 17 steps they have all moved out past
+# the clip, where their gradient is 0 too; from then on the loss stays at 12.478. With the step
+# learnt, $s$ first dips (at this start the clipped weights' gradients push it down, to 0.017
+# after two steps), then grows, to about 0.46 by step 150. By then one weight rides the top
+# edge of the grid and pushes $s$ up, while the rounding errors of the others push it down;
+# rerun with `steps=300` or `600` and $s$ settles near 0.5.
 
 # %% [markdown]
 # ## Common misconceptions
