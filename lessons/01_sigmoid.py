@@ -200,8 +200,9 @@ compare(predicted, {"textbook asinh at x = -1e8": textbook[0].item(),
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # - At $x = -10^8$, $\sqrt{x^2 + 1}$ rounds to exactly $10^8$ (floats near $10^{16}$ are 2
-#   apart, and $10^{16} + 1$, exactly halfway, rounds to even: $10^{16}$), so $x + \sqrt{x^2 + 1}$ is $0$ and its log is $-\infty$: two
-#   nearly opposite numbers cancelled. Nothing overflowed.
+#   apart, and $10^{16} + 1$, exactly halfway, rounds to even: $10^{16}$), so
+#   $x + \sqrt{x^2 + 1}$ is $0$ and its log is $-\infty$: two nearly opposite numbers
+#   cancelled. Nothing overflowed.
 # - At $x = 10^{-20}$, $x + \sqrt{x^2 + 1}$ rounds to $1$, and $\log 1 = 0$: the $\log(1 + u)$
 #   of the section above, with the whole of $u$ lost.
 #
@@ -439,12 +440,15 @@ else:
         for point, mine, right in zip(grid.tolist(), yours.tolist(), truth.tolist()):
             if mine != mine or abs(mine) == float("inf"):
                 verdict = "✗ not finite: which exponential overflowed at this x?"
+            elif mine != right and abs(mine + right - 1) <= 1e-12:
+                verdict = "✗ this is 1 - σ(x) = σ(-x): which formula did this side of 0 get?"
             elif right == 0 or mine == right:
                 verdict = "✓" if mine == right else "✗"
             elif abs(mine - right) <= 1e-12 * right:
                 verdict = "✓"
             else:
-                verdict = (f"✗ relative error {abs(mine - right) / right:.2g}" if mine != 0 else
+                verdict = (f"✗ relative error {abs(mine - right) / right:.2g}"
+                           if mine != 0 or right > 1e-15 else
                            "✗ 0: does your formula subtract two numbers near 1 here?")
             print(f"x = {point:4.0f}   yours {mine:<23.17g} torch.sigmoid {right:<23.17g} "
                   + verdict)
@@ -459,9 +463,10 @@ else:
 
 # %% [markdown]
 # A backward written from $y \in [0, 1]$ (your derivation above) is then safe for free: no
-# exponential, nothing to overflow. One detail: for $x \ge 37$, $y$ rounds to exactly $1$ in
-# float64, so a derivative computed from $y$ is $0$ there, where the true one is below
-# $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same.
+# exponential, nothing to overflow. One detail: from $x \approx 36.74$ on, $1 + z$ rounds to $1$,
+# so the $y$ your forward computes is exactly $1$ (`torch.sigmoid`'s too), although $\sigma(x)$
+# itself is just below $1$. A derivative computed from $y$ is then $0$, where the true one is
+# below $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same.
 
 # %% [markdown]
 # Now the whole range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are
@@ -1311,9 +1316,9 @@ plt.show()
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
 # **What `log1p` and `expm1` cost.** On this course's CPU (torch 2.13, one thread, a million
-# float64 values near 0), `log1p` took 1.5 to 4 times as long as `log` and `expm1` 6 to 9
-# times as long as `exp`, in timings taken here (they vary with the machine's load): a few
-# milliseconds in all. Beside any matrix product that is nothing; for the digits they keep,
+# float64 values near 0), `log1p` took about 2 to 4 times as long as `log` and `expm1` about
+# 3 to 9 times as long as `exp`, in several timings taken here (the ratio varies with the
+# machine and its load): a few milliseconds in all. Beside any matrix product that is nothing; for the digits they keep,
 # it is cheap.
 #
 # **Ties: whose convention?** Exact zeros are not rare: after a ReLU many entries are
