@@ -1013,8 +1013,9 @@ plt.show()
 # $3 \times 0.05 = 0.15$. Most of the 16 latent weights start beyond it (11 if you judged
 # "inside" on $v$, 10 on $\operatorname{round}(v)$, which lets the one in the half-step band
 # through), where your gradient for $x$ is 0: they never move, like `SignClippedSTE`'s frozen
-# readout weights. The others start inside, and within 17 steps they have all moved out past
-# the clip, where their gradient is 0 too; from then on the loss stays at 12.478. With the step
+# readout weights. The others start inside, and within 17 steps (18 if you judged on
+# $\operatorname{round}(v)$) they have all moved out past the clip, where their gradient is 0
+# too; from then on the loss stays at 12.478. With the step
 # learnt, $s$ first dips (at this start the clipped weights' gradients push it down, to 0.017
 # after two steps), then grows, to about 0.46 by step 150. By then one weight rides the top
 # edge of the grid and pushes $s$ up, while the rounding errors of the others push it down;
