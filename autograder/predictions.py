@@ -1,8 +1,8 @@
 """Does a learner's prediction say what PyTorch did? Judged on meaning, not spelling: a list and
-a tuple of the same entries agree, numbers agree to a tolerance (1 and 1.0 included), text
-agrees whatever its case and spacing, a tensor is read as its list, and where PyTorch's answer
-is a set the prediction must name the same members, in any order (one member: the
-prediction may be that member alone)."""
+a tuple of the same entries agree, numbers agree to a relative tolerance (1 and 1.0 do; 1e-20
+and 0 do not), text agrees whatever its case and spacing, a tensor is read as its list, and
+where PyTorch's answer is a set the prediction must name the same members, in any order (one
+member: the prediction may be that member alone)."""
 
 import math
 from collections.abc import Mapping
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import torch
 
 
-def same_answer(predicted, observed, *, rel_tol: float = 1e-6, abs_tol: float = 1e-6) -> bool:
+def same_answer(predicted, observed, *, rel_tol: float = 1e-6, abs_tol: float = 0.0) -> bool:
     """Whether ``predicted`` says what ``observed`` says; never raises (a prediction of the
     wrong kind is simply not the same answer)."""
     try:

@@ -100,7 +100,7 @@ def trace_forward(function: type, named_inputs: dict) -> ForwardTrace:
 
     def pack(tensor):
         packed.append(tensor)
-        return tensor
+        return tensor.detach()  # the tensor itself would make a saved output's graph a cycle
 
     with saved_tensors_hooks(pack, lambda tensor: tensor):
         output = function.apply(*named_inputs.values())

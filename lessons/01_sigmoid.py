@@ -297,13 +297,12 @@ def saved_for_backward(compute):
     saved = []
 
     def pack(tensor):
-        saved.append(tensor)
-        return tensor
+        saved.append((tensor.untyped_storage().data_ptr(), tensor.untyped_storage().nbytes()))
+        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
 
     with saved_tensors_hooks(pack, lambda tensor: tensor):
         compute()
-    distinct = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in saved}
-    return len(saved), sum(distinct.values())
+    return len(saved), sum(dict(saved).values())
 
 
 def report(label, compute):

@@ -35,6 +35,7 @@ def test_the_same_answer_however_it_is_written(predicted, observed):
     (1, True),                                          # a number is not a yes
     (0, False),
     ("1", 1),                                           # text is not a number
+    (1e-20, 0.0),                                       # tiny is not zero (lesson 01's point)
     ([1, 2], {"x": 1}),
 ])
 def test_a_different_answer_is_not_the_same(predicted, observed):
