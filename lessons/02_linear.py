@@ -585,7 +585,7 @@ def saved_bytes(linear, x_grad, weight_grad):
 
     def pack(tensor):
         packed.append(tensor.untyped_storage().nbytes())
-        return tensor
+        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
 
     x = torch.randn(64, 128, requires_grad=x_grad)
     weight = torch.randn(32, 128, requires_grad=weight_grad)
@@ -646,7 +646,7 @@ def saved_tensors_of(compute):
 
     def pack(tensor):
         saved.append(tensor)
-        return tensor
+        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
 
     with saved_tensors_hooks(pack, lambda tensor: tensor):
         compute()

@@ -524,7 +524,7 @@ def saved_bytes(f, *args):
         key = tensor.untyped_storage().data_ptr()
         if key not in own:
             kept[key] = tensor.untyped_storage().nbytes()
-        return tensor
+        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
 
     with saved_tensors_hooks(pack, lambda tensor: tensor):
         f(*args)

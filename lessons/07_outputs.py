@@ -899,7 +899,7 @@ print("gradcheck:", torch.autograd.gradcheck(lambda t: RowFractionsInPlace.apply
                                              ((torch.rand(3, 5, dtype=torch.float64) + 0.5)
                                               .requires_grad_(),)))
 saved = []  # every tensor autograd packs for backward, as in lesson 01
-with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t.detach(), lambda t: t):
     y = RowFractionsInPlace.apply(a.clone())
 for t in saved:
     print("saved:", tuple(t.shape), t.nbytes, "bytes,", "the output" if t is y else "a new tensor")
@@ -1162,7 +1162,7 @@ def check_clamp_in_place() -> None:
 
     def pack(tensor):
         saved.append(tensor.nbytes)
-        return tensor
+        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
 
     try:
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):

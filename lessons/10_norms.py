@@ -68,7 +68,7 @@ def kept_bytes(f, *args):
         key = tensor.untyped_storage().data_ptr()
         if key not in own:
             kept[key] = tensor.untyped_storage().nbytes()
-        return tensor
+        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
 
     with saved_tensors_hooks(pack, lambda tensor: tensor):
         f(*args)

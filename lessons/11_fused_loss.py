@@ -63,7 +63,7 @@ def saved_shapes(loss_fn, *inputs):
 
     def pack(tensor):
         shapes.append(tuple(tensor.shape))
-        return tensor
+        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
 
     with saved_tensors_hooks(pack, lambda tensor: tensor):
         loss = loss_fn(*inputs)
@@ -450,7 +450,7 @@ chunk_storages = set()  # each (128, V) tensor once, however many ops keep it
 def remember(tensor):
     if tuple(tensor.shape) == (128, V):
         chunk_storages.add(tensor.untyped_storage().data_ptr())
-    return tensor
+    return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
 
 
 with saved_tensors_hooks(remember, lambda tensor: tensor):
