@@ -27,6 +27,13 @@ def _close(a: torch.Tensor, b: torch.Tensor, rtol: float, atol: float) -> bool:
     return a.shape == b.shape and bool(torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=False))
 
 
+def _at(worst: tuple, inputs: dict | None, shape: torch.Size) -> str:
+    """Where the largest error sits: its index and the inputs of the same shape there."""
+    values = [f"{name} = {exact(value[worst].item())}" for name, value in (inputs or {}).items()
+              if isinstance(value, torch.Tensor) and value.shape == shape and value.numel() > 1]
+    return f"at index {worst}" + (f", where {', '.join(values)}" if values else "")
+
+
 def shape_hint(name: str, got: tuple, expected: tuple) -> str:
     """The hint for a gradient of shape ``got`` returned for an input of shape ``expected``."""
     if len(got) == 2 and got == expected[::-1]:
@@ -42,8 +49,10 @@ def diagnose_gradient(
     *,
     rtol: float = 1e-5,
     atol: float = 1e-7,
+    inputs: dict | None = None,
 ) -> None:
-    """Raise a GradingError naming the mistake if ``got`` is not the gradient ``expected``."""
+    """Raise a GradingError naming the mistake if ``got`` is not the gradient ``expected``;
+    ``inputs`` name their values where the error is largest."""
     grad_name = f"grad_{name}"
     if got is None:
         raise GradingError(
@@ -91,7 +100,8 @@ def diagnose_gradient(
     worst = tuple(int(i) for i in torch.unravel_index(torch.argmax(error), error.shape))
     raise GradingError(
         f"your gradient for {name} is wrong: largest error {error.max().item():.3g} "
-        f"at index {worst} (got {got[worst].item()!r}, expected {expected[worst].item()!r})"
+        f"{_at(worst, inputs, got.shape)} (got {got[worst].item()!r}, "
+        f"expected {expected[worst].item()!r})"
     )
 
 
@@ -104,9 +114,11 @@ def _best_scale(got: torch.Tensor, expected: torch.Tensor) -> float | None:
 
 
 def diagnose_values(
-    what: str, got, expected: torch.Tensor, *, rtol: float = 1e-5, atol: float = 1e-7
+    what: str, got, expected: torch.Tensor, *, rtol: float = 1e-5, atol: float = 1e-7,
+    inputs: dict | None = None,
 ) -> None:
-    """Raise a GradingError if a forward result differs from the reference."""
+    """Raise a GradingError if a forward result differs from the reference; ``inputs`` name
+    their values where the error is largest."""
     if not isinstance(got, torch.Tensor):
         raise GradingError(f"{what} returned a {type(got).__name__}: return a tensor")
     if got.shape != expected.shape:
@@ -133,6 +145,7 @@ def diagnose_values(
         return
     worst = tuple(int(i) for i in torch.unravel_index(torch.argmax(error), error.shape))
     raise GradingError(
-        f"{what} is wrong: largest error {error.max().item():.3g} at index {worst} "
-        f"(got {got[worst].item()!r}, expected {expected[worst].item()!r})"
+        f"{what} is wrong: largest error {error.max().item():.3g} "
+        f"{_at(worst, inputs, got.shape)} (got {got[worst].item()!r}, "
+        f"expected {expected[worst].item()!r})"
     )

@@ -107,7 +107,7 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
             raise GradingError(f"{what} has dtype {got.dtype} for {dtype} inputs: return the "
                                "input's dtype", mistake=f"{spec.name}/wrong-output-dtype")
         diagnose_values(what, got.detach().to(torch.float64), want.detach(),
-                        rtol=tolerance.rtol, atol=tolerance.atol)
+                        rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs)
     check_saved_dtypes(domain, forward, dtype, compute or domain.accumulates.get(dtype, dtype))
     differentiable = [o for o in outputs if o.requires_grad]
     if not differentiable:
@@ -128,7 +128,7 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
                                f"{inputs[name].dtype}: keep the input's dtype",
                                mistake=f"{spec.name}/wrong-gradient-dtype")
         diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor) else got,
-                          truth, rtol=tolerance.rtol, atol=tolerance.atol)
+                          truth, rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs)
     return forward
 
 
@@ -211,7 +211,7 @@ def _per_call(domain: Domain, function, device, _name) -> None:
                     "one per call, not on the class or in a global",
                     mistake=f"{domain.spec.name}/state-shared-between-calls")
             diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor)
-                              else got, truth[name])
+                              else got, truth[name], inputs=inputs)
 
 
 def _with(inputs: dict, constants: dict) -> dict:

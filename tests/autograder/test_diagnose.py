@@ -152,6 +152,21 @@ def test_unrecognised_mistake_reports_worst_index(raises_hint):
         diagnose_gradient("x", got, expected)
 
 
+def test_worst_index_names_the_inputs_there(raises_hint):
+    """Does the report give each same-shaped input's value where the error is largest, so a
+    learner can try that value, and leave out inputs of another shape?"""
+    expected = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    inputs = {"x": torch.tensor([0.5, -36.75, 2.0], dtype=torch.float64),
+              "bias": torch.tensor(1.0, dtype=torch.float64), "scale": 2.0}
+    with raises_hint("your gradient for x is wrong: largest error 4 at index (1,), "
+                     "where x = -36.75 (got 6.0, expected 2.0)"):
+        diagnose_gradient("x", torch.tensor([1.0, 6.0, 3.0], dtype=torch.float64), expected,
+                          inputs=inputs)
+    with raises_hint("f's output is wrong: largest error 4 at index (1,), where x = -36.75"):
+        diagnose_values("f's output", torch.tensor([1.0, 6.0, 3.0], dtype=torch.float64),
+                        expected, inputs=inputs)
+
+
 def test_nonzero_gradient_where_truth_is_zero(raises_hint):
     """Where the true gradient is zero, is a nonzero one reported (not a factor or a sign)?"""
     with raises_hint("your gradient for x is wrong"):
