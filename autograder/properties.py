@@ -147,12 +147,18 @@ def _backward(domain: Domain, output, differentiable: list, inputs: dict, grad_o
     return dict(zip(wanted, grads))
 
 
+def _mask_or_sign(tensor: torch.Tensor) -> bool:
+    return bool(((tensor == 0) | (tensor.abs() == 1)).all())
+
+
 def check_saved_dtypes(domain: Domain, forward, dtype: torch.dtype, compute: torch.dtype) -> None:
     """A floating tensor forward computed and saved (not an input, not an output) keeps the
-    digits the computation has: a float32 statistic saved for float64 inputs loses them."""
+    digits the computation has: a float32 statistic saved for float64 inputs loses them; a
+    mask or a sign (every value -1, 0 or 1) has no digits to lose."""
     for saved in forward.saved:
         if (saved.role == "intermediate" and saved.dtype.is_floating_point
-                and torch.finfo(saved.dtype).bits < torch.finfo(compute).bits):
+                and torch.finfo(saved.dtype).bits < torch.finfo(compute).bits
+                and not _mask_or_sign(saved.tensor)):
             raise GradingError(
                 f"{domain.spec.name} saved a {str(saved.dtype).removeprefix('torch.')} tensor of "
                 f"shape {saved.shape} for {str(dtype).removeprefix('torch.')} inputs: it keeps "

@@ -82,6 +82,19 @@ def test_a_float32_intermediate_saved_for_float64_inputs_is_named(raises_hint):
         _domain_only(SQUARE).run(answer)
 
 
+@pytest.mark.parametrize("narrow", ["float", "half"])
+def test_a_mask_or_sign_saved_in_a_narrower_dtype_passes(narrow):
+    """Does a 0/1 mask or a sign saved as float32 (or float16) for float64 inputs pass? Its
+    values lose no digits, and the contract names no dtype for what is saved."""
+    mask = _answer(f"mask = (x > 0).{narrow}()\n        ctx.save_for_backward(mask)\n"
+                   "        return x * mask", "mask, = ctx.saved_tensors\n        return g * mask",
+                   name="MyReLU")
+    _domain_only(EXERCISES["MyReLU"]).run(mask)
+    sign = _answer(f"ctx.save_for_backward(x, torch.sign(x).{narrow}())\n        return x * x",
+                   "x, sign = ctx.saved_tensors\n        return 2 * sign * x.abs() * g")
+    _domain_only(SQUARE).run(sign)
+
+
 def test_a_constant_shared_between_calls_is_named(raises_hint):
     """Is a weight kept in a module global named by the two-calls probe?"""
     namespace = {"torch": torch}
