@@ -4,6 +4,7 @@
 from dataclasses import dataclass
 
 import ipywidgets
+import numpy
 import torch
 
 from . import markup
@@ -25,6 +26,7 @@ class SteCurves:
     true_derivative: torch.Tensor  # central differences; nan where a jump makes it undefined
     jumps: list[float]            # where forward jumps
     windows: list[tuple[float, float]]  # x ranges where the surrogate is not zero
+    stand_in: torch.Tensor        # running integral of the surrogate: its slope is the surrogate
 
 
 @dataclass
@@ -73,6 +75,14 @@ def _windows(xs: torch.Tensor, passing: torch.Tensor) -> list[tuple[float, float
     return windows
 
 
+def running_integral(xs: torch.Tensor, slope: torch.Tensor) -> torch.Tensor:
+    """f(x) = integral of ``slope`` from 0 to x, by trapezoids on the grid ``xs``: the stand-in
+    whose derivative is the surrogate (0 at x = 0, or at the end of ``xs`` nearest 0)."""
+    pieces = (slope[1:] + slope[:-1]) / 2 * xs.diff()
+    integral = torch.cat([pieces.new_zeros(1), pieces.cumsum(0)])
+    return integral - float(numpy.interp(0.0, xs.numpy(), integral.numpy()))
+
+
 def ste_curves(function, x_range=(-2.0, 2.0), points: int = 401) -> SteCurves:
     """Sample forward, surrogate gradient and true derivative over ``x_range`` in float64."""
     xs = torch.linspace(*x_range, points, dtype=torch.float64)
@@ -89,7 +99,7 @@ def ste_curves(function, x_range=(-2.0, 2.0), points: int = 401) -> SteCurves:
         near_jump |= (xs - jump).abs() <= 2 * STEP
     true_derivative = torch.where(near_jump, torch.nan, slope)
     return SteCurves(xs, forward, surrogate, true_derivative, jumps,
-                     _windows(xs, surrogate != 0))
+                     _windows(xs, surrogate != 0), running_integral(xs, surrogate))
 
 
 def ste_point(function, x: float) -> StePoint:
@@ -145,9 +155,16 @@ class SteFigure:
         xs = curves.xs.numpy()
         forward = curves.forward.clone()
         forward[1:][curves.forward[1:] != curves.forward[:-1]] = torch.nan  # no risers at jumps
-        left.plot(xs, xs, linestyle=":", color=DONE, linewidth=1, label="x (what backward assumes)")
         left.plot(xs, forward.numpy(), color=BUILTIN, linewidth=2,
                   label=f"{display_name(function)}.apply(x)")
+        left.plot(xs, curves.stand_in.numpy(), linestyle=":", color=CUSTOM, linewidth=1.5,
+                  label="stand-in: its slope is your surrogate")
+        shown = torch.cat([curves.forward, curves.stand_in])
+        shown = shown[shown.isfinite()]
+        if shown.numel():  # headroom above the curves for the legend
+            low, high = shown.min().item(), shown.max().item()
+            span = max(high - low, 1e-3)
+            left.set_ylim(low - 0.1 * span, high + 0.5 * span)
         left.set_title("forward", fontsize=9)
         self.forward_dot, = left.plot([], [], "o", color=CURRENT, markersize=6)
         for a, b in curves.windows:

@@ -1,6 +1,7 @@
 """Does the STE view find the jumps, the zero true derivative and the clipping window?"""
 
 import pytest
+import torch
 
 from widgets.ste import ste_curves, ste_explorer, ste_point, window_text
 
@@ -39,3 +40,20 @@ def test_does_the_slider_update_the_readout(ref):
 def test_does_the_view_report_a_stub(ref):
     view = ste_explorer(ref.Stub)
     assert "not implemented yet" in view.panes["readout"].value
+
+
+def test_is_the_clipped_stand_in_the_clamp(ref):
+    """Is the drawn stand-in of SignClippedSTE clamp(x, -1, 1), 0 at x = 0, so that its slope is
+    the surrogate? Exact for |x| <= 1; beyond, trapezoids across the corner add half a grid step."""
+    curves = ste_curves(ref.SignClippedSTE)
+    half_step = (curves.xs[1] - curves.xs[0]).item() / 2
+    assert torch.allclose(curves.stand_in, curves.xs.clamp(-1, 1), rtol=0, atol=half_step + 1e-12)
+    inside = curves.xs.abs() <= 1
+    assert torch.allclose(curves.stand_in[inside], curves.xs[inside], rtol=0, atol=1e-12)
+
+
+def test_is_the_plain_stand_in_x(ref):
+    """Is RoundSTE's stand-in x itself, as for SignSTE?"""
+    for function in (ref.RoundSTE, ref.SignSTE):
+        curves = ste_curves(function)
+        assert torch.allclose(curves.stand_in, curves.xs, rtol=0, atol=1e-12)
