@@ -10,7 +10,8 @@ from ..domain import Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..properties import _check_class_state, _class_state
-from .sigmoid_probes import overflow_cause, check_output_used_as_sigmoid
+from .sigmoid_probes import (check_branches_not_swapped, check_output_used_as_sigmoid,
+                             overflow_cause)
 from .template import check_uses_grad_output
 
 # 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
@@ -165,6 +166,7 @@ def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -
 def my_sigmoid_full(MySigmoid, device) -> None:
     function = check_is_function(MySigmoid, MY_SIGMOID)
     check_class_untouched(function, MY_SIGMOID_DOMAIN, device)
+    check_branches_not_swapped(function, MY_SIGMOID, device)
     check_uses_grad_output(function, MY_SIGMOID, {"x": 3 * sample((7,), device)})
     for seed, shape in enumerate(SHAPES):
         values = {"x": 3 * sample(shape, device, seed=seed)}
@@ -205,6 +207,7 @@ def check_gradient_at_zero(function, spec: Spec, device) -> None:
 def my_relu_full(MyReLU, device) -> None:
     function = check_is_function(MyReLU, MY_RELU)
     check_class_untouched(function, MY_RELU_DOMAIN, device)
+    check_uses_grad_output(function, MY_RELU, {"x": sample((7,), device, away_from_zero=0.1)})
     for seed, shape in enumerate(SHAPES):
         values = {"x": sample(shape, device, seed=seed, away_from_zero=0.1)}
         with case(f"x of shape {shape}"):
@@ -271,7 +274,7 @@ def _epsilon_cause(function, device) -> str:
                 return (f": it is also nan or inf at scale = {scale!r}, and right at 2.5: backward "
                         f"divides by scale {'+' if scale < 0 else '-'} {eps!r}. An epsilon "
                         "moves the 0/0 from scale = 0 to that scale and biases every scale near "
-                        "it; y / scale fails only at scale == 0 exactly, so test for that case")
+                        "it; test for scale == 0 instead, or save x and recompute sigma(x)")
     return ""
 
 

@@ -1,11 +1,29 @@
 """Lesson 01: what names a cause in the sigmoid batteries of sigmoid.py: where an overflow
-lies, and a probe that names a slip in ScaledSigmoid's backward by reproducing its gradient."""
+lies, and probes that name a slip by reproducing it: MySigmoid's branches swapped, and
+ScaledSigmoid's backward applying MySigmoid's derivative to its output."""
 
 import torch
 
 from ..checks import Spec, make_inputs, reference_gradients, run_backward, run_forward
 from ..errors import GradingError
 from ..exercise import sample
+
+
+def check_branches_not_swapped(function, spec: Spec, device) -> None:
+    """Values equal to sigma(-x) = 1 - sigma(x), on x away from 0 where the two differ: each
+    sign got the other side's formula. A call that raises is left to the battery."""
+    x = torch.tensor([-6.0, -2.5, -1.0, 0.5, 1.5, 4.0], dtype=torch.float64, device=device)
+    try:
+        got = run_forward(function, spec, make_inputs({"x": x})).output.detach()
+    except Exception:  # noqa: BLE001 - the battery reports it
+        return
+    if got.shape == x.shape and torch.allclose(got, torch.sigmoid(-x), rtol=1e-10, atol=0):
+        raise GradingError(
+            f"{spec.name}'s output at x = 1.5 is {got[4].item():.6g}, where sigma(1.5) = "
+            f"{torch.sigmoid(x[4]).item():.6g}: at every x probed it is sigma(-x) = 1 - sigma(x), "
+            "so each side of 0 got the other side's formula, or x's sign is flipped somewhere; "
+            "sigma(x) is above 1/2 where x > 0",
+            mistake=f"{spec.name}/swapped-branches")
 
 
 def check_output_used_as_sigmoid(function, spec: Spec, device) -> None:

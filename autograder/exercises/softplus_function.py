@@ -12,6 +12,7 @@ from ..domain import Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .sigmoid import check_class_untouched
+from .template import check_uses_grad_output
 
 LATER_IN_LESSON = True
 
@@ -251,6 +252,7 @@ def softplus_full(Softplus, device) -> None:
     function = check_is_function(Softplus, SOFTPLUS)
     check_class_untouched(function, SOFTPLUS_DOMAIN, device)
     check_named_gradient_slips(function, device)
+    check_uses_grad_output(function, SOFTPLUS, {"x": 4 * sample((7,), device)})
     for seed, shape in enumerate(SHAPES):
         try:
             with case(f"x of shape {shape}"):

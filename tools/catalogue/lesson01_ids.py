@@ -1,9 +1,10 @@
 """Lesson 01 answers whose proven hints carry a stable id that no other entry produces: what
-was saved (nothing, or more than the output), a gradient that is y itself in the left tail, and
-ScaledSigmoid's output taken for sigma(x)."""
+was saved (nothing, or more than the output), a gradient that is y itself in the left tail,
+ScaledSigmoid's output taken for sigma(x), MySigmoid's branches swapped, and MyReLU's and
+Softplus's backward ignoring grad_output."""
 
 from tools.catalogue import Mistake
-from tools.catalogue.lesson01 import SAVE_Y, STABLE, _scaled, _sigmoid
+from tools.catalogue.lesson01 import SAVE_Y, STABLE, _relu, _scaled, _sigmoid
 from tools.catalogue.lesson01_transfer import SOFTPLUS_STABLE, _softplus
 
 # y kept in a module-level list instead of ctx: one call at a time cannot tell, but nothing
@@ -37,4 +38,16 @@ MISTAKES = [
             _softplus(SOFTPLUS_STABLE + SAVE_Y,
                       "        y, = ctx.saved_tensors\n"
                       "        return grad_output * torch.where(y < 1e-10, y, -torch.expm1(-y))")),
+    # each sign given the other side's formula: sigma(-x), with a right gradient y (1 - y)
+    Mistake("MySigmoid", "branches swapped: sigma(-x)", "at every x probed it is sigma(-x)",
+            _sigmoid("        z = torch.exp(-x.abs())\n"
+                     "        y = torch.where(x >= 0, z / (1 + z), 1 / (1 + z))\n" + SAVE_Y,
+                     "        y, = ctx.saved_tensors\n        return grad_output * y * (1 - y)")),
+    Mistake("MyReLU", "ignores grad_output", "MyReLU.backward ignores grad_output",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n"
+                  "        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return mask.to(grad_output.dtype)")),
+    Mistake("Softplus", "ignores grad_output", "Softplus.backward ignores grad_output",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n        return -torch.expm1(-y)")),
 ]

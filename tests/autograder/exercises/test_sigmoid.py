@@ -174,6 +174,8 @@ def test_the_class_check_leaves_a_raising_call_to_the_battery():
     ("MySigmoid", "the stable formula, its values rounded through float32",
      "MySigmoid/float32-step"),
     ("MySigmoid", "exp of x clamped to [-700, 700]", "unnamed:check"),
+    ("MySigmoid", "branches swapped: sigma(-x)", "MySigmoid/swapped-branches"),
+    ("MyReLU", "ignores grad_output", "MyReLU/ignores-grad-output"),
     ("MyReLU", "mask x >= 0", "MyReLU/mask-includes-zero"),
     ("MyReLU", "the PyTorch tutorial's MyReLU (input < 0 zeroed)", "MyReLU/mask-includes-zero"),
     ("MyReLU", "gradient y / x (0 / 0 at x = 0)", "unnamed:check"),
@@ -183,6 +185,7 @@ def test_the_class_check_leaves_a_raising_call_to_the_battery():
     ("ScaledSigmoid", "sigma recovered as y / (scale + 1e-12), an epsilon",
      "ScaledSigmoid/epsilon-in-division"),
     ("Softplus", "output kept in a module global", "Softplus/saves-nothing"),
+    ("Softplus", "ignores grad_output", "Softplus/ignores-grad-output"),
     ("Softplus", "saves the input x", "Softplus/saves-not-only-output"),
     ("Softplus", "F.softplus forward (threshold=20)", "Softplus/x-in-right-tail"),
     ("Softplus", "e^x itself below x = -25.5", "Softplus/exp-x-in-left-tail"),
@@ -202,6 +205,7 @@ def test_the_class_check_leaves_a_raising_call_to_the_battery():
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves in lesson 01 (what was saved, an exponential that
-    overflows, a formula that loses the left tail, the mask at 0, a division by scale, a tail
-    shortcut) carry a stable id, and a hint that names no cause none?"""
+    overflows, a formula that loses the left tail, branches swapped, the mask at 0, a backward
+    that ignores grad_output, a division by scale, a tail shortcut) carry a stable id, and a
+    hint that names no cause none?"""
     assert graded_mistake(exercise, name) == expected
