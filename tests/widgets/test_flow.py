@@ -53,6 +53,16 @@ def test_does_the_step_text_show_small_values_and_summarise_large_ones(ref):
     assert "shape (10, 10), norm 20" in step_html(flow, 1)
 
 
+def test_is_a_negative_zero_shown_as_zero(ref):
+    """A gradient of -0.0 (2 * x at x = -0.0) reads 0, not -0, in the step text; the recorded
+    gradient keeps its sign."""
+    x = torch.tensor([-0.0, 1.0], requires_grad=True)
+    flow = trace_backward_flow(ref.Square.apply(x).sum())
+    assert torch.signbit(flow.steps[1].grad_inputs[0][0])
+    text = step_html(flow, 1)
+    assert "[0, 2]" in text and "-0" not in text
+
+
 def test_do_the_buttons_step_through_backward(ref):
     x = torch.randn(3, requires_grad=True)
     w = torch.randn(3, requires_grad=True)
