@@ -23,10 +23,12 @@
 # 5. keep tiny numbers accurate next to 1, where $\log(1 + u)$ or $e^u - 1$ meets a tiny $u$.
 #
 # Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and at the end
-# `Softplus`, which you write alone. The worked examples (asinh, a mask that routes) are other
-# ops: Exercise 2 shares the mask's routing, and its work is the tie at 0, what to save, and
-# $-\infty$. **Predict, then run** cells ask you to write your
-# prediction into a variable first; the cell after it compares it with what PyTorch does.
+# `Softplus`, which you write alone. The worked examples are other ops: asinh before
+# Exercise 1, and after Exercise 2 a mask that routes a gradient between two inputs. Each
+# exercise has a self-check cell, which raises until the answer above it is written: work top
+# to bottom, since Run All stops at the first exercise not yet written. **Predict, then run**
+# cells ask you to write your prediction into a variable first; the cell after it compares it
+# with what PyTorch does.
 
 # %% nbgrader={"locked": true}
 import warnings
@@ -127,48 +129,6 @@ else:
               f"✗ wrong at x = {', '.join(f'{w:g}' for w in wrong)}: check step 2 on one of them")
 
 # %% [markdown]
-# ## Tiny numbers next to 1: `log1p` and `expm1`
-#
-# One tool before the worked example: what happens when a tiny number meets $1$. It happens
-# in two everyday expressions with a tiny $u$: $\log(1 + u)$, as in the log-probability
-# $\log(1 - p)$ that a rare event (probability $p$) does not happen, and $e^u - 1$, as in the
-# growth $e^{rt} - 1$ of a small rate $r$ over a short time $t$. Two functions exist for
-# precisely these:
-#
-# - `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$;
-# - `torch.expm1(u)` computes $e^u - 1$ without forming $e^u$ and subtracting $1$.
-#
-# **Predict, then run.** float64 keeps about 16 significant digits. For $p = 10^{-20}$, what
-# does `torch.log(1 - p)` return? For $u = 10^{-20}$, what does `torch.exp(u) - 1` return? And
-# for $p = 10^{-10}$, how many correct significant digits does `torch.log(1 - p)` keep: about
-# 16, 7, or 0? Write your answers first. If you expect an infinity, here or in a prediction
-# below, write it as `float("inf")` or `-float("inf")`, the values that compare equal to it.
-
-# %%
-predicted = {"log(1 - p) at p = 1e-20": None, "exp(u) - 1 at u = 1e-20": None,
-             "digits of log(1 - p) at p = 1e-10": None}
-
-# %%
-small = torch.tensor([1e-20, 1e-10, 1e-3], dtype=torch.float64)
-for name, naive, careful in [("log(1 - p)", torch.log(1 - small), torch.log1p(-small)),
-                             ("exp(u) - 1", torch.exp(small) - 1, torch.expm1(small))]:
-    print(f"{name:<11} naive:   {naive.tolist()}\n{'':<11} careful: {careful.tolist()}")
-error = (torch.log(1 - small[1]) - torch.log1p(-small[1])).abs() / small[1]
-compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
-                    "exp(u) - 1 at u = 1e-20": (torch.exp(small[0]) - 1).item(),
-                    "digits of log(1 - p) at p = 1e-10": round(-torch.log10(error).item())})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# $1 - 10^{-20}$ and $e^{10^{-20}}$ are both exactly $1$ in float64, so both naive forms
-# return exactly $0$ at $10^{-20}$: a relative error of 100%. At $10^{-10}$ they keep about 7
-# digits of 16: $1 - p$ stored only the first 6 or 7 digits of $p$, and whatever comes next
-# cannot recover the rest. The careful forms are accurate to the last digit everywhere. Use
-# them whenever an argument can be tiny (In practice says what they cost).
-# </details>
-
-# %% [markdown]
 # ## Worked example: asinh, saving its output or its input
 #
 # The inverse hyperbolic sine, $y = \operatorname{asinh}(x) = \log\big(x + \sqrt{x^2 + 1}\big)$,
@@ -182,41 +142,37 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 # keep $x$ and take a square root, or keep $y$ and take a $\cosh$ (two exponentials).
 #
 # **Its textbook formula breaks, in a way the sigmoid's does not.** **Predict, then run.** In
-# float64, what does $\log(x + \sqrt{x^2 + 1})$ return at $x = -10^{8}$ (the true value is
-# about $-19.11$)? And at $x = 10^{-20}$ (the true value is $10^{-20}$)? Write both first.
+# float64, what does $\log(x + \sqrt{x^2 + 1})$ return at $x = -10^{8}$, where the true value
+# is about $-19.11$? Write it first. If you expect an infinity, here or in a prediction below,
+# write it as `float("inf")` or `-float("inf")`, the values that compare equal to it.
 
 # %%
-predicted = {"textbook asinh at x = -1e8": None, "textbook asinh at x = 1e-20": None}
+predicted = {"textbook asinh at x = -1e8": None}
 
 # %%
-probe = torch.tensor([-1e8, 1e-20], dtype=torch.float64)
+probe = torch.tensor([-1e8], dtype=torch.float64)
 textbook = torch.log(probe + torch.sqrt(probe * probe + 1))
-print("textbook:   ", textbook.tolist())
-print("torch.asinh:", torch.asinh(probe).tolist())
-compare(predicted, {"textbook asinh at x = -1e8": textbook[0].item(),
-                    "textbook asinh at x = 1e-20": textbook[1].item()})
+print("textbook:   ", textbook.item())
+print("torch.asinh:", torch.asinh(probe).item())
+compare(predicted, {"textbook asinh at x = -1e8": textbook.item()})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# - At $x = -10^8$, $\sqrt{x^2 + 1}$ rounds to exactly $10^8$ (floats near $10^{16}$ are 2
-#   apart, and $10^{16} + 1$, exactly halfway, rounds to even: $10^{16}$), so
-#   $x + \sqrt{x^2 + 1}$ is $0$ and its log is $-\infty$: two nearly opposite numbers
-#   cancelled. Nothing overflowed.
-# - At $x = 10^{-20}$, $x + \sqrt{x^2 + 1}$ rounds to $1$, and $\log 1 = 0$: the $\log(1 + u)$
-#   of the section above, with the whole of $u$ lost.
+# $\sqrt{x^2 + 1}$ rounds to exactly $10^8$ (floats near $10^{16}$ are 2 apart, and
+# $10^{16} + 1$, exactly halfway, rounds to even: $10^{16}$), so $x + \sqrt{x^2 + 1}$ is $0$
+# and its log is $-\infty$: two nearly opposite numbers cancelled. Nothing overflowed.
 #
-# Two rewrites fix both. asinh is odd, $\operatorname{asinh}(-x) = -\operatorname{asinh}(x)$,
-# so compute it for $a = |x|$ and put the sign back with `torch.copysign`: for $a \ge 0$ the
-# sum $a + \sqrt{a^2 + 1}$ never cancels. Then write the argument of the log as $1 + u$ and use
-# `log1p`: $a + \sqrt{a^2 + 1} = 1 + a + (\sqrt{1 + a^2} - 1)$, and
-# $\sqrt{1 + a^2} - 1 = \dfrac{a^2}{1 + \sqrt{1 + a^2}}$ (multiply and divide by
-# $1 + \sqrt{1 + a^2}$), which has no subtraction left.
+# The repair: asinh is odd, $\operatorname{asinh}(-x) = -\operatorname{asinh}(x)$, so compute
+# it for $a = |x|$ and put the sign back with `torch.copysign`. For $a \ge 0$ the sum
+# $a + \sqrt{a^2 + 1}$ never cancels.
 # </details>
-
-# %% [markdown]
-# Here it is, saving each way. The forward is good for $|x|$ below about $10^{154}$, where
-# $a^2$ still fits in float64 (beyond it, one more branch, $\log 2 + \log a$, would do).
+#
+# Here it is, saving each way. Near $x = 0$ the log meets $1 + \text{tiny}$ and would lose the
+# tiny part, so `stable_asinh` hands that part to `torch.log1p`, which computes $\log(1 + u)$
+# without forming $1 + u$ (the section "Tiny numbers next to 1", before `Softplus`, shows why
+# that matters). It is good for $|x|$ below about $10^{154}$, where $a^2$ still fits in
+# float64.
 
 # %%
 def stable_asinh(x):
@@ -279,8 +235,10 @@ inspect_saved(MyAsinh, torch.linspace(-2, 2, 1000, dtype=torch.float64))
 inspect_saved(AsinhSavesInput, torch.linspace(-2, 2, 1000, dtype=torch.float64))
 
 # %% [markdown]
-# Neither is new memory on its own: the caller holds `x`, and `y` is the result. Which one
-# costs more depends on what the rest of the graph keeps, so let's measure the whole graph.
+# The inspector counts in KiB, units of 1024 bytes: its 7.8 KiB is 1000 float64 numbers of
+# 8 bytes each, 8000 bytes. Neither is new memory on its own: the caller holds `x`, and `y` is
+# the result. Which one costs more depends on what the rest of the graph keeps, so let's
+# measure the whole graph.
 
 # %% [markdown]
 # ### Measuring what backward keeps
@@ -435,6 +393,11 @@ else:
         print(f"✗ my_sigmoid raised {type(error).__name__}: {error}. Write it with tensor "
               "operations on x, which work on every entry at once.")
     else:
+        # every value exactly a float32 number, one of them nonzero yet below 2^-53 (no
+        # cancellation near 1 gives that): a step ran in float32
+        values = yours.detach()
+        float32 = (torch.equal(values, values.float().double())
+                   and bool(((values != 0) & (values.abs() < 2.0 ** -53)).any()))
         wrong = []
         for point, mine, right in zip(grid.tolist(), yours.tolist(), truth.tolist()):
             if mine != mine or abs(mine) == float("inf"):
@@ -447,7 +410,7 @@ else:
                 verdict = "✓"
             else:
                 verdict = (f"✗ relative error {abs(mine - right) / right:.2g}"
-                           if mine != 0 or right > 1e-15 else
+                           if mine != 0 or right > 1e-15 else "✗ 0" if float32 else
                            "✗ 0: does your formula subtract two numbers near 1 here?")
             print(f"x = {point:4.0f}   yours {mine:<23.17g} torch.sigmoid {right:<23.17g} "
                   + verdict)
@@ -456,6 +419,10 @@ else:
                if g != g or abs(g) == float("inf")]
         print("autograd's gradient of your formula: " + (f"✗ not finite at x = {', '.join(bad)}: "
               "an infinite intermediate somewhere" if bad else "✓ finite at every point"))
+        if wrong and float32:
+            print("✗ every value is exactly a float32 number: a step ran in float32 (a "
+                  ".float(), a float32 tensor), which keeps 7 digits and gives 0 below 1e-45; "
+                  "keep every step in float64")
         print("✓ all eight match and the gradient is finite" if not wrong and not bad else
               f"✗ {'values wrong at x = ' + ', '.join(wrong) if wrong else 'values right'}"
               f"{', gradient not finite' if bad else ''}")
@@ -578,8 +545,9 @@ report("1 / (1 + exp(-x)), autograd", lambda: 1 / (1 + torch.exp(-x)))
 report("MySigmoid (saves y)", lambda: MySigmoid.apply(x))
 
 # %% [markdown]
-# The inspector on your `MySigmoid`: one saved tensor, with role `output`. If it says `input`
-# or `intermediate`, or warns about a tensor on `ctx`, revisit what your forward saves.
+# The inspector on your `MySigmoid`: one saved tensor, with role `output`, of 7.8 KiB (the
+# 8000 bytes `report` printed above). If it says `input` or `intermediate`, or warns about a
+# tensor on `ctx`, revisit what your forward saves.
 
 # %%
 inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
@@ -695,179 +663,6 @@ compare(predicted, {"values finite": bool(torch.isfinite(y).all()),
 # </details>
 
 # %% [markdown]
-# ## Masks: the ReLU
-#
-# $\mathrm{relu}(x) = \max(x, 0)$. Before the code, answer on paper:
-#
-# 1. What is $\partial y_i / \partial x_j$? At $x = 0$ the ReLU has no derivative: which value
-#    would you use there?
-# 2. What does backward need to know about $x$: its values, or less?
-# 3. Three tensors could carry that: the input $x$, the output $y$, or a new boolean tensor.
-#    What does each cost, counting only memory nobody else keeps?
-#
-# **Predict, then run.** What gradient does `torch.relu` give at $x = 0$? And what does its
-# backward node keep: `"input"`, `"output"` or `"mask"`? Write both into the next cell.
-
-# %%
-predicted = {"gradient at x = 0": None, "relu's node keeps": None}
-
-# %%
-x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
-y = torch.relu(x)
-saved = y.grad_fn._saved_result  # what ReluBackward0 keeps for backward
-kept = ("mask" if saved.dtype == torch.bool else "output" if torch.equal(saved, y)
-        else "input")
-y.sum().backward()
-print("x.grad =", x.grad)
-compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": kept})
-
-# %% [markdown]
-# <details><summary><b>Check your answers</b> (open after running)</summary>
-#
-# 1. At $x = 0$ any value in $[0, 1]$ is a valid subgradient; `torch.relu` uses the value the
-#    cell printed, and Exercise 2 copies that convention.
-# 2. Look at your step 1: does any entry of the Jacobian hold the size of $x$, or only its
-#    side of $0$?
-# 3. PyTorch's own ReLU keeps its **output** ($y > 0$ exactly where $x > 0$). That is free
-#    whenever something else keeps $y$ anyway, as the next linear layer does (it needs its
-#    input for its weight's gradient). A boolean mask `x > 0` takes 1 byte per element instead
-#    of 4 (float32) or 8 (float64), and it is **always new memory**: nobody else holds it.
-#    So a mask beats the output only when nothing else keeps $x$ or $y$ ("In practice" at
-#    the end says where that happens).
-#
-# A mask is neither input nor output, but no gradient ever flows through it, so double
-# backward (lesson 04) is not affected.
-# </details>
-
-# %% [markdown]
-# ### Worked example: a mask that routes between two inputs (`torch.where`)
-#
-# `torch.where(mask, a, b)` takes `a`'s entry where `mask` holds and `b`'s elsewhere; masked
-# attention scores and padding are built this way. Our `Select.apply(mask, a, b)` writes it
-# as a Function, for a boolean `mask` and float `a`, `b` of one shape. Its Jacobian is diagonal
-# in each input: $\partial y_i / \partial a_i$ is $1$ where $\text{mask}_i$ holds and $0$
-# elsewhere, $\partial y_i / \partial b_i$ the other way round. So each element of
-# `grad_output` goes to one input or the other: the mask **routes** the gradient, and
-# backward needs the mask, not the values of `a` or `b`.
-#
-# How it differs from the ReLU you will write: here the mask is an input, so keeping it
-# costs nothing new and no entry is ever tied (the caller decided); a boolean tensor has no
-# gradient, so backward returns `None` in its place. Backward builds each gradient as a new
-# tensor: `grad_output` where that input was picked, $0$ elsewhere. It
-# never writes into `grad_output`, and forward never writes into `a` or `b`, which belong to
-# the caller.
-
-# %%
-class Select(torch.autograd.Function):
-    """y = torch.where(mask, a, b) for a boolean mask and float a, b of one shape."""
-
-    @staticmethod
-    def forward(ctx, mask, a, b):
-        ctx.save_for_backward(mask)  # an input: the caller holds it already
-        return torch.where(mask, a, b)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        mask, = ctx.saved_tensors
-        grad_a = torch.where(mask, grad_output, 0)  # routed to a where a was picked
-        grad_b = torch.where(mask, 0, grad_output)  # and to b everywhere else
-        return None, grad_a, grad_b  # None: a bool has no gradient
-
-
-mask = torch.tensor([True, False, True, False])
-a = torch.randn(4, dtype=torch.float64, requires_grad=True)
-b = torch.randn(4, dtype=torch.float64, requires_grad=True)
-print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, b), (a, b)))
-
-mask = torch.rand(1000) > 0.5
-a = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-b = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-report("torch.where", lambda: torch.where(mask, a, b))
-report("Select (the mask it was given)", lambda: Select.apply(mask, a, b))
-
-# %% [markdown]
-# `torch.where` keeps the same single tensor, its condition: 1000 bytes, which the caller
-# holds anyway. Returning only two values raises "returned an incorrect number of gradients
-# (expected 3, got 2)": one value per forward input, the mask included.
-
-# %% [markdown]
-# ## Never write into `grad_output`
-#
-# It is tempting to build one of the gradients inside `grad_output` itself, to save a copy.
-# Here is `Select` done that way: `b`'s gradient is a new tensor, then `a`'s is written over
-# `grad_output`. With `mask = [True, False, False, False]`, only `a`'s first entry is picked.
-# **Predict, then run:** after `.sum().backward()`, what are `a.grad` and `b.grad`? After
-# `.backward(g)` with `g = torch.ones(4)`, what is `g`? Write all three as lists.
-
-# %%
-predicted = {"a.grad after .sum().backward()": None, "b.grad after .sum().backward()": None,
-             "g after .backward(g)": None}
-
-
-# %%
-class SelectInPlace(torch.autograd.Function):
-    """torch.where(mask, a, b), whose backward writes a's gradient into grad_output."""
-
-    @staticmethod
-    def forward(ctx, mask, a, b):
-        ctx.save_for_backward(mask)
-        return torch.where(mask, a, b)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        mask, = ctx.saved_tensors
-        grad_b = torch.where(mask, 0, grad_output)  # a new tensor
-        grad_output[~mask] = 0  # a's gradient, written over grad_output
-        return None, grad_output, grad_b
-
-
-mask = torch.tensor([True, False, False, False])
-
-
-def fresh_inputs():
-    return (torch.tensor([3.0, -1.0, 2.0, -4.0], requires_grad=True),
-            torch.tensor([0.0, 0.0, 5.0, 0.0], requires_grad=True))
-
-
-a, b = fresh_inputs()
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    SelectInPlace.apply(mask, a, b).sum().backward()
-print(f"warnings after .sum().backward(): {len(caught)}, the first:",
-      str(caught[0].message).split(" (Triggered")[0] if caught else "none")
-actual = {"a.grad after .sum().backward()": a.grad.tolist(),
-          "b.grad after .sum().backward()": b.grad.tolist()}
-
-a, b = fresh_inputs()
-g = torch.ones(4)
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    SelectInPlace.apply(mask, a, b).backward(g)
-print(f"warnings after .backward(g): {len(caught)}")
-actual["g after .backward(g)"] = g.tolist()
-compare(predicted, actual)
-print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g should stay "
-      "[1, 1, 1, 1])")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `grad_output` does not belong to your backward.
-#
-# - After `.sum()`, `grad_output` is an **expanded view** in which every element is one memory
-#   location: the backward of `.sum()` expands a single `1`. Writing a zero into one element
-#   wrote it into all four, so `a`'s gradient is zero **everywhere**, with no error, only a
-#   warning (printed above: writing into an expanded tensor is deprecated). `b`'s is right
-#   only because it was computed before the write: swap the two lines and it is wrong too.
-# - After `.backward(g)`, `grad_output` **is** the caller's `g`, which has lost its entries
-#   where `b` was picked, without an error or a warning. Autograd may also pass the same
-#   tensor to other nodes.
-#
-# The fix is the one `Select` uses: build a new tensor and leave `grad_output` alone. (If you
-# really want to write into something, write into a clone.)
-# </details>
-
-# %% [markdown]
 # ## Two ways to keep a tensor for backward
 #
 # `MyAsinh` keeps its output with `ctx.save_for_backward(y)`. `AsinhOnCtx` below keeps it as
@@ -941,6 +736,51 @@ compare(predicted, actual)
 # the same mistake as `ctx.y = y`.
 
 # %% [markdown]
+# ## Masks: the ReLU
+#
+# $\mathrm{relu}(x) = \max(x, 0)$. Before the code, answer on paper:
+#
+# 1. What is $\partial y_i / \partial x_j$? At $x = 0$ the ReLU has no derivative: which value
+#    would you use there?
+# 2. What does backward need to know about $x$: its values, or less?
+# 3. Three tensors could carry that: the input $x$, the output $y$, or a new boolean tensor.
+#    What does each cost, counting only memory nobody else keeps?
+#
+# **Predict, then run.** What gradient does `torch.relu` give at $x = 0$? And what does its
+# backward node keep: `"input"`, `"output"` or `"mask"`? Write both into the next cell.
+
+# %%
+predicted = {"gradient at x = 0": None, "relu's node keeps": None}
+
+# %%
+x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+y = torch.relu(x)
+saved = y.grad_fn._saved_result  # what ReluBackward0 keeps for backward
+kept = ("mask" if saved.dtype == torch.bool else "output" if torch.equal(saved, y)
+        else "input")
+y.sum().backward()
+print("x.grad =", x.grad)
+compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": kept})
+
+# %% [markdown]
+# <details><summary><b>Check your answers</b> (open after running)</summary>
+#
+# 1. At $x = 0$ any value in $[0, 1]$ is a valid subgradient; `torch.relu` uses the value the
+#    cell printed, and Exercise 2 copies that convention.
+# 2. Look at your step 1: does any entry of the Jacobian hold the size of $x$, or only its
+#    side of $0$?
+# 3. PyTorch's own ReLU keeps its **output** ($y > 0$ exactly where $x > 0$). That is free
+#    whenever something else keeps $y$ anyway, as the next linear layer does (it needs its
+#    input for its weight's gradient). A boolean mask `x > 0` takes 1 byte per element instead
+#    of 4 (float32) or 8 (float64), and it is **always new memory**: nobody else holds it.
+#    So a mask beats the output only when nothing else keeps $x$ or $y$ ("In practice" at
+#    the end says where that happens).
+#
+# A mask is neither input nor output, but no gradient ever flows through it, so double
+# backward (lesson 04) is not affected.
+# </details>
+
+# %% [markdown]
 # ## ✎ Exercise 2 · `MyReLU`
 #
 # Write `MyReLU`, with `MyReLU.apply(x)` returning $\max(x, 0)$ and a gradient of $0$
@@ -948,7 +788,8 @@ compare(predicted, actual)
 #
 # - Save what backward needs with `ctx.save_for_backward`: a boolean mask or the output, as
 #   you decided above.
-# - Never modify `grad_output` or `x` in place: return a new tensor.
+# - Never modify `grad_output` or `x` in place: return a new tensor (the section after the
+#   exercise shows what writing into `grad_output` does).
 # - Before you settle on a forward, work out what it returns at $x = -\infty$, where
 #   `torch.relu` returns $0$ (an overflow upstream, in float16 say, puts infinities there). The
 #   contract names no infinities, so the self-check does not try them; the cell after it does.
@@ -1000,6 +841,136 @@ w = torch.tensor([0.5, 1.0, -1.0, 2.0], requires_grad=True)
 b = torch.tensor([0.1, 0.1, 0.1, 0.1], requires_grad=True)
 neuron = MySigmoid.apply(MyReLU.apply(w * x) + b).sum()
 backward_flow(neuron, names={"x": x, "w": w, "b": b})
+
+# %% [markdown]
+# ## Worked example: a mask that routes between two inputs (`torch.where`)
+#
+# Your `MyReLU` made its own mask. Here the mask arrives as an input. `torch.where(mask, a, b)`
+# takes `a`'s entry where `mask` holds and `b`'s elsewhere; masked
+# attention scores and padding are built this way. Our `Select.apply(mask, a, b)` writes it
+# as a Function, for a boolean `mask` and float `a`, `b` of one shape. Its Jacobian is diagonal
+# in each input: $\partial y_i / \partial a_i$ is $1$ where $\text{mask}_i$ holds and $0$
+# elsewhere, $\partial y_i / \partial b_i$ the other way round. So each element of
+# `grad_output` goes to one input or the other: the mask **routes** the gradient, and
+# backward needs the mask, not the values of `a` or `b`.
+#
+# How it differs from your `MyReLU`: the mask is an input, so keeping it costs nothing new
+# and no entry is ever tied (the caller decided); and a boolean tensor has no gradient, so
+# backward returns `None` in its place. Backward builds each gradient as a new tensor:
+# `grad_output` where that input was picked, $0$ elsewhere. It never writes into
+# `grad_output`, and forward never writes into `a` or `b`, which belong to the caller.
+
+# %%
+class Select(torch.autograd.Function):
+    """y = torch.where(mask, a, b) for a boolean mask and float a, b of one shape."""
+
+    @staticmethod
+    def forward(ctx, mask, a, b):
+        ctx.save_for_backward(mask)  # an input: the caller holds it already
+        return torch.where(mask, a, b)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        grad_a = torch.where(mask, grad_output, 0)  # routed to a where a was picked
+        grad_b = torch.where(mask, 0, grad_output)  # and to b everywhere else
+        return None, grad_a, grad_b  # None: a bool has no gradient
+
+
+mask = torch.tensor([True, False, True, False])
+a = torch.randn(4, dtype=torch.float64, requires_grad=True)
+b = torch.randn(4, dtype=torch.float64, requires_grad=True)
+print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, b), (a, b)))
+
+mask = torch.rand(1000) > 0.5
+a = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+b = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+report("torch.where", lambda: torch.where(mask, a, b))
+report("Select (the mask it was given)", lambda: Select.apply(mask, a, b))
+
+# %% [markdown]
+# `torch.where` keeps the same single tensor, its condition: 1000 bytes, which the caller
+# holds anyway. Returning only two values raises "returned an incorrect number of gradients
+# (expected 3, got 2)": one value per forward input, the mask included.
+
+# %% [markdown]
+# ## Never write into `grad_output`
+#
+# Exercise 2 asked for a new tensor, and its self-check refuses a backward that writes into
+# `grad_output`. Here is why. It is tempting to build one of the gradients inside
+# `grad_output` itself, to save a copy.
+# Here is `Select` done that way: `b`'s gradient is a new tensor, then `a`'s is written over
+# `grad_output`. With `mask = [True, False, False, False]`, only `a`'s first entry is picked.
+# **Predict, then run:** after `.sum().backward()`, what are `a.grad` and `b.grad`? After
+# `.backward(g)` with `g = torch.ones(4)`, what is `g`? Write all three as lists.
+
+# %%
+predicted = {"a.grad after .sum().backward()": None, "b.grad after .sum().backward()": None,
+             "g after .backward(g)": None}
+
+
+# %%
+class SelectInPlace(torch.autograd.Function):
+    """torch.where(mask, a, b), whose backward writes a's gradient into grad_output."""
+
+    @staticmethod
+    def forward(ctx, mask, a, b):
+        ctx.save_for_backward(mask)
+        return torch.where(mask, a, b)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        grad_b = torch.where(mask, 0, grad_output)  # a new tensor
+        grad_output[~mask] = 0  # a's gradient, written over grad_output
+        return None, grad_output, grad_b
+
+
+mask = torch.tensor([True, False, False, False])
+
+
+def fresh_inputs():
+    return (torch.tensor([3.0, -1.0, 2.0, -4.0], requires_grad=True),
+            torch.tensor([0.0, 0.0, 5.0, 0.0], requires_grad=True))
+
+
+a, b = fresh_inputs()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    SelectInPlace.apply(mask, a, b).sum().backward()
+print(f"warnings after .sum().backward(): {len(caught)}, the first:",
+      str(caught[0].message).split(" (Triggered")[0] if caught else "none")
+actual = {"a.grad after .sum().backward()": a.grad.tolist(),
+          "b.grad after .sum().backward()": b.grad.tolist()}
+
+a, b = fresh_inputs()
+g = torch.ones(4)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    SelectInPlace.apply(mask, a, b).backward(g)
+print(f"warnings after .backward(g): {len(caught)}")
+actual["g after .backward(g)"] = g.tolist()
+compare(predicted, actual)
+print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g should stay "
+      "[1, 1, 1, 1])")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `grad_output` does not belong to your backward.
+#
+# - After `.sum()`, `grad_output` is an **expanded view** in which every element is one memory
+#   location: the backward of `.sum()` expands a single `1`. Writing a zero into one element
+#   wrote it into all four, so `a`'s gradient is zero **everywhere**, with no error, only a
+#   warning (printed above: writing into an expanded tensor is deprecated). `b`'s is right
+#   only because it was computed before the write: swap the two lines and it is wrong too.
+# - After `.backward(g)`, `grad_output` **is** the caller's `g`, which has lost its entries
+#   where `b` was picked, without an error or a warning. Autograd may also pass the same
+#   tensor to other nodes.
+#
+# The fix is the one `Select` uses: build a new tensor and leave `grad_output` alone. (If you
+# really want to write into something, write into a clone.)
+# </details>
 
 # %% [markdown]
 # ## A Python number as a second input: the scaled sigmoid
@@ -1120,7 +1091,13 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 # designs pass:
 #
 # - keep $y$ and write the case $s = 0$ out (the gradient is exactly $0$ there), since
-#   $y / s$ is `nan` at $s = 0$;
+#   $y / s$ is `nan` at $s = 0$. Near $0$ it loses digits instead: once $|y|$ is below
+#   $2.2 \times 10^{-308}$ (a subnormal float64, with fewer digits), $\sigma(x) = y / s$ has
+#   no more digits than $y$. On $x \in [-8, 8]$ it is off by up to $5 \times 10^{-11}$
+#   (relative) at $s = 10^{-310}$, $6 \times 10^{-6}$ at $10^{-315}$ and $47\%$ at
+#   $10^{-320}$. With a `grad_output` near $1$ the true gradient is that small too, and every
+#   design loses the same digits; with a large one ($10^{30}$), keeping $x$ gives it as
+#   accurately as at $s = 2.5$;
 # - keep $x$ and compute $\sigma(x)$ again in backward: one more exponential per element, no
 #   special case;
 # - keep $\sigma(x)$, a new float tensor: enough for first derivatives, but lesson 04 shows
@@ -1163,7 +1140,7 @@ plt.show()
 # | `x * (x > 0)` as the ReLU's forward | `nan` at $x = -\infty$ ($-\infty \cdot 0$), where `torch.relu` gives $0$; the self-check does not try it, the cell after it does | `x.clamp(min=0)`, which also keeps a `nan` a `nan` (`torch.where(x > 0, x, 0)` turns it into $0$) |
 # | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
 # | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
-# | an epsilon: `y / (scale + 1e-12)` | `inf` at `scale = -1e-12`; at `scale = 1e-12` it recovers $\sigma(x)/2$, not $\sigma(x)$ | `y / scale` fails at `scale == 0` exactly, and nowhere else: test for that case |
+# | an epsilon: `y / (scale + 1e-12)` | `inf` at `scale = -1e-12`; at `scale = 1e-12` it recovers $\sigma(x)/2$, not $\sigma(x)$ | test for `scale == 0` exactly, the one scale where `y / scale` is `nan` (it loses digits instead once $y$ is subnormal, below $2.2 \times 10^{-308}$: save `x` if scales that small matter) |
 # | `ScaledSigmoid.scale = scale` (or a mask) kept on the class | right for one call; once a second call runs forward before the first backward (two heads, two layers), the first gradient uses the second call's scale | `ctx.scale = scale`: every call has its own `ctx` |
 # | returning one gradient from `ScaledSigmoid.backward` | `RuntimeError: returned an incorrect number of gradients` | one value per input: `None` for `scale` |
 #
@@ -1183,6 +1160,47 @@ plt.show()
 #   explicitly, or save the input.
 # - *"The textbook $1/(1 + e^{-x})$ must be avoided."* Left to autograd it gives `nan`
 #   gradients; inside your Function with a backward from $y$, it meets the contract.
+
+# %% [markdown]
+# ## Tiny numbers next to 1: `log1p` and `expm1`
+#
+# One tool before the last exercise, met briefly in `stable_asinh`: what happens when a tiny
+# number meets $1$. It happens in two everyday expressions with a tiny $u$: $\log(1 + u)$, as in the log-probability
+# $\log(1 - p)$ that a rare event (probability $p$) does not happen, and $e^u - 1$, as in the
+# growth $e^{rt} - 1$ of a small rate $r$ over a short time $t$. Two functions exist for
+# precisely these:
+#
+# - `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$;
+# - `torch.expm1(u)` computes $e^u - 1$ without forming $e^u$ and subtracting $1$.
+#
+# **Predict, then run.** float64 keeps about 16 significant digits. For $p = 10^{-20}$, what
+# does `torch.log(1 - p)` return? For $u = 10^{-20}$, what does `torch.exp(u) - 1` return? And
+# for $p = 10^{-10}$, how many correct significant digits does `torch.log(1 - p)` keep: about
+# 16, 7, or 0? Write your answers first.
+
+# %%
+predicted = {"log(1 - p) at p = 1e-20": None, "exp(u) - 1 at u = 1e-20": None,
+             "digits of log(1 - p) at p = 1e-10": None}
+
+# %%
+small = torch.tensor([1e-20, 1e-10, 1e-3], dtype=torch.float64)
+for name, naive, careful in [("log(1 - p)", torch.log(1 - small), torch.log1p(-small)),
+                             ("exp(u) - 1", torch.exp(small) - 1, torch.expm1(small))]:
+    print(f"{name:<11} naive:   {naive.tolist()}\n{'':<11} careful: {careful.tolist()}")
+error = (torch.log(1 - small[1]) - torch.log1p(-small[1])).abs() / small[1]
+compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
+                    "exp(u) - 1 at u = 1e-20": (torch.exp(small[0]) - 1).item(),
+                    "digits of log(1 - p) at p = 1e-10": round(-torch.log10(error).item())})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# $1 - 10^{-20}$ and $e^{10^{-20}}$ are both exactly $1$ in float64, so both naive forms
+# return exactly $0$ at $10^{-20}$: a relative error of 100%. At $10^{-10}$ they keep about 7
+# digits of 16: $1 - p$ stored only the first 6 or 7 digits of $p$, and whatever comes next
+# cannot recover the rest. The careful forms are accurate to the last digit everywhere. Use
+# them whenever an argument can be tiny (In practice says what they cost).
+# </details>
 
 # %% [markdown]
 # ## ✎ Transfer exercise · `Softplus`

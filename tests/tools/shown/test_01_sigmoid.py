@@ -48,3 +48,18 @@ def test_worked_scaled_derivative_passes_and_the_forgotten_scale_fails():
     assert all("✗ scaled_derivative raised TypeError" in line for line in raises), raises
     assert live_check("01_sigmoid", "scaled_derivative", learner=True) == [
         "Write your derivative into scaled_derivative first."]
+
+
+def test_my_sigmoid_names_float32_where_every_value_is_a_float32_number():
+    """The stable formula rounded through float32 is 0 at x = -708: is that put down to float32,
+    not to a subtraction near 1, and is a step function (all float32 numbers, none tiny) not?"""
+    def through_float32(x):
+        z = torch.exp(-x.abs())
+        return torch.where(x >= 0, 1 / (1 + z), z / (1 + z)).float()
+    lines = live_check("01_sigmoid", "my_sigmoid", my_sigmoid=through_float32)
+    assert lines[1].endswith("✗ 0"), lines
+    assert not any("subtract two numbers near 1" in line for line in lines), lines
+    assert lines[9].startswith("✗ every value is exactly a float32 number"), lines
+    assert lines[10].startswith("✗ values wrong at x = -708, -40, -1, 1"), lines
+    step = live_check("01_sigmoid", "my_sigmoid", my_sigmoid=lambda x: (x > 0).double())
+    assert not any("float32" in line for line in step), step
