@@ -1,6 +1,7 @@
 """Does a learner's prediction say what PyTorch did? Judged on meaning, not spelling: a list and
 a tuple of the same entries agree, numbers agree to a relative tolerance (1 and 1.0 do; 1e-20
-and 0 do not), text agrees whatever its case and spacing, a tensor is read as its list, and
+and 0 do not), text that reads as a number is that number (the answer "0" and 0.0 agree), other
+text agrees whatever its case and spacing, a tensor is read as its list, and
 where PyTorch's answer is a set the prediction must name the same members, in any order (one
 member: the prediction may be that member alone)."""
 
@@ -27,6 +28,18 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _as_number(value):
+    """A number, or text that reads as one ("0", "0.5", "nan"), as a number; else None."""
+    if _is_number(value):
+        return value
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
 def _text(value: str) -> str:
     return " ".join(value.casefold().split())
 
@@ -39,6 +52,10 @@ def _same(predicted, observed, rel_tol: float, abs_tol: float) -> bool:
                     for one in chosen)
                 and all(any(_same(one, answer, rel_tol, abs_tol) for one in chosen)
                         for answer in observed))
+    if isinstance(observed, str) != isinstance(predicted, str):  # "0" against 0.0: as numbers
+        as_numbers = _as_number(predicted), _as_number(observed)
+        if None not in as_numbers:
+            predicted, observed = as_numbers
     if _is_number(observed) and _is_number(predicted):
         return math.isclose(predicted, observed, rel_tol=rel_tol, abs_tol=abs_tol) or (
             math.isnan(predicted) and math.isnan(observed))

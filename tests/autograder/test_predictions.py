@@ -13,6 +13,10 @@ from autograder.predictions import same_answer
     ([1, 11, 0, 0], [1.0, 11.0, 0.0, 0.0]),             # ints for floats
     (0.1353, 0.13530000001),                            # within the tolerance
     ("0", "0"),                                         # text (lesson 03's silent 0)
+    (0.0, "0"),                                         # a number for text that reads as one
+    ("0", 0.0),                                         # and the other way round
+    (math.nan, "nan"),                                  # lesson 03: "nan", "0" or "positive"
+    ("1", 1),                                           # text that reads as a number is one
     ("One Of Them", " one of  them"),                   # case and spacing
     (([3, 1], 8.0), ((3, 1), 8)),                       # nested
     ("a", {"a"}),                                       # a set of one: the member alone
@@ -34,7 +38,10 @@ def test_the_same_answer_however_it_is_written(predicted, observed):
     (["a", "b"], {"a"}),                                # more than the set
     (1, True),                                          # a number is not a yes
     (0, False),
-    ("1", 1),                                           # text is not a number
+    ("one", 1),                                         # a word is not a number
+    (0.0, "positive"),
+    ("0", False),                                       # a number as text is not a no
+    ("0.5", 0.0),
     (1e-20, 0.0),                                       # tiny is not zero (lesson 01's point)
     ([1, 2], {"x": 1}),
 ])
