@@ -1,4 +1,5 @@
-"""Lesson 03: SignSTE, SignClippedSTE and RoundSTE.
+"""Lesson 03: SignSTE, SignClippedSTE and RoundSTE, and the oracle behind the lesson's
+FakeQuantize derivation checker.
 
 gradcheck disagrees with a straight-through estimator by design (the true derivative is zero
 almost everywhere), so these checks do not run it. They check instead that forward is exactly
@@ -14,6 +15,7 @@ from ..diagnose import diagnose_gradient, diagnose_values, exact
 from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .fake_quantize import quantise_straight_through
 
 # The contracts name no 0-d input, so none is graded.
 SHAPES = [(7,), (2, 3, 4)]  # (3, 4) and every dtype and layout: the domain
@@ -202,6 +204,14 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
             f"{name} zeroes the gradient where |x| > 1: that is the clipped estimator "
             f"(SignClippedSTE); {name} passes grad_output through everywhere",
             mistake=f"{name}/clipped-estimator")
+    if got.dtype == torch.float64 and matches(expected.float().to(got.dtype)):
+        raise GradingError(
+            f"{name}'s gradient is grad_output rounded to float32 "
+            f"({_first_difference(got, expected, x)}): backward computed it in float32 for "
+            "float64 x (a .float(), or a tensor made in the default dtype, such as "
+            "torch.zeros(x.shape)), and autograd cast it back: keep it in grad_output's dtype"
+            + ("; a mask saved in float32 is fine, 0 and 1 lose no digits" if clipped else ""),
+            mistake=f"{name}/gradient-in-float32")
     try:
         diagnose_gradient("x", got, expected, rtol=0, atol=0)
     except GradingError as error:
@@ -262,3 +272,13 @@ def _domain_values(device, dtype=torch.float64, seed=0) -> dict:
 EXERCISES = [Exercise(spec.name, "03_ste", _full(spec), contract=EDGES[spec.name],
                       domain=Domain(spec, _domain_values))
              for spec in (SIGN_STE, SIGN_CLIPPED_STE, ROUND_STE)]
+
+
+def fake_quantize_derivatives(x: torch.Tensor, step: float, qmin: int, qmax: int):
+    """(y, dy_i/dx_i, dy_i/ds) of FakeQuantize's contract for each element of ``x`` ("inside"
+    judged on v), by autograd on composed ops: one copy of the step per element."""
+    x = x.detach().clone().requires_grad_()
+    s = torch.full_like(x, step).requires_grad_()
+    y = quantise_straight_through(x, s, qmin, qmax)
+    dy_dx, dy_ds = torch.autograd.grad(y.sum(), (x, s))
+    return y.detach(), dy_dx, dy_ds

@@ -51,6 +51,10 @@ UNUSUAL = [
             _clipped(READ_X + "        return grad_output.masked_fill((x < -1) | (x > 1), 0)")),
     Unusual("SignClippedSTE", "the hardtanh-with-boundary form: grad_output * (x >= -1) * (x <= 1)",
             _clipped(READ_X + "        return grad_output * (x >= -1) * (x <= 1)")),
+    Unusual("SignClippedSTE", "saves the mask as float32, whatever x's dtype",
+            _clipped("        inside, = ctx.saved_tensors\n        return grad_output * inside",
+                     "        ctx.save_for_backward((x.abs() <= 1).float())\n"
+                     "        return torch.sign(x)")),
     Unusual("RoundSTE", "x.round() and a cloned grad_output",
             _round("        return x.round()", "        return grad_output.clone()")),
     Unusual("RoundSTE", "torch.round(x, decimals=0)",
@@ -101,6 +105,12 @@ MISTAKES = [
     Mistake("SignClippedSTE", "writes into grad_output", "backward modified grad_output in place",
             _clipped(READ_X + "        grad_output[x.abs() > 1] = 0\n        return grad_output"),
             named=True),
+    Mistake("SignClippedSTE", "gradient returned in float32", "SignClippedSTE's gradient is "
+            "grad_output rounded to float32",
+            _clipped("        inside, = ctx.saved_tensors\n"
+                     "        return grad_output.float() * inside",
+                     "        ctx.save_for_backward((x.abs() <= 1).float())\n"
+                     "        return torch.sign(x)")),
     Mistake("SignClippedSTE", "x kept on ctx", "SignClippedSTE stores a tensor as ctx.x",
             _clipped("        return grad_output * (ctx.x.abs() <= 1)",
                      "        ctx.x = x\n        return torch.sign(x)")),
@@ -118,6 +128,11 @@ MISTAKES = [
     Mistake("RoundSTE", "zero gradient", "RoundSTE's gradient is zero everywhere",
             _round("        return torch.round(x)", "        return grad_output * 0"),
             named=True),
+    Mistake("RoundSTE", "gradient built in the default dtype", "RoundSTE's gradient is "
+            "grad_output rounded to float32",
+            _round("        return torch.round(x)",
+                   "        grad = torch.zeros(grad_output.shape, device=grad_output.device)\n"
+                   "        grad[:] = grad_output\n        return grad")),
     Mistake("RoundSTE", "wrong sign", "your gradient for x is the numerical one times -1",
             _round("        return torch.round(x)", "        return -grad_output")),
 ]

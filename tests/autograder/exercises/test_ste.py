@@ -8,7 +8,8 @@ import torch
 from autograder.exercises import EXERCISES
 from autograder.exercises.fake_quantize import edge_values, expected_gradients
 from autograder.exercises.ste import (ROUND_EDGES, ROUND_STE, SHAPES, SIGN_CLIPPED_STE,
-                                      SIGN_EDGES, SIGN_STE, check_forward_exact)
+                                      SIGN_EDGES, SIGN_STE, check_forward_exact,
+                                      fake_quantize_derivatives)
 from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
 from tools.solutions import solution
@@ -62,6 +63,10 @@ MISTAKES = [
      "SignClippedSTE builds its clip mask from the output sign(x), whose magnitude is never "
      "above 1: the clip is on the input, so save x"),
     ("SignClippedSTE", "writes into grad_output", "backward modified grad_output in place"),
+    ("SignClippedSTE", "gradient returned in float32",
+     "SignClippedSTE's gradient is grad_output rounded to float32 (at x = -1 it gives "
+     "1.5266540050506592, expected 1.5266540590287523): backward computed it in float32 for "
+     "float64 x"),
     ("RoundSTE", "floor",
      "RoundSTE's forward is floor(x), not round(x): use torch.round(x)"),
     ("RoundSTE", "x.long() truncates", "RoundSTE's forward is trunc(x), which is what .long() or "
@@ -74,6 +79,8 @@ MISTAKES = [
     ("RoundSTE", "zero gradient",
      "RoundSTE's gradient is zero everywhere: that is the true derivative of round"),
     ("RoundSTE", "wrong sign", "your gradient for x is the numerical one times -1"),
+    ("RoundSTE", "gradient built in the default dtype",
+     "RoundSTE's gradient is grad_output rounded to float32"),
     ("FakeQuantize", "returns the integer codes",
      "FakeQuantize returns the integer codes clamp(round(x / scale), qmin, qmax): fake "
      "quantisation returns them times scale"),
@@ -259,6 +266,7 @@ IDS = [
     ("SignClippedSTE", "inverted clip", "SignClippedSTE/inverted-mask"),
     ("SignClippedSTE", "clamps grad_output", "SignClippedSTE/clips-grad-output"),
     ("SignClippedSTE", "mask from the saved output", "SignClippedSTE/mask-from-output"),
+    ("SignClippedSTE", "gradient returned in float32", "SignClippedSTE/gradient-in-float32"),
     ("RoundSTE", "floor", "RoundSTE/floors"),
     ("RoundSTE", "x.long() truncates", "RoundSTE/truncates"),
     ("RoundSTE", "floor(x + 0.5) rounds halves up", "RoundSTE/halves-not-to-even"),
@@ -266,6 +274,7 @@ IDS = [
     ("RoundSTE", "no rounding", "RoundSTE/forward-returns-x"),
     ("RoundSTE", "smooth look-alike", "RoundSTE/smooth-forward"),
     ("RoundSTE", "zero gradient", "RoundSTE/true-zero-gradient"),
+    ("RoundSTE", "gradient built in the default dtype", "RoundSTE/gradient-in-float32"),
 ]
 
 
@@ -273,3 +282,27 @@ IDS = [
 def test_a_probed_mistake_is_graded_with_its_id(name, entry, expected):
     """Does grading a catalogued mistake record its stable id, not only its hint?"""
     assert graded_mistake(name, entry) == expected
+
+
+@pytest.mark.parametrize("step", [0.5, 1.5])
+def test_the_lessons_derivation_oracle_is_the_contract(step):
+    """Does fake_quantize_derivatives, behind the lesson's derivation checker, give each
+    element's y, dy/dx and dy/ds as the grader's own expected gradients have them?"""
+    v = torch.tensor([-5.3, -4.7, -4.0, -2.7, -0.4, 0.6, 2.3, 3.0, 3.6, 4.8], dtype=torch.float64)
+    x = v * step
+    y, dy_dx, dy_ds = fake_quantize_derivatives(x, step, -4, 3)
+    scale = torch.tensor(step, dtype=torch.float64)
+    assert torch.allclose(y, torch.clamp(torch.round(v), -4, 3) * step)
+    for i, unit in enumerate(torch.eye(len(v), dtype=torch.float64)):
+        grad_x, grad_scale = expected_gradients(x, scale, -4, 3, unit)
+        assert dy_dx[i] == grad_x[i] and torch.isclose(dy_ds[i], grad_scale)
+
+
+def test_a_float32_mask_for_float64_x_passes():
+    """Does a clip mask saved as float32 for float64 inputs pass (0 and 1 lose no digits), while
+    the same mask with the product taken in float32 does not?"""
+    from tools.catalogue import lesson03
+    saved = next(entry for entry in lesson03.UNUSUAL if "float32" in entry.name)
+    run("SignClippedSTE", saved.load())
+    with pytest.raises(AssertionError, match="rounded to float32"):
+        run("SignClippedSTE", mistake("SignClippedSTE", "gradient returned in float32"))
