@@ -665,6 +665,7 @@ compare(predicted, {"values finite": bool(torch.isfinite(y).all()),
 # %% [markdown]
 # ## Two ways to keep a tensor for backward
 #
+# Before the ReLU, one more decision every Function makes: how to keep what it saves.
 # `MyAsinh` keeps its output with `ctx.save_for_backward(y)`. `AsinhOnCtx` below keeps it as
 # a plain attribute, `ctx.y = y`; its backward is otherwise the same. Both give the right
 # gradient when nobody touches `y`. Now someone changes `y` in place between forward and
@@ -1165,10 +1166,10 @@ plt.show()
 # ## Tiny numbers next to 1: `log1p` and `expm1`
 #
 # One tool before the last exercise, met briefly in `stable_asinh`: what happens when a tiny
-# number meets $1$. It happens in two everyday expressions with a tiny $u$: $\log(1 + u)$, as in the log-probability
-# $\log(1 - p)$ that a rare event (probability $p$) does not happen, and $e^u - 1$, as in the
-# growth $e^{rt} - 1$ of a small rate $r$ over a short time $t$. Two functions exist for
-# precisely these:
+# number meets $1$. It happens in two everyday expressions with a tiny $u$: $\log(1 + u)$, as
+# in the log-probability $\log(1 - p)$ that a rare event (probability $p$) does not happen,
+# and $e^u - 1$, as in the growth $e^{rt} - 1$ of a small rate $r$ over a short time $t$. Two
+# functions exist for precisely these:
 #
 # - `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$;
 # - `torch.expm1(u)` computes $e^u - 1$ without forming $e^u$ and subtracting $1$.
