@@ -15,8 +15,8 @@
 # parameter before them stops learning.
 #
 # A **straight-through estimator** (STE) keeps the forward exactly as it is and, in backward,
-# replaces the useless true derivative with a *surrogate*: the slope of a smooth stand-in for
-# the quantiser, which you will choose. That is a deliberate lie to autograd, and
+# replaces the useless true derivative with a *surrogate*: the slope of a continuous stand-in
+# for the quantiser, which you will choose. That is a deliberate lie to autograd, and
 # `torch.autograd.Function` is the place to tell it.
 #
 # By the end of this lesson you can:
@@ -32,6 +32,7 @@
 
 # %% nbgrader={"locked": true}
 import math
+from typing import Callable, NamedTuple
 
 import matplotlib.pyplot as plt
 import torch
@@ -39,6 +40,7 @@ import torch.nn.functional as F
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
+from autograder.exercises.ste import fake_quantize_derivatives
 from autograder.predictions import same_answer
 from widgets import ste_explorer
 
@@ -51,9 +53,8 @@ def compare(what, predicted, observed):
     if predicted is None:
         print(f"{what}: no prediction written (PyTorch: {observed!r})")
         return
-    same = same_answer(predicted, observed) or (  # a word, such as "nan" or "0", may come as 0
-        isinstance(observed, str) and same_answer(str(predicted), observed))
-    print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}", "✓" if same else "✗")
+    print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
+          "✓" if same_answer(predicted, observed) else "✗")  # "0" and 0.0 agree
 
 # %% [markdown]
 # ## The problem: a gradient of zeros
@@ -190,12 +191,11 @@ slope_sign = None      # its slope: lambda x: ...
 ### END WORKED
 
 # %%
-grid = torch.cat([torch.linspace(-1000, 1000, 40001, dtype=torch.float64),
-                  torch.tensor([-2.5, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.5],
-                               dtype=torch.float64)])
+grid = torch.arange(-20000, 20001, dtype=torch.float64) / 20  # every 0.05, exact at 0 and halves
 inside = grid.abs() < 1
-probes = torch.arange(0.05, 3, 0.05, dtype=torch.float64)
-probes = torch.cat([probes, -probes])  # a jump at any of these shows, from x = 0.05 outwards
+offsets = torch.arange(1, 61, dtype=torch.float64) / 20  # 0.05, 0.1, ..., 3
+probes = torch.cat([offsets.new_zeros(1), torch.stack([offsets, -offsets], 1).flatten()])
+# 0, 0.05, -0.05, 0.1, ...: a jump at any of these shows, the nearest to 0 first
 
 
 def check_stand_in(name, stand_in, slope, requirement, meets, target, target_name):
@@ -406,9 +406,11 @@ from autograder import grade; grade("SignClippedSTE", SignClippedSTE)
 # shows why.
 # </details>
 #
-# Your `SignClippedSTE`, explored: left, its forward; right, the true derivative (zero, with
-# a spike where forward jumps) against the surrogate your backward returns. Drag `x` across
-# the shaded clipping window: at $x = \pm 1$ the gradient still passes, just beyond it stops.
+# Your `SignClippedSTE`, explored: left, its forward and, dotted, the stand-in your backward
+# implies, drawn as the integral of your surrogate from $x = 0$, so that its slope is what your
+# backward returns; right, the true derivative (zero, with a spike where forward jumps) against
+# that surrogate. Drag `x` across the shaded clipping window: at $x = \pm 1$ the gradient still
+# passes, just beyond it stops.
 
 # %%
 ste_explorer(SignClippedSTE)
@@ -418,21 +420,25 @@ ste_explorer(SignClippedSTE)
 #
 # `RoundSTE.apply(x)` returns `torch.round(x)`, and its backward returns what backward would
 # return had forward computed your stand-in for round. Before you type: sign got a clipped
-# stand-in besides the plain one; why does round need no clip? Predict how far the plain
-# stand-in $x$ strays from each forward on the stand-in checker's grid, $|x| \le 1000$ (halves
-# included), then run the cell after.
+# stand-in besides the plain one; why does round need no clip?
 #
-# One detail first: `torch.round` rounds halves **to even** (the IEEE 754 default, and
-# NumPy's), not up.
+# One detail of the forward first, where a hand-made round goes wrong: the halves, exactly
+# between two integers. **Predict, then run.** What does `torch.round` return for
+# $x = (-2.5, -1.5, -0.5, 0.5, 1.5, 2.5)$?
 
 # %%
-predicted_gap_round = None  # the largest |x - round(x)| on the grid, |x| <= 1000
-predicted_gap_sign = None   # the largest |x - sign(x)| on the grid
+predicted_round_halves = None  # six numbers: torch.round at -2.5, -1.5, -0.5, 0.5, 1.5, 2.5
 
 # %%
-print(torch.round(torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])))
-compare("largest |x - round(x)|", predicted_gap_round, (grid - torch.round(grid)).abs().max().item())
-compare("largest |x - sign(x)| ", predicted_gap_sign, (grid - torch.sign(grid)).abs().max().item())
+halves = torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])
+print("torch.round:", torch.round(halves))
+compare("torch.round at the halves", predicted_round_halves, torch.round(halves).tolist())
+
+# %% [markdown]
+# `torch.round` rounds halves **to even** (the IEEE 754 default, and NumPy's), not up: $0.5$
+# goes to 0, $1.5$ and $2.5$ both to 2, and $-0.5$ to $-0$. Rounding every half up adds
+# $\tfrac12$ to each tie, a bias upwards; to even, ties go down as often as up. Exercise 3 asks
+# for `torch.round` exactly, halves included.
 
 # %% nbgrader={"grade_id": "answer_RoundSTE", "solution": true}
 class RoundSTE(torch.autograd.Function):
@@ -470,8 +476,8 @@ from autograder import grade; grade("RoundSTE", RoundSTE)
 # (Which stand-in trains best is still an empirical matter, as for the clip.)
 # </details>
 #
-# The same view for your `RoundSTE`: a staircase with a jump at every half, and an identity
-# surrogate with no window. It opens on $x = 1.5$, a half, which rounds to the even 2.
+# The same view for your `RoundSTE`: a staircase with a jump at every half, the stand-in your
+# backward implies, and its surrogate. It opens on $x = 1.5$, a half, which rounds to the even 2.
 
 # %%
 ste_explorer(RoundSTE, x=1.5)
@@ -513,7 +519,9 @@ compare("analytical Jacobian", predicted_analytical_jacobian, jacobian_kind(anal
 # function that is 0 away from a jump and (height of the jump)$/2\varepsilon$ across one:
 # $1/\varepsilon$ for sign, which jumps by 2 at 0, and $1/(2\varepsilon)$ for round, which
 # jumps by 1 at every half. An
-# STE answers 1 on purpose, so the two can never agree. The plot shows what each one sees.
+# STE answers 1 on purpose, so the two disagree wherever the surrogate is not 0: at every $x$
+# for `SignSTE`, inside the window for `SignClippedSTE` (beyond it both say 0, and `gradcheck`
+# passes `SignClippedSTE` on inputs that all lie there). The plot shows what each one sees.
 
 # %%
 xs = torch.linspace(-1.5, 1.5, 601, dtype=torch.float64)
@@ -593,10 +601,17 @@ def xor_data(n=512, seed=0):
     return points, (points[:, 0] * points[:, 1] > 0).float()
 
 
+class BinarisedRun(NamedTuple):
+    losses: list                  # training loss at each step
+    model: Callable               # the trained network: points -> logits
+    nonzero_at_first_step: set    # names of the parameters whose first gradient is not all 0
+    readout_never_moved: int      # readout weights (of 64) the optimiser never moved
+
+
 def train_binarised(quantise, points, labels, hidden=64, steps=200, lr=0.01, seed=0,
                     quantise_readout=None):
     """Train the binarised network with quantiser ``quantise`` (``quantise_readout`` for w2,
-    when given); return losses and the model."""
+    when given); return a BinarisedRun."""
     generator = torch.Generator().manual_seed(seed)
     w1 = torch.randn(hidden, 2, generator=generator).requires_grad_()
     b1 = (0.5 * torch.randn(hidden, generator=generator)).requires_grad_()
@@ -610,8 +625,8 @@ def train_binarised(quantise, points, labels, hidden=64, steps=200, lr=0.01, see
         return h @ (quantise_readout or quantise)(w2) / math.sqrt(hidden) + b2
 
     F.binary_cross_entropy_with_logits(model(points), labels).backward()  # the first step's
-    model.receive = {name for name, p in zip(("W1", "b1", "w2", "b2"), (w1, b1, w2, b2))
-                     if p.grad.any()}  # parameters with a non-zero gradient
+    nonzero = {name for name, p in zip(("W1", "b1", "w2", "b2"), (w1, b1, w2, b2))
+               if p.grad.any()}
     losses = []
     for _ in range(steps):
         loss = F.binary_cross_entropy_with_logits(model(points), labels)
@@ -619,8 +634,7 @@ def train_binarised(quantise, points, labels, hidden=64, steps=200, lr=0.01, see
         loss.backward()
         optimiser.step()
         losses.append(loss.item())
-    model.unmoved = int((w2 == w2_start).sum())  # readout weights the optimiser never moved
-    return losses, model
+    return BinarisedRun(losses, model, nonzero, int((w2 == w2_start).sum()))
 
 
 points, labels = xor_data()
@@ -632,27 +646,27 @@ results = {name: train_binarised(quantise, points, labels) for name, quantise in
 plane = torch.stack(torch.meshgrid(torch.linspace(-1, 1, 101), torch.linspace(-1, 1, 101),
                                    indexing="xy"), dim=-1).reshape(-1, 2)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-for name, (losses, model) in results.items():
+for name, run in results.items():
     with torch.no_grad():
-        accuracy = ((model(points) > 0).float() == labels).float().mean().item()
-    print(f"{name:27s} loss {losses[0]:.3f} -> {losses[-1]:.3f}   accuracy {accuracy:.1%}")
-    axes[0].plot(losses, label=name)
+        accuracy = ((run.model(points) > 0).float() == labels).float().mean().item()
+    print(f"{name:27s} loss {run.losses[0]:.3f} -> {run.losses[-1]:.3f}   accuracy {accuracy:.1%}")
+    axes[0].plot(run.losses, label=name)
 axes[0].set_xlabel("step")
 axes[0].set_ylabel("training loss")
 axes[0].set_title("Binarised network on XOR")
 axes[0].legend()
 with torch.no_grad():
-    decision = results["SignClippedSTE"][1](plane).reshape(101, 101) > 0
+    decision = results["SignClippedSTE"].model(plane).reshape(101, 101) > 0
 axes[1].imshow(decision, origin="lower", extent=(-1, 1, -1, 1), cmap="coolwarm", alpha=0.35)
 axes[1].scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", s=6)
 axes[1].set_title("Decision regions, SignClippedSTE")
 plt.show()
-for name, (losses, model) in results.items():
-    print(f"{name:27s} non-zero gradient at the first step: {sorted(model.receive)}")
-for name, (losses, model) in results.items():
-    print(f"{name:27s} readout weights never moved: {model.unmoved} of 64")
+for name, run in results.items():
+    print(f"{name:27s} non-zero gradient at the first step: {sorted(run.nonzero_at_first_step)}")
+for name, run in results.items():
+    print(f"{name:27s} readout weights never moved: {run.readout_never_moved} of 64")
 compare("learn with the true gradient", predicted_learning_parameters,
-        results["true gradient (torch.sign)"][1].receive)
+        results["true gradient (torch.sign)"].nonzero_at_first_step)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -795,19 +809,9 @@ my_dy_ds = None  # lambda x, s, qmin, qmax: ..., the tensor of dy_i/ds
 
 
 # %% tags=["skip-when-grading"]
-def lsq_by_autograd(x, step, qmin, qmax):
-    """y, dy_i/dx_i and dy_i/ds of the contract, from autograd on ordinary ops."""
-    x = x.clone().requires_grad_()
-    s = torch.full_like(x, step).requires_grad_()  # one copy of s per element: dy_i/ds each
-    v = x / s
-    rounded = torch.round(v.detach()) + (v - v.detach())  # the detach trick: round's STE
-    y = torch.clamp(rounded, qmin, qmax) * s
-    dy_dx, dy_ds = torch.autograd.grad(y.sum(), (x, s))
-    return y.detach(), dy_dx, dy_ds
-
-
 def check_fake_quantize_derivation(qmin=-4, qmax=3):
-    """Your my_dy_dx and my_dy_ds against autograd at two steps s, then question 5."""
+    """Your my_dy_dx and my_dy_ds against autograd at two steps s, then question 5 (the
+    contract's derivatives come from fake_quantize_derivatives, in the grading library)."""
     # v = x / s on both sides of each clip edge and on it, none in a half-step band
     v = torch.tensor([-5.3, -4.7, -4.0, -2.7, -1.2, -0.4, 0.2, 0.6, 1.4, 2.3, 3.0, 3.6, 4.8],
                      dtype=torch.float64)
@@ -816,7 +820,7 @@ def check_fake_quantize_derivation(qmin=-4, qmax=3):
               for u in v.tolist()]
     for step in (0.5, 1.5):
         x = v * step
-        _, want_x, want_s = lsq_by_autograd(x, step, qmin, qmax)
+        _, want_x, want_s = fake_quantize_derivatives(x, step, qmin, qmax)
         results = []
         for name, yours, want in (("dy/dx", my_dy_dx, want_x), ("dy/ds", my_dy_ds, want_s)):
             if yours is None:
@@ -841,7 +845,7 @@ def check_fake_quantize_derivation(qmin=-4, qmax=3):
                            f"{got[off[0]].item():g}, autograd's {want[off[0]].item():g} "
                            f"({len(off)} of {len(v)} off)")
         print(f"s = {step}: " + "; ".join(results))
-    y5, dy_dx5, dy_ds5 = (t.tolist() for t in lsq_by_autograd(
+    y5, dy_dx5, dy_ds5 = (t.tolist() for t in fake_quantize_derivatives(
         torch.tensor([0.7, -3.0, 1.8], dtype=torch.float64), 0.5, qmin, qmax))
     for name, predicted, autograd in (("y", predicted_y, y5), ("dy/dx", predicted_dy_dx, dy_dx5),
                                       ("dy/ds", predicted_dy_ds, dy_ds5)):
@@ -976,8 +980,8 @@ plt.show()
 
 # %% tags=["skip-when-grading"]
 def train_learned_step(learn_scale, steps=150, lr=0.02, seed=0):
-    """Fit y = X w_true with 3-bit fake-quantised weights; return losses, the step's values and
-    how many weights the optimiser never moved."""
+    """Fit y = X w_true with 3-bit fake-quantised weights; return losses, the step's values,
+    how many weights get a non-zero gradient at each step, and how many never moved."""
     generator = torch.Generator().manual_seed(seed)
     inputs = torch.randn(256, 16, generator=generator)
     targets = inputs @ torch.randn(16, generator=generator)
@@ -985,22 +989,26 @@ def train_learned_step(learn_scale, steps=150, lr=0.02, seed=0):
     w_start = w.detach().clone()
     scale = torch.tensor(0.05, requires_grad=learn_scale)
     optimiser = torch.optim.Adam([w, scale] if learn_scale else [w], lr=lr)
-    losses, scales = [], []
+    losses, scales, passing = [], [], []
     for _ in range(steps):
         loss = ((inputs @ FakeQuantize.apply(w, scale, -4, 3) - targets) ** 2).mean()
         optimiser.zero_grad()
         loss.backward()
+        passing.append(int((w.grad != 0).sum()))  # weights your gradient for x reaches
         optimiser.step()
         losses.append(loss.item())
         scales.append(scale.item())
-    return losses, scales, int((w == w_start).sum())
+    return losses, scales, passing, int((w == w_start).sum())
 
 
 fig, (ax_loss, ax_scale) = plt.subplots(1, 2, figsize=(11, 3.4))
 for name, learn_scale in [("step fixed at 0.05", False), ("step learnt (LSQ)", True)]:
-    losses, scales, unmoved = train_learned_step(learn_scale)
+    losses, scales, passing, unmoved = train_learned_step(learn_scale)
     print(f"{name:19s} loss {losses[0]:.3f} -> {losses[-1]:.3f}   final step {scales[-1]:.3f}"
           f"   weights never moved: {unmoved} of 16")
+    print("    weights with a non-zero gradient, steps 1-20:", *passing[:20])
+    if learn_scale:
+        print("    s after steps 1-5:", *(f"{value:.3f}" for value in scales[:5]))
     ax_loss.semilogy(losses, label=name)
     ax_scale.plot(scales, label=name)
 ax_loss.set(xlabel="step", ylabel="mean squared error", title="3-bit weights")
@@ -1010,16 +1018,18 @@ plt.show()
 
 # %% [markdown]
 # With the step fixed, the grid reaches only from $-4 \times 0.05 = -0.2$ to
-# $3 \times 0.05 = 0.15$. Most of the 16 latent weights start beyond it (11 if you judged
-# "inside" on $v$, 10 on $\operatorname{round}(v)$, which lets the one in the half-step band
-# through), where your gradient for $x$ is 0: they never move, like `SignClippedSTE`'s frozen
-# readout weights. The others start inside, and within 17 steps (18 if you judged on
-# $\operatorname{round}(v)$) they have all moved out past the clip, where their gradient is 0
-# too; from then on the loss stays at 12.478. With the step
-# learnt, $s$ first dips (at this start the clipped weights' gradients push it down, to 0.017
-# after two steps), then grows, to about 0.46 by step 150. By then one weight rides the top
-# edge of the grid and pushes $s$ up, while the rounding errors of the others push it down;
-# rerun with `steps=300` or `600` and $s$ settles near 0.5.
+# $3 \times 0.05 = 0.15$. Read the counts step by step. Most weights start beyond the grid,
+# where your gradient for $x$ is 0, and never move, like `SignClippedSTE`'s frozen readout
+# weights; the few inside move out past the clip one after another, until none has a gradient
+# and the loss stays where it is. (Judged on $\operatorname{round}(v)$, one more weight starts
+# inside: it lies in the half-step band.)
+#
+# With the step learnt, $s$ first dips, pushed down by the clipped weights' gradients, and the
+# grid shrinks with it until, at step 4, no weight has a gradient for $x$ (one, judged on
+# $\operatorname{round}(v)$). But $s$ still has one, from the clipped weights, and grows again:
+# the grid widens, and weights come back inside it. By step 150 one weight rides the top edge of
+# the grid and pushes $s$ up, while the rounding errors of the others push it down; rerun with
+# `steps=300` or `600` and $s$ settles near 0.5.
 
 # %% [markdown]
 # ## Common misconceptions
@@ -1028,12 +1038,14 @@ plt.show()
 # returns `y_hard - y_soft.detach() + y_soft` with `y_soft = x` and `y_hard = torch.sign(x)`,
 # expecting the gradient of `y_soft` to flow. **Predict, then run.** Inside that forward, what
 # does `torch.is_grad_enabled()` return? Is `y.grad_fn` `None` there? Its backward returns
-# zeros: after `y.sum().backward()` at $x = (-2, 0.5, 3)$, what is `x.grad`?
+# `2 * grad_output`, a value no other source of gradient gives. After `y.sum().backward()` at
+# $x = (-2, 0.5, 3)$, is every entry of `x.grad` 0 (sign's true derivative), 1 (the trick's
+# slope), 2 (the backward's) or 3 (the trick's and the backward's added)?
 
 # %%
 predicted_grad_enabled = None   # True or False
 predicted_grad_fn_none = None   # True or False
-predicted_x_grad = None         # a list of three numbers
+predicted_x_grad = None         # 0, 1, 2 or 3
 
 # %%
 class DetachTrickInForward(torch.autograd.Function):
@@ -1049,7 +1061,7 @@ class DetachTrickInForward(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return torch.zeros_like(grad_output)
+        return 2 * grad_output  # a marker: no other source of gradient gives 2
 
 
 seen_inside = {}
@@ -1059,14 +1071,14 @@ y.sum().backward()
 print("forward:", y.detach().tolist(), "  x.grad:", x.grad.tolist())
 compare("grad enabled inside forward", predicted_grad_enabled, seen_inside["grad_enabled"])
 compare("y.grad_fn is None inside forward", predicted_grad_fn_none, seen_inside["grad_fn_none"])
-compare("x.grad after y.sum().backward()", predicted_x_grad, x.grad.tolist())
+compare("every entry of x.grad", predicted_x_grad, set(x.grad.tolist()))
 
 # %% [markdown]
 # So the trick does not work there. Forward runs with autograd off: nothing is recorded, so
 # `.detach()` has nothing to cut, and the expression is plain arithmetic whose value is
 # `y_hard` (exactly, but for huge $|x|$: see *In practice* at the end). The gradient comes from
-# your `backward`, and only from it: this one returns zeros, and `x.grad` is all zeros, not the
-# ones the trick was meant to pass on. The trick belongs in ordinary code, *instead of* a
+# your `backward`, and only from it: `x.grad` is all 2s, not the trick's 1s, nor 3s with the
+# trick's slope added to the backward's. The trick belongs in ordinary code, *instead of* a
 # Function, as in the reference above. (Lesson 04 meets the same switch from the other side:
 # backward, too, runs with autograd off unless asked otherwise.)
 
@@ -1314,12 +1326,8 @@ print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
 # | `torch.tanh(k * x)` in forward | the forward is no longer binary | exact quantiser forward, surrogate in backward only |
 # | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
 # | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
-# | gradient for `scale` of `round(v)` inside the clip | the step ignores the rounding error: round was held constant, its derivative taken as 0 | redo the product rule with round's derivative taken as 1 |
-# | gradient for `scale` of 0 where the clip is active | clipped values never move the step: it never grows to cover outliers that the loss wants further out | differentiate the clipped output for $s$ too: it is constant in $x$, not in $s$ |
-# | gradient for `scale` of $-v$ inside the clip | the product rule's other term, from the factor $s$, is lost | differentiate both places $s$ appears |
-# | `.mean()` for the gradient of `scale` | the step learns more slowly the larger the tensor | every output depends on the one step: how does the chain rule combine their contributions? |
-# | "inside" judged on $v$ for `x`'s gradient, on $\operatorname{round}(v)$ for `scale`'s | in the half-step band the pair of gradients belongs to no surrogate: $\partial y/\partial x = 0$ beside $\partial y/\partial s = \operatorname{round}(v) - v$ | one mask for both |
-# | gradient for `x` of `grad_output / scale` | the step size leaks into the gradient for $x$ | differentiate $\operatorname{round}(x/s) \cdot s$ for $x$ with round's derivative taken as 1: what happens to $s$? |
+# | gradient for `scale` of $\operatorname{round}(v)$, or of $-v$, inside the clip; or gradient for `x` of `grad_output / scale` | half of the product rule: round held constant (its derivative taken as 0) loses the $-v$ term; a lost factor $s$ loses the $\operatorname{round}(v)$ term, or leaves $1/s$ in the gradient for $x$ | differentiate $\operatorname{round}(x/s) \cdot s$ at both places $s$ appears, with round's derivative taken as 1 |
+# | gradient for `scale` of 0 where the clip is active, or its `.mean()`; "inside" judged on $v$ for `x`'s gradient, on $\operatorname{round}(v)$ for `scale`'s | clipped values never grow the step to cover outliers; the step learns more slowly the larger the tensor; in the half-step band the pair of gradients belongs to no surrogate ($\partial y/\partial x = 0$ beside $\partial y/\partial s = \operatorname{round}(v) - v$) | differentiate a clipped output for $s$ too (it is constant in $x$, not in $s$); combine every element's contribution as the chain rule does for one input that every output uses; one mask for both gradients |
 # | `StraightThroughSoftmax`'s backward returns `grad_output` | the identity, not the softmax's Jacobian: the rows of the gradient do not sum to 0 | the vector-Jacobian product through the softmax |
 # | only the diagonal of the softmax's Jacobian | drops how each $s_j$ depends on the other logits of its row | the terms with $i \ne j$ too |
 # | no $1/\tau$ | every gradient $\tau$ times its true size | the chain rule through $z = \ell/\tau$ |
@@ -1409,10 +1417,10 @@ placements = {"hidden units": (SignClippedSTE.apply, SignSTE.apply),
               "readout weights": (SignSTE.apply, SignClippedSTE.apply)}
 final_loss = {}
 for place, (hidden_q, readout_q) in placements.items():
-    losses, model = train_binarised(hidden_q, points, labels, quantise_readout=readout_q)
-    final_loss[place] = losses[-1]
-    print(f"clip on the {place:15s} loss {losses[-1]:.3f}   "
-          f"readout weights never moved: {model.unmoved} of 64")
+    run = train_binarised(hidden_q, points, labels, quantise_readout=readout_q)
+    final_loss[place] = run.losses[-1]
+    print(f"clip on the {place:15s} loss {run.losses[-1]:.3f}   "
+          f"readout weights never moved: {run.readout_never_moved} of 64")
 compare("the clip helps at", predicted_clip_helps_at, {min(final_loss, key=final_loss.get)})
 
 # %% [markdown]

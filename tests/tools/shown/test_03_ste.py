@@ -1,16 +1,19 @@
-"""Lesson 03's live checker of LSQ's two derivatives, against autograd through the detach
-trick: the worked answer passes, the product rule's lost term and a kept 1/s are located."""
+"""Lesson 03's live checkers: LSQ's two derivatives against the grading library's autograd
+oracle (the worked answer passes, the product rule's lost term and a kept 1/s are located), the
+stand-ins on a grid exact at 0 and the halves, and the quick questions' verdicts."""
 
 import torch
 
+from autograder.exercises.ste import fake_quantize_derivatives
 from autograder.predictions import same_answer
 from tests.tools.shown.lesson_code import cell_from, definitions, printed, run_code
 
 
 def _check(dy_dx, dy_ds) -> list[str]:
     """What check_fake_quantize_derivation prints for ``dy_dx`` and ``dy_ds``."""
-    lesson = definitions("03_ste", "compare", "lsq_by_autograd", "check_fake_quantize_derivation",
+    lesson = definitions("03_ste", "compare", "check_fake_quantize_derivation",
                          same_answer=same_answer, my_dy_dx=dy_dx, my_dy_ds=dy_ds,
+                         fake_quantize_derivatives=fake_quantize_derivatives,
                          predicted_y=None, predicted_dy_dx=None, predicted_dy_ds=None)
     return printed(lesson["check_fake_quantize_derivation"])
 
@@ -38,7 +41,7 @@ def test_worked_lsq_derivatives_pass_and_the_minus_v_only_slip_fails():
 def _stand_ins(stand_in_round, slope_round) -> list[str]:
     """What the stand-in checker prints for round's ``stand_in_round`` and ``slope_round``."""
     worked = definitions("03_ste", "stand_in_sign", "slope_sign")
-    checker = cell_from("03_ste", "grid = torch.cat").split("\nif None not in")[0]  # no plot
+    checker = cell_from("03_ste", "grid = torch.arange").split("\nif None not in")[0]  # no plot
     return run_code(checker, {"torch": torch, "stand_in_round": stand_in_round,
                               "slope_round": slope_round, **worked})
 
@@ -54,6 +57,26 @@ def test_worked_stand_ins_pass_and_round_itself_fails_for_its_jumps():
     assert lines[0].endswith("✗") and lines[1].startswith("    furthest off at x = "), lines
 
 
+def test_a_sign_stand_in_that_jumps_at_0_is_caught_at_0():
+    """Does the checker probe x = 0 itself, where sign jumps (torch.sign as its own stand-in)?"""
+    worked = definitions("03_ste", "stand_in_round", "slope_round", "slope_sign")
+    checker = cell_from("03_ste", "grid = torch.arange").split("\nif None not in")[0]
+    lines = run_code(checker, {"torch": torch, **worked, "stand_in_sign": torch.sign})
+    assert lines[2].endswith("✗") and lines[3].startswith("    yours jumps at x = 0."), lines
+
+
+def test_the_halves_verdict_takes_0_for_minus_0():
+    """Is the prediction (-2, -2, 0, 0, 2, 2) right against torch.round's -0., and rounding
+    halves up wrong?"""
+    def verdict(predicted):
+        lesson = definitions("03_ste", "compare", same_answer=same_answer,
+                             predicted_round_halves=predicted)
+        return run_code(cell_from("03_ste", "halves = torch.tensor"), lesson)[-1]
+
+    assert verdict([-2, -2, 0, 0, 2, 2]).endswith("✓")
+    assert verdict([-2, -1, 0, 1, 2, 3]).endswith("✗")
+
+
 def _quick_question_3(second_entry) -> list[str]:
     """What quick question 3's run cell prints for the prediction ``second_entry``."""
     lesson = definitions("03_ste", "compare", same_answer=same_answer, predicted_tau_limit=0.135,
@@ -66,6 +89,7 @@ def test_quick_question_3_marks_the_right_words_right():
     assert _quick_question_3("0") == [
         "largest τ with a non-finite first entry: you said 0.135, PyTorch: 0.135 ✓",
         "the second entry there: you said '0', PyTorch: '0' ✓"]
+    assert _quick_question_3(0.0)[1].endswith("✓")  # the number for the word "0"
     assert _quick_question_3("nan")[1].endswith("✗")
     assert _quick_question_3(None)[1] == ("the second entry there: no prediction written "
                                           "(PyTorch: '0')")
