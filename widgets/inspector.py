@@ -27,6 +27,8 @@ class Inspection:
     ctx_tensor_attributes: dict  # e.g. {"ctx.mask": False}: path -> holds a floating tensor
     needs_input_grad: tuple | None  # None when autograd recorded nothing
     warnings: list[str] = field(default_factory=list)
+    # ctx.saved_tensors as backward will read it: None where save_for_backward was given None
+    slots: list = field(default_factory=list)
 
     @property
     def recorded(self) -> bool:
@@ -141,7 +143,21 @@ def inspect_forward(function, *inputs, names=None, requires_grad=None) -> Inspec
                 for path in trace.ctx_tensor_attributes}
     inspection = Inspection(display_name(function), values, saved, plain, floating, needs)
     inspection.warnings = save_warnings(inspection)
+    inspection.slots = _slots(ctx, saved)
     return inspection
+
+
+def _slots(ctx, saved: list[SavedTensor]) -> list:
+    """``saved`` laid out as ``ctx.saved_tensors``, with a None where forward saved None (the
+    hooks see only the tensors); ``saved`` itself where the tuple cannot be read."""
+    try:
+        entries = ctx.saved_tensors if ctx is not None else ()
+    except (RuntimeError, AttributeError):  # e.g. a saved tensor modified in place since
+        return list(saved)
+    if sum(entry is not None for entry in entries) != len(saved):
+        return list(saved)
+    tensors = iter(saved)
+    return [None if entry is None else next(tensors) for entry in entries]
 
 
 def _role_note(saved: SavedTensor) -> str:
@@ -171,10 +187,12 @@ def inspection_html(inspection: Inspection) -> str:
             f"{code('ctx')} was thrown away and nothing was saved. Tick an input's "
             f"{code('requires_grad')} to see what backward would get."))
         return "".join(parts)
-    if inspection.saved:
-        rows = [[code(f"saved_tensors[{i}]"), markup.escape(s.role), format_shape(s.shape),
+    if inspection.slots:
+        rows = [[code(f"saved_tensors[{i}]"), code("None"), "—", "—", format_bytes(0),
+                 "nothing kept: forward saved None here"] if s is None else
+                [code(f"saved_tensors[{i}]"), markup.escape(s.role), format_shape(s.shape),
                  format_dtype(s.dtype), format_bytes(s.nbytes), markup.escape(_role_note(s))]
-                for i, s in enumerate(inspection.saved)]
+                for i, s in enumerate(inspection.slots)]
         headers = ["ctx.saved_tensors", "role", "shape", "dtype", "bytes", "memory"]
         parts.append(markup.table(headers, rows, numeric={4}, monospace={2, 3}))
     else:

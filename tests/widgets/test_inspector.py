@@ -156,3 +156,34 @@ def test_does_what_came_from_an_input_still_warn():
         inspection = inspect_forward(_saving(make), torch.randn(4))
         assert [s.role for s in inspection.saved] == ["intermediate"]
         assert len(inspection.warnings) == 1
+
+
+def test_are_rows_numbered_as_backward_reads_ctx_saved_tensors(ref):
+    """With the weight frozen the lesson's fused Function saves (None, weight, mask): the weight
+    is saved_tensors[1], and saved_tensors[0] is shown as None, not as the weight."""
+    x, weight, bias = torch.randn(2, 3), torch.randn(4, 3), torch.randn(4)
+    inspection = inspect_forward(ref.FusedLinearReLU, x, weight, bias,
+                                 requires_grad={"x", "bias"})
+    assert inspection.slots[0] is None
+    assert [s.role for s in inspection.slots[1:]] == ["input weight", "intermediate"]
+    assert [s.role for s in inspection.saved] == ["input weight", "intermediate"]
+    html = inspection_html(inspection)
+    assert html.index("saved_tensors[0]") < html.index("None") < html.index("saved_tensors[1]")
+    assert html.index("saved_tensors[1]") < html.index("input weight")
+    assert "saved_tensors[2]" in html and "Saved 2 tensors" in html
+
+
+def test_does_a_function_that_saves_only_none_get_a_table_of_nones():
+    class SavesNone(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(None)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * 2
+
+    inspection = inspect_forward(SavesNone, torch.randn(3))
+    assert inspection.slots == [None] and inspection.saved == []
+    assert "saved_tensors[0]" in inspection_html(inspection)
