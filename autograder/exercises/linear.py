@@ -217,14 +217,14 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
     if floats:
         what = floats[0]
         raise GradingError(
-            f"{spec.name} saved a {str(what.dtype).removeprefix('torch.')} {what.role} of shape "
+            f"{spec.name} saved {_a(what.dtype)} {what.role} of shape "
             f"{what.shape} ({what.nbytes} bytes): save the boolean mask (pre-activation > 0) "
             f"instead, {math.prod(output_shape)} bytes", mistake=f"{spec.name}/saves-float-mask")
     integers = [s for s in forward.saved if s.role == "intermediate"
                 and math.prod(s.shape) == math.prod(output_shape)]
     if not masks and integers:
         raise GradingError(
-            f"{spec.name} saved a {str(integers[0].dtype).removeprefix('torch.')} mask: save it "
+            f"{spec.name} saved {_a(integers[0].dtype)} mask: save it "
             "as a boolean tensor, pre_activation > 0, as the exercise asks (a bool is one byte too)",
             mistake=f"{spec.name}/saves-integer-mask")
     if not masks:
@@ -232,6 +232,12 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             f"{spec.name} saved no boolean mask of the output's shape: "
             "ctx.save_for_backward(x, weight, pre_activation > 0)",
             mistake=f"{spec.name}/saves-no-mask")
+
+
+def _a(dtype: torch.dtype) -> str:
+    """'a float64', 'a uint8', 'an int8': the dtype's name with its article."""
+    name = str(dtype).removeprefix("torch.")
+    return f"{'an' if name.startswith('int') else 'a'} {name}"
 
 
 # integer entries, so that several pre-activations x @ weight.T + bias are exactly 0

@@ -116,6 +116,22 @@ class TestSavesBoolMask:
                          "ctx.save_for_backward(x, weight, pre_activation > 0)"):
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesInputsOnly))
 
+    @pytest.mark.parametrize("dtype, named", [(torch.int8, "an int8"), (torch.int64, "an int64"),
+                                              (torch.uint8, "a uint8")])
+    def test_integer_mask_article(self, raises_hint, dtype, named):
+        """Is an integer mask named with its dtype and the right article ('an int8')?"""
+
+        class SavesIntegerMask(solution("FusedLinearReLU")):
+            @staticmethod
+            def forward(ctx, x, weight, bias=None):
+                z = x @ weight.T + bias
+                ctx.save_for_backward(x, weight, (z > 0).to(dtype))
+                ctx.has_bias = True
+                return torch.relu(z)
+
+        with raises_hint(f"FusedLinearReLU saved {named} mask: save it as a boolean tensor"):
+            check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesIntegerMask))
+
 
 class _Stub(torch.autograd.Function):
     @staticmethod
