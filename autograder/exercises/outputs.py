@@ -195,7 +195,9 @@ def _one_output_used(function, x: torch.Tensor, used: int, grad: torch.Tensor) -
                            mistake="SplitHalves/gradients-materialised")
     expected = torch.zeros_like(x)
     _halves(expected)[used].copy_(grad)
-    diagnose_gradient("x", got, expected)
+    # got is autograd's result, cast to x's dtype: a float32 gradient (torch.zeros without
+    # dtype=) comes back float64, the cast (_to_copy) among the ops below; name the dtype
+    diagnose_gradient("x", got, expected, computed_in=x.dtype)
     budget = x.numel() * x.element_size()  # zeros for the missing half would add half again
     if log.bytes > 1.25 * budget:
         spent = f"{log.bytes} bytes for a gradient of {budget} (ops: {', '.join(log.ops)})"

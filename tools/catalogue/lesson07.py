@@ -293,9 +293,6 @@ MISTAKES += [
         ctx.set_materialize_grads(False)
         return x.clone().chunk(2, dim=-1)
 '''), named=True),
-]
-
-MISTAKES += [
     Mistake("SortWithIndices", "indices saved as int32", "saves the permutation as int32", _sort('''
     @staticmethod
     def forward(ctx, x):
@@ -345,4 +342,8 @@ MISTAKES += [
                 "values, indices = torch.sort(x, dim=-1)",
                 "indices = torch.sort(x.float(), dim=-1).indices\n"
                 "        values = x.gather(-1, indices)"), _SCATTER)),
+    # torch.zeros without dtype= is float32: autograd casts the gradient back (its _to_copy)
+    Mistake("SplitHalves", "the gradient built in torch.zeros (float32)",
+            "exactly a float32 number",
+            _split(backward=_SPLIT_BACKWARD.replace("known.new_zeros(", "torch.zeros("))),
 ]

@@ -258,3 +258,22 @@ MISTAKES += [
             "compatible", _relu(_RELU_FORWARD.replace("x.clamp_(min=0)",
                                                       "x.view(-1).clamp_(min=0)"))),
 ]
+
+# a gradient computed in float32 for float64 x: autograd casts it back to float64 without a
+# word, and every value is then exactly a float32 number (the generic probe names it)
+MISTAKES += [
+    Mistake("ReLUInPlace", "the gradient computed in float32 (grad_output.float())",
+            "exactly a float32 number", _relu('''        mask = x > 0
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(mask)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        return grad_output.float() * mask
+''')),
+    Mistake("AbsInPlace", "the gradient computed in float32 (grad_output.float())",
+            "exactly a float32 number",
+            _abs(("return grad_output * sign", "return grad_output.float() * sign"))),
+]

@@ -119,6 +119,19 @@ def test_split_quick_names_the_case():
         check_split(wrong, torch.randn(3, 4, dtype=torch.float64))
 
 
+def test_split_names_a_float32_gradient_before_the_bytes_it_cost():
+    """A gradient built in torch.zeros (float32) for float64 x comes back from autograd cast
+    to float64, its cast allocating besides it: is the float32 step named, rather than the
+    bytes and ops ("zeros, _to_copy") of the allocation check after it?"""
+    wrong = MISTAKES[[m.name for m in MISTAKES].index(
+        "the gradient built in torch.zeros (float32)")].load()
+    with pytest.raises(GradingError) as info:
+        check_split(wrong, torch.randn(3, 4, dtype=torch.float64))
+    assert "exactly a float32 number" in _first_line(info.value)
+    assert "only the first output used" in str(info.value)
+    assert "allocated" not in _first_line(info.value)
+
+
 def test_ties_are_named_only_when_the_probe_proves_them():
     """Does a sort gradient that is wrong with and without ties get the learner's numbers,
     not the ties hint, and one wrong only with ties get the ties hint?"""
