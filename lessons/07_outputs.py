@@ -40,6 +40,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from autograder import self_check
+from autograder.predictions import same_answer
 from autograder.probes import AllocationLog
 from widgets import outputs_explorer
 
@@ -51,6 +52,15 @@ torch.set_printoptions(precision=4)
 def first_line(error: BaseException) -> str:
     """The first line of an error message, which is where PyTorch says what went wrong."""
     return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+
+
+def compare(what, predicted, observed):
+    """Print a prediction beside what PyTorch did."""
+    if predicted is None:
+        print(f"{what}: no prediction written (PyTorch: {observed!r})")
+    else:
+        print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
+              "✓" if same_answer(predicted, observed) else "✗")
 
 
 # %% [markdown]
@@ -176,6 +186,9 @@ my_grad_index = None  # "None", "float zeros", "integer zeros" or "not passed"
 
 
 # %%
+grad_index_received = []  # what ArgMax's backward was handed for index
+
+
 class ArgMax(torch.autograd.Function):
     """(max, argmax) over the last dimension; the index is not marked."""
 
@@ -189,16 +202,20 @@ class ArgMax(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_values, grad_index):
         print("   backward received grad_index =", grad_index)
+        grad_index_received.append(grad_index)
         index, = ctx.saved_tensors
         one_hot = torch.nn.functional.one_hot(index.squeeze(-1), ctx.shape[-1])
         return one_hot.to(grad_values.dtype) * grad_values  # the gradient goes to the argmax
 
 
 values, index = ArgMax.apply(torch.tensor([[1.0, 5.0, 2.0]], requires_grad=True))
-print("unmarked integer output: index.requires_grad =", index.requires_grad, index.dtype,
-      "  you predicted", my_index_requires_grad)
+print("unmarked integer output: index.requires_grad =", index.requires_grad, index.dtype)
 values.sum().backward()
-print("you predicted grad_index:", my_grad_index)
+handed = (["not passed"] + [
+    "None" if g is None else "float zeros" if g.is_floating_point() else "integer zeros"
+    for g in grad_index_received])[-1]
+compare("index.requires_grad", my_index_requires_grad, index.requires_grad)
+compare("grad_index", my_grad_index, handed)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -282,9 +299,8 @@ my_same_indices = None  # True or False
 
 # %%
 tied = torch.tensor([1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 2.0, 0.0] * 4)
-print("default and stable=True agree:",
-      torch.equal(torch.sort(tied).indices, torch.sort(tied, stable=True).indices),
-      "  you predicted", my_same_indices)
+agree = torch.equal(torch.sort(tied).indices, torch.sort(tied, stable=True).indices)
+compare("default and stable=True agree", my_same_indices, agree)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -510,17 +526,18 @@ def backward_bytes(function, n=1_000_000):
 
 
 received.clear()
-measured = {name: backward_bytes(f) for name, f in [("SinCos (materialised zeros)", SinCos),
-                                                     ("SinCosLazy (None)", SinCosLazy)]}
+measured = {name: backward_bytes(f) for name, f in [("SinCos", SinCos),
+                                                     ("SinCosLazy", SinCosLazy)]}
 received.clear()
 fig, ax = plt.subplots(figsize=(6, 2.2))
-ax.barh(list(measured), [b / 2 ** 20 for b in measured.values()], color=["#56B4E9", "#E69F00"])
+ax.barh(["SinCos (materialised zeros)", "SinCosLazy (None)"],
+        [b / 2 ** 20 for b in measured.values()], color=["#56B4E9", "#E69F00"])
 ax.set_xlabel("MiB allocated during backward (x: 10⁶ float32, only sin used)")
 ax.invert_yaxis()
 plt.show()
-print({name: f"{b / 2 ** 20:.1f} MiB = {b / (4 * 1_000_000):.0f} tensors of x's size"
-       for name, b in measured.items()})
-print("you predicted:", my_tensors_allocated)
+for name, b in measured.items():
+    print(f"{name}: {b / 2 ** 20:.1f} MiB")
+    compare("   tensors of x's size", my_tensors_allocated[name], round(b / (4 * 1_000_000)))
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -559,11 +576,11 @@ except RuntimeError as error:
     print(first_line(error))
 
 # %% [markdown]
-# They also change whenever `x` does. Return fresh tensors (`.clone()` each half); the memory
-# is the price of a Function whose outputs behave like any other tensor. Cloning first and
-# splitting afterwards, `x.clone().chunk(2, -1)`, does not count: the halves are then views of
-# the clone, made inside forward, and writing into them raises the same error. The checks
-# write into your outputs.
+# They also change whenever `x` does. Return fresh tensors: what gives each half memory of its
+# own? That memory is the price of a Function whose outputs behave like any other tensor.
+# Copying first and splitting afterwards, `x.clone().chunk(2, -1)`, does not count: the halves
+# are then views of the copy, made inside forward, and writing into them raises the same
+# error. The checks write into your outputs.
 #
 # ## ✎ Exercise 2 · `SplitHalves`
 #
@@ -764,17 +781,21 @@ class SinSavedEarly(torch.autograd.Function):
     def backward(ctx, grad_output):
         saved, = ctx.saved_tensors
         print("   backward sees:", saved.detach())
+        seen.append(saved.detach().clone())
         return grad_output * torch.cos(saved)  # right only if saved is the input
 
 
+seen = []  # what SinSavedEarly's backward found saved
 a = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
 print("input a:", a.detach(), "  sin(a):", a.detach().sin())
 try:
     SinSavedEarly.apply(a.clone()).sum().backward()
     print("a.grad:", a.grad, "  the true gradient cos(a):", a.detach().cos())
+    outcome = "output" if torch.equal(seen[-1], a.detach().sin()) else "input"
 except RuntimeError as error:
     print(first_line(error))
-print("you predicted:", my_saved_early)
+    outcome = "error"
+compare("backward sees", my_saved_early, outcome)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -861,14 +882,15 @@ check_derivatives_from_y(my_derivative_from_y)
 #
 # ### Worked example: `RowFractionsInPlace`, a row's sum saved before the write
 #
-# A different kind of loss: not a sign, but a scale. `RowFractionsInPlace.apply(x)` divides
-# each row of a positive `x` by its sum $s = \sum_k x_k$, in place, so that the row becomes
-# fractions that add up to 1 (counts or weights turned into a distribution). With
-# $y = x / s$, $\partial y_j / \partial x_k = (\delta_{jk} - y_j) / s$, so the
-# vector-Jacobian product is $(g - (y \cdot g)\,\mathbf 1) / s$ for each row: every entry of
-# $g$ less one number per row, divided by the sum. The fractions $y$ are the output; the sum is
-# gone from them ($x = (1, 3)$ and $(2, 6)$ give the same $y$, and gradients that differ by a
-# factor of 2). So forward saves $s$, **one number per row**, not a copy of `x`:
+# A different kind of information lost: not a sign, but a scale.
+# `RowFractionsInPlace.apply(x)` divides each row of a positive `x` by its sum
+# $s = \sum_k x_k$, in place, so that the row becomes fractions that add up to 1 (counts or
+# weights turned into a distribution). With $y = x / s$,
+# $\partial y_j / \partial x_k = (\delta_{jk} - y_j) / s$, so the vector-Jacobian product is
+# $(g - (y \cdot g)\,\mathbf 1) / s$ for each row: every entry of $g$ less one number per row,
+# divided by the sum. The fractions $y$ are the output; the sum is gone from them
+# ($x = (1, 3)$ and $(2, 6)$ give the same $y$, and gradients that differ by a factor of 2). So
+# forward saves $s$, **one number per row**, not a copy of `x`:
 
 # %%
 class RowFractionsInPlace(torch.autograd.Function):
@@ -993,13 +1015,16 @@ for name, op in [("RowFractionsInPlace", RowFractionsInPlace.apply),
         y = op(a.clone())
         y.mul_(2)  # a second in-place write, into the output
         y.sum().backward()
-        print(f"{name:>20}: works   you said {my_after_write[name]}")
+        outcome = "works"
     except NotImplementedError:
         print(f"{name:>20}: not written yet")
+        continue
     except RuntimeError as error:
-        said = "... has been modified by an inplace operation" if "modified by an inplace" in str(
-            error) else first_line(error)
-        print(f"{name:>20}: error {said}   you said {my_after_write[name]}")
+        outcome = "error"
+        inplace = "modified by an inplace" in str(error)
+        print(f"{name:>20}:", "... has been modified by an inplace operation" if inplace
+              else first_line(error))
+    compare(f"{name:>20}", my_after_write[name], outcome)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1095,10 +1120,11 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # $$\frac{\partial L}{\partial x} = G \odot \operatorname{sign}(x_\text{before}),$$
 #
 # and, saved **alone**, the tensor has to tell $-1$, $0$ and $+1$ apart. A bool holds two, so
-# any single mask sends the zeros to one side; `int8` holds all three in the same one byte per
-# element that a bool takes. With the output saved beside it, a bool of $x < 0$ would do
-# ($y = 0$ exactly where $x = 0$), as for $\sin$; but then a later in-place write into the
-# output breaks backward, which is why the contract keeps the output free.
+# any single mask merges two of the three values (the zeros with one sign, or the two signs);
+# `int8` holds all three in the same one byte per element that a bool takes. With the output
+# saved beside it, a bool of $x < 0$ would do ($y = 0$ exactly where $x = 0$), as for $\sin$;
+# but then a later in-place write into the output breaks backward, which is why the contract
+# keeps the output free.
 # </details>
 #
 # The explorer on your `AbsInPlace`: watch the entry where $x = 0$, and compare the share of the
