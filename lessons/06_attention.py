@@ -1508,14 +1508,16 @@ check_slope_gradient()
 # gradient, of the bias's own shape (Exercise 4's drawing uses it as the reference). Write
 # your own when the bias should never exist as an $N_q \times N_k$ tensor: a learned
 # full-size bias has a gradient as large as the scores, one number per (query, key) pair, and
-# brings back the matrix that FlashAttention removed. This is why ALiBi computes its bias from
-# a fixed slope per head and the distance $|i - j|$, and T5 learns a small table indexed by a
-# bucket of $j - i$: a tiled kernel builds each tile of the bias on the fly and, for T5, adds
-# each tile's $dS$ into the table's few entries. PyTorch's FlexAttention
-# (`torch.nn.attention.flex_attention`) takes such a bias as a `score_mod`, a function of the
-# score and its indices, for exactly this reason; in torch 2.13 its backward does not run on
-# CPU (it raises "FlexAttention does not support backward on CPU"), where a Function of your
-# own does.
+# brings back the matrix that FlashAttention removed. Some biases never need it: ALiBi's (a
+# fixed slope per head times the distance $|i - j|$, designed so that a model trained on short
+# sequences runs on longer ones) and T5's (a small learned table indexed by a bucket of
+# $j - i$) were both designed before FlashAttention, for other reasons, and happen to suit a
+# tiled kernel: it can build each tile of the bias on the fly from the tile's query and key
+# positions and, for T5, add each tile's $dS$ into the table's few entries. PyTorch's
+# FlexAttention (`torch.nn.attention.flex_attention`) takes such a bias as a `score_mod`, a
+# function of the score and its indices, for exactly this reason; in torch 2.13 its backward
+# does not run on CPU (it raises "FlexAttention does not support backward on CPU"), where a
+# Function of your own does.
 #
 # **Grouped-query attention.** Llama 2 70B and Mistral share each key and value head among a
 # group of query heads (`enable_gqa=True` in `F.scaled_dot_product_attention`). What gradient
@@ -1592,7 +1594,7 @@ print("dK of the 2 shared heads:", tuple(k_heads.grad.shape),
 # | a first tile in which a row sees no key (key blocks visited from the last) | $e^{-\infty + \infty}$ = `nan` for that row | visit key blocks from key 0, or subtract 0 where $m_{\text{new}} = -\infty$ |
 # | a causal mask `key >= query + (Lk - Lq)` | each query loses its last visible key; with $N_q = N_k$ the first query sees none: `nan` | `key > query + (Lk - Lq)` masks exactly the keys after it |
 # | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |
-# | log-sum-exp kept in bfloat16 or float16 | a few per cent off in every recomputed probability | keep `L` in float32 |
+# | log-sum-exp kept in bfloat16 or float16 | every recomputed probability of a row off by the same factor $e^{L - \tilde L}$, for $\tilde L$ the rounded $L$: up to 1.6% in bfloat16 and 0.2% in float16 for $L$ between 4 and 8, twice that between 8 and 16; far outside float32's tolerance | keep `L` in float32 |
 # | $D$ from a tile's $dP_{ij} \odot P_{ij}$ | part of the row sum: wrong `dQ`, `dK` with several key blocks | $D = \operatorname{rowsum}(dO \odot O)$, whole rows, before the loop |
 # | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(N^2)$ | one `BLOCK x BLOCK` tile at a time, each tile's mask from its query and key positions |
 # | computing tiles entirely above the diagonal under `causal` | right numbers, up to twice the work | start or stop the inner loop at the diagonal |
