@@ -323,20 +323,22 @@ plt.show()
 # - `bias` has shape $(\text{out},)$ or is `None`.
 #
 # In backward, compute each gradient only if `ctx.needs_input_grad` asks for it (its input
-# required grad when forward ran), and return `None` otherwise. Four details:
+# required grad when forward ran), and return `None` otherwise. Two rules and two questions:
 #
-# - Called as `MyLinearFunction.apply(x, weight)`, forward receives **two** inputs, so
-#   `ctx.needs_input_grad` has only two entries. Remember in forward whether there was a
-#   bias (a plain boolean on `ctx` is fine). Backward may still return three values: a
-#   trailing `None` is accepted.
 # - Write the formulas you derived yourself: no `F.linear` or autograd calls inside
 #   backward.
 # - Autograd may hand backward a `grad_output` that is not contiguous in memory (the
 #   gradient of `y.transpose(0, 1)` is one); your gradients must be right for it too, and the
 #   self-check tries it.
-# - `ctx.needs_input_grad` can already be read in forward, and `save_for_backward` accepts
-#   `None` in place of a tensor. What must forward keep when only `x` needs a gradient? A cell
-#   after the exercise measures what yours keeps against `F.linear`.
+# - Called as `MyLinearFunction.apply(x, weight)`, how many inputs does forward receive, and
+#   how many entries does `ctx.needs_input_grad` have then? So what must backward know
+#   before it reads an entry for the bias, and who can tell it? (Backward may return three
+#   values either way: a trailing `None` is accepted.)
+# - Which of `x` and `weight` does each of your three gradients read? So what must forward
+#   keep when only `x` needs a gradient, and when only `weight` does? Can forward read
+#   `ctx.needs_input_grad` (print it there and see), and what could it pass to
+#   `save_for_backward` for a tensor it does not keep? A cell after the exercise measures what
+#   yours keeps against `F.linear`.
 
 # %% nbgrader={"grade_id": "answer_MyLinearFunction", "solution": true}
 class MyLinearFunction(torch.autograd.Function):
@@ -691,12 +693,83 @@ show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, b
 # apply, and to what in place of $G$?
 # </details>
 #
+# Try your answer to 1 here: `relu_keeps(z)` returns what forward would keep of $z$, and
+# `my_grad_z(G, kept)` computes $\partial L / \partial z$ from $G$ and that alone. The checker
+# under them compares your gradient with `torch.relu`'s backward at a $z$ with entries
+# **exactly** 0, and counts the bytes per element of what you keep.
+
+# %%
+def relu_keeps(z):
+    """What forward keeps of the pre-activation z for the ReLU part of backward: question 1."""
+    ### BEGIN WORKED
+    return z > 0
+    ### LEARNER
+    return z  # question 1: replace z with the smallest tensor that holds what backward needs
+    ### END WORKED
+
+
+def my_grad_z(G, kept):
+    """dL/dz through y = relu(z), from grad_output G and kept = relu_keeps(z): your derivation."""
+    ### BEGIN WORKED
+    return G * kept
+    ### LEARNER
+    return None  # question 1: replace None with your formula
+    ### END WORKED
+
+
+# %% tags=["skip-when-grading"]
+def check_relu_backward():
+    """Your relu_keeps and my_grad_z against torch.relu's backward, at z with exact zeros."""
+    generator = torch.Generator().manual_seed(3)
+    z = torch.randn(64, 16, generator=generator)
+    z[z.abs() < 0.5] = 0.0  # 395 of the 1024 entries exactly 0
+    cases = [("the numbers to hit", torch.tensor([[1.0, 0.0, 6.0], [0.0, 1.0, -3.0]]),
+              torch.tensor([[1.0, 1.0, 2.0], [1.0, 1.0, -1.0]])),
+             ("z of shape (64, 16)", z, torch.randn(64, 16, generator=generator))]
+    for label, z, G in cases:
+        leaf = z.clone().requires_grad_()
+        torch.relu(leaf).backward(G)  # autograd's dL/dz
+        try:
+            kept = relu_keeps(z)
+            yours = my_grad_z(G, kept)
+        except Exception as error:  # shown, not raised: Run All goes on
+            print(f"{label:<20} ✗ raises {type(error).__name__}: "
+                  f"{str(error).splitlines()[0][:70]}")
+            continue
+        if not isinstance(kept, torch.Tensor):
+            keeps = f"kept ✗ a {type(kept).__name__}, not a tensor"
+        elif kept.shape != z.shape:
+            keeps = f"kept ✗ shape {tuple(kept.shape)}, not z's {tuple(z.shape)}"
+        elif kept.element_size() > 1:
+            keeps = (f"kept {kept.dtype} ✗ {kept.element_size()} bytes per element (z: "
+                     f"{z.element_size()}): does backward need a number at each entry?")
+        else:
+            keeps = f"kept {kept.dtype} ✓ 1 byte per element (z: {z.element_size()})"
+            if kept.dtype != torch.bool:
+                keeps += ", though the exercise saves a torch.bool, the same size"
+        if not isinstance(yours, torch.Tensor):
+            grad = "dL/dz ✗ not written yet"
+        elif yours.shape != z.shape or yours.dtype != z.dtype:
+            grad = f"dL/dz ✗ {yours.dtype} {tuple(yours.shape)}, not {z.dtype} {tuple(z.shape)}"
+        elif torch.allclose(yours, leaf.grad):
+            grad = "dL/dz ✓"
+        elif torch.allclose(yours[z != 0], leaf.grad[z != 0]):
+            grad = "dL/dz ✗ only where z is exactly 0: what does torch.relu pass there?"
+        else:
+            grad = f"dL/dz ✗ largest error {(yours - leaf.grad).abs().max().item():.3g}"
+        print(f"{label:<20} {keeps}\n{'':<20} {grad}")
+
+
+check_relu_backward()
+
+# %% [markdown]
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
 # With the $x$ and $W$ of the linear layer's example and a zero bias,
 # $z = \begin{pmatrix}1 & 0 & 6\\ 0 & 1 & -3\end{pmatrix}$, two entries **exactly** $0$.
-# Take $G = \begin{pmatrix}1 & 1 & 2\\ 1 & 1 & -1\end{pmatrix}$. Your fused backward must
-# give `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -1\end{pmatrix}$,
+# Take $G = \begin{pmatrix}1 & 1 & 2\\ 1 & 1 & -1\end{pmatrix}$. Your `my_grad_z` must give
+# $\partial L / \partial z = \begin{pmatrix}1 & 0 & 2\\ 0 & 1 & 0\end{pmatrix}$, and your
+# fused backward `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -1\end{pmatrix}$,
 # `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & -1\\ 2 & 4\end{pmatrix}$ and
 # `grad_bias` $= (1, 1, 2)$. If you get `grad_bias` $= (2, 2, 2)$, your mask let the two
 # exact zeros through: which convention did lesson 01 settle on at $0$?
@@ -709,16 +782,17 @@ show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, b
 # `relu(x @ weight.T + bias)`, shapes as in exercise 1, and a gradient of 0 where the
 # pre-activation is $\le 0$ (as `torch.relu`).
 #
-# - Forward saves `x`, `weight` and a boolean mask through `ctx.save_for_backward`: no float
-#   pre-activation $z$, no output. As in exercise 1, it may save `None` for `x` when the weight
-#   needs no gradient, and for `weight` when `x` needs none. Saving `x` and `weight` always
-#   also passes; a cell after the memory measurement shows why saving `None` is worth it.
+# - Forward saves `x`, `weight` and what your `relu_keeps` keeps, through
+#   `ctx.save_for_backward`: no float pre-activation $z$, no output. As in exercise 1, it may
+#   save `None` for `x` when the weight needs no gradient, and for `weight` when `x` needs
+#   none. Saving `x` and `weight` always also passes; a cell after the memory measurement
+#   shows why saving `None` is worth it.
 # - Backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 
 # %% nbgrader={"grade_id": "answer_FusedLinearReLU", "solution": true}
 class FusedLinearReLU(torch.autograd.Function):
-    """y = relu(x @ weight.T + bias), keeping a boolean mask instead of the pre-activation."""
+    """y = relu(x @ weight.T + bias), keeping less than the float pre-activation for backward."""
 
     @staticmethod
     def forward(ctx, x, weight, bias=None):
@@ -780,7 +854,8 @@ show_saved("FusedLinearReLU", lambda: FusedLinearReLU.apply(x, weight, bias))
 # %% [markdown]
 # The inspector shows the same from inside your Function: `x` and `weight` are inputs the
 # caller holds anyway; the boolean mask is the only new memory. Untick `weight.requires_grad`
-# and watch `ctx.needs_input_grad` change.
+# and watch `ctx.needs_input_grad` change, and with it what forward saves: a row reads `None`
+# where your forward saved `None`.
 
 # %%
 inspect_saved(FusedLinearReLU, x, weight, bias)
@@ -969,7 +1044,7 @@ compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
 # letter. A letter that only one operand has
 # is summed in forward and must be broadcast back in backward; a repeated one (`"ii->i"`, a
 # diagonal) would have to repeat in the gradient's output (`"i->ii"`), which einsum refuses.
-# The swap cannot do either.
+# The swap cannot do either (the In practice block at the end works both out).
 
 # %%
 class HeadwiseLinear(torch.autograd.Function):
@@ -996,49 +1071,6 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
     x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
     print(f"x of shape {str(shape):<13} gradcheck:",
           torch.autograd.gradcheck(HeadwiseLinear.apply, (x, heads_weight)))
-
-# %% [markdown]
-# ### Outside the swap rule
-#
-# Two einsums the swap cannot differentiate. On paper first, by the same method: each
-# gradient, index by index, and its shape.
-#
-# 1. $y_{pk} = \sum_{i, j} x_{pij}\, W_{jk}$, `"pij,jk->pk"`: the letter $i$ is in $x$ alone.
-# 2. $y_p = \sum_i x_{pii}$, `"pii->p"`, the trace of each matrix in a batch: $i$ repeats.
-#
-# <details><summary><b>Check your derivation</b> (open after your attempt)</summary>
-#
-# 1. $\partial y_{pk} / \partial x_{qab} = W_{bk}$ if $q = p$, **whatever** $a$ is, so
-#    $\partial L / \partial x_{pij} = \sum_k G_{pk} W_{jk}$, the same for every $i$. The swap
-#    would write `"pk,jk->pij"`, which einsum refuses: $i$ is in no operand. Compute
-#    `"pk,jk->pj"`, shape $(P, J)$, then broadcast it back along $i$ to $x$'s shape
-#    $(P, I, J)$: `unsqueeze` at $i$'s place, then `expand`, a view that copies nothing. A sum
-#    in forward is a broadcast in backward.
-# 2. $\partial y_p / \partial x_{qab} = 1$ if $q = p$ and $a = b$, else $0$, so
-#    $\partial L / \partial x_{pij} = G_p\, \delta_{ij}$: $G_p$ on the diagonal of each matrix,
-#    0 elsewhere. The swap's `"p->pii"` is refused too, and einsum reports the fault it meets
-#    first: $i$ is in no operand, as in case 1 (it would also repeat in the output, the fault
-#    of `"i->ii"`). Multiply $G$, shaped $(P, 1, 1)$, by the identity matrix $(I, I)$.
-#    Taking a diagonal in forward is writing into one in backward.
-# </details>
-
-# %%
-x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)  # (P, I, J)
-W = torch.randn(4, 5, dtype=torch.float64)  # (J, K)
-G = torch.randn(2, 5, dtype=torch.float64)  # (P, K)
-by_autograd, = torch.autograd.grad(torch.einsum("pij,jk->pk", x, W), x, G)
-by_hand = torch.einsum("pk,jk->pj", G, W).unsqueeze(1).expand_as(x)
-print("letter in x alone, broadcast back:", torch.allclose(by_autograd, by_hand))
-squares = torch.randn(2, 4, 4, dtype=torch.float64, requires_grad=True)  # (P, I, I)
-g = torch.randn(2, dtype=torch.float64)  # (P,)
-by_autograd, = torch.autograd.grad(torch.einsum("pii->p", squares), squares, g)
-by_hand = g[:, None, None] * torch.eye(4, dtype=torch.float64)
-print("repeated letter, the diagonal:   ", torch.allclose(by_autograd, by_hand))
-for equation, operands in (("pk,jk->pij", (G, W)), ("p->pii", (g,)), ("i->ii", (g,))):
-    try:
-        torch.einsum(equation, *operands)
-    except RuntimeError as error:
-        print(f"the swap's {equation!r}: {error}")
 
 # %% [markdown]
 # ## ✎ Transfer exercise · `Bilinear`
@@ -1161,7 +1193,7 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # | reading `ctx.needs_input_grad[2]` when called without a bias (`[3]` in a bilinear layer) | `IndexError`: one input fewer was passed | remember `bias is not None` in forward |
 # | `torch.autograd.grad`, `torch.func.vjp` or `.backward()` inside backward | autograd derives the gradient for you; the self-check rejects it | derive each gradient index by index and write it |
 # | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |
-# | computing every gradient, then returning `None` for the unneeded ones | the work is done anyway; the self-check sees backward read an input that no wanted gradient depends on | test the entry before computing, not after |
+# | computing every gradient, then returning `None` for the unneeded ones | the work is done anyway, and the self-check counts it: "backward did 288 FLOPs where 144 suffice: ctx.needs_input_grad[1] is False for weight, so skip grad_weight" (for `Bilinear` it names the input backward read that no wanted gradient depends on) | test the entry before computing, not after |
 # | testing `ctx.needs_input_grad[1]` before computing `grad_x` | `None` for `x` whenever the weight is frozen | entry $i$ belongs to input $i$ |
 # | a ReLU mask `z >= 0` | a gradient where the pre-activation is exactly 0, where `torch.relu` gives none | `z > 0` |
 # | saving the float pre-activation `z` in the fused Function | the memory fusing was meant to save is still spent | save `z > 0` |
@@ -1209,9 +1241,47 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # **`einsum`'s speed.** `einsum` is a clear way to write a backward, not always the fastest:
 # it picks an order of contraction for you, and for two operands it becomes one batched
 # matrix product, which is what you would write by hand. With three operands the order
-# matters: summing over $i$ first or over $j$ first can differ in cost by the ratio of their
-# sizes. (PyTorch chooses the order with `opt_einsum` when it is installed, and otherwise
-# contracts left to right.)
+# matters, and a FLOP count barely shows why. Take `Bilinear`'s forward with $P = 64$
+# positions, $\text{out} = 16$, $n_1 = 256$ and $n_2 = 8$. Summing over $i$ first (`x1` with
+# `weight`) makes an intermediate of shape $(P, \text{out}, n_2)$, 8192 numbers; summing over
+# $j$ first makes one of shape $(P, \text{out}, n_1)$, 262144 numbers, each a sum of only 8
+# products, written out and read back. `FlopCounterMode` counts 4.21 M FLOPs against 4.72 M,
+# yet the second order took about 0.7 ms where the first took 0.07 to 0.2 ms (torch 2.13,
+# CPU): the difference is the intermediate's size, not the arithmetic. (PyTorch chooses the
+# order with `opt_einsum` when it is installed, and otherwise contracts left to right, in the
+# order you list the operands.)
+#
+# **Einsums outside the swap rule.** Two einsums the swap cannot differentiate; derive each
+# gradient on paper by the same method, index by index with its shape, before reading on.
+#
+# 1. $y_{pk} = \sum_{i, j} x_{pij}\, W_{jk}$, `"pij,jk->pk"`: the letter $i$ is in $x$ alone.
+# 2. $y_p = \sum_i x_{pii}$, `"pii->p"`, the trace of each matrix in a batch: $i$ repeats.
+#
+# In 1, $\partial y_{pk} / \partial x_{qab} = W_{bk}$ if $q = p$, **whatever** $a$ is, so
+# $\partial L / \partial x_{pij} = \sum_k G_{pk} W_{jk}$, the same for every $i$. The swap
+# would write `"pk,jk->pij"`, which einsum refuses ("output subscript i does not appear in the
+# equation for any input operand"). Compute `"pk,jk->pj"`, shape $(P, J)$, then broadcast it
+# back along $i$ to $x$'s shape $(P, I, J)$: `unsqueeze` at $i$'s place, then `expand`, a view
+# that copies nothing. A sum in forward is a broadcast in backward.
+#
+# In 2, $\partial y_p / \partial x_{qab} = 1$ if $q = p$ and $a = b$, else $0$, so
+# $\partial L / \partial x_{pij} = G_p\, \delta_{ij}$: $G_p$ on the diagonal of each matrix,
+# 0 elsewhere. The swap's `"p->pii"` is refused with the same message, the fault einsum meets
+# first ($i$ would also repeat in the output, the fault of `"i->ii"`: "output subscript i
+# appears more than once in the output"). Multiply $G$, shaped $(P, 1, 1)$, by the identity
+# matrix $(I, I)$. Taking a diagonal in forward is writing into one in backward. Both, against
+# autograd (`torch.allclose` gives True for each):
+#
+# ```python
+# x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)  # (P, I, J)
+# W, G = torch.randn(4, 5, dtype=torch.float64), torch.randn(2, 5, dtype=torch.float64)
+# by_autograd, = torch.autograd.grad(torch.einsum("pij,jk->pk", x, W), x, G)
+# by_hand = torch.einsum("pk,jk->pj", G, W).unsqueeze(1).expand_as(x)
+# squares = torch.randn(2, 4, 4, dtype=torch.float64, requires_grad=True)  # (P, I, I)
+# g = torch.randn(2, dtype=torch.float64)  # (P,)
+# by_autograd, = torch.autograd.grad(torch.einsum("pii->p", squares), squares, g)
+# by_hand = g[:, None, None] * torch.eye(4, dtype=torch.float64)
+# ```
 # </details>
 
 # %% [markdown]

@@ -1,6 +1,8 @@
 """Lesson 02's live checker of the three gradients of x @ W.T + b, shape first with out != in:
 the worked answer passes on every leading shape, the placeholder and two slips fail."""
 
+import torch
+
 from tests.tools.shown.lesson_code import definitions, printed
 
 
@@ -25,3 +27,34 @@ def test_worked_gradients_pass_for_every_leading_shape_and_slips_fail():
     lines = _check(batched, *shapes)
     assert lines[0].count("✓") == 3 and "grad_weight ✗ shape (2, 4, 3), not (4, 3)" in lines[1]
     assert "✗ raises RuntimeError" in lines[2], lines
+
+
+def _check_relu(keeps, grad_z) -> list[str]:
+    """What check_relu_backward prints for ``keeps`` and ``grad_z``, one line per z."""
+    lesson = definitions("02_linear", "check_relu_backward", relu_keeps=keeps, my_grad_z=grad_z)
+    lines = printed(lesson["check_relu_backward"])  # two per z: what is kept, then dL/dz
+    return [kept + ";" + grad[20:] for kept, grad in zip(lines[::2], lines[1::2])]
+
+
+def test_relu_checker_passes_the_worked_answer_and_names_each_slip():
+    """Does the fused layer's question-1 checker pass the mask, and tell apart a float kept,
+    an unwritten gradient, a mask that lets the exact zeros through and a one-byte non-bool?"""
+    worked = definitions("02_linear", "relu_keeps", "my_grad_z")
+    lines = _check_relu(worked["relu_keeps"], worked["my_grad_z"])
+    assert len(lines) == 2, lines
+    assert all(line.endswith("kept torch.bool ✓ 1 byte per element (z: 4); dL/dz ✓")
+               for line in lines), lines
+    placeholder = definitions("02_linear", "relu_keeps", "my_grad_z", learner=True)
+    line = _check_relu(placeholder["relu_keeps"], placeholder["my_grad_z"])[0]
+    assert "dL/dz ✗ not written yet" in line, line
+    assert "kept torch.float32 ✗ 4 bytes per element (z: 4)" in line, line
+    at_zero = _check_relu(lambda z: z >= 0, lambda G, kept: G * kept)
+    assert all("dL/dz ✗ only where z is exactly 0" in line for line in at_zero), at_zero
+    from_z = _check_relu(lambda z: z, lambda G, kept: G * (kept > 0))
+    assert all("kept torch.float32 ✗" in line and line.endswith("; dL/dz ✓")
+               for line in from_z), from_z
+    uint8 = _check_relu(lambda z: (z > 0).to(torch.uint8), lambda G, kept: G * kept)
+    assert all("kept torch.uint8 ✓ 1 byte" in line and "saves a torch.bool" in line
+               for line in uint8), uint8
+    unmasked = _check_relu(lambda z: z > 0, lambda G, kept: G)
+    assert all("dL/dz ✗ largest error" in line for line in unmasked), unmasked
