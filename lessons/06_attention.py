@@ -21,9 +21,11 @@
 # shown only after each exercise's self-check, in a collapsed **Compare with yours** block.
 #
 # Plan your time: Exercises 1 and 2 take about an hour, FlashAttention (Exercise 3) two hours
-# or more, and the transfer exercise about half an hour. Short of time? The section "Kept and
-# peak" can wait until after the exercises: no exercise needs its cells. Timings, PyTorch's
-# own kernels and production notes are in one **In practice** block after the exercises.
+# or more, and the transfer exercise about half an hour. **Optional**, and never graded: the
+# predict-then-run questions (run their cells with your guesses left at `None` if you skip
+# them), the section "Kept and peak" (no exercise needs its cells), the ALiBi try-it after
+# Exercise 4, and the **In practice** block at the very end (timings, PyTorch's own kernels,
+# production notes).
 #
 # By the end of this lesson you can:
 # 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;
@@ -49,6 +51,7 @@ from torch.autograd.graph import saved_tensors_hooks
 from torch.nn.attention.bias import causal_lower_right
 
 from autograder import self_check
+from autograder.exercises.attention_steps import row_sum_is_right, tile_errors
 from autograder.memory import TensorAccounting
 from widgets import attention_explorer
 from widgets.flash import measure_attention, online_softmax_stepper, peak_and_time_figure
@@ -147,6 +150,37 @@ def my_softmax_vjp(p, v):
 report("against J^T v", lambda: (my_softmax_vjp(p, v) - J.T @ v).abs().max().item(), 1e-12)
 
 # %% [markdown]
+# **Step 3, $S = \tau\, Q K^\top$.** Lesson 02's matrix product again, with a constant in
+# front and one factor transposed. Given $dS$, of shape $(\dots, N_q, N_k)$, write $dQ$, of
+# shape $(\dots, N_q, d)$, and $dK$, of shape $(\dots, N_k, d)$. Where does $\tau$ go? $K$
+# enters $S$ transposed: which of the two gradients needs $dS^\top$, and how do the shapes
+# alone tell you? Try yours on 3 queries against 4 keys; the placeholder returns zeros.
+
+# %%
+Q3, K3 = torch.randn(3, 8, dtype=torch.float64), torch.randn(4, 8, dtype=torch.float64)
+dS3 = torch.randn(3, 4, dtype=torch.float64)  # plays the role of dphi/dS
+
+
+def my_scores_vjp(dS, Q, K, scale):
+    """(dQ, dK) for S = scale * Q K^T, from dS: your derivation."""
+    ### BEGIN WORKED
+    return scale * dS @ K, scale * dS.T @ Q
+    ### LEARNER
+    return torch.zeros_like(Q), torch.zeros_like(K)  # replace with yours
+    ### END WORKED
+
+
+def error_of_scores_vjp():
+    """The largest error of your dQ and dK against autograd's, for scale 0.35."""
+    leaves = [t.clone().requires_grad_() for t in (Q3, K3)]
+    ((leaves[0] @ leaves[1].T) * 0.35).backward(dS3)
+    mine = my_scores_vjp(dS3, Q3, K3, 0.35)
+    return max((grad - leaf.grad).abs().max().item() for grad, leaf in zip(mine, leaves))
+
+
+report("dQ and dK against autograd", error_of_scores_vjp, 1e-12)
+
+# %% [markdown]
 # ## Masks, and which way round they go
 #
 # A boolean mask broadcastable to $(\dots, N_q, N_k)$ says which keys each query may use.
@@ -169,9 +203,9 @@ report("against J^T v", lambda: (my_softmax_vjp(p, v) - J.T @ v).abs().max().ite
 # | `F.scaled_dot_product_attention(..., attn_mask=mask)` | this pair **takes part** in attention |
 # | `nn.MultiheadAttention(...)(attn_mask=..., key_padding_mask=...)` | this pair is **not allowed** |
 #
-# This course uses the first: **`True` = attend, `False` = masked out**, so forward fills
-# `scores.masked_fill(~mask, float("-inf"))`. A mask built for one API and passed to the other
-# silently attends to exactly the wrong keys:
+# This course uses the first: **`True` = attend, `False` = masked out**. Which scores must
+# your forward set to $-\infty$, then, and how do you select them from `mask`? A mask built
+# for one API and passed to the other silently attends to exactly the wrong keys:
 
 # %%
 q = k = v = torch.randn(1, 4, 8)
@@ -709,7 +743,7 @@ from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientA
 # </details>
 
 # %% [markdown]
-# ## Kept and peak
+# ## Kept and peak (optional)
 #
 # Exercise 2 keeps $O(N)$ numbers per head between the passes. What decides whether a
 # sequence fits, though, is the **peak** of live bytes while each pass runs: what is kept, plus
@@ -764,7 +798,7 @@ print("you predicted:", my_peak_prediction)
 # So for one call, keeping $L$ lowers the peak only when your passes hold fewer
 # $N_q \times N_k$ tensors at once than `ScaledDotProductAttention` does: its saved $P$ plus
 # what its backward builds. Count them; don't assume. (A version written to hold fewer is
-# described in the **In practice** block after the exercises.)
+# described in the **In practice** block at the end of the lesson.)
 # </details>
 #
 # A model is not one call. In a stack of layers, forward runs every layer before backward
@@ -822,9 +856,11 @@ for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
 # 4. After the last block, how do you get the output row, and the log-sum-exp $L$ that
 #    backward needs?
 #
-# Write your update in `combine` and run the check: it processes a row of 12 scores in blocks
-# of 4 and compares with the softmax of the whole row. The placeholder adds each block as if
-# nothing had been seen before: against its own maximum, with nothing rescaled.
+# Write your update in `combine` and your answer to question 4 in `finish`, then run the
+# check: it processes a row of 12 scores in blocks of 4 and compares your output row and $L$
+# with those of the whole row. The placeholder `combine` adds each block as if nothing had
+# been seen before: against its own maximum, with nothing rescaled; the placeholder `finish`
+# returns $o$ and $m$ as they are.
 
 # %%
 row = torch.randn(12, dtype=torch.float64) * 3
@@ -845,14 +881,24 @@ def combine(m, ell, o, s_new, v_new):
     ### END WORKED
 
 
+def finish(m, ell, o):
+    """After the last block: the output row and the log-sum-exp L (question 4)."""
+    ### BEGIN WORKED
+    return o / ell, m + torch.log(torch.as_tensor(ell))
+    ### LEARNER
+    return o, m  # the placeholder: replace with yours
+    ### END WORKED
+
+
 def error_online():
-    """Your combine over the row's three blocks, against the softmax of the whole row."""
+    """Your combine over the row's three blocks and your finish, against the whole row."""
     m, ell = torch.tensor(float("-inf"), dtype=torch.float64), 0.0
     o = torch.zeros(2, dtype=torch.float64)
     for start in range(0, 12, 4):
         m, ell, o = combine(m, ell, o, row[start:start + 4], values[start:start + 4])
-    output_error = (o / ell - torch.softmax(row, dim=0) @ values).abs().max().item()
-    return max(output_error, abs(float(m + math.log(ell)) - torch.logsumexp(row, 0).item()))
+    output, lse = finish(m, ell, o)
+    output_error = (output - torch.softmax(row, dim=0) @ values).abs().max().item()
+    return max(output_error, (torch.as_tensor(lse) - torch.logsumexp(row, 0)).abs().item())
 
 
 report("output and L, block by block", error_online, 1e-12)
@@ -876,7 +922,8 @@ m, ell, o = combine(m, ell, o, masked[:4], values[:4])
 print("after the masked first block: m =", m.item(), " ell =", float(ell), " o =", o)
 for start in range(4, 12, 4):
     m, ell, o = combine(m, ell, o, masked[start:start + 4], values[start:start + 4])
-print("output after every block:", o / ell, "  you predicted", my_masked_first_block)
+print("output after every block:", finish(m, ell, o)[0], "  you predicted",
+      my_masked_first_block)
 print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
 
 # %% [markdown]
@@ -916,7 +963,8 @@ online_softmax_stepper(length=24, block=4, seed=3)
 # - an inner loop over key blocks $K_j, V_j$: the tile of scores $\tau Q_i K_j^\top$, then
 #   your `combine` step, now for a whole block of rows at once (where a per-row number
 #   meets a tile, which dimension must it gain?);
-# - after the inner loop, the rows $o / \ell$ of $O$ and the log-sum-exp $L = m + \log\ell$.
+# - after the inner loop, what your `finish` does, for the whole block of rows at once: the
+#   block's rows of $O$ and of the log-sum-exp $L$.
 #
 # The check below compares $O$ and $L$ with the whole-matrix computation and looks at every
 # tensor your function created. The placeholder computes the whole score matrix at once:
@@ -996,7 +1044,8 @@ check_tiled_forward()
 #    **all** keys. Which identity from Exercise 2 gives it before the loop starts, so that each
 #    tile needs only its own $dP_{ij}$? What goes wrong if you use
 #    $\operatorname{rowsum}(dP_{ij} \odot P_{ij})$ of the tile instead?
-# 3. Which gradients does tile $(i, j)$ contribute to, and to which block of each?
+# 3. Tile $(i, j)$ adds something to each of $dQ$, $dK$ and $dV$: to which block of each, and
+#    which other tiles add to that same block?
 # 4. FlashAttention-2 puts the key blocks in the **outer** loop. What does that let you keep
 #    in a small accumulator until the inner loop is done, and what must be added into a
 #    full-size buffer instead?
@@ -1011,14 +1060,15 @@ check_tiled_forward()
 # </details>
 #
 # Write one tile's share in `tile_backward` and run the check: it cuts a problem of 16 queries
-# and 16 keys into 2 x 2 tiles of 8, adds each tile's contributions into the blocks of $dQ$,
-# $dK$ and $dV$ they belong to, and compares with autograd. $L$ comes from
+# and 16 keys into 2 x 2 tiles of 8, adds each tile's contributions where they belong (your
+# answer to question 3 decides what `tile_backward` returns; the check does the adding out of
+# sight, in the grading library), and compares with autograd. $L$ comes from
 # `torch.logsumexp` and $D$ from your `my_row_sum`. The placeholder contributes nothing.
 
 # %%
 def tile_backward(q, k, v, do, L, D, scale):
-    """Tile (i, j)'s contributions (dq_i, dk_j, dv_j), from the query block's rows q, do, L, D
-    and the key block's rows k, v: your derivation."""
+    """What tile (i, j) adds to the gradients of Q, K and V, in that order, from the query
+    block's rows q, do, L, D and the key block's rows k, v: your derivation."""
     ### BEGIN WORKED
     p = torch.exp((q @ k.transpose(-2, -1)) * scale - L.unsqueeze(-1))
     ds = p * (do @ v.transpose(-2, -1) - D.unsqueeze(-1))
@@ -1028,39 +1078,15 @@ def tile_backward(q, k, v, do, L, D, scale):
     ### END WORKED
 
 
-Qb2, Kb2, Vb2, dOb2 = (torch.randn(16, 4, dtype=torch.float64) for _ in range(4))
-leaves = [t.clone().requires_grad_() for t in (Qb2, Kb2, Vb2)]
-Ob2 = torch.softmax((leaves[0] @ leaves[1].T) * 0.5, dim=-1) @ leaves[2]
-Ob2.backward(dOb2)
-Lb2 = torch.logsumexp((Qb2 @ Kb2.T) * 0.5, dim=-1)
-
-
 def error_by_tiles():
-    """Your tiles' contributions, added into dQ, dK and dV, against autograd."""
-    Db2 = my_row_sum(dOb2, Ob2.detach())
-    tiled = [torch.zeros_like(t) for t in (Qb2, Kb2, Vb2)]
-    for i in (0, 8):
-        for j in (0, 8):
-            dq, dk, dv = tile_backward(Qb2[i:i + 8], Kb2[j:j + 8], Vb2[j:j + 8], dOb2[i:i + 8],
-                                       Lb2[i:i + 8], Db2[i:i + 8], 0.5)
-            tiled[0][i:i + 8] += dq
-            tiled[1][j:j + 8] += dk
-            tiled[2][j:j + 8] += dv
-    errors = [(mine - leaf.grad).abs().max().item() for mine, leaf in zip(tiled, leaves)]
+    """Your tiles' contributions, added into dQ, dK and dV where they belong (by the grading
+    library: its code would answer question 3), against autograd."""
+    errors = tile_errors(tile_backward, my_row_sum)
     print("largest errors of dQ, dK, dV:", ", ".join(f"{error:.2g}" for error in errors))
     return max(errors)
 
 
-def row_sum_is_right():
-    """D comes from your my_row_sum: check it first, so that a ✗ below is tile_backward's."""
-    P = torch.softmax((Qb2 @ Kb2.T) * 0.5, dim=-1)
-    try:
-        return torch.allclose(my_row_sum(dOb2, Ob2.detach()), ((dOb2 @ Vb2.T) * P).sum(-1))
-    except Exception:  # shown by its own check above
-        return False
-
-
-if row_sum_is_right():
+if row_sum_is_right(my_row_sum):  # D is built from it: a ✗ below is then tile_backward's
     report("dQ, dK and dV by tiles against autograd", error_by_tiles, 1e-12)
 else:
     print("✗ your my_row_sum (Derive: one number per query row) is not right yet: D is built "
@@ -1102,7 +1128,7 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # - float32 scores must work at any magnitude softmax handles: the checks use rows that reach
 #   100 to 150 and rows whose scores all lie near $-160$.
 # - float16/bfloat16 inputs accumulate in float32 and return the input dtype.
-# - Read the block size as `FlashAttention.BLOCK`: the grader sets it to small sizes (2 to 32)
+# - Read the block size as `FlashAttention.BLOCK`: the grader sets it to small sizes (2 to 16)
 #   so that small inputs span several tiles, and measures the largest tensor you create and
 #   the peak of live tensors, forward and backward, with `TensorAccounting`.
 #
@@ -1398,7 +1424,7 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
       "  largest row sum:", bias_grads[0].sum(-1).abs().max().item())
 
 # %% [markdown]
-# ### Try it (ungraded): a learned ALiBi slope
+# ### Try it (optional, ungraded): a learned ALiBi slope
 #
 # Make ALiBi's slope learnable: head $h$ adds $B_{h,i,j} = -m_h\,|i - j|$, with one parameter
 # $m_h$ per head. Your Exercise 4 backward already has $dS'$, the gradient of the biased
@@ -1457,6 +1483,77 @@ check_slope_gradient()
 # gradient is the sum of $dS'$ over the scores in its bucket (`index_add_` over the bucket
 # indices).
 # </details>
+
+# %% [markdown]
+# ## Common mistakes
+#
+# **Exercise 1 · `ScaledDotProductAttention`**
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `dS = P * dP` | wrong `dQ`, `dK` (`dV` is still right, which hides it) | the softmax's VJP has a row-sum term, $-p\,p^\top$ in its Jacobian |
+# | `dS = P * (1 - P) * dP` (softmax treated like a sigmoid) | only the diagonal of the Jacobian | the same row-sum term |
+# | the row sum over `dim=-2` | sums over queries, not keys | the row sum runs over the keys of each query |
+# | the row sum without `keepdim=True` | a shape error, or, for one square head, a sum broadcast along the wrong axis | keep the summed dimension, `keepdim=True`, so that one number per row meets its row |
+# | a mask built for `nn.MultiheadAttention` (`True` = blocked) | attends to exactly the wrong keys | here `True` = attend: `masked_fill(~mask, -inf)` |
+# | no `mask=None` path (`~mask` on `None`) | `TypeError: bad operand type for unary ~` on the most common call | `if mask is not None:` |
+# | `exp(scores)` without subtracting the row maximum | `inf`, then `nan`, for large scores | `torch.softmax`, or `scores - scores.amax(-1, keepdim=True)` |
+# | one global maximum, and the mask applied after `exp` | rows far below the global maximum underflow to `0/0 = nan` | fill `-inf` first, then subtract each row's own maximum |
+# | forgetting `scale` in `dQ` and `dK` | gradients off by a constant factor | $S = \tau QK^\top$: both carry $\tau$ |
+# | `K.T` on batched tensors | reverses every dimension, batch ones included (deprecated beyond 2-D) | `K.transpose(-2, -1)` |
+# | `ctx.mask = mask` | escapes the in-place version check and saved-tensor hooks (and, for an output, makes a reference cycle); it does not by itself break double backward | `ctx.save_for_backward(..., mask)` |
+#
+# **Exercise 2 · `MemoryEfficientAttention`**
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | a "memory-efficient" version that saves `P` or the scores | no memory saved | save the log-sum-exp; recompute `P` |
+# | the mask left out when backward recomputes the scores | `exp(S - L)` is not 0 at masked keys: wrong `dQ`, `dK`, `dV`, right output | fill `-inf` again before `exp`, from the saved mask |
+# | log-sum-exp without the row maximum, `log(exp(S).sum(-1))` | `inf` for scores above about 88 in float32 | `m + log(exp(S - m).sum(-1))`, or `torch.logsumexp` |
+#
+# **Exercise 3 · `FlashAttention`**
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | no rescaling of the running output | right only while no later key block raises a row's maximum | rescale $o$ by $e^{m_{\text{old}} - m_{\text{new}}}$, as $\ell$ |
+# | rescaling with the wrong maximum (a tile's own without FlashAttention-1's second correction factor, or $e^{m_{\text{new}} - m_{\text{old}}}$) | wrong weights, or `inf * 0 = nan` | exponentiate against $m_{\text{new}}$, rescale by $e^{m_{\text{old}} - m_{\text{new}}}$ |
+# | no running maximum at all, $e^{S}$ | `inf`, then `nan`, once a float32 score passes about 88.7 | subtract the running maximum |
+# | the running maximum started at 0 | `0/0 = nan` for rows whose float32 scores all lie below about $-103$ | start it at $-\infty$ |
+# | a first tile in which a row sees no key (key blocks visited from the last) | $e^{-\infty + \infty}$ = `nan` for that row | visit key blocks from key 0, or subtract 0 where $m_{\text{new}} = -\infty$ |
+# | a causal mask `key >= query + (Lk - Lq)` | each query loses its last visible key; with $N_q = N_k$ the first query sees none: `nan` | `key > query + (Lk - Lq)` masks exactly the keys after it |
+# | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |
+# | log-sum-exp kept in bfloat16 or float16 | every recomputed probability of a row off by the same factor $e^{L - \tilde L}$, for $\tilde L$ the rounded $L$: up to 1.6% in bfloat16 and 0.2% in float16 for $L$ between 4 and 8, twice that between 8 and 16; far outside float32's tolerance | keep `L` in float32 |
+# | $D$ from a tile's $dP_{ij} \odot P_{ij}$ | part of the row sum: wrong `dQ`, `dK` with several key blocks | $D = \operatorname{rowsum}(dO \odot O)$, whole rows, before the loop |
+# | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(N^2)$ | one `BLOCK x BLOCK` tile at a time, each tile's mask from its query and key positions |
+# | computing tiles entirely above the diagonal under `causal` | right numbers, up to twice the work | start or stop the inner loop at the diagonal |
+# | a block size written as a number instead of `FlashAttention.BLOCK` | the grader's block sizes are ignored | read `FlashAttention.BLOCK` |
+#
+# **Exercise 4 · `AttentionWithBias`**
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `AttentionWithBias`'s backward returns a bias gradient whose shape is not `bias.shape` | autograd's engine accepts it without a word; the contract does not | Exercise 4, Hint 2: which scores does one bias entry move? |
+#
+# Where popular write-ups go wrong: the missing row sum is the classic one. A write-up that
+# derives the softmax's derivative "element by element" as $p(1-p)$, or that writes
+# $dS = P \odot dP$ "since the softmax is applied element-wise", keeps the diagonal of a
+# Jacobian that is not diagonal. Your gradient for $V$ comes out right, so a test that only
+# checks $dV$ passes; gradcheck on $Q$ and $K$ does not. Mask conventions get mixed up in code
+# that moves from `nn.MultiheadAttention` to `F.scaled_dot_product_attention`: same boolean
+# tensor, opposite meaning. And "memory-efficient attention" is often measured by what it
+# keeps for backward, which says nothing about its peak for one call alone; in a stack of
+# layers, where every layer's saved tensors wait for backward together, it is half the story.
+#
+# ## Summary
+#
+# Attention's backward is three vector-Jacobian products in a row: two matrix products and a
+# softmax whose Jacobian $\operatorname{diag}(p) - pp^\top$ turns into one line with a row sum.
+# A boolean mask is not differentiated; it zeroes probabilities, and with them their
+# gradients. One log-sum-exp per query row rebuilds $P$, and
+# $\operatorname{rowsum}(dP \odot P) = \operatorname{rowsum}(dO \odot O)$ removes the last
+# reason to see a whole row at once. Keeping $L$ instead of $P$ cuts what a stack of layers
+# holds for backward; with the online softmax, forward and backward then run tile by tile,
+# and the peak memory of attention grows like $N$ instead of $N^2$.
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
@@ -1555,74 +1652,3 @@ by_group = k_copied.grad.unflatten(1, (2, 4))  # (batch, shared head, copy, key,
 print("dK of the 2 shared heads:", tuple(k_heads.grad.shape),
       " copies' dK summed:", torch.allclose(k_heads.grad, by_group.sum(2), atol=1e-6),
       " averaged:", torch.allclose(k_heads.grad, by_group.mean(2), atol=1e-6))
-
-# %% [markdown]
-# ## Common mistakes
-#
-# **Exercise 1 · `ScaledDotProductAttention`**
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | `dS = P * dP` | wrong `dQ`, `dK` (`dV` is still right, which hides it) | the softmax's VJP has a row-sum term, $-p\,p^\top$ in its Jacobian |
-# | `dS = P * (1 - P) * dP` (softmax treated like a sigmoid) | only the diagonal of the Jacobian | the same row-sum term |
-# | the row sum over `dim=-2` | sums over queries, not keys | the row sum runs over the keys of each query |
-# | the row sum without `keepdim=True` | a shape error, or, for one square head, a sum broadcast along the wrong axis | keep the summed dimension, `keepdim=True`, so that one number per row meets its row |
-# | a mask built for `nn.MultiheadAttention` (`True` = blocked) | attends to exactly the wrong keys | here `True` = attend: `masked_fill(~mask, -inf)` |
-# | no `mask=None` path (`~mask` on `None`) | `TypeError: bad operand type for unary ~` on the most common call | `if mask is not None:` |
-# | `exp(scores)` without subtracting the row maximum | `inf`, then `nan`, for large scores | `torch.softmax`, or `scores - scores.amax(-1, keepdim=True)` |
-# | one global maximum, and the mask applied after `exp` | rows far below the global maximum underflow to `0/0 = nan` | fill `-inf` first, then subtract each row's own maximum |
-# | forgetting `scale` in `dQ` and `dK` | gradients off by a constant factor | $S = \tau QK^\top$: both carry $\tau$ |
-# | `K.T` on batched tensors | reverses every dimension, batch ones included (deprecated beyond 2-D) | `K.transpose(-2, -1)` |
-# | `ctx.mask = mask` | escapes the in-place version check and saved-tensor hooks (and, for an output, makes a reference cycle); it does not by itself break double backward | `ctx.save_for_backward(..., mask)` |
-#
-# **Exercise 2 · `MemoryEfficientAttention`**
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | a "memory-efficient" version that saves `P` or the scores | no memory saved | save the log-sum-exp; recompute `P` |
-# | the mask left out when backward recomputes the scores | `exp(S - L)` is not 0 at masked keys: wrong `dQ`, `dK`, `dV`, right output | fill `-inf` again before `exp`, from the saved mask |
-# | log-sum-exp without the row maximum, `log(exp(S).sum(-1))` | `inf` for scores above about 88 in float32 | `m + log(exp(S - m).sum(-1))`, or `torch.logsumexp` |
-#
-# **Exercise 3 · `FlashAttention`**
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | no rescaling of the running output | right only while no later key block raises a row's maximum | rescale $o$ by $e^{m_{\text{old}} - m_{\text{new}}}$, as $\ell$ |
-# | rescaling with the wrong maximum (a tile's own without FlashAttention-1's second correction factor, or $e^{m_{\text{new}} - m_{\text{old}}}$) | wrong weights, or `inf * 0 = nan` | exponentiate against $m_{\text{new}}$, rescale by $e^{m_{\text{old}} - m_{\text{new}}}$ |
-# | no running maximum at all, $e^{S}$ | `inf`, then `nan`, once a float32 score passes about 88.7 | subtract the running maximum |
-# | the running maximum started at 0 | `0/0 = nan` for rows whose float32 scores all lie below about $-103$ | start it at $-\infty$ |
-# | a first tile in which a row sees no key (key blocks visited from the last) | $e^{-\infty + \infty}$ = `nan` for that row | visit key blocks from key 0, or subtract 0 where $m_{\text{new}} = -\infty$ |
-# | a causal mask `key >= query + (Lk - Lq)` | each query loses its last visible key; with $N_q = N_k$ the first query sees none: `nan` | `key > query + (Lk - Lq)` masks exactly the keys after it |
-# | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |
-# | log-sum-exp kept in bfloat16 or float16 | every recomputed probability of a row off by the same factor $e^{L - \tilde L}$, for $\tilde L$ the rounded $L$: up to 1.6% in bfloat16 and 0.2% in float16 for $L$ between 4 and 8, twice that between 8 and 16; far outside float32's tolerance | keep `L` in float32 |
-# | $D$ from a tile's $dP_{ij} \odot P_{ij}$ | part of the row sum: wrong `dQ`, `dK` with several key blocks | $D = \operatorname{rowsum}(dO \odot O)$, whole rows, before the loop |
-# | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(N^2)$ | one `BLOCK x BLOCK` tile at a time, each tile's mask from its query and key positions |
-# | computing tiles entirely above the diagonal under `causal` | right numbers, up to twice the work | start or stop the inner loop at the diagonal |
-# | a block size written as a number instead of `FlashAttention.BLOCK` | the grader's block sizes are ignored | read `FlashAttention.BLOCK` |
-#
-# **Exercise 4 · `AttentionWithBias`**
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | `AttentionWithBias`'s backward returns a bias gradient whose shape is not `bias.shape` | autograd's engine accepts it without a word; the contract does not | Exercise 4, Hint 2: which scores does one bias entry move? |
-#
-# Where popular write-ups go wrong: the missing row sum is the classic one. A write-up that
-# derives the softmax's derivative "element by element" as $p(1-p)$, or that writes
-# $dS = P \odot dP$ "since the softmax is applied element-wise", keeps the diagonal of a
-# Jacobian that is not diagonal. Your gradient for $V$ comes out right, so a test that only
-# checks $dV$ passes; gradcheck on $Q$ and $K$ does not. Mask conventions get mixed up in code
-# that moves from `nn.MultiheadAttention` to `F.scaled_dot_product_attention`: same boolean
-# tensor, opposite meaning. And "memory-efficient attention" is often measured by what it
-# keeps for backward, which says nothing about its peak for one call alone; in a stack of
-# layers, where every layer's saved tensors wait for backward together, it is half the story.
-#
-# ## Summary
-#
-# Attention's backward is three vector-Jacobian products in a row: two matrix products and a
-# softmax whose Jacobian $\operatorname{diag}(p) - pp^\top$ turns into one line with a row sum.
-# A boolean mask is not differentiated; it zeroes probabilities, and with them their
-# gradients. One log-sum-exp per query row rebuilds $P$, and
-# $\operatorname{rowsum}(dP \odot P) = \operatorname{rowsum}(dO \odot O)$ removes the last
-# reason to see a whole row at once. Keeping $L$ instead of $P$ cuts what a stack of layers
-# holds for backward; with the online softmax, forward and backward then run tile by tile,
-# and the peak memory of attention grows like $N$ instead of $N^2$.

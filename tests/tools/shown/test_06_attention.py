@@ -3,7 +3,7 @@ and the placeholder or a plausible slip fails it."""
 
 import torch
 
-from tests.tools.shown.lesson_code import definitions, printed
+from tests.tools.shown.lesson_code import code_cells, definitions, printed
 
 
 def _answer(name: str, learner: bool = False):
@@ -38,12 +38,34 @@ def test_row_sum_worked_passes():
     assert torch.allclose(_answer("my_row_sum")(dO, P @ V), ((dO @ V.T) * P).sum(-1))
 
 
-def _online(combine, row, values):
+def test_scores_vjp_worked_passes_and_placeholder_and_slips_fail():
+    """Does the Step 3 check give the worked (dQ, dK) ✓, and the placeholder, a dQ and dK
+    without the scale, and a dK from dS instead of dS^T (a shape error: 3 queries, 4 keys)
+    ✗?"""
+    generator = torch.Generator().manual_seed(7)
+    Q3, K3, dS3 = (torch.randn(*shape, dtype=torch.float64, generator=generator)
+                   for shape in ((3, 8), (4, 8), (3, 4)))
+    lesson = definitions("06_attention", "report", "error_of_scores_vjp", Q3=Q3, K3=K3,
+                         dS3=dS3)
+
+    def verdict(my_scores_vjp) -> str:
+        lesson["my_scores_vjp"] = my_scores_vjp
+        return printed(lesson["report"], "check", lesson["error_of_scores_vjp"], 1e-12)[0]
+
+    assert verdict(_answer("my_scores_vjp")).startswith("✓")
+    assert verdict(_answer("my_scores_vjp", learner=True)).startswith("✗")
+    assert verdict(lambda dS, Q, K, scale: (dS @ K, dS.T @ Q)).startswith("✗")
+    assert verdict(lambda dS, Q, K, scale: (scale * dS @ K, scale * dS @ Q)).startswith(
+        "✗ check: your code raised RuntimeError")
+
+
+def _online(combine, row, values, finish=None):
+    """The output row and L from ``combine`` over three blocks of 4 and the worked finish."""
     m, ell = torch.tensor(float("-inf"), dtype=torch.float64), 0.0
     o = torch.zeros(2, dtype=torch.float64)
     for start in range(0, 12, 4):
         m, ell, o = combine(m, ell, o, row[start:start + 4], values[start:start + 4])
-    return o / ell, m + torch.log(torch.as_tensor(ell))
+    return (finish or _answer("finish"))(m, ell, o)
 
 
 def test_combine_worked_passes_and_no_rescale_fails():
@@ -60,6 +82,22 @@ def test_combine_worked_passes_and_no_rescale_fails():
 
     assert not torch.allclose(_online(no_rescale, row, values)[0], exact)
     assert not torch.allclose(_online(_answer("combine", learner=True), row, values)[0], exact)
+    placeholder = _online(_answer("combine"), row, values, _answer("finish", learner=True))
+    assert not torch.allclose(placeholder[0], exact)
+
+
+def test_online_check_needs_finish_and_shows_no_answer():
+    """Does the online-softmax check give ✓ only with the worked combine and finish, and does
+    the learner's copy of its code leave question 4 (o / ell, m + log ell) to the learner?"""
+    lesson = definitions("06_attention", "report", "row", "values", "combine", "finish",
+                         "error_online")
+    assert printed(lesson["report"], "check", lesson["error_online"], 1e-12)[0].startswith("✓")
+    lesson["finish"] = _answer("finish", learner=True)
+    assert printed(lesson["report"], "check", lesson["error_online"], 1e-12)[0].startswith("✗")
+    checks = [cell for cell in code_cells("06_attention", learner=True)
+              if "def error_online" in cell or "after the masked first block" in cell]
+    assert len(checks) == 2
+    assert not any("/ ell" in cell or "log(ell)" in cell for cell in checks)
 
 
 def _tiled_forward_check(tiled_forward) -> list[str]:
@@ -123,13 +161,7 @@ def test_slope_gradient_worked_matches_autograd():
 
 
 def test_tile_backward_worked_sums_to_autograd_and_a_tile_row_sum_fails():
-    generator = torch.Generator().manual_seed(5)
-    Q, K, V, dO = (torch.randn(16, 4, dtype=torch.float64, generator=generator)
-                   for _ in range(4))
-    leaves = [t.clone().requires_grad_() for t in (Q, K, V)]
-    O = torch.softmax((leaves[0] @ leaves[1].T) * 0.5, dim=-1) @ leaves[2]
-    O.backward(dO)
-    L, D = torch.logsumexp((Q @ K.T) * 0.5, dim=-1), (dO * O.detach()).sum(-1)
+    from autograder.exercises.attention_steps import tile_errors
 
     def tile_row_sum(q, k, v, do, L, D, scale):  # D from the tile's own dP * P
         p = torch.exp((q @ k.T) * scale - L.unsqueeze(-1))
@@ -137,16 +169,9 @@ def test_tile_backward_worked_sums_to_autograd_and_a_tile_row_sum_fails():
         ds = p * (dp - (dp * p).sum(-1, keepdim=True))
         return scale * ds @ k, scale * ds.T @ q, p.T @ do
 
-    for tile_backward, ok in ((_answer("tile_backward"), True), (tile_row_sum, False)):
-        tiled = [torch.zeros_like(t) for t in (Q, K, V)]
-        for i in (0, 8):
-            for j in (0, 8):
-                dq, dk, dv = tile_backward(Q[i:i + 8], K[j:j + 8], V[j:j + 8], dO[i:i + 8],
-                                           L[i:i + 8], D[i:i + 8], 0.5)
-                tiled[0][i:i + 8] += dq
-                tiled[1][j:j + 8] += dk
-                tiled[2][j:j + 8] += dv
-        assert all(torch.allclose(t, leaf.grad) for t, leaf in zip(tiled, leaves)) == ok
+    my_row_sum = _answer("my_row_sum")
+    assert max(tile_errors(_answer("tile_backward"), my_row_sum)) < 1e-12
+    assert max(tile_errors(tile_row_sum, my_row_sum)) > 1e-3
 
 
 def _slope_check(slope_gradient) -> list[str]:
@@ -185,9 +210,11 @@ def test_report_marks_the_tolerance_and_shows_an_error_in_one_line():
 def _tiles_check(my_row_sum) -> list[str]:
     """What the backward-by-tiles check cell prints for the worked tile_backward and
     ``my_row_sum``."""
+    from autograder.exercises.attention_steps import row_sum_is_right, tile_errors
     from tests.tools.shown.lesson_code import cell_from, run_code
-    namespace = definitions("06_attention", "report", "tile_backward", my_row_sum=my_row_sum)
-    return run_code(cell_from("06_attention", "Qb2, Kb2, Vb2, dOb2 ="), namespace)
+    namespace = definitions("06_attention", "report", "tile_backward", my_row_sum=my_row_sum,
+                            row_sum_is_right=row_sum_is_right, tile_errors=tile_errors)
+    return run_code(cell_from("06_attention", "def error_by_tiles():"), namespace)
 
 
 def test_tiles_check_names_a_wrong_my_row_sum_before_blaming_tile_backward():
