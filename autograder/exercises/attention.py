@@ -14,6 +14,7 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, SCALE,  # noqa: F401
                                attention_domain_values, attention_values, make_mask, one_thread)
+from .attention_precision import narrow_saves
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
 
@@ -129,6 +130,9 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
     grad_output = _grad_output_like(expected)
     wanted = [inputs["Q"], inputs["K"], inputs["V"]]
     grad_q, grad_k, grad_v = torch.autograd.grad(output, wanted, grad_output, allow_unused=True)
+    fresh = make_inputs(values)
+    true_q, true_k = torch.autograd.grad(attention_reference(**fresh), [fresh["Q"], fresh["K"]],
+                                         grad_output)
     if values.get("mask") is not None and not values["mask"].all():
         raw = (values["Q"] @ values["K"].transpose(-2, -1)) * values["scale"]
         unmasked = (raw - torch.logsumexp(scores, dim=-1, keepdim=True)).exp()
@@ -137,7 +141,9 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
                     "exp(S - L) is then not 0 at the masked keys; fill them with -inf again "
                     "before exp, with the mask saved through save_for_backward")
     for mistake, (wrong_q, wrong_k) in _wrong_gradients(values, grad_output).items():
-        if _same(grad_q, wrong_q) or _same(grad_k, wrong_k):
+        # named only where these inputs tell that backward from the right one
+        if ((_same(grad_q, wrong_q) and not _same(true_q, wrong_q))
+                or (_same(grad_k, wrong_k) and not _same(true_k, wrong_k))):
             if mistake == "no row sum":
                 return f"{spec.name}'s backward {ELEMENTWISE}"
             if mistake == "diagonal only":
@@ -190,12 +196,15 @@ def check_attention(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7)
                 if hint is not None:
                     raise GradingError(hint, str(error)) from error
             try:
-                hint = known_mistake(function, spec, values)
+                hint, mistake = known_mistake(function, spec, values), ""
+                if hint is None:
+                    hint = narrow_saves(function, spec, values, attention_reference)
+                    mistake = f"{spec.name}/saves-in-lower-precision"
             except Exception:  # the learner's code may raise anything; keep the first hint
                 hint = None
             if hint is None:
                 raise
-            raise GradingError(hint, str(error)) from error
+            raise GradingError(hint, str(error), mistake=mistake) from error
 
 
 def check_mask_polarity(function, spec: Spec, device) -> None:

@@ -187,6 +187,14 @@ MISTAKES += [
             _sdpa(("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
                    "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1).bfloat16(), mask)"),
                   name=M)),
+    # right to 1e-5 on the plain cases; the scores in the thousands show it (L's rounding,
+    # about 1e-4, moves every P of its row), which was blamed on a diagonal-only backward
+    # (near one-hot rows cannot tell the two apart) or left a bare "is wrong"
+    Mistake(M, "log-sum-exp kept in float32 for float64 inputs",
+            "keeps its log-sum-exp in float32 for float64 inputs",
+            _sdpa(("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                   "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1).float(), mask)"),
+                  name=M)),
 ]
 
 _RECOMPUTE = ('''        scores = (Q @ K.transpose(-2, -1)) * ctx.scale

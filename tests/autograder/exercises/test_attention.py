@@ -188,6 +188,23 @@ class TestMemoryEfficientMistakes:
         MEMORY_EFFICIENT.run(unusual(M, "row max and row sum saved, two numbers per row"))
 
 
+def test_log_sum_exp_in_float32_for_float64_inputs_is_graded_with_its_id():
+    """Is an L saved in float32 for float64 inputs (wrong only where the scores reach the
+    thousands) named, with its stable id, instead of a bare gradient error or a diagonal-only
+    backward?"""
+    assert graded_mistake(M, "log-sum-exp kept in float32 for float64 inputs") == \
+        f"{M}/saves-in-lower-precision"
+
+
+def test_a_backward_the_inputs_cannot_tell_apart_is_not_named():
+    """On the scores in the thousands (rows nearly one-hot), a diagonal-only dS and the right
+    one agree to the checks' tolerance: is the right backward never blamed for it?"""
+    values = lesson.attention_values((2,), 4, 6, 4, 3, "cpu", mask="causal", seed=21,
+                                     magnitude=6.0, scale=60.0)  # check_stable's inputs
+    for name, spec in ((S, lesson.SDPA), (M, lesson.MEMORY_EFFICIENT)):
+        assert lesson.known_mistake(solution(name), spec, values) is None
+
+
 def test_flash_hints_name_the_case():
     """Do FlashAttention's hints say which shapes, dtype, causal flag and BLOCK failed?"""
     message = verdict("FlashAttention", mistake("FlashAttention", "D from dP instead of dO * O")
