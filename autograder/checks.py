@@ -98,7 +98,7 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     forward = run_forward(function, spec, inputs)
     expected = spec.reference(**make_inputs(values, requires_grad=False))
     diagnose_values(f"{spec.name}'s output", forward.output, expected, rtol=rtol, atol=atol,
-                    inputs=inputs)
+                    inputs=inputs, computed_in=expected.dtype)
     generator = torch.Generator().manual_seed(seed)
     grad_output = torch.randn(expected.shape, generator=generator, dtype=expected.dtype)
     grad_output = grad_output.to(expected.device)
@@ -114,7 +114,8 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     truth = reference_gradients(spec, inputs, pristine_grad_output)
     for name, grad in zip(inputs, backward.grads):
         if name in truth:
-            diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol, inputs=inputs)
+            diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol, inputs=inputs,
+                              computed_in=inputs[name].dtype)
     return forward, backward
 
 

@@ -71,7 +71,8 @@ def check_each_input_alone(function, spec: Spec, values: dict, *, rtol=1e-5, ato
         raw, grad = _gradient_alone(function, spec, values, name, grad_output)
         alone = f"{name} alone requiring grad" if len(names) > 1 else ""
         try:
-            diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol, inputs=values)
+            diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol, inputs=values,
+                              computed_in=values[name].dtype)
         except GradingError as error:
             if len(names) > 1:
                 raise _explain_alone(function, spec, values, name, grad, grad_output,

@@ -1,8 +1,15 @@
 """Turn a wrong gradient into a hint that names the likely mistake."""
 
+import math
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import torch
 
 from .errors import GradingError
+
+# (the exercise graded, the float32 steps held back or None to raise them at once)
+_held: ContextVar[tuple | None] = ContextVar("float32_steps_held", default=None)
 
 
 def exact(value: float) -> str:
@@ -34,12 +41,79 @@ def _at(worst: tuple, inputs: dict | None, shape: torch.Size) -> str:
     return f"at index {worst}" + (f", where {', '.join(values)}" if values else "")
 
 
+def _rounded_to_float32(got: torch.Tensor, expected: torch.Tensor, computed_in) -> bool:
+    """Every value of ``got``, computed in float64, is a float32 number, and so is none of the
+    truth's values that matter: a step ran in float32 (autograd casts a float32 gradient back
+    silently). Zeros where the truth is float64 rounding noise prove nothing."""
+    if (computed_in != torch.float64 or got.dtype != torch.float64
+            or got.shape != expected.shape or expected.numel() == 0
+            or not torch.equal(got, got.float().to(torch.float64))):
+        return False
+    scale = expected.abs().max().item()
+    significant = expected.abs() > 1e-3 * scale
+    has_digits = significant & (expected != expected.float().to(torch.float64))
+    return (bool(has_digits.any()) and bool((got[significant] != 0).all())
+            and not _close(got, expected, rtol=1e-10, atol=1e-12 * scale))
+
+
+@contextmanager
+def float32_steps_last(name: str):
+    """Inside the block, a float32 step found in a result within tolerance is held, not raised,
+    so that a probe naming the cause more closely (which tensor was saved narrow) runs first;
+    the first one held is raised at the end of a block that raised nothing else."""
+    held: list[str] = []
+    token = _held.set((name, held))
+    try:
+        yield
+    finally:
+        _held.reset(token)
+    if held:
+        raise GradingError(held[0], mistake=f"{name}/float32-step")
+
+
+@contextmanager
+def float32_steps_now():
+    """Inside the block, a float32 step is raised at once: the checks that follow would only
+    name its consequences (the bytes of autograd's cast back)."""
+    name, _ = _held.get() or ("", None)
+    token = _held.set((name, None))
+    try:
+        yield
+    finally:
+        _held.reset(token)
+
+
+def _float32_step(hint: str) -> None:
+    name, held = _held.get() or ("", None)
+    if held is None:
+        raise GradingError(hint, mistake=f"{name}/float32-step" if name else "")
+    held.append(hint)
+
+
+FLOAT32_STEP = ("a step ran in float32 (a tensor made without dtype=, a .float(), a float32 "
+                "constant or buffer) and the digits it dropped do not come back: keep every "
+                "step in the input's dtype")
+
+
 def shape_hint(name: str, got: tuple, expected: tuple) -> str:
     """The hint for a gradient of shape ``got`` returned for an input of shape ``expected``."""
+    said = f"grad_{name} has shape {got} but {name} has shape {expected}"
     if len(got) == 2 and got == expected[::-1]:
-        return f"grad_{name} has shape {got} but {name} has shape {expected}: a transpose?"
-    return (f"grad_{name} has shape {got} but {name} has shape {expected}: "
-            "a gradient must have its input's shape (sum over broadcast dimensions)")
+        return f"{said}: a transpose?"
+    if _broadcasts_to(expected, got):
+        return (f"{said}: a gradient must have its input's shape (sum over the dimensions "
+                f"{name} was broadcast along)")
+    if math.prod(got) == math.prod(expected):
+        return f"{said}: a gradient must have its input's shape (reshape it back to {name}'s)"
+    return f"{said}: a gradient must have its input's shape"
+
+
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    """Does a tensor of ``shape`` broadcast to ``target`` (ones or missing dims stretched)?"""
+    try:
+        return torch.broadcast_shapes(shape, target) == torch.Size(target)
+    except RuntimeError:
+        return False
 
 
 def diagnose_gradient(
@@ -50,9 +124,11 @@ def diagnose_gradient(
     rtol: float = 1e-5,
     atol: float = 1e-7,
     inputs: dict | None = None,
+    computed_in: torch.dtype | None = None,
 ) -> None:
     """Raise a GradingError naming the mistake if ``got`` is not the gradient ``expected``;
-    ``inputs`` name their values where the error is largest."""
+    ``inputs`` name their values where the error is largest; ``computed_in`` is the dtype the
+    learner's code ran in (None where unknown: ``got`` may be widened)."""
     grad_name = f"grad_{name}"
     if got is None:
         raise GradingError(
@@ -81,6 +157,9 @@ def diagnose_gradient(
             "a numerically unstable formula?"
         )
     if _close(got, expected, rtol, atol):
+        if _rounded_to_float32(got, expected, computed_in):  # within tolerance, digits lost
+            _float32_step(f"every value of {grad_name} is exactly a float32 number, where the "
+                          f"true gradient has float64's digits: {FLOAT32_STEP}")
         return
     if _close(got, -expected, rtol, atol):
         raise GradingError(
@@ -115,10 +194,10 @@ def _best_scale(got: torch.Tensor, expected: torch.Tensor) -> float | None:
 
 def diagnose_values(
     what: str, got, expected: torch.Tensor, *, rtol: float = 1e-5, atol: float = 1e-7,
-    inputs: dict | None = None,
+    inputs: dict | None = None, computed_in: torch.dtype | None = None,
 ) -> None:
     """Raise a GradingError if a forward result differs from the reference; ``inputs`` name
-    their values where the error is largest."""
+    their values where the error is largest; ``computed_in`` as for ``diagnose_gradient``."""
     if not isinstance(got, torch.Tensor):
         raise GradingError(f"{what} returned a {type(got).__name__}: return a tensor")
     if got.shape != expected.shape:
@@ -139,6 +218,9 @@ def diagnose_values(
             "a numerically unstable formula?"
         )
     if _close(got, expected, rtol, atol):
+        if _rounded_to_float32(got, expected, computed_in):  # within tolerance, digits lost
+            _float32_step(f"every value of {what} is exactly a float32 number, where the true "
+                          f"values have float64's digits: {FLOAT32_STEP}")
         return
     error = (got - expected).abs()
     if got.numel() == 0:

@@ -98,6 +98,9 @@ class Domain:
     layout_inputs: tuple[str, ...] | None = None
     layout_clause: str = LAYOUT_CLAUSE
     per_call: bool = True
+    # trailing inputs the contract lets be left out (an optional bias): the per-call check's
+    # second call leaves them out, so state one call keeps for the other (a global flag) shows
+    optional: tuple[str, ...] = ()
     # compute (and accumulation) dtype of each input dtype that computes wider than it stores
     accumulates: dict[torch.dtype, torch.dtype] = field(default_factory=dict)
     accumulation: Case | None = None  # where accumulating in the input dtype measurably fails

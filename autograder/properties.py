@@ -107,7 +107,7 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
             raise GradingError(f"{what} has dtype {got.dtype} for {dtype} inputs: return the "
                                "input's dtype", mistake=f"{spec.name}/wrong-output-dtype")
         diagnose_values(what, got.detach().to(torch.float64), want.detach(),
-                        rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs)
+                        rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs, computed_in=dtype)
     check_saved_dtypes(domain, forward, dtype, compute or domain.accumulates.get(dtype, dtype))
     differentiable = [o for o in outputs if o.requires_grad]
     if not differentiable:
@@ -128,7 +128,8 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
                                f"{inputs[name].dtype}: keep the input's dtype",
                                mistake=f"{spec.name}/wrong-gradient-dtype")
         diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor) else got,
-                          truth, rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs)
+                          truth, rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs,
+                          computed_in=inputs[name].dtype)
     return forward
 
 
@@ -170,12 +171,16 @@ def check_saved_dtypes(domain: Domain, forward, dtype: torch.dtype, compute: tor
 # the properties ------------------------------------------------------------------------------
 
 def _per_call(domain: Domain, function, device, _name) -> None:
-    """Two calls in one graph, with different constants and inputs, then one backward: each
-    call's gradients are its own, and no attribute of the Function class changes."""
+    """Two calls in one graph, with different constants and inputs (the optional ones passed
+    to the first call only), then one backward: each call's gradients are its own, and no
+    attribute of the Function class changes."""
     low = {n: c.points()[0] for n, c in domain.constants.items()}
     high = {n: c.points()[-1] for n, c in domain.constants.items()}
-    first, second = (_leaves(domain.values(device, seed=seed, **constants))
-                     for seed, constants in ((11, low), (12, high)))
+    calls = [domain.values(device, seed=seed, **constants)
+             for seed, constants in ((11, low), (12, high))]
+    for name in domain.optional:
+        del calls[1][name]
+    first, second = (_leaves(values) for values in calls)
     before = _class_state(function)
     outputs = [_floating_outputs(run_forward(function, domain.spec, inputs).output)
                for inputs in (first, second)]
@@ -191,9 +196,18 @@ def _per_call(domain: Domain, function, device, _name) -> None:
         grads = torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
                                     allow_unused=True)
     except RuntimeError as error:
-        raise GradingError(f"{domain.spec.name}.backward raised RuntimeError with two calls in "
-                           f"one graph: {str(error).splitlines()[0]}", str(error)) from error
+        failure = GradingError(f"{domain.spec.name}.backward raised RuntimeError with two calls "
+                               f"in one graph: {str(error).splitlines()[0]}", str(error))
+        raise _shared_state(domain, function, calls, failure) from error
     _check_class_state(domain, function, before, "backward")
+    try:
+        _each_call_own(domain, first, second, low, high, pairs, grads)
+    except GradingError as error:
+        raise _shared_state(domain, function, calls, error) from error
+
+
+def _each_call_own(domain: Domain, first, second, low, high, pairs, grads) -> None:
+    """Each call's gradients (``grads``, both calls' in order) are its own."""
     given = iter(grads)
     per_call = len(pairs) // 2
     for k, (inputs, other) in enumerate(((first, high), (second, low))):
@@ -217,7 +231,25 @@ def _per_call(domain: Domain, function, device, _name) -> None:
                     "one per call, not on the class or in a global",
                     mistake=f"{domain.spec.name}/state-shared-between-calls")
             diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor)
-                              else got, truth[name], inputs=inputs)
+                              else got, truth[name], inputs=inputs,
+                              computed_in=inputs[name].dtype)
+
+
+def _shared_state(domain: Domain, function, calls: list, error: GradingError) -> GradingError:
+    """A failure with two calls in one graph, blamed on state the calls share only when each
+    call alone, on the same inputs, is right."""
+    if error.mistake:
+        return error
+    try:
+        for values in calls:
+            compare(domain, function, _leaves(values))
+    except GradingError:
+        return error
+    return GradingError(
+        f"{domain.spec.name} is right for each call alone but not for two calls in one graph "
+        f"({error.hint}): one call's forward changed what the other's backward reads; keep "
+        "what backward needs on ctx, one per call, not on the class or in a global",
+        error.details, mistake=f"{domain.spec.name}/state-shared-between-calls")
 
 
 def _with(inputs: dict, constants: dict) -> dict:

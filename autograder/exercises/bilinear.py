@@ -302,7 +302,7 @@ def _bias_sums_features(function, values: dict, device) -> bool:
 
 
 DOMAIN = Domain(BILINEAR, sampled(BILINEAR, {"x1": (2, 4, 3), "x2": (2, 4, 2), "weight": (5, 3, 2),
-                                             "bias": (5,)}))
+                                             "bias": (5,)}), optional=("bias",))
 
 EXERCISES = [
     Exercise("Bilinear", "02_linear", bilinear_full,

@@ -298,8 +298,8 @@ def _fused_checks(function, device) -> None:
 
 # x with leading dimensions, so that a transposed x is a batch of transposed matrices
 SHAPES = {"x": (2, 3, 4), "weight": (5, 4), "bias": (5,)}
-MY_LINEAR_DOMAIN = Domain(MY_LINEAR, sampled(MY_LINEAR, SHAPES))
-FUSED_DOMAIN = Domain(FUSED_LINEAR_RELU, sampled(FUSED_LINEAR_RELU, SHAPES))
+MY_LINEAR_DOMAIN = Domain(MY_LINEAR, sampled(MY_LINEAR, SHAPES), optional=("bias",))
+FUSED_DOMAIN = Domain(FUSED_LINEAR_RELU, sampled(FUSED_LINEAR_RELU, SHAPES), optional=("bias",))
 
 EXERCISES = [
     Exercise("MyLinearFunction", "02_linear", my_linear_full,

@@ -93,7 +93,7 @@ def test_transposed_shape(raises_hint):
 def test_unreduced_shape(raises_hint):
     """Is a gradient that kept a broadcast dimension told to sum over it?"""
     with raises_hint("grad_bias has shape (5, 4) but bias has shape (4,): a gradient must have "
-                     "its input's shape (sum over broadcast dimensions)"):
+                     "its input's shape (sum over the dimensions bias was broadcast along)"):
         diagnose_gradient("bias", values(5, 4), values(4))
 
 
@@ -106,6 +106,18 @@ def test_shape_hint(got, expected, transpose):
     hint = shape_hint("w", got, expected)
     assert hint.startswith(f"grad_w has shape {got} but w has shape {expected}: ")
     assert hint.endswith("a transpose?") == transpose
+
+
+@pytest.mark.parametrize("got, expected, advice", [
+    ((5, 4), (4,), "(sum over the dimensions w was broadcast along)"),
+    ((2, 3), (2, 1), "(sum over the dimensions w was broadcast along)"),
+    ((10, 3), (2, 5, 3), "(reshape it back to w's)"),
+    ((3, 5), (2, 4), "a gradient must have its input's shape"),
+])
+def test_shape_hint_names_a_sum_only_where_the_input_was_broadcast(got, expected, advice):
+    """Is "sum over broadcast dimensions" said only where the input's shape broadcasts to the
+    gradient's, and a reshape where only the element counts agree?"""
+    assert shape_hint("w", got, expected).endswith(advice)
 
 
 def test_none_gradient(raises_hint):
@@ -165,6 +177,28 @@ def test_worst_index_names_the_inputs_there(raises_hint):
     with raises_hint("f's output is wrong: largest error 4 at index (1,), where x = -36.75"):
         diagnose_values("f's output", torch.tensor([1.0, 6.0, 3.0], dtype=torch.float64),
                         expected, inputs=inputs)
+
+
+def test_a_float64_result_computed_in_float32_is_named(raises_hint):
+    """Is a float64 gradient or output whose every value is a float32 number named as a float32
+    step, though it is within tolerance, and only where the learner's code ran in float64?"""
+    truth = values(5)
+    rounded = truth.float().double()
+    with raises_hint("every value of grad_x is exactly a float32 number"):
+        diagnose_gradient("x", rounded, truth, computed_in=torch.float64)
+    with raises_hint("every value of f's output is exactly a float32 number"):
+        diagnose_values("f's output", rounded, truth, computed_in=torch.float64)
+    diagnose_gradient("x", rounded, truth)  # widened from float32 by the grader: no claim
+    diagnose_gradient("x", rounded, truth, computed_in=torch.float32)
+
+
+def test_float32_numbers_that_are_the_truth_pass():
+    """Do exact answers that happen to be float32 numbers (integers, halves) pass, and does a
+    float64 rounding difference from the reference stay unblamed?"""
+    halves = torch.tensor([0.5, -2.0, 3.0], dtype=torch.float64)
+    diagnose_gradient("x", halves.clone(), halves, computed_in=torch.float64)
+    truth = values(5)
+    diagnose_gradient("x", truth * (1 + 1e-15), truth, computed_in=torch.float64)
 
 
 def test_nonzero_gradient_where_truth_is_zero(raises_hint):

@@ -112,6 +112,31 @@ def test_a_constant_shared_between_calls_is_named(raises_hint):
         _domain_only(EXERCISES["WeightedSum"]).run(namespace["WeightedSum"])
 
 
+def test_an_optional_input_s_flag_in_a_global_is_named(raises_hint):
+    """Is a bias flag kept in a module global named by the two-calls probe, whose second call
+    leaves the optional bias out, once each call alone is proven right?"""
+    namespace = {"torch": torch}
+    exec("HAS_BIAS = False\n"
+         "class MyLinearFunction(torch.autograd.Function):\n"
+         "    @staticmethod\n"
+         "    def forward(ctx, x, weight, bias=None):\n"
+         "        global HAS_BIAS\n"
+         "        HAS_BIAS = bias is not None\n"
+         "        ctx.save_for_backward(x, weight)\n"
+         "        out = x @ weight.T\n"
+         "        return out + bias if HAS_BIAS else out\n"
+         "    @staticmethod\n"
+         "    def backward(ctx, g):\n"
+         "        x, weight = ctx.saved_tensors\n"
+         "        rows = g.reshape(-1, g.shape[-1])\n"
+         "        grad_weight = rows.T @ x.reshape(-1, x.shape[-1])\n"
+         "        grad_bias = rows.sum(0) if HAS_BIAS else None\n"
+         "        return g @ weight, grad_weight, grad_bias\n", namespace)
+    with raises_hint("MyLinearFunction is right for each call alone but not for two calls in "
+                     "one graph"):
+        _domain_only(EXERCISES["MyLinearFunction"]).run(namespace["MyLinearFunction"])
+
+
 def test_the_green_line_says_what_a_cpu_run_did_not_exercise(monkeypatch):
     """Does a passing exercise whose contract names CUDA behaviour say it was not tried?"""
     monkeypatch.setenv("AUTOGRADER_DEVICE", "cpu")

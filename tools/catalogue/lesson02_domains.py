@@ -1,7 +1,9 @@
-"""Lesson 02 answers that only issue 37's generated checks separate: a view that assumes the
-input's memory is contiguous, which every contiguous test tensor allows."""
+"""Lesson 02 answers that only the checks generated from the contract's domain separate: a view
+that assumes the input's memory is contiguous, which every contiguous test tensor allows; a bias
+flag in a module global, which one call at a time never shows; a bias gradient summed into a
+float32 tensor, which float64's tolerance hides."""
 
-from tools.catalogue import Mistake
+from tools.catalogue import Mistake, edit
 
 # x of any layout: a transposed batch (x.mT of a contiguous tensor) has no flat view
 VIEW_OF_X = """
@@ -31,4 +33,19 @@ MISTAKES = [
     Mistake("MyLinearFunction", "x flattened with .view, which a transposed x refuses",
             "MyLinearFunction.forward raised RuntimeError with x of shape (2, 3, 4), weight of "
             "shape (5, 4), bias of shape (5,): view size is not compatible", VIEW_OF_X),
+    Mistake("MyLinearFunction", "the bias flag in a module global",
+            "MyLinearFunction is right for each call alone but not for two calls in one graph",
+            edit(VIEW_OF_X, ("class MyLinearFunction", "HAS_BIAS = False\n\n\nclass MyLinearFunction"),
+                 ("        ctx.has_bias = bias is not None\n",
+                  "        global HAS_BIAS\n        HAS_BIAS = bias is not None\n"),
+                 ("x.view(-1, x.shape[-1])", "x.reshape(-1, x.shape[-1])"),
+                 ("y.view(", "y.reshape("), ("ctx.has_bias and", "HAS_BIAS and"))),
+    Mistake("MyLinearFunction", "the bias gradient summed into torch.zeros (float32)",
+            "every value of grad_bias is exactly a float32 number",
+            edit(VIEW_OF_X, ("x.view(-1, x.shape[-1])", "x.reshape(-1, x.shape[-1])"),
+                 ("y.view(", "y.reshape("),
+                 ("        grad_b = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None\n",
+                  "        grad_b = None\n        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
+                  "            grad_b = torch.zeros(weight.shape[0])\n"
+                  "            for row in g2:\n                grad_b += row\n"))),
 ]

@@ -1,8 +1,9 @@
 """Lesson 07's SplitHalves: a backward that allocates more than the gradient it returns, named
-only as far as its ops prove (zeros for the missing half; otherwise the bytes and the ops)."""
+only as far as its ops prove (zeros for the missing half; otherwise the bytes and the ops); and
+a SortWithIndices gradient built in a float32 tensor, which autograd casts back to float64."""
 
 from . import Mistake
-from .lesson07 import _split
+from .lesson07 import _sort, _sort_backward, _split
 
 UNUSUAL = []
 MISTAKES = [
@@ -21,4 +22,8 @@ MISTAKES = [
             g[..., h:] = b.clone()
         return g
 '''), named=True),
+    Mistake("SortWithIndices", "scattered into torch.zeros (float32)",
+            "every value of grad_x is exactly a float32 number", _sort(backward=_sort_backward(
+                "        g = torch.zeros(grad_values.shape)\n"
+                "        return g.scatter(-1, indices, grad_values.to(g.dtype))\n"))),
 ]
