@@ -9,17 +9,16 @@ inside judged on ``v``, or on ``round(v)`` as ``torch._fake_quantize_learnable_p
 does. The checks compare with both and accept a backward that follows one of them.
 """
 
-import math
-
 import torch
 
 from ..checks import (Spec, case, check_is_function, check_no_ctx_tensors, make_inputs,
                       run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
-from ..diagnose import diagnose_gradient, diagnose_values, exact
+from ..diagnose import FLOAT32_STEP, diagnose_gradient, diagnose_values, exact
 from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .fake_quantize_gradients import expected_gradients, scale_candidates
 from .fake_quantize_values import domain_values, edge_values, random_values
 
 CONVENTIONS = ("v", "round(v)")  # what the clip mask is judged on
@@ -42,20 +41,21 @@ def quantise_straight_through(x, scale, qmin, qmax):
 LSQ = Spec("FakeQuantize", FAKE_QUANTIZE.input_names, quantise_straight_through)
 
 
-def expected_gradients(x, scale, qmin, qmax, grad_output, convention="v"):
-    """(grad_x, grad_scale) of the contract, the clip judged on ``v`` or on ``round(v)``."""
-    v = x / scale
-    rounded = torch.round(v)
-    judged = v if convention == "v" else rounded
-    inside = (judged >= qmin) & (judged <= qmax)
-    clipped = torch.where(judged < qmin, float(qmin), float(qmax)).to(x.dtype)
-    grad_x = grad_output * inside
-    grad_scale = (grad_output * torch.where(inside, rounded - v, clipped)).sum()
-    return grad_x, grad_scale
-
-
 def _tolerance(dtype):
-    return (1e-5, 1e-6) if dtype == torch.float32 else (1e-7, 1e-9)
+    """float64's sits far below float32's rounding (6e-8 of a value): a step in float32 fails."""
+    return (1e-5, 1e-6) if dtype == torch.float32 else (1e-10, 1e-11)
+
+
+def _float32_step(what: str, got, expected, x, where: str, mistake: str, why=FLOAT32_STEP):
+    """A float64 result right to float32's precision, every value a float32 number, where the
+    truth has float64's digits (autograd casts a float32 gradient back to x's dtype silently)."""
+    if (x.dtype == torch.float64 and got.dtype == torch.float64
+            and torch.equal(got, got.float().to(got.dtype))
+            and not torch.equal(expected, expected.float().to(expected.dtype))
+            and torch.allclose(got, expected, rtol=1e-5, atol=1e-6)):
+        each = "its value" if got.dim() == 0 else "every value"
+        raise GradingError(f"{what} is right only to float32's precision, {each} a float32 "
+                           f"number ({where}): {why}", mistake=f"FakeQuantize/{mistake}")
 
 
 def check_forward(output, values: dict) -> None:
@@ -98,15 +98,22 @@ def check_forward(output, values: dict) -> None:
     if close(torch.round(torch.clamp(x, qmin, qmax) / scale) * scale):
         raise GradingError("FakeQuantize clips x to [qmin, qmax]: qmin and qmax bound the codes "
                            "x / scale, so clip round(x / scale), not x")
+    got = output.detach() if isinstance(output, torch.Tensor) else output
+    if (isinstance(got, torch.Tensor) and got.shape == expected.shape
+            and got.dtype == expected.dtype and got.device == expected.device):
+        i = tuple(int(k) for k in torch.nonzero(~torch.isclose(got, expected, rtol=rtol,
+                                                               atol=atol))[0])
+        _float32_step("FakeQuantize's output", got, expected, x,
+                      f"at x / scale = {exact(v[i].item())} it gives {exact(got[i].item())}, "
+                      f"expected {exact(expected[i].item())}", "output-in-float32",
+                      FLOAT32_STEP + "; torch.fake_quantize_per_tensor_affine computes in "
+                      "float32 on float64 x, so write the quantiser in torch ops")
     try:
         diagnose_values("FakeQuantize's output", output, expected, rtol=rtol, atol=atol)
     except GradingError as error:
         if not str(error).startswith("FakeQuantize's output is wrong:"):
             raise  # a type, shape, dtype, sign or factor: diagnose named it
         # say where on the grid, which the learner can reason about, not at which index
-        got = output.detach()
-        i = tuple(int(k) for k in torch.nonzero(~torch.isclose(got, expected, rtol=rtol,
-                                                               atol=atol))[0])
         raise GradingError(
             f"FakeQuantize's output is wrong: at x / scale = {exact(v[i].item())} (scale="
             f"{exact(scale.item())}, qmin={qmin}, qmax={qmax}) it gives {exact(got[i].item())}, "
@@ -164,75 +171,25 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
     if any(matches(grad_output - r) for r in references):
         raise GradingError("FakeQuantize's clip mask for x is inverted: pass grad_output where "
                            "x / scale is inside [qmin, qmax] and 0 outside")
+    # say where on the grid, which the learner can reason about, not at which index
+    off = ~torch.isclose(got, references[0], rtol=rtol, atol=atol)
+    if (off & ~torch.isclose(got, references[1], rtol=rtol, atol=atol)).any():
+        off &= ~torch.isclose(got, references[1], rtol=rtol, atol=atol)
+    i = tuple(int(k) for k in torch.nonzero(off)[0])
+    for reference in references:
+        _float32_step("FakeQuantize's gradient for x", got, reference, x,
+                      f"at x / scale = {exact(v[i].item())} it gives {exact(got[i].item())}, "
+                      f"expected {exact(reference[i].item())}", "grad-x-in-float32")
     try:
         diagnose_gradient("x", got, references[0], rtol=rtol, atol=atol)
     except GradingError as error:
         if not str(error).startswith("your gradient for x is wrong:"):
             raise  # a sign or a constant factor: diagnose named it
-        # say where on the grid, which the learner can reason about, not at which index
-        off = ~torch.isclose(got, references[0], rtol=rtol, atol=atol) & ~torch.isclose(
-            got, references[1], rtol=rtol, atol=atol)
-        i = tuple(int(k) for k in torch.nonzero(off)[0])
         raise GradingError(
             f"your gradient for x is wrong: at x / scale = {exact(v[i].item())} (qmin={qmin}, "
             f"qmax={qmax}) it gives {exact(got[i].item())}, expected "
             f"{exact(references[0][i].item())} (grad_output there is "
             f"{exact(grad_output[i].item())})") from None
-
-
-def _scale_candidates(x, scale, qmin, qmax, grad_output, convention):
-    """Sums a wrong backward produces for scale, each with its hint."""
-    v = x / scale
-    rounded = torch.round(v)
-    judged = v if convention == "v" else rounded
-    inside = (judged >= qmin) & (judged <= qmax)
-    below, above = judged < qmin, judged > qmax
-    g = grad_output
-    true = expected_gradients(x, scale, qmin, qmax, grad_output, convention)[1]
-    clipped_part = (g * below * qmin + g * above * qmax).sum()
-    factor = 1 / math.sqrt(x.numel() * qmax)
-    return [
-        ((g * inside * rounded).sum() + clipped_part,
-         "inside the clip it uses round(v) alone, the derivative with round(x / scale) held "
-         "constant (round's true derivative, 0); the straight-through round still depends on s "
-         "through v = x / s: what second term does the product rule give? (Hint 2 of "
-         "Exercise 4)"),
-        (clipped_part,
-         "inside the clip it is 0, as if the output were x itself; the straight-through round "
-         "replaces only round's derivative by 1: which value of round stays in the product "
-         "rule? (Hint 2 of Exercise 4)"),
-        ((g * inside * -v).sum() + clipped_part,
-         "inside the clip it keeps only the term through v = x / s; the product rule also "
-         "differentiates the factor s: what does that term leave? (Hint 2 of Exercise 4)"),
-        ((g * inside * (rounded + v)).sum() + clipped_part,
-         "inside the clip the term through v has the wrong sign: with v = x / s, is dv/ds "
-         "positive or negative?"),
-        ((g * (rounded - v)).sum(),
-         "outside the clip it uses the rounding error too; there the output is the constant "
-         "code qmin (or qmax) times s: differentiate that for s"),
-        (true / x.numel(),
-         "it is the mean over the elements, not the sum: every output depends on the one "
-         "scale, so the chain rule adds their contributions"),
-        (true * scale, "it is multiplied by scale: differentiate q * s for s, with the code q "
-         "held fixed: is a factor s left?"),
-        (expected_gradients(x, scale, qmin, qmax, torch.ones_like(g), convention)[1],
-         "it ignores grad_output: each element's d(output)/d(scale) is weighted by its own "
-         "grad_output before the sum (chain rule)"),
-        ((g * inside * (rounded - v)).sum(),
-         "it leaves out the clipped elements: where v < qmin the output is qmin * scale (and "
-         "qmax * scale above), which still depends on scale: differentiate it for scale"),
-        ((g * inside * (v - rounded)).sum() + clipped_part,
-         "inside the clip it has the wrong sign: which of the product rule's two terms is "
-         "positive, and which carries the sign of dv/ds? (Hint 2 of Exercise 4)"),
-        ((g * inside * (rounded - v)).sum() + (g * below * qmax + g * above * qmin).sum(),
-         "qmin and qmax are swapped: below the clip the output is qmin * scale, above it "
-         "qmax * scale: which code does each side's derivative for scale give?"),
-        (true * factor,
-         "it includes LSQ's gradient-scale factor 1 / sqrt(numel * qmax): this exercise's "
-         "contract leaves it out (apply it in the optimiser or a hook instead)"),
-        (true / scale, "it is divided by scale: differentiate q * s for s, with the code q "
-         "held fixed: does a 1 / s appear?"),
-    ]
 
 
 def check_grad_scale(values: dict, got, grad_output) -> None:
@@ -253,9 +210,13 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
         return {c for c, r in zip(CONVENTIONS, references)
                 if torch.allclose(got, r, rtol=rtol, atol=atol)}
     for convention in CONVENTIONS:
-        for candidate, hint in _scale_candidates(x, scale, qmin, qmax, grad_output, convention):
+        for candidate, hint in scale_candidates(x, scale, qmin, qmax, grad_output, convention):
             if torch.allclose(got, candidate, rtol=rtol, atol=atol):
                 raise GradingError(f"FakeQuantize's gradient for scale is wrong: {hint}")
+    for reference in references:
+        _float32_step("FakeQuantize's gradient for scale", got, reference, x,
+                      f"it gives {exact(got.item())}, expected {exact(reference.item())}",
+                      "grad-scale-in-float32")
     try:
         diagnose_gradient("scale", got, references[0], rtol=rtol, atol=atol)
     except GradingError as error:
@@ -325,7 +286,8 @@ def full(submission, device) -> None:
     covers("x / scale at the clip edges")
     covers("halves")
     covers("float32")
-    check_each_input_alone(function, LSQ, alone_values(device), rtol=1e-7, atol=1e-9)
+    rtol, atol = _tolerance(torch.float64)  # alone_values are float64
+    check_each_input_alone(function, LSQ, alone_values(device), rtol=rtol, atol=atol)
     covers("scale not requiring grad")  # x alone above: a fixed quantiser
 
 

@@ -1,0 +1,50 @@
+"""Lesson 03's FakeQuantize: what the catalogue harness (tests/autograder/test_catalogue.py)
+does not cover: float64 held to float64's precision, and the stable ids of the float32 probes."""
+
+import pytest
+
+from tests.autograder.catalogued import graded_mistake, mistake, unusual
+from tests.autograder.exercises.battery import run
+
+pytestmark = pytest.mark.lesson03
+
+FLOAT32 = [  # (catalogued mistake, first words of its hint, id)
+    ("grad_x made in torch.zeros without dtype=",
+     "FakeQuantize's gradient for x is right only to float32's precision, every value a float32 "
+     "number (at x / scale = -4 it gives", "FakeQuantize/grad-x-in-float32"),
+    ("both gradients cast to float32",
+     "FakeQuantize's gradient for x is right only to float32's precision",
+     "FakeQuantize/grad-x-in-float32"),
+    ("scale's gradient summed in float32",
+     "FakeQuantize's gradient for scale is right only to float32's precision, its value a "
+     "float32 number (it gives", "FakeQuantize/grad-scale-in-float32"),
+    ("forward computed on x.float()",
+     "FakeQuantize's output is right only to float32's precision, every value a float32 number "
+     "(at x / scale = ", "FakeQuantize/output-in-float32"),
+    ("forward by torch.fake_quantize_per_tensor_affine",
+     "torch.fake_quantize_per_tensor_affine computes in float32 on float64 x",
+     "FakeQuantize/output-in-float32"),
+]
+
+
+@pytest.mark.parametrize("entry, hint, _", FLOAT32, ids=[e for e, _, _ in FLOAT32])
+def test_a_float32_step_fails_the_battery_itself(entry, hint, _, raises_hint):
+    """Does the battery, not only the domain's checks after it, hold float64 answers to
+    float64's precision, and name a step that ran in float32?"""
+    with raises_hint(hint):
+        run("FakeQuantize", mistake("FakeQuantize", entry))
+
+
+@pytest.mark.parametrize("entry, _, expected", FLOAT32, ids=[e for e, _, _ in FLOAT32])
+def test_a_float32_step_is_graded_with_its_id(entry, _, expected):
+    """Does grading record the float32 probe's stable id?"""
+    assert graded_mistake("FakeQuantize", entry) == expected
+
+
+@pytest.mark.parametrize("entry", [
+    "grad_scale shaped (1,): the engine sums it to scale's shape",
+    "the step read as a Python float with scale.item()",
+    "forward saves the mask and d(output)/d(scale), not x"])
+def test_right_answers_in_float64_pass_the_battery(entry):
+    """Are right answers written otherwise, in float64 throughout, within the tighter bound?"""
+    run("FakeQuantize", unusual("FakeQuantize", entry))

@@ -1,0 +1,58 @@
+"""Lesson 03 answers that keep or lose float64's digits: FakeQuantize written with a scale
+gradient shaped (1,), with scale.item(), or with the mask and the local derivative saved in
+forward, which the contract accepts, and FakeQuantize steps run in float32 for float64 x (a
+gradient made in torch.zeros without dtype=, a forward on x.float(), gradients cast to float32,
+torch.fake_quantize_per_tensor_affine), which it does not."""
+
+from tools.catalogue import Mistake, Unusual
+from tools.catalogue.lesson03 import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize
+
+SUM = f"(grad_output * {FQ_LSQ}).sum()"
+SAVES = "        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
+
+UNUSUAL = [
+    Unusual("FakeQuantize", "grad_scale shaped (1,): the engine sums it to scale's shape",
+            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, {SUM}.reshape(1), None, None")),
+    Unusual("FakeQuantize", "the step read as a Python float with scale.item()",
+            _fake_quantize(FQ_READ.replace("v = x / scale", "s = scale.item()\n        v = x / s")
+                           + f"        return {FQ_GRAD_X}, {SUM}, None, None",
+                           SAVES + "        s = scale.item()\n"
+                           "        return torch.clamp(torch.round(x / s), qmin, qmax) * s")),
+    Unusual("FakeQuantize", "forward saves the mask and d(output)/d(scale), not x",
+            _fake_quantize(
+                "        inside, local = ctx.saved_tensors\n"
+                "        return grad_output * inside, (grad_output * local).sum(), None, None",
+                "        v = x / scale\n        r = torch.round(v)\n"
+                "        inside = (v >= qmin) & (v <= qmax)\n"
+                "        local = torch.where(inside, r - v, torch.where(v < qmin, float(qmin), "
+                "float(qmax)).to(x.dtype))\n"
+                "        ctx.save_for_backward(inside, local)\n"
+                "        return torch.clamp(r, qmin, qmax) * scale")),
+]
+
+MISTAKES = [
+    Mistake("FakeQuantize", "grad_x made in torch.zeros without dtype=",
+            "FakeQuantize's gradient for x is right only to float32's precision",
+            _fake_quantize(FQ_READ + "        grad_x = torch.zeros(x.shape)\n"
+                           "        grad_x[inside] = grad_output[inside].to(grad_x.dtype)\n"
+                           f"        return grad_x, {SUM}, None, None")),
+    Mistake("FakeQuantize", "forward computed on x.float()",
+            "FakeQuantize's output is right only to float32's precision",
+            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, {SUM}, None, None",
+                           SAVES + "        q = torch.clamp(torch.round(x.float() / "
+                           "scale.float()), qmin, qmax)\n"
+                           "        return (q * scale.float()).to(x.dtype)")),
+    Mistake("FakeQuantize", "both gradients cast to float32",
+            "FakeQuantize's gradient for x is right only to float32's precision",
+            _fake_quantize(FQ_READ + f"        return ({FQ_GRAD_X}).float(), {SUM}.float(), "
+                           "None, None")),
+    Mistake("FakeQuantize", "scale's gradient summed in float32",
+            "FakeQuantize's gradient for scale is right only to float32's precision",
+            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, (grad_output.float() * "
+                           f"{FQ_LSQ}.float()).sum(), None, None")),
+    Mistake("FakeQuantize", "forward by torch.fake_quantize_per_tensor_affine",
+            "FakeQuantize's output is right only to float32's precision",
+            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, {SUM}, None, None",
+                           SAVES + "        return torch.fake_quantize_per_tensor_affine("
+                           "x, scale.item(), 0, qmin, qmax)")),
+]
