@@ -70,7 +70,8 @@ def _in_float32(logits, tau, grad_output, got) -> bool:
 
 
 def _tolerance(dtype):
-    return (1e-5, 1e-6) if dtype == torch.float32 else (1e-7, 1e-9)
+    """float64's sits far below float32's rounding: a step in float32 fails."""
+    return (1e-5, 1e-6) if dtype == torch.float32 else (1e-10, 1e-11)
 
 
 def _gradient_tolerance(dtype, grad_output, tau):
