@@ -1,7 +1,9 @@
 """Lesson 09 answers that only the generated domain checks separate (issue 37)."""
 
 from . import Mistake, edit
-from .lesson09 import _INDEX_ADD, _PROD_EXACT, _PROJECTION, _normalize, _prod, _select
+from .lesson09 import (_INDEX_ADD, _PROD_EXACT, _PROJECTION, _REVERSED, _cumsum, _normalize,
+                       _prod, _select)
+from .lesson09_transfer import _SCATTER_ADD, _cummax
 
 CUMMAX_IN_FLOAT32 = """
 class CumMax(torch.autograd.Function):
@@ -23,6 +25,18 @@ PROD_DIM_ON_CLASS = edit(_prod(_PROD_EXACT), ("        ctx.dim = dim\n",
                                                "        ProdOverDim.dim = dim\n"),
                          ("        dim = ctx.dim\n", "        dim = ProdOverDim.dim\n"))
 
+# dim in a module global: each call alone is right; with two calls in one graph, the first
+# call's backward reads the second call's dim
+DIM = "DIM = [0]\n"
+PROD_DIM_GLOBAL = DIM + edit(_prod(_PROD_EXACT), ("        ctx.dim = dim\n", "        DIM[0] = dim\n"),
+                             ("        dim = ctx.dim\n", "        dim = DIM[0]\n"))
+CUMSUM_DIM_GLOBAL = DIM + edit(_cumsum(_REVERSED), ("        ctx.dim = dim\n",
+                                                     "        DIM[0] = dim\n"),
+                               ("        dim = ctx.dim\n", "        dim = DIM[0]\n"))
+CUMMAX_DIM_GLOBAL = DIM + edit(_cummax(_SCATTER_ADD), ("        ctx.dim = dim\n",
+                                                       "        DIM[0] = dim\n"),
+                               ("ctx.dim", "DIM[0]"))
+
 NORMALIZE_EPS_GLOBAL = "EPS = [1e-12]\n" + edit(
     _normalize(_PROJECTION), ("        ctx.eps = eps\n", "        EPS[0] = eps\n"),
     ("ctx.eps", "EPS[0]"))
@@ -43,6 +57,12 @@ MISTAKES = [
     Mistake("ProdOverDim", "dim kept on the class (ProdOverDim.dim = dim)",
             "ProdOverDim.forward sets ProdOverDim.dim: a class attribute is shared by every call",
             PROD_DIM_ON_CLASS),
+    Mistake("ProdOverDim", "dim kept in a module global",
+            "ProdOverDim is right for each call alone", PROD_DIM_GLOBAL),
+    Mistake("Cumsum", "dim kept in a module global", "Cumsum's backward used another call's dim",
+            CUMSUM_DIM_GLOBAL),
+    Mistake("CumMax", "dim kept in a module global", "CumMax is right for each call alone",
+            CUMMAX_DIM_GLOBAL),
     Mistake("Normalize", "eps kept in a module global",
             "Normalize's backward used another call's eps", NORMALIZE_EPS_GLOBAL),
     Mistake("IndexSelect", "x flattened with view, which a transposed x refuses",
