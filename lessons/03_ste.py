@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
-from autograder.exercises.ste import fake_quantize_derivatives
+from autograder.exercises.ste import check_derivation
 from autograder.predictions import same_answer
 from widgets import ste_explorer
 
@@ -215,8 +215,8 @@ def check_stand_in(name, stand_in, slope, requirement, meets, target, target_nam
     if jumps.any():
         k = jumps.nonzero()[0, 0]
         print(f"    yours jumps at x = {probes[k].item():g}. Autograd's slope sees no jump: it is "
-              "the slope of the pieces between the jumps (for round itself 0, the true derivative, "
-              "which trains nothing)")
+              f"the slope of the pieces between the jumps (for {name} itself 0, the true "
+              "derivative, which trains nothing)")
     elif not met:
         k = (values - target).abs().argmax()
         print(f"    furthest off at x = {grid[k].item():g}: yours {values[k].item():g}, "
@@ -419,11 +419,12 @@ ste_explorer(SignClippedSTE)
 # ## ✎ Exercise 3 · `RoundSTE`
 #
 # `RoundSTE.apply(x)` returns `torch.round(x)`, and its backward returns what backward would
-# return had forward computed your stand-in for round. Before you type: sign got a clipped
-# stand-in besides the plain one; why does round need no clip?
+# return had forward computed your stand-in for round. That is question 1's stand-in, the one
+# Exercise 1's backward already follows, so the backward carries over unchanged. Before you
+# type: sign got a clipped stand-in besides the plain one; why does round need no clip?
 #
-# One detail of the forward first, where a hand-made round goes wrong: the halves, exactly
-# between two integers. **Predict, then run.** What does `torch.round` return for
+# The point of this exercise is the forward, where a hand-made round goes wrong: the halves,
+# exactly between two integers. **Predict, then run.** What does `torch.round` return for
 # $x = (-2.5, -1.5, -0.5, 0.5, 1.5, 2.5)$?
 
 # %%
@@ -809,53 +810,8 @@ my_dy_ds = None  # lambda x, s, qmin, qmax: ..., the tensor of dy_i/ds
 
 
 # %% tags=["skip-when-grading"]
-def check_fake_quantize_derivation(qmin=-4, qmax=3):
-    """Your my_dy_dx and my_dy_ds against autograd at two steps s, then question 5 (the
-    contract's derivatives come from fake_quantize_derivatives, in the grading library)."""
-    # v = x / s on both sides of each clip edge and on it, none in a half-step band
-    v = torch.tensor([-5.3, -4.7, -4.0, -2.7, -1.2, -0.4, 0.2, 0.6, 1.4, 2.3, 3.0, 3.6, 4.8],
-                     dtype=torch.float64)
-    region = [(0, "inside the clip") if qmin < u < qmax else (1, "below the clip") if u < qmin
-              else (2, "above the clip") if u > qmax else (3, "on a clip edge")
-              for u in v.tolist()]
-    for step in (0.5, 1.5):
-        x = v * step
-        _, want_x, want_s = fake_quantize_derivatives(x, step, qmin, qmax)
-        results = []
-        for name, yours, want in (("dy/dx", my_dy_dx, want_x), ("dy/ds", my_dy_ds, want_s)):
-            if yours is None:
-                results.append(f"{name} not written yet")
-                continue
-            try:
-                got = torch.as_tensor(yours(x, torch.tensor(step, dtype=torch.float64),
-                                            qmin, qmax), dtype=torch.float64)
-            except Exception as error:  # shown, not raised: Run All goes on
-                message = (str(error).splitlines() or [""])[0]
-                if len(message) > 100:  # cut at a word
-                    message = message[:100].rsplit(" ", 1)[0] + " ..."
-                results.append(f"{name} ✗ raises {type(error).__name__}: {message}")
-                continue
-            if got.shape != want.shape:
-                results.append(f"{name} ✗ shape {tuple(got.shape)}, not {tuple(want.shape)}")
-                continue
-            off = (~torch.isclose(got, want)).nonzero().flatten().tolist()
-            off.sort(key=lambda k: region[k][0])  # inside the clip first, its edges last
-            results.append(f"{name} ✓" if not off else
-                           f"{name} ✗ {region[off[0]][1]} at v = {v[off[0]].item():g}: yours "
-                           f"{got[off[0]].item():g}, autograd's {want[off[0]].item():g} "
-                           f"({len(off)} of {len(v)} off)")
-        print(f"s = {step}: " + "; ".join(results))
-    y5, dy_dx5, dy_ds5 = (t.tolist() for t in fake_quantize_derivatives(
-        torch.tensor([0.7, -3.0, 1.8], dtype=torch.float64), 0.5, qmin, qmax))
-    for name, predicted, autograd in (("y", predicted_y, y5), ("dy/dx", predicted_dy_dx, dy_dx5),
-                                      ("dy/ds", predicted_dy_ds, dy_ds5)):
-        if predicted is None:  # no numbers shown before you have tried
-            print(f"question 5, {name}: no prediction written")
-        else:
-            compare(f"question 5, {name}", predicted, [round(value, 6) for value in autograd])
-
-
-check_fake_quantize_derivation()
+# your my_dy_dx and my_dy_ds against autograd at two steps s, then question 5
+check_derivation(my_dy_dx, my_dy_ds, predicted_y, predicted_dy_dx, predicted_dy_ds)
 
 # %% nbgrader={"grade_id": "answer_FakeQuantize", "solution": true}
 class FakeQuantize(torch.autograd.Function):
@@ -921,9 +877,7 @@ print("dy/ds by central differences:", [round(value, 6) for value in central.tol
 # 3. $\partial L/\partial s = \sum_i g_i\, \partial y_i/\partial s$ over every element: a 0-d
 #    tensor, like `scale`. (Return the unsummed products, shaped like `x`, and the engine sums
 #    them for you, since `scale`'s shape broadcasts to theirs; summing yourself says what you
-#    mean. With a per-channel scale of shape `(C, 1)`, common for weights in later practice
-#    (LSQ itself learns one step per layer), the same sum runs over every axis but the
-#    channel's, and the engine does that too.)
+#    mean.)
 # 4. Save `x` and `scale` with `save_for_backward` (inputs; $v$ and $\operatorname{round}(v)$
 #    are cheap to recompute); keep `qmin` and `qmax` as plain attributes.
 #
@@ -980,8 +934,9 @@ plt.show()
 
 # %% tags=["skip-when-grading"]
 def train_learned_step(learn_scale, steps=150, lr=0.02, seed=0):
-    """Fit y = X w_true with 3-bit fake-quantised weights; return losses, the step's values,
-    how many weights get a non-zero gradient at each step, and how many never moved."""
+    """Fit y = X w_true with 3-bit fake-quantised weights; return losses, the step's values
+    and its gradients, how many weights get a non-zero gradient at each step, and how many
+    never moved."""
     generator = torch.Generator().manual_seed(seed)
     inputs = torch.randn(256, 16, generator=generator)
     targets = inputs @ torch.randn(16, generator=generator)
@@ -989,25 +944,27 @@ def train_learned_step(learn_scale, steps=150, lr=0.02, seed=0):
     w_start = w.detach().clone()
     scale = torch.tensor(0.05, requires_grad=learn_scale)
     optimiser = torch.optim.Adam([w, scale] if learn_scale else [w], lr=lr)
-    losses, scales, passing = [], [], []
+    losses, scales, scale_grads, passing = [], [], [], []
     for _ in range(steps):
         loss = ((inputs @ FakeQuantize.apply(w, scale, -4, 3) - targets) ** 2).mean()
         optimiser.zero_grad()
         loss.backward()
         passing.append(int((w.grad != 0).sum()))  # weights your gradient for x reaches
+        scale_grads.append(scale.grad.item() if learn_scale else 0.0)
         optimiser.step()
         losses.append(loss.item())
         scales.append(scale.item())
-    return losses, scales, passing, int((w == w_start).sum())
+    return losses, scales, scale_grads, passing, int((w == w_start).sum())
 
 
 fig, (ax_loss, ax_scale) = plt.subplots(1, 2, figsize=(11, 3.4))
 for name, learn_scale in [("step fixed at 0.05", False), ("step learnt (LSQ)", True)]:
-    losses, scales, passing, unmoved = train_learned_step(learn_scale)
+    losses, scales, scale_grads, passing, unmoved = train_learned_step(learn_scale)
     print(f"{name:19s} loss {losses[0]:.3f} -> {losses[-1]:.3f}   final step {scales[-1]:.3f}"
           f"   weights never moved: {unmoved} of 16")
     print("    weights with a non-zero gradient, steps 1-20:", *passing[:20])
     if learn_scale:
+        print("    gradient for s at steps 1-5:", *(f"{value:.2f}" for value in scale_grads[:5]))
         print("    s after steps 1-5:", *(f"{value:.3f}" for value in scales[:5]))
     ax_loss.semilogy(losses, label=name)
     ax_scale.plot(scales, label=name)
@@ -1024,12 +981,17 @@ plt.show()
 # and the loss stays where it is. (Judged on $\operatorname{round}(v)$, one more weight starts
 # inside: it lies in the half-step band.)
 #
-# With the step learnt, $s$ first dips, pushed down by the clipped weights' gradients, and the
-# grid shrinks with it until, at step 4, no weight has a gradient for $x$ (one, judged on
-# $\operatorname{round}(v)$). But $s$ still has one, from the clipped weights, and grows again:
-# the grid widens, and weights come back inside it. By step 150 one weight rides the top edge of
-# the grid and pushes $s$ up, while the rounding errors of the others push it down; rerun with
-# `steps=300` or `600` and $s$ settles near 0.5.
+# With the step learnt, $s$ dips for two steps, from 0.05 to 0.017. Its gradient is positive at
+# step 1, where the clipped weights' share outweighs the rest, and already negative at step 2,
+# where the rounding errors of the two weights still inside outweigh the clipped ones; but
+# Adam's running average of the gradient is still positive and carries $s$ down once more. At
+# steps 3 and 4 the gradient is about -15, nearly all of it from the clipped weights, and $s$
+# grows again (0.021, then 0.031). Yet at step 4 no weight has a gradient for $x$ (one, judged
+# on $\operatorname{round}(v)$): the last weight inside moved out past the top edge faster than
+# the grid widened. The clipped weights alone then give $s$ its gradient and keep growing it:
+# the grid widens, and weights come back inside it (3 at step 5). By step 150 one weight rides
+# the top edge of the grid and pushes $s$ up, while the rounding errors of the others push it
+# down; rerun with `steps=300` or `600` and $s$ settles near 0.5.
 
 # %% [markdown]
 # ## Common misconceptions
@@ -1349,7 +1311,7 @@ print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
 # rounds: in float64, $(\operatorname{sign}(x) - x) + x$ is $0$ at $x = 10^{17}$, and so is
 # `sign(x).detach() + x - x.detach()`, which runs left to right as $(q(x) + x) - x$. The
 # grader's form, with the bracket around `x - x.detach()`, is exact at every finite $x$. (At
-# $x = \pm\infty$ all three give NaN, because `x - x.detach()` is $\infty - \infty$; a
+# $x = \pm\infty$ all three give NaN, because each adds $+\infty$ and $-\infty$; a
 # Function's forward returns $\operatorname{sign}(\pm\infty) = \pm 1$ there.)
 #
 # Try it in float32, where the spacing between floats reaches 2 at
@@ -1388,6 +1350,14 @@ print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
 # built with `use_grad_scaling=True` (as `1 / sqrt(X.numel() * quant_max)`), and otherwise
 # passes 1.
 #
+# **A step per channel.** LSQ learns one step per layer; weights are often quantised with one
+# step per output channel instead, a `scale` of shape `(C, 1)` for a weight of shape `(C, K)`.
+# The derivation holds element by element; only the sum for $s$ changes, running over every
+# axis but the channel's. A backward that returns the products shaped like `x` gets that sum
+# from the engine, as it gets the full sum for a 0-d `scale`; one that sums them all into a
+# 0-d tensor fails, run on 2.13: *"returned an invalid gradient at index 1 - got [] but
+# expected shape compatible with [3, 1]"* for three channels.
+#
 # **Loss against accuracy.** In the binarised network's experiment, the clipped estimator
 # reaches the lower loss here (0.235 against 0.348), yet classifies three fewer of the 512
 # points correctly (92.4% against 93.0%). The loss is the mean cross-entropy: it keeps rewarding
@@ -1406,22 +1376,30 @@ print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
 # </details>
 
 # %% [markdown]
-# The cells below belong to **In practice** above (where the clip helps): open it first,
-# or skip to the summary.
+# The cells below belong to **In practice** above (where the clip helps): open it first, or
+# skip to the summary. They train the network twice more, so the second runs only once you
+# have written a prediction in the first.
 
 # %%
+### BEGIN WORKED
+predicted_clip_helps_at = "hidden units"
+### LEARNER
 predicted_clip_helps_at = None  # "hidden units" or "readout weights"
+### END WORKED
 
 # %% tags=["skip-when-grading"]
-placements = {"hidden units": (SignClippedSTE.apply, SignSTE.apply),
-              "readout weights": (SignSTE.apply, SignClippedSTE.apply)}
-final_loss = {}
-for place, (hidden_q, readout_q) in placements.items():
-    run = train_binarised(hidden_q, points, labels, quantise_readout=readout_q)
-    final_loss[place] = run.losses[-1]
-    print(f"clip on the {place:15s} loss {run.losses[-1]:.3f}   "
-          f"readout weights never moved: {run.readout_never_moved} of 64")
-compare("the clip helps at", predicted_clip_helps_at, {min(final_loss, key=final_loss.get)})
+if predicted_clip_helps_at is None:  # Run All trains nothing here
+    print("Optional: write your prediction in the cell above, then run this one.")
+else:
+    placements = {"hidden units": (SignClippedSTE.apply, SignSTE.apply),
+                  "readout weights": (SignSTE.apply, SignClippedSTE.apply)}
+    final_loss = {}
+    for place, (hidden_q, readout_q) in placements.items():
+        run = train_binarised(hidden_q, points, labels, quantise_readout=readout_q)
+        final_loss[place] = run.losses[-1]
+        print(f"clip on the {place:15s} loss {run.losses[-1]:.3f}   "
+              f"readout weights never moved: {run.readout_never_moved} of 64")
+    compare("the clip helps at", predicted_clip_helps_at, {min(final_loss, key=final_loss.get)})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>

@@ -4,18 +4,17 @@ stand-ins on a grid exact at 0 and the halves, and the quick questions' verdicts
 
 import torch
 
-from autograder.exercises.ste import fake_quantize_derivatives
+from autograder.exercises.ste import check_derivation
 from autograder.predictions import same_answer
-from tests.tools.shown.lesson_code import cell_from, definitions, printed, run_code
+from tests.tools.shown.lesson_code import cell_from, definitions, run_code, source
 
 
-def _check(dy_dx, dy_ds) -> list[str]:
-    """What check_fake_quantize_derivation prints for ``dy_dx`` and ``dy_ds``."""
-    lesson = definitions("03_ste", "compare", "check_fake_quantize_derivation",
-                         same_answer=same_answer, my_dy_dx=dy_dx, my_dy_ds=dy_ds,
-                         fake_quantize_derivatives=fake_quantize_derivatives,
-                         predicted_y=None, predicted_dy_dx=None, predicted_dy_ds=None)
-    return printed(lesson["check_fake_quantize_derivation"])
+def _check(dy_dx, dy_ds, **predicted) -> list[str]:
+    """What the lesson's derivation cell prints for ``dy_dx`` and ``dy_ds``."""
+    given = {"predicted_y": None, "predicted_dy_dx": None, "predicted_dy_ds": None, **predicted}
+    return run_code(cell_from("03_ste", "check_derivation("),
+                    {"check_derivation": check_derivation, "my_dy_dx": dy_dx,
+                     "my_dy_ds": dy_ds, **given})
 
 
 def test_worked_lsq_derivatives_pass_and_the_minus_v_only_slip_fails():
@@ -38,6 +37,23 @@ def test_worked_lsq_derivatives_pass_and_the_minus_v_only_slip_fails():
     assert "dy/ds ✗ inside the clip at v = -2.7: yours 2.7, autograd's -0.3" in lines[0], lines
 
 
+def test_question_5_is_judged_against_autograd():
+    """Are question 5's numbers (s = 0.5, x = (0.7, -3.0, 1.8)) judged right and wrong?"""
+    worked = definitions("03_ste", "my_dy_dx", "my_dy_ds")
+    lines = _check(worked["my_dy_dx"], worked["my_dy_ds"], predicted_y=[0.5, -2, 1.5],
+                   predicted_dy_dx=[1, 0, 0], predicted_dy_ds=[0.6, -4, 4])
+    assert lines[2:] == [
+        "question 5, y: you said [0.5, -2, 1.5], PyTorch: [0.5, -2.0, 1.5] ✓",
+        "question 5, dy/dx: you said [1, 0, 0], PyTorch: [1.0, 0.0, 0.0] ✓",
+        "question 5, dy/ds: you said [0.6, -4, 4], PyTorch: [-0.4, -4.0, 3.0] ✗"], lines
+
+
+def test_the_notebook_does_not_name_the_derivation_oracle():
+    """Does the learner's copy call the checker without naming the function it compares with
+    (?? on that would show LSQ's composed form, Exercise 4's answer)?"""
+    assert "fake_quantize_derivatives" not in source("03_ste", learner=True)
+
+
 def _stand_ins(stand_in_round, slope_round) -> list[str]:
     """What the stand-in checker prints for round's ``stand_in_round`` and ``slope_round``."""
     worked = definitions("03_ste", "stand_in_sign", "slope_sign")
@@ -53,6 +69,7 @@ def test_worked_stand_ins_pass_and_round_itself_fails_for_its_jumps():
     for slip in (torch.round, lambda x: 0.5 * x + 0.5 * torch.round(x)):  # slope 0, slope 0.5
         lines = _stand_ins(slip, lambda x: torch.zeros_like(x))
         assert lines[0].endswith("✗") and lines[1].startswith("    yours jumps at x = 0.5."), lines
+        assert "(for round itself 0, the true derivative" in lines[1], lines
     lines = _stand_ins(lambda x: x + 0.1, lambda x: torch.ones_like(x))  # strays at the halves
     assert lines[0].endswith("✗") and lines[1].startswith("    furthest off at x = "), lines
 
@@ -63,6 +80,7 @@ def test_a_sign_stand_in_that_jumps_at_0_is_caught_at_0():
     checker = cell_from("03_ste", "grid = torch.arange").split("\nif None not in")[0]
     lines = run_code(checker, {"torch": torch, **worked, "stand_in_sign": torch.sign})
     assert lines[2].endswith("✗") and lines[3].startswith("    yours jumps at x = 0."), lines
+    assert "(for sign itself 0, the true derivative" in lines[3], lines  # not round's
 
 
 def test_the_halves_verdict_takes_0_for_minus_0():
