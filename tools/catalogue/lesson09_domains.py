@@ -28,7 +28,8 @@ PROD_DIM_ON_CLASS = edit(_prod(_PROD_EXACT), ("        ctx.dim = dim\n",
 # dim in a module global: each call alone is right; with two calls in one graph, the first
 # call's backward reads the second call's dim
 DIM = "DIM = [0]\n"
-PROD_DIM_GLOBAL = DIM + edit(_prod(_PROD_EXACT), ("        ctx.dim = dim\n", "        DIM[0] = dim\n"),
+PROD_DIM_GLOBAL = DIM + edit(_prod(_PROD_EXACT), ("        ctx.dim = dim\n",
+                                                  "        DIM[0] = dim\n"),
                              ("        dim = ctx.dim\n", "        dim = DIM[0]\n"))
 CUMSUM_DIM_GLOBAL = DIM + edit(_cumsum(_REVERSED), ("        ctx.dim = dim\n",
                                                      "        DIM[0] = dim\n"),
@@ -36,6 +37,11 @@ CUMSUM_DIM_GLOBAL = DIM + edit(_cumsum(_REVERSED), ("        ctx.dim = dim\n",
 CUMMAX_DIM_GLOBAL = DIM + edit(_cummax(_SCATTER_ADD), ("        ctx.dim = dim\n",
                                                        "        DIM[0] = dim\n"),
                                ("ctx.dim", "DIM[0]"))
+
+# x's shape in a module global: the domain's two calls give x 4 rows and 6
+SELECT_SHAPE_GLOBAL = "SHAPE = [None]\n" + edit(
+    _select(_INDEX_ADD), ("        ctx.shape = x.shape\n", "        SHAPE[0] = x.shape\n"),
+    ("ctx.shape", "SHAPE[0]"))
 
 NORMALIZE_EPS_GLOBAL = "EPS = [1e-12]\n" + edit(
     _normalize(_PROJECTION), ("        ctx.eps = eps\n", "        EPS[0] = eps\n"),
@@ -57,6 +63,8 @@ MISTAKES = [
     Mistake("ProdOverDim", "dim kept on the class (ProdOverDim.dim = dim)",
             "ProdOverDim.forward sets ProdOverDim.dim: a class attribute is shared by every call",
             PROD_DIM_ON_CLASS),
+    Mistake("IndexSelect", "x's shape kept in a module global",
+            "IndexSelect is right for each call alone", SELECT_SHAPE_GLOBAL),
     Mistake("ProdOverDim", "dim kept in a module global",
             "ProdOverDim is right for each call alone", PROD_DIM_GLOBAL),
     Mistake("Cumsum", "dim kept in a module global", "Cumsum's backward used another call's dim",
