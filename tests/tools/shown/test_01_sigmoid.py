@@ -63,3 +63,19 @@ def test_my_sigmoid_names_float32_where_every_value_is_a_float32_number():
     assert lines[10].startswith("✗ values wrong at x = -708, -40, -1, 1"), lines
     step = live_check("01_sigmoid", "my_sigmoid", my_sigmoid=lambda x: (x > 0).double())
     assert not any("float32" in line for line in step), step
+
+
+def test_my_sigmoid_names_float32_where_the_values_not_0_carry_float32_rounding():
+    """z computed in float32, then widened, is 0 at x = -708 and off by about 1e-8 (relative)
+    wherever it is not 0: is that put down to a float32 step, and is no subtraction near 1
+    asked about, which only a formula exact everywhere else can be suspected of?"""
+    def z_in_float32(x):
+        z = torch.exp(-x.abs().float()).double()
+        return torch.where(x >= 0, 1 / (1 + z), z / (1 + z))
+    lines = live_check("01_sigmoid", "my_sigmoid", my_sigmoid=z_in_float32)
+    assert lines[1].endswith("✗ 0"), lines
+    assert "✗ relative error" in lines[2] and "✗ relative error" in lines[3], lines
+    assert not any("subtract two numbers near 1" in line for line in lines), lines
+    assert lines[9].startswith("✗ the values that are not 0 are off by up to "), lines
+    assert "(relative), float32's rounding: a step ran in float32" in lines[9], lines
+    assert lines[10].startswith("✗ values wrong at x = -708, -40, -1"), lines
