@@ -191,6 +191,43 @@ def check_weights_not_swapped(function, device) -> None:
             "grad_output", mistake="WeightedSum/swaps-weights")
 
 
+def check_weights_not_rounded(function, device) -> None:
+    """Weights float32 cannot hold (0.1, -1/3): a result equal, to float64's precision, to the
+    one for a weight rounded through float32, and not to the true one, proves that weight went
+    through a float32 tensor (torch.tensor(w) without dtype= is float32)."""
+    values = _weighted_values((4,), device, w1=0.1, w2=-1 / 3, seed=3)
+    inputs = make_inputs(values)
+    forward = run_forward(function, WEIGHTED_SUM, inputs)
+    grad_output = sample((4,), device, seed=9)
+    grads = run_backward(WEIGHTED_SUM, forward.output, inputs, grad_output).grads
+    x1, x2 = values["x1"], values["x2"]
+    true = {"w1": values["w1"], "w2": values["w2"]}
+    rounded = {name: torch.tensor(w, dtype=torch.float32).item() for name, w in true.items()}
+    # (what, the result, its weights' names, the result as a function of those weights)
+    results = [("WeightedSum's output", forward.output, ("w1", "w2"),
+                lambda w1, w2: w1 * x1 + w2 * x2),
+               ("grad_x1", grads[0], ("w1",), lambda w1: w1 * grad_output),
+               ("grad_x2", grads[1], ("w2",), lambda w2: w2 * grad_output)]
+    for what, got, names, result in results:
+        if not (isinstance(got, torch.Tensor) and got.dtype == torch.float64
+                and got.shape == x1.shape):
+            continue
+        truth = result(*(true[n] for n in names))
+        if torch.allclose(got, truth, rtol=1e-12, atol=0):
+            continue
+        for chosen in [names[:1], names[1:], names] if len(names) > 1 else [names]:
+            if torch.allclose(got, result(*(rounded[n] if n in chosen else true[n]
+                                             for n in names)), rtol=1e-12, atol=0):
+                weights = " and ".join(f"{n} = {rounded[n]!r}" for n in chosen)
+                given = " and ".join(repr(true[n]) for n in chosen)
+                raise GradingError(
+                    f"{what} is what {weights} would give ({given} rounded to float32): a "
+                    "weight made into a float32 tensor (torch.tensor(w) without dtype= gives "
+                    "float32) loses the digits float64 inputs keep; use the Python float "
+                    "itself, or a tensor of the input's dtype",
+                    mistake="WeightedSum/float32-constant")
+
+
 def _check_weighted(function, values: dict):
     """Values and gradients; a None returned for the input whose weight is 0 is named so."""
     try:
@@ -216,6 +253,7 @@ def weighted_sum_full(WeightedSum, device) -> None:
         for w1, w2 in [(0.5, -2.0), (1.0, 0.0), (3.0, 3.0)]:
             forward = _check_weighted(function, _weighted_values(shape, device, w1, w2, seed))
             check_no_ctx_tensors(WEIGHTED_SUM, forward)
+    check_weights_not_rounded(function, device)
     covers("a weight of 0")
     covers("0-d inputs")
     check_one_ctx_per_call(function, WEIGHTED_SUM, _weighted_values((4,), device),

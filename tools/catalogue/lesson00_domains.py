@@ -1,9 +1,10 @@
-"""Lesson 00's Outer answers that only issue 37's checks separate: work done for a gradient
-nobody needs (returning None for it is not enough), and state shared between calls."""
+"""Lesson 00's answers that only the later checks separate: Outer's work done for a gradient
+nobody needs (returning None for it is not enough) and state shared between calls (issue 37),
+and WeightedSum's weights rounded through a float32 tensor (right to float32's precision)."""
 
 from tools.catalogue import Mistake
 
-from .lesson00 import READ_UV, _outer
+from .lesson00 import READ_UV, _outer, _weighted
 
 UNUSUAL = []
 
@@ -22,4 +23,16 @@ MISTAKES = [
                                          "                u @ grad_output if need_v else None)",
                                          "        _saved['uv'] = (u, v)\n"
                                          "        return torch.outer(u, v)")),
+    # torch.tensor(w) is float32: a float64 result right to float32's precision only (the
+    # battery's weights 0.5, -2.0, 1.0, 0.0 and 3.0 are float32 numbers, which hide it)
+    Mistake("WeightedSum", "torch.tensor(ctx.w1) in backward, a float32 constant",
+            "grad_x1 is what w1 = 0.10000000149011612 would give (0.1 rounded to float32)",
+            _weighted("        w1, w2 = torch.tensor(ctx.w1), torch.tensor(ctx.w2)\n"
+                      "        return grad_output * w1, grad_output * w2, None, None")),
+    Mistake("WeightedSum", "torch.tensor(w1) in forward, a float32 constant",
+            "WeightedSum's output is what w1 = 0.10000000149011612 and w2 = "
+            "-0.3333333432674408 would give",
+            _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None",
+                      "        ctx.w1, ctx.w2 = w1, w2\n"
+                      "        return torch.tensor(w1) * x1 + torch.tensor(w2) * x2")),
 ]

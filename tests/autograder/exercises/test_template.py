@@ -94,3 +94,25 @@ def test_stub_raises_not_implemented(stub):
     """Does an unfinished stub raise NotImplementedError itself, as learners' copies expect?"""
     with pytest.raises(NotImplementedError):
         run("Square", stub)
+
+
+@pytest.mark.parametrize("name", ["torch.tensor(ctx.w1) in backward, a float32 constant",
+                                  "torch.tensor(w1) in forward, a float32 constant"])
+def test_weight_rounded_through_float32_is_proven(name, raises_hint):
+    """Is a weight made into a float32 tensor (torch.tensor(w) without dtype=), right to
+    float32's precision only, named by the battery itself, with the rounded weight?"""
+    with raises_hint("is what w1 = 0.10000000149011612") as info:
+        run("WeightedSum", mistake("WeightedSum", name))
+    assert info.value.mistake == "WeightedSum/float32-constant"
+
+
+def test_weights_in_the_inputs_dtype_are_not_blamed():
+    """Is a weight made into a tensor of the input's dtype, which keeps every digit, left
+    alone by the float32-constant probe?"""
+    from autograder.exercises.template import check_weights_not_rounded
+    from tools.catalogue import load
+    from tools.catalogue.lesson00 import _weighted
+    check_weights_not_rounded(load("WeightedSum", _weighted(
+        "        w1 = torch.tensor(ctx.w1, dtype=grad_output.dtype)\n"
+        "        w2 = torch.tensor(ctx.w2, dtype=grad_output.dtype)\n"
+        "        return grad_output * w1, grad_output * w2, None, None")), torch.device("cpu"))
