@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
-from autograder.exercises.ste import check_derivation
+from autograder.exercises.fake_quantize_derivation import check_derivation
 from autograder.predictions import same_answer
 from widgets import ste_explorer
 

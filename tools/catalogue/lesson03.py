@@ -300,8 +300,8 @@ UNUSUAL += [
 ]
 
 MISTAKES += [
-    Mistake("SignClippedSTE", "mask on a float32 copy of x", "your gradient for x is wrong: at "
-            "x = -1.000000001", _clipped(READ_X + "        return grad_output * "
+    Mistake("SignClippedSTE", "mask on a float32 copy of x", "SignClippedSTE's clip mask is "
+            "built on x rounded to float32 (at x = -1.000000001", _clipped(READ_X + "        return grad_output * "
                                          "(x.float().abs() <= 1)")),
     Mistake("SignClippedSTE", "boundary kept at -1 only", "your gradient for x is wrong: at x = 1 ",
             _clipped(READ_X + "        return grad_output * ((x >= -1) & (x < 1))")),

@@ -35,8 +35,8 @@ MISTAKES = [
                            f"        return torch.clamp(torch.round(x / {EPS}), qmin, qmax)"
                            " * scale")),
     Mistake("RoundSTE", "rounded in float32, no detach trick",
-            "RoundSTE's output is round(x) only up to rounding (at x = 4503599627370497 it gives "
-            "4503599627370496, expected 4503599627370497): forward must return round(x) exactly",
+            "RoundSTE's output is round of x rounded to float32 (at x = 4503599627370497 it gives "
+            "4503599627370496, expected 4503599627370497)",
             _round("        return torch.round(x.float()).to(x.dtype)")),
     Mistake("StraightThroughSoftmax", "softmax shifted by the whole tensor's maximum",
             "StraightThroughSoftmax's gradient for logits is not finite in row [0] (logits 0, 1, "

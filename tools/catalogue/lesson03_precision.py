@@ -1,11 +1,11 @@
 """Lesson 03 answers that keep or lose float64's digits: FakeQuantize written with a scale
 gradient shaped (1,), with scale.item(), or with the mask and the local derivative saved in
-forward, which the contract accepts, and FakeQuantize steps run in float32 for float64 x (a
-gradient made in torch.zeros without dtype=, a forward on x.float(), gradients cast to float32,
-torch.fake_quantize_per_tensor_affine), which it does not."""
+forward, which the contract accepts, and steps run in float32 for float64 x (a gradient made
+in torch.zeros without dtype=, a forward on x.float(), gradients cast to float32,
+torch.fake_quantize_per_tensor_affine, sign of x.float()), which it does not."""
 
 from tools.catalogue import Mistake, Unusual
-from tools.catalogue.lesson03 import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize
+from tools.catalogue.lesson03 import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize, _sign
 
 SUM = f"(grad_output * {FQ_LSQ}).sum()"
 SAVES = "        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
@@ -55,4 +55,7 @@ MISTAKES = [
             _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, {SUM}, None, None",
                            SAVES + "        return torch.fake_quantize_per_tensor_affine("
                            "x, scale.item(), 0, qmin, qmax)")),
+    Mistake("SignSTE", "sign of a float32 copy of x", "SignSTE's output is sign of x rounded "
+            "to float32 (at x = 1e-300 it gives 0, expected 1)",
+            _sign("        return torch.sign(x.float()).to(x.dtype)")),
 ]

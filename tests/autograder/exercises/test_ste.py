@@ -8,8 +8,7 @@ import torch
 from autograder.exercises import EXERCISES
 from autograder.exercises.fake_quantize import edge_values, expected_gradients
 from autograder.exercises.ste import (ROUND_EDGES, ROUND_STE, SHAPES, SIGN_CLIPPED_STE,
-                                      SIGN_EDGES, SIGN_STE, check_forward_exact,
-                                      fake_quantize_derivatives)
+                                      SIGN_EDGES, SIGN_STE, check_forward_exact)
 from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
 from tools.solutions import solution
@@ -242,14 +241,35 @@ def test_a_wrong_gradient_is_located_by_x_not_by_index(raises_hint):
 
 
 def test_the_detach_trick_is_named_only_where_the_output_is_what_it_computes():
-    """Is a round computed in float32 (no detach trick) told only what differs, and is the
-    detach trick, exact for round, never blamed for RoundSTE?"""
+    """Is a round computed in float32 (no detach trick) told that, and is the detach trick,
+    exact for round, never blamed for RoundSTE?"""
     x = torch.tensor(ROUND_EDGES, dtype=torch.float64)
     assert torch.equal((torch.round(x) - x) + x, torch.round(x))  # the trick is exact for round
     with pytest.raises(AssertionError) as raised:
         check_forward_exact(ROUND_STE, torch.round(x.float()).double(), x)
     first = str(raised.value).splitlines()[0]
-    assert "only up to rounding" in first and "detach" not in first
+    assert "round of x rounded to float32" in first and "detach" not in first
+
+
+@pytest.mark.parametrize("spec", [SIGN_STE, SIGN_CLIPPED_STE])
+def test_a_sign_of_float32_x_is_named_by_the_x_it_loses(spec, raises_hint):
+    """Is sign(x.float()) for float64 x named as a float32 step at the x it gets wrong (1e-300,
+    0 in float32), and another wrong sign located by its x, not only its index?"""
+    x = torch.tensor(SIGN_EDGES, dtype=torch.float64)
+    with raises_hint(f"{spec.name}'s output is sign of x rounded to float32 (at x = 1e-300 it "
+                     "gives 0, expected 1): forward ran sign on a float32 copy of x"):
+        check_forward_exact(spec, torch.sign(x.float()).double(), x)
+    flipped = torch.sign(x) * torch.where(x == 0.25, -1.0, 1.0).double()
+    with raises_hint("is wrong: largest error 2 at index (8,), where x = 0.25"):
+        check_forward_exact(spec, flipped, x)
+
+
+def test_a_mask_on_float32_x_is_named(raises_hint):
+    """Is a clip mask built on x.float() named as such, at the x just outside the window that a
+    float32 copy rounds to -1?"""
+    with raises_hint("SignClippedSTE's clip mask is built on x rounded to float32 (at x = "
+                     "-1.000000001 it gives"):
+        run("SignClippedSTE", mistake("SignClippedSTE", "mask on a float32 copy of x"))
 
 
 # Each probed hint of the three estimators and the stable id grading records for it
@@ -275,6 +295,9 @@ IDS = [
     ("RoundSTE", "smooth look-alike", "RoundSTE/smooth-forward"),
     ("RoundSTE", "zero gradient", "RoundSTE/true-zero-gradient"),
     ("RoundSTE", "gradient built in the default dtype", "RoundSTE/gradient-in-float32"),
+    ("SignSTE", "sign of a float32 copy of x", "SignSTE/forward-in-float32"),
+    ("SignClippedSTE", "mask on a float32 copy of x", "SignClippedSTE/mask-in-float32"),
+    ("RoundSTE", "rounded in float32, no detach trick", "RoundSTE/forward-in-float32"),
 ]
 
 
@@ -282,20 +305,6 @@ IDS = [
 def test_a_probed_mistake_is_graded_with_its_id(name, entry, expected):
     """Does grading a catalogued mistake record its stable id, not only its hint?"""
     assert graded_mistake(name, entry) == expected
-
-
-@pytest.mark.parametrize("step", [0.5, 1.5])
-def test_the_lessons_derivation_oracle_is_the_contract(step):
-    """Does fake_quantize_derivatives, behind the lesson's derivation checker, give each
-    element's y, dy/dx and dy/ds as the grader's own expected gradients have them?"""
-    v = torch.tensor([-5.3, -4.7, -4.0, -2.7, -0.4, 0.6, 2.3, 3.0, 3.6, 4.8], dtype=torch.float64)
-    x = v * step
-    y, dy_dx, dy_ds = fake_quantize_derivatives(x, step, -4, 3)
-    scale = torch.tensor(step, dtype=torch.float64)
-    assert torch.allclose(y, torch.clamp(torch.round(v), -4, 3) * step)
-    for i, unit in enumerate(torch.eye(len(v), dtype=torch.float64)):
-        grad_x, grad_scale = expected_gradients(x, scale, -4, 3, unit)
-        assert dy_dx[i] == grad_x[i] and torch.isclose(dy_ds[i], grad_scale)
 
 
 def test_a_float32_mask_for_float64_x_passes():
