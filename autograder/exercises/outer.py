@@ -11,7 +11,7 @@ from ..exercise import Exercise, sample
 from .bilinear import backward_reading, raise_unneeded_read
 from .sigmoid import check_class_untouched
 from .template import (check_input_version_tracking, check_one_ctx_per_call,
-                       check_uses_grad_output)
+                       check_strided_grad_output, check_uses_grad_output)
 
 LATER_IN_LESSON = True
 
@@ -109,6 +109,7 @@ def outer_full(Outer, device) -> None:
             check_saves_only_inputs(forward)
     covers("saves only u and v")
     covers("m != n")
+    check_strided_grad_output(function, OUTER, _values(4, 3, device, seed=5))
     with case("u of shape (4,), v of shape (3,)"):
         check_one_ctx_per_call(function, OUTER, _values(4, 3, device),
                                _values(4, 3, device, seed=1))
@@ -127,6 +128,7 @@ DOMAIN = Domain(OUTER, sampled(OUTER, {"u": (4,), "v": (3,)}), layouts=("column 
 
 EXERCISES = [
     Exercise("Outer", "00_template", outer_full,
-             contract=("saves only u and v", "m != n", "gradient only when needed"),
+             contract=("saves only u and v", "m != n", "non-contiguous grad_output",
+                       "gradient only when needed"),
              example=lambda: tuple(_values(4, 3, "cpu").values()), domain=DOMAIN),
 ]

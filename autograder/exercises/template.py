@@ -6,6 +6,7 @@ from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_c
                       check_values_and_gradients, make_inputs, reference_gradients, run_backward,
                       run_forward)
 from ..contract import check_each_input_alone, covers
+from ..diagnose import diagnose_gradient
 from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
@@ -124,6 +125,28 @@ def check_uses_grad_output(function, spec: Spec, values: dict) -> None:
                 f"{remedy}", mistake=f"{spec.name}/ignores-grad-output")
 
 
+def check_strided_grad_output(function, spec: Spec, values: dict) -> None:
+    """A 2-D output's grad_output as a larger graph may hand it over, a transposed view (.mT)
+    and every other column of a wider tensor: the gradients must not depend on its strides."""
+    covers("non-contiguous grad_output")
+    output = spec.reference(**make_inputs(values, requires_grad=False))
+    rows, columns = output.shape
+    wide = sample((rows, 2 * columns), output.device, seed=12)
+    for layout, grad_output in (("transposed", sample((columns, rows), output.device,
+                                                      seed=13).mT),
+                                ("column slice", wide[:, ::2])):
+        with case(f"a {layout} grad_output of shape {tuple(grad_output.shape)}, strides "
+                  f"{grad_output.stride()}"):
+            inputs = make_inputs(values)
+            forward = run_forward(function, spec, inputs)
+            grads = run_backward(spec, forward.output, inputs, grad_output).grads
+            truth = reference_gradients(spec, inputs, grad_output.contiguous())
+            for name, grad in zip(inputs, grads):
+                if name in truth:  # float64's bound, as check_values_and_gradients holds it
+                    diagnose_gradient(name, grad, truth[name], rtol=1e-9, atol=1e-10,
+                                      inputs=inputs, computed_in=inputs[name].dtype)
+
+
 def check_square_keeps_sign(function, device) -> None:
     """A gradient 2|x| * grad_output (right where x > 0, the wrong sign where x < 0) is what x
     recovered from the output as sqrt(x ** 2) gives: name it, and name the saved output when
@@ -158,6 +181,7 @@ def square_full(Square, device) -> None:
             forward, _ = check_values_and_gradients(function, SQUARE, values)
             check_no_ctx_tensors(SQUARE, forward)
     covers("0-d x")
+    check_strided_grad_output(function, SQUARE, {"x": sample((3, 4), device, seed=4)})
     with case("x of shape (5,)"):
         check_one_ctx_per_call(function, SQUARE, {"x": sample((5,), device, seed=1)},
                                {"x": sample((5,), device, seed=2)})
@@ -269,7 +293,8 @@ def weighted_sum_full(WeightedSum, device) -> None:
 WEIGHT = Constant(-8.0, 8.0, "w1, w2 Python floats", also=(0.0, 1e-4))
 
 EXERCISES = [
-    Exercise("Square", "00_template", square_full, contract=("0-d x", "float32"),
+    Exercise("Square", "00_template", square_full,
+             contract=("0-d x", "non-contiguous grad_output", "float32"),
              example=lambda: (sample((4,), "cpu"),),
              domain=Domain(SQUARE, lambda device, dtype=torch.float64, seed=0: {
                  "x": sample((3, 4), device, seed=seed, dtype=dtype)})),

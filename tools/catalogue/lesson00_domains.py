@@ -1,10 +1,11 @@
 """Lesson 00's answers that only the later checks separate: Outer's work done for a gradient
 nobody needs (returning None for it is not enough) and state shared between calls (issue 37),
-and WeightedSum's weights rounded through a float32 tensor (right to float32's precision)."""
+WeightedSum's weights rounded through a float32 tensor (right to float32's precision), and
+backwards that need a contiguous grad_output."""
 
 from tools.catalogue import Mistake
 
-from .lesson00 import READ_UV, _outer, _weighted
+from .lesson00 import READ_UV, READ_X, SAVE_X, _outer, _square, _weighted
 
 UNUSUAL = []
 
@@ -35,4 +36,19 @@ MISTAKES = [
             _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None",
                       "        ctx.w1, ctx.w2 = w1, w2\n"
                       "        return torch.tensor(w1) * x1 + torch.tensor(w2) * x2")),
+    # .view needs strides it can flatten: a transposed grad_output has none
+    Mistake("Square", "grad_output flattened with .view(-1)",
+            "(with a transposed grad_output of shape (3, 4), strides (1, 3))",
+            _square(SAVE_X, READ_X + "        flat = grad_output.view(-1) * 2 * x.reshape(-1)\n"
+                    "        return flat.reshape(x.shape)")),
+    Mistake("Outer", "grad_output flattened with .view(-1)",
+            "(with a transposed grad_output of shape (4, 3), strides (1, 4))",
+            _outer(READ_UV + "        flat = grad_output.view(-1)\n"
+                   "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        grad_u = grad_v = None\n"
+                   "        if need_u:\n"
+                   "            grad_u = (flat * v.repeat(len(u))).view(len(u), -1).sum(1)\n"
+                   "        if need_v:\n"
+                   "            grad_v = (flat * u.repeat_interleave(len(v))).view(len(u), -1).sum(0)\n"
+                   "        return grad_u, grad_v")),
 ]

@@ -65,3 +65,10 @@ def test_only_when_needed_is_measured_as_work(raises_hint):
                      "grad"):
         outer_full(mistake("Outer", "both gradients computed, None returned for the unneeded "
                                     "one"), torch.device("cpu"))
+
+
+def test_a_non_contiguous_grad_output_is_tried(raises_hint):
+    """Is a backward that flattens grad_output with .view(-1), right for a contiguous one, run
+    on a transposed grad_output, and told which?"""
+    with raises_hint("(with a transposed grad_output of shape (4, 3), strides (1, 4))"):
+        outer_full(mistake("Outer", "grad_output flattened with .view(-1)"), torch.device("cpu"))

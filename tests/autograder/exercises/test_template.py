@@ -116,3 +116,10 @@ def test_weights_in_the_inputs_dtype_are_not_blamed():
         "        w1 = torch.tensor(ctx.w1, dtype=grad_output.dtype)\n"
         "        w2 = torch.tensor(ctx.w2, dtype=grad_output.dtype)\n"
         "        return grad_output * w1, grad_output * w2, None, None")), torch.device("cpu"))
+
+
+def test_square_gets_a_non_contiguous_grad_output(raises_hint):
+    """Is a backward that flattens grad_output with .view(-1), right for a contiguous one, run
+    on a transposed grad_output, and told which?"""
+    with raises_hint("(with a transposed grad_output of shape (3, 4), strides (1, 3))"):
+        run("Square", mistake("Square", "grad_output flattened with .view(-1)"))
