@@ -237,7 +237,8 @@ def check_follows_dim(function, device) -> None:
             and _right_along_last_dim(function, x.T, CUMSUM)):
         raise GradingError("Cumsum's gradient is right when dim is the last dimension but wrong "
                            "for dim=0: every flip and scan in backward must follow ctx.dim "
-                           "(flip(-1) flips the last dim only) (with x of shape (3, 4), dim=0)",
+                           "(a flip or a cumsum along -1 runs along the last dim only) (with x "
+                           "of shape (3, 4), dim=0)",
                            mistake="Cumsum/last-dim-only")
 
 
