@@ -34,14 +34,19 @@
 # picture helps: the **Jacobian view** draws $\partial y_o / \partial x_i$ as your backward
 # computes it beside autograd's, and outlines every entry where they differ.
 #
+# Plan your time: the main line (the six exercises and the sections that lead to them) is
+# meant to take about two hours. **Optional**, and never graded: the section "Both at once:
+# the running product" after Exercise 3 (no exercise needs its cells; skip them, or run them
+# with `prediction_4` left at `None`), and the **In practice** block at the very end.
+#
 # By the end of this lesson you can:
 # 1. turn a forward written with indices into its backward by summing over the output index;
 # 2. bring the gradient of a broadcast input to that input's exact shape, and say what the
 #    autograd engine does when you do not;
 # 3. expand a reduced gradient without copying it (`expand`);
 # 4. differentiate a product with zeros in it without dividing by zero;
-# 5. find the backward of a scan (a running sum, and a running product with zeros in it) and
-#    of a selection whose index repeats;
+# 5. find the backward of a scan (a running sum; in the optional section, a running product
+#    with zeros in it) and of a selection whose index repeats;
 # 6. find the backward of a normalisation by a norm;
 # 7. meet an op nobody worked through (a running maximum) and find its backward alone.
 #
@@ -367,8 +372,8 @@ for returned, observed in observed_2.items():
 # size 1, missing leading dimensions, or both; either may be 0-dim.
 #
 # - Backward returns gradients of **exactly** `a.shape` and `b.shape`.
-# - It computes only the gradients that are needed: `ctx.needs_input_grad[0]` and `[1]` say
-#   whether $a$ and $b$ need one; return `None` for an input that does not.
+# - It computes only the gradients that are needed. Can backward tell which gradient nobody
+#   asked for, and skip it? What does it return in that gradient's place?
 #
 # Derive it before you write it:
 #
@@ -793,7 +798,7 @@ from autograder import grade; grade("Cumsum", Cumsum)
 jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 
 # %% [markdown]
-# ## Both at once: the running product, with zeros (not graded)
+# ## Both at once: the running product, with zeros (optional, not graded)
 #
 # `torch.cumprod(x, dim)` is a scan like `Cumsum` and a product like `ProdOverDim`: for a
 # vector, $y_o = \prod_{k \le o} x_k$. Unlike the running sum, its Jacobian depends on $x$,
@@ -1127,8 +1132,8 @@ compare(prediction_6, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 # Normalising removes one thing from $x$, its length, and the gradient reflects that. Zero for
 # the first row, up to rounding: stretching $x$ along itself leaves its direction,
 # and so $y$, unchanged, and $y$ cannot grow along itself, since it has length 1 whatever $x$
-# is. The second row has norm $0.005 < \varepsilon$: it is divided by the constant $\varepsilon$,
-# $y = x / \varepsilon$ is linear in $x$, and the gradient is $y / \varepsilon$, not zero.
+# is. The second row has norm $0.005 < \varepsilon$: not zero, since the divisor is a constant
+# there.
 # </details>
 #
 # ## ✎ Exercise 5 · `Normalize`
@@ -1196,9 +1201,10 @@ check_jacobian_from_y()
 #
 # <details><summary><b>Hint 2</b>: the index-notation step</summary>
 #
-# Below $\varepsilon$: $\partial y_j / \partial x_i = \delta_{ij} / \varepsilon$. Above:
-# differentiate $n^2 = \sum_k x_k^2$ by $x_i$ to get $\partial n / \partial x_i$. The quotient
-# rule on $x_j / n$ then gives two terms, one with $\delta_{ij}$ and one with
+# Below $\varepsilon$ the divisor is a constant: differentiate $x_j / \varepsilon$ as you
+# would $x_j / 2$, and check the result against Hint 3's second case. Above, differentiate
+# $n^2 = \sum_k x_k^2$ by $x_i$ to get $\partial n / \partial x_i$. The quotient rule on
+# $x_j / n$ then gives two terms, one with $\delta_{ij}$ and one with
 # $\partial n / \partial x_i$; write each with $y$ and $n$ only. The checker above tells you
 # when they are right.
 # </details>
@@ -1432,7 +1438,7 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken: anything that calls your backward directly gets the wrong shape | sum down to the input's exact shape (`sum_to_size`) |
 # | a sum without `keepdim=True` where the input has a dim of size 1 | the engine refuses the shape (`invalid gradient`), or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
 # | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
-# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right: an error, or, on a square tensor, the gradient silently goes along the wrong dim | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
+# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or, on a square tensor, the gradient silently goes along the wrong dim | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
 # | `y / x` for "the product of the others" | divided by zero: `nan` in every slice with a zero | exclusive running products from both ends, or count the zeros |
 # | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
 # | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
