@@ -606,7 +606,7 @@ candidates = {
 meets = {}
 for name, formula in candidates.items():
     values, gradients, relative = meets_contract(inside_my_sigmoid(formula))
-    meets[name] = values and gradients and relative < 1e-6
+    meets[name] = values and gradients and relative < 1e-9
     print(f"{name:<24} values finite: {values!s:<5}  gradients finite: {gradients!s:<5}  "
           f"tail relative error: {relative:<8.2g}")
 compare(predicted, meets)

@@ -1,6 +1,7 @@
 """Lesson 01: what names a cause in the sigmoid batteries of sigmoid.py: where an overflow
-lies, and probes that name a slip by reproducing it: MySigmoid's branches swapped, and
-ScaledSigmoid's backward applying MySigmoid's derivative to its output."""
+lies, and probes that name a slip by reproducing it: MySigmoid's branches swapped,
+ScaledSigmoid's backward applying MySigmoid's derivative to its output, and its scale rounded
+to float32."""
 
 import torch
 
@@ -57,3 +58,33 @@ def overflow_cause(x: torch.Tensor, bad: torch.Tensor) -> str:
                                                    ("exp(-x) overflows for x < -709", left)]
                             if side)
     return f"{overflow}; use exp(-|x|), which is at most 1"
+
+
+def check_scale_not_float32(function, spec: Spec, device) -> None:
+    """At scale 0.1, which no float32 number is, an output or a grad_x equal to the truth with
+    scale rounded to float32, and not to the truth: scale became a float32 tensor (what
+    torch.tensor(scale) makes without dtype=). A call that raises is left to the battery."""
+    scale = 0.1
+    rounded = torch.tensor(scale, dtype=torch.float32).item()  # 0.10000000149011612
+    x = sample((7,), device, seed=0)
+    grad_output = 0.5 + torch.rand(7, dtype=torch.float64,
+                                   generator=torch.Generator().manual_seed(6)).to(device)
+    inputs = make_inputs({"x": x, "scale": scale})
+    try:
+        forward = run_forward(function, spec, inputs)
+        grad = run_backward(spec, forward.output, inputs, grad_output).grads[0]
+    except Exception:  # noqa: BLE001 - the battery reports it
+        return
+    narrow = make_inputs({"x": x, "scale": rounded})
+    results = [("output", forward.output, spec.reference(**inputs), spec.reference(**narrow)),
+               ("grad_x", grad, reference_gradients(spec, inputs, grad_output)["x"],
+                reference_gradients(spec, narrow, grad_output)["x"])]
+    for what, got, truth, with_rounded in results:
+        if (isinstance(got, torch.Tensor) and got.shape == truth.shape
+                and torch.allclose(got.detach(), with_rounded, rtol=1e-12, atol=0)
+                and not torch.allclose(got.detach(), truth, rtol=1e-12, atol=0)):
+            raise GradingError(
+                f"ScaledSigmoid's {what} at scale = 0.1 is what the true one is at scale = "
+                f"{rounded!r}, 0.1 rounded to float32: scale became a float32 tensor: "
+                "torch.tensor(scale) without dtype= makes one, which keeps 7 digits of it; "
+                "multiply by the Python float itself", mistake="ScaledSigmoid/float32-scale")

@@ -233,6 +233,45 @@ def check_named_gradient_slips(function, device) -> None:
                                f"sigmoid(0) = 0.5: {message}", mistake=mistake)
 
 
+def _float32_numbers(got: torch.Tensor, truth: torch.Tensor) -> bool:
+    """Every value of float64 ``got`` is a float32 number, where the truth's are not."""
+    return (got.dtype == torch.float64 and got.shape == truth.shape
+            and torch.equal(got, got.float().double())
+            and not torch.equal(truth, truth.float().double()))
+
+
+def check_float32_steps(function, device) -> None:
+    """A step in float32 for float64 x, proven on ordinary x: a saved tensor narrower than x,
+    or an output, or a gradient for grad_output = 1 (the derivative itself), every value of
+    which is a float32 number where softplus(x) and sigmoid(x) are not."""
+    x = 4 * sample((7,), device)
+    inputs = make_inputs({"x": x})
+    try:
+        forward = run_forward(function, SOFTPLUS, inputs)
+        grad = run_backward(SOFTPLUS, forward.output, inputs, torch.ones_like(x)).grads[0]
+    except Exception:  # noqa: BLE001 - the battery reports it
+        return
+    y = forward.output.detach()
+    for saved in forward.saved:
+        if saved.dtype.is_floating_point and saved.dtype.itemsize < x.dtype.itemsize:
+            dtype = str(saved.dtype).removeprefix("torch.")
+            what = ("y rounded to " if saved.shape == y.shape
+                    and torch.equal(saved.tensor, y.to(saved.dtype)) else "a tensor in ")
+            raise GradingError(
+                f"Softplus saved {what}{dtype} for float64 x: the sigmoid(x) backward recovers "
+                f"from it keeps only {dtype}'s digits; save y itself, in x's dtype",
+                mistake="Softplus/saves-in-float32")
+    for what, got, truth in [("Softplus's output", y, SOFTPLUS.reference(x=x)),
+                             ("the gradient Softplus returns for grad_output = 1 (the "
+                              "derivative itself)", grad, torch.sigmoid(x))]:
+        if isinstance(got, torch.Tensor) and _float32_numbers(got.detach(), truth):
+            raise GradingError(
+                f"every value of {what} is exactly a float32 number, where the truth has "
+                "float64's digits: a step ran in float32 (a .float(), a float32 constant or "
+                "tensor), which keeps 7 digits; keep every step in float64",
+                mistake="Softplus/float32-step")
+
+
 def _raise_named_tail_cause(function, device, generic: GradingError) -> None:
     """A value or gradient wrong at ordinary x with no cause named may be a tail shortcut taken
     too early (x or y itself, a series cut): raise check_tails' diagnosis instead, but only
@@ -253,6 +292,8 @@ def softplus_full(Softplus, device) -> None:
     check_class_untouched(function, SOFTPLUS_DOMAIN, device)
     check_named_gradient_slips(function, device)
     check_uses_grad_output(function, SOFTPLUS, {"x": 4 * sample((7,), device)})
+    with case("x of shape (7,)"):
+        check_float32_steps(function, device)
     for seed, shape in enumerate(SHAPES):
         try:
             with case(f"x of shape {shape}"):

@@ -1,7 +1,7 @@
 """Lesson 01 answers whose proven hints carry a stable id that no other entry produces: what
 was saved (nothing, or more than the output), a gradient that is y itself in the left tail,
 ScaledSigmoid's output taken for sigma(x), MySigmoid's branches swapped, and MyReLU's and
-Softplus's backward ignoring grad_output."""
+Softplus's backward ignoring grad_output, ScaledSigmoid's scale rounded to float32."""
 
 from tools.catalogue import Mistake
 from tools.catalogue.lesson01 import SAVE_Y, STABLE, _relu, _scaled, _sigmoid
@@ -50,4 +50,19 @@ MISTAKES = [
     Mistake("Softplus", "ignores grad_output", "Softplus.backward ignores grad_output",
             _softplus(SOFTPLUS_STABLE + SAVE_Y,
                       "        y, = ctx.saved_tensors\n        return -torch.expm1(-y)")),
+    # torch.tensor(scale) is float32: multiplied into float64 tensors it keeps its 7 digits
+    Mistake("ScaledSigmoid", "scale as torch.tensor(scale), float32, in forward and backward",
+            "scale became a float32 tensor: torch.tensor(scale) without dtype=",
+            _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                    "        return torch.tensor(scale) * torch.sigmoid(x)",
+                    "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+                    "        return grad_output * torch.tensor(ctx.scale) * s * (1 - s), None")),
+    Mistake("ScaledSigmoid", "scale as torch.tensor(scale), float32, in backward only",
+            "ScaledSigmoid's grad_x at scale = 0.1 is what the true one is at scale = "
+            "0.10000000149011612",
+            _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                    "        return scale * torch.sigmoid(x)",
+                    "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+                    "        scale = torch.tensor(ctx.scale)\n"
+                    "        return grad_output * scale * s * (1 - s), None")),
 ]

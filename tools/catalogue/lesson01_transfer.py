@@ -120,4 +120,15 @@ MISTAKES = [
                       + SOFTPLUS_STABLE.strip()[4:] + ")\n" + SAVE_Y)),
     Mistake("Softplus", "logsumexp over stack([x, 0]): forms 1 + e^x", "1 + e^x rounds to 1",
             _softplus("        y = torch.logsumexp(torch.stack([x, torch.zeros_like(x)]), 0)\n" + SAVE_Y)),
+    Mistake("Softplus", "saves y.float(): the derivative from 7 digits of y",
+            "Softplus saved y rounded to float32 for float64 x",
+            _softplus(SOFTPLUS_STABLE + "        ctx.save_for_backward(y.float())\n        return y")),
+    Mistake("Softplus", "backward -expm1(-y.float()): the derivative in float32",
+            "every value of the gradient Softplus returns for grad_output = 1 (the derivative "
+            "itself) is exactly a float32 number",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * -torch.expm1(-y.float())")),
+    Mistake("Softplus", "forward rounded through float32",
+            "every value of Softplus's output is exactly a float32 number",
+            _softplus(SOFTPLUS_STABLE + "        y = y.float().to(x.dtype)\n" + SAVE_Y)),
 ]

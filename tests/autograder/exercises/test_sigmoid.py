@@ -184,6 +184,10 @@ def test_the_class_check_leaves_a_raising_call_to_the_battery():
     ("ScaledSigmoid", "zeros wherever abs(scale) < 1e-9", "ScaledSigmoid/zeroes-small-scales"),
     ("ScaledSigmoid", "sigma recovered as y / (scale + 1e-12), an epsilon",
      "ScaledSigmoid/epsilon-in-division"),
+    ("ScaledSigmoid", "scale as torch.tensor(scale), float32, in forward and backward",
+     "ScaledSigmoid/float32-scale"),
+    ("ScaledSigmoid", "scale as torch.tensor(scale), float32, in backward only",
+     "ScaledSigmoid/float32-scale"),
     ("Softplus", "output kept in a module global", "Softplus/saves-nothing"),
     ("Softplus", "ignores grad_output", "Softplus/ignores-grad-output"),
     ("Softplus", "saves the input x", "Softplus/saves-not-only-output"),
@@ -202,10 +206,14 @@ def test_the_class_check_leaves_a_raising_call_to_the_battery():
     ("Softplus", "gradient sigmoid(y), the sigmoid of the output", "Softplus/gradient-sigmoid-of-y"),
     ("Softplus", "x - logsigmoid(x): cancels in the left tail, no formula named",
      "unnamed:check"),
+    ("Softplus", "saves y.float(): the derivative from 7 digits of y", "Softplus/saves-in-float32"),
+    ("Softplus", "backward -expm1(-y.float()): the derivative in float32",
+     "Softplus/float32-step"),
+    ("Softplus", "forward rounded through float32", "Softplus/float32-step"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves in lesson 01 (what was saved, an exponential that
     overflows, a formula that loses the left tail, branches swapped, the mask at 0, a backward
-    that ignores grad_output, a division by scale, a tail shortcut) carry a stable id, and a
-    hint that names no cause none?"""
+    that ignores grad_output, a division by scale, a tail shortcut, a step or a scale in
+    float32) carry a stable id, and a hint that names no cause none?"""
     assert graded_mistake(exercise, name) == expected
