@@ -10,6 +10,7 @@ from .errors import GradingError
 from .explain import _explain_index_error, _explain_runtime_error, _explain_type_error
 from .probes import BackwardTrace, ForwardTrace, trace_backward, trace_forward
 from .spec import Spec
+from .tolerances import tolerance_of
 
 
 def check_is_function(obj, spec: Spec) -> type:
@@ -88,10 +89,13 @@ def reference_gradients(spec: Spec, inputs: dict, grad_output: torch.Tensor) -> 
             for n, g in zip(wanted, grads)}
 
 
-def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol=1e-5,
-                               atol=1e-7, seed: int = 0) -> tuple[ForwardTrace, BackwardTrace]:
+def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol=None,
+                               atol=None, seed: int = 0) -> tuple[ForwardTrace, BackwardTrace]:
     """Forward against the reference, every gradient against autograd's, grad_output and the
-    inputs left untouched."""
+    inputs left untouched (within the inputs' dtype's tolerance unless told)."""
+    tolerance = tolerance_of(values)
+    rtol = tolerance.rtol if rtol is None else rtol
+    atol = tolerance.atol if atol is None else atol
     inputs = make_inputs(values)
     before = {n: (v.detach().clone(), v._version) for n, v in inputs.items()
               if isinstance(v, torch.Tensor)}

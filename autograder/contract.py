@@ -15,6 +15,7 @@ from .checks import Spec, make_inputs, reference_gradients, run_backward, run_fo
 from .diagnose import diagnose_gradient
 from .errors import GradingError
 from .probes import record_returned_gradients
+from .tolerances import tolerance_of
 
 EACH_INPUT_ALONE = "each input alone"
 
@@ -55,11 +56,15 @@ def _gradient_alone(function, spec: Spec, values: dict, name: str, grad_output):
     return raw, grads[list(inputs).index(name)]
 
 
-def check_each_input_alone(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7,
+def check_each_input_alone(function, spec: Spec, values: dict, *, rtol=None, atol=None,
                            frozen_get_none: bool = False, seed: int = 0) -> None:
     """Each floating-point tensor input in turn as the only one that requires grad: its
-    gradient must be right. ``frozen_get_none``: backward must also return None for the
-    inputs that need no gradient (where the contract says it skips their work)."""
+    gradient must be right (within the inputs' dtype's tolerance unless told).
+    ``frozen_get_none``: backward must also return None for the inputs that need no gradient
+    (where the contract says it skips their work)."""
+    tolerance = tolerance_of(values)
+    rtol = tolerance.rtol if rtol is None else rtol
+    atol = tolerance.atol if atol is None else atol
     covers(EACH_INPUT_ALONE)
     names = _differentiable(values)
     expected = spec.reference(**make_inputs(values, requires_grad=False))

@@ -1,15 +1,11 @@
 """Turn a wrong gradient into a hint that names the likely mistake."""
 
 import math
-from contextlib import contextmanager
-from contextvars import ContextVar
 
 import torch
 
 from .errors import GradingError
-
-# (the exercise graded, the float32 steps held back or None to raise them at once)
-_held: ContextVar[tuple | None] = ContextVar("float32_steps_held", default=None)
+from .precision import FLOAT32_STEP, note_precision  # noqa: F401 (FLOAT32_STEP: exercises quote it)
 
 
 def exact(value: float) -> str:
@@ -41,58 +37,14 @@ def _at(worst: tuple, inputs: dict | None, shape: torch.Size) -> str:
     return f"at index {worst}" + (f", where {', '.join(values)}" if values else "")
 
 
-def _rounded_to_float32(got: torch.Tensor, expected: torch.Tensor, computed_in) -> bool:
-    """Every value of ``got``, computed in float64, is a float32 number, and so is none of the
-    truth's values that matter: a step ran in float32 (autograd casts a float32 gradient back
-    silently). Zeros where the truth is float64 rounding noise prove nothing."""
-    if (computed_in != torch.float64 or got.dtype != torch.float64
-            or got.shape != expected.shape or expected.numel() == 0
-            or not torch.equal(got, got.float().to(torch.float64))):
-        return False
-    scale = expected.abs().max().item()
-    significant = expected.abs() > 1e-3 * scale
-    has_digits = significant & (expected != expected.float().to(torch.float64))
-    return (bool(has_digits.any()) and bool((got[significant] != 0).all())
-            and not _close(got, expected, rtol=1e-10, atol=1e-12 * scale))
-
-
-@contextmanager
-def float32_steps_last(name: str):
-    """Inside the block, a float32 step found in a result within tolerance is held, not raised,
-    so that a probe naming the cause more closely (which tensor was saved narrow) runs first;
-    the first one held is raised at the end of a block that raised nothing else."""
-    held: list[str] = []
-    token = _held.set((name, held))
-    try:
-        yield
-    finally:
-        _held.reset(token)
-    if held:
-        raise GradingError(held[0], mistake=f"{name}/float32-step")
-
-
-@contextmanager
-def float32_steps_now():
-    """Inside the block, a float32 step is raised at once: the checks that follow would only
-    name its consequences (the bytes of autograd's cast back)."""
-    name, _ = _held.get() or ("", None)
-    token = _held.set((name, None))
-    try:
-        yield
-    finally:
-        _held.reset(token)
-
-
-def _float32_step(hint: str) -> None:
-    name, held = _held.get() or ("", None)
-    if held is None:
-        raise GradingError(hint, mistake=f"{name}/float32-step" if name else "")
-    held.append(hint)
-
-
-FLOAT32_STEP = ("a step ran in float32 (a tensor made without dtype=, a .float(), a float32 "
-                "constant or buffer) and the digits it dropped do not come back: keep every "
-                "step in the input's dtype")
+def _worst(got: torch.Tensor, expected: torch.Tensor, inputs: dict | None) -> str:
+    """The largest error, where it sits, and the two values there."""
+    if got.shape != expected.shape or got.numel() == 0:
+        return "no values to compare"
+    error = (got - expected).abs()
+    worst = tuple(int(i) for i in torch.unravel_index(torch.argmax(error), error.shape))
+    return (f"largest error {error.max().item():.3g} {_at(worst, inputs, got.shape)} "
+            f"(got {got[worst].item()!r}, expected {expected[worst].item()!r})")
 
 
 def shape_hint(name: str, got: tuple, expected: tuple) -> str:
@@ -156,10 +108,8 @@ def diagnose_gradient(
             f"{grad_name} contains inf or nan where the true gradient is finite: "
             "a numerically unstable formula?"
         )
-    if _close(got, expected, rtol, atol):
-        if _rounded_to_float32(got, expected, computed_in):  # within tolerance, digits lost
-            _float32_step(f"every value of {grad_name} is exactly a float32 number, where the "
-                          f"true gradient has float64's digits: {FLOAT32_STEP}")
+    if note_precision(grad_name, got, expected, computed_in,
+                      within=_close(got, expected, rtol, atol), where=_worst(got, expected, inputs)):
         return
     if _close(got, -expected, rtol, atol):
         raise GradingError(
@@ -175,13 +125,7 @@ def diagnose_gradient(
                            f"{factor(scale)}: a factor missing, or one too many?")
     if got.dim() == 2 and got.shape[0] == got.shape[1] and _close(got, expected.T, rtol, atol):
         raise GradingError(f"{grad_name} is the transpose of the true gradient: a transpose?")
-    error = (got - expected).abs()
-    worst = tuple(int(i) for i in torch.unravel_index(torch.argmax(error), error.shape))
-    raise GradingError(
-        f"your gradient for {name} is wrong: largest error {error.max().item():.3g} "
-        f"{_at(worst, inputs, got.shape)} (got {got[worst].item()!r}, "
-        f"expected {expected[worst].item()!r})"
-    )
+    raise GradingError(f"your gradient for {name} is wrong: {_worst(got, expected, inputs)}")
 
 
 def _best_scale(got: torch.Tensor, expected: torch.Tensor) -> float | None:
@@ -217,17 +161,8 @@ def diagnose_values(
             f"{what} contains inf or nan where the true value is finite: "
             "a numerically unstable formula?"
         )
-    if _close(got, expected, rtol, atol):
-        if _rounded_to_float32(got, expected, computed_in):  # within tolerance, digits lost
-            _float32_step(f"every value of {what} is exactly a float32 number, where the true "
-                          f"values have float64's digits: {FLOAT32_STEP}")
+    if got.numel() == 0 or note_precision(
+            what, got, expected, computed_in, within=_close(got, expected, rtol, atol),
+            where=_worst(got, expected, inputs)):
         return
-    error = (got - expected).abs()
-    if got.numel() == 0:
-        return
-    worst = tuple(int(i) for i in torch.unravel_index(torch.argmax(error), error.shape))
-    raise GradingError(
-        f"{what} is wrong: largest error {error.max().item():.3g} "
-        f"{_at(worst, inputs, got.shape)} (got {got[worst].item()!r}, "
-        f"expected {expected[worst].item()!r})"
-    )
+    raise GradingError(f"{what} is wrong: {_worst(got, expected, inputs)}")

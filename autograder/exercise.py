@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import torch
 
 from .devices import grading_devices
-from .diagnose import float32_steps_last
+from .precision import precision_findings_last
 from .domain import Domain
 from .nesting import stopping_endless_backward
 from .properties import check_domain
@@ -29,7 +29,7 @@ class Exercise:
         on; returns those devices. A backward that starts itself without end fails the battery
         instead of hanging it."""
         devices = grading_devices()
-        with stopping_endless_backward(), float32_steps_last(self.name):
+        with stopping_endless_backward(), precision_findings_last(self.name):
             for device in devices:
                 self.battery(submission, device)
                 if self.domain is not None:

@@ -34,7 +34,7 @@ RAISED = "raised:"
 MISTAKE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*/[a-z0-9]+(?:-[a-z0-9]+)*")
 
 # Where a value is compared and found different, with no probe of why.
-_VALUE_COMPARISONS = "autograder.diagnose"
+_VALUE_COMPARISONS = ("autograder.diagnose", "autograder.precision")
 _TORCH_COMPARISONS = ("GradcheckError",)  # gradcheck: the analytic Jacobian differs
 
 
@@ -67,9 +67,9 @@ def mistake_of(error: BaseException) -> str:
     return WRONG_VALUE if _raised_in(origin, _VALUE_COMPARISONS) else UNNAMED_CHECK
 
 
-def _raised_in(error: BaseException, module: str) -> bool:
-    """Was ``error`` raised by code of ``module`` (its innermost frame)?"""
+def _raised_in(error: BaseException, modules: tuple[str, ...]) -> bool:
+    """Was ``error`` raised by code of one of ``modules`` (its innermost frame)?"""
     traceback = error.__traceback__
     while traceback is not None and traceback.tb_next is not None:
         traceback = traceback.tb_next
-    return traceback is not None and traceback.tb_frame.f_globals.get("__name__") == module
+    return traceback is not None and traceback.tb_frame.f_globals.get("__name__") in modules

@@ -94,7 +94,7 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
     spec = domain.spec
     dtype = next((v.dtype for v in inputs.values()
                   if isinstance(v, torch.Tensor) and v.is_floating_point()), torch.float64)
-    tolerance = tolerance or TOLERANCES[dtype]
+    tolerance = tolerance or domain.tolerances.get(dtype) or TOLERANCES[dtype]
     forward = run_forward(function, spec, inputs)
     outputs = _floating_outputs(forward.output)
     expected, fresh = _reference(domain, inputs)
@@ -148,18 +148,21 @@ def _backward(domain: Domain, output, differentiable: list, inputs: dict, grad_o
     return dict(zip(wanted, grads))
 
 
-def _mask_or_sign(tensor: torch.Tensor) -> bool:
-    return bool(((tensor == 0) | (tensor.abs() == 1)).all())
+def _whole_numbers(tensor: torch.Tensor) -> bool:
+    """Every value an integer its dtype holds exactly (a mask, a sign, a count, a constant
+    such as -1000): nothing was rounded away, whatever the dtype."""
+    exact = 2.0 / torch.finfo(tensor.dtype).eps  # 2^24 for float32: every integer up to it
+    return bool(((tensor == tensor.round()) & (tensor.abs() <= exact)).all())
 
 
 def check_saved_dtypes(domain: Domain, forward, dtype: torch.dtype, compute: torch.dtype) -> None:
     """A floating tensor forward computed and saved (not an input, not an output) keeps the
     digits the computation has: a float32 statistic saved for float64 inputs loses them; a
-    mask or a sign (every value -1, 0 or 1) has no digits to lose."""
+    mask, a sign or a constant such as 2 (whole numbers the dtype holds) has none to lose."""
     for saved in forward.saved:
         if (saved.role == "intermediate" and saved.dtype.is_floating_point
                 and torch.finfo(saved.dtype).bits < torch.finfo(compute).bits
-                and not _mask_or_sign(saved.tensor)):
+                and not _whole_numbers(saved.tensor)):
             raise GradingError(
                 f"{domain.spec.name} saved a {str(saved.dtype).removeprefix('torch.')} tensor of "
                 f"shape {saved.shape} for {str(dtype).removeprefix('torch.')} inputs: it keeps "
@@ -175,7 +178,8 @@ def _per_call(domain: Domain, function, device, _name) -> None:
     to the first call only), then one backward: each call's gradients are its own, and no
     attribute of the Function class changes."""
     low = {n: c.points()[0] for n, c in domain.constants.items()}
-    high = {n: c.points()[-1] for n, c in domain.constants.items()}
+    # the other end (not the last of ``also``: dim -2 and an ``also`` 0 are one dim of 2-D x)
+    high = {n: int(c.high) if c.integer else c.high for n, c in domain.constants.items()}
     calls = [domain.values(device, seed=seed, **constants)
              for seed, constants in ((11, low), (12, high))]
     for name in domain.optional:

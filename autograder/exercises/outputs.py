@@ -8,7 +8,8 @@ import torch
 from ..checks import (Spec, backward_outputs, case, check_is_function, check_no_ctx_tensors,
                       check_untouched, gradcheck_callable, run_forward)
 from ..contract import check_each_input_alone, covers
-from ..diagnose import diagnose_gradient, diagnose_values, float32_steps_now
+from ..diagnose import diagnose_gradient, diagnose_values
+from ..precision import precision_findings_now
 from ..domain import Case, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
@@ -197,7 +198,7 @@ def _one_output_used(function, x: torch.Tensor, used: int, grad: torch.Tensor) -
     _halves(expected)[used].copy_(grad)
     # got is autograd's result, cast to x's dtype: a float32 gradient (torch.zeros without
     # dtype=) comes back float64, the cast (_to_copy) among the ops below; name the dtype
-    with float32_steps_now():  # before the bytes the cast back costs
+    with precision_findings_now():  # before the bytes the cast back costs
         diagnose_gradient("x", got, expected, computed_in=x.dtype)
     budget = x.numel() * x.element_size()  # zeros for the missing half would add half again
     if log.bytes > 1.25 * budget:

@@ -184,12 +184,41 @@ def test_a_float64_result_computed_in_float32_is_named(raises_hint):
     step, though it is within tolerance, and only where the learner's code ran in float64?"""
     truth = values(5)
     rounded = truth.float().double()
-    with raises_hint("every value of grad_x is exactly a float32 number"):
+    with raises_hint("every value of grad_x is exactly a float32 number, where the truth"):
         diagnose_gradient("x", rounded, truth, computed_in=torch.float64)
     with raises_hint("every value of f's output is exactly a float32 number"):
         diagnose_values("f's output", rounded, truth, computed_in=torch.float64)
     diagnose_gradient("x", rounded, truth)  # widened from float32 by the grader: no claim
     diagnose_gradient("x", rounded, truth, computed_in=torch.float32)
+
+
+def test_a_float64_result_off_by_float32_rounding_is_asked_about(raises_hint):
+    """Is a float64 result outside float64's tolerance but within float32's rounding asked
+    about as a float32 step (a float32 constant leaves values that are not float32 numbers),
+    rather than called a constant factor?"""
+    truth = values(5)
+    scaled = truth * torch.tensor(0.1).item() / 0.1  # a constant rounded through float32
+    with raises_hint("grad_x is within about 1e-7 of the truth but far outside float64's "
+                     "precision (largest error"):
+        diagnose_gradient("x", scaled, truth, rtol=1e-9, atol=1e-10, computed_in=torch.float64)
+
+
+def test_precision_findings_wait_for_the_end_of_the_battery(raises_hint):
+    """Inside a battery, is a precision finding held until the end, a later failure raised
+    first, and the proven float32 finding preferred to a suspected one?"""
+    from autograder.precision import precision_findings_last
+
+    truth = values(5)
+    with pytest.raises(GradingError, match="a later probe"):
+        with precision_findings_last("Square"):
+            diagnose_gradient("x", truth.float().double(), truth, computed_in=torch.float64)
+            raise GradingError("a later probe names the cause")
+    with pytest.raises(GradingError) as info:
+        with precision_findings_last("Square"):
+            diagnose_gradient("x", truth * (1 + 3e-8), truth, rtol=1e-9, atol=1e-10,
+                              computed_in=torch.float64)
+            diagnose_gradient("x", truth.float().double(), truth, computed_in=torch.float64)
+    assert info.value.mistake == "Square/float32-step"
 
 
 def test_float32_numbers_that_are_the_truth_pass():

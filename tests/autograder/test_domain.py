@@ -95,6 +95,14 @@ def test_a_mask_or_sign_saved_in_a_narrower_dtype_passes(narrow):
     _domain_only(SQUARE).run(sign)
 
 
+def test_a_whole_number_saved_in_a_narrower_dtype_passes():
+    """Does a constant 2 saved as a float32 tensor for float64 inputs pass? float32 holds it
+    exactly, so no digit was lost (a statistic's digits are: the test above)."""
+    two = _answer("ctx.save_for_backward(x, torch.tensor(2.0))\n        return x * x",
+                  "x, two = ctx.saved_tensors\n        return two * x * g")
+    _domain_only(SQUARE).run(two)
+
+
 def test_a_constant_shared_between_calls_is_named(raises_hint):
     """Is a weight kept in a module global named by the two-calls probe?"""
     namespace = {"torch": torch}

@@ -1,0 +1,106 @@
+"""A float64 result that lost the digits float64 keeps beyond float32's.
+
+Such a finding is held to the end of an exercise's battery (``precision_findings_last``), so
+that a probe naming the cause more closely (which tensor was saved narrow, which constant was
+rounded) runs first; the first finding held, a proven one before a suspected one, is raised at
+the end of a battery that raised nothing else. Outside a battery it is raised at once."""
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+import torch
+
+from .errors import GradingError
+from .tolerances import Tolerance
+
+# what a float64 result with one step in float32 still meets
+FLOAT32_DIGITS = Tolerance(1e-5, 1e-7)
+
+FLOAT32_STEP = ("a step ran in float32 (a tensor made without dtype=, a .float(), a float32 "
+                "constant or buffer) and the digits it dropped do not come back: keep every "
+                "step in the input's dtype")
+
+
+@dataclass(frozen=True)
+class _Finding:
+    hint: str
+    proven: bool  # every value a float32 number: a float32 step, not a guess
+
+
+# (the exercise graded, the findings held back, or None to raise them at once)
+_held: ContextVar[tuple[str, list | None] | None] = ContextVar("precision_held", default=None)
+
+
+@contextmanager
+def precision_findings_last(name: str):
+    """Hold the precision findings of exercise ``name`` to the end of the block."""
+    held: list[_Finding] = []
+    token = _held.set((name, held))
+    try:
+        yield
+    finally:
+        _held.reset(token)
+    if held:
+        _raise(name, min(held, key=lambda finding: not finding.proven))
+
+
+@contextmanager
+def precision_findings_now():
+    """Raise precision findings at once inside the block: the checks after it would only name
+    their consequences (the bytes of autograd's cast back)."""
+    name, _ = _held.get() or ("", None)
+    token = _held.set((name, None))
+    try:
+        yield
+    finally:
+        _held.reset(token)
+
+
+def _raise(name: str, finding: _Finding):
+    raise GradingError(finding.hint, mistake=f"{name}/float32-step"
+                       if finding.proven and name else "")
+
+
+def _note(finding: _Finding) -> None:
+    name, held = _held.get() or ("", None)
+    if held is None:
+        _raise(name, finding)
+    held.append(finding)
+
+
+def rounded_to_float32(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Every value of a float64 ``got`` is a float32 number, and none of the truth's values that
+    matter is: a step ran in float32 (autograd casts a float32 gradient back silently). Zeros
+    where the truth is float64 rounding noise prove nothing."""
+    if (got.dtype != torch.float64 or got.shape != expected.shape or expected.numel() == 0
+            or not torch.equal(got, got.float().to(torch.float64))):
+        return False
+    scale = expected.abs().max().item()
+    significant = expected.abs() > 1e-3 * scale
+    has_digits = significant & (expected != expected.float().to(torch.float64))
+    return (bool(has_digits.any()) and bool((got[significant] != 0).all())
+            and not torch.allclose(got, expected, rtol=1e-10, atol=1e-12 * scale))
+
+
+def note_precision(label: str, got: torch.Tensor, expected: torch.Tensor, computed_in,
+                   *, within: bool, where: str = "") -> bool:
+    """Note what ``got`` (computed in ``computed_in``) shows about lost digits; True when the
+    only fault it shows is precision (noted), so the caller's other diagnoses do not apply.
+    ``within``: ``got`` met the caller's tolerance; ``where``: the largest error's place."""
+    if computed_in != torch.float64 or got.dtype != torch.float64:
+        return within
+    near = within or (got.shape == expected.shape and torch.allclose(
+        got, expected, rtol=FLOAT32_DIGITS.rtol, atol=FLOAT32_DIGITS.atol))
+    if not near:
+        return False
+    if rounded_to_float32(got, expected):
+        _note(_Finding(f"every value of {label} is exactly a float32 number, where the truth "
+                       f"has float64's digits: {FLOAT32_STEP}", proven=True))
+    elif not within:
+        _note(_Finding(f"{label} is within about 1e-7 of the truth but far outside "
+                       f"float64's precision ({where}): a step in float32 (a constant such as "
+                       "torch.tensor(w) without dtype=, a tensor made without dtype=, a "
+                       ".float(), a float32 accumulator) loses this much, and so does a small "
+                       "constant added where the contract has none", proven=False))
+    return True
