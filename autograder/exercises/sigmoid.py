@@ -279,7 +279,7 @@ def _epsilon_cause(function, device) -> str:
 
 
 def check_tiny_scales(function, device) -> None:
-    """Values and gradients right relative to their size (float64's rtol, no atol) at
+    """Values and gradients right relative to their size (rtol 1e-9, no atol) at
     scale = +-1e-12 (a Python float, as any)."""
     for scale in TINY_SCALES:
         values = _scaled_values((7,), device, scale)
@@ -296,7 +296,7 @@ def check_tiny_scales(function, device) -> None:
                     "all zeros, as at scale = 0": "ScaledSigmoid/zeroes-small-scales",
                     "backward divides by scale": "ScaledSigmoid/epsilon-in-division"})
         with case(f"x of shape (7,), scale={scale!r}"):
-            check_values_and_gradients(function, SCALED_SIGMOID, values, atol=0)
+            check_values_and_gradients(function, SCALED_SIGMOID, values, rtol=1e-9, atol=0)
     covers("tiny scales")
 
 
