@@ -43,12 +43,13 @@ _ = torch.manual_seed(0)
 def compare(predicted: dict, actual: dict) -> None:
     """Print each prediction beside what PyTorch did."""
     width = max(map(len, actual))
+    answer_width = max(len(repr(truth)) for truth in actual.values())
     for question, truth in actual.items():
         guess = predicted.get(question)
         verdict = ("no prediction written" if guess is None
                    else "✓ as you predicted" if same_answer(guess, truth)
                    else f"✗ you predicted {guess!r}")
-        print(f"{question:<{width}}  {truth!r:<16} {verdict}")
+        print(f"{question:<{width}}  {truth!r:<{answer_width}}  {verdict}")
 
 
 # %% [markdown]
@@ -243,9 +244,12 @@ compare(predicted, {"gradcheck passes in float64": passes_gradcheck(Norm.apply, 
 # float64 passes; float32 fails, although the backward is exact. float32 rounds a number
 # near 1 to within about $6 \times 10^{-8}$, which is 6% of $\varepsilon = 10^{-6}$: both the
 # step $x \pm \varepsilon$ and the values $f(x \pm \varepsilon)$ carry errors of that size, so
-# the difference quotient is off by several per cent. For 20 random inputs (seeds 0 to 19)
-# the typical entry is off by 5 to 22%, against `gradcheck`'s tolerance (`rtol=1e-3`, that is
-# 0.1%, plus `atol=1e-5`), and `Norm` fails every time.
+# the difference quotient is off by several per cent. Measured on 20 random $(3, 5)$ inputs
+# (seeds 0 to 19), as the relative error of each non-zero Jacobian entry's central difference
+# in float32 against the exact entry: the median entry of one input is off by 4.6% to 17%, and
+# over all 20 inputs half the entries are off by between 3.9% and 22% (the quartiles). That
+# is against `gradcheck`'s tolerance (`rtol=1e-3`, that is 0.1%, plus `atol=1e-5`), and `Norm`
+# fails every time.
 # PyTorch warns you (`passes_gradcheck` hides it): "Input #0 requires gradient and is not a
 # double precision floating point or complex. This check will likely fail...". A failing
 # float32 `gradcheck` tells you nothing about your backward; run it in float64.
@@ -327,15 +331,53 @@ else:
 # $\sum_i \texttt{grad\_output}_i\, \partial y_i/\partial x_j$ can be non-zero?
 # </details>
 #
-# <details><summary><b>Check 2</b> (the key step)</summary>
+# <details><summary><b>Check 2</b> (the key step: questions)</summary>
 #
-# $\partial y_i / \partial x_j$ is $0$ whenever $i \ne j$: a diagonal Jacobian, where
-# `Norm`'s was a full row. Only the term $i = j$ survives the sum, and it still holds
-# $\texttt{grad\_output}_j$: a result without it is right only when `grad_output` is all
-# ones, as after `.sum()`. What is left to find is the diagonal entry, an ordinary
-# derivative of one variable.
+# Is this Jacobian a diagonal, a full row as `Norm`'s was, or something else? For one $j$,
+# which term of the sum over $i$ is left, and which entry of `grad_output` does it still
+# hold? A backward that returns the derivative alone, without that entry: for which
+# `grad_output` would it still be right? And what is left to find: a derivative of how many
+# variables?
 # </details>
 #
+# **Check your step 2 live.** Write $\partial L / \partial x$ as a `lambda G, x: ...`, with
+# $G$ = `grad_output` of $x$'s shape, then run the cell after it: it compares your result,
+# entry by entry, with `torch.autograd.grad` of `torch.square` at `x = [1.5, -2.0, 0.5]`, for
+# `G = [0.5, 3.0, -2.0]`.
+
+# %%
+### BEGIN WORKED
+my_grad_x = lambda G, x: G * 2 * x  # only i = j is left: G[j] times dy[j]/dx[j] = 2 x[j]
+### LEARNER
+my_grad_x = None  # your step 2: lambda G, x: ... (dL/dx, of x's shape)
+### END WORKED
+
+# %%
+if my_grad_x is None:
+    print("Write your step 2 into my_grad_x first.")
+else:
+    x0 = torch.tensor([1.5, -2.0, 0.5], dtype=torch.float64)
+    G0 = torch.tensor([0.5, 3.0, -2.0], dtype=torch.float64)
+    leaf = x0.clone().requires_grad_()
+    truth, = torch.autograd.grad(torch.square(leaf), leaf, G0)
+    try:
+        yours = torch.as_tensor(my_grad_x(G0, x0), dtype=torch.float64)
+    except Exception as error:  # an error in your lambda, shown in one line
+        print(f"✗ my_grad_x raised {type(error).__name__}: {error}")
+    else:
+        if yours.shape != truth.shape:
+            print(f"✗ your result has shape {tuple(yours.shape)}, x has shape (3,): one entry "
+                  "per entry of x")
+        elif torch.equal(yours, torch.autograd.grad(torch.square(leaf), leaf,
+                                                    torch.ones_like(G0))[0]):
+            print("✗ your result is dy/dx alone, right only for a G of all ones: where does "
+                  "G[j] go?")
+        else:
+            for j, (mine, right) in enumerate(zip(yours.tolist(), truth.tolist())):
+                print(f"dL/dx[{j}]   yours {mine:>5g}   autograd {right:>5g}   "
+                      f"{'✓' if abs(mine - right) <= 1e-12 else '✗'}")
+
+# %% [markdown]
 # <details><summary><b>Check 3</b> (a number to hit)</summary>
 #
 # At `x = [1.5, -2.0]` with `grad_output = [1.0, 3.0]`, your backward returns
@@ -730,6 +772,7 @@ compare(predicted, actual)
 # | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
 # | reading `ctx.saved_tensors` in forward | it is `()` there | use the tensors forward already has |
 # | two calls to `save_for_backward` | only the second call's tensors are kept | one call with every tensor |
+# | `grad_output.view(-1)` in backward | `RuntimeError: view size is not compatible with input tensor's size and stride` when `grad_output` comes transposed, as `Square`'s and `Outer`'s self-checks send it | `.reshape(-1)`, or operations that take any strides (`*`, `@`, `.sum`) |
 
 # %% [markdown]
 # ## ✎ Transfer exercise · `Outer`
@@ -741,7 +784,9 @@ compare(predicted, actual)
 #
 # - a gradient for each input only when `ctx.needs_input_grad` says it is needed, `None`
 #   otherwise;
-# - forward saves only `u` and `v`, through `ctx.save_for_backward`.
+# - forward saves only `u` and `v`, through `ctx.save_for_backward`;
+# - `grad_output` may come as a non-contiguous view (transposed, or every other column of a
+#   wider tensor): the gradients must not depend on its strides.
 #
 # Use the method of `Norm` and `RunningSum`: one entry with its indices, the sum over the
 # outputs, the shapes. This time the output has two indices.
@@ -819,12 +864,15 @@ else:
     except Exception as error:  # an error in your lambda, shown in one line
         print(f"✗ my_grad_u raised {type(error).__name__}: {error}")
     else:
-        if yours.shape != truth.shape:
+        if yours.shape != truth.shape and yours.numel() == truth.numel():
+            print(f"✗ right number of entries, shape {tuple(yours.shape)}: return shape (3,), "
+                  "u's")
+        elif yours.shape != truth.shape:
             print(f"✗ your result has shape {tuple(yours.shape)}, u has shape (3,): which index "
                   "of G does your sum run over?")
         else:
             for k, (mine, right) in enumerate(zip(yours.tolist(), truth.tolist())):
-                print(f"dL/du[{k}]   yours {mine:g}   autograd {right:g}   "
+                print(f"dL/du[{k}]   yours {mine:>5g}   autograd {right:>5g}   "
                       f"{'✓' if abs(mine - right) <= 1e-12 else '✗'}")
 
 # %% [markdown]
@@ -952,6 +1000,6 @@ else:
 # `grad_output` and returns one gradient (or `None`) per forward input: the vector-Jacobian
 # product, derived one index at a time, never built as a matrix. `gradcheck` in float64 is
 # your first test: `torch.autograd.gradcheck(MyFunction.apply, (x,))` with `x` a float64
-# tensor that requires grad, and a `lambda` around `apply` to fix the arguments that are not
-# tensors, as for `RunningSum`. Next lesson: which tensors to save, and a sigmoid that stays finite at
-# $x = \pm 800$.
+# tensor that requires grad; non-tensor arguments go in the tuple as they are (or fix them
+# with a `lambda`, as for `RunningSum`). Next lesson: which tensors to save, and a sigmoid that
+# stays finite at $x = \pm 800$.

@@ -66,3 +66,26 @@ def test_worked_gradcheck_call_passes_and_float32_inputs_fail():
     assert lines[0].startswith("✗ my_gradcheck raised ValueError: gradcheck expects"), lines
     assert live_check("00_template", "my_gradcheck", learner=True) == [
         "Write your call into my_gradcheck first."]
+
+
+def test_worked_square_grad_x_passes_and_a_forgotten_grad_output_fails():
+    """Does the worked my_grad_x pass at every entry, and the local derivative alone (no G)
+    fail with that named, a wrong factor at its entries?"""
+    lines = live_check("00_template", "my_grad_x")
+    assert len(lines) == 3 and all(line.endswith("✓") for line in lines), lines
+    alone = live_check("00_template", "my_grad_x", my_grad_x=lambda G, x: 2 * x)
+    assert alone == ["✗ your result is dy/dx alone, right only for a G of all ones: where "
+                     "does G[j] go?"], alone
+    halved = live_check("00_template", "my_grad_x", my_grad_x=lambda G, x: G * x)
+    assert all(line.endswith("✗") for line in halved), halved
+    matrix = live_check("00_template", "my_grad_x", my_grad_x=lambda G, x: G[:, None] * 2 * x)
+    assert matrix[0].startswith("✗ your result has shape (3, 3), x has shape (3,)"), matrix
+    assert live_check("00_template", "my_grad_x", learner=True) == [
+        "Write your step 2 into my_grad_x first."]
+
+
+def test_outer_grad_u_as_a_column_is_told_its_shape():
+    """Is a grad_u of shape (3, 1), the right entries as a column, told to return shape (3,)
+    rather than asked which index its sum runs over?"""
+    lines = live_check("00_template", "my_grad_u", my_grad_u=lambda G, u, v: G @ v[:, None])
+    assert lines == ["✗ right number of entries, shape (3, 1): return shape (3,), u's"], lines
