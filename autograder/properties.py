@@ -186,9 +186,10 @@ def _per_call(domain: Domain, function, device, _name) -> None:
         del calls[1][name]
     first, second = (_leaves(values) for values in calls)
     before = _class_state(function)
-    outputs = [_floating_outputs(run_forward(function, domain.spec, inputs).output)
-               for inputs in (first, second)]
-    _check_class_state(domain, function, before, "forward")
+    outputs = []
+    for inputs in (first, second):  # after each call: the second may set back what was there
+        outputs.append(_floating_outputs(run_forward(function, domain.spec, inputs).output))
+        _check_class_state(domain, function, before, "forward")
     generator = torch.Generator().manual_seed(7)
     pairs = [(o, torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o))
              for call in outputs for o in call if o.requires_grad]
