@@ -87,10 +87,24 @@ def check_each_input_alone(function, spec: Spec, values: dict, *, rtol=None, ato
             tensors = [n for n, v in values.items() if isinstance(v, torch.Tensor)]
             for other, value in zip(tensors, raw):
                 if other != name and other in names and value is not None:
-                    raise GradingError(
-                        f"{spec.name}.backward returned a gradient for {other} although only "
-                        f"{name} requires grad: test ctx.needs_input_grad and return None for "
-                        f"an input that needs no gradient", case=alone)
+                    raise _explain_frozen(function, spec, values, name, other, grad_output, alone)
+
+
+def _explain_frozen(function, spec, values, name, other, grad_output, alone) -> GradingError:
+    """Backward returned a gradient for ``other`` while only ``name`` required grad: a gate read
+    from ``name``'s entry is proven when ``other`` alone gets None (its own entry is ignored)."""
+    _, grad_other = _gradient_alone(function, spec, values, other, grad_output)
+    if grad_other is None:
+        position = list(values).index(other)
+        return GradingError(
+            f"{spec.name}.backward computes grad_{other} when only {name} requires grad and "
+            f"returns None for {other} when {other} alone does: it decides whether to compute "
+            f"grad_{other} from another input's entry of ctx.needs_input_grad (entry {position} "
+            f"belongs to {other})", case=alone, mistake=f"{spec.name}/gate-on-wrong-entry")
+    return GradingError(
+        f"{spec.name}.backward returned a gradient for {other} although only {name} requires "
+        "grad: test ctx.needs_input_grad and return None for an input that needs no gradient",
+        case=alone, mistake=f"{spec.name}/computes-frozen-gradient")
 
 
 def _explain_alone(function, spec, values, name, grad, grad_output, error, rtol, atol):

@@ -67,3 +67,24 @@ def test_right_gates_pass_and_frozen_inputs_may_be_required_none():
     with pytest.raises(GradingError, match="returned a gradient for weight although only x"):
         check_each_input_alone(_affine("needs[0]", none_for_frozen=False), AFFINE, _values(),
                                frozen_get_none=True)
+
+
+def test_a_gate_on_the_other_input_s_entry_is_named_when_frozen_inputs_get_none(raises_hint):
+    """With None required for a frozen input, is grad_weight gated on x's entry named, since
+    weight alone then gets None (its own entry is never read)?"""
+    class Affine(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            ctx.save_for_backward(x, weight)
+            return x * weight + bias
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, weight = ctx.saved_tensors
+            needs = ctx.needs_input_grad
+            return (grad_output * weight if needs[0] else None,
+                    grad_output * x if needs[0] else None, grad_output if needs[2] else None)
+
+    with raises_hint("it decides whether to compute grad_weight from another input's entry of "
+                     "ctx.needs_input_grad (entry 1 belongs to weight)"):
+        check_each_input_alone(Affine, AFFINE, _values(), frozen_get_none=True)
