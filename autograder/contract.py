@@ -123,10 +123,12 @@ def _explain_alone(function, spec, values, name, grad, grad_output, error, rtol,
             f"{spec.name}.backward returns None for {name} when {name} is the only input that "
             f"requires grad, yet the right gradient when every input does: it decides whether to "
             f"compute grad_{name} from another input's entry of ctx.needs_input_grad (entry "
-            f"{position} belongs to {name})", str(error), case=case)
+            f"{position} belongs to {name})", str(error), case=case,
+            mistake=f"{spec.name}/gate-on-wrong-entry")
     if right_with_all:
         return GradingError(
             f"{spec.name}.backward gives {name} the right gradient when every input requires "
             f"grad but a wrong one when {name} alone does: what it returns for {name} must not "
-            f"depend on which other inputs need a gradient", str(error), case=case)
+            f"depend on which other inputs need a gradient", str(error), case=case,
+            mistake=f"{spec.name}/depends-on-other-inputs")
     return GradingError(error.hint, error.details, case=case, mistake=error.mistake)

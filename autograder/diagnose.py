@@ -1,6 +1,6 @@
 """Turn a wrong gradient into a hint that names the likely mistake."""
 
-import math
+import itertools
 
 import torch
 
@@ -47,6 +47,23 @@ def _worst(got: torch.Tensor, expected: torch.Tensor, inputs: dict | None) -> st
             f"(got {got[worst].item()!r}, expected {expected[worst].item()!r})")
 
 
+def _misshapen(name: str, got: torch.Tensor, expected: torch.Tensor) -> str:
+    """The shape hint, and what the values prove: the right ones with the dimensions in another
+    order (an einsum's output letters), or flattened."""
+    said = f"grad_{name} has shape {tuple(got.shape)} but {name} has shape {tuple(expected.shape)}"
+    if got.numel() == expected.numel() and got.dim() > 2 and got.device == expected.device:
+        for order in itertools.permutations(range(got.dim())):
+            moved = got.permute(order)
+            if moved.shape == expected.shape and _close(moved, expected, 1e-5, 1e-7):
+                return (f"{said}: it holds the right values with its dimensions in another order "
+                        f"(permute{order} of it is right); in an einsum, write the output's "
+                        f"letters in {name}'s order")
+    if (got.numel() == expected.numel() and got.device == expected.device
+            and _close(got.reshape(expected.shape), expected, 1e-5, 1e-7)):
+        return f"{said}: it holds the right values, flattened: reshape it back to {name}'s shape"
+    return shape_hint(name, tuple(got.shape), tuple(expected.shape))
+
+
 def shape_hint(name: str, got: tuple, expected: tuple) -> str:
     """The hint for a gradient of shape ``got`` returned for an input of shape ``expected``."""
     said = f"grad_{name} has shape {got} but {name} has shape {expected}"
@@ -55,8 +72,6 @@ def shape_hint(name: str, got: tuple, expected: tuple) -> str:
     if _broadcasts_to(expected, got):
         return (f"{said}: a gradient must have its input's shape (sum over the dimensions "
                 f"{name} was broadcast along)")
-    if math.prod(got) == math.prod(expected):
-        return f"{said}: a gradient must have its input's shape (reshape it back to {name}'s)"
     return f"{said}: a gradient must have its input's shape"
 
 
@@ -91,7 +106,7 @@ def diagnose_gradient(
             f"backward returned a {type(got).__name__} for {name}: return a tensor {grad_name}"
         )
     if got.shape != expected.shape:
-        raise GradingError(shape_hint(name, tuple(got.shape), tuple(expected.shape)))
+        raise GradingError(_misshapen(name, got.detach(), expected.detach()))
     if got.device != expected.device:
         raise GradingError(
             f"{grad_name} is on {got.device} but {name} is on {expected.device}: "

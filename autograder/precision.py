@@ -3,7 +3,8 @@
 Such a finding is held to the end of an exercise's battery (``precision_findings_last``), so
 that a probe naming the cause more closely (which tensor was saved narrow, which constant was
 rounded) runs first; the first finding held, a proven one before a suspected one, is raised at
-the end of a battery that raised nothing else. Outside a battery it is raised at once."""
+the end of a battery that raised nothing else, and a proven one instead of a later failure that
+only shows a value differs (gradcheck's). Outside a battery it is raised at once."""
 
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from .errors import GradingError
+from .mistakes import WRONG_VALUE, mistake_of
 from .tolerances import Tolerance
 
 # what a float64 result with one step in float32 still meets
@@ -39,6 +41,11 @@ def precision_findings_last(name: str):
     token = _held.set((name, held))
     try:
         yield
+    except GradingError as error:
+        proven = [finding for finding in held if finding.proven]
+        if proven and mistake_of(error) == WRONG_VALUE:  # a value differs: the float32 step
+            _raise(name, proven[0])                     # says why (gradcheck's Jacobians don't)
+        raise
     finally:
         _held.reset(token)
     if held:

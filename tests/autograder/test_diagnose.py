@@ -87,7 +87,7 @@ def test_transposed_square_matrix(raises_hint):
 def test_transposed_shape(raises_hint):
     """Is a (3, 4) gradient for a (4, 3) input called a transpose, with both shapes?"""
     with raises_hint("grad_weight has shape (3, 4) but weight has shape (4, 3): a transpose?"):
-        diagnose_gradient("weight", values(3, 4), values(4, 3))
+        diagnose_gradient("weight", values(3, 4, seed=1), values(4, 3))
 
 
 def test_unreduced_shape(raises_hint):
@@ -111,13 +111,27 @@ def test_shape_hint(got, expected, transpose):
 @pytest.mark.parametrize("got, expected, advice", [
     ((5, 4), (4,), "(sum over the dimensions w was broadcast along)"),
     ((2, 3), (2, 1), "(sum over the dimensions w was broadcast along)"),
-    ((10, 3), (2, 5, 3), "(reshape it back to w's)"),
+    ((10, 3), (2, 5, 3), "a gradient must have its input's shape"),
     ((3, 5), (2, 4), "a gradient must have its input's shape"),
 ])
 def test_shape_hint_names_a_sum_only_where_the_input_was_broadcast(got, expected, advice):
     """Is "sum over broadcast dimensions" said only where the input's shape broadcasts to the
-    gradient's, and a reshape where only the element counts agree?"""
+    gradient's (a reshape is said only where the values prove it: below)?"""
     assert shape_hint("w", got, expected).endswith(advice)
+
+
+def test_right_values_in_another_layout_are_named(raises_hint):
+    """Are the right values with the dimensions in another order (an einsum's output letters)
+    or flattened named as such, and a wrong gradient of the same size not told to reshape?"""
+    truth = values(4, 3, 2)
+    with raises_hint("grad_w has shape (3, 4, 2) but w has shape (4, 3, 2): it holds the right "
+                     "values with its dimensions in another order (permute(1, 0, 2) of it"):
+        diagnose_gradient("w", truth.permute(1, 0, 2).contiguous(), truth)
+    with raises_hint("it holds the right values, flattened: reshape it back to w's shape"):
+        diagnose_gradient("w", truth.reshape(12, 2), truth)
+    with pytest.raises(GradingError) as info:
+        diagnose_gradient("w", values(12, 2, seed=3), truth)
+    assert "reshape" not in str(info.value) and "order" not in str(info.value)
 
 
 def test_none_gradient(raises_hint):
