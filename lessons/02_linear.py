@@ -1246,10 +1246,12 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # `weight`) makes an intermediate of shape $(P, \text{out}, n_2)$, 8192 numbers; summing over
 # $j$ first makes one of shape $(P, \text{out}, n_1)$, 262144 numbers, each a sum of only 8
 # products, written out and read back. `FlopCounterMode` counts 4.21 M FLOPs against 4.72 M,
-# yet the second order took about 0.7 ms where the first took 0.07 to 0.2 ms (torch 2.13,
-# CPU): the difference is the intermediate's size, not the arithmetic. (PyTorch chooses the
-# order with `opt_einsum` when it is installed, and otherwise contracts left to right, in the
-# order you list the operands.)
+# yet the second order takes several times as long: on the AMD EPYC this lesson was checked on
+# (torch 2.13, CPU, float32), about 5 times with one thread and about 3 times with two. The
+# ratio depends on the machine and on the threads, but the cause does not: the intermediate's
+# size, not the arithmetic. The code cell after this block times both orders on your machine.
+# (PyTorch chooses the order with `opt_einsum` when it is installed, and otherwise contracts
+# left to right, in the order you list the operands.)
 #
 # **Einsums outside the swap rule.** Two einsums the swap cannot differentiate; derive each
 # gradient on paper by the same method, index by index with its shape, before reading on.
@@ -1283,6 +1285,27 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # by_hand = g[:, None, None] * torch.eye(4, dtype=torch.float64)
 # ```
 # </details>
+
+# %% [markdown]
+# The cell below belongs to **In practice** above (what `einsum`'s order costs): open it
+# first, or skip to the summary. It takes about a second.
+
+# %%
+from torch.utils.benchmark import Timer
+
+operands = {"torch": torch, "x1": torch.randn(64, 256), "weight": torch.randn(16, 256, 8),
+            "x2": torch.randn(64, 8)}  # P = 64, n1 = 256, out = 16, n2 = 8, as above
+orders = {  # the same y[p, o], contracted in two orders
+    "i": 'torch.einsum("poj,pj->po", torch.einsum("pi,oij->poj", x1, weight), x2)',
+    "j": 'torch.einsum("poi,pi->po", torch.einsum("pj,oij->poi", x2, weight), x1)'}
+timers = {sum_first: Timer(code, globals=operands) for sum_first, code in orders.items()}
+fastest = {sum_first: float("inf") for sum_first in timers}  # seconds per call, one thread
+for _ in range(30):  # the fastest of 30 interleaved runs: other work on the machine only adds
+    for sum_first, timer in timers.items():
+        fastest[sum_first] = min(fastest[sum_first], timer.timeit(5).times[0])
+print(f"over i first, an intermediate (64, 16, 8):   {fastest['i'] * 1e3:.3f} ms")
+print(f"over j first, an intermediate (64, 16, 256): {fastest['j'] * 1e3:.3f} ms, "
+      f"{fastest['j'] / fastest['i']:.1f} times as long (one thread)")
 
 # %% [markdown]
 # ## Summary
