@@ -1,5 +1,5 @@
 """Lesson 13: checks shared by the Triton exercises (silu_mul, rms_norm_rows): the operator, the
-memory a kernel touches, where the arithmetic runs, half precision in ulps, opcheck and
+memory a kernel touches (guarded in kernel_memory), where the arithmetic runs, half precision in ulps, opcheck and
 torch.compile. Triton is imported only when a battery runs: the rest of the course needs none."""
 
 import logging
@@ -15,7 +15,7 @@ from ..checks import case
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from .kernel_interpreter import interpreting, kernels_on
-from .kernel_races import shared_stores
+from .kernel_memory import guarded_memory
 
 NAMESPACE = "autograd_course"
 # What the host may do around the kernels: allocate, view, copy, cast, reduce partials, read sizes.
@@ -154,71 +154,6 @@ def check_in_kernels(name: str, phase: str, run) -> list[str]:
         raise GradingError(f"{name}'s {phase} launched no Triton kernel: launch your "
                            "@triton.jit kernel with kernel[grid](...)")
     return launched
-
-
-@contextmanager
-def guarded_memory(name: str):
-    """In the interpreter, refuse any unmasked load or store outside the kernel's tensors
-    before it happens (on CPU it would touch memory nobody owns), and name it, whatever
-    error the refusal became on its way out."""
-    if not interpreting():
-        yield
-        return
-    from triton.runtime import interpreter
-
-    extents, refused = [], []
-    init, load, store = (interpreter.GridExecutor._init_args_hst,
-                         interpreter.InterpreterBuilder.create_masked_load,
-                         interpreter.InterpreterBuilder.create_masked_store)
-
-    def init_args(self, args_dev, kwargs):
-        args_hst, kwargs_hst = init(self, args_dev, kwargs)
-        extents[:] = [(s.data_ptr(), s.data_ptr() + s.nbytes())
-                      for t in [*args_hst, *kwargs_hst.values()] if hasattr(t, "data_ptr")
-                      for s in [interpreter._unwrap_tensor(t).untyped_storage()]]
-        return args_hst, kwargs_hst
-
-    def inside(ptrs, mask, what):
-        on = mask.data.astype(bool)
-        addresses = ptrs.data[on] if on.shape else ptrs.data
-        if on.any() and extents:
-            ok = sum(((addresses >= low) & (addresses < high)) for low, high in extents)
-            if not ok.all():
-                refused.append(what)
-                raise GradingError(f"{name}'s kernel {what} outside its tensors")
-
-    def masked_load(self, ptrs, mask, other, *rest):
-        inside(ptrs, mask, "reads")
-        return load(self, ptrs, mask, other, *rest)
-
-    def masked_store(self, ptrs, value, mask, *rest):
-        inside(ptrs, mask, "writes")
-        return store(self, ptrs, value, mask, *rest)
-
-    interpreter.GridExecutor._init_args_hst = init_args
-    interpreter.InterpreterBuilder.create_masked_load = masked_load
-    interpreter.InterpreterBuilder.create_masked_store = masked_store
-    def named(details: str) -> GradingError:
-        return GradingError(
-            f"{name}'s kernel {refused[0]} outside its tensors on lanes past the end: a block "
-            "wider than what is left (the tail, or a row shorter than the block) needs a mask, "
-            "e.g. tl.load(ptr + offsets, mask=offsets < n) and the same mask in tl.store",
-            details)
-
-    try:
-        with shared_stores(name):
-            yield
-    except Exception as error:
-        if refused:
-            raise named(str(error)) from error
-        raise
-    else:
-        if refused:  # refused inside a probe that went on: still a kernel touching others' memory
-            raise named("")
-    finally:
-        interpreter.GridExecutor._init_args_hst = init
-        interpreter.InterpreterBuilder.create_masked_load = load
-        interpreter.InterpreterBuilder.create_masked_store = store
 
 
 def ulps(got: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:

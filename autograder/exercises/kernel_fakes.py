@@ -1,11 +1,13 @@
-"""Lesson 13: the fake implementation of each operator an exercise's backward calls, against
-what that operator really returns, for saved inputs that are transposed views (opcheck's
-fake-tensor test, without opcheck's other runs)."""
+"""Lesson 13: the registrations behind an exercise's autograd. The fake implementation of each
+operator its backward calls, against what that operator really returns, for saved inputs that
+are transposed views (opcheck's fake-tensor test, without opcheck's other runs); and the
+tensors setup_context keeps, which go through save_for_backward, never onto ctx."""
 
 import torch
 from torch.utils._pytree import tree_leaves, tree_map
 
 from ..errors import GradingError
+from ..probes import reachable
 from .kernel_checks import explain, operator_calls
 
 
@@ -48,3 +50,30 @@ def check_backward_fakes(name: str, function, args: tuple) -> None:
                     "outputs too, strides included (opcheck of that operator fails on it): "
                     "return the layout it returns (memory_format=torch.contiguous_format for "
                     "contiguous gradients)")
+
+
+def check_ctx_tensors(name: str, output: torch.Tensor) -> None:
+    """No tensor kept as a ctx attribute by setup_context: the ctx of a registered backward is
+    the first node behind ``output`` with Python attributes (views on the way are skipped)."""
+    nodes, seen = [output.grad_fn], set()
+    while nodes:
+        node = nodes.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if not hasattr(node, "__dict__"):
+            nodes.extend(next_node for next_node, _ in node.next_functions)
+            continue
+        kept = [(path, value) for key, item in vars(node).items()
+                for path, value in reachable(item, f"ctx.{key}")]
+        if kept:
+            outputs = [path for path, value in kept if value.grad_fn is node]
+            cycle = (f"; {outputs[0]} is an output of the operator, whose grad_fn is ctx: a "
+                     "reference cycle that holds its memory until Python's garbage collector "
+                     "runs" if outputs else "")
+            raise GradingError(
+                f"{name}'s setup_context keeps a tensor as {kept[0][0]}: save it with "
+                "ctx.save_for_backward and read it back from ctx.saved_tensors, so that "
+                f"autograd checks it for in-place changes and saved-tensor hooks see it{cycle}",
+                mistake=f"{name}/tensor-on-ctx")
+        return

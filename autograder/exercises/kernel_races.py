@@ -53,7 +53,9 @@ def shared_stores(name: str):
         first, second = found[0]
         raise GradingError(
             f"{name}: programs {first} and {second} of one kernel launch store to the same "
-            "address (most likely a read-modify-write of one shared row: tl.load, add, tl.store): a race. "
-            "Triton's interpreter runs the programs one after the other, so on CPU the sum "
-            "comes out right; a GPU runs them at once, and one program's update can overwrite "
-            "another's. Give each program its own row of partials and sum them afterwards")
+            "address (most likely a read-modify-write of one shared row: tl.load, add, "
+            "tl.store): a race. Triton's interpreter runs the programs one after the other, so "
+            "on CPU the sum comes out right; a GPU runs them at once, and one program's update "
+            "can overwrite another's. Give each program its own row of partials and sum them "
+            "afterwards (or add with tl.atomic_add: no update is lost, though the order of the "
+            "additions varies from run to run)")

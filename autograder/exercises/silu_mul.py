@@ -14,7 +14,7 @@ from ..exercise import Exercise, sample
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, check_within_ulps, explain, kernel_battery)
 from .kernel_domain import kernel_operator
-from .kernel_fakes import check_backward_fakes
+from .kernel_fakes import check_backward_fakes, check_ctx_tensors
 
 SILU_MUL = Spec("silu_mul", ("a", "b"), lambda a, b: F.silu(a) * b)
 HALF = (torch.float16, torch.bfloat16)
@@ -266,6 +266,8 @@ def silu_mul_full(silu_mul, device) -> None:
                 "is a tensor like y (a 0-d gradient is loaded once; this one is loaded per "
                 "element, with the offsets and mask of a and b)",
                 error.details, case=error.case) from error
+        a, b = (v.requires_grad_() for v in _values((3, 5), device).values())
+        check_ctx_tensors("silu_mul", silu_mul(a, b))
         covers("sizes not a multiple of the block")
         covers("0-d and empty inputs")
         for shape in [(), (0, 3)]:

@@ -135,3 +135,66 @@ def test_a_float64_accumulator_stored_as_bfloat16_is_named():
     passed, message = verdict("rms_norm_rows", load("rms_norm_rows", code))
     assert not passed
     assert "Triton 3.9's interpreter gets that conversion wrong" in message.splitlines()[0]
+
+
+@pytest.mark.parametrize("exercise, name, expected", [
+    ("rms_norm_rows", "rows per program rounded down (rows // programs): the last rows left out",
+     "rms_norm_rows/rows-left-out"),
+    ("rms_norm_rows", "each program's loop not stopped at the last row",
+     "rms_norm_rows/loop-past-last-row"),
+    ("rms_norm_rows", "setup_context keeps x, weight and rstd as ctx attributes",
+     "rms_norm_rows/tensor-on-ctx"),
+    ("silu_mul", "setup_context keeps a and b as ctx attributes", "silu_mul/tensor-on-ctx"),
+])
+def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
+    """Does each mistake only a probe names (a group of rows per program counted or bounded
+    wrong, seen with more rows than the grid has programs; tensors kept on ctx) get its id?"""
+    from tests.autograder.catalogued import graded_mistake
+
+    assert graded_mistake(exercise, name) == expected
+
+
+def test_the_lessons_fixed_grid_passes_the_many_rows_case():
+    """Does the fixed grid of looping programs, right as the lesson writes it, pass 137 rows?"""
+    from autograder.grading import verdict
+    from tools.catalogue import load
+    from tools.catalogue.lesson13.rms_norm_rows_groups import GROUPS
+
+    passed, message = verdict("rms_norm_rows", load("rms_norm_rows", GROUPS))
+    assert passed, message
+
+
+def test_the_guard_records_which_tensor_an_access_went_past_and_lets_a_proven_hint_through():
+    """Is a refused load kept with the size of the tensor it lies just past, and does a hint
+    with a mistake id raised after it stand instead of the guard's own?"""
+    from autograder.exercises.kernel_memory import refusals
+
+    x, y = torch.arange(5.0), torch.zeros(8)
+    with pytest.raises(GradingError) as raised:
+        with guarded_memory("double"):
+            with pytest.raises(Exception, match="reads outside its tensors"):
+                _double[(2,)](x, y, 5, BLOCK=8, MASKED=False)
+            assert [(r.what, r.past_numel) for r in refusals()] == [("reads", 5)]
+            raise GradingError("a probe's hint", mistake="double/proven")
+    assert raised.value.mistake == "double/proven" and refusals() == []
+
+
+def test_a_ctx_tensor_is_found_behind_a_view_of_the_output():
+    """Is a tensor kept on the ctx of a custom operator found when the output the learner
+    returns is a view of the operator's, and is an operator that saves properly left alone?"""
+    from autograder.exercises.kernel_fakes import check_ctx_tensors
+
+    @torch.library.custom_op("autograd_course::_probe_ctx", mutates_args=())
+    def op(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    def setup_context(ctx, inputs, output):
+        ctx.x = inputs[0]
+
+    op.register_autograd(lambda ctx, grad: 2 * grad, setup_context=setup_context)
+    x = torch.ones(2, 3, requires_grad=True)
+    with pytest.raises(GradingError, match=r"keeps a tensor as ctx\.x") as raised:
+        check_ctx_tensors("op", op(x).view(-1)[1:])
+    assert raised.value.mistake == "op/tensor-on-ctx"
+    check_ctx_tensors("op", _host_math(x.detach()).requires_grad_())
+    check_ctx_tensors("op", (x * 2).view(-1))

@@ -1,6 +1,8 @@
 """Lesson 13: rms_norm_rows with Triton's layer-norm tutorial's reduction: four rows of partials
-shared by the programs behind a lock (an atomic compare-and-swap), which the check for two
-programs storing to one address must leave alone."""
+shared by the programs behind a lock (an atomic compare-and-swap); and every program adding
+into one float32 row with tl.atomic_add (right, though its sum's last bits vary from run to run
+on a GPU: the lesson says so). The check for two programs storing to one address must leave
+both alone."""
 
 from .. import Unusual
 from .common import _edit
@@ -32,5 +34,16 @@ LOCKED = _edit(
     ("                                                   grad_x, partial_w, D,",
      "                                                   grad_x, partial_w, D, locks, GROUP=4,"))
 
+ATOMIC = _edit(
+    RMS,
+    ("    tl.store(partial_w_ptr + row * D + columns, (grad * x_hat).to(\n"
+     "        partial_w_ptr.dtype.element_ty), mask=mask)",
+     "    tl.atomic_add(partial_w_ptr + columns, (grad * x_hat).to(partial_w_ptr.dtype.element_ty),\n"
+     "                  mask=mask)"),
+    ("    partial_w = torch.empty(rows.shape, device=x.device, dtype=rstd.dtype)",
+     "    partial_w = torch.zeros((1, D), device=x.device, dtype=rstd.dtype)"))
+
 UNUSUAL = [Unusual("rms_norm_rows", "four partial rows shared behind a lock (Triton's layer-norm "
-                   "tutorial)", LOCKED)]
+                   "tutorial)", LOCKED),
+           Unusual("rms_norm_rows", "every program adds into one shared row with tl.atomic_add",
+                   ATOMIC)]
