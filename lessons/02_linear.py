@@ -1125,6 +1125,68 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # `grad_weight` $= \begin{pmatrix}6 & -2\\ 11 & -5\end{pmatrix}$ (shape $(1, 2, 2)$) and
 # `grad_bias` $= (1)$. Do the first position by hand: `grad_x1[0]` is $2$ times what vector?
 # </details>
+#
+# **Check your $\partial L / \partial x_1$ live** before you write the class. Write it into
+# `my_grad_x1` as a `lambda G, x1, x2, weight: ...`, with $G$ = `grad_output` of shape
+# $(*, \text{out})$, or, if you worked Hint 3 by hand, as its `grad_x1` in numbers (a nested
+# list). The checker under it compares yours with `torch.autograd.grad` through `F.bilinear`
+# at Hint 3's numbers, and runs a lambda also on random tensors with $\text{out} = 3$,
+# $n_1 = 4$ and $n_2 = 5$, with leading dimensions $(2, 3)$ and with none, where a sum over
+# the wrong letter shows as a wrong shape.
+
+# %%
+### BEGIN WORKED
+my_grad_x1 = lambda G, x1, x2, weight: torch.einsum("...o,oij,...j->...i", G, weight, x2)
+### LEARNER
+my_grad_x1 = None  # lambda G, x1, x2, weight: ... (dL/dx1, of x1's shape), or Hint 3's numbers
+### END WORKED
+
+
+# %% tags=["skip-when-grading"]
+def check_grad_x1():
+    """Your my_grad_x1 against autograd through F.bilinear: Hint 3's numbers, then random ones."""
+    if my_grad_x1 is None:
+        print("✗ not written yet: write your dL/dx1 into my_grad_x1, then run this cell again")
+        return
+    generator = torch.Generator().manual_seed(4)
+    numbers = lambda rows: torch.tensor(rows, dtype=torch.float64)
+    randn = lambda *shape: torch.randn(shape, dtype=torch.float64, generator=generator)
+    cases = [("Hint 3's numbers", numbers([[1, 2], [0, 1]]), numbers([[3, -1], [1, 1]]),
+              numbers([[[1, 0], [2, 1]]]), numbers([[2], [-1]])),  # x1, x2, weight, G
+             ("x1 (2, 3, 4), x2 (2, 3, 5)", randn(2, 3, 4), randn(2, 3, 5), randn(3, 4, 5),
+              randn(2, 3, 3)),
+             ("x1 (4,), x2 (5,)", randn(4), randn(5), randn(3, 4, 5), randn(3))]
+    for label, x1, x2, weight, G in cases:
+        if not callable(my_grad_x1) and label != cases[0][0]:
+            print("Numbers check Hint 3's inputs only: write a lambda to test other shapes.")
+            return
+        leaf = x1.clone().requires_grad_()
+        truth, = torch.autograd.grad(F.bilinear(leaf, x2, weight), leaf, G)
+        ones, = torch.autograd.grad(F.bilinear(leaf, x2, weight), leaf, torch.ones_like(G))
+        try:
+            yours = my_grad_x1(G, x1, x2, weight) if callable(my_grad_x1) else my_grad_x1
+            yours = torch.as_tensor(yours, dtype=torch.float64)
+        except Exception as error:  # shown, not raised: Run All goes on
+            print(f"{label:<27} ✗ raises {type(error).__name__}: "
+                  f"{str(error).splitlines()[0][:70]}")
+            continue
+        if yours.shape != x1.shape:
+            print(f"{label:<27} ✗ shape {tuple(yours.shape)}, not x1's {tuple(x1.shape)}")
+            continue
+        if torch.allclose(yours, truth):
+            verdict = "✓"
+        elif torch.allclose(yours, ones):
+            verdict = "✗ right only for a grad_output of all ones: where does G go?"
+        else:
+            verdict = f"✗ largest error {(yours - truth).abs().max().item():.3g}"
+        if label == cases[0][0]:  # the numbers themselves, as Hint 3 writes them
+            rows = lambda t: "[" + ", ".join(
+                "[" + ", ".join(f"{v:g}" for v in row) + "]" for row in t.tolist()) + "]"
+            verdict += f"  yours {rows(yours)}, autograd {rows(truth)}"
+        print(f"{label:<27} {verdict}")
+
+
+check_grad_x1()
 
 # %% nbgrader={"grade_id": "answer_Bilinear", "solution": true}
 class Bilinear(torch.autograd.Function):

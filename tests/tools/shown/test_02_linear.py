@@ -1,5 +1,5 @@
-"""Lesson 02's live checker of the three gradients of x @ W.T + b, shape first with out != in:
-the worked answer passes on every leading shape, the placeholder and two slips fail."""
+"""Lesson 02's live checkers (the three gradients of x @ W.T + b, the fused layer's ReLU part,
+Bilinear's dL/dx1): each passes the worked answer, and the placeholder and the slips fail."""
 
 import torch
 
@@ -58,3 +58,31 @@ def test_relu_checker_passes_the_worked_answer_and_names_each_slip():
                for line in uint8), uint8
     unmasked = _check_relu(lambda z: z > 0, lambda G, kept: G)
     assert all("dL/dz ✗ largest error" in line for line in unmasked), unmasked
+
+
+def _check_x1(grad_x1) -> list[str]:
+    """What check_grad_x1 prints for ``grad_x1``, a lambda or numbers."""
+    return printed(definitions("02_linear", "check_grad_x1", my_grad_x1=grad_x1)["check_grad_x1"])
+
+
+def test_bilinear_x1_checker_passes_the_worked_answer_and_names_each_slip():
+    """Does Bilinear's dL/dx1 checker pass the worked lambda and Hint 3's numbers, and tell
+    apart an unwritten answer, a missing grad_output, the other input's formula, an unsummed
+    out and numbers, which it checks at Hint 3's inputs alone?"""
+    worked = definitions("02_linear", "my_grad_x1")["my_grad_x1"]
+    lines = _check_x1(worked)
+    assert len(lines) == 3 and all(" ✓" in line for line in lines), lines
+    assert lines[0].endswith("yours [[6, 10], [-1, -3]], autograd [[6, 10], [-1, -3]]"), lines
+    placeholder = definitions("02_linear", "my_grad_x1", learner=True)["my_grad_x1"]
+    assert _check_x1(placeholder) == [
+        "✗ not written yet: write your dL/dx1 into my_grad_x1, then run this cell again"]
+    by_hand = _check_x1([[6, 10], [-1, -3]])
+    assert " ✓" in by_hand[0] and by_hand[1].startswith("Numbers check Hint 3's inputs only")
+    assert "✗ largest error 1 " in _check_x1([[6, 10], [-1, -4]])[0]
+    no_G = _check_x1(lambda G, x1, x2, W: torch.einsum("oij,...j->...i", W, x2))
+    assert all("✗ right only for a grad_output of all ones" in line for line in no_G), no_G
+    other_input = _check_x1(lambda G, x1, x2, W: torch.einsum("...o,oij,...i->...j", G, W, x1))
+    assert "✗ largest error 6" in other_input[0], other_input  # n1 = n2 there: values differ
+    assert "✗ shape (2, 3, 5), not x1's (2, 3, 4)" in other_input[1], other_input
+    unsummed = _check_x1(lambda G, x1, x2, W: torch.einsum("...o,oij,...j->...oi", G, W, x2))
+    assert all("✗ shape" in line for line in unsummed), unsummed
