@@ -26,8 +26,12 @@
 #    backward.
 #
 # Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**, and at the end
-# `Bilinear`, which you write alone. **Predict, then run** cells ask you to write your
-# prediction into a variable first; the cell after it compares it with what PyTorch does.
+# `Bilinear`, which you write alone. Each has a self-check cell you can run as often as you
+# like: it runs every check the hidden tests run (they add a GPU run when the grader has one
+# and you had none). Work top to bottom: the cells after an exercise run your answer, so Run
+# All stops at the first self-check not yet written (its stub raises `NotImplementedError`).
+# **Predict, then run** cells ask you to write your prediction into a variable first; the cell
+# after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
 import warnings
