@@ -29,7 +29,10 @@
 #    `torch.utils.cpp_extension.load_inline`, and give it the same fake and autograd
 #    registrations from Python.
 #
-# Exercises: **✎ 1 `silu_mul`** (SwiGLU's gate), **✎ 2 `rms_norm_rows`**.
+# Exercises: **✎ 1 `silu_mul`** (SwiGLU's gate), **✎ 2 `rms_norm_rows`**. **Optional**, and
+# never graded: the predict-then-run questions (run their cells with your guesses left empty
+# if you skip them), the C++ section's **Your turn**, and the **In practice** block after it
+# (timings on a GPU, production notes).
 #
 # This lesson needs the `triton` package (and `ninja` for the C++ section): `make install`
 # brings both; elsewhere `pip install triton==3.9.0 ninja`.
@@ -72,14 +75,17 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # kernel in Triton's **interpreter**: each program of the launch is executed one after the
 # other, in Python, with NumPy arrays standing for the blocks. The results are the same
 # operations in the same order (float64 works, `print` inside a kernel works), but every `tl.`
-# call is a Python call on one block: expect tens to thousands of times slower than the
-# composed torch ops (the smaller the tensor, the worse), and keep tensors small. Not bit for
-# bit: on an NVIDIA GPU a compiled `tl.exp` and `tl.sqrt` are fast approximations, so they
-# may differ from the interpreter's NumPy results in the last bits, and two conversions into
-# bfloat16 differ more in Triton 3.9's interpreter (Common mistakes, at the end). Running the
-# programs one at a time also hides **races** (a predict-then-run in "The grid" shows one).
+# call is a Python call on one block, and each program makes its calls anew: expect a kernel
+# to take about a hundred times as long as the composed torch ops on a tiny tensor, and over
+# a thousand times as long from some ten thousand elements on, so keep tensors small. Not
+# bit for bit: on an NVIDIA GPU a compiled `tl.exp` and `tl.sqrt` are fast approximations,
+# so they may differ from the interpreter's NumPy results in the last bits, and two
+# conversions into bfloat16 differ more in Triton 3.9's interpreter (Common mistakes, at the
+# end). Running the programs one at a time also hides **races** (a predict-then-run in "The
+# grid" shows one).
 # The grading runs your kernels this way on CPU, and compiled on a GPU when the grader has
-# one: the same checks, and on CPU it refuses any address two programs of one launch store to.
+# one: the same checks, and on CPU it refuses any address two programs of one launch write
+# with plain stores.
 #
 # ## Triton's model: programs over blocks
 #
@@ -163,8 +169,9 @@ show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 #    the registered backward would be handed fake tensors when `torch.compile` traces the
 #    backward, and fail), with a fake of its own. Its inputs and outputs are your design: here
 #    one tensor in the saved state and one gradient out, so it returns `torch.Tensor`; an
-#    operator that returns several tensors is annotated `tuple[torch.Tensor, ...]`, one entry
-#    each, and its fake returns a tuple as well;
+#    operator that returns several tensors is annotated with one `torch.Tensor` per output,
+#    `tuple[torch.Tensor, torch.Tensor]` for two (`custom_op` refuses
+#    `tuple[torch.Tensor, ...]`), and its fake returns a tuple as well;
 # 5. `register_autograd(backward, setup_context=...)`: `setup_context` sees the inputs and the
 #    output and saves what backward needs; backward receives one gradient per output of the
 #    operator and returns one per input (`None` for an input that is not a tensor).
@@ -410,7 +417,7 @@ for name, a, b, g in checks:
               f"✗ at a = {a[misses[:3]].tolist()}: yours {mine[misses[:3]].tolist()}, "
               f"autograd {truth[misses[:3]].tolist()}"))
 print("question 1: " + ("answer it in my_shared" if my_shared is None else
-      "✓ both gradients need it" if my_shared == "sigmoid(a)" else
+      "✓ both gradients need it" if same_answer(my_shared, "sigmoid(a)") else
       "✗ does dL/db need that? Read your two expressions: which factor is in both?"))
 print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_element is None else
       "✓ one exponential per element" if my_exps_per_element == 1 else
@@ -676,8 +683,8 @@ verdict = ("write your fraction first" if my_idle_fraction is None else "as you 
 print(f"you said {my_idle_fraction} for D = 300 ({verdict})")
 
 # %% [markdown]
-# Masked lanes cost no memory traffic, only idle threads: a row of 4097 keeps half of its
-# threads idle, and a loop over the row in blocks of 1024 would keep them busy.
+# Masked lanes cost no memory traffic, only work left undone: a row of 4097 leaves half of its
+# lanes idle, and a loop over the row in blocks of 1024 would keep most of them busy.
 #
 # A grid of programs that run at once also decides where each may store. **Predict, then
 # run.** The kernel below is `sum_of_squares_kernel` with one change: every program stores its
@@ -723,18 +730,21 @@ print(f"you predicted {my_race_prediction!r}; it is {outcome!r} ({verdict})")
 # Loading the shared number, adding and storing back is no better there: two programs can
 # load the same old value, and one update is lost. The interpreter, one program at a time,
 # gets that version right and hides the race, so the grader, on CPU, refuses any address two
-# programs of one launch store to. Hence partials per program, or atomic adds (`tl.atomic_add`), whose
-# order still varies from run to run.
+# programs of one launch write with plain stores. Hence partials per program, or atomic adds
+# (`tl.atomic_add`: each load, add and store is one indivisible step, so no update is lost,
+# but the order of the additions, and so the last bits of a float sum, varies from run to
+# run).
 # </details>
 #
 # ### Timing it
 #
 # On a GPU, the next cell times forward and backward of your operator and of the composed
-# ops from 1 M to 256 M elements, and prints both times, the ratio against the byte ratio,
-# your kernels' achieved bandwidth (bytes moved over time) and its fraction of the device's
-# peak (In practice, after the exercises, reads these numbers). On CPU the kernels
-# run in the interpreter, one program after another in NumPy: that time says nothing about a
-# GPU, and the cell shows it once at a small size, then prints the byte model only.
+# ops from $2^{20}$ to $2^{28}$ elements (1 Mi to 256 Mi), and prints both times, the ratio
+# against the byte ratio, your kernels' achieved bandwidth (bytes moved over time) and its
+# fraction of the device's peak (In practice, after the exercises, reads these numbers). On
+# CPU the kernels run in the interpreter, one program after another in NumPy: that time says
+# nothing about a GPU, and the cell shows it once at a small size, then prints the byte model
+# only.
 
 # %%
 def forward_backward_seconds(f, n, rounds):
@@ -773,7 +783,7 @@ if solved and DEVICE == "cuda":
         t_composed = forward_backward_seconds(composed_op, n, rounds)
         t_fused = forward_backward_seconds(silu_mul, n, rounds)
         achieved = 8 * n * 4 / t_fused
-        print(f"{n >> 20:>5}M {t_composed * 1e3:>8.3f}ms {t_fused * 1e3:>8.3f}ms "
+        print(f"{n >> 20:>4}Mi {t_composed * 1e3:>8.3f}ms {t_fused * 1e3:>8.3f}ms "
               f"{t_fused / t_composed:>6.3f} {achieved / 1e9:>11.0f} "
               f"{achieved / peak if peak else float('nan'):>8.2f}")
 elif solved:
@@ -783,7 +793,7 @@ elif solved:
     print(f"interpreter, n = {n}: fused {t_fused * 1e3:.1f} ms, composed {t_composed * 1e3:.2f} "
           f"ms, {t_fused / t_composed:.0f} times slower: a measure of Python, not of a GPU")
     for n in (1 << 20, 1 << 28):
-        print(f"n = {n >> 20}M float32: composed moves {14 * n * 4 / 2**20:,.0f} MiB, fused "
+        print(f"n = {n >> 20} Mi float32: composed moves {14 * n * 4 / 2**20:,.0f} MiB, fused "
               f"{8 * n * 4 / 2**20:,.0f} MiB: at best {byte_ratio:.3f} of the composed time")
     print("timing the kernels needs a GPU")
 
@@ -840,12 +850,12 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 # 1. $\partial L/\partial x_j$ for one row, in closed form, from $g$, $w$, $\hat x = x\,r$
 #    and $r$. Which sum does it need, and does the row's program have it?
 # 2. $\partial L/\partial w_j$: the weight is shared by every row, and programs that run at
-#    once cannot add into one shared row (the race in "The grid"), so each program stores
-#    **one partial row**, added up afterwards. Like the worked example's forward, the
-#    backward can launch a fixed number of programs, each looping over a group of
-#    `rows_per_program` consecutive rows into an accumulator. What is program $p$'s partial
-#    row? For $N$ rows, how big is the buffer of partial rows, and what would one partial row
-#    per row of $x$ cost?
+#    once cannot add into one shared row with loads and stores (the race in "The grid"), so
+#    each program stores **one partial row**, added up afterwards. Like the worked example's
+#    forward, the backward can launch a fixed number of programs, each looping over a group
+#    of `rows_per_program` consecutive rows into an accumulator. What is program $p$'s
+#    partial row? For $N$ rows, how big is the buffer of partial rows, and what would one
+#    partial row per row of $x$ cost?
 #
 # **Check both live.** Write step 1 as plain torch on a batch of rows, and step 2 as the
 # partial rows the programs store, in the next cell, then run it. It compares step 1 with
@@ -965,9 +975,15 @@ for rows_per_program in (4, 1):
 #   row, in float32 (float64 for float64 input);
 # - a backward kernel: the row gradient in closed form, and the weight gradient as
 #   per-program partial rows, reduced afterwards (on the host or by a second kernel), never
-#   added into one shared row by several programs;
+#   loaded, added to and stored back into one shared row by several programs (a race on a
+#   GPU). `tl.atomic_add` into one shared row is right too, and graded so, but a GPU
+#   then adds the programs' contributions in a different order on each run, and the weight
+#   gradient changes in its last bits from run to run; partials reduced in a fixed order give
+#   the same bits every time, which is why Liger-Kernel keeps them;
 # - `D` up to 4096 and not a power of two: a block that covers a whole row (sized as in
 #   "The grid"), masked past its end, or a loop over the row in blocks;
+# - any number of rows: a fixed grid of programs over groups of rows must cover every row
+#   and stop at the last one (the self-check runs 137 rows, more than a grid you would fix);
 # - float16/bfloat16 computing in float32; nothing written into the inputs.
 
 # %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}
@@ -1339,12 +1355,13 @@ if cpp_loaded:
 # raises. Nothing converts the input for you.
 # </details>
 #
-# **Your turn (not graded).** `ATen/Dispatch.h` has variants of the macro that add types to
-# the two. Find the one that adds float16, use it in both kernels, restart the Python kernel
-# (the namespace can be defined once per process), run the first code cell of the notebook
-# and then this section again with `x` in float16: the build takes 5 to 15 seconds,
-# `opcheck` passes, and the result is within one float16 ulp of `F.softsign` computed in
-# float16 (checked on torch 2.13). bfloat16 still raises: that takes another variant.
+# **Your turn (optional, not graded).** `ATen/Dispatch.h` has variants of the macro that add
+# types to the two. Find the one that adds float16, use it in both kernels, restart the
+# Python kernel (the namespace can be defined once per process), run the first code cell of
+# the notebook and then this section again with `x` in float16: the build takes 5 to 15
+# seconds, `opcheck` passes, and the result is within one float16 ulp of `F.softsign`
+# computed in float16 (checked on torch 2.13). bfloat16 still raises: that takes another
+# variant.
 #
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
@@ -1381,14 +1398,14 @@ if cpp_loaded:
 #
 # **Measured elsewhere.** On an H100 with torch 2.11 and Triton 3.6 (not this course's pinned
 # torch 2.13 and Triton 3.9), forward and backward of this lesson's solution took 0.79 times
-# the composed ops' time at 64 M elements and 0.72 at 268 M: 26 to 38% above the byte bound
-# of 0.571 you derived, so its kernels reached a smaller fraction of the peak than PyTorch's
-# did; and 1.9 times the composed time at 4 M elements, where the fixed
-# cost (the custom operator's Python dispatch and the launches, about 0.3 ms for forward and
-# backward together there) is not hidden. The timing cell above measures your own kernels
-# when a GPU is there, and `make bench` measures time and bytes side by side. Autograd adds
-# memory too: the composed ops keep `silu(a)` for backward, where your operator keeps only
-# `a` and `b`.
+# the composed ops' time at $2^{26}$ elements (64 Mi) and 0.72 at $2^{28}$ (256 Mi): 26 to 38%
+# above the byte bound of 0.571 you derived, so its kernels reached a smaller fraction of the
+# peak than PyTorch's did; and 1.9 times the composed time at $2^{22}$ elements (4 Mi), where
+# the fixed cost (the custom operator's Python dispatch and the launches, about 0.3 ms for
+# forward and backward together there) is not hidden. The timing cell above measures your
+# own kernels when a GPU is there, and `make bench` measures time and bytes side by side.
+# Autograd adds memory too: the composed ops keep `silu(a)` for backward, where your operator
+# keeps only `a` and `b`.
 #
 # **Strides instead of `.contiguous()`.** Liger-Kernel's kernels take a row stride
 # (`X.stride(0)`), as "Triton's model" suggests, though its autograd Functions still make
@@ -1421,6 +1438,8 @@ if cpp_loaded:
 # | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so the CPU run hides it) | `other=0.0` on every load whose lanes are added up |
 # | `row * D` with the row from `tl.program_id(0)` | `program_id` is int32, and so is `D` when it fits: past 2**31 elements the offset wraps (in the interpreter too: program 2 times `D = 2**30` gives -2**31), and a GPU reads the wrong rows or faults; the course's small tensors never get there | `tl.program_id(0).to(tl.int64)` before multiplying; in a loop over rows, carry an int64 offset and add `D` each row (under the interpreter the loop index is a Python int, so `i * D` stays int32) |
 # | one row of weight-gradient partials per row of `x` | right, but an `(N, D)` float32 buffer: as big as `x`, twice `x` in bfloat16 | a fixed number of programs, each looping over a group of rows into its own partial row (Liger-Kernel); Triton's layer-norm tutorial shares a few partial rows between programs, behind a lock |
+# | `rows_per_program = rows // programs` for a fixed grid over groups of rows | the last `rows % programs` rows belong to no program: their gradient for `x` is whatever the buffer held, and the weight gradient leaves them out; right whenever the grid divides the rows | `triton.cdiv(rows, programs)`, rounding up |
+# | each program's loop over its group not stopped at the last row | with rounding up, the last groups are shorter or empty, and their programs read and write past the tensors: in the interpreter nan, or the Python process dies (it touches memory nobody owns); on a GPU a neighbour's memory is read and written, or the kernel stops with an illegal memory access; the grader refuses it before it happens | `range(0, tl.minimum(rows_per_program, rows - first))` |
 # | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
 # | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
 # | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |
@@ -1428,7 +1447,8 @@ if cpp_loaded:
 # | expecting a bfloat16 result bit for bit equal to torch's, in the interpreter | float32 stored into bfloat16 is truncated there (0.55 gives 0.546875; torch rounds to 0.55078125): one ulp apart | compare within a bfloat16 ulp; a compiled kernel rounds as torch does |
 # | float16 loaded and computed in float16 | `tl.exp`, `tl.sqrt`, `tl.sigmoid` and Triton's other math functions raise "Expected dtype ['fp32', 'fp64'] but got fp16"; plain `*` and `+` run, but can end more than 2 ulp off, and a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
 # | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed afterwards (on the host or by a second kernel) |
-# | every program loads the shared row, adds its part and stores it back | right in the interpreter, which runs the programs one at a time; a race on a GPU, where they run at once: updates lost, a different sum from run to run; the self-check refuses two programs storing to one address | the same: per-program partials |
+# | every program loads the shared row, adds its part and stores it back | right in the interpreter, which runs the programs one at a time; a race on a GPU, where they run at once: updates lost, a different sum from run to run; the self-check refuses two programs storing to one address | the same: per-program partials (or `tl.atomic_add`, whose sum varies in its last bits from run to run) |
+# | `setup_context` keeping tensors as attributes (`ctx.a, ctx.b = inputs`) | right values, but autograd no longer checks them for in-place changes, saved-tensor hooks never see them, and a kept output (`ctx.rstd = output[1]`) makes a reference cycle through its `grad_fn`; the self-check refuses it | `ctx.save_for_backward(...)`, read back from `ctx.saved_tensors` |
 # | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
 # | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
 # | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |

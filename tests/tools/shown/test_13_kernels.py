@@ -1,6 +1,7 @@
 """Lesson 13's live checker of Exercise 1's design: the worked answers to its two questions
 pass, two exponentials (or another shared quantity) fail."""
 
+from autograder.predictions import same_answer
 from tests.tools.shown.lesson_code import cell_from, definitions, run_code
 
 
@@ -8,18 +9,22 @@ def test_design_answers_worked_pass_and_two_exponentials_fail():
     """Do the worked answers to Exercise 1's two design questions get ✓, and 2 exponentials
     (or another shared quantity) a ✗?"""
     checker = cell_from("13_kernels", "def autograd_silu_mul_grads")
-    worked = definitions("13_kernels", "my_silu_mul_grads", "my_shared", "my_exps_per_element")
+    worked = definitions("13_kernels", "my_silu_mul_grads", "my_shared", "my_exps_per_element",
+                         same_answer=same_answer)
     lines = run_code(checker, dict(worked))
     assert len(lines) == 6 and all("✓" in line for line in lines), lines
     lines = run_code(checker, {**worked, "my_shared": "g * b", "my_exps_per_element": 2})
     assert "✗" in lines[-2] and "✗" in lines[-1], lines
+    lines = run_code(checker, {**worked, "my_shared": " Sigmoid(A) "})  # judged as predictions are
+    assert "✓" in lines[-2], lines
 
 
 def test_silu_checker_shows_a_learners_exception_in_one_line_and_goes_on():
     """Does a my_silu_mul_grads that raises on the float64 grid get a one-line ✗ there, and do
     the float32 points and both questions still get their verdicts?"""
     checker = cell_from("13_kernels", "def autograd_silu_mul_grads")
-    worked = definitions("13_kernels", "my_silu_mul_grads", "my_shared", "my_exps_per_element")
+    worked = definitions("13_kernels", "my_silu_mul_grads", "my_shared", "my_exps_per_element",
+                         same_answer=same_answer)
     lines = run_code(checker, {**worked, "my_silu_mul_grads": lambda a, b, g: (a.view(2, -1), g)})
     assert lines[0].startswith("float64, a from -6 to 6: ✗ raises RuntimeError"), lines
     assert len(lines) == 5 and "✓" in lines[-1], lines
