@@ -100,9 +100,10 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     before = {n: (v.detach().clone(), v._version) for n, v in inputs.items()
               if isinstance(v, torch.Tensor)}
     forward = run_forward(function, spec, inputs)
+    _check_inputs_untouched(spec, inputs, before, "forward")  # before values quote x
     expected = spec.reference(**make_inputs(values, requires_grad=False))
     diagnose_values(f"{spec.name}'s output", forward.output, expected, rtol=rtol, atol=atol,
-                    inputs=inputs, computed_in=expected.dtype)
+                    inputs=values, computed_in=expected.dtype)
     generator = torch.Generator().manual_seed(seed)
     grad_output = torch.randn(expected.shape, generator=generator, dtype=expected.dtype)
     grad_output = grad_output.to(expected.device)
@@ -110,17 +111,22 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     version = grad_output._version
     backward = run_backward(spec, forward.output, inputs, grad_output)
     check_untouched(spec, grad_output, pristine_grad_output, version)
-    for name, (value, old_version) in before.items():
-        if inputs[name]._version != old_version or not torch.equal(inputs[name].detach(), value):
-            raise GradingError(
-                f"{spec.name} modified its input {name} in place: inputs must stay untouched",
-                mistake=f"{spec.name}/writes-input")
+    _check_inputs_untouched(spec, inputs, before, "backward")
     truth = reference_gradients(spec, inputs, pristine_grad_output)
     for name, grad in zip(inputs, backward.grads):
         if name in truth:
-            diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol, inputs=inputs,
+            diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol, inputs=values,
                               computed_in=inputs[name].dtype)
     return forward, backward
+
+
+def _check_inputs_untouched(spec: Spec, inputs: dict, before: dict, phase: str) -> None:
+    """No input written in place by ``phase`` (its version and values as ``before``)."""
+    for name, (value, old_version) in before.items():
+        if inputs[name]._version != old_version or not torch.equal(inputs[name].detach(), value):
+            raise GradingError(
+                f"{spec.name}.{phase} modified its input {name} in place: inputs must stay "
+                "untouched", mistake=f"{spec.name}/writes-input")
 
 
 def check_gradcheck(function: type, spec: Spec, values: dict) -> None:

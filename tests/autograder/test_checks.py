@@ -96,10 +96,15 @@ class TestCheckValuesAndGradients:
                                        {"x": x_of(6)})
 
     def test_input_in_place(self, raises_hint):
-        """Is clamping the input in place caught, naming the input?"""
-        with raises_hint("MyReLU modified its input x in place: inputs must stay untouched"):
+        """Is clamping the input in place caught, naming the input and the method, before the
+        output is compared (with the input's values as they were)?"""
+        with raises_hint("MyReLU.forward modified its input x in place: inputs must stay "
+                         "untouched"):
             check_values_and_gradients(mistake("MyReLU", "x.clamp_ in forward"), MY_RELU,
                                        {"x": x_of(6)})
+        with raises_hint("MyReLU.backward modified its input x in place"):
+            check_values_and_gradients(mistake("MyReLU", "overwrites the saved input in backward"),
+                                       MY_RELU, {"x": x_of(6)})
 
     def test_wrong_gradient_is_diagnosed(self, raises_hint):
         """Does a wrong gradient reach diagnose_gradient with the input's name?"""

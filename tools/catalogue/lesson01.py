@@ -199,18 +199,18 @@ MISTAKES = [
             "compute a new tensor instead",
             _relu(RELU_FORWARD, RELU_READ + "        grad_output[x < 0] = 0\n"
                   "        return grad_output"), named=True, nbgrader=True),
-    Mistake("MyReLU", "x.clamp_ in forward", "MyReLU modified its input x in place: inputs must "
-            "stay untouched",
+    Mistake("MyReLU", "x.clamp_ in forward", "MyReLU.forward modified its input x in place: "
+            "inputs must stay untouched",
             _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n"
                   "        return x.clamp_(min=0).clone()",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask"),
             named=True),
     Mistake("MyReLU", "returns x.clamp_ (the input, overwritten)",
-            "MyReLU modified its input x in place: inputs must stay untouched",
+            "MyReLU.forward modified its input x in place: inputs must stay untouched",
             _relu("        ctx.save_for_backward(x)\n        return x.clamp_(min=0)",
                   RELU_READ + "        return grad_output * (x > 0)")),
     Mistake("MyReLU", "overwrites the saved input in backward",
-            "MyReLU modified its input x in place: inputs must stay untouched",
+            "MyReLU.backward modified its input x in place: inputs must stay untouched",
             _relu(RELU_FORWARD, RELU_READ + "        return grad_output * x.clamp_(min=0)."
                   "sign_()")),
     Mistake("MyReLU", "mask kept as ctx.mask", "MyReLU stores a tensor as ctx.mask: use "
