@@ -2,8 +2,8 @@
 
 import torch
 
-from ..checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
-                      check_values_and_gradients, make_inputs, run_forward)
+from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..domain import Domain, sampled
 from ..errors import GradingError
@@ -99,14 +99,17 @@ def outer_full(Outer, device) -> None:
     for seed, (m, n) in enumerate(SIZES):
         with case(f"u of shape ({m},), v of shape ({n},)"):
             try:
-                forward, _ = check_values_and_gradients(function, OUTER,
-                                                        _values(m, n, device, seed))
+                forward, backward = check_values_and_gradients(function, OUTER,
+                                                               _values(m, n, device, seed))
             except GradingError as error:
                 if m == n:
                     raise
                 raise _or_wrong_side(function, device, error) from error
             check_no_ctx_tensors(OUTER, forward)
             check_saves_only_inputs(forward)
+            # the derivation is the exercise: no autograd inside backward (one asking it for
+            # both gradients is left by raise_unneeded_read to this check)
+            check_backward_by_hand(OUTER, backward)
     covers("saves only u and v")
     covers("m != n")
     check_strided_grad_output(function, OUTER, _values(4, 3, device, seed=5))

@@ -1,5 +1,6 @@
 """Lesson 00's answers that only the later checks separate: Outer's work done for a gradient
-nobody needs (returning None for it is not enough) and state shared between calls (issue 37),
+nobody needs (returning None for it is not enough, nor is asking autograd for both) and state
+shared between calls (issue 37),
 WeightedSum's weights rounded through a float32 tensor (right to float32's precision), and
 backwards that need a contiguous grad_output."""
 
@@ -15,6 +16,16 @@ MISTAKES = [
     Mistake("Outer", "both gradients computed, None returned for the unneeded one",
             "Outer.backward used the values of u (in aten.mm) when only u requires grad",
             _outer(READ_UV + "        grad_u = grad_output @ v\n        grad_v = u @ grad_output\n"
+                   "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return grad_u if need_u else None, grad_v if need_v else None")),
+    # autograd asked for both gradients: None returned where none is needed, the same reads
+    # as by hand, yet the derivation, the exercise, is autograd's
+    Mistake("Outer", "asks autograd for both gradients inside backward",
+            "Outer.backward calls torch.autograd.grad: write the gradient formula by hand",
+            _outer(READ_UV + "        with torch.enable_grad():\n"
+                   "            uu, vv = u.detach().requires_grad_(), v.detach().requires_grad_()\n"
+                   "            grad_u, grad_v = torch.autograd.grad(torch.outer(uu, vv), (uu, vv),"
+                   " grad_output)\n"
                    "        need_u, need_v = ctx.needs_input_grad\n"
                    "        return grad_u if need_u else None, grad_v if need_v else None")),
     Mistake("Outer", "u and v kept in a module global", "Outer's backward used another call's inputs",

@@ -67,6 +67,16 @@ def test_only_when_needed_is_measured_as_work(raises_hint):
                                     "one"), torch.device("cpu"))
 
 
+def test_asking_autograd_for_both_gradients_is_refused(raises_hint):
+    """Is a backward that asks torch.autograd.grad for both gradients and returns None where
+    none is needed (the unneeded-work probe leaves re-entry to this check) told to write the
+    formula by hand?"""
+    with raises_hint("Outer.backward calls torch.autograd.grad: write the gradient formula by "
+                     "hand"):
+        outer_full(mistake("Outer", "asks autograd for both gradients inside backward"),
+                   torch.device("cpu"))
+
+
 def test_a_non_contiguous_grad_output_is_tried(raises_hint):
     """Is a backward that flattens grad_output with .view(-1), right for a contiguous one, run
     on a transposed grad_output, and told which?"""
