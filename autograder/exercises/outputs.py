@@ -17,7 +17,8 @@ from ..probes import (AllocationLog, NoGradient, _shares_memory, record_ctx_call
                       record_grad_outputs)
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAPES,  # noqa: F401
                        noise, relu_full, with_zeros, writing_into_a_copy)
-from .sort_probes import every_row_indexed, right_without_ties
+from .sort_probes import (check_saved_indices, every_row_indexed, right_without_ties,
+                          same_values)
 
 SORT = Spec("SortWithIndices", ("x",), lambda x: torch.sort(x, dim=-1).values)
 SPLIT = Spec("SplitHalves", ("x",), lambda x: x)
@@ -25,10 +26,6 @@ SPLIT = Spec("SplitHalves", ("x",), lambda x: x)
 # 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
 SORT_SHAPES = [(7,), (3, 5), (2, 3, 4), (4, 2), (5, 1), ()]
 SPLIT_SHAPES = [(6,), (3, 4), (2, 3, 8), (5, 2)]
-
-
-def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a.detach(), b.detach())
 
 
 def _forward(function, spec: Spec, x: torch.Tensor, count: int):
@@ -44,38 +41,6 @@ def _forward(function, spec: Spec, x: torch.Tensor, count: int):
 
 
 # SortWithIndices --------------------------------------------------------------------------
-
-def _check_saved_indices(forward, indices: torch.Tensor) -> None:
-    """Backward needs the permutation and nothing else: the indices, or the same permutation
-    inverted (an int64 tensor of the same size, which routes the gradient by a gather)."""
-    names = {"input x": "its input x", "output": "the values"}
-    for saved in forward.saved:
-        if saved.dtype.is_floating_point:
-            what = names.get(saved.role, f"an intermediate of shape {saved.shape}")
-            raise GradingError(f"SortWithIndices saves {what} with save_for_backward: backward "
-                               "needs only where each value came from; save the indices alone",
-                               mistake="SortWithIndices/saves-float-tensor")
-    inverse = torch.argsort(indices, dim=-1) if indices.dim() else indices
-    if not any(_same_values(saved.tensor, indices) or _same_values(saved.tensor, inverse)
-               for saved in forward.saved):
-        for saved in forward.saved:
-            if (saved.dtype != indices.dtype and saved.tensor.shape == indices.shape
-                    and (torch.equal(saved.tensor.long(), indices)
-                         or torch.equal(saved.tensor.long(), inverse))):
-                raise GradingError(
-                    f"SortWithIndices saves the permutation as {str(saved.dtype)[6:]}: save the "
-                    "int64 indices torch.sort returned (or their inverse), as they are: the "
-                    "contract asks for that one int64 tensor",
-                    mistake="SortWithIndices/indices-narrowed")
-        raise GradingError("SortWithIndices did not save its indices: backward needs them; "
-                           "call ctx.save_for_backward(indices)")
-    total = sum(saved.nbytes for saved in forward.saved)
-    if total > indices.numel() * indices.element_size():
-        raise GradingError(f"SortWithIndices saves {total} bytes where the indices are "
-                           f"{indices.numel() * indices.element_size()}: one permutation is all "
-                           "backward needs; save the indices alone",
-                           mistake="SortWithIndices/saves-more-than-one-permutation")
-
 
 def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
                saved: bool = True) -> None:
@@ -95,10 +60,10 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
                            "== values")
     marked = [t for name, args in calls if name == "mark_non_differentiable" for t in args
               if isinstance(t, torch.Tensor)]
-    if any(_same_values(t, values) for t in marked) or not values.requires_grad:
+    if any(same_values(t, values) for t in marked) or not values.requires_grad:
         raise GradingError("SortWithIndices marked its values as non-differentiable: mark only "
                            "the indices; the values carry the gradient")
-    if not any(_same_values(t, indices) for t in marked):
+    if not any(same_values(t, indices) for t in marked):
         raise GradingError("SortWithIndices did not mark its indices with "
                            "ctx.mark_non_differentiable(indices): they have no gradient, and "
                            "saying so is part of the contract (for a float output it is the "
@@ -138,7 +103,7 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
     diagnose_gradient("x", grad, expected)
     if saved:  # a ctx attribute first: it would read as indices not saved at all
         check_no_ctx_tensors(SORT, forward)
-        _check_saved_indices(forward, indices)
+        check_saved_indices(forward, indices)
 
 
 class _Values:
@@ -238,15 +203,17 @@ def check_split(function, x: torch.Tensor, *, seed: int = 0) -> None:
     for label, got, want in zip(("first", "second"), outputs, _halves(x)):
         diagnose_values(f"SplitHalves's {label} output", got, want)
     if any(_shares_memory(o, leaf) for o in outputs):
-        raise GradingError("SplitHalves returned views of x: return fresh tensors "
-                           "(x[..., :h].clone()); autograd forbids in-place changes to views a "
-                           "Function returns, and they change whenever x does",
+        raise GradingError("SplitHalves returned views of x: return tensors with memory of "
+                           "their own (which op copies a slice?); autograd forbids in-place "
+                           "changes to views a Function returns, and they change whenever x "
+                           "does",
                            mistake="SplitHalves/returns-views-of-x")
     check_no_ctx_tensors(SPLIT, forward)
     grads = [noise(o, seed + i).transpose(-2, -1).contiguous().transpose(-2, -1)
              if o.dim() >= 2 else noise(o, seed + i) for i, o in enumerate(outputs, 1)]
     pristine = [g.clone() for g in grads]
-    got = backward_outputs(SPLIT, outputs, leaf, grads)
+    with AllocationLog() as log:
+        got = backward_outputs(SPLIT, outputs, leaf, grads)
     for g, p in zip(grads, pristine):
         check_untouched(SPLIT, g, p)
     diagnose_gradient("x", got, torch.cat(pristine, dim=-1))
@@ -255,6 +222,25 @@ def check_split(function, x: torch.Tensor, *, seed: int = 0) -> None:
             _one_output_used(function, x, used, pristine[used])
     with case("neither output's gradient defined"):
         _no_output_used(function, x)
+    with case("both outputs used"):  # last: a float32 step is named above, before its bytes
+        _both_allocated(log, x)
+
+
+def _both_allocated(log: AllocationLog, x: torch.Tensor) -> None:
+    """With both gradients present, backward allocates one tensor too: the gradient."""
+    budget = x.numel() * x.element_size()
+    if log.bytes <= 1.25 * budget:
+        return
+    spent = f"{log.bytes} bytes for a gradient of {budget} (ops: {', '.join(log.ops)})"
+    if log.ops.count("constant_pad_nd") >= 2:  # each half padded to x's full width
+        summed = ": two zero-padded halves plus their sum" if "add" in log.ops else ""
+        raise GradingError(
+            f"SplitHalves's backward padded each half with zeros to x's full width{summed} "
+            f"({spent}); one tensor of x's shape is the least, with both halves as with one: "
+            "how can both land in it?", mistake="SplitHalves/pads-both-halves")
+    raise GradingError(f"SplitHalves's backward allocated {spent}: one tensor of x's shape is "
+                       "the least; which of these is not the gradient itself?",
+                       mistake="SplitHalves/allocates-beyond-gradient")
 
 
 def check_outputs_writable(function, x: torch.Tensor) -> None:
@@ -270,8 +256,9 @@ def check_outputs_writable(function, x: torch.Tensor) -> None:
         raise GradingError(
             "SplitHalves returned views: writing into an output in place raised \""
             f"{str(error).splitlines()[0][:90]}...\"; a view of x, or of a tensor forward made "
-            "(x.clone().chunk(2, -1) gives views of the clone), is not a fresh tensor: clone "
-            "each half", str(error), mistake="SplitHalves/outputs-not-writable") from error
+            "(x.clone().chunk(2, -1) gives views of the clone), is not a fresh tensor: return "
+            "tensors with memory of their own: which op copies a slice?", str(error),
+            mistake="SplitHalves/outputs-not-writable") from error
     grad = backward_outputs(SPLIT, (first, second), leaf, (torch.ones_like(first),
                                                             torch.ones_like(second)))
     expected = torch.ones_like(x)
@@ -308,6 +295,12 @@ def _sample(shape):
         "x": sample(shape, device, seed=seed, dtype=dtype)}
 
 
+def _split_values(device, dtype=torch.float64, seed=0) -> dict:
+    """x of shape (3, 6) or (2, 4) by seed: two seeds in a row give two shapes (a shape kept
+    outside ctx meets the other call's)."""
+    return {"x": sample(((3, 6), (2, 4))[seed % 2], device, seed=seed, dtype=dtype)}
+
+
 def _near_ties(device, dtype) -> dict:
     """Rows of six values one ulp apart above 1, shuffled: sorted by x itself, not a rounded
     copy (in float32 they would all be 1, ties in any order)."""
@@ -335,7 +328,7 @@ EXERCISES = [
     Exercise("SplitHalves", "07_outputs", split_full,
              contract=("one output used, or neither", "non-contiguous gradients",
                        "outputs written in place"),
-             domain=Domain(SPLIT_OUTPUTS, _sample((3, 6)))),
+             domain=Domain(SPLIT_OUTPUTS, _split_values)),
     Exercise("ReLUInPlace", "07_outputs", relu_full,
              contract=("x == 0", "0-d x", "a leaf that requires grad", "a view of a non-leaf",
                        "version counter"),

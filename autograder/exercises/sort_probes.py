@@ -1,10 +1,16 @@
 """Probes for SortWithIndices's backward that its values alone cannot name: a gradient right on
 the same shape without ties (so a wrong one is about ties), and a gradient whose rows all received
-every row's gradients (the last dimension indexed with the whole tensor of indices at once)."""
+every row's gradients (the last dimension indexed with the whole tensor of indices at once);
+and what forward saves for backward (the permutation, once)."""
 
 import torch
 
+from ..errors import GradingError
 from .in_place import noise
+
+
+def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a.detach(), b.detach())
 
 
 def right_without_ties(function, x: torch.Tensor) -> bool:
@@ -34,3 +40,35 @@ def every_row_indexed(grad: torch.Tensor, indices: torch.Tensor, g: torch.Tensor
     # sent[a, p]: the gradient row a's indices send to position p
     sent = g.reshape(-1, n).gather(-1, torch.argsort(indices.reshape(-1, n), dim=-1))
     return bool((rows[0] == sent).any(0).all())
+
+
+def check_saved_indices(forward, indices: torch.Tensor) -> None:
+    """Backward needs the permutation and nothing else: the indices, or the same permutation
+    inverted (an int64 tensor of the same size, which routes the gradient by a gather)."""
+    names = {"input x": "its input x", "output": "the values"}
+    for saved in forward.saved:
+        if saved.dtype.is_floating_point:
+            what = names.get(saved.role, f"an intermediate of shape {saved.shape}")
+            raise GradingError(f"SortWithIndices saves {what} with save_for_backward: backward "
+                               "needs only where each value came from; save the indices alone",
+                               mistake="SortWithIndices/saves-float-tensor")
+    inverse = torch.argsort(indices, dim=-1) if indices.dim() else indices
+    if not any(same_values(saved.tensor, indices) or same_values(saved.tensor, inverse)
+               for saved in forward.saved):
+        for saved in forward.saved:
+            if (saved.dtype != indices.dtype and saved.tensor.shape == indices.shape
+                    and (torch.equal(saved.tensor.long(), indices)
+                         or torch.equal(saved.tensor.long(), inverse))):
+                raise GradingError(
+                    f"SortWithIndices saves the permutation as {str(saved.dtype)[6:]}: save the "
+                    "int64 indices torch.sort returned (or their inverse), as they are: the "
+                    "contract asks for that one int64 tensor",
+                    mistake="SortWithIndices/indices-narrowed")
+        raise GradingError("SortWithIndices did not save its indices: backward needs them; "
+                           "call ctx.save_for_backward(indices)")
+    total = sum(saved.nbytes for saved in forward.saved)
+    if total > indices.numel() * indices.element_size():
+        raise GradingError(f"SortWithIndices saves {total} bytes where the indices are "
+                           f"{indices.numel() * indices.element_size()}: one permutation is all "
+                           "backward needs; save the indices alone",
+                           mistake="SortWithIndices/saves-more-than-one-permutation")

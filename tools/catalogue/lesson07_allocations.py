@@ -1,9 +1,10 @@
-"""Lesson 07's SplitHalves: a backward that allocates more than the gradient it returns, named
-only as far as its ops prove (zeros for the missing half; otherwise the bytes and the ops); and
-a SortWithIndices gradient built in a float32 tensor, which autograd casts back to float64."""
+"""Lesson 07's SplitHalves: a backward that allocates more than the gradient it returns, with one
+half or both, named only as far as its ops prove (zeros for the missing half, two zero-padded
+halves plus their sum; otherwise the bytes and the ops); a shape kept in a module global; and a
+SortWithIndices gradient built in a float32 tensor, which autograd casts back to float64."""
 
-from . import Mistake
-from .lesson07 import _sort, _sort_backward, _split
+from . import Mistake, edit
+from .lesson07 import _SPLIT_BACKWARD, _SPLIT_FORWARD, _sort, _sort_backward, _split
 
 UNUSUAL = []
 MISTAKES = [
@@ -26,4 +27,38 @@ MISTAKES = [
             "every value of grad_x is exactly a float32 number", _sort(backward=_sort_backward(
                 "        g = torch.zeros(grad_values.shape)\n"
                 "        return g.scatter(-1, indices, grad_values.to(g.dtype))\n"))),
+    # as the lesson's SinCosLazy builds its gradient: right, and one allocation with one half,
+    # but with both, each half padded to x's width and the two summed: three tensors
+    Mistake("SplitHalves", "each half padded to full width, the two added",
+            "two zero-padded halves plus their sum", _split(backward='''
+    @staticmethod
+    def backward(ctx, a, b):
+        grad_x = None
+        if a is not None:
+            grad_x = F.pad(a, (0, a.shape[-1]))
+        if b is not None:
+            term = F.pad(b, (b.shape[-1], 0))
+            grad_x = term if grad_x is None else grad_x + term
+        return grad_x
+'''), named=True),
+    # one half alone padded (one tensor); both copied contiguous before the cat (three)
+    Mistake("SplitHalves", "both halves made contiguous before the cat",
+            "one tensor of x's shape is the least", _split(backward='''
+    @staticmethod
+    def backward(ctx, a, b):
+        if a is None and b is None:
+            return None
+        if b is None:
+            return F.pad(a, (0, a.shape[-1]))
+        if a is None:
+            return F.pad(b, (b.shape[-1], 0))
+        return torch.cat([a.contiguous(), b.contiguous()], dim=-1)
+''')),
+    # x's shape in a module global: the domain's two calls give x shapes (3, 6) and (2, 4)
+    Mistake("SplitHalves", "x's shape kept in a module global",
+            "SplitHalves is right for each call alone", "SHAPE = [None]\n" + _split(
+                edit(_SPLIT_FORWARD, ("        h = x.shape[-1] // 2\n",
+                                      "        SHAPE[0] = x.shape\n        h = x.shape[-1] // 2\n")),
+                edit(_SPLIT_BACKWARD, ("known.new_zeros(*known.shape[:-1], 2 * h)",
+                                       "known.new_zeros(SHAPE[0])")))),
 ]

@@ -132,6 +132,26 @@ def test_split_names_a_float32_gradient_before_the_bytes_it_cost():
     assert "allocated" not in _first_line(info.value)
 
 
+def test_split_domain_draws_two_shapes_for_two_calls():
+    """Do two seeds in a row give x two shapes, so that a shape kept outside ctx meets the
+    other call's in the two-calls check?"""
+    values = EXERCISES["SplitHalves"].domain.values
+    assert {values("cpu", seed=s)["x"].shape for s in (11, 12)} == {(3, 6), (2, 4)}
+
+
+def test_split_pads_named_only_when_both_pads_are_in_the_ops():
+    """Is "two zero-padded halves plus their sum" said only where two constant_pad_nd and an
+    add allocated, and the bytes and ops alone otherwise?"""
+    padded = next(m for m in MISTAKES if m.name.startswith("each half padded")).load()
+    with pytest.raises(GradingError, match="both outputs used") as info:
+        check_split(padded, torch.randn(3, 4, dtype=torch.float64))
+    assert "two zero-padded halves plus their sum" in _first_line(info.value)
+    copied = next(m for m in MISTAKES if m.name.startswith("both halves made contiguous")).load()
+    with pytest.raises(GradingError, match="both outputs used") as info:
+        check_split(copied, torch.randn(3, 4, dtype=torch.float64))
+    assert "pad" not in _first_line(info.value) and "clone, clone, cat" in _first_line(info.value)
+
+
 def test_ties_are_named_only_when_the_probe_proves_them():
     """Does a sort gradient that is wrong with and without ties get the learner's numbers,
     not the ties hint, and one wrong only with ties get the ties hint?"""
@@ -191,6 +211,11 @@ IDS = [
     ("SplitHalves", "zeros when both gradients are None", "SplitHalves/tensor-when-both-none"),
     ("SplitHalves", "views returned", "SplitHalves/returns-views-of-x"),
     ("SplitHalves", "chunks of a clone", "SplitHalves/outputs-not-writable"),
+    ("SplitHalves", "each half padded to full width, the two added",
+     "SplitHalves/pads-both-halves"),
+    ("SplitHalves", "both halves made contiguous before the cat",
+     "SplitHalves/allocates-beyond-gradient"),
+    ("SplitHalves", "x's shape kept in a module global", "SplitHalves/state-shared-between-calls"),
     ("ReLUInPlace", "mark_dirty not called", "ReLUInPlace/mark-dirty-missing"),
     ("ReLUInPlace", "returns a new tensor", "ReLUInPlace/returns-new-tensor"),
     ("ReLUInPlace", "gradient 1 at x == 0", "ReLUInPlace/gradient-at-zero"),
