@@ -95,6 +95,18 @@ def check_forward(output, values: dict) -> None:
             at = exact(v[tuple(int(k) for k in torch.nonzero(wrong)[0])].item())
             raise GradingError(f"FakeQuantize's codes are {how}, not round(x / scale) (at x / "
                                f"scale = {at}): {why}")
+    if x.dtype == torch.float64:  # float32 keeps a code 2^-30 above a half as the half itself
+        codes = torch.clamp(torch.round(v.float()).to(x.dtype), qmin, qmax)
+        if close(codes * scale):
+            wrong = codes != torch.clamp(torch.round(v), qmin, qmax)
+            i = tuple(int(k) for k in torch.nonzero(wrong)[0])
+            raise GradingError(
+                f"FakeQuantize's codes are round(x / scale) computed in float32 (at x / scale = "
+                f"{exact(v[i].item())} it gives {exact(output[i].item())}, expected "
+                f"{exact(expected[i].item())}): float32 rounds that code to a half, which "
+                "torch.round sends to the even neighbour, a whole step from round(x / scale); "
+                "divide in x's dtype (look for a .float() of x or scale)",
+                mistake="FakeQuantize/codes-in-float32")
     if close(torch.round(torch.clamp(x, qmin, qmax) / scale) * scale):
         raise GradingError("FakeQuantize clips x to [qmin, qmax]: qmin and qmax bound the codes "
                            "x / scale, so clip round(x / scale), not x")

@@ -1,8 +1,8 @@
 """Lesson 03 answers that keep or lose float64's digits: FakeQuantize written with a scale
 gradient shaped (1,), with scale.item(), or with the mask and the local derivative saved in
 forward, which the contract accepts, and steps run in float32 for float64 x (a gradient made
-in torch.zeros without dtype=, a forward on x.float(), gradients cast to float32,
-torch.fake_quantize_per_tensor_affine, sign of x.float()), which it does not."""
+in torch.zeros without dtype=, a forward on x.float(), codes rounded in float32, gradients
+cast to float32, torch.fake_quantize_per_tensor_affine, sign of x.float()), which it does not."""
 
 from tools.catalogue import Mistake, Unusual
 from tools.catalogue.lesson03 import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize, _sign
@@ -37,11 +37,18 @@ MISTAKES = [
                            "        grad_x[inside] = grad_output[inside].to(grad_x.dtype)\n"
                            f"        return grad_x, {SUM}, None, None")),
     Mistake("FakeQuantize", "forward computed on x.float()",
-            "FakeQuantize's output is right only to float32's precision",
+            "FakeQuantize's codes are round(x / scale) computed in float32",
             _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, {SUM}, None, None",
                            SAVES + "        q = torch.clamp(torch.round(x.float() / "
                            "scale.float()), qmin, qmax)\n"
                            "        return (q * scale.float()).to(x.dtype)")),
+    Mistake("FakeQuantize", "codes rounded in float32, times scale in x's dtype",
+            "FakeQuantize's codes are round(x / scale) computed in float32 (at x / scale = "
+            "2.5000000009313226 it gives 1, expected 1.5)",
+            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, {SUM}, None, None",
+                           SAVES + "        q = torch.clamp(torch.round(x.float() / "
+                           "scale.float()), qmin, qmax)\n"
+                           "        return q.to(x.dtype) * scale")),
     Mistake("FakeQuantize", "both gradients cast to float32",
             "FakeQuantize's gradient for x is right only to float32's precision",
             _fake_quantize(FQ_READ + f"        return ({FQ_GRAD_X}).float(), {SUM}.float(), "

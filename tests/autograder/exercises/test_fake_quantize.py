@@ -19,8 +19,11 @@ FLOAT32 = [  # (catalogued mistake, first words of its hint, id)
      "FakeQuantize's gradient for scale is right only to float32's precision, its value a "
      "float32 number (it gives", "FakeQuantize/grad-scale-in-float32"),
     ("forward computed on x.float()",
-     "FakeQuantize's output is right only to float32's precision, every value a float32 number "
-     "(at x / scale = ", "FakeQuantize/output-in-float32"),
+     "FakeQuantize's codes are round(x / scale) computed in float32 (at x / scale = "
+     "2.5000000009313226 it gives 1, expected 1.5)", "FakeQuantize/codes-in-float32"),
+    ("codes rounded in float32, times scale in x's dtype",  # exact at the power-of-two scale
+     "FakeQuantize's codes are round(x / scale) computed in float32 (at x / scale = "
+     "2.5000000009313226 it gives 1, expected 1.5)", "FakeQuantize/codes-in-float32"),
     ("forward by torch.fake_quantize_per_tensor_affine",
      "torch.fake_quantize_per_tensor_affine computes in float32 on float64 x",
      "FakeQuantize/output-in-float32"),
