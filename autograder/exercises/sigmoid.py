@@ -11,7 +11,7 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..properties import _check_class_state, _class_state
 from .sigmoid_probes import (check_branches_not_swapped, check_output_used_as_sigmoid,
-                             check_scale_not_float32, overflow_cause)
+                             check_scale_not_float32, comparable, overflow_cause)
 from .template import check_uses_grad_output
 
 # 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
@@ -52,7 +52,7 @@ def check_extreme_inputs(function, spec: Spec, device) -> None:
                            f"{output[bad][0].item()!r})",
                            mistake={"overflows": "MySigmoid/exp-overflows"})
     grad = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output)).grads[0]
-    if isinstance(grad, torch.Tensor) and grad.shape == x.shape and not torch.isfinite(grad).all():
+    if comparable(grad, x) and not torch.isfinite(grad).all():
         at = int((~torch.isfinite(grad)).nonzero()[0])
         raise GradingError(
             f"{spec.name}'s gradient is {grad[at].item()!r} at x = {x[at].item()!r}, where your "
@@ -190,7 +190,7 @@ def check_gradient_at_zero(function, spec: Spec, device) -> None:
     inputs = make_inputs({"x": x})
     forward = run_forward(function, spec, inputs)
     grad = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output)).grads[0]
-    if isinstance(grad, torch.Tensor) and grad.shape == x.shape and bool(grad[[1, 3]].ne(0).any()):
+    if comparable(grad, x) and bool(grad[[1, 3]].ne(0).any()):
         at_zero = grad[[1, 3]]
         # grad_output is 1 here: a gradient of exactly 1 at 0 is grad_output passed through
         cause = (": the mask is x > 0, not x >= 0" if bool((at_zero == 1).all()) else "")
@@ -239,12 +239,10 @@ def check_no_division_by_scale(function, device) -> None:
     """A gradient right at scale 2.5 and not finite at scale 0, on the same x, where the true
     gradient is 0: backward divided by scale (sigma(x) recovered as y / scale is 0/0 there)."""
     _, grad, true = _scaled_grad_x(function, _scaled_values((7,), device, 2.5))
-    if not (isinstance(grad, torch.Tensor) and grad.shape == true.shape
-            and torch.allclose(grad, true)):
+    if not (comparable(grad, true) and torch.allclose(grad, true)):
         return
     saved, grad, _ = _scaled_grad_x(function, _scaled_values((7,), device, 0.0))
-    if not (isinstance(grad, torch.Tensor) and grad.shape == true.shape
-            and not torch.isfinite(grad).all()):
+    if not (comparable(grad, true) and not torch.isfinite(grad).all()):
         return
     what = ("it saved its output y = scale * sigmoid(x), and recovering sigma(x) as y / scale "
             if any(s.role == "output" for s in saved) else "a division by scale ")
@@ -265,7 +263,7 @@ def _epsilon_cause(function, device) -> str:
     """Name an epsilon only when the gradient, right at scale 2.5, is not finite at scale = -eps
     (or +eps) for one of the usual epsilons, on the same x."""
     _, grad, true = _scaled_grad_x(function, _scaled_values((7,), device, 2.5))
-    if not (isinstance(grad, torch.Tensor) and torch.allclose(grad, true)):
+    if not (comparable(grad, true) and torch.allclose(grad, true)):
         return ""
     for eps in EPSILONS:
         for scale in (-eps, eps):
@@ -284,8 +282,9 @@ def check_tiny_scales(function, device) -> None:
     for scale in TINY_SCALES:
         values = _scaled_values((7,), device, scale)
         _, grad, true = _scaled_grad_x(function, values)
-        if (isinstance(grad, torch.Tensor) and grad.shape == true.shape
-                and not torch.allclose(grad, true, rtol=1e-9, atol=0)):
+        # off by less than 1e-6 (relative): a float32 step, which check_values_and_gradients
+        # below notes as a precision finding that names it
+        if comparable(grad, true) and not torch.allclose(grad, true, rtol=1e-6, atol=0):
             at = int(((grad - true).abs() / true.abs()).nan_to_num(float("inf")).argmax())
             cause = (": all zeros, as at scale = 0; only scale == 0 exactly has a zero gradient, "
                      "and a test such as abs(scale) < tol zeroes one that is small, not 0"

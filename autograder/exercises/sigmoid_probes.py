@@ -10,6 +10,14 @@ from ..errors import GradingError
 from ..exercise import sample
 
 
+def comparable(got, like: torch.Tensor) -> bool:
+    """A tensor of ``like``'s shape, dtype and device: what a probe may compare with it. Any
+    other result (float32 from a float64 input, say) is left to the battery, whose checks name
+    the dtype, shape or device."""
+    return (isinstance(got, torch.Tensor) and got.shape == like.shape
+            and got.dtype == like.dtype and got.device == like.device)
+
+
 def check_branches_not_swapped(function, spec: Spec, device) -> None:
     """Values equal to sigma(-x) = 1 - sigma(x), on x away from 0 where the two differ: each
     sign got the other side's formula. A call that raises is left to the battery."""
@@ -18,7 +26,7 @@ def check_branches_not_swapped(function, spec: Spec, device) -> None:
         got = run_forward(function, spec, make_inputs({"x": x})).output.detach()
     except Exception:  # noqa: BLE001 - the battery reports it
         return
-    if got.shape == x.shape and torch.allclose(got, torch.sigmoid(-x), rtol=1e-10, atol=0):
+    if comparable(got, x) and torch.allclose(got, torch.sigmoid(-x), rtol=1e-10, atol=0):
         raise GradingError(
             f"{spec.name}'s output at x = 1.5 is {got[4].item():.6g}, where sigma(1.5) = "
             f"{torch.sigmoid(x[4]).item():.6g}: at every x probed it is sigma(-x) = 1 - sigma(x), "
@@ -38,7 +46,7 @@ def check_output_used_as_sigmoid(function, spec: Spec, device) -> None:
     grad = run_backward(spec, forward.output, inputs, grad_output).grads[0]
     y = forward.output.detach()
     true = reference_gradients(spec, inputs, grad_output)["x"]
-    if (isinstance(grad, torch.Tensor) and grad.shape == y.shape
+    if (comparable(grad, true) and comparable(y, true)
             and torch.allclose(grad, grad_output * y * (1 - y)) and not torch.allclose(grad, true)):
         raise GradingError(
             "ScaledSigmoid's grad_x at scale = 2.5 is MySigmoid's derivative in y applied to "
@@ -80,7 +88,7 @@ def check_scale_not_float32(function, spec: Spec, device) -> None:
                ("grad_x", grad, reference_gradients(spec, inputs, grad_output)["x"],
                 reference_gradients(spec, narrow, grad_output)["x"])]
     for what, got, truth, with_rounded in results:
-        if (isinstance(got, torch.Tensor) and got.shape == truth.shape
+        if (comparable(got, truth)
                 and torch.allclose(got.detach(), with_rounded, rtol=1e-12, atol=0)
                 and not torch.allclose(got.detach(), truth, rtol=1e-12, atol=0)):
             raise GradingError(

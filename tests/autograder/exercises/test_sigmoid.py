@@ -8,8 +8,12 @@ from autograder.checks import check_version_tracking, make_inputs, run_forward
 from autograder.errors import GradingError
 from autograder.exercises import EXERCISES
 from autograder.grading import verdict
-from autograder.exercises.sigmoid import (MY_SIGMOID, SHAPES, check_extreme_inputs,
-                                          check_saves_only_output, check_tails)
+from autograder.exercises.sigmoid import (MY_SIGMOID, SCALED_SIGMOID, SHAPES,
+                                          check_extreme_inputs, check_saves_only_output,
+                                          check_tails, check_tiny_scales)
+from autograder.exercises.sigmoid_probes import (check_branches_not_swapped,
+                                                 check_output_used_as_sigmoid,
+                                                 check_scale_not_float32)
 from autograder.probes import ForwardTrace, SavedTensor
 from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
@@ -155,6 +159,32 @@ def test_the_class_check_leaves_a_raising_call_to_the_battery():
     passed, message = verdict("MySigmoid", load("MySigmoid", CLASS_KEPT_RAISING))
     assert not passed and "not yet" in message.splitlines()[0]
     assert "class attribute" not in message
+
+
+@pytest.mark.parametrize("probe, spec, name", [
+    (check_branches_not_swapped, MY_SIGMOID, "x = x.float() first: a float32 output"),
+    (check_output_used_as_sigmoid, SCALED_SIGMOID,
+     "scale * torch.sigmoid(x.float()): a float32 output"),
+    (check_scale_not_float32, SCALED_SIGMOID, "scale * torch.sigmoid(x.float()): a float32 output"),
+    (check_scale_not_float32, SCALED_SIGMOID,
+     "output written into torch.zeros(x.shape), a float32 tensor"),
+])
+def test_a_float32_output_is_left_to_the_dtype_check(probe, spec, name, device):
+    """Does a probe given a float32 output for a float64 x return (the battery's dtype check
+    names it) rather than crash in a comparison ('Float did not match Double')?"""
+    probe(mistake(spec.name, name), spec, device)
+    passed, message = verdict(spec.name, mistake(spec.name, name))
+    assert not passed and "has dtype torch.float32 but should have dtype torch.float64" in message
+
+
+def test_a_float32_sigmoid_in_backward_is_left_to_the_precision_finding(device):
+    """Is a backward 7 digits right at scale = 1e-12 (sigmoid of x.float()) not failed by the
+    tiny-scale check with a bare value, so that the held precision finding names the step?"""
+    answer = mistake("ScaledSigmoid", "backward's sigmoid on x.float()")
+    with pytest.raises(GradingError, match="within about 1e-7 of the truth"):
+        check_tiny_scales(answer, device)
+    passed, message = verdict("ScaledSigmoid", answer)
+    assert not passed and "a step in float32" in message.splitlines()[0]
 
 
 @pytest.mark.parametrize("exercise, name, expected", [
