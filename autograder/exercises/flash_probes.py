@@ -239,8 +239,8 @@ def flash_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
     return {**made, "scale": scale}
 
 
-# the accumulation case's tolerance, relative to |value| + 1 (see long_key_loop)
-ACCUMULATION = 2.5e-4
+# the accumulation cases' tolerances, relative to |value| + 1 (long_key_loop, long_query_loop)
+ACCUMULATION, LONG_QUERIES = 2.5e-4, 1e-3
 
 
 def long_key_loop(device, dtype) -> dict:
@@ -248,14 +248,39 @@ def long_key_loop(device, dtype) -> dict:
     the same value row (4 times a random one) and K is shifted by 1: the output is that row
     exactly and grad_Q, grad_K are 0, so whatever was accumulated in the input's dtype shows.
     Measured in float16 against float64, relative to |value| + 1: the lesson's solution is off
-    by 6.7e-5 at most; with its running output kept in float16, the output by 1.6e-3; with
-    D = rowsum(dO * O) in float16, grad_Q by 9.7e-3 (the output exact)."""
+    by 7.4e-5 at most; with its running output kept in float16, the output by 1.6e-3; with
+    D = rowsum(dO * O) in float16, grad_Q by 5.1e-3 (the output exact)."""
     made = flash_values((2,), 64, 1024, 16, 16, device, seed=4)
     V, K = made["V"].clone(), made["K"].clone()
     V[1] = (4 * V[1, :1]).expand_as(V[1])
     K[1] += 1
     return {**made, "Q": made["Q"].to(dtype), "K": K.to(dtype), "V": V.to(dtype),
             "scale": 0.25}
+
+
+def long_query_loop(device, dtype) -> dict:
+    """16 query blocks of 64 for 64 keys, the second batch element's queries all one row, so
+    that they share one row of probabilities; with ``query_loop_grad_output`` there (one row of
+    dO for the first 512 queries, minus it for the rest) grad_K and grad_V are 0, sums over the
+    query blocks that grow to about 8 and come back. Measured in float16 against float64,
+    relative to |value| + 1: the lesson's solution is off by 3.0e-4 at most; with dK, dV kept
+    in float16, grad_K by 5.0e-2 (1.2e-3 on the random first element alone)."""
+    made = flash_values((2,), 1024, 64, 16, 16, device, seed=4)
+    Q = made["Q"].clone()
+    Q[1] = Q[1, :1].expand_as(Q[1])
+    return {**made, "Q": Q.to(dtype), "K": made["K"].to(dtype), "V": made["V"].to(dtype),
+            "scale": 0.25}
+
+
+def query_loop_grad_output(shape, device) -> torch.Tensor:
+    """Random dO, but in the second batch element one row for the first half of the queries
+    and minus it for the second (float16 numbers, so that casting keeps them)."""
+    grad_output = torch.randn(shape, generator=torch.Generator().manual_seed(5),
+                              dtype=torch.float64)
+    half = shape[-2] // 2
+    row = grad_output[1, :1]
+    grad_output[1] = torch.cat([row.expand(half, -1), -row.expand(shape[-2] - half, -1)])
+    return grad_output.half().double().to(device)
 
 
 def _errors(function, values: dict, wide: dict, grad_output) -> dict | None:
@@ -279,32 +304,47 @@ def _errors(function, values: dict, wide: dict, grad_output) -> dict | None:
 
 
 def check_accumulation(function, device) -> None:
-    """float16 inputs accumulate in float32: on ``long_key_loop``, an output or gradient off by
-    more than ``ACCUMULATION`` is named a precision loss only when the same code on the same
-    values in float32 matches to 1e-5; otherwise the domain's check says which value differs."""
-    values = long_key_loop(device, torch.float16)
+    """float16 inputs accumulate in float32: on ``long_key_loop`` and ``long_query_loop``, a
+    value off by more than the case's tolerance is named a precision loss only when the same
+    code in float32 matches to 1e-5; otherwise the domain's check says which value differs
+    (the key loop), or it is said to be off (the query loop, no domain case)."""
+    keys = torch.randn((2, 64, 16), generator=torch.Generator().manual_seed(5),
+                       dtype=torch.float64).to(device)
+    _check_case(function, long_key_loop(device, torch.float16), keys, ACCUMULATION, False)
+    _check_case(function, long_query_loop(device, torch.float16),
+                query_loop_grad_output((2, 1024, 16), device), LONG_QUERIES, True)
+
+
+def _check_case(function, values: dict, grad_output, tolerance: float, queries: bool) -> None:
+    """One case of ``check_accumulation``, against the float64 reference."""
+    Lq, Lk = values["Q"].shape[-2], values["K"].shape[-2]
     fresh = {n: v.double().requires_grad_() if isinstance(v, torch.Tensor) else v
              for n, v in values.items()}
-    Lq, Lk = values["Q"].shape[-2], values["K"].shape[-2]
     expected = attention_reference(fresh["Q"], fresh["K"], fresh["V"], fresh["scale"])
-    grad_output = torch.randn(expected.shape, generator=torch.Generator().manual_seed(5),
-                              dtype=torch.float64).to(device)
     truth = dict(zip(("grad_Q", "grad_K", "grad_V"), torch.autograd.grad(
         expected, [fresh[n] for n in "QKV"], grad_output)), output=expected.detach())
     errors = _errors(function, values, truth, grad_output)
-    if errors is None or max(errors.values()) <= ACCUMULATION:
+    if errors is None or max(errors.values()) <= tolerance:
         return
-    what = next(n for n, e in errors.items() if e > ACCUMULATION)
+    what = next(n for n, e in errors.items() if e > tolerance)
+    off = (f"{NAME}'s {what} in float16 is off by {errors[what]:.2g} (relative to |value| + 1) "
+           f"over {Lk} keys for {Lq} queries, where accumulating in float32 stays within "
+           f"{tolerance:g}")
     single = {n: v.float() if isinstance(v, torch.Tensor) else v for n, v in values.items()}
     wide = _errors(function, single, truth, grad_output)
     if wide is None or wide[what] > 1e-5:  # wrong in float32 too: no precision loss proven
+        if queries:
+            raise GradingError(off)
         return
     advice = ("keep the running output, maximum and sum in float32 across the key loop and "
               "cast O at the end" if what == "output" else
+              "the output matches, and grad_K and grad_V are sums over the query blocks: "
+              "accumulate dK and dV in float32 across the query loop, casting at the end"
+              if queries and what in ("grad_K", "grad_V") else
               "the output matches, so backward keeps something in float16: compute "
               "D = rowsum(dO * O) and accumulate dQ, dK, dV in float32, casting at the end")
-    raise GradingError(
-        f"{NAME}'s {what} in float16 is off by {errors[what]:.2g} (relative to |value| + 1) "
-        f"over {Lk} keys for {Lq} queries, where accumulating in float32 "
-        f"stays within {ACCUMULATION:g}, and matches in float32 (to {wide[what]:.1g}): a "
-        f"precision loss, not a wrong formula; {advice}")
+    raise GradingError(f"{off}, and matches in float32 (to {wide[what]:.1g}): a precision "
+                       f"loss, not a wrong formula; {advice}", mistake={
+                           "keep the running output": f"{NAME}/running-output-in-half",
+                           "sums over the query blocks": f"{NAME}/dk-dv-accumulated-in-half",
+                           "backward keeps": f"{NAME}/backward-accumulates-in-half"})

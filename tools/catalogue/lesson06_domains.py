@@ -1,7 +1,8 @@
 """Lesson 06: FlashAttentions that keep an accumulator in the input's half dtype (the running
-output; D = rowsum(dO * O)), which only the accumulation case (a long key loop, and values equal
-along the keys) separates from one that accumulates in float32. Each is named a precision loss
-after the same code matched in float32 on the same values."""
+output; D = rowsum(dO * O); dK and dV across the query blocks), which only the accumulation
+cases (a long key loop with values equal along the keys; a long query loop with one query row
+and dO rows that cancel) separate from one that accumulates in float32. Each is named a
+precision loss after the same code matched in float32 on the same values."""
 
 from pathlib import Path
 
@@ -27,4 +28,10 @@ MISTAKES = [
         SOLUTION,
         ("D = (grad_output.to(wide) * O.to(wide)).sum(dim=-1)",
          "D = (grad_output * O).sum(dim=-1).to(wide)"))),
+    Mistake("FlashAttention", "dK, dV accumulated in float16 across query blocks",
+            "a precision loss, not a wrong formula; the output matches, and grad_K and grad_V are "
+            "sums over the query blocks", edit(
+        SOLUTION,
+        ("dk, dv = torch.zeros_like(k), torch.zeros_like(v)",
+         "dk, dv = torch.zeros_like(k, dtype=K.dtype), torch.zeros_like(v, dtype=V.dtype)"))),
 ]

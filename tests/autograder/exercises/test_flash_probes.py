@@ -101,3 +101,18 @@ def test_accumulation_case_separates_the_half_accumulators():
             check_domain(case, wrong, torch.device("cpu"))
         with pytest.raises(GradingError, match=f"a precision loss, not a wrong formula; {said}"):
             check_accumulation(wrong, "cpu")
+
+
+def test_long_query_case_names_dk_dv_kept_in_float16():
+    """Is a dK, dV accumulated in float16 across the query blocks, which the long key loop
+    passes (one query block), named a precision loss by the long query loop, and the
+    solution passed?"""
+    wrong = mistake("FlashAttention", "dK, dV accumulated in float16 across query blocks")
+    domain = flash.EXERCISES[0].domain
+    case = type(domain)(domain.spec, domain.values, accumulation=domain.accumulation,
+                        constants={}, dtypes=(), layouts=(), per_call=False)
+    check_domain(case, wrong, torch.device("cpu"))  # the key loop alone does not see it
+    with pytest.raises(GradingError, match="grad_K and grad_V are sums over the query blocks") \
+            as info:
+        check_accumulation(wrong, "cpu")
+    assert info.value.mistake == "FlashAttention/dk-dv-accumulated-in-half"
