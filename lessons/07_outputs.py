@@ -305,7 +305,8 @@ compare("default and stable=True agree", my_same_indices, agree)
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Here they did not. `torch.sort` promises sorted values, not which of several equal entries
+# Where this lesson was checked (torch 2.13, CPU) they did not; the line above says what they
+# did on yours. `torch.sort` promises sorted values, not which of several equal entries
 # comes first unless you ask for `stable=True`; the default may use a faster algorithm that
 # orders ties differently, so on another machine or build they may agree: that is the point,
 # nothing promises either answer. Both answers are valid permutations, so both lead to valid
@@ -589,12 +590,15 @@ except RuntimeError as error:
 #
 # - Call `ctx.set_materialize_grads(False)` in forward.
 # - Backward receives `grad_first` and `grad_second`; either, or both, may be `None`.
-# - Return the gradient of `x`: `grad_first` in the first half and `grad_second` in the
-#   second, zeros where a gradient is `None`, and `None` when both are.
+# - Return the gradient of `x`: which entries of `x` does each output's gradient reach, and
+#   what do the others get? With both gradients `None` there is no gradient at all: return
+#   `None`.
 # - Allocate nothing per missing output: with one half missing, backward still returns a
 #   gradient of `x`'s shape. How many new tensors does that take at the least, and how does
-#   the known half get into it? (A tensor of zeros for the missing half, concatenated with
-#   the known one, takes two: the self-check measures what backward allocates.)
+#   the known half get into it? And with both halves present, how many, and how do both get
+#   in? (A tensor of zeros for the missing half, concatenated with the known one, takes two;
+#   each half padded with zeros to the full width and the two added, as `SinCosLazy` adds its
+#   terms, takes three. The self-check measures what backward allocates, in every case.)
 
 # %% nbgrader={"grade_id": "answer_SplitHalves", "solution": true}
 class SplitHalves(torch.autograd.Function):
@@ -638,7 +642,9 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 # and the known half has to land in it without a second one: a zero-initialised tensor of the
 # full shape (`grad.new_zeros(...)`) with each known half copied into its slice, or the known
 # half padded with zeros to the full width (`torch.nn.functional.pad`), one allocation either
-# way. Zeros for the missing half and a `torch.cat` allocate twice.
+# way. Zeros for the missing half and a `torch.cat` allocate twice. With both halves present,
+# the same one tensor takes both (or `torch.cat` of the two, one allocation); padding each and
+# adding allocates three times.
 # </details>
 
 # %% [markdown]
@@ -1238,6 +1244,7 @@ check_clamp_in_place()
 # | `set_materialize_grads(False)` not called | backward gets tensors of zeros for unused outputs, allocated for nothing | call it in forward |
 # | adding or concatenating a `None` gradient | `TypeError` as soon as an output goes unused | `if grad is None` before using it |
 # | `torch.zeros` for a missing half, then `torch.cat` | the zeros materialisation you switched off, by hand | one tensor of the full shape |
+# | both halves padded to the full width and added, as `SinCosLazy` adds its terms | three tensors of `x`'s shape where one does | one tensor of the full shape, both halves copied in (or one `torch.cat`) |
 # | a tensor of zeros when every gradient is `None` | an allocation for no gradient | return `None` |
 # | returning views (`x[..., :h]`, or `x.clone().chunk(2, -1)`) from forward | writing into them raises; views of `x` change when `x` does | clone each half |
 # | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
