@@ -303,6 +303,9 @@ MISTAKES += [
     Mistake("SignClippedSTE", "mask on a float32 copy of x", "SignClippedSTE's clip mask is "
             "built on x rounded to float32 (at x = -1.000000001", _clipped(READ_X + "        return grad_output * "
                                          "(x.float().abs() <= 1)")),
+    Mistake("SignClippedSTE", "a tolerance on the window, |x| <= 1 + 1e-6", "your gradient for x "
+            "is wrong: at x = -1.000000001 it gives",  # not told float32: 1 + 1e-7 tells them apart
+            _clipped(READ_X + "        return grad_output * (x.abs() <= 1 + 1e-6)")),
     Mistake("SignClippedSTE", "boundary kept at -1 only", "your gradient for x is wrong: at x = 1 ",
             _clipped(READ_X + "        return grad_output * ((x >= -1) & (x < 1))")),
     Mistake("RoundSTE", "floor(x + 0.5) with halves sent to even", "RoundSTE's output is "

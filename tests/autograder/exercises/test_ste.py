@@ -64,7 +64,7 @@ MISTAKES = [
     ("SignClippedSTE", "writes into grad_output", "backward modified grad_output in place"),
     ("SignClippedSTE", "gradient returned in float32",
      "SignClippedSTE's gradient is grad_output rounded to float32 (at x = -1 it gives "
-     "1.5266540050506592, expected 1.5266540590287523): backward computed it in float32 for "
+     "0.49763965606689453, expected 0.4976396477793393): backward computed it in float32 for "
      "float64 x"),
     ("RoundSTE", "floor",
      "RoundSTE's forward is floor(x), not round(x): use torch.round(x)"),
@@ -220,6 +220,9 @@ def test_the_float_edges_are_what_their_comments_say():
     near_one = torch.tensor([1 + 1e-9, 1e-300], dtype=torch.float64)
     assert torch.equal(near_one.float(), torch.tensor([1.0, 0.0]))  # a float32 copy loses them
     assert {1 + 1e-9, -1 - 1e-9, 1e-300} <= set(SIGN_EDGES)
+    past_one = torch.tensor([1 + 1e-7, -1 - 1e-7], dtype=torch.float64)
+    assert torch.equal(past_one.float().abs() > 1, torch.tensor([True, True]))  # still outside
+    assert {1 + 1e-7, -1 - 1e-7} <= set(SIGN_EDGES)
     assert {0.49999999999999994, 0.4999999701976776, 2.0 ** 23 + 1, 2.0 ** 52 + 1} <= set(ROUND_EDGES)
 
 
@@ -270,6 +273,13 @@ def test_a_mask_on_float32_x_is_named(raises_hint):
     with raises_hint("SignClippedSTE's clip mask is built on x rounded to float32 (at x = "
                      "-1.000000001 it gives"):
         run("SignClippedSTE", mistake("SignClippedSTE", "mask on a float32 copy of x"))
+
+
+def test_a_tolerance_on_the_window_is_not_told_float32(raises_hint):
+    """Is a mask |x| <= 1 + 1e-6, which lets in 1 + 1e-9 as a float32 mask does, told where it
+    is wrong, not that it used x.float() (1 + 1e-7 stays outside a float32 mask)?"""
+    with raises_hint("your gradient for x is wrong: at x = -1.000000001 it gives"):
+        run("SignClippedSTE", mistake("SignClippedSTE", "a tolerance on the window, |x| <= 1 + 1e-6"))
 
 
 # Each probed hint of the three estimators and the stable id grading records for it
