@@ -88,7 +88,7 @@ def check_tails(function, device) -> None:
         at = TAILS[worst]
         raise GradingError(
             f"Softplus's value at x = {at!r} is {got[worst].item()!r} where log(1 + e^x) = "
-            f"{expected[worst].item()!r} (relative error {relative:.2g}, the contract allows "
+            f"{expected[worst].item()!r} (relative error {relative:.3g}, the contract allows "
             f"{RELATIVE:g}){_value_cause(got, x, worst)}", mistake={
                 "that is x itself": "Softplus/x-in-right-tail",
                 "that is e^x itself": "Softplus/exp-x-in-left-tail",
@@ -102,7 +102,7 @@ def check_tails(function, device) -> None:
         at = TAILS[worst]
         raise GradingError(
             f"Softplus's gradient at x = {at!r} is {grad[worst].item()!r} where sigmoid(x) = "
-            f"{truth[worst].item()!r} (relative error {relative:.2g}, the contract allows "
+            f"{truth[worst].item()!r} (relative error {relative:.3g}, the contract allows "
             f"{RELATIVE:g}){_gradient_cause(grad.detach(), expected, x, worst)}", mistake={
                 "that is 1;": "Softplus/gradient-one-in-right-tail",
                 "that is y itself": "Softplus/gradient-y-in-left-tail",

@@ -53,6 +53,14 @@ def test_the_bound_is_the_contract_relative_error(factor, passes):
             softplus_full(answer, torch.device("cpu"))
 
 
+def test_an_error_just_past_the_bound_is_not_rounded_onto_it():
+    """Is a relative error of 1.04e-12 written with enough digits to show it exceeds the
+    contract's 1e-12 (at two digits it read 'relative error 1e-12, the contract allows 1e-12')?"""
+    answer = load("Softplus", OFF_BY.replace("FACTOR", repr(RELATIVE * 1.04)))
+    with pytest.raises(GradingError, match=r"relative error 1\.04e-12, the contract allows 1e-12"):
+        softplus_full(answer, torch.device("cpu"))
+
+
 @pytest.mark.parametrize("name", ["x - logsigmoid(x): cancels in the left tail, no formula named"])
 def test_no_formula_named_without_a_probe(name):
     """Is a left-tail 0 that log(1 + exp(x)) does not reproduce at every left-tail point told
