@@ -23,6 +23,9 @@
 # Exercises are marked **✎ Exercise**: `Square`, `WeightedSum`, and at the end `Outer`, which
 # you write alone. Each has a self-check cell you can run as often as you like: it runs every
 # check the hidden tests run (they add a GPU run when the grader has one and you had none).
+# Work top to bottom. Run All runs the whole lesson even while an exercise is unsolved: its
+# self-check shows what is missing (the stub raises `NotImplementedError`), the cells below
+# it run on, and the last cell lists where you stand.
 # **Predict, then run** cells ask you to write your prediction into a variable first; the cell
 # after it compares it with what PyTorch does.
 
@@ -282,7 +285,8 @@ plt.show()
 # ## ✎ Exercise 1 · `Square`
 #
 # Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise, for `x` of any shape
-# (a 0-d tensor included). Answer on paper first, with the method of the worked example:
+# (a 0-d tensor included); `x` and `grad_output` may come non-contiguous. Answer on paper
+# first, with the method of the worked example:
 #
 # 1. Write $\partial y_i / \partial x_j$. Which entries of the Jacobian are non-zero? How does
 #    that differ from `Norm`'s?
@@ -634,10 +638,10 @@ compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_f
 #
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
 # where `x1` and `x2` are tensors of the same shape (0-d included) and `w1`, `w2` are Python
-# floats (0 included). The three rules above are all you need. Test `ctx.needs_input_grad`
-# before each gradient, as `RunningSum` did: it saves little here, and the self-check accepts
-# a backward that ignores it (autograd drops a gradient nobody asked for), but in `Outer` it
-# is part of the contract. Answer on paper first:
+# floats (0 included). The three rules above are all you need. Can backward tell which inputs
+# need no gradient, as `RunningSum`'s could? Skipping their work saves little here, and the
+# self-check accepts a backward that computes every gradient (autograd drops one nobody asked
+# for), but in `Outer` it is part of the contract. Answer on paper first:
 #
 # 1. Backward returns four values. Which inputs get a gradient, and what goes in the other
 #    places?
@@ -755,26 +759,6 @@ compare(predicted, actual)
 # </details>
 
 # %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | `Square()(x)` | `RuntimeError: Legacy autograd function with non-static forward method is deprecated` | `Square.apply(x)` |
-# | `Square.forward(ctx, x)` called directly | there is no `ctx` to pass: `Square.forward(None, x)` raises `AttributeError` at `ctx.save_for_backward`; given any object that accepts the call, autograd records forward's own ops and never calls your backward | `Square.apply(x)` |
-# | a backward that leaves out `grad_output` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | multiply by `grad_output`: the chain rule |
-# | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
-# | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
-# | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
-# | `Square.x = x` or a global, instead of `ctx` | shared by every call: a second call before backward overwrites it, and the first call's gradient is wrong | keep it on `ctx`, one per call |
-# | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input, `None` for `w1` and `w2` |
-# | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |
-# | testing `ctx.needs_input_grad[1]` for the first input | `None` for that input whenever the other one needs no gradient | entry $i$ belongs to input $i$ |
-# | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
-# | reading `ctx.saved_tensors` in forward | it is `()` there | use the tensors forward already has |
-# | two calls to `save_for_backward` | only the second call's tensors are kept | one call with every tensor |
-# | `grad_output.view(-1)` in backward | `RuntimeError: view size is not compatible with input tensor's size and stride` when `grad_output` comes transposed, as `Square`'s and `Outer`'s self-checks send it | `.reshape(-1)`, or operations that take any strides (`*`, `@`, `.sum`) |
-
-# %% [markdown]
 # ## ✎ Transfer exercise · `Outer`
 #
 # Now alone: no worked example for this one. Write `Outer`, with `Outer.apply(u, v)`
@@ -782,9 +766,10 @@ compare(predicted, actual)
 # $(m,)$ and `v` of shape $(n,)$. The contract, which the self-check and the hidden tests
 # check:
 #
-# - a gradient for each input only when `ctx.needs_input_grad` says it is needed, `None`
-#   otherwise;
-# - forward saves only `u` and `v`, through `ctx.save_for_backward`;
+# - a gradient for each input only when it is needed, `None` otherwise (can backward tell
+#   which inputs need none?);
+# - forward keeps only `u` and `v`, in the way autograd guards against in-place changes;
+# - backward computes the gradients itself, from your sums, without asking autograd;
 # - `grad_output` may come as a non-contiguous view (transposed, or every other column of a
 #   wider tensor): the gradients must not depend on its strides.
 #
@@ -880,9 +865,7 @@ else:
 #
 # At `u = [1.0, -2.0, 0.5]`, `v = [3.0, 1.0]` and
 # `grad_output = [[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]`, your backward returns
-# `[3.0, 2.0, 4.0]` for `u` and `[1.5, -3.5]` for `v`. Work one entry of each by hand from
-# your sum before you write code: the shapes then tell you which side of $G$ each vector
-# goes on.
+# `[3.0, 2.0, 4.0]` for `u` and `[1.5, -3.5]` for `v`.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Outer", "solution": true}
@@ -958,7 +941,11 @@ else:
         except Exception as error:  # your call's error, shown in one line
             verdict = error
     single = [str(w.message).split(".")[0] for w in caught if "double precision" in str(w.message)]
-    if single:
+    instantiated = any("should not be instantiated" in str(w.message) for w in caught)
+    if instantiated:  # gradcheck(WeightedSum, ...) calls the class: an instance, not forward
+        print("✗ gradcheck called the class itself, which makes an instance (PyTorch warned "
+              "that a Function should not be instantiated): pass WeightedSum.apply")
+    elif single:
         print(f"✗ gradcheck warned: {single[0]}. Its finite differences need float64 inputs "
               "(see 'Check a backward with gradcheck').")
     elif verdict is True:
@@ -968,6 +955,27 @@ else:
               f"{str(verdict).strip().splitlines()[0]}")
     else:
         print(f"✗ my_gradcheck returned {verdict!r}: return what gradcheck returns")
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `Square()(x)` | `RuntimeError: Legacy autograd function with non-static forward method is deprecated` | `Square.apply(x)` |
+# | `Square.forward(ctx, x)` called directly | there is no `ctx` to pass: `Square.forward(None, x)` raises `AttributeError` at `ctx.save_for_backward`; given any object that accepts the call, autograd records forward's own ops and never calls your backward | `Square.apply(x)` |
+# | a backward that leaves out `grad_output` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | the chain rule: weight each output's derivative by its entry of `grad_output` |
+# | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
+# | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
+# | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
+# | `Square.x = x` or a global, instead of `ctx` | shared by every call: a second call before backward overwrites it, and the first call's gradient is wrong | keep it on `ctx`, one per call |
+# | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input, `None` for `w1` and `w2` |
+# | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |
+# | testing `ctx.needs_input_grad[1]` for the first input | `None` for that input whenever the other one needs no gradient | entry $i$ belongs to input $i$ |
+# | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
+# | reading `ctx.saved_tensors` in forward | it is `()` there | use the tensors forward already has |
+# | two calls to `save_for_backward` | only the second call's tensors are kept | one call with every tensor |
+# | `torch.autograd.grad` inside backward | autograd derives the gradient, not you: `Outer`'s self-check refuses it | the gradient from your own sums |
+# | `grad_output.view(-1)` in backward | `RuntimeError: view size is not compatible with input tensor's size and stride` when `grad_output` comes transposed, as `Square`'s and `Outer`'s self-checks send it | `.reshape(-1)`, or operations that take any strides (`*`, `@`, `.sum`) |
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>

@@ -39,7 +39,8 @@ def test_worked_outer_grad_u_passes_and_a_transposed_g_fails():
 
 def test_worked_gradcheck_call_passes_and_float32_inputs_fail():
     """Does the worked my_gradcheck pass on the solution's WeightedSum, and do float32 inputs
-    or inputs that require no grad fail with what gradcheck objected to?"""
+    or inputs that require no grad fail with what gradcheck objected to, and the class passed
+    instead of .apply with the fix?"""
     import warnings
 
     import torch
@@ -64,6 +65,15 @@ def test_worked_gradcheck_call_passes_and_float32_inputs_fail():
 
     lines = live_check("00_template", "my_gradcheck", my_gradcheck=no_grad, **given)
     assert lines[0].startswith("✗ my_gradcheck raised ValueError: gradcheck expects"), lines
+
+    def the_class():  # gradcheck(WeightedSum, ...): an AttributeError ('is_complex') otherwise
+        x1, x2 = (torch.randn(4, dtype=torch.float64, requires_grad=True) for _ in range(2))
+        return torch.autograd.gradcheck(given["WeightedSum"], (x1, x2, 0.5, -2.0))
+
+    lines = live_check("00_template", "my_gradcheck", my_gradcheck=the_class, **given)
+    assert lines == ["✗ gradcheck called the class itself, which makes an instance (PyTorch "
+                     "warned that a Function should not be instantiated): pass "
+                     "WeightedSum.apply"], lines
     assert live_check("00_template", "my_gradcheck", learner=True) == [
         "Write your call into my_gradcheck first."]
 
