@@ -249,7 +249,7 @@ def check_opcheck(name: str, operator, args: tuple, kwargs=None) -> None:
         raise explain(name, "opcheck", _root(error)) from error
 
 
-def check_compiled(name: str, call, args: tuple, *, rtol=1e-5, atol=1e-7) -> None:
+def check_compiled(name: str, call, args: tuple, *, rtol=1e-9, atol=1e-10) -> None:
     """torch.compile(fullgraph=True) of a function around the operator matches eager."""
     backend = "inductor" if args[0].device.type == "cuda" else "aot_eager"
     scope = {"call": call, "torch": torch}  # fresh code: no stale compile cache
