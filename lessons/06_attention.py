@@ -1581,7 +1581,7 @@ check_slope_gradient()
 # with `mul_`, `sub_` and `exp_`, in forward and again in backward; $dS$ made in place on $dP$;
 # $\tau$ applied after the products with $K$ and $Q$ rather than to $dS$), at most two are
 # alive at once, and the step peak of one call at $N = 1024$ falls to about half of
-# `ScaledDotProductAttention`'s 17.0 MiB, even for one call (8.8 MiB for one such version on
+# `ScaledDotProductAttention`'s 17.0 MiB, even for one call (9.0 MiB for one such version on
 # torch 2.13; the exact figure depends on how each step is written, so count with
 # `peak_bytes` from "Kept and peak").
 #
