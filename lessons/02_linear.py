@@ -28,8 +28,9 @@
 # Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**, and at the end
 # `Bilinear`, which you write alone. Each has a self-check cell you can run as often as you
 # like: it runs every check the hidden tests run (they add a GPU run when the grader has one
-# and you had none). Work top to bottom: the cells after an exercise run your answer, so Run
-# All stops at the first self-check not yet written (its stub raises `NotImplementedError`).
+# and you had none). Work top to bottom: the cells after an exercise run your answer. Run All
+# goes on past an exercise not yet written: its self-check and the cells that use it show the
+# stub's `NotImplementedError`, the rest runs, and the last cell lists where you stand.
 # **Predict, then run** cells ask you to write your prediction into a variable first; the cell
 # after it compares it with what PyTorch does.
 

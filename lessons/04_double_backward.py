@@ -26,8 +26,10 @@
 #
 # Exercises are marked **✎ Exercise**. Each has a self-check cell: it runs every check the
 # hidden tests run (they add a GPU run when the grader has one and you had none). Work top to
-# bottom: the cells after an exercise run your answer, so Run All stops at the first one not
-# yet written (`CubeOnce`'s answer cell raises until you replace its stub's last two lines).
+# bottom: the cells after an exercise run your answer. Run All goes on past an exercise not yet
+# written (`CubeOnce`'s answer cell raises until you replace its stub's last two lines): its
+# self-check and the cells that use it show the error, the rest runs, and the last cell lists
+# where you stand.
 
 # %% nbgrader={"locked": true}
 import math
