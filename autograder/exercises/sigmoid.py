@@ -10,8 +10,9 @@ from ..domain import Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..properties import _check_class_state, _class_state
-from .sigmoid_probes import (check_branches_not_swapped, check_output_used_as_sigmoid,
-                             check_scale_not_float32, comparable, overflow_cause)
+from .sigmoid_probes import (check_branches_not_swapped, check_mask_not_float32,
+                             check_output_used_as_sigmoid, check_scale_not_float32, comparable,
+                             overflow_cause)
 from .template import check_uses_grad_output
 
 # 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
@@ -215,6 +216,7 @@ def my_relu_full(MyReLU, device) -> None:
             check_no_ctx_tensors(MY_RELU, forward)
             check_backward_by_hand(MY_RELU, backward)
     covers("grad_output and x untouched")
+    check_mask_not_float32(function, MY_RELU, device)
     check_gradient_at_zero(function, MY_RELU, device)
     check_each_input_alone(function, MY_RELU, {"x": sample((3, 4), device, away_from_zero=0.1)})
     check_gradcheck(function, MY_RELU, {"x": sample((4,), device, away_from_zero=0.1)})

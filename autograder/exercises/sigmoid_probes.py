@@ -20,19 +20,31 @@ def comparable(got, like: torch.Tensor) -> bool:
 
 def check_branches_not_swapped(function, spec: Spec, device) -> None:
     """Values equal to sigma(-x) = 1 - sigma(x), on x away from 0 where the two differ: each
-    sign got the other side's formula. A call that raises is left to the battery."""
+    sign got the other side's formula; or so on the left side only. A call that raises is left
+    to the battery."""
     x = torch.tensor([-6.0, -2.5, -1.0, 0.5, 1.5, 4.0], dtype=torch.float64, device=device)
     try:
         got = run_forward(function, spec, make_inputs({"x": x})).output.detach()
     except Exception:  # noqa: BLE001 - the battery reports it
         return
-    if comparable(got, x) and torch.allclose(got, torch.sigmoid(-x), rtol=1e-10, atol=0):
+    if not comparable(got, x):
+        return
+    if torch.allclose(got, torch.sigmoid(-x), rtol=1e-10, atol=0):
         raise GradingError(
             f"{spec.name}'s output at x = 1.5 is {got[4].item():.6g}, where sigma(1.5) = "
             f"{torch.sigmoid(x[4]).item():.6g}: at every x probed it is sigma(-x) = 1 - sigma(x), "
             "so each side of 0 got the other side's formula, or x's sign is flipped somewhere; "
             "sigma(x) is above 1/2 where x > 0",
             mistake=f"{spec.name}/swapped-branches")
+    # right for x > 0, sigma(-x) for x < 0: the left formula fed e^-x = e^|x| (z = exp(-x),
+    # no abs), or the right formula on both sides
+    if torch.allclose(got, torch.sigmoid(x.abs()), rtol=1e-10, atol=0):
+        raise GradingError(
+            f"{spec.name}'s output at x = -2.5 is {got[1].item():.6g}, where sigma(-2.5) = "
+            f"{torch.sigmoid(x[1]).item():.6g}: right at every x > 0 probed, but at every x < 0 "
+            "it is sigma(-x) = 1 - sigma(x), and sigma(x) is below 1/2 where x < 0: does the "
+            "left side's formula get z = e^-x (no abs), which is e^|x| there, or is it the "
+            "right side's formula?", mistake=f"{spec.name}/left-side-mirrored")
 
 
 def check_output_used_as_sigmoid(function, spec: Spec, device) -> None:
@@ -96,3 +108,25 @@ def check_scale_not_float32(function, spec: Spec, device) -> None:
                 f"{rounded!r}, 0.1 rounded to float32: scale became a float32 tensor: "
                 "torch.tensor(scale) without dtype= makes one, which keeps 7 digits of it; "
                 "multiply by the Python float itself", mistake="ScaledSigmoid/float32-scale")
+
+
+def check_mask_not_float32(function, spec: Spec, device) -> None:
+    """A gradient (grad_output all ones) equal, at every x probed, to the mask x.float() > 0
+    and not to x > 0: the mask was taken in float32, where 1e-300 and 1e-46 round to 0 (1e-44
+    and 1e-40 do not, which a threshold such as 1e-6 would zero). A call that raises is left to
+    the battery."""
+    x = torch.tensor([1e-300, 1e-46, 1e-44, 1e-40, 2.0, -1.0, -1e-300], dtype=torch.float64,
+                     device=device)
+    inputs = make_inputs({"x": x})
+    try:
+        forward = run_forward(function, spec, inputs)
+        grad = run_backward(spec, forward.output, inputs, torch.ones_like(x)).grads[0]
+    except Exception:  # noqa: BLE001 - the battery reports it
+        return
+    narrow, true = (x.float() > 0).to(x.dtype), (x > 0).to(x.dtype)
+    if comparable(grad, x) and torch.equal(grad, narrow) and not torch.equal(grad, true):
+        raise GradingError(
+            f"{spec.name}'s gradient at x = 1e-300 is {grad[0].item()!r}, where x > 0 and "
+            "the gradient is grad_output (1 here): at every x probed your gradient is the mask "
+            "x > 0 taken in float32, where 1e-300 rounds to 0; take the mask of x in its own "
+            "dtype", mistake=f"{spec.name}/mask-in-float32")

@@ -1,7 +1,8 @@
 """Lesson 01 answers whose proven hints carry a stable id that no other entry produces: what
 was saved (nothing, or more than the output), a gradient that is y itself in the left tail,
 ScaledSigmoid's output taken for sigma(x), MySigmoid's branches swapped, and MyReLU's and
-Softplus's backward ignoring grad_output, ScaledSigmoid's scale rounded to float32."""
+Softplus's backward ignoring grad_output, ScaledSigmoid's scale rounded to float32, MySigmoid's
+left side mirrored and MyReLU's mask taken in float32."""
 
 from tools.catalogue import Mistake
 from tools.catalogue.lesson01 import SAVE_Y, STABLE, _relu, _scaled, _sigmoid
@@ -65,4 +66,19 @@ MISTAKES = [
                     "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
                     "        scale = torch.tensor(ctx.scale)\n"
                     "        return grad_output * scale * s * (1 - s), None")),
+]
+
+MISTAKES += [
+    # z = exp(-x) with no abs: z / (1 + z) is sigma(|x|) = 1 - sigma(x) on the left (and
+    # inf / inf = nan below x = -709.78, which this probe names first)
+    Mistake("MySigmoid", "z = exp(-x), no abs: the left side gives 1 - sigma(x)",
+            "at every x < 0 it is sigma(-x) = 1 - sigma(x)",
+            _sigmoid("        z = torch.exp(-x)\n"
+                     "        y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))\n" + SAVE_Y,
+                     "        y, = ctx.saved_tensors\n        return grad_output * y * (1 - y)")),
+    # the mask taken in float32: 1e-300 rounds to 0 there, so its gradient is lost
+    Mistake("MyReLU", "mask on x.float()", "your gradient is the mask x > 0 taken in float32",
+            _relu("        mask = x.float() > 0\n        ctx.save_for_backward(mask)\n"
+                  "        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
 ]

@@ -187,6 +187,13 @@ def test_a_float32_sigmoid_in_backward_is_left_to_the_precision_finding(device):
     assert not passed and "a step in float32" in message.splitlines()[0]
 
 
+@pytest.mark.parametrize("name", ["mask with a threshold, x > 1e-6", "mask x >= 0"])
+def test_a_mask_not_taken_in_float32_is_not_named_so(name):
+    """Is a mask that differs from x.float() > 0 at some x probed (a threshold zeroes 1e-40,
+    which float32 keeps; x >= 0 passes -1e-300) left to the other checks?"""
+    assert graded_mistake("MyReLU", name) != "MyReLU/mask-in-float32"
+
+
 @pytest.mark.parametrize("exercise, name, expected", [
     ("MySigmoid", "saves the input x", "MySigmoid/saves-input"),
     ("MySigmoid", "output kept in a module global", "MySigmoid/saves-nothing"),
@@ -205,6 +212,9 @@ def test_a_float32_sigmoid_in_backward_is_left_to_the_precision_finding(device):
      "MySigmoid/float32-step"),
     ("MySigmoid", "exp of x clamped to [-700, 700]", "unnamed:check"),
     ("MySigmoid", "branches swapped: sigma(-x)", "MySigmoid/swapped-branches"),
+    ("MySigmoid", "z = exp(-x), no abs: the left side gives 1 - sigma(x)",
+     "MySigmoid/left-side-mirrored"),
+    ("MyReLU", "mask on x.float()", "MyReLU/mask-in-float32"),
     ("MyReLU", "ignores grad_output", "MyReLU/ignores-grad-output"),
     ("MyReLU", "mask x >= 0", "MyReLU/mask-includes-zero"),
     ("MyReLU", "the PyTorch tutorial's MyReLU (input < 0 zeroed)", "MyReLU/mask-includes-zero"),
@@ -243,7 +253,7 @@ def test_a_float32_sigmoid_in_backward_is_left_to_the_precision_finding(device):
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves in lesson 01 (what was saved, an exponential that
-    overflows, a formula that loses the left tail, branches swapped, the mask at 0, a backward
-    that ignores grad_output, a division by scale, a tail shortcut, a step or a scale in
-    float32) carry a stable id, and a hint that names no cause none?"""
+    overflows, a formula that loses the left tail, branches swapped on both sides or on the
+    left only, the mask at 0 or in float32, a backward that ignores grad_output, a division
+    by scale, a tail shortcut, a step or a scale in float32) carry a stable id, and a hint that names no cause none?"""
     assert graded_mistake(exercise, name) == expected
