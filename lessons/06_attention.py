@@ -23,9 +23,9 @@
 # Plan your time: Exercises 1 and 2 take about an hour, FlashAttention (Exercise 3) two hours
 # or more, and the transfer exercise about half an hour. **Optional**, and never graded: the
 # predict-then-run questions (run their cells with your guesses left at `None` if you skip
-# them), the section "Kept and peak" (no exercise needs its cells), the ALiBi try-it after
-# Exercise 4, and the **In practice** block at the very end (timings, PyTorch's own kernels,
-# production notes).
+# them), the ALiBi try-it after Exercise 4, and the **In practice** block at the very end
+# (timings, PyTorch's own kernels, production notes). Run the section "Kept and peak", though
+# no exercise needs its cells: it is where you measure peak memory (goals 3 and 5 below).
 #
 # By the end of this lesson you can:
 # 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;
@@ -743,7 +743,7 @@ from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientA
 # </details>
 
 # %% [markdown]
-# ## Kept and peak (optional)
+# ## Kept and peak
 #
 # Exercise 2 keeps $O(N)$ numbers per head between the passes. What decides whether a
 # sequence fits, though, is the **peak** of live bytes while each pass runs: what is kept, plus
@@ -1560,9 +1560,12 @@ check_slope_gradient()
 #
 # **Peak memory and time, measured.** The first cell below runs the three Functions and
 # PyTorch's own `F.scaled_dot_product_attention` on inputs of shape $(1, 1, N, 64)$ (batch,
-# heads, length, $d$), float32, forward and backward on this machine's CPU. Left, the peak of
-# live tensors created (the larger of forward's and backward's, by `TensorAccounting`);
-# right, the time. On log-log axes a cost like $N^2$ has slope 2 and one like $N$ slope 1.
+# heads, length, $d$), float32, forward and backward on this machine's CPU. Left, the step
+# peak of live tensors created, the larger of forward's peak and what forward keeps plus
+# backward's peak (by `TensorAccounting`, as `peak_bytes` counts it in "Kept and peak");
+# right, the time, the fastest of 10 runs on one thread, each round running every function
+# once in turn, so that a busy moment of the machine slows them all alike. On log-log axes a
+# cost like $N^2$ has slope 2 and one like $N$ slope 1.
 # The lengths stop at 512 so that the cell runs in seconds (counting every tile's tensors is
 # slow in Python); `make bench` measures the same up to $N = 4096$.
 #

@@ -133,20 +133,16 @@ def sdpa(Q, K, V, scale):
     return F.scaled_dot_product_attention(Q, K, V, scale=scale)
 
 
-def measure_one(attention, L: int, d: int = 64, heads: int = 1, seed: int = 0,
-                repeats: int = 2) -> dict:
-    """Peak bytes of live tensors created (the larger of forward's and backward's), the largest
-    tensor created, and the best wall time of ``repeats`` forwards and backwards, float32
-    on the CPU with one thread. Inputs are 4-D, (1, heads, L, d), the shape attention layers
-    use: with 3-D inputs F.scaled_dot_product_attention takes its composed reference path."""
-    generator = torch.Generator().manual_seed(seed)
-    Q, K, V = (torch.randn(1, heads, L, d, generator=generator).requires_grad_()
-               for _ in range(3))
-    grad_output = torch.randn(1, heads, L, d, generator=generator)
+def _memory(attention, Q, K, V, grad_output) -> dict:
+    """Live tensors created by one forward and backward, by ``TensorAccounting``: each phase's
+    peak, what forward keeps for backward (with the output), the step peak max(forward,
+    kept + backward), and the largest tensor created, also beyond inputs-sized ones."""
+    heads, L, d = Q.shape[1:]
     with TensorAccounting() as books:
         books.start("forward")
         output = attention(Q, K, V, d ** -0.5)
         books.start("backward")
+        kept = books.now
         output.backward(grad_output)
     phases = [books.phases["forward"], books.phases["backward"]]
     largest = max((p.largest.numel for p in phases if p.largest is not None), default=0)
@@ -154,28 +150,59 @@ def measure_one(attention, L: int, d: int = 64, heads: int = 1, seed: int = 0,
     small = {(1, heads, L, d), (1, heads, L), (1, heads, L, 1), (heads, L, d), (heads, L),
              (heads, L, 1), (L, d), (L,)}
     extra = [math.prod(shape) for p in phases for shape in p.shapes if shape not in small]
-    del output
+    return {"peak": max(phases[0].peak, kept + phases[1].peak), "forward peak": phases[0].peak,
+            "kept": kept, "backward peak": phases[1].peak, "largest": largest,
+            "largest beyond": max(extra, default=0)}
+
+
+def _inputs(L: int, d: int, heads: int, seed: int) -> tuple:
+    """Q, K, V requiring grad and grad_output, float32, (1, heads, L, d): the shape attention
+    layers use (with 3-D inputs F.scaled_dot_product_attention takes its composed path)."""
+    generator = torch.Generator().manual_seed(seed)
+    Q, K, V = (torch.randn(1, heads, L, d, generator=generator).requires_grad_()
+               for _ in range(3))
+    return Q, K, V, torch.randn(1, heads, L, d, generator=generator)
+
+
+def _fastest(attentions: list, inputs: tuple, repeats: int) -> list[float]:
+    """Seconds of forward and backward for each of ``attentions``, the fastest of ``repeats``
+    interleaved runs (other work on the machine only adds), on the CPU with one thread."""
+    Q, K, V, grad_output = inputs
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # steadier on a small shared machine; ratios are what matter
+    fastest = [float("inf")] * len(attentions)
     try:
-        seconds = float("inf")
-        for _ in range(repeats):  # the best of a few runs
-            start = time.perf_counter()
-            attention(Q, K, V, d ** -0.5).backward(grad_output)
-            seconds = min(seconds, time.perf_counter() - start)
+        for _ in range(repeats):
+            for i, attention in enumerate(attentions):
+                start = time.perf_counter()
+                attention(Q, K, V, Q.shape[-1] ** -0.5).backward(grad_output)
+                fastest[i] = min(fastest[i], time.perf_counter() - start)
     finally:
         torch.set_num_threads(threads)
-    return {"peak": max(p.peak for p in phases), "forward peak": phases[0].peak,
-            "backward peak": phases[1].peak, "largest": largest,
-            "largest beyond": max(extra, default=0), "ms": 1000 * seconds}
+    return fastest
+
+
+def measure_one(attention, L: int, d: int = 64, heads: int = 1, seed: int = 0,
+                repeats: int = 10) -> dict:
+    """``_memory``'s numbers (``peak`` the step peak) and ``ms``, the fastest of ``repeats``
+    forwards and backwards, float32 on the CPU with one thread, inputs (1, heads, L, d)."""
+    inputs = _inputs(L, d, heads, seed)
+    row = _memory(attention, *inputs)
+    return {**row, "ms": 1000 * _fastest([attention], inputs, repeats)[0]}
 
 
 def measure_attention(functions: dict, lengths=(256, 512, 1024), d: int = 64,
-                      heads: int = 1) -> list[dict]:
-    """``measure_one`` for each Function (by name) and F.scaled_dot_product_attention."""
+                      heads: int = 1, repeats: int = 10) -> list[dict]:
+    """``measure_one`` for each Function (by name) and F.scaled_dot_product_attention, the
+    times taken interleaved, so that a busy moment of the machine slows all of them alike."""
     named = {**functions, "F.scaled_dot_product_attention": sdpa}
-    return [{"name": name, "L": L, **measure_one(f, L, d, heads)}
-            for L in lengths for name, f in named.items()]
+    rows = []
+    for L in lengths:
+        inputs = _inputs(L, d, heads, 0)
+        seconds = _fastest(list(named.values()), inputs, repeats)
+        rows += [{"name": name, "L": L, **_memory(f, *inputs), "ms": 1000 * s}
+                 for (name, f), s in zip(named.items(), seconds)]
+    return rows
 
 
 def peak_and_time_figure(rows: list[dict]):

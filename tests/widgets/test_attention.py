@@ -65,8 +65,8 @@ def test_does_the_view_report_a_stub(ref):
 
 
 # ------------------------------------------------------------- online softmax and peaks
-from widgets.flash import (measure_one, online_softmax_stepper,  # noqa: E402
-                           online_softmax_steps)
+from widgets.flash import (measure_attention, measure_one,  # noqa: E402
+                           online_softmax_stepper, online_softmax_steps)
 
 
 def test_does_the_online_softmax_reach_the_exact_row():
@@ -100,3 +100,29 @@ def test_does_measure_one_see_the_full_matrix_of_plain_attention():
     row = measure_one(plain, 64, d=8)
     assert row["largest"] == 64 * 64 and row["largest beyond"] == 64 * 64
     assert row["peak"] >= 64 * 64 * 4 and row["ms"] > 0
+
+
+def test_is_the_peak_the_step_peak_the_lesson_teaches():
+    """Is ``peak`` max(forward, kept + backward), above both phases' own peaks when forward
+    keeps the probabilities?"""
+    def plain(Q, K, V, scale):
+        return torch.softmax(Q @ K.transpose(-2, -1) * scale, -1) @ V
+
+    row = measure_one(plain, 64, d=8, repeats=1)
+    assert row["peak"] == max(row["forward peak"], row["kept"] + row["backward peak"])
+    assert row["peak"] > max(row["forward peak"], row["backward peak"])
+
+
+def test_are_the_timed_runs_interleaved():
+    """Does each round run every Function once before the next round starts?"""
+    calls = []
+
+    def named(name):
+        def attention(Q, K, V, scale):
+            calls.append(name)
+            return Q * scale
+        return attention
+
+    rows = measure_attention({"a": named("a"), "b": named("b")}, lengths=(8,), d=4, repeats=3)
+    assert calls[:6] == ["a", "b"] * 3 and [row["name"] for row in rows][:2] == ["a", "b"]
+    assert all(row["ms"] > 0 for row in rows)
