@@ -10,14 +10,26 @@ from ..diagnose import diagnose_gradient
 from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_leaf_error,
-                       check_on_view, check_plain_tensor, check_version_tracking,
+from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_float32_reading,
+                       check_leaf_error, check_on_view, check_plain_tensor, check_version_tracking,
                        gradient_through, with_zeros, writing_into_a_copy)
 
 LATER_IN_LESSON = True
 NAME = "AbsInPlace"
 ABS = Spec(NAME, ("x",), torch.abs)
 SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
+
+
+def check_not_narrow_copy(saved) -> None:
+    """A one-byte float tensor saved (float8) holds the sign, -1, 0 and 1, not a copy of x."""
+    tensor = saved.tensor
+    if saved.dtype.is_floating_point and tensor.element_size() == 1 and not bool(
+            ((tensor == -1) | (tensor == 0) | (tensor == 1)).all()):
+        raise GradingError(
+            f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} that holds "
+            "values other than -1, 0 and 1: a copy of x in a one-byte float, which the "
+            "contract rules out (it asks for the sign only) and which rounds small entries "
+            "of x to 0", mistake="AbsInPlace/saves-narrow-copy-of-x")
 
 
 def check_saved_sign(forward, x: torch.Tensor) -> None:
@@ -40,13 +52,7 @@ def check_saved_sign(forward, x: torch.Tensor) -> None:
                 "contract allows at most one byte per element; how many different values must "
                 "the saved tensor hold, and which one-byte dtype holds them all?",
                 mistake="AbsInPlace/saved-dtype-too-wide")
-        if saved.dtype.is_floating_point and not bool(
-                ((tensor == -1) | (tensor == 0) | (tensor == 1)).all()):
-            raise GradingError(
-                f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} that holds "
-                "values other than -1, 0 and 1: a copy of x in a one-byte float, which the "
-                "contract rules out (it asks for the sign only) and which rounds small entries "
-                "of x to 0", mistake="AbsInPlace/saves-narrow-copy-of-x")
+        check_not_narrow_copy(saved)
     total = sum(saved.nbytes for saved in forward.saved)
     if total > max(x.numel(), 1):
         raise GradingError(
@@ -110,8 +116,9 @@ def _one_bool_multiplied(forward, got, pristine, before: torch.Tensor) -> str | 
 
 
 def both_signs(x: torch.Tensor) -> torch.Tensor:
-    """``with_zeros(x)`` with a positive and a negative entry too (where there is room), so that
-    a saved tensor that keeps one sign alone cannot pass for the sign."""
+    """``with_zeros(x)`` (exact zeros, and in float64 +-1e-300 and +-1e-4 beside them) with a
+    positive and a negative entry too (where there is room), so that a saved tensor that keeps
+    one sign alone cannot pass for the sign."""
     x = with_zeros(x)
     flat = x.view(-1)
     if flat.numel() >= 3:
@@ -145,6 +152,9 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
         one_bool = _one_bool_multiplied(forward, got, pristine, before)
         if one_bool is not None:
             raise GradingError(one_bool, mistake="AbsInPlace/one-sign-mask")
+        for saved in forward.saved:  # a float8 copy rounds 1e-4 to 0: the copy, not the sign
+            check_not_narrow_copy(saved)
+        check_float32_reading(function, ABS, got, pristine, before, "sign")
     diagnose_gradient("x", got, expected)
     check_saved_sign(forward, before)
 

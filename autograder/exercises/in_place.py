@@ -19,11 +19,48 @@ RELU_SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 LEAF_ERROR = "a leaf Variable that requires grad"
 
 
+# beside the kink: float32 rounds +-1e-300 to 0 (x.float() > 0 reads them as 0), and a
+# threshold (x > 1e-6, y > 1e-3) misreads them or +-1e-4; in x of 12 entries or more, beside
+# four ordinary ones
+NEAR_ZERO = (1e-300, -1e-300, 1e-4, -1e-4)
+
+
 def with_zeros(x: torch.Tensor) -> torch.Tensor:
-    """``x`` with every third entry exactly 0, where the derivative's convention matters."""
+    """``x`` with every third entry exactly 0, where the derivative's convention matters, and
+    (float64) entries right beside 0, where a mask read in float32 or with a threshold errs."""
     flat = x.detach().clone().reshape(-1)
     flat[::3] = 0
+    if flat.dtype == torch.float64 and flat.numel() >= 12:
+        flat[[4, 5, 7, 8]] = torch.tensor(NEAR_ZERO, dtype=flat.dtype, device=flat.device)
     return flat.reshape(x.shape)
+
+
+def _float32_reading(spec: Spec, x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
+    """The gradient a mask or sign read from x.float() gives: the reference's, at x rounded."""
+    rounded = x.detach().float().to(x.dtype).requires_grad_()
+    grad, = torch.autograd.grad(spec.reference(rounded), rounded, grad_output)
+    return grad
+
+
+def check_float32_reading(function, spec: Spec, got, pristine, before, what: str) -> None:
+    """A wrong float64 gradient that is what x.float() gives, and again on +-1e-30 (which
+    float32 keeps, and a threshold such as 1e-6 misreads) beside +-1e-300 (rounded to 0)."""
+    if before.dtype != torch.float64 or not torch.allclose(
+            got, _float32_reading(spec, before, pristine)):
+        return
+    probe = torch.tensor([1e-30, -1e-30, 1e-300, -1e-300, 0.5, -0.5], dtype=torch.float64,
+                         device=before.device)
+    try:
+        _, grad, g, _ = gradient_through(function, spec, probe, seed=3)
+    except Exception:  # the learner's code may raise anything: then it is not proven
+        return
+    if (isinstance(grad, torch.Tensor) and grad.shape == probe.shape
+            and torch.allclose(grad, _float32_reading(spec, probe, g))):
+        raise GradingError(
+            f"{spec.name}'s {what} is read from x rounded to float32: x.float() rounds x = "
+            "1e-300 and -1e-300 to 0, which its gradient then treats as 0 (1e-30, which "
+            f"float32 keeps, is read right); build the {what} from x itself",
+            mistake=f"{spec.name}/{what}-in-float32")
 
 
 def noise(like: torch.Tensor, seed: int) -> torch.Tensor:
@@ -182,6 +219,7 @@ def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
                                "also where x was negative. After the clamp y has no negative "
                                "entries: which comparison on y is False exactly where x was 0 "
                                "or below?", mistake="ReLUInPlace/mask-always-true")
+        check_float32_reading(function, RELU, got, pristine, before, "mask")
     diagnose_gradient("x", got, expected)
 
 

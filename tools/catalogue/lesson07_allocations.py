@@ -57,8 +57,7 @@ MISTAKES = [
     # x's shape in a module global: the domain's two calls give x shapes (3, 6) and (2, 4)
     Mistake("SplitHalves", "x's shape kept in a module global",
             "SplitHalves is right for each call alone", "SHAPE = [None]\n" + _split(
-                edit(_SPLIT_FORWARD, ("        h = x.shape[-1] // 2\n",
-                                      "        SHAPE[0] = x.shape\n        h = x.shape[-1] // 2\n")),
+                edit(_SPLIT_FORWARD, ("        h = ", "        SHAPE[0] = x.shape\n        h = ")),
                 edit(_SPLIT_BACKWARD, ("known.new_zeros(*known.shape[:-1], 2 * h)",
                                        "known.new_zeros(SHAPE[0])")))),
 ]

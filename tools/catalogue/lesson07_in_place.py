@@ -277,3 +277,34 @@ MISTAKES += [
             "exactly a float32 number",
             _abs(("return grad_output * sign", "return grad_output.float() * sign"))),
 ]
+
+# Values right beside the kink (with_zeros, float64): x.float() rounds +-1e-300 to 0, and a
+# threshold misreads them too (and +-1e-4 where it is above it). The float32 copy is named only
+# where +-1e-30, which float32 keeps and a threshold of 1e-6 misreads, is read right.
+MISTAKES += [
+    Mistake("ReLUInPlace", "the mask x.float() > 0", "mask is read from x rounded to float32",
+            _relu('''        mask = x.float() > 0
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(mask)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        return grad_output * mask
+''')),
+    Mistake("ReLUInPlace", "torch.where(y > 1e-3, ...), a threshold on the output",
+            "your gradient for x is wrong", _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return torch.where(y > 1e-3, grad_output, 0)
+''')),
+    Mistake("AbsInPlace", "the sign of x.float(), as int8",
+            "sign is read from x rounded to float32",
+            _abs(("torch.sign(x).to(torch.int8)", "torch.sign(x.float()).to(torch.int8)"))),
+    Mistake("AbsInPlace", "a thresholded sign, (x > 1e-6) - (x < -1e-6)",
+            "your gradient for x is wrong", _abs((
+                "torch.sign(x).to(torch.int8)",
+                "(x > 1e-6).to(torch.int8) - (x < -1e-6).to(torch.int8)"))),
+]

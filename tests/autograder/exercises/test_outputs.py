@@ -7,7 +7,9 @@ import torch
 
 from autograder.errors import GradingError
 from autograder.exercises import EXERCISES
-from autograder.exercises.outputs import RELU_SHAPES, SORT_SHAPES, check_sort, check_split
+from autograder.exercises.abs_in_place import both_signs
+from autograder.exercises.outputs import (RELU_SHAPES, SORT_SHAPES, check_sort, check_split,
+                                          with_zeros)
 from autograder.grading import grade
 from autograder.probes import AllocationLog, record_ctx_calls, record_grad_outputs
 from tests.autograder.catalogued import graded_mistake
@@ -152,6 +154,28 @@ def test_split_pads_named_only_when_both_pads_are_in_the_ops():
     assert "pad" not in _first_line(info.value) and "clone, clone, cat" in _first_line(info.value)
 
 
+def test_values_beside_the_kink_are_in_float64_x_only():
+    """Do the float64 inputs of the in-place checks hold +-1e-300 (which x.float() rounds to 0)
+    and +-1e-4 beside ordinary values, and float32 inputs none of them?"""
+    x = with_zeros(torch.randn(3, 4, dtype=torch.float64)).reshape(-1)
+    assert x[[4, 5, 7, 8]].tolist() == [1e-300, -1e-300, 1e-4, -1e-4]
+    assert x.float()[4] == 0 and (x[[1, 2, 10, 11]].abs() > 1e-3).all()
+    assert x[::3].eq(0).all() and both_signs(x.reshape(3, 4)).reshape(-1)[4:9].equal(x[4:9])
+    assert set(with_zeros(torch.full((3, 4), 0.5)).reshape(-1).tolist()) == {0.0, 0.5}
+
+
+@pytest.mark.parametrize("name", ["torch.where(y > 1e-3, ...), a threshold on the output",
+                                  "a thresholded sign, (x > 1e-6) - (x < -1e-6)"])
+def test_a_threshold_beside_the_kink_is_not_called_float32(name):
+    """A mask or sign with a threshold misreads +-1e-300 as x.float() does, but also 1e-30,
+    which float32 keeps: is it failed without the float32 hint?"""
+    entry = next(m for m in MISTAKES if m.name == name)
+    with pytest.raises(GradingError) as info:
+        grade(entry.exercise, entry.load())
+    assert "float32" not in _first_line(info.value)
+    assert "x of shape (3, 4)" in str(info.value)
+
+
 def test_ties_are_named_only_when_the_probe_proves_them():
     """Does a sort gradient that is wrong with and without ties get the learner's numbers,
     not the ties hint, and one wrong only with ties get the ties hint?"""
@@ -238,6 +262,8 @@ IDS = [
     ("AbsInPlace", "a float8 copy of x, its sign taken in backward",
      "AbsInPlace/saves-narrow-copy-of-x"),
     ("AbsInPlace", "a bool x < 0 and the returned tensor for the zeros", "AbsInPlace/saves-output"),
+    ("ReLUInPlace", "the mask x.float() > 0", "ReLUInPlace/mask-in-float32"),
+    ("AbsInPlace", "the sign of x.float(), as int8", "AbsInPlace/sign-in-float32"),
 ]
 
 
