@@ -346,6 +346,9 @@ for name, formula in naive.items():
 #    terms of $z$ alone.
 # 3. In which range do the two denominators then lie? What happens to your formula for very
 #    negative $x$, where $z$ rounds to $0$?
+# 4. Your two formulas hold on different entries of one tensor. How can one tensor
+#    expression pick a formula per entry? And does a `nan` or `inf` in the formula not
+#    picked survive in the value?
 #
 # <details><summary><b>Hint 1</b> (which exponential is small)</summary>
 #
@@ -359,10 +362,13 @@ for name, formula in naive.items():
 # exactly $0$, the closest float64 to $\sigma(-800)$.
 # </details>
 #
+# <details><summary><b>Hint 3</b> (one expression, a formula per entry)</summary>
+#
 # `torch.where(condition, a, b)` picks from `a` where `condition` holds and from `b`
 # elsewhere. It computes both `a` and `b` everywhere and keeps one entry of each pair, so a
 # `nan` in the branch not picked is dropped from the value. Its **gradient** is another
 # matter, which "Would a simpler forward have done?" after Exercise 1 shows.
+# </details>
 #
 # **Check your formula live.** Write your forward as a function of a float64 tensor `x`
 # into the next cell, built from your $z$ (question 2), then run the cell after it. It
@@ -440,7 +446,8 @@ else:
 # exponential, nothing to overflow. One detail: from $x \approx 36.74$ on, $1 + z$ rounds to $1$,
 # so the $y$ your forward computes is exactly $1$ (`torch.sigmoid`'s too), although $\sigma(x)$
 # itself is just below $1$. A derivative computed from $y$ is then $0$, where the true one is
-# below $10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does the same.
+# at most about $1.1 \times 10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does
+# the same.
 
 # %% [markdown]
 # Now the whole range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are
@@ -479,9 +486,10 @@ plt.show()
 # - Each textbook formula produces `nan` on one side, in the forward or in autograd's
 #   gradient. A single `nan` in a gradient spreads: every weight it reaches becomes `nan`.
 # - Before that, both gradients reach exactly $0$ where the true derivative is tiny: the
-#   first's from $x \approx -372$, where an intermediate, $y^2$, underflows; the second's from
-#   $x = 37$ on this integer grid (the orange curve ends at $36$), where the two terms autograd
-#   subtracts cancel. A zero where the true value is $10^{-160}$ is harmless; a `nan` is not.
+#   first's from $x = -373$ on this integer grid (the blue curve ends at $-372$), where an
+#   intermediate, $y^2$, underflows; the second's from $x = 37$ (the orange curve ends at
+#   $36$), where the two terms autograd subtracts cancel. A zero where the true value is
+#   $10^{-160}$ is harmless; a `nan` is not.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `MySigmoid`
@@ -498,7 +506,7 @@ plt.show()
 #   $\sigma(x) \approx 3.3 \times 10^{-308}$, still a normal float64):
 #   $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
 #
-# Your forward: your formula built from $z = e^{-|x|}$, one branch per sign of $x$.
+# Your forward: the formula you checked live above, built from $z = e^{-|x|}$.
 # (`torch.sigmoid` would pass too, since the grader checks values, not how you got them, but
 # then there is nothing to learn.)
 
@@ -1348,7 +1356,7 @@ plt.show()
 # kernels of their own. On the AMD EPYC this lesson was checked on (torch 2.13, AVX-512, one
 # thread, a million float64 values from $10^{-4}$ to $10^{-3}$), `log1p` took about 0.7 times
 # as long as `log` and `expm1` as long as `exp`; with the AVX2 kernels forced
-# (`ATEN_CPU_CAPABILITY=avx2`), 1.4 and 2 times as long. Either way it is a few
+# (`ATEN_CPU_CAPABILITY=avx2`), 1.4 and 2 times as long. Either way it is one to three
 # milliseconds per million values: nothing beside a matrix product, and cheap for the digits
 # they keep. The code cell after this block times them on your machine.
 #
@@ -1406,7 +1414,7 @@ timers = {name: Timer(f"torch.{name}(x)", globals={"torch": torch, "x": near_zer
 fastest = {name: float("inf") for name in timers}
 for _ in range(30):  # the fastest of 30 interleaved runs: other work on the machine only adds
     for name, timer in timers.items():
-        fastest[name] = min(fastest[name], timer.timeit(2).raw_times[0])
+        fastest[name] = min(fastest[name], timer.timeit(2).times[0])  # per call
 print(f"PyTorch's CPU kernels here: {torch.backends.cpu.get_cpu_capability()}, one thread")
 for careful, plain in [("log1p", "log"), ("expm1", "exp")]:
     print(f"{careful} {fastest[careful] * 1e3:.2f} ms, {plain} {fastest[plain] * 1e3:.2f} ms: "
