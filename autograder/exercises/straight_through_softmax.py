@@ -12,8 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from ..checks import (Spec, case, check_backward_by_hand, check_is_function,
-                      check_no_ctx_tensors, make_inputs,
-                      run_backward, run_forward)
+                      check_no_ctx_tensors, make_inputs, run_backward, run_forward)
 from ..contract import check_each_input_alone, covers
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..domain import Case, Constant, Domain
@@ -69,18 +68,14 @@ def _in_float32(logits, tau, grad_output, got) -> bool:
     return torch.allclose(got, computed, *_gradient_tolerance(torch.float32, grad_output, tau))
 
 
-def _tolerance(dtype):
-    """float64's sits far below float32's rounding: a step in float32 fails."""
-    return (1e-5, 1e-6) if dtype == torch.float32 else (1e-10, 1e-11)
-
-
 def _gradient_tolerance(dtype, grad_output, tau):
-    """(rtol, atol) for the gradient. An entry s_i (g_i - <g, s>) / tau is small where g_i and
-    <g, s> cancel, while the rounding of each term is of order eps * |g| / tau: an absolute
-    tolerance scaled by max|g| / tau, so that any correct float32 ordering (a softmax by hand,
-    exp(log_softmax), the Jacobian with einsum) passes at small tau. Measured: at most 1.8e-7 of
-    max|g| / tau in float32."""
-    rtol, atol = _tolerance(dtype)
+    """(rtol, atol) for the gradient, float64's far below float32's rounding (a step in float32
+    fails). An entry s_i (g_i - <g, s>) / tau is small where g_i and <g, s> cancel, while the
+    rounding of each term is of order eps * |g| / tau: an absolute tolerance scaled by
+    max|g| / tau, so that any correct float32 ordering (a softmax by hand, exp(log_softmax), the
+    Jacobian with einsum) passes at small tau. Measured: at most 1.8e-7 of max|g| / tau in
+    float32."""
+    rtol, atol = (1e-5, 1e-6) if dtype == torch.float32 else (1e-10, 1e-11)
     unit = (1e-5 if dtype == torch.float32 else 1e-12) * grad_output.abs().max().item() / tau
     return rtol, max(atol, unit)
 
@@ -105,20 +100,23 @@ def _check_narrowed_argmax(got, logits, expected) -> None:
                 f"StraightThroughSoftmax's output picks another maximum in row {list(row)} "
                 f"(logits {values_}): it is the one-hot of argmax over the logits rounded to a "
                 f"narrower dtype (exactly what {str(narrow).removeprefix('torch.')} gives), "
-                "where maxima one ulp apart tie; take "
-                "argmax of the logits themselves, in their own dtype")
+                "where maxima one ulp apart tie; take argmax of the logits, in their own dtype")
 
 
 def _check_argmax_of_softmax(got, logits, tau, expected) -> None:
-    """A one-hot exactly the argmax of softmax(logits / tau), where that softmax ties."""
-    candidate = one_hot_argmax(torch.softmax(logits / tau, -1))
-    if torch.equal(got, candidate) and not torch.equal(candidate, expected):
-        row = _first_row(candidate != expected)
+    """A one-hot exactly the argmax of softmax(logits / tau), or of softmax(logits), where that
+    softmax ties; both named where both give it."""
+    over = [name for name, z in (("softmax(logits / tau)", logits / tau),
+                                 ("softmax(logits)", logits))
+            if torch.equal(got, one_hot_argmax(torch.softmax(z, -1)))]
+    if over and not torch.equal(got, expected):
+        row = _first_row(got != expected)
         raise GradingError(
             f"StraightThroughSoftmax's output picks another maximum in row {list(row)} (logits "
             f"{', '.join(repr(v) for v in logits[row].tolist())}, tau={tau:g}): it is the one-hot "
-            "of argmax over softmax(logits / tau), and at this tau logits this close round to "
-            "equal probabilities, of which argmax picks the first; take argmax of the logits")
+            f"of argmax over {' or '.join(over)}, where logits this close round to equal "
+            "probabilities, of which argmax picks the first; take argmax of the logits",
+            mistake="StraightThroughSoftmax/argmax-of-softmax")
 
 
 def _shifted_globally(logits, tau, grad_output) -> torch.Tensor:
@@ -291,8 +289,8 @@ def full(submission, device) -> None:
                                            seed=seed)
     with case("float32 logits up to 12 at tau=0.1"):
         check_straight_through_softmax(function, overflow_values(device))
-    # before the generated cases, for their proven hints: an argmax of rounded logits, a
-    # softmax shifted by the whole tensor's maximum
+    # before the generated cases, for their proven hints: an argmax of rounded logits or of a
+    # softmax (1e-20 above 0 at tau = 0.5 and 1), a softmax shifted by the tensor's maximum
     with case("maxima one ulp above the runner-up"):
         check_straight_through_softmax(function, near_ties(device, torch.float64))
     for dtype in (torch.float64, torch.float32):  # where a softmax's argmax ties them
@@ -303,10 +301,8 @@ def full(submission, device) -> None:
     for dtype in (torch.float64, torch.float32):
         with case(f"tied maxima, {str(dtype).removeprefix('torch.')}"):
             check_straight_through_softmax(function, tied_values(device, dtype))
-    covers("float32")
-    covers("large logits / tau")
-    covers("1-D logits")
-    covers("ties")
+    for edge in ("float32", "large logits / tau", "1-D logits", "ties"):
+        covers(edge)
     # a (2, 3, 5) view of a (3, 2, 5) tensor: its leading dims cannot merge, so a backward
     # that flattens grad_output with .view(-1, n) raises here (a 2-D transpose would not)
     transposed = sample((3, 2, 5), device, seed=9).transpose(0, 1)
@@ -319,11 +315,14 @@ def full(submission, device) -> None:
 
 def near_ties(device, dtype, tau=0.5) -> dict:
     """Maxima one ulp above the runner-up: an argmax of rounded logits ties and picks first, and
-    so, at tau = 10, does an argmax of their softmax. At tau = 10 a last row keeps these two
-    apart: 1e-9 (float64) or 1e-3 (float32) above the runner-up, a tie only once rounded."""
+    so, at tau = 10, does an argmax of their softmax; then 1e-20 above 0, which a softmax ties
+    at any tau, and 4e-17, which float64's softmax ties at tau = 1, not at tau = 0.5. At
+    tau = 10 a last row keeps the two first apart: 1e-9 (float64) or 1e-3 (float32) above the
+    runner-up, a tie only once rounded."""
     one = torch.tensor(1.0, dtype=dtype)
     up = torch.nextafter(one, torch.tensor(2.0, dtype=dtype)).item()
-    rows = [[1.0, up, 0.2, -1.0], [up, 1.0, 1.0, 0.0], [-0.5, 1.0, up, up]]
+    rows = [[1.0, up, 0.2, -1.0], [up, 1.0, 1.0, 0.0], [-0.5, 1.0, up, up],
+            [0.0, 1e-20, -1.0, -2.0], [0.0, 4e-17, -1.0, -2.0]]
     if tau > 1:
         rows.append([0.0, 1.0, 1.0 + (1e-9 if dtype == torch.float64 else 1e-3), -0.5])
     return {"logits": torch.tensor(rows, dtype=dtype, device=device), "tau": tau}

@@ -1,6 +1,6 @@
 """Lesson 03 answers of issue 37's kinds (values that separate answers, a constant's range):
 a softmax shifted by the whole tensor's maximum (in forward or in backward), an argmax of
-rounded logits or of the softmax at a high temperature, FakeQuantize's v computed as
+rounded logits or of the softmax (with tau or without), FakeQuantize's v computed as
 x * (1 / scale), which the contract accepts, and v computed as x / (scale + 1e-6), which it
 does not."""
 
@@ -67,11 +67,18 @@ MISTAKES = [
                  "        return F.one_hot(logits.float().argmax(-1), logits.shape[-1])"
                  ".to(logits.dtype)")),
     Mistake("StraightThroughSoftmax", "one-hot of the softmax's argmax, as the Gumbel cell writes",
-            "StraightThroughSoftmax's output picks another maximum in row [0] (logits 1.0, "
-            "1.0000000000000002, 0.2, -1.0, tau=10): it is the one-hot of argmax over "
-            "softmax(logits / tau)",
+            "StraightThroughSoftmax's output picks another maximum in row [3] (logits 0.0, "
+            "1e-20, -1.0, -2.0, tau=0.5): it is the one-hot of argmax over softmax(logits / tau),",
             _sts(READ + RIGHT,
                  "        soft = torch.softmax(logits / tau, dim=-1)\n"
                  "        ctx.save_for_backward(soft)\n        ctx.tau = tau\n"
                  "        return F.one_hot(soft.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
+    Mistake("StraightThroughSoftmax", "one-hot of softmax(logits)'s argmax, without tau",
+            "StraightThroughSoftmax's output picks another maximum in row [3] (logits 0.0, "
+            "1e-20, -1.0, -2.0, tau=0.5): it is the one-hot of argmax over softmax(logits),",
+            _sts(READ + RIGHT,
+                 "        ctx.save_for_backward(torch.softmax(logits / tau, dim=-1))\n"
+                 "        ctx.tau = tau\n"
+                 "        return F.one_hot(torch.softmax(logits, -1).argmax(-1), "
+                 "logits.shape[-1]).to(logits.dtype)")),
 ]

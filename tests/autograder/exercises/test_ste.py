@@ -279,7 +279,8 @@ def test_a_tolerance_on_the_window_is_not_told_float32(raises_hint):
     """Is a mask |x| <= 1 + 1e-6, which lets in 1 + 1e-9 as a float32 mask does, told where it
     is wrong, not that it used x.float() (1 + 1e-7 stays outside a float32 mask)?"""
     with raises_hint("your gradient for x is wrong: at x = -1.000000001 it gives"):
-        run("SignClippedSTE", mistake("SignClippedSTE", "a tolerance on the window, |x| <= 1 + 1e-6"))
+        run("SignClippedSTE",
+            mistake("SignClippedSTE", "a tolerance on the window, |x| <= 1 + 1e-6"))
 
 
 # Each probed hint of the three estimators and the stable id grading records for it

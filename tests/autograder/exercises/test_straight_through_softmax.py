@@ -104,3 +104,29 @@ def test_a_non_finite_row_from_another_cause_is_not_blamed_on_the_shift():
         check_gradient(made, got, grad_output)
     first = str(raised.value).splitlines()[0]
     assert "not finite in row [2]" in first and "shifted" not in first
+
+
+def test_the_small_near_ties_are_what_the_docstring_says():
+    """Does 1e-20 above 0 tie a softmax at every tau, and 4e-17 tie float64's at tau = 1 only,
+    while argmax of the logits tells both apart?"""
+    from autograder.exercises.straight_through_softmax import near_ties
+    logits = near_ties("cpu", torch.float64)["logits"][3:5]
+    assert logits.argmax(-1).tolist() == [1, 1]
+    assert torch.softmax(logits, -1).argmax(-1).tolist() == [0, 0]
+    assert torch.softmax(logits / 0.5, -1).argmax(-1).tolist() == [0, 1]
+    assert torch.softmax(logits / 10, -1).argmax(-1).tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("entry, over", [
+    ("one-hot of the softmax's argmax, as the Gumbel cell writes", "softmax(logits / tau),"),
+    ("one-hot of softmax(logits)'s argmax, without tau", "softmax(logits),")])
+def test_an_argmax_of_a_softmax_is_named_with_its_temperature(entry, over, raises_hint):
+    """Is a one-hot of a softmax's argmax, with tau or without, named as such at the first
+    near tie (0 and 1e-20, tau = 0.5), with the softmax it took, and graded with its id?"""
+    from tests.autograder.catalogued import graded_mistake, mistake
+    from tests.autograder.exercises.battery import run
+    with raises_hint("StraightThroughSoftmax's output picks another maximum in row [3] (logits "
+                     f"0.0, 1e-20, -1.0, -2.0, tau=0.5): it is the one-hot of argmax over {over}"):
+        run("StraightThroughSoftmax", mistake("StraightThroughSoftmax", entry))
+    expected = "StraightThroughSoftmax/argmax-of-softmax"
+    assert graded_mistake("StraightThroughSoftmax", entry) == expected
