@@ -155,7 +155,7 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
         for saved in forward.saved:  # a float8 copy rounds 1e-4 to 0: the copy, not the sign
             check_not_narrow_copy(saved)
         check_float32_reading(function, ABS, got, pristine, before, "sign")
-    diagnose_gradient("x", got, expected)
+    diagnose_gradient("x", got, expected, inputs={"x": before})
     check_saved_sign(forward, before)
 
 

@@ -220,7 +220,7 @@ def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
                                "entries: which comparison on y is False exactly where x was 0 "
                                "or below?", mistake="ReLUInPlace/mask-always-true")
         check_float32_reading(function, RELU, got, pristine, before, "mask")
-    diagnose_gradient("x", got, expected)
+    diagnose_gradient("x", got, expected, inputs={"x": before})
 
 
 def relu_full(ReLUInPlace, device) -> None:
