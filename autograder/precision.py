@@ -3,8 +3,9 @@
 Such a finding is held to the end of an exercise's battery (``precision_findings_last``), so
 that a probe naming the cause more closely (which tensor was saved narrow, which constant was
 rounded) runs first; the first finding held, a proven one before a suspected one, is raised at
-the end of a battery that raised nothing else, and a proven one instead of a later failure that
-only shows a value differs (gradcheck's). Outside a battery it is raised at once."""
+the end of a battery that raised nothing else, and instead of a later failure that only shows
+a value differs (gradcheck's, which a float32 forward's noise fails). Outside a battery it is
+raised at once."""
 
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -42,14 +43,18 @@ def precision_findings_last(name: str):
     try:
         yield
     except GradingError as error:
-        proven = [finding for finding in held if finding.proven]
-        if proven and mistake_of(error) == WRONG_VALUE:  # a value differs: the float32 step
-            _raise(name, proven[0])                     # says why (gradcheck's Jacobians don't)
+        if held and mistake_of(error) == WRONG_VALUE:  # a later value differs (gradcheck's
+            _raise(name, _first(held))                 # Jacobians): the earlier loss says why
         raise
     finally:
         _held.reset(token)
     if held:
-        _raise(name, min(held, key=lambda finding: not finding.proven))
+        _raise(name, _first(held))
+
+
+def _first(held: list[_Finding]) -> _Finding:
+    """The first proven finding, else the first."""
+    return min(held, key=lambda finding: not finding.proven)
 
 
 @contextmanager

@@ -218,8 +218,8 @@ def test_a_float64_result_off_by_float32_rounding_is_asked_about(raises_hint):
 
 
 def test_precision_findings_wait_for_the_end_of_the_battery(raises_hint):
-    """Inside a battery, is a precision finding held until the end, a later failure raised
-    first, and the proven float32 finding preferred to a suspected one?"""
+    """Inside a battery, is a precision finding held until the end, a later probe's failure
+    raised first (but not a bare value failure), and a proven finding preferred?"""
     from autograder.precision import precision_findings_last
 
     truth = values(5)
@@ -233,6 +233,11 @@ def test_precision_findings_wait_for_the_end_of_the_battery(raises_hint):
                               computed_in=torch.float64)
             diagnose_gradient("x", truth.float().double(), truth, computed_in=torch.float64)
     assert info.value.mistake == "Square/float32-step"
+    with raises_hint("grad_x is within about 1e-7 of the truth"):
+        with precision_findings_last("Square"):  # a later bare value failure: the loss says why
+            diagnose_gradient("x", truth * (1 + 3e-8), truth, rtol=1e-9, atol=1e-10,
+                              computed_in=torch.float64)
+            diagnose_gradient("x", -truth, truth)
 
 
 def test_float32_numbers_that_are_the_truth_pass():
