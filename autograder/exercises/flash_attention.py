@@ -12,42 +12,22 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
-                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
-                      run_backward, run_forward)
+from ..checks import (case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs, run_forward)
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..domain import Case, Domain, Tolerance
 from ..errors import GradingError
-from ..explain import _explain_runtime_error
 from ..exercise import Exercise
 from ..memory import TensorAccounting, cuda_peak
 from ..contract import check_each_input_alone, covers
 from ..tiled import recognise_backward, recognise_forward
-from .attention import _attention_example, attention_reference
+from .attention import _attention_example
 from .attention_inputs import SCALE, one_thread
 from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
                            flash_domain_values, flash_values, long_key_loop, magnitude_values,
-                           recognise_magnitude,
-                           recognise_hidden_diagonal, recognise_masked_first_tile,
-                           recognise_top_left, tagged_values)
-
-def flash_reference(Q, K, V, scale, causal=False):
-    """Attention by autograd's own ops; causal: query i sees keys j <= i + (Lk - Lq)."""
-    mask = None
-    if causal:
-        Lq, Lk = Q.shape[-2], K.shape[-2]
-        mask = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril(Lk - Lq)
-    return attention_reference(Q, K, V, scale, mask)
-
-
-FLASH = Spec(NAME, ("Q", "K", "V", "scale", "causal"), flash_reference)
-
-
-def describe(values: dict, block: int) -> str:
-    Q, K, V = values["Q"], values["K"], values["V"]
-    dtype = str(Q.dtype).removeprefix("torch.")
-    return (f"Q {tuple(Q.shape)}, K {tuple(K.shape)}, V {tuple(V.shape)}, {dtype}, "
-            f"causal={values['causal']}, BLOCK={block}")
+                           recognise_hidden_diagonal, recognise_magnitude,
+                           recognise_masked_first_tile, recognise_top_left, tagged_values)
+from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
 
 
 def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
@@ -98,25 +78,21 @@ def _budget(values: dict, block: int) -> tuple[int, int]:
     return largest, 3 * whole + 8 * heads * block * block * width
 
 
-def _backward(output, inputs: dict, grad_output) -> tuple:
-    """The gradients of the inputs that require grad, without the probes' op and FLOP logs
-    (slow on hundreds of tile ops; the accounting sees every op itself)."""
-    wanted = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
-    try:
-        return torch.autograd.grad(output, wanted, grad_output, allow_unused=True)
-    except RuntimeError as error:
-        raise _explain_runtime_error(FLASH, "backward", error, inputs) from error
-
-
-def _fixed_tile(function, device) -> tuple | None:
-    """The shape of the largest tensor forward creates on 72 x 72 scores, when it is the same
+def _fixed_tile(function, device, phase: str) -> tuple | None:
+    """The shape of the largest tensor ``phase`` creates on 72 x 72 scores, when it is the same
     for BLOCK = 4 and BLOCK = 8 and smaller than the whole matrix (a hard-coded block size)."""
     values = flash_values((), 72, 72, 2, 2, device)
     shapes = []
     for block in (4, 8):  # a tile of scores bigger than either, yet not the whole matrix
-        with block_size(function, block), TensorAccounting() as books, torch.no_grad():
-            function.apply(*values.values())
-        shapes.append(books.phase.largest.shape if books.phase.largest else None)
+        inputs = make_inputs(values)
+        with block_size(function, block), TensorAccounting() as books:
+            books.start("forward")
+            output = function.apply(*inputs.values())
+            books.start("backward")
+            if phase == "backward":
+                _backward(output, inputs, torch.ones_like(output))
+        largest = books.phases[phase].largest
+        shapes.append(largest.shape if largest else None)
     same = shapes[0] == shapes[1] and shapes[0] is not None
     return shapes[0] if same and 8 < min(shapes[0][-2:]) < 72 else None
 
@@ -137,7 +113,8 @@ def check_allocations(function, values: dict, block: int) -> None:
             books.start("backward")
             _backward(forward.output, inputs, grad_output)
         diagnose_values(f"{NAME}'s output", forward.output, flash_reference(
-            **make_inputs(values, requires_grad=False)), rtol=1e-5, atol=1e-7)
+            **make_inputs(values, requires_grad=False)), rtol=1e-5, atol=1e-7,
+            computed_in=Q.dtype)
         for phase in ("forward", "backward"):
             books_ = books.phases[phase]
             if any("scaled_dot_product" in op for op in books_.ops):
@@ -145,13 +122,14 @@ def check_allocations(function, values: dict, block: int) -> None:
                                    "compute it tile by tile yourself")
             big = books_.largest
             if big is not None and big.numel > largest:
-                fixed = _fixed_tile(function, Q.device)
+                fixed = _fixed_tile(function, Q.device, phase)
                 if fixed is not None:
                     raise GradingError(
-                        f"{NAME} ignores {NAME}.BLOCK: its largest score tile is {fixed} "
-                        f"whether BLOCK is 4 or 8 (and here {big.shape}, beyond BLOCK={block}); "
-                        f"read the block size as {NAME}.BLOCK in forward and backward, since "
-                        "the grader sets it")
+                        f"{NAME} ignores {NAME}.BLOCK in {phase}: its largest {phase} tile is "
+                        f"{fixed} whether BLOCK is 4 or 8 (and here {big.shape}, beyond "
+                        f"BLOCK={block}); read the block size as {NAME}.BLOCK in forward and "
+                        "backward, since the grader sets it",
+                        mistake=f"{NAME}/block-hard-coded-in-{phase}")
                 full = big.shape[-2:] in ((Lq, Lk), (Lk, Lq))
                 mask = full and (big.dtype == torch.bool or big.op in ("ones", "tril", "triu"))
                 what = ("builds a full Lq x Lk mask" if mask else "materialises the full Lq x "

@@ -140,9 +140,13 @@ MISTAKES = [
     Mistake(FA, "every tile computed under causal", "computes score tiles entirely above",
             edit(FLASH, ("end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk",
                           "end = Lk")), named=True),
-    Mistake(FA, "block size hard-coded", "ignores FlashAttention.BLOCK",
+    Mistake(FA, "block size hard-coded", "ignores FlashAttention.BLOCK in forward",
             edit(FLASH, ("block, Lq, Lk = FlashAttention.BLOCK, Q", "block, Lq, Lk = 64, Q"),
                   ("block, Lq, Lk, wide = FlashAttention.BLOCK", "block, Lq, Lk, wide = 64"))),
+    # forward reads BLOCK, backward not: a 32 x 32 backward tile was called the full matrix
+    Mistake(FA, "block size hard-coded in backward only", "ignores FlashAttention.BLOCK in "
+            "backward", edit(FLASH, ("block, Lq, Lk, wide = FlashAttention.BLOCK",
+                                     "block, Lq, Lk, wide = 64"))),
 ]
 
 _TWO_PASS_BACKWARD = '''

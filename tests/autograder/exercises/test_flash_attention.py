@@ -1,0 +1,37 @@
+"""autograder.exercises.flash_attention: checks whose hint rests on a probe of the learner's
+own code (a block size read in one pass only; a float64 answer that ran in float32)."""
+
+import pytest
+import torch
+
+from autograder.exercises import flash_attention as flash
+from autograder.grading import classified_verdict
+from tests.autograder.catalogued import mistake
+from tools.catalogue import edit
+from tools.catalogue.lesson06_domains import SOLUTION
+
+pytestmark = pytest.mark.lesson06
+
+
+def test_a_block_hard_coded_in_backward_alone_is_named(raises_hint):
+    """Is a backward that ignores BLOCK (forward reads it) told so, from the BLOCK 4-vs-8
+    probe run on backward, not that it materialises the full matrix?"""
+    wrong = mistake("FlashAttention", "block size hard-coded in backward only")
+    values = flash.flash_values((2,), 32, 32, 4, 3, "cpu", causal=True)
+    with raises_hint("ignores FlashAttention.BLOCK in backward: its largest backward tile is "
+                     "(64, 64) whether BLOCK is 4 or 8") as info:
+        flash.check_allocations(wrong, values, 8)
+    assert info.value.mistake == "FlashAttention/block-hard-coded-in-backward"
+
+
+def test_float32_log_sum_exp_and_accumulators_are_named_a_float32_step():
+    """Is a float64 FlashAttention whose L and backward accumulators are float32 told that a
+    step ran in float32 (computed_in names the input's dtype), not just that grad_Q is wrong?"""
+    namespace = {}
+    exec("import torch\nfrom torch.autograd.function import once_differentiable\n" + edit(
+        SOLUTION, ("L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)",
+                   "L = torch.empty(Q.shape[:-1], dtype=torch.float32, device=Q.device)")),
+         namespace)
+    verdict = classified_verdict("FlashAttention", namespace["FlashAttention"])
+    assert not verdict.passed and verdict.mistake == "FlashAttention/float32-step"
+    assert "every value of grad_Q is exactly a float32 number" in verdict.message
