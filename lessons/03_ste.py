@@ -28,7 +28,10 @@
 # 6. borrow a whole Jacobian as the surrogate: a straight-through softmax, on your own.
 #
 # Exercises are marked **✎ Exercise**. Each has a self-check cell: it runs every check the
-# hidden tests run (they add a GPU run when the grader has one and you had none).
+# hidden tests run (they add a GPU run when the grader has one and you had none). Work top to
+# bottom: the cells after an exercise run your answer. Run All does not stop at an exercise not
+# yet written: its self-check says its stub still raises `NotImplementedError`, the cells that
+# use it show that error too, and the lesson's last cell lists where each exercise stands.
 
 # %% nbgrader={"locked": true}
 import math
@@ -150,14 +153,15 @@ print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
 # The spike's stand-in was given. The stand-ins of this lesson's first three exercises are
 # yours to find. Work on paper first.
 #
-# 1. **For round.** Find a continuous function with one slope everywhere that never strays more
-#    than half a step from $\operatorname{round}(x)$, however large $|x|$ is. What is its slope?
-# 2. **For sign.** Question 1's function serves sign as well, and Exercise 1 uses it; but how
-#    far is it from $\operatorname{sign}(x)$ at $x = 10$, or at $x = 1000$? Find a
-#    continuous stand-in that equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and is a
-#    straight line in between. What is its slope, and where?
+# - **Stand-in A, for round.** Find a continuous function with one slope everywhere that never
+#   strays more than half a step from $\operatorname{round}(x)$, however large $|x|$ is. What is
+#   its slope?
+# - **Stand-in B, for sign.** Stand-in A serves sign as well, and Exercise 1 uses it; but how
+#   far is it from $\operatorname{sign}(x)$ at $x = 10$, or at $x = 1000$? Find a
+#   continuous stand-in that equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and is a
+#   straight line in between. What is its slope, and where?
 #
-# <details><summary><b>Hint</b> (question 1)</summary>
+# <details><summary><b>Hint</b> (stand-in A)</summary>
 #
 # Try a line $a x + c$. If $a \ne 1$, its gap to $\operatorname{round}(x)$ grows with $|x|$.
 # With $a = 1$, the gap $\operatorname{round}(x) - x - c$ must stay within $\pm\tfrac12$ for
@@ -165,7 +169,7 @@ print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
 # itself come? What does that leave for $c$?
 # </details>
 #
-# <details><summary><b>Hint</b> (question 2)</summary>
+# <details><summary><b>Hint</b> (stand-in B)</summary>
 #
 # At $x = -1$ and $x = 1$ the straight piece must meet sign's values: through which two points
 # does it pass?
@@ -184,9 +188,9 @@ slope_round = lambda x: torch.ones_like(x)
 stand_in_sign = lambda x: torch.clamp(x, -1, 1)
 slope_sign = lambda x: (x.abs() <= 1).double()  # clamp's convention at the corners
 ### LEARNER
-stand_in_round = None  # question 1: lambda x: ...
+stand_in_round = None  # stand-in A: lambda x: ...
 slope_round = None     # its slope: lambda x: ...
-stand_in_sign = None   # question 2: lambda x: ...
+stand_in_sign = None   # stand-in B: lambda x: ...
 slope_sign = None      # its slope: lambda x: ...
 ### END WORKED
 
@@ -307,7 +311,7 @@ if stand_in_sign is not None and slope_sign is not None:
 #
 # Write `SignSTE`: `SignSTE.apply(x)` returns `torch.sign(x)` (so `sign(0) = 0`), and its
 # backward is the plain straight-through estimator: it returns what backward would return had
-# forward computed question 1's stand-in instead of the sign. Before you type:
+# forward computed stand-in A instead of the sign. Before you type:
 #
 # 1. By the chain rule, what does backward return, in terms of `grad_output`?
 # 2. What must forward save for that? (The worked example saved $x$ and $\theta$: why?)
@@ -318,7 +322,7 @@ if stand_in_sign is not None and slope_sign is not None:
 
 # %% nbgrader={"grade_id": "answer_SignSTE", "solution": true}
 class SignSTE(torch.autograd.Function):
-    """y = sign(x); backward as if forward had computed question 1's stand-in."""
+    """y = sign(x); backward as if forward had computed stand-in A."""
 
     @staticmethod
     def forward(ctx, x):
@@ -353,7 +357,7 @@ from autograder import grade; grade("SignSTE", SignSTE)
 # ## ✎ Exercise 2 · `SignClippedSTE`
 #
 # Same forward; backward returns what backward would return had forward computed your
-# stand-in for sign, question 2's, with clamp's convention at its corners: at $|x| = 1$ the
+# stand-in for sign, stand-in B, with clamp's convention at its corners: at $|x| = 1$ the
 # gradient passes. Answer these before you write the class:
 #
 # 1. By the chain rule, what does backward return, in terms of `grad_output` and `x`?
@@ -419,7 +423,7 @@ ste_explorer(SignClippedSTE)
 # ## ✎ Exercise 3 · `RoundSTE`
 #
 # `RoundSTE.apply(x)` returns `torch.round(x)`, and its backward returns what backward would
-# return had forward computed your stand-in for round. That is question 1's stand-in, the one
+# return had forward computed your stand-in for round. That is stand-in A, the one
 # Exercise 1's backward already follows, so the backward carries over unchanged. Before you
 # type: sign got a clipped stand-in besides the plain one; why does round need no clip?
 #
@@ -1144,8 +1148,9 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 #
 # - `StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of
 #   `argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum; the
-#   Gumbel cell above took the argmax of `y_soft`, as `F.gumbel_softmax` does, which at a high
-#   $\tau$ can round close logits to equal entries);
+#   Gumbel cell above took the argmax of `y_soft`, as `F.gumbel_softmax` does, which can round
+#   close logits to equal entries: an ulp apart at $\tau = 10$, $10^{-20}$ apart at any $\tau$
+#   the grader tries);
 #   `tau` is a positive Python float. (The caller adds Gumbel noise to `logits` when it wants
 #   a sample; this Function does not draw it.)
 # - backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ over the

@@ -237,7 +237,8 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
         raise GradingError(  # a 0-d gradient has no index worth naming
             f"your gradient for scale is wrong: it gives {exact(got.item())}, expected "
             f"{exact(references[0].item())} (or {exact(references[1].item())} with the clip "
-            "judged on round(v)); try question 5's three elements one at a time") from None
+            "judged on round(v)); try Exercise 4's question 5, its three elements one at a "
+            "time") from None
 
 
 def alone_values(device) -> dict:

@@ -162,8 +162,8 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
     if torch.equal(got, expected):
         return
     name = spec.name
-    what = ("grad_output times the slope of your stand-in "
-            f"(question {2 if clipped else 1} of 'Your stand-ins for round and sign')")
+    what = (f"grad_output times the slope of your stand-in {'B' if clipped else 'A'} (from "
+            "'Your stand-ins for round and sign')")
     op = "round" if spec is ROUND_STE else "sign"
 
     def matches(candidate) -> bool:
