@@ -142,9 +142,9 @@ def check_zero_slices(function, device, dim=1) -> None:
     if not torch.isfinite(got).all():
         divided = grad_output.unsqueeze(dim) * (x.prod(dim, keepdim=True) / x)
         if torch.allclose(got, divided, equal_nan=True):
-            raise GradingError("ProdOverDim's gradient is inf or nan where a slice holds a zero: "
-                               "you divided by zero (prod / x); find the product of the other "
-                               f"entries without dividing {where}",
+            raise GradingError("ProdOverDim's gradient is inf or nan exactly at the zeros, as "
+                               "prod / x or a sum of logs gives there: find the product of the "
+                               f"other entries without dividing by x or taking its log {where}",
                                mistake="ProdOverDim/divides-by-zero")
         raise GradingError("ProdOverDim's gradient is inf or nan in a slice that holds a zero, "
                            "where the true gradient is finite: find the product of the other "

@@ -267,7 +267,8 @@ MISTAKES = [
     Mistake("BroadcastMul", "gradients swapped", "wrong", _mul(
         "        return (grad_output * a).sum_to_size(a.shape), "
         "(grad_output * b).sum_to_size(b.shape)\n")),
-    Mistake("ProdOverDim", "prod / x divides by zero", "divided by zero", _prod('''
+    Mistake("ProdOverDim", "prod / x divides by zero", "as prod / x or a sum of logs gives",
+            _prod('''
         y = torch.prod(x, dim, keepdim=True)
         return grad_output.unsqueeze(dim) * y / x, None
 '''), named=True, nbgrader=True),

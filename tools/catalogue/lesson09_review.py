@@ -271,7 +271,7 @@ MISTAKES = [
         return out.index_reduce(0, index, grad_output, "mean", include_self=False), None
 ''')),
     Mistake("ProdOverDim", "the others through logs, exp(sum log|x| - log|x|): a division in "
-            "log space", "divided by zero", _prod('''
+            "log space", "as prod / x or a sum of logs gives", _prod('''
         logs = x.abs().log()
         sign = torch.where(x < 0, -1.0, 1.0).to(x.dtype)
         others = (logs.sum(dim, keepdim=True) - logs).exp() * sign.prod(dim, keepdim=True) * sign

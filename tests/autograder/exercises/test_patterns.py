@@ -186,6 +186,8 @@ def test_prod_zero_cases_without_division():
     ("BroadcastMul", "the other input recovered as y / a (nan where a holds 0)",
      "BroadcastMul/divides-by-input"),
     ("ProdOverDim", "prod / x divides by zero", "ProdOverDim/divides-by-zero"),
+    ("ProdOverDim", "the others through logs, exp(sum log|x| - log|x|): a division in log space",
+     "ProdOverDim/divides-by-zero"),
     ("ProdOverDim", "grad_output not unsqueezed", "ProdOverDim/grad-output-not-unsqueezed"),
     ("ProdOverDim", "exclusive products written for the last dim only",
      "ProdOverDim/last-dim-only"),
