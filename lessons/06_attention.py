@@ -92,8 +92,48 @@ print("S, P:", tuple(S.shape), " O:", tuple((P @ V).shape), " rows of P sum to 1
 # Backward receives $dO = \partial \phi/\partial O$ and walks the three steps in reverse.
 #
 # **Step 1, $O = PV$.** This is lesson 02's matrix product. Before reading on, write down
-# $dV$ and $dP$ with their shapes, $(\dots, N_k, d_v)$ and $(\dots, N_q, N_k)$.
-#
+# $dV$ and $dP$ with their shapes, $(\dots, N_k, d_v)$ and $(\dots, N_q, N_k)$. Try yours
+# on 3 queries against 4 keys with $d_v = 2$; the placeholder returns zeros.
+
+# %%
+def report(label, largest_error, tolerance):
+    """✓ or ✗ for the largest error that largest_error() returns; an error raised in your
+    code is shown in one line, so that Run All goes on."""
+    try:
+        error = largest_error()
+    except Exception as raised:  # an error in your function, shown in one line
+        first_line = str(raised).partition("\n")[0]
+        print(f"✗ {label}: your code raised {type(raised).__name__}: {first_line}")
+        return
+    print("✓" if error < tolerance else "✗", f"{label}: largest error {error:.2g}")
+
+
+generator = torch.Generator().manual_seed(1)  # its own numbers: later cells' stay the same
+P1 = torch.softmax(torch.randn(3, 4, dtype=torch.float64, generator=generator), dim=-1)
+V1, dO1 = (torch.randn(*shape, dtype=torch.float64, generator=generator)
+           for shape in ((4, 2), (3, 2)))
+
+
+def my_pv_vjp(dO, P, V):
+    """(dP, dV) for O = P V, from dO: your derivation."""
+    ### BEGIN WORKED
+    return dO @ V.T, P.T @ dO
+    ### LEARNER
+    return torch.zeros_like(P), torch.zeros_like(V)  # replace with yours
+    ### END WORKED
+
+
+def error_of_pv_vjp():
+    """The largest error of your dP and dV against autograd's."""
+    leaves = [t.clone().requires_grad_() for t in (P1, V1)]
+    (leaves[0] @ leaves[1]).backward(dO1)
+    mine = my_pv_vjp(dO1, P1, V1)
+    return max((grad - leaf.grad).abs().max().item() for grad, leaf in zip(mine, leaves))
+
+
+report("dP and dV against autograd", error_of_pv_vjp, 1e-12)
+
+# %% [markdown]
 # **Step 2, $P = \operatorname{softmax}(S)$, row by row.** Rows do not interact, so look at
 # one row and drop its index: $p_i = e^{S_i}/\sum_k e^{S_k}$. Unlike a sigmoid, every $p_i$
 # depends on **every** score $S_j$ of its row, so its Jacobian $J_{ij} = \partial p_i /
@@ -123,18 +163,6 @@ print("symmetric:", torch.allclose(J, J.T), "  row sums:", J.sum(1).numpy().roun
 # ("softmax is element-wise"); replace it with your derivation until the error is zero.
 
 # %%
-def report(label, largest_error, tolerance):
-    """✓ or ✗ for the largest error that largest_error() returns; an error raised in your
-    code is shown in one line, so that Run All goes on."""
-    try:
-        error = largest_error()
-    except Exception as raised:  # an error in your function, shown in one line
-        first_line = str(raised).partition("\n")[0]
-        print(f"✗ {label}: your code raised {type(raised).__name__}: {first_line}")
-        return
-    print("✓" if error < tolerance else "✗", f"{label}: largest error {error:.2g}")
-
-
 v = torch.randn(5, dtype=torch.float64)  # plays the role of dP for this row
 
 

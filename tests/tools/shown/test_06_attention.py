@@ -38,6 +38,26 @@ def test_row_sum_worked_passes():
     assert torch.allclose(_answer("my_row_sum")(dO, P @ V), ((dO @ V.T) * P).sum(-1))
 
 
+def test_pv_vjp_worked_passes_and_placeholder_and_slips_fail():
+    """Does the Step 1 check give the worked (dP, dV) ✓, and the placeholder, a dV from P
+    instead of P^T (a shape error: 3 queries, 4 keys) and dP = dO V without the transpose ✗?"""
+    generator = torch.Generator().manual_seed(8)
+    P1 = torch.softmax(torch.randn(3, 4, dtype=torch.float64, generator=generator), dim=-1)
+    V1, dO1 = (torch.randn(*shape, dtype=torch.float64, generator=generator)
+               for shape in ((4, 2), (3, 2)))
+    lesson = definitions("06_attention", "report", "error_of_pv_vjp", P1=P1, V1=V1, dO1=dO1)
+
+    def verdict(my_pv_vjp) -> str:
+        lesson["my_pv_vjp"] = my_pv_vjp
+        return printed(lesson["report"], "check", lesson["error_of_pv_vjp"], 1e-12)[0]
+
+    assert verdict(_answer("my_pv_vjp")).startswith("✓")
+    assert verdict(_answer("my_pv_vjp", learner=True)).startswith("✗")
+    assert verdict(lambda dO, P, V: (dO @ V.T, P @ dO)).startswith(
+        "✗ check: your code raised RuntimeError")
+    assert verdict(lambda dO, P, V: (dO @ V.T, (dO.T @ P).T)).startswith("✓")
+
+
 def test_scores_vjp_worked_passes_and_placeholder_and_slips_fail():
     """Does the Step 3 check give the worked (dQ, dK) ✓, and the placeholder, a dQ and dK
     without the scale, and a dK from dS instead of dS^T (a shape error: 3 queries, 4 keys)
