@@ -131,7 +131,8 @@ def diagnose_gradient(
             f"your gradient for {name} is the numerical one times -1: check the sign"
         )
     if not got.any():
-        raise GradingError(f"your gradient for {name} is zero everywhere: is backward finished?")
+        raise GradingError(f"your gradient for {name} is zero everywhere, where the true one is "
+                           "not")
     # With a single nonzero element every wrong value is "a constant factor": say so only
     # when the factor fits at least two of them.
     scale = _best_scale(got, expected) if expected.count_nonzero() >= 2 else None

@@ -65,7 +65,7 @@ def test_zero_gradient(raises_hint):
     """Is an all-zero gradient called unfinished, on many elements and on one?"""
     for shape in [(4,), ()]:
         expected = values(*shape) + 1
-        with raises_hint("your gradient for x is zero everywhere: is backward finished?"):
+        with raises_hint("your gradient for x is zero everywhere, where the true one is not"):
             diagnose_gradient("x", torch.zeros_like(expected), expected)
 
 

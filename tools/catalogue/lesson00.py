@@ -211,8 +211,8 @@ MISTAKES = [
     Mistake("Square", "constant factor 5x",
             "off by a constant factor 2.5: a factor missing, or one too many?",
             _square(SAVE_X, READ_X + "        return 5 * x * grad_output")),
-    Mistake("Square", "zero gradient", "your gradient for x is zero everywhere: is backward "
-            "finished?", _square(SAVE_X, READ_X + "        return torch.zeros_like(x)")),
+    Mistake("Square", "zero gradient", "your gradient for x is zero everywhere, where the true "
+            "one is not", _square(SAVE_X, READ_X + "        return torch.zeros_like(x)")),
     Mistake("Square", "forgets grad_output", "Square.backward ignores grad_output: grad_x is "
             "the local derivative dy/dx alone",
             _square(SAVE_X, READ_X + "        return 2 * x"), named=True, nbgrader=True),
