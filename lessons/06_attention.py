@@ -973,9 +973,9 @@ print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
 # ### Watch it converge
 #
 # One query row, 24 keys in blocks of 4. Step through the blocks: the running maximum jumps
-# when a block holds a larger score, every earlier contribution shrinks by
-# $\alpha = e^{m_{\text{old}} - m_{\text{new}}}$, and the partial output $o/\ell$ moves towards
-# the exact row (black ticks), which it reaches after the last block.
+# when a block holds a larger score, every earlier contribution shrinks by your `combine`'s
+# factor $\alpha$, and the partial output $o/\ell$ moves towards the exact row (black ticks),
+# which it reaches after the last block.
 
 # %%
 online_softmax_stepper(length=24, block=4, seed=3)
@@ -1148,8 +1148,8 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 #   per batch-head beyond the inputs, outputs and per-row statistics (a whole row block of
 #   scores, `BLOCK x Lk`, is too big). It saves $Q, K, V, O$ and $L$ (float32, or float64 for
 #   float64 inputs).
-# - **Backward** recomputes each tile from $L$, with $D = \operatorname{rowsum}(dO \odot O)$,
-#   by hand, marked `@once_differentiable`; return `None` for `scale` and `causal`.
+# - **Backward** recomputes each tile from $L$, with $D$ from your `my_row_sum`, by hand,
+#   marked `@once_differentiable`; return `None` for `scale` and `causal`.
 # - Under `causal`, skip the tiles entirely above the diagonal, in both passes (a backward
 #   in two passes, one with key blocks outside for $dK$ and $dV$ and one with query blocks
 #   outside for $dQ$, may compute a needed tile twice: that is fine).
