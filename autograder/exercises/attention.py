@@ -14,6 +14,7 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, SCALE,  # noqa: F401
                                attention_domain_values, attention_values, make_mask, one_thread)
+from .attention_mask_gradient import check_mask_gradient
 from .attention_precision import narrow_saves
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
@@ -277,6 +278,7 @@ def attention_full(function, spec: Spec, device) -> None:
         check_backward_by_hand(spec, backward)
     covers("mask None, causal, padding, broadcast 2-d")
     covers("Lq != Lk, one query, one key")
+    check_mask_gradient(function, spec, attention_values((2,), 4, 5, 3, 2, device, mask="causal"))
     with case("causal mask, each of Q, K, V alone requiring grad"):
         check_each_input_alone(function, spec, attention_values((2,), 4, 5, 3, 2, device,
                                                                 mask="causal", seed=30))

@@ -21,6 +21,12 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
     rows, Lk = math.prod(Q.shape[:-1]), K.shape[-2]
     extra = [s for s in forward.saved if not s.role.startswith("input") and s.role != "output"]
     for saved in extra:
+        if math.prod(saved.shape) >= rows * Lk and saved.dtype == torch.bool:
+            raise GradingError(
+                f"{spec.name} saved a bool tensor of shape {saved.shape} ({saved.nbytes} bytes), "
+                "the mask expanded to the scores' shape: save the mask as given (it broadcasts "
+                "against the scores in backward as in forward), not an expanded copy",
+                mistake=f"{spec.name}/saves-expanded-mask")
         if math.prod(saved.shape) >= rows * Lk:
             raise GradingError(
                 f"{spec.name} saved an {saved.role} tensor of shape {saved.shape} ({saved.nbytes} "

@@ -157,6 +157,17 @@ MISTAKES = [
          "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask, scores)"),
         ("Q, K, V, output, lse, mask = ctx.saved_tensors",
          "Q, K, V, output, lse, mask, _ = ctx.saved_tensors"), name=M), named=True),
+    # autograd drops a gradient for the mask (it needs none), so no value showed it
+    Mistake(M, "zeros returned as the mask's gradient", "as the mask's gradient where the "
+            "contract asks None", _sdpa(("P.transpose(-2, -1) @ grad_output, None, None)",
+                                         "P.transpose(-2, -1) @ grad_output, None,\n"
+                                         "                None if mask is None else "
+                                         "torch.zeros_like(mask))"), name=M), named=True),
+    # a bool copy as big as the scores: the hint said to recompute P, which it does already
+    Mistake(M, "saves the mask expanded to the scores' shape", "save the mask as given", _sdpa(
+        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+         "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask if mask is None else "
+         "mask.expand(scores.shape).clone())"), name=M), named=True),
     Mistake(M, "log-sum-exp without the row maximum", "log-sum-exp overflows for large scores",
             edit(MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
                            "lse = scores.exp().sum(dim=-1, keepdim=True).log()")),

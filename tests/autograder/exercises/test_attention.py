@@ -196,6 +196,22 @@ def test_log_sum_exp_in_float32_for_float64_inputs_is_graded_with_its_id():
         f"{M}/saves-in-lower-precision"
 
 
+def test_an_expanded_mask_saved_is_told_to_save_the_mask_as_given():
+    """Is a mask saved expanded to the scores' shape (a bool copy as big as P) told to save
+    the mask as given, with its id, not to recompute P (which it does)?"""
+    assert graded_mistake(M, "saves the mask expanded to the scores' shape") == \
+        f"{M}/saves-expanded-mask"
+    with pytest.raises(Exception, match="save the mask as given"):
+        MEMORY_EFFICIENT.run(mistake(M, "saves the mask expanded to the scores' shape"))
+
+
+def test_a_gradient_returned_for_the_mask_is_refused():
+    """Is zeros returned as the mask's gradient (which autograd drops, so no value shows it)
+    refused with its id, where the contract asks None?"""
+    assert graded_mistake(M, "zeros returned as the mask's gradient") == \
+        f"{M}/mask-gradient-not-none"
+
+
 def test_a_backward_the_inputs_cannot_tell_apart_is_not_named():
     """On the scores in the thousands (rows nearly one-hot), a diagonal-only dS and the right
     one agree to the checks' tolerance: is the right backward never blamed for it?"""
