@@ -33,10 +33,18 @@ def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple) -> s
         return (f"{returned}: you forgot to sum the broadcast dims (the engine summed them for "
                 f"you here); reduce it yourself to exactly {_shape(expected)}, "
                 f"e.g. .sum_to_size({name}.shape)")
-    if torch.Size(got).numel() == torch.Size(expected).numel() and len(got) < len(expected):
-        return (f"{returned}: a sum without keepdim=True dropped a dim of size 1 that {name} "
-                "has; keep it (keepdim=True, or sum_to_size)")
+    if _drops_ones(got, expected):
+        return (f"{returned}: a dim of size 1 that {name} has was dropped (a sum without "
+                "keepdim=True, a squeeze, a reshape); keep it (keepdim=True, or sum_to_size)")
     return shape_hint(name, got, expected)
+
+
+def _drops_ones(got: tuple, expected: tuple) -> bool:
+    """Is ``got`` ``expected`` with one or more of its dims of size 1 left out?"""
+    rest = iter(expected)  # got must be a subsequence of expected, differing only by ones
+    kept = [size for size in expected if size != 1]
+    return (len(got) < len(expected) and [size for size in got if size != 1] == kept
+            and all(any(size == other for other in rest) for size in got))
 
 
 def check_returned_shapes(spec: Spec, returned: list, values: dict) -> None:

@@ -185,9 +185,9 @@ def check_closed_form(function, device) -> None:
                            mistake="Normalize/builds-jacobian")
 
 
-def normalize_case(function, x, eps) -> None:
+def normalize_case(function, x, eps, layout="") -> None:
     values = {"x": x, "eps": eps}
-    with case(described(values, torch.float64)):
+    with case(described(values, torch.float64) + layout):
         forward, _ = graded_case(function, NORMALIZE, values)
         check_saves_output_and_norms(forward, x)
 
@@ -205,6 +205,9 @@ def normalize_full(Normalize, device) -> None:
     normalize_opening(Normalize, device)
     for seed, shape in enumerate(NORMALIZE_SHAPES):
         normalize_case(Normalize, sample(shape, device, seed=seed), EPS)
+    # rows that a flattening view cannot reach: x of (3, 2, 4) with its leading dims swapped
+    normalize_case(Normalize, sample((3, 2, 4), device, seed=5).transpose(0, 1), EPS,
+                   ", x a (3, 2, 4) tensor transposed in dims 0 and 1, not contiguous")
     for edge in ("rows below eps and a row of zeros", "1-D x",
                  "saves the output and one norm per row", "closed form"):
         covers(edge)

@@ -55,6 +55,13 @@ SELECT_THROUGH_VIEW = _select(_INDEX_ADD, """    def forward(ctx, x, index):
         return rows[index].view(len(index), *x.shape[1:])
 """)
 
+# rows flattened through view: right for every 2-D x, refused for a 3-D x whose leading dims
+# are transposed
+NORMALIZE_THROUGH_VIEW = edit(_normalize(_PROJECTION), (
+    "        norm = x.norm(dim=-1, keepdim=True)\n",
+    "        rows = x.view(-1, x.shape[-1])\n"
+    "        norm = rows.norm(dim=-1, keepdim=True).view(*x.shape[:-1], 1)\n"))
+
 UNUSUAL = []
 
 MISTAKES = [
@@ -75,4 +82,6 @@ MISTAKES = [
             "Normalize's backward used another call's eps", NORMALIZE_EPS_GLOBAL),
     Mistake("IndexSelect", "x flattened with view, which a transposed x refuses",
             "view size is not compatible with input tensor's size and stride", SELECT_THROUGH_VIEW),
+    Mistake("Normalize", "rows flattened with x.view(-1, x.shape[-1])",
+            "x a (3, 2, 4) tensor transposed in dims 0 and 1", NORMALIZE_THROUGH_VIEW),
 ]

@@ -126,7 +126,12 @@ class TestReturnedShapes:
         """Does each wrong shape get the hint that names its likely cause?"""
         assert "forgot to sum the broadcast dims" in returned_shape_hint(
             BROADCAST_MUL, "a", (3, 4), (4,))
-        assert "keepdim" in returned_shape_hint(BROADCAST_MUL, "a", (3,), (3, 1))
+        dropped = returned_shape_hint(BROADCAST_MUL, "a", (3,), (3, 1))
+        assert "a dim of size 1 that a has was dropped (a sum without keepdim=True, a squeeze, "\
+            "a reshape)" in dropped
+        assert "was dropped" in returned_shape_hint(BROADCAST_MUL, "a", (2, 3), (2, 1, 3))
+        for flattened in [((6,), (2, 3)), ((1, 3), (3, 1, 1))]:  # no dim of size 1 left out
+            assert "was dropped" not in returned_shape_hint(BROADCAST_MUL, "a", *flattened)
         assert "a transpose?" in returned_shape_hint(BROADCAST_MUL, "a", (4, 3), (3, 4))
 
     def test_a_forgotten_sum_passes_the_values_but_not_the_shape(self, raises_hint):
@@ -217,3 +222,13 @@ def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     dim, a scan's direction, a write where repeats add, the projection term, what is saved)
     carry a stable id, so that a class's failures group by it?"""
     assert graded_mistake(exercise, name) == expected
+
+
+def test_normalize_rows_flattened_by_view_fail_on_a_transposed_3d_x():
+    """Is a Normalize whose forward flattens x with x.view(-1, x.shape[-1]) (right for every
+    2-D x, and the domains' layouts are 2-D) failed on a 3-D x transposed in a leading dim?"""
+    x = torch.zeros(3, 2, 4).transpose(0, 1)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        x.view(-1, x.shape[-1])
+    assert graded_mistake("Normalize", "rows flattened with x.view(-1, x.shape[-1])") \
+        == "unnamed:check"
