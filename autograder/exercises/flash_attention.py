@@ -129,7 +129,7 @@ def check_allocations(function, values: dict, block: int) -> None:
                         f"{fixed} whether BLOCK is 4 or 8 (and here {big.shape}, beyond "
                         f"BLOCK={block}); read the block size as {NAME}.BLOCK in forward and "
                         "backward, since the grader sets it",
-                        mistake=f"{NAME}/block-hard-coded-in-{phase}")
+                        mistake=f"FlashAttention/block-hard-coded-in-{phase}")
                 full = big.shape[-2:] in ((Lq, Lk), (Lk, Lq))
                 mask = full and (big.dtype == torch.bool or big.op in ("ones", "tril", "triu"))
                 what = ("builds a full Lq x Lk mask" if mask else "materialises the full Lq x "
