@@ -34,10 +34,16 @@
 # picture helps: the **Jacobian view** draws $\partial y_o / \partial x_i$ as your backward
 # computes it beside autograd's, and outlines every entry where they differ.
 #
+# Each exercise has a self-check cell: it runs every check the hidden tests run (they add a
+# GPU run when the grader has one and you had none). Work top to bottom: the cells after an
+# exercise run your answer. Run All goes on past an exercise not yet written: its self-check
+# and the cells that use it show the stub's `NotImplementedError`, the rest runs, and the last
+# cell lists where you stand.
+#
 # Plan your time: the main line (the six exercises and the sections that lead to them) is
 # meant to take about two hours. **Optional**, and never graded: the section "Both at once:
-# the running product" after Exercise 3 (no exercise needs its cells; skip them, or run them
-# with `prediction_4` left at `None`), and the **In practice** block at the very end.
+# the running product" after Exercise 6 (no exercise needs its cells; skip them, or run them
+# with `prediction_6` left at `None`), and the **In practice** block at the very end.
 #
 # By the end of this lesson you can:
 # 1. turn a forward written with indices into its backward by summing over the output index;
@@ -540,8 +546,8 @@ jacobian_view(AddWithoutSum, lambda a, b: a + b, a_example, b_example)
 # ## Reductions that are not sums: the product
 #
 # `torch.prod(x, dim)` multiplies the entries along `dim` and removes that dimension. For $x$
-# of shape $(R, C)$ and `dim=1`, $y_r = \prod_c x_{r,c}$. Its gradient is "the product of the
-# others", and zeros make that interesting.
+# of shape $(R, C)$ and `dim=1`, $y_r = \prod_c x_{r,c}$. For its gradient, ask: what is
+# left of $y_r$ when you take out the factor $x_{r,c}$? Zeros make the answer interesting.
 #
 # **Quick question 3.** For the slices $[2, 0, 3]$ and $[0, 0, 3]$, what is the gradient of
 # the product with respect to each entry? Write all six numbers into `prediction_3`; the next
@@ -798,123 +804,6 @@ from autograder import grade; grade("Cumsum", Cumsum)
 jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 
 # %% [markdown]
-# ## Both at once: the running product, with zeros (optional, not graded)
-#
-# `torch.cumprod(x, dim)` is a scan like `Cumsum` and a product like `ProdOverDim`: for a
-# vector, $y_o = \prod_{k \le o} x_k$. Unlike the running sum, its Jacobian depends on $x$,
-# and a zero cuts every later output off from the entries before it. The short formula people
-# write for it comes from the no-zero case, $\partial L / \partial x_i = \frac{1}{x_i}
-# \sum_{o \ge i} g_o\, y_o$ (a reversed running sum of $g\,y$, divided by $x$).
-#
-# **Quick question 4.** $x = [2, 0, 3, 0.5]$ and $g$ all ones (the loss is the sum of the four
-# outputs). Work out the true gradient with respect to each of the four entries, by hand from
-# $y_o$, and write the four numbers into `prediction_4`. The next cell also runs the short
-# formula.
-
-# %%
-prediction_4 = None  # [dL/dx_0, dL/dx_1, dL/dx_2, dL/dx_3]
-
-# %%
-x4 = torch.tensor([2.0, 0.0, 3.0, 0.5], requires_grad=True)
-torch.cumprod(x4, 0).sum().backward()
-y4 = torch.cumprod(x4.detach(), 0)
-short = (torch.ones(4) * y4).flip(0).cumsum(0).flip(0) / x4.detach()
-print("the short formula:", short.tolist())
-compare(prediction_4, x4.grad.tolist())
-
-# %% [markdown]
-# <details><summary><b>Answer</b> (open after your prediction)</summary>
-#
-# $[1, 11, 0, 0]$. $y = [2,\ 2x_1,\ 2x_1 x_2,\ 2x_1x_2x_3]$: every output past the zero
-# contains $x_1$, so moving $x_1$ moves all three, $2 + 2 \cdot 3 + 2 \cdot 3 \cdot 0.5 = 11$,
-# while $x_2$ and $x_3$ only ever appear multiplied by $x_1 = 0$. The short formula gets the
-# zero's own entry as $0/0$ (`nan`) and the others right: the entry it cannot divide by is
-# exactly the one that carries the gradient.
-# </details>
-#
-# Write `cumprod_backward(x, grad_output, dim)` returning $\partial L / \partial x$ of
-# `torch.cumprod(x, dim)`, exact and finite with any number of zeros per slice, along any
-# `dim`, without dividing by $x$. Derive it first:
-#
-# 1. Write $\partial y_o / \partial x_i$ with an indicator and a product over $k \le o$,
-#    $k \ne i$; then $\partial L / \partial x_i$ as a sum over $o$.
-# 2. Split that product as `ProdOverDim` did: the part before $i$ and the part after it. Which
-#    part depends on $o$?
-# 3. Call what is left inside the sum $S_i$. Write $S_i$ in terms of $S_{i+1}$: which way does
-#    this scan run, and what does it multiply by at each step?
-#
-# <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
-#
-# Which outputs contain $x_i$? In each of them, which factors come before $x_i$ and which after,
-# and which of those two groups is the same for every such output?
-# </details>
-#
-# <details><summary><b>Hint 2</b>: the index-notation step</summary>
-#
-# $\partial y_o / \partial x_i = [i \le o] \prod_{k < i} x_k \prod_{i < k \le o} x_k$.
-# Multiply by $g_o$ and sum over $o$: which of the two products is the same for every $o$, and
-# so comes out of the sum? Which running product of `ProdOverDim` is it? What stays inside the
-# sum is $S_i$.
-# </details>
-#
-# <details><summary><b>Hint 3</b>: numbers to hit</summary>
-#
-# $x = (2, 1, 3, 0.5)$ and $g = (1, -1, 2, 1)$: $\partial L/\partial x =
-# (7.5, 13, 5, 6)$. With the zero of the prediction above, $x = (2, 0, 3, 0.5)$ and $g = 1$:
-# $(1, 11, 0, 0)$, finite.
-# </details>
-
-# %% nbgrader={"grade_id": "answer_cumprod_backward", "solution": true}
-def cumprod_backward(x, grad_output, dim):
-    """dL/dx of torch.cumprod(x, dim), exact with zeros, without dividing by x."""
-    ### BEGIN SOLUTION
-    x, g = x.movedim(dim, -1), grad_output.movedim(dim, -1)
-    n = x.shape[-1]
-    before = torch.cat([torch.ones_like(x[..., :1]), x[..., :-1]], -1).cumprod(-1)
-    s = torch.empty_like(g)
-    s[..., n - 1] = g[..., n - 1]
-    for i in range(n - 2, -1, -1):  # S_i = g_i + x_{i+1} S_{i+1}: a scan from the end
-        s[..., i] = g[..., i] + x[..., i + 1] * s[..., i + 1]
-    return (before * s).movedim(-1, dim)
-    ### END SOLUTION
-
-
-# %% tags=["skip-when-grading"]
-def check_cumprod_backward() -> None:
-    """Your cumprod_backward against autograd's, slices with no, one and two zeros."""
-    slices = torch.tensor([[1.5, -2.0, 0.5, 3.0, -1.0], [2.0, 0.0, 3.0, 0.5, -2.0],
-                           [0.0, 1.5, 0.0, 2.0, 4.0]], dtype=torch.float64)
-    rng = torch.Generator().manual_seed(6)  # leaves the notebook's own seed alone
-    for along, source in [(1, slices), (0, slices.T.contiguous()), (-1, slices)]:
-        leaf = source.clone().requires_grad_()
-        upstream = torch.randn(leaf.shape, dtype=torch.float64, generator=rng)
-        want, = torch.autograd.grad(torch.cumprod(leaf, along), leaf, upstream)
-        try:
-            got = cumprod_backward(leaf.detach(), upstream, along)
-        except NotImplementedError:
-            print("cumprod_backward is not written yet")
-            return
-        except Exception as error:  # shown, not raised: Run All goes on
-            print(f"✗ cumprod_backward raised {type(error).__name__} for dim={along}: {error}")
-            return
-        if not (isinstance(got, torch.Tensor) and got.shape == want.shape
-                and torch.allclose(got, want)):
-            print(f"✗ wrong for dim={along}: got\n{got}\nexpected\n{want}")
-            return
-    print("✓ cumprod_backward matches autograd for dim 1, 0 and -1 (no, one and two zeros)")
-
-
-check_cumprod_backward()
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after the check above shows ✓</summary>
-#
-# $S_{n-1} = g_{n-1}$ and $S_i = g_i + x_{i+1}\, S_{i+1}$: a scan from the end, like
-# `Cumsum`'s backward, that multiplies by the next entry of $x$ before it adds. No division, so
-# zeros cost nothing. (A loop over the positions of `dim` is fine here.)
-# </details>
-
-# %% [markdown]
 # ## Selections
 #
 # `torch.index_select(x, 0, index)` picks rows of $x$: output row $k$ is row `index[k]` of
@@ -924,12 +813,12 @@ check_cumprod_backward()
 # `t[index] = v` (which is `t.index_put_((index,), v)`) writes row $k$ of `v` to row
 # `index[k]`, for every $k$. And `t[index] += v`?
 #
-# **Quick question 5.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. After `z = zeros(5); z[idx] = v`,
+# **Quick question 4.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. After `z = zeros(5); z[idx] = v`,
 # does entry 4 hold the sum of the two values sent there, 4, or one of them? And after
-# `z = zeros(5); z[idx] += v`? Write `"sum"` or `"one of them"` for each into `prediction_5`.
+# `z = zeros(5); z[idx] += v`? Write `"sum"` or `"one of them"` for each into `prediction_4`.
 
 # %%
-prediction_5 = None  # ("sum" or "one of them" after z[idx] = v, the same after z[idx] += v)
+prediction_4 = None  # ("sum" or "one of them" after z[idx] = v, the same after z[idx] += v)
 
 # %%
 idx, v = torch.tensor([4, 0, 4]), torch.tensor([1.0, 2.0, 3.0])
@@ -939,7 +828,7 @@ written_plus = torch.zeros(5)
 written_plus[idx] += v
 print("z[idx] = v: ", written)
 print("z[idx] += v:", written_plus)
-compare(prediction_5, tuple("sum" if z[4].item() == 4.0 else "one of them"
+compare(prediction_4, tuple("sum" if z[4].item() == 4.0 else "one of them"
                             for z in (written, written_plus)))
 
 # %% [markdown]
@@ -970,7 +859,7 @@ compare(prediction_5, tuple("sum" if z[4].item() == 4.0 else "one of them"
 # 2. Multiply by $g_{k,c}$ and sum over $k$ and $c$. Which rows $k$ of $g$ reach row $s$ of the
 #    gradient? What does a row of $x$ that `index` never names get, and one that it names
 #    three times?
-# 3. What must happen at a row of the gradient that `index` names twice? Quick question 5
+# 3. What must happen at a row of the gradient that `index` names twice? Quick question 4
 #    showed what a write leaves there. Which `Tensor` method whose name begins with `index_`
 #    does what your step 2 needs?
 #
@@ -1111,20 +1000,20 @@ jacobian_view(SelectByAssignment, index_select_rows, rows, repeated)
 # where $\varepsilon$ keeps a row of zeros (or nearly) from dividing by zero: such a row is
 # divided by $\varepsilon$ instead and stays short.
 #
-# **Quick question 6.** A row well above $\varepsilon$, and `grad_output` equal to $y$ itself
+# **Quick question 5.** A row well above $\varepsilon$, and `grad_output` equal to $y$ itself
 # (the loss grows when the output grows along its own direction). What is the gradient with
 # respect to $x$? And for a row whose norm is below $\varepsilon$? Write `"zero"` or
-# `"not zero"` for each row into `prediction_6`.
+# `"not zero"` for each row into `prediction_5`.
 
 # %%
-prediction_6 = None  # ("zero" or "not zero" for the long row, the same for the short row)
+prediction_5 = None  # ("zero" or "not zero" for the long row, the same for the short row)
 
 # %%
 row = torch.tensor([[3.0, 4.0], [0.003, 0.004]], dtype=torch.float64, requires_grad=True)
 y = F.normalize(row, dim=-1, eps=0.01)
 grad_row, = torch.autograd.grad(y, row, y.detach())
 print("y:", y.detach(), "\ngradient for grad_output = y:", grad_row)
-compare(prediction_6, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for r in grad_row))
+compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for r in grad_row))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -1363,14 +1252,13 @@ compare(predicted_indices, indices.tolist())
 # copy of? Which outputs read a given entry $x_i$, and how many can there be?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step</summary>
+# <details><summary><b>Hint 2</b>: the index-notation step, as questions</summary>
 #
-# $y_o = x_{m_o}$ along `dim`, so $\partial y_o / \partial x_i = [m_o = i]$. Multiply by $g_o$
-# and sum over $o$. Which earlier exercise had a gradient of this form, one $g$ sent to a
-# position read from an index, repeats added? What is different here about the index: how many
-# are there, and along which dimension do they point? `index_add` shares one index across
-# every slice; here each entry of the output has its own index along `dim`. Which `Tensor`
-# method adds the entries of a source at an index of the source's own shape?
+# Write $y_o$ as one entry of $x$ along `dim`, using $m_o$. For which $i$ is
+# $\partial y_o / \partial x_i$ not zero, and what is it there? Multiply by $g_o$ and sum
+# over $o$: which earlier exercise had a gradient of this form? What is different about the
+# index here: how many are there, and along which dimension do they point? What must the op
+# you pick do with two outputs that copy the same entry? Hint 3's numbers check your answer.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -1429,6 +1317,122 @@ from autograder import grade; grade("CumMax", CumMax)
 jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
               torch.tensor([[1.0, 3.0, 3.0, 2.0], [4.0, 1.0, 2.0, 0.5], [0.0, 1.0, 2.0, 3.0]],
                            dtype=torch.float64), 1)
+
+# %% [markdown]
+# ## Both at once: the running product, with zeros (optional, not graded)
+#
+# `torch.cumprod(x, dim)` is a scan like `Cumsum` and a product like `ProdOverDim`: for a
+# vector, $y_o = \prod_{k \le o} x_k$. Unlike the running sum, its Jacobian depends on $x$,
+# and a zero cuts every later output off from the entries before it.
+#
+# **Quick question 6.** $x = [2, 0, 3, 0.5]$ and $g$ all ones (the loss is the sum of the four
+# outputs). Work out the true gradient with respect to each of the four entries, by hand from
+# $y_o$, and write the four numbers into `prediction_6`. The next cell also shows the short
+# formula people write for it, derived where no entry is zero.
+
+# %%
+prediction_6 = None  # [dL/dx_0, dL/dx_1, dL/dx_2, dL/dx_3]
+
+# %%
+x4 = torch.tensor([2.0, 0.0, 3.0, 0.5], requires_grad=True)
+torch.cumprod(x4, 0).sum().backward()
+compare(prediction_6, x4.grad.tolist())
+through_logs = torch.tensor([2.0, 0.0, 3.0, 0.5], requires_grad=True)
+torch.cumsum(through_logs.log(), 0).exp().sum().backward()  # cumprod for x >= 0
+print("the short formula, dL/dx_i = (1/x_i) * (sum over o >= i of g_o y_o):",
+      through_logs.grad.tolist())
+
+# %% [markdown]
+# <details><summary><b>Answer</b> (open after your prediction)</summary>
+#
+# $[1, 11, 0, 0]$. $y = [2,\ 2x_1,\ 2x_1 x_2,\ 2x_1x_2x_3]$: every output past the zero
+# contains $x_1$, so moving $x_1$ moves all three, $2 + 2 \cdot 3 + 2 \cdot 3 \cdot 0.5 = 11$,
+# while $x_2$ and $x_3$ only ever appear multiplied by $x_1 = 0$. The short formula gets the
+# zero's own entry as $0/0$ (`nan`) and the others right: the entry it cannot divide by is
+# exactly the one that carries the gradient.
+# </details>
+#
+# Write `cumprod_backward(x, grad_output, dim)` returning $\partial L / \partial x$ of
+# `torch.cumprod(x, dim)`, exact and finite with any number of zeros per slice, along any
+# `dim`, without dividing by $x$. Derive it first:
+#
+# 1. Write $\partial y_o / \partial x_i$ with an indicator and a product over $k \le o$,
+#    $k \ne i$; then $\partial L / \partial x_i$ as a sum over $o$.
+# 2. Split that product as `ProdOverDim` did: the part before $i$ and the part after it. Which
+#    part depends on $o$?
+# 3. Call what is left inside the sum $S_i$. Write $S_i$ in terms of $S_{i+1}$: which way does
+#    this scan run, and what does it multiply by at each step?
+#
+# <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
+#
+# Which outputs contain $x_i$? In each of them, which factors come before $x_i$ and which after,
+# and which of those two groups is the same for every such output?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the index-notation step</summary>
+#
+# $\partial y_o / \partial x_i = [i \le o] \prod_{k < i} x_k \prod_{i < k \le o} x_k$.
+# Multiply by $g_o$ and sum over $o$: which of the two products is the same for every $o$, and
+# so comes out of the sum? Which running product of `ProdOverDim` is it? What stays inside the
+# sum is $S_i$.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
+#
+# $x = (2, 1, 3, 0.5)$ and $g = (1, -1, 2, 1)$: $\partial L/\partial x =
+# (7.5, 13, 5, 6)$. With the zero of the prediction above, $x = (2, 0, 3, 0.5)$ and $g = 1$:
+# $(1, 11, 0, 0)$, finite.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_cumprod_backward", "solution": true}
+def cumprod_backward(x, grad_output, dim):
+    """dL/dx of torch.cumprod(x, dim), exact with zeros, without dividing by x."""
+    ### BEGIN SOLUTION
+    x, g = x.movedim(dim, -1), grad_output.movedim(dim, -1)
+    n = x.shape[-1]
+    before = torch.cat([torch.ones_like(x[..., :1]), x[..., :-1]], -1).cumprod(-1)
+    s = torch.empty_like(g)
+    s[..., n - 1] = g[..., n - 1]
+    for i in range(n - 2, -1, -1):  # S_i = g_i + x_{i+1} S_{i+1}: a scan from the end
+        s[..., i] = g[..., i] + x[..., i + 1] * s[..., i + 1]
+    return (before * s).movedim(-1, dim)
+    ### END SOLUTION
+
+
+# %% tags=["skip-when-grading"]
+def check_cumprod_backward() -> None:
+    """Your cumprod_backward against autograd's, slices with no, one and two zeros."""
+    slices = torch.tensor([[1.5, -2.0, 0.5, 3.0, -1.0], [2.0, 0.0, 3.0, 0.5, -2.0],
+                           [0.0, 1.5, 0.0, 2.0, 4.0]], dtype=torch.float64)
+    rng = torch.Generator().manual_seed(6)  # leaves the notebook's own seed alone
+    for along, source in [(1, slices), (0, slices.T.contiguous()), (-1, slices)]:
+        leaf = source.clone().requires_grad_()
+        upstream = torch.randn(leaf.shape, dtype=torch.float64, generator=rng)
+        want, = torch.autograd.grad(torch.cumprod(leaf, along), leaf, upstream)
+        try:
+            got = cumprod_backward(leaf.detach(), upstream, along)
+        except NotImplementedError:
+            print("cumprod_backward is not written yet")
+            return
+        except Exception as error:  # shown, not raised: Run All goes on
+            print(f"✗ cumprod_backward raised {type(error).__name__} for dim={along}: {error}")
+            return
+        if not (isinstance(got, torch.Tensor) and got.shape == want.shape
+                and torch.allclose(got, want)):
+            print(f"✗ wrong for dim={along}: got\n{got}\nexpected\n{want}")
+            return
+    print("✓ cumprod_backward matches autograd for dim 1, 0 and -1 (no, one and two zeros)")
+
+
+check_cumprod_backward()
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after the check above shows ✓</summary>
+#
+# $S_{n-1} = g_{n-1}$ and $S_i = g_i + x_{i+1}\, S_{i+1}$: a scan from the end, like
+# `Cumsum`'s backward, that multiplies by the next entry of $x$ before it adds. No division, so
+# zeros cost nothing. (A loop over the positions of `dim` is fine here.)
+# </details>
 
 # %% [markdown]
 # ## Common mistakes
