@@ -197,16 +197,18 @@ def _ids_given(path: Path) -> list[str]:
         return str(constants[name]) if name in constants else f"{{{ast.unparse(value.value)}}}"
 
     found = []
+    def text(node) -> str | None:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.JoinedStr):
+            return "".join(placeholder(v) if isinstance(v, ast.FormattedValue) else v.value
+                           for v in node.values)
+        return None
+
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "GradingError":
             given = next((k.value for k in node.keywords if k.arg == "mistake"), None)
-            if isinstance(given, ast.Constant):
-                found.append(given.value)
-            elif isinstance(given, ast.Dict):
-                found.extend(value.value for value in given.values)
-            elif isinstance(given, ast.JoinedStr):
-                found.append("".join(placeholder(v) if isinstance(v, ast.FormattedValue)
-                                     else v.value for v in given.values))
+            found.extend(map(text, given.values) if isinstance(given, ast.Dict) else [text(given)])
     return found
 
 
