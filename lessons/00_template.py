@@ -551,21 +551,25 @@ compare(predicted, {"tensors printed in forward": counts[0],
 # </details>
 
 # %% [markdown]
-# ## Worked example: `RunningSum`, where one input touches every later output
+# ## Worked example: `FirstDifference`, where each input reaches two outputs
 #
-# $y_i = u_i + \alpha \sum_{j \le i} v_j$ for $u$ and $v$ of shape $(n,)$ and $\alpha$ a
-# Python float: $u$ plus $\alpha$ times the running total of $v$ (`torch.cumsum`). Three
-# inputs, so backward returns three values. The method of `Norm`, with $G$ = `grad_output` of
-# shape $(n,)$:
+# $y_i = u_i + \alpha\,(v_i - v_{i-1})$ for $u$ and $v$ of shape $(n,)$ and $\alpha$ a Python
+# float, with $v_{-1} = 0$: $u$ plus $\alpha$ times the step from each entry of $v$ to the
+# next. Three inputs, so backward returns three values. The method of `Norm`, with
+# $G$ = `grad_output` of shape $(n,)$:
 #
 # 1. **One entry.** $\partial y_i / \partial u_k = 1$ if $i = k$, else $0$: a diagonal, as
-#    for `Square`. And $\partial y_i / \partial v_k = \alpha$ if $k \le i$, else $0$: $v_k$
-#    is in the running total of every output from $k$ on. That Jacobian is a lower triangle.
+#    for `Square`. And $\partial y_i / \partial v_k = \alpha$ if $i = k$, $-\alpha$ if
+#    $i = k + 1$, else $0$: $v_k$ is in two outputs, $y_k$ and the next one, $y_{k+1}$ (the
+#    last, $v_{n-1}$, is in $y_{n-1}$ alone). That Jacobian is a band: $\alpha$ on the diagonal,
+#    $-\alpha$ just below it, zeros elsewhere. Neither a diagonal nor full.
 # 2. **The sum over outputs.** $\partial L / \partial u_k = G_k$, and
-#    $\partial L / \partial v_k = \alpha \sum_i G_i\, [k \le i] = \alpha \sum_{i \ge k} G_i$:
-#    a running total taken from the other end. The backward of a prefix sum is a suffix sum.
-# 3. **Shapes.** Both sums leave $(n,)$, the shape of $u$ and of $v$. PyTorch has no reverse
-#    `cumsum`: flip $G$, take the running total, flip it back.
+#    $\partial L / \partial v_k = \sum_i G_i\, \partial y_i / \partial v_k
+#    = \alpha\,(G_k - G_{k+1})$, with $G_n = 0$ past the end: two terms of the sum are left.
+#    Forward subtracts the entry before; backward subtracts the entry after.
+# 3. **Shapes.** Both results have shape $(n,)$, the shape of $u$ and of $v$. $G_{k+1}$ is $G$
+#    moved one place up, a zero appended: `torch.cat` of `G[1:]` and one zero, as forward
+#    moved $v$ one place down.
 # 4. **What to save.** No tensor at all: the derivatives do not depend on $u$ or $v$. The
 #    float goes on `ctx` as a plain attribute, and backward returns `None` in its place.
 #
@@ -573,42 +577,49 @@ compare(predicted, {"tensors printed in forward": counts[0],
 # node `y.grad_fn`, which is the `ctx` backward received, still holds it.
 
 # %%
-class RunningSum(torch.autograd.Function):
-    """y[i] = u[i] + alpha * (v[0] + ... + v[i]), for u and v of shape (n,), alpha a float."""
+class FirstDifference(torch.autograd.Function):
+    """y[i] = u[i] + alpha * (v[i] - v[i - 1]), v[-1] taken as 0, for u and v of shape (n,),
+    alpha a float."""
 
     @staticmethod
     def forward(ctx, u, v, alpha):
         ctx.alpha = alpha  # a float: a plain attribute is fine
-        return u + alpha * torch.cumsum(v, dim=0)
+        previous = torch.cat([v.new_zeros(1), v[:-1]])  # v[i - 1], a zero first
+        return u + alpha * (v - previous)
 
     @staticmethod
     def backward(ctx, grad_output):
         grad_u = grad_v = None
         if ctx.needs_input_grad[0]:
             grad_u = grad_output  # the diagonal of ones passes G through
-        if ctx.needs_input_grad[1]:  # suffix sums G[k] + ... + G[n - 1]
-            grad_v = ctx.alpha * grad_output.flip(0).cumsum(0).flip(0)
+        if ctx.needs_input_grad[1]:  # alpha * (G[k] - G[k + 1]), with G[n] taken as 0
+            following = torch.cat([grad_output[1:], grad_output.new_zeros(1)])
+            grad_v = ctx.alpha * (grad_output - following)
         return grad_u, grad_v, None  # None for alpha, which is not a tensor
 
 
 u = torch.randn(3, dtype=torch.float64, requires_grad=True)
 v = torch.randn(3, dtype=torch.float64)  # no gradient wanted
-y = RunningSum.apply(u, v, 2.0)
+y = FirstDifference.apply(u, v, 2.0)
 y.sum().backward()
 print("needs_input_grad =", y.grad_fn.needs_input_grad, " (y.grad_fn is the ctx backward saw)")
 v.requires_grad_()
-RunningSum.apply(u, v, 2.0).sum().backward()
-print("v.grad =", v.grad, " (alpha = 2 times 3, 2, 1: v[0] is in all three totals)")
-print("gradcheck:", passes_gradcheck(lambda u, v: RunningSum.apply(u, v, 2.0), u, v))
+FirstDifference.apply(u, v, 2.0).sum().backward()
+print("v.grad =", v.grad, " (2 * (G[k] - G[k + 1]), G all ones and G[3] = 0)")
+print("gradcheck:", passes_gradcheck(lambda u, v: FirstDifference.apply(u, v, 2.0), u, v))
 
 # %% [markdown]
-# The Jacobian our backward implies, read off one `grad_output` basis vector at a time, beside
-# autograd's Jacobian of the composed formula. Each row is one output $y_i$, each column one
-# entry of the input: the diagonal of ones for $u$, the lower triangle of $\alpha$s for $v$.
-# Backward built neither: it passed $G$ through, and summed it from the end.
+# With $G$ all ones (from `.sum()`) the differences cancel except at the end: the sum
+# $y_0 + y_1 + y_2$ holds $\alpha v_2$ and no other entry of $v$. The Jacobian our backward implies,
+# read off one `grad_output` basis vector at a time, beside autograd's Jacobian of the
+# composed formula (`torch.diff`, with a zero put in front). Each row is one output $y_i$,
+# each column one entry of the input: the diagonal of ones for $u$, the band of $\alpha$ and
+# $-\alpha$ for $v$. Backward built neither: it passed $G$ through, and took from each entry
+# of $G$ the next one.
 
 # %%
-jacobian_view(RunningSum, lambda u, v, alpha: u + alpha * torch.cumsum(v, dim=0),
+jacobian_view(FirstDifference,
+              lambda u, v, alpha: u + alpha * torch.diff(v, prepend=v.new_zeros(1)),
               u.detach(), v.detach(), 2.0)
 
 # %% [markdown]
@@ -620,7 +631,7 @@ jacobian_view(RunningSum, lambda u, v, alpha: u + alpha * torch.cumsum(v, dim=0)
 predicted = {"needs_input_grad": None}  # e.g. (True, False, False)
 
 # %%
-y = RunningSum.apply(u, v, 2.0)
+y = FirstDifference.apply(u, v, 2.0)
 grad_u, = torch.autograd.grad(y.sum(), [u])
 compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_fn is ctx
 
@@ -639,7 +650,7 @@ compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_f
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
 # where `x1` and `x2` are tensors of the same shape (0-d included) and `w1`, `w2` are Python
 # floats (0 included). The three rules above are all you need. Can backward tell which inputs
-# need no gradient, as `RunningSum`'s could? Skipping their work saves little here, and the
+# need no gradient, as `FirstDifference`'s could? Skipping their work saves little here, and the
 # self-check accepts a backward that computes every gradient (autograd drops one nobody asked
 # for), but in `Outer` it is part of the contract. Answer on paper first:
 #
@@ -773,7 +784,7 @@ compare(predicted, actual)
 # - `grad_output` may come as a non-contiguous view (transposed, or every other column of a
 #   wider tensor): the gradients must not depend on its strides.
 #
-# Use the method of `Norm` and `RunningSum`: one entry with its indices, the sum over the
+# Use the method of `Norm` and `FirstDifference`: one entry with its indices, the sum over the
 # outputs, the shapes. This time the output has two indices.
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
@@ -906,7 +917,7 @@ from autograder import grade; grade("Outer", Outer)
 # </details>
 #
 # Your `Outer`'s Jacobian, from your backward, beside autograd's of `torch.outer`: compare its
-# pattern with `RunningSum`'s triangle above. (The view checks the gradients of these two
+# pattern with `FirstDifference`'s band above. (The view checks the gradients of these two
 # small vectors only; the self-check above is the verdict.)
 
 # %%
@@ -1009,5 +1020,5 @@ else:
 # product, derived one index at a time, never built as a matrix. `gradcheck` in float64 is
 # your first test: `torch.autograd.gradcheck(MyFunction.apply, (x,))` with `x` a float64
 # tensor that requires grad; non-tensor arguments go in the tuple as they are (or fix them
-# with a `lambda`, as for `RunningSum`). Next lesson: which tensors to save, and a sigmoid that
-# stays finite at $x = \pm 800$.
+# with a `lambda`, as for `FirstDifference`). Next lesson: which tensors to save, and a
+# sigmoid that stays finite at $x = \pm 800$.
