@@ -32,11 +32,14 @@ def check_saves_only_inputs(forward) -> None:
     others = [saved for saved in forward.saved if not saved.role.startswith("input")]
     if others:
         what = others[0]
+        why = ("that keeps the (m, n) output alive until backward, which does not need it; the "
+               "contract saves only u and v themselves, which the caller holds anyway"
+               if what.role == "output" else
+               "the contract saves only u and v themselves, which the caller holds anyway; "
+               "anything else, a copy included, is new memory")
         raise GradingError(
             f"Outer saved a{'n' if what.role[0] in 'aeiou' else ''} {what.role} of shape "
-            f"{what.shape} ({what.nbytes} bytes): the contract saves only u and v themselves, "
-            "which the caller holds anyway; anything else, a copy included, is new memory",
-            mistake="Outer/saves-more-than-inputs")
+            f"{what.shape} ({what.nbytes} bytes): {why}", mistake="Outer/saves-more-than-inputs")
 
 
 def _wrong_side(function, device) -> str | None:

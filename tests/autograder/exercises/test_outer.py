@@ -82,3 +82,18 @@ def test_a_non_contiguous_grad_output_is_tried(raises_hint):
     on a transposed grad_output, and told which?"""
     with raises_hint("(with a transposed grad_output of shape (4, 3), strides (1, 4))"):
         outer_full(mistake("Outer", "grad_output flattened with .view(-1)"), torch.device("cpu"))
+
+
+def test_a_saved_output_is_not_called_new_memory():
+    """Is an Outer that saves its output told that it keeps the output alive until backward
+    (which does not need it), not that it is new memory, which a saved output is not; and a
+    saved clone still told it is new memory?"""
+    from autograder.errors import GradingError
+
+    with pytest.raises(GradingError) as output:
+        outer_full(mistake("Outer", "saves the output"), torch.device("cpu"))
+    assert "keeps the (m, n) output alive until backward" in str(output.value)
+    assert "new memory" not in str(output.value)
+    with pytest.raises(GradingError) as clone:
+        outer_full(mistake("Outer", "saves clones of u and v"), torch.device("cpu"))
+    assert "new memory" in str(clone.value)
