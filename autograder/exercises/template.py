@@ -10,6 +10,7 @@ from ..diagnose import diagnose_gradient
 from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from ..probes import reachable
 
 # 0-d last: on a single element every wrong gradient looks like a sign or a constant factor,
 # so the first failure should come from a shape whose hint can tell them apart.
@@ -252,6 +253,23 @@ def check_weights_not_rounded(function, device) -> None:
                     mistake="WeightedSum/float32-constant")
 
 
+def check_weights_kept_as_floats(forward, values: dict) -> None:
+    """A 0-d tensor on ctx that forward made (it requires no grad, so it is no input) holding
+    w1's or w2's value: a weight made into a tensor, ctx.w1 = torch.tensor(w1). Named before
+    check_no_ctx_tensors, whose save_for_backward remedy would keep the float32 tensor."""
+    for attribute, value in forward.ctx_attributes.items():
+        for path, tensor in reachable(value, f"ctx.{attribute}"):
+            if tensor.dim() != 0 or tensor.requires_grad or not tensor.is_floating_point():
+                continue
+            for name in ("w1", "w2"):
+                if tensor.item() == torch.tensor(values[name], dtype=tensor.dtype).item():
+                    raise GradingError(
+                        f"WeightedSum keeps {name} on ctx as a 0-d {tensor.dtype} tensor, "
+                        f"{path}: {name} is a Python float: keep it as one, a plain attribute "
+                        f"(ctx.{name} = {name}); backward needs no tensor from forward here",
+                        mistake="WeightedSum/weight-as-tensor-on-ctx")
+
+
 def _check_weighted(function, values: dict):
     """Values and gradients; a None returned for the input whose weight is 0 is named so."""
     try:
@@ -275,7 +293,9 @@ def weighted_sum_full(WeightedSum, device) -> None:
     check_uses_grad_output(function, WEIGHTED_SUM, _weighted_values((4,), device))
     for seed, shape in enumerate(SHAPES):
         for w1, w2 in [(0.5, -2.0), (1.0, 0.0), (3.0, 3.0)]:
-            forward = _check_weighted(function, _weighted_values(shape, device, w1, w2, seed))
+            values = _weighted_values(shape, device, w1, w2, seed)
+            forward = _check_weighted(function, values)
+            check_weights_kept_as_floats(forward, values)
             check_no_ctx_tensors(WEIGHTED_SUM, forward)
     check_weights_not_rounded(function, device)
     covers("a weight of 0")

@@ -1,7 +1,8 @@
 """Lesson 00's answers that only the later checks separate: Outer's work done for a gradient
 nobody needs (returning None for it is not enough, nor is asking autograd for both) and state
 shared between calls (issue 37),
-WeightedSum's weights rounded through a float32 tensor (right to float32's precision), and
+WeightedSum's weights rounded through a float32 tensor (right to float32's precision) or kept
+on ctx as tensors, and
 backwards that need a contiguous grad_output."""
 
 from tools.catalogue import Mistake
@@ -47,6 +48,14 @@ MISTAKES = [
             _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None",
                       "        ctx.w1, ctx.w2 = w1, w2\n"
                       "        return torch.tensor(w1) * x1 + torch.tensor(w2) * x2")),
+    # the weights as 0-d tensors on ctx: told to keep the floats, not to save_for_backward
+    # them (which would keep the float32 tensors the probe above then finds)
+    Mistake("WeightedSum", "weights made into tensors on ctx",
+            "WeightedSum keeps w1 on ctx as a 0-d torch.float32 tensor, ctx.w1: w1 is a Python "
+            "float: keep it as one",
+            _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None",
+                      "        ctx.w1, ctx.w2 = torch.tensor(w1), torch.tensor(w2)\n"
+                      "        return w1 * x1 + w2 * x2")),
     # .view needs strides it can flatten: a transposed grad_output has none
     Mistake("Square", "grad_output flattened with .view(-1)",
             "(with a transposed grad_output of shape (3, 4), strides (1, 3))",

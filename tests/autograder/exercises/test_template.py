@@ -123,3 +123,39 @@ def test_square_gets_a_non_contiguous_grad_output(raises_hint):
     on a transposed grad_output, and told which?"""
     with raises_hint("(with a transposed grad_output of shape (3, 4), strides (1, 3))"):
         run("Square", mistake("Square", "grad_output flattened with .view(-1)"))
+
+
+@pytest.mark.parametrize("forward", [
+    "        ctx.w1, ctx.w2 = torch.tensor(w1), torch.tensor(w2)\n",
+    "        ctx.w = (torch.tensor(w1, dtype=x1.dtype), torch.tensor(w2, dtype=x1.dtype))\n"])
+def test_a_weight_made_into_a_tensor_on_ctx_is_told_to_stay_a_float(forward, raises_hint):
+    """Is a weight kept on ctx as a 0-d tensor (in float32 or the inputs' dtype, alone or in a
+    tuple) told that it is a Python float to keep as one, and not sent to save_for_backward,
+    where the float32 tensor would stay?"""
+    from tools.catalogue import load
+    from tools.catalogue.lesson00 import _weighted
+    backward = ("        w1, w2 = (ctx.w1, ctx.w2) if hasattr(ctx, 'w1') else ctx.w\n"
+                "        return grad_output * w1, grad_output * w2, None, None")
+    with raises_hint("w1 is a Python float: keep it as one") as info:
+        run("WeightedSum", load("WeightedSum", _weighted(
+            backward, forward + "        return w1 * x1 + w2 * x2")))
+    assert info.value.mistake == "WeightedSum/weight-as-tensor-on-ctx"
+    assert "save_for_backward" not in str(info.value).splitlines()[0]
+
+
+def test_a_zero_dimensional_input_on_ctx_is_not_taken_for_a_weight():
+    """Is a 0-d input x1 kept on ctx (it requires grad), even one equal to w1, left to the
+    shared tensor-on-ctx check rather than called a weight?"""
+    from autograder.checks import make_inputs, run_forward
+    from autograder.exercises.template import (WEIGHTED_SUM, _weighted_values,
+                                               check_weights_kept_as_floats)
+    from tools.catalogue import load
+    from tools.catalogue.lesson00 import _weighted
+    function = load("WeightedSum", _weighted(
+        "        return grad_output * ctx.w1, grad_output * ctx.w2, None, None",
+        "        ctx.w1, ctx.w2, ctx.x1 = w1, w2, x1\n        return w1 * x1 + w2 * x2"))
+    values = _weighted_values((), "cpu", w1=0.5, w2=-2.0)
+    values["x1"] = torch.tensor(0.5, dtype=torch.float64)  # an input equal to w1
+    forward = run_forward(function, WEIGHTED_SUM, make_inputs(values))
+    assert "ctx.x1" in forward.ctx_tensor_attributes
+    check_weights_kept_as_floats(forward, values)
