@@ -211,11 +211,14 @@ def backward_outputs(spec: Spec, outputs, x: torch.Tensor, grad_outputs):
         grad, = torch.autograd.grad([o for o, _ in used], x, [g for _, g in used],
                                     allow_unused=True)
     except TypeError as error:
-        raise GradingError(
-            f"{spec.name}.backward raised TypeError on a None gradient: after "
-            "ctx.set_materialize_grads(False) an unused output's gradient is None; test "
-            "`if grad is None` before adding, concatenating or padding it",
-            str(error)) from error
+        if any(g is None for g in grad_outputs) and "NoneType" in str(error):
+            raise GradingError(
+                f"{spec.name}.backward raised TypeError on a None gradient: after "
+                "ctx.set_materialize_grads(False) an unused output's gradient is None; test "
+                "`if grad is None` before adding, concatenating or padding it",
+                str(error)) from error
+        raise GradingError(f"{spec.name}.backward raised TypeError: "
+                           f"{str(error).splitlines()[0]}", str(error)) from error
     except RuntimeError as error:
         raise _explain_runtime_error(spec, "backward", error, {"x": x}) from error
     return grad

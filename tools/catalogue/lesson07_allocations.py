@@ -60,4 +60,18 @@ MISTAKES = [
                 edit(_SPLIT_FORWARD, ("        h = ", "        SHAPE[0] = x.shape\n        h = ")),
                 edit(_SPLIT_BACKWARD, ("known.new_zeros(*known.shape[:-1], 2 * h)",
                                        "known.new_zeros(SHAPE[0])")))),
+    # a TypeError of the learner's own, with both gradients present: no None is blamed
+    Mistake("SplitHalves", "torch.cat given the halves without a list",
+            "SplitHalves.backward raised TypeError: cat() takes", _split(backward='''
+    @staticmethod
+    def backward(ctx, a, b):
+        if a is None or b is None:
+            known = a if a is not None else b
+            g = known.new_zeros(*known.shape[:-1], 2 * known.shape[-1])
+            h = known.shape[-1]
+            g[..., :h] = a if a is not None else 0
+            g[..., h:] = b if b is not None else 0
+            return g
+        return torch.cat(a, b, -1)
+''')),
 ]
