@@ -295,6 +295,12 @@ plt.show()
 # 3. What must forward save so that backward can compute that? Forward has two tensors at
 #    hand, the input $x$ and the output $y$: would either do?
 #
+# <details><summary><b>Hint 1</b> (a question)</summary>
+#
+# Change $x_j$ alone, for one $j$: which outputs $y_i$ move? So how many terms of the sum
+# $\sum_i \texttt{grad\_output}_i\, \partial y_i/\partial x_j$ can be non-zero?
+# </details>
+#
 # **Check your step 1 live.** Write the entry $\partial y_i / \partial x_j$ as a
 # `lambda i, j, x: ...` (a number, $0$ where $y_i$ does not depend on $x_j$), then run the cell
 # after it: it compares your entries with autograd's Jacobian of `torch.square` at
@@ -329,13 +335,7 @@ else:
                   f"({i}, {j}) you give {yours[i, j]:g}, autograd {jacobian[i, j].item():g}.")
 
 # %% [markdown]
-# <details><summary><b>Check 1</b> (a question)</summary>
-#
-# Change $x_j$ alone, for one $j$: which outputs $y_i$ move? So how many terms of the sum
-# $\sum_i \texttt{grad\_output}_i\, \partial y_i/\partial x_j$ can be non-zero?
-# </details>
-#
-# <details><summary><b>Check 2</b> (the key step: questions)</summary>
+# <details><summary><b>Hint 2</b> (the key step: questions)</summary>
 #
 # Is this Jacobian a diagonal, a full row as `Norm`'s was, or something else? For one $j$,
 # which term of the sum over $i$ is left, and which entry of `grad_output` does it still
@@ -382,7 +382,7 @@ else:
                       f"{'✓' if abs(mine - right) <= 1e-12 else '✗'}")
 
 # %% [markdown]
-# <details><summary><b>Check 3</b> (a number to hit)</summary>
+# <details><summary><b>Hint 3</b> (a number to hit)</summary>
 #
 # At `x = [1.5, -2.0]` with `grad_output = [1.0, 3.0]`, your backward returns
 # `[3.0, -12.0]`.
@@ -610,8 +610,8 @@ print("gradcheck:", passes_gradcheck(lambda u, v: FirstDifference.apply(u, v, 2.
 
 # %% [markdown]
 # With $G$ all ones (from `.sum()`) the differences cancel except at the end: the sum
-# $y_0 + y_1 + y_2$ holds $\alpha v_2$ and no other entry of $v$. The Jacobian our backward implies,
-# read off one `grad_output` basis vector at a time, beside autograd's Jacobian of the
+# $y_0 + y_1 + y_2$ holds $\alpha v_2$ and no other entry of $v$. The Jacobian our backward
+# implies, read off one `grad_output` basis vector at a time, beside autograd's Jacobian of the
 # composed formula (`torch.diff`, with a zero put in front). Each row is one output $y_i$,
 # each column one entry of the input: the diagonal of ones for $u$, the band of $\alpha$ and
 # $-\alpha$ for $v$. Backward built neither: it passed $G$ through, and took from each entry
@@ -661,21 +661,64 @@ compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_f
 # 3. So what must forward keep for backward, and where: `save_for_backward`, plain attributes,
 #    or nothing?
 #
-# <details><summary><b>Check 1</b> (a question)</summary>
+# <details><summary><b>Hint 1</b> (a question)</summary>
 #
-# Which of the four inputs can carry a gradient at all? And if you nudge $x_{1,j}$ by a small
-# $\varepsilon$, by how much does $y_j$ move: does the answer depend on any tensor?
+# If you nudge $x_{1,j}$ by a small $\varepsilon$, by how much does $y_j$ move? Does the answer
+# depend on any tensor?
 # </details>
 #
-# <details><summary><b>Check 2</b> (the key step: questions)</summary>
+# <details><summary><b>Hint 2</b> (the key step: questions)</summary>
 #
-# Which of the four can carry a gradient? What do `ctx.needs_input_grad[2]` and `[3]` hold
-# for a float input, and what does rule 1 put in their places? Both Jacobians are diagonal,
-# as for `Square`. Look at a diagonal entry: is there any tensor in it? Then what, if
-# anything, does backward need from forward?
+# Which entries of `ctx.needs_input_grad` belong to `w1` and `w2`, and what do they hold for
+# a float? What does rule 1 put in those places? Both Jacobians are diagonal, as for `Square`.
+# Look at a diagonal entry: is there any tensor in it? Then what, if anything, does backward
+# need from forward?
 # </details>
 #
-# <details><summary><b>Check 3</b> (numbers to hit)</summary>
+# **Check your steps 1 and 2 live.** Write what backward returns as a
+# `lambda G, w1, w2: (..., ..., ..., ...)`, one value per input of forward, with $G$ =
+# `grad_output`, then run the cell after it: it compares your four values with
+# `torch.autograd.grad` of `w1 * x1 + w2 * x2` at `w1 = 0.5`, `w2 = -3.0`, for
+# `G = [1.0, -2.0, 4.0]`, and with `None` for the two floats.
+
+# %%
+### BEGIN WORKED
+my_weighted_grads = lambda G, w1, w2: (w1 * G, w2 * G, None, None)  # None for the floats
+### LEARNER
+my_weighted_grads = None  # your steps 1 and 2: lambda G, w1, w2: (four values, one per input)
+### END WORKED
+
+# %%
+if my_weighted_grads is None:
+    print("Write your four values into my_weighted_grads first.")
+else:
+    w1, w2 = 0.5, -3.0
+    G0 = torch.tensor([1.0, -2.0, 4.0], dtype=torch.float64)
+    x1, x2 = (torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    truth = torch.autograd.grad(w1 * x1 + w2 * x2, (x1, x2), G0) + (None, None)  # the floats
+    try:
+        yours = [value if value is None else torch.as_tensor(value, dtype=torch.float64)
+                 for value in my_weighted_grads(G0, w1, w2)]
+    except Exception as error:  # an error in your lambda, shown in one line
+        print(f"✗ my_weighted_grads raised {type(error).__name__}: {error}")
+    else:
+        if len(yours) != 4:
+            print(f"✗ you return {len(yours)} values: forward has four inputs, x1, x2, w1 and "
+                  "w2, and backward returns one value for each")
+        else:
+            for name, mine, right in zip(("x1", "x2", "w1", "w2"), yours, truth):
+                mine_shown = None if mine is None else mine.tolist()
+                if right is None:  # a float input: rule 1
+                    verdict = "✓" if mine is None else "✗ (a float input gets None)"
+                    print(f"for {name}   yours {mine_shown}   rule 1 None   {verdict}")
+                    continue
+                same = (mine is not None and mine.shape == right.shape
+                        and torch.allclose(mine, right))
+                print(f"for {name}   yours {mine_shown}   autograd {right.tolist()}   "
+                      f"{'✓' if same else '✗'}")
+
+# %% [markdown]
+# <details><summary><b>Hint 3</b> (numbers to hit)</summary>
 #
 # With `w1 = 2.0`, `w2 = -0.5` and `grad_output = [1.0, 4.0]`, your backward returns
 # `[2.0, 8.0]` for `x1`, `[-0.5, -2.0]` for `x2`, and `None` twice, whatever `x1` and `x2`
@@ -961,9 +1004,16 @@ else:
               "(see 'Check a backward with gradcheck').")
     elif verdict is True:
         print("✓ gradcheck passed on float64 inputs")
+    elif isinstance(verdict, NotImplementedError):  # the stub's forward or backward
+        print("✗ my_gradcheck raised NotImplementedError: WeightedSum is still the stub; "
+              "write WeightedSum first")
     elif isinstance(verdict, Exception):
-        print(f"✗ my_gradcheck raised {type(verdict).__name__}: "
-              f"{str(verdict).strip().splitlines()[0]}")
+        first_line = (str(verdict).strip().splitlines() or [""])[0]
+        print(f"✗ my_gradcheck raised {type(verdict).__name__}: {first_line}")
+    elif verdict is False:  # raise_exception=False: gradcheck's verdict, as a bool
+        print("✗ gradcheck returned False: it found that WeightedSum's backward disagrees with "
+              "finite differences (or failed another of its checks). Leave raise_exception at "
+              "True to read what it found.")
     else:
         print(f"✗ my_gradcheck returned {verdict!r}: return what gradcheck returns")
 

@@ -99,3 +99,67 @@ def test_outer_grad_u_as_a_column_is_told_its_shape():
     rather than asked which index its sum runs over?"""
     lines = live_check("00_template", "my_grad_u", my_grad_u=lambda G, u, v: G @ v[:, None])
     assert lines == ["✗ right number of entries, shape (3, 1): return shape (3,), u's"], lines
+
+
+def test_gradcheck_call_on_the_stub_or_a_wrong_backward_is_told_what_happened():
+    """Is my_gradcheck on the stub WeightedSum (a NotImplementedError with no message) told to
+    write WeightedSum first, without the checker crashing, and a False from gradcheck with
+    raise_exception=False told that gradcheck found the backward wrong, not to return it?"""
+    import warnings
+
+    import torch
+
+    class Stub(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x1, x2, w1, w2):
+            raise NotImplementedError()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            raise NotImplementedError()
+
+    lines = live_check("00_template", "my_gradcheck", warnings=warnings, WeightedSum=Stub)
+    assert lines == ["✗ my_gradcheck raised NotImplementedError: WeightedSum is still the stub; "
+                     "write WeightedSum first"], lines
+
+    class Swapped(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x1, x2, w1, w2):
+            ctx.w1, ctx.w2 = w1, w2
+            return w1 * x1 + w2 * x2
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * ctx.w2, grad_output * ctx.w1, None, None
+
+    def quiet():
+        x1, x2 = (torch.randn(4, dtype=torch.float64, requires_grad=True) for _ in range(2))
+        return torch.autograd.gradcheck(Swapped.apply, (x1, x2, 0.5, -2.0),
+                                        raise_exception=False)
+
+    lines = live_check("00_template", "my_gradcheck", warnings=warnings, WeightedSum=Swapped,
+                       my_gradcheck=quiet)
+    assert lines[0].startswith("✗ gradcheck returned False: it found that WeightedSum's "
+                               "backward disagrees with finite differences"), lines
+
+
+def test_worked_weighted_grads_pass_and_a_gradient_for_a_float_fails():
+    """Do the worked four values pass at every place, and do a gradient returned for w1, the
+    weights swapped, or two values for four inputs fail with what is off?"""
+    lines = live_check("00_template", "my_weighted_grads")
+    assert lines == ["for x1   yours [0.5, -1.0, 2.0]   autograd [0.5, -1.0, 2.0]   ✓",
+                     "for x2   yours [-3.0, 6.0, -12.0]   autograd [-3.0, 6.0, -12.0]   ✓",
+                     "for w1   yours None   rule 1 None   ✓",
+                     "for w2   yours None   rule 1 None   ✓"], lines
+    float_grad = live_check("00_template", "my_weighted_grads",
+                            my_weighted_grads=lambda G, w1, w2: (w1 * G, w2 * G, G.sum(), None))
+    assert float_grad[2] == "for w1   yours 3.0   rule 1 None   ✗ (a float input gets None)"
+    swapped = live_check("00_template", "my_weighted_grads",
+                         my_weighted_grads=lambda G, w1, w2: (w2 * G, w1 * G, None, None))
+    assert swapped[0].endswith("✗") and swapped[1].endswith("✗"), swapped
+    two = live_check("00_template", "my_weighted_grads",
+                     my_weighted_grads=lambda G, w1, w2: (w1 * G, w2 * G))
+    assert two == ["✗ you return 2 values: forward has four inputs, x1, x2, w1 and w2, and "
+                   "backward returns one value for each"], two
+    assert live_check("00_template", "my_weighted_grads", learner=True) == [
+        "Write your four values into my_weighted_grads first."]
