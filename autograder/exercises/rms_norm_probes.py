@@ -2,11 +2,13 @@
 gradient taken with grad_output all ones: a weight gradient that is one row's contribution per
 column (programs storing into one shared row), a row gradient that is the path through y_j
 alone, and, from a number of rows above the backward's fixed grid, results that stop before the
-last rows or loads past them (a group of rows per program, counted or bounded wrong)."""
+last rows or loads past them (a group of rows per program, counted or bounded wrong); and the
+check that forward saves a value per row for backward (the rstd the contract keeps)."""
 
 import torch
 import torch.nn.functional as F
 
+from ..checks import make_inputs, run_forward
 from ..errors import GradingError
 from .kernel_checks import operator_calls
 from .kernel_memory import refusals
@@ -130,3 +132,21 @@ def half_rstd(function, x: torch.Tensor, weight: torch.Tensor, eps: float) -> bo
     return any(isinstance(t, torch.Tensor) and t.numel() == rows and t.dtype == x.dtype
                and t.shape != x.shape for _, args, kwargs in calls
                for t in (*args, *kwargs.values()))
+
+
+def check_saves_rstd(function, spec, values: dict) -> None:
+    """What forward saved (its saved-tensor records) holds a floating tensor of one value per
+    row that is not an input: the contract's rstd. Its dtype is the domain's check."""
+    inputs = make_inputs(values)
+    rows = values["x"].shape[:-1].numel()
+    saved = run_forward(function, spec, inputs).saved
+    if any(s.tensor.numel() == rows and s.dtype.is_floating_point
+           and not s.role.startswith("input") for s in saved):
+        return
+    kept = ", ".join(f"{s.role.removeprefix('input ')} {s.shape}" for s in saved) or "nothing"
+    raise GradingError(
+        f"rms_norm_rows's forward saves no value per row for backward (it saved {kept}): the "
+        "contract's forward saves one rstd per row, "
+        "in float32 (float64 for float64 input), and backward reads it instead of computing "
+        "each row's sum of squares again; return it from the forward operator and save it in "
+        "setup_context", mistake="rms_norm_rows/rstd-not-saved")

@@ -16,8 +16,8 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
 from .kernel_domain import kernel_operator
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
 from .kernel_interpreter import float64_to_bfloat16
-from .rms_norm_probes import (direct_path_only, half_rstd, name_rows_left_out,
-                              one_rows_contribution_per_column)
+from .rms_norm_probes import (check_saves_rstd, direct_path_only, half_rstd,
+                              name_rows_left_out, one_rows_contribution_per_column)
 
 RMS_NORM_ROWS = Spec("rms_norm_rows", ("x", "weight", "eps"),
                      lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps))
@@ -301,6 +301,8 @@ def rms_norm_rows_full(function, device) -> None:
         check_kernels(function, device)
         check_non_contiguous(function, device)
         check_half(function, device)
+        covers("one rstd saved per row")
+        check_saves_rstd(Calls(function), RMS_NORM_ROWS, _values((3, 2, 5), device, seed=8))
         check_fake(function, device)
         check_operators(function, device)
         covers("torch.compile without graph breaks")
@@ -320,7 +322,8 @@ EXERCISES = [
              contract=("D not a power of two, up to 4096", "1-D x and no rows", "eps",
                        "gradcheck in float64", "non-contiguous inputs",
                        "non-contiguous grad_output",
-                       "float16 and bfloat16 within 2 ulp", "arithmetic in the learner's kernels",
+                       "float16 and bfloat16 within 2 ulp", "one rstd saved per row",
+                       "arithmetic in the learner's kernels",
                        "opcheck", "torch.compile without graph breaks"),
              # no large case: the contract's limit is D up to 4096, which the battery reaches;
              # the number of rows has none, and 137 of them pass any grid a backward fixes

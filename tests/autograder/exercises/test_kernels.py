@@ -145,10 +145,13 @@ def test_a_float64_accumulator_stored_as_bfloat16_is_named():
     ("rms_norm_rows", "setup_context keeps x, weight and rstd as ctx attributes",
      "rms_norm_rows/tensor-on-ctx"),
     ("silu_mul", "setup_context keeps a and b as ctx attributes", "silu_mul/tensor-on-ctx"),
+    ("rms_norm_rows", "no rstd saved: the backward kernel computes each row's rstd again",
+     "rms_norm_rows/rstd-not-saved"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake only a probe names (a group of rows per program counted or bounded
-    wrong, seen with more rows than the grid has programs; tensors kept on ctx) get its id?"""
+    wrong, seen with more rows than the grid has programs; tensors kept on ctx; no rstd saved,
+    which gives right values) get its id?"""
     from tests.autograder.catalogued import graded_mistake
 
     assert graded_mistake(exercise, name) == expected

@@ -3,13 +3,16 @@ kept in one module per exercise (and silu_mul_maths: the product rule half appli
 silu_mul_design: a backward operator copied from the worked example; rms_norm_rows_lock:
 partial rows shared behind a lock; rms_norm_rows_maths: the row gradient's direct path alone;
 rms_norm_rows_groups: a fixed grid of programs over groups of rows, counted or bounded wrong;
+rms_norm_rows_saved: no rstd saved, computed again in backward;
 rms_norm_rows_domain: what only the generated checks of its domain see; ctx_tensors: tensors
 kept as ctx attributes, for both)."""
 
 from . import (ctx_tensors, rms_norm_rows, rms_norm_rows_domain, rms_norm_rows_groups,
-               rms_norm_rows_lock, rms_norm_rows_maths, silu_mul, silu_mul_design, silu_mul_maths)
+               rms_norm_rows_lock, rms_norm_rows_maths, rms_norm_rows_saved, silu_mul,
+               silu_mul_design, silu_mul_maths)
 
 UNUSUAL = silu_mul.UNUSUAL + rms_norm_rows.UNUSUAL + rms_norm_rows_lock.UNUSUAL
 MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAKES
             + rms_norm_rows.MISTAKES + rms_norm_rows_maths.MISTAKES
-            + rms_norm_rows_groups.MISTAKES + rms_norm_rows_domain.MISTAKES + ctx_tensors.MISTAKES)
+            + rms_norm_rows_groups.MISTAKES + rms_norm_rows_saved.MISTAKES
+            + rms_norm_rows_domain.MISTAKES + ctx_tensors.MISTAKES)
