@@ -31,7 +31,13 @@
 #    destroys it.
 #
 # Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and
-# **✎ 4 `AbsInPlace`**, an op this lesson never works through.
+# **✎ 4 `AbsInPlace`**, an op this lesson never works through. Each has a self-check cell: it
+# runs every check the hidden tests run (they add a GPU run when the grader has one and you
+# had none). Work top to bottom: the cells after an exercise run your answer. Run All goes on
+# past an exercise not yet written (its stub raises `NotImplementedError`): its self-check and
+# the cells that use it show the error, the rest runs, and the last cell lists where you
+# stand. **Predict, then run** cells ask you to write your prediction into a variable first;
+# the cell after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
 import math
@@ -556,23 +562,24 @@ for name, b in measured.items():
 # nothing. Autograd accepts that in forward, but the outputs are then **views** of `x`, and
 # PyTorch forbids writing into either kind a custom Function can return: a single view made
 # inside the Function (its message says autograd's view-and-in-place logic would override your
-# backward) and several views of one input, as here (its message, below, says so):
+# backward) and several views of one input. Here is the second kind with another pair of
+# views, the even and the odd entries of `x` (its message, below, says so):
 
 # %%
-class HalvesAsViews(torch.autograd.Function):
+class EvenAndOddAsViews(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        h = x.shape[-1] // 2
-        return x[..., :h], x[..., h:]  # views of x, not fresh tensors
+        return x[..., ::2], x[..., 1::2]  # views of x, not fresh tensors
 
     @staticmethod
-    def backward(ctx, grad_first, grad_second):
-        return torch.cat([grad_first, grad_second], dim=-1)
+    def backward(ctx, grad_even, grad_odd):
+        # interleave the two back into x's layout (this demo never gets as far as backward)
+        return torch.stack([grad_even, grad_odd], dim=-1).flatten(-2)
 
 
-first, second = HalvesAsViews.apply(torch.randn(2, 4, requires_grad=True).clone())  # not a leaf
+even, odd = EvenAndOddAsViews.apply(torch.randn(2, 4, requires_grad=True).clone())  # not a leaf
 try:
-    first.mul_(2)
+    even.mul_(2)
 except RuntimeError as error:
     print(first_line(error))
 
@@ -653,8 +660,10 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 # Tick the outputs that feed the loss (each is multiplied by fixed random weights and
 # summed). The table shows, per output, what autograd handed your backward: a tensor, `None`,
 # or zeros it materialised; and that output's share of the input gradient. Untick both halves
-# of `SplitHalves` and backward is never called; compare with `SinCos`, which materialises
-# zeros, and with your `SortWithIndices`, whose indices cannot feed a loss at all.
+# of `SplitHalves` and there is no loss at all, so backward is never called: the call with
+# `(None, None)` needs a graph that reaches your Function, as `ZeroGrad` made above. Compare
+# with `SinCos`, which materialises zeros, and with your `SortWithIndices`, whose indices
+# cannot feed a loss at all.
 
 # %%
 outputs_explorer(SplitHalves, torch.randn(2, 4, dtype=torch.float64))
@@ -821,14 +830,16 @@ compare("backward sees", my_saved_early, outcome)
 #
 # **Your turn: derive, then check.** For each of these in-place ops, write $dy/dx$ as a
 # function of the output $y$ alone, or say that $y$ is not enough: softplus,
-# $y = \log(1 + e^x)$; $y = \tanh x$; $y = \sin x$; $y = x^3$. The checker runs each
-# op on 6001 points from $x = -3$ to $3$, $0$ included, and compares your function of $y$ with
-# autograd's derivative at $x$. (The clamp of Exercise 3 is yours to answer after.)
+# $y = \log(1 + e^x)$; $y = \tanh x$; $y = \sin x$; $y = x^3$; and, under `"relu"`, the
+# clamp of Exercise 3, $y = \max(x, 0)$, with `torch.relu`'s derivative (0 at $x = 0$). The
+# checker runs each op on 6001 points from $x = -3$ to $3$, $0$ included, and compares your
+# function of $y$ with autograd's derivative at $x$.
 
 # %%
 NOT_ENOUGH = "y is not enough"
 # each entry: a function of the tensor y that returns dy/dx, or NOT_ENOUGH (None: not answered)
-my_derivative_from_y = {"softplus": None, "tanh": None, "sin": None, "cube": None}
+my_derivative_from_y = {"softplus": None, "tanh": None, "sin": None, "cube": None,
+                        "relu": None}
 
 
 # %%
@@ -836,7 +847,7 @@ def check_derivatives_from_y(answers):
     """Each answer against autograd's dy/dx; where y is not enough, two x that show it."""
     x = torch.arange(-3000, 3001, dtype=torch.float64) / 1000  # step 0.001, exact 0
     ops = {"softplus": torch.nn.functional.softplus, "tanh": torch.tanh, "sin": torch.sin,
-           "cube": lambda t: t ** 3}
+           "cube": lambda t: t ** 3, "relu": torch.relu}
     for name, f in ops.items():
         leaf = x.clone().requires_grad_()
         true, = torch.autograd.grad(f(leaf).sum(), leaf)
@@ -882,8 +893,8 @@ check_derivatives_from_y(my_derivative_from_y)
 # $x = \pi - 0.5$ show: $\sin$ gives both $0.4794$, $\cos$ gives $0.8776$ and $-0.8776$. For
 # $\sin$ the output is not enough.
 #
-# Being invertible is enough, but is it needed? Ask that of the clamp in Exercise 3, which
-# sends every $x \le 0$ to the same $y$.
+# Being invertible is enough, but is it needed? The clamp sends every $x \le 0$ to the same
+# $y$, and your `"relu"` line has answered for it; Exercise 3 saves what that answer needs.
 # </details>
 #
 # ### Worked example: `RowFractionsInPlace`, a row's sum saved before the write
@@ -946,7 +957,7 @@ print("a copy of x would take", a.nbytes, "bytes")
 
 # %% nbgrader={"grade_id": "answer_ReLUInPlace", "solution": true}
 class ReLUInPlace(torch.autograd.Function):
-    """x.clamp_(min=0), in place: returns x itself."""
+    """x clamped to >= 0, written into x; returns x itself."""
 
     @staticmethod
     def forward(ctx, x):
