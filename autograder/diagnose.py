@@ -128,10 +128,10 @@ def diagnose_gradient(
         return
     if _close(got, -expected, rtol, atol):
         raise GradingError(
-            f"your gradient for {name} is the numerical one times -1: check the sign"
+            f"your gradient for {name} is the expected one times -1: check the sign"
         )
     if not got.any():
-        raise GradingError(f"your gradient for {name} is zero everywhere, where the true one is "
+        raise GradingError(f"your gradient for {name} is zero everywhere, where the expected one is "
                            "not")
     # With a single nonzero element every wrong value is "a constant factor": say so only
     # when the factor fits at least two of them.

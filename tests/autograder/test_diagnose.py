@@ -28,7 +28,7 @@ def test_tolerance_is_respected():
 def test_wrong_sign(raises_hint):
     """Is a negated gradient called a sign error?"""
     expected = values(6)
-    with raises_hint("your gradient for x is the numerical one times -1: check the sign"):
+    with raises_hint("your gradient for x is the expected one times -1: check the sign"):
         diagnose_gradient("x", -expected, expected)
 
 
@@ -65,7 +65,7 @@ def test_zero_gradient(raises_hint):
     """Is an all-zero gradient called unfinished, on many elements and on one?"""
     for shape in [(4,), ()]:
         expected = values(*shape) + 1
-        with raises_hint("your gradient for x is zero everywhere, where the true one is not"):
+        with raises_hint("your gradient for x is zero everywhere, where the expected one is not"):
             diagnose_gradient("x", torch.zeros_like(expected), expected)
 
 

@@ -45,7 +45,7 @@ def test_a_wrong_gradient_reads_hint_case_and_where_to_find_more():
     wrong = mistake("Square", "wrong sign")
     lines = shown(failure("Square", wrong))
     assert lines[0].startswith("✗ Square failed its self-check: your gradient for x is the "
-                               "numerical one times -1: check the sign")
+                               "expected one times -1: check the sign")
     assert "(with" not in lines[0] and lines[1] == "  with x of shape (5,)"
     assert lines[2:] == [f"  {FULL_TRACEBACK}"]
 

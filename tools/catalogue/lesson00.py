@@ -205,13 +205,13 @@ class Outer(torch.autograd.Function):
 ]
 
 MISTAKES = [
-    Mistake("Square", "wrong sign", "your gradient for x is the numerical one times -1: check "
+    Mistake("Square", "wrong sign", "your gradient for x is the expected one times -1: check "
             "the sign", _square(SAVE_X, READ_X + "        return -2 * x * grad_output"),
 ),
     Mistake("Square", "constant factor 5x",
             "off by a constant factor 2.5: a factor missing, or one too many?",
             _square(SAVE_X, READ_X + "        return 5 * x * grad_output")),
-    Mistake("Square", "zero gradient", "your gradient for x is zero everywhere, where the true "
+    Mistake("Square", "zero gradient", "your gradient for x is zero everywhere, where the expected "
             "one is not", _square(SAVE_X, READ_X + "        return torch.zeros_like(x)")),
     Mistake("Square", "forgets grad_output", "Square.backward ignores grad_output: grad_x is "
             "the local derivative dy/dx alone",

@@ -318,7 +318,7 @@ MISTAKES = [
             named=True),
     Mistake("MySigmoid", "ignores grad_output", "MySigmoid.backward ignores grad_output",
             _sigmoid(STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n        return y * (1 - y)")),
-    Mistake("ScaledSigmoid", "|scale| in backward", "your gradient for x is the numerical one times -1",
+    Mistake("ScaledSigmoid", "|scale| in backward", "your gradient for x is the expected one times -1",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * abs(ctx.scale) * s * "
                     "(1 - s), None")),
 ]

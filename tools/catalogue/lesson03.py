@@ -133,7 +133,7 @@ MISTAKES = [
             _round("        return torch.round(x)",
                    "        grad = torch.zeros(grad_output.shape, device=grad_output.device)\n"
                    "        grad[:] = grad_output\n        return grad")),
-    Mistake("RoundSTE", "wrong sign", "your gradient for x is the numerical one times -1",
+    Mistake("RoundSTE", "wrong sign", "your gradient for x is the expected one times -1",
             _round("        return torch.round(x)", "        return -grad_output")),
 ]
 

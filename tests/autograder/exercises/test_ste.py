@@ -77,7 +77,7 @@ MISTAKES = [
     ("RoundSTE", "smooth look-alike", "RoundSTE's output is not all integers"),
     ("RoundSTE", "zero gradient",
      "RoundSTE's gradient is zero everywhere: that is the true derivative of round"),
-    ("RoundSTE", "wrong sign", "your gradient for x is the numerical one times -1"),
+    ("RoundSTE", "wrong sign", "your gradient for x is the expected one times -1"),
     ("RoundSTE", "gradient built in the default dtype",
      "RoundSTE's gradient is grad_output rounded to float32"),
     ("FakeQuantize", "returns the integer codes",
