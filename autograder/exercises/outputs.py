@@ -17,8 +17,8 @@ from ..probes import (AllocationLog, NoGradient, _shares_memory, record_ctx_call
                       record_grad_outputs)
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAPES,  # noqa: F401
                        noise, relu_full, with_zeros, writing_into_a_copy)
-from .sort_probes import (check_saved_indices, every_row_indexed, right_without_ties,
-                          same_values)
+from .sort_probes import (check_saved_indices, every_row_indexed, float32_twins,
+                          right_without_ties, same_values, sorted_as_float32_only)
 
 SORT = Spec("SortWithIndices", ("x",), lambda x: torch.sort(x, dim=-1).values)
 SPLIT = Spec("SplitHalves", ("x",), lambda x: x)
@@ -58,6 +58,12 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
         raise GradingError("SortWithIndices's indices do not say where each value came from: "
                            "return torch.sort(x, dim=-1)'s indices, so x.gather(-1, indices) "
                            "== values")
+    if sorted_as_float32_only(x, indices):
+        raise GradingError("SortWithIndices's order sorts x only as float32 numbers: on values "
+                           "float32 rounds to ties, x.gather(-1, indices) is ascending in float32 "
+                           "and not in x's dtype, as when a float32 copy of x is sorted. Sort x "
+                           "itself: torch.sort(x, dim=-1)",
+                           mistake="SortWithIndices/sorted-in-float32")
     marked = [t for name, args in calls if name == "mark_non_differentiable" for t in args
               if isinstance(t, torch.Tensor)]
     if any(same_values(t, values) for t in marked) or not values.requires_grad:
@@ -124,6 +130,8 @@ def sort_full(SortWithIndices, device) -> None:
     with case("x = [[2, 0, 2, 1, 0, 2]], which has ties"):
         check_sort(function, torch.tensor([[2.0, 0, 2, 1, 0, 2]], dtype=torch.float64,
                                           device=device), ties=True, saved=False)
+    with case("pairs of values one float64 ulp apart"):
+        check_sort(function, float32_twins(device), saved=False)
     for seed, shape in enumerate(SORT_SHAPES):
         with case(f"x of shape {shape}"):
             check_sort(function, sample(shape, device, seed=seed), seed=seed)

@@ -1,7 +1,8 @@
 """Probes for SortWithIndices's backward that its values alone cannot name: a gradient right on
 the same shape without ties (so a wrong one is about ties), and a gradient whose rows all received
 every row's gradients (the last dimension indexed with the whole tensor of indices at once);
-and what forward saves for backward (the permutation, once)."""
+an order that sorts x only as float32 numbers; and what forward saves for backward (the
+permutation, once)."""
 
 import torch
 
@@ -25,6 +26,25 @@ def right_without_ties(function, x: torch.Tensor) -> bool:
         return False
     expected = torch.zeros_like(g).scatter(-1, torch.sort(leaf.detach(), -1).indices, g)
     return grad.shape == expected.shape and bool(torch.allclose(grad, expected))
+
+
+def float32_twins(device) -> torch.Tensor:
+    """Rows of three values apart in float32 (1, 1 + 2^-20, 1 + 2^-19), each with a twin one
+    float64 ulp above it, shuffled: float32 rounds each twin onto its value (a tie), float16
+    rounds all six to 1."""
+    base = 1 + torch.arange(3, dtype=torch.float64) * 2.0 ** -20
+    row = torch.cat([base, torch.nextafter(base, torch.tensor(2.0, dtype=torch.float64))])
+    generator = torch.Generator().manual_seed(7)
+    return torch.stack([row[torch.randperm(6, generator=generator)] for _ in range(3)]).to(device)
+
+
+def sorted_as_float32_only(x: torch.Tensor, indices: torch.Tensor) -> bool:
+    """The probe behind the float32 hint: x taken in the returned order is ascending once
+    rounded to float32, and not in x's own (wider) dtype."""
+    if x.dtype != torch.float64 or x.dim() == 0 or indices.shape != x.shape:
+        return False
+    ordered = x.detach().gather(-1, indices)
+    return bool((ordered.diff(dim=-1) < 0).any() and (ordered.float().diff(dim=-1) >= 0).all())
 
 
 def every_row_indexed(grad: torch.Tensor, indices: torch.Tensor, g: torch.Tensor) -> bool:

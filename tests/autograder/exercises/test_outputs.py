@@ -10,6 +10,7 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.abs_in_place import both_signs
 from autograder.exercises.outputs import (RELU_SHAPES, SORT_SHAPES, check_sort, check_split,
                                           with_zeros)
+from autograder.exercises.sort_probes import float32_twins, sorted_as_float32_only
 from autograder.grading import grade
 from autograder.probes import AllocationLog, record_ctx_calls, record_grad_outputs
 from tests.autograder.catalogued import graded_mistake
@@ -212,6 +213,16 @@ def test_sin_needs_one_saved_bit():
     assert torch.allclose(recovered, torch.cos(x))
 
 
+def test_float32_probe_needs_an_order_sorted_in_float32_and_not_in_float64():
+    """Is the float32 hint kept to an order float32 sorts and float64 does not: not given to
+    torch.sort(x)'s own order, nor to a float16 sort, whose ties fall in any order?"""
+    x = float32_twins("cpu")
+    assert sorted_as_float32_only(x, torch.sort(x.float(), dim=-1).indices)
+    assert not sorted_as_float32_only(x, torch.sort(x, dim=-1).indices)
+    assert not sorted_as_float32_only(x, torch.sort(x.half(), dim=-1).indices)
+    check_sort(solution("SortWithIndices"), x, saved=False)
+
+
 # Each probed hint of the lesson's four exercises and the stable id grading records for it
 # (GradingError.mistake), shown by the catalogued mistake that produces it: rewording a hint
 # keeps its id.
@@ -264,6 +275,8 @@ IDS = [
     ("AbsInPlace", "a bool x < 0 and the returned tensor for the zeros", "AbsInPlace/saves-output"),
     ("ReLUInPlace", "the mask x.float() > 0", "ReLUInPlace/mask-in-float32"),
     ("AbsInPlace", "the sign of x.float(), as int8", "AbsInPlace/sign-in-float32"),
+    ("SortWithIndices", "sorts a float32 copy of x, gathers the values from x",
+     "SortWithIndices/sorted-in-float32"),
 ]
 
 
