@@ -49,13 +49,12 @@ def overflow_values(device) -> dict:
     return {"logits": torch.tensor(rows, dtype=torch.float32, device=device), "tau": 0.1}
 
 
-def _overflows_like_exp(logits, tau, grad_output, got) -> bool:
-    """Is the gradient non-finite exactly where a softmax rebuilt as exp(z) / sum exp(z) is?"""
-    e = (logits / tau).exp()
+def _finite_by_exp(logits, tau, grad_output, shift=0.0) -> torch.Tensor:
+    """Where the gradient is finite for a softmax rebuilt as exp(z - shift) / sum exp(z - shift),
+    z = logits / tau: shift 0 overflows exp, the whole tensor's maximum underflows other rows."""
+    e = torch.exp(logits / tau - shift)
     s = e / e.sum(-1, keepdim=True)
-    naive = s * (grad_output - (s * grad_output).sum(-1, keepdim=True)) / tau
-    return bool((~torch.isfinite(naive)).any()) and torch.equal(torch.isfinite(got),
-                                                               torch.isfinite(naive))
+    return torch.isfinite(s * (grad_output - (s * grad_output).sum(-1, keepdim=True)) / tau)
 
 
 def _in_float32(logits, tau, grad_output, got) -> bool:
@@ -82,8 +81,7 @@ def _gradient_tolerance(dtype, grad_output, tau):
 
 def _first_row(mask: torch.Tensor) -> tuple:
     """The leading indices of the first row where ``mask`` holds somewhere."""
-    return tuple(int(i) for i in torch.nonzero(mask.reshape(-1, mask.shape[-1]).any(-1)
-                                               .reshape(mask.shape[:-1]))[0])
+    return tuple(int(i) for i in torch.nonzero(mask.any(-1))[0])
 
 
 def _check_narrowed_argmax(got, logits, expected) -> None:
@@ -119,14 +117,6 @@ def _check_argmax_of_softmax(got, logits, tau, expected) -> None:
             mistake="StraightThroughSoftmax/argmax-of-softmax")
 
 
-def _shifted_globally(logits, tau, grad_output) -> torch.Tensor:
-    """The gradient a softmax shifted by the whole tensor's maximum (not each row's) gives."""
-    z = logits / tau
-    e = torch.exp(z - z.max())
-    s = e / e.sum(-1, keepdim=True)
-    return s * (grad_output - (s * grad_output).sum(-1, keepdim=True)) / tau
-
-
 def _check_rows_finite(logits, tau, grad_output, got, expected) -> None:
     """Name the first row whose gradient is not finite where the softmax's is, and the global
     shift only where it gives non-finite entries exactly there (rows of far-apart magnitude)."""
@@ -137,8 +127,8 @@ def _check_rows_finite(logits, tau, grad_output, got, expected) -> None:
     values_ = ", ".join(f"{v:g}" for v in logits[row].tolist())
     where = (f"StraightThroughSoftmax's gradient for logits is not finite in row {list(row)} "
              f"(logits {values_}, tau={tau:g}), where the softmax's gradient is finite")
-    shifted = _shifted_globally(logits, tau, grad_output)
-    if torch.equal(torch.isfinite(got), torch.isfinite(shifted)):
+    shifted = _finite_by_exp(logits, tau, grad_output, shift=(logits / tau).max())
+    if torch.equal(torch.isfinite(got), shifted):
         raise GradingError(
             f"{where}: it is what a softmax shifted by the whole tensor's maximum gives (the "
             f"largest logit / tau is {(logits / tau).max().item():g}, in another row), which "
@@ -205,12 +195,12 @@ def _candidates(logits, tau, grad_output):
     ]
 
 
-def _used_the_one_hot(forward, logits, got, expected) -> bool:
-    """A zero gradient from a backward that saved the one-hot: s (delta - s) is 0 at a one-hot."""
+def _used_the_one_hot(forward, logits) -> bool:
+    """Did forward save the one-hot? s (delta - s) is 0 at a one-hot."""
     hard = one_hot_argmax(logits)
-    return (forward is not None and not got.any() and bool(expected.any())
-            and any(saved.shape == tuple(hard.shape) and torch.equal(saved.tensor.detach(), hard)
-                    for saved in forward.saved))
+    return forward is not None and any(saved.shape == tuple(hard.shape)
+                                       and torch.equal(saved.tensor.detach(), hard)
+                                       for saved in forward.saved)
 
 
 def check_gradient(values_: dict, got, grad_output, forward=None) -> None:
@@ -223,13 +213,19 @@ def check_gradient(values_: dict, got, grad_output, forward=None) -> None:
     got = got.detach()
     if torch.allclose(got, expected, rtol=rtol, atol=atol):
         return
-    if _used_the_one_hot(forward, logits, got, expected):
+    if not got.any() and expected.any():
+        where = "StraightThroughSoftmax's gradient for logits is zero everywhere: "
+        if _used_the_one_hot(forward, logits):
+            raise GradingError(
+                f"{where}backward uses the saved one-hot in place of the softmax, and the "
+                "softmax's Jacobian, written with s alone (Hint 2), is zero when s is a one-hot; "
+                "it needs s = softmax(logits / tau), saved or recomputed")
         raise GradingError(
-            "StraightThroughSoftmax's gradient for logits is zero everywhere: backward uses the "
-            "saved one-hot in place of the softmax, and the softmax's Jacobian, written with s "
-            "alone (Hint 2), is zero when s is a one-hot; it needs s = softmax(logits / tau), "
-            "saved or recomputed")
-    if not bool(torch.isfinite(got).all()) and _overflows_like_exp(logits, tau, grad_output, got):
+            f"{where}that is the true derivative of the one-hot, which a straight-through "
+            "softmax replaces with softmax(logits / tau)'s",
+            mistake="StraightThroughSoftmax/true-zero-gradient")
+    naive = _finite_by_exp(logits, tau, grad_output)
+    if not naive.all() and torch.equal(torch.isfinite(got), naive):
         largest = (logits / tau).abs().max().item()
         raise GradingError(
             "StraightThroughSoftmax's gradient for logits is not finite where the softmax's is: "
@@ -289,8 +285,8 @@ def full(submission, device) -> None:
                                            seed=seed)
     with case("float32 logits up to 12 at tau=0.1"):
         check_straight_through_softmax(function, overflow_values(device))
-    # before the generated cases, for their proven hints: an argmax of rounded logits or of a
-    # softmax (1e-20 above 0 at tau = 0.5 and 1), a softmax shifted by the tensor's maximum
+    # before the generated cases, for their proven hints (argmax of rounded logits or of a
+    # softmax, a softmax shifted by the tensor's maximum)
     with case("maxima one ulp above the runner-up"):
         check_straight_through_softmax(function, near_ties(device, torch.float64))
     for dtype in (torch.float64, torch.float32):  # where a softmax's argmax ties them

@@ -200,6 +200,9 @@ MISTAKES += [
                  "        return hard * (grad_output - row) / ctx.tau, None",
                  "        hard = F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)\n"
                  "        ctx.save_for_backward(hard)\n        ctx.tau = tau\n        return hard")),
+    Mistake("StraightThroughSoftmax", "zero gradient (the one-hot's true derivative)",
+            "zero everywhere: that is the true derivative of the one-hot",
+            _sts("        return torch.zeros_like(grad_output), None")),
     Mistake("StraightThroughSoftmax", "Gumbel noise drawn inside forward", "it draws noise itself",
             _sts(READ + RIGHT, "        ctx.save_for_backward(torch.softmax(logits / tau, -1))\n"
                  "        ctx.tau = tau\n"

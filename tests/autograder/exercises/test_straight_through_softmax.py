@@ -130,3 +130,17 @@ def test_an_argmax_of_a_softmax_is_named_with_its_temperature(entry, over, raise
         run("StraightThroughSoftmax", mistake("StraightThroughSoftmax", entry))
     expected = "StraightThroughSoftmax/argmax-of-softmax"
     assert graded_mistake("StraightThroughSoftmax", entry) == expected
+
+
+def test_a_zero_gradient_is_named_the_one_hots_true_derivative(raises_hint):
+    """Is a backward returning zeros_like(grad_output), without the saved one-hot, told that
+    zero is the one-hot's true derivative, and graded with its id?"""
+    from tests.autograder.catalogued import graded_mistake, mistake
+    from tests.autograder.exercises.battery import run
+    entry = "zero gradient (the one-hot's true derivative)"
+    with raises_hint("StraightThroughSoftmax's gradient for logits is zero everywhere: that is "
+                     "the true derivative of the one-hot, which a straight-through softmax "
+                     "replaces with softmax(logits / tau)'s"):
+        run("StraightThroughSoftmax", mistake("StraightThroughSoftmax", entry))
+    expected = "StraightThroughSoftmax/true-zero-gradient"
+    assert graded_mistake("StraightThroughSoftmax", entry) == expected
