@@ -90,9 +90,13 @@ def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
         elsewhere = x != 0
         if torch.equal(got[elsewhere], expected[elsewhere]):
             value = got[~elsewhere][0].item()
+            why = ""
+            if value != value:
+                why = " (0 / 0 is nan, as in x / x.abs() at 0)"
+            elif abs(value) == 1:
+                why = " (a comparison such as x >= 0 sends 0 to one side)"
             raise GradingError(
-                f"{name}.apply(0) gives {exact(value)} but sign(0) = 0: use torch.sign(x) "
-                "(a comparison such as x >= 0 sends 0 to one side)",
+                f"{name}.apply(0) gives {exact(value)} but sign(0) = 0: use torch.sign(x){why}",
                 mistake=f"{name}/sign-of-zero-not-zero")
     if spec is ROUND_STE:
         for wrong, how in ((torch.floor, "floor(x)"), (torch.ceil, "ceil(x)"),

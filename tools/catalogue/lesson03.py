@@ -77,6 +77,8 @@ MISTAKES = [
     Mistake("SignSTE", "where(x >= 0, 1, -1) sends 0 to 1", "SignSTE.apply(0) gives 1 but "
             "sign(0) = 0", _sign("        return torch.where(x >= 0, 1.0, -1.0).to(x.dtype)"),
             named=True),
+    Mistake("SignSTE", "x / x.abs(), nan at 0", "SignSTE.apply(0) gives nan but sign(0) = 0",
+            _sign("        return x / x.abs()")),
     Mistake("SignSTE", "tanh(100 x) in forward", "SignSTE's output is not all -1, 0 or 1",
             _sign("        return torch.tanh(100 * x)"), named=True),
     Mistake("SignSTE", "detach trick inside forward", "SignSTE's output is sign(x) only up to "
