@@ -1560,7 +1560,7 @@ check_slope_gradient()
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `AttentionWithBias`'s backward returns a bias gradient whose shape is not `bias.shape` | autograd's engine accepts it without a word; the contract does not | Exercise 4, Hint 2: which scores does one bias entry move? |
+# | `AttentionWithBias`'s backward returns a bias gradient of the scores' shape (or of any shape `bias.shape` broadcasts to) | autograd's engine sums it down to `bias.shape` without a word; the contract does not accept it. Any other shape raises `returned an invalid gradient` | Exercise 4, Hint 2: which scores does one bias entry move? |
 #
 # Where popular write-ups go wrong: the missing row sum is the classic one. A write-up that
 # derives the softmax's derivative "element by element" as $p(1-p)$, or that writes
