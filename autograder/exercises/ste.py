@@ -52,9 +52,13 @@ SIGN_EDGES = [-1e17, -3.0, -1.0, -0.999, -0.25, -1e-30, 0.0, 1e-30, 0.25, 0.999,
 # round() rounds half to even, like torch.round: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> -0.
 # Last, where x + 0.5 is itself rounded, so that floor(x + 0.5) is wrong even with halves
 # corrected: the largest float64 and float32 below 0.5 (x + 0.5 rounds up to 1.0), and the odd
-# integers 2^23 + 1 and 2^52 + 1 (x + 0.5 rounds to the even integer above).
+# integers 2^23 + 1 and 2^52 + 1 (x + 0.5 rounds to the even integer above). 2^52 + 1 is also
+# where a float32 copy of x and float64 tricks such as (x + 1.5 * 2^52) - 1.5 * 2^52 both give
+# 2^52; 2^40 + 1.5, which float64 tricks round right and a float32 copy turns into 2^40, tells
+# them apart.
 ROUND_EDGES = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.49, 0.51, -3.7, 3.7, 0.0, 7.0, 1e6 + 0.5,
-               0.49999999999999994, 0.4999999701976776, 2.0 ** 23 + 1, 2.0 ** 52 + 1]
+               0.49999999999999994, 0.4999999701976776, 2.0 ** 23 + 1, 2.0 ** 52 + 1,
+               2.0 ** 40 + 1.5]
 
 
 def edge_values(spec: Spec, device, dtype=torch.float64) -> dict:

@@ -38,6 +38,11 @@ MISTAKES = [
             "RoundSTE's output is round of x rounded to float32 (at x = 4503599627370497 it gives "
             "4503599627370496, expected 4503599627370497)",
             _round("        return torch.round(x.float()).to(x.dtype)")),
+    Mistake("RoundSTE", "magic-number rounding (x + 1.5 * 2^52) - 1.5 * 2^52",
+            "RoundSTE's output is round(x) only up to rounding (at x = 4503599627370497 it gives "
+            "4503599627370496, expected 4503599627370497)",
+            _round("        magic = 1.5 * 2.0 ** (52 if x.dtype == torch.float64 else 23)\n"
+                   "        return (x + magic) - magic")),
     Mistake("StraightThroughSoftmax", "softmax shifted by the whole tensor's maximum",
             "StraightThroughSoftmax's gradient for logits is not finite in row [0] (logits 0, 1, "
             "-1, 0.5, tau=0.7), where the softmax's gradient is finite: it is what a softmax "

@@ -226,6 +226,20 @@ def test_the_float_edges_are_what_their_comments_say():
     assert torch.equal(past_one.float().abs() > 1, torch.tensor([True, True]))  # still outside
     assert {1 + 1e-7, -1 - 1e-7} <= set(SIGN_EDGES)
     assert {0.49999999999999994, 0.4999999701976776, 2.0 ** 23 + 1, 2.0 ** 52 + 1} <= set(ROUND_EDGES)
+    apart = torch.tensor([2.0 ** 40 + 1.5], dtype=torch.float64)  # round gives 2^40 + 2
+    magic = 1.5 * 2.0 ** 52
+    assert torch.equal((apart + magic) - magic, torch.round(apart))  # float64 tricks are right
+    assert torch.round(apart.float()).item() == 2.0 ** 40  # a float32 copy is not
+    assert 2.0 ** 40 + 1.5 in ROUND_EDGES
+
+
+def test_magic_number_rounding_is_not_told_float32():
+    """Is (x + 1.5 * 2^52) - 1.5 * 2^52, wrong only at 2^52 + 1 as round(x.float()) is, kept
+    apart from a float32 copy by 2^40 + 1.5, and told where it is wrong?"""
+    with pytest.raises(AssertionError) as raised:
+        run("RoundSTE", mistake("RoundSTE", "magic-number rounding (x + 1.5 * 2^52) - 1.5 * 2^52"))
+    first = str(raised.value).splitlines()[0]
+    assert "at x = 4503599627370497" in first and "float32" not in first
 
 
 def test_a_wrong_gradient_is_located_by_x_not_by_index(raises_hint):
