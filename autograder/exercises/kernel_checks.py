@@ -14,7 +14,7 @@ from torch.utils._pytree import tree_leaves
 from ..checks import case
 from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
-from .kernel_interpreter import interpreting, kernels_on
+from .kernel_interpreter import bfloat16_steps, float64_to_bfloat16, interpreting, kernels_on
 from .kernel_memory import guarded_memory
 
 NAMESPACE = "autograd_course"
@@ -178,12 +178,38 @@ def check_within_ulps(what: str, got, expected: torch.Tensor, *, ulp=2.0,
     if worst.numel() and worst.max().item() > ulp:
         index = tuple(int(i) for i in torch.unravel_index(torch.argmax(worst), worst.shape))
         first = (f"{what} loses precision in {expected.dtype}: the same values computed from "
-                 "float32 inputs are right, so the kernel computes or accumulates in the half "
-                 "dtype; convert after loading (.to(tl.float32)) and cast back only when storing"
+                 f"float32 inputs are right, so a step uses a value rounded to {expected.dtype}: "
+                 "a half accumulator, or a half tensor read back (such as the saved output)"
                  if right_from_float32 else f"{what} is off by more than {ulp:g} ulp in "
                  f"{expected.dtype}")
         raise GradingError(f"{first}: {worst.max().item():.3g} ulp at index {index} (got "
                            f"{got[index].item()!r}, expected {expected[index].item()!r})")
+
+
+def name_bfloat16_failure(name: str, run, error: GradingError) -> None:
+    """A bfloat16 failure in the interpreter (float16, checked first, passed), named from what
+    the interpreter did while ``run()`` repeats the bfloat16 call: arithmetic on bfloat16
+    operands, or a float64 value converted to bfloat16 (both wrong in Triton 3.9's)."""
+    if not interpreting():
+        return
+    with float64_to_bfloat16() as converted, bfloat16_steps() as steps:
+        try:
+            run()
+        except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+            pass
+    if steps:
+        raise GradingError(
+            f"{name} computes a step in bfloat16 inside a kernel (float16 passed), and Triton "
+            "3.9's interpreter computes on the raw bits of bfloat16 values, not on the numbers "
+            "(1.5 * 1.5 gives 2.5e-29): convert after loading (.to(tl.float32)) and cast back "
+            "only when storing", error.details, case=error.case,
+            mistake=f"{name}/bfloat16-step-in-interpreter") from error
+    if converted:
+        raise GradingError(
+            f"{name} converts a float64 value to bfloat16 inside a kernel, and Triton 3.9's "
+            "interpreter gets that conversion wrong (0.55 becomes 0): convert to float32 first, "
+            "value.to(tl.float32).to(tl.bfloat16), or keep float64 for float64 input only",
+            error.details, case=error.case) from error
 
 
 def explain(name: str, phase: str, error: Exception) -> GradingError:

@@ -122,3 +122,39 @@ def float64_to_bfloat16():
         yield seen
     finally:
         InterpreterBuilder.cast_impl = cast
+
+
+@contextmanager
+def bfloat16_steps():
+    """The interpreter's arithmetic on bfloat16 operands inside the block, counted (binary and
+    unary ops, reductions and scans): Triton 3.9's interpreter keeps bfloat16 as the uint16 of
+    its bits and computes on those integers, so 1.5 * 1.5 gives 2.5e-29."""
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpreterBuilder, ReduceScanOpInterface
+
+    seen = []
+    binary, unary, reduce = (InterpreterBuilder.binary_op, InterpreterBuilder.unary_op,
+                             ReduceScanOpInterface.apply)
+
+    def note(*operands):
+        seen.extend(o for o in operands if getattr(o.dtype, "scalar", o.dtype) == tl.bfloat16)
+
+    def counted_binary(self, lhs, rhs, op):
+        note(lhs, rhs)
+        return binary(self, lhs, rhs, op)
+
+    def counted_unary(self, arg, op):
+        note(arg)
+        return unary(self, arg, op)
+
+    def counted_reduce(self, input):
+        note(*(input if isinstance(input, tuple) else (input,)))
+        return reduce(self, input)
+
+    InterpreterBuilder.binary_op, InterpreterBuilder.unary_op = counted_binary, counted_unary
+    ReduceScanOpInterface.apply = counted_reduce
+    try:
+        yield seen
+    finally:
+        InterpreterBuilder.binary_op, InterpreterBuilder.unary_op = binary, unary
+        ReduceScanOpInterface.apply = reduce

@@ -11,11 +11,10 @@ from ..domain import Case, Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
-                            check_operator, check_within_ulps, explain, interpreting,
-                            kernel_battery, operator_calls)
+                            check_operator, check_within_ulps, explain, kernel_battery,
+                            name_bfloat16_failure, operator_calls)
 from .kernel_domain import kernel_operator
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
-from .kernel_interpreter import float64_to_bfloat16
 from .rms_norm_probes import (check_saves_rstd, direct_path_only, half_rstd,
                               name_rows_left_out, one_rows_contribution_per_column)
 
@@ -160,28 +159,20 @@ def check_non_contiguous(function, device) -> None:
 
 def check_half(function, device) -> None:
     """float16 and bfloat16 within 2 ulp of the float32-computed reference cast back; a
-    per-row rstd kept in the half dtype, and a float64 value the interpreter converts to
-    bfloat16, are named."""
+    per-row rstd kept in the half dtype, and what Triton 3.9's interpreter gets wrong in
+    bfloat16 (arithmetic, a conversion from float64), are named."""
     try:
         _check_half(function, device)
     except GradingError as error:
         dtype = next((d for d in (torch.float16, torch.bfloat16) if str(d) in str(error)), None)
         values = _values((6, 300), device, seed=7, dtype=torch.float32)
-        if dtype == torch.bfloat16 and interpreting():
+        if dtype == torch.bfloat16:
             x, weight = (values[n].to(dtype).requires_grad_() for n in ("x", "weight"))
-            with float64_to_bfloat16() as seen:
-                try:
-                    out = function(x, weight, EPS)
-                    torch.autograd.grad(out, (x, weight), torch.ones_like(out))
-                except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
-                    pass
-            if seen:
-                raise GradingError(
-                    "rms_norm_rows converts a float64 value to bfloat16 inside a kernel, and "
-                    "Triton 3.9's interpreter gets that conversion wrong (0.55 becomes 0): "
-                    "convert to float32 first, value.to(tl.float32).to(tl.bfloat16), or keep "
-                    "float64 for float64 input only", error.details,
-                    case=error.case) from error
+
+            def run():
+                out = function(x, weight, EPS)
+                torch.autograd.grad(out, (x, weight), torch.ones_like(out))
+            name_bfloat16_failure("rms_norm_rows", run, error)
         if dtype is not None and half_rstd(function, 16 * values["x"].to(dtype),
                                            values["weight"].to(dtype), EPS):
             raise GradingError(

@@ -120,6 +120,35 @@ def test_the_interpreters_float64_to_bfloat16_cast_is_counted_and_still_wrong():
     assert not torch.equal(y, x.to(torch.bfloat16))
 
 
+@triton.jit
+def _square(x_ptr, y_ptr, n, BLOCK: tl.constexpr, CONVERT: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets, mask=offsets < n)
+    if CONVERT:
+        x = x.to(tl.float32)
+    tl.store(y_ptr + offsets, (x * x).to(y_ptr.dtype.element_ty), mask=offsets < n)
+
+
+def test_the_interpreters_bfloat16_arithmetic_is_counted_and_still_wrong():
+    """Is a product of two bfloat16 values in a kernel counted (and one converted to float32
+    first not), the interpreter restored after, and is the product still garbage while float16's
+    is right (the lesson says so: update it when this fails)?"""
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    from autograder.exercises.kernel_interpreter import bfloat16_steps
+
+    binary = InterpreterBuilder.binary_op
+    x = torch.tensor([1.5, -2.0, 16.0, 0.55])
+    for dtype, convert, counted in [(torch.bfloat16, False, True), (torch.bfloat16, True, False),
+                                    (torch.float16, False, False)]:
+        y = torch.empty(4, dtype=dtype)
+        with bfloat16_steps() as seen:
+            _square[(1,)](x.to(dtype), y, 4, BLOCK=4, CONVERT=convert)
+        assert bool(seen) == counted and InterpreterBuilder.binary_op is binary
+        right = torch.allclose(y.float(), x.to(dtype).float() ** 2, rtol=1e-2)
+        assert right == (not counted), (dtype, convert, y)
+
+
 def test_a_float64_accumulator_stored_as_bfloat16_is_named():
     """Is a weight-gradient reduction accumulating in float64 (right when compiled) told that
     the interpreter converts float64 to bfloat16 wrongly, not that its formula is unstable?"""
@@ -147,11 +176,14 @@ def test_a_float64_accumulator_stored_as_bfloat16_is_named():
     ("silu_mul", "setup_context keeps a and b as ctx attributes", "silu_mul/tensor-on-ctx"),
     ("rms_norm_rows", "no rstd saved: the backward kernel computes each row's rstd again",
      "rms_norm_rows/rstd-not-saved"),
+    ("silu_mul", "silu(a) cast back to the input's dtype before the product with b",
+     "silu_mul/bfloat16-step-in-interpreter"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake only a probe names (a group of rows per program counted or bounded
     wrong, seen with more rows than the grid has programs; tensors kept on ctx; no rstd saved,
-    which gives right values) get its id?"""
+    which gives right values; a product in bfloat16, which only the interpreter gets wrong) get
+    its id?"""
     from tests.autograder.catalogued import graded_mistake
 
     assert graded_mistake(exercise, name) == expected

@@ -1,6 +1,7 @@
 """Lesson 13: silu_mul's mistakes of a backward operator copied from the worked example, whose
-gradient was one number for one input (sum_of_squares), or from Liger-Kernel's SwiGLU, and a
-launch that fits small tensors only."""
+gradient was one number for one input (sum_of_squares), or from Liger-Kernel's SwiGLU, a
+launch that fits small tensors only, and a product left in the input's dtype (float16 passes;
+Triton 3.9's interpreter computes bfloat16 on the raw bits)."""
 
 from .. import Mistake
 from .common import _edit
@@ -39,4 +40,13 @@ MISTAKES = [
                  "                                                               a.numel(), BLOCK=BLOCK)",
                  "silu_mul_backward_kernel[(1,)](grad, a, b, grad_a, grad_b, a.numel(),\n"
                  "                                   BLOCK=triton.next_power_of_2(max(a.numel(), 1)))"))),
+    Mistake("silu_mul", "silu(a) cast back to the input's dtype before the product with b",
+            "computes a step in bfloat16 inside a kernel (float16 passed)", _edit(
+                SILU_MUL, ("""    if a.dtype != tl.float64:
+        a, b = a.to(tl.float32), b.to(tl.float32)
+    y = a / (1 + tl.exp(-a)) * b
+""", """    if a.dtype != tl.float64:
+        a = a.to(tl.float32)
+    y = (a / (1 + tl.exp(-a))).to(b.dtype) * b  # the product in the input's dtype
+"""))),
 ]
