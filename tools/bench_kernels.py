@@ -29,7 +29,8 @@ from tools.bench_references import CPU_THREADS, best_times, cpu_threads
 
 LESSON, N, D, EPS, ROUNDS = "13_kernels", 1 << 22, 4096, 1e-5, 5
 # On CUDA, sizes where memory time outweighs each call's fixed cost (Python dispatch, launches:
-# about 0.3 ms per forward + backward on an H100); at 1 << 22 that cost alone set the times
+# about 0.3 ms per forward + backward on an H100, SXM or PCIe not recorded); at 1 << 22 that
+# cost alone set the times
 CUDA_N, CUDA_ROWS = 1 << 26, 16384
 MIB = 2 ** 20
 FREE = {"empty", "empty_like", "empty_strided", "new_empty", "view", "_unsafe_view", "detach",

@@ -6,8 +6,9 @@ from tests.tools.shown.lesson_code import cell_from, definitions, run_code
 
 
 def test_design_answers_worked_pass_and_two_exponentials_fail():
-    """Do the worked answers to Exercise 1's two design questions get ✓, and 2 exponentials
-    (or another shared quantity) a ✗?"""
+    """Do the worked answers to Exercise 1's two design questions get ✓ (question 1 in any of
+    sigmoid's spellings), and 2 exponentials (or another shared quantity) a ✗, one off the
+    list told to copy a string offered?"""
     checker = cell_from("13_kernels", "def autograd_silu_mul_grads")
     worked = definitions("13_kernels", "my_silu_mul_grads", "my_shared", "my_exps_per_element",
                          same_answer=same_answer)
@@ -15,8 +16,13 @@ def test_design_answers_worked_pass_and_two_exponentials_fail():
     assert len(lines) == 6 and all("✓" in line for line in lines), lines
     lines = run_code(checker, {**worked, "my_shared": "g * b", "my_exps_per_element": 2})
     assert "✗" in lines[-2] and "✗" in lines[-1], lines
-    lines = run_code(checker, {**worked, "my_shared": " Sigmoid(A) "})  # judged as predictions are
-    assert "✓" in lines[-2], lines
+    for spelling in (" Sigmoid(A) ", "sigmoid", "σ(a)", "torch.sigmoid( a )"):
+        lines = run_code(checker, {**worked, "my_shared": spelling})
+        assert "✓" in lines[-2], (spelling, lines)
+    lines = run_code(checker, {**worked, "my_shared": "silu(a)*b"})
+    assert "✗ is that a factor of both?" in lines[-2], lines
+    lines = run_code(checker, {**worked, "my_shared": "exp(-a)"})
+    assert "none of the three answers: copy one" in lines[-2], lines
 
 
 def test_silu_checker_shows_a_learners_exception_in_one_line_and_goes_on():
