@@ -12,8 +12,9 @@ from ..diagnose import diagnose_gradient, diagnose_values
 from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, SCALE,  # noqa: F401
+from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE,  # noqa: F401
                                attention_domain_values, attention_values, make_mask, one_thread)
+from .attention_layout import check_multihead_layout
 from .attention_mask_gradient import check_mask_gradient
 from .attention_precision import narrow_saves
 
@@ -278,6 +279,10 @@ def attention_full(function, spec: Spec, device) -> None:
         check_backward_by_hand(spec, backward)
     covers("mask None, causal, padding, broadcast 2-d")
     covers("Lq != Lk, one query, one key")
+    values = attention_values((2, 3), 4, 5, 3, 2, device, mask="causal", seed=9)
+    check_multihead_layout(lambda f, v: check_attention(f, spec, v), function, spec.name,
+                           values, describe(values))
+    covers(MULTIHEAD)
     check_mask_gradient(function, spec, attention_values((2,), 4, 5, 3, 2, device, mask="causal"))
     with case("causal mask, each of Q, K, V alone requiring grad"):
         check_each_input_alone(function, spec, attention_values((2,), 4, 5, 3, 2, device,
@@ -314,7 +319,7 @@ def check_noncontiguous_grad_output(function, spec: Spec, values: dict) -> None:
 
 
 CONTRACT = ("mask None, causal, padding, broadcast 2-d", "Lq != Lk, one query, one key",
-            "non-contiguous grad_output", "scores in the thousands",
+            "non-contiguous grad_output", "scores in the thousands", MULTIHEAD,
             "float32 against F.scaled_dot_product_attention")
 
 

@@ -89,3 +89,13 @@ def attention_values(lead, Lq, Lk, d, dv, device, *, mask=None, seed=0, dtype=to
     if mask is not None:
         values["mask"] = make_mask(mask, lead, Lq, Lk, device, seed + 3)
     return values
+
+
+MULTIHEAD = "Q, K, V laid out as x.view(B, L, H, d).transpose(1, 2)"
+
+
+def multihead_layout(values: dict) -> dict:
+    """``values`` with Q, K, V of shape (B, H, L, d) in the standard multi-head layout: the
+    same numbers, stored as (B, L, H, d) and transposed, so that no two dimensions merge."""
+    return {name: (value.transpose(1, 2).contiguous().transpose(1, 2) if name in "QKV"
+                   else value) for name, value in values.items()}

@@ -22,7 +22,8 @@ from ..memory import TensorAccounting, cuda_peak
 from ..contract import check_each_input_alone, covers
 from ..tiled import recognise_backward, recognise_forward
 from .attention import _attention_example
-from .attention_inputs import SCALE, one_thread
+from .attention_inputs import MULTIHEAD, SCALE, one_thread
+from .attention_layout import check_multihead_layout
 from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
                            flash_domain_values, flash_values, long_key_loop, magnitude_values,
                            recognise_hidden_diagonal, recognise_magnitude,
@@ -281,6 +282,10 @@ def _flash_full(function, device) -> None:
         check_flash(function, flash_values(lead, Lq, Lk, d, dv, device, causal=causal,
                                            seed=seed + 60), block)
     covers("causal, Lq != Lk, ragged blocks")
+    values = flash_values((2, 3), 7, 7, 4, 5, device, causal=True, seed=68)
+    check_multihead_layout(lambda f, v: check_flash(f, v, 3), function, NAME, values,
+                           describe(values, 3))
+    covers(MULTIHEAD)
     with block_size(function, 3), case("BLOCK=3, causal"):
         check_each_input_alone(function, FLASH, flash_values((), 4, 6, 3, 2, device,
                                                              causal=True, seed=67))
@@ -314,7 +319,7 @@ EXERCISES = [
              contract=("causal, Lq != Lk, ragged blocks", "float32 scores above 88 and all near "
                        "-160", "float32 against F.scaled_dot_product_attention",
                        "largest tensor and peak", "causal tiles skipped",
-                       "float16 and bfloat16"),
+                       "float16 and bfloat16", MULTIHEAD),
              domain=Domain(FLASH, flash_domain_values, constants={"scale": SCALE},
                            dtypes=(torch.float64, torch.float32, torch.float16, torch.bfloat16),
                            accumulates={torch.float16: torch.float32,
