@@ -202,9 +202,9 @@ probes = torch.cat([offsets.new_zeros(1), torch.stack([offsets, -offsets], 1).fl
 # 0, 0.05, -0.05, 0.1, ...: a jump at any of these shows, the nearest to 0 first
 
 
-def check_stand_in(name, stand_in, slope, requirement, meets, target, target_name):
+def check_stand_in(name, stand_in, slope, requirement, meets, target, target_name, corners=()):
     """Print whether ``stand_in`` is continuous, meets its requirement and ``slope`` is its
-    derivative; on ✗, where each is furthest off."""
+    derivative away from ``corners`` (quick question 1's); on ✗, where each is furthest off."""
     if stand_in is None or slope is None:
         print(f"{name}: write the stand-in and its slope first.")
         return
@@ -212,7 +212,7 @@ def check_stand_in(name, stand_in, slope, requirement, meets, target, target_nam
     stand_in(leaf).sum().backward()  # autograd's slope of your stand-in
     values = stand_in(grid).detach()
     yours = torch.as_tensor(slope(grid), dtype=grid.dtype).expand_as(grid)
-    away = grid.abs() != 1  # the corners are quick question 1's
+    away = ~torch.isin(grid, grid.new_tensor(corners))
     jumps = (stand_in(probes + 1e-9) - stand_in(probes - 1e-9)).detach().abs() > 1e-6
     met = meets(values, leaf.grad) and not jumps.any()
     print(f"{name}: continuous, {requirement}:", "✓" if met else "✗")
@@ -227,7 +227,8 @@ def check_stand_in(name, stand_in, slope, requirement, meets, target, target_nam
               f"{target_name} {target[k].item():g}; autograd's slope of your stand-in "
               f"runs from {leaf.grad.min().item():g} to {leaf.grad.max().item():g}")
     same = torch.isclose(yours, leaf.grad, rtol=1e-12, atol=1e-12) | ~away
-    print(f"{name}: your slope is autograd's slope of your stand-in (|x| ≠ 1):",
+    where = f" (x ≠ {', '.join(f'{c:g}' for c in corners)})" if corners else ""
+    print(f"{name}: your slope is autograd's slope of your stand-in{where}:",
           "✓" if same.all() else "✗")
     if not same.all():
         k = (~same).nonzero()[0, 0]
@@ -245,7 +246,7 @@ check_stand_in(
     "sign(x) where |x| ≥ 1, a straight line meeting it at ±1 in between",
     lambda values, slopes: torch.equal(values[~inside], torch.sign(grid[~inside]))
     and torch.allclose(values[inside], grid[inside], rtol=0, atol=1e-12),
-    torch.where(inside, grid, torch.sign(grid)), "the requirement's")
+    torch.where(inside, grid, torch.sign(grid)), "the requirement's", corners=(-1, 1))
 
 if None not in (stand_in_round, slope_round, stand_in_sign, slope_sign):
     xs = torch.linspace(-2.5, 2.5, 501, dtype=torch.float64)
@@ -979,11 +980,18 @@ plt.show()
 
 # %% [markdown]
 # With the step fixed, the grid reaches only from $-4 \times 0.05 = -0.2$ to
-# $3 \times 0.05 = 0.15$. Read the counts step by step. Most weights start beyond the grid,
-# where your gradient for $x$ is 0, and never move, like `SignClippedSTE`'s frozen readout
-# weights; the few inside move out past the clip one after another, until none has a gradient
-# and the loss stays where it is. (Judged on $\operatorname{round}(v)$, one more weight starts
-# inside: it lies in the half-step band.)
+# $3 \times 0.05 = 0.15$: most weights start beyond it, where your gradient for $x$ is 0, and
+# never move, and the few inside move out past the clip until none has a gradient and the loss
+# stays where it is. With the step learnt, $s$ first shrinks (to 0.017 at step 2), then grows as
+# the clipped weights pull it, widening the grid until weights come back inside, and settles
+# near 0.5 (rerun with `steps=300` or `600`).
+#
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Read the counts step by step. With the step fixed, the weights beyond the grid stay frozen
+# like `SignClippedSTE`'s frozen readout weights, and the few inside move out past the clip one
+# after another. (Judged on $\operatorname{round}(v)$, one more weight starts inside: it lies in
+# the half-step band.)
 #
 # With the step learnt, $s$ dips for two steps, from 0.05 to 0.017. Its gradient is positive at
 # step 1, where the clipped weights' share outweighs the rest, and already negative at step 2,
@@ -995,7 +1003,8 @@ plt.show()
 # the grid widened. The clipped weights alone then give $s$ its gradient and keep growing it:
 # the grid widens, and weights come back inside it (3 at step 5). By step 150 one weight rides
 # the top edge of the grid and pushes $s$ up, while the rounding errors of the others push it
-# down; rerun with `steps=300` or `600` and $s$ settles near 0.5.
+# down; with `steps=300` or `600`, $s$ settles near 0.5.
+# </details>
 
 # %% [markdown]
 # ## Common misconceptions
@@ -1147,10 +1156,10 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # The contract:
 #
 # - `StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of
-#   `argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum; the
-#   Gumbel cell above took the argmax of `y_soft`, as `F.gumbel_softmax` does, which can round
-#   close logits to equal entries: an ulp apart at $\tau = 10$, $10^{-20}$ apart at any $\tau$
-#   the grader tries);
+#   `argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum). Take
+#   the argmax of the logits, not of the softmax (the Gumbel cell above took the softmax's, as
+#   `F.gumbel_softmax` does): close logits can round to equal probabilities, and argmax then
+#   picks the first (see "How close?" below the contract).
 #   `tau` is a positive Python float. (The caller adds Gumbel noise to `logits` when it wants
 #   a sample; this Function does not draw it.)
 # - backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ over the
@@ -1160,6 +1169,14 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # - `logits` has at least one dim, of any leading shape; the grader tries float64 and float32,
 #   ties, a `grad_output` that is not contiguous, and a low temperature ($\tau = 0.1$ with
 #   float32 logits of a dozen or so), where the softmax and its gradient are finite.
+#
+# <details><summary><b>How close?</b> (logits a softmax cannot tell apart)</summary>
+#
+# In float64, logits one ulp apart (1 and 1.0000000000000002) get equal probabilities at
+# $\tau = 10$, though not at $\tau = 1$; 0 and $10^{-20}$ get equal probabilities at any
+# $\tau$ above about $2 \times 10^{-4}$, since $e^{-10^{-20}/\tau}$ rounds to 1. The
+# grader tries both.
+# </details>
 #
 # <details><summary><b>Hint 1</b>: which entries of the Jacobian are non-zero?</summary>
 #

@@ -111,3 +111,11 @@ def test_quick_question_3_marks_the_right_words_right():
     assert _quick_question_3("nan")[1].endswith("✗")
     assert _quick_question_3(None)[1] == ("the second entry there: no prediction written "
                                           "(PyTorch: '0')")
+
+
+def test_only_signs_slope_verdict_leaves_out_its_corners():
+    """Does the slope line leave out x = ±1 for sign alone (round's stand-in has no corner)?"""
+    worked = definitions("03_ste", "stand_in_round", "slope_round")
+    lines = _stand_ins(worked["stand_in_round"], worked["slope_round"])
+    assert lines[1] == "round: your slope is autograd's slope of your stand-in: ✓", lines
+    assert lines[3] == "sign: your slope is autograd's slope of your stand-in (x ≠ -1, 1): ✓", lines
