@@ -126,8 +126,8 @@ def compare(prediction, observed) -> None:
 # - with `keepdim=True`, $y$ (and so $g$) has shape $(R, 1)$, and `g.expand(R, C)` repeats it
 #   along the columns;
 # - with `keepdim=False`, $g$ has shape $(R,)$, one dimension fewer than $x$. Which of $x$'s
-#   two dimensions does broadcasting line it up with? Quick question 1 asks, and the answer
-#   block below it gives the fix.
+#   two dimensions does broadcasting line it up with? The quick question below asks, and its
+#   answer block gives the fix.
 #
 # For the mean, $y_r = \frac1C \sum_c x_{r,c}$, so every entry gets $g_s / C$.
 #
@@ -271,6 +271,8 @@ def live_check(name, yours, cases):
         elif any(t.shape != want.shape for t, want in zip(got, truth)):
             problem = (f"shapes {[tuple(t.shape) for t in got]}, autograd's "
                        f"{[tuple(want.shape) for want in truth]}")
+        elif not all(torch.isfinite(t).all() for t in got):
+            problem = "nan or inf in what it returned"  # max() would skip a nan error
         else:
             error = max([(t - want).abs().max().item() for t, want in zip(got, truth)
                          if t.numel()] or [0.0])
@@ -437,13 +439,15 @@ check_bm_grads()
 # $b_{s,0}$?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step</summary>
+# <details><summary><b>Hint 2</b>: the index-notation step, as questions</summary>
 #
-# $\partial y_{p,r,k} / \partial a_{q,0,c} = \delta_{pq}\,\delta_{kc}\, b_{r,0}$ and
-# $\partial y_{p,r,k} / \partial b_{s,0} = a_{p,0,k}\, \delta_{rs}$. Multiply by $g_{p,r,k}$
-# and sum over $p$, $r$ and $k$: which sum is left for $a$, and which two for $b$? Bringing a
-# tensor of shape $(B, R, C)$ down to a shape that broadcasts up to it is common enough that
-# `Tensor` has a method for it: which?
+# For which $(p, r, k)$ is $\partial y_{p,r,k} / \partial a_{q,0,c}$ non-zero, and what is it
+# there: which factor of $y_{p,r,k}$ is left when you take $a_{q,0,c}$ away? Write it with
+# deltas. Ask the same of $\partial y_{p,r,k} / \partial b_{s,0}$. Multiply each by
+# $g_{p,r,k}$ and sum over $p$, $r$ and $k$: which sums do the deltas remove, and which are
+# left for $a$ and for $b$? The check of `bm_grads` above and Hint 3's numbers tell you when
+# they are right. Bringing a tensor of shape $(B, R, C)$ down to a shape that broadcasts up
+# to it is common enough that `Tensor` has a method for it: which?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -582,13 +586,13 @@ compare(prediction_3, slices.grad.tolist())
 #
 # Derive it:
 #
-# 1. Write $\partial y_r / \partial x_{s,c}$ for $y_r = \prod_c x_{r,c}$, using a delta and a
-#    product over $c' \ne c$.
+# 1. Write $\partial y_r / \partial x_{s,c}$ for $y_r = \prod_c x_{r,c}$: for which $r$ is it
+#    non-zero, and what is left of $y_r$ there once the factor $x_{s,c}$ is taken out?
 # 2. Multiply by $g_r$ and sum over $r$. Which pattern of the worked example does $g$ follow,
 #    and what does that mean for its shape when `keepdim` is not used?
-# 3. "The product of the others" equals $y_r / x_{s,c}$ when nothing is zero. Go through the
-#    no-zero case and the two slices of quick question 3 (one zero, two zeros) and see where
-#    the division fails.
+# 3. Can "the product of the others" be computed from $y_s$ and $x_{s,c}$ alone, with one
+#    division? Try that division on a slice with no zero and on the two slices of the quick
+#    question above (one zero, two zeros): where does it fail?
 # 4. Compute the product of the others **without dividing**. Split it around position $c$:
 #    which two products is it, and how do you get both for every $c$ of a slice at once,
 #    without a loop?
@@ -627,12 +631,15 @@ check_prod_J_row()
 # the factor $x_{s,c}$ away, and is "divide it back out" allowed when that factor is 0?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step</summary>
+# <details><summary><b>Hint 2</b>: the index-notation step, as questions</summary>
 #
-# $\partial y_r / \partial x_{s,c} = \delta_{rs} \prod_{c' \ne c} x_{s,c'}$. Multiply by $g_r$
-# and sum over $r$: which $r$ survives, and which index of the input does no factor on the right
-# carry? With one zero at position $k$, $y_s / x_{s,k}$ is $0/0$: what is the true value there?
-# With two zeros, what does every product of the others contain?
+# For which $r$ is $\partial y_r / \partial x_{s,c}$ non-zero? There $y_r$ is $x_{s,c}$ times
+# the other factors of its slice: what is the derivative of $x_{s,c}$ times a number that does
+# not contain it? Write it with a delta and a product. Multiply by $g_r$ and sum over $r$:
+# which $r$ survives, and which index of the input does no factor on the right carry? With
+# one zero at position $k$, what does $y_s / x_{s,k}$ give, and what should the gradient be
+# there? With two zeros, what does every product of the others contain? The check of
+# `prod_J_row` above and Hint 3's numbers tell you when you are right.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -750,10 +757,12 @@ check_cumsum_J()
 # which triangle does backward read when it sums over the outputs?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step</summary>
+# <details><summary><b>Hint 2</b>: the index-notation step, as questions</summary>
 #
-# $\partial y_o / \partial x_i = [i \le o]$. Multiply by $g_o$ and sum over $o$: for the first
-# entry, $i = 0$, which $g_o$ are in the sum? For the last entry? For the one in between?
+# For which $o$ is $\partial y_o / \partial x_i$ non-zero, and what is it there (with what
+# weight does $x_i$ enter $y_o$)? Write it with an indicator; the check of `cumsum_J` above
+# tells you when it is right. Multiply by $g_o$ and sum over $o$: for the first entry,
+# $i = 0$, which $g_o$ are in the sum? For the last entry? For the ones in between?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -859,9 +868,9 @@ compare(prediction_4, tuple("sum" if z[4].item() == 4.0 else "one of them"
 # 2. Multiply by $g_{k,c}$ and sum over $k$ and $c$. Which rows $k$ of $g$ reach row $s$ of the
 #    gradient? What does a row of $x$ that `index` never names get, and one that it names
 #    three times?
-# 3. What must happen at a row of the gradient that `index` names twice? Quick question 4
-#    showed what a write leaves there. Which `Tensor` method whose name begins with `index_`
-#    does what your step 2 needs?
+# 3. What must happen at a row of the gradient that `index` names twice? The quick question
+#    on `z[idx] = v` showed what a write leaves there. Which op adds rows at given positions
+#    instead of writing them?
 #
 # **Check your step 1 live.** For a 1-D $x$ of `n_rows` entries, write
 # `select_J(index, n_rows)`: the matrix whose entry $[k, s]$ is $\partial y_k / \partial x_s$,
@@ -897,13 +906,14 @@ check_select_J()
 # of $x$, and how many of them can there be?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step</summary>
+# <details><summary><b>Hint 2</b>: the index-notation step, as questions</summary>
 #
-# $y_{k,c} = x_{\text{index}_k,\,c}$, so
-# $\partial y_{k,c} / \partial x_{s,d} = [\text{index}_k = s]\, \delta_{cd}$. Multiply by
-# $g_{k,c}$ and sum over $k$ and $c$: the delta removes the sum over $c$. What does the
-# indicator leave of the sum over $k$? Among `Tensor`'s methods whose names begin with
-# `index_`, which one adds?
+# Write $y_{k,c}$ as one entry of $x$, using $\text{index}_k$. For which $(k, c)$ is
+# $\partial y_{k,c} / \partial x_{s,d}$ non-zero, and what is it there? Write it with an
+# indicator on $\text{index}_k$ and a delta; the check of `select_J` above tells you when it
+# is right. Multiply by $g_{k,c}$ and sum over $k$ and $c$: which sum does the delta remove,
+# and what does the indicator leave of the sum over $k$? Which op adds rows at given
+# positions instead of writing them?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -953,9 +963,9 @@ from autograder import grade; grade("IndexSelect", IndexSelect)
 # %% [markdown]
 # Your `IndexSelect` with `index = [3, 0, 3, 3]`: the two columns of row 3 of $x$ each have
 # three ones, one per output row that copied it. Below it, a backward that writes instead of
-# adding, `grad[index] = grad_output` (`+=` does the same, quick question 5): each row of the
-# gradient keeps one write, on CPU today the last. The outlined entries are the repeats it
-# lost.
+# adding, `grad[index] = grad_output` (`+=` does the same, as the quick question on
+# `z[idx] = v` showed): each row of the gradient keeps one write, on CPU today the last. The
+# outlined entries are the repeats it lost.
 
 # %%
 rows = torch.randn(5, 2, dtype=torch.float64)
@@ -1048,7 +1058,7 @@ compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 #    leaves a sum over $j$? How do you compute that sum per row, and what shape must it have
 #    to broadcast against $g$?
 # 4. Geometrically, what does subtracting the term with the sum do to $g$? Check it against
-#    quick question 6.
+#    the quick question on `grad_output` equal to $y$.
 # 5. Which tensors does your formula read? Can backward tell the two cases apart from what you
 #    saved? (At a norm exactly equal to `eps`, `F.normalize`'s own gradient takes the
 #    "above" formula; the grader never puts a row exactly there.)
@@ -1144,7 +1154,8 @@ from autograder import grade; grade("Normalize", Normalize)
 #   \text{ above } \varepsilon, \qquad \frac{g_i}{\varepsilon} \text{ below}.$$
 #
 # Above $\varepsilon$ this is $g$ less its component along the unit vector $y$, divided by $n$
-# (the projection of quick question 6: for $g = y$ the gradient is 0). Forward saves $y$ and
+# (the projection behind the quick question on `grad_output` equal to $y$: for $g = y$ the
+# gradient is 0). Forward saves $y$ and
 # $n$, and $n$ alone tells the two cases apart.
 # </details>
 
@@ -1184,11 +1195,11 @@ jacobian_view(NormalizeWithoutProjection, normalize_rows, short_row, 0.5)
 # %% [markdown]
 # ## The five patterns as pictures
 #
-# Autograd's Jacobians of the five forwards, side by side: a broadcast repeats an identity
-# (its columns sum in backward), a reduction is a row of blocks (its gradient is an expand), a
-# scan is a triangle (the reversed scan reads it by columns), a selection is one 1 per row
-# (repeats stack in one column), and a normalisation is a dense block per row (identity minus
-# $y y^\top$, over the norm).
+# Autograd's Jacobians of the five forwards, side by side: a broadcast is the reduction's
+# picture transposed, each input feeding a block of outputs (its columns sum in backward), a
+# reduction is a row of blocks (its gradient is an expand), a scan is a triangle (the reversed
+# scan reads it by columns), a selection is one 1 per row (repeats stack in one column), and a
+# normalisation is a dense block per row (identity minus $y y^\top$, over the norm).
 
 # %%
 patterns = [
@@ -1369,12 +1380,14 @@ print("the short formula, dL/dx_i = (1/x_i) * (sum over o >= i of g_o y_o):",
 # and which of those two groups is the same for every such output?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step</summary>
+# <details><summary><b>Hint 2</b>: the index-notation step, as questions</summary>
 #
-# $\partial y_o / \partial x_i = [i \le o] \prod_{k < i} x_k \prod_{i < k \le o} x_k$.
-# Multiply by $g_o$ and sum over $o$: which of the two products is the same for every $o$, and
-# so comes out of the sum? Which running product of `ProdOverDim` is it? What stays inside the
-# sum is $S_i$.
+# For which $o$ is $\partial y_o / \partial x_i$ non-zero? There $y_o$ is $x_i$ times the
+# other factors of the running product: which of them come before $x_i$, and which after it?
+# Write the derivative with an indicator and those two products. Multiply by $g_o$ and sum
+# over $o$: which of the two products is the same for every $o$, and so comes out of the sum?
+# Which running product of `ProdOverDim` is it? What stays inside the sum is $S_i$. Hint 3's
+# numbers and the check below tell you when you are right.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -1499,9 +1512,9 @@ check_cumprod_backward()
 # associative, so an embedding's gradient can differ in its last bits from one run to the
 # next. `torch.use_deterministic_algorithms(True)` switches both to deterministic versions (its
 # documentation lists them), at some cost in speed. An assignment is never the fix: it loses
-# the repeats, and which write survives is not defined either (quick question 5), unless
-# deterministic mode is on: `torch.use_deterministic_algorithms(True)` makes `index_put` with
-# `accumulate=False` deterministic too, but the repeats are still lost.
+# the repeats, and which write survives is not defined either (the quick question on
+# `z[idx] = v`), unless deterministic mode is on: `torch.use_deterministic_algorithms(True)`
+# makes `index_put` with `accumulate=False` deterministic too, but the repeats are still lost.
 #
 # **When not to write these Functions.** Every forward of this lesson already has a backward in
 # PyTorch that follows the same pattern (and `torch.prod`'s handles zeros). A custom Function

@@ -51,3 +51,14 @@ def test_add_grads_and_jacobian_from_y_checks_fail_their_slips():
     # Normalize's Jacobian without the term from dn/dx
     lines = _live("jacobian_from_y", lambda y, n: torch.eye(len(y), dtype=y.dtype) / n)
     assert len(lines) == 3 and all(line.startswith("✗") and "error" in line for line in lines)
+
+
+def test_live_check_crosses_a_nan_the_error_maximum_would_skip():
+    # grad_a right, grad_b all nan: Python's max over [0.0, nan] is 0.0, a false check mark
+    lines = _live("bm_grads", lambda a, b, g: ((g * b).sum(1, keepdim=True),
+                                               (g * a).sum((0, 2)).unsqueeze(1) * float("nan")))
+    assert len(lines) == 2 and all(line.startswith("✗") and "nan or inf" in line
+                                   for line in lines), lines
+    # an inf where autograd's value is finite is crossed too
+    lines = _live("cumsum_J", lambda n: torch.tril(torch.ones(n, n)) / torch.zeros(n, n))
+    assert all(line.startswith("✗") and "nan or inf" in line for line in lines), lines
