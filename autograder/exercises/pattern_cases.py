@@ -21,14 +21,21 @@ def _shape(shape) -> str:
     return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
 
 
-def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple) -> str:
-    """Why backward returned grad_{name} in shape ``got`` for an input of shape ``expected``."""
+def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple,
+                        values_right: bool = True) -> str:
+    """Why backward returned grad_{name} in shape ``got`` for an input of shape ``expected``;
+    ``values_right``: the values passed once the engine had reduced the gradient."""
     returned = (f"{spec.name}.backward returned grad_{name} of shape {_shape(got)} for {name} "
                 f"of shape {_shape(expected)}")
     try:
         expands = torch.broadcast_shapes(expected, got) == torch.Size(got)
     except RuntimeError:
         expands = False
+    if _drops_ones(expected, got):  # the same entries, with dims of size 1 added
+        what = f"{name}'s values but " if values_right and expands else ""
+        fix = f".sum_to_size({name}.shape), or a reshape" if expands else f".reshape({name}.shape)"
+        return (f"{returned}: it has {what}extra dims of size 1 that {name} lacks; drop them "
+                f"({fix})")
     if expands:
         return (f"{returned}: you forgot to sum the broadcast dims (the engine summed them for "
                 f"you here); reduce it yourself to exactly {_shape(expected)}, "
@@ -47,7 +54,8 @@ def _drops_ones(got: tuple, expected: tuple) -> bool:
             and all(any(size == other for other in rest) for size in got))
 
 
-def check_returned_shapes(spec: Spec, returned: list, values: dict) -> None:
+def check_returned_shapes(spec: Spec, returned: list, values: dict,
+                          values_right: bool = True) -> None:
     """What backward itself returned has exactly the shape and dtype of each tensor input."""
     for grads in returned:
         for (name, value), grad in zip(values.items(), grads):
@@ -55,8 +63,10 @@ def check_returned_shapes(spec: Spec, returned: list, values: dict) -> None:
                     and isinstance(grad, torch.Tensor)):
                 continue
             if grad.shape != value.shape:
-                raise GradingError(returned_shape_hint(spec, name, tuple(grad.shape),
-                                                       tuple(value.shape)))
+                got, expected = tuple(grad.shape), tuple(value.shape)
+                extra = _drops_ones(expected, got)
+                raise GradingError(returned_shape_hint(spec, name, got, expected, values_right),
+                                   mistake=f"{spec.name}/extra-size-1-dims" if extra else "")
             if grad.dtype != value.dtype:
                 raise GradingError(f"{spec.name}.backward returned grad_{name} in {grad.dtype} "
                                    f"for {name} in {value.dtype}: keep the input's dtype (the "
@@ -79,7 +89,7 @@ def graded_case(function, spec: Spec, values: dict, tolerance=None):
     try:
         forward, backward = check_values_and_gradients(probe, spec, values, **(tolerance or {}))
     except GradingError as error:
-        check_returned_shapes(spec, returned, values)  # the precise hint, when that was it
+        check_returned_shapes(spec, returned, values, values_right=False)  # the precise hint
         raise explain_broadcast_error(spec, error) from error
     check_returned_shapes(spec, returned, values)
     check_no_ctx_tensors(spec, forward)

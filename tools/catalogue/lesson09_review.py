@@ -188,6 +188,15 @@ MISTAKES = [
             gb = g.sum(dim=list(range(g.dim() - b.dim()))) if g.dim() > b.dim() else g
         return ga, gb
 ''')),
+    Mistake("BroadcastMul", "summed with keepdim after left-padding (extra dims of size 1)",
+            "has b's values but extra dims of size 1 that b lacks", _mul('''
+        def reduce(g, shape):
+            padded = (1,) * (g.dim() - len(shape)) + tuple(shape)
+            dims = [i for i, size in enumerate(padded) if size == 1 and g.shape[i] != 1]
+            return g.sum(dims, keepdim=True) if dims else g
+
+        return reduce(grad_output * b, a.shape), reduce(grad_output * a, b.shape)
+''')),
     Mistake("BroadcastMul", "computes grad_b always, returns None when not needed",
             "does the same work when only a",
             _mul('''

@@ -134,6 +134,21 @@ class TestReturnedShapes:
             assert "was dropped" not in returned_shape_hint(BROADCAST_MUL, "a", *flattened)
         assert "a transpose?" in returned_shape_hint(BROADCAST_MUL, "a", (4, 3), (3, 4))
 
+    def test_extra_dims_of_size_1_are_not_a_forgotten_sum(self):
+        """A grad_b of shape (1, 1, 4) for b of shape (4,) holds b's values (summed with
+        keepdim after left-padding): is it told to drop the extra ones, not to sum?"""
+        padded = returned_shape_hint(BROADCAST_MUL, "b", (1, 1, 4), (4,))
+        assert "it has b's values but extra dims of size 1 that b lacks; drop them " \
+            "(.sum_to_size(b.shape), or a reshape)" in padded
+        assert "forgot to sum" not in padded
+        unproven = returned_shape_hint(BROADCAST_MUL, "b", (1, 1, 4), (4,), values_right=False)
+        assert "extra dims of size 1" in unproven and "b's values" not in unproven
+        # (4, 1) for (4,): the engine refuses it, and sum_to_size cannot drop a trailing one
+        refused = returned_shape_hint(BROADCAST_MUL, "b", (4, 1), (4,))
+        assert "extra dims of size 1" in refused and "(.reshape(b.shape))" in refused
+        assert "b's values" not in refused
+        assert "extra dims" not in returned_shape_hint(BROADCAST_MUL, "b", (3, 4), (4,))
+
     def test_a_forgotten_sum_passes_the_values_but_not_the_shape(self, raises_hint):
         """The engine makes a forgotten sum's values right: is it caught all the same?"""
         wrong = mistake("BroadcastMul", "forgot to sum the broadcast dims")
@@ -190,6 +205,8 @@ def test_prod_zero_cases_without_division():
 @pytest.mark.parametrize("exercise, name, expected", [
     ("BroadcastMul", "the other input recovered as y / a (nan where a holds 0)",
      "BroadcastMul/divides-by-input"),
+    ("BroadcastMul", "summed with keepdim after left-padding (extra dims of size 1)",
+     "BroadcastMul/extra-size-1-dims"),
     ("ProdOverDim", "prod / x divides by zero", "ProdOverDim/divides-by-zero"),
     ("ProdOverDim", "the others through logs, exp(sum log|x| - log|x|): a division in log space",
      "ProdOverDim/divides-by-zero"),
