@@ -138,9 +138,10 @@ print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,))
 # PyTorch's own `torch.max(x, dim)` returns the maxima and their indices, and there is no
 # derivative of "where the maximum is". A Function whose output is a **float** tensor with no
 # meaningful derivative chooses what to tell autograd about it. Here `FracFloor.apply(x)` returns the fractional
-# part $x - \lfloor x \rfloor$ and the integer part $\lfloor x \rfloor$ as floats (as
-# `torch.frac` and `torch.floor` would); the integer part is a step function, whose derivative
-# is 0 wherever it exists. Once without and once with the mark:
+# part $x - \lfloor x \rfloor$ and the integer part $\lfloor x \rfloor$ as floats (the second
+# as `torch.floor` gives it; `torch.frac` subtracts `trunc(x)` instead, so it gives -0.5 at -2.5
+# where this gives 0.5); the integer part is a step function, whose derivative is 0 wherever it
+# exists. Once without and once with the mark:
 
 # %%
 class FracFloor(torch.autograd.Function):
