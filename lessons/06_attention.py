@@ -18,13 +18,14 @@
 #
 # You derive each step yourself. Every derivation comes with questions and a small function
 # you fill in, checked against autograd or the exact result as you go. The closed forms are
-# shown only after each exercise's self-check, in a collapsed **Compare with yours** block.
+# shown only after the live check or self-check that asks for them, in a collapsed **Compare
+# with yours** block.
 #
 # Plan your time: Exercises 1 and 2 take about an hour, FlashAttention (Exercise 3) two hours
 # or more, and the transfer exercise about half an hour. **Optional**, and never graded: the
 # predict-then-run questions (run their cells with your guesses left at `None` if you skip
-# them), the ALiBi try-it after Exercise 4, and the **In practice** block at the very end
-# (timings, PyTorch's own kernels, production notes). Run the section "Kept and peak", though
+# them), and the **In practice** block at the very end (timings, PyTorch's own kernels,
+# production notes, and a learned ALiBi slope to derive). Run the section "Kept and peak", though
 # no exercise needs its cells: it is where you measure peak memory (goals 3 and 5 below).
 #
 # By the end of this lesson you can:
@@ -707,8 +708,9 @@ report("against rowsum(dP * P)", lambda: (my_row_sum(dO, O_) - row_sum).abs().ma
 # output $O$ and the log-sum-exp $L$ of shape $(\dots, N_q)$: **no $N_q \times N_k$ tensor is
 # kept between forward and backward**. Backward recomputes $S$, then $P$ from $L$, as you
 # derived. Compute $L$ stably, as your `my_lse` does: scores reach the thousands in the checks.
-# Pass the mask through `save_for_backward` (it accepts `None`); tensors on `ctx` as
-# attributes escape the in-place version check and saved-tensor hooks (lessons 00 and 01).
+# How does the mask reach backward, and does that way still work when it is `None`? (Tensors
+# on `ctx` as attributes escape the in-place version check and saved-tensor hooks, lessons 00
+# and 01.)
 
 # %% nbgrader={"grade_id": "answer_MemoryEfficientAttention", "solution": true}
 class MemoryEfficientAttention(torch.autograd.Function):
@@ -957,9 +959,9 @@ print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# $m_{\text{new}} = \max(-\infty, -\infty) = -\infty$, so $\alpha = e^{m - m_{\text{new}}} =
-# e^{-\infty + \infty} = e^{\text{nan}}$ and each $e^{S'_j - m_{\text{new}}}$ is nan too: the
-# update poisons $\ell$ and $o$, and no later block can repair a nan. The exact answer ignores
+# $m_{\text{new}} = \max(-\infty, -\infty) = -\infty$, so your `combine`'s rescaling factor
+# $\alpha$ is then $e^{-\infty + \infty} = e^{\text{nan}}$ and each $e^{S'_j - m_{\text{new}}}$
+# is nan too: the update poisons $\ell$ and $o$, and no later block can repair a nan. The exact answer ignores
 # the masked keys and is perfectly finite. Fused kernels guard the exponent: where
 # $m_{\text{new}} = -\infty$ they subtract 0 instead, so the masked block adds $e^{-\infty} = 0$
 # and leaves the zeros as they were. In Exercise 3 the causal mask is bottom-right with
@@ -1452,67 +1454,6 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
       "  largest row sum:", bias_grads[0].sum(-1).abs().max().item())
 
 # %% [markdown]
-# ### Try it (optional, ungraded): a learned ALiBi slope
-#
-# Make ALiBi's slope learnable: head $h$ adds $B_{h,i,j} = -m_h\,|i - j|$, with one parameter
-# $m_h$ per head. Your Exercise 4 backward already has $dS'$, the gradient of the biased
-# scores, of shape $(B, H, N_q, N_k)$. Derive $\partial\phi/\partial m_h$ from it (nudge
-# $m_h$: which scores move, and by how much each?), write `slope_gradient`, and run the check:
-# it compares with autograd through `F.scaled_dot_product_attention`. The result is one
-# number per head, so a tiled kernel can add each tile's share into it and never keep an
-# $N_q \times N_k$ gradient.
-
-# %%
-def slope_gradient(grad_S, distance):
-    """d(phi)/d(m) for B[h, i, j] = -m[h] * distance[i, j], from grad_S of shape (B, H, Nq, Nk)."""
-    ### BEGIN WORKED
-    return -(grad_S * distance).sum(dim=(0, 2, 3))
-    ### LEARNER
-    raise NotImplementedError  # yours: one number per head
-    ### END WORKED
-
-
-# %% tags=["skip-when-grading"]
-def check_slope_gradient():
-    """Your slope_gradient against autograd's gradient of 4 ALiBi slopes."""
-    heads, n = 4, 6
-    Q, K, V, grad_O = (torch.randn(2, heads, n, c) for c in (8, 8, 5, 5))
-    distance = (torch.arange(n)[:, None] - torch.arange(n)[None, :]).abs().float()  # |i - j|
-    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625], requires_grad=True)
-    F.scaled_dot_product_attention(Q, K, V,
-                                   attn_mask=-slopes[:, None, None] * distance).backward(grad_O)
-    full_bias = (-slopes.detach()[:, None, None] * distance).expand(2, heads, n, n).clone()
-    full_bias.requires_grad_()  # the same bias, materialised at the scores' full shape
-    F.scaled_dot_product_attention(Q, K, V, attn_mask=full_bias).backward(grad_O)
-    try:
-        mine = slope_gradient(full_bias.grad, distance)
-    except NotImplementedError:
-        print("slope_gradient is not written yet")
-        return
-    except Exception as error:  # an error in your function, shown in one line
-        first_line = str(error).partition("\n")[0]
-        print(f"✗ slope_gradient raised {type(error).__name__}: {first_line}")
-        return
-    right = isinstance(mine, torch.Tensor) and mine.shape == slopes.shape \
-        and torch.allclose(mine, slopes.grad, atol=1e-5)
-    print("✓" if right else "✗", "yours:", mine, "\n  autograd's d/dm:", slopes.grad)
-
-
-check_slope_gradient()
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your check is green</summary>
-#
-# Nudging $m_h$ moves every score of head $h$, in every batch element, by $-|i - j|$ times
-# the nudge, so $\partial\phi/\partial m_h = -\sum_{b,i,j} dS'_{b,h,i,j}\,|i - j|$: a
-# weighted sum, not a plain one: a plain sum over $b, i, j$ gives 0, since every row of
-# $dS'$ sums to 0 and a number added to a whole row has no gradient. A T5 table is the
-# indexed variant: each score adds the entry of its bucket of $j - i$, so an entry's
-# gradient is the sum of $dS'$ over the scores in its bucket (`index_add_` over the bucket
-# indices).
-# </details>
-
-# %% [markdown]
 # ## Common mistakes
 #
 # **Exercise 1 · `ScaledDotProductAttention`**
@@ -1651,6 +1592,15 @@ check_slope_gradient()
 # group of query heads (`enable_gqa=True` in `F.scaled_dot_product_attention`). What gradient
 # does a shared key head get? The third cell compares it with 4 copies of each head, summed
 # or averaged by group, and prints which one matches.
+#
+# **Try it: a learned ALiBi slope** (the fourth and fifth cells; ungraded). Make ALiBi's
+# slope learnable: head $h$ adds $B_{h,i,j} = -m_h\,|i - j|$, with one parameter $m_h$ per
+# head. Your Exercise 4 backward already has $dS'$, the gradient of the biased scores, of
+# shape $(B, H, N_q, N_k)$. Derive $\partial\phi/\partial m_h$ from it (nudge $m_h$: which
+# scores move, and by how much each?), write `slope_gradient`, and run the check: it compares
+# with autograd through `F.scaled_dot_product_attention`. The result is one number per head,
+# so a tiled kernel can add each tile's share into it and never keep an $N_q \times N_k$
+# gradient.
 # </details>
 
 # %% tags=["skip-when-grading"]
@@ -1683,3 +1633,54 @@ by_group = k_copied.grad.unflatten(1, (2, 4))  # (batch, shared head, copy, key,
 print("dK of the 2 shared heads:", tuple(k_heads.grad.shape),
       " copies' dK summed:", torch.allclose(k_heads.grad, by_group.sum(2), atol=1e-6),
       " averaged:", torch.allclose(k_heads.grad, by_group.mean(2), atol=1e-6))
+
+
+# %%
+def slope_gradient(grad_S, distance):
+    """d(phi)/d(m) for B[h, i, j] = -m[h] * distance[i, j], from grad_S of shape (B, H, Nq, Nk)."""
+    ### BEGIN WORKED
+    return -(grad_S * distance).sum(dim=(0, 2, 3))
+    ### LEARNER
+    raise NotImplementedError  # yours: one number per head
+    ### END WORKED
+
+
+# %% tags=["skip-when-grading"]
+def check_slope_gradient():
+    """Your slope_gradient against autograd's gradient of 4 ALiBi slopes."""
+    heads, n = 4, 6
+    Q, K, V, grad_O = (torch.randn(2, heads, n, c) for c in (8, 8, 5, 5))
+    distance = (torch.arange(n)[:, None] - torch.arange(n)[None, :]).abs().float()  # |i - j|
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625], requires_grad=True)
+    F.scaled_dot_product_attention(Q, K, V,
+                                   attn_mask=-slopes[:, None, None] * distance).backward(grad_O)
+    full_bias = (-slopes.detach()[:, None, None] * distance).expand(2, heads, n, n).clone()
+    full_bias.requires_grad_()  # the same bias, materialised at the scores' full shape
+    F.scaled_dot_product_attention(Q, K, V, attn_mask=full_bias).backward(grad_O)
+    try:
+        mine = slope_gradient(full_bias.grad, distance)
+    except NotImplementedError:
+        print("slope_gradient is not written yet")
+        return
+    except Exception as error:  # an error in your function, shown in one line
+        first_line = str(error).partition("\n")[0]
+        print(f"✗ slope_gradient raised {type(error).__name__}: {first_line}")
+        return
+    right = isinstance(mine, torch.Tensor) and mine.shape == slopes.shape \
+        and torch.allclose(mine, slopes.grad, atol=1e-5)
+    print("✓" if right else "✗", "yours:", mine, "\n  autograd's d/dm:", slopes.grad)
+
+
+check_slope_gradient()
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your check is green</summary>
+#
+# Nudging $m_h$ moves every score of head $h$, in every batch element, by $-|i - j|$ times
+# the nudge, so $\partial\phi/\partial m_h = -\sum_{b,i,j} dS'_{b,h,i,j}\,|i - j|$: a
+# weighted sum, not a plain one: a plain sum over $b, i, j$ gives 0, since every row of
+# $dS'$ sums to 0 and a number added to a whole row has no gradient. A T5 table is the
+# indexed variant: each score adds the entry of its bucket of $j - i$, so an entry's
+# gradient is the sum of $dS'$ over the scores in its bucket (`index_add_` over the bucket
+# indices).
+# </details>
