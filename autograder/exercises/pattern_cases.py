@@ -68,9 +68,17 @@ def check_returned_shapes(spec: Spec, returned: list, values: dict,
                 raise GradingError(returned_shape_hint(spec, name, got, expected, values_right),
                                    mistake=f"{spec.name}/extra-size-1-dims" if extra else "")
             if grad.dtype != value.dtype:
-                raise GradingError(f"{spec.name}.backward returned grad_{name} in {grad.dtype} "
-                                   f"for {name} in {value.dtype}: keep the input's dtype (the "
-                                   "engine converted it for you, after the precision was lost)")
+                said = (f"{spec.name}.backward returned grad_{name} in {grad.dtype} for {name} "
+                        f"in {value.dtype}: keep the input's dtype")
+                if _narrower(grad.dtype, value.dtype):
+                    said += " (the engine converted it for you, after the precision was lost)"
+                raise GradingError(said)
+
+
+def _narrower(dtype: torch.dtype, than: torch.dtype) -> bool:
+    """Does a floating ``dtype`` keep fewer significant bits than ``than``?"""
+    return (dtype.is_floating_point and than.is_floating_point
+            and torch.finfo(dtype).eps > torch.finfo(than).eps)
 
 
 def explain_broadcast_error(spec: Spec, error: GradingError) -> GradingError:

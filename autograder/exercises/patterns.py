@@ -223,9 +223,9 @@ def check_scan_direction(function, device) -> None:
     inclusive = grad_output.sum(1, keepdim=True) - grad_output.cumsum(1)
     if (isinstance(got, torch.Tensor) and got.shape == truth.shape
             and not torch.allclose(got, truth) and torch.allclose(got, inclusive)):
-        raise GradingError("Cumsum's backward is the total minus the running sum that includes "
-                           "g_i: x_i reaches y_i too, so g_i belongs in x_i's gradient (with x "
-                           "of shape (3, 5), dim=1)", mistake="Cumsum/total-minus-inclusive")
+        raise GradingError("Cumsum's gradient for x_i is the sum of g_o over o > i: g_i is "
+                           "missing (x_i reaches y_i too) (with x of shape (3, 5), dim=1)",
+                           mistake="Cumsum/total-minus-inclusive")
 
 
 def check_follows_dim(function, device) -> None:

@@ -287,9 +287,13 @@ MISTAKES = [
         return grad_output.unsqueeze(dim) * others, None
 ''')),
     Mistake("Cumsum", "total minus the inclusive running sum (off by one)",
-            "total minus the running sum that includes g_i", _cumsum(
+            "g_i is missing (x_i reaches y_i too)", _cumsum(
                 "        return grad_output.sum(dim, keepdim=True) - grad_output.cumsum(dim), "
                 "None\n"), named=True),
+    Mistake("Cumsum", "reversed running sum less g_i (exclusive)",
+            "g_i is missing (x_i reaches y_i too)", _cumsum(
+                "        return grad_output.flip(dim).cumsum(dim).flip(dim) - grad_output, "
+                "None\n")),
     Mistake("Cumsum", "flips and scans the last dim, whatever dim is",
             "Cumsum's gradient is right when dim is the last dimension but wrong for dim=0",
             _cumsum("        return grad_output.flip(-1).cumsum(-1).flip(-1), None\n"),

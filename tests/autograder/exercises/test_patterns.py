@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.checks import make_inputs, run_forward
+from autograder.errors import GradingError
 from autograder.exercises.pattern_cases import (check_returned_shapes, graded_case,
                                                 returned_shape_hint)
 from autograder.exercises.patterns import (BROADCAST_MUL, BROADCAST_SHAPES, DIM_CASES, PROD,
@@ -149,6 +150,19 @@ class TestReturnedShapes:
         assert "b's values" not in refused
         assert "extra dims" not in returned_shape_hint(BROADCAST_MUL, "b", (3, 4), (4,))
 
+    def test_a_dtype_change_blames_lost_precision_only_when_narrower(self):
+        """float32 returned for float64 lost precision before the engine converted it; float64
+        returned for float32 lost none: is the cause named for the first only?"""
+        for returned_dtype, input_dtype, lost in [(torch.float32, torch.float64, True),
+                                                  (torch.bfloat16, torch.float16, True),
+                                                  (torch.float64, torch.float32, False)]:
+            x = torch.randn(3, dtype=input_dtype)
+            with pytest.raises(GradingError) as failure:
+                check_returned_shapes(SELECT, [(x.to(returned_dtype), None)],
+                                      {"x": x, "index": torch.tensor([0])})
+            assert "keep the input's dtype" in failure.value.hint
+            assert ("after the precision was lost" in failure.value.hint) is lost, returned_dtype
+
     def test_a_forgotten_sum_passes_the_values_but_not_the_shape(self, raises_hint):
         """The engine makes a forgotten sum's values right: is it caught all the same?"""
         wrong = mistake("BroadcastMul", "forgot to sum the broadcast dims")
@@ -217,6 +231,7 @@ def test_prod_zero_cases_without_division():
     ("Cumsum", "saves x", "Cumsum/saves-tensor"),
     ("Cumsum", "total minus the inclusive running sum (off by one)",
      "Cumsum/total-minus-inclusive"),
+    ("Cumsum", "reversed running sum less g_i (exclusive)", "Cumsum/total-minus-inclusive"),
     ("Cumsum", "flips and scans the last dim, whatever dim is", "Cumsum/last-dim-only"),
     ("IndexSelect", "grad[index] += grad_output (+= on an indexed tensor is a write)",
      "IndexSelect/writes-repeated-rows"),
