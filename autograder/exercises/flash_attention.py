@@ -19,6 +19,7 @@ from ..domain import Case, Domain, Tolerance
 from ..errors import GradingError
 from ..exercise import Exercise
 from ..memory import TensorAccounting, cuda_peak
+from ..probes import record_returned_gradients
 from ..contract import check_each_input_alone, covers
 from ..tiled import recognise_backward, recognise_forward
 from .attention import _attention_example
@@ -155,9 +156,10 @@ def check_low_precision(function, values: dict, block: int, tolerance: float) ->
     """float16 / bfloat16 in and out, float32 accumulation, log-sum-exp saved in float32."""
     dtype = values["Q"].dtype
     wide = {n: (v.double() if isinstance(v, torch.Tensor) else v) for n, v in values.items()}
+    recorder, returned = record_returned_gradients(function)  # before the engine casts them
     with block_size(function, block), case(describe(values, block)):
         inputs = make_inputs(values)
-        forward = run_forward(function, FLASH, inputs)
+        forward = run_forward(recorder, FLASH, inputs)
         rows = tuple(values["Q"].shape[:-1])
         for saved in forward.saved:
             if (saved.role == "intermediate" and saved.shape[:len(rows)] == rows
@@ -179,10 +181,13 @@ def check_low_precision(function, values: dict, block: int, tolerance: float) ->
                                   dtype=torch.float64).to(output.device)
         grads = _backward(output, inputs, grad_output.to(dtype))
         truth = torch.autograd.grad(expected, [fresh[n] for n in ("Q", "K", "V")], grad_output)
-        for name, grad, true in zip("QKV", grads, truth):
-            if isinstance(grad, torch.Tensor) and grad.dtype != dtype:
-                raise GradingError(f"grad_{name} has dtype {grad.dtype} but {name} has dtype "
-                                   f"{dtype}: cast the float32 accumulator back")
+        for name, grad, true, given in zip("QKV", grads, truth, returned[-1]):
+            if isinstance(given, torch.Tensor) and given.dtype != dtype:
+                raise GradingError(f"{NAME}.backward returns grad_{name} in "
+                                   f"{str(given.dtype)[6:]} for {name} in {str(dtype)[6:]}: "
+                                   "cast the float32 accumulator back to the input's dtype "
+                                   "(autograd's engine casts it quietly; the contract does not)",
+                                   mistake="FlashAttention/gradient-in-accumulator-dtype")
             diagnose_gradient(name, grad if grad is None else grad.double(), true,
                               rtol=4 * tolerance, atol=4 * tolerance)
 

@@ -17,7 +17,7 @@ from ..checks import (Spec, case, check_backward_by_hand, check_gradcheck, check
 from ..contract import check_each_input_alone, covers
 from ..domain import Case, Constant, Domain, Operator
 from ..errors import GradingError
-from ..properties import check_saved_dtypes
+from ..comparison import check_saved_dtypes
 from ..exercise import Exercise, sample
 from .cross_entropy_mistakes import CE, CE_MISTAKES, recognise_ce
 from .fused_loss_precision import (ACCUMULATION, ACCUMULATION_TOLERANCE, accumulation_values,

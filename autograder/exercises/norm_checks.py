@@ -12,7 +12,7 @@ from ..diagnose import diagnose_gradient, diagnose_values
 from ..errors import GradingError
 from ..exercise import sample
 from ..probes import same_tensor
-from ..properties import check_saved_dtypes
+from ..comparison import check_saved_dtypes
 
 BOOKKEEPING = ("detach", "alias")  # ops autograd adds when it unpacks saved tensors
 

@@ -9,7 +9,7 @@ from ..contract import check_each_input_alone, covers
 from ..domain import Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from ..properties import _check_class_state, _class_state
+from ..per_call import check_class_state, class_state
 from .sigmoid_probes import (check_branches_not_swapped, check_mask_not_float32,
                              check_output_used_as_sigmoid, check_scale_not_float32, comparable,
                              overflow_cause)
@@ -127,7 +127,7 @@ def check_class_untouched(function, domain: Domain, device) -> None:
     (``MySigmoid.last_output = y``). Run first, it names the attribute before a check of what
     ctx saved can blame the missing save; a call that raises is left to the battery."""
     inputs = make_inputs(domain.values(device))
-    before = _class_state(function)
+    before = class_state(function)
     try:
         forward = run_forward(function, domain.spec, inputs)
     except Exception:  # noqa: BLE001 - the battery reports it
@@ -150,9 +150,9 @@ def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -
     """The per-call property's class check; where the attribute holds a tensor, the remedy is
     ctx.save_for_backward (a tensor as a ctx attribute fails check_no_ctx_tensors)."""
     try:
-        _check_class_state(domain, function, before, phase)
+        check_class_state(domain, function, before, phase)
     except GradingError as error:
-        after = _class_state(function)
+        after = class_state(function)
         owner, attribute = next(key for key in after
                                 if key not in before or after[key] is not before[key])
         if not _holds_tensor(after[(owner, attribute)]):

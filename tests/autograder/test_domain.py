@@ -103,6 +103,27 @@ def test_a_whole_number_saved_in_a_narrower_dtype_passes():
     _domain_only(SQUARE).run(two)
 
 
+def test_a_constant_forward_replaces_with_its_own_is_named(raises_hint):
+    """Is an RMSNormFunction that adds eps = 1e-6 whatever eps it is given told it ignores the
+    eps it was given, not that a step ran in float32 (at eps = 1e-12 its output is 1e-7 off)?"""
+    namespace = {"torch": torch}
+    exec("class RMSNormFunction(torch.autograd.Function):\n"
+         "    @staticmethod\n"
+         "    def forward(ctx, x, weight, eps):\n"
+         "        rstd = torch.rsqrt(x.square().mean(-1, keepdim=True) + 1e-6)\n"
+         "        ctx.save_for_backward(x, weight, rstd)\n"
+         "        return x * rstd * weight\n"
+         "    @staticmethod\n"
+         "    def backward(ctx, g):\n"
+         "        x, weight, rstd = ctx.saved_tensors\n"
+         "        x_hat, gw = x * rstd, g * weight\n"
+         "        grad_x = rstd * (gw - x_hat * (gw * x_hat).mean(-1, keepdim=True))\n"
+         "        grad_weight = (g * x_hat).reshape(-1, x.shape[-1]).sum(0)\n"
+         "        return grad_x, grad_weight, None\n", namespace)
+    with raises_hint("RMSNormFunction gives the same output for eps=1e-12 as for eps=1e-05"):
+        _domain_only(EXERCISES["RMSNormFunction"]).run(namespace["RMSNormFunction"])
+
+
 def test_a_constant_shared_between_calls_is_named(raises_hint):
     """Is a weight kept in a module global named by the two-calls probe?"""
     namespace = {"torch": torch}

@@ -34,4 +34,9 @@ MISTAKES = [
         SOLUTION,
         ("dk, dv = torch.zeros_like(k), torch.zeros_like(v)",
          "dk, dv = torch.zeros_like(k, dtype=K.dtype), torch.zeros_like(v, dtype=V.dtype)"))),
+    # grad_Q's float32 accumulator returned as it is: autograd's engine casts it to Q's dtype,
+    # so only what backward itself returned shows it
+    Mistake("FlashAttention", "grad_Q returned in its float32 accumulator",
+            "backward returns grad_Q in float32 for Q in bfloat16", edit(
+        SOLUTION, ("return grad_Q.to(Q.dtype), ", "return grad_Q, "))),
 ]

@@ -1,12 +1,13 @@
 """autograder.exercises.flash_attention: checks whose hint rests on a probe of the learner's
-own code (a block size read in one pass only; a float64 answer that ran in float32)."""
+own code (a block size read in one pass only; a float64 answer that ran in float32; a
+gradient returned in the accumulator's dtype)."""
 
 import pytest
 import torch
 
 from autograder.exercises import flash_attention as flash
 from autograder.grading import classified_verdict
-from tests.autograder.catalogued import mistake
+from tests.autograder.catalogued import graded_mistake, mistake
 from tools.catalogue import edit
 from tools.catalogue.lesson06_domains import SOLUTION
 
@@ -35,3 +36,10 @@ def test_float32_log_sum_exp_and_accumulators_are_named_a_float32_step():
     verdict = classified_verdict("FlashAttention", namespace["FlashAttention"])
     assert not verdict.passed and verdict.mistake == "FlashAttention/float32-step"
     assert "every value of grad_Q is exactly a float32 number" in verdict.message
+
+
+def test_a_gradient_returned_in_float32_for_bfloat16_inputs_is_named():
+    """autograd's engine casts a float32 grad_Q to Q's bfloat16 before anyone sees it: is what
+    backward itself returned read (record_returned_gradients), and the cast asked for?"""
+    assert graded_mistake("FlashAttention", "grad_Q returned in its float32 accumulator") == \
+        "FlashAttention/gradient-in-accumulator-dtype"

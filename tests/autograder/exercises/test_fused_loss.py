@@ -119,7 +119,7 @@ def test_the_accumulation_case_fails_a_float16_accumulator_and_passes_a_float32_
     """Does linear_cross_entropy's accumulation case separate the two accumulators, with the
     tolerance between them (the float16 one measurably fails against float64)?"""
     from autograder.domain import Operator
-    from autograder.properties import _leaves, compare
+    from autograder.comparison import compare, fresh_leaves
     from tools.catalogue import edit, load
 
     domain = EXERCISES["linear_cross_entropy"].domain
@@ -127,9 +127,9 @@ def test_the_accumulation_case_fails_a_float16_accumulator_and_passes_a_float32_
     wide = "        wide = torch.promote_types(x.dtype, torch.float32)"
     right = load("linear_cross_entropy", lesson11.LINEAR)
     narrow = load("linear_cross_entropy", edit(lesson11.LINEAR, (wide, "        wide = x.dtype")))
-    compare(domain, Operator(right), _leaves(part.values("cpu", part.dtype)), part.tolerance)
+    compare(domain, Operator(right), fresh_leaves(part.values("cpu", part.dtype)), part.tolerance)
     with pytest.raises(GradingError, match="output is wrong"):
-        compare(domain, Operator(narrow), _leaves(part.values("cpu", part.dtype)), part.tolerance)
+        compare(domain, Operator(narrow), fresh_leaves(part.values("cpu", part.dtype)), part.tolerance)
 
 
 @pytest.mark.parametrize("exercise, name, expected", [

@@ -54,7 +54,7 @@ MISTAKES = [
             "        rstd = torch.rsqrt(rows.square().mean(-1, keepdim=True) + eps)"
             ".reshape(*x.shape[:-1], 1)\n"))),
     Mistake("RMSNorm", "forward passes eps=1e-6 whatever eps it was built with",
-            "gradient for x is wrong", _module(
+            "does not use the eps it is given", _module(
         _INIT, "        return RMSNormFunction.apply(x, self.weight, 1e-6)\n")),
     Mistake("GroupNormFunction", "num_groups kept on the class",
             "sets GroupNormFunction.num_groups: a class attribute", _gn(
