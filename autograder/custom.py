@@ -24,6 +24,7 @@ from .checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_
 from .errors import GradingError
 from .domain import Constant, Domain
 from .exercise import Exercise, sample
+from .probes import record_returned_gradients
 
 SAVES = ("output", "inputs", "nothing")
 BOOKKEEPING = ("detach", "alias")  # ops autograd adds when it unpacks saved tensors
@@ -128,23 +129,34 @@ class FunctionExercise:
         if len(names) < 2:
             return
         values = self.values((3, 4), device)
-        everything = self._work(function, values, set(names))
+        everything, _ = self._work(function, values, set(names))
         for name in names:
-            if self._work(function, values, {name}) >= everything:
+            work, returned = self._work(function, values, {name})
+            if work < everything:
+                continue
+            others = [o for o in names if o != name]
+            given = [o for o in others if isinstance(returned.get(o), torch.Tensor)]
+            if given:
                 raise GradingError(
-                    f"{self.name}.backward does the same work when only {name} requires grad: "
-                    f"check ctx.needs_input_grad and return None for "
-                    f"{', '.join(o for o in names if o != name)}")
+                    f"{self.name}.backward returns a tensor for {', '.join(given)} when only "
+                    f"{name} requires grad, computed as when every input does: check "
+                    f"ctx.needs_input_grad and return None for {', '.join(others)}")
+            raise GradingError(
+                f"{self.name}.backward does the same work when only {name} requires grad: "
+                f"check ctx.needs_input_grad and return None for {', '.join(others)}")
 
-    def _work(self, function, values: dict, wanted: set) -> int:
-        """How many ops backward dispatches when only ``wanted`` require grad."""
+    def _work(self, function, values: dict, wanted: set) -> tuple[int, dict]:
+        """How many ops backward dispatches when only ``wanted`` require grad, and what it
+        returned for each tensor input."""
+        recorder, calls = record_returned_gradients(function)
         inputs = make_inputs(values, requires_grad=wanted)
-        forward = run_forward(function, self.spec, inputs)
+        forward = run_forward(recorder, self.spec, inputs)
         tensors = {n: v for n, v in inputs.items() if isinstance(v, torch.Tensor)
                    and v.requires_grad}
         backward = run_backward(self.spec, forward.output, tensors,
                                 torch.ones_like(forward.output))
-        return sum(op not in BOOKKEEPING for op in backward.ops)
+        returned = dict(zip(self.spec.input_names, calls[-1])) if calls else {}
+        return sum(op not in BOOKKEEPING for op in backward.ops), returned
 
     def check_uses_grad_output(self, function, values: dict) -> None:
         """A backward that returns the same gradients whatever grad_output is forgot the chain

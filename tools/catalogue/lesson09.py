@@ -252,8 +252,8 @@ MISTAKES = [
 
         return reduce(grad_output * b, a.shape), reduce(grad_output * a, b.shape)
 '''), named=True),
-    Mistake("BroadcastMul", "ignores needs_input_grad", "does the same work when only a",
-            _mul(_MUL_BOTH), named=True),
+    Mistake("BroadcastMul", "ignores needs_input_grad",
+            "returns a tensor for b when only a requires grad", _mul(_MUL_BOTH), named=True),
     Mistake("BroadcastMul", "the other input recovered as y / a (nan where a holds 0)",
             "is inf or nan exactly where a holds 0", _mul("""
         y = a * b
