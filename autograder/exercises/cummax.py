@@ -5,8 +5,7 @@ gradients must add up (a scatter-add)."""
 
 import torch
 
-from ..checks import (Spec, case, check_gradcheck, check_is_function, make_inputs,
-                      reference_gradients, run_backward, run_forward)
+from ..checks import Spec, case, check_gradcheck, check_is_function
 from ..contract import check_each_input_alone, covers
 from ..domain import Case, Constant, Domain, sampled
 from ..errors import GradingError
@@ -47,11 +46,8 @@ def _targets(x: torch.Tensor) -> torch.Tensor:
 def check_ties_and_repeats(function, device) -> None:
     """Ties go where torch.cummax puts them; the gradients of outputs that share an entry add."""
     x = TIES.to(device, torch.float64)
-    inputs = make_inputs({"x": x, "dim": 1})
-    forward = run_forward(function, CUMMAX, inputs)
     grad_output = 1 + sample(x.shape, device, seed=3).abs()
-    got = run_backward(CUMMAX, forward.output, inputs, grad_output).grads[0]
-    truth = reference_gradients(CUMMAX, inputs, grad_output)["x"]
+    got, truth, _ = gradient_for(function, CUMMAX, {"x": x, "dim": 1}, grad_output=grad_output)
     if not isinstance(got, torch.Tensor) or got.shape != truth.shape or torch.allclose(got, truth):
         return  # graded_case names a missing or mis-shaped gradient
     where = "(with x of shape (3, 7), dim=1: rows with ties and long runs, listed below)"

@@ -4,9 +4,9 @@ gradient it can expand to the input's shape, so a forgotten broadcast sum leaves
 
 import torch
 
-from ..checks import (Spec, check_backward_by_hand, check_no_ctx_tensors,
-                      check_values_and_gradients, make_inputs, reference_gradients,
-                      run_backward, run_forward)
+from ..checks import (Spec, _check_inputs_untouched, check_backward_by_hand,
+                      check_no_ctx_tensors, check_untouched, check_values_and_gradients,
+                      make_inputs, reference_gradients, run_backward, run_forward)
 from ..diagnose import shape_hint
 from ..errors import GradingError
 from ..exercise import sample
@@ -112,16 +112,26 @@ def described(values: dict, dtype: torch.dtype) -> str:
     return ", ".join(parts + [str(dtype).removeprefix("torch.")])
 
 
-def gradient_for(function, spec: Spec, values: dict, seed: int = 1):
-    """(the learner's gradient for the first input, the true one, grad_output)."""
+def gradient_for(function, spec: Spec, values: dict, seed: int = 1, grad_output=None):
+    """(the learner's gradient for the first input, the true one, grad_output), the truth
+    computed on the inputs as given: an input or grad_output written in place by forward or
+    backward is named as such, never blamed on the gradient's values."""
     inputs = make_inputs(values)
+    before = {n: (v.detach().clone(), v._version) for n, v in inputs.items()
+              if isinstance(v, torch.Tensor)}
     forward = run_forward(function, spec, inputs)
-    grad_output = sample(forward.output.shape, forward.output.device, seed=seed,
-                         dtype=forward.output.dtype)
+    _check_inputs_untouched(spec, inputs, before, "forward")
+    if grad_output is None:
+        grad_output = sample(forward.output.shape, forward.output.device, seed=seed,
+                             dtype=forward.output.dtype)
+    truth = reference_gradients(spec, make_inputs(values), grad_output)
+    given = grad_output.clone()
+    version = given._version
     try:
-        backward = run_backward(spec, forward.output, inputs, grad_output)
+        backward = run_backward(spec, forward.output, inputs, given)
     except GradingError as error:
         raise explain_broadcast_error(spec, error) from error
-    truth = reference_gradients(spec, inputs, grad_output)
+    check_untouched(spec, given, grad_output, version)
+    _check_inputs_untouched(spec, inputs, before, "backward")
     first = next(iter(truth))
     return backward.grads[0], truth[first], grad_output

@@ -100,11 +100,33 @@ def select_full(IndexSelect, device) -> None:
 
 # Normalize --------------------------------------------------------------------------------
 
+def just_below(eps: float, dtype) -> torch.Tensor:
+    """The largest number of ``dtype`` below ``eps`` as ``dtype`` holds it."""
+    eps = torch.tensor(eps, dtype=dtype)
+    return torch.nextafter(eps, torch.zeros_like(eps))
+
+
+def near_eps_rows(eps: float, width: int, device, dtype, seed: int = 6) -> torch.Tensor:
+    """Two rows below eps yet close to it, where |y| = norm / eps is close to 1: norm 0.9 eps,
+    and one ulp below eps (a single entry, so that the norm is that entry exactly)."""
+    row = F.normalize(sample((width,), device, seed=seed, dtype=dtype), dim=-1) * (0.9 * eps)
+    ulp = torch.zeros(width, dtype=dtype, device=device)
+    ulp[0] = just_below(eps, dtype)
+    rows = torch.stack([row, ulp])
+    assert (torch.linalg.vector_norm(rows, dim=-1) < torch.tensor(eps, dtype=dtype)).all()
+    return rows
+
+
 def rows_around_eps(device, dtype=torch.float64) -> tuple[torch.Tensor, float]:
-    """Rows with norms 2, 0.5, 1e-3 and 0 against eps = 1e-2: two above, two below."""
+    """Rows with norms 2, 0.5, 1e-3 and 0 against eps = 1e-2 (two above, two far below),
+    then 0.9 eps and one ulp below eps."""
     directions = F.normalize(sample((4, 5), device, seed=5, dtype=dtype), dim=-1)
     norms = torch.tensor([2.0, 0.5, 1e-3, 0.0], dtype=dtype, device=device)
-    return directions * norms.unsqueeze(-1), 1e-2
+    near = near_eps_rows(1e-2, 5, device, dtype)
+    return torch.cat([directions * norms.unsqueeze(-1), near]), 1e-2
+
+
+AROUND_EPS = "with row norms 2, 0.5, 1e-3, 0, 0.9 eps and one ulp below eps, eps=0.01"
 
 
 def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
@@ -142,15 +164,25 @@ def check_projection(function, device) -> None:
                            "the norm moves with x too (with x of shape (3, 4))",
                            mistake="Normalize/missing-projection")
     x, eps = rows_around_eps(device)
-    got, truth, _ = gradient_for(function, NORMALIZE, {"x": x, "eps": eps})
+    got, truth, grad_output = gradient_for(function, NORMALIZE, {"x": x, "eps": eps})
     if isinstance(got, torch.Tensor) and got.shape == truth.shape:
-        above = torch.tensor([True, True, False, False], device=device)
+        right = torch.isclose(got, truth).all(-1)
         # named only where the rows above eps are right: a nan there is some other mistake
-        if torch.allclose(got[above], truth[above]) and not torch.allclose(got, truth):
-            raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: "
-                               "there y = x / eps, and eps does not move with x "
-                               "(with row norms 2, 0.5, 1e-3 and 0, eps=0.01)",
-                               mistake="Normalize/wrong-below-eps")
+        if not right[:2].all() or right.all():
+            return
+        y = x / eps  # every row but the first two is below eps
+        projected = (grad_output - y * (y * grad_output).sum(-1, keepdim=True)) / eps
+        near = torch.isclose(got[4:], projected[4:]).all(-1) & ~right[4:]
+        if right[2:4].all() and near.any():
+            raise GradingError("Normalize's gradient is right on rows far below eps but, on a "
+                               "row just below eps, has the projection of a row above it: does "
+                               "backward decide the case from |y|? Below eps |y| = norm / eps, "
+                               "which comes arbitrarily close to 1; decide it from the saved "
+                               f"norm ({AROUND_EPS})", f"got {got[4:].tolist()}\nexpected "
+                               f"{truth[4:].tolist()}", mistake="Normalize/case-from-length-of-y")
+        raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: "
+                           f"there y = x / eps, and eps does not move with x ({AROUND_EPS})",
+                           mistake="Normalize/wrong-below-eps")
 
 
 def check_row_quantity_kept(function, error: GradingError, device) -> None:
@@ -229,12 +261,13 @@ _TYPICAL_NORMALIZE = sampled(NORMALIZE, {"x": (3, 4)}, {"eps": 1e-2})
 
 
 def _normalize_values(device, dtype=torch.float64, seed=0, **constants) -> dict:
-    """x (3, 4) whose last row has norm 1e-4: above eps at 1e-12 and 6.6e-8, below it at
-    1e-3 and 10, where the two other rows are below it too."""
+    """x (5, 4) whose third row has norm 1e-4 (above eps at 1e-12 and 6.6e-8, below it at 1e-3
+    and 10, where the two rows before it are below it too), and two rows just below eps."""
     values = _TYPICAL_NORMALIZE(device, dtype, seed, **constants)
     x = values["x"].clone()
     x[2] = F.normalize(x[2], dim=-1) * 1e-4
-    return {**values, "x": x}
+    near = near_eps_rows(values["eps"], x.shape[-1], x.device, dtype, seed=seed + 6)
+    return {**values, "x": torch.cat([x, near])}
 
 
 EXERCISES = [

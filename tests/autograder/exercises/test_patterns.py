@@ -12,7 +12,7 @@ from autograder.exercises.pattern_cases import (check_returned_shapes, graded_ca
                                                 returned_shape_hint)
 from autograder.exercises.patterns import (BROADCAST_MUL, BROADCAST_SHAPES, DIM_CASES, PROD,
                                            ZERO_SLICES)
-from autograder.exercises.selections import (NORMALIZE_SHAPES, SELECT, SELECT_CASES,
+from autograder.exercises.selections import (EXERCISES, NORMALIZE_SHAPES, SELECT, SELECT_CASES,
                                              check_saves_index_only, rows_around_eps)
 from autograder.probes import record_returned_gradients
 from tests.autograder.catalogued import graded_mistake, mistake
@@ -194,11 +194,13 @@ def test_index_select_saves_exactly_index():
 
 
 def test_rows_below_eps_are_checked_against_autograd_of_f_normalize():
-    """Do the rows straddle eps (two above, two below, one of zeros), and does the solution
-    match autograd through F.normalize there?"""
+    """Do the rows straddle eps (two above, two far below, one of zeros, two just below), and
+    does the solution match autograd through F.normalize there?"""
     x, eps = rows_around_eps("cpu")
     norms = x.norm(dim=-1)
     assert (norms[:2] > eps).all() and (norms[2:] < eps).all() and norms[3] == 0
+    assert norms[4] == pytest.approx(0.9 * eps) and norms[5] == torch.nextafter(
+        torch.tensor(eps, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64))
     leaf = x.clone().requires_grad_()
     g = torch.randn_like(x)
     mine, = torch.autograd.grad(solution("Normalize").apply(leaf, eps), leaf, g)
@@ -248,6 +250,13 @@ def test_prod_zero_cases_without_division():
     ("Normalize", "saves x", "Normalize/saves-input"),
     ("Normalize", "radial sum without keepdim", "Normalize/row-quantity-lost-dim"),
     ("Normalize", "builds each row's Jacobian", "Normalize/builds-jacobian"),
+    ("ProdOverDim", "zeros overwritten with ones in the saved x (x[x == 0] = 1)",
+     "ProdOverDim/writes-input"),
+    ("CumMax", "the saved x zeroed and used as the scatter-add buffer", "CumMax/writes-input"),
+    ("Normalize", "above eps told from the length of y (length > 0.99)",
+     "Normalize/case-from-length-of-y"),
+    ("Normalize", "above eps told from the length of y (length > 0.5)",
+     "Normalize/case-from-length-of-y"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves (a division by an input, grad_output along the wrong
@@ -264,3 +273,19 @@ def test_normalize_rows_flattened_by_view_fail_on_a_transposed_3d_x():
         x.view(-1, x.shape[-1])
     assert graded_mistake("Normalize", "rows flattened with x.view(-1, x.shape[-1])") \
         == "unnamed:check"
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_normalize_domain_rows_just_below_every_eps(dtype):
+    """At every eps the domain tries, in each dtype, are its last two rows below eps yet with
+    |y| = norm / eps close to 1 (0.9, and one ulp below 1), and does the solution pass there?"""
+    exercise = next(e for e in EXERCISES if e.name == "Normalize")
+    for eps in exercise.domain.constants["eps"].points():
+        x = exercise.domain.values("cpu", dtype, eps=eps)["x"]
+        length = torch.linalg.vector_norm(x[-2:], dim=-1) / torch.tensor(eps, dtype=dtype)
+        assert (length < 1).all() and (length >= 0.9 - 1e-6).all(), eps
+        leaf = x.clone().requires_grad_()
+        g = torch.randn_like(x)
+        mine, = torch.autograd.grad(solution("Normalize").apply(leaf, eps), leaf, g)
+        truth, = torch.autograd.grad(F.normalize(leaf, dim=-1, eps=eps), leaf, g)
+        assert torch.allclose(mine, truth, rtol=1e-4), eps
