@@ -308,7 +308,9 @@ print("keys the first query sees under is_causal=True:",
 # Write `ScaledDotProductAttention`, with `ScaledDotProductAttention.apply(Q, K, V, scale,
 # mask=None)` returning `softmax(Q @ K^T * scale, masked) @ V` for `Q (..., Lq, d)`,
 # `K (..., Lk, d)`, `V (..., Lk, dv)`, a Python-float `scale`, and `mask` either `None` or a
-# boolean tensor broadcastable to `(..., Lq, Lk)` with `False` = masked out.
+# boolean tensor broadcastable to `(..., Lq, Lk)` with `False` = masked out: a masked key gets
+# probability exactly 0, whatever the scores (the checks include float64 rows whose masked
+# scores lie tens of thousands above the visible ones).
 #
 # - Forward may use `torch.softmax` (or subtract each row's maximum before `exp` yourself:
 #   never exponentiate raw scores, which overflow at about 88 in float32). Save what backward
@@ -634,9 +636,10 @@ print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the input
 # 2. Why compute $L_i$ with $m_i$ subtracted inside the sum, rather than as
 #    $\log \sum_k e^{S_{ik}}$ directly?
 #
-# Write both answers below and run: the check uses float32 scores as large as the ones
-# Exercise 2's checks use (row 0 reaches 100), and compares your $P$ with `torch.softmax`. The
-# first guess for $L_i$ is question 2's direct formula; see what it gives.
+# Write both answers below and run: the check uses float32 scores past exp's float32 limit of
+# about 88 (row 0 reaches 100), as Exercise 2's float64 checks go past float64's 709 (their
+# scores reach the thousands), and compares your $P$ with `torch.softmax`. The first guess for
+# $L_i$ is question 2's direct formula; see what it gives.
 
 # %%
 scores = torch.randn(3, 6) * 40
@@ -1129,8 +1132,9 @@ else:
 # $P$, so skip it, in forward and in backward; tiles on the diagonal need the mask inside. For
 # $N_q = N_k$ that skips almost half the work.
 #
-# **Low precision.** For float16 or bfloat16 inputs, accumulate $m$, $\ell$, $o$, $dQ$, $dK$,
-# $dV$ in float32 and cast the results back to the input dtype. Keep $L$ in float32 too:
+# **Low precision.** For float16 or bfloat16 inputs, compute the tile of scores and its
+# exponentials in float32, accumulate $m$, $\ell$, $o$, $dQ$, $dK$, $dV$ in float32, and cast
+# the results back to the input dtype. Keep $L$ in float32 too:
 # bfloat16 has 8 significant bits, so near $L = 10$ its values are $0.0625$ apart, and an
 # error of $0.03$ in $L$ is a 3% error in every probability of the row, $e^{0.03} \approx 1.03$.
 
@@ -1155,9 +1159,11 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # - Under `causal`, skip the tiles entirely above the diagonal, in both passes (a backward
 #   in two passes, one with key blocks outside for $dK$ and $dV$ and one with query blocks
 #   outside for $dQ$, may compute a needed tile twice: that is fine).
-# - float32 scores must work at any magnitude softmax handles: the checks use rows that reach
-#   100 to 150 and rows whose scores all lie near $-160$.
-# - float16/bfloat16 inputs accumulate in float32 and return the input dtype.
+# - Scores must work at any magnitude softmax handles: the checks use float32 rows that reach
+#   100 to 150, float32 rows whose scores all lie near $-160$, and float64 rows near $-20000$.
+# - float16/bfloat16 inputs: the tile of scores and its exponentials, and every accumulator,
+#   in float32; return the input dtype (the checks' scores reach about 85, where bfloat16
+#   numbers are 0.5 apart).
 # - Read the block size as `FlashAttention.BLOCK`: the grader sets it to small sizes (2 to 16)
 #   so that small inputs span several tiles, and measures the largest tensor you create and
 #   the peak of live tensors, forward and backward, with `TensorAccounting`.
@@ -1266,9 +1272,11 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # step is safe with $m = -\infty$: $\alpha = e^{-\infty} = 0$ multiplies the zeros you started
 # with. Starting $m$ at $0$ instead looks harmless, since softmax ignores a constant shift, but
 # it is not the row's maximum: in float32 a row whose scores all lie near $-160$ gets
-# $e^{S_j - 0} = 0$ for every key ($e^{x}$ underflows to 0 below about $-103$), so
-# $\ell = 0$ and the output is $0/0$. And leaving $m$ out altogether, $e^{S_j}$, overflows to
-# `inf` once a score passes about 88.7. Exercise 3's checks use both magnitudes.
+# $e^{S_j - 0} = 0$ for every key ($e^{x}$ underflows to 0 below about $-104$), so
+# $\ell = 0$ and the output is $0/0$; any finite start fails so on rows far enough below it
+# ($-10^4$ on float64 rows near $-20000$: $e^{-10^4} = 0$). And leaving $m$ out altogether,
+# $e^{S_j}$, overflows to `inf` once a score passes about 88.7. Exercise 3's checks use these
+# magnitudes.
 # </details>
 #
 # <details><summary><b>Compare with yours</b>, after your self-check is green: forward by tiles</summary>
@@ -1487,7 +1495,7 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 # | no rescaling of the running output | right only while no later key block raises a row's maximum | rescale $o$ by $e^{m_{\text{old}} - m_{\text{new}}}$, as $\ell$ |
 # | rescaling with the wrong maximum (a tile's own without FlashAttention-1's second correction factor, or $e^{m_{\text{new}} - m_{\text{old}}}$) | wrong weights, or `inf * 0 = nan` | exponentiate against $m_{\text{new}}$, rescale by $e^{m_{\text{old}} - m_{\text{new}}}$ |
 # | no running maximum at all, $e^{S}$ | `inf`, then `nan`, once a float32 score passes about 88.7 | subtract the running maximum |
-# | the running maximum started at 0 | `0/0 = nan` for rows whose float32 scores all lie below about $-103$ | start it at $-\infty$ |
+# | the running maximum started at 0 (or at another finite number, such as $-10^4$) | `0/0 = nan` for rows whose scores all lie more than about 104 (float32) or 745 (float64) below it | start it at $-\infty$ |
 # | a first tile in which a row sees no key (key blocks visited from the last) | $e^{-\infty + \infty}$ = `nan` for that row | visit key blocks from key 0, or subtract 0 where $m_{\text{new}} = -\infty$ |
 # | a causal mask `key >= query + (Lk - Lq)` | each query loses its last visible key; with $N_q = N_k$ the first query sees none: `nan` | `key > query + (Lk - Lq)` masks exactly the keys after it |
 # | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |

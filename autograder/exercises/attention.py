@@ -13,20 +13,16 @@ from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE,  # noqa: F401
-                               attention_domain_values, attention_values, make_mask, one_thread)
+                               attention_domain_values, attention_reference, attention_values,
+                               describe, make_mask, one_thread, same as _same)
 from .attention_layout import check_multihead_layout
+from .attention_mask import (FILL_CASE, POLARITY, check_mask_polarity, finite_fill,
+                             masked_above_values, reversed_at_moderate_scores,
+                             reversed_mask as _reversed)
 from .attention_mask_gradient import check_mask_gradient
 from .attention_precision import narrow_saves
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
-
-
-def attention_reference(Q, K, V, scale, mask=None):
-    """softmax(Q @ K^T * scale, masked) @ V by autograd's own ops; mask False = masked out."""
-    scores = (Q @ K.transpose(-2, -1)) * scale
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ V
 
 
 SDPA = Spec("ScaledDotProductAttention", INPUT_NAMES, attention_reference)
@@ -60,14 +56,6 @@ def _wrong_gradients(values: dict, grad_output: torch.Tensor) -> dict:
             for mistake, dS in variants.items()}
 
 
-def _reversed(values: dict) -> dict | None:
-    if values.get("mask") is None:
-        return None
-    flipped = dict(values)
-    flipped["mask"] = ~values["mask"]
-    return flipped
-
-
 def _global_max_then_mask(values: dict) -> torch.Tensor:
     """The forward of a learner who subtracts one global maximum and masks after exp."""
     scores = (values["Q"] @ values["K"].transpose(-2, -1)) * values["scale"]
@@ -77,21 +65,8 @@ def _global_max_then_mask(values: dict) -> torch.Tensor:
     return (weights / weights.sum(-1, keepdim=True)) @ values["V"]
 
 
-def describe(values: dict) -> str:
-    """``Q (2, 4, 3), K (2, 5, 3), V (2, 5, 2), float64, mask (4, 5)``: the failing case."""
-    Q, K, V, mask = values["Q"], values["K"], values["V"], values.get("mask")
-    return (f"Q {tuple(Q.shape)}, K {tuple(K.shape)}, V {tuple(V.shape)}, "
-            f"{str(Q.dtype).removeprefix('torch.')}, "
-            + ("mask=None" if mask is None else f"mask of shape {tuple(mask.shape)}"))
-
-
 MASK_NONE = ("{name}.forward fails when mask is None, the most common call: the missing "
              "mask=None path; give mask the default None and skip masking when it is None")
-
-
-def _same(a, b, rtol=1e-5, atol=1e-7) -> bool:
-    return (isinstance(a, torch.Tensor) and a.shape == b.shape
-            and bool(torch.allclose(a.detach(), b, rtol=rtol, atol=atol, equal_nan=True)))
 
 
 def known_mistake(function, spec: Spec, values: dict) -> str | None:
@@ -100,10 +75,9 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
     output = function.apply(*inputs.values())
     expected = attention_reference(**make_inputs(values, requires_grad=False))
     flipped = _reversed(values)
-    if flipped is not None and _same(output, attention_reference(**flipped)):
-        return (f"{spec.name} masks out the positions where mask is True: False means masked out "
-                "(like F.scaled_dot_product_attention's boolean attn_mask), so fill "
-                "scores.masked_fill(~mask, -inf)")
+    if (flipped is not None and _same(output, attention_reference(**flipped))
+            and reversed_at_moderate_scores(function, values["Q"].device)):
+        return POLARITY.format(name=spec.name)
     scores = (values["Q"] @ values["K"].transpose(-2, -1)) * values["scale"]
     if values.get("mask") is not None:
         scores = scores.masked_fill(~values["mask"], float("-inf"))
@@ -127,8 +101,8 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
         return (f"{spec.name}'s output has inf or nan for large scores, and is right once the "
                 "same scores are made small: subtract each row's maximum score before exp "
                 "(softmax is unchanged by it)")
-    if not _same(output, expected):
-        return None
+    if not _same(output, expected):  # a finite fill loses to masked scores far above
+        return finite_fill(function, spec.name, values)
     grad_output = _grad_output_like(expected)
     wanted = [inputs["Q"], inputs["K"], inputs["V"]]
     grad_q, grad_k, grad_v = torch.autograd.grad(output, wanted, grad_output, allow_unused=True)
@@ -199,6 +173,8 @@ def check_attention(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7)
                     raise GradingError(hint, str(error)) from error
             try:
                 hint, mistake = known_mistake(function, spec, values), ""
+                if hint is not None and "mask loses to large scores" in hint:
+                    mistake = f"{spec.name}/finite-mask-fill"
                 if hint is None:
                     hint = narrow_saves(function, spec, values, attention_reference)
                     mistake = f"{spec.name}/saves-in-lower-precision"
@@ -207,19 +183,6 @@ def check_attention(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7)
             if hint is None:
                 raise
             raise GradingError(hint, str(error), mistake=mistake) from error
-
-
-def check_mask_polarity(function, spec: Spec, device) -> None:
-    """A mask whose rows all keep some keys and drop others: reversed polarity is visible."""
-    values = attention_values((2,), 4, 5, 3, 2, device, mask="random", seed=11)
-    inputs = make_inputs(values, requires_grad=False)
-    with case(describe(values)):
-        output = run_forward(function, spec, inputs).output
-        if _same(output, attention_reference(**_reversed(values))):
-            raise GradingError(
-                f"{spec.name} masks out the positions where mask is True: False means masked out "
-                "(like F.scaled_dot_product_attention's boolean attn_mask), so fill "
-                "scores.masked_fill(~mask, -inf)")
 
 
 def check_against_sdpa(function, spec: Spec, values: dict, device) -> None:
@@ -250,10 +213,14 @@ def _against_sdpa(function, spec: Spec, values: dict, device) -> None:
 
 
 def check_stable(function, spec: Spec, device) -> None:
-    """Scores in the thousands: exp overflows unless the row maximum is subtracted first."""
+    """Scores in the thousands: exp overflows unless the row maximum is subtracted first; and
+    masked scores far above the visible ones, which only -inf masks."""
     values = attention_values((2,), 4, 6, 4, 3, device, mask="causal", seed=21,
                               magnitude=6.0, scale=60.0)
     check_attention(function, spec, values)
+    covers("scores in the thousands")
+    check_attention(function, spec, masked_above_values(device))
+    covers(FILL_CASE)
 
 
 # (lead, Lq, Lk, d, dv, mask): no mask, causal, padding, full random, broadcast 2-d, Lq != Lk
@@ -291,7 +258,6 @@ def attention_full(function, spec: Spec, device) -> None:
         (2,), 4, 5, 3, 2, device, mask="padding", seed=31))
     covers("non-contiguous grad_output")
     check_stable(function, spec, device)
-    covers("scores in the thousands")
     # float32 against SDPA itself; the domain runs float32 (and float64) on its own inputs
     for seed, (lead, Lq, Lk, d, dv, mask) in enumerate(
             [((2, 3), 5, 7, 4, 3, "causal"), ((2, 2), 7, 5, 4, 4, "random")]):
@@ -319,7 +285,7 @@ def check_noncontiguous_grad_output(function, spec: Spec, values: dict) -> None:
 
 
 CONTRACT = ("mask None, causal, padding, broadcast 2-d", "Lq != Lk, one query, one key",
-            "non-contiguous grad_output", "scores in the thousands", MULTIHEAD,
+            "non-contiguous grad_output", "scores in the thousands", FILL_CASE, MULTIHEAD,
             "float32 against F.scaled_dot_product_attention")
 
 

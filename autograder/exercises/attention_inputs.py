@@ -91,6 +91,28 @@ def attention_values(lead, Lq, Lk, d, dv, device, *, mask=None, seed=0, dtype=to
     return values
 
 
+def attention_reference(Q, K, V, scale, mask=None):
+    """softmax(Q @ K^T * scale, masked) @ V by autograd's own ops; mask False = masked out."""
+    scores = (Q @ K.transpose(-2, -1)) * scale
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ V
+
+
+def describe(values: dict) -> str:
+    """``Q (2, 4, 3), K (2, 5, 3), V (2, 5, 2), float64, mask (4, 5)``: the failing case."""
+    Q, K, V, mask = values["Q"], values["K"], values["V"], values.get("mask")
+    return (f"Q {tuple(Q.shape)}, K {tuple(K.shape)}, V {tuple(V.shape)}, "
+            f"{str(Q.dtype).removeprefix('torch.')}, "
+            + ("mask=None" if mask is None else f"mask of shape {tuple(mask.shape)}"))
+
+
+def same(a, b, rtol=1e-5, atol=1e-7) -> bool:
+    """``a`` a tensor of ``b``'s shape, close to it (nan where ``b`` is nan)."""
+    return (isinstance(a, torch.Tensor) and a.shape == b.shape
+            and bool(torch.allclose(a.detach(), b, rtol=rtol, atol=atol, equal_nan=True)))
+
+
 MULTIHEAD = "Q, K, V laid out as x.view(B, L, H, d).transpose(1, 2)"
 
 

@@ -19,16 +19,17 @@ from ..domain import Case, Domain, Tolerance
 from ..errors import GradingError
 from ..exercise import Exercise
 from ..memory import TensorAccounting, cuda_peak
-from ..probes import record_returned_gradients
 from ..contract import check_each_input_alone, covers
 from ..tiled import recognise_backward, recognise_forward
 from .attention import _attention_example
 from .attention_inputs import MULTIHEAD, SCALE, one_thread
 from .attention_layout import check_multihead_layout
+from .flash_low_precision import check_low_precision, low_precision_values
+from .flash_magnitude import MAGNITUDES, check_magnitudes
 from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
-                           flash_domain_values, flash_values, long_key_loop, magnitude_values,
-                           recognise_hidden_diagonal, recognise_magnitude,
-                           recognise_masked_first_tile, recognise_top_left, tagged_values)
+                           flash_domain_values, flash_values, long_key_loop,
+                           recognise_hidden_diagonal, recognise_masked_first_tile,
+                           recognise_top_left, tagged_values)
 from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
 
 
@@ -152,46 +153,6 @@ def check_allocations(function, values: dict, block: int) -> None:
                     "(no list of tiles, no full-size scores)")
 
 
-def check_low_precision(function, values: dict, block: int, tolerance: float) -> None:
-    """float16 / bfloat16 in and out, float32 accumulation, log-sum-exp saved in float32."""
-    dtype = values["Q"].dtype
-    wide = {n: (v.double() if isinstance(v, torch.Tensor) else v) for n, v in values.items()}
-    recorder, returned = record_returned_gradients(function)  # before the engine casts them
-    with block_size(function, block), case(describe(values, block)):
-        inputs = make_inputs(values)
-        forward = run_forward(recorder, FLASH, inputs)
-        rows = tuple(values["Q"].shape[:-1])
-        for saved in forward.saved:
-            if (saved.role == "intermediate" and saved.shape[:len(rows)] == rows
-                    and math.prod(saved.shape) == math.prod(rows)
-                    and saved.dtype.itemsize < 4):
-                raise GradingError(
-                    f"{NAME} saves its log-sum-exp in {str(saved.dtype)[6:]}, low precision: "
-                    "keep L in float32 (an error of 0.01 in L is 1% in every probability)")
-        output = forward.output
-        if not isinstance(output, torch.Tensor) or output.dtype != dtype:
-            got = getattr(output, "dtype", type(output).__name__)
-            raise GradingError(f"{NAME} returned {got} for {str(dtype)[6:]} inputs: accumulate "
-                               "in float32 and return the input's dtype")
-        fresh = make_inputs(wide)
-        expected = flash_reference(**fresh)
-        diagnose_values(f"{NAME}'s output in {str(dtype)[6:]}", output.double(), expected.detach(),
-                        rtol=tolerance, atol=tolerance)
-        grad_output = torch.randn(output.shape, generator=torch.Generator().manual_seed(2),
-                                  dtype=torch.float64).to(output.device)
-        grads = _backward(output, inputs, grad_output.to(dtype))
-        truth = torch.autograd.grad(expected, [fresh[n] for n in ("Q", "K", "V")], grad_output)
-        for name, grad, true, given in zip("QKV", grads, truth, returned[-1]):
-            if isinstance(given, torch.Tensor) and given.dtype != dtype:
-                raise GradingError(f"{NAME}.backward returns grad_{name} in "
-                                   f"{str(given.dtype)[6:]} for {name} in {str(dtype)[6:]}: "
-                                   "cast the float32 accumulator back to the input's dtype "
-                                   "(autograd's engine casts it quietly; the contract does not)",
-                                   mistake="FlashAttention/gradient-in-accumulator-dtype")
-            diagnose_gradient(name, grad if grad is None else grad.double(), true,
-                              rtol=4 * tolerance, atol=4 * tolerance)
-
-
 def check_cuda_peak(function, values: dict, block: int) -> None:
     """On CUDA: torch.cuda.max_memory_allocated during forward and during backward."""
     _, budget = _budget(values, block)
@@ -254,23 +215,6 @@ def check_causal_tiles(function, device) -> None:
                     "after the query block's last visible key")
 
 
-def check_magnitudes(function, device, block: int) -> None:
-    """float32 rows of scores above exp's overflow (88.7) and rows all near -160."""
-    values = magnitude_values(device)
-    with block_size(function, block), case("float32 scores of 100 to 150 in some rows and all "
-                                           f"near -160 in others, BLOCK={block}"):
-        try:
-            check_values_and_gradients(function, FLASH, values, rtol=1e-4, atol=1e-5)
-        except GradingError as error:
-            try:
-                hint = recognise_magnitude(function, values, flash_reference)
-            except Exception:  # the learner's code may raise anything: keep the first hint
-                hint = None
-            if hint is None:
-                raise
-            raise GradingError(hint, str(error)) from error
-
-
 def flash_full(FlashAttention, device) -> None:
     with one_thread():
         _flash_full(check_is_function(FlashAttention, FLASH), device)
@@ -295,7 +239,6 @@ def _flash_full(function, device) -> None:
         check_each_input_alone(function, FLASH, flash_values((), 4, 6, 3, 2, device,
                                                              causal=True, seed=67))
     check_magnitudes(function, device, 4)
-    covers("float32 scores above 88 and all near -160")
     for seed, causal in enumerate((False, True)):
         check_against_sdpa(function, flash_values((2, 2), 40, 56, 16, 8, device, causal=causal,
                                                   seed=seed + 70, dtype=torch.float32),
@@ -307,8 +250,7 @@ def _flash_full(function, device) -> None:
     check_causal_tiles(function, device)
     covers("causal tiles skipped")
     for dtype, tolerance in ((torch.bfloat16, 3e-2), (torch.float16, 4e-3)):
-        check_low_precision(function, flash_values((2,), 40, 56, 8, 8, device, causal=True,
-                                                   dtype=dtype, seed=80), 16, tolerance)
+        check_low_precision(function, low_precision_values(device, dtype), 16, tolerance)
     check_accumulation(function, device)  # before the domain's case: names a precision loss
     covers("float16 and bfloat16")
     if torch.device(device).type == "cuda":
@@ -321,8 +263,8 @@ def _flash_full(function, device) -> None:
 
 EXERCISES = [
     Exercise(NAME, "06_attention", flash_full, example=_attention_example,
-             contract=("causal, Lq != Lk, ragged blocks", "float32 scores above 88 and all near "
-                       "-160", "float32 against F.scaled_dot_product_attention",
+             contract=("causal, Lq != Lk, ragged blocks", *MAGNITUDES,
+                       "float32 against F.scaled_dot_product_attention",
                        "largest tensor and peak", "causal tiles skipped",
                        "float16 and bfloat16", MULTIHEAD),
              domain=Domain(FLASH, flash_domain_values, constants={"scale": SCALE},

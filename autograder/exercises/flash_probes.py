@@ -1,7 +1,6 @@
 """Probes for FlashAttention's contract that its values cannot show: which score tiles it
-computes under ``causal``, and whether a failure at large or small float32 scores comes from
-their magnitude (softmax does not change when a row's scores all move by one constant), and
-whether a wrong causal output is ``is_causal``'s top-left mask.
+computes under ``causal``, and whether a wrong causal output is ``is_causal``'s top-left mask
+(the magnitude probes are in ``flash_magnitude``).
 
 ``ScoreTiles`` watches every matrix product whose inner size is ``d``: with ``tagged_values``
 each row of Q and of K carries a fingerprint (the ratio of its second entry to its first, which
@@ -83,58 +82,6 @@ class ScoreTiles(TorchDispatchMode):
         visible key (query i sees keys j <= i + Lk - Lq)."""
         return [(q, k) for q, k in self.computed.get(phase, [])
                 if min(k) > max(q) + self.Lk - self.Lq]
-
-
-def magnitude_values(device, *, seed: int = 0) -> dict:
-    """float32 scores chosen directly (K the identity, scale 1): rows 0, 2, 4 reach 100 to
-    150, above exp's float32 overflow at 88.7; rows 1, 3, 5 all lie near -160, where
-    exp(S - 0) underflows to 0."""
-    generator = torch.Generator().manual_seed(seed)
-    Lq, Lk = 6, 12
-    scores = torch.randn(2, Lq, Lk, generator=generator, dtype=torch.float64) * 3
-    scores[:, 0::2] += 130.0
-    scores[:, 1::2] -= 160.0
-    V = torch.randn(2, Lk, 3, generator=generator, dtype=torch.float64)
-    K = torch.eye(Lk, dtype=torch.float64).expand(2, Lk, Lk)
-    to = dict(dtype=torch.float32, device=device)
-    return {"Q": scores.to(**to), "K": K.to(**to).contiguous(), "V": V.to(**to), "scale": 1.0,
-            "causal": False}
-
-
-def _rows_wrong(output, expected) -> torch.Tensor:
-    """Per query row (all batch elements together): is any entry non-finite or off?"""
-    if not isinstance(output, torch.Tensor) or output.shape != expected.shape:
-        return torch.ones(expected.shape[-2], dtype=torch.bool)
-    bad = ~torch.isclose(output.detach().double(), expected.double(), rtol=1e-4, atol=1e-5)
-    return bad.flatten(0, -3).any(0).any(-1).cpu()
-
-
-def recognise_magnitude(function, values: dict, reference) -> str | None:
-    """The hint when float32 rows fail at their magnitude and pass once each row of scores is
-    moved to around 0 (which leaves the softmax, and so the output, unchanged)."""
-    def output(v):
-        with torch.no_grad():
-            return function.apply(*v.values())
-
-    expected = reference(**values)
-    wrong = _rows_wrong(output(values), expected)
-    if not wrong.any():
-        return None
-    centred = dict(values, Q=values["Q"] - values["Q"].mean(-1, keepdim=True))
-    if _rows_wrong(output(centred), expected)[wrong].any():
-        return None  # wrong at moderate scores too: the magnitude is not what breaks it
-    high = torch.zeros_like(wrong)
-    high[0::2] = True
-    if (wrong & high).any():
-        return ("FlashAttention's forward overflows: rows whose float32 scores reach 100 to 150 "
-                "come out inf or nan, and right once each row's scores are moved down by a "
-                "constant (softmax does not change); exp(S) is inf above about 88.7 in float32, "
-                "so exponentiate S - m with m the running row maximum")
-    return ("FlashAttention's forward underflows: rows whose float32 scores all lie near -160 "
-            "come out nan or wrong, and right once each row's scores are moved up by a "
-            "constant (softmax does not change); exp(S - m) is 0 for every score when m is not "
-            "the row's maximum (a running maximum started at 0 stays 0 while every score is "
-            "negative): start m at -inf, or at the first tile's row maximum")
 
 
 def recognise_masked_first_tile(function, values: dict) -> str | None:

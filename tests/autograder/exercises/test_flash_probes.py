@@ -9,9 +9,9 @@ from autograder.checks import make_inputs
 from autograder.errors import GradingError
 from autograder.exercises import attention_bias
 from autograder.exercises import flash_attention as flash
-from autograder.exercises.flash_probes import (ScoreTiles, check_accumulation, magnitude_values,
-                                               recognise_magnitude, recognise_masked_first_tile,
-                                               tagged_values)
+from autograder.exercises.flash_magnitude import deep_values, magnitude_values, recognise_magnitude
+from autograder.exercises.flash_probes import (ScoreTiles, check_accumulation,
+                                               recognise_masked_first_tile, tagged_values)
 from autograder.properties import check_domain
 from tests.autograder.catalogued import mistake, unusual
 from tools.solutions import solution
@@ -62,6 +62,21 @@ def test_magnitude_hint_needs_the_shift_probe():
     started_at_0 = mistake("FlashAttention", "running maximum started at 0")
     with flash.block_size(started_at_0, 4):
         assert "underflows" in recognise_magnitude(started_at_0, values, reference)
+    with flash.block_size(solution("FlashAttention"), 4):
+        assert recognise_magnitude(solution("FlashAttention"), values, reference) is None
+
+
+def test_running_maximum_started_at_minus_1e4_underflows_in_float64():
+    """A running maximum started at -1e4 passes the float32 rows near -160 (it is below them);
+    do float64 rows near -20000 show it (exp(-1e4) is 0: nan), with the underflow hint, while
+    the solution is right there?"""
+    values = deep_values("cpu")
+    reference = flash.flash_reference
+    started = mistake("FlashAttention", "running maximum started at -1e4")
+    with flash.block_size(started, 4):
+        assert recognise_magnitude(started, magnitude_values("cpu"), reference) is None
+        hint = recognise_magnitude(started, values, reference)
+    assert "underflows" in hint and "float64 scores all lie near -20000" in hint
     with flash.block_size(solution("FlashAttention"), 4):
         assert recognise_magnitude(solution("FlashAttention"), values, reference) is None
 
