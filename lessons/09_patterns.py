@@ -223,7 +223,7 @@ jacobian_view(SumOverDim, lambda x, dim, keepdim: x.sum(dim, keepdim=keepdim),
               torch.randn(3, 4, dtype=torch.float64), 1, False)
 
 # %% [markdown]
-# ## Broadcasting in forward is a sum in backward
+# ## Broadcasting in forward: what does backward do?
 #
 # Now the other direction: forward **repeats** an input. Let $a$ have shape $(R, 1)$ and $b$
 # shape $(C,)$, and $y = a + b$, of shape $(R, C)$: $y_{r,k} = a_{r,0} + b_k$. Apply the three
@@ -577,8 +577,9 @@ compare(prediction_3, slices.grad.tolist())
 # ## ✎ Exercise 2 · `ProdOverDim`
 #
 # Write `ProdOverDim`, with `ProdOverDim.apply(x, dim)` returning `torch.prod(x, dim)` (no
-# `keepdim`), `dim` a Python int (negative allowed), for `x` with at least one dimension (an
-# exercise with a `dim` argument is not graded on a 0-dim `x`).
+# `keepdim`), `dim` a Python int (negative allowed), for `x` with at least one dimension and
+# `dim` of size at least 1 (an exercise with a `dim` argument is not graded on a 0-dim `x`, nor
+# on an empty slice).
 #
 # - The gradient must be **exact and finite** whether a slice along `dim` holds no zero,
 #   exactly one zero, or several.
@@ -713,7 +714,7 @@ jacobian_view(ProdOverDim, torch.prod,
 # ## ✎ Exercise 3 · `Cumsum`
 #
 # Write `Cumsum`, with `Cumsum.apply(x, dim)` returning `torch.cumsum(x, dim)` for `x` with at
-# least one dimension and any `dim`, negative too.
+# least one dimension and any `dim` of size at least 1, negative too.
 #
 # - Backward saves **no tensor**: keep `dim` as a plain ctx attribute.
 # - Backward returns `None` for `dim`.
@@ -1338,8 +1339,8 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 #
 # **Quick question 6.** $x = [2, 0, 3, 0.5]$ and $g$ all ones (the loss is the sum of the four
 # outputs). Work out the true gradient with respect to each of the four entries, by hand from
-# $y_o$, and write the four numbers into `prediction_6`. The next cell also shows the short
-# formula people write for it, derived where no entry is zero.
+# $y_o$, and write the four numbers into `prediction_6`. The next cell also shows what the
+# same product gives when its gradient goes through logs, a route that divides by $x$.
 
 # %%
 prediction_6 = None  # [dL/dx_0, dL/dx_1, dL/dx_2, dL/dx_3]
@@ -1350,15 +1351,14 @@ torch.cumprod(x4, 0).sum().backward()
 compare(prediction_6, x4.grad.tolist())
 through_logs = torch.tensor([2.0, 0.0, 3.0, 0.5], requires_grad=True)
 torch.cumsum(through_logs.log(), 0).exp().sum().backward()  # cumprod for x >= 0
-print("the short formula, dL/dx_i = (1/x_i) * (sum over o >= i of g_o y_o):",
-      through_logs.grad.tolist())
+print("through logs (divides by x):", through_logs.grad.tolist())
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
 #
 # $[1, 11, 0, 0]$. $y = [2,\ 2x_1,\ 2x_1 x_2,\ 2x_1x_2x_3]$: every output past the zero
 # contains $x_1$, so moving $x_1$ moves all three, $2 + 2 \cdot 3 + 2 \cdot 3 \cdot 0.5 = 11$,
-# while $x_2$ and $x_3$ only ever appear multiplied by $x_1 = 0$. The short formula gets the
+# while $x_2$ and $x_3$ only ever appear multiplied by $x_1 = 0$. The route through logs gets the
 # zero's own entry as $0/0$ (`nan`) and the others right: the entry it cannot divide by is
 # exactly the one that carries the gradient.
 # </details>

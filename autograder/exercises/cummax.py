@@ -82,6 +82,25 @@ def check_ties_and_repeats(function, device) -> None:
             details, mistake="CumMax/loses-shared-gradients")
 
 
+def check_near_ties(function, device) -> None:
+    """Running maxima one ulp apart in float64: indices found on a rounded copy of x (x.float())
+    see ties there and send the gradient to the wrong entry."""
+    values = _near_ties(device, torch.float64)
+    got, truth, grad_output = gradient_for(function, CUMMAX, values)
+    if not isinstance(got, torch.Tensor) or got.shape != truth.shape or torch.allclose(got, truth):
+        return  # graded_case names a missing or mis-shaped gradient
+    for narrow in (torch.float32, torch.bfloat16, torch.float16):
+        rounded = torch.cummax(values["x"].to(narrow), 1).indices
+        if torch.allclose(got, torch.zeros_like(got).scatter_add(1, rounded, grad_output)):
+            raise GradingError(
+                "CumMax's gradient goes where the running maxima of a rounded copy of x lie "
+                f"(x in {str(narrow)[6:]}): values one ulp apart become ties there; take the "
+                "indices torch.cummax returns for x itself (with x of shape (2, 6), dim=1, "
+                "running maxima one ulp apart, float64)",
+                f"x = {values['x'].tolist()}\ngot {got.tolist()}\nexpected {truth.tolist()}",
+                mistake="CumMax/indices-from-rounded-copy")
+
+
 def check_follows_dim(function, device) -> None:
     """Right along the last dim, wrong for dim=0: backward ignored ctx.dim. A square x keeps a
     scatter along the wrong dim in bounds, so the slip shows as values, not as an error."""
@@ -135,6 +154,7 @@ def cummax_full(CumMax, device) -> None:
     check_ties_and_repeats(function, device)
     cummax_case(function, {"x": TIES.to(device, torch.float64), "dim": 1})
     check_follows_dim(function, device)
+    check_near_ties(function, device)
     cummax_case(function, {"x": TIES.T.contiguous().to(device, torch.float64), "dim": 0})
     covers("ties as torch.cummax")
     covers("outputs that share an entry add up")

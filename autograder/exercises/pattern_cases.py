@@ -81,8 +81,19 @@ def _narrower(dtype: torch.dtype, than: torch.dtype) -> bool:
             and torch.finfo(dtype).eps > torch.finfo(than).eps)
 
 
+# PyTorch's words when index_add or scatter_add (which reports itself as scatter) adds one
+# dtype into a tensor of another
+_DTYPE_CLASHES = ("must have the same scalar type", "Expected self.dtype to be equal to src.dtype")
+
+
 def explain_broadcast_error(spec: Spec, error: GradingError) -> GradingError:
-    """Shapes that do not broadcast inside backward: most often a reduction that lost a dim."""
+    """Shapes that do not broadcast inside backward: most often a reduction that lost a dim.
+    Dtypes that clash in an add at an index: most often a buffer made without a dtype."""
+    if any(clash in error.hint for clash in _DTYPE_CLASHES):
+        return GradingError(f"{spec.name}'s backward added values into a tensor of another dtype "
+                            f"({error.hint}): torch.zeros(shape) makes float32 whatever x is; "
+                            "make the buffer with grad_output.new_zeros(shape) (or zeros_like)",
+                            error.details)
     if "must match the size of tensor" not in error.hint:
         return error
     return GradingError(f"{spec.name}'s backward combined tensors whose shapes do not "

@@ -226,6 +226,15 @@ def check_scan_direction(function, device) -> None:
         raise GradingError("Cumsum's gradient for x_i is the sum of g_o over o > i: g_i is "
                            "missing (x_i reaches y_i too) (with x of shape (3, 5), dim=1)",
                            mistake="Cumsum/total-minus-inclusive")
+    if (isinstance(got, torch.Tensor) and got.shape == truth.shape
+            and not torch.allclose(got[:, :1], truth[:, :1])
+            and torch.allclose(got[:, 1:], truth[:, 1:])):
+        raise GradingError("Cumsum's gradient is right everywhere but at the first entry along "
+                           "dim: the sum of g_o over o >= 0 is all of grad_output's slice; did "
+                           "a shift wrap round (roll brings the last entry to the front, where "
+                           "a shifted scan needs 0)? (with x of shape (3, 5), dim=1)",
+                           f"got {got[:, 0].tolist()}, expected {truth[:, 0].tolist()}",
+                           mistake="Cumsum/wrong-first-entry")
 
 
 def check_follows_dim(function, device) -> None:

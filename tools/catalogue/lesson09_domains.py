@@ -66,7 +66,8 @@ UNUSUAL = []
 
 MISTAKES = [
     Mistake("CumMax", "running maximum found on a float32 copy",
-            "your gradient for x is wrong: largest error 2.18 at index (0, 1)", CUMMAX_IN_FLOAT32),
+            "CumMax's gradient goes where the running maxima of a rounded copy of x lie",
+            CUMMAX_IN_FLOAT32),
     Mistake("ProdOverDim", "dim kept on the class (ProdOverDim.dim = dim)",
             "ProdOverDim.forward sets ProdOverDim.dim: a class attribute is shared by every call",
             PROD_DIM_ON_CLASS),

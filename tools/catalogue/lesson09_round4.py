@@ -1,9 +1,10 @@
 """Lesson 09: answers with known verdicts from the fourth fresh review: a backward that writes
-into the saved input (its gradient right on the x it was given), and a Normalize that tells
-the two cases apart from the length of y."""
+into the saved input (its gradient right on the x it was given), a Normalize that tells the two
+cases apart from the length of y, a buffer made without a dtype, an exclusive scan that wraps."""
 
 from . import Mistake
-from .lesson09 import _function, _prod
+from .lesson09 import _cumsum, _function, _prod, _select
+from .lesson09_transfer import _cummax
 
 # the zeros counted, then overwritten with ones in the saved x: the gradient is right on the
 # x forward was given, and that x is changed
@@ -57,4 +58,16 @@ MISTAKES = [
               _NORMALIZE_BY_LENGTH.replace("TEST", test))
       for test in ("length > 0.99", "torch.isclose(length, torch.ones_like(length))",
                    "length > 0.5")),
+    Mistake("IndexSelect", "buffer from torch.zeros(ctx.shape), float32 whatever x is",
+            "IndexSelect's backward added values into a tensor of another dtype", _select(
+                "        return torch.zeros(ctx.shape).index_add(0, index, grad_output), None\n")),
+    Mistake("CumMax", "buffer from torch.zeros(grad_output.shape), float32 whatever x is",
+            "CumMax's backward added values into a tensor of another dtype", _cummax(
+                "        return torch.zeros(grad_output.shape).scatter_add(ctx.dim, indices, "
+                "grad_output), None\n")),
+    Mistake("Cumsum", "total less an exclusive scan shifted with roll (wraps round)",
+            "Cumsum's gradient is right everywhere but at the first entry along dim", _cumsum('''
+        exclusive = grad_output.cumsum(dim).roll(1, dim)
+        return grad_output.sum(dim, keepdim=True) - exclusive, None
+''')),
 ]

@@ -257,6 +257,9 @@ def test_prod_zero_cases_without_division():
      "Normalize/case-from-length-of-y"),
     ("Normalize", "above eps told from the length of y (length > 0.5)",
      "Normalize/case-from-length-of-y"),
+    ("Cumsum", "total less an exclusive scan shifted with roll (wraps round)",
+     "Cumsum/wrong-first-entry"),
+    ("CumMax", "running maximum found on a float32 copy", "CumMax/indices-from-rounded-copy"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves (a division by an input, grad_output along the wrong
