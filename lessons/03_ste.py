@@ -547,9 +547,10 @@ plt.show()
 # %% [markdown]
 # So test the two halves separately, for exactly what they are meant to be:
 #
-# 1. **forward is the quantiser, bit for bit**: `torch.equal` with `torch.sign` or
+# 1. **forward is the quantiser, exactly**: `torch.equal` with `torch.sign` or
 #    `torch.round`, in float32 and float64, on the values where mistakes show: `0`, `±1`,
-#    halves such as `2.5`;
+#    halves such as `2.5` (`torch.equal` counts `-0` and `0` as equal; the grader also
+#    compares `torch.signbit`, since `torch.round(-0.4)` is `-0`);
 # 2. **backward is the intended surrogate, exactly**, for a random `grad_output`;
 # 3. the usual hygiene: `grad_output` left untouched, no tensors stored on `ctx`.
 #
@@ -740,7 +741,9 @@ plt.show()
 # with the weights. The contract, LSQ without its gradient-scale factor:
 #
 # - `FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above; `scale` is a positive 0-d
-#   tensor that may require grad, `qmin < 0 < qmax` are Python ints;
+#   tensor that may require grad, `qmin < 0 < qmax` are Python ints. `x * (1 / scale)` for
+#   $v$, as `torch.fake_quantize_per_tensor_affine` computes it, is accepted too: the grader
+#   keeps $v$ off the exact halves where the two round apart;
 # - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
 #   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative; it returns `None` for
 #   `qmin` and `qmax`.
@@ -765,7 +768,9 @@ plt.show()
 #
 # One place is left open on purpose. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside the
 # clip, but $\operatorname{round}(v) = 3$ is inside. In this **half-step band** at each edge either
-# convention is accepted: judge "inside" on $v$, or on $\operatorname{round}(v)$. Pick one, for both
+# convention is accepted: judge "inside" on $v$, or on $\operatorname{round}(v)$ itself (not on
+# $v$ against $q_\text{min} - 0.5$: `torch.round` sends halves to even, so whether that half
+# rounds inside depends on $q_\text{min}$'s parity, and the grader tries both). Pick one, for both
 # gradients: each convention is the derivative of one surrogate of the forward, and a mix of the two
 # is the derivative of none. The edges themselves are inside: at $v = q_\text{min}$ or
 # $q_\text{max}$ exactly, clamp's derivative is 1 (its convention in quick question 1). LSQ's paper
@@ -998,7 +1003,8 @@ plt.show()
 # where the rounding errors of the two weights still inside outweigh the clipped ones; but
 # Adam's running average of the gradient is still positive and carries $s$ down once more. At
 # steps 3 and 4 the gradient is about -15, nearly all of it from the clipped weights, and $s$
-# grows again (0.021, then 0.031). Yet at step 4 no weight has a gradient for $x$ (one, judged
+# grows again (0.021, then 0.031; 0.020 and 0.028 judged on $\operatorname{round}(v)$). Yet
+# at step 4 no weight has a gradient for $x$ (one, judged
 # on $\operatorname{round}(v)$): the last weight inside moved out past the top edge faster than
 # the grid widened. The clipped weights alone then give $s$ its gradient and keep growing it:
 # the grid widens, and weights come back inside it (3 at step 5). By step 150 one weight rides
@@ -1158,8 +1164,10 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # - `StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of
 #   `argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum). Take
 #   the argmax of the logits, not of the softmax (the Gumbel cell above took the softmax's, as
-#   `F.gumbel_softmax` does): close logits can round to equal probabilities, and argmax then
-#   picks the first (see "How close?" below the contract).
+#   `F.gumbel_softmax` does), nor of `logits / tau`: close logits can round to equal
+#   probabilities, or to equal values once divided by `tau`, and argmax then picks the first
+#   (see "How close?" below the contract); `topk` and `sort` do not promise which of tied
+#   values comes first.
 #   `tau` is a positive Python float. (The caller adds Gumbel noise to `logits` when it wants
 #   a sample; this Function does not draw it.)
 # - backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ over the
@@ -1170,12 +1178,14 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 #   ties, a `grad_output` that is not contiguous, and a low temperature ($\tau = 0.1$ with
 #   float32 logits of a dozen or so), where the softmax and its gradient are finite.
 #
-# <details><summary><b>How close?</b> (logits a softmax cannot tell apart)</summary>
+# <details><summary><b>How close?</b> (logits a softmax or a division ties)</summary>
 #
 # In float64, logits one ulp apart (1 and 1.0000000000000002) get equal probabilities at
 # $\tau = 10$, though not at $\tau = 1$; 0 and $10^{-20}$ get equal probabilities at any
-# $\tau$ above about $2 \times 10^{-4}$, since $e^{-10^{-20}/\tau}$ rounds to 1. The
-# grader tries both.
+# $\tau$ above about $2 \times 10^{-4}$, since $e^{-10^{-20}/\tau}$ rounds to 1. Dividing
+# alone rounds too: 0.704 and the next float up, 0.7040000000000001, are equal once divided
+# by $\tau = 0.7$, as about one pair in six one ulp apart is at $\tau = 0.7$ or 10 (never at
+# a power of two such as 0.5). The grader tries all three.
 # </details>
 #
 # <details><summary><b>Hint 1</b>: which entries of the Jacobian are non-zero?</summary>

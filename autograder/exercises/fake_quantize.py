@@ -19,7 +19,8 @@ from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .fake_quantize_gradients import expected_gradients, scale_candidates
-from .fake_quantize_values import domain_values, edge_values, random_values
+from .fake_quantize_values import (domain_values, edge_values, odd_edge_values,
+                                   random_values)
 
 CONVENTIONS = ("v", "round(v)")  # what the clip mask is judged on
 
@@ -180,6 +181,22 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
                 "closed, [qmin, qmax], as clamp's derivative is 1 at its bounds, so where x / "
                 "scale is exactly qmin or qmax the gradient passes (LSQ's paper writes the open "
                 "interval; the contract follows clamp)")
+    for low, high in ((v >= qmin - 0.5, v < qmax + 0.5), (v > qmin - 0.5, v <= qmax + 0.5),
+                      (v >= qmin - 0.5, v <= qmax + 0.5), (v > qmin - 0.5, v < qmax + 0.5)):
+        by_halves = grad_output * (low & high)
+        if matches(by_halves) and not any(torch.allclose(by_halves, r, rtol=rtol, atol=atol)
+                                          for r in references):
+            rounded = torch.round(v)
+            wrong = (low & high) != ((rounded >= qmin) & (rounded <= qmax))
+            at, to = v[wrong][0].item(), rounded[wrong][0].item()
+            raise GradingError(
+                "FakeQuantize's gradient for x compares x / scale with qmin - 0.5 and qmax + 0.5: "
+                "torch.round sends a half to the even neighbour, so whether a half beyond an edge "
+                "is inside depends on the edge's parity ("
+                f"x / scale = {exact(at)} rounds to {exact(to)}, "
+                f"{'inside' if qmin <= to <= qmax else 'outside'} [{qmin}, {qmax}]); judge "
+                "on v against qmin and qmax, or on round(v) itself",
+                mistake="FakeQuantize/half-offset-bounds")
     if any(matches(grad_output - r) for r in references):
         raise GradingError("FakeQuantize's clip mask for x is inverted: pass grad_output where "
                            "x / scale is inside [qmin, qmax] and 0 outside")
@@ -290,6 +307,8 @@ def full(submission, device) -> None:
     for dtype in (torch.float64, torch.float32):
         with case(f"x / scale at the clip edges, {str(dtype).removeprefix('torch.')}"):
             check_fake_quantize(function, edge_values(device, dtype))
+    with case("x / scale at the clip edges, qmin odd and qmax even"):
+        check_fake_quantize(function, odd_edge_values(device))
     for seed, (shape, qmin, qmax) in enumerate([((7,), -8, 7), ((2, 3, 4), -128, 127),
                                                 ((1,), -2, 1), ((4, 6), -1, 1)]):
         values = random_values(shape, device, seed=seed, scale=0.05 * (seed + 1), qmin=qmin,

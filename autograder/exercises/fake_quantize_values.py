@@ -17,6 +17,18 @@ def edge_values(device, dtype=torch.float64) -> dict:
             "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": -4, "qmax": 3}
 
 
+def odd_edge_values(device, dtype=torch.float64) -> dict:
+    """qmin odd and qmax even, so that the halves beyond the edges round inward for qmax and
+    outward for qmin (torch.round sends a half to the even neighbour): round(-3.5) = -4 is
+    outside [-3, 4] and round(4.5) = 4 inside, where v >= qmin - 0.5 and v < qmax + 0.5 say
+    the opposite; with qmin even and qmax odd (edge_values) those comparisons agree with
+    round(v)."""
+    codes = [-5.0, -3.6, -3.5, -3.4, -3.0, -2.5, 0.5, 3.5, 4.0, 4.4, 4.5, 4.6, 6.0]
+    scale = 0.5
+    return {"x": torch.tensor(codes, dtype=dtype, device=device) * scale,
+            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": -3, "qmax": 4}
+
+
 def random_values(shape, device, *, seed=0, dtype=torch.float64, scale=0.3, qmin=-8,
                   qmax=7) -> dict:
     """x spread over about one and a half times the clip range; no v within 0.02 of a half,

@@ -78,7 +78,8 @@ def _first_difference(got: torch.Tensor, expected: torch.Tensor, x: torch.Tensor
 
 
 def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
-    """Forward must equal the quantiser bit for bit: only backward is the surrogate."""
+    """Forward must equal the quantiser exactly, the sign of a zero included (torch.equal counts
+    -0 and 0 equal; torch.round(-0.49) is -0): only backward is the surrogate."""
     quantise = torch.round if spec is ROUND_STE else torch.sign
     expected = quantise(x.detach())
     what = f"{spec.name}'s output"
@@ -87,6 +88,16 @@ def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
         diagnose_values(what, output, expected)  # names the type, shape, dtype or device
     got = output.detach()
     if torch.equal(got, expected):
+        flipped = torch.signbit(got) != torch.signbit(expected)  # only zeros can differ here
+        if flipped.any():
+            i = tuple(int(k) for k in torch.nonzero(flipped)[0])
+            raise GradingError(
+                f"{spec.name}'s output is {exact(got[i].item())} at x = {exact(x[i].item())}, "
+                f"where {'round' if spec is ROUND_STE else 'sign'}(x) is "
+                f"{exact(expected[i].item())}: equal values, but not the same zero; return "
+                f"the quantiser's own result"
+                + (" (adding 0, as the detach trick's arithmetic does, turns -0 into 0)"
+                   if torch.signbit(expected[i]) else ""), mistake=f"{spec.name}/signed-zero")
         return
     x = x.detach()
     name, op = spec.name, "round(x)" if spec is ROUND_STE else "sign(x)"

@@ -18,6 +18,8 @@ from ..diagnose import diagnose_gradient, diagnose_values
 from ..domain import Case, Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .straight_through_softmax_values import (near_ties, overflow_values, rows_apart, tied_values,
+                                              values)
 
 
 def one_hot_argmax(logits: torch.Tensor) -> torch.Tensor:
@@ -30,23 +32,6 @@ def reference(logits, tau):
 
 
 STS = Spec("StraightThroughSoftmax", ("logits", "tau"), reference)
-
-
-def values(shape, device, *, tau=0.7, seed=0, dtype=torch.float64) -> dict:
-    return {"logits": 1.5 * sample(shape, device, seed=seed, dtype=dtype), "tau": tau}
-
-
-def tied_values(device, dtype=torch.float64) -> dict:
-    """Rows with a tied maximum (torch.argmax picks the first) and a row of equal logits."""
-    rows = [[0.5, 2.0, 2.0, -1.0], [3.0, -2.0, 1.0, 3.0], [0.0, 0.0, 0.0, 0.0]]
-    return {"logits": torch.tensor(rows, dtype=dtype, device=device), "tau": 0.5}
-
-
-def overflow_values(device) -> dict:
-    """float32 rows with a near tie at tau = 0.1: logits / tau reaches 120, past exp's float32
-    overflow at 88.7, where the softmax and its gradient are finite and not small."""
-    rows = [[12.0, 11.8, -2.0, 0.5], [-3.0, 9.5, 9.0, 1.0]]
-    return {"logits": torch.tensor(rows, dtype=torch.float32, device=device), "tau": 0.1}
 
 
 def _finite_by_exp(logits, tau, grad_output, shift=0.0) -> torch.Tensor:
@@ -101,6 +86,22 @@ def _check_narrowed_argmax(got, logits, expected) -> None:
                 "where maxima one ulp apart tie; take argmax of the logits, in their own dtype")
 
 
+def _check_argmax_of_scaled(got, logits, tau, expected) -> None:
+    """A one-hot exactly the argmax of logits / tau (or logits * (1 / tau)), where dividing
+    rounds two logits to one value: division by a positive tau never reorders, it only merges."""
+    over = [name for name, z in (("logits / tau", logits / tau),
+                                 ("logits * (1 / tau)", logits * (1 / tau)))
+            if torch.equal(got, one_hot_argmax(z))]
+    if over and not torch.equal(got, expected):
+        row = _first_row(got != expected)
+        raise GradingError(
+            f"StraightThroughSoftmax's output picks another maximum in row {list(row)} (logits "
+            f"{', '.join(repr(v) for v in logits[row].tolist())}, tau={tau:g}): it is the one-hot "
+            f"of argmax over {' or '.join(over)}; dividing rounds logits this close to equal "
+            "values, of which argmax picks the first; take argmax of the logits themselves",
+            mistake="StraightThroughSoftmax/argmax-of-scaled-logits")
+
+
 def _check_argmax_of_softmax(got, logits, tau, expected) -> None:
     """A one-hot exactly the argmax of softmax(logits / tau), or of softmax(logits), where that
     softmax ties; both named where both give it."""
@@ -151,7 +152,8 @@ def check_forward(output, logits: torch.Tensor, tau=None) -> None:
     got = output.detach()
     if torch.equal(got, expected):
         return
-    if tau is not None:
+    if tau is not None:  # logits / tau first: a softmax of equal z ties too
+        _check_argmax_of_scaled(got, logits, tau, expected)
         _check_argmax_of_softmax(got, logits, tau, expected)
     _check_narrowed_argmax(got, logits, expected)
     soft = torch.softmax(logits, -1)
@@ -163,6 +165,16 @@ def check_forward(output, logits: torch.Tensor, tau=None) -> None:
         raise GradingError(
             f"{what} has more than one 1 in a row with tied maxima: a one-hot has a single 1, "
             "at the first maximum, as torch.argmax(logits, -1) picks it")
+    n = logits.shape[-1]
+    for how, index in (("topk(1)", logits.topk(1, -1).indices[..., 0]),
+                       ("sort(descending=True)", logits.sort(-1, descending=True).indices[..., 0])):
+        if torch.equal(got, F.one_hot(index, n).to(got.dtype)):
+            row = _first_row(got != expected)
+            raise GradingError(
+                f"{what} puts its 1 at another of the tied maxima in row {list(row)}: it is the "
+                f"one-hot of {how}'s first index, and topk and sort do not promise which of tied "
+                "values comes first; torch.argmax(logits, -1) picks the first maximum",
+                mistake="StraightThroughSoftmax/topk-or-sort-on-ties")
     if torch.equal(got.sum(-1), torch.ones_like(got.sum(-1))):
         raise GradingError(
             f"{what} puts its 1 at the wrong position in some row: take argmax over the last "
@@ -249,6 +261,7 @@ def check_gradient(values_: dict, got, grad_output, forward=None) -> None:
 def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_output=None):
     """Exact one-hot forward, the softmax's vector-Jacobian product in backward, by hand."""
     inputs = make_inputs(values_)
+    before = inputs["logits"].detach().clone()
     forward = run_forward(function, STS, inputs)
     logits = values_["logits"]
     try:
@@ -271,6 +284,10 @@ def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_outp
     backward = run_backward(STS, forward.output, inputs, grad_output)
     if not torch.equal(grad_output, pristine):
         raise GradingError("backward modified grad_output in place: compute a new tensor")
+    if not torch.equal(inputs["logits"].detach(), before):
+        raise GradingError("StraightThroughSoftmax modified its input logits in place (in "
+                           "forward or backward): inputs must stay untouched; compute a new "
+                           "tensor, such as logits / tau")
     check_gradient(values_, backward.grads[0], pristine, forward)
     check_no_ctx_tensors(STS, forward)
     check_backward_by_hand(STS, backward)
@@ -289,9 +306,12 @@ def full(submission, device) -> None:
     # softmax, a softmax shifted by the tensor's maximum)
     with case("maxima one ulp above the runner-up"):
         check_straight_through_softmax(function, near_ties(device, torch.float64))
-    for dtype in (torch.float64, torch.float32):  # where a softmax's argmax ties them
-        with case(f"near ties at tau=10, {str(dtype).removeprefix('torch.')}"):
-            check_straight_through_softmax(function, near_ties(device, dtype, tau=10.0))
+    # at tau = 10 a softmax's argmax ties logits one ulp apart; at 0.7 and 10, logits / tau
+    # does, for the pairs _SCALED_TIES lists
+    for tau in (0.7, 10.0):
+        for dtype in (torch.float64, torch.float32):
+            with case(f"near ties at tau={tau:g}, {str(dtype).removeprefix('torch.')}"):
+                check_straight_through_softmax(function, near_ties(device, dtype, tau=tau))
     with case("a row of magnitude 1000 beside rows of magnitude 1"):
         check_straight_through_softmax(function, rows_apart(device, torch.float64))
     for dtype in (torch.float64, torch.float32):
@@ -307,28 +327,6 @@ def full(submission, device) -> None:
                                        grad_output=transposed)
     covers("non-contiguous grad_output")
     check_each_input_alone(function, STS, values((3, 4), device, seed=4))
-
-
-def near_ties(device, dtype, tau=0.5) -> dict:
-    """Maxima one ulp above the runner-up: an argmax of rounded logits ties and picks first, and
-    so, at tau = 10, does an argmax of their softmax; then 1e-20 above 0, which a softmax ties
-    at any tau, and 4e-17, which float64's softmax ties at tau = 1, not at tau = 0.5. At
-    tau = 10 a last row keeps the two first apart: 1e-9 (float64) or 1e-3 (float32) above the
-    runner-up, a tie only once rounded."""
-    one = torch.tensor(1.0, dtype=dtype)
-    up = torch.nextafter(one, torch.tensor(2.0, dtype=dtype)).item()
-    rows = [[1.0, up, 0.2, -1.0], [up, 1.0, 1.0, 0.0], [-0.5, 1.0, up, up],
-            [0.0, 1e-20, -1.0, -2.0], [0.0, 4e-17, -1.0, -2.0]]
-    if tau > 1:
-        rows.append([0.0, 1.0, 1.0 + (1e-9 if dtype == torch.float64 else 1e-3), -0.5])
-    return {"logits": torch.tensor(rows, dtype=dtype, device=device), "tau": tau}
-
-
-def rows_apart(device, dtype) -> dict:
-    """A row of magnitude 1000 beside rows of magnitude 1: a shift by the whole tensor's
-    maximum underflows every exp of the small rows."""
-    rows = [[0.0, 1.0, -1.0, 0.5], [1000.0, 0.0, 2.0, 999.5], [-2.0, 0.3, 0.1, 0.0]]
-    return {"logits": torch.tensor(rows, dtype=dtype, device=device), "tau": 0.7}
 
 
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after FakeQuantize

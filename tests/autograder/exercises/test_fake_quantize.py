@@ -51,3 +51,28 @@ def test_a_float32_step_is_graded_with_its_id(entry, _, expected):
 def test_right_answers_in_float64_pass_the_battery(entry):
     """Are right answers written otherwise, in float64 throughout, within the tighter bound?"""
     run("FakeQuantize", unusual("FakeQuantize", entry))
+
+
+def test_odd_edges_tell_half_offset_bounds_from_round():
+    """Does v >= qmin - 0.5 and v < qmax + 0.5 agree with round(v) in [qmin, qmax] on the
+    first edge values (qmin even, qmax odd) and disagree on the second (qmin odd, qmax even),
+    at -3.5 and 4.5?"""
+    import torch
+    from autograder.exercises.fake_quantize_values import edge_values, odd_edge_values
+    for made, disagree in ((edge_values("cpu"), []), (odd_edge_values("cpu"), [-3.5, 4.5])):
+        v, qmin, qmax = made["x"] / made["scale"], made["qmin"], made["qmax"]
+        halves = (v >= qmin - 0.5) & (v < qmax + 0.5)
+        rounded = (torch.round(v) >= qmin) & (torch.round(v) <= qmax)
+        assert v[halves != rounded].tolist() == disagree
+
+
+def test_half_offset_bounds_are_named_with_their_id(raises_hint):
+    """Is a clip mask qmin - 0.5 <= v < qmax + 0.5 told that round's half-to-even makes it
+    depend on the edges' parity, at -3.5 with qmin = -3, and graded with its id?"""
+    entry = "inside as qmin - 0.5 <= v < qmax + 0.5"
+    with raises_hint("FakeQuantize's gradient for x compares x / scale with qmin - 0.5 and "
+                     "qmax + 0.5: torch.round sends a half to the even neighbour, so whether a "
+                     "half beyond an edge is inside depends on the edge's parity (x / scale = "
+                     "-3.5 rounds to -4, outside [-3, 4])"):
+        run("FakeQuantize", mistake("FakeQuantize", entry))
+    assert graded_mistake("FakeQuantize", entry) == "FakeQuantize/half-offset-bounds"

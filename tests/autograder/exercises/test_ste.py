@@ -326,6 +326,7 @@ IDS = [
     ("SignSTE", "sign of a float32 copy of x", "SignSTE/forward-in-float32"),
     ("SignClippedSTE", "mask on a float32 copy of x", "SignClippedSTE/mask-in-float32"),
     ("RoundSTE", "rounded in float32, no detach trick", "RoundSTE/forward-in-float32"),
+    ("RoundSTE", "round(x) + 0.0: -0 turned into 0", "RoundSTE/signed-zero"),
 ]
 
 
