@@ -107,26 +107,28 @@ def just_below(eps: float, dtype) -> torch.Tensor:
 
 
 def near_eps_rows(eps: float, width: int, device, dtype, seed: int = 6) -> torch.Tensor:
-    """Two rows below eps yet close to it, where |y| = norm / eps is close to 1: norm 0.9 eps,
-    and one ulp below eps (a single entry, so that the norm is that entry exactly)."""
-    row = F.normalize(sample((width,), device, seed=seed, dtype=dtype), dim=-1) * (0.9 * eps)
+    """Three rows below eps yet close to it, where |y| = norm / eps is close to 1: norms 0.9 eps
+    and (1 - 1e-6) eps (apart from eps in float32 too), and one ulp below eps (a single entry,
+    so that the norm is that entry exactly)."""
+    direction = F.normalize(sample((width,), device, seed=seed, dtype=dtype), dim=-1)
     ulp = torch.zeros(width, dtype=dtype, device=device)
     ulp[0] = just_below(eps, dtype)
-    rows = torch.stack([row, ulp])
+    rows = torch.stack([direction * (0.9 * eps), direction.flip(0) * ((1 - 1e-6) * eps), ulp])
     assert (torch.linalg.vector_norm(rows, dim=-1) < torch.tensor(eps, dtype=dtype)).all()
     return rows
 
 
 def rows_around_eps(device, dtype=torch.float64) -> tuple[torch.Tensor, float]:
     """Rows with norms 2, 0.5, 1e-3 and 0 against eps = 1e-2 (two above, two far below),
-    then 0.9 eps and one ulp below eps."""
+    then 0.9 eps, (1 - 1e-6) eps and one ulp below eps."""
     directions = F.normalize(sample((4, 5), device, seed=5, dtype=dtype), dim=-1)
     norms = torch.tensor([2.0, 0.5, 1e-3, 0.0], dtype=dtype, device=device)
     near = near_eps_rows(1e-2, 5, device, dtype)
     return torch.cat([directions * norms.unsqueeze(-1), near]), 1e-2
 
 
-AROUND_EPS = "with row norms 2, 0.5, 1e-3, 0, 0.9 eps and one ulp below eps, eps=0.01"
+AROUND_EPS = ("with row norms 2, 0.5, 1e-3, 0, 0.9 eps, (1 - 1e-6) eps and one ulp below eps, "
+              "eps=0.01")
 
 
 def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
@@ -173,13 +175,22 @@ def check_projection(function, device) -> None:
         y = x / eps  # every row but the first two is below eps
         projected = (grad_output - y * (y * grad_output).sum(-1, keepdim=True)) / eps
         near = torch.isclose(got[4:], projected[4:]).all(-1) & ~right[4:]
-        if right[2:4].all() and near.any():
+        details = f"got {got[4:].tolist()}\nexpected {truth[4:].tolist()}"
+        # rows 0.9 eps and (1 - 1e-6) eps below eps, a gap no float32 rounding of the norm closes
+        if right[2:4].all() and near[:2].any():
             raise GradingError("Normalize's gradient is right on rows far below eps but, on a "
                                "row just below eps, has the projection of a row above it: does "
                                "backward decide the case from |y|? Below eps |y| = norm / eps, "
                                "which comes arbitrarily close to 1; decide it from the saved "
-                               f"norm ({AROUND_EPS})", f"got {got[4:].tolist()}\nexpected "
-                               f"{truth[4:].tolist()}", mistake="Normalize/case-from-length-of-y")
+                               f"norm ({AROUND_EPS})", details,
+                               mistake="Normalize/case-from-length-of-y")
+        if right[2:6].all() and near[2]:
+            raise GradingError("Normalize's gradient on a row one ulp below eps is that of a row "
+                               "above eps: the test in backward saw that row at eps or above (a "
+                               "norm computed in a narrower dtype, |y| = norm / eps rounded to "
+                               "1?); compare the norm forward divided by, in x's dtype, with eps "
+                               f"({AROUND_EPS})", details,
+                               mistake="Normalize/just-below-eps-as-above")
         raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: "
                            f"there y = x / eps, and eps does not move with x ({AROUND_EPS})",
                            mistake="Normalize/wrong-below-eps")
@@ -261,8 +272,8 @@ _TYPICAL_NORMALIZE = sampled(NORMALIZE, {"x": (3, 4)}, {"eps": 1e-2})
 
 
 def _normalize_values(device, dtype=torch.float64, seed=0, **constants) -> dict:
-    """x (5, 4) whose third row has norm 1e-4 (above eps at 1e-12 and 6.6e-8, below it at 1e-3
-    and 10, where the two rows before it are below it too), and two rows just below eps."""
+    """x (6, 4) whose third row has norm 1e-4 (above eps at 1e-12 and 6.6e-8, below it at 1e-3
+    and 10, where the two rows before it are below it too), and three rows just below eps."""
     values = _TYPICAL_NORMALIZE(device, dtype, seed, **constants)
     x = values["x"].clone()
     x[2] = F.normalize(x[2], dim=-1) * 1e-4

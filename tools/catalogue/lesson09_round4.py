@@ -58,6 +58,21 @@ MISTAKES = [
               _NORMALIZE_BY_LENGTH.replace("TEST", test))
       for test in ("length > 0.99", "torch.isclose(length, torch.ones_like(length))",
                    "length > 0.5")),
+    Mistake("Normalize", "norm for the test computed on x.float()",
+            "Normalize's gradient on a row one ulp below eps is that of a row above eps",
+            _function("Normalize", '''
+    def forward(ctx, x, eps):
+        y = F.normalize(x, dim=-1, eps=eps)
+        ctx.save_for_backward(y, x.float().norm(dim=-1, keepdim=True))
+        ctx.eps = eps
+        return y
+''', '''
+    def backward(ctx, grad_output):
+        y, norm = ctx.saved_tensors
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        above = norm >= ctx.eps
+        return (grad_output - y * radial * above) / norm.clamp_min(ctx.eps).to(y.dtype), None
+''')),
     Mistake("IndexSelect", "buffer from torch.zeros(ctx.shape), float32 whatever x is",
             "IndexSelect's backward added values into a tensor of another dtype", _select(
                 "        return torch.zeros(ctx.shape).index_add(0, index, grad_output), None\n")),

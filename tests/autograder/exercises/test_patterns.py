@@ -194,13 +194,14 @@ def test_index_select_saves_exactly_index():
 
 
 def test_rows_below_eps_are_checked_against_autograd_of_f_normalize():
-    """Do the rows straddle eps (two above, two far below, one of zeros, two just below), and
+    """Do the rows straddle eps (two above, two far below, one of zeros, three just below), and
     does the solution match autograd through F.normalize there?"""
     x, eps = rows_around_eps("cpu")
     norms = x.norm(dim=-1)
     assert (norms[:2] > eps).all() and (norms[2:] < eps).all() and norms[3] == 0
-    assert norms[4] == pytest.approx(0.9 * eps) and norms[5] == torch.nextafter(
-        torch.tensor(eps, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64))
+    assert norms[4] == pytest.approx(0.9 * eps) and norms[5] == pytest.approx((1 - 1e-6) * eps)
+    assert norms[6] == torch.nextafter(torch.tensor(eps, dtype=torch.float64),
+                                       torch.tensor(0.0, dtype=torch.float64))
     leaf = x.clone().requires_grad_()
     g = torch.randn_like(x)
     mine, = torch.autograd.grad(solution("Normalize").apply(leaf, eps), leaf, g)
@@ -257,6 +258,8 @@ def test_prod_zero_cases_without_division():
      "Normalize/case-from-length-of-y"),
     ("Normalize", "above eps told from the length of y (length > 0.5)",
      "Normalize/case-from-length-of-y"),
+    ("Normalize", "norm for the test computed on x.float()",
+     "Normalize/just-below-eps-as-above"),
     ("Cumsum", "total less an exclusive scan shifted with roll (wraps round)",
      "Cumsum/wrong-first-entry"),
     ("CumMax", "running maximum found on a float32 copy", "CumMax/indices-from-rounded-copy"),
@@ -280,12 +283,12 @@ def test_normalize_rows_flattened_by_view_fail_on_a_transposed_3d_x():
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_normalize_domain_rows_just_below_every_eps(dtype):
-    """At every eps the domain tries, in each dtype, are its last two rows below eps yet with
-    |y| = norm / eps close to 1 (0.9, and one ulp below 1), and does the solution pass there?"""
+    """At every eps the domain tries, in each dtype, are its last three rows below eps yet with
+    |y| = norm / eps close to 1 (0.9, 1 - 1e-6, one ulp below 1), and does the solution pass?"""
     exercise = next(e for e in EXERCISES if e.name == "Normalize")
     for eps in exercise.domain.constants["eps"].points():
         x = exercise.domain.values("cpu", dtype, eps=eps)["x"]
-        length = torch.linalg.vector_norm(x[-2:], dim=-1) / torch.tensor(eps, dtype=dtype)
+        length = torch.linalg.vector_norm(x[-3:], dim=-1) / torch.tensor(eps, dtype=dtype)
         assert (length < 1).all() and (length >= 0.9 - 1e-6).all(), eps
         leaf = x.clone().requires_grad_()
         g = torch.randn_like(x)
