@@ -295,3 +295,17 @@ def test_normalize_domain_rows_just_below_every_eps(dtype):
         mine, = torch.autograd.grad(solution("Normalize").apply(leaf, eps), leaf, g)
         truth, = torch.autograd.grad(F.normalize(leaf, dim=-1, eps=eps), leaf, g)
         assert torch.allclose(mine, truth, rtol=1e-4), eps
+
+
+def test_a_constant_that_changes_the_output_shape_is_compared_safely():
+    """ProdOverDim's dim=-2 gives an output of shape (4,) where the default dim=1 gives (3,):
+    does the check that forward uses its constant take the shapes apart instead of raising
+    (it once called allclose on the two), and does the solution pass there?"""
+    from autograder.comparison import fresh_leaves
+    from autograder.exercises.patterns import EXERCISES as PATTERNS
+    from autograder.properties import _check_constant_used
+
+    domain = next(e for e in PATTERNS if e.name == "ProdOverDim").domain
+    inputs = fresh_leaves(domain.values("cpu", dim=-2))
+    assert torch.prod(inputs["x"], -2).shape != torch.prod(inputs["x"], 1).shape
+    _check_constant_used(domain, solution("ProdOverDim"), inputs, "dim", 1)
