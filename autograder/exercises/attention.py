@@ -15,6 +15,7 @@ from ..exercise import Exercise, sample
 from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE,  # noqa: F401
                                attention_domain_values, attention_reference, attention_values,
                                describe, make_mask, one_thread, same as _same)
+from .attention_backward_twice import check_backward_twice
 from .attention_layout import check_multihead_layout
 from .attention_mask import (FILL_CASE, POLARITY, check_mask_polarity, finite_fill,
                              masked_above_values, reversed_at_moderate_scores,
@@ -264,7 +265,9 @@ def attention_full(function, spec: Spec, device) -> None:
         check_against_sdpa(function, spec, attention_values(
             lead, Lq, Lk, d, dv, device, mask=mask, seed=seed + 40, dtype=torch.float32), device)
     covers("float32 against F.scaled_dot_product_attention")
-    check_gradcheck(function, spec, attention_values((2,), 3, 4, 2, 3, device, mask="random"))
+    values = attention_values((2,), 3, 4, 2, 3, device, mask="random")
+    check_backward_twice(function, spec, values, describe(values))
+    check_gradcheck(function, spec, values)
     check_gradcheck(function, spec, attention_values((), 2, 3, 2, 2, device))
 
 

@@ -33,6 +33,13 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
                 "bytes), "
                 "as big as the Lq x Lk probabilities: save one log-sum-exp per query row, "
                 "shape (..., Lq), and recompute P = exp(S - lse) in backward")
+    for saved in extra:  # a mask made in forward (~mask, say): the one given costs nothing
+        if saved.dtype == torch.bool:
+            raise GradingError(
+                f"{spec.name} saved a bool tensor of shape {saved.shape} ({saved.nbytes} bytes) "
+                "that forward made, besides the mask it was given: a new tensor kept until "
+                "backward; save the mask as given and derive what backward needs from it there",
+                mistake=f"{spec.name}/saves-a-new-mask")
     budget = 2 * rows * torch.finfo(Q.dtype).bits // 8  # e.g. a row maximum and a row sum
     total = sum(s.nbytes for s in extra)
     if total > budget:

@@ -22,6 +22,7 @@ from ..memory import TensorAccounting, cuda_peak
 from ..contract import check_each_input_alone, covers
 from ..tiled import recognise_backward, recognise_forward
 from .attention import _attention_example
+from .attention_backward_twice import check_backward_twice
 from .attention_inputs import MULTIHEAD, SCALE, one_thread
 from .attention_layout import check_multihead_layout
 from .flash_low_precision import check_low_precision, low_precision_values
@@ -62,6 +63,16 @@ def check_saved(forward, values: dict) -> None:
     """Kept between the passes: Q, K, V, O and per-row numbers (a float32 copy of O at most)."""
     rows, dv = math.prod(values["Q"].shape[:-1]), values["V"].shape[-1]
     extra = [s for s in forward.saved if not s.role.startswith("input") and s.role != "output"]
+    wide = torch.promote_types(values["Q"].dtype, torch.float32)
+    for saved in extra:
+        if (math.prod(saved.shape) == rows and saved.dtype.is_floating_point
+                and saved.dtype.itemsize < wide.itemsize):
+            low, high = str(saved.dtype)[6:], str(values["Q"].dtype)[6:]
+            raise GradingError(
+                f"{NAME} keeps its log-sum-exp L in {low} for {high} inputs: P = exp(S - L) "
+                f"then carries {low}'s rounding into every entry of its row; keep L in "
+                f"{str(wide)[6:]} (the inputs' dtype, float32 at least)",
+                mistake=f"{NAME}/log-sum-exp-narrower-than-inputs")
     if sum(math.prod(s.shape) for s in extra) > rows * (dv + 2):
         raise GradingError(
             f"{NAME} saves {len(extra)} tensors besides Q, K, V and O, "
@@ -256,8 +267,11 @@ def _flash_full(function, device) -> None:
     if torch.device(device).type == "cuda":
         check_cuda_peak(function, flash_values((2,), 1024, 1024, 16, 16, device,
                                                dtype=torch.float32), 64)
+    values = flash_values((), 4, 6, 2, 2, device, causal=True)
+    with block_size(function, 3):
+        check_backward_twice(function, FLASH, values, describe(values, 3))
     with block_size(function, 3), case("gradcheck, BLOCK=3"):
-        check_gradcheck(function, FLASH, flash_values((), 4, 6, 2, 2, device, causal=True))
+        check_gradcheck(function, FLASH, values)
         check_gradcheck(function, FLASH, flash_values((), 4, 3, 2, 2, device))
 
 

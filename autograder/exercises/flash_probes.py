@@ -274,7 +274,7 @@ def _check_case(function, values: dict, grad_output, tolerance: float, queries: 
     if errors is None or max(errors.values()) <= tolerance:
         return
     what = next(n for n, e in errors.items() if e > tolerance)
-    off = (f"{NAME}'s {what} in float16 is off by {errors[what]:.2g} (relative to |value| + 1) "
+    off = (f"{NAME}'s {what} in float16 is off by {errors[what]:.3g} (relative to |value| + 1) "
            f"over {Lk} keys for {Lq} queries, where accumulating in float32 stays within "
            f"{tolerance:g}")
     single = {n: v.float() if isinstance(v, torch.Tensor) else v for n, v in values.items()}

@@ -46,3 +46,29 @@ MISTAKES += [
                 "s = (Q[..., i:i + block, :] @ K[..., j:j + block, :].transpose(-2, -1))"
                 ".to(wide) * scale"))),
 ]
+
+MISTAKES += [
+    # every single backward is right; gradcheck's second backward on the graph raised torch's
+    # version-counter error, naming only a shape
+    Mistake(S, "dS built in place on the saved P", "changes a tensor that forward saved, in "
+            "place", edit(SDPA, ("grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))",
+                                 "grad_S = P.mul_(grad_P - (grad_P * P).sum(dim=-1, "
+                                 "keepdim=True))"))),
+    # a (Lq, Lk) bool made by ~mask, under the O(Lq) budget's size test: it was told only a
+    # byte count
+    Mistake(M, "the inverted mask saved", "saved a bool tensor of shape", edit(
+        MEMORY, ('scores = scores.masked_fill(~mask, float("-inf"))\n        lse',
+                 'blocked = ~mask\n            scores = scores.masked_fill(blocked, float("-inf"))'
+                 '\n        else:\n            blocked = None\n        lse'),
+        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+         "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), blocked)"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+         "Q, K, V, output, lse, blocked = ctx.saved_tensors\n"
+         "        mask = None if blocked is None else ~blocked"))),
+    # right to 4e-8 in float64, which only the domain's precision check saw (a 'step in
+    # float32' without saying which)
+    Mistake(FA, "log-sum-exp kept in float32 for float64 inputs", "keeps its log-sum-exp L in "
+            "float32 for float64 inputs", edit(FLASH, (
+                "L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)",
+                "L = torch.empty(Q.shape[:-1], dtype=torch.float32, device=Q.device)"))),
+]

@@ -25,17 +25,19 @@ def test_a_block_hard_coded_in_backward_alone_is_named(raises_hint):
     assert info.value.mistake == "FlashAttention/block-hard-coded-in-backward"
 
 
-def test_float32_log_sum_exp_and_accumulators_are_named_a_float32_step():
-    """Is a float64 FlashAttention whose L and backward accumulators are float32 told that a
-    step ran in float32 (computed_in names the input's dtype), not just that grad_Q is wrong?"""
+def test_float32_log_sum_exp_and_accumulators_are_named_by_the_saved_dtype():
+    """Is a float64 FlashAttention whose L (and so its backward accumulators, of L's dtype) is
+    float32 told that it keeps L in float32, read from the dtype it saved, not just that
+    grad_Q is wrong?"""
     namespace = {}
     exec("import torch\nfrom torch.autograd.function import once_differentiable\n" + edit(
         SOLUTION, ("L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)",
                    "L = torch.empty(Q.shape[:-1], dtype=torch.float32, device=Q.device)")),
          namespace)
     verdict = classified_verdict("FlashAttention", namespace["FlashAttention"])
-    assert not verdict.passed and verdict.mistake == "FlashAttention/float32-step"
-    assert "every value of grad_Q is exactly a float32 number" in verdict.message
+    assert not verdict.passed
+    assert verdict.mistake == "FlashAttention/log-sum-exp-narrower-than-inputs"
+    assert "keeps its log-sum-exp L in float32 for float64 inputs" in verdict.message
 
 
 def test_a_gradient_returned_in_float32_for_bfloat16_inputs_is_named():
