@@ -72,7 +72,7 @@ def check_saved(forward, values: dict) -> None:
                 f"{NAME} keeps its log-sum-exp L in {low} for {high} inputs: P = exp(S - L) "
                 f"then carries {low}'s rounding into every entry of its row; keep L in "
                 f"{str(wide)[6:]} (the inputs' dtype, float32 at least)",
-                mistake=f"{NAME}/log-sum-exp-narrower-than-inputs")
+                mistake="FlashAttention/log-sum-exp-narrower-than-inputs")
     if sum(math.prod(s.shape) for s in extra) > rows * (dv + 2):
         raise GradingError(
             f"{NAME} saves {len(extra)} tensors besides Q, K, V and O, "

@@ -63,7 +63,7 @@ def rounded_scores(output, values: dict, expected: torch.Tensor,
             f"rounded score moves its probability by up to e^{gap / 2:g} = "
             f"{math.exp(gap / 2):.3g} times; cast the q and k "
             "tiles to float32 before their product, and keep the scores and their exponentials "
-            "in float32", f"{NAME}/scores-in-half")
+            "in float32", "FlashAttention/scores-in-half")
 
 
 def check_low_precision(function, values: dict, block: int, tolerance: float) -> None:
