@@ -100,7 +100,7 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     before = {n: (v.detach().clone(), v._version) for n, v in inputs.items()
               if isinstance(v, torch.Tensor)}
     forward = run_forward(function, spec, inputs)
-    _check_inputs_untouched(spec, inputs, before, "forward")  # before values quote x
+    check_inputs_untouched(spec, inputs, before, "forward")  # before values quote x
     expected = spec.reference(**make_inputs(values, requires_grad=False))
     diagnose_values(f"{spec.name}'s output", forward.output, expected, rtol=rtol, atol=atol,
                     inputs=values, computed_in=expected.dtype)
@@ -111,7 +111,7 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     version = grad_output._version
     backward = run_backward(spec, forward.output, inputs, grad_output)
     check_untouched(spec, grad_output, pristine_grad_output, version)
-    _check_inputs_untouched(spec, inputs, before, "backward")
+    check_inputs_untouched(spec, inputs, before, "backward")
     truth = reference_gradients(spec, inputs, pristine_grad_output)
     for name, grad in zip(inputs, backward.grads):
         if name in truth:
@@ -120,7 +120,7 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     return forward, backward
 
 
-def _check_inputs_untouched(spec: Spec, inputs: dict, before: dict, phase: str) -> None:
+def check_inputs_untouched(spec: Spec, inputs: dict, before: dict, phase: str) -> None:
     """No input written in place by ``phase`` (its version and values as ``before``)."""
     for name, (value, old_version) in before.items():
         if inputs[name]._version != old_version or not torch.equal(inputs[name].detach(), value):

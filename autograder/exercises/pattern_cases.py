@@ -4,7 +4,7 @@ gradient it can expand to the input's shape, so a forgotten broadcast sum leaves
 
 import torch
 
-from ..checks import (Spec, _check_inputs_untouched, check_backward_by_hand,
+from ..checks import (Spec, check_inputs_untouched, check_backward_by_hand,
                       check_no_ctx_tensors, check_untouched, check_values_and_gradients,
                       make_inputs, reference_gradients, run_backward, run_forward)
 from ..diagnose import shape_hint
@@ -131,7 +131,7 @@ def gradient_for(function, spec: Spec, values: dict, seed: int = 1, grad_output=
     before = {n: (v.detach().clone(), v._version) for n, v in inputs.items()
               if isinstance(v, torch.Tensor)}
     forward = run_forward(function, spec, inputs)
-    _check_inputs_untouched(spec, inputs, before, "forward")
+    check_inputs_untouched(spec, inputs, before, "forward")
     if grad_output is None:
         grad_output = sample(forward.output.shape, forward.output.device, seed=seed,
                              dtype=forward.output.dtype)
@@ -143,6 +143,6 @@ def gradient_for(function, spec: Spec, values: dict, seed: int = 1, grad_output=
     except GradingError as error:
         raise explain_broadcast_error(spec, error) from error
     check_untouched(spec, given, grad_output, version)
-    _check_inputs_untouched(spec, inputs, before, "backward")
+    check_inputs_untouched(spec, inputs, before, "backward")
     first = next(iter(truth))
     return backward.grads[0], truth[first], grad_output
