@@ -18,8 +18,9 @@ from ..diagnose import FLOAT32_STEP, diagnose_gradient, diagnose_values, exact
 from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .fake_quantize_gradients import expected_gradients, scale_candidates
-from .fake_quantize_values import (domain_values, edge_values, odd_edge_values,
+from .fake_quantize_gradients import (expected_gradients, local_gradients,
+                                      scale_candidates)
+from .fake_quantize_values import (alone_values, domain_values, edge_values, odd_edge_values,
                                    random_values)
 
 CONVENTIONS = ("v", "round(v)")  # what the clip mask is judged on
@@ -242,6 +243,20 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
         for candidate, hint in scale_candidates(x, scale, qmin, qmax, grad_output, convention):
             if torch.allclose(got, candidate, rtol=rtol, atol=atol):
                 raise GradingError(f"FakeQuantize's gradient for scale is wrong: {hint}")
+    if x.dtype == torch.float64:  # each element's term rounded to float32, then summed
+        for convention, reference in zip(CONVENTIONS, references):
+            local = local_gradients(x, scale, qmin, qmax, convention)[1]
+            term = grad_output * local.float().to(x.dtype)
+            near = 1e-12 * term.abs().sum()
+            if (torch.allclose(got, term.sum(), rtol=1e-10, atol=near.item())
+                    and not torch.allclose(term.sum(), reference, rtol=rtol, atol=atol)):
+                raise GradingError(
+                    "FakeQuantize's gradient for scale is the sum of grad_output times each "
+                    "element's d(output)/d(scale) rounded to float32 (it gives "
+                    f"{exact(got.item())}, expected {exact(reference.item())}): that term was "
+                    "computed in float32 for float64 x (a .float(), or a tensor made in the "
+                    "default dtype); keep it in x's dtype",
+                    mistake="FakeQuantize/grad-scale-in-float32")
     for reference in references:
         _float32_step("FakeQuantize's gradient for scale", got, reference, x,
                       f"it gives {exact(got.item())}, expected {exact(reference.item())}",
@@ -256,13 +271,6 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
             f"{exact(references[0].item())} (or {exact(references[1].item())} with the clip "
             "judged on round(v)); try Exercise 4's question 5, its three elements one at a "
             "time") from None
-
-
-def alone_values(device) -> dict:
-    """No v in the half-step bands, where the two conventions differ."""
-    codes = [-9.3, -3.7, -2.2, -0.4, 0.3, 1.2, 2.8, 5.6, -6.1, 4.4]
-    return {"x": torch.tensor(codes, dtype=torch.float64, device=device).reshape(2, 5) * 0.5,
-            "scale": torch.tensor(0.5, dtype=torch.float64, device=device), "qmin": -4, "qmax": 3}
 
 
 def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool = True):

@@ -6,16 +6,21 @@ import math
 import torch
 
 
-def expected_gradients(x, scale, qmin, qmax, grad_output, convention="v"):
-    """(grad_x, grad_scale) of the contract, the clip judged on ``v`` or on ``round(v)``."""
+def local_gradients(x, scale, qmin, qmax, convention="v"):
+    """(inside mask, each element's d(output)/d(scale)) of the contract, the clip judged on
+    ``v`` or on ``round(v)``."""
     v = x / scale
     rounded = torch.round(v)
     judged = v if convention == "v" else rounded
     inside = (judged >= qmin) & (judged <= qmax)
     clipped = torch.where(judged < qmin, float(qmin), float(qmax)).to(x.dtype)
-    grad_x = grad_output * inside
-    grad_scale = (grad_output * torch.where(inside, rounded - v, clipped)).sum()
-    return grad_x, grad_scale
+    return inside, torch.where(inside, rounded - v, clipped)
+
+
+def expected_gradients(x, scale, qmin, qmax, grad_output, convention="v"):
+    """(grad_x, grad_scale) of the contract, the clip judged on ``v`` or on ``round(v)``."""
+    inside, local = local_gradients(x, scale, qmin, qmax, convention)
+    return grad_output * inside, (grad_output * local).sum()
 
 
 def scale_candidates(x, scale, qmin, qmax, grad_output, convention):

@@ -50,3 +50,10 @@ def domain_values(device, dtype=torch.float64, seed=0, scale=0.3, qmin=-8, qmax=
     v = torch.where((v < qmin) & (v > qmin - 0.6), v - 0.6, v)
     return {"x": (v * scale).to(dtype).to(device),
             "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": qmin, "qmax": qmax}
+
+
+def alone_values(device) -> dict:
+    """No v in the half-step bands, where the two conventions differ."""
+    codes = [-9.3, -3.7, -2.2, -0.4, 0.3, 1.2, 2.8, 5.6, -6.1, 4.4]
+    return {"x": torch.tensor(codes, dtype=torch.float64, device=device).reshape(2, 5) * 0.5,
+            "scale": torch.tensor(0.5, dtype=torch.float64, device=device), "qmin": -4, "qmax": 3}

@@ -1,8 +1,9 @@
 """Lesson 03 answers from its round-5 review: a one-hot of the argmax of logits / tau (or of
 logits * (1 / tau)), which near ties that dividing rounds together tell apart; topk(1) for the
 one-hot; logits divided in place in backward; FakeQuantize's clip judged by comparing v with
-qmin - 0.5 and qmax + 0.5, which only an odd qmin or an even qmax tells apart from round(v);
-and a RoundSTE whose forward adds 0, which turns round's -0 into 0."""
+qmin - 0.5 and qmax + 0.5, which only an odd qmin or an even qmax tells apart from round(v),
+and its per-element term for scale computed in float32; a RoundSTE whose forward adds 0,
+which turns round's -0 into 0."""
 
 from tools.catalogue import Mistake, Unusual
 from tools.catalogue.lesson03 import _fake_quantize, _round
@@ -54,6 +55,15 @@ MISTAKES = [
                 "        inside = (v >= ctx.qmin - 0.5) & (v < ctx.qmax + 0.5)\n"
                 "        clipped = torch.where(v < ctx.qmin, float(ctx.qmin), float(ctx.qmax))\n"
                 "        local = torch.where(inside, torch.round(v) - v, clipped)\n"
+                "        return grad_output * inside, (grad_output * local).sum(), None, None")),
+    Mistake("FakeQuantize", "each element's scale term in float32, summed in float64",
+            "FakeQuantize's gradient for scale is the sum of grad_output times each element's "
+            "d(output)/d(scale) rounded to float32",
+            _fake_quantize(
+                "        x, scale = ctx.saved_tensors\n        v = x / scale\n"
+                "        inside = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
+                "        clipped = torch.where(v < ctx.qmin, float(ctx.qmin), float(ctx.qmax))\n"
+                "        local = torch.where(inside, torch.round(v) - v, clipped).float()\n"
                 "        return grad_output * inside, (grad_output * local).sum(), None, None")),
     Mistake("RoundSTE", "round(x) + 0.0: -0 turned into 0",
             "RoundSTE's output is 0 at x = -0.5, where round(x) is -0",

@@ -24,6 +24,9 @@ FLOAT32 = [  # (catalogued mistake, first words of its hint, id)
     ("codes rounded in float32, times scale in x's dtype",  # exact at the power-of-two scale
      "FakeQuantize's codes are round(x / scale) computed in float32 (at x / scale = "
      "2.5000000009313226 it gives 1, expected 1.5)", "FakeQuantize/codes-in-float32"),
+    ("each element's scale term in float32, summed in float64",
+     "FakeQuantize's gradient for scale is the sum of grad_output times each element's "
+     "d(output)/d(scale) rounded to float32 (it gives", "FakeQuantize/grad-scale-in-float32"),
     ("forward by torch.fake_quantize_per_tensor_affine",
      "torch.fake_quantize_per_tensor_affine computes in float32 on float64 x",
      "FakeQuantize/output-in-float32"),
