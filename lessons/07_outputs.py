@@ -30,14 +30,15 @@
 # 5. decide what an in-place Function must save **before** it writes, because the write
 #    destroys it.
 #
-# Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and
-# **✎ 4 `AbsInPlace`**, an op this lesson never works through. Each has a self-check cell: it
-# runs every check the hidden tests run (they add a GPU run when the grader has one and you
-# had none). Work top to bottom: the cells after an exercise run your answer. Run All goes on
-# past an exercise not yet written (its stub raises `NotImplementedError`): its self-check and
-# the cells that use it show the error, the rest runs, and the last cell lists where you
-# stand. **Predict, then run** cells ask you to write your prediction into a variable first;
-# the cell after it compares it with what PyTorch does.
+# Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and **✎ 4
+# `AbsInPlace`**, an op this lesson never works through; after it, an optional, ungraded try-it
+# (`ClampInPlace`, a learned clipping range) that you can leave for a second pass. Each exercise
+# has a self-check cell: it runs every check the hidden tests run (they add a GPU run when the
+# grader has one and you had none). Work top to bottom: the cells after an exercise run your
+# answer. Run All goes on past an exercise not yet written (its stub raises
+# `NotImplementedError`): its self-check and the cells that use it show the error, the rest runs,
+# and the last cell lists where you stand. **Predict, then run** cells ask you to write your
+# prediction into a variable first; the cell after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
 import math
