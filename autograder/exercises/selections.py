@@ -106,29 +106,73 @@ def just_below(eps: float, dtype) -> torch.Tensor:
     return torch.nextafter(eps, torch.zeros_like(eps))
 
 
+def _one_entry(value: torch.Tensor, width: int, device) -> torch.Tensor:
+    """A row whose only nonzero entry is ``value``: its norm is that entry exactly."""
+    row = torch.zeros(width, dtype=value.dtype, device=device)
+    row[0] = value
+    return row
+
+
 def near_eps_rows(eps: float, width: int, device, dtype, seed: int = 6) -> torch.Tensor:
     """Three rows below eps yet close to it, where |y| = norm / eps is close to 1: norms 0.9 eps
     and (1 - 1e-6) eps (apart from eps in float32 too), and one ulp below eps (a single entry,
     so that the norm is that entry exactly)."""
     direction = F.normalize(sample((width,), device, seed=seed, dtype=dtype), dim=-1)
-    ulp = torch.zeros(width, dtype=dtype, device=device)
-    ulp[0] = just_below(eps, dtype)
-    rows = torch.stack([direction * (0.9 * eps), direction.flip(0) * ((1 - 1e-6) * eps), ulp])
+    rows = torch.stack([direction * (0.9 * eps), direction.flip(0) * ((1 - 1e-6) * eps),
+                        _one_entry(just_below(eps, dtype), width, device)])
     assert (torch.linalg.vector_norm(rows, dim=-1) < torch.tensor(eps, dtype=dtype)).all()
+    return rows
+
+
+def _one_ulp_above(eps: torch.Tensor, width: int, device, seed: int) -> torch.Tensor:
+    """A row of no special direction whose norm is one ulp above ``eps``: a row of a single
+    entry has one, but its gradient there is 0 up to rounding (y = (1, 0, ...)), which no
+    tolerance scaled to the entries tells from a wrong one. Each try scales a direction one ulp
+    at a time towards that norm; the closest norm above eps found is kept if none lands on it."""
+    eps = eps.to(device)
+    target, best = torch.nextafter(eps, 2 * eps), None
+    for k in range(8):
+        direction = F.normalize(sample((width,), device, seed=seed + k, dtype=eps.dtype), dim=-1)
+        scale = target.clone()
+        for _ in range(8):
+            row = direction * scale
+            norm = torch.linalg.vector_norm(row)
+            if norm > eps and (best is None or norm < best[0]):
+                best = (norm, row)
+            if norm == target:
+                return row
+            scale = torch.nextafter(scale, 2 * scale if norm < target else 0 * scale)
+    return best[1]
+
+
+def near_above_rows(eps: float, width: int, device, dtype, seed: int = 7) -> torch.Tensor:
+    """Rows just above eps, where a test with a margin or isclose calls them below: one ulp
+    above eps, (1 + 1e-6) eps, and for eps <= 1e-8 a row of 1e3 eps, which isclose's default
+    atol of 1e-8 still calls equal to eps."""
+    direction = F.normalize(sample((width,), device, seed=seed, dtype=dtype), dim=-1)
+    eps_held = torch.tensor(eps, dtype=dtype)
+    rows = [_one_ulp_above(eps_held, width, device, seed + 1),
+            direction * ((1 + 1e-6) * eps)]
+    if eps <= 1e-8:
+        rows.append(direction.flip(0) * (1e3 * eps))
+    rows = torch.stack(rows)
+    assert (torch.linalg.vector_norm(rows, dim=-1) > eps_held.to(device)).all()
     return rows
 
 
 def rows_around_eps(device, dtype=torch.float64) -> tuple[torch.Tensor, float]:
     """Rows with norms 2, 0.5, 1e-3 and 0 against eps = 1e-2 (two above, two far below),
-    then 0.9 eps, (1 - 1e-6) eps and one ulp below eps."""
+    then 0.9 eps, (1 - 1e-6) eps and one ulp below eps, then one ulp above eps and
+    (1 + 1e-6) eps."""
     directions = F.normalize(sample((4, 5), device, seed=5, dtype=dtype), dim=-1)
     norms = torch.tensor([2.0, 0.5, 1e-3, 0.0], dtype=dtype, device=device)
-    near = near_eps_rows(1e-2, 5, device, dtype)
-    return torch.cat([directions * norms.unsqueeze(-1), near]), 1e-2
+    return torch.cat([directions * norms.unsqueeze(-1), near_eps_rows(1e-2, 5, device, dtype),
+                      near_above_rows(1e-2, 5, device, dtype)]), 1e-2
 
 
-AROUND_EPS = ("with row norms 2, 0.5, 1e-3, 0, 0.9 eps, (1 - 1e-6) eps and one ulp below eps, "
-              "eps=0.01")
+AROUND_EPS = ("with row norms 2, 0.5, 1e-3, 0, 0.9 eps, (1 - 1e-6) eps, one ulp below eps, one "
+              "ulp above eps and (1 + 1e-6) eps, eps=0.01")
+BELOW, NEAR_ABOVE = slice(2, 7), slice(7, 9)  # rows of rows_around_eps: 4:7 just below
 
 
 def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
@@ -169,13 +213,15 @@ def check_projection(function, device) -> None:
     got, truth, grad_output = gradient_for(function, NORMALIZE, {"x": x, "eps": eps})
     if isinstance(got, torch.Tensor) and got.shape == truth.shape:
         right = torch.isclose(got, truth).all(-1)
-        # named only where the rows above eps are right: a nan there is some other mistake
+        # named only where the rows far above eps are right: a nan there is some other mistake
         if not right[:2].all() or right.all():
             return
-        y = x / eps  # every row but the first two is below eps
-        projected = (grad_output - y * (y * grad_output).sum(-1, keepdim=True)) / eps
-        near = torch.isclose(got[4:], projected[4:]).all(-1) & ~right[4:]
-        details = f"got {got[4:].tolist()}\nexpected {truth[4:].tolist()}"
+        if right[BELOW].all():
+            check_near_above(got[NEAR_ABOVE], truth[NEAR_ABOVE], grad_output[NEAR_ABOVE] / eps)
+        details = f"got {got[4:7].tolist()}\nexpected {truth[4:7].tolist()}"
+        y, g = x[4:7] / eps, grad_output[4:7]  # the rows just below eps
+        projected = (g - y * (y * g).sum(-1, keepdim=True)) / eps
+        near = torch.isclose(got[4:7], projected).all(-1) & ~right[4:7]
         # rows 0.9 eps and (1 - 1e-6) eps below eps, a gap no float32 rounding of the norm closes
         if right[2:4].all() and near[:2].any():
             raise GradingError("Normalize's gradient is right on rows far below eps but, on a "
@@ -194,6 +240,23 @@ def check_projection(function, device) -> None:
         raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: "
                            f"there y = x / eps, and eps does not move with x ({AROUND_EPS})",
                            mistake="Normalize/wrong-below-eps")
+
+
+def check_near_above(got: torch.Tensor, truth: torch.Tensor, as_below: torch.Tensor) -> None:
+    """Right on rows far above and on every row below eps, wrong on a row just above it:
+    named where that row has the gradient of a row below eps, grad_output / eps."""
+    details = (f"on the rows one ulp above eps and (1 + 1e-6) eps: got {got.tolist()}\n"
+               f"expected {truth.tolist()}")
+    if torch.isclose(got, as_below).all(-1).any():
+        raise GradingError("Normalize's gradient on a row just above eps is grad_output / eps, "
+                           "the gradient of a row below eps: the test in backward must be exact "
+                           "(save the norm itself, test norm >= eps); isclose, or a safety "
+                           "margin such as eps * (1 + 1e-6), moves rows above eps into the other "
+                           f"case ({AROUND_EPS})", details, mistake="Normalize/near-above-as-below")
+    raise GradingError("Normalize's gradient is right on rows far above eps and on every row "
+                       "below it, but wrong on a row just above eps: one ulp above, or (1 + 1e-6) "
+                       f"eps; there the norm moves with x ({AROUND_EPS})", details,
+                       mistake="Normalize/wrong-just-above-eps")
 
 
 def check_row_quantity_kept(function, error: GradingError, device) -> None:
@@ -272,13 +335,16 @@ _TYPICAL_NORMALIZE = sampled(NORMALIZE, {"x": (3, 4)}, {"eps": 1e-2})
 
 
 def _normalize_values(device, dtype=torch.float64, seed=0, **constants) -> dict:
-    """x (6, 4) whose third row has norm 1e-4 (above eps at 1e-12 and 6.6e-8, below it at 1e-3
-    and 10, where the two rows before it are below it too), and three rows just below eps."""
+    """x (3, 4) whose third row has norm 1e-4 (above eps at 1e-12 and 6.6e-8, below it at 1e-3
+    and 10, where the two rows before it are below it too), then three rows just below eps,
+    then two just above it (three where eps <= 1e-8: near_above_rows)."""
     values = _TYPICAL_NORMALIZE(device, dtype, seed, **constants)
     x = values["x"].clone()
     x[2] = F.normalize(x[2], dim=-1) * 1e-4
-    near = near_eps_rows(values["eps"], x.shape[-1], x.device, dtype, seed=seed + 6)
-    return {**values, "x": torch.cat([x, near])}
+    eps, width = values["eps"], x.shape[-1]
+    below = near_eps_rows(eps, width, x.device, dtype, seed=seed + 6)
+    above = near_above_rows(eps, width, x.device, dtype, seed=seed + 7)
+    return {**values, "x": torch.cat([x, below, above])}
 
 
 EXERCISES = [

@@ -194,14 +194,18 @@ def test_index_select_saves_exactly_index():
 
 
 def test_rows_below_eps_are_checked_against_autograd_of_f_normalize():
-    """Do the rows straddle eps (two above, two far below, one of zeros, three just below), and
-    does the solution match autograd through F.normalize there?"""
+    """Do the rows straddle eps (two far above, two far below, one of zeros, three just below,
+    two just above: one ulp and (1 + 1e-6) eps), and does the solution match autograd through
+    F.normalize there?"""
     x, eps = rows_around_eps("cpu")
     norms = x.norm(dim=-1)
-    assert (norms[:2] > eps).all() and (norms[2:] < eps).all() and norms[3] == 0
+    assert (norms[:2] > eps).all() and (norms[2:7] < eps).all() and norms[3] == 0
+    assert (norms[7:] > eps).all() and len(norms) == 9
     assert norms[4] == pytest.approx(0.9 * eps) and norms[5] == pytest.approx((1 - 1e-6) * eps)
-    assert norms[6] == torch.nextafter(torch.tensor(eps, dtype=torch.float64),
-                                       torch.tensor(0.0, dtype=torch.float64))
+    held = torch.tensor(eps, dtype=torch.float64)
+    assert norms[6] == torch.nextafter(held, torch.tensor(0.0, dtype=torch.float64))
+    assert norms[7] == torch.nextafter(held, 2 * held)
+    assert norms[8] == pytest.approx((1 + 1e-6) * eps, rel=1e-12)
     leaf = x.clone().requires_grad_()
     g = torch.randn_like(x)
     mine, = torch.autograd.grad(solution("Normalize").apply(leaf, eps), leaf, g)
@@ -260,6 +264,12 @@ def test_prod_zero_cases_without_division():
      "Normalize/case-from-length-of-y"),
     ("Normalize", "norm for the test computed on x.float()",
      "Normalize/just-below-eps-as-above"),
+    ("Normalize", "above eps told from the divisor with isclose (~torch.isclose(divisor, torch.full_like(divisor, ctx.eps)))",
+     "Normalize/near-above-as-below"),
+    ("Normalize", "above eps told from the divisor with a safety margin (divisor > ctx.eps * (1 + 1e-6))",
+     "Normalize/near-above-as-below"),
+    ("Normalize", "above eps told from the divisor with a float32 copy (divisor.float() > ctx.eps)",
+     "Normalize/near-above-as-below"),
     ("Cumsum", "total less an exclusive scan shifted with roll (wraps round)",
      "Cumsum/wrong-first-entry"),
     ("CumMax", "running maximum found on a float32 copy", "CumMax/indices-from-rounded-copy"),
@@ -282,19 +292,32 @@ def test_normalize_rows_flattened_by_view_fail_on_a_transposed_3d_x():
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
-def test_normalize_domain_rows_just_below_every_eps(dtype):
-    """At every eps the domain tries, in each dtype, are its last three rows below eps yet with
-    |y| = norm / eps close to 1 (0.9, 1 - 1e-6, one ulp below 1), and does the solution pass?"""
+def test_normalize_domain_rows_just_below_and_above_every_eps(dtype):
+    """At every eps the domain tries, in each dtype, are three rows below eps yet with
+    |y| = norm / eps close to 1 (0.9, 1 - 1e-6, one ulp below 1), then rows above it (one ulp,
+    1 + 1e-6, and 1e3 eps where eps <= 1e-8, inside isclose's atol), and does the solution
+    pass?"""
     exercise = next(e for e in EXERCISES if e.name == "Normalize")
     for eps in exercise.domain.constants["eps"].points():
         x = exercise.domain.values("cpu", dtype, eps=eps)["x"]
-        length = torch.linalg.vector_norm(x[-3:], dim=-1) / torch.tensor(eps, dtype=dtype)
-        assert (length < 1).all() and (length >= 0.9 - 1e-6).all(), eps
+        held = torch.tensor(eps, dtype=dtype)
+        length = torch.linalg.vector_norm(x[3:], dim=-1) / held
+        below, above = length[:3], length[3:]
+        assert (below < 1).all() and (below >= 0.9 - 1e-6).all(), eps
+        assert (torch.linalg.vector_norm(x[6:], dim=-1) > held).all(), eps
+        assert above[0] == torch.nextafter(held, 2 * held) / held, eps
+        assert above[1] <= 1 + 2e-6, eps
+        assert len(above) == (3 if eps <= 1e-8 else 2), eps
+        if eps <= 1e-8:
+            assert above[2] == pytest.approx(1e3, rel=1e-5)
+            assert torch.isclose(x[-1].norm(), held), eps  # isclose calls it eps
         leaf = x.clone().requires_grad_()
         g = torch.randn_like(x)
         mine, = torch.autograd.grad(solution("Normalize").apply(leaf, eps), leaf, g)
         truth, = torch.autograd.grad(F.normalize(leaf, dim=-1, eps=eps), leaf, g)
-        assert torch.allclose(mine, truth, rtol=1e-4), eps
+        # within 1e-4 of each row's largest entry: g less its radial part cancels in places
+        scale = truth.abs().amax(-1, keepdim=True)
+        assert ((mine - truth).abs() <= 1e-4 * scale).all(), eps
 
 
 def test_a_constant_that_changes_the_output_shape_is_compared_safely():
