@@ -16,7 +16,8 @@ from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE,  # 
                                attention_domain_values, attention_reference, attention_values,
                                describe, make_mask, one_thread, same as _same)
 from .attention_backward_twice import check_backward_twice
-from .attention_layout import check_multihead_layout
+from .attention_double import check_second_derivative
+from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_mask import (FILL_CASE, POLARITY, check_mask_polarity, finite_fill,
                              masked_above_values, reversed_at_moderate_scores,
                              reversed_mask as _reversed)
@@ -66,6 +67,10 @@ def _global_max_then_mask(values: dict) -> torch.Tensor:
     return (weights / weights.sum(-1, keepdim=True)) @ values["V"]
 
 
+MASKED_TAKE_PART = ("the row maximum (or the softmax's normaliser) must be taken after the "
+                    "masked scores are filled with -inf, not before, and not renormalised "
+                    "afterwards")
+
 MASK_NONE = ("{name}.forward fails when mask is None, the most common call: the missing "
              "mask=None path; give mask the default None and skip masking when it is None")
 
@@ -99,6 +104,14 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
             moderate = function.apply(*make_inputs(small, requires_grad=False).values())
         if not _same(moderate, attention_reference(**small)):
             return None  # wrong at small scores too: the magnitude is not what breaks it
+        if values.get("mask") is not None and not values["mask"].all():
+            unmasked = {n: v for n, v in values.items() if n != "mask"}
+            with torch.no_grad():
+                free = function.apply(*make_inputs(unmasked, requires_grad=False).values())
+            if _same(free, attention_reference(**unmasked)):
+                return (f"{spec.name}'s output has inf or nan for large scores with the mask, "
+                        "and is right on the same Q, K, V without it: the masked scores still "
+                        f"take part: {MASKED_TAKE_PART}")
         return (f"{spec.name}'s output has inf or nan for large scores, and is right once the "
                 "same scores are made small: subtract each row's maximum score before exp "
                 "(softmax is unchanged by it)")
@@ -176,6 +189,8 @@ def check_attention(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7)
                 hint, mistake = known_mistake(function, spec, values), ""
                 if hint is not None and "mask loses to large scores" in hint:
                     mistake = f"{spec.name}/finite-mask-fill"
+                if hint is not None and MASKED_TAKE_PART in hint:
+                    mistake = f"{spec.name}/masked-scores-take-part"
                 if hint is None:
                     hint = narrow_saves(function, spec, values, attention_reference)
                     mistake = f"{spec.name}/saves-in-lower-precision"
@@ -250,6 +265,7 @@ def attention_full(function, spec: Spec, device) -> None:
     values = attention_values((2, 3), 4, 5, 3, 2, device, mask="causal", seed=9)
     check_multihead_layout(lambda f, v: check_attention(f, spec, v), function, spec.name,
                            values, describe(values))
+    check_grad_output_layout(function, spec.name, values, attention_reference, describe(values))
     covers(MULTIHEAD)
     check_mask_gradient(function, spec, attention_values((2,), 4, 5, 3, 2, device, mask="causal"))
     with case("causal mask, each of Q, K, V alone requiring grad"):
@@ -267,6 +283,7 @@ def attention_full(function, spec: Spec, device) -> None:
     covers("float32 against F.scaled_dot_product_attention")
     values = attention_values((2,), 3, 4, 2, 3, device, mask="random")
     check_backward_twice(function, spec, values, describe(values))
+    check_second_derivative(function, spec.name, values, attention_reference, describe(values))
     check_gradcheck(function, spec, values)
     check_gradcheck(function, spec, attention_values((), 2, 3, 2, 2, device))
 

@@ -17,7 +17,9 @@ from ..domain import Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import record_returned_gradients
-from .attention_inputs import DIAGONAL_ONLY, ELEMENTWISE, SCALE, one_thread
+from .attention_double import check_second_derivative
+from .attention_inputs import DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE, one_thread
+from .attention_layout import check_grad_output_layout, check_multihead_layout
 
 LATER_IN_LESSON = True
 NAME = "AttentionWithBias"
@@ -295,7 +297,14 @@ def _full(function, device) -> None:
     with case(describe(values) + ", against F.scaled_dot_product_attention"):
         check_against_sdpa(function, values)
     covers("float32 against F.scaled_dot_product_attention")
-    check_gradcheck(function, SPEC, bias_values("heads", 1, 2, 2, 3, 2, 2, device, seed=24))
+    values = bias_values("relative", 2, 3, 4, 5, 3, 2, device, seed=25)
+    check_multihead_layout(lambda f, v: check_case(f, v), function, NAME, values,
+                           describe(values))
+    check_grad_output_layout(function, NAME, values, bias_reference, describe(values))
+    covers(MULTIHEAD)
+    values = bias_values("heads", 1, 2, 2, 3, 2, 2, device, seed=24)
+    check_second_derivative(function, NAME, values, bias_reference, describe(values))
+    check_gradcheck(function, SPEC, values)
 
 
 def bias_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
@@ -313,7 +322,7 @@ EXERCISES = [
                        "-inf padding in the bias", "grad_bias of exactly bias.shape",
                        "each gradient only when needed", "non-contiguous grad_output",
                        "scores in the thousands",
-                       "float32 against F.scaled_dot_product_attention"),
+                       "float32 against F.scaled_dot_product_attention", MULTIHEAD),
              example=lambda: tuple(bias_values("relative", 1, 1, 3, 4, 2, 2, "cpu").values()),
              domain=Domain(SPEC, bias_domain_values, constants={"scale": SCALE})),
 ]

@@ -24,7 +24,8 @@ from ..tiled import recognise_backward, recognise_forward
 from .attention import _attention_example
 from .attention_backward_twice import check_backward_twice
 from .attention_inputs import MULTIHEAD, SCALE, one_thread
-from .attention_layout import check_multihead_layout
+from .attention_double import check_second_derivative
+from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .flash_low_precision import check_low_precision, low_precision_values
 from .flash_magnitude import MAGNITUDES, check_magnitudes
 from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
@@ -32,6 +33,15 @@ from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_acc
                            recognise_hidden_diagonal, recognise_masked_first_tile,
                            recognise_top_left, tagged_values)
 from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
+
+
+# the ids of the hints check_flash's probes give, by a phrase of each
+NAMED = {"causal mask hides the diagonal": f"{NAME}/causal-mask-hides-diagonal",
+         "nan under causal only": f"{NAME}/all-masked-first-tile",
+         "causal mask is top-left": f"{NAME}/causal-mask-top-left",
+         "does not rescale the running output": f"{NAME}/running-output-not-rescaled",
+         "rescales with the wrong maximum": f"{NAME}/rescales-with-wrong-maximum",
+         "takes D from dP": f"{NAME}/row-sum-from-one-tile"}
 
 
 def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
@@ -51,7 +61,7 @@ def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
                 hint = None
             if hint is None:
                 raise
-            raise GradingError(hint, str(error)) from error
+            raise GradingError(hint, str(error), mistake=NAMED) from error
         check_no_ctx_tensors(FLASH, forward)
         check_saved(forward, values)
         check_backward_by_hand(FLASH, backward)
@@ -245,6 +255,8 @@ def _flash_full(function, device) -> None:
     values = flash_values((2, 3), 7, 7, 4, 5, device, causal=True, seed=68)
     check_multihead_layout(lambda f, v: check_flash(f, v, 3), function, NAME, values,
                            describe(values, 3))
+    with block_size(function, 3):
+        check_grad_output_layout(function, NAME, values, flash_reference, describe(values, 3))
     covers(MULTIHEAD)
     with block_size(function, 3), case("BLOCK=3, causal"):
         check_each_input_alone(function, FLASH, flash_values((), 4, 6, 3, 2, device,
@@ -270,6 +282,7 @@ def _flash_full(function, device) -> None:
     values = flash_values((), 4, 6, 2, 2, device, causal=True)
     with block_size(function, 3):
         check_backward_twice(function, FLASH, values, describe(values, 3))
+        check_second_derivative(function, NAME, values, flash_reference, describe(values, 3))
     with block_size(function, 3), case("gradcheck, BLOCK=3"):
         check_gradcheck(function, FLASH, values)
         check_gradcheck(function, FLASH, flash_values((), 4, 3, 2, 2, device))

@@ -108,5 +108,7 @@ def check_magnitudes(function, device, block: int) -> None:
                     hint = None
                 if hint is None:
                     raise
-                raise GradingError(hint, str(error)) from error
+                raise GradingError(hint, str(error), mistake={
+                    "forward overflows": f"{NAME}/forward-overflows",
+                    "forward underflows": f"{NAME}/forward-underflows"}) from error
         covers(covered)
