@@ -31,9 +31,10 @@ def _view_hint(name: str, what: str) -> str:
     made = ("(B, H, L, d) made by x.view(B, L, H, d).transpose(1, 2)" if what == "Q, K, V" else
             "(B, H, Lq, dv) as out.transpose(1, 2).reshape(B, Lq, H * dv) sends it back")
     return (f"{name} raises in .view on {what} of the standard multi-head layout, "
-            f"{made}, and passes on contiguous copies of the same numbers: .view cannot merge dimensions of such "
-            "a tensor (the leading (B, H) into one, say) without a copy; use .reshape, or "
-            "let batched @ (torch.matmul) run over every leading dimension")
+            f"{made}, and passes on contiguous copies of the same numbers: .view cannot "
+            "merge dimensions of such a tensor (the leading (B, H) into one, say) without a "
+            "copy; use .reshape, or let batched @ (torch.matmul) run over every leading "
+            "dimension")
 
 
 GRAD_OUTPUT = "grad_output laid out as (B, L, H, dv).transpose(1, 2)"
