@@ -119,6 +119,23 @@ def check_follows_dim(function, device) -> None:
                            "must run along ctx.dim too (with x of shape (4, 4), dim=0)",
                            f"got {got.tolist()}, expected {truth.tolist()}",
                            mistake="CumMax/last-dim-only")
+    if tensors and got.shape == truth.shape and torch.allclose(got, truth):
+        check_negative_dim(function, x)
+
+
+def check_negative_dim(function, x: torch.Tensor) -> None:
+    """Right for dim=0, wrong for dim=-2, the same dim of a 2-D x: backward changed ctx.dim."""
+    try:
+        got, truth, _ = gradient_for(function, CUMMAX, {"x": x, "dim": -2})
+    except GradingError:
+        return
+    if (isinstance(got, torch.Tensor) and got.shape == truth.shape
+            and not torch.allclose(got, truth)):
+        raise GradingError("CumMax's gradient is right for dim=0 but wrong for dim=-2, the same "
+                           "dim of a 2-D x: use ctx.dim as forward was given it (scatter_add, "
+                           "gather and movedim all count a negative dim from the end) (with x of "
+                           "shape (4, 4), dim=-2)", f"got {got.tolist()}, expected "
+                           f"{truth.tolist()}", mistake="CumMax/negative-dim-changed")
 
 
 def check_saves_indices_only(forward, x: torch.Tensor) -> None:

@@ -11,6 +11,7 @@ from ..custom import FunctionExercise
 from ..domain import Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
+from .broadcast_sums import check_left_aligned, check_sums_every_dim
 from .layouts import check_noncontiguous_grad_output
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 
@@ -44,7 +45,12 @@ def broadcast_case(function, a_shape, b_shape, device, seed=0) -> None:
     values = {"a": sample(a_shape, device, seed=seed), "b": sample(b_shape, device, seed=seed + 50)}
     with case(described(values, torch.float64)):
         # what it saves is not graded: the contract has no saving rule for BroadcastMul
-        graded_case(function, BROADCAST_MUL, values)
+        try:
+            graded_case(function, BROADCAST_MUL, values)
+        except GradingError as error:
+            check_sums_every_dim(function, BROADCAST_MUL, values, error)
+            check_left_aligned(function, BROADCAST_MUL, values, error)
+            raise
 
 
 def check_exact_zeros(function, device) -> None:

@@ -228,6 +228,10 @@ def test_prod_zero_cases_without_division():
      "BroadcastMul/divides-by-input"),
     ("BroadcastMul", "summed with keepdim after left-padding (extra dims of size 1)",
      "BroadcastMul/extra-size-1-dims"),
+    ("BroadcastMul", "leading dims summed with t.sum(()) when there are none",
+     "BroadcastMul/sum-of-no-dims-sums-all"),
+    ("BroadcastMul", "size-1 dims summed left-aligned, before the leading dims",
+     "BroadcastMul/size-1-dims-left-aligned"),
     ("ProdOverDim", "prod / x divides by zero", "ProdOverDim/divides-by-zero"),
     ("ProdOverDim", "the others through logs, exp(sum log|x| - log|x|): a division in log space",
      "ProdOverDim/divides-by-zero"),
@@ -332,3 +336,13 @@ def test_a_constant_that_changes_the_output_shape_is_compared_safely():
     inputs = fresh_leaves(domain.values("cpu", dim=-2))
     assert torch.prod(inputs["x"], -2).shape != torch.prod(inputs["x"], 1).shape
     _check_constant_used(domain, solution("ProdOverDim"), inputs, "dim", 1)
+
+
+def test_left_aligned_shape_is_the_one_a_left_to_right_sum_gives():
+    """Is the shape predicted for size-1 dims found from the left the one such a sum returns,
+    and the right shape wherever the two alignments agree?"""
+    from autograder.exercises.broadcast_sums import _left_aligned
+
+    assert _left_aligned((2, 3, 4), (3, 1)) == (1, 4)
+    assert _left_aligned((2, 3, 4), (4,)) == (4,)  # no size-1 dim: only the leading drop
+    assert _left_aligned((3, 4), (3, 1)) == (3, 1)  # same number of dims: both alignments agree
