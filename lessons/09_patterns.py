@@ -858,8 +858,8 @@ compare(prediction_4, tuple("sum" if z[4].item() == 4.0 else "one of them"
 # `torch.index_select(x, 0, index)`, for `x` with at least one dimension and `index` a 1-D
 # int64 tensor whose entries may **repeat**, or that may be **empty**.
 #
-# - Save **only** `index` (with `save_for_backward`) and the shape backward needs (a
-#   `torch.Size`, as a plain ctx attribute). Backward never needs the values of $x$.
+# - Save **only** `index` (with `save_for_backward`) and the shape backward needs (simplest:
+#   the `torch.Size` itself, as a plain ctx attribute). Backward never needs the values of $x$.
 # - Backward returns `None` for `index`.
 #
 # Derive it:
