@@ -34,6 +34,9 @@ MISTAKES = [
         ("a safety margin", "divisor > ctx.eps * (1 + 1e-6)"),
         ("a float32 copy", "divisor.float() > ctx.eps"))
 ] + [
+    Mistake("Normalize", "above eps told from the divisor with divisor >= eps (always true)",
+            "Normalize's gradient is wrong on rows whose norm is below eps",
+            _NORMALIZE_BY_DIVISOR.replace("TEST", "divisor >= ctx.eps")),
     Mistake("BroadcastMul", "leading dims summed with t.sum(()) when there are none",
             "called sum with an empty tuple of dims", _mul('''
         def reduce(t, shape):

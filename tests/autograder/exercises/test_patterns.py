@@ -256,6 +256,8 @@ def test_prod_zero_cases_without_division():
     ("Cumsum", "dim kept in a module global", "Cumsum/state-shared-between-calls"),
     ("Normalize", "missing projection term", "Normalize/missing-projection"),
     ("Normalize", "projection on rows below eps too", "Normalize/wrong-below-eps"),
+    ("Normalize", "above eps told from the divisor with divisor >= eps (always true)",
+     "Normalize/wrong-below-eps"),
     ("Normalize", "saves x", "Normalize/saves-input"),
     ("Normalize", "radial sum without keepdim", "Normalize/row-quantity-lost-dim"),
     ("Normalize", "builds each row's Jacobian", "Normalize/builds-jacobian"),
@@ -346,3 +348,16 @@ def test_left_aligned_shape_is_the_one_a_left_to_right_sum_gives():
     assert _left_aligned((2, 3, 4), (3, 1)) == (1, 4)
     assert _left_aligned((2, 3, 4), (4,)) == (4,)  # no size-1 dim: only the leading drop
     assert _left_aligned((3, 4), (3, 1)) == (3, 1)  # same number of dims: both alignments agree
+
+
+def test_a_test_that_always_holds_is_told_apart_on_rows_below_eps():
+    """Is a Normalize that applies the projection to every row below eps (its test compares
+    max(norm, eps) >= eps) told that its test always holds, where one wrong on some of those
+    rows only is not?"""
+    from autograder.grading import classified_verdict
+
+    always = mistake("Normalize", "above eps told from the divisor with divisor >= eps "
+                     "(always true)")
+    assert "one that always holds" in classified_verdict("Normalize", always).message
+    by_length = mistake("Normalize", "above eps told from the length of y (length > 0.99)")
+    assert "always holds" not in classified_verdict("Normalize", by_length).message
