@@ -61,6 +61,8 @@ class Case:
 LAYOUTS = ("transposed", "column slice", "expanded")
 LAYOUT_CLAUSE = "inputs of any layout torch's own ops accept (strides other than the shape's)"
 PER_CALL_CLAUSE = "ctx keeps each call's state: calls in one graph do not share it"
+TWICE_CLAUSE = ("backward may run more than once on one graph (retain_graph=True, gradcheck, "
+                "a Jacobian row by row): it leaves what forward saved as it was")
 DTYPE_CLAUSE = "each dtype the contract names, saved tensors included"
 
 
@@ -109,11 +111,11 @@ class Domain:
         names += [name for name, part in (("accumulation", self.accumulation),
                                           ("large", self.large), ("ties", self.ties),
                                           ("rows apart", self.rows_apart)) if part is not None]
-        return names + (["per call"] if self.per_call else [])
+        return names + (["per call"] if self.per_call else []) + ["backward twice"]
 
     def clauses(self) -> dict[str, str]:
         """Each property's contract clause."""
-        clauses = {"per call": PER_CALL_CLAUSE}
+        clauses = {"per call": PER_CALL_CLAUSE, "backward twice": TWICE_CLAUSE}
         clauses.update({f"constant {n}": c.clause for n, c in self.constants.items()})
         clauses.update({f"dtype {str(d).removeprefix('torch.')}": self.dtype_clause
                         for d in self.dtypes})

@@ -11,6 +11,7 @@ from .contract import covers
 from .domain import Domain
 from .errors import GradingError
 from .per_call import check_per_call, with_constants
+from .twice import check_backward_twice
 
 
 def check_domain(domain: Domain, submission, device: torch.device) -> None:
@@ -24,8 +25,9 @@ def check_domain(domain: Domain, submission, device: torch.device) -> None:
         covers(f"domain: {name}")
 
 
-_FIXED = {"per call": "two calls in one graph", "rows apart": "rows of far-apart magnitude",
-          "ties": "values one ulp apart", "large": "a large input",
+_FIXED = {"per call": "two calls in one graph", "backward twice": "backward run twice",
+          "rows apart": "rows of far-apart magnitude", "ties": "values one ulp apart",
+          "large": "a large input",
           "accumulation": "a case that a narrower accumulator fails"}
 
 
@@ -97,5 +99,9 @@ def _case(domain: Domain, function, device, name: str) -> None:
     compare(domain, function, fresh_leaves(part.values(device, part.dtype)), part.tolerance)
 
 
-_PROPERTIES = {"per": check_per_call, "constant": _constant, "dtype": _dtype, "layout": _layout,
+def _twice(domain: Domain, function, device, _name) -> None:
+    check_backward_twice(function, domain.spec, domain.values(device))
+
+
+_PROPERTIES = {"per": check_per_call, "backward": _twice, "constant": _constant, "dtype": _dtype, "layout": _layout,
                "accumulation": _case, "large": _case, "ties": _case, "rows": _case}

@@ -15,7 +15,7 @@ from ..exercise import Exercise, sample
 from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE,  # noqa: F401
                                attention_domain_values, attention_reference, attention_values,
                                describe, make_mask, one_thread, same as _same)
-from .attention_backward_twice import check_backward_twice
+from ..twice import check_backward_twice
 from .attention_double import check_second_derivative
 from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_mask import (FILL_CASE, POLARITY, check_mask_polarity, finite_fill,

@@ -22,7 +22,7 @@ from ..memory import TensorAccounting, cuda_peak
 from ..contract import check_each_input_alone, covers
 from ..tiled import recognise_backward, recognise_forward
 from .attention import _attention_example
-from .attention_backward_twice import check_backward_twice
+from ..twice import check_backward_twice
 from .attention_inputs import MULTIHEAD, SCALE, one_thread
 from .attention_double import check_second_derivative
 from .attention_layout import check_grad_output_layout, check_multihead_layout

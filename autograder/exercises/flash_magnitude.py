@@ -109,6 +109,6 @@ def check_magnitudes(function, device, block: int) -> None:
                 if hint is None:
                     raise
                 raise GradingError(hint, str(error), mistake={
-                    "forward overflows": f"{NAME}/forward-overflows",
-                    "forward underflows": f"{NAME}/forward-underflows"}) from error
+                    "forward overflows": "FlashAttention/forward-overflows",
+                    "forward underflows": "FlashAttention/forward-underflows"}) from error
         covers(covered)

@@ -1,0 +1,59 @@
+"""Backward run twice on one graph, as gradcheck, ``retain_graph=True`` and
+``torch.autograd.functional.jacobian`` do. A backward that changes what forward saved, in place
+(``s.mul_(g)`` on a saved softmax, ``mask.mul_(grad_output)``), is right the first time and
+wrong, or refused by the saved tensor's version counter, the second."""
+
+import torch
+
+from .checks import case
+from .comparison import floating_outputs, fresh_leaves
+from .errors import GradingError
+
+INPLACE = "modified by an inplace operation"
+
+
+def _fix(name: str) -> str:
+    return (f"{name}.backward changes a tensor that forward saved, in place: build new "
+            "tensors from the saved ones (x * y, not x.mul_(y)); gradcheck, retain_graph=True "
+            "and a Jacobian taken row by row run backward more than once on one graph")
+
+
+def check_backward_twice(function, spec, values: dict, where: str = "") -> None:
+    """Forward once, then backward twice with ``retain_graph=True``: the second gives the first's
+    gradients. Only a first backward that ran is judged (other checks name its errors)."""
+    inputs = fresh_leaves(values)
+    with case(f"{where + ', ' if where else ''}backward run twice on one graph "
+              "(retain_graph=True)"):
+        try:  # no probe's saved-tensor hooks: the copies they keep no in-place change reaches
+            outputs = [o for o in floating_outputs(function.apply(*inputs.values()))
+                       if o.requires_grad]
+            wanted = [v for v in inputs.values()
+                      if isinstance(v, torch.Tensor) and v.requires_grad]
+            generator = torch.Generator().manual_seed(3)
+            grad_outputs = [torch.randn(o.shape, generator=generator, dtype=torch.float64)
+                            .to(o) for o in outputs]
+            if not outputs or not wanted:
+                return
+            first = torch.autograd.grad(outputs, wanted, grad_outputs, retain_graph=True,
+                                        allow_unused=True)
+        except Exception:  # the learner's code may raise anything: other checks name it
+            return
+        try:
+            second = torch.autograd.grad(outputs, wanted, grad_outputs, retain_graph=True,
+                                         allow_unused=True)
+        except (RuntimeError, GradingError) as error:  # a wrapper's, for an operator
+            if INPLACE not in str(error):  # buffers a backward frees for itself, a graph it
+                return                     # builds inside (checkpointing's): not judged here
+            raise GradingError(f"{_fix(spec.name)} (the second backward found a saved tensor "
+                               "modified: 'one of the variables needed for gradient "
+                               "computation has been modified by an inplace operation')",
+                               str(error),
+                               mistake=f"{spec.name}/backward-modifies-saved-tensor") from error
+        for name, one, two in zip([n for n, v in inputs.items() if any(v is w for w in wanted)],
+                                  first, second):
+            if one is None or two is None or torch.allclose(one, two, rtol=1e-6, atol=1e-12,
+                                                            equal_nan=True):
+                continue
+            raise GradingError(f"{spec.name}'s gradient for {name} changes when backward runs a "
+                               f"second time on one graph: {_fix(spec.name)}",
+                               mistake=f"{spec.name}/backward-modifies-saved-tensor")

@@ -1,0 +1,53 @@
+"""autograder.twice: backward run twice on one graph."""
+
+import pytest
+import torch
+
+from autograder.errors import GradingError
+from autograder.spec import Spec
+from autograder.twice import check_backward_twice
+
+SQUARE = Spec("Square", ("x",), lambda x: x * x)
+
+
+def _square(backward_body: str):
+    namespace = {"torch": torch}
+    exec("class Square(torch.autograd.Function):\n"
+         "    @staticmethod\n    def forward(ctx, x):\n"
+         "        ctx.save_for_backward(2 * x)\n        ctx.calls = [0]\n        return x * x\n"
+         f"    @staticmethod\n    def backward(ctx, g):\n        {backward_body}\n", namespace)
+    return namespace["Square"]
+
+
+def _values():
+    return {"x": torch.randn(4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))}
+
+
+def test_a_backward_that_leaves_what_forward_saved_passes():
+    """Does a backward building new tensors from the saved ones pass, run twice?"""
+    check_backward_twice(_square("two_x, = ctx.saved_tensors\n        return two_x * g"),
+                         SQUARE, _values())
+
+
+def test_a_saved_tensor_changed_in_place_is_named():
+    """Is a second backward refused by the version counter told what the first one did?"""
+    answer = _square("two_x, = ctx.saved_tensors\n        return two_x.mul_(g)")
+    with pytest.raises(GradingError, match="Square.backward changes a tensor that forward "
+                                           "saved, in place") as error:
+        check_backward_twice(answer, SQUARE, _values())
+    assert error.value.mistake == "Square/backward-modifies-saved-tensor"
+
+
+def test_a_gradient_that_changes_on_the_second_backward_is_named():
+    """Is a backward whose state moves between runs (a counter on ctx) told its gradient
+    changes, where torch raises nothing?"""
+    answer = _square("two_x, = ctx.saved_tensors\n        ctx.calls[0] += 1\n"
+                     "        return two_x * g * ctx.calls[0]")
+    with pytest.raises(GradingError, match="Square's gradient for x changes when backward "
+                                           "runs a second time on one graph"):
+        check_backward_twice(answer, SQUARE, _values())
+
+
+def test_a_first_backward_that_raises_is_left_to_the_other_checks():
+    """Does a backward that fails the first time raise nothing here (its own checks name it)?"""
+    check_backward_twice(_square("raise NotImplementedError"), SQUARE, _values())
