@@ -548,9 +548,10 @@ plt.show()
 # So test the two halves separately, for exactly what they are meant to be:
 #
 # 1. **forward is the quantiser, exactly**: `torch.equal` with `torch.sign` or
-#    `torch.round`, in float32 and float64, on the values where mistakes show: `0`, `±1`,
-#    halves such as `2.5` (`torch.equal` counts `-0` and `0` as equal; the grader also
-#    compares `torch.signbit`, since `torch.round(-0.4)` is `-0`);
+#    `torch.round`, in float32 and float64, on the values where mistakes show: `0` and `-0`,
+#    `±1`, `±inf`, a subnormal such as `5e-324`, halves such as `2.5` (`torch.equal` counts
+#    `-0` and `0` as equal; the grader also compares `torch.signbit`, since
+#    `torch.round(-0.4)` is `-0` and `torch.sign(-0.0)` is `0`);
 # 2. **backward is the intended surrogate, exactly**, for a random `grad_output`;
 # 3. the usual hygiene: `grad_output` left untouched, no tensors stored on `ctx`.
 #
@@ -1228,7 +1229,8 @@ class StraightThroughSoftmax(torch.autograd.Function):
     def forward(ctx, logits, tau):
         ### BEGIN SOLUTION
         soft = torch.softmax(logits / tau, dim=-1)
-        ctx.save_for_backward(soft)  # no double backward is asked: an intermediate is fine
+        # an intermediate is fine to save, but backward may run twice: never modify it
+        ctx.save_for_backward(soft)
         ctx.tau = tau
         return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
         ### END SOLUTION

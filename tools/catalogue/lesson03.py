@@ -269,8 +269,6 @@ MISTAKES += [
 
 # Probed in the round-3 review of lesson 03 (each run through the real battery first).
 UNUSUAL += [
-    Unusual("SignSTE", "copysign(1, x) times (x != 0)",
-            _sign("        return torch.copysign(torch.ones_like(x), x) * (x != 0)")),
     Unusual("SignClippedSTE", "the window as x * x <= 1",
             _clipped(READ_X + "        return grad_output * (x * x <= 1)")),
     Unusual("SignClippedSTE", "the window as clamp(x, -1, 1) == x",

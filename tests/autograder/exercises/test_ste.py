@@ -43,7 +43,8 @@ MISTAKES = [
     ("SignSTE", "where(x >= 0, 1, -1) sends 0 to 1", "SignSTE.apply(0) gives 1 but sign(0) = 0: "
      "use torch.sign(x) (a comparison such as x >= 0 sends 0 to one side)"),
     ("SignSTE", "x / x.abs(), nan at 0", "SignSTE.apply(0) gives nan but sign(0) = 0: use "
-     "torch.sign(x) (0 / 0 is nan, as in x / x.abs() at 0) (with the edge values"),
+     "torch.sign(x) (0 / 0 is nan, as in x / x.abs() at 0; x / x.abs() is also nan at ±inf, "
+     "inf / inf) (with the edge values"),
     ("SignSTE", "tanh(100 x) in forward",
      "SignSTE's output is not all -1, 0 or 1 (at x = -1e-30 it gives -1.0000000000000001e-28, "
      "expected -1): a smooth approximation is not sign(x)"),
