@@ -18,8 +18,8 @@ from ..diagnose import FLOAT32_STEP, diagnose_gradient, diagnose_values, exact
 from ..domain import Constant, Domain
 from ..errors import GradingError
 from ..exercise import Exercise, sample
-from .fake_quantize_gradients import (expected_gradients, local_gradients,
-                                      scale_candidates)
+from .fake_quantize_gradients import (check_scale_in_float32, expected_gradients,
+                                      local_gradients, scale_candidates)
 from .fake_quantize_values import (alone_values, domain_values, edge_values, odd_edge_values,
                                    random_values)
 
@@ -243,6 +243,7 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
         for candidate, hint in scale_candidates(x, scale, qmin, qmax, grad_output, convention):
             if torch.allclose(got, candidate, rtol=rtol, atol=atol):
                 raise GradingError(f"FakeQuantize's gradient for scale is wrong: {hint}")
+    check_scale_in_float32(x, scale, qmin, qmax, grad_output, got, references, CONVENTIONS)
     if x.dtype == torch.float64:  # each element's term rounded to float32, then summed
         for convention, reference in zip(CONVENTIONS, references):
             local = local_gradients(x, scale, qmin, qmax, convention)[1]

@@ -5,6 +5,9 @@ import math
 
 import torch
 
+from ..diagnose import exact
+from ..errors import GradingError
+
 
 def local_gradients(x, scale, qmin, qmax, convention="v"):
     """(inside mask, each element's d(output)/d(scale)) of the contract, the clip judged on
@@ -76,3 +79,22 @@ def scale_candidates(x, scale, qmin, qmax, grad_output, convention):
         (true / scale, "it is divided by scale: differentiate q * s for s, with the code q "
          "held fixed: does a 1 / s appear?"),
     ]
+
+
+def check_scale_in_float32(x, scale, qmin, qmax, grad_output, got, references, conventions):
+    """Name a gradient for scale that is the contract's with scale rounded to float32 (a scale
+    saved or cast with .float() for float64 x), where that rounding changes it."""
+    narrow = scale.detach().float().to(x.dtype)
+    if x.dtype != torch.float64 or torch.equal(narrow, scale.detach()):
+        return
+    for convention, reference in zip(conventions, references):
+        candidate = expected_gradients(x, narrow, qmin, qmax, grad_output, convention)[1]
+        near = 1e-12 * (grad_output.abs().sum() * (qmax - qmin + 1)).item()
+        if (torch.allclose(got, candidate, rtol=1e-10, atol=near)
+                and not torch.allclose(candidate, reference, rtol=1e-10, atol=1e-11)):
+            raise GradingError(
+                "FakeQuantize's gradient for scale is what scale rounded to float32 gives (it "
+                f"gives {exact(got.item())}, expected {exact(reference.item())}): backward used "
+                f"scale as float32 ({exact(narrow.item())} for {exact(scale.item())}, a .float() "
+                "on the saved scale) with float64 x, so v = x / scale lost float64's digits; "
+                "save and use scale in its own dtype", mistake="FakeQuantize/scale-in-float32")

@@ -1,9 +1,10 @@
 """Lesson 03 answers from its round-6 review: hand-made signs that patch only one failure of
 x / x.abs() and are wrong at ±inf or at a subnormal x (the contract puts no limit on x), and a
-sign that keeps -0.0 where torch.sign gives +0."""
+sign that keeps -0.0 where torch.sign gives +0; a FakeQuantize that saves scale.float() for
+float64 x."""
 
 from tools.catalogue import Mistake, Unusual
-from tools.catalogue.lesson03 import _clipped, _sign
+from tools.catalogue.lesson03 import FQ_LSQ, FQ_READ, _clipped, _fake_quantize, _sign
 
 UNUSUAL = [
     Unusual("SignSTE", "(x > 0) - (x < 0), right at ±inf, subnormals and -0.0",
@@ -37,4 +38,12 @@ MISTAKES = [
     Mistake("SignSTE", "copysign(1, x) times (x != 0) gives -0 at -0.0",
             "SignSTE's output is -0 at x = -0, where sign(x) is 0",
             _sign("        return torch.copysign(torch.ones_like(x), x) * (x != 0)")),
+    Mistake("FakeQuantize", "scale saved as float32 for float64 x",
+            "FakeQuantize's gradient for scale is what scale rounded to float32 gives",
+            _fake_quantize(FQ_READ + f"        return grad_output * inside, (grad_output * "
+                           f"{FQ_LSQ}).sum(), None, None",
+                           "        ctx.save_for_backward(x, scale.float())\n"
+                           "        ctx.qmin, ctx.qmax = qmin, qmax\n"
+                           "        return torch.clamp(torch.round(x / scale), qmin, qmax) "
+                           "* scale")),
 ]

@@ -59,6 +59,8 @@ IDS = [
     ("SignClippedSTE", "where(x == 0, x, x / x.abs()): nan at ±inf",
      "SignClippedSTE/sign-of-infinity"),
     ("SignSTE", "where(x == 0, x, sign(x)) keeps -0.0", "SignSTE/signed-zero"),
+    ("SignSTE", "copysign(1, x) times (x != 0) gives -0 at -0.0", "SignSTE/signed-zero"),
+    ("FakeQuantize", "scale saved as float32 for float64 x", "FakeQuantize/scale-in-float32"),
 ]
 
 
