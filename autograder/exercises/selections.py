@@ -13,7 +13,7 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import AllocationLog
 from .layouts import check_noncontiguous_grad_output
-from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, near_above_rows,
+from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above, near_above_rows,
                              near_eps_rows, rows_around_eps)
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 
@@ -145,7 +145,8 @@ def check_projection(function, device) -> None:
         if not right[:2].all() or right.all():
             return
         if right[BELOW].all():
-            check_near_above(got[NEAR_ABOVE], truth[NEAR_ABOVE], grad_output[NEAR_ABOVE] / eps)
+            check_near_above(function, NORMALIZE, x[NEAR_ABOVE], eps, got[NEAR_ABOVE],
+                             truth[NEAR_ABOVE], grad_output[NEAR_ABOVE] / eps)
         details = f"got {got[4:7].tolist()}\nexpected {truth[4:7].tolist()}"
         y, g = x[BELOW] / eps, grad_output[BELOW]  # the rows below eps
         projected = (g - y * (y * g).sum(-1, keepdim=True)) / eps
@@ -172,23 +173,6 @@ def check_projection(function, device) -> None:
         raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: "
                            f"there y = x / eps, and eps does not move with x{every} "
                            f"({AROUND_EPS})", mistake="Normalize/wrong-below-eps")
-
-
-def check_near_above(got: torch.Tensor, truth: torch.Tensor, as_below: torch.Tensor) -> None:
-    """Right on rows far above and on every row below eps, wrong on a row just above it:
-    named where that row has the gradient of a row below eps, grad_output / eps."""
-    details = (f"on the rows one ulp above eps and (1 + 1e-6) eps: got {got.tolist()}\n"
-               f"expected {truth.tolist()}")
-    if torch.isclose(got, as_below).all(-1).any():
-        raise GradingError("Normalize's gradient on a row just above eps is grad_output / eps, "
-                           "the gradient of a row below eps: the test in backward must be exact "
-                           "(save the norm itself, test norm >= eps); isclose, or a safety "
-                           "margin such as eps * (1 + 1e-6), moves rows above eps into the other "
-                           f"case ({AROUND_EPS})", details, mistake="Normalize/near-above-as-below")
-    raise GradingError("Normalize's gradient is right on rows far above eps and on every row "
-                       "below it, but wrong on a row just above eps: one ulp above, or (1 + 1e-6) "
-                       f"eps; there the norm moves with x ({AROUND_EPS})", details,
-                       mistake="Normalize/wrong-just-above-eps")
 
 
 def check_row_quantity_kept(function, error: GradingError, device) -> None:

@@ -82,3 +82,36 @@ def test_a_test_that_always_holds_is_told_apart_on_rows_below_eps():
     assert "one that always holds" in classified_verdict("Normalize", always).message
     by_length = mistake("Normalize", "above eps told from the length of y (length > 0.99)")
     assert "always holds" not in classified_verdict("Normalize", by_length).message
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_a_row_above_eps_whose_length_of_y_rounds_below_1_is_in_each_dtype(dtype):
+    """A backward that rebuilds the norm as |y| x divisor calls a row below eps where the
+    computed |y| rounds far enough below 1: rare, so found by a seeded search. Does the domain
+    hold such a row at some eps in each dtype (float64 and float32), and rows_around_eps one
+    too, and is the rebuilt-norm answer named?"""
+    from autograder.exercises.normalize_rows import rebuilt_norm_below
+    from autograder.grading import classified_verdict
+
+    exercise = next(e for e in EXERCISES if e.name == "Normalize")
+    found = [eps for eps in exercise.domain.constants["eps"].points()
+             if rebuilt_norm_below(exercise.domain.values("cpu", dtype, eps=eps)["x"], eps).any()]
+    assert found, dtype
+    if dtype == torch.float64:
+        assert rebuilt_norm_below(*rows_around_eps("cpu")).any()
+        verdict = classified_verdict("Normalize", mistake(
+            "Normalize", "above eps told from the norm rebuilt as |y| x divisor"))
+        assert verdict.mistake == "Normalize/near-above-as-below"
+        assert "rebuilt the norm as |y| x divisor" in verdict.message
+        for test in ("isclose", "a safety margin", "a float32 copy"):
+            other = classified_verdict("Normalize", next(
+                m for name, m in _round5_mistakes()
+                if name.startswith(f"above eps told from the divisor with {test} (")))
+            assert other.mistake == "Normalize/near-above-as-below"
+            assert "rebuilt the norm as" not in other.message, test
+
+
+def _round5_mistakes():
+    from tools.catalogue import lesson09_round5
+    return [(m.name, mistake("Normalize", m.name)) for m in lesson09_round5.MISTAKES
+            if m.exercise == "Normalize"]
