@@ -820,8 +820,7 @@ jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 # $x$. The index may repeat a row (an embedding lookup of a sentence with the same word twice)
 # or be empty. Backward receives one row of $g$ per output row: where must each one go, and
 # what if two go to the same place? First, the tool most people reach for, an indexed write:
-# `t[index] = v` (which is `t.index_put_((index,), v)`) writes row $k$ of `v` to row
-# `index[k]`, for every $k$. And `t[index] += v`?
+# `t[index] = v` writes row $k$ of `v` to row `index[k]`, for every $k$. And `t[index] += v`?
 #
 # **Quick question 4.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. After `z = zeros(5); z[idx] = v`,
 # does entry 4 hold the sum of the two values sent there, 4, or one of them? And after
