@@ -11,6 +11,7 @@ from .explain import _explain_index_error, _explain_runtime_error, _explain_type
 from .probes import BackwardTrace, ForwardTrace, trace_backward, trace_forward
 from .spec import Spec
 from .tolerances import tolerance_of
+from .twice import check_backward_twice
 
 
 def check_is_function(obj, spec: Spec) -> type:
@@ -146,6 +147,10 @@ def check_gradcheck(function: type, spec: Spec, values: dict) -> None:
             f"gradcheck failed for {spec.name}: the analytic Jacobian differs from the numerical one",
             str(error),
         ) from error
+    except RuntimeError as error:  # gradcheck runs backward many times on one graph
+        if "modified by an inplace operation" in str(error):
+            check_backward_twice(function, spec, values)  # names it where a backward wrote
+        raise
 
 
 def check_no_ctx_tensors(spec: Spec, forward: ForwardTrace) -> None:

@@ -5,8 +5,6 @@ wrong, or refused by the saved tensor's version counter, the second."""
 
 import torch
 
-from .checks import case
-from .comparison import floating_outputs, fresh_leaves
 from .errors import GradingError
 
 INPLACE = "modified by an inplace operation"
@@ -18,42 +16,47 @@ def _fix(name: str) -> str:
             "and a Jacobian taken row by row run backward more than once on one graph")
 
 
+def _leaves(values: dict) -> dict:
+    return {name: (value.detach().clone().requires_grad_(value.is_floating_point())
+                   if isinstance(value, torch.Tensor) else value)
+            for name, value in values.items()}
+
+
 def check_backward_twice(function, spec, values: dict, where: str = "") -> None:
-    """Forward once, then backward twice with ``retain_graph=True``: the second gives the first's
-    gradients. Only a first backward that ran is judged (other checks name its errors)."""
-    inputs = fresh_leaves(values)
-    with case(f"{where + ', ' if where else ''}backward run twice on one graph "
-              "(retain_graph=True)"):
-        try:  # no probe's saved-tensor hooks: the copies they keep no in-place change reaches
-            outputs = [o for o in floating_outputs(function.apply(*inputs.values()))
-                       if o.requires_grad]
-            wanted = [v for v in inputs.values()
-                      if isinstance(v, torch.Tensor) and v.requires_grad]
-            generator = torch.Generator().manual_seed(3)
-            grad_outputs = [torch.randn(o.shape, generator=generator, dtype=torch.float64)
-                            .to(o) for o in outputs]
-            if not outputs or not wanted:
-                return
-            first = torch.autograd.grad(outputs, wanted, grad_outputs, retain_graph=True,
-                                        allow_unused=True)
-        except Exception:  # the learner's code may raise anything: other checks name it
+    """Forward once on fresh leaves of ``values``, then backward twice with
+    ``retain_graph=True``: the second gives the first's gradients. Only a first backward that
+    ran is judged (other checks name its errors)."""
+    inputs = _leaves(values)
+    case = f"{where + ', ' if where else ''}backward run twice on one graph (retain_graph=True)"
+    try:  # no probe's saved-tensor hooks: the copies they keep no in-place change reaches
+        output = function.apply(*inputs.values())
+        outputs = [o for o in (output if isinstance(output, (tuple, list)) else (output,))
+                   if isinstance(o, torch.Tensor) and o.requires_grad]
+        wanted = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
+        generator = torch.Generator().manual_seed(3)
+        grad_outputs = [torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o)
+                        for o in outputs]
+        if not outputs or not wanted:
             return
-        try:
-            second = torch.autograd.grad(outputs, wanted, grad_outputs, retain_graph=True,
-                                         allow_unused=True)
-        except (RuntimeError, GradingError) as error:  # a wrapper's, for an operator
-            if INPLACE not in str(error):  # buffers a backward frees for itself, a graph it
-                return                     # builds inside (checkpointing's): not judged here
-            raise GradingError(f"{_fix(spec.name)} (the second backward found a saved tensor "
-                               "modified: 'one of the variables needed for gradient "
-                               "computation has been modified by an inplace operation')",
-                               str(error),
-                               mistake=f"{spec.name}/backward-modifies-saved-tensor") from error
-        for name, one, two in zip([n for n, v in inputs.items() if any(v is w for w in wanted)],
-                                  first, second):
-            if one is None or two is None or torch.allclose(one, two, rtol=1e-6, atol=1e-12,
-                                                            equal_nan=True):
-                continue
-            raise GradingError(f"{spec.name}'s gradient for {name} changes when backward runs a "
-                               f"second time on one graph: {_fix(spec.name)}",
-                               mistake=f"{spec.name}/backward-modifies-saved-tensor")
+        first = torch.autograd.grad(outputs, wanted, grad_outputs, retain_graph=True,
+                                    allow_unused=True)
+    except Exception:  # the learner's code may raise anything: other checks name it
+        return
+    try:
+        second = torch.autograd.grad(outputs, wanted, grad_outputs, retain_graph=True,
+                                     allow_unused=True)
+    except (RuntimeError, GradingError) as error:  # a wrapper's, for an operator
+        if INPLACE not in str(error):  # buffers a backward frees for itself, a graph it
+            return                     # builds inside (checkpointing's): not judged here
+        raise GradingError(f"{_fix(spec.name)} (the second backward found a saved tensor "
+                           "modified: 'one of the variables needed for gradient computation "
+                           "has been modified by an inplace operation')", str(error), case,
+                           mistake=f"{spec.name}/backward-modifies-saved-tensor") from error
+    names = [name for name, value in inputs.items() if any(value is w for w in wanted)]
+    for name, one, two in zip(names, first, second):
+        if one is None or two is None or torch.allclose(one, two, rtol=1e-6, atol=1e-12,
+                                                        equal_nan=True):
+            continue
+        raise GradingError(f"{spec.name}'s gradient for {name} changes when backward runs a "
+                           f"second time on one graph: {_fix(spec.name)}", "", case,
+                           mistake=f"{spec.name}/backward-modifies-saved-tensor")

@@ -51,3 +51,14 @@ def test_a_gradient_that_changes_on_the_second_backward_is_named():
 def test_a_first_backward_that_raises_is_left_to_the_other_checks():
     """Does a backward that fails the first time raise nothing here (its own checks name it)?"""
     check_backward_twice(_square("raise NotImplementedError"), SQUARE, _values())
+
+
+def test_gradcheck_meeting_a_saved_tensor_changed_by_backward_names_it():
+    """Is gradcheck's raw version-counter error, raised before the domain's check runs, named
+    for what the second backward proves?"""
+    from autograder.checks import check_gradcheck
+
+    answer = _square("two_x, = ctx.saved_tensors\n        return two_x.mul_(g)")
+    with pytest.raises(GradingError) as error:
+        check_gradcheck(answer, SQUARE, _values())
+    assert error.value.mistake == "Square/backward-modifies-saved-tensor"
