@@ -75,6 +75,18 @@ MASK_NONE = ("{name}.forward fails when mask is None, the most common call: the 
              "mask=None path; give mask the default None and skip masking when it is None")
 
 
+# the ids of known_mistake's hints, by a phrase of each
+KNOWN_IDS = {"masks out the positions where mask is True": "mask-polarity-reversed",
+             "log-sum-exp overflows": "log-sum-exp-without-maximum",
+             "after subtracting one global maximum": "mask-after-global-maximum",
+             "right once the same scores are made small": "no-row-maximum",
+             "recomputes the probabilities without the mask": "backward-drops-mask",
+             "treats the softmax as element-wise": "softmax-as-element-wise",
+             "only the diagonal of the softmax's Jacobian": "jacobian-diagonal-only",
+             "lays its row sums out as a row": "row-sum-laid-out-as-a-row",
+             "sums dP * P over the queries": "row-sum-over-the-queries"}
+
+
 def known_mistake(function, spec: Spec, values: dict) -> str | None:
     """The hint for a mistake this lesson names, when the submission's numbers match it."""
     inputs = make_inputs(values)
@@ -184,9 +196,11 @@ def check_attention(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7)
                 except Exception:  # the learner's code may raise anything; keep the first hint
                     hint = None
                 if hint is not None:
-                    raise GradingError(hint, str(error)) from error
+                    raise GradingError(hint, str(error),
+                                       mistake=f"{spec.name}/row-sum-without-keepdim") from error
             try:
-                hint, mistake = known_mistake(function, spec, values), ""
+                hint = known_mistake(function, spec, values)
+                mistake = {phrase: f"{spec.name}/{name}" for phrase, name in KNOWN_IDS.items()}
                 if hint is not None and "mask loses to large scores" in hint:
                     mistake = f"{spec.name}/finite-mask-fill"
                 if hint is not None and MASKED_TAKE_PART in hint:

@@ -20,6 +20,17 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
     Q, K = values["Q"], values["K"]
     rows, Lk = math.prod(Q.shape[:-1]), K.shape[-2]
     extra = [s for s in forward.saved if not s.role.startswith("input") and s.role != "output"]
+    mask = values.get("mask")
+    for saved in extra:  # the mask given, as numbers: the same entries, wider
+        if (mask is not None and saved.dtype != torch.bool and saved.shape == tuple(mask.shape)
+                and torch.equal(saved.tensor.detach(),
+                                mask.to(saved.tensor.device, saved.dtype))):
+            raise GradingError(
+                f"{spec.name} saved a {str(saved.dtype)[6:]} copy of the mask, shape "
+                f"{saved.shape} ({saved.nbytes} bytes, {saved.tensor.element_size()} per "
+                f"entry where the bool mask given is 1 and costs nothing more: it is already "
+                "kept for the caller); save the mask as given and fill with -inf where ~mask "
+                "in backward", mistake=f"{spec.name}/saves-mask-as-float")
     for saved in extra:
         if math.prod(saved.shape) >= rows * Lk and saved.dtype == torch.bool:
             raise GradingError(

@@ -32,6 +32,7 @@ from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_acc
                            flash_domain_values, flash_values, long_key_loop,
                            recognise_hidden_diagonal, recognise_masked_first_tile,
                            recognise_top_left, tagged_values)
+from .flash_skip import recognise_skip_backward, recognise_skip_forward
 from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
 
 
@@ -41,7 +42,9 @@ NAMED = {"causal mask hides the diagonal": f"{NAME}/causal-mask-hides-diagonal",
          "causal mask is top-left": f"{NAME}/causal-mask-top-left",
          "does not rescale the running output": f"{NAME}/running-output-not-rescaled",
          "rescales with the wrong maximum": f"{NAME}/rescales-with-wrong-maximum",
-         "takes D from dP": f"{NAME}/row-sum-from-one-tile"}
+         "takes D from dP": f"{NAME}/row-sum-from-one-tile",
+         "forward skips a key tile": f"{NAME}/causal-skip-bound-off-by-one-in-forward",
+         "backward leaves out a tile": f"{NAME}/causal-skip-bound-off-by-one-in-backward"}
 
 
 def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
@@ -55,6 +58,8 @@ def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
                 hint = (recognise_hidden_diagonal(function, values)
                         or recognise_masked_first_tile(function, values)
                         or recognise_top_left(function, values)
+                        or recognise_skip_forward(function, values, block)
+                        or recognise_skip_backward(function, values, block)
                         or recognise_forward(function, values, block, flash_reference)
                         or recognise_backward(function, values, block))
             except Exception:  # the learner's code may raise anything: keep the first hint
@@ -243,14 +248,17 @@ def flash_full(FlashAttention, device) -> None:
 
 def _flash_full(function, device) -> None:
     # (lead, Lq, Lk, d, dv, causal, BLOCK): several blocks, ragged edges, Lq != Lk both ways,
-    # diagonal tiles in which some rows see no key (5 x 11 in blocks of 4)
+    # diagonal tiles in which some rows see no key (5 x 11 in blocks of 4); causal with full
+    # query blocks at Lk - Lq = 0, 1 and BLOCK - 1 (mod BLOCK): at 1, the key block starting at
+    # a query block's last visible key is the one an off-by-one skip bound drops
     for seed, (lead, Lq, Lk, d, dv, causal, block) in enumerate([
             ((2,), 6, 9, 3, 2, False, 4), ((2, 3), 7, 7, 4, 5, True, 3),
             ((3,), 5, 11, 3, 3, True, 4), ((2,), 9, 4, 2, 3, False, 3),
             ((), 1, 5, 3, 2, True, 2), ((2,), 5, 1, 2, 2, False, 4),
-            ((2, 1, 2), 8, 8, 3, 3, True, 8)]):
+            ((2, 1, 2), 8, 8, 3, 3, True, 8), ((2,), 8, 9, 3, 2, True, 4),
+            ((2,), 8, 11, 3, 2, True, 4), ((2,), 8, 12, 3, 2, True, 4)]):
         check_flash(function, flash_values(lead, Lq, Lk, d, dv, device, causal=causal,
-                                           seed=seed + 60), block)
+                                           seed=seed + 60 if seed < 7 else seed + 160), block)
     covers("causal, Lq != Lk, ragged blocks")
     values = flash_values((2, 3), 7, 7, 4, 5, device, causal=True, seed=68)
     check_multihead_layout(lambda f, v: check_flash(f, v, 3), function, NAME, values,

@@ -314,3 +314,14 @@ def test_softmax_hints_ask_and_do_not_give_the_vjp():
     softmax's vector-Jacobian product (issue 38: the answer only after the self-check)?"""
     for hint in (lesson.ELEMENTWISE, lesson.DIAGONAL_ONLY):
         assert "rowsum" not in hint and "dP - " not in hint and "my_softmax_vjp" in hint
+
+
+@pytest.mark.parametrize("exercise, name, named", [
+    ("ScaledDotProductAttention", "row sums unsqueezed as a row",
+     "ScaledDotProductAttention/row-sum-laid-out-as-a-row"),
+    ("MemoryEfficientAttention", "mask saved as a float copy",
+     "MemoryEfficientAttention/saves-mask-as-float")])
+def test_probed_hints_carry_their_ids(exercise, name, named):
+    """A hint a probe proved is recorded under its own id, not unnamed:check."""
+    from tests.autograder.catalogued import graded_mistake
+    assert graded_mistake(exercise, name) == named

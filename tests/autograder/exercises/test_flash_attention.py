@@ -45,3 +45,33 @@ def test_a_gradient_returned_in_float32_for_bfloat16_inputs_is_named():
     backward itself returned read (record_returned_gradients), and the cast asked for?"""
     assert graded_mistake("FlashAttention", "grad_Q returned in its float32 accumulator") == \
         "FlashAttention/gradient-in-accumulator-dtype"
+
+
+@pytest.mark.parametrize("name, named", [
+    ("forward key loop ends at the last visible key (BLOCK rows)", "in-forward"),
+    ("forward key loop ends at the last visible key (the block's rows)", "in-forward"),
+    ("backward's first query block one query late", "in-backward"),
+    ("both skip bounds off by one", "in-forward")])
+def test_a_causal_skip_bound_off_by_one_is_caught_and_named(name, named):
+    """Lk - Lq = 1 (mod BLOCK) with full query blocks: the key block that starts at a query
+    block's last visible key is needed. Is an inclusive bound used as an exclusive one (in
+    forward, in backward, or both) caught, and named from the probe (the values those dropped
+    tiles give), not told in general that the output or a gradient is wrong?"""
+    assert graded_mistake("FlashAttention", name) == \
+        f"FlashAttention/causal-skip-bound-off-by-one-{named}"
+
+
+def test_the_skip_probes_name_nothing_on_a_right_answer_or_another_mistake():
+    """The probes name a slip only where the values are exactly what it gives: silent on the
+    solution, and on a mask that hides the diagonal (another mistake, with its own hint)."""
+    from autograder.exercises.flash_skip import recognise_skip_backward, recognise_skip_forward
+    namespace = {}
+    exec("import torch\nfrom torch.autograd.function import once_differentiable\n" + SOLUTION,
+         namespace)
+    right = namespace["FlashAttention"]
+    hidden = mistake("FlashAttention", "causal mask with >=")
+    values = flash.flash_values((2,), 8, 9, 3, 2, "cpu", causal=True, seed=3)
+    for function in (right, hidden):
+        with flash.block_size(function, 4):
+            assert recognise_skip_forward(function, values, 4) is None
+            assert recognise_skip_backward(function, values, 4) is None
