@@ -310,7 +310,8 @@ print("keys the first query sees under is_causal=True:",
 # `K (..., Lk, d)`, `V (..., Lk, dv)`, a Python-float `scale`, and `mask` either `None` or a
 # boolean tensor broadcastable to `(..., Lq, Lk)` with `False` = masked out: a masked key gets
 # probability exactly 0, whatever the scores (the checks include float64 rows whose masked
-# scores lie tens of thousands above the visible ones).
+# scores lie tens of thousands above the visible ones; only a fill of $-\infty$ holds for
+# every score).
 #
 # - Forward may use `torch.softmax` (or subtract each row's maximum before `exp` yourself:
 #   never exponentiate raw scores, which overflow at about 88 in float32). Save what backward
@@ -1134,7 +1135,8 @@ else:
 #
 # **Low precision.** For float16 or bfloat16 inputs, compute the tile of scores and its
 # exponentials in float32, accumulate $m$, $\ell$, $o$, $dQ$, $dK$, $dV$ in float32, and cast
-# the results back to the input dtype. Keep $L$ in float32 too:
+# the results back to the input dtype (the kernels round $P$ to the input dtype for the
+# product $P V$ on tensor cores; its sum, $o$, stays float32). Keep $L$ in float32 too:
 # bfloat16 has 8 significant bits, so near $L = 10$ its values are $0.0625$ apart, and an
 # error of $0.03$ in $L$ is a 3% error in every probability of the row, $e^{0.03} \approx 1.03$.
 
@@ -1162,7 +1164,7 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # - Scores must work at any magnitude softmax handles: the checks use float32 rows that reach
 #   100 to 150, float32 rows whose scores all lie near $-160$, and float64 rows near $-20000$.
 # - float16/bfloat16 inputs: the tile of scores and its exponentials, and every accumulator,
-#   in float32; return the input dtype (the checks' scores reach about 85, where bfloat16
+#   in float32 ($P$ may be rounded to the input dtype for $P V$); return the input dtype (the checks' scores reach about 85, where bfloat16
 #   numbers are 0.5 apart).
 # - Read the block size as `FlashAttention.BLOCK`: the grader sets it to small sizes (2 to 16)
 #   so that small inputs span several tiles, and measures the largest tensor you create and
