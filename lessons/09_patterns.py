@@ -803,11 +803,12 @@ from autograder import grade; grade("Cumsum", Cumsum)
 #
 # Along `dim`, in every slice,
 #
-# $$\frac{\partial L}{\partial x_i} = \sum_{o \ge i} g_o
-#   = \sum_{o} g_o - \sum_{o < i} g_o ,$$
+# $$\frac{\partial L}{\partial x_i} = \sum_{o \ge i} g_o ,$$
 #
 # the entries of $g$ from $i$ **to the end** ($J$ is lower triangular, $J^\top$ upper). $J$
-# does not depend on $x$ (the scan is linear).
+# does not depend on $x$ (the scan is linear). The total less the running sum before $i$,
+# $\sum_o g_o - \sum_{o < i} g_o$, is equal only in exact arithmetic: where the early $g_o$
+# are much larger than the late ones, the subtraction cancels the late entries' digits.
 # </details>
 
 # %%

@@ -7,6 +7,7 @@ import functools
 import torch
 import torch.nn.functional as F
 
+from ..checks import make_inputs, reference_gradients
 from ..errors import GradingError
 from ..exercise import sample
 from .pattern_cases import gradient_for
@@ -183,3 +184,25 @@ def rebuilt_from_length(function, spec, rows: torch.Tensor, eps: float,
         return False
     return bool(torch.isclose(got[0], grad_output[0] / eps).all()
                 and torch.isclose(got[1], truth[1]).all())
+
+
+def eps_as_float32(function, spec, rows: torch.Tensor, eps: float) -> bool:
+    """Is the answer right with eps rounded to float32 (torch.tensor(eps) makes a float32
+    tensor), where the misread ``rows`` have norms in [float32(eps), eps)? Checked on those rows
+    and on a row one ulp below float32(eps): the rounded eps calls it below, a norm rounded to
+    float32 (x.float()) calls it float32(eps), so above."""
+    eps32 = float(torch.tensor(eps, dtype=torch.float32))
+    norms = torch.linalg.vector_norm(rows, dim=-1)
+    if eps32 == eps or rows.dtype != torch.float64 or not (
+            (norms >= eps32) & (norms < eps)).all():
+        return False
+    under = _one_entry(just_below(eps32, rows.dtype), rows.shape[-1], rows.device)
+    x = torch.cat([rows, under[None]])
+    grad_output = sample(x.shape, x.device, seed=9, dtype=x.dtype)
+    try:
+        got, _, _ = gradient_for(function, spec, {"x": x, "eps": eps}, grad_output=grad_output)
+    except GradingError:
+        return False
+    truth = reference_gradients(spec, make_inputs({"x": x, "eps": eps32}), grad_output)["x"]
+    return (isinstance(got, torch.Tensor) and got.shape == truth.shape
+            and bool(torch.isclose(got, truth).all()))

@@ -12,6 +12,7 @@ from ..domain import Constant, Domain, sampled
 from ..errors import GradingError
 from ..exercise import Exercise, sample
 from .broadcast_sums import check_left_aligned, check_sums_every_dim
+from .cumsum_decay import check_decaying_grad_output
 from .layouts import check_noncontiguous_grad_output
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 
@@ -279,6 +280,7 @@ def cumsum_full(Cumsum, device) -> None:
         cumsum_case(Cumsum, x_shape, dim, device, seed=seed)
     for edge in ("a dim other than the last", "negative dim", "1-D x", "saves no tensor"):
         covers(edge)
+    check_decaying_grad_output(Cumsum, CUMSUM, device)
     check_each_input_alone(Cumsum, CUMSUM, {"x": sample((3, 4), device), "dim": 0})
     check_noncontiguous_grad_output(Cumsum, CUMSUM, {"x": sample((3, 4), device), "dim": 0})
     check_gradcheck(Cumsum, CUMSUM, {"x": sample((2, 3, 4), device), "dim": -1})

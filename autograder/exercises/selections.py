@@ -13,8 +13,8 @@ from ..errors import GradingError
 from ..exercise import Exercise, sample
 from ..probes import AllocationLog
 from .layouts import check_noncontiguous_grad_output
-from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above, near_above_rows,
-                             near_eps_rows, rows_around_eps)
+from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above, eps_as_float32,
+                             near_above_rows, near_eps_rows, rows_around_eps)
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 
 SELECT = Spec("IndexSelect", ("x", "index"), lambda x, index: torch.index_select(x, 0, index))
@@ -161,10 +161,10 @@ def check_projection(function, device) -> None:
                                f"norm ({AROUND_EPS})", details,
                                mistake="Normalize/case-from-length-of-y")
         if right[2:6].all() and near[2]:
+            check_eps_as_float32(function, x[6:7], eps, details)
             raise GradingError("Normalize's gradient on a row one ulp below eps is that of a row "
-                               "above eps: the test in backward saw that row at eps or above (a "
-                               "norm computed in a narrower dtype, |y| = norm / eps rounded to "
-                               "1?); compare the norm forward divided by, in x's dtype, with eps "
+                               "above eps: the test in backward saw that row at eps or above; "
+                               "compare the norm, in x's dtype, with the Python float eps "
                                f"({AROUND_EPS})", details,
                                mistake="Normalize/just-below-eps-as-above")
         every = ("; every row below eps got the projection of a row above it: no test in "
@@ -173,6 +173,19 @@ def check_projection(function, device) -> None:
         raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: "
                            f"there y = x / eps, and eps does not move with x{every} "
                            f"({AROUND_EPS})", mistake="Normalize/wrong-below-eps")
+
+
+def check_eps_as_float32(function, rows: torch.Tensor, eps: float, details: str) -> None:
+    """A row one ulp below eps taken as above it, named as eps rounded to float32 only where
+    the row's norm lies in [float32(eps), eps) and the answer is right with that eps."""
+    if eps_as_float32(function, NORMALIZE, rows, eps):
+        raise GradingError("Normalize's gradient on a row one ulp below eps is that of a row "
+                           "above eps, and every row is right with eps rounded to float32: eps "
+                           "became a float32 tensor (torch.tensor(eps) rounds 0.01 to "
+                           "0.0099999998, below this row's norm); use the Python float "
+                           "(norm.clamp_min(eps), norm >= eps) or torch.tensor(eps, "
+                           f"dtype=x.dtype) ({AROUND_EPS})", details,
+                           mistake="Normalize/eps-as-float32-tensor")
 
 
 def check_row_quantity_kept(function, error: GradingError, device) -> None:

@@ -163,9 +163,6 @@ UNUSUAL = [
                              moved.unsqueeze(-2).expand(*moved.shape, n)).prod(-1)
         return (grad_output.unsqueeze(-1) * others).movedim(-1, dim), None
 ''')),
-    Unusual("Cumsum", "total minus the exclusive prefix", _cumsum(
-        "        return grad_output.sum(dim, keepdim=True) - grad_output.cumsum(dim) "
-        "+ grad_output, None\n")),
     Unusual("Cumsum", "an upper-triangular matrix of ones", _cumsum('''
         if grad_output.dim() == 0:
             return grad_output.clone(), None
@@ -237,6 +234,10 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("Cumsum", "total minus the exclusive prefix",
+            "Cumsum's gradient written as the total minus a running sum", _cumsum(
+                "        return grad_output.sum(dim, keepdim=True) - grad_output.cumsum(dim) "
+                "+ grad_output, None\n")),
     Mistake("BroadcastMul", "forgot to sum the broadcast dims",
             "forgot to sum the broadcast dims",
             _mul("        return grad_output * b, grad_output * a\n"),

@@ -59,8 +59,19 @@ class ProdOverDim(torch.autograd.Function):
     Unusual("ProdOverDim", "exclusive products from both ends, with no 0-d branch (the "
             "contract has no 0-d x)", _prod(_PROD_EXACT.replace(
                 "        if x.dim() == 0:\n            return grad_output.clone(), None\n", ""))),
-    Unusual("Cumsum", "PyTorch's own 2017 Cumsum (torch/autograd/_functions/reduce.py): "
-            "an exclusive sum scan", """
+    Unusual("Normalize", "the row dot product as an einsum (no 0-d branch: the contract has "
+            "rows)", _normalize('''
+        radial = torch.einsum("...i,...i->...", y, grad_output).unsqueeze(-1)
+        above = norm >= ctx.eps
+        return (grad_output - y * radial * above) / norm.clamp_min(ctx.eps), None
+''')),
+
+]
+
+MISTAKES = [
+    Mistake("Cumsum", "PyTorch's own 2017 Cumsum (torch/autograd/_functions/reduce.py): "
+            "an exclusive sum scan",
+            "Cumsum's gradient written as the total minus a running sum", """
 def sum_scan_exclusive(x, dim):
     ret = torch.cumsum(-x, dim=dim)
     end_idx = ret.size(dim) - 1
@@ -81,16 +92,6 @@ class Cumsum(torch.autograd.Function):
     def backward(ctx, grad_output):
         return sum_scan_exclusive(grad_output, dim=ctx.dim), None
 """),
-    Unusual("Normalize", "the row dot product as an einsum (no 0-d branch: the contract has "
-            "rows)", _normalize('''
-        radial = torch.einsum("...i,...i->...", y, grad_output).unsqueeze(-1)
-        above = norm >= ctx.eps
-        return (grad_output - y * radial * above) / norm.clamp_min(ctx.eps), None
-''')),
-
-]
-
-MISTAKES = [
     Mistake("ProdOverDim", "exclusive products written for the last dim only",
             "ProdOverDim's gradient is right when dim is the last dimension but wrong", _prod('''
         ones = torch.ones_like(x[..., :1])

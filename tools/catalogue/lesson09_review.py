@@ -76,13 +76,6 @@ UNUSUAL = [
         parts = [grad_output.narrow(dim, i, n - i).sum(dim, keepdim=True) for i in range(n)]
         return (torch.cat(parts, dim) if parts else grad_output.clone()), None
 ''')),
-    Unusual("Cumsum", "total minus cumsum plus g (other order), dim normalised", _cumsum('''
-        d = dim % grad_output.dim()
-        c = torch.cumsum(grad_output, d)
-        if c.shape[d] == 0:
-            return grad_output.clone(), None
-        return c.narrow(d, c.shape[d] - 1, 1) - c + grad_output, None
-''')),
     Unusual("Cumsum", "torch.flip with list dims, cumsum via torch.cumsum out dtype", _cumsum('''
         flipped = torch.flip(grad_output, [dim])
         return torch.flip(torch.cumsum(flipped, dim=dim, dtype=grad_output.dtype), [dim]), None
@@ -177,6 +170,14 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("Cumsum", "total minus cumsum plus g (other order), dim normalised",
+            "Cumsum's gradient written as the total minus a running sum", _cumsum('''
+        d = dim % grad_output.dim()
+        c = torch.cumsum(grad_output, d)
+        if c.shape[d] == 0:
+            return grad_output.clone(), None
+        return c.narrow(d, c.shape[d] - 1, 1) - c + grad_output, None
+''')),
     Mistake("BroadcastMul", "sums leading dims only (size-1 dims unsummed)", "you forgot to sum the broadcast dims",
             _mul('''
         ga = gb = None
