@@ -89,33 +89,35 @@ def _check_narrowed_argmax(got, logits, expected) -> None:
 def _check_argmax_of_scaled(got, logits, tau, expected) -> None:
     """A one-hot exactly the argmax of logits / tau (or logits * (1 / tau)), where dividing
     rounds two logits to one value: division by a positive tau never reorders, it only merges."""
-    over = [name for name, z in (("logits / tau", logits / tau),
-                                 ("logits * (1 / tau)", logits * (1 / tau)))
-            if torch.equal(got, one_hot_argmax(z))]
-    if over and not torch.equal(got, expected):
-        row = _first_row(got != expected)
-        raise GradingError(
-            f"StraightThroughSoftmax's output picks another maximum in row {list(row)} (logits "
-            f"{', '.join(repr(v) for v in logits[row].tolist())}, tau={tau:g}): it is the one-hot "
-            f"of argmax over {' or '.join(over)}; dividing rounds logits this close to equal "
-            "values, of which argmax picks the first; take argmax of the logits themselves",
-            mistake="StraightThroughSoftmax/argmax-of-scaled-logits")
+    _check_argmax_of(got, logits, tau, expected,
+                     {"logits / tau": logits / tau, "logits * (1 / tau)": logits * (1 / tau)},
+                     "; dividing rounds logits this close to equal values, of which argmax "
+                     "picks the first; take argmax of the logits themselves",
+                     "StraightThroughSoftmax/argmax-of-scaled-logits")
 
 
 def _check_argmax_of_softmax(got, logits, tau, expected) -> None:
     """A one-hot exactly the argmax of softmax(logits / tau), or of softmax(logits), where that
     softmax ties; both named where both give it."""
-    over = [name for name, z in (("softmax(logits / tau)", logits / tau),
-                                 ("softmax(logits)", logits))
-            if torch.equal(got, one_hot_argmax(torch.softmax(z, -1)))]
+    _check_argmax_of(got, logits, tau, expected,
+                     {"softmax(logits / tau)": torch.softmax(logits / tau, -1),
+                      "softmax(logits)": torch.softmax(logits, -1)},
+                     ", where logits this close round to equal probabilities, of which argmax "
+                     "picks the first; take argmax of the logits",
+                     "StraightThroughSoftmax/argmax-of-softmax")
+
+
+def _check_argmax_of(got, logits, tau, expected, candidates: dict, why: str, mistake: str):
+    """``got`` is not ``expected`` but exactly the one-hot argmax of one of ``candidates``
+    (what it was taken over, by name): named, with the first row where it picks another and
+    ``why`` (its punctuation included)."""
+    over = [name for name, z in candidates.items() if torch.equal(got, one_hot_argmax(z))]
     if over and not torch.equal(got, expected):
         row = _first_row(got != expected)
         raise GradingError(
             f"StraightThroughSoftmax's output picks another maximum in row {list(row)} (logits "
             f"{', '.join(repr(v) for v in logits[row].tolist())}, tau={tau:g}): it is the one-hot "
-            f"of argmax over {' or '.join(over)}, where logits this close round to equal "
-            "probabilities, of which argmax picks the first; take argmax of the logits",
-            mistake="StraightThroughSoftmax/argmax-of-softmax")
+            f"of argmax over {' or '.join(over)}{why}", mistake=mistake)
 
 
 def _check_rows_finite(logits, tau, grad_output, got, expected) -> None:
