@@ -29,7 +29,7 @@ CATEGORIES = {
     mistakes.NOT_IMPLEMENTED: "not answered: the stub still raises NotImplementedError",
     mistakes.WRONG_VALUE: "wrong value, cause not proven (the hint says only which value "
                           "differs)",
-    mistakes.UNNAMED_CHECK: "failed a check that gives no mistake id (the CSV has each hint)",
+    mistakes.UNNAMED_CHECK: "failed a check that gives no mistake id",
     mistakes.TEST_FAILED: "an assert of the test cell failed",
     mistakes.TAMPERED: "replaced torch or the grading library while it was graded",
     mistakes.TIMEOUT: "timed out: a cell ran past the time limit (an endless loop?)",
@@ -83,9 +83,10 @@ class LessonInsight:
     lesson: str
     title: str
     graded: tuple[str, ...]
-    not_graded: tuple[str, ...]  # submitted, not graded yet (or the grader failed)
+    not_graded: tuple[str, ...]  # submitted, not graded yet
+    grader_failed: tuple[str, ...]  # the grader itself failed on it (`make autograde` retries)
     unrecorded: tuple[str, ...]  # graded before verdicts were recorded
-    exercises: tuple[ExerciseInsight, ...]
+    exercises: tuple[ExerciseInsight, ...]  # none when no learner has a verdict to read
 
 
 @dataclass(frozen=True)
@@ -125,13 +126,19 @@ def layout(root: Path, lesson: str) -> Layout:
 
 def explanation(mistake: str, hints: list[str]) -> str:
     """One line for a group: a category's own words, or a named mistake's hint as most of its
-    learners read it (without the inputs it failed for)."""
+    learners read it (without the inputs it failed for); for checks without an id, the hint
+    most of them read, and whether others read other hints."""
+    counted = Counter(without_case(hint) for hint in hints if hint)
+    if mistake == mistakes.UNNAMED_CHECK and counted:
+        common, others = counted.most_common(1)[0][0], len(counted) - 1
+        return common if not others else (f"{common} (and {others} other "
+                                          f"check{'s' if others > 1 else ''}: the CSV has each "
+                                          "hint)")
     if mistake in CATEGORIES:
         return CATEGORIES[mistake]
     if mistake.startswith(mistakes.RAISED):
         return f"the learner's code raised {mistake.removeprefix(mistakes.RAISED)}"
-    common = Counter(without_case(hint) for hint in hints).most_common(1)
-    return common[0][0] if common else mistake
+    return counted.most_common(1)[0][0] if counted else mistake
 
 
 def without_case(hint: str) -> str:
@@ -172,11 +179,11 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None) -> Lesso
     shape, records = layout(root, lesson), verdict_store.read_lesson(root, lesson)
     outcomes: dict[str, dict[str, dict | None]] = {}  # grade_id -> student -> record
     not_graded = set(submitted) - set(graded)
-    unrecorded = set()
+    grader_failed, unrecorded = set(), set()
     for student, entry in graded.items():
         record = records.get(student)
         if entry["status"] in RETRIED:
-            not_graded.add(student)
+            grader_failed.add(student)
             continue
         if record is None or record["digest"] != entry["digest"]:
             unrecorded.add(student)
@@ -201,8 +208,9 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None) -> Lesso
     order = list(shape.sections)
     exercises.sort(key=lambda e: (order.index(e.name) if e.name in order else len(order), e.name))
     return LessonInsight(lesson, shape.title,
-                         tuple(sorted(set(graded) - not_graded - unrecorded)),
-                         tuple(sorted(not_graded)), tuple(sorted(unrecorded)), tuple(exercises))
+                         tuple(sorted(set(graded) - not_graded - grader_failed - unrecorded)),
+                         tuple(sorted(not_graded)), tuple(sorted(grader_failed)),
+                         tuple(sorted(unrecorded)), tuple(exercises))
 
 
 def _ledger(root: Path) -> dict:

@@ -1,6 +1,6 @@
 """One figure per lesson: for each exercise a horizontal bar of its graded learners, stacked as
-full marks, each named mistake (most frequent first) and the failures no probe named. Counts
-only, never learner ids. Each named segment carries a letter, and a key under the axes says
+full marks, each named mistake (most frequent first), the other failures (tried, no probe named
+why) and the exercises not attempted (the stub still raises). Counts only, never learner ids. Each named segment carries a letter, and a key under the axes says
 which mistake each letter of each exercise is; colours are colour-blind safe and hatched, so a
 greyscale print still reads."""
 
@@ -8,10 +8,15 @@ import io
 import string
 import textwrap
 
+from autograder.mistakes import NOT_IMPLEMENTED
+
 from .insight import LessonInsight
 
 FULL_MARKS = "#009E73"
-UNNAMED = "#BBBBBB"
+UNNAMED = "#999999"
+NOT_ATTEMPTED = "#FFFFFF"
+UNNAMED_LABEL = "failed, no named mistake"
+NOT_ATTEMPTED_LABEL = "not attempted"
 NAMED = ["#E69F00", "#56B4E9", "#D55E00", "#CC79A7", "#0072B2", "#F0E442"]
 HATCHES = ["", "//", "..", "xx", "\\\\", "++"]
 KEY_WIDTH = 118  # characters per line of the key
@@ -24,15 +29,21 @@ def _style(rank: int) -> tuple[str, str]:
 
 def bars(insight: LessonInsight) -> dict[str, list[tuple[str, str, int]]]:
     """Per exercise, its segments as (letter, label, count): full marks (letter ""), each named
-    mistake lettered A, B, ... most frequent first, then the unnamed failures (letter "")."""
+    mistake lettered A, B, ... most frequent first, then the other failures and the learners
+    who did not attempt it (letter "")."""
     rows = {}
     for exercise in insight.exercises:
         named = [group for group in exercise.groups if group.named]
-        unnamed = sum(len(group.students) for group in exercise.groups if not group.named)
+        counts = {NOT_IMPLEMENTED: 0, "": 0}  # not attempted, failed without a name
+        for group in exercise.groups:
+            if not group.named:
+                counts[group.mistake if group.mistake == NOT_IMPLEMENTED else ""] += len(
+                    group.students)
         rows[exercise.name] = ([("", "full marks", len(exercise.passed))]
                                + [(string.ascii_uppercase[rank % 26], group.mistake,
                                    len(group.students)) for rank, group in enumerate(named)]
-                               + [("", "no named mistake", unnamed)])
+                               + [("", UNNAMED_LABEL, counts[""]),
+                                  ("", NOT_ATTEMPTED_LABEL, counts[NOT_IMPLEMENTED])])
     return rows
 
 
@@ -48,15 +59,24 @@ def key_lines(rows: dict) -> list[str]:
     return lines
 
 
+# the segments without a letter: their colour and the colour of their count
+UNLETTERED = {"full marks": (FULL_MARKS, "white"), UNNAMED_LABEL: (UNNAMED, "black"),
+              NOT_ATTEMPTED_LABEL: (NOT_ATTEMPTED, "black")}
+
+
 def lesson_figure(insight: LessonInsight):
-    """The lesson's figure (a matplotlib Figure, not shown)."""
+    """The lesson's figure (a matplotlib Figure, not shown). A lesson without a verdict to draw
+    (``insight.exercises`` empty: nothing graded yet, or the grader failed on every notebook)
+    has none: the caller says why instead."""
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
+    if not insight.exercises:
+        raise ValueError(f"{insight.lesson} has no verdict to draw: nothing was graded yet")
     rows = bars(insight)
     key = key_lines(rows)
     # laid out by hand (inches): a layout engine costs more than drawing the figure
-    top, axis, legend, key_band = 0.4, 0.55, 0.3, 0.16 * len(key)
+    top, axis, legend, key_band = 0.4, 0.55, 0.5, 0.16 * len(key)
     width, height = 8.0, top + 0.42 * len(rows) + axis + legend + key_band + 0.1
     left = 0.3 + 0.085 * max([len(name) for name in rows] + [4])
     figure = Figure(figsize=(width, height))
@@ -70,15 +90,15 @@ def lesson_figure(insight: LessonInsight):
         start, rank = 0, 0
         for letter, label, count in rows[name]:
             if count:
-                colour, hatch = ((FULL_MARKS, "") if label == "full marks" else
-                                 (UNNAMED, "") if not letter else _style(rank))
+                colour, hatch = (_style(rank) if letter else (UNLETTERED[label][0], ""))
                 axes.barh(y, count, left=start, color=colour, hatch=hatch, height=0.7,
                           edgecolor="#333333", linewidth=0.6)
                 text = f"{letter} {count}" if letter else str(count)
                 if count * inches_per_learner >= 0.075 * len(text) + 0.05:  # it fits
                     axes.text(start + count / 2, y, text, ha="center", va="center", fontsize=8,
-                              fontweight="bold", color="white" if label == "full marks"
-                              else "black", backgroundcolor="none" if not letter else "white")
+                              fontweight="bold", color="black" if letter
+                              else UNLETTERED[label][1],
+                              backgroundcolor="none" if not letter else "white")
                 start += count
             rank += bool(letter)
     axes.set_yticks(range(len(names)), names)
@@ -93,8 +113,10 @@ def lesson_figure(insight: LessonInsight):
                Patch(facecolor=NAMED[0], edgecolor="#333333",
                      label="a named mistake (A, B, ... below)"),
                Patch(facecolor=UNNAMED, edgecolor="#333333",
-                     label="no named mistake (unanswered, errors, timeouts, ...)")]
-    figure.legend(handles=handles, loc="lower center", ncols=3, fontsize=8, frameon=False,
+                     label="failed, no named mistake (wrong value, error, timeout, ...)"),
+               Patch(facecolor=NOT_ATTEMPTED, edgecolor="#333333",
+                     label="not attempted (the stub still raises NotImplementedError)")]
+    figure.legend(handles=handles, loc="lower center", ncols=2, fontsize=8, frameon=False,
                   bbox_to_anchor=(0.5, (key_band + 0.1) / height), borderaxespad=0)
     for number, line in enumerate(key):
         figure.text(0.02, (key_band + 0.02 - 0.16 * number) / height, line, fontsize=7.5,

@@ -12,6 +12,9 @@ from pathlib import Path
 
 from .insight import ExerciseInsight, LessonInsight
 from .insight_figures import figure_bytes, lesson_figure
+from .insight_parts import (earlier_rows, earlier_sections, earlier_skipped,
+                            names_shown, section)
+from .ledger import STATE
 
 SHOWN = 12  # learners named per group on the terminal
 CSV_COLUMNS = ["lesson", "exercise", "student_id", "result", "score", "mistake", "named",
@@ -28,9 +31,14 @@ def lesson_summary(insight: LessonInsight, titled: bool = True) -> str:
     if insight.not_graded:
         parts.append(f"{len(insight.not_graded)} submitted but not graded yet "
                      "(`make autograde`)")
+    if insight.grader_failed:
+        parts.append(f"{len(insight.grader_failed)} the grader failed on (`make autograde` "
+                     f"retries them; {STATE}/errors.log says why)")
     if insight.unrecorded:
         parts.append(f"{len(insight.unrecorded)} graded before mistakes were recorded "
                      f"(`python -m grader autograde {insight.lesson} --force` records them)")
+    if not insight.exercises:
+        parts.append("no verdict to show yet")
     return (f"{insight.lesson} ({insight.title}): " if titled else "") + ", ".join(parts)
 
 
@@ -39,10 +47,19 @@ def exercise_summary(exercise: ExerciseInsight) -> str:
             f"{len(exercise.failures)} failed")
 
 
+def skipped_line(skipped: list[str]) -> str:
+    """One line for the lessons nobody has handed in ("" when there are none)."""
+    if not skipped:
+        return ""
+    lessons = "1 lesson" if len(skipped) == 1 else f"{len(skipped)} lessons"
+    return f"not handed in by anyone yet, skipped ({lessons}): {', '.join(skipped)}"
+
+
 def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
     """What the terminal shows: per lesson and exercise, the counts and each group, most
-    frequent first, with its explanation, the section that teaches it and its learners."""
-    lines = [f"{lesson}: nobody has handed it in yet, skipped" for lesson in skipped]
+    frequent first, with its explanation, the section that teaches it and its learners; then
+    one line for the lessons nobody handed in."""
+    lines = []
     for insight in insights:
         lines.append(lesson_summary(insight))
         for exercise in insight.exercises:
@@ -56,16 +73,17 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
                 if group.named and group.section != exercise.section:
                     lines.append(f"          taught in: {group.section}")
                 lines.append(f"          {learners}")
-    return "\n".join(lines)
+    return "\n".join(lines + [skipped_line(skipped)]).strip("\n")
 
 
 def csv_rows(insights: list[LessonInsight]) -> list[dict]:
-    """One row per learner and exercise: full marks, or the failure with its mistake."""
+    """One row per learner and exercise: full marks, or the failure with its mistake; the score
+    is the fraction of the test's points earned (1, 0, or nbgrader's partial credit)."""
     rows = []
     for insight in insights:
         for exercise in insight.exercises:
             base = {"lesson": insight.lesson, "exercise": exercise.name}
-            rows += [base | {"student_id": student, "result": "full-marks"}
+            rows += [base | {"student_id": student, "result": "full-marks", "score": "1"}
                      for student in exercise.passed]
             for group in exercise.groups:
                 hints = {f.student: f for f in exercise.failures if f.mistake == group.mistake}
@@ -74,20 +92,11 @@ def csv_rows(insights: list[LessonInsight]) -> list[dict]:
                     rows.append(base | {
                         "student_id": student,
                         "result": "partial" if failure.score else "failed",
-                        "score": "" if failure.score is None else f"{failure.score:.4g}",
+                        "score": f"{failure.score or 0:.4g}",
                         "mistake": group.mistake, "named": "yes" if group.named else "no",
                         "explanation": group.explanation, "section": group.section,
                         "hint": failure.hint})
     return rows
-
-
-def write_csv(insights: list[LessonInsight], path: Path) -> int:
-    rows = csv_rows(insights)
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, restval="")
-        writer.writeheader()
-        writer.writerows(rows)
-    return len(rows)
 
 
 STYLE = """
@@ -131,43 +140,65 @@ def lesson_table(insight: LessonInsight, names: bool = False) -> str:
     return "<table>\n" + "\n".join(rows) + "\n</table>"
 
 
-def lesson_html(insight: LessonInsight, figure_png: bytes, names: bool = False) -> str:
-    picture = base64.b64encode(figure_png).decode()
+def lesson_html(insight: LessonInsight, figure_png: bytes | None, names: bool = False) -> str:
+    """The lesson's heading, its summary, its figure (if it has one) and its table."""
+    picture = "" if figure_png is None else (
+        f'<img alt="{html.escape(insight.lesson)}: full marks and mistakes per exercise" '
+        f'src="data:image/png;base64,{base64.b64encode(figure_png).decode()}">\n')
     return (f'<h2 id="{html.escape(insight.lesson)}">{html.escape(insight.title)}</h2>\n'
             f'<p class="note">{html.escape(lesson_summary(insight, titled=False))}</p>\n'
-            f'<img alt="{html.escape(insight.lesson)}: full marks and mistakes per exercise" '
-            f'src="data:image/png;base64,{picture}">\n' + lesson_table(insight, names))
+            + picture + (lesson_table(insight, names) if insight.exercises else ""))
 
 
-def html_page(insights: list[LessonInsight], figures: dict[str, bytes], skipped: list[str],
-              names: bool = False) -> str:
-    """The whole page, self-contained."""
-    privacy = ("Learner ids are shown (--names): share this page with care." if names else
+def html_page(sections: dict[str, str], skipped: list[str]) -> str:
+    """The whole page, self-contained: each lesson's section (``insight_parts.section``) in
+    course order, then one line for the lessons nobody handed in."""
+    shown = names_shown(sections)
+    privacy = (f"Learner ids are shown for {', '.join(shown)} (--names): share this page with "
+               "care." if shown else
                "Counts only: learner ids are in insight.csv (or on this page with --names).")
-    notes = "".join(f'<p class="note">{html.escape(lesson)}: nobody has handed it in yet.</p>'
-                    for lesson in skipped)
-    body = "\n".join(lesson_html(i, figures[i.lesson], names) for i in insights)
+    notes = (f'<p class="note" data-skipped="{html.escape(" ".join(skipped))}">'
+             f"{html.escape(skipped_line(skipped).capitalize())}.</p>" if skipped else "")
+    body = "\n".join(sections[lesson] for lesson in sorted(sections))
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>Class insight</title><style>{STYLE}</style></head><body>\n"
             f"<h1>Class insight: what the class got wrong</h1>\n"
-            f'<p class="note">From what <code>make autograde</code> recorded, '
-            f"{time.strftime('%Y-%m-%d %H:%M')}. A named mistake was proven by a probe; the "
-            f"others are grouped by what is known. {privacy}</p>\n{notes}\n{body}\n"
-            "</body></html>\n")
+            f'<p class="note">From what <code>make autograde</code> recorded; each lesson says '
+            f"when it was read. A named mistake was proven by a probe; the others are grouped "
+            f"by what is known. {privacy}</p>\n{body}\n{notes}\n</body></html>\n")
 
 
 def write_reports(insights: list[LessonInsight], skipped: list[str], folder: Path,
-                  names: bool = False) -> dict[str, Path]:
-    """The page, the CSV and one PNG per lesson in ``folder``; returns what was written."""
+                  names: bool = False, partial: bool = False) -> dict[str, Path]:
+    """The page, the CSV and one PNG per lesson with a verdict, in ``folder``; returns what was
+    written. A ``partial`` run (some lessons only) replaces those lessons' parts of the page and
+    the CSV and keeps the other lessons' parts as an earlier run wrote them; a full run
+    replaces everything. A lesson without a figure now loses the one an earlier run drew."""
     folder.mkdir(parents=True, exist_ok=True)
-    written, figures = {}, {}
+    page, table = folder / "insight.html", folder / "insight.csv"
+    ran = {insight.lesson for insight in insights} | set(skipped)
+    sections = {lesson: part for lesson, part in earlier_sections(page).items()
+                if lesson not in ran} if partial else {}
+    written, read = {}, time.strftime("%Y-%m-%d %H:%M")
     for insight in insights:
-        figures[insight.lesson] = figure_bytes(lesson_figure(insight))
-        path = folder / f"{insight.lesson}.png"
-        path.write_bytes(figures[insight.lesson])
-        written[insight.lesson] = path
-    written["csv"] = folder / "insight.csv"
-    write_csv(insights, written["csv"])
-    written["html"] = folder / "insight.html"
-    written["html"].write_text(html_page(insights, figures, skipped, names))
-    return written
+        figure, path = None, folder / f"{insight.lesson}.png"
+        if insight.exercises:
+            figure = figure_bytes(lesson_figure(insight))
+            path.write_bytes(figure)
+            written[insight.lesson] = path
+        else:
+            path.unlink(missing_ok=True)
+        sections[insight.lesson] = section(insight.lesson, lesson_html(insight, figure, names),
+                                           read, names)
+    for lesson in skipped:
+        (folder / f"{lesson}.png").unlink(missing_ok=True)
+    everyone_skipped = sorted(set(skipped) | (set(earlier_skipped(page)) - ran - set(sections)
+                                              if partial else set()))
+    rows = [row for row in earlier_rows(table) if row["lesson"] not in ran] if partial else []
+    rows = sorted(rows + csv_rows(insights), key=lambda row: row["lesson"])
+    with open(table, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, restval="", extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    page.write_text(html_page(sections, everyone_skipped))
+    return written | {"csv": table, "html": page}

@@ -195,18 +195,24 @@ def grades(root: Path, output: Path) -> None:
     print(status_report(rows))
 
 
-def insight(root: Path, lessons: list[str], folder: Path, *, names: bool = False) -> None:
+def insight(root: Path, lessons: list[str], folder: Path, *, names: bool = False,
+            partial: bool = False) -> None:
     """What the class got wrong, per lesson and exercise (``grader.insight``), from what
-    autograde recorded: on screen, and as a page, a CSV and figures in ``folder``."""
+    autograde recorded: on screen, and as a page, a CSV and figures in ``folder``; a
+    ``partial`` run (lessons named) replaces only those lessons' parts of them."""
     found, skipped = class_insight(root, lessons)
     print(text_report(found, skipped))
     if not found:
         print("nothing to show: no lesson has graded submissions yet")
-        return
-    written = write_reports(found, skipped, folder, names=names)
+        if not partial:
+            return
+    written = write_reports(found, skipped, folder, names=names, partial=partial)
     shown = "with learner ids" if names else "counts only; --names adds learner ids"
-    print(f"page: {written['html']} ({shown}); one row per learner and exercise: "
-          f"{written['csv']}; {len(found)} figures in {folder}")
+    figures = sum(insight.lesson in written for insight in found)
+    scope = (f"updated for {', '.join(lessons)}, the other lessons as their last run left "
+             "them" if partial else "every lesson")
+    print(f"page: {written['html']} ({shown}; {scope}); one row per learner and exercise: "
+          f"{written['csv']}; {figures} figures in {folder}")
 
 
 def main() -> None:
@@ -262,7 +268,7 @@ def main() -> None:
             raise SystemExit(1)
     elif args.command == "insight":
         insight(root, lessons, Path(args.output) if args.output else root / "insight",
-                names=args.names)
+                names=args.names, partial=bool(args.lessons))
     else:
         grades(root, Path(args.output) if args.output else root / "grades.csv")
 

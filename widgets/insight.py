@@ -26,7 +26,7 @@ def insight_parts(lesson: str, root=None, names: bool = False) -> dict:
     if insight is None:
         return _message(f"{lesson}: nobody has handed it in yet.")
     return {"summary": markup.paragraph(markup.escape(lesson_summary(insight))),
-            "figure": figure_bytes(lesson_figure(insight)),
+            "figure": figure_bytes(lesson_figure(insight)) if insight.exercises else None,
             "table": lesson_table(insight, names=names)}
 
 

@@ -93,7 +93,8 @@ def test_learners_not_graded_or_graded_before_records_are_counted_apart(root):
     record(root, "jon", {}, status="grader-error", recorded=False)
     record(root, "kim", {}, recorded=False)
     insight = lesson_insight(root, LESSON)
-    assert insight.not_graded == ("ivy", "jon")
+    assert insight.not_graded == ("ivy",)
+    assert insight.grader_failed == ("jon",)
     assert insight.unrecorded == ("kim",)
     assert len(insight.graded) == 8 and insight.exercises[0].graded == 8
 
@@ -126,3 +127,25 @@ def test_the_inputs_are_cut_from_a_hint_only_at_its_end():
     assert without_case("a transpose? (a guess)") == "a transpose? (a guess)"
     assert without_case("no parenthesis") == "no parenthesis"
     assert explanation("kernel-died", []).startswith("the kernel died")
+
+
+def test_a_check_without_an_id_is_explained_by_its_hint():
+    """Is a failed check without an id explained by the hint its learners read (saying when
+    others read other hints), never hidden behind its category?"""
+    hint = ("AbsInPlace saves 14 bytes for 7 elements: the contract allows at most one byte per "
+            "element")
+    assert explanation("unnamed:check", [f"{hint} (with x of shape (7,))", hint]) == hint
+    assert explanation("unnamed:check", [hint, hint, "another check failed"]) == (
+        f"{hint} (and 1 other check: the CSV has each hint)")
+    assert explanation("unnamed:check", [""]) == "failed a check that gives no mistake id"
+
+
+def test_every_category_a_group_can_have_is_documented():
+    """Does the README's insight section name every category a failure can be grouped by?"""
+    from grader.insight import CATEGORIES
+    from grader.lessons import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    insight = readme[readme.index("### What the class got wrong"):]
+    missing = [category for category in CATEGORIES if f"`{category}`" not in insight]
+    assert missing == []

@@ -2,8 +2,10 @@
 and its figures, learner ids kept off the page unless asked for, and a clear error for bad input."""
 
 import csv
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -11,7 +13,9 @@ import pytest
 
 from grader.insight import class_insight
 from grader.insight_figures import bars, figure_bytes, key_lines, lesson_figure
-from grader.insight_report import csv_rows, html_page, text_report, write_reports
+from grader.insight_parts import section
+from grader.insight_report import (csv_rows, html_page, lesson_html, text_report,
+                                   write_reports)
 from grader.lessons import ROOT
 from tests.grader.recorded import LESSON, failed, passed, record, release
 
@@ -34,9 +38,11 @@ def root(tmp_path):
 
 def test_the_terminal_lists_counts_groups_and_learners(root):
     """Does the terminal show per exercise its counts, then each group with its count, id,
-    explanation and learners; and say which lessons nobody handed in?"""
-    text = text_report(*class_insight(root, [LESSON, "08_later"]))
-    assert "08_later: nobody has handed it in yet, skipped" in text
+    explanation and learners; and say in one last line which lessons nobody handed in?"""
+    text = text_report(*class_insight(root, [LESSON, "08_later", "09_later"]))
+    assert text.splitlines()[0].startswith(f"{LESSON} (Lesson 07")
+    assert text.splitlines()[-1] == ("not handed in by anyone yet, skipped (2 lessons): "
+                                     "08_later, 09_later")
     assert "Shift: 4 graded, 1 full marks, 3 failed" in text
     assert re.search(r"2  Shift/forgets-offset: Shift forgets b\n\s+ben-ix, cam-ix", text)
     assert re.search(r"1  unproven:wrong-value: wrong value, cause not proven", text)
@@ -55,15 +61,31 @@ def test_the_csv_has_a_row_per_learner_and_exercise(root):
     assert by_key["Scale", "cam-ix"]["hint"] == "Scale's output is wrong"
 
 
+def test_the_csv_scores_every_row(root):
+    """Does every row carry the fraction of the test's points earned: 1 for full marks, the
+    partial credit, 0 for a failure?"""
+    record(root, "eve-ix", {"Shift": failed("Shift/forgets-offset", "Shift forgets b",
+                                            score=0.25), "Scale": passed()})
+    rows = {(row["exercise"], row["student_id"]): row["score"]
+            for row in csv_rows(class_insight(root, [LESSON])[0])}
+    assert rows["Shift", "ana-ix"] == "1"
+    assert rows["Shift", "eve-ix"] == "0.25"
+    assert rows["Shift", "ben-ix"] == rows["Scale", "dee-ix"] == "0"
+
+
 def test_the_page_shows_counts_only_unless_names_are_asked_for(root):
     """Does the page name no learner by default, and every learner of a group with names?"""
-    insights, skipped = class_insight(root, [LESSON])
-    figures = {LESSON: b"\x89PNG"}
-    private = html_page(insights, figures, skipped)
+    insight = class_insight(root, [LESSON])[0][0]
+
+    def page(names):
+        body = lesson_html(insight, b"\x89PNG", names)
+        return html_page({LESSON: section(LESSON, body, "today", names)}, [])
+
+    private = page(names=False)
     assert not any(student in private for student in STUDENTS)
     assert "Shift/forgets-offset" in private and "Counts only" in private
-    named = html_page(insights, figures, skipped, names=True)
-    assert "ben-ix, cam-ix" in named
+    named = page(names=True)
+    assert "ben-ix, cam-ix" in named and f"Learner ids are shown for {LESSON}" in named
 
 
 def test_the_page_is_self_contained(root, tmp_path):
@@ -79,13 +101,15 @@ def test_the_page_is_self_contained(root, tmp_path):
 
 
 def test_the_figure_stacks_full_marks_named_and_unnamed_with_a_key(root):
-    """Does each exercise's bar hold full marks, each named mistake lettered, then the unnamed
-    failures; does the key say which mistake each letter is; and does it draw?"""
+    """Does each exercise's bar hold full marks, each named mistake lettered, then the other
+    failures, and apart from them the learners who did not attempt it (the stub still raises);
+    does the key say which mistake each letter is; and does it draw?"""
     insight = class_insight(root, [LESSON])[0][0]
     assert bars(insight) == {
         "Shift": [("", "full marks", 1), ("A", "Shift/forgets-offset", 2),
-                  ("", "no named mistake", 1)],
-        "Scale": [("", "full marks", 2), ("", "no named mistake", 2)]}
+                  ("", "failed, no named mistake", 0), ("", "not attempted", 1)],
+        "Scale": [("", "full marks", 2), ("", "failed, no named mistake", 1),
+                  ("", "not attempted", 1)]}
     assert key_lines(bars(insight)) == ["Shift: A forgets-offset (2)"]
     assert figure_bytes(lesson_figure(insight), "svg").lstrip().startswith(b"<?xml")
 
@@ -122,3 +146,68 @@ def test_make_insight_is_a_documented_target():
     assert re.search(r"^insight: .*## ", makefile, re.MULTILINE)
     assert "-m grader insight $(LESSONS)" in makefile
     assert "make insight" in (ROOT / "README.md").read_text()
+
+
+def test_a_lesson_without_a_verdict_is_reported_not_drawn(root, tmp_path):
+    """Where every notebook of a lesson ended in a grader error, do the terminal and the page
+    say so, with no figure (and none left from an earlier run), instead of failing?"""
+    release(root, "08_broken")
+    for student in ("ana-ix", "ben-ix"):
+        record(root, student, {}, lesson="08_broken", status="grader-error", recorded=False)
+    found, skipped = class_insight(root, [LESSON, "08_broken"])
+    text = text_report(found, skipped)
+    assert ("08_broken (Lesson 07 · A demo lesson): 0 learners graded, 2 the grader failed on "
+            "(`make autograde` retries them") in text
+    assert "no verdict to show yet" in text
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "08_broken.png").write_bytes(b"\x89PNG from an earlier run")
+    written = write_reports(found, skipped, folder)
+    assert "08_broken" not in written and not (folder / "08_broken.png").exists()
+    assert "2 the grader failed on" in written["html"].read_text()
+
+
+def _page_parts(folder):
+    page = (folder / "insight.html").read_text()
+    with open(folder / "insight.csv") as handle:
+        lessons = {row["lesson"] for row in csv.DictReader(handle)}
+    return page, lessons
+
+
+def _withdraw(root, student, lesson):
+    """``student``'s ``lesson`` as if never handed in: no folder, no ledger entry."""
+    shutil.rmtree(root / "submitted" / student / lesson)
+    ledger = root / ".autograder" / "ledger.json"
+    entries = json.loads(ledger.read_text())
+    del entries[f"{lesson}/{student}"]
+    ledger.write_text(json.dumps(entries))
+
+
+def test_a_run_over_some_lessons_replaces_only_their_parts(root, tmp_path):
+    """After a run over every lesson, does a run over one lesson replace that lesson's part of
+    the page, the CSV and its figure, keep the other lessons' parts, and drop the part and
+    figure of a lesson nobody has handed in any more; and does a full run leave no figure of a
+    lesson it skipped?"""
+    release(root, "08_other")
+    record(root, "ana-ix", {"Shift": passed(), "Scale": passed()}, lesson="08_other")
+    folder = tmp_path / "out"
+    write_reports(*class_insight(root, [LESSON, "08_other", "09_unreleased"]), folder)
+    other_figure = (folder / "08_other.png").read_bytes()
+    record(root, "eve-ix", {"Shift": failed("Shift/forgets-scale", "Shift forgets a"),
+                            "Scale": passed()})
+    write_reports(*class_insight(root, [LESSON]), folder, partial=True)
+    page, lessons = _page_parts(folder)
+    assert lessons == {LESSON, "08_other"}
+    assert "Shift/forgets-scale" in page and 'data-lesson="08_other"' in page
+    assert "(1 lesson): 09_unreleased" in page
+    assert (folder / "08_other.png").read_bytes() == other_figure
+    _withdraw(root, "ana-ix", "08_other")  # 08_other's only submission
+    write_reports(*class_insight(root, ["08_other"]), folder, partial=True)
+    page, lessons = _page_parts(folder)
+    assert lessons == {LESSON} and 'data-lesson="08_other"' not in page
+    assert not (folder / "08_other.png").exists()
+    assert "(2 lessons): 08_other, 09_unreleased" in page
+    (folder / "08_other.png").write_bytes(b"\x89PNG from an earlier run")
+    write_reports(*class_insight(root, [LESSON, "08_other"]), folder)
+    assert not (folder / "08_other.png").exists()
+    assert "09_unreleased" not in (folder / "insight.html").read_text()

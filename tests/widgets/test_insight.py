@@ -26,12 +26,16 @@ def test_the_parts_are_a_figure_and_a_table_of_counts(tmp_path):
 
 
 def test_nothing_to_show_says_why(tmp_path):
-    """Does a course root never autograded, or a lesson nobody handed in, get a sentence and
-    no figure?"""
+    """Does a course root never autograded, a lesson nobody handed in, or one whose every
+    notebook the grader failed on get a sentence and no figure?"""
     assert "no autograde run yet" in insight_parts(LESSON, tmp_path)["summary"]
     _class(tmp_path)
     parts = insight_parts("08_later", tmp_path)
     assert parts["figure"] is None and "nobody has handed it in yet" in parts["summary"]
+    release(tmp_path, "09_broken")
+    record(tmp_path, "ana-w", {}, lesson="09_broken", status="grader-error", recorded=False)
+    parts = insight_parts("09_broken", tmp_path)
+    assert parts["figure"] is None and "1 the grader failed on" in parts["summary"]
 
 
 def test_the_names_box_and_refresh(tmp_path):
