@@ -21,20 +21,25 @@ def export_grades(root: Path, output: Path) -> list[dict]:
     ledger = Ledger(root)
     rows = []
     with Gradebook(db_url(root)) as gradebook:
+        known = {student.id: student for student in gradebook.students}
+        # a learner who handed something in but was never graded is not in the gradebook yet
+        handed_in = {path.name for path in (root / "submitted").glob("*") if path.is_dir()}
         for assignment in sorted(gradebook.assignments, key=lambda a: a.name):
-            for student in sorted(gradebook.students, key=lambda s: s.id):
-                entry = ledger.get(student.id, assignment.name) or {}
-                submitted = (root / "submitted" / student.id / assignment.name).is_dir()
+            for student_id in sorted(set(known) | handed_in):
+                student = known.get(student_id)
+                entry = ledger.get(student_id, assignment.name) or {}
+                submitted = (root / "submitted" / student_id / assignment.name).is_dir()
                 try:
-                    submission = gradebook.find_submission(assignment.name, student.id)
+                    submission = gradebook.find_submission(assignment.name, student_id)
                 except MissingEntry:
                     submission = None
                 for notebook in sorted(assignment.notebooks, key=lambda n: n.name):
                     row = {"assignment": assignment.name, "notebook": notebook.name,
-                           "duedate": assignment.duedate or "", "student_id": student.id,
-                           "last_name": student.last_name or "",
-                           "first_name": student.first_name or "",
-                           "email": student.email or "", "max_score": notebook.max_score}
+                           "duedate": assignment.duedate or "", "student_id": student_id,
+                           "last_name": getattr(student, "last_name", None) or "",
+                           "first_name": getattr(student, "first_name", None) or "",
+                           "email": getattr(student, "email", None) or "",
+                           "max_score": notebook.max_score}
                     noted = entry.get("notebooks", {}).get(notebook.name)
                     if submission is None:
                         status = (noted or {}).get("status") or (
