@@ -1,41 +1,11 @@
-"""Lesson 00's answers that only the later checks separate: Outer's work done for a gradient
-nobody needs (returning None for it is not enough, nor is asking autograd for both) and state
-shared between calls (issue 37),
-WeightedSum's weights rounded through a float32 tensor (right to float32's precision) or kept
-on ctx as tensors, and
-backwards that need a contiguous grad_output."""
+"""Lesson 00's dtype and layout slips, which only the later checks separate: WeightedSum's
+weights rounded through a float32 tensor (right to float32's precision) or kept on ctx as
+tensors, and backwards that need a contiguous grad_output."""
 
-from tools.catalogue import Mistake
-
-from .lesson00 import READ_UV, READ_X, SAVE_X, _outer, _square, _weighted
-
-UNUSUAL = []
+from .. import Mistake
+from .answers import READ_UV, READ_X, SAVE_X, _outer, _square, _weighted
 
 MISTAKES = [
-    # the right gradients, with None where none is needed: only what backward reads shows that
-    # it computed both every time
-    Mistake("Outer", "both gradients computed, None returned for the unneeded one",
-            "Outer.backward used the values of u (in aten.mm) when only u requires grad",
-            _outer(READ_UV + "        grad_u = grad_output @ v\n        grad_v = u @ grad_output\n"
-                   "        need_u, need_v = ctx.needs_input_grad\n"
-                   "        return grad_u if need_u else None, grad_v if need_v else None")),
-    # autograd asked for both gradients: None returned where none is needed, the same reads
-    # as by hand, yet the derivation, the exercise, is autograd's
-    Mistake("Outer", "asks autograd for both gradients inside backward",
-            "Outer.backward calls torch.autograd.grad: write the gradient formula by hand",
-            _outer(READ_UV + "        with torch.enable_grad():\n"
-                   "            uu, vv = u.detach().requires_grad_(), v.detach().requires_grad_()\n"
-                   "            grad_u, grad_v = torch.autograd.grad(torch.outer(uu, vv), (uu, vv),"
-                   " grad_output)\n"
-                   "        need_u, need_v = ctx.needs_input_grad\n"
-                   "        return grad_u if need_u else None, grad_v if need_v else None")),
-    Mistake("Outer", "u and v kept in a module global", "Outer's backward used another call's inputs",
-            "\n_saved = {}\n" + _outer("        u, v = _saved['uv']\n"
-                                         "        need_u, need_v = ctx.needs_input_grad\n"
-                                         "        return (grad_output @ v if need_u else None,\n"
-                                         "                u @ grad_output if need_v else None)",
-                                         "        _saved['uv'] = (u, v)\n"
-                                         "        return torch.outer(u, v)")),
     # torch.tensor(w) is float32: a float64 result right to float32's precision only (the
     # battery's weights 0.5, -2.0, 1.0, 0.0 and 3.0 are float32 numbers, which hide it)
     Mistake("WeightedSum", "torch.tensor(ctx.w1) in backward, a float32 constant",

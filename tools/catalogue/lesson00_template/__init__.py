@@ -1,0 +1,9 @@
+"""Lesson 00 (template): answers with known verdicts for Square, WeightedSum and Outer, one
+module per exercise (its unusual answers and its mistakes), the answer builders they share in
+``answers``, and in ``domains`` the dtype and layout slips only the later checks separate
+(weights rounded through a float32 tensor, a backward that needs a contiguous grad_output)."""
+
+from . import domains, outer, square, weighted_sum
+
+UNUSUAL = square.UNUSUAL + weighted_sum.UNUSUAL + outer.UNUSUAL
+MISTAKES = square.MISTAKES + weighted_sum.MISTAKES + outer.MISTAKES + domains.MISTAKES

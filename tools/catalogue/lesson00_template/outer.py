@@ -1,0 +1,149 @@
+"""Lesson 00: answers with known verdicts for Outer, among them work done for a gradient nobody
+needs (returning None for it is not enough, nor is asking autograd for both) and state shared
+between calls (issue 37)."""
+
+from .. import Mistake, Unusual
+from .answers import READ_UV, _outer
+
+UNUSUAL = [
+    # PyTorch 0.3's torch/autograd/_functions/blas.py, class Addr (M + u v^T): backward
+    # `torch.mv(grad_output, vector2)` and `torch.mm(vector1.unsqueeze(0), grad_output)`
+    Unusual("Outer", "torch.mv and torch.mm, as PyTorch 0.3's Addr Function",
+            _outer(READ_UV + "        grad_u = grad_v = None\n"
+                   "        if ctx.needs_input_grad[0]:\n"
+                   "            grad_u = torch.mv(grad_output, v)\n"
+                   "        if ctx.needs_input_grad[1]:\n"
+                   "            grad_v = torch.mm(u.unsqueeze(0), grad_output).squeeze(0)\n"
+                   "        return grad_u, grad_v",
+                   "        ctx.save_for_backward(u, v)\n        return torch.ger(u, v)")),
+    Unusual("Outer", "einsum forward and backward",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (torch.einsum('ij,j->i', grad_output, v) if need_u else None,\n"
+                   "                torch.einsum('ij,i->j', grad_output, u) if need_v else None)",
+                   "        ctx.save_for_backward(u, v)\n"
+                   "        return torch.einsum('i,j->ij', u, v)")),
+    Unusual("Outer", "broadcast products summed over the other index",
+            _outer(READ_UV + "        grad_u = (grad_output * v).sum(1) if ctx.needs_input_grad[0] "
+                   "else None\n"
+                   "        grad_v = (grad_output * u[:, None]).sum(0) if "
+                   "ctx.needs_input_grad[1] else None\n        return grad_u, grad_v",
+                   "        ctx.save_for_backward(u, v)\n        return u.unsqueeze(1) * v")),
+    Unusual("Outer", "saves only the input the other gradient needs",
+            _outer("        saved = ctx.saved_tensors\n"
+                   "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        grad_u = grad_output @ saved[-1] if need_u else None\n"
+                   "        grad_v = saved[0] @ grad_output if need_v else None\n"
+                   "        return grad_u, grad_v",
+                   "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        ctx.save_for_backward(*([u] if need_v else []), *([v] if need_u else []))\n"
+                   "        return torch.outer(u, v)")),
+    Unusual("Outer", "setup_context, broadcast forward, grad_v through mT",
+            """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(u, v):
+        return u.unsqueeze(-1) * v.unsqueeze(-2)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, g):
+        u, v = ctx.saved_tensors
+        return (g @ v if ctx.needs_input_grad[0] else None,
+                g.mT @ u if ctx.needs_input_grad[1] else None)
+"""),
+    Unusual("Outer", "tensordot", _outer(
+        READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+        "        return (torch.tensordot(grad_output, v, dims=1) if need_u else None,\n"
+        "                torch.tensordot(u, grad_output, dims=1) if need_v else None)")),
+    # the engine sums a (1, m) gradient down to u's (m,)
+    Unusual("Outer", "grad_u as a (1, m) row, which the engine sums to (m,)", _outer(
+        READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+        "        return ((grad_output @ v)[None] if need_u else None,\n"
+        "                u @ grad_output if need_v else None)")),
+    Unusual("Outer", "saves u.detach() and v.detach(), which autograd still tracks", _outer(
+        READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+        "        return (grad_output @ v if need_u else None, u @ grad_output if need_v else None)",
+        "        ctx.save_for_backward(u.detach(), v.detach())\n        return torch.outer(u, v)")),
+]
+
+MISTAKES = [
+    Mistake("Outer", "ignores needs_input_grad",
+            "Outer.backward returned a gradient for v although only u requires grad",
+            _outer(READ_UV + "        return grad_output @ v, u @ grad_output"), nbgrader=True),
+    Mistake("Outer", "entries of needs_input_grad swapped",
+            "it decides whether to compute grad_u from another input's entry of "
+            "ctx.needs_input_grad (entry 0 belongs to u)",
+            _outer(READ_UV + "        need_v, need_u = ctx.needs_input_grad\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                u @ grad_output if need_v else None)")),
+    Mistake("Outer", "grad_u = grad_output.T @ v (the wrong side)",
+            "Outer's gradient for u multiplies grad_output G from the wrong side",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (grad_output.T @ v if need_u else None,\n"
+                   "                u @ grad_output if need_v else None)")),
+    Mistake("Outer", "grad_v = grad_output @ u (the wrong side)",
+            "Outer's gradient for v multiplies grad_output G from the wrong side",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                grad_output @ u if need_v else None)")),
+    Mistake("Outer", "sums over the wrong index",
+            "grad_u has shape (3,) but u has shape (4,)",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return ((grad_output * v).sum(0) if need_u else None,\n"
+                   "                (grad_output * u[:, None]).sum(1) if need_v else None)")),
+    Mistake("Outer", "saves the output", "Outer saved an output of shape (4, 3)",
+            _outer("        u, v, y = ctx.saved_tensors\n        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                u @ grad_output if need_v else None)",
+                   "        y = torch.outer(u, v)\n        ctx.save_for_backward(u, v, y)\n"
+                   "        return y")),
+    Mistake("Outer", "forgets grad_output", "Outer.backward ignores grad_output: grad_u is "
+            "the local derivative dy/du alone, the right gradient only when grad_output is all "
+            "ones; u[k] reaches several outputs y[i, j], and each carries its own weight",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (v.sum().expand(u.shape) if need_u else None,\n"
+                   "                u.sum().expand(v.shape) if need_v else None)")),
+    Mistake("Outer", "u and v kept on the class", "Outer.forward sets Outer.uv: a class attribute",
+            _outer("        u, v = Outer.uv\n        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                u @ grad_output if need_v else None)",
+                   "        Outer.uv = (u, v)\n        ctx.save_for_backward(u, v)\n"
+                   "        return torch.outer(u, v)")),
+    Mistake("Outer", "saves u.data and v.data",
+            "Outer saved a tensor autograd cannot check for in-place changes",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                u @ grad_output if need_v else None)",
+                   "        ctx.save_for_backward(u.data, v.data)\n        return torch.outer(u, v)"),
+            named=True),
+    Mistake("Outer", "saves clones of u and v", "Outer saved an intermediate of shape (4,)",
+            _outer(READ_UV + "        return grad_output @ v, u @ grad_output",
+                   "        ctx.save_for_backward(u.clone(), v.clone())\n        return torch.outer(u, v)")),
+    # the right gradients, with None where none is needed: only what backward reads shows that
+    # it computed both every time
+    Mistake("Outer", "both gradients computed, None returned for the unneeded one",
+            "Outer.backward used the values of u (in aten.mm) when only u requires grad",
+            _outer(READ_UV + "        grad_u = grad_output @ v\n        grad_v = u @ grad_output\n"
+                   "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return grad_u if need_u else None, grad_v if need_v else None")),
+    # autograd asked for both gradients: None returned where none is needed, the same reads
+    # as by hand, yet the derivation, the exercise, is autograd's
+    Mistake("Outer", "asks autograd for both gradients inside backward",
+            "Outer.backward calls torch.autograd.grad: write the gradient formula by hand",
+            _outer(READ_UV + "        with torch.enable_grad():\n"
+                   "            uu, vv = u.detach().requires_grad_(), v.detach().requires_grad_()\n"
+                   "            grad_u, grad_v = torch.autograd.grad(torch.outer(uu, vv), (uu, vv),"
+                   " grad_output)\n"
+                   "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return grad_u if need_u else None, grad_v if need_v else None")),
+    Mistake("Outer", "u and v kept in a module global", "Outer's backward used another call's inputs",
+            "\n_saved = {}\n" + _outer("        u, v = _saved['uv']\n"
+                                         "        need_u, need_v = ctx.needs_input_grad\n"
+                                         "        return (grad_output @ v if need_u else None,\n"
+                                         "                u @ grad_output if need_v else None)",
+                                         "        _saved['uv'] = (u, v)\n"
+                                         "        return torch.outer(u, v)")),
+]

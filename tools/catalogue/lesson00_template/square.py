@@ -1,0 +1,105 @@
+"""Lesson 00: answers with known verdicts for Square."""
+
+from .. import Mistake, Unusual
+from .answers import READ_X, SAVE_X, _square
+
+UNUSUAL = [
+    Unusual("Square", "x * x and 2 * x computed as x + x",
+            _square("        ctx.save_for_backward(x)\n        return x * x",
+                    READ_X + "        return grad_output * (x + x)")),
+    Unusual("Square", "torch.mul and torch.square, gradient via torch.addcmul",
+            _square("        ctx.save_for_backward(x)\n        return torch.square(x)",
+                    READ_X + "        return torch.addcmul(torch.zeros_like(x), grad_output, x,"
+                    " value=2)")),
+    Unusual("Square", "einsum forward and backward",
+            _square("        ctx.save_for_backward(x)\n        return torch.einsum('...,...->...', x, x)",
+                    READ_X + "        return torch.einsum('...,...->...', grad_output, 2 * x)")),
+    Unusual("Square", "needs_input_grad checked, pow(2)",
+            _square("        ctx.save_for_backward(x)\n        return x.pow(2)",
+                    READ_X + "        return 2 * x * grad_output if ctx.needs_input_grad[0] "
+                    "else None")),
+    Unusual("Square", "forward without ctx and a setup_context (the torch.func style)",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return 2 * x * grad_output
+"""),
+    Unusual("Square", "saves x only when it needs a gradient; in-place on its own product",
+            _square("        if ctx.needs_input_grad[0]:\n            ctx.save_for_backward(x)\n"
+                    "        return x.square()",
+                    READ_X + "        return torch.mul(grad_output, x).mul_(2)")),
+    # x.detach() shares x's version counter: autograd still refuses an in-place change
+    Unusual("Square", "saves x.detach(), which autograd still tracks",
+            _square("        ctx.save_for_backward(x.detach())\n        return x ** 2",
+                    READ_X + "        return grad_output * 2 * x")),
+    Unusual("Square", "set_materialize_grads(False), a None grad_output handled",
+            _square("        ctx.set_materialize_grads(False)\n        ctx.save_for_backward(x)\n"
+                    "        return x ** 2",
+                    "        if grad_output is None:\n            return None\n" + READ_X
+                    + "        return grad_output * x * 2")),
+]
+
+MISTAKES = [
+    Mistake("Square", "wrong sign", "your gradient for x is the expected one times -1: check "
+            "the sign", _square(SAVE_X, READ_X + "        return -2 * x * grad_output"),
+),
+    Mistake("Square", "constant factor 5x",
+            "off by a constant factor 2.5: a factor missing, or one too many?",
+            _square(SAVE_X, READ_X + "        return 5 * x * grad_output")),
+    Mistake("Square", "zero gradient", "your gradient for x is zero everywhere, where the expected "
+            "one is not", _square(SAVE_X, READ_X + "        return torch.zeros_like(x)")),
+    Mistake("Square", "forgets grad_output", "Square.backward ignores grad_output: grad_x is "
+            "the local derivative dy/dx alone",
+            _square(SAVE_X, READ_X + "        return 2 * x"), named=True, nbgrader=True),
+    Mistake("Square", "forward computes x ** 3", "Square's output is wrong",
+            _square("        ctx.save_for_backward(x)\n        return x ** 3",
+                    READ_X + "        return 2 * x * grad_output")),
+    Mistake("Square", "tensor on ctx", "Square stores a tensor as ctx.x: use "
+            "ctx.save_for_backward",
+            _square("        ctx.x = x\n        return x ** 2",
+                    "        return grad_output * 2 * ctx.x"), named=True),
+    Mistake("Square", "two calls to save_for_backward", "your gradient for x is wrong",
+            _square("        ctx.save_for_backward(x)\n        y = x ** 2\n"
+                    "        ctx.save_for_backward(y)  # replaces (x,)\n        return y",
+                    READ_X + "        return grad_output * 2 * x"), named=True),
+    Mistake("Square", "saves x.data", "Square saved a tensor autograd cannot check for in-place "
+            "changes",
+            _square("        ctx.save_for_backward(x.data)\n        return x ** 2",
+                    READ_X + "        return grad_output * 2 * x")),
+    Mistake("Square", "backward left as the stub", "Square is not implemented yet: its stub "
+            "still raises NotImplementedError",
+            _square(SAVE_X, "        # YOUR CODE HERE\n        raise NotImplementedError()")),
+    Mistake("Square", "a plain function", "Square must be a class deriving from "
+            "torch.autograd.Function, got function", "\ndef Square(x):\n    return x ** 2\n"),
+    Mistake("Square", "an instance", "Square is an instance: pass the class itself",
+            _square(SAVE_X, READ_X + "        return 2 * x * grad_output")
+            + "\nimport warnings\nwith warnings.catch_warnings():\n"
+              "    warnings.simplefilter('ignore')\n    Square = Square()\n", named=True),
+    Mistake("Square", "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)",
+            "Square.backward raised RuntimeError with x of shape (3, 4)",
+            _square(SAVE_X, READ_X + "        return grad_output @ torch.diag(2 * x)")),
+    Mistake("Square", "x kept on the class", "Square's backward used another call's inputs",
+            _square("        Square.saved = x.detach()\n        return x ** 2",
+                    "        return 2 * Square.saved * grad_output"), named=True),
+    Mistake("Square", "x kept in a global", "Square's backward used another call's inputs",
+            "\n_saved = {}\n" + _square("        _saved['x'] = x\n        return x ** 2",
+                                          "        return 2 * _saved['x'] * grad_output")),
+    Mistake("Square", "saves the output, x recovered as sqrt(y)",
+            "Square saved its output y = x ** 2, which has lost the sign of x",
+            _square("        y = x ** 2\n        ctx.save_for_backward(y)\n        return y",
+                    "        y, = ctx.saved_tensors\n        return grad_output * 2 * y.sqrt()"),
+            named=True),
+    Mistake("Square", "2|x|", "your gradient for x has the wrong sign wherever x < 0",
+            _square(SAVE_X, READ_X + "        return grad_output * 2 * x.abs()")),
+]

@@ -1,0 +1,97 @@
+"""Lesson 00: answers with known verdicts for WeightedSum."""
+
+from .. import Mistake, Unusual
+from .answers import _weighted
+
+UNUSUAL = [
+    Unusual("WeightedSum", "torch.add with alpha",
+            _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None",
+                      "        ctx.w1, ctx.w2 = w1, w2\n"
+                      "        return torch.add(w1 * x1, x2, alpha=w2)")),
+    Unusual("WeightedSum", "weights kept as a tuple, gradients from needs_input_grad",
+            _weighted("        w1, w2 = ctx.weights\n"
+                      "        return tuple(grad_output * w if need else None\n"
+                      "                     for w, need in zip((w1, w2, None, None),"
+                      " ctx.needs_input_grad[:2]))"
+                      " + (None, None)",
+                      "        ctx.weights = (w1, w2)\n        return w1 * x1 + w2 * x2")),
+    Unusual("WeightedSum", "torch.mul by Python floats, list returned as tuple",
+            _weighted("        return tuple([torch.mul(grad_output, ctx.w1),"
+                      " torch.mul(grad_output, ctx.w2), None, None])",
+                      "        ctx.w1, ctx.w2 = w1, w2\n"
+                      "        return torch.mul(x1, w1) + torch.mul(x2, w2)")),
+    Unusual("WeightedSum", "PyTorch 0.3's Add/Mul style: one tuple, needs_input_grad unpacked",
+            _weighted("        need_x1, need_x2, _, _ = ctx.needs_input_grad\n"
+                      "        return (grad_output.mul(ctx.w1) if need_x1 else None,\n"
+                      "                grad_output.mul(ctx.w2) if need_x2 else None, None, None)")),
+    Unusual("WeightedSum", "setup_context, weights kept as one tuple",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(x1, x2, w1, w2):
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.w = inputs[2:]
+
+    @staticmethod
+    def backward(ctx, g):
+        n1, n2, _, _ = ctx.needs_input_grad
+        return (g * ctx.w[0] if n1 else None, g * ctx.w[1] if n2 else None, None, None)
+"""),
+    # PyTorch's own AddBackward passes the incoming gradient on unchanged
+    Unusual("WeightedSum", "grad_output itself, unscaled, for a weight of 1",
+            _weighted("        out = [None, None]\n"
+                      "        for i, w in enumerate((ctx.w1, ctx.w2)):\n"
+                      "            if ctx.needs_input_grad[i]:\n"
+                      "                out[i] = grad_output if w == 1 else grad_output * w\n"
+                      "        return out[0], out[1], None, None")),
+    Unusual("WeightedSum", "weights saved as 0-d tensors of the input's dtype",
+            _weighted("        w1, w2 = ctx.saved_tensors\n"
+                      "        return grad_output * w1, grad_output * w2, None, None",
+                      "        ctx.save_for_backward(torch.tensor(w1, dtype=x1.dtype),"
+                      " torch.tensor(w2, dtype=x1.dtype))\n        return w1 * x1 + w2 * x2")),
+]
+
+MISTAKES = [
+    Mistake("WeightedSum", "two gradients for four inputs",
+            "backward returned 2 gradients for 4 inputs: return None for w1 and w2",
+            _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2"),
+            named=True, nbgrader=True),
+    Mistake("WeightedSum", "a gradient for the float w1",
+            "backward returned a gradient for w1, which is not a tensor: return None for w1",
+            _weighted("        return (grad_output * ctx.w1, grad_output * ctx.w2, "
+                      "torch.zeros(()), None)"), named=True),
+    Mistake("WeightedSum", "swapped weights", "the weights are swapped",
+            _weighted("        return grad_output * ctx.w2, grad_output * ctx.w1, None, None")),
+    Mistake("WeightedSum", "forgets grad_output", "WeightedSum.backward ignores grad_output: "
+            "grad_x1 is the local derivative",
+            _weighted("        ones = torch.ones_like(grad_output)\n"
+                      "        return ones * ctx.w1, ones * ctx.w2, None, None")),
+    Mistake("WeightedSum", "grad_x1 gated on needs_input_grad[1]",
+            "it decides whether to compute grad_x1 from another input's entry of "
+            "ctx.needs_input_grad (entry 0 belongs to x1)",
+            _weighted("        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[1] else None\n"
+                      "        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None\n"
+                      "        return grad_x1, grad_x2, None, None"), named=True),
+    Mistake("WeightedSum", "weights kept on the class",
+            "WeightedSum's backward used another call's inputs",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        WeightedSum.w = (w1, w2)
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * WeightedSum.w[0], g * WeightedSum.w[1], None, None
+""", named=True),
+    # None is not zero to torch.autograd.grad, which then raises for x2
+    Mistake("WeightedSum", "None for a weight of 0",
+            "backward returned None for x2 when its weight is 0",
+            _weighted("        g1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] and ctx.w1 else None\n"
+                      "        g2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] and ctx.w2 else None\n"
+                      "        return g1, g2, None, None")),
+]
