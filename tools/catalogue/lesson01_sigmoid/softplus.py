@@ -1,15 +1,7 @@
-"""Lesson 01's transfer exercise, Softplus, answered unusually and wrongly."""
+"""Lesson 01's transfer exercise: answers with known verdicts for Softplus."""
 
-from tools.catalogue import Mistake, Unusual
-from tools.catalogue.lesson01 import SAVE_Y, _function
-
-
-def _softplus(forward: str, backward: str = "        y, = ctx.saved_tensors\n"
-              "        return grad_output * -torch.expm1(-y)") -> str:
-    return _function("Softplus", forward, backward)
-
-
-SOFTPLUS_STABLE = "        y = x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))\n"
+from .. import Mistake, Unusual
+from .answers import _GLOBAL, SAVE_Y, SOFTPLUS_STABLE, _softplus
 
 UNUSUAL = [
     Unusual("Softplus", "logaddexp forward",
@@ -131,4 +123,17 @@ MISTAKES = [
     Mistake("Softplus", "forward rounded through float32",
             "every value of Softplus's output is exactly a float32 number",
             _softplus(SOFTPLUS_STABLE + "        y = y.float().to(x.dtype)\n" + SAVE_Y)),
+    Mistake("Softplus", "output kept in a module global",
+            "Softplus saved nothing with ctx.save_for_backward: the contract saves the output y",
+            _GLOBAL + _softplus(SOFTPLUS_STABLE + "        _last[:] = [y]\n        return y",
+                                "        y = _last[0]\n"
+                                "        return grad_output * -torch.expm1(-y)")),
+    Mistake("Softplus", "gradient y itself below y = 1e-10",
+            "that is y itself; sigmoid(x) = y - y^2 / 2",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * torch.where(y < 1e-10, y, -torch.expm1(-y))")),
+    Mistake("Softplus", "ignores grad_output", "Softplus.backward ignores grad_output",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n        return -torch.expm1(-y)")),
 ]

@@ -1,0 +1,9 @@
+"""Lesson 01 (sigmoid): answers with known verdicts for MySigmoid, MyReLU, ScaledSigmoid and
+the transfer exercise Softplus, one module per exercise (its unusual answers, its mistakes, its
+dtype slips and the state it keeps outside ctx), and in ``answers`` the builders that make an
+answer from its forward and backward bodies, with the bodies several answers share."""
+
+from . import relu, scaled_sigmoid, sigmoid, softplus
+
+UNUSUAL = sigmoid.UNUSUAL + relu.UNUSUAL + scaled_sigmoid.UNUSUAL + softplus.UNUSUAL
+MISTAKES = sigmoid.MISTAKES + relu.MISTAKES + scaled_sigmoid.MISTAKES + softplus.MISTAKES

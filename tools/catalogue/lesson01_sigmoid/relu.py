@@ -1,0 +1,108 @@
+"""Lesson 01: answers with known verdicts for MyReLU."""
+
+from .. import Mistake, Unusual
+from .answers import RELU_FORWARD, RELU_READ, _relu
+
+UNUSUAL = [
+    Unusual("MyReLU", "saves the output, masks with y > 0",
+            _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(y)\n        return y",
+                  "        y, = ctx.saved_tensors\n        return grad_output * (y > 0)")),
+    Unusual("MyReLU", "saves a boolean mask, torch.where backward",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n"
+                  "        return torch.where(mask, x, torch.zeros_like(x))",
+                  "        mask, = ctx.saved_tensors\n"
+                  "        return torch.where(mask, grad_output, torch.zeros_like(grad_output))")),
+    Unusual("MyReLU", "masked_fill on a fresh tensor, F.relu forward",
+            _relu("        ctx.save_for_backward(x)\n        return F.relu(x)",
+                  RELU_READ + "        return grad_output.masked_fill(x <= 0, 0)")),
+    Unusual("MyReLU", "writes into grad_output.clone()",
+            _relu(RELU_FORWARD, RELU_READ + "        grad = grad_output.clone()\n"
+                  "        grad[x <= 0] = 0\n        return grad")),
+    # (x + |x|) / 2 is nan at x = -inf (-inf + inf): passes, as the heaviside entry below.
+    Unusual("MyReLU", "(x + |x|) / 2 forward, sign(y) backward",
+            _relu("        y = (x + x.abs()) / 2\n        ctx.save_for_backward(y)\n        return y",
+                  "        y, = ctx.saved_tensors\n        return grad_output * torch.sign(y)")),
+    # x * mask gives nan at x = -inf (-inf * 0), where torch.relu gives 0: the contract names
+    # no infinities, so it passes; the lesson's mistakes table warns of it instead.
+    Unusual("MyReLU", "a uint8 mask from torch.heaviside",
+            _relu("        mask = torch.heaviside(x, torch.zeros((), dtype=x.dtype)).to(torch.uint8)\n"
+                  "        ctx.save_for_backward(mask)\n        return x * mask",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
+    Unusual("MyReLU", "F.threshold forward, torch.where(y != 0) backward",
+            _relu("        y = F.threshold(x, 0.0, 0.0)\n        ctx.save_for_backward(y)\n        return y",
+                  "        y, = ctx.saved_tensors\n        return torch.where(y != 0, grad_output, 0.0)")),
+    # a trailing None past the inputs: PyTorch accepts extra gradients when they are all None
+    Unusual("MyReLU", "a bool mask, backward returns (gradient, None) as Select's pattern",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask, None")),
+]
+
+MISTAKES = [
+    Mistake("MyReLU", "masks grad_output in place", "backward modified grad_output in place: "
+            "compute a new tensor instead",
+            _relu(RELU_FORWARD, RELU_READ + "        grad_output[x < 0] = 0\n"
+                  "        return grad_output"), named=True, nbgrader=True),
+    Mistake("MyReLU", "x.clamp_ in forward", "MyReLU.forward modified its input x in place: "
+            "inputs must stay untouched",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n"
+                  "        return x.clamp_(min=0).clone()",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask"),
+            named=True),
+    Mistake("MyReLU", "returns x.clamp_ (the input, overwritten)",
+            "MyReLU.forward modified its input x in place: inputs must stay untouched",
+            _relu("        ctx.save_for_backward(x)\n        return x.clamp_(min=0)",
+                  RELU_READ + "        return grad_output * (x > 0)")),
+    Mistake("MyReLU", "overwrites the saved input in backward",
+            "MyReLU.backward modified its input x in place: inputs must stay untouched",
+            _relu(RELU_FORWARD, RELU_READ + "        return grad_output * x.clamp_(min=0)."
+                  "sign_()")),
+    Mistake("MyReLU", "mask kept as ctx.mask", "MyReLU stores a tensor as ctx.mask: use "
+            "ctx.save_for_backward",
+            _relu("        ctx.mask = x > 0\n        return x.clamp(min=0)",
+                  "        return grad_output * ctx.mask"), named=True),
+    Mistake("MyReLU", "mask x >= 0", "MyReLU's gradient at x = 0 is 1.0, where the contract "
+            "(and torch.relu) gives 0: the mask is x > 0, not x >= 0",
+            _relu("        mask = x >= 0\n        ctx.save_for_backward(mask)\n"
+                  "        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask"),
+            named=True),
+    # PyTorch's "Learning PyTorch with Examples" tutorial: grad_input[input < 0] = 0, which
+    # passes grad_output at x == 0, where torch.relu (and this contract) gives 0
+    Mistake("MyReLU", "the PyTorch tutorial's MyReLU (input < 0 zeroed)",
+            "MyReLU's gradient at x = 0 is 1.0",
+            _relu(RELU_FORWARD, RELU_READ + "        grad_input = grad_output.clone()\n"
+                  "        grad_input[x < 0] = 0\n        return grad_input")),
+    Mistake("MyReLU", "leaky threshold x > -10", "your gradient for x is wrong: largest error",
+            _relu(RELU_FORWARD, RELU_READ + "        return grad_output * (x > -10)")),
+    Mistake("MyReLU", "gradient y / x (0 / 0 at x = 0)",
+            "MyReLU's gradient at x = 0 is nan (at -0.0: nan), where the contract (and torch.relu) "
+            "gives 0",
+            _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(x, y)\n        return y",
+                  "        x, y = ctx.saved_tensors\n        return grad_output * (y / x)")),
+    Mistake("MyReLU", "mask kept on the class", "MyReLU.forward sets MyReLU.mask: a class "
+            "attribute is shared by every call",
+            _relu("        MyReLU.mask = x > 0\n        return x.clamp(min=0)",
+                  "        return grad_output * MyReLU.mask"), named=True),
+    Mistake("MyReLU", "mask with a threshold, x > 1e-6", "your gradient for x is wrong",
+            _relu("        mask = x > 1e-6\n        ctx.save_for_backward(mask)\n"
+                  "        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
+    # the lesson's worked example: torch.maximum splits a tie, half to each input
+    Mistake("MyReLU", "half the gradient at 0, torch.maximum's tie convention",
+            "MyReLU's gradient at x = 0 is 0.5, where the contract (and torch.relu) gives 0",
+            _relu(RELU_FORWARD, RELU_READ + "        return grad_output * ((x > 0) + 0.5 * (x == 0))"),
+            named=True),
+    Mistake("MyReLU", "masked_fill_ on grad_output", "backward modified grad_output in place",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return grad_output.masked_fill_(~mask, 0)"),
+            named=True),
+    Mistake("MyReLU", "ignores grad_output", "MyReLU.backward ignores grad_output",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n"
+                  "        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return mask.to(grad_output.dtype)")),
+    # the mask taken in float32: 1e-300 rounds to 0 there, so its gradient is lost
+    Mistake("MyReLU", "mask on x.float()", "your gradient is the mask x > 0 taken in float32",
+            _relu("        mask = x.float() > 0\n        ctx.save_for_backward(mask)\n"
+                  "        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
+]

@@ -1,0 +1,174 @@
+"""Lesson 01: answers with known verdicts for ScaledSigmoid, among them its scale rounded to
+float32 or kept on the class or in a global (issue 37), a float32 output, and a float32 sigmoid
+inside backward, which the held precision finding names (not the tiny-scale check)."""
+
+from .. import Mistake, Unusual
+from .answers import FLOAT32_OUTPUT, SCALED_FORWARD, SCALED_READ, _scaled
+
+SCALE_ON_THE_CLASS = """
+class ScaledSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        z = torch.exp(-x.abs())
+        y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))
+        ctx.save_for_backward(y)
+        ScaledSigmoid.scale = scale
+        return scale * y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * ScaledSigmoid.scale * y * (1 - y), None
+"""
+
+SCALE_IN_A_GLOBAL = """
+_scale = [1.0]
+
+
+class ScaledSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        z = torch.exp(-x.abs())
+        y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))
+        ctx.save_for_backward(y)
+        _scale[0] = scale
+        return scale * y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * _scale[0] * y * (1 - y), None
+"""
+
+UNUSUAL = [
+    Unusual("ScaledSigmoid", "saves sigmoid(x), a new tensor",
+            _scaled("        s = torch.sigmoid(x)\n        ctx.save_for_backward(s)\n"
+                    "        ctx.scale = scale\n        return scale * s",
+                    "        s, = ctx.saved_tensors\n"
+                    "        return grad_output * ctx.scale * s * (1 - s), None")),
+    Unusual("ScaledSigmoid", "the derivative through torch.special.expit and exp(-|x|)",
+            _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                    "        return torch.special.expit(x) * scale",
+                    "        x, = ctx.saved_tensors\n        z = torch.exp(-x.abs())\n"
+                    "        return grad_output * ctx.scale * z / (1 + z) ** 2, None")),
+    Unusual("ScaledSigmoid", "scale kept in a dict, gradient skipped when not needed",
+            _scaled("        ctx.save_for_backward(x)\n        ctx.settings = {'scale': scale}\n"
+                    "        return torch.sigmoid(x).mul(scale)",
+                    "        if not ctx.needs_input_grad[0]:\n            return None, None\n"
+                    "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+                    "        return grad_output * (ctx.settings['scale'] * s * (1 - s)), None")),
+    Unusual("ScaledSigmoid", "saves only its output, zeros at scale == 0",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n"
+                    "        if ctx.scale == 0:\n"
+                    "            return torch.zeros_like(grad_output), None\n"
+                    "        return grad_output * y * (1 - y / ctx.scale), None")),
+    Unusual("ScaledSigmoid", "sigma(x) * sigma(-x) for sigma * (1 - sigma)",
+            _scaled(SCALED_FORWARD, "        x, = ctx.saved_tensors\n"
+                    "        return grad_output * ctx.scale * torch.sigmoid(x) * torch.sigmoid(-x), None")),
+    Unusual("ScaledSigmoid", "saves only its output, divides by (scale or 1)",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n        s = y / (ctx.scale or 1.0)  # y is 0 at scale 0\n"
+                    "        return grad_output * ctx.scale * s * (1 - s), None")),
+    Unusual("ScaledSigmoid", "scale saved as a 0-d tensor beside x",
+            _scaled("        ctx.save_for_backward(x, torch.tensor(scale, dtype=x.dtype))\n"
+                    "        return scale * torch.sigmoid(x)",
+                    "        x, scale = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+                    "        return grad_output * scale * s * (1 - s), None")),
+]
+
+MISTAKES = [
+    Mistake("ScaledSigmoid", "a float gradient for scale", "backward returned a gradient for "
+            "scale, which is not a tensor: return None for scale",
+            _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
+                    "(1 - s), 0.0")),
+    Mistake("ScaledSigmoid", "forgets the scale", "your gradient for x is off by a constant "
+            "factor 0.4: a factor missing, or one too many?",
+            _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * s * (1 - s), "
+                    "None"), nbgrader=True),
+    Mistake("ScaledSigmoid", "sigma recovered as y / scale", "it saved its output y = scale "
+            "* sigmoid(x), and recovering sigma(x) as y / scale gives 0/0 there",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n        s = y / ctx.scale\n"
+                    "        return grad_output * ctx.scale * s * (1 - s), None"), named=True),
+    Mistake("ScaledSigmoid", "saves x, then divides by scale", "on the same x: a division by "
+            "scale gives 0/0 there",
+            _scaled(SCALED_FORWARD, SCALED_READ + "        y = ctx.scale * s\n"
+                    "        return grad_output * y * (1 - y / ctx.scale), None")),
+    Mistake("ScaledSigmoid", "sigma recovered as y / (scale + 1e-12), an epsilon",
+            "it is also nan or inf at scale = -1e-12, and right at 2.5: backward divides by "
+            "scale + 1e-12",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n        s = y / (ctx.scale + 1e-12)\n"
+                    "        return grad_output * ctx.scale * s * (1 - s), None"), named=True),
+    Mistake("ScaledSigmoid", "zeros wherever abs(scale) < 1e-9", "all zeros, as at scale = 0",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n"
+                    "        if abs(ctx.scale) < 1e-9:\n"
+                    "            return torch.zeros_like(grad_output), None\n"
+                    "        return grad_output * y * (1 - y / ctx.scale), None")),
+    Mistake("ScaledSigmoid", "one gradient for two inputs", "backward returned 1 gradient for "
+            "2 inputs: return None for scale",
+            _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
+                    "(1 - s)"), named=True),
+    Mistake("ScaledSigmoid", "scale kept on the class", "ScaledSigmoid.forward sets "
+            "ScaledSigmoid.scale: a class attribute is shared by every call",
+            _scaled("        ctx.save_for_backward(x)\n        ScaledSigmoid.scale = scale\n"
+                    "        return scale * torch.sigmoid(x)",
+                    SCALED_READ + "        return grad_output * ScaledSigmoid.scale * s * (1 - s), "
+                    "None"), named=True),
+    Mistake("ScaledSigmoid", "|scale| in backward", "your gradient for x is the expected one times -1",
+            _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * abs(ctx.scale) * s * "
+                    "(1 - s), None")),
+    Mistake("ScaledSigmoid", "y * (1 - y) of its output y = scale * sigmoid(x)",
+            "ScaledSigmoid's grad_x at scale = 2.5 is MySigmoid's derivative in y applied to the "
+            "output", _scaled("        y = scale * torch.sigmoid(x)\n"
+                              "        ctx.save_for_backward(y)\n        return y",
+                              "        y, = ctx.saved_tensors\n"
+                              "        return grad_output * y * (1 - y), None")),
+    # torch.tensor(scale) is float32: multiplied into float64 tensors it keeps its 7 digits
+    Mistake("ScaledSigmoid", "scale as torch.tensor(scale), float32, in forward and backward",
+            "scale became a float32 tensor: torch.tensor(scale) without dtype=",
+            _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                    "        return torch.tensor(scale) * torch.sigmoid(x)",
+                    "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+                    "        return grad_output * torch.tensor(ctx.scale) * s * (1 - s), None")),
+    Mistake("ScaledSigmoid", "scale as torch.tensor(scale), float32, in backward only",
+            "ScaledSigmoid's grad_x at scale = 0.1 is what the true one is at scale = "
+            "0.10000000149011612",
+            _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                    "        return scale * torch.sigmoid(x)",
+                    "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+                    "        scale = torch.tensor(ctx.scale)\n"
+                    "        return grad_output * scale * s * (1 - s), None")),
+    Mistake("ScaledSigmoid", "scale * torch.sigmoid(x.float()): a float32 output",
+            "ScaledSigmoid" + FLOAT32_OUTPUT,
+            _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                    "        return scale * torch.sigmoid(x.float())",
+                    "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+                    "        return grad_output * ctx.scale * s * (1 - s), None")),
+    Mistake("ScaledSigmoid", "output written into torch.zeros(x.shape), a float32 tensor",
+            "ScaledSigmoid" + FLOAT32_OUTPUT,
+            _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                    "        y = torch.zeros(x.shape)\n        y[...] = scale * torch.sigmoid(x)\n"
+                    "        return y",
+                    "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+                    "        return grad_output * ctx.scale * s * (1 - s), None")),
+    Mistake("ScaledSigmoid", "backward's sigmoid on x.float()",
+            "grad_x is within about 1e-7 of the truth but far outside float64's precision",
+            _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                    "        return scale * torch.sigmoid(x)",
+                    "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x.float())\n"
+                    "        return grad_output * ctx.scale * s * (1 - s), None")),
+    Mistake("ScaledSigmoid", "scale kept on the class beside a saved stable sigmoid",
+            "ScaledSigmoid.forward sets ScaledSigmoid.scale: a class attribute is shared by every "
+            "call", SCALE_ON_THE_CLASS),
+    Mistake("ScaledSigmoid", "scale kept in a module global",
+            "ScaledSigmoid's backward used another call's scale: with two calls in one graph",
+            SCALE_IN_A_GLOBAL),
+]
