@@ -3,7 +3,7 @@ that assumes the input's memory is contiguous, which every contiguous test tenso
 flag in a module global, which one call at a time never shows; a bias gradient summed into a
 float32 tensor, which float64's tolerance hides."""
 
-from tools.catalogue import Mistake, edit
+from .. import Mistake, edit
 
 # x of any layout: a transposed batch (x.mT of a contiguous tensor) has no flat view
 VIEW_OF_X = """

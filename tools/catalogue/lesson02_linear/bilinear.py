@@ -1,6 +1,6 @@
 """Lesson 02's transfer exercise Bilinear, answered unusually and wrongly."""
 
-from tools.catalogue import Mistake, Unusual
+from .. import Mistake, Unusual
 
 
 def _bilinear(backward: str, forward: str | None = None) -> str:

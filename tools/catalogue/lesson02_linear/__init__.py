@@ -1,0 +1,10 @@
+"""Lesson 02 (linear): answers with known verdicts for MyLinearFunction, FusedLinearReLU and
+the transfer exercise Bilinear, one module per exercise (its unusual answers and its mistakes,
+among them forwards that save only what the wanted gradients read and a 1-D x, where a sum over
+no leading dimension sums the features), the builders they share in ``answers``, and in
+``domains`` what only the checks generated from the contract's domain separate."""
+
+from . import bilinear, domains, fused_linear_relu, linear
+
+UNUSUAL = linear.UNUSUAL + fused_linear_relu.UNUSUAL + bilinear.UNUSUAL
+MISTAKES = linear.MISTAKES + fused_linear_relu.MISTAKES + bilinear.MISTAKES + domains.MISTAKES

@@ -1,0 +1,160 @@
+"""Lesson 02: answers with known verdicts for FusedLinearReLU."""
+
+from .. import Mistake, Unusual
+from .answers import (_BROADCAST, _LEADING, _ONE_D, _RETURN, FUSED_FORWARD, FUSED_READ,
+                      FUSED_RETURN, _fused)
+
+UNUSUAL = [
+    Unusual("FusedLinearReLU", "torch.where backward, clamp forward",
+            _fused("        x, weight, mask = ctx.saved_tensors\n"
+                   "        g = torch.where(mask, grad_output, 0.0)\n"
+                   "        g2 = g.reshape(-1, weight.shape[0])\n"
+                   "        x2 = x.reshape(-1, weight.shape[1])\n" + FUSED_RETURN,
+                   "        z = F.linear(x, weight, bias)\n        mask = z > 0\n"
+                   "        ctx.save_for_backward(x, weight, mask)\n"
+                   "        ctx.has_bias = bias is not None\n        return z.clamp(min=0)")),
+    Unusual("FusedLinearReLU", "flattened x and a (rows, out) mask saved",
+            _fused("        rows, weight, mask = ctx.saved_tensors\n"
+                   "        g = grad_output.reshape(-1, weight.shape[0]) * mask\n"
+                   "        grad_x = (g @ weight).reshape(ctx.x_shape) if "
+                   "ctx.needs_input_grad[0] else None\n"
+                   "        grad_weight = g.T @ rows if ctx.needs_input_grad[1] else None\n"
+                   "        grad_bias = g.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] "
+                   "else None\n        return grad_x, grad_weight, grad_bias",
+                   "        rows = x.reshape(-1, weight.shape[1])\n        z = rows @ weight.T\n"
+                   "        if bias is not None:\n            z = z + bias\n"
+                   "        mask = z > 0\n        ctx.save_for_backward(rows, weight, mask)\n"
+                   "        ctx.has_bias, ctx.x_shape = bias is not None, x.shape\n"
+                   "        return (z * mask).reshape(*x.shape[:-1], weight.shape[0])")),
+    Unusual("FusedLinearReLU", "einsum everywhere, bias gradient by new_ones @ g2",
+            _fused(FUSED_READ +
+                   "        grad_x = torch.einsum('...o,oi->...i', g, weight) if "
+                   "ctx.needs_input_grad[0] else None\n"
+                   "        grad_weight = torch.einsum('mo,mi->oi', g2, x2) if "
+                   "ctx.needs_input_grad[1] else None\n"
+                   "        grad_bias = g2.new_ones(g2.shape[0]) @ g2 if ctx.has_bias and "
+                   "ctx.needs_input_grad[2] else None\n"
+                   "        return grad_x, grad_weight, grad_bias")),
+    Unusual("FusedLinearReLU", "a 'dead' mask z <= 0 and masked_fill",
+            _fused(FUSED_READ.replace("mask", "dead").replace("grad_output * dead",
+                                                              "grad_output.masked_fill(dead, 0)")
+                   + FUSED_RETURN,
+                   "        z = x @ weight.T\n        if bias is not None:\n            z += bias\n"
+                   "        dead = z <= 0\n        ctx.save_for_backward(x, weight, dead)\n"
+                   "        ctx.has_bias = bias is not None\n        return z.masked_fill(dead, 0)")),
+    Unusual("FusedLinearReLU", "saves x and weight only for the gradients that read them",
+            _fused("        x, weight, mask = ctx.saved_tensors\n        n = ctx.needs_input_grad\n"
+                   "        g = grad_output * mask\n        g2 = g.reshape(-1, g.shape[-1])\n"
+                   "        grad_x = g @ weight if n[0] else None\n"
+                   "        grad_weight = g2.T @ x.reshape(-1, x.shape[-1]) if n[1] else None\n"
+                   "        grad_bias = g2.sum(0) if ctx.has_bias and n[2] else None\n"
+                   "        return grad_x, grad_weight, grad_bias",
+                   "        z = F.linear(x, weight, bias)\n        mask = z > 0\n"
+                   "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"
+                   "                              weight if ctx.needs_input_grad[0] else None, mask)\n"
+                   "        ctx.has_bias = bias is not None\n        return torch.relu(z)")),
+    Unusual("FusedLinearReLU", "a contiguous copy of weight.T saved beside the mask",
+            _fused(FUSED_READ.replace("x, weight, mask = ctx.saved_tensors",
+                                      "x, weight_t, mask = ctx.saved_tensors\n"
+                                      "        weight = weight_t.T") + FUSED_RETURN,
+                   "        z = F.linear(x, weight, bias)\n        mask = z > 0\n"
+                   "        ctx.save_for_backward(x, weight.T.contiguous(), mask)\n"
+                   "        ctx.has_bias = bias is not None\n        return torch.relu(z)")),
+    Unusual("FusedLinearReLU", "a contiguous weight.T and x saved only when they will be read",
+            _fused("        x, weight_t, mask = ctx.saved_tensors\n        n = ctx.needs_input_grad\n"
+                   "        g = grad_output * mask\n        g2 = g.reshape(-1, g.shape[-1])\n"
+                   "        grad_x = g @ weight_t.T if n[0] else None\n"
+                   "        grad_weight = g2.T @ x.reshape(-1, x.shape[-1]) if n[1] else None\n"
+                   "        grad_bias = g2.sum(0) if ctx.has_bias and n[2] else None\n" + _RETURN,
+                   "        z = F.linear(x, weight, bias)\n        mask = z > 0\n"
+                   "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"
+                   "                              weight.T.contiguous() if ctx.needs_input_grad[0]"
+                   " else None, mask)\n"
+                   "        ctx.has_bias = bias is not None\n        return torch.relu(z)")),
+]
+
+MISTAKES = [
+    Mistake("FusedLinearReLU", "saves the float pre-activation",
+            "FusedLinearReLU saved a float64 intermediate of shape",
+            _fused("        x, weight, z = ctx.saved_tensors\n        g = grad_output * (z > 0)\n"
+                   "        g2 = g.reshape(-1, weight.shape[0])\n"
+                   "        x2 = x.reshape(-1, weight.shape[1])\n" + FUSED_RETURN,
+                   "        z = x @ weight.T\n        if bias is not None:\n            z = z + bias\n"
+                   "        ctx.save_for_backward(x, weight, z)\n"
+                   "        ctx.has_bias = bias is not None\n        return z.clamp(min=0)"),
+            named=True),
+    Mistake("FusedLinearReLU", "mask kept as ctx.mask",
+            "FusedLinearReLU stores a tensor as ctx.mask: use ctx.save_for_backward",
+            _fused(FUSED_READ + FUSED_RETURN,
+                   "        z = x @ weight.T\n        if bias is not None:\n            z = z + bias\n"
+                   "        ctx.mask = z > 0\n        ctx.save_for_backward(x, weight, ctx.mask)\n"
+                   "        ctx.has_bias = bias is not None\n        return z * ctx.mask"),
+            named=True),
+    Mistake("FusedLinearReLU", "forgets the ReLU in backward", "your gradient for x is wrong",
+            _fused("        x, weight, mask = ctx.saved_tensors\n        g = grad_output\n"
+                   "        g2 = g.reshape(-1, weight.shape[0])\n"
+                   "        x2 = x.reshape(-1, weight.shape[1])\n" + FUSED_RETURN), nbgrader=True),
+    Mistake("FusedLinearReLU", "grad_x = grad_z @ weight.T", "a transpose too many",
+            _fused(FUSED_READ.replace("g @ weight", "g @ weight.T")
+                   + FUSED_RETURN.replace("g @ weight", "g @ weight.T"))),
+    Mistake("FusedLinearReLU", "ignores needs_input_grad",
+            "ctx.needs_input_grad[1] is False for weight, so skip grad_weight",
+            _fused(FUSED_READ + "        grad_bias = g2.sum(0) if ctx.has_bias else None\n"
+                   "        return g @ weight, g2.T @ x2, grad_bias"), named=True),
+    Mistake("FusedLinearReLU", "masks grad_output in place", "backward modified grad_output in "
+            "place",
+            _fused("        x, weight, mask = ctx.saved_tensors\n        grad_output[~mask] = 0\n"
+                   "        g = grad_output\n"
+                   "        g2 = g.reshape(-1, weight.shape[0])\n"
+                   "        x2 = x.reshape(-1, weight.shape[1])\n" + FUSED_RETURN), named=True),
+    Mistake("FusedLinearReLU", "mask z >= 0", "the mask is z > 0, not z >= 0",
+            _fused(FUSED_READ + FUSED_RETURN, FUSED_FORWARD.replace("z > 0", "z >= 0")),
+            named=True),
+    Mistake("FusedLinearReLU", "grad_x gated on needs_input_grad[1]",
+            "it decides whether to compute grad_x from another input's entry of "
+            "ctx.needs_input_grad (entry 0 belongs to x)",
+            _fused(FUSED_READ + FUSED_RETURN.replace("ctx.needs_input_grad[0]",
+                                                     "ctx.needs_input_grad[1]")), named=True),
+    Mistake("FusedLinearReLU", "every gradient by broadcasting, needs_input_grad ignored",
+            "FusedLinearReLU.backward used the values of x (in aten.mul) when only x requires "
+            "grad",
+            _fused("        x, weight, mask = ctx.saved_tensors\n"
+                   "        grad_output = grad_output * mask\n" + _BROADCAST +
+                   "        gb = grad_output.reshape(-1, weight.shape[0]).sum(0) if ctx.has_bias "
+                   "else None\n        return gx, gw, gb"), named=True),
+    Mistake("FusedLinearReLU", "a float mask", "FusedLinearReLU saved a float64 intermediate",
+            _fused(FUSED_READ + FUSED_RETURN,
+                   FUSED_FORWARD.replace("mask = z > 0", "mask = (z > 0).to(z.dtype)"))),
+    Mistake("FusedLinearReLU", "a uint8 mask", "FusedLinearReLU saved a uint8 mask",
+            _fused(FUSED_READ + FUSED_RETURN,
+                   FUSED_FORWARD.replace("mask = z > 0", "mask = (z > 0).to(torch.uint8)"))),
+    Mistake("FusedLinearReLU", "mask taken before the bias is added", "your gradient for x",
+            _fused(FUSED_READ + FUSED_RETURN,
+                   "        z = x @ weight.T\n        mask = z > 0\n"
+                   "        if bias is not None:\n            z = z + bias\n"
+                   "        ctx.save_for_backward(x, weight, mask)\n"
+                   "        ctx.has_bias = bias is not None\n        return z.clamp(min=0)")),
+    Mistake("FusedLinearReLU", "no mask saved: the pre-activation recomputed in backward",
+            "FusedLinearReLU saved no boolean mask of the output's shape",
+            _fused("        x, weight, bias = ctx.saved_tensors\n"
+                   "        z = x @ weight.T\n"
+                   "        if bias is not None:\n            z = z + bias\n"
+                   "        g = grad_output * (z > 0)\n"
+                   "        g2 = g.reshape(-1, weight.shape[0])\n"
+                   "        x2 = x.reshape(-1, weight.shape[1])\n" + FUSED_RETURN,
+                   "        ctx.save_for_backward(x, weight, bias)\n"
+                   "        ctx.has_bias = bias is not None\n"
+                   "        return torch.relu(F.linear(x, weight, bias))")),
+    Mistake("FusedLinearReLU", "grad_bias summed over dims range(ndim - 1): dim=() for 1-D x",
+            _ONE_D,
+            _fused(FUSED_READ + FUSED_RETURN.replace(
+                "g2.sum(0)", f"g.sum({_LEADING.replace('grad_output', 'g')})"))),
+    Mistake("FusedLinearReLU", "saves weight only when weight needs a gradient",
+            "with only x requiring grad, your forward did not save weight, and grad_x reads it",
+            _fused(FUSED_READ.replace("x.reshape(-1, weight.shape[1])", "x.reshape(-1, x.shape[-1])")
+                   .replace("g.reshape(-1, weight.shape[0])", "g.reshape(-1, g.shape[-1])")
+                   + FUSED_RETURN,
+                   FUSED_FORWARD.replace("ctx.save_for_backward(x, weight, mask)",
+                                         "ctx.save_for_backward(x, weight if "
+                                         "ctx.needs_input_grad[1] else None, mask)"))),
+]
