@@ -18,13 +18,12 @@ def check_is_function(obj, spec: Spec) -> type:
     """The submission must be a subclass of torch.autograd.Function."""
     if isinstance(obj, torch.autograd.Function):
         raise GradingError(
-            f"{spec.name} is an instance: pass the class itself and call {spec.name}.apply(...)"
-        )
+            f"{spec.name} is an instance: pass the class itself and call {spec.name}.apply(...)",
+            mistake=f"{spec.name}/instance-not-class")
     if not (isinstance(obj, type) and issubclass(obj, torch.autograd.Function)):
         raise GradingError(
             f"{spec.name} must be a class deriving from torch.autograd.Function, "
-            f"got {type(obj).__name__}"
-        )
+            f"got {type(obj).__name__}", mistake=f"{spec.name}/not-a-function-class")
     return obj
 
 
@@ -39,8 +38,7 @@ def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
             raise GradingError(
                 f"{spec.name}.forward passed a non-tensor to ctx.save_for_backward: save tensors "
                 "(or None) there and keep numbers, flags and functions as plain ctx attributes",
-                str(error),
-            ) from error
+                str(error), mistake=f"{spec.name}/saves-non-tensor") from error
         raise _explain_type_error(spec, error, inputs) from error
     except RuntimeError as error:
         raise _explain_runtime_error(spec, "forward", error, inputs) from error
@@ -104,7 +102,7 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     check_inputs_untouched(spec, inputs, before, "forward")  # before values quote x
     expected = spec.reference(**make_inputs(values, requires_grad=False))
     diagnose_values(f"{spec.name}'s output", forward.output, expected, rtol=rtol, atol=atol,
-                    inputs=values, computed_in=expected.dtype)
+                    inputs=values, computed_in=expected.dtype, exercise_name=spec.name)
     generator = torch.Generator().manual_seed(seed)
     grad_output = torch.randn(expected.shape, generator=generator, dtype=expected.dtype)
     grad_output = grad_output.to(expected.device)
@@ -117,7 +115,7 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     for name, grad in zip(inputs, backward.grads):
         if name in truth:
             diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol, inputs=values,
-                              computed_in=inputs[name].dtype)
+                              computed_in=inputs[name].dtype, exercise_name=spec.name)
     return forward, backward
 
 
@@ -221,7 +219,7 @@ def backward_outputs(spec: Spec, outputs, x: torch.Tensor, grad_outputs):
                 f"{spec.name}.backward raised TypeError on a None gradient: after "
                 "ctx.set_materialize_grads(False) an unused output's gradient is None; test "
                 "`if grad is None` before adding, concatenating or padding it",
-                str(error)) from error
+                str(error), mistake=f"{spec.name}/none-gradient-not-handled") from error
         raise GradingError(f"{spec.name}.backward raised TypeError: "
                            f"{str(error).splitlines()[0]}", str(error)) from error
     except RuntimeError as error:

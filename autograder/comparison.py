@@ -74,14 +74,16 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
     expected, fresh = reference_outputs(domain, inputs)
     if len(outputs) != len(expected):
         raise GradingError(f"{spec.name} returned {len(outputs)} floating-point outputs where "
-                           f"the contract has {len(expected)}")
+                           f"the contract has {len(expected)}",
+                           mistake=f"{spec.name}/wrong-output-count")
     for i, (got, want) in enumerate(zip(outputs, expected)):
         what = f"{spec.name}'s output" + (f" {i}" if len(outputs) > 1 else "")
         if got.dtype != dtype:
             raise GradingError(f"{what} has dtype {got.dtype} for {dtype} inputs: return the "
                                "input's dtype", mistake=f"{spec.name}/wrong-output-dtype")
         diagnose_values(what, got.detach().to(torch.float64), want.detach(),
-                        rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs, computed_in=dtype)
+                        rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs, computed_in=dtype,
+                        exercise_name=spec.name)
     check_saved_dtypes(domain, forward, dtype, compute or domain.accumulates.get(dtype, dtype))
     differentiable = [o for o in outputs if o.requires_grad]
     if not differentiable:
@@ -103,7 +105,7 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
                                mistake=f"{spec.name}/wrong-gradient-dtype")
         diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor) else got,
                           truth, rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs,
-                          computed_in=inputs[name].dtype)
+                          computed_in=inputs[name].dtype, exercise_name=spec.name)
     return forward
 
 

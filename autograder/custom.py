@@ -90,17 +90,20 @@ class FunctionExercise:
             hint = ("saved its input: save the output instead, which backward can use directly"
                     if any(role.startswith("input") for role in roles)
                     else f"saved {kept}: save exactly the output")
-            raise GradingError(f"{self.name} {hint}")
+            raise GradingError(f"{self.name} {hint}",
+                               mistake=f"{self.name}/saves-other-than-output")
         if self.saves == "inputs" and sorted(roles) != sorted(f"input {n}"
                                                               for n in self.tensor_names):
             raise GradingError(f"{self.name} saved {', '.join(roles) or 'nothing'}: save its "
-                               f"inputs ({', '.join(self.tensor_names)}) and recompute the rest")
+                               f"inputs ({', '.join(self.tensor_names)}) and recompute the rest",
+                               mistake=f"{self.name}/saves-other-than-inputs")
         if self.saves == "nothing" and roles:
             raise GradingError(f"{self.name} saved {', '.join(roles)}: its backward needs "
-                               "nothing from forward")
+                               "nothing from forward", mistake=f"{self.name}/saves-unneeded")
         if isinstance(self.saves, int) and forward.saved_bytes > self.saves:
             raise GradingError(f"{self.name} kept {forward.saved_bytes} bytes for backward, more "
-                               f"than the {self.saves} this exercise allows")
+                               f"than the {self.saves} this exercise allows",
+                               mistake=f"{self.name}/saves-too-many-bytes")
 
     def check_version_tracking(self, function, device) -> None:
         """A saved tensor changed in place before backward must make backward raise."""
@@ -121,7 +124,7 @@ class FunctionExercise:
             raise GradingError(f"{self.name}.backward raised RuntimeError: {error}") from error
         raise GradingError(f"{self.name} did not notice its saved {self.saves} was changed in "
                            "place: save tensors with ctx.save_for_backward, not as ctx attributes "
-                           "or through .data / .detach()")
+                           "or through .data / .detach()", mistake=f"{self.name}/saved-untracked")
 
     def check_needs_input_grad(self, function, device) -> None:
         """With one tensor input requiring grad, backward computes less than with all."""
@@ -140,10 +143,12 @@ class FunctionExercise:
                 raise GradingError(
                     f"{self.name}.backward returns a tensor for {', '.join(given)} when only "
                     f"{name} requires grad, computed as when every input does: check "
-                    f"ctx.needs_input_grad and return None for {', '.join(others)}")
+                    f"ctx.needs_input_grad and return None for {', '.join(others)}",
+                    mistake=f"{self.name}/ignores-needs-input-grad")
             raise GradingError(
                 f"{self.name}.backward does the same work when only {name} requires grad: "
-                f"check ctx.needs_input_grad and return None for {', '.join(others)}")
+                f"check ctx.needs_input_grad and return None for {', '.join(others)}",
+                mistake=f"{self.name}/ignores-needs-input-grad")
 
     def _work(self, function, values: dict, wanted: set) -> tuple[int, dict]:
         """How many ops backward dispatches when only ``wanted`` require grad, and what it
@@ -172,7 +177,8 @@ class FunctionExercise:
                 return
         if all(torch.allclose(a, b) for a, b in zip(*grads)):
             raise GradingError(f"{self.name}.backward ignores grad_output: multiply the local "
-                               "derivative by grad_output (the chain rule)")
+                               "derivative by grad_output (the chain rule)",
+                               mistake=f"{self.name}/ignores-grad-output")
 
     def check_second_order(self, function, values: dict) -> None:
         inputs = make_inputs(values)

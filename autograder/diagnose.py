@@ -22,6 +22,12 @@ def factor(value: float) -> str:
     return exact(value) if float(text) in (1.0, -1.0) and float(text) != value else text
 
 
+def _named(exercise_name: str, suffix: str) -> str:
+    """The id ``Exercise/suffix`` of a fact the check proved, where the caller named the
+    exercise (the shared checks do); none otherwise."""
+    return f"{exercise_name}/{suffix}" if exercise_name else ""
+
+
 def _shape(t) -> str:
     return str(tuple(t.shape))
 
@@ -92,31 +98,33 @@ def diagnose_gradient(
     atol: float = 1e-7,
     inputs: dict | None = None,
     computed_in: torch.dtype | None = None,
+    exercise_name: str = "",
 ) -> None:
     """Raise a GradingError naming the mistake if ``got`` is not the gradient ``expected``;
     ``inputs`` name their values where the error is largest; ``computed_in`` is the dtype the
-    learner's code ran in (None where unknown: ``got`` may be widened)."""
+    learner's code ran in (None where unknown: ``got`` may be widened); ``exercise_name`` gives
+    the facts it proves (None, not a tensor, shape, device, dtype) their ids."""
     grad_name = f"grad_{name}"
     if got is None:
         raise GradingError(
-            f"backward returned None for {name}, which requires grad: return {grad_name}"
-        )
+            f"backward returned None for {name}, which requires grad: return {grad_name}",
+            mistake=_named(exercise_name, "returns-none-gradient"))
     if not isinstance(got, torch.Tensor):
         raise GradingError(
-            f"backward returned a {type(got).__name__} for {name}: return a tensor {grad_name}"
-        )
+            f"backward returned a {type(got).__name__} for {name}: return a tensor {grad_name}",
+            mistake=_named(exercise_name, "gradient-not-a-tensor"))
     if got.shape != expected.shape:
-        raise GradingError(_misshapen(name, got.detach(), expected.detach()))
+        raise GradingError(_misshapen(name, got.detach(), expected.detach()),
+                           mistake=_named(exercise_name, "wrong-gradient-shape"))
     if got.device != expected.device:
         raise GradingError(
             f"{grad_name} is on {got.device} but {name} is on {expected.device}: "
-            "create new tensors on the input's device"
-        )
+            "create new tensors on the input's device",
+            mistake=_named(exercise_name, "gradient-on-wrong-device"))
     if got.dtype != expected.dtype:
         raise GradingError(
             f"{grad_name} has dtype {got.dtype} but {name} has dtype {expected.dtype}: "
-            "keep the input's dtype"
-        )
+            "keep the input's dtype", mistake=_named(exercise_name, "wrong-gradient-dtype"))
     got, expected = got.detach(), expected.detach()
     if not torch.isfinite(got).all() and torch.isfinite(expected).all():
         raise GradingError(
@@ -155,22 +163,25 @@ def _best_scale(got: torch.Tensor, expected: torch.Tensor) -> float | None:
 def diagnose_values(
     what: str, got, expected: torch.Tensor, *, rtol: float = 1e-5, atol: float = 1e-7,
     inputs: dict | None = None, computed_in: torch.dtype | None = None,
+    exercise_name: str = "",
 ) -> None:
     """Raise a GradingError if a forward result differs from the reference; ``inputs`` name
-    their values where the error is largest; ``computed_in`` as for ``diagnose_gradient``."""
+    their values where the error is largest; ``computed_in`` and ``exercise_name`` as for
+    ``diagnose_gradient``."""
     if not isinstance(got, torch.Tensor):
-        raise GradingError(f"{what} returned a {type(got).__name__}: return a tensor")
+        raise GradingError(f"{what} returned a {type(got).__name__}: return a tensor",
+                           mistake=_named(exercise_name, "output-not-a-tensor"))
     if got.shape != expected.shape:
         raise GradingError(
-            f"{what} has shape {_shape(got)} but should have shape {_shape(expected)}"
-        )
+            f"{what} has shape {_shape(got)} but should have shape {_shape(expected)}",
+            mistake=_named(exercise_name, "wrong-output-shape"))
     if got.dtype != expected.dtype:
         raise GradingError(
             f"{what} has dtype {got.dtype} but should have dtype {expected.dtype}: "
-            "keep the input's dtype"
-        )
+            "keep the input's dtype", mistake=_named(exercise_name, "wrong-output-dtype"))
     if got.device != expected.device:
-        raise GradingError(f"{what} is on {got.device} but should be on {expected.device}")
+        raise GradingError(f"{what} is on {got.device} but should be on {expected.device}",
+                           mistake=_named(exercise_name, "output-on-wrong-device"))
     got, expected = got.detach(), expected.detach()
     if torch.isfinite(expected).all() and not torch.isfinite(got).all():
         raise GradingError(

@@ -34,11 +34,13 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
         name = tensor_names[int(match[1])]
         got, expected = (tuple(int(d) for d in dims.split(",") if d.strip())
                          for dims in match.groups()[1:])
-        return GradingError(shape_hint(name, got, expected), message)
+        return GradingError(shape_hint(name, got, expected), message,
+                            mistake=f"{spec.name}/wrong-gradient-shape")
     if match := _BAD_DEVICE.search(message):
         name = tensor_names[int(match[1])]
         return GradingError(f"grad_{name} is on {match[3]} but {name} is on {match[2]}: "
-                            "create new tensors on the input's device", message)
+                            "create new tensors on the input's device", message,
+                            mistake=f"{spec.name}/gradient-on-wrong-device")
     if match := _COUNT.search(message):
         expected, got = int(match[1]), int(match[2])
         returned = (f"backward returned {got} gradient{'' if got == 1 else 's'} "
@@ -122,6 +124,6 @@ def _explain_index_error(spec: Spec, error: IndexError, inputs: dict) -> Grading
             f"end of ctx.needs_input_grad: "
             f"ctx.needs_input_grad has one entry per argument actually passed to apply, "
             f"{len(inputs)} here ({', '.join(inputs)}){why}",
-            str(error))
+            str(error), mistake=f"{spec.name}/reads-past-needs-input-grad")
     return GradingError(f"{spec.name}.backward raised IndexError with {_describe(inputs)}: "
                         f"{message}", str(error))

@@ -86,6 +86,25 @@ def test_each_mistake_gets_its_hint(exercise, code, hint):
     assert hint in str(failure.value).splitlines()[0], str(failure.value)
 
 
+@pytest.mark.parametrize("exercise, code, mistake", [
+    (MY_TANH, TANH_SAVES_INPUT, "MyTanh/saves-other-than-output"),
+    (MY_TANH, TANH.format(gradient="1 - y * y"), "MyTanh/ignores-grad-output"),
+    (MY_TANH, TANH_SAVES_DATA, "MyTanh/saved-untracked"),
+    (PRODUCT, PRODUCT_ALWAYS_BOTH, "Product/ignores-needs-input-grad"),
+    (FunctionExercise("MyTanh", reference=torch.tanh, saves=8), TANH.format(
+        gradient="grad_output * (1 - y * y)"), "MyTanh/saves-too-many-bytes"),
+    (MY_TANH, TANH.format(gradient="-grad_output * (1 - y * y)"), "unproven:wrong-value"),
+])
+def test_each_proven_mistake_has_an_id(exercise, code, mistake):
+    """Does each mistake a check of the instructor's exercise proves carry an id of that
+    exercise (so insight groups it), and a value that only differs none?"""
+    from autograder.mistakes import mistake_of
+
+    with pytest.raises(GradingError) as failure:
+        exercise.grade(load(exercise.name, code))
+    assert mistake_of(failure.value) == mistake
+
+
 @pytest.mark.parametrize("exercise, code, hint", MISTAKES[:3])
 def test_the_self_check_names_the_same_mistakes(exercise, code, hint):
     """Does the quick self-check catch the mistakes a learner makes first, with the same hint?"""

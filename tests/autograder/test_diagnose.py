@@ -301,3 +301,32 @@ class TestDiagnoseValues:
     def test_empty_tensors_pass(self):
         """Do empty outputs of the right shape pass?"""
         diagnose_values("f's output", values(0, 3), values(0, 3))
+
+
+@pytest.mark.parametrize("check, got, mistake", [
+    (diagnose_gradient, None, "Square/returns-none-gradient"),
+    (diagnose_gradient, 1.0, "Square/gradient-not-a-tensor"),
+    (diagnose_gradient, values(4), "Square/wrong-gradient-shape"),
+    (diagnose_gradient, values(3).float(), "Square/wrong-gradient-dtype"),
+    (diagnose_gradient, torch.empty(3, device="meta", dtype=torch.float64),
+     "Square/gradient-on-wrong-device"),
+    (diagnose_values, 1.0, "Square/output-not-a-tensor"),
+    (diagnose_values, values(4), "Square/wrong-output-shape"),
+    (diagnose_values, values(3).float(), "Square/wrong-output-dtype"),
+    (diagnose_values, torch.empty(3, device="meta", dtype=torch.float64),
+     "Square/output-on-wrong-device"),
+])
+def test_a_proven_fact_has_the_exercise_s_id_where_the_exercise_is_named(check, got, mistake):
+    """Does a fact the check proves (None, not a tensor, the shape, dtype or device) carry the
+    id of the exercise the caller names, and a value that only differs none?"""
+    from autograder.mistakes import mistake_of
+
+    with pytest.raises(GradingError) as failure:
+        check("x", got, values(3), exercise_name="Square")
+    assert mistake_of(failure.value) == mistake
+    with pytest.raises(GradingError) as unnamed:
+        check("x", got, values(3))
+    assert mistake_of(unnamed.value) == "unproven:wrong-value"
+    with pytest.raises(GradingError) as wrong:
+        check("x", values(3) + 1, values(3), exercise_name="Square")
+    assert mistake_of(wrong.value) == "unproven:wrong-value"

@@ -223,3 +223,49 @@ def test_every_id_in_the_grading_library_is_well_formed():
             assert exercise in EXERCISES or exercise.endswith("name}"), f"{path.name}: {mistake}"
             if "{" not in suffix:
                 assert MISTAKE_ID.fullmatch(f"Exercise/{suffix}"), f"{path.name}: {mistake}"
+
+
+class _SavesAFlag(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x, True)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output
+
+
+@pytest.mark.filterwarnings("ignore:.*should not be instantiated:DeprecationWarning")
+def test_the_shared_checks_name_the_facts_they_prove():
+    """Does each fact a shared check proves (an instance for the class, not a Function, a
+    non-tensor saved, a gradient of the wrong shape or device, reading past
+    ctx.needs_input_grad) carry an id of the exercise, and the learner's other errors none?"""
+    from autograder.checks import Spec, check_is_function, run_forward
+    from autograder.explain import _explain_index_error, _explain_runtime_error
+
+    spec = Spec("Square", ("x",), torch.square)
+    x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    assert mistake_of(_raised(lambda: check_is_function(_SavesAFlag(), spec))) == \
+        "Square/instance-not-class"
+    assert mistake_of(_raised(lambda: check_is_function(torch.square, spec))) == \
+        "Square/not-a-function-class"
+    assert mistake_of(_raised(lambda: run_forward(_SavesAFlag, spec, {"x": x}))) == \
+        "Square/saves-non-tensor"
+    shape = RuntimeError("Function SquareBackward returned an invalid gradient at index 0 - got "
+                         "[4] but expected shape compatible with [3]")
+    device = RuntimeError("Function SquareBackward returned an invalid gradient at index 0 - "
+                          "expected device cpu but got meta")
+    other = RuntimeError("something else went wrong")
+    assert [mistake_of(_explain_runtime_error(spec, "backward", error, {"x": x}))
+            for error in (shape, device)] == ["Square/wrong-gradient-shape",
+                                              "Square/gradient-on-wrong-device"]
+    assert _explain_runtime_error(spec, "backward", other, {"x": x}).mistake == ""
+
+    def reads_past_the_end():
+        try:
+            (True,)[1]  # as `ctx.needs_input_grad[1]` raises
+        except IndexError as error:
+            raise _explain_index_error(spec, error, {"x": x}) from error
+
+    assert mistake_of(_raised(reads_past_the_end)) == "Square/reads-past-needs-input-grad"
