@@ -16,14 +16,24 @@ LESSONS = ROOT / "lessons"
 
 
 PACKAGE_VARIABLE = "AUTOGRAD_COURSE_PACKAGE"
+# The course is published nowhere: a learner installs it from a copy of the course or its wheel
+# (README, "Learners"), or the first cell installs what AUTOGRAD_COURSE_PACKAGE names.
 SETUP_CELL = """\
 # Setup. In Colab, on a JupyterHub or in any Jupyter where the course is not installed, this
-# installs it (from ${variable} if you set it: a wheel or any pip requirement). Under
-# `make lab` it does nothing.
+# installs what ${variable} names (a wheel, a folder or a pip requirement) if it is set.
+# Under `make lab` it does nothing.
 import importlib.util, os, subprocess, sys
 
 if importlib.util.find_spec("autograder") is None:
-    course_package = os.environ.get("${variable}", "${default}")
+    course_package = os.environ.get("${variable}")
+    if not course_package:
+        raise ModuleNotFoundError(
+            "The course package (autograder, widgets) is not installed in this kernel. Install "
+            "the course's wheel (from your instructor, or built in a copy of the course with "
+            "`pip wheel --no-deps .`) with `%pip install ${wheel}`, or a copy of the course "
+            "with `%pip install /path/to/the/course`, then run this cell again; or set "
+            "${variable} to that wheel, folder or pip requirement (`%env "
+            "${variable}=...` in a cell above) and this cell installs it.")
     print(f"Installing the course package: pip install {course_package}")
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", course_package], check=True)
     importlib.invalidate_caches()
@@ -43,15 +53,16 @@ are in each lesson, and the next exercise to do. (`from widgets import progress_
 progress_view()` shows every exercise as a table with a Refresh button.)"""
 
 
-def course_package() -> str:
-    """What a learner's notebook installs by default: the repository named in pyproject.toml."""
+def course_wheel() -> str:
+    """The file name of the course's wheel, as `pip wheel --no-deps .` builds it."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return f"git+{project['urls']['Repository']}"
+    name = re.sub(r"[-_.]+", "_", project["name"]).lower()
+    return f"{name}-{project['version']}-py3-none-any.whl"
 
 
 def setup_cell() -> nbformat.NotebookNode:
     source = (SETUP_CELL.replace("${variable}", PACKAGE_VARIABLE)
-              .replace("${default}", course_package()))
+              .replace("${wheel}", course_wheel()))
     return nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"locked": True}})
 
 
