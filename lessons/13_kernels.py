@@ -36,20 +36,36 @@
 # (timings on a GPU, production notes).
 #
 # This lesson needs the `triton` package (and `ninja` for the C++ section): `make install`
-# brings both; elsewhere `pip install triton==3.9.0 ninja`.
+# brings both; elsewhere the cell below installs whichever is missing, at the versions the
+# lesson was checked with (`pip install triton==3.9.0 ninja==1.13.2`).
 
 # %% nbgrader={"locked": true}
 import importlib.util
 import logging
 import os
+import shutil
+import subprocess
+import sys
 import time
 import warnings
 
 import torch
 
-if importlib.util.find_spec("triton") is None:
-    raise ModuleNotFoundError("Lesson 13 needs Triton: pip install triton==3.9.0 ninja, then "
-                              "restart the kernel")
+LESSON_PACKAGES = {"triton": "triton==3.9.0", "ninja": "ninja==1.13.2"}  # as checked
+missing = [pin for module, pin in LESSON_PACKAGES.items()
+           if importlib.util.find_spec(module) is None]
+if missing:
+    installed = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing])
+    if installed.returncode != 0:
+        raise ModuleNotFoundError(f"Lesson 13 needs {' and '.join(missing)}, which pip could not "
+                                  f"install here: pip install {' '.join(missing)}, then restart "
+                                  "the kernel")
+    importlib.invalidate_caches()
+    print(f"Installed {' and '.join(missing)} with pip; the lesson goes on as usual.")
+if shutil.which("ninja") is None and importlib.util.find_spec("ninja") is not None:
+    import ninja  # load_inline runs `ninja` from PATH, which may not hold the kernel's scripts
+
+    os.environ["PATH"] = ninja.BIN_DIR + os.pathsep + os.environ.get("PATH", "")
 if not torch.cuda.is_available():
     os.environ["TRITON_INTERPRET"] = "1"  # no GPU: run kernels in Triton's interpreter
 
@@ -1277,7 +1293,7 @@ TORCH_LIBRARY_IMPL(autograd_course_cpp, CPU, m) {
 from torch.utils import cpp_extension  # noqa: E402
 
 if not cpp_extension.is_ninja_available():
-    print("The C++ section needs ninja: pip install ninja, then re-run this cell")
+    print("The C++ section needs ninja: pip install ninja==1.13.2, then restart the kernel")
 elif hasattr(torch.ops.autograd_course_cpp, "softsign"):
     print("autograd_course_cpp is loaded in this kernel already (restart the kernel to load an "
           "edited source: a second library defining the namespace would abort the process)")

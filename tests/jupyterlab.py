@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.kernels import bounded_environment, bounded_process, write_kernel_spec
-from tests.stranger import colab_python, course_site
+from tests.stranger import colab_python, course_site, layered_environment
 
 REPO = Path(__file__).resolve().parents[1]
 LEARNER_LAB = REPO / "tools" / "learner_lab"
@@ -73,9 +73,10 @@ def browser_missing() -> str | None:
 def _stranger_kernel(home: Path) -> None:
     """A kernel named STRANGER_KERNEL beside the course environment's python3: a stranger's
     Python (tests/stranger.py), what Colab ships and the course's wheel, nothing of this
-    checkout or of the course's environment. A notebook run on it runs where a learner
-    installed only the course."""
-    write_kernel_spec(home / "data" / "kernels", STRANGER_KERNEL, colab_python(),
+    checkout or of the course's environment, in a layer of its own (what lesson 13's first cell
+    installs goes there). A notebook run on it runs where a learner installed only the course."""
+    python = layered_environment(colab_python(), home / "stranger")
+    write_kernel_spec(home / "data" / "kernels", STRANGER_KERNEL, python,
                       "Python 3 (a stranger's)", env={"PYTHONPATH": str(course_site(home))})
 
 

@@ -1,6 +1,7 @@
-"""A stranger's Python: a fresh virtual environment holding only what Colab ships (torch, numpy,
-matplotlib, ipywidgets, ipykernel, and triton, which Colab's CUDA torch brings along, at the
-course's pins), and the course built as a wheel.
+"""A stranger's Python: a fresh virtual environment holding only what Colab's CPU runtime or a
+plain JupyterHub image ships (torch as a CPU build, numpy, matplotlib, ipywidgets, ipykernel, at
+the course's pins; no triton or ninja, which lesson 13's first cell installs), and the course
+built as a wheel.
 
 It is not installed a second time: `make install` has just put these very distributions, at these
 pins, into the course's environment beside the instructor's tools. The stranger's takes exactly
@@ -9,7 +10,8 @@ lists them, dist-info folders included: the pinned ones, pip (every Python has i
 notebook's first cell runs it), and all they require here (markers evaluated, extras only where
 asked for). So importlib.metadata and pip in it see that set and no other; nbgrader, JupyterLab,
 pytest and the course itself are out of its reach; its scripts name its own Python. A pin the
-course's environment does not hold stops the build and says to run `make install`."""
+course's environment does not hold stops the build and says to run `make install`. What a
+notebook installs goes into a layer over it (``layered_environment``)."""
 
 import hashlib
 import os
@@ -27,7 +29,7 @@ from packaging.utils import canonicalize_name
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / "artifacts" / "stranger"  # git-ignored; a ready environment is reused
-COLAB_SHIPS = ("torch", "numpy", "matplotlib", "ipywidgets", "ipykernel", "triton")
+COLAB_SHIPS = ("torch", "numpy", "matplotlib", "ipywidgets", "ipykernel")
 INSTALLER = "pip"  # not pinned: the course environment's own
 
 

@@ -8,6 +8,7 @@ each kind in each view and check that the view changed, and save a screenshot to
 artifacts/screenshots/. Notebooks the tests build open on the course environment's kernel.
 """
 
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -76,7 +77,9 @@ def test_the_solutions_run_on_a_strangers_kernel(lab_page, tmp_path):
     printed = lab_page.evaluate("""() => window.jupyterapp.shell.currentWidget.content
         .widgets[0].model.outputs.toJSON().map(o => o.text).join('')""")
     prefix, module = printed.split()
-    assert Path(prefix) == colab_python().parents[1]
+    (layer,) = Path(prefix).glob("lib/python*/site-packages/stranger_base.pth")
+    (base,) = colab_python().parents[1].glob("lib/python*/site-packages")
+    assert layer.read_text().strip() == str(base), "not a layer over the stranger's Python"
     assert not Path(module).is_relative_to(REPO), module
 
 
@@ -225,10 +228,12 @@ def _screenshot(page, path: Path) -> None:
 
 
 def _copy(notebook: Path, kernel: str | None = None) -> str:
-    """A copy of ``notebook`` to open and run (JupyterLab may autosave it), as a path under REPO:
-    without outputs, as a learner's copy opens (the run draws them; an executed notebook as a
-    self-studier opens it has its own test), and set to open on ``kernel`` if given."""
-    copy = COPIES / notebook.parent.name / notebook.name
+    """A copy of ``notebook`` to open and run (JupyterLab may autosave it), as a path under REPO,
+    alone in a folder of its own (what a run writes beside it stays there): without outputs, as
+    a learner's copy opens (the run draws them; an executed notebook as a self-studier opens it
+    has its own test), and set to open on ``kernel`` if given."""
+    copy = COPIES / notebook.parent.name / notebook.stem / notebook.name
+    shutil.rmtree(copy.parent, ignore_errors=True)
     copy.parent.mkdir(parents=True, exist_ok=True)
     opened = without_outputs(nbformat.read(notebook, as_version=4))
     if kernel is not None:

@@ -1,5 +1,7 @@
-"""The pip and conda descriptions of the course environment stay in step."""
+"""The pip and conda descriptions of the course environment, and the versions lesson 13
+installs, stay in step."""
 
+import ast
 import re
 import subprocess
 import sys
@@ -54,6 +56,19 @@ def test_the_notebooks_name_the_torch_they_were_checked_on():
     assert torch_note(CHECKED_TORCH) is None and torch_note(f"{CHECKED_TORCH}+cpu") is None
     assert "2.9.0+cu126" in torch_note("2.9.0+cu126")
 
+
+
+def test_lesson_13_installs_the_triton_and_ninja_that_requirements_pin():
+    """Does lesson 13's first cell install, where they are missing, the triton and ninja that
+    requirements.txt pins (the versions the lesson was checked with), and name them so in its
+    text?"""
+    source = (ROOT / "lessons" / "13_kernels.py").read_text()
+    installs = re.search(r"^LESSON_PACKAGES = (\{.*?\})", source, re.MULTILINE)
+    assert installs, "lessons/13_kernels.py has no LESSON_PACKAGES = {module: pin, ...}"
+    pins = _pins(ROOT / "requirements.txt")
+    assert ast.literal_eval(installs[1]) == {name: f"{name}=={pins[name]}"
+                                             for name in ("triton", "ninja")}
+    assert f"pip install triton=={pins['triton']} ninja=={pins['ninja']}" in source
 
 GROUPED_TESTS = """
 import os

@@ -1,5 +1,5 @@
-"""The stranger's environment (tests/stranger.py): what Colab ships at the course's pins, and
-nothing of the instructor's."""
+"""The stranger's environment (tests/stranger.py): what Colab's CPU runtime ships at the course's
+pins, and nothing of the instructor's."""
 
 import json
 import os
@@ -15,7 +15,7 @@ from tests.kernels import run_notebook
 
 PROBE = """
 import importlib.metadata, importlib.util, json, sys
-import torch, numpy, matplotlib, ipywidgets, ipykernel, triton
+import torch, numpy, matplotlib, ipywidgets, ipykernel
 print(json.dumps({
     "prefix": sys.prefix,
     "installed": {dist.metadata["Name"]: dist.version
@@ -25,7 +25,7 @@ print(json.dumps({
 """
 INSTRUCTOR_MODULES = ("nbgrader", "jupyterlab", "notebook", "nbclient", "nbconvert", "nbformat",
                       "jupytext", "dask", "distributed", "pytest", "xdist", "playwright",
-                      "autograder", "widgets", "grader", "tests")
+                      "autograder", "widgets", "grader", "tests", "triton", "ninja")
 
 
 def _outside(tmp_path) -> dict:
@@ -67,13 +67,14 @@ def test_it_holds_what_colab_ships_at_the_pins_and_nothing_else(probe):
     for pin in map(Requirement, stranger.colab_requirements()):
         assert pin.specifier.contains(installed[canonicalize_name(pin.name)], prereleases=True)
     assert not _pinned_elsewhere() & set(installed)
-    assert {"pip", "torch", "triton"} <= set(installed)
+    assert {"pip", "torch"} <= set(installed)
 
 
 @pytest.mark.slow
 def test_it_cannot_import_the_instructors_tools_or_the_course(probe):
-    """Do nbgrader, JupyterLab, pytest and the course stay out of the stranger's reach (the
-    probe imported torch, numpy, matplotlib, ipywidgets, ipykernel and triton)?"""
+    """Do nbgrader, JupyterLab, pytest, the course, and triton and ninja (which lesson 13
+    installs) stay out of the stranger's reach (the probe imported torch, numpy, matplotlib,
+    ipywidgets and ipykernel)?"""
     assert probe["importable"] == []
     assert probe["prefix"] == str(stranger.colab_python().parents[1])
 

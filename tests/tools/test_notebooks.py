@@ -17,7 +17,7 @@ from grader.notebook_format import GRADE_CALL, HIDDEN_TESTS, SOLUTION_MARKER, is
 from tests.jupyterlab import browser_missing
 from tests.kernels import bounded_environment, run_notebook
 from tests.released import every_lesson_released
-from tests.stranger import colab_python, course_site
+from tests.stranger import colab_python, course_site, layered_environment
 from tools.notebooks import (C10_LOG_CLOCK, COURSE, KERNEL_PID, SOLUTIONS, solution_notebook,
                              without_log_clock, without_outputs)
 
@@ -26,9 +26,11 @@ LESSONS = lesson_names()
 
 @pytest.fixture(scope="module")
 def stranger(tmp_path_factory):
-    """(python, environment): Colab's packages, and the course's wheel on the path."""
+    """(python, environment): Colab's packages in a layer of its own (what lesson 13's first
+    cell installs goes there), and the course's wheel on the path."""
     folder = tmp_path_factory.mktemp("stranger")
-    return colab_python(), bounded_environment(PYTHONPATH=str(course_site(folder)))
+    python = layered_environment(colab_python(), folder / "python")
+    return python, bounded_environment(PYTHONPATH=str(course_site(folder)))
 
 
 def _run(notebook, cwd, stranger) -> nbformat.NotebookNode:
