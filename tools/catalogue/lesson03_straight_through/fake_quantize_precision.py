@@ -1,11 +1,12 @@
-"""Lesson 03 answers that keep or lose float64's digits: FakeQuantize written with a scale
-gradient shaped (1,), with scale.item(), or with the mask and the local derivative saved in
-forward, which the contract accepts, and steps run in float32 for float64 x (a gradient made
-in torch.zeros without dtype=, a forward on x.float(), codes rounded in float32, gradients
-cast to float32, torch.fake_quantize_per_tensor_affine, sign of x.float()), which it does not."""
+"""Lesson 03: FakeQuantize answers that keep or lose float64's digits: a scale gradient shaped
+(1,), scale.item(), or the mask and the local derivative saved in forward, which the contract
+accepts, and steps run in float32 for float64 x (a gradient made in torch.zeros without dtype=,
+a forward on x.float(), codes rounded in float32, gradients cast to float32,
+torch.fake_quantize_per_tensor_affine, each element's scale term in float32, scale saved as
+float32), which it does not."""
 
-from tools.catalogue import Mistake, Unusual
-from tools.catalogue.lesson03 import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize, _sign
+from .. import Mistake, Unusual
+from .answers import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize
 
 SUM = f"(grad_output * {FQ_LSQ}).sum()"
 SAVES = "        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
@@ -62,7 +63,21 @@ MISTAKES = [
             _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, {SUM}, None, None",
                            SAVES + "        return torch.fake_quantize_per_tensor_affine("
                            "x, scale.item(), 0, qmin, qmax)")),
-    Mistake("SignSTE", "sign of a float32 copy of x", "SignSTE's output is sign of x rounded "
-            "to float32 (at x = 1e-300 it gives 0, expected 1)",
-            _sign("        return torch.sign(x.float()).to(x.dtype)")),
+    Mistake("FakeQuantize", "each element's scale term in float32, summed in float64",
+            "FakeQuantize's gradient for scale is the sum of grad_output times each element's "
+            "d(output)/d(scale) rounded to float32",
+            _fake_quantize(
+                "        x, scale = ctx.saved_tensors\n        v = x / scale\n"
+                "        inside = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
+                "        clipped = torch.where(v < ctx.qmin, float(ctx.qmin), float(ctx.qmax))\n"
+                "        local = torch.where(inside, torch.round(v) - v, clipped).float()\n"
+                "        return grad_output * inside, (grad_output * local).sum(), None, None")),
+    Mistake("FakeQuantize", "scale saved as float32 for float64 x",
+            "FakeQuantize's gradient for scale is what scale rounded to float32 gives",
+            _fake_quantize(FQ_READ + f"        return grad_output * inside, (grad_output * "
+                           f"{FQ_LSQ}).sum(), None, None",
+                           "        ctx.save_for_backward(x, scale.float())\n"
+                           "        ctx.qmin, ctx.qmax = qmin, qmax\n"
+                           "        return torch.clamp(torch.round(x / scale), qmin, qmax) "
+                           "* scale")),
 ]

@@ -2,7 +2,7 @@
 backward on the same graph (retain_graph=True, gradcheck, a Jacobian row by row) is refused or
 wrong (found by a fresh review of lesson 03). The shared check: autograder/twice.py."""
 
-from tools.catalogue import Mistake
+from .. import Mistake
 
 UNUSUAL = []
 
