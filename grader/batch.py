@@ -54,11 +54,13 @@ class Summary:
         return (f"graded {self.graded}, skipped {self.skipped} unchanged, {self.failed} grader "
                 f"errors, in {self.seconds:.1f} s" + (f" ({counts})" if counts else ""))
 
-    def report(self, shown: int = 20) -> str:
-        """Each notebook graded with a fault: who, which, its status and reason."""
+    def report(self, shown: int = 20, expected: tuple[str, ...] = ()) -> str:
+        """Each notebook graded with a fault (but the ``expected`` statuses): who, which, its
+        status and reason."""
         lines = [f"  {student} {lesson}/{name}: {status}: {_short(reason)}"
                  for student, lesson, name, status, reason in
-                 sorted(self.flagged, key=lambda row: (SEVERITY[row[3]], row[:3]))]
+                 sorted(self.flagged, key=lambda row: (SEVERITY[row[3]], row[:3]))
+                 if status not in expected]
         if len(lines) > shown:
             lines[shown:] = [f"  ... and {len(lines) - shown} more: `make grades` lists them"]
         return "\n".join(lines)
@@ -70,8 +72,9 @@ def _short(text: str, width: int = 200) -> str:
 
 def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
               scheduler: str | None = None, force: bool = False, settings: Settings | None = None,
-              students: list[str] | None = None, stream=None) -> Summary:
-    """Grade every new, changed or failed submission of ``lessons`` in course root ``root``."""
+              students: list[str] | None = None, stream=None, each: bool = True) -> Summary:
+    """Grade every new, changed or failed submission of ``lessons`` in course root ``root``
+    (``each``: a line per submission as it finishes)."""
     root = root.resolve()
     stream = stream or sys.stdout
     workers = workers or os.cpu_count() or 1
@@ -92,7 +95,7 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
         summary.seconds = time.monotonic() - began
         return summary
     writer = GradebookWriter(root)
-    progress = Progress(len(jobs), stream)
+    progress = Progress(len(jobs), stream, each=each)
     quiet_notebook_warnings()
     executor = dask_executor(scheduler, workers) if scheduler else local_executor(workers)
     pending = {}

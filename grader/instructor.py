@@ -114,12 +114,10 @@ def _generate(root: Path, lesson: str, *, regrade: bool, workers: int | None) ->
              capture=True)
     releases.record(root, lesson)
     print(f"released {lesson} again; regrading its {count} submissions (the old gradebook is "
-          f"copied to {backup.relative_to(root)})")
-    autograde(root, [lesson], workers=workers, force=True)
-    kept = releases.restore_marks(root, marks)
-    if marks:
-        print(f"kept {kept} of {len(marks)} manual grades and comments "
-              "(the others were on cells the lesson no longer has)")
+          f"copied to {backup.relative_to(root)})", flush=True)
+    autograde(root, [lesson], workers=workers, force=True, each=False,
+              expected=(releases.ADDED_LATER,))
+    print(releases.kept_marks_line(releases.restore_marks(root, marks), len(marks)))
     return True
 
 
@@ -143,18 +141,21 @@ def released(root: Path) -> set[str]:
 
 def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
               scheduler: str | None = None, force: bool = False,
-              students: list[str] | None = None) -> batch.Summary:
-    """Autograde every new, changed or failed submission, in parallel (see ``grader.batch``)."""
+              students: list[str] | None = None, each: bool = True,
+              expected: tuple[str, ...] = ()) -> batch.Summary:
+    """Autograde every new, changed or failed submission, in parallel (see ``grader.batch``):
+    a line per submission as it finishes unless not ``each``, then the counts and the notebooks
+    worth a look (those with a status in ``expected`` are counted only)."""
     if not batch.submissions(root, lessons, students):
         print(f"nothing to grade: no {root / 'submitted'}/<student>/<lesson>/ folders")
         return batch.Summary()
     where = f"Dask scheduler {scheduler}" if scheduler else f"{workers or os.cpu_count()} workers"
     print(f"autograding {', '.join(lessons)} in {root} with {where}", flush=True)
     summary = batch.autograde(root, lessons, workers=workers, scheduler=scheduler, force=force,
-                             students=students)
+                             students=students, each=each)
     print(summary.line())
-    if summary.flagged:
-        print(summary.report())
+    if summary.report(expected=expected):
+        print(summary.report(expected=expected))
     if summary.sandbox.startswith("NONE"):
         print(f"WARNING: learner code ran WITHOUT a sandbox: {summary.sandbox[4:].strip(' ()')}")
     elif summary.sandbox:

@@ -1,5 +1,6 @@
-"""Progress of a batch: a line per finished submission that stays on screen, and on a terminal a
-bar below them, redrawn every second, with an ETA that counts down while submissions run."""
+"""Progress of a batch: a line per finished submission that stays on screen (unless the batch
+asks for none), and on a terminal a bar below them, redrawn every second, with an ETA that
+counts down while submissions run."""
 
 import sys
 import threading
@@ -7,10 +8,12 @@ import time
 
 
 class Progress:
-    """A line per finished submission (kept), and on a terminal a live bar with an ETA."""
+    """A line per finished submission (kept; none when not ``each``), and on a terminal a live
+    bar with an ETA."""
 
-    def __init__(self, total: int, stream=None, *, tick: float = 1.0):
+    def __init__(self, total: int, stream=None, *, tick: float = 1.0, each: bool = True):
         self.total, self.done, self.began = total, 0, time.monotonic()
+        self.each = each
         self.last = self.began  # when a submission last finished
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty()
@@ -27,12 +30,12 @@ class Progress:
             width = len(str(self.total))
             line = f"[{self.done:>{width}}/{self.total}] {label}"
             if self.tty:
-                self.stream.write("\r\x1b[2K" + line + "\n")
+                self.stream.write("\r\x1b[2K" + (line + "\n" if self.each else ""))
                 if self.done < self.total:
                     self.stream.write(self.bar())
                 else:
                     self.stopped.set()
-            else:
+            elif self.each:
                 self.stream.write(f"{line}  ({self.eta()})\n")
             self.stream.flush()
 

@@ -22,6 +22,7 @@ from .notebook_format import grade_id, is_test_cell
 
 HISTORY = f"{STATE}/releases.json"
 CHANGED_CELLS = "Cannot add or remove cells"
+ADDED_LATER = "added-test-cell"  # the status of a notebook handed in before a test cell existed
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
@@ -104,6 +105,19 @@ def restore_marks(root: Path, marks: list[tuple]) -> int:
             kept += 1
         gradebook.db.commit()
     return kept
+
+
+def kept_marks_line(kept: int, total: int) -> str:
+    """What a regrade says of the manual grades and comments it put back."""
+    if total == 0:
+        return "no manual grades or comments to keep"
+    marks = "manual grade or comment" if total == 1 else "manual grades and comments"
+    if kept == total:
+        return f"kept the one {marks}" if total == 1 else f"kept all {total} {marks}"
+    lost = total - kept
+    return (f"kept {kept} of {total} {marks}; {lost} {'was' if lost == 1 else 'were'} on cells "
+            "the lesson no longer has (the gradebook copy above still holds "
+            f"{'it' if lost == 1 else 'them'})")
 
 
 def remove_for_rerelease(root: Path, lesson: str, nbgrader) -> tuple[Path, list[tuple]]:

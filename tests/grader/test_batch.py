@@ -118,3 +118,15 @@ def test_make_autograde_passes_workers():
     makefile = (ROOT / "Makefile").read_text()
     recipe = makefile.split("\nautograde:", 1)[1].split("\n\n", 1)[0]
     assert "--workers $(WORKERS)" in recipe
+
+
+def test_a_report_can_leave_out_an_expected_status():
+    """Does the report after a batch list each notebook worth a look, but none whose status the
+    caller expected (every notebook of a regrade after a test cell was added)?"""
+    from grader.batch import Summary
+
+    summary = Summary(flagged=[("ana", "00_template", "00_template", "added-test-cell", "added"),
+                               ("ben", "00_template", "00_template", "timeout", "a loop")])
+    assert summary.report().count("\n") == 1
+    assert summary.report(expected=("added-test-cell",)) == (
+        "  ben 00_template/00_template: timeout: a loop")

@@ -79,3 +79,18 @@ def test_a_submissions_duplicated_cell_ids_do_not_break_the_lines():
         notebook = nbformat.reads(text, as_version=4)
     assert len({c.id for c in notebook.cells}) == 2
     assert not [w for w in caught if "Duplicate" in type(w.message).__name__]
+
+
+def test_a_batch_may_ask_for_the_bar_and_no_line_per_submission():
+    """Without a line per submission (a regrade of a whole class), does a log get nothing per
+    submission and a terminal only the bar, so that the summary after it is what is read?"""
+    log = io.StringIO()
+    progress = Progress(2, log, tick=0, each=False)
+    progress.update("alice 00_template: added-test-cell")
+    progress.update("bob 00_template: added-test-cell")
+    assert log.getvalue() == ""
+    terminal = Terminal()
+    progress = Progress(3, terminal, tick=0, each=False)
+    progress.update("alice 00_template: ok")
+    shown = screen(terminal.getvalue())
+    assert len(shown) == 1 and shown[0].startswith("█" * 6 + "░" * 14 + " 1/3 graded")
