@@ -4,7 +4,7 @@ got zeros that autograd materialised?"""
 import pytest
 import torch
 
-from tools.catalogue import lesson07
+from tools.catalogue import lesson07_outputs
 from tools.solutions import solution
 from widgets.grad_outputs import (NONE, NOT_CALLED, TENSOR, ZEROS, output_names, outputs_explorer,
                                   summary_text, trace_html, trace_outputs)
@@ -27,7 +27,7 @@ class SinCos(torch.autograd.Function):
 
 
 def _mistake(name):
-    return next(m for m in lesson07.MISTAKES if m.name == name).load()
+    return next(m for m in lesson07_outputs.MISTAKES if m.name == name).load()
 
 
 X = torch.tensor([[0.5, -1.0, 2.0, 0.25]], dtype=torch.float64)

@@ -1,12 +1,11 @@
 """Lesson 07's SplitHalves: a backward that allocates more than the gradient it returns, with one
 half or both, named only as far as its ops prove (zeros for the missing half, two zero-padded
-halves plus their sum; otherwise the bytes and the ops); a shape kept in a module global; and a
-SortWithIndices gradient built in a float32 tensor, which autograd casts back to float64."""
+halves plus their sum; otherwise the bytes and the ops); and a shape kept in a module global."""
 
-from . import Mistake, edit
-from .lesson07 import _SPLIT_BACKWARD, _SPLIT_FORWARD, _sort, _sort_backward, _split
+from .. import Mistake, edit
+from .split_halves import _SPLIT_BACKWARD, _SPLIT_FORWARD, _split
 
-UNUSUAL = []
+
 MISTAKES = [
     Mistake("SplitHalves", "the half it has cloned into new_zeros",
             "allocated 72 bytes for a gradient of 48", _split(backward='''
@@ -23,10 +22,6 @@ MISTAKES = [
             g[..., h:] = b.clone()
         return g
 '''), named=True),
-    Mistake("SortWithIndices", "scattered into torch.zeros (float32)",
-            "every value of grad_x is exactly a float32 number", _sort(backward=_sort_backward(
-                "        g = torch.zeros(grad_values.shape)\n"
-                "        return g.scatter(-1, indices, grad_values.to(g.dtype))\n"))),
     # as the lesson's SinCosLazy builds its gradient: right, and one allocation with one half,
     # but with both, each half padded to x's width and the two summed: three tensors
     Mistake("SplitHalves", "each half padded to full width, the two added",

@@ -1,6 +1,8 @@
-"""Lesson 07: answers with known verdicts for SortWithIndices, SplitHalves and ReLUInPlace."""
+"""Lesson 07: answers with known verdicts for SortWithIndices, a Function with an integer output
+(indices marked non-differentiable, the permutation saved, the gradient scattered back)."""
 
-from . import Mistake, Unusual
+from .. import Mistake, Unusual
+
 
 _SORT_FORWARD = '''
     @staticmethod
@@ -23,33 +25,6 @@ def _sort_backward(body: str) -> str:
 
 _SCATTER = _sort_backward(
     "        return torch.zeros_like(grad_values).scatter(-1, indices, grad_values)\n")
-
-_SPLIT_FORWARD = '''
-    @staticmethod
-    def forward(ctx, x):
-        ctx.set_materialize_grads(False)
-        h = x.shape[-1] // 2
-        return x[..., :h].clone(), x[..., h:].clone()
-'''
-
-_SPLIT_BACKWARD = '''
-    @staticmethod
-    def backward(ctx, a, b):
-        if a is None and b is None:
-            return None
-        known = a if a is not None else b
-        h = known.shape[-1]
-        g = known.new_zeros(*known.shape[:-1], 2 * h)
-        if a is not None:
-            g[..., :h] = a
-        if b is not None:
-            g[..., h:] = b
-        return g
-'''
-
-
-def _split(forward: str = _SPLIT_FORWARD, backward: str = _SPLIT_BACKWARD) -> str:
-    return f"class SplitHalves(torch.autograd.Function):\n{forward}\n{backward}"
 
 
 UNUSUAL = [
@@ -80,50 +55,35 @@ UNUSUAL = [
         "        if grad_values is None:\n            return None\n"
         "        out = torch.empty_like(grad_values)\n"
         "        out.scatter_(-1, indices, grad_values)\n        return out\n"))),
-    Unusual("SplitHalves", "torch.chunk and F.pad", _split('''
+    # PyTorch's own: derivatives.yaml gives sort's values the gradient
+    # value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim=True)
+    Unusual("SortWithIndices", "PyTorch's own formula, value_selecting_reduction_backward",
+            _sort(backward=_sort_backward(
+                "        return torch.ops.aten.value_selecting_reduction_backward(\n"
+                "            grad_values, -1, indices, list(indices.shape), True)\n"))),
+    Unusual("SortWithIndices", "saves the inverse permutation and gathers", _sort('''
     @staticmethod
     def forward(ctx, x):
-        ctx.set_materialize_grads(False)
-        first, second = torch.chunk(x, 2, dim=-1)
-        return first.clone(), second.clone()
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(torch.argsort(indices, dim=-1) if x.dim() else indices)
+        return values, indices
 ''', '''
     @staticmethod
-    def backward(ctx, a, b):
-        if a is None and b is None:
-            return None
-        if b is None:
-            return F.pad(a, (0, a.shape[-1]))
-        if a is None:
-            return F.pad(b, (b.shape[-1], 0))
-        return torch.cat([a, b], dim=-1)
+    def backward(ctx, grad_values, grad_indices):
+        inverse, = ctx.saved_tensors  # where each entry of x went
+        return grad_values.gather(-1, inverse) if grad_values.dim() else grad_values
 ''')),
-    Unusual("SplitHalves", "narrow and contiguous copies", _split('''
+    Unusual("SortWithIndices", "topk of every entry, smallest first", _sort('''
     @staticmethod
     def forward(ctx, x):
-        ctx.set_materialize_grads(False)
-        h = x.shape[-1] // 2
-        return x.narrow(-1, 0, h).clone(), x.narrow(-1, h, h).clone()
-''')),
-    Unusual("SplitHalves", "torch.split, list of gradients", _split('''
-    @staticmethod
-    def forward(ctx, x):
-        ctx.set_materialize_grads(False)
-        h = x.shape[-1] // 2
-        return tuple(part.clone() for part in torch.split(x, h, dim=-1))
-''', '''
-    @staticmethod
-    def backward(ctx, *grads):
-        present = [g for g in grads if g is not None]
-        if not present:
-            return None
-        h = present[0].shape[-1]
-        out = present[0].new_zeros(*present[0].shape[:-1], 2 * h)
-        for part, g in zip(out.split(h, dim=-1), grads):
-            if g is not None:
-                part.copy_(g)
-        return out
-''')),
+        values, indices = torch.topk(x, x.shape[-1] if x.dim() else 1, dim=-1, largest=False)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        return values, indices
+''', _SCATTER)),
 ]
+
 
 MISTAKES = [
     Mistake("SortWithIndices", "indices not marked non-differentiable",
@@ -186,88 +146,6 @@ MISTAKES = [
         match = (x.unsqueeze(-1) == values.unsqueeze(-2)).to(grad_values.dtype)
         return (match * grad_values.unsqueeze(-2)).sum(-1)
 '''), named=True),
-    Mistake("SplitHalves", "set_materialize_grads not called",
-            "call ctx.set_materialize_grads(False)", _split('''
-    @staticmethod
-    def forward(ctx, x):
-        h = x.shape[-1] // 2
-        return x[..., :h].clone(), x[..., h:].clone()
-''', '''
-    @staticmethod
-    def backward(ctx, a, b):
-        return torch.cat([a, b], dim=-1)
-'''), named=True, nbgrader=True),
-    Mistake("SplitHalves", "None gradient concatenated", "raised TypeError on a None gradient",
-            _split(backward='''
-    @staticmethod
-    def backward(ctx, a, b):
-        return torch.cat([a, b], dim=-1)
-'''), named=True),
-    Mistake("SplitHalves", "zeros built for the missing half", "allocated a zero tensor",
-            _split(backward='''
-    @staticmethod
-    def backward(ctx, a, b):
-        if a is None and b is None:
-            return None
-        a = torch.zeros_like(b) if a is None else a
-        b = torch.zeros_like(a) if b is None else b
-        return torch.cat([a, b], dim=-1)
-'''), named=True),
-    Mistake("SplitHalves", "zeros when both gradients are None",
-            "returned a tensor when both gradients were None", _split(backward='''
-    @staticmethod
-    def backward(ctx, a, b):
-        if a is None and b is None:
-            shape = ctx.shape
-            return torch.zeros(shape, dtype=ctx.dtype)
-        known = a if a is not None else b
-        h = known.shape[-1]
-        g = known.new_zeros(*known.shape[:-1], 2 * h)
-        if a is not None:
-            g[..., :h] = a
-        if b is not None:
-            g[..., h:] = b
-        return g
-''', forward='''
-    @staticmethod
-    def forward(ctx, x):
-        ctx.set_materialize_grads(False)
-        ctx.shape, ctx.dtype = x.shape, x.dtype
-        h = x.shape[-1] // 2
-        return x[..., :h].clone(), x[..., h:].clone()
-'''), named=True),
-    Mistake("SplitHalves", "views returned", "returned views of x", _split('''
-    @staticmethod
-    def forward(ctx, x):
-        ctx.set_materialize_grads(False)
-        h = x.shape[-1] // 2
-        return x[..., :h], x[..., h:]
-'''), named=True),
-]
-
-UNUSUAL += [
-    # PyTorch's own: derivatives.yaml gives sort's values the gradient
-    # value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim=True)
-    Unusual("SortWithIndices", "PyTorch's own formula, value_selecting_reduction_backward",
-            _sort(backward=_sort_backward(
-                "        return torch.ops.aten.value_selecting_reduction_backward(\n"
-                "            grad_values, -1, indices, list(indices.shape), True)\n"))),
-    Unusual("SortWithIndices", "saves the inverse permutation and gathers", _sort('''
-    @staticmethod
-    def forward(ctx, x):
-        values, indices = torch.sort(x, dim=-1)
-        ctx.mark_non_differentiable(indices)
-        ctx.save_for_backward(torch.argsort(indices, dim=-1) if x.dim() else indices)
-        return values, indices
-''', '''
-    @staticmethod
-    def backward(ctx, grad_values, grad_indices):
-        inverse, = ctx.saved_tensors  # where each entry of x went
-        return grad_values.gather(-1, inverse) if grad_values.dim() else grad_values
-''')),
-]
-
-MISTAKES += [
     # a widely copied write-up of ctx's API sorts along the last dim and scatters along dim 0
     Mistake("SortWithIndices", "scatter along dim 0", "SortWithIndices.backward raised RuntimeError",
             _sort(backward=_sort_backward(
@@ -287,12 +165,6 @@ MISTAKES += [
         indices, inverse = ctx.saved_tensors
         return grad_values.gather(-1, inverse)
 ''')),
-    Mistake("SplitHalves", "chunks of a clone", "SplitHalves returned views", _split('''
-    @staticmethod
-    def forward(ctx, x):
-        ctx.set_materialize_grads(False)
-        return x.clone().chunk(2, dim=-1)
-'''), named=True),
     Mistake("SortWithIndices", "indices saved as int32", "saves the permutation as int32", _sort('''
     @staticmethod
     def forward(ctx, x):
@@ -302,20 +174,6 @@ MISTAKES += [
         return values, indices
 ''', _sort_backward(
         "        return torch.zeros_like(grad_values).scatter(-1, indices.long(), grad_values)\n"))),
-]
-
-UNUSUAL += [
-    Unusual("SortWithIndices", "topk of every entry, smallest first", _sort('''
-    @staticmethod
-    def forward(ctx, x):
-        values, indices = torch.topk(x, x.shape[-1] if x.dim() else 1, dim=-1, largest=False)
-        ctx.mark_non_differentiable(indices)
-        ctx.save_for_backward(indices)
-        return values, indices
-''', _SCATTER)),
-]
-
-MISTAKES += [
     # indices marked non-differentiable have no grad_fn: no cycle, but no version check either
     Mistake("SortWithIndices", "indices kept as a ctx attribute", "stores a tensor as ctx.indices",
             _sort('''
@@ -330,20 +188,17 @@ MISTAKES += [
     def backward(ctx, grad_values, grad_indices):
         return torch.zeros_like(grad_values).scatter(-1, ctx.indices, grad_values)
 ''')),
-]
-
-# Issue 37, values that separate answers: sorting a float32 copy orders float64 values one ulp
-# apart at random (in float32 they tie), so the gradient goes to the wrong positions; pairs of
-# twins one float64 ulp apart, the pairs apart in float32, show the order float32's.
-MISTAKES += [
+    # Issue 37, values that separate answers: sorting a float32 copy orders float64 values one ulp
+    # apart at random (in float32 they tie), so the gradient goes to the wrong positions; pairs of
+    # twins one float64 ulp apart, the pairs apart in float32, show the order float32's.
     Mistake("SortWithIndices", "sorts a float32 copy of x, gathers the values from x",
             "sorts x only as float32 numbers",
             _sort(_SORT_FORWARD.replace(
                 "values, indices = torch.sort(x, dim=-1)",
                 "indices = torch.sort(x.float(), dim=-1).indices\n"
                 "        values = x.gather(-1, indices)"), _SCATTER)),
-    # torch.zeros without dtype= is float32: autograd casts the gradient back (its _to_copy)
-    Mistake("SplitHalves", "the gradient built in torch.zeros (float32)",
-            "exactly a float32 number",
-            _split(backward=_SPLIT_BACKWARD.replace("known.new_zeros(", "torch.zeros("))),
+    Mistake("SortWithIndices", "scattered into torch.zeros (float32)",
+            "every value of grad_x is exactly a float32 number", _sort(backward=_sort_backward(
+                "        g = torch.zeros(grad_values.shape)\n"
+                "        return g.scatter(-1, indices, grad_values.to(g.dtype))\n"))),
 ]

@@ -1,0 +1,142 @@
+"""Lesson 07: answers with known verdicts for ReLUInPlace, a Function that writes into its input
+(ctx.mark_dirty, the mask saved from the output)."""
+
+from .. import Mistake, Unusual
+
+
+_RELU_BACKWARD = '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y > 0)
+'''
+
+
+def _relu(forward_body: str, backward: str = _RELU_BACKWARD) -> str:
+    return ("class ReLUInPlace(torch.autograd.Function):\n    @staticmethod\n"
+            f"    def forward(ctx, x):\n{forward_body}\n{backward}")
+
+
+_RELU_FORWARD = '''        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x'''
+
+
+UNUSUAL = [
+    Unusual("ReLUInPlace", "relu_ and a saved mask", _relu('''        torch.relu_(x)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x > 0)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        return grad_output * mask
+''')),
+    Unusual("ReLUInPlace", "masked_fill_ and torch.where", _relu('''        x.masked_fill_(x < 0, 0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return torch.where(y > 0, grad_output, torch.zeros_like(grad_output))
+''')),
+    Unusual("ReLUInPlace", "mul_ by the mask, saved before the write", _relu('''        positive = x > 0
+        x.mul_(positive)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(positive)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        positive, = ctx.saved_tensors
+        return grad_output.masked_fill(~positive, 0)
+''')),
+    # save_for_backward packs x when forward returns, after the write: it holds the output
+    Unusual("ReLUInPlace", "x saved before the write (autograd packs it after: the output)",
+            _relu('''        ctx.save_for_backward(x)
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        return x''')),
+    Unusual("ReLUInPlace", "torch.clamp with out=x", _relu('''        torch.clamp(x, min=0, out=x)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x''')),
+]
+
+
+MISTAKES = [
+    Mistake("ReLUInPlace", "mark_dirty not called", "did not call ctx.mark_dirty(x)", _relu(
+        '''        x.clamp_(min=0)
+        ctx.save_for_backward(x)
+        return x'''), named=True, nbgrader=True),
+    Mistake("ReLUInPlace", "returns a new tensor", "returned a new tensor", _relu(
+        '''        y = x.clamp(min=0)
+        ctx.save_for_backward(y)
+        return y'''), named=True),
+    Mistake("ReLUInPlace", "gradient 1 at x == 0", "gradient at x == 0", _relu(
+        '''        mask = x >= 0
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(mask)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        return grad_output * mask
+'''), named=True),
+    Mistake("ReLUInPlace", "mask y >= 0 after the clamp", "passes grad_output through everywhere",
+            _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y >= 0)
+'''), named=True),
+    Mistake("ReLUInPlace", "grad_output modified in place", "modified grad_output in place",
+            _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output.mul_(y > 0)
+'''), named=True),
+    # Issue 37, layouts: x.view(-1) assumes contiguous memory; every battery input is contiguous,
+    # the generated transposed x is not.
+    Mistake("ReLUInPlace", "clamps x.view(-1), which needs contiguous memory",
+            "ReLUInPlace.forward raised RuntimeError with x of shape (3, 4): view size is not "
+            "compatible", _relu(_RELU_FORWARD.replace("x.clamp_(min=0)",
+                                                      "x.view(-1).clamp_(min=0)"))),
+    # a gradient computed in float32 for float64 x: autograd casts it back to float64 without a
+    # word, and every value is then exactly a float32 number (the generic probe names it)
+    Mistake("ReLUInPlace", "the gradient computed in float32 (grad_output.float())",
+            "exactly a float32 number", _relu('''        mask = x > 0
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(mask)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        return grad_output.float() * mask
+''')),
+    # Values right beside the kink (with_zeros, float64): x.float() rounds +-1e-300 to 0, and a
+    # threshold misreads them too (and +-1e-4 where it is above it). The float32 copy is named only
+    # where +-1e-30, which float32 keeps and a threshold of 1e-6 misreads, is read right.
+    Mistake("ReLUInPlace", "the mask x.float() > 0", "mask is read from x rounded to float32",
+            _relu('''        mask = x.float() > 0
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(mask)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        return grad_output * mask
+''')),
+    Mistake("ReLUInPlace", "torch.where(y > 1e-3, ...), a threshold on the output",
+            "your gradient for x is wrong", _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return torch.where(y > 1e-3, grad_output, 0)
+''')),
+]
