@@ -1,6 +1,8 @@
-"""Lesson 04 (double backward): SwishFunction and CubeOnce, answered unusually and wrongly."""
+"""Lesson 04: answers with known verdicts for SwishFunction, whose backward must itself be
+differentiable, among them a beta kept on the Function class, right for one call at a time and
+wrong for two calls in one graph (issue 37)."""
 
-from tools.catalogue import Mistake, Unusual
+from .. import Mistake, Unusual
 
 
 def _swish(backward: str, forward: str = "        ctx.save_for_backward(x, beta)\n"
@@ -17,24 +19,9 @@ class SwishFunction(torch.autograd.Function):
 """
 
 
-def _cube(backward: str, forward: str = "        ctx.save_for_backward(x)\n        return x ** 3",
-          decorator: str = "\n    @once_differentiable") -> str:
-    return f"""
-class CubeOnce(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-{forward}
-
-    @staticmethod{decorator}
-    def backward(ctx, grad_output):
-{backward}
-"""
-
-
 READ = ("        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
         "        ds = s * (1 - s)\n")
 RETURN = ("        return grad_output * (s + beta * x * ds), (grad_output * x * x * ds).sum()")
-CUBE_READ = "        x, = ctx.saved_tensors\n"
 ONCE = "\n    @once_differentiable"
 
 UNUSUAL = [
@@ -83,20 +70,6 @@ class SwishFunction(torch.autograd.Function):
                    "        return grad_x, grad_beta",
                    "        ctx.save_for_backward(x, beta)\n"
                    "        return F.silu(beta * x) / beta if bool(beta != 0) else x / 2")),
-    Unusual("CubeOnce", "x * x * x, saves x squared (an intermediate is fine here)",
-            _cube("        x2, = ctx.saved_tensors\n        return 3 * x2 * grad_output",
-                  "        ctx.save_for_backward(x * x)\n        return x * x * x")),
-    Unusual("CubeOnce", "torch.pow, mul chain",
-            _cube(CUBE_READ + "        return grad_output.mul(3).mul(x.square())",
-                  "        ctx.save_for_backward(x)\n        return torch.pow(x, 3)")),
-    Unusual("CubeOnce", "a NumPy backward, as the lesson motivates",
-            _cube(CUBE_READ + "        g = 3 * x.cpu().numpy() ** 2 * grad_output.cpu().numpy()\n"
-                  "        return torch.as_tensor(g, dtype=x.dtype).reshape(x.shape).to(x.device)")),
-    Unusual("CubeOnce", "decorators in the reverse order (fine on Python >= 3.10)",
-            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
-                  decorator="").replace("    @staticmethod\n    def backward",
-                                        "    @once_differentiable\n    @staticmethod\n"
-                                        "    def backward")),
     Unusual("SwishFunction", "autograd inside backward, create_graph=torch.is_grad_enabled()",
             _swish("        x, beta = ctx.saved_tensors\n        with torch.enable_grad():\n"
                    "            wanted = [t for t in (x, beta) if t.requires_grad]\n"
@@ -111,19 +84,6 @@ class SwishFunction(torch.autograd.Function):
                    "        grad_x = grad_output * s * (1 + beta * x * (1 - s))\n"
                    "        grad_beta = torch.dot((grad_output * x * x).reshape(-1), "
                    "(s - s * s).reshape(-1))\n        return grad_x, grad_beta")),
-    Unusual("CubeOnce", "saves the output, NumPy cube root in backward",
-            "import numpy as np\n" + _cube(
-                "        y, = ctx.saved_tensors\n        c = np.cbrt(y.detach().cpu().numpy())\n"
-                "        return grad_output * torch.from_numpy(3 * c * c).to(y.device)",
-                "        y = x ** 3\n        ctx.save_for_backward(y)\n        return y")),
-    Unusual("CubeOnce", "the try-it's conversions as helpers, 0-d safe",
-            "import numpy as np\n\n\ndef to_numpy(t):\n    return t.detach().cpu().numpy()\n\n\n"
-            "def to_torch(a, like):\n    return torch.as_tensor(a).to(like.device)\n"
-            + _cube(CUBE_READ + "        return to_torch(to_numpy(grad_output) * 3 * "
-                    "to_numpy(x) ** 2, x)")),
-    Unusual("CubeOnce", "marked after the class, as the lesson's solution does",
-            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
-            + "\n\nCubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))\n"),
 ]
 
 MISTAKES = [
@@ -166,23 +126,6 @@ MISTAKES = [
     Mistake("SwishFunction", "grad_beta misses a factor x", "your gradient for beta is wrong",
             _swish(READ + "        return grad_output * (s + beta * x * ds), "
                    "(grad_output * x * ds).sum()")),
-    Mistake("CubeOnce", "forgets @once_differentiable", "a second backward through CubeOnce "
-            "succeeded", _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
-                               decorator=""), named=True, nbgrader=True),
-    Mistake("CubeOnce", "detaches instead", "your backward is not marked @once_differentiable, "
-            "and the gradient it returns has no graph",
-            _cube(CUBE_READ + "        return (grad_output * 3 * x ** 2).detach()",
-                  decorator="")),
-    Mistake("CubeOnce", "all NumPy, grad_output too, and not marked", "your backward is not "
-            "marked @once_differentiable, and the gradient it returns has no graph",
-            "import numpy as np\n" + _cube(
-                CUBE_READ + "        g, a = grad_output.detach().numpy(), x.detach().numpy()\n"
-                "        return torch.from_numpy(g * 3 * a ** 2)", decorator="")),
-    Mistake("CubeOnce", "3x instead of 3x^2", "your gradient for x is wrong",
-            _cube(CUBE_READ + "        return grad_output * 3 * x")),
-    Mistake("CubeOnce", "x kept on ctx", "CubeOnce stores a tensor as ctx.x",
-            _cube("        return grad_output * 3 * ctx.x ** 2",
-                  "        ctx.x = x\n        return x ** 3"), named=True),
     Mistake("SwishFunction", "s = y / x: NaN where x = 0", "NaN exactly where x = 0",
             _swish("        x, beta, y = ctx.saved_tensors\n        s = y / x\n"
                    "        return grad_output * (s + beta * y * (1 - s)), "
@@ -216,4 +159,13 @@ MISTAKES = [
                    "create_graph=True)",
                    "        y = x * torch.sigmoid(beta * x)\n"
                    "        ctx.save_for_backward(x, beta, y)\n        return y")),
+    Mistake("SwishFunction", "beta kept on the class, not on ctx",
+            "SwishFunction.forward sets SwishFunction.beta: a class attribute is shared by every "
+            "call",
+            _swish("        x, = ctx.saved_tensors\n        beta = SwishFunction.beta\n"
+                   "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n"
+                   "        return grad_output * (s + beta * x * ds), "
+                   "(grad_output * x * x * ds).sum()",
+                   "        SwishFunction.beta = beta\n        ctx.save_for_backward(x)\n"
+                   "        return x * torch.sigmoid(beta * x)")),
 ]

@@ -1,0 +1,8 @@
+"""Lesson 04 (double backward): answers with known verdicts for SwishFunction, CubeOnce and the
+transfer exercise NumpyTanh, one module per exercise (its builder, its unusual answers and its
+mistakes)."""
+
+from . import cube_once, numpy_tanh, swish
+
+UNUSUAL = swish.UNUSUAL + cube_once.UNUSUAL + numpy_tanh.UNUSUAL
+MISTAKES = swish.MISTAKES + cube_once.MISTAKES + numpy_tanh.MISTAKES

@@ -1,0 +1,70 @@
+"""Lesson 04: answers with known verdicts for CubeOnce, a backward marked @once_differentiable."""
+
+from .. import Mistake, Unusual
+
+
+def _cube(backward: str, forward: str = "        ctx.save_for_backward(x)\n        return x ** 3",
+          decorator: str = "\n    @once_differentiable") -> str:
+    return f"""
+class CubeOnce(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+{forward}
+
+    @staticmethod{decorator}
+    def backward(ctx, grad_output):
+{backward}
+"""
+
+
+CUBE_READ = "        x, = ctx.saved_tensors\n"
+
+UNUSUAL = [
+    Unusual("CubeOnce", "x * x * x, saves x squared (an intermediate is fine here)",
+            _cube("        x2, = ctx.saved_tensors\n        return 3 * x2 * grad_output",
+                  "        ctx.save_for_backward(x * x)\n        return x * x * x")),
+    Unusual("CubeOnce", "torch.pow, mul chain",
+            _cube(CUBE_READ + "        return grad_output.mul(3).mul(x.square())",
+                  "        ctx.save_for_backward(x)\n        return torch.pow(x, 3)")),
+    Unusual("CubeOnce", "a NumPy backward, as the lesson motivates",
+            _cube(CUBE_READ + "        g = 3 * x.cpu().numpy() ** 2 * grad_output.cpu().numpy()\n"
+                  "        return torch.as_tensor(g, dtype=x.dtype).reshape(x.shape).to(x.device)")),
+    Unusual("CubeOnce", "decorators in the reverse order (fine on Python >= 3.10)",
+            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
+                  decorator="").replace("    @staticmethod\n    def backward",
+                                        "    @once_differentiable\n    @staticmethod\n"
+                                        "    def backward")),
+    Unusual("CubeOnce", "saves the output, NumPy cube root in backward",
+            "import numpy as np\n" + _cube(
+                "        y, = ctx.saved_tensors\n        c = np.cbrt(y.detach().cpu().numpy())\n"
+                "        return grad_output * torch.from_numpy(3 * c * c).to(y.device)",
+                "        y = x ** 3\n        ctx.save_for_backward(y)\n        return y")),
+    Unusual("CubeOnce", "the try-it's conversions as helpers, 0-d safe",
+            "import numpy as np\n\n\ndef to_numpy(t):\n    return t.detach().cpu().numpy()\n\n\n"
+            "def to_torch(a, like):\n    return torch.as_tensor(a).to(like.device)\n"
+            + _cube(CUBE_READ + "        return to_torch(to_numpy(grad_output) * 3 * "
+                    "to_numpy(x) ** 2, x)")),
+    Unusual("CubeOnce", "marked after the class, as the lesson's solution does",
+            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
+            + "\n\nCubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))\n"),
+]
+
+MISTAKES = [
+    Mistake("CubeOnce", "forgets @once_differentiable", "a second backward through CubeOnce "
+            "succeeded", _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
+                               decorator=""), named=True, nbgrader=True),
+    Mistake("CubeOnce", "detaches instead", "your backward is not marked @once_differentiable, "
+            "and the gradient it returns has no graph",
+            _cube(CUBE_READ + "        return (grad_output * 3 * x ** 2).detach()",
+                  decorator="")),
+    Mistake("CubeOnce", "all NumPy, grad_output too, and not marked", "your backward is not "
+            "marked @once_differentiable, and the gradient it returns has no graph",
+            "import numpy as np\n" + _cube(
+                CUBE_READ + "        g, a = grad_output.detach().numpy(), x.detach().numpy()\n"
+                "        return torch.from_numpy(g * 3 * a ** 2)", decorator="")),
+    Mistake("CubeOnce", "3x instead of 3x^2", "your gradient for x is wrong",
+            _cube(CUBE_READ + "        return grad_output * 3 * x")),
+    Mistake("CubeOnce", "x kept on ctx", "CubeOnce stores a tensor as ctx.x",
+            _cube("        return grad_output * 3 * ctx.x ** 2",
+                  "        ctx.x = x\n        return x ** 3"), named=True),
+]
