@@ -1,53 +1,10 @@
-"""Lesson 05 (checkpointing): CheckpointFunction and checkpoint_sequential, answered unusually
-and wrongly."""
+"""Lesson 05: answers with known verdicts for CheckpointFunction: the random state recorded
+before run_fn runs and restored around the recomputation, fresh leaves that require grad, and
+the gradients backpropagated to the inputs and the parameters alike."""
 
-from tools.catalogue import Mistake, Unusual
-
-# Forward as the lesson teaches: the arguments split into tensors (saved) and the rest (kept
-# on ctx), the random states recorded.
-FORWARD = """
-    @staticmethod
-    def forward(ctx, run_fn, *args):
-        ctx.run_fn = run_fn
-        ctx.is_tensor = [isinstance(a, torch.Tensor) for a in args]
-        ctx.others = [None if t else a for t, a in zip(ctx.is_tensor, args)]
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        ctx.save_for_backward(*tensors)
-        ctx.devices = sorted({t.get_device() for t in tensors if t.is_cuda})
-        ctx.cpu_state = torch.get_rng_state()
-        ctx.cuda_states = [torch.cuda.get_rng_state(d) for d in ctx.devices]
-        return run_fn(*args)
-"""
-
-ARGS = """
-def _arguments(ctx, prepare):
-    saved = iter(ctx.saved_tensors)
-    return [prepare(next(saved)) if t else other for t, other in zip(ctx.is_tensor, ctx.others)]
-"""
-
-FRESH = "lambda t: t.detach().requires_grad_(t.requires_grad)"
-RESTORE = """        with torch.random.fork_rng(devices=ctx.devices):
-            torch.set_rng_state(ctx.cpu_state)
-            for device, state in zip(ctx.devices, ctx.cuda_states):
-                torch.cuda.set_rng_state(state, device)
-            with torch.enable_grad():
-                output = ctx.run_fn(*args)
-"""
-GRADS = "(None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))"
-
-
-def _checkpoint(backward: str, forward: str = FORWARD) -> str:
-    return ARGS + f"""
-
-class CheckpointFunction(torch.autograd.Function):{forward}
-    @staticmethod
-    def backward(ctx, grad_output):
-{backward}
-"""
-
-
-CORRECT_BACKWARD = (f"        args = _arguments(ctx, {FRESH})\n" + RESTORE
-                    + f"        torch.autograd.backward(output, grad_output)\n        return {GRADS}")
+from .. import Mistake, Unusual, edit
+from .answers import (CORRECT_BACKWARD, FORWARD, FRESH, GRADS, RESTORE, _backward_without,
+                      _checkpoint)
 
 # The random state as a uint8 tensor through save_for_backward, as lesson 00 teaches for tensors.
 RNG_SAVED = """
@@ -95,13 +52,20 @@ class CheckpointFunction(torch.autograd.Function):
         return (None, *_Reentrant.backward(ctx, *grad_outputs)[2:])
 """
 
-HELPER = _checkpoint(CORRECT_BACKWARD)  # the CheckpointFunction checkpoint_sequential builds on
-
-
-def _sequential(body: str) -> str:
-    return HELPER + "\nfrom torch import nn\n\n\ndef checkpoint_sequential(layers, segments, x):\n" \
-        + body
-
+NO_RESTORE = "        with torch.enable_grad():\n            output = ctx.run_fn(*args)\n"
+REWIND = ("        torch.set_rng_state(ctx.cpu_state)\n"
+          "        for device, state in zip(ctx.devices, ctx.cuda_states):\n"
+          "            torch.cuda.set_rng_state(state, device)\n" + NO_RESTORE)
+OUTSIDE_FORK = ("        with torch.random.fork_rng(devices=ctx.devices):\n"
+                "            torch.set_rng_state(ctx.cpu_state)\n" + NO_RESTORE)
+SEED_REPLAY = ("        with torch.random.fork_rng(devices=ctx.devices):\n"
+               "            torch.manual_seed(ctx.seed)\n"
+               "            with torch.enable_grad():\n"
+               "                output = ctx.run_fn(*args)\n")
+NO_ENABLE = ("        with torch.random.fork_rng(devices=ctx.devices):\n"
+             "            torch.set_rng_state(ctx.cpu_state)\n"
+             "            output = ctx.run_fn(*args)\n")
+LEAVES = "[a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]"
 
 UNUSUAL = [
     Unusual("CheckpointFunction", "RNG state passed through save_for_backward", RNG_SAVED),
@@ -141,58 +105,7 @@ class CheckpointFunction(torch.autograd.Function):
         output.backward(grad_output)
         return (None, *(a.grad if torch.is_tensor(a) and a.requires_grad else None for a in args))
 """),
-    Unusual("checkpoint_sequential", "closures with bound defaults", _sequential(
-        "    layers = list(layers)\n    size = len(layers) // segments\n"
-        "    for i in range(segments):\n"
-        "        end = len(layers) if i == segments - 1 else (i + 1) * size\n"
-        "        def run(h, start=i * size, end=end):\n"
-        "            for layer in layers[start:end]:\n                h = layer(h)\n"
-        "            return h\n"
-        "        x = CheckpointFunction.apply(run, x)\n    return x\n")),
-    Unusual("checkpoint_sequential", "last segment run plainly, as torch.utils.checkpoint does",
-            _sequential(
-                "    layers = list(layers)\n    size = len(layers) // segments\n"
-                "    for i in range(segments - 1):\n"
-                "        x = CheckpointFunction.apply(nn.Sequential(*layers[i * size:(i + 1) * "
-                "size]), x)\n"
-                "    for layer in layers[(segments - 1) * size:]:\n        x = layer(x)\n"
-                "    return x\n")),
-    Unusual("checkpoint_sequential", "functools.partial over a module list", _sequential(
-        "    import functools\n\n    def run(block, h):\n        for layer in block:\n"
-        "            h = layer(h)\n        return h\n\n"
-        "    layers = list(layers)\n    size = len(layers) // segments\n"
-        "    bounds = [i * size for i in range(segments)] + [len(layers)]\n"
-        "    for start, end in zip(bounds, bounds[1:]):\n"
-        "        x = CheckpointFunction.apply(functools.partial(run, layers[start:end]), x)\n"
-        "    return x\n")),
-    Unusual("checkpoint_sequential", "numpy.array_split spreads the remainder over the first "
-            "segments", _sequential(
-                "    import numpy as np\n    layers = list(layers)\n"
-                "    for chunk in np.array_split(np.arange(len(layers)), segments):\n"
-                "        x = CheckpointFunction.apply(nn.Sequential(*[layers[i] for i in chunk]), x)"
-                "\n    return x\n")),
 ]
-
-
-def _backward_without(restore: str, finish: str = "        torch.autograd.backward(output, "
-                      "grad_output)\n", prepare: str = FRESH) -> str:
-    return _checkpoint(f"        args = _arguments(ctx, {prepare})\n" + restore + finish
-                       + f"        return {GRADS}")
-
-
-NO_RESTORE = "        with torch.enable_grad():\n            output = ctx.run_fn(*args)\n"
-REWIND = ("        torch.set_rng_state(ctx.cpu_state)\n"
-          "        for device, state in zip(ctx.devices, ctx.cuda_states):\n"
-          "            torch.cuda.set_rng_state(state, device)\n" + NO_RESTORE)
-OUTSIDE_FORK = ("        with torch.random.fork_rng(devices=ctx.devices):\n"
-                "            torch.set_rng_state(ctx.cpu_state)\n" + NO_RESTORE)
-SEED_REPLAY = ("        with torch.random.fork_rng(devices=ctx.devices):\n"
-               "            torch.manual_seed(ctx.seed)\n"
-               "            with torch.enable_grad():\n"
-               "                output = ctx.run_fn(*args)\n")
-NO_ENABLE = ("        with torch.random.fork_rng(devices=ctx.devices):\n"
-             "            torch.set_rng_state(ctx.cpu_state)\n"
-             "            output = ctx.run_fn(*args)\n")
 
 MISTAKES = [
     Mistake("CheckpointFunction", "ignores the random state", "the recomputation drew new random "
@@ -288,62 +201,44 @@ class CheckpointFunction(torch.autograd.Function):
             "non-tensor to ctx.save_for_backward",
             _checkpoint(CORRECT_BACKWARD, FORWARD.replace("ctx.save_for_backward(*tensors)",
                                                           "ctx.save_for_backward(*args)"))),
-    Mistake("checkpoint_sequential", "no checkpoints", "checkpointed nothing", _sequential(
-        "    for layer in layers:\n        x = layer(x)\n    return x\n"), nbgrader=True),
-    Mistake("checkpoint_sequential", "len // segments chunks make too many segments",
-            "made 3 checkpointed segments: split the layers into exactly 2", _sequential(
-                "    layers = list(layers)\n    size = max(len(layers) // segments, 1)\n"
-                "    for start in range(0, len(layers), size):\n"
-                "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:start + size]),"
-                " x)\n    return x\n")),
-    Mistake("checkpoint_sequential", "drops the remainder", "ran only the first",
-            _sequential(
-                "    layers = list(layers)\n    size = len(layers) // segments\n"
-                "    for i in range(segments):\n"
-                "        x = CheckpointFunction.apply(nn.Sequential(*layers[i * size:(i + 1) * "
-                "size]), x)\n    return x\n")),
-    Mistake("checkpoint_sequential", "late-binding closure in the loop", "the recomputation ran "
-            "different code than forward", _sequential(
-                "    layers = list(layers)\n    size = len(layers) // segments\n"
-                "    bounds = [i * size for i in range(segments)] + [len(layers)]\n"
-                "    for start, end in zip(bounds, bounds[1:]):\n"
-                "        def run(h):\n            for layer in layers[start:end]:\n"
-                "                h = layer(h)\n            return h\n"
-                "        x = CheckpointFunction.apply(run, x)\n    return x\n"), named=True),
-    Mistake("checkpoint_sequential", "ceil(n / k) layers per segment", "ceil(n / k) layers per "
-            "segment", _sequential(
-                "    layers = list(layers)\n    size = math.ceil(len(layers) / segments)\n"
-                "    for start in range(0, len(layers), size):\n"
-                "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:start + size]),"
-                " x)\n    return x\n"), named=True),
-    Mistake("checkpoint_sequential", "built on a CheckpointFunction that backpropagates its saved "
-            "output (backward would re-enter itself without end)", "re-entered a "
-            "CheckpointFunction's own backward", """
-
-class CheckpointFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, run_fn, x):
-        output = run_fn(x)
-        ctx.save_for_backward(x, output)
-        return output
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, output = ctx.saved_tensors
-        torch.autograd.backward(output, grad_output)
-        return None, None
-
-
-def checkpoint_sequential(layers, segments, x):
-    layers = list(layers)
-    size = len(layers) // segments
-    bounds = [i * size for i in range(segments)] + [len(layers)]
-    for start, end in zip(bounds, bounds[1:]):
-        x = CheckpointFunction.apply(torch.nn.Sequential(*layers[start:end]), x)
-    return x
-"""),
     Mistake("CheckpointFunction", "recomputes through CheckpointFunction.apply (each backward would "
             "start another, without end)", "CheckpointFunction.backward ran inside itself",
             _backward_without(RESTORE.replace("ctx.run_fn(*args)",
                                               "CheckpointFunction.apply(ctx.run_fn, *args)"))),
+    # the random state recorded and restored, but recorded after run_fn had drawn its mask
+    Mistake("CheckpointFunction", "random state recorded after run_fn ran", "the state was "
+            "recorded after run_fn(*args) ran; record it before",
+            _checkpoint(CORRECT_BACKWARD, edit(
+                FORWARD, ("        ctx.cpu_state = torch.get_rng_state()\n", ""),
+                ("        return run_fn(*args)\n", "        output = run_fn(*args)\n"
+                 "        ctx.cpu_state = torch.get_rng_state()\n        return output\n"))),
+            named=True),
+    # recorded in time, but backward runs run_fn once more (a warm-up) before the
+    # recomputation, so the forward's mask is spent (told apart by rng_probe.late_mask).
+    Mistake("CheckpointFunction", "an extra run_fn call in backward before the recomputation",
+            "backward called run_fn 2 times, and the first call, from the restored state, spent",
+            _checkpoint(CORRECT_BACKWARD.replace(
+                "            with torch.enable_grad():\n", "            with torch.no_grad():\n"
+                "                ctx.run_fn(*args)\n            with torch.enable_grad():\n"))),
+    # torch.autograd.backward with inputs= limited to the fresh leaves: the parameters get no
+    # .grad, and the hint names inputs= (the calls are watched), not torch.autograd.grad
+    Mistake("CheckpointFunction", "torch.autograd.backward(output, grad_output, inputs=leaves)",
+            "backward passed inputs=[...] to torch.autograd.backward", _checkpoint(
+                CORRECT_BACKWARD.replace("torch.autograd.backward(output, grad_output)",
+                                         f"torch.autograd.backward(output, grad_output, "
+                                         f"inputs={LEAVES})"))),
+    Mistake("CheckpointFunction", "output.backward(grad_output, inputs=leaves)",
+            "backward passed inputs=[...] to torch.autograd.backward", _checkpoint(
+                CORRECT_BACKWARD.replace("torch.autograd.backward(output, grad_output)",
+                                         f"output.backward(grad_output, inputs={LEAVES})"))),
+    # run_fn kept on the class: two calls in one graph share it (issue 37)
+    Mistake("CheckpointFunction", "run_fn kept on the class", "CheckpointFunction.forward sets "
+            "CheckpointFunction.run_fn: a class attribute is shared by every call",
+            _checkpoint(CORRECT_BACKWARD.replace("ctx.run_fn", "CheckpointFunction.run_fn"),
+                        FORWARD.replace("ctx.run_fn = run_fn",
+                                                   "CheckpointFunction.run_fn = run_fn"))),
+    # fresh leaves that never require grad (a probe of the recomputation proves it; issue 37)
+    Mistake("CheckpointFunction", "fresh leaves that never require grad (t.detach())",
+            "backward returned None for x: the recomputation ran run_fn on a copy of x that did "
+            "not require grad", _backward_without(RESTORE, prepare="lambda t: t.detach()")),
 ]

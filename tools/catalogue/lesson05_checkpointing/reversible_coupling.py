@@ -1,6 +1,7 @@
-"""Lesson 05's transfer exercise, ReversibleCoupling, answered unusually and wrongly."""
+"""Lesson 05's transfer exercise: answers with known verdicts for ReversibleCoupling, which
+saves only its outputs y1 and y2 ("no input" in any form) and inverts them in backward."""
 
-from tools.catalogue import Mistake, Unusual, edit
+from .. import Mistake, Unusual, edit
 
 FORWARD = ("        ctx.f, ctx.g = f, g\n        y1 = x1 + f(x2)\n        y2 = x2 + g(y1)\n"
            "        ctx.save_for_backward(y1, y2)\n        return y1, y2")
@@ -26,6 +27,12 @@ class ReversibleCoupling(torch.autograd.Function):
 
 RIGHT = "        torch.autograd.backward((z1, z2), (grad_y1, grad_y2))\n"
 RETURN = "        return x1.grad, x2.grad, None, None"
+
+# save_for_backward holds only y1 and y2, but forward ran f and g with grad on, so their ops
+# saved x2 and activations while forward ran (the pre-hooks on f and g see grad on)
+EAGER = ("        ctx.f, ctx.g = f, g\n        with torch.enable_grad():\n"
+         "            y1 = x1 + f(x2)\n            y2 = x2 + g(y1)\n"
+         "        ctx.save_for_backward(y1, y2)\n        return y1, y2")
 
 UNUSUAL = [
     Unusual("ReversibleCoupling", "inverts with autograd on, then recomputes from detached copies",
@@ -167,42 +174,7 @@ MISTAKES = [
             _coupling(INVERT + "        with torch.enable_grad():\n"
                       "            z1, z2 = ReversibleCoupling.apply(x1, x2, ctx.f, ctx.g)\n"
                       + RIGHT + RETURN)),
-]
-
-# Round 4: the random state recorded, restored, but recorded after run_fn had drawn its mask.
-from tools.catalogue.lesson05 import CORRECT_BACKWARD, _checkpoint  # noqa: E402
-from tools.catalogue.lesson05 import FORWARD as CHECKPOINT_FORWARD  # noqa: E402
-
-MISTAKES += [
-    Mistake("CheckpointFunction", "random state recorded after run_fn ran", "the state was "
-            "recorded after run_fn(*args) ran; record it before",
-            _checkpoint(CORRECT_BACKWARD, edit(
-                CHECKPOINT_FORWARD, ("        ctx.cpu_state = torch.get_rng_state()\n", ""),
-                ("        return run_fn(*args)\n", "        output = run_fn(*args)\n"
-                 "        ctx.cpu_state = torch.get_rng_state()\n        return output\n"))),
-            named=True),
-    # Round 10: recorded in time, but backward runs run_fn once more (a warm-up) before the
-    # recomputation, so the forward's mask is spent (told apart by rng_probe.late_mask).
-    Mistake("CheckpointFunction", "an extra run_fn call in backward before the recomputation",
-            "backward called run_fn 2 times, and the first call, from the restored state, spent",
-            _checkpoint(CORRECT_BACKWARD.replace(
-                "            with torch.enable_grad():\n", "            with torch.no_grad():\n"
-                "                ctx.run_fn(*args)\n            with torch.enable_grad():\n"))),
-]
-
-# Round 11: two contract clauses enforced. checkpoint_sequential "built on" CheckpointFunction,
-# not on torch.utils.checkpoint's own reentrant Function; and "no input" in any form.
-from tools.catalogue.lesson05 import _sequential  # noqa: E402
-
-MISTAKES += [
-    Mistake("checkpoint_sequential", "built on torch.utils.checkpoint(use_reentrant=True)",
-            "checkpointed its segments with PyTorch's own Function", _sequential(
-                "    from torch.utils.checkpoint import checkpoint\n"
-                "    layers = list(layers)\n    size = len(layers) // segments\n"
-                "    for i in range(segments):\n"
-                "        end = len(layers) if i == segments - 1 else (i + 1) * size\n"
-                "        x = checkpoint(nn.Sequential(*layers[i * size:end]), x, "
-                "use_reentrant=True)\n    return x\n")),
+    # the contract's "no input" clause, in any form
     Mistake("ReversibleCoupling", "keeps a NumPy copy of the input x2 on ctx",
             "keeps a NumPy copy of its input x2 as ctx.x2_copy", _coupling(
                 INVERT + RECOMPUTE + RIGHT + RETURN, edit(
@@ -224,14 +196,6 @@ MISTAKES += [
     Mistake("ReversibleCoupling", "saves a clone of the output y2", "saved a copy of its output "
             "y2", _coupling(INVERT + RECOMPUTE + RIGHT + RETURN, edit(
                 FORWARD, ("save_for_backward(y1, y2)", "save_for_backward(y1, y2.clone())")))),
-]
-
-# Round 12: save_for_backward holds only y1 and y2, but forward ran f and g with grad on, so
-# their ops saved x2 and activations while forward ran (the pre-hooks on f and g see grad on).
-EAGER = ("        ctx.f, ctx.g = f, g\n        with torch.enable_grad():\n"
-         "            y1 = x1 + f(x2)\n            y2 = x2 + g(y1)\n"
-         "        ctx.save_for_backward(y1, y2)\n        return y1, y2")
-MISTAKES += [
     Mistake("ReversibleCoupling", "forward runs f and g under torch.enable_grad(), saving only "
             "y1 and y2", "ReversibleCoupling's forward ran f and g with grad on",
             _coupling(INVERT + RECOMPUTE + RIGHT + RETURN, EAGER)),
@@ -241,49 +205,17 @@ MISTAKES += [
                     EAGER, ("            y2 = x2 + g(y1)\n", ""),
                     ("        ctx.save_for_backward", "        y2 = x2 + g(y1)\n"
                      "        ctx.save_for_backward")))),
-]
-
-# Round 12: torch.autograd.backward with inputs= limited to the fresh leaves: the parameters get
-# no .grad, and the hint names inputs= (the calls are watched), not torch.autograd.grad.
-LEAVES = "[a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]"
-MISTAKES += [
-    Mistake("CheckpointFunction", "torch.autograd.backward(output, grad_output, inputs=leaves)",
-            "backward passed inputs=[...] to torch.autograd.backward", _checkpoint(
-                CORRECT_BACKWARD.replace("torch.autograd.backward(output, grad_output)",
-                                         f"torch.autograd.backward(output, grad_output, "
-                                         f"inputs={LEAVES})"))),
-    Mistake("CheckpointFunction", "output.backward(grad_output, inputs=leaves)",
-            "backward passed inputs=[...] to torch.autograd.backward", _checkpoint(
-                CORRECT_BACKWARD.replace("torch.autograd.backward(output, grad_output)",
-                                         f"output.backward(grad_output, inputs={LEAVES})"))),
+    # torch.autograd.backward with inputs= limited to x1 and x2: the parameters get no .grad
     Mistake("ReversibleCoupling", "torch.autograd.backward with inputs=[x1, x2] only",
             "the parameters of f and g got no gradient (f.0.weight.grad is None): backward "
             "passed inputs=", _coupling(INVERT + RECOMPUTE + RIGHT.replace(
                 "(grad_y1, grad_y2))", "(grad_y1, grad_y2), inputs=[x1, x2])") + RETURN)),
-]
-
-# Issue 37, state per call: f and g kept on the class pass every check that runs one coupling
-# at a time; two couplings in one graph share the last f and g.
-MISTAKES += [
+    # f and g kept on the class pass every check that runs one coupling at a time; two
+    # couplings in one graph share the last f and g (issue 37)
     Mistake("ReversibleCoupling", "f and g kept on the class", "ReversibleCoupling.forward sets "
             "ReversibleCoupling.f: a class attribute is shared by every call", _coupling(
                 (INVERT + RECOMPUTE + RIGHT + RETURN).replace("ctx.f", "ReversibleCoupling.f")
                 .replace("ctx.g", "ReversibleCoupling.g"),
                 edit(FORWARD, ("ctx.f, ctx.g = f, g",
                                "ReversibleCoupling.f, ReversibleCoupling.g = f, g")))),
-]
-
-# Issue 37: CheckpointFunction's run_fn kept on the class (two calls in one graph share it), and
-# fresh leaves that never require grad (a probe of the recomputation proves it).
-from tools.catalogue.lesson05 import RESTORE, _backward_without  # noqa: E402
-
-MISTAKES += [
-    Mistake("CheckpointFunction", "run_fn kept on the class", "CheckpointFunction.forward sets "
-            "CheckpointFunction.run_fn: a class attribute is shared by every call",
-            _checkpoint(CORRECT_BACKWARD.replace("ctx.run_fn", "CheckpointFunction.run_fn"),
-                        CHECKPOINT_FORWARD.replace("ctx.run_fn = run_fn",
-                                                   "CheckpointFunction.run_fn = run_fn"))),
-    Mistake("CheckpointFunction", "fresh leaves that never require grad (t.detach())",
-            "backward returned None for x: the recomputation ran run_fn on a copy of x that did "
-            "not require grad", _backward_without(RESTORE, prepare="lambda t: t.detach()")),
 ]

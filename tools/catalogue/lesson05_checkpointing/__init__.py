@@ -1,0 +1,11 @@
+"""Lesson 05 (checkpointing): answers with known verdicts for CheckpointFunction,
+checkpoint_sequential and the transfer exercise ReversibleCoupling, one module per exercise (its
+unusual answers and its mistakes), with the CheckpointFunction builders both checkpoint modules
+use in ``answers``."""
+
+from . import checkpoint_function, checkpoint_sequential, reversible_coupling
+
+UNUSUAL = (checkpoint_function.UNUSUAL + checkpoint_sequential.UNUSUAL
+           + reversible_coupling.UNUSUAL)
+MISTAKES = (checkpoint_function.MISTAKES + checkpoint_sequential.MISTAKES
+            + reversible_coupling.MISTAKES)

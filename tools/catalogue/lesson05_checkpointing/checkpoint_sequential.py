@@ -1,0 +1,112 @@
+"""Lesson 05: answers with known verdicts for checkpoint_sequential, built on the lesson's
+CheckpointFunction (not on torch.utils.checkpoint's own reentrant Function)."""
+
+from .. import Mistake, Unusual
+from .answers import CORRECT_BACKWARD, _checkpoint
+
+HELPER = _checkpoint(CORRECT_BACKWARD)  # the CheckpointFunction checkpoint_sequential builds on
+
+
+def _sequential(body: str) -> str:
+    return HELPER + "\nfrom torch import nn\n\n\ndef checkpoint_sequential(layers, segments, x):\n" \
+        + body
+
+
+UNUSUAL = [
+    Unusual("checkpoint_sequential", "closures with bound defaults", _sequential(
+        "    layers = list(layers)\n    size = len(layers) // segments\n"
+        "    for i in range(segments):\n"
+        "        end = len(layers) if i == segments - 1 else (i + 1) * size\n"
+        "        def run(h, start=i * size, end=end):\n"
+        "            for layer in layers[start:end]:\n                h = layer(h)\n"
+        "            return h\n"
+        "        x = CheckpointFunction.apply(run, x)\n    return x\n")),
+    Unusual("checkpoint_sequential", "last segment run plainly, as torch.utils.checkpoint does",
+            _sequential(
+                "    layers = list(layers)\n    size = len(layers) // segments\n"
+                "    for i in range(segments - 1):\n"
+                "        x = CheckpointFunction.apply(nn.Sequential(*layers[i * size:(i + 1) * "
+                "size]), x)\n"
+                "    for layer in layers[(segments - 1) * size:]:\n        x = layer(x)\n"
+                "    return x\n")),
+    Unusual("checkpoint_sequential", "functools.partial over a module list", _sequential(
+        "    import functools\n\n    def run(block, h):\n        for layer in block:\n"
+        "            h = layer(h)\n        return h\n\n"
+        "    layers = list(layers)\n    size = len(layers) // segments\n"
+        "    bounds = [i * size for i in range(segments)] + [len(layers)]\n"
+        "    for start, end in zip(bounds, bounds[1:]):\n"
+        "        x = CheckpointFunction.apply(functools.partial(run, layers[start:end]), x)\n"
+        "    return x\n")),
+    Unusual("checkpoint_sequential", "numpy.array_split spreads the remainder over the first "
+            "segments", _sequential(
+                "    import numpy as np\n    layers = list(layers)\n"
+                "    for chunk in np.array_split(np.arange(len(layers)), segments):\n"
+                "        x = CheckpointFunction.apply(nn.Sequential(*[layers[i] for i in chunk]), x)"
+                "\n    return x\n")),
+]
+
+MISTAKES = [
+    Mistake("checkpoint_sequential", "no checkpoints", "checkpointed nothing", _sequential(
+        "    for layer in layers:\n        x = layer(x)\n    return x\n"), nbgrader=True),
+    Mistake("checkpoint_sequential", "len // segments chunks make too many segments",
+            "made 3 checkpointed segments: split the layers into exactly 2", _sequential(
+                "    layers = list(layers)\n    size = max(len(layers) // segments, 1)\n"
+                "    for start in range(0, len(layers), size):\n"
+                "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:start + size]),"
+                " x)\n    return x\n")),
+    Mistake("checkpoint_sequential", "drops the remainder", "ran only the first",
+            _sequential(
+                "    layers = list(layers)\n    size = len(layers) // segments\n"
+                "    for i in range(segments):\n"
+                "        x = CheckpointFunction.apply(nn.Sequential(*layers[i * size:(i + 1) * "
+                "size]), x)\n    return x\n")),
+    Mistake("checkpoint_sequential", "late-binding closure in the loop", "the recomputation ran "
+            "different code than forward", _sequential(
+                "    layers = list(layers)\n    size = len(layers) // segments\n"
+                "    bounds = [i * size for i in range(segments)] + [len(layers)]\n"
+                "    for start, end in zip(bounds, bounds[1:]):\n"
+                "        def run(h):\n            for layer in layers[start:end]:\n"
+                "                h = layer(h)\n            return h\n"
+                "        x = CheckpointFunction.apply(run, x)\n    return x\n"), named=True),
+    Mistake("checkpoint_sequential", "ceil(n / k) layers per segment", "ceil(n / k) layers per "
+            "segment", _sequential(
+                "    layers = list(layers)\n    size = math.ceil(len(layers) / segments)\n"
+                "    for start in range(0, len(layers), size):\n"
+                "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:start + size]),"
+                " x)\n    return x\n"), named=True),
+    Mistake("checkpoint_sequential", "built on a CheckpointFunction that backpropagates its saved "
+            "output (backward would re-enter itself without end)", "re-entered a "
+            "CheckpointFunction's own backward", """
+
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_fn, x):
+        output = run_fn(x)
+        ctx.save_for_backward(x, output)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, output = ctx.saved_tensors
+        torch.autograd.backward(output, grad_output)
+        return None, None
+
+
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    size = len(layers) // segments
+    bounds = [i * size for i in range(segments)] + [len(layers)]
+    for start, end in zip(bounds, bounds[1:]):
+        x = CheckpointFunction.apply(torch.nn.Sequential(*layers[start:end]), x)
+    return x
+"""),
+    # the contract's clause: "built on" the CheckpointFunction above
+    Mistake("checkpoint_sequential", "built on torch.utils.checkpoint(use_reentrant=True)",
+            "checkpointed its segments with PyTorch's own Function", _sequential(
+                "    from torch.utils.checkpoint import checkpoint\n"
+                "    layers = list(layers)\n    size = len(layers) // segments\n"
+                "    for i in range(segments):\n"
+                "        end = len(layers) if i == segments - 1 else (i + 1) * size\n"
+                "        x = checkpoint(nn.Sequential(*layers[i * size:end]), x, "
+                "use_reentrant=True)\n    return x\n")),
+]
