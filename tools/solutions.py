@@ -16,12 +16,15 @@ from grader.notebook_format import without_solution_markers
 COURSE = Path(__file__).resolve().parent.parent / "course"
 
 
-def _setup_and_answer_cells(lesson: str) -> list[str]:
+def cells(lesson: str) -> list[str]:
     """The lesson's first code cell (its imports) and every answer cell, markers removed."""
     notebook = jupytext.read(LESSONS / f"{lesson}.py", fmt="py:percent")
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     answers = [cell for cell in code if cell.metadata.get("nbgrader", {}).get("solution")]
     return [without_solution_markers(cell.source) for cell in [code[0], *answers]]
+
+
+_setup_and_answer_cells = cells  # the name tests/autograder/exercises/test_compile.py imports
 
 
 def _run(sources: list[str], name: str, filename: str) -> dict:
@@ -36,10 +39,12 @@ def _run(sources: list[str], name: str, filename: str) -> dict:
     return names
 
 
-def namespace(lesson: str) -> dict:
+def namespace(lesson: str, sources: list[str] | None = None) -> dict:
     """Everything the lesson's imports and answer cells define, run afresh each time (an answer
-    cell may register a custom operator that a later definition replaces)."""
-    return _run(_setup_and_answer_cells(lesson), f"lesson_{lesson}", f"lessons/{lesson}.py")
+    cell may register a custom operator that a later definition replaces); ``sources``: those
+    cells edited (``tools.mutants`` runs a mutated answer cell among the others)."""
+    return _run(cells(lesson) if sources is None else sources, f"lesson_{lesson}",
+                f"lessons/{lesson}.py")
 
 
 def _lesson(exercise: str) -> str:

@@ -1,0 +1,53 @@
+"""``python -m tools.mutants [EXERCISE|LESSON ...] [--workers N] [--cap N]``: see the package."""
+
+import argparse
+import os
+import sys
+import time
+
+# one compute thread per worker, set before torch starts its pools: the workers are the
+# parallelism (and a process forked after torch's thread pools start can deadlock in them)
+for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                 "TORCHINDUCTOR_COMPILE_THREADS"):
+    os.environ.setdefault(variable, "1")
+
+from autograder.devices import interpret_triton_without_gpu  # noqa: E402
+
+interpret_triton_without_gpu()  # before torch._dynamo imports Triton, as a grading kernel does
+
+from .campaign import DEFAULT_CAP, run, selected  # noqa: E402
+from .report import exercise_block, totals_table  # noqa: E402
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.mutants", description=(
+        "Grade single-point mutants of every exercise's answers; fail on a survivor not listed "
+        "as an equivalent."))
+    parser.add_argument("names", nargs="*", metavar="EXERCISE|LESSON",
+                        help="exercises (Square) or lessons (01, 01_sigmoid); all when none")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="processes grading at once (default: one per core)")
+    parser.add_argument("--cap", type=int, default=DEFAULT_CAP,
+                        help=f"mutants run per exercise (default {DEFAULT_CAP}; 0: all)")
+    arguments = parser.parse_args(argv)
+    try:
+        exercises = selected(arguments.names)
+    except ValueError as error:
+        parser.error(str(error))
+    start = time.monotonic()
+    tallies, errors = run(exercises, max(1, arguments.workers), arguments.cap or None)
+    for tally in tallies:
+        print(exercise_block(tally), end="\n\n")
+    print(totals_table(tallies))
+    print(f"\n{time.monotonic() - start:.0f} s on {arguments.workers} workers")
+    survivors = sum(len(tally.survivors) for tally in tallies)
+    for error in errors:
+        print(f"error: {error}")
+    if survivors:
+        print(f"{survivors} survivors: kill each with a stronger check, or list it in the "
+              "lesson's autograder/exercises/<lesson>/equivalents.py with its reason")
+    return 1 if survivors or errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
