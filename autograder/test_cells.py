@@ -29,19 +29,41 @@ def run_cell_source(source: str, namespace: dict, filename: str):
     return eval(compile(_EXPRESSION(last.value), filename, "eval"), namespace)  # noqa: S307
 
 
-def describe_failure(error: BaseException, filename: str) -> str:
+def describe_failure(error: BaseException, filename: str, source: str = "") -> str:
     """The first line a learner reads for a failed test: the assert's message, never its
-    source, and where in the cell it failed."""
+    source, and where in the cell it failed, as the learner sees the cell (``source``, the
+    whole cell: its hidden tests are not in the learner's copy)."""
     if isinstance(error, GradingError):  # the grading library's own hint says it best
         return str(error)
     line = next((lineno for name, lineno in _frames(error.__traceback__) if name == filename),
                 None)
-    where = f" (line {line} of the test cell)" if line else ""
+    where = f" ({visible_place(source, line)})" if line else ""
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
     if isinstance(error, AssertionError):
-        return f"a test failed{where}: {text}" if text else f"a test failed{where}"
+        return f"a test failed{where}: {text}" if text else \
+            f"a test failed{where}; the test gives no message"
     name = type(error).__name__
     return f"the test raised {name}{where}: {text}" if text else f"the test raised {name}{where}"
+
+
+HIDDEN_BEGIN, HIDDEN_END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"  # nbgrader's delimiters
+
+
+def visible_place(source: str, line: int) -> str:
+    """Where line ``line`` of a test cell is for a learner, whose copy of the cell has no
+    hidden tests (nbgrader removes them, the lines holding its delimiters included): its line
+    number there, or that it is in the hidden tests."""
+    hidden_above, hidden = 0, False
+    for number, text in enumerate(source.split("\n"), start=1):
+        if HIDDEN_BEGIN in text:
+            hidden = True
+        if number == line:
+            return "in the hidden tests of the test cell" if hidden else \
+                f"line {line - hidden_above} of the test cell"
+        hidden_above += hidden
+        if HIDDEN_END in text:
+            hidden = False
+    return f"line {line - hidden_above} of the test cell"
 
 
 def _frames(traceback):
@@ -89,7 +111,7 @@ def make_sealed_test_cell(restore, published: list, publish_verdict, namespace):
         elif error is not None and failed_grades and isinstance(error, GradingError):
             _, passed, message, score, mistake = failed_grades[-1]
         elif error is not None:
-            passed, message, score = False, describe_failure(error, filename), None
+            passed, message, score = False, describe_failure(error, filename, source), None
             mistake = TEST_FAILED if type(error) is AssertionError else mistake_of(error)
         else:
             score = cell_score(value, points)

@@ -33,6 +33,30 @@ def test_a_failing_assert_shows_its_message_not_its_code():
     assert message == "a test failed (line 2 of the test cell): y is not 3"
 
 
+@pytest.mark.parametrize("line, where", [
+    (2, "line 2 of the test cell"), (4, "in the hidden tests of the test cell"),
+    (7, "line 4 of the test cell")])
+def test_a_failure_is_placed_in_the_cell_as_the_learner_sees_it(line, where):
+    """Is a failed assert in the hidden tests said to be there, not on a line the learner's
+    copy (without them, nbgrader having removed the region) lacks; and one after them given
+    the line number the learner's copy has?"""
+    source = ["x = 1", "assert x", "### BEGIN HIDDEN TESTS", "assert x", "### END HIDDEN TESTS",
+              "y = 2", "assert y"]
+    source[line - 1] = source[line - 1].replace("assert", "assert False, 'no'; assert")
+    run, verdicts, _ = _runner({})
+    with pytest.raises(GradingError):
+        run("extra", 1.0, "\n".join(source))
+    assert verdicts[0][2] == f"a test failed ({where}): no"
+
+
+def test_a_silent_failed_assert_says_it_gives_no_message():
+    """Does an assert without a message say so, rather than end on a colon?"""
+    run, verdicts, _ = _runner({})
+    with pytest.raises(GradingError):
+        run("extra", 1.0, "assert 1 == 2")
+    assert verdicts[0][2] == "a test failed (line 1 of the test cell); the test gives no message"
+
+
 def test_any_error_fails_the_cell():
     """Does an exception other than an assert (or SystemExit) fail the cell too?"""
     for source, phrase in [("1 / 0", "the test raised ZeroDivisionError"),
