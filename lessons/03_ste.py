@@ -43,7 +43,7 @@ import torch.nn.functional as F
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
-from autograder.exercises.fake_quantize_derivation import check_derivation
+from autograder.exercises.lesson03_straight_through.fake_quantize_derivation import check_derivation
 from autograder.predictions import same_answer
 from widgets import ste_explorer
 

@@ -190,7 +190,7 @@ my_best_k = None   # your step 4: lambda n, a: ...
 # %%
 # count_peak walks backward over the k segments and counts the units alive at each step. It
 # lives in the library: its counting is your derivation, kept out of sight until yours is ✓.
-from autograder.exercises.checkpoint_memory import count_peak
+from autograder.exercises.lesson05_checkpointing.checkpoint_memory import count_peak
 
 peak_right = False
 if my_peak is None:

@@ -52,7 +52,7 @@ from torch.autograd.graph import saved_tensors_hooks
 from torch.nn.attention.bias import causal_lower_right
 
 from autograder import self_check
-from autograder.exercises.attention_steps import row_sum_is_right, tile_errors
+from autograder.exercises.lesson06_attention.attention_steps import row_sum_is_right, tile_errors
 from autograder.memory import TensorAccounting
 from widgets import attention_explorer
 from widgets.flash import measure_attention, online_softmax_stepper, peak_and_time_figure

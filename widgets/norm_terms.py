@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import ipywidgets
 import torch
 
-from autograder.exercises.norm_checks import gradient_terms, row_statistics
+from autograder.exercises.lesson10_norms.norm_checks import gradient_terms, row_statistics
 from autograder.probes import trace_forward
 
 from . import markup

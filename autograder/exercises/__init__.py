@@ -1,9 +1,17 @@
 """Every graded exercise, by the name the syllabus gives it.
 
-Each module here covers one lesson (or one exercise) and lists its exercises in a module-level
-``EXERCISES``, in the order the lesson teaches them; a helper module shared by several has none.
-A module whose exercises come later in a lesson than another module's says so with
-``LATER_IN_LESSON = True``: the collected order is the course's order within each lesson.
+Where a new exercise's pieces go:
+
+- ``lessonNN_<name>/`` holds one lesson's grading: a module per exercise (or per group of the
+  lesson's exercises) defining its ``Spec``, battery, ``Domain`` and ``Exercise``, listed in a
+  module-level ``EXERCISES`` in the order the lesson teaches them; beside it, one module per
+  concept that exercise needs (its input values, its probes that name a mistake, its memory or
+  precision checks). A module whose exercises come later in the lesson than another module's
+  says so with ``LATER_IN_LESSON = True``.
+- ``lessonNN_<name>/equivalents.py`` lists the mutants of the lesson's solutions that no check
+  can kill because they are correct, each with its reason (``make mutants``).
+- ``shared/`` holds what exercises of several lessons use; checks every exercise runs live a
+  level up, in ``autograder/`` (``checks``, ``properties``, ``domain``, ``contract``).
 """
 
 import importlib
@@ -12,11 +20,19 @@ import pkgutil
 from ..exercise import Exercise
 
 
+def _lesson_modules():
+    """Each lesson's modules, lesson by lesson; within a lesson, by name, later ones last."""
+    packages = sorted(info.name for info in pkgutil.iter_modules(__path__) if info.ispkg)
+    for package in packages:
+        path = importlib.import_module(f"{__name__}.{package}").__path__
+        modules = [importlib.import_module(f"{__name__}.{package}.{info.name}")
+                   for info in sorted(pkgutil.iter_modules(path), key=lambda m: m.name)]
+        yield from sorted(modules, key=lambda m: getattr(m, "LATER_IN_LESSON", False))
+
+
 def _collect() -> dict[str, Exercise]:
     found: dict[str, Exercise] = {}
-    modules = [importlib.import_module(f"{__name__}.{info.name}")
-               for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)]
-    for module in sorted(modules, key=lambda m: getattr(m, "LATER_IN_LESSON", False)):
+    for module in _lesson_modules():
         for exercise in getattr(module, "EXERCISES", ()):  # helper modules have none
             if exercise.name in found:
                 raise ValueError(f"exercise {exercise.name!r} is defined twice")

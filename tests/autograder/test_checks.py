@@ -7,8 +7,8 @@ from autograder.checks import (check_backward_by_hand, check_gradcheck, check_is
                                check_no_ctx_tensors, check_values_and_gradients,
                                check_version_tracking, make_inputs, reference_gradients,
                                run_backward, run_forward)
-from autograder.exercises.sigmoid import MY_RELU, MY_SIGMOID, SCALED_SIGMOID
-from autograder.exercises.template import SQUARE, WEIGHTED_SUM
+from autograder.exercises.lesson01_sigmoid.sigmoid import MY_RELU, MY_SIGMOID, SCALED_SIGMOID
+from autograder.exercises.lesson00_template.template import SQUARE, WEIGHTED_SUM
 from tests.autograder.catalogued import mistake, unusual
 from tools.solutions import solution
 

@@ -6,9 +6,9 @@ import torch
 
 from autograder import explain
 from autograder.checks import Spec, make_inputs, run_backward, run_forward
-from autograder.exercises.linear import MY_LINEAR
-from autograder.exercises.sigmoid import MY_SIGMOID, SCALED_SIGMOID
-from autograder.exercises.template import SQUARE, WEIGHTED_SUM
+from autograder.exercises.lesson02_linear.linear import MY_LINEAR
+from autograder.exercises.lesson01_sigmoid.sigmoid import MY_SIGMOID, SCALED_SIGMOID
+from autograder.exercises.lesson00_template.template import SQUARE, WEIGHTED_SUM
 from tests.autograder.catalogued import mistake
 from tests.autograder.test_checks import x_of
 from tools.solutions import solution, stub

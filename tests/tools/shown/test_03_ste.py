@@ -4,7 +4,7 @@ stand-ins on a grid exact at 0 and the halves, and the quick questions' verdicts
 
 import torch
 
-from autograder.exercises.fake_quantize_derivation import check_derivation
+from autograder.exercises.lesson03_straight_through.fake_quantize_derivation import check_derivation
 from autograder.predictions import same_answer
 from tests.tools.shown.lesson_code import cell_from, definitions, run_code, source
 

@@ -7,7 +7,8 @@ from tests.tools.shown.lesson_code import run_cells
 def test_peak_worked_passes_and_a_peak_without_the_held_inputs_fails():
     """Does the worked my_peak / my_best_k pass every counted case, and a peak that forgets the
     k held inputs fail (and hold back the my_best_k check)?"""
-    cells = ["my_peak = lambda", "from autograder.exercises.checkpoint_memory import"]
+    cells = ["my_peak = lambda",
+             "from autograder.exercises.lesson05_checkpointing.checkpoint_memory import"]
     lines = run_cells("05_checkpointing", cells)
     assert len(lines) == 10 and all(line.endswith("✓") for line in lines[:8]), lines
     forgets = run_cells("05_checkpointing", cells, my_peak=lambda n, a, k: n / k * a)
@@ -19,7 +20,8 @@ def test_peak_counting_the_shared_input_once_passes_and_a_floor_division_is_name
     """Does a peak that counts the segment's input once (k - 1 + n a / k, as the meter reads)
     pass with a line saying so, and a peak with n // k, right wherever k divides n, get the
     line that asks for a real k instead of a wrong best k?"""
-    cells = ["my_peak = lambda", "from autograder.exercises.checkpoint_memory import"]
+    cells = ["my_peak = lambda",
+             "from autograder.exercises.lesson05_checkpointing.checkpoint_memory import"]
     once = run_cells("05_checkpointing", cells, my_peak=lambda n, a, k: k - 1 + n / k * a)
     assert once[0] == "n = 16, a = 2, k =  1: counted  33, yours  32.00 ✓", once
     assert once[5].startswith("✓ you counted the shared input once"), once

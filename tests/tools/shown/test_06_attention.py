@@ -181,7 +181,7 @@ def test_slope_gradient_worked_matches_autograd():
 
 
 def test_tile_backward_worked_sums_to_autograd_and_a_tile_row_sum_fails():
-    from autograder.exercises.attention_steps import tile_errors
+    from autograder.exercises.lesson06_attention.attention_steps import tile_errors
 
     def tile_row_sum(q, k, v, do, L, D, scale):  # D from the tile's own dP * P
         p = torch.exp((q @ k.T) * scale - L.unsqueeze(-1))
@@ -230,7 +230,8 @@ def test_report_marks_the_tolerance_and_shows_an_error_in_one_line():
 def _tiles_check(my_row_sum) -> list[str]:
     """What the backward-by-tiles check cell prints for the worked tile_backward and
     ``my_row_sum``."""
-    from autograder.exercises.attention_steps import row_sum_is_right, tile_errors
+    from autograder.exercises.lesson06_attention.attention_steps import (row_sum_is_right,
+                                                                         tile_errors)
     from tests.tools.shown.lesson_code import cell_from, run_code
     namespace = definitions("06_attention", "report", "tile_backward", my_row_sum=my_row_sum,
                             row_sum_is_right=row_sum_is_right, tile_errors=tile_errors)

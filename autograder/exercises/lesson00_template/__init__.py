@@ -1,0 +1,1 @@
+"""Lesson 00 (template): the grading of Square, WeightedSum and Outer."""

@@ -1,0 +1,140 @@
+"""Lesson 00's transfer exercise: Outer, y = outer(u, v), a Jacobian that is not diagonal."""
+
+import torch
+
+from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs, run_forward)
+from ...contract import check_each_input_alone, covers
+from ...domain import Domain, sampled
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from ..lesson02_linear.bilinear import backward_reading, raise_unneeded_read
+from ..lesson01_sigmoid.sigmoid import check_class_untouched
+from .template import (check_input_version_tracking, check_one_ctx_per_call,
+                       check_strided_grad_output, check_uses_grad_output)
+
+LATER_IN_LESSON = True
+
+OUTER = Spec("Outer", ("u", "v"), lambda u, v: torch.outer(u, v))
+
+# (m, n): m != n first, so that a gradient with u and v swapped cannot even have the right
+# shape; then a square case, where it can; then a single entry on either side.
+SIZES = [(4, 3), (3, 3), (1, 5), (5, 1)]
+
+
+def _values(m, n, device, seed=0, dtype=torch.float64) -> dict:
+    return {"u": sample((m,), device, seed=seed, dtype=dtype),
+            "v": sample((n,), device, seed=seed + 50, dtype=dtype)}
+
+
+def check_saves_only_inputs(forward) -> None:
+    """Backward needs u and v, which the caller holds anyway: nothing else is kept."""
+    others = [saved for saved in forward.saved if not saved.role.startswith("input")]
+    if others:
+        what = others[0]
+        why = ("that keeps the (m, n) output alive until backward, which does not need it; the "
+               "contract saves only u and v themselves, which the caller holds anyway"
+               if what.role == "output" else
+               "the contract saves only u and v themselves, which the caller holds anyway; "
+               "anything else, a copy included, is new memory")
+        raise GradingError(
+            f"Outer saved a{'n' if what.role[0] in 'aeiou' else ''} {what.role} of shape "
+            f"{what.shape} ({what.nbytes} bytes): {why}", mistake="Outer/saves-more-than-inputs")
+
+
+def _wrong_side(function, device) -> str | None:
+    """After a failure at m != n: at a square size, where G @ u and G.T @ v have the right
+    shapes, does a gradient equal that product with G on the wrong side? Returns the input
+    whose gradient proves it, or None."""
+    values = _values(3, 3, device, seed=7)
+    u, v = (values[n].clone().requires_grad_() for n in ("u", "v"))
+    grad_output = sample((3, 3), device, seed=8)
+    try:
+        grads = torch.autograd.grad(function.apply(u, v), (u, v), grad_output)
+    except Exception:  # noqa: BLE001 - any failure here proves nothing
+        return None
+    u, v, g = values["u"], values["v"], grad_output
+    for name, got, wrong, right in (("u", grads[0], g.T @ v, g @ v),
+                                    ("v", grads[1], g @ u, g.T @ u)):
+        if (isinstance(got, torch.Tensor) and got.shape == wrong.shape
+                and torch.allclose(got, wrong) and not torch.allclose(wrong, right)):
+            return name
+    return None
+
+
+def _or_wrong_side(function, device, error: GradingError) -> GradingError:
+    """The error to raise for a failure at m != n: the wrong-side hint when a probe proves it."""
+    name = _wrong_side(function, device)
+    if name is None:
+        return error
+    return GradingError(
+        f"Outer's gradient for {name} multiplies grad_output G from the wrong side: at shapes "
+        "(4,) and (3,) it fails, and at (3,) and (3,), where the shapes fit, it equals the "
+        f"product with G transposed: which index of G is {name}'s, and which one must the "
+        f"product sum over? ({str(error).splitlines()[0]})",
+        mistake="Outer/grad-output-on-wrong-side")
+
+
+# the inputs each gradient's formula reads (besides grad_output)
+NEEDS = {"u": {"v"}, "v": {"u"}}
+
+
+def check_computes_only_what_is_needed(function, device) -> None:
+    """u alone requiring grad, then v alone: backward may read only what that gradient needs.
+    One that computes both gradients and returns None for the other returns the right thing;
+    only what it reads shows the work."""
+    for name in OUTER.input_names:
+        inputs = make_inputs(_values(4, 3, device), requires_grad={name})
+        forward = run_forward(function, OUTER, inputs)
+        backward, reads = backward_reading(OUTER, inputs, forward.output,
+                                           torch.ones_like(forward.output), NEEDS)
+        with case(f"{name} alone requiring grad"):
+            raise_unneeded_read(OUTER, inputs, backward, reads)
+
+
+def outer_full(Outer, device) -> None:
+    function = check_is_function(Outer, OUTER)
+    check_class_untouched(function, DOMAIN, device)
+    try:
+        check_uses_grad_output(function, OUTER, _values(4, 3, device))
+    except GradingError as error:
+        raise _or_wrong_side(function, device, error) from error
+    for seed, (m, n) in enumerate(SIZES):
+        with case(f"u of shape ({m},), v of shape ({n},)"):
+            try:
+                forward, backward = check_values_and_gradients(function, OUTER,
+                                                               _values(m, n, device, seed))
+            except GradingError as error:
+                if m == n:
+                    raise
+                raise _or_wrong_side(function, device, error) from error
+            check_no_ctx_tensors(OUTER, forward)
+            check_saves_only_inputs(forward)
+            # the derivation is the exercise: no autograd inside backward (one asking it for
+            # both gradients is left by raise_unneeded_read to this check)
+            check_backward_by_hand(OUTER, backward)
+    covers("saves only u and v")
+    covers("m != n")
+    check_strided_grad_output(function, OUTER, _values(4, 3, device, seed=5))
+    with case("u of shape (4,), v of shape (3,)"):
+        check_one_ctx_per_call(function, OUTER, _values(4, 3, device),
+                               _values(4, 3, device, seed=1))
+        for name in ("u", "v"):
+            check_input_version_tracking(function, OUTER, _values(4, 3, device), name)
+    check_each_input_alone(function, OUTER, _values(4, 3, device), frozen_get_none=True)
+    check_computes_only_what_is_needed(function, device)
+    covers("gradient only when needed")
+    check_gradcheck(function, OUTER, _values(3, 2, device))
+
+
+# u and v are 1-D by contract: no transposed layout exists (a column slice of a 1-D tensor is
+# every other element, a stride of 2)
+DOMAIN = Domain(OUTER, sampled(OUTER, {"u": (4,), "v": (3,)}), layouts=("column slice", "expanded"),
+                layout_clause="1-D u (m,) and v (n,) of any stride")
+
+EXERCISES = [
+    Exercise("Outer", "00_template", outer_full,
+             contract=("saves only u and v", "m != n", "non-contiguous grad_output",
+                       "gradient only when needed"),
+             example=lambda: tuple(_values(4, 3, "cpu").values()), domain=DOMAIN),
+]

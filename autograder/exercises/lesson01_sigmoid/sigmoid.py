@@ -1,0 +1,348 @@
+"""Lesson 01: MySigmoid, MyReLU and ScaledSigmoid."""
+
+import torch
+
+from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, check_version_tracking,
+                      reference_gradients, run_backward, run_forward, make_inputs)
+from ...contract import check_each_input_alone, covers
+from ...domain import Constant, Domain, sampled
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from ...per_call import check_class_state, class_state
+from .sigmoid_probes import (check_branches_not_swapped, check_mask_not_float32,
+                             check_output_used_as_sigmoid, check_scale_not_float32, comparable,
+                             overflow_cause)
+from ..lesson00_template.template import check_uses_grad_output
+
+# 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
+SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
+
+MY_SIGMOID = Spec("MySigmoid", ("x",), lambda x: torch.sigmoid(x))
+MY_RELU = Spec("MyReLU", ("x",), lambda x: torch.relu(x))
+SCALED_SIGMOID = Spec("ScaledSigmoid", ("x", "scale"), lambda x, scale: scale * torch.sigmoid(x))
+
+
+def check_saves_only_output(spec: Spec, forward) -> None:
+    """Sigmoid's derivative is y * (1 - y): the output is all backward needs."""
+    if (roles := [saved.role for saved in forward.saved]) == ["output"]:
+        return
+    if any(role.startswith("input") for role in roles):
+        raise GradingError(f"{spec.name} saved its input x: save the output y instead; your "
+                           "derivative_from_y (step 2 of the maths) needs only y",
+                           mistake=f"{spec.name}/saves-input")
+    if not roles:
+        raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: save the "
+                           "output y", mistake=f"{spec.name}/saves-nothing")
+    raise GradingError(f"{spec.name} saved {len(roles)} tensor{'' if len(roles) == 1 else 's'} "
+                       f"({', '.join(roles)}): save exactly the output y",
+                       mistake=f"{spec.name}/saves-more-than-output")
+
+
+def check_extreme_inputs(function, spec: Spec, device) -> None:
+    """Finite outputs and gradients for |x| up to 800 in float64."""
+    x = torch.linspace(-800, 800, 33, dtype=torch.float64, device=device)
+    inputs = make_inputs({"x": x})
+    forward = run_forward(function, spec, inputs)
+    output = forward.output.detach()
+    bad = ~torch.isfinite(output)
+    if bad.any():
+        cause = overflow_cause(x, bad)
+        raise GradingError(f"{spec.name} returns inf or nan for large |x|{': ' if cause else ''}"
+                           f"{cause} (at x = {x[bad][0].item()!r} it gives "
+                           f"{output[bad][0].item()!r})",
+                           mistake={"overflows": "MySigmoid/exp-overflows"})
+    grad = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output)).grads[0]
+    if comparable(grad, x) and not torch.isfinite(grad).all():
+        at = int((~torch.isfinite(grad)).nonzero()[0])
+        raise GradingError(
+            f"{spec.name}'s gradient is {grad[at].item()!r} at x = {x[at].item()!r}, where your "
+            f"output is finite ({output[at].item()!r}): your backward makes it; a derivative "
+            "written in y alone needs no exponential", mistake=f"{spec.name}/backward-not-finite")
+    check_values_and_gradients(function, spec, {"x": x})
+    covers("|x| up to 800")
+    check_tails(function, spec, device)
+    covers("left tail")
+
+
+# sigma(x) for these x is between 3.3e-308 and 2e-9: tiny, but each a normal float64, held to
+# 16 digits (sigma is normal down to x = -708.39).
+TAILS = [-708.0, -700.0, -300.0, -100.0, -40.0, -20.0]
+
+# Forwards that lose the left tail, each named only when it reproduces the learner's values at
+# every tail point (1 - sigmoid(-x) computes the very same numbers as 1 - 1 / (1 + e^x)).
+TAIL_LOSERS = [
+    (lambda x: 1 - 1 / (1 + torch.exp(x)),
+     "1 - 1 / (1 + z) (or 1 - sigmoid(-x), the same subtraction) cancels to 0 there: 1 / (1 + z) "
+     "rounds to 1; for x < 0, can you write sigma(x) with no subtraction?"),
+    (lambda x: (1 + torch.tanh(x / 2)) / 2,
+     "(1 + tanh(x / 2)) / 2 cancels to 0 there, as does any 1/2 plus a term that rounds to -1/2 "
+     "(1/2 + copysign(h, x) with h near 1/2, say): tanh(x / 2) rounds to -1; for x < 0, can you "
+     "write sigma(x) from z = exp(-|x|) with no subtraction?"),
+    (lambda x: torch.sigmoid(x.float()).to(x.dtype),
+     "your values are sigmoid computed in float32, where it underflows to 0 below 1e-45 and keeps "
+     "7 digits: compute in the input's dtype"),
+]
+
+
+def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
+    """Name a formula only when it gives exactly the learner's values at every tail point."""
+    for formula, cause in TAIL_LOSERS:
+        if torch.equal(got, formula(x)):
+            return cause
+    # every value a float32 number, one of them nonzero yet below 2^-53, which no cancellation
+    # near 1 gives: the values went through float32 somewhere
+    tiny = (got != 0) & (got.abs() < 2.0 ** -53)
+    if torch.equal(got, got.float().to(got.dtype)) and bool(tiny.any()):
+        return ("every value there is exactly a float32 number: a step in float32 (a .float(), "
+                "a float32 constant or buffer) underflows to 0 below 1e-45 and keeps 7 digits; "
+                "keep every step in the input's dtype")
+    if got[worst].item() == 0:
+        return ("the contract asks for its size, not 0: which step of your left branch rounds "
+                "to 0 there? The live checker under 'The fix: one formula per sign' tries it")
+    return "the live checker under 'The fix: one formula per sign' shows where your formula is off"
+
+
+def check_tails(function, spec: Spec, device) -> None:
+    """Relative accuracy in the left tail, where sigma(x) ~ exp(x) is tiny but representable:
+    a formula that cancels there (1 - 1 / (1 + z)) returns 0 and passes any absolute check."""
+    x = torch.tensor(TAILS, dtype=torch.float64, device=device)
+    got = run_forward(function, spec, make_inputs({"x": x})).output.detach()
+    expected = torch.sigmoid(x)
+    relative = ((got - expected).abs() / expected)
+    if bool((relative > 1e-9).any()):
+        worst = int(relative.argmax())
+        raise GradingError(
+            f"{spec.name} loses the left tail: at x = {TAILS[worst]!r} it gives "
+            f"{got[worst].item()!r} where sigma(x) = {expected[worst].item()!r} (relative error "
+            f"{relative[worst].item():.2g}): {_tail_cause(got, x, worst)}", mistake={
+                "1 - 1 / (1 + z)": "MySigmoid/one-minus-cancels",
+                "(1 + tanh(x / 2)) / 2": "MySigmoid/tanh-cancels",
+                "sigmoid computed in float32": "MySigmoid/float32-sigmoid",
+                "exactly a float32 number": "MySigmoid/float32-step"})
+
+
+def check_class_untouched(function, domain: Domain, device) -> None:
+    """One call, forward then backward: neither may set an attribute of the Function class
+    (``MySigmoid.last_output = y``). Run first, it names the attribute before a check of what
+    ctx saved can blame the missing save; a call that raises is left to the battery."""
+    inputs = make_inputs(domain.values(device))
+    before = class_state(function)
+    try:
+        forward = run_forward(function, domain.spec, inputs)
+    except Exception:  # noqa: BLE001 - the battery reports it
+        return
+    _check_class_untouched(domain, function, before, "forward")
+    try:
+        run_backward(domain.spec, forward.output, inputs, torch.ones_like(forward.output))
+    except Exception:  # noqa: BLE001 - the battery reports it
+        return
+    _check_class_untouched(domain, function, before, "backward")
+
+
+def _holds_tensor(value) -> bool:
+    if isinstance(value, (tuple, list, dict)):
+        return any(map(_holds_tensor, value.values() if isinstance(value, dict) else value))
+    return isinstance(value, torch.Tensor)
+
+
+def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -> None:
+    """The per-call property's class check; where the attribute holds a tensor, the remedy is
+    ctx.save_for_backward (a tensor as a ctx attribute fails check_no_ctx_tensors)."""
+    try:
+        check_class_state(domain, function, before, phase)
+    except GradingError as error:
+        after = class_state(function)
+        owner, attribute = next(key for key in after
+                                if key not in before or after[key] is not before[key])
+        if not _holds_tensor(after[(owner, attribute)]):
+            raise
+        raise GradingError(
+            f"{domain.spec.name}.{phase} sets {owner}.{attribute}: a class attribute is shared "
+            "by every call, so a second call in the same graph overwrites the first's; save "
+            "the tensors backward needs with ctx.save_for_backward, one set per call",
+            mistake=error.mistake) from error
+
+
+def my_sigmoid_full(MySigmoid, device) -> None:
+    function = check_is_function(MySigmoid, MY_SIGMOID)
+    check_class_untouched(function, MY_SIGMOID_DOMAIN, device)
+    check_branches_not_swapped(function, MY_SIGMOID, device)
+    check_uses_grad_output(function, MY_SIGMOID, {"x": 3 * sample((7,), device)})
+    for seed, shape in enumerate(SHAPES):
+        values = {"x": 3 * sample(shape, device, seed=seed)}
+        with case(f"x of shape {shape}"):
+            forward, backward = check_values_and_gradients(function, MY_SIGMOID, values)
+            check_no_ctx_tensors(MY_SIGMOID, forward)
+            check_saves_only_output(MY_SIGMOID, forward)
+            check_backward_by_hand(MY_SIGMOID, backward)
+    covers("saves only its output")
+    check_each_input_alone(function, MY_SIGMOID, {"x": 3 * sample((3, 4), device)})
+    check_extreme_inputs(function, MY_SIGMOID, device)
+    check_version_tracking(function, MY_SIGMOID, {"x": sample((4,), device)})
+    check_gradcheck(function, MY_SIGMOID, {"x": sample((3,), device)})
+
+
+def check_gradient_at_zero(function, spec: Spec, device) -> None:
+    """The contract (as torch.relu) gives gradient 0 at x = 0 exactly, +0.0 and -0.0 alike."""
+    # 1e-300 and -1e-300: a mask with a threshold (x > 1e-6), or one computed in a narrower
+    # dtype, misplaces them
+    x = torch.tensor([-1.0, 0.0, 2.0, -0.0, 1e-300, -1e-300], dtype=torch.float64, device=device)
+    inputs = make_inputs({"x": x})
+    forward = run_forward(function, spec, inputs)
+    grad = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output)).grads[0]
+    if comparable(grad, x) and bool(grad[[1, 3]].ne(0).any()):
+        at_zero = grad[[1, 3]]
+        # grad_output is 1 here: a gradient of exactly 1 at 0 is grad_output passed through
+        cause = (": the mask is x > 0, not x >= 0" if bool((at_zero == 1).all()) else "")
+        raise GradingError(
+            f"{spec.name}'s gradient at x = 0 is {at_zero[0].item()!r}"
+            f"{'' if at_zero[0] == at_zero[1] else f' (at -0.0: {at_zero[1].item()!r})'}, where "
+            f"the contract (and torch.relu) gives 0{cause}",
+            mistake={"the mask is x > 0, not x >= 0": "MyReLU/mask-includes-zero"})
+    with case("x holding exact zeros"):
+        check_values_and_gradients(function, spec, {"x": x})
+    covers("x exactly 0")
+
+
+def my_relu_full(MyReLU, device) -> None:
+    function = check_is_function(MyReLU, MY_RELU)
+    check_class_untouched(function, MY_RELU_DOMAIN, device)
+    check_uses_grad_output(function, MY_RELU, {"x": sample((7,), device, away_from_zero=0.1)})
+    for seed, shape in enumerate(SHAPES):
+        values = {"x": sample(shape, device, seed=seed, away_from_zero=0.1)}
+        with case(f"x of shape {shape}"):
+            forward, backward = check_values_and_gradients(function, MY_RELU, values)
+            check_no_ctx_tensors(MY_RELU, forward)
+            check_backward_by_hand(MY_RELU, backward)
+    covers("grad_output and x untouched")
+    check_mask_not_float32(function, MY_RELU, device)
+    check_gradient_at_zero(function, MY_RELU, device)
+    check_each_input_alone(function, MY_RELU, {"x": sample((3, 4), device, away_from_zero=0.1)})
+    check_gradcheck(function, MY_RELU, {"x": sample((4,), device, away_from_zero=0.1)})
+
+
+def _scaled_values(shape, device, scale, seed=0, dtype=torch.float64) -> dict:
+    return {"x": sample(shape, device, seed=seed, dtype=dtype), "scale": scale}
+
+
+def _scaled_grad_x(function, values: dict):
+    """(what forward saved, grad_x, the true grad_x) for one call on ``values``."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, SCALED_SIGMOID, inputs)
+    grad_output = 0.5 + torch.rand(forward.output.shape, dtype=forward.output.dtype,
+                                   generator=torch.Generator().manual_seed(6))
+    grad_output = grad_output.to(forward.output.device)
+    grad = run_backward(SCALED_SIGMOID, forward.output, inputs, grad_output).grads[0]
+    return forward.saved, grad, reference_gradients(SCALED_SIGMOID, inputs, grad_output)["x"]
+
+
+def check_no_division_by_scale(function, device) -> None:
+    """A gradient right at scale 2.5 and not finite at scale 0, on the same x, where the true
+    gradient is 0: backward divided by scale (sigma(x) recovered as y / scale is 0/0 there)."""
+    _, grad, true = _scaled_grad_x(function, _scaled_values((7,), device, 2.5))
+    if not (comparable(grad, true) and torch.allclose(grad, true)):
+        return
+    saved, grad, _ = _scaled_grad_x(function, _scaled_values((7,), device, 0.0))
+    if not (comparable(grad, true) and not torch.isfinite(grad).all()):
+        return
+    what = ("it saved its output y = scale * sigmoid(x), and recovering sigma(x) as y / scale "
+            if any(s.role == "output" for s in saved) else "a division by scale ")
+    raise GradingError(
+        f"ScaledSigmoid's grad_x is right at scale = 2.5 but holds nan or inf at scale = 0, "
+        f"on the same x: {what}gives 0/0 there, where the derivative is exactly 0; "
+        "handle scale == 0 (the gradient is zeros), or save x and recompute sigma(x)",
+        mistake="ScaledSigmoid/divides-by-scale")
+
+
+# A Python float may be as small as the caller likes: an epsilon in a division (y / (scale +
+# eps)) is right at 0 and at 2.5, and a division by 0 at scale = -eps, 4x off at scale = +eps.
+TINY_SCALES = (1e-12, -1e-12)
+EPSILONS = (1e-12, 1e-15, 1e-10, 1e-8, 1e-6, 1e-4)
+
+
+def _epsilon_cause(function, device) -> str:
+    """Name an epsilon only when the gradient, right at scale 2.5, is not finite at scale = -eps
+    (or +eps) for one of the usual epsilons, on the same x."""
+    _, grad, true = _scaled_grad_x(function, _scaled_values((7,), device, 2.5))
+    if not (comparable(grad, true) and torch.allclose(grad, true)):
+        return ""
+    for eps in EPSILONS:
+        for scale in (-eps, eps):
+            _, grad, _ = _scaled_grad_x(function, _scaled_values((7,), device, scale))
+            if isinstance(grad, torch.Tensor) and not bool(torch.isfinite(grad).all()):
+                return (f": it is also nan or inf at scale = {scale!r}, and right at 2.5: backward "
+                        f"divides by scale {'+' if scale < 0 else '-'} {eps!r}. An epsilon "
+                        "moves the 0/0 from scale = 0 to that scale and biases every scale near "
+                        "it; test for scale == 0 instead, or save x and recompute sigma(x)")
+    return ""
+
+
+def check_tiny_scales(function, device) -> None:
+    """Values and gradients right relative to their size (rtol 1e-9, no atol) at
+    scale = +-1e-12 (a Python float, as any)."""
+    for scale in TINY_SCALES:
+        values = _scaled_values((7,), device, scale)
+        _, grad, true = _scaled_grad_x(function, values)
+        # off by less than 1e-6 (relative): a float32 step, which check_values_and_gradients
+        # below notes as a precision finding that names it
+        if comparable(grad, true) and not torch.allclose(grad, true, rtol=1e-6, atol=0):
+            at = int(((grad - true).abs() / true.abs()).nan_to_num(float("inf")).argmax())
+            cause = (": all zeros, as at scale = 0; only scale == 0 exactly has a zero gradient, "
+                     "and a test such as abs(scale) < tol zeroes one that is small, not 0"
+                     if not bool(grad.any()) else _epsilon_cause(function, device))
+            raise GradingError(
+                f"ScaledSigmoid's grad_x at scale = {scale!r} is {grad[at].item()!r} where the "
+                f"true one is {true[at].item()!r}{cause}", mistake={
+                    "all zeros, as at scale = 0": "ScaledSigmoid/zeroes-small-scales",
+                    "backward divides by scale": "ScaledSigmoid/epsilon-in-division"})
+        with case(f"x of shape (7,), scale={scale!r}"):
+            check_values_and_gradients(function, SCALED_SIGMOID, values, rtol=1e-9, atol=0)
+    covers("tiny scales")
+
+
+def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
+    function = check_is_function(ScaledSigmoid, SCALED_SIGMOID)
+    check_class_untouched(function, SCALED_SIGMOID_DOMAIN, device)
+    with case("x of shape (7,), scale=0.0"):
+        check_no_division_by_scale(function, device)
+    with case("x of shape (7,), scale=2.5"):
+        check_output_used_as_sigmoid(function, SCALED_SIGMOID, device)
+    with case("x of shape (7,), scale=0.1"):
+        check_scale_not_float32(function, SCALED_SIGMOID, device)
+    for seed, shape in enumerate(SHAPES):
+        for scale in (2.5, -1.0, 0.0):
+            with case(f"x of shape {shape}, scale={scale}"):
+                forward, backward = check_values_and_gradients(
+                    function, SCALED_SIGMOID, _scaled_values(shape, device, scale, seed))
+                check_no_ctx_tensors(SCALED_SIGMOID, forward)
+                check_backward_by_hand(SCALED_SIGMOID, backward)
+    covers("scale of 0")
+    covers("negative scale")
+    check_tiny_scales(function, device)
+    check_each_input_alone(function, SCALED_SIGMOID, _scaled_values((3, 4), device, 2.5))
+    check_gradcheck(function, SCALED_SIGMOID, _scaled_values((3,), device, -1.5))
+
+
+MY_SIGMOID_DOMAIN = Domain(MY_SIGMOID, sampled(MY_SIGMOID, {"x": (3, 4)}, scale=3.0))
+MY_RELU_DOMAIN = Domain(MY_RELU, sampled(MY_RELU, {"x": (3, 4)}, away_from_zero=0.1))
+# scale is any Python float: large magnitudes of both signs, a point off every power of two,
+# 0 and magnitudes far below 1 (check_tiny_scales holds those to relative precision)
+SCALE = Constant(-1e3, 1e3, "scale a Python float (any sign, 0 and tiny magnitudes included)",
+                 also=(0.0, -1e-12, 1e-6))
+SCALED_SIGMOID_DOMAIN = Domain(SCALED_SIGMOID,
+                               sampled(SCALED_SIGMOID, {"x": (3, 4)}, {"scale": 2.5}),
+                               constants={"scale": SCALE})
+
+EXERCISES = [
+    Exercise("MySigmoid", "01_sigmoid", my_sigmoid_full,
+             contract=("|x| up to 800", "left tail", "saves only its output"),
+             example=lambda: (3 * sample((5,), "cpu"),), domain=MY_SIGMOID_DOMAIN),
+    Exercise("MyReLU", "01_sigmoid", my_relu_full,
+             contract=("x exactly 0", "grad_output and x untouched"),
+             example=lambda: (sample((6,), "cpu", away_from_zero=0.1),), domain=MY_RELU_DOMAIN),
+    Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_full,
+             contract=("scale of 0", "negative scale", "tiny scales"),
+             example=lambda: tuple(_scaled_values((5,), "cpu", 2.5).values()),
+             domain=SCALED_SIGMOID_DOMAIN),
+]

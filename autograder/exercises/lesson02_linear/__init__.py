@@ -1,0 +1,1 @@
+"""Lesson 02 (linear): the grading of MyLinearFunction, FusedLinearReLU and Bilinear."""

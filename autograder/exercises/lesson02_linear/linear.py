@@ -1,0 +1,314 @@
+"""Lesson 02: MyLinearFunction and FusedLinearReLU."""
+
+import itertools
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
+                      reference_gradients, run_backward, run_forward)
+from ...contract import check_each_input_alone, covers
+from ...domain import Domain, sampled
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from ..lesson01_sigmoid.sigmoid import check_class_untouched
+from .bilinear import (backward_reading, check_noncontiguous_grad_output, raise_unneeded_read,
+                       unsaved_input_named)
+
+IN_FEATURES, OUT_FEATURES = 3, 4
+LEADING_SHAPES = [(), (5,), (2, 5), (2, 1, 3)]
+
+MY_LINEAR = Spec("MyLinearFunction", ("x", "weight", "bias"),
+                 lambda x, weight, bias=None: F.linear(x, weight, bias))
+FUSED_LINEAR_RELU = Spec("FusedLinearReLU", ("x", "weight", "bias"),
+                         lambda x, weight, bias=None: torch.relu(F.linear(x, weight, bias)))
+
+
+def linear_values(leading, device, *, bias=True, seed=0, dtype=torch.float64) -> dict:
+    values = {
+        "x": sample((*leading, IN_FEATURES), device, seed=seed, dtype=dtype),
+        "weight": sample((OUT_FEATURES, IN_FEATURES), device, seed=seed + 1, dtype=dtype),
+    }
+    if bias:
+        values["bias"] = sample((OUT_FEATURES,), device, seed=seed + 2, dtype=dtype)
+    return values
+
+
+def _linear_case(values: dict) -> str:
+    bias = "a tensor" if "bias" in values else "None"
+    return f"x of shape {tuple(values['x'].shape)}, bias={bias}"
+
+
+def check_grad_x_formula(function, spec: Spec, device) -> None:
+    """With a square weight a wrong transpose keeps the shape: name the popular mistake."""
+    values = {"x": sample((5, 3), device), "weight": sample((3, 3), device, seed=1)}
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    grad_output = sample((5, 3), device, seed=2)
+    backward = run_backward(spec, forward.output, inputs, grad_output)
+    grad_x, weight = backward.grads[0], values["weight"]
+    if spec is FUSED_LINEAR_RELU:  # the ReLU passes grad_output where the pre-activation > 0
+        grad_output = grad_output * (values["x"] @ weight.T > 0)
+    if (isinstance(grad_x, torch.Tensor) and not torch.allclose(grad_x, grad_output @ weight)
+            and torch.allclose(grad_x, grad_output @ weight.T)):
+        raise GradingError(
+            "grad_x = grad_output @ weight.T is wrong, a transpose too many: with this square "
+            "weight the shapes fit and only the values are off (with in != out it would not "
+            "run). Which product of grad_output (*, out) and weight (out, in) has x's shape "
+            "(*, in)? Step 2 of the derivation, and its live checker, settle it",
+            mistake=f"{spec.name}/grad-x-transposed")
+
+
+# the inputs each gradient's formula reads (besides grad_output and, fused, the mask)
+NEEDS = {"x": {"weight"}, "weight": {"x"}, "bias": set()}
+
+
+def check_needs_input_grad(function, spec: Spec, device) -> None:
+    """Backward must skip every matmul whose gradient nobody asked for (counted in FLOPs), and
+    read no input that no wanted gradient depends on (products written without a matmul)."""
+    values = linear_values((6,), device)
+    matmul_flops = 2 * 6 * IN_FEATURES * OUT_FEATURES
+    for count in (1, 2):
+        for wanted in itertools.combinations(["x", "weight", "bias"], count):
+            inputs = make_inputs(values, requires_grad=set(wanted))
+            forward = run_forward(function, spec, inputs)
+            grad_output = torch.ones_like(forward.output)
+            if count == 1:  # one input alone: watch the inputs its gradient does not read
+                backward, reads = backward_reading(spec, inputs, forward.output, grad_output,
+                                                   NEEDS)
+            else:
+                backward, reads = run_backward(spec, forward.output, inputs, grad_output), []
+            needed = matmul_flops * len({"x", "weight"} & set(wanted))
+            # grad_bias may be a matmul too (grad_output.new_ones(rows) @ grad_output)
+            allowed = needed + (2 * 6 * OUT_FEATURES if "bias" in wanted else 0)
+            if backward.flops > allowed:
+                skipped = [name for name in ("x", "weight") if name not in wanted]
+                # with one input alone, what backward read tells which gradient it computed
+                read = {name for name, _ in reads}
+                skipped = [n for n in skipped if NEEDS[n] & read] or skipped
+                flags = " and ".join(f"ctx.needs_input_grad[{spec.input_names.index(n)}] is "
+                                     f"False for {n}" for n in skipped)
+                raise GradingError(
+                    f"backward did {backward.flops} FLOPs where {needed} suffice: {flags}, "
+                    f"so skip {' and '.join('grad_' + n for n in skipped)}",
+                    mistake=f"{spec.name}/ignores-needs-input-grad")
+            with case(f"only {' and '.join(wanted)} requiring grad"):
+                raise_unneeded_read(spec, inputs, backward, reads)
+
+
+def _values_and_gradients(function, spec: Spec, values: dict, device):
+    """check_values_and_gradients, naming unflattened leading dimensions: a backward that
+    raises for 1-D or 3-D x but works for 2-D x wrote the 2-D formulas (``grad_output.T @ x``)."""
+    try:
+        return check_values_and_gradients(function, spec, values)
+    except GradingError as error:
+        if values["x"].dim() == 1 and _sums_the_features(function, spec, values, device):
+            raise GradingError(
+                f"grad_bias has shape () but bias has shape ({OUT_FEATURES},) for x of shape "
+                f"{tuple(values['x'].shape)}, while your backward is right for 2-D and 3-D x: "
+                "with no leading dimension, your sum over the leading dimensions summed the "
+                "output features (sum(0) of a 1-D tensor does, and so does sum(dim=()), which "
+                "sums every dimension, not none); flatten every leading dimension into rows "
+                "first, then sum the rows",
+                error.details or error.hint, mistake=f"{spec.name}/bias-sums-features") from error
+        if (values["x"].dim() == 2 or not error.hint.startswith(f"{spec.name}.backward raised")
+                or not _works_for_rows(function, spec, device)):
+            raise
+        raise GradingError(
+            f"{spec.name}.backward fails for x of shape {tuple(values['x'].shape)} but works for "
+            "2-D x: flatten the leading dimensions first, of grad_output and of x, into rows, "
+            "so that one matrix product sums over every position",
+            error.details or error.hint, mistake=f"{spec.name}/two-d-only") from error
+
+
+def _works_for_rows(function, spec: Spec, device, leading=(5,)) -> bool:
+    try:
+        check_values_and_gradients(function, spec, linear_values(leading, device))
+    except GradingError:
+        return False
+    return True
+
+
+def _sums_the_features(function, spec: Spec, values: dict, device) -> bool:
+    """Probe for 1-D x: right for 2-D and 3-D x, yet backward's own grad_bias (read before the
+    engine checks its shape) is the sum of every entry of the true one."""
+    if "bias" not in values or not all(_works_for_rows(function, spec, device, leading)
+                                       for leading in ((5,), (2, 5))):
+        return False
+    try:
+        inputs = make_inputs(values)
+        output = function.apply(*inputs.values())
+        grad_output = torch.ones_like(output)
+        grad_bias = output.grad_fn.apply(grad_output)[2]  # the user's backward, unchecked
+        truth = reference_gradients(spec, inputs, grad_output)["bias"]
+    except Exception:  # noqa: BLE001 - a probe: any failure proves nothing
+        return False
+    return (isinstance(grad_bias, torch.Tensor) and grad_bias.dim() == 0
+            and torch.allclose(grad_bias.detach(), truth.sum()))
+
+
+def check_shapes_and_bias(function, spec: Spec, device, *, fused: bool) -> None:
+    """Every leading shape (none included), with a bias and with bias=None."""
+    for seed, (leading, bias) in enumerate(itertools.product(LEADING_SHAPES, (True, False))):
+        values = linear_values(leading, device, bias=bias, seed=seed)
+        with case(_linear_case(values)):
+            forward, backward = _values_and_gradients(function, spec, values, device)
+            check_no_ctx_tensors(spec, forward)
+            if fused:
+                check_saves_bool_mask(spec, forward)
+            check_backward_by_hand(spec, backward)
+    covers("x with no leading dimension")
+    covers("bias=None")
+    with case("grad_output not contiguous"):
+        check_noncontiguous_grad_output(function, spec, linear_values((2, 5), device))
+    if fused:
+        covers("saves a boolean mask")
+
+
+def check_each_alone(function, spec: Spec, device, *, frozen_get_none: bool,
+                     biases=(True, False)) -> None:
+    """Each of x, weight and bias as the only input that requires grad, then x and weight
+    without a bias."""
+    for bias in biases:
+        check_each_input_alone(function, spec, linear_values((2, 5), device, bias=bias),
+                               frozen_get_none=frozen_get_none)
+
+
+# what a None saved in place of an input that a wanted gradient reads is told
+SAVE_ADVICE = ("save x when weight needs a gradient (grad_weight reads x) and weight when x "
+               "needs one (grad_x reads weight)")
+
+
+def unsaved_named(function, device, spec: Spec):
+    """bilinear's unsaved_input_named, with x or weight alone requiring grad."""
+    return unsaved_input_named(function, lambda: linear_values((5,), device), NEEDS,
+                               ("x", "weight"), SAVE_ADVICE, spec.name)
+
+
+def my_linear_full(MyLinearFunction, device) -> None:
+    function = check_is_function(MyLinearFunction, MY_LINEAR)
+    with unsaved_named(function, device, MY_LINEAR):
+        _my_linear_checks(function, device)
+
+
+def _my_linear_checks(function, device) -> None:
+    check_class_untouched(function, MY_LINEAR_DOMAIN, device)
+    check_grad_x_formula(function, MY_LINEAR, device)
+    check_shapes_and_bias(function, MY_LINEAR, device, fused=False)
+    # names a gate slip before the FLOP count; the pass after it tries bias=None too
+    check_each_alone(function, MY_LINEAR, device, frozen_get_none=False, biases=(True,))
+    check_needs_input_grad(function, MY_LINEAR, device)  # names the matmuls to skip
+    check_each_alone(function, MY_LINEAR, device, frozen_get_none=True)
+    covers("skips every unneeded matmul")
+    check_gradcheck(function, MY_LINEAR, linear_values((2,), device))
+
+
+def check_saves_bool_mask(spec: Spec, forward) -> None:
+    """The ReLU part needs one bit per output element, not a float pre-activation."""
+    output_shape = tuple(forward.output.shape)
+    masks = [s for s in forward.saved  # flattened to (rows, out) is fine too
+             if s.dtype == torch.bool and math.prod(s.shape) == math.prod(output_shape)]
+    # the float pre-activation or output, in any shape; a float copy of something else (a
+    # contiguous weight.T) is not what the contract forbids
+    floats = [s for s in forward.saved if s.role in ("intermediate", "output")
+              and s.dtype.is_floating_point and math.prod(s.shape) == math.prod(output_shape)]
+    if floats:
+        what = floats[0]
+        raise GradingError(
+            f"{spec.name} saved {_a(what.dtype)} {what.role} of shape "
+            f"{what.shape} ({what.nbytes} bytes): save the boolean mask (pre-activation > 0) "
+            f"instead, {math.prod(output_shape)} bytes", mistake=f"{spec.name}/saves-float-mask")
+    integers = [s for s in forward.saved if s.role == "intermediate"
+                and math.prod(s.shape) == math.prod(output_shape)]
+    if not masks and integers:
+        raise GradingError(
+            f"{spec.name} saved {_a(integers[0].dtype)} mask: save it "
+            "as a boolean tensor, pre_activation > 0, as the exercise asks (a bool is one byte too)",
+            mistake=f"{spec.name}/saves-integer-mask")
+    if not masks:
+        raise GradingError(
+            f"{spec.name} saved no boolean mask of the output's shape: "
+            "ctx.save_for_backward(x, weight, pre_activation > 0)",
+            mistake=f"{spec.name}/saves-no-mask")
+
+
+def _a(dtype: torch.dtype) -> str:
+    """'a float64', 'a uint8', 'an int8': the dtype's name with its article."""
+    name = str(dtype).removeprefix("torch.")
+    return f"{'an' if name.startswith('int') else 'a'} {name}"
+
+
+# integer entries, so that several pre-activations x @ weight.T + bias are exactly 0
+ZERO_X = [[1.0, -1.0, 0.0], [2.0, 1.0, -1.0], [0.0, 0.0, 0.0], [0.5, 1.5, -2.0]]
+ZERO_WEIGHT = [[1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, -1.0, 2.0], [-1.0, 0.0, 1.0]]
+ZERO_BIAS = [0.0, 1.0, -2.0, 0.5]
+
+
+def check_exact_zero_pre_activation(function, device) -> None:
+    """Where x @ weight.T + bias is exactly 0, torch.relu passes no gradient: a mask z >= 0
+    passes grad_output there. Checked with and without a bias."""
+    spec = FUSED_LINEAR_RELU
+    at_zero = Spec(spec.name, spec.input_names, lambda x, weight, bias=None: torch.where(
+        F.linear(x, weight, bias) >= 0, F.linear(x, weight, bias), 0.0))
+    for bias in (None, ZERO_BIAS):
+        values = {"x": torch.tensor(ZERO_X, dtype=torch.float64, device=device),
+                  "weight": torch.tensor(ZERO_WEIGHT, dtype=torch.float64, device=device)}
+        if bias is not None:
+            values["bias"] = torch.tensor(bias, dtype=torch.float64, device=device)
+        with case(f"pre-activations exactly 0, bias={'a tensor' if bias else 'None'}"):
+            try:
+                check_values_and_gradients(function, spec, values)
+            except GradingError as error:
+                if not _matches(function, at_zero, values):
+                    raise
+                raise GradingError(
+                    "where the pre-activation x @ weight.T + bias is exactly 0, your backward "
+                    "passes grad_output on, and torch.relu passes 0: the mask is z > 0, not "
+                    "z >= 0", error.details or error.hint,
+                    mistake=f"{spec.name}/mask-includes-zero") from error
+    covers("pre-activations exactly 0")
+
+
+def _matches(function, spec: Spec, values: dict) -> bool:
+    """Do the submission's gradients equal ``spec``'s reference gradients?"""
+    try:
+        check_values_and_gradients(function, spec, values)
+    except GradingError:
+        return False
+    return True
+
+
+def fused_full(FusedLinearReLU, device) -> None:
+    function = check_is_function(FusedLinearReLU, FUSED_LINEAR_RELU)
+    with unsaved_named(function, device, FUSED_LINEAR_RELU):
+        _fused_checks(function, device)
+
+
+def _fused_checks(function, device) -> None:
+    check_class_untouched(function, FUSED_DOMAIN, device)
+    check_grad_x_formula(function, FUSED_LINEAR_RELU, device)
+    check_shapes_and_bias(function, FUSED_LINEAR_RELU, device, fused=True)
+    check_exact_zero_pre_activation(function, device)
+    check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=False)
+    check_needs_input_grad(function, FUSED_LINEAR_RELU, device)
+    check_gradcheck(function, FUSED_LINEAR_RELU, linear_values((2,), device))
+
+
+# x with leading dimensions, so that a transposed x is a batch of transposed matrices
+SHAPES = {"x": (2, 3, 4), "weight": (5, 4), "bias": (5,)}
+MY_LINEAR_DOMAIN = Domain(MY_LINEAR, sampled(MY_LINEAR, SHAPES), optional=("bias",))
+FUSED_DOMAIN = Domain(FUSED_LINEAR_RELU, sampled(FUSED_LINEAR_RELU, SHAPES), optional=("bias",))
+
+EXERCISES = [
+    Exercise("MyLinearFunction", "02_linear", my_linear_full,
+             contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
+                       "skips every unneeded matmul"),
+             example=lambda: tuple(linear_values((5,), "cpu").values()), domain=MY_LINEAR_DOMAIN),
+    Exercise("FusedLinearReLU", "02_linear", fused_full,
+             contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
+                       "saves a boolean mask",
+                       "pre-activations exactly 0"),
+             example=lambda: tuple(linear_values((5,), "cpu").values()), domain=FUSED_DOMAIN),
+]

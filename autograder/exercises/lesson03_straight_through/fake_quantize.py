@@ -1,0 +1,349 @@
+"""Lesson 03: FakeQuantize, quantisation-aware training with a learnable step (LSQ, Esser et
+al. 2020, without its gradient-scale factor).
+
+Forward is ``clamp(round(x / scale), qmin, qmax) * scale``. Backward is the straight-through
+gradient for ``x`` (``grad_output`` inside the clip, 0 outside) and LSQ's gradient for
+``scale`` (``round(v) - v`` inside, ``qmin`` below, ``qmax`` above, with ``v = x / scale``).
+In the half-step band just outside each clip edge the contract accepts either convention:
+inside judged on ``v``, or on ``round(v)`` as ``torch._fake_quantize_learnable_per_tensor_affine``
+does. The checks compare with both and accept a backward that follows one of them.
+"""
+
+import torch
+
+from ...checks import (Spec, case, check_is_function, check_no_ctx_tensors, make_inputs,
+                      run_backward, run_forward)
+from ...contract import check_each_input_alone, covers
+from ...diagnose import FLOAT32_STEP, diagnose_gradient, diagnose_values, exact
+from ...domain import Constant, Domain
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from .fake_quantize_gradients import (check_scale_in_float32, expected_gradients,
+                                      local_gradients, scale_candidates)
+from .fake_quantize_values import (alone_values, domain_values, edge_values, odd_edge_values,
+                                   random_values)
+
+CONVENTIONS = ("v", "round(v)")  # what the clip mask is judged on
+
+
+def quantise(x, scale, qmin, qmax):
+    """The forward of the contract, in composed ops."""
+    return torch.clamp(torch.round(x / scale), qmin, qmax) * scale
+
+
+FAKE_QUANTIZE = Spec("FakeQuantize", ("x", "scale", "qmin", "qmax"), quantise)
+
+
+def quantise_straight_through(x, scale, qmin, qmax):
+    """The contract's gradients in composed ops (inside judged on v): LSQ's detach trick."""
+    v = torch.clamp(x / scale, qmin, qmax)
+    return (v + (torch.round(v) - v).detach()) * scale
+
+
+LSQ = Spec("FakeQuantize", FAKE_QUANTIZE.input_names, quantise_straight_through)
+
+
+def _tolerance(dtype):
+    """float64's sits far below float32's rounding (6e-8 of a value): a step in float32 fails."""
+    return (1e-5, 1e-6) if dtype == torch.float32 else (1e-10, 1e-11)
+
+
+def _float32_step(what: str, got, expected, x, where: str, mistake: str, why=FLOAT32_STEP):
+    """A float64 result right to float32's precision, every value a float32 number, where the
+    truth has float64's digits (autograd casts a float32 gradient back to x's dtype silently)."""
+    if (x.dtype == torch.float64 and got.dtype == torch.float64
+            and torch.equal(got, got.float().to(got.dtype))
+            and not torch.equal(expected, expected.float().to(expected.dtype))
+            and torch.allclose(got, expected, rtol=1e-5, atol=1e-6)):
+        each = "its value" if got.dim() == 0 else "every value"
+        raise GradingError(f"{what} is right only to float32's precision, {each} a float32 "
+                           f"number ({where}): {why}", mistake=f"FakeQuantize/{mistake}")
+
+
+def check_forward(output, values: dict) -> None:
+    """The output against the contract's forward, naming the usual slips."""
+    x, scale, qmin, qmax = (values[n] for n in FAKE_QUANTIZE.input_names)
+    expected = quantise(x, scale, qmin, qmax)
+    rtol, atol = _tolerance(x.dtype)
+    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
+            and output.dtype == expected.dtype and output.device == expected.device
+            and torch.allclose(output.detach(), expected, rtol=rtol, atol=atol)):
+        return  # right: no slip to name
+
+    def close(candidate) -> bool:
+        return (isinstance(output, torch.Tensor) and output.shape == candidate.shape
+                and output.dtype == candidate.dtype and not torch.allclose(candidate, expected)
+                and torch.allclose(output.detach(), candidate, rtol=rtol, atol=atol))
+
+    v = x / scale
+    if close(torch.clamp(torch.round(v), qmin, qmax)):
+        raise GradingError("FakeQuantize returns the integer codes clamp(round(x / scale), qmin, "
+                           "qmax): fake quantisation returns them times scale, on x's own grid")
+    if close(torch.round(v) * scale):
+        raise GradingError("FakeQuantize does not clip: clamp the codes round(x / scale) to "
+                           "[qmin, qmax] before multiplying by scale")
+    if close(torch.clamp(v, qmin, qmax) * scale):
+        raise GradingError("FakeQuantize does not round: its output must lie on the grid of "
+                           "multiples of scale, clamp(round(x / scale), qmin, qmax) * scale")
+    nearest = "the grid point nearest to x, with torch.round"
+    halves = "torch.round sends a half to the even neighbour (0.5 to 0, 2.5 to 2, -1.5 to -2)"
+    for codes, how, why in (
+            (torch.floor(v), "floor(x / scale)", nearest),
+            (torch.trunc(v), "trunc(x / scale), what .long() does", nearest),
+            (torch.floor(v + 0.5), "floor(x / scale + 0.5), which rounds halves up", halves),
+            (torch.sign(v) * torch.floor(v.abs() + 0.5), "rounded half away from zero", halves)):
+        if close(torch.clamp(codes, qmin, qmax) * scale):
+            wrong = (torch.clamp(codes, qmin, qmax) != torch.clamp(torch.round(v), qmin, qmax))
+            at = exact(v[tuple(int(k) for k in torch.nonzero(wrong)[0])].item())
+            raise GradingError(f"FakeQuantize's codes are {how}, not round(x / scale) (at x / "
+                               f"scale = {at}): {why}")
+    if x.dtype == torch.float64:  # float32 keeps a code 2^-30 above a half as the half itself
+        codes = torch.clamp(torch.round(v.float()).to(x.dtype), qmin, qmax)
+        if close(codes * scale):
+            wrong = codes != torch.clamp(torch.round(v), qmin, qmax)
+            i = tuple(int(k) for k in torch.nonzero(wrong)[0])
+            raise GradingError(
+                f"FakeQuantize's codes are round(x / scale) computed in float32 (at x / scale = "
+                f"{exact(v[i].item())} it gives {exact(output[i].item())}, expected "
+                f"{exact(expected[i].item())}): float32 rounds that code to a half, which "
+                "torch.round sends to the even neighbour, a whole step from round(x / scale); "
+                "divide in x's dtype (look for a .float() of x or scale)",
+                mistake="FakeQuantize/codes-in-float32")
+    if close(torch.round(torch.clamp(x, qmin, qmax) / scale) * scale):
+        raise GradingError("FakeQuantize clips x to [qmin, qmax]: qmin and qmax bound the codes "
+                           "x / scale, so clip round(x / scale), not x")
+    got = output.detach() if isinstance(output, torch.Tensor) else output
+    if (isinstance(got, torch.Tensor) and got.shape == expected.shape
+            and got.dtype == expected.dtype and got.device == expected.device):
+        i = tuple(int(k) for k in torch.nonzero(~torch.isclose(got, expected, rtol=rtol,
+                                                               atol=atol))[0])
+        _float32_step("FakeQuantize's output", got, expected, x,
+                      f"at x / scale = {exact(v[i].item())} it gives {exact(got[i].item())}, "
+                      f"expected {exact(expected[i].item())}", "output-in-float32",
+                      FLOAT32_STEP + "; torch.fake_quantize_per_tensor_affine computes in "
+                      "float32 on float64 x, so write the quantiser in torch ops")
+    try:
+        diagnose_values("FakeQuantize's output", output, expected, rtol=rtol, atol=atol)
+    except GradingError as error:
+        if not str(error).startswith("FakeQuantize's output is wrong:"):
+            raise  # a type, shape, dtype, sign or factor: diagnose named it
+        # say where on the grid, which the learner can reason about, not at which index
+        raise GradingError(
+            f"FakeQuantize's output is wrong: at x / scale = {exact(v[i].item())} (scale="
+            f"{exact(scale.item())}, qmin={qmin}, qmax={qmax}) it gives {exact(got[i].item())}, "
+            f"expected {exact(expected[i].item())}", str(error)) from None
+
+
+def check_grad_x(forward, values: dict, got, grad_output) -> None:
+    """grad_x: grad_output inside the clip, 0 outside, under either convention."""
+    x, scale, qmin, qmax = (values[n] for n in FAKE_QUANTIZE.input_names)
+    references = [expected_gradients(x, scale, qmin, qmax, grad_output, c)[0]
+                  for c in CONVENTIONS]
+    if not isinstance(got, torch.Tensor) or got.shape != x.shape or got.dtype != x.dtype:
+        diagnose_gradient("x", got, references[0])
+    got = got.detach()
+    rtol, atol = _tolerance(x.dtype)
+
+    def matches(candidate) -> bool:
+        return torch.allclose(got, candidate, rtol=rtol, atol=atol)
+
+    # within rounding of one convention's whole tensor: (g / s) * s, or autograd through a
+    # detach-trick rebuild, is an ulp off grad_output; the two conventions differ by whole
+    # grad_output entries in the half-step bands, so this still tells them apart (no mixing)
+    if any(matches(r) for r in references):
+        return {c for c, r in zip(CONVENTIONS, references) if matches(r)}
+
+    if matches(grad_output):
+        saved_roles = [saved.role for saved in forward.saved]
+        if "output" in saved_roles and "input x" not in saved_roles:
+            raise GradingError(
+                "FakeQuantize builds its clip mask from the output, whose codes are always in "
+                "[qmin, qmax]: judge x / scale from the saved input x")
+        raise GradingError(
+            "FakeQuantize's gradient for x is not clipped: it passes grad_output where x / scale "
+            "is outside [qmin, qmax] too, where the output is constant; multiply by the inside "
+            "mask")
+    if not got.any():
+        raise GradingError(
+            "FakeQuantize's gradient for x is zero everywhere: that is round's true derivative, "
+            "which the straight-through estimator replaces by 1 inside the clip")
+    if any(matches(r / scale) for r in references):
+        raise GradingError(
+            "FakeQuantize's gradient for x carries a factor 1 / scale: with round's derivative "
+            "taken as 1, what does the outer factor scale do to the 1 / scale from "
+            "v = x / scale? (Hint 1 of Exercise 4)")
+    v = x / scale
+    for judged in (v, torch.round(v)):
+        strict = grad_output * ((judged > qmin) & (judged < qmax))
+        if matches(strict) and not any(torch.allclose(strict, r, rtol=rtol, atol=atol)
+                                       for r in references):
+            raise GradingError(
+                "FakeQuantize's gradient for x drops the clip's edges: this exercise's clip is "
+                "closed, [qmin, qmax], as clamp's derivative is 1 at its bounds, so where x / "
+                "scale is exactly qmin or qmax the gradient passes (LSQ's paper writes the open "
+                "interval; the contract follows clamp)")
+    for low, high in ((v >= qmin - 0.5, v < qmax + 0.5), (v > qmin - 0.5, v <= qmax + 0.5),
+                      (v >= qmin - 0.5, v <= qmax + 0.5), (v > qmin - 0.5, v < qmax + 0.5)):
+        by_halves = grad_output * (low & high)
+        if matches(by_halves) and not any(torch.allclose(by_halves, r, rtol=rtol, atol=atol)
+                                          for r in references):
+            rounded = torch.round(v)
+            wrong = (low & high) != ((rounded >= qmin) & (rounded <= qmax))
+            at, to = v[wrong][0].item(), rounded[wrong][0].item()
+            raise GradingError(
+                "FakeQuantize's gradient for x compares x / scale with qmin - 0.5 and qmax + 0.5: "
+                "torch.round sends a half to the even neighbour, so whether a half beyond an edge "
+                "is inside depends on the edge's parity ("
+                f"x / scale = {exact(at)} rounds to {exact(to)}, "
+                f"{'inside' if qmin <= to <= qmax else 'outside'} [{qmin}, {qmax}]); judge "
+                "on v against qmin and qmax, or on round(v) itself",
+                mistake="FakeQuantize/half-offset-bounds")
+    if any(matches(grad_output - r) for r in references):
+        raise GradingError("FakeQuantize's clip mask for x is inverted: pass grad_output where "
+                           "x / scale is inside [qmin, qmax] and 0 outside")
+    # say where on the grid, which the learner can reason about, not at which index
+    off = ~torch.isclose(got, references[0], rtol=rtol, atol=atol)
+    if (off & ~torch.isclose(got, references[1], rtol=rtol, atol=atol)).any():
+        off &= ~torch.isclose(got, references[1], rtol=rtol, atol=atol)
+    i = tuple(int(k) for k in torch.nonzero(off)[0])
+    for reference in references:
+        _float32_step("FakeQuantize's gradient for x", got, reference, x,
+                      f"at x / scale = {exact(v[i].item())} it gives {exact(got[i].item())}, "
+                      f"expected {exact(reference[i].item())}", "grad-x-in-float32")
+    try:
+        diagnose_gradient("x", got, references[0], rtol=rtol, atol=atol)
+    except GradingError as error:
+        if not str(error).startswith("your gradient for x is wrong:"):
+            raise  # a sign or a constant factor: diagnose named it
+        raise GradingError(
+            f"your gradient for x is wrong: at x / scale = {exact(v[i].item())} (qmin={qmin}, "
+            f"qmax={qmax}) it gives {exact(got[i].item())}, expected "
+            f"{exact(references[0][i].item())} (grad_output there is "
+            f"{exact(grad_output[i].item())})") from None
+
+
+def check_grad_scale(values: dict, got, grad_output) -> None:
+    """grad_scale: LSQ's gradient (the engine has summed it to scale's 0-d shape), under
+    either convention."""
+    x, scale, qmin, qmax = (values[n] for n in FAKE_QUANTIZE.input_names)
+    references = [expected_gradients(x, scale, qmin, qmax, grad_output, c)[1]
+                  for c in CONVENTIONS]
+    if got is None:
+        raise GradingError(
+            "FakeQuantize returned None for scale, which requires grad: the step is learnable; "
+            "return the sum of grad_output times d(output)/d(scale)")
+    if not isinstance(got, torch.Tensor) or got.shape != () or got.dtype != x.dtype:
+        diagnose_gradient("scale", got, references[0])
+    rtol, atol = _tolerance(x.dtype)
+    got = got.detach()
+    if any(torch.allclose(got, r, rtol=rtol, atol=atol) for r in references):
+        return {c for c, r in zip(CONVENTIONS, references)
+                if torch.allclose(got, r, rtol=rtol, atol=atol)}
+    for convention in CONVENTIONS:
+        for candidate, hint in scale_candidates(x, scale, qmin, qmax, grad_output, convention):
+            if torch.allclose(got, candidate, rtol=rtol, atol=atol):
+                raise GradingError(f"FakeQuantize's gradient for scale is wrong: {hint}")
+    check_scale_in_float32(x, scale, qmin, qmax, grad_output, got, references, CONVENTIONS)
+    if x.dtype == torch.float64:  # each element's term rounded to float32, then summed
+        for convention, reference in zip(CONVENTIONS, references):
+            local = local_gradients(x, scale, qmin, qmax, convention)[1]
+            term = grad_output * local.float().to(x.dtype)
+            near = 1e-12 * term.abs().sum()
+            if (torch.allclose(got, term.sum(), rtol=1e-10, atol=near.item())
+                    and not torch.allclose(term.sum(), reference, rtol=rtol, atol=atol)):
+                raise GradingError(
+                    "FakeQuantize's gradient for scale is the sum of grad_output times each "
+                    "element's d(output)/d(scale) rounded to float32 (it gives "
+                    f"{exact(got.item())}, expected {exact(reference.item())}): that term was "
+                    "computed in float32 for float64 x (a .float(), or a tensor made in the "
+                    "default dtype); keep it in x's dtype",
+                    mistake="FakeQuantize/grad-scale-in-float32")
+    for reference in references:
+        _float32_step("FakeQuantize's gradient for scale", got, reference, x,
+                      f"it gives {exact(got.item())}, expected {exact(reference.item())}",
+                      "grad-scale-in-float32")
+    try:
+        diagnose_gradient("scale", got, references[0], rtol=rtol, atol=atol)
+    except GradingError as error:
+        if not str(error).startswith("your gradient for scale is wrong:"):
+            raise
+        raise GradingError(  # a 0-d gradient has no index worth naming
+            f"your gradient for scale is wrong: it gives {exact(got.item())}, expected "
+            f"{exact(references[0].item())} (or {exact(references[1].item())} with the clip "
+            "judged on round(v)); try Exercise 4's question 5, its three elements one at a "
+            "time") from None
+
+
+def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool = True):
+    """Forward, both gradients, then grad_output and the inputs left untouched."""
+    inputs = make_inputs(values)
+    before = {n: inputs[n].detach().clone() for n in ("x", "scale")}
+    forward = run_forward(function, FAKE_QUANTIZE, inputs)
+    check_forward(forward.output, values)
+    generator = torch.Generator().manual_seed(seed + 1000)
+    x = values["x"]
+    grad_output = torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device)
+    pristine = grad_output.clone()
+    backward = run_backward(FAKE_QUANTIZE, forward.output, inputs, grad_output)
+    if not torch.equal(grad_output, pristine):
+        raise GradingError("backward modified grad_output in place: compute a new tensor "
+                           "instead (e.g. grad_output * inside)")
+    for name, value in before.items():
+        if not torch.equal(inputs[name].detach(), value):
+            raise GradingError(f"FakeQuantize modified its input {name} in place: inputs must "
+                               "stay untouched")
+    # each returns the conventions it matches; one surrogate must give both gradients
+    for_x = check_grad_x(forward, values, backward.grads[0], pristine) or set(CONVENTIONS)
+    if not for_x & (check_grad_scale(values, backward.grads[1], pristine) or set(CONVENTIONS)):
+        x, qmin, qmax = values["x"], values["qmin"], values["qmax"]
+        v = x / values["scale"]
+        band = ((v >= qmin) & (v <= qmax)) != ((v.round() >= qmin) & (v.round() <= qmax))
+        on, other = ("v", "round(v)") if "v" in for_x else ("round(v)", "v")
+        raise GradingError(
+            f"FakeQuantize judges 'inside' on {on} for x's gradient but on {other} for scale's: "
+            f"at x / scale = {exact(v[band][0].item())}, in the half-step band beside the clip, "
+            "no one surrogate of the forward has that pair of derivatives; pick one convention "
+            "for both")
+    if hygiene:
+        check_no_ctx_tensors(FAKE_QUANTIZE, forward)
+
+
+def full(submission, device) -> None:
+    function = check_is_function(submission, FAKE_QUANTIZE)
+    # the edges in both dtypes, with a power-of-two scale: v = x / scale exact, so halves are
+    # halves whichever way v is computed; random inputs in every dtype, layout and range of
+    # scale, qmin and qmax come from the domain
+    for dtype in (torch.float64, torch.float32):
+        with case(f"x / scale at the clip edges, {str(dtype).removeprefix('torch.')}"):
+            check_fake_quantize(function, edge_values(device, dtype))
+    with case("x / scale at the clip edges, qmin odd and qmax even"):
+        check_fake_quantize(function, odd_edge_values(device))
+    for seed, (shape, qmin, qmax) in enumerate([((7,), -8, 7), ((2, 3, 4), -128, 127),
+                                                ((1,), -2, 1), ((4, 6), -1, 1)]):
+        values = random_values(shape, device, seed=seed, scale=0.05 * (seed + 1), qmin=qmin,
+                               qmax=qmax)
+        with case(f"x of shape {shape}, scale={0.05 * (seed + 1):.2f}, qmin={qmin}, qmax={qmax}"):
+            check_fake_quantize(function, values, seed=seed)
+    covers("x / scale at the clip edges")
+    covers("halves")
+    covers("float32")
+    rtol, atol = _tolerance(torch.float64)  # alone_values are float64
+    check_each_input_alone(function, LSQ, alone_values(device), rtol=rtol, atol=atol)
+    covers("scale not requiring grad")  # x alone above: a fixed quantiser
+
+
+LATER_IN_LESSON = True  # after the lesson's other module's exercises
+EXERCISES = [
+    Exercise("FakeQuantize", "03_ste", full,
+             contract=("x / scale at the clip edges", "halves", "float32",
+                       "scale not requiring grad"),
+             example=lambda: (sample((6,), "cpu"), torch.tensor(0.5, dtype=torch.float64), -4, 3),
+             domain=Domain(LSQ, domain_values, constants={
+                 # off powers of two x / scale and x * (1 / scale) differ at exact half-codes
+                 # alone, and _domain_values keeps every code 0.02 away from a half
+                 "scale": Constant(1e-4, 100.0, "scale a positive 0-d tensor", also=(0.1,)),
+                 "qmin": Constant(-128, -1, "qmin < 0 a Python int", integer=True,
+                                  also=(-32768,)),
+                 "qmax": Constant(1, 127, "qmax > 0 a Python int", integer=True,
+                                  also=(32767,))})),
+]

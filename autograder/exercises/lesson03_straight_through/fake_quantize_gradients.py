@@ -1,0 +1,100 @@
+"""FakeQuantize's gradients: the contract's, under either convention, and the sums a wrong
+backward produces for scale, each with its hint."""
+
+import math
+
+import torch
+
+from ...diagnose import exact
+from ...errors import GradingError
+
+
+def local_gradients(x, scale, qmin, qmax, convention="v"):
+    """(inside mask, each element's d(output)/d(scale)) of the contract, the clip judged on
+    ``v`` or on ``round(v)``."""
+    v = x / scale
+    rounded = torch.round(v)
+    judged = v if convention == "v" else rounded
+    inside = (judged >= qmin) & (judged <= qmax)
+    clipped = torch.where(judged < qmin, float(qmin), float(qmax)).to(x.dtype)
+    return inside, torch.where(inside, rounded - v, clipped)
+
+
+def expected_gradients(x, scale, qmin, qmax, grad_output, convention="v"):
+    """(grad_x, grad_scale) of the contract, the clip judged on ``v`` or on ``round(v)``."""
+    inside, local = local_gradients(x, scale, qmin, qmax, convention)
+    return grad_output * inside, (grad_output * local).sum()
+
+
+def scale_candidates(x, scale, qmin, qmax, grad_output, convention):
+    """Sums a wrong backward produces for scale, each with its hint."""
+    v = x / scale
+    rounded = torch.round(v)
+    judged = v if convention == "v" else rounded
+    inside = (judged >= qmin) & (judged <= qmax)
+    below, above = judged < qmin, judged > qmax
+    g = grad_output
+    true = expected_gradients(x, scale, qmin, qmax, grad_output, convention)[1]
+    clipped_part = (g * below * qmin + g * above * qmax).sum()
+    factor = 1 / math.sqrt(x.numel() * qmax)
+    return [
+        ((g * inside * rounded).sum() + clipped_part,
+         "inside the clip it uses round(v) alone, the derivative with round(x / scale) held "
+         "constant (round's true derivative, 0); the straight-through round still depends on s "
+         "through v = x / s: what second term does the product rule give? (Hint 2 of "
+         "Exercise 4)"),
+        (clipped_part,
+         "inside the clip it is 0, as if the output were x itself; the straight-through round "
+         "replaces only round's derivative by 1: which value of round stays in the product "
+         "rule? (Hint 2 of Exercise 4)"),
+        ((g * inside * -v).sum() + clipped_part,
+         "inside the clip it keeps only the term through v = x / s; the product rule also "
+         "differentiates the factor s: what does that term leave? (Hint 2 of Exercise 4)"),
+        ((g * inside * (rounded + v)).sum() + clipped_part,
+         "inside the clip the term through v has the wrong sign: with v = x / s, is dv/ds "
+         "positive or negative?"),
+        ((g * (rounded - v)).sum(),
+         "outside the clip it uses the rounding error too; there the output is the constant "
+         "code qmin (or qmax) times s: differentiate that for s"),
+        (true / x.numel(),
+         "it is the mean over the elements, not the sum: every output depends on the one "
+         "scale, so the chain rule adds their contributions"),
+        (true * scale, "it is multiplied by scale: differentiate q * s for s, with the code q "
+         "held fixed: is a factor s left?"),
+        (expected_gradients(x, scale, qmin, qmax, torch.ones_like(g), convention)[1],
+         "it ignores grad_output: each element's d(output)/d(scale) is weighted by its own "
+         "grad_output before the sum (chain rule)"),
+        ((g * inside * (rounded - v)).sum(),
+         "it leaves out the clipped elements: where v < qmin the output is qmin * scale (and "
+         "qmax * scale above), which still depends on scale: differentiate it for scale"),
+        ((g * inside * (v - rounded)).sum() + clipped_part,
+         "inside the clip it has the wrong sign: which of the product rule's two terms is "
+         "positive, and which carries the sign of dv/ds? (Hint 2 of Exercise 4)"),
+        ((g * inside * (rounded - v)).sum() + (g * below * qmax + g * above * qmin).sum(),
+         "qmin and qmax are swapped: below the clip the output is qmin * scale, above it "
+         "qmax * scale: which code does each side's derivative for scale give?"),
+        (true * factor,
+         "it includes LSQ's gradient-scale factor 1 / sqrt(numel * qmax): this exercise's "
+         "contract leaves it out (apply it in the optimiser or a hook instead)"),
+        (true / scale, "it is divided by scale: differentiate q * s for s, with the code q "
+         "held fixed: does a 1 / s appear?"),
+    ]
+
+
+def check_scale_in_float32(x, scale, qmin, qmax, grad_output, got, references, conventions):
+    """Name a gradient for scale that is the contract's with scale rounded to float32 (a scale
+    saved or cast with .float() for float64 x), where that rounding changes it."""
+    narrow = scale.detach().float().to(x.dtype)
+    if x.dtype != torch.float64 or torch.equal(narrow, scale.detach()):
+        return
+    for convention, reference in zip(conventions, references):
+        candidate = expected_gradients(x, narrow, qmin, qmax, grad_output, convention)[1]
+        near = 1e-12 * (grad_output.abs().sum() * (qmax - qmin + 1)).item()
+        if (torch.allclose(got, candidate, rtol=1e-10, atol=near)
+                and not torch.allclose(candidate, reference, rtol=1e-10, atol=1e-11)):
+            raise GradingError(
+                "FakeQuantize's gradient for scale is what scale rounded to float32 gives (it "
+                f"gives {exact(got.item())}, expected {exact(reference.item())}): backward used "
+                f"scale as float32 ({exact(narrow.item())} for {exact(scale.item())}, a .float() "
+                "on the saved scale) with float64 x, so v = x / scale lost float64's digits; "
+                "save and use scale in its own dtype", mistake="FakeQuantize/scale-in-float32")

@@ -1,0 +1,83 @@
+"""Lesson 03: the sign estimators at the values no finite, normal x reaches: ±inf, a subnormal
+and -0.0.
+
+The contracts put no limit on x, and sign(±inf) = ±1, sign(subnormal) = ±1, sign(-0.0) = ±0
+exactly as torch.sign gives them. The detach-trick reference cannot judge them (inf - inf is
+nan), so forward is judged against torch.sign directly and the gradient against grad_output
+(times the clip mask, 0 at ±inf); the reference comparison runs on the finite values only.
+A hand-made sign that patches only the zero of x / x.abs() is wrong at ±inf (inf / inf is nan,
+and nan_to_num makes it 0); one that clamps the denominator to torch.finfo(x.dtype).tiny is
+wrong at a subnormal x (5e-324 / tiny is 2.2e-16, not 1).
+"""
+
+import torch
+
+from ...diagnose import exact
+from ...errors import GradingError
+
+# the smallest positive subnormal each dtype holds (1e-45 is 1.4e-45 in float32)
+SUBNORMAL = {torch.float64: 5e-324, torch.float32: 1e-45}
+
+
+def extreme_values(dtype) -> list[float]:
+    """Appended to the sign edges: finite ones first, so the finite edges keep their order."""
+    tiny = SUBNORMAL[dtype]
+    return [tiny, -tiny, -0.0, float("inf"), float("-inf")]
+
+
+def finite_part(values: dict) -> dict:
+    """The values without ±inf, for the detach-trick reference (nan at ±inf)."""
+    x = values["x"]
+    return values if x.isfinite().all() else {**values, "x": x[x.isfinite()]}
+
+
+def _differ(got: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
+    """Where the values differ, nan counted as differing from everything."""
+    return (got != expected) | (got.isnan() != expected.isnan())
+
+
+def diagnose_sign_edges(name: str, got: torch.Tensor, expected: torch.Tensor,
+                        x: torch.Tensor) -> None:
+    """Name a sign wrong only at 0, at a subnormal or at ±inf (x / x.abs() and its patches);
+    return quietly when it is wrong elsewhere too (the finite checks then name it)."""
+    wrong = _differ(got, expected)
+    zero, infinite = x == 0, x.isinf()
+    subnormal = (x != 0) & (x.abs() < torch.finfo(x.dtype).tiny)
+    if not wrong.any() or (wrong & ~(zero | infinite | subnormal)).any():
+        return
+    at_inf = wrong & infinite
+    inf_nan = bool(at_inf.any()) and bool(got[at_inf].isnan().all())
+    also_inf = "; x / x.abs() is also nan at ±inf, inf / inf" if inf_nan else ""
+    if (wrong & zero).any():
+        value = got[wrong & zero][0].item()
+        why = ""
+        if value != value:
+            why = f" (0 / 0 is nan, as in x / x.abs() at 0{also_inf})"
+        elif abs(value) == 1:
+            why = " (a comparison such as x >= 0 sends 0 to one side)"
+        raise GradingError(
+            f"{name}.apply(0) gives {exact(value)} but sign(0) = 0: use torch.sign(x){why}",
+            mistake=f"{name}/sign-of-zero-not-zero")
+    first = wrong & subnormal if (wrong & subnormal).any() else at_inf
+    i = tuple(int(k) for k in torch.nonzero(first)[0])
+    at, value = x[i].item(), got[i].item()
+    said = (f"{name}.apply({exact(at)}) gives {exact(value)} but sign({exact(at)}) = "
+            f"{exact(expected[i].item())}")
+    if (wrong & subnormal).any():
+        tiny = torch.finfo(x.dtype).tiny
+        clamped = x / x.abs().clamp(min=tiny)
+        on = wrong & subnormal
+        how = (f"x / x.abs().clamp(min=tiny) divides it by tiny ({exact(tiny)}), not by |x|"
+               if torch.equal(got[on], clamped[on]) else "sign is still ±1 there")
+        raise GradingError(
+            f"{said}: {exact(at)} is subnormal, below "
+            f"torch.finfo({str(x.dtype).removeprefix('torch.')}).tiny, and {how}"
+            f"{'; it is also nan at ±inf, inf / inf' if inf_nan else ''}; "
+            "use torch.sign(x)", mistake=f"{name}/sign-of-subnormal")
+    why = ""
+    if inf_nan:
+        why = ": x / x.abs() is inf / inf = nan there, so patching its 0 / 0 at 0 alone leaves it"
+    elif value == 0:
+        why = ": 0 where sign is ±1, as nan_to_num gives for x / x.abs()'s inf / inf = nan"
+    raise GradingError(f"{said}{why}; the contract puts no limit on x: use torch.sign(x)",
+                       mistake=f"{name}/sign-of-infinity")

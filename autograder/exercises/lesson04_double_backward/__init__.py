@@ -1,0 +1,1 @@
+"""Lesson 04 (double backward): the grading of SwishFunction, CubeOnce and NumpyTanh."""

@@ -1,0 +1,232 @@
+"""Lesson 04: SwishFunction (differentiable twice) and CubeOnce (@once_differentiable). The
+checks compare second derivatives through the learner's backward with the composed reference's,
+name the usual cause when they differ, and finish with gradgradcheck."""
+
+import torch
+from torch.autograd.function import once_differentiable
+from torch.autograd.gradcheck import GradcheckError
+
+from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
+                      check_values_and_gradients, make_inputs, reference_gradients, run_backward,
+                      run_forward)
+from ...contract import check_each_input_alone, covers
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...domain import Constant, Domain, sampled
+from ...errors import GradingError
+from ...explain import _explain_runtime_error
+from ...exercise import Exercise, sample
+from ..lesson02_linear.bilinear import check_noncontiguous_grad_output
+from ..shared.reentry import limit_nesting
+from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
+                                 check_differentiable_backward)
+from .swapped_flags import swapped_flags_named
+
+# Neither contract names a 0-d x (only SwishFunction's beta is 0-d), and the syllabus grades 0-d
+# inputs only where a contract names them: none is graded. Lesson 04 tells the learner so, beside
+# the trap it teaches (NumPy on a 0-d array returns a scalar that torch.from_numpy refuses).
+SHAPES = [(6,), (3, 4), (2, 3, 2)]
+BETAS = [1.3, -0.7, 0.0]
+_ONCE_WRAPPER = once_differentiable(lambda ctx: None).__code__  # every wrapper's code object
+
+
+def is_marked(function) -> bool:
+    """Whether function.backward is once_differentiable's wrapper (in either decorator order)."""
+    fn = function.__dict__.get("backward", getattr(function, "backward", None))
+    for _ in range(8):
+        fn = getattr(fn, "__func__", fn)  # a staticmethod object, in the reversed order
+        if getattr(fn, "__code__", None) is _ONCE_WRAPPER:
+            return True
+        if (fn := getattr(fn, "__wrapped__", None)) is None:
+            return False
+    return False
+
+SWISH = Spec("SwishFunction", ("x", "beta"), lambda x, beta: x * torch.sigmoid(beta * x))
+CUBE_ONCE = Spec("CubeOnce", ("x",), lambda x: x ** 3)
+
+
+def swish_values(shape, device, *, beta=1.3, seed=0, dtype=torch.float64) -> dict:
+    return {"x": 2 * sample(shape, device, seed=seed, dtype=dtype),
+            "beta": torch.tensor(beta, dtype=dtype, device=device)}
+
+
+def check_fixed_input(function, spec: Spec, values: dict, wanted: set) -> None:
+    """Forward and the wanted gradients when only the inputs in ``wanted`` require grad."""
+    inputs = make_inputs(values, requires_grad=wanted)
+    forward = run_forward(function, spec, inputs)
+    expected = spec.reference(**make_inputs(values, requires_grad=False))
+    diagnose_values(f"{spec.name}'s output", forward.output, expected)
+    grad_output = _random_like(expected, 7)
+    backward = run_backward(spec, forward.output, inputs, grad_output)
+    truth = reference_gradients(spec, inputs, grad_output)
+    for name, grad in zip(inputs, backward.grads):
+        if name in truth:
+            diagnose_gradient(name, grad, truth[name])
+
+
+def check_gradgradcheck(function, spec: Spec, values: dict, wanted: list) -> None:
+    """torch.autograd.gradgradcheck in float64 on the inputs in ``wanted``."""
+    inputs = make_inputs(values, requires_grad=set(wanted))
+
+    def apply(*tensors):
+        call = dict(inputs)
+        call.update(zip(wanted, tensors))
+        return function.apply(*call.values())
+
+    try:
+        torch.autograd.gradgradcheck(apply, tuple(inputs[n] for n in wanted), eps=1e-6,
+                                     atol=1e-5)
+    except GradcheckError as error:
+        raise GradingError(
+            f"gradgradcheck failed for {spec.name}: the derivatives of your backward differ "
+            "from the numerical ones; build backward from ctx.saved_tensors and grad_output "
+            "with differentiable tensor ops", str(error)) from error
+
+
+def check_zeros_and_saturation(function) -> None:
+    """x holding exact zeros (ReLU outputs, padding) and |beta x| large enough to saturate the
+    sigmoid: values and first and second derivatives stay finite and right."""
+    x = torch.tensor([-40.0, -3.0, 0.0, 0.5, 0.0, 40.0], dtype=torch.float64)
+    values = {"x": x, "beta": torch.tensor(1.3, dtype=torch.float64)}
+    with case("x holding zeros and values of |beta x| up to 52, beta=1.3"):
+        try:
+            check_values_and_gradients(function, SWISH, values)
+            check_differentiable_backward(function, SWISH, values, ["x", "beta"])
+        except GradingError as error:
+            inputs = make_inputs(values)
+            try:
+                grads = torch.autograd.grad(function.apply(*inputs.values()), list(inputs.values()),
+                                            torch.ones(6, dtype=torch.float64), allow_unused=True)
+            except RuntimeError:
+                raise error from None
+            nan = torch.isnan(grads[0]) if grads[0] is not None else torch.zeros(6, dtype=bool)
+            if nan.any() and torch.equal(nan, x == 0):
+                raise GradingError(
+                    "your gradient for x is NaN exactly where x = 0, and finite elsewhere: "
+                    "backward divides by x there (0 / 0), as s = y / x does; recompute "
+                    "s = sigmoid(beta * x) from the saved x and beta", str(error),
+                    mistake="SwishFunction/divides-by-x") from error
+            moved = dict(values, x=torch.where(x == 0, 0.25, x))
+            try:  # the same checks with the zeros moved away pass: the fault is at x = 0 only
+                check_values_and_gradients(function, SWISH, moved)
+                check_differentiable_backward(function, SWISH, moved, ["x", "beta"])
+            except GradingError:
+                raise error from None
+            raise GradingError(
+                "SwishFunction is right everywhere but at x = 0: there its backward uses an op "
+                "with a kink at 0 (abs, as in exp(-abs(z)), or relu), whose derivative autograd "
+                "takes as 0 there, so double backward misses part of the second derivative; "
+                "compute s = torch.sigmoid(beta * x), which is smooth",
+                error.details, mistake="SwishFunction/kink-at-zero") from error  # only the numbers: the general hint's guess is not it
+
+
+SAVED_OUTPUT_FIX = ("compute the gradient with tensor ops on ctx.saved_tensors and grad_output; "
+                    "torch.autograd.grad of a saved output runs this very backward again")
+
+
+def swish_full(SwishFunction, device) -> None:
+    function = check_is_function(SwishFunction, SWISH)
+    with limit_nesting(function, SAVED_OUTPUT_FIX):
+        with swapped_flags_named(function, swish_values((3,), device)):
+            _swish_checks(function, device)
+
+
+def _swish_checks(function, device) -> None:
+    for seed, shape in enumerate(SHAPES):
+        for beta in BETAS:
+            values = swish_values(shape, device, beta=beta, seed=seed)
+            with case(f"x of shape {shape}, beta={beta}"):
+                forward, _ = check_values_and_gradients(function, SWISH, values)
+                check_no_ctx_tensors(SWISH, forward)
+            with case(f"x of shape {shape}, beta={beta} not requiring grad"):
+                check_fixed_input(function, SWISH, values, {"x"})
+        with case(f"x of shape {shape}, beta=1.3, second derivatives for x and beta"):
+            check_differentiable_backward(function, SWISH,
+                                          swish_values(shape, device, seed=seed), ["x", "beta"])
+    with case("x of shape (4,), beta=-0.7 not requiring grad, second derivatives"):
+        check_differentiable_backward(function, SWISH, swish_values((4,), device, beta=-0.7),
+                                      ["x"])
+    check_zeros_and_saturation(function)
+    covers("beta = 0")
+    covers("beta not requiring grad")
+    check_each_input_alone(function, SWISH, swish_values((3, 4), device, seed=6))
+    with case("x of shape (3, 4), beta=1.3, grad_output not contiguous (a transpose's gradient)"):
+        check_noncontiguous_grad_output(function, SWISH, swish_values((3, 4), device, seed=7))
+    for beta in (1.3, -0.7):
+        values = swish_values((3,), device, beta=beta, seed=5)
+        with case(f"x of shape (3,), beta={beta}"):
+            check_gradcheck(function, SWISH, values)
+            check_gradgradcheck(function, SWISH, values, ["x", "beta"])
+            check_gradgradcheck(function, SWISH, values, ["x"])
+
+
+def check_second_backward_raises(function, spec: Spec, device) -> None:
+    """With create_graph=True the first derivative is right, and differentiating it raises
+    once_differentiable's error."""
+    values = {"x": sample((4,), device, seed=3)}
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    grad_output = _random_like(forward.output, 21).requires_grad_()
+    try:
+        grad_x, = torch.autograd.grad(forward.output, inputs["x"], grad_output,
+                                      create_graph=True, allow_unused=True)
+    except RuntimeError as error:
+        raise _explain_runtime_error(spec, "backward", error, inputs) from error
+    diagnose_gradient("x", grad_x, 3 * values["x"] ** 2 * grad_output.detach())
+    try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
+        torch.autograd.backward((grad_x * _random_like(grad_x, 22)).sum())
+    except RuntimeError as error:
+        if ONCE_DIFFERENTIABLE_ERROR in str(error):
+            return
+        raised = f"a second backward through {spec.name} raised \"{str(error).splitlines()[0]}\""
+        if not is_marked(function):
+            raise GradingError(
+                f"{raised}: your backward is not marked @once_differentiable"
+                + (", and the gradient it returns has no graph (a NumPy result, or a .detach(), "
+                   "is a constant to autograd), so the second backward finds nothing to "
+                   "differentiate" if not grad_x.requires_grad else "")
+                + "; mark backward with @once_differentiable (written under @staticmethod): "
+                "it turns that into its own clear error", str(error),
+                mistake=f"{spec.name}/unmarked-second-backward-raises") from error
+        raise GradingError(f"{raised} instead of once_differentiable's clear error: mark "
+                           "backward with @once_differentiable, under @staticmethod",
+                           str(error)) from error
+    raise GradingError(
+        f"a second backward through {spec.name} succeeded: mark backward with "
+        "@once_differentiable (from torch.autograd.function import once_differentiable), "
+        "written under @staticmethod", mistake=f"{spec.name}/not-once-differentiable")
+
+
+def cube_once_full(CubeOnce, device) -> None:
+    function = check_is_function(CubeOnce, CUBE_ONCE)
+    with limit_nesting(function, SAVED_OUTPUT_FIX):
+        _cube_once_checks(function, device)
+
+
+def _cube_once_checks(function, device) -> None:
+    for seed, shape in enumerate(SHAPES):
+        with case(f"x of shape {shape}"):
+            forward, _ = check_values_and_gradients(function, CUBE_ONCE,
+                                                    {"x": sample(shape, device, seed=seed)})
+            check_no_ctx_tensors(CUBE_ONCE, forward)
+    check_each_input_alone(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)})
+    with case("x of shape (3,)"):
+        check_gradcheck(function, CUBE_ONCE, {"x": sample((3,), device)})
+    with case("x of shape (4,)"):
+        check_second_backward_raises(function, CUBE_ONCE, device)
+    covers("a second backward raises")
+
+
+EXERCISES = [
+    Exercise("SwishFunction", "04_double_backward", swish_full,
+             contract=("beta = 0", "beta not requiring grad", "non-contiguous grad_output"),
+             example=lambda: (sample((5,), "cpu"), torch.tensor(1.3, dtype=torch.float64)),
+             domain=Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.3:
+                           swish_values((3, 4), device, beta=beta, seed=seed, dtype=dtype),
+                           # any real beta: negative, tiny and 0 too
+                           constants={"beta": Constant(-8.0, 8.0, "beta a 0-d tensor",
+                                                       also=(1e-4, -1e-4, 0.0))})),
+    Exercise("CubeOnce", "04_double_backward", cube_once_full,
+             contract=("a second backward raises",),
+             example=lambda: (sample((5,), "cpu"),),
+             domain=Domain(CUBE_ONCE, sampled(CUBE_ONCE, {"x": (3, 4)}))),
+]

@@ -1,0 +1,337 @@
+"""Lesson 04, transfer: NumpyTanh, a NumPy forward and a NumPy backward, twice differentiable.
+
+The contract: forward computes tanh with NumPy on a CPU tensor of at least one dim; backward is
+NumPy too (torch only converts), yet gradcheck and gradgradcheck pass, because backward calls
+a Function of its own whose backward is NumPy as well. The checks run on the CPU whatever the
+grading device: the contract is about CPU tensors.
+"""
+
+import re
+
+import torch
+from torch.autograd.gradcheck import GradcheckError
+
+from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
+                      check_values_and_gradients, make_inputs, run_backward, run_forward)
+from ...contract import check_each_input_alone, covers
+from ...domain import Domain
+from ...errors import GradingError
+from ...explain import _explain_runtime_error
+from ...exercise import Exercise, sample
+from ...probes import _OpLog
+from .second_derivatives import ONCE_DIFFERENTIABLE_ERROR
+from ..shared.reentry import limit_nesting
+
+NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)
+SHAPES = [(6,), (3, 4), (2, 3, 2)]
+_COUNT = re.compile(r"function (\w+) returned an incorrect number of gradients \(expected (\d+), "
+                    r"got (\d+)\)")
+
+# What "torch only converts" leaves torch to do: conversions, copies and views, no arithmetic.
+CONVERSIONS = {"detach", "lift_fresh", "lift_fresh_copy", "alias", "view", "_unsafe_view",
+               "reshape", "_reshape_alias", "contiguous", "clone", "copy_", "_to_copy",
+               "empty", "empty_like", "empty_strided", "expand", "t", "transpose", "permute",
+               "squeeze", "unsqueeze", "as_strided", "resolve_conj", "resolve_neg", "select",
+               "slice", "unbind", "zeros", "zeros_like", "ones_like", "_local_scalar_dense"}
+
+CONVERT = ("compute it in NumPy on .detach().cpu().numpy() and use torch only to convert "
+           "(torch.from_numpy, .to)")
+
+
+def _arithmetic(ops: list[str]) -> list[str]:
+    return [op for op in ops if op not in CONVERSIONS]
+
+
+def _values(shape, seed=0) -> dict:
+    return {"x": 1.5 * sample(shape, "cpu", seed=seed)}
+
+
+def check_forward_in_numpy(function, values: dict) -> None:
+    """Forward computes tanh with NumPy: torch ops only to convert (tanh from exp is torch too)."""
+    inputs = make_inputs(values)
+    with _OpLog() as log:
+        run_forward(function, NUMPY_TANH, inputs)
+    if computed := _arithmetic(log.ops):
+        raise GradingError(f"NumpyTanh.forward computes with the torch op {computed[0]}: "
+                           f"{CONVERT}", mistake="NumpyTanh/torch-in-forward")
+
+
+def check_backward_in_numpy(function, values: dict) -> None:
+    """The first backward and the backward of that backward may not compute with torch ops."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, NUMPY_TANH, inputs)
+    grad_output = sample(values["x"].shape, "cpu", seed=31)
+    backward = run_backward(NUMPY_TANH, forward.output, inputs, grad_output)
+    if computed := _arithmetic(backward.ops):
+        raise GradingError(f"NumpyTanh.backward computes with the torch op {computed[0]}: "
+                           f"{CONVERT}", mistake="NumpyTanh/torch-in-backward")
+    inputs = make_inputs(values)
+    output = _apply(function, inputs)
+    grad_output = grad_output.clone().requires_grad_()
+    first, = torch.autograd.grad(output, inputs["x"], grad_output, create_graph=True)
+    if not first.requires_grad:
+        return  # check_second_derivatives names this
+    direction = sample(first.shape, "cpu", seed=32)
+    with _OpLog() as log:
+        try:
+            torch.autograd.grad(first, (inputs["x"], grad_output), direction)
+        except RuntimeError:
+            return  # check_second_derivatives explains it
+    if computed := _arithmetic(log.ops):
+        raise GradingError(f"the backward of NumpyTanh's backward computes with the torch op "
+                           f"{computed[0]}: the Function your backward calls must have a NumPy "
+                           "backward too; " + CONVERT, mistake="NumpyTanh/torch-in-inner-backward")
+
+
+def _apply(function, inputs: dict):
+    try:
+        return function.apply(inputs["x"])
+    except RuntimeError as error:
+        raise _explain_runtime_error(NUMPY_TANH, "forward", error, inputs) from error
+
+
+def check_second_derivatives(function, values: dict) -> None:
+    """Differentiate the gradient again: with respect to x and to grad_output."""
+    inputs = make_inputs(values)
+    output = _apply(function, inputs)
+    grad_output = sample(values["x"].shape, "cpu", seed=41).requires_grad_()
+    try:
+        first, = torch.autograd.grad(output, inputs["x"], grad_output, create_graph=True)
+    except RuntimeError as error:
+        raise _explain_runtime_error(NUMPY_TANH, "backward", error, inputs) from error
+    if not first.requires_grad:
+        raise GradingError(
+            "grad_x from NumpyTanh's backward is cut off from autograd (as a NumPy result, a "
+            ".detach() or torch.no_grad leaves it), so a second backward sees a constant; make "
+            "backward return the result of a Function of your own (its forward the NumPy "
+            "gradient, its backward NumPy too)", mistake="NumpyTanh/backward-detached")
+    _check_inner_ctx(first.grad_fn)
+    direction = sample(first.shape, "cpu", seed=42)
+    try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
+        torch.autograd.backward(first, direction)
+    except RuntimeError as error:
+        if ONCE_DIFFERENTIABLE_ERROR in str(error):
+            raise GradingError(
+                "NumpyTanh's backward is marked @once_differentiable: the contract asks for a "
+                "second derivative; remove the decorator and make backward a Function with a "
+                "NumPy backward of its own", str(error),
+                mistake="NumpyTanh/once-differentiable") from error
+        if (match := _COUNT.search(str(error))) and match[1] != "NumpyTanhBackward":
+            raise GradingError(
+                f"the Function your backward calls ({match[1].removesuffix('Backward')}) returned "
+                f"{match[3]} gradient{'s' if match[3] != '1' else ''} from its backward, for "
+                f"{match[2]} inputs of its forward: return one per input, in the order of "
+                "forward's arguments (each grad_b times the derivative of b with respect to that "
+                "input)", str(error), mistake="NumpyTanh/inner-gradient-count") from error
+        raise _explain_runtime_error(NUMPY_TANH, "backward", error, inputs) from error
+    x, g, v = values["x"], grad_output.detach(), direction
+    y = torch.tanh(x)
+    truths = {"x": -2 * g * v * y * (1 - y * y), "grad_output": v * (1 - y * y)}
+    swapped = [-2 * g * v * y, -2 * g * v * y * (1 - y * y)]  # d b/d(saved) given to grad_output
+    if grad_output.grad is not None and not torch.allclose(grad_output.grad, truths["grad_output"]) \
+            and any(torch.allclose(grad_output.grad, wrong) for wrong in swapped):
+        raise GradingError(
+            "the backward of the Function your backward calls returns its two gradients in the "
+            "wrong order: the one for grad_output (grad_b times tanh') comes first, then the one "
+            "for the saved tensor, in the order of that Function's forward arguments",
+            mistake="NumpyTanh/inner-gradients-swapped")
+    for name, leaf in (("x", inputs["x"]), ("grad_output", grad_output)):
+        got = torch.zeros_like(x) if leaf.grad is None else leaf.grad
+        if not torch.allclose(got, truths[name]) and not _reaches(first.grad_fn, leaf):
+            if name == "x":
+                _name_saved_copy(output, inputs["x"])
+            raise GradingError(
+                f"the second derivative through NumpyTanh with respect to {name} is zero: the "
+                + ("y (or x)" if name == "x" else "grad_output") + " your backward passes to "
+                "the Function it calls is cut from the graph (a .detach(), .data or a NumPy "
+                f"round trip), so nothing links grad_x back to {name}; pass "
+                + ("the saved tensor itself" if name == "x" else "grad_output itself"), mistake={
+                    "with respect to x is zero": "NumpyTanh/detaches-saved-tensor",
+                    "with respect to grad_output is zero": "NumpyTanh/detaches-grad-output"})
+        if not torch.allclose(got, truths[name], rtol=1e-7, atol=1e-9):
+            raise GradingError(
+                f"the second derivative through NumpyTanh with respect to {name} is wrong: the "
+                "Function your backward calls computes b = grad_output * tanh'(x) from "
+                "grad_output and a saved tensor (y = tanh(x), or x); its backward must return "
+                "grad_b times the derivative of b with respect to each of those inputs"
+                + (", here the saved tensor (y or x): b depends on it through tanh'"
+                   if name == "x" else ", here grad_output"),
+                f"largest error: {(got - truths[name]).abs().max().item():.3g}")
+
+
+def _name_saved_copy(output: torch.Tensor, x: torch.Tensor) -> None:
+    """A saved tensor with y's (or x's) values that comes back from ctx.saved_tensors with no
+    graph: forward saved a copy, not the very tensor it returns (or receives)."""
+    try:
+        saved = output.grad_fn.saved_tensors  # the Function's node, even for a returned view
+    except (AttributeError, RuntimeError):
+        return
+    for tensor in saved:
+        if tensor.requires_grad or tensor.shape != x.shape:
+            continue
+        if torch.allclose(tensor, output.detach()):
+            raise GradingError(
+                "the tensor NumpyTanh's forward saves holds y's values but is not the tensor "
+                "forward returns (a second torch.from_numpy of the same array, a .clone(), a "
+                ".view_as()): to autograd it is an intermediate, so ctx.saved_tensors gives it "
+                "back with no graph and the second derivative with respect to x is lost; save "
+                "the very tensor forward returns (ctx.save_for_backward(y), then return y)",
+                f"saved tensor requires grad: False; same object as the output: "
+                f"{tensor is output}; same memory: {tensor.data_ptr() == output.data_ptr()}",
+                mistake="NumpyTanh/saves-copy-of-output")
+        if torch.allclose(tensor, x.detach()):
+            raise GradingError(
+                "the x NumpyTanh's forward saves is a copy cut from the graph (x.detach(), a "
+                "clone, a tensor made from its NumPy array): ctx.saved_tensors gives it back "
+                "with no graph, so the second derivative with respect to x is lost; save x "
+                "itself (ctx.save_for_backward(x))", mistake="NumpyTanh/saves-detached-input")
+
+
+def _graph(node):
+    """Every node of the graph from ``node``, each once."""
+    seen, stack = set(), [node]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        yield node
+        stack.extend(next_node for next_node, _ in node.next_functions)
+
+
+def _check_inner_ctx(node) -> None:
+    """The Function backward calls keeps its tensors through save_for_backward too (a custom
+    Function's node is its ctx: attributes set in forward sit in the node's __dict__)."""
+    for node in _graph(node):
+        kept = [name for name, value in getattr(node, "__dict__", {}).items()
+                if isinstance(value, torch.Tensor)]
+        if kept:
+            raise GradingError(
+                f"the Function your backward calls ({type(node).__name__.removesuffix('Backward')})"
+                f" stores a tensor as ctx.{kept[0]}: use ctx.save_for_backward there too, so "
+                "autograd can detect in-place changes and saved-tensor hooks see it",
+                mistake="NumpyTanh/inner-tensor-on-ctx")
+
+
+def _reaches(node, leaf: torch.Tensor) -> bool:
+    """Whether the graph from ``node`` reaches the leaf ``leaf`` (its AccumulateGrad node)."""
+    return any(getattr(node, "variable", None) is leaf for node in _graph(node))
+
+
+WATCHED = {"x": "its input x", "y": "its output y (the tensor the caller holds, also the one "
+           "saved)", "grad_output": "grad_output",
+           "grad_b": "the gradient its backward's Function receives (grad_b)"}
+PHASES = ("forward", "backward (its own, or the forward of the Function it calls)",
+          "second backward (the backward of the Function its backward calls)")
+
+
+def _name_writes(function, values: dict, error: GradingError) -> None:
+    """A NumPy write through .numpy() into x, y or grad_output, found by comparing each with a
+    copy taken before: named first, whichever later check it made fail (autograd's version
+    counter never sees such a write, so no error names it)."""
+    x = make_inputs(values)["x"]
+    watched, kept = {"x": x}, {"x": x.detach().clone()}
+    for phase in PHASES:
+        try:
+            if phase == PHASES[0]:
+                output = function.apply(x)
+            elif phase == PHASES[1]:
+                grad_output = sample(x.shape, "cpu", seed=51).requires_grad_()
+                watched.update(y=output, grad_output=grad_output)
+                kept.update(y=output.detach().clone(), grad_output=grad_output.detach().clone())
+                first, = torch.autograd.grad(output, x, grad_output, create_graph=True)
+            elif first.requires_grad:
+                direction = sample(x.shape, "cpu", seed=52)
+                watched["grad_b"], kept["grad_b"] = direction, direction.clone()
+                torch.autograd.backward(first, direction)
+        except (RuntimeError, TypeError, ValueError, AttributeError):
+            return
+        written = [name for name, tensor in watched.items()
+                   if not torch.equal(tensor.detach(), kept[name])]
+        if written:
+            name = written[0]
+            raise GradingError(
+                f"NumpyTanh's {phase} wrote into {WATCHED[name]}: an array from .numpy() shares "
+                "the tensor's memory, so a NumPy write through it (out=, *=, a[...] =) changes "
+                "the tensor itself, and autograd's version counter, which guards saved tensors "
+                "against in-place changes, never sees it; write into a new array (no out=, or "
+                "a .copy() first)", f"{name} before: {kept[name].flatten()[:4].tolist()}, after: "
+                f"{watched[name].detach().flatten()[:4].tolist()}\n{error}",
+                mistake="NumpyTanh/writes-through-numpy") from error
+
+
+def _name_x_for_y(function, values: dict, error: GradingError) -> None:
+    """A first derivative of 1 - x**2 instead of 1 - tanh(x)**2: x saved, used as if it were y."""
+    x = make_inputs(values)["x"]
+    try:
+        grad, = torch.autograd.grad(function.apply(x), x, torch.ones_like(x))
+    except (RuntimeError, TypeError, ValueError):
+        return
+    value = x.detach()
+    if isinstance(grad, torch.Tensor) and grad.shape == value.shape \
+            and torch.allclose(grad, 1 - value * value):
+        raise GradingError(
+            "your gradient for x is 1 - x**2, not tanh'(x) = 1 - tanh(x)**2 = 1 - y**2: backward "
+            "uses the saved x as if it were the output y; save y, or take tanh of x in NumPy "
+            "first", str(error), mistake="NumpyTanh/uses-x-as-y") from error
+
+
+def check_gradgradcheck(function, values: dict) -> None:
+    x = make_inputs(values)["x"]
+    try:
+        torch.autograd.gradgradcheck(function.apply, (x,), eps=1e-6, atol=1e-5)
+    except GradcheckError as error:
+        raise GradingError("gradgradcheck failed for NumpyTanh: the derivatives of your "
+                           "backward differ from the numerical ones", str(error)) from error
+
+
+def full(submission, device) -> None:
+    function = check_is_function(submission, NUMPY_TANH)
+    with limit_nesting(function, "compute the gradient in NumPy from the saved tensors and "
+                       "grad_output; torch.autograd.grad of a saved output runs this very "
+                       "backward again"):
+        _checks(function)
+
+
+def _case_checks(function, values: dict) -> None:
+    try:
+        forward, _ = check_values_and_gradients(function, NUMPY_TANH, values, rtol=1e-7,
+                                                atol=1e-9)
+    except GradingError as error:
+        _name_x_for_y(function, values, error)  # _checks names a NumPy write before this
+        raise
+    check_no_ctx_tensors(NUMPY_TANH, forward)
+    check_forward_in_numpy(function, values)
+    check_backward_in_numpy(function, values)
+    check_second_derivatives(function, values)
+
+
+def _checks(function) -> None:
+    for seed, shape in enumerate(SHAPES):
+        values = _values(shape, seed)
+        with case(f"x of shape {shape}"):
+            try:
+                _case_checks(function, values)
+            except GradingError as error:
+                _name_writes(function, values, error)
+                raise
+    covers("1-D x")
+    with case("large |x|, where tanh saturates"):
+        check_values_and_gradients(function, NUMPY_TANH,
+                                   {"x": torch.tensor([-30.0, -5.0, 0.0, 5.0, 30.0],
+                                                      dtype=torch.float64)})
+    covers("saturated tanh")
+    check_each_input_alone(function, NUMPY_TANH, _values((3, 4), 7), rtol=1e-7, atol=1e-9)
+    with case("x of shape (4,)"):
+        check_gradcheck(function, NUMPY_TANH, _values((4,), 8))
+        check_gradgradcheck(function, _values((4,), 8))
+
+
+LATER_IN_LESSON = True  # the lesson's transfer exercise, after CubeOnce
+EXERCISES = [
+    Exercise("NumpyTanh", "04_double_backward", full, contract=("1-D x", "saturated tanh"),
+             example=lambda: (sample((5,), "cpu"),),
+             # a CPU tensor by contract, whatever device the grader has
+             domain=Domain(NUMPY_TANH, lambda device, dtype=torch.float64, seed=0:
+                           {"x": 1.5 * sample((3, 4), "cpu", seed=seed, dtype=dtype)})),
+]

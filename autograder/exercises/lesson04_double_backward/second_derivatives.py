@@ -1,0 +1,137 @@
+"""Double backward through the learner's backward: second derivatives against the composed
+reference's, and, where they differ, the cause a probe shows (an intermediate saved, a number
+kept, a tensor turned into a number, an input autograd finds no path from)."""
+
+import torch
+
+from ...checks import Spec, make_inputs, run_forward
+from ...errors import GradingError
+from ...explain import _explain_runtime_error
+from ...probes import _OpLog
+
+ONCE_DIFFERENTIABLE_ERROR = "marked with @once_differentiable"
+
+
+def _random_like(t: torch.Tensor, seed: int) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(t.shape, generator=generator, dtype=t.dtype).to(t.device)
+
+
+def _second_derivatives(output, inputs: dict, wanted: list, grad_output, directions: dict):
+    """First derivatives with create_graph=True, then the derivatives of
+    sum(first_i * direction_i) with respect to the wanted inputs and grad_output."""
+    firsts = torch.autograd.grad(output, [inputs[n] for n in wanted], grad_output,
+                                 create_graph=True, allow_unused=True)
+    firsts = dict(zip(wanted, firsts))
+    terms = [(first * directions[name]).sum() for name, first in firsts.items()
+             if first is not None and first.requires_grad]
+    return firsts, terms
+
+
+def _cause(spec: Spec, forward, target: str, reached: bool) -> str:
+    """Why a backward's own derivative is wrong, from what forward kept and whether autograd
+    found any path from ``target`` to the gradients backward returned."""
+    intermediates = [s for s in forward.saved
+                     if s.role == "intermediate" and s.dtype.is_floating_point]
+    if intermediates:
+        kept = intermediates[0]
+        return (f"{spec.name} saved an intermediate of shape {kept.shape} (such as "
+                "sigmoid(beta * x)) with save_for_backward; forward runs without autograd, so to "
+                "double backward it is a constant: save the inputs and recompute it in backward "
+                "(or return it as an extra output)")
+    saved_roles = {s.role for s in forward.saved}
+    numbers = [name for name, value in forward.ctx_attributes.items()
+               if isinstance(value, (float, int)) and not isinstance(value, bool)]
+    tensor_inputs = [name for name in spec.input_names[1:] if f"input {name}" not in saved_roles]
+    if numbers and tensor_inputs:
+        return (f"{spec.name} keeps {tensor_inputs[0]} as a Python number (ctx.{numbers[0]}, "
+                f"from .item() or float()): double backward cannot differentiate through a "
+                f"number; save the tensor {tensor_inputs[0]} with save_for_backward")
+    if not reached:
+        return (f"{target} is cut off from autograd in {spec.name}'s backward: autograd finds no "
+                f"path from {target} to the gradients backward returned, so to double backward "
+                f"{target} is a constant; which use of {target} in backward did autograd not "
+                "record?")
+    return (f"the derivative of {spec.name}'s backward with respect to {target} is wrong: "
+            "double backward differentiates the ops backward runs; which factor of your gradient "
+            "does autograd see differently from the derivative you wrote?")
+
+
+def _reads_a_number(function, spec: Spec, values: dict, wanted: list) -> str | None:
+    """A backward that turns a tensor into a Python number (.item(), float()): its op log holds
+    _local_scalar_dense. Run only after a second derivative came out wrong."""
+    inputs = make_inputs(values, requires_grad=set(wanted))
+    output = run_forward(function, spec, inputs).output
+    try:
+        with _OpLog() as log:
+            torch.autograd.grad(output, [inputs[n] for n in wanted], torch.ones_like(output),
+                                create_graph=True, allow_unused=True)
+    except RuntimeError:
+        return None
+    if "_local_scalar_dense" not in log.ops:
+        return None
+    return (f"{spec.name}'s backward turns a tensor into a Python number (.item() or float()): "
+            "autograd cannot differentiate through a number, so double backward loses its "
+            "derivative; use the tensor itself (a 0-d tensor broadcasts like a number)")
+
+
+def check_differentiable_backward(function, spec: Spec, values: dict, wanted: list) -> None:
+    """Second derivatives through the learner's backward against the composed reference."""
+    inputs = make_inputs(values, requires_grad=set(wanted))
+    forward = run_forward(function, spec, inputs)
+    grad_output = _random_like(forward.output, 11).requires_grad_()
+    directions = {name: _random_like(inputs[name], 12 + i) for i, name in enumerate(wanted)}
+    try:
+        firsts, terms = _second_derivatives(forward.output, inputs, wanted, grad_output,
+                                            directions)
+    except RuntimeError as error:
+        raise _explain_runtime_error(spec, "backward", error, inputs) from error
+    for name, first in firsts.items():
+        if first is not None and not first.requires_grad:
+            raise GradingError(
+                f"grad_{name} from {spec.name}'s backward is cut off from autograd (a "
+                ".detach(), .data or torch.no_grad): with "
+                "create_graph=True autograd must record backward's ops; use plain tensor ops on "
+                "ctx.saved_tensors and grad_output", mistake=f"{spec.name}/backward-detached")
+    if not terms:
+        raise GradingError(f"{spec.name}'s backward returned no gradient for "
+                           f"{' or '.join(wanted)}: return grad_{wanted[0]}")
+    targets = [inputs[n] for n in wanted] + [grad_output]
+    try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
+        torch.autograd.backward(sum(terms))
+    except RuntimeError as error:
+        if ONCE_DIFFERENTIABLE_ERROR in str(error):
+            raise GradingError(
+                f"{spec.name}'s backward is marked @once_differentiable, so it cannot be "
+                "differentiated again: remove the decorator; a backward of plain tensor ops is "
+                "differentiable as it is", str(error),
+                mistake=f"{spec.name}/once-differentiable") from error
+        if "modified by an inplace operation" in str(error):
+            raise GradingError(
+                f"an in-place op in {spec.name}.backward (such as s.mul_(1 - s)) overwrote a "
+                "tensor the recorded graph of backward needs: with create_graph=True autograd "
+                "records backward, so use out-of-place ops (s * (1 - s))", str(error),
+                mistake=f"{spec.name}/in-place-in-backward") from error
+        raise _explain_runtime_error(spec, "backward", error, inputs) from error
+    got = [target.grad for target in targets]
+
+    fresh = make_inputs(values, requires_grad=set(wanted))
+    reference_grad_output = grad_output.detach().clone().requires_grad_()
+    _, reference_terms = _second_derivatives(spec.reference(**fresh), fresh, wanted,
+                                             reference_grad_output, directions)
+    expected = torch.autograd.grad(sum(reference_terms),
+                                   [fresh[n] for n in wanted] + [reference_grad_output],
+                                   allow_unused=True)
+    for target, tensor, mine, truth in zip([*wanted, "grad_output"], targets, got, expected):
+        truth = torch.zeros_like(tensor) if truth is None else truth
+        reached, mine = mine is not None, torch.zeros_like(truth) if mine is None else mine
+        if not torch.allclose(mine, truth, rtol=1e-5, atol=1e-7):
+            raise GradingError(_reads_a_number(function, spec, values, wanted)
+                               or _cause(spec, forward, target, reached),
+                               f"largest error in the second derivative with respect to "
+                               f"{target}: {(mine - truth).abs().max().item():.3g}", mistake={
+                                   "saved an intermediate": "SwishFunction/saves-intermediate",
+                                   "as a Python number (ctx.": "SwishFunction/beta-as-number",
+                                   "backward turns a tensor into a Python number":
+                                       "SwishFunction/number-in-backward",
+                                   "is cut off from autograd in": "SwishFunction/input-cut-off"})

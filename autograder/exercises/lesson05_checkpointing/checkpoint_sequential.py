@@ -1,0 +1,230 @@
+"""Lesson 05: checkpoint_sequential, graded on stacks of layers against the plain stack."""
+
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+
+from ...checks import Spec, case
+from ...contract import EACH_INPUT_ALONE, covers
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...domain import Constant, Domain, Operator
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes,
+                                fork_rng, layer_stack, parameters_of, reference, refuse_reentry)
+
+SEQUENTIAL = "checkpoint_sequential"
+REENTERED = ("backward through checkpoint_sequential re-entered a CheckpointFunction's own "
+             "backward while it ran, without end (the cell would hang): CheckpointFunction's "
+             "backward must backpropagate only the output it recomputed from fresh leaves "
+             "(t.detach()), never its saved output or a tensor computed from one; its own "
+             "self-check names what it keeps")
+
+
+def _forward_classes(output: torch.Tensor) -> list:
+    """The Function class of each custom node (checkpointed segment) in the output's graph."""
+    seen, stack, classes = set(), [output.grad_fn], []
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if isinstance(node, torch.autograd.function.BackwardCFunction):
+            classes.append(getattr(node, "_forward_cls", None))
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return classes
+
+
+def _custom_nodes(output: torch.Tensor) -> int:
+    """How many custom Function nodes (checkpointed segments) the output's graph holds."""
+    return len(_forward_classes(output))
+
+
+def _run_layers(layers, x):
+    for layer in layers:
+        x = layer(x)
+    return x
+
+
+@contextmanager
+def _recording_calls(layers):
+    """Record the index of each layer (modules only) as it runs while the block runs."""
+    order: list[int] = []
+    handles = [layer.register_forward_hook(lambda *_, i=i: order.append(i))
+               for i, layer in enumerate(layers) if isinstance(layer, nn.Module)]
+    try:
+        yield order
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _segment_sizes(order: list[int]) -> list[int]:
+    """The sizes of the segments backward recomputed, first segment first: backward recomputes
+    them last to first, each one's layers in order, so a segment ends wherever the next index
+    is not one more than the last."""
+    runs: list[list[int]] = []
+    for i in order:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return [len(run) for run in sorted(runs)]
+
+
+def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> None:
+    """Exactly ``segments`` consecutive groups, every layer in one: torch's split (n // k each,
+    the remainder last) or any other, a spread remainder included; the last group may run
+    without a checkpoint, as torch.utils.checkpoint's does, and is then not recomputed."""
+    sizes = _segment_sizes(order)
+    prefix = sorted(set(order)) == list(range(sum(sizes)))  # the first layers, each once
+    if prefix and (len(sizes) == segments and sum(sizes) == n or
+                   len(sizes) == segments - 1 and sum(sizes) < n):
+        return
+    size = n // segments
+    torch_split = [size] * (segments - 1) + [n - size * (segments - 1)]
+    ceil = -(-n // segments)
+    by_ceil = [min(ceil, n - start) for start in range(0, n, ceil)]
+    why = (f"ceil(n / k) layers per segment ({ceil} here) makes {len(by_ceil)} segments, not "
+           f"{segments}" if len(by_ceil) != segments and sizes in (by_ceil, by_ceil[:-1])
+           else "the segments are not the ones asked for")
+    raise GradingError(
+        f"{where} recomputed segments of {sizes} layers: {why}; cut the layers into exactly "
+        f"{segments} consecutive groups (torch's split is {torch_split}: n // k each and the "
+        "remainder in the last; spreading the remainder is fine too)",
+        mistake="checkpoint_sequential/uneven-segments")
+
+
+def check_recomputation(where: str, calls: list[int]) -> None:
+    """In backward each layer runs at most once (its segment's recomputation): a layer run
+    several times means the recomputation ran different code than forward."""
+    repeated = [i for i, n in enumerate(calls) if n > 1]
+    if repeated:
+        never = [i for i, n in enumerate(calls) if n == 0]
+        raise GradingError(
+            f"{where}: the recomputation ran different code than forward (in backward layer "
+            f"{repeated[0]} ran {calls[repeated[0]]} times"
+            f"{f' and layer {never[0]} never' if never else ''}): which layers does the function "
+            "each segment hands to CheckpointFunction run when backward calls it, after your "
+            "loop has finished?", mistake="checkpoint_sequential/recomputes-other-layers")
+
+
+def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torch.Tensor) -> None:
+    """Output and every gradient equal the plain stack; exactly ``segments`` checkpoints (or
+    one fewer, when the last segment runs plainly as torch.utils.checkpoint's does)."""
+    n = len(layers)
+    where = f"checkpoint_sequential(layers, segments={segments}, x) with {n} layers"
+    parameters = parameters_of(list(layers))
+    expected, grad_output, truth, parameter_truth = reference(
+        lambda x: _run_layers(layers, x), {"x": x_value}, {"x"}, parameters)
+    clear_grads(list(layers))
+    x = x_value.detach().clone().requires_grad_()
+    try:
+        output = checkpoint_sequential(layers, segments, x)
+    except (NotImplementedError, GradingError):
+        raise
+    except TypeError as error:
+        raise GradingError(f"calling {where} raised TypeError: it should take "
+                           "(layers, segments, x)", str(error)) from error
+    except RuntimeError as error:
+        raise GradingError(f"{where} raised RuntimeError: {str(error).splitlines()[0]}",
+                           str(error)) from error
+    if isinstance(output, torch.Tensor) and output.shape == expected.shape and not torch.allclose(
+            output.detach(), expected):
+        for k in range(n):
+            if torch.allclose(output.detach(), _run_layers(list(layers)[:k], x_value).detach()):
+                raise GradingError(f"{where} ran only the first {k} layers: every layer must run "
+                                   "once, in order (the layers left over after n // k per "
+                                   "segment belong to a segment too)",
+                                   mistake="checkpoint_sequential/drops-remainder")
+    diagnose_values(f"{where}: the output", output, expected)
+    classes = _forward_classes(output)
+    if any(getattr(c, "__module__", "").startswith("torch.") for c in classes):
+        raise GradingError(f"{where} checkpointed its segments with PyTorch's own Function "
+                           "(torch.utils.checkpoint, use_reentrant=True): the exercise builds it "
+                           "on your CheckpointFunction, CheckpointFunction.apply(run_segment, x)",
+                           mistake="checkpoint_sequential/uses-torch-checkpoint")
+    checkpointed = len(classes)
+    if segments > 1 and checkpointed == 0:
+        raise GradingError(f"{where} checkpointed nothing: run each segment through "
+                           "CheckpointFunction.apply(run_segment, x)",
+                           mistake="checkpoint_sequential/checkpoints-nothing")
+    if checkpointed not in (segments - 1, segments):
+        raise GradingError(f"{where} made {checkpointed} checkpointed segments: split the layers "
+                           f"into exactly {segments} consecutive groups",
+                           mistake="checkpoint_sequential/wrong-segment-count")
+    try:
+        with _recording_calls(list(layers)) as order, refuse_reentry(custom_nodes([output]),
+                                                                     REENTERED):
+            output.backward(grad_output)
+    except RuntimeError as error:
+        raise GradingError(f"backward through {where} raised RuntimeError: "
+                           f"{str(error).splitlines()[0]}", str(error)) from error
+    check_recomputation(where, [order.count(i) for i in range(n)])
+    if all(isinstance(layer, nn.Module) for layer in layers):
+        check_segment_sizes(where, n, segments, order)
+    with case(f"{where}, x of shape {tuple(x_value.shape)}"):
+        diagnose_gradient("x", x.grad, truth["x"])
+    for name, parameter in parameters.items():
+        if parameter.grad is None:
+            raise GradingError(
+                f"after {where} the parameters got no gradient: CheckpointFunction's backward "
+                "must accumulate into their .grad (torch.autograd.backward, not "
+                "torch.autograd.grad)")
+        diagnose_gradient(f"parameter {name}", parameter.grad, parameter_truth[name])
+
+
+def _must_be_callable(checkpoint_sequential) -> None:
+    if not callable(checkpoint_sequential):
+        raise GradingError(f"{SEQUENTIAL} must be a function, got "
+                           f"{type(checkpoint_sequential).__name__}")
+
+
+def sequential_full(checkpoint_sequential, device) -> None:
+    _must_be_callable(checkpoint_sequential)
+    with fork_rng(torch.device(device)):
+        layers = layer_stack(device, 7)
+        for segments in range(1, len(layers) + 1):
+            check_sequential(checkpoint_sequential, layers, segments,
+                             sample((3, WIDTH), device, seed=segments))
+        covers("every segment count from 1 to the number of layers")
+        check_sequential(checkpoint_sequential, nn.Sequential(*layer_stack(device, 5, seed=3)), 2,
+                         sample((2, 4, WIDTH), device, seed=9))
+        covers("an nn.Sequential")
+    # x is the only tensor input, and check_sequential runs it alone requiring grad, through
+    # .backward() as the contract asks (check_each_input_alone's autograd.grad under the FLOP
+    # counter's module hooks would reject a correct CheckpointFunction built on autograd.grad)
+    covers(EACH_INPUT_ALONE)
+
+
+SPEC = Spec(SEQUENTIAL, ("layers", "segments", "x"), lambda layers, segments, x:
+            _run_layers(layers, x))
+N_LAYERS = 4  # in the generated checks: segments from 1 to 4
+
+
+def _domain_values(device, dtype=torch.float64, seed: int = 0, segments: int = 2) -> dict:
+    """Four layers of their own per seed, in any dtype, and x of shape (3, 5)."""
+    layers = [AnyDtype(device, seed + 2 * i, activation) for i, activation in
+              enumerate((torch.tanh, torch.sigmoid, nn.functional.softplus, torch.tanh))]
+    return {"layers": layers, "segments": segments,
+            "x": sample((3, WIDTH), device, seed=seed, dtype=dtype)}
+
+
+def _through_backward(checkpoint_sequential) -> Operator:
+    """Graded through .backward(), as checkpointing is used (checkpoint_blocks.ThroughBackward)."""
+    _must_be_callable(checkpoint_sequential)
+    operator = Operator(lambda layers, segments, x: ThroughBackward.apply(
+        checkpoint_sequential, None, layers, segments, x))
+    operator.__name__ = SEQUENTIAL
+    return operator
+
+
+LATER_IN_LESSON = True  # after the lesson's other module's exercises
+EXERCISES = [
+    Exercise("checkpoint_sequential", "05_checkpointing", sequential_full,
+             contract=("every segment count from 1 to the number of layers", "an nn.Sequential"),
+             domain=Domain(SPEC, _domain_values, prepare=_through_backward, constants={
+                 "segments": Constant(1, N_LAYERS, "segments from 1 to the number of layers",
+                                      integer=True)})),
+]

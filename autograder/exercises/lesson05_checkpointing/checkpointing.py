@@ -1,0 +1,317 @@
+"""Lesson 05: CheckpointFunction, graded the way it is used: ``loss.backward()``.
+
+(PyTorch's own reentrant checkpoint refuses ``torch.autograd.grad`` by design, so the battery
+never calls it on the learner's Function, and the checks generated from its domain reach it
+through ``checkpoint_backward.through_backward``.)"""
+
+import gc
+import weakref
+
+import torch
+from torch import nn
+from torch.autograd.graph import saved_tensors_hooks
+
+from ...checks import case, check_is_function, make_inputs, run_forward
+from ...contract import EACH_INPUT_ALONE, covers
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...domain import Domain
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from ...probes import ForwardTrace, reachable
+from .checkpoint_backward import CHECKPOINT, _backward, _domain_values, _spec_for, through_backward
+from .checkpoint_blocks import (WIDTH, _linear, clear_grads, fork_rng, layer_stack, mlp_block,
+                                no_gradient_cause, parameters_of, reference, rng_states)
+from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
+from .rng_probe import late_mask, wrong_start
+
+__all__ = ["CHECKPOINT", "WIDTH", "layer_stack", "mlp_block"]
+
+
+def _kept_after_apply(function, inputs: dict) -> int:
+    """Bytes of saved activations (not inputs, not uint8 random states) still held once
+    ``apply`` has returned, its output alive: a graph run_fn recorded in forward is freed
+    unless something (ctx, a view's base) still refers to it. Pack hands autograd a detached
+    alias and keeps only a weak reference, so nothing here keeps anything alive."""
+    given = {v.untyped_storage().data_ptr() for v in inputs.values()
+             if isinstance(v, torch.Tensor)}
+    held = []
+
+    def pack(tensor):
+        alias = tensor.detach()
+        held.append(weakref.ref(alias))
+        return alias
+
+    with saved_tensors_hooks(pack, lambda alias: alias):
+        output = function.apply(*inputs.values())
+    gc.collect()
+    kept = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+            for t in (ref() for ref in held) if t is not None and t.dtype != torch.uint8
+            and t.untyped_storage().data_ptr() not in given}
+    del output
+    return sum(kept.values())
+
+
+def check_saves_only_inputs(forward: ForwardTrace, inputs: dict, function=None) -> None:
+    """Forward keeps the tensor arguments and nothing else: no activations, in save_for_backward
+    or on ctx (a random-number-generator state, a uint8 tensor, is fine in either). A forward
+    whose run_fn recorded a graph that apply then dropped is told so, not that it kept it."""
+    extra = [s for s in forward.saved  # a random-number-generator state (uint8) is no activation
+             if not s.role.startswith("input") and s.dtype != torch.uint8]
+    if extra:
+        total = sum(s.nbytes for s in extra)
+        given = sum(v.numel() * v.element_size() for v in inputs.values()
+                    if isinstance(v, torch.Tensor))
+        try:  # a second forward, on a failing answer only (its own error: say what was saved)
+            dropped = function is not None and _kept_after_apply(function, inputs) == 0
+        except Exception:  # noqa: BLE001
+            dropped = False
+        if dropped:
+            raise GradingError(
+                f"CheckpointFunction's forward recorded run_fn's graph: its ops saved {total} "
+                f"bytes of activations ({len(extra)} tensor{'' if len(extra) == 1 else 's'}) "
+                "while forward ran, time and peak memory a checkpoint must not spend, for a "
+                "graph apply then threw away (had run_fn returned a view, it would have been "
+                "kept): apply runs forward with grad off, so call run_fn without "
+                "torch.enable_grad() there", mistake="CheckpointFunction/records-graph-in-forward")
+        raise GradingError(
+            f"CheckpointFunction kept {total} bytes of activations ({len(extra)} "
+            f"tensor{'' if len(extra) == 1 else 's'}) "
+            f"besides its {given} bytes of inputs: save only the tensor arguments "
+            "(ctx.save_for_backward(*tensors)) and recompute the rest in backward, "
+            "with run_fn run under no grad in forward", mistake="CheckpointFunction/keeps-activations")
+    for name, value in forward.ctx_attributes.items():
+        for path, tensor in reachable(value, f"ctx.{name}"):
+            if tensor.dtype != torch.uint8:
+                raise GradingError(
+                    f"CheckpointFunction stores a tensor as {path}: pass the tensor arguments "
+                    "through ctx.save_for_backward, so autograd checks them for in-place changes",
+                    mistake="CheckpointFunction/tensor-on-ctx")
+
+
+def _check_input_grads(inputs: dict, grads: tuple, truth: dict) -> None:
+    for name, grad in zip(inputs, grads):
+        if name in truth:
+            diagnose_gradient(name, grad, truth[name])
+
+
+def _check_leaves_require_grad(inputs: dict, grads: tuple, calls: list) -> None:
+    """A None gradient for an input that requires grad, where the probe saw the recomputation
+    (run_fn's last call, in backward) given that argument not requiring grad: the fresh leaf
+    was never made to require grad, so the recomputation could not give it a gradient."""
+    if len(calls) < 2:  # run_fn not seen recomputing: nothing proven
+        return
+    tensors = [name for name, value in inputs.items() if torch.is_tensor(value)]
+    for name, grad, required in zip(tensors, (g for n, g in zip(inputs, grads)
+                                              if torch.is_tensor(inputs[n])), calls[-1]):
+        if grad is None and inputs[name].requires_grad and not required:
+            raise GradingError(
+                f"backward returned None for {name}: the recomputation ran run_fn on a copy of "
+                f"{name} that did not require grad, so it gave {name} no gradient; make each "
+                "fresh leaf require grad where its input did "
+                "(t.detach().requires_grad_(t.requires_grad))",
+                mistake="CheckpointFunction/leaves-without-grad")
+
+
+def _check_parameter_grads(parameters: dict, truth: dict, *, before: dict | None = None) -> None:
+    for name, parameter in parameters.items():
+        if parameter.grad is None:
+            raise GradingError(
+                "the parameters used inside run_fn got no gradient (.grad is None): "
+                + no_gradient_cause("run_fn"), mistake={
+                    "backward passed inputs=[...]": "CheckpointFunction/backward-inputs-only",
+                    "torch.autograd.grad returns": "CheckpointFunction/grad-skips-parameters"})
+        if before is not None and torch.allclose(parameter.grad, truth[name]):
+            raise GradingError(
+                f"CheckpointFunction replaced the .grad of parameter {name} instead of adding to "
+                "it: gradients accumulate; let torch.autograd.backward do the accumulating",
+                mistake="CheckpointFunction/overwrites-parameter-grad")
+        expected = truth[name] if before is None else before[name] + truth[name]
+        diagnose_gradient(f"parameter {name}", parameter.grad, expected)
+
+
+def check_block(function, run_fn, values: dict, wanted: set, parameters: dict, *,
+                accumulate: bool = False) -> None:
+    """Forward against run_fn, then the gradients of the inputs and of the parameters used
+    inside run_fn; with ``accumulate`` a second call must add to the parameters' .grad."""
+    spec = _spec_for(values)
+    arguments = {name: value for name, value in values.items() if name != "run_fn"}
+    expected, grad_output, truth, parameter_truth = reference(run_fn, arguments, wanted,
+                                                               parameters)
+    for parameter in parameters.values():
+        parameter.grad = None
+    inputs = make_inputs(values, requires_grad=wanted)
+    calls = []  # which tensor arguments required grad, at each call of a module run_fn
+    hook = (run_fn.register_forward_pre_hook(lambda _, args: calls.append(
+                [a.requires_grad for a in args if torch.is_tensor(a)]))
+            if isinstance(run_fn, nn.Module) else None)
+    try:
+        forward = run_forward(function, spec, inputs)
+        diagnose_values("CheckpointFunction's output", forward.output, expected)
+        check_saves_only_inputs(forward, inputs, function)
+        pristine = grad_output.clone()
+        grads = _backward(spec, forward.output, inputs, grad_output)
+    finally:
+        if hook is not None:
+            hook.remove()
+    if not torch.equal(grad_output, pristine):
+        raise GradingError("backward modified grad_output in place: compute a new tensor instead")
+    _check_leaves_require_grad(inputs, grads, calls)
+    _check_input_grads(inputs, grads, truth)
+    _check_parameter_grads(parameters, parameter_truth)
+    if accumulate:
+        before = {name: p.grad.clone() for name, p in parameters.items()}
+        inputs = make_inputs(values, requires_grad=wanted)
+        forward = run_forward(function, spec, inputs)
+        _backward(spec, forward.output, inputs, grad_output)
+        _check_parameter_grads(parameters, parameter_truth, before=before)
+
+
+def _recomputed_on(states, block, x, device) -> torch.Tensor:
+    """x's true gradient through the block with dropout drawing from ``states``."""
+    with fork_rng(device):
+        torch.set_rng_state(states[0])
+        if device.type == "cuda":
+            torch.cuda.set_rng_state(states[1], device)
+        return reference(lambda x: block(x), {"x": x}, {"x"}, {})[2]["x"]
+
+
+def check_random_state(function, device, *, seed: int = 0) -> None:
+    """With dropout inside run_fn, gradients equal an un-checkpointed run with the same seed,
+    and backward leaves the caller's random streams where they were."""
+    block = mlp_block(device, seed=seed, dropout=0.5)
+    parameters = parameters_of(block)
+    values = {"run_fn": block, "x": sample((4, WIDTH), device, seed=seed + 10)}
+    spec = _spec_for(values)
+    with fork_rng(device):
+        torch.manual_seed(seed)
+        seeded = rng_states(device)  # a seed replayed in backward starts here (wrong_start)
+        torch.rand(17, device=device)  # code before the block draws after seeding, as in training
+        expected, grad_output, truth, parameter_truth = reference(
+            lambda x: block(x), {"x": values["x"]}, {"x"}, parameters)
+        clear_grads(block)
+        torch.manual_seed(seed)
+        inputs = make_inputs(values)
+        torch.rand(17, device=device)
+        starts = []  # the random state as each call of run_fn began (rng_probe.late_mask)
+        block.register_forward_pre_hook(lambda *_: starts.append(rng_states(device)))
+        forward = run_forward(function, spec, inputs)
+        n_forward = len(starts)
+        if (isinstance(forward.output, torch.Tensor) and forward.output.shape == expected.shape
+                and not torch.allclose(forward.output, expected)):
+            raise GradingError(
+                "CheckpointFunction's output with dropout inside run_fn differs from run_fn's "
+                "own with the same seed: forward should run run_fn on the random state it "
+                "finds (record it, don't reseed)")
+        diagnose_values("CheckpointFunction's output", forward.output, expected)
+        after_run_fn = rng_states(device)  # a state recorded too late: dropout has drawn
+        torch.rand(1000, device=device)  # layers after the block draw random numbers too
+        states = rng_states(device)
+        grads = _backward(spec, forward.output, inputs, grad_output)
+        calls = list(starts)  # the calls after this one are the grader's
+        try:
+            _check_input_grads(inputs, grads, {"x": truth["x"]})
+            _check_parameter_grads(parameters, parameter_truth)
+        except GradingError as error:
+            if "no gradient" in error.hint or ".grad of the caller" in error.hint:
+                raise
+            got = dict(zip(inputs, grads))["x"]
+            if got is not None and got.shape == values["x"].shape and torch.allclose(
+                    got, _recomputed_on(after_run_fn, block, values["x"], device)):
+                raise GradingError(late_mask(calls, n_forward, after_run_fn), str(error), mistake={
+                    "the state was recorded after run_fn(*args) ran; record it before":
+                        "CheckpointFunction/records-state-late",
+                    "spent forward's mask": "CheckpointFunction/extra-run-fn-call"}) from error
+            raise GradingError(wrong_start(calls, n_forward, states, seeded, device), str(error),
+                               mistake={"state torch.manual_seed(seed) gives":
+                                        "CheckpointFunction/replays-seed",
+                                        "from the caller's current state":
+                                        "CheckpointFunction/ignores-random-state"}) from error
+        if not all(torch.equal(a, b)
+                                        for a, b in zip(states, rng_states(device))):
+            raise GradingError(
+                "CheckpointFunction's backward left the global random state rewound to the "
+                "forward's, so later random numbers repeat: restore it inside "
+                "torch.random.fork_rng(), which puts the caller's state back afterwards",
+                mistake="CheckpointFunction/leaves-state-rewound")
+
+
+# --------------------------------------------------------------------------- CheckpointFunction
+def _several_inputs(device, *, seed: int = 0, b_requires_grad: bool = True):
+    """run_fn(a, scale, b, use_tanh, keep): tensors, a float, a bool and a boolean mask."""
+    layer = _linear(WIDTH, WIDTH, device, seed)
+
+    def run_fn(a, scale, b, use_tanh, keep):
+        h = layer(a) * scale + b * a
+        h = torch.tanh(h) if use_tanh else h
+        return h * keep
+
+    values = {"run_fn": run_fn, "a": sample((3, WIDTH), device, seed=seed + 5), "scale": 0.7,
+              "b": sample((3, WIDTH), device, seed=seed + 6), "use_tanh": True,
+              "keep": sample((3, WIDTH), device, seed=seed + 7) > -0.5}
+    wanted = {"a", "b"} if b_requires_grad else {"a"}
+    return run_fn, values, wanted, parameters_of(layer)
+
+
+SEVERAL = "run_fn(a, scale, b, use_tanh, keep): tensors, a float, a bool and a boolean mask"
+
+
+def checkpoint_full(CheckpointFunction, device) -> None:
+    device = torch.device(device)
+    function = check_is_function(CheckpointFunction, CHECKPOINT)
+    with fork_rng(device):
+        for seed, shape in enumerate([(4, WIDTH), (2, 3, WIDTH), (WIDTH,)]):
+            block = mlp_block(device, seed=seed)
+            with case(f"run_fn = a Linear-Tanh-Linear block, x of shape {shape}"):
+                check_block(function, block,
+                            {"run_fn": block, "x": sample(shape, device, seed=seed)},
+                            {"x"}, parameters_of(block), accumulate=seed == 0)
+        for b_requires_grad in (True, False):
+            run_fn, values, wanted, parameters = _several_inputs(
+                device, b_requires_grad=b_requires_grad)
+            with case(f"{SEVERAL}, b {'' if b_requires_grad else 'not '}requiring grad"):
+                check_block(function, run_fn, values, wanted, parameters)
+        covers("parameters accumulate .grad")
+        covers("1-D x")
+        covers("non-tensor arguments")
+        covers("an argument not requiring grad")
+        for seed in (0, 1):
+            with case("dropout inside run_fn, x of shape (4, 5)"):
+                check_random_state(function, device, seed=seed)
+        covers("dropout: the forward's random state")
+        small = nn.Sequential(_linear(3, 3, device, 7), nn.Tanh())
+        with case("run_fn = Linear(3, 3) then Tanh, x of shape (2, 3)"):
+            check_block(function, small, {"run_fn": small, "x": sample((2, 3), device, seed=8)},
+                        {"x"}, parameters_of(small))
+        check_each_input_alone(function, device)
+
+
+def _two_inputs(a, b):
+    return torch.tanh(a) * b + a * a
+
+
+def check_each_input_alone(function, device) -> None:
+    """a, then b, as the only argument that requires grad: its gradient right. Through
+    ``.backward()``, as the contract is used: contract.check_each_input_alone differentiates
+    with autograd.grad, which PyTorch's own reentrant checkpoint refuses by design."""
+    covers(EACH_INPUT_ALONE)
+    values = {"run_fn": _two_inputs, "a": sample((3, 4), device, seed=11),
+              "b": sample((3, 4), device, seed=12)}
+    spec = _spec_for(values)
+    for name in ("a", "b"):
+        arguments = {n: v for n, v in values.items() if n != "run_fn"}
+        _, grad_output, truth, _ = reference(_two_inputs, arguments, {name}, {})
+        inputs = make_inputs(values, requires_grad={name})
+        with case(f"run_fn(a, b) = tanh(a) * b + a * a, {name} alone requiring grad"):
+            forward = run_forward(function, spec, inputs)
+            grads = _backward(spec, forward.output, inputs, grad_output)
+            _check_input_grads(inputs, grads, truth)
+
+
+EXERCISES = [
+    Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full,
+             contract=("parameters accumulate .grad", "1-D x", "non-tensor arguments",
+                       "an argument not requiring grad", "dropout: the forward's random state"),
+             domain=Domain(CHECKPOINT, _domain_values, prepare=through_backward,
+                           cuda="backward restoring the forward's CUDA random state (dropout "
+                                "inside run_fn on a GPU)")),
+]

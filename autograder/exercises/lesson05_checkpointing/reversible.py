@@ -1,0 +1,298 @@
+"""Lesson 05, transfer: ReversibleCoupling, ``(y1, y2) = (x1 + f(x2), x2 + g(y1))``, RevNet's
+additive coupling. Forward saves only the outputs; backward rebuilds x2 = y2 - g(y1) and
+x1 = y1 - f(x2), recomputes under grad and lets f's and g's parameters accumulate their .grad,
+as CheckpointFunction does. Graded the way it is used, with ``.backward()``."""
+
+import torch
+from torch import nn
+
+from ...checks import Spec, case, check_is_function, make_inputs, run_forward
+from ...contract import EACH_INPUT_ALONE, covers
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...domain import Domain
+from ...errors import GradingError
+from ...explain import _explain_runtime_error
+from ...exercise import Exercise, sample
+from .checkpoint_blocks import (WIDTH, _linear, coupling_values, custom_nodes, no_gradient_cause,
+                                parameters_of, refuse_reentry, watch_calls)
+from .reversible_saves import check_saves_only_outputs
+
+
+def coupling(x1, x2, f, g):
+    y1 = x1 + f(x2)
+    return y1, x2 + g(y1)
+
+
+REVERSIBLE = Spec("ReversibleCoupling", ("x1", "x2", "f", "g"), coupling)
+
+
+_CALLS: list = []  # (block, its input, under grad) for every call of f or g
+_GRAD_ON: list = []  # the blocks called while grad mode was on
+
+
+def _record(name: str):
+    def hook(module, args) -> None:
+        _GRAD_ON.extend([name] if torch.is_grad_enabled() else [])
+        if args and isinstance(args[0], torch.Tensor):
+            _CALLS.append((name, args[0].detach().clone(),
+                           torch.is_grad_enabled() and args[0].requires_grad))
+    return hook
+
+
+def _blocks(device, seed: int = 0):
+    f = nn.Sequential(_linear(WIDTH, WIDTH, device, seed), nn.Tanh())
+    g = nn.Sequential(_linear(WIDTH, WIDTH, device, seed + 2), nn.Softplus())
+    for name, block in (("f", f), ("g", g)):
+        block.register_forward_pre_hook(_record(name))
+    return f, g
+
+
+REENTERED = (
+    "ReversibleCoupling.backward backpropagated a graph that leads back into ReversibleCoupling "
+    "itself, so backward re-entered this very backward, without end (the cell would hang): the "
+    "saved y1 and y2 belong to this node's graph; backpropagate only what you recomputed from "
+    "fresh leaves (x1 and x2 reconstructed, then .detach().requires_grad_()), never y1, y2 or a "
+    "tensor computed from them with autograd on")
+
+
+def _values(shape, device, seed: int = 0) -> dict:
+    f, g = _blocks(device, seed)
+    return {"x1": sample(shape, device, seed=seed + 20), "x2": sample(shape, device, seed=seed + 21),
+            "f": f, "g": g}
+
+
+def _parameters(values: dict) -> dict:
+    return {f"{block}.{name}": p for block in ("f", "g")
+            for name, p in parameters_of(values[block]).items()}
+
+
+def _reference(values: dict, grad_outputs):
+    """The outputs, and the true gradients of x1, x2 and every parameter of f and g."""
+    inputs = make_inputs(values)
+    outputs = coupling(*inputs.values())
+    parameters = _parameters(values)
+    leaves = [inputs["x1"], inputs["x2"], *parameters.values()]
+    used = [(o, go) for o, go in zip(outputs, grad_outputs) if go is not None]
+    grads = torch.autograd.grad([o for o, _ in used], leaves, [go for _, go in used],
+                                allow_unused=True)  # None: a parameter the loss never reaches
+    return ([o.detach() for o in outputs], dict(zip(("x1", "x2"), grads[:2])),
+            dict(zip(parameters, grads[2:])))
+
+
+def _backward(outputs, grad_outputs, inputs: dict) -> None:
+    used = [(o, go) for o, go in zip(outputs, grad_outputs) if go is not None]
+    try:
+        backward = torch.autograd.backward  # bound before watch_calls: not the learner's call
+        with refuse_reentry(custom_nodes(outputs, whole_graph=False), REENTERED), watch_calls():
+            backward([o for o, _ in used], [go for _, go in used])
+    except (NotImplementedError, GradingError):
+        raise
+    except RuntimeError as error:
+        if "does not require grad and does not have a grad_fn" in str(error):
+            raise GradingError(
+                "ReversibleCoupling.backward recomputed f and g with gradients off (autograd "
+                "disables them inside backward): recompute inside torch.enable_grad()",
+                str(error), mistake="ReversibleCoupling/recomputes-without-grad") from error
+        raise _explain_runtime_error(REVERSIBLE, "backward", error, inputs) from error
+
+
+def check_coupling(function, values: dict, *, unused: int | None = None,
+                   accumulate: bool = False) -> None:
+    """Outputs, what forward saved, then the gradients of x1, x2 and the parameters."""
+    parameters = _parameters(values)
+    generator = torch.Generator().manual_seed(5)
+    x1 = values["x1"]
+    grad_outputs = [torch.randn(x1.shape, generator=generator, dtype=x1.dtype).to(x1.device)
+                    for _ in range(2)]
+    if unused is not None:
+        grad_outputs[unused] = None
+    expected, truth, parameter_truth = _reference(values, grad_outputs)
+    for parameter in parameters.values():
+        parameter.grad = None
+    inputs = make_inputs(values)
+    _GRAD_ON.clear()
+    forward = run_forward(function, REVERSIBLE, inputs)
+    outputs = forward.output
+    if not (isinstance(outputs, tuple) and len(outputs) == 2):
+        raise GradingError("ReversibleCoupling must return the two outputs (y1, y2) as a tuple")
+    for name, got, want in zip(("y1", "y2"), outputs, expected):
+        diagnose_values(f"ReversibleCoupling's {name}", got, want)
+    check_saves_only_outputs(forward, inputs, list(_GRAD_ON))
+    pristine = [None if go is None else go.clone() for go in grad_outputs]
+    returned = [o.detach().clone() for o in outputs]
+    _CALLS.clear()
+    _backward(outputs, grad_outputs, inputs)
+    if any(go is not None and not torch.equal(go, p) for go, p in zip(grad_outputs, pristine)):
+        raise GradingError("backward modified grad_output in place: compute new tensors")
+    _check_outputs_kept(outputs, returned)
+    known = {"x1": values["x1"], "x2": values["x2"], "y1": expected[0], "y2": expected[1]}
+    try:
+        for name in ("x1", "x2"):
+            diagnose_gradient(name, inputs[name].grad, truth[name])
+    except GradingError as error:
+        if hint := (_inversion_hint(list(_CALLS), known, inputs, truth)
+                    or _dropped_path_hint(values, grad_outputs, inputs, truth)
+                    or _recorded_inversion_hint(values, inputs, truth)):
+            raise GradingError(hint, str(error), mistake={
+                "x1 and x2 swapped": "ReversibleCoupling/gradients-swapped",
+                "so the inputs it rebuilt": "ReversibleCoupling/inverts-wrong-tensor",
+                "never ran g under grad": "ReversibleCoupling/g-not-under-grad",
+                "a loss that ignores": "ReversibleCoupling/drops-an-output-gradient",
+                "was recorded": "ReversibleCoupling/records-inversion"}) from error
+        raise
+    _check_parameters(parameters, parameter_truth)
+    if accumulate:
+        before = {name: p.grad.clone() for name, p in parameters.items()}
+        inputs = make_inputs(values)
+        _backward(function.apply(*inputs.values()), grad_outputs, inputs)
+        _check_parameters(parameters, parameter_truth, before)
+
+
+def _check_outputs_kept(outputs, returned: list) -> None:
+    """The y1 and y2 the caller holds still read as forward returned them after backward."""
+    for name, output in zip(("y1", "y2"), outputs):
+        if output.untyped_storage().nbytes() < (output.storage_offset() + output.numel()) \
+                * output.element_size():  # reading it now would read freed memory
+            raise GradingError(
+                f"ReversibleCoupling's backward freed the memory of {name}, which the caller "
+                "holds (a saved output shares its memory with the tensor forward returned): "
+                "reading it after backward reads freed memory; leave that storage alone",
+                mistake="ReversibleCoupling/frees-saved-outputs")
+    changed = [name for name, output, value in zip(("y1", "y2"), outputs, returned)
+               if not torch.equal(output.detach(), value)]
+    if changed:
+        raise GradingError(
+            f"ReversibleCoupling's backward overwrote {' and '.join(changed)}, which the caller "
+            f"holds (an in-place inversion, such as {changed[-1]}.sub_(...), writes into a saved "
+            "output, which shares its memory with the tensor forward returned): whatever reads "
+            "it after backward gets wrong numbers, silently; compute the inputs into new tensors",
+            mistake="ReversibleCoupling/overwrites-saved-outputs")
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and torch.allclose(a, b, rtol=1e-6, atol=1e-9)
+
+
+def _inversion_hint(calls: list, known: dict, inputs: dict, truth: dict) -> str | None:
+    """The cause of wrong input gradients, when what backward did proves it: which tensor f
+    and g were called on (f should see x2, g should see y1), or the two gradients swapped."""
+    grads = [inputs[name].grad for name in ("x1", "x2")]
+    if all(isinstance(g, torch.Tensor) for g in grads) and _close(grads[0], truth["x2"]) \
+            and _close(grads[1], truth["x1"]) and not _close(truth["x1"], truth["x2"]):
+        return ("ReversibleCoupling.backward returned the gradients of x1 and x2 swapped: "
+                "return them in the order of forward's inputs, (grad_x1, grad_x2, None, None)")
+    right = {"f": "x2", "g": "y1"}
+    for block, seen, _ in calls:
+        for wrong in ("y2", "y1", "x1", "x2"):
+            if wrong != right[block] and _close(seen, known[wrong]) \
+                    and not _close(seen, known[right[block]]):
+                equation = "y1 = x1 + f(x2)" if block == "f" else "y2 = x2 + g(y1)"
+                return (f"ReversibleCoupling.backward called {block} on {wrong}, but {block} "
+                        f"takes {right[block]} ({equation}), so the inputs it rebuilt are "
+                        "not the ones forward saw: check which tensor each equation feeds "
+                        f"{block}, and which equation has a single unknown first")
+    if any(block == "g" for block, _, _ in calls) and \
+            not any(block == "g" and tracked for block, _, tracked in calls):
+        return ("ReversibleCoupling.backward never ran g under grad on a tensor that requires "
+                "grad, so no gradient flows through g to x1, x2 or f's parameters: recompute "
+                "z1 = x1 + f(x2) from the fresh leaves, then z2 = x2 + g(z1), with autograd on")
+    return None
+
+
+def _dropped_path_hint(values: dict, grad_outputs: list, inputs: dict,
+                       truth: dict) -> str | None:
+    """Proved only when both returned gradients are exactly those of the same loss with one
+    incoming gradient set to zero (and that loss's gradients differ from the true ones)."""
+    grads = [inputs[name].grad for name in ("x1", "x2")]
+    if None in grad_outputs or not all(isinstance(g, torch.Tensor) for g in grads):
+        return None
+    for dropped, kept in ((0, 1), (1, 0)):
+        partial = list(grad_outputs)
+        partial[dropped] = None
+        _, without, _ = _reference(values, partial)
+        if all(_close(g, without[n]) and not _close(without[n], truth[n])
+               for g, n in zip(grads, ("x1", "x2"))):
+            return (f"ReversibleCoupling.backward returned the gradients of a loss that ignores "
+                    f"y{dropped + 1}: grad_y{dropped + 1} never reached the recomputed graph, "
+                    f"only grad_y{kept + 1} did. Both outputs carry a gradient: backpropagate "
+                    "both recomputed outputs, each with its own incoming gradient")
+    return None
+
+
+def _recorded_inversion_hint(values: dict, inputs: dict, truth: dict) -> str | None:
+    """Proved only when x1's gradient is right and x2's is exactly the true one minus f's
+    vector-Jacobian product with it: what a recorded rebuild of x1 from x2 adds."""
+    grads = [inputs[name].grad for name in ("x1", "x2")]
+    if not all(isinstance(g, torch.Tensor) for g in grads) or not _close(grads[0], truth["x1"]):
+        return None
+    x2 = values["x2"].detach().requires_grad_()
+    with torch.enable_grad():
+        through_x1, = torch.autograd.grad(values["f"](x2), x2, truth["x1"])
+    if _close(through_x1, torch.zeros_like(through_x1)) \
+            or not _close(grads[1], truth["x2"] - through_x1):
+        return None
+    return ("ReversibleCoupling.backward's gradient for x2 is the true one minus f's "
+            "vector-Jacobian product with x1's gradient, which is what autograd adds when the "
+            "step that rebuilt x1 from x2 was recorded: x2's gradient then also flows back "
+            "through that step. Does the reconstruction belong in the graph you differentiate? "
+            "(Hint 1 of the exercise asks it)")
+
+
+def _check_parameters(parameters: dict, truth: dict, before: dict | None = None) -> None:
+    for name, parameter in parameters.items():
+        if truth[name] is None:  # unreached by the loss: None or zeros are both right
+            if parameter.grad is not None and before is None:
+                diagnose_gradient(f"parameter {name}", parameter.grad,
+                                  torch.zeros_like(parameter))
+            continue
+        if parameter.grad is None:
+            raise GradingError(
+                f"the parameters of f and g got no gradient ({name}.grad is None): "
+                + no_gradient_cause("f and g"), mistake={
+                    "backward passed inputs=[...]": "ReversibleCoupling/backward-inputs-only",
+                    "torch.autograd.grad returns": "ReversibleCoupling/grad-skips-parameters"})
+        if before is not None and torch.allclose(parameter.grad, truth[name]):
+            raise GradingError(
+                f"ReversibleCoupling replaced the .grad of parameter {name} instead of adding "
+                "to it: gradients accumulate; let torch.autograd.backward do the accumulating")
+        expected = truth[name] if before is None else before[name] + truth[name]
+        diagnose_gradient(f"parameter {name}", parameter.grad, expected)
+
+
+def check_each_input_alone(function, values: dict) -> None:
+    """x1, then x2, as the only input that requires grad: its gradient right, through
+    ``.backward()`` as the contract asks. (contract.check_each_input_alone differentiates with
+    autograd.grad under the FLOP counter, whose hooks on f and g would reject a correct backward
+    that calls autograd.grad on the parameters itself.)"""
+    covers(EACH_INPUT_ALONE)
+    generator = torch.Generator().manual_seed(6)
+    grad_outputs = [torch.randn(values["x1"].shape, generator=generator,
+                                dtype=values["x1"].dtype).to(values["x1"].device) for _ in range(2)]
+    _, truth, _ = _reference(values, grad_outputs)
+    for name in ("x1", "x2"):
+        inputs = make_inputs(values, requires_grad={name})
+        with case(f"{name} alone requiring grad"):
+            outputs = run_forward(function, REVERSIBLE, inputs).output
+            _backward(outputs, grad_outputs, inputs)
+            diagnose_gradient(name, inputs[name].grad, truth[name])
+
+
+def full(submission, device) -> None:
+    function = check_is_function(submission, REVERSIBLE)
+    for seed, shape in enumerate([(4, WIDTH), (2, 3, WIDTH)]):
+        with case(f"x1 and x2 of shape {shape}"):
+            check_coupling(function, _values(shape, device, seed), accumulate=seed == 0)
+    covers("parameters accumulate .grad")
+    for unused, name in ((1, "y2"), (0, "y1")):
+        with case(f"a loss that does not use {name}"):
+            check_coupling(function, _values((3, WIDTH), device, 3), unused=unused)
+    covers("one output unused")
+    check_each_input_alone(function, _values((3, WIDTH), device, 4))
+
+
+LATER_IN_LESSON = True  # the lesson's transfer exercise, after checkpoint_sequential
+EXERCISES = [
+    Exercise("ReversibleCoupling", "05_checkpointing", full,
+             contract=("parameters accumulate .grad", "one output unused"),
+             domain=Domain(REVERSIBLE, coupling_values)),
+]

@@ -1,0 +1,94 @@
+"""Lesson 05, transfer: what ReversibleCoupling keeps for backward: y1 and y2 through
+save_for_backward and nothing else, no input or activation on ctx in any form (a tensor, a
+NumPy array, a list), and no op inside forward saving anything while it ran."""
+
+import numpy as np
+import torch
+
+from ...errors import GradingError
+from ...probes import reachable
+
+
+def _kept_arrays(value, path: str):
+    """(path, array, form) for NumPy arrays on ctx and lists NumPy reads as one array."""
+    for where, array in reachable(value, path, np.ndarray):
+        yield where, array, "NumPy"
+    if isinstance(value, (list, tuple)) and value:
+        try:
+            yield path, np.asarray(value, dtype=np.float64), "list"
+        except (TypeError, ValueError, RuntimeError):
+            pass
+
+
+def _check_no_input_copy(forward, inputs: dict) -> None:
+    """No copy of x1, x2, f(x2) or g(y1) on ctx, NumPy or list: "no input, no activation"."""
+    x1, x2, f, g = (inputs[name] for name in ("x1", "x2", "f", "g"))
+    with torch.no_grad():
+        kept = {"its input x1": x1, "its input x2": x2, "f's activation f(x2)": (fx := f(x2)),
+                "g's activation g(y1)": g(x1 + fx)}
+    for attribute, value in forward.ctx_attributes.items():
+        for path, array, form in _kept_arrays(value, f"ctx.{attribute}"):
+            for what, tensor in kept.items():
+                x = tensor.detach().cpu().to(torch.float64).numpy()
+                if array.shape == x.shape and array.dtype.kind == "f" and np.allclose(array, x):
+                    raise GradingError(f"ReversibleCoupling keeps a {form} copy of {what} as "
+                                       f"{path}: a reversible block keeps no input and no "
+                                       "activation in any form; save only y1 and y2",
+                                       mistake="ReversibleCoupling/keeps-a-copy-on-ctx")
+
+
+def _own_saves(forward) -> list | None:
+    """What save_for_backward itself holds (the node's saved tensors), or None if unreadable."""
+    node = next((o.grad_fn for o in forward.output if isinstance(o, torch.Tensor)
+                 and o.grad_fn is not None), None) if isinstance(forward.output, tuple) else None
+    try:
+        return [t for t in node.saved_tensors if t is not None]
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def check_saves_only_outputs(forward, inputs: dict | None = None, tracked=()) -> None:
+    """Only y1 and y2 go to save_for_backward; no tensor, nor NumPy copy of an input, on ctx;
+    and no op inside forward saved anything while it ran (``tracked``: the blocks that ran
+    with grad on during forward, as f's and g's pre-hooks saw)."""
+    if inputs is not None:
+        _check_no_input_copy(forward, inputs)
+    own = _own_saves(forward)
+    # save_for_backward packs last, once forward has returned: what comes before, ops saved
+    mine = forward.saved[len(forward.saved) - len(own):] if own is not None else forward.saved
+    for saved in mine:
+        if saved.role.startswith("input"):
+            name = saved.role.removeprefix("input ")
+            raise GradingError(
+                f"ReversibleCoupling saved its input {name}: a reversible block keeps no input; "
+                "save only the outputs y1 and y2, and let backward compute the inputs back "
+                "from them (solve the two equations in the order that leaves one unknown each)",
+                mistake="ReversibleCoupling/saves-input")
+        copies = [n for n, y in zip(("y1", "y2"), forward.output if isinstance(
+            forward.output, tuple) else ()) if isinstance(y, torch.Tensor)
+            and y.shape == saved.shape and torch.equal(y.detach(), saved.tensor.detach())]
+        if saved.role != "output" and copies:
+            raise GradingError(
+                f"ReversibleCoupling saved a copy of its output {copies[0]}, a new tensor "
+                "kept besides the one the caller holds: save the outputs themselves, "
+                "ctx.save_for_backward(y1, y2)", mistake="ReversibleCoupling/saves-output-copy")
+        if saved.role != "output":
+            raise GradingError(
+                f"ReversibleCoupling saved an activation of shape {saved.shape} (such as f(x2)): "
+                "save only the outputs y1 and y2 and recompute the rest in backward",
+                mistake="ReversibleCoupling/saves-activation")
+    if forward.ctx_tensor_attributes:
+        raise GradingError(f"ReversibleCoupling stores a tensor as "
+                           f"{forward.ctx_tensor_attributes[0]}: save only y1 and y2, through "
+                           "ctx.save_for_backward")
+    recorded = forward.saved[:len(forward.saved) - len(mine)]
+    if recorded:  # a pack hook ran for a tensor save_for_backward does not hold: an op saved it
+        among = [s.role[6:] for s in recorded if s.role.startswith("input")][:1]
+        ran = f"ran {' and '.join(sorted(set(tracked)))}" if tracked else "recorded ops"
+        raise GradingError(
+            f"ReversibleCoupling's forward {ran} with grad on, so autograd saved {len(recorded)} "
+            f"tensor{'s' * (len(recorded) > 1)} ({sum(s.nbytes for s in recorded)} bytes"
+            f"{''.join(', ' + n + ' among them' for n in among)}) while it ran, and a "
+            "reversible block keeps no activation of f or g, not even for a moment "
+            "(save_for_backward(y1, y2) is right): apply runs forward with grad off, so leave "
+            "out torch.enable_grad() there", mistake="ReversibleCoupling/records-graph-in-forward")

@@ -1,0 +1,2 @@
+"""Lesson 06 (attention): the grading of ScaledDotProductAttention, MemoryEfficientAttention,
+FlashAttention and AttentionWithBias."""

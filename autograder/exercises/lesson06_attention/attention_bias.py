@@ -1,0 +1,328 @@
+"""Lesson 06's transfer exercise: AttentionWithBias, softmax(Q K^T * scale + bias) V with a
+float bias that broadcasts to the scores and may require grad (relative positions, padding
+with -inf, ALiBi)."""
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs,
+                      run_backward, run_forward)
+from ...contract import check_each_input_alone, covers
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...domain import Domain
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from ...probes import record_returned_gradients
+from .attention_double import check_second_derivative
+from .attention_inputs import DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE, one_thread
+from .attention_layout import check_grad_output_layout, check_multihead_layout
+
+LATER_IN_LESSON = True
+NAME = "AttentionWithBias"
+
+
+def bias_reference(Q, K, V, bias, scale):
+    """softmax(Q @ K^T * scale + bias) @ V by autograd's own ops."""
+    return torch.softmax((Q @ K.transpose(-2, -1)) * scale + bias, dim=-1) @ V
+
+
+SPEC = Spec(NAME, ("Q", "K", "V", "bias", "scale"), bias_reference)
+
+
+def make_bias(kind: str, B: int, H: int, Lq: int, Lk: int, device, seed: int = 0):
+    """A bias of one of the shapes people use; every row keeps at least one finite key."""
+    generator = torch.Generator().manual_seed(seed)
+    if kind == "alibi":  # (H, Lq, Lk): -slope * distance, a slope per head
+        slopes = 2.0 ** (-8.0 * torch.arange(1, H + 1, dtype=torch.float64) / H)
+        distance = (torch.arange(Lq)[:, None] - torch.arange(Lk)[None, :]).abs()
+        return (-slopes[:, None, None] * distance).to(device)
+    if kind == "padding":  # (B, 1, 1, Lk): 0 for real keys, -inf for padding
+        lengths = torch.randint(1, Lk + 1, (B,), generator=generator)
+        lengths[0] = max(1, Lk - 2)
+        keep = torch.arange(Lk)[None, :] < lengths[:, None]
+        bias = torch.zeros(B, 1, 1, Lk, dtype=torch.float64).masked_fill(~keep[:, None, None],
+                                                                         float("-inf"))
+        return bias.to(device)
+    shape = {"relative": (Lq, Lk), "heads": (H, 1, Lk), "full": (B, H, Lq, Lk),
+             "keys": (Lk,), "leading ones": (1, 1, Lq, Lk), "queries": (Lq, 1)}[kind]
+    return torch.randn(shape, generator=generator, dtype=torch.float64).to(device)
+
+
+def bias_values(kind: str, B: int, H: int, Lq: int, Lk: int, d: int, dv: int, device, *,
+                seed: int = 0, dtype=torch.float64, magnitude: float = 1.0,
+                scale: float | None = None) -> dict:
+    lead = (B, H)
+    return {"Q": magnitude * sample((*lead, Lq, d), device, seed=seed, dtype=dtype),
+            "K": magnitude * sample((*lead, Lk, d), device, seed=seed + 1, dtype=dtype),
+            "V": sample((*lead, Lk, dv), device, seed=seed + 2, dtype=dtype),
+            "bias": make_bias(kind, B, H, Lq, Lk, device, seed + 3).to(dtype),
+            "scale": 1 / math.sqrt(d) if scale is None else scale}
+
+
+def describe(values: dict) -> str:
+    Q, K, bias = values["Q"], values["K"], values["bias"]
+    infinite = ", -inf entries" if torch.isinf(bias).any() else ""
+    return (f"Q {tuple(Q.shape)}, K {tuple(K.shape)}, bias of shape {tuple(bias.shape)}"
+            f"{infinite}, {str(Q.dtype).removeprefix('torch.')}")
+
+
+def _grads(output, inputs: dict, grad_output) -> tuple:
+    """The gradients of every tensor input, by plain autograd; on an error, the probes' run
+    (slower: it logs every op) turns it into a hint."""
+    tensors = [v for v in inputs.values() if isinstance(v, torch.Tensor)]
+    try:
+        return torch.autograd.grad(output, tensors, grad_output, allow_unused=True,
+                                   retain_graph=True)
+    except Exception:  # noqa: BLE001 - explained below, or re-raised as the learner's own
+        return run_backward(SPEC, output, inputs, grad_output).grads
+
+
+def check_bias_gradient_shape(function, values: dict) -> None:
+    """What backward itself returns for the bias has exactly bias.shape: the engine would sum
+    a bigger one down, but the contract asks backward to reduce the broadcast dims."""
+    probe, returned = record_returned_gradients(function)
+    inputs = make_inputs(values)
+    output = run_forward(probe, SPEC, inputs).output
+    _grads(output, inputs, torch.ones_like(output))
+    raw = returned[-1] if returned else ()
+    if len(raw) > 3 and isinstance(raw[3], torch.Tensor):
+        shape, wanted = tuple(raw[3].shape), tuple(values["bias"].shape)
+        Q, K = values["Q"], values["K"]
+        scores = tuple(torch.broadcast_shapes(
+            torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2]) + (Q.shape[-2], K.shape[-2]),
+            values["bias"].shape))
+        if shape != wanted and shape == scores:
+            raise GradingError(
+                f"{NAME}.backward returns grad_bias of shape {shape} for a bias of shape "
+                f"{wanted}: the shape of the scores the bias was broadcast to, not of the bias. "
+                "Autograd's engine sums it down for you here, but the contract asks backward "
+                "for exactly bias.shape: which scores does one entry of the bias move, and so "
+                "what does its gradient collect?", mistake=f"{NAME}/bias-gradient-not-reduced")
+        if shape != wanted:
+            raise GradingError(
+                f"{NAME}.backward returns grad_bias of shape {shape} for a bias of shape "
+                f"{wanted}; the contract asks backward for exactly bias.shape: which scores "
+                "does one entry of the bias move, and so what does its gradient collect?")
+
+
+def check_against_sdpa(function, values: dict) -> None:
+    """float32 output and gradients against F.scaled_dot_product_attention with the bias as
+    its float attn_mask (added to the scores)."""
+    inputs = make_inputs(values)
+    output = run_forward(function, SPEC, inputs).output
+    fresh = make_inputs(values)
+    expected = F.scaled_dot_product_attention(fresh["Q"], fresh["K"], fresh["V"],
+                                              attn_mask=fresh["bias"], scale=values["scale"])
+    on_cuda = values["Q"].device.type == "cuda"
+    rtol, atol = (1e-3, 1e-4) if on_cuda else (1e-4, 1e-5)
+    diagnose_values(f"{NAME}'s output against F.scaled_dot_product_attention", output,
+                    expected.detach(), rtol=rtol, atol=atol)
+    grad_output = torch.randn(expected.shape, generator=torch.Generator().manual_seed(4),
+                              dtype=expected.dtype).to(expected.device)
+    grads = _grads(output, inputs, grad_output)
+    names = ("Q", "K", "V", "bias")
+    truth = torch.autograd.grad(expected, [fresh[n] for n in names], grad_output)
+    for name, grad, true in zip(names, grads, truth):
+        diagnose_gradient(name, grad, true, rtol=rtol, atol=atol)
+
+
+def check_noncontiguous_grad_output(function, values: dict) -> None:
+    inputs = make_inputs(values)
+    output = run_forward(function, SPEC, inputs).output
+    grad_output = torch.randn(output.shape[:-2] + output.shape[:-3:-1], dtype=output.dtype,
+                              generator=torch.Generator().manual_seed(6)).to(output.device)
+    grad_output = grad_output.transpose(-2, -1)  # the shape of the output, not contiguous
+    grads = _grads(output, inputs, grad_output)
+    fresh = make_inputs(values)
+    names = ("Q", "K", "V", "bias")
+    truth = torch.autograd.grad(bias_reference(**fresh), [fresh[n] for n in names], grad_output)
+    for name, grad, true in zip(names, grads, truth):
+        diagnose_gradient(name, grad, true)
+
+
+def _close(a, b) -> bool:
+    return (isinstance(a, torch.Tensor) and a.shape == b.shape
+            and bool(torch.allclose(a.detach(), b, rtol=1e-5, atol=1e-7)))
+
+
+def _broadcast_hint(got, dS, shape) -> str | None:
+    """A grad_bias of bias.shape that averages dS over the broadcast dimensions, or takes one
+    entry along a dimension of size 1 instead of summing along it."""
+    copies = dS.numel() // max(1, torch.Size(shape).numel())
+    if copies > 1 and _close(got, dS.sum_to_size(shape) / copies):
+        return (f"is the mean of dS over the dimensions the bias was broadcast along ({copies} "
+                "scores share each bias entry), not their sum: each score the entry feeds adds "
+                "its whole dS")
+    one = dS.sum(dim=tuple(range(dS.dim() - len(shape)))) if dS.dim() > len(shape) else dS
+    kept = [i for i, n in enumerate(shape) if n == 1 and one.shape[i] > 1]
+    for i in kept:
+        one = one.narrow(i, 0, 1)
+    if kept and _close(got, one):
+        return (f"takes the first entry along dimension {kept[0] - len(shape)} of dS, where the "
+                "bias has size 1, instead of adding up every score that entry feeds")
+    return None
+
+
+def recognise(function, values: dict) -> str | None:
+    """The hint for a backward whose numbers match a mistake this exercise is prone to."""
+    inputs = make_inputs(values)
+    output = function.apply(*inputs.values())
+    grad_output = torch.randn(output.shape, generator=torch.Generator().manual_seed(9),
+                              dtype=output.dtype).to(output.device)
+    names = ("Q", "K", "V", "bias")
+    got = torch.autograd.grad(output, [inputs[n] for n in names], grad_output, allow_unused=True)
+    Q, K, V, bias, scale = (values[n] for n in ("Q", "K", "V", "bias", "scale"))
+    P = torch.softmax((Q @ K.transpose(-2, -1)) * scale + bias, dim=-1)
+    dP = grad_output @ V.transpose(-2, -1)
+    right = P * (dP - (dP * P).sum(-1, keepdim=True))
+    if _close(got[3], scale * right.sum_to_size(bias.shape)) and scale != 1:
+        return (f"{NAME}'s grad_bias is scale times the right one: the bias is added after the "
+                "scores are scaled; nudge one bias entry by eps: by how much does each score it "
+                "feeds move? (Hint 2)")
+    broadcast = _broadcast_hint(got[3], right, bias.shape)
+    if broadcast is not None:
+        return f"{NAME}'s grad_bias {broadcast}"
+    for wrong, hint in ((P * dP, ELEMENTWISE), (P * (1 - P) * dP, DIAGONAL_ONLY)):
+        if _close(got[3], wrong.sum_to_size(bias.shape)) or _close(got[0], scale * wrong @ K):
+            return f"{NAME}'s backward {hint}"
+    return None
+
+
+class _ProductShapes(TorchDispatchMode):
+    """The shapes of every matrix product's result inside the block, and the number of
+    entries every sum or mean leaves."""
+
+    def __init__(self):
+        super().__init__()
+        self.shapes: list[tuple] = []
+        self.reduced: list[int] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
+        if name in ("mm", "bmm", "addmm", "baddbmm"):
+            self.shapes.append(tuple(result.shape[-2:]))
+        elif name in ("sum", "mean") and isinstance(result, torch.Tensor):
+            self.reduced.append(result.numel())
+        return result
+
+
+# Lq 3, Lk 4, d 2, dv 5: each input's gradient is a product of a shape no other product has
+_LQ, _LK, _D, _DV = 3, 4, 2, 5
+_GRADIENT_PRODUCTS = {"Q": ("dQ = dS K", (_LQ, _D)), "K": ("dK = dS^T Q", (_LK, _D)),
+                      "V": ("dV = P^T dO", (_LK, _DV))}
+
+
+def check_no_gradient_unasked(function, device) -> None:
+    """Each of Q, K, V and bias alone requiring grad: a product in backward of the shape of another
+    input's gradient (either way round) is that gradient, computed for nobody. Intermediates
+    (P recomputed, dP, dS) are the learner's choice: the contract is about the gradients.
+    The bias (H, 1, Lk) has 8 entries, and no other sum in backward leaves 8 (a row sum leaves
+    B * H * Lq = 12): a sum down to 8 entries is the bias's gradient."""
+    values = bias_values("heads", 2, 2, _LQ, _LK, _D, _DV, device, seed=25)
+    for alone in ("Q", "K", "V", "bias"):
+        with case(f"{describe(values)}, {alone} alone requiring grad"):
+            inputs = make_inputs(values, requires_grad={alone})
+            output = run_forward(function, SPEC, inputs).output
+            with _ProductShapes() as products:
+                torch.autograd.grad(output, [inputs[alone]], torch.ones_like(output))
+            for other, (formula, shape) in _GRADIENT_PRODUCTS.items():
+                if other != alone and {shape, shape[::-1]} & set(products.shapes):
+                    raise GradingError(
+                        f"{NAME}.backward computes {formula} (a {shape} product here, or its "
+                        f"transpose) when only {alone} requires grad: compute each gradient "
+                        "only when its entry of ctx.needs_input_grad is True")
+            if alone != "bias" and values["bias"].numel() in products.reduced:
+                raise GradingError(
+                    f"{NAME}.backward sums dS down to the bias's shape when only {alone} "
+                    "requires grad: that is grad_bias, computed for nobody; compute each "
+                    "gradient only when its entry of ctx.needs_input_grad is True")
+
+
+def check_case(function, values: dict):
+    """Values and gradients against the reference, with the mistakes above named."""
+    try:
+        return check_values_and_gradients(function, SPEC, values)
+    except GradingError as error:
+        try:
+            hint = recognise(function, values)
+        except Exception:  # the learner's code may raise anything: keep the first hint
+            hint = None
+        if hint is None:
+            raise
+        raise GradingError(hint, str(error)) from error
+
+
+# (bias kind, B, H, Lq, Lk, d, dv): the shapes people use, a 1-D and a (Lq, 1) bias
+CASES = [("relative", 2, 3, 4, 5, 3, 2), ("heads", 2, 3, 5, 4, 2, 3), ("full", 2, 2, 3, 4, 3, 3),
+         ("alibi", 1, 4, 5, 5, 2, 2), ("padding", 3, 2, 4, 6, 3, 2), ("keys", 2, 2, 4, 3, 2, 2),
+         ("leading ones", 1, 2, 3, 4, 2, 3), ("queries", 2, 1, 4, 5, 3, 2)]
+
+
+def attention_bias_full(AttentionWithBias, device) -> None:
+    with one_thread():
+        _full(check_is_function(AttentionWithBias, SPEC), device)
+
+
+def _full(function, device) -> None:
+    for seed, (kind, B, H, Lq, Lk, d, dv) in enumerate(CASES):
+        values = bias_values(kind, B, H, Lq, Lk, d, dv, device, seed=seed)
+        with case(describe(values)):
+            forward, backward = check_case(function, values)
+            check_no_ctx_tensors(SPEC, forward)
+            check_backward_by_hand(SPEC, backward)
+            check_bias_gradient_shape(function, values)
+    covers("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)")
+    covers("-inf padding in the bias")
+    covers("grad_bias of exactly bias.shape")
+    for kind in ("heads", "padding"):
+        values = bias_values(kind, 2, 2, 3, 4, 2, 2, device, seed=20)
+        with case(describe(values) + ", each input alone requiring grad"):
+            check_each_input_alone(function, SPEC, values, frozen_get_none=True)
+    check_no_gradient_unasked(function, device)
+    covers("each gradient only when needed")
+    values = bias_values("relative", 2, 2, 4, 5, 3, 3, device, seed=21)
+    with case(describe(values) + ", grad_output not contiguous"):
+        check_noncontiguous_grad_output(function, values)
+    covers("non-contiguous grad_output")
+    values = bias_values("alibi", 1, 2, 4, 6, 4, 3, device, seed=22, magnitude=6.0, scale=60.0)
+    with case(describe(values) + ", scores in the thousands"):
+        check_values_and_gradients(function, SPEC, values)
+    covers("scores in the thousands")
+    values = bias_values("full", 2, 2, 6, 7, 8, 4, device, seed=23, dtype=torch.float32)
+    with case(describe(values) + ", against F.scaled_dot_product_attention"):
+        check_against_sdpa(function, values)
+    covers("float32 against F.scaled_dot_product_attention")
+    values = bias_values("relative", 2, 3, 4, 5, 3, 2, device, seed=25)
+    check_multihead_layout(lambda f, v: check_case(f, v), function, NAME, values,
+                           describe(values))
+    check_grad_output_layout(function, NAME, values, bias_reference, describe(values))
+    covers(MULTIHEAD)
+    values = bias_values("heads", 1, 2, 2, 3, 2, 2, device, seed=24)
+    check_second_derivative(function, NAME, values, bias_reference, describe(values))
+    check_gradcheck(function, SPEC, values)
+
+
+def bias_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
+    """B 2, H 2, Lk 4: at seed 0 a (3, 4) bias (Lq 3); at other seeds (Lq 3 or 4 by parity)
+    a bias of shape (H, 1, Lk) or a full one, so that two calls in one graph differ in every
+    shape, the bias's included."""
+    kind = "relative" if seed == 0 else ("heads" if seed % 2 else "full")
+    return bias_values(kind, 2, 2, 3 + seed % 2, 4, 2, 3, device, seed=seed, dtype=dtype,
+                       scale=scale)
+
+
+EXERCISES = [
+    Exercise(NAME, "06_attention", attention_bias_full,
+             contract=("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)",
+                       "-inf padding in the bias", "grad_bias of exactly bias.shape",
+                       "each gradient only when needed", "non-contiguous grad_output",
+                       "scores in the thousands",
+                       "float32 against F.scaled_dot_product_attention", MULTIHEAD),
+             example=lambda: tuple(bias_values("relative", 1, 1, 3, 4, 2, 2, "cpu").values()),
+             domain=Domain(SPEC, bias_domain_values, constants={"scale": SCALE})),
+]

@@ -1,0 +1,85 @@
+"""Lesson 06: MemoryEfficientAttention, attention that saves one log-sum-exp per query row
+instead of the Lq x Lk probabilities, and recomputes P = exp(S - lse) in backward."""
+
+import math
+
+import torch
+
+from ...checks import Spec, check_is_function
+from ...contract import covers
+from ...domain import Domain
+from ...errors import GradingError
+from ...exercise import Exercise
+from .attention import (CONTRACT, MEMORY_EFFICIENT, _attention_example, attention_full,
+                        check_attention)
+from .attention_inputs import SCALE, attention_domain_values, attention_values, one_thread
+
+
+def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
+    """Besides Q, K, V, the mask and the output, only O(Lq) numbers per head may be saved."""
+    Q, K = values["Q"], values["K"]
+    rows, Lk = math.prod(Q.shape[:-1]), K.shape[-2]
+    extra = [s for s in forward.saved if not s.role.startswith("input") and s.role != "output"]
+    mask = values.get("mask")
+    for saved in extra:  # the mask given, as numbers: the same entries, wider
+        if (mask is not None and saved.dtype != torch.bool and saved.shape == tuple(mask.shape)
+                and torch.equal(saved.tensor.detach(),
+                                mask.to(saved.tensor.device, saved.dtype))):
+            raise GradingError(
+                f"{spec.name} saved a {str(saved.dtype)[6:]} copy of the mask, shape "
+                f"{saved.shape} ({saved.nbytes} bytes, {saved.tensor.element_size()} per "
+                f"entry where the bool mask given is 1 and costs nothing more: it is already "
+                "kept for the caller); save the mask as given and fill with -inf where ~mask "
+                "in backward", mistake=f"{spec.name}/saves-mask-as-float")
+    for saved in extra:
+        if math.prod(saved.shape) >= rows * Lk and saved.dtype == torch.bool:
+            raise GradingError(
+                f"{spec.name} saved a bool tensor of shape {saved.shape} ({saved.nbytes} bytes), "
+                "the mask expanded to the scores' shape: save the mask as given (it broadcasts "
+                "against the scores in backward as in forward), not an expanded copy",
+                mistake=f"{spec.name}/saves-expanded-mask")
+        if math.prod(saved.shape) >= rows * Lk:
+            raise GradingError(
+                f"{spec.name} saved an {saved.role} tensor of shape {saved.shape} ({saved.nbytes} "
+                "bytes), "
+                "as big as the Lq x Lk probabilities: save one log-sum-exp per query row, "
+                "shape (..., Lq), and recompute P = exp(S - lse) in backward")
+    for saved in extra:  # a mask made in forward (~mask, say): the one given costs nothing
+        if saved.dtype == torch.bool:
+            raise GradingError(
+                f"{spec.name} saved a bool tensor of shape {saved.shape} ({saved.nbytes} bytes) "
+                "that forward made, besides the mask it was given: a new tensor kept until "
+                "backward; save the mask as given and derive what backward needs from it there",
+                mistake=f"{spec.name}/saves-a-new-mask")
+    budget = 2 * rows * torch.finfo(Q.dtype).bits // 8  # e.g. a row maximum and a row sum
+    total = sum(s.nbytes for s in extra)
+    if total > budget:
+        raise GradingError(
+            f"{spec.name} saved {total} bytes besides Q, K, V, the mask and the output, where "
+            f"one log-sum-exp per query row needs {budget // 2}: save only that")
+
+
+def memory_efficient_full(MemoryEfficientAttention, device) -> None:
+    with one_thread():
+        _memory_efficient_full(check_is_function(MemoryEfficientAttention, MEMORY_EFFICIENT),
+                               device)
+
+
+def _memory_efficient_full(function, device) -> None:
+    for seed, (lead, L, mask) in enumerate([((2,), 16, "causal"), ((2, 2), 12, "padding"),
+                                            ((1,), 20, None), ((2,), 10, "random")]):
+        values = attention_values(lead, L, L + 3, 4, 3, device, mask=mask, seed=seed + 50)
+        # a log-sum-exp kept narrower than the inputs is named by check_attention's probe
+        forward, _ = check_attention(function, MEMORY_EFFICIENT, values)
+        check_saves_row_statistics(MEMORY_EFFICIENT, forward, values)
+    covers("only O(Lq) numbers saved besides Q, K, V, mask, output")
+    attention_full(function, MEMORY_EFFICIENT, device)
+
+
+EXERCISES = [
+    Exercise("MemoryEfficientAttention", "06_attention", memory_efficient_full,
+             example=lambda: _attention_example(),
+             contract=CONTRACT + ("only O(Lq) numbers saved besides Q, K, V, mask, output",),
+             domain=Domain(MEMORY_EFFICIENT, attention_domain_values,
+                           constants={"scale": SCALE})),
+]

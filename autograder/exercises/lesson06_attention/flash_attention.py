@@ -1,0 +1,312 @@
+"""Lesson 06: FlashAttention, tiled, with the online softmax and FlashAttention-2's backward.
+
+Graded on values and gradients (float64 against the composed reference, float32 and float16 /
+bfloat16 against F.scaled_dot_product_attention), on what it allocates (the largest tensor and
+the peak of live tensors, forward and backward, by ``autograder.memory``), and on the score
+tiles it computes under ``causal``. ``FlashAttention.BLOCK`` is set to small sizes while
+grading, so that small inputs span several tiles.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ...checks import (case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs, run_forward)
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...domain import Case, Domain, Tolerance
+from ...errors import GradingError
+from ...exercise import Exercise
+from ...memory import TensorAccounting, cuda_peak
+from ...contract import check_each_input_alone, covers
+from ...tiled import recognise_backward, recognise_forward
+from .attention import _attention_example
+from ...twice import check_backward_twice
+from .attention_inputs import MULTIHEAD, SCALE, one_thread
+from .attention_double import check_second_derivative
+from .attention_layout import check_grad_output_layout, check_multihead_layout
+from .flash_low_precision import check_low_precision, low_precision_values
+from .flash_magnitude import MAGNITUDES, check_magnitudes
+from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
+                           flash_domain_values, flash_values, long_key_loop,
+                           recognise_hidden_diagonal, recognise_masked_first_tile,
+                           recognise_top_left, tagged_values)
+from .flash_skip import recognise_skip_backward, recognise_skip_forward
+from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
+
+
+# the ids of the hints check_flash's probes give, by a phrase of each
+NAMED = {"causal mask hides the diagonal": f"{NAME}/causal-mask-hides-diagonal",
+         "nan under causal only": f"{NAME}/all-masked-first-tile",
+         "causal mask is top-left": f"{NAME}/causal-mask-top-left",
+         "does not rescale the running output": f"{NAME}/running-output-not-rescaled",
+         "rescales with the wrong maximum": f"{NAME}/rescales-with-wrong-maximum",
+         "takes D from dP": f"{NAME}/row-sum-from-one-tile",
+         "forward skips a key tile": f"{NAME}/causal-skip-bound-off-by-one-in-forward",
+         "backward leaves out a tile": f"{NAME}/causal-skip-bound-off-by-one-in-backward"}
+
+
+def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
+    """Values and gradients against the reference, with the named mistakes recognised."""
+    with block_size(function, block), case(describe(values, block)):
+        try:
+            forward, backward = check_values_and_gradients(function, FLASH, values,
+                                                           rtol=rtol, atol=atol)
+        except GradingError as error:
+            try:
+                hint = (recognise_hidden_diagonal(function, values)
+                        or recognise_masked_first_tile(function, values)
+                        or recognise_top_left(function, values)
+                        or recognise_skip_forward(function, values, block)
+                        or recognise_skip_backward(function, values, block)
+                        or recognise_forward(function, values, block, flash_reference)
+                        or recognise_backward(function, values, block))
+            except Exception:  # the learner's code may raise anything: keep the first hint
+                hint = None
+            if hint is None:
+                raise
+            raise GradingError(hint, str(error), mistake=NAMED) from error
+        check_no_ctx_tensors(FLASH, forward)
+        check_saved(forward, values)
+        check_backward_by_hand(FLASH, backward)
+        if any("scaled_dot_product" in op for op in backward.ops):
+            raise GradingError(f"{NAME}.backward calls PyTorch's attention: write it by tiles")
+
+
+def check_saved(forward, values: dict) -> None:
+    """Kept between the passes: Q, K, V, O and per-row numbers (a float32 copy of O at most)."""
+    rows, dv = math.prod(values["Q"].shape[:-1]), values["V"].shape[-1]
+    extra = [s for s in forward.saved if not s.role.startswith("input") and s.role != "output"]
+    wide = torch.promote_types(values["Q"].dtype, torch.float32)
+    for saved in extra:
+        if (math.prod(saved.shape) == rows and saved.dtype.is_floating_point
+                and saved.dtype.itemsize < wide.itemsize):
+            low, high = str(saved.dtype)[6:], str(values["Q"].dtype)[6:]
+            raise GradingError(
+                f"{NAME} keeps its log-sum-exp L in {low} for {high} inputs: P = exp(S - L) "
+                f"then carries {low}'s rounding into every entry of its row; keep L in "
+                f"{str(wide)[6:]} (the inputs' dtype, float32 at least)",
+                mistake="FlashAttention/log-sum-exp-narrower-than-inputs")
+    if sum(math.prod(s.shape) for s in extra) > rows * (dv + 2):
+        raise GradingError(
+            f"{NAME} saves {len(extra)} tensors besides Q, K, V and O, "
+            f"{sum(math.prod(s.shape) for s in extra)} numbers where one log-sum-exp per query "
+            f"row is {rows}: keep L alone and recompute each tile of P from it in backward")
+
+
+def _budget(values: dict, block: int) -> tuple[int, int]:
+    """(elements of the largest tensor allowed, bytes of live tensors allowed) per phase:
+    BLOCK x BLOCK per batch-head, or one input's, output's or gradient's worth, and a few
+    tiles beyond a few copies of Q, K, V and O in float32 or wider."""
+    Q, K, V = values["Q"], values["K"], values["V"]
+    heads, (Lq, d), (Lk, dv) = math.prod(Q.shape[:-2]), Q.shape[-2:], V.shape[-2:]
+    width = max(Q.element_size(), 4)
+    largest = heads * max(block * block, Lq * max(d, dv), Lk * max(d, dv))
+    whole = heads * (Lq * (d + dv) + Lk * (d + dv)) * width
+    return largest, 3 * whole + 8 * heads * block * block * width
+
+
+def _fixed_tile(function, device, phase: str) -> tuple | None:
+    """The shape of the largest tensor ``phase`` creates on 72 x 72 scores, when it is the same
+    for BLOCK = 4 and BLOCK = 8 and smaller than the whole matrix (a hard-coded block size)."""
+    values = flash_values((), 72, 72, 2, 2, device)
+    shapes = []
+    for block in (4, 8):  # a tile of scores bigger than either, yet not the whole matrix
+        inputs = make_inputs(values)
+        with block_size(function, block), TensorAccounting() as books:
+            books.start("forward")
+            output = function.apply(*inputs.values())
+            books.start("backward")
+            if phase == "backward":
+                _backward(output, inputs, torch.ones_like(output))
+        largest = books.phases[phase].largest
+        shapes.append(largest.shape if largest else None)
+    same = shapes[0] == shapes[1] and shapes[0] is not None
+    return shapes[0] if same and 8 < min(shapes[0][-2:]) < 72 else None
+
+
+def check_allocations(function, values: dict, block: int) -> None:
+    """The largest tensor and the peak of live tensors in forward and in backward, by
+    live-tensor accounting."""
+    Q, K = values["Q"], values["K"]
+    heads, Lq, Lk = math.prod(Q.shape[:-2]), Q.shape[-2], K.shape[-2]
+    largest, budget = _budget(values, block)
+    inputs = make_inputs(values)
+    grad_output = torch.randn((*Q.shape[:-1], values["V"].shape[-1]), dtype=Q.dtype,
+                              generator=torch.Generator().manual_seed(1)).to(Q.device)
+    with block_size(function, block), case(describe(values, block)):
+        with TensorAccounting() as books:
+            books.start("forward")
+            forward = run_forward(function, FLASH, inputs)
+            books.start("backward")
+            _backward(forward.output, inputs, grad_output)
+        diagnose_values(f"{NAME}'s output", forward.output, flash_reference(
+            **make_inputs(values, requires_grad=False)), rtol=1e-5, atol=1e-7,
+            computed_in=Q.dtype)
+        for phase in ("forward", "backward"):
+            books_ = books.phases[phase]
+            if any("scaled_dot_product" in op for op in books_.ops):
+                raise GradingError(f"{NAME}.{phase} calls F.scaled_dot_product_attention: "
+                                   "compute it tile by tile yourself")
+            big = books_.largest
+            if big is not None and big.numel > largest:
+                fixed = _fixed_tile(function, Q.device, phase)
+                if fixed is not None:
+                    raise GradingError(
+                        f"{NAME} ignores {NAME}.BLOCK in {phase}: its largest {phase} tile is "
+                        f"{fixed} whether BLOCK is 4 or 8 (and here {big.shape}, beyond "
+                        f"BLOCK={block}); read the block size as {NAME}.BLOCK in forward and "
+                        "backward, since the grader sets it",
+                        mistake=f"FlashAttention/block-hard-coded-in-{phase}")
+                full = big.shape[-2:] in ((Lq, Lk), (Lk, Lq))
+                mask = full and (big.dtype == torch.bool or big.op in ("ones", "tril", "triu"))
+                what = ("builds a full Lq x Lk mask" if mask else "materialises the full Lq x "
+                        "Lk matrix" if full else "creates a tensor bigger than a tile")
+                advice = ("build each tile's mask from its query and key positions" if mask
+                          else "compute one BLOCK x BLOCK tile of scores at a time with a "
+                          "running max and sum (the online softmax)" if phase == "forward" else
+                          "recompute each tile of P from the saved log-sum-exp and accumulate "
+                          "dQ, dK, dV tile by tile")
+                raise GradingError(
+                    f"{NAME}'s {phase} {what}: it created a tensor of shape {big.shape} "
+                    f"({big.numel} elements, by {big.op}) where BLOCK x BLOCK tiles need at "
+                    f"most {heads * block * block}; {advice}")
+            if books_.peak > budget:
+                raise GradingError(
+                    f"{NAME}'s {phase} had {books_.peak} bytes of tensors alive at its peak "
+                    f"where tiles need at most {budget}: let each tile go before the next "
+                    "(no list of tiles, no full-size scores)")
+
+
+def check_cuda_peak(function, values: dict, block: int) -> None:
+    """On CUDA: torch.cuda.max_memory_allocated during forward and during backward."""
+    _, budget = _budget(values, block)
+    inputs = make_inputs(values)
+    device = values["Q"].device
+    grad_output = torch.randn_like(values["Q"][..., :values["V"].shape[-1]])
+    with block_size(function, block), case(describe(values, block)):
+        held = {}
+        forward_peak = cuda_peak(lambda: held.update(out=function.apply(*inputs.values())),
+                                 device)
+        backward_peak = cuda_peak(lambda: held["out"].backward(grad_output), device)
+        for phase, peak in (("forward", forward_peak), ("backward", backward_peak)):
+            if peak > budget:
+                raise GradingError(f"{NAME}'s {phase} allocated {peak} bytes at its CUDA peak "
+                                   f"where tiles need at most {budget}: no full-size scores")
+
+
+def check_against_sdpa(function, values: dict, block: int, device) -> None:
+    on_cuda = torch.device(device).type == "cuda"
+    rtol, atol = (1e-3, 1e-4) if on_cuda else (1e-4, 1e-5)
+    with block_size(function, block), case(describe(values, block) + ", against F.sdpa"):
+        inputs = make_inputs(values)
+        forward = run_forward(function, FLASH, inputs)
+        fresh = make_inputs(values)
+        Lq, Lk = values["Q"].shape[-2], values["K"].shape[-2]
+        mask = (torch.ones(Lq, Lk, dtype=torch.bool, device=device).tril(Lk - Lq)
+                if values["causal"] else None)
+        expected = F.scaled_dot_product_attention(fresh["Q"], fresh["K"], fresh["V"],
+                                                  attn_mask=mask, scale=values["scale"])
+        diagnose_values(f"{NAME}'s output", forward.output, expected.detach(), rtol=rtol,
+                        atol=atol)
+        grad_output = torch.randn_like(expected)
+        grads = _backward(forward.output, inputs, grad_output)
+        truth = torch.autograd.grad(expected, [fresh[n] for n in ("Q", "K", "V")], grad_output)
+        for name, grad, true in zip("QKV", grads, truth):
+            diagnose_gradient(name, grad, true, rtol=rtol, atol=atol)
+
+
+def check_causal_tiles(function, device) -> None:
+    """Under causal, no score tile whose every key lies after every query's last visible key,
+    in forward or in backward: the contract's quantity, counted on the tiles themselves (a
+    backward that computes each needed tile twice, in a dK/dV pass and a dQ pass, is fine)."""
+    values = tagged_values((2,), 10, 13, 5, 3, device, causal=True, seed=90)
+    Lq, Lk, block = 10, 13, 4
+    inputs = make_inputs(values)
+    with block_size(function, block), case(describe(values, block)):
+        with ScoreTiles(Lq, Lk, 5) as tiles:
+            output = run_forward(function, FLASH, inputs).output
+            tiles.phase = "backward"
+            _backward(output, inputs, torch.ones_like(output))
+        for phase in ("forward", "backward"):
+            above = tiles.above_diagonal(phase)
+            if above:
+                queries, keys = above[0]
+                raise GradingError(
+                    f"{NAME}'s {phase} computes score tiles entirely above the causal diagonal: "
+                    f"{len(above)} tiles in which no query sees any key (the first: queries "
+                    f"{min(queries)}..{max(queries)} against keys {min(keys)}..{max(keys)}, "
+                    f"where query i sees keys j <= i + {Lk - Lq}); skip a key block that starts "
+                    "after the query block's last visible key")
+
+
+def flash_full(FlashAttention, device) -> None:
+    with one_thread():
+        _flash_full(check_is_function(FlashAttention, FLASH), device)
+
+
+def _flash_full(function, device) -> None:
+    # (lead, Lq, Lk, d, dv, causal, BLOCK): several blocks, ragged edges, Lq != Lk both ways,
+    # diagonal tiles in which some rows see no key (5 x 11 in blocks of 4); causal with full
+    # query blocks at Lk - Lq = 0, 1 and BLOCK - 1 (mod BLOCK): at 1, the key block starting at
+    # a query block's last visible key is the one an off-by-one skip bound drops
+    for seed, (lead, Lq, Lk, d, dv, causal, block) in enumerate([
+            ((2,), 6, 9, 3, 2, False, 4), ((2, 3), 7, 7, 4, 5, True, 3),
+            ((3,), 5, 11, 3, 3, True, 4), ((2,), 9, 4, 2, 3, False, 3),
+            ((), 1, 5, 3, 2, True, 2), ((2,), 5, 1, 2, 2, False, 4),
+            ((2, 1, 2), 8, 8, 3, 3, True, 8), ((2,), 8, 9, 3, 2, True, 4),
+            ((2,), 8, 11, 3, 2, True, 4), ((2,), 8, 12, 3, 2, True, 4)]):
+        check_flash(function, flash_values(lead, Lq, Lk, d, dv, device, causal=causal,
+                                           seed=seed + 60 if seed < 7 else seed + 160), block)
+    covers("causal, Lq != Lk, ragged blocks")
+    values = flash_values((2, 3), 7, 7, 4, 5, device, causal=True, seed=68)
+    check_multihead_layout(lambda f, v: check_flash(f, v, 3), function, NAME, values,
+                           describe(values, 3))
+    with block_size(function, 3):
+        check_grad_output_layout(function, NAME, values, flash_reference, describe(values, 3))
+    covers(MULTIHEAD)
+    with block_size(function, 3), case("BLOCK=3, causal"):
+        check_each_input_alone(function, FLASH, flash_values((), 4, 6, 3, 2, device,
+                                                             causal=True, seed=67))
+    check_magnitudes(function, device, 4)
+    for seed, causal in enumerate((False, True)):
+        check_against_sdpa(function, flash_values((2, 2), 40, 56, 16, 8, device, causal=causal,
+                                                  seed=seed + 70, dtype=torch.float32),
+                           16, device)
+    covers("float32 against F.scaled_dot_product_attention")
+    check_allocations(function, flash_values((2,), 32, 32, 4, 3, device, causal=True), 8)
+    check_allocations(function, flash_values((1,), 16, 40, 3, 5, device), 8)
+    covers("largest tensor and peak")
+    check_causal_tiles(function, device)
+    covers("causal tiles skipped")
+    for dtype, tolerance in ((torch.bfloat16, 3e-2), (torch.float16, 4e-3)):
+        check_low_precision(function, low_precision_values(device, dtype), 16, tolerance)
+    check_accumulation(function, device)  # before the domain's case: names a precision loss
+    covers("float16 and bfloat16")
+    if torch.device(device).type == "cuda":
+        check_cuda_peak(function, flash_values((2,), 1024, 1024, 16, 16, device,
+                                               dtype=torch.float32), 64)
+    values = flash_values((), 4, 6, 2, 2, device, causal=True)
+    with block_size(function, 3):
+        check_backward_twice(function, FLASH, values, describe(values, 3))
+        check_second_derivative(function, NAME, values, flash_reference, describe(values, 3))
+    with block_size(function, 3), case("gradcheck, BLOCK=3"):
+        check_gradcheck(function, FLASH, values)
+        check_gradcheck(function, FLASH, flash_values((), 4, 3, 2, 2, device))
+
+
+EXERCISES = [
+    Exercise(NAME, "06_attention", flash_full, example=_attention_example,
+             contract=("causal, Lq != Lk, ragged blocks", *MAGNITUDES,
+                       "float32 against F.scaled_dot_product_attention",
+                       "largest tensor and peak", "causal tiles skipped",
+                       "float16 and bfloat16", MULTIHEAD),
+             domain=Domain(FLASH, flash_domain_values, constants={"scale": SCALE},
+                           dtypes=(torch.float64, torch.float32, torch.float16, torch.bfloat16),
+                           accumulates={torch.float16: torch.float32,
+                                        torch.bfloat16: torch.float32},
+                           accumulation=Case(long_key_loop, "float16/bfloat16 inputs accumulate "
+                                             "in float32", torch.float16,
+                                             Tolerance(ACCUMULATION, ACCUMULATION)))),
+]

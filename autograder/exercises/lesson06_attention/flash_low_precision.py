@@ -1,0 +1,112 @@
+"""Lesson 06: FlashAttention with float16 / bfloat16 inputs: float32 accumulation, L saved in
+float32, gradients returned in the input dtype, and scores large enough (max |S| about 85)
+that a tile of scores rounded to the input dtype shows: bfloat16 numbers near 85 are 0.5
+apart, so rounding a score moves its probability by up to e^0.25, about 28%. Measured against
+float64 on ``low_precision_values``: the lesson's solution is off by 0.0072 (bfloat16) and
+0.00094 (float16); with S computed in the input dtype, by 0.079 and 0.0082."""
+
+import math
+
+import torch
+
+from ...checks import case, make_inputs, run_forward
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...errors import GradingError
+from ...probes import record_returned_gradients
+from .flash_probes import NAME, block_size, flash_values
+from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
+
+
+def low_precision_values(device, dtype) -> dict:
+    """Causal, Lq 40, Lk 56, d 8: Q and K four times a standard normal sample, so that the
+    scores reach about 85 (rounded to ``dtype`` once made)."""
+    made = flash_values((2,), 40, 56, 8, 8, device, causal=True, seed=80)
+    return {n: ((4 * v if n in "QK" else v).to(dtype) if isinstance(v, torch.Tensor) else v)
+            for n, v in made.items()}
+
+
+def _rounded_scores_reference(values: dict) -> list[torch.Tensor]:
+    """The float64 output when the tile of scores is rounded to the inputs' dtype: the product
+    Q K^T rounded (as a half-precision matmul returns it), scaled after or before rounding."""
+    dtype = values["Q"].dtype
+    Q, K, V = (values[n].double() for n in "QKV")
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    product = (Q @ K.transpose(-2, -1)).to(dtype)
+    outputs = []
+    for scores in (product.double() * values["scale"],
+                   (product * values["scale"]).to(dtype).double()):
+        if values["causal"]:
+            mask = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril(Lk - Lq)
+            scores = scores.masked_fill(~mask, float("-inf"))
+        outputs.append(torch.softmax(scores, dim=-1) @ V)
+    return outputs
+
+
+def rounded_scores(output, values: dict, expected: torch.Tensor,
+                   tolerance: float) -> tuple[str, str] | None:
+    """(The hint, its mistake id) when the output is off by more than ``tolerance`` and within a quarter of its
+    error of attention whose scores were rounded to the inputs' dtype."""
+    if not isinstance(output, torch.Tensor) or output.shape != expected.shape:
+        return None
+    got = output.detach().double()
+    error = (got - expected).abs().max().item()
+    near = min((got - r).abs().max().item() for r in _rounded_scores_reference(values))
+    if not (error > tolerance and near < error / 4):
+        return None
+    dtype = str(values["Q"].dtype).removeprefix("torch.")
+    top = (values["Q"].double() @ values["K"].double().transpose(-2, -1)).abs().max().item()
+    top *= values["scale"]
+    gap = torch.finfo(values["Q"].dtype).eps * 2.0 ** math.floor(math.log2(top))
+    return (f"{NAME}'s output in {dtype} is off by {error:.3g}, and within {near:.2g} of "
+            f"attention whose scores were rounded to {dtype}: the tile of scores is kept in the "
+            f"input dtype; near |S| = {top:.0f}, {dtype} numbers are {gap:g} apart, so a "
+            f"rounded score moves its probability by up to e^{gap / 2:g} = "
+            f"{math.exp(gap / 2):.3g} times; cast the q and k "
+            "tiles to float32 before their product, and keep the scores and their exponentials "
+            "in float32", "FlashAttention/scores-in-half")
+
+
+def check_low_precision(function, values: dict, block: int, tolerance: float) -> None:
+    """float16 / bfloat16 in and out, float32 accumulation, log-sum-exp saved in float32."""
+    dtype = values["Q"].dtype
+    wide = {n: (v.double() if isinstance(v, torch.Tensor) else v) for n, v in values.items()}
+    recorder, returned = record_returned_gradients(function)  # before the engine casts them
+    with block_size(function, block), case(describe(values, block)):
+        inputs = make_inputs(values)
+        forward = run_forward(recorder, FLASH, inputs)
+        rows = tuple(values["Q"].shape[:-1])
+        for saved in forward.saved:
+            if (saved.role == "intermediate" and saved.shape[:len(rows)] == rows
+                    and math.prod(saved.shape) == math.prod(rows)
+                    and saved.dtype.itemsize < 4):
+                raise GradingError(
+                    f"{NAME} saves its log-sum-exp in {str(saved.dtype)[6:]}, low precision: "
+                    "keep L in float32 (an error of 0.01 in L is 1% in every probability)")
+        output = forward.output
+        if not isinstance(output, torch.Tensor) or output.dtype != dtype:
+            got = getattr(output, "dtype", type(output).__name__)
+            raise GradingError(f"{NAME} returned {got} for {str(dtype)[6:]} inputs: accumulate "
+                               "in float32 and return the input's dtype")
+        fresh = make_inputs(wide)
+        expected = flash_reference(**fresh)
+        try:
+            diagnose_values(f"{NAME}'s output in {str(dtype)[6:]}", output.double(),
+                            expected.detach(), rtol=tolerance, atol=tolerance)
+        except GradingError as error:
+            named = rounded_scores(output, values, expected.detach(), tolerance)
+            if named is None:
+                raise
+            raise GradingError(named[0], str(error), mistake=named[1]) from error
+        grad_output = torch.randn(output.shape, generator=torch.Generator().manual_seed(2),
+                                  dtype=torch.float64).to(output.device)
+        grads = _backward(output, inputs, grad_output.to(dtype))
+        truth = torch.autograd.grad(expected, [fresh[n] for n in ("Q", "K", "V")], grad_output)
+        for name, grad, true, given in zip("QKV", grads, truth, returned[-1]):
+            if isinstance(given, torch.Tensor) and given.dtype != dtype:
+                raise GradingError(f"{NAME}.backward returns grad_{name} in "
+                                   f"{str(given.dtype)[6:]} for {name} in {str(dtype)[6:]}: "
+                                   "cast the float32 accumulator back to the input's dtype "
+                                   "(autograd's engine casts it quietly; the contract does not)",
+                                   mistake="FlashAttention/gradient-in-accumulator-dtype")
+            diagnose_gradient(name, grad if grad is None else grad.double(), true,
+                              rtol=4 * tolerance, atol=4 * tolerance)

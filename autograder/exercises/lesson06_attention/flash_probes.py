@@ -1,0 +1,306 @@
+"""Probes for FlashAttention's contract that its values cannot show: which score tiles it
+computes under ``causal``, and whether a wrong causal output is ``is_causal``'s top-left mask
+(the magnitude probes are in ``flash_magnitude``).
+
+``ScoreTiles`` watches every matrix product whose inner size is ``d``: with ``tagged_values``
+each row of Q and of K carries a fingerprint (the ratio of its second entry to its first, which
+scaling and casting keep), so a product's factors name the queries and keys of the tile it
+computes, whatever loops, views or einsums produced it.
+"""
+
+import math
+from contextlib import contextmanager
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ...errors import GradingError
+from ...exercise import sample
+from .attention import attention_reference
+
+NAME = "FlashAttention"
+
+# matrix products and where their two factors sit among the op's arguments
+_MATMULS = {"mm": 0, "bmm": 0, "addmm": 1, "baddbmm": 1}
+_QUERY, _KEY = (0.5, 1.5), (-1.5, -0.5)  # fingerprint ranges of Q's and K's rows
+
+
+def _tags(length: int, low: float, high: float, dtype, device) -> torch.Tensor:
+    return (low + (high - low) * (torch.arange(length, dtype=torch.float64) + 0.5) / length
+            ).to(dtype=dtype, device=device)
+
+
+def tagged_values(lead, Lq: int, Lk: int, d: int, dv: int, device, *, causal: bool,
+                  seed: int = 0) -> dict:
+    """Q and K whose rows carry their own index: entry 0 is 1, entry 1 is the fingerprint."""
+    Q = sample((*lead, Lq, d), device, seed=seed)
+    K = sample((*lead, Lk, d), device, seed=seed + 1)
+    Q[..., 0], K[..., 0] = 1.0, 1.0
+    Q[..., 1] = _tags(Lq, *_QUERY, Q.dtype, device)
+    K[..., 1] = _tags(Lk, *_KEY, K.dtype, device)
+    return {"Q": Q, "K": K, "V": sample((*lead, Lk, dv), device, seed=seed + 2),
+            "scale": d ** -0.5, "causal": causal}
+
+
+def _indices(vectors: torch.Tensor, length: int, low: float, high: float) -> set[int]:
+    """The row indices whose fingerprints ``vectors`` (n, d) carry, from one range."""
+    first, second = vectors[:, 0].double(), vectors[:, 1].double()
+    ratio = second / first
+    position = (ratio - low) / (high - low) * length - 0.5
+    index = position.round()
+    found = (first != 0) & ((position - index).abs() < 0.05) & (index >= 0) & (index < length)
+    return set(index[found].long().tolist())
+
+
+class ScoreTiles(TorchDispatchMode):
+    """``with ScoreTiles(Lq, Lk, d) as tiles:`` then ``tiles.computed[phase]``: (queries, keys)
+    of every score product. ``tiles.phase = name`` starts a phase."""
+
+    def __init__(self, Lq: int, Lk: int, d: int):
+        super().__init__()
+        self.Lq, self.Lk, self.d = Lq, Lk, d
+        self.phase = "forward"
+        self.computed: dict[str, list[tuple[set, set]]] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        position = _MATMULS.get(func.overloadpacket.__name__)
+        if position is not None:
+            a, b = args[position], args[position + 1]
+            if a.shape[-1] == self.d and b.shape[-2] == self.d:
+                self._note(a.reshape(-1, self.d), b.transpose(-2, -1).reshape(-1, self.d))
+        return func(*args, **(kwargs or {}))
+
+    def _note(self, rows: torch.Tensor, cols: torch.Tensor) -> None:
+        vectors = torch.cat([rows, cols])
+        queries = _indices(vectors, self.Lq, *_QUERY)
+        keys = _indices(vectors, self.Lk, *_KEY)
+        if queries and keys:
+            self.computed.setdefault(self.phase, []).append((queries, keys))
+
+    def above_diagonal(self, phase: str) -> list[tuple[set, set]]:
+        """The tiles computed in ``phase`` whose every key lies after every query's last
+        visible key (query i sees keys j <= i + Lk - Lq)."""
+        return [(q, k) for q, k in self.computed.get(phase, [])
+                if min(k) > max(q) + self.Lk - self.Lq]
+
+
+def recognise_masked_first_tile(function, values: dict) -> str | None:
+    """The hint when an output is nan under causal and finite without it: some row met a
+    tile in which it sees no key before any tile in which it does."""
+    if not values["causal"]:
+        return None
+    with torch.no_grad():
+        masked = function.apply(*values.values())
+        free = function.apply(*dict(values, causal=False).values())
+    if not (isinstance(masked, torch.Tensor) and isinstance(free, torch.Tensor)):
+        return None
+    Q, K = values["Q"], values["K"]
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    mask = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril(Lk - Lq)
+    expected = attention_reference(Q, K, values["V"], values["scale"], mask)
+    finite = torch.isfinite(masked)
+    rows_right = masked.shape == expected.shape and torch.allclose(
+        masked[finite], expected[finite], rtol=1e-5, atol=1e-7)  # only the nan rows are wrong
+    if torch.isnan(masked).any() and torch.isfinite(free).all() and rows_right:
+        return ("FlashAttention's output is nan under causal only: when the first tile a row "
+                "meets hides all of its keys, its scores there are all -inf, m_new = -inf and "
+                "exp(m - m_new) = exp(-inf + inf) = nan; visit key blocks from key 0 (which every "
+                "query sees), or treat m_new = -inf as 0 in the exponent")
+    return None
+
+
+@contextmanager
+def block_size(function, block: int):
+    """Run with ``function.BLOCK = block``, restored afterwards."""
+    if not isinstance(getattr(function, "BLOCK", None), int):
+        raise GradingError(f"{NAME} needs a class attribute BLOCK = 64 (an int): the grader "
+                           "sets it to smaller sizes to test tiling, so read the block size "
+                           f"as {NAME}.BLOCK")
+    own, old = "BLOCK" in vars(function), function.BLOCK
+    function.BLOCK = block
+    try:
+        yield
+    finally:
+        if own:
+            function.BLOCK = old
+        else:
+            del function.BLOCK
+
+
+def recognise_hidden_diagonal(function, values: dict) -> str | None:
+    """The hint when causal=True hides the last key each query may see (a mask key >= i + Lk -
+    Lq instead of key > i + Lk - Lq): the output is the reference under that narrower mask,
+    nan where a query is left with no key at all."""
+    Q, K = values["Q"], values["K"]
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    if not values["causal"]:
+        return None
+    with torch.no_grad():
+        output = function.apply(*values.values())
+    narrow = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril(Lk - Lq - 1)
+    expected = attention_reference(Q, K, values["V"], values["scale"], narrow)
+    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
+            and torch.allclose(output, expected, rtol=1e-5, atol=1e-7, equal_nan=True)):
+        return (f"{NAME}'s causal mask hides the diagonal: query i must also see key "
+                f"j = i + (Lk - Lq) (here Lk - Lq = {Lk - Lq}), so mask keys j > i + (Lk - Lq), "
+                "not j >= (a query left with no key at all comes out nan)")
+    return None
+
+
+def recognise_top_left(function, values: dict) -> str | None:
+    """The hint when causal=True gives is_causal's top-left alignment: with Lq < Lk, query i
+    then sees keys j <= i instead of j <= i + (Lk - Lq)."""
+    Q, K = values["Q"], values["K"]
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    if not values["causal"] or Lq == Lk:
+        return None
+    with torch.no_grad():
+        output = function.apply(*values.values())
+    top_left = torch.ones(Lq, Lk, dtype=torch.bool, device=Q.device).tril()
+    expected = attention_reference(Q, K, values["V"], values["scale"], top_left)
+    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
+            and torch.allclose(output, expected, rtol=1e-5, atol=1e-7)):
+        return (f"{NAME}'s causal mask is top-left, as is_causal=True: query i sees keys "
+                f"j <= i, but the contract is bottom-right, j <= i + (Lk - Lq) (here Lk - Lq = "
+                f"{Lk - Lq}), as causal_lower_right: shift the mask and the last key block "
+                "each query block visits by Lk - Lq")
+    return None
+
+
+def flash_values(lead, Lq, Lk, d, dv, device, *, causal=False, seed=0, dtype=torch.float64):
+    return {
+        "Q": sample((*lead, Lq, d), device, seed=seed, dtype=dtype),
+        "K": sample((*lead, Lk, d), device, seed=seed + 1, dtype=dtype),
+        "V": sample((*lead, Lk, dv), device, seed=seed + 2, dtype=dtype),
+        "scale": 1 / math.sqrt(d),
+        "causal": causal,
+    }
+
+
+def flash_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
+    """Causal attention with Lq 5 != Lk 7 at the class's own BLOCK; at odd seeds Lq 6 and not
+    causal, so that two calls in one graph differ in shape and in ``causal``."""
+    odd = seed % 2 == 1
+    made = flash_values((2,), 6 if odd else 5, 7, 4, 3, device, causal=not odd, seed=seed,
+                        dtype=dtype)
+    return {**made, "scale": scale}
+
+
+# the accumulation cases' tolerances, relative to |value| + 1: long_key_loop at the class's
+# BLOCK (the domain's case) and at BLOCK 16, long_query_loop; and the lesson's solution's own
+# errors there, measured in float16 (quoted in the messages)
+ACCUMULATION, KEY_LOOP, LONG_QUERIES = 2.5e-4, 1.5e-4, 1e-3
+SOLUTION = {"output": 5.2e-5, "grad_Q": 7.4e-5, "grad_K": 6.3e-5, "grad_V": 4.6e-5}
+LONG_QUERY_SOLUTION = 3.0e-4
+
+
+def long_key_loop(device, dtype) -> dict:
+    """1024 keys for each of 64 queries (16 key blocks of 64, 64 of 16). In the second batch
+    element every key has the same value row (4 times a random one) and K is shifted by 1: the
+    output is that row exactly and grad_Q, grad_K are 0, so whatever was accumulated in the
+    input's dtype shows. Measured in float16 against float64, relative to |value| + 1, at BLOCK
+    64: the lesson's solution is off by 7.4e-5 at most; with its running output kept in
+    float16, the output by 1.6e-3; with D = rowsum(dO * O) in float16, grad_Q by 5.1e-3 (the
+    output exact). At BLOCK 16 (64 key blocks) the solution is still off by 7.4e-5, while dQ
+    accumulated in float16 is off by 2.9e-4 (key blocks visited first to last) or 5.6e-4 (last
+    to first); at BLOCK 64 the latter was only 1.75e-4."""
+    made = flash_values((2,), 64, 1024, 16, 16, device, seed=4)
+    V, K = made["V"].clone(), made["K"].clone()
+    V[1] = (4 * V[1, :1]).expand_as(V[1])
+    K[1] += 1
+    return {**made, "Q": made["Q"].to(dtype), "K": K.to(dtype), "V": V.to(dtype),
+            "scale": 0.25}
+
+
+def long_query_loop(device, dtype) -> dict:
+    """16 query blocks of 64 for 64 keys, the second batch element's queries all one row, so
+    that they share one row of probabilities; with ``query_loop_grad_output`` there (one row of
+    dO for the first 512 queries, minus it for the rest) grad_K and grad_V are 0, sums over the
+    query blocks that grow to about 8 and come back. Measured in float16 against float64,
+    relative to |value| + 1: the lesson's solution is off by 3.0e-4 at most; with dK, dV kept
+    in float16, grad_K by 5.0e-2 (1.2e-3 on the random first element alone)."""
+    made = flash_values((2,), 1024, 64, 16, 16, device, seed=4)
+    Q = made["Q"].clone()
+    Q[1] = Q[1, :1].expand_as(Q[1])
+    return {**made, "Q": Q.to(dtype), "K": made["K"].to(dtype), "V": made["V"].to(dtype),
+            "scale": 0.25}
+
+
+def query_loop_grad_output(shape, device) -> torch.Tensor:
+    """Random dO, but in the second batch element one row for the first half of the queries
+    and minus it for the second (float16 numbers, so that casting keeps them)."""
+    grad_output = torch.randn(shape, generator=torch.Generator().manual_seed(5),
+                              dtype=torch.float64)
+    half = shape[-2] // 2
+    row = grad_output[1, :1]
+    grad_output[1] = torch.cat([row.expand(half, -1), -row.expand(shape[-2] - half, -1)])
+    return grad_output.half().double().to(device)
+
+
+def _errors(function, values: dict, wide: dict, grad_output) -> dict | None:
+    """The learner's output and gradients on ``values``, each's largest error against the
+    float64 reference relative to |value| + 1; None where the code raises."""
+    try:
+        inputs = {n: v.clone().requires_grad_() if isinstance(v, torch.Tensor) else v
+                  for n, v in values.items()}
+        output = function.apply(*inputs.values())
+        grads = torch.autograd.grad(output, [inputs[n] for n in "QKV"],
+                                    grad_output.to(output.dtype))
+    except Exception:  # the learner's code may raise anything: no probe, no named cause
+        return None
+    errors = {}
+    for name, got in zip(("output", "grad_Q", "grad_K", "grad_V"), (output, *grads)):
+        true = wide[name]
+        if not isinstance(got, torch.Tensor) or got.shape != true.shape:
+            return None
+        errors[name] = ((got.detach().double() - true).abs() / (true.abs() + 1)).max().item()
+    return errors
+
+
+def check_accumulation(function, device) -> None:
+    """float16 inputs accumulate in float32: on ``long_key_loop`` and ``long_query_loop``, a
+    value off by more than the case's tolerance is named a precision loss only when the same
+    code in float32 matches to 1e-5; otherwise the domain's check says which value differs
+    (the key loop), or it is said to be off (the query loop, no domain case)."""
+    keys = torch.randn((2, 64, 16), generator=torch.Generator().manual_seed(5),
+                       dtype=torch.float64).to(device)
+    with block_size(function, 16):  # 64 key blocks: dQ kept in float16 rounds 64 times
+        _check_case(function, long_key_loop(device, torch.float16), keys, KEY_LOOP, False)
+    _check_case(function, long_query_loop(device, torch.float16),
+                query_loop_grad_output((2, 1024, 16), device), LONG_QUERIES, True)
+
+
+def _check_case(function, values: dict, grad_output, tolerance: float, queries: bool) -> None:
+    """One case of ``check_accumulation``, against the float64 reference."""
+    Lq, Lk = values["Q"].shape[-2], values["K"].shape[-2]
+    fresh = {n: v.double().requires_grad_() if isinstance(v, torch.Tensor) else v
+             for n, v in values.items()}
+    expected = attention_reference(fresh["Q"], fresh["K"], fresh["V"], fresh["scale"])
+    truth = dict(zip(("grad_Q", "grad_K", "grad_V"), torch.autograd.grad(
+        expected, [fresh[n] for n in "QKV"], grad_output)), output=expected.detach())
+    errors = _errors(function, values, truth, grad_output)
+    if errors is None or max(errors.values()) <= tolerance:
+        return
+    what = next(n for n, e in errors.items() if e > tolerance)
+    own = LONG_QUERY_SOLUTION if queries else SOLUTION[what]
+    off = (f"{NAME}'s {what} in float16 is off by {errors[what]:.3g} (relative to |value| + 1) "
+           f"over {Lk} keys for {Lq} queries: the tolerance is {tolerance:g}, and the lesson's "
+           f"solution, which accumulates in float32, is off by {own:.2g} here")
+    single = {n: v.float() if isinstance(v, torch.Tensor) else v for n, v in values.items()}
+    wide = _errors(function, single, truth, grad_output)
+    if wide is None or wide[what] > 1e-5:  # wrong in float32 too: no precision loss proven
+        if queries:
+            raise GradingError(off)
+        return
+    advice = ("keep the running output, maximum and sum in float32 across the key loop and "
+              "cast O at the end" if what == "output" else
+              "the output matches, and grad_K and grad_V are sums over the query blocks: "
+              "accumulate dK and dV in float32 across the query loop, casting at the end"
+              if queries and what in ("grad_K", "grad_V") else
+              "the output matches, so backward keeps something in float16: compute "
+              "D = rowsum(dO * O) and accumulate dQ, dK, dV in float32, casting at the end")
+    raise GradingError(f"{off}; yours matches in float32 (to {wide[what]:.1g}): a precision "
+                       f"loss, not a wrong formula; {advice}", mistake={
+                           "keep the running output": f"{NAME}/running-output-in-half",
+                           "sums over the query blocks": f"{NAME}/dk-dv-accumulated-in-half",
+                           "backward keeps": f"{NAME}/backward-accumulates-in-half"})

@@ -1,0 +1,244 @@
+"""Checks for an in-place Function of one input (lesson 07's ReLUInPlace and AbsInPlace):
+written into x, marked dirty, x itself returned, PyTorch's own error for a leaf that requires
+grad, the gradient through a view of a non-leaf, and the version counter bumped; ReLUInPlace's
+battery; and the writable copy the checks generated from their domains write into."""
+
+import torch
+
+from ...checks import (Spec, backward_outputs, case, check_is_function, check_no_ctx_tensors,
+                      gradcheck_callable, run_forward)
+from ...contract import check_each_input_alone, covers
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...errors import GradingError
+from ...exercise import sample
+from ...probes import _shares_memory, record_ctx_calls
+
+RELU = Spec("ReLUInPlace", ("x",), torch.relu)
+RELU_SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
+
+LEAF_ERROR = "a leaf Variable that requires grad"
+
+
+# beside the kink: float32 rounds +-1e-300 to 0 (x.float() > 0 reads them as 0), and a
+# threshold (x > 1e-6, y > 1e-3) misreads them or +-1e-4; in x of 12 entries or more, beside
+# four ordinary ones
+NEAR_ZERO = (1e-300, -1e-300, 1e-4, -1e-4)
+
+
+def with_zeros(x: torch.Tensor) -> torch.Tensor:
+    """``x`` with every third entry exactly 0, where the derivative's convention matters, and
+    (float64) entries right beside 0, where a mask read in float32 or with a threshold errs."""
+    flat = x.detach().clone().reshape(-1)
+    flat[::3] = 0
+    if flat.dtype == torch.float64 and flat.numel() >= 12:
+        flat[[4, 5, 7, 8]] = torch.tensor(NEAR_ZERO, dtype=flat.dtype, device=flat.device)
+    return flat.reshape(x.shape)
+
+
+def _float32_reading(spec: Spec, x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
+    """The gradient a mask or sign read from x.float() gives: the reference's, at x rounded."""
+    rounded = x.detach().float().to(x.dtype).requires_grad_()
+    grad, = torch.autograd.grad(spec.reference(rounded), rounded, grad_output)
+    return grad
+
+
+def check_float32_reading(function, spec: Spec, got, pristine, before, what: str) -> None:
+    """A wrong float64 gradient that is what x.float() gives, and again on +-1e-30 (which
+    float32 keeps, and a threshold such as 1e-6 misreads) beside +-1e-300 (rounded to 0)."""
+    if before.dtype != torch.float64 or not torch.allclose(
+            got, _float32_reading(spec, before, pristine)):
+        return
+    probe = torch.tensor([1e-30, -1e-30, 1e-300, -1e-300, 0.5, -0.5], dtype=torch.float64,
+                         device=before.device)
+    try:
+        _, grad, g, _ = gradient_through(function, spec, probe, seed=3)
+    except Exception:  # the learner's code may raise anything: then it is not proven
+        return
+    if (isinstance(grad, torch.Tensor) and grad.shape == probe.shape
+            and torch.allclose(grad, _float32_reading(spec, probe, g))):
+        raise GradingError(
+            f"{spec.name}'s {what} is read from x rounded to float32: x.float() rounds x = "
+            "1e-300 and -1e-300 to 0, which its gradient then treats as 0 (1e-30, which "
+            f"float32 keeps, is read right); build the {what} from x itself",
+            mistake=f"{spec.name}/{what}-in-float32")
+
+
+def noise(like: torch.Tensor, seed: int) -> torch.Tensor:
+    return sample(like.shape, like.device, seed=seed, dtype=like.dtype)
+
+
+def forward_in_place(function, spec: Spec, x: torch.Tensor):
+    """``function.apply(x)`` for a non-leaf ``x``: (ForwardTrace, output, x's values before)."""
+    before, version = x.detach().clone(), x._version
+    with record_ctx_calls():
+        forward = run_forward(function, spec, {"x": x})
+    y = forward.output
+    if not isinstance(y, torch.Tensor):
+        raise GradingError(f"{spec.name}.forward must return x; it returned "
+                           f"{type(y).__name__}")
+    if y is not x:
+        if _shares_memory(y, x):
+            raise GradingError(
+                f"{spec.name} did not call ctx.mark_dirty(x): autograd got its input back "
+                "unmarked and returned a view of it, while x itself keeps its old history, so "
+                "gradients through x are silently wrong", mistake=f"{spec.name}/mark-dirty-missing")
+        unchanged = " and left x unchanged" if torch.equal(x.detach(), before) else ""
+        raise GradingError(f"{spec.name} returned a new tensor{unchanged}: write into x in "
+                           "place, call ctx.mark_dirty(x) and return x itself",
+                           mistake=f"{spec.name}/returns-new-tensor")
+    diagnose_values(f"x after {spec.name}", x, spec.reference(before))
+    if x._version == version:  # unreachable through mark_dirty, which bumps it too
+        raise GradingError("x's version counter did not move: write into x in place")
+    check_no_ctx_tensors(spec, forward)
+    return forward, y, before
+
+
+def gradient_through(function, spec: Spec, x: torch.Tensor, seed: int = 0):
+    """(the gradient of a leaf ``base`` whose clone went through ``function``, the
+    grad_output used, x's values before the write)."""
+    base = x.detach().clone().requires_grad_()
+    inner = base.clone()  # not a leaf: writing into it is allowed
+    forward, y, before = forward_in_place(function, spec, inner)
+    grad_output = noise(y, seed + 1)
+    if grad_output.dim() >= 2:  # the same values, not contiguous
+        grad_output = grad_output.transpose(-2, -1).contiguous().transpose(-2, -1)
+    pristine = grad_output.clone()
+    got = backward_outputs(spec, (y,), base, (grad_output,))
+    if not torch.equal(grad_output, pristine):
+        raise GradingError(f"{spec.name}'s backward modified grad_output in place: it must return "
+                           "a new tensor. Which operation gives you one without touching "
+                           "grad_output?",
+                           mistake=f"{spec.name}/modifies-grad-output")
+    return forward, got, pristine, before
+
+
+def check_leaf_error(function, spec: Spec, device) -> None:
+    """A leaf that requires grad: PyTorch's own error, which mark_dirty triggers."""
+    leaf = torch.tensor([-1.0, 2.0, 0.5], dtype=torch.float64, device=device, requires_grad=True)
+    try:
+        function.apply(leaf)
+    except NotImplementedError:
+        raise
+    except RuntimeError as error:
+        if LEAF_ERROR in str(error):
+            return
+        raise GradingError(f"{spec.name} raised its own error for a leaf that requires grad: "
+                           "let PyTorch raise it; ctx.mark_dirty(x) does", str(error)) from error
+    raise GradingError(f"{spec.name} overwrote a leaf that requires grad without an error: call "
+                       "ctx.mark_dirty(x), and PyTorch raises \"a leaf Variable that requires "
+                       "grad has been used in an in-place operation\"")
+
+
+def check_on_view(function, spec: Spec, device) -> None:
+    """Writing through a view of a non-leaf: the base's gradient sees the write."""
+    a = torch.tensor([-1.0, 3.0, -2.0, 0.5, 0.0], dtype=torch.float64, device=device,
+                     requires_grad=True)
+    b = a.clone()
+    function.apply(b[1:])
+    weights = torch.arange(1.0, 6.0, dtype=torch.float64, device=device)
+    got = backward_outputs(spec, (b,), a, (weights,))
+    fresh = a.detach().clone().requires_grad_()
+    expected, = torch.autograd.grad(torch.cat([fresh[:1], spec.reference(fresh[1:])]), fresh,
+                                    weights)
+    diagnose_gradient("x", got, expected)
+
+
+def check_plain_tensor(function, spec: Spec, device) -> None:
+    """On a tensor that requires no grad the write still happens, and x comes back."""
+    plain = torch.tensor([-1.0, 2.0], device=device)
+    if function.apply(plain) is not plain or not torch.equal(
+            plain, spec.reference(torch.tensor([-1.0, 2.0], device=device))):
+        raise GradingError(f"{spec.name} on a tensor that requires no grad must still write it in "
+                           "place and return it")
+
+
+def check_version_tracking(function, spec: Spec, device) -> None:
+    """An op that saved x before the in-place write must refuse to backpropagate."""
+    b = sample((4,), device, seed=9).requires_grad_().clone()
+    saved_by_sin = b.sin()
+    function.apply(b)
+    try:
+        saved_by_sin.sum().backward()
+    except RuntimeError as error:
+        if "modified by an inplace operation" in str(error):
+            return
+        raise
+    raise GradingError(f"sin(x) computed before {spec.name} backpropagated without an error: "
+                       f"{spec.name} must write into x with an in-place op, which bumps its "
+                       "version counter")
+
+
+class Cloned:
+    """An in-place Function applied to a clone of x: a function of a leaf x, for the contract
+    checks that make each input a leaf requiring grad."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def apply(self, x):
+        return self.function.apply(x.clone())
+
+
+def writable_copy(x: torch.Tensor) -> torch.Tensor:
+    """A non-leaf copy of ``x`` with x's strides (a column slice stays a column slice), its
+    gradient flowing back to x: an in-place Function may write into it."""
+    base = x._base if x._base is not None else x
+    buffer = torch.zeros_like(base, memory_format=torch.contiguous_format).detach()
+    copy = buffer.as_strided(x.size(), x.stride(), x.storage_offset())
+    return copy.copy_(x)
+
+
+def writing_into_a_copy(function):
+    """For the generated checks, which give x as a leaf that requires grad (or a view of one):
+    ``function.apply`` on a writable copy of x with x's strides. A subclass, so that an
+    attribute forward or backward sets on the learner's class is still seen."""
+    return type(function.__name__, (function,),
+                {"apply": staticmethod(lambda x: function.apply(writable_copy(x)))})
+
+
+IN_PLACE_LAYOUTS = ("transposed", "column slice")
+IN_PLACE_LAYOUT_CLAUSE = ("x of any strides an in-place write accepts (transposed, a column "
+                          "slice); not expanded: torch refuses to write in place into an "
+                          "expanded tensor, whose elements share memory")
+
+
+# ReLUInPlace ------------------------------------------------------------------------------
+
+def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
+    """Written in place, marked dirty, the gradient with 0 at x == 0, grad_output untouched."""
+    _, got, pristine, before = gradient_through(function, RELU, x, seed)
+    expected = pristine * (before > 0)
+    if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
+        if (before == 0).any() and torch.allclose(got, pristine * (before >= 0)):
+            raise GradingError("ReLUInPlace's gradient at x == 0 is grad_output: make it 0, as "
+                               "MyReLU does in lesson 01. Which comparison is False exactly "
+                               "where x was 0 or below?",
+                               mistake="ReLUInPlace/gradient-at-zero")
+        if torch.allclose(got, pristine) and (before < 0).any():
+            raise GradingError("ReLUInPlace's backward passes grad_output through everywhere, "
+                               "also where x was negative. After the clamp y has no negative "
+                               "entries: which comparison on y is False exactly where x was 0 "
+                               "or below?", mistake="ReLUInPlace/mask-always-true")
+        check_float32_reading(function, RELU, got, pristine, before, "mask")
+    diagnose_gradient("x", got, expected, inputs={"x": before})
+
+
+def relu_full(ReLUInPlace, device) -> None:
+    function = check_is_function(ReLUInPlace, RELU)
+    for seed, shape in enumerate(RELU_SHAPES):
+        with case(f"x of shape {shape} with some entries exactly 0"):
+            check_relu(function, with_zeros(sample(shape, device, seed=seed)), seed=seed)
+    covers("x == 0")
+    covers("0-d x")
+    check_leaf_error(function, RELU, device)
+    covers("a leaf that requires grad")
+    check_each_input_alone(Cloned(function), RELU, {"x": sample((3, 4), device, seed=5,
+                                                                  away_from_zero=0.1)})
+    with case("x a view, b[1:], of a tensor b that is not a leaf"):
+        check_on_view(function, RELU, device)
+    covers("a view of a non-leaf")
+    check_plain_tensor(function, RELU, device)
+    check_version_tracking(function, RELU, device)
+    covers("version counter")
+    gradcheck_callable(RELU, lambda t: function.apply(t.clone()),
+                       sample((2, 4), device, seed=1, away_from_zero=0.1))

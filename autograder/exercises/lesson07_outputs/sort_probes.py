@@ -1,0 +1,94 @@
+"""Probes for SortWithIndices's backward that its values alone cannot name: a gradient right on
+the same shape without ties (so a wrong one is about ties), and a gradient whose rows all received
+every row's gradients (the last dimension indexed with the whole tensor of indices at once);
+an order that sorts x only as float32 numbers; and what forward saves for backward (the
+permutation, once)."""
+
+import torch
+
+from ...errors import GradingError
+from .in_place import noise
+
+
+def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a.detach(), b.detach())
+
+
+def right_without_ties(function, x: torch.Tensor) -> bool:
+    """The probe behind the ties hint: the same Function is right on x's shape without ties."""
+    plain = torch.randperm(x.numel(), generator=torch.Generator().manual_seed(5))
+    leaf = plain.reshape(x.shape).to(dtype=x.dtype, device=x.device).requires_grad_()
+    try:
+        values, indices = function.apply(leaf)
+        g = noise(values, 11)
+        grad, = torch.autograd.grad(values, leaf, g)
+    except Exception:  # the learner's code may raise anything: then it is not only ties
+        return False
+    expected = torch.zeros_like(g).scatter(-1, torch.sort(leaf.detach(), -1).indices, g)
+    return grad.shape == expected.shape and bool(torch.allclose(grad, expected))
+
+
+def float32_twins(device) -> torch.Tensor:
+    """Rows of three values apart in float32 (1, 1 + 2^-20, 1 + 2^-19), each with a twin one
+    float64 ulp above it, shuffled: float32 rounds each twin onto its value (a tie), float16
+    rounds all six to 1."""
+    base = 1 + torch.arange(3, dtype=torch.float64) * 2.0 ** -20
+    row = torch.cat([base, torch.nextafter(base, torch.tensor(2.0, dtype=torch.float64))])
+    generator = torch.Generator().manual_seed(7)
+    return torch.stack([row[torch.randperm(6, generator=generator)] for _ in range(3)]).to(device)
+
+
+def sorted_as_float32_only(x: torch.Tensor, indices: torch.Tensor) -> bool:
+    """The probe behind the float32 hint: x taken in the returned order is ascending once
+    rounded to float32, and not in x's own (wider) dtype."""
+    if x.dtype != torch.float64 or x.dim() == 0 or indices.shape != x.shape:
+        return False
+    ordered = x.detach().gather(-1, indices)
+    return bool((ordered.diff(dim=-1) < 0).any() and (ordered.float().diff(dim=-1) >= 0).all())
+
+
+def every_row_indexed(grad: torch.Tensor, indices: torch.Tensor, g: torch.Tensor) -> bool:
+    """The probe behind the whole-index hint: two rows or more, all of grad's rows the same, and
+    each entry one of the gradients that some row's indices send to its position, which is what
+    ``grad_x[..., indices] = grad_values`` (or a loop of such writes over j) leaves."""
+    if grad.dim() < 2 or grad.shape != indices.shape or grad.shape[:-1].numel() < 2:
+        return False
+    n = grad.shape[-1]
+    rows = grad.detach().reshape(-1, n)
+    if not torch.equal(rows, rows[:1].expand_as(rows)):
+        return False
+    # sent[a, p]: the gradient row a's indices send to position p
+    sent = g.reshape(-1, n).gather(-1, torch.argsort(indices.reshape(-1, n), dim=-1))
+    return bool((rows[0] == sent).any(0).all())
+
+
+def check_saved_indices(forward, indices: torch.Tensor) -> None:
+    """Backward needs the permutation and nothing else: the indices, or the same permutation
+    inverted (an int64 tensor of the same size, which routes the gradient by a gather)."""
+    names = {"input x": "its input x", "output": "the values"}
+    for saved in forward.saved:
+        if saved.dtype.is_floating_point:
+            what = names.get(saved.role, f"an intermediate of shape {saved.shape}")
+            raise GradingError(f"SortWithIndices saves {what} with save_for_backward: backward "
+                               "needs only where each value came from; save the indices alone",
+                               mistake="SortWithIndices/saves-float-tensor")
+    inverse = torch.argsort(indices, dim=-1) if indices.dim() else indices
+    if not any(same_values(saved.tensor, indices) or same_values(saved.tensor, inverse)
+               for saved in forward.saved):
+        for saved in forward.saved:
+            if (saved.dtype != indices.dtype and saved.tensor.shape == indices.shape
+                    and (torch.equal(saved.tensor.long(), indices)
+                         or torch.equal(saved.tensor.long(), inverse))):
+                raise GradingError(
+                    f"SortWithIndices saves the permutation as {str(saved.dtype)[6:]}: save the "
+                    "int64 indices torch.sort returned (or their inverse), as they are: the "
+                    "contract asks for that one int64 tensor",
+                    mistake="SortWithIndices/indices-narrowed")
+        raise GradingError("SortWithIndices did not save its indices: backward needs them; "
+                           "call ctx.save_for_backward(indices)")
+    total = sum(saved.nbytes for saved in forward.saved)
+    if total > indices.numel() * indices.element_size():
+        raise GradingError(f"SortWithIndices saves {total} bytes where the indices are "
+                           f"{indices.numel() * indices.element_size()}: one permutation is all "
+                           "backward needs; save the indices alone",
+                           mistake="SortWithIndices/saves-more-than-one-permutation")

@@ -1,0 +1,267 @@
+"""Lesson 08: LogSumExp under vmap, jvp and forward-mode gradcheck (softplus, the custom
+operator, is in ``custom_op``)."""
+
+import inspect
+import re
+
+import torch
+from torch.autograd.gradcheck import GradcheckError
+
+from ...checks import Spec, case, check_is_function, check_values_and_gradients, run_forward
+from ...contract import check_each_input_alone, covers
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...domain import Case, Constant, Domain, sampled
+from ...errors import GradingError
+from ...explain import _explain_runtime_error
+from ...exercise import Exercise, sample
+
+LSE = Spec("LogSumExp", ("x", "dim"), lambda x, dim: torch.logsumexp(x, dim))
+# (shape, dim): negative dims, 1-d to a 0-d result, a size-1 dim that is not reduced (a
+# squeeze of every size-1 dim is wrong there), and a 0-size batch last
+LSE_CASES = [((3, 5), 1), ((3, 5), 0), ((2, 3, 4), -1), ((2, 3, 4), -2), ((2, 3, 4), 0),
+             ((6,), 0), ((6,), -1), ((3, 1, 4), -1), ((0, 4), -1)]
+HUGE = torch.tensor([[1000.0, 999.0, -1000.0], [-1000.0, -999.5, -1000.0]])
+
+
+def lse_values(shape, device, *, seed=0, dim=1, dtype=torch.float64) -> dict:
+    return {"x": 3 * sample(shape, device, seed=seed, dtype=dtype), "dim": dim}
+
+
+def check_lse_form(function) -> None:
+    """The setup_context form: forward(x, dim) without ctx, setup_context, vmap rule, jvp."""
+    base = torch.autograd.Function
+    if function.setup_context is base.setup_context:
+        raise GradingError(
+            "LogSumExp has no setup_context: torch.func transforms need the setup_context form, "
+            "forward(x, dim) without ctx plus setup_context(ctx, inputs, output) that saves",
+            mistake="LogSumExp/no-setup-context")
+    parameters = inspect.signature(function.forward).parameters.values()
+    if not any(p.kind is p.VAR_POSITIONAL for p in parameters):
+        names = [p.name for p in parameters]
+        if len(names) != 2 or names[0] == "ctx":
+            raise GradingError(
+                f"LogSumExp.forward takes ({', '.join(names)}): with setup_context, forward "
+                "takes no ctx, only (x, dim); saving happens in setup_context",
+                mistake="LogSumExp/forward-takes-ctx")
+    if not getattr(function, "generate_vmap_rule", False) and function.vmap is base.vmap:
+        raise GradingError("LogSumExp does not set generate_vmap_rule = True: torch.vmap refuses "
+                           "a Function without a vmap rule; add it as a class attribute",
+                           mistake="LogSumExp/no-vmap-rule")
+    if function.jvp is base.jvp:
+        raise GradingError("LogSumExp has no jvp staticmethod: forward-mode AD (torch.func.jvp, "
+                           "forward_ad) needs jvp(ctx, x_tangent, dim_tangent)",
+                           mistake="LogSumExp/no-jvp")
+
+
+def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError:
+    """A hint for an exception raised while a torch.func transform ran the learner's code."""
+    message = str(error)
+    if "vmap support" in message:
+        return GradingError("LogSumExp does not set generate_vmap_rule = True: torch.vmap "
+                            "refuses it", message)
+    if "setup_context" in message:
+        return GradingError("LogSumExp has no setup_context: torch.func transforms need the "
+                            "setup_context form", message)
+    if phase == "jvp" and isinstance(error, (ValueError, IndexError)) and (
+            "got 0" in message or "out of range" in message):
+        return GradingError(
+            "LogSumExp.jvp found ctx.saved_tensors empty: tensors saved with save_for_backward "
+            "are for backward only; in setup_context also call ctx.save_for_forward(...) with "
+            "what jvp needs", message, mistake="LogSumExp/jvp-without-save-for-forward")
+    sizes = re.search(r"Tensor is of size (\[[\d, ]*\]) while the given forward gradient is of "
+                      r"size (\[[\d, ]*\])", message)
+    if phase == "jvp" and sizes:
+        return GradingError(
+            f"LogSumExp.jvp returns a tangent of shape {sizes[2]} for an output of shape "
+            f"{sizes[1]} (x of shape {tuple(inputs['x'].shape)}, dim={inputs['dim']}): a "
+            f"tangent has its output's shape, x's shape with dim removed, so the sum runs over "
+            f"dim, without keepdim", message, mistake="LogSumExp/jvp-tangent-shape")
+    if isinstance(error, RuntimeError):
+        return _explain_runtime_error(LSE, phase, error, inputs)
+    return GradingError(f"LogSumExp.{phase} raised {type(error).__name__} with x of shape "
+                        f"{tuple(inputs['x'].shape)}, dim={inputs['dim']}: {message}", message)
+
+
+def check_lse_stable(function, device) -> None:
+    """Finite and right values, gradients and tangents at |x| = 1000 in float64 (the contract's
+    magnitude): forward, backward and jvp each checked on their own."""
+    x = HUGE.to(device=device, dtype=torch.float64).requires_grad_()
+    out = run_forward(function, LSE, {"x": x, "dim": 1}).output
+    expected = torch.logsumexp(x.detach(), 1)
+    if not torch.isfinite(out).all():
+        if (out == float("-inf")).any() and not (out == float("inf")).any():
+            what = ("underflows on the row of values near -1000: every term of its sum is 0 "
+                    "and log(0) = -inf; subtract that row's own max along dim, so that its "
+                    "largest term is exactly exp(0) = 1")
+        else:
+            what = ("overflows at |x| = 1000: exp(1000) is inf in float64; which constant, "
+                    "taken out of the sum, leaves no positive exponent? (Hint 4 before "
+                    "Exercise 1)")
+        raise GradingError(f"LogSumExp's forward {what}", f"got {out.detach()}, expected {expected}",
+                           mistake={"overflows at |x| = 1000": "LogSumExp/overflows",
+                                    "underflows on the row": "LogSumExp/max-not-per-row"})
+    diagnose_values("LogSumExp's output at |x| = 1000", out, expected)
+    grad, = torch.autograd.grad(out.sum(), x)
+    if not torch.isfinite(grad).all():
+        raise GradingError(
+            "LogSumExp's backward gives inf or nan at |x| = 1000 although its forward is finite: "
+            "its softmax weights overflow there; write them with exponents that are never "
+            "positive (x minus the output, or minus the max)", f"got {grad}",
+            mistake="LogSumExp/backward-softmax-overflows")
+    diagnose_gradient("x", grad, torch.softmax(x.detach(), 1))
+    tangent = torch.tensor([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]], dtype=torch.float64,
+                           device=device)
+    try:
+        _, got = torch.func.jvp(lambda t: function.apply(t, 1), (x.detach(),), (tangent,))
+    except Exception as error:
+        raise _transform_error("jvp", error, {"x": x, "dim": 1}) from error
+    if isinstance(got, torch.Tensor) and not torch.isfinite(got).all():
+        raise GradingError(
+            "LogSumExp.jvp gives inf or nan at |x| = 1000 although forward is finite: its "
+            "softmax weights overflow there; write them with exponents that are never positive "
+            "(x minus the saved output)", f"got {got}", mistake="LogSumExp/jvp-softmax-overflows")
+    with case("x at |x| = 1000 (torch.func.jvp)"):
+        diagnose_values("LogSumExp.jvp's tangent", got,
+                        (torch.softmax(x.detach(), 1) * tangent).sum(1))
+
+
+def check_lse_grad_output_unsqueezed(function, device) -> None:
+    """x of shape (4, 4), dim=1: a grad_output of shape (4,) broadcasts against x without an
+    error, along the wrong dim, unless backward puts dim back first."""
+    x = lse_values((4, 4), device, seed=11)["x"].requires_grad_()
+    grad_output = sample((4,), device, seed=12, dtype=x.dtype)
+    try:
+        got, = torch.autograd.grad(function.apply(x, 1), x, grad_output)
+    except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
+        return
+    weights = torch.softmax(x.detach(), 1)
+    if (isinstance(got, torch.Tensor) and got.shape == x.shape
+            and not torch.allclose(got, grad_output.unsqueeze(1) * weights)
+            and torch.allclose(got, grad_output.unsqueeze(0) * weights)):
+        raise GradingError(
+            "LogSumExp's backward lines grad_output up with the wrong dim: with x of shape "
+            "(4, 4) and dim=1, grad_output has shape (4,), and broadcasting matches it with x's "
+            "last dim, silently here and with an error when x is not square; put dim back in "
+            "grad_output before it meets x", mistake="LogSumExp/grad-output-not-unsqueezed")
+
+
+def check_lse_case(function, values: dict, **tolerances) -> None:
+    """Values and gradients for one (shape, dim); a backward that fails only away from the last
+    dimension gets the unsqueeze hint."""
+    x, dim = values["x"], values["dim"]
+    with case(f"x of shape {tuple(x.shape)}, dim={dim}"):
+        try:
+            check_values_and_gradients(function, LSE, values, **tolerances)
+        except GradingError as error:
+            last = dim in (-1, x.dim() - 1)
+            if last or not ("backward" in error.hint or "gradient" in error.hint):
+                raise
+            raise GradingError(
+                f"LogSumExp's backward fails for dim={dim}, which is not the last dimension "
+                "(the last one passed): every unsqueeze, softmax or sum in backward must use "
+                "ctx.dim, not -1, so that grad_output and the output broadcast along dim",
+                str(error), mistake="LogSumExp/backward-assumes-last-dim") from error
+
+
+def check_lse_ctx(function, values: dict) -> None:
+    """No tensor kept as a ctx attribute: jvp's tensors go through save_for_forward."""
+    inputs = {"x": values["x"].detach().clone().requires_grad_(), "dim": values["dim"]}
+    forward = run_forward(function, LSE, inputs)
+    if forward.ctx_tensor_attributes:
+        raise GradingError(
+            f"LogSumExp keeps a tensor as {forward.ctx_tensor_attributes[0]}: keep what jvp "
+            "needs with ctx.save_for_forward and what backward needs with ctx.save_for_backward",
+            mistake="LogSumExp/tensor-on-ctx")
+
+
+def check_lse_jvp(function, values: dict) -> None:
+    """torch.func.jvp through the learner's jvp against torch.logsumexp's."""
+    x, dim = values["x"], values["dim"]
+    tangent = sample(x.shape, x.device, seed=5, dtype=x.dtype)
+    try:
+        out, got = torch.func.jvp(lambda t: function.apply(t, dim), (x,), (tangent,))
+    except Exception as error:
+        raise _transform_error("jvp", error, values) from error
+    _, expected = torch.func.jvp(lambda t: torch.logsumexp(t, dim), (x,), (tangent,))
+    if not (isinstance(got, torch.Tensor) and got.shape == expected.shape
+            and torch.allclose(got, expected, rtol=1e-5, atol=1e-7)):
+        raise GradingError("LogSumExp.jvp is wrong: its tangent differs from torch.logsumexp's; "
+                           "try your jvp step in the checker before Exercise 1 (at x = (0, 1, 2), "
+                           "tangent (1, 0, -1), y_dot = -0.57521)", f"got {got}, not {expected}")
+
+
+def check_lse_vmap(function, values: dict) -> None:
+    """torch.vmap(LogSumExp.apply, in_dims=(0, None)) and per-sample gradients under vmap."""
+    x, dim = values["x"], values["dim"]
+    batch = torch.stack([x, 2 * x + 1, -x])
+    inner = dim if dim < 0 else dim + 1
+    try:
+        got = torch.vmap(function.apply, in_dims=(0, None))(batch, dim)
+        grads = torch.vmap(torch.func.grad(lambda t: function.apply(t, dim).sum()))(batch)
+    except Exception as error:
+        raise _transform_error("vmap", error, values) from error
+    with case(f"torch.vmap over a batch of 3, x of shape {tuple(x.shape)}, dim={dim}"):
+        diagnose_values("LogSumExp's output under vmap", got, torch.logsumexp(batch, inner))
+        diagnose_gradient("x", grads, torch.softmax(batch, inner))
+
+
+def check_lse_gradcheck(function, values: dict, *, batched: bool = False) -> None:
+    """gradcheck in float64, forward mode (the learner's jvp) and reverse mode."""
+    x, dim = values["x"].detach().clone().requires_grad_(), values["dim"]
+    try:
+        torch.autograd.gradcheck(lambda t: function.apply(t, dim), (x,), eps=1e-6, atol=1e-5,
+                                 check_forward_ad=True, check_batched_grad=batched)
+    except GradcheckError as error:
+        forward = "forward mode" in str(error)
+        mode, where = ("forward", "jvp") if forward else ("reverse", "backward")
+        raise GradingError(f"gradcheck (check_forward_ad=True) failed in {mode} mode for "
+                           f"LogSumExp with dim={dim}: {where} differs from finite differences",
+                           str(error)) from error
+    except Exception as error:
+        raise _transform_error("jvp", error, values) from error
+
+
+def lse_full(LogSumExp, device) -> None:
+    function = check_is_function(LogSumExp, LSE)
+    check_lse_form(function)
+    check_lse_grad_output_unsqueezed(function, device)
+    for seed, (shape, dim) in enumerate(LSE_CASES):
+        values = lse_values(shape, device, seed=seed, dim=dim)
+        check_lse_case(function, values)
+        check_lse_ctx(function, values)
+        check_lse_jvp(function, values)
+        if 0 not in shape:
+            check_lse_vmap(function, values)
+    for edge in ("a dim other than the last", "negative dim", "1-D x", "torch.func.jvp",
+                 "torch.vmap with per-sample gradients"):
+        covers(edge)
+    check_each_input_alone(function, LSE, lse_values((3, 4), device, dim=0))
+    check_lse_stable(function, device)
+    covers("|x| = 1000: values, gradients and jvp")
+    for shape, dim in [((2, 3), 1), ((2, 3, 2), -2), ((4,), 0)]:
+        check_lse_gradcheck(function, lse_values(shape, device, dim=dim), batched=True)
+    covers("gradcheck with check_forward_ad=True")
+
+
+def _rows_apart(device, dtype) -> dict:
+    """Rows near 1000 beside rows near 0: a shift by the whole tensor's maximum underflows."""
+    x = torch.tensor([[1000.0, 999.0, 998.5], [0.5, -1.0, 0.0], [-1000.0, -999.5, -1001.0]],
+                     dtype=dtype, device=device)
+    return {"x": x, "dim": 1}
+
+
+EXERCISES = [
+    Exercise("LogSumExp", "08_compile", lse_full,
+             example=lambda: (3 * sample((3, 4), "cpu"), 1),
+             # float32 (the dtype any tensor op takes) and every layout come from the domain
+             domain=Domain(LSE, sampled(LSE, {"x": (3, 4)}, {"dim": 1}, scale=3.0),
+                           constants={"dim": Constant(-2, 1, "dim a Python int, negative "
+                                                      "allowed", integer=True,
+                                                      also=(0,))},
+                           rows_apart=Case(_rows_apart, "stable for |x| up to 1000, each slice "
+                                           "on its own")),
+             contract=("a dim other than the last", "negative dim", "1-D x", "torch.func.jvp",
+                       "torch.vmap with per-sample gradients",
+                       "|x| = 1000: values, gradients and jvp",
+                       "gradcheck with check_forward_ad=True")),
+]

@@ -1,0 +1,319 @@
+"""Lesson 08: softplus as the custom operator autograd_course::softplus (fake implementation,
+hand-written backward, opcheck, torch.compile(fullgraph=True))."""
+
+import logging
+import warnings
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+import torch
+from torch._library.custom_ops import CustomOpDef, _maybe_get_opdef
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from ...checks import Spec, case, check_backward_by_hand, check_untouched
+from ...contract import check_each_input_alone, covers
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...domain import Constant, Domain, Operator, sampled
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from ...probes import trace_backward
+from .custom_op_probes import check_beta_slips, check_output_beta
+
+OPERATOR = "autograd_course::softplus"
+SOFTPLUS = Spec("softplus", ("x", "beta"), lambda x, beta: torch.logaddexp(beta * x, 0 * x) / beta)
+LEFT_TAIL = [(1.0, (-40.0, -700.0, -30.0)), (2.5, (-16.0, -12.0))]  # beta, x: softplus is tiny
+
+
+class _Calls(torch.utils._python_dispatch.TorchDispatchMode):
+    """Record which operators a call dispatched."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.__dict__.setdefault("names", []).append(str(func.overloadpacket))
+        return func(*args, **(kwargs or {}))
+
+
+@contextmanager
+def _quiet():
+    """Silence dynamo's and opcheck's logging of a failure that is about to become a hint."""
+    logger, level = logging.getLogger("torch"), logging.getLogger("torch").level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings(action="ignore"):
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def check_operator(softplus) -> None:
+    """softplus calls autograd_course::softplus, and is its current definition."""
+    if isinstance(softplus, type) and issubclass(softplus, torch.autograd.Function):
+        raise GradingError("softplus is an autograd.Function: define it as the custom operator "
+                           f"{OPERATOR} with @torch.library.custom_op")
+    if isinstance(softplus, CustomOpDef) and _maybe_get_opdef(OPERATOR) is not softplus:
+        raise GradingError(f"softplus is an older definition: {OPERATOR} was defined again after "
+                           "it, and an old handle must not be called: re-run the cell defining "
+                           "softplus")
+    with _Calls() as calls:
+        softplus(torch.ones(2, dtype=torch.float64), 1.0)
+    if "autograd_course.softplus" not in vars(calls).get("names", []):
+        raise GradingError(
+            f"softplus never calls the custom operator {OPERATOR}: define it with "
+            f'@torch.library.custom_op("{OPERATOR}", mutates_args=())',
+            f"operators called: {', '.join(vars(calls).get('names', [])) or 'none'}",
+            mistake="softplus/not-a-custom-op")
+    check_input_unchanged(softplus)
+
+
+def check_input_unchanged(softplus) -> None:
+    """A call leaves x as it was: the schema (mutates_args=()) promises the compiler so."""
+    x = torch.tensor([-1.5, 0.5, 2.0], dtype=torch.float64)
+    before = x.clone()
+    with torch.no_grad():
+        softplus(x, 2.0)
+    if not torch.equal(x, before):
+        raise GradingError(
+            "softplus wrote into its input x (an in-place op such as x.mul_(beta)): the "
+            "operator declares mutates_args=(), so the compiler and the caller assume x is "
+            "unchanged; compute into new tensors (z = beta * x)",
+            f"x was {before.tolist()}, after softplus(x, 2.0) it is {x.tolist()}",
+            mistake="softplus/mutates-input")
+
+
+def _softplus_error(phase: str, error: Exception, softplus, beta) -> GradingError:
+    message = str(error)
+    if "no fake impl" in message:
+        return GradingError("softplus has no fake implementation: add @softplus.register_fake "
+                            "returning torch.empty_like(x); torch.compile and opcheck need it",
+                            message, mistake="softplus/no-fake")
+    if "no autograd formula" in message:
+        return GradingError("softplus has no autograd registration: call "
+                            "softplus.register_autograd(backward, setup_context=setup_context)",
+                            message, mistake="softplus/no-register-autograd")
+    if "incorrect number of gradients" in message:
+        return GradingError("softplus's backward returns the wrong number of gradients: return "
+                            "one per input of the operator, (grad_x, None), with None for beta",
+                            message, mistake="softplus/gradient-count")
+    if "different than None at position 2" in message:
+        return GradingError(f"softplus's backward returned a gradient for beta={beta}, a Python "
+                            "float: return None for beta", message,
+                            mistake="softplus/gradient-for-beta")
+    setup = getattr(_maybe_get_opdef(OPERATOR), "_setup_context_fn", None)
+    if setup is not None and message.startswith(f"{getattr(setup, '__name__', '?')}() got an "
+                                                "unexpected keyword argument"):
+        return GradingError(
+            f"softplus's setup_context, {setup.__name__}, is called with keyword arguments: "
+            "register_autograd calls setup_context(ctx=..., inputs=..., output=...), so name its "
+            "parameters exactly ctx, inputs, output", message,
+            mistake="softplus/setup-context-parameter-names")
+    if phase == "backward" and getattr(softplus, "_setup_context_fn", True) is None:
+        return GradingError(
+            "softplus's backward was registered without setup_context: ctx is empty in backward; "
+            "register_autograd(backward, setup_context=...) with a setup_context that saves x",
+            message, mistake="softplus/no-setup-context")
+    return GradingError(f"softplus's {phase} raised {type(error).__name__} with beta={beta}: "
+                        f"{message.splitlines()[0] if message else ''}", message)
+
+
+def check_fake(softplus, x, beta) -> None:
+    """The fake implementation's shape, dtype and device match the real output's."""
+    real = softplus(x, beta)
+    try:
+        with _quiet(), FakeTensorMode() as mode:
+            fake = softplus(mode.from_tensor(x), beta)
+    except Exception as error:
+        raise _softplus_error("fake implementation", error, softplus, beta) from error
+    got, want = ((tuple(t.shape), t.dtype, t.device.type) for t in (fake, real))
+    if got != want:
+        raise GradingError(
+            f"softplus's fake implementation returns shape {got[0]}, {got[1]} on {got[2]}, "
+            f"but the operator returns shape {want[0]}, {want[1]} on {want[2]}: register_fake "
+            "must describe the real output, e.g. torch.empty_like(x)",
+            mistake="softplus/fake-mismatch")
+
+
+def check_softplus(softplus, x, beta, *, rtol=1e-5, atol=1e-7) -> None:
+    """Values and a hand-written gradient against the stable reference."""
+    x = x.detach().clone().requires_grad_()
+    expected = SOFTPLUS.reference(x.detach(), beta)
+    try:
+        out = softplus(x, beta)
+    except Exception as error:
+        raise _softplus_error("forward", error, softplus, beta) from error
+    if not torch.isfinite(out).all() and torch.isfinite(expected).all():
+        raise GradingError(
+            f"softplus overflows for large beta * x (beta={beta}, largest beta * x "
+            f"{(beta * x).abs().max().item():.4g}): exp(beta * x) is inf; with z = beta * x, "
+            "which part of log(1 + e^z) can come out of the log so that no exponent left is "
+            "positive? (lesson 01's softplus did it for beta = 1)", f"got {out.detach()}",
+            mistake="softplus/overflows")
+    check_output_beta(out.detach(), expected, beta)
+    diagnose_values(f"softplus's output with beta={beta}", out, expected, rtol=rtol, atol=atol)
+    grad_output = sample(out.shape, out.device, seed=9, dtype=out.dtype)
+    pristine = grad_output.clone()
+    try:
+        trace = trace_backward(out, [x], grad_output)
+    except Exception as error:
+        raise _softplus_error("backward", error, softplus, beta) from error
+    check_untouched(SOFTPLUS, grad_output, pristine)
+    grad_output = pristine
+    check_backward_by_hand(SOFTPLUS, trace)
+    check_softplus_ctx(out)
+    expected_grad = grad_output * torch.sigmoid(beta * x.detach())
+    with case(f"beta={beta}"):
+        check_beta_slips(trace.grads[0], expected_grad, grad_output * torch.sigmoid(x.detach()),
+                         beta)
+        diagnose_gradient("x", trace.grads[0], expected_grad, rtol=rtol, atol=atol)
+
+
+def check_left_tail(softplus, device) -> None:
+    """Where beta * x is very negative, softplus is tiny but a normal float64 number: the same
+    relative tolerance as elsewhere, with no absolute floor."""
+    for beta, points in LEFT_TAIL:
+        x = torch.tensor(points, dtype=torch.float64, device=device)
+        try:
+            with torch.no_grad():
+                got = softplus(x, beta)
+        except Exception as error:
+            raise _softplus_error("forward", error, softplus, beta) from error
+        expected = SOFTPLUS.reference(x, beta)
+        diagnose_values(f"softplus's output with beta={beta}", got, expected)
+        if torch.allclose(got, expected, rtol=1e-5, atol=0):
+            continue
+        error = ((got - expected).abs() / expected)
+        worst = int(torch.argmax(error))
+        where = (f"at x = {points[worst]:g} with beta={beta} it returns {got[worst].item():.4g}, "
+                 f"the true value is {expected[worst].item():.4g} (relative error "
+                 f"{error[worst].item():.2g})")
+        # each cause named only where the learner's values are it and the other's are not
+        log_form = torch.log(1 + torch.exp(beta * x)) / beta
+        narrow = SOFTPLUS.reference(x.float(), beta).double()
+        apart = not torch.allclose(log_form, narrow, rtol=1e-6, atol=0)
+        if apart and torch.allclose(got, log_form, rtol=1e-15, atol=0):
+            raise GradingError(
+                f"softplus loses the left tail: {where}; that is log(1 + e^(-|z|)) exactly, and "
+                "1 + e^(-|z|) rounds to 1 once e^(-|z|) is below 1.1e-16, so the log is 0; "
+                "torch.log1p(u) computes log(1 + u) without forming 1 + u",
+                mistake="softplus/log-without-log1p")
+        if apart and torch.allclose(got, narrow, rtol=1e-6, atol=0):
+            ordinary = _relative_error(softplus, device)
+            raise GradingError(
+                f"softplus computes in float32 for float64 x: on ordinary x it matches the "
+                f"float64 value only to a relative {ordinary:.1g} (float32's precision), and "
+                f"in the left tail it returns float32's value: {where}, since exp(beta * x) "
+                "leaves float32's range below about -103; compute in x's dtype",
+                mistake="softplus/computes-in-float32")
+        raise GradingError(f"softplus loses the left tail: {where}; the contract asks for a "
+                           "relative 1e-5 there too")
+
+
+def _relative_error(softplus, device) -> float:
+    """The largest relative error of softplus on typical float64 x, beta = 1.5."""
+    x = 2 * sample((3, 4), device, seed=8)
+    with torch.no_grad():
+        got = softplus(x, 1.5)
+    expected = SOFTPLUS.reference(x, 1.5)
+    return float(((got - expected).abs() / expected).max())
+
+
+def check_softplus_ctx(out: torch.Tensor) -> None:
+    """setup_context saves tensors with save_for_backward, not as ctx attributes (the ctx of a
+    registered backward is the output's grad_fn)."""
+    kept = [name for name, value in vars(out.grad_fn).items()
+            if isinstance(value, torch.Tensor)] if hasattr(out.grad_fn, "__dict__") else []
+    if kept:
+        raise GradingError(
+            f"softplus's setup_context keeps a tensor as ctx.{kept[0]}: save it with "
+            "ctx.save_for_backward(x) and read it back from ctx.saved_tensors, so that autograd "
+            "checks it for in-place changes and saved-tensor hooks see it",
+            mistake="softplus/tensor-on-ctx")
+
+
+def check_opcheck(softplus, x, beta) -> None:
+    """torch.library.opcheck: schema, autograd registration, fake tensor, AOT dispatch."""
+    try:
+        with _quiet():
+            torch.library.opcheck(torch.ops.autograd_course.softplus.default,
+                                  (x.detach().clone().requires_grad_(x.is_floating_point()),
+                                   beta))
+    except Exception as error:
+        raise _softplus_error("opcheck", error.__cause__ or error, softplus, beta) from error
+
+
+def check_compiled(softplus, x, beta) -> None:
+    """torch.compile(fullgraph=True, backend="aot_eager") matches eager values and gradients."""
+    scope = {"softplus": softplus, "beta": beta, "torch": torch}  # fresh code: no stale cache
+    through = eval(compile("lambda x: torch.sin(softplus(x * 2, beta)) * x",  # noqa: S307
+                           "<softplus under torch.compile>", "eval"), scope)
+    eager_x, compiled_x = (x.detach().clone().requires_grad_() for _ in range(2))
+    (eager := through(eager_x)).sum().backward()
+    # every re-run of the answer cell adds guards to dynamo's caches until its recompile limit
+    # rejects a right answer (seen on a GPU machine, where both devices compile): start afresh
+    torch._dynamo.reset()
+    try:
+        with _quiet():
+            compiled = torch.compile(through, fullgraph=True, backend="aot_eager")(compiled_x)
+            compiled.sum().backward()
+    except Exception as error:
+        cause = error
+        while cause.__cause__ is not None:  # dynamo wraps the learner's own error
+            cause = cause.__cause__
+        hint = _softplus_error("compiled call", cause, softplus, beta)
+        raise GradingError(f"torch.compile(fullgraph=True) failed on a function calling "
+                           f"softplus: {hint.hint}", str(error)) from error
+    with case("under torch.compile(fullgraph=True, backend='aot_eager')"):
+        diagnose_values("softplus's output", compiled, eager)
+        diagnose_gradient("x", compiled_x.grad, eager_x.grad)
+
+
+def softplus_full(softplus, device) -> None:
+    check_operator(softplus)
+    for seed, shape in enumerate([(3, 4), (5,), (2, 3, 2), (), (0, 3)]):
+        x = 2 * sample(shape, device, seed=seed)
+        check_fake(softplus, x, 1.5)
+        for beta in (1.0, 0.5, 3.0):
+            check_softplus(softplus, x, beta)
+    covers("0-d and 1-D x")
+    huge = torch.tensor([800.0, -800.0, 0.5, 300.0], dtype=torch.float64, device=device)
+    for beta in (1.0, 4.0):
+        check_softplus(softplus, huge, beta)
+    covers("beta * x in the thousands")
+    check_left_tail(softplus, device)
+    covers("the left tail, relative error")
+    check_fake(softplus, sample((3,), device, dtype=torch.float32), 2.0)
+    check_each_input_alone(SimpleNamespace(apply=softplus), SOFTPLUS,
+                           {"x": sample((3, 4), device), "beta": 1.5})
+    for shape, beta in [((3, 4), 1.5), ((5,), 0.5)]:
+        check_opcheck(softplus, sample(shape, device, seed=3), beta)
+    covers("torch.library.opcheck")
+    check_compiled(softplus, sample((4, 3), device, seed=4), 1.5)
+    covers("torch.compile(fullgraph=True)")
+
+
+_TYPICAL = sampled(SOFTPLUS, {"x": (3, 4)}, {"beta": 1.5}, scale=2.0)
+
+
+def _softplus_values(device, dtype=torch.float64, seed=0, **constants) -> dict:
+    """x of shape (3, 4) with one entry at +70 and one at -70 among typical ones."""
+    values = _TYPICAL(device, dtype, seed, **constants)
+    x = values["x"].clone()
+    x[0, 1], x[2, 2] = 70.0, -70.0
+    return {**values, "x": x}
+
+
+def _operator(softplus) -> Operator:
+    check_operator(softplus)
+    return Operator(softplus)
+
+
+EXERCISES = [
+    Exercise("softplus", "08_compile", softplus_full,
+             example=lambda: (2 * sample((3, 4), "cpu"), 1.5),
+             # float32 from the domain: its x holds +-70, where exp(beta * x) leaves float32's
+             # range at the default beta and float64's at the largest
+             domain=Domain(SOFTPLUS, _softplus_values, prepare=_operator,
+                           constants={"beta": Constant(1e-6, 100.0, "beta a Python float > 0, "
+                                                       "tiny and large")}),
+             contract=("0-d and 1-D x", "beta * x in the thousands",
+                       "the left tail, relative error",
+                       "torch.library.opcheck", "torch.compile(fullgraph=True)")),
+]

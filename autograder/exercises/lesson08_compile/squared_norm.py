@@ -1,0 +1,239 @@
+"""Lesson 08's transfer exercise: squared_norm as the custom operator
+autograd_course::squared_norm, with a fake implementation, a hand-written backward and a
+batching rule registered with torch.library.register_vmap (not the per-sample fallback)."""
+
+from types import SimpleNamespace
+
+import torch
+from torch._library.custom_ops import CustomOpDef, _maybe_get_opdef
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from ...checks import (Spec, case, check_backward_by_hand, check_no_ctx_tensors,
+                      check_values_and_gradients)
+from ...contract import check_each_input_alone, covers
+from ...diagnose import diagnose_values
+from ...domain import Constant, Domain, Operator, sampled
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from .custom_op import _Calls, _quiet
+from ..shared.layouts import check_noncontiguous_grad_output
+
+LATER_IN_LESSON = True
+OPERATOR = "autograd_course::squared_norm"
+SQUARED_NORM = Spec("squared_norm", ("x", "dim"), lambda x, dim: (x * x).sum(dim))
+# (x's shape, dim): first, middle, last and negative dims, a 1-D x to a 0-d result
+CASES = [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), 1), ((2, 3, 4), -1), ((2, 3, 4), -3), ((5,), 0),
+         ((5,), -1)]
+BATCHED = (3, 2, 3, 4)  # a batch of 3 samples of shape (2, 3, 4): vmap over every dim of one
+
+
+def _operator_error(phase: str, error: Exception, dim) -> GradingError:
+    """A hint for an error the operator raised, named only from PyTorch's own message."""
+    message = str(error)
+    if "no fake impl" in message or "fake kernel" in message:
+        return GradingError("squared_norm has no fake implementation: add @squared_norm."
+                            "register_fake returning an empty tensor of the output's shape; "
+                            "torch.compile, opcheck and vmap's tracing need it", message,
+                            mistake="squared_norm/no-fake")
+    if "no autograd formula" in message or "does not require grad" in message:
+        return GradingError("squared_norm has no autograd registration: call "
+                            "squared_norm.register_autograd(backward, setup_context=...)",
+                            message)
+    if "incorrect number of gradients" in message:
+        return GradingError("squared_norm's backward returns the wrong number of gradients: "
+                            "one per input of the operator, (grad_x, None), None for dim",
+                            message, mistake="squared_norm/gradient-count")
+    first = message.splitlines()[0] if message else ""
+    return GradingError(f"squared_norm's {phase} raised {type(error).__name__} with dim={dim}: "
+                        f"{first}", message)
+
+
+def check_operator(squared_norm) -> None:
+    """squared_norm is the current definition of autograd_course::squared_norm and calls it."""
+    if isinstance(squared_norm, type):
+        raise GradingError("squared_norm is a class: define it as the custom operator "
+                           f"{OPERATOR} with @torch.library.custom_op")
+    if isinstance(squared_norm, CustomOpDef) and _maybe_get_opdef(OPERATOR) is not squared_norm:
+        raise GradingError(f"squared_norm is an older definition: {OPERATOR} was defined again "
+                           "after it, and an old handle must never be called: re-run the cell "
+                           "defining squared_norm")
+    with _Calls() as calls:
+        squared_norm(torch.ones(2, 3, dtype=torch.float64), 1)
+    names = vars(calls).get("names", [])
+    if "autograd_course.squared_norm" not in names:
+        raise GradingError(
+            f"squared_norm never calls the custom operator {OPERATOR}: define it with "
+            f'@torch.library.custom_op("{OPERATOR}", mutates_args=())',
+            f"operators called: {', '.join(names) or 'none'}",
+            mistake="squared_norm/not-a-custom-op")
+
+
+def check_fake(squared_norm, x, dim) -> None:
+    """The fake implementation gives the real output's shape, dtype and device."""
+    real = squared_norm(x, dim)
+    try:
+        with _quiet(), FakeTensorMode() as mode:
+            fake = squared_norm(mode.from_tensor(x), dim)
+    except Exception as error:
+        raise _operator_error("fake implementation", error, dim) from error
+    got, want = ((tuple(t.shape), t.dtype, t.device.type) for t in (fake, real))
+    if got != want:
+        rule = ("x's shape without dim" if got[0] != want[0] else
+                "x's dtype" if got[1] != want[1] else "x's device")
+        raise GradingError(
+            f"squared_norm's fake implementation returns shape {got[0]}, {got[1]} on {got[2]}, "
+            f"but the operator returns shape {want[0]}, {want[1]} on {want[2]}: the output has "
+            f"{rule}", mistake="squared_norm/fake-mismatch")
+
+
+def check_values(squared_norm, values: dict, **tolerance) -> None:
+    """Values and a hand-written gradient against (x * x).sum(dim); no tensor on ctx."""
+    operator = SimpleNamespace(apply=squared_norm)
+    try:
+        forward, backward = check_values_and_gradients(operator, SQUARED_NORM, values,
+                                                       **tolerance)
+    except GradingError as error:
+        cause = error.__cause__
+        if cause is not None and not isinstance(cause, GradingError):
+            named = _operator_error("call", cause, values["dim"])
+            if not named.hint.startswith("squared_norm's call raised"):  # a registration
+                raise named from error
+        raise
+    check_no_ctx_tensors(SQUARED_NORM, forward)
+    check_backward_by_hand(SQUARED_NORM, backward)
+
+
+def check_grad_output_unsqueezed(squared_norm, device) -> None:
+    """x of shape (4, 4), dim=1: a grad_output of shape (4,) broadcasts against x without an
+    error, along the wrong dim, unless backward puts dim back first (LogSumExp's probe)."""
+    x = sample((4, 4), device, seed=11).requires_grad_()
+    grad_output = sample((4,), device, seed=12, dtype=x.dtype)
+    try:
+        got, = torch.autograd.grad(squared_norm(x, 1), x, grad_output)
+    except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
+        return
+    x = x.detach()
+    if (isinstance(got, torch.Tensor) and got.shape == x.shape
+            and not torch.allclose(got, 2 * x * grad_output.unsqueeze(1))
+            and torch.allclose(got, 2 * x * grad_output.unsqueeze(0))):
+        raise GradingError(
+            "squared_norm's backward lines grad_output up with the wrong dim: with x of shape "
+            "(4, 4) and dim=1, grad_output has shape (4,), and broadcasting matches it with x's "
+            "last dim, silently here and with an error when x is (3, 4); put dim back in "
+            "grad_output before it meets x", mistake="squared_norm/grad-output-not-unsqueezed")
+
+
+def check_batching_rule(squared_norm) -> None:
+    """A rule registered with register_vmap: without one, vmap runs the operator once per
+    sample (PyTorch's C++ fallback, BatchedFallback.cpp, and its 'performance drop' warning)."""
+    definition = _maybe_get_opdef(OPERATOR)
+    if definition is not None and getattr(definition, "_vmap_fn", None) is None:
+        raise GradingError(
+            "squared_norm has no batching rule: torch.vmap falls back to calling the operator "
+            "once per sample (the 'performance drop' warning); register one with "
+            f'torch.library.register_vmap("{OPERATOR}", rule) or squared_norm.register_vmap',
+            mistake="squared_norm/no-batching-rule")
+
+
+def _vmapped(squared_norm, batch, dim):
+    try:
+        return torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)
+    except Exception as error:
+        raise _operator_error("batching rule (under torch.vmap)", error, dim) from error
+
+
+def check_vmap(squared_norm, device) -> None:
+    """torch.vmap(squared_norm, in_dims=(0, None)) matches a loop over the samples, for every
+    dim of a sample, non-negative and negative."""
+    batch = sample(BATCHED, device, seed=6)
+    sample_dims = len(BATCHED) - 1
+    wrong = []
+    for dim in range(-sample_dims, sample_dims):
+        got = _vmapped(squared_norm, batch, dim)
+        loop = torch.stack([SQUARED_NORM.reference(x, dim) for x in batch])
+        if not (isinstance(got, torch.Tensor) and got.shape == loop.shape
+                and torch.allclose(got, loop)):
+            wrong.append((dim, got, loop))
+    if not wrong:
+        return
+    dim, got, loop = wrong[0]
+    if all(d >= 0 for d, _, _ in wrong):
+        raise GradingError(
+            "squared_norm under torch.vmap is right for negative dims but wrong for dim >= 0: "
+            "the rule sees x with the batch dimension in it, so a non-negative dim of one "
+            "sample names another dimension of the batched x: which one, given where the batch "
+            "dim is?",
+            f"dim={dim}: got shape {tuple(getattr(got, 'shape', ()))}, expected "
+            f"{tuple(loop.shape)}", mistake="squared_norm/dim-not-shifted")
+    with case(f"torch.vmap over a batch of 3 samples of shape {BATCHED[1:]}, dim={dim}"):
+        diagnose_values("squared_norm's output under vmap", got, loop)
+
+
+def check_one_call(squared_norm, device) -> None:
+    """The rule batches: under vmap the operator runs once on the whole batch (or not at all,
+    when the rule computes the result itself), not once per sample as the fallback does."""
+    batch = sample(BATCHED, device, seed=7)
+    with _Calls() as calls:
+        _vmapped(squared_norm, batch, 1)
+    count = vars(calls).get("names", []).count("autograd_course.squared_norm")
+    if count >= BATCHED[0]:
+        raise GradingError(
+            f"squared_norm's batching rule calls the operator once per sample ({count} calls "
+            f"for a batch of {BATCHED[0]}): that is the fallback's loop written by hand; call it "
+            "once on the whole batched x, with dim translated past the batch dimension",
+            mistake="squared_norm/rule-loops-over-samples")
+
+
+def check_opcheck(squared_norm, x, dim) -> None:
+    """torch.library.opcheck: schema, autograd registration, fake tensor, AOT dispatch."""
+    try:
+        with _quiet():
+            torch.library.opcheck(torch.ops.autograd_course.squared_norm.default,
+                                  (x.detach().clone().requires_grad_(), dim))
+    except Exception as error:
+        raise _operator_error("opcheck", error.__cause__ or error, dim) from error
+
+
+def squared_norm_full(squared_norm, device) -> None:
+    check_operator(squared_norm)
+    check_grad_output_unsqueezed(squared_norm, device)
+    for seed, (shape, dim) in enumerate(CASES):
+        x = sample(shape, device, seed=seed)
+        with case(f"x of shape {shape}, dim={dim}"):
+            check_fake(squared_norm, x, dim)
+            check_values(squared_norm, {"x": x, "dim": dim})
+    for edge in ("a dim other than the last", "negative dim", "1-D x"):
+        covers(edge)
+    with case("x of shape (3, 4) in float32, dim=0"):  # its values: the domain's float32
+        check_fake(squared_norm, sample((3, 4), device, dtype=torch.float32), 0)
+    operator = SimpleNamespace(apply=squared_norm)
+    check_each_input_alone(operator, SQUARED_NORM, {"x": sample((3, 4), device), "dim": 0})
+    check_noncontiguous_grad_output(operator, SQUARED_NORM,
+                                    {"x": sample((2, 3, 4), device), "dim": 1})
+    check_batching_rule(squared_norm)
+    covers("a rule registered with register_vmap")
+    check_vmap(squared_norm, device)
+    covers("torch.vmap matches a loop for every dim")
+    check_one_call(squared_norm, device)
+    for shape, dim in [((3, 4), 1), ((2, 3), -2)]:
+        check_opcheck(squared_norm, sample(shape, device, seed=3), dim)
+    covers("torch.library.opcheck")
+
+
+def _operator(squared_norm) -> Operator:
+    check_operator(squared_norm)
+    return Operator(squared_norm)
+
+
+EXERCISES = [
+    Exercise("squared_norm", "08_compile", squared_norm_full,
+             example=lambda: (sample((3, 4), "cpu"), 1),
+             domain=Domain(SQUARED_NORM, sampled(SQUARED_NORM, {"x": (3, 4)}, {"dim": 1}),
+                           prepare=_operator,
+                           constants={"dim": Constant(-2, 1, "dim a Python int, negative "
+                                                      "allowed", integer=True,
+                                                      also=(0,))}),
+             contract=("a dim other than the last", "negative dim", "1-D x",
+                       "non-contiguous grad_output", "a rule registered with register_vmap",
+                       "torch.vmap matches a loop for every dim", "torch.library.opcheck")),
+]

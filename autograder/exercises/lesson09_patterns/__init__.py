@@ -1,0 +1,2 @@
+"""Lesson 09 (patterns): the grading of BroadcastMul, ProdOverDim, Cumsum, IndexSelect, Normalize
+and CumMax."""

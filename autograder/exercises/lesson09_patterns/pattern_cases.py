@@ -1,0 +1,148 @@
+"""Lesson 09's graded case, shared by all its exercises: values and gradients against the
+reference, and the exact shape and dtype of what backward itself returned (the engine sums a
+gradient it can expand to the input's shape, so a forgotten broadcast sum leaves values right)."""
+
+import torch
+
+from ...checks import (Spec, check_inputs_untouched, check_backward_by_hand,
+                      check_no_ctx_tensors, check_untouched, check_values_and_gradients,
+                      make_inputs, reference_gradients, run_backward, run_forward)
+from ...diagnose import shape_hint
+from ...errors import GradingError
+from ...exercise import sample
+from ...probes import record_returned_gradients
+
+LESSON = "09_patterns"
+FLOAT32 = {"rtol": 1e-4, "atol": 1e-5}
+
+
+def _shape(shape) -> str:
+    dims = tuple(shape)
+    return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
+
+
+def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple,
+                        values_right: bool = True) -> str:
+    """Why backward returned grad_{name} in shape ``got`` for an input of shape ``expected``;
+    ``values_right``: the values passed once the engine had reduced the gradient."""
+    returned = (f"{spec.name}.backward returned grad_{name} of shape {_shape(got)} for {name} "
+                f"of shape {_shape(expected)}")
+    try:
+        expands = torch.broadcast_shapes(expected, got) == torch.Size(got)
+    except RuntimeError:
+        expands = False
+    if _drops_ones(expected, got):  # the same entries, with dims of size 1 added
+        what = f"{name}'s values but " if values_right and expands else ""
+        fix = f".sum_to_size({name}.shape), or a reshape" if expands else f".reshape({name}.shape)"
+        return (f"{returned}: it has {what}extra dims of size 1 that {name} lacks; drop them "
+                f"({fix})")
+    if expands:
+        return (f"{returned}: you forgot to sum the broadcast dims (the engine summed them for "
+                f"you here); reduce it yourself to exactly {_shape(expected)}, "
+                f"e.g. .sum_to_size({name}.shape)")
+    if _drops_ones(got, expected):
+        return (f"{returned}: a dim of size 1 that {name} has was dropped (a sum without "
+                "keepdim=True, a squeeze, a reshape); keep it (keepdim=True, or sum_to_size)")
+    return shape_hint(name, got, expected)
+
+
+def _drops_ones(got: tuple, expected: tuple) -> bool:
+    """Is ``got`` ``expected`` with one or more of its dims of size 1 left out?"""
+    rest = iter(expected)  # got must be a subsequence of expected, differing only by ones
+    kept = [size for size in expected if size != 1]
+    return (len(got) < len(expected) and [size for size in got if size != 1] == kept
+            and all(any(size == other for other in rest) for size in got))
+
+
+def check_returned_shapes(spec: Spec, returned: list, values: dict,
+                          values_right: bool = True) -> None:
+    """What backward itself returned has exactly the shape and dtype of each tensor input."""
+    for grads in returned:
+        for (name, value), grad in zip(values.items(), grads):
+            if not (isinstance(value, torch.Tensor) and value.is_floating_point()
+                    and isinstance(grad, torch.Tensor)):
+                continue
+            if grad.shape != value.shape:
+                got, expected = tuple(grad.shape), tuple(value.shape)
+                extra = _drops_ones(expected, got)
+                raise GradingError(returned_shape_hint(spec, name, got, expected, values_right),
+                                   mistake=f"{spec.name}/extra-size-1-dims" if extra else "")
+            if grad.dtype != value.dtype:
+                said = (f"{spec.name}.backward returned grad_{name} in {grad.dtype} for {name} "
+                        f"in {value.dtype}: keep the input's dtype")
+                if _narrower(grad.dtype, value.dtype):
+                    said += " (the engine converted it for you, after the precision was lost)"
+                raise GradingError(said)
+
+
+def _narrower(dtype: torch.dtype, than: torch.dtype) -> bool:
+    """Does a floating ``dtype`` keep fewer significant bits than ``than``?"""
+    return (dtype.is_floating_point and than.is_floating_point
+            and torch.finfo(dtype).eps > torch.finfo(than).eps)
+
+
+# PyTorch's words when index_add or scatter_add (which reports itself as scatter) adds one
+# dtype into a tensor of another
+_DTYPE_CLASHES = ("must have the same scalar type", "Expected self.dtype to be equal to src.dtype")
+
+
+def explain_broadcast_error(spec: Spec, error: GradingError) -> GradingError:
+    """Shapes that do not broadcast inside backward: most often a reduction that lost a dim.
+    Dtypes that clash in an add at an index: most often a buffer made without a dtype."""
+    if any(clash in error.hint for clash in _DTYPE_CLASHES):
+        return GradingError(f"{spec.name}'s backward added values into a tensor of another dtype "
+                            f"({error.hint}): torch.zeros(shape) makes float32 whatever x is; "
+                            "make the buffer with grad_output.new_zeros(shape) (or zeros_like)",
+                            error.details)
+    if "must match the size of tensor" not in error.hint:
+        return error
+    return GradingError(f"{spec.name}'s backward combined tensors whose shapes do not "
+                        f"broadcast ({error.hint}): compare the shape of each tensor on that "
+                        "line with x's", error.details)
+
+
+def graded_case(function, spec: Spec, values: dict, tolerance=None):
+    """Values and gradients against the reference, grad_output and inputs untouched, the exact
+    shapes backward returned, no tensors on ctx, a backward written by hand."""
+    probe, returned = record_returned_gradients(function)
+    try:
+        forward, backward = check_values_and_gradients(probe, spec, values, **(tolerance or {}))
+    except GradingError as error:
+        check_returned_shapes(spec, returned, values, values_right=False)  # the precise hint
+        raise explain_broadcast_error(spec, error) from error
+    check_returned_shapes(spec, returned, values)
+    check_no_ctx_tensors(spec, forward)
+    check_backward_by_hand(spec, backward)
+    return forward, backward
+
+
+def described(values: dict, dtype: torch.dtype) -> str:
+    """``a of shape (3, 1), b of shape (4,), float64``."""
+    parts = [f"{n} of shape {_shape(v.shape)}" if isinstance(v, torch.Tensor) else f"{n}={v!r}"
+             for n, v in values.items()]
+    return ", ".join(parts + [str(dtype).removeprefix("torch.")])
+
+
+def gradient_for(function, spec: Spec, values: dict, seed: int = 1, grad_output=None):
+    """(the learner's gradient for the first input, the true one, grad_output), the truth
+    computed on the inputs as given: an input or grad_output written in place by forward or
+    backward is named as such, never blamed on the gradient's values."""
+    inputs = make_inputs(values)
+    before = {n: (v.detach().clone(), v._version) for n, v in inputs.items()
+              if isinstance(v, torch.Tensor)}
+    forward = run_forward(function, spec, inputs)
+    check_inputs_untouched(spec, inputs, before, "forward")
+    if grad_output is None:
+        grad_output = sample(forward.output.shape, forward.output.device, seed=seed,
+                             dtype=forward.output.dtype)
+    truth = reference_gradients(spec, make_inputs(values), grad_output)
+    given = grad_output.clone()
+    version = given._version
+    try:
+        backward = run_backward(spec, forward.output, inputs, given)
+    except GradingError as error:
+        raise explain_broadcast_error(spec, error) from error
+    check_untouched(spec, given, grad_output, version)
+    check_inputs_untouched(spec, inputs, before, "backward")
+    first = next(iter(truth))
+    return backward.grads[0], truth[first], grad_output

@@ -1,0 +1,294 @@
+"""Lesson 09, selections and a normalisation: IndexSelect and Normalize. Normalize has a kink
+where a row's norm equals eps, so rows below eps are checked against autograd through
+``F.normalize``, never by finite differences across it (the rows on either side of eps are
+built in ``normalize_rows.py``)."""
+
+import torch
+import torch.nn.functional as F
+
+from ...checks import Spec, case, check_gradcheck, check_is_function
+from ...contract import check_each_input_alone, covers
+from ...domain import Constant, Domain, sampled
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from ...probes import AllocationLog
+from ..shared.layouts import check_noncontiguous_grad_output
+from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above, eps_as_float32,
+                             near_above_rows, near_eps_rows, rows_around_eps)
+from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
+
+SELECT = Spec("IndexSelect", ("x", "index"), lambda x, index: torch.index_select(x, 0, index))
+NORMALIZE = Spec("Normalize", ("x", "eps"),
+                 lambda x, eps: F.normalize(x, dim=-1, eps=eps))
+
+# (x's shape, index): repeats, an empty index, a permutation, a single row, 1-D and 3-D x
+SELECT_CASES = [((5, 3), [4, 0, 4, 2, 4]), ((6,), [1, 1, 1]), ((5, 3), []),
+                ((4, 2, 3), [3, 0]), ((1, 4), [0, 0]), ((5, 3), [2, 0, 4, 1, 3]),
+                ((3, 2), [2])]
+# rows of one entry and a single row; no 0-d x, which has no last dim to normalise over
+NORMALIZE_SHAPES = [(4, 4), (5,), (2, 3, 4), (5, 1), (1, 6)]
+EPS = 1e-12  # F.normalize's default
+
+
+# IndexSelect ------------------------------------------------------------------------------
+
+def check_saves_index_only(forward, index: torch.Tensor) -> None:
+    """Backward needs index and x's shape, no float tensor."""
+    for saved in forward.saved:
+        if saved.dtype.is_floating_point:
+            what = "its input x" if saved.role == "input x" else (
+                f"a float tensor of shape {_shape(saved.shape)}")
+            raise GradingError(f"IndexSelect saves {what} ({saved.nbytes} bytes): backward "
+                               "needs only index (save_for_backward) and x's shape "
+                               "(ctx.shape = x.shape, a torch.Size)",
+                               mistake="IndexSelect/saves-tensor")
+    if index.numel() and not any(s.role == "input index" for s in forward.saved):
+        raise GradingError("IndexSelect did not save index itself: ctx.save_for_backward(index)")
+
+
+def check_repeated_rows(function, device) -> None:
+    """grad[index] = grad_output keeps one write per repeated row."""
+    index = torch.tensor([4, 0, 4, 2, 4], device=device)
+    got, truth, grad_output = gradient_for(function, SELECT, {"x": sample((5, 3), device),
+                                                              "index": index})
+    if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
+        return
+    repeated = torch.zeros(5, dtype=torch.bool, device=device)
+    repeated[4] = True
+    if (not torch.allclose(got, truth) and torch.allclose(got[~repeated], truth[~repeated])):
+        if any(torch.allclose(got[4], grad_output[k]) for k in (0, 2, 4)):
+            raise GradingError("IndexSelect lost repeated rows: index = [4, 0, 4, 2, 4] selects "
+                               "row 4 three times, so its gradient is the sum of three rows of "
+                               "grad_output, and your row 4 is one of them: a write "
+                               "(grad[index] = grad_output, grad[index] += grad_output, "
+                               "index_copy, scatter; += on an indexed tensor is a write too) "
+                               "keeps only one; which Tensor method adds rows at an index?",
+                               mistake="IndexSelect/writes-repeated-rows")
+        raise GradingError("IndexSelect's gradient is wrong only on row 4, the row that index = "
+                           "[4, 0, 4, 2, 4] selects three times: its gradient is the sum of those "
+                           "three rows of grad_output",
+                           f"got {got[4].tolist()}, expected {truth[4].tolist()}",
+                           mistake="IndexSelect/repeats-not-summed")
+
+
+def select_case(function, x_shape, rows, device, seed=0) -> None:
+    index = torch.tensor(rows, dtype=torch.int64, device=device)
+    values = {"x": sample(x_shape, device, seed=seed), "index": index}
+    with case(described(values, torch.float64) + f", index={rows}"):
+        forward, _ = graded_case(function, SELECT, values)
+        check_saves_index_only(forward, index)
+
+
+def select_opening(IndexSelect, device="cpu") -> None:
+    function = check_is_function(IndexSelect, SELECT)
+    check_repeated_rows(function, device)
+    for x_shape, rows in SELECT_CASES[:3]:
+        select_case(function, x_shape, rows, device)
+    check_gradcheck(function, SELECT, {"x": sample((4, 2), device),
+                                       "index": torch.tensor([3, 1, 3], device=device)})
+
+
+def select_full(IndexSelect, device) -> None:
+    select_opening(IndexSelect, device)
+    for seed, (x_shape, rows) in enumerate(SELECT_CASES):
+        select_case(IndexSelect, x_shape, rows, device, seed=seed)
+    for edge in ("repeated index", "empty index", "1-D x", "saves only index"):
+        covers(edge)
+    values = {"x": sample((5, 3), device), "index": torch.tensor([4, 0, 4], device=device)}
+    check_each_input_alone(IndexSelect, SELECT, values)
+    check_noncontiguous_grad_output(IndexSelect, SELECT, values)
+    check_gradcheck(IndexSelect, SELECT, {"x": sample((3, 2, 2), device),
+                                          "index": torch.tensor([0, 2, 0, 0], device=device)})
+
+
+# Normalize --------------------------------------------------------------------------------
+
+def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
+    """The output, and at most one number per row."""
+    rows = x.numel() // max(x.shape[-1], 1) if x.dim() else 1
+    if not any(s.role == "output" for s in forward.saved):
+        raise GradingError("Normalize did not save its output: save y with "
+                           "ctx.save_for_backward (the projection is written with y)")
+    for saved in forward.saved:
+        if saved.role.startswith("input"):
+            raise GradingError("Normalize saves its input x: save the output and one norm per "
+                               "row instead; x = y * norm where the norm is at least eps",
+                               mistake="Normalize/saves-input")
+        if saved.role == "intermediate" and saved.tensor.numel() > rows:
+            raise GradingError(f"Normalize saves an intermediate of shape {_shape(saved.shape)}: "
+                               f"save the output and one norm per row ({rows} numbers) only")
+    budget = (x.numel() + rows) * x.element_size()
+    if forward.saved_bytes > budget:
+        raise GradingError(f"Normalize keeps {forward.saved_bytes} bytes for backward where "
+                           f"the output and one norm per row take {budget}")
+
+
+def check_projection(function, device) -> None:
+    """The two named mistakes: no projection term, and no eps branch."""
+    x = sample((3, 4), device, seed=2)
+    try:
+        got, truth, grad_output = gradient_for(function, NORMALIZE, {"x": x, "eps": EPS})
+    except GradingError as error:
+        check_row_quantity_kept(function, error, device)
+        raise
+    if isinstance(got, torch.Tensor) and got.shape == truth.shape and not torch.allclose(
+            got, truth) and torch.allclose(got, grad_output / x.norm(dim=-1, keepdim=True)):
+        raise GradingError("Normalize's backward is missing the projection term: grad_output / "
+                           "norm is the derivative of x / norm with the norm held fixed, but "
+                           "the norm moves with x too (with x of shape (3, 4))",
+                           mistake="Normalize/missing-projection")
+    x, eps = rows_around_eps(device)
+    got, truth, grad_output = gradient_for(function, NORMALIZE, {"x": x, "eps": eps})
+    if isinstance(got, torch.Tensor) and got.shape == truth.shape:
+        right = torch.isclose(got, truth).all(-1)
+        # named only where the rows far above eps are right: a nan there is some other mistake
+        if not right[:2].all() or right.all():
+            return
+        if right[BELOW].all():
+            check_near_above(function, NORMALIZE, x[NEAR_ABOVE], eps, got[NEAR_ABOVE],
+                             truth[NEAR_ABOVE], grad_output[NEAR_ABOVE] / eps)
+        details = f"got {got[4:7].tolist()}\nexpected {truth[4:7].tolist()}"
+        y, g = x[BELOW] / eps, grad_output[BELOW]  # the rows below eps
+        projected = (g - y * (y * g).sum(-1, keepdim=True)) / eps
+        as_above = torch.isclose(got[BELOW], projected).all(-1)
+        near = as_above[2:] & ~right[4:7]  # the rows just below eps
+        # rows 0.9 eps and (1 - 1e-6) eps below eps, a gap no float32 rounding of the norm closes
+        if right[2:4].all() and near[:2].any():
+            raise GradingError("Normalize's gradient is right on rows far below eps but, on a "
+                               "row just below eps, has the projection of a row above it: does "
+                               "backward decide the case from |y|? Below eps |y| = norm / eps, "
+                               "which comes arbitrarily close to 1; decide it from the saved "
+                               f"norm ({AROUND_EPS})", details,
+                               mistake="Normalize/case-from-length-of-y")
+        if right[2:6].all() and near[2]:
+            check_eps_as_float32(function, x[6:7], eps, details)
+            raise GradingError("Normalize's gradient on a row one ulp below eps is that of a row "
+                               "above eps: the test in backward saw that row at eps or above; "
+                               "compare the norm, in x's dtype, with the Python float eps "
+                               f"({AROUND_EPS})", details,
+                               mistake="Normalize/just-below-eps-as-above")
+        every = ("; every row below eps got the projection of a row above it: no test in "
+                 "backward, or one that always holds (max(norm, eps) >= eps does; test the norm "
+                 "itself)" if as_above.all() else "")
+        raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: "
+                           f"there y = x / eps, and eps does not move with x{every} "
+                           f"({AROUND_EPS})", mistake="Normalize/wrong-below-eps")
+
+
+def check_eps_as_float32(function, rows: torch.Tensor, eps: float, details: str) -> None:
+    """A row one ulp below eps taken as above it, named as eps rounded to float32 only where
+    the row's norm lies in [float32(eps), eps) and the answer is right with that eps."""
+    if eps_as_float32(function, NORMALIZE, rows, eps):
+        raise GradingError("Normalize's gradient on a row one ulp below eps is that of a row "
+                           "above eps, and every row is right with eps rounded to float32: eps "
+                           "became a float32 tensor (torch.tensor(eps) rounds 0.01 to "
+                           "0.0099999998, below this row's norm); use the Python float "
+                           "(norm.clamp_min(eps), norm >= eps) or torch.tensor(eps, "
+                           f"dtype=x.dtype) ({AROUND_EPS})", details,
+                           mistake="Normalize/eps-as-float32-tensor")
+
+
+def check_row_quantity_kept(function, error: GradingError, device) -> None:
+    """Shapes that do not broadcast with three rows, yet a right gradient on one row: a
+    per-row quantity of shape (3,) met a tensor of shape (3, 4), lined up with its last dim."""
+    if "do not broadcast" not in error.hint:
+        return
+    try:
+        got, truth, _ = gradient_for(function, NORMALIZE, {"x": sample((1, 4), device), "eps": EPS})
+    except GradingError:
+        return
+    if isinstance(got, torch.Tensor) and got.shape == truth.shape and torch.allclose(got, truth):
+        raise GradingError("Normalize's backward is right on a single row, but with x of shape "
+                           "(3, 4) its shapes do not broadcast: a per-row quantity of shape (3,) "
+                           "met a tensor of shape (3, 4), which lines it up with the last dim; "
+                           "keep the dim it was reduced over (keepdim=True)", error.hint,
+                           mistake="Normalize/row-quantity-lost-dim") from error
+
+
+def check_closed_form(function, device) -> None:
+    """Backward allocates a few tensors of x's size, never a d x d Jacobian per row."""
+    x = sample((2, 64), device, seed=4).requires_grad_()
+    y = function.apply(x, EPS)
+    with AllocationLog() as log:
+        torch.autograd.grad(y, x, torch.ones_like(y))
+    budget = 12 * x.numel() * x.element_size()
+    if log.bytes > budget:
+        raise GradingError(f"Normalize's backward allocated {log.bytes} bytes for x of shape "
+                           f"(2, 64) ({x.numel() * x.element_size()} bytes): it builds each "
+                           "row's 64 x 64 Jacobian; use the closed form, a projection",
+                           f"ops that allocated: {', '.join(log.ops)}",
+                           mistake="Normalize/builds-jacobian")
+
+
+def normalize_case(function, x, eps, layout="") -> None:
+    values = {"x": x, "eps": eps}
+    with case(described(values, torch.float64) + layout):
+        forward, _ = graded_case(function, NORMALIZE, values)
+        check_saves_output_and_norms(forward, x)
+
+
+def normalize_opening(Normalize, device="cpu") -> None:
+    function = check_is_function(Normalize, NORMALIZE)
+    check_projection(function, device)
+    normalize_case(function, sample((4, 4), device), EPS)
+    normalize_case(function, *rows_around_eps(device))
+    check_closed_form(function, device)
+    check_gradcheck(function, NORMALIZE, {"x": sample((3, 4), device, seed=1), "eps": EPS})
+
+
+def normalize_full(Normalize, device) -> None:
+    normalize_opening(Normalize, device)
+    for seed, shape in enumerate(NORMALIZE_SHAPES):
+        normalize_case(Normalize, sample(shape, device, seed=seed), EPS)
+    # rows that a flattening view cannot reach: x of (3, 2, 4) with its leading dims swapped
+    normalize_case(Normalize, sample((3, 2, 4), device, seed=5).transpose(0, 1), EPS,
+                   ", x a (3, 2, 4) tensor transposed in dims 0 and 1, not contiguous")
+    for edge in ("rows below eps and a row of zeros", "1-D x",
+                 "saves the output and one norm per row", "closed form"):
+        covers(edge)
+    check_each_input_alone(Normalize, NORMALIZE, {"x": sample((3, 4), device), "eps": EPS})
+    check_noncontiguous_grad_output(Normalize, NORMALIZE, {"x": sample((3, 4), device),
+                                                           "eps": EPS})
+    check_gradcheck(Normalize, NORMALIZE, {"x": sample((2, 3, 4), device), "eps": 1e-2})
+
+
+def _select_values(device, dtype=torch.float64, seed=0) -> dict:
+    """x of 4 or 6 rows and 3 columns, and an index with repeats, each by seed: two seeds in
+    a row give two shapes of x (x's shape kept outside ctx meets the other call's)."""
+    index = torch.tensor([[3, 0, 3, 1, 3], [2, 2, 0]][seed % 2], device=device)
+    return {"x": sample((4 + 2 * (seed % 2), 3), device, seed=seed, dtype=dtype), "index": index}
+
+
+# the domains: float64 and float32 (each check in both), every layout of x
+_TYPICAL_NORMALIZE = sampled(NORMALIZE, {"x": (3, 4)}, {"eps": 1e-2})
+
+
+def _normalize_values(device, dtype=torch.float64, seed=0, **constants) -> dict:
+    """x (3, 4) whose third row has norm 1e-4 (above eps at 1e-12 and 6.6e-8, below it at 1e-3
+    and 10, where the two rows before it are below it too), then three rows just below eps,
+    then two just above it (three where eps <= 1e-8: near_above_rows)."""
+    values = _TYPICAL_NORMALIZE(device, dtype, seed, **constants)
+    x = values["x"].clone()
+    x[2] = F.normalize(x[2], dim=-1) * 1e-4
+    eps, width = values["eps"], x.shape[-1]
+    below = near_eps_rows(eps, width, x.device, dtype, seed=seed + 6)
+    above = near_above_rows(eps, width, x.device, dtype, seed=seed + 7)
+    return {**values, "x": torch.cat([x, below, above])}
+
+
+EXERCISES = [
+    Exercise("IndexSelect", LESSON, select_full,
+             example=lambda: (sample((4, 2), "cpu"), torch.tensor([3, 0, 3, 3])),
+             contract=("repeated index", "empty index", "1-D x", "saves only index",
+                       "non-contiguous grad_output"),
+             domain=Domain(SELECT, _select_values)),
+    Exercise("Normalize", LESSON, normalize_full,
+             example=lambda: (rows_around_eps("cpu")[0][:3, :4], 1e-2),
+             contract=("rows below eps and a row of zeros", "1-D x",
+                       "saves the output and one norm per row", "closed form",
+                       "non-contiguous grad_output"),
+             domain=Domain(NORMALIZE, _normalize_values,
+                           constants={"eps": Constant(1e-12, 10.0, "eps a Python float; "
+                                                      "correct on rows whose norm is below "
+                                                      "eps", also=(1e-3,))})),
+]

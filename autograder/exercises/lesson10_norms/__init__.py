@@ -1,0 +1,2 @@
+"""Lesson 10 (norms): the grading of LayerNormFunction, RMSNormFunction, RMSNorm and
+GroupNormFunction."""

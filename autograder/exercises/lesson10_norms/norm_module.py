@@ -1,0 +1,258 @@
+"""Lesson 10: RMSNorm, an nn.Module whose forward calls RMSNormFunction.apply, graded against
+torch.nn.RMSNorm: its parameter, its state_dict, values, gradients and a few SGD steps."""
+
+import copy
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ...checks import Spec, case
+from ...contract import check_each_input_alone, covers
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...domain import Constant, Domain
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+
+NAME = "RMSNorm"
+DIM = 6
+DEFAULT_EPS = 1e-6
+
+
+def check_module_class(submission) -> type:
+    """The submission is a subclass of nn.Module (the class itself)."""
+    if isinstance(submission, nn.Module):
+        raise GradingError(f"{NAME} is an instance: pass the class itself, which is built as "
+                           f"{NAME}(dim, eps=1e-6)")
+    if not (isinstance(submission, type) and issubclass(submission, nn.Module)):
+        raise GradingError(f"{NAME} must be a class deriving from torch.nn.Module, got "
+                           f"{type(submission).__name__}")
+    return submission
+
+
+def build(cls: type, dim: int, *args, **kwargs) -> nn.Module:
+    """``cls(dim, ...)``, turning construction errors into hints."""
+    try:
+        return cls(dim, *args, **kwargs)
+    except (NotImplementedError, GradingError):
+        raise
+    except AttributeError as error:
+        if "Module.__init__() call" in str(error):
+            raise GradingError(f"{NAME}.__init__ assigns a parameter before calling "
+                               "super().__init__(): call it first", str(error)) from error
+        raise GradingError(f"{NAME}({dim}) raised AttributeError: {error}") from error
+    except TypeError as error:
+        raise GradingError(f"{NAME}({dim}{', eps=...' if kwargs else ''}) raised TypeError: "
+                           "__init__ should take (self, dim, eps=1e-6)", str(error)) from error
+
+
+def check_parameter(module: nn.Module, dim: int) -> None:
+    """Exactly one nn.Parameter, named weight, of shape (dim,), ones at start."""
+    parameters = dict(module.named_parameters())
+    if not parameters:
+        plain = isinstance(getattr(module, "weight", None), torch.Tensor)
+        raise GradingError(f"{NAME} has no parameters" + (
+            ": its weight is a plain tensor; wrap it in nn.Parameter so that optimisers, "
+            ".to() and state_dict see it" if plain else ": give it one nn.Parameter, weight"))
+    if list(parameters) != ["weight"]:
+        raise GradingError(f"{NAME} has the parameters {list(parameters)}: give it exactly one, "
+                           "named weight, as torch.nn.RMSNorm (its state_dict key)")
+    weight = parameters["weight"]
+    if tuple(weight.shape) != (dim,):
+        raise GradingError(f"{NAME}({dim}).weight has shape {tuple(weight.shape)}: it should "
+                           f"be ({dim},)")
+    if not torch.equal(weight.detach(), torch.ones_like(weight)):
+        raise GradingError(f"{NAME}({dim}).weight does not start as ones: a fresh RMSNorm is "
+                           "the identity scaling, torch.ones(dim)")
+
+
+def _custom_node(output: torch.Tensor) -> bool:
+    """True when a custom Function's node is in the output's graph (near its end)."""
+    stack, seen = [output.grad_fn], set()
+    while stack and len(seen) < 20:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if isinstance(node, torch.autograd.function.BackwardCFunction):
+            return True
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return False
+
+
+def _why_no_weight_gradient(output: torch.Tensor, weight: nn.Parameter) -> str:
+    """Which of three things kept the gradient from the parameter, read off the graph."""
+    if not weight.requires_grad:
+        return (f"{NAME}.weight does not require grad (nn.Parameter(..., requires_grad=False), "
+                "or requires_grad_(False)): an optimiser would never move it; keep the default")
+    stack, seen = [output.grad_fn], set()
+    while stack and len(seen) < 20:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if isinstance(node, torch.autograd.function.BackwardCFunction):
+            if _reaches(node, weight):
+                return (f"{NAME} passes self.weight to RMSNormFunction.apply, and its backward "
+                        "returns None for it: return the weight's gradient when "
+                        "ctx.needs_input_grad[1] is True")
+            break
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return (f"{NAME}.weight received no gradient: the weight RMSNormFunction.apply receives is "
+            "cut off from self.weight (.data, .detach() or a copy); pass the parameter itself")
+
+
+def _reaches(node, weight: torch.Tensor) -> bool:
+    """True when the graph below ``node`` accumulates into ``weight`` (through any ops)."""
+    stack, seen = [next_node for next_node, _ in node.next_functions], set()
+    while stack and len(seen) < 50:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if getattr(node, "variable", None) is weight:
+            return True
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return False
+
+
+def loaded_pair(cls: type, dim: int, device, dtype, *, eps=DEFAULT_EPS, seed=0):
+    """(torch.nn.RMSNorm with a random weight, the learner's module loaded from its
+    state_dict), both on ``device`` in ``dtype``."""
+    reference = nn.RMSNorm(dim, eps=eps).to(device=device, dtype=dtype)
+    with torch.no_grad():
+        reference.weight.copy_(1 + 0.5 * sample((dim,), device, seed=seed + 50, dtype=dtype))
+    mine = build(cls, dim, eps=eps).to(device=device, dtype=dtype)
+    try:
+        mine.load_state_dict(reference.state_dict())
+    except RuntimeError as error:
+        raise GradingError(f"{NAME} cannot load torch.nn.RMSNorm's state_dict ("
+                           f"{str(error).splitlines()[-1].strip()}): keep exactly one entry, "
+                           "the parameter weight; store eps as a plain attribute",
+                           str(error)) from error
+    return reference, mine
+
+
+def check_matches(cls: type, shape: tuple, device, dtype=torch.float64, *, eps=DEFAULT_EPS,
+                  seed=0, tolerance=None) -> None:
+    """Loaded from torch.nn.RMSNorm's state_dict, the module gives its values and gradients."""
+    tolerance = tolerance or {}
+    reference, mine = loaded_pair(cls, shape[-1], device, dtype, eps=eps, seed=seed)
+    x = sample(shape, device, seed=seed, dtype=dtype)
+    x_mine, x_reference = x.clone().requires_grad_(), x.clone().requires_grad_()
+    output = mine(x_mine)
+    expected = reference(x_reference)
+    if not isinstance(output, torch.Tensor) or not _custom_node(output):
+        raise GradingError(f"{NAME}.forward does not call RMSNormFunction.apply: the module "
+                           "wraps the Function you wrote, with self.weight and self.eps")
+    diagnose_values(f"{NAME}'s output", output, expected, **tolerance)
+    grad_output = sample(shape, device, seed=seed + 1, dtype=dtype)
+    output.backward(grad_output)
+    expected.backward(grad_output)
+    diagnose_gradient("x", x_mine.grad, x_reference.grad, **tolerance)
+    if mine.weight.grad is None:
+        raise GradingError(_why_no_weight_gradient(output, mine.weight))
+    diagnose_gradient("weight", mine.weight.grad, reference.weight.grad, **tolerance)
+
+
+def check_default_eps(cls: type, device) -> None:
+    """``RMSNorm(dim)`` uses eps = 1e-6: on rows with a mean square near 1e-6 it shows."""
+    mine = build(cls, DIM).to(device=device, dtype=torch.float64)
+    x = 1e-3 * sample((3, DIM), device, seed=9)
+    expected = nn.RMSNorm(DIM, eps=DEFAULT_EPS).to(device=device, dtype=torch.float64)(x)
+    output = mine(x)
+    if isinstance(output, torch.Tensor) and output.shape == expected.shape and \
+            not torch.allclose(output, expected, rtol=1e-5):
+        raise GradingError(f"{NAME}({DIM}) does not use eps=1e-6 by default (its output differs "
+                           "from torch.nn.RMSNorm(dim, eps=1e-6)'s on rows whose mean square is "
+                           "about 1e-6): take eps=1e-6 as the default and pass self.eps on")
+
+
+def check_training(cls: type, device, dtype=torch.float64, *, steps=4, rtol=1e-7) -> None:
+    """Linear -> norm -> Linear trained with SGD on the same data: after every step the
+    learner's weight equals torch.nn.RMSNorm's."""
+    first, last = nn.Linear(DIM, DIM), nn.Linear(DIM, 2)
+    with torch.no_grad():
+        for seed, parameter in enumerate([*first.parameters(), *last.parameters()]):
+            parameter.copy_(sample(parameter.shape, "cpu", seed=200 + seed))
+    reference = nn.Sequential(first, nn.RMSNorm(DIM, eps=DEFAULT_EPS), last)
+    reference = reference.to(device=device, dtype=dtype)
+    mine = nn.Sequential(copy.deepcopy(first), build(cls, DIM, eps=DEFAULT_EPS),
+                         copy.deepcopy(last)).to(device=device, dtype=dtype)
+    mine[1].load_state_dict(reference[1].state_dict())
+    inputs = sample((16, DIM), device, seed=300, dtype=dtype)
+    targets = sample((16, 2), device, seed=301, dtype=dtype)
+    optimisers = [torch.optim.SGD(model.parameters(), lr=0.2) for model in (reference, mine)]
+    for step in range(1, steps + 1):
+        for model, optimiser in zip((reference, mine), optimisers):
+            optimiser.zero_grad()
+            nn.functional.mse_loss(model(inputs), targets).backward()
+            optimiser.step()
+        got, want = mine[1].weight.detach(), reference[1].weight.detach()
+        if not torch.allclose(got, want, rtol=rtol, atol=rtol):
+            raise GradingError(
+                f"after {step} SGD step{'s' if step > 1 else ''} {NAME}.weight differs from "
+                f"torch.nn.RMSNorm's by {(got - want).abs().max().item():.3g}: its gradient "
+                "must reach self.weight (pass the parameter itself to RMSNormFunction.apply)")
+
+
+MODULE = Spec(NAME, ("x", "weight", "eps"),
+              lambda x, weight, eps=DEFAULT_EPS: F.rms_norm(x, x.shape[-1:], weight, eps))
+
+
+class WithWeight:
+    """``apply(x, weight, eps)``: the learner's module, built as ``RMSNorm(dim, eps=eps)``,
+    called with ``weight`` in place of its parameter (``torch.func.functional_call``), so that
+    x and the weight can each be the only input that requires grad, and two modules of
+    different eps can run in one graph (the domain's per call)."""
+
+    def __init__(self, cls: type):
+        self.cls = cls
+
+    def apply(self, x, weight, eps=DEFAULT_EPS):
+        module = build(self.cls, x.shape[-1], eps=eps).to(device=x.device, dtype=x.dtype)
+        return torch.func.functional_call(module, {"weight": weight}, (x,))
+
+
+def _module_values(device, dtype=torch.float64, seed=0, eps=DEFAULT_EPS) -> dict:
+    """x and weight of two shapes by seed (two modules in one graph differ in size too)."""
+    shape = (2, 3, DIM) if seed % 2 == 0 else (4, DIM - 1)
+    return {"x": sample(shape, device, seed=seed, dtype=dtype),
+            "weight": 1 + 0.5 * sample(shape[-1:], device, seed=seed + 1, dtype=dtype),
+            "eps": eps}
+
+
+def full(submission, device) -> None:
+    """The hidden battery on ``device``."""
+    cls = check_module_class(submission)
+    for dim in (DIM, 1):
+        check_parameter(build(cls, dim), dim)
+    for seed, shape in enumerate([(3, 4, DIM), (DIM,), (1, DIM), (5, 1)]):
+        with case(f"x of shape {shape}, float64"):
+            check_matches(cls, shape, device, seed=seed)
+    # eps across its range, float32 and strided inputs: the domain's, through WithWeight
+    covers("torch.nn.RMSNorm's state_dict")
+    check_default_eps(cls, device)
+    check_each_input_alone(WithWeight(cls), MODULE,
+                           {"x": sample((3, DIM), device, seed=7),
+                            "weight": 1 + 0.5 * sample((DIM,), device, seed=8),
+                            "eps": DEFAULT_EPS})
+    with case("Linear -> RMSNorm -> Linear, float64"):
+        check_training(cls, device, steps=5)
+    with case("Linear -> RMSNorm -> Linear, float32"):
+        check_training(cls, device, torch.float32, steps=5, rtol=1e-4)
+    covers("SGD steps beside torch.nn.RMSNorm")
+
+
+LATER_IN_LESSON = True  # after the lesson's other module's exercises
+EXERCISES = [
+    # graded as apply(x, weight, eps): RMSNorm(dim, eps=eps) called with weight in place of
+    # its parameter; what is particular to a module (its parameter, state_dict, default eps,
+    # training) stays in the battery
+    Exercise(NAME, "10_norms", full, contract=("torch.nn.RMSNorm's state_dict",
+                                               "SGD steps beside torch.nn.RMSNorm"),
+             domain=Domain(MODULE, _module_values,
+                           prepare=lambda submission: WithWeight(check_module_class(submission)),
+                           constants={"eps": Constant(1e-12, 1.0, "RMSNorm(dim, eps=1e-6): eps "
+                                                      "a float > 0", also=(0.1,))})),
+]

@@ -1,0 +1,280 @@
+"""Lesson 10's transfer exercise: GroupNormFunction, graded against the group-norm formula in
+composed ops (in torch 2.13 on CPU, F.group_norm's own backward raises "tensor does not have
+a device" when weight is None and bias is given, so it cannot be the reference)."""
+
+import torch
+
+from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+                      check_no_ctx_tensors, check_values_and_gradients, make_inputs)
+from ...contract import check_each_input_alone, covers
+from ...domain import Constant, Domain
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from .norm_checks import (check_returned, check_saved_precision, check_strided_grad_output,
+                          gradient_terms, record_backward_returns)
+
+NAME = "GroupNormFunction"
+
+
+def group_norm(x, num_groups, weight, bias, eps):
+    """F.group_norm as composed ops: each group of C / num_groups channels (with every
+    position of those channels) is one row, normalised; then the per-channel weight and bias."""
+    N, C = x.shape[:2]
+    rows = x.reshape(N, num_groups, -1)
+    mean = rows.mean(-1, keepdim=True)
+    centred = rows - mean
+    y = (centred * torch.rsqrt(centred.square().mean(-1, keepdim=True) + eps)).reshape(x.shape)
+    per_channel = (C,) + (1,) * (x.dim() - 2)
+    if weight is not None:
+        y = y * weight.reshape(per_channel)
+    if bias is not None:
+        y = y + bias.reshape(per_channel)
+    return y
+
+
+GROUP_NORM = Spec(NAME, ("x", "num_groups", "weight", "bias", "eps"), group_norm)
+KEEP = ("save x (or the normalised x), the mean and rstd of each group and the weight; "
+        "nothing else")
+# (x's shape, num_groups): spatial dims or none, one group (LayerNorm over C and positions),
+# one channel per group (instance norm), N = 1
+CASES = [((2, 6, 5), 3), ((3, 4), 2), ((2, 4, 2, 3), 2), ((2, 3, 4), 1), ((2, 4, 3), 4),
+         ((1, 6, 2, 2), 3)]
+
+
+def gn_values(shape, num_groups, device, *, weight=True, bias=True, seed=0,
+              dtype=torch.float64, eps=1e-5) -> dict:
+    C = shape[1]
+    return {"x": sample(shape, device, seed=seed, dtype=dtype) * 2 + 0.5,
+            "num_groups": num_groups,
+            "weight": (1 + 0.5 * sample((C,), device, seed=seed + 1, dtype=dtype)
+                       if weight else None),
+            "bias": sample((C,), device, seed=seed + 2, dtype=dtype) if bias else None,
+            "eps": eps}
+
+
+def describe(values: dict) -> str:
+    parts = [f"x of shape {tuple(values['x'].shape)}", f"num_groups={values['num_groups']}"]
+    parts += [f"{n}=None" for n in ("weight", "bias") if values[n] is None]
+    return ", ".join(parts + [str(values["x"].dtype).removeprefix("torch.")])
+
+
+def check_terms(function, device) -> None:
+    """Name a left-out term of grad_x: each group is a row of LayerNorm's derivation."""
+    values = gn_values((2, 4, 3), 2, device, weight=False, bias=False, seed=5)
+    inputs = make_inputs(values)
+    output = function.apply(*inputs.values())
+    grad_output = sample(output.shape, device, seed=6)
+    grad_x, = torch.autograd.grad(output, inputs["x"], grad_output)
+    rows = (2, 2, -1)
+    terms = gradient_terms(values["x"].reshape(rows), None, grad_output.reshape(rows), 1e-5,
+                           centred=True)
+    got = grad_x.double().reshape(rows)
+    if torch.allclose(got, sum(terms.values()), rtol=1e-4, atol=1e-6):
+        return
+    for kept, what, mistake in (
+            (("direct", "mean"), "the projection term: rstd moves with x too",
+             "misses-projection-term"),
+            (("direct", "projection"), "the mean term: the group mean moves with x",
+             "misses-mean-term"),
+            (("direct",), "the mean and projection terms: the group's mean and rstd move with x",
+             "statistics-held-constant")):
+        if torch.allclose(got, sum(terms[n] for n in kept), rtol=1e-4, atol=1e-6):
+            raise GradingError(f"{NAME}'s grad_x misses {what} (each group is one row of the "
+                               "LayerNorm derivation)", case=describe(values),
+                               mistake=f"{NAME}/{mistake}")
+
+
+def check_saved(forward, values: dict) -> None:
+    """One full-size tensor, at most two per-group tensors (N * num_groups elements), the
+    weight itself; nothing else."""
+    x = values["x"]
+    groups = x.shape[0] * values["num_groups"]
+    full, per_group, other = [], [], []
+    for saved in forward.saved:
+        numel = saved.tensor.numel()
+        if saved.role == "input weight":
+            continue
+        if numel == x.numel():
+            full.append(saved)
+        elif numel == groups and not saved.role.startswith("input"):
+            per_group.append(saved)
+        else:
+            other.append(saved)
+    kept = ", ".join(f"{s.role} of shape {s.shape}" for s in forward.saved) or "nothing"
+    if len(full) > 1:
+        raise GradingError(f"{NAME} saved {len(full)} full-size tensors ({kept}): {KEEP}")
+    if len(per_group) > 2 or other:
+        raise GradingError(f"{NAME} saved {kept}: {KEEP}")
+
+
+def recognise_per_channel(function, values: dict) -> None:
+    """Statistics per channel instead of per group: instance norm's output."""
+    try:
+        with torch.no_grad():
+            output = function.apply(*make_inputs(values, requires_grad=False).values())
+    except Exception:  # the learner's code may raise anything: the first hint stands
+        return
+    channels = values["x"].shape[1]
+    if channels == values["num_groups"] or not isinstance(output, torch.Tensor):
+        return
+    instance = group_norm(**{**values, "num_groups": channels})
+    if output.shape == instance.shape and torch.allclose(output, instance):
+        raise GradingError(f"{NAME} normalises each channel on its own (instance norm): a "
+                           f"group is C / num_groups consecutive channels, with every "
+                           f"position of each, and shares one mean and one rstd",
+                           mistake=f"{NAME}/instance-norm")
+    for misreading, hint in ((_interleaved, "puts channel c in group c % num_groups: a group "
+                              "is C / num_groups consecutive channels (channels 0 to C/G - 1 "
+                              "form group 0, the next C / num_groups group 1, and so on"),
+                             (_per_position, "normalises each position of a group separately: "
+                              "a group's mean and rstd run over its channels and every "
+                              "position of them (all the spatial dims) at once")):
+        other = misreading(values)
+        if other is not None and output.shape == other.shape and torch.allclose(output, other):
+            raise GradingError(f"{NAME} {hint}")
+
+
+def _affine(y, values: dict):
+    per_channel = (values["x"].shape[1],) + (1,) * (values["x"].dim() - 2)
+    if values["weight"] is not None:
+        y = y * values["weight"].reshape(per_channel)
+    if values["bias"] is not None:
+        y = y + values["bias"].reshape(per_channel)
+    return y
+
+
+def _interleaved(values: dict):
+    """Group norm with channel c in group c % G."""
+    x, G = values["x"], values["num_groups"]
+    N, C = x.shape[:2]
+    if G in (1, C):
+        return None
+    order = torch.arange(C, device=x.device).reshape(C // G, G).T.reshape(-1)  # group by group
+    y = torch.empty_like(x)
+    y[:, order] = group_norm(x[:, order], G, None, None, values["eps"])
+    return _affine(y, values)
+
+
+def _per_position(values: dict):
+    """Each position's channels of a group normalised on their own (spatial dims left out)."""
+    x, G = values["x"], values["num_groups"]
+    if x.dim() < 3 or x[0, 0].numel() == 1:
+        return None
+    N, C = x.shape[:2]
+    rows = x.reshape(N, G, C // G, -1)
+    mean = rows.mean(2, keepdim=True)
+    centred = rows - mean
+    y = (centred * torch.rsqrt(centred.square().mean(2, keepdim=True) + values["eps"]))
+    return _affine(y.reshape(x.shape), values)
+
+
+def recognise_weight(function, values: dict) -> None:
+    """grad_x with g = grad_output, the weight left out, or multiplied in after the group
+    means: each compared with the learner's grad_x for the same grad_output."""
+    weight = values["weight"]
+    if weight is None or torch.allclose(weight, torch.ones_like(weight)):
+        return
+    inputs = make_inputs(values, requires_grad={"x"})
+    try:
+        output = function.apply(*inputs.values())
+        grad_output = sample(tuple(output.shape), output.device, seed=6, dtype=output.dtype)
+        got, = torch.autograd.grad(output, inputs["x"], grad_output)
+    except Exception:  # the learner's code may raise anything: the first hint stands
+        return
+    if not isinstance(got, torch.Tensor) or got.shape != values["x"].shape:
+        return
+    if output.shape != values["x"].shape or not torch.allclose(output.detach(),
+                                                                group_norm(**values)):
+        return  # the output is wrong too: the hints below are about grad_x alone
+    x = values["x"].detach().requires_grad_()
+    G, eps = values["num_groups"], values["eps"]
+    truth, = torch.autograd.grad(group_norm(x, G, weight, None, eps), x, grad_output)
+    plain, = torch.autograd.grad(group_norm(x, G, None, None, eps), x, grad_output)
+    per_channel = (x.shape[1],) + (1,) * (x.dim() - 2)
+    if torch.allclose(got, truth, rtol=1e-4, atol=1e-6):
+        return
+    if torch.allclose(got, plain, rtol=1e-4, atol=1e-6):
+        raise GradingError(f"{NAME}'s grad_x ignores the weight: y = weight * x_hat per "
+                           "channel, so g = grad_output * weight (broadcast along dim 1) "
+                           "goes into the group means", mistake=f"{NAME}/ignores-weight")
+    if torch.allclose(got, plain * weight.reshape(per_channel), rtol=1e-4, atol=1e-6):
+        raise GradingError(f"{NAME}'s grad_x multiplies by the weight after the group means: "
+                           "form g = grad_output * weight (per channel) first, then take "
+                           "the means over each group",
+                           mistake=f"{NAME}/weight-after-group-means")
+
+
+def check_case(function, values: dict, *, tolerance=None) -> None:
+    probe, returned = record_backward_returns(function)
+    with case(describe(values)):
+        try:
+            forward, backward = check_values_and_gradients(probe, GROUP_NORM, values,
+                                                           **(tolerance or {}))
+        except GradingError:
+            recognise_per_channel(function, values)
+            recognise_weight(function, values)
+            raise
+        check_returned(GROUP_NORM, returned[-1], make_inputs(values))
+        check_no_ctx_tensors(GROUP_NORM, forward)
+        check_backward_by_hand(GROUP_NORM, backward)
+        if values["x"][0, 0].numel() > 1 or values["x"].shape[1] > values["num_groups"]:
+            check_saved(forward, values)
+
+
+def check_eps_used(function, values: dict) -> None:
+    """With eps = 0.5 the output is not the one a fixed small eps gives."""
+    try:
+        with torch.no_grad():
+            output = function.apply(*make_inputs(values, requires_grad=False).values())
+    except Exception:  # the learner's code may raise anything: check_case quotes it
+        return
+    if not isinstance(output, torch.Tensor) or torch.allclose(output, group_norm(**values)):
+        return
+    for fixed in (1e-5, 1e-6, 0.0):
+        ignored = group_norm(**{**values, "eps": fixed})
+        if output.shape == ignored.shape and torch.allclose(output, ignored):
+            raise GradingError(f"{NAME} ignores its eps argument (with eps=0.5 its output is the "
+                               f"one for eps={fixed:g}): add the eps it is given",
+                               case=describe(values))
+
+
+def full(submission, device) -> None:
+    """The battery on ``device``."""
+    function = check_is_function(submission, GROUP_NORM)
+    with case("x of shape (2, 4, 3), num_groups=2, float64"):
+        check_saved_precision(function, GROUP_NORM, gn_values((2, 4, 3), 2, device))
+    check_terms(function, device)
+    for seed, (shape, groups) in enumerate(CASES):
+        check_case(function, gn_values(shape, groups, device, seed=seed))
+    covers("x without spatial dims")
+    for seed, (weight, bias) in enumerate([(False, True), (True, False), (False, False)]):
+        check_case(function, gn_values((2, 6, 3), 3, device, weight=weight, bias=bias,
+                                       seed=10 + seed))
+    covers("weight=None")
+    covers("bias=None")
+    check_eps_used(function, gn_values((2, 4, 3), 2, device, seed=24, eps=0.5))
+    covers("eps=0.5")  # eps across its range, float32 and strided inputs: the domain's
+    with case("a non-contiguous grad_output, x of shape (2, 4, 3)"):
+        check_strided_grad_output(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=21))
+    covers("non-contiguous grad_output")
+    check_each_input_alone(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=22))
+    with case("gradcheck, x of shape (2, 4, 3), num_groups=2"):
+        check_gradcheck(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=23))
+
+
+LATER_IN_LESSON = True  # the lesson's last exercise
+EXERCISES = [
+    Exercise(NAME, "10_norms", full,
+             example=lambda: tuple(gn_values((2, 4, 3), 2, "cpu").values()),
+             # two shapes by seed (C = 4 either way, so that every num_groups divides it)
+             domain=Domain(GROUP_NORM, lambda device, dtype=torch.float64, seed=0, num_groups=2,
+                           eps=1e-5: gn_values((2, 4, 3) if seed % 2 == 0 else (3, 4, 2, 2),
+                                               num_groups, device, seed=seed, dtype=dtype,
+                                               eps=eps),
+                           constants={"num_groups": Constant(1, 4, "C divisible by num_groups",
+                                                             integer=True),
+                                      "eps": Constant(1e-12, 1.0, "eps a Python float > 0",
+                                                      also=(0.5,))}),
+             contract=("x without spatial dims", "weight=None", "bias=None", "eps=0.5",
+                       "non-contiguous grad_output")),
+]

@@ -1,0 +1,89 @@
+"""Lesson 11, linear_cross_entropy in float16 and bfloat16: the loss and gradients as accurate
+as accumulating in float32 makes them, returned and saved in the input's dtype."""
+
+import torch
+
+from ...checks import case, make_inputs, run_backward, run_forward
+from ...domain import Tolerance
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...errors import GradingError
+from .fused_loss_work import LCE, NAME, Called, _describe, _truth, lce_values
+
+
+ACCUMULATION = ("float16/bfloat16 as accurate as accumulating in float32 makes them "
+                "(accumulating in the input dtype is not)")
+# measured (tests/autograder/exercises/test_fused_loss.py): on these inputs a float32
+# accumulator keeps the float16 loss within 2e-4 of float64 and a float16 one is off by 2e-2
+ACCUMULATION_TOLERANCE = Tolerance(5e-4, 5e-5)  # 2e-3 at a loss near 4: between the two
+
+
+def accumulation_values(device, dtype) -> dict:
+    """512 rows one chunk at a time: a float16 running loss of about 2000 rounds each step."""
+    return lce_values(512, 16, 32, 1, device, seed=3, dtype=dtype)
+
+
+def check_low_precision(function: Called, values: dict) -> None:
+    """float16 / bfloat16 in and out, as accurate as float32 accumulation makes them:
+    errors relative to each true value's largest entry."""
+    dtype = values["x"].dtype
+    tolerance = {torch.bfloat16: 6e-3, torch.float16: 9e-4}[dtype]
+    with case(_describe(values)):
+        inputs = make_inputs(values)
+        forward = run_forward(function, LCE, inputs)
+        output = forward.output
+        if not isinstance(output, torch.Tensor) or output.dtype != dtype:
+            got = getattr(output, "dtype", type(output).__name__)
+            raise GradingError(f"{NAME} returned {got} for {str(dtype)[6:]} inputs: accumulate "
+                               "in float32 and return the input's dtype")
+        backward = run_backward(LCE, output, inputs, torch.ones_like(output))
+        loss, truth = _truth(values)
+        for name, got, true in (("loss", output, loss), *zip(("grad_x", "grad_weight"),
+                                                              backward.grads, truth)):
+            if got.dtype != dtype:
+                raise GradingError(f"{name} has dtype {got.dtype} for {str(dtype)[6:]} inputs: "
+                                   "cast the float32 accumulator back to the input's dtype")
+            error = ((got.double() - true).abs().max() / true.abs().max()).item()
+            if not error <= tolerance:
+                wide = _float32_error(function, values, name, true)
+                if wide is None or wide > 1e-5:  # wrong in float32 too: no precision loss proven
+                    diagnose_values(f"{NAME}'s {name}", got.double(), true, rtol=0,
+                                    atol=tolerance * true.abs().max().item())
+                raise GradingError(
+                    f"{NAME}'s {name} matches in float32 (to {wide:.1g} of its largest entry) "
+                    f"and is off by {error:.2g} in {str(dtype)[6:]}, where accumulating in "
+                    f"float32 stays within {tolerance:g}: a precision loss, not a wrong formula; "
+                    "accumulate the loss and the gradients in float32 and cast at the end")
+        check_saved_dtype(forward, values)
+
+
+def _float32_error(function: Called, values: dict, name: str, true) -> float | None:
+    """The learner's ``name`` on the same values in float32, as a fraction of the true
+    value's largest entry; None where it cannot be had."""
+    wide = {n: v.float() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+            for n, v in values.items()}
+    try:
+        inputs = make_inputs(wide)
+        output = function.apply(*inputs.values())
+        grads = torch.autograd.grad(output, (inputs["x"], inputs["weight"]))
+    except Exception:  # the learner's code may raise anything: no probe, no named cause
+        return None
+    got = dict(zip(("loss", "grad_x", "grad_weight"), (output.detach(), *grads)))[name]
+    if got.shape != true.shape:
+        return None
+    return ((got.double() - true).abs().max() / true.abs().max()).item()
+
+
+def check_saved_dtype(forward, values: dict) -> None:
+    """The gradients saved for backward in the input's dtype: a float32 accumulator kept
+    as it is doubles what stays alive between forward and backward."""
+    dtype = values["x"].dtype
+    names = {tuple(values["x"].shape): "grad_x", tuple(values["weight"].shape): "grad_weight"}
+    for saved in forward.saved:
+        if saved.role == "intermediate" and saved.shape in names and \
+                saved.dtype.itemsize > dtype.itemsize:
+            narrow = saved.tensor.numel() * dtype.itemsize
+            raise GradingError(
+                f"LinearCrossEntropy saves {names[saved.shape]} as {str(saved.dtype)[6:]} for "
+                f"{str(dtype)[6:]} inputs: {saved.nbytes} bytes kept from forward to backward "
+                f"where the input's dtype takes {narrow}; cast the float32 accumulator to the "
+                "input's dtype before saving it")

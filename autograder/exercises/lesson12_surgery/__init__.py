@@ -1,0 +1,2 @@
+"""Lesson 12 (surgery): the grading of GradientReversal, ClipGradientNorm, SoftThreshold and
+PerSampleClippedLinear."""

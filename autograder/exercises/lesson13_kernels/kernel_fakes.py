@@ -1,0 +1,79 @@
+"""Lesson 13: the registrations behind an exercise's autograd. The fake implementation of each
+operator its backward calls, against what that operator really returns, for saved inputs that
+are transposed views (opcheck's fake-tensor test, without opcheck's other runs); and the
+tensors setup_context keeps, which go through save_for_backward, never onto ctx."""
+
+import torch
+from torch.utils._pytree import tree_leaves, tree_map
+
+from ...errors import GradingError
+from ...probes import reachable
+from .kernel_checks import explain, operator_calls
+
+
+def _layout(t: torch.Tensor) -> tuple:
+    return tuple(t.shape), t.dtype, t.stride()
+
+
+def check_backward_fakes(name: str, function, args: tuple) -> None:
+    """Every operator the backward of ``function(*args)`` calls that its forward does not,
+    called again on fake copies of its arguments: the same shapes, dtypes and strides."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    leaves = [a.detach().clone().requires_grad_(a.is_floating_point())
+              if isinstance(a, torch.Tensor) else a for a in args]
+    forward = {op for op, _, _ in operator_calls(lambda: function(*leaves))}
+    out = function(*leaves)
+    wanted = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
+    calls = operator_calls(lambda: torch.autograd.grad(out, wanted, torch.ones_like(out)))
+    for operator, op_args, op_kwargs in calls:
+        if operator in forward:
+            continue
+        real = operator(*op_args, **op_kwargs)
+        try:
+            with FakeTensorMode() as mode:
+                fake_args, fake_kwargs = tree_map(
+                    lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t,
+                    (op_args, op_kwargs))
+                fake = operator(*fake_args, **fake_kwargs)
+        except Exception as error:
+            raise explain(name, f"fake implementation of {operator}", error) from error
+        for index, (mine, truth) in enumerate(zip(tree_leaves(fake), tree_leaves(real))):
+            if isinstance(truth, torch.Tensor) and _layout(mine) != _layout(truth):
+                shape, dtype, strides = _layout(mine)
+                raise GradingError(
+                    f"{name}'s backward operator {operator}: its fake implementation gives "
+                    f"output {index} shape {shape}, {dtype}, strides {strides}, but the "
+                    f"operator returns shape {_layout(truth)[0]}, {_layout(truth)[1]}, strides "
+                    f"{_layout(truth)[2]} (the saved inputs here are transposed views): the "
+                    "register_fake of the operator called in backward must describe its real "
+                    "outputs too, strides included (opcheck of that operator fails on it): "
+                    "return the layout it returns (memory_format=torch.contiguous_format for "
+                    "contiguous gradients)")
+
+
+def check_ctx_tensors(name: str, output: torch.Tensor) -> None:
+    """No tensor kept as a ctx attribute by setup_context: the ctx of a registered backward is
+    the first node behind ``output`` with Python attributes (views on the way are skipped)."""
+    nodes, seen = [output.grad_fn], set()
+    while nodes:
+        node = nodes.pop(0)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if not hasattr(node, "__dict__"):
+            nodes.extend(next_node for next_node, _ in node.next_functions)
+            continue
+        kept = [(path, value) for key, item in vars(node).items()
+                for path, value in reachable(item, f"ctx.{key}")]
+        if kept:
+            outputs = [path for path, value in kept if value.grad_fn is node]
+            cycle = (f"; {outputs[0]} is an output of the operator, whose grad_fn is ctx: a "
+                     "reference cycle that holds its memory until Python's garbage collector "
+                     "runs" if outputs else "")
+            raise GradingError(
+                f"{name}'s setup_context keeps a tensor as {kept[0][0]}: save it with "
+                "ctx.save_for_backward and read it back from ctx.saved_tensors, so that "
+                f"autograd checks it for in-place changes and saved-tensor hooks see it{cycle}",
+                mistake=f"{name}/tensor-on-ctx")
+        return

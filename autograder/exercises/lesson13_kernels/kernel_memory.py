@@ -1,0 +1,99 @@
+"""Lesson 13: the memory a kernel touches, seen in Triton's interpreter. Every masked load and
+store is checked against the storages of the launch's tensors before it happens (on CPU an
+access outside them touches memory nobody owns), and each refusal is kept, with the tensor it
+went past, for the probes that name why."""
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from ...errors import GradingError
+from .kernel_interpreter import interpreting
+from .kernel_races import shared_stores
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An access refused: ``what`` ("reads" or "writes"), and the launch's tensor it lies past
+    the end of (the nearest below it), by its number of elements (0: below every tensor)."""
+
+    what: str
+    past_numel: int
+
+
+_REFUSALS: ContextVar[list | None] = ContextVar("lesson13_refusals", default=None)
+
+
+def refusals() -> list[Refusal]:
+    """The accesses refused so far inside the current ``guarded_memory`` (a live list)."""
+    return _REFUSALS.get() or []
+
+
+@contextmanager
+def guarded_memory(name: str):
+    """In the interpreter, refuse any unmasked load or store outside the kernel's tensors
+    before it happens, and name it, whatever error the refusal became on its way out (unless a
+    probe proved a cause: a hint with a mistake id stands)."""
+    if not interpreting():
+        yield
+        return
+    from triton.runtime import interpreter
+
+    extents, refused = [], []
+    init, load, store = (interpreter.GridExecutor._init_args_hst,
+                         interpreter.InterpreterBuilder.create_masked_load,
+                         interpreter.InterpreterBuilder.create_masked_store)
+
+    def init_args(self, args_dev, kwargs):
+        args_hst, kwargs_hst = init(self, args_dev, kwargs)
+        extents[:] = [(s.data_ptr(), s.data_ptr() + s.nbytes(), t.element_size())
+                      for a in [*args_hst, *kwargs_hst.values()] if hasattr(a, "data_ptr")
+                      for t in [interpreter._unwrap_tensor(a)] for s in [t.untyped_storage()]]
+        return args_hst, kwargs_hst
+
+    def inside(ptrs, mask, what):
+        on = mask.data.astype(bool)
+        addresses = ptrs.data[on] if on.shape else ptrs.data
+        if on.any() and extents:
+            ok = sum(((addresses >= low) & (addresses < high)) for low, high, _ in extents)
+            if not ok.all():
+                first = int(addresses[~ok.astype(bool)].flat[0])
+                below = [(high, (high - low) // size) for low, high, size in extents
+                         if high <= first]
+                refused.append(Refusal(what, max(below)[1] if below else 0))
+                raise GradingError(f"{name}'s kernel {what} outside its tensors")
+
+    def masked_load(self, ptrs, mask, other, *rest):
+        inside(ptrs, mask, "reads")
+        return load(self, ptrs, mask, other, *rest)
+
+    def masked_store(self, ptrs, value, mask, *rest):
+        inside(ptrs, mask, "writes")
+        return store(self, ptrs, value, mask, *rest)
+
+    def named(details: str) -> GradingError:
+        return GradingError(
+            f"{name}'s kernel {refused[0].what} outside its tensors on lanes past the end: a "
+            "block wider than what is left (the tail, or a row shorter than the block) needs a "
+            "mask, e.g. tl.load(ptr + offsets, mask=offsets < n) and the same mask in tl.store",
+            details)
+
+    interpreter.GridExecutor._init_args_hst = init_args
+    interpreter.InterpreterBuilder.create_masked_load = masked_load
+    interpreter.InterpreterBuilder.create_masked_store = masked_store
+    token = _REFUSALS.set(refused)
+    try:
+        with shared_stores(name):
+            yield
+    except Exception as error:
+        if refused and not getattr(error, "mistake", ""):
+            raise named(str(error)) from error
+        raise
+    else:
+        if refused:  # refused inside a probe that went on: still a kernel touching others' memory
+            raise named("")
+    finally:
+        _REFUSALS.reset(token)
+        interpreter.GridExecutor._init_args_hst = init
+        interpreter.InterpreterBuilder.create_masked_load = load
+        interpreter.InterpreterBuilder.create_masked_store = store

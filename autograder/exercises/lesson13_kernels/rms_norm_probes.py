@@ -1,0 +1,152 @@
+"""Lesson 13: what names a cause in rms_norm_rows's batteries (rms_norm_rows.py), each from a
+gradient taken with grad_output all ones: a weight gradient that is one row's contribution per
+column (programs storing into one shared row), a row gradient that is the path through y_j
+alone, and, from a number of rows above the backward's fixed grid, results that stop before the
+last rows or loads past them (a group of rows per program, counted or bounded wrong); and the
+check that forward saves a value per row for backward (the rstd the contract keeps)."""
+
+import torch
+import torch.nn.functional as F
+
+from ...checks import make_inputs, run_forward
+from ...errors import GradingError
+from .kernel_checks import operator_calls
+from .kernel_memory import refusals
+
+
+def _normalised(values: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """x's rows in float64 and their rstd = 1 / sqrt(mean(x^2) + eps), shaped to broadcast."""
+    rows = values["x"].detach().double()
+    return rows, torch.rsqrt(rows.pow(2).mean(-1, keepdim=True) + values["eps"])
+
+
+def one_rows_contribution_per_column(got: torch.Tensor, values: dict) -> bool:
+    """The signature of programs storing into one shared row: each entry of the weight
+    gradient is the contribution of a single row (the last program to write it), not the sum."""
+    rows, rstd = _normalised(dict(values, x=values["x"].reshape(-1, values["x"].shape[-1])))
+    contributions = rows * rstd  # grad_output is ones: row r adds x_hat_r to the gradient
+    close = torch.isclose(got.detach().double()[None, :], contributions, rtol=1e-4, atol=1e-6)
+    return bool(close.any(0).all())
+
+
+def direct_path_only(got_x: torch.Tensor, values: dict) -> bool:
+    """grad_x = rstd * weight (grad_output ones): the path from x_j through y_j alone, with r's
+    dependence on every x_k of the row left out. The true gradient differs from it by
+    rstd * x_hat_j * mean(weight * x_hat), which is not zero for the batteries' rows."""
+    rows, rstd = _normalised(values)
+    if not rows.numel() or got_x.shape != rows.shape:
+        return False
+    direct = rstd * values["weight"].detach().double()
+    return bool(torch.allclose(got_x.detach().double(), direct, rtol=1e-4, atol=1e-6))
+
+
+def _run(function, values: dict) -> tuple:
+    """(y, grad_x, grad_weight) of ``function`` with grad_output all ones."""
+    x, weight = (values[n].detach().clone().requires_grad_() for n in ("x", "weight"))
+    y = function(x, weight, values["eps"])
+    return (y.detach(), *torch.autograd.grad(y, (x, weight), torch.ones_like(y)))
+
+
+def first_rows_only(function, values: dict) -> tuple[str, int] | None:
+    """(what, k) when the output or the gradient for x is right on its first k rows alone and
+    wrong on every row after them, or the weight gradient is the sum over the first k rows
+    alone, 0 < k < rows: no program reached the last rows."""
+    D = values["x"].shape[-1]
+    try:
+        got = _run(function, values)
+    except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+        return None
+    want = _run(lambda x, w, eps: F.rms_norm(x, (D,), w, eps), values)
+    rows = values["x"].reshape(-1, D).double()
+    x_hat = F.rms_norm(rows, (D,), None, values["eps"])
+    prefixes = x_hat.cumsum(0)  # the weight gradient of the first k rows, k = 1, 2, ...
+    for what, mine, truth in [("output", got[0], want[0]),
+                              ("weight gradient", got[2][None], prefixes),
+                              ("gradient for x", got[1], want[1])]:
+        if mine.numel() % D or (what != "weight gradient" and mine.shape != truth.shape):
+            continue
+        close = torch.isclose(mine.reshape(-1, D).double(), truth.reshape(-1, D).double(),
+                              rtol=1e-5, atol=1e-7).all(-1)
+        if what == "weight gradient":
+            k = int(close.nonzero()[0]) + 1 if close.any() else 0
+        else:
+            k = int(close.long().cumprod(0).sum())
+            k = k if not close[k:].any() else 0
+        if 0 < k < len(rows):
+            return what, k
+    return None
+
+
+def reads_past_last_row(function, values: dict) -> bool:
+    """Whether a call's first refused access is a load just past the end of a tensor of one
+    entry per row or per element of x (x, grad_output or rstd, as the kernel was handed them)."""
+    seen = refusals()
+    before = len(seen)
+    try:
+        _run(function, values)
+    except Exception:  # noqa: BLE001 -- the refusal is what the probe looks for
+        pass
+    rows = values["x"].reshape(-1, values["x"].shape[-1]).shape
+    return len(seen) > before and seen[before].what == "reads" and \
+        seen[before].past_numel in (rows[0], rows.numel())
+
+
+def name_rows_left_out(function, values: dict, error: GradingError, few: dict,
+                       right_with_few: bool) -> None:
+    """A failure with more rows than a backward's fixed grid has programs, where fewer rows of
+    the same length (``few``) are right: results that stop before the last rows, or loads past
+    them."""
+    shape, D = tuple(values["x"].shape), values["x"].shape[-1]
+    rows, fewer = values["x"].reshape(-1, D).shape[0], few["x"].shape[0]
+    if not right_with_few:
+        return
+    if left := first_rows_only(function, values):
+        what, k = left
+        raise GradingError(
+            f"rms_norm_rows leaves the last {rows - k} of {rows} rows out of its {what} (right "
+            f"over the first {k}, and right with {fewer} rows): no program reaches the last "
+            "rows. With a fixed number of programs each taking rows_per_program consecutive "
+            "rows, round up, rows_per_program = triton.cdiv(rows, programs): rows // programs "
+            "leaves the last rows % programs rows to no program", error.details,
+            case=f"x of shape {shape}", mistake="rms_norm_rows/rows-left-out") from error
+    if reads_past_last_row(function, values):
+        raise GradingError(
+            f"rms_norm_rows's kernel reads past the last row with {rows} rows (right with "
+            f"{fewer} rows of the same length): a program's loop over its group of rows runs "
+            "past the end of x, grad_output or rstd. With a fixed number of programs the last "
+            "groups are shorter, or empty: stop each loop at the last row, e.g. "
+            "range(0, tl.minimum(rows_per_program, rows - first))", error.details,
+            case=f"x of shape {shape}", mistake="rms_norm_rows/loop-past-last-row") from error
+
+
+def half_rstd(function, x: torch.Tensor, weight: torch.Tensor, eps: float) -> bool:
+    """Whether the backward operators are handed a tensor of one value per row in x's half
+    dtype: the per-row rstd, saved in half precision."""
+    x, weight = (t.detach().clone().requires_grad_() for t in (x, weight))
+    rows = x.shape[:-1].numel()
+    try:
+        out = function(x, weight, eps)
+        calls = operator_calls(lambda: torch.autograd.grad(out, (x, weight), torch.ones_like(out)))
+    except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+        return False
+    return any(isinstance(t, torch.Tensor) and t.numel() == rows and t.dtype == x.dtype
+               and t.shape != x.shape for _, args, kwargs in calls
+               for t in (*args, *kwargs.values()))
+
+
+def check_saves_rstd(function, spec, values: dict) -> None:
+    """What forward saved (its saved-tensor records) holds a floating tensor of one value per
+    row that is not an input: the contract's rstd. Its dtype is the domain's check."""
+    inputs = make_inputs(values)
+    rows = values["x"].shape[:-1].numel()
+    saved = run_forward(function, spec, inputs).saved
+    if any(s.tensor.numel() == rows and s.dtype.is_floating_point
+           and not s.role.startswith("input") for s in saved):
+        return
+    kept = ", ".join(f"{s.role.removeprefix('input ')} {s.shape}" for s in saved) or "nothing"
+    raise GradingError(
+        f"rms_norm_rows's forward saves no value per row for backward (it saved {kept}): the "
+        "contract's forward saves one rstd per row, "
+        "in float32 (float64 for float64 input), and backward reads it instead of computing "
+        "each row's sum of squares again; return it from the forward operator and save it in "
+        "setup_context", mistake="rms_norm_rows/rstd-not-saved")

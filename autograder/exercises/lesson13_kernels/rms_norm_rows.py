@@ -1,0 +1,334 @@
+"""Lesson 13: rms_norm_rows, F.rms_norm over the last dimension by custom operators of
+autograd_course with Triton kernels: a program per row (or per block of rows) forward, the row
+gradient in closed form and the weight gradient as per-program partials backward."""
+
+import torch
+import torch.nn.functional as F
+
+from ...checks import Spec, case, check_values_and_gradients
+from ...contract import check_each_input_alone, covers
+from ...domain import Case, Constant, Domain
+from ...errors import GradingError
+from ...exercise import Exercise, sample
+from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
+                            check_operator, check_within_ulps, explain, kernel_battery,
+                            name_bfloat16_failure, operator_calls)
+from .kernel_domain import kernel_operator
+from .kernel_fakes import check_backward_fakes, check_ctx_tensors
+from .rms_norm_probes import (check_saves_rstd, direct_path_only, half_rstd,
+                              name_rows_left_out, one_rows_contribution_per_column)
+
+RMS_NORM_ROWS = Spec("rms_norm_rows", ("x", "weight", "eps"),
+                     lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps))
+LATER_IN_LESSON, EPS = True, 1e-5  # LATER_IN_LESSON: after silu_mul
+# a prime number of rows above any grid a backward would fix (Liger: one program per SM, 132 on
+# an H100 SXM): no smaller grid divides it, so every way of splitting it leaves a shorter group
+MANY_ROWS, FEW_ROWS = 137, 9
+
+
+def _values(shape, device, seed=0, dtype=torch.float64, eps=EPS) -> dict:
+    return {"x": sample(shape, device, seed=seed, dtype=dtype),
+            "weight": 1 + 0.5 * sample(shape[-1:], device, seed=seed + 50, dtype=dtype),
+            "eps": eps}
+
+
+def _checked(function, values: dict, **tolerances) -> None:
+    try:
+        check_values_and_gradients(Calls(function), RMS_NORM_ROWS, values, **tolerances)
+    except (GradingError, NotImplementedError):
+        raise
+    except Exception as error:
+        raise explain("rms_norm_rows", "call", error) from error
+
+
+def _gradients(function, values: dict, grad_output=None):
+    x, weight = (values[n].detach().clone().requires_grad_() for n in ("x", "weight"))
+    out = function(x, weight, values["eps"])
+    grad_output = torch.ones_like(out) if grad_output is None else grad_output
+    return torch.autograd.grad(out, (x, weight), grad_output)
+
+
+def _right(function, values: dict) -> bool:
+    try:
+        return _checked(function, values) is None
+    except GradingError:
+        return False
+
+
+def check_rows(function, values: dict) -> None:
+    """Values and gradients; a failure that depends on the row's length or on the number of
+    rows is named from a probe that shows it."""
+    shape = tuple(values["x"].shape)
+    try:
+        with case(f"x of shape {shape}"):
+            _checked(function, values)
+    except GradingError as error:
+        x, D = values["x"], shape[-1]
+        try:
+            got_x = _gradients(function, values)[0]
+        except Exception:  # noqa: BLE001 - no gradient, no probe: the error stands
+            got_x = None
+        if got_x is not None and direct_path_only(got_x, values):
+            raise GradingError(
+                "rms_norm_rows's gradient for x has only the direct path through y_j: r "
+                "depends on every x_k of the row. Which sum does that add? my_rms_row_grads, "
+                "above the exercise's answer cell, checks yours", error.details,
+                case=f"x of shape {shape}") from error
+        short = _values((2, 5), x.device, seed=11)
+        if D > 16 and _right(function, short):
+            raise GradingError(
+                f"rms_norm_rows is right for rows of 5 but wrong for rows of {D}: a program "
+                "must cover its whole row, so the block must be at least D "
+                "(BLOCK_D = triton.next_power_of_2(D), masked past the row's end), or loop "
+                "over the row in blocks", error.details, case=f"x of shape {shape}") from error
+        rows = x.reshape(-1, D)
+        if rows.shape[0] > FEW_ROWS:
+            few = _values((FEW_ROWS, D), x.device, seed=12)
+            name_rows_left_out(function, values, error, few, _right(function, few))
+        if rows.shape[0] > 1:
+            one = dict(values, x=rows[:1].clone())
+            got, want = (_gradients(f, dict(values, x=rows))[1]
+                         for f in (function, RMS_NORM_ROWS.reference))
+            if (_right(function, one) and not torch.allclose(got, want, rtol=1e-5, atol=1e-7)
+                    and one_rows_contribution_per_column(got, dict(values, x=rows))):
+                raise GradingError(
+                    "rms_norm_rows's weight gradient is right for one row but wrong for "
+                    f"{rows.shape[0]} rows: it is a sum over every row, so each program must "
+                    "write its own partial sums (one row of partials per program) and the host "
+                    "adds them up afterwards; programs storing into one shared row overwrite "
+                    "each other", error.details, case=f"x of shape {shape}") from error
+        raise
+
+
+def check_eps(function, device) -> None:
+    """eps = 0.5: the forward shows where eps went (1e-5 outside the root fails only backward)."""
+    covers("eps")
+    values = _values((3, 4), device, seed=6, eps=0.5)
+    try:
+        check_rows(function, values)
+    except GradingError as error:
+        x, weight = values["x"], values["weight"]
+        try:
+            got = function(x, weight, 0.5).detach()
+        except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+            raise error from None
+        wrong = {"adds eps outside the square root, 1 / (sqrt(mean(x**2)) + eps)":
+                 x / (x.pow(2).mean(-1, keepdim=True).sqrt() + 0.5) * weight,
+                 "ignores its eps argument": x * x.pow(2).mean(-1, keepdim=True).rsqrt() * weight}
+        for what, output in wrong.items():
+            if got.shape == output.shape and torch.allclose(got, output, rtol=1e-5, atol=1e-7):
+                raise GradingError(
+                    f"rms_norm_rows's output is wrong with eps = 0.5: the forward {what}; "
+                    "eps goes inside the root, rstd = 1 / sqrt(mean(x**2) + eps) (a small eps "
+                    "hides this in the output)", error.details, case=error.case) from error
+        raise
+
+
+def check_non_contiguous(function, device) -> None:
+    covers("non-contiguous inputs")
+    values = {"x": sample((6, 4), device, seed=3).t(),
+              "weight": 1 + sample((12,), device, seed=4)[::2], "eps": EPS}
+    where = "x transposed, weight a strided slice"
+    try:
+        with case(where):
+            _checked(function, values)
+    except GradingError as error:
+        dense = {n: v.contiguous() if isinstance(v, torch.Tensor) else v
+                 for n, v in values.items()}
+        if not _right(function, dense):
+            raise
+        raise GradingError(
+            "rms_norm_rows is right for contiguous inputs but wrong for the same values in a "
+            "transposed or strided view: a kernel indexes flat memory, so make the inputs "
+            "contiguous on the host (x.contiguous()) or pass their strides to the kernel",
+            error.details, case=where) from error
+    covers("non-contiguous grad_output")
+    values = _values((5, 6), device, seed=5)
+    grad_output = sample((6, 5), device, seed=6).t()
+    got, dense, want = (_gradients(f, values, g) for f, g in [
+        (function, grad_output), (function, grad_output.contiguous()),
+        (RMS_NORM_ROWS.reference, grad_output)])
+    for name, mine, same, truth in zip(("x", "weight"), got, dense, want):
+        if not (torch.allclose(mine, truth, rtol=1e-9, atol=1e-10)  # float64 to its precision
+                or torch.allclose(mine, same, rtol=1e-9, atol=1e-10)):
+            raise GradingError(
+                f"rms_norm_rows's gradient for {name} is wrong when grad_output is a transposed "
+                "view, and another for the same values contiguous: make grad_output contiguous "
+                "before the backward kernel reads it")
+
+
+def check_half(function, device) -> None:
+    """float16 and bfloat16 within 2 ulp of the float32-computed reference cast back; a
+    per-row rstd kept in the half dtype, and what Triton 3.9's interpreter gets wrong in
+    bfloat16 (arithmetic, a conversion from float64), are named."""
+    try:
+        _check_half(function, device)
+    except GradingError as error:
+        dtype = next((d for d in (torch.float16, torch.bfloat16) if str(d) in str(error)), None)
+        values = _values((6, 300), device, seed=7, dtype=torch.float32)
+        if dtype == torch.bfloat16:
+            x, weight = (values[n].to(dtype).requires_grad_() for n in ("x", "weight"))
+
+            def run():
+                out = function(x, weight, EPS)
+                torch.autograd.grad(out, (x, weight), torch.ones_like(out))
+            name_bfloat16_failure("rms_norm_rows", run, error)
+        if dtype is not None and half_rstd(function, 16 * values["x"].to(dtype),
+                                           values["weight"].to(dtype), EPS):
+            raise GradingError(
+                f"rms_norm_rows keeps its per-row rstd in {dtype} (its backward operator is "
+                f"handed one {dtype} value per row): the contract keeps rstd in float32 (float64 "
+                "for float64 input), since the gradient is computed from it; allocate it in "
+                "float32 and store the kernel's float32 value", error.details,
+                case=error.case) from error
+        raise
+
+
+def _check_half(function, device) -> None:
+    covers("float16 and bfloat16 within 2 ulp")
+    values32 = _values((6, 300), device, seed=7, dtype=torch.float32)
+    values32["x"] = 16 * values32["x"]  # a row's sum of squares overflows float16's 65504
+    grad32 = sample((6, 300), device, seed=8, dtype=torch.float32)
+    for dtype in (torch.float16, torch.bfloat16):
+        x, weight = (values32[n].to(dtype).requires_grad_() for n in ("x", "weight"))
+        grad_output = grad32.to(dtype)
+        x32, w32 = (t.detach().float().requires_grad_() for t in (x, weight))
+        want = RMS_NORM_ROWS.reference(x32, w32, EPS)
+        want_grads = torch.autograd.grad(want, (x32, w32), grad_output.float())
+        with case(f"{dtype}, x of shape (6, 300)"):
+            try:
+                out = function(x, weight, EPS)
+            except (GradingError, NotImplementedError):
+                raise
+            except Exception as error:
+                raise explain("rms_norm_rows", f"{dtype} call", error) from error
+            from32 = function(x.detach().float(), weight.detach().float(), EPS).to(dtype)
+            right32 = bool((from32 == want.to(dtype)).float().mean() > 0.9)
+            check_within_ulps("rms_norm_rows's output", out, want.to(dtype).detach(),
+                              right_from_float32=right32)
+            grads = torch.autograd.grad(out, (x, weight), grad_output)
+            for name, got, truth in zip(("x", "weight"), grads, want_grads):
+                check_within_ulps(f"the gradient for {name}", got, truth.to(dtype),
+                                  right_from_float32=right32)
+
+
+def check_kernels(function, device) -> None:
+    """The arithmetic runs in the kernels (before the dtypes, whose hints blame a kernel)."""
+    covers("arithmetic in the learner's kernels")
+    values = _values((3, 7), device, seed=9)
+    x, weight = (values[n].requires_grad_() for n in ("x", "weight"))
+    check_in_kernels("rms_norm_rows", "forward", lambda: function(x, weight, EPS))
+    out = function(x, weight, EPS)
+    check_in_kernels("rms_norm_rows", "backward",
+                     lambda: torch.autograd.grad(out, (x, weight), torch.ones_like(out)))
+
+
+def check_operators(function, device) -> None:
+    """Every operator passes opcheck with the arguments rms_norm_rows gave it."""
+    values = _values((3, 7), device, seed=9)
+    x, weight = (values[n].requires_grad_() for n in ("x", "weight"))
+    grad_output = torch.ones_like(x)
+    covers("opcheck")
+    forward = operator_calls(lambda: function(x, weight, EPS))
+    backward = operator_calls(lambda: torch.autograd.grad(function(x, weight, EPS),
+                                                          (x, weight), grad_output))
+    for (operator, args, kwargs), grad in [*((c, True) for c in forward[:1]),
+                                           *((c, False) for c in backward
+                                             if c[0] is not forward[0][0])]:
+        args = tuple(a.detach().clone().requires_grad_(grad and a.is_floating_point())
+                     if isinstance(a, torch.Tensor) else a for a in args)
+        with case(f"opcheck of {operator}"):
+            check_opcheck("rms_norm_rows", operator, args, kwargs)
+
+
+def check_fake(function, device) -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    x, weight, eps = _values((3, 2, 5), device, dtype=torch.float32).values()
+    transposed = _values((3, 5), device)["x"].t()  # float64
+    for where, x in [("", x), (" for a transposed x", transposed)]:
+        weight = weight[:x.shape[-1]].to(x.dtype)
+        real = function(x, weight, eps)
+        try:
+            with FakeTensorMode() as mode:
+                fake = function(mode.from_tensor(x), mode.from_tensor(weight), eps)
+        except Exception as error:
+            raise explain("rms_norm_rows", "fake implementation", error) from error
+        if (fake.shape, fake.dtype) != (real.shape, real.dtype):
+            raise GradingError(
+                f"rms_norm_rows under fake tensors returns shape {tuple(fake.shape)}, "
+                f"{fake.dtype}, but really {tuple(real.shape)}, {real.dtype}: register_fake "
+                "must describe the real outputs")
+        if fake.stride() != real.stride():
+            raise GradingError(
+                f"rms_norm_rows under fake tensors returns strides {fake.stride()}{where}, but "
+                f"really {real.stride()}: register_fake must describe the real outputs, "
+                "strides included (opcheck fails on it); return the layout your operator "
+                "returns (memory_format=torch.contiguous_format for a contiguous one)")
+    check_backward_fakes("rms_norm_rows", function, (transposed, weight, eps))
+
+
+def rms_norm_rows_full(function, device) -> None:
+    with kernel_battery("rms_norm_rows", function, device):
+        check_operator(function, "rms_norm_rows", tuple(_values((2, 3), device).values()))
+        check_eps(function, device)
+        for seed, shape in enumerate([(4, 5), (3, 2, 7), (FEW_ROWS, 6), (MANY_ROWS, 7)]):
+            check_rows(function, _values(shape, device, seed=seed))
+        x, weight = (v.requires_grad_() for v in list(_values((3, 4), device).values())[:2])
+        check_ctx_tensors("rms_norm_rows", function(x, weight, EPS))
+        covers("D not a power of two, up to 4096")
+        for seed, shape in enumerate([(2, 300), (1, 4000)]):
+            check_rows(function, _values(shape, device, seed=seed + 3))
+        covers("1-D x and no rows")
+        for shape in [(7,), (0, 6)]:
+            check_rows(function, _values(shape, device, seed=5))
+        check_each_input_alone(Calls(function), RMS_NORM_ROWS, _values((4, 6), device, seed=2))
+        covers("gradcheck in float64")
+        x, weight = (v.requires_grad_() for v in list(_values((2, 3), device).values())[:2])
+        if not torch.autograd.gradcheck(lambda x, w: function(x, w, EPS), (x, weight),
+                                        raise_exception=False):
+            raise GradingError("gradcheck failed for rms_norm_rows: the analytic Jacobian "
+                               "differs from the numerical one")
+        check_kernels(function, device)
+        check_non_contiguous(function, device)
+        check_half(function, device)
+        covers("one rstd saved per row")
+        check_saves_rstd(Calls(function), RMS_NORM_ROWS, _values((3, 2, 5), device, seed=8))
+        check_fake(function, device)
+        check_operators(function, device)
+        covers("torch.compile without graph breaks")
+        check_compiled("rms_norm_rows", function, tuple(_values((4, 6), device, seed=4).values()))
+
+
+def _wide_rows(device, dtype) -> dict:
+    """Rows of 300 entries near 16 in size: their sum of squares (about 77,000) overflows
+    float16's 65504, so a sum accumulated in float16 is inf and the output 0."""
+    values = _values((6, 300), device, seed=7, dtype=torch.float32)
+    return {"x": (16 * values["x"]).to(dtype), "weight": values["weight"].to(dtype), "eps": EPS}
+
+
+EXERCISES = [
+    Exercise("rms_norm_rows", "13_kernels", rms_norm_rows_full,
+             example=lambda: tuple(_values((3, 4), "cpu").values()),
+             contract=("D not a power of two, up to 4096", "1-D x and no rows", "eps",
+                       "gradcheck in float64", "non-contiguous inputs",
+                       "non-contiguous grad_output",
+                       "float16 and bfloat16 within 2 ulp", "one rstd saved per row",
+                       "arithmetic in the learner's kernels",
+                       "opcheck", "torch.compile without graph breaks"),
+             # no large case: the contract's limit is D up to 4096, which the battery reaches;
+             # the number of rows has none, and 137 of them pass any grid a backward fixes
+             domain=Domain(RMS_NORM_ROWS, lambda device, dtype=torch.float64, seed=0, eps=EPS:
+                           _values((4, 7), device, seed=seed, dtype=dtype, eps=eps),
+                           prepare=kernel_operator("rms_norm_rows"),
+                           constants={"eps": Constant(1e-8, 1.0, "eps a positive Python float, "
+                                                      "as F.rms_norm's")},
+                           dtypes=(torch.float64, torch.float32, torch.float16, torch.bfloat16),
+                           dtype_clause="weight of x's dtype; rstd saved in float32, or float64 "
+                                        "for float64 input; half precision computed in float32",
+                           accumulates={torch.float16: torch.float32,
+                                        torch.bfloat16: torch.float32},
+                           accumulation=Case(_wide_rows, "half precision computed in float32: "
+                                             "a row's sum of squares past float16's range",
+                                             dtype=torch.float16))),
+]

@@ -1,0 +1,1 @@
+"""What exercises of several lessons use."""

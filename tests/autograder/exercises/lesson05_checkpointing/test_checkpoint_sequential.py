@@ -1,0 +1,55 @@
+"""lesson05_checkpointing.checkpoint_sequential: the mistakes its battery names, and the
+segments it reads from the order backward recomputes the layers in."""
+
+import pytest
+
+from autograder.exercises import EXERCISES
+from autograder.exercises.lesson05_checkpointing.checkpoint_sequential import _segment_sizes
+from autograder.grading import verdict
+from tests.autograder.catalogued import mistake
+from tools.solutions import namespace, solution
+
+pytestmark = pytest.mark.lesson05
+
+SEQUENTIAL = EXERCISES["checkpoint_sequential"]
+
+
+def _sequential_on(function):
+    """The lesson's checkpoint_sequential, built on ``function`` instead of its own
+    CheckpointFunction."""
+    names = dict(namespace("05_checkpointing"), CheckpointFunction=function)
+    original = solution("checkpoint_sequential")
+    return type(original)(original.__code__, names, original.__name__, original.__defaults__)
+
+
+class TestSequentialMistakes:
+    def test_rng_mistake_costs_only_checkpoint_function(self):
+        """Does ignoring the random state lose CheckpointFunction only, not checkpoint_sequential
+        built on it?"""
+
+        ignores = mistake("CheckpointFunction", "ignores the random state")
+        sequential = _sequential_on(ignores)
+        assert not verdict("CheckpointFunction", ignores)[0]
+        assert verdict("checkpoint_sequential", sequential)[0]
+
+    def test_parameters_without_gradient(self, raises_hint):
+        """Built on a CheckpointFunction that uses torch.autograd.grad, are the parameters'
+        missing gradients named?"""
+
+        sequential = _sequential_on(mistake("CheckpointFunction",
+                                            "torch.autograd.grad of the inputs only"))
+        with raises_hint("the parameters got no gradient"):
+            SEQUENTIAL.run(sequential)
+
+    def test_not_callable(self, raises_hint):
+        """Is something that is not a function rejected with its type?"""
+        with raises_hint("checkpoint_sequential must be a function, got int"):
+            SEQUENTIAL.run(3)
+
+
+def test_segment_sizes_read_from_the_recomputation_order():
+    """Are the recomputed segments recovered from the order backward ran the layers in
+    (last segment first, each one's layers in order)?"""
+    assert _segment_sizes([4, 5, 6, 2, 3, 0, 1]) == [2, 2, 3]
+    assert _segment_sizes([3, 2, 1, 0]) == [1, 1, 1, 1]
+    assert _segment_sizes([]) == []
