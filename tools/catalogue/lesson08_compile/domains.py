@@ -1,8 +1,10 @@
-"""Lesson 08 answers whose hint must name what a probe proved (issue 37), and a LogSumExp that
-only the generated far-apart rows separate."""
+"""Lesson 08: the slips only its contracts' generated inputs show (issue 37), each hint naming
+what a probe proved: softplus computed in float32 for float64 x, a backward writing into
+grad_output, and a LogSumExp shifted by the whole tensor's maximum, which only rows far apart
+separate."""
 
-from tools.catalogue import Mistake, edit
-from tools.catalogue.lesson08 import SOFTPLUS
+from .. import Mistake, edit
+from .answers import SOFTPLUS
 
 LSE_GLOBAL_SHIFT = """
 class LogSumExp(torch.autograd.Function):
@@ -30,8 +32,6 @@ class LogSumExp(torch.autograd.Function):
 
     generate_vmap_rule = True
 """
-
-UNUSUAL = []
 
 MISTAKES = [
     Mistake("softplus", "computed in float32 inside the operator, with log1p",

@@ -1,46 +1,13 @@
-"""Lesson 08's transfer exercise, squared_norm: answers with known verdicts.
+"""Lesson 08's transfer exercise, squared_norm: answers with known verdicts (the batching rule,
+the fake implementation, the backward's broadcast).
 
-Every entry defines the operator ``autograd_course::squared_norm`` again: load one entry and
-grade it before loading the next (an older handle must never be called).
-"""
+Every softplus or squared_norm entry defines its operator (``autograd_course::softplus``,
+``autograd_course::squared_norm``) again: load one entry and grade it before loading the
+next (the dispatcher runs the newest definition)."""
 
-from . import Mistake, Unusual
-from .lesson08 import _edit
+from .. import Mistake, Unusual
+from .answers import SQUARED_NORM, _edit
 
-SQUARED_NORM = '''
-@torch.library.custom_op("autograd_course::squared_norm", mutates_args=())
-def squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:
-    return (x * x).sum(dim)
-
-
-@squared_norm.register_fake
-def _(x, dim):
-    d = dim % x.dim()
-    return x.new_empty(x.shape[:d] + x.shape[d + 1:])
-
-
-def setup_context(ctx, inputs, output):
-    x, dim = inputs
-    ctx.save_for_backward(x)
-    ctx.dim = dim
-
-
-def backward(ctx, grad_output):
-    x, = ctx.saved_tensors
-    return 2 * x * grad_output.unsqueeze(ctx.dim), None
-
-
-squared_norm.register_autograd(backward, setup_context=setup_context)
-
-
-def rule(info, in_dims, x, dim):
-    x_bdim, _ = in_dims
-    x = x.movedim(x_bdim, 0)
-    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0
-
-
-squared_norm.register_vmap(rule)
-'''
 
 UNUSUAL = [
     Unusual("squared_norm", "registrations by name, an einsum forward, a fake from a fake sum",
@@ -130,7 +97,52 @@ def _(info, in_dims, x, dim):
     sample_dim = dim % (x.dim() - 1)
     return squared_norm(x.movedim(x_bdim, 0), sample_dim + 1), 0
 '''),
+    Unusual("squared_norm", "vector_norm squared, 2x saved, a rule that leaves the batch dim "
+            "in place", '''
+@torch.library.custom_op("autograd_course::squared_norm", mutates_args=())
+def squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:
+    return torch.linalg.vector_norm(x, dim=dim) ** 2
+
+
+@squared_norm.register_fake
+def _(x, dim):
+    shape = list(x.shape)
+    del shape[dim]
+    return x.new_empty(shape)
+
+
+def setup_context(ctx, inputs, output):
+    x, dim = inputs
+    ctx.save_for_backward(2 * x)
+    ctx.dim = dim
+
+
+def backward(ctx, grad_output):
+    twice, = ctx.saved_tensors
+    return twice * grad_output.unsqueeze(ctx.dim), None
+
+
+squared_norm.register_autograd(backward, setup_context=setup_context)
+
+
+def rule(info, in_dims, x, dim):
+    b = in_dims[0]
+    d = dim % (x.dim() - 1)
+    d = d + 1 if d >= b else d
+    return squared_norm(x, d), (b if b < d else b - 1)
+
+
+squared_norm.register_vmap(rule)
+'''),
+    Unusual("squared_norm", "a fake from a sum of a fake tensor; backward by expand",
+            _edit(SQUARED_NORM, ("    d = dim % x.dim()\n    return x.new_empty(x.shape[:d] + "
+                                 "x.shape[d + 1:])", "    return torch.empty_like(x).sum(dim)"),
+                  ("return 2 * x * grad_output.unsqueeze(ctx.dim), None",
+                   "return (grad_output.unsqueeze(ctx.dim).expand(x.shape) * x).mul(2), None"))),
+    Unusual("squared_norm", "a rule that assumes the batch dim is 0 (all the contract asks)",
+            _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n", ""))),
 ]
+
 
 MISTAKES = [
     Mistake("squared_norm", "no batching rule: vmap falls back to a per-sample loop",
@@ -171,4 +183,10 @@ MISTAKES = [
 def squared_norm(x, dim):
     return (x * x).sum(dim)
 ''', named=True),
+    Mistake("squared_norm", "the rule adds 1 to every dim, negative ones too",
+            "squared_norm's output under vmap has shape",
+            _edit(SQUARED_NORM, ("dim + 1 if dim >= 0 else dim", "dim + 1"))),
+    Mistake("squared_norm", "backward without the factor 2",
+            "your gradient for x is off by a constant factor 0.5",
+            _edit(SQUARED_NORM, ("return 2 * x * grad_output", "return x * grad_output"))),
 ]

@@ -1,0 +1,221 @@
+"""Lesson 08: answers with known verdicts for softplus, a custom operator (register_fake,
+register_autograd, a stable form in both tails).
+
+Every softplus or squared_norm entry defines its operator (``autograd_course::softplus``,
+``autograd_course::squared_norm``) again: load one entry and grade it before loading the
+next (the dispatcher runs the newest definition)."""
+
+from .. import Mistake, Unusual
+from .answers import SOFTPLUS, _edit
+
+
+UNUSUAL = [
+    Unusual("softplus", "function-call registration with torch.library.register_* by name", '''
+def _softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
+    return torch.logaddexp(beta * x, torch.zeros_like(x)) / beta
+
+
+softplus = torch.library.custom_op("autograd_course::softplus", _softplus, mutates_args=())
+torch.library.register_fake("autograd_course::softplus", lambda x, beta: x.new_empty(x.shape))
+
+
+def _setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+    ctx.beta = inputs[1]
+
+
+def _backward(ctx, grad):
+    x, = ctx.saved_tensors
+    return grad / (1 + torch.exp(-ctx.beta * x)), None
+
+
+torch.library.register_autograd("autograd_course::softplus", _backward, setup_context=_setup)
+'''),
+    Unusual("softplus", "the torch.ops handle handed in, saving the output",
+            _edit(SOFTPLUS,
+                  ("def softplus(x", "def _softplus_op(x"),
+                  ("@softplus.register_fake", "@_softplus_op.register_fake"),
+                  ("    x, beta = inputs\n    ctx.save_for_backward(x)",
+                   "    x, beta = inputs\n    ctx.save_for_backward(output)"),
+                  ("    x, = ctx.saved_tensors\n    return grad_output * torch.sigmoid(ctx.beta * x)",
+                   "    y, = ctx.saved_tensors\n    return grad_output * -torch.expm1(-ctx.beta * y)"),
+                  ("softplus.register_autograd", "_softplus_op.register_autograd"))
+            + "\n\nsoftplus = torch.ops.autograd_course.softplus\n"),
+    Unusual("softplus", "F.softplus inside the operator and an explicit schema",
+            _edit(SOFTPLUS,
+                  ('mutates_args=())', 'mutates_args=(),\n'
+                   '                         schema="(Tensor x, float beta) -> Tensor")'),
+                  ("    z = beta * x\n    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) "
+                   "/ beta", "    return F.softplus(x, beta=beta, threshold=20.0)"),
+                  ("torch.sigmoid(ctx.beta * x)", "torch.special.expit(ctx.beta * x)"))),
+    Unusual("softplus", "logaddexp, switching to z itself above z = 20 as F.softplus does",
+            _edit(SOFTPLUS, ("    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs())))"
+                             " / beta",
+                             "    small = torch.logaddexp(z.clamp(max=20), torch.zeros_like(z))\n"
+                             "    return torch.where(z > 20, z, small) / beta"))),
+    Unusual("softplus", "backward checks needs_input_grad, as matvec's does",
+            _edit(SOFTPLUS, ("    return grad_output * torch.sigmoid(ctx.beta * x), None",
+                             "    wanted = ctx.needs_input_grad[0]\n"
+                             "    return (grad_output * torch.sigmoid(ctx.beta * x) if wanted "
+                             "else None), None"))),
+    Unusual("softplus", "torch.where branches; sigmoid(beta x) saved by setup_context", '''
+@torch.library.custom_op("autograd_course::softplus", mutates_args=())
+def softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
+    z = beta * x
+    return torch.where(z > 0, z + torch.log1p(torch.exp(-z)), torch.log1p(torch.exp(z))) / beta
+
+
+@softplus.register_fake
+def _(x, beta):
+    return x.new_empty(x.shape)
+
+
+def setup_context(ctx, inputs, output):
+    x, beta = inputs
+    ctx.save_for_backward(torch.sigmoid(beta * x))
+
+
+def backward(ctx, grad_output):
+    s, = ctx.saved_tensors
+    return grad_output * s, None
+
+
+softplus.register_autograd(backward, setup_context=setup_context)
+'''),
+    Unusual("softplus", "a NumPy kernel (np.logaddexp), as an operator around outside code", '''
+import numpy as np
+
+
+@torch.library.custom_op("autograd_course::softplus", mutates_args=())
+def softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
+    out = np.logaddexp(0.0, beta * x.detach().cpu().numpy()) / beta
+    return torch.from_numpy(np.asarray(out)).to(device=x.device, dtype=x.dtype)
+
+
+@softplus.register_fake
+def _(x, beta):
+    return torch.empty_like(x)
+
+
+def setup_context(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+    ctx.beta = inputs[1]
+
+
+def backward(ctx, grad_output):
+    x, = ctx.saved_tensors
+    return grad_output / (1 + torch.exp(-ctx.beta * x)), None
+
+
+softplus.register_autograd(backward, setup_context=setup_context)
+'''),
+    Unusual("softplus", "logaddexp forward; backward from the output, 1 - exp(-beta y)", '''
+@torch.library.custom_op("autograd_course::softplus", mutates_args=())
+def softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
+    return torch.logaddexp(beta * x, torch.zeros_like(x)) / beta
+
+
+@softplus.register_fake
+def _(x, beta):
+    return torch.empty_like(x)
+
+
+def setup_context(ctx, inputs, output):
+    ctx.save_for_backward(output)
+    ctx.beta = inputs[1]
+
+
+def backward(ctx, grad_output):
+    y, = ctx.saved_tensors
+    return -grad_output * torch.expm1(-ctx.beta * y), None
+
+
+softplus.register_autograd(backward, setup_context=setup_context)
+'''),
+]
+
+
+MISTAKES = [
+    Mistake("softplus", "setup_context keeps x as a ctx attribute",
+            "softplus's setup_context keeps a tensor as ctx.x",
+            _edit(SOFTPLUS, ("    ctx.save_for_backward(x)\n    ctx.beta = beta",
+                             "    ctx.x = x\n    ctx.beta = beta"),
+                  ("    x, = ctx.saved_tensors\n    return grad_output * torch.sigmoid",
+                   "    x = ctx.x\n    return grad_output * torch.sigmoid")),
+            named=True, nbgrader=True),
+    Mistake("softplus", "the float beta passed to save_for_backward, as matvec saves both inputs",
+            "save_for_backward can only save variables",
+            _edit(SOFTPLUS, ("ctx.save_for_backward(x)\n    ctx.beta = beta",
+                             "ctx.save_for_backward(x, beta)"),
+                  ("x, = ctx.saved_tensors", "x, beta = ctx.saved_tensors"),
+                  ("torch.sigmoid(ctx.beta * x)", "torch.sigmoid(beta * x)"))),
+    Mistake("softplus", "backward returns only grad_x",
+            "softplus's backward returns the wrong number of gradients",
+            _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x), None", "torch.sigmoid(ctx.beta * x)")),
+            named=True),
+    Mistake("softplus", "a fake implementation with the wrong shape",
+            "softplus's fake implementation returns shape",
+            _edit(SOFTPLUS, ("return torch.empty_like(x)", "return x.new_empty(x.shape[:-1])")),
+            named=True),
+    Mistake("softplus", "a fake implementation with the wrong dtype",
+            "softplus's fake implementation returns shape",
+            _edit(SOFTPLUS, ("return torch.empty_like(x)",
+                             "return torch.empty_like(x, dtype=torch.float32)")), named=True),
+    Mistake("softplus", "no register_fake", "softplus has no fake implementation",
+            _edit(SOFTPLUS, ("@softplus.register_fake\n", "")), named=True),
+    Mistake("softplus", "a backward registered without setup_context",
+            "softplus's backward was registered without setup_context",
+            _edit(SOFTPLUS, ("softplus.register_autograd(backward, setup_context=setup_context)",
+                             "softplus.register_autograd(backward)")),
+            named=True),
+    Mistake("softplus", "no register_autograd", "softplus has no autograd registration",
+            _edit(SOFTPLUS, ("softplus.register_autograd(backward, setup_context=setup_context)",
+                             "")), named=True),
+    Mistake("softplus", "softplus that overflows for large beta * x",
+            "softplus overflows for large beta * x",
+            _edit(SOFTPLUS, ("    z = beta * x\n    return (z.clamp(min=0) + "
+                             "torch.log1p(torch.exp(-z.abs()))) / beta",
+                             "    return torch.log1p(torch.exp(beta * x)) / beta")), named=True),
+    Mistake("softplus", "the stable form written with log, not log1p: 0.0 at beta * x = -40",
+            "softplus loses the left tail: at x = -40 with beta=1.0 it returns 0",
+            _edit(SOFTPLUS, ("torch.log1p(torch.exp(-z.abs()))",
+                             "torch.log(1 + torch.exp(-z.abs()))")),
+            named=True),
+    Mistake("softplus", "the operator's setup_context with parameters named (ctx, inp, out)",
+            "softplus's setup_context, setup_context, is called with keyword arguments",
+            _edit(SOFTPLUS, ("def setup_context(ctx, inputs, output):\n    x, beta = inputs",
+                             "def setup_context(ctx, inp, out):\n    x, beta = inp")),
+            named=True),
+    Mistake("softplus", "a gradient returned for the float beta",
+            "softplus's backward returned a gradient for beta",
+            _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x), None",
+                             "torch.sigmoid(ctx.beta * x), (grad_output * x).sum()")),
+            named=True),
+    Mistake("softplus", "a plain Python function, not a custom operator",
+            "softplus never calls the custom operator autograd_course::softplus", '''
+def softplus(x, beta):
+    return F.softplus(x, beta)
+''', named=True),
+    Mistake("softplus", "forward writes into x (x.mul_(beta)) with mutates_args=()",
+            "softplus wrote into its input x",
+            _edit(SOFTPLUS, ("    z = beta * x\n", "    z = x.mul_(beta)\n")), named=True),
+    Mistake("softplus", "backward times beta (the factors beta did not cancel)",
+            "softplus's gradient is beta times too large at every x",
+            _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x)",
+                             "ctx.beta * torch.sigmoid(ctx.beta * x)"))),
+    Mistake("softplus", "backward over beta (the chain rule's inner beta forgotten)",
+            "softplus's gradient is beta times too small at every x",
+            _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x)",
+                             "torch.sigmoid(ctx.beta * x) / ctx.beta"))),
+    Mistake("softplus", "forward without its final division by beta",
+            "softplus's output with beta=0.5 is beta times the right value at every x",
+            _edit(SOFTPLUS, ("torch.log1p(torch.exp(-z.abs()))) / beta",
+                             "torch.log1p(torch.exp(-z.abs())))"))),
+    Mistake("softplus", "forward divided by beta twice",
+            "softplus's output with beta=0.5 is 1/beta times the right value at every x",
+            _edit(SOFTPLUS, ("torch.log1p(torch.exp(-z.abs()))) / beta",
+                             "torch.log1p(torch.exp(-z.abs()))) / beta / beta"))),
+    Mistake("softplus", "backward sigmoid(x): beta forgotten inside the sigmoid",
+            "softplus's gradient is the slope for beta = 1 at every x",
+            _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x)", "torch.sigmoid(x)"))),
+]
