@@ -1,6 +1,6 @@
 """Lesson 12's transfer exercise: answers with known verdicts for PerSampleClippedLinear."""
 
-from . import Mistake, Unusual
+from .. import Mistake, Unusual
 
 _FORWARD = '''
     @staticmethod

@@ -10,7 +10,7 @@ from autograder.exercises.lesson12_surgery.per_sample_clipping import (clip_fact
                                                                        clipping_grad_output,
                                                                        clipping_values,
                                                                        expected_gradients)
-from tools.catalogue import lesson12_clipping
+from tools.catalogue.lesson12_surgery import per_sample_clipped_linear
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson12
@@ -47,9 +47,9 @@ def test_the_public_style_epsilon_fails_at_a_small_max_norm_and_an_unclipped_sum
     is it caught there, and no clipping at all with its own hint?"""
     exercise = EXERCISES["PerSampleClippedLinear"]
     assert exercise.domain.constants["max_norm"].low == 1e-4
-    ghost = next(m for m in lesson12_clipping.MISTAKES if "Opacus" in m.name).load()
+    ghost = next(m for m in per_sample_clipped_linear.MISTAKES if "Opacus" in m.name).load()
     with pytest.raises(GradingError, match="max_norm=0.0001"):
         exercise.battery(ghost, torch.device("cpu"))
-    plain = next(m for m in lesson12_clipping.MISTAKES if m.name == "no clipping").load()
+    plain = next(m for m in per_sample_clipped_linear.MISTAKES if m.name == "no clipping").load()
     with pytest.raises(GradingError, match="unclipped"):
         EXERCISES["PerSampleClippedLinear"].battery(plain, torch.device("cpu"))

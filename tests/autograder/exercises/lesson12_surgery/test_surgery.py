@@ -9,7 +9,7 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.lesson12_surgery.surgery import (CLIP_SHAPES, SHAPES, SOFT,
                                                            clip_grad_output, clipped, kink_values,
                                                            soft_values)
-from tools.catalogue import lesson12
+from tools.catalogue import lesson12_surgery
 
 pytestmark = pytest.mark.lesson12
 
@@ -19,8 +19,8 @@ NAMES = ["GradientReversal", "ClipGradientNorm", "SoftThreshold"]
 def test_every_exercise_has_three_unusual_answers_and_an_nbgrader_mistake():
     """Does the catalogue cover each exercise as the course requires?"""
     for name in NAMES:
-        assert sum(u.exercise == name for u in lesson12.UNUSUAL) >= 3
-        assert any(m.exercise == name and m.nbgrader for m in lesson12.MISTAKES)
+        assert sum(u.exercise == name for u in lesson12_surgery.UNUSUAL) >= 3
+        assert any(m.exercise == name and m.nbgrader for m in lesson12_surgery.MISTAKES)
 
 
 def test_stub_fails_with_not_implemented():
@@ -72,7 +72,8 @@ def test_soft_threshold_reference_is_softshrink():
 def test_the_engine_sums_an_unsummed_lam_gradient():
     """Is the lesson right that autograd silently sums a gradient of x's shape for a 0-d lam,
     so that only a look at what backward returned catches it?"""
-    unsummed = next(m for m in lesson12.MISTAKES if m.name == "lam's gradient not summed").load()
+    unsummed = next(m for m in lesson12_surgery.MISTAKES
+                    if m.name == "lam's gradient not summed").load()
     x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
     lam = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
     unsummed.apply(x, lam).sum().backward()
@@ -113,7 +114,7 @@ def test_hints_name_the_symptom_not_the_line():
 
     answers = {"GradientReversal": r"-\s*\(?alpha\)?\s*\*\s*grad_output",
                "SoftThreshold": r"\|x\| >(?!=) lam|not >="}
-    for entry in lesson12.MISTAKES:
+    for entry in lesson12_surgery.MISTAKES:
         if entry.exercise not in answers:
             continue
         with pytest.raises(GradingError) as info:

@@ -1,0 +1,66 @@
+"""Lesson 12: answers with known verdicts for ClipGradientNorm (identity forward, each row of
+grad_output clipped to norm max_norm in backward)."""
+
+from .. import Mistake, Unusual
+from .answers import _NORMS, _clip
+
+
+UNUSUAL = [
+    Unusual("ClipGradientNorm", "divided by max(1, norm / max_norm), as a public norm_grad hook",
+            _clip("        norm = grad_output.norm(p=2, dim=-1, keepdim=True)\n"
+                  "        return grad_output / (norm / ctx.max_norm).clamp(min=1), None\n")),
+    Unusual("ClipGradientNorm", "torch.where", _clip(
+        _NORMS + "        scaled = grad_output * (ctx.max_norm / norms)\n"
+        "        return torch.where(norms > ctx.max_norm, scaled, grad_output), None\n")),
+    Unusual("ClipGradientNorm", "divide by the norm clamped from below", _clip(
+        "        norms = grad_output.norm(dim=-1, keepdim=True)\n"
+        "        return grad_output * ctx.max_norm / norms.clamp(min=ctx.max_norm), None\n",
+        forward='''
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x.clone()
+''')),
+    Unusual("ClipGradientNorm", "torch.minimum with ones", _clip(
+        _NORMS + "        scale = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)\n"
+        "        return scale * grad_output, None\n")),
+    Unusual("ClipGradientNorm", "renorm over flattened rows", _clip(
+        "        rows = grad_output.reshape(-1, grad_output.shape[-1])\n"
+        "        return rows.renorm(2, 0, ctx.max_norm).reshape(grad_output.shape), None\n")),
+    Unusual("ClipGradientNorm", "F.normalize times the clamped norm", _clip(
+        _NORMS + "        return F.normalize(grad_output, dim=-1) * norms.clamp(max=ctx.max_norm), "
+        "None\n")),
+]
+
+
+MISTAKES = [
+    Mistake("ClipGradientNorm", "global norm, as clip_grad_norm_",
+            "clips by the norm of the whole gradient", _clip(
+                "        total = torch.linalg.vector_norm(grad_output)\n"
+                "        return grad_output * (ctx.max_norm / total).clamp(max=1), None\n"),
+            named=True, nbgrader=True),
+    Mistake("ClipGradientNorm", "factor ignores max_norm", "clips rows at norm 1 whatever max_norm",
+            _clip(_NORMS + "        return grad_output * (1 / norms).clamp(max=1), None\n"),
+            named=True),
+    Mistake("ClipGradientNorm", "each element clamped", "clamps each element", _clip(
+        "        return grad_output.clamp(-ctx.max_norm, ctx.max_norm), None\n"), named=True),
+    Mistake("ClipGradientNorm", "every row scaled to max_norm", "scales every row to norm max_norm",
+            _clip(_NORMS + "        return grad_output * ctx.max_norm / norms, None\n"),
+            named=True),
+    Mistake("ClipGradientNorm", "scaled in place", "modified grad_output in place", _clip(
+        _NORMS + "        return grad_output.mul_((ctx.max_norm / norms).clamp(max=1)), None\n"),
+        named=True),
+    Mistake("ClipGradientNorm", "nan on a row of zeros", "a row of grad_output is all zeros",
+            _clip(_NORMS + "        return grad_output * torch.clamp(norms, max=ctx.max_norm) "
+                  "/ norms, None\n"), named=True),
+    Mistake("ClipGradientNorm", "columns clipped", "clips columns", _clip(
+        "        norms = torch.linalg.vector_norm(grad_output, dim=0, keepdim=True)\n"
+        "        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n")),
+    Mistake("ClipGradientNorm", "norm over dim 1, right for 2-D only", "clips columns", _clip(
+        "        norms = grad_output.norm(dim=1, keepdim=True)\n"
+        "        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n")),
+    Mistake("ClipGradientNorm", "rows through .view", "view size is not compatible", _clip(
+        "        rows = grad_output.view(-1, grad_output.shape[-1])\n"
+        "        scale = (ctx.max_norm / rows.norm(dim=1, keepdim=True)).clamp(max=1)\n"
+        "        return (rows * scale).view(grad_output.shape), None\n")),
+]

@@ -1,0 +1,97 @@
+"""Lesson 12: answers with known verdicts for GradientReversal (identity forward, -alpha times
+grad_output backward)."""
+
+from .. import Mistake, Unusual
+from .answers import _reversal
+
+
+UNUSUAL = [
+    Unusual("GradientReversal", "a copy, and neg() times alpha", _reversal(
+        "        return grad_output.neg() * ctx.alpha, None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = float(alpha)
+        return x.clone()
+''')),
+    Unusual("GradientReversal", "x + 0 and torch.mul", _reversal(
+        "        return torch.mul(grad_output, -ctx.alpha), None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x + 0
+''')),
+    Unusual("GradientReversal", "alpha in a dict, materialisation off", _reversal(
+        "        if grad_output is None:\n            return None, None\n"
+        "        return -(ctx.settings['alpha'] * grad_output), None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.set_materialize_grads(False)
+        ctx.settings = {"alpha": alpha}
+        return x.view_as(x)
+''')),
+    Unusual("GradientReversal", "DANN's ReverseLayerF (fungtion/DANN), forward returning x itself",
+            _reversal("        output = grad_output.neg() * ctx.alpha\n        return output, None\n",
+                      forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x
+''')),
+    Unusual("GradientReversal", "setup_context, forward without ctx", _reversal(
+        "        return grad_output * -ctx.alpha, None\n", forward='''
+    @staticmethod
+    def forward(x, alpha):
+        return x[...]
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.alpha = inputs[1]
+''')),
+]
+
+
+MISTAKES = [
+    Mistake("GradientReversal", "alpha forgotten",
+            "forgets alpha: with alpha=0.5 its gradient for x is grad_output times -1, the same",
+            _reversal("        return -grad_output, None\n"), named=True, nbgrader=True),
+    Mistake("GradientReversal", "sign forgotten",
+            "forgets the sign: with alpha=0.5 its gradient for x is grad_output times 0.5,",
+            _reversal("        return ctx.alpha * grad_output, None\n"), named=True),
+    Mistake("GradientReversal", "the size of alpha, not alpha",
+            "returns grad_output times -0.75, the expected gradient times -1, for alpha=-0.75",
+            _reversal("        return -abs(ctx.alpha) * grad_output, None\n")),
+    Mistake("GradientReversal", "no reversal at all",
+            "passes grad_output through unchanged: with alpha=0.5 its gradient for x is "
+            "grad_output times 1,", _reversal("        return grad_output, None\n"), named=True),
+    Mistake("GradientReversal", "grad_output left out",
+            "ignores grad_output: with alpha=0.5 every element of its gradient for x is -0.5,",
+            _reversal("        return torch.full_like(grad_output, -ctx.alpha), None\n")),
+    Mistake("GradientReversal", "grad_output negated in place", "modified grad_output in place",
+            _reversal("        return grad_output.mul_(-ctx.alpha), None\n"), named=True),
+    Mistake("GradientReversal", "a gradient for alpha", "return None for alpha",
+            _reversal("        return -ctx.alpha * grad_output, -grad_output.sum()\n"),
+            named=True),
+    Mistake("GradientReversal", "negative alpha dropped", "returns 0 for alpha=-0.75", _reversal(
+        "        return -ctx.alpha * grad_output, None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = max(alpha, 0.0)
+        return x.view_as(x)
+''')),
+    Mistake("GradientReversal", "alpha kept as a tensor on ctx", "keeps a tensor on ctx (ctx.alpha)",
+            _reversal("        return -ctx.alpha * grad_output, None\n", forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = torch.tensor(alpha, dtype=x.dtype, device=x.device)
+        return x.view_as(x)
+''')),
+    Mistake("GradientReversal", "saves x", "saved input x", _reversal(
+        "        x, = ctx.saved_tensors\n        return -ctx.alpha * grad_output, None\n",
+        forward='''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        ctx.save_for_backward(x)
+        return x.view_as(x)
+'''), named=True),
+]

@@ -1,0 +1,146 @@
+"""Lesson 12: answers with known verdicts for SoftThreshold (a kink at |x| == lam, and a
+gradient for the tensor lam summed to its shape)."""
+
+from .. import Mistake, Unusual
+
+
+_SOFT_FORWARD = '''
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x, lam)
+        return torch.sign(x) * torch.relu(x.abs() - lam)
+'''
+
+
+def _soft(backward_body: str, forward: str = _SOFT_FORWARD) -> str:
+    return ("class SoftThreshold(torch.autograd.Function):\n" + forward +
+            "\n    @staticmethod\n    def backward(ctx, grad_output):\n" + backward_body)
+
+
+def _soft_saved(body: str) -> str:
+    return _soft("        x, lam = ctx.saved_tensors\n" + body)
+
+
+UNUSUAL = [
+    Unusual("SoftThreshold", "saves the output only", _soft('''        y, = ctx.saved_tensors
+        outside = y != 0
+        grad_x = grad_output * outside
+        return grad_x, -(grad_x * torch.sign(y)).sum()
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, lam):
+        y = torch.sign(x) * torch.clamp(x.abs() - lam, min=0)
+        ctx.save_for_backward(y)
+        return y
+''')),
+    Unusual("SoftThreshold", "saves x and lam, lam's sum only when needed", _soft_saved(
+        "        passed = grad_output * (x.abs() > lam)\n"
+        "        grad_lam = None\n        if ctx.needs_input_grad[1]:\n"
+        "            grad_lam = -(passed * torch.sign(x)).sum()\n"
+        "        return passed, grad_lam\n")),
+    Unusual("SoftThreshold", "torch.where pieces", _soft('''        x, lam = ctx.saved_tensors
+        above, below = x > lam, x < -lam
+        zero = torch.zeros_like(grad_output)
+        grad_x = torch.where(above | below, grad_output, zero)
+        grad_lam = torch.where(below, grad_output, zero).sum() - \\
+            torch.where(above, grad_output, zero).sum()
+        return grad_x, grad_lam
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x, lam)
+        zero = torch.zeros_like(x)
+        return torch.where(x > lam, x - lam, torch.where(x < -lam, x + lam, zero))
+''')),
+    Unusual("SoftThreshold", "a saved signed mask, reshaped to lam", _soft('''        direction, lam = ctx.saved_tensors
+        grad_x = grad_output * direction.abs()
+        grad_lam = None
+        if ctx.needs_input_grad[1]:
+            grad_lam = -(grad_output * direction).sum().reshape(lam.shape)
+        return grad_x, grad_lam
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, lam):
+        direction = torch.sign(x) * (x.abs() > lam)
+        ctx.save_for_backward(direction, lam)
+        return direction * (x.abs() - lam)
+''')),
+    Unusual("SoftThreshold", "F.softshrink(x, lam.item()) forward, bool mask and int8 sign saved",
+            _soft('''        outside, sign = ctx.saved_tensors
+        grad_x = grad_output * outside
+        return grad_x, -(grad_x * sign).sum()
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8))
+        return F.softshrink(x, lam.item())
+''')),
+    Unusual("SoftThreshold", "the broken version, its sign fixed and nan_to_num over relu(z) / z",
+            _soft_saved("        shifted = x.abs() - lam\n"
+                        "        slope = torch.nan_to_num(torch.relu(shifted) / shifted)\n"
+                        "        return grad_output * slope, "
+                        "-(grad_output * slope * torch.sign(x)).sum()\n")),
+]
+
+
+MISTAKES = [
+    Mistake("SoftThreshold", "lam's gradient gated on needs_input_grad[0]",
+            "entry 1 belongs to lam", _soft_saved(
+                "        passed = grad_output * (x.abs() > lam)\n"
+                "        grad_lam = -(passed * torch.sign(x)).sum() if ctx.needs_input_grad[0] "
+                "else None\n        return passed, grad_lam\n")),
+    Mistake("SoftThreshold", "gradient 1 at |x| == lam", "is not 0 at |x| == lam", _soft_saved(
+        "        passed = grad_output * (x.abs() >= lam)\n"
+        "        return passed, -(passed * torch.sign(x)).sum()\n"), named=True, nbgrader=True),
+    Mistake("SoftThreshold", "lam's gradient alone counts the kink",
+            "gradient for lam counts the entries at |x| == lam", _soft_saved(
+                "        passed = grad_output * (x.abs() > lam)\n"
+                "        return passed, -(grad_output * torch.sign(x) * (x.abs() >= lam)).sum()\n")),
+    Mistake("SoftThreshold", "lam's gradient with the wrong sign",
+            "gradient for lam has the wrong sign", _soft_saved(
+                "        passed = grad_output * (x.abs() > lam)\n"
+                "        return passed, (passed * torch.sign(x)).sum()\n"),
+            named=True),
+    Mistake("SoftThreshold", "lam's gradient not summed", "sum it to lam's shape", _soft_saved(
+        "        passed = grad_output * (x.abs() > lam)\n"
+        "        return passed, -passed * torch.sign(x)\n"), named=True),
+    Mistake("SoftThreshold", "lam's gradient averaged", "gradient for lam is 1/", _soft_saved(
+        "        passed = grad_output * (x.abs() > lam)\n"
+        "        return passed, -(passed * torch.sign(x)).mean()\n")),
+    Mistake("SoftThreshold", "lam's gradient summed to shape (1,)", "return a 0-d tensor",
+            _soft_saved("        passed = grad_output * (x.abs() > lam)\n"
+                        "        return passed, -(passed * torch.sign(x)).sum().reshape(1)\n")),
+    Mistake("SoftThreshold", "relu(z) / z as the slope", "nan at |x| == lam", _soft_saved(
+        "        shifted = x.abs() - lam\n        slope = torch.relu(shifted) / shifted\n"
+        "        return grad_output * slope, -(grad_output * slope * torch.sign(x)).sum()\n"),
+        named=True),
+    Mistake("SoftThreshold", "grad_output masked in place", "modified grad_output in place",
+            _soft_saved("        passed = grad_output.mul_(x.abs() > lam)\n"
+                        "        return passed, -(passed * torch.sign(x)).sum()\n"), named=True),
+    Mistake("SoftThreshold", "lam kept on ctx", "stores a tensor as ctx.lam", _soft('''        x, = ctx.saved_tensors
+        passed = grad_output * (x.abs() > ctx.lam)
+        return passed, -(passed * torch.sign(x)).sum()
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x)
+        ctx.lam = lam
+        return torch.sign(x) * torch.relu(x.abs() - lam)
+'''), named=True),
+    Mistake("SoftThreshold", "lam's gradient without sign(x) (issue 37)",
+            "gradient for lam is -4, -1 for each entry outside the threshold, where the right "
+            "value is -2", _soft_saved(
+                "        passed = grad_output * (x.abs() > lam)\n"
+                "        return passed, -passed.sum()\n")),
+    Mistake("SoftThreshold", "lam's gradient without the mask (issue 37)",
+            "gradient for lam is -1, -sum(sign(x)) over every entry, where the right value is -2",
+            _soft_saved(
+                "        passed = grad_output * (x.abs() > lam)\n"
+                "        return passed, -(grad_output * torch.sign(x)).sum()\n")),
+    Mistake("SoftThreshold", "autograd inside backward", "write the gradient formula by hand",
+            _soft_saved('''        with torch.enable_grad():
+            x, lam = x.detach().requires_grad_(), lam.detach().requires_grad_()
+            y = torch.sign(x) * torch.relu(x.abs() - lam)
+            return torch.autograd.grad(y, (x, lam), grad_output)
+'''), named=True),
+]
