@@ -2,13 +2,11 @@
 kept on the class, a statistic saved narrower than the input, rows read with a contiguous
 tensor's strides, accumulation in the input's dtype), each caught by the declared domain."""
 
-from tools.catalogue import Mistake, edit
-from tools.catalogue.lesson11 import CROSS_ENTROPY, LINEAR
-from tools.catalogue.lesson11_smoothed import ANSWER
+from .. import Mistake, edit
+from .answers import CROSS_ENTROPY, LINEAR
+from .smoothed_cross_entropy import ANSWER
 
 CE, LCE, SCE = "CrossEntropy", "linear_cross_entropy", "SmoothedCrossEntropy"
-
-UNUSUAL = []
 
 MISTAKES = [
     # ignore_index on the class; backward rebuilds the mask from it

@@ -1,6 +1,6 @@
 """Lesson 11's transfer exercise: answers with known verdicts for SmoothedCrossEntropy."""
 
-from tools.catalogue import Mistake, Unusual, edit
+from .. import Mistake, Unusual, edit
 
 SCE = "SmoothedCrossEntropy"
 

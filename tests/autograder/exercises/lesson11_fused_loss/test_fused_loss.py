@@ -12,7 +12,8 @@ from autograder.exercises.lesson11_fused_loss.fused_loss_work import (Called, ch
 from autograder.grading import self_check
 from autograder.probes import CountFlops
 from tests.autograder.catalogued import graded_mistake
-from tools.catalogue import lesson11
+from tools.catalogue import lesson11_fused_loss
+from tools.catalogue.lesson11_fused_loss.answers import LINEAR
 
 pytestmark = pytest.mark.lesson11
 
@@ -22,8 +23,8 @@ NAMES = ["CrossEntropy", "linear_cross_entropy"]
 def test_every_exercise_has_three_unusual_answers_and_an_nbgrader_mistake():
     """Does the catalogue cover each exercise as the course requires?"""
     for name in NAMES:
-        assert sum(u.exercise == name for u in lesson11.UNUSUAL) >= 3
-        assert any(m.exercise == name and m.nbgrader for m in lesson11.MISTAKES)
+        assert sum(u.exercise == name for u in lesson11_fused_loss.UNUSUAL) >= 3
+        assert any(m.exercise == name and m.nbgrader for m in lesson11_fused_loss.MISTAKES)
 
 
 def test_stubs_fail_with_not_implemented():
@@ -111,9 +112,10 @@ def test_is_the_smoothed_reference_f_cross_entropy_plus_z_loss():
 
 def test_does_the_transfer_exercise_have_its_catalogue():
     """Three unusual answers and a mistake submitted through nbgrader for SmoothedCrossEntropy?"""
-    from tools.catalogue import lesson11_smoothed
-    assert len(lesson11_smoothed.UNUSUAL) >= 3
-    assert any(m.nbgrader for m in lesson11_smoothed.MISTAKES)
+    from tools.catalogue.lesson11_fused_loss.smoothed_cross_entropy import MISTAKES, UNUSUAL
+
+    assert len(UNUSUAL) >= 3
+    assert any(m.nbgrader for m in MISTAKES)
 
 
 def test_the_accumulation_case_fails_a_float16_accumulator_and_passes_a_float32_one():
@@ -126,8 +128,8 @@ def test_the_accumulation_case_fails_a_float16_accumulator_and_passes_a_float32_
     domain = EXERCISES["linear_cross_entropy"].domain
     part = domain.accumulation
     wide = "        wide = torch.promote_types(x.dtype, torch.float32)"
-    right = load("linear_cross_entropy", lesson11.LINEAR)
-    narrow = load("linear_cross_entropy", edit(lesson11.LINEAR, (wide, "        wide = x.dtype")))
+    right = load("linear_cross_entropy", LINEAR)
+    narrow = load("linear_cross_entropy", edit(LINEAR, (wide, "        wide = x.dtype")))
     compare(domain, Operator(right), fresh_leaves(part.values("cpu", part.dtype)), part.tolerance)
     with pytest.raises(GradingError, match="output is wrong"):
         compare(domain, Operator(narrow), fresh_leaves(part.values("cpu", part.dtype)), part.tolerance)

@@ -1,0 +1,205 @@
+"""Lesson 11: linear_cross_entropy's mistakes: all the logits at once, the grad-mode check
+missing or asked inside forward, gradients always computed or recomputed in backward,
+accumulation in bfloat16, chunks averaged or cut short."""
+
+from .. import Mistake, edit
+from .answers import LINEAR
+
+
+LCE = "linear_cross_entropy"
+
+
+LOOP_GRADS = '''                if want_x:
+                    grad_x[rows] = probs @ weight_wide
+                if want_weight:
+                    grad_weight.addmm_(probs.T, x_chunk)'''
+
+
+MISTAKES = [
+    Mistake(LCE, "no grad-mode check", "torch.is_grad_enabled()", edit(
+        LINEAR, ("torch.is_grad_enabled())", "True)")), named=True, nbgrader=True),
+    Mistake(LCE, "saved gradients scaled in place", "in place", edit(
+        LINEAR, ("        return (None if grad_x is None else grad_output * grad_x,\n"
+                 "                None if grad_weight is None else grad_output * grad_weight,",
+                 "        return (None if grad_x is None else grad_x.mul_(grad_output),\n"
+                 "                None if grad_weight is None else grad_weight.mul_(grad_output),")),
+            named=True),
+    Mistake(LCE, "backward ignores grad_output", "ignores grad_output", edit(
+        LINEAR, ("        return (None if grad_x is None else grad_output * grad_x,\n"
+                 "                None if grad_weight is None else grad_output * grad_weight,",
+                 "        return (grad_x,\n                grad_weight,")), named=True),
+    Mistake(LCE, "both gradients always", "ctx.needs_input_grad", edit(
+        LINEAR, ("        want_x = grad_enabled and ctx.needs_input_grad[0]\n"
+                 "        want_weight = grad_enabled and ctx.needs_input_grad[1]\n",
+                 "        want_x = want_weight = grad_enabled and any(ctx.needs_input_grad[:2])\n")),
+            named=True),
+    Mistake(LCE, "all the logits at once", "creates a tensor of shape", edit(
+        LINEAR, ("    return LinearCrossEntropy.apply(x, weight, target, chunk_size, "
+                 "torch.is_grad_enabled())",
+                 "    return LinearCrossEntropy.apply(x, weight, target, len(target), "
+                 "torch.is_grad_enabled())")), named=True),
+    Mistake(LCE, "accumulating in bfloat16", "accumulate the loss and the gradients in float32",
+            edit(LINEAR, ("        wide = torch.promote_types(x.dtype, torch.float32)",
+                           "        wide = x.dtype")), named=True),
+    Mistake(LCE, "the mean of each chunk's mean", "averages the chunks' means", edit(
+        LINEAR, ("            loss += (row_max + sums.log() - picked).sum()",
+                 "            loss += (row_max + sums.log() - picked).mean()"),
+        ("        return (loss / N).to(x.dtype)",
+         "        return (loss / len(range(0, N, chunk_size))).to(x.dtype)")), named=True),
+    Mistake(LCE, "autograd inside forward", "LinearCrossEntropy.forward calls", edit(
+        LINEAR, ("            if want_x or want_weight:\n"
+                 "                probs /= sums\n"
+                 "                probs[torch.arange(len(target_chunk), device=x.device), "
+                 "target_chunk] -= 1\n                probs /= N\n" + LOOP_GRADS,
+                 "            if want_x or want_weight:\n"
+                 "                with torch.enable_grad():\n"
+                 "                    xc = x_chunk.detach().requires_grad_()\n"
+                 "                    wc = weight_wide.detach().requires_grad_()\n"
+                 "                    part = F.cross_entropy(xc @ wc.T, target_chunk, "
+                 "reduction='sum') / N\n"
+                 "                    gx, gw = torch.autograd.grad(part, (xc, wc))\n"
+                 "                if want_x:\n                    grad_x[rows] = gx\n"
+                 "                if want_weight:\n                    grad_weight += gw"))),
+    Mistake(LCE, "no max shift in the chunk's exp", "at float32 logits of magnitude 100", edit(
+        LINEAR, ("row_max = logits.amax(dim=1, keepdim=True)",
+                 "row_max = torch.zeros_like(logits[:, :1])"))),
+    Mistake(LCE, "the loop stops before a short last chunk", "the short last chunk", edit(
+        LINEAR, ("for start in range(0, N, chunk_size):",
+                 "for start in range(0, N - chunk_size + 1, chunk_size):"))),
+    # design (c), inputs detached under no_grad, with a forward that computes both gradients
+    # whatever ctx.needs_input_grad says: the grader must not blame the wrapper
+    Mistake(LCE, "detaching wrapper, forward ignores needs_input_grad",
+            "although ctx.needs_input_grad is (False, False)", edit(
+                LINEAR, ("        want_x = grad_enabled and ctx.needs_input_grad[0]\n"
+                         "        want_weight = grad_enabled and ctx.needs_input_grad[1]\n",
+                         "        want_x = want_weight = True\n"),
+                ("    return LinearCrossEntropy.apply(x, weight, target, chunk_size, "
+                 "torch.is_grad_enabled())",
+                 "    if not torch.is_grad_enabled():\n"
+                 "        x, weight = x.detach(), weight.detach()\n"
+                 "    return LinearCrossEntropy.apply(x, weight, target, chunk_size, True)"))),
+    Mistake('linear_cross_entropy', 'gradients recomputed in backward (Cut Cross-Entropy)', 'FLOPs of matrix products', '''
+class LinearCrossEntropy(torch.autograd.Function):
+    # Cut Cross-Entropy's plan: forward keeps lse per row, backward recomputes chunk by chunk
+    @staticmethod
+    def forward(ctx, x, weight, target, chunk_size):
+        acc = torch.promote_types(x.dtype, torch.float32)
+        lses, picked = [], []
+        for s in range(0, x.shape[0], chunk_size):
+            z = x[s:s + chunk_size].to(acc) @ weight.to(acc).T
+            lses.append(torch.logsumexp(z, 1))
+            picked.append(z.gather(1, target[s:s + chunk_size, None]).squeeze(1))
+        lse = torch.cat(lses)
+        ctx.save_for_backward(x, weight, target, lse)
+        ctx.chunk_size = chunk_size
+        return ((lse - torch.cat(picked)).mean()).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, target, lse = ctx.saved_tensors
+        acc = lse.dtype
+        N = x.shape[0]
+        w = weight.to(acc)
+        gx = torch.empty(x.shape, dtype=acc, device=x.device) if ctx.needs_input_grad[0] else None
+        gw = torch.zeros(weight.shape, dtype=acc, device=x.device) if ctx.needs_input_grad[1] else None
+        c = ctx.chunk_size
+        for s in range(0, N, c):
+            xc = x[s:s + c].to(acc)
+            g = torch.exp(xc @ w.T - lse[s:s + c, None])
+            g[torch.arange(len(g), device=x.device), target[s:s + c]] -= 1
+            g *= grad_output.to(acc) / N
+            if gx is not None:
+                gx[s:s + c] = g @ w
+            if gw is not None:
+                gw += g.T @ xc
+        return (None if gx is None else gx.to(x.dtype), None if gw is None else gw.to(weight.dtype), None, None)
+
+
+def linear_cross_entropy(x, weight, target, chunk_size=1024):
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size)
+'''),
+    Mistake('linear_cross_entropy', 'torch.is_grad_enabled() asked inside forward', 'torch.is_grad_enabled() answers True inside forward', '''
+class LinearCrossEntropy(torch.autograd.Function):
+    # forward reads only needs_input_grad; the wrapper detaches the inputs when grad mode is off
+    @staticmethod
+    def forward(ctx, x, weight, target, chunk_size):
+        want_x, want_w = (torch.is_grad_enabled() and n for n in ctx.needs_input_grad[:2])
+        N = x.shape[0]
+        acc = torch.promote_types(x.dtype, torch.float32)
+        w = weight.to(acc)
+        loss = torch.zeros((), dtype=acc, device=x.device)
+        gx = torch.empty(x.shape, dtype=acc, device=x.device) if want_x else None
+        gw = torch.zeros(weight.shape, dtype=acc, device=x.device) if want_w else None
+        for s in range(0, N, chunk_size):
+            xc = x[s:s + chunk_size].to(acc)
+            tc = target[s:s + chunk_size]
+            z = xc @ w.T
+            lse = torch.logsumexp(z, 1)
+            loss += (lse - z.gather(1, tc[:, None]).squeeze(1)).sum()
+            if want_x or want_w:
+                g = torch.softmax(z, 1)
+                del z
+                g[torch.arange(len(tc), device=x.device), tc] -= 1
+                g /= N
+                if want_x:
+                    gx[s:s + chunk_size] = g @ w
+                if want_w:
+                    gw += g.T @ xc
+                del g
+            else:
+                del z
+        ctx.save_for_backward(gx if gx is None else gx.to(x.dtype),
+                              gw if gw is None else gw.to(weight.dtype))
+        return (loss / N).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        gx, gw = ctx.saved_tensors
+        return (None if gx is None else gx * grad_output,
+                None if gw is None else gw * grad_output, None, None)
+
+
+def linear_cross_entropy(x, weight, target, chunk_size=1024):
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size)
+''', named=True),
+    Mistake('linear_cross_entropy', 'float32 gradients saved for bfloat16 inputs', 'saves grad_x as float32 for bfloat16 inputs', '''
+class LinearCrossEntropy(torch.autograd.Function):
+    # accumulates in float32, right, but saves the accumulators uncast: twice the bytes kept
+    @staticmethod
+    def forward(ctx, x, weight, target, chunk_size):
+        want_x, want_w = ctx.needs_input_grad[:2]
+        N = x.shape[0]
+        acc = torch.promote_types(x.dtype, torch.float32)
+        w = weight.to(acc)
+        loss = torch.zeros((), dtype=acc, device=x.device)
+        gx = torch.empty(x.shape, dtype=acc, device=x.device) if want_x else None
+        gw = torch.zeros(weight.shape, dtype=acc, device=x.device) if want_w else None
+        for s in range(0, N, chunk_size):
+            xc = x[s:s + chunk_size].to(acc)
+            tc = target[s:s + chunk_size]
+            z = xc @ w.T
+            loss += (torch.logsumexp(z, 1) - z.gather(1, tc[:, None]).squeeze(1)).sum()
+            if want_x or want_w:
+                g = torch.softmax(z, 1)
+                g[torch.arange(len(tc), device=x.device), tc] -= 1
+                g /= N
+                if want_x:
+                    gx[s:s + chunk_size] = g @ w
+                if want_w:
+                    gw += g.T @ xc
+        ctx.save_for_backward(gx, gw)
+        return (loss / N).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        gx, gw = ctx.saved_tensors
+        return (None if gx is None else gx * grad_output,
+                None if gw is None else gw * grad_output, None, None)
+
+
+def linear_cross_entropy(x, weight, target, chunk_size=1024):
+    if not torch.is_grad_enabled():
+        x, weight = x.detach(), weight.detach()
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size)
+''', named=True),
+]
