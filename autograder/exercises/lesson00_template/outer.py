@@ -8,10 +8,10 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ..lesson02_linear.bilinear import backward_reading, raise_unneeded_read
-from ..lesson01_sigmoid.sigmoid import check_class_untouched
-from .template import (check_input_version_tracking, check_one_ctx_per_call,
-                       check_strided_grad_output, check_uses_grad_output)
+from ..shared.backward_reads import backward_reading, raise_unneeded_read
+from ..shared.call_state import (check_class_untouched, check_input_version_tracking,
+                                 check_one_ctx_per_call)
+from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 
 LATER_IN_LESSON = True
 

@@ -3,14 +3,15 @@
 import torch
 
 from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
-                      check_values_and_gradients, make_inputs, reference_gradients, run_backward,
+                      check_values_and_gradients, make_inputs, run_backward,
                       run_forward)
 from ...contract import check_each_input_alone, covers
-from ...diagnose import diagnose_gradient
 from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...probes import reachable
+from ..shared.call_state import check_input_version_tracking, check_one_ctx_per_call
+from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 
 # 0-d last: on a single element every wrong gradient looks like a sign or a constant factor,
 # so the first failure should come from a shape whose hint can tell them apart.
@@ -19,133 +20,6 @@ SHAPES = [(5,), (3, 4), (2, 3, 4), ()]
 SQUARE = Spec("Square", ("x",), lambda x: x ** 2)
 WEIGHTED_SUM = Spec("WeightedSum", ("x1", "x2", "w1", "w2"),
                     lambda x1, x2, w1, w2: w1 * x1 + w2 * x2)
-
-
-def _version_blind_alias(function, spec: Spec, values: dict, name: str) -> bool:
-    """Did forward save a tensor that shares ``name``'s memory but not its version counter (what
-    ``x.data`` gives)? Bump ``name``'s version and see which saved tensors follow."""
-    inputs = make_inputs(values)
-    forward = run_forward(function, spec, inputs)
-    aliases = [saved.tensor for saved in forward.saved if saved.role == f"input {name}"]
-    before = [alias._version for alias in aliases]
-    with torch.no_grad():
-        inputs[name].add_(0)
-    return any(alias._version == version for alias, version in zip(aliases, before))
-
-
-def check_input_version_tracking(function, spec: Spec, values: dict, name: str | None = None
-                                 ) -> None:
-    """Change an input in place between forward and backward: autograd must refuse, or every
-    gradient must still be the one of the input forward saw. A backward that silently uses the
-    new values read a tensor that autograd's version counter does not cover."""
-    name = name or spec.input_names[0]
-    inputs = make_inputs(values)
-    # function.apply, not run_forward: saved-tensor hooks (which the probes use) turn autograd's
-    # version check off
-    output = function.apply(*inputs.values())
-    grad_output = torch.ones_like(output)
-    with torch.no_grad():
-        inputs[name].mul_(2)
-    wanted = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
-    try:
-        grads = torch.autograd.grad(output, [inputs[n] for n in wanted], grad_output,
-                                    allow_unused=True)
-    except RuntimeError as error:
-        # what save_for_backward is for; for a view saved in forward, autograd's view check
-        if any(words in str(error) for words in ("modified by an inplace operation",
-                                                 "has been modified inplace")):
-            return
-        raise
-    fresh = make_inputs(values, requires_grad=set(wanted))
-    expected = torch.autograd.grad(spec.reference(**fresh), [fresh[n] for n in wanted],
-                                   grad_output)
-    if all(not isinstance(g, torch.Tensor) or g.shape != e.shape or torch.allclose(g, e)
-           for g, e in zip(grads, expected)):
-        return
-    if _version_blind_alias(function, spec, values, name):
-        raise GradingError(
-            f"{spec.name} saved a tensor autograd cannot check for in-place changes: it shares "
-            f"{name}'s memory but not its version counter (as {name}.data does), so backward "
-            f"silently used {name}'s new values; save {name} itself with "
-            f"ctx.save_for_backward({name})", mistake=f"{spec.name}/saves-untracked-alias")
-    raise GradingError(
-        f"after {name} was changed in place, {spec.name}'s backward silently used the new "
-        f"values: it read {name} from somewhere ctx.save_for_backward does not guard; save "
-        f"{name} itself with ctx.save_for_backward({name})",
-        mistake=f"{spec.name}/reads-unguarded-input")
-
-
-def check_one_ctx_per_call(function, spec: Spec, first: dict, second: dict) -> None:
-    """Two calls in flight: forward on ``first``, forward on ``second``, then the first call's
-    backward. ``ctx`` is one per call; state kept on the class or in a global belongs to
-    whichever call ran last. Raises only when the first call's gradient is the one the second
-    call's inputs give."""
-    inputs, later = make_inputs(first), make_inputs(second)
-    output = run_forward(function, spec, inputs).output
-    run_forward(function, spec, later)
-    grad_output = 0.5 + torch.rand(output.shape, dtype=output.dtype,
-                                   generator=torch.Generator().manual_seed(5)).to(output.device)
-    grads = run_backward(spec, output, inputs, grad_output).grads
-    truth = reference_gradients(spec, inputs, grad_output)
-    crossed = reference_gradients(spec, later, grad_output)
-    for name, grad in zip(inputs, grads):
-        if (name in truth and isinstance(grad, torch.Tensor) and grad.shape == truth[name].shape
-                and not torch.allclose(grad, truth[name]) and torch.allclose(grad, crossed[name])):
-            raise GradingError(
-                f"{spec.name}'s backward used another call's inputs: called twice, the first "
-                f"call got grad_{name} for the second call's inputs; keep what backward needs "
-                "on ctx, which is one per call, not where calls share it (the class, a global)",
-                mistake=f"{spec.name}/state-shared-between-calls")
-
-
-def check_uses_grad_output(function, spec: Spec, values: dict) -> None:
-    """The chain rule multiplies by grad_output: a backward that returns the local derivative
-    alone (``2 * x`` for Square) gives the gradient for grad_output = 1, whatever it is given."""
-    inputs = make_inputs(values)
-    forward = run_forward(function, spec, inputs)
-    grad_output = 0.5 + torch.rand(forward.output.shape, dtype=forward.output.dtype,
-                                   generator=torch.Generator().manual_seed(3))
-    grad_output = grad_output.to(forward.output.device)
-    grads = run_backward(spec, forward.output, inputs, grad_output).grads
-    true = reference_gradients(spec, inputs, grad_output)
-    local = reference_gradients(spec, inputs, torch.ones_like(grad_output))
-    for name, grad in zip(inputs, grads):
-        if (name in true and isinstance(grad, torch.Tensor) and grad.shape == true[name].shape
-                and not torch.allclose(grad, true[name]) and torch.allclose(grad, local[name])):
-            if grad_output.shape == inputs[name].shape:  # element-wise: a diagonal Jacobian
-                remedy = (f"multiply by grad_output (chain rule: grad_{name} = grad_output * "
-                          f"dy/d{name}, entry by entry)")
-            else:  # each entry of the input reaches many outputs, each with its own weight
-                remedy = (f"{name}[k] reaches several outputs y[i, j], and each carries its own "
-                          f"weight grad_output[i, j]: grad_{name}[k] = sum over i, j of "
-                          f"grad_output[i, j] * dy[i, j]/d{name}[k], not grad_output times "
-                          f"dy/d{name} (those shapes differ)")
-            raise GradingError(
-                f"{spec.name}.backward ignores grad_output: grad_{name} is the local derivative "
-                f"dy/d{name} alone, the right gradient only when grad_output is all ones; "
-                f"{remedy}", mistake=f"{spec.name}/ignores-grad-output")
-
-
-def check_strided_grad_output(function, spec: Spec, values: dict) -> None:
-    """A 2-D output's grad_output as a larger graph may hand it over, a transposed view (.mT)
-    and every other column of a wider tensor: the gradients must not depend on its strides."""
-    covers("non-contiguous grad_output")
-    output = spec.reference(**make_inputs(values, requires_grad=False))
-    rows, columns = output.shape
-    wide = sample((rows, 2 * columns), output.device, seed=12)
-    for layout, grad_output in (("transposed", sample((columns, rows), output.device,
-                                                      seed=13).mT),
-                                ("column slice", wide[:, ::2])):
-        with case(f"a {layout} grad_output of shape {tuple(grad_output.shape)}, strides "
-                  f"{grad_output.stride()}"):
-            inputs = make_inputs(values)
-            forward = run_forward(function, spec, inputs)
-            grads = run_backward(spec, forward.output, inputs, grad_output).grads
-            truth = reference_gradients(spec, inputs, grad_output.contiguous())
-            for name, grad in zip(inputs, grads):
-                if name in truth:  # float64's bound, as check_values_and_gradients holds it
-                    diagnose_gradient(name, grad, truth[name], rtol=1e-9, atol=1e-10,
-                                      inputs=inputs, computed_in=inputs[name].dtype)
 
 
 def check_square_keeps_sign(function, device) -> None:

@@ -9,11 +9,11 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ...per_call import check_class_state, class_state
 from .sigmoid_probes import (check_branches_not_swapped, check_mask_not_float32,
                              check_output_used_as_sigmoid, check_scale_not_float32, comparable,
                              overflow_cause)
-from ..lesson00_template.template import check_uses_grad_output
+from ..shared.call_state import check_class_untouched
+from ..shared.grad_output import check_uses_grad_output
 
 # 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
 SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
@@ -120,48 +120,6 @@ def check_tails(function, spec: Spec, device) -> None:
                 "(1 + tanh(x / 2)) / 2": "MySigmoid/tanh-cancels",
                 "sigmoid computed in float32": "MySigmoid/float32-sigmoid",
                 "exactly a float32 number": "MySigmoid/float32-step"})
-
-
-def check_class_untouched(function, domain: Domain, device) -> None:
-    """One call, forward then backward: neither may set an attribute of the Function class
-    (``MySigmoid.last_output = y``). Run first, it names the attribute before a check of what
-    ctx saved can blame the missing save; a call that raises is left to the battery."""
-    inputs = make_inputs(domain.values(device))
-    before = class_state(function)
-    try:
-        forward = run_forward(function, domain.spec, inputs)
-    except Exception:  # noqa: BLE001 - the battery reports it
-        return
-    _check_class_untouched(domain, function, before, "forward")
-    try:
-        run_backward(domain.spec, forward.output, inputs, torch.ones_like(forward.output))
-    except Exception:  # noqa: BLE001 - the battery reports it
-        return
-    _check_class_untouched(domain, function, before, "backward")
-
-
-def _holds_tensor(value) -> bool:
-    if isinstance(value, (tuple, list, dict)):
-        return any(map(_holds_tensor, value.values() if isinstance(value, dict) else value))
-    return isinstance(value, torch.Tensor)
-
-
-def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -> None:
-    """The per-call property's class check; where the attribute holds a tensor, the remedy is
-    ctx.save_for_backward (a tensor as a ctx attribute fails check_no_ctx_tensors)."""
-    try:
-        check_class_state(domain, function, before, phase)
-    except GradingError as error:
-        after = class_state(function)
-        owner, attribute = next(key for key in after
-                                if key not in before or after[key] is not before[key])
-        if not _holds_tensor(after[(owner, attribute)]):
-            raise
-        raise GradingError(
-            f"{domain.spec.name}.{phase} sets {owner}.{attribute}: a class attribute is shared "
-            "by every call, so a second call in the same graph overwrites the first's; save "
-            "the tensors backward needs with ctx.save_for_backward, one set per call",
-            mistake=error.mistake) from error
 
 
 def my_sigmoid_full(MySigmoid, device) -> None:

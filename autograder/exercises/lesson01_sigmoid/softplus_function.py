@@ -12,7 +12,7 @@ from ...domain import Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .sigmoid import check_class_untouched
-from ..lesson00_template.template import check_uses_grad_output
+from ..shared.grad_output import check_uses_grad_output
 
 LATER_IN_LESSON = True
 

@@ -13,9 +13,9 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ..lesson01_sigmoid.sigmoid import check_class_untouched
-from .bilinear import (backward_reading, check_noncontiguous_grad_output, raise_unneeded_read,
-                       unsaved_input_named)
+from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsaved_input_named
+from ..shared.call_state import check_class_untouched
+from ..shared.grad_output import check_noncontiguous_grad_output
 
 IN_FEATURES, OUT_FEATURES = 3, 4
 LEADING_SHAPES = [(), (5,), (2, 5), (2, 1, 3)]

@@ -15,7 +15,7 @@ from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
-from ..lesson02_linear.bilinear import check_noncontiguous_grad_output
+from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.reentry import limit_nesting
 from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
                                  check_differentiable_backward)

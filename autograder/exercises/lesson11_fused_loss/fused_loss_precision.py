@@ -5,7 +5,7 @@ import torch
 
 from ...checks import case, make_inputs, run_backward, run_forward
 from ...domain import Tolerance
-from ...diagnose import diagnose_gradient, diagnose_values
+from ...diagnose import diagnose_values
 from ...errors import GradingError
 from .fused_loss_work import LCE, NAME, Called, _describe, _truth, lce_values
 

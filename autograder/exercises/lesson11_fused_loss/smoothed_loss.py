@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
-                      check_no_ctx_tensors, check_values_and_gradients, make_inputs)
+                      check_no_ctx_tensors, check_values_and_gradients)
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain
 from ...errors import GradingError

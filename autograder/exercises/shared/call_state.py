@@ -1,0 +1,129 @@
+"""Where a call keeps what backward needs: on its own ctx, in tensors autograd's version counter
+guards, never on the Function class."""
+
+import torch
+
+from ...checks import (Spec, make_inputs, reference_gradients, run_backward,
+                      run_forward)
+from ...domain import Domain
+from ...errors import GradingError
+from ...per_call import check_class_state, class_state
+
+
+def _version_blind_alias(function, spec: Spec, values: dict, name: str) -> bool:
+    """Did forward save a tensor that shares ``name``'s memory but not its version counter (what
+    ``x.data`` gives)? Bump ``name``'s version and see which saved tensors follow."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    aliases = [saved.tensor for saved in forward.saved if saved.role == f"input {name}"]
+    before = [alias._version for alias in aliases]
+    with torch.no_grad():
+        inputs[name].add_(0)
+    return any(alias._version == version for alias, version in zip(aliases, before))
+
+
+def check_input_version_tracking(function, spec: Spec, values: dict, name: str | None = None
+                                 ) -> None:
+    """Change an input in place between forward and backward: autograd must refuse, or every
+    gradient must still be the one of the input forward saw. A backward that silently uses the
+    new values read a tensor that autograd's version counter does not cover."""
+    name = name or spec.input_names[0]
+    inputs = make_inputs(values)
+    # function.apply, not run_forward: saved-tensor hooks (which the probes use) turn autograd's
+    # version check off
+    output = function.apply(*inputs.values())
+    grad_output = torch.ones_like(output)
+    with torch.no_grad():
+        inputs[name].mul_(2)
+    wanted = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
+    try:
+        grads = torch.autograd.grad(output, [inputs[n] for n in wanted], grad_output,
+                                    allow_unused=True)
+    except RuntimeError as error:
+        # what save_for_backward is for; for a view saved in forward, autograd's view check
+        if any(words in str(error) for words in ("modified by an inplace operation",
+                                                 "has been modified inplace")):
+            return
+        raise
+    fresh = make_inputs(values, requires_grad=set(wanted))
+    expected = torch.autograd.grad(spec.reference(**fresh), [fresh[n] for n in wanted],
+                                   grad_output)
+    if all(not isinstance(g, torch.Tensor) or g.shape != e.shape or torch.allclose(g, e)
+           for g, e in zip(grads, expected)):
+        return
+    if _version_blind_alias(function, spec, values, name):
+        raise GradingError(
+            f"{spec.name} saved a tensor autograd cannot check for in-place changes: it shares "
+            f"{name}'s memory but not its version counter (as {name}.data does), so backward "
+            f"silently used {name}'s new values; save {name} itself with "
+            f"ctx.save_for_backward({name})", mistake=f"{spec.name}/saves-untracked-alias")
+    raise GradingError(
+        f"after {name} was changed in place, {spec.name}'s backward silently used the new "
+        f"values: it read {name} from somewhere ctx.save_for_backward does not guard; save "
+        f"{name} itself with ctx.save_for_backward({name})",
+        mistake=f"{spec.name}/reads-unguarded-input")
+
+
+def check_one_ctx_per_call(function, spec: Spec, first: dict, second: dict) -> None:
+    """Two calls in flight: forward on ``first``, forward on ``second``, then the first call's
+    backward. ``ctx`` is one per call; state kept on the class or in a global belongs to
+    whichever call ran last. Raises only when the first call's gradient is the one the second
+    call's inputs give."""
+    inputs, later = make_inputs(first), make_inputs(second)
+    output = run_forward(function, spec, inputs).output
+    run_forward(function, spec, later)
+    grad_output = 0.5 + torch.rand(output.shape, dtype=output.dtype,
+                                   generator=torch.Generator().manual_seed(5)).to(output.device)
+    grads = run_backward(spec, output, inputs, grad_output).grads
+    truth = reference_gradients(spec, inputs, grad_output)
+    crossed = reference_gradients(spec, later, grad_output)
+    for name, grad in zip(inputs, grads):
+        if (name in truth and isinstance(grad, torch.Tensor) and grad.shape == truth[name].shape
+                and not torch.allclose(grad, truth[name]) and torch.allclose(grad, crossed[name])):
+            raise GradingError(
+                f"{spec.name}'s backward used another call's inputs: called twice, the first "
+                f"call got grad_{name} for the second call's inputs; keep what backward needs "
+                "on ctx, which is one per call, not where calls share it (the class, a global)",
+                mistake=f"{spec.name}/state-shared-between-calls")
+
+
+def check_class_untouched(function, domain: Domain, device) -> None:
+    """One call, forward then backward: neither may set an attribute of the Function class
+    (``MySigmoid.last_output = y``). Run first, it names the attribute before a check of what
+    ctx saved can blame the missing save; a call that raises is left to the battery."""
+    inputs = make_inputs(domain.values(device))
+    before = class_state(function)
+    try:
+        forward = run_forward(function, domain.spec, inputs)
+    except Exception:  # noqa: BLE001 - the battery reports it
+        return
+    _check_class_untouched(domain, function, before, "forward")
+    try:
+        run_backward(domain.spec, forward.output, inputs, torch.ones_like(forward.output))
+    except Exception:  # noqa: BLE001 - the battery reports it
+        return
+    _check_class_untouched(domain, function, before, "backward")
+
+
+def _holds_tensor(value) -> bool:
+    if isinstance(value, (tuple, list, dict)):
+        return any(map(_holds_tensor, value.values() if isinstance(value, dict) else value))
+    return isinstance(value, torch.Tensor)
+
+
+def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -> None:
+    """The per-call property's class check; where the attribute holds a tensor, the remedy is
+    ctx.save_for_backward (a tensor as a ctx attribute fails check_no_ctx_tensors)."""
+    try:
+        check_class_state(domain, function, before, phase)
+    except GradingError as error:
+        after = class_state(function)
+        owner, attribute = next(key for key in after
+                                if key not in before or after[key] is not before[key])
+        if not _holds_tensor(after[(owner, attribute)]):
+            raise
+        raise GradingError(
+            f"{domain.spec.name}.{phase} sets {owner}.{attribute}: a class attribute is shared "
+            "by every call, so a second call in the same graph overwrites the first's; save "
+            "the tensors backward needs with ctx.save_for_backward, one set per call",
+            mistake=error.mistake) from error
