@@ -15,7 +15,7 @@ from autograder.grading import self_check, verdict
 from autograder.memory import TensorAccounting
 from autograder.tiled import tiled_backward, tiled_forward
 from tests.autograder.catalogued import graded_mistake, mistake, unusual
-from tools.catalogue import lesson06_flash
+from tools.catalogue.lesson06_attention.answers import FLASH as FLASH_ANSWER
 from tools.solutions import solution, stub
 from tests.autograder.passing import passes
 
@@ -254,7 +254,7 @@ class TestAccounting:
     def test_peak_check_alone_catches_kept_tiles(self, raises_hint):
         """Is a FlashAttention that keeps every tile of P alive (no tensor bigger than a tile)
         caught by the peak of live tensors?"""
-        keeps_tiles = lesson06_flash.FLASH.replace(
+        keeps_tiles = FLASH_ANSWER.replace(
             "                m = m_new\n",
             "                m = m_new\n                kept.append(p)\n").replace(
             "        for i in range(0, Lq, block):\n            q = Q[",

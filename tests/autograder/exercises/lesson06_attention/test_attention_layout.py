@@ -9,7 +9,7 @@ from autograder.exercises.lesson06_attention import attention as lesson
 from autograder.exercises.lesson06_attention.attention_inputs import multihead_layout
 from autograder.exercises.lesson06_attention.attention_layout import check_multihead_layout
 from tests.autograder.catalogued import graded_mistake, mistake
-from tools.catalogue.lesson06_layout import MISTAKES
+from tools.catalogue.lesson06_attention.multi_head_layout import INPUTS_VIEWED
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson06
@@ -35,7 +35,7 @@ def test_the_layout_keeps_the_numbers_and_merges_no_dimensions():
     assert strided["mask"] is values["mask"]
 
 
-@pytest.mark.parametrize("entry", MISTAKES, ids=lambda e: f"{e.exercise}-{e.name}")
+@pytest.mark.parametrize("entry", INPUTS_VIEWED, ids=lambda e: f"{e.exercise}-{e.name}")
 def test_a_view_on_the_leading_dimensions_is_named(entry):
     """Does grading record the layout's id for each catalogued .view answer (which passes on
     every contiguous input)?"""

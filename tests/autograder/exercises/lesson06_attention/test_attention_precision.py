@@ -6,7 +6,7 @@ import pytest
 from autograder.exercises.lesson06_attention import attention as lesson
 from autograder.exercises.lesson06_attention.attention_precision import narrow_saves
 from tools import catalogue
-from tools.catalogue import lesson06
+from tools.catalogue.lesson06_attention.answers import MEMORY, SDPA
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson06
@@ -27,7 +27,7 @@ def _probe(function, spec=lesson.MEMORY_EFFICIENT):
 
 
 def test_a_float32_log_sum_exp_for_float64_inputs_is_named():
-    hint = _probe(catalogue.load(M, catalogue.edit(lesson06.MEMORY, FLOAT32_L)))
+    hint = _probe(catalogue.load(M, catalogue.edit(MEMORY, FLOAT32_L)))
     assert hint.startswith(f"{M} keeps its log-sum-exp in float32 for float64 inputs")
 
 
@@ -38,7 +38,7 @@ def test_nothing_narrower_saved_is_not_named():
 def test_a_narrow_log_sum_exp_beside_a_wrong_backward_is_not_blamed():
     """With L in float32 and dS = P * dP, the gradients are wrong far beyond float32's
     rounding: is the probe silent, so that the row-sum hint stands?"""
-    wrong = catalogue.edit(lesson06.MEMORY, FLOAT32_L, (
+    wrong = catalogue.edit(MEMORY, FLOAT32_L, (
         "grad_S = P * (grad_P - (grad_output * output).sum(dim=-1, keepdim=True))",
         "grad_S = P * grad_P"))
     assert _probe(catalogue.load(M, wrong)) is None
@@ -48,8 +48,8 @@ def test_another_narrow_tensor_is_named_by_its_shape():
     """Is P kept in float32 for float64 inputs (and cast back in backward) named by its shape,
     without a claim about a log-sum-exp?"""
     narrow_p = catalogue.edit(
-        lesson06.SDPA, ("ctx.save_for_backward(Q, K, V, P)",
-                        "ctx.save_for_backward(Q, K, V, P.float())"),
+        SDPA, ("ctx.save_for_backward(Q, K, V, P)",
+               "ctx.save_for_backward(Q, K, V, P.float())"),
         ("Q, K, V, P = ctx.saved_tensors", "Q, K, V, P = ctx.saved_tensors\n        P = P.double()"))
     hint = _probe(catalogue.load("ScaledDotProductAttention", narrow_p), lesson.SDPA)
     assert hint.startswith("ScaledDotProductAttention keeps a tensor of shape (2, 4, 6) in "

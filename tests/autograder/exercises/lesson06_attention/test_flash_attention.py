@@ -9,7 +9,7 @@ from autograder.exercises.lesson06_attention import flash_attention as flash
 from autograder.grading import classified_verdict
 from tests.autograder.catalogued import graded_mistake, mistake
 from tools.catalogue import edit
-from tools.catalogue.lesson06_domains import SOLUTION
+from tools.catalogue.lesson06_attention.flash_low_precision import SOLUTION
 
 pytestmark = pytest.mark.lesson06
 

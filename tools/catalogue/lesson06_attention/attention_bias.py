@@ -1,0 +1,123 @@
+"""Lesson 06's transfer exercise: answers with known verdicts for AttentionWithBias, whose
+bias gradient is summed to the bias's broadcast shape."""
+
+from .. import Mistake, Unusual
+from .answers import AB, _bias
+
+UNUSUAL = [
+    Unusual(AB, "einsum, and the bias gradient summed over explicit dims with keepdim", _bias(
+        ("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+         "extra = grad_S.dim() - len(ctx.bias_shape)\n"
+         "                grad_bias = grad_S.sum(dim=tuple(range(extra))) if extra else grad_S\n"
+         "                dims = [i for i, n in enumerate(ctx.bias_shape) if n == 1]\n"
+         "                if dims:\n"
+         "                    grad_bias = grad_bias.sum(dim=dims, keepdim=True)"),
+        ("grad_Q = ctx.scale * grad_S @ K",
+         'grad_Q = ctx.scale * torch.einsum("...ij,...jd->...id", grad_S, K)'))),
+    Unusual(AB, "log-sum-exp saved and P recomputed, D = rowsum(dO * O)", '''
+class AttentionWithBias(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, Q, K, V, bias, scale):
+        scores = (Q @ K.transpose(-2, -1)) * scale + bias
+        lse = torch.logsumexp(scores, dim=-1, keepdim=True)
+        O = (scores - lse).exp() @ V
+        ctx.save_for_backward(Q, K, V, bias, O, lse)
+        ctx.scale = scale
+        return O
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dO):
+        Q, K, V, bias, O, lse = ctx.saved_tensors
+        need_q, need_k, need_v, need_bias, _ = ctx.needs_input_grad
+        P = ((Q @ K.transpose(-2, -1)) * ctx.scale + bias - lse).exp()
+        dV = P.transpose(-2, -1) @ dO if need_v else None
+        if not (need_q or need_k or need_bias):
+            return None, None, dV, None, None
+        dS = P * (dO @ V.transpose(-2, -1) - (dO * O).sum(-1, keepdim=True))
+        dQ = ctx.scale * dS @ K if need_q else None
+        dK = ctx.scale * dS.transpose(-2, -1) @ Q if need_k else None
+        dB = dS.sum_to_size(bias.shape) if need_bias else None
+        return dQ, dK, dV, dB, None
+'''),
+    Unusual(AB, "own softmax with torch.where for -inf keys, mask of needs_input_grad unpacked",
+            _bias(("P = torch.softmax((Q @ K.transpose(-2, -1)) * scale + bias, dim=-1)",
+                   "S = (Q @ K.transpose(-2, -1)) * scale + bias\n"
+                   "        m = S.amax(dim=-1, keepdim=True)\n"
+                   "        E = torch.where(torch.isinf(S), torch.zeros_like(S), (S - m).exp())\n"
+                   "        P = E / E.sum(dim=-1, keepdim=True)"))),
+    Unusual(AB, "torch.add with alpha, the bias gradient reduced by a loop", _bias(
+        ("torch.softmax((Q @ K.transpose(-2, -1)) * scale + bias, dim=-1)",
+         "torch.add(bias, Q @ K.mT, alpha=scale).softmax(-1)"),
+        ("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+         "grad_bias = grad_S\n"
+         "                while grad_bias.dim() > len(ctx.bias_shape):\n"
+         "                    grad_bias = grad_bias.sum(0)\n"
+         "                for dim, size in enumerate(ctx.bias_shape):\n"
+         "                    if size == 1:\n"
+         "                        grad_bias = grad_bias.sum(dim, keepdim=True)"))),
+    # dV alone needs no dP, but the contract is about the gradients returned and computed:
+    # building dP = dO V^T and dS anyway wastes work and is still a correct answer
+    Unusual(AB, "dP and dS built even when V alone needs a gradient", _bias(
+        ("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"))),
+]
+
+MISTAKES = [
+    Mistake(AB, "bias gradient left at the scores' shape", "returns grad_bias of shape",
+            _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)", "grad_bias = grad_S")),
+            nbgrader=True),
+    Mistake(AB, "every gradient computed", "returned a gradient for",
+            _bias(("if ctx.needs_input_grad[2]:", "if True:"),
+                  ("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"),
+                  ("if ctx.needs_input_grad[0]:", "if True:"),
+                  ("if ctx.needs_input_grad[1]:", "if True:"),
+                  ("if ctx.needs_input_grad[3]:", "if True:"))),
+    Mistake(AB, "bias gradient scaled like the scores", "grad_bias is scale times the right one",
+            _bias(("grad_bias = grad_S.sum_to_size", "grad_bias = ctx.scale * grad_S.sum_to_size"))),
+    Mistake(AB, "bias summed over the key dimension too", "grad_bias has shape",
+            _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+                   "grad_bias = grad_S.sum(dim=(-2, -1))"))),
+    Mistake(AB, "softmax backward by autograd", "calls torch.autograd.grad",
+            _bias(("grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))",
+                   "with torch.enable_grad():\n"
+                   "                S = P.log().detach().requires_grad_()\n"
+                   "                grad_S, = torch.autograd.grad(torch.softmax(S, -1), S, grad_P)"))),
+    Mistake(AB, "no row sum", "treats the softmax as element-wise, dS = P * dP", _bias(
+        ("grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))", "grad_S = P * grad_P"))),
+    # dQ and dK computed for every call and returned only when asked: the gradients unasked
+    Mistake(AB, "dQ and dK computed always, returned only when needed",
+            "computes dK = dS^T Q (a (4, 2) product here, or its transpose) when only Q",
+            _bias(("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"),
+                  ("            if ctx.needs_input_grad[0]:\n                grad_Q",
+                   "            if True:\n                grad_Q"),
+                  ("            if ctx.needs_input_grad[1]:\n                grad_K",
+                   "            if True:\n                grad_K"),
+                  ("return grad_Q, grad_K,", "return (grad_Q if ctx.needs_input_grad[0] else "
+                   "None), (grad_K if ctx.needs_input_grad[1] else None),"))),
+    # dP and dS are allowed for V alone; grad_bias summed from them is a gradient unasked
+    Mistake(AB, "grad_bias computed always, returned only when needed",
+            "sums dS down to the bias's shape when only",
+            _bias(("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"),
+                  ("            if ctx.needs_input_grad[3]:\n                grad_bias",
+                   "            if True:\n                grad_bias"),
+                  ("grad_V, grad_bias, None", "grad_V, (grad_bias if ctx.needs_input_grad[3] "
+                   "else None), None"))),
+    # dV computed for every call and returned only when asked: right values, the work unasked
+    Mistake(AB, "dV computed always, returned only when needed", "computes dV = P^T dO",
+            _bias(("        if ctx.needs_input_grad[2]:\n            grad_V = P",
+                   "        grad_V = P"),
+                  ("return grad_Q, grad_K, grad_V, grad_bias, None",
+                   "return grad_Q, grad_K, grad_V if ctx.needs_input_grad[2] else None, "
+                   "grad_bias, None"))),
+    # the bias's broadcast undone the wrong way, each named only when the numbers match it
+    Mistake(AB, "the mean over the broadcast dimensions", "is the mean of dS over the dimensions",
+            _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+                   "grad_bias = grad_S.sum_to_size(ctx.bias_shape) * ctx.bias_shape.numel() "
+                   "/ grad_S.numel()"))),
+    Mistake(AB, "one entry taken along a dimension of size 1", "takes the first entry along",
+            _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+                   "grad_bias = grad_S.sum(dim=tuple(range(grad_S.dim() - len(ctx.bias_shape))))"
+                   "\n                for i, n in enumerate(ctx.bias_shape):\n"
+                   "                    if n == 1:\n"
+                   "                        grad_bias = grad_bias.narrow(i, 0, 1)"))),
+]

@@ -1,0 +1,246 @@
+"""Lesson 06: FlashAttention answers with known verdicts: the plain answer's tiles with one
+change each, and answers written as public code writes them (CS336's two-pass backward,
+lucidrains' memory-efficient attention)."""
+
+from .. import Mistake, Unusual, edit
+from .answers import FA, FLASH
+
+_TWO_PASS_BACKWARD = '''
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        Q, K, V, O, L = ctx.saved_tensors
+        block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2], L.dtype
+        D = (grad_output.to(wide) * O.to(wide)).sum(dim=-1)
+
+        def tile(i, j):
+            q, k = Q[..., i:i + block, :].to(wide), K[..., j:j + block, :].to(wide)
+            s = (q @ k.transpose(-2, -1)) * ctx.scale
+            if ctx.causal:
+                s = _tile_mask(s, i, j, Lq, Lk)
+            p = torch.exp(s - L[..., i:i + block, None])
+            do = grad_output[..., i:i + block, :].to(wide)
+            ds = p * (do @ V[..., j:j + block, :].to(wide).transpose(-2, -1)
+                      - D[..., i:i + block, None])
+            return q, k, p, do, ds
+
+        def visible(i, j):
+            return not ctx.causal or j < min(Lk, i + min(block, Lq - i) + Lk - Lq)
+
+        grad_K, grad_V = torch.empty_like(K), torch.empty_like(V)
+        for j in range(0, Lk, block):  # pass 1: dK and dV, key blocks outside
+            dk = torch.zeros(*K.shape[:-2], min(block, Lk - j), K.shape[-1], dtype=wide,
+                             device=K.device)
+            dv = torch.zeros(*V.shape[:-2], min(block, Lk - j), V.shape[-1], dtype=wide,
+                             device=V.device)
+            for i in range(0, Lq, block):
+                if visible(i, j):
+                    q, _, p, do, ds = tile(i, j)
+                    dv += p.transpose(-2, -1) @ do
+                    dk += ctx.scale * ds.transpose(-2, -1) @ q
+            grad_K[..., j:j + block, :], grad_V[..., j:j + block, :] = dk, dv
+        grad_Q = torch.empty_like(Q)
+        for i in range(0, Lq, block):  # pass 2: dQ, query blocks outside
+            dq = torch.zeros(*Q.shape[:-2], min(block, Lq - i), Q.shape[-1], dtype=wide,
+                             device=Q.device)
+            for j in range(0, Lk, block):
+                if visible(i, j):
+                    _, k, _, _, ds = tile(i, j)
+                    dq += ctx.scale * ds @ k
+            grad_Q[..., i:i + block, :] = dq
+        return grad_Q, grad_K, grad_V, None, None
+'''
+
+# lucidrains/memory-efficient-attention-pytorch (flash_attention.py, FlashAttentionFunction),
+# as a learner would adapt it to this contract: split() views written in place, masked scores
+# filled with -finfo.max instead of -inf, einsum tiles, a query-outer backward; the causal
+# skip, the bottom-right offset (+ where the original subtracts) and the float32 accumulators
+# are the contract's.
+LUCIDRAINS = '''
+class FlashAttention(torch.autograd.Function):
+    BLOCK = 64
+
+    @staticmethod
+    @torch.no_grad()
+    def forward(ctx, q, k, v, scale, causal=False):
+        bucket, wide = FlashAttention.BLOCK, torch.promote_types(q.dtype, torch.float32)
+        max_neg_value = -torch.finfo(wide).max
+        qk_len_diff = k.shape[-2] - q.shape[-2]
+        o = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=wide, device=q.device)
+        all_row_sums = torch.zeros((*q.shape[:-1], 1), dtype=wide, device=q.device)
+        all_row_maxes = torch.full((*q.shape[:-1], 1), max_neg_value, dtype=wide,
+                                   device=q.device)
+        row_splits = zip(q.split(bucket, dim=-2), o.split(bucket, dim=-2),
+                         all_row_sums.split(bucket, dim=-2), all_row_maxes.split(bucket, dim=-2))
+        for ind, (qc, oc, row_sums, row_maxes) in enumerate(row_splits):
+            q_start_index = ind * bucket + qk_len_diff
+            for k_ind, (kc, vc) in enumerate(zip(k.split(bucket, dim=-2), v.split(bucket, dim=-2))):
+                k_start_index = k_ind * bucket
+                if causal and k_start_index > q_start_index + qc.shape[-2] - 1:
+                    break
+                attn_weights = torch.einsum("... i d, ... j d -> ... i j", qc.to(wide),
+                                            kc.to(wide)) * scale
+                if causal and q_start_index < k_start_index + kc.shape[-2] - 1:
+                    causal_mask = torch.ones((qc.shape[-2], kc.shape[-2]), dtype=torch.bool,
+                                             device=q.device).triu(q_start_index - k_start_index + 1)
+                    attn_weights.masked_fill_(causal_mask, max_neg_value)
+                block_row_maxes = attn_weights.amax(dim=-1, keepdim=True)
+                new_row_maxes = torch.maximum(block_row_maxes, row_maxes)
+                exp_weights = torch.exp(attn_weights - new_row_maxes)
+                block_row_sums = exp_weights.sum(dim=-1, keepdim=True)
+                exp_values = torch.einsum("... i j, ... j d -> ... i d", exp_weights, vc.to(wide))
+                exp_row_max_diff = torch.exp(row_maxes - new_row_maxes)
+                new_row_sums = exp_row_max_diff * row_sums + block_row_sums
+                oc.mul_(exp_row_max_diff).add_(exp_values)
+                row_maxes.copy_(new_row_maxes)
+                row_sums.copy_(new_row_sums)
+            oc.div_(row_sums)
+        lse = all_row_sums.log() + all_row_maxes
+        out = o.to(q.dtype)
+        ctx.args = (causal, scale, bucket)
+        ctx.save_for_backward(q, k, v, out, lse)
+        return out
+
+    @staticmethod
+    @torch.no_grad()
+    def backward(ctx, do):
+        causal, scale, bucket = ctx.args
+        q, k, v, o, lse = ctx.saved_tensors
+        wide = lse.dtype
+        max_neg_value = -torch.finfo(wide).max
+        qk_len_diff = k.shape[-2] - q.shape[-2]
+        dq = torch.zeros(q.shape, dtype=wide, device=q.device)
+        dk = torch.zeros(k.shape, dtype=wide, device=k.device)
+        dv = torch.zeros(v.shape, dtype=wide, device=v.device)
+        row_splits = zip(q.split(bucket, dim=-2), o.split(bucket, dim=-2),
+                         do.split(bucket, dim=-2), lse.split(bucket, dim=-2),
+                         dq.split(bucket, dim=-2))
+        for ind, (qc, oc, doc, lsec, dqc) in enumerate(row_splits):
+            q_start_index = ind * bucket + qk_len_diff
+            qc, oc, doc = qc.to(wide), oc.to(wide), doc.to(wide)
+            D = (doc * oc).sum(dim=-1, keepdim=True)
+            col_splits = zip(k.split(bucket, dim=-2), v.split(bucket, dim=-2),
+                             dk.split(bucket, dim=-2), dv.split(bucket, dim=-2))
+            for k_ind, (kc, vc, dkc, dvc) in enumerate(col_splits):
+                k_start_index = k_ind * bucket
+                if causal and k_start_index > q_start_index + qc.shape[-2] - 1:
+                    break
+                kc, vc = kc.to(wide), vc.to(wide)
+                attn_weights = torch.einsum("... i d, ... j d -> ... i j", qc, kc) * scale
+                if causal and q_start_index < k_start_index + kc.shape[-2] - 1:
+                    causal_mask = torch.ones((qc.shape[-2], kc.shape[-2]), dtype=torch.bool,
+                                             device=q.device).triu(q_start_index - k_start_index + 1)
+                    attn_weights.masked_fill_(causal_mask, max_neg_value)
+                p = torch.exp(attn_weights - lsec)
+                dv_chunk = torch.einsum("... i j, ... i d -> ... j d", p, doc)
+                dp = torch.einsum("... i d, ... j d -> ... i j", doc, vc)
+                ds = p * scale * (dp - D)
+                dqc.add_(torch.einsum("... i j, ... j d -> ... i d", ds, kc))
+                dkc.add_(torch.einsum("... i j, ... i d -> ... j d", ds, qc))
+                dvc.add_(dv_chunk)
+        return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), None, None
+'''
+
+_ONLINE_UPDATE = ('''                m_new = torch.maximum(m, s.amax(dim=-1))
+                alpha = torch.exp(m - m_new)
+                p = torch.exp(s - m_new.unsqueeze(-1))
+                ell = alpha * ell + p.sum(dim=-1)
+                o = alpha.unsqueeze(-1) * o + p @ v
+                m = m_new
+''', '''                p = torch.exp(s)
+                ell = ell + p.sum(dim=-1)
+                o = o + p @ v
+''')
+
+UNUSUAL = [
+    Unusual(FA, "einsum tiles", edit(
+        FLASH, ("s = (q @ k.transpose(-2, -1)) * scale",
+                's = torch.einsum("...id,...jd->...ij", q, k) * scale'))),
+    Unusual(FA, "query blocks outside in backward (FlashAttention-1 order)", edit(
+        FLASH,
+        ("        for j in range(0, Lk, block):\n            k, v = K[..., j:j + block, :]"
+         ".to(wide), V[..., j:j + block, :].to(wide)\n            dk, dv = torch.zeros_like(k), "
+         "torch.zeros_like(v)\n            first = max(0, j - (Lk - Lq)) // block * block if "
+         "ctx.causal else 0\n            for i in range(first, Lq, block):\n",
+         "        dK = torch.zeros(K.shape, dtype=wide, device=K.device)\n"
+         "        dV = torch.zeros(V.shape, dtype=wide, device=V.device)\n"
+         "        for i in range(0, Lq, block):\n"
+         "            end = min(Lk, i + min(block, Lq - i) + Lk - Lq) if ctx.causal else Lk\n"
+         "            for j in range(0, end, block):\n"
+         "                k, v = K[..., j:j + block, :].to(wide), V[..., j:j + block, :]"
+         ".to(wide)\n                dk, dv = dK[..., j:j + block, :], dV[..., j:j + block, :]\n"),
+        ("            grad_K[..., j:j + block, :] = dk\n            grad_V[..., j:j + block, :]"
+         " = dv\n        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None",
+         "        return grad_Q.to(Q.dtype), dK.to(K.dtype), dV.to(V.dtype), None, None"))),
+    Unusual(FA, "two-pass backward: a dK/dV pass, then a dQ pass (CS336's design)",
+            FLASH[:FLASH.index("    @staticmethod\n    @once_differentiable")] + _TWO_PASS_BACKWARD),
+    Unusual(FA, "lucidrains-style: split views written in place, -finfo.max for masked scores",
+            LUCIDRAINS),
+    Unusual(FA, "key blocks last to first, with the fused kernels' -inf guard", edit(
+        FLASH, ("for j in range(0, end, block):", "for j in reversed(range(0, end, block)):"),
+        ("alpha = torch.exp(m - m_new)\n                p = torch.exp(s - m_new.unsqueeze(-1))",
+         "safe = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)\n"
+         "                alpha = torch.exp(m - safe)\n"
+         "                p = torch.exp(s - safe.unsqueeze(-1))"))),
+    Unusual(FA, "the running output kept normalised (FlashAttention-1's form)", edit(
+        FLASH, ("ell = alpha * ell + p.sum(dim=-1)\n                o = alpha.unsqueeze(-1) * o + p @ v",
+                "ell_new = alpha * ell + p.sum(dim=-1)\n                o = ((alpha * ell)"
+                ".unsqueeze(-1) * o + p @ v) / ell_new.unsqueeze(-1)\n                ell = ell_new"),
+        ("O[..., i:i + block, :] = o / ell.unsqueeze(-1)", "O[..., i:i + block, :] = o"))),
+]
+
+MISTAKES = [
+    Mistake(FA, "no rescaling of the running output", "does not rescale the running output",
+            edit(FLASH, ("o = alpha.unsqueeze(-1) * o + p @ v", "o = o + p @ v")),
+            named=True, nbgrader=True),
+    Mistake(FA, "rescaling with the wrong max", "rescales with the wrong maximum",
+            edit(FLASH, ("p = torch.exp(s - m_new.unsqueeze(-1))",
+                          "p = torch.exp(s - s.amax(dim=-1, keepdim=True))")), named=True),
+    Mistake(FA, "rescaling factor inverted", "rescales with the wrong maximum",
+            edit(FLASH, ("alpha = torch.exp(m - m_new)", "alpha = torch.exp(m_new - m)")),
+            named=True),
+    Mistake(FA, "D from dP instead of dO * O", "takes D from dP instead of dO * O",
+            edit(FLASH, ("ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])",
+                          "dp = do @ v.transpose(-2, -1)\n                ds = p * (dp - "
+                          "(dp * p).sum(-1, keepdim=True))")), named=True),
+    Mistake(FA, "full Lq x Lk matrix in forward", "forward materialises the full Lq x Lk",
+            edit(FLASH, ("        for i in range(0, Lq, block):\n            q = Q[",
+                          "        full = Q.to(wide) @ K.to(wide).transpose(-2, -1)\n"
+                          "        for i in range(0, Lq, block):\n            q = Q[")),
+            named=True),
+    Mistake(FA, "full Lq x Lk matrix in backward", "backward materialises the full Lq x Lk",
+            edit(FLASH, ("        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)",
+                          "        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)\n"
+                          "        P = torch.exp(Q.to(wide) @ K.to(wide).transpose(-2, -1) * "
+                          "ctx.scale - L.unsqueeze(-1))")), named=True),
+    Mistake(FA, "block size hard-coded", "ignores FlashAttention.BLOCK in forward",
+            edit(FLASH, ("block, Lq, Lk = FlashAttention.BLOCK, Q", "block, Lq, Lk = 64, Q"),
+                  ("block, Lq, Lk, wide = FlashAttention.BLOCK", "block, Lq, Lk, wide = 64"))),
+    # forward reads BLOCK, backward not: a 32 x 32 backward tile was called the full matrix
+    Mistake(FA, "block size hard-coded in backward only", "ignores FlashAttention.BLOCK in "
+            "backward", edit(FLASH, ("block, Lq, Lk, wide = FlashAttention.BLOCK",
+                                     "block, Lq, Lk, wide = 64"))),
+    Mistake(FA, "no running maximum", "FlashAttention's forward overflows",
+            edit(FLASH, _ONLINE_UPDATE, ("L[..., i:i + block] = m + ell.log()",
+                                          "L[..., i:i + block] = ell.log()")), named=True),
+    Mistake(FA, "running maximum started at 0", "FlashAttention's forward underflows",
+            edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
+                          'device=Q.device)', "m = torch.zeros(q.shape[:-1], dtype=wide, "
+                          "device=Q.device)")), named=True),
+    Mistake(FA, "key blocks visited last to first", "output is nan under causal only",
+            edit(FLASH, ("for j in range(0, end, block):",
+                          "for j in reversed(range(0, end, block)):")), named=True),
+    Mistake(FA, "every score tile saved for backward", "saves 7 tensors besides Q, K, V and O",
+            edit(FLASH, ("        for i in range(0, Lq, block):\n",
+                         "        tiles = []\n        for i in range(0, Lq, block):\n"),
+                 ("                m = m_new\n",
+                  "                m = m_new\n                tiles.append(s)\n"),
+                 ("save_for_backward(Q, K, V, O, L)", "save_for_backward(Q, K, V, O, L, *tiles)"),
+                 ("Q, K, V, O, L = ctx.saved_tensors", "Q, K, V, O, L, *_ = ctx.saved_tensors"))),
+    # below the float32 rows near -160, so only float64 rows near -20000 show it: there
+    # exp(S - m) = exp(-1e4) = 0 in every entry, and the row comes out 0 / 0
+    Mistake(FA, "running maximum started at -1e4", "FlashAttention's forward underflows",
+            edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
+                         'device=Q.device)', "m = torch.full(q.shape[:-1], -1e4, dtype=wide, "
+                         "device=Q.device)")), named=True),
+]

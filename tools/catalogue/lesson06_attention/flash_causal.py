@@ -1,0 +1,54 @@
+"""Lesson 06: FlashAttention answers with known verdicts under causal=True: the bottom-right
+causal mask applied per tile, the tiles entirely above it skipped, and the skip bounds off by
+one (the last visible key used as the exclusive end of the key loop, or one query too many
+before the first query block in backward), which only Lk - Lq = 1 (mod BLOCK) with full query
+blocks shows."""
+
+from .. import Mistake, Unusual, edit
+from .answers import FA, FLASH
+
+END = "end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk"
+FIRST = "first = max(0, j - (Lk - Lq)) // block * block if ctx.causal else 0"
+# the last visible key of a full query block, used as range's exclusive end
+INCLUSIVE_END = (END, "end = min(Lk, i + block - 1 + Lk - Lq) if causal else Lk")
+FIRST_PLUS_ONE = (FIRST, "first = max(0, j - (Lk - Lq) + 1) // block * block if ctx.causal "
+                         "else 0")
+FORWARD_SKIPS = "forward skips a key tile whose first key the query block's last query"
+
+UNUSUAL = [
+    Unusual(FA, "causal tiles skipped with continue, every tile masked by torch.where", edit(
+        FLASH, ("for j in range(0, end, block):\n",
+                "for j in range(0, Lk, block):\n                if j >= end:\n"
+                "                    continue\n"),
+        ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
+         'return torch.where(key <= query[:, None] + (Lk - Lq), s, float("-inf"))'))),
+]
+
+MISTAKES = [
+    Mistake(FA, "full causal mask, sliced per tile", "builds a full Lq x Lk mask", edit(
+        FLASH, ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
+                'full = torch.ones(Lq, Lk, dtype=torch.bool, device=s.device).tril(Lk - Lq)\n'
+                '    return s.masked_fill(~full[i:i + s.shape[-2], j:j + s.shape[-1]], -math.inf)'
+                ))),
+    Mistake(FA, "every tile computed under causal", "computes score tiles entirely above",
+            edit(FLASH, ("end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk",
+                          "end = Lk")), named=True),
+    # is_causal=True's alignment: query i sees keys j <= i (the tiles still skip bottom-right)
+    Mistake(FA, "top-left causal mask", "causal mask is top-left",
+            edit(FLASH, ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
+                          'return s.masked_fill(key > query[:, None], float("-inf"))'))),
+    # the diagonal key masked too: the first query of a square problem sees nothing, nan
+    Mistake(FA, "causal mask with >=", "causal mask hides the diagonal", edit(
+        FLASH, ("key > query[:, None] + (Lk - Lq)", "key >= query[:, None] + (Lk - Lq)")),
+        named=True),
+    Mistake(FA, "forward key loop ends at the last visible key (BLOCK rows)", FORWARD_SKIPS,
+            edit(FLASH, INCLUSIVE_END)),
+    # the same slip with the block's own rows: also wrong at a ragged last query block
+    Mistake(FA, "forward key loop ends at the last visible key (the block's rows)",
+            FORWARD_SKIPS, edit(FLASH, (END, "end = min(Lk, i + q.shape[-2] - 1 + Lk - Lq) "
+                                             "if causal else Lk"))),
+    Mistake(FA, "backward's first query block one query late",
+            "backward leaves out a tile that causal attention needs", edit(FLASH, FIRST_PLUS_ONE)),
+    Mistake(FA, "both skip bounds off by one", FORWARD_SKIPS,
+            edit(FLASH, INCLUSIVE_END, FIRST_PLUS_ONE)),
+]

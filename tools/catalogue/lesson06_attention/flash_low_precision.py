@@ -1,0 +1,74 @@
+"""Lesson 06: FlashAttentions that keep a step in a narrower dtype than float32 (or float32 for
+float64 inputs): the log-sum-exp, the score tile, and the accumulators in the input's half dtype
+(the running output; D = rowsum(dO * O); dK and dV across the query blocks; dQ), which only the
+accumulation cases (a long key loop with values equal along the keys; a long query loop with
+one query row and dO rows that cancel) separate from one that accumulates in float32. Each is
+named a precision loss after the same code matched in float32 on the same values.
+
+``SOLUTION`` is the lesson's own FlashAttention, read from lessons/06_attention.py."""
+
+from pathlib import Path
+
+from .. import Mistake, edit
+from .answers import FA, FLASH
+
+_SOURCE = (Path(__file__).parents[3] / "lessons" / "06_attention.py").read_text()
+_START = _SOURCE.index("class FlashAttention(torch.autograd.Function):")
+_END = _SOURCE.index('# %% nbgrader={"grade_id": "FlashAttention"')
+SOLUTION = (_SOURCE[_START:_END].replace("        ### BEGIN SOLUTION\n", "")
+            .replace("        ### END SOLUTION\n", ""))
+
+MISTAKES = [
+    Mistake(FA, "log-sum-exp in low precision", "saves its log-sum-exp in bfloat16",
+            edit(FLASH, ("L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)",
+                          "L = torch.empty(Q.shape[:-1], dtype=Q.dtype, device=Q.device)"),
+                  ("block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2], "
+                   "L.dtype", "block, Lq, Lk = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2]"
+                   "\n        wide = torch.promote_types(Q.dtype, torch.float32)")), named=True),
+    # the product taken in the input dtype, converted after: S rounded to bfloat16 (0.5 apart
+    # near the low-precision case's scores of 85), 0.079 off where the solution is 0.0072
+    Mistake(FA, "score tile computed in the input dtype", "attention whose scores were rounded "
+            "to bfloat16", edit(FLASH, (
+                "s = (q @ k.transpose(-2, -1)) * scale",
+                "s = (Q[..., i:i + block, :] @ K[..., j:j + block, :].transpose(-2, -1))"
+                ".to(wide) * scale"))),
+    # right to 4e-8 in float64, which only the domain's precision check saw (a 'step in
+    # float32' without saying which)
+    Mistake(FA, "log-sum-exp kept in float32 for float64 inputs", "keeps its log-sum-exp L in "
+            "float32 for float64 inputs", edit(FLASH, (
+                "L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)",
+                "L = torch.empty(Q.shape[:-1], dtype=torch.float32, device=Q.device)"))),
+    # key blocks visited last to first: at BLOCK 64 dQ in float16 was off by 1.75e-4 only,
+    # under the old tolerance of 2.5e-4; at BLOCK 16 by 5.6e-4, against the solution's 7.4e-5
+    Mistake(FA, "dQ accumulated in float16, key blocks last to first", "backward keeps "
+            "something in float16", edit(
+                FLASH, ("grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)",
+                        "grad_Q = torch.zeros_like(Q)"),
+                ("for j in range(0, Lk, block):\n            k, v",
+                 "for j in reversed(range(0, Lk, block)):\n            k, v"))),
+    Mistake(FA, "dQ accumulated in float16", "backward keeps something in float16", edit(
+        FLASH, ("grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)",
+                "grad_Q = torch.zeros_like(Q)"))),
+    Mistake("FlashAttention", "running output kept in float16",
+            "a precision loss, not a wrong formula; keep the running output", edit(
+        SOLUTION,
+        ("o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=wide, device=Q.device)",
+         "o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=Q.dtype, device=Q.device)"),
+        ("o = alpha.unsqueeze(-1) * o + p @ v", "o = (alpha.unsqueeze(-1) * o + p @ v).to(Q.dtype)"))),
+    Mistake("FlashAttention", "D = rowsum(dO * O) in float16",
+            "a precision loss, not a wrong formula; the output matches, so backward keeps", edit(
+        SOLUTION,
+        ("D = (grad_output.to(wide) * O.to(wide)).sum(dim=-1)",
+         "D = (grad_output * O).sum(dim=-1).to(wide)"))),
+    Mistake("FlashAttention", "dK, dV accumulated in float16 across query blocks",
+            "a precision loss, not a wrong formula; the output matches, and grad_K and grad_V are "
+            "sums over the query blocks", edit(
+        SOLUTION,
+        ("dk, dv = torch.zeros_like(k), torch.zeros_like(v)",
+         "dk, dv = torch.zeros_like(k, dtype=K.dtype), torch.zeros_like(v, dtype=V.dtype)"))),
+    # grad_Q's float32 accumulator returned as it is: autograd's engine casts it to Q's dtype,
+    # so only what backward itself returned shows it
+    Mistake("FlashAttention", "grad_Q returned in its float32 accumulator",
+            "backward returns grad_Q in float32 for Q in bfloat16", edit(
+        SOLUTION, ("return grad_Q.to(Q.dtype), ", "return grad_Q, "))),
+]

@@ -1,0 +1,139 @@
+"""Lesson 06: answers with known verdicts for MemoryEfficientAttention, which saves O(Lq) per
+row (its output and log-sum-exp) and recomputes the probabilities in backward."""
+
+from .. import Mistake, Unusual, edit
+from .answers import FILL, MEMORY, SDPA, TAKE_PART, M, _sdpa
+
+_RECOMPUTE = ('''        scores = (Q @ K.transpose(-2, -1)) * ctx.scale
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        P = (scores - lse.unsqueeze(-1)).exp()''')
+
+UNUSUAL = [
+    Unusual(M, "logsumexp, and D from dP * P on the recomputed P", edit(
+        MEMORY, ("(grad_output * output).sum(dim=-1, keepdim=True)",
+                 "(grad_P * P).sum(dim=-1, keepdim=True)"))),
+    Unusual(M, "row max and row sum saved, two numbers per row", edit(
+        MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
+                 "m = scores.amax(-1, keepdim=True)\n        z = (scores - m).exp().sum(-1, "
+                 "keepdim=True)\n        lse = m + z.log()"),
+        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+         "ctx.save_for_backward(Q, K, V, output, m.squeeze(-1), z.squeeze(-1), mask)"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+         "Q, K, V, output, m, z, mask = ctx.saved_tensors\n        lse = m + z.log()"))),
+    Unusual(M, "the mask left out of save_for_backward when None", edit(
+        MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                 "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), "
+                 "*([] if mask is None else [mask]))"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+         "Q, K, V, output, lse, *rest = ctx.saved_tensors\n        mask = rest[0] if rest "
+         "else None"))),
+    Unusual(M, "nothing but Q, K, V and the mask saved: the softmax recomputed whole", _sdpa(
+        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+         "ctx.save_for_backward(Q, K, V, mask)"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors", "Q, K, V, mask = ctx.saved_tensors"),
+        ("P = (scores - lse.unsqueeze(-1)).exp()", "P = torch.softmax(scores, -1)"),
+        ("(grad_output * output).sum(dim=-1, keepdim=True)", "(grad_P * P).sum(-1, keepdim=True)"),
+        name=M)),
+    Unusual(M, "the mask applied to the recomputed P by torch.where", _sdpa((_RECOMPUTE, '''\
+        scores = (Q @ K.transpose(-2, -1)) * ctx.scale
+        P = (scores - lse.unsqueeze(-1)).exp()
+        if mask is not None:
+            P = torch.where(mask, P, torch.zeros((), dtype=P.dtype))'''), name=M)),
+    # the in-place version the lesson's peak explanation measures (at N = 1024 by the lesson's
+    # peak_bytes: forward 4.25 MiB, kept 0.25, backward 8.75 on top, step peak 9.0 against 17.0): scores scaled, shifted and exponentiated in their own buffer, dS made
+    # on dP's, the scale applied after the products; at most two Lq x Lk tensors alive
+    Unusual(M, "written in place: one buffer for S, S - L and P, dS on dP's", _sdpa(
+        (_RECOMPUTE, '''\
+        P = (Q @ K.transpose(-2, -1)).mul_(ctx.scale)
+        if mask is not None:
+            P.masked_fill_(~mask, float("-inf"))
+        P.sub_(lse.unsqueeze(-1)).exp_()'''),
+        ("scores = (Q @ K.transpose(-2, -1)) * scale",
+         "scores = (Q @ K.transpose(-2, -1)).mul_(scale)"),
+        ('scores = scores.masked_fill(~mask, float("-inf"))',
+         'scores.masked_fill_(~mask, float("-inf"))'),
+        ("output = (scores - lse).exp() @ V", "output = scores.sub_(lse).exp_() @ V"),
+        ("grad_S = P * (grad_P - (grad_output * output).sum(dim=-1, keepdim=True))",
+         "grad_S = grad_P.sub_((grad_output * output).sum(dim=-1, keepdim=True)).mul_(P)"),
+        ("return (ctx.scale * grad_S @ K, ctx.scale * grad_S.transpose(-2, -1) @ Q,",
+         "return (grad_S @ K * ctx.scale, grad_S.transpose(-2, -1) @ Q * ctx.scale,"),
+        name=M)),
+]
+
+MISTAKES = [
+    Mistake(M, "saves the probabilities", "as big as the Lq x Lk probabilities",
+            SDPA + "\n\nclass MemoryEfficientAttention(ScaledDotProductAttention):\n    pass\n",
+            named=True, nbgrader=True),
+    Mistake(M, "saves the scores as well", "as big as the Lq x Lk probabilities", _sdpa(
+        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+         "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask, scores)"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+         "Q, K, V, output, lse, mask, _ = ctx.saved_tensors"), name=M), named=True),
+    # autograd drops a gradient for the mask (it needs none), so no value showed it
+    Mistake(M, "zeros returned as the mask's gradient", "as the mask's gradient where the "
+            "contract asks None", _sdpa(("P.transpose(-2, -1) @ grad_output, None, None)",
+                                         "P.transpose(-2, -1) @ grad_output, None,\n"
+                                         "                None if mask is None else "
+                                         "torch.zeros_like(mask))"), name=M), named=True),
+    # a bool copy as big as the scores: the hint said to recompute P, which it does already
+    Mistake(M, "saves the mask expanded to the scores' shape", "save the mask as given", _sdpa(
+        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+         "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask if mask is None else "
+         "mask.expand(scores.shape).clone())"), name=M), named=True),
+    Mistake(M, "log-sum-exp without the row maximum", "log-sum-exp overflows for large scores",
+            edit(MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
+                           "lse = scores.exp().sum(dim=-1, keepdim=True).log()")),
+            named=True),
+    Mistake(M, "no row sum", "treats the softmax as element-wise, dS = P * dP", _sdpa(
+        ("grad_S = P * (grad_P - (grad_output * output).sum(dim=-1, keepdim=True))",
+         "grad_S = P * grad_P"), name=M), named=True),
+    Mistake(M, "D = rowsum(dO * O) without keepdim", "drops the dimension of its row sum",
+            _sdpa(("(grad_output * output).sum(dim=-1, keepdim=True)",
+                   "(grad_output * output).sum(dim=-1)"), name=M)),
+    Mistake(M, "log-sum-exp kept in bfloat16", "keeps its log-sum-exp in bfloat16",
+            _sdpa(("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                   "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1).bfloat16(), mask)"),
+                  name=M)),
+    # right to 1e-5 on the plain cases; the scores in the thousands show it (L's rounding,
+    # about 1e-4, moves every P of its row), which was blamed on a diagonal-only backward
+    # (near one-hot rows cannot tell the two apart) or left a bare "is wrong"
+    Mistake(M, "log-sum-exp kept in float32 for float64 inputs",
+            "keeps its log-sum-exp in float32 for float64 inputs",
+            _sdpa(("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                   "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1).float(), mask)"),
+                  name=M)),
+    # forward masks, backward forgets: exp(S - L) is not 0 at the masked keys (dV shows it)
+    Mistake(M, "mask left out of backward's recomputation",
+            "recomputes the probabilities without the mask", _sdpa((_RECOMPUTE, '''\
+        scores = (Q @ K.transpose(-2, -1)) * ctx.scale
+        P = (scores - lse.unsqueeze(-1)).exp()'''), name=M), named=True),
+    Mistake(M, "masked scores filled with -1e4 in both passes", "mask loses to large scores",
+            edit(MEMORY, *[(FILL, "scores = scores.masked_fill(~mask, -1e4)")])),
+    # a (Lq, Lk) bool made by ~mask, under the O(Lq) budget's size test: it was told only a
+    # byte count
+    Mistake(M, "the inverted mask saved", "saved a bool tensor of shape", edit(
+        MEMORY, ('scores = scores.masked_fill(~mask, float("-inf"))\n        lse',
+                 'blocked = ~mask\n            scores = scores.masked_fill(blocked, float("-inf"))'
+                 '\n        else:\n            blocked = None\n        lse'),
+        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+         "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), blocked)"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+         "Q, K, V, output, lse, blocked = ctx.saved_tensors\n"
+         "        mask = None if blocked is None else ~blocked"))),
+    # told to subtract each row's maximum, which it does: on the scores in the thousands the
+    # masked ones set the maximum
+    Mistake(M, "row maximum taken before the mask fill", TAKE_PART, edit(
+        MEMORY, ("scores = (Q @ K.transpose(-2, -1)) * scale\n",
+                 "scores = (Q @ K.transpose(-2, -1)) * scale\n"
+                 "        top = scores.amax(-1, keepdim=True)\n"),
+        ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
+         "lse = top + (scores - top).exp().sum(-1, keepdim=True).log()"))),
+    # 8 bytes an entry for float64 where the bool mask given is already kept for the caller
+    Mistake(M, "mask saved as a float copy", "saved a float64 copy of the mask", edit(
+        MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                 "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1),\n"
+                 "                              None if mask is None else mask.to(Q.dtype))"),
+        ("scores = scores.masked_fill(~mask, float(\"-inf\"))\n        P = (scores",
+         "scores = scores.masked_fill(mask == 0, float(\"-inf\"))\n        P = (scores"))),
+]

@@ -1,0 +1,124 @@
+"""Lesson 06: answers with known verdicts for ScaledDotProductAttention, among them masks that
+large scores beat (a finite fill, or HF BERT's additive -10000) or that still take part in the
+row maximum or the normaliser."""
+
+from .. import Mistake, Unusual, edit
+from .answers import FILL, SDPA, TAKE_PART, S, _sdpa
+
+BACKWARD_S = "grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))"
+
+UNUSUAL = [
+    Unusual(S, "einsum everywhere", edit(
+        SDPA, ("(Q @ K.transpose(-2, -1)) * scale", 'torch.einsum("...id,...jd->...ij", Q, K) '
+                                                    "* scale"),
+        ("grad_Q = ctx.scale * grad_S @ K", 'grad_Q = ctx.scale * torch.einsum("...ij,...jd->'
+                                            '...id", grad_S, K)'))),
+    Unusual(S, "FlashAttention's rowsum(dO * O), saving the output", edit(
+        SDPA, ("P = torch.softmax(scores, dim=-1)\n", "P = torch.softmax(scores, dim=-1)\n"
+                                                      "        O = P @ V\n"),
+        ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Q, K, V, P, O)"),
+        ("return P @ V", "return O"), ("Q, K, V, P = ctx", "Q, K, V, P, O = ctx"),
+        (BACKWARD_S, "grad_S = P * (grad_P - (grad_output * O).sum(-1, keepdim=True))"))),
+    Unusual(S, "own stable softmax with torch.where and -1e30", edit(
+        SDPA, ('scores = scores.masked_fill(~mask, float("-inf"))',
+               "scores = torch.where(mask, scores, torch.tensor(-1e30, dtype=scores.dtype))"),
+        ("P = torch.softmax(scores, dim=-1)", "e = (scores - scores.amax(-1, keepdim=True))"
+                                               ".exp()\n        P = e / e.sum(-1, keepdim=True)"))),
+    Unusual(S, "saves the scores and recomputes P", edit(
+        SDPA, ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Q, K, V, scores)"),
+        ("Q, K, V, P = ctx.saved_tensors", "Q, K, V, scores = ctx.saved_tensors\n"
+                                           "        P = torch.softmax(scores, dim=-1)"))),
+    Unusual(S, "the softmax Jacobian built, diag(p) - p p^T, and applied by a matmul", _sdpa(
+        (BACKWARD_S, "J = torch.diag_embed(P) - P.unsqueeze(-1) * P.unsqueeze(-2)\n"
+         "        grad_S = (J @ grad_P.unsqueeze(-1)).squeeze(-1)"))),
+    Unusual(S, "a float mask of 0 and -inf added to the scores", _sdpa(
+        ('scores = scores.masked_fill(~mask, float("-inf"))',
+         "scores = scores + torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)"
+         '.masked_fill(mask.logical_not(), float("-inf"))'))),
+    # far below any score the checks make: as right as -inf wherever a row keeps a key
+    Unusual(S, "masked scores filled with torch.finfo(dtype).min", edit(
+        SDPA, (FILL, "scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)"))),
+]
+
+MISTAKES = [
+    Mistake(S, "no row sum", "treats the softmax as element-wise, dS = P * dP",
+            _sdpa((BACKWARD_S, "grad_S = P * grad_P")), named=True, nbgrader=True),
+    Mistake(S, "diagonal of the Jacobian only", "uses only the diagonal of the softmax's Jacobian",
+            _sdpa((BACKWARD_S, "grad_S = P * (1 - P) * grad_P")), named=True),
+    Mistake(S, "row sum over the queries", "sums dP * P over the queries",
+            _sdpa((BACKWARD_S, BACKWARD_S.replace("dim=-1", "dim=-2"))), named=True),
+    Mistake(S, "reversed mask", "masks out the positions where mask is True",
+            _sdpa(("masked_fill(~mask,", "masked_fill(mask,")), named=True),
+    Mistake(S, "no mask=None path", "ScaledDotProductAttention.forward fails for mask=None",
+            _sdpa(("        if mask is not None:\n            scores = scores.masked_fill",
+                   "        if True:\n            scores = scores.masked_fill")), named=True),
+    Mistake(S, "no maximum subtracted", "subtract each row's maximum score before exp",
+            _sdpa(("P = torch.softmax(scores, dim=-1)",
+                   "e = scores.exp()\n        P = e / e.sum(-1, keepdim=True)")), named=True),
+    Mistake(S, "mask applied after a global max", "applies the mask after subtracting one "
+            "global maximum",
+            _sdpa(('            scores = scores.masked_fill(~mask, float("-inf"))\n'
+                   "        P = torch.softmax(scores, dim=-1)",
+                   "            pass\n        e = (scores - scores.max()).exp()\n"
+                   "        if mask is not None:\n            e = e * mask\n"
+                   "        P = e / e.sum(-1, keepdim=True)")), named=True),
+    Mistake(S, "scale missing from dQ and dK", "off by a constant factor",
+            _sdpa(("grad_Q = ctx.scale * grad_S @ K", "grad_Q = grad_S @ K"),
+                  ("grad_K = ctx.scale * grad_S", "grad_K = grad_S")), named=True),
+    Mistake(S, "mask kept as a ctx attribute", "stores a tensor as ctx.mask",
+            _sdpa(("ctx.scale = scale\n", "ctx.scale = scale\n        ctx.mask = mask\n")),
+            named=True),
+    Mistake(S, "reversed mask filled with -1e9", "masks out the positions where mask is True",
+            _sdpa(('masked_fill(~mask, float("-inf"))', "masked_fill(mask, -1e9)")), named=True),
+    Mistake(S, "softmax gradient from torch.autograd.grad", "ScaledDotProductAttention.backward "
+            "calls torch.autograd.grad: write the gradient formula by hand",
+            _sdpa((BACKWARD_S, "with torch.enable_grad():\n"
+                   "            S = P.log().detach().requires_grad_()\n"
+                   "            grad_S, = torch.autograd.grad(torch.softmax(S, dim=-1), S, grad_P)"
+                   )), named=True),
+    Mistake(S, "built-in _softmax_backward_data", "uses the built-in op _softmax_backward_data",
+            _sdpa((BACKWARD_S, "grad_S = torch._softmax_backward_data(grad_P, P, -1, P.dtype)")),
+            named=True),
+    Mistake(S, "a gradient for the float scale", "backward returned a gradient for scale, which "
+            "is not a tensor: return None for scale",
+            _sdpa(("return grad_Q, grad_K, grad_V, None, None",
+                   "return grad_Q, grad_K, grad_V, torch.zeros(()), None")), named=True),
+    # -inf * 0 = nan in every masked position: not a magnitude problem, so the hint quotes the
+    # numbers instead of asking for a maximum to be subtracted
+    Mistake(S, "mask applied by arithmetic with -inf", "contains inf or nan where the true "
+            "value is finite", _sdpa(('scores = scores.masked_fill(~mask, float("-inf"))',
+                                      'scores = scores * mask + (~mask) * float("-inf")'))),
+    Mistake(S, "row sum without keepdim", "drops the dimension of its row sum",
+            _sdpa((BACKWARD_S, BACKWARD_S.replace(", keepdim=True", "")))),
+    # the (..., Lq) row sums put back as a row, (..., 1, Lq): on square scores no error, the
+    # wrong axis (the fresh review's probe got only the generic hint)
+    Mistake(S, "row sums unsqueezed as a row", "lays its row sums out as a row",
+            _sdpa((BACKWARD_S, "grad_S = P * (grad_P - (grad_P * P).sum(dim=-1).unsqueeze(-2))"))),
+    # right while visible scores beat masked ones by less than 1e4: visible scores near -2e4
+    # and masked ones near +7000 show it (it passed Exercises 1 and 2)
+    Mistake(S, "masked scores filled with -1e4", "mask loses to large scores",
+            edit(SDPA, (FILL, "scores = scores.masked_fill(~mask, -1e4)")), named=True),
+    # HF BERT's extended attention mask: there the masked keys win, the reversed mask's output,
+    # which was told as a reversed polarity (right at moderate scores)
+    Mistake(S, "additive -10000 on masked scores", "mask loses to large scores",
+            edit(SDPA, (FILL, "scores = scores + (~mask) * -10000.0"))),
+    # every single backward is right; gradcheck's second backward on the graph raised torch's
+    # version-counter error, naming only a shape
+    Mistake(S, "dS built in place on the saved P", "changes a tensor that forward saved, in "
+            "place", edit(SDPA, ("grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))",
+                                 "grad_S = P.mul_(grad_P - (grad_P * P).sum(dim=-1, "
+                                 "keepdim=True))"))),
+    # both told to subtract each row's maximum, which they do (torch.softmax too): on the
+    # scores in the thousands the masked ones set the maximum or the normaliser
+    Mistake(S, "softmax over every key, then masked and renormalised", TAKE_PART, edit(
+        SDPA, (FILL, "pass"), ("P = torch.softmax(scores, dim=-1)\n",
+                               "P = torch.softmax(scores, dim=-1)\n        if mask is not None:\n"
+                               "            P = P * mask\n"
+                               "            P = P / P.sum(-1, keepdim=True)\n"))),
+    Mistake(S, "row maximum taken before the mask fill", TAKE_PART, edit(
+        SDPA, ("scores = (Q @ K.transpose(-2, -1)) * scale\n",
+               "scores = (Q @ K.transpose(-2, -1)) * scale\n"
+               "        top = scores.amax(-1, keepdim=True)\n"),
+        ("P = torch.softmax(scores, dim=-1)", "e = (scores - top).exp()\n"
+                                               "        P = e / e.sum(-1, keepdim=True)"))),
+]
