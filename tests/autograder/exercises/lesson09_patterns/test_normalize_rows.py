@@ -106,15 +106,15 @@ def test_a_row_above_eps_whose_length_of_y_rounds_below_1_is_in_each_dtype(dtype
         assert "rebuilt the norm as |y| x divisor" in verdict.message
         for test in ("isclose", "a safety margin", "a float32 copy"):
             other = classified_verdict("Normalize", next(
-                m for name, m in _round5_mistakes()
+                m for name, m in _divisor_tests()
                 if name.startswith(f"above eps told from the divisor with {test} (")))
             assert other.mistake == "Normalize/near-above-as-below"
             assert "rebuilt the norm as" not in other.message, test
 
 
-def _round5_mistakes():
-    from tools.catalogue import lesson09_round5
-    return [(m.name, mistake("Normalize", m.name)) for m in lesson09_round5.MISTAKES
+def _divisor_tests():
+    from tools.catalogue.lesson09_patterns import normalize_eps_branch
+    return [(m.name, mistake("Normalize", m.name)) for m in normalize_eps_branch.MISTAKES
             if m.exercise == "Normalize"]
 
 

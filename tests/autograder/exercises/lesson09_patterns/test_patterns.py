@@ -17,7 +17,7 @@ from autograder.exercises.lesson09_patterns.selections import (EXERCISES, NORMAL
 from autograder.probes import record_returned_gradients
 from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
-from tools.catalogue import lesson09
+from tools.catalogue import lesson09_patterns
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson09
@@ -43,7 +43,7 @@ def test_edge_cases_are_graded():
 def test_every_exercise_has_an_nbgrader_mistake():
     """Is each exercise handed in wrong through the real nbgrader at least once?"""
     for name in NAMES:
-        assert any(m.exercise == name and m.nbgrader for m in lesson09.MISTAKES)
+        assert any(m.exercise == name and m.nbgrader for m in lesson09_patterns.MISTAKES)
 
 
 def test_stub_fails_with_not_implemented():

@@ -1,23 +1,25 @@
-"""Lesson 09's transfer exercise, CumMax: answers with known verdicts."""
+"""Lesson 09's transfer exercise, CumMax: answers with known verdicts (each output's gradient
+sent to the position of its running maximum, summed where outputs share one, ties to the
+latest)."""
 
-from . import Mistake, Unusual
-from .lesson09 import _function
+from .. import Mistake, Unusual
+from .answers import _CUMMAX_FORWARD, _SCATTER_ADD, _cummax, _function
 
-_FORWARD = '''    def forward(ctx, x, dim):
+
+# the saved x reused as the zero buffer of the scatter-add
+CUMMAX_BUFFER_IS_X = _function("CumMax", '''
+    def forward(ctx, x, dim):
         values, indices = torch.cummax(x, dim)
-        ctx.save_for_backward(indices)
+        ctx.save_for_backward(x, indices)
         ctx.dim = dim
         return values
-'''
+''', '''
+    def backward(ctx, grad_output):
+        x, indices = ctx.saved_tensors
+        return x.zero_().scatter_add_(ctx.dim, indices, grad_output), None
+''')
 
 
-def _cummax(backward_body: str, forward: str = _FORWARD) -> str:
-    return _function("CumMax", forward, "    def backward(ctx, grad_output):\n"
-                     "        indices, = ctx.saved_tensors\n" + backward_body.lstrip("\n"))
-
-
-_SCATTER_ADD = ("        return torch.zeros_like(grad_output).scatter_add(ctx.dim, indices, "
-                "grad_output), None\n")
 # the running maximum by a loop over positions, ties to the earliest (strict >) or the latest
 _LOOP_FORWARD = '''    def forward(ctx, x, dim):
         moved = x.movedim(dim, -1)
@@ -32,6 +34,7 @@ _LOOP_FORWARD = '''    def forward(ctx, x, dim):
         ctx.dim = dim
         return values.movedim(-1, dim)
 '''
+
 
 UNUSUAL = [
     Unusual("CumMax", "PyTorch's own cummaxmin_backward (aten/src/ATen/native/ReduceOps.cpp) "
@@ -61,7 +64,28 @@ UNUSUAL = [
         g = grad_output.movedim(ctx.dim, -1).unsqueeze(-1)
         return (one_hot * g).sum(-2).movedim(-1, ctx.dim), None
 ''')),
+    Unusual("CumMax", "one-hot compare with arange", _cummax('''
+        d = ctx.dim % grad_output.dim()
+        idx = indices.movedim(d, -1)
+        n = idx.shape[-1]
+        hit = (idx.unsqueeze(-1) == torch.arange(n, device=idx.device)).to(grad_output.dtype)
+        return (hit * grad_output.movedim(d, -1).unsqueeze(-1)).sum(-2).movedim(-1, d), None
+''')),
+    Unusual("CumMax", "in-place scatter_add_ on new_zeros, dim normalised", _cummax('''
+        out = grad_output.new_zeros(grad_output.shape)
+        out.scatter_add_(ctx.dim % max(grad_output.dim(), 1), indices, grad_output)
+        return out, None
+''')),
+    Unusual("CumMax", "scatter_add_ one output position at a time", _cummax('''
+        d = ctx.dim % grad_output.dim()
+        g, idx = grad_output.movedim(d, -1), indices.movedim(d, -1)
+        out = torch.zeros_like(g)
+        for o in range(g.shape[-1]):
+            out.scatter_add_(-1, idx[..., o:o + 1], g[..., o:o + 1])
+        return out.movedim(-1, d), None
+''')),
 ]
+
 
 MISTAKES = [
     Mistake("CumMax", "an assignment where outputs share an entry (scatter without add)",
@@ -100,6 +124,47 @@ MISTAKES = [
     Mistake("CumMax", "the indices saved as int32", "saves its indices as int32",
             _cummax("        return torch.zeros_like(grad_output).scatter_add(ctx.dim, "
                     "indices.long(), grad_output), None\n",
-                    _FORWARD.replace("save_for_backward(indices)",
+                    _CUMMAX_FORWARD.replace("save_for_backward(indices)",
                                      "save_for_backward(indices.int())"))),
+    Mistake("CumMax", "g times (indices == position): no sum over a run", "CumMax lost gradients where several outputs", _function("CumMax",
+            '''
+    def forward(ctx, x, dim):
+        values, indices = torch.cummax(x, dim)
+        ctx.save_for_backward(indices)
+        ctx.dim = dim
+        return values
+''', '''
+    def backward(ctx, g):
+        indices, = ctx.saved_tensors
+        n = indices.shape[ctx.dim]
+        pos = torch.arange(n, device=g.device).reshape([-1] + [1] * (g.dim() - 1 - (ctx.dim % g.dim()))) if g.dim() else None
+        return g * (indices == pos), None
+''')),
+    Mistake("CumMax", "saves values and indices", "CumMax saves its output", _function("CumMax",
+            '''
+    def forward(ctx, x, dim):
+        values, indices = torch.cummax(x, dim)
+        ctx.save_for_backward(indices, values)
+        ctx.dim = dim
+        return values
+''', '''
+    def backward(ctx, g):
+        indices, _ = ctx.saved_tensors
+        return torch.zeros_like(g).scatter_add(ctx.dim, indices, g), None
+''')),
+    Mistake("CumMax", "scatter_add along the last dim, whatever dim is",
+            "CumMax's gradient is right when dim is the last dimension but wrong for dim=0",
+            _cummax("        return torch.zeros_like(grad_output).scatter_add(-1, indices, "
+                    "grad_output), None\n")),
+    Mistake("CumMax", "the saved x zeroed and used as the scatter-add buffer",
+            "CumMax.backward modified its input x in place", CUMMAX_BUFFER_IS_X),
+    Mistake("CumMax", "buffer from torch.zeros(grad_output.shape), float32 whatever x is",
+            "CumMax's backward added values into a tensor of another dtype", _cummax(
+                "        return torch.zeros(grad_output.shape).scatter_add(ctx.dim, indices, "
+                "grad_output), None\n")),
+    Mistake("CumMax", "a negative dim turned into -1 in backward",
+            "right for dim=0 but wrong for dim=-2", _cummax(
+                "        dim = ctx.dim if ctx.dim >= 0 else -1\n"
+                "        return torch.zeros_like(grad_output).scatter_add(dim, indices, "
+                "grad_output), None\n")),
 ]

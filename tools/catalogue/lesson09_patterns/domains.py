@@ -1,9 +1,10 @@
-"""Lesson 09 answers that only the generated domain checks separate (issue 37)."""
+"""Lesson 09 answers that only the generated domain checks separate (issue 37): a constant or a
+shape kept on the class or in a module global, a flattening view a transposed x refuses, and a
+CumMax whose running maximum is found on a float32 copy."""
 
-from . import Mistake, edit
-from .lesson09 import (_INDEX_ADD, _PROD_EXACT, _PROJECTION, _REVERSED, _cumsum, _normalize,
-                       _prod, _select)
-from .lesson09_transfer import _SCATTER_ADD, _cummax
+from .. import Mistake, edit
+from .answers import (_INDEX_ADD, _PROD_EXACT, _PROJECTION, _REVERSED, _SCATTER_ADD, _cummax,
+                      _cumsum, _normalize, _prod, _select)
 
 CUMMAX_IN_FLOAT32 = """
 class CumMax(torch.autograd.Function):
@@ -61,8 +62,6 @@ NORMALIZE_THROUGH_VIEW = edit(_normalize(_PROJECTION), (
     "        norm = x.norm(dim=-1, keepdim=True)\n",
     "        rows = x.view(-1, x.shape[-1])\n"
     "        norm = rows.norm(dim=-1, keepdim=True).view(*x.shape[:-1], 1)\n"))
-
-UNUSUAL = []
 
 MISTAKES = [
     Mistake("CumMax", "running maximum found on a float32 copy",

@@ -1,0 +1,110 @@
+"""Lesson 09: answers with known verdicts for IndexSelect (repeated rows added, not written,
+into a buffer of x's shape and dtype)."""
+
+from .. import Mistake, Unusual
+from .answers import _INDEX_ADD, _function, _select
+
+
+UNUSUAL = [
+    Unusual("IndexSelect", "scatter_add with an expanded index", _select('''
+        rows = index.reshape(-1, *([1] * (grad_output.dim() - 1))).expand_as(grad_output)
+        return grad_output.new_zeros(ctx.shape).scatter_add(0, rows, grad_output), None
+''')),
+    Unusual("IndexSelect", "index_put_ with accumulate=True", _select('''
+        grad_x = torch.zeros(ctx.shape, dtype=grad_output.dtype, device=grad_output.device)
+        grad_x.index_put_((index,), grad_output, accumulate=True)
+        return grad_x, None
+''')),
+    Unusual("IndexSelect", "a one-hot matrix product", _select('''
+        one_hot = F.one_hot(index, ctx.shape[0]).to(grad_output.dtype)  # (k, n)
+        flat = grad_output.reshape(index.shape[0], math.prod(ctx.shape[1:]))
+        return (one_hot.T @ flat).reshape(ctx.shape), None
+''', forward='''
+    def forward(ctx, x, index):
+        ctx.save_for_backward(index)
+        ctx.shape = x.shape
+        return x[index]
+''')),
+    Unusual("IndexSelect", "in-place index_add_ on torch.zeros, the shape kept in two parts",
+            _function("IndexSelect",
+            '''
+    def forward(ctx, x, index):
+        ctx.save_for_backward(index)
+        ctx.rows, ctx.rest = x.shape[0], x.shape[1:]
+        return x.index_select(0, index)
+''', '''
+    def backward(ctx, g):
+        index, = ctx.saved_tensors
+        out = torch.zeros((ctx.rows, *ctx.rest), dtype=g.dtype, device=g.device)
+        out.index_add_(0, index, g)
+        return out, None
+''')),
+    Unusual("IndexSelect", "python loop accumulating rows", _select('''
+        out = grad_output.new_zeros(ctx.shape)
+        for k, s in enumerate(index.tolist()):
+            out[s] += grad_output[k]
+        return out, None
+''')),
+    Unusual("IndexSelect", "sparse COO tensor to_dense", _select('''
+        n = index.shape[0]
+        flat = grad_output.reshape(n, math.prod(ctx.shape[1:]))
+        if n == 0 or math.prod(ctx.shape[1:]) == 0:
+            return grad_output.new_zeros(ctx.shape), None
+        cols = torch.arange(flat.shape[1], device=index.device)
+        i = torch.stack([index.repeat_interleave(flat.shape[1]), cols.repeat(n)])
+        size = (ctx.shape[0], flat.shape[1])
+        dense = torch.sparse_coo_tensor(i, flat.reshape(-1), size).to_dense()
+        return dense.reshape(ctx.shape), None
+''')),
+]
+
+
+MISTAKES = [
+    Mistake("IndexSelect", "grad[index] = grad_output", "lost repeated rows", _select('''
+        grad_x = grad_output.new_zeros(ctx.shape)
+        grad_x[index] = grad_output
+        return grad_x, None
+'''), named=True, nbgrader=True),
+    Mistake("IndexSelect", "saves x", "saves its input x", _select(_INDEX_ADD, forward='''
+    def forward(ctx, x, index):
+        ctx.save_for_backward(x, index)
+        return torch.index_select(x, 0, index)
+''').replace("index, = ctx.saved_tensors", "x, index = ctx.saved_tensors").replace(
+        "ctx.shape", "x.shape"), named=True),
+    Mistake("IndexSelect", "index kept on ctx", "stores a tensor as ctx.index", _function(
+        "IndexSelect", '''    def forward(ctx, x, index):
+        ctx.index = index
+        ctx.shape = x.shape
+        return torch.index_select(x, 0, index)
+''', '''    def backward(ctx, grad_output):
+        return grad_output.new_zeros(ctx.shape).index_add(0, ctx.index, grad_output), None
+'''), named=True),
+    Mistake("IndexSelect", "zeros in the default dtype", "keep the input's dtype", _select(
+        "        return torch.zeros(ctx.shape).index_add(0, index, grad_output.float()), None\n")),
+    Mistake("IndexSelect", "index_copy (a write)", "IndexSelect lost repeated rows", _select('''
+        return grad_output.new_zeros(ctx.shape).index_copy(0, index, grad_output), None
+''')),
+    Mistake("IndexSelect", "scatter (no add) with expanded index", "IndexSelect lost repeated rows",
+            _select('''
+        rows = index.reshape(-1, *([1] * (grad_output.dim() - 1))).expand_as(grad_output)
+        return grad_output.new_zeros(ctx.shape).scatter(0, rows, grad_output), None
+''')),
+    Mistake("IndexSelect", "zeros in float32 always (torch.zeros(ctx.shape))", "keep the input's dtype",
+            _select('''
+        return torch.zeros(ctx.shape, device=grad_output.device).index_add(0, index, grad_output.float()), None
+''')),
+    Mistake("IndexSelect", "index_reduce with 'mean': repeats averaged, not added",
+            "IndexSelect's gradient is wrong only on row 4", _select('''
+        out = grad_output.new_zeros(ctx.shape)
+        return out.index_reduce(0, index, grad_output, "mean", include_self=False), None
+''')),
+    Mistake("IndexSelect", "grad[index] += grad_output (+= on an indexed tensor is a write)",
+            "IndexSelect lost repeated rows", _select('''
+        grad_x = grad_output.new_zeros(ctx.shape)
+        grad_x[index] += grad_output
+        return grad_x, None
+'''), named=True),
+    Mistake("IndexSelect", "buffer from torch.zeros(ctx.shape), float32 whatever x is",
+            "IndexSelect's backward added values into a tensor of another dtype", _select(
+                "        return torch.zeros(ctx.shape).index_add(0, index, grad_output), None\n")),
+]

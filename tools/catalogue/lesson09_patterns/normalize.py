@@ -1,0 +1,121 @@
+"""Lesson 09: answers with known verdicts for Normalize (the projection term, rows below eps
+divided by eps alone); normalize_eps_branch holds how backward tells the two cases apart."""
+
+from .. import Mistake, Unusual
+from .answers import _PROJECTION, _function, _normalize
+
+
+UNUSUAL = [
+    Unusual("Normalize", "saves the clamped norm; the branch from the output's length",
+            _normalize('''
+        eps = ctx.eps
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        projected = torch.where(norm > eps, grad_output - y * radial, grad_output)
+        return projected / norm, None
+''', forward='''
+    def forward(ctx, x, eps):
+        norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(eps)
+        y = x / norm
+        ctx.save_for_backward(y, norm)
+        ctx.eps = eps
+        return y
+''')),
+    Unusual("Normalize", "two branches with torch.where", _normalize('''
+        radial = (y * grad_output).sum(dim=-1, keepdim=True)
+        above = (grad_output - radial * y) / torch.clamp(norm, min=ctx.eps)
+        return torch.where(norm >= ctx.eps, above, grad_output / ctx.eps), None
+''')),
+    Unusual("Normalize", "saves the reciprocal of the clamped norm", _function("Normalize", '''
+    def forward(ctx, x, eps):
+        inverse = 1 / x.norm(dim=-1, keepdim=True).clamp_min(eps)
+        y = x * inverse
+        ctx.save_for_backward(y, inverse)
+        ctx.eps = eps
+        return y
+''', '''
+    def backward(ctx, grad_output):
+        y, inverse = ctx.saved_tensors
+        above = inverse < 1 / ctx.eps  # 1 / max(norm, eps) is 1 / eps below eps
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        return (grad_output - y * radial * above) * inverse, None
+''')),
+    Unusual("Normalize", "the row dot product as an einsum (no 0-d branch: the contract has "
+            "rows)", _normalize('''
+        radial = torch.einsum("...i,...i->...", y, grad_output).unsqueeze(-1)
+        above = norm >= ctx.eps
+        return (grad_output - y * radial * above) / norm.clamp_min(ctx.eps), None
+''')),
+    Unusual("Normalize", "F.normalize forward, where-branch backward", _function("Normalize", '''
+    def forward(ctx, x, eps):
+        y = F.normalize(x, dim=-1, eps=eps)
+        n = x.norm(dim=-1, keepdim=True)
+        ctx.save_for_backward(y, n)
+        ctx.eps = eps
+        return y
+''', '''
+    def backward(ctx, g):
+        y, n = ctx.saved_tensors
+        proj = g - y * (y * g).sum(-1, keepdim=True)
+        return torch.where(n < ctx.eps, g / ctx.eps, proj / n.clamp_min(ctx.eps)), None
+''')),
+    Unusual("Normalize", "norm without keepdim, unsqueezed in backward; einsum dot",
+            _function("Normalize",
+            '''
+    def forward(ctx, x, eps):
+        n = torch.linalg.vector_norm(x, dim=-1)
+        y = x / n.clamp_min(eps).unsqueeze(-1)
+        ctx.save_for_backward(y, n)
+        ctx.eps = eps
+        return y
+''', '''
+    def backward(ctx, g):
+        y, n = ctx.saved_tensors
+        n = n.unsqueeze(-1)
+        dot = torch.einsum("...i,...i->...", y, g).unsqueeze(-1)
+        gx = (g - y * dot * (n >= ctx.eps).to(g.dtype)) / n.clamp_min(ctx.eps)
+        return gx, None
+''')),
+    Unusual("Normalize", "(g - y (y.g)) / n via addcmul", _normalize('''
+        dot = (y * grad_output).sum(-1, keepdim=True)
+        mask = (norm >= ctx.eps).to(y.dtype)
+        divisor = torch.maximum(norm, torch.full_like(norm, ctx.eps))
+        return torch.addcmul(grad_output, y, dot * mask, value=-1) / divisor, None
+''')),
+]
+
+
+MISTAKES = [
+    Mistake("Normalize", "missing projection term", "missing the projection term", _normalize(
+        "        return grad_output / norm.clamp_min(ctx.eps), None\n"),
+            named=True, nbgrader=True),
+    Mistake("Normalize", "projection on rows below eps too", "below eps", _normalize('''
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        return (grad_output - y * radial) / norm.clamp_min(ctx.eps), None
+'''), named=True),
+    Mistake("Normalize", "saves x", "saves its input x", _normalize(_PROJECTION, forward='''
+    def forward(ctx, x, eps):
+        norm = x.norm(dim=-1, keepdim=True)
+        y = x / norm.clamp_min(eps)
+        ctx.save_for_backward(y, norm, x)
+        ctx.eps = eps
+        return y
+''').replace("y, norm = ctx.saved_tensors", "y, norm, x = ctx.saved_tensors"), named=True),
+    Mistake("Normalize", "builds each row's Jacobian", "Jacobian", _normalize('''
+        d = y.shape[-1]
+        eye = torch.eye(d, dtype=y.dtype, device=y.device)
+        above = (norm >= ctx.eps).unsqueeze(-1)
+        jacobian = (eye - above * y.unsqueeze(-1) * y.unsqueeze(-2)) / norm.clamp_min(
+            ctx.eps).unsqueeze(-1)
+        return (jacobian @ grad_output.unsqueeze(-1)).squeeze(-1), None
+'''), named=True),
+    Mistake("Normalize", "radial sum without keepdim", "keepdim", _normalize('''
+        radial = (y * grad_output).sum(-1)
+        above = norm >= ctx.eps
+        return (grad_output - y * radial * above) / norm.clamp_min(ctx.eps), None
+'''), named=True),
+    Mistake("Normalize", "unclamped norm in the division", "below eps", _normalize('''
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        above = norm >= ctx.eps
+        return (grad_output - y * radial * above) / norm, None
+''')),
+]
