@@ -1,6 +1,9 @@
 """One catalogue of answers with known verdicts, shared by the tests and the benchmarks.
 
-Each lesson has a module ``lessonNN.py`` with two lists:
+Each lesson has a package ``lessonNN_<name>/``, named as its grading package in
+``autograder/exercises/``, whose modules are named by what they catalogue (one exercise's
+answers, its domain slips, the builders they share); its ``__init__`` gathers them, in the
+lesson's order, into two lists:
 
 - ``UNUSUAL``: correct answers written differently from the lesson's solution (an einsum
   form, a ``torch.where`` form, ...). Each must pass ``self_check`` and ``grade``.
