@@ -115,7 +115,8 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     for name, grad in zip(inputs, backward.grads):
         if name in truth:
             diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol, inputs=values,
-                              computed_in=inputs[name].dtype, exercise_name=spec.name)
+                              computed_in=inputs[name].dtype, exercise_name=spec.name,
+                              grad_output=pristine_grad_output)
     return forward, backward
 
 

@@ -105,7 +105,8 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
                                mistake=f"{spec.name}/wrong-gradient-dtype")
         diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor) else got,
                           truth, rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs,
-                          computed_in=inputs[name].dtype, exercise_name=spec.name)
+                          computed_in=inputs[name].dtype, exercise_name=spec.name,
+                          grad_output=grad_outputs[0] if len(grad_outputs) == 1 else grad_outputs)
     return forward
 
 

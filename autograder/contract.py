@@ -77,7 +77,8 @@ def check_each_input_alone(function, spec: Spec, values: dict, *, rtol=None, ato
         alone = f"{name} alone requiring grad" if len(names) > 1 else ""
         try:
             diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol, inputs=values,
-                              computed_in=values[name].dtype, exercise_name=spec.name)
+                              computed_in=values[name].dtype, exercise_name=spec.name,
+                              grad_output=grad_output)
         except GradingError as error:
             if len(names) > 1:
                 raise _explain_alone(function, spec, values, name, grad, grad_output,

@@ -22,6 +22,22 @@ def factor(value: float) -> str:
     return exact(value) if float(text) in (1.0, -1.0) and float(text) != value else text
 
 
+def apart(a: float, b: float, least: int = 4) -> tuple[str, str]:
+    """``a`` and ``b`` to the fewest significant digits, ``least`` or more, that tell them
+    apart (every digit where only the last ones differ)."""
+    for digits in range(least, 17):
+        shown = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if shown[0] != shown[1]:
+            return shown
+    return exact(a), exact(b)
+
+
+def input_value(value: float) -> str:
+    """``= v`` for an input short to write in full, else ``≈ v`` to six significant digits."""
+    text = exact(value)
+    return f"= {text}" if len(text.lstrip("-")) <= 8 else f"≈ {value:.6g}"
+
+
 def _named(exercise_name: str, suffix: str) -> str:
     """The id ``Exercise/suffix`` of a fact the check proved, where the caller named the
     exercise (the shared checks do); none otherwise."""
@@ -38,19 +54,31 @@ def _close(a: torch.Tensor, b: torch.Tensor, rtol: float, atol: float) -> bool:
 
 def _at(worst: tuple, inputs: dict | None, shape: torch.Size) -> str:
     """Where the largest error sits: its index and the inputs of the same shape there."""
-    values = [f"{name} = {exact(value[worst].item())}" for name, value in (inputs or {}).items()
+    values = [f"{name} {input_value(value[worst].item())}"
+              for name, value in (inputs or {}).items()
               if isinstance(value, torch.Tensor) and value.shape == shape and value.numel() > 1]
     return f"at index {worst}" + (f", where {', '.join(values)}" if values else "")
 
 
-def _worst(got: torch.Tensor, expected: torch.Tensor, inputs: dict | None) -> str:
-    """The largest error, where it sits, and the two values there."""
+def _worst(got: torch.Tensor, expected: torch.Tensor, inputs: dict | None,
+           grad_output=None) -> str:
+    """The largest error, where it sits, and the two values there; for a gradient taken with a
+    random ``grad_output`` (one tensor, or one per output), that it is random, and its value
+    there where it has the gradient's shape."""
     if got.shape != expected.shape or got.numel() == 0:
         return "no values to compare"
     error = (got - expected).abs()
     worst = tuple(int(i) for i in torch.unravel_index(torch.argmax(error), error.shape))
+    shown = apart(got[worst].item(), expected[worst].item())
+    random = ""
+    if isinstance(grad_output, torch.Tensor):
+        there = (f", {grad_output[worst].item():.4g} there" if grad_output.shape == got.shape
+                 else "")
+        random = f"; grad_output is random{there}"
+    elif grad_output:
+        random = "; the grad_outputs are random"
     return (f"largest error {error.max().item():.3g} {_at(worst, inputs, got.shape)} "
-            f"(got {got[worst].item()!r}, expected {expected[worst].item()!r})")
+            f"(got {shown[0]}, expected {shown[1]}{random})")
 
 
 def _misshapen(name: str, got: torch.Tensor, expected: torch.Tensor) -> str:
@@ -99,11 +127,13 @@ def diagnose_gradient(
     inputs: dict | None = None,
     computed_in: torch.dtype | None = None,
     exercise_name: str = "",
+    grad_output=None,
 ) -> None:
     """Raise a GradingError naming the mistake if ``got`` is not the gradient ``expected``;
     ``inputs`` name their values where the error is largest; ``computed_in`` is the dtype the
     learner's code ran in (None where unknown: ``got`` may be widened); ``exercise_name`` gives
-    the facts it proves (None, not a tensor, shape, device, dtype) their ids."""
+    the facts it proves (None, not a tensor, shape, device, dtype) their ids; ``grad_output``,
+    the random one (or ones) the gradients were taken with, is said to be random."""
     grad_name = f"grad_{name}"
     if got is None:
         raise GradingError(
@@ -132,7 +162,8 @@ def diagnose_gradient(
             "a numerically unstable formula?"
         )
     if note_precision(grad_name, got, expected, computed_in,
-                      within=_close(got, expected, rtol, atol), where=_worst(got, expected, inputs)):
+                      within=_close(got, expected, rtol, atol),
+                      where=_worst(got, expected, inputs, grad_output)):
         return
     if _close(got, -expected, rtol, atol):
         raise GradingError(
@@ -149,7 +180,8 @@ def diagnose_gradient(
                            f"{factor(scale)}: a factor missing, or one too many?")
     if got.dim() == 2 and got.shape[0] == got.shape[1] and _close(got, expected.T, rtol, atol):
         raise GradingError(f"{grad_name} is the transpose of the true gradient: a transpose?")
-    raise GradingError(f"your gradient for {name} is wrong: {_worst(got, expected, inputs)}")
+    raise GradingError(f"your gradient for {name} is wrong: "
+                       f"{_worst(got, expected, inputs, grad_output)}")
 
 
 def _best_scale(got: torch.Tensor, expected: torch.Tensor) -> float | None:

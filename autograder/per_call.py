@@ -75,7 +75,9 @@ def _each_call_own(domain: Domain, first, second, low, high, pairs, grads) -> No
                     mistake=f"{domain.spec.name}/state-shared-between-calls")
             diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor)
                               else got, truth[name], inputs=inputs,
-                              computed_in=inputs[name].dtype, exercise_name=domain.spec.name)
+                              computed_in=inputs[name].dtype, exercise_name=domain.spec.name,
+                              grad_output=grad_outputs[0] if len(grad_outputs) == 1
+                              else grad_outputs)
 
 
 def _shared_state(domain: Domain, function, calls: list, error: GradingError) -> GradingError:

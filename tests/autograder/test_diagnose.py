@@ -73,7 +73,7 @@ def test_single_element_is_not_called_a_constant_factor(raises_hint):
     """On a 0-d tensor any wrong value is "a factor": does the hint give the values instead?"""
     expected = torch.tensor(2.0, dtype=torch.float64)
     with raises_hint("your gradient for x is wrong: largest error 1.3 at index () "
-                     "(got 3.3, expected 2.0)"):
+                     "(got 3.3, expected 2)"):
         diagnose_gradient("x", torch.tensor(3.3, dtype=torch.float64), expected)
 
 
@@ -174,7 +174,7 @@ def test_unrecognised_mistake_reports_worst_index(raises_hint):
     got[1, 0] = 7.0
     got[0, 1] = 2.5
     with raises_hint("your gradient for x is wrong: largest error 4 at index (1, 0) "
-                     "(got 7.0, expected 3.0)"):
+                     "(got 7, expected 3)"):
         diagnose_gradient("x", got, expected)
 
 
@@ -185,7 +185,7 @@ def test_worst_index_names_the_inputs_there(raises_hint):
     inputs = {"x": torch.tensor([0.5, -36.75, 2.0], dtype=torch.float64),
               "bias": torch.tensor(1.0, dtype=torch.float64), "scale": 2.0}
     with raises_hint("your gradient for x is wrong: largest error 4 at index (1,), "
-                     "where x = -36.75 (got 6.0, expected 2.0)"):
+                     "where x = -36.75 (got 6, expected 2)"):
         diagnose_gradient("x", torch.tensor([1.0, 6.0, 3.0], dtype=torch.float64), expected,
                           inputs=inputs)
     with raises_hint("f's output is wrong: largest error 4 at index (1,), where x = -36.75"):
@@ -294,7 +294,7 @@ class TestDiagnoseValues:
     def test_wrong_values(self, raises_hint):
         """Is a wrong value reported with its index and both values?"""
         expected = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
-        with raises_hint("f's output is wrong: largest error 2 at index (2,) (got 5.0, expected 3.0)"):
+        with raises_hint("f's output is wrong: largest error 2 at index (2,) (got 5, expected 3)"):
             diagnose_values("f's output", torch.tensor([1.0, 2.0, 5.0], dtype=torch.float64),
                             expected)
 
@@ -330,3 +330,21 @@ def test_a_proven_fact_has_the_exercise_s_id_where_the_exercise_is_named(check, 
     with pytest.raises(GradingError) as wrong:
         check("x", values(3) + 1, values(3), exercise_name="Square")
     assert mistake_of(wrong.value) == "unproven:wrong-value"
+
+
+def test_values_in_a_report_are_short_but_never_read_as_equal(raises_hint):
+    """Are the two values at the worst index given to the fewest digits (four or more) that
+    tell them apart, an input value of many digits to six with ≈, and a random grad_output
+    said to be random, with its value there?"""
+    truth = torch.tensor([0.8414709848078965, 0.5, 0.25], dtype=torch.float64)
+    got = truth.clone()
+    got[0] += 1e-6
+    inputs = {"x": torch.tensor([1.0000000001234567, 2.0, 3.0], dtype=torch.float64)}
+    grad_output = torch.tensor([-0.6143201234567, 1.0, 1.0], dtype=torch.float64)
+    with raises_hint("largest error 1e-06 at index (0,), where x ≈ 1 (got 0.841472, expected "
+                     "0.841471; grad_output is random, -0.6143 there)"):
+        diagnose_gradient("x", got, truth, rtol=1e-9, atol=1e-10, inputs=inputs,
+                          grad_output=grad_output)
+    with raises_hint("(got 2.000000001, expected 2)"):
+        diagnose_values("f's output", torch.tensor([2.000000001, 1.0], dtype=torch.float64),
+                        torch.tensor([2.0, 1.0], dtype=torch.float64), rtol=1e-12, atol=0)
