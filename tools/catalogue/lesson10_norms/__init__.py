@@ -1,8 +1,12 @@
 """Lesson 10 (normalisation layers): answers with known verdicts for LayerNormFunction,
-RMSNormFunction, the RMSNorm module and GroupNormFunction, kept in one module per Function."""
+RMSNormFunction, the RMSNorm module and GroupNormFunction, one module per exercise
+(LayerNormFunction's builders and unusual answers in layer_norm, its mistakes in
+layer_norm_mistakes); domains.py holds what only the generated checks of each domain see."""
 
-from . import domains, group_norm, layer_norm, rms_norm, slips, variants
+from . import (domains, group_norm, layer_norm, layer_norm_mistakes, rms_norm_function,
+               rms_norm_module)
 
-UNUSUAL = layer_norm.UNUSUAL + rms_norm.UNUSUAL + group_norm.UNUSUAL + variants.UNUSUAL
-MISTAKES = (layer_norm.MISTAKES + rms_norm.MISTAKES + group_norm.MISTAKES + slips.MISTAKES
-            + domains.MISTAKES)
+UNUSUAL = (layer_norm.UNUSUAL + rms_norm_function.UNUSUAL + rms_norm_module.UNUSUAL
+           + group_norm.UNUSUAL)
+MISTAKES = (layer_norm_mistakes.MISTAKES + rms_norm_function.MISTAKES + rms_norm_module.MISTAKES
+            + group_norm.MISTAKES + domains.MISTAKES)

@@ -4,8 +4,9 @@ module that drops its own eps), each caught by the domain its contract declares.
 
 from .. import Mistake, edit
 from .group_norm import _FORWARD, _HEAD, _RIGHT, _TAIL, _gn
-from .rms_norm import _INIT, _RMS_BACKWARD, _RMS_FORWARD, _module, _rms
-from .slips import WIDE_LAYER_NORM
+from .layer_norm_mistakes import WIDE_LAYER_NORM
+from .rms_norm_function import _RMS_BACKWARD, _RMS_FORWARD, _rms
+from .rms_norm_module import _INIT, _module
 
 _WIDE = "        wide = torch.promote_types(x.dtype, torch.float32)\n"
 

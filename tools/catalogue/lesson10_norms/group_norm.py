@@ -2,6 +2,7 @@
 
 from .. import Mistake, Unusual, edit
 
+
 _FORWARD = '''
     @staticmethod
     def forward(ctx, x, num_groups, weight, bias, eps):
@@ -20,6 +21,7 @@ _FORWARD = '''
         return y
 '''
 
+
 _HEAD = '''
     @staticmethod
     def backward(ctx, grad_output):
@@ -37,9 +39,13 @@ _HEAD = '''
             g = grad_output * weight.reshape(shape) if weight is not None else grad_output
             g = g.reshape(x_hat.shape)
 '''
+
+
 _TAIL = '''            grad_x = grad_x.reshape(x.shape)
         return grad_x, None, grad_weight, grad_bias, None
 '''
+
+
 _RIGHT = ("            grad_x = rstd * (g - g.mean(-1, keepdim=True)"
           " - x_hat * (g * x_hat).mean(-1, keepdim=True))\n")
 
@@ -71,6 +77,7 @@ _NATIVE = _gn(
         ctx.num_groups = num_groups
         return y
 ''')
+
 
 UNUSUAL = [
     Unusual("GroupNormFunction", "torch.native_group_norm gives the mean and rstd", _NATIVE),
@@ -165,7 +172,49 @@ UNUSUAL = [
             grads[0] = (r * (g - group_mean(g) - x_hat * group_mean(g * x_hat))).movedim(-1, 1)
         return tuple(grads)
 ''')),
+    Unusual('GroupNormFunction', 'a row helper, x_hat and rstd saved', '''
+def _row_norm_backward(g, x_hat, rstd):
+    """LayerNorm's input gradient on rows (last dim), no weight."""
+    return rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
+
+
+class GroupNormFunction(torch.autograd.Function):
+    # a row helper reused, saving x_hat (normalised, before the affine) and rstd only
+    @staticmethod
+    def forward(ctx, x, num_groups, weight, bias, eps):
+        N = x.shape[0]
+        rows = x.reshape(N * num_groups, -1)
+        var, mean = torch.var_mean(rows, 1, correction=0, keepdim=True)
+        rstd = torch.rsqrt(var + eps)
+        x_hat = ((rows - mean) * rstd).reshape(x.shape)
+        ctx.save_for_backward(x_hat, weight, rstd)
+        ctx.num_groups = num_groups
+        shape = [1, -1] + [1] * (x.dim() - 2)
+        y = x_hat
+        if weight is not None:
+            y = y * weight.view(shape)
+        if bias is not None:
+            y = y + bias.view(shape)
+        return y.clone() if y is x_hat else y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x_hat, weight, rstd = ctx.saved_tensors
+        dims = [0] + list(range(2, x_hat.dim()))
+        shape = [1, -1] + [1] * (x_hat.dim() - 2)
+        gx = gw = gb = None
+        if ctx.needs_input_grad[2]:
+            gw = torch.sum(grad_output * x_hat, dims)
+        if ctx.needs_input_grad[3]:
+            gb = torch.sum(grad_output, dims)
+        if ctx.needs_input_grad[0]:
+            g = grad_output if weight is None else grad_output * weight.view(shape)
+            rows = (x_hat.shape[0] * ctx.num_groups, -1)
+            gx = _row_norm_backward(g.reshape(rows), x_hat.reshape(rows), rstd).reshape(x_hat.shape)
+        return gx, None, gw, gb, None
+'''),
 ]
+
 
 MISTAKES = [
     Mistake("GroupNormFunction", "torch.native_group_norm on a transposed x",
@@ -227,4 +276,41 @@ MISTAKES = [
                       "x, weight, bias, mean, rstd = ctx.saved_tensors") + _RIGHT + _TAIL,
         _FORWARD.replace("ctx.save_for_backward(x, weight, mean, rstd)",
                          "ctx.save_for_backward(x, weight, bias, mean, rstd)"))),
+    Mistake('GroupNormFunction', 'eps hard-coded to 1e-5', 'ignores its eps argument', '''
+class GroupNormFunction(torch.autograd.Function):
+    # x viewed as (N, G, C/G, positions); reductions over dims (2, 3)
+    @staticmethod
+    def forward(ctx, x, num_groups, weight, bias, eps):
+        N, C = x.shape[:2]
+        v = x.reshape(N, num_groups, C // num_groups, -1)
+        mean = v.mean((2, 3), keepdim=True)
+        rstd = ((v - mean).square().mean((2, 3), keepdim=True) + 1e-5).rsqrt()
+        y = (v - mean) * rstd
+        if weight is not None:
+            y = y * weight.reshape(1, num_groups, C // num_groups, 1)
+        if bias is not None:
+            y = y + bias.reshape(1, num_groups, C // num_groups, 1)
+        ctx.save_for_backward(x, weight, mean, rstd)
+        ctx.G = num_groups
+        return y.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, mean, rstd = ctx.saved_tensors
+        N, C = x.shape[:2]
+        G = ctx.G
+        shape4 = (N, G, C // G, -1)
+        x_hat = (x.reshape(shape4) - mean) * rstd
+        go = grad_output.reshape(shape4)
+        gx = gw = gb = None
+        if ctx.needs_input_grad[2]:
+            gw = (go * x_hat).sum((0, 3)).reshape(C)
+        if ctx.needs_input_grad[3]:
+            gb = go.sum((0, 3)).reshape(C)
+        if ctx.needs_input_grad[0]:
+            g = go * weight.reshape(1, G, C // G, 1) if weight is not None else go
+            gx = rstd * (g - g.mean((2, 3), keepdim=True) - x_hat * (g * x_hat).mean((2, 3), keepdim=True))
+            gx = gx.reshape(x.shape)
+        return gx, None, gw, gb, None
+'''),
 ]

@@ -1,10 +1,9 @@
-"""Lesson 10: answers with known verdicts for RMSNormFunction and the RMSNorm module built
-on it (each RMSNorm entry carries a correct RMSNormFunction, so that it loses only its own
-exercise)."""
+"""Lesson 10: answers with known verdicts for RMSNormFunction (the projection term, no mean
+term, the weight gradient summed over every leading dim)."""
 
 from .. import Mistake, Unusual
 
-# ---------------------------------------------------------------------------- RMSNormFunction
+
 _RMS_FORWARD = '''
     @staticmethod
     def forward(ctx, x, weight, eps):
@@ -15,6 +14,7 @@ _RMS_FORWARD = '''
         ctx.save_for_backward(x, weight, rstd)
         return y
 '''
+
 
 _RMS_BACKWARD = '''
     @staticmethod
@@ -48,16 +48,6 @@ def _rms_grad_x(line: str) -> str:
             g = grad_output * weight if weight is not None else grad_output
 ''' + line + "        return grad_x, grad_weight, None\n")
 
-
-# ------------------------------------------------------------------------------------ RMSNorm
-def _module(init: str, forward: str = "        return RMSNormFunction.apply(x, self.weight, "
-                                       "self.eps)\n", head: str = "dim, eps=1e-6") -> str:
-    return (_rms() + "\n\nclass RMSNorm(torch.nn.Module):\n"
-            f"    def __init__(self, {head}):\n{init}\n    def forward(self, x):\n{forward}")
-
-
-_INIT = ("        super().__init__()\n        self.eps = eps\n"
-         "        self.weight = torch.nn.Parameter(torch.ones(dim))\n")
 
 UNUSUAL = [
     Unusual("RMSNormFunction", "saves the rms, divides by it", _rms('''
@@ -115,22 +105,31 @@ UNUSUAL = [
         y = x * rstd.unsqueeze(-1)
         return y if weight is None else weight * y
 ''')),
-    Unusual("RMSNorm", "register_parameter and keyword arguments", _module(
-        "        super().__init__()\n        self.eps = eps\n"
-        "        self.register_parameter('weight', torch.nn.Parameter(torch.ones(dim)))\n",
-        "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
-    Unusual("RMSNorm", "factory kwargs and reset_parameters, as torch's own modules", _module(
-        "        super().__init__()\n        self.normalized_shape = (dim,)\n"
-        "        self.eps = eps\n"
-        "        self.weight = torch.nn.Parameter(torch.empty(dim, device=device, "
-        "dtype=dtype))\n        self.reset_parameters()\n\n"
-        "    def reset_parameters(self):\n        torch.nn.init.ones_(self.weight)\n\n"
-        "    def extra_repr(self):\n        return f'{self.normalized_shape}, eps={self.eps}'\n",
-        head="dim, eps=1e-6, device=None, dtype=None")),
-    Unusual("RMSNorm", "a module-level function between the module and the Function", _module(
-        _INIT, "        return rms_norm(x, self.weight, self.eps)\n") +
-        "\n\ndef rms_norm(x, weight, eps):\n    return RMSNormFunction.apply(x, weight, eps)\n"),
+    Unusual('RMSNormFunction', 'F.rms_norm in forward, rstd computed beside it', '''
+class RMSNormFunction(torch.autograd.Function):
+    # forward by F.rms_norm itself (no graph inside forward), rstd computed beside it
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        rstd = x.pow(2).mean(-1, keepdim=True).add(eps).rsqrt()
+        ctx.save_for_backward(x, weight, rstd)
+        return F.rms_norm(x, x.shape[-1:], weight, eps)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, rstd = ctx.saved_tensors
+        need_x, need_w, _ = ctx.needs_input_grad
+        x_hat = x * rstd
+        gx = gw = None
+        if need_w:
+            gw = torch.einsum("...i,...i->i", grad_output, x_hat)
+        if need_x:
+            g = grad_output * weight if weight is not None else grad_output
+            dot = torch.einsum("...i,...i->...", g, x_hat)[..., None] / x.shape[-1]
+            gx = (g - x_hat * dot) * rstd
+        return gx, gw, None
+'''),
 ]
+
 
 MISTAKES = [
     Mistake("RMSNormFunction", "no projection term", "misses the projection term",
@@ -168,31 +167,31 @@ MISTAKES = [
         ctx.save_for_backward(x, weight, rstd)
         return y
 ''')),
-    Mistake("RMSNorm", "forward calls F.rms_norm", "does not call RMSNormFunction.apply",
-            _module(_INIT, "        return F.rms_norm(x, x.shape[-1:], self.weight, self.eps)\n"),
-            named=True, nbgrader=True),
-    Mistake("RMSNorm", "weight a plain tensor", "its weight is a plain tensor", _module(
-        "        super().__init__()\n        self.eps = eps\n"
-        "        self.weight = torch.ones(dim)\n"), named=True),
-    Mistake("RMSNorm", "parameter named scale", "named weight", _module(
-        "        super().__init__()\n        self.eps = eps\n"
-        "        self.scale = torch.nn.Parameter(torch.ones(dim))\n",
-        "        return RMSNormFunction.apply(x, self.scale, self.eps)\n"), named=True),
-    Mistake("RMSNorm", "weight starts random", "does not start as ones", _module(
-        "        super().__init__()\n        self.eps = eps\n"
-        "        self.weight = torch.nn.Parameter(torch.randn(dim))\n")),
-    Mistake("RMSNorm", "eps kept as a buffer", "cannot load torch.nn.RMSNorm's state_dict",
-            _module("        super().__init__()\n"
-                    "        self.register_buffer('eps', torch.tensor(eps))\n"
-                    "        self.weight = torch.nn.Parameter(torch.ones(dim))\n",
-                    "        return RMSNormFunction.apply(x, self.weight, self.eps.item())\n"),
-            named=True),
-    Mistake("RMSNorm", "default eps 1e-5", "does not use eps=1e-6 by default",
-            _module(_INIT, head="dim, eps=1e-5"), named=True),
-    Mistake("RMSNorm", "weight passed as .data", "received no gradient", _module(
-        _INIT, "        return RMSNormFunction.apply(x, self.weight.data, self.eps)\n"),
-        named=True),
-    Mistake("RMSNorm", "super().__init__() not called", "before calling super().__init__()",
-            _module("        self.eps = eps\n"
-                    "        self.weight = torch.nn.Parameter(torch.ones(dim))\n")),
+    Mistake('RMSNormFunction', 'saves x_hat instead of x', 'instead of x', '''
+class RMSNormFunction(torch.autograd.Function):
+    # float32 or wider inside, per-row rstd of shape (...,) without keepdim
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        wide = torch.promote_types(x.dtype, torch.float32)
+        rstd = torch.rsqrt(x.to(wide).square().mean(-1) + eps)
+        y = x.to(wide) * rstd.unsqueeze(-1)
+        if weight is not None:
+            y = y * weight
+        ctx.save_for_backward((x.to(wide) * rstd.unsqueeze(-1)).to(x.dtype), weight, rstd)
+        return y.to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, rstd = ctx.saved_tensors  # x is x_hat here
+        r = rstd.unsqueeze(-1)
+        x_hat = x.to(r.dtype)
+        go = grad_output.to(r.dtype)
+        gx = gw = None
+        if ctx.needs_input_grad[1]:
+            gw = (go * x_hat).reshape(-1, x.shape[-1]).sum(0).to(weight.dtype)
+        if ctx.needs_input_grad[0]:
+            g = go if weight is None else go * weight
+            gx = (r * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))).to(x.dtype)
+        return gx, gw, None
+'''),
 ]

@@ -1,0 +1,189 @@
+"""Lesson 10: answers with known verdicts for the RMSNorm module built on RMSNormFunction (each
+entry carries a correct RMSNormFunction, so that it loses only its own exercise): a weight
+Parameter of ones named weight, eps=1e-6 by default, a state_dict torch.nn.RMSNorm can load."""
+
+from .. import Mistake, Unusual
+from .rms_norm_function import _rms
+
+
+def _module(init: str, forward: str = "        return RMSNormFunction.apply(x, self.weight, "
+                                       "self.eps)\n", head: str = "dim, eps=1e-6") -> str:
+    return (_rms() + "\n\nclass RMSNorm(torch.nn.Module):\n"
+            f"    def __init__(self, {head}):\n{init}\n    def forward(self, x):\n{forward}")
+
+
+_INIT = ("        super().__init__()\n        self.eps = eps\n"
+         "        self.weight = torch.nn.Parameter(torch.ones(dim))\n")
+
+
+UNUSUAL = [
+    Unusual("RMSNorm", "register_parameter and keyword arguments", _module(
+        "        super().__init__()\n        self.eps = eps\n"
+        "        self.register_parameter('weight', torch.nn.Parameter(torch.ones(dim)))\n",
+        "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
+    Unusual("RMSNorm", "factory kwargs and reset_parameters, as torch's own modules", _module(
+        "        super().__init__()\n        self.normalized_shape = (dim,)\n"
+        "        self.eps = eps\n"
+        "        self.weight = torch.nn.Parameter(torch.empty(dim, device=device, "
+        "dtype=dtype))\n        self.reset_parameters()\n\n"
+        "    def reset_parameters(self):\n        torch.nn.init.ones_(self.weight)\n\n"
+        "    def extra_repr(self):\n        return f'{self.normalized_shape}, eps={self.eps}'\n",
+        head="dim, eps=1e-6, device=None, dtype=None")),
+    Unusual("RMSNorm", "a module-level function between the module and the Function", _module(
+        _INIT, "        return rms_norm(x, self.weight, self.eps)\n") +
+        "\n\ndef rms_norm(x, weight, eps):\n    return RMSNormFunction.apply(x, weight, eps)\n"),
+    Unusual('RMSNorm', 'a subclass of torch.nn.RMSNorm', '''
+class RMSNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        rstd = torch.rsqrt(x.square().mean(-1, keepdim=True) + eps)
+        ctx.save_for_backward(x, weight, rstd)
+        y = x * rstd
+        return y * weight if weight is not None else y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, rstd = ctx.saved_tensors
+        x_hat = x * rstd
+        gw = (grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0) if ctx.needs_input_grad[1] else None
+        gx = None
+        if ctx.needs_input_grad[0]:
+            g = grad_output * weight if weight is not None else grad_output
+            gx = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return gx, gw, None
+
+
+class RMSNorm(torch.nn.RMSNorm):
+    """torch.nn.RMSNorm itself, its forward through the Function."""
+    def __init__(self, dim, eps=1e-6):
+        super().__init__(dim, eps=eps)
+
+    def forward(self, x):
+        return RMSNormFunction.apply(x, self.weight, self.eps)
+'''),
+    Unusual('RMSNorm', 'eps as a non-persistent buffer, nn.init.ones_', '''
+class RMSNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        rstd = torch.rsqrt(x.square().mean(-1, keepdim=True) + eps)
+        ctx.save_for_backward(x, weight, rstd)
+        y = x * rstd
+        return y * weight if weight is not None else y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, rstd = ctx.saved_tensors
+        x_hat = x * rstd
+        gw = (grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0) if ctx.needs_input_grad[1] else None
+        gx = None
+        if ctx.needs_input_grad[0]:
+            g = grad_output * weight if weight is not None else grad_output
+            gx = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return gx, gw, None
+
+
+class RMSNorm(torch.nn.Module):
+    # eps kept as a non-persistent buffer, weight through nn.init
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(dim))
+        torch.nn.init.ones_(self.weight)
+        self.register_buffer("eps", torch.tensor(eps, dtype=torch.float64), persistent=False)
+
+    def forward(self, x):
+        return RMSNormFunction.apply(x, self.weight, self.eps.item())
+'''),
+]
+
+
+MISTAKES = [
+    Mistake("RMSNorm", "forward calls F.rms_norm", "does not call RMSNormFunction.apply",
+            _module(_INIT, "        return F.rms_norm(x, x.shape[-1:], self.weight, self.eps)\n"),
+            named=True, nbgrader=True),
+    Mistake("RMSNorm", "weight a plain tensor", "its weight is a plain tensor", _module(
+        "        super().__init__()\n        self.eps = eps\n"
+        "        self.weight = torch.ones(dim)\n"), named=True),
+    Mistake("RMSNorm", "parameter named scale", "named weight", _module(
+        "        super().__init__()\n        self.eps = eps\n"
+        "        self.scale = torch.nn.Parameter(torch.ones(dim))\n",
+        "        return RMSNormFunction.apply(x, self.scale, self.eps)\n"), named=True),
+    Mistake("RMSNorm", "weight starts random", "does not start as ones", _module(
+        "        super().__init__()\n        self.eps = eps\n"
+        "        self.weight = torch.nn.Parameter(torch.randn(dim))\n")),
+    Mistake("RMSNorm", "eps kept as a buffer", "cannot load torch.nn.RMSNorm's state_dict",
+            _module("        super().__init__()\n"
+                    "        self.register_buffer('eps', torch.tensor(eps))\n"
+                    "        self.weight = torch.nn.Parameter(torch.ones(dim))\n",
+                    "        return RMSNormFunction.apply(x, self.weight, self.eps.item())\n"),
+            named=True),
+    Mistake("RMSNorm", "default eps 1e-5", "does not use eps=1e-6 by default",
+            _module(_INIT, head="dim, eps=1e-5"), named=True),
+    Mistake("RMSNorm", "weight passed as .data", "received no gradient", _module(
+        _INIT, "        return RMSNormFunction.apply(x, self.weight.data, self.eps)\n"),
+        named=True),
+    Mistake("RMSNorm", "super().__init__() not called", "before calling super().__init__()",
+            _module("        self.eps = eps\n"
+                    "        self.weight = torch.nn.Parameter(torch.ones(dim))\n")),
+    Mistake('RMSNorm', 'weight created with requires_grad=False', 'does not require grad', '''
+class RMSNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        rstd = torch.rsqrt(x.square().mean(-1, keepdim=True) + eps)
+        ctx.save_for_backward(x, weight, rstd)
+        y = x * rstd
+        return y * weight if weight is not None else y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, rstd = ctx.saved_tensors
+        x_hat = x * rstd
+        gw = (grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0) if ctx.needs_input_grad[1] else None
+        gx = None
+        if ctx.needs_input_grad[0]:
+            g = grad_output * weight if weight is not None else grad_output
+            gx = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return gx, gw, None
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = torch.nn.Parameter(torch.ones(dim), requires_grad=False)
+
+    def forward(self, x):
+        return RMSNormFunction.apply(x, self.weight, self.eps)
+'''),
+    Mistake('RMSNorm', 'the Function returns None for the weight', 'backward returns None for it', '''
+class RMSNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        rstd = torch.rsqrt(x.square().mean(-1, keepdim=True) + eps)
+        ctx.save_for_backward(x, weight, rstd)
+        y = x * rstd
+        return y * weight if weight is not None else y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, rstd = ctx.saved_tensors
+        x_hat = x * rstd
+        gw = (grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0) if ctx.needs_input_grad[1] else None
+        gx = None
+        if ctx.needs_input_grad[0]:
+            g = grad_output * weight if weight is not None else grad_output
+            gx = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return gx, None, None
+
+
+class RMSNorm(torch.nn.Module):
+    # rows flattened before the Function, the parameter cast to x's dtype on the way
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+        self.weight = torch.nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        out = RMSNormFunction.apply(x.reshape(-1, self.dim), self.weight * 1.0, self.eps)
+        return out.reshape(x.shape)
+'''),
+]
