@@ -20,7 +20,7 @@ PACKAGE_VARIABLE = "AUTOGRAD_COURSE_PACKAGE"
 # (README, "Learners"), or the first cell installs what AUTOGRAD_COURSE_PACKAGE names.
 SETUP_CELL = """\
 # Setup. In Colab, on a JupyterHub or in any Jupyter where the course is not installed, this
-# installs what ${variable} names (a wheel, a folder or a pip requirement) if it is set.
+# installs what ${variable} names (a wheel, a folder or a pip requirement).
 # Under `make lab` it does nothing.
 import importlib.util, os, subprocess, sys
 
@@ -30,10 +30,12 @@ if importlib.util.find_spec("autograder") is None:
         raise ModuleNotFoundError(
             "The course package (autograder, widgets) is not installed in this kernel. Install "
             "the course's wheel (from your instructor, or built in a copy of the course with "
-            "`pip wheel --no-deps .`) with `%pip install ${wheel}`, or a copy of the course "
-            "with `%pip install /path/to/the/course`, then run this cell again; or set "
-            "${variable} to that wheel, folder or pip requirement (`%env "
-            "${variable}=...` in a cell above) and this cell installs it.")
+            "`pip wheel --no-deps .`) with "
+            "`%pip install ${wheel}`, "
+            "or a copy of the course with `%pip install /path/to/the/course`, then run this "
+            "cell again; or set ${variable} to that wheel, folder or pip "
+            "requirement (`%env ${variable}=...` in a cell above) and this "
+            "cell installs it.")
     print(f"Installing the course package: pip install {course_package}")
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", course_package], check=True)
     importlib.invalidate_caches()

@@ -173,7 +173,7 @@ def test_without_the_course_the_first_cell_says_how_to_install_it(tmp_path):
     (the wheel, a copy of the course, the variable), and install nothing?"""
     python = layered_environment(colab_python(), tmp_path / "colab")
     (tmp_path / "empty").mkdir()
-    first_cell = nbformat.read(REPO / "course" / "00_template.ipynb", as_version=4).cells[0]
+    first_cell = nbformat.read(REPO / "course" / "13_kernels.ipynb", as_version=4).cells[0]
     stranger = _outside(tmp_path / "empty")
     stranger["env"].pop(PACKAGE_VARIABLE, None)
     ran = subprocess.run([str(python), "-c", first_cell.source], **stranger)
