@@ -27,8 +27,6 @@ class MyLinearFunction(torch.autograd.Function):
         return grad_x, grad_w, grad_b
 """
 
-UNUSUAL = []
-
 MISTAKES = [
     Mistake("MyLinearFunction", "x flattened with .view, which a transposed x refuses",
             "MyLinearFunction.forward raised RuntimeError with x of shape (2, 3, 4), weight of "

@@ -1,10 +1,8 @@
-"""Answers right on one backward that change what forward saved, in place, so that a second
-backward on the same graph (retain_graph=True, gradcheck, a Jacobian row by row) is refused or
-wrong (found by a fresh review of lesson 03). The shared check: autograder/twice.py."""
+"""Lesson 03: answers right on one backward that change what forward saved, in place, so that
+a second backward on the same graph (retain_graph=True, gradcheck, a Jacobian row by row) is
+refused or wrong (found by a fresh review of lesson 03). The shared check: autograder/twice.py."""
 
 from .. import Mistake
-
-UNUSUAL = []
 
 _HINT = "changes a tensor that forward saved, in place"
 
