@@ -7,6 +7,7 @@ import torch
 
 from .devices import grading_devices
 from .precision import precision_findings_last
+from .clauses import Clause
 from .domain import Domain
 from .nesting import stopping_endless_backward
 from .properties import check_domain
@@ -23,6 +24,8 @@ class Exercise:
     contract: tuple[str, ...] = ()
     # what the contract lets the inputs be; the checks it implies run after the battery
     domain: Domain | None = None
+    # the contract's bullets as the lesson lists them, each with its checks and their witnesses
+    clauses: tuple[Clause, ...] = ()
 
     def run(self, submission) -> list[torch.device]:
         """The battery, then the checks its domain implies, on every device this machine grades

@@ -284,9 +284,17 @@ plt.show()
 # %% [markdown]
 # ## ✎ Exercise 1 · `Square`
 #
-# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise, for `x` of any shape
-# (a 0-d tensor included); `x` and `grad_output` may come non-contiguous. Answer on paper
-# first, with the method of the worked example:
+# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise. The contract, which
+# the self-check and the hidden tests check:
+#
+# - `x` of any shape, a 0-d tensor included, in float64 or float32: the value and the gradient
+#   autograd gives `x ** 2`;
+# - forward keeps what backward needs with `ctx.save_for_backward`: not as a `ctx` attribute,
+#   not on the class, not in a global;
+# - `grad_output` may come as a non-contiguous view: the gradient must not depend on its
+#   strides.
+#
+# Answer on paper first, with the method of the worked example:
 #
 # 1. Write $\partial y_i / \partial x_j$. Which entries of the Jacobian are non-zero? How does
 #    that differ from `Norm`'s?
@@ -647,9 +655,16 @@ compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_f
 # %% [markdown]
 # ## ✎ Exercise 2 · `WeightedSum`
 #
-# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
-# where `x1` and `x2` are tensors of the same shape (0-d included) and `w1`, `w2` are Python
-# floats (0 included). The three rules above are all you need. Can backward tell which inputs
+# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`.
+# The contract, which the self-check and the hidden tests check:
+#
+# - `x1` and `x2` tensors of the same shape, 0-d included, `w1` and `w2` Python floats, 0
+#   included: the value and the gradients autograd gives;
+# - backward returns one value for each of the four inputs;
+# - `w1` and `w2` stay Python floats: float64 inputs keep every digit of them;
+# - what backward needs is kept on `ctx`, one per call: not on the class, not in a global.
+#
+# The three rules above are all you need. Can backward tell which inputs
 # need no gradient, as `FirstDifference`'s could? Skipping their work saves little here, and the
 # self-check accepts a backward that computes every gradient (autograd drops one nobody asked
 # for), but in `Outer` it is part of the contract. Answer on paper first:
@@ -820,6 +835,7 @@ compare(predicted, actual)
 # $(m,)$ and `v` of shape $(n,)$. The contract, which the self-check and the hidden tests
 # check:
 #
+# - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$;
 # - a gradient for each input only when it is needed, `None` otherwise (can backward tell
 #   which inputs need none?);
 # - forward keeps only `u` and `v`, in the way autograd guards against in-place changes;

@@ -1,0 +1,60 @@
+"""Every exercise's contract as data (``Exercise.clauses``): the bullets the learner reads, each
+enforced by a check that a wrong answer is shown to fail.
+
+- the lesson's contract list and the clauses are the same bullets, in the same order;
+- every check a clause names has a witness, a catalogued wrong answer of the exercise that
+  grading fails with that check (its proven id, or a failure in the named case): a check no
+  wrong answer makes fail counts as missing.
+"""
+
+import contextlib
+import io
+import warnings
+
+import pytest
+
+from autograder.clauses import enforced
+from autograder.exercises import EXERCISES
+from autograder.grading import classified_verdict
+from tools import catalogue
+from tools.contracts import contract_bullets, normalised
+
+
+def _marks(exercise: str):
+    return [getattr(pytest.mark, f"lesson{EXERCISES[exercise].lesson[:2]}")]
+
+
+EXERCISES_WITH_CLAUSES = [pytest.param(name, marks=_marks(name), id=name)
+                          for name, exercise in EXERCISES.items() if exercise.clauses]
+CHECKS = [pytest.param(name, check, witness, marks=_marks(name), id=f"{name}-{check}")
+          for name, exercise in EXERCISES.items() for clause in exercise.clauses
+          for check, witness in clause.checks.items()]
+
+
+@pytest.mark.parametrize("name", EXERCISES_WITH_CLAUSES)
+def test_the_lesson_lists_the_clauses_as_its_contract(name):
+    """Does the lesson's contract list say exactly what the exercise's clauses say?"""
+    exercise = EXERCISES[name]
+    assert contract_bullets(exercise.lesson, name) == [
+        normalised(clause.text) for clause in exercise.clauses]
+
+
+@pytest.mark.parametrize("name, check, witness", CHECKS)
+def test_each_check_of_a_clause_fails_its_witness(name, check, witness):
+    """Does grading fail the clause's witness, and through that check?"""
+    answer = catalogue.mistake(name, witness).load()
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        verdict = classified_verdict(name, answer)
+    assert not verdict.passed, f"{witness!r} passes: the check {check!r} never bites"
+    assert enforced(check, verdict.mistake, verdict.message), (
+        f"{witness!r} fails elsewhere: {verdict.mistake}: {verdict.message.splitlines()[0]}")
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=_marks(name), id=name)
+                                  for name in EXERCISES])
+def test_every_exercise_states_its_contract_as_clauses(name):
+    """Has the exercise a contract the lesson lists and grading enforces, clause by clause?"""
+    assert EXERCISES[name].clauses, (
+        f"{name} declares no clauses: list its contract's bullets in its Exercise "
+        "(autograder.clauses.Clause) and in the lesson, each with a check and a witness")
