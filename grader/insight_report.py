@@ -157,8 +157,9 @@ def html_page(sections: dict[str, str], skipped: list[str]) -> str:
     privacy = (f"Learner ids are shown for {', '.join(shown)} (--names): share this page with "
                "care." if shown else
                "Counts only: learner ids are in insight.csv (or on this page with --names).")
+    line = skipped_line(skipped)
     notes = (f'<p class="note" data-skipped="{html.escape(" ".join(skipped))}">'
-             f"{html.escape(skipped_line(skipped).capitalize())}.</p>" if skipped else "")
+             f"{html.escape(line[:1].upper() + line[1:])}.</p>" if skipped else "")
     body = "\n".join(sections[lesson] for lesson in sorted(sections))
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>Class insight</title><style>{STYLE}</style></head><body>\n"

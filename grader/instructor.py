@@ -169,12 +169,12 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
 def feedback(root: Path, lessons: list[str]) -> bool:
     """nbgrader generate_feedback for every lesson that has autograded submissions; False if
     nbgrader failed on one (the others are still done)."""
-    succeeded = True
+    succeeded, waiting = True, []
     for lesson in lessons:
         students = sorted(path.parent.name for path in (root / "autograded").glob(f"*/{lesson}")
                           if path.is_dir())
         if not students:
-            print(f"{lesson}: nothing autograded yet, no feedback")
+            waiting.append(lesson)
             continue
         done = nbgrader("generate_feedback", lesson, "--force", "--log-level=ERROR", root=root,
                         check=False, capture=True)
@@ -185,6 +185,9 @@ def feedback(root: Path, lessons: list[str]) -> bool:
         else:
             print(f"{lesson}: feedback for {len(students)} students in "
                   f"{root / 'feedback'}/<student>/{lesson}/")
+    if waiting:
+        print(f"nothing autograded yet, no feedback ({len(waiting)} "
+              f"lesson{'s' if len(waiting) > 1 else ''}): {', '.join(waiting)}")
     return succeeded
 
 
