@@ -8,6 +8,7 @@ WORKERS     ?= $(shell nproc)
 PYTEST_ARGS ?=
 LAB_ARGS    ?=
 LESSONS     ?=
+EXERCISES   ?=
 # `make lab` is the learners' JupyterLab: nbgrader's instructor tools (Create Assignment,
 # Formgrader, Course List) are switched off there; instructors run `jupyter lab` in the course root.
 LEARNER_LAB := $(CURDIR)/tools/learner_lab
@@ -15,7 +16,7 @@ ROOT_FLAG   := $(if $(filter 0,$(shell id -u)),--allow-root)
 export COURSE_ROOT
 
 .DEFAULT_GOAL := help
-.PHONY: help install lab test notebooks release autograde feedback grades insight bench clean
+.PHONY: help install lab test notebooks release autograde feedback grades insight bench mutants clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -59,6 +60,9 @@ insight: $(INSTALLED) ## what the class got wrong, per exercise (after autograde
 
 bench: $(INSTALLED) ## grading, insight and widget timings, side by side
 	$(PYTHON) -m tools.bench
+
+mutants: $(INSTALLED) ## grade mutants of every answer (LESSONS=, EXERCISES=); fails on an unlisted survivor
+	$(PYTHON) -m tools.mutants $(LESSONS) $(EXERCISES) --workers $(WORKERS)
 
 clean: ## remove caches and test artifacts (keeps .venv and instructor/)
 	rm -rf artifacts .pytest_cache

@@ -15,8 +15,9 @@ from autograder.devices import interpret_triton_without_gpu  # noqa: E402
 
 interpret_triton_without_gpu()  # before torch._dynamo imports Triton, as a grading kernel does
 
-from .campaign import DEFAULT_CAP, run, selected  # noqa: E402
+from .campaign import run, selected  # noqa: E402
 from .report import exercise_block, totals_table  # noqa: E402
+from .selection import cap  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -27,15 +28,18 @@ def main(argv: list[str]) -> int:
                         help="exercises (Square) or lessons (01, 01_sigmoid); all when none")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="processes grading at once (default: one per core)")
-    parser.add_argument("--cap", type=int, default=DEFAULT_CAP,
-                        help=f"mutants run per exercise (default {DEFAULT_CAP}; 0: all)")
+    parser.add_argument("--cap", type=int, default=None,
+                        help="mutants run per exercise (default: the lesson's, see "
+                             "tools/mutants/selection.py; 0: all)")
     arguments = parser.parse_args(argv)
     try:
         exercises = selected(arguments.names)
     except ValueError as error:
         parser.error(str(error))
     start = time.monotonic()
-    tallies, errors = run(exercises, max(1, arguments.workers), arguments.cap or None)
+    limits = {exercise: cap(exercise) if arguments.cap is None else arguments.cap or None
+              for exercise in exercises}
+    tallies, errors = run(limits, max(1, arguments.workers))
     for tally in tallies:
         print(exercise_block(tally), end="\n\n")
     print(totals_table(tallies))

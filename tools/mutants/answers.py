@@ -38,13 +38,16 @@ class Answer:
         return range(1 if self.lesson is not None else 0, len(self.sources))
 
 
+def solution(exercise: str) -> Answer:
+    """The lesson's solution of ``exercise``: the lesson's first code cell and answer cells."""
+    lesson = EXERCISES[exercise].lesson
+    return Answer(exercise, SOLUTION, tuple(cells(lesson)), lesson)
+
+
 def answers(exercise: str) -> list[Answer]:
     """The lesson's solution of ``exercise``, then its catalogued unusual answers."""
-    lesson = EXERCISES[exercise].lesson
-    found = [Answer(exercise, SOLUTION, tuple(cells(lesson)), lesson)]
-    found += [Answer(exercise, entry.name, (entry.code,))
-              for entry in catalogue.unusual() if entry.exercise == exercise]
-    return found
+    return [solution(exercise), *(Answer(exercise, entry.name, (entry.code,))
+                                  for entry in catalogue.unusual() if entry.exercise == exercise)]
 
 
 def _binds(statement: ast.stmt) -> set[str]:
@@ -64,7 +67,8 @@ def _reads(node: ast.AST) -> set[str]:
 
 
 def _registers_on(statement: ast.stmt, names: set[str]) -> bool:
-    """A call on a reached name, or a definition decorated by one (``@op.register_fake``)."""
+    """A call on one of ``names`` (reached, and defined in the answer: not ``triton``), or a
+    definition decorated by one (``@op.register_fake``)."""
     if isinstance(statement, ast.Expr):
         return bool(_reads(statement) & names)
     decorators = getattr(statement, "decorator_list", [])
@@ -77,6 +81,7 @@ def scope(answer: Answer) -> dict[int, list[int]]:
     others = set(EXERCISES) - {answer.exercise}
     statements = [(index, position, statement) for index in answer.answer_cells
                   for position, statement in enumerate(ast.parse(answer.sources[index]).body)]
+    defined = {name for _, _, statement in statements for name in _binds(statement)}
     reached, chosen = {answer.exercise}, set()
     grown = True
     while grown:
@@ -85,7 +90,7 @@ def scope(answer: Answer) -> dict[int, list[int]]:
             bound = _binds(statement)
             if key in chosen or bound & others:
                 continue
-            if bound & reached or _registers_on(statement, reached):
+            if bound & reached or _registers_on(statement, reached & defined):
                 chosen.add(key)
                 reached |= _reads(statement)
                 grown = True

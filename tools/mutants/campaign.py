@@ -15,7 +15,6 @@ from .grading import CRASHED, DISCARDED, FAILED, SURVIVED, TIMEOUT, Outcome, gra
 from .report import Tally
 from .selection import chosen
 
-DEFAULT_CAP = 100  # mutants run per exercise; `--cap 0` runs them all
 TIMEOUT_FACTOR, MIN_TIMEOUT, ANSWER_TIMEOUT = 10, 30.0, 600.0  # seconds
 
 
@@ -74,13 +73,15 @@ def _baseline(tallies: dict, plans: dict, workers: int, errors: list) -> dict:
     return baseline
 
 
-def run(exercises: list[str], workers: int, cap: int | None) -> tuple[list[Tally], list[str]]:
-    """Grade the exercises' mutants; return a tally per exercise and the errors."""
+def run(limits: dict[str, int | None], workers: int) -> tuple[list[Tally], list[str]]:
+    """Grade the mutants of each exercise of ``limits``, at most its limit (all when None);
+    return a tally per exercise and the errors."""
+    exercises = list(limits)
     errors, tallies, plans = [], {}, {}
     for exercise in exercises:
         by_origin = {answer.origin: answer for answer in answers(exercise)}
         made = [mutant for answer in by_origin.values() for mutant in mutants(answer)]
-        plans[exercise] = (made, chosen(made, by_origin, cap))
+        plans[exercise] = (made, chosen(made, by_origin, limits[exercise]))
         tallies[exercise] = Tally(exercise, EXERCISES[exercise].lesson, made=len(made))
         tallies[exercise].answers = by_origin
     baseline = _baseline(tallies, plans, workers, errors)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .answers import Answer, scope
-from .edits import Text, splice
+from .edits import Replacement, Text, splice
 from .operators import OPERATORS
 from .operators.tree import Edit, Tree
 
@@ -93,17 +93,23 @@ def _lines(text: str) -> list[str]:
 def _before_after(text: Text, edit: Edit) -> tuple[tuple[int, ...], str, str]:
     """(where, before, after): the offsets of the lines an edit touches, and those whole
     lines, stripped, before and after it (several places: each place's lines in turn)."""
-    places, before, after = [], [], []
+    places: list[list] = []  # [first, last, replacements] of each run of touched lines
     for replacement in sorted(edit, key=lambda r: (r.start, r.end)):
         first = text.source.rfind("\n", 0, replacement.start) + 1
         last = text.source.find("\n", replacement.end)
         last = len(text.source) if last == -1 else last
-        line = text.source[first:last]
-        places.append(first)
-        before += _lines(line)
-        after += _lines(line[:replacement.start - first] + replacement.text
-                        + line[replacement.end - first:])
-    return tuple(places), "\n".join(before), "\n".join(after)
+        if places and first <= places[-1][1]:
+            places[-1][1] = max(last, places[-1][1])
+            places[-1][2].append(replacement)
+        else:
+            places.append([first, last, [replacement]])
+    before, after = [], []
+    for first, last, replacements in places:
+        lines = text.source[first:last]
+        before += _lines(lines)
+        after += _lines(splice(lines, tuple(Replacement(r.start - first, r.end - first, r.text)
+                                            for r in replacements)))
+    return tuple(place[0] for place in places), "\n".join(before), "\n".join(after)
 
 
 def mutants(answer: Answer) -> list[Mutant]:
