@@ -64,7 +64,7 @@ def reference_outputs(domain: Domain, inputs: dict) -> dict:
 def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None = None, *,
             seed: int = 0, compute: torch.dtype | None = None):
     """Forward and every gradient of ``inputs`` against the float64 reference; what forward
-    saved no narrower than ``compute``. Returns the forward trace."""
+    saved no narrower than ``compute``, and no input copied wider. Returns the forward trace."""
     spec = domain.spec
     dtype = next((v.dtype for v in inputs.values()
                   if isinstance(v, torch.Tensor) and v.is_floating_point()), torch.float64)
@@ -84,7 +84,9 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
         diagnose_values(what, got.detach().to(torch.float64), want.detach(),
                         rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs, computed_in=dtype,
                         exercise_name=spec.name)
-    check_saved_dtypes(domain, forward, dtype, compute or domain.accumulates.get(dtype, dtype))
+    compute = compute or domain.accumulates.get(dtype, dtype)
+    check_saved_dtypes(domain, forward, dtype, compute)
+    check_no_widened_input_saved(domain, forward, inputs, compute)
     differentiable = [o for o in outputs if o.requires_grad]
     if not differentiable:
         return forward
@@ -146,3 +148,26 @@ def check_saved_dtypes(domain: Domain, forward, dtype: torch.dtype, compute: tor
                 f"fewer digits than the computation needs; save it in "
                 f"{str(compute).removeprefix('torch.')}",
                 mistake=f"{domain.spec.name}/saves-narrower-dtype")
+
+
+def check_no_widened_input_saved(domain: Domain, forward, inputs: dict,
+                                 compute: torch.dtype) -> None:
+    """An input saved as a copy in a dtype wider than the computation's (x.double() for float32
+    x, "for accuracy") holds no digit the input lacks, and is new memory, twice the input's:
+    the input itself costs nothing (the caller holds it), and backward can widen it."""
+    for saved in forward.saved:
+        if not (saved.role == "intermediate" and saved.dtype.is_floating_point
+                and torch.finfo(saved.dtype).bits > torch.finfo(compute).bits):
+            continue
+        for name, value in inputs.items():
+            if (isinstance(value, torch.Tensor) and value.is_floating_point()
+                    and value.dtype != saved.dtype and value.numel() == saved.tensor.numel()
+                    and torch.equal(value.detach().to(saved.dtype).reshape(-1),
+                                    saved.tensor.reshape(-1))):
+                raise GradingError(
+                    f"{domain.spec.name} saved {name} as a "
+                    f"{str(saved.dtype).removeprefix('torch.')} copy ({saved.nbytes} bytes) for "
+                    f"{str(value.dtype).removeprefix('torch.')} inputs: the copy holds no digit "
+                    f"{name} lacks and is new memory, where {name} itself costs nothing (the "
+                    "caller holds it); save the input as it came",
+                    mistake=f"{domain.spec.name}/saves-widened-input")

@@ -82,6 +82,15 @@ def test_a_float32_intermediate_saved_for_float64_inputs_is_named(raises_hint):
         _domain_only(SQUARE).run(answer)
 
 
+def test_a_float64_copy_of_a_float32_input_is_named(raises_hint):
+    """Is x saved as float64 for float32 x ("for accuracy") named as new memory that holds no
+    digit x lacks? The no-narrower rule alone lets it pass."""
+    answer = _answer("ctx.save_for_backward(x.double())\n        return x * x",
+                     "x, = ctx.saved_tensors\n        return (2 * x * g).to(g.dtype)")
+    with raises_hint("Square saved x as a float64 copy (96 bytes) for float32 inputs"):
+        _domain_only(SQUARE).run(answer)
+
+
 @pytest.mark.parametrize("narrow", ["float", "half"])
 def test_a_mask_or_sign_saved_in_a_narrower_dtype_passes(narrow):
     """Does a 0/1 mask or a sign saved as float32 (or float16) for float64 inputs pass? Its
