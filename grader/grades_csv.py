@@ -22,9 +22,12 @@ def export_grades(root: Path, output: Path) -> list[dict]:
     rows = []
     with Gradebook(db_url(root)) as gradebook:
         known = {student.id: student for student in gradebook.students}
-        # a learner who handed something in but was never graded is not in the gradebook yet
-        handed_in = {path.name for path in (root / "submitted").glob("*") if path.is_dir()}
-        for assignment in sorted(gradebook.assignments, key=lambda a: a.name):
+        assignments = sorted(gradebook.assignments, key=lambda a: a.name)
+        # a learner who handed a lesson in but was never graded is not in the gradebook yet
+        handed_in = {path.parent.name for assignment in assignments
+                     for path in (root / "submitted").glob(f"*/{assignment.name}")
+                     if path.is_dir()}
+        for assignment in assignments:
             for student_id in sorted(set(known) | handed_in):
                 student = known.get(student_id)
                 entry = ledger.get(student_id, assignment.name) or {}
