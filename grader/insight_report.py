@@ -32,7 +32,7 @@ def lesson_summary(insight: LessonInsight, titled: bool = True) -> str:
         parts.append(f"{len(insight.not_graded)} submitted but not graded yet "
                      "(`make autograde`)")
     if insight.grader_failed:
-        parts.append(f"{len(insight.grader_failed)} the grader failed on (`make autograde` "
+        parts.append(f"the grader failed on {len(insight.grader_failed)} (`make autograde` "
                      f"retries them; {STATE}/errors.log says why)")
     if insight.unrecorded:
         parts.append(f"{len(insight.unrecorded)} graded before mistakes were recorded "

@@ -216,7 +216,7 @@ def insight(root: Path, lessons: list[str], folder: Path, *, names: bool = False
     scope = (f"updated for {', '.join(lessons)}, the other lessons as their last run left "
              "them" if partial else "every lesson")
     print(f"page: {written['html']} ({shown}; {scope}); one row per learner and exercise: "
-          f"{written['csv']}; {figures} figures in {folder}")
+          f"{written['csv']}; {figures} figure{'' if figures == 1 else 's'} in {folder}")
 
 
 def main() -> None:
