@@ -87,6 +87,10 @@ class Domain:
     layout_inputs: tuple[str, ...] | None = None
     layout_clause: str = LAYOUT_CLAUSE
     per_call: bool = True
+    # the two calls' constants in the per-call check, where the ends of a range do not tell
+    # the calls apart (at a low tau a softmax is one-hot: its gradient is 0 whatever tau);
+    # None: both ends. per_call.per_call_separation measures how far apart they are
+    per_call_constants: tuple[dict, dict] | None = None
     # a dtype's bound where the contract allows a small constant (clipping's eps, as torch's
     # own clip_grad_norm_ adds): float64 still fails a float32 step that every value shows
     tolerances: dict[torch.dtype, Tolerance] = field(default_factory=dict)

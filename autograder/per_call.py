@@ -7,6 +7,7 @@ from .checks import run_forward
 from .comparison import compare, floating_outputs, fresh_leaves, reference_outputs
 from .diagnose import diagnose_gradient
 from .domain import Domain
+from .tolerances import TOLERANCES
 from .errors import GradingError
 from .probes import reachable
 
@@ -15,9 +16,7 @@ def check_per_call(domain: Domain, function, device, _name) -> None:
     """Two calls in one graph, with different constants and inputs (the optional ones passed
     to the first call only), then one backward: each call's gradients are its own, and no
     attribute of the Function class changes."""
-    low = {n: c.points()[0] for n, c in domain.constants.items()}
-    # the other end (not the last of ``also``: dim -2 and an ``also`` 0 are one dim of 2-D x)
-    high = {n: int(c.high) if c.integer else c.high for n, c in domain.constants.items()}
+    low, high = per_call_constants(domain)
     calls = [domain.values(device, seed=seed, **constants)
              for seed, constants in ((11, low), (12, high))]
     for name in domain.optional:
@@ -47,6 +46,49 @@ def check_per_call(domain: Domain, function, device, _name) -> None:
         _each_call_own(domain, first, second, low, high, pairs, grads)
     except GradingError as error:
         raise _shared_state(domain, function, calls, error) from error
+
+
+def per_call_constants(domain: Domain) -> tuple[dict, dict]:
+    """The two calls' constants: the domain's ``per_call_constants``, else both ends of each
+    range (the high end, not the last of ``also``: dim -2 and an ``also`` 0 are one dim of
+    2-D x)."""
+    if domain.per_call_constants is not None:
+        return domain.per_call_constants
+    low = {n: c.points()[0] for n, c in domain.constants.items()}
+    high = {n: int(c.high) if c.integer else c.high for n, c in domain.constants.items()}
+    return low, high
+
+
+# how many tolerances apart a call's gradients must be from those the other call's constants
+# give, and from zero, for the per-call check to tell the calls apart
+FAR = 1000.0
+
+
+def per_call_separation(domain: Domain, device) -> float:
+    """How far apart, in tolerances, the per-call check's two calls are: for each call, the
+    largest gap between its expected gradients and those the other call's constants give,
+    and its largest expected gradient (a gradient of almost 0, as a one-hot softmax has, is
+    almost 0 whatever constant scales it); the smallest of those over both calls and both
+    measures. inf without constants."""
+    low, high = per_call_constants(domain)
+    if not low:
+        return float("inf")
+    tolerance = domain.tolerances.get(torch.float64) or TOLERANCES[torch.float64]
+    separation = float("inf")
+    for seed, mine, other in ((11, low, high), (12, high, low)):
+        inputs = fresh_leaves(domain.values(device, seed=seed, **mine))
+        expected, _ = reference_outputs(domain, inputs)
+        generator = torch.Generator().manual_seed(7)
+        grad_outputs = [torch.randn(e.shape, generator=generator, dtype=torch.float64).to(e)
+                        for e in expected if e.requires_grad]
+        truth = _reference_grads(domain, inputs, grad_outputs)
+        crossed = _crossed_grads(domain, inputs, other, grad_outputs)
+        largest = max((t.abs().max().item() for t in truth.values() if t.numel()), default=0.0)
+        gap = max(((crossed[n] - truth[n]).abs().max().item() for n in truth if n in crossed
+                   and crossed[n].shape == truth[n].shape and truth[n].numel()), default=0.0)
+        separation = min(separation, largest / tolerance.atol,
+                         gap / (tolerance.atol + tolerance.rtol * largest))
+    return separation
 
 
 def _each_call_own(domain: Domain, first, second, low, high, pairs, grads) -> None:

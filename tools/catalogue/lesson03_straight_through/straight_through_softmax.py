@@ -41,6 +41,17 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # at a tau where the softmax is one-hot the gradient is 0 whatever tau divides it: the
+    # per-call check's two calls (tau 0.3 and 40) are where each call's own tau shows
+    Mistake("StraightThroughSoftmax", "tau kept in a module global",
+            "is right for each call alone but not for two calls in one graph",
+            _sts("        soft, = ctx.saved_tensors\n"
+                 "        row = (grad_output * soft).sum(-1, keepdim=True)\n"
+                 "        return soft * (grad_output - row) / TAU, None",
+                 "        global TAU\n        TAU = tau\n"
+                 "        soft = torch.softmax(logits / tau, dim=-1)\n"
+                 "        ctx.save_for_backward(soft)\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
     Mistake("StraightThroughSoftmax", "identity backward", "it returns grad_output unchanged, "
             "skipping the softmax's Jacobian", _sts("        return grad_output, None"),
             named=True, nbgrader=True),
