@@ -9,6 +9,7 @@ PYTEST_ARGS ?=
 LAB_ARGS    ?=
 LESSONS     ?=
 EXERCISES   ?=
+NOTEBOOK    ?=
 # `make lab` is the learners' JupyterLab: nbgrader's instructor tools (Create Assignment,
 # Formgrader, Course List) are switched off there; instructors run `jupyter lab` in the course root.
 LEARNER_LAB := $(CURDIR)/tools/learner_lab
@@ -61,8 +62,8 @@ insight: $(INSTALLED) ## what the class got wrong, per exercise (after autograde
 bench: $(INSTALLED) ## grading, insight and widget timings, side by side
 	$(PYTHON) -m tools.bench
 
-mutants: $(INSTALLED) ## grade mutants of every answer (LESSONS=, EXERCISES=); fails on an unlisted survivor
-	$(PYTHON) -m tools.mutants $(LESSONS) $(EXERCISES) --workers $(WORKERS)
+mutants: $(INSTALLED) ## grade mutants of every answer (LESSONS=, EXERCISES=, NOTEBOOK=your lesson); fails on an unlisted survivor
+	$(PYTHON) -m tools.mutants $(LESSONS) $(EXERCISES) $(if $(NOTEBOOK),--notebook $(NOTEBOOK)) --workers $(WORKERS)
 
 clean: ## remove caches and test artifacts (keeps .venv and instructor/)
 	rm -rf artifacts .pytest_cache

@@ -27,7 +27,8 @@ def cells(lesson: str) -> list[str]:
 _setup_and_answer_cells = cells  # the name tests/autograder/exercises/test_compile.py imports
 
 
-def _run(sources: list[str], name: str, filename: str) -> dict:
+def run_cells(sources: list[str], name: str, filename: str) -> dict:
+    """What ``sources``, run in order as one notebook's cells, define (module ``name``)."""
     module = sys.modules[name] = types.ModuleType(name)  # torch.compile imports it by name
     names: dict = vars(module)
     for index, source in enumerate(sources):
@@ -43,7 +44,7 @@ def namespace(lesson: str, sources: list[str] | None = None) -> dict:
     """Everything the lesson's imports and answer cells define, run afresh each time (an answer
     cell may register a custom operator that a later definition replaces); ``sources``: those
     cells edited (``tools.mutants`` runs a mutated answer cell among the others)."""
-    return _run(cells(lesson) if sources is None else sources, f"lesson_{lesson}",
+    return run_cells(cells(lesson) if sources is None else sources, f"lesson_{lesson}",
                 f"lessons/{lesson}.py")
 
 
@@ -67,5 +68,5 @@ def stub(exercise: str):
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     answer = next(cell for cell in code
                   if cell.metadata.get("nbgrader", {}).get("grade_id") == f"answer_{exercise}")
-    return _run([code[0].source, code[1].source, answer.source], f"course_{lesson}",
+    return run_cells([code[0].source, code[1].source, answer.source], f"course_{lesson}",
                 f"course/{lesson}.ipynb")[exercise]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from autograder.exercises import EXERCISES
 from tools import catalogue
-from tools.solutions import cells, namespace
+from tools.solutions import cells, namespace, run_cells
 
 SOLUTION = "solution"
 
@@ -23,19 +23,23 @@ class Answer:
     exercise: str
     origin: str  # "solution", or the name of a catalogued unusual answer
     sources: tuple[str, ...]  # the cells that run, in order
-    lesson: str | None = None  # the lesson whose cells these are; None for a catalogued answer
+    lesson: str | None = None  # the course lesson whose cells these are
+    notebook: str | None = None  # or the instructor's notebook they come from
 
     def load(self, sources: tuple[str, ...]):
         """What ``sources`` (these cells, one perhaps mutated) define as the exercise."""
         if self.lesson is not None:
             return namespace(self.lesson, list(sources))[self.exercise]
+        if self.notebook is not None:
+            return run_cells(list(sources), "instructor_notebook", self.notebook)[self.exercise]
         (code,) = sources
         return catalogue.load(self.exercise, code)
 
     @property
     def answer_cells(self) -> range:
-        """The cells a mutant may edit: not a lesson's first cell (its imports)."""
-        return range(1 if self.lesson is not None else 0, len(self.sources))
+        """The cells a mutant may edit: not a notebook's first cell (its imports)."""
+        whole_notebook = self.lesson is not None or self.notebook is not None
+        return range(1 if whole_notebook else 0, len(self.sources))
 
 
 def solution(exercise: str) -> Answer:

@@ -4,11 +4,12 @@ parallel, each with a deadline of ``TIMEOUT_FACTOR`` times its unmutated answer'
 
 import sys
 import time
+from collections.abc import Callable
 
 from autograder.exercises import EXERCISES
 
 from . import pool
-from .answers import answers
+from .answers import Answer, answers
 from .equivalents import listed, stale
 from .generate import mutants
 from .grading import CRASHED, DISCARDED, FAILED, SURVIVED, TIMEOUT, Outcome, grade
@@ -73,13 +74,14 @@ def _baseline(tallies: dict, plans: dict, workers: int, errors: list) -> dict:
     return baseline
 
 
-def run(limits: dict[str, int | None], workers: int) -> tuple[list[Tally], list[str]]:
-    """Grade the mutants of each exercise of ``limits``, at most its limit (all when None);
-    return a tally per exercise and the errors."""
+def run(limits: dict[str, int | None], workers: int,
+        answers_of: Callable[[str], list[Answer]] = answers) -> tuple[list[Tally], list[str]]:
+    """Grade the mutants of each exercise of ``limits``, at most its limit (all when None),
+    made from ``answers_of(exercise)``; return a tally per exercise and the errors."""
     exercises = list(limits)
     errors, tallies, plans = [], {}, {}
     for exercise in exercises:
-        by_origin = {answer.origin: answer for answer in answers(exercise)}
+        by_origin = {answer.origin: answer for answer in answers_of(exercise)}
         made = [mutant for answer in by_origin.values() for mutant in mutants(answer)]
         plans[exercise] = (made, chosen(made, by_origin, limits[exercise]))
         tallies[exercise] = Tally(exercise, EXERCISES[exercise].lesson, made=len(made))
