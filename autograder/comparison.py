@@ -3,7 +3,7 @@ their values and dtypes, what forward saved, and every gradient."""
 
 import torch
 
-from .checks import run_backward, run_forward
+from .checks import check_untouched, run_backward, run_forward
 from .diagnose import diagnose_gradient, diagnose_values
 from .domain import TOLERANCES, Domain, Tolerance
 from .errors import GradingError
@@ -64,7 +64,8 @@ def reference_outputs(domain: Domain, inputs: dict) -> dict:
 def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None = None, *,
             seed: int = 0, compute: torch.dtype | None = None):
     """Forward and every gradient of ``inputs`` against the float64 reference; what forward
-    saved no narrower than ``compute``, and no input copied wider. Returns the forward trace."""
+    saved no narrower than ``compute``, and no input or output copied wider. Returns the
+    forward trace."""
     spec = domain.spec
     dtype = next((v.dtype for v in inputs.values()
                   if isinstance(v, torch.Tensor) and v.is_floating_point()), torch.float64)
@@ -86,7 +87,7 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
                         exercise_name=spec.name)
     compute = compute or domain.accumulates.get(dtype, dtype)
     check_saved_dtypes(domain, forward, dtype, compute)
-    check_no_widened_input_saved(domain, forward, inputs, compute)
+    check_no_widened_copy_saved(domain, forward, inputs, compute)
     differentiable = [o for o in outputs if o.requires_grad]
     if not differentiable:
         return forward
@@ -96,8 +97,11 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
     wanted = [n for n, v in fresh.items() if isinstance(v, torch.Tensor) and v.requires_grad]
     truths = torch.autograd.grad([e for e, o in zip(expected, outputs) if o.requires_grad],
                                  [fresh[n] for n in wanted], grad_outputs, allow_unused=True)
-    grads = _backward(domain, forward.output, differentiable, inputs,
-                      [g.to(o.dtype) for g, o in zip(grad_outputs, differentiable)])
+    given = [g.to(o.dtype) for g, o in zip(grad_outputs, differentiable)]
+    pristine = [(g.clone(), g._version) for g in given]
+    grads = _backward(domain, forward.output, differentiable, inputs, given)
+    for grad_output, (copy, version) in zip(given, pristine):
+        check_untouched(spec, grad_output, copy, version)
     for name, truth in zip(wanted, truths):
         truth = truth if truth is not None else torch.zeros_like(fresh[name])
         got = grads[name]
@@ -150,16 +154,20 @@ def check_saved_dtypes(domain: Domain, forward, dtype: torch.dtype, compute: tor
                 mistake=f"{domain.spec.name}/saves-narrower-dtype")
 
 
-def check_no_widened_input_saved(domain: Domain, forward, inputs: dict,
-                                 compute: torch.dtype) -> None:
-    """An input saved as a copy in a dtype wider than the computation's (x.double() for float32
-    x, "for accuracy") holds no digit the input lacks, and is new memory, twice the input's:
-    the input itself costs nothing (the caller holds it), and backward can widen it."""
+def check_no_widened_copy_saved(domain: Domain, forward, inputs: dict,
+                                compute: torch.dtype) -> None:
+    """An input or output saved as a copy in a dtype wider than the computation's (x.double()
+    for float32 x, "for accuracy") holds no digit the tensor lacks, and is new memory, twice
+    its size: the tensor itself costs nothing (the caller holds an input, the graph an output),
+    and backward can widen it."""
+    floating = floating_outputs(forward.output)
+    outputs = ({"the output": floating[0]} if len(floating) == 1
+               else {f"output {i}": output for i, output in enumerate(floating)})
     for saved in forward.saved:
         if not (saved.role == "intermediate" and saved.dtype.is_floating_point
                 and torch.finfo(saved.dtype).bits > torch.finfo(compute).bits):
             continue
-        for name, value in inputs.items():
+        for name, value in {**inputs, **outputs}.items():
             if (isinstance(value, torch.Tensor) and value.is_floating_point()
                     and value.dtype != saved.dtype and value.numel() == saved.tensor.numel()
                     and torch.equal(value.detach().to(saved.dtype).reshape(-1),
@@ -168,6 +176,6 @@ def check_no_widened_input_saved(domain: Domain, forward, inputs: dict,
                     f"{domain.spec.name} saved {name} as a "
                     f"{str(saved.dtype).removeprefix('torch.')} copy ({saved.nbytes} bytes) for "
                     f"{str(value.dtype).removeprefix('torch.')} inputs: the copy holds no digit "
-                    f"{name} lacks and is new memory, where {name} itself costs nothing (the "
-                    "caller holds it); save the input as it came",
-                    mistake=f"{domain.spec.name}/saves-widened-input")
+                    f"{name} lacks and is new memory, where {name} itself costs nothing; save "
+                    "the tensor as it is (backward can widen it)",
+                    mistake=f"{domain.spec.name}/saves-widened-copy")

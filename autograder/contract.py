@@ -6,12 +6,13 @@ runs every battery under ``recording()`` and compares what ran with what the exe
 (``Exercise.contract``), so a battery cannot quietly lose a case.
 """
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 
 import torch
 
-from .checks import Spec, make_inputs, reference_gradients, run_backward, run_forward
+from .checks import (Spec, case, check_untouched, make_inputs, reference_gradients,
+                     run_backward, run_forward)
 from .diagnose import diagnose_gradient
 from .errors import GradingError
 from .probes import record_returned_gradients
@@ -59,7 +60,8 @@ def _gradient_alone(function, spec: Spec, values: dict, name: str, grad_output):
 def check_each_input_alone(function, spec: Spec, values: dict, *, rtol=None, atol=None,
                            frozen_get_none: bool = False, seed: int = 0) -> None:
     """Each floating-point tensor input in turn as the only one that requires grad: its
-    gradient must be right (within the inputs' dtype's tolerance unless told).
+    gradient must be right (within the inputs' dtype's tolerance unless told), and grad_output
+    left as it was.
     ``frozen_get_none``: backward must also return None for the inputs that need no gradient
     (where the contract says it skips their work)."""
     tolerance = tolerance_of(values)
@@ -73,8 +75,11 @@ def check_each_input_alone(function, spec: Spec, values: dict, *, rtol=None, ato
     grad_output = grad_output.to(expected.device)
     for name in names:
         truth = reference_gradients(spec, make_inputs(values, requires_grad={name}), grad_output)
+        pristine, version = grad_output.clone(), grad_output._version
         raw, grad = _gradient_alone(function, spec, values, name, grad_output)
         alone = f"{name} alone requiring grad" if len(names) > 1 else ""
+        with case(alone) if alone else nullcontext():
+            check_untouched(spec, grad_output, pristine, version)
         try:
             diagnose_gradient(name, grad, truth[name], rtol=rtol, atol=atol, inputs=values,
                               computed_in=values[name].dtype, exercise_name=spec.name,

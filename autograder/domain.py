@@ -63,7 +63,11 @@ LAYOUT_CLAUSE = "inputs of any layout torch's own ops accept (strides other than
 PER_CALL_CLAUSE = "ctx keeps each call's state: calls in one graph do not share it"
 TWICE_CLAUSE = ("backward may run more than once on one graph (retain_graph=True, gradcheck, "
                 "a Jacobian row by row): it leaves what forward saved as it was")
+ONCE_CLAUSE = ("backward may refuse to run a second time on one graph (as reentrant checkpointing "
+               "does: it frees the graph it rebuilds), but never gives other gradients")
 DTYPE_CLAUSE = "each dtype the contract names, saved tensors included"
+REQUIRES_GRAD_CLAUSE = ("any of the inputs may require grad, the others not: each gradient "
+                        "asked for is right, and grad_output is left as it was")
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,9 @@ class Domain:
     # the calls apart (at a low tau a softmax is one-hot: its gradient is 0 whatever tau);
     # None: both ends. per_call.per_call_separation measures how far apart they are
     per_call_constants: tuple[dict, dict] | None = None
+    # backward builds and frees a graph of its own (reentrant checkpointing): a second backward
+    # on one graph may raise, and is judged only when it runs
+    second_backward_may_raise: bool = False
     # a dtype's bound where the contract allows a small constant (clipping's eps, as torch's
     # own clip_grad_norm_ adds): float64 still fails a float32 step that every value shows
     tolerances: dict[torch.dtype, Tolerance] = field(default_factory=dict)
@@ -115,11 +122,15 @@ class Domain:
         names += [name for name, part in (("accumulation", self.accumulation),
                                           ("large", self.large), ("ties", self.ties),
                                           ("rows apart", self.rows_apart)) if part is not None]
-        return names + (["per call"] if self.per_call else []) + ["backward twice"]
+        return (names + ["requires grad"] + (["per call"] if self.per_call else [])
+                + ["backward twice"])
 
     def clauses(self) -> dict[str, str]:
         """Each property's contract clause."""
-        clauses = {"per call": PER_CALL_CLAUSE, "backward twice": TWICE_CLAUSE}
+        clauses = {"per call": PER_CALL_CLAUSE,
+                   "backward twice": (ONCE_CLAUSE if self.second_backward_may_raise
+                                      else TWICE_CLAUSE),
+                   "requires grad": REQUIRES_GRAD_CLAUSE}
         clauses.update({f"constant {n}": c.clause for n, c in self.constants.items()})
         clauses.update({f"dtype {str(d).removeprefix('torch.')}": self.dtype_clause
                         for d in self.dtypes})

@@ -3,6 +3,8 @@ every exercise: two calls in one graph, each constant across its range, every dt
 was saved, inputs of every layout, and the exercise's large, tied, far-apart and accumulation
 cases. Each runs forward and backward against the float64 reference and names its clause."""
 
+import itertools
+
 import torch
 
 from .checks import case, check_is_function, run_forward
@@ -25,7 +27,8 @@ def check_domain(domain: Domain, submission, device: torch.device) -> None:
         covers(f"domain: {name}")
 
 
-_FIXED = {"per call": "two calls in one graph", "backward twice": "backward run twice",
+_FIXED = {"per call": "two calls in one graph", "requires grad": "some inputs frozen",
+          "backward twice": "backward run twice",
           "rows apart": "rows of far-apart magnitude", "ties": "values one ulp apart",
           "large": "a large input",
           "accumulation": "a case that a narrower accumulator fails"}
@@ -99,9 +102,34 @@ def _case(domain: Domain, function, device, name: str) -> None:
     compare(domain, function, fresh_leaves(part.values(device, part.dtype)), part.tolerance)
 
 
+def _requires_grad(domain: Domain, function, device, _name) -> None:
+    """Several of the floating inputs requiring grad, the others frozen (every such subset up
+    to four inputs; past that all but one; each input alone is every battery's
+    ``check_each_input_alone``): a backward's frozen-input paths, where it may skip work, write
+    into grad_output or pick the wrong gradient."""
+    values = domain.values(device)
+    names = [n for n, v in values.items() if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    for wanted in requires_grad_subsets(names):
+        with case(f"only {' and '.join(wanted)} requiring grad"):
+            inputs = fresh_leaves(values)
+            for name in names:
+                inputs[name].requires_grad_(name in wanted)
+            compare(domain, function, inputs)
+
+
+def requires_grad_subsets(names: list[str]) -> list[tuple[str, ...]]:
+    """The subsets of ``names``, of two or more but not all, the requires-grad property tries."""
+    if len(names) <= 4:
+        return [subset for size in range(2, len(names))
+                for subset in itertools.combinations(names, size)]
+    return [tuple(n for n in names if n != left_out) for left_out in names]
+
+
 def _twice(domain: Domain, function, device, _name) -> None:
-    check_backward_twice(function, domain.spec, domain.values(device))
+    check_backward_twice(function, domain.spec, domain.values(device),
+                         may_raise=domain.second_backward_may_raise)
 
 
-_PROPERTIES = {"per": check_per_call, "backward": _twice, "constant": _constant, "dtype": _dtype, "layout": _layout,
-               "accumulation": _case, "large": _case, "ties": _case, "rows": _case}
+_PROPERTIES = {"per": check_per_call, "requires": _requires_grad, "backward": _twice,
+               "constant": _constant, "dtype": _dtype, "layout": _layout, "accumulation": _case,
+               "large": _case, "ties": _case, "rows": _case}

@@ -22,10 +22,12 @@ def _leaves(values: dict) -> dict:
             for name, value in values.items()}
 
 
-def check_backward_twice(function, spec, values: dict, where: str = "") -> None:
+def check_backward_twice(function, spec, values: dict, where: str = "", *,
+                         may_raise: bool = False) -> None:
     """Forward once on fresh leaves of ``values``, then backward twice with
-    ``retain_graph=True``: the second gives the first's gradients. Only a first backward that
-    ran is judged (other checks name its errors)."""
+    ``retain_graph=True``: the second runs and gives the first's gradients (or, where
+    ``may_raise``, raises for anything but a saved tensor changed in place). Only a first
+    backward that ran is judged (other checks name its errors)."""
     inputs = _leaves(values)
     case = f"{where + ', ' if where else ''}backward run twice on one graph (retain_graph=True)"
     try:  # no probe's saved-tensor hooks: the copies they keep no in-place change reaches
@@ -45,13 +47,21 @@ def check_backward_twice(function, spec, values: dict, where: str = "") -> None:
     try:
         second = torch.autograd.grad(outputs, wanted, grad_outputs, retain_graph=True,
                                      allow_unused=True)
-    except (RuntimeError, GradingError) as error:  # a wrapper's, for an operator
-        if INPLACE not in str(error):  # buffers a backward frees for itself, a graph it
-            return                     # builds inside (checkpointing's): not judged here
-        raise GradingError(f"{_fix(spec.name)} (the second backward found a saved tensor "
-                           "modified: 'one of the variables needed for gradient computation "
-                           "has been modified by an inplace operation')", str(error), case,
-                           mistake=f"{spec.name}/backward-modifies-saved-tensor") from error
+    except Exception as error:  # the learner's code may raise anything the second time
+        if INPLACE in str(error):
+            raise GradingError(f"{_fix(spec.name)} (the second backward found a saved tensor "
+                               "modified: 'one of the variables needed for gradient computation "
+                               "has been modified by an inplace operation')", str(error), case,
+                               mistake=f"{spec.name}/backward-modifies-saved-tensor") from error
+        if may_raise:
+            return
+        detail = str(error).splitlines()[0] if str(error) else ""
+        raise GradingError(
+            f"{spec.name}.backward raised {type(error).__name__} when run a second time on one "
+            f"graph, after a first run that succeeded: {detail}; backward may run more than once "
+            "(retain_graph=True, gradcheck, a Jacobian row by row): leave ctx and what forward "
+            "saved as forward left them", str(error), case,
+            mistake=f"{spec.name}/second-backward-fails") from error
     names = [name for name, value in inputs.items() if any(value is w for w in wanted)]
     for name, one, two in zip(names, first, second):
         if one is None or two is None or torch.allclose(one, two, rtol=1e-6, atol=1e-12,

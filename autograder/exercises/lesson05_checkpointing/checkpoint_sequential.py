@@ -224,7 +224,8 @@ LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     Exercise("checkpoint_sequential", "05_checkpointing", sequential_full,
              contract=("every segment count from 1 to the number of layers", "an nn.Sequential"),
-             domain=Domain(SPEC, _domain_values, prepare=_through_backward, constants={
+             domain=Domain(SPEC, _domain_values, prepare=_through_backward,
+                           second_backward_may_raise=True, constants={
                  "segments": Constant(1, N_LAYERS, "segments from 1 to the number of layers",
                                       integer=True)})),
 ]

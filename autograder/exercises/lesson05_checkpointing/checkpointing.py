@@ -312,6 +312,7 @@ EXERCISES = [
              contract=("parameters accumulate .grad", "1-D x", "non-tensor arguments",
                        "an argument not requiring grad", "dropout: the forward's random state"),
              domain=Domain(CHECKPOINT, _domain_values, prepare=through_backward,
+                           second_backward_may_raise=True,
                            cuda="backward restoring the forward's CUDA random state (dropout "
                                 "inside run_fn on a GPU)")),
 ]
