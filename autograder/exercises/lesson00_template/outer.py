@@ -13,6 +13,7 @@ from ..shared.backward_reads import backward_reading, raise_unneeded_read
 from ..shared.call_state import (check_class_untouched, check_input_version_tracking,
                                  check_one_ctx_per_call)
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
+from ..shared.returned_gradients import check_returned_shapes
 
 LATER_IN_LESSON = True
 
@@ -41,6 +42,16 @@ def check_saves_only_inputs(forward) -> None:
         raise GradingError(
             f"Outer saved a{'n' if what.role[0] in 'aeiou' else ''} {what.role} of shape "
             f"{what.shape} ({what.nbytes} bytes): {why}", mistake="Outer/saves-more-than-inputs")
+
+
+def check_saves_only_strided_inputs(function, device) -> None:
+    """check_saves_only_inputs on u and v that are every other element of a wider tensor: a
+    copy made for them (``.contiguous()``, ``.clone()``) is no view of u or v there."""
+    leaves = {name: torch.cat([value, value]).detach().requires_grad_()
+              for name, value in _values(4, 3, device, seed=3).items()}
+    inputs = {name: leaf[::2] for name, leaf in leaves.items()}
+    with case("u and v every other element of a wider tensor"):
+        check_saves_only_inputs(run_forward(function, OUTER, inputs))
 
 
 def _wrong_side(function, device) -> str | None:
@@ -114,8 +125,11 @@ def outer_full(Outer, device) -> None:
             # the derivation is the exercise: no autograd inside backward (one asking it for
             # both gradients is left by raise_unneeded_read to this check)
             check_backward_by_hand(OUTER, backward)
+    check_saves_only_strided_inputs(function, device)
     covers("saves only u and v")
     covers("m != n")
+    with case("u of shape (4,), v of shape (3,)"):
+        check_returned_shapes(function, OUTER, _values(4, 3, device, seed=6))
     check_strided_grad_output(function, OUTER, _values(4, 3, device, seed=5))
     with case("u of shape (4,), v of shape (3,)"):
         check_one_ctx_per_call(function, OUTER, _values(4, 3, device),
@@ -137,6 +151,8 @@ CLAUSES = (
     Clause("the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$;",
            {"Outer/grad-output-on-wrong-side": "grad_u = grad_output.T @ v (the wrong side)",
             "Outer/wrong-gradient-shape": "sums over the wrong index",
+            "Outer/returns-gradient-of-another-shape":
+                "grad_u as a (1, m) row, which the engine sums to (m,)",
             "Outer/ignores-grad-output": "forgets grad_output"}),
     Clause("a gradient for each input only when it is needed, `None` otherwise (can backward tell "
            "which inputs need none?);",

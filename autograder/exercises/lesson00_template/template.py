@@ -185,7 +185,8 @@ def weighted_sum_full(WeightedSum, device) -> None:
     check_gradcheck(function, WEIGHTED_SUM, _weighted_values((3,), device))
 
 
-WEIGHT = Constant(-8.0, 8.0, "w1, w2 Python floats", also=(0.0, 1e-4))
+# 2.0: a weight compared with a round number (w == 2) between the other points
+WEIGHT = Constant(-8.0, 8.0, "w1, w2 Python floats", also=(0.0, 1e-4, 2.0))
 
 SQUARE_CLAUSES = (
     Clause("`x` of any shape, a 0-d tensor included, in float64 or float32: the value and the "

@@ -58,11 +58,6 @@ class Outer(torch.autograd.Function):
         READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
         "        return (torch.tensordot(grad_output, v, dims=1) if need_u else None,\n"
         "                torch.tensordot(u, grad_output, dims=1) if need_v else None)")),
-    # the engine sums a (1, m) gradient down to u's (m,)
-    Unusual("Outer", "grad_u as a (1, m) row, which the engine sums to (m,)", _outer(
-        READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
-        "        return ((grad_output @ v)[None] if need_u else None,\n"
-        "                u @ grad_output if need_v else None)")),
     Unusual("Outer", "saves u.detach() and v.detach(), which autograd still tracks", _outer(
         READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
         "        return (grad_output @ v if need_u else None, u @ grad_output if need_v else None)",
@@ -146,4 +141,19 @@ MISTAKES = [
                                          "                u @ grad_output if need_v else None)",
                                          "        _saved['uv'] = (u, v)\n"
                                          "        return torch.outer(u, v)")),
+    # the engine sums a (1, m) gradient down to u's (m,): values right, the shape not u's
+    Mistake("Outer", "grad_u as a (1, m) row, which the engine sums to (m,)",
+            "Outer.backward returned grad_u of shape (1, 4) for u of shape (4,)", _outer(
+        READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+        "        return ((grad_output @ v)[None] if need_u else None,\n"
+        "                u @ grad_output if need_v else None)")),
+    # a mutant (issue 45): a copy saved, which only a strided u shows
+    Mistake("Outer", "saves u.contiguous(), a copy when u is strided",
+            "Outer saved an intermediate of shape (4,) (32 bytes): the contract saves only u and "
+            "v themselves",
+            _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        return (grad_output @ v if need_u else None,\n"
+                   "                u @ grad_output if need_v else None)",
+                   "        ctx.save_for_backward(u.contiguous(), v)\n"
+                   "        return torch.outer(u, v)")),
 ]

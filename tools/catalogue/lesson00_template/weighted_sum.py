@@ -94,4 +94,11 @@ class WeightedSum(torch.autograd.Function):
             _weighted("        g1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] and ctx.w1 else None\n"
                       "        g2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] and ctx.w2 else None\n"
                       "        return g1, g2, None, None")),
+    # a mutant (issue 45): a weight compared with a round number no test used to hold
+    Mistake("WeightedSum", "grad_output unscaled for a weight of 2", "your gradient for x",
+            _weighted("        out = [None, None]\n"
+                      "        for i, w in enumerate((ctx.w1, ctx.w2)):\n"
+                      "            if ctx.needs_input_grad[i]:\n"
+                      "                out[i] = grad_output if w == 2 else grad_output * w\n"
+                      "        return out[0], out[1], None, None")),
 ]

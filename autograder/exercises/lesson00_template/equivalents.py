@@ -1,0 +1,54 @@
+"""Lesson 00's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+
+from ...equivalents import EquivalentMutant
+
+_CLONE = ("a copy of x holds x's values, so backward computes the same gradient; Square's "
+          "contract bounds no memory (Outer's does, and fails a copy)")
+_ONE_INPUT = ("Square has one input, which requires grad whenever backward runs: the test on "
+              "needs_input_grad is always true")
+_UNNEEDED = ("WeightedSum's contract asks for no skipping: a gradient computed for an input "
+             "that needs none is discarded by the engine, and the needed ones are unchanged")
+_WEIGHT_TENSOR = ("a copy of a 0-d weight tensor forward built, or the same weight in float64, "
+                  "holds the same value (8 bytes); the gradients are unchanged")
+
+EQUIVALENTS = [
+    EquivalentMutant("Square", "drop_ctx_declaration", "ctx.set_materialize_grads(False)", "pass",
+                     "with grads materialised, a None grad_output arrives as zeros, which the "
+                     "answer's formula turns into the same zero gradient its None branch returns"),
+    EquivalentMutant("Square", "flip_boolean", "ctx.set_materialize_grads(False)",
+                     "ctx.set_materialize_grads(True)",
+                     "with grads materialised, a None grad_output arrives as zeros, which the "
+                     "answer's formula turns into the same zero gradient its None branch returns"),
+    EquivalentMutant("Square", "save_copy", "ctx.save_for_backward(x)",
+                     "ctx.save_for_backward(x.clone())", _CLONE),
+    EquivalentMutant("Square", "add_copy", "ctx.save_for_backward(x)",
+                     "ctx.save_for_backward(x.contiguous())", _CLONE),
+    EquivalentMutant("Square", "save_copy", "ctx.save_for_backward(x.detach())",
+                     "ctx.save_for_backward(x.detach().clone())", _CLONE),
+    EquivalentMutant("Square", "ignore_needs_input_grad", "if ctx.needs_input_grad[0]:",
+                     "if True:", _ONE_INPUT),
+    EquivalentMutant("Square", "ignore_needs_input_grad",
+                     "return 2 * x * grad_output if ctx.needs_input_grad[0] else None",
+                     "return 2 * x * grad_output if True else None", _ONE_INPUT),
+    EquivalentMutant("Square", "nudge_constant",
+                     "return 2 * x * grad_output if ctx.needs_input_grad[0] else None",
+                     "return 2 * x * grad_output if ctx.needs_input_grad[-1] else None",
+                     "needs_input_grad has one entry for Square's one input: [-1] is [0]"),
+    EquivalentMutant("WeightedSum", "ignore_needs_input_grad", "if ctx.needs_input_grad[i]:",
+                     "if True:", _UNNEEDED),
+    EquivalentMutant("WeightedSum", "ignore_needs_input_grad",
+                     "grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None",
+                     "grad_x1 = grad_output * ctx.w1 if True else None", _UNNEEDED),
+    EquivalentMutant("WeightedSum", "ignore_needs_input_grad",
+                     "grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None",
+                     "grad_x2 = grad_output * ctx.w2 if True else None", _UNNEEDED),
+]
+
+_SAVED_WEIGHTS = ("ctx.save_for_backward(torch.tensor(w1, dtype=x1.dtype), "
+                  "torch.tensor(w2, dtype=x1.dtype))")
+for _operator, _suffix in (("save_copy", ".clone()"), ("save_widened", ".double()")):
+    for _weight in ("w1", "w2"):
+        _made = f"torch.tensor({_weight}, dtype=x1.dtype)"
+        EQUIVALENTS.append(EquivalentMutant(
+            "WeightedSum", _operator, _SAVED_WEIGHTS,
+            _SAVED_WEIGHTS.replace(_made, _made + _suffix), _WEIGHT_TENSOR))
