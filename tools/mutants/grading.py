@@ -22,13 +22,14 @@ FAILED = {KILLED, TIMEOUT, CRASHED}  # a mutant that ran past its time or took i
 class Outcome:
     status: str
     detail: str  # the mistake grading names, or why the mutant was discarded
-    seconds: float
+    seconds: float  # wall time
+    cpu_seconds: float = 0.0  # this process's CPU time: what an idle machine would take
 
 
 def grade(task: tuple[Answer, Mutant | None]) -> Outcome:
     """The verdict on ``mutant`` (on the answer itself when None)."""
     answer, mutant = task
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     sources = answer.sources if mutant is None else mutant.sources(answer)
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -36,11 +37,15 @@ def grade(task: tuple[Answer, Mutant | None]) -> Outcome:
             submission = answer.load(sources)
         except Exception as error:  # noqa: BLE001 (an edit may break the cell any way)
             return Outcome(DISCARDED, f"does not define {answer.exercise}: "
-                           f"{type(error).__name__}: {error}", time.perf_counter() - start)
+                           f"{type(error).__name__}: {error}", *_since(start, cpu))
         try:
             verdict = classified_verdict(answer.exercise, submission)
         except BaseException as error:  # noqa: BLE001 (SystemExit, RecursionError, ...)
             return Outcome(KILLED, f"raised {type(error).__name__} past grading",
-                           time.perf_counter() - start)
+                           *_since(start, cpu))
     detail = "" if verdict.passed else str(verdict.mistake or verdict.message.partition("\n")[0])
-    return Outcome(SURVIVED if verdict.passed else KILLED, detail, time.perf_counter() - start)
+    return Outcome(SURVIVED if verdict.passed else KILLED, detail, *_since(start, cpu))
+
+
+def _since(start: float, cpu: float) -> tuple[float, float]:
+    return time.perf_counter() - start, time.process_time() - cpu

@@ -21,7 +21,8 @@ class Tally:
     timeouts: int = 0
     equivalent: int = 0
     survivors: list[tuple[Mutant, Answer]] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # grading its mutants, summed over workers
+    cpu_seconds: float = 0.0  # of which the workers' CPU time (an idle machine's wall time)
     answers: dict[str, Answer] = field(default_factory=dict)  # by origin
 
     @property
@@ -45,7 +46,7 @@ def exercise_block(tally: Tally) -> str:
     lines = [f"{tally.exercise} ({tally.lesson}): {tally.mutants} mutants, {tally.killed} killed"
              f" ({tally.timeouts} timed out), {tally.equivalent} equivalent, "
              f"{len(tally.survivors)} survivors; {tally.capped} capped, "
-             f"{tally.discarded} discarded; {tally.seconds:.0f} s"]
+             f"{tally.discarded} discarded; {tally.seconds:.0f} s ({tally.cpu_seconds:.0f} s CPU)"]
     edits: dict[tuple, list[tuple[Mutant, Answer]]] = {}
     for mutant, answer in tally.survivors:
         edits.setdefault(mutant.key, []).append((mutant, answer))
@@ -54,11 +55,13 @@ def exercise_block(tally: Tally) -> str:
         others = f" and {len(found) - 1} other answers" if len(found) > 1 else ""
         lines.append(f"  survivor: {mutant.family}/{mutant.operator} in {mutant.origin}{others}")
         lines += [f"    {line}" for line in mutant.diff(answer).splitlines()]
+        lines.append(f"    equivalent? EquivalentMutant({mutant.exercise!r}, {mutant.operator!r}, "
+                     f"{mutant.before!r}, {mutant.after!r}, reason=...)")
     return "\n".join(lines)
 
 
 COLUMNS = ("exercise", "lesson", "mutants", "killed", "equivalent", "survivors", "capped",
-           "discarded", "killed %", "seconds")
+           "discarded", "killed %", "seconds", "cpu s")
 
 
 def totals_table(tallies: list[Tally]) -> str:
@@ -71,7 +74,7 @@ def totals_table(tallies: list[Tally]) -> str:
         return (name, lesson, mutants, killed, equivalent, sum(len(t.survivors) for t in ts),
                 sum(t.capped for t in ts), sum(t.discarded for t in ts),
                 f"{100 * killed / graded:.1f}" if graded else "-",
-                f"{sum(t.seconds for t in ts):.0f}")
+                f"{sum(t.seconds for t in ts):.0f}", f"{sum(t.cpu_seconds for t in ts):.0f}")
 
     rows = [COLUMNS, *(row(t.exercise, t.lesson, [t]) for t in tallies),
             row("total", "", tallies)]

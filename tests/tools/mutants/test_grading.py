@@ -59,6 +59,8 @@ def test_the_report_shows_each_survivor_with_its_diff(monkeypatch):
     block = exercise_block(tally)
     assert f"{len(tally.survivors)} survivors" in block
     assert "+        return grad_output * 4" in block
+    assert "equivalent? EquivalentMutant('Triple', 'nudge_constant', 'return grad_output * 3', "\
+        "'return grad_output * 4', reason=...)" in block
 
 
 def test_a_mutant_that_defines_nothing_is_discarded(monkeypatch):
