@@ -7,6 +7,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tomllib
 import zipfile
 from email.parser import Parser
 from pathlib import Path
@@ -157,14 +158,13 @@ def test_a_learner_notebook_alone_in_an_empty_folder_installs_the_course(wheel, 
 
 def test_the_readme_and_the_first_cell_name_the_wheel_pip_wheel_builds(wheel):
     """Is the wheel the README installs, and the notebooks' first cell tells a learner to
-    install, the one `pip wheel --no-deps .` builds; and does neither name a repository to
-    install from (the course is published in none)?"""
+    install, the one `pip wheel --no-deps .` builds; and do they and pyproject.toml name no
+    repository to install from (the course is published in none)?"""
     assert wheel.name == course_wheel()
     assert f"pip install {wheel.name}" in README.read_text()
     assert f"%pip install {wheel.name}" in setup_cell().source
-    for text in (README.read_text(), setup_cell().source,
-                 (REPO / "pyproject.toml").read_text()):
-        assert "git+" not in text and "github.com" not in text
+    assert "git+" not in README.read_text() and "git+" not in setup_cell().source
+    assert "urls" not in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 
 
 def test_without_the_course_the_first_cell_says_how_to_install_it(tmp_path):
