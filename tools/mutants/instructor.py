@@ -33,6 +33,8 @@ def _constructions(source: str) -> str:
 
 def register(path: Path) -> dict[str, list[Answer]]:
     """Exercise name -> [its solution], for each FunctionExercise the notebook builds."""
+    if not path.is_file():
+        raise ValueError(f"no notebook at {path}")
     notebook = jupytext.read(path)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     if not code:

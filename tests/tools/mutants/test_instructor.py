@@ -69,8 +69,10 @@ def test_the_instructor_sees_which_mutants_the_tests_kill(my_tanh):
 
 
 def test_a_notebook_without_a_function_exercise_is_refused(tmp_path):
-    """Is a notebook whose tests build no FunctionExercise a clear error?"""
+    """Is a notebook whose tests build no FunctionExercise, or a missing one, a clear error?"""
     path = tmp_path / "plain.py"
     path.write_text("# %%\nimport torch\n")
     with pytest.raises(ValueError, match="no test cell builds a FunctionExercise"):
         register(path)
+    with pytest.raises(ValueError, match="no notebook at"):
+        register(tmp_path / "missing.ipynb")
