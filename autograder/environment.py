@@ -17,12 +17,15 @@ def torch_note(version: str = torch.__version__) -> str | None:
 
 
 def check_environment() -> None:
-    """Say once per kernel if torch differs from the version the lessons were checked on, and
-    import what the first self-check needs (``probes.warm_up``)."""
+    """Say once per kernel if torch differs from the version the lessons were checked on,
+    import what the first self-check needs (``probes.warm_up``), and show an unanswered
+    exercise used by a demo cell in one line (``unwritten``)."""
     global _said
     from .probes import warm_up
+    from .unwritten import show_unwritten_calmly
 
     warm_up()
+    show_unwritten_calmly()
     note = torch_note()
     if note and not _said:
         print(note)

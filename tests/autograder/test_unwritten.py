@@ -1,0 +1,56 @@
+"""autograder.unwritten: a demo cell that uses an unanswered exercise fails in one calm line."""
+
+import re
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from autograder.unwritten import show_unwritten_calmly
+
+STUB = '''
+import torch
+
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+'''
+
+
+@pytest.fixture
+def shell():
+    """An IPython shell with the course's handler, as a lesson's setup cell leaves it; what it
+    shows of an error collects in ``shell.shown``."""
+    shell = InteractiveShell.instance()
+    shell.shown = []
+    shell._showtraceback = lambda etype, value, stb: shell.shown.append("\n".join(stb))
+    show_unwritten_calmly()
+    shell.run_cell(STUB)
+    yield shell
+    shell.set_custom_exc((), None)
+    InteractiveShell.clear_instance()
+
+
+def test_a_demo_cell_on_an_unwritten_function_fails_in_one_line(shell):
+    """Does a cell that calls an unanswered Function fail (the error stays), showing one line
+    that names the exercise and no traceback?"""
+    result = shell.run_cell("MySigmoid.apply(torch.zeros(3))")
+    assert isinstance(result.error_in_exec, NotImplementedError)
+    shown, = shell.shown
+    assert shown.startswith("MySigmoid is not written yet") and "\n" not in shown
+
+
+def test_any_other_not_implemented_error_keeps_its_traceback(shell):
+    """Is a NotImplementedError that is no stub (a message of its own, torch's) shown whole?"""
+    result = shell.run_cell("raise NotImplementedError('no kernel for this dtype')")
+    assert isinstance(result.error_in_exec, NotImplementedError)
+    shown, = shell.shown
+    assert "no kernel for this dtype" in shown and "not written yet" not in shown
+
+
+def test_tb_shows_the_whole_traceback_after_the_calm_line(shell):
+    """Does %tb after the calm line show the stub's traceback, down to the stub's line?"""
+    shell.run_cell("MySigmoid.apply(torch.zeros(3))")
+    shell.run_cell("%tb")
+    assert "raise NotImplementedError()" in re.sub(r"\x1b\[[0-9;]*m", "", shell.shown[-1])
