@@ -801,16 +801,19 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # %% [markdown]
 # ## ✎ Exercise 2 · `MyReLU`
 #
-# Write `MyReLU`, with `MyReLU.apply(x)` returning $\max(x, 0)$ and a gradient of $0$
-# at $x \le 0$, **including $x = 0$ exactly** (as `torch.relu`).
+# Write `MyReLU`, with `MyReLU.apply(x)` returning $\max(x, 0)$. The contract, which the
+# self-check and the hidden tests check:
 #
-# - Save what backward needs with `ctx.save_for_backward`: a boolean mask or the output, as
-#   you decided above.
-# - Never modify `grad_output` or `x` in place: return a new tensor ("Never write into
+# - the value and the gradient of `torch.relu`: a gradient of $0$ at $x \le 0$,
+#   **including $x = 0$ exactly**;
+# - forward saves one tensor with `ctx.save_for_backward`: a boolean mask or the output, as
+#   you decided above;
+# - never modify `grad_output` or `x` in place: return a new tensor ("Never write into
 #   `grad_output`", after the next worked example, shows what writing into it does).
-# - Before you settle on a forward, work out what it returns at $x = -\infty$, where
-#   `torch.relu` returns $0$ (an overflow upstream, in float16 say, puts infinities there). The
-#   contract names no infinities, so the self-check does not try them; the cell after it does.
+#
+# Before you settle on a forward, work out what it returns at $x = -\infty$, where
+# `torch.relu` returns $0$ (an overflow upstream, in float16 say, puts infinities there). The
+# contract names no infinities, so the self-check does not try them; the cell after it does.
 
 # %% nbgrader={"grade_id": "answer_MyReLU", "solution": true}
 class MyReLU(torch.autograd.Function):
@@ -1071,11 +1074,16 @@ else:
 # %% [markdown]
 # ## ✎ Exercise 3 · `ScaledSigmoid`
 #
-# Write `ScaledSigmoid`, with `ScaledSigmoid.apply(x, scale)` returning `scale * sigmoid(x)`,
-# where `scale` is a Python float that may be negative **or zero**, and of any size (the
-# self-check tries $\pm 10^{-12}$ too). You may use
-# `torch.sigmoid` here (it is stable too): this exercise is about the extra input. Return
-# one gradient per input.
+# Write `ScaledSigmoid`, with `ScaledSigmoid.apply(x, scale)` returning `scale * sigmoid(x)`.
+# The contract, which the self-check and the hidden tests check:
+#
+# - `scale` a Python float that may be negative **or zero**, and of any size (the self-check
+#   tries $\pm 10^{-12}$ too): the value and the gradient for `x` autograd gives, never
+#   `nan`, in float64's precision;
+# - backward returns one gradient per input, `scale` included;
+# - each call keeps its own `scale`: two calls in one graph do not share it.
+#
+# You may use `torch.sigmoid` here (it is stable too): this exercise is about the extra input.
 
 # %% nbgrader={"grade_id": "answer_ScaledSigmoid", "solution": true}
 class ScaledSigmoid(torch.autograd.Function):

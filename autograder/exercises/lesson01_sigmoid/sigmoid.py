@@ -5,6 +5,7 @@ import torch
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, check_version_tracking,
                       reference_gradients, run_backward, run_forward, make_inputs)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
@@ -163,6 +164,29 @@ def check_gradient_at_zero(function, spec: Spec, device) -> None:
     covers("x exactly 0")
 
 
+def _kept(saved) -> str:
+    """One saved tensor in words: 'its input x', 'its output y', 'a float32 intermediate'."""
+    if saved.role.startswith("input"):
+        return "its input x"
+    if saved.role == "output":
+        return "its output y"
+    return f"a {str(saved.dtype).removeprefix('torch.')} tensor of its own"
+
+
+def check_saves_mask_or_output(function, device) -> None:
+    """The contract: forward saves one tensor, a boolean mask (1 byte an element) or the output
+    y itself (free where the next layer keeps y anyway); not x, not a copy, not a float mask."""
+    inputs = make_inputs({"x": sample((3, 4), device, seed=5, away_from_zero=0.1)})
+    saved = run_forward(function, MY_RELU, inputs).saved
+    if len(saved) == 1 and (saved[0].role == "output" or saved[0].dtype == torch.bool):
+        return
+    raise GradingError(
+        f"MyReLU saved {', '.join(map(_kept, saved)) or 'nothing'}: the contract saves one "
+        "tensor, a boolean mask (torch.bool, 1 byte an element) or the output y itself, which "
+        "the graph holds anyway; not x, not a copy, not a mask in another dtype",
+        mistake="MyReLU/saves-not-mask-or-output")
+
+
 def my_relu_full(MyReLU, device) -> None:
     function = check_is_function(MyReLU, MY_RELU)
     check_class_untouched(function, MY_RELU_DOMAIN, device)
@@ -176,6 +200,8 @@ def my_relu_full(MyReLU, device) -> None:
     covers("grad_output and x untouched")
     check_mask_not_float32(function, MY_RELU, device)
     check_gradient_at_zero(function, MY_RELU, device)
+    check_saves_mask_or_output(function, device)
+    covers("a boolean mask or the output")
     check_each_input_alone(function, MY_RELU, {"x": sample((3, 4), device, away_from_zero=0.1)})
     check_gradcheck(function, MY_RELU, {"x": sample((4,), device, away_from_zero=0.1)})
 
@@ -292,15 +318,83 @@ SCALED_SIGMOID_DOMAIN = Domain(SCALED_SIGMOID,
                                sampled(SCALED_SIGMOID, {"x": (3, 4)}, {"scale": 2.5}),
                                constants={"scale": SCALE})
 
+MY_SIGMOID_CLAUSES = (
+    Clause("forward saves only what backward needs, through `ctx.save_for_backward`: your answer "
+           "to step 4 (the grader fails a forward that saves more, or the wrong tensor);",
+           {"MySigmoid/saves-input": "saves the input x",
+            "MySigmoid/saves-more-than-output": "saves y and the intermediate z",
+            "MySigmoid/saves-nothing": "output kept in a module global",
+            "MySigmoid/tensor-on-ctx": "output kept as ctx.y",
+            "MySigmoid/state-on-class":
+                "the output kept on the class (MySigmoid.last_output = y)"}),
+    Clause("backward is your derivation, written by hand: no `torch.sigmoid` backward op such as "
+           "`torch.ops.aten.sigmoid_backward`, no autograd call inside backward;",
+           {"MySigmoid/builtin-backward-op": "built-in sigmoid_backward",
+            "MySigmoid/asks-autograd": "asks autograd inside backward",
+            "MySigmoid/ignores-grad-output": "ignores grad_output"}),
+    Clause("in float64, values and gradients finite for $|x|$ up to 800, and values accurate "
+           "**relative to their size** in the left tail, down to $x = -708$ (where "
+           "$\\sigma(x) \\approx 3.3 \\times 10^{-308}$, still a normal float64): "
+           "$\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, not $0$.",
+           {"MySigmoid/exp-overflows": "exp(x) / (1 + exp(x))",
+            "MySigmoid/backward-not-finite": "backward through logit(y): inf / inf where y is 0",
+            "MySigmoid/one-minus-cancels": "1 - sigmoid(-x)",
+            "MySigmoid/tanh-cancels": "(1 + tanh(x / 2)) / 2",
+            "MySigmoid/float32-sigmoid": "sigmoid computed in float32",
+            "MySigmoid/swapped-branches": "branches swapped: sigma(-x)",
+            "MySigmoid/wrong-output-dtype": "x = x.float() first: a float32 output"}),
+)
+MY_RELU_CLAUSES = (
+    Clause("the value and the gradient of `torch.relu`: a gradient of $0$ at $x \\le 0$, "
+           "**including $x = 0$ exactly**;",
+           {"MyReLU/mask-includes-zero": "mask x >= 0",
+            "unproven:wrong-value": "leaky threshold x > -10",
+            "MyReLU/mask-in-float32": "mask on x.float()",
+            "MyReLU/ignores-grad-output": "ignores grad_output"}),
+    Clause("forward saves one tensor with `ctx.save_for_backward`: a boolean mask or the output, "
+           "as you decided above;",
+           {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",
+            "MyReLU/tensor-on-ctx": "mask kept as ctx.mask",
+            "MyReLU/state-on-class": "mask kept on the class"}),
+    Clause("never modify `grad_output` or `x` in place: return a new tensor (\"Never write into "
+           "`grad_output`\", after the next worked example, shows what writing into it does).",
+           {"MyReLU/writes-grad-output": "masks grad_output in place",
+            "MyReLU/writes-input": "x.clamp_ in forward"}),
+)
+SCALED_SIGMOID_CLAUSES = (
+    Clause("`scale` a Python float that may be negative **or zero**, and of any size (the "
+           "self-check tries $\\pm 10^{-12}$ too): the value and the gradient for `x` autograd "
+           "gives, never `nan`, in float64's precision;",
+           {"ScaledSigmoid/divides-by-scale": "sigma recovered as y / scale",
+            "ScaledSigmoid/epsilon-in-division":
+                "sigma recovered as y / (scale + 1e-12), an epsilon",
+            "ScaledSigmoid/zeroes-small-scales": "zeros wherever abs(scale) < 1e-9",
+            "ScaledSigmoid/output-used-as-sigmoid":
+                "y * (1 - y) of its output y = scale * sigmoid(x)",
+            "ScaledSigmoid/float32-scale":
+                "scale as torch.tensor(scale), float32, in backward only",
+            "unproven:wrong-value": "|scale| in backward"}),
+    Clause("backward returns one gradient per input, `scale` included;",
+           {"ScaledSigmoid/wrong-gradient-count": "one gradient for two inputs",
+            "ScaledSigmoid/gradient-for-non-tensor": "a float gradient for scale"}),
+    Clause("each call keeps its own `scale`: two calls in one graph do not share it.",
+           {"ScaledSigmoid/state-on-class": "scale kept on the class",
+            "ScaledSigmoid/state-shared-between-calls": "scale kept in a module global"}),
+)
+
 EXERCISES = [
     Exercise("MySigmoid", "01_sigmoid", my_sigmoid_full,
              contract=("|x| up to 800", "left tail", "saves only its output"),
+             clauses=MY_SIGMOID_CLAUSES,
              example=lambda: (3 * sample((5,), "cpu"),), domain=MY_SIGMOID_DOMAIN),
     Exercise("MyReLU", "01_sigmoid", my_relu_full,
-             contract=("x exactly 0", "grad_output and x untouched"),
+             contract=("x exactly 0", "grad_output and x untouched",
+                       "a boolean mask or the output"),
+             clauses=MY_RELU_CLAUSES,
              example=lambda: (sample((6,), "cpu", away_from_zero=0.1),), domain=MY_RELU_DOMAIN),
     Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_full,
              contract=("scale of 0", "negative scale", "tiny scales"),
+             clauses=SCALED_SIGMOID_CLAUSES,
              example=lambda: tuple(_scaled_values((5,), "cpu", 2.5).values()),
              domain=SCALED_SIGMOID_DOMAIN),
 ]

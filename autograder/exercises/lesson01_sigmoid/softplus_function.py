@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, run_backward, run_forward)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
 from ...errors import GradingError
@@ -20,17 +21,14 @@ LATER_IN_LESSON = True
 SOFTPLUS = Spec("Softplus", ("x",), lambda x: torch.logaddexp(x, torch.zeros_like(x)))
 
 SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
-# Where the value or the gradient is tiny (left) or within 1e-8 of x or 1 (right), yet a
-# normal float64: an absolute check passes 0 or x there, a relative one does not. Dense where a
-# shortcut stops being within 1e-12: x itself for softplus(x) below x = 24.4, exp(x) for it (and
-# y for sigmoid) above x = -26.9, 1 for sigmoid(x) below x = 27.6; a series cut after two or
-# three terms (e^x - e^2x / 2, y - y^2 / 2, x + e^-x, 1 - e^-x) between |x| = 6 and 14. A
-# threshold set just past the point a hint named must fail at the next point.
-TAILS = [-708.0, -300.0, -40.0, -26.9, -26.5, -26.0, -25.5, -25.0, -24.0, -23.0, -22.0, -21.0,
-         -20.0, -18.0, -16.0, -15.0, -14.0, -13.5, -13.25, -13.2, -13.0, -12.5, -12.0, -11.0,
-         -10.0, -9.0, -8.7, -8.5, -8.0, -7.0, -6.0, -5.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0,
-         12.0, 12.5, 13.0, 13.5, 14.0, 15.0, 16.0, 18.0, 20.0, 21.0, 21.5, 22.0, 22.5, 23.0, 23.5,
-         24.0, 24.4, 25.0, 26.0, 27.0, 27.5, 30.0, 40.0, 300.0, 708.0]
+# The contract's 1e-12 (relative) holds wherever softplus and sigmoid are normal float64
+# numbers: far into both tails, and on a grid 0.01 apart over [-40, 40], where every
+# shortcut stops being within 1e-12 (x itself for softplus(x) below x = 24.4, e^x above
+# x = -26.9, 1 for sigmoid(x) below x = 27.6, a series cut after a few terms between |x| = 6
+# and 14). A series switch or a threshold set anywhere a shortcut is off by more than the
+# contract allows, a round number included, has a grid point past it.
+TAILS = [-708.0, -300.0, -100.0, *(step / 100 for step in range(-4000, 4001)), 100.0, 300.0,
+         708.0]
 RELATIVE = 1e-12
 
 
@@ -103,7 +101,7 @@ def check_tails(function, device) -> None:
         raise GradingError(
             f"Softplus's gradient at x = {at!r} is {grad[worst].item()!r} where sigmoid(x) = "
             f"{truth[worst].item()!r} (relative error {relative:.3g}, the contract allows "
-            f"{RELATIVE:g}){_gradient_cause(grad.detach(), expected, x, worst)}", mistake={
+            f"{RELATIVE:g}){_gradient_cause(grad.detach(), got, x, worst)}", mistake={
                 "that is 1;": "Softplus/gradient-one-in-right-tail",
                 "that is y itself": "Softplus/gradient-y-in-left-tail",
                 "1 - exp(-y) subtracts": "Softplus/gradient-without-expm1",
@@ -315,9 +313,34 @@ def softplus_full(Softplus, device) -> None:
 
 SOFTPLUS_DOMAIN = Domain(SOFTPLUS, sampled(SOFTPLUS, {"x": (3, 4)}, scale=4.0))
 
+CLAUSES = (
+    Clause("forward saves **only its output** $y$, through `ctx.save_for_backward`, and backward "
+           "recovers the derivative from $y$;",
+           {"Softplus/saves-not-only-output": "saves the input x",
+            "Softplus/saves-nothing": "output kept in a module global",
+            "Softplus/saves-in-float32": "saves y.float(): the derivative from 7 digits of y"}),
+    Clause("in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both "
+           "tails**: relative error at most $10^{-12}$ wherever the true value is a normal float64 "
+           "number. $\\mathrm{softplus}(-40) \\approx 4.2 \\times 10^{-18}$, not $0$; the "
+           "gradient at $x = 40$ is $1 - 4.2 \\times 10^{-18}$, and at $x = -40$ it is about "
+           "$4.2 \\times 10^{-18}$.",
+           {"case:an exponential past 709.78 overflows": "log(1 + exp(x)) as written",
+            "Softplus/x-in-right-tail": "F.softplus forward (threshold=20)",
+            "Softplus/exp-x-in-left-tail": "e^x itself below x = -25.5",
+            "Softplus/log-without-log1p": "log(1 + exp(x)) on the left branch",
+            "Softplus/series-cut-short": "two-term series e^x - e^2x / 2 below x = -10",
+            "Softplus/gradient-one-in-right-tail": "gradient 1 above y = 25.5",
+            "Softplus/gradient-y-in-left-tail": "gradient y itself below y = 1e-10",
+            "Softplus/gradient-series-cut-short": "gradient y - y^2 / 2 below y = 1e-4",
+            "Softplus/float32-step": "forward rounded through float32",
+            "Softplus/gradient-x-minus-sigmoid":
+                "gradient x - sigmoid(x), as a source text gives it"}),
+)
+
 EXERCISES = [
     Exercise("Softplus", "01_sigmoid", softplus_full,
              contract=("saves only its output", "|x| up to 800", "values in both tails",
                        "gradients in both tails"),
+             clauses=CLAUSES,
              example=lambda: (4 * sample((5,), "cpu"),), domain=SOFTPLUS_DOMAIN),
 ]

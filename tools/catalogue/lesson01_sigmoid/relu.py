@@ -12,22 +12,11 @@ UNUSUAL = [
                   "        return torch.where(mask, x, torch.zeros_like(x))",
                   "        mask, = ctx.saved_tensors\n"
                   "        return torch.where(mask, grad_output, torch.zeros_like(grad_output))")),
-    Unusual("MyReLU", "masked_fill on a fresh tensor, F.relu forward",
-            _relu("        ctx.save_for_backward(x)\n        return F.relu(x)",
-                  RELU_READ + "        return grad_output.masked_fill(x <= 0, 0)")),
-    Unusual("MyReLU", "writes into grad_output.clone()",
-            _relu(RELU_FORWARD, RELU_READ + "        grad = grad_output.clone()\n"
-                  "        grad[x <= 0] = 0\n        return grad")),
-    # (x + |x|) / 2 is nan at x = -inf (-inf + inf): passes, as the heaviside entry below.
+    # (x + |x|) / 2 is nan at x = -inf (-inf + inf): the contract names no infinities, so
+    # it passes; the lesson's mistakes table warns of it instead.
     Unusual("MyReLU", "(x + |x|) / 2 forward, sign(y) backward",
             _relu("        y = (x + x.abs()) / 2\n        ctx.save_for_backward(y)\n        return y",
                   "        y, = ctx.saved_tensors\n        return grad_output * torch.sign(y)")),
-    # x * mask gives nan at x = -inf (-inf * 0), where torch.relu gives 0: the contract names
-    # no infinities, so it passes; the lesson's mistakes table warns of it instead.
-    Unusual("MyReLU", "a uint8 mask from torch.heaviside",
-            _relu("        mask = torch.heaviside(x, torch.zeros((), dtype=x.dtype)).to(torch.uint8)\n"
-                  "        ctx.save_for_backward(mask)\n        return x * mask",
-                  "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
     Unusual("MyReLU", "F.threshold forward, torch.where(y != 0) backward",
             _relu("        y = F.threshold(x, 0.0, 0.0)\n        ctx.save_for_backward(y)\n        return y",
                   "        y, = ctx.saved_tensors\n        return torch.where(y != 0, grad_output, 0.0)")),
@@ -105,4 +94,31 @@ MISTAKES = [
             _relu("        mask = x.float() > 0\n        ctx.save_for_backward(mask)\n"
                   "        return x.clamp(min=0)",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
+    # the contract saves a boolean mask or the output (issue 45: nothing checked it)
+    Mistake("MyReLU", "masked_fill on a fresh tensor, F.relu forward, saves x",
+            "MyReLU saved its input x: the contract saves one tensor, a boolean mask",
+            _relu("        ctx.save_for_backward(x)\n        return F.relu(x)",
+                  RELU_READ + "        return grad_output.masked_fill(x <= 0, 0)")),
+    Mistake("MyReLU", "writes into grad_output.clone(), saves x",
+            "MyReLU saved its input x: the contract saves one tensor, a boolean mask",
+            _relu(RELU_FORWARD, RELU_READ + "        grad = grad_output.clone()\n"
+                  "        grad[x <= 0] = 0\n        return grad")),
+    # a mask in uint8, 1 byte an element as bool, is still not the boolean mask the contract
+    # names (FusedLinearReLU fails one too)
+    Mistake("MyReLU", "a uint8 mask from torch.heaviside",
+            "MyReLU saved a uint8 tensor of its own: the contract saves one tensor, a boolean mask",
+            _relu("        mask = torch.heaviside(x, torch.zeros((), dtype=x.dtype)).to(torch.uint8)\n"
+                  "        ctx.save_for_backward(mask)\n        return x * mask",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
+    # mutants (issue 45): a float mask, a copy of the output
+    Mistake("MyReLU", "the mask saved as float",
+            "MyReLU saved a float32 tensor of its own: the contract saves one tensor",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask.float())\n"
+                  "        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
+    Mistake("MyReLU", "saves a clone of the output",
+            "MyReLU saved a float64 tensor of its own: the contract saves one tensor",
+            _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(y.clone())\n"
+                  "        return y",
+                  "        y, = ctx.saved_tensors\n        return grad_output * (y > 0)")),
 ]

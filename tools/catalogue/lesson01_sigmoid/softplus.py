@@ -75,7 +75,7 @@ MISTAKES = [
                       "        x, = ctx.saved_tensors\n        return grad_output * torch.sigmoid(x)"),
             named=True),
     Mistake("Softplus", "F.softplus with threshold=21, just past the point a hint named",
-            "Softplus's value at x = 21.5 is 21.5",
+            "Softplus's value at x = 21.01 is 21.01",
             _softplus("        y = F.softplus(x, threshold=21.0)\n" + SAVE_Y)),
     Mistake("Softplus", "e^x itself below x = -25.5", "that is e^x itself",
             _softplus("        y = torch.where(x < -25.5, torch.exp(x),\n"

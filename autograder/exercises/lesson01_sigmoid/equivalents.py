@@ -1,0 +1,115 @@
+"""Lesson 01's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+
+from ...equivalents import EquivalentMutant
+
+_BRANCHES = ("both branches are exact formulas of sigma(x) in z = exp(-|x|), which is in (0, 1] "
+             "on either side, so which one takes x in [-1e-6, 1e-6] (or x = 0, where both give "
+             "1/2) changes no digit that matters")
+_NOOP_COPY = ("the tensor was just made by an op that returns a contiguous tensor: "
+              ".contiguous() returns it itself, no copy")
+_VIEW = "the tensor was just made contiguous by an element-wise op: view and reshape agree"
+_ONE_INPUT = ("MySigmoid has one input, which requires grad whenever backward runs: the test on "
+              "needs_input_grad never skips")
+_SCALED_COPY = ("a copy of what ScaledSigmoid saves holds the same values, so backward gives the "
+                "same gradient; the exercise's contract bounds no memory")
+_SOFTPLUS_BRANCHES = ("both branches are exact formulas of softplus(x), each within a few ulps "
+                      "on either side of 0, so which one takes x in [-1e-6, 1e-6] changes no "
+                      "digit the contract's 1e-12 sees")
+
+
+def _sigmoid(operator: str, before: str, after: str, reason: str = _BRANCHES):
+    return EquivalentMutant("MySigmoid", operator, before, after, reason)
+
+
+def _scaled(operator: str, before: str, after: str, reason: str = _SCALED_COPY):
+    return EquivalentMutant("ScaledSigmoid", operator, before, after, reason)
+
+
+def _softplus(operator: str, before: str, after: str, reason: str = _SOFTPLUS_BRANCHES):
+    return EquivalentMutant("Softplus", operator, before, after, reason)
+
+
+_SOLUTION = "y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))"
+_ONE_MINUS = "y = torch.where(x >= 0, 1 - z / (1 + z), z / (1 + z))"
+_FLAT = "y = torch.where(flat >= 0, 1 / (1 + z), z / (1 + z))"
+_EXPM1_FREE = "y = torch.where(x >= 0, 1 / (1 + e), e / (1 + e))"
+_TEXTBOOK = "y = torch.where(x >= 0, 1 / (1 + torch.exp(-x)),"
+_EXPM1_OR_NOT = "return grad_output * torch.where(y < 1, -torch.expm1(-y), 1 - torch.exp(-y))"
+_TWO_BRANCHES = "y = torch.where(x > 0, x + torch.log1p(torch.exp(-x)),"
+
+EQUIVALENTS = [
+    _sigmoid("move_threshold", _SOLUTION, _SOLUTION.replace(">= 0", ">= 1e-06")),
+    _sigmoid("move_threshold", _SOLUTION, _SOLUTION.replace(">= 0", ">= -1e-06")),
+    _sigmoid("swap_comparison", _SOLUTION, _SOLUTION.replace(">= 0", "> 0")),
+    _sigmoid("move_threshold", _ONE_MINUS, _ONE_MINUS.replace(">= 0", ">= 1e-06")),
+    _sigmoid("swap_comparison", _ONE_MINUS, _ONE_MINUS.replace(">= 0", "> 0")),
+    _sigmoid("move_threshold", _FLAT, _FLAT.replace(">= 0", ">= 1e-06")),
+    _sigmoid("move_threshold", _EXPM1_FREE, _EXPM1_FREE.replace(">= 0", ">= -1e-06")),
+    _sigmoid("swap_comparison", _TEXTBOOK, _TEXTBOOK.replace(">= 0", "> 0"),
+             "at x = 0 exactly both textbook formulas give 1/2; elsewhere the test is unchanged"),
+    _sigmoid("add_copy", "ctx.save_for_backward(y)", "ctx.save_for_backward(y.contiguous())",
+             _NOOP_COPY),
+    _sigmoid("reshape_to_view", "return grad_output * (y * (1 - y)).reshape(grad_output.shape)",
+             "return grad_output * (y * (1 - y)).view(grad_output.shape)", _VIEW),
+    _sigmoid("reshape_to_view", "return y.reshape(x.shape)", "return y.view(x.shape)", _VIEW),
+    _sigmoid("ignore_needs_input_grad", "if not ctx.needs_input_grad[0]:", "if not True:",
+             _ONE_INPUT),
+    EquivalentMutant("MyReLU", "save_copy", "ctx.save_for_backward(positive)",
+                     "ctx.save_for_backward(positive.clone())",
+                     "a copy of a bool mask forward just made is still a bool mask, and the "
+                     "same new memory (the original is freed when forward returns)"),
+    EquivalentMutant("MyReLU", "save_copy", "ctx.save_for_backward(mask)",
+                     "ctx.save_for_backward(mask.clone())",
+                     "a copy of a bool mask forward just made is still a bool mask, and the "
+                     "same new memory (the original is freed when forward returns)"),
+    EquivalentMutant("MyReLU", "add_copy", "ctx.save_for_backward(positive)",
+                     "ctx.save_for_backward(positive.contiguous())", _NOOP_COPY),
+    EquivalentMutant("MyReLU", "add_copy", "ctx.save_for_backward(mask)",
+                     "ctx.save_for_backward(mask.contiguous())", _NOOP_COPY),
+    EquivalentMutant("MyReLU", "add_copy", "ctx.save_for_backward(y)",
+                     "ctx.save_for_backward(y.contiguous())",
+                     "y = x.clamp(min=0) is a fresh contiguous output: .contiguous() returns it "
+                     "itself, so the output is what is saved"),
+    _scaled("save_copy", "ctx.save_for_backward(y)", "ctx.save_for_backward(y.clone())"),
+    _scaled("save_copy", "ctx.save_for_backward(x)", "ctx.save_for_backward(x.clone())"),
+    _scaled("add_copy", "ctx.save_for_backward(x)", "ctx.save_for_backward(x.contiguous())"),
+    _scaled("save_copy", "ctx.save_for_backward(s)", "ctx.save_for_backward(s.clone())"),
+    _scaled("add_copy", "ctx.save_for_backward(s)", "ctx.save_for_backward(s.contiguous())"),
+    _scaled("add_copy", "return y", "return y.clone()",
+            "the output returned is a copy of y: same values, and the saved y becomes an "
+            "intermediate, which the exercise's contract allows"),
+    _scaled("save_copy", "ctx.save_for_backward(x)  # no special case for scale = 0",
+            "ctx.save_for_backward(x.clone())  # no special case for scale = 0"),
+    _scaled("add_copy", "ctx.save_for_backward(x)  # no special case for scale = 0",
+            "ctx.save_for_backward(x.contiguous())  # no special case for scale = 0"),
+    _scaled("save_widened", "ctx.save_for_backward(x, torch.tensor(scale, dtype=x.dtype))",
+            "ctx.save_for_backward(x, torch.tensor(scale, dtype=x.dtype).double())",
+            "a 0-d scale in float64 holds the Python float at least as exactly (8 bytes)"),
+    _scaled("ignore_needs_input_grad", "if not ctx.needs_input_grad[0]:", "if not True:",
+            "scale is a Python float, so x is ScaledSigmoid's one tensor input and requires "
+            "grad whenever backward runs: the test never skips"),
+    _softplus("move_threshold", _EXPM1_OR_NOT, _EXPM1_OR_NOT.replace("y < 1", "y < 2"),
+              "1 - exp(-y) loses under 2 bits for y >= 0.5, far inside the contract's 1e-12, "
+              "so moving the switch between it and -expm1(-y) changes no digit that matters"),
+    _softplus("move_threshold", _EXPM1_OR_NOT, _EXPM1_OR_NOT.replace("y < 1", "y < 0.5"),
+              "1 - exp(-y) loses under 2 bits for y >= 0.5, far inside the contract's 1e-12, "
+              "so moving the switch between it and -expm1(-y) changes no digit that matters"),
+    _softplus("swap_comparison", _EXPM1_OR_NOT, _EXPM1_OR_NOT.replace("y < 1", "y <= 1"),
+              "at y = 1 exactly both -expm1(-y) and 1 - exp(-y) are within 2 ulps"),
+    _softplus("move_threshold", _TWO_BRANCHES, _TWO_BRANCHES.replace("x > 0", "x > -1e-06")),
+    _softplus("move_threshold", _TWO_BRANCHES, _TWO_BRANCHES.replace("x > 0", "x > 1e-06")),
+    _softplus("swap_comparison", _TWO_BRANCHES, _TWO_BRANCHES.replace("x > 0", "x >= 0")),
+    _softplus("add_copy", "ctx.save_for_backward(y)", "ctx.save_for_backward(y.contiguous())",
+              _NOOP_COPY),
+    _softplus("swap_comparison", "y = torch.where(x > -threshold, x, torch.where(",
+              "y = torch.where(x >= -threshold, x, torch.where(",
+              "at x = -threshold exactly (34.0), x itself is within 1e-14 of softplus(x)"),
+    _softplus("swap_comparison", "x < threshold, features_exp, torch.log1p(features_exp)))",
+              "x <= threshold, features_exp, torch.log1p(features_exp)))",
+              "at x = threshold exactly (-34.0), e^x is within 1e-14 of softplus(x)"),
+    _softplus("swap_comparison",
+              "y = torch.where(x < -14, e - e * e / 2, torch.logaddexp(x, 0 * x))",
+              "y = torch.where(x <= -14, e - e * e / 2, torch.logaddexp(x, 0 * x))",
+              "at x = -14 exactly the two-term series is within 1e-13 of softplus(x), as it is "
+              "below"),
+]
