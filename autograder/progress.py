@@ -14,13 +14,28 @@ FILE_NAME = ".autograd-progress.json"
 PASSED, FAILED, NOT_STARTED, NOT_TRIED = "passed", "failed", "not implemented yet", "not tried"
 
 
-def record(exercise: str, lesson: str, outcome: str, hint: str = "", folder: Path | None = None) -> None:
-    """Remember the outcome of ``exercise``'s self-check; never fails the self-check itself."""
+def notebook() -> str | None:
+    """The running notebook's name without its suffix (``01_sigmoid``), where Jupyter says
+    (``JPY_SESSION_NAME``); None in a terminal, a test or an older Jupyter."""
+    session = os.environ.get("JPY_SESSION_NAME")
+    return Path(session).stem if session else None
+
+
+def record(exercise: str, lesson: str, outcome: str, hint: str = "", folder: Path | None = None
+           ) -> None:
+    """Remember the outcome of ``exercise``'s self-check; never fails the self-check itself.
+    A self-check run in another notebook (a scratch one) does not replace what the lesson's own
+    notebook recorded: the table follows the lesson."""
     path = Path(folder or os.getcwd()) / FILE_NAME
+    here = notebook()
     try:
         entries = _read(path)
+        kept = entries.get(exercise)
+        if (here is not None and here != lesson and isinstance(kept, dict)
+                and kept.get("notebook") == lesson):
+            return
         entries[exercise] = {"lesson": lesson, "outcome": outcome, "hint": hint[:300],
-                             "when": time.strftime("%Y-%m-%d %H:%M")}
+                             "when": time.strftime("%Y-%m-%d %H:%M"), "notebook": here}
         scratch = path.with_name(f"{FILE_NAME}.{os.getpid()}")
         scratch.write_text(json.dumps(entries, indent=1, sort_keys=True))
         scratch.replace(path)  # whole or not at all: a second kernel may be writing too
@@ -37,14 +52,21 @@ def _read(path: Path) -> dict:
 
 
 def recorded(folder: Path | None = None) -> dict[str, dict]:
-    """Every recorded outcome in ``folder`` and the folders beside it, the newest per exercise."""
+    """Every recorded outcome in ``folder`` and the folders beside it: per exercise, the newest
+    its lesson's own notebook recorded, else the newest."""
     folder = Path(folder or os.getcwd())
     found: dict[str, dict] = {}
     for path in [*sorted(folder.parent.glob(f"*/{FILE_NAME}")), folder / FILE_NAME]:
         for exercise, entry in _read(path).items():
-            if isinstance(entry, dict) and entry.get("when", "") >= found.get(exercise, {}).get("when", ""):
+            if isinstance(entry, dict) and _rank(entry) >= _rank(found.get(exercise, {})):
                 found[exercise] = entry
     return found
+
+
+def _rank(entry: dict) -> tuple[bool, str]:
+    """Recorded by the lesson's own notebook first, then the newest."""
+    own = entry.get("notebook") is not None and entry.get("notebook") == entry.get("lesson")
+    return own, entry.get("when", "")
 
 
 def table(folder: Path | None = None, lesson: str | None = None) -> list[dict]:
@@ -101,7 +123,21 @@ def summary(folder: Path | None = None, lesson: str | None = None) -> str:
                      f"{upcoming['lesson']}.")
     else:
         lines.append(f"Next: {upcoming['exercise']} in {upcoming['lesson']}.")
+    earlier = [row for row in rows if lesson and row["lesson"] < lesson
+               and row["outcome"] != PASSED]
+    if earlier:
+        lines.append(f"Still open in earlier lessons: {_open_lessons(earlier)}.")
     return "\n".join(lines)
+
+
+def _open_lessons(rows: list[dict]) -> str:
+    """``rows`` by lesson: an exercise's name where a lesson has one open, else a count."""
+    by_lesson: dict[str, list[str]] = {}
+    for row in rows:
+        by_lesson.setdefault(row["lesson"], []).append(row["exercise"])
+    return ", ".join(f"{names[0]} in {name.split('_')[0]}" if len(names) == 1
+                     else f"{len(names)} exercises in {name.split('_')[0]}"
+                     for name, names in by_lesson.items())
 
 
 def show_progress(lesson: str | None = None, folder: Path | None = None) -> None:

@@ -77,3 +77,37 @@ def test_the_table_follows_the_course_order(folder):
                       "answer_") in EXERCISES
                   and cell.metadata["nbgrader"]["grade_id"].startswith("answer_")]
     assert [row["exercise"] for row in progress.table()] == in_lessons
+
+
+def test_a_scratch_notebook_does_not_replace_the_lessons_record(folder, monkeypatch):
+    """Does a self-check run in another notebook, in this folder or the one beside it, leave
+    what the lesson's notebook recorded, and record where the lesson's notebook has not?"""
+    monkeypatch.setenv("JPY_SESSION_NAME", str(folder / "00_template.ipynb"))
+    progress.record("Square", "00_template", progress.PASSED)
+    monkeypatch.setenv("JPY_SESSION_NAME", str(folder / "scratch.ipynb"))
+    progress.record("Square", "00_template", progress.FAILED, "a scratch try")
+    progress.record("WeightedSum", "00_template", progress.FAILED, "a scratch try")
+    rows = {row["exercise"]: row for row in progress.table()}
+    assert rows["Square"]["outcome"] == progress.PASSED
+    assert rows["WeightedSum"]["outcome"] == progress.FAILED
+    beside = folder.parent / "scratch"
+    beside.mkdir()
+    progress.record("Square", "00_template", progress.FAILED, "a later try", folder=beside)
+    assert {row["exercise"]: row for row in progress.table()}["Square"]["outcome"] == (
+        progress.PASSED)
+    monkeypatch.setenv("JPY_SESSION_NAME", str(folder / "00_template.ipynb"))
+    progress.record("Square", "00_template", progress.FAILED, "broken since")
+    assert {row["exercise"]: row for row in progress.table()}["Square"]["outcome"] == (
+        progress.FAILED)
+
+
+def test_a_lesson_done_names_what_is_still_open_before_it(folder):
+    """After the last exercise of a later lesson, does the summary point on, and also name
+    the earlier lessons' open exercises (one by name, several by count)?"""
+    for name, exercise in EXERCISES.items():
+        if exercise.lesson < "02" and name != "Softplus" or exercise.lesson.startswith("07"):
+            progress.record(name, exercise.lesson, progress.PASSED)
+    text = progress.summary(lesson="07_outputs")
+    assert "This lesson is done. Next: LogSumExp in 08_compile." in text
+    assert "Still open in earlier lessons: Softplus in 01, " in text
+    assert "exercises in 02" in text
