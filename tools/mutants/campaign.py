@@ -97,7 +97,7 @@ def run(limits: dict[str, int | None], workers: int,
                                TIMEOUT_FACTOR * baseline[task[1].exercise, task[1].origin])
     outcomes = _graded(tasks, workers, timeout, "mutants")
     listing = listed(exercises)
-    survived, failed = set(), set()
+    survived, failed = set(), {}
     for (answer, mutant), outcome in zip(tasks, outcomes):
         tally = tallies[mutant.exercise]
         tally.seconds += outcome.seconds
@@ -107,14 +107,15 @@ def run(limits: dict[str, int | None], workers: int,
         elif outcome.status in FAILED:
             tally.killed += 1
             tally.timeouts += outcome.status == TIMEOUT
-            failed.add(mutant.key)
+            failed[mutant.key] = outcome.detail
         elif mutant.key in listing:
             tally.equivalent += 1
             survived.add(mutant.key)
         else:
             tally.survivors.append((mutant, answer))
     made_all = [m for made, _ in plans.values() for m in made]
-    for entry, why in stale(listing, made_all, failed - survived):
+    only_failed = {key: detail for key, detail in failed.items() if key not in survived}
+    for entry, why in stale(listing, made_all, only_failed):
         errors.append(f"stale equivalent of {entry.exercise} ({entry.operator}: "
                       f"{entry.before!r} -> {entry.after!r}): {why}")
     return [tallies[e] for e in exercises], errors

@@ -24,13 +24,15 @@ def listed(exercises: list[str]) -> dict[tuple, EquivalentMutant]:
 
 
 def stale(listing: dict[tuple, EquivalentMutant], made: list[Mutant],
-          failed: set[tuple]) -> list[tuple[EquivalentMutant, str]]:
-    """Listings no mutant matches any more, or whose every graded mutant fails: (entry, why)."""
+          failed: dict[tuple, str]) -> list[tuple[EquivalentMutant, str]]:
+    """Listings no mutant matches any more, or whose every graded mutant fails (``failed``:
+    key -> the mistake grading names): (entry, why)."""
     made_keys = {mutant.key for mutant in made}
     found = []
     for key, entry in listing.items():
         if key not in made_keys:
             found.append((entry, "no mutant makes this edit any more"))
         elif key in failed:
-            found.append((entry, "grading now fails it: not an equivalent, remove the listing"))
+            found.append((entry, f"grading now fails it ({failed[key]}): not an equivalent, "
+                                 "remove the listing"))
     return found

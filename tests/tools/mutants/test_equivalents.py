@@ -51,7 +51,8 @@ def test_stale_listings_are_reported(monkeypatch):
     monkeypatch.setattr(equivalents, "collected", lambda: [LISTED])
     listing = equivalents.listed(["Square"])
     same = _mutant(LISTED.before, LISTED.after)
-    assert equivalents.stale(listing, [same], failed=set()) == []
-    assert [why for _, why in equivalents.stale(listing, [], failed=set())] == [
+    assert equivalents.stale(listing, [same], failed={}) == []
+    assert [why for _, why in equivalents.stale(listing, [], failed={})] == [
         "no mutant makes this edit any more"]
-    assert "grading now fails it" in equivalents.stale(listing, [same], {same.key})[0][1]
+    assert "grading now fails it (Square/saves-a-copy)" in equivalents.stale(
+        listing, [same], {same.key: "Square/saves-a-copy"})[0][1]
