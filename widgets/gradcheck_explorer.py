@@ -268,11 +268,12 @@ def _round_up(value: float) -> float:
 
 
 def explore_gradients(function, *inputs, eps: float = 1e-6, names=None,
-                      failure: str | None = None) -> View:
+                      failure: str | None = None, notes: list[str] | None = None) -> View:
     """Analytic vs numerical Jacobian heatmaps of ``function`` at ``inputs``, with an input
     selector (opening on the worst input) and a slider for the finite-difference step eps.
     ``failure``: the hint of a failed self-check this view is shown under; the view then says
-    what it checks and whether it shows that failure (pane ``failure``)."""
+    what it checks and whether it shows that failure (pane ``failure``), with ``notes`` on what
+    backward returned (``backward_notes`` when None)."""
     names = list(names) if names is not None else input_names(function, len(inputs))
     summary = html_pane()
     verdict = html_pane()
@@ -323,8 +324,9 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None,
                              "each entry is d output[row] / d input[column]")
     children = [html_pane(heading), ipywidgets.HBox([which, step]), summary, picture]
     if failure is not None:
-        verdict.value = failure_html(comparison, backward_notes(function, *inputs, names=names),
-                                     failure)
+        if notes is None:
+            notes = backward_notes(function, *inputs, names=names)
+        verdict.value = failure_html(comparison, notes, failure)
         children.insert(1, verdict)
     return View(children, controls={"input": which, "eps": step},
                 panes={"summary": summary, "heatmaps": picture, "failure": verdict})

@@ -1,12 +1,18 @@
 """When a visible self-check fails, show the gradient-check explorer on the learner's Function,
-below the hint (in a notebook, once the cell has shown its error)."""
+below the hint (in a notebook, once the cell has shown its error): the whole panel where the
+Jacobians or what backward returned show something, one note where they show nothing."""
 
 from IPython.display import HTML, display
 
 from autograder.grading import SELF_CHECK_FAILURE_HOOKS
 
-from .functions import is_function_class
-from .gradcheck_explorer import explore_gradients
+from .functions import is_function_class, input_names
+from .gradcheck_explorer import compare_jacobians, explore_gradients, failure_html
+from .gradcheck_probes import backward_notes
+
+# the self-check failures that are about gradients computed for inputs that need none: only
+# under these does the explorer's note on unasked-for gradients belong
+UNNEEDED_WORK = ("computes-unneeded-gradient", "computes-frozen-gradient", "gate-on-wrong-entry")
 
 
 def offer_gradient_explorer(exercise, submission, error) -> None:
@@ -14,9 +20,31 @@ def offer_gradient_explorer(exercise, submission, error) -> None:
     they show the failure the self-check found (``error``) or that it lies elsewhere."""
     if exercise.example is None or not is_function_class(submission):
         return
+    inputs = exercise.example()
+    hint = failure_hint(error)
+    try:
+        comparison = compare_jacobians(submission, *inputs)
+    except Exception:  # the learner's Function may raise anything: the panel shows it
+        comparison = None
+    notes = relevant_notes(backward_notes(submission, *inputs), error)
+    if (comparison is not None and not notes
+            and all(comparison.agrees(k) for k in range(len(comparison.names)))):
+        display(HTML(failure_html(comparison, [], hint)))  # nothing to see in heatmaps
+        return
     display(HTML(f"<b>{exercise.name}'s Jacobian</b>, from your backward beside central "
                  "differences of your forward, for small inputs."))
-    display(explore_gradients(submission, *exercise.example(), failure=failure_hint(error)))
+    display(explore_gradients(submission, *inputs, failure=hint, notes=notes,
+                              names=input_names(submission, len(inputs))))
+
+
+def relevant_notes(notes: list[str], error) -> list[str]:
+    """``backward_notes`` without the one on gradients nobody asked for, unless the failure is
+    about that work: most contracts allow it, and it would only distract."""
+    mistake = getattr(error, "mistake", None) or ""
+    mistakes = mistake.values() if isinstance(mistake, dict) else [mistake]
+    if any(str(m).endswith(UNNEEDED_WORK) for m in mistakes):
+        return notes
+    return [note for note in notes if "nobody asked for" not in note]
 
 
 def failure_hint(error) -> str:

@@ -40,6 +40,27 @@ def test_a_failing_self_check_shows_the_explorer_and_still_raises_the_hint(shown
     assert any(isinstance(item, View) for item in shown)
 
 
+def test_a_failure_the_jacobians_cannot_show_gets_one_note_not_the_panel(shown):
+    """Where backward agrees with central differences of forward (a tensor kept on ctx), is the
+    learner told in one note that the failure lies elsewhere, with no heatmaps?"""
+    with pytest.raises(GradingError, match="ctx.x"):
+        self_check("Square", mistake("Square", "tensor on ctx"))
+    assert not any(isinstance(item, View) for item in shown)
+    note, = shown
+    assert "the failure is elsewhere" in note.data
+
+
+def test_unasked_for_gradients_are_noted_only_when_the_failure_is_about_them():
+    """Is the note on gradients nobody asked for kept for a needs_input_grad failure and left
+    out of any other?"""
+    note = ("with x1 alone requiring grad, backward still computed a gradient for w, which "
+            "nobody asked for")
+    other = GradingError("wrong sign", mistake="Outer/grad-output-on-wrong-side")
+    unneeded = GradingError("unneeded work", mistake="Outer/computes-unneeded-gradient")
+    assert hook_module.relevant_notes([note], other) == []
+    assert hook_module.relevant_notes([note], unneeded) == [note]
+
+
 def test_a_passing_self_check_shows_nothing(shown, capsys):
     """Does a correct Function get only its tick?"""
     self_check("Square", solution("Square"))
