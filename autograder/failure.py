@@ -85,12 +85,15 @@ def summary(name: str, error: BaseException, shell=None) -> list[str]:
     lines = [f"{RED_BOLD}✗ {name} failed its self-check:{RESET} {first}"]
     if isinstance(error, GradingError) and error.case and f"with {error.case}" not in first:
         lines.append(f"  with {error.case}")
-    for where, line, function, source in learner_frames(error, shell):
+    frames = learner_frames(error, shell)
+    for where, line, function, source in frames:
         lines.append(f"  in your code, {where}, line {line}, in {function}:")
         if source:
             lines.append(f"      {source}")
-    details = isinstance(error, GradingError) and error.details
-    lines.append(f"  {MORE_DETAIL if details else FULL_TRACEBACK}")
+    if isinstance(error, GradingError) and error.details:
+        lines.append(f"  {MORE_DETAIL}")
+    elif frames:  # where nothing of the learner's raised, %tb shows only the grader's error
+        lines.append(f"  {FULL_TRACEBACK}")
     return lines
 
 
