@@ -39,9 +39,9 @@ def _record(name: str):
     return hook
 
 
-def _blocks(device, seed: int = 0):
-    f = nn.Sequential(_linear(WIDTH, WIDTH, device, seed), nn.Tanh())
-    g = nn.Sequential(_linear(WIDTH, WIDTH, device, seed + 2), nn.Softplus())
+def _blocks(device, seed: int = 0, dtype=torch.float64):
+    f = nn.Sequential(_linear(WIDTH, WIDTH, device, seed), nn.Tanh()).to(dtype)
+    g = nn.Sequential(_linear(WIDTH, WIDTH, device, seed + 2), nn.Softplus()).to(dtype)
     for name, block in (("f", f), ("g", g)):
         block.register_forward_pre_hook(_record(name))
     return f, g
@@ -55,10 +55,17 @@ REENTERED = (
     "tensor computed from them with autograd on")
 
 
-def _values(shape, device, seed: int = 0) -> dict:
-    f, g = _blocks(device, seed)
-    return {"x1": sample(shape, device, seed=seed + 20), "x2": sample(shape, device, seed=seed + 21),
-            "f": f, "g": g}
+def _values(shape, device, seed: int = 0, dtype=torch.float64, *,
+            transposed: bool = False) -> dict:
+    """x1, x2 of ``shape`` (``transposed``: views of a transposed tensor, so that y1 and y2
+    come out transposed too) and blocks f and g of their own, all in ``dtype``."""
+    f, g = _blocks(device, seed, dtype)
+
+    def made(seed):
+        if transposed:
+            return sample(shape[::-1], device, seed=seed, dtype=dtype).mT
+        return sample(shape, device, seed=seed, dtype=dtype)
+    return {"x1": made(seed + 20), "x2": made(seed + 21), "f": f, "g": g}
 
 
 def _parameters(values: dict) -> dict:
@@ -283,6 +290,12 @@ def full(submission, device) -> None:
         with case(f"x1 and x2 of shape {shape}"):
             check_coupling(function, _values(shape, device, seed), accumulate=seed == 0)
     covers("parameters accumulate .grad")
+    # what forward saves, where a copy of an output is a new tensor: float32 outputs (a float64
+    # copy saved "for accuracy" is one) and transposed ones (so is a .contiguous() copy)
+    with case("x1 and x2 in float32, of shape (3, 5)"):
+        check_coupling(function, _values((3, WIDTH), device, 5, torch.float32))
+    with case("x1 and x2 transposed views, of shape (4, 5)"):
+        check_coupling(function, _values((4, WIDTH), device, 6, transposed=True))
     for unused, name in ((1, "y2"), (0, "y1")):
         with case(f"a loss that does not use {name}"):
             check_coupling(function, _values((3, WIDTH), device, 3), unused=unused)

@@ -64,13 +64,17 @@ def check_saves_only_outputs(forward, inputs: dict | None = None, tracked=()) ->
                 "save only the outputs y1 and y2, and let backward compute the inputs back "
                 "from them (solve the two equations in the order that leaves one unknown each)",
                 mistake="ReversibleCoupling/saves-input")
-        copies = [n for n, y in zip(("y1", "y2"), forward.output if isinstance(
+        copies = [(n, y) for n, y in zip(("y1", "y2"), forward.output if isinstance(
             forward.output, tuple) else ()) if isinstance(y, torch.Tensor)
-            and y.shape == saved.shape and torch.equal(y.detach(), saved.tensor.detach())]
+            and y.shape == saved.shape
+            and torch.equal(y.detach().to(saved.dtype), saved.tensor.detach())]
         if saved.role != "output" and copies:
+            name, output = copies[0]
+            kind = (f"a {str(saved.dtype)[6:]} copy of its {str(output.dtype)[6:]} output"
+                    if saved.dtype != output.dtype else "a copy of its output")
             raise GradingError(
-                f"ReversibleCoupling saved a copy of its output {copies[0]}, a new tensor "
-                "kept besides the one the caller holds: save the outputs themselves, "
+                f"ReversibleCoupling saved {kind} {name}, a new tensor kept besides the one "
+                "the caller holds: save the outputs themselves, as they are, "
                 "ctx.save_for_backward(y1, y2)", mistake="ReversibleCoupling/saves-output-copy")
         if saved.role != "output":
             raise GradingError(

@@ -241,4 +241,20 @@ class CheckpointFunction(torch.autograd.Function):
     Mistake("CheckpointFunction", "fresh leaves that never require grad (t.detach())",
             "backward returned None for x: the recomputation ran run_fn on a copy of x that did "
             "not require grad", _backward_without(RESTORE, prepare="lambda t: t.detach()")),
+    # the random state in a global: right for one call at a time, but with two checkpoints in
+    # one graph the first call's backward restores the second's state and draws its mask
+    # (issue 45: a checkpoint stack with no randomness never exercised it)
+    Mistake("CheckpointFunction", "the CPU random state kept in a global",
+            "CheckpointFunction is right for each call alone but not for two calls in one graph",
+            _checkpoint(CORRECT_BACKWARD.replace("ctx.cpu_state", "_cpu_state"),
+                        FORWARD.replace("ctx.cpu_state = torch.get_rng_state()",
+                                        "global _cpu_state\n        "
+                                        "_cpu_state = torch.get_rng_state()"))),
+    # how many arguments, in a global: the first call's backward reads the second's count
+    Mistake("CheckpointFunction", "the number of arguments kept in a global",
+            "CheckpointFunction is right for each call alone but not for two calls in one graph",
+            _checkpoint(CORRECT_BACKWARD, FORWARD.replace(
+                "        ctx.run_fn = run_fn\n", "        global _count\n        ctx.run_fn = "
+                "run_fn\n        _count = len(args)\n")).replace(
+                "zip(ctx.is_tensor, ctx.others)]", "zip(ctx.is_tensor[:_count], ctx.others)]")),
 ]

@@ -196,6 +196,19 @@ MISTAKES = [
     Mistake("ReversibleCoupling", "saves a clone of the output y2", "saved a copy of its output "
             "y2", _coupling(INVERT + RECOMPUTE + RIGHT + RETURN, edit(
                 FORWARD, ("save_for_backward(y1, y2)", "save_for_backward(y1, y2.clone())")))),
+    # a widened copy is an output only where the output is float64: the float32 case saves a
+    # second tensor, twice the output's bytes (issue 45: the bytes a contract lets forward save)
+    Mistake("ReversibleCoupling", "saves a float64 copy of the output y1 for accuracy",
+            "saved a float64 copy of its float32 output y1", _coupling(
+                INVERT + RECOMPUTE + RIGHT + RETURN, edit(
+                    FORWARD, ("save_for_backward(y1, y2)", "save_for_backward(y1.double(), y2)")))),
+    # .contiguous() is the output itself where the output is contiguous: the transposed case
+    # saves a copy
+    Mistake("ReversibleCoupling", "saves y2.contiguous(), a copy of a transposed output",
+            "saved a copy of its output y2", _coupling(
+                INVERT + RECOMPUTE + RIGHT + RETURN, edit(
+                    FORWARD, ("save_for_backward(y1, y2)",
+                              "save_for_backward(y1, y2.contiguous())")))),
     Mistake("ReversibleCoupling", "forward runs f and g under torch.enable_grad(), saving only "
             "y1 and y2", "ReversibleCoupling's forward ran f and g with grad on",
             _coupling(INVERT + RECOMPUTE + RIGHT + RETURN, EAGER)),

@@ -1,0 +1,97 @@
+"""Lesson 05's surviving mutants that are no hole (``autograder.equivalents``): edits that
+leave the answer within its contract, and edits of the CUDA random-state lines, which only a
+GPU run of grading reaches (``make mutants`` grades on the CPU)."""
+
+from ...equivalents import EquivalentMutant
+
+SEQUENTIAL = "checkpoint_sequential"
+CHECKPOINT = "CheckpointFunction"
+# the lines that keep and restore each CUDA device's random state, as the solution and the
+# catalogued answers write them
+CUDA_ONLY = ("CUDA only: no CPU run reaches it, as a CPU tensor argument has no CUDA random "
+             "state; grading on a GPU fails it")
+
+
+def _devices_in_a_global(comment: str) -> tuple[str, str]:
+    """(before, after) of the edit that keeps the solution's CUDA device list in a global."""
+    before = ("ctx.devices = sorted({t.get_device() for t in tensors if t.is_cuda})\n"
+              "ctx.cuda_states = [torch.cuda.get_rng_state(d) for d in ctx.devices]\n"
+              f"with torch.random.fork_rng(devices=ctx.devices):{comment}\n"
+              "for device, state in zip(ctx.devices, ctx.cuda_states):")
+    after = before.replace("ctx.devices", "_shared_devices").replace(
+        "_shared_devices = ", "global _shared_devices; _shared_devices = ", 1)
+    return before, after
+
+
+EQUIVALENTS = [
+    EquivalentMutant(SEQUENTIAL, "add_copy", "return x", "return x.clone()",
+                     "the output cloned: the same values, and autograd passes the gradient "
+                     "through clone unchanged"),
+    EquivalentMutant(SEQUENTIAL, "add_copy", "return h", "return h.clone()",
+                     "a segment's output cloned: the same values, and autograd passes the "
+                     "gradient through clone unchanged"),
+    EquivalentMutant(SEQUENTIAL, "drop_statement", "layers = list(layers)", "pass",
+                     "the contract's layers are a list or an nn.Sequential, which slice, len "
+                     "and iterate alike, so the list() copy changes nothing"),
+    EquivalentMutant(SEQUENTIAL, "drop_term",
+                     "starts = [i * size for i in range(segments)] + [len(layers)]  # the last "
+                     "takes the remainder",
+                     "starts = [i for i in range(segments)] + [len(layers)]  # the last takes "
+                     "the remainder",
+                     "still exactly `segments` consecutive groups with every layer in one, in "
+                     "order (one layer each, the rest in the last), and the contract accepts "
+                     "any such split"),
+    EquivalentMutant(SEQUENTIAL, "drop_term",
+                     "bounds = [i * size for i in range(segments)] + [len(layers)]",
+                     "bounds = [i for i in range(segments)] + [len(layers)]",
+                     "still exactly `segments` consecutive groups with every layer in one, in "
+                     "order (one layer each, the rest in the last), and the contract accepts "
+                     "any such split"),
+    EquivalentMutant(CHECKPOINT, "save_copy",
+                     "ctx.save_for_backward(torch.get_rng_state(), *(args[i] for i in "
+                     "ctx.positions))",
+                     "ctx.save_for_backward(torch.get_rng_state().clone(), *(args[i] for i in "
+                     "ctx.positions))",
+                     "torch.get_rng_state() returns a new tensor, read by nothing else: saving "
+                     "a clone of it keeps the same bytes (the original is freed at once)"),
+    # CUDA only: check_random_state and check_two_calls (its first call on the GPU, its second
+    # on the CPU) fail these where grading has a GPU
+    EquivalentMutant(CHECKPOINT, "drop_statement", "torch.cuda.set_rng_state(state, device)",
+                     "pass", CUDA_ONLY),
+    EquivalentMutant(CHECKPOINT, "drop_statement", "torch.cuda.set_rng_state(cuda_state, device)",
+                     "pass", CUDA_ONLY),
+    EquivalentMutant(
+        CHECKPOINT, "ctx_to_global",
+        "ctx.cuda_states = [torch.cuda.get_rng_state(d) for d in ctx.devices]\n"
+        "for device, state in zip(ctx.devices, ctx.cuda_states):",
+        "global _shared_cuda_states; _shared_cuda_states = [torch.cuda.get_rng_state(d) for d "
+        "in ctx.devices]\nfor device, state in zip(ctx.devices, _shared_cuda_states):", CUDA_ONLY),
+    EquivalentMutant(
+        CHECKPOINT, "ctx_to_global",
+        "ctx.cuda_states = [torch.cuda.get_rng_state(d) for d in ctx.devices]\n"
+        "for device, cuda_state in zip(ctx.devices, ctx.cuda_states):",
+        "global _shared_cuda_states; _shared_cuda_states = [torch.cuda.get_rng_state(d) for d "
+        "in ctx.devices]\nfor device, cuda_state in zip(ctx.devices, _shared_cuda_states):",
+        CUDA_ONLY),
+    EquivalentMutant(CHECKPOINT, "ctx_to_global",
+                     *_devices_in_a_global("  # the caller's streams come back after"), CUDA_ONLY),
+    EquivalentMutant(CHECKPOINT, "ctx_to_global", *_devices_in_a_global(""), CUDA_ONLY),
+    EquivalentMutant(
+        CHECKPOINT, "ctx_to_global",
+        "ctx.devices = sorted({a.get_device() for a in args\n"
+        "ctx.cuda_states = [torch.cuda.get_rng_state(d) for d in ctx.devices]\n"
+        "with torch.random.fork_rng(devices=ctx.devices):\n"
+        "for device, cuda_state in zip(ctx.devices, ctx.cuda_states):",
+        "global _shared_devices; _shared_devices = sorted({a.get_device() for a in args\n"
+        "ctx.cuda_states = [torch.cuda.get_rng_state(d) for d in _shared_devices]\n"
+        "with torch.random.fork_rng(devices=_shared_devices):\n"
+        "for device, cuda_state in zip(_shared_devices, ctx.cuda_states):", CUDA_ONLY),
+    EquivalentMutant(
+        CHECKPOINT, "ctx_to_global",
+        "ctx.cuda = {a.device: torch.cuda.get_rng_state(a.device) for a in args\n"
+        "with torch.random.fork_rng(devices=list(ctx.cuda)):\n"
+        "for device, state in ctx.cuda.items():",
+        "global _shared_cuda; _shared_cuda = {a.device: torch.cuda.get_rng_state(a.device) for "
+        "a in args\nwith torch.random.fork_rng(devices=list(_shared_cuda)):\n"
+        "for device, state in _shared_cuda.items():", CUDA_ONLY),
+]
