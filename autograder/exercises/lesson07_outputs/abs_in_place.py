@@ -12,7 +12,8 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_float32_reading,
                        check_leaf_error, check_on_view, check_plain_tensor, check_version_tracking,
-                       gradient_through, with_zeros, writing_into_a_copy)
+                       gradient_through, with_infinities, with_zeros,
+                       writing_into_a_copy)
 
 LATER_IN_LESSON = True
 NAME = "AbsInPlace"
@@ -166,6 +167,10 @@ def abs_full(AbsInPlace, device) -> None:
             check_abs(function, both_signs(sample(shape, device, seed=seed)), seed=seed)
     covers("x == 0")
     covers("0-d x")
+    with case("x transposed, some entries exactly 0"):
+        check_abs(function, both_signs(sample((4, 3), device, seed=6)).mT, seed=6)
+    with case("x with +-inf entries"):
+        check_abs(function, with_infinities(device), seed=7)
     covers("the sign saved in one byte per element")
     check_leaf_error(function, ABS, device)
     covers("a leaf that requires grad")

@@ -3,6 +3,8 @@ written into x, marked dirty, x itself returned, PyTorch's own error for a leaf 
 grad, the gradient through a view of a non-leaf, and the version counter bumped; ReLUInPlace's
 battery; and the writable copy the checks generated from their domains write into."""
 
+import math
+
 import torch
 
 from ...checks import (Spec, backward_outputs, case, check_is_function, check_no_ctx_tensors,
@@ -86,11 +88,41 @@ def forward_in_place(function, spec: Spec, x: torch.Tensor):
         raise GradingError(f"{spec.name} returned a new tensor{unchanged}: write into x in "
                            "place, call ctx.mark_dirty(x) and return x itself",
                            mistake=f"{spec.name}/returns-new-tensor")
+    check_exact(spec, x, before, where=torch.isnan)
     diagnose_values(f"x after {spec.name}", x, spec.reference(before))
+    check_exact(spec, x, before)
     if x._version == version:  # unreachable through mark_dirty, which bumps it too
         raise GradingError("x's version counter did not move: write into x in place")
     check_no_ctx_tensors(spec, forward)
     return forward, y, before
+
+
+def check_exact(spec: Spec, y: torch.Tensor, before: torch.Tensor, where=None) -> None:
+    """The reference is exact in every dtype (a clamp, a sign flip): so is the write. A
+    threshold below 0 (x < -1e-6) leaves entries such as -1e-300 that no tolerance sees; a
+    product with a mask turns -inf into nan (``where``: only entries where it holds of y)."""
+    expected = spec.reference(before)
+    if y.shape != expected.shape:
+        return
+    wrong = (y.detach() != expected) & ~torch.isnan(expected)
+    if where is not None:
+        wrong &= where(y.detach())
+    if bool(wrong.any()):
+        at = wrong.nonzero()[0].tolist()
+        index = tuple(at)
+        raise GradingError(
+            f"x after {spec.name} is not exactly {spec.reference.__name__}(x): at index "
+            f"{index}, x = {before[index].item():.6g} became {y.detach()[index].item():.6g}, "
+            f"{spec.reference.__name__} gives {expected[index].item():.6g}; the write is exact "
+            "in every dtype, beside 0 and at +-inf included: what does your write do to that "
+            "entry?", mistake=f"{spec.name}/write-not-exact")
+
+
+def with_infinities(device) -> torch.Tensor:
+    """+-inf beside 0, +-1e-300 and ordinary values: the gradient is that of the reference at
+    every one (a mask or sign that divides y by itself, or x by |x|, turns inf / inf to nan)."""
+    return torch.tensor([[math.inf, -math.inf, 0.0, 2.5], [-1.5, 1e-300, -1e-300, math.inf]],
+                        dtype=torch.float64, device=device)
 
 
 def gradient_through(function, spec: Spec, x: torch.Tensor, seed: int = 0):
@@ -206,7 +238,7 @@ IN_PLACE_LAYOUT_CLAUSE = ("x of any strides an in-place write accepts (transpose
 
 def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
     """Written in place, marked dirty, the gradient with 0 at x == 0, grad_output untouched."""
-    _, got, pristine, before = gradient_through(function, RELU, x, seed)
+    forward, got, pristine, before = gradient_through(function, RELU, x, seed)
     expected = pristine * (before > 0)
     if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
         if (before == 0).any() and torch.allclose(got, pristine * (before >= 0)):
@@ -221,6 +253,21 @@ def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
                                "or below?", mistake="ReLUInPlace/mask-always-true")
         check_float32_reading(function, RELU, got, pristine, before, "mask")
     diagnose_gradient("x", got, expected, inputs={"x": before})
+    check_relu_saved(forward, before)
+
+
+def check_relu_saved(forward, x: torch.Tensor) -> None:
+    """The output is all backward needs, and x holds it once forward returns: saving x costs
+    nothing. A tensor made in forward and saved besides (a mask) may cost one byte an element."""
+    made = [saved for saved in forward.saved if saved.role == "intermediate"]
+    total = sum(saved.nbytes for saved in made)
+    if total > max(x.numel(), 1):
+        what = ", ".join(f"a {str(s.dtype)[6:]} tensor of shape {s.shape}" for s in made)
+        raise GradingError(
+            f"ReLUInPlace saves {what}, made in forward: {total} bytes for {x.numel()} "
+            "elements, where x (the output once forward returns) costs nothing and a mask one "
+            "byte per element; what does backward need, and is it already in a tensor?",
+            mistake="ReLUInPlace/saves-copy")
 
 
 def relu_full(ReLUInPlace, device) -> None:
@@ -230,6 +277,10 @@ def relu_full(ReLUInPlace, device) -> None:
             check_relu(function, with_zeros(sample(shape, device, seed=seed)), seed=seed)
     covers("x == 0")
     covers("0-d x")
+    with case("x transposed, some entries exactly 0"):
+        check_relu(function, with_zeros(sample((4, 3), device, seed=6)).mT, seed=6)
+    with case("x with +-inf entries"):
+        check_relu(function, with_infinities(device), seed=7)
     check_leaf_error(function, RELU, device)
     covers("a leaf that requires grad")
     check_each_input_alone(Cloned(function), RELU, {"x": sample((3, 4), device, seed=5,

@@ -135,6 +135,8 @@ def sort_full(SortWithIndices, device) -> None:
     for seed, shape in enumerate(SORT_SHAPES):
         with case(f"x of shape {shape}"):
             check_sort(function, sample(shape, device, seed=seed), seed=seed)
+    with case("x transposed, of shape (3, 5)"):  # strided indices: a copy of them is saved
+        check_sort(function, sample((5, 3), device, seed=13).mT, seed=13)
     covers("0-d x")
     covers("non-contiguous grad_values")
     check_each_input_alone(_Values(function), SORT, {"x": sample((3, 5), device)})

@@ -137,4 +137,8 @@ MISTAKES = [
             "your gradient for x is wrong", _abs((
                 "torch.sign(x).to(torch.int8)",
                 "(x > 1e-6).to(torch.int8) - (x < -1e-6).to(torch.int8)"))),
+    # x / |x| is the sign where x is finite and not 0; nan at 0 is made 0, but inf / inf too
+    Mistake("AbsInPlace", "the sign x / |x| with nan made 0", "your gradient for x is wrong",
+            _abs(("torch.sign(x).to(torch.int8)",
+                  "torch.nan_to_num(x / x.abs()).to(torch.int8)"))),
 ]

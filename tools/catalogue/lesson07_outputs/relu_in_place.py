@@ -42,16 +42,6 @@ UNUSUAL = [
         y, = ctx.saved_tensors
         return torch.where(y > 0, grad_output, torch.zeros_like(grad_output))
 ''')),
-    Unusual("ReLUInPlace", "mul_ by the mask, saved before the write", _relu('''        positive = x > 0
-        x.mul_(positive)
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(positive)
-        return x''', '''
-    @staticmethod
-    def backward(ctx, grad_output):
-        positive, = ctx.saved_tensors
-        return grad_output.masked_fill(~positive, 0)
-''')),
     # save_for_backward packs x when forward returns, after the write: it holds the output
     Unusual("ReLUInPlace", "x saved before the write (autograd packs it after: the output)",
             _relu('''        ctx.save_for_backward(x)
@@ -66,6 +56,18 @@ UNUSUAL = [
 
 
 MISTAKES = [
+    # was an unusual answer until x held -inf (issue 45): -inf * False is nan, not 0
+    Mistake("ReLUInPlace", "mul_ by the mask, saved before the write: -inf * 0 is nan",
+            "is not exactly relu(x)", _relu('''        positive = x > 0
+        x.mul_(positive)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(positive)
+        return x''', '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        positive, = ctx.saved_tensors
+        return grad_output.masked_fill(~positive, 0)
+''')),
     Mistake("ReLUInPlace", "mark_dirty not called", "did not call ctx.mark_dirty(x)", _relu(
         '''        x.clamp_(min=0)
         ctx.save_for_backward(x)
@@ -138,5 +140,26 @@ MISTAKES = [
     def backward(ctx, grad_output):
         y, = ctx.saved_tensors
         return torch.where(y > 1e-3, grad_output, 0)
+''')),
+    # the contract's memory: x is the output once forward returns, saving it costs nothing
+    Mistake("ReLUInPlace", "a clone of the output saved", "ReLUInPlace saves a float64 tensor",
+            _relu(_RELU_FORWARD.replace("save_for_backward(x)", "save_for_backward(x.clone())"))),
+    # .contiguous() copies only a strided x: the transposed case catches it
+    Mistake("ReLUInPlace", "x.contiguous() saved, a copy for a transposed x",
+            "ReLUInPlace saves a float64 tensor", _relu(_RELU_FORWARD.replace(
+                "save_for_backward(x)", "save_for_backward(x.contiguous())"))),
+    Mistake("ReLUInPlace", "the mask saved as float64", "ReLUInPlace saves a float64 tensor",
+            _relu(_RELU_FORWARD.replace("save_for_backward(x)",
+                                        "save_for_backward((x > 0).double())"))),
+    # a threshold below 0 leaves -1e-300 as it was: within any tolerance, but not a clamp
+    Mistake("ReLUInPlace", "masked_fill_ of x < -1e-6", "is not exactly relu(x)",
+            _relu(_RELU_FORWARD.replace("x.clamp_(min=0)", "x.masked_fill_(x < -1e-6, 0)"))),
+    # y / y is 1 where y > 0 and nan at 0, made 0: but inf / inf is nan too
+    Mistake("ReLUInPlace", "the mask y / y with nan made 0", "your gradient for x is wrong",
+            _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * torch.nan_to_num(y / y)
 ''')),
 ]

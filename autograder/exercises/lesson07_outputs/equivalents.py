@@ -1,0 +1,67 @@
+"""Lesson 07's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+
+from ...equivalents import EquivalentMutant
+
+_UNSTABLE = ("stable=False is torch.sort's own default, which the contract names; the grader "
+             "accepts any order of ties whose indices route the gradient they return")
+_MATERIALISE = ("the only other output is the int64 indices, which never get a gradient, and "
+                "backward ignores grad_indices: zeros or None change nothing")
+_OUTPUT_COPY = ("an output or gradient returned as a copy holds the same values; the contract "
+                "bounds what forward saves, not what it returns")
+_INDICES_COPY = ("the contract allows one new int64 tensor of x's shape (the inverse "
+                 "permutation): a copy of the indices is such a tensor, the same bytes")
+_SIGN_COPY = ("a copy of the one-byte sign forward made and then drops: the same bytes saved, "
+              "one tensor of at most one byte per element, as the contract allows")
+_MASK_COPY = ("a copy of the bool mask forward made and then drops: one byte per element "
+              "saved, as the contract allows")
+
+
+def _sort(operator: str, before: str, after: str, reason: str):
+    return EquivalentMutant("SortWithIndices", operator, before, after, reason)
+
+
+_SAVE = "ctx.save_for_backward(indices)"
+_SAVE_SOLUTION = "ctx.save_for_backward(indices)  # the permutation is all backward needs"
+_SAVE_INVERSE = ("ctx.save_for_backward(torch.argsort(indices, dim=-1) if x.dim() else "
+                 "indices)")
+_ABS_WHERE = ("return torch.where(sign == 0, torch.zeros_like(grad_output), grad_output * "
+              "sign)")
+
+EQUIVALENTS = [
+    _sort("flip_boolean", "values, indices = torch.sort(x, dim=-1, stable=True)",
+          "values, indices = torch.sort(x, dim=-1, stable=False)", _UNSTABLE),
+    _sort("flip_boolean", "ctx.set_materialize_grads(False)", "ctx.set_materialize_grads(True)",
+          _MATERIALISE),
+    _sort("drop_ctx_declaration", "ctx.set_materialize_grads(False)", "pass", _MATERIALISE),
+    _sort("add_copy", "return values, indices", "return values.clone(), indices", _OUTPUT_COPY),
+    _sort("add_copy", "return values, indices", "return values, indices.clone()", _OUTPUT_COPY),
+    _sort("add_copy", "return out", "return out.clone()", _OUTPUT_COPY),
+    _sort("save_copy", _SAVE, _SAVE.replace("indices)", "indices.clone())"), _INDICES_COPY),
+    _sort("add_copy", _SAVE, _SAVE.replace("indices)", "indices.contiguous())"), _INDICES_COPY),
+    _sort("save_copy", _SAVE_SOLUTION, _SAVE_SOLUTION.replace("(indices)", "(indices.clone())"),
+          _INDICES_COPY),
+    _sort("add_copy", _SAVE_SOLUTION,
+          _SAVE_SOLUTION.replace("(indices)", "(indices.contiguous())"), _INDICES_COPY),
+    _sort("save_copy", _SAVE_INVERSE, _SAVE_INVERSE.replace("else indices)",
+                                                            "else indices.clone())"),
+          _INDICES_COPY),
+    EquivalentMutant("SplitHalves", "nudge_constant",
+                     "out = present[0].new_zeros(*present[0].shape[:-1], 2 * h)",
+                     "out = present[-1].new_zeros(*present[0].shape[:-1], 2 * h)",
+                     "both gradients have the dtype and device of x's halves, and new_zeros "
+                     "takes only those from the tensor it is called on"),
+    EquivalentMutant("ReLUInPlace", "save_copy", "ctx.save_for_backward(x > 0)",
+                     "ctx.save_for_backward((x > 0).clone())", _MASK_COPY),
+    EquivalentMutant("ReLUInPlace", "swap_comparison", "x.masked_fill_(x < 0, 0)",
+                     "x.masked_fill_(x <= 0, 0)",
+                     "where x == 0 the fill writes the 0 already there (-0.0 becomes +0.0, "
+                     "both clamped to >= 0 and equal)"),
+    EquivalentMutant("AbsInPlace", "save_copy", "ctx.save_for_backward(sign)",
+                     "ctx.save_for_backward(sign.clone())", _SIGN_COPY),
+    EquivalentMutant("AbsInPlace", "add_copy", "ctx.save_for_backward(sign)",
+                     "ctx.save_for_backward(sign.contiguous())", _SIGN_COPY),
+    EquivalentMutant("AbsInPlace", "swap_arithmetic", _ABS_WHERE,
+                     _ABS_WHERE.replace("grad_output * sign", "grad_output / sign"),
+                     "where sign is not 0 (the branch kept) it is -1 or 1, and dividing by +-1 "
+                     "is multiplying by it"),
+]
