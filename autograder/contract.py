@@ -90,8 +90,7 @@ def check_each_input_alone(function, spec: Spec, values: dict, *, rtol=None, ato
                                      error, rtol, atol) from error
             raise
         if frozen_get_none and raw is not None:
-            tensors = [n for n, v in values.items() if isinstance(v, torch.Tensor)]
-            for other, value in zip(tensors, raw):
+            for other, value in zip(values, raw):  # one returned value per input, in order
                 if other != name and other in names and value is not None:
                     raise _explain_frozen(function, spec, values, name, other, grad_output, alone)
 

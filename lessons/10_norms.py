@@ -563,11 +563,12 @@ plt.show()
 # %% [markdown]
 # ## ✎ Exercise 1 · `LayerNormFunction`
 #
-# Write `LayerNormFunction`, with `LayerNormFunction.apply(x, weight, bias, eps)` returning
-# `F.layer_norm(x, x.shape[-1:], weight, bias, eps)` for `x` of shape `(*, D)` (a 1-D `x`
-# included), `weight` and `bias` each of shape `(D,)` or `None`, independently, and `eps` a
-# Python float.
+# Write `LayerNormFunction`, with `LayerNormFunction.apply(x, weight, bias, eps)`. The
+# contract, which the self-check and the hidden tests check:
 #
+# - for `x` of shape `(*, D)` (a 1-D `x` included), `weight` and `bias` each of shape `(D,)` or
+#   `None`, independently, and `eps` a Python float: the value of
+#   `F.layer_norm(x, x.shape[-1:], weight, bias, eps)` and the gradients autograd gives it.
 # - Forward computes the variance so that float32 rows such as $10^4 + \mathcal N(0, 1)$ keep
 #   their accuracy: never as $E[x^2] - E[x]^2$.
 # - Save one full-size tensor (`x`, or the normalised `x`), at most two per-row tensors (the
@@ -798,11 +799,13 @@ print(f"F.rms_norm keeps {kept_bytes(F.rms_norm, x, (1024,), weight, 1e-6):,} by
 # %% [markdown]
 # ## ✎ Exercise 2 · `RMSNormFunction`
 #
-# Write `RMSNormFunction`, with `RMSNormFunction.apply(x, weight, eps)` returning
-# `F.rms_norm(x, x.shape[-1:], weight, eps)` for `x` of shape `(*, D)`, `weight` of shape
-# `(D,)` or `None`, `eps` a Python float.
+# Write `RMSNormFunction`, with `RMSNormFunction.apply(x, weight, eps)`. The contract, which
+# the self-check and the hidden tests check:
 #
-# - Save `x`, the weight and one reciprocal rms per row, nothing else.
+# - for `x` of shape `(*, D)`, `weight` of shape `(D,)` or `None`, `eps` a Python float: the
+#   value of `F.rms_norm(x, x.shape[-1:], weight, eps)` and the gradients autograd gives it.
+# - Save `x` itself (not a copy of it, whatever its strides), the weight and one reciprocal
+#   rms per row, nothing else.
 # - Backward by hand, from your derivation; the weight gradient summed over every leading dim
 #   to shape `(D,)`; `None` for `eps`, and `None` for (no work on) a gradient nobody needs.
 
@@ -955,12 +958,16 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 #
 # ## ✎ Exercise 3 · `RMSNorm`
 #
-# Write `RMSNorm(dim, eps=1e-6)`, an `nn.Module` whose `forward(x)` computes through your
-# `RMSNormFunction` and which can stand in for `torch.nn.RMSNorm(dim, eps=1e-6)`:
+# Write `RMSNorm(dim, eps=1e-6)`, an `nn.Module` that can stand in for
+# `torch.nn.RMSNorm(dim, eps=1e-6)`. The contract, which the self-check and the hidden tests
+# check:
 #
+# - built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or
+#   `RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default;
+# - `forward(x)` computes through your `RMSNormFunction`;
 # - the same `state_dict` (its keys, shapes and initial values), so that it loads
 #   `torch.nn.RMSNorm(dim).state_dict()` and saves one that `torch.nn.RMSNorm` loads;
-# - the same outputs and gradients for the same state and input;
+# - the same outputs and gradients, in the input's dtype, for the same state and input;
 # - trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every step.
 #
 # <details><summary><b>Hint</b> · questions</summary>
@@ -1054,17 +1061,19 @@ print(f"after {len(gaps)} steps the weights differ by at most {gaps[-1]:.2g}; "
 # per **channel**. With one group it normalises each sample over everything; with one channel
 # per group it is instance norm.
 #
-# Write `GroupNormFunction`, with `GroupNormFunction.apply(x, num_groups, weight, bias, eps)`
-# returning `F.group_norm(x, num_groups, weight, bias, eps)` for `x` of shape $(N, C, *)$ (no
-# spatial dims, or any number), $C$ divisible by `num_groups`, `weight` and `bias` each of
-# shape $(C,)$ or `None`, `eps` a Python float.
+# Write `GroupNormFunction`, with `GroupNormFunction.apply(x, num_groups, weight, bias, eps)`.
+# The contract, which the self-check and the hidden tests check:
 #
+# - for `x` of shape $(N, C, *)$ (no spatial dims, or any number), $C$ divisible by
+#   `num_groups`, `weight` and `bias` each of shape $(C,)$ or `None`, `eps` a Python float:
+#   the value of `F.group_norm(x, num_groups, weight, bias, eps)` and the gradients autograd
+#   gives it.
 # - Backward in closed form, by hand; `None` for `num_groups` and `eps`.
 # - The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial dim.
 # - Save the input (or the normalised input), the mean and rstd of each group, and the
 #   weight; nothing else.
-# - As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for. The contract of
-#   this exercise leaves that out, so its grader does not check it; the waste is the same.
+# - As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for (and
+#   nothing computed of) an input that needs none.
 #
 # The grader compares your gradients with the same formula in composed ops, not with
 # `F.group_norm`'s backward: in torch 2.13 on the CPU that backward raises "tensor does not

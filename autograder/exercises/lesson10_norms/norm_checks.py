@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import torch
 
-from ...checks import Spec, make_inputs, reference_gradients, run_backward, run_forward
+from ...checks import (Spec, case, make_inputs, reference_gradients, run_backward,
+                      run_forward)
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
@@ -314,17 +315,29 @@ def _float64_error(function, spec: Spec, wide: dict, truth: torch.Tensor) -> flo
 
 
 # ------------------------------------------------------------- non-contiguous grad_output
-def check_strided_grad_output(function, spec: Spec, values: dict) -> None:
-    """Backward given a non-contiguous grad_output (every other column of a wider tensor, as
-    a transpose or a slice downstream hands over): the same gradients as a contiguous one."""
-    inputs = make_inputs(values)
-    forward = run_forward(function, spec, inputs)
-    shape = tuple(values["x"].shape)
-    wide = sample((*shape[:-1], 2 * shape[-1]), values["x"].device, seed=13,
-                  dtype=values["x"].dtype)
-    grad_output = wide[..., ::2]
-    tensors = {n: v for n, v in inputs.items() if isinstance(v, torch.Tensor)}
-    grads = run_backward(spec, forward.output, tensors, grad_output).grads
-    truth = reference_gradients(spec, inputs, grad_output.contiguous())
-    for name, grad in zip(tensors, grads):
-        diagnose_gradient(name, grad, truth[name])
+def strided_grad_outputs(x: torch.Tensor) -> dict:
+    """Non-contiguous grad_outputs of x's shape, by layout: every other column of a wider
+    tensor (a slice downstream), and, for 3 or more dims, the first two dims transposed (a
+    transpose downstream: no view flattens the leading dims then)."""
+    shape, device, dtype = tuple(x.shape), x.device, x.dtype
+    wide = sample((*shape[:-1], 2 * shape[-1]), device, seed=13, dtype=dtype)
+    layouts = {"every other column of a wider tensor": wide[..., ::2]}
+    if x.dim() >= 3:
+        swapped = (shape[1], shape[0], *shape[2:])
+        layouts["its first two dims transposed"] = sample(swapped, device, seed=14,
+                                                          dtype=dtype).transpose(0, 1)
+    return layouts
+
+
+def check_strided_grad_output(function, spec: Spec, values: dict, described: str) -> None:
+    """Backward given a non-contiguous grad_output (``strided_grad_outputs``): the same
+    gradients as a contiguous one (``described``: the inputs, for the hint)."""
+    for layout, grad_output in strided_grad_outputs(values["x"]).items():
+        inputs = make_inputs(values)
+        forward = run_forward(function, spec, inputs)
+        tensors = {n: v for n, v in inputs.items() if isinstance(v, torch.Tensor)}
+        with case(f"a non-contiguous grad_output, {layout}; {described}"):
+            grads = run_backward(spec, forward.output, tensors, grad_output).grads
+            truth = reference_gradients(spec, inputs, grad_output.contiguous())
+            for name, grad in zip(tensors, grads):
+                diagnose_gradient(name, grad, truth[name])

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...checks import Spec, case
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Constant, Domain
@@ -168,6 +169,26 @@ def check_default_eps(cls: type, device) -> None:
                            "about 1e-6): take eps=1e-6 as the default and pass self.eps on")
 
 
+def check_positional_eps(cls: type, device, eps: float = 1e-4) -> None:
+    """``RMSNorm(dim, eps)``, eps passed by position as torch.nn.RMSNorm takes it: the output
+    ``RMSNorm(dim, eps=eps)`` gives, torch.nn.RMSNorm(dim, eps)'s on rows whose mean square is
+    near eps."""
+    x = 1e-2 * sample((3, DIM), device, seed=10)
+    expected = nn.RMSNorm(DIM, eps).to(device=device, dtype=torch.float64)(x)
+
+    def matches(module) -> bool:
+        output = module.to(device=device, dtype=torch.float64)(x)
+        return (isinstance(output, torch.Tensor) and output.shape == expected.shape
+                and torch.allclose(output, expected, rtol=1e-5))
+
+    # a module that ignores eps however it is passed is the domain's to name
+    if matches(build(cls, DIM, eps=eps)) and not matches(build(cls, DIM, eps)):
+        raise GradingError(f"{NAME}({DIM}, {eps:g}) gives another output than "
+                           f"torch.nn.RMSNorm({DIM}, {eps:g}): the second positional argument "
+                           "of __init__ must be eps, as in torch.nn.RMSNorm(dim, eps)",
+                           mistake=f"{NAME}/eps-not-second-argument")
+
+
 def check_training(cls: type, device, dtype=torch.float64, *, steps=4, rtol=1e-7) -> None:
     """Linear -> norm -> Linear trained with SGD on the same data: after every step the
     learner's weight equals torch.nn.RMSNorm's."""
@@ -230,9 +251,13 @@ def full(submission, device) -> None:
     for seed, shape in enumerate([(3, 4, DIM), (DIM,), (1, DIM), (5, 1)]):
         with case(f"x of shape {shape}, float64"):
             check_matches(cls, shape, device, seed=seed)
+    with case(f"x of shape (3, {DIM}), float32"):
+        check_matches(cls, (3, DIM), device, torch.float32, seed=4,
+                      tolerance={"rtol": 1e-5, "atol": 1e-5})
     # eps across its range, float32 and strided inputs: the domain's, through WithWeight
     covers("torch.nn.RMSNorm's state_dict")
     check_default_eps(cls, device)
+    check_positional_eps(cls, device)
     check_each_input_alone(WithWeight(cls), MODULE,
                            {"x": sample((3, DIM), device, seed=7),
                             "weight": 1 + 0.5 * sample((DIM,), device, seed=8),
@@ -244,6 +269,31 @@ def full(submission, device) -> None:
     covers("SGD steps beside torch.nn.RMSNorm")
 
 
+CLAUSES = (
+    Clause("built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
+           "`RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default;",
+           {"RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
+            "case:does not use eps=1e-6 by default": "default eps 1e-5",
+            "RMSNorm/constant-ignored": "forward passes eps=1e-6 whatever eps it was built "
+                                        "with"}),
+    Clause("`forward(x)` computes through your `RMSNormFunction`;",
+           {"case:does not call RMSNormFunction.apply": "forward calls F.rms_norm"}),
+    Clause("the same `state_dict` (its keys, shapes and initial values), so that it loads "
+           "`torch.nn.RMSNorm(dim).state_dict()` and saves one that `torch.nn.RMSNorm` loads;",
+           {"case:its weight is a plain tensor": "weight a plain tensor",
+            "case:give it exactly one, named weight": "parameter named scale",
+            "case:does not start as ones": "weight starts random",
+            "case:cannot load torch.nn.RMSNorm's state_dict": "eps kept as a buffer"}),
+    Clause("the same outputs and gradients, in the input's dtype, for the same state and input;",
+           {"case:keep the input's dtype": "forward in float64 whatever x's dtype",
+            "case:received no gradient": "weight passed as .data",
+            "case:its backward returns None for it": "the Function returns None for the "
+                                                     "weight"}),
+    Clause("trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every "
+           "step.", {"case:an optimiser would never move it": "weight created with "
+                                                              "requires_grad=False"}),
+)
+
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     # graded as apply(x, weight, eps): RMSNorm(dim, eps=eps) called with weight in place of
@@ -251,6 +301,7 @@ EXERCISES = [
     # training) stays in the battery
     Exercise(NAME, "10_norms", full, contract=("torch.nn.RMSNorm's state_dict",
                                                "SGD steps beside torch.nn.RMSNorm"),
+             clauses=CLAUSES,
              domain=Domain(MODULE, _module_values,
                            prepare=lambda submission: WithWeight(check_module_class(submission)),
                            constants={"eps": Constant(1e-12, 1.0, "RMSNorm(dim, eps=1e-6): eps "

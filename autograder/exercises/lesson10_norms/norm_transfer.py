@@ -6,12 +6,13 @@ import torch
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .norm_checks import (check_returned, check_saved_precision, check_strided_grad_output,
-                          gradient_terms, record_backward_returns)
+from .norm_checks import (check_needs_input_grad, check_returned, check_saved_precision,
+                          check_strided_grad_output, gradient_terms, record_backward_returns)
 
 NAME = "GroupNormFunction"
 
@@ -254,13 +255,51 @@ def full(submission, device) -> None:
     covers("bias=None")
     check_eps_used(function, gn_values((2, 4, 3), 2, device, seed=24, eps=0.5))
     covers("eps=0.5")  # eps across its range, float32 and strided inputs: the domain's
-    with case("a non-contiguous grad_output, x of shape (2, 4, 3)"):
-        check_strided_grad_output(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=21))
+    for seed, weight in ((21, True), (25, False)):
+        values = gn_values((2, 4, 3), 2, device, weight=weight, seed=seed)
+        check_strided_grad_output(function, GROUP_NORM, values, describe(values))
     covers("non-contiguous grad_output")
-    check_each_input_alone(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=22))
+    with case("x of shape (2, 4, 3), num_groups=2"):
+        check_needs_input_grad(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=26))
+    # the contract: None for, and nothing computed of, a gradient nobody needs
+    check_each_input_alone(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=22),
+                           frozen_get_none=True)
     with case("gradcheck, x of shape (2, 4, 3), num_groups=2"):
         check_gradcheck(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=23))
 
+
+CLAUSES = (
+    Clause("for `x` of shape $(N, C, *)$ (no spatial dims, or any number), $C$ divisible by "
+           "`num_groups`, `weight` and `bias` each of shape $(C,)$ or `None`, `eps` a Python "
+           "float: the value of `F.group_norm(x, num_groups, weight, bias, eps)` and the "
+           "gradients autograd gives it.",
+           {f"{NAME}/instance-norm": "statistics per channel (instance norm)",
+            "case:puts channel c in group c % num_groups": "channel c in group c % num_groups "
+                                                           "(interleaved groups)",
+            "case:normalises each position of a group separately": "statistics per position "
+                                                                   "(spatial dims left out)",
+            f"{NAME}/misses-projection-term": "no projection term",
+            f"{NAME}/misses-mean-term": "no mean term",
+            f"{NAME}/statistics-held-constant": "mean and rstd treated as constants",
+            f"{NAME}/ignores-weight": "grad_x ignores the weight",
+            f"{NAME}/weight-after-group-means": "weight multiplied in after the group means",
+            "case:ignores its eps argument": "eps hard-coded to 1e-5",
+            f"{NAME}/state-on-class": "num_groups kept on the class",
+            "raised:RuntimeError": "grad_output viewed as rows"}),
+    Clause("Backward in closed form, by hand; `None` for `num_groups` and `eps`.",
+           {f"{NAME}/asks-autograd": "autograd of the composed ops inside backward"}),
+    Clause("The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial "
+           "dim.", {f"{NAME}/wrong-gradient-shape": "weight gradient summed over N only"}),
+    Clause("Save the input (or the normalised input), the mean and rstd of each group, and the "
+           "weight; nothing else.",
+           {"case:input bias of shape": "saves the bias",
+            f"{NAME}/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
+    Clause("As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for "
+           "(and nothing computed of) an input that needs none.",
+           {"case:returned a gradient for weight, which needs none": "grad_weight computed "
+                                                                      "whenever there is a "
+                                                                      "weight"}),
+)
 
 LATER_IN_LESSON = True  # the lesson's last exercise
 EXERCISES = [
@@ -276,5 +315,6 @@ EXERCISES = [
                                       "eps": Constant(1e-12, 1.0, "eps a Python float > 0",
                                                       also=(0.5,))}),
              contract=("x without spatial dims", "weight=None", "bias=None", "eps=0.5",
-                       "non-contiguous grad_output")),
+                       "non-contiguous grad_output"),
+             clauses=CLAUSES),
 ]

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_untouched, check_values_and_gradients,
                       make_inputs, run_backward, run_forward)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain, Tolerance
 from ...errors import GradingError
@@ -121,12 +122,16 @@ def full(submission, spec: Spec, device) -> None:
     covers("1-D x")
     if _centred(spec):
         covers("bias=None")
-    with case("a non-contiguous grad_output, x of shape (2, 3, 4)"):
-        check_strided_grad_output(function, spec, _values(spec, (2, 3), 4, device, seed=22))
+    check_strided_grad_output(function, spec, _values(spec, (2, 3), 4, device, seed=22),
+                              "x of shape (2, 3, 4)")
     covers("non-contiguous grad_output")
     small = _values(spec, (3,), 4, device, seed=5)
     small["x"] = 1e-3 * small["x"]  # rows whose variance is far below eps
     check_case(function, spec, small)
+    strided = _values(spec, (3, 2), 5, device, seed=23)
+    strided["x"] = strided["x"].transpose(0, 1)  # a view: forward saves it, not a copy of it
+    with case("x of shape (2, 3, 5), its first two dims transposed"):
+        check_case(function, spec, strided)
     if _centred(spec):  # the contract's promise for LayerNorm (RMSNorm subtracts no mean)
         check_shifted(function, spec, device)
         covers("rows like 1e4 + N(0, 1) in float32")
@@ -168,11 +173,76 @@ def _rows_apart(device, dtype) -> dict:
     return {n: v.to(dtype) if isinstance(v, torch.Tensor) else v for n, v in values.items()}
 
 
+LAYER_NORM_CLAUSES = (
+    Clause("for `x` of shape `(*, D)` (a 1-D `x` included), `weight` and `bias` each of shape "
+           "`(D,)` or `None`, independently, and `eps` a Python float: the value of "
+           "`F.layer_norm(x, x.shape[-1:], weight, bias, eps)` and the gradients autograd gives "
+           "it.",
+           {"LayerNormFunction/misses-projection-term": "no projection term",
+            "LayerNormFunction/misses-mean-term": "no mean term",
+            "LayerNormFunction/ignores-weight": "grad_x ignores the weight",
+            "LayerNormFunction/unbiased-variance": "unbiased variance (correction=1)",
+            "LayerNormFunction/state-on-class": "eps kept on the class",
+            "raised:TypeError": "weight assumed present in backward",
+            "raised:RuntimeError": "grad_output flattened with .view for the bias gradient"}),
+    Clause("Forward computes the variance so that float32 rows such as "
+           "$10^4 + \\mathcal N(0, 1)$ keep their accuracy: never as $E[x^2] - E[x]^2$.",
+           {"case:a precision loss": "E[x^2] - E[x]^2 variance"}),
+    Clause("Save one full-size tensor (`x`, or the normalised `x`), at most two per-row tensors "
+           "(the mean and rstd) and the weight: nothing else (not the bias). Pass `weight` to "
+           "`save_for_backward` even when it is `None`; it accepts `None`.",
+           {"case:saved 2 full-size tensors": "saves the normalised input as well as x",
+            "case:saved the bias": "saves the bias",
+            "LayerNormFunction/tensor-on-ctx": "mean and rstd kept on ctx",
+            "LayerNormFunction/saves-narrower-dtype": "float32 statistics saved for float64 "
+                                                      "inputs"}),
+    Clause("Backward follows your derivation, **by hand** (no `torch.autograd.grad`, no "
+           "`native_layer_norm_backward`), and returns exactly one gradient per input: `None` "
+           "for `eps`, and `None` for (computing nothing of) any input whose "
+           "`ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there.",
+           {"LayerNormFunction/asks-autograd": "autograd of F.layer_norm inside backward",
+            "LayerNormFunction/builtin-backward-op": "the built-in native_layer_norm_backward",
+            "LayerNormFunction/gradient-for-non-tensor": "every gradient returned whatever "
+                                                         "needs_input_grad says",
+            "LayerNormFunction/returns-none-gradient": "grad_weight gated on the bias's "
+                                                       "needs_input_grad entry",
+            "case:does as much work": "grad_x computed even when only weight needs a gradient"}),
+    Clause("The weight and bias gradients have shape `(D,)`: summed over **every** leading dim, "
+           "however many there are, none included (the `sum(dim=())` run above): what one "
+           "reduction works for any number of leading dims?",
+           {"case:returned grad_weight of shape": "weight gradient summed over dim 0 only",
+            "case:returned a 0-d grad_weight": "sum(dim=()) for a 1-D input"}),
+)
+RMS_NORM_CLAUSES = (
+    Clause("for `x` of shape `(*, D)`, `weight` of shape `(D,)` or `None`, `eps` a Python "
+           "float: the value of `F.rms_norm(x, x.shape[-1:], weight, eps)` and the gradients "
+           "autograd gives it.",
+           {"RMSNormFunction/misses-projection-term": "no projection term",
+            "RMSNormFunction/subtracts-mean-term": "LayerNorm's mean term as well",
+            "RMSNormFunction/ignores-weight": "grad_x ignores the weight",
+            "RMSNormFunction/state-on-class": "eps kept on the class",
+            "case:ignores its eps argument": "eps ignored",
+            "raised:RuntimeError": "grad_weight's rows flattened with .view"}),
+    Clause("Save `x` itself (not a copy of it, whatever its strides), the weight and one "
+           "reciprocal rms per row, nothing else.",
+           {"case:saved 2 full-size tensors": "saves the normalised x too",
+            "case:instead of x": "x.contiguous() saved",
+            "RMSNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
+    Clause("Backward by hand, from your derivation; the weight gradient summed over every "
+           "leading dim to shape `(D,)`; `None` for `eps`, and `None` for (no work on) a "
+           "gradient nobody needs.",
+           {"RMSNormFunction/asks-autograd": "autograd of F.rms_norm inside backward",
+            "case:returned grad_weight of shape": "weight gradient not summed",
+            "case:does as much work": "weight gradient computed whatever needs_input_grad "
+                                       "says"}),
+)
+
 EXERCISES = [
     Exercise("LayerNormFunction", "10_norms", lambda s, device: full(s, LAYER_NORM, device),
              example=lambda: _example(LAYER_NORM),
              contract=("weight=None", "bias=None", "1-D x", "non-contiguous grad_output",
                        "rows like 1e4 + N(0, 1) in float32"),
+             clauses=LAYER_NORM_CLAUSES,
              domain=Domain(LAYER_NORM, _domain_values(LAYER_NORM), constants={"eps": EPS},
                            rows_apart=Case(_rows_apart, "float32 rows such as 1e4 + N(0, 1) keep "
                                            "their accuracy, each row on its own",
@@ -180,5 +250,6 @@ EXERCISES = [
     Exercise("RMSNormFunction", "10_norms", lambda s, device: full(s, RMS_NORM, device),
              example=lambda: _example(RMS_NORM),
              contract=("weight=None", "1-D x", "non-contiguous grad_output"),
+             clauses=RMS_NORM_CLAUSES,
              domain=Domain(RMS_NORM, _domain_values(RMS_NORM), constants={"eps": EPS})),
 ]

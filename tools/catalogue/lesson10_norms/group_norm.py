@@ -313,4 +313,31 @@ class GroupNormFunction(torch.autograd.Function):
             gx = gx.reshape(x.shape)
         return gx, None, gw, gb, None
 '''),
+    # a make-mutants survivor: without a weight, g is grad_output itself, whose view as rows
+    # fails for a transposed grad_output
+    Mistake("GroupNormFunction", "grad_output viewed as rows", "view size is not compatible",
+            _grad_x(_RIGHT, _HEAD.replace("g = g.reshape(x_hat.shape)",
+                                          "g = g.view(x_hat.shape)"))),
+    Mistake("GroupNormFunction", "grad_weight computed whenever there is a weight",
+            "returned a gradient for weight, which needs none", _grad_x(_RIGHT, _HEAD.replace("if ctx.needs_input_grad[2]:",
+                                                   "if weight is not None:"))),
+    Mistake("GroupNormFunction", "autograd of the composed ops inside backward",
+            "calls torch.autograd.grad", _gn('''
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, mean, rstd = ctx.saved_tensors
+        shape = (x.shape[1],) + (1,) * (x.dim() - 2)
+        g = grad_output * weight.reshape(shape) if weight is not None else grad_output
+        with torch.enable_grad():
+            leaf = x.detach().requires_grad_()
+            rows = leaf.reshape(x.shape[0], ctx.num_groups, -1)
+            variance, mu = torch.var_mean(rows, dim=-1, keepdim=True, correction=0)
+            y = ((rows - mu) * torch.rsqrt(variance + ctx.eps)).reshape(x.shape)
+            grad_x, = torch.autograd.grad(y, leaf, g)
+        summed = [0, *range(2, x.dim())]
+        x_hat = ((x.reshape(x.shape[0], ctx.num_groups, -1) - mean) * rstd).reshape(x.shape)
+        grad_weight = (grad_output * x_hat).sum(summed) if ctx.needs_input_grad[2] else None
+        grad_bias = grad_output.sum(summed) if ctx.needs_input_grad[3] else None
+        return grad_x if ctx.needs_input_grad[0] else None, None, grad_weight, grad_bias, None
+''', _FORWARD.replace("ctx.num_groups = num_groups", "ctx.num_groups, ctx.eps = num_groups, eps"))),
 ]

@@ -210,4 +210,10 @@ MISTAKES = [
                  "        if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:\n"
                  "            gb = go.reshape(-1, D).sum(0).to(x.dtype)\n"
                  "            if not bias_needed:\n                gb = None\n"))),
+    # a make-mutants survivor: a slice of grad_output's last dim keeps its leading dims
+    # mergeable, a transpose downstream does not
+    Mistake("LayerNormFunction", "grad_output flattened with .view for the bias gradient",
+            "view size is not compatible", _ln_grad_x(_LN_CORRECT, _LN_HEAD.replace(
+                "grad_bias = grad_output.reshape(-1, D).sum(0)",
+                "grad_bias = grad_output.view(-1, D).sum(0)"))),
 ]

@@ -194,4 +194,28 @@ class RMSNormFunction(torch.autograd.Function):
             gx = (r * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))).to(x.dtype)
         return gx, gw, None
 '''),
+    # make-mutants survivors: a copy made contiguous is a new full-size tensor when x is
+    # strided; a view of a product laid out as a transposed grad_output cannot flatten it
+    Mistake("RMSNormFunction", "x.contiguous() saved", "instead of x", _rms(
+        forward=_RMS_FORWARD.replace("ctx.save_for_backward(x, weight, rstd)",
+                                     "ctx.save_for_backward(x.contiguous(), weight, rstd)"))),
+    Mistake("RMSNormFunction", "grad_weight's rows flattened with .view",
+            "view size is not compatible", _rms(_RMS_BACKWARD.replace(
+                "(grad_output * x_hat).reshape(-1, x.shape[-1])",
+                "(grad_output * x_hat).view(-1, x.shape[-1])"))),
+    Mistake("RMSNormFunction", "autograd of F.rms_norm inside backward",
+            "calls torch.autograd.grad", _rms('''
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, rstd = ctx.saved_tensors
+        with torch.enable_grad():
+            leaf = x.detach().requires_grad_()
+            leaf_weight = weight.detach().requires_grad_() if weight is not None else None
+            y = F.rms_norm(leaf, x.shape[-1:], leaf_weight, ctx.eps)
+            wanted = [leaf] + ([leaf_weight] if weight is not None else [])
+            grads = torch.autograd.grad(y, wanted, grad_output)
+        grad_x = grads[0] if ctx.needs_input_grad[0] else None
+        grad_weight = grads[1] if ctx.needs_input_grad[1] else None
+        return grad_x, grad_weight, None
+''', _RMS_FORWARD.replace("return y", "ctx.eps = eps\n        return y"))),
 ]

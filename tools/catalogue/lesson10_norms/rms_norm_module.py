@@ -186,4 +186,10 @@ class RMSNorm(torch.nn.Module):
         out = RMSNormFunction.apply(x.reshape(-1, self.dim), self.weight * 1.0, self.eps)
         return out.reshape(x.shape)
 '''),
+    Mistake("RMSNorm", "eps the third parameter of __init__",
+            "the second positional argument of __init__ must be eps",
+            _module(_INIT, head="dim, elementwise_affine=True, eps=1e-6")),
+    Mistake("RMSNorm", "forward in float64 whatever x's dtype", "keep the input's dtype",
+            _module(_INIT, "        return RMSNormFunction.apply(x.double(), "
+                           "self.weight.double(), self.eps)\n")),
 ]

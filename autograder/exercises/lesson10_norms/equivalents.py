@@ -1,0 +1,82 @@
+"""Lesson 10's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+
+from ...equivalents import EquivalentMutant
+
+_X_COPY = ("the contract lets forward save one full-size tensor, x or the normalised x: a copy "
+           "of x costs what the normalised x costs, and holds x's values")
+_STATISTIC_COPY = ("a copy of a per-row statistic forward just computed replaces it in the "
+                   "saved set: the same count of per-row tensors, the same values")
+_STATISTIC_WIDENED = ("a per-row statistic kept wider than x, as F.layer_norm keeps float32 "
+                      "statistics for half inputs: one per row, and the engine casts the "
+                      "gradients back to their inputs' dtypes")
+_OUTPUT_COPY = ("a copy of a result just computed is returned in its place: the same values, "
+                "and the original is freed on return")
+
+_LN_SAVE = "ctx.save_for_backward(x, weight, mean, rstd)  # x_hat is recomputed in backward"
+_RMS_SAVE = "ctx.save_for_backward(x, weight, rstd)"
+_GN_SAVE = "ctx.save_for_backward(x, weight, mean, rstd)"
+
+EQUIVALENTS = [
+    EquivalentMutant("LayerNormFunction", "save_copy", _LN_SAVE,
+                     _LN_SAVE.replace("(x,", "(x.clone(),"), _X_COPY),
+    EquivalentMutant("LayerNormFunction", "add_copy", _LN_SAVE,
+                     _LN_SAVE.replace("(x,", "(x.contiguous(),"), _X_COPY),
+    EquivalentMutant("LayerNormFunction", "save_copy", _LN_SAVE,
+                     _LN_SAVE.replace("mean,", "mean.clone(),"), _STATISTIC_COPY),
+    EquivalentMutant("LayerNormFunction", "add_copy", _LN_SAVE,
+                     _LN_SAVE.replace("mean,", "mean.contiguous(),"),
+                     "mean, the result of x.mean(-1, keepdim=True), is contiguous: "
+                     ".contiguous() returns it"),
+    EquivalentMutant("LayerNormFunction", "save_copy", _LN_SAVE,
+                     _LN_SAVE.replace("rstd)", "rstd.clone())"), _STATISTIC_COPY),
+    EquivalentMutant("LayerNormFunction", "reshape_to_view",
+                     "grad_weight = rstd.reshape(-1) @ buffer.reshape(-1, features)",
+                     "grad_weight = rstd.view(-1) @ buffer.reshape(-1, features)",
+                     "rstd is torch.rsqrt's fresh, contiguous result"),
+    EquivalentMutant("LayerNormFunction", "add_copy",
+                     "return grad_x, grad_weight, grad_bias, None",
+                     "return grad_x, grad_weight, grad_bias.clone(), None", _OUTPUT_COPY),
+    EquivalentMutant("RMSNormFunction", "save_copy", _RMS_SAVE,
+                     _RMS_SAVE.replace("rstd)", "rstd.clone())"), _STATISTIC_COPY),
+    EquivalentMutant("RMSNormFunction", "save_widened", _RMS_SAVE,
+                     _RMS_SAVE.replace("rstd)", "rstd.double())"), _STATISTIC_WIDENED),
+    EquivalentMutant("RMSNormFunction", "add_copy", _RMS_SAVE,
+                     _RMS_SAVE.replace("rstd)", "rstd.contiguous())"),
+                     "rstd is torch.rsqrt's fresh, contiguous result: .contiguous() returns it"),
+    EquivalentMutant("RMSNormFunction", "add_copy", "return y", "return y.clone()",
+                     _OUTPUT_COPY),
+    EquivalentMutant("RMSNorm", "drop_statement", "self.normalized_shape = (dim,)", "pass",
+                     "normalized_shape is read by extra_repr alone, the module's printed form, "
+                     "which the contract leaves free"),
+    EquivalentMutant("GroupNormFunction", "save_copy", _GN_SAVE,
+                     _GN_SAVE.replace("(x,", "(x.clone(),"), _X_COPY),
+    EquivalentMutant("GroupNormFunction", "add_copy", _GN_SAVE,
+                     _GN_SAVE.replace("(x,", "(x.contiguous(),"), _X_COPY),
+    EquivalentMutant("GroupNormFunction", "save_copy", _GN_SAVE,
+                     _GN_SAVE.replace("mean,", "mean.clone(),"), _STATISTIC_COPY),
+    EquivalentMutant("GroupNormFunction", "save_copy", _GN_SAVE,
+                     _GN_SAVE.replace("rstd)", "rstd.clone())"), _STATISTIC_COPY),
+    EquivalentMutant("GroupNormFunction", "add_copy", _GN_SAVE,
+                     _GN_SAVE.replace("rstd)", "rstd.contiguous())"),
+                     "rstd is torch.rsqrt's fresh, contiguous result: .contiguous() returns it"),
+    EquivalentMutant("GroupNormFunction", "save_widened", _GN_SAVE,
+                     _GN_SAVE.replace("mean,", "mean.double(),"), _STATISTIC_WIDENED),
+    EquivalentMutant("GroupNormFunction", "save_widened", _GN_SAVE,
+                     _GN_SAVE.replace("rstd)", "rstd.double())"), _STATISTIC_WIDENED),
+    EquivalentMutant("GroupNormFunction", "reshape_to_view", "y = y + bias.reshape(per_channel)",
+                     "y = y + bias.view(per_channel)",
+                     "bias is 1-D and per_channel only appends size-1 dims: view allows that "
+                     "for any stride"),
+    EquivalentMutant("GroupNormFunction", "reshape_to_view",
+                     "y = ((rows - mean) * rstd).reshape(x.shape)",
+                     "y = ((rows - mean) * rstd).view(x.shape)",
+                     "an elementwise result laid out as rows, a reshape of x: row-major, so "
+                     "contiguous"),
+    EquivalentMutant("GroupNormFunction", "reshape_to_view",
+                     "grad_weight = (grad_output * x_hat.reshape(x.shape)).sum(summed)",
+                     "grad_weight = (grad_output * x_hat.view(x.shape)).sum(summed)",
+                     "x_hat is computed at the top of backward from a reshape and two "
+                     "elementwise ops: contiguous"),
+    EquivalentMutant("GroupNormFunction", "add_copy", "return y", "return y.clone()",
+                     _OUTPUT_COPY),
+]
