@@ -5,7 +5,8 @@ Each cell runs under a time limit; a cell that times out is interrupted; one tha
 interrupt, kills the kernel or exhausts its memory cap costs only itself: the kernel is
 restarted, the cells that had run are replayed (test cells excepted), and grading goes on with
 the next cell. A cell's output is capped. Whatever happened is recorded as
-:class:`~grader.faults.Fault` s in ``resources["autograder"]``.
+:class:`~grader.faults.Fault` s in ``resources["autograder"]``. A demo cell, as the lesson
+released it, that sets nothing a graded cell uses is not run (``grader.needed_cells``).
 """
 
 import copy
@@ -16,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute
@@ -27,6 +29,7 @@ from . import sandbox
 from .faults import Fault
 from .intake import files_beside, read_files
 from .kernel_session import KernelSession
+from .needed_cells import NOT_NEEDED_NOTE, demo_sources, unneeded_cells
 from .notebook_format import (SKIPPED_NOTE, cell_label, is_test_cell, output_size,
                               skipped_when_grading, stream_output)
 from .outcomes import (Outcome, classify, gave_up_faults, out_of_time_faults,
@@ -79,6 +82,7 @@ class SealedExecute(Execute):
     zygote = Bool(help="fork kernels from a process that has imported torch already"
                   ).tag(config=True)
     output_limit_kb = Integer(help="output kept per cell, in KiB").tag(config=True)
+    run_every_cell = Bool(help="run demo cells grading does not need, too").tag(config=True)
     iopub_timeout = Integer(10).tag(config=True)
     shutdown_kernel = Unicode("immediate")
 
@@ -92,6 +96,7 @@ class SealedExecute(Execute):
     _restart_limit_default = _from_settings("restart_limit")
     _zygote_default = _from_settings("zygote")
     _output_limit_default = _from_settings("output_limit_kb")
+    _run_every_cell_default = _from_settings("run_every_cell")
     del _from_settings
 
     @property
@@ -99,7 +104,8 @@ class SealedExecute(Execute):
         return Settings(cell_timeout=self.timeout or Settings.cell_timeout,
                         notebook_timeout=self.notebook_timeout, memory_limit_mb=self.memory_limit_mb,
                         sandbox=self.sandbox, zygote=self.zygote,
-                        output_limit_kb=self.output_limit_kb, restart_limit=self.restart_limit)
+                        output_limit_kb=self.output_limit_kb, restart_limit=self.restart_limit,
+                        run_every_cell=self.run_every_cell)
 
     def preprocess(self, nb, resources=None, km=None):
         NotebookClient.__init__(self, nb, None)
@@ -161,13 +167,31 @@ class SealedExecute(Execute):
 
     # -- cells --------------------------------------------------------------------------------
 
+    def _released_demos(self) -> list[str] | None:
+        """The released notebook's demo cells: given with the job (``released_demos``), or, under
+        ``nbgrader autograde``, read from the course root's release folder; None if unknown."""
+        if "released_demos" in self.resources:
+            return self.resources["released_demos"]
+        found = self.resources.get("nbgrader", {})
+        url = str(found.get("db_url", ""))
+        if not url.startswith("sqlite:///") or not {"assignment", "notebook"} <= found.keys():
+            return None
+        released = (Path(url.removeprefix("sqlite:///")).parent / "release" /
+                    found["assignment"] / f"{found['notebook']}.ipynb")
+        if not released.is_file():
+            return None
+        return demo_sources(nbformat.read(released, as_version=4))
+
     def _run_cells(self) -> None:
+        demos = None if self.run_every_cell else self._released_demos()
+        unneeded = unneeded_cells(self.nb, demos) if demos else set()
         self._start_kernel()
         for index, cell in enumerate(self.nb.cells):
             if cell.cell_type != "code" or not cell.source.strip():
                 continue
-            if skipped_when_grading(cell):
-                cell.outputs = [stream_output(SKIPPED_NOTE)]
+            if skipped_when_grading(cell) or index in unneeded:
+                cell.outputs = [stream_output(SKIPPED_NOTE if skipped_when_grading(cell)
+                                              else NOT_NEEDED_NOTE)]
                 continue
             if self.run.remaining() < 1:
                 self._out_of_time(index)

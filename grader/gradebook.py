@@ -11,6 +11,7 @@ from nbgrader.api import Gradebook
 from .course_config import configure
 from .intake import reference_cells, restore_cells
 from .ledger import STATE
+from .needed_cells import demo_sources
 from .releases import added_later, db_url
 from .notebook_format import error_output, is_test_cell
 
@@ -27,6 +28,7 @@ def lesson_references(root: Path, lesson: str) -> dict[str, dict]:
     for name in sorted(names):
         released = nbformat.read(root / "release" / lesson / f"{name}.ipynb", as_version=4)
         references[name] = reference_cells(db_url(root), lesson, name, released)
+        references[name]["demos"] = demo_sources(released)
         later = added_later(root, lesson)
         if later:
             references[name]["added"] = later

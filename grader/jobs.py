@@ -51,9 +51,10 @@ def _grade_notebook(job: dict, name: str, reference: dict) -> dict:
             timeout=settings.cell_timeout, notebook_timeout=settings.notebook_timeout,
             memory_limit_mb=settings.memory_limit_mb, sandbox=settings.sandbox,
             output_limit_kb=settings.output_limit_kb, restart_limit=settings.restart_limit,
-            zygote=settings.zygote)
-        notebook, resources = executor.preprocess(intake.notebook,
-                                                  {"metadata": {"path": str(work)}})
+            zygote=settings.zygote, run_every_cell=settings.run_every_cell)
+        notebook, resources = executor.preprocess(
+            intake.notebook, {"metadata": {"path": str(work)},
+                              "released_demos": reference.get("demos", [])})
     faults = [f.to_dict() for f in intake.faults] + resources["autograder"]["faults"]
     return {"notebook": nbformat.writes(notebook), "faults": faults,
             "verdicts": resources["autograder"]["verdicts"],

@@ -28,6 +28,8 @@ class Settings:
     zygote: bool = _setting(True, "AUTOGRADER_ZYGOTE", "fork kernels from a process that has "
                                                         "imported torch already (0: do not)")
     output_limit_kb: int = _setting(1024, "", "output kept per cell, in KiB")
+    run_every_cell: bool = _setting(False, "AUTOGRADER_RUN_EVERY_CELL",
+                                    "run also the demo cells grading does not need (1: do)")
     restart_limit: int = _setting(3, "", "kernel restarts allowed per notebook")
 
     def __post_init__(self):
