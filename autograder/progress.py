@@ -123,9 +123,9 @@ def summary(folder: Path | None = None, lesson: str | None = None) -> str:
                      f"{upcoming['lesson']}.")
     else:
         lines.append(f"Next: {upcoming['exercise']} in {upcoming['lesson']}.")
-    earlier = [row for row in rows if lesson and row["lesson"] < lesson
-               and row["outcome"] != PASSED]
-    if earlier:
+    before = [row for row in rows if lesson and row["lesson"] < lesson]
+    earlier = [row for row in before if row["outcome"] != PASSED]
+    if earlier and any(row["outcome"] != NOT_TRIED for row in before):  # a course begun there
         lines.append(f"Still open in earlier lessons: {_open_lessons(earlier)}.")
     return "\n".join(lines)
 

@@ -21,13 +21,21 @@ from collections import Counter
 
 import pytest
 
+from autograder.contract import EACH_INPUT_ALONE, recording
 from autograder.errors import GradingError
 from autograder.exercise import Exercise
 from autograder.exercises import EXERCISES
+from autograder.clauses import enforced
 from autograder.failure import headline
-from autograder.grading import self_check, verdict
+from autograder.grading import classified_verdict, self_check, verdict
 from tools import catalogue
 from tools.solutions import solution
+
+
+def witnessed_checks(entry) -> list[str]:
+    """The clause checks of ``entry``'s exercise whose witness ``entry`` is."""
+    return [check for clause in EXERCISES[entry.exercise].clauses
+            for check, witness in clause.checks.items() if witness == entry.name]
 
 
 def _marks(exercise: str):
@@ -86,17 +94,24 @@ def first_line(message: str) -> str:
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in EXERCISES])
-def test_self_check(name):
-    """Does the lesson's own solution pass the visible self-check?"""
-    _quiet(self_check, name, solution(name))
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in EXERCISES])
-def test_solution_grade(name, device, on):
-    """Does the lesson's own solution get full marks on this device?"""
+def test_solution_passes_grading_and_self_check(name, device, on, battery_once):
+    """Does the lesson's own solution get full marks on this device and pass the visible
+    self-check, its battery running each input alone, every edge case its contract declares
+    and every property its domain implies?"""
+    exercise, submission = EXERCISES[name], solution(name)
     on(device)
-    passed, message = verdict(name, solution(name))
+    with recording() as ran:
+        passed, message = _quiet(verdict, name, submission)
     assert passed, message
+    _quiet(self_check, name, submission)
+    assert battery_once == [(name, submission)] * 2
+    assert EACH_INPUT_ALONE in ran
+    assert exercise.contract, f"{name} declares no edge cases of its contract"
+    missing = [edge for edge in exercise.contract if edge not in ran]
+    assert not missing, f"{name}'s battery never checks {missing}"
+    assert exercise.domain is not None, f"{name} declares no domain"
+    skipped = [p for p in exercise.domain.properties() if f"domain: {p}" not in ran]
+    assert not skipped, f"{name}'s grading skips {skipped}, which its domain implies"
 
 
 @pytest.mark.parametrize("entry", _params(catalogue.unusual()))
@@ -113,12 +128,15 @@ def test_unusual_passes(entry, device, on, battery_once):
 @pytest.mark.parametrize("entry", _params(catalogue.mistakes()))
 def test_mistake_fails_self_check_and_grade_alike(entry, device, on, battery_once):
     """Does each mistake fail the self-check and lose its marks, both with its hint on the same
-    first line?"""
+    first line, and through each clause check it is the witness of?"""
     submission = entry.load()
     on(device)
-    passed, message = _quiet(verdict, entry.exercise, submission)
+    passed, message, _, mistake = _quiet(classified_verdict, entry.exercise, submission)
     assert not passed, f"{entry.name} got full marks"
     assert entry.hint in first_line(message)
+    for check in witnessed_checks(entry):
+        assert enforced(check, mistake, message), (
+            f"{entry.name!r}, the witness of {check!r}, fails elsewhere: {mistake}")
     with pytest.raises(Exception) as info:
         _quiet(self_check, entry.exercise, submission)
     error = info.value

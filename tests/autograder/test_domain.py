@@ -1,5 +1,5 @@
 """Every exercise declares its contract's domain; the checks generated from it. (That grading
-runs every property a domain implies: tests/autograder/test_contract.py.)"""
+runs every property a domain implies: tests/autograder/test_catalogue.py.)"""
 
 import math
 

@@ -111,3 +111,10 @@ def test_a_lesson_done_names_what_is_still_open_before_it(folder):
     assert "This lesson is done. Next: LogSumExp in 08_compile." in text
     assert "Still open in earlier lessons: Softplus in 01, " in text
     assert "exercises in 02" in text
+
+
+def test_a_learner_who_starts_at_a_later_lesson_is_not_told_of_earlier_ones(folder):
+    """With nothing tried before this lesson (a learner who starts here, a solution run in a
+    fresh folder), is the summary free of earlier lessons?"""
+    progress.record("LogSumExp", "08_compile", progress.PASSED)
+    assert "earlier lessons" not in progress.summary(lesson="08_compile")
