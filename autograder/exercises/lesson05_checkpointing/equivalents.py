@@ -47,6 +47,11 @@ EQUIVALENTS = [
                      "still exactly `segments` consecutive groups with every layer in one, in "
                      "order (one layer each, the rest in the last), and the contract accepts "
                      "any such split"),
+    *(EquivalentMutant("ReversibleCoupling", "add_copy", "return x1_grad, x2_grad, None, None",
+                       after, "a gradient backward has just computed as a sum into a new tensor, "
+                       "cloned on return: the same values, the original freed as backward returns")
+      for after in ("return x1_grad.clone(), x2_grad, None, None",
+                    "return x1_grad, x2_grad.clone(), None, None")),
     EquivalentMutant(CHECKPOINT, "save_copy",
                      "ctx.save_for_backward(torch.get_rng_state(), *(args[i] for i in "
                      "ctx.positions))",

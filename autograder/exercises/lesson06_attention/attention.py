@@ -23,6 +23,7 @@ from .attention_mask import (FILL_CASE, POLARITY, check_mask_polarity, finite_fi
                              reversed_mask as _reversed)
 from .attention_mask_gradient import check_mask_gradient
 from .attention_precision import narrow_saves
+from .attention_saves import check_saves_no_copy
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
 
@@ -226,6 +227,7 @@ def _against_sdpa(function, spec: Spec, values: dict, device) -> None:
     rtol, atol = (1e-3, 1e-4) if on_cuda else (1e-4, 1e-5)
     inputs = make_inputs(values)
     forward = run_forward(function, spec, inputs)
+    check_saves_no_copy(spec.name, forward, values)
     fresh = make_inputs(values)
     expected = F.scaled_dot_product_attention(fresh["Q"], fresh["K"], fresh["V"],
                                               attn_mask=fresh.get("mask"), scale=fresh["scale"])
@@ -277,8 +279,9 @@ def attention_full(function, spec: Spec, device) -> None:
     covers("mask None, causal, padding, broadcast 2-d")
     covers("Lq != Lk, one query, one key")
     values = attention_values((2, 3), 4, 5, 3, 2, device, mask="causal", seed=9)
-    check_multihead_layout(lambda f, v: check_attention(f, spec, v), function, spec.name,
-                           values, describe(values))
+    check_multihead_layout(lambda f, v: check_saves_no_copy(
+        spec.name, check_attention(f, spec, v)[0], v), function, spec.name, values,
+        describe(values))
     check_grad_output_layout(function, spec.name, values, attention_reference, describe(values))
     covers(MULTIHEAD)
     check_mask_gradient(function, spec, attention_values((2,), 4, 5, 3, 2, device, mask="causal"))

@@ -20,6 +20,7 @@ from ...probes import record_returned_gradients
 from .attention_double import check_second_derivative
 from .attention_inputs import DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE, one_thread
 from .attention_layout import check_grad_output_layout, check_multihead_layout
+from .attention_saves import check_saves_no_copy
 
 LATER_IN_LESSON = True
 NAME = "AttentionWithBias"
@@ -113,7 +114,9 @@ def check_against_sdpa(function, values: dict) -> None:
     """float32 output and gradients against F.scaled_dot_product_attention with the bias as
     its float attn_mask (added to the scores)."""
     inputs = make_inputs(values)
-    output = run_forward(function, SPEC, inputs).output
+    forward = run_forward(function, SPEC, inputs)
+    check_saves_no_copy(NAME, forward, values)
+    output = forward.output
     fresh = make_inputs(values)
     expected = F.scaled_dot_product_attention(fresh["Q"], fresh["K"], fresh["V"],
                                               attn_mask=fresh["bias"], scale=values["scale"])
@@ -298,8 +301,8 @@ def _full(function, device) -> None:
         check_against_sdpa(function, values)
     covers("float32 against F.scaled_dot_product_attention")
     values = bias_values("relative", 2, 3, 4, 5, 3, 2, device, seed=25)
-    check_multihead_layout(lambda f, v: check_case(f, v), function, NAME, values,
-                           describe(values))
+    check_multihead_layout(lambda f, v: check_saves_no_copy(NAME, check_case(f, v)[0], v),
+                           function, NAME, values, describe(values))
     check_grad_output_layout(function, NAME, values, bias_reference, describe(values))
     covers(MULTIHEAD)
     values = bias_values("heads", 1, 2, 2, 3, 2, 2, device, seed=24)

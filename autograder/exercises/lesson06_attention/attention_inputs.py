@@ -118,6 +118,13 @@ MULTIHEAD = "Q, K, V laid out as x.view(B, L, H, d).transpose(1, 2)"
 
 def multihead_layout(values: dict) -> dict:
     """``values`` with Q, K, V of shape (B, H, L, d) in the standard multi-head layout: the
-    same numbers, stored as (B, L, H, d) and transposed, so that no two dimensions merge."""
-    return {name: (value.transpose(1, 2).contiguous().transpose(1, 2) if name in "QKV"
-                   else value) for name, value in values.items()}
+    same numbers, stored as (B, L, H, d) and transposed, so that no two dimensions merge; and
+    a mask of two dims or more read through a transpose's strides (a .contiguous() of it is a
+    copy)."""
+    def laid_out(name, value):
+        if name in ("Q", "K", "V"):
+            return value.transpose(1, 2).contiguous().transpose(1, 2)
+        if name == "mask" and isinstance(value, torch.Tensor) and value.dim() >= 2:
+            return value.mT.contiguous().mT
+        return value
+    return {name: laid_out(name, value) for name, value in values.items()}

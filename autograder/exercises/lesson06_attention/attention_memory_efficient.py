@@ -5,14 +5,16 @@ import math
 
 import torch
 
-from ...checks import Spec, check_is_function
+from ...checks import Spec, case, check_is_function
 from ...contract import covers
 from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise
 from .attention import (CONTRACT, MEMORY_EFFICIENT, _attention_example, attention_full,
                         check_attention)
-from .attention_inputs import SCALE, attention_domain_values, attention_values, one_thread
+from .attention_inputs import (SCALE, attention_domain_values, attention_values, describe,
+                               one_thread)
+from .attention_recompute import check_backward_reads_lse
 
 
 def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
@@ -73,13 +75,18 @@ def _memory_efficient_full(function, device) -> None:
         forward, _ = check_attention(function, MEMORY_EFFICIENT, values)
         check_saves_row_statistics(MEMORY_EFFICIENT, forward, values)
     covers("only O(Lq) numbers saved besides Q, K, V, mask, output")
+    values = attention_values((2,), 5, 7, 3, 2, device, mask="padding", seed=55)
+    with case(describe(values)):
+        check_backward_reads_lse(function, MEMORY_EFFICIENT, values)
+    covers("backward recomputes P from L")
     attention_full(function, MEMORY_EFFICIENT, device)
 
 
 EXERCISES = [
     Exercise("MemoryEfficientAttention", "06_attention", memory_efficient_full,
              example=lambda: _attention_example(),
-             contract=CONTRACT + ("only O(Lq) numbers saved besides Q, K, V, mask, output",),
+             contract=CONTRACT + ("only O(Lq) numbers saved besides Q, K, V, mask, output",
+                                  "backward recomputes P from L"),
              domain=Domain(MEMORY_EFFICIENT, attention_domain_values,
                            constants={"scale": SCALE})),
 ]

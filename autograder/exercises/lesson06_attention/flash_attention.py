@@ -26,6 +26,8 @@ from ...twice import check_backward_twice
 from .attention_inputs import MULTIHEAD, SCALE, one_thread
 from .attention_double import check_second_derivative
 from .attention_layout import check_grad_output_layout, check_multihead_layout
+from .attention_recompute import check_backward_reads_lse
+from .attention_saves import check_saves_no_copy
 from .flash_low_precision import check_low_precision, low_precision_values
 from .flash_magnitude import MAGNITUDES, check_magnitudes
 from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
@@ -69,6 +71,7 @@ def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
             raise GradingError(hint, str(error), mistake=NAMED) from error
         check_no_ctx_tensors(FLASH, forward)
         check_saved(forward, values)
+        check_saves_no_copy(NAME, forward, values)
         check_backward_by_hand(FLASH, backward)
         if any("scaled_dot_product" in op for op in backward.ops):
             raise GradingError(f"{NAME}.backward calls PyTorch's attention: write it by tiles")
@@ -126,25 +129,28 @@ def _fixed_tile(function, device, phase: str) -> tuple | None:
     return shapes[0] if same and 8 < min(shapes[0][-2:]) < 72 else None
 
 
-def check_allocations(function, values: dict, block: int) -> None:
+def check_allocations(function, values: dict, block: int, *, grad: bool = True) -> None:
     """The largest tensor and the peak of live tensors in forward and in backward, by
-    live-tensor accounting."""
+    live-tensor accounting; with ``grad=False``, of forward alone under torch.no_grad() (as
+    inference runs it: the contract's memory holds there too)."""
     Q, K = values["Q"], values["K"]
     heads, Lq, Lk = math.prod(Q.shape[:-2]), Q.shape[-2], K.shape[-2]
     largest, budget = _budget(values, block)
-    inputs = make_inputs(values)
+    inputs = make_inputs(values, requires_grad=grad)
     grad_output = torch.randn((*Q.shape[:-1], values["V"].shape[-1]), dtype=Q.dtype,
                               generator=torch.Generator().manual_seed(1)).to(Q.device)
-    with block_size(function, block), case(describe(values, block)):
-        with TensorAccounting() as books:
+    where = describe(values, block) + ("" if grad else ", under torch.no_grad()")
+    with block_size(function, block), case(where):
+        with TensorAccounting() as books, torch.set_grad_enabled(grad):
             books.start("forward")
             forward = run_forward(function, FLASH, inputs)
             books.start("backward")
-            _backward(forward.output, inputs, grad_output)
+            if grad:
+                _backward(forward.output, inputs, grad_output)
         diagnose_values(f"{NAME}'s output", forward.output, flash_reference(
             **make_inputs(values, requires_grad=False)), rtol=1e-5, atol=1e-7,
             computed_in=Q.dtype)
-        for phase in ("forward", "backward"):
+        for phase in ("forward", "backward") if grad else ("forward",):
             books_ = books.phases[phase]
             if any("scaled_dot_product" in op for op in books_.ops):
                 raise GradingError(f"{NAME}.{phase} calls F.scaled_dot_product_attention: "
@@ -202,6 +208,7 @@ def check_against_sdpa(function, values: dict, block: int, device) -> None:
     with block_size(function, block), case(describe(values, block) + ", against F.sdpa"):
         inputs = make_inputs(values)
         forward = run_forward(function, FLASH, inputs)
+        check_saves_no_copy(NAME, forward, values)
         fresh = make_inputs(values)
         Lq, Lk = values["Q"].shape[-2], values["K"].shape[-2]
         mask = (torch.ones(Lq, Lk, dtype=torch.bool, device=device).tril(Lk - Lq)
@@ -215,6 +222,24 @@ def check_against_sdpa(function, values: dict, block: int, device) -> None:
         truth = torch.autograd.grad(expected, [fresh[n] for n in ("Q", "K", "V")], grad_output)
         for name, grad, true in zip("QKV", grads, truth):
             diagnose_gradient(name, grad, true, rtol=rtol, atol=atol)
+
+
+def check_not_causal_by_default(function, device) -> None:
+    """``apply(Q, K, V, scale)``, causal left out, is the unmasked attention: the contract's
+    default is causal=False."""
+    values = flash_values((2,), 6, 6, 3, 2, device, seed=75)
+    inputs = make_inputs({name: values[name] for name in ("Q", "K", "V", "scale")},
+                         requires_grad=False)
+    with block_size(function, 4), case(describe(values, 4).replace(
+            "causal=False", "causal left out")):
+        output = function.apply(*inputs.values())
+        causal = flash_reference(**inputs, causal=True)
+        if isinstance(output, torch.Tensor) and output.shape == causal.shape and torch.allclose(
+                output, causal):
+            raise GradingError(f"{NAME}.apply(Q, K, V, scale), with causal left out, masks "
+                               "like causal=True: the signature's default is causal=False",
+                               mistake=f"{NAME}/causal-by-default")
+        diagnose_values(f"{NAME}'s output", output, flash_reference(**inputs))
 
 
 def check_causal_tiles(function, device) -> None:
@@ -266,6 +291,10 @@ def _flash_full(function, device) -> None:
     with block_size(function, 3):
         check_grad_output_layout(function, NAME, values, flash_reference, describe(values, 3))
     covers(MULTIHEAD)
+    values = flash_values((2,), 7, 9, 3, 2, device, causal=True, seed=69)
+    with block_size(function, 3), case(describe(values, 3)):
+        check_backward_reads_lse(function, FLASH, values)
+    covers("backward recomputes P from L")
     with block_size(function, 3), case("BLOCK=3, causal"):
         check_each_input_alone(function, FLASH, flash_values((), 4, 6, 3, 2, device,
                                                              causal=True, seed=67))
@@ -277,9 +306,13 @@ def _flash_full(function, device) -> None:
     covers("float32 against F.scaled_dot_product_attention")
     check_allocations(function, flash_values((2,), 32, 32, 4, 3, device, causal=True), 8)
     check_allocations(function, flash_values((1,), 16, 40, 3, 5, device), 8)
+    check_allocations(function, flash_values((2,), 32, 32, 4, 3, device, causal=True), 8,
+                      grad=False)
     covers("largest tensor and peak")
     check_causal_tiles(function, device)
     covers("causal tiles skipped")
+    check_not_causal_by_default(function, device)
+    covers("causal left out: not causal")
     for dtype, tolerance in ((torch.bfloat16, 3e-2), (torch.float16, 4e-3)):
         check_low_precision(function, low_precision_values(device, dtype), 16, tolerance)
     check_accumulation(function, device)  # before the domain's case: names a precision loss
@@ -301,7 +334,8 @@ EXERCISES = [
              contract=("causal, Lq != Lk, ragged blocks", *MAGNITUDES,
                        "float32 against F.scaled_dot_product_attention",
                        "largest tensor and peak", "causal tiles skipped",
-                       "float16 and bfloat16", MULTIHEAD),
+                       "float16 and bfloat16", MULTIHEAD, "backward recomputes P from L",
+                       "causal left out: not causal"),
              domain=Domain(FLASH, flash_domain_values, constants={"scale": SCALE},
                            dtypes=(torch.float64, torch.float32, torch.float16, torch.bfloat16),
                            accumulates={torch.float16: torch.float32,

@@ -120,4 +120,8 @@ MISTAKES = [
                    "\n                for i, n in enumerate(ctx.bias_shape):\n"
                    "                    if n == 1:\n"
                    "                        grad_bias = grad_bias.narrow(i, 0, 1)"))),
+    # K.contiguous() is K itself on contiguous inputs, a copy on the multi-head layout
+    Mistake(AB, "saves K.contiguous(), a copy on the multi-head layout", "saved a copy of its "
+            "input K", _bias(("ctx.save_for_backward(Q, K, V, P)",
+                              "ctx.save_for_backward(Q, K.contiguous(), V, P)"))),
 ]

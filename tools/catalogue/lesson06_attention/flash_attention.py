@@ -243,4 +243,51 @@ MISTAKES = [
             edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
                          'device=Q.device)', "m = torch.full(q.shape[:-1], -1e4, dtype=wide, "
                          "device=Q.device)")), named=True),
+    # backward finds each row's maximum and sum again, tile by tile, ignoring the saved L: in
+    # memory, but not the contract's backward (issue 45: "recomputes P from L" had no check)
+    Mistake(FA, "backward recomputes L by its own pass over the tiles, ignoring the saved one",
+            "backward normalises the scores again instead of recomputing P from a saved log-sum-exp",
+            edit(FLASH, ("        Q, K, V, O, L = ctx.saved_tensors\n"
+                         "        block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], "
+                         "K.shape[-2], L.dtype\n",
+                         "        Q, K, V, O, _ = ctx.saved_tensors\n"
+                         "        block, Lq, Lk = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2]\n"
+                         "        wide = torch.promote_types(Q.dtype, torch.float32)\n"
+                         "        L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)\n"
+                         "        for i in range(0, Lq, block):\n"
+                         "            q = Q[..., i:i + block, :].to(wide)\n"
+                         "            m = torch.full(q.shape[:-1], float('-inf'), dtype=wide, "
+                         "device=Q.device)\n"
+                         "            ell = torch.zeros_like(m)\n"
+                         "            for j in range(0, Lk, block):\n"
+                         "                s = (q @ K[..., j:j + block, :].to(wide).transpose(-2, -1))"
+                         " * ctx.scale\n"
+                         "                if ctx.causal:\n"
+                         "                    s = _tile_mask(s, i, j, Lq, Lk)\n"
+                         "                m_new = torch.maximum(m, s.amax(dim=-1))\n"
+                         "                ell = (torch.exp(m - m_new) * ell\n"
+                         "                       + torch.exp(s - m_new.unsqueeze(-1)).sum(dim=-1))\n"
+                         "                m = m_new\n"
+                         "            L[..., i:i + block] = m + ell.log()\n"))),
+    # a float64 copy of a float32 O passes the per-row budget (rows x dv), not the no-copy rule
+    Mistake(FA, "saves a float64 copy of the output for accuracy", "saved a float64 copy of its "
+            "float32 output", edit(FLASH, ("ctx.save_for_backward(Q, K, V, O, L)",
+                                           "ctx.save_for_backward(Q, K, V, O.double(), L)"))),
+    # the tiles only where a gradient is wanted: under torch.no_grad() (inference) forward
+    # builds the whole Lq x Lk scores (issue 45: memory checked with grad enabled only)
+    Mistake(FA, "composed ops when no input requires grad (the full scores under no_grad)",
+            "under torch.no_grad()", edit(FLASH, (
+                "        wide = torch.promote_types(Q.dtype, torch.float32)\n"
+                "        O = Q.new_empty",
+                "        if not any(ctx.needs_input_grad):  # inference: no backward to serve\n"
+                "            S = (Q @ K.transpose(-2, -1)) * scale\n"
+                "            if causal:\n"
+                "                S = _tile_mask(S, 0, 0, Lq, Lk)\n"
+                "            return torch.softmax(S, dim=-1) @ V\n"
+                "        wide = torch.promote_types(Q.dtype, torch.float32)\n"
+                "        O = Q.new_empty"))),
+    # the signature's default flipped: every check passes causal explicitly but one
+    Mistake(FA, "causal=True as the default", "with causal left out, masks like causal=True",
+            edit(FLASH, ("def forward(ctx, Q, K, V, scale, causal=False):",
+                         "def forward(ctx, Q, K, V, scale, causal=True):"))),
 ]

@@ -28,13 +28,6 @@ UNUSUAL = [
         ("Q, K, V, output, lse, mask = ctx.saved_tensors",
          "Q, K, V, output, lse, *rest = ctx.saved_tensors\n        mask = rest[0] if rest "
          "else None"))),
-    Unusual(M, "nothing but Q, K, V and the mask saved: the softmax recomputed whole", _sdpa(
-        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
-         "ctx.save_for_backward(Q, K, V, mask)"),
-        ("Q, K, V, output, lse, mask = ctx.saved_tensors", "Q, K, V, mask = ctx.saved_tensors"),
-        ("P = (scores - lse.unsqueeze(-1)).exp()", "P = torch.softmax(scores, -1)"),
-        ("(grad_output * output).sum(dim=-1, keepdim=True)", "(grad_P * P).sum(-1, keepdim=True)"),
-        name=M)),
     Unusual(M, "the mask applied to the recomputed P by torch.where", _sdpa((_RECOMPUTE, '''\
         scores = (Q @ K.transpose(-2, -1)) * ctx.scale
         P = (scores - lse.unsqueeze(-1)).exp()
@@ -136,4 +129,33 @@ MISTAKES = [
                  "                              None if mask is None else mask.to(Q.dtype))"),
         ("scores = scores.masked_fill(~mask, float(\"-inf\"))\n        P = (scores",
          "scores = scores.masked_fill(mask == 0, float(\"-inf\"))\n        P = (scores"))),
+    # nothing but Q, K, V and the mask saved, the softmax recomputed whole: within the memory
+    # contract, but not "backward recomputes P from L" (was catalogued as a correct answer
+    # before that bullet had a check)
+    Mistake(M, "nothing but Q, K, V and the mask saved: the softmax recomputed whole",
+            "forward saved no per-row number", _sdpa(
+                ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                 "ctx.save_for_backward(Q, K, V, mask)"),
+                ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+                 "Q, K, V, mask = ctx.saved_tensors"),
+                ("P = (scores - lse.unsqueeze(-1)).exp()", "P = torch.softmax(scores, -1)"),
+                ("(grad_output * output).sum(dim=-1, keepdim=True)",
+                 "(grad_P * P).sum(-1, keepdim=True)"), name=M)),
+    # backward normalises the scores again, ignoring the saved L (issue 45: "backward
+    # recomputes P from L" had no check)
+    Mistake(M, "backward calls softmax again, ignoring the saved log-sum-exp",
+            "backward normalises the scores again instead of recomputing P from a saved log-sum-exp",
+            edit(MEMORY, ("P = (scores - lse.unsqueeze(-1)).exp()",
+                          "P = torch.softmax(scores, dim=-1)"))),
+    # the saved copies the save-a-copy check names: Q.contiguous() is Q itself on contiguous
+    # inputs, a copy on the multi-head layout
+    Mistake(M, "saves Q.contiguous(), a copy on the multi-head layout", "saved a copy of its "
+            "input Q", edit(MEMORY, ("ctx.save_for_backward(Q, K, V,",
+                                     "ctx.save_for_backward(Q.contiguous(), K, V,"))),
+    Mistake(M, "saves a float64 copy of the output for accuracy", "saved a float64 copy of its "
+            "float32 output", edit(MEMORY, ("ctx.save_for_backward(Q, K, V, output,",
+                                            "ctx.save_for_backward(Q, K, V, output.double(),"),
+                                   ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+                                    "Q, K, V, output, lse, mask = ctx.saved_tensors\n"
+                                    "        output = output.to(Q.dtype)"))),
 ]

@@ -121,4 +121,9 @@ MISTAKES = [
                "        top = scores.amax(-1, keepdim=True)\n"),
         ("P = torch.softmax(scores, dim=-1)", "e = (scores - top).exp()\n"
                                                "        P = e / e.sum(-1, keepdim=True)"))),
+    # a clone saved "to be safe": a second Q kept until backward (issue 45: a saved tensor
+    # replaced by a copy)
+    Mistake(S, "saves Q.clone() to be safe", "saved a copy of its input Q",
+            _sdpa(("ctx.save_for_backward(Q, K, V, P)",
+                   "ctx.save_for_backward(Q.clone(), K, V, P)"))),
 ]

@@ -1,0 +1,51 @@
+"""Lesson 06: MemoryEfficientAttention's and FlashAttention's backward recompute P from the
+log-sum-exp L that forward saved, P = exp(S - L), rather than normalising the scores again
+(softmax, or a second pass for each row's maximum and sum): L is what saving it was for.
+
+The probe shifts every per-row statistic forward saved by 1 between the passes (through
+``.data``, which autograd's version check does not see): a backward that reads L then gives
+P / e, and other gradients; one that ignores it gives the very same gradients."""
+
+import math
+
+import torch
+
+from ...checks import Spec, make_inputs, run_forward
+from ...errors import GradingError
+
+SHIFT = 1.0
+
+
+def _gradients(function, spec: Spec, values: dict, grad_output, shift: float) -> tuple:
+    """Q's, K's and V's gradients, with forward's saved per-row statistics shifted by
+    ``shift`` before backward; and how many such statistics there were."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    rows = math.prod(values["Q"].shape[:-1])
+    statistics = [s.tensor for s in forward.saved if s.role == "intermediate"
+                  and s.dtype.is_floating_point and math.prod(s.shape) == rows]
+    for statistic in statistics:
+        statistic.data.add_(shift)
+    grads = torch.autograd.grad(forward.output, [inputs[n] for n in ("Q", "K", "V")],
+                                grad_output)
+    return grads, len(statistics)
+
+
+def check_backward_reads_lse(function, spec: Spec, values: dict) -> None:
+    """Backward's gradients depend on the saved log-sum-exp."""
+    generator = torch.Generator().manual_seed(8)
+    Q, V = values["Q"], values["V"]
+    grad_output = torch.randn((*Q.shape[:-1], V.shape[-1]), generator=generator,
+                              dtype=Q.dtype).to(Q.device)
+    plain, count = _gradients(function, spec, values, grad_output, 0.0)
+    shifted, _ = _gradients(function, spec, values, grad_output, SHIFT)
+    if all(torch.equal(a, b) for a, b in zip(plain, shifted)):
+        kept = (f"with the {count} per-row number{'s' * (count > 1)} forward saved shifted by "
+                f"{SHIFT:g} before backward, the gradients are the very same" if count else
+                "forward saved no per-row number")
+        raise GradingError(
+            f"{spec.name}'s backward normalises the scores again instead of recomputing P from "
+            f"a saved log-sum-exp L ({kept}): P = exp(S - L) needs no row maximum and no row "
+            "sum, which is what saving L is for; save L, one number per query row, and read "
+            "it back in backward",
+            mistake=f"{spec.name}/recomputes-softmax-without-lse")

@@ -1,0 +1,38 @@
+"""Lesson 06: what the attention Functions save is what they were given or computed, never a
+copy of an input or of the output. A copy is a second tensor as big as the one the caller
+already holds, kept until backward: Q.clone() "to be safe", Q.contiguous() on the multi-head
+layout (a copy there, the tensor itself elsewhere), O.double() "for accuracy" on float32."""
+
+import torch
+
+from ...errors import GradingError
+
+GIVEN = ("Q", "K", "V", "bias", "mask")
+
+
+def _described(saved, original: torch.Tensor, what: str) -> str:
+    if saved.dtype != original.dtype:
+        return f"a {str(saved.dtype)[6:]} copy of its {str(original.dtype)[6:]} {what}"
+    return f"a copy of its {what}"
+
+
+def check_saves_no_copy(name: str, forward, values: dict) -> None:
+    """No saved tensor (other than the inputs and the output themselves, or views of them) has
+    the shape and the very values of an input or of the output, in its dtype or another."""
+    originals = [(f"input {n}", values[n]) for n in GIVEN
+                 if isinstance(values.get(n), torch.Tensor)]
+    if isinstance(forward.output, torch.Tensor):
+        originals.append(("output", forward.output))
+    for saved in forward.saved:
+        if saved.role != "intermediate":
+            continue
+        for what, original in originals:
+            if (tuple(original.shape) == saved.shape and torch.equal(
+                    original.detach().to(saved.tensor.device, saved.dtype),
+                    saved.tensor.detach())):
+                raise GradingError(
+                    f"{name} saved {_described(saved, original, what)} ({saved.nbytes} bytes), "
+                    "a second tensor kept until backward besides the one the caller holds "
+                    f"(.clone(), .to(), or .contiguous() on a strided tensor make one): save "
+                    f"{what.removeprefix('input ') if what != 'output' else 'the output'} itself",
+                    mistake=f"{name}/saves-a-copy")
