@@ -329,14 +329,18 @@ compare("default and stable=True agree", my_same_indices, agree)
 # ## ✎ Exercise 1 · `SortWithIndices`
 #
 # Write `SortWithIndices`, with `SortWithIndices.apply(x)` returning `(values, indices)` of
-# `torch.sort(x, dim=-1)`, for any number of leading dimensions (and a 0-dim `x`, which
-# `torch.sort` accepts).
+# `torch.sort(x, dim=-1)`. The contract, which the self-check and the hidden tests check:
 #
-# - Mark `indices` with `ctx.mark_non_differentiable`.
-# - Save **only** the permutation: one int64 tensor of `x`'s shape, the indices (or, if your
-#   backward prefers it, their inverse). The values are not needed to route a gradient.
-# - Backward receives `grad_values` and `grad_indices` (zeros, which it ignores) and routes
-#   `grad_values` back along the last dimension as you derived above, for any leading shape.
+# - `x` of any number of leading dimensions, a 0-dim `x` included (`torch.sort` accepts it),
+#   ties included: the values and the int64 indices of `torch.sort(x, dim=-1)`, and the
+#   gradient autograd gives the values;
+# - `indices` marked with `ctx.mark_non_differentiable`;
+# - forward saves **only** the permutation, with `ctx.save_for_backward`: one int64 tensor of
+#   `x`'s shape, the indices (or, if your backward prefers it, their inverse). The values are
+#   not needed to route a gradient;
+# - backward receives `grad_values` (perhaps not contiguous) and `grad_indices` (zeros, which
+#   it ignores) and routes `grad_values` back along the last dimension as you derived above,
+#   each row with its own indices.
 
 # %% nbgrader={"grade_id": "answer_SortWithIndices", "solution": true}
 class SortWithIndices(torch.autograd.Function):
@@ -595,19 +599,23 @@ except RuntimeError as error:
 # ## ✎ Exercise 2 · `SplitHalves`
 #
 # Write `SplitHalves`, with `SplitHalves.apply(x)` returning `(x[..., :h], x[..., h:])` for
-# `h = x.shape[-1] // 2` (the last dimension is even), as **fresh** tensors.
+# `h = x.shape[-1] // 2` (the last dimension is even). The contract, which the self-check and
+# the hidden tests check:
 #
-# - Call `ctx.set_materialize_grads(False)` in forward.
-# - Backward receives `grad_first` and `grad_second`; either, or both, may be `None`.
-# - Return the gradient of `x`: which entries of `x` does each output's gradient reach, and
-#   what do the others get? With both gradients `None` there is no gradient at all: return
-#   `None`.
-# - Allocate nothing per missing output: with one half missing, backward still returns a
-#   gradient of `x`'s shape. How many new tensors does that take at the least, and how does
-#   the known half get into it? And with both halves present, how many, and how do both get
-#   in? (A tensor of zeros for the missing half, concatenated with the known one, takes two;
-#   each half padded with zeros to the full width and the two added, as `SinCosLazy` adds its
-#   terms, takes three. The self-check measures what backward allocates, in every case.)
+# - the two halves as **fresh** tensors, which the caller may write into in place, and the
+#   gradient of `x` autograd gives them;
+# - forward calls `ctx.set_materialize_grads(False)`: backward receives `grad_first` and
+#   `grad_second`, either or both of which may be `None`, and returns `None` when both are
+#   (no gradient at all);
+# - backward allocates one tensor, the gradient of `x`, with one half missing as with both
+#   present: nothing per missing output, nothing beyond the gradient.
+#
+# Which entries of `x` does each output's gradient reach, and what do the others get? With one
+# half missing, how many new tensors does a gradient of `x`'s shape take at the least, and how
+# does the known half get into it? And with both halves present, how do both get in? (A tensor
+# of zeros for the missing half, concatenated with the known one, takes two; each half padded
+# with zeros to the full width and the two added, as `SinCosLazy` adds its terms, takes three.
+# The self-check measures what backward allocates, in every case.)
 
 # %% nbgrader={"grade_id": "answer_SplitHalves", "solution": true}
 class SplitHalves(torch.autograd.Function):
@@ -949,13 +957,18 @@ print("a copy of x would take", a.nbytes, "bytes")
 # %% [markdown]
 # ## ✎ Exercise 3 · `ReLUInPlace`
 #
-# Write `ReLUInPlace`, with `ReLUInPlace.apply(x)` clamping `x` to `>= 0` **in place**,
-# calling `ctx.mark_dirty(x)` and returning `x` itself.
+# Write `ReLUInPlace`, with `ReLUInPlace.apply(x)` clamping `x` to `>= 0` **in place**. The
+# contract, which the self-check and the hidden tests check:
 #
-# - The gradient is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01.
-# - What to save: answer the question of the previous section for the clamp, then save
-#   through `ctx.save_for_backward` (never as a `ctx` attribute).
-# - A leaf that requires grad must raise PyTorch's own error: `mark_dirty` does that for you.
+# - forward writes into `x`, calls `ctx.mark_dirty(x)` and returns `x` itself, so that a leaf
+#   that requires grad raises PyTorch's own error (`mark_dirty` does that for you);
+# - `x` of any shape and of any strides an in-place write accepts, with entries at 0, beside 0
+#   or infinite: afterwards `x` holds exactly `torch.relu(x)`, and the gradient is
+#   `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01;
+# - backward returns a new tensor and leaves `grad_output` as it was;
+# - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` attribute),
+#   and forward makes no tensor to save beyond one byte per element: answer the question of
+#   the previous section for the clamp.
 
 # %% nbgrader={"grade_id": "answer_ReLUInPlace", "solution": true}
 class ReLUInPlace(torch.autograd.Function):
@@ -1070,14 +1083,17 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 # %% [markdown]
 # ## ✎ Exercise 4 · `AbsInPlace` (transfer)
 #
-# Write `AbsInPlace`, with `AbsInPlace.apply(x)` writing $|x|$ into `x` **in place**, calling
-# `ctx.mark_dirty(x)` and returning `x` itself.
+# Write `AbsInPlace`, with `AbsInPlace.apply(x)` writing $|x|$ into `x` **in place**. The
+# contract, which the self-check and the hidden tests check:
 #
-# - The gradient of `x` is `torch.abs`'s, at every value of `x`, 0 included.
-# - Save one tensor computed **before** the write, of **at most one byte per element**, and
-#   not the returned tensor, so that the output stays free for later in-place writes, as after
-#   `torch.sin_`.
-# - A leaf that requires grad must raise PyTorch's own error.
+# - forward writes into `x`, calls `ctx.mark_dirty(x)` and returns `x` itself, so that a leaf
+#   that requires grad raises PyTorch's own error;
+# - `x` of any shape and of any strides an in-place write accepts, with entries at 0, beside 0
+#   or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the gradient of `x` is
+#   `torch.abs`'s at every value of `x`, 0 included;
+# - forward saves one tensor computed **before** the write, of **at most one byte per
+#   element**, and not the returned tensor, so that the output stays free for later in-place
+#   writes, as after `torch.sin_`.
 #
 # Nothing in this lesson works it through: use the question of "What to save before the
 # write". Hints, collapsed; open them one at a time, only if you are stuck.

@@ -141,4 +141,7 @@ MISTAKES = [
     Mistake("AbsInPlace", "the sign x / |x| with nan made 0", "your gradient for x is wrong",
             _abs(("torch.sign(x).to(torch.int8)",
                   "torch.nan_to_num(x / x.abs()).to(torch.int8)"))),
+    # a threshold below 0 leaves -1e-300 negative: within any tolerance, but not |x|
+    Mistake("AbsInPlace", "the write negates only x < -1e-6", "is not exactly abs(x)",
+            _abs(("x.abs_()", "x.mul_(torch.where(x < -1e-6, -1.0, 1.0))"))),
 ]

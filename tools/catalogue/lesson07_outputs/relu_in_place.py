@@ -162,4 +162,10 @@ MISTAKES = [
         y, = ctx.saved_tensors
         return grad_output * torch.nan_to_num(y / y)
 ''')),
+    Mistake("ReLUInPlace", "the output kept as a ctx attribute", "stores a tensor as ctx.y",
+            _relu(_RELU_FORWARD.replace("ctx.save_for_backward(x)", "ctx.y = x"), '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * (ctx.y > 0)
+''')),
 ]
