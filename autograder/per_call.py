@@ -124,8 +124,9 @@ def _each_call_own(domain: Domain, first, second, low, high, pairs, grads) -> No
 
 def _shared_state(domain: Domain, function, calls: list, error: GradingError) -> GradingError:
     """A failure with two calls in one graph, blamed on state the calls share only when each
-    call alone, on the same inputs, is right."""
-    if error.mistake:
+    call alone, on the same inputs, is right (whatever the failure itself proved: a None
+    gradient, a wrong shape, are then what the shared state caused)."""
+    if str(error.mistake).endswith("/state-shared-between-calls"):
         return error
     try:
         for values in calls:

@@ -124,20 +124,44 @@ def summary(folder: Path | None = None, lesson: str | None = None) -> str:
     else:
         lines.append(f"Next: {upcoming['exercise']} in {upcoming['lesson']}.")
     before = [row for row in rows if lesson and row["lesson"] < lesson]
-    earlier = [row for row in before if row["outcome"] != PASSED]
-    if earlier and any(row["outcome"] != NOT_TRIED for row in before):  # a course begun there
-        lines.append(f"Still open in earlier lessons: {_open_lessons(earlier)}.")
+    if any(row["outcome"] != NOT_TRIED for row in before):  # a course begun before this lesson
+        still_open = _still_open(before)
+        if still_open:
+            lines.append(f"Still open before this lesson: {still_open}.")
     return "\n".join(lines)
 
 
-def _open_lessons(rows: list[dict]) -> str:
-    """``rows`` by lesson: an exercise's name where a lesson has one open, else a count."""
-    by_lesson: dict[str, list[str]] = {}
+def _still_open(rows: list[dict]) -> str:
+    """The open exercises of ``rows``: by name or count in a lesson begun, and the lessons not
+    begun as ranges ('Softplus in 01; 2 exercises in 03; lessons 02, 04-06 not begun')."""
+    by_lesson: dict[str, list[dict]] = {}
     for row in rows:
-        by_lesson.setdefault(row["lesson"], []).append(row["exercise"])
-    return ", ".join(f"{names[0]} in {name.split('_')[0]}" if len(names) == 1
-                     else f"{len(names)} exercises in {name.split('_')[0]}"
-                     for name, names in by_lesson.items())
+        by_lesson.setdefault(row["lesson"], []).append(row)
+    begun, untouched = [], []
+    for name, lesson_rows in by_lesson.items():
+        number = name.split("_")[0]
+        open_rows = [row["exercise"] for row in lesson_rows if row["outcome"] != PASSED]
+        if all(row["outcome"] == NOT_TRIED for row in lesson_rows):
+            untouched.append(int(number))
+        elif open_rows:
+            begun.append(f"{open_rows[0]} in {number}" if len(open_rows) == 1
+                         else f"{len(open_rows)} exercises in {number}")
+    if untouched:
+        plural = "s" if len(untouched) > 1 else ""
+        begun.append(f"lesson{plural} {_ranges(untouched)} not begun")
+    return "; ".join(begun)
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[2, 3, 4, 6] -> '02-04, 06'."""
+    spans: list[list[int]] = []
+    for number in sorted(numbers):
+        if spans and number == spans[-1][1] + 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return ", ".join(f"{low:02d}" if low == high else f"{low:02d}-{high:02d}"
+                     for low, high in spans)
 
 
 def show_progress(lesson: str | None = None, folder: Path | None = None) -> None:
