@@ -312,7 +312,18 @@ if stand_in_sign is not None and slope_sign is not None:
 #
 # Write `SignSTE`: `SignSTE.apply(x)` returns `torch.sign(x)` (so `sign(0) = 0`), and its
 # backward is the plain straight-through estimator: it returns what backward would return had
-# forward computed stand-in A instead of the sign. Before you type:
+# forward computed stand-in A instead of the sign. The contract, which the self-check and the
+# hidden tests check:
+#
+# - `x` of any shape and any value, $\pm\infty$ and subnormals included, in float64 or
+#   float32: the output is exactly `torch.sign(x)`, in `x`'s dtype, down to the sign of a zero;
+# - backward returns what autograd would give had forward computed stand-in A, for every
+#   `grad_output`;
+# - a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` attribute,
+#   and is no copy of an input or of the output, nor cast wider than the input's dtype where
+#   that adds no digit.
+#
+# Before you type:
 #
 # 1. By the chain rule, what does backward return, in terms of `grad_output`?
 # 2. What must forward save for that? (The worked example saved $x$ and $\theta$: why?)
@@ -359,7 +370,19 @@ from autograder import grade; grade("SignSTE", SignSTE)
 #
 # Same forward; backward returns what backward would return had forward computed your
 # stand-in for sign, stand-in B, with clamp's convention at its corners: at $|x| = 1$ the
-# gradient passes. Answer these before you write the class:
+# gradient passes. The contract, which the self-check and the hidden tests check:
+#
+# - the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for any value of `x`,
+#   $\pm\infty$ included;
+# - backward returns what autograd would give had forward computed stand-in B, with the
+#   gradient passing at $|x| = 1$, for every `grad_output` and to the last digit of a float64
+#   `x`, in `grad_output`'s dtype;
+# - backward leaves `grad_output` and what forward saved as they were;
+# - a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` attribute,
+#   and is no copy of an input or of the output, nor cast wider than the input's dtype where
+#   that adds no digit.
+#
+# Answer these before you write the class:
 #
 # 1. By the chain rule, what does backward return, in terms of `grad_output` and `x`?
 # 2. Which tensor must forward save for that? Could it save something smaller?
@@ -427,6 +450,16 @@ ste_explorer(SignClippedSTE)
 # return had forward computed your stand-in for round. That is stand-in A, the one
 # Exercise 1's backward already follows, so the backward carries over unchanged. Before you
 # type: sign got a clipped stand-in besides the plain one; why does round need no clip?
+#
+# The contract, which the self-check and the hidden tests check:
+#
+# - `x` of any value, however large, in float64 or float32: the output is exactly
+#   `torch.round(x)`, in `x`'s dtype, halves and the sign of a zero included;
+# - backward returns what autograd would give had forward computed your stand-in for round,
+#   for every `grad_output`, in `grad_output`'s dtype;
+# - a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` attribute,
+#   and is no copy of an input or of the output, nor cast wider than the input's dtype where
+#   that adds no digit.
 #
 # The point of this exercise is the forward, where a hand-made round goes wrong: the halves,
 # exactly between two integers. **Predict, then run.** What does `torch.round` return for
@@ -556,9 +589,11 @@ plt.show()
 # 3. the usual hygiene: `grad_output` left untouched, no tensors stored on `ctx`.
 #
 # For (2) there is a handy reference made of ordinary ops. Outside a Function, where autograd
-# records everything, `q(x.detach()) + (x - x.detach())` has the **value** $q(x)$, exactly,
-# because `x - x.detach()` is exactly 0, and the **derivative** 1, because the detached parts
-# count as constants. That is the "detach trick", and the grader's reference. For the clipped
+# records everything, `q(x.detach()) + (x - x.detach())` has the **value** $q(x)$, exactly up
+# to the sign of a zero (`x - x.detach()` is exactly $+0$, and $-0 + 0 = +0$, so where
+# `torch.round` gives $-0$ the trick gives $0$), and the **derivative** 1, because the detached
+# parts count as constants. That is the "detach trick", and the grader's reference for
+# backward; forward is judged against `q(x)` itself. For the clipped
 # estimator, put the stand-in in place of `x` in the bracket. (Other ways to write the trick,
 # and where they stop being exact, are in *In practice* at the end.)
 
@@ -747,7 +782,9 @@ plt.show()
 #   keeps $v$ off the exact halves where the two round apart;
 # - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
 #   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative; it returns `None` for
-#   `qmin` and `qmax`.
+#   `qmin` and `qmax`;
+# - forward keeps no copy of an input or of the output: they cost nothing, since the caller and
+#   the graph keep them; nor a tensor cast wider than `x`'s dtype where that adds no digit.
 #
 # The contract fixes the gradients, not how backward computes them; the derivation is what this
 # exercise teaches, so derive the two gradients by hand before you write anything. Write $g_i$
@@ -1178,6 +1215,9 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # - `logits` has at least one dim, of any leading shape; the grader tries float64 and float32,
 #   ties, a `grad_output` that is not contiguous, and a low temperature ($\tau = 0.1$ with
 #   float32 logits of a dozen or so), where the softmax and its gradient are finite.
+# - what backward needs is kept on `ctx`, one per call: not on the class, not in a global,
+#   and no copy of an input or of the output, nor a tensor cast wider than the logits' dtype
+#   where that adds no digit.
 #
 # <details><summary><b>How close?</b> (logits a softmax or a division ties)</summary>
 #
@@ -1344,7 +1384,8 @@ print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
 # always exact. Beyond those magnitudes the spacing between floats exceeds 1 and $1 - x$
 # rounds: in float64, $(\operatorname{sign}(x) - x) + x$ is $0$ at $x = 10^{17}$, and so is
 # `sign(x).detach() + x - x.detach()`, which runs left to right as $(q(x) + x) - x$. The
-# grader's form, with the bracket around `x - x.detach()`, is exact at every finite $x$. (At
+# grader's form, with the bracket around `x - x.detach()`, is exact at every finite $x$, but
+# for the sign of a zero ($-0 + 0$ is $+0$). (At
 # $x = \pm\infty$ all three give NaN, because each adds $+\infty$ and $-\infty$; a
 # Function's forward returns $\operatorname{sign}(\pm\infty) = \pm 1$ there.)
 #

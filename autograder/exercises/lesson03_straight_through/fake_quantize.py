@@ -13,11 +13,13 @@ import torch
 
 from ...checks import (Spec, case, check_is_function, check_no_ctx_tensors, make_inputs,
                       run_backward, run_forward)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import FLOAT32_STEP, diagnose_gradient, diagnose_values, exact
 from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .fake_quantize_gradients import (check_scale_in_float32, expected_gradients,
                                       local_gradients, scale_candidates)
 from .fake_quantize_values import (alone_values, domain_values, edge_values, odd_edge_values,
@@ -280,6 +282,7 @@ def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool 
     before = {n: inputs[n].detach().clone() for n in ("x", "scale")}
     forward = run_forward(function, FAKE_QUANTIZE, inputs)
     check_forward(forward.output, values)
+    check_no_copy_saved(FAKE_QUANTIZE, forward, inputs)
     generator = torch.Generator().manual_seed(seed + 1000)
     x = values["x"]
     grad_output = torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device)
@@ -330,13 +333,48 @@ def full(submission, device) -> None:
     rtol, atol = _tolerance(torch.float64)  # alone_values are float64
     check_each_input_alone(function, LSQ, alone_values(device), rtol=rtol, atol=atol)
     covers("scale not requiring grad")  # x alone above: a fixed quantiser
+    with case("x transposed, (5, 2)"):
+        check_no_copy_saved_strided(function, FAKE_QUANTIZE, alone_values(device), "x")
 
+
+CLAUSES = (
+    Clause("`FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above; `scale` is a positive "
+           "0-d tensor that may require grad, `qmin < 0 < qmax` are Python ints. "
+           "`x * (1 / scale)` for $v$, as `torch.fake_quantize_per_tensor_affine` computes it, "
+           "is accepted too: the grader keeps $v$ off the exact halves where the two round apart;",
+           {"case:returns the integer codes": "returns the integer codes",
+            "case:codes are floor(x / scale)": "floor for round",
+            "case:rounds halves up": "floor(v + 0.5): halves rounded up",
+            "case:clips x to [qmin, qmax]": "clips x instead of the codes",
+            "FakeQuantize/codes-in-float32": "forward computed on x.float()",
+            "FakeQuantize/output-in-float32": "forward by torch.fake_quantize_per_tensor_affine"}),
+    Clause(r"backward treats `round` with the straight-through estimator "
+           r"($\mathrm{d}\operatorname{round}(v) /\mathrm{d}v$ taken as 1) and `clamp` with its "
+           "true derivative; it returns `None` for `qmin` and `qmax`;",
+           {"case:gradient for x is not clipped": "grad_x not clipped",
+            "case:gradient for x carries a factor 1 / scale": "grad_x divided by scale",
+            "case:gradient for scale is wrong": "mean for sum",
+            "case:returned None for scale": "None for scale",
+            "case:judges 'inside' on v for x's gradient": "x judged on v, scale on round(v)",
+            "FakeQuantize/gradient-for-non-tensor": "gradient for qmin",
+            "FakeQuantize/gate-on-wrong-entry": "needs_input_grad index slip",
+            "FakeQuantize/half-offset-bounds": "inside as qmin - 0.5 <= v < qmax + 0.5",
+            "FakeQuantize/grad-x-in-float32": "grad_x made in torch.zeros without dtype=",
+            "FakeQuantize/grad-scale-in-float32": "scale's gradient summed in float32",
+            "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x"}),
+    Clause("forward keeps no copy of an input or of the output: they cost nothing, since the "
+           "caller and the graph keep them; nor a tensor cast wider than `x`'s dtype where that "
+           "adds no digit.",
+           {"FakeQuantize/saves-copy": "saves x.clone()",
+            "FakeQuantize/saves-widened": "the local derivative saved widened to float64"}),
+)
 
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     Exercise("FakeQuantize", "03_ste", full,
              contract=("x / scale at the clip edges", "halves", "float32",
                        "scale not requiring grad"),
+             clauses=CLAUSES,
              example=lambda: (sample((6,), "cpu"), torch.tensor(0.5, dtype=torch.float64), -4, 3),
              domain=Domain(LSQ, domain_values, constants={
                  # off powers of two x / scale and x * (1 / scale) differ at exact half-codes

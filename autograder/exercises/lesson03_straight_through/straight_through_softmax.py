@@ -13,11 +13,13 @@ import torch.nn.functional as F
 
 from ...checks import (Spec, case, check_backward_by_hand, check_is_function,
                       check_no_ctx_tensors, make_inputs, run_backward, run_forward)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .straight_through_softmax_values import (near_ties, overflow_values, rows_apart, tied_values,
                                               values)
 
@@ -292,6 +294,7 @@ def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_outp
                            "tensor, such as logits / tau")
     check_gradient(values_, backward.grads[0], pristine, forward)
     check_no_ctx_tensors(STS, forward)
+    check_no_copy_saved(STS, forward, inputs)
     check_backward_by_hand(STS, backward)
 
 
@@ -328,14 +331,68 @@ def full(submission, device) -> None:
         check_straight_through_softmax(function, values((2, 3, 5), device),
                                        grad_output=transposed)
     covers("non-contiguous grad_output")
+    with case("logits transposed, (5, 3)"):
+        check_no_copy_saved_strided(function, STS, values((3, 5), device, seed=8), "logits")
     check_each_input_alone(function, STS, values((3, 4), device, seed=4))
 
+
+CLAUSES = (
+    Clause("`StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of "
+           "`argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum). "
+           "Take the argmax of the logits, not of the softmax (the Gumbel cell above took the "
+           "softmax's, as `F.gumbel_softmax` does), nor of `logits / tau`: close logits can round "
+           "to equal probabilities, or to equal values once divided by `tau`, and argmax then "
+           "picks the first (see \"How close?\" below the contract); `topk` and `sort` do not "
+           "promise which of tied values comes first. `tau` is a positive Python float. (The "
+           "caller adds Gumbel noise to `logits` when it wants a sample; this Function does not "
+           "draw it.)",
+           {"case:output is not one-hot": "softmax in forward",
+            "case:output has dtype torch.int64": "int64 one-hot",
+            "case:more than one 1 in a row": "every tied maximum marked",
+            "case:draws noise itself": "Gumbel noise drawn inside forward",
+            "case:over the logits rounded to a narrower dtype": "argmax of a float32 copy",
+            "StraightThroughSoftmax/argmax-of-scaled-logits": "argmax of logits * (1 / tau)",
+            "StraightThroughSoftmax/argmax-of-softmax":
+                "one-hot of the softmax's argmax, as the Gumbel cell writes",
+            "StraightThroughSoftmax/topk-or-sort-on-ties": "one-hot of topk(1)"}),
+    Clause(r"backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ "
+           "over the last dim would have: its Jacobian applied to `grad_output`, **computed by "
+           "hand** in tensor ops (no `torch.autograd.grad` and no built-in softmax backward "
+           "inside backward), and `None` for `tau`.",
+           {"case:it returns grad_output unchanged": "identity backward",
+            "case:it lacks the factor 1 / tau": "no 1 / tau",
+            "case:it keeps only the diagonal": "diagonal of the Jacobian only",
+            "case:uses the saved one-hot in place of the softmax":
+                "the saved one-hot used as the softmax",
+            "StraightThroughSoftmax/true-zero-gradient":
+                "zero gradient (the one-hot's true derivative)",
+            "StraightThroughSoftmax/asks-autograd": "autograd inside backward",
+            "StraightThroughSoftmax/backward-modifies-saved-tensor":
+                "softmax's vector-Jacobian product built on the saved softmax in place",
+            "case:modified its input logits in place": "backward divides the saved logits in place"}),
+    Clause(r"`logits` has at least one dim, of any leading shape; the grader tries float64 and "
+           "float32, ties, a `grad_output` that is not contiguous, and a low temperature "
+           r"($\tau = 0.1$ with float32 logits of a dozen or so), where the softmax and its "
+           "gradient are finite.",
+           {"case:has float32's precision": "softmax computed in float32 for float64 logits",
+            "case:exp of more than": "softmax rebuilt as exp(z) / sum exp(z)",
+            "case:shifted by the whole tensor's maximum":
+                "softmax shifted by the whole tensor's maximum",
+            "raised:RuntimeError": ".view(-1, n) on a non-contiguous grad_output"}),
+    Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
+           "global, and no copy of an input or of the output, nor a tensor cast wider than the "
+           "logits' dtype where that adds no digit.",
+           {"StraightThroughSoftmax/state-shared-between-calls": "tau kept in a module global",
+            "StraightThroughSoftmax/saves-copy": "saves logits.clone(), recomputes the softmax",
+            "StraightThroughSoftmax/saves-widened": "softmax saved widened to float64"}),
+)
 
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after FakeQuantize
 EXERCISES = [
     Exercise("StraightThroughSoftmax", "03_ste", full,
              contract=("float32", "1-D logits", "ties", "non-contiguous grad_output",
                        "large logits / tau"),
+             clauses=CLAUSES,
              example=lambda: (sample((2, 4), "cpu"), 0.5),
              domain=Domain(STS, lambda device, dtype=torch.float64, seed=0, tau=0.7:
                            values((3, 4), device, tau=tau, seed=seed, dtype=dtype),

@@ -114,6 +114,9 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("FakeQuantize", "saves x.clone()", "forward saved a copy of x",
+            _fq_scale(FQ_LSQ).replace("ctx.save_for_backward(x, scale)",
+                                      "ctx.save_for_backward(x.clone(), scale)")),
     Mistake("FakeQuantize", "returns the integer codes", "FakeQuantize returns the integer codes",
             _fake_quantize("        return grad_output, None, None, None",
                            "        return torch.clamp(torch.round(x / scale), qmin, qmax)"),

@@ -32,6 +32,17 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("FakeQuantize", "the local derivative saved widened to float64",
+            "forward saved a float64 tensor of shape",
+            _fake_quantize(
+                "        inside, local = ctx.saved_tensors\n"
+                "        return grad_output * inside, (grad_output * local).sum(), None, None",
+                "        v = x / scale\n        r = torch.round(v)\n"
+                "        inside = (v >= qmin) & (v <= qmax)\n"
+                "        local = torch.where(inside, r - v, torch.where(v < qmin, float(qmin), "
+                "float(qmax)).to(x.dtype))\n"
+                "        ctx.save_for_backward(inside, local.double())\n"
+                "        return torch.clamp(r, qmin, qmax) * scale")),
     Mistake("FakeQuantize", "grad_x made in torch.zeros without dtype=",
             "FakeQuantize's gradient for x is right only to float32's precision",
             _fake_quantize(FQ_READ + "        grad_x = torch.zeros(x.shape)\n"

@@ -18,6 +18,8 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("RoundSTE", "saves a copy of x it never reads", "forward saved a copy of x",
+            _round("        ctx.save_for_backward(x.clone())\n        return torch.round(x)")),
     Mistake("RoundSTE", "floor", "RoundSTE's forward is floor(x), not round(x)",
             _round("        return torch.floor(x)"), nbgrader=True),
     Mistake("RoundSTE", "x.long() truncates", "RoundSTE's forward is trunc(x)",

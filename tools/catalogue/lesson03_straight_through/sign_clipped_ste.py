@@ -41,6 +41,18 @@ class SignClippedSTE(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    Mistake("SignClippedSTE", "saves the mask as float64, whatever x's dtype",
+            "forward saved a float64 tensor of shape",
+            _clipped("        inside, = ctx.saved_tensors\n        return grad_output * inside",
+                     "        ctx.save_for_backward((x.abs() <= 1).double())\n"
+                     "        return torch.sign(x)")),
+    Mistake("SignClippedSTE", "saves x.clone()", "forward saved a copy of x",
+            _clipped(READ_X + "        return grad_output * (x.abs() <= 1)",
+                     "        ctx.save_for_backward(x.clone())\n        return torch.sign(x)")),
+    Mistake("SignClippedSTE", "saves x.contiguous(): a copy of a transposed x",
+            "forward saved a contiguous copy of x",
+            _clipped(READ_X + "        return grad_output * (x.abs() <= 1)",
+                     "        ctx.save_for_backward(x.contiguous())\n        return torch.sign(x)")),
     Mistake("SignClippedSTE", "forgets the clip", "SignClippedSTE's gradient is not clipped",
             _clipped("        return grad_output"), nbgrader=True),
     Mistake("SignClippedSTE", "clip with |x| < 1", "SignClippedSTE drops the gradient at "

@@ -19,6 +19,8 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("SignSTE", "saves a copy of x it never reads", "forward saved a copy of x",
+            _sign("        ctx.save_for_backward(x.clone())\n" + SIGN)),
     Mistake("SignSTE", "zero gradient (the true derivative)", "SignSTE's gradient is zero "
             "everywhere: that is the true derivative of sign",
             _sign(SIGN, "        return torch.zeros_like(grad_output)"), named=True, nbgrader=True),

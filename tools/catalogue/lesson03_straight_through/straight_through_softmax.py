@@ -41,6 +41,19 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("StraightThroughSoftmax", "softmax saved widened to float64",
+            "forward saved a float64 tensor of shape",
+            _sts(READ + RIGHT, "        soft = torch.softmax(logits / tau, dim=-1)\n"
+                 "        ctx.save_for_backward(soft.double())\n        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
+    Mistake("StraightThroughSoftmax", "saves logits.clone(), recomputes the softmax",
+            "forward saved a copy of logits",
+            _sts("        logits, = ctx.saved_tensors\n"
+                 "        soft = torch.softmax(logits / ctx.tau, dim=-1)\n"
+                 "        row = (grad_output * soft).sum(-1, keepdim=True)\n"
+                 "        return soft * (grad_output - row) / ctx.tau, None",
+                 "        ctx.save_for_backward(logits.clone())\n        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
     # at a tau where the softmax is one-hot the gradient is 0 whatever tau divides it: the
     # per-call check's two calls (tau 0.3 and 40) are where each call's own tau shows
     Mistake("StraightThroughSoftmax", "tau kept in a module global",

@@ -1,0 +1,99 @@
+"""Lesson 03's surviving mutants that leave an answer correct, each with why."""
+
+from ...equivalents import EquivalentMutant
+
+_ONE_INPUT = ("x is the only input, and backward runs only when it requires grad: "
+              "needs_input_grad[0] is True there")
+_CLONE = ("grad_output itself or a copy of it: the same values, and the contract asks for the "
+          "gradient's values, not a new tensor")
+_TIMES_ONE = "multiplying or dividing by 1 is exact in every floating dtype"
+_FRESH = ("a copy of a tensor forward made and nothing else holds: the original is freed, so "
+          "the bytes kept are the same")
+_MASK = ("a mask of 0 and 1 holds exactly in any floating dtype, and no wider than x's: a "
+         "float mask multiplies grad_output as the boolean one does")
+_SKIP = ("the contract asks for no skipping: a gradient returned for an input that does not "
+         "require grad is dropped by the engine, and the gradients asked for are unchanged")
+
+EQUIVALENTS = [
+    EquivalentMutant("SignSTE", "drop_term", "return grad_output * 1", "return grad_output",
+                     _TIMES_ONE),
+    EquivalentMutant("SignSTE", "swap_arithmetic", "return grad_output * 1",
+                     "return grad_output / 1", _TIMES_ONE),
+    EquivalentMutant("RoundSTE", "drop_term", "return 1.0 * grad_output", "return grad_output",
+                     _TIMES_ONE),
+    *(EquivalentMutant(exercise, operator, "return grad_output if ctx.needs_input_grad[0] else None",
+                       after, _ONE_INPUT)
+      for exercise in ("SignSTE", "RoundSTE")
+      for operator, after in (
+          ("ignore_needs_input_grad", "return grad_output if True else None"),
+          ("nudge_constant", "return grad_output if ctx.needs_input_grad[-1] else None"))),
+    *(EquivalentMutant(exercise, operator, before, after, _CLONE)
+      for exercise in ("SignSTE", "RoundSTE")
+      for operator, before, after in (
+          ("add_copy", "return grad_output", "return grad_output.clone()"),
+          ("drop_copy", "return grad_output.clone()", "return grad_output"))),
+    EquivalentMutant("SignSTE", "add_copy", "return grad_output  # identity surrogate",
+                     "return grad_output.clone()  # identity surrogate", _CLONE),
+    EquivalentMutant("RoundSTE", "add_copy", "return grad_output  # the identity surrogate",
+                     "return grad_output.clone()  # the identity surrogate", _CLONE),
+    EquivalentMutant("SignClippedSTE", "save_narrowed",
+                     "ctx.save_for_backward((x.abs() <= 1).float())",
+                     "ctx.save_for_backward((x.abs() <= 1).float().float())",
+                     ".float() of a float32 tensor is that tensor"),
+    EquivalentMutant("SignClippedSTE", "save_copy",
+                     "ctx.save_for_backward((x.abs() <= 1).float())",
+                     "ctx.save_for_backward((x.abs() <= 1).float().clone())",
+                     "a copy of a mask forward made and nothing else holds: the original is "
+                     "freed, so what is kept is the same mask in the same bytes"),
+    EquivalentMutant("SignClippedSTE", "add_copy", "return grad_input", "return grad_input.clone()",
+                     "grad_input is a tensor backward made: a copy of it has the same values"),
+    EquivalentMutant("SignClippedSTE", "save_copy", "ctx.save_for_backward(x.abs() <= 1)",
+                     "ctx.save_for_backward((x.abs() <= 1).clone())", _FRESH),
+    EquivalentMutant("SignClippedSTE", "save_narrowed", "ctx.save_for_backward(x.abs() <= 1)",
+                     "ctx.save_for_backward((x.abs() <= 1).float())", _MASK),
+    EquivalentMutant("SignClippedSTE", "save_narrowed",
+                     "ctx.save_for_backward((x.abs() <= 1).float())",
+                     "ctx.save_for_backward((x.abs() <= 1).float().half())", _MASK),
+    *(EquivalentMutant("FakeQuantize", "add_copy", f"ctx.save_for_backward({before})",
+                       f"ctx.save_for_backward({after})",
+                       "scale is a 0-d tensor, always contiguous: .contiguous() returns scale itself")
+      for before, after in (("x, scale", "x, scale.contiguous()"),
+                            ("x, scale, codes", "x, scale.contiguous(), codes"))),
+    EquivalentMutant("FakeQuantize", "save_copy", "ctx.save_for_backward(inside, local)",
+                     "ctx.save_for_backward(inside, local.clone())", _FRESH),
+    EquivalentMutant("FakeQuantize", "add_copy", "ctx.save_for_backward(inside, local)",
+                     "ctx.save_for_backward(inside.contiguous(), local)", _FRESH),
+    EquivalentMutant("FakeQuantize", "save_narrowed", "ctx.save_for_backward(inside, local)",
+                     "ctx.save_for_backward(inside.half(), local)", _MASK),
+    EquivalentMutant("StraightThroughSoftmax", "save_copy",
+                     "ctx.save_for_backward(torch.softmax(logits / tau, -1))",
+                     "ctx.save_for_backward(torch.softmax(logits / tau, -1).clone())", _FRESH),
+    EquivalentMutant("StraightThroughSoftmax", "save_copy", "ctx.save_for_backward(soft)",
+                     "ctx.save_for_backward(soft.clone())",
+                     "a copy of the softmax forward made and nothing else holds: the original is "
+                     "freed, so what is kept is the same softmax in the same bytes"),
+    EquivalentMutant("StraightThroughSoftmax", "add_copy", "ctx.save_for_backward(soft)",
+                     "ctx.save_for_backward(soft.contiguous())",
+                     "a contiguous copy, where one is made, of the softmax forward made and "
+                     "nothing else holds: the original is freed, the bytes kept are the same"),
+    EquivalentMutant("FakeQuantize", "swap_comparison",
+                     "clipped = torch.where(v < ctx.qmin, float(ctx.qmin), float(ctx.qmax))",
+                     "clipped = torch.where(v <= ctx.qmin, float(ctx.qmin), float(ctx.qmax))",
+                     "they differ only at v == qmin, which is inside the clip, where backward "
+                     "takes round(v) - v and never reads clipped"),
+    EquivalentMutant("FakeQuantize", "reshape_to_view",
+                     "return grad_output * inside, (grad_output * torch.where(inside, r - v, "
+                     "clipped)).sum().reshape(1), None, None",
+                     "return grad_output * inside, (grad_output * torch.where(inside, r - v, "
+                     "clipped)).sum().view(1), None, None",
+                     "the 0-d result of .sum() is contiguous: view(1) and reshape(1) both view it"),
+    EquivalentMutant("FakeQuantize", "ignore_needs_input_grad", "if ctx.needs_input_grad[1]:",
+                     "if True:", _SKIP),
+    EquivalentMutant("FakeQuantize", "ignore_needs_input_grad",
+                     "grad_x = grad_output * inside if ctx.needs_input_grad[0] else None",
+                     "grad_x = grad_output * inside if True else None", _SKIP),
+    EquivalentMutant("FakeQuantize", "ignore_needs_input_grad",
+                     "grad_x = grad_output.masked_fill(~inside, 0) if ctx.needs_input_grad[0] "
+                     "else None",
+                     "grad_x = grad_output.masked_fill(~inside, 0) if True else None", _SKIP),
+]
