@@ -246,18 +246,20 @@ check_grad_logits(my_grad_logits)
 # %% [markdown]
 # ## ✎ Exercise 1 · `CrossEntropy`
 #
-# Write `CrossEntropy`, with `CrossEntropy.apply(logits, target, ignore_index)` returning
-# `F.cross_entropy(logits, target, ignore_index=ignore_index)` for `logits` of shape
-# $(N, C)$ and `target` of shape $(N,)$, int64: the mean of $\ell_i$ over the rows whose
-# target is not `ignore_index` (at least one row counts; every row ignored is outside the
-# contract).
+# Write `CrossEntropy`, with `CrossEntropy.apply(logits, target, ignore_index)`. The contract,
+# which the self-check and the hidden tests check:
 #
+# - for `logits` of shape $(N, C)$, `target` of shape $(N,)$, int64, and `ignore_index` any
+#   int, a class or not: the value of `F.cross_entropy(logits, target,
+#   ignore_index=ignore_index)`, the mean of $\ell_i$ over the rows whose target is not
+#   `ignore_index` (at least one row counts; every row ignored is outside the contract), and
+#   its gradient, each call's its own when two calls share a graph.
 # - Forward must be stable at logits of magnitude $10^4$ (the section on computing the loss
 #   stably). Picking $z_{iy_i}$ needs a valid class index in every row: what do the ignored
 #   rows' targets (such as -100) become first?
-# - Save the logits and, besides them, only tensors of at most $N$ elements; **not** the
-#   probabilities. Which one number per row lets backward rebuild that row's softmax from
-#   its logits?
+# - Save the logits themselves (not a copy of them, whatever their strides) and, besides
+#   them, only tensors of at most $N$ elements; **not** the probabilities. Which one number
+#   per row lets backward rebuild that row's softmax from its logits?
 # - Backward follows your derivation, by hand, and returns `None` for `target` and
 #   `ignore_index`.
 
@@ -733,13 +735,17 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 # ## ✎ Exercise 2 · `linear_cross_entropy`
 #
 # Write the Function `LinearCrossEntropy` and the function `linear_cross_entropy(x, weight,
-# target, chunk_size=1024)` that returns `F.cross_entropy(x @ weight.T, target)` (the mean
-# over all $N$ rows; every target is a valid class) for `x` $(N, d)$, `weight` $(V, d)$,
-# `target` $(N,)$, by calling `LinearCrossEntropy.apply(...)`. You may add arguments to
-# `LinearCrossEntropy`'s forward (the grader calls only `linear_cross_entropy`).
+# target, chunk_size=1024)`, which calls `LinearCrossEntropy.apply(...)`. You may add
+# arguments to `LinearCrossEntropy`'s forward (the grader calls only `linear_cross_entropy`).
+# The contract, which the self-check and the hidden tests check:
 #
+# - for `x` $(N, d)$, `weight` $(V, d)$, `target` $(N,)$ and any `chunk_size` from 1 past
+#   $N$: the value of `F.cross_entropy(x @ weight.T, target)` (the mean over all $N$ rows;
+#   every target is a valid class) and its gradients, stable where the logits pass
+#   float32's `exp` range.
 # - **No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and
-#   `V * d`: chunk-sized logits, and tensors the size of an input or its gradient.
+#   `V * d`, whichever gradients are needed, grad mode included: chunk-sized logits, and
+#   tensors the size of an input or its gradient.
 # - When gradients are needed, forward computes `grad_x` and `grad_weight` chunk by chunk and
 #   saves them (no logits); backward returns them multiplied by `grad_output`, never
 #   modifying what it saved.
@@ -890,11 +896,20 @@ for grad_mode in (True, False):
 # ```
 #
 # for `logits` $(N, C)$ and `target` $(N,)$ int64; `label_smoothing` and `z_loss` Python
-# floats. The same rules as `CrossEntropy`: stable at logits of magnitude $10^4$, the logits
-# its only saved $(N, C)$ tensor (other saved tensors at most $N$ elements), at least one row
-# counted, backward by hand, and `None` for everything but `logits`. Start from your forward's
-# loss per row: write it as a function of $\operatorname{lse}(z_i)$, $z_{iy_i}$ and the row's
-# logits, and differentiate each piece as you did in exercise 1.
+# floats. The contract, the same rules as `CrossEntropy`'s, which the self-check and the
+# hidden tests check:
+#
+# - that value and its gradient, for `ignore_index` any int, `label_smoothing` in $[0, 1]$
+#   and `z_loss` $\geq 0$, at least one row counted, each call's its own when two calls
+#   share a graph;
+# - stable at logits of magnitude $10^4$;
+# - the logits themselves its only saved $(N, C)$ tensor (other saved tensors at most $N$
+#   elements);
+# - backward by hand, and `None` for everything but `logits`.
+#
+# Start from your forward's loss per row: write it as a function of
+# $\operatorname{lse}(z_i)$, $z_{iy_i}$ and the row's logits, and differentiate each piece as
+# you did in exercise 1.
 #
 # <details><summary><b>Hint 1</b> · a question</summary>
 #

@@ -14,6 +14,7 @@ import torch
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       run_forward)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain, Operator
 from ...errors import GradingError
@@ -36,12 +37,20 @@ def ce_values(rows: int, classes: int, device, *, seed=0, ignored=(), ignore_ind
             "target": target.to(device), "ignore_index": ignore_index}
 
 
+def strided_logits(values: dict) -> dict:
+    """``values`` with logits of the same shape and values laid out transposed (a view of
+    their transpose, as a matmul's output often is): forward saves them, not a copy."""
+    logits = values["logits"]
+    return {**values, "logits": logits.T.contiguous().T}
+
+
 def describe_ce(values: dict) -> str:
     logits, target = values["logits"], values["target"]
     ignored = int((target == values["ignore_index"]).sum())
     dtype = str(logits.dtype).removeprefix("torch.")
-    return (f"logits of shape {tuple(logits.shape)}, {dtype}, {ignored} of {len(target)} rows "
-            f"ignored, ignore_index={values['ignore_index']}")
+    layout = "" if logits.is_contiguous() else " (transposed in memory)"
+    return (f"logits of shape {tuple(logits.shape)}{layout}, {dtype}, {ignored} of "
+            f"{len(target)} rows ignored, ignore_index={values['ignore_index']}")
 
 
 def check_nones(function, values: dict) -> None:
@@ -125,12 +134,14 @@ def ce_full(CrossEntropy, device) -> None:
     check_saved_precision(function, CE, ce_values(6, 4, device, seed=9, ignored=(1,)))
     for seed, (rows, classes, ignored, ignore_index) in enumerate([
             (5, 4, (), -100), (6, 3, (1, 4), -100), (7, 5, (0, 2, 3), 2), (1, 6, (), -100),
-            (4, 1, (), -100), (9, 7, tuple(range(8)), -1), (6, 4, (0, 3), 4)]):
+            (4, 1, (), -100), (9, 7, tuple(range(8)), -1), (6, 4, (0, 3), 4),
+            (5, 1, (1, 3), -100)]):
         check_ce(function, ce_values(rows, classes, device, seed=seed + 10, ignored=ignored,
                                      ignore_index=ignore_index))
     covers("ignored rows, ignore_index=-100")
     covers("ignore_index among the classes")  # 2 of 5 classes: rows targeting 2 do not count
     covers("ignore_index past the classes")  # C, as a padding id one past a vocabulary
+    check_ce(function, strided_logits(ce_values(5, 4, device, seed=18, ignored=(2,))))
     check_each_input_alone(function, CE, ce_values(6, 4, device, seed=17, ignored=(1, 4),
                                                    ignore_index=3))
     for dtype in (torch.float64, torch.float32):
@@ -247,6 +258,9 @@ def lce_full(linear_cross_entropy, device) -> None:
 # -100, a value no target uses, a class (C = 4 in the domains) and one past the classes
 IGNORE_INDEX = Constant(-100, 3, "ignore_index any int, a class too", integer=True, also=(4,))
 STABLE_ROWS = "stable for logits of magnitude 1e4, each row on its own"
+# the per-call check's two calls: at -100 and 3 both count 4 rows, so a count kept where the
+# two calls share it went unseen; at 2 the second call counts 3
+PER_CALL_IGNORE_INDEX = ({"ignore_index": -100}, {"ignore_index": 2})
 
 
 def _rows_apart(make):
@@ -260,6 +274,74 @@ def _rows_apart(make):
     return values
 
 
+CE_CLAUSES = (
+    Clause("for `logits` of shape $(N, C)$, `target` of shape $(N,)$, int64, and `ignore_index` "
+           "any int, a class or not: the value of `F.cross_entropy(logits, target, "
+           "ignore_index=ignore_index)`, the mean of $\\ell_i$ over the rows whose target is not "
+           "`ignore_index` (at least one row counts; every row ignored is outside the "
+           "contract), and its gradient, each call's its own when two calls share a graph.",
+           {"CrossEntropy/divides-by-all-rows": "dividing by N instead of the counted rows",
+            "CrossEntropy/ignored-rows-get-gradient": "ignored rows keep their gradient",
+            "CrossEntropy/softmax-term-only": "the softmax term alone, no one-hot",
+            "unproven:wrong-value": "one_hot - softmax",
+            "CrossEntropy/ignores-grad-output": "backward ignores grad_output",
+            "case:is past the last class": "ignored targets made valid with clamp(min=0)",
+            "raised:RuntimeError": "ignored rows' targets made class 1",
+            "CrossEntropy/state-shared-between-calls": "the count of counted rows in a module "
+                                                       "global"}),
+    Clause("Forward must be stable at logits of magnitude $10^4$ (the section on computing the "
+           "loss stably). Picking $z_{iy_i}$ needs a valid class index in every row: what do "
+           "the ignored rows' targets (such as -100) become first?",
+           {"CrossEntropy/overflows-at-large-logits": "softmax without the max shift"}),
+    Clause("Save the logits themselves (not a copy of them, whatever their strides) and, "
+           "besides them, only tensors of at most $N$ elements; **not** the probabilities. "
+           "Which one number per row lets backward rebuild that row's softmax from its logits?",
+           {"CrossEntropy/saves-probabilities": "saves the probabilities",
+            "case:(transposed in memory)": "logits saved as a contiguous copy"}),
+    Clause("Backward follows your derivation, by hand, and returns `None` for `target` and "
+           "`ignore_index`.", {"CrossEntropy/gradient-for-target": "a gradient for the target"}),
+)
+LCE_CLAUSES = (
+    Clause("for `x` $(N, d)$, `weight` $(V, d)$, `target` $(N,)$ and any `chunk_size` from 1 "
+           "past $N$: the value of `F.cross_entropy(x @ weight.T, target)` (the mean over all "
+           "$N$ rows; every target is a valid class) and its gradients, stable where the logits "
+           "pass float32's `exp` range.",
+           {"linear_cross_entropy/averages-chunk-means": "the mean of each chunk's mean",
+            "case:the short last chunk": "the loop stops before a short last chunk",
+            "case:at float32 logits of magnitude 100": "no max shift in the chunk's exp"}),
+    Clause("**No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and "
+           "`V * d`, whichever gradients are needed, grad mode included: chunk-sized logits, "
+           "and tensors the size of an input or its gradient.",
+           {"linear_cross_entropy/materialises-logits": "all the logits at once",
+            "case:under torch.no_grad() creates a tensor": "the composed ops under no_grad"}),
+    Clause("When gradients are needed, forward computes `grad_x` and `grad_weight` chunk by "
+           "chunk and saves them (no logits); backward returns them multiplied by "
+           "`grad_output`, never modifying what it saved.",
+           {"linear_cross_entropy/scales-saved-in-place": "saved gradients scaled in place",
+            "linear_cross_entropy/ignores-grad-output": "backward ignores grad_output",
+            "case:FLOPs of matrix products": "gradients recomputed in backward (Cut "
+                                             "Cross-Entropy)"}),
+    Clause("Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad, forward "
+           "does the loss's work only (about $2NdV$ FLOPs); when only one of them requires "
+           "grad, compute only that gradient.",
+           {"linear_cross_entropy/no-grad-mode-check": "no grad-mode check",
+            "case:skip grad_weight when": "both gradients always",
+            "case:although ctx.needs_input_grad is (False, False)": "detaching wrapper, forward "
+                                                                    "ignores needs_input_grad",
+            "case:answers True inside forward": "torch.is_grad_enabled() asked inside "
+                                                "forward"}),
+    Clause("float16 / bfloat16 inputs: return the loss and gradients in the input's dtype, "
+           "accumulated in float32; the gradients forward saves are in the input's dtype too.",
+           {"case:accumulate the loss and the gradients in float32": "accumulating in bfloat16",
+            "linear_cross_entropy/accumulates-narrow-without-grad": "a float16 running sum on "
+                                                                    "the loss-only path under "
+                                                                    "no_grad",
+            "case:saves grad_x as float32 for bfloat16 inputs": "float32 gradients saved for "
+                                                                "bfloat16 inputs"}),
+    Clause("By hand: no `torch.autograd.grad` in forward or backward.",
+           {"case:LinearCrossEntropy.forward calls": "autograd inside forward"}),
+)
+
 EXERCISES = [
     Exercise("CrossEntropy", "11_fused_loss", ce_full,
              example=lambda: tuple(ce_values(5, 4, "cpu", ignored=(1,)).values()),
@@ -267,9 +349,11 @@ EXERCISES = [
                            ce_values(6 - seed % 2, 4, device, seed=seed, ignored=(1,),
                                      ignore_index=ignore_index, dtype=dtype),
                            constants={"ignore_index": IGNORE_INDEX},
+                           per_call_constants=PER_CALL_IGNORE_INDEX,
                            rows_apart=Case(_rows_apart(ce_values), STABLE_ROWS)),
              contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
-                       "ignore_index past the classes", "logits of magnitude 1e4")),
+                       "ignore_index past the classes", "logits of magnitude 1e4"),
+             clauses=CE_CLAUSES),
     Exercise("linear_cross_entropy", "11_fused_loss", lce_full,
              example=lambda: tuple(lce_values(11, 3, 7, 4, "cpu").values()),
              domain=Domain(LCE, lambda device, dtype=torch.float64, seed=0, chunk_size=4:
@@ -287,5 +371,6 @@ EXERCISES = [
                            accumulation=Case(accumulation_values, ACCUMULATION, torch.float16,
                                              ACCUMULATION_TOLERANCE)),
              contract=("a short last chunk", "logits past float32's exp range",
-                       "grad mode off", "one gradient needed", "float16 and bfloat16")),
+                       "grad mode off", "one gradient needed", "float16 and bfloat16"),
+             clauses=LCE_CLAUSES),
 ]

@@ -54,6 +54,26 @@ def check_low_precision(function: Called, values: dict) -> None:
                     f"float32 stays within {tolerance:g}: a precision loss, not a wrong formula; "
                     "accumulate the loss and the gradients in float32 and cast at the end")
         check_saved_dtype(forward, values)
+        check_low_precision_without_grad(function, values, loss, tolerance)
+
+
+def check_low_precision_without_grad(function: Called, values: dict, loss, tolerance: float):
+    """The loss under torch.no_grad() as accurate as with grad enabled (a loss-only path of
+    its own may accumulate in the input dtype)."""
+    dtype = values["x"].dtype
+    with torch.no_grad():
+        output = function.apply(*make_inputs(values, requires_grad=False).values())
+    if not isinstance(output, torch.Tensor) or output.dtype != dtype:
+        got = getattr(output, "dtype", type(output).__name__)
+        raise GradingError(f"{NAME} returned {got} for {str(dtype)[6:]} inputs under "
+                           "torch.no_grad(): return the input's dtype in every grad mode")
+    error = ((output.double() - loss).abs().max() / loss.abs().max()).item()
+    if not error <= tolerance:
+        raise GradingError(
+            f"{NAME}'s loss under torch.no_grad() is off by {error:.2g} in {str(dtype)[6:]}, "
+            f"where accumulating in float32 stays within {tolerance:g} (as it does with grad "
+            "enabled): accumulate the loss in float32 whatever the grad mode",
+            mistake=f"{NAME}/accumulates-narrow-without-grad")
 
 
 def _float32_error(function: Called, values: dict, name: str, true) -> float | None:

@@ -276,23 +276,37 @@ def check_one_gradient(function: Called, values: dict) -> None:
                     f"ctx.needs_input_grad[{index}] is False")
 
 
+# when the loss is computed (grad mode, which inputs require grad) and what runs then
+LARGEST_TENSOR_SITUATIONS = (("", True, True, ("forward", "backward")),
+                             (" with neither x nor weight requiring grad", True, False,
+                              ("forward",)),
+                             (" under torch.no_grad()", False, True, ("forward",)))
+
+
 def check_largest_tensor(function: Called, values: dict) -> None:
-    """No tensor bigger than chunk_size x V, N x d or V x d elements, forward or backward."""
+    """No tensor bigger than chunk_size x V, N x d or V x d elements, forward or backward, in
+    every grad mode (a shortcut to the composed ops where no gradient is needed builds the
+    whole N x V logits too)."""
     N, d, V, chunk = _sizes(values)
     limit = max(chunk * V, N * d, V * d)
-    inputs = make_inputs(values)
-    with case(_describe(values)), TensorAccounting() as books:
-        books.start("forward")
-        output = run_forward(function, LCE, inputs).output
-        books.start("backward")
-        run_backward(LCE, output, inputs, torch.ones_like(output))
-    for phase in ("forward", "backward"):
-        largest = books.phases[phase].largest
-        if largest is not None and largest.numel > limit:
-            raise GradingError(
-                f"{NAME}'s {phase} creates a tensor of shape {largest.shape} ({largest.numel} "
-                f"elements, by {largest.op}) where chunks need at most {limit}: compute "
-                f"chunk_size rows of logits at a time, never all N x V (with {_describe(values)})")
+    for situation, grad_mode, requires_grad, phases in LARGEST_TENSOR_SITUATIONS:
+        inputs = make_inputs(values, requires_grad=requires_grad)
+        with case(_describe(values) + situation), TensorAccounting() as books:
+            books.start("forward")
+            with torch.set_grad_enabled(grad_mode):
+                output = run_forward(function, LCE, inputs).output
+            if "backward" in phases:
+                books.start("backward")
+                run_backward(LCE, output, inputs, torch.ones_like(output))
+        for phase in phases:
+            largest = books.phases[phase].largest
+            if largest is not None and largest.numel > limit:
+                raise GradingError(
+                    f"{NAME}'s {phase}{situation} creates a tensor of shape {largest.shape} "
+                    f"({largest.numel} elements, by {largest.op}) where chunks need at most "
+                    f"{limit}: compute chunk_size rows of logits at a time, never all N x V, "
+                    f"whichever gradients are needed (with {_describe(values)})",
+                    mistake=f"{NAME}/materialises-logits")
 
 
 def check_lce_cuda_peak(function: Called, values: dict) -> None:

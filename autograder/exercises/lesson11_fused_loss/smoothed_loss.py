@@ -8,12 +8,14 @@ import torch.nn.functional as F
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .cross_entropy_mistakes import ignore_index_past_classes
-from .fused_loss import IGNORE_INDEX, STABLE_ROWS, _rows_apart, check_saved_precision
+from .fused_loss import (IGNORE_INDEX, STABLE_ROWS, _rows_apart, check_saved_precision,
+                         strided_logits)
 
 NAME = "SmoothedCrossEntropy"
 
@@ -40,7 +42,8 @@ def sce_values(rows, classes, device, *, ignored=(), ignore_index=-100, smoothin
 
 def describe(values: dict) -> str:
     ignored = int((values["target"] == values["ignore_index"]).sum())
-    return (f"logits of shape {tuple(values['logits'].shape)}, "
+    layout = "" if values["logits"].is_contiguous() else " (transposed in memory)"
+    return (f"logits of shape {tuple(values['logits'].shape)}{layout}, "
             f"{str(values['logits'].dtype)[6:]}, {ignored} rows ignored "
             f"(ignore_index={values['ignore_index']}), label_smoothing="
             f"{values['label_smoothing']:g}, z_loss={values['z_loss']:g}")
@@ -241,7 +244,7 @@ def check_stable(function, device, dtype) -> None:
 CASES = [  # rows, classes, ignored rows, ignore_index, label_smoothing, z_loss
     (5, 4, (), -100, 0.1, 1e-2), (6, 3, (1, 4), -100, 0.0, 0.0), (7, 5, (0, 2, 3), 2, 0.2, 0.0),
     (4, 6, (), -100, 0.0, 0.5), (1, 5, (), -100, 0.3, 0.1), (9, 7, tuple(range(8)), -1, 0.1, 0.01),
-    (4, 1, (), -100, 0.1, 0.1), (6, 4, (0, 3), 4, 0.1, 1e-2)]
+    (4, 1, (), -100, 0.1, 0.1), (6, 4, (0, 3), 4, 0.1, 1e-2), (5, 1, (1, 3), -100, 0.1, 0.1)]
 
 
 def full(submission, device) -> None:
@@ -254,6 +257,7 @@ def full(submission, device) -> None:
     covers("ignored rows, ignore_index=-100")
     covers("ignore_index among the classes")
     covers("ignore_index past the classes")
+    check_case(function, strided_logits(sce_values(5, 4, device, ignored=(2,), seed=18)))
     check_each_input_alone(function, SMOOTHED, sce_values(6, 4, device, ignored=(1, 4),
                                                           ignore_index=3, seed=17))
     for dtype in (torch.float64, torch.float32):
@@ -262,6 +266,36 @@ def full(submission, device) -> None:
     with case("gradcheck"):
         check_gradcheck(function, SMOOTHED, sce_values(4, 3, device, ignored=(1,), seed=30))
 
+
+CLAUSES = (
+    Clause("that value and its gradient, for `ignore_index` any int, `label_smoothing` in "
+           "$[0, 1]$ and `z_loss` $\\geq 0$, at least one row counted, each call's its own when "
+           "two calls share a graph;",
+           {f"{NAME}/misses-smoothing-term": "smoothing term left out of the gradient",
+            f"{NAME}/gradient-ignores-smoothing": "backward ignores label_smoothing",
+            f"{NAME}/misses-mean-log-p-term": "(1 - smoothing)(P - Y) without the smoothing "
+                                              "term's gradient",
+            f"{NAME}/misses-z-loss-term": "z-loss left out of the gradient",
+            f"{NAME}/z-loss-gradient-halved": "z-loss gradient without the factor 2",
+            f"{NAME}/divides-by-all-rows": "dividing by N instead of the counted rows",
+            f"{NAME}/ignored-target-not-a-class": "ignored targets made valid with clamp(min=0)",
+            f"{NAME}/smoothing-over-other-classes": "smoothing spread over the C - 1 other "
+                                                    "classes",
+            f"{NAME}/z-loss-not-squared": "z-loss of lse, not lse ** 2, in forward and backward",
+            f"{NAME}/z-loss-over-every-row": "z-loss averaged over every row",
+            f"{NAME}/ignored-rows-get-gradient": "ignored rows left in the gradient",
+            f"{NAME}/state-on-class": "label_smoothing and z_loss kept on the class",
+            "raised:RuntimeError": "ignored rows' targets made class 1"}),
+    Clause("stable at logits of magnitude $10^4$;",
+           {f"{NAME}/overflows-at-large-logits": "z-loss of raw exp sums"}),
+    Clause("the logits themselves its only saved $(N, C)$ tensor (other saved tensors at most "
+           "$N$ elements);",
+           {f"{NAME}/saves-probabilities": "saves the probabilities",
+            "case:(transposed in memory)": "logits saved as a contiguous copy",
+            f"{NAME}/saves-narrower-dtype": "float32 log-sum-exp saved for float64 logits"}),
+    Clause("backward by hand, and `None` for everything but `logits`.",
+           {f"{NAME}/gradient-for-target": "a gradient for the target"}),
+)
 
 LATER_IN_LESSON = True  # the lesson's last exercise
 EXERCISES = [
@@ -278,7 +312,12 @@ EXERCISES = [
                                                                   "label_smoothing in [0, 1]"),
                                       "z_loss": Constant(0.0, 10.0, "z_loss >= 0",
                                                          also=(1e-4,))},
+                           # two calls that count 4 and 3 rows (at ignore_index 3, both 4)
+                           per_call_constants=(
+                               {"ignore_index": -100, "label_smoothing": 0.0, "z_loss": 0.0},
+                               {"ignore_index": 2, "label_smoothing": 1.0, "z_loss": 10.0}),
                            rows_apart=Case(_rows_apart(sce_values), STABLE_ROWS)),
              contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
-                       "ignore_index past the classes", "logits of magnitude 1e4")),
+                       "ignore_index past the classes", "logits of magnitude 1e4"),
+             clauses=CLAUSES),
 ]

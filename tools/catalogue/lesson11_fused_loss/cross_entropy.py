@@ -136,4 +136,20 @@ class CrossEntropy(torch.autograd.Function):
         grad.mul_((grad_output * w / w.sum()).unsqueeze(1))
         return grad, None, None
 '''),
+    # make-mutants survivors: a copy of strided logits is a second (N, C) tensor; any class
+    # but 0 is past the last one when C = 1; a count the two calls of one graph share
+    Mistake(CE, "logits saved as a contiguous copy", "besides the logits", edit(
+        CROSS_ENTROPY, ("ctx.save_for_backward(logits, lse, safe_target, counted)",
+                        "ctx.save_for_backward(logits.contiguous(), lse, safe_target, counted)"))),
+    Mistake(CE, "ignored rows' targets made class 1", "index 1 is out of bounds", edit(
+        CROSS_ENTROPY, ("safe_target = torch.where(counted, target, 0)",
+                        "safe_target = torch.where(counted, target, 1)"))),
+    Mistake(CE, "the count of counted rows in a module global",
+            "right for each call alone but not for two calls in one graph",
+            "_COUNT = {}\n" + edit(
+                CROSS_ENTROPY, ("        return losses.sum() / counted.sum()",
+                                "        _COUNT['rows'] = counted.sum()\n"
+                                "        return losses.sum() / _COUNT['rows']"),
+                ("scale = grad_output * counted / counted.sum()",
+                 "scale = grad_output * counted / _COUNT['rows']"))),
 ]

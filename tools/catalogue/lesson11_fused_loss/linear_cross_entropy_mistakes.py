@@ -4,9 +4,11 @@ accumulation in bfloat16, chunks averaged or cut short."""
 
 from .. import Mistake, edit
 from .answers import LINEAR
+from .linear_cross_entropy_unusual import UNUSUAL
 
 
 LCE = "linear_cross_entropy"
+_SPLIT = next(entry for entry in UNUSUAL if entry.name.startswith("torch.split for the chunks"))
 
 
 LOOP_GRADS = '''                if want_x:
@@ -202,4 +204,18 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
         x, weight = x.detach(), weight.detach()
     return LinearCrossEntropy.apply(x, weight, target, chunk_size)
 ''', named=True),
+    # the memory clause holds whichever gradients are needed: a shortcut to the composed ops
+    # where none is builds the whole N x V logits as surely as forward would
+    Mistake(LCE, "the composed ops under no_grad", "under torch.no_grad() creates a tensor", edit(
+        LINEAR, ("def linear_cross_entropy(x, weight, target, chunk_size=1024):\n",
+                 "def linear_cross_entropy(x, weight, target, chunk_size=1024):\n"
+                 "    if not torch.is_grad_enabled():  # no gradient: nothing to fuse\n"
+                 "        return F.cross_entropy(x @ weight.T, target)\n"))),
+    # a make-mutants survivor: the loss-only path under no_grad summed float16 chunk losses
+    Mistake(LCE, "a float16 running sum on the loss-only path under no_grad",
+            "accumulate the loss in float32 whatever the grad mode", edit(
+                _SPLIT.code, ("        wide = torch.promote_types(x.dtype, torch.float32)\n"
+                              "        total",
+                              "        wide = torch.promote_types(x.dtype, torch.float16)\n"
+                              "        total"))),
 ]

@@ -167,6 +167,16 @@ MISTAKES = [
                  "grad = grad * scale[:, None] - (smoothing / logits.shape[1]) * grad_output"
                  " * (~counted)[:, None] / counted.sum()\n"
                  "        return grad, None, None, None, None"))),
+    Mistake(SCE, "logits saved as a contiguous copy", "besides the logits", edit(
+        ANSWER, ("ctx.save_for_backward(logits, lse, safe_target, counted)",
+                 "ctx.save_for_backward(logits.contiguous(), lse, safe_target, counted)"))),
+    Mistake(SCE, "ignored rows' targets made class 1", "index 1 is out of bounds", edit(
+        ANSWER, ("safe_target = torch.where(counted, target, 0)",
+                 "safe_target = torch.where(counted, target, 1)"))),
+    Mistake(SCE, "a gradient for the target", "returned a gradient for target", edit(
+        ANSWER, ("        return grad * scale[:, None], None, None, None, None",
+                 "        return grad * scale[:, None], torch.zeros_like(logits[:, 0]), None, "
+                 "None, None"))),
 ]
 
 # bool / int64 divides in the default dtype: float32 weights for float64 logits, a ported

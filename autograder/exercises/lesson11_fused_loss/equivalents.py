@@ -1,0 +1,83 @@
+"""Lesson 11's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+
+from ...equivalents import EquivalentMutant
+
+_ROW_COPY = ("a copy of a per-row tensor forward just computed replaces it in the saved set: "
+             "the same count of at most N elements, the same values")
+_ROW_CONTIGUOUS = ("a per-row tensor forward just computed (logsumexp, torch.where, !=) is "
+                   "contiguous: .contiguous() returns it")
+_ROW_WIDENED = ("the contract bounds what is saved besides the logits by its element count (at "
+                "most N), not its dtype; the gradients are unchanged")
+_IGNORE_INDEX_GIVEN = ("the contract calls apply(logits, target, ignore_index) with ignore_index "
+                       "always given: the default is never read")
+_GRADIENT_COPY = ("a copy of the gradient .to() just made replaces it in the saved set: one "
+                  "tensor of the input's shape, the same values, the original freed")
+
+_CE_SAVE = "ctx.save_for_backward(logits, lse, safe_target, counted)"
+_CE_SOLUTION_SAVE = _CE_SAVE + "  # one (N, C) tensor: logits"
+_CE_DEFAULT = "def forward(ctx, logits, target, ignore_index=-100):"
+
+
+EQUIVALENTS = []
+for _exercise, _line in (("CrossEntropy", _CE_SOLUTION_SAVE), ("SmoothedCrossEntropy", _CE_SAVE)):
+    for _name in ("lse", "safe_target", "counted"):
+        _before = f"{_name}," if _name != "counted" else f"{_name})"
+        for _operator, _suffix, _reason in (("save_copy", ".clone()", _ROW_COPY),
+                                            ("add_copy", ".contiguous()", _ROW_CONTIGUOUS)):
+            EQUIVALENTS.append(EquivalentMutant(
+                _exercise, _operator, _line,
+                _line.replace(f" {_before}", f" {_before[:-1]}{_suffix}{_before[-1]}", 1),
+                _reason))
+    for _name in ("lse,", "counted)"):
+        EQUIVALENTS.append(EquivalentMutant(
+            _exercise, "save_widened", _line,
+            _line.replace(f" {_name}", f" {_name[:-1]}.double(){_name[-1]}", 1), _ROW_WIDENED))
+EQUIVALENTS += [
+    EquivalentMutant("CrossEntropy", "save_widened", _CE_SAVE,
+                     _CE_SAVE.replace(" lse,", " lse.double(),"), _ROW_WIDENED),
+    EquivalentMutant("CrossEntropy", "nudge_constant", _CE_DEFAULT,
+                     _CE_DEFAULT.replace("-100", "-99"), _IGNORE_INDEX_GIVEN),
+    EquivalentMutant("CrossEntropy", "nudge_constant", _CE_DEFAULT,
+                     _CE_DEFAULT.replace("-100", "-101"), _IGNORE_INDEX_GIVEN),
+    EquivalentMutant("linear_cross_entropy", "save_copy",
+                     "ctx.save_for_backward(None if grad_x is None else grad_x.to(x.dtype),",
+                     "ctx.save_for_backward(None if grad_x is None else "
+                     "grad_x.to(x.dtype).clone(),", _GRADIENT_COPY),
+    EquivalentMutant("linear_cross_entropy", "save_copy",
+                     "None if grad_weight is None else grad_weight.to(weight.dtype))",
+                     "None if grad_weight is None else grad_weight.to(weight.dtype).clone())",
+                     _GRADIENT_COPY),
+    EquivalentMutant("linear_cross_entropy", "save_copy",
+                     "gw if gw is None else gw.to(weight.dtype))",
+                     "gw if gw is None else gw.to(weight.dtype).clone())", _GRADIENT_COPY),
+]
+
+# the catalogued unusual answers' saves: per-row tensors copied, made contiguous or widened
+_BOOLEAN_SAVE = "ctx.save_for_backward(logits, rows, kept_targets, lse)"
+_LOG_SOFTMAX_SAVE = "ctx.save_for_backward(logits, target)"
+_FLOAT_MASK_SAVE = "ctx.save_for_backward(logits, lse, t, mask)"
+_LIGER_SAVE = "ctx.save_for_backward(X, lse, torch.where(valid, Y, 0), valid)"
+EQUIVALENTS += [
+    EquivalentMutant("CrossEntropy", "add_copy", _BOOLEAN_SAVE,
+                     _BOOLEAN_SAVE.replace("lse)", "lse.contiguous())"), _ROW_CONTIGUOUS),
+    EquivalentMutant("CrossEntropy", "add_copy", _BOOLEAN_SAVE,
+                     _BOOLEAN_SAVE.replace("rows,", "rows.contiguous(),"),
+                     "rows, nonzero().squeeze(1) of a fresh (M, 1) result, is contiguous: "
+                     ".contiguous() returns it"),
+    EquivalentMutant("CrossEntropy", "save_copy", _LOG_SOFTMAX_SAVE,
+                     _LOG_SOFTMAX_SAVE.replace("target)", "target.clone())"),
+                     "a copy of the (N,) target: a saved tensor of N elements, as the contract "
+                     "allows, with the same values"),
+    EquivalentMutant("CrossEntropy", "add_copy", _CE_SAVE,
+                     _CE_SAVE.replace("counted)", "counted.contiguous())"), _ROW_CONTIGUOUS),
+    EquivalentMutant("CrossEntropy", "save_copy", _CE_SAVE,
+                     _CE_SAVE.replace("counted)", "counted.clone())"), _ROW_COPY),
+    EquivalentMutant("SmoothedCrossEntropy", "save_widened", _FLOAT_MASK_SAVE,
+                     _FLOAT_MASK_SAVE.replace("lse,", "lse.double(),"), _ROW_WIDENED),
+    EquivalentMutant("SmoothedCrossEntropy", "save_copy", _LIGER_SAVE,
+                     _LIGER_SAVE.replace("lse,", "lse.clone(),"), _ROW_COPY),
+    EquivalentMutant("linear_cross_entropy", "save_copy",
+                     "ctx.save_for_backward(gx if gx is None else gx.to(x.dtype),",
+                     "ctx.save_for_backward(gx if gx is None else gx.to(x.dtype).clone(),",
+                     _GRADIENT_COPY),
+]
