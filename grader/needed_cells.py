@@ -7,7 +7,7 @@ released notebook's code cells that are neither answers nor tests); a cell the l
 changed always runs. Walking from the last cell back, a name is *live* when a cell that runs
 reads it; a released demo cell runs when a name it may set is live: every name it binds, and
 every name a call may mutate, whatever it is given and the object whose method it calls (a demo
-that calls the learner's ``MySigmoid.apply`` runs), modules excepted. A cell that reaches names the analysis
+that calls the learner's ``MySigmoid.apply`` runs), imported names excepted. A cell that reaches names the analysis
 cannot see (``eval``, ``globals()``, ``import *``, a magic, a syntax error) makes every earlier
 cell run, or, if it is a demo cell, runs itself. Grading's torch settings and random generators
 are its own (``autograder.torch_state``), so a demo cell's global settings cannot move a mark.
@@ -20,11 +20,14 @@ from dataclasses import dataclass
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from .notebook_format import grade_id, skipped_when_grading
+from nbgrader.utils import is_grade, is_solution
+
+from .notebook_format import skipped_when_grading
 
 # What reaches the notebook's names behind the analysis's back: by name, or through an attribute
-UNSEEN_ACCESS = frozenset({"eval", "exec", "globals", "locals", "vars", "get_ipython",
-                           "__import__", "__builtins__", "__main__"})
+UNSEEN_ACCESS = frozenset({"eval", "exec", "globals", "locals", "get_ipython", "__import__",
+                           "__builtins__", "__main__"})
+NAMESPACE_WITHOUT_ARGUMENTS = frozenset({"vars", "dir"})  # vars(obj) reads obj, vars() globals
 UNSEEN_ATTRIBUTES = frozenset({"modules", "f_globals", "f_locals", "f_back", "user_ns",
                                "__dict__", "__globals__"})
 BUILTIN_NAMES = frozenset(dir(builtins)) - UNSEEN_ACCESS
@@ -35,10 +38,10 @@ NOT_NEEDED_NOTE = ("Not run while grading: a demo cell, as released, that sets n
 @dataclass(frozen=True)
 class CellNames:
     binds: frozenset[str]  # names the cell assigns, defines, imports or deletes
+    imported: frozenset[str]  # of those, names bound by an import (a call does not mutate them)
     reads: frozenset[str]  # names it loads (in nested functions too), builtins excepted
     late_reads: frozenset[str]  # of those, the ones loaded in a function body: when it is called
     handed: frozenset[str]  # names given to a call, or whose method it calls: it may mutate them
-    modules: frozenset[str]  # names it binds with ``import x`` / ``import x.y as z``
     opaque: bool  # reaches names no analysis of its text can see
 
 
@@ -56,12 +59,15 @@ def cell_names(source: str) -> CellNames:
         return OPAQUE
     binds, reads, late = set(), set(), set()
     _scope_names(table, binds, reads, late, in_function=False)
-    modules = set()
+    imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
             return OPAQUE
-        if isinstance(node, ast.Import):
-            modules.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in NAMESPACE_WITHOUT_ARGUMENTS and not node.args:
+            return OPAQUE
         elif isinstance(node, (ast.Attribute, ast.Subscript)) and \
                 isinstance(node.ctx, (ast.Store, ast.Del)):
             binds.add(_base_name(node) or "")
@@ -76,8 +82,8 @@ def cell_names(source: str) -> CellNames:
     handed |= {_base_name(call.func) for call in ast.walk(tree)
                if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)}
     reads -= BUILTIN_NAMES
-    return CellNames(frozenset(binds), frozenset(reads), frozenset(late & reads),
-                     frozenset(handed & reads), frozenset(modules), False)
+    return CellNames(frozenset(binds), frozenset(imported), frozenset(reads),
+                     frozenset(late & reads), frozenset(handed & reads), False)
 
 
 def _scope_names(table, binds: set, reads: set, late: set, in_function: bool) -> None:
@@ -107,9 +113,9 @@ def _base_name(node) -> str | None:
 
 def demo_sources(released) -> list[str]:
     """The code cells of a released notebook that grading may leave out: neither answers nor
-    tests (nbgrader's locked setup cells are kept: they import what graded cells use)."""
-    return [cell.source for cell in released.cells
-            if cell.cell_type == "code" and grade_id(cell) is None and cell.source.strip()]
+    tests (locked ones included: nbgrader puts their released source back)."""
+    return [cell.source for cell in released.cells if cell.cell_type == "code"
+            and not is_grade(cell) and not is_solution(cell) and cell.source.strip()]
 
 
 def unneeded_cells(notebook, released_demos: list[str]) -> set[int]:
@@ -120,15 +126,16 @@ def unneeded_cells(notebook, released_demos: list[str]) -> set[int]:
     code = [(index, cell) for index, cell in enumerate(notebook.cells)
             if cell.cell_type == "code" and cell.source.strip() and not skipped_when_grading(cell)]
     names = {index: cell_names(cell.source) for index, cell in code}
-    modules = set().union(*(found.modules for found in names.values()))
+    imported = set().union(*(found.imported for found in names.values()))
+    imported -= set().union(*(found.binds - found.imported for found in names.values()))
     candidates = {index for index, cell in code if cell.source in demos
-                  and grade_id(cell) is None and not names[index].opaque}
+                  and not is_grade(cell) and not is_solution(cell) and not names[index].opaque}
     live_everywhere: set[str] = set()
     while True:
         live, unneeded, everything_live = set(live_everywhere), set(), False
         for index, _ in reversed(code):
             found = names[index]
-            may_set = found.binds | (found.handed - modules)
+            may_set = found.binds | (found.handed - imported)
             if index in candidates and not everything_live and not may_set & live:
                 unneeded.add(index)
                 continue
