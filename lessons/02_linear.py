@@ -321,20 +321,22 @@ plt.show()
 # ## ✎ Exercise 1 · `MyLinearFunction`
 #
 # Write `MyLinearFunction`, with `MyLinearFunction.apply(x, weight, bias=None)` returning
-# `x @ weight.T + bias`, where
+# `x @ weight.T + bias`. The contract, which the self-check and the hidden tests check:
 #
-# - `x` has shape $(*, \text{in})$: any number of leading dimensions, **including none**;
-# - `weight` has shape $(\text{out}, \text{in})$;
-# - `bias` has shape $(\text{out},)$ or is `None`.
+# - `x` of shape $(*, \text{in})$, any number of leading dimensions **including none**,
+#   `weight` of shape $(\text{out}, \text{in})$, `bias` of shape $(\text{out},)$ or `None`:
+#   the value and the gradients `F.linear` gives, each gradient of its input's shape;
+# - in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its
+#   input required grad when forward ran), and `None` otherwise;
+# - forward keeps what backward reads with `ctx.save_for_backward`, one call's state per
+#   `ctx`: nothing on the class, nothing in a global;
+# - backward applies the formulas you derived yourself: no `F.linear` or autograd calls
+#   inside it;
+# - autograd may hand backward a `grad_output` that is not contiguous in memory (the
+#   gradient of `y.transpose(0, 1)` is one): your gradients must be right for it too.
 #
-# In backward, compute each gradient only if `ctx.needs_input_grad` asks for it (its input
-# required grad when forward ran), and return `None` otherwise. Two rules and two questions:
+# Two questions before you write it:
 #
-# - Write the formulas you derived yourself: no `F.linear` or autograd calls inside
-#   backward.
-# - Autograd may hand backward a `grad_output` that is not contiguous in memory (the
-#   gradient of `y.transpose(0, 1)` is one); your gradients must be right for it too, and the
-#   self-check tries it.
 # - Called as `MyLinearFunction.apply(x, weight)`, how many inputs does forward receive, and
 #   how many entries does `ctx.needs_input_grad` have then? So what must backward know
 #   before it reads an entry for the bias, and who can tell it? (Backward may return three
@@ -784,15 +786,17 @@ check_relu_backward()
 # ## ✎ Exercise 2 · `FusedLinearReLU`
 #
 # Write `FusedLinearReLU`, with `FusedLinearReLU.apply(x, weight, bias=None)` returning
-# `relu(x @ weight.T + bias)`, shapes as in exercise 1, and a gradient of 0 where the
-# pre-activation is $\le 0$ (as `torch.relu`).
+# `relu(x @ weight.T + bias)`. The contract, which the self-check and the hidden tests check:
 #
-# - Forward saves `x`, `weight` and what your `relu_keeps` keeps, through
+# - shapes as in exercise 1: the value and the gradients autograd gives
+#   `torch.relu(F.linear(x, weight, bias))`, each of its input's shape, with a gradient of 0
+#   where the pre-activation is $\le 0$, **including exactly 0** (as `torch.relu`);
+# - forward saves `x`, `weight` and what your `relu_keeps` keeps, through
 #   `ctx.save_for_backward`: no float pre-activation $z$, no output. As in exercise 1, it may
 #   save `None` for `x` when the weight needs no gradient, and for `weight` when `x` needs
 #   none. Saving `x` and `weight` always also passes; a cell after the memory measurement
-#   shows why saving `None` is worth it.
-# - Backward never writes into `grad_output`, and still skips the gradients
+#   shows why saving `None` is worth it;
+# - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 
 # %% nbgrader={"grade_id": "answer_FusedLinearReLU", "solution": true}
@@ -1092,7 +1096,8 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 #
 # - each of the four gradients is computed only when `ctx.needs_input_grad` asks for it, and
 #   is `None` otherwise;
-# - correct for any `grad_output` autograd hands you, a non-contiguous one included;
+# - the value and the gradients `F.bilinear` gives, each of its input's shape, for any
+#   `grad_output` autograd hands you, a non-contiguous one included;
 # - backward written by hand: deriving the gradients is the exercise.
 #
 # The forward has **three** factors, and the derivation of `HeadwiseLinear` covered two.

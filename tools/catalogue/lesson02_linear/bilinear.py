@@ -1,6 +1,6 @@
 """Lesson 02's transfer exercise Bilinear, answered unusually and wrongly."""
 
-from .. import Mistake, Unusual
+from .. import Mistake, Unusual, edit
 
 
 def _bilinear(backward: str, forward: str | None = None) -> str:
@@ -106,6 +106,21 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # a mutant (issue 45): the engine sums a (1, out) grad_bias down to bias's (out,)
+    Mistake("Bilinear", "grad_bias kept as (1, out) by keepdim=True",
+            "Bilinear.backward returned grad_bias of shape (1, 4) for bias of shape (4,)",
+            _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
+                      "        need, g = ctx.needs_input_grad, grad_output\n"
+                      "        grad_x1 = torch.einsum('...o,oij,...j->...i', g, weight, x2) "
+                      "if need[0] else None\n"
+                      "        grad_x2 = torch.einsum('...o,oij,...i->...j', g, weight, x1) "
+                      "if need[1] else None\n"
+                      "        grad_weight = torch.einsum('...o,...i,...j->oij', g, x1, x2) "
+                      "if need[2] else None\n"
+                      "        grad_bias = None\n"
+                      "        if ctx.has_bias and need[3]:\n"
+                      "            grad_bias = g.reshape(-1, g.shape[-1]).sum(0, keepdim=True)\n"
+                      "        return grad_x1, grad_x2, grad_weight, grad_bias")),
     Mistake("Bilinear", "ignores needs_input_grad",
             "Bilinear.backward returned a gradient for x2 although only x1 requires grad",
             _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
@@ -168,6 +183,16 @@ UNUSUAL += [
 ]
 
 MISTAKES += [
+    # a mutant (issue 45): the feature sizes in a module global, which two calls of the same
+    # sizes share harmlessly
+    Mistake("Bilinear", "feature sizes kept in a module global",
+            "Bilinear.backward raised RuntimeError",
+            "\n_features = None\n" + edit(
+                next(answer.code for answer in UNUSUAL if answer.name ==
+                     "saves only what the wanted gradients read, rows flattened"),
+                ("(n1, n2), out = ctx.features,", "(n1, n2), out = _features,"),
+                ("        ctx.features, ctx.has_bias = ",
+                 "        global _features\n        _features, ctx.has_bias = "))),
     Mistake("Bilinear", "all four gradients computed, None returned where not needed",
             "Bilinear.backward used the values of x1 (in aten.bmm) when only x1 requires grad",
             _bilinear("        x1, x2, weight = ctx.saved_tensors\n"

@@ -32,7 +32,7 @@ MISTAKES = [
             "MyLinearFunction.forward raised RuntimeError with x of shape (2, 3, 4), weight of "
             "shape (5, 4), bias of shape (5,): view size is not compatible", VIEW_OF_X),
     Mistake("MyLinearFunction", "the bias flag in a module global",
-            "MyLinearFunction is right for each call alone but not for two calls in one graph",
+            "two calls in one graph",
             edit(VIEW_OF_X, ("class MyLinearFunction", "HAS_BIAS = False\n\n\nclass MyLinearFunction"),
                  ("        ctx.has_bias = bias is not None\n",
                   "        global HAS_BIAS\n        HAS_BIAS = bias is not None\n"),

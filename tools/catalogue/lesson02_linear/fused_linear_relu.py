@@ -110,6 +110,15 @@ MISTAKES = [
     Mistake("FusedLinearReLU", "mask z >= 0", "the mask is z > 0, not z >= 0",
             _fused(FUSED_READ + FUSED_RETURN, FUSED_FORWARD.replace("z > 0", "z >= 0")),
             named=True),
+    # a mutant (issue 45): the bias gradient computed whether or not bias needs one
+    Mistake("FusedLinearReLU", "grad_bias computed whatever needs_input_grad says",
+            "FusedLinearReLU.backward returned a gradient for bias",
+            _fused(FUSED_READ + FUSED_RETURN.replace("ctx.has_bias and ctx.needs_input_grad[2]",
+                                                     "ctx.has_bias"))),
+    # a mutant (issue 45): a mask with a threshold loses tiny positive pre-activations
+    Mistake("FusedLinearReLU", "mask z > 1e-6",
+            "FusedLinearReLU's output is within about 1e-7 of the truth",
+            _fused(FUSED_READ + FUSED_RETURN, FUSED_FORWARD.replace("z > 0", "z > 1e-6"))),
     Mistake("FusedLinearReLU", "grad_x gated on needs_input_grad[1]",
             "it decides whether to compute grad_x from another input's entry of "
             "ctx.needs_input_grad (entry 0 belongs to x)",

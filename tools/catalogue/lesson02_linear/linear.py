@@ -49,10 +49,6 @@ UNUSUAL = [
                     "        grad_bias = g2.new_ones(g2.shape[0]) @ g2 if ctx.has_bias and "
                     "ctx.needs_input_grad[2] else None\n"
                     "        return grad_x, grad_weight, grad_bias")),
-    Unusual("MyLinearFunction", "grad_bias left unreduced for the engine to sum",
-            _linear(FLAT + GUARDED + "        grad_bias = grad_output.clone() if ctx.has_bias "
-                    "and ctx.needs_input_grad[2] else None\n"
-                    "        return grad_x, grad_weight, grad_bias")),
     Unusual("MyLinearFunction", "returns only two values without a bias",
             _linear(FLAT + GUARDED + "        if not ctx.has_bias:\n"
                     "            return grad_x, grad_weight\n"
@@ -93,6 +89,12 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # the engine sums a (*, out) grad_bias down to bias's (out,): values right, the shape not
+    Mistake("MyLinearFunction", "grad_bias left unreduced for the engine to sum",
+            "MyLinearFunction.backward returned grad_bias of shape (5, 4) for bias of shape (4,)",
+            _linear(FLAT + GUARDED + "        grad_bias = grad_output.clone() if ctx.has_bias "
+                    "and ctx.needs_input_grad[2] else None\n"
+                    "        return grad_x, grad_weight, grad_bias")),
     Mistake("MyLinearFunction", "grad_x = grad_output @ weight.T",
             "grad_x = grad_output @ weight.T is wrong, a transpose too many",
             _linear(FLAT + "        grad_bias = g2.sum(0) if ctx.has_bias else None\n"
@@ -208,4 +210,16 @@ MISTAKES = [
                     "                              weight if ctx.needs_input_grad[0] else None)\n"
                     "        ctx.has_bias = bias is not None\n"
                     "        return F.linear(x, weight, bias)")),
+    # backward asks autograd for what the learner was to derive: the contract's "by hand"
+    Mistake("MyLinearFunction", "asks autograd inside backward",
+            "MyLinearFunction.backward calls torch.autograd.grad",
+            _linear("        x, weight = ctx.saved_tensors\n"
+                    "        with torch.enable_grad():\n"
+                    "            xx = x.detach().requires_grad_()\n"
+                    "            ww = weight.detach().requires_grad_()\n"
+                    "            grad_x, grad_weight = torch.autograd.grad(xx @ ww.T, (xx, ww), "
+                    "grad_output)\n"
+                    "        grad_bias = grad_output.reshape(-1, weight.shape[0]).sum(0) "
+                    "if ctx.has_bias else None\n"
+                    "        return grad_x, grad_weight, grad_bias")),
 ]

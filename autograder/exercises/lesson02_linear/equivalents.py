@@ -1,0 +1,105 @@
+"""Lesson 02's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+
+from ...equivalents import EquivalentMutant
+
+_COPY = ("a copy (.clone(), or .contiguous() of a strided input) holds the same values, so "
+         "backward gives the same gradients; the contract forbids no copy of an input (only "
+         "FusedLinearReLU's float pre-activation and output, which this is not)")
+_MASK_COPY = ("a copy of the bool mask forward just made, or .contiguous() of it (already "
+              "contiguous: itself), is still a bool mask of the output's shape")
+_SAVES_ALWAYS = ("saving an input whatever needs_input_grad says keeps more memory, which the "
+                 "contract allows (\"saving x and weight always also passes\"); the gradients "
+                 "are unchanged")
+_SOLUTION_SAVE = "ctx.save_for_backward(x if needs_weight else None, weight if needs_x else None)"
+_FUSED_SAVE = ("ctx.save_for_backward(x if needs_weight else None, weight if needs_x else None, "
+               "positive)")
+_NEEDS = "needs_x, needs_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]"
+
+
+def _linear(operator: str, before: str, after: str, reason: str = _COPY):
+    return EquivalentMutant("MyLinearFunction", operator, before, after, reason)
+
+
+def _fused(operator: str, before: str, after: str, reason: str = _COPY):
+    return EquivalentMutant("FusedLinearReLU", operator, before, after, reason)
+
+
+def _bilinear(operator: str, before: str, after: str, reason: str = _COPY):
+    return EquivalentMutant("Bilinear", operator, before, after, reason)
+
+
+EQUIVALENTS = [
+    _linear("save_copy", "ctx.save_for_backward(x, weight)",
+            "ctx.save_for_backward(x.clone(), weight)"),
+    _linear("save_copy", _SOLUTION_SAVE, _SOLUTION_SAVE.replace("x if", "x.clone() if")),
+    _linear("save_copy", _SOLUTION_SAVE, _SOLUTION_SAVE.replace("weight if", "weight.clone() if")),
+    _linear("ignore_needs_input_grad", _NEEDS, _NEEDS.replace("ctx.needs_input_grad[1]", "True"),
+            _SAVES_ALWAYS),
+    _linear("ignore_needs_input_grad", _NEEDS, _NEEDS.replace("ctx.needs_input_grad[0]", "True"),
+            _SAVES_ALWAYS),
+    _linear("add_copy", "return y", "return y.clone()",
+            "the output returned is a copy of y, the same values; nothing saved refers to y"),
+    _fused("save_copy", "ctx.save_for_backward(x, weight.T.contiguous(), mask)",
+           "ctx.save_for_backward(x, weight.T.contiguous().clone(), mask)",
+           "a copy of the contiguous weight.T forward just made holds the same values, and the "
+           "first copy is freed when forward returns"),
+    _fused("save_copy", _FUSED_SAVE, _FUSED_SAVE.replace("positive)", "positive.clone())"),
+           _MASK_COPY),
+    _fused("add_copy", _FUSED_SAVE, _FUSED_SAVE.replace("positive)", "positive.contiguous())"),
+           _MASK_COPY),
+    _fused("save_copy", _FUSED_SAVE, _FUSED_SAVE.replace("x if", "x.clone() if")),
+    _fused("save_copy", _FUSED_SAVE, _FUSED_SAVE.replace("weight if", "weight.clone() if")),
+    _fused("ignore_needs_input_grad", _NEEDS, _NEEDS.replace("ctx.needs_input_grad[0]", "True"),
+           _SAVES_ALWAYS),
+    _fused("ignore_needs_input_grad", _NEEDS, _NEEDS.replace("ctx.needs_input_grad[1]", "True"),
+           _SAVES_ALWAYS),
+    _bilinear("save_copy", "ctx.save_for_backward(x1, x2, weight)",
+              "ctx.save_for_backward(x1.clone(), x2, weight)"),
+    _bilinear("save_copy", "ctx.save_for_backward(x1, x2, weight)",
+              "ctx.save_for_backward(x1, x2.clone(), weight)"),
+    _bilinear("save_copy", "ctx.save_for_backward(x1, x2, weight)",
+              "ctx.save_for_backward(x1, x2, weight.clone())"),
+    _bilinear("add_copy", "ctx.save_for_backward(x1, x2, weight)",
+              "ctx.save_for_backward(x1.contiguous(), x2, weight)"),
+    _bilinear("add_copy", "ctx.save_for_backward(x1, x2, weight)",
+              "ctx.save_for_backward(x1, x2.contiguous(), weight)"),
+    _bilinear("add_copy", "ctx.save_for_backward(x1, x2, weight)",
+              "ctx.save_for_backward(x1, x2, weight.contiguous())"),
+    _bilinear("save_copy", "ctx.save_for_backward(x1 if n[1] or n[2] else None,",
+              "ctx.save_for_backward(x1.clone() if n[1] or n[2] else None,"),
+    _bilinear("ignore_needs_input_grad", "x2 if n[0] or n[2] else None,",
+              "x2 if True or n[2] else None,",
+              "saving x2 whatever needs_input_grad says keeps more memory, which Bilinear's "
+              "contract allows; the gradients are unchanged"),
+    _bilinear("flip_keepdim",
+              "y = torch.stack([((a @ w) * b).sum(1) for w in weight], dim=1)",
+              "y = torch.stack([((a @ w) * b).sum(1, keepdim=True) for w in weight], dim=1)",
+              "the (rows, out, 1) stack is reshaped to (*, out) on the next line: the same "
+              "entries in the same order"),
+    _linear("save_copy", "weight if ctx.needs_input_grad[0] else None)",
+            "weight.clone() if ctx.needs_input_grad[0] else None)"),
+    _linear("save_copy", "ctx.save_for_backward(x, weight)",
+            "ctx.save_for_backward(x, weight.clone())"),
+    _fused("save_copy", "ctx.save_for_backward(x, weight, mask)",
+           "ctx.save_for_backward(x, weight.clone(), mask)"),
+    _fused("save_copy", "ctx.save_for_backward(x, weight, dead)",
+           "ctx.save_for_backward(x, weight, dead.clone())", _MASK_COPY),
+    _fused("reshape_to_view",
+           "grad_x = (g @ weight).reshape(ctx.x_shape) if ctx.needs_input_grad[0] else None",
+           "grad_x = (g @ weight).view(ctx.x_shape) if ctx.needs_input_grad[0] else None",
+           "g @ weight is a fresh contiguous matmul result: view and reshape agree"),
+    _fused("drop_copy", "weight.T.contiguous() if ctx.needs_input_grad[0] else None, mask)",
+           "weight.T if ctx.needs_input_grad[0] else None, mask)",
+           "weight.T is a view of weight with the same values; backward's matmul reads it in "
+           "any layout, and it saves weight itself instead of a copy"),
+    _fused("drop_copy", "ctx.save_for_backward(x, weight.T.contiguous(), mask)",
+           "ctx.save_for_backward(x, weight.T, mask)",
+           "weight.T is a view of weight with the same values; backward's matmul reads it in "
+           "any layout, and it saves weight itself instead of a copy"),
+    _bilinear("save_copy", "x2 if n[0] or n[2] else None,",
+              "x2.clone() if n[0] or n[2] else None,"),
+    _bilinear("reshape_to_view",
+              "grad_x2 = (a.unsqueeze(1) @ gw).reshape(x2.shape) if need[1] else None",
+              "grad_x2 = (a.unsqueeze(1) @ gw).view(x2.shape) if need[1] else None",
+              "a.unsqueeze(1) @ gw is a fresh contiguous matmul result: view and reshape agree"),
+]
