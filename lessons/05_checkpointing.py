@@ -721,10 +721,15 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # %% [markdown]
 # ## ✎ Exercise 2 · `checkpoint_sequential`
 #
-# Write `checkpoint_sequential(layers, segments, x)`: run `layers` (a list of modules, or an
-# `nn.Sequential`) on `x` in `segments` consecutive groups, each group through
-# `CheckpointFunction.apply`: exactly `segments` groups, every layer in one, in order. Any
-# such split is accepted. `torch.utils.checkpoint.checkpoint_sequential` gives each segment
+# Write `checkpoint_sequential(layers, segments, x)`, which runs `layers` (a list of modules, or
+# an `nn.Sequential`) on `x` in checkpointed groups. The contract:
+#
+# - every layer runs once, in order, in exactly `segments` consecutive groups, each group
+#   through `CheckpointFunction.apply`; any such split is accepted;
+# - the output, and the gradients of `x` and of every layer's parameters, are the plain
+#   stack's, for every number of segments from 1 to the number of layers.
+#
+# `torch.utils.checkpoint.checkpoint_sequential` gives each segment
 # $\lfloor n/k \rfloor$ of the $n$ layers and the last one the remainder; the explorer below
 # shows when spreading the remainder is better. (Why not $\lceil n/k \rceil$ layers each? Try
 # $n = 7$, $k = 6$.) Running the last segment without a checkpoint, as `torch.utils.checkpoint`'s
@@ -1108,15 +1113,16 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # - backward reconstructs the inputs from the outputs, recomputes the block under grad, and
 #   returns the gradients of `x1` and `x2`, `None` for `f` and `g`; the parameters of `f` and
 #   `g` receive theirs in `.grad`, accumulated, as your `CheckpointFunction` does;
-# - a loss may use only one of the two outputs;
-# - $f$ and $g$ are deterministic: backward calls them again, to invert the block and to
-#   recompute it, and needs the very values forward got. A dropout inside breaks that unless its
-#   random state is replayed, as in Exercise 1; the self-check uses no random $f$, and the demo
-#   after it shows what goes wrong;
-# - the inputs backward rebuilds equal forward's only up to rounding (in floating point, a
-#   value added and then taken away again may come back with its last bits changed), and the
-#   drift grows with depth in a stack. The self-check tries one block at a time; real RevNets
-#   accept the drift or store a few exact checkpoints.
+# - a loss may use only one of the two outputs.
+#
+# Two things it takes as given. $f$ and $g$ are deterministic: backward calls them again, to
+# invert the block and to recompute it, and needs the very values forward got. A dropout inside
+# breaks that unless its random state is replayed, as in Exercise 1; the self-check uses no
+# random $f$, and the demo after it shows what goes wrong. And the inputs backward rebuilds
+# equal forward's only up to rounding (in floating point, a value added and then taken away
+# again may come back with its last bits changed), and the drift grows with depth in a stack.
+# The self-check tries one block at a time; real RevNets accept the drift or store a few exact
+# checkpoints.
 #
 # <details><summary><b>Hint 1</b>: inverting the block</summary>
 #

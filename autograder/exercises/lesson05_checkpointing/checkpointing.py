@@ -13,12 +13,13 @@ from torch import nn
 from torch.autograd.graph import saved_tensors_hooks
 
 from ...checks import case, check_is_function, make_inputs, run_forward
+from ...clauses import Clause
 from ...contract import EACH_INPUT_ALONE, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Domain
 from ...errors import GradingError
-from ...per_call import check_class_state, class_state
 from ...exercise import Exercise, sample
+from ...per_call import check_class_state, class_state
 from ...probes import ForwardTrace, reachable
 from .checkpoint_backward import CHECKPOINT, _backward, _domain_values, _spec_for, through_backward
 from .checkpoint_blocks import (WIDTH, _linear, clear_grads, fork_rng, layer_stack, mlp_block,
@@ -393,8 +394,49 @@ def check_each_input_alone(function, device) -> None:
             _check_input_grads(inputs, grads, truth)
 
 
+C = "CheckpointFunction/"
+CLAUSES = (
+    Clause("**returns** `run_fn(*args)`, one tensor;",
+           {"unproven:wrong-value": "forward returns (output,), a tuple"}),
+    Clause("**saves** only the tensor arguments, so it records no graph of `run_fn`: grad stays "
+           "off, as in any forward, and `run_fn`'s ops save nothing, not even for a moment (the "
+           "self-check measures it);",
+           {C + "keeps-activations": "run_fn under enable_grad in forward",
+            C + "records-graph-in-forward":
+                "run_fn under enable_grad in forward, the graph dropped by apply",
+            C + "tensor-on-ctx": "arguments kept on ctx",
+            C + "saves-non-tensor": "saves every argument"}),
+    Clause("**recomputes** `run_fn(*args)` in backward, under grad, with forward's random state "
+           "restored (CPU, and each CUDA device of a CUDA tensor argument);",
+           {C + "recomputes-without-grad": "recomputes with gradients off",
+            C + "recomputes-on-saved-tensors": "recomputes on the saved tensors themselves",
+            C + "leaves-without-grad": "fresh leaves that never require grad (t.detach())",
+            C + "leaf-for-non-float": "requires_grad_() on every tensor",
+            C + "ignores-random-state": "ignores the random state",
+            C + "replays-seed": "replays the seed (torch.initial_seed()), not the state",
+            C + "records-state-late": "random state recorded after run_fn ran",
+            C + "extra-run-fn-call": "an extra run_fn call in backward before the recomputation",
+            C + "leaves-state-rewound": "set_rng_state without fork_rng",
+            C + "state-shared-between-calls": "the CPU random state kept in a global"}),
+    Clause("**returns `None`** for `run_fn` and for every non-tensor argument;",
+           {C + "no-none-for-run-fn": "forgets the None for run_fn",
+            C + "no-none-for-non-tensors":
+                "returns gradients for the tensors only (no None for scale and use_tanh)"}),
+    Clause("**parameters** used inside `run_fn` receive their gradients in `.grad`;",
+           {C + "grad-skips-parameters": "torch.autograd.grad of the inputs only",
+            C + "backward-inputs-only": "torch.autograd.backward(output, grad_output, "
+                                        "inputs=leaves)",
+            C + "overwrites-parameter-grad": "overwrites the parameters' .grad"}),
+    Clause("**no seeding**: forward runs `run_fn` on the random state it finds and sets or draws "
+           "nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw "
+           "the same dropout masks as the same model unchecked; the self-check compares the "
+           "two.",
+           {"case:forward should run run_fn on the random state it finds":
+                "forward seeds the generator (torch.manual_seed(0)) before run_fn"}),
+)
+
 EXERCISES = [
-    Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full,
+    Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full, clauses=CLAUSES,
              contract=("parameters accumulate .grad", "1-D x", "non-tensor arguments",
                        "an argument not requiring grad", "dropout: the forward's random state"),
              domain=Domain(CHECKPOINT, _domain_values, prepare=through_backward,

@@ -257,4 +257,16 @@ class CheckpointFunction(torch.autograd.Function):
                 "        ctx.run_fn = run_fn\n", "        global _count\n        ctx.run_fn = "
                 "run_fn\n        _count = len(args)\n")).replace(
                 "zip(ctx.is_tensor, ctx.others)]", "zip(ctx.is_tensor[:_count], ctx.others)]")),
+    # a tuple of one tensor, not the tensor: the contract's "one tensor"
+    Mistake("CheckpointFunction", "forward returns (output,), a tuple",
+            "returned a tuple: return a tensor",
+            _checkpoint(CORRECT_BACKWARD, FORWARD.replace("        return run_fn(*args)",
+                                                          "        return (run_fn(*args),)"))),
+    # forward seeds, so the checkpointed model draws other dropout masks than the same model
+    # unchecked (the contract's "no seeding")
+    Mistake("CheckpointFunction", "forward seeds the generator (torch.manual_seed(0)) before "
+            "run_fn", "forward should run run_fn on the random state it finds", _checkpoint(
+                CORRECT_BACKWARD, FORWARD.replace(
+                    "        ctx.cpu_state = torch.get_rng_state()",
+                    "        torch.manual_seed(0)\n        ctx.cpu_state = torch.get_rng_state()"))),
 ]
