@@ -91,6 +91,14 @@ def check_saved(forward, values: dict) -> None:
                 f"then carries {low}'s rounding into every entry of its row; keep L in "
                 f"{str(wide)[6:]} (the inputs' dtype, float32 at least)",
                 mistake="FlashAttention/log-sum-exp-narrower-than-inputs")
+        if (math.prod(saved.shape) == rows and saved.dtype.is_floating_point
+                and saved.dtype.itemsize > wide.itemsize):
+            raise GradingError(
+                f"{NAME} keeps its log-sum-exp L in {str(saved.dtype)[6:]} for "
+                f"{str(values['Q'].dtype)[6:]} inputs, {saved.nbytes} bytes where "
+                f"{str(wide)[6:]} takes half: the contract keeps L in {str(wide)[6:]} (float32, "
+                "or float64 for float64 inputs)",
+                mistake="FlashAttention/log-sum-exp-wider-than-asked")
     if sum(math.prod(s.shape) for s in extra) > rows * (dv + 2):
         raise GradingError(
             f"{NAME} saves {len(extra)} tensors besides Q, K, V and O, "
@@ -208,6 +216,7 @@ def check_against_sdpa(function, values: dict, block: int, device) -> None:
     with block_size(function, block), case(describe(values, block) + ", against F.sdpa"):
         inputs = make_inputs(values)
         forward = run_forward(function, FLASH, inputs)
+        check_saved(forward, values)
         check_saves_no_copy(NAME, forward, values)
         fresh = make_inputs(values)
         Lq, Lk = values["Q"].shape[-2], values["K"].shape[-2]
@@ -272,6 +281,10 @@ def flash_full(FlashAttention, device) -> None:
 
 
 def _flash_full(function, device) -> None:
+    if getattr(function, "BLOCK", None) != 64:
+        raise GradingError(f"{NAME}.BLOCK is {getattr(function, 'BLOCK', 'missing')!r}: the "
+                           "contract's default block size is 64 (the grader sets smaller ones "
+                           "itself)", mistake=f"{NAME}/block-default-not-64")
     # (lead, Lq, Lk, d, dv, causal, BLOCK): several blocks, ragged edges, Lq != Lk both ways,
     # diagonal tiles in which some rows see no key (5 x 11 in blocks of 4); causal with full
     # query blocks at Lk - Lq = 0, 1 and BLOCK - 1 (mod BLOCK): at 1, the key block starting at

@@ -290,4 +290,11 @@ MISTAKES = [
     Mistake(FA, "causal=True as the default", "with causal left out, masks like causal=True",
             edit(FLASH, ("def forward(ctx, Q, K, V, scale, causal=False):",
                          "def forward(ctx, Q, K, V, scale, causal=True):"))),
+    # L widened "for accuracy": twice the bytes the contract's float32 L takes
+    Mistake(FA, "saves L in float64 for float32 inputs", "keeps its log-sum-exp L in float64 for "
+            "float32 inputs", edit(FLASH, ("ctx.save_for_backward(Q, K, V, O, L)",
+                                           "ctx.save_for_backward(Q, K, V, O, L.double())"))),
+    # the class attribute's default changed: the contract's is 64
+    Mistake(FA, "BLOCK = 128 by default", "FlashAttention.BLOCK is 128",
+            edit(FLASH, ("    BLOCK = 64\n", "    BLOCK = 128\n"))),
 ]
