@@ -219,8 +219,20 @@ plt.show()
 #
 # Swish (also called SiLU when $\beta = 1$) is $y_i = x_i\,\sigma(\beta x_i)$ with a learnable
 # $\beta$. `SwishFunction.apply(x, beta)` takes a tensor `x` and a **0-dim tensor** `beta` that
-# may require grad, and must pass `gradgradcheck` for both. Derive its backward first; write
-# $s_i = \sigma(\beta x_i)$ and $g_i$ for `grad_output[i]`.
+# may require grad, and must pass `gradgradcheck` for both. The contract, which the self-check
+# and the hidden tests check:
+#
+# - `x` of any shape and `beta` of any real value, negative, tiny and 0 included, either or
+#   both requiring grad, in float64 or float32: the value and the gradients autograd gives
+#   $x\,\sigma(\beta x)$, finite at $x = 0$ and where $|\beta x|$ saturates the sigmoid;
+# - backward is differentiable: the second derivatives through it, with respect to `x`, `beta`
+#   and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;
+# - `grad_output` may come as a non-contiguous view: the gradient must not depend on its
+#   strides;
+# - forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute or on
+#   the class, and no copy of an input.
+#
+# Derive its backward first; write $s_i = \sigma(\beta x_i)$ and $g_i$ for `grad_output[i]`.
 #
 # 1. What is $\sigma'(z)$ in terms of $\sigma(z)$? (Lesson 01.)
 # 2. $y_i$ depends on $x_i$ only: find $\partial y_i/\partial x_i$ with the product and chain
@@ -235,8 +247,10 @@ plt.show()
 # hints; the cell after that checks them against autograd at Hint 3's point, then at four
 # values of $\beta$, negative and zero included, and shows where a ✗ is furthest off.
 #
-# Can backward tell which gradients nobody asked for, and skip them? The self-check also hands
-# your backward a `grad_output` that is not contiguous, as a later `y.t()` gives.
+# Can backward tell which gradients nobody asked for, and skip them? That saves work, and the
+# grader does not ask for it: a gradient returned for an input that does not require grad is
+# dropped by the engine. The self-check also hands your backward a `grad_output` that is not
+# contiguous, as a later `y.t()` gives.
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
@@ -846,10 +860,18 @@ print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 # nothing, and that share of a second derivative is dropped without a word: the section after
 # quick question 4 shows when.
 #
-# The contract of `CubeOnce`: `CubeOnce.apply(x)` returns `x ** 3`, its backward returns the
-# first derivative and is marked `@once_differentiable`, and a second `.backward()` through it
-# raises when the gradient flowing into its backward requires grad (the self-check sends one
-# that does). The self-check grades that. What your backward computes with is not graded: a
+# The contract of `CubeOnce`, which the self-check and the hidden tests check:
+#
+# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, in float64 or float32, and its
+#   backward the first derivative, for every `grad_output`;
+# - its backward is marked `@once_differentiable`, so that a second `.backward()` through it
+#   raises once_differentiable's error when the gradient flowing into its backward requires
+#   grad (the self-check sends one that does);
+# - forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute, and no
+#   copy of an input or of the output, nor a tensor cast wider than `x`'s dtype where that
+#   adds no digit.
+#
+# What your backward computes with is not graded: a
 # torch-op backward, marked, passes too. The exercise plays the case the mark is for, so make
 # the local derivative $3x^2$ in NumPy; quick question 4 shows what the mark costs when the
 # backward is torch ops. Two steps:
@@ -1199,7 +1221,9 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 #   calls a Function of its own, as in the third way, and **that Function's backward computes
 #   with NumPy as well**: the kernel's derivatives exist only as kernel code, at both levels;
 # - `NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost backward,
-#   the backward of the backward, is accepted, not required).
+#   the backward of the backward, is accepted, not required);
+# - neither `NumpyTanh` nor the Function its backward calls saves a copy of a tensor the graph
+#   already keeps (`x`, the output, `grad_output`), in its dtype or in another.
 #
 # The section on the third way has the pattern; this op is yours to derive. One difference
 # from it: `MatmulBackward.backward` computes with torch ops, a shortcut a worked example can

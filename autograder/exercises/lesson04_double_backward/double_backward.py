@@ -9,6 +9,7 @@ from torch.autograd.gradcheck import GradcheckError
 from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, reference_gradients, run_backward,
                       run_forward)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Constant, Domain, sampled
@@ -17,6 +18,7 @@ from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.reentry import limit_nesting
+from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
                                  check_differentiable_backward)
 from .swapped_flags import swapped_flags_named
@@ -137,6 +139,7 @@ def _swish_checks(function, device) -> None:
             with case(f"x of shape {shape}, beta={beta}"):
                 forward, _ = check_values_and_gradients(function, SWISH, values)
                 check_no_ctx_tensors(SWISH, forward)
+                check_no_copy_saved(SWISH, forward, values)
             with case(f"x of shape {shape}, beta={beta} not requiring grad"):
                 check_fixed_input(function, SWISH, values, {"x"})
         with case(f"x of shape {shape}, beta=1.3, second derivatives for x and beta"):
@@ -149,6 +152,11 @@ def _swish_checks(function, device) -> None:
     covers("beta = 0")
     covers("beta not requiring grad")
     check_each_input_alone(function, SWISH, swish_values((3, 4), device, seed=6))
+    with case("x transposed, (4, 3)"):
+        check_no_copy_saved_strided(function, SWISH, swish_values((3, 4), device, seed=8), "x")
+    with case("x of shape (3, 4), beta=1.3, float32"):
+        inputs = make_inputs(swish_values((3, 4), device, seed=9, dtype=torch.float32))
+        check_no_copy_saved(SWISH, run_forward(function, SWISH, inputs), inputs)
     with case("x of shape (3, 4), beta=1.3, grad_output not contiguous (a transpose's gradient)"):
         check_noncontiguous_grad_output(function, SWISH, swish_values((3, 4), device, seed=7))
     for beta in (1.3, -0.7):
@@ -208,7 +216,14 @@ def _cube_once_checks(function, device) -> None:
             forward, _ = check_values_and_gradients(function, CUBE_ONCE,
                                                     {"x": sample(shape, device, seed=seed)})
             check_no_ctx_tensors(CUBE_ONCE, forward)
+            check_no_copy_saved(CUBE_ONCE, forward, {"x": sample(shape, device, seed=seed)})
     check_each_input_alone(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)})
+    with case("x of shape (3, 4), float32"):
+        inputs = make_inputs({"x": sample((3, 4), device, seed=7, dtype=torch.float32)})
+        check_no_copy_saved(CUBE_ONCE, run_forward(function, CUBE_ONCE, inputs), inputs)
+    with case("x transposed, (4, 3)"):
+        check_no_copy_saved_strided(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=8)},
+                                    "x")
     with case("x of shape (3,)"):
         check_gradcheck(function, CUBE_ONCE, {"x": sample((3,), device)})
     with case("x of shape (4,)"):
@@ -216,9 +231,58 @@ def _cube_once_checks(function, device) -> None:
     covers("a second backward raises")
 
 
+SWISH_CLAUSES = (
+    Clause(r"`x` of any shape and `beta` of any real value, negative, tiny and 0 included, either "
+           "or both requiring grad, in float64 or float32: the value and the gradients autograd "
+           r"gives $x\,\sigma(\beta x)$, finite at $x = 0$ and where $|\beta x|$ saturates the "
+           "sigmoid;",
+           {"unproven:wrong-value": "grad_beta misses a factor x",
+            "SwishFunction/returns-none-gradient": "None for beta",
+            "SwishFunction/divides-by-x": "s = y / x: NaN where x = 0",
+            "case:tests the other input's flag": "needs_input_grad indices swapped"}),
+    Clause("backward is differentiable: the second derivatives through it, with respect to `x`, "
+           "`beta` and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;",
+           {"SwishFunction/saves-intermediate": "saves the intermediate sigmoid",
+            "SwishFunction/input-cut-off": "detaches in backward",
+            "SwishFunction/backward-detached": "backward under torch.no_grad()",
+            "SwishFunction/once-differentiable": "@once_differentiable on a differentiable backward",
+            "SwishFunction/beta-as-number": "beta.item()",
+            "SwishFunction/number-in-backward": "beta.item() inside backward",
+            "SwishFunction/in-place-in-backward": "in-place op in backward",
+            "SwishFunction/kink-at-zero": "sigmoid recomputed from exp(-|z|) with torch.where: "
+                                          "wrong second derivative at x = 0",
+            "case:ran inside itself": "autograd.grad of the saved output inside backward (it "
+                                      "would run this backward again, without end)"}),
+    Clause("`grad_output` may come as a non-contiguous view: the gradient must not depend on its "
+           "strides;",
+           {"raised:RuntimeError": "grad_output.view(-1): fails on a transposed grad_output"}),
+    Clause("forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute or "
+           "on the class, and no copy of an input.",
+           {"SwishFunction/tensor-on-ctx": "tensors on ctx",
+            "SwishFunction/state-on-class": "beta kept on the class, not on ctx",
+            "SwishFunction/saves-copy": "saves x.contiguous(): a copy of a transposed x"}),
+)
+CUBE_ONCE_CLAUSES = (
+    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, in float64 or float32, and "
+           "its backward the first derivative, for every `grad_output`;",
+           {"unproven:wrong-value": "3x instead of 3x^2"}),
+    Clause("its backward is marked `@once_differentiable`, so that a second `.backward()` through "
+           "it raises once_differentiable's error when the gradient flowing into its backward "
+           "requires grad (the self-check sends one that does);",
+           {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
+            "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
+    Clause("forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute, "
+           "and no copy of an input or of the output, nor a tensor cast wider than `x`'s dtype "
+           "where that adds no digit.",
+           {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
+            "CubeOnce/saves-widened": "saves x squared widened to float64",
+            "case:a copy of the output": "returns a copy of the output it saves"}),
+)
+
 EXERCISES = [
     Exercise("SwishFunction", "04_double_backward", swish_full,
              contract=("beta = 0", "beta not requiring grad", "non-contiguous grad_output"),
+             clauses=SWISH_CLAUSES,
              example=lambda: (sample((5,), "cpu"), torch.tensor(1.3, dtype=torch.float64)),
              domain=Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.3:
                            swish_values((3, 4), device, beta=beta, seed=seed, dtype=dtype),
@@ -226,7 +290,7 @@ EXERCISES = [
                            constants={"beta": Constant(-8.0, 8.0, "beta a 0-d tensor",
                                                        also=(1e-4, -1e-4, 0.0))})),
     Exercise("CubeOnce", "04_double_backward", cube_once_full,
-             contract=("a second backward raises",),
+             contract=("a second backward raises",), clauses=CUBE_ONCE_CLAUSES,
              example=lambda: (sample((5,), "cpu"),),
              domain=Domain(CUBE_ONCE, sampled(CUBE_ONCE, {"x": (3, 4)}))),
 ]

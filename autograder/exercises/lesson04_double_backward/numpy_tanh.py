@@ -13,14 +13,17 @@ from torch.autograd.gradcheck import GradcheckError
 
 from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, run_backward, run_forward)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
 from ...probes import _OpLog
+from .backward_saves import check_backward_saves_no_copy
 from .second_derivatives import ONCE_DIFFERENTIABLE_ERROR
 from ..shared.reentry import limit_nesting
+from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 
 NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)
 SHAPES = [(6,), (3, 4), (2, 3, 2)]
@@ -301,9 +304,11 @@ def _case_checks(function, values: dict) -> None:
         _name_x_for_y(function, values, error)  # _checks names a NumPy write before this
         raise
     check_no_ctx_tensors(NUMPY_TANH, forward)
+    check_no_copy_saved(NUMPY_TANH, forward, values)
     check_forward_in_numpy(function, values)
     check_backward_in_numpy(function, values)
     check_second_derivatives(function, values)
+    check_backward_saves_no_copy(function, values)
 
 
 def _checks(function) -> None:
@@ -322,14 +327,58 @@ def _checks(function) -> None:
                                                       dtype=torch.float64)})
     covers("saturated tanh")
     check_each_input_alone(function, NUMPY_TANH, _values((3, 4), 7), rtol=1e-7, atol=1e-9)
+    with case("x transposed, (4, 3)"):
+        check_no_copy_saved_strided(function, NUMPY_TANH, _values((3, 4), 9), "x")
+    with case("x of shape (3, 4), float32"):
+        float32 = {"x": _values((3, 4), 10)["x"].float()}
+        inputs = make_inputs(float32)
+        check_no_copy_saved(NUMPY_TANH, run_forward(function, NUMPY_TANH, inputs), inputs)
+        check_backward_saves_no_copy(function, float32)
     with case("x of shape (4,)"):
         check_gradcheck(function, NUMPY_TANH, _values((4,), 8))
         check_gradgradcheck(function, _values((4,), 8))
 
 
+CLAUSES = (
+    Clause("`NumpyTanh.apply(x)` returns $\\tanh(x)$, computed with NumPy, for a CPU tensor `x` of "
+           "at least one dim, in float64 or float32: return `x`'s dtype (the self-check tries "
+           "both);",
+           {"NumpyTanh/torch-in-forward": "torch.tanh in forward",
+            "NumpyTanh/writes-through-numpy":
+                "forward writes tanh into x through .numpy() (np.tanh(a, out=a))"}),
+    Clause("its backward computes with NumPy too: torch only converts (`.numpy()`, "
+           "`torch.from_numpy`, `.to`), no torch arithmetic;",
+           {"NumpyTanh/torch-in-backward": "torch arithmetic in backward",
+            "NumpyTanh/uses-x-as-y": "x saved and used as y"}),
+    Clause("yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, so its "
+           "backward calls a Function of its own, as in the third way, and **that Function's "
+           "backward computes with NumPy as well**: the kernel's derivatives exist only as kernel "
+           "code, at both levels;",
+           {"NumpyTanh/backward-detached": "a NumPy backward and nothing more",
+            "NumpyTanh/detaches-saved-tensor": "a detached y passed to the inner Function",
+            "NumpyTanh/detaches-grad-output": "a detached grad_output passed to the inner Function",
+            "NumpyTanh/torch-in-inner-backward": "inner backward in torch",
+            "NumpyTanh/inner-gradients-swapped": "inner backward returns its two gradients swapped",
+            "NumpyTanh/inner-gradient-count": "inner backward returns one gradient",
+            "NumpyTanh/inner-tensor-on-ctx": "the inner Function keeps g and y as ctx attributes",
+            "NumpyTanh/saves-copy-of-output":
+                "forward saves a second torch.from_numpy of the same array",
+            "NumpyTanh/saves-detached-input": "forward saves x.detach()",
+            "case:the Function your backward calls computes": "inner backward gives y nothing"}),
+    Clause("`NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost "
+           "backward, the backward of the backward, is accepted, not required);",
+           {"NumpyTanh/once-differentiable": "once_differentiable"}),
+    Clause("neither `NumpyTanh` nor the Function its backward calls saves a copy of a tensor the "
+           "graph already keeps (`x`, the output, `grad_output`), in its dtype or in another.",
+           {"NumpyTanh/inner-saves-copy": "inner Function saves y.clone()",
+            "NumpyTanh/inner-saves-narrower": "inner Function saves grad_output as float32",
+            "NumpyTanh/saves-copy": "forward saves y.clone() and returns y"}),
+)
+
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after CubeOnce
 EXERCISES = [
     Exercise("NumpyTanh", "04_double_backward", full, contract=("1-D x", "saturated tanh"),
+             clauses=CLAUSES,
              example=lambda: (sample((5,), "cpu"),),
              # a CPU tensor by contract, whatever device the grader has
              domain=Domain(NUMPY_TANH, lambda device, dtype=torch.float64, seed=0:

@@ -50,6 +50,15 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("CubeOnce", "saves x squared widened to float64", "forward saved a float64 tensor",
+            _cube("        x2, = ctx.saved_tensors\n        return 3 * x2 * grad_output",
+                  "        ctx.save_for_backward((x * x).double())\n        return x * x * x")),
+    Mistake("CubeOnce", "saves x.clone()", "forward saved a copy of x",
+            _cube(CUBE_READ + "        return 3 * x * x * grad_output",
+                  "        ctx.save_for_backward(x.clone())\n        return x ** 3")),
+    Mistake("CubeOnce", "returns a copy of the output it saves", "forward saved a copy of the output",
+            _cube("        x, y = ctx.saved_tensors\n        return 3 * x * x * grad_output",
+                  "        y = x ** 3\n        ctx.save_for_backward(x, y)\n        return y.clone()")),
     Mistake("CubeOnce", "forgets @once_differentiable", "a second backward through CubeOnce "
             "succeeded", _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
                                decorator=""), named=True, nbgrader=True),

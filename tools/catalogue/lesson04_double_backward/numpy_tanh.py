@@ -161,6 +161,16 @@ class NumpyTanh(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    Mistake("NumpyTanh", "inner Function saves grad_output as float32", "saves grad_output as "
+            "float32 for float64 x",
+            _tanh(CALL, _inner(RIGHT).replace("ctx.save_for_backward(g, y)",
+                                              "ctx.save_for_backward(g.float(), y)"))),
+    Mistake("NumpyTanh", "forward saves y.clone() and returns y", "forward saved a copy of the "
+            "output", _tanh(CALL, _inner(RIGHT), FORWARD.replace("ctx.save_for_backward(y)",
+                                                                "ctx.save_for_backward(y.clone())"))),
+    Mistake("NumpyTanh", "inner Function saves y.clone()", "saves a copy of y",
+            _tanh(CALL, _inner(RIGHT).replace("ctx.save_for_backward(g, y)",
+                                              "ctx.save_for_backward(g, y.clone())"))),
     Mistake("NumpyTanh", "torch.tanh in forward", "NumpyTanh.forward computes with the torch op",
             _tanh(CALL, _inner(RIGHT), "        y = torch.tanh(x)\n"
                   "        ctx.save_for_backward(y)\n        return y")),

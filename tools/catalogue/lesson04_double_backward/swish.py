@@ -87,6 +87,10 @@ class SwishFunction(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    Mistake("SwishFunction", "saves x.contiguous(): a copy of a transposed x",
+            "forward saved a contiguous copy of x",
+            _swish(READ + RETURN, "        ctx.save_for_backward(x.contiguous(), beta)\n"
+                   "        return x * torch.sigmoid(beta * x)")),
     Mistake("SwishFunction", "saves the intermediate sigmoid", "SwishFunction saved an "
             "intermediate",
             _swish("        x, beta, s = ctx.saved_tensors\n        ds = s * (1 - s)\n" + RETURN,

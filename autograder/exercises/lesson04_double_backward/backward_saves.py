@@ -1,0 +1,63 @@
+"""Lesson 04, NumpyTanh: what the Function its backward calls saves. Its forward runs inside
+NumpyTanh's backward, so the forward checks never see it; with create_graph=True its
+save_for_backward is what double backward keeps. It keeps grad_output and y (or x) as they
+came: a copy costs memory the graph already holds, and a narrower copy loses the digits the
+second derivative needs."""
+
+import torch
+from torch.autograd.graph import saved_tensors_hooks
+
+from ...checks import make_inputs
+from ...errors import GradingError
+from ...exercise import sample
+from ...probes import _shares_memory
+
+
+def _copy_of(saved: torch.Tensor, held: dict):
+    """The name of the tensor of ``held`` whose values ``saved`` holds without sharing its
+    memory, or None."""
+    for name, value in held.items():
+        if (saved.is_floating_point() and saved.shape == value.shape and value.numel() > 0
+                and not _shares_memory(saved, value)
+                and torch.equal(value.detach().to(saved.dtype), saved.detach())):
+            return name
+    return None
+
+
+def check_backward_saves_no_copy(function, values: dict) -> None:
+    """Every tensor saved while NumPyTanh's backward runs with create_graph=True is grad_output,
+    y or x themselves (or views), never a copy, a wider copy or a narrower one; x and
+    grad_output are transposed where x is 2-D."""
+    shape = values["x"].shape  # x and grad_output transposed where 2-D: .contiguous() copies
+    transposed = len(shape) == 2
+    inputs = make_inputs({"x": values["x"].t().contiguous().t()} if transposed else values)
+    x = inputs["x"]
+    output = function.apply(x)
+    grad_output = (sample(shape[::-1], "cpu", seed=43).t() if transposed
+                   else sample(shape, "cpu", seed=43)).to(x.dtype).requires_grad_()
+    packed = []
+
+    def pack(tensor):
+        packed.append(tensor)
+        return tensor
+
+    with saved_tensors_hooks(pack, lambda tensor: tensor):
+        torch.autograd.grad(output, x, grad_output, create_graph=True)
+    held = {"grad_output": grad_output, "y": output, "x": x}
+    for saved in packed:
+        name = _copy_of(saved, held)
+        if name is None:
+            continue
+        kept = str(saved.dtype).removeprefix("torch.")
+        if torch.finfo(saved.dtype).bits < torch.finfo(held[name].dtype).bits:
+            raise GradingError(
+                f"the Function NumpyTanh's backward calls saves {name} as {kept} for "
+                f"{str(held[name].dtype).removeprefix('torch.')} x: the second derivative "
+                "through it then has float32's digits only; save it as it came",
+                mistake="NumpyTanh/inner-saves-narrower")
+        how = "a wider copy" if saved.dtype != held[name].dtype else "a copy"
+        raise GradingError(
+            f"the Function NumpyTanh's backward calls saves {how} of {name} ({kept}): the graph "
+            f"keeps {name} anyway, so the copy is memory for nothing; save {name} as it came "
+            "(a .clone(), .contiguous() or dtype cast before save_for_backward makes the copy)",
+            mistake="NumpyTanh/inner-saves-copy")
