@@ -68,3 +68,22 @@ def test_mutating_an_attribute_or_item_binds_its_base_name():
     notebook = _notebook(("class Square: pass", ANSWER), "Square.scale = 2",
                          ("grade('Square', Square)", TEST))
     assert _unneeded(notebook) == set()
+
+
+def test_vars_of_an_object_reads_the_object_and_vars_alone_reaches_the_namespace():
+    assert not cell_names("original = vars(Stack)['backward']").opaque
+    assert cell_names("names = vars()").opaque and cell_names("print(dir())").opaque
+
+
+def test_calling_an_imported_name_does_not_make_its_cell_run():
+    notebook = _notebook("from torch.nn import functional as F", "plot = F.relu(ts)",
+                         ("y = F.relu(x)", ANSWER), ("grade('Square', Square)", TEST))
+    assert _unneeded(notebook) == {1}
+
+
+def test_a_locked_demo_cell_as_released_may_be_left_out():
+    locked = {"nbgrader": {"grade_id": "cell-004", "grade": False, "solution": False,
+                           "locked": True}}
+    notebook = _notebook(("plot = 1", locked), ("class Square: pass", ANSWER),
+                         ("grade('Square', Square)", TEST))
+    assert _unneeded(notebook) == {0}
