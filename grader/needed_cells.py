@@ -7,9 +7,9 @@ released notebook's code cells that are neither answers nor tests); a cell the l
 changed always runs. Walking from the last cell back, a name is *live* when a cell that runs
 reads it; a released demo cell runs when a name it may set is live: every name it binds, and
 every name a call may mutate, whatever it is given and the object whose method it calls (a demo
-that calls the learner's ``MySigmoid.apply`` runs), imported names excepted. A cell that reaches names the analysis
-cannot see (``eval``, ``globals()``, ``import *``, a magic, a syntax error) makes every earlier
-cell run, or, if it is a demo cell, runs itself. Grading's torch settings and random generators
+that calls the learner's ``MySigmoid.apply`` before its test runs), imported names excepted. A
+cell that reaches names the analysis cannot see (``eval``, ``globals()``, ``import *``, a
+magic, a syntax error) makes every earlier cell run, or, if it is a demo cell, runs itself. Grading's torch settings and random generators
 are its own (``autograder.torch_state``), so a demo cell's global settings cannot move a mark.
 """
 
@@ -19,7 +19,6 @@ import symtable
 from dataclasses import dataclass
 
 from IPython.core.inputtransformer2 import TransformerManager
-
 from nbgrader.utils import is_grade, is_solution
 
 from .notebook_format import skipped_when_grading
