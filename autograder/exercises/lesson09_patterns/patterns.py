@@ -23,7 +23,7 @@ CUMSUM = Spec("Cumsum", ("x", "dim"), lambda x, dim: torch.cumsum(x, dim))
 # (a's shape, b's shape): either side broadcasts, size-1 dims, missing leading dims, 0-d
 BROADCAST_SHAPES = [((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((4,), (3, 4)), ((3, 4), (3, 4)),
                     ((2, 1, 4), (3, 1)), ((5, 1, 1), (1,)), ((1,), (5,)), ((), (2, 3)),
-                    ((2, 3), ()), ((), ())]
+                    ((2, 3), ()), ((), ()), ((2, 1), (1, 2))]
 # (x's shape, dim): dims first, middle, last, negative, of size 1, and a 1-D x. No 0-d x: an
 # exercise with a dim argument is not graded on one (the syllabus).
 DIM_CASES = [((4, 4), 1), ((5,), 0), ((3, 4), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((4, 1), 1),
@@ -205,6 +205,66 @@ def prod_full(ProdOverDim, device) -> None:
     check_noncontiguous_grad_output(ProdOverDim, PROD, {"x": ZERO_SLICES.double().T.to(device),
                                                         "dim": 0})
     check_gradcheck(ProdOverDim, PROD, {"x": ZERO_SLICES.double().T.to(device), "dim": 0})
+    check_1d_beside_2d(ProdOverDim, device)
+
+
+def check_1d_beside_2d(function, device) -> None:
+    """Two calls in one graph, a 2-D x then a 1-D x (the domain's per-call check holds x's
+    number of dims, which its dims need): each call's gradient is its own. An error is left to
+    the per-call check, which names what it can."""
+    calls = [{"x": sample((3, 4), device, seed=22, away_from_zero=0.3), "dim": 1},
+             {"x": sample((4,), device, seed=21, away_from_zero=0.3), "dim": 0}]
+    leaves = [make_inputs(values) for values in calls]
+    try:
+        outputs = []
+        for inputs in leaves:
+            before = dict(vars(function))
+            outputs.append(function.apply(inputs["x"], inputs["dim"]))
+            if _class_changed(function, before):
+                return  # a class attribute set: the per-call check names it
+        grads = torch.autograd.grad([o.sum() for o in outputs], [i["x"] for i in leaves])
+    except Exception as error:  # the learner's code may raise anything: shared state if alone
+        if _each_alone(function, calls):
+            raise GradingError(
+                "ProdOverDim is right for each call alone but not for a 2-D x and a 1-D x in "
+                f"one graph, where backward raised {type(error).__name__}: the second call's "
+                "forward overwrote what the first call's backward reads (kept on the class or "
+                "in a global, not on its own ctx)", str(error),
+                mistake="ProdOverDim/state-shared-between-calls") from error
+        return
+    for values, grad in zip(calls, grads):
+        if grad.shape != values["x"].shape:
+            return
+        fresh = values["x"].detach().clone().requires_grad_()
+        truth, = torch.autograd.grad(torch.prod(fresh, values["dim"]).sum(), fresh)
+        if not torch.allclose(grad, truth):
+            raise GradingError(
+                "ProdOverDim is right for each call alone but not for a 2-D x and a 1-D x in one "
+                "graph: the second call's forward overwrote what the first call's backward "
+                "reads (kept on the class or in a global, not on its own ctx)",
+                mistake="ProdOverDim/state-shared-between-calls")
+
+
+
+def _class_changed(function, before: dict) -> bool:
+    after = dict(vars(function))
+    return after.keys() != before.keys() or any(after[k] is not v for k, v in before.items())
+
+
+def _each_alone(function, calls: list) -> bool:
+    """Does each call, alone in its graph, give autograd's gradient?"""
+    for values in calls:
+        inputs = make_inputs(values)
+        try:
+            grad, = torch.autograd.grad(function.apply(inputs["x"], inputs["dim"]).sum(),
+                                        inputs["x"])
+        except Exception:  # the learner's code may raise anything
+            return False
+        fresh = values["x"].detach().clone().requires_grad_()
+        truth, = torch.autograd.grad(torch.prod(fresh, values["dim"]).sum(), fresh)
+        if grad.shape != truth.shape or not torch.allclose(grad, truth):
+            return False
+    return True
 
 
 # Cumsum -----------------------------------------------------------------------------------
@@ -300,13 +360,24 @@ def _prod_values(device, dtype=torch.float64, seed=0, **constants) -> dict:
     return {**values, "x": x}
 
 
+# two seeds in a row give two pairs of shapes (a broadcast over b's dims, then b over a's): the
+# per-call check's two calls then differ in every shape a backward needs
+_BROADCAST_PAIRS = (sampled(BROADCAST_MUL, {"a": (2, 3, 1), "b": (4,)}),
+                    sampled(BROADCAST_MUL, {"a": (3, 1), "b": (2, 1, 5)}))
+
+
+def _broadcast_values(device, dtype=torch.float64, seed=0) -> dict:
+    """a (2, 3, 1) and b (4,), or (odd seed) a (3, 1) and b (2, 1, 5)."""
+    return _BROADCAST_PAIRS[seed % 2](device, dtype, seed)
+
+
 EXERCISES = [
     Exercise("BroadcastMul", LESSON, broadcast_full,
              example=lambda: (sample((3, 1), "cpu"), sample((4,), "cpu", seed=1)),
              contract=("a broadcast", "b broadcast", "size-1 dims and missing leading dims",
                        "0-d inputs", "skips the gradient nobody needs",
                        "non-contiguous grad_output"),
-             domain=Domain(BROADCAST_MUL, sampled(BROADCAST_MUL, {"a": (2, 3, 1), "b": (4,)}))),
+             domain=Domain(BROADCAST_MUL, _broadcast_values)),
     Exercise("ProdOverDim", LESSON, prod_full,
              example=lambda: (ZERO_SLICES.double(), 1),
              contract=("no zero, one zero, several zeros in a slice", "a dim other than the last",

@@ -6,12 +6,14 @@ built in ``normalize_rows.py``)."""
 import torch
 import torch.nn.functional as F
 
-from ...checks import Spec, case, check_gradcheck, check_is_function
+from ...checks import Spec, case, check_gradcheck, check_is_function, run_forward
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...probes import AllocationLog
+from ..shared.grad_output import \
+    check_noncontiguous_grad_output as check_transposed_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
 from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above, eps_as_float32,
                              near_above_rows, near_eps_rows, rows_around_eps)
@@ -43,6 +45,12 @@ def check_saves_index_only(forward, index: torch.Tensor) -> None:
                                "(ctx.shape = x.shape, a torch.Size)",
                                mistake="IndexSelect/saves-tensor")
     if index.numel() and not any(s.role == "input index" for s in forward.saved):
+        if any(s.dtype == index.dtype and s.shape == tuple(index.shape)
+               and torch.equal(s.tensor, index) for s in forward.saved):
+            raise GradingError("IndexSelect saves a copy of index, not index itself (a strided "
+                               "index here, every other entry of a longer one): a copy costs "
+                               "memory of its own, index itself none; what made the copy?",
+                               mistake="IndexSelect/saves-copy-of-index")
         raise GradingError("IndexSelect did not save index itself: ctx.save_for_backward(index)")
 
 
@@ -97,6 +105,16 @@ def select_full(IndexSelect, device) -> None:
     values = {"x": sample((5, 3), device), "index": torch.tensor([4, 0, 4], device=device)}
     check_each_input_alone(IndexSelect, SELECT, values)
     check_noncontiguous_grad_output(IndexSelect, SELECT, values)
+    # a transposed grad_output (2-D and 3-D x): no flattening .view reaches its rows
+    for x_shape in ((5, 3), (5, 2, 3)):
+        with case(f"x of shape {x_shape}, a transposed grad_output"):
+            check_transposed_grad_output(IndexSelect, SELECT, {**values,
+                                                               "x": sample(x_shape, device)})
+    strided = torch.tensor([4, 9, 0, 9, 4, 9], device=device)[::2]
+    with case("x of shape (5, 3), index=[4, 0, 4], every other entry of a longer index"):
+        forward = run_forward(IndexSelect, SELECT, {"x": sample((5, 3), device).requires_grad_(),
+                                                    "index": strided})  # kept strided
+        check_saves_index_only(forward, strided)
     check_gradcheck(IndexSelect, SELECT, {"x": sample((3, 2, 2), device),
                                           "index": torch.tensor([0, 2, 0, 0], device=device)})
 
@@ -253,10 +271,12 @@ def normalize_full(Normalize, device) -> None:
 
 
 def _select_values(device, dtype=torch.float64, seed=0) -> dict:
-    """x of 4 or 6 rows and 3 columns, and an index with repeats, each by seed: two seeds in
-    a row give two shapes of x (x's shape kept outside ctx meets the other call's)."""
+    """x of shape (4, 3) or (6, 2), and an index with repeats, each by seed: two seeds in a row
+    give two shapes of x, rows and columns both (x's shape, or part of it, kept outside ctx
+    meets the other call's)."""
     index = torch.tensor([[3, 0, 3, 1, 3], [2, 2, 0]][seed % 2], device=device)
-    return {"x": sample((4 + 2 * (seed % 2), 3), device, seed=seed, dtype=dtype), "index": index}
+    return {"x": sample(((4, 3), (6, 2))[seed % 2], device, seed=seed, dtype=dtype),
+            "index": index}
 
 
 # the domains: float64 and float32 (each check in both), every layout of x

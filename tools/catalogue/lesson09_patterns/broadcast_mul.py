@@ -181,4 +181,21 @@ MISTAKES = [
         grad_b = reduce(grad_output * a, b.shape) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 ''')),
+    # the two calls of the per-call check differ in both shapes: a module global holds the last
+    Mistake("BroadcastMul", "the shapes kept in a module global", "two calls in one graph",
+            _function("BroadcastMul",
+            '''
+    def forward(ctx, a, b):
+        global SHAPES
+        ctx.save_for_backward(a, b)
+        SHAPES = (a.shape, b.shape)
+        return a * b
+''', '''
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        sa, sb = SHAPES
+        ga = (g * b).sum_to_size(sa) if ctx.needs_input_grad[0] else None
+        gb = (g * a).sum_to_size(sb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+''')),
 ]

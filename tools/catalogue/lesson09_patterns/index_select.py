@@ -107,4 +107,42 @@ MISTAKES = [
     Mistake("IndexSelect", "buffer from torch.zeros(ctx.shape), float32 whatever x is",
             "IndexSelect's backward added values into a tensor of another dtype", _select(
                 "        return torch.zeros(ctx.shape).index_add(0, index, grad_output), None\n")),
+    # a copy only for a strided index: the case of every other entry of a longer index
+    Mistake("IndexSelect", "index.contiguous() saved, a copy of a strided index",
+            "saves a copy of index", _select('''
+        rows = index.reshape(-1, *([1] * (grad_output.dim() - 1))).expand_as(grad_output)
+        return grad_output.new_zeros(ctx.shape).scatter_add(0, rows, grad_output), None
+''', forward='''
+    def forward(ctx, x, index):
+        ctx.save_for_backward(index.contiguous())
+        ctx.shape = x.shape
+        return x[index]
+''')),
+    # every other entry of a wider grad_output flattens with .view; a transposed one does not
+    Mistake("IndexSelect", "grad_output flattened with .view", "view size is not compatible",
+            _select('''
+        one_hot = F.one_hot(index, ctx.shape[0]).to(grad_output.dtype)  # (k, n)
+        flat = grad_output.view(index.shape[0], math.prod(ctx.shape[1:]))
+        return (one_hot.T @ flat).reshape(ctx.shape), None
+''', forward='''
+    def forward(ctx, x, index):
+        ctx.save_for_backward(index)
+        ctx.shape = x.shape
+        return x[index]
+''')),
+    # the per-call check's two calls differ in x's rows and columns: a global keeps the last
+    Mistake("IndexSelect", "x's trailing shape kept in a module global", "two calls in one graph",
+            _function("IndexSelect", '''
+    def forward(ctx, x, index):
+        global REST
+        ctx.save_for_backward(index)
+        ctx.rows, REST = x.shape[0], x.shape[1:]
+        return x.index_select(0, index)
+''', '''
+    def backward(ctx, g):
+        index, = ctx.saved_tensors
+        out = torch.zeros((ctx.rows, *REST), dtype=g.dtype, device=g.device)
+        out.index_add_(0, index, g)
+        return out, None
+''')),
 ]

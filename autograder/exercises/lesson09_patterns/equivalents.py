@@ -1,0 +1,193 @@
+"""Lesson 09's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+
+from ...equivalents import EquivalentMutant
+
+_NO_SAVING_RULE = ("a copy of, or an extra, saved tensor holds the same values; this exercise's "
+                   "contract bounds no saved memory")
+_MADE_IN_FORWARD = ("a copy of a tensor forward made and then drops: the same bytes saved, and "
+                    "the contract counts what is saved, not which buffer holds it")
+_RETURNED_COPY = ("a gradient or output returned as a copy, or as grad_output itself, holds the "
+                  "same values; autograd accepts both")
+_NO_ZERO_DIM = ("the contract grades no 0-d x with a dim argument (the syllabus): the 0-d "
+                "branch is never needed, and the general branch gives the same result")
+_INT_TEST = "an int compared with a non-integer or a negative number: the branch it guards is "
+_EMPTY = ("the branch for an empty tensor only: the general path gives the same (empty or "
+          "zero) result there, and a one-element slice's gradient is grad_output itself")
+_ONE_D_INDEX = "index is 1-D: its first and last dims are the same"
+_EMPTY_SLICE = ("differs only for an empty slice along dim or a 0-d x, which the syllabus never "
+                "grades for an exercise with a dim argument")
+_EXACT_EPS = ("differs only at a norm exactly equal to eps, which the lesson says the grader "
+              "never tests ('the grader never puts a row exactly there')")
+
+
+def _e(exercise, operator, before, after, reason):
+    return EquivalentMutant(exercise, operator, before, after, reason)
+
+
+_SAVE_AB = "ctx.save_for_backward(a, b)"
+_COO = "if n == 0 or math.prod(ctx.shape[1:]) == 0:"
+_CUMMAX_SAVE = "ctx.save_for_backward(indices)  # int64 positions of the running maxima"
+
+EQUIVALENTS = [
+    # BroadcastMul: no saving rule
+    _e("BroadcastMul", "move_threshold", "if own.dim() == 0:", "if own.dim() == 1e-06:",
+       "dim() is an int, never 1e-06: the general branch, which handles a 0-d input too, runs"),
+    _e("BroadcastMul", "save_copy", _SAVE_AB, "ctx.save_for_backward(a.clone(), b)",
+       _NO_SAVING_RULE),
+    _e("BroadcastMul", "save_copy", _SAVE_AB, "ctx.save_for_backward(a, b.clone())",
+       _NO_SAVING_RULE),
+    _e("BroadcastMul", "add_copy", _SAVE_AB, "ctx.save_for_backward(a.contiguous(), b)",
+       _NO_SAVING_RULE),
+    _e("BroadcastMul", "add_copy", _SAVE_AB, "ctx.save_for_backward(a, b.contiguous())",
+       _NO_SAVING_RULE),
+    _e("BroadcastMul", "save_input_not_output", "ctx.save_for_backward(a, b, y)",
+       "ctx.save_for_backward(a, b, a)", "the third saved tensor is never read by backward; "
+       + _NO_SAVING_RULE),
+    _e("BroadcastMul", "ignore_needs_input_grad", "a if ctx.needs_input_grad[1] else None)",
+       "a if True else None)", "saves a where backward then does not read it; "
+       + _NO_SAVING_RULE),
+    # ProdOverDim
+    _e("ProdOverDim", "move_threshold", "if inp.size(dim) == 1:", "if inp.size(dim) == 0.5:",
+       _INT_TEST + "a shortcut for slices of size 1, which the general path computes alike"),
+    _e("ProdOverDim", "flip_boolean", "slice_zero_count = zero_mask.sum(dim, True)",
+       "slice_zero_count = zero_mask.sum(dim, False)",
+       "slice_zero_count is only summed again into total_zeros: its keepdim changes no sum"),
+    _e("ProdOverDim", "save_copy", "ctx.save_for_backward(input, output)",
+       "ctx.save_for_backward(input, output.clone())", _NO_SAVING_RULE),
+    _e("ProdOverDim", "add_copy", "ctx.save_for_backward(input, output)",
+       "ctx.save_for_backward(input, output.contiguous())", _NO_SAVING_RULE),
+    _e("ProdOverDim", "save_copy", "ctx.save_for_backward(x)", "ctx.save_for_backward(x.clone())",
+       _NO_SAVING_RULE),
+    _e("ProdOverDim", "add_copy", "ctx.save_for_backward(x)",
+       "ctx.save_for_backward(x.contiguous())", _NO_SAVING_RULE),
+    _e("ProdOverDim", "drop_copy", "return grad_output.expand_as(inp).clone()",
+       "return grad_output.expand_as(inp)", _RETURNED_COPY),
+    _e("ProdOverDim", "drop_copy", "return grad_output.clone(), None", "return grad_output, None",
+       _RETURNED_COPY),
+    _e("ProdOverDim", "nudge_constant", "ones = torch.ones_like(x.narrow(dim, 0, 1))",
+       "ones = torch.ones_like(x.narrow(dim, -1, 1))",
+       "ones_like reads only the slice's shape, the same for the first and the last slice"),
+    _e("ProdOverDim", "move_threshold", "if x.dim() == 0:", "if x.dim() == 1e-06:", _NO_ZERO_DIM),
+    # Cumsum
+    _e("Cumsum", "move_threshold", "if grad_output.dim() == 0:",
+       "if grad_output.dim() == -1e-06:", _NO_ZERO_DIM),
+    _e("Cumsum", "move_threshold", "if grad_output.dim() == 0:", "if grad_output.dim() == 1e-06:",
+       _NO_ZERO_DIM),
+    _e("Cumsum", "nudge_constant", "if grad_output.dim() == 0:", "if grad_output.dim() == -1:",
+       _NO_ZERO_DIM),
+    _e("Cumsum", "drop_copy", "return grad_output.clone(), None", "return grad_output, None",
+       _RETURNED_COPY),
+    _e("Cumsum", "drop_copy",
+       "return (torch.cat(parts, dim) if parts else grad_output.clone()), None",
+       "return (torch.cat(parts, dim) if parts else grad_output), None", _RETURNED_COPY),
+    # IndexSelect
+    _e("IndexSelect", "nudge_constant",
+       "flat = grad_output.reshape(index.shape[0], math.prod(ctx.shape[1:]))",
+       "flat = grad_output.reshape(index.shape[-1], math.prod(ctx.shape[1:]))", _ONE_D_INDEX),
+    _e("IndexSelect", "move_threshold", _COO, _COO.replace("[1:]) == 0", "[1:]) == -1e-06"),
+       _EMPTY),
+    _e("IndexSelect", "move_threshold", _COO, _COO.replace("[1:]) == 0", "[1:]) == 1e-06"),
+       _EMPTY),
+    _e("IndexSelect", "move_threshold", _COO, _COO.replace("n == 0", "n == -1e-06"), _EMPTY),
+    _e("IndexSelect", "move_threshold", _COO, _COO.replace("n == 0", "n == 1e-06"), _EMPTY),
+    _e("IndexSelect", "nudge_constant", _COO, _COO.replace("shape[1:]", "shape[0:]"), _EMPTY),
+    _e("IndexSelect", "reshape_to_view", "return dense.reshape(ctx.shape), None",
+       "return dense.view(ctx.shape), None", "to_dense() returns a contiguous tensor: view and "
+       "reshape agree"),
+    _e("IndexSelect", "reshape_to_view",
+       "rows = index.reshape(-1, *([1] * (grad_output.dim() - 1))).expand_as(grad_output)",
+       "rows = index.view(-1, *([1] * (grad_output.dim() - 1))).expand_as(grad_output)",
+       "index is 1-D: view only appends dims of size 1, which any stride allows"),
+    _e("IndexSelect", "add_copy", "return out, None", "return out.clone(), None", _RETURNED_COPY),
+    # Normalize
+    _e("Normalize", "swap_comparison",
+       "return torch.where(norm >= ctx.eps, above, grad_output / ctx.eps), None",
+       "return torch.where(norm > ctx.eps, above, grad_output / ctx.eps), None", _EXACT_EPS),
+    _e("Normalize", "swap_comparison",
+       "above = norm >= ctx.eps  # below eps the divisor is a constant: no projection",
+       "above = norm > ctx.eps  # below eps the divisor is a constant: no projection", _EXACT_EPS),
+    _e("Normalize", "swap_comparison",
+       "return torch.where(n < ctx.eps, g / ctx.eps, proj / n.clamp_min(ctx.eps)), None",
+       "return torch.where(n <= ctx.eps, g / ctx.eps, proj / n.clamp_min(ctx.eps)), None",
+       _EXACT_EPS),
+    _e("Normalize", "save_copy", "ctx.save_for_backward(y, norm)",
+       "ctx.save_for_backward(y, norm.clone())", _MADE_IN_FORWARD),
+    _e("Normalize", "add_copy", "ctx.save_for_backward(y, norm)",
+       "ctx.save_for_backward(y, norm.contiguous())", _MADE_IN_FORWARD),
+    _e("Normalize", "add_copy", "ctx.save_for_backward(y, n)",
+       "ctx.save_for_backward(y, n.contiguous())", _MADE_IN_FORWARD),
+    _e("Normalize", "save_widened", "ctx.save_for_backward(y, norm)",
+       "ctx.save_for_backward(y, norm.double())",
+       "still one norm per row, as the contract says, and exact in float64"),
+    _e("Normalize", "save_widened", "ctx.save_for_backward(y, inverse)",
+       "ctx.save_for_backward(y, inverse.double())",
+       "still one number per row, as the contract says, and exact in float64"),
+    # CumMax: the indices are forward's own (only the values are returned)
+    _e("CumMax", "add_copy", "ctx.save_for_backward(indices)",
+       "ctx.save_for_backward(indices.contiguous())", _MADE_IN_FORWARD),
+    _e("CumMax", "save_copy", "ctx.save_for_backward(indices)",
+       "ctx.save_for_backward(indices.clone())", _MADE_IN_FORWARD),
+    _e("CumMax", "save_copy", _CUMMAX_SAVE, _CUMMAX_SAVE.replace("(indices)", "(indices.clone())"),
+       _MADE_IN_FORWARD),
+    _e("CumMax", "add_copy", _CUMMAX_SAVE,
+       _CUMMAX_SAVE.replace("(indices)", "(indices.contiguous())"), _MADE_IN_FORWARD),
+    _e("CumMax", "add_copy", "return values", "return values.clone()", _RETURNED_COPY),
+    _e("CumMax", "reshape_to_view", "return flat.reshape(g.shape).movedim(-1, ctx.dim), None",
+       "return flat.view(g.shape).movedim(-1, ctx.dim), None",
+       "flat was made by torch.zeros two lines above: contiguous, view and reshape agree"),
+    _e("CumMax", "move_threshold", "if indices.numel() == 0:", "if indices.numel() == -1e-06:",
+       _EMPTY),
+    _e("CumMax", "move_threshold", "if indices.numel() == 0:", "if indices.numel() == 1e-06:",
+       _EMPTY),
+    _e("CumMax", "nudge_constant", "if indices.numel() == 0:", "if indices.numel() == 1:",
+       _EMPTY),
+    _e("CumMax", "drop_copy", "return grad_output.clone(), None", "return grad_output, None",
+       _RETURNED_COPY),
+    # the second round (cap 120)
+    _e("BroadcastMul", "save_copy", "ctx.save_for_backward(b if ctx.needs_input_grad[0] else None,",
+       "ctx.save_for_backward(b.clone() if ctx.needs_input_grad[0] else None,", _NO_SAVING_RULE),
+    _e("BroadcastMul", "save_copy", "ctx.save_for_backward(a, b, y)",
+       "ctx.save_for_backward(a.clone(), b, y)", _NO_SAVING_RULE),
+    _e("BroadcastMul", "move_threshold",
+       "dims = [i for i, size in enumerate(own.shape) if size == 1 and g.shape[i] != 1]",
+       "dims = [i for i, size in enumerate(own.shape) if size == 1 and g.shape[i] != 0.5]",
+       "the test then also keeps dims where g has size 1 too: summing those with keepdim "
+       "changes nothing"),
+    _e("ProdOverDim", "move_threshold", "dim = ctx.dim if ctx.dim >= 0 else ctx.dim + input.dim()",
+       "dim = ctx.dim if ctx.dim >= -1e-06 else ctx.dim + input.dim()",
+       "ctx.dim is an int: >= -1e-06 and >= 0 hold for the same dims"),
+    _e("ProdOverDim", "swap_comparison", "zero_mask = input == 0", "zero_mask = input != 0",
+       "the mask only chooses the division shortcut: inverted, the general path, exact for any "
+       "slice (zeros or not), always runs"),
+    _e("ProdOverDim", "move_threshold", "if n == 0:", "if n == -1e-06:", _EMPTY_SLICE),
+    _e("ProdOverDim", "nudge_constant", "if x.dim() == 0:", "if x.dim() == -1:", _NO_ZERO_DIM),
+    _e("IndexSelect", "reshape_to_view", "return (one_hot.T @ flat).reshape(ctx.shape), None",
+       "return (one_hot.T @ flat).view(ctx.shape), None",
+       "a matrix product returns a contiguous tensor: view and reshape agree"),
+    _e("IndexSelect", "nudge_constant", "n = index.shape[0]", "n = index.shape[-1]",
+       _ONE_D_INDEX),
+    _e("IndexSelect", "nudge_constant", _COO, _COO.replace("[1:]) == 0", "[1:]) == -1"), _EMPTY),
+    _e("IndexSelect", "nudge_constant", _COO, _COO.replace("n == 0", "n == -1"), _EMPTY),
+    _e("IndexSelect", "add_copy", "return grad_x, None", "return grad_x.clone(), None",
+       _RETURNED_COPY),
+    _e("Normalize", "swap_comparison", "mask = (norm >= ctx.eps).to(y.dtype)",
+       "mask = (norm > ctx.eps).to(y.dtype)", _EXACT_EPS),
+    _e("Normalize", "swap_comparison",
+       "gx = (g - y * dot * (n >= ctx.eps).to(g.dtype)) / n.clamp_min(ctx.eps)",
+       "gx = (g - y * dot * (n > ctx.eps).to(g.dtype)) / n.clamp_min(ctx.eps)", _EXACT_EPS),
+    _e("Normalize", "save_widened", "ctx.save_for_backward(y, n)",
+       "ctx.save_for_backward(y, n.double())",
+       "still one norm per row, as the contract says, and exact in float64"),
+    _e("Normalize", "add_copy", "return gx, None", "return gx.clone(), None", _RETURNED_COPY),
+    _e("CumMax", "save_copy", "ctx.save_for_backward(indices.movedim(-1, dim))",
+       "ctx.save_for_backward(indices.movedim(-1, dim).clone())", _MADE_IN_FORWARD),
+    _e("CumMax", "nudge_constant",
+       "rows = torch.arange(g.numel() // max(n, 1), device=g.device).repeat_interleave(n)",
+       "rows = torch.arange(g.numel() // max(n, 0), device=g.device).repeat_interleave(n)",
+       _EMPTY_SLICE),
+    _e("CumMax", "add_copy", "return out, None", "return out.clone(), None", _RETURNED_COPY),
+    _e("CumMax", "nudge_constant",
+       "out.scatter_add_(ctx.dim % max(grad_output.dim(), 1), indices, grad_output)",
+       "out.scatter_add_(ctx.dim % max(grad_output.dim(), 0), indices, grad_output)",
+       _EMPTY_SLICE),
+]
