@@ -25,10 +25,10 @@
 # Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and at the end
 # `Softplus`, which you write alone. The worked examples are other ops: asinh before
 # Exercise 1, and after Exercise 2 a mask that routes a gradient between two inputs. Each
-# exercise has a self-check cell, which runs every check the hidden tests run and raises until
-# the answer above it is written. Work top to bottom: Run All goes on past an exercise not yet
-# written (its self-check and the cells that use it show the error, the rest runs, and the last
-# cell lists where you stand). **Predict, then run** cells ask you to write your prediction
+# exercise has a self-check cell, which runs every check the hidden tests run: until the answer
+# above it is right, it fails with a few lines that say what is wrong. Work top to bottom: Run
+# All goes on past an exercise not yet written (its self-check says so, a cell that uses it says
+# so in one line, the rest runs, and the last cell lists where you stand). **Predict, then run** cells ask you to write your prediction
 # into a variable first; the cell after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}

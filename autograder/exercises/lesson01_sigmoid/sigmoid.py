@@ -153,12 +153,13 @@ def check_gradient_at_zero(function, spec: Spec, device) -> None:
     if comparable(grad, x) and bool(grad[[1, 3]].ne(0).any()):
         at_zero = grad[[1, 3]]
         # grad_output is 1 here: a gradient of exactly 1 at 0 is grad_output passed through
-        cause = (": the mask is x > 0, not x >= 0" if bool((at_zero == 1).all()) else "")
+        cause = (": x = 0 is on the side the mask passes grad_output through"
+                 if bool((at_zero == 1).all()) else "")
         raise GradingError(
             f"{spec.name}'s gradient at x = 0 is {at_zero[0].item()!r}"
             f"{'' if at_zero[0] == at_zero[1] else f' (at -0.0: {at_zero[1].item()!r})'}, where "
             f"the contract (and torch.relu) gives 0{cause}",
-            mistake={"the mask is x > 0, not x >= 0": "MyReLU/mask-includes-zero"})
+            mistake={"the side the mask passes": "MyReLU/mask-includes-zero"})
     with case("x holding exact zeros"):
         check_values_and_gradients(function, spec, {"x": x})
     covers("x exactly 0")
@@ -234,8 +235,7 @@ def check_no_division_by_scale(function, device) -> None:
             if any(s.role == "output" for s in saved) else "a division by scale ")
     raise GradingError(
         f"ScaledSigmoid's grad_x is right at scale = 2.5 but holds nan or inf at scale = 0, "
-        f"on the same x: {what}gives 0/0 there, where the derivative is exactly 0; "
-        "handle scale == 0 (the gradient is zeros), or save x and recompute sigma(x)",
+        f"on the same x: {what}gives 0/0 there, where the derivative is exactly 0",
         mistake="ScaledSigmoid/divides-by-scale")
 
 
@@ -258,7 +258,7 @@ def _epsilon_cause(function, device) -> str:
                 return (f": it is also nan or inf at scale = {scale!r}, and right at 2.5: backward "
                         f"divides by scale {'+' if scale < 0 else '-'} {eps!r}. An epsilon "
                         "moves the 0/0 from scale = 0 to that scale and biases every scale near "
-                        "it; test for scale == 0 instead, or save x and recompute sigma(x)")
+                        "it")
     return ""
 
 

@@ -50,7 +50,7 @@ MISTAKES = [
             _relu("        ctx.mask = x > 0\n        return x.clamp(min=0)",
                   "        return grad_output * ctx.mask"), named=True),
     Mistake("MyReLU", "mask x >= 0", "MyReLU's gradient at x = 0 is 1.0, where the contract "
-            "(and torch.relu) gives 0: the mask is x > 0, not x >= 0",
+            "(and torch.relu) gives 0: x = 0 is on the side the mask passes grad_output through",
             _relu("        mask = x >= 0\n        ctx.save_for_backward(mask)\n"
                   "        return x.clamp(min=0)",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask"),
