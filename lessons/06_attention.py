@@ -1149,7 +1149,8 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # Write `FlashAttention.apply(Q, K, V, scale, causal=False)`: the same shapes as before, no
 # mask argument; `causal` is a Python bool (bottom-right: query $i$ sees keys
 # $j \le i + N_k - N_q$; causal calls always have $N_q \le N_k$, so every query sees at least
-# key 0); `BLOCK` is a class attribute, 64 by default.
+# key 0); `BLOCK` is a class attribute, 64 by default. The contract, which the self-check and
+# the hidden tests check:
 #
 # - **Forward** loops over query blocks and key blocks of at most `FlashAttention.BLOCK` rows
 #   with your online softmax, never creating a tensor with more than `BLOCK x BLOCK` elements
