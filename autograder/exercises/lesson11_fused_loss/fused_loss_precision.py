@@ -73,7 +73,7 @@ def check_low_precision_without_grad(function: Called, values: dict, loss, toler
             f"{NAME}'s loss under torch.no_grad() is off by {error:.2g} in {str(dtype)[6:]}, "
             f"where accumulating in float32 stays within {tolerance:g} (as it does with grad "
             "enabled): accumulate the loss in float32 whatever the grad mode",
-            mistake=f"{NAME}/accumulates-narrow-without-grad")
+            mistake="linear_cross_entropy/accumulates-narrow-without-grad")
 
 
 def _float32_error(function: Called, values: dict, name: str, true) -> float | None:
