@@ -131,9 +131,13 @@ def compare(question: str, prediction, actual, reveal: bool = True) -> None:
 #
 # ## ✎ Exercise 1 · `GradientReversal`
 #
-# Write `GradientReversal`, with `GradientReversal.apply(x, alpha)` returning `x` unchanged in
-# value (a view or a copy, never writing into `x`), and backward returning your answer to
-# question 2 for `x` and `None` for `alpha`. Save no tensor.
+# Write `GradientReversal`, with `GradientReversal.apply(x, alpha)`. The contract, which the
+# self-check and the hidden tests check:
+#
+# - forward returns `x` unchanged in value (a view or a copy, never writing into `x`);
+# - backward returns your answer to question 2 for `x`, for `alpha` any Python float (0 and
+#   negative included), and `None` for `alpha`;
+# - forward saves no tensor.
 
 # %% nbgrader={"grade_id": "answer_GradientReversal", "solution": true}
 class GradientReversal(torch.autograd.Function):
@@ -417,10 +421,15 @@ for max_norm in (1.0, 0.25):
 # %% [markdown]
 # ## ✎ Exercise 2 · `ClipGradientNorm`
 #
-# Write `ClipGradientNorm`, with `ClipGradientNorm.apply(x, max_norm)` returning `x` unchanged
-# in value (`x` has at least one dimension) and backward returning `grad_output` with every
-# row (last dimension) of norm above `max_norm` scaled down to norm `max_norm`, the other rows
-# unchanged, without writing into `grad_output`; `None` for `max_norm`. Save no tensor.
+# Write `ClipGradientNorm`, with `ClipGradientNorm.apply(x, max_norm)`. The contract, which the
+# self-check and the hidden tests check:
+#
+# - forward returns `x` unchanged in value (`x` has at least one dimension);
+# - backward returns `grad_output` with every row (last dimension) of norm above `max_norm`
+#   scaled down to norm `max_norm`, by `max_norm / norm` exactly (no eps added to the norm,
+#   as in `PerSampleClippedLinear` later), the other rows unchanged, for `max_norm` any
+#   positive float; `None` for `max_norm`;
+# - backward never writes into `grad_output`, and forward saves no tensor.
 
 # %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
 class ClipGradientNorm(torch.autograd.Function):
@@ -1243,13 +1252,18 @@ for bug, answer, makes, passes_on in [
 # %% [markdown]
 # ## ✎ Exercise 3 · `SoftThreshold`
 #
-# Write `SoftThreshold`, with `SoftThreshold.apply(x, lam)` returning
-# $\operatorname{sign}(x)\max(|x| - \lambda, 0)$ for `lam` a 0-d tensor that may require grad,
-# and backward returning the gradients you derived: for `x`, and for `lam` summed to `lam`'s
-# shape, both 0 at $|x| = \lambda$. Write it by hand (no autograd inside backward), without
-# writing into `grad_output` and with tensors saved only through `save_for_backward`. Each
-# gradient must also be right when the other input needs none: the self-check runs `x` and
-# `lam` each alone requiring grad. Derive it, do not patch `BrokenSoftThreshold`: save only
+# Write `SoftThreshold`, with `SoftThreshold.apply(x, lam)`. The contract, which the
+# self-check and the hidden tests check:
+#
+# - forward returns $\operatorname{sign}(x)\max(|x| - \lambda, 0)$ for `lam` a 0-d tensor
+#   that may require grad, and backward the gradients you derived: for `x`, and for `lam`
+#   summed to `lam`'s shape, both 0 at $|x| = \lambda$;
+# - each gradient right when the other input needs none (the self-check runs `x` and `lam`
+#   each alone requiring grad);
+# - by hand (no autograd inside backward), without writing into `grad_output`, and with
+#   tensors saved only through `save_for_backward`.
+#
+# Derive it, do not patch `BrokenSoftThreshold`: save only
 # the one tensor your answer to question 4 found, and get both the indicator and the sign from
 # it. (The self-check passes a backward that saves `x` and `lam` too; a copy of the broken one
 # with its slips mended is what this exercise asks you not to write.)
@@ -1533,19 +1547,21 @@ compare("the sample it comes from", nan_sample, found["rows"][0], reveal=False)
 # `ClipGradientNorm` clipped each row of `grad_output`; here what is clipped is a sample's
 # gradient of `weight`, which `grad_output` alone does not give you.
 #
-# Write `PerSampleClippedLinear`, with `PerSampleClippedLinear.apply(x, weight, max_norm)`
-# returning `x @ weight.T` for `x` of shape `(N, in)` and `weight` of shape `(out, in)`
-# (`max_norm` a positive Python float). Backward returns:
+# Write `PerSampleClippedLinear`, with `PerSampleClippedLinear.apply(x, weight, max_norm)`.
+# The contract, which the self-check and the hidden tests check:
 #
-# - for `x`: `grad_output @ weight`, as for any linear layer (not clipped);
-# - for `weight`: the sum over samples $n$ of sample $n$'s gradient of `weight`, each scaled by
-#   $\min(1,\ m / \lVert\text{that gradient}\rVert)$ with $m$ = `max_norm` (Frobenius norm);
-#   a sample whose gradient is 0 keeps factor 1, and nothing is `nan`;
-# - `None` for `max_norm`.
-#
-# Backward never creates a tensor with one entry per (sample, output, input): no
-# `(N, out, in)` tensor, not even for a moment. It computes each gradient only when
-# `ctx.needs_input_grad` asks for it, returning `None` otherwise.
+# - forward returns `x @ weight.T` for `x` of shape `(N, in)` and `weight` of shape
+#   `(out, in)` (`max_norm` a positive Python float), and backward, for `x`,
+#   `grad_output @ weight`, as for any linear layer (not clipped);
+# - backward returns, for `weight`, the sum over samples $n$ of sample $n$'s gradient of
+#   `weight`, each scaled by $\min(1,\ m / \lVert\text{that gradient}\rVert)$ with
+#   $m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in
+#   `ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is `nan`;
+#   `None` for `max_norm`;
+# - backward never creates a tensor with one entry per (sample, output, input): no
+#   `(N, out, in)` tensor, not even for a moment;
+# - backward computes each gradient only when `ctx.needs_input_grad` asks for it, returning
+#   `None` otherwise.
 #
 # **Derive it.** Sample $n$ gives $y_n = W x_n$ and receives $g_n$, row $n$ of `grad_output`.
 #

@@ -11,9 +11,10 @@ import torch
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_untouched, check_values_and_gradients,
                       run_backward, run_forward)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
-from ...domain import Case, Constant, Domain, Tolerance
+from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .surgery_checks import (SOFT, Intended, check_lam_summed, check_strided, kink_values,
@@ -70,6 +71,27 @@ def check_reversal(function, x: torch.Tensor, alpha: float, *, seed: int = 0):
     return forward, backward
 
 
+def check_tiny_alpha(function, device) -> None:
+    """alpha any Python float, however small: at 1e-12 and 1e-300 the gradient is -alpha times
+    grad_output to float64's rounding (an absolute tolerance would take any tiny gradient,
+    0 too, for it; a threshold on alpha's size zeroes real gradients)."""
+    x = sample((3, 4), device, seed=31)
+    for alpha in (1e-12, -1e-12, 1e-300):
+        grad_output = sample((3, 4), device, seed=32)
+        with case(f"x of shape (3, 4), alpha={alpha:g}"):
+            _, backward = surgery_case(function, REVERSAL, x, alpha, grad_output.clone())
+            got = backward.grads[0]
+            expected = -alpha * grad_output
+            if isinstance(got, torch.Tensor) and got.shape == expected.shape and \
+                    not torch.allclose(got, expected, rtol=1e-9, atol=0):
+                what = "0" if not got.any() else "not -alpha times grad_output"
+                raise GradingError(f"GradientReversal's gradient for x is {what} at "
+                                   f"alpha={alpha:g}: alpha is any Python float, however "
+                                   "small, and the gradient stays -alpha times grad_output "
+                                   "(no threshold on alpha's size)",
+                                   mistake="GradientReversal/zeroes-small-alpha")
+
+
 INTENDED_REVERSAL = Spec("GradientReversal", ("x", "alpha"), lambda x, alpha: Intended.apply(
     x, alpha, lambda grad_output, alpha: -alpha * grad_output))
 
@@ -83,6 +105,7 @@ def reversal_full(GradientReversal, device) -> None:
                                              alpha, seed=seed)
     covers("alpha 0")
     covers("1-D x")
+    check_tiny_alpha(function, device)
     check_backward_by_hand(REVERSAL, backward)
     check_each_input_alone(function, INTENDED_REVERSAL, {"x": sample((3, 4), device), "alpha": 0.5})
     grad_output = strided_grad_output((3, 4), device, seed=5)
@@ -160,12 +183,19 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
                                "grad_output is all zeros: a row of norm 0 is below max_norm and "
                                "passes unchanged (divide only where the norm exceeds max_norm)",
                                mistake="ClipGradientNorm/nan-on-zero-row")
+    # no eps: the factor is max_norm / norm to float64's rounding, at every max_norm (an eps
+    # added to the norm, as torch.renorm's 1e-7, is 1e-7 / norm of the gradient, a relative
+    # error an absolute tolerance hides once max_norm is small)
+    if isinstance(got, torch.Tensor) and got.shape == expected.shape and \
+            not torch.allclose(got, expected, rtol=1e-9, atol=0) and \
+            torch.allclose(got, expected, rtol=1e-2, atol=0):
+        raise GradingError(f"ClipGradientNorm's clipped rows are off by a relative "
+                           f"{((got - expected).abs() / expected.abs().clamp(min=1e-300)).max():.1g}"
+                           f" at max_norm={max_norm:g}: the factor is max_norm / norm exactly, "
+                           "with nothing added to the norm (an eps, as torch.renorm's, shows once "
+                           "the norms are small)", mistake="ClipGradientNorm/eps-in-norm")
     diagnose_gradient("x", got, expected)
     return forward, backward
-
-
-# a row's norm may carry an eps, as torch.renorm's 1e-7 and clip_grad_norm_'s 1e-6 do
-CLIP_TOLERANCE = Tolerance(1e-5, 1e-7)
 
 INTENDED_CLIP = Spec("ClipGradientNorm", ("x", "max_norm"),
                      lambda x, max_norm: Intended.apply(x, max_norm, clipped))
@@ -174,7 +204,7 @@ INTENDED_CLIP = Spec("ClipGradientNorm", ("x", "max_norm"),
 def clip_full(ClipGradientNorm, device) -> None:
     function = check_is_function(ClipGradientNorm, CLIP)
     for seed, shape in enumerate(CLIP_SHAPES):
-        for max_norm in (1.0, 0.25, 3.0):
+        for max_norm in (1.0, 0.25, 3.0, 1e-4):
             with case(f"x of shape {shape}, max_norm={max_norm}, rows of grad_output above, "
                       "below, at max_norm and zero"):
                 _, backward = check_clip(function, sample(shape, device, seed=seed),
@@ -182,8 +212,7 @@ def clip_full(ClipGradientNorm, device) -> None:
     for edge in ("1-D x", "3-D x", "a row of zeros", "a row at max_norm exactly"):
         covers(edge)
     check_backward_by_hand(CLIP, backward)
-    check_each_input_alone(function, INTENDED_CLIP, {"x": sample((5, 3), device), "max_norm": 1.0},
-                           rtol=CLIP_TOLERANCE.rtol, atol=CLIP_TOLERANCE.atol)
+    check_each_input_alone(function, INTENDED_CLIP, {"x": sample((5, 3), device), "max_norm": 1.0})
     grad_output = strided_grad_output((2, 4, 3), device, seed=6)
     check_strided(function, CLIP, {"x": sample((2, 4, 3), device), "max_norm": 1.0}, grad_output,
                   {"x": clipped(grad_output, 1.0)})
@@ -315,9 +344,70 @@ def soft_full(SoftThreshold, device) -> None:
                   {"x": grad_output * mask, "lam": -(grad_output * torch.sign(values["x"]) * mask).sum()})
 
 
+REVERSAL_CLAUSES = (
+    Clause("forward returns `x` unchanged in value (a view or a copy, never writing into `x`);",
+           {"GradientReversal/modifies-x-in-place": "forward writes into x"}),
+    Clause("backward returns your answer to question 2 for `x`, for `alpha` any Python float (0 "
+           "and negative included), and `None` for `alpha`;",
+           {"GradientReversal/no-reversal": "no reversal at all",
+            "GradientReversal/forgets-alpha": "alpha forgotten",
+            "GradientReversal/forgets-sign": "sign forgotten",
+            "GradientReversal/ignores-grad-output": "grad_output left out",
+            "GradientReversal/mishandles-negative-alpha": "negative alpha dropped",
+            "GradientReversal/zeroes-small-alpha": "a small alpha taken for 0",
+            "GradientReversal/gradient-for-non-tensor": "a gradient for alpha",
+            "GradientReversal/writes-grad-output": "grad_output negated in place",
+            "GradientReversal/state-on-class": "alpha kept on the class (issue 37)"}),
+    Clause("forward saves no tensor.",
+           {"GradientReversal/saves-tensors": "saves x",
+            "GradientReversal/tensor-on-ctx": "alpha kept as a tensor on ctx"}),
+)
+CLIP_CLAUSES = (
+    Clause("forward returns `x` unchanged in value (`x` has at least one dimension);",
+           {"ClipGradientNorm/modifies-x-in-place": "forward writes into x"}),
+    Clause("backward returns `grad_output` with every row (last dimension) of norm above "
+           "`max_norm` scaled down to norm `max_norm`, by `max_norm / norm` exactly (no eps "
+           "added to the norm, as in `PerSampleClippedLinear` later), the other rows unchanged, "
+           "for `max_norm` any positive float; `None` for `max_norm`;",
+           {"ClipGradientNorm/whole-norm": "global norm, as clip_grad_norm_",
+            "ClipGradientNorm/ignores-max-norm": "factor ignores max_norm",
+            "ClipGradientNorm/clamps-elements": "each element clamped",
+            "ClipGradientNorm/scales-small-rows-up": "every row scaled to max_norm",
+            "ClipGradientNorm/nan-on-zero-row": "nan on a row of zeros",
+            "ClipGradientNorm/clips-columns": "columns clipped",
+            "ClipGradientNorm/eps-in-norm": "renorm over flattened rows (its eps of 1e-7)",
+            "ClipGradientNorm/state-on-class": "max_norm kept on the class (issue 37)",
+            "raised:RuntimeError": "rows through .view"}),
+    Clause("backward never writes into `grad_output`, and forward saves no tensor.",
+           {"ClipGradientNorm/writes-grad-output": "scaled in place"}),
+)
+SOFT_CLAUSES = (
+    Clause("forward returns $\\operatorname{sign}(x)\\max(|x| - \\lambda, 0)$ for `lam` a 0-d "
+           "tensor that may require grad, and backward the gradients you derived: for `x`, and "
+           "for `lam` summed to `lam`'s shape, both 0 at $|x| = \\lambda$;",
+           {"SoftThreshold/passes-kink": "gradient 1 at |x| == lam",
+            "SoftThreshold/lam-counts-kink": "lam's gradient alone counts the kink",
+            "SoftThreshold/lam-wrong-sign": "lam's gradient with the wrong sign",
+            "SoftThreshold/lam-gradient-not-summed": "lam's gradient not summed",
+            "SoftThreshold/lam-averaged": "lam's gradient averaged",
+            "SoftThreshold/lam-gradient-not-0d": "lam's gradient summed to shape (1,)",
+            "SoftThreshold/nan-at-kink": "relu(z) / z as the slope",
+            "SoftThreshold/lam-without-sign": "lam's gradient without sign(x) (issue 37)",
+            "SoftThreshold/lam-without-mask": "lam's gradient without the mask (issue 37)"}),
+    Clause("each gradient right when the other input needs none (the self-check runs `x` and "
+           "`lam` each alone requiring grad);",
+           {"SoftThreshold/gate-on-wrong-entry": "lam's gradient gated on needs_input_grad[0]"}),
+    Clause("by hand (no autograd inside backward), without writing into `grad_output`, and with "
+           "tensors saved only through `save_for_backward`.",
+           {"SoftThreshold/asks-autograd": "autograd inside backward",
+            "SoftThreshold/writes-grad-output": "grad_output masked in place",
+            "SoftThreshold/tensor-on-ctx": "lam kept on ctx"}),
+)
+
 EXERCISES = [
     Exercise("GradientReversal", "12_surgery", reversal_full,
              contract=("alpha 0", "1-D x", "non-contiguous grad_output"),
+             clauses=REVERSAL_CLAUSES,
              domain=Domain(INTENDED_REVERSAL, lambda device, dtype=torch.float64, seed=0,
                            alpha=0.5: {"x": sample((3, 4), device, seed=seed, dtype=dtype),
                                        "alpha": alpha},
@@ -327,14 +417,15 @@ EXERCISES = [
     Exercise("ClipGradientNorm", "12_surgery", clip_full,
              contract=("1-D x", "3-D x", "a row of zeros", "a row at max_norm exactly",
                        "non-contiguous grad_output"),
+             clauses=CLIP_CLAUSES,
              domain=Domain(INTENDED_CLIP, lambda device, dtype=torch.float64, seed=0,
                            max_norm=1.0: {"x": sample((4, 5), device, seed=seed, dtype=dtype),
                                           "max_norm": max_norm},
                            constants={"max_norm": Constant(1e-4, 3.0, "max_norm a positive "
-                                                           "Python float, 1e-4 as well as 3.0")},
-                           tolerances={torch.float64: CLIP_TOLERANCE})),
+                                                           "Python float, 1e-4 as well as 3.0")})),
     Exercise("SoftThreshold", "12_surgery", soft_full,
              contract=("|x| == lam", "lam 0", "0-d lam", "non-contiguous grad_output"),
+             clauses=SOFT_CLAUSES,
              domain=Domain(SOFT, lambda device, dtype=torch.float64, seed=0, lam=0.5: soft_values(
                                (3, 4), device, lam=lam, seed=seed, dtype=dtype),
                            constants={"lam": Constant(0.0, 2.0, "lam a 0-d tensor, a threshold "

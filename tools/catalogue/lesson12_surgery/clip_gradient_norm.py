@@ -24,9 +24,6 @@ UNUSUAL = [
     Unusual("ClipGradientNorm", "torch.minimum with ones", _clip(
         _NORMS + "        scale = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)\n"
         "        return scale * grad_output, None\n")),
-    Unusual("ClipGradientNorm", "renorm over flattened rows", _clip(
-        "        rows = grad_output.reshape(-1, grad_output.shape[-1])\n"
-        "        return rows.renorm(2, 0, ctx.max_norm).reshape(grad_output.shape), None\n")),
     Unusual("ClipGradientNorm", "F.normalize times the clamped norm", _clip(
         _NORMS + "        return F.normalize(grad_output, dim=-1) * norms.clamp(max=ctx.max_norm), "
         "None\n")),
@@ -63,4 +60,18 @@ MISTAKES = [
         "        rows = grad_output.view(-1, grad_output.shape[-1])\n"
         "        scale = (ctx.max_norm / rows.norm(dim=1, keepdim=True)).clamp(max=1)\n"
         "        return (rows * scale).view(grad_output.shape), None\n")),
+    # an Unusual answer until the contract said "no eps" (issue 46): torch.renorm divides by
+    # norm + 1e-7, a relative error of 1e-7 / norm that PerSampleClippedLinear already failed
+    Mistake("ClipGradientNorm", "renorm over flattened rows (its eps of 1e-7)",
+            "with nothing added to the norm", _clip(
+                "        rows = grad_output.reshape(-1, grad_output.shape[-1])\n"
+                "        return rows.renorm(2, 0, ctx.max_norm).reshape(grad_output.shape), None\n")),
+    Mistake("ClipGradientNorm", "forward writes into x", "forward modified x in place",
+            _clip(_NORMS + "        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n",
+                  '''
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x.mul_(1)  # the same values, written into x
+''')),
 ]

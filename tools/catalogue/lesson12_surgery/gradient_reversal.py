@@ -94,4 +94,16 @@ MISTAKES = [
         ctx.save_for_backward(x)
         return x.view_as(x)
 '''), named=True),
+    Mistake("GradientReversal", "forward writes into x", "forward modified x in place",
+            _reversal("        return -ctx.alpha * grad_output, None\n", '''
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x.mul_(1)  # the same values, written into x
+''')),
+    # issue 45: alpha was tried down to 1e-4 only, so a threshold below it passed
+    Mistake("GradientReversal", "a small alpha taken for 0", "is 0 at alpha=1e-12", _reversal(
+        "        if abs(ctx.alpha) < 1e-5:  # too small to matter\n"
+        "            return torch.zeros_like(grad_output), None\n"
+        "        return -ctx.alpha * grad_output, None\n")),
 ]

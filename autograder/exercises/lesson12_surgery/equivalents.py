@@ -1,0 +1,149 @@
+"""Lesson 12's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+
+from ...equivalents import EquivalentMutant
+
+_IDENTITY = ("forward returns x's values as x itself, a view or a copy, all of which the contract "
+             "allows (\"a view or a copy, never writing into x\"); x - 0 and x + 0 are x")
+_ONE_OUTPUT = ("GradientReversal has one output, so backward always receives a tensor: "
+               "materialising grads changes nothing")
+_COPY_RETURNED = ("a copy of a result just computed is returned in its place: the same values, "
+                  "and the original is freed on return")
+_AT_MAX_NORM = ("at norm == max_norm the factor max_norm / norm is 1 to the last bit: both "
+                "branches give grad_output")
+_UNNEEDED_LAM = ("SoftThreshold's contract asks each gradient to be right when the other input "
+                 "needs none, not that its work be skipped; the engine drops a gradient for an "
+                 "input that needs none")
+_AT_KINK = ("at x == lam (x == -lam) the branch gives x - lam (x + lam), which is 0, the value "
+            "of the zero branch; backward is the Function's own, untouched")
+_ZERO_D_VIEW = "a 0-d sum viewed as lam's shape: lam is 0-d, and view of a 0-d tensor to () works"
+_SAVED_DTYPE = ("the contract names which tensors forward saves, not their dtype: a widened copy "
+                "holds the same values (signs and a mask are exact in float64)")
+_INPUT_COPY = ("the contract accepts a backward that saves x and lam (the statement says so): "
+               "a copy of either holds the same values")
+_FRESH_COPY = ("a copy (or .contiguous()) of a tensor forward just computed replaces it in the "
+               "saved set: still one tensor, the same values")
+_BROADCAST = ("the norms (N,) become (1, N), which broadcast against grad_output.T (out, N) as "
+              "(N,) does: the same factors on the same columns")
+_INPUT_COPY_LINEAR = ("the contract bounds the tensors backward creates (none per sample, "
+                      "output and input), not what forward saves: a copy of x or weight holds "
+                      "the same values")
+
+EQUIVALENTS = [
+    EquivalentMutant('GradientReversal', 'swap_arithmetic',
+                     'return x + 0',
+                     'return x - 0', _IDENTITY),
+    EquivalentMutant('GradientReversal', 'drop_term',
+                     'return x + 0',
+                     'return x', _IDENTITY),
+    EquivalentMutant('GradientReversal', 'drop_ctx_declaration',
+                     'ctx.set_materialize_grads(False)',
+                     'pass', _ONE_OUTPUT),
+    EquivalentMutant('GradientReversal', 'flip_boolean',
+                     'ctx.set_materialize_grads(False)',
+                     'ctx.set_materialize_grads(True)', _ONE_OUTPUT),
+    EquivalentMutant('GradientReversal', 'drop_copy',
+                     'return x.clone()',
+                     'return x', _IDENTITY),
+    EquivalentMutant('GradientReversal', 'add_copy',
+                     'return output, None',
+                     'return output.clone(), None', _COPY_RETURNED),
+    EquivalentMutant('GradientReversal', 'add_copy',
+                     'return x',
+                     'return x.clone()', _IDENTITY),
+    EquivalentMutant('ClipGradientNorm', 'drop_copy',
+                     'return x.clone()',
+                     'return x', _IDENTITY),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison',
+                     'return torch.where(norms > ctx.max_norm, scaled, grad_output), None',
+                     'return torch.where(norms >= ctx.max_norm, scaled, grad_output), None', _AT_MAX_NORM),
+    EquivalentMutant('SoftThreshold', 'save_copy',
+                     "ctx.save_for_backward(shrunk)  # y != 0 exactly where |x| > lam, with x's sign there",
+                     "ctx.save_for_backward(shrunk.clone())  # y != 0 exactly where |x| > lam, with x's sign there", _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'ignore_needs_input_grad',
+                     'if ctx.needs_input_grad[1]:',
+                     'if True:', _UNNEEDED_LAM),
+    EquivalentMutant('SoftThreshold', 'add_copy',
+                     'return shrunk',
+                     'return shrunk.clone()', _COPY_RETURNED),
+    EquivalentMutant('SoftThreshold', 'add_copy',
+                     "ctx.save_for_backward(shrunk)  # y != 0 exactly where |x| > lam, with x's sign there",
+                     "ctx.save_for_backward(shrunk.contiguous())  # y != 0 exactly where |x| > lam, with x's sign there", _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'add_copy',
+                     'return passed, grad_lam',
+                     'return passed.clone(), grad_lam', _COPY_RETURNED),
+    EquivalentMutant('SoftThreshold', 'save_copy',
+                     'ctx.save_for_backward(x, lam)',
+                     'ctx.save_for_backward(x, lam.clone())', _INPUT_COPY),
+    EquivalentMutant('SoftThreshold', 'save_copy',
+                     'ctx.save_for_backward(x, lam)',
+                     'ctx.save_for_backward(x.clone(), lam)', _INPUT_COPY),
+    EquivalentMutant('SoftThreshold', 'add_copy',
+                     'ctx.save_for_backward(x, lam)',
+                     'ctx.save_for_backward(x, lam.contiguous())', _INPUT_COPY),
+    EquivalentMutant('SoftThreshold', 'add_copy',
+                     'return y',
+                     'return y.clone()', _COPY_RETURNED),
+    EquivalentMutant('SoftThreshold', 'save_copy',
+                     'ctx.save_for_backward(y)',
+                     'ctx.save_for_backward(y.clone())', _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'add_copy',
+                     'ctx.save_for_backward(y)',
+                     'ctx.save_for_backward(y.contiguous())', _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'save_widened',
+                     'ctx.save_for_backward(direction, lam)',
+                     'ctx.save_for_backward(direction.double(), lam)', _SAVED_DTYPE),
+    EquivalentMutant('SoftThreshold', 'add_copy',
+                     'return grad_x, grad_lam',
+                     'return grad_x.clone(), grad_lam', _COPY_RETURNED),
+    EquivalentMutant('SoftThreshold', 'reshape_to_view',
+                     'grad_lam = -(grad_output * direction).sum().reshape(lam.shape)',
+                     'grad_lam = -(grad_output * direction).sum().view(lam.shape)', _ZERO_D_VIEW),
+    EquivalentMutant('SoftThreshold', 'save_copy',
+                     'ctx.save_for_backward(direction, lam)',
+                     'ctx.save_for_backward(direction, lam.clone())', _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'add_copy',
+                     'ctx.save_for_backward(direction, lam)',
+                     'ctx.save_for_backward(direction.contiguous(), lam)', _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'swap_comparison',
+                     'return torch.where(x > lam, x - lam, torch.where(x < -lam, x + lam, zero))',
+                     'return torch.where(x > lam, x - lam, torch.where(x <= -lam, x + lam, zero))', _AT_KINK),
+    EquivalentMutant('SoftThreshold', 'swap_comparison',
+                     'return torch.where(x > lam, x - lam, torch.where(x < -lam, x + lam, zero))',
+                     'return torch.where(x >= lam, x - lam, torch.where(x < -lam, x + lam, zero))', _AT_KINK),
+    EquivalentMutant('SoftThreshold', 'save_widened',
+                     'ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8))',
+                     'ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8).double())', _SAVED_DTYPE),
+    EquivalentMutant('SoftThreshold', 'save_copy',
+                     'ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8))',
+                     'ctx.save_for_backward((x.abs() > lam).clone(), torch.sign(x).to(torch.int8))', _FRESH_COPY),
+    EquivalentMutant('PerSampleClippedLinear', 'save_copy',
+                     'ctx.save_for_backward(x, weight)',
+                     'ctx.save_for_backward(x, weight.clone())', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'save_copy',
+                     'ctx.save_for_backward(x, weight)',
+                     'ctx.save_for_backward(x.clone(), weight)', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'add_copy',
+                     'ctx.save_for_backward(x, weight)',
+                     'ctx.save_for_backward(x, weight.contiguous())', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'save_copy',
+                     'ctx.save_for_backward(xt, weight)',
+                     'ctx.save_for_backward(xt.clone(), weight)', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'add_copy',
+                     'ctx.save_for_backward(xt, weight)',
+                     'ctx.save_for_backward(xt, weight.contiguous())', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'save_copy',
+                     'ctx.save_for_backward(xt, weight)',
+                     'ctx.save_for_backward(xt, weight.clone())', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'add_copy',
+                     'ctx.save_for_backward(xt, weight)',
+                     'ctx.save_for_backward(xt.contiguous(), weight)', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'flip_keepdim',
+                     'norms = grad_output.norm(dim=1) * xt.norm(dim=0)',
+                     'norms = grad_output.norm(dim=1) * xt.norm(dim=0, keepdim=True)', _BROADCAST),
+    EquivalentMutant('PerSampleClippedLinear', 'add_copy',
+                     'ctx.save_for_backward(x, weight)',
+                     'ctx.save_for_backward(x.contiguous(), weight)', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'swap_comparison',
+                     'factors = torch.where(squared > limit, ctx.max_norm * torch.rsqrt(squared), 1.0)',
+                     'factors = torch.where(squared >= limit, ctx.max_norm * torch.rsqrt(squared), 1.0)', _AT_MAX_NORM),
+]
