@@ -123,6 +123,19 @@ def check_tails(function, spec: Spec, device) -> None:
                 "exactly a float32 number": "MySigmoid/float32-step"})
 
 
+# Either side of 0, within 1e-6 of it: a branch test moved off 0 (x >= 1e-6, x >= -1e-6)
+# puts these x on the wrong side, where the other branch's formula gives sigma(-x), about
+# |x| / 2 off; every formula of sigma is exact to 1e-15 here.
+NEAR_ZERO = [-5e-7, -1e-7, -1e-9, -0.0, 0.0, 1e-9, 1e-7, 5e-7]
+
+
+def check_near_zero(function, spec: Spec, device) -> None:
+    """Values and gradients right to 1e-12 (relative) for x within 1e-6 of 0, either side."""
+    x = torch.tensor(NEAR_ZERO, dtype=torch.float64, device=device)
+    with case("x within 1e-6 of 0"):
+        check_values_and_gradients(function, spec, {"x": x}, rtol=1e-12, atol=0)
+
+
 def my_sigmoid_full(MySigmoid, device) -> None:
     function = check_is_function(MySigmoid, MY_SIGMOID)
     check_class_untouched(function, MY_SIGMOID_DOMAIN, device)
@@ -138,6 +151,7 @@ def my_sigmoid_full(MySigmoid, device) -> None:
     covers("saves only its output")
     check_each_input_alone(function, MY_SIGMOID, {"x": 3 * sample((3, 4), device)})
     check_extreme_inputs(function, MY_SIGMOID, device)
+    check_near_zero(function, MY_SIGMOID, device)
     check_version_tracking(function, MY_SIGMOID, {"x": sample((4,), device)})
     check_gradcheck(function, MY_SIGMOID, {"x": sample((3,), device)})
 

@@ -71,6 +71,12 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # a mutant (issue 45): the branch test moved off 0, which only x within 1e-6 of 0 shows
+    Mistake("MySigmoid", "exp's branch test at x >= -1e-6, the output's at x >= 0",
+            "MySigmoid's output is within about 1e-7 of the truth",
+            _sigmoid("        e = torch.exp(torch.where(x >= -1e-6, -x, x))\n"
+                     "        y = torch.where(x >= 0, 1 / (1 + e), e / (1 + e))\n" + SAVE_Y,
+                     "        y, = ctx.saved_tensors\n        return grad_output * (y - y * y)")),
     # asinh's odd-symmetry trick carried over: sigma(x) = 1/2 + copysign(tanh(|x| / 2) / 2, x)
     Mistake("MySigmoid", "1/2 + copysign(h, x), the worked example's odd trick",
             "as does any 1/2 plus a term that rounds to -1/2",
