@@ -389,7 +389,8 @@ check_lse_steps()
 # ## ✎ Exercise 1 · `LogSumExp`
 #
 # Write `LogSumExp.apply(x, dim)` equal to `torch.logsumexp(x, dim)` (no `keepdim`), with
-# `dim` a Python int, possibly negative. In the setup_context form:
+# `dim` a Python int, possibly negative, in the setup_context form. The contract, which the
+# self-check and the hidden tests check:
 #
 # - `forward(x, dim)`: stable for $|x|$ up to 1000 in float64 (your overflow-free form from
 #   Hint 4 above: how does a per-slice number meet the slice it came from?);
@@ -825,7 +826,8 @@ check_softplus_slope()
 # ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
 #
 # Turn `softplus(x, beta)` below into the custom operator `autograd_course::softplus` (`x` a
-# tensor, `beta` a Python `float` > 0). The operator must:
+# tensor, `beta` a Python `float` > 0). The contract, which the self-check and the hidden
+# tests check, is that the operator must:
 #
 # - compute $\log(1 + e^{\beta x}) / \beta$ **stably**: finite for $\beta x$ in the thousands,
 #   and accurate where it is tiny (at $\beta x = -40$, $\log(1 + e^{\beta x})$ is about
@@ -1032,13 +1034,15 @@ except RuntimeError as error:
 #
 # An operator nobody built above. Turn `squared_norm(x, dim)` below into the custom operator
 # `autograd_course::squared_norm`, computing `(x * x).sum(dim)` (no `keepdim`), with `x` a
-# tensor and `dim` a Python int, negative allowed. The operator must:
+# tensor and `dim` a Python int, negative allowed. The contract, which the self-check and the
+# hidden tests check, is that the operator must:
 #
 # - have a fake implementation (what shape does the output have?);
 # - have a backward written by hand, registered for autograd, with `None` for `dim`;
-# - have a batching rule registered with `register_vmap` (not PyTorch's per-sample fallback),
-#   so that `torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)` matches a loop over the
-#   samples for **every** `dim` of a sample, negative ones included;
+# - have a batching rule registered with `register_vmap` that works on the whole batch at once
+#   (not PyTorch's per-sample fallback, nor a loop of your own), so that
+#   `torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)` matches a loop over the samples
+#   for **every** `dim` of a sample, negative ones included;
 # - pass `torch.library.opcheck`.
 #
 # Keep every registration in the answer cell, so that re-running it registers them all on the

@@ -11,6 +11,7 @@ from torch._library.custom_ops import CustomOpDef, _maybe_get_opdef
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from ...checks import Spec, case, check_backward_by_hand, check_untouched
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Constant, Domain, Operator, sampled
@@ -129,6 +130,13 @@ def check_fake(softplus, x, beta) -> None:
             f"but the operator returns shape {want[0]}, {want[1]} on {want[2]}: register_fake "
             "must describe the real output, e.g. torch.empty_like(x)",
             mistake="softplus/fake-mismatch")
+    if fake.stride() != real.stride() and real.numel() > 1:
+        raise GradingError(
+            f"softplus's fake implementation returns strides {fake.stride()} for x of shape "
+            f"{tuple(x.shape)} and strides {x.stride()}, but the operator returns strides "
+            f"{real.stride()}: torch.compile plans memory with the fake's layout, and opcheck "
+            "compares it; which way of making an empty tensor keeps x's layout?",
+            mistake="softplus/fake-strides")
 
 
 def check_softplus(softplus, x, beta, *, rtol=1e-5, atol=1e-7) -> None:
@@ -284,6 +292,10 @@ def softplus_full(softplus, device) -> None:
                            {"x": sample((3, 4), device), "beta": 1.5})
     for shape, beta in [((3, 4), 1.5), ((5,), 0.5)]:
         check_opcheck(softplus, sample(shape, device, seed=3), beta)
+    with case("x of shape (3, 4), transposed (not contiguous)"):  # strides the fake must give
+        transposed = sample((4, 3), device, seed=5).mT
+        check_fake(softplus, transposed, 1.5)
+        check_opcheck(softplus, transposed, 1.5)
     covers("torch.library.opcheck")
     check_compiled(softplus, sample((4, 3), device, seed=4), 1.5)
     covers("torch.compile(fullgraph=True)")
@@ -305,6 +317,41 @@ def _operator(softplus) -> Operator:
     return Operator(softplus)
 
 
+SOFTPLUS_CLAUSES = (
+    Clause('compute $\\log(1 + e^{\\beta x}) / \\beta$ **stably**: finite for $\\beta x$ in '
+           'the thousands, and accurate where it is tiny (at $\\beta x = -40$, $\\log(1 + '
+           'e^{\\beta x})$ is about $4.2 \\times 10^{-18}$, and the output is that divided '
+           'by $\\beta$, not 0: the self-check compares the left tail to a relative '
+           '$10^{-5}$);',
+           {'softplus/overflows': 'softplus that overflows for large beta * x',
+            'softplus/log-without-log1p':
+                'the stable form written with log, not log1p: 0.0 at beta * x = -40',
+            'softplus/output-off-by-beta': 'forward without its final division by beta',
+            'softplus/computes-in-float32': 'computed in float32 inside the operator, with log1p'}),
+    Clause('have a fake implementation;',
+           {'softplus/no-fake': 'no register_fake',
+            'softplus/fake-mismatch': 'a fake implementation with the wrong shape',
+            'softplus/fake-strides':
+                'a fake of x.new_empty(x.shape), contiguous for a transposed x'}),
+    Clause('have a backward written by hand, registered for autograd;',
+           {'softplus/no-register-autograd': 'no register_autograd',
+            'softplus/no-setup-context': 'a backward registered without setup_context',
+            'softplus/gradient-count': 'backward returns only grad_x',
+            'softplus/gradient-for-beta': 'a gradient returned for the float beta',
+            'softplus/extra-beta-factor': 'backward times beta (the factors beta did not cancel)',
+            'softplus/missing-inner-beta':
+                "backward over beta (the chain rule's inner beta forgotten)",
+            'softplus/forgets-beta-in-sigmoid':
+                'backward sigmoid(x): beta forgotten inside the sigmoid',
+            'softplus/tensor-on-ctx': 'setup_context keeps x as a ctx attribute',
+            'softplus/writes-grad-output': 'backward writes into grad_output'}),
+    Clause('pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, '
+           'backend="aot_eager")` of a function calling it must match eager values and '
+           'gradients.',
+           {'softplus/not-a-custom-op': 'a plain Python function, not a custom operator',
+            'softplus/mutates-input': 'forward writes into x (x.mul_(beta)) with mutates_args=()'}),
+)
+
 EXERCISES = [
     Exercise("softplus", "08_compile", softplus_full,
              example=lambda: (2 * sample((3, 4), "cpu"), 1.5),
@@ -313,6 +360,7 @@ EXERCISES = [
              domain=Domain(SOFTPLUS, _softplus_values, prepare=_operator,
                            constants={"beta": Constant(1e-6, 100.0, "beta a Python float > 0, "
                                                        "tiny and large")}),
+             clauses=SOFTPLUS_CLAUSES,
              contract=("0-d and 1-D x", "beta * x in the thousands",
                        "the left tail, relative error",
                        "torch.library.opcheck", "torch.compile(fullgraph=True)")),

@@ -10,6 +10,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from ...checks import (Spec, case, check_backward_by_hand, check_no_ctx_tensors,
                       check_values_and_gradients)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_values
 from ...domain import Constant, Domain, Operator, sampled
@@ -171,16 +172,29 @@ def check_vmap(squared_norm, device) -> None:
 
 def check_one_call(squared_norm, device) -> None:
     """The rule batches: under vmap the operator runs once on the whole batch (or not at all,
-    when the rule computes the result itself), not once per sample as the fallback does."""
-    batch = sample(BATCHED, device, seed=7)
-    with _Calls() as calls:
-        _vmapped(squared_norm, batch, 1)
-    count = vars(calls).get("names", []).count("autograd_course.squared_norm")
+    when the rule computes the result itself), not once per sample as the fallback does; and
+    what the rule dispatches does not grow with the batch (a loop over the samples, calling
+    the operator or not, dispatches more for a larger batch)."""
+    counts = {}
+    for size in (BATCHED[0], 2 * BATCHED[0]):
+        batch = sample((size, *BATCHED[1:]), device, seed=7)
+        with _Calls() as calls:
+            _vmapped(squared_norm, batch, 1)
+        counts[size] = vars(calls).get("names", [])
+    count = counts[BATCHED[0]].count("autograd_course.squared_norm")
     if count >= BATCHED[0]:
         raise GradingError(
             f"squared_norm's batching rule calls the operator once per sample ({count} calls "
             f"for a batch of {BATCHED[0]}): that is the fallback's loop written by hand; call it "
             "once on the whole batched x, with dim translated past the batch dimension",
+            mistake="squared_norm/rule-loops-over-samples")
+    small, large = (len(counts[size]) for size in sorted(counts))
+    if large > small:
+        raise GradingError(
+            f"squared_norm's batching rule dispatches {small} operations for a batch of "
+            f"{BATCHED[0]} samples and {large} for {2 * BATCHED[0]}: it works sample by sample "
+            "(a loop over the batch), where a batching rule runs the same few operations on "
+            "the whole batched x whatever its size",
             mistake="squared_norm/rule-loops-over-samples")
 
 
@@ -217,6 +231,12 @@ def squared_norm_full(squared_norm, device) -> None:
     check_one_call(squared_norm, device)
     for shape, dim in [((3, 4), 1), ((2, 3), -2)]:
         check_opcheck(squared_norm, sample(shape, device, seed=3), dim)
+    strided = sample((4, 3, 2), device, seed=5).transpose(0, 1)
+    for dim in (0, 1):
+        with case(f"x of shape (3, 4, 2), transposed in dims 0 and 1, dim={dim}"):
+            check_fake(squared_norm, strided, dim)
+    with case("x of shape (3, 4, 2), transposed in dims 0 and 1, dim=1"):
+        check_opcheck(squared_norm, strided, 1)
     covers("torch.library.opcheck")
 
 
@@ -224,6 +244,31 @@ def _operator(squared_norm) -> Operator:
     check_operator(squared_norm)
     return Operator(squared_norm)
 
+
+SQUARED_NORM_CLAUSES = (
+    Clause('have a fake implementation (what shape does the output have?);',
+           {'squared_norm/no-fake': 'no register_fake',
+            'squared_norm/fake-mismatch': "a fake implementation of x's shape"}),
+    Clause('have a backward written by hand, registered for autograd, with `None` for '
+           '`dim`;',
+           {'squared_norm/gradient-count': 'backward returns only grad_x',
+            'squared_norm/grad-output-not-unsqueezed':
+                'grad_output not unsqueezed at dim (a square x shows it)',
+            'unproven:wrong-value': 'backward without the factor 2'}),
+    Clause('have a batching rule registered with `register_vmap` that works on the whole '
+           "batch at once (not PyTorch's per-sample fallback, nor a loop of your own), so "
+           'that `torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)` matches a loop '
+           'over the samples for **every** `dim` of a sample, negative ones included;',
+           {'squared_norm/no-batching-rule':
+                'no batching rule: vmap falls back to a per-sample loop',
+            'squared_norm/dim-not-shifted':
+                'the rule does not shift a non-negative dim past the batch dim',
+            'squared_norm/rule-loops-over-samples':
+                'a rule that loops over the samples with torch ops',
+            'unproven:wrong-value': 'the rule adds 1 to every dim, negative ones too'}),
+    Clause('pass `torch.library.opcheck`.',
+           {'squared_norm/not-a-custom-op': 'a plain Python function, not a custom operator'}),
+)
 
 EXERCISES = [
     Exercise("squared_norm", "08_compile", squared_norm_full,
@@ -233,6 +278,7 @@ EXERCISES = [
                            constants={"dim": Constant(-2, 1, "dim a Python int, negative "
                                                       "allowed", integer=True,
                                                       also=(0,))}),
+             clauses=SQUARED_NORM_CLAUSES,
              contract=("a dim other than the last", "negative dim", "1-D x",
                        "non-contiguous grad_output", "a rule registered with register_vmap",
                        "torch.vmap matches a loop for every dim", "torch.library.opcheck")),

@@ -16,7 +16,7 @@ def _softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
 
 
 softplus = torch.library.custom_op("autograd_course::softplus", _softplus, mutates_args=())
-torch.library.register_fake("autograd_course::softplus", lambda x, beta: x.new_empty(x.shape))
+torch.library.register_fake("autograd_course::softplus", lambda x, beta: torch.empty_like(x))
 
 
 def _setup(ctx, inputs, output):
@@ -67,7 +67,7 @@ def softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
 
 @softplus.register_fake
 def _(x, beta):
-    return x.new_empty(x.shape)
+    return torch.empty_like(x)
 
 
 def setup_context(ctx, inputs, output):
@@ -218,4 +218,12 @@ def softplus(x, beta):
     Mistake("softplus", "backward sigmoid(x): beta forgotten inside the sigmoid",
             "softplus's gradient is the slope for beta = 1 at every x",
             _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x)", "torch.sigmoid(x)"))),
+    # x.new_empty(x.shape) is contiguous whatever x is; the operator's output, element-wise,
+    # keeps a transposed x's strides: opcheck's fake-tensor test (and torch.compile) see it
+    Mistake("softplus", "a fake of x.new_empty(x.shape), contiguous for a transposed x",
+            "softplus's fake implementation returns strides",
+            _edit(SOFTPLUS, ("@softplus.register_fake\ndef _(x, beta):\n"
+                             "    return torch.empty_like(x)",
+                             "@softplus.register_fake\ndef _(x, beta):\n"
+                             "    return x.new_empty(x.shape)"))),
 ]

@@ -189,4 +189,12 @@ def squared_norm(x, dim):
     Mistake("squared_norm", "backward without the factor 2",
             "your gradient for x is off by a constant factor 0.5",
             _edit(SQUARED_NORM, ("return 2 * x * grad_output", "return x * grad_output"))),
+    # the per-sample loop again, without calling the operator: what it dispatches grows with
+    # the batch
+    Mistake("squared_norm", "a rule that loops over the samples with torch ops",
+            "works sample by sample",
+            _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n    return squared_norm(x, "
+                                 "dim + 1 if dim >= 0 else dim), 0",
+                                 "    return torch.stack([(sample * sample).sum(dim) "
+                                 "for sample in x.unbind(x_bdim)]), 0"))),
 ]
