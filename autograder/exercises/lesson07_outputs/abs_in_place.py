@@ -4,8 +4,8 @@ most one byte per element."""
 
 import torch
 
-from ...clauses import Clause
 from ...checks import Spec, case, check_is_function, gradcheck_callable
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient
 from ...domain import Domain

@@ -5,9 +5,9 @@ backward, and the memory backward allocated."""
 
 import torch
 
-from ...clauses import Clause
 from ...checks import (Spec, backward_outputs, case, check_is_function, check_no_ctx_tensors,
                       check_untouched, gradcheck_callable, run_forward)
+from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...precision import precision_findings_now
