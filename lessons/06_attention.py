@@ -1331,7 +1331,8 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # for `Q (..., Lq, d)`, `K (..., Lk, d)`, `V (..., Lk, dv)`, a Python-float `scale` $\tau$, and
 # `bias` $B$ a float tensor **broadcastable** to `(..., Lq, Lk)`: `(Lq, Lk)`, `(H, 1, Lk)`,
 # `(B, H, Lq, Lk)`, `(Lk,)`, with $-\infty$ entries where a key is padding (every query keeps at
-# least one finite key). `bias` may require grad.
+# least one finite key). `bias` may require grad. The contract, which the self-check and the
+# hidden tests check:
 #
 # - Gradients for `Q`, `K`, `V` and `bias`, **each only when it is needed**: how does
 #   backward know which ones were asked for? And `None` for `scale`. Ask the same of what you build on the
