@@ -49,9 +49,11 @@ ROUND_STE = Spec("RoundSTE", ("x",), _straight_through(torch.round))
 # Last, float64 values that a float32 copy rounds to +-1 or to 0 (1 + 1e-9, 1e-300): a mask or
 # a sign computed on x.float() gets them wrong (in float32 they are +-1 and 0 themselves); and
 # +-(1 + 1e-7), which float32 rounds to +-1.00000012, still outside: a mask on x.float() keeps
-# them out, a mask with a tolerance (|x| <= 1 + 1e-6) lets them in.
+# them out, a mask with a tolerance (|x| <= 1 + 1e-6) lets them in. Last, the floats next to
+# +-1 outside the window (1 + 2^-52 in float64; 1 in float32), so that no tolerance on the
+# window, however small, falls between two tested points.
 SIGN_EDGES = [-1e17, -3.0, -1.0, -0.999, -0.25, -1e-30, 0.0, 1e-30, 0.25, 0.999, 1.0, 1.001, 3.0,
-              1e17, -1 - 1e-9, 1 + 1e-9, 1e-300, -1 - 1e-7, 1 + 1e-7]
+              1e17, -1 - 1e-9, 1 + 1e-9, 1e-300, -1 - 1e-7, 1 + 1e-7, 1 + 2 ** -52, -1 - 2 ** -52]
 # round() rounds half to even, like torch.round: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> -0.
 # Last, where x + 0.5 is itself rounded, so that floor(x + 0.5) is wrong even with halves
 # corrected: the largest float64 and float32 below 0.5 (x + 0.5 rounds up to 1.0), and the odd

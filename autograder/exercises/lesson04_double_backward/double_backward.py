@@ -286,9 +286,10 @@ EXERCISES = [
              example=lambda: (sample((5,), "cpu"), torch.tensor(1.3, dtype=torch.float64)),
              domain=Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.3:
                            swish_values((3, 4), device, beta=beta, seed=seed, dtype=dtype),
-                           # any real beta: negative, tiny and 0 too
+                           # any real beta: negative, tiny (down to where a series switch
+                           # still shows beyond float64's tolerance) and 0 too
                            constants={"beta": Constant(-8.0, 8.0, "beta a 0-d tensor",
-                                                       also=(1e-4, -1e-4, 0.0))})),
+                                                       also=(1e-4, -1e-4, 1e-6, -1e-8, 0.0))})),
     Exercise("CubeOnce", "04_double_backward", cube_once_full,
              contract=("a second backward raises",), clauses=CUBE_ONCE_CLAUSES,
              example=lambda: (sample((5,), "cpu"),),

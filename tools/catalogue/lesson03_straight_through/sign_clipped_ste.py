@@ -41,6 +41,10 @@ class SignClippedSTE(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    # the window's tolerance below any earlier test point: the float next to 1 shows it
+    Mistake("SignClippedSTE", "a tolerance of 1e-12 on the window",
+            "your gradient for x is wrong: at x = 1.0000000000000002",
+            _clipped(READ_X + "        return grad_output * (x.abs() <= 1 + 1e-12)")),
     Mistake("SignClippedSTE", "saves the mask as float64, whatever x's dtype",
             "forward saved a float64 tensor of shape",
             _clipped("        inside, = ctx.saved_tensors\n        return grad_output * inside",

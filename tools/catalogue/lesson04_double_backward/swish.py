@@ -87,6 +87,16 @@ class SwishFunction(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    # a series switch between beta = 0 and the smallest beta tried before (1e-4)
+    Mistake("SwishFunction", "beta below 1e-5 taken as 0", "SwishFunction's output is within "
+            "about 1e-7 of the truth",
+            _swish("        x, beta = ctx.saved_tensors\n"
+                   "        b = torch.where(beta.abs() < 1e-5, torch.zeros_like(beta), beta)\n"
+                   "        s = torch.sigmoid(b * x)\n        ds = s * (1 - s)\n"
+                   "        return grad_output * (s + b * x * ds), (grad_output * x * x * ds).sum()",
+                   "        ctx.save_for_backward(x, beta)\n"
+                   "        b = torch.where(beta.abs() < 1e-5, torch.zeros_like(beta), beta)\n"
+                   "        return x * torch.sigmoid(b * x)")),
     Mistake("SwishFunction", "saves x.contiguous(): a copy of a transposed x",
             "forward saved a contiguous copy of x",
             _swish(READ + RETURN, "        ctx.save_for_backward(x.contiguous(), beta)\n"
