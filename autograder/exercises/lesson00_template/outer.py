@@ -4,7 +4,6 @@ import torch
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs, run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
 from ...errors import GradingError
@@ -14,6 +13,7 @@ from ..shared.call_state import (check_class_untouched, check_input_version_trac
                                  check_one_ctx_per_call)
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 from ..shared.returned_gradients import check_returned_shapes
+from .contracts import OUTER_CLAUSES
 
 LATER_IN_LESSON = True
 
@@ -147,33 +147,9 @@ def outer_full(Outer, device) -> None:
 DOMAIN = Domain(OUTER, sampled(OUTER, {"u": (4,), "v": (3,)}), layouts=("column slice", "expanded"),
                 layout_clause="1-D u (m,) and v (n,) of any stride")
 
-CLAUSES = (
-    Clause("the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$;",
-           {"Outer/grad-output-on-wrong-side": "grad_u = grad_output.T @ v (the wrong side)",
-            "Outer/wrong-gradient-shape": "sums over the wrong index",
-            "Outer/returns-gradient-of-another-shape":
-                "grad_u as a (1, m) row, which the engine sums to (m,)",
-            "Outer/ignores-grad-output": "forgets grad_output"}),
-    Clause("a gradient for each input only when it is needed, `None` otherwise (can backward tell "
-           "which inputs need none?);",
-           {"Outer/computes-frozen-gradient": "ignores needs_input_grad",
-            "Outer/gate-on-wrong-entry": "entries of needs_input_grad swapped",
-            "Outer/computes-unneeded-gradient":
-                "both gradients computed, None returned for the unneeded one"}),
-    Clause("forward keeps only `u` and `v`, in the way autograd guards against in-place changes;",
-           {"Outer/saves-more-than-inputs": "saves the output",
-            "Outer/saves-untracked-alias": "saves u.data and v.data",
-            "Outer/state-on-class": "u and v kept on the class",
-            "Outer/state-shared-between-calls": "u and v kept in a module global"}),
-    Clause("backward computes the gradients itself, from your sums, without asking autograd;",
-           {"Outer/asks-autograd": "asks autograd for both gradients inside backward"}),
-    Clause("`grad_output` may come as a non-contiguous view (transposed, or every other column of "
-           "a wider tensor): the gradients must not depend on its strides.",
-           {"case:view size is not compatible": "grad_output flattened with .view(-1)"}),
-)
 
 EXERCISES = [
-    Exercise("Outer", "00_template", outer_full, clauses=CLAUSES,
+    Exercise("Outer", "00_template", outer_full, clauses=OUTER_CLAUSES,
              contract=("saves only u and v", "m != n", "non-contiguous grad_output",
                        "gradient only when needed"),
              example=lambda: tuple(_values(4, 3, "cpu").values()), domain=DOMAIN),

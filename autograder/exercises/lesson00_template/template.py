@@ -5,7 +5,6 @@ import torch
 from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, run_backward,
                       run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain
 from ...errors import GradingError
@@ -13,6 +12,7 @@ from ...exercise import Exercise, sample
 from ...probes import reachable
 from ..shared.call_state import check_input_version_tracking, check_one_ctx_per_call
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
+from .contracts import SQUARE_CLAUSES, WEIGHTED_SUM_CLAUSES
 
 # 0-d last: on a single element every wrong gradient looks like a sign or a constant factor,
 # so the first failure should come from a shape whose hint can tell them apart.
@@ -188,38 +188,6 @@ def weighted_sum_full(WeightedSum, device) -> None:
 # 2.0: a weight compared with a round number (w == 2) between the other points
 WEIGHT = Constant(-8.0, 8.0, "w1, w2 Python floats", also=(0.0, 1e-4, 2.0))
 
-SQUARE_CLAUSES = (
-    Clause("`x` of any shape, a 0-d tensor included, in float64 or float32: the value and the "
-           "gradient autograd gives `x ** 2`;",
-           {"unproven:wrong-value": "wrong sign", "Square/uses-abs-x": "2|x|",
-            "Square/ignores-grad-output": "forgets grad_output",
-            "raised:RuntimeError": "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)"}),
-    Clause("forward keeps what backward needs with `ctx.save_for_backward`: not as a `ctx` "
-           "attribute, not on the class, not in a global;",
-           {"Square/tensor-on-ctx": "tensor on ctx",
-            "Square/state-shared-between-calls": "x kept on the class",
-            "Square/saves-untracked-alias": "saves x.data",
-            "Square/saves-output-loses-sign": "saves the output, x recovered as sqrt(y)"}),
-    Clause("`grad_output` may come as a non-contiguous view: the gradient must not depend on its "
-           "strides.",
-           {"case:view size is not compatible": "grad_output flattened with .view(-1)"}),
-)
-WEIGHTED_SUM_CLAUSES = (
-    Clause("`x1` and `x2` tensors of the same shape, 0-d included, `w1` and `w2` Python floats, 0 "
-           "included: the value and the gradients autograd gives;",
-           {"WeightedSum/swaps-weights": "swapped weights",
-            "WeightedSum/ignores-grad-output": "forgets grad_output",
-            "WeightedSum/none-for-zero-weight": "None for a weight of 0",
-            "WeightedSum/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]"}),
-    Clause("backward returns one value for each of the four inputs;",
-           {"WeightedSum/wrong-gradient-count": "two gradients for four inputs",
-            "WeightedSum/gradient-for-non-tensor": "a gradient for the float w1"}),
-    Clause("`w1` and `w2` stay Python floats: float64 inputs keep every digit of them;",
-           {"WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant",
-            "WeightedSum/weight-as-tensor-on-ctx": "weights made into tensors on ctx"}),
-    Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
-           "global.", {"WeightedSum/state-shared-between-calls": "weights kept on the class"}),
-)
 
 EXERCISES = [
     Exercise("Square", "00_template", square_full,

@@ -5,7 +5,6 @@ import torch
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, check_version_tracking,
                       reference_gradients, run_backward, run_forward, make_inputs)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
@@ -15,6 +14,8 @@ from .sigmoid_probes import (check_branches_not_swapped, check_mask_not_float32,
                              overflow_cause)
 from ..shared.call_state import check_class_untouched
 from ..shared.grad_output import check_uses_grad_output
+from .sigmoid_accuracy import check_near_zero, check_tails
+from .contracts import MY_SIGMOID_CLAUSES, MY_RELU_CLAUSES, SCALED_SIGMOID_CLAUSES
 
 # 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
 SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
@@ -64,76 +65,6 @@ def check_extreme_inputs(function, spec: Spec, device) -> None:
     covers("|x| up to 800")
     check_tails(function, spec, device)
     covers("left tail")
-
-
-# sigma(x) for these x is between 3.3e-308 and 2e-9: tiny, but each a normal float64, held to
-# 16 digits (sigma is normal down to x = -708.39).
-TAILS = [-708.0, -700.0, -300.0, -100.0, -40.0, -20.0]
-
-# Forwards that lose the left tail, each named only when it reproduces the learner's values at
-# every tail point (1 - sigmoid(-x) computes the very same numbers as 1 - 1 / (1 + e^x)).
-TAIL_LOSERS = [
-    (lambda x: 1 - 1 / (1 + torch.exp(x)),
-     "1 - 1 / (1 + z) (or 1 - sigmoid(-x), the same subtraction) cancels to 0 there: 1 / (1 + z) "
-     "rounds to 1; for x < 0, can you write sigma(x) with no subtraction?"),
-    (lambda x: (1 + torch.tanh(x / 2)) / 2,
-     "(1 + tanh(x / 2)) / 2 cancels to 0 there, as does any 1/2 plus a term that rounds to -1/2 "
-     "(1/2 + copysign(h, x) with h near 1/2, say): tanh(x / 2) rounds to -1; for x < 0, can you "
-     "write sigma(x) from z = exp(-|x|) with no subtraction?"),
-    (lambda x: torch.sigmoid(x.float()).to(x.dtype),
-     "your values are sigmoid computed in float32, where it underflows to 0 below 1e-45 and keeps "
-     "7 digits: compute in the input's dtype"),
-]
-
-
-def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
-    """Name a formula only when it gives exactly the learner's values at every tail point."""
-    for formula, cause in TAIL_LOSERS:
-        if torch.equal(got, formula(x)):
-            return cause
-    # every value a float32 number, one of them nonzero yet below 2^-53, which no cancellation
-    # near 1 gives: the values went through float32 somewhere
-    tiny = (got != 0) & (got.abs() < 2.0 ** -53)
-    if torch.equal(got, got.float().to(got.dtype)) and bool(tiny.any()):
-        return ("every value there is exactly a float32 number: a step in float32 (a .float(), "
-                "a float32 constant or buffer) underflows to 0 below 1e-45 and keeps 7 digits; "
-                "keep every step in the input's dtype")
-    if got[worst].item() == 0:
-        return ("the contract asks for its size, not 0: which step of your left branch rounds "
-                "to 0 there? The live checker under 'The fix: one formula per sign' tries it")
-    return "the live checker under 'The fix: one formula per sign' shows where your formula is off"
-
-
-def check_tails(function, spec: Spec, device) -> None:
-    """Relative accuracy in the left tail, where sigma(x) ~ exp(x) is tiny but representable:
-    a formula that cancels there (1 - 1 / (1 + z)) returns 0 and passes any absolute check."""
-    x = torch.tensor(TAILS, dtype=torch.float64, device=device)
-    got = run_forward(function, spec, make_inputs({"x": x})).output.detach()
-    expected = torch.sigmoid(x)
-    relative = ((got - expected).abs() / expected)
-    if bool((relative > 1e-9).any()):
-        worst = int(relative.argmax())
-        raise GradingError(
-            f"{spec.name} loses the left tail: at x = {TAILS[worst]!r} it gives "
-            f"{got[worst].item()!r} where sigma(x) = {expected[worst].item()!r} (relative error "
-            f"{relative[worst].item():.2g}): {_tail_cause(got, x, worst)}", mistake={
-                "1 - 1 / (1 + z)": "MySigmoid/one-minus-cancels",
-                "(1 + tanh(x / 2)) / 2": "MySigmoid/tanh-cancels",
-                "sigmoid computed in float32": "MySigmoid/float32-sigmoid",
-                "exactly a float32 number": "MySigmoid/float32-step"})
-
-
-# Either side of 0, within 1e-6 of it: a branch test moved off 0 (x >= 1e-6, x >= -1e-6)
-# puts these x on the wrong side, where the other branch's formula gives sigma(-x), about
-# |x| / 2 off; every formula of sigma is exact to 1e-15 here.
-NEAR_ZERO = [-5e-7, -1e-7, -1e-9, -0.0, 0.0, 1e-9, 1e-7, 5e-7]
-
-
-def check_near_zero(function, spec: Spec, device) -> None:
-    """Values and gradients right to 1e-12 (relative) for x within 1e-6 of 0, either side."""
-    x = torch.tensor(NEAR_ZERO, dtype=torch.float64, device=device)
-    with case("x within 1e-6 of 0"):
-        check_values_and_gradients(function, spec, {"x": x}, rtol=1e-12, atol=0)
 
 
 def my_sigmoid_full(MySigmoid, device) -> None:
@@ -332,69 +263,6 @@ SCALED_SIGMOID_DOMAIN = Domain(SCALED_SIGMOID,
                                sampled(SCALED_SIGMOID, {"x": (3, 4)}, {"scale": 2.5}),
                                constants={"scale": SCALE})
 
-MY_SIGMOID_CLAUSES = (
-    Clause("forward saves only what backward needs, through `ctx.save_for_backward`: your answer "
-           "to step 4 (the grader fails a forward that saves more, or the wrong tensor);",
-           {"MySigmoid/saves-input": "saves the input x",
-            "MySigmoid/saves-more-than-output": "saves y and the intermediate z",
-            "MySigmoid/saves-nothing": "output kept in a module global",
-            "MySigmoid/tensor-on-ctx": "output kept as ctx.y",
-            "MySigmoid/state-on-class":
-                "the output kept on the class (MySigmoid.last_output = y)"}),
-    Clause("backward is your derivation, written by hand: no `torch.sigmoid` backward op such as "
-           "`torch.ops.aten.sigmoid_backward`, no autograd call inside backward;",
-           {"MySigmoid/builtin-backward-op": "built-in sigmoid_backward",
-            "MySigmoid/asks-autograd": "asks autograd inside backward",
-            "MySigmoid/ignores-grad-output": "ignores grad_output"}),
-    Clause("in float64, values and gradients finite for $|x|$ up to 800, and values accurate "
-           "**relative to their size** in the left tail, down to $x = -708$ (where "
-           "$\\sigma(x) \\approx 3.3 \\times 10^{-308}$, still a normal float64): "
-           "$\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, not $0$.",
-           {"MySigmoid/exp-overflows": "exp(x) / (1 + exp(x))",
-            "MySigmoid/backward-not-finite": "backward through logit(y): inf / inf where y is 0",
-            "MySigmoid/one-minus-cancels": "1 - sigmoid(-x)",
-            "MySigmoid/tanh-cancels": "(1 + tanh(x / 2)) / 2",
-            "MySigmoid/float32-sigmoid": "sigmoid computed in float32",
-            "MySigmoid/swapped-branches": "branches swapped: sigma(-x)",
-            "MySigmoid/wrong-output-dtype": "x = x.float() first: a float32 output"}),
-)
-MY_RELU_CLAUSES = (
-    Clause("the value and the gradient of `torch.relu`: a gradient of $0$ at $x \\le 0$, "
-           "**including $x = 0$ exactly**;",
-           {"MyReLU/mask-includes-zero": "mask x >= 0",
-            "unproven:wrong-value": "leaky threshold x > -10",
-            "MyReLU/mask-in-float32": "mask on x.float()",
-            "MyReLU/ignores-grad-output": "ignores grad_output"}),
-    Clause("forward saves one tensor with `ctx.save_for_backward`: a boolean mask or the output, "
-           "as you decided above;",
-           {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",
-            "MyReLU/tensor-on-ctx": "mask kept as ctx.mask",
-            "MyReLU/state-on-class": "mask kept on the class"}),
-    Clause("never modify `grad_output` or `x` in place: return a new tensor (\"Never write into "
-           "`grad_output`\", after the next worked example, shows what writing into it does).",
-           {"MyReLU/writes-grad-output": "masks grad_output in place",
-            "MyReLU/writes-input": "x.clamp_ in forward"}),
-)
-SCALED_SIGMOID_CLAUSES = (
-    Clause("`scale` a Python float that may be negative **or zero**, and of any size (the "
-           "self-check tries $\\pm 10^{-12}$ too): the value and the gradient for `x` autograd "
-           "gives, never `nan`, in float64's precision;",
-           {"ScaledSigmoid/divides-by-scale": "sigma recovered as y / scale",
-            "ScaledSigmoid/epsilon-in-division":
-                "sigma recovered as y / (scale + 1e-12), an epsilon",
-            "ScaledSigmoid/zeroes-small-scales": "zeros wherever abs(scale) < 1e-9",
-            "ScaledSigmoid/output-used-as-sigmoid":
-                "y * (1 - y) of its output y = scale * sigmoid(x)",
-            "ScaledSigmoid/float32-scale":
-                "scale as torch.tensor(scale), float32, in backward only",
-            "unproven:wrong-value": "|scale| in backward"}),
-    Clause("backward returns one gradient per input, `scale` included;",
-           {"ScaledSigmoid/wrong-gradient-count": "one gradient for two inputs",
-            "ScaledSigmoid/gradient-for-non-tensor": "a float gradient for scale"}),
-    Clause("each call keeps its own `scale`: two calls in one graph do not share it.",
-           {"ScaledSigmoid/state-on-class": "scale kept on the class",
-            "ScaledSigmoid/state-shared-between-calls": "scale kept in a module global"}),
-)
 
 EXERCISES = [
     Exercise("MySigmoid", "01_sigmoid", my_sigmoid_full,

@@ -3,17 +3,16 @@
 import math
 
 import torch
-import torch.nn.functional as F
 
 from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, run_backward, run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .sigmoid import check_class_untouched
 from ..shared.grad_output import check_uses_grad_output
+from .contracts import SOFTPLUS_CLAUSES
 
 LATER_IN_LESSON = True
 
@@ -313,34 +312,11 @@ def softplus_full(Softplus, device) -> None:
 
 SOFTPLUS_DOMAIN = Domain(SOFTPLUS, sampled(SOFTPLUS, {"x": (3, 4)}, scale=4.0))
 
-CLAUSES = (
-    Clause("forward saves **only its output** $y$, through `ctx.save_for_backward`, and backward "
-           "recovers the derivative from $y$;",
-           {"Softplus/saves-not-only-output": "saves the input x",
-            "Softplus/saves-nothing": "output kept in a module global",
-            "Softplus/saves-in-float32": "saves y.float(): the derivative from 7 digits of y"}),
-    Clause("in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both "
-           "tails**: relative error at most $10^{-12}$ wherever the true value is a normal float64 "
-           "number. $\\mathrm{softplus}(-40) \\approx 4.2 \\times 10^{-18}$, not $0$; the "
-           "gradient at $x = 40$ is $1 - 4.2 \\times 10^{-18}$, and at $x = -40$ it is about "
-           "$4.2 \\times 10^{-18}$.",
-           {"case:an exponential past 709.78 overflows": "log(1 + exp(x)) as written",
-            "Softplus/x-in-right-tail": "F.softplus forward (threshold=20)",
-            "Softplus/exp-x-in-left-tail": "e^x itself below x = -25.5",
-            "Softplus/log-without-log1p": "log(1 + exp(x)) on the left branch",
-            "Softplus/series-cut-short": "two-term series e^x - e^2x / 2 below x = -10",
-            "Softplus/gradient-one-in-right-tail": "gradient 1 above y = 25.5",
-            "Softplus/gradient-y-in-left-tail": "gradient y itself below y = 1e-10",
-            "Softplus/gradient-series-cut-short": "gradient y - y^2 / 2 below y = 1e-4",
-            "Softplus/float32-step": "forward rounded through float32",
-            "Softplus/gradient-x-minus-sigmoid":
-                "gradient x - sigmoid(x), as a source text gives it"}),
-)
 
 EXERCISES = [
     Exercise("Softplus", "01_sigmoid", softplus_full,
              contract=("saves only its output", "|x| up to 800", "values in both tails",
                        "gradients in both tails"),
-             clauses=CLAUSES,
+             clauses=SOFTPLUS_CLAUSES,
              example=lambda: (4 * sample((5,), "cpu"),), domain=SOFTPLUS_DOMAIN),
 ]

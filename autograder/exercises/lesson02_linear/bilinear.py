@@ -11,7 +11,6 @@ import torch.nn.functional as F
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       reference_gradients, run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
 from ...errors import GradingError
@@ -20,6 +19,7 @@ from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsav
 from ..shared.call_state import check_class_untouched, check_one_ctx_per_call
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import check_returned_shapes
+from .contracts import BILINEAR_CLAUSES
 
 LATER_IN_LESSON = True
 
@@ -188,34 +188,11 @@ def _bias_sums_features(function, values: dict, device) -> bool:
 DOMAIN = Domain(BILINEAR, sampled(BILINEAR, {"x1": (2, 4, 3), "x2": (2, 4, 2), "weight": (5, 3, 2),
                                              "bias": (5,)}), optional=("bias",))
 
-CLAUSES = (
-    Clause("each of the four gradients is computed only when `ctx.needs_input_grad` asks for it, "
-           "and is `None` otherwise;",
-           {"Bilinear/computes-frozen-gradient": "ignores needs_input_grad",
-            "Bilinear/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",
-            "Bilinear/computes-unneeded-gradient":
-                "all four gradients computed, None returned where not needed",
-            "Bilinear/reads-missing-bias-flag":
-                "needs_input_grad[3] read through a local without a bias",
-            "Bilinear/reads-unsaved-input":
-                "saves selectively, then reads x1.shape when only x1 needs a gradient",
-            "Bilinear/drops-needed-input": "saves x2 only when weight needs a gradient"}),
-    Clause("the value and the gradients `F.bilinear` gives, each of its input's shape, for any "
-           "`grad_output` autograd hands you, a non-contiguous one included;",
-           {"unproven:wrong-value": "grad_x2 sums over the wrong input",
-            "Bilinear/bias-sums-features": "bias gradient summed over dim 0 only",
-            "Bilinear/returns-gradient-of-another-shape":
-                "grad_bias kept as (1, out) by keepdim=True",
-            "case:view size is not compatible":
-                "grad_output.view on a non-contiguous grad_output"}),
-    Clause("backward written by hand: deriving the gradients is the exercise.",
-           {"Bilinear/asks-autograd": "asks torch.autograd.grad for the needed inputs only"}),
-)
 
 EXERCISES = [
     Exercise("Bilinear", "02_linear", bilinear_full,
              contract=("x1 and x2 with no leading dimension", "bias=None", "n1 == n2",
                        "non-contiguous grad_output", "each gradient only when needed"),
-             clauses=CLAUSES,
+             clauses=BILINEAR_CLAUSES,
              example=lambda: tuple(bilinear_values((5,), 3, 2, "cpu").values()), domain=DOMAIN),
 ]

@@ -5,7 +5,6 @@ most one byte per element."""
 import torch
 
 from ...checks import Spec, case, check_is_function, gradcheck_callable
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient
 from ...domain import Domain
@@ -15,6 +14,7 @@ from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_f
                        check_leaf_error, check_on_view, check_plain_tensor, check_version_tracking,
                        gradient_through, with_infinities, with_zeros,
                        writing_into_a_copy)
+from .contracts import ABS_IN_PLACE_CLAUSES
 
 LATER_IN_LESSON = True
 NAME = "AbsInPlace"
@@ -187,38 +187,11 @@ def abs_full(AbsInPlace, device) -> None:
                        sample((2, 4), device, seed=1, away_from_zero=0.1))
 
 
-CLAUSES = (
-    Clause("forward writes into `x`, calls `ctx.mark_dirty(x)` and returns `x` itself, so that a "
-           "leaf that requires grad raises PyTorch's own error;",
-           {"AbsInPlace/mark-dirty-missing": "mark_dirty not called",
-            "AbsInPlace/returns-new-tensor": "a new tensor returned"}),
-    Clause("`x` of any shape and of any strides an in-place write accepts, with entries at 0, "
-           "beside 0 or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the gradient "
-           "of `x` is `torch.abs`'s at every value of `x`, 0 included;",
-           {"AbsInPlace/write-not-exact": "the write negates only x < -1e-6",
-            "AbsInPlace/bool-mask-takes-sides-at-zero": "a bool mask x > 0",
-            "AbsInPlace/sign-nonzero-at-zero": "an int8 sign that is +1 at 0 (signbit)",
-            "AbsInPlace/one-sign-mask": "a bool x < 0 multiplied in",
-            "AbsInPlace/bool-of-nonzero": "a bool of the sign, True for -1 as for +1",
-            "AbsInPlace/sign-as-uint8": "the sign saved as uint8",
-            "AbsInPlace/sign-in-float32": "the sign of x.float(), as int8",
-            "AbsInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
-            "unproven:wrong-value": "the sign x / |x| with nan made 0"}),
-    Clause("forward saves one tensor computed **before** the write, of **at most one byte per "
-           "element**, and not the returned tensor, so that the output stays free for later "
-           "in-place writes, as after `torch.sin_`.",
-           {"AbsInPlace/sign-read-after-write": "sign read from the returned tensor",
-            "AbsInPlace/sign-of-output": "an int8 sign taken after the write",
-            "AbsInPlace/saves-output": "a bool x < 0 and the returned tensor for the zeros",
-            "AbsInPlace/saved-dtype-too-wide": "the sign saved as a float tensor",
-            "AbsInPlace/saves-narrow-copy-of-x": "a float8 copy of x, its sign taken in backward"}),
-)
-
 EXERCISES = [
     Exercise(NAME, "07_outputs", abs_full,
              contract=("x == 0", "0-d x", "the sign saved in one byte per element",
                        "a leaf that requires grad", "a view of a non-leaf", "version counter"),
-             clauses=CLAUSES,
+             clauses=ABS_IN_PLACE_CLAUSES,
              domain=Domain(ABS, lambda device, dtype=torch.float64, seed=0: {
                  "x": both_signs(sample((3, 4), device, seed=seed, dtype=dtype))},
                  prepare=lambda submission: writing_into_a_copy(

@@ -7,7 +7,6 @@ import torch
 
 from ...checks import (Spec, backward_outputs, case, check_is_function, check_no_ctx_tensors,
                       check_untouched, gradcheck_callable, run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...precision import precision_findings_now
@@ -20,6 +19,8 @@ from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAP
                        noise, relu_full, with_zeros, writing_into_a_copy)
 from .sort_probes import (check_saved_indices, every_row_indexed, float32_twins,
                           right_without_ties, same_values, sorted_as_float32_only)
+from .outputs_domain import SPLIT_OUTPUTS, _near_ties, _sample, _split_values
+from .contracts import SORT_CLAUSES, SPLIT_CLAUSES, RELU_CLAUSES
 
 SORT = Spec("SortWithIndices", ("x",), lambda x: torch.sort(x, dim=-1).values)
 SPLIT = Spec("SplitHalves", ("x",), lambda x: x)
@@ -149,6 +150,7 @@ def sort_full(SortWithIndices, device) -> None:
 
 
 # SplitHalves ------------------------------------------------------------------------------
+
 
 def _halves(x: torch.Tensor):
     h = x.shape[-1] // 2
@@ -300,104 +302,6 @@ def split_full(SplitHalves, device) -> None:
     check_each_input_alone(_Joined(function), SPLIT, {"x": sample((2, 6), device, seed=8)})
     gradcheck_callable(SPLIT, function.apply, sample((2, 6), device, seed=1))
 
-
-def _sample(shape):
-    return lambda device, dtype=torch.float64, seed=0: {
-        "x": sample(shape, device, seed=seed, dtype=dtype)}
-
-
-def _split_values(device, dtype=torch.float64, seed=0) -> dict:
-    """x of shape (3, 6) or (2, 4) by seed: two seeds in a row give two shapes (a shape kept
-    outside ctx meets the other call's)."""
-    return {"x": sample(((3, 6), (2, 4))[seed % 2], device, seed=seed, dtype=dtype)}
-
-
-def _near_ties(device, dtype) -> dict:
-    """Rows of six values one ulp apart above 1, shuffled: sorted by x itself, not a rounded
-    copy (in float32 they would all be 1, ties in any order)."""
-    up, steps = torch.tensor(2.0, dtype=dtype), [torch.tensor(1.0, dtype=dtype)]
-    for _ in range(5):
-        steps.append(torch.nextafter(steps[-1], up))
-    row, generator = torch.stack(steps), torch.Generator().manual_seed(4)
-    return {"x": torch.stack([row[torch.randperm(6, generator=generator)]
-                              for _ in range(3)]).to(device)}
-
-
-def _halves_spec(x):
-    h = x.shape[-1] // 2
-    return x[..., :h], x[..., h:]
-
-
-SPLIT_OUTPUTS = Spec("SplitHalves", ("x",), _halves_spec)  # both outputs, for the domain
-
-SORT_CLAUSES = (
-    Clause("`x` of any number of leading dimensions, a 0-dim `x` included (`torch.sort` accepts "
-           "it), ties included: the values and the int64 indices of `torch.sort(x, dim=-1)`, and "
-           "the gradient autograd gives the values;",
-           {"SortWithIndices/gathers-instead-of-scattering": "gather instead of scatter",
-            "SortWithIndices/positions-by-value": "positions found by comparing values",
-            "SortWithIndices/sorted-in-float32":
-                "sorts a float32 copy of x, gathers the values from x",
-            "SortWithIndices/float32-step": "scattered into torch.zeros (float32)"}),
-    Clause("`indices` marked with `ctx.mark_non_differentiable`;",
-           {"SortWithIndices/indices-not-marked": "indices not marked non-differentiable"}),
-    Clause("forward saves **only** the permutation, with `ctx.save_for_backward`: one int64 "
-           "tensor of `x`'s shape, the indices (or, if your backward prefers it, their inverse). "
-           "The values are not needed to route a gradient;",
-           {"SortWithIndices/saves-float-tensor": "saves the values too",
-            "SortWithIndices/saves-more-than-one-permutation":
-                "indices and their inverse both saved",
-            "SortWithIndices/indices-narrowed": "indices saved as int32",
-            "SortWithIndices/tensor-on-ctx": "indices kept as a ctx attribute"}),
-    Clause("backward receives `grad_values` (perhaps not contiguous) and `grad_indices` (zeros, "
-           "which it ignores) and routes `grad_values` back along the last dimension as you "
-           "derived above, each row with its own indices.",
-           {"SortWithIndices/indexes-with-every-row": "every row's indices at once",
-            "raised:RuntimeError": "scatter along dim 0"}),
-)
-SPLIT_CLAUSES = (
-    Clause("the two halves as **fresh** tensors, which the caller may write into in place, and "
-           "the gradient of `x` autograd gives them;",
-           {"SplitHalves/returns-views-of-x": "views returned",
-            "SplitHalves/outputs-not-writable": "chunks of a clone",
-            "SplitHalves/state-shared-between-calls": "x's shape kept in a module global",
-            "SplitHalves/float32-step": "the gradient built in torch.zeros (float32)"}),
-    Clause("forward calls `ctx.set_materialize_grads(False)`: backward receives `grad_first` and "
-           "`grad_second`, either or both of which may be `None`, and returns `None` when both "
-           "are (no gradient at all);",
-           {"SplitHalves/gradients-materialised": "set_materialize_grads not called",
-            "SplitHalves/none-gradient-not-handled": "None gradient concatenated",
-            "SplitHalves/tensor-when-both-none": "zeros when both gradients are None"}),
-    Clause("backward allocates one tensor, the gradient of `x`, with one half missing as with "
-           "both present: nothing per missing output, nothing beyond the gradient.",
-           {"SplitHalves/zeros-for-missing-half": "zeros built for the missing half",
-            "SplitHalves/pads-both-halves": "each half padded to full width, the two added",
-            "SplitHalves/allocates-beyond-gradient":
-                "both halves made contiguous before the cat"}),
-)
-RELU_CLAUSES = (
-    Clause("forward writes into `x`, calls `ctx.mark_dirty(x)` and returns `x` itself, so that a "
-           "leaf that requires grad raises PyTorch's own error (`mark_dirty` does that for you);",
-           {"ReLUInPlace/mark-dirty-missing": "mark_dirty not called",
-            "ReLUInPlace/returns-new-tensor": "returns a new tensor"}),
-    Clause("`x` of any shape and of any strides an in-place write accepts, with entries at 0, "
-           "beside 0 or infinite: afterwards `x` holds exactly `torch.relu(x)`, and the gradient "
-           "is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01;",
-           {"ReLUInPlace/write-not-exact": "masked_fill_ of x < -1e-6",
-            "ReLUInPlace/gradient-at-zero": "gradient 1 at x == 0",
-            "ReLUInPlace/mask-always-true": "mask y >= 0 after the clamp",
-            "ReLUInPlace/mask-in-float32": "the mask x.float() > 0",
-            "ReLUInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
-            "unproven:wrong-value": "the mask y / y with nan made 0",
-            "raised:RuntimeError": "clamps x.view(-1), which needs contiguous memory"}),
-    Clause("backward returns a new tensor and leaves `grad_output` as it was;",
-           {"ReLUInPlace/modifies-grad-output": "grad_output modified in place"}),
-    Clause("what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` "
-           "attribute), and forward makes no tensor to save beyond one byte per element: answer "
-           "the question of the previous section for the clamp.",
-           {"ReLUInPlace/saves-copy": "a clone of the output saved",
-            "ReLUInPlace/tensor-on-ctx": "the output kept as a ctx attribute"}),
-)
 
 EXERCISES = [
     Exercise("SortWithIndices", "07_outputs", sort_full,

@@ -8,13 +8,13 @@ import torch
 from torch.autograd.gradcheck import GradcheckError
 
 from ...checks import Spec, case, check_is_function, check_values_and_gradients, run_forward
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Case, Constant, Domain, sampled
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
+from .contracts import LSE_CLAUSES
 
 LSE = Spec("LogSumExp", ("x", "dim"), lambda x, dim: torch.logsumexp(x, dim))
 # (shape, dim): negative dims, 1-d to a 0-d result, a size-1 dim that is not reduced (a
@@ -250,41 +250,6 @@ def _rows_apart(device, dtype) -> dict:
                      dtype=dtype, device=device)
     return {"x": x, "dim": 1}
 
-
-LSE_CLAUSES = (
-    Clause('`forward(x, dim)`: stable for $|x|$ up to 1000 in float64 (your overflow-free '
-           'form from Hint 4 above: how does a per-slice number meet the slice it came '
-           'from?);',
-           {'LogSumExp/overflows': 'unstable log(sum(exp(x)))',
-            'LogSumExp/max-not-per-row':
-                'the max of |x| subtracted (the row near -1000 underflows to -inf)',
-            'LogSumExp/forward-takes-ctx': 'forward takes ctx in the setup_context form',
-            'LogSumExp/wrong-output-shape': 'm.squeeze() squeezes every size-1 dim, not only dim'}),
-    Clause('`setup_context(ctx, inputs, output)`: save what backward needs with '
-           '`save_for_backward`, what jvp needs with `save_for_forward`, and `dim` as a '
-           'plain attribute;',
-           {'LogSumExp/jvp-without-save-for-forward':
-                'jvp reads ctx.saved_tensors kept only with save_for_backward',
-            'LogSumExp/tensor-on-ctx':
-                'jvp without save_for_forward: tensors kept as ctx attributes',
-            'LogSumExp/no-setup-context': 'old form: forward(ctx, ...) without setup_context'}),
-    Clause('`backward(ctx, grad_output)`: your reverse-mode product from the section '
-           'above, and `None` for `dim` (mind which dimension `grad_output` lacks);',
-           {'LogSumExp/gradient-for-non-tensor': 'a gradient returned for dim',
-            'LogSumExp/backward-softmax-overflows':
-                'backward through a naive softmax, exp(x) / sum(exp(x))',
-            'LogSumExp/backward-assumes-last-dim': 'backward unsqueezes at -1 instead of ctx.dim',
-            'LogSumExp/grad-output-not-unsqueezed':
-                'backward without unsqueeze: grad_output meets x along its last dim'}),
-    Clause('`jvp(ctx, x_tangent, dim_tangent)`: your forward-mode product (`dim_tangent` '
-           'is `None`: an int has no tangent); finite at $|x| = 1000$ too;',
-           {'LogSumExp/no-jvp': 'no jvp staticmethod',
-            'LogSumExp/jvp-softmax-overflows': 'jvp through a naive softmax, exp(x) / sum(exp(x))',
-            'LogSumExp/jvp-tangent-shape': 'jvp sums over -1 whatever dim is',
-            'unnamed:check': 'jvp without the softmax weights'}),
-    Clause('keep `generate_vmap_rule = True`, already written for you.',
-           {'LogSumExp/no-vmap-rule': 'generate_vmap_rule missing'}),
-)
 
 EXERCISES = [
     Exercise("LogSumExp", "08_compile", lse_full,

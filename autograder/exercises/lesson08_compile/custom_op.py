@@ -11,7 +11,6 @@ from torch._library.custom_ops import CustomOpDef, _maybe_get_opdef
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from ...checks import Spec, case, check_backward_by_hand, check_untouched
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Constant, Domain, Operator, sampled
@@ -19,6 +18,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...probes import trace_backward
 from .custom_op_probes import check_beta_slips, check_output_beta
+from .contracts import SOFTPLUS_CLAUSES
 
 OPERATOR = "autograd_course::softplus"
 SOFTPLUS = Spec("softplus", ("x", "beta"), lambda x, beta: torch.logaddexp(beta * x, 0 * x) / beta)
@@ -316,41 +316,6 @@ def _operator(softplus) -> Operator:
     check_operator(softplus)
     return Operator(softplus)
 
-
-SOFTPLUS_CLAUSES = (
-    Clause('compute $\\log(1 + e^{\\beta x}) / \\beta$ **stably**: finite for $\\beta x$ in '
-           'the thousands, and accurate where it is tiny (at $\\beta x = -40$, $\\log(1 + '
-           'e^{\\beta x})$ is about $4.2 \\times 10^{-18}$, and the output is that divided '
-           'by $\\beta$, not 0: the self-check compares the left tail to a relative '
-           '$10^{-5}$);',
-           {'softplus/overflows': 'softplus that overflows for large beta * x',
-            'softplus/log-without-log1p':
-                'the stable form written with log, not log1p: 0.0 at beta * x = -40',
-            'softplus/output-off-by-beta': 'forward without its final division by beta',
-            'softplus/computes-in-float32': 'computed in float32 inside the operator, with log1p'}),
-    Clause('have a fake implementation;',
-           {'softplus/no-fake': 'no register_fake',
-            'softplus/fake-mismatch': 'a fake implementation with the wrong shape',
-            'softplus/fake-strides':
-                'a fake of x.new_empty(x.shape), contiguous for a transposed x'}),
-    Clause('have a backward written by hand, registered for autograd;',
-           {'softplus/no-register-autograd': 'no register_autograd',
-            'softplus/no-setup-context': 'a backward registered without setup_context',
-            'softplus/gradient-count': 'backward returns only grad_x',
-            'softplus/gradient-for-beta': 'a gradient returned for the float beta',
-            'softplus/extra-beta-factor': 'backward times beta (the factors beta did not cancel)',
-            'softplus/missing-inner-beta':
-                "backward over beta (the chain rule's inner beta forgotten)",
-            'softplus/forgets-beta-in-sigmoid':
-                'backward sigmoid(x): beta forgotten inside the sigmoid',
-            'softplus/tensor-on-ctx': 'setup_context keeps x as a ctx attribute',
-            'softplus/writes-grad-output': 'backward writes into grad_output'}),
-    Clause('pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, '
-           'backend="aot_eager")` of a function calling it must match eager values and '
-           'gradients.',
-           {'softplus/not-a-custom-op': 'a plain Python function, not a custom operator',
-            'softplus/mutates-input': 'forward writes into x (x.mul_(beta)) with mutates_args=()'}),
-)
 
 EXERCISES = [
     Exercise("softplus", "08_compile", softplus_full,

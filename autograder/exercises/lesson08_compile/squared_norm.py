@@ -10,7 +10,6 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from ...checks import (Spec, case, check_backward_by_hand, check_no_ctx_tensors,
                       check_values_and_gradients)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_values
 from ...domain import Constant, Domain, Operator, sampled
@@ -18,6 +17,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .custom_op import _Calls, _quiet
 from ..shared.layouts import check_noncontiguous_grad_output
+from .contracts import SQUARED_NORM_CLAUSES
 
 LATER_IN_LESSON = True
 OPERATOR = "autograd_course::squared_norm"
@@ -244,31 +244,6 @@ def _operator(squared_norm) -> Operator:
     check_operator(squared_norm)
     return Operator(squared_norm)
 
-
-SQUARED_NORM_CLAUSES = (
-    Clause('have a fake implementation (what shape does the output have?);',
-           {'squared_norm/no-fake': 'no register_fake',
-            'squared_norm/fake-mismatch': "a fake implementation of x's shape"}),
-    Clause('have a backward written by hand, registered for autograd, with `None` for '
-           '`dim`;',
-           {'squared_norm/gradient-count': 'backward returns only grad_x',
-            'squared_norm/grad-output-not-unsqueezed':
-                'grad_output not unsqueezed at dim (a square x shows it)',
-            'unproven:wrong-value': 'backward without the factor 2'}),
-    Clause('have a batching rule registered with `register_vmap` that works on the whole '
-           "batch at once (not PyTorch's per-sample fallback, nor a loop of your own), so "
-           'that `torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)` matches a loop '
-           'over the samples for **every** `dim` of a sample, negative ones included;',
-           {'squared_norm/no-batching-rule':
-                'no batching rule: vmap falls back to a per-sample loop',
-            'squared_norm/dim-not-shifted':
-                'the rule does not shift a non-negative dim past the batch dim',
-            'squared_norm/rule-loops-over-samples':
-                'a rule that loops over the samples with torch ops',
-            'unproven:wrong-value': 'the rule adds 1 to every dim, negative ones too'}),
-    Clause('pass `torch.library.opcheck`.',
-           {'squared_norm/not-a-custom-op': 'a plain Python function, not a custom operator'}),
-)
 
 EXERCISES = [
     Exercise("squared_norm", "08_compile", squared_norm_full,

@@ -1,0 +1,66 @@
+"""Lesson 00's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+
+SQUARE_CLAUSES = (
+    Clause("`x` of any shape, a 0-d tensor included, in float64 or float32: the value and the "
+           "gradient autograd gives `x ** 2`;",
+           {"unproven:wrong-value": "wrong sign", "Square/uses-abs-x": "2|x|",
+            "Square/ignores-grad-output": "forgets grad_output",
+            "raised:RuntimeError": "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)"}),
+    Clause("forward keeps what backward needs with `ctx.save_for_backward`: not as a `ctx` "
+           "attribute, not on the class, not in a global;",
+           {"Square/tensor-on-ctx": "tensor on ctx",
+            "Square/state-shared-between-calls": "x kept on the class",
+            "Square/saves-untracked-alias": "saves x.data",
+            "Square/saves-output-loses-sign": "saves the output, x recovered as sqrt(y)"}),
+    Clause("`grad_output` may come as a non-contiguous view: the gradient must not depend on its "
+           "strides.",
+           {"case:view size is not compatible": "grad_output flattened with .view(-1)"}),
+)
+
+
+WEIGHTED_SUM_CLAUSES = (
+    Clause("`x1` and `x2` tensors of the same shape, 0-d included, `w1` and `w2` Python floats, 0 "
+           "included: the value and the gradients autograd gives;",
+           {"WeightedSum/swaps-weights": "swapped weights",
+            "WeightedSum/ignores-grad-output": "forgets grad_output",
+            "WeightedSum/none-for-zero-weight": "None for a weight of 0",
+            "WeightedSum/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]"}),
+    Clause("backward returns one value for each of the four inputs;",
+           {"WeightedSum/wrong-gradient-count": "two gradients for four inputs",
+            "WeightedSum/gradient-for-non-tensor": "a gradient for the float w1"}),
+    Clause("`w1` and `w2` stay Python floats: float64 inputs keep every digit of them;",
+           {"WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant",
+            "WeightedSum/weight-as-tensor-on-ctx": "weights made into tensors on ctx"}),
+    Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
+           "global.", {"WeightedSum/state-shared-between-calls": "weights kept on the class"}),
+)
+
+
+OUTER_CLAUSES = (
+    Clause("the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$;",
+           {"Outer/grad-output-on-wrong-side": "grad_u = grad_output.T @ v (the wrong side)",
+            "Outer/wrong-gradient-shape": "sums over the wrong index",
+            "Outer/returns-gradient-of-another-shape":
+                "grad_u as a (1, m) row, which the engine sums to (m,)",
+            "Outer/ignores-grad-output": "forgets grad_output"}),
+    Clause("a gradient for each input only when it is needed, `None` otherwise (can backward tell "
+           "which inputs need none?);",
+           {"Outer/computes-frozen-gradient": "ignores needs_input_grad",
+            "Outer/gate-on-wrong-entry": "entries of needs_input_grad swapped",
+            "Outer/computes-unneeded-gradient":
+                "both gradients computed, None returned for the unneeded one"}),
+    Clause("forward keeps only `u` and `v`, in the way autograd guards against in-place changes;",
+           {"Outer/saves-more-than-inputs": "saves the output",
+            "Outer/saves-untracked-alias": "saves u.data and v.data",
+            "Outer/state-on-class": "u and v kept on the class",
+            "Outer/state-shared-between-calls": "u and v kept in a module global"}),
+    Clause("backward computes the gradients itself, from your sums, without asking autograd;",
+           {"Outer/asks-autograd": "asks autograd for both gradients inside backward"}),
+    Clause("`grad_output` may come as a non-contiguous view (transposed, or every other column of "
+           "a wider tensor): the gradients must not depend on its strides.",
+           {"case:view size is not compatible": "grad_output flattened with .view(-1)"}),
+)

@@ -1,0 +1,98 @@
+"""Lesson 01's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+
+SOFTPLUS_CLAUSES = (
+    Clause("forward saves **only its output** $y$, through `ctx.save_for_backward`, and backward "
+           "recovers the derivative from $y$;",
+           {"Softplus/saves-not-only-output": "saves the input x",
+            "Softplus/saves-nothing": "output kept in a module global",
+            "Softplus/saves-in-float32": "saves y.float(): the derivative from 7 digits of y"}),
+    Clause("in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both "
+           "tails**: relative error at most $10^{-12}$ wherever the true value is a normal float64 "
+           "number. $\\mathrm{softplus}(-40) \\approx 4.2 \\times 10^{-18}$, not $0$; the "
+           "gradient at $x = 40$ is $1 - 4.2 \\times 10^{-18}$, and at $x = -40$ it is about "
+           "$4.2 \\times 10^{-18}$.",
+           {"case:an exponential past 709.78 overflows": "log(1 + exp(x)) as written",
+            "Softplus/x-in-right-tail": "F.softplus forward (threshold=20)",
+            "Softplus/exp-x-in-left-tail": "e^x itself below x = -25.5",
+            "Softplus/log-without-log1p": "log(1 + exp(x)) on the left branch",
+            "Softplus/series-cut-short": "two-term series e^x - e^2x / 2 below x = -10",
+            "Softplus/gradient-one-in-right-tail": "gradient 1 above y = 25.5",
+            "Softplus/gradient-y-in-left-tail": "gradient y itself below y = 1e-10",
+            "Softplus/gradient-series-cut-short": "gradient y - y^2 / 2 below y = 1e-4",
+            "Softplus/float32-step": "forward rounded through float32",
+            "Softplus/gradient-x-minus-sigmoid":
+                "gradient x - sigmoid(x), as a source text gives it"}),
+)
+
+
+MY_SIGMOID_CLAUSES = (
+    Clause("forward saves only what backward needs, through `ctx.save_for_backward`: your answer "
+           "to step 4 (the grader fails a forward that saves more, or the wrong tensor);",
+           {"MySigmoid/saves-input": "saves the input x",
+            "MySigmoid/saves-more-than-output": "saves y and the intermediate z",
+            "MySigmoid/saves-nothing": "output kept in a module global",
+            "MySigmoid/tensor-on-ctx": "output kept as ctx.y",
+            "MySigmoid/state-on-class":
+                "the output kept on the class (MySigmoid.last_output = y)"}),
+    Clause("backward is your derivation, written by hand: no `torch.sigmoid` backward op such as "
+           "`torch.ops.aten.sigmoid_backward`, no autograd call inside backward;",
+           {"MySigmoid/builtin-backward-op": "built-in sigmoid_backward",
+            "MySigmoid/asks-autograd": "asks autograd inside backward",
+            "MySigmoid/ignores-grad-output": "ignores grad_output"}),
+    Clause("in float64, values and gradients finite for $|x|$ up to 800, and values accurate "
+           "**relative to their size** in the left tail, down to $x = -708$ (where "
+           "$\\sigma(x) \\approx 3.3 \\times 10^{-308}$, still a normal float64): "
+           "$\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, not $0$.",
+           {"MySigmoid/exp-overflows": "exp(x) / (1 + exp(x))",
+            "MySigmoid/backward-not-finite": "backward through logit(y): inf / inf where y is 0",
+            "MySigmoid/one-minus-cancels": "1 - sigmoid(-x)",
+            "MySigmoid/tanh-cancels": "(1 + tanh(x / 2)) / 2",
+            "MySigmoid/float32-sigmoid": "sigmoid computed in float32",
+            "MySigmoid/swapped-branches": "branches swapped: sigma(-x)",
+            "MySigmoid/wrong-output-dtype": "x = x.float() first: a float32 output"}),
+)
+
+
+MY_RELU_CLAUSES = (
+    Clause("the value and the gradient of `torch.relu`: a gradient of $0$ at $x \\le 0$, "
+           "**including $x = 0$ exactly**;",
+           {"MyReLU/mask-includes-zero": "mask x >= 0",
+            "unproven:wrong-value": "leaky threshold x > -10",
+            "MyReLU/mask-in-float32": "mask on x.float()",
+            "MyReLU/ignores-grad-output": "ignores grad_output"}),
+    Clause("forward saves one tensor with `ctx.save_for_backward`: a boolean mask or the output, "
+           "as you decided above;",
+           {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",
+            "MyReLU/tensor-on-ctx": "mask kept as ctx.mask",
+            "MyReLU/state-on-class": "mask kept on the class"}),
+    Clause("never modify `grad_output` or `x` in place: return a new tensor (\"Never write into "
+           "`grad_output`\", after the next worked example, shows what writing into it does).",
+           {"MyReLU/writes-grad-output": "masks grad_output in place",
+            "MyReLU/writes-input": "x.clamp_ in forward"}),
+)
+
+
+SCALED_SIGMOID_CLAUSES = (
+    Clause("`scale` a Python float that may be negative **or zero**, and of any size (the "
+           "self-check tries $\\pm 10^{-12}$ too): the value and the gradient for `x` autograd "
+           "gives, never `nan`, in float64's precision;",
+           {"ScaledSigmoid/divides-by-scale": "sigma recovered as y / scale",
+            "ScaledSigmoid/epsilon-in-division":
+                "sigma recovered as y / (scale + 1e-12), an epsilon",
+            "ScaledSigmoid/zeroes-small-scales": "zeros wherever abs(scale) < 1e-9",
+            "ScaledSigmoid/output-used-as-sigmoid":
+                "y * (1 - y) of its output y = scale * sigmoid(x)",
+            "ScaledSigmoid/float32-scale":
+                "scale as torch.tensor(scale), float32, in backward only",
+            "unproven:wrong-value": "|scale| in backward"}),
+    Clause("backward returns one gradient per input, `scale` included;",
+           {"ScaledSigmoid/wrong-gradient-count": "one gradient for two inputs",
+            "ScaledSigmoid/gradient-for-non-tensor": "a float gradient for scale"}),
+    Clause("each call keeps its own `scale`: two calls in one graph do not share it.",
+           {"ScaledSigmoid/state-on-class": "scale kept on the class",
+            "ScaledSigmoid/state-shared-between-calls": "scale kept in a module global"}),
+)

@@ -1,0 +1,78 @@
+"""Lesson 01: MySigmoid's values accurate relative to their size, in the left tail down to
+x = -708 and within 1e-6 of 0, and the cause named where a probe proves it."""
+
+import torch
+
+from ...checks import Spec, case, check_values_and_gradients, make_inputs, run_forward
+from ...errors import GradingError
+
+
+# sigma(x) for these x is between 3.3e-308 and 2e-9: tiny, but each a normal float64, held to
+# 16 digits (sigma is normal down to x = -708.39).
+TAILS = [-708.0, -700.0, -300.0, -100.0, -40.0, -20.0]
+
+
+# Forwards that lose the left tail, each named only when it reproduces the learner's values at
+# every tail point (1 - sigmoid(-x) computes the very same numbers as 1 - 1 / (1 + e^x)).
+TAIL_LOSERS = [
+    (lambda x: 1 - 1 / (1 + torch.exp(x)),
+     "1 - 1 / (1 + z) (or 1 - sigmoid(-x), the same subtraction) cancels to 0 there: 1 / (1 + z) "
+     "rounds to 1; for x < 0, can you write sigma(x) with no subtraction?"),
+    (lambda x: (1 + torch.tanh(x / 2)) / 2,
+     "(1 + tanh(x / 2)) / 2 cancels to 0 there, as does any 1/2 plus a term that rounds to -1/2 "
+     "(1/2 + copysign(h, x) with h near 1/2, say): tanh(x / 2) rounds to -1; for x < 0, can you "
+     "write sigma(x) from z = exp(-|x|) with no subtraction?"),
+    (lambda x: torch.sigmoid(x.float()).to(x.dtype),
+     "your values are sigmoid computed in float32, where it underflows to 0 below 1e-45 and keeps "
+     "7 digits: compute in the input's dtype"),
+]
+
+
+def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
+    """Name a formula only when it gives exactly the learner's values at every tail point."""
+    for formula, cause in TAIL_LOSERS:
+        if torch.equal(got, formula(x)):
+            return cause
+    # every value a float32 number, one of them nonzero yet below 2^-53, which no cancellation
+    # near 1 gives: the values went through float32 somewhere
+    tiny = (got != 0) & (got.abs() < 2.0 ** -53)
+    if torch.equal(got, got.float().to(got.dtype)) and bool(tiny.any()):
+        return ("every value there is exactly a float32 number: a step in float32 (a .float(), "
+                "a float32 constant or buffer) underflows to 0 below 1e-45 and keeps 7 digits; "
+                "keep every step in the input's dtype")
+    if got[worst].item() == 0:
+        return ("the contract asks for its size, not 0: which step of your left branch rounds "
+                "to 0 there? The live checker under 'The fix: one formula per sign' tries it")
+    return "the live checker under 'The fix: one formula per sign' shows where your formula is off"
+
+
+def check_tails(function, spec: Spec, device) -> None:
+    """Relative accuracy in the left tail, where sigma(x) ~ exp(x) is tiny but representable:
+    a formula that cancels there (1 - 1 / (1 + z)) returns 0 and passes any absolute check."""
+    x = torch.tensor(TAILS, dtype=torch.float64, device=device)
+    got = run_forward(function, spec, make_inputs({"x": x})).output.detach()
+    expected = torch.sigmoid(x)
+    relative = ((got - expected).abs() / expected)
+    if bool((relative > 1e-9).any()):
+        worst = int(relative.argmax())
+        raise GradingError(
+            f"{spec.name} loses the left tail: at x = {TAILS[worst]!r} it gives "
+            f"{got[worst].item()!r} where sigma(x) = {expected[worst].item()!r} (relative error "
+            f"{relative[worst].item():.2g}): {_tail_cause(got, x, worst)}", mistake={
+                "1 - 1 / (1 + z)": "MySigmoid/one-minus-cancels",
+                "(1 + tanh(x / 2)) / 2": "MySigmoid/tanh-cancels",
+                "sigmoid computed in float32": "MySigmoid/float32-sigmoid",
+                "exactly a float32 number": "MySigmoid/float32-step"})
+
+
+# Either side of 0, within 1e-6 of it: a branch test moved off 0 (x >= 1e-6, x >= -1e-6)
+# puts these x on the wrong side, where the other branch's formula gives sigma(-x), about
+# |x| / 2 off; every formula of sigma is exact to 1e-15 here.
+NEAR_ZERO = [-5e-7, -1e-7, -1e-9, -0.0, 0.0, 1e-9, 1e-7, 5e-7]
+
+
+def check_near_zero(function, spec: Spec, device) -> None:
+    """Values and gradients right to 1e-12 (relative) for x within 1e-6 of 0, either side."""
+    x = torch.tensor(NEAR_ZERO, dtype=torch.float64, device=device)
+    with case("x within 1e-6 of 0"):
+        check_values_and_gradients(function, spec, {"x": x}, rtol=1e-12, atol=0)

@@ -1,0 +1,100 @@
+"""Lesson 02's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+
+MY_LINEAR_CLAUSES = (
+    Clause("`x` of shape $(*, \\text{in})$, any number of leading dimensions **including none**, "
+           "`weight` of shape $(\\text{out}, \\text{in})$, `bias` of shape $(\\text{out},)$ "
+           "or `None`: the value and the gradients `F.linear` gives, each gradient of its input's "
+           "shape;",
+           {"MyLinearFunction/grad-x-transposed": "grad_x = grad_output @ weight.T",
+            "MyLinearFunction/wrong-gradient-shape": "grad_weight = x.T @ grad_output",
+            "MyLinearFunction/two-d-only": "2-D only, as in PyTorch's docs",
+            "MyLinearFunction/bias-sums-features": "bias gradient summed over dim 0 only",
+            "MyLinearFunction/returns-gradient-of-another-shape":
+                "grad_bias left unreduced for the engine to sum",
+            "raised:TypeError": "+ bias with no bias=None path"}),
+    Clause("in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its "
+           "input required grad when forward ran), and `None` otherwise;",
+           {"MyLinearFunction/ignores-needs-input-grad": "ignores needs_input_grad",
+            "MyLinearFunction/gate-on-wrong-entry": "grad_x gated on needs_input_grad[1]",
+            "MyLinearFunction/computes-unneeded-gradient":
+                "every gradient without a matmul, then None where not needed",
+            "MyLinearFunction/reads-past-needs-input-grad":
+                "needs_input_grad[2] read without a bias"}),
+    Clause("forward keeps what backward reads with `ctx.save_for_backward`, one call's state per "
+           "`ctx`: nothing on the class, nothing in a global;",
+           {"MyLinearFunction/tensor-on-ctx": "tensors kept on ctx",
+            "MyLinearFunction/drops-needed-input":
+                "saves x only when x needs a gradient (the reads swapped)",
+            "MyLinearFunction/reads-unsaved-input":
+                "saves conditionally, backward reads weight.shape for g2",
+            "case:two calls in one graph": "the bias flag in a module global"}),
+    Clause("backward applies the formulas you derived yourself: no `F.linear` or autograd calls "
+           "inside it;", {"MyLinearFunction/asks-autograd": "asks autograd inside backward"}),
+    Clause("autograd may hand backward a `grad_output` that is not contiguous in memory (the "
+           "gradient of `y.transpose(0, 1)` is one): your gradients must be right for it too.",
+           {"case:view size is not compatible":
+                "grad_output.view on a non-contiguous grad_output"}),
+)
+
+
+FUSED_CLAUSES = (
+    Clause("shapes as in exercise 1: the value and the gradients autograd gives "
+           "`torch.relu(F.linear(x, weight, bias))`, each of its input's shape, with a gradient "
+           "of 0 where the pre-activation is $\\le 0$, **including exactly 0** (as "
+           "`torch.relu`);",
+           {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
+            "FusedLinearReLU/grad-x-transposed": "grad_x = grad_z @ weight.T",
+            "FusedLinearReLU/bias-sums-features":
+                "grad_bias summed over dims range(ndim - 1): dim=() for 1-D x",
+            "unproven:wrong-value": "forgets the ReLU in backward"}),
+    Clause("forward saves `x`, `weight` and what your `relu_keeps` keeps, through "
+           "`ctx.save_for_backward`: no float pre-activation $z$, no output. As in exercise 1, "
+           "it may save `None` for `x` when the weight needs no gradient, and for `weight` when "
+           "`x` needs none. Saving `x` and `weight` always also passes; a cell after the memory "
+           "measurement shows why saving `None` is worth it;",
+           {"FusedLinearReLU/saves-float-mask": "saves the float pre-activation",
+            "FusedLinearReLU/saves-integer-mask": "a uint8 mask",
+            "FusedLinearReLU/saves-no-mask":
+                "no mask saved: the pre-activation recomputed in backward",
+            "FusedLinearReLU/tensor-on-ctx": "mask kept as ctx.mask",
+            "FusedLinearReLU/drops-needed-input":
+                "saves weight only when weight needs a gradient"}),
+    Clause("backward never writes into `grad_output`, and still skips the gradients "
+           "`ctx.needs_input_grad` rules out.",
+           {"FusedLinearReLU/writes-grad-output": "masks grad_output in place",
+            "FusedLinearReLU/ignores-needs-input-grad": "ignores needs_input_grad",
+            "FusedLinearReLU/computes-frozen-gradient":
+                "grad_bias computed whatever needs_input_grad says",
+            "FusedLinearReLU/gate-on-wrong-entry": "grad_x gated on needs_input_grad[1]",
+            "FusedLinearReLU/computes-unneeded-gradient":
+                "every gradient by broadcasting, needs_input_grad ignored"}),
+)
+
+
+BILINEAR_CLAUSES = (
+    Clause("each of the four gradients is computed only when `ctx.needs_input_grad` asks for it, "
+           "and is `None` otherwise;",
+           {"Bilinear/computes-frozen-gradient": "ignores needs_input_grad",
+            "Bilinear/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",
+            "Bilinear/computes-unneeded-gradient":
+                "all four gradients computed, None returned where not needed",
+            "Bilinear/reads-missing-bias-flag":
+                "needs_input_grad[3] read through a local without a bias",
+            "Bilinear/reads-unsaved-input":
+                "saves selectively, then reads x1.shape when only x1 needs a gradient",
+            "Bilinear/drops-needed-input": "saves x2 only when weight needs a gradient"}),
+    Clause("the value and the gradients `F.bilinear` gives, each of its input's shape, for any "
+           "`grad_output` autograd hands you, a non-contiguous one included;",
+           {"unproven:wrong-value": "grad_x2 sums over the wrong input",
+            "Bilinear/bias-sums-features": "bias gradient summed over dim 0 only",
+            "Bilinear/returns-gradient-of-another-shape":
+                "grad_bias kept as (1, out) by keepdim=True",
+            "case:view size is not compatible":
+                "grad_output.view on a non-contiguous grad_output"}),
+    Clause("backward written by hand: deriving the gradients is the exercise.",
+           {"Bilinear/asks-autograd": "asks torch.autograd.grad for the needed inputs only"}),
+)

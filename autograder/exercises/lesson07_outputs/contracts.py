@@ -1,0 +1,106 @@
+"""Lesson 07's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+
+SORT_CLAUSES = (
+    Clause("`x` of any number of leading dimensions, a 0-dim `x` included (`torch.sort` accepts "
+           "it), ties included: the values and the int64 indices of `torch.sort(x, dim=-1)`, and "
+           "the gradient autograd gives the values;",
+           {"SortWithIndices/gathers-instead-of-scattering": "gather instead of scatter",
+            "SortWithIndices/positions-by-value": "positions found by comparing values",
+            "SortWithIndices/sorted-in-float32":
+                "sorts a float32 copy of x, gathers the values from x",
+            "SortWithIndices/float32-step": "scattered into torch.zeros (float32)"}),
+    Clause("`indices` marked with `ctx.mark_non_differentiable`;",
+           {"SortWithIndices/indices-not-marked": "indices not marked non-differentiable"}),
+    Clause("forward saves **only** the permutation, with `ctx.save_for_backward`: one int64 "
+           "tensor of `x`'s shape, the indices (or, if your backward prefers it, their inverse). "
+           "The values are not needed to route a gradient;",
+           {"SortWithIndices/saves-float-tensor": "saves the values too",
+            "SortWithIndices/saves-more-than-one-permutation":
+                "indices and their inverse both saved",
+            "SortWithIndices/indices-narrowed": "indices saved as int32",
+            "SortWithIndices/tensor-on-ctx": "indices kept as a ctx attribute"}),
+    Clause("backward receives `grad_values` (perhaps not contiguous) and `grad_indices` (zeros, "
+           "which it ignores) and routes `grad_values` back along the last dimension as you "
+           "derived above, each row with its own indices.",
+           {"SortWithIndices/indexes-with-every-row": "every row's indices at once",
+            "raised:RuntimeError": "scatter along dim 0"}),
+)
+
+
+SPLIT_CLAUSES = (
+    Clause("the two halves as **fresh** tensors, which the caller may write into in place, and "
+           "the gradient of `x` autograd gives them;",
+           {"SplitHalves/returns-views-of-x": "views returned",
+            "SplitHalves/outputs-not-writable": "chunks of a clone",
+            "SplitHalves/state-shared-between-calls": "x's shape kept in a module global",
+            "SplitHalves/float32-step": "the gradient built in torch.zeros (float32)"}),
+    Clause("forward calls `ctx.set_materialize_grads(False)`: backward receives `grad_first` and "
+           "`grad_second`, either or both of which may be `None`, and returns `None` when both "
+           "are (no gradient at all);",
+           {"SplitHalves/gradients-materialised": "set_materialize_grads not called",
+            "SplitHalves/none-gradient-not-handled": "None gradient concatenated",
+            "SplitHalves/tensor-when-both-none": "zeros when both gradients are None"}),
+    Clause("backward allocates one tensor, the gradient of `x`, with one half missing as with "
+           "both present: nothing per missing output, nothing beyond the gradient.",
+           {"SplitHalves/zeros-for-missing-half": "zeros built for the missing half",
+            "SplitHalves/pads-both-halves": "each half padded to full width, the two added",
+            "SplitHalves/allocates-beyond-gradient":
+                "both halves made contiguous before the cat"}),
+)
+
+
+RELU_CLAUSES = (
+    Clause("forward writes into `x`, calls `ctx.mark_dirty(x)` and returns `x` itself, so that a "
+           "leaf that requires grad raises PyTorch's own error (`mark_dirty` does that for you);",
+           {"ReLUInPlace/mark-dirty-missing": "mark_dirty not called",
+            "ReLUInPlace/returns-new-tensor": "returns a new tensor"}),
+    Clause("`x` of any shape and of any strides an in-place write accepts, with entries at 0, "
+           "beside 0 or infinite: afterwards `x` holds exactly `torch.relu(x)`, and the gradient "
+           "is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01;",
+           {"ReLUInPlace/write-not-exact": "masked_fill_ of x < -1e-6",
+            "ReLUInPlace/gradient-at-zero": "gradient 1 at x == 0",
+            "ReLUInPlace/mask-always-true": "mask y >= 0 after the clamp",
+            "ReLUInPlace/mask-in-float32": "the mask x.float() > 0",
+            "ReLUInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
+            "unproven:wrong-value": "the mask y / y with nan made 0",
+            "raised:RuntimeError": "clamps x.view(-1), which needs contiguous memory"}),
+    Clause("backward returns a new tensor and leaves `grad_output` as it was;",
+           {"ReLUInPlace/modifies-grad-output": "grad_output modified in place"}),
+    Clause("what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` "
+           "attribute), and forward makes no tensor to save beyond one byte per element: answer "
+           "the question of the previous section for the clamp.",
+           {"ReLUInPlace/saves-copy": "a clone of the output saved",
+            "ReLUInPlace/tensor-on-ctx": "the output kept as a ctx attribute"}),
+)
+
+
+ABS_IN_PLACE_CLAUSES = (
+    Clause("forward writes into `x`, calls `ctx.mark_dirty(x)` and returns `x` itself, so that a "
+           "leaf that requires grad raises PyTorch's own error;",
+           {"AbsInPlace/mark-dirty-missing": "mark_dirty not called",
+            "AbsInPlace/returns-new-tensor": "a new tensor returned"}),
+    Clause("`x` of any shape and of any strides an in-place write accepts, with entries at 0, "
+           "beside 0 or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the gradient "
+           "of `x` is `torch.abs`'s at every value of `x`, 0 included;",
+           {"AbsInPlace/write-not-exact": "the write negates only x < -1e-6",
+            "AbsInPlace/bool-mask-takes-sides-at-zero": "a bool mask x > 0",
+            "AbsInPlace/sign-nonzero-at-zero": "an int8 sign that is +1 at 0 (signbit)",
+            "AbsInPlace/one-sign-mask": "a bool x < 0 multiplied in",
+            "AbsInPlace/bool-of-nonzero": "a bool of the sign, True for -1 as for +1",
+            "AbsInPlace/sign-as-uint8": "the sign saved as uint8",
+            "AbsInPlace/sign-in-float32": "the sign of x.float(), as int8",
+            "AbsInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
+            "unproven:wrong-value": "the sign x / |x| with nan made 0"}),
+    Clause("forward saves one tensor computed **before** the write, of **at most one byte per "
+           "element**, and not the returned tensor, so that the output stays free for later "
+           "in-place writes, as after `torch.sin_`.",
+           {"AbsInPlace/sign-read-after-write": "sign read from the returned tensor",
+            "AbsInPlace/sign-of-output": "an int8 sign taken after the write",
+            "AbsInPlace/saves-output": "a bool x < 0 and the returned tensor for the zeros",
+            "AbsInPlace/saved-dtype-too-wide": "the sign saved as a float tensor",
+            "AbsInPlace/saves-narrow-copy-of-x": "a float8 copy of x, its sign taken in backward"}),
+)

@@ -1,0 +1,102 @@
+"""Lesson 08's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+
+SQUARED_NORM_CLAUSES = (
+    Clause('have a fake implementation (what shape does the output have?);',
+           {'squared_norm/no-fake': 'no register_fake',
+            'squared_norm/fake-mismatch': "a fake implementation of x's shape"}),
+    Clause('have a backward written by hand, registered for autograd, with `None` for '
+           '`dim`;',
+           {'squared_norm/gradient-count': 'backward returns only grad_x',
+            'squared_norm/grad-output-not-unsqueezed':
+                'grad_output not unsqueezed at dim (a square x shows it)',
+            'unproven:wrong-value': 'backward without the factor 2'}),
+    Clause('have a batching rule registered with `register_vmap` that works on the whole '
+           "batch at once (not PyTorch's per-sample fallback, nor a loop of your own), so "
+           'that `torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)` matches a loop '
+           'over the samples for **every** `dim` of a sample, negative ones included;',
+           {'squared_norm/no-batching-rule':
+                'no batching rule: vmap falls back to a per-sample loop',
+            'squared_norm/dim-not-shifted':
+                'the rule does not shift a non-negative dim past the batch dim',
+            'squared_norm/rule-loops-over-samples':
+                'a rule that loops over the samples with torch ops',
+            'unproven:wrong-value': 'the rule adds 1 to every dim, negative ones too'}),
+    Clause('pass `torch.library.opcheck`.',
+           {'squared_norm/not-a-custom-op': 'a plain Python function, not a custom operator'}),
+)
+
+
+SOFTPLUS_CLAUSES = (
+    Clause('compute $\\log(1 + e^{\\beta x}) / \\beta$ **stably**: finite for $\\beta x$ in '
+           'the thousands, and accurate where it is tiny (at $\\beta x = -40$, $\\log(1 + '
+           'e^{\\beta x})$ is about $4.2 \\times 10^{-18}$, and the output is that divided '
+           'by $\\beta$, not 0: the self-check compares the left tail to a relative '
+           '$10^{-5}$);',
+           {'softplus/overflows': 'softplus that overflows for large beta * x',
+            'softplus/log-without-log1p':
+                'the stable form written with log, not log1p: 0.0 at beta * x = -40',
+            'softplus/output-off-by-beta': 'forward without its final division by beta',
+            'softplus/computes-in-float32': 'computed in float32 inside the operator, with log1p'}),
+    Clause('have a fake implementation;',
+           {'softplus/no-fake': 'no register_fake',
+            'softplus/fake-mismatch': 'a fake implementation with the wrong shape',
+            'softplus/fake-strides':
+                'a fake of x.new_empty(x.shape), contiguous for a transposed x'}),
+    Clause('have a backward written by hand, registered for autograd;',
+           {'softplus/no-register-autograd': 'no register_autograd',
+            'softplus/no-setup-context': 'a backward registered without setup_context',
+            'softplus/gradient-count': 'backward returns only grad_x',
+            'softplus/gradient-for-beta': 'a gradient returned for the float beta',
+            'softplus/extra-beta-factor': 'backward times beta (the factors beta did not cancel)',
+            'softplus/missing-inner-beta':
+                "backward over beta (the chain rule's inner beta forgotten)",
+            'softplus/forgets-beta-in-sigmoid':
+                'backward sigmoid(x): beta forgotten inside the sigmoid',
+            'softplus/tensor-on-ctx': 'setup_context keeps x as a ctx attribute',
+            'softplus/writes-grad-output': 'backward writes into grad_output'}),
+    Clause('pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, '
+           'backend="aot_eager")` of a function calling it must match eager values and '
+           'gradients.',
+           {'softplus/not-a-custom-op': 'a plain Python function, not a custom operator',
+            'softplus/mutates-input': 'forward writes into x (x.mul_(beta)) with mutates_args=()'}),
+)
+
+
+LSE_CLAUSES = (
+    Clause('`forward(x, dim)`: stable for $|x|$ up to 1000 in float64 (your overflow-free '
+           'form from Hint 4 above: how does a per-slice number meet the slice it came '
+           'from?);',
+           {'LogSumExp/overflows': 'unstable log(sum(exp(x)))',
+            'LogSumExp/max-not-per-row':
+                'the max of |x| subtracted (the row near -1000 underflows to -inf)',
+            'LogSumExp/forward-takes-ctx': 'forward takes ctx in the setup_context form',
+            'LogSumExp/wrong-output-shape': 'm.squeeze() squeezes every size-1 dim, not only dim'}),
+    Clause('`setup_context(ctx, inputs, output)`: save what backward needs with '
+           '`save_for_backward`, what jvp needs with `save_for_forward`, and `dim` as a '
+           'plain attribute;',
+           {'LogSumExp/jvp-without-save-for-forward':
+                'jvp reads ctx.saved_tensors kept only with save_for_backward',
+            'LogSumExp/tensor-on-ctx':
+                'jvp without save_for_forward: tensors kept as ctx attributes',
+            'LogSumExp/no-setup-context': 'old form: forward(ctx, ...) without setup_context'}),
+    Clause('`backward(ctx, grad_output)`: your reverse-mode product from the section '
+           'above, and `None` for `dim` (mind which dimension `grad_output` lacks);',
+           {'LogSumExp/gradient-for-non-tensor': 'a gradient returned for dim',
+            'LogSumExp/backward-softmax-overflows':
+                'backward through a naive softmax, exp(x) / sum(exp(x))',
+            'LogSumExp/backward-assumes-last-dim': 'backward unsqueezes at -1 instead of ctx.dim',
+            'LogSumExp/grad-output-not-unsqueezed':
+                'backward without unsqueeze: grad_output meets x along its last dim'}),
+    Clause('`jvp(ctx, x_tangent, dim_tangent)`: your forward-mode product (`dim_tangent` '
+           'is `None`: an int has no tangent); finite at $|x| = 1000$ too;',
+           {'LogSumExp/no-jvp': 'no jvp staticmethod',
+            'LogSumExp/jvp-softmax-overflows': 'jvp through a naive softmax, exp(x) / sum(exp(x))',
+            'LogSumExp/jvp-tangent-shape': 'jvp sums over -1 whatever dim is',
+            'unnamed:check': 'jvp without the softmax weights'}),
+    Clause('keep `generate_vmap_rule = True`, already written for you.',
+           {'LogSumExp/no-vmap-rule': 'generate_vmap_rule missing'}),
+)
