@@ -1,0 +1,19 @@
+"""Lesson 13's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+
+from ...equivalents import EquivalentMutant
+
+_COPY_RETURNED = ("a copy of a result just computed is returned in its place: the same values, "
+                  "and the original is freed on return")
+
+EQUIVALENTS = [
+    EquivalentMutant("silu_mul", "add_copy", "return grad_a, grad_b",
+                     "return grad_a, grad_b.clone()", _COPY_RETURNED),
+    EquivalentMutant("silu_mul", "add_copy", "return grad_a, grad_b",
+                     "return grad_a.clone(), grad_b", _COPY_RETURNED),
+    EquivalentMutant("rms_norm_rows", "add_copy", "return y.view(x.shape), rstd",
+                     "return y.view(x.shape), rstd.clone()", _COPY_RETURNED),
+    EquivalentMutant("rms_norm_rows", "save_copy", "ctx.save_for_backward(x, weight, rstd)",
+                     "ctx.save_for_backward(x, weight, rstd.clone())",
+                     "a copy of the per-row rstd the kernel just wrote replaces it in the saved "
+                     "set: one rstd per row, the same values"),
+]
