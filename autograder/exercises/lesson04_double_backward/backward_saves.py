@@ -61,3 +61,24 @@ def check_backward_saves_no_copy(function, values: dict) -> None:
             f"keeps {name} anyway, so the copy is memory for nothing; save {name} as it came "
             "(a .clone(), .contiguous() or dtype cast before save_for_backward makes the copy)",
             mistake="NumpyTanh/inner-saves-copy")
+
+
+def check_hessian_vector_product(function, values: dict) -> None:
+    """A second derivative with grad_output not requiring grad (a Hessian-vector product, as a
+    second-order optimiser takes it): the Function backward calls then has one input that needs
+    no gradient, and a backward that tests the wrong needs_input_grad entry drops x's."""
+    inputs = make_inputs(values)
+    x = inputs["x"]
+    grad_output = sample(values["x"].shape, "cpu", seed=44).to(x.dtype)
+    direction = sample(values["x"].shape, "cpu", seed=45).to(x.dtype)
+    first, = torch.autograd.grad(function.apply(x), x, grad_output, create_graph=True)
+    second, = torch.autograd.grad(first, x, direction, allow_unused=True)
+    y = torch.tanh(values["x"])
+    expected = -2 * y * (1 - y * y) * grad_output * direction  # d/dx of g (1 - tanh(x)^2)
+    if second is None or not torch.allclose(second, expected, rtol=1e-7, atol=1e-9):
+        raise GradingError(
+            "the second derivative through NumpyTanh with respect to x is wrong when grad_output "
+            "does not require grad (a Hessian-vector product): the Function your backward calls "
+            "then gets needs_input_grad False for grad_output and True for y (or x); does its "
+            "backward test the right entry for each gradient?",
+            mistake="NumpyTanh/hessian-vector-product-wrong")

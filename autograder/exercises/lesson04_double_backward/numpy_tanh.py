@@ -20,7 +20,7 @@ from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
 from ...probes import _OpLog
-from .backward_saves import check_backward_saves_no_copy
+from .backward_saves import check_backward_saves_no_copy, check_hessian_vector_product
 from .second_derivatives import ONCE_DIFFERENTIABLE_ERROR
 from ..shared.reentry import limit_nesting
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
@@ -309,6 +309,7 @@ def _case_checks(function, values: dict) -> None:
     check_backward_in_numpy(function, values)
     check_second_derivatives(function, values)
     check_backward_saves_no_copy(function, values)
+    check_hessian_vector_product(function, values)
 
 
 def _checks(function) -> None:

@@ -161,6 +161,15 @@ class NumpyTanh(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    # right while grad_output requires grad (both entries True); a Hessian-vector product's
+    # grad_output does not, and then dy is dropped
+    Mistake("NumpyTanh", "inner backward tests the other input's needs_input_grad entry",
+            "when grad_output does not require grad",
+            _tanh(CALL, _inner(
+                "        dg = torch.from_numpy(gb * (1 - y * y)) if ctx.needs_input_grad[1] "
+                "else None\n"
+                "        dy = torch.from_numpy(-2 * gb * g * y) if ctx.needs_input_grad[0] "
+                "else None\n        return dg, dy"))),
     Mistake("NumpyTanh", "inner Function saves grad_output as float32", "saves grad_output as "
             "float32 for float64 x",
             _tanh(CALL, _inner(RIGHT).replace("ctx.save_for_backward(g, y)",
