@@ -365,7 +365,9 @@ CLAUSES = (
             "NumpyTanh/saves-copy-of-output":
                 "forward saves a second torch.from_numpy of the same array",
             "NumpyTanh/saves-detached-input": "forward saves x.detach()",
-            "case:the Function your backward calls computes": "inner backward gives y nothing"}),
+            "case:the Function your backward calls computes": "inner backward gives y nothing",
+            "NumpyTanh/hessian-vector-product-wrong":
+                "inner backward tests the other input's needs_input_grad entry"}),
     Clause("`NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost "
            "backward, the backward of the backward, is accepted, not required);",
            {"NumpyTanh/once-differentiable": "once_differentiable"}),
