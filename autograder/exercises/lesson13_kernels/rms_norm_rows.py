@@ -143,8 +143,9 @@ def check_non_contiguous(function, device) -> None:
             "contiguous on the host (x.contiguous()) or pass their strides to the kernel",
             error.details, case=where) from error
     covers("non-contiguous grad_output")
-    values = _values((5, 6), device, seed=5)
-    grad_output = sample((6, 5), device, seed=6).t()
+    # leading dims transposed: no view flattens them (a 2-D transpose views as (-1, D) fine)
+    values = _values((2, 3, 6), device, seed=5)
+    grad_output = sample((3, 2, 6), device, seed=6).transpose(0, 1)
     got, dense, want = (_gradients(f, values, g) for f, g in [
         (function, grad_output), (function, grad_output.contiguous()),
         (RMS_NORM_ROWS.reference, grad_output)])
