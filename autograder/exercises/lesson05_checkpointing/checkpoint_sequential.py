@@ -6,7 +6,6 @@ import torch
 from torch import nn
 
 from ...checks import Spec, case
-from ...clauses import Clause
 from ...contract import EACH_INPUT_ALONE, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Constant, Domain, Operator
@@ -14,6 +13,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes,
                                 fork_rng, layer_stack, parameters_of, reference, refuse_reentry)
+from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES
 
 SEQUENTIAL = "checkpoint_sequential"
 REENTERED = ("backward through checkpoint_sequential re-entered a CheckpointFunction's own "
@@ -221,23 +221,9 @@ def _through_backward(checkpoint_sequential) -> Operator:
     return operator
 
 
-Q = "checkpoint_sequential/"
-CLAUSES = (
-    Clause("every layer runs once, in order, in exactly `segments` consecutive groups, each "
-           "group through `CheckpointFunction.apply`; any such split is accepted;",
-           {Q + "checkpoints-nothing": "no checkpoints",
-            Q + "wrong-segment-count": "len // segments chunks make too many segments",
-            Q + "drops-remainder": "drops the remainder",
-            Q + "uneven-segments": "ceil(n / k) layers per segment",
-            Q + "uses-torch-checkpoint": "built on torch.utils.checkpoint(use_reentrant=True)"}),
-    Clause("the output, and the gradients of `x` and of every layer's parameters, are the plain "
-           "stack's, for every number of segments from 1 to the number of layers.",
-           {Q + "recomputes-other-layers": "late-binding closure in the loop"}),
-)
-
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
-    Exercise("checkpoint_sequential", "05_checkpointing", sequential_full, clauses=CLAUSES,
+    Exercise("checkpoint_sequential", "05_checkpointing", sequential_full, clauses=CHECKPOINT_SEQUENTIAL_CLAUSES,
              contract=("every segment count from 1 to the number of layers", "an nn.Sequential"),
              domain=Domain(SPEC, _domain_values, prepare=_through_backward,
                            second_backward_may_raise=True, constants={

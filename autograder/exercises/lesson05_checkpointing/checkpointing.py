@@ -6,26 +6,25 @@ through ``checkpoint_backward.through_backward``.)"""
 
 import gc
 import weakref
-from types import SimpleNamespace
 
 import torch
 from torch import nn
 from torch.autograd.graph import saved_tensors_hooks
 
 from ...checks import case, check_is_function, make_inputs, run_forward
-from ...clauses import Clause
 from ...contract import EACH_INPUT_ALONE, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ...per_call import check_class_state, class_state
 from ...probes import ForwardTrace, reachable
 from .checkpoint_backward import CHECKPOINT, _backward, _domain_values, _spec_for, through_backward
 from .checkpoint_blocks import (WIDTH, _linear, clear_grads, fork_rng, layer_stack, mlp_block,
                                 no_gradient_cause, parameters_of, reference, rng_states)
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
 from .rng_probe import late_mask, wrong_start
+from .checkpoint_calls import check_two_calls
+from .contracts import CHECKPOINTING_CLAUSES
 
 __all__ = ["CHECKPOINT", "WIDTH", "layer_stack", "mlp_block"]
 
@@ -289,89 +288,6 @@ def checkpoint_full(CheckpointFunction, device) -> None:
         check_two_calls(function, device)
 
 
-def _two_calls(device, seed: int = 20):
-    """Two checkpoints, each with dropout, whose arguments differ in number, kind and order:
-    the first ``(flag, a, shift, keep)``, the second ``(h, scale, b)`` with ``h`` the first's
-    output (on the CPU, when ``device`` is a GPU: the first call's CUDA random state then
-    matters, the second's CPU one)."""
-    other = torch.device("cpu")
-    blocks = [mlp_block(d, seed=seed + 3 * k, dropout=0.5)
-              for k, d in enumerate((device, other))]
-    keep = sample((3, WIDTH), device, seed=seed + 7) > -0.5
-
-    def run_first(flag, a, shift, keep):
-        return (blocks[0](a) + shift) * keep if flag else blocks[0](a)
-
-    def run_second(h, scale, b):
-        return blocks[1](h.to(other)) * scale + b
-
-    return ((run_first, (True, -1.5, keep)), (run_second, (0.7,)), blocks,
-            sample((3, WIDTH), device, seed=seed + 8), sample((3, WIDTH), other, seed=seed + 9))
-
-
-def _chain(apply, calls, a, b, grad_outputs, *, graphs: int = 1) -> list:
-    """The two calls as training runs them, with random numbers drawn before, between and
-    after them; with ``graphs=2`` the first is differentiated before the second runs (on its
-    output detached). The gradients of a, b and of both blocks' parameters."""
-    (run_first, (flag, shift, keep)), (run_second, (scale,)), blocks = calls
-    leaves = [a.detach().requires_grad_(), b.detach().requires_grad_()]
-    parameters = [p for block in blocks for p in block.parameters()]
-    for parameter in parameters:
-        parameter.grad = None
-    torch.manual_seed(3)
-    torch.rand(17, device=a.device)
-    h = apply(run_first, flag, leaves[0], shift, keep)
-    if graphs == 2:
-        torch.autograd.backward(h, grad_outputs[0])
-        h = h.detach()
-    torch.rand(5, device=a.device)
-    output = apply(run_second, h, scale, leaves[1])
-    torch.rand(100, device=a.device)
-    torch.autograd.backward(output, grad_outputs[1])
-    return [leaf.grad for leaf in leaves] + [p.grad for p in parameters]
-
-
-def check_two_calls(function, device) -> None:
-    """Two checkpoints in one graph, each drawing its own dropout mask, with arguments of other
-    kinds: each call's backward must restore its own random state and read its own arguments
-    (state kept in a global or on the class is the second call's by the time the first call's
-    backward runs). Each call differentiated alone comes first, so that a failure of the pair
-    is proven to come from state the calls share."""
-    first, second, blocks, a, b = _two_calls(device)
-    calls = (first, second, blocks)
-    generator = torch.Generator().manual_seed(4)
-    grad_outputs = [torch.randn(3, WIDTH, generator=generator, dtype=torch.float64).to(d)
-                    for d in (a.device, b.device)]
-    names = ["a", "b"] + [f"parameter {which}.{name}" for which, block in
-                          zip(("first", "second"), blocks) for name, _ in block.named_parameters()]
-    described = "run_fn(flag, a, shift, keep), then run_fn(h, scale, b) on its output"
-
-    def compared(graphs: int) -> None:
-        truth = _chain(lambda run_fn, *args: run_fn(*args), calls, a, b, grad_outputs,
-                       graphs=graphs)
-        got = _chain(function.apply, calls, a, b, grad_outputs, graphs=graphs)
-        for name, grad, true in zip(names, got, truth):
-            diagnose_gradient(name, grad, true)
-
-    before = class_state(function)  # a class attribute forward sets is told apart below
-    with fork_rng(device):
-        with case(f"two checkpoints with dropout, each differentiated alone: {described}"):
-            compared(graphs=2)
-        try:
-            compared(graphs=1)
-        except NotImplementedError:
-            raise
-        except Exception as error:  # noqa: BLE001  (each call alone was right)
-            check_class_state(SimpleNamespace(spec=CHECKPOINT), function, before, "forward")
-            raise GradingError(
-                "CheckpointFunction is right for each call alone but not for two calls in one "
-                f"graph ({described}): the second call's forward changed what the first call's "
-                f"backward reads ({str(error).splitlines()[0]}); keep the arguments, where each "
-                "tensor sat among them and the random states on ctx, one per call, not on the "
-                "class or in a global", str(error),
-                mistake="CheckpointFunction/state-shared-between-calls") from error
-
-
 def _two_inputs(a, b):
     return torch.tanh(a) * b + a * a
 
@@ -394,49 +310,8 @@ def check_each_input_alone(function, device) -> None:
             _check_input_grads(inputs, grads, truth)
 
 
-C = "CheckpointFunction/"
-CLAUSES = (
-    Clause("**returns** `run_fn(*args)`, one tensor;",
-           {"unproven:wrong-value": "forward returns (output,), a tuple"}),
-    Clause("**saves** only the tensor arguments, so it records no graph of `run_fn`: grad stays "
-           "off, as in any forward, and `run_fn`'s ops save nothing, not even for a moment (the "
-           "self-check measures it);",
-           {C + "keeps-activations": "run_fn under enable_grad in forward",
-            C + "records-graph-in-forward":
-                "run_fn under enable_grad in forward, the graph dropped by apply",
-            C + "tensor-on-ctx": "arguments kept on ctx",
-            C + "saves-non-tensor": "saves every argument"}),
-    Clause("**recomputes** `run_fn(*args)` in backward, under grad, with forward's random state "
-           "restored (CPU, and each CUDA device of a CUDA tensor argument);",
-           {C + "recomputes-without-grad": "recomputes with gradients off",
-            C + "recomputes-on-saved-tensors": "recomputes on the saved tensors themselves",
-            C + "leaves-without-grad": "fresh leaves that never require grad (t.detach())",
-            C + "leaf-for-non-float": "requires_grad_() on every tensor",
-            C + "ignores-random-state": "ignores the random state",
-            C + "replays-seed": "replays the seed (torch.initial_seed()), not the state",
-            C + "records-state-late": "random state recorded after run_fn ran",
-            C + "extra-run-fn-call": "an extra run_fn call in backward before the recomputation",
-            C + "leaves-state-rewound": "set_rng_state without fork_rng",
-            C + "state-shared-between-calls": "the CPU random state kept in a global"}),
-    Clause("**returns `None`** for `run_fn` and for every non-tensor argument;",
-           {C + "no-none-for-run-fn": "forgets the None for run_fn",
-            C + "no-none-for-non-tensors":
-                "returns gradients for the tensors only (no None for scale and use_tanh)"}),
-    Clause("**parameters** used inside `run_fn` receive their gradients in `.grad`;",
-           {C + "grad-skips-parameters": "torch.autograd.grad of the inputs only",
-            C + "backward-inputs-only": "torch.autograd.backward(output, grad_output, "
-                                        "inputs=leaves)",
-            C + "overwrites-parameter-grad": "overwrites the parameters' .grad"}),
-    Clause("**no seeding**: forward runs `run_fn` on the random state it finds and sets or draws "
-           "nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw "
-           "the same dropout masks as the same model unchecked; the self-check compares the "
-           "two.",
-           {"case:forward should run run_fn on the random state it finds":
-                "forward seeds the generator (torch.manual_seed(0)) before run_fn"}),
-)
-
 EXERCISES = [
-    Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full, clauses=CLAUSES,
+    Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full, clauses=CHECKPOINTING_CLAUSES,
              contract=("parameters accumulate .grad", "1-D x", "non-tensor arguments",
                        "an argument not requiring grad", "dropout: the forward's random state"),
              domain=Domain(CHECKPOINT, _domain_values, prepare=through_backward,

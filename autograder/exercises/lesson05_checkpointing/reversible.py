@@ -7,7 +7,6 @@ import torch
 from torch import nn
 
 from ...checks import Spec, case, check_is_function, make_inputs, run_forward
-from ...clauses import Clause
 from ...contract import EACH_INPUT_ALONE, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Domain
@@ -17,6 +16,7 @@ from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, _linear, coupling_values, custom_nodes, no_gradient_cause,
                                 parameters_of, refuse_reentry, watch_calls)
 from .reversible_saves import check_saves_only_outputs
+from .contracts import REVERSIBLE_CLAUSES
 
 
 def coupling(x1, x2, f, g):
@@ -304,44 +304,9 @@ def full(submission, device) -> None:
     check_each_input_alone(function, _values((3, WIDTH), device, 4))
 
 
-R = "ReversibleCoupling/"
-CLAUSES = (
-    Clause("`ReversibleCoupling.apply(x1, x2, f, g)` returns the tuple `(y1, y2)`, which still "
-           "hold those values after backward (the caller may read them again);",
-           {R + "overwrites-saved-outputs": "inverts in place, into the saved outputs (the "
-                                            "caller's y1 and y2 are overwritten)",
-            R + "frees-saved-outputs": "frees the saved outputs' storage in backward (the "
-                                       "caller's y1 and y2 with it)"}),
-    Clause("forward saves **only the outputs** `y1` and `y2` (no input in any form, not even a "
-           "NumPy copy; nothing tensor-valued on `ctx`; no activation of `f` or `g`, not even "
-           "for a moment: forward records no graph of them, as grad is off in any forward, and "
-           "the self-check measures it);",
-           {R + "saves-input": "saves the inputs",
-            R + "saves-activation": "saves f(x2), an activation",
-            R + "saves-output-copy": "saves a float64 copy of the output y1 for accuracy",
-            R + "keeps-a-copy-on-ctx": "keeps a NumPy copy of the input x2 on ctx",
-            R + "records-graph-in-forward":
-                "forward runs f and g under torch.enable_grad(), saving only y1 and y2"}),
-    Clause("backward reconstructs the inputs from the outputs, recomputes the block under grad, "
-           "and returns the gradients of `x1` and `x2`, `None` for `f` and `g`; the parameters "
-           "of `f` and `g` receive theirs in `.grad`, accumulated, as your `CheckpointFunction` "
-           "does;",
-           {R + "inverts-wrong-tensor": "inverts in the wrong order",
-            R + "records-inversion": "records the inversion under grad and differentiates with "
-                                     "respect to the rebuilt x1 and x2",
-            R + "recomputes-without-grad": "recomputes with gradients off",
-            R + "g-not-under-grad": "recomputes g on a detached y1",
-            R + "gradients-swapped": "returns the two gradients swapped",
-            R + "grad-skips-parameters": "autograd.grad: parameters get nothing",
-            R + "backward-inputs-only": "torch.autograd.backward with inputs=[x1, x2] only",
-            R + "state-on-class": "f and g kept on the class"}),
-    Clause("a loss may use only one of the two outputs.",
-           {R + "drops-an-output-gradient": "backpropagates y1's gradient only"}),
-)
-
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after checkpoint_sequential
 EXERCISES = [
-    Exercise("ReversibleCoupling", "05_checkpointing", full, clauses=CLAUSES,
+    Exercise("ReversibleCoupling", "05_checkpointing", full, clauses=REVERSIBLE_CLAUSES,
              contract=("parameters accumulate .grad", "one output unused"),
              domain=Domain(REVERSIBLE, coupling_values)),
 ]

@@ -11,7 +11,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       run_backward, run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Domain
@@ -22,6 +21,7 @@ from .attention_double import check_second_derivative
 from .attention_inputs import DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE, one_thread
 from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_saves import check_saves_no_copy
+from .contracts import ATTENTION_BIAS_CLAUSES
 
 LATER_IN_LESSON = True
 NAME = "AttentionWithBias"
@@ -320,29 +320,8 @@ def bias_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
                        scale=scale)
 
 
-B_ = f"{NAME}/"
-CLAUSES = (
-    Clause("Gradients for `Q`, `K`, `V` and `bias`, **each only when it is needed**: how does "
-           "backward know which ones were asked for? And `None` for `scale`. Ask the same of "
-           "what you build on the way: when only `V` needs a gradient, does backward need $dP$ "
-           "at all? The checks accept the extra product, but it is an $N_q \\times N_k$ tensor "
-           "built for nothing.",
-           {B_ + "computes-frozen-gradient": "every gradient computed",
-            "case:computes dK = dS^T Q": "dQ and dK computed always, returned only when needed",
-            "case:sums dS down to the bias's shape":
-                "grad_bias computed always, returned only when needed"}),
-    Clause("`backward` itself returns the bias gradient with exactly `bias.shape`. (Autograd's "
-           "engine would quietly accept one of the scores' shape; the checks look at what your "
-           "backward returns.)",
-           {B_ + "bias-gradient-not-reduced": "bias gradient left at the scores' shape",
-            B_ + "wrong-gradient-shape": "bias summed over the key dimension too"}),
-    Clause("No built-in softmax backward: no autograd inside `backward`, no "
-           "`_softmax_backward_data`.",
-           {B_ + "asks-autograd": "softmax backward by autograd"}),
-)
-
 EXERCISES = [
-    Exercise(NAME, "06_attention", attention_bias_full, clauses=CLAUSES,
+    Exercise(NAME, "06_attention", attention_bias_full, clauses=ATTENTION_BIAS_CLAUSES,
              contract=("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)",
                        "-inf padding in the bias", "grad_bias of exactly bias.shape",
                        "each gradient only when needed", "non-contiguous grad_output",

@@ -12,14 +12,13 @@ import math
 import torch
 import torch.nn.functional as F
 
+from .flash_memory import check_allocations, check_cuda_peak
 from ...checks import (case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs, run_forward)
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Case, Domain, Tolerance
 from ...errors import GradingError
 from ...exercise import Exercise
-from ...memory import TensorAccounting, cuda_peak
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...tiled import recognise_backward, recognise_forward
 from .attention import _attention_example
@@ -37,6 +36,7 @@ from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_acc
                            recognise_top_left, tagged_values)
 from .flash_skip import recognise_skip_backward, recognise_skip_forward
 from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
+from .contracts import FLASH_ATTENTION_CLAUSES
 
 
 # the ids of the hints check_flash's probes give, by a phrase of each
@@ -105,110 +105,6 @@ def check_saved(forward, values: dict) -> None:
             f"{NAME} saves {len(extra)} tensors besides Q, K, V and O, "
             f"{sum(math.prod(s.shape) for s in extra)} numbers where one log-sum-exp per query "
             f"row is {rows}: keep L alone and recompute each tile of P from it in backward")
-
-
-def _budget(values: dict, block: int) -> tuple[int, int]:
-    """(elements of the largest tensor allowed, bytes of live tensors allowed) per phase:
-    BLOCK x BLOCK per batch-head, or one input's, output's or gradient's worth, and a few
-    tiles beyond a few copies of Q, K, V and O in float32 or wider."""
-    Q, K, V = values["Q"], values["K"], values["V"]
-    heads, (Lq, d), (Lk, dv) = math.prod(Q.shape[:-2]), Q.shape[-2:], V.shape[-2:]
-    width = max(Q.element_size(), 4)
-    largest = heads * max(block * block, Lq * max(d, dv), Lk * max(d, dv))
-    whole = heads * (Lq * (d + dv) + Lk * (d + dv)) * width
-    return largest, 3 * whole + 8 * heads * block * block * width
-
-
-def _fixed_tile(function, device, phase: str) -> tuple | None:
-    """The shape of the largest tensor ``phase`` creates on 72 x 72 scores, when it is the same
-    for BLOCK = 4 and BLOCK = 8 and smaller than the whole matrix (a hard-coded block size)."""
-    values = flash_values((), 72, 72, 2, 2, device)
-    shapes = []
-    for block in (4, 8):  # a tile of scores bigger than either, yet not the whole matrix
-        inputs = make_inputs(values)
-        with block_size(function, block), TensorAccounting() as books:
-            books.start("forward")
-            output = function.apply(*inputs.values())
-            books.start("backward")
-            if phase == "backward":
-                _backward(output, inputs, torch.ones_like(output))
-        largest = books.phases[phase].largest
-        shapes.append(largest.shape if largest else None)
-    same = shapes[0] == shapes[1] and shapes[0] is not None
-    return shapes[0] if same and 8 < min(shapes[0][-2:]) < 72 else None
-
-
-def check_allocations(function, values: dict, block: int, *, grad: bool = True) -> None:
-    """The largest tensor and the peak of live tensors in forward and in backward, by
-    live-tensor accounting; with ``grad=False``, of forward alone under torch.no_grad() (as
-    inference runs it: the contract's memory holds there too)."""
-    Q, K = values["Q"], values["K"]
-    heads, Lq, Lk = math.prod(Q.shape[:-2]), Q.shape[-2], K.shape[-2]
-    largest, budget = _budget(values, block)
-    inputs = make_inputs(values, requires_grad=grad)
-    grad_output = torch.randn((*Q.shape[:-1], values["V"].shape[-1]), dtype=Q.dtype,
-                              generator=torch.Generator().manual_seed(1)).to(Q.device)
-    where = describe(values, block) + ("" if grad else ", under torch.no_grad()")
-    with block_size(function, block), case(where):
-        with TensorAccounting() as books, torch.set_grad_enabled(grad):
-            books.start("forward")
-            forward = run_forward(function, FLASH, inputs)
-            books.start("backward")
-            if grad:
-                _backward(forward.output, inputs, grad_output)
-        diagnose_values(f"{NAME}'s output", forward.output, flash_reference(
-            **make_inputs(values, requires_grad=False)), rtol=1e-5, atol=1e-7,
-            computed_in=Q.dtype)
-        for phase in ("forward", "backward") if grad else ("forward",):
-            books_ = books.phases[phase]
-            if any("scaled_dot_product" in op for op in books_.ops):
-                raise GradingError(f"{NAME}.{phase} calls F.scaled_dot_product_attention: "
-                                   "compute it tile by tile yourself")
-            big = books_.largest
-            if big is not None and big.numel > largest:
-                fixed = _fixed_tile(function, Q.device, phase)
-                if fixed is not None:
-                    raise GradingError(
-                        f"{NAME} ignores {NAME}.BLOCK in {phase}: its largest {phase} tile is "
-                        f"{fixed} whether BLOCK is 4 or 8 (and here {big.shape}, beyond "
-                        f"BLOCK={block}); read the block size as {NAME}.BLOCK in forward and "
-                        "backward, since the grader sets it",
-                        mistake=f"FlashAttention/block-hard-coded-in-{phase}")
-                full = big.shape[-2:] in ((Lq, Lk), (Lk, Lq))
-                mask = full and (big.dtype == torch.bool or big.op in ("ones", "tril", "triu"))
-                what = ("builds a full Lq x Lk mask" if mask else "materialises the full Lq x "
-                        "Lk matrix" if full else "creates a tensor bigger than a tile")
-                advice = ("build each tile's mask from its query and key positions" if mask
-                          else "compute one BLOCK x BLOCK tile of scores at a time with a "
-                          "running max and sum (the online softmax)" if phase == "forward" else
-                          "recompute each tile of P from the saved log-sum-exp and accumulate "
-                          "dQ, dK, dV tile by tile")
-                raise GradingError(
-                    f"{NAME}'s {phase} {what}: it created a tensor of shape {big.shape} "
-                    f"({big.numel} elements, by {big.op}) where BLOCK x BLOCK tiles need at "
-                    f"most {heads * block * block}; {advice}")
-            if books_.peak > budget:
-                raise GradingError(
-                    f"{NAME}'s {phase} had {books_.peak} bytes of tensors alive at its peak "
-                    f"where tiles need at most {budget}: let each tile go before the next "
-                    "(no list of tiles, no full-size scores)")
-
-
-def check_cuda_peak(function, values: dict, block: int) -> None:
-    """On CUDA: torch.cuda.max_memory_allocated during forward and during backward."""
-    _, budget = _budget(values, block)
-    inputs = make_inputs(values)
-    device = values["Q"].device
-    grad_output = torch.randn_like(values["Q"][..., :values["V"].shape[-1]])
-    with block_size(function, block), case(describe(values, block)):
-        held = {}
-        forward_peak = cuda_peak(lambda: held.update(out=function.apply(*inputs.values())),
-                                 device)
-        backward_peak = cuda_peak(lambda: held["out"].backward(grad_output), device)
-        for phase, peak in (("forward", forward_peak), ("backward", backward_peak)):
-            if peak > budget:
-                raise GradingError(f"{NAME}'s {phase} allocated {peak} bytes at its CUDA peak "
-                                   f"where tiles need at most {budget}: no full-size scores")
 
 
 def check_against_sdpa(function, values: dict, block: int, device) -> None:
@@ -282,8 +178,8 @@ def flash_full(FlashAttention, device) -> None:
 
 
 def _flash_full(function, device) -> None:
-    if getattr(function, "BLOCK", None) != 64:
-        raise GradingError(f"{NAME}.BLOCK is {getattr(function, 'BLOCK', 'missing')!r}: the "
+    if hasattr(function, "BLOCK") and function.BLOCK != 64:  # a missing one: flash_probes
+        raise GradingError(f"{NAME}.BLOCK is {function.BLOCK!r}: the "
                            "contract's default block size is 64 (the grader sets smaller ones "
                            "itself)", mistake=f"{NAME}/block-default-not-64")
     # (lead, Lq, Lk, d, dv, causal, BLOCK): several blocks, ragged edges, Lq != Lk both ways,
@@ -343,67 +239,8 @@ def _flash_full(function, device) -> None:
         check_gradcheck(function, FLASH, flash_values((), 4, 3, 2, 2, device))
 
 
-F_ = f"{NAME}/"
-FULL = "case:materialises the full Lq x Lk matrix"
-CLAUSES = (
-    Clause("**Forward** loops over query blocks and key blocks of at most `FlashAttention.BLOCK` "
-           "rows with your online softmax, never creating a tensor with more than `BLOCK x "
-           "BLOCK` elements per batch-head beyond the inputs, outputs and per-row statistics (a "
-           "whole row block of scores, `BLOCK x Lk`, is too big). It saves $Q, K, V, O$ and $L$ "
-           "(float32, or float64 for float64 inputs).",
-           {F_ + "running-output-not-rescaled": "no rescaling of the running output",
-            F_ + "rescales-with-wrong-maximum": "rescaling with the wrong max",
-            FULL: "full Lq x Lk matrix in forward",
-            "case:under torch.no_grad()":
-                "composed ops when no input requires grad (the full scores under no_grad)",
-            "case:builds a full Lq x Lk mask": "full causal mask, sliced per tile",
-            "case:tensors besides Q, K, V and O": "every score tile saved for backward",
-            F_ + "saves-a-copy": "saves a float64 copy of the output for accuracy",
-            F_ + "log-sum-exp-narrower-than-inputs":
-                "log-sum-exp kept in float32 for float64 inputs",
-            F_ + "log-sum-exp-wider-than-asked": "saves L in float64 for float32 inputs"}),
-    Clause("**Backward** recomputes each tile from $L$, with $D$ from your `my_row_sum`, by hand, "
-           "marked `@once_differentiable`; return `None` for `scale` and `causal`.",
-           {F_ + "recomputes-softmax-without-lse":
-                "backward recomputes L by its own pass over the tiles, ignoring the saved one",
-            F_ + "row-sum-from-one-tile": "D from dP instead of dO * O",
-            FULL: "full Lq x Lk matrix in backward",
-            F_ + "missing-once-differentiable": "backward without @once_differentiable"}),
-    Clause("Under `causal`, skip the tiles entirely above the diagonal, in both passes (a "
-           "backward in two passes, one with key blocks outside for $dK$ and $dV$ and one with "
-           "query blocks outside for $dQ$, may compute a needed tile twice: that is fine).",
-           {"case:computes score tiles entirely above the causal diagonal":
-                "every tile computed under causal",
-            F_ + "causal-mask-top-left": "top-left causal mask",
-            F_ + "causal-mask-hides-diagonal": "causal mask with >=",
-            F_ + "causal-skip-bound-off-by-one-in-forward":
-                "forward key loop ends at the last visible key (BLOCK rows)",
-            F_ + "causal-skip-bound-off-by-one-in-backward":
-                "backward's first query block one query late"}),
-    Clause("Scores must work at any magnitude softmax handles: the checks use float32 rows that "
-           "reach 100 to 150, float32 rows whose scores all lie near $-160$, and float64 rows "
-           "near $-20000$.",
-           {F_ + "forward-overflows": "no running maximum",
-            F_ + "forward-underflows": "running maximum started at 0"}),
-    Clause("float16/bfloat16 inputs: the tile of scores and its exponentials, and every "
-           "accumulator, in float32 ($P$ may be rounded to the input dtype for $P V$); return "
-           "the input dtype (the checks' scores reach about 85, where bfloat16 numbers are 0.5 "
-           "apart).",
-           {F_ + "scores-in-half": "score tile computed in the input dtype",
-            F_ + "running-output-in-half": "running output kept in float16",
-            F_ + "backward-accumulates-in-half": "dQ accumulated in float16",
-            F_ + "dk-dv-accumulated-in-half": "dK, dV accumulated in float16 across query blocks",
-            F_ + "gradient-in-accumulator-dtype": "grad_Q returned in its float32 accumulator"}),
-    Clause("Read the block size as `FlashAttention.BLOCK`: the grader sets it to small sizes (2 "
-           "to 16) so that small inputs span several tiles, and measures the largest tensor you "
-           "create and the peak of live tensors, forward and backward, with `TensorAccounting`.",
-           {F_ + "block-hard-coded-in-forward": "block size hard-coded",
-            F_ + "block-hard-coded-in-backward": "block size hard-coded in backward only",
-            F_ + "block-default-not-64": "BLOCK = 128 by default"}),
-)
-
 EXERCISES = [
-    Exercise(NAME, "06_attention", flash_full, example=_attention_example, clauses=CLAUSES,
+    Exercise(NAME, "06_attention", flash_full, example=_attention_example, clauses=FLASH_ATTENTION_CLAUSES,
              contract=("causal, Lq != Lk, ragged blocks", *MAGNITUDES,
                        "float32 against F.scaled_dot_product_attention",
                        "largest tensor and peak", "causal tiles skipped",

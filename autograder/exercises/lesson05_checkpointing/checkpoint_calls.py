@@ -1,0 +1,98 @@
+"""Lesson 05: two CheckpointFunction calls in one graph, each with dropout and arguments that
+differ in number, kind and order: each call's random state and arguments are its own (kept on
+ctx), proven by each call alone being right."""
+
+from types import SimpleNamespace
+
+import torch
+
+from ...checks import case
+from ...diagnose import diagnose_gradient
+from ...errors import GradingError
+from ...exercise import sample
+from ...per_call import check_class_state, class_state
+from .checkpoint_backward import CHECKPOINT
+from .checkpoint_blocks import WIDTH, fork_rng, mlp_block
+
+
+def _two_calls(device, seed: int = 20):
+    """Two checkpoints, each with dropout, whose arguments differ in number, kind and order:
+    the first ``(flag, a, shift, keep)``, the second ``(h, scale, b)`` with ``h`` the first's
+    output (on the CPU, when ``device`` is a GPU: the first call's CUDA random state then
+    matters, the second's CPU one)."""
+    other = torch.device("cpu")
+    blocks = [mlp_block(d, seed=seed + 3 * k, dropout=0.5)
+              for k, d in enumerate((device, other))]
+    keep = sample((3, WIDTH), device, seed=seed + 7) > -0.5
+
+    def run_first(flag, a, shift, keep):
+        return (blocks[0](a) + shift) * keep if flag else blocks[0](a)
+
+    def run_second(h, scale, b):
+        return blocks[1](h.to(other)) * scale + b
+
+    return ((run_first, (True, -1.5, keep)), (run_second, (0.7,)), blocks,
+            sample((3, WIDTH), device, seed=seed + 8), sample((3, WIDTH), other, seed=seed + 9))
+
+
+def _chain(apply, calls, a, b, grad_outputs, *, graphs: int = 1) -> list:
+    """The two calls as training runs them, with random numbers drawn before, between and
+    after them; with ``graphs=2`` the first is differentiated before the second runs (on its
+    output detached). The gradients of a, b and of both blocks' parameters."""
+    (run_first, (flag, shift, keep)), (run_second, (scale,)), blocks = calls
+    leaves = [a.detach().requires_grad_(), b.detach().requires_grad_()]
+    parameters = [p for block in blocks for p in block.parameters()]
+    for parameter in parameters:
+        parameter.grad = None
+    torch.manual_seed(3)
+    torch.rand(17, device=a.device)
+    h = apply(run_first, flag, leaves[0], shift, keep)
+    if graphs == 2:
+        torch.autograd.backward(h, grad_outputs[0])
+        h = h.detach()
+    torch.rand(5, device=a.device)
+    output = apply(run_second, h, scale, leaves[1])
+    torch.rand(100, device=a.device)
+    torch.autograd.backward(output, grad_outputs[1])
+    return [leaf.grad for leaf in leaves] + [p.grad for p in parameters]
+
+
+def check_two_calls(function, device) -> None:
+    """Two checkpoints in one graph, each drawing its own dropout mask, with arguments of other
+    kinds: each call's backward must restore its own random state and read its own arguments
+    (state kept in a global or on the class is the second call's by the time the first call's
+    backward runs). Each call differentiated alone comes first, so that a failure of the pair
+    is proven to come from state the calls share."""
+    first, second, blocks, a, b = _two_calls(device)
+    calls = (first, second, blocks)
+    generator = torch.Generator().manual_seed(4)
+    grad_outputs = [torch.randn(3, WIDTH, generator=generator, dtype=torch.float64).to(d)
+                    for d in (a.device, b.device)]
+    names = ["a", "b"] + [f"parameter {which}.{name}" for which, block in
+                          zip(("first", "second"), blocks) for name, _ in block.named_parameters()]
+    described = "run_fn(flag, a, shift, keep), then run_fn(h, scale, b) on its output"
+
+    def compared(graphs: int) -> None:
+        truth = _chain(lambda run_fn, *args: run_fn(*args), calls, a, b, grad_outputs,
+                       graphs=graphs)
+        got = _chain(function.apply, calls, a, b, grad_outputs, graphs=graphs)
+        for name, grad, true in zip(names, got, truth):
+            diagnose_gradient(name, grad, true)
+
+    before = class_state(function)  # a class attribute forward sets is told apart below
+    with fork_rng(device):
+        with case(f"two checkpoints with dropout, each differentiated alone: {described}"):
+            compared(graphs=2)
+        try:
+            compared(graphs=1)
+        except NotImplementedError:
+            raise
+        except Exception as error:  # noqa: BLE001  (each call alone was right)
+            check_class_state(SimpleNamespace(spec=CHECKPOINT), function, before, "forward")
+            raise GradingError(
+                "CheckpointFunction is right for each call alone but not for two calls in one "
+                f"graph ({described}): the second call's forward changed what the first call's "
+                f"backward reads ({str(error).splitlines()[0]}); keep the arguments, where each "
+                "tensor sat among them and the random states on ctx, one per call, not on the "
+                "class or in a global", str(error),
+                mistake="CheckpointFunction/state-shared-between-calls") from error

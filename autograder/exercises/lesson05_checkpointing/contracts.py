@@ -1,0 +1,99 @@
+"""Lesson 05's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+# the prefix of each exercise's mistake ids
+Q = "checkpoint_sequential/"
+C = "CheckpointFunction/"
+R = "ReversibleCoupling/"
+
+
+REVERSIBLE_CLAUSES = (
+    Clause("`ReversibleCoupling.apply(x1, x2, f, g)` returns the tuple `(y1, y2)`, which still "
+           "hold those values after backward (the caller may read them again);",
+           {R + "overwrites-saved-outputs": "inverts in place, into the saved outputs (the "
+                                            "caller's y1 and y2 are overwritten)",
+            R + "frees-saved-outputs": "frees the saved outputs' storage in backward (the "
+                                       "caller's y1 and y2 with it)"}),
+    Clause("forward saves **only the outputs** `y1` and `y2` (no input in any form, not even a "
+           "NumPy copy; nothing tensor-valued on `ctx`; no activation of `f` or `g`, not even "
+           "for a moment: forward records no graph of them, as grad is off in any forward, and "
+           "the self-check measures it);",
+           {R + "saves-input": "saves the inputs",
+            R + "saves-activation": "saves f(x2), an activation",
+            R + "saves-output-copy": "saves a float64 copy of the output y1 for accuracy",
+            R + "keeps-a-copy-on-ctx": "keeps a NumPy copy of the input x2 on ctx",
+            R + "records-graph-in-forward":
+                "forward runs f and g under torch.enable_grad(), saving only y1 and y2"}),
+    Clause("backward reconstructs the inputs from the outputs, recomputes the block under grad, "
+           "and returns the gradients of `x1` and `x2`, `None` for `f` and `g`; the parameters "
+           "of `f` and `g` receive theirs in `.grad`, accumulated, as your `CheckpointFunction` "
+           "does;",
+           {R + "inverts-wrong-tensor": "inverts in the wrong order",
+            R + "records-inversion": "records the inversion under grad and differentiates with "
+                                     "respect to the rebuilt x1 and x2",
+            R + "recomputes-without-grad": "recomputes with gradients off",
+            R + "g-not-under-grad": "recomputes g on a detached y1",
+            R + "gradients-swapped": "returns the two gradients swapped",
+            R + "grad-skips-parameters": "autograd.grad: parameters get nothing",
+            R + "backward-inputs-only": "torch.autograd.backward with inputs=[x1, x2] only",
+            R + "state-on-class": "f and g kept on the class"}),
+    Clause("a loss may use only one of the two outputs.",
+           {R + "drops-an-output-gradient": "backpropagates y1's gradient only"}),
+)
+
+
+CHECKPOINTING_CLAUSES = (
+    Clause("**returns** `run_fn(*args)`, one tensor;",
+           {"unproven:wrong-value": "forward returns (output,), a tuple"}),
+    Clause("**saves** only the tensor arguments, so it records no graph of `run_fn`: grad stays "
+           "off, as in any forward, and `run_fn`'s ops save nothing, not even for a moment (the "
+           "self-check measures it);",
+           {C + "keeps-activations": "run_fn under enable_grad in forward",
+            C + "records-graph-in-forward":
+                "run_fn under enable_grad in forward, the graph dropped by apply",
+            C + "tensor-on-ctx": "arguments kept on ctx",
+            C + "saves-non-tensor": "saves every argument"}),
+    Clause("**recomputes** `run_fn(*args)` in backward, under grad, with forward's random state "
+           "restored (CPU, and each CUDA device of a CUDA tensor argument);",
+           {C + "recomputes-without-grad": "recomputes with gradients off",
+            C + "recomputes-on-saved-tensors": "recomputes on the saved tensors themselves",
+            C + "leaves-without-grad": "fresh leaves that never require grad (t.detach())",
+            C + "leaf-for-non-float": "requires_grad_() on every tensor",
+            C + "ignores-random-state": "ignores the random state",
+            C + "replays-seed": "replays the seed (torch.initial_seed()), not the state",
+            C + "records-state-late": "random state recorded after run_fn ran",
+            C + "extra-run-fn-call": "an extra run_fn call in backward before the recomputation",
+            C + "leaves-state-rewound": "set_rng_state without fork_rng",
+            C + "state-shared-between-calls": "the CPU random state kept in a global"}),
+    Clause("**returns `None`** for `run_fn` and for every non-tensor argument;",
+           {C + "no-none-for-run-fn": "forgets the None for run_fn",
+            C + "no-none-for-non-tensors":
+                "returns gradients for the tensors only (no None for scale and use_tanh)"}),
+    Clause("**parameters** used inside `run_fn` receive their gradients in `.grad`;",
+           {C + "grad-skips-parameters": "torch.autograd.grad of the inputs only",
+            C + "backward-inputs-only": "torch.autograd.backward(output, grad_output, "
+                                        "inputs=leaves)",
+            C + "overwrites-parameter-grad": "overwrites the parameters' .grad"}),
+    Clause("**no seeding**: forward runs `run_fn` on the random state it finds and sets or draws "
+           "nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw "
+           "the same dropout masks as the same model unchecked; the self-check compares the "
+           "two.",
+           {"case:forward should run run_fn on the random state it finds":
+                "forward seeds the generator (torch.manual_seed(0)) before run_fn"}),
+)
+
+
+CHECKPOINT_SEQUENTIAL_CLAUSES = (
+    Clause("every layer runs once, in order, in exactly `segments` consecutive groups, each "
+           "group through `CheckpointFunction.apply`; any such split is accepted;",
+           {Q + "checkpoints-nothing": "no checkpoints",
+            Q + "wrong-segment-count": "len // segments chunks make too many segments",
+            Q + "drops-remainder": "drops the remainder",
+            Q + "uneven-segments": "ceil(n / k) layers per segment",
+            Q + "uses-torch-checkpoint": "built on torch.utils.checkpoint(use_reentrant=True)"}),
+    Clause("the output, and the gradients of `x` and of every layer's parameters, are the plain "
+           "stack's, for every number of segments from 1 to the number of layers.",
+           {Q + "recomputes-other-layers": "late-binding closure in the loop"}),
+)

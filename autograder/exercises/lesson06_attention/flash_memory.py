@@ -1,0 +1,118 @@
+"""Lesson 06: FlashAttention's memory clause: no tensor beyond BLOCK x BLOCK per batch-head
+besides the inputs, outputs and per-row statistics, forward and backward, with grad and
+without, by the allocations it makes and (on CUDA) its peak."""
+
+import math
+
+import torch
+
+from ...checks import (case, make_inputs, run_forward)
+from ...diagnose import diagnose_values
+from ...errors import GradingError
+from ...memory import TensorAccounting, cuda_peak
+from .flash_probes import NAME, block_size, flash_values
+from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
+
+
+def _budget(values: dict, block: int) -> tuple[int, int]:
+    """(elements of the largest tensor allowed, bytes of live tensors allowed) per phase:
+    BLOCK x BLOCK per batch-head, or one input's, output's or gradient's worth, and a few
+    tiles beyond a few copies of Q, K, V and O in float32 or wider."""
+    Q, K, V = values["Q"], values["K"], values["V"]
+    heads, (Lq, d), (Lk, dv) = math.prod(Q.shape[:-2]), Q.shape[-2:], V.shape[-2:]
+    width = max(Q.element_size(), 4)
+    largest = heads * max(block * block, Lq * max(d, dv), Lk * max(d, dv))
+    whole = heads * (Lq * (d + dv) + Lk * (d + dv)) * width
+    return largest, 3 * whole + 8 * heads * block * block * width
+
+
+def _fixed_tile(function, device, phase: str) -> tuple | None:
+    """The shape of the largest tensor ``phase`` creates on 72 x 72 scores, when it is the same
+    for BLOCK = 4 and BLOCK = 8 and smaller than the whole matrix (a hard-coded block size)."""
+    values = flash_values((), 72, 72, 2, 2, device)
+    shapes = []
+    for block in (4, 8):  # a tile of scores bigger than either, yet not the whole matrix
+        inputs = make_inputs(values)
+        with block_size(function, block), TensorAccounting() as books:
+            books.start("forward")
+            output = function.apply(*inputs.values())
+            books.start("backward")
+            if phase == "backward":
+                _backward(output, inputs, torch.ones_like(output))
+        largest = books.phases[phase].largest
+        shapes.append(largest.shape if largest else None)
+    same = shapes[0] == shapes[1] and shapes[0] is not None
+    return shapes[0] if same and 8 < min(shapes[0][-2:]) < 72 else None
+
+
+def check_allocations(function, values: dict, block: int, *, grad: bool = True) -> None:
+    """The largest tensor and the peak of live tensors in forward and in backward, by
+    live-tensor accounting; with ``grad=False``, of forward alone under torch.no_grad() (as
+    inference runs it: the contract's memory holds there too)."""
+    Q, K = values["Q"], values["K"]
+    heads, Lq, Lk = math.prod(Q.shape[:-2]), Q.shape[-2], K.shape[-2]
+    largest, budget = _budget(values, block)
+    inputs = make_inputs(values, requires_grad=grad)
+    grad_output = torch.randn((*Q.shape[:-1], values["V"].shape[-1]), dtype=Q.dtype,
+                              generator=torch.Generator().manual_seed(1)).to(Q.device)
+    where = describe(values, block) + ("" if grad else ", under torch.no_grad()")
+    with block_size(function, block), case(where):
+        with TensorAccounting() as books, torch.set_grad_enabled(grad):
+            books.start("forward")
+            forward = run_forward(function, FLASH, inputs)
+            books.start("backward")
+            if grad:
+                _backward(forward.output, inputs, grad_output)
+        diagnose_values(f"{NAME}'s output", forward.output, flash_reference(
+            **make_inputs(values, requires_grad=False)), rtol=1e-5, atol=1e-7,
+            computed_in=Q.dtype)
+        for phase in ("forward", "backward") if grad else ("forward",):
+            books_ = books.phases[phase]
+            if any("scaled_dot_product" in op for op in books_.ops):
+                raise GradingError(f"{NAME}.{phase} calls F.scaled_dot_product_attention: "
+                                   "compute it tile by tile yourself")
+            big = books_.largest
+            if big is not None and big.numel > largest:
+                fixed = _fixed_tile(function, Q.device, phase)
+                if fixed is not None:
+                    raise GradingError(
+                        f"{NAME} ignores {NAME}.BLOCK in {phase}: its largest {phase} tile is "
+                        f"{fixed} whether BLOCK is 4 or 8 (and here {big.shape}, beyond "
+                        f"BLOCK={block}); read the block size as {NAME}.BLOCK in forward and "
+                        "backward, since the grader sets it",
+                        mistake=f"FlashAttention/block-hard-coded-in-{phase}")
+                full = big.shape[-2:] in ((Lq, Lk), (Lk, Lq))
+                mask = full and (big.dtype == torch.bool or big.op in ("ones", "tril", "triu"))
+                what = ("builds a full Lq x Lk mask" if mask else "materialises the full Lq x "
+                        "Lk matrix" if full else "creates a tensor bigger than a tile")
+                advice = ("build each tile's mask from its query and key positions" if mask
+                          else "compute one BLOCK x BLOCK tile of scores at a time with a "
+                          "running max and sum (the online softmax)" if phase == "forward" else
+                          "recompute each tile of P from the saved log-sum-exp and accumulate "
+                          "dQ, dK, dV tile by tile")
+                raise GradingError(
+                    f"{NAME}'s {phase} {what}: it created a tensor of shape {big.shape} "
+                    f"({big.numel} elements, by {big.op}) where BLOCK x BLOCK tiles need at "
+                    f"most {heads * block * block}; {advice}")
+            if books_.peak > budget:
+                raise GradingError(
+                    f"{NAME}'s {phase} had {books_.peak} bytes of tensors alive at its peak "
+                    f"where tiles need at most {budget}: let each tile go before the next "
+                    "(no list of tiles, no full-size scores)")
+
+
+def check_cuda_peak(function, values: dict, block: int) -> None:
+    """On CUDA: torch.cuda.max_memory_allocated during forward and during backward."""
+    _, budget = _budget(values, block)
+    inputs = make_inputs(values)
+    device = values["Q"].device
+    grad_output = torch.randn_like(values["Q"][..., :values["V"].shape[-1]])
+    with block_size(function, block), case(describe(values, block)):
+        held = {}
+        forward_peak = cuda_peak(lambda: held.update(out=function.apply(*inputs.values())),
+                                 device)
+        backward_peak = cuda_peak(lambda: held["out"].backward(grad_output), device)
+        for phase, peak in (("forward", forward_peak), ("backward", backward_peak)):
+            if peak > budget:
+                raise GradingError(f"{NAME}'s {phase} allocated {peak} bytes at its CUDA peak "
+                                   f"where tiles need at most {budget}: no full-size scores")
