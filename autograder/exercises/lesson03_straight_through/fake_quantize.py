@@ -11,9 +11,8 @@ does. The checks compare with both and accept a backward that follows one of the
 
 import torch
 
-from ...checks import (Spec, case, check_is_function, check_no_ctx_tensors, make_inputs,
+from ...checks import (case, check_is_function, check_no_ctx_tensors, make_inputs,
                       run_backward, run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import FLOAT32_STEP, diagnose_gradient, diagnose_values, exact
 from ...domain import Constant, Domain
@@ -22,51 +21,18 @@ from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .fake_quantize_gradients import (check_scale_in_float32, expected_gradients,
                                       local_gradients, scale_candidates)
+from .contracts import FAKE_QUANTIZE_CLAUSES
+from .fake_quantize_spec import (CONVENTIONS, FAKE_QUANTIZE, LSQ, float32_step, quantise,
+                                 tolerance)
 from .fake_quantize_values import (alone_values, domain_values, edge_values, odd_edge_values,
                                    random_values)
-
-CONVENTIONS = ("v", "round(v)")  # what the clip mask is judged on
-
-
-def quantise(x, scale, qmin, qmax):
-    """The forward of the contract, in composed ops."""
-    return torch.clamp(torch.round(x / scale), qmin, qmax) * scale
-
-
-FAKE_QUANTIZE = Spec("FakeQuantize", ("x", "scale", "qmin", "qmax"), quantise)
-
-
-def quantise_straight_through(x, scale, qmin, qmax):
-    """The contract's gradients in composed ops (inside judged on v): LSQ's detach trick."""
-    v = torch.clamp(x / scale, qmin, qmax)
-    return (v + (torch.round(v) - v).detach()) * scale
-
-
-LSQ = Spec("FakeQuantize", FAKE_QUANTIZE.input_names, quantise_straight_through)
-
-
-def _tolerance(dtype):
-    """float64's sits far below float32's rounding (6e-8 of a value): a step in float32 fails."""
-    return (1e-5, 1e-6) if dtype == torch.float32 else (1e-10, 1e-11)
-
-
-def _float32_step(what: str, got, expected, x, where: str, mistake: str, why=FLOAT32_STEP):
-    """A float64 result right to float32's precision, every value a float32 number, where the
-    truth has float64's digits (autograd casts a float32 gradient back to x's dtype silently)."""
-    if (x.dtype == torch.float64 and got.dtype == torch.float64
-            and torch.equal(got, got.float().to(got.dtype))
-            and not torch.equal(expected, expected.float().to(expected.dtype))
-            and torch.allclose(got, expected, rtol=1e-5, atol=1e-6)):
-        each = "its value" if got.dim() == 0 else "every value"
-        raise GradingError(f"{what} is right only to float32's precision, {each} a float32 "
-                           f"number ({where}): {why}", mistake=f"FakeQuantize/{mistake}")
 
 
 def check_forward(output, values: dict) -> None:
     """The output against the contract's forward, naming the usual slips."""
     x, scale, qmin, qmax = (values[n] for n in FAKE_QUANTIZE.input_names)
     expected = quantise(x, scale, qmin, qmax)
-    rtol, atol = _tolerance(x.dtype)
+    rtol, atol = tolerance(x.dtype)
     if (isinstance(output, torch.Tensor) and output.shape == expected.shape
             and output.dtype == expected.dtype and output.device == expected.device
             and torch.allclose(output.detach(), expected, rtol=rtol, atol=atol)):
@@ -119,7 +85,7 @@ def check_forward(output, values: dict) -> None:
             and got.dtype == expected.dtype and got.device == expected.device):
         i = tuple(int(k) for k in torch.nonzero(~torch.isclose(got, expected, rtol=rtol,
                                                                atol=atol))[0])
-        _float32_step("FakeQuantize's output", got, expected, x,
+        float32_step("FakeQuantize's output", got, expected, x,
                       f"at x / scale = {exact(v[i].item())} it gives {exact(got[i].item())}, "
                       f"expected {exact(expected[i].item())}", "output-in-float32",
                       FLOAT32_STEP + "; torch.fake_quantize_per_tensor_affine computes in "
@@ -144,7 +110,7 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
     if not isinstance(got, torch.Tensor) or got.shape != x.shape or got.dtype != x.dtype:
         diagnose_gradient("x", got, references[0])
     got = got.detach()
-    rtol, atol = _tolerance(x.dtype)
+    rtol, atol = tolerance(x.dtype)
 
     def matches(candidate) -> bool:
         return torch.allclose(got, candidate, rtol=rtol, atol=atol)
@@ -209,7 +175,7 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
         off &= ~torch.isclose(got, references[1], rtol=rtol, atol=atol)
     i = tuple(int(k) for k in torch.nonzero(off)[0])
     for reference in references:
-        _float32_step("FakeQuantize's gradient for x", got, reference, x,
+        float32_step("FakeQuantize's gradient for x", got, reference, x,
                       f"at x / scale = {exact(v[i].item())} it gives {exact(got[i].item())}, "
                       f"expected {exact(reference[i].item())}", "grad-x-in-float32")
     try:
@@ -236,7 +202,7 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
             "return the sum of grad_output times d(output)/d(scale)")
     if not isinstance(got, torch.Tensor) or got.shape != () or got.dtype != x.dtype:
         diagnose_gradient("scale", got, references[0])
-    rtol, atol = _tolerance(x.dtype)
+    rtol, atol = tolerance(x.dtype)
     got = got.detach()
     if any(torch.allclose(got, r, rtol=rtol, atol=atol) for r in references):
         return {c for c, r in zip(CONVENTIONS, references)
@@ -261,7 +227,7 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
                     "default dtype); keep it in x's dtype",
                     mistake="FakeQuantize/grad-scale-in-float32")
     for reference in references:
-        _float32_step("FakeQuantize's gradient for scale", got, reference, x,
+        float32_step("FakeQuantize's gradient for scale", got, reference, x,
                       f"it gives {exact(got.item())}, expected {exact(reference.item())}",
                       "grad-scale-in-float32")
     try:
@@ -330,51 +296,19 @@ def full(submission, device) -> None:
     covers("x / scale at the clip edges")
     covers("halves")
     covers("float32")
-    rtol, atol = _tolerance(torch.float64)  # alone_values are float64
+    rtol, atol = tolerance(torch.float64)  # alone_values are float64
     check_each_input_alone(function, LSQ, alone_values(device), rtol=rtol, atol=atol)
     covers("scale not requiring grad")  # x alone above: a fixed quantiser
     with case("x transposed, (5, 2)"):
         check_no_copy_saved_strided(function, FAKE_QUANTIZE, alone_values(device), "x")
 
 
-CLAUSES = (
-    Clause("`FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above; `scale` is a positive "
-           "0-d tensor that may require grad, `qmin < 0 < qmax` are Python ints. "
-           "`x * (1 / scale)` for $v$, as `torch.fake_quantize_per_tensor_affine` computes it, "
-           "is accepted too: the grader keeps $v$ off the exact halves where the two round apart;",
-           {"case:returns the integer codes": "returns the integer codes",
-            "case:codes are floor(x / scale)": "floor for round",
-            "case:rounds halves up": "floor(v + 0.5): halves rounded up",
-            "case:clips x to [qmin, qmax]": "clips x instead of the codes",
-            "FakeQuantize/codes-in-float32": "forward computed on x.float()",
-            "FakeQuantize/output-in-float32": "forward by torch.fake_quantize_per_tensor_affine"}),
-    Clause(r"backward treats `round` with the straight-through estimator "
-           r"($\mathrm{d}\operatorname{round}(v) /\mathrm{d}v$ taken as 1) and `clamp` with its "
-           "true derivative; it returns `None` for `qmin` and `qmax`;",
-           {"case:gradient for x is not clipped": "grad_x not clipped",
-            "case:gradient for x carries a factor 1 / scale": "grad_x divided by scale",
-            "case:gradient for scale is wrong": "mean for sum",
-            "case:returned None for scale": "None for scale",
-            "case:judges 'inside' on v for x's gradient": "x judged on v, scale on round(v)",
-            "FakeQuantize/gradient-for-non-tensor": "gradient for qmin",
-            "FakeQuantize/gate-on-wrong-entry": "needs_input_grad index slip",
-            "FakeQuantize/half-offset-bounds": "inside as qmin - 0.5 <= v < qmax + 0.5",
-            "FakeQuantize/grad-x-in-float32": "grad_x made in torch.zeros without dtype=",
-            "FakeQuantize/grad-scale-in-float32": "scale's gradient summed in float32",
-            "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x"}),
-    Clause("forward keeps no copy of an input or of the output: they cost nothing, since the "
-           "caller and the graph keep them; nor a tensor cast wider than `x`'s dtype where that "
-           "adds no digit.",
-           {"FakeQuantize/saves-copy": "saves x.clone()",
-            "FakeQuantize/saves-widened": "the local derivative saved widened to float64"}),
-)
-
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     Exercise("FakeQuantize", "03_ste", full,
              contract=("x / scale at the clip edges", "halves", "float32",
                        "scale not requiring grad"),
-             clauses=CLAUSES,
+             clauses=FAKE_QUANTIZE_CLAUSES,
              example=lambda: (sample((6,), "cpu"), torch.tensor(0.5, dtype=torch.float64), -4, 3),
              domain=Domain(LSQ, domain_values, constants={
                  # off powers of two x / scale and x * (1 / scale) differ at exact half-codes

@@ -4,7 +4,7 @@ dy_i/dx_i and dy_i/ds against autograd on the contract's composed form."""
 import torch
 
 from ...predictions import same_answer
-from .fake_quantize import quantise_straight_through
+from .fake_quantize_spec import quantise_straight_through
 
 
 def fake_quantize_derivatives(x: torch.Tensor, step: float, qmin: int, qmax: int):

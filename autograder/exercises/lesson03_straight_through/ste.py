@@ -9,7 +9,6 @@ import torch
 
 from ...checks import (Spec, case, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, run_backward, run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values, exact
 from ...domain import Domain
@@ -17,6 +16,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .ste_extremes import diagnose_sign_edges, extreme_values, finite_part
+from .contracts import STE_CLAUSES
 
 # The contracts name no 0-d input, so none is graded.
 SHAPES = [(7,), (2, 3, 4)]  # (3, 4) and every dtype and layout: the domain
@@ -306,78 +306,7 @@ def _domain_values(device, dtype=torch.float64, seed=0) -> dict:
     return random_values((3, 4), device, seed=seed, dtype=dtype)
 
 
-# a clause both sign estimators state, each with its own witness
-ON_CTX = ("a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` "
-          "attribute, and is no copy of an input or of the output, nor cast wider than the "
-          "input's dtype where that adds no digit.")
-
-CLAUSES = {
-    "SignSTE": (
-        Clause(r"`x` of any shape and any value, $\pm\infty$ and subnormals included, in float64 "
-               "or float32: the output is exactly `torch.sign(x)`, in `x`'s dtype, down to the "
-               "sign of a zero;",
-               {"SignSTE/sign-of-zero-not-zero": "where(x >= 0, 1, -1) sends 0 to 1",
-                "SignSTE/sign-of-infinity": "nan_to_num(x / x.abs()): 0 at ±inf",
-                "SignSTE/sign-of-subnormal": "x / x.abs().clamp(min=tiny): not 1 at a subnormal x",
-                "SignSTE/signed-zero": "where(x == 0, x, sign(x)) keeps -0.0",
-                "SignSTE/smooth-forward": "tanh(100 x) in forward",
-                "SignSTE/detach-trick-in-forward": "detach trick inside forward",
-                "SignSTE/forward-in-float32": "sign of a float32 copy of x",
-                "unproven:wrong-value": "integer output"}),
-        Clause("backward returns what autograd would give had forward computed stand-in A, for "
-               "every `grad_output`;",
-               {"SignSTE/true-zero-gradient": "zero gradient (the true derivative)",
-                "SignSTE/ignores-grad-output": "ones instead of grad_output",
-                "SignSTE/clipped-estimator": "clips: the other exercise's estimator"}),
-        Clause(ON_CTX, {"SignSTE/tensor-on-ctx": "x kept on ctx",
-                        "SignSTE/saves-copy": "saves a copy of x it never reads"}),
-    ),
-    "SignClippedSTE": (
-        Clause(r"the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for any value of `x`, "
-               r"$\pm\infty$ included;",
-               {"SignClippedSTE/sign-of-infinity": "where(x == 0, x, x / x.abs()): nan at ±inf"}),
-        Clause("backward returns what autograd would give had forward computed stand-in B, with "
-               "the gradient passing at $|x| = 1$, for every `grad_output` and to the last digit "
-               "of a float64 `x`, in `grad_output`'s dtype;",
-               {"SignClippedSTE/not-clipped": "forgets the clip",
-                "SignClippedSTE/drops-boundary": "clip with |x| < 1",
-                "SignClippedSTE/inverted-mask": "inverted clip",
-                "SignClippedSTE/clips-grad-output": "clamps grad_output",
-                "SignClippedSTE/mask-from-output": "mask from the saved output",
-                "SignClippedSTE/mask-in-float32": "mask on a float32 copy of x",
-                "SignClippedSTE/gradient-in-float32": "gradient returned in float32",
-                "unnamed:check": "a tolerance on the window, |x| <= 1 + 1e-6"}),
-        Clause("backward leaves `grad_output` and what forward saved as they were;",
-               {"SignClippedSTE/writes-grad-output": "writes into grad_output",
-                "SignClippedSTE/backward-modifies-saved-tensor":
-                    "saved mask multiplied by grad_output in place"}),
-        Clause(ON_CTX, {"SignClippedSTE/tensor-on-ctx": "x kept on ctx",
-                        "SignClippedSTE/saves-copy": "saves x.clone()",
-                        "SignClippedSTE/saves-widened":
-                            "saves the mask as float64, whatever x's dtype",
-                        "case:x transposed": "saves x.contiguous(): a copy of a transposed x"}),
-    ),
-    "RoundSTE": (
-        Clause("`x` of any value, however large, in float64 or float32: the output is exactly "
-               "`torch.round(x)`, in `x`'s dtype, halves and the sign of a zero included;",
-               {"RoundSTE/floors": "floor", "RoundSTE/truncates": "x.long() truncates",
-                "RoundSTE/halves-not-to-even": "floor(x + 0.5) rounds halves up",
-                "RoundSTE/forward-returns-x": "no rounding",
-                "RoundSTE/smooth-forward": "smooth look-alike",
-                "RoundSTE/floor-of-x-plus-half": "floor(x + 0.5) with halves sent to even",
-                "RoundSTE/forward-in-float32": "rounded in float32, no detach trick",
-                "RoundSTE/signed-zero": "round(x) + 0.0: -0 turned into 0",
-                "unnamed:check": "magic-number rounding (x + 1.5 * 2^52) - 1.5 * 2^52"}),
-        Clause("backward returns what autograd would give had forward computed your stand-in for "
-               "round, for every `grad_output`, in `grad_output`'s dtype;",
-               {"RoundSTE/true-zero-gradient": "zero gradient",
-                "RoundSTE/gradient-in-float32": "gradient built in the default dtype",
-                "unproven:wrong-value": "wrong sign"}),
-        Clause(ON_CTX, {"RoundSTE/saves-copy": "saves a copy of x it never reads"}),
-    ),
-}
-
 EXERCISES = [Exercise(spec.name, "03_ste", _full(spec), contract=EDGES[spec.name],
-                      clauses=CLAUSES[spec.name], domain=Domain(spec, _domain_values))
+                      clauses=STE_CLAUSES[spec.name], domain=Domain(spec, _domain_values))
              for spec in (SIGN_STE, SIGN_CLIPPED_STE, ROUND_STE)]
 

@@ -13,19 +13,17 @@ import torch.nn.functional as F
 
 from ...checks import (Spec, case, check_backward_by_hand, check_is_function,
                       check_no_ctx_tensors, make_inputs, run_backward, run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
+from .straight_through_softmax_argmax import (check_argmax_of_scaled, check_argmax_of_softmax,
+                                              check_narrowed_argmax, first_row, one_hot_argmax)
 from .straight_through_softmax_values import (near_ties, overflow_values, rows_apart, tied_values,
                                               values)
-
-
-def one_hot_argmax(logits: torch.Tensor) -> torch.Tensor:
-    return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
+from .contracts import STRAIGHT_THROUGH_SOFTMAX_CLAUSES
 
 
 def reference(logits, tau):
@@ -66,69 +64,13 @@ def _gradient_tolerance(dtype, grad_output, tau):
     return rtol, max(atol, unit)
 
 
-def _first_row(mask: torch.Tensor) -> tuple:
-    """The leading indices of the first row where ``mask`` holds somewhere."""
-    return tuple(int(i) for i in torch.nonzero(mask.any(-1))[0])
-
-
-def _check_narrowed_argmax(got, logits, expected) -> None:
-    """A one-hot that is exactly the argmax of the logits rounded to a narrower dtype, on rows
-    where that rounding ties two logits the true argmax tells apart."""
-    for narrow in (torch.float32, torch.bfloat16):
-        if torch.finfo(narrow).bits >= torch.finfo(logits.dtype).bits:
-            continue
-        candidate = one_hot_argmax(logits.to(narrow)).to(logits.dtype)
-        if torch.equal(got, candidate) and not torch.equal(candidate, expected):
-            row = _first_row(candidate != expected)
-            values_ = ", ".join(repr(v) for v in logits[row].tolist())
-            raise GradingError(
-                f"StraightThroughSoftmax's output picks another maximum in row {list(row)} "
-                f"(logits {values_}): it is the one-hot of argmax over the logits rounded to a "
-                f"narrower dtype (exactly what {str(narrow).removeprefix('torch.')} gives), "
-                "where maxima one ulp apart tie; take argmax of the logits, in their own dtype")
-
-
-def _check_argmax_of_scaled(got, logits, tau, expected) -> None:
-    """A one-hot exactly the argmax of logits / tau (or logits * (1 / tau)), where dividing
-    rounds two logits to one value: division by a positive tau never reorders, it only merges."""
-    _check_argmax_of(got, logits, tau, expected,
-                     {"logits / tau": logits / tau, "logits * (1 / tau)": logits * (1 / tau)},
-                     "; dividing rounds logits this close to equal values, of which argmax "
-                     "picks the first; take argmax of the logits themselves",
-                     "StraightThroughSoftmax/argmax-of-scaled-logits")
-
-
-def _check_argmax_of_softmax(got, logits, tau, expected) -> None:
-    """A one-hot exactly the argmax of softmax(logits / tau), or of softmax(logits), where that
-    softmax ties; both named where both give it."""
-    _check_argmax_of(got, logits, tau, expected,
-                     {"softmax(logits / tau)": torch.softmax(logits / tau, -1),
-                      "softmax(logits)": torch.softmax(logits, -1)},
-                     ", where logits this close round to equal probabilities, of which argmax "
-                     "picks the first; take argmax of the logits",
-                     "StraightThroughSoftmax/argmax-of-softmax")
-
-
-def _check_argmax_of(got, logits, tau, expected, candidates: dict, why: str, mistake: str):
-    """``got`` is not ``expected`` but exactly the one-hot argmax of one of ``candidates``
-    (what it was taken over, by name): named, with the first row where it picks another and
-    ``why`` (its punctuation included)."""
-    over = [name for name, z in candidates.items() if torch.equal(got, one_hot_argmax(z))]
-    if over and not torch.equal(got, expected):
-        row = _first_row(got != expected)
-        raise GradingError(
-            f"StraightThroughSoftmax's output picks another maximum in row {list(row)} (logits "
-            f"{', '.join(repr(v) for v in logits[row].tolist())}, tau={tau:g}): it is the one-hot "
-            f"of argmax over {' or '.join(over)}{why}", mistake=mistake)
-
-
 def _check_rows_finite(logits, tau, grad_output, got, expected) -> None:
     """Name the first row whose gradient is not finite where the softmax's is, and the global
     shift only where it gives non-finite entries exactly there (rows of far-apart magnitude)."""
     bad = ~torch.isfinite(got) & torch.isfinite(expected)
     if not bad.any():
         return
-    row = _first_row(bad)
+    row = first_row(bad)
     values_ = ", ".join(f"{v:g}" for v in logits[row].tolist())
     where = (f"StraightThroughSoftmax's gradient for logits is not finite in row {list(row)} "
              f"(logits {values_}, tau={tau:g}), where the softmax's gradient is finite")
@@ -157,9 +99,9 @@ def check_forward(output, logits: torch.Tensor, tau=None) -> None:
     if torch.equal(got, expected):
         return
     if tau is not None:  # logits / tau first: a softmax of equal z ties too
-        _check_argmax_of_scaled(got, logits, tau, expected)
-        _check_argmax_of_softmax(got, logits, tau, expected)
-    _check_narrowed_argmax(got, logits, expected)
+        check_argmax_of_scaled(got, logits, tau, expected)
+        check_argmax_of_softmax(got, logits, tau, expected)
+    check_narrowed_argmax(got, logits, expected)
     soft = torch.softmax(logits, -1)
     if torch.allclose(got, soft, atol=1e-3) or bool(((got > 0) & (got < 1)).any()):
         raise GradingError(
@@ -173,7 +115,7 @@ def check_forward(output, logits: torch.Tensor, tau=None) -> None:
     for how, index in (("topk(1)", logits.topk(1, -1).indices[..., 0]),
                        ("sort(descending=True)", logits.sort(-1, descending=True).indices[..., 0])):
         if torch.equal(got, F.one_hot(index, n).to(got.dtype)):
-            row = _first_row(got != expected)
+            row = first_row(got != expected)
             raise GradingError(
                 f"{what} puts its 1 at another of the tied maxima in row {list(row)}: it is the "
                 f"one-hot of {how}'s first index, and topk and sort do not promise which of tied "
@@ -336,63 +278,12 @@ def full(submission, device) -> None:
     check_each_input_alone(function, STS, values((3, 4), device, seed=4))
 
 
-CLAUSES = (
-    Clause("`StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of "
-           "`argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum). "
-           "Take the argmax of the logits, not of the softmax (the Gumbel cell above took the "
-           "softmax's, as `F.gumbel_softmax` does), nor of `logits / tau`: close logits can round "
-           "to equal probabilities, or to equal values once divided by `tau`, and argmax then "
-           "picks the first (see \"How close?\" below the contract); `topk` and `sort` do not "
-           "promise which of tied values comes first. `tau` is a positive Python float. (The "
-           "caller adds Gumbel noise to `logits` when it wants a sample; this Function does not "
-           "draw it.)",
-           {"case:output is not one-hot": "softmax in forward",
-            "case:output has dtype torch.int64": "int64 one-hot",
-            "case:more than one 1 in a row": "every tied maximum marked",
-            "case:draws noise itself": "Gumbel noise drawn inside forward",
-            "case:over the logits rounded to a narrower dtype": "argmax of a float32 copy",
-            "StraightThroughSoftmax/argmax-of-scaled-logits": "argmax of logits * (1 / tau)",
-            "StraightThroughSoftmax/argmax-of-softmax":
-                "one-hot of the softmax's argmax, as the Gumbel cell writes",
-            "StraightThroughSoftmax/topk-or-sort-on-ties": "one-hot of topk(1)"}),
-    Clause(r"backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ "
-           "over the last dim would have: its Jacobian applied to `grad_output`, **computed by "
-           "hand** in tensor ops (no `torch.autograd.grad` and no built-in softmax backward "
-           "inside backward), and `None` for `tau`.",
-           {"case:it returns grad_output unchanged": "identity backward",
-            "case:it lacks the factor 1 / tau": "no 1 / tau",
-            "case:it keeps only the diagonal": "diagonal of the Jacobian only",
-            "case:uses the saved one-hot in place of the softmax":
-                "the saved one-hot used as the softmax",
-            "StraightThroughSoftmax/true-zero-gradient":
-                "zero gradient (the one-hot's true derivative)",
-            "StraightThroughSoftmax/asks-autograd": "autograd inside backward",
-            "StraightThroughSoftmax/backward-modifies-saved-tensor":
-                "softmax's vector-Jacobian product built on the saved softmax in place",
-            "case:modified its input logits in place": "backward divides the saved logits in place"}),
-    Clause(r"`logits` has at least one dim, of any leading shape; the grader tries float64 and "
-           "float32, ties, a `grad_output` that is not contiguous, and a low temperature "
-           r"($\tau = 0.1$ with float32 logits of a dozen or so), where the softmax and its "
-           "gradient are finite.",
-           {"case:has float32's precision": "softmax computed in float32 for float64 logits",
-            "case:exp of more than": "softmax rebuilt as exp(z) / sum exp(z)",
-            "case:shifted by the whole tensor's maximum":
-                "softmax shifted by the whole tensor's maximum",
-            "raised:RuntimeError": ".view(-1, n) on a non-contiguous grad_output"}),
-    Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
-           "global, and no copy of an input or of the output, nor a tensor cast wider than the "
-           "logits' dtype where that adds no digit.",
-           {"StraightThroughSoftmax/state-shared-between-calls": "tau kept in a module global",
-            "StraightThroughSoftmax/saves-copy": "saves logits.clone(), recomputes the softmax",
-            "StraightThroughSoftmax/saves-widened": "softmax saved widened to float64"}),
-)
-
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after FakeQuantize
 EXERCISES = [
     Exercise("StraightThroughSoftmax", "03_ste", full,
              contract=("float32", "1-D logits", "ties", "non-contiguous grad_output",
                        "large logits / tau"),
-             clauses=CLAUSES,
+             clauses=STRAIGHT_THROUGH_SOFTMAX_CLAUSES,
              example=lambda: (sample((2, 4), "cpu"), 0.5),
              domain=Domain(STS, lambda device, dtype=torch.float64, seed=0, tau=0.7:
                            values((3, 4), device, tau=tau, seed=seed, dtype=dtype),

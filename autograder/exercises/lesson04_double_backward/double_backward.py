@@ -9,7 +9,6 @@ from torch.autograd.gradcheck import GradcheckError
 from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, reference_gradients, run_backward,
                       run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Constant, Domain, sampled
@@ -22,6 +21,7 @@ from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strid
 from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
                                  check_differentiable_backward)
 from .swapped_flags import swapped_flags_named
+from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
 
 # Neither contract names a 0-d x (only SwishFunction's beta is 0-d), and the syllabus grades 0-d
 # inputs only where a contract names them: none is graded. Lesson 04 tells the learner so, beside
@@ -230,54 +230,6 @@ def _cube_once_checks(function, device) -> None:
         check_second_backward_raises(function, CUBE_ONCE, device)
     covers("a second backward raises")
 
-
-SWISH_CLAUSES = (
-    Clause(r"`x` of any shape and `beta` of any real value, negative, tiny and 0 included, either "
-           "or both requiring grad, in float64 or float32: the value and the gradients autograd "
-           r"gives $x\,\sigma(\beta x)$, finite at $x = 0$ and where $|\beta x|$ saturates the "
-           "sigmoid;",
-           {"unproven:wrong-value": "grad_beta misses a factor x",
-            "SwishFunction/returns-none-gradient": "None for beta",
-            "SwishFunction/divides-by-x": "s = y / x: NaN where x = 0",
-            "case:tests the other input's flag": "needs_input_grad indices swapped"}),
-    Clause("backward is differentiable: the second derivatives through it, with respect to `x`, "
-           "`beta` and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;",
-           {"SwishFunction/saves-intermediate": "saves the intermediate sigmoid",
-            "SwishFunction/input-cut-off": "detaches in backward",
-            "SwishFunction/backward-detached": "backward under torch.no_grad()",
-            "SwishFunction/once-differentiable": "@once_differentiable on a differentiable backward",
-            "SwishFunction/beta-as-number": "beta.item()",
-            "SwishFunction/number-in-backward": "beta.item() inside backward",
-            "SwishFunction/in-place-in-backward": "in-place op in backward",
-            "SwishFunction/kink-at-zero": "sigmoid recomputed from exp(-|z|) with torch.where: "
-                                          "wrong second derivative at x = 0",
-            "case:ran inside itself": "autograd.grad of the saved output inside backward (it "
-                                      "would run this backward again, without end)"}),
-    Clause("`grad_output` may come as a non-contiguous view: the gradient must not depend on its "
-           "strides;",
-           {"raised:RuntimeError": "grad_output.view(-1): fails on a transposed grad_output"}),
-    Clause("forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute or "
-           "on the class, and no copy of an input.",
-           {"SwishFunction/tensor-on-ctx": "tensors on ctx",
-            "SwishFunction/state-on-class": "beta kept on the class, not on ctx",
-            "SwishFunction/saves-copy": "saves x.contiguous(): a copy of a transposed x"}),
-)
-CUBE_ONCE_CLAUSES = (
-    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, in float64 or float32, and "
-           "its backward the first derivative, for every `grad_output`;",
-           {"unproven:wrong-value": "3x instead of 3x^2"}),
-    Clause("its backward is marked `@once_differentiable`, so that a second `.backward()` through "
-           "it raises once_differentiable's error when the gradient flowing into its backward "
-           "requires grad (the self-check sends one that does);",
-           {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
-            "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
-    Clause("forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute, "
-           "and no copy of an input or of the output, nor a tensor cast wider than `x`'s dtype "
-           "where that adds no digit.",
-           {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
-            "CubeOnce/saves-widened": "saves x squared widened to float64",
-            "case:a copy of the output": "returns a copy of the output it saves"}),
-)
 
 EXERCISES = [
     Exercise("SwishFunction", "04_double_backward", swish_full,

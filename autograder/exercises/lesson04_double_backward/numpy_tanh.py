@@ -13,17 +13,18 @@ from torch.autograd.gradcheck import GradcheckError
 
 from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, run_backward, run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
 from ...probes import _OpLog
+from .numpy_tanh_graph import check_inner_ctx, name_saved_copy, reaches
 from .backward_saves import check_backward_saves_no_copy, check_hessian_vector_product
 from .second_derivatives import ONCE_DIFFERENTIABLE_ERROR
 from ..shared.reentry import limit_nesting
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
+from .contracts import NUMPY_TANH_CLAUSES
 
 NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)
 SHAPES = [(6,), (3, 4), (2, 3, 2)]
@@ -108,7 +109,7 @@ def check_second_derivatives(function, values: dict) -> None:
             ".detach() or torch.no_grad leaves it), so a second backward sees a constant; make "
             "backward return the result of a Function of your own (its forward the NumPy "
             "gradient, its backward NumPy too)", mistake="NumpyTanh/backward-detached")
-    _check_inner_ctx(first.grad_fn)
+    check_inner_ctx(first.grad_fn)
     direction = sample(first.shape, "cpu", seed=42)
     try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
         torch.autograd.backward(first, direction)
@@ -140,9 +141,9 @@ def check_second_derivatives(function, values: dict) -> None:
             mistake="NumpyTanh/inner-gradients-swapped")
     for name, leaf in (("x", inputs["x"]), ("grad_output", grad_output)):
         got = torch.zeros_like(x) if leaf.grad is None else leaf.grad
-        if not torch.allclose(got, truths[name]) and not _reaches(first.grad_fn, leaf):
+        if not torch.allclose(got, truths[name]) and not reaches(first.grad_fn, leaf):
             if name == "x":
-                _name_saved_copy(output, inputs["x"])
+                name_saved_copy(output, inputs["x"])
             raise GradingError(
                 f"the second derivative through NumpyTanh with respect to {name} is zero: the "
                 + ("y (or x)" if name == "x" else "grad_output") + " your backward passes to "
@@ -160,65 +161,6 @@ def check_second_derivatives(function, values: dict) -> None:
                 + (", here the saved tensor (y or x): b depends on it through tanh'"
                    if name == "x" else ", here grad_output"),
                 f"largest error: {(got - truths[name]).abs().max().item():.3g}")
-
-
-def _name_saved_copy(output: torch.Tensor, x: torch.Tensor) -> None:
-    """A saved tensor with y's (or x's) values that comes back from ctx.saved_tensors with no
-    graph: forward saved a copy, not the very tensor it returns (or receives)."""
-    try:
-        saved = output.grad_fn.saved_tensors  # the Function's node, even for a returned view
-    except (AttributeError, RuntimeError):
-        return
-    for tensor in saved:
-        if tensor.requires_grad or tensor.shape != x.shape:
-            continue
-        if torch.allclose(tensor, output.detach()):
-            raise GradingError(
-                "the tensor NumpyTanh's forward saves holds y's values but is not the tensor "
-                "forward returns (a second torch.from_numpy of the same array, a .clone(), a "
-                ".view_as()): to autograd it is an intermediate, so ctx.saved_tensors gives it "
-                "back with no graph and the second derivative with respect to x is lost; save "
-                "the very tensor forward returns (ctx.save_for_backward(y), then return y)",
-                f"saved tensor requires grad: False; same object as the output: "
-                f"{tensor is output}; same memory: {tensor.data_ptr() == output.data_ptr()}",
-                mistake="NumpyTanh/saves-copy-of-output")
-        if torch.allclose(tensor, x.detach()):
-            raise GradingError(
-                "the x NumpyTanh's forward saves is a copy cut from the graph (x.detach(), a "
-                "clone, a tensor made from its NumPy array): ctx.saved_tensors gives it back "
-                "with no graph, so the second derivative with respect to x is lost; save x "
-                "itself (ctx.save_for_backward(x))", mistake="NumpyTanh/saves-detached-input")
-
-
-def _graph(node):
-    """Every node of the graph from ``node``, each once."""
-    seen, stack = set(), [node]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        yield node
-        stack.extend(next_node for next_node, _ in node.next_functions)
-
-
-def _check_inner_ctx(node) -> None:
-    """The Function backward calls keeps its tensors through save_for_backward too (a custom
-    Function's node is its ctx: attributes set in forward sit in the node's __dict__)."""
-    for node in _graph(node):
-        kept = [name for name, value in getattr(node, "__dict__", {}).items()
-                if isinstance(value, torch.Tensor)]
-        if kept:
-            raise GradingError(
-                f"the Function your backward calls ({type(node).__name__.removesuffix('Backward')})"
-                f" stores a tensor as ctx.{kept[0]}: use ctx.save_for_backward there too, so "
-                "autograd can detect in-place changes and saved-tensor hooks see it",
-                mistake="NumpyTanh/inner-tensor-on-ctx")
-
-
-def _reaches(node, leaf: torch.Tensor) -> bool:
-    """Whether the graph from ``node`` reaches the leaf ``leaf`` (its AccumulateGrad node)."""
-    return any(getattr(node, "variable", None) is leaf for node in _graph(node))
 
 
 WATCHED = {"x": "its input x", "y": "its output y (the tensor the caller holds, also the one "
@@ -340,48 +282,10 @@ def _checks(function) -> None:
         check_gradgradcheck(function, _values((4,), 8))
 
 
-CLAUSES = (
-    Clause("`NumpyTanh.apply(x)` returns $\\tanh(x)$, computed with NumPy, for a CPU tensor `x` of "
-           "at least one dim, in float64 or float32: return `x`'s dtype (the self-check tries "
-           "both);",
-           {"NumpyTanh/torch-in-forward": "torch.tanh in forward",
-            "NumpyTanh/writes-through-numpy":
-                "forward writes tanh into x through .numpy() (np.tanh(a, out=a))"}),
-    Clause("its backward computes with NumPy too: torch only converts (`.numpy()`, "
-           "`torch.from_numpy`, `.to`), no torch arithmetic;",
-           {"NumpyTanh/torch-in-backward": "torch arithmetic in backward",
-            "NumpyTanh/uses-x-as-y": "x saved and used as y"}),
-    Clause("yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, so its "
-           "backward calls a Function of its own, as in the third way, and **that Function's "
-           "backward computes with NumPy as well**: the kernel's derivatives exist only as kernel "
-           "code, at both levels;",
-           {"NumpyTanh/backward-detached": "a NumPy backward and nothing more",
-            "NumpyTanh/detaches-saved-tensor": "a detached y passed to the inner Function",
-            "NumpyTanh/detaches-grad-output": "a detached grad_output passed to the inner Function",
-            "NumpyTanh/torch-in-inner-backward": "inner backward in torch",
-            "NumpyTanh/inner-gradients-swapped": "inner backward returns its two gradients swapped",
-            "NumpyTanh/inner-gradient-count": "inner backward returns one gradient",
-            "NumpyTanh/inner-tensor-on-ctx": "the inner Function keeps g and y as ctx attributes",
-            "NumpyTanh/saves-copy-of-output":
-                "forward saves a second torch.from_numpy of the same array",
-            "NumpyTanh/saves-detached-input": "forward saves x.detach()",
-            "case:the Function your backward calls computes": "inner backward gives y nothing",
-            "NumpyTanh/hessian-vector-product-wrong":
-                "inner backward tests the other input's needs_input_grad entry"}),
-    Clause("`NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost "
-           "backward, the backward of the backward, is accepted, not required);",
-           {"NumpyTanh/once-differentiable": "once_differentiable"}),
-    Clause("neither `NumpyTanh` nor the Function its backward calls saves a copy of a tensor the "
-           "graph already keeps (`x`, the output, `grad_output`), in its dtype or in another.",
-           {"NumpyTanh/inner-saves-copy": "inner Function saves y.clone()",
-            "NumpyTanh/inner-saves-narrower": "inner Function saves grad_output as float32",
-            "NumpyTanh/saves-copy": "forward saves y.clone() and returns y"}),
-)
-
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after CubeOnce
 EXERCISES = [
     Exercise("NumpyTanh", "04_double_backward", full, contract=("1-D x", "saturated tanh"),
-             clauses=CLAUSES,
+             clauses=NUMPY_TANH_CLAUSES,
              example=lambda: (sample((5,), "cpu"),),
              # a CPU tensor by contract, whatever device the grader has
              domain=Domain(NUMPY_TANH, lambda device, dtype=torch.float64, seed=0:

@@ -144,7 +144,7 @@ def check_not_causal_by_default(function, device) -> None:
                 output, causal):
             raise GradingError(f"{NAME}.apply(Q, K, V, scale), with causal left out, masks "
                                "like causal=True: the signature's default is causal=False",
-                               mistake=f"{NAME}/causal-by-default")
+                               mistake="FlashAttention/causal-by-default")
         diagnose_values(f"{NAME}'s output", output, flash_reference(**inputs))
 
 
@@ -181,7 +181,7 @@ def _flash_full(function, device) -> None:
     if hasattr(function, "BLOCK") and function.BLOCK != 64:  # a missing one: flash_probes
         raise GradingError(f"{NAME}.BLOCK is {function.BLOCK!r}: the "
                            "contract's default block size is 64 (the grader sets smaller ones "
-                           "itself)", mistake=f"{NAME}/block-default-not-64")
+                           "itself)", mistake="FlashAttention/block-default-not-64")
     # (lead, Lq, Lk, d, dv, causal, BLOCK): several blocks, ragged edges, Lq != Lk both ways,
     # diagonal tiles in which some rows see no key (5 x 11 in blocks of 4); causal with full
     # query blocks at Lk - Lq = 0, 1 and BLOCK - 1 (mod BLOCK): at 1, the key block starting at

@@ -8,12 +8,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...checks import Spec, case
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from .contracts import RMS_NORM_MODULE_CLAUSES
 
 NAME = "RMSNorm"
 DIM = 6
@@ -269,31 +269,6 @@ def full(submission, device) -> None:
     covers("SGD steps beside torch.nn.RMSNorm")
 
 
-CLAUSES = (
-    Clause("built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
-           "`RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default;",
-           {"RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
-            "case:does not use eps=1e-6 by default": "default eps 1e-5",
-            "RMSNorm/constant-ignored": "forward passes eps=1e-6 whatever eps it was built "
-                                        "with"}),
-    Clause("`forward(x)` computes through your `RMSNormFunction`;",
-           {"case:does not call RMSNormFunction.apply": "forward calls F.rms_norm"}),
-    Clause("the same `state_dict` (its keys, shapes and initial values), so that it loads "
-           "`torch.nn.RMSNorm(dim).state_dict()` and saves one that `torch.nn.RMSNorm` loads;",
-           {"case:its weight is a plain tensor": "weight a plain tensor",
-            "case:give it exactly one, named weight": "parameter named scale",
-            "case:does not start as ones": "weight starts random",
-            "case:cannot load torch.nn.RMSNorm's state_dict": "eps kept as a buffer"}),
-    Clause("the same outputs and gradients, in the input's dtype, for the same state and input;",
-           {"case:keep the input's dtype": "forward in float64 whatever x's dtype",
-            "case:received no gradient": "weight passed as .data",
-            "case:its backward returns None for it": "the Function returns None for the "
-                                                     "weight"}),
-    Clause("trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every "
-           "step.", {"case:an optimiser would never move it": "weight created with "
-                                                              "requires_grad=False"}),
-)
-
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     # graded as apply(x, weight, eps): RMSNorm(dim, eps=eps) called with weight in place of
@@ -301,7 +276,7 @@ EXERCISES = [
     # training) stays in the battery
     Exercise(NAME, "10_norms", full, contract=("torch.nn.RMSNorm's state_dict",
                                                "SGD steps beside torch.nn.RMSNorm"),
-             clauses=CLAUSES,
+             clauses=RMS_NORM_MODULE_CLAUSES,
              domain=Domain(MODULE, _module_values,
                            prepare=lambda submission: WithWeight(check_module_class(submission)),
                            constants={"eps": Constant(1e-12, 1.0, "RMSNorm(dim, eps=1e-6): eps "

@@ -6,13 +6,13 @@ import torch
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .norm_checks import (check_needs_input_grad, check_returned, check_saved_precision,
                           check_strided_grad_output, gradient_terms, record_backward_returns)
+from .contracts import GROUP_NORM_CLAUSES
 
 NAME = "GroupNormFunction"
 
@@ -268,39 +268,6 @@ def full(submission, device) -> None:
         check_gradcheck(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=23))
 
 
-CLAUSES = (
-    Clause("for `x` of shape $(N, C, *)$ (no spatial dims, or any number), $C$ divisible by "
-           "`num_groups`, `weight` and `bias` each of shape $(C,)$ or `None`, `eps` a Python "
-           "float: the value of `F.group_norm(x, num_groups, weight, bias, eps)` and the "
-           "gradients autograd gives it.",
-           {f"{NAME}/instance-norm": "statistics per channel (instance norm)",
-            "case:puts channel c in group c % num_groups": "channel c in group c % num_groups "
-                                                           "(interleaved groups)",
-            "case:normalises each position of a group separately": "statistics per position "
-                                                                   "(spatial dims left out)",
-            f"{NAME}/misses-projection-term": "no projection term",
-            f"{NAME}/misses-mean-term": "no mean term",
-            f"{NAME}/statistics-held-constant": "mean and rstd treated as constants",
-            f"{NAME}/ignores-weight": "grad_x ignores the weight",
-            f"{NAME}/weight-after-group-means": "weight multiplied in after the group means",
-            "case:ignores its eps argument": "eps hard-coded to 1e-5",
-            f"{NAME}/state-on-class": "num_groups kept on the class",
-            "raised:RuntimeError": "grad_output viewed as rows"}),
-    Clause("Backward in closed form, by hand; `None` for `num_groups` and `eps`.",
-           {f"{NAME}/asks-autograd": "autograd of the composed ops inside backward"}),
-    Clause("The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial "
-           "dim.", {f"{NAME}/wrong-gradient-shape": "weight gradient summed over N only"}),
-    Clause("Save the input (or the normalised input), the mean and rstd of each group, and the "
-           "weight; nothing else.",
-           {"case:input bias of shape": "saves the bias",
-            f"{NAME}/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
-    Clause("As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for "
-           "(and nothing computed of) an input that needs none.",
-           {"case:returned a gradient for weight, which needs none": "grad_weight computed "
-                                                                      "whenever there is a "
-                                                                      "weight"}),
-)
-
 LATER_IN_LESSON = True  # the lesson's last exercise
 EXERCISES = [
     Exercise(NAME, "10_norms", full,
@@ -316,5 +283,5 @@ EXERCISES = [
                                                       also=(0.5,))}),
              contract=("x without spatial dims", "weight=None", "bias=None", "eps=0.5",
                        "non-contiguous grad_output"),
-             clauses=CLAUSES),
+             clauses=GROUP_NORM_CLAUSES),
 ]

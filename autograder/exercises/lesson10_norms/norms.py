@@ -9,7 +9,6 @@ import torch.nn.functional as F
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_untouched, check_values_and_gradients,
                       make_inputs, run_backward, run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain, Tolerance
 from ...errors import GradingError
@@ -19,6 +18,7 @@ from .norm_checks import (check_needs_input_grad, check_returned, check_saved,
                           check_shifted_rows, check_strided_grad_output, describe,
                           diagnose_grad_x, norm_values, record_backward_returns,
                           scalar_weight_hint, unbiased_variance_hint)
+from .contracts import LAYER_NORM_CLAUSES, RMS_NORM_CLAUSES
 
 LAYER_NORM = Spec("LayerNormFunction", ("x", "weight", "bias", "eps"),
                   lambda x, weight, bias, eps: F.layer_norm(x, x.shape[-1:], weight, bias, eps))
@@ -172,70 +172,6 @@ def _rows_apart(device, dtype) -> dict:
     values["x"] = shift + values["x"]
     return {n: v.to(dtype) if isinstance(v, torch.Tensor) else v for n, v in values.items()}
 
-
-LAYER_NORM_CLAUSES = (
-    Clause("for `x` of shape `(*, D)` (a 1-D `x` included), `weight` and `bias` each of shape "
-           "`(D,)` or `None`, independently, and `eps` a Python float: the value of "
-           "`F.layer_norm(x, x.shape[-1:], weight, bias, eps)` and the gradients autograd gives "
-           "it.",
-           {"LayerNormFunction/misses-projection-term": "no projection term",
-            "LayerNormFunction/misses-mean-term": "no mean term",
-            "LayerNormFunction/ignores-weight": "grad_x ignores the weight",
-            "LayerNormFunction/unbiased-variance": "unbiased variance (correction=1)",
-            "LayerNormFunction/state-on-class": "eps kept on the class",
-            "raised:TypeError": "weight assumed present in backward",
-            "raised:RuntimeError": "grad_output flattened with .view for the bias gradient"}),
-    Clause("Forward computes the variance so that float32 rows such as "
-           "$10^4 + \\mathcal N(0, 1)$ keep their accuracy: never as $E[x^2] - E[x]^2$.",
-           {"case:a precision loss": "E[x^2] - E[x]^2 variance"}),
-    Clause("Save one full-size tensor (`x`, or the normalised `x`), at most two per-row tensors "
-           "(the mean and rstd) and the weight: nothing else (not the bias). Pass `weight` to "
-           "`save_for_backward` even when it is `None`; it accepts `None`.",
-           {"case:saved 2 full-size tensors": "saves the normalised input as well as x",
-            "case:saved the bias": "saves the bias",
-            "LayerNormFunction/tensor-on-ctx": "mean and rstd kept on ctx",
-            "LayerNormFunction/saves-narrower-dtype": "float32 statistics saved for float64 "
-                                                      "inputs"}),
-    Clause("Backward follows your derivation, **by hand** (no `torch.autograd.grad`, no "
-           "`native_layer_norm_backward`), and returns exactly one gradient per input: `None` "
-           "for `eps`, and `None` for (computing nothing of) any input whose "
-           "`ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there.",
-           {"LayerNormFunction/asks-autograd": "autograd of F.layer_norm inside backward",
-            "LayerNormFunction/builtin-backward-op": "the built-in native_layer_norm_backward",
-            "LayerNormFunction/gradient-for-non-tensor": "every gradient returned whatever "
-                                                         "needs_input_grad says",
-            "LayerNormFunction/returns-none-gradient": "grad_weight gated on the bias's "
-                                                       "needs_input_grad entry",
-            "case:does as much work": "grad_x computed even when only weight needs a gradient"}),
-    Clause("The weight and bias gradients have shape `(D,)`: summed over **every** leading dim, "
-           "however many there are, none included (the `sum(dim=())` run above): what one "
-           "reduction works for any number of leading dims?",
-           {"case:returned grad_weight of shape": "weight gradient summed over dim 0 only",
-            "case:returned a 0-d grad_weight": "sum(dim=()) for a 1-D input"}),
-)
-RMS_NORM_CLAUSES = (
-    Clause("for `x` of shape `(*, D)`, `weight` of shape `(D,)` or `None`, `eps` a Python "
-           "float: the value of `F.rms_norm(x, x.shape[-1:], weight, eps)` and the gradients "
-           "autograd gives it.",
-           {"RMSNormFunction/misses-projection-term": "no projection term",
-            "RMSNormFunction/subtracts-mean-term": "LayerNorm's mean term as well",
-            "RMSNormFunction/ignores-weight": "grad_x ignores the weight",
-            "RMSNormFunction/state-on-class": "eps kept on the class",
-            "case:ignores its eps argument": "eps ignored",
-            "raised:RuntimeError": "grad_weight's rows flattened with .view"}),
-    Clause("Save `x` itself (not a copy of it, whatever its strides), the weight and one "
-           "reciprocal rms per row, nothing else.",
-           {"case:saved 2 full-size tensors": "saves the normalised x too",
-            "case:instead of x": "x.contiguous() saved",
-            "RMSNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
-    Clause("Backward by hand, from your derivation; the weight gradient summed over every "
-           "leading dim to shape `(D,)`; `None` for `eps`, and `None` for (no work on) a "
-           "gradient nobody needs.",
-           {"RMSNormFunction/asks-autograd": "autograd of F.rms_norm inside backward",
-            "case:returned grad_weight of shape": "weight gradient not summed",
-            "case:does as much work": "weight gradient computed whatever needs_input_grad "
-                                       "says"}),
-)
 
 EXERCISES = [
     Exercise("LayerNormFunction", "10_norms", lambda s, device: full(s, LAYER_NORM, device),

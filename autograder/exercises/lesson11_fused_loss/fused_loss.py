@@ -14,7 +14,6 @@ import torch
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain, Operator
 from ...errors import GradingError
@@ -27,6 +26,7 @@ from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_gra
                               check_hand_written_forward, check_largest_tensor, check_lce_cuda_peak,
                               check_lce_saved, check_one_gradient, check_retained_backward,
                               check_scaling, lce_values, recognise_chunk_means)
+from .contracts import CE_CLAUSES, LCE_CLAUSES
 
 def ce_values(rows: int, classes: int, device, *, seed=0, ignored=(), ignore_index=-100,
               magnitude=3.0, dtype=torch.float64) -> dict:
@@ -273,74 +273,6 @@ def _rows_apart(make):
         return made
     return values
 
-
-CE_CLAUSES = (
-    Clause("for `logits` of shape $(N, C)$, `target` of shape $(N,)$, int64, and `ignore_index` "
-           "any int, a class or not: the value of `F.cross_entropy(logits, target, "
-           "ignore_index=ignore_index)`, the mean of $\\ell_i$ over the rows whose target is not "
-           "`ignore_index` (at least one row counts; every row ignored is outside the "
-           "contract), and its gradient, each call's its own when two calls share a graph.",
-           {"CrossEntropy/divides-by-all-rows": "dividing by N instead of the counted rows",
-            "CrossEntropy/ignored-rows-get-gradient": "ignored rows keep their gradient",
-            "CrossEntropy/softmax-term-only": "the softmax term alone, no one-hot",
-            "unproven:wrong-value": "one_hot - softmax",
-            "CrossEntropy/ignores-grad-output": "backward ignores grad_output",
-            "case:is past the last class": "ignored targets made valid with clamp(min=0)",
-            "raised:RuntimeError": "ignored rows' targets made class 1",
-            "CrossEntropy/state-shared-between-calls": "the count of counted rows in a module "
-                                                       "global"}),
-    Clause("Forward must be stable at logits of magnitude $10^4$ (the section on computing the "
-           "loss stably). Picking $z_{iy_i}$ needs a valid class index in every row: what do "
-           "the ignored rows' targets (such as -100) become first?",
-           {"CrossEntropy/overflows-at-large-logits": "softmax without the max shift"}),
-    Clause("Save the logits themselves (not a copy of them, whatever their strides) and, "
-           "besides them, only tensors of at most $N$ elements; **not** the probabilities. "
-           "Which one number per row lets backward rebuild that row's softmax from its logits?",
-           {"CrossEntropy/saves-probabilities": "saves the probabilities",
-            "case:(transposed in memory)": "logits saved as a contiguous copy"}),
-    Clause("Backward follows your derivation, by hand, and returns `None` for `target` and "
-           "`ignore_index`.", {"CrossEntropy/gradient-for-target": "a gradient for the target"}),
-)
-LCE_CLAUSES = (
-    Clause("for `x` $(N, d)$, `weight` $(V, d)$, `target` $(N,)$ and any `chunk_size` from 1 "
-           "past $N$: the value of `F.cross_entropy(x @ weight.T, target)` (the mean over all "
-           "$N$ rows; every target is a valid class) and its gradients, stable where the logits "
-           "pass float32's `exp` range.",
-           {"linear_cross_entropy/averages-chunk-means": "the mean of each chunk's mean",
-            "case:the short last chunk": "the loop stops before a short last chunk",
-            "case:at float32 logits of magnitude 100": "no max shift in the chunk's exp"}),
-    Clause("**No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and "
-           "`V * d`, whichever gradients are needed, grad mode included: chunk-sized logits, "
-           "and tensors the size of an input or its gradient.",
-           {"linear_cross_entropy/materialises-logits": "all the logits at once",
-            "case:under torch.no_grad() creates a tensor": "the composed ops under no_grad"}),
-    Clause("When gradients are needed, forward computes `grad_x` and `grad_weight` chunk by "
-           "chunk and saves them (no logits); backward returns them multiplied by "
-           "`grad_output`, never modifying what it saved.",
-           {"linear_cross_entropy/scales-saved-in-place": "saved gradients scaled in place",
-            "linear_cross_entropy/ignores-grad-output": "backward ignores grad_output",
-            "case:FLOPs of matrix products": "gradients recomputed in backward (Cut "
-                                             "Cross-Entropy)"}),
-    Clause("Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad, forward "
-           "does the loss's work only (about $2NdV$ FLOPs); when only one of them requires "
-           "grad, compute only that gradient.",
-           {"linear_cross_entropy/no-grad-mode-check": "no grad-mode check",
-            "case:skip grad_weight when": "both gradients always",
-            "case:although ctx.needs_input_grad is (False, False)": "detaching wrapper, forward "
-                                                                    "ignores needs_input_grad",
-            "case:answers True inside forward": "torch.is_grad_enabled() asked inside "
-                                                "forward"}),
-    Clause("float16 / bfloat16 inputs: return the loss and gradients in the input's dtype, "
-           "accumulated in float32; the gradients forward saves are in the input's dtype too.",
-           {"case:accumulate the loss and the gradients in float32": "accumulating in bfloat16",
-            "linear_cross_entropy/accumulates-narrow-without-grad": "a float16 running sum on "
-                                                                    "the loss-only path under "
-                                                                    "no_grad",
-            "case:saves grad_x as float32 for bfloat16 inputs": "float32 gradients saved for "
-                                                                "bfloat16 inputs"}),
-    Clause("By hand: no `torch.autograd.grad` in forward or backward.",
-           {"case:LinearCrossEntropy.forward calls": "autograd inside forward"}),
-)
 
 EXERCISES = [
     Exercise("CrossEntropy", "11_fused_loss", ce_full,

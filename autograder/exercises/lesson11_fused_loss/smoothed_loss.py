@@ -8,7 +8,6 @@ import torch.nn.functional as F
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain
 from ...errors import GradingError
@@ -16,6 +15,7 @@ from ...exercise import Exercise, sample
 from .cross_entropy_mistakes import ignore_index_past_classes
 from .fused_loss import (IGNORE_INDEX, STABLE_ROWS, _rows_apart, check_saved_precision,
                          strided_logits)
+from .contracts import SMOOTHED_LOSS_CLAUSES
 
 NAME = "SmoothedCrossEntropy"
 
@@ -267,36 +267,6 @@ def full(submission, device) -> None:
         check_gradcheck(function, SMOOTHED, sce_values(4, 3, device, ignored=(1,), seed=30))
 
 
-CLAUSES = (
-    Clause("that value and its gradient, for `ignore_index` any int, `label_smoothing` in "
-           "$[0, 1]$ and `z_loss` $\\geq 0$, at least one row counted, each call's its own when "
-           "two calls share a graph;",
-           {f"{NAME}/misses-smoothing-term": "smoothing term left out of the gradient",
-            f"{NAME}/gradient-ignores-smoothing": "backward ignores label_smoothing",
-            f"{NAME}/misses-mean-log-p-term": "(1 - smoothing)(P - Y) without the smoothing "
-                                              "term's gradient",
-            f"{NAME}/misses-z-loss-term": "z-loss left out of the gradient",
-            f"{NAME}/z-loss-gradient-halved": "z-loss gradient without the factor 2",
-            f"{NAME}/divides-by-all-rows": "dividing by N instead of the counted rows",
-            f"{NAME}/ignored-target-not-a-class": "ignored targets made valid with clamp(min=0)",
-            f"{NAME}/smoothing-over-other-classes": "smoothing spread over the C - 1 other "
-                                                    "classes",
-            f"{NAME}/z-loss-not-squared": "z-loss of lse, not lse ** 2, in forward and backward",
-            f"{NAME}/z-loss-over-every-row": "z-loss averaged over every row",
-            f"{NAME}/ignored-rows-get-gradient": "ignored rows left in the gradient",
-            f"{NAME}/state-on-class": "label_smoothing and z_loss kept on the class",
-            "raised:RuntimeError": "ignored rows' targets made class 1"}),
-    Clause("stable at logits of magnitude $10^4$;",
-           {f"{NAME}/overflows-at-large-logits": "z-loss of raw exp sums"}),
-    Clause("the logits themselves its only saved $(N, C)$ tensor (other saved tensors at most "
-           "$N$ elements);",
-           {f"{NAME}/saves-probabilities": "saves the probabilities",
-            "case:(transposed in memory)": "logits saved as a contiguous copy",
-            f"{NAME}/saves-narrower-dtype": "float32 log-sum-exp saved for float64 logits"}),
-    Clause("backward by hand, and `None` for everything but `logits`.",
-           {f"{NAME}/gradient-for-target": "a gradient for the target"}),
-)
-
 LATER_IN_LESSON = True  # the lesson's last exercise
 EXERCISES = [
     Exercise(NAME, "11_fused_loss", full,
@@ -319,5 +289,5 @@ EXERCISES = [
                            rows_apart=Case(_rows_apart(sce_values), STABLE_ROWS)),
              contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
                        "ignore_index past the classes", "logits of magnitude 1e4"),
-             clauses=CLAUSES),
+             clauses=SMOOTHED_LOSS_CLAUSES),
 ]

@@ -12,7 +12,6 @@ import torch
 
 from ...checks import (Spec, case, check_backward_by_hand, check_is_function, check_no_ctx_tensors,
                       make_inputs, run_backward, run_forward)
-from ...clauses import Clause
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Constant, Domain
@@ -21,6 +20,7 @@ from ...exercise import Exercise, sample
 from ...memory import TensorAccounting
 from ..lesson10_norms.norm_checks import check_needs_input_grad
 from .surgery_checks import check_strided, matches, strided_grad_output
+from .contracts import PER_SAMPLE_CLIPPING_CLAUSES
 
 LATER_IN_LESSON = True  # after GradientReversal, ClipGradientNorm and SoftThreshold
 
@@ -209,41 +209,11 @@ def domain_values(device, dtype=torch.float64, seed=0, max_norm=1.0) -> dict:
     return values
 
 
-CLAUSES = (
-    Clause("forward returns `x @ weight.T` for `x` of shape `(N, in)` and `weight` of shape "
-           "`(out, in)` (`max_norm` a positive Python float), and backward, for `x`, "
-           "`grad_output @ weight`, as for any linear layer (not clipped);",
-           {"PerSampleClippedLinear/clips-grad-x": "grad_x clipped too"}),
-    Clause("backward returns, for `weight`, the sum over samples $n$ of sample $n$'s gradient of "
-           "`weight`, each scaled by $\\min(1,\\ m / \\lVert\\text{that gradient}\\rVert)$ with "
-           "$m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in "
-           "`ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is "
-           "`nan`; `None` for `max_norm`;",
-           {"PerSampleClippedLinear/no-clipping": "no clipping",
-            "PerSampleClippedLinear/norm-of-g-alone": "clipped by ||g_n|| alone",
-            "PerSampleClippedLinear/norm-of-x-alone": "clipped by ||x_n|| alone",
-            "case:clips by ||g_n|| + ||x_n||": "a sample's norm written as ||g_n|| + ||x_n||",
-            "case:squared norm": "squared norms",
-            "PerSampleClippedLinear/clips-summed-gradient": "the summed gradient clipped",
-            "PerSampleClippedLinear/scales-small-samples-up": "every sample scaled to max_norm",
-            "PerSampleClippedLinear/nan-on-zero-sample": "nan for a zero sample",
-            "unproven:wrong-value": "Opacus-style ghost norms, max_norm / (norm + 1e-6) "
-                                    "(issue 37)"}),
-    Clause("backward never creates a tensor with one entry per (sample, output, input): no "
-           "`(N, out, in)` tensor, not even for a moment;",
-           {"PerSampleClippedLinear/per-sample-outer-products": "per-sample outer products "
-                                                                "built"}),
-    Clause("backward computes each gradient only when `ctx.needs_input_grad` asks for it, "
-           "returning `None` otherwise.",
-           {"PerSampleClippedLinear/computes-frozen-gradient": "both gradients always computed",
-            "case:does as much work": "both computed, only the wanted one returned"}),
-)
-
 EXERCISES = [
     Exercise("PerSampleClippedLinear", "12_surgery", clipped_linear_full,
              contract=("a zero sample", "one sample", "no sample clipped",
                        "non-contiguous grad_output"),
-             clauses=CLAUSES,
+             clauses=PER_SAMPLE_CLIPPING_CLAUSES,
              domain=Domain(SPEC, domain_values,
                            constants={"max_norm": Constant(1e-4, 10.0, "max_norm a positive "
                                                            "Python float, 1e-4 as well as 10")})),

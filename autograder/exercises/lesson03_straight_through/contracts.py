@@ -1,0 +1,161 @@
+"""Lesson 03's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+# a clause both sign estimators state, each with its own witness
+ON_CTX = ("a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` "
+          "attribute, and is no copy of an input or of the output, nor cast wider than the "
+          "input's dtype where that adds no digit.")
+
+
+STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
+    Clause("`StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of "
+           "`argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum). "
+           "Take the argmax of the logits, not of the softmax (the Gumbel cell above took the "
+           "softmax's, as `F.gumbel_softmax` does), nor of `logits / tau`: close logits can round "
+           "to equal probabilities, or to equal values once divided by `tau`, and argmax then "
+           "picks the first (see \"How close?\" below the contract); `topk` and `sort` do not "
+           "promise which of tied values comes first. `tau` is a positive Python float. (The "
+           "caller adds Gumbel noise to `logits` when it wants a sample; this Function does not "
+           "draw it.)",
+           {"case:output is not one-hot": "softmax in forward",
+            "case:output has dtype torch.int64": "int64 one-hot",
+            "case:more than one 1 in a row": "every tied maximum marked",
+            "case:draws noise itself": "Gumbel noise drawn inside forward",
+            "case:over the logits rounded to a narrower dtype": "argmax of a float32 copy",
+            "StraightThroughSoftmax/argmax-of-scaled-logits": "argmax of logits * (1 / tau)",
+            "StraightThroughSoftmax/argmax-of-softmax":
+                "one-hot of the softmax's argmax, as the Gumbel cell writes",
+            "StraightThroughSoftmax/topk-or-sort-on-ties": "one-hot of topk(1)"}),
+    Clause(r"backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ "
+           "over the last dim would have: its Jacobian applied to `grad_output`, **computed by "
+           "hand** in tensor ops (no `torch.autograd.grad` and no built-in softmax backward "
+           "inside backward), and `None` for `tau`.",
+           {"case:it returns grad_output unchanged": "identity backward",
+            "case:it lacks the factor 1 / tau": "no 1 / tau",
+            "case:it keeps only the diagonal": "diagonal of the Jacobian only",
+            "case:uses the saved one-hot in place of the softmax":
+                "the saved one-hot used as the softmax",
+            "StraightThroughSoftmax/true-zero-gradient":
+                "zero gradient (the one-hot's true derivative)",
+            "StraightThroughSoftmax/asks-autograd": "autograd inside backward",
+            "StraightThroughSoftmax/backward-modifies-saved-tensor":
+                "softmax's vector-Jacobian product built on the saved softmax in place",
+            "case:modified its input logits in place": "backward divides the saved logits in place"}),
+    Clause(r"`logits` has at least one dim, of any leading shape; the grader tries float64 and "
+           "float32, ties, a `grad_output` that is not contiguous, and a low temperature "
+           r"($\tau = 0.1$ with float32 logits of a dozen or so), where the softmax and its "
+           "gradient are finite.",
+           {"case:has float32's precision": "softmax computed in float32 for float64 logits",
+            "case:exp of more than": "softmax rebuilt as exp(z) / sum exp(z)",
+            "case:shifted by the whole tensor's maximum":
+                "softmax shifted by the whole tensor's maximum",
+            "raised:RuntimeError": ".view(-1, n) on a non-contiguous grad_output"}),
+    Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
+           "global, and no copy of an input or of the output, nor a tensor cast wider than the "
+           "logits' dtype where that adds no digit.",
+           {"StraightThroughSoftmax/state-shared-between-calls": "tau kept in a module global",
+            "StraightThroughSoftmax/saves-copy": "saves logits.clone(), recomputes the softmax",
+            "StraightThroughSoftmax/saves-widened": "softmax saved widened to float64"}),
+)
+
+
+STE_CLAUSES = {
+    "SignSTE": (
+        Clause(r"`x` of any shape and any value, $\pm\infty$ and subnormals included, in float64 "
+               "or float32: the output is exactly `torch.sign(x)`, in `x`'s dtype, down to the "
+               "sign of a zero;",
+               {"SignSTE/sign-of-zero-not-zero": "where(x >= 0, 1, -1) sends 0 to 1",
+                "SignSTE/sign-of-infinity": "nan_to_num(x / x.abs()): 0 at ±inf",
+                "SignSTE/sign-of-subnormal": "x / x.abs().clamp(min=tiny): not 1 at a subnormal x",
+                "SignSTE/signed-zero": "where(x == 0, x, sign(x)) keeps -0.0",
+                "SignSTE/smooth-forward": "tanh(100 x) in forward",
+                "SignSTE/detach-trick-in-forward": "detach trick inside forward",
+                "SignSTE/forward-in-float32": "sign of a float32 copy of x",
+                "unproven:wrong-value": "integer output"}),
+        Clause("backward returns what autograd would give had forward computed stand-in A, for "
+               "every `grad_output`;",
+               {"SignSTE/true-zero-gradient": "zero gradient (the true derivative)",
+                "SignSTE/ignores-grad-output": "ones instead of grad_output",
+                "SignSTE/clipped-estimator": "clips: the other exercise's estimator"}),
+        Clause(ON_CTX, {"SignSTE/tensor-on-ctx": "x kept on ctx",
+                        "SignSTE/saves-copy": "saves a copy of x it never reads"}),
+    ),
+    "SignClippedSTE": (
+        Clause(r"the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for any value of `x`, "
+               r"$\pm\infty$ included;",
+               {"SignClippedSTE/sign-of-infinity": "where(x == 0, x, x / x.abs()): nan at ±inf"}),
+        Clause("backward returns what autograd would give had forward computed stand-in B, with "
+               "the gradient passing at $|x| = 1$, for every `grad_output` and to the last digit "
+               "of a float64 `x`, in `grad_output`'s dtype;",
+               {"SignClippedSTE/not-clipped": "forgets the clip",
+                "SignClippedSTE/drops-boundary": "clip with |x| < 1",
+                "SignClippedSTE/inverted-mask": "inverted clip",
+                "SignClippedSTE/clips-grad-output": "clamps grad_output",
+                "SignClippedSTE/mask-from-output": "mask from the saved output",
+                "SignClippedSTE/mask-in-float32": "mask on a float32 copy of x",
+                "SignClippedSTE/gradient-in-float32": "gradient returned in float32",
+                "unnamed:check": "a tolerance on the window, |x| <= 1 + 1e-6"}),
+        Clause("backward leaves `grad_output` and what forward saved as they were;",
+               {"SignClippedSTE/writes-grad-output": "writes into grad_output",
+                "SignClippedSTE/backward-modifies-saved-tensor":
+                    "saved mask multiplied by grad_output in place"}),
+        Clause(ON_CTX, {"SignClippedSTE/tensor-on-ctx": "x kept on ctx",
+                        "SignClippedSTE/saves-copy": "saves x.clone()",
+                        "SignClippedSTE/saves-widened":
+                            "saves the mask as float64, whatever x's dtype",
+                        "case:x transposed": "saves x.contiguous(): a copy of a transposed x"}),
+    ),
+    "RoundSTE": (
+        Clause("`x` of any value, however large, in float64 or float32: the output is exactly "
+               "`torch.round(x)`, in `x`'s dtype, halves and the sign of a zero included;",
+               {"RoundSTE/floors": "floor", "RoundSTE/truncates": "x.long() truncates",
+                "RoundSTE/halves-not-to-even": "floor(x + 0.5) rounds halves up",
+                "RoundSTE/forward-returns-x": "no rounding",
+                "RoundSTE/smooth-forward": "smooth look-alike",
+                "RoundSTE/floor-of-x-plus-half": "floor(x + 0.5) with halves sent to even",
+                "RoundSTE/forward-in-float32": "rounded in float32, no detach trick",
+                "RoundSTE/signed-zero": "round(x) + 0.0: -0 turned into 0",
+                "unnamed:check": "magic-number rounding (x + 1.5 * 2^52) - 1.5 * 2^52"}),
+        Clause("backward returns what autograd would give had forward computed your stand-in for "
+               "round, for every `grad_output`, in `grad_output`'s dtype;",
+               {"RoundSTE/true-zero-gradient": "zero gradient",
+                "RoundSTE/gradient-in-float32": "gradient built in the default dtype",
+                "unproven:wrong-value": "wrong sign"}),
+        Clause(ON_CTX, {"RoundSTE/saves-copy": "saves a copy of x it never reads"}),
+    ),
+}
+
+
+FAKE_QUANTIZE_CLAUSES = (
+    Clause("`FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above; `scale` is a positive "
+           "0-d tensor that may require grad, `qmin < 0 < qmax` are Python ints. "
+           "`x * (1 / scale)` for $v$, as `torch.fake_quantize_per_tensor_affine` computes it, "
+           "is accepted too: the grader keeps $v$ off the exact halves where the two round apart;",
+           {"case:returns the integer codes": "returns the integer codes",
+            "case:codes are floor(x / scale)": "floor for round",
+            "case:rounds halves up": "floor(v + 0.5): halves rounded up",
+            "case:clips x to [qmin, qmax]": "clips x instead of the codes",
+            "FakeQuantize/codes-in-float32": "forward computed on x.float()",
+            "FakeQuantize/output-in-float32": "forward by torch.fake_quantize_per_tensor_affine"}),
+    Clause(r"backward treats `round` with the straight-through estimator "
+           r"($\mathrm{d}\operatorname{round}(v) /\mathrm{d}v$ taken as 1) and `clamp` with its "
+           "true derivative; it returns `None` for `qmin` and `qmax`;",
+           {"case:gradient for x is not clipped": "grad_x not clipped",
+            "case:gradient for x carries a factor 1 / scale": "grad_x divided by scale",
+            "case:gradient for scale is wrong": "mean for sum",
+            "case:returned None for scale": "None for scale",
+            "case:judges 'inside' on v for x's gradient": "x judged on v, scale on round(v)",
+            "FakeQuantize/gradient-for-non-tensor": "gradient for qmin",
+            "FakeQuantize/gate-on-wrong-entry": "needs_input_grad index slip",
+            "FakeQuantize/half-offset-bounds": "inside as qmin - 0.5 <= v < qmax + 0.5",
+            "FakeQuantize/grad-x-in-float32": "grad_x made in torch.zeros without dtype=",
+            "FakeQuantize/grad-scale-in-float32": "scale's gradient summed in float32",
+            "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x"}),
+    Clause("forward keeps no copy of an input or of the output: they cost nothing, since the "
+           "caller and the graph keep them; nor a tensor cast wider than `x`'s dtype where that "
+           "adds no digit.",
+           {"FakeQuantize/saves-copy": "saves x.clone()",
+            "FakeQuantize/saves-widened": "the local derivative saved widened to float64"}),
+)

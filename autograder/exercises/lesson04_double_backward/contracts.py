@@ -1,0 +1,94 @@
+"""Lesson 04's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+
+NUMPY_TANH_CLAUSES = (
+    Clause("`NumpyTanh.apply(x)` returns $\\tanh(x)$, computed with NumPy, for a CPU tensor `x` of "
+           "at least one dim, in float64 or float32: return `x`'s dtype (the self-check tries "
+           "both);",
+           {"NumpyTanh/torch-in-forward": "torch.tanh in forward",
+            "NumpyTanh/writes-through-numpy":
+                "forward writes tanh into x through .numpy() (np.tanh(a, out=a))"}),
+    Clause("its backward computes with NumPy too: torch only converts (`.numpy()`, "
+           "`torch.from_numpy`, `.to`), no torch arithmetic;",
+           {"NumpyTanh/torch-in-backward": "torch arithmetic in backward",
+            "NumpyTanh/uses-x-as-y": "x saved and used as y"}),
+    Clause("yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, so its "
+           "backward calls a Function of its own, as in the third way, and **that Function's "
+           "backward computes with NumPy as well**: the kernel's derivatives exist only as kernel "
+           "code, at both levels;",
+           {"NumpyTanh/backward-detached": "a NumPy backward and nothing more",
+            "NumpyTanh/detaches-saved-tensor": "a detached y passed to the inner Function",
+            "NumpyTanh/detaches-grad-output": "a detached grad_output passed to the inner Function",
+            "NumpyTanh/torch-in-inner-backward": "inner backward in torch",
+            "NumpyTanh/inner-gradients-swapped": "inner backward returns its two gradients swapped",
+            "NumpyTanh/inner-gradient-count": "inner backward returns one gradient",
+            "NumpyTanh/inner-tensor-on-ctx": "the inner Function keeps g and y as ctx attributes",
+            "NumpyTanh/saves-copy-of-output":
+                "forward saves a second torch.from_numpy of the same array",
+            "NumpyTanh/saves-detached-input": "forward saves x.detach()",
+            "case:the Function your backward calls computes": "inner backward gives y nothing",
+            "NumpyTanh/hessian-vector-product-wrong":
+                "inner backward tests the other input's needs_input_grad entry"}),
+    Clause("`NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost "
+           "backward, the backward of the backward, is accepted, not required);",
+           {"NumpyTanh/once-differentiable": "once_differentiable"}),
+    Clause("neither `NumpyTanh` nor the Function its backward calls saves a copy of a tensor the "
+           "graph already keeps (`x`, the output, `grad_output`), in its dtype or in another.",
+           {"NumpyTanh/inner-saves-copy": "inner Function saves y.clone()",
+            "NumpyTanh/inner-saves-narrower": "inner Function saves grad_output as float32",
+            "NumpyTanh/saves-copy": "forward saves y.clone() and returns y"}),
+)
+
+
+SWISH_CLAUSES = (
+    Clause(r"`x` of any shape and `beta` of any real value, negative, tiny and 0 included, either "
+           "or both requiring grad, in float64 or float32: the value and the gradients autograd "
+           r"gives $x\,\sigma(\beta x)$, finite at $x = 0$ and where $|\beta x|$ saturates the "
+           "sigmoid;",
+           {"unproven:wrong-value": "grad_beta misses a factor x",
+            "SwishFunction/returns-none-gradient": "None for beta",
+            "SwishFunction/divides-by-x": "s = y / x: NaN where x = 0",
+            "case:tests the other input's flag": "needs_input_grad indices swapped"}),
+    Clause("backward is differentiable: the second derivatives through it, with respect to `x`, "
+           "`beta` and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;",
+           {"SwishFunction/saves-intermediate": "saves the intermediate sigmoid",
+            "SwishFunction/input-cut-off": "detaches in backward",
+            "SwishFunction/backward-detached": "backward under torch.no_grad()",
+            "SwishFunction/once-differentiable": "@once_differentiable on a differentiable backward",
+            "SwishFunction/beta-as-number": "beta.item()",
+            "SwishFunction/number-in-backward": "beta.item() inside backward",
+            "SwishFunction/in-place-in-backward": "in-place op in backward",
+            "SwishFunction/kink-at-zero": "sigmoid recomputed from exp(-|z|) with torch.where: "
+                                          "wrong second derivative at x = 0",
+            "case:ran inside itself": "autograd.grad of the saved output inside backward (it "
+                                      "would run this backward again, without end)"}),
+    Clause("`grad_output` may come as a non-contiguous view: the gradient must not depend on its "
+           "strides;",
+           {"raised:RuntimeError": "grad_output.view(-1): fails on a transposed grad_output"}),
+    Clause("forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute or "
+           "on the class, and no copy of an input.",
+           {"SwishFunction/tensor-on-ctx": "tensors on ctx",
+            "SwishFunction/state-on-class": "beta kept on the class, not on ctx",
+            "SwishFunction/saves-copy": "saves x.contiguous(): a copy of a transposed x"}),
+)
+
+
+CUBE_ONCE_CLAUSES = (
+    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, in float64 or float32, and "
+           "its backward the first derivative, for every `grad_output`;",
+           {"unproven:wrong-value": "3x instead of 3x^2"}),
+    Clause("its backward is marked `@once_differentiable`, so that a second `.backward()` through "
+           "it raises once_differentiable's error when the gradient flowing into its backward "
+           "requires grad (the self-check sends one that does);",
+           {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
+            "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
+    Clause("forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute, "
+           "and no copy of an input or of the output, nor a tensor cast wider than `x`'s dtype "
+           "where that adds no digit.",
+           {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
+            "CubeOnce/saves-widened": "saves x squared widened to float64",
+            "case:a copy of the output": "returns a copy of the output it saves"}),
+)

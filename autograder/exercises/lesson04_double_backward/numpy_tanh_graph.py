@@ -1,0 +1,66 @@
+"""Lesson 04: what NumpyTanh's backward builds for a second derivative: the inner Function
+it calls, what that saves, and whether the graph reaches x."""
+
+
+import torch
+
+from ...errors import GradingError
+
+
+def name_saved_copy(output: torch.Tensor, x: torch.Tensor) -> None:
+    """A saved tensor with y's (or x's) values that comes back from ctx.saved_tensors with no
+    graph: forward saved a copy, not the very tensor it returns (or receives)."""
+    try:
+        saved = output.grad_fn.saved_tensors  # the Function's node, even for a returned view
+    except (AttributeError, RuntimeError):
+        return
+    for tensor in saved:
+        if tensor.requires_grad or tensor.shape != x.shape:
+            continue
+        if torch.allclose(tensor, output.detach()):
+            raise GradingError(
+                "the tensor NumpyTanh's forward saves holds y's values but is not the tensor "
+                "forward returns (a second torch.from_numpy of the same array, a .clone(), a "
+                ".view_as()): to autograd it is an intermediate, so ctx.saved_tensors gives it "
+                "back with no graph and the second derivative with respect to x is lost; save "
+                "the very tensor forward returns (ctx.save_for_backward(y), then return y)",
+                f"saved tensor requires grad: False; same object as the output: "
+                f"{tensor is output}; same memory: {tensor.data_ptr() == output.data_ptr()}",
+                mistake="NumpyTanh/saves-copy-of-output")
+        if torch.allclose(tensor, x.detach()):
+            raise GradingError(
+                "the x NumpyTanh's forward saves is a copy cut from the graph (x.detach(), a "
+                "clone, a tensor made from its NumPy array): ctx.saved_tensors gives it back "
+                "with no graph, so the second derivative with respect to x is lost; save x "
+                "itself (ctx.save_for_backward(x))", mistake="NumpyTanh/saves-detached-input")
+
+
+def graph(node):
+    """Every node of the graph from ``node``, each once."""
+    seen, stack = set(), [node]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        yield node
+        stack.extend(next_node for next_node, _ in node.next_functions)
+
+
+def check_inner_ctx(node) -> None:
+    """The Function backward calls keeps its tensors through save_for_backward too (a custom
+    Function's node is its ctx: attributes set in forward sit in the node's __dict__)."""
+    for node in graph(node):
+        kept = [name for name, value in getattr(node, "__dict__", {}).items()
+                if isinstance(value, torch.Tensor)]
+        if kept:
+            raise GradingError(
+                f"the Function your backward calls ({type(node).__name__.removesuffix('Backward')})"
+                f" stores a tensor as ctx.{kept[0]}: use ctx.save_for_backward there too, so "
+                "autograd can detect in-place changes and saved-tensor hooks see it",
+                mistake="NumpyTanh/inner-tensor-on-ctx")
+
+
+def reaches(node, leaf: torch.Tensor) -> bool:
+    """Whether the graph from ``node`` reaches the leaf ``leaf`` (its AccumulateGrad node)."""
+    return any(getattr(node, "variable", None) is leaf for node in graph(node))

@@ -1,0 +1,131 @@
+"""Lesson 10's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+
+LAYER_NORM_CLAUSES = (
+    Clause("for `x` of shape `(*, D)` (a 1-D `x` included), `weight` and `bias` each of shape "
+           "`(D,)` or `None`, independently, and `eps` a Python float: the value of "
+           "`F.layer_norm(x, x.shape[-1:], weight, bias, eps)` and the gradients autograd gives "
+           "it.",
+           {"LayerNormFunction/misses-projection-term": "no projection term",
+            "LayerNormFunction/misses-mean-term": "no mean term",
+            "LayerNormFunction/ignores-weight": "grad_x ignores the weight",
+            "LayerNormFunction/unbiased-variance": "unbiased variance (correction=1)",
+            "LayerNormFunction/state-on-class": "eps kept on the class",
+            "raised:TypeError": "weight assumed present in backward",
+            "raised:RuntimeError": "grad_output flattened with .view for the bias gradient"}),
+    Clause("Forward computes the variance so that float32 rows such as "
+           "$10^4 + \\mathcal N(0, 1)$ keep their accuracy: never as $E[x^2] - E[x]^2$.",
+           {"case:a precision loss": "E[x^2] - E[x]^2 variance"}),
+    Clause("Save one full-size tensor (`x`, or the normalised `x`), at most two per-row tensors "
+           "(the mean and rstd) and the weight: nothing else (not the bias). Pass `weight` to "
+           "`save_for_backward` even when it is `None`; it accepts `None`.",
+           {"case:saved 2 full-size tensors": "saves the normalised input as well as x",
+            "case:saved the bias": "saves the bias",
+            "LayerNormFunction/tensor-on-ctx": "mean and rstd kept on ctx",
+            "LayerNormFunction/saves-narrower-dtype": "float32 statistics saved for float64 "
+                                                      "inputs"}),
+    Clause("Backward follows your derivation, **by hand** (no `torch.autograd.grad`, no "
+           "`native_layer_norm_backward`), and returns exactly one gradient per input: `None` "
+           "for `eps`, and `None` for (computing nothing of) any input whose "
+           "`ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there.",
+           {"LayerNormFunction/asks-autograd": "autograd of F.layer_norm inside backward",
+            "LayerNormFunction/builtin-backward-op": "the built-in native_layer_norm_backward",
+            "LayerNormFunction/gradient-for-non-tensor": "every gradient returned whatever "
+                                                         "needs_input_grad says",
+            "LayerNormFunction/returns-none-gradient": "grad_weight gated on the bias's "
+                                                       "needs_input_grad entry",
+            "case:does as much work": "grad_x computed even when only weight needs a gradient"}),
+    Clause("The weight and bias gradients have shape `(D,)`: summed over **every** leading dim, "
+           "however many there are, none included (the `sum(dim=())` run above): what one "
+           "reduction works for any number of leading dims?",
+           {"case:returned grad_weight of shape": "weight gradient summed over dim 0 only",
+            "case:returned a 0-d grad_weight": "sum(dim=()) for a 1-D input"}),
+)
+
+
+RMS_NORM_CLAUSES = (
+    Clause("for `x` of shape `(*, D)`, `weight` of shape `(D,)` or `None`, `eps` a Python "
+           "float: the value of `F.rms_norm(x, x.shape[-1:], weight, eps)` and the gradients "
+           "autograd gives it.",
+           {"RMSNormFunction/misses-projection-term": "no projection term",
+            "RMSNormFunction/subtracts-mean-term": "LayerNorm's mean term as well",
+            "RMSNormFunction/ignores-weight": "grad_x ignores the weight",
+            "RMSNormFunction/state-on-class": "eps kept on the class",
+            "case:ignores its eps argument": "eps ignored",
+            "raised:RuntimeError": "grad_weight's rows flattened with .view"}),
+    Clause("Save `x` itself (not a copy of it, whatever its strides), the weight and one "
+           "reciprocal rms per row, nothing else.",
+           {"case:saved 2 full-size tensors": "saves the normalised x too",
+            "case:instead of x": "x.contiguous() saved",
+            "RMSNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
+    Clause("Backward by hand, from your derivation; the weight gradient summed over every "
+           "leading dim to shape `(D,)`; `None` for `eps`, and `None` for (no work on) a "
+           "gradient nobody needs.",
+           {"RMSNormFunction/asks-autograd": "autograd of F.rms_norm inside backward",
+            "case:returned grad_weight of shape": "weight gradient not summed",
+            "case:does as much work": "weight gradient computed whatever needs_input_grad "
+                                       "says"}),
+)
+
+
+GROUP_NORM_CLAUSES = (
+    Clause("for `x` of shape $(N, C, *)$ (no spatial dims, or any number), $C$ divisible by "
+           "`num_groups`, `weight` and `bias` each of shape $(C,)$ or `None`, `eps` a Python "
+           "float: the value of `F.group_norm(x, num_groups, weight, bias, eps)` and the "
+           "gradients autograd gives it.",
+           {"GroupNormFunction/instance-norm": "statistics per channel (instance norm)",
+            "case:puts channel c in group c % num_groups": "channel c in group c % num_groups "
+                                                           "(interleaved groups)",
+            "case:normalises each position of a group separately": "statistics per position "
+                                                                   "(spatial dims left out)",
+            "GroupNormFunction/misses-projection-term": "no projection term",
+            "GroupNormFunction/misses-mean-term": "no mean term",
+            "GroupNormFunction/statistics-held-constant": "mean and rstd treated as constants",
+            "GroupNormFunction/ignores-weight": "grad_x ignores the weight",
+            "GroupNormFunction/weight-after-group-means": "weight multiplied in after the group means",
+            "case:ignores its eps argument": "eps hard-coded to 1e-5",
+            "GroupNormFunction/state-on-class": "num_groups kept on the class",
+            "raised:RuntimeError": "grad_output viewed as rows"}),
+    Clause("Backward in closed form, by hand; `None` for `num_groups` and `eps`.",
+           {"GroupNormFunction/asks-autograd": "autograd of the composed ops inside backward"}),
+    Clause("The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial "
+           "dim.", {"GroupNormFunction/wrong-gradient-shape": "weight gradient summed over N only"}),
+    Clause("Save the input (or the normalised input), the mean and rstd of each group, and the "
+           "weight; nothing else.",
+           {"case:input bias of shape": "saves the bias",
+            "GroupNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
+    Clause("As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for "
+           "(and nothing computed of) an input that needs none.",
+           {"case:returned a gradient for weight, which needs none": "grad_weight computed "
+                                                                      "whenever there is a "
+                                                                      "weight"}),
+)
+
+
+RMS_NORM_MODULE_CLAUSES = (
+    Clause("built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
+           "`RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default;",
+           {"RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
+            "case:does not use eps=1e-6 by default": "default eps 1e-5",
+            "RMSNorm/constant-ignored": "forward passes eps=1e-6 whatever eps it was built "
+                                        "with"}),
+    Clause("`forward(x)` computes through your `RMSNormFunction`;",
+           {"case:does not call RMSNormFunction.apply": "forward calls F.rms_norm"}),
+    Clause("the same `state_dict` (its keys, shapes and initial values), so that it loads "
+           "`torch.nn.RMSNorm(dim).state_dict()` and saves one that `torch.nn.RMSNorm` loads;",
+           {"case:its weight is a plain tensor": "weight a plain tensor",
+            "case:give it exactly one, named weight": "parameter named scale",
+            "case:does not start as ones": "weight starts random",
+            "case:cannot load torch.nn.RMSNorm's state_dict": "eps kept as a buffer"}),
+    Clause("the same outputs and gradients, in the input's dtype, for the same state and input;",
+           {"case:keep the input's dtype": "forward in float64 whatever x's dtype",
+            "case:received no gradient": "weight passed as .data",
+            "case:its backward returns None for it": "the Function returns None for the "
+                                                     "weight"}),
+    Clause("trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every "
+           "step.", {"case:an optimiser would never move it": "weight created with "
+                                                              "requires_grad=False"}),
+)

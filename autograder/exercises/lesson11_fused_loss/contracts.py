@@ -1,0 +1,106 @@
+"""Lesson 11's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+
+SMOOTHED_LOSS_CLAUSES = (
+    Clause("that value and its gradient, for `ignore_index` any int, `label_smoothing` in "
+           "$[0, 1]$ and `z_loss` $\\geq 0$, at least one row counted, each call's its own when "
+           "two calls share a graph;",
+           {"SmoothedCrossEntropy/misses-smoothing-term": "smoothing term left out of the gradient",
+            "SmoothedCrossEntropy/gradient-ignores-smoothing": "backward ignores label_smoothing",
+            "SmoothedCrossEntropy/misses-mean-log-p-term": "(1 - smoothing)(P - Y) without the smoothing "
+                                              "term's gradient",
+            "SmoothedCrossEntropy/misses-z-loss-term": "z-loss left out of the gradient",
+            "SmoothedCrossEntropy/z-loss-gradient-halved": "z-loss gradient without the factor 2",
+            "SmoothedCrossEntropy/divides-by-all-rows": "dividing by N instead of the counted rows",
+            "SmoothedCrossEntropy/ignored-target-not-a-class": "ignored targets made valid with clamp(min=0)",
+            "SmoothedCrossEntropy/smoothing-over-other-classes": "smoothing spread over the C - 1 other "
+                                                    "classes",
+            "SmoothedCrossEntropy/z-loss-not-squared": "z-loss of lse, not lse ** 2, in forward and backward",
+            "SmoothedCrossEntropy/z-loss-over-every-row": "z-loss averaged over every row",
+            "SmoothedCrossEntropy/ignored-rows-get-gradient": "ignored rows left in the gradient",
+            "SmoothedCrossEntropy/state-on-class": "label_smoothing and z_loss kept on the class",
+            "raised:RuntimeError": "ignored rows' targets made class 1"}),
+    Clause("stable at logits of magnitude $10^4$;",
+           {"SmoothedCrossEntropy/overflows-at-large-logits": "z-loss of raw exp sums"}),
+    Clause("the logits themselves its only saved $(N, C)$ tensor (other saved tensors at most "
+           "$N$ elements);",
+           {"SmoothedCrossEntropy/saves-probabilities": "saves the probabilities",
+            "case:(transposed in memory)": "logits saved as a contiguous copy",
+            "SmoothedCrossEntropy/saves-narrower-dtype": "float32 log-sum-exp saved for float64 logits"}),
+    Clause("backward by hand, and `None` for everything but `logits`.",
+           {"SmoothedCrossEntropy/gradient-for-target": "a gradient for the target"}),
+)
+
+
+CE_CLAUSES = (
+    Clause("for `logits` of shape $(N, C)$, `target` of shape $(N,)$, int64, and `ignore_index` "
+           "any int, a class or not: the value of `F.cross_entropy(logits, target, "
+           "ignore_index=ignore_index)`, the mean of $\\ell_i$ over the rows whose target is not "
+           "`ignore_index` (at least one row counts; every row ignored is outside the "
+           "contract), and its gradient, each call's its own when two calls share a graph.",
+           {"CrossEntropy/divides-by-all-rows": "dividing by N instead of the counted rows",
+            "CrossEntropy/ignored-rows-get-gradient": "ignored rows keep their gradient",
+            "CrossEntropy/softmax-term-only": "the softmax term alone, no one-hot",
+            "unproven:wrong-value": "one_hot - softmax",
+            "CrossEntropy/ignores-grad-output": "backward ignores grad_output",
+            "case:is past the last class": "ignored targets made valid with clamp(min=0)",
+            "raised:RuntimeError": "ignored rows' targets made class 1",
+            "CrossEntropy/state-shared-between-calls": "the count of counted rows in a module "
+                                                       "global"}),
+    Clause("Forward must be stable at logits of magnitude $10^4$ (the section on computing the "
+           "loss stably). Picking $z_{iy_i}$ needs a valid class index in every row: what do "
+           "the ignored rows' targets (such as -100) become first?",
+           {"CrossEntropy/overflows-at-large-logits": "softmax without the max shift"}),
+    Clause("Save the logits themselves (not a copy of them, whatever their strides) and, "
+           "besides them, only tensors of at most $N$ elements; **not** the probabilities. "
+           "Which one number per row lets backward rebuild that row's softmax from its logits?",
+           {"CrossEntropy/saves-probabilities": "saves the probabilities",
+            "case:(transposed in memory)": "logits saved as a contiguous copy"}),
+    Clause("Backward follows your derivation, by hand, and returns `None` for `target` and "
+           "`ignore_index`.", {"CrossEntropy/gradient-for-target": "a gradient for the target"}),
+)
+
+
+LCE_CLAUSES = (
+    Clause("for `x` $(N, d)$, `weight` $(V, d)$, `target` $(N,)$ and any `chunk_size` from 1 "
+           "past $N$: the value of `F.cross_entropy(x @ weight.T, target)` (the mean over all "
+           "$N$ rows; every target is a valid class) and its gradients, stable where the logits "
+           "pass float32's `exp` range.",
+           {"linear_cross_entropy/averages-chunk-means": "the mean of each chunk's mean",
+            "case:the short last chunk": "the loop stops before a short last chunk",
+            "case:at float32 logits of magnitude 100": "no max shift in the chunk's exp"}),
+    Clause("**No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and "
+           "`V * d`, whichever gradients are needed, grad mode included: chunk-sized logits, "
+           "and tensors the size of an input or its gradient.",
+           {"linear_cross_entropy/materialises-logits": "all the logits at once",
+            "case:under torch.no_grad() creates a tensor": "the composed ops under no_grad"}),
+    Clause("When gradients are needed, forward computes `grad_x` and `grad_weight` chunk by "
+           "chunk and saves them (no logits); backward returns them multiplied by "
+           "`grad_output`, never modifying what it saved.",
+           {"linear_cross_entropy/scales-saved-in-place": "saved gradients scaled in place",
+            "linear_cross_entropy/ignores-grad-output": "backward ignores grad_output",
+            "case:FLOPs of matrix products": "gradients recomputed in backward (Cut "
+                                             "Cross-Entropy)"}),
+    Clause("Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad, forward "
+           "does the loss's work only (about $2NdV$ FLOPs); when only one of them requires "
+           "grad, compute only that gradient.",
+           {"linear_cross_entropy/no-grad-mode-check": "no grad-mode check",
+            "case:skip grad_weight when": "both gradients always",
+            "case:although ctx.needs_input_grad is (False, False)": "detaching wrapper, forward "
+                                                                    "ignores needs_input_grad",
+            "case:answers True inside forward": "torch.is_grad_enabled() asked inside "
+                                                "forward"}),
+    Clause("float16 / bfloat16 inputs: return the loss and gradients in the input's dtype, "
+           "accumulated in float32; the gradients forward saves are in the input's dtype too.",
+           {"case:accumulate the loss and the gradients in float32": "accumulating in bfloat16",
+            "linear_cross_entropy/accumulates-narrow-without-grad": "a float16 running sum on "
+                                                                    "the loss-only path under "
+                                                                    "no_grad",
+            "case:saves grad_x as float32 for bfloat16 inputs": "float32 gradients saved for "
+                                                                "bfloat16 inputs"}),
+    Clause("By hand: no `torch.autograd.grad` in forward or backward.",
+           {"case:LinearCrossEntropy.forward calls": "autograd inside forward"}),
+)

@@ -1,0 +1,100 @@
+"""Lesson 12's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+
+REVERSAL_CLAUSES = (
+    Clause("forward returns `x` unchanged in value (a view or a copy, never writing into `x`);",
+           {"GradientReversal/modifies-x-in-place": "forward writes into x"}),
+    Clause("backward returns your answer to question 2 for `x`, for `alpha` any Python float (0 "
+           "and negative included), and `None` for `alpha`;",
+           {"GradientReversal/no-reversal": "no reversal at all",
+            "GradientReversal/forgets-alpha": "alpha forgotten",
+            "GradientReversal/forgets-sign": "sign forgotten",
+            "GradientReversal/ignores-grad-output": "grad_output left out",
+            "GradientReversal/mishandles-negative-alpha": "negative alpha dropped",
+            "GradientReversal/zeroes-small-alpha": "a small alpha taken for 0",
+            "GradientReversal/gradient-for-non-tensor": "a gradient for alpha",
+            "GradientReversal/writes-grad-output": "grad_output negated in place",
+            "GradientReversal/state-on-class": "alpha kept on the class (issue 37)"}),
+    Clause("forward saves no tensor.",
+           {"GradientReversal/saves-tensors": "saves x",
+            "GradientReversal/tensor-on-ctx": "alpha kept as a tensor on ctx"}),
+)
+
+
+CLIP_CLAUSES = (
+    Clause("forward returns `x` unchanged in value (`x` has at least one dimension);",
+           {"ClipGradientNorm/modifies-x-in-place": "forward writes into x"}),
+    Clause("backward returns `grad_output` with every row (last dimension) of norm above "
+           "`max_norm` scaled down to norm `max_norm`, by `max_norm / norm` exactly (no eps "
+           "added to the norm, as in `PerSampleClippedLinear` later), the other rows unchanged, "
+           "for `max_norm` any positive float; `None` for `max_norm`;",
+           {"ClipGradientNorm/whole-norm": "global norm, as clip_grad_norm_",
+            "ClipGradientNorm/ignores-max-norm": "factor ignores max_norm",
+            "ClipGradientNorm/clamps-elements": "each element clamped",
+            "ClipGradientNorm/scales-small-rows-up": "every row scaled to max_norm",
+            "ClipGradientNorm/nan-on-zero-row": "nan on a row of zeros",
+            "ClipGradientNorm/clips-columns": "columns clipped",
+            "ClipGradientNorm/eps-in-norm": "renorm over flattened rows (its eps of 1e-7)",
+            "ClipGradientNorm/state-on-class": "max_norm kept on the class (issue 37)",
+            "raised:RuntimeError": "rows through .view"}),
+    Clause("backward never writes into `grad_output`, and forward saves no tensor.",
+           {"ClipGradientNorm/writes-grad-output": "scaled in place"}),
+)
+
+
+SOFT_CLAUSES = (
+    Clause("forward returns $\\operatorname{sign}(x)\\max(|x| - \\lambda, 0)$ for `lam` a 0-d "
+           "tensor that may require grad, and backward the gradients you derived: for `x`, and "
+           "for `lam` summed to `lam`'s shape, both 0 at $|x| = \\lambda$;",
+           {"SoftThreshold/passes-kink": "gradient 1 at |x| == lam",
+            "SoftThreshold/lam-counts-kink": "lam's gradient alone counts the kink",
+            "SoftThreshold/lam-wrong-sign": "lam's gradient with the wrong sign",
+            "SoftThreshold/lam-gradient-not-summed": "lam's gradient not summed",
+            "SoftThreshold/lam-averaged": "lam's gradient averaged",
+            "SoftThreshold/lam-gradient-not-0d": "lam's gradient summed to shape (1,)",
+            "SoftThreshold/nan-at-kink": "relu(z) / z as the slope",
+            "SoftThreshold/lam-without-sign": "lam's gradient without sign(x) (issue 37)",
+            "SoftThreshold/lam-without-mask": "lam's gradient without the mask (issue 37)"}),
+    Clause("each gradient right when the other input needs none (the self-check runs `x` and "
+           "`lam` each alone requiring grad);",
+           {"SoftThreshold/gate-on-wrong-entry": "lam's gradient gated on needs_input_grad[0]"}),
+    Clause("by hand (no autograd inside backward), without writing into `grad_output`, and with "
+           "tensors saved only through `save_for_backward`.",
+           {"SoftThreshold/asks-autograd": "autograd inside backward",
+            "SoftThreshold/writes-grad-output": "grad_output masked in place",
+            "SoftThreshold/tensor-on-ctx": "lam kept on ctx"}),
+)
+
+
+PER_SAMPLE_CLIPPING_CLAUSES = (
+    Clause("forward returns `x @ weight.T` for `x` of shape `(N, in)` and `weight` of shape "
+           "`(out, in)` (`max_norm` a positive Python float), and backward, for `x`, "
+           "`grad_output @ weight`, as for any linear layer (not clipped);",
+           {"PerSampleClippedLinear/clips-grad-x": "grad_x clipped too"}),
+    Clause("backward returns, for `weight`, the sum over samples $n$ of sample $n$'s gradient of "
+           "`weight`, each scaled by $\\min(1,\\ m / \\lVert\\text{that gradient}\\rVert)$ with "
+           "$m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in "
+           "`ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is "
+           "`nan`; `None` for `max_norm`;",
+           {"PerSampleClippedLinear/no-clipping": "no clipping",
+            "PerSampleClippedLinear/norm-of-g-alone": "clipped by ||g_n|| alone",
+            "PerSampleClippedLinear/norm-of-x-alone": "clipped by ||x_n|| alone",
+            "case:clips by ||g_n|| + ||x_n||": "a sample's norm written as ||g_n|| + ||x_n||",
+            "case:squared norm": "squared norms",
+            "PerSampleClippedLinear/clips-summed-gradient": "the summed gradient clipped",
+            "PerSampleClippedLinear/scales-small-samples-up": "every sample scaled to max_norm",
+            "PerSampleClippedLinear/nan-on-zero-sample": "nan for a zero sample",
+            "unproven:wrong-value": "Opacus-style ghost norms, max_norm / (norm + 1e-6) "
+                                    "(issue 37)"}),
+    Clause("backward never creates a tensor with one entry per (sample, output, input): no "
+           "`(N, out, in)` tensor, not even for a moment;",
+           {"PerSampleClippedLinear/per-sample-outer-products": "per-sample outer products "
+                                                                "built"}),
+    Clause("backward computes each gradient only when `ctx.needs_input_grad` asks for it, "
+           "returning `None` otherwise.",
+           {"PerSampleClippedLinear/computes-frozen-gradient": "both gradients always computed",
+            "case:does as much work": "both computed, only the wanted one returned"}),
+)

@@ -1,0 +1,116 @@
+"""Lesson 12: SoftThreshold's checks: values and both gradients, at the kinks |x| = lam
+and beside them, and lam's gradient summed, not averaged."""
+
+import torch
+
+from ...checks import (case, check_backward_by_hand, check_no_ctx_tensors, check_untouched, check_values_and_gradients,
+                      run_backward, run_forward)
+from ...diagnose import diagnose_gradient, diagnose_values
+from ...errors import GradingError
+from .surgery_checks import (SOFT, check_lam_summed, kink_values,
+                             matches)
+
+
+WRONG_SIGN = ("SoftThreshold's gradient for lam has the wrong sign: raising lam moves every "
+              "entry outside the threshold towards 0. Which way does y move for x > lam, and "
+              "for x < -lam? my_soft_threshold_slopes, the derivation's live checker, "
+              "checks yours")
+
+
+def check_kinks(function, device, dtype=torch.float64) -> None:
+    """At |x| == lam (and x == 0) both gradients are 0, as F.softshrink's."""
+    values = kink_values(device, dtype=dtype)
+    x, lam = values["x"], values["lam"]
+    forward, backward = check_soft_case(function, values, seed=7, check_gradients=False)
+    grad_x, grad_lam = backward.grads
+    grad_output = torch.ones_like(x)
+    outside = x.abs() > lam
+    if isinstance(grad_x, torch.Tensor) and grad_x.isnan().any():
+        raise GradingError("SoftThreshold's gradient for x is nan at |x| == lam: a division "
+                           "such as relu(z) / z is 0/0 on the kink; build the mask with a "
+                           "comparison instead of a division",
+                           mistake="SoftThreshold/nan-at-kink")
+    if isinstance(grad_x, torch.Tensor) and grad_x.shape == x.shape:
+        if torch.equal(grad_x != 0, x.abs() >= lam) and not torch.equal(grad_x != 0, outside):
+            raise GradingError("SoftThreshold's gradient for x is not 0 at |x| == lam: forward "
+                               "is flat from there inwards, and the contract (as for "
+                               "F.softshrink) takes 0 at the kink, but your backward lets "
+                               "those entries through: which comparison leaves them out?",
+                               mistake="SoftThreshold/passes-kink")
+    diagnose_gradient("x", grad_x, grad_output * outside)
+    expected_lam = -(grad_output * torch.sign(x) * outside).sum()
+    right, counted = f"{expected_lam.item():g}", None
+    slips = [  # on these values each slip gives its own number (kink_values)
+        (-(grad_output * torch.sign(x) * (x.abs() >= lam)).sum(),
+         "counts the entries at |x| == lam: there both gradients are 0, but your backward lets "
+         "those entries through: which comparison leaves them out?"),
+        (-(grad_output * outside).sum(),
+         f"is {{got}}, -1 for each entry outside the threshold, where the right value is "
+         f"{right}: does an entry below -lam move the same way as lam grows? "
+         "my_soft_threshold_slopes, the derivation's live checker, checks your slopes"),
+        (-(grad_output * torch.sign(x)).sum(),
+         f"is {{got}}, -sum(sign(x)) over every entry, where the right value is {right}: an "
+         "entry inside the threshold has y = 0 whatever lam is, so only the entries outside it "
+         "count"),
+    ]
+    for candidate, hint in slips:
+        if matches(grad_lam, candidate, expected_lam):
+            counted = hint.format(got=f"{candidate.item():g}")
+            break
+    if counted:
+        raise GradingError(f"SoftThreshold's gradient for lam {counted}", mistake={
+            "counts the entries at |x| == lam": "SoftThreshold/lam-counts-kink",
+            "-1 for each entry outside the threshold": "SoftThreshold/lam-without-sign",
+            "over every entry": "SoftThreshold/lam-without-mask"})
+    if matches(grad_lam, -expected_lam, expected_lam):
+        raise GradingError(WRONG_SIGN, mistake="SoftThreshold/lam-wrong-sign")
+    check_lam_not_averaged(function, values, grad_lam=grad_lam)
+    diagnose_gradient("lam", grad_lam, expected_lam)
+
+
+def check_soft_case(function, values: dict, *, seed=0, check_gradients=True, **tolerance):
+    """Values and both gradients against autograd through the composed reference."""
+    if check_gradients:
+        forward, backward = check_values_and_gradients(function, SOFT, values, seed=seed,
+                                                       **tolerance)
+    else:
+        leaf = values["x"].detach().clone().requires_grad_()
+        lam = values["lam"].detach().clone().requires_grad_()
+        forward = run_forward(function, SOFT, {"x": leaf, "lam": lam})
+        diagnose_values("SoftThreshold's output", forward.output, SOFT.reference(**values))
+        grad_output = torch.ones_like(values["x"])
+        backward = run_backward(SOFT, forward.output, {"x": leaf, "lam": lam}, grad_output)
+        check_untouched(SOFT, grad_output, torch.ones_like(grad_output))
+    check_no_ctx_tensors(SOFT, forward)
+    return forward, backward
+
+
+def check_lam_not_averaged(function, values: dict, details=None, grad_lam=None) -> None:
+    """Names a lam gradient (grad_output = 1; ``grad_lam`` or run here) that is a mean."""
+    x, lam = (values[k].detach().clone().requires_grad_() for k in ("x", "lam"))
+    try:
+        if grad_lam is None:
+            grad_lam, = torch.autograd.grad(function.apply(x, lam), lam, torch.ones_like(x))
+    except Exception:  # noqa: BLE001 - a probe: the check that called it reports the failure
+        return
+    right, n = -(torch.sign(x) * (x.abs() > lam)).sum().detach(), x.numel()
+    if n > 1 and matches(grad_lam, right / n, right):
+        raise GradingError(f"SoftThreshold's gradient for lam is 1/{n} of the right one, and x "
+                           f"has {n} entries: it averages over them, but each entry lam moves "
+                           "adds its own share to the loss", details,
+                           mistake="SoftThreshold/lam-averaged")
+
+
+def check_soft(function, values: dict, *, seed=0, **tolerance) -> None:
+    with case(f"x of shape {tuple(values['x'].shape)}, lam={values['lam'].item():g}"):
+        try:
+            _, backward = check_soft_case(function, values, seed=seed, **tolerance)
+        except GradingError as error:
+            if "for lam" in error.hint and "times -1" in error.hint:
+                raise GradingError(WRONG_SIGN, error.details,
+                                   mistake="SoftThreshold/lam-wrong-sign") from error
+            if "for lam" in error.hint:
+                check_lam_not_averaged(function, values, error.details)
+            raise
+        check_backward_by_hand(SOFT, backward)
+        check_lam_summed(function, values)
