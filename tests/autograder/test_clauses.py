@@ -41,8 +41,28 @@ def test_each_check_of_a_clause_has_a_catalogued_witness(name, check, witness):
         f"{check!r} names the witness {witness!r}, which the catalogue of {name} does not hold")
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=_marks(name), id=name)
-                                  for name in EXERCISES])
+# Exercises whose statement does not yet give its contract as one list of graded bullets: each
+# fails test_every_exercise_states_its_contract_as_clauses, as an expected failure that turns
+# into an error the day its clauses are written (strict), so this list only shrinks.
+CONTRACT_STILL_IN_PROSE = {
+    "ScaledDotProductAttention": "lesson 06's Exercise 1 list mixes tips into its contract",
+    "MemoryEfficientAttention": "lesson 06's Exercise 2 states its contract in prose",
+    **{name: "lesson 09's bullets mix design questions into the contract"
+       for name in ("BroadcastMul", "ProdOverDim", "Cumsum", "IndexSelect", "Normalize",
+                    "CumMax")},
+    **{name: "lesson 13's contracts are prose; its Triton mutants run interpreted, slowly"
+       for name in ("silu_mul", "rms_norm_rows")},
+}
+
+
+def _stated(name: str):
+    marks = _marks(name)
+    if name in CONTRACT_STILL_IN_PROSE:
+        marks.append(pytest.mark.xfail(reason=CONTRACT_STILL_IN_PROSE[name], strict=True))
+    return pytest.param(name, marks=marks, id=name)
+
+
+@pytest.mark.parametrize("name", [_stated(name) for name in EXERCISES])
 def test_every_exercise_states_its_contract_as_clauses(name):
     """Has the exercise a contract the lesson lists and grading enforces, clause by clause?"""
     assert EXERCISES[name].clauses, (
