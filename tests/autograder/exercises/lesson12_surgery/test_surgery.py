@@ -6,9 +6,9 @@ import torch
 import torch.nn.functional as F
 
 from autograder.exercises import EXERCISES
-from autograder.exercises.lesson12_surgery.surgery import (CLIP_SHAPES, SHAPES, SOFT,
-                                                           clip_grad_output, clipped, kink_values,
-                                                           soft_values)
+from autograder.exercises.lesson12_surgery.surgery import (CLIP_SHAPES, SHAPES, clip_grad_output,
+                                                           clipped)
+from autograder.exercises.lesson12_surgery.surgery_checks import SOFT, kink_values, soft_values
 from tools.catalogue import lesson12_surgery
 
 pytestmark = pytest.mark.lesson12
