@@ -24,10 +24,6 @@ MISTAKES = [m for m in catalogue.mistakes() if m.exercise in NAMES]
 UNUSUAL = [u for u in catalogue.unusual() if u.exercise in NAMES]
 
 
-def _id(entry) -> str:
-    return f"{entry.exercise}: {entry.name}"
-
-
 def _first_line(error: BaseException) -> str:
     return (str(error).splitlines() or [""])[0]
 
