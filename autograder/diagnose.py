@@ -24,9 +24,10 @@ def factor(value: float) -> str:
 
 def apart(a: float, b: float, least: int = 4) -> tuple[str, str]:
     """``a`` and ``b`` to the fewest significant digits, ``least`` or more, that tell them
-    apart (every digit where only the last ones differ)."""
+    apart (every digit where only the last ones differ); a zero as 0, whatever its sign, where
+    the other value is not a zero (adding 0.0 turns -0.0 into 0.0, nothing else)."""
     for digits in range(least, 17):
-        shown = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        shown = f"{a + 0.0:.{digits}g}", f"{b + 0.0:.{digits}g}"
         if shown[0] != shown[1]:
             return shown
     return exact(a), exact(b)
@@ -72,7 +73,7 @@ def _worst(got: torch.Tensor, expected: torch.Tensor, inputs: dict | None,
     shown = apart(got[worst].item(), expected[worst].item())
     random = ""
     if isinstance(grad_output, torch.Tensor):
-        there = (f", {grad_output[worst].item():.4g} there" if grad_output.shape == got.shape
+        there = (f", {grad_output[worst].item() + 0.0:.4g} there" if grad_output.shape == got.shape
                  else "")
         random = f"; grad_output is random{there}"
     elif grad_output:

@@ -84,13 +84,6 @@ def trace_backward_flow(output: torch.Tensor, grad_output: torch.Tensor | None =
     return BackwardFlow(graph, steps, error)
 
 
-def _shown(grad) -> str:
-    """A gradient's text, with -0.0 shown as 0: a zero's sign means nothing in a gradient."""
-    if isinstance(grad, torch.Tensor) and grad.is_floating_point():
-        grad = grad.detach() + 0.0  # -0.0 + 0.0 is +0.0; every other value is unchanged
-    return describe_tensor(grad)
-
-
 def _explain(graph: AutogradGraph, step: FlowStep, first: bool) -> str:
     node = graph.nodes[step.node]
     if node.kind == "custom":
@@ -130,12 +123,12 @@ def step_html(flow: BackwardFlow, position: int) -> str:
     rows = []
     for k, grad in enumerate(step.grad_outputs):
         label = "grad_output" if len(step.grad_outputs) == 1 else f"grad_outputs[{k}]"
-        rows.append(["in", code(label), code(_shown(grad))])
+        rows.append(["in", code(label), code(describe_tensor(grad))])
     children = {slot: child for parent, child, slot in graph.edges if parent == step.node}
     for k, grad in enumerate(step.grad_inputs or ()):
         target = (markup.escape(one_line(graph.nodes[children[k]].label))
                   if k in children else "nothing (needs no gradient)")
-        rows.append(["out", "→ " + target, code(_shown(grad))])
+        rows.append(["out", "→ " + target, code(describe_tensor(grad))])
     if rows:
         parts.append(markup.table(["", "gradient", "value"], rows, wrap={2}))
     if step.grad_inputs is None and flow.error:

@@ -41,9 +41,11 @@ def format_dtype(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def format_number(value: float) -> str:
-    """Four significant digits, no noise: 0.25, -1.5e-07, 3."""
-    return f"{value:.4g}"
+def format_number(value: float, zero_sign: bool = False) -> str:
+    """Four significant digits, no noise: 0.25, -1.5e-07, 3; -0.0 as 0 (adding 0.0 turns -0.0
+    into 0.0 and leaves every other value as it is) unless ``zero_sign``, where the sign of a
+    zero is what the reader is shown."""
+    return f"{value if zero_sign else value + 0.0:.4g}"
 
 
 def describe_tensor(value, max_values: int = SMALL_TENSOR) -> str:

@@ -130,7 +130,8 @@ def point_html(function, point: StePoint, curves: SteCurves) -> str:
     true = ("undefined: forward jumps here" if point.true_derivative is None
             else format_number(point.true_derivative))
     rows = [[code("x"), format_number(point.x)],
-            [code(f"{display_name(function)}.apply(x)"), format_number(point.forward)],
+            [code(f"{display_name(function)}.apply(x)"),
+             format_number(point.forward, zero_sign=True)],  # round(-0.4) is -0
             ["true derivative d forward / dx", true],
             ["surrogate gradient (your backward, grad_output = 1)",
              format_number(point.surrogate)]]

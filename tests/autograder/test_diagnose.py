@@ -335,7 +335,7 @@ def test_a_proven_fact_has_the_exercise_s_id_where_the_exercise_is_named(check, 
 def test_values_in_a_report_are_short_but_never_read_as_equal(raises_hint):
     """Are the two values at the worst index given to the fewest digits (four or more) that
     tell them apart, an input value of many digits to six with ≈, and a random grad_output
-    said to be random, with its value there?"""
+    said to be random, with its value there, a zero as 0 whatever its sign?"""
     truth = torch.tensor([0.8414709848078965, 0.5, 0.25], dtype=torch.float64)
     got = truth.clone()
     got[0] += 1e-6
@@ -345,6 +345,10 @@ def test_values_in_a_report_are_short_but_never_read_as_equal(raises_hint):
                      "0.841471; grad_output is random, -0.6143 there)"):
         diagnose_gradient("x", got, truth, rtol=1e-9, atol=1e-10, inputs=inputs,
                           grad_output=grad_output)
+    with raises_hint("(got 0.5, expected 0; grad_output is random, 0 there)"):
+        diagnose_gradient("x", torch.tensor([0.5, 1.0], dtype=torch.float64),
+                          torch.tensor([-0.0, 1.0], dtype=torch.float64), rtol=0, atol=0,
+                          grad_output=torch.tensor([-0.0, 1.0], dtype=torch.float64))
     with raises_hint("(got 2.000000001, expected 2)"):
         diagnose_values("f's output", torch.tensor([2.000000001, 1.0], dtype=torch.float64),
                         torch.tensor([2.0, 1.0], dtype=torch.float64), rtol=1e-12, atol=0)
