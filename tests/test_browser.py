@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from grader.lessons import source_notebook
 from tests.grader.insight_class import LESSONS, graded_class, grader
 from tests.jupyterlab import (REPO, STRANGER_KERNEL, VIEWPORT, close_notebooks, jupyter_command,
                               open_notebook, run_all)
@@ -241,6 +242,26 @@ def _copy(notebook: Path, kernel: str | None = None) -> str:
                                       "language": "python"}
     nbformat.write(opened, copy)
     return copy.relative_to(REPO).as_posix()
+
+
+def test_a_built_lesson_opens_unmodified(lab_page):
+    """Does a lesson as the course builds it (the source that course/ and nbgrader's release
+    are made from) open without showing as modified: JupyterLab writes the kernel's
+    language_info and kernelspec into a notebook's metadata as its kernel starts, and a
+    notebook that has them already is left as it is?"""
+    built = source_notebook("00_template")
+    copy = COPIES / "opened" / "00_template.ipynb"
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(built, copy)
+    open_notebook(lab_page, copy.relative_to(REPO).as_posix())
+    dirty, metadata = lab_page.evaluate("""async () => {
+        const panel = window.jupyterapp.shell.currentWidget;
+        const kernel = panel.sessionContext.session.kernel;
+        await Promise.all([kernel.info, kernel.spec]);
+        await new Promise(resolve => setTimeout(resolve, 500));  // what they set has landed
+        return [panel.model.dirty, panel.model.metadata];
+    }""")
+    assert not dirty, f"opening changed its metadata from {built.metadata} to {metadata}"
 
 
 def test_a_control_that_changes_nothing_is_caught(lab_page):
