@@ -17,9 +17,9 @@ LESSONS = ROOT / "lessons"
 
 
 # What an IPython kernel on this Python reports as its language (ipykernel's
-# IPythonKernel.language_info; a test keeps the two equal). JupyterLab writes it into a
-# notebook's metadata as the kernel starts: a notebook built with less shows as modified the
-# moment it opens. Where the learner's Python is another version, JupyterLab records theirs.
+# IPythonKernel.language_info). JupyterLab writes it into a notebook's metadata as the kernel
+# starts: a notebook built with less shows as modified the moment it opens (the browser test
+# test_a_built_lesson_opens_unmodified). With another Python, JupyterLab records its version.
 LANGUAGE_INFO = {"name": "python", "version": platform.python_version(),
                  "mimetype": "text/x-python", "codemirror_mode": {"name": "ipython", "version": 3},
                  "pygments_lexer": "ipython3", "nbconvert_exporter": "python",
