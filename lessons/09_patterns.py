@@ -28,7 +28,8 @@
 # This lesson derives each pattern in index notation, writing $\partial y_o / \partial x_i$ for
 # one output entry $o$ and one input entry $i$, as the Autodiff-Puzzles notebooks do, and then
 # turns the derivation into a backward. You derive every backward yourself: each exercise
-# states the forward and asks questions, and three collapsed hints wait for you after your
+# states its contract (what the grader checks) and asks the questions whose answers are your
+# design, and three collapsed hints wait for you after your
 # attempt (a question, the index-notation step, numbers to hit); the formula itself waits
 # after your self-check, to compare with yours, and turning it into code is always yours. A
 # picture helps: the **Jacobian view** draws $\partial y_o / \partial x_i$ as your backward
@@ -40,10 +41,11 @@
 # and the cells that use it show the stub's `NotImplementedError`, the rest runs, and the last
 # cell lists where you stand.
 #
-# Plan your time: the main line (the six exercises and the sections that lead to them) is
-# meant to take about two hours. **Optional**, and never graded: the section "Both at once:
-# the running product" after Exercise 6 (no exercise needs its cells; skip them, or run them
-# with `prediction_6` left at `None`), and the **In practice** block at the very end.
+# Plan your time: the main line (the six exercises and the sections that lead to them, up to
+# the Summary) is meant to take about 90 minutes. Everything after the Summary is
+# **optional** and never graded: the section "Both at once: the running product" (no exercise
+# needs its cells; skip them, or run them with `prediction_6` left at `None`) and the
+# **In practice** block.
 #
 # By the end of this lesson you can:
 # 1. turn a forward written with indices into its backward by summing over the output index;
@@ -372,16 +374,19 @@ for returned, observed in observed_2.items():
 # - the contract of `backward` (and of every exercise here) is one gradient **of the input's
 #   shape** per input. The grader records what your backward returns *before* the engine sees
 #   it, and so does the Jacobian view: a forgotten sum shows as extra columns.
-#
+
+# %% [markdown]
 # ## ✎ Exercise 1 · `BroadcastMul`
 #
-# Write `BroadcastMul`, with `BroadcastMul.apply(a, b)` returning `a * b` for **any** two
-# broadcastable shapes: either input may be the one that is broadcast, along dimensions of
-# size 1, missing leading dimensions, or both; either may be 0-dim.
+# Write `BroadcastMul`, with `BroadcastMul.apply(a, b)` returning `a * b`. The contract, which
+# the self-check and the hidden tests check:
 #
-# - Backward returns gradients of **exactly** `a.shape` and `b.shape`.
-# - It computes only the gradients that are needed. Can backward tell which gradient nobody
-#   asked for, and skip it? What does it return in that gradient's place?
+# - `a` and `b` of **any** two broadcastable shapes: either may be the one broadcast, along
+#   dims of size 1, missing leading dims, or both, and either may be 0-dim; the value and the
+#   gradients autograd gives `a * b`, inputs holding zeros included;
+# - backward returns gradients of **exactly** `a.shape` and `b.shape`: it reduces the
+#   broadcast dims itself (the engine's sum, above, does not count);
+# - `None`, and no work, for the gradient of an input that needs none.
 #
 # Derive it before you write it:
 #
@@ -395,7 +400,8 @@ for returned, observed in observed_2.items():
 #    dims by hand; how does backward bring each result to its input's exact shape for any pair
 #    of broadcastable shapes, 0-dim included, without knowing in advance which dims were
 #    repeated?
-# 4. What does backward need from forward? What may it skip when only $a$ needs a gradient?
+# 4. What does backward need from forward? Can it tell which gradient nobody asked for, and
+#    what does it return in that gradient's place? What may it skip when only $a$ needs one?
 #
 # **Check your step 2 live.** Write your two gradients for the shapes of step 1 as
 # `bm_grads(a, b, g)`: $a$ of shape $(B, 1, C)$, $b$ of shape $(R, 1)$ and $g$ of shape
@@ -573,54 +579,65 @@ compare(prediction_3, slices.grad.tolist())
 # $2 \cdot 3 \cdot \epsilon$. In $[0, 0, 3]$ every product of "the others" still contains a
 # zero.
 # </details>
-#
+
+# %% [markdown]
 # ## ✎ Exercise 2 · `ProdOverDim`
 #
 # Write `ProdOverDim`, with `ProdOverDim.apply(x, dim)` returning `torch.prod(x, dim)` (no
-# `keepdim`), `dim` a Python int (negative allowed), for `x` with at least one dimension and
-# `dim` of size at least 1 (an exercise with a `dim` argument is not graded on a 0-dim `x`, nor
-# on an empty slice).
+# `keepdim`); as for any argument that is not a tensor, backward returns `None` for `dim`. The
+# contract, which the self-check and the hidden tests check:
 #
-# - The gradient must be **exact and finite** whether a slice along `dim` holds no zero,
-#   exactly one zero, or several.
-# - Backward returns `None` for `dim`.
+# - `x` with at least one dim and `dim` a Python int, negative allowed, along which `x` has at
+#   least one entry: the value and the gradient autograd gives `torch.prod(x, dim)`, whichever
+#   dim `dim` is;
+# - the gradient **exact and finite** whether a slice along `dim` holds no zero, exactly one
+#   zero, or several.
 #
-# Derive it:
+# (A 0-dim `x` and an empty slice are not graded.) Derive it:
 #
 # 1. Write $\partial y_r / \partial x_{s,c}$ for $y_r = \prod_c x_{r,c}$: for which $r$ is it
 #    non-zero, and what is left of $y_r$ there once the factor $x_{s,c}$ is taken out?
 # 2. Multiply by $g_r$ and sum over $r$. Which pattern of the worked example does $g$ follow,
 #    and what does that mean for its shape when `keepdim` is not used?
-# 3. Can "the product of the others" be computed from $y_s$ and $x_{s,c}$ alone, with one
-#    division? Try that division on a slice with no zero and on the two slices of the quick
-#    question above (one zero, two zeros): where does it fail?
-# 4. Compute the product of the others **without dividing**. Split it around position $c$:
-#    which two products is it, and how do you get both for every $c$ of a slice at once,
-#    without a loop?
+# 3. Can "the product of the others" be computed from $y_s$ and $x_{s,c}$ alone? Try your
+#    formula on the two slices of quick question 3: where does it fail, and why there?
+# 4. The second clause is the exercise: the product of the others at every position of every
+#    slice, along any `dim`, exact whatever the zeros. How will you compute it, and why is your
+#    way exact? Nothing on this page does it for you.
 #
-# **Check your steps 1 and 3 live.** For one slice, a vector $x$ and $y = \prod_c x_c$, write
-# `prod_J_row(x)`: the vector of $\partial y / \partial x_c$, one entry per $c$, computed
-# without dividing (a loop over $c$ is fine here). The cell after it compares it with
-# autograd's at $x = (2, 1, 3, 4)$, $(2, 0, 3, 4)$ and $(2, 0, 3, 0)$. Doing it for every
-# slice along any `dim`, without a loop (step 4), is the exercise.
+# **Check your step 1 live.** For one slice, a vector $x$ and $y = \prod_c x_c$, write
+# `prod_J_row(x)`: the vector of $\partial y / \partial x_c$, one entry per $c$, by any formula
+# that is right on a slice with **no zero**. The cell after it compares it with autograd's at
+# $x = (2, 1, 3, 4)$ and $(1.5, -2, 0.5, 3)$, then shows what it gives on the slices of quick
+# question 3, for your step 3.
 
 # %%
 ### BEGIN WORKED
-def prod_J_row(x):  # entry c: the product of every entry but x_c
-    return torch.stack([torch.cat([x[:c], x[c + 1:]]).prod() for c in range(len(x))])
+prod_J_row = lambda x: x.prod() / x  # noqa: E731  (step 3: right only where no entry is 0)
 ### LEARNER
-prod_J_row = None  # your steps 1 and 3: def prod_J_row(x): ... a vector of x's length
+prod_J_row = None  # your step 1: lambda x: a vector of x's length, entry c = dy/dx_c
 ### END WORKED
 
 
 # %%
 def check_prod_J_row():
-    """Your prod_J_row against autograd's gradient of the product of one slice."""
+    """Your prod_J_row against autograd's gradient of the product of one slice: slices with no
+    zero are checked, the slices of quick question 3 shown."""
     cases = []
-    for row in ([2, 1, 3, 4], [2, 0, 3, 4], [2, 0, 3, 0]):
+    for row in ([2, 1, 3, 4], [1.5, -2, 0.5, 3]):
         x = torch.tensor(row, dtype=torch.float64)
         cases.append((f"x = {tuple(row)}", (x,), torch.func.jacrev(torch.prod)(x)))
     live_check("prod_J_row", prod_J_row, cases)
+    if prod_J_row is None:
+        return
+    for row in ([2, 0, 3], [0, 0, 3]):
+        x = torch.tensor(row, dtype=torch.float64)
+        try:
+            yours = prod_J_row(x).tolist()
+        except Exception as failure:  # shown, not raised: Run All goes on
+            yours = f"{type(failure).__name__}: {failure}".splitlines()[0]
+        print(f"  step 3, x = {tuple(row)}: yours {yours}, "
+              f"autograd's {torch.func.jacrev(torch.prod)(x).tolist()}")
 
 
 check_prod_J_row()
@@ -639,8 +656,10 @@ check_prod_J_row()
 # not contain it? Write it with a delta and a product. Multiply by $g_r$ and sum over $r$:
 # which $r$ survives, and which index of the input does no factor on the right carry? With
 # one zero at position $k$, what does $y_s / x_{s,k}$ give, and what should the gradient be
-# there? With two zeros, what does every product of the others contain? The check of
-# `prod_J_row` above and Hint 3's numbers tell you when you are right.
+# there? With two zeros, what does every product of the others contain? Without dividing:
+# which factors of a slice come before position $c$, and which after it? Which op gives a
+# product of every prefix of a slice at once? (Counting the zeros of each slice and treating
+# each count apart is another route.) Hint 3's numbers tell you when you are right.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -710,22 +729,30 @@ jacobian_view(ProdOverDim, torch.prod,
 # for a vector, $y_o = \sum_{i \le o} x_i$. Such **scans** (running sums, running products,
 # running maxima) are everywhere in sequence models: cumulative rewards, linear attention,
 # state-space models.
-#
+
+# %% [markdown]
 # ## ✎ Exercise 3 · `Cumsum`
 #
-# Write `Cumsum`, with `Cumsum.apply(x, dim)` returning `torch.cumsum(x, dim)` for `x` with at
-# least one dimension and any `dim` of size at least 1, negative too.
+# Write `Cumsum`, with `Cumsum.apply(x, dim)` returning `torch.cumsum(x, dim)`; backward
+# returns `None` for `dim`. The contract, which the self-check and the hidden tests check:
 #
-# - Backward saves **no tensor**: keep `dim` as a plain ctx attribute.
-# - Backward returns `None` for `dim`.
+# - `x` with at least one dim and `dim` a Python int, negative allowed, along which `x` has at
+#   least one entry: the value and the gradient autograd gives `torch.cumsum(x, dim)`;
+# - each entry of the gradient within a few roundings of the entries of `grad_output` it adds
+#   up, also where `grad_output` decays along `dim` (the self-check tries $10^8$ down to
+#   $10^{-8}$ in float64, $10^3$ down to $10^{-3}$ in float32);
+# - forward saves no tensor that a correct backward can do without: your answer to step 3 says
+#   which those are.
 #
 # Derive it:
 #
 # 1. For a vector, write $\partial y_o / \partial x_i$ with an indicator $[\,\cdot\,]$. Draw
 #    $J$ for five entries: which triangle is filled?
 # 2. Multiply by $g_o$ and sum over $o$. For a given $i$, which outputs contribute?
-# 3. Once you know which outputs contribute, how do you compute that sum for every $i$ at
-#    once, with ops you know, and no loop? Why does backward need nothing from forward?
+# 3. Does your $\partial y_o / \partial x_i$ contain $x$? What, then, must forward keep for
+#    backward?
+# 4. How do you compute the sum of step 2 for every $i$ at once, with ops you know, and no
+#    loop? There is more than one way: which of them meets the second clause, and why?
 #
 # **Check your step 1 live.** Write `cumsum_J(n)`: the $n \times n$ matrix whose entry
 # $[o, i]$ is $\partial y_o / \partial x_i$ for the running sum of a vector of $n$ entries.
@@ -855,12 +882,16 @@ compare(prediction_4, tuple("sum" if z[4].item() == 4.0 else "one of them"
 # ## ✎ Exercise 4 · `IndexSelect`
 #
 # Write `IndexSelect`, with `IndexSelect.apply(x, index)` returning
-# `torch.index_select(x, 0, index)`, for `x` with at least one dimension and `index` a 1-D
-# int64 tensor whose entries may **repeat**, or that may be **empty**.
+# `torch.index_select(x, 0, index)`. Backward returns `None` for `index`, an integer tensor,
+# which has no gradient (PyTorch drops anything returned in its place, so that is not graded).
+# The contract, which the self-check and the hidden tests check:
 #
-# - Save **only** `index` (with `save_for_backward`) and the shape backward needs (simplest:
-#   the `torch.Size` itself, as a plain ctx attribute). Backward never needs the values of $x$.
-# - Backward returns `None` for `index`.
+# - `x` with at least one dim and `index` a 1-D int64 tensor whose entries may **repeat**, or
+#   that may be **empty**: the value and the gradient autograd gives
+#   `torch.index_select(x, 0, index)`, in `x`'s dtype;
+# - forward saves, with `ctx.save_for_backward`, only the tensors whose **values** backward
+#   reads, each as forward received it (not a copy); anything else backward needs is a plain
+#   `ctx` attribute: your answer to step 4.
 #
 # Derive it:
 #
@@ -872,6 +903,8 @@ compare(prediction_4, tuple("sum" if z[4].item() == 4.0 else "one of them"
 # 3. What must happen at a row of the gradient that `index` names twice? The quick question
 #    on `z[idx] = v` showed what a write leaves there. Which op adds rows at given positions
 #    instead of writing them?
+# 4. Which tensors' values does your step 2 read, and what else does backward need to build
+#    a gradient of `x`'s shape and dtype? Which of those are tensors?
 #
 # **Check your step 1 live.** For a 1-D $x$ of `n_rows` entries, write
 # `select_J(index, n_rows)`: the matrix whose entry $[k, s]$ is $\partial y_k / \partial x_s$,
@@ -1035,18 +1068,22 @@ compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 # is. The second row has norm $0.005 < \varepsilon$: not zero, since the divisor is a constant
 # there.
 # </details>
-#
+
+# %% [markdown]
 # ## ✎ Exercise 5 · `Normalize`
 #
 # Write `Normalize`, with `Normalize.apply(x, eps)` returning
-# `F.normalize(x, dim=-1, eps=eps)`, `eps` a Python float, for `x` with at least one dimension
-# (rows are the last dimension).
+# `F.normalize(x, dim=-1, eps=eps)`; backward returns `None` for `eps`. The contract, which
+# the self-check and the hidden tests check:
 #
-# - Backward must be a **closed form**: no $d \times d$ Jacobian per row, only a few tensors of
-#   $x$'s size.
-# - Save the **output** and **one norm per row**, nothing else.
-# - It must be right on rows whose norm is **below** `eps` (and on rows of zeros).
-# - Backward returns `None` for `eps`.
+# - `x` with at least one dim, rows along the last, and `eps` a Python float from $10^{-12}$ to
+#   $10$: the value and the gradient autograd gives `F.normalize(x, dim=-1, eps=eps)`, on rows
+#   whose norm is above `eps` and on rows **below** it (zeros included), however close to
+#   `eps` on either side (a row exactly at `eps` is never tried);
+# - backward in **closed form**: a few tensors of `x`'s size, never a $d \times d$ Jacobian per
+#   row;
+# - forward saves the output and one number per row, nothing else: your answer to step 5 says
+#   which number, and why the output rather than `x`.
 #
 # Derive it, for one row and $n = \lVert x \rVert$:
 #
@@ -1060,9 +1097,12 @@ compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 #    to broadcast against $g$?
 # 4. Geometrically, what does subtracting the term with the sum do to $g$? Check it against
 #    the quick question on `grad_output` equal to $y$.
-# 5. Which tensors does your formula read? Can backward tell the two cases apart from what you
-#    saved? (At a norm exactly equal to `eps`, `F.normalize`'s own gradient takes the
-#    "above" formula; the grader never puts a row exactly there.)
+# 5. Which tensors does your formula read? Which one number per row lets backward both divide
+#    and tell a row below `eps` from one above it, exactly, however close to `eps` the row is?
+#    Your formula could be written with $x$ instead of $y$: why does saving the output cost
+#    less in a network, where the next layer reads $y$? (At a norm exactly equal to `eps`,
+#    `F.normalize`'s own gradient takes the "above" formula; the grader never puts a row
+#    there.)
 #
 # **Check your step 2 live.** Write $\partial y_j / \partial x_i$ above $\varepsilon$ for one
 # row as a function of $y$ (a vector of length $d$) and $n$ (a number), returning the $d \times d$
@@ -1236,14 +1276,17 @@ plt.show()
 # returns the maximum so far at every position (`values`) and where it was found (`indices`,
 # int64). Use the method; no derivation is on screen.
 #
-# Write `CumMax`, with `CumMax.apply(x, dim)` returning `torch.cummax(x, dim).values`, for `x`
-# with at least one dimension and any `dim`, negative too:
+# Write `CumMax`, with `CumMax.apply(x, dim)` returning `torch.cummax(x, dim).values`;
+# backward returns `None` for `dim`. The contract, which the self-check and the hidden tests
+# check:
 #
-# - the gradient of `x` equals autograd's through `torch.cummax(x, dim).values`, ties
-#   included (where several entries equal the running maximum, `torch.cummax`'s `indices` say
-#   which one it took);
-# - save **only** the int64 indices (with `save_for_backward`), `dim` as a plain attribute;
-# - backward returns `None` for `dim`.
+# - `x` with at least one dim and `dim` any of its dims, negative too: the value and the
+#   gradient autograd gives through `torch.cummax(x, dim).values`, ties included (where
+#   several entries equal the running maximum, `torch.cummax`'s `indices` say which one it
+#   took), and entries one ulp apart told apart;
+# - forward saves, with `ctx.save_for_backward`, no floating-point tensor (neither `x` nor the
+#   values): only the integer tensor backward needs, in int64. Which one, and why it is
+#   enough, is yours to find.
 #
 # **Predict, then run.** For `x = [1, 3, 3, 2, 3]`, which position does `torch.cummax` report
 # for each output: the first of the equal 3s, or the latest? Write your answer into
@@ -1329,6 +1372,42 @@ from autograder import grade; grade("CumMax", CumMax)
 jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
               torch.tensor([[1.0, 3.0, 3.0, 2.0], [4.0, 1.0, 2.0, 0.5], [0.0, 1.0, 2.0, 3.0]],
                            dtype=torch.float64), 1)
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken: anything that calls your backward directly gets the wrong shape | sum down to the input's exact shape (`sum_to_size`) |
+# | a sum without `keepdim=True` where the input has a dim of size 1 | the engine refuses the shape (`invalid gradient`), or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
+# | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
+# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values (on a square tensor, or where `x` has a dim of size 1, which the engine then sums) | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
+# | `y / x` for "the product of the others" | divided by zero: `nan` in every slice with a zero | exclusive running products from both ends, or count the zeros |
+# | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
+# | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
+# | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
+# | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
+# | `grad[index] = grad_output`, or `grad[index] += grad_output`, or any write that does not add | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
+# | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
+# | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
+# | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
+# | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
+# | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
+#
+# ## Summary
+#
+# Write one output entry with indices, differentiate by one input entry (deltas where indices
+# must match), multiply by $g$ and sum over the output's indices. What survives is a pattern:
+# a broadcast becomes a sum down to the input's exact shape (`sum_to_size`), a reduction an
+# `expand` (a view with stride 0, no copy) after putting the reduced dim back, a scan the same
+# scan reversed, a selection an `index_add` or `scatter_add` that accumulates repeats, a
+# normalisation a projection that removes the component along the output. The engine sums a
+# gradient that backward left in a broadcast shape, but only for shapes the input broadcasts
+# to, and only on its own path: return exact shapes. Next lesson: these patterns assembled into
+# LayerNorm and RMSNorm, and a Function shipped inside an `nn.Module`.
+#
+# The main line ends here. The rest is optional: a running product, which is a scan and a
+# product with zeros at once, and the In practice block.
 
 # %% [markdown]
 # ## Both at once: the running product, with zeros (optional, not graded)
@@ -1448,41 +1527,6 @@ check_cumprod_backward()
 # </details>
 
 # %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken: anything that calls your backward directly gets the wrong shape | sum down to the input's exact shape (`sum_to_size`) |
-# | a sum without `keepdim=True` where the input has a dim of size 1 | the engine refuses the shape (`invalid gradient`), or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
-# | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
-# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values (on a square tensor, or where `x` has a dim of size 1, which the engine then sums) | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
-# | `y / x` for "the product of the others" | divided by zero: `nan` in every slice with a zero | exclusive running products from both ends, or count the zeros |
-# | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
-# | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
-# | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
-# | `reversed_cumsum(g * y) / x` for `cumprod` | `nan` at every zero, where the gradient is often the largest | the exclusive product before $i$ times a scan from the end that multiplies instead of dividing |
-# | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
-# | `grad[index] = grad_output`, or `grad[index] += grad_output`, or any write that does not add | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
-# | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
-# | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
-# | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
-# | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
-# | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
-#
-# ## Summary
-#
-# Write one output entry with indices, differentiate by one input entry (deltas where indices
-# must match), multiply by $g$ and sum over the output's indices. What survives is a pattern:
-# a broadcast becomes a sum down to the input's exact shape (`sum_to_size`), a reduction an
-# `expand` (a view with stride 0, no copy) after putting the reduced dim back, a scan the same
-# scan reversed (for a product, one that multiplies by $x$ rather than dividing by it, so zeros
-# cost nothing), a selection an `index_add` or `scatter_add` that accumulates repeats, a
-# normalisation a projection that removes the component along the output. The engine sums a
-# gradient that backward left in a broadcast shape, but only for shapes the input broadcasts
-# to, and only on its own path: return exact shapes. Next lesson: these patterns assembled into
-# LayerNorm and RMSNorm, and a Function shipped inside an `nn.Module`.
-
-# %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
 # **Ties are a convention, and each op has its own.** Where several entries hold the same
@@ -1503,7 +1547,7 @@ check_cumprod_backward()
 #
 # **PyTorch's own `cumprod_backward`**, in ATen's `ReduceOps.cpp`, keeps the division before
 # the first zero of a slice and treats that zero apart with masks; its comment derives every
-# case. The scan from the end that you wrote avoids the division altogether.
+# case. The scan from the end of the optional section avoids the division altogether.
 #
 # **Scatter-adds on a GPU are not deterministic.** The backwards of `IndexSelect` and `CumMax`
 # add repeated rows, most often with `index_add` or `scatter_add`, whose documentation says

@@ -47,9 +47,6 @@ def test_each_check_of_a_clause_has_a_catalogued_witness(name, check, witness):
 CONTRACT_STILL_IN_PROSE = {
     "ScaledDotProductAttention": "lesson 06's Exercise 1 list mixes tips into its contract",
     "MemoryEfficientAttention": "lesson 06's Exercise 2 states its contract in prose",
-    **{name: "lesson 09's bullets mix design questions into the contract"
-       for name in ("BroadcastMul", "ProdOverDim", "Cumsum", "IndexSelect", "Normalize",
-                    "CumMax")},
     **{name: "lesson 13's contracts are prose; its Triton mutants run interpreted, slowly"
        for name in ("silu_mul", "rms_norm_rows")},
 }

@@ -11,6 +11,7 @@ from ...domain import Case, Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.layouts import check_noncontiguous_grad_output
+from .contracts import CUMMAX_CLAUSES
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 
 LATER_IN_LESSON = True
@@ -209,5 +210,6 @@ EXERCISES = [
                            constants={"dim": Constant(-2, 1, "dim a Python int, negative "
                                                       "allowed", integer=True, also=(0,))},
                            ties=Case(_near_ties, "ties as torch.cummax picks them, one ulp apart "
-                                     "as well as exact"))),
+                                     "as well as exact")),
+             clauses=CUMMAX_CLAUSES),
 ]

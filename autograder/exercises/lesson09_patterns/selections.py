@@ -15,6 +15,7 @@ from ...probes import AllocationLog
 from ..shared.grad_output import \
     check_noncontiguous_grad_output as check_transposed_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
+from .contracts import INDEX_SELECT_CLAUSES, NORMALIZE_CLAUSES
 from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above, eps_as_float32,
                              near_above_rows, near_eps_rows, rows_around_eps)
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
@@ -301,7 +302,7 @@ EXERCISES = [
              example=lambda: (sample((4, 2), "cpu"), torch.tensor([3, 0, 3, 3])),
              contract=("repeated index", "empty index", "1-D x", "saves only index",
                        "non-contiguous grad_output"),
-             domain=Domain(SELECT, _select_values)),
+             domain=Domain(SELECT, _select_values), clauses=INDEX_SELECT_CLAUSES),
     Exercise("Normalize", LESSON, normalize_full,
              example=lambda: (rows_around_eps("cpu")[0][:3, :4], 1e-2),
              contract=("rows below eps and a row of zeros", "1-D x",
@@ -310,5 +311,6 @@ EXERCISES = [
              domain=Domain(NORMALIZE, _normalize_values,
                            constants={"eps": Constant(1e-12, 10.0, "eps a Python float; "
                                                       "correct on rows whose norm is below "
-                                                      "eps", also=(1e-3,))})),
+                                                      "eps", also=(1e-3,))}),
+             clauses=NORMALIZE_CLAUSES),
 ]
