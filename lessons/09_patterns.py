@@ -603,7 +603,7 @@ compare(prediction_3, slices.grad.tolist())
 #    formula on the two slices of quick question 3: where does it fail, and why there?
 # 4. The second clause is the exercise: the product of the others at every position of every
 #    slice, along any `dim`, exact whatever the zeros. How will you compute it, and why is your
-#    way exact? Nothing on this page does it for you.
+#    way exact? Nothing above this cell does it for you.
 #
 # **Check your step 1 live.** For one slice, a vector $x$ and $y = \prod_c x_c$, write
 # `prod_J_row(x)`: the vector of $\partial y / \partial x_c$, one entry per $c$, by any formula
