@@ -15,21 +15,28 @@
 # activations, the sigmoid and the ReLU.
 #
 # By the end of this lesson you can:
-# 1. choose between saving a Function's input and its output, and measure what it keeps;
+# 1. choose between saving a Function's input, its output or a mask, and say what each costs;
 # 2. write a sigmoid whose values and gradients stay finite at $x = \pm 800$;
-# 3. save a boolean mask, pick a gradient at ties, and never write into `grad_output`, the input
-#    or a saved tensor;
+# 3. save a boolean mask, pick a gradient at ties, and never write into `grad_output` or the
+#    input;
 # 4. return `None` for an input that takes no gradient: a Python number, a boolean mask;
 # 5. keep tiny numbers accurate next to 1, where $\log(1 + u)$ or $e^u - 1$ meets a tiny $u$.
 #
 # Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and at the end
-# `Softplus`, which you write alone. The worked examples are other ops: asinh before
-# Exercise 1, and after Exercise 2 a mask that routes a gradient between two inputs. Each
-# exercise has a self-check cell, which runs every check the hidden tests run: until the answer
-# above it is right, it fails with a few lines that say what is wrong. Work top to bottom: Run
-# All goes on past an exercise not yet written (its self-check says so, a cell that uses it says
-# so in one line, the rest runs, and the last cell lists where you stand). **Predict, then run** cells ask you to write your prediction
-# into a variable first; the cell after it compares it with what PyTorch does.
+# **`Softplus`**, which you write alone and which needs a step no section of the lesson shows.
+# The main line, up to the summary, takes about 90 minutes. Its worked example, after
+# Exercise 2, is another op: a mask that routes a gradient between two inputs. Everything after
+# the summary is **optional** and never graded: experiments behind the main line's claims
+# (which simpler forwards would have done, what `ctx.y = y` costs, what writing into
+# `grad_output` does), a worked asinh that saves its output or its input and measures what
+# backward keeps, and notes on practice.
+#
+# Each exercise has a self-check cell, which runs every check the hidden tests run: until the
+# answer above it is right, it fails with a few lines that say what is wrong. Work top to
+# bottom: Run All goes on past an exercise not yet written (its self-check says so, a cell that
+# uses it says so in one line, the rest runs, and the last cell lists where you stand).
+# **Predict, then run** cells ask you to write your prediction into a variable first; the cell
+# after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
 import warnings
@@ -72,235 +79,77 @@ def compare(predicted: dict, actual: dict) -> None:
 # %% [markdown]
 # ## The maths: what does the sigmoid's backward need?
 #
-# Derive it on paper before you open the answer.
+# Derive it on paper.
 #
 # 1. Differentiate $\sigma(x) = (1 + e^{-x})^{-1}$ with the chain rule.
 # 2. Write your result in terms of $y = \sigma(x)$ alone, without $x$.
 # 3. The sigmoid acts on each element separately. What does its Jacobian look like, and what
 #    is the vector-Jacobian product `grad_input` from lesson 00?
-# 4. So which tensor must forward keep for backward: $x$, $y$, or both?
+# 4. So which tensor must forward keep for backward: $x$, $y$, or both? Weigh what backward
+#    would compute from each, and which of them other nodes of a network keep anyway.
 #
-# <details><summary><b>Hint</b> (step 2)</summary>
-#
-# Your step 1 is a product of two fractions, or can be split into one. Which factor is $y$?
-# What is $1 - y$, written with $e^{-x}$, and which factor does it match? Check your step 1
-# at $x = 2$ against $\sigma'(2)$ below before going on.
-# </details>
-#
-# <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
-#
-# At $x = 0$, $y = 0.5$ and $\sigma'(0) = 0.25$. At $x = 2$, $y = 0.8808$ and
-# $\sigma'(2) = 0.1050$; at $x = -3$, $y = 0.04743$ and $\sigma'(-3) = 0.04518$. Your
-# expression in $y$ must give these from the $y$ values alone. The checker below tries it on
-# more points.
-# </details>
-#
-# **Check your step 2 live.** Write your derivative as a function of $y$ alone into the next
-# cell (a `lambda y: ...`), then run the one after it: it compares your expression with
-# autograd's derivative of `torch.sigmoid` at nine points from $-8$ to $8$.
+# **Check your step 1 live.** Write $\sigma'(x)$ as a function of a float64 tensor `x` into the
+# next cell (a `lambda x: ...`; `torch.exp` is fine), then run the one after it: it compares
+# yours with autograd's derivative of `torch.sigmoid` at nine points from $-8$ to $8$. Steps 2
+# to 4 have no checker here: they are Exercise 1's decisions, and its self-check judges them.
 
 # %%
 ### BEGIN WORKED
-derivative_from_y = lambda y: y * (1 - y)
+sigmoid_slope = lambda x: torch.exp(-x) / (1 + torch.exp(-x)) ** 2
 ### LEARNER
-derivative_from_y = None  # your step 2: lambda y: ...
+sigmoid_slope = None  # your step 1: lambda x: ...
 ### END WORKED
 
 # %%
-if derivative_from_y is None:
-    print("Write your derivative into derivative_from_y first.")
+if sigmoid_slope is None:
+    print("Write your step 1 into sigmoid_slope first.")
 else:
     probe = torch.linspace(-8, 8, 9, dtype=torch.float64, requires_grad=True)
     torch.sigmoid(probe).sum().backward()
-    y = torch.sigmoid(probe.detach())
+    x = probe.detach()
     try:
-        yours = torch.as_tensor(derivative_from_y(y), dtype=y.dtype).expand_as(y)
+        yours = torch.as_tensor(sigmoid_slope(x), dtype=x.dtype).expand_as(x)
     except Exception as error:  # an error in your lambda, shown in one line
-        print(f"✗ derivative_from_y raised {type(error).__name__}: {error}. "
-              "Write it with tensor operations on y, which work on every entry at once.")
+        print(f"✗ sigmoid_slope raised {type(error).__name__}: {error}. "
+              "Write it with tensor operations on x, which work on every entry at once.")
     else:
         wrong = []
-        for point, mine, truth in zip(probe.tolist(), yours.tolist(), probe.grad.tolist()):
+        for point, mine, truth in zip(x.tolist(), yours.tolist(), probe.grad.tolist()):
             right = abs(mine - truth) <= 1e-12 * max(1.0, abs(truth))
             print(f"x = {point:5.1f}   yours {mine:.6g}   autograd {truth:.6g}   "
                   f"{'✓' if right else '✗'}")
             if not right:
                 wrong.append(point)
-        print("✓ all nine match" if not wrong else
-              f"✗ wrong at x = {', '.join(f'{w:g}' for w in wrong)}: check step 2 on one of them")
+        if not wrong:
+            print("✓ all nine match")
+        elif torch.allclose(yours, x * (1 - x)):
+            print("✗ this is x (1 - x): the checker passes x itself, not y = σ(x); step 1 is "
+                  "the derivative written with x")
+        else:
+            print(f"✗ wrong at x = {', '.join(f'{w:g}' for w in wrong)}: redo step 1 by hand "
+                  "at one of them")
 
 # %% [markdown]
-# ## Worked example: asinh, saving its output or its input
+# <details><summary><b>Hint</b> (step 2)</summary>
 #
-# The inverse hyperbolic sine, $y = \operatorname{asinh}(x) = \log\big(x + \sqrt{x^2 + 1}\big)$,
-# grows like $\log|x|$ in both directions: a log transform that accepts negative numbers and
-# $0$, used on heavy-tailed features. It is not one of your exercises; it carries two of the
-# lesson's methods.
-#
-# **Its derivative can be written in the input or in the output.** Differentiating gives
-# $\dfrac{dy}{dx} = \dfrac{1}{\sqrt{1 + x^2}}$. And since $x = \sinh(y)$ and
-# $1 + \sinh^2(y) = \cosh^2(y)$, the same number is $\dfrac{1}{\cosh(y)}$. So backward can
-# keep $x$ and take a square root, or keep $y$ and take a $\cosh$ (two exponentials).
-#
-# **Its textbook formula breaks, in a way the sigmoid's does not.** **Predict, then run.** In
-# float64, what does $\log(x + \sqrt{x^2 + 1})$ return at $x = -10^{8}$, where the true value
-# is about $-19.11$? Write it first. If you expect an infinity, here or in a prediction below,
-# write it as `float("inf")` or `-float("inf")`, the values that compare equal to it.
-
-# %%
-predicted = {"textbook asinh at x = -1e8": None}
-
-# %%
-probe = torch.tensor([-1e8], dtype=torch.float64)
-textbook = torch.log(probe + torch.sqrt(probe * probe + 1))
-print("textbook:   ", textbook.item())
-print("torch.asinh:", torch.asinh(probe).item())
-compare(predicted, {"textbook asinh at x = -1e8": textbook.item()})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# $\sqrt{x^2 + 1}$ rounds to exactly $10^8$ (floats near $10^{16}$ are 2 apart, and
-# $10^{16} + 1$, exactly halfway, rounds to even: $10^{16}$), so $x + \sqrt{x^2 + 1}$ is $0$
-# and its log is $-\infty$: two nearly opposite numbers cancelled. Nothing overflowed.
-#
-# The repair: asinh is odd, $\operatorname{asinh}(-x) = -\operatorname{asinh}(x)$, so compute
-# it for $a = |x|$ and put the sign back with `torch.copysign`. For $a \ge 0$ the sum
-# $a + \sqrt{a^2 + 1}$ never cancels.
+# Your step 1 is a product of two fractions, or can be split into one. Which factor is $y$?
+# What is $1 - y$, written with $e^{-x}$, and which factor does it match?
 # </details>
 #
-# Here it is, saving each way. Near $x = 0$ the log meets $1 + \text{tiny}$ and would lose the
-# tiny part, so `stable_asinh` hands that part to `torch.log1p`, which computes $\log(1 + u)$
-# without forming $1 + u$ (the section "Tiny numbers next to 1", before `Softplus`, shows why
-# that matters). It is good for $|x|$ below about $10^{154}$, where $a^2$ still fits in
-# float64.
-
-# %%
-def stable_asinh(x):
-    """asinh(x) to full precision for |x| < 1e154: no cancellation, no log of 1 + tiny."""
-    a = x.abs()
-    u = a + a * a / (1 + torch.sqrt(1 + a * a))  # a + sqrt(1 + a^2) - 1, with no subtraction
-    return torch.copysign(torch.log1p(u), x)
-
-
-class MyAsinh(torch.autograd.Function):
-    """y = asinh(x), saving the output."""
-
-    @staticmethod
-    def forward(ctx, x):
-        y = stable_asinh(x)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return grad_output / torch.cosh(y)  # dx/dy = cosh(y)
-
-
-class AsinhSavesInput(torch.autograd.Function):
-    """y = asinh(x), saving the input and writing the derivative in x."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return stable_asinh(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output / torch.sqrt(1 + x * x)
-
-
-# %% [markdown]
-# Both give the same gradient, and both pass `gradcheck`; the forward matches `torch.asinh`
-# to the last digit or so, from $10^{-300}$ to $10^{150}$ in size, on both sides:
-
-# %%
-x = torch.randn(6, dtype=torch.float64, requires_grad=True)
-print("MyAsinh:        ", torch.autograd.gradcheck(MyAsinh.apply, (x,)))
-print("AsinhSavesInput:", torch.autograd.gradcheck(AsinhSavesInput.apply, (x,)))
-sizes = torch.logspace(-300, 150, 451, dtype=torch.float64)
-sizes = torch.cat([-sizes, sizes])
-relative = ((stable_asinh(sizes) - torch.asinh(sizes)) / torch.asinh(sizes)).abs().max()
-print(f"largest relative difference from torch.asinh: {relative.item():.1e}")
-
-# %% [markdown]
-# They differ in what they keep. The inspector runs forward once and lists each saved
-# tensor with its **role**: `MyAsinh` keeps its output, `AsinhSavesInput` its input.
-
-# %%
-inspect_saved(MyAsinh, torch.linspace(-2, 2, 1000, dtype=torch.float64))
-
-# %%
-inspect_saved(AsinhSavesInput, torch.linspace(-2, 2, 1000, dtype=torch.float64))
-
-# %% [markdown]
-# The inspector counts in KiB, units of 1024 bytes: its 7.8 KiB is 1000 float64 numbers of
-# 8 bytes each, 8000 bytes. Neither is new memory on its own: the caller holds `x`, and `y` is
-# the result. Which one costs more depends on what the rest of the graph keeps, so let's
-# measure the whole graph.
-
-# %% [markdown]
-# ### Measuring what backward keeps
+# <details><summary><b>Numbers to hit</b> (step 2, after your attempt)</summary>
 #
-# `torch.autograd.graph.saved_tensors_hooks(pack, unpack)` calls `pack` on **every tensor
-# any node saves** for backward while the `with` block runs: yours, through
-# `ctx.save_for_backward`, and those of PyTorch's built-in operations. We use it to list
-# the saved tensors and add up their bytes. Saving never copies: two nodes that save the
-# same tensor keep one piece of memory alive, so we count each piece of memory once.
-
-# %%
-def saved_for_backward(compute):
-    """Run compute() and return (number of tensors saved, bytes of distinct memory saved)."""
-    saved = []
-
-    def pack(tensor):
-        saved.append((tensor.untyped_storage().data_ptr(), tensor.untyped_storage().nbytes()))
-        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
-
-    with saved_tensors_hooks(pack, lambda tensor: tensor):
-        compute()
-    return len(saved), sum(dict(saved).values())
-
-
-def report(label, compute):
-    count, nbytes = saved_for_backward(compute)
-    tensors = "tensor " if count == 1 else "tensors"
-    print(f"{label:<36} {count} {tensors} saved, {nbytes:>6} bytes")
-
-
-# %% [markdown]
-# A vector of 1000 float64 numbers takes 8000 bytes. First asinh alone, three ways: the
-# textbook formula left to autograd, then our two Functions.
-
-# %%
-x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-w = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-
-report("asinh textbook formula, autograd", lambda: torch.log(x + torch.sqrt(x * x + 1)))
-report("MyAsinh (saves y)", lambda: MyAsinh.apply(x))
-report("AsinhSavesInput (saves x)", lambda: AsinhSavesInput.apply(x))
-
-# %% [markdown]
-# Written out, autograd keeps four tensors in three pieces of memory: `x` (twice, for
-# `x * x`), the square root's result and the log's input. Either Function keeps one.
+# At $x = 0$, $y = 0.5$ and $\sigma'(0) = 0.25$. At $x = 2$, $y = 0.8808$ and
+# $\sigma'(2) = 0.1050$; at $x = -3$, $y = 0.04743$ and $\sigma'(-3) = 0.04518$. Your
+# expression in $y$ must give these from the $y$ values alone.
+# </details>
 #
-# Alone, our two Functions cost the same. Now put each in front of a multiplication
-# `y * w`, which must keep `y` for its own backward ($\partial (y w) / \partial w = y$):
-
-# %%
-report("MyAsinh, then * w", lambda: MyAsinh.apply(x) * w)
-report("AsinhSavesInput, then * w", lambda: AsinhSavesInput.apply(x) * w)
-
-# %% [markdown]
-# Three tensors are saved both times. With `MyAsinh`, two of them are the same `y`, stored
-# once: 16000 bytes. With `AsinhSavesInput`, `x` is extra: 24000 bytes.
+# <details><summary><b>Hint</b> (step 4: questions)</summary>
 #
-# **Rule of thumb:** memory that another node saves anyway costs nothing extra; a tensor that
-# only your Function keeps is new memory. When the derivative can be written from the
-# output, the output is usually the free choice (the next layer very often keeps it). A mask
-# (below) is the other choice to weigh: smaller, but always new.
+# Lesson 00's `SquareFromOutput` saved its output and lost the sign of $x$. Does $y$ lose
+# anything the sigmoid's derivative needs? What would backward have to compute again from $x$
+# that it need not compute from $y$? And the layer after a sigmoid in a network (a linear
+# layer, say): which of the two does it keep for its own backward?
+# </details>
 
 # %% [markdown]
 # ## Staying finite: the overflow in $e^{-x}$
@@ -368,129 +217,53 @@ for name, formula in naive.items():
 # `torch.where(condition, a, b)` picks from `a` where `condition` holds and from `b`
 # elsewhere. It computes both `a` and `b` everywhere and keeps one entry of each pair, so a
 # `nan` in the branch not picked is dropped from the value. Its **gradient** is another
-# matter, which "Would a simpler forward have done?" after Exercise 1 shows.
+# matter, which the optional section "Would a simpler forward have done?" shows.
 # </details>
 #
 # **Check your formula live.** Write your forward as a function of a float64 tensor `x`
-# into the next cell, built from your $z$ (question 2), then run the cell after it. It
-# compares your values with `torch.sigmoid` at eight points from $-800$ to $800$, relative to
-# their size, and asks autograd for the gradient of your formula: built from $z$, it has no
-# infinite intermediate, so that gradient is finite even outside a Function.
+# **Check one branch live.** Write your formula for the side $x \ge 0$, as a function of $z$
+# alone, into the next cell (a `lambda z: ...`), then run the one after it. It feeds your
+# formula $z = e^{-x}$ at six points from $0$ to $800$ and compares it with `torch.sigmoid`,
+# relative to its size. The side $x < 0$, where the left tail of the contract lies, and the
+# one expression that picks a side per entry are Exercise 1's: no cell checks them before
+# its self-check.
 
 # %%
 ### BEGIN WORKED
-def my_sigmoid(x):
-    z = torch.exp(-x.abs())  # in (0, 1]: never overflows
-    return torch.where(x >= 0, 1 / (1 + z), z / (1 + z))
+nonnegative_branch = lambda z: 1 / (1 + z)
 ### LEARNER
-my_sigmoid = None  # your forward: lambda x: ... (or a def), from your z
+nonnegative_branch = None  # your formula for x >= 0: lambda z: ...
 ### END WORKED
 
 # %%
-if my_sigmoid is None:
-    print("Write your forward into my_sigmoid first.")
+if nonnegative_branch is None:
+    print("Write your formula for x >= 0 into nonnegative_branch first.")
 else:
-    grid = torch.tensor([-800.0, -708.0, -40.0, -1.0, 0.0, 1.0, 40.0, 800.0],
-                        dtype=torch.float64, requires_grad=True)
-    truth = torch.sigmoid(grid.detach())
+    sides = torch.tensor([0.0, 1.0, 5.0, 30.0, 40.0, 800.0], dtype=torch.float64)
+    z = torch.exp(-sides)  # x >= 0 here, so z = exp(-|x|) = exp(-x)
+    truth = torch.sigmoid(sides)
     try:
-        yours = torch.as_tensor(my_sigmoid(grid), dtype=torch.float64).expand_as(grid)
-        yours.sum().backward()
-    except Exception as error:  # an error in your function, shown in one line
-        print(f"✗ my_sigmoid raised {type(error).__name__}: {error}. Write it with tensor "
-              "operations on x, which work on every entry at once.")
+        yours = torch.as_tensor(nonnegative_branch(z), dtype=torch.float64).expand_as(z)
+    except Exception as error:  # an error in your lambda, shown in one line
+        print(f"✗ nonnegative_branch raised {type(error).__name__}: {error}. Write it with "
+              "tensor operations on z, which work on every entry at once.")
     else:
-        # a step ran in float32 where every value is exactly a float32 number, one of them
-        # nonzero yet below 2^-53 (no cancellation near 1 gives that), or where the values that
-        # are not 0 are off by float32's rounding (7 digits) and no more
-        values = yours.detach()
-        off = [abs(mine - right) / right for mine, right in zip(yours.tolist(), truth.tolist())
-               if mine == mine and 0 < abs(mine) < float("inf") and right != 0]
-        all_float32 = (torch.equal(values, values.float().double())
-                       and bool(((values != 0) & (values.abs() < 2.0 ** -53)).any()))
-        exact_elsewhere = max(off, default=0) <= 1e-12
-        rounded = not exact_elsewhere and max(off) < 1e-6
         wrong = []
-        for point, mine, right in zip(grid.tolist(), yours.tolist(), truth.tolist()):
+        for point, at, mine, right in zip(sides.tolist(), z.tolist(), yours.tolist(),
+                                          truth.tolist()):
             if mine != mine or abs(mine) == float("inf"):
-                verdict = "✗ not finite: which exponential overflowed at this x?"
-            elif mine != right and abs(mine + right - 1) <= 1e-12:
-                verdict = "✗ this is 1 - σ(x) = σ(-x): which formula did this side of 0 get?"
-            elif right == 0 or mine == right:
-                verdict = "✓" if mine == right else "✗"
+                verdict = "✗ not finite: which operation overflowed at this z?"
             elif abs(mine - right) <= 1e-12 * right:
                 verdict = "✓"
+            elif abs(mine + right - 1) <= 1e-12:
+                verdict = "✗ this is 1 - σ(x) = σ(-x): the formula of the other side"
             else:
-                # a subtraction near 1 is asked about only where every value not 0 is exact
-                verdict = (f"✗ relative error {abs(mine - right) / right:.2g}"
-                           if mine != 0 or right > 1e-15 else "✗ 0" if not exact_elsewhere
-                           else "✗ 0: does your formula subtract two numbers near 1 here?")
-            print(f"x = {point:4.0f}   yours {mine:<23.17g} torch.sigmoid {right:<23.17g} "
-                  + verdict)
+                verdict = f"✗ relative error {abs(mine - right) / right:.2g}"
+            print(f"x = {point:3.0f}   z = {at:<10.4g} yours {mine:<20.17g} "
+                  f"torch.sigmoid {right:<20.17g} {verdict}")
             wrong += [f"{point:g}"] if verdict.startswith("✗") else []
-        bad = [f"{point:g}" for point, g in zip(grid.tolist(), grid.grad.tolist())
-               if g != g or abs(g) == float("inf")]
-        print("autograd's gradient of your formula: " + (f"✗ not finite at x = {', '.join(bad)}: "
-              "an infinite intermediate somewhere" if bad else "✓ finite at every point"))
-        if wrong and (all_float32 or rounded):
-            print(("✗ every value is exactly a float32 number" if all_float32 else
-                   f"✗ the values that are not 0 are off by up to {max(off):.1g} (relative), "
-                   "float32's rounding") + ": a step ran in float32 (a .float(), a float32 "
-                  "tensor), which keeps 7 digits and gives 0 below 1e-45; keep every step in "
-                  "float64")
-        print("✓ all eight match and the gradient is finite" if not wrong and not bad else
-              f"✗ {'values wrong at x = ' + ', '.join(wrong) if wrong else 'values right'}"
-              f"{', gradient not finite' if bad else ''}")
-
-# %% [markdown]
-# A backward written from $y \in [0, 1]$ (your derivation above) is then safe for free: no
-# exponential, nothing to overflow. One detail: from $x \approx 36.74$ on, $1 + z$ rounds to $1$,
-# so the $y$ your forward computes is exactly $1$ (`torch.sigmoid`'s too), although $\sigma(x)$
-# itself is just below $1$. A derivative computed from $y$ is then $0$, where the true one is
-# at most about $1.1 \times 10^{-16}$. That is harmless, and `torch.sigmoid`'s backward does
-# the same.
-
-# %% [markdown]
-# Now the whole range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are
-# visible. A shaded band marks where a formula gives `nan`. A curve that simply stops has
-# reached exactly $0$, which a log scale cannot draw. The dashed line is the exact
-# derivative, computed in logarithms (`logsigmoid`) so that nothing overflows.
-
-# %%
-xs = torch.linspace(-800, 800, 1601, dtype=torch.float64)
-logsigmoid = torch.nn.functional.logsigmoid
-exact_gradient = torch.exp(logsigmoid(xs) + logsigmoid(-xs))  # no overflow, no early underflow
-
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-for (name, formula), colour, width in zip(naive.items(), ["tab:blue", "tab:orange"], [5, 1.5]):
-    y, grad = value_and_gradient(formula, xs)
-    for ax, values in [(left, y), (right, grad)]:
-        ax.plot(xs, values, color=colour, lw=width, alpha=0.8, label=name)
-        broken = torch.isnan(values)
-        if broken.any():
-            ax.axvspan(xs[broken].min(), xs[broken].max(), color=colour, alpha=0.2,
-                       label=f"nan from {name}")
-left.plot(xs, torch.sigmoid(xs), "k--", lw=1, label="torch.sigmoid (stable)")
-right.plot(xs, exact_gradient, "k--", lw=1, label="exact derivative")
-for ax, title in [(left, "value"), (right, "gradient from autograd")]:
-    ax.set_yscale("log", nonpositive="mask")  # zeros are left out, not drawn
-    ax.set_ylim(1e-320, 10)
-    ax.set_xlabel("x")
-    ax.set_title(title)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
-plt.tight_layout()
-plt.show()
-
-# %% [markdown]
-# Two things to see:
-#
-# - Each textbook formula produces `nan` on one side, in the forward or in autograd's
-#   gradient. A single `nan` in a gradient spreads: every weight it reaches becomes `nan`.
-# - Before that, both gradients reach exactly $0$ where the true derivative is tiny: the
-#   first's from $x = -373$ on this integer grid (the blue curve ends at $-372$), where an
-#   intermediate, $y^2$, underflows; the second's from $x = 37$ (the orange curve ends at
-#   $36$), where the two terms autograd subtracts cancel. A zero where the true value is
-#   $10^{-160}$ is harmless; a `nan` is not.
+        print("✓ all six match: the side x < 0 is yours to work out in Exercise 1" if not wrong
+              else f"✗ wrong at x = {', '.join(wrong)}")
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `MySigmoid`
@@ -507,9 +280,12 @@ plt.show()
 #   $\sigma(x) \approx 3.3 \times 10^{-308}$, still a normal float64):
 #   $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
 #
-# Your forward: the formula you checked live above, built from $z = e^{-|x|}$.
-# (`torch.sigmoid` would pass too, since the grader checks values, not how you got them, but
-# then there is nothing to learn.)
+# Decide before you write, and say why in a comment beside `save_for_backward`: which tensor
+# will your backward read, and what would the other choice have cost, in work and in
+# memory? Your forward is what your answers under "The fix" describe: your branch for
+# $x \ge 0$, a branch for $x < 0$ that keeps the left tail, and one expression that picks a
+# branch per entry. (`torch.sigmoid` would pass too, since the grader checks values, not how
+# you got them, but then there is nothing to learn.)
 
 # %% nbgrader={"grade_id": "answer_MySigmoid", "solution": true}
 class MySigmoid(torch.autograd.Function):
@@ -520,7 +296,7 @@ class MySigmoid(torch.autograd.Function):
         ### BEGIN SOLUTION
         z = torch.exp(-x.abs())  # in (0, 1]: never overflows
         y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))
-        ctx.save_for_backward(y)
+        ctx.save_for_backward(y)  # y(1 - y) needs no exponential; the next layer keeps y anyway
         return y
         ### END SOLUTION
 
@@ -544,11 +320,20 @@ from autograder import grade; grade("MySigmoid", MySigmoid)
 # $\sigma'(x) = \sigma(x)\,\big(1 - \sigma(x)\big) = y\,(1 - y)$. The Jacobian is diagonal,
 # with $\partial y_i / \partial x_i = y_i (1 - y_i)$, so the vector-Jacobian product is
 # element-wise, as lesson 00's `Square` was. Backward needs **only the output $y$**, not $x$:
-# the one tensor forward saves.
+# the one tensor forward saves. From $x$ it would compute an exponential again; $y$ costs no
+# new memory wherever the next layer keeps it for its own backward (a linear layer keeps its
+# input); and written from $y \in [0, 1]$ the backward has no exponential, so nothing in it
+# can overflow.
+#
+# Forward: for $x \ge 0$, $1/(1 + z)$; for $x < 0$, multiply the top and bottom of
+# $1/(1 + e^{-x})$ by $e^{x} = z$ to get $z/(1 + z)$, which has no subtraction to cancel;
+# `torch.where(x >= 0, ...)` picks per entry. From $x \approx 36.74$ on, $1 + z$ rounds to
+# $1$, so $y$ is exactly $1$ (`torch.sigmoid`'s too) and the derivative from $y$ is $0$, where
+# the true one is at most about $1.1 \times 10^{-16}$: harmless, and `torch.sigmoid`'s
+# backward does the same.
 # </details>
 #
-# Your sigmoid at the points where the textbook formulas broke, and what it keeps for
-# backward compared with the first textbook formula left to autograd:
+# Your sigmoid at the points where the textbook formulas broke:
 
 # %%
 y, grad = value_and_gradient(MySigmoid.apply, points)
@@ -557,201 +342,14 @@ print("value:   ", y)
 print("gradient:", grad)
 print("all finite:", bool(torch.isfinite(y).all() and torch.isfinite(grad).all()))
 
-x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-report("1 / (1 + exp(-x)), autograd", lambda: 1 / (1 + torch.exp(-x)))
-report("MySigmoid (saves y)", lambda: MySigmoid.apply(x))
-
 # %% [markdown]
-# The inspector on your `MySigmoid`: one saved tensor, with role `output`, of 7.8 KiB (the
-# 8000 bytes `report` printed above). If it says `input` or `intermediate`, or warns about a
-# tensor on `ctx`, revisit what your forward saves.
+# The inspector runs your `MySigmoid` forward once and lists each saved tensor with its
+# **role**: one tensor, role `output`, of 7.8 KiB (1000 float64 numbers of 8 bytes, in units
+# of 1024 bytes). If it says `input` or `intermediate`, or warns about a tensor on `ctx`,
+# revisit what your forward saves.
 
 # %%
 inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
-
-# %% [markdown]
-# ## Would a simpler forward have done?
-#
-# **Predict, then run.** Put each forward below inside your `MySigmoid` in place of yours:
-# the same saved $y$, the same backward. You saw the first two formulas' values above; the
-# $\tanh$ form and $1 - 1/(1 + e^x)$ are new, and the left tail is new for all four. Which of
-# the four meet Exercise 1's contract? (A `nan` value or gradient fails; a value of $0$ at
-# $x = -40$ fails too.) Write `True` (meets it) or `False` for each into the next cell
-# first.
-
-# %%
-predicted = {"1 / (1 + exp(-x))": None, "exp(x) / (1 + exp(x))": None,
-             "(1 + tanh(x / 2)) / 2": None, "1 - 1 / (1 + exp(x))": None}
-
-
-# %%
-def inside_my_sigmoid(formula):
-    """Your MySigmoid with formula(x) as its forward: the same saved y, your backward."""
-    class Candidate(MySigmoid):
-        @staticmethod
-        def forward(ctx, x):
-            y = formula(x)
-            ctx.save_for_backward(y)
-            return y
-
-    return Candidate.apply
-
-
-def meets_contract(function):
-    """Values and gradients finite at |x| <= 800, and the largest relative error of the
-    values in the left tail, in float64."""
-    y, grad = value_and_gradient(function, torch.linspace(-800, 800, 33, dtype=torch.float64))
-    tail = torch.tensor([-708.0, -300.0, -100.0, -40.0, -20.0], dtype=torch.float64)
-    relative = ((function(tail) - torch.sigmoid(tail)).abs() / torch.sigmoid(tail)).max().item()
-    return bool(torch.isfinite(y).all()), bool(torch.isfinite(grad).all()), relative
-
-
-candidates = {
-    "1 / (1 + exp(-x))": lambda x: 1 / (1 + torch.exp(-x)),
-    "exp(x) / (1 + exp(x))": lambda x: torch.exp(x) / (1 + torch.exp(x)),
-    "(1 + tanh(x / 2)) / 2": lambda x: (1 + torch.tanh(x / 2)) / 2,
-    "1 - 1 / (1 + exp(x))": lambda x: 1 - 1 / (1 + torch.exp(x)),
-}
-meets = {}
-for name, formula in candidates.items():
-    values, gradients, relative = meets_contract(inside_my_sigmoid(formula))
-    meets[name] = values and gradients and relative < 1e-9
-    print(f"{name:<24} values finite: {values!s:<5}  gradients finite: {gradients!s:<5}  "
-          f"tail relative error: {relative:<8.2g}")
-compare(predicted, meets)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# One meets it, perhaps surprisingly the first textbook formula. Inside a Function whose
-# backward is written from $y$, $1/(1 + e^{-x})$ is fine: for $x < -709.8$,
-# $e^{-x} = \infty$ and $1/\infty = 0$ exactly, and autograd never differentiates the
-# composition (grad mode is off in forward, lesson 00), so its `nan` never appears: the
-# gradients printed above are your backward's. It is also accurate in the tail, since
-# $1/(1 + \text{large})$ loses nothing. The other three fail: $e^x/(1 + e^x)$ is
-# $\infty/\infty$ for large $x$; $1 - 1/(1 + e^x)$ and the $\tanh$ form compute a tiny
-# number as the difference of two numbers near $1$ and return $0$ at $x = -40$.
-#
-# The form built from $z$, one formula per sign as above, meets it too. Why prefer it? It
-# has no infinite intermediate at all, so it stays safe when you edit it (compute $1 - y$ as
-# $e^{-x}/(1 + e^{-x})$ and the first formula's $\infty$ becomes $\infty/\infty$ = `nan`),
-# and it is the pattern that carries over to other functions built from exponentials, such
-# as log-sum-exp. Both pass the grader: it checks the contract, not the formula.
-# </details>
-
-# %% [markdown]
-# ### `torch.where` of the two textbook formulas
-#
-# Each textbook formula is safe on one side, so
-# `torch.where(x >= 0, 1 / (1 + exp(-x)), exp(x) / (1 + exp(x)))` picks a safe one at every
-# $x$. **Predict, then run.** At $x = \pm 800$: are its values finite? Inside your
-# `MySigmoid`, are its gradients? And left to autograd, with no Function around it?
-
-# %%
-predicted = {"values finite": None, "gradients finite inside MySigmoid": None,
-             "gradients finite, autograd": None}
-
-# %%
-def picked(x):
-    return torch.where(x >= 0, 1 / (1 + torch.exp(-x)), torch.exp(x) / (1 + torch.exp(x)))
-
-
-ends = torch.tensor([-800.0, 800.0], dtype=torch.float64)
-y, ours = value_and_gradient(inside_my_sigmoid(picked), ends)
-_, by_autograd = value_and_gradient(picked, ends)
-print("value:", y, " gradient inside MySigmoid:", ours, " gradient by autograd:", by_autograd)
-compare(predicted, {"values finite": bool(torch.isfinite(y).all()),
-                    "gradients finite inside MySigmoid": bool(torch.isfinite(ours).all()),
-                    "gradients finite, autograd": bool(torch.isfinite(by_autograd).all())})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `torch.where` computes both branches everywhere and keeps one entry of each pair: at
-# $x = 800$ the second branch is $\infty/\infty$ = `nan`, and the value drops it. Inside a
-# Function that is all that matters, since your backward works from $y$. Autograd, though,
-# differentiates both branches: `where`'s backward sends the branch not picked a gradient of
-# $0$, that branch's own backward multiplies it by an infinite intermediate, and
-# $0 \cdot \infty$ is `nan`, which then adds into `x.grad`. A classic trap: a `where` that
-# guards a value does not guard its gradient. Branches with no infinity in them, like those
-# built from $z$, keep autograd's gradient finite. It is still not right everywhere: at exactly
-# $x = 0$ autograd differentiates $|x|$ with $\operatorname{sign}(0) = 0$ and gives $0$ where
-# $\sigma'(0) = 0.25$, one more reason your Function writes its own backward from $y$.
-# </details>
-
-# %% [markdown]
-# ## Two ways to keep a tensor for backward
-#
-# Before the ReLU, one more decision every Function makes: how to keep what it saves.
-# `MyAsinh` keeps its output with `ctx.save_for_backward(y)`. `AsinhOnCtx` below keeps it as
-# a plain attribute, `ctx.y = y`; its backward is otherwise the same. Both give the right
-# gradient when nobody touches `y`. Now someone changes `y` in place between forward and
-# backward (a `+=` in user code, an in-place op after it), once with each.
-# **Predict, then run:** which of the two raises? Does the other return the true gradient?
-# How many bytes does `report` (built on saved-tensor hooks) find saved by `AsinhOnCtx` for
-# 1000 float64 numbers?
-
-# %%
-predicted = {"MyAsinh raises": None, "AsinhOnCtx raises": None,
-             "AsinhOnCtx's gradient is right": None, "bytes report finds": None}
-
-
-# %%
-class AsinhOnCtx(torch.autograd.Function):
-    """asinh that keeps its output as a ctx attribute."""
-
-    @staticmethod
-    def forward(ctx, x):
-        y = stable_asinh(x)
-        ctx.y = y
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output / torch.cosh(ctx.y)
-
-
-actual = {}
-for function in (MyAsinh, AsinhOnCtx):
-    x = torch.tensor([0.0, 0.5, 1.0], requires_grad=True)
-    y = function.apply(x)
-    y.add_(1)  # someone changes y in place before backward
-    try:
-        y.sum().backward()
-        print(f"{function.__name__:<10} x.grad = {x.grad}")
-        actual[f"{function.__name__} raises"] = False
-    except RuntimeError as error:
-        print(f"{function.__name__:<10} RuntimeError: {str(error)[:70]}...")
-        actual[f"{function.__name__} raises"] = True
-truth = 1 / torch.sqrt(1 + x.detach() ** 2)
-print("true gradient     ", truth)
-actual["AsinhOnCtx's gradient is right"] = bool(torch.allclose(x.grad, truth))
-
-x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-report("AsinhOnCtx (y kept as ctx.y)", lambda: AsinhOnCtx.apply(x))
-actual["bytes report finds"] = saved_for_backward(lambda: AsinhOnCtx.apply(x))[1]
-compare(predicted, actual)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `MyAsinh` refuses to run. Autograd gives every tensor a **version counter** that goes up
-# each time the tensor is changed in place, and `save_for_backward` records the version of
-# each tensor it saves: backward found that the saved `y` had changed since forward, when the
-# gradient would have been silently wrong. `AsinhOnCtx` returns a wrong gradient without a
-# word: its backward divides by $\cosh(y + 1)$, so at $x = 0$ it returns $0.65$ instead of
-# $1$. A tensor kept as a plain attribute skips the version check.
-# And `report`, which counts through saved-tensor hooks, finds nothing saved, although
-# `AsinhOnCtx` keeps 8000 bytes alive: attributes escape the hooks, the mechanism behind
-# lesson 05's memory tricks too. For an output there is a third cost: `y.grad_fn` is `ctx`,
-# so `ctx.y = y` makes a reference cycle that keeps the graph alive until Python's cycle
-# collector runs. (Double backward still works for an input or an output kept this way;
-# lesson 04 shows what does break it.)
-# </details>
-#
-# The rule for `ctx` is short: **tensors through `ctx.save_for_backward`, everything else
-# (numbers, shapes, flags) as attributes.** That holds for masks too: `ctx.mask = mask` is
-# the same mistake as `ctx.y = y`.
 
 # %% [markdown]
 # ## Masks: the ReLU
@@ -809,7 +407,9 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # - forward saves one tensor with `ctx.save_for_backward`: a boolean mask or the output, as
 #   you decided above;
 # - never modify `grad_output` or `x` in place: return a new tensor ("Never write into
-#   `grad_output`", after the next worked example, shows what writing into it does).
+#   `grad_output`", among the optional sections, shows what writing into it does).
+#
+# Say in a comment which of the two you save, and for which network it is the cheaper one.
 #
 # Before you settle on a forward, work out what it returns at $x = -\infty$, where
 # `torch.relu` returns $0$ (an overflow upstream, in float16 say, puts infinities there). The
@@ -854,18 +454,6 @@ print("MyReLU:    ", MyReLU.apply(edges))
 print("torch.relu:", torch.relu(edges))
 
 # %% [markdown]
-# Your two Functions in one small neuron, $\sigma(\mathrm{relu}(w \odot x) + b)$, and its
-# backward one node at a time. Step to `MyReLU.backward`: where $w \odot x \le 0$ it sends a
-# zero on, so the same entries of `x.grad` and `w.grad` end up zero.
-
-# %%
-x = torch.tensor([1.0, -2.0, 0.5, 3.0], requires_grad=True)
-w = torch.tensor([0.5, 1.0, -1.0, 2.0], requires_grad=True)
-b = torch.tensor([0.1, 0.1, 0.1, 0.1], requires_grad=True)
-neuron = MySigmoid.apply(MyReLU.apply(w * x) + b).sum()
-backward_flow(neuron, names={"x": x, "w": w, "b": b})
-
-# %% [markdown]
 # ## Worked example: a mask that routes between two inputs (`torch.where`)
 #
 # Your `MyReLU` made its own mask. Here the mask arrives as an input. `torch.where(mask, a, b)`
@@ -905,95 +493,10 @@ a = torch.randn(4, dtype=torch.float64, requires_grad=True)
 b = torch.randn(4, dtype=torch.float64, requires_grad=True)
 print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, b), (a, b)))
 
-mask = torch.rand(1000) > 0.5
-a = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-b = torch.randn(1000, dtype=torch.float64, requires_grad=True)
-report("torch.where", lambda: torch.where(mask, a, b))
-report("Select (the mask it was given)", lambda: Select.apply(mask, a, b))
 
 # %% [markdown]
-# `torch.where` keeps the same single tensor, its condition: 1000 bytes, which the caller
-# holds anyway. Returning only two values raises "returned an incorrect number of gradients
-# (expected 3, got 2)": one value per forward input, the mask included.
-
-# %% [markdown]
-# ## Never write into `grad_output`
-#
-# Exercise 2 asked for a new tensor, and its self-check refuses a backward that writes into
-# `grad_output`. Here is why. It is tempting to build one of the gradients inside
-# `grad_output` itself, to save a copy.
-# Here is `Select` done that way: `b`'s gradient is a new tensor, then `a`'s is written over
-# `grad_output`. With `mask = [True, False, False, False]`, only `a`'s first entry is picked.
-# **Predict, then run:** after `.sum().backward()`, what are `a.grad` and `b.grad`? After
-# `.backward(g)` with `g = torch.ones(4)`, what is `g`? Write all three as lists.
-
-# %%
-predicted = {"a.grad after .sum().backward()": None, "b.grad after .sum().backward()": None,
-             "g after .backward(g)": None}
-
-
-# %%
-class SelectInPlace(torch.autograd.Function):
-    """torch.where(mask, a, b), whose backward writes a's gradient into grad_output."""
-
-    @staticmethod
-    def forward(ctx, mask, a, b):
-        ctx.save_for_backward(mask)
-        return torch.where(mask, a, b)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        mask, = ctx.saved_tensors
-        grad_b = torch.where(mask, 0, grad_output)  # a new tensor
-        grad_output[~mask] = 0  # a's gradient, written over grad_output
-        return None, grad_output, grad_b
-
-
-mask = torch.tensor([True, False, False, False])
-
-
-def fresh_inputs():
-    return (torch.tensor([3.0, -1.0, 2.0, -4.0], requires_grad=True),
-            torch.tensor([0.0, 0.0, 5.0, 0.0], requires_grad=True))
-
-
-a, b = fresh_inputs()
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    SelectInPlace.apply(mask, a, b).sum().backward()
-print(f"warnings after .sum().backward(): {len(caught)}, the first:",
-      str(caught[0].message).split(" (Triggered")[0] if caught else "none")
-actual = {"a.grad after .sum().backward()": a.grad.tolist(),
-          "b.grad after .sum().backward()": b.grad.tolist()}
-
-a, b = fresh_inputs()
-g = torch.ones(4)
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    SelectInPlace.apply(mask, a, b).backward(g)
-print(f"warnings after .backward(g): {len(caught)}")
-actual["g after .backward(g)"] = g.tolist()
-compare(predicted, actual)
-print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g should stay "
-      "[1, 1, 1, 1])")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `grad_output` does not belong to your backward.
-#
-# - After `.sum()`, `grad_output` is an **expanded view** in which every element is one memory
-#   location: the backward of `.sum()` expands a single `1`. Writing a zero into one element
-#   wrote it into all four, so `a`'s gradient is zero **everywhere**, with no error, only a
-#   warning (printed above: writing into an expanded tensor is deprecated). `b`'s is right
-#   only because it was computed before the write: swap the two lines and it is wrong too.
-# - After `.backward(g)`, `grad_output` **is** the caller's `g`, which has lost its entries
-#   where `b` was picked, without an error or a warning. Autograd may also pass the same
-#   tensor to other nodes.
-#
-# The fix is the one `Select` uses: build a new tensor and leave `grad_output` alone. (If you
-# really want to write into something, write into a clone.)
-# </details>
+# Returning only two values raises "returned an incorrect number of gradients (expected 3,
+# got 2)": one value per forward input, the mask included.
 
 # %% [markdown]
 # ## A Python number as a second input: the scaled sigmoid
@@ -1013,42 +516,6 @@ print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g shou
 # mask above)?
 # </details>
 #
-# **Check your step 1 live.** Write $\partial y / \partial x$ as a function of a float64
-# tensor `x` and a float `s` into the next cell (a `lambda x, s: ...`), then run the one after
-# it: it compares yours with autograd's derivative of `s * torch.sigmoid(x)` at nine points
-# from $-8$ to $8$, for $s = 2.5$, $-2$ and $0$.
-
-# %%
-### BEGIN WORKED
-scaled_derivative = lambda x, s: s * torch.sigmoid(x) * (1 - torch.sigmoid(x))
-### LEARNER
-scaled_derivative = None  # your step 1: lambda x, s: ...
-### END WORKED
-
-# %%
-if scaled_derivative is None:
-    print("Write your derivative into scaled_derivative first.")
-else:
-    probe = torch.linspace(-8, 8, 9, dtype=torch.float64, requires_grad=True)
-    for s in (2.5, -2.0, 0.0):
-        truth, = torch.autograd.grad((s * torch.sigmoid(probe)).sum(), probe)
-        try:
-            yours = torch.as_tensor(scaled_derivative(probe.detach(), s),
-                                    dtype=torch.float64).expand_as(truth)
-        except Exception as error:  # an error in your lambda, shown in one line
-            print(f"s = {s:4}   ✗ scaled_derivative raised {type(error).__name__}: {error}")
-            continue
-        off = (yours - truth).abs() > 1e-12 * truth.abs().clamp(min=1.0)
-        off |= ~torch.isfinite(yours)
-        if not off.any():
-            print(f"s = {s:4}   ✓ all nine match")
-        else:
-            at = off.nonzero()[0].item()
-            print(f"s = {s:4}   ✗ wrong at {off.sum().item()} of 9 points, first at "
-                  f"x = {probe[at].item():g}: yours {yours[at].item():.6g}, "
-                  f"autograd {truth[at].item():.6g}")
-
-# %% [markdown]
 # <details><summary><b>Hint 2</b> (saving only the output)</summary>
 #
 # For $s \ne 0$, $\sigma(x) = y / s$. Write your derivative in $y$ that way and evaluate it
@@ -1084,6 +551,8 @@ else:
 # - each call keeps its own `scale`: two calls in one graph do not share it.
 #
 # You may use `torch.sigmoid` here (it is stable too): this exercise is about the extra input.
+# Decide before you write, and say why in a comment beside what you save: which tensor does
+# your backward start from, and what does it compute at `scale = 0`?
 
 # %% nbgrader={"grade_id": "answer_ScaledSigmoid", "solution": true}
 class ScaledSigmoid(torch.autograd.Function):
@@ -1092,7 +561,7 @@ class ScaledSigmoid(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, scale):
         ### BEGIN SOLUTION
-        ctx.save_for_backward(x)  # no special case for scale = 0
+        ctx.save_for_backward(x)  # sigma(x) again in backward: no special case at scale = 0
         ctx.scale = scale  # a float: a plain attribute
         return scale * torch.sigmoid(x)
         ### END SOLUTION
@@ -1134,66 +603,11 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 #
 # The scale is a float: a plain attribute on `ctx`, one per call.
 # </details>
-#
-# A last look: your `ScaledSigmoid` and the gradient its backward returns, for a few scales.
-# The scale stretches the curve and its slope by the same factor; at $s = 0$ both are flat.
-
-# %%
-xs = torch.linspace(-6, 6, 121, dtype=torch.float64)
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.2))
-for scale in (2.5, 1.0, 0.0, -1.0):
-    y, grad = value_and_gradient(lambda x: ScaledSigmoid.apply(x, scale), xs)
-    left.plot(xs, y, label=f"scale = {scale}")
-    right.plot(xs, grad, label=f"scale = {scale}")
-left.set_title("ScaledSigmoid.apply(x, scale)")
-right.set_title("its gradient, from your backward")
-for ax in (left, right):
-    ax.set_xlabel("x")
-    ax.axhline(0, color="grey", lw=0.5)
-left.legend(fontsize=8)
-plt.tight_layout()
-plt.show()
-
-# %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` values for $x > 709.8$ in float64 ($x > 88.7$ in float32 and bfloat16, $x > 11.1$ in float16) | build both branches from `torch.exp(-x.abs())` |
-# | `1 / (1 + torch.exp(-x))` left to autograd | `nan` gradients for $x < -709.8$ | a Function with a backward written from `y` |
-# | `torch.where` of the two textbook formulas, left to autograd | finite values, `nan` gradients at $\pm 800$: the branch not picked gets $0 \cdot \infty$ | branches with nothing infinite in them, or a Function |
-# | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`: $\sigma'(x) = y(1 - y)$ |
-# | backward writes into `grad_output` and returns it | the caller's gradient tensor changes silently; after `.sum()` the whole gradient is zero | compute a new tensor, out of place |
-# | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
-# | `x * (x > 0)` as the ReLU's forward | `nan` at $x = -\infty$ ($-\infty \cdot 0$), where `torch.relu` gives $0$; the self-check does not try it, the cell after it does | `x.clamp(min=0)`, which also keeps a `nan` a `nan` (`torch.where(x > 0, x, 0)` turns it into $0$) |
-# | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
-# | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
-# | an epsilon: `y / (scale + 1e-12)` | `inf` at `scale = -1e-12`; at `scale = 1e-12` it recovers $\sigma(x)/2$, not $\sigma(x)$ | test for `scale == 0` exactly, the one scale where `y / scale` is `nan` (it loses digits instead once $y$ is subnormal, below $2.2 \times 10^{-308}$: save `x` if scales that small matter) |
-# | `ScaledSigmoid.scale = scale` (or a mask) kept on the class | right for one call; once a second call runs forward before the first backward (two heads, two layers), the first gradient uses the second call's scale | `ctx.scale = scale`: every call has its own `ctx` |
-# | returning one gradient from `ScaledSigmoid.backward` | `RuntimeError: returned an incorrect number of gradients` | one value per input: `None` for `scale` |
-#
-# **Common misconceptions.**
-#
-# - *"A boolean mask has no gradient, so `ctx.mask = mask` is harmless."* Gradients are not
-#   the point: a mask kept as an attribute escapes the in-place version check and saved-tensor
-#   hooks exactly as `ctx.y = y` does (`AsinhOnCtx` above). Every tensor goes through
-#   `save_for_backward`.
-# - *"Zeroing `grad_output` in place saves a copy."* It passes a quick test with `torch.ones`
-#   as the gradient and fails inside real graphs, as `SelectInPlace` showed: after `.sum()`,
-#   `grad_output` is one number expanded to the input's shape (stride 0), so writing a zero
-#   anywhere writes it everywhere. The allocation it saves is not yours to save.
-# - *"Save the output whenever the derivative can be written from it."* Only when that is
-#   cheapest: a mask can be smaller, and the output can be free. When the output determines
-#   the derivative only outside some case (`ScaledSigmoid` at $s = 0$), handle that case
-#   explicitly, or save the input.
-# - *"The textbook $1/(1 + e^{-x})$ must be avoided."* Left to autograd it gives `nan`
-#   gradients; inside your Function with a backward from $y$, it meets the contract.
 
 # %% [markdown]
 # ## Tiny numbers next to 1: `log1p` and `expm1`
 #
-# One tool before the last exercise, met briefly in `stable_asinh`: what happens when a tiny
-# number meets $1$. It happens in two everyday expressions with a tiny $u$: $\log(1 + u)$, as
+# One tool before the last exercise: what happens when a tiny number meets $1$. It happens in two everyday expressions with a tiny $u$: $\log(1 + u)$, as
 # in the log-probability $\log(1 - p)$ that a rare event (probability $p$) does not happen,
 # and $e^u - 1$, as in the growth $e^{rt} - 1$ of a small rate $r$ over a short time $t$. Two
 # functions exist for precisely these:
@@ -1212,9 +626,9 @@ predicted = {"log(1 - p) at p = 1e-20": None, "exp(u) - 1 at u = 1e-20": None,
 
 # %%
 small = torch.tensor([1e-20, 1e-10, 1e-3], dtype=torch.float64)
-for name, naive, careful in [("log(1 - p)", torch.log(1 - small), torch.log1p(-small)),
+for name, plain, careful in [("log(1 - p)", torch.log(1 - small), torch.log1p(-small)),
                              ("exp(u) - 1", torch.exp(small) - 1, torch.expm1(small))]:
-    print(f"{name:<11} naive:   {naive.tolist()}\n{'':<11} careful: {careful.tolist()}")
+    print(f"{name:<11} naive:   {plain.tolist()}\n{'':<11} careful: {careful.tolist()}")
 error = (torch.log(1 - small[1]) - torch.log1p(-small[1])).abs() / small[1]
 compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
                     "exp(u) - 1 at u = 1e-20": (torch.exp(small[0]) - 1).item(),
@@ -1227,7 +641,7 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 # return exactly $0$ at $10^{-20}$: a relative error of 100%. At $10^{-10}$ they keep about 7
 # digits of 16: $1 - p$ stored only the first 6 or 7 digits of $p$, and whatever comes next
 # cannot recover the rest. The careful forms are accurate to the last digit everywhere. Use
-# them whenever an argument can be tiny (In practice says what they cost).
+# them whenever an argument can be tiny ("In practice", at the end, says what they cost).
 # </details>
 
 # %% [markdown]
@@ -1351,6 +765,593 @@ axes[1].legend(fontsize=8, loc="upper left")
 plt.show()
 
 # %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` values for $x > 709.8$ in float64 ($x > 88.7$ in float32 and bfloat16, $x > 11.1$ in float16) | build both branches from `torch.exp(-x.abs())` |
+# | `1 / (1 + torch.exp(-x))` left to autograd | `nan` gradients for $x < -709.8$ | a Function with a backward written from `y` |
+# | `torch.where` of the two textbook formulas, left to autograd | finite values, `nan` gradients at $\pm 800$: the branch not picked gets $0 \cdot \infty$ | branches with nothing infinite in them, or a Function |
+# | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`: $\sigma'(x) = y(1 - y)$ |
+# | backward writes into `grad_output` and returns it | the caller's gradient tensor changes silently; after `.sum()` the whole gradient is zero | compute a new tensor, out of place |
+# | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
+# | `x * (x > 0)` as the ReLU's forward | `nan` at $x = -\infty$ ($-\infty \cdot 0$), where `torch.relu` gives $0$; the self-check does not try it, the cell after it does | `x.clamp(min=0)`, which also keeps a `nan` a `nan` (`torch.where(x > 0, x, 0)` turns it into $0$) |
+# | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
+# | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
+# | an epsilon: `y / (scale + 1e-12)` | `inf` at `scale = -1e-12`; at `scale = 1e-12` it recovers $\sigma(x)/2$, not $\sigma(x)$ | test for `scale == 0` exactly, the one scale where `y / scale` is `nan` (it loses digits instead once $y$ is subnormal, below $2.2 \times 10^{-308}$: save `x` if scales that small matter) |
+# | `ScaledSigmoid.scale = scale` (or a mask) kept on the class | right for one call; once a second call runs forward before the first backward (two heads, two layers), the first gradient uses the second call's scale | `ctx.scale = scale`: every call has its own `ctx` |
+# | returning one gradient from `ScaledSigmoid.backward` | `RuntimeError: returned an incorrect number of gradients` | one value per input: `None` for `scale` |
+#
+# **Common misconceptions.**
+#
+# - *"A boolean mask has no gradient, so `ctx.mask = mask` is harmless."* Gradients are not
+#   the point: a mask kept as an attribute escapes the in-place version check and saved-tensor
+#   hooks exactly as `ctx.y = y` does (`AsinhOnCtx`, in the optional sections). Every tensor goes through
+#   `save_for_backward`.
+# - *"Zeroing `grad_output` in place saves a copy."* It passes a quick test with `torch.ones`
+#   as the gradient and fails inside real graphs, as the optional `SelectInPlace` shows: after `.sum()`,
+#   `grad_output` is one number expanded to the input's shape (stride 0), so writing a zero
+#   anywhere writes it everywhere. The allocation it saves is not yours to save.
+# - *"Save the output whenever the derivative can be written from it."* Only when that is
+#   cheapest: a mask can be smaller, and the output can be free. When the output determines
+#   the derivative only outside some case (`ScaledSigmoid` at $s = 0$), handle that case
+#   explicitly, or save the input.
+# - *"The textbook $1/(1 + e^{-x})$ must be avoided."* Left to autograd it gives `nan`
+#   gradients; inside your Function with a backward from $y$, it meets the contract.
+
+# %% [markdown]
+# ## Summary
+#
+# Save what backward needs in the form that costs least in the whole graph: the output when
+# the derivative is written in it and the next layer keeps it anyway (sigmoid, ReLU in
+# a plain network), a boolean mask when backward only needs to know *where* and nothing else
+# keeps the activation, and the input when recomputing from it is simpler than the cases the
+# output needs (a scale of zero). Always through
+# `ctx.save_for_backward`; never write into `grad_output`, your inputs or saved tensors.
+# At a kink or a tie, copy the convention of the op you replace and test it on exact ties.
+# Build forward formulas from pieces that cannot overflow, such as $e^{-|x|}$, and keep tiny
+# numbers apart from $1$ with `log1p` and `expm1`.
+# Next lesson: a linear layer, where gradients become matrix products.
+
+# %% [markdown]
+# ---
+# ## Optional sections (not graded)
+#
+# The main line ends with the summary above. Each section below backs one of its claims with
+# an experiment or a measurement; none is needed for an exercise, and you can skip any of
+# them. They run after the main line: several use your `MySigmoid`, `MyReLU` or `Select`.
+
+# %% [markdown]
+# ### The textbook formulas over the whole range
+#
+# The range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are
+# visible. A shaded band marks where a formula gives `nan`. A curve that simply stops has
+# reached exactly $0$, which a log scale cannot draw. The dashed line is the exact
+# derivative, computed in logarithms (`logsigmoid`) so that nothing overflows.
+
+# %%
+xs = torch.linspace(-800, 800, 1601, dtype=torch.float64)
+logsigmoid = torch.nn.functional.logsigmoid
+exact_gradient = torch.exp(logsigmoid(xs) + logsigmoid(-xs))  # no overflow, no early underflow
+
+fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+for (name, formula), colour, width in zip(naive.items(), ["tab:blue", "tab:orange"], [5, 1.5]):
+    y, grad = value_and_gradient(formula, xs)
+    for ax, values in [(left, y), (right, grad)]:
+        ax.plot(xs, values, color=colour, lw=width, alpha=0.8, label=name)
+        broken = torch.isnan(values)
+        if broken.any():
+            ax.axvspan(xs[broken].min(), xs[broken].max(), color=colour, alpha=0.2,
+                       label=f"nan from {name}")
+left.plot(xs, torch.sigmoid(xs), "k--", lw=1, label="torch.sigmoid (stable)")
+right.plot(xs, exact_gradient, "k--", lw=1, label="exact derivative")
+for ax, title in [(left, "value"), (right, "gradient from autograd")]:
+    ax.set_yscale("log", nonpositive="mask")  # zeros are left out, not drawn
+    ax.set_ylim(1e-320, 10)
+    ax.set_xlabel("x")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Two things to see:
+#
+# - Each textbook formula produces `nan` on one side, in the forward or in autograd's
+#   gradient. A single `nan` in a gradient spreads: every weight it reaches becomes `nan`.
+# - Before that, both gradients reach exactly $0$ where the true derivative is tiny: the
+#   first's from $x = -373$ on this integer grid (the blue curve ends at $-372$), where an
+#   intermediate, $y^2$, underflows; the second's from $x = 37$ (the orange curve ends at
+#   $36$), where the two terms autograd subtracts cancel. A zero where the true value is
+#   $10^{-160}$ is harmless; a `nan` is not.
+
+# %% [markdown]
+# ### Would a simpler forward have done?
+#
+# **Predict, then run.** Put each forward below inside your `MySigmoid` in place of yours:
+# the same saved $y$, the same backward. You saw the first two formulas' values above; the
+# $\tanh$ form and $1 - 1/(1 + e^x)$ are new, and the left tail is new for all four. Which of
+# the four meet Exercise 1's contract? (A `nan` value or gradient fails; a value of $0$ at
+# $x = -40$ fails too.) Write `True` (meets it) or `False` for each into the next cell
+# first.
+
+# %%
+predicted = {"1 / (1 + exp(-x))": None, "exp(x) / (1 + exp(x))": None,
+             "(1 + tanh(x / 2)) / 2": None, "1 - 1 / (1 + exp(x))": None}
+
+
+# %%
+def inside_my_sigmoid(formula):
+    """Your MySigmoid with formula(x) as its forward: the same saved y, your backward."""
+    class Candidate(MySigmoid):
+        @staticmethod
+        def forward(ctx, x):
+            y = formula(x)
+            ctx.save_for_backward(y)
+            return y
+
+    return Candidate.apply
+
+
+def meets_contract(function):
+    """Values and gradients finite at |x| <= 800, and the largest relative error of the
+    values in the left tail, in float64."""
+    y, grad = value_and_gradient(function, torch.linspace(-800, 800, 33, dtype=torch.float64))
+    tail = torch.tensor([-708.0, -300.0, -100.0, -40.0, -20.0], dtype=torch.float64)
+    relative = ((function(tail) - torch.sigmoid(tail)).abs() / torch.sigmoid(tail)).max().item()
+    return bool(torch.isfinite(y).all()), bool(torch.isfinite(grad).all()), relative
+
+
+candidates = {
+    "1 / (1 + exp(-x))": lambda x: 1 / (1 + torch.exp(-x)),
+    "exp(x) / (1 + exp(x))": lambda x: torch.exp(x) / (1 + torch.exp(x)),
+    "(1 + tanh(x / 2)) / 2": lambda x: (1 + torch.tanh(x / 2)) / 2,
+    "1 - 1 / (1 + exp(x))": lambda x: 1 - 1 / (1 + torch.exp(x)),
+}
+meets = {}
+for name, formula in candidates.items():
+    values, gradients, relative = meets_contract(inside_my_sigmoid(formula))
+    meets[name] = values and gradients and relative < 1e-9
+    print(f"{name:<24} values finite: {values!s:<5}  gradients finite: {gradients!s:<5}  "
+          f"tail relative error: {relative:<8.2g}")
+compare(predicted, meets)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# One meets it, perhaps surprisingly the first textbook formula. Inside a Function whose
+# backward is written from $y$, $1/(1 + e^{-x})$ is fine: for $x < -709.8$,
+# $e^{-x} = \infty$ and $1/\infty = 0$ exactly, and autograd never differentiates the
+# composition (grad mode is off in forward, lesson 00), so its `nan` never appears: the
+# gradients printed above are your backward's. It is also accurate in the tail, since
+# $1/(1 + \text{large})$ loses nothing. The other three fail: $e^x/(1 + e^x)$ is
+# $\infty/\infty$ for large $x$; $1 - 1/(1 + e^x)$ and the $\tanh$ form compute a tiny
+# number as the difference of two numbers near $1$ and return $0$ at $x = -40$.
+#
+# The form built from $z$, one formula per sign as above, meets it too. Why prefer it? It
+# has no infinite intermediate at all, so it stays safe when you edit it (compute $1 - y$ as
+# $e^{-x}/(1 + e^{-x})$ and the first formula's $\infty$ becomes $\infty/\infty$ = `nan`),
+# and it is the pattern that carries over to other functions built from exponentials, such
+# as log-sum-exp. Both pass the grader: it checks the contract, not the formula.
+# </details>
+
+# %% [markdown]
+# #### `torch.where` of the two textbook formulas
+#
+# Each textbook formula is safe on one side, so
+# `torch.where(x >= 0, 1 / (1 + exp(-x)), exp(x) / (1 + exp(x)))` picks a safe one at every
+# $x$. **Predict, then run.** At $x = \pm 800$: are its values finite? Inside your
+# `MySigmoid`, are its gradients? And left to autograd, with no Function around it?
+
+# %%
+predicted = {"values finite": None, "gradients finite inside MySigmoid": None,
+             "gradients finite, autograd": None}
+
+# %%
+def picked(x):
+    return torch.where(x >= 0, 1 / (1 + torch.exp(-x)), torch.exp(x) / (1 + torch.exp(x)))
+
+
+ends = torch.tensor([-800.0, 800.0], dtype=torch.float64)
+y, ours = value_and_gradient(inside_my_sigmoid(picked), ends)
+_, by_autograd = value_and_gradient(picked, ends)
+print("value:", y, " gradient inside MySigmoid:", ours, " gradient by autograd:", by_autograd)
+compare(predicted, {"values finite": bool(torch.isfinite(y).all()),
+                    "gradients finite inside MySigmoid": bool(torch.isfinite(ours).all()),
+                    "gradients finite, autograd": bool(torch.isfinite(by_autograd).all())})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `torch.where` computes both branches everywhere and keeps one entry of each pair: at
+# $x = 800$ the second branch is $\infty/\infty$ = `nan`, and the value drops it. Inside a
+# Function that is all that matters, since your backward works from $y$. Autograd, though,
+# differentiates both branches: `where`'s backward sends the branch not picked a gradient of
+# $0$, that branch's own backward multiplies it by an infinite intermediate, and
+# $0 \cdot \infty$ is `nan`, which then adds into `x.grad`. A classic trap: a `where` that
+# guards a value does not guard its gradient. Branches with no infinity in them, like those
+# built from $z$, keep autograd's gradient finite. It is still not right everywhere: at exactly
+# $x = 0$ autograd differentiates $|x|$ with $\operatorname{sign}(0) = 0$ and gives $0$ where
+# $\sigma'(0) = 0.25$, one more reason your Function writes its own backward from $y$.
+# </details>
+
+# %% [markdown]
+# ### A worked example: asinh, saving its output or its input
+#
+# The inverse hyperbolic sine, $y = \operatorname{asinh}(x) = \log\big(x + \sqrt{x^2 + 1}\big)$,
+# grows like $\log|x|$ in both directions: a log transform that accepts negative numbers and
+# $0$, used on heavy-tailed features. It is not one of your exercises; it carries two of the
+# lesson's methods.
+#
+# **Its derivative can be written in the input or in the output.** Differentiating gives
+# $\dfrac{dy}{dx} = \dfrac{1}{\sqrt{1 + x^2}}$. And since $x = \sinh(y)$ and
+# $1 + \sinh^2(y) = \cosh^2(y)$, the same number is $\dfrac{1}{\cosh(y)}$. So backward can
+# keep $x$ and take a square root, or keep $y$ and take a $\cosh$ (two exponentials).
+#
+# **Its textbook formula breaks, in a way the sigmoid's does not.** **Predict, then run.** In
+# float64, what does $\log(x + \sqrt{x^2 + 1})$ return at $x = -10^{8}$, where the true value
+# is about $-19.11$? Write it first. If you expect an infinity, write it as `float("inf")` or
+# `-float("inf")`, the values that compare equal to it.
+
+# %%
+predicted = {"textbook asinh at x = -1e8": None}
+
+# %%
+probe = torch.tensor([-1e8], dtype=torch.float64)
+textbook = torch.log(probe + torch.sqrt(probe * probe + 1))
+print("textbook:   ", textbook.item())
+print("torch.asinh:", torch.asinh(probe).item())
+compare(predicted, {"textbook asinh at x = -1e8": textbook.item()})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# $\sqrt{x^2 + 1}$ rounds to exactly $10^8$ (floats near $10^{16}$ are 2 apart, and
+# $10^{16} + 1$, exactly halfway, rounds to even: $10^{16}$), so $x + \sqrt{x^2 + 1}$ is $0$
+# and its log is $-\infty$: two nearly opposite numbers cancelled. Nothing overflowed.
+#
+# The repair: asinh is odd, $\operatorname{asinh}(-x) = -\operatorname{asinh}(x)$, so compute
+# it for $a = |x|$ and put the sign back with `torch.copysign`. For $a \ge 0$ the sum
+# $a + \sqrt{a^2 + 1}$ never cancels.
+# </details>
+#
+# Here it is, saving each way. Near $x = 0$ the log meets $1 + \text{tiny}$ and would lose the
+# tiny part, so `stable_asinh` hands that part to `torch.log1p`, which computes $\log(1 + u)$
+# without forming $1 + u$ (the section "Tiny numbers next to 1" showed why that matters). It is good for $|x|$ below about $10^{154}$, where $a^2$ still fits in
+# float64.
+
+# %%
+def stable_asinh(x):
+    """asinh(x) to full precision for |x| < 1e154: no cancellation, no log of 1 + tiny."""
+    a = x.abs()
+    u = a + a * a / (1 + torch.sqrt(1 + a * a))  # a + sqrt(1 + a^2) - 1, with no subtraction
+    return torch.copysign(torch.log1p(u), x)
+
+
+class MyAsinh(torch.autograd.Function):
+    """y = asinh(x), saving the output."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = stable_asinh(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output / torch.cosh(y)  # dx/dy = cosh(y)
+
+
+class AsinhSavesInput(torch.autograd.Function):
+    """y = asinh(x), saving the input and writing the derivative in x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return stable_asinh(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output / torch.sqrt(1 + x * x)
+
+
+# %% [markdown]
+# Both give the same gradient, and both pass `gradcheck`; the forward matches `torch.asinh`
+# to the last digit or so, from $10^{-300}$ to $10^{150}$ in size, on both sides:
+
+# %%
+x = torch.randn(6, dtype=torch.float64, requires_grad=True)
+print("MyAsinh:        ", torch.autograd.gradcheck(MyAsinh.apply, (x,)))
+print("AsinhSavesInput:", torch.autograd.gradcheck(AsinhSavesInput.apply, (x,)))
+sizes = torch.logspace(-300, 150, 451, dtype=torch.float64)
+sizes = torch.cat([-sizes, sizes])
+relative = ((stable_asinh(sizes) - torch.asinh(sizes)) / torch.asinh(sizes)).abs().max()
+print(f"largest relative difference from torch.asinh: {relative.item():.1e}")
+
+# %% [markdown]
+# They differ in what they keep. The inspector runs forward once and lists each saved
+# tensor with its **role**: `MyAsinh` keeps its output, `AsinhSavesInput` its input.
+
+# %%
+inspect_saved(MyAsinh, torch.linspace(-2, 2, 1000, dtype=torch.float64))
+
+# %%
+inspect_saved(AsinhSavesInput, torch.linspace(-2, 2, 1000, dtype=torch.float64))
+
+# %% [markdown]
+# The inspector counts in KiB, units of 1024 bytes: its 7.8 KiB is 1000 float64 numbers of
+# 8 bytes each, 8000 bytes. Neither is new memory on its own: the caller holds `x`, and `y` is
+# the result. Which one costs more depends on what the rest of the graph keeps, so let's
+# measure the whole graph.
+
+# %% [markdown]
+# #### Measuring what backward keeps
+#
+# `torch.autograd.graph.saved_tensors_hooks(pack, unpack)` calls `pack` on **every tensor
+# any node saves** for backward while the `with` block runs: yours, through
+# `ctx.save_for_backward`, and those of PyTorch's built-in operations. We use it to list
+# the saved tensors and add up their bytes. Saving never copies: two nodes that save the
+# same tensor keep one piece of memory alive, so we count each piece of memory once.
+
+# %%
+def saved_for_backward(compute):
+    """Run compute() and return (number of tensors saved, bytes of distinct memory saved)."""
+    saved = []
+
+    def pack(tensor):
+        saved.append((tensor.untyped_storage().data_ptr(), tensor.untyped_storage().nbytes()))
+        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
+
+    with saved_tensors_hooks(pack, lambda tensor: tensor):
+        compute()
+    return len(saved), sum(dict(saved).values())
+
+
+def report(label, compute):
+    count, nbytes = saved_for_backward(compute)
+    tensors = "tensor " if count == 1 else "tensors"
+    print(f"{label:<36} {count} {tensors} saved, {nbytes:>6} bytes")
+
+
+# %% [markdown]
+# A vector of 1000 float64 numbers takes 8000 bytes. First asinh alone, three ways: the
+# textbook formula left to autograd, then our two Functions.
+
+# %%
+x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+w = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+
+report("asinh textbook formula, autograd", lambda: torch.log(x + torch.sqrt(x * x + 1)))
+report("MyAsinh (saves y)", lambda: MyAsinh.apply(x))
+report("AsinhSavesInput (saves x)", lambda: AsinhSavesInput.apply(x))
+
+# %% [markdown]
+# Written out, autograd keeps four tensors in three pieces of memory: `x` (twice, for
+# `x * x`), the square root's result and the log's input. Either Function keeps one.
+#
+# Alone, our two Functions cost the same. Now put each in front of a multiplication
+# `y * w`, which must keep `y` for its own backward ($\partial (y w) / \partial w = y$):
+
+# %%
+report("MyAsinh, then * w", lambda: MyAsinh.apply(x) * w)
+report("AsinhSavesInput, then * w", lambda: AsinhSavesInput.apply(x) * w)
+
+# %% [markdown]
+# Three tensors are saved both times. With `MyAsinh`, two of them are the same `y`, stored
+# once: 16000 bytes. With `AsinhSavesInput`, `x` is extra: 24000 bytes.
+#
+# **Rule of thumb:** memory that another node saves anyway costs nothing extra; a tensor that
+# only your Function keeps is new memory. When the derivative can be written from the
+# output, the output is usually the free choice (the next layer very often keeps it). A mask
+# (below) is the other choice to weigh: smaller, but always new.
+
+# %% [markdown]
+# The same measure on the main line's Functions: your `MySigmoid` beside the first textbook
+# formula left to autograd, and `Select` beside `torch.where`, which keeps the same single
+# tensor, its condition: 1000 bytes, which the caller holds anyway.
+
+# %%
+report("1 / (1 + exp(-x)), autograd", lambda: 1 / (1 + torch.exp(-x)))
+report("MySigmoid (saves y)", lambda: MySigmoid.apply(x))
+
+mask = torch.rand(1000) > 0.5
+a = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+b = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+report("torch.where", lambda: torch.where(mask, a, b))
+report("Select (the mask it was given)", lambda: Select.apply(mask, a, b))
+
+# %% [markdown]
+# ### Two ways to keep a tensor for backward
+#
+# One more decision every Function makes: how to keep what it saves.
+# `MyAsinh` keeps its output with `ctx.save_for_backward(y)`. `AsinhOnCtx` below keeps it as
+# a plain attribute, `ctx.y = y`; its backward is otherwise the same. Both give the right
+# gradient when nobody touches `y`. Now someone changes `y` in place between forward and
+# backward (a `+=` in user code, an in-place op after it), once with each.
+# **Predict, then run:** which of the two raises? Does the other return the true gradient?
+# How many bytes does `report` (built on saved-tensor hooks) find saved by `AsinhOnCtx` for
+# 1000 float64 numbers?
+
+# %%
+predicted = {"MyAsinh raises": None, "AsinhOnCtx raises": None,
+             "AsinhOnCtx's gradient is right": None, "bytes report finds": None}
+
+
+# %%
+class AsinhOnCtx(torch.autograd.Function):
+    """asinh that keeps its output as a ctx attribute."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = stable_asinh(x)
+        ctx.y = y
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output / torch.cosh(ctx.y)
+
+
+actual = {}
+for function in (MyAsinh, AsinhOnCtx):
+    x = torch.tensor([0.0, 0.5, 1.0], requires_grad=True)
+    y = function.apply(x)
+    y.add_(1)  # someone changes y in place before backward
+    try:
+        y.sum().backward()
+        print(f"{function.__name__:<10} x.grad = {x.grad}")
+        actual[f"{function.__name__} raises"] = False
+    except RuntimeError as error:
+        print(f"{function.__name__:<10} RuntimeError: {str(error)[:70]}...")
+        actual[f"{function.__name__} raises"] = True
+truth = 1 / torch.sqrt(1 + x.detach() ** 2)
+print("true gradient     ", truth)
+actual["AsinhOnCtx's gradient is right"] = bool(torch.allclose(x.grad, truth))
+
+x = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+report("AsinhOnCtx (y kept as ctx.y)", lambda: AsinhOnCtx.apply(x))
+actual["bytes report finds"] = saved_for_backward(lambda: AsinhOnCtx.apply(x))[1]
+compare(predicted, actual)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `MyAsinh` refuses to run. Autograd gives every tensor a **version counter** that goes up
+# each time the tensor is changed in place, and `save_for_backward` records the version of
+# each tensor it saves: backward found that the saved `y` had changed since forward, when the
+# gradient would have been silently wrong. `AsinhOnCtx` returns a wrong gradient without a
+# word: its backward divides by $\cosh(y + 1)$, so at $x = 0$ it returns $0.65$ instead of
+# $1$. A tensor kept as a plain attribute skips the version check.
+# And `report`, which counts through saved-tensor hooks, finds nothing saved, although
+# `AsinhOnCtx` keeps 8000 bytes alive: attributes escape the hooks, the mechanism behind
+# lesson 05's memory tricks too. For an output there is a third cost: `y.grad_fn` is `ctx`,
+# so `ctx.y = y` makes a reference cycle that keeps the graph alive until Python's cycle
+# collector runs. (Double backward still works for an input or an output kept this way;
+# lesson 04 shows what does break it.)
+# </details>
+#
+# The rule for `ctx` is short: **tensors through `ctx.save_for_backward`, everything else
+# (numbers, shapes, flags) as attributes.** That holds for masks too: `ctx.mask = mask` is
+# the same mistake as `ctx.y = y`.
+
+# %% [markdown]
+# ### Never write into `grad_output`
+#
+# Exercise 2 asked for a new tensor, and its self-check refuses a backward that writes into
+# `grad_output`. Here is why. It is tempting to build one of the gradients inside
+# `grad_output` itself, to save a copy.
+# Here is `Select` done that way: `b`'s gradient is a new tensor, then `a`'s is written over
+# `grad_output`. With `mask = [True, False, False, False]`, only `a`'s first entry is picked.
+# **Predict, then run:** after `.sum().backward()`, what are `a.grad` and `b.grad`? After
+# `.backward(g)` with `g = torch.ones(4)`, what is `g`? Write all three as lists.
+
+# %%
+predicted = {"a.grad after .sum().backward()": None, "b.grad after .sum().backward()": None,
+             "g after .backward(g)": None}
+
+
+# %%
+class SelectInPlace(torch.autograd.Function):
+    """torch.where(mask, a, b), whose backward writes a's gradient into grad_output."""
+
+    @staticmethod
+    def forward(ctx, mask, a, b):
+        ctx.save_for_backward(mask)
+        return torch.where(mask, a, b)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        mask, = ctx.saved_tensors
+        grad_b = torch.where(mask, 0, grad_output)  # a new tensor
+        grad_output[~mask] = 0  # a's gradient, written over grad_output
+        return None, grad_output, grad_b
+
+
+mask = torch.tensor([True, False, False, False])
+
+
+def fresh_inputs():
+    return (torch.tensor([3.0, -1.0, 2.0, -4.0], requires_grad=True),
+            torch.tensor([0.0, 0.0, 5.0, 0.0], requires_grad=True))
+
+
+a, b = fresh_inputs()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    SelectInPlace.apply(mask, a, b).sum().backward()
+print(f"warnings after .sum().backward(): {len(caught)}, the first:",
+      str(caught[0].message).split(" (Triggered")[0] if caught else "none")
+actual = {"a.grad after .sum().backward()": a.grad.tolist(),
+          "b.grad after .sum().backward()": b.grad.tolist()}
+
+a, b = fresh_inputs()
+g = torch.ones(4)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    SelectInPlace.apply(mask, a, b).backward(g)
+print(f"warnings after .backward(g): {len(caught)}")
+actual["g after .backward(g)"] = g.tolist()
+compare(predicted, actual)
+print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g should stay "
+      "[1, 1, 1, 1])")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `grad_output` does not belong to your backward.
+#
+# - After `.sum()`, `grad_output` is an **expanded view** in which every element is one memory
+#   location: the backward of `.sum()` expands a single `1`. Writing a zero into one element
+#   wrote it into all four, so `a`'s gradient is zero **everywhere**, with no error, only a
+#   warning (printed above: writing into an expanded tensor is deprecated). `b`'s is right
+#   only because it was computed before the write: swap the two lines and it is wrong too.
+# - After `.backward(g)`, `grad_output` **is** the caller's `g`, which has lost its entries
+#   where `b` was picked, without an error or a warning. Autograd may also pass the same
+#   tensor to other nodes.
+#
+# The fix is the one `Select` uses: build a new tensor and leave `grad_output` alone. (If you
+# really want to write into something, write into a clone.)
+# </details>
+
+# %% [markdown]
+# ### Your Functions in one neuron, backward step by step
+#
+# Your two Functions in one small neuron, $\sigma(\mathrm{relu}(w \odot x) + b)$, and its
+# backward one node at a time. Step to `MyReLU.backward`: where $w \odot x \le 0$ it sends a
+# zero on, so the same entries of `x.grad` and `w.grad` end up zero.
+
+# %%
+x = torch.tensor([1.0, -2.0, 0.5, 3.0], requires_grad=True)
+w = torch.tensor([0.5, 1.0, -1.0, 2.0], requires_grad=True)
+b = torch.tensor([0.1, 0.1, 0.1, 0.1], requires_grad=True)
+neuron = MySigmoid.apply(MyReLU.apply(w * x) + b).sum()
+backward_flow(neuron, names={"x": x, "w": w, "b": b})
+
+# %% [markdown]
+# ### `ScaledSigmoid` across scales
+#
+# Your `ScaledSigmoid` and the gradient its backward returns, for a few scales. The scale
+# stretches the curve and its slope by the same factor; at $s = 0$ both are flat.
+
+# %%
+xs = torch.linspace(-6, 6, 121, dtype=torch.float64)
+fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.2))
+for scale in (2.5, 1.0, 0.0, -1.0):
+    y, grad = value_and_gradient(lambda x: ScaledSigmoid.apply(x, scale), xs)
+    left.plot(xs, y, label=f"scale = {scale}")
+    right.plot(xs, grad, label=f"scale = {scale}")
+left.set_title("ScaledSigmoid.apply(x, scale)")
+right.set_title("its gradient, from your backward")
+for ax in (left, right):
+    ax.set_xlabel("x")
+    ax.axhline(0, color="grey", lw=0.5)
+left.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
 # The written-out formula fails in a different place for each half: its value is 100% wrong
 # left of $x \approx -37$, where $1 + e^x$ rounds to $1$, and losing digits long before that;
 # `inf` past $709.78$. Its gradient from autograd, $e^x / (1 + e^x)$, is accurate on the left
@@ -1428,17 +1429,3 @@ print(f"PyTorch's CPU kernels here: {torch.backends.cpu.get_cpu_capability()}, o
 for careful, plain in [("log1p", "log"), ("expm1", "exp")]:
     print(f"{careful} {fastest[careful] * 1e3:.2f} ms, {plain} {fastest[plain] * 1e3:.2f} ms: "
           f"{fastest[careful] / fastest[plain]:.1f} times as long")
-
-# %% [markdown]
-# ## Summary
-#
-# Save what backward needs in the form that costs least in the whole graph: the output when
-# the derivative is written in it and the next layer keeps it anyway (sigmoid, ReLU in
-# a plain network), a boolean mask when backward only needs to know *where* and nothing else
-# keeps the activation, and the input when recomputing from it is simpler than the cases the
-# output needs (a scale of zero). Always through
-# `ctx.save_for_backward`; never write into `grad_output`, your inputs or saved tensors.
-# At a kink or a tie, copy the convention of the op you replace and test it on exact ties.
-# Build forward formulas from pieces that cannot overflow, such as $e^{-|x|}$, and keep tiny
-# numbers apart from $1$ with `log1p` and `expm1`.
-# Next lesson: a linear layer, where gradients become matrix products.

@@ -70,7 +70,7 @@ MY_RELU_CLAUSES = (
             "MyReLU/tensor-on-ctx": "mask kept as ctx.mask",
             "MyReLU/state-on-class": "mask kept on the class"}),
     Clause("never modify `grad_output` or `x` in place: return a new tensor (\"Never write into "
-           "`grad_output`\", after the next worked example, shows what writing into it does).",
+           "`grad_output`\", among the optional sections, shows what writing into it does).",
            {"MyReLU/writes-grad-output": "masks grad_output in place",
             "MyReLU/writes-input": "x.clamp_ in forward"}),
 )

@@ -30,8 +30,9 @@ def check_saves_only_output(spec: Spec, forward) -> None:
     if (roles := [saved.role for saved in forward.saved]) == ["output"]:
         return
     if any(role.startswith("input") for role in roles):
-        raise GradingError(f"{spec.name} saved its input x: save the output y instead; your "
-                           "derivative_from_y (step 2 of the maths) needs only y",
+        raise GradingError(f"{spec.name} saved its input x: its backward then computes an "
+                           "exponential again, where step 2 of the maths writes the derivative "
+                           "without x",
                            mistake=f"{spec.name}/saves-input")
     if not roles:
         raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: save the "

@@ -41,9 +41,10 @@ def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
                 "a float32 constant or buffer) underflows to 0 below 1e-45 and keeps 7 digits; "
                 "keep every step in the input's dtype")
     if got[worst].item() == 0:
-        return ("the contract asks for its size, not 0: which step of your left branch rounds "
-                "to 0 there? The live checker under 'The fix: one formula per sign' tries it")
-    return "the live checker under 'The fix: one formula per sign' shows where your formula is off"
+        return ("the contract asks for its size, not 0: which step of your x < 0 branch rounds "
+                "to 0 there? Evaluate it step by step at that x")
+    return ("evaluate your x < 0 branch step by step at that x, beside torch.sigmoid: which step "
+            "loses the digits?")
 
 
 def check_tails(function, spec: Spec, device) -> None:

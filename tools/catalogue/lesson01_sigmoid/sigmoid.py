@@ -82,8 +82,8 @@ MISTAKES = [
             "as does any 1/2 plus a term that rounds to -1/2",
             _sigmoid("        z = torch.exp(-x.abs())\n        h = (1 - z) / (2 * (1 + z))\n"
                      "        y = 0.5 + torch.copysign(h, x)\n" + SAVE_Y, FROM_Y)),
-    Mistake("MySigmoid", "saves the input x", "MySigmoid saved its input x: save the output y "
-            "instead",
+    Mistake("MySigmoid", "saves the input x", "MySigmoid saved its input x: its backward then "
+            "computes an exponential again",
             _sigmoid("        ctx.save_for_backward(x)\n        return torch.sigmoid(x)",
                      "        x, = ctx.saved_tensors\n        y = torch.sigmoid(x)\n"
                      "        return grad_output * y * (1 - y)"), named=True, nbgrader=True),

@@ -56,7 +56,7 @@ class TestSavesOnlyOutput:
         check_saves_only_output(MY_SIGMOID, self.trace("output"))
 
     @pytest.mark.parametrize("roles, hint", [
-        (("input x",), "MySigmoid saved its input x: save the output y instead"),
+        (("input x",), "MySigmoid saved its input x: its backward then computes an exponential"),
         (("input x", "output"), "MySigmoid saved its input x"),
         ((), "MySigmoid saved nothing with ctx.save_for_backward: save the output y"),
         (("intermediate",), "MySigmoid saved 1 tensor (intermediate): save exactly the output y"),
