@@ -220,7 +220,6 @@ for name, formula in naive.items():
 # matter, which the optional section "Would a simpler forward have done?" shows.
 # </details>
 #
-# **Check your formula live.** Write your forward as a function of a float64 tensor `x`
 # **Check one branch live.** Write your formula for the side $x \ge 0$, as a function of $z$
 # alone, into the next cell (a `lambda z: ...`), then run the one after it. It feeds your
 # formula $z = e^{-x}$ at six points from $0$ to $800$ and compares it with `torch.sigmoid`,
@@ -282,10 +281,9 @@ else:
 #
 # Decide before you write, and say why in a comment beside `save_for_backward`: which tensor
 # will your backward read, and what would the other choice have cost, in work and in
-# memory? Your forward is what your answers under "The fix" describe: your branch for
-# $x \ge 0$, a branch for $x < 0$ that keeps the left tail, and one expression that picks a
-# branch per entry. (`torch.sigmoid` would pass too, since the grader checks values, not how
-# you got them, but then there is nothing to learn.)
+# memory? Your forward is your four answers under "The fix". (`torch.sigmoid` would pass
+# too, since the grader checks values, not how you got them, but then there is nothing to
+# learn.)
 
 # %% nbgrader={"grade_id": "answer_MySigmoid", "solution": true}
 class MySigmoid(torch.autograd.Function):
@@ -607,10 +605,11 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 # %% [markdown]
 # ## Tiny numbers next to 1: `log1p` and `expm1`
 #
-# One tool before the last exercise: what happens when a tiny number meets $1$. It happens in two everyday expressions with a tiny $u$: $\log(1 + u)$, as
-# in the log-probability $\log(1 - p)$ that a rare event (probability $p$) does not happen,
-# and $e^u - 1$, as in the growth $e^{rt} - 1$ of a small rate $r$ over a short time $t$. Two
-# functions exist for precisely these:
+# One tool before the last exercise: what happens when a tiny number meets $1$. It happens
+# in two everyday expressions with a tiny $u$: $\log(1 + u)$, as in the log-probability
+# $\log(1 - p)$ that a rare event (probability $p$) does not happen, and $e^u - 1$, as in the
+# growth $e^{rt} - 1$ of a small rate $r$ over a short time $t$. Two functions exist for
+# precisely these:
 #
 # - `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$;
 # - `torch.expm1(u)` computes $e^u - 1$ without forming $e^u$ and subtracting $1$.
@@ -679,8 +678,8 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 #
 # <details><summary><b>Hint 3</b> (the key step)</summary>
 #
-# $e^y = 1 + e^x$, so $e^x = e^y - 1$. Put that into the derivative of Hint 2 and simplify
-# until only one exponential of $y$ is left.
+# Solve $y = \log(1 + e^x)$ for $e^x$, put what you find into your $dy/dx$ of Hint 2, and
+# simplify until only one exponential of $y$ is left. Try it at $x = 0$ against Hint 5.
 # </details>
 #
 # <details><summary><b>Hint 4</b> (the tails of the gradient)</summary>
@@ -824,8 +823,8 @@ plt.show()
 # %% [markdown]
 # ### The textbook formulas over the whole range
 #
-# The range $[-800, 800]$, on a log scale so that values like $10^{-300}$ are
-# visible. A shaded band marks where a formula gives `nan`. A curve that simply stops has
+# The two textbook formulas of "Staying finite" on the whole range $[-800, 800]$, on a log
+# scale so that values like $10^{-300}$ are visible. A shaded band marks where a formula gives `nan`. A curve that simply stops has
 # reached exactly $0$, which a log scale cannot draw. The dashed line is the exact
 # derivative, computed in logarithms (`logsigmoid`) so that nothing overflows.
 
