@@ -14,20 +14,20 @@ LAYER_NORM_CLAUSES = (
             "LayerNormFunction/ignores-weight": "grad_x ignores the weight",
             "LayerNormFunction/unbiased-variance": "unbiased variance (correction=1)",
             "LayerNormFunction/state-on-class": "eps kept on the class",
+            "LayerNormFunction/eps-outside-root": "eps added outside the square root",
             "raised:TypeError": "weight assumed present in backward",
             "raised:RuntimeError": "grad_output flattened with .view for the bias gradient"}),
     Clause("Forward computes the variance so that float32 rows such as "
            "$10^4 + \\mathcal N(0, 1)$ keep their accuracy: never as $E[x^2] - E[x]^2$.",
            {"case:a precision loss": "E[x^2] - E[x]^2 variance"}),
-    Clause("Save one full-size tensor (`x`, or the normalised `x`), at most two per-row tensors "
-           "(the mean and rstd) and the weight: nothing else (not the bias). Pass `weight` to "
-           "`save_for_backward` even when it is `None`; it accepts `None`.",
+    Clause("What forward saves for backward is counted: at most one full-size tensor, at most "
+           "two tensors of one number per row, and the weight; nothing else (not the bias).",
            {"case:saved 2 full-size tensors": "saves the normalised input as well as x",
             "case:saved the bias": "saves the bias",
             "LayerNormFunction/tensor-on-ctx": "mean and rstd kept on ctx",
             "LayerNormFunction/saves-narrower-dtype": "float32 statistics saved for float64 "
                                                       "inputs"}),
-    Clause("Backward follows your derivation, **by hand** (no `torch.autograd.grad`, no "
+    Clause("Backward is your derivation, **by hand** (no `torch.autograd.grad`, no "
            "`native_layer_norm_backward`), and returns exactly one gradient per input: `None` "
            "for `eps`, and `None` for (computing nothing of) any input whose "
            "`ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there.",
@@ -39,8 +39,7 @@ LAYER_NORM_CLAUSES = (
                                                        "needs_input_grad entry",
             "case:does as much work": "grad_x computed even when only weight needs a gradient"}),
     Clause("The weight and bias gradients have shape `(D,)`: summed over **every** leading dim, "
-           "however many there are, none included (the `sum(dim=())` run above): what one "
-           "reduction works for any number of leading dims?",
+           "however many there are, none included.",
            {"case:returned grad_weight of shape": "weight gradient summed over dim 0 only",
             "case:returned a 0-d grad_weight": "sum(dim=()) for a 1-D input"}),
 )
@@ -56,8 +55,9 @@ RMS_NORM_CLAUSES = (
             "RMSNormFunction/state-on-class": "eps kept on the class",
             "case:ignores its eps argument": "eps ignored",
             "raised:RuntimeError": "grad_weight's rows flattened with .view"}),
-    Clause("Save `x` itself (not a copy of it, whatever its strides), the weight and one "
-           "reciprocal rms per row, nothing else.",
+    Clause("What forward saves for backward is counted: `x` itself (not a copy of it, whatever "
+           "its strides), the weight, and at most one tensor of one number per row; nothing "
+           "else.",
            {"case:saved 2 full-size tensors": "saves the normalised x too",
             "case:instead of x": "x.contiguous() saved",
             "RMSNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
@@ -72,8 +72,10 @@ RMS_NORM_CLAUSES = (
 
 
 GROUP_NORM_CLAUSES = (
-    Clause("for `x` of shape $(N, C, *)$ (no spatial dims, or any number), $C$ divisible by "
-           "`num_groups`, `weight` and `bias` each of shape $(C,)$ or `None`, `eps` a Python "
+    Clause("for `x` of shape $(N, C, *)$ (no spatial dims, or any number; an empty batch, "
+           "$N = 0$, included, as `F.group_norm` accepts it; every other size at least 1), $C$ "
+           "divisible by `num_groups`, `weight` and `bias` each of shape $(C,)$ or `None`, `eps` "
+           "a Python "
            "float: the value of `F.group_norm(x, num_groups, weight, bias, eps)` and the "
            "gradients autograd gives it.",
            {"GroupNormFunction/instance-norm": "statistics per channel (instance norm)",
@@ -87,14 +89,16 @@ GROUP_NORM_CLAUSES = (
             "GroupNormFunction/ignores-weight": "grad_x ignores the weight",
             "GroupNormFunction/weight-after-group-means": "weight multiplied in after the group means",
             "case:ignores its eps argument": "eps hard-coded to 1e-5",
+            "GroupNormFunction/eps-outside-root": "eps added outside the square root",
+            "case:x of shape (0, 4, 3)": "rows of length -1, an empty batch unhandled",
             "GroupNormFunction/state-on-class": "num_groups kept on the class",
             "raised:RuntimeError": "grad_output viewed as rows"}),
     Clause("Backward in closed form, by hand; `None` for `num_groups` and `eps`.",
            {"GroupNormFunction/asks-autograd": "autograd of the composed ops inside backward"}),
     Clause("The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial "
            "dim.", {"GroupNormFunction/wrong-gradient-shape": "weight gradient summed over N only"}),
-    Clause("Save the input (or the normalised input), the mean and rstd of each group, and the "
-           "weight; nothing else.",
+    Clause("What forward saves for backward is counted: at most one full-size tensor, at most "
+           "two tensors of one number per group, and the weight; nothing else.",
            {"case:input bias of shape": "saves the bias",
             "GroupNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
     Clause("As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for "

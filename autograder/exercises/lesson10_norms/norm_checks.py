@@ -60,17 +60,30 @@ def gradient_terms(x, weight, grad_output, eps: float, centred: bool) -> dict:
             "projection": -rstd * x_hat * (g * x_hat).mean(-1, keepdim=True)}
 
 
+def eps_outside_root(values: dict, centred: bool) -> torch.Tensor:
+    """The output of a forward that adds eps after the square root, rstd = 1 / (sqrt(var) + eps)."""
+    x, eps = values["x"], values["eps"]
+    centred_x = x - x.mean(-1, keepdim=True) if centred else x
+    y = centred_x / (centred_x.square().mean(-1, keepdim=True).sqrt() + eps)
+    if values["weight"] is not None:
+        y = y * values["weight"]
+    return y + values["bias"] if values.get("bias") is not None else y
+
+
+EPS_OUTSIDE_ROOT = ("adds eps outside the square root (with eps=0.5 its output is the one for "
+                    "rstd = 1 / (sqrt(variance) + eps)): compare where your eps enters with the "
+                    "lesson's formula for r")
+
+
 # The backwards people write, by the term they leave out or get wrong: (terms kept, hint, the
 # mistake's id after the exercise's name). The hints name the term and its cause, never its
-# formula: the lesson's live checkers (``my_layer_norm_vjp``, ``my_rms_norm_vjp``) find it.
+# formula: the learner's own derivation (Step 2's dr/dx, Step 3's Jacobian) holds it.
 WRONG_GRAD_X = [
     (("direct", "mean"), "misses the projection term: rstd moves with x too, and its "
-                         "derivative dr/dx_j adds a term; bring your vjp checker above to "
-                         "error 0 first",
+                         "derivative dr/dx_j (your Step 2) adds a term to the sum over i",
      "misses-projection-term"),
     (("direct", "projection"), "misses the mean term: the mean moves with x too, and its "
-                               "derivative dmu/dx_j adds a term; bring your vjp checker "
-                               "above to error 0 first",
+                               "derivative dmu/dx_j adds a term to the sum over i",
      "misses-mean-term"),
     (("direct",), "treats the mean and rstd as constants: differentiate them too (a mean "
                   "term and a projection term)", "statistics-held-constant"),

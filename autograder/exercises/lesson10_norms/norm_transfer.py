@@ -2,6 +2,8 @@
 composed ops (in torch 2.13 on CPU, F.group_norm's own backward raises "tensor does not have
 a device" when weight is None and bias is given, so it cannot be the reference)."""
 
+import warnings
+
 import torch
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
@@ -10,21 +12,25 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .norm_checks import (check_needs_input_grad, check_returned, check_saved_precision,
-                          check_strided_grad_output, gradient_terms, record_backward_returns)
+from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
+                          check_saved_precision, check_strided_grad_output, gradient_terms,
+                          record_backward_returns)
 from .contracts import GROUP_NORM_CLAUSES
 
 NAME = "GroupNormFunction"
 
 
-def group_norm(x, num_groups, weight, bias, eps):
+def group_norm(x, num_groups, weight, bias, eps, *, eps_outside_root=False):
     """F.group_norm as composed ops: each group of C / num_groups channels (with every
-    position of those channels) is one row, normalised; then the per-channel weight and bias."""
+    position of those channels) is one row, normalised; then the per-channel weight and bias.
+    ``eps_outside_root``: rstd = 1 / (sqrt(variance) + eps), a learner's slip."""
     N, C = x.shape[:2]
-    rows = x.reshape(N, num_groups, -1)
+    rows = x.reshape(N, num_groups, (C // num_groups) * x.shape[2:].numel())  # N may be 0
     mean = rows.mean(-1, keepdim=True)
     centred = rows - mean
-    y = (centred * torch.rsqrt(centred.square().mean(-1, keepdim=True) + eps)).reshape(x.shape)
+    variance = centred.square().mean(-1, keepdim=True)
+    rstd = 1 / (variance.sqrt() + eps) if eps_outside_root else torch.rsqrt(variance + eps)
+    y = (centred * rstd).reshape(x.shape)
     per_channel = (C,) + (1,) * (x.dim() - 2)
     if weight is not None:
         y = y * weight.reshape(per_channel)
@@ -218,7 +224,8 @@ def check_case(function, values: dict, *, tolerance=None) -> None:
         check_returned(GROUP_NORM, returned[-1], make_inputs(values))
         check_no_ctx_tensors(GROUP_NORM, forward)
         check_backward_by_hand(GROUP_NORM, backward)
-        if values["x"][0, 0].numel() > 1 or values["x"].shape[1] > values["num_groups"]:
+        x = values["x"]  # the saved sizes tell nothing apart in an empty batch
+        if x.numel() and (x.shape[2:].numel() > 1 or x.shape[1] > values["num_groups"]):
             check_saved(forward, values)
 
 
@@ -229,14 +236,18 @@ def check_eps_used(function, values: dict) -> None:
             output = function.apply(*make_inputs(values, requires_grad=False).values())
     except Exception:  # the learner's code may raise anything: check_case quotes it
         return
-    if not isinstance(output, torch.Tensor) or torch.allclose(output, group_norm(**values)):
+    if not isinstance(output, torch.Tensor) or output.shape != values["x"].shape or \
+            torch.allclose(output, group_norm(**values)):
         return
     for fixed in (1e-5, 1e-6, 0.0):
         ignored = group_norm(**{**values, "eps": fixed})
-        if output.shape == ignored.shape and torch.allclose(output, ignored):
+        if torch.allclose(output, ignored):
             raise GradingError(f"{NAME} ignores its eps argument (with eps=0.5 its output is the "
                                f"one for eps={fixed:g}): add the eps it is given",
                                case=describe(values))
+    if torch.allclose(output, group_norm(**values, eps_outside_root=True)):
+        raise GradingError(f"{NAME} {EPS_OUTSIDE_ROOT}", case=describe(values),
+                           mistake=f"{NAME}/eps-outside-root")
 
 
 def full(submission, device) -> None:
@@ -245,6 +256,8 @@ def full(submission, device) -> None:
     with case("x of shape (2, 4, 3), num_groups=2, float64"):
         check_saved_precision(function, GROUP_NORM, gn_values((2, 4, 3), 2, device))
     check_terms(function, device)
+    check_eps_used(function, gn_values((2, 4, 3), 2, device, seed=24, eps=0.5))
+    covers("eps=0.5")  # eps across its range, float32 and strided inputs: the domain's
     for seed, (shape, groups) in enumerate(CASES):
         check_case(function, gn_values(shape, groups, device, seed=seed))
     covers("x without spatial dims")
@@ -253,8 +266,6 @@ def full(submission, device) -> None:
                                        seed=10 + seed))
     covers("weight=None")
     covers("bias=None")
-    check_eps_used(function, gn_values((2, 4, 3), 2, device, seed=24, eps=0.5))
-    covers("eps=0.5")  # eps across its range, float32 and strided inputs: the domain's
     for seed, weight in ((21, True), (25, False)):
         values = gn_values((2, 4, 3), 2, device, weight=weight, seed=seed)
         check_strided_grad_output(function, GROUP_NORM, values, describe(values))
@@ -266,6 +277,11 @@ def full(submission, device) -> None:
                            frozen_get_none=True)
     with case("gradcheck, x of shape (2, 4, 3), num_groups=2"):
         check_gradcheck(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=23))
+    # an empty batch, as F.group_norm takes it, last: a slip of shape, after every slip of maths
+    with warnings.catch_warnings():  # torch.var_mean warns of 0 degrees of freedom there
+        warnings.filterwarnings("ignore", message=r"var(_mean)?\(\): degrees of freedom")
+        check_case(function, gn_values((0, 4, 3), 2, device, seed=30))
+    covers("an empty batch")
 
 
 LATER_IN_LESSON = True  # the lesson's last exercise
@@ -282,6 +298,6 @@ EXERCISES = [
                                       "eps": Constant(1e-12, 1.0, "eps a Python float > 0",
                                                       also=(0.5,))}),
              contract=("x without spatial dims", "weight=None", "bias=None", "eps=0.5",
-                       "non-contiguous grad_output"),
+                       "non-contiguous grad_output", "an empty batch"),
              clauses=GROUP_NORM_CLAUSES),
 ]

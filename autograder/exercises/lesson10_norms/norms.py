@@ -13,11 +13,10 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain, Tolerance
 from ...errors import GradingError
 from ...exercise import Exercise
-from .norm_checks import (check_needs_input_grad, check_returned, check_saved,
-                          check_saved_precision,
-                          check_shifted_rows, check_strided_grad_output, describe,
-                          diagnose_grad_x, norm_values, record_backward_returns,
-                          scalar_weight_hint, unbiased_variance_hint)
+from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned, check_saved,
+                          check_saved_precision, check_shifted_rows, check_strided_grad_output,
+                          describe, diagnose_grad_x, eps_outside_root, norm_values,
+                          record_backward_returns, scalar_weight_hint, unbiased_variance_hint)
 from .contracts import LAYER_NORM_CLAUSES, RMS_NORM_CLAUSES
 
 LAYER_NORM = Spec("LayerNormFunction", ("x", "weight", "bias", "eps"),
@@ -72,6 +71,10 @@ def check_eps_used(function, spec: Spec, device) -> None:
                 not torch.allclose(output, spec.reference(**values)):
             raise GradingError(f"{spec.name} ignores its eps argument (with eps=0.5 its output "
                                f"is the one for eps={fixed:g}): add the eps it is given")
+    outside = eps_outside_root(values, _centred(spec))
+    if output.shape == outside.shape and torch.allclose(output, outside):
+        raise GradingError(f"{spec.name} {EPS_OUTSIDE_ROOT}",
+                           mistake=f"{spec.name}/eps-outside-root")
 
 
 def check_case(function, spec: Spec, values: dict, *, saved=True, tolerance=None) -> None:

@@ -7,7 +7,8 @@ _FORWARD = '''
     @staticmethod
     def forward(ctx, x, num_groups, weight, bias, eps):
         N, C = x.shape[:2]
-        rows = x.reshape(N, num_groups, -1)
+        M = C // num_groups * x.shape[2:].numel()
+        rows = x.reshape(N, num_groups, M)
         variance, mean = torch.var_mean(rows, dim=-1, keepdim=True, correction=0)
         rstd = torch.rsqrt(variance + eps)
         y = ((rows - mean) * rstd).reshape(x.shape)
@@ -27,9 +28,10 @@ _HEAD = '''
     def backward(ctx, grad_output):
         x, weight, mean, rstd = ctx.saved_tensors
         N, C = x.shape[:2]
+        M = C // ctx.num_groups * x.shape[2:].numel()
         shape = (C,) + (1,) * (x.dim() - 2)
         summed = [0, *range(2, x.dim())]
-        x_hat = (x.reshape(N, ctx.num_groups, -1) - mean) * rstd
+        x_hat = (x.reshape(N, ctx.num_groups, M) - mean) * rstd
         grad_x = grad_weight = grad_bias = None
         if ctx.needs_input_grad[2]:
             grad_weight = (grad_output * x_hat.reshape(x.shape)).sum(summed)
@@ -61,8 +63,8 @@ def _grad_x(line: str, head: str = _HEAD) -> str:
 # torch.native_group_norm, unlike F.group_norm, refuses a non-contiguous x and (torch 2.13, CPU)
 # silently misreads a strided weight or bias
 _NATIVE = _gn(
-    _HEAD.replace("x_hat = (x.reshape(N, ctx.num_groups, -1) - mean) * rstd",
-                  "x_hat = (x.reshape(N, ctx.num_groups, -1) - mean[..., None])"
+    _HEAD.replace("x_hat = (x.reshape(N, ctx.num_groups, M) - mean) * rstd",
+                  "x_hat = (x.reshape(N, ctx.num_groups, M) - mean[..., None])"
                   " * rstd[..., None]")
     + _RIGHT.replace("rstd * (", "rstd[..., None] * (") + _TAIL, '''
     @staticmethod
@@ -71,7 +73,7 @@ _NATIVE = _gn(
         weight = weight.contiguous() if weight is not None else None
         bias = bias.contiguous() if bias is not None else None
         N, C = x.shape[:2]
-        y, mean, rstd = torch.native_group_norm(x, weight, bias, N, C, x[0, 0].numel(),
+        y, mean, rstd = torch.native_group_norm(x, weight, bias, N, C, x.shape[2:].numel(),
                                                 num_groups, eps)
         ctx.save_for_backward(x, weight, mean, rstd)
         ctx.num_groups = num_groups
@@ -89,16 +91,16 @@ UNUSUAL = [
         x, gamma, mean, rstd = ctx.saved_tensors
         N, C = x.shape[:2]
         G = ctx.num_groups
-        X = x.reshape(N, C, -1)
-        dY = grad_output.reshape(N, C, -1)
+        X = x.reshape(N, C, x.shape[2:].numel())
+        dY = grad_output.reshape(X.shape)
         ds, db = (dY * X).sum(-1), dY.sum(-1)  # (N, C)
         dx = dgamma = dbeta = None
         mean2, rstd2 = mean.reshape(N, G), rstd.reshape(N, G)
         if ctx.needs_input_grad[0]:
             gam = gamma if gamma is not None else torch.ones(C, dtype=x.dtype, device=x.device)
             M = (C // G) * X.shape[-1]
-            ds_g = (ds * gam).reshape(N, G, -1).sum(-1)
-            db_g = (db * gam).reshape(N, G, -1).sum(-1)
+            ds_g = (ds * gam).reshape(N, G, C // G).sum(-1)
+            db_g = (db * gam).reshape(N, G, C // G).sum(-1)
             b = (db_g * mean2 - ds_g) * rstd2 ** 3 / M
             c = -b * mean2 - db_g * rstd2 / M
             a = (rstd2.repeat_interleave(C // G, dim=1) * gam)[..., None]
@@ -117,8 +119,8 @@ UNUSUAL = [
     def backward(ctx, grad_output):
         x_hat, weight, rstd = ctx.saved_tensors
         N, C = grad_output.shape[:2]
-        g_c = grad_output.reshape(N, C, -1)
-        xh_c = x_hat.reshape(N, C, -1)
+        g_c = grad_output.reshape(N, C, grad_output.shape[2:].numel())
+        xh_c = x_hat.reshape(g_c.shape)
         grad_x = grad_weight = grad_bias = None
         if ctx.needs_input_grad[2]:
             grad_weight = torch.einsum("ncm,ncm->c", g_c, xh_c)
@@ -126,8 +128,8 @@ UNUSUAL = [
             grad_bias = torch.einsum("ncm->c", g_c)
         if ctx.needs_input_grad[0]:
             g = g_c * weight[:, None] if weight is not None else g_c
-            g = g.reshape(N, ctx.num_groups, -1)
-            xh = x_hat.reshape(N, ctx.num_groups, -1)
+            g = g.reshape(N, ctx.num_groups, C // ctx.num_groups * g.shape[-1])
+            xh = x_hat.reshape(g.shape)
             M = g.shape[-1]
             inner = M * g - g.sum(-1, keepdim=True) - xh * (g * xh).sum(-1, keepdim=True)
             grad_x = (rstd / M * inner).reshape(grad_output.shape)
@@ -136,7 +138,7 @@ UNUSUAL = [
     @staticmethod
     def forward(ctx, x, num_groups, weight, bias, eps):
         N, C = x.shape[:2]
-        rows = x.reshape(N, num_groups, -1)
+        rows = x.reshape(N, num_groups, x.shape[1:].numel() // num_groups)
         mean = rows.mean(-1, keepdim=True)
         rstd = 1 / torch.sqrt(((rows - mean) ** 2).mean(-1, keepdim=True) + eps)
         x_hat = ((rows - mean) * rstd).reshape(x.shape)
@@ -167,7 +169,7 @@ UNUSUAL = [
         if ctx.needs_input_grad[0]:
             g = gl * weight if weight is not None else gl
             def group_mean(t):
-                s = t.reshape(N, -1, G, C // G).mean((1, 3))
+                s = t.reshape(N, x.shape[2:].numel(), G, C // G).mean((1, 3))
                 return s.repeat_interleave(C // G, -1).reshape(N, *([1] * (x.dim() - 2)), C)
             grads[0] = (r * (g - group_mean(g) - x_hat * group_mean(g * x_hat))).movedim(-1, 1)
         return tuple(grads)
@@ -183,7 +185,7 @@ class GroupNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, num_groups, weight, bias, eps):
         N = x.shape[0]
-        rows = x.reshape(N * num_groups, -1)
+        rows = x.reshape(N * num_groups, x.shape[1:].numel() // num_groups)
         var, mean = torch.var_mean(rows, 1, correction=0, keepdim=True)
         rstd = torch.rsqrt(var + eps)
         x_hat = ((rows - mean) * rstd).reshape(x.shape)
@@ -209,7 +211,7 @@ class GroupNormFunction(torch.autograd.Function):
             gb = torch.sum(grad_output, dims)
         if ctx.needs_input_grad[0]:
             g = grad_output if weight is None else grad_output * weight.view(shape)
-            rows = (x_hat.shape[0] * ctx.num_groups, -1)
+            rows = rstd.shape[0], x_hat.shape[1:].numel() // ctx.num_groups
             gx = _row_norm_backward(g.reshape(rows), x_hat.reshape(rows), rstd).reshape(x_hat.shape)
         return gx, None, gw, gb, None
 '''),
@@ -217,6 +219,17 @@ class GroupNormFunction(torch.autograd.Function):
 
 
 MISTAKES = [
+    Mistake("GroupNormFunction", "eps added outside the square root",
+            "adds eps outside the square root", _gn(_HEAD + _RIGHT + _TAIL, edit(
+                _FORWARD, ("rstd = torch.rsqrt(variance + eps)",
+                           "rstd = 1 / (variance.sqrt() + eps)"))), named=True),
+    # the lesson's rows with a length of -1, which no empty batch can infer
+    Mistake("GroupNormFunction", "rows of length -1, an empty batch unhandled",
+            "cannot reshape tensor of 0 elements", _gn(
+                _HEAD.replace("x.reshape(N, ctx.num_groups, M)", "x.reshape(N, ctx.num_groups, -1)")
+                + _RIGHT + _TAIL,
+                edit(_FORWARD, ("rows = x.reshape(N, num_groups, M)",
+                                "rows = x.reshape(N, num_groups, -1)")))),
     Mistake("GroupNormFunction", "torch.native_group_norm on a transposed x",
             "Expected X.is_contiguous(memory_format) to be true",
             edit(_NATIVE, ("        x = x.contiguous()\n", ""))),
@@ -238,28 +251,28 @@ MISTAKES = [
                 + _RIGHT + _TAIL)),
     Mistake("GroupNormFunction", "statistics per channel (instance norm)",
             "normalises each channel on its own",
-            _gn(_HEAD.replace("x.reshape(N, ctx.num_groups, -1)", "x.reshape(N, C, -1)")
+            _gn(_HEAD.replace("x.reshape(N, ctx.num_groups, M)", "x.reshape(N, C, -1)")
                 + _RIGHT + _TAIL,
-                _FORWARD.replace("rows = x.reshape(N, num_groups, -1)",
+                _FORWARD.replace("rows = x.reshape(N, num_groups, M)",
                                  "rows = x.reshape(N, C, -1)"))),
     Mistake("GroupNormFunction", "channel c in group c % num_groups (interleaved groups)",
             "puts channel c in group c % num_groups", _gn(
                 _HEAD + _RIGHT + _TAIL,
                 _FORWARD.replace(
-                    "rows = x.reshape(N, num_groups, -1)",
+                    "rows = x.reshape(N, num_groups, M)",
                     "rows = (x.reshape(N, C // num_groups, num_groups, -1).transpose(1, 2)\n"
-                    "                .reshape(N, num_groups, -1))").replace(
+                    "                .reshape(N, num_groups, M))").replace(
                     "y = ((rows - mean) * rstd).reshape(x.shape)",
                     "y = (((rows - mean) * rstd).reshape(N, num_groups, C // num_groups, -1)\n"
                     "             .transpose(1, 2).reshape(x.shape))"))),
     Mistake("GroupNormFunction", "statistics per position (spatial dims left out)",
             "normalises each position of a group separately", _gn(
-                _HEAD.replace("x_hat = (x.reshape(N, ctx.num_groups, -1) - mean) * rstd",
+                _HEAD.replace("x_hat = (x.reshape(N, ctx.num_groups, M) - mean) * rstd",
                               "x_hat = (x.reshape(N, ctx.num_groups, C // ctx.num_groups, -1)"
                               " - mean) * rstd")
                 + "            grad_x = rstd * (g - g.mean(2, keepdim=True)"
                   " - x_hat * (g * x_hat).mean(2, keepdim=True))\n" + _TAIL,
-                _FORWARD.replace("rows = x.reshape(N, num_groups, -1)",
+                _FORWARD.replace("rows = x.reshape(N, num_groups, M)",
                                  "rows = x.reshape(N, num_groups, C // num_groups, -1)").replace(
                     "torch.var_mean(rows, dim=-1, keepdim=True, correction=0)",
                     "torch.var_mean(rows, dim=2, keepdim=True, correction=0)"))),

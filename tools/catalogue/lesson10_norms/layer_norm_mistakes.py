@@ -44,6 +44,13 @@ class LayerNormFunction(torch.autograd.Function):
 
 
 MISTAKES = [
+    Mistake("LayerNormFunction", "eps added outside the square root",
+            "adds eps outside the square root", _ln(
+                _LN_HEAD + "        if need_x:\n"
+                "            g = grad_output * weight if weight is not None else grad_output\n"
+                + _LN_CORRECT + "        return grad_x, grad_weight, grad_bias, None\n",
+                edit(_LN_FORWARD, ("rstd = torch.rsqrt(variance + eps)",
+                                   "rstd = 1 / (variance.sqrt() + eps)"))), named=True),
     Mistake("LayerNormFunction", "no projection term", "misses the projection term", _ln_grad_x(
         "            grad_x = rstd * (g - g.mean(-1, keepdim=True))\n"),
         named=True, nbgrader=True),

@@ -164,3 +164,18 @@ def test_a_proven_mistake_of_the_derivation_is_graded_with_its_id(exercise, name
     applied after the means, the wrong variance or groups) carry a stable id, so that a class's
     failures group by it?"""
     assert graded_mistake(exercise, name) == expected
+
+
+def test_eps_outside_the_root_is_named_for_rms_norm_too():
+    """Is an RMSNorm forward with rstd = 1 / (sqrt(mean(x^2)) + eps) told where its eps went,
+    not that a float32 step lost digits (what its small error first looked like)?"""
+    from autograder.exercises.lesson10_norms.norms import RMS_NORM, check_eps_used
+
+    class EpsOutside(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, eps):
+            y = x / (x.square().mean(-1, keepdim=True).sqrt() + eps)
+            return y * weight if weight is not None else y
+
+    with pytest.raises(GradingError, match="adds eps outside the square root"):
+        check_eps_used(EpsOutside, RMS_NORM, "cpu")
