@@ -21,12 +21,15 @@
 # shown only after the live check or self-check that asks for them, in a collapsed **Compare
 # with yours** block.
 #
-# Plan your time: Exercises 1 and 2 take about an hour, FlashAttention (Exercise 3) two hours
-# or more, and the transfer exercise about half an hour. **Optional**, and never graded: the
-# predict-then-run questions (run their cells with your guesses left at `None` if you skip
-# them), and the **In practice** block at the very end (timings, PyTorch's own kernels,
-# production notes, and a learned ALiBi slope to derive). Run the section "Kept and peak", though
-# no exercise needs its cells: it is where you measure peak memory (goals 3 and 5 below).
+# Plan two sittings, about four hours in all. The first, about 90 minutes: the backward
+# derived step by step, Exercises 1 and 2, and the memory they keep (up to "Derive: the online
+# softmax"). The second, about two and a half hours: the online softmax and FlashAttention
+# (Exercise 3, two hours or so), then the transfer exercise (about half an hour). **Optional**,
+# and never graded: the predict-then-run questions (run their cells with your guesses left at
+# `None` if you skip them), and the **In practice** block at the very end (timings, PyTorch's
+# own kernels, production notes, and a learned ALiBi slope to derive). Run the section "Kept
+# and peak", though no exercise needs its cells: it is where you measure peak memory (goals 3
+# and 5 below).
 #
 # By the end of this lesson you can:
 # 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;
@@ -307,23 +310,35 @@ print("keys the first query sees under is_causal=True:",
 #
 # Write `ScaledDotProductAttention`, with `ScaledDotProductAttention.apply(Q, K, V, scale,
 # mask=None)` returning `softmax(Q @ K^T * scale, masked) @ V` for `Q (..., Lq, d)`,
-# `K (..., Lk, d)`, `V (..., Lk, dv)`, a Python-float `scale`, and `mask` either `None` or a
-# boolean tensor broadcastable to `(..., Lq, Lk)` with `False` = masked out: a masked key gets
-# probability exactly 0, whatever the scores (the checks include float64 rows whose masked
-# scores lie tens of thousands above the visible ones; only a fill of $-\infty$ holds for
-# every score).
+# `K (..., Lk, d)`, `V (..., Lk, dv)` and a Python-float `scale`. The contract, which the
+# self-check and the hidden tests check:
 #
-# - Forward may use `torch.softmax` (or subtract each row's maximum before `exp` yourself:
-#   never exponentiate raw scores, which overflow at about 88 in float32). Save what backward
-#   needs. `mask=None` is the common call: handle it.
-# - Backward follows your derivation, **by hand**: no `torch.autograd.grad` inside it and no
-#   built-in `*_backward` op. Return `None` for `scale` and `mask`.
-# - Any number of leading dimensions: where your formulas transpose a matrix, which two
-#   dimensions does that swap, whatever comes before them?
-# - `backward` comes marked `@once_differentiable` (lesson 04): keep it. Why this Function
-#   needs it is a question after the self-check.
-# - Stuck on a wrong gradient? Check first that every row of your $dS$ sums to 0: why must
-#   it, given that every row of $P$ sums to 1?
+# - The output, and the gradients of `Q`, `K` and `V`, that `F.scaled_dot_product_attention`
+#   gives, in float64 and float32, for any number of leading dimensions, $N_q \ne N_k$ (a
+#   single query or key too), and inputs and `grad_output` in any layout (the usual multi-head
+#   one, heads split off the features and moved before the sequence, is not contiguous);
+#   `None` for `scale` and for `mask`.
+# - `mask` is `None` (the most common call) or a boolean tensor broadcastable to
+#   `(..., Lq, Lk)`, `True` = attend and `False` = masked out. A masked key gets probability
+#   exactly 0 whatever its score: the checks include float64 rows whose masked scores lie tens
+#   of thousands above the visible ones, so what you fill masked scores with must lie far
+#   below the largest visible score of its row.
+# - Scores of any size: the checks' float64 scores reach the thousands, where `exp` of a
+#   score overflows (above about 709; 88 in float32).
+# - Backward by hand, from your derivation: no `torch.autograd.grad` inside it, no built-in
+#   `*_backward` op, and no tensor that forward saved changed in place.
+# - Forward keeps what backward reads through `ctx.save_for_backward`, one call's state per
+#   `ctx`: no tensor as a `ctx` attribute, nothing on the class, and no copy of an input
+#   (`.clone()`, or `.contiguous()` on a strided one).
+# - A second derivative through your Function raises rather than comes out wrong: keep the
+#   `@once_differentiable` that `backward` comes with (lesson 04).
+#
+# Forward may call `torch.softmax`: it subtracts each row's maximum before `exp`. Which fill
+# lies far enough below every score, in every dtype? Where your formulas transpose a matrix,
+# which two dimensions does that swap, whatever comes before them? Why this Function needs
+# `@once_differentiable` is a question after the self-check. And stuck on a wrong gradient?
+# Check first that every row of your $dS$ sums to 0: why must it, given that every row of $P$
+# sums to 1?
 
 # %% nbgrader={"grade_id": "answer_ScaledDotProductAttention", "solution": true}
 class ScaledDotProductAttention(torch.autograd.Function):
@@ -708,10 +723,21 @@ report("against rowsum(dP * P)", lambda: (my_row_sum(dO, O_) - row_sum).abs().ma
 # %% [markdown]
 # ## ✎ Exercise 2 · `MemoryEfficientAttention`
 #
-# Same signature and rules as Exercise 1, but forward saves only $Q$, $K$, $V$, the mask, the
-# output $O$ and the log-sum-exp $L$ of shape $(\dots, N_q)$: **no $N_q \times N_k$ tensor is
-# kept between forward and backward**. Backward recomputes $S$, then $P$ from $L$, as you
-# derived. Compute $L$ stably, as your `my_lse` does: scores reach the thousands in the checks.
+# Write `MemoryEfficientAttention`, called as Exercise 1's Function is, which keeps one number
+# per query row instead of $P$ and rebuilds $P$ in backward, as you derived. The contract,
+# which the self-check and the hidden tests check:
+#
+# - Every bullet of Exercise 1's contract.
+# - Forward keeps only $Q$, $K$, $V$, the mask as it was given (or `None`), the output $O$ and
+#   the log-sum-exp $L$ of shape $(\dots, N_q)$ (or a row maximum and a row sum, two numbers
+#   per row), $L$ in the inputs' dtype or wider: **no $N_q \times N_k$ tensor kept between
+#   forward and backward**, no mask made in forward (`~mask`, a float copy, one expanded to
+#   the scores' shape), no copy of an input or of $O$.
+# - Backward recomputes $P$, masked as in forward, from the saved $L$: no second softmax, no
+#   second pass for each row's maximum or sum.
+# - $L$ right at any size of score, as your `my_lse`: the checks' float64 scores reach the
+#   thousands.
+#
 # How does the mask reach backward, and does that way still work when it is `None`? (Tensors
 # on `ctx` as attributes escape the in-place version check and saved-tensor hooks, lessons 00
 # and 01.)
@@ -873,6 +899,8 @@ for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
 
 # %% [markdown]
 # ## Derive: the online softmax
+#
+# *The second sitting starts here: FlashAttention (Exercise 3), then the transfer exercise.*
 #
 # Split the keys into blocks of $B$. For one query row, can you compute its output while
 # seeing the scores **one block at a time**, keeping only a few numbers between blocks?
@@ -1276,8 +1304,9 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # with. Starting $m$ at $0$ instead looks harmless, since softmax ignores a constant shift, but
 # it is not the row's maximum: in float32 a row whose scores all lie near $-160$ gets
 # $e^{S_j - 0} = 0$ for every key ($e^{x}$ underflows to 0 below about $-104$), so
-# $\ell = 0$ and the output is $0/0$; any finite start fails so on rows far enough below it
-# ($-10^4$ on float64 rows near $-20000$: $e^{-10^4} = 0$). And leaving $m$ out altogether,
+# $\ell = 0$ and the output is $0/0$; so does any start that a row's scores can all lie far
+# below ($-10^4$ on float64 rows near $-20000$: $e^{-10^4} = 0$). A start no score lies below
+# works as $-\infty$ does: `torch.finfo(dtype).min`. And leaving $m$ out altogether,
 # $e^{S_j}$, overflows to `inf` once a score passes about 88.7. Exercise 3's checks use these
 # magnitudes.
 # </details>
@@ -1477,6 +1506,7 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 # | the row sum over `dim=-2` | sums over queries, not keys | the row sum runs over the keys of each query |
 # | the row sum without `keepdim=True` | a shape error, or, for one square head, a sum broadcast along the wrong axis | keep the summed dimension, `keepdim=True`, so that one number per row meets its row |
 # | a mask built for `nn.MultiheadAttention` (`True` = blocked) | attends to exactly the wrong keys | here `True` = attend: `masked_fill(~mask, -inf)` |
+# | masked scores filled with `-1e4`, or `-10000` added to them (as in BERT's code) | right only while the masked scores end up far below the row's largest visible one; the checks' rows go past that, and the output is wrong with no error | a fill far below any score: `-inf`, or `torch.finfo(dtype).min` |
 # | no `mask=None` path (`~mask` on `None`) | `TypeError: bad operand type for unary ~` on the most common call | `if mask is not None:` |
 # | `exp(scores)` without subtracting the row maximum | `inf`, then `nan`, for large scores | `torch.softmax`, or `scores - scores.amax(-1, keepdim=True)` |
 # | one global maximum, and the mask applied after `exp` | rows far below the global maximum underflow to `0/0 = nan` | fill `-inf` first, then subtract each row's own maximum |

@@ -45,8 +45,6 @@ def test_each_check_of_a_clause_has_a_catalogued_witness(name, check, witness):
 # fails test_every_exercise_states_its_contract_as_clauses, as an expected failure that turns
 # into an error the day its clauses are written (strict), so this list only shrinks.
 CONTRACT_STILL_IN_PROSE = {
-    "ScaledDotProductAttention": "lesson 06's Exercise 1 list mixes tips into its contract",
-    "MemoryEfficientAttention": "lesson 06's Exercise 2 states its contract in prose",
     **{name: "lesson 13's contracts are prose; its Triton mutants run interpreted, slowly"
        for name in ("silu_mul", "rms_norm_rows")},
 }

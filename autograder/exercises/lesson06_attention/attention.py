@@ -11,10 +11,11 @@ from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Domain
 from ...errors import GradingError
-from ...exercise import Exercise, sample
+from ...exercise import sample
 from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE,  # noqa: F401
                                attention_domain_values, attention_reference, attention_values,
-                               describe, make_mask, one_thread, same as _same)
+                               describe, make_mask, one_thread, OneThreadExercise,
+                               same as _same)
 from ...twice import check_backward_twice
 from .attention_double import check_second_derivative
 from .attention_layout import check_grad_output_layout, check_multihead_layout
@@ -24,6 +25,7 @@ from .attention_mask import (FILL_CASE, POLARITY, check_mask_polarity, finite_fi
 from .attention_mask_gradient import check_mask_gradient
 from .attention_precision import narrow_saves
 from .attention_saves import check_saves_no_copy
+from .contracts import SCALED_DOT_PRODUCT_CLAUSES
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
 
@@ -246,7 +248,8 @@ def _against_sdpa(function, spec: Spec, values: dict, device) -> None:
 
 def check_stable(function, spec: Spec, device) -> None:
     """Scores in the thousands: exp overflows unless the row maximum is subtracted first; and
-    masked scores far above the visible ones, which only -inf masks."""
+    masked scores far above the visible ones, which only a fill far below every score (-inf,
+    torch.finfo(dtype).min) masks."""
     values = attention_values((2,), 4, 6, 4, 3, device, mask="causal", seed=21,
                               magnitude=6.0, scale=60.0)
     check_attention(function, spec, values)
@@ -338,7 +341,8 @@ def _attention_example() -> tuple:
 
 
 EXERCISES = [
-    Exercise("ScaledDotProductAttention", "06_attention", sdpa_full,
+    OneThreadExercise("ScaledDotProductAttention", "06_attention", sdpa_full,
              example=lambda: _attention_example(), contract=CONTRACT,
+             clauses=SCALED_DOT_PRODUCT_CLAUSES,
              domain=Domain(SDPA, attention_domain_values, constants={"scale": SCALE})),
 ]

@@ -15,10 +15,11 @@ from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Domain
 from ...errors import GradingError
-from ...exercise import Exercise, sample
+from ...exercise import sample
 from ...probes import record_returned_gradients
 from .attention_double import check_second_derivative
-from .attention_inputs import DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE, one_thread
+from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE, OneThreadExercise,
+                               one_thread)
 from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_saves import check_saves_no_copy
 from .contracts import ATTENTION_BIAS_CLAUSES
@@ -321,7 +322,7 @@ def bias_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
 
 
 EXERCISES = [
-    Exercise(NAME, "06_attention", attention_bias_full, clauses=ATTENTION_BIAS_CLAUSES,
+    OneThreadExercise(NAME, "06_attention", attention_bias_full, clauses=ATTENTION_BIAS_CLAUSES,
              contract=("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)",
                        "-inf padding in the bias", "grad_bias of exactly bias.shape",
                        "each gradient only when needed", "non-contiguous grad_output",

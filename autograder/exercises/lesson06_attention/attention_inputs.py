@@ -7,7 +7,7 @@ from contextlib import contextmanager
 import torch
 
 from ...domain import Constant
-from ...exercise import sample
+from ...exercise import Exercise, sample
 
 # The softmax-backward hints of Exercises 1, 2 and 4: each names what the probe proved (the
 # submission's numbers match that formula), and points to the lesson's live checker instead of
@@ -32,6 +32,15 @@ def one_thread():
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+class OneThreadExercise(Exercise):
+    """A lesson 06 exercise whose whole run, the checks its domain implies included (they run
+    after the battery, outside its ``one_thread``), stays on one CPU thread."""
+
+    def run(self, submission) -> list[torch.device]:
+        with one_thread():
+            return super().run(submission)
 
 
 def make_mask(kind: str | None, lead: tuple, Lq: int, Lk: int, device, seed: int = 0):

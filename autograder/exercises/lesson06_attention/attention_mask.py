@@ -50,7 +50,8 @@ def check_mask_polarity(function, spec: Spec, device) -> None:
     with case(describe(values)):
         output = run_forward(function, spec, inputs).output
         if same(output, attention_reference(**reversed_mask(values))):
-            raise GradingError(POLARITY.format(name=spec.name))
+            raise GradingError(POLARITY.format(name=spec.name),
+                               mistake=f"{spec.name}/mask-polarity-reversed")
 
 
 def masked_above_values(device, seed: int = 23) -> dict:

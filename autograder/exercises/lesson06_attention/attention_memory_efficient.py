@@ -9,12 +9,12 @@ from ...checks import Spec, case, check_is_function
 from ...contract import covers
 from ...domain import Domain
 from ...errors import GradingError
-from ...exercise import Exercise
 from .attention import (CONTRACT, MEMORY_EFFICIENT, _attention_example, attention_full,
                         check_attention)
-from .attention_inputs import (SCALE, attention_domain_values, attention_values, describe,
-                               one_thread)
+from .attention_inputs import (SCALE, OneThreadExercise, attention_domain_values,
+                               attention_values, describe, one_thread)
 from .attention_recompute import check_backward_reads_lse
+from .contracts import MEMORY_EFFICIENT_CLAUSES
 
 
 def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
@@ -45,7 +45,8 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
                 f"{spec.name} saved an {saved.role} tensor of shape {saved.shape} ({saved.nbytes} "
                 "bytes), "
                 "as big as the Lq x Lk probabilities: save one log-sum-exp per query row, "
-                "shape (..., Lq), and recompute P = exp(S - lse) in backward")
+                "shape (..., Lq), and recompute P = exp(S - lse) in backward",
+                mistake=f"{spec.name}/saves-full-size-tensor")
     for saved in extra:  # a mask made in forward (~mask, say): the one given costs nothing
         if saved.dtype == torch.bool:
             raise GradingError(
@@ -58,7 +59,8 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
     if total > budget:
         raise GradingError(
             f"{spec.name} saved {total} bytes besides Q, K, V, the mask and the output, where "
-            f"one log-sum-exp per query row needs {budget // 2}: save only that")
+            f"one log-sum-exp per query row needs {budget // 2}: save only that",
+            mistake=f"{spec.name}/saves-more-than-row-statistics")
 
 
 def memory_efficient_full(MemoryEfficientAttention, device) -> None:
@@ -83,10 +85,11 @@ def _memory_efficient_full(function, device) -> None:
 
 
 EXERCISES = [
-    Exercise("MemoryEfficientAttention", "06_attention", memory_efficient_full,
+    OneThreadExercise("MemoryEfficientAttention", "06_attention", memory_efficient_full,
              example=lambda: _attention_example(),
              contract=CONTRACT + ("only O(Lq) numbers saved besides Q, K, V, mask, output",
                                   "backward recomputes P from L"),
+             clauses=MEMORY_EFFICIENT_CLAUSES,
              domain=Domain(MEMORY_EFFICIENT, attention_domain_values,
                            constants={"scale": SCALE})),
 ]

@@ -4,9 +4,91 @@ the checks that enforce each and a wrong answer each check fails (autograder.cla
 from ...clauses import Clause
 
 # the prefixes of the exercises' mistake ids, and the memory clause's case
+S_ = "ScaledDotProductAttention/"
+M_ = "MemoryEfficientAttention/"
 F_ = "FlashAttention/"
 FULL = "case:materialises the full Lq x Lk matrix"
 B_ = "AttentionWithBias/"
+
+
+SCALED_DOT_PRODUCT_CLAUSES = (
+    Clause("The output, and the gradients of `Q`, `K` and `V`, that "
+           "`F.scaled_dot_product_attention` gives, in float64 and float32, for any number of "
+           "leading dimensions, $N_q \\ne N_k$ (a single query or key too), and inputs and "
+           "`grad_output` in any layout (the usual multi-head one, heads split off the features "
+           "and moved before the sequence, is not contiguous); `None` for `scale` and for "
+           "`mask`.",
+           {S_ + "softmax-as-element-wise": "no row sum",
+            S_ + "jacobian-diagonal-only": "diagonal of the Jacobian only",
+            S_ + "row-sum-over-the-queries": "row sum over the queries",
+            S_ + "row-sum-without-keepdim": "row sum without keepdim",
+            S_ + "row-sum-laid-out-as-a-row": "row sums unsqueezed as a row",
+            "unproven:wrong-value": "scale missing from dQ and dK",
+            S_ + "view-on-multihead-layout": "scores by torch.bmm on Q.view(-1, Lq, d)",
+            S_ + "view-on-multihead-grad-output": "grad_output flattened by .view",
+            S_ + "gradient-for-non-tensor": "a gradient for the float scale",
+            S_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"}),
+    Clause("`mask` is `None` (the most common call) or a boolean tensor broadcastable to "
+           "`(..., Lq, Lk)`, `True` = attend and `False` = masked out. A masked key gets "
+           "probability exactly 0 whatever its score: the checks include float64 rows whose "
+           "masked scores lie tens of thousands above the visible ones, so what you fill masked "
+           "scores with must lie far below the largest visible score of its row.",
+           {S_ + "mask-polarity-reversed": "reversed mask",
+            "raised:TypeError": "no mask=None path",
+            S_ + "finite-mask-fill": "masked scores filled with -1e4",
+            S_ + "masked-scores-take-part": "softmax over every key, then masked and renormalised"}),
+    Clause("Scores of any size: the checks' float64 scores reach the thousands, where `exp` of "
+           "a score overflows (above about 709; 88 in float32).",
+           {S_ + "no-row-maximum": "no maximum subtracted",
+            S_ + "mask-after-global-maximum": "mask applied after a global max"}),
+    Clause("Backward by hand, from your derivation: no `torch.autograd.grad` inside it, no "
+           "built-in `*_backward` op, and no tensor that forward saved changed in place.",
+           {S_ + "asks-autograd": "softmax gradient from torch.autograd.grad",
+            S_ + "builtin-backward-op": "built-in _softmax_backward_data",
+            S_ + "backward-modifies-saved-tensor": "dS built in place on the saved P"}),
+    Clause("Forward keeps what backward reads through `ctx.save_for_backward`, one call's state "
+           "per `ctx`: no tensor as a `ctx` attribute, nothing on the class, and no copy of an "
+           "input (`.clone()`, or `.contiguous()` on a strided one).",
+           {S_ + "tensor-on-ctx": "mask kept as a ctx attribute",
+            S_ + "state-on-class": "scale kept on the class",
+            S_ + "saves-a-copy": "saves Q.clone() to be safe"}),
+    Clause("A second derivative through your Function raises rather than comes out wrong: keep "
+           "the `@once_differentiable` that `backward` comes with (lesson 04).",
+           {S_ + "missing-once-differentiable": "backward without @once_differentiable"}),
+)
+
+
+MEMORY_EFFICIENT_CLAUSES = (
+    Clause("Every bullet of Exercise 1's contract.",
+           {M_ + "softmax-as-element-wise": "no row sum",
+            M_ + "row-sum-without-keepdim": "D = rowsum(dO * O) without keepdim",
+            M_ + "view-on-multihead-layout": "scores by torch.bmm on Q.view(-1, Lq, d)",
+            M_ + "view-on-multihead-grad-output": "grad_output flattened by .view",
+            M_ + "mask-gradient-not-none": "zeros returned as the mask's gradient",
+            M_ + "finite-mask-fill": "masked scores filled with -1e4 in both passes",
+            M_ + "missing-once-differentiable": "backward without @once_differentiable"}),
+    Clause("Forward keeps only $Q$, $K$, $V$, the mask as it was given (or `None`), the output "
+           "$O$ and the log-sum-exp $L$ of shape $(\\dots, N_q)$ (or a row maximum and a row "
+           "sum, two numbers per row), $L$ in the inputs' dtype or wider: **no $N_q \\times "
+           "N_k$ tensor kept between forward and backward**, no mask made in forward (`~mask`, "
+           "a float copy, one expanded to the scores' shape), no copy of an input or of $O$.",
+           {M_ + "saves-full-size-tensor": "saves the probabilities",
+            M_ + "saves-expanded-mask": "saves the mask expanded to the scores' shape",
+            M_ + "saves-a-new-mask": "the inverted mask saved",
+            M_ + "saves-mask-as-float": "mask saved as a float copy",
+            M_ + "saves-in-lower-precision": "log-sum-exp kept in float32 for float64 inputs",
+            M_ + "saves-a-copy": "saves a float64 copy of the output for accuracy",
+            M_ + "saves-more-than-row-statistics": "saves K transposed and made contiguous"}),
+    Clause("Backward recomputes $P$, masked as in forward, from the saved $L$: no second "
+           "softmax, no second pass for each row's maximum or sum.",
+           {M_ + "recomputes-softmax-without-lse":
+                "backward calls softmax again, ignoring the saved log-sum-exp",
+            M_ + "backward-drops-mask": "mask left out of backward's recomputation"}),
+    Clause("$L$ right at any size of score, as your `my_lse`: the checks' float64 scores reach "
+           "the thousands.",
+           {M_ + "log-sum-exp-without-maximum": "log-sum-exp without the row maximum",
+            M_ + "masked-scores-take-part": "row maximum taken before the mask fill"}),
+)
 
 
 FLASH_ATTENTION_CLAUSES = (

@@ -18,12 +18,11 @@ from ...checks import (case, check_backward_by_hand, check_gradcheck, check_is_f
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Case, Domain, Tolerance
 from ...errors import GradingError
-from ...exercise import Exercise
 from ...contract import check_each_input_alone, covers
 from ...tiled import recognise_backward, recognise_forward
 from .attention import _attention_example
 from ...twice import check_backward_twice
-from .attention_inputs import MULTIHEAD, SCALE, one_thread
+from .attention_inputs import MULTIHEAD, SCALE, OneThreadExercise, one_thread
 from .attention_double import check_second_derivative
 from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_recompute import check_backward_reads_lse
@@ -240,7 +239,7 @@ def _flash_full(function, device) -> None:
 
 
 EXERCISES = [
-    Exercise(NAME, "06_attention", flash_full, example=_attention_example, clauses=FLASH_ATTENTION_CLAUSES,
+    OneThreadExercise(NAME, "06_attention", flash_full, example=_attention_example, clauses=FLASH_ATTENTION_CLAUSES,
              contract=("causal, Lq != Lk, ragged blocks", *MAGNITUDES,
                        "float32 against F.scaled_dot_product_attention",
                        "largest tensor and peak", "causal tiles skipped",

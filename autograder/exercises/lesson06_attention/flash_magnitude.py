@@ -82,9 +82,9 @@ def recognise_magnitude(function, values: dict, reference) -> str | None:
     return (f"{NAME}'s forward underflows: rows whose {dtype} scores all lie near {level} come "
             "out nan or wrong, and right once each row's scores are moved up by a constant "
             "(softmax does not change); exp(S - m) is 0 for every score when m lies far above "
-            "the row's maximum (a running maximum started at a finite number, 0 or -1e4, stays "
-            "there while every score is below it): start m at -inf, or at the first tile's "
-            "row maximum")
+            "the row's maximum (a running maximum started at 0 or -1e4 stays there while every "
+            "score is below it): start m at -inf (or torch.finfo(dtype).min, which no score "
+            "lies below), or at the first tile's row maximum")
 
 
 def check_magnitudes(function, device, block: int) -> None:

@@ -55,7 +55,10 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
-    Mistake(M, "saves the probabilities", "as big as the Lq x Lk probabilities",
+    # Exercise 1's answer handed in as Exercise 2's
+    Mistake(M, "saves the probabilities", "saved an intermediate tensor of shape (2, 16, 19) "
+            "(4864 bytes), as big as the Lq x Lk probabilities: save one log-sum-exp per query "
+            "row",
             SDPA + "\n\nclass MemoryEfficientAttention(ScaledDotProductAttention):\n    pass\n",
             named=True, nbgrader=True),
     Mistake(M, "saves the scores as well", "as big as the Lq x Lk probabilities", _sdpa(
@@ -78,7 +81,8 @@ MISTAKES = [
             edit(MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
                            "lse = scores.exp().sum(dim=-1, keepdim=True).log()")),
             named=True),
-    Mistake(M, "no row sum", "treats the softmax as element-wise, dS = P * dP", _sdpa(
+    Mistake(M, "no row sum", "MemoryEfficientAttention's backward treats the softmax as "
+            "element-wise, dS = P * dP", _sdpa(
         ("grad_S = P * (grad_P - (grad_output * output).sum(dim=-1, keepdim=True))",
          "grad_S = P * grad_P"), name=M), named=True),
     Mistake(M, "D = rowsum(dO * O) without keepdim", "drops the dimension of its row sum",
@@ -152,6 +156,14 @@ MISTAKES = [
     Mistake(M, "saves Q.contiguous(), a copy on the multi-head layout", "saved a copy of its "
             "input Q", edit(MEMORY, ("ctx.save_for_backward(Q, K, V,",
                                      "ctx.save_for_backward(Q.contiguous(), K, V,"))),
+    # K^T made contiguous once "for backward's products": as many numbers as K, kept besides it
+    Mistake(M, "saves K transposed and made contiguous", "bytes besides Q, K, V, the mask and "
+            "the output", edit(MEMORY, ("ctx.save_for_backward(Q, K, V, output,",
+                                        "ctx.save_for_backward(Q, K.transpose(-2, -1).contiguous(), "
+                                        "V, output,"),
+                               ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+                                "Q, K_t, V, output, lse, mask = ctx.saved_tensors\n"
+                                "        K = K_t.transpose(-2, -1)"))),
     Mistake(M, "saves a float64 copy of the output for accuracy", "saved a float64 copy of its "
             "float32 output", edit(MEMORY, ("ctx.save_for_backward(Q, K, V, output,",
                                             "ctx.save_for_backward(Q, K, V, output.double(),"),

@@ -41,18 +41,23 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
-    Mistake(S, "no row sum", "treats the softmax as element-wise, dS = P * dP",
+    Mistake(S, "no row sum", "backward treats the softmax as element-wise, dS = P * dP: raising one "
+            "score also lowers every other probability of its row",
             _sdpa((BACKWARD_S, "grad_S = P * grad_P")), named=True, nbgrader=True),
-    Mistake(S, "diagonal of the Jacobian only", "uses only the diagonal of the softmax's Jacobian",
+    Mistake(S, "diagonal of the Jacobian only", "uses only the diagonal of the softmax's Jacobian, "
+            "P * (1 - P) * dP",
             _sdpa((BACKWARD_S, "grad_S = P * (1 - P) * grad_P")), named=True),
-    Mistake(S, "row sum over the queries", "sums dP * P over the queries",
+    Mistake(S, "row sum over the queries", "sums dP * P over the queries: which dimension of "
+            "dP * P indexes the keys?",
             _sdpa((BACKWARD_S, BACKWARD_S.replace("dim=-1", "dim=-2"))), named=True),
-    Mistake(S, "reversed mask", "masks out the positions where mask is True",
+    Mistake(S, "reversed mask", "masks out the positions where mask is True: False means "
+            "masked out",
             _sdpa(("masked_fill(~mask,", "masked_fill(mask,")), named=True),
     Mistake(S, "no mask=None path", "ScaledDotProductAttention.forward fails for mask=None",
             _sdpa(("        if mask is not None:\n            scores = scores.masked_fill",
                    "        if True:\n            scores = scores.masked_fill")), named=True),
-    Mistake(S, "no maximum subtracted", "subtract each row's maximum score before exp",
+    Mistake(S, "no maximum subtracted", "inf or nan for large scores, and is right once the "
+            "same scores are made small: subtract each row's maximum score before exp",
             _sdpa(("P = torch.softmax(scores, dim=-1)",
                    "e = scores.exp()\n        P = e / e.sum(-1, keepdim=True)")), named=True),
     Mistake(S, "mask applied after a global max", "applies the mask after subtracting one "
@@ -62,10 +67,11 @@ MISTAKES = [
                    "            pass\n        e = (scores - scores.max()).exp()\n"
                    "        if mask is not None:\n            e = e * mask\n"
                    "        P = e / e.sum(-1, keepdim=True)")), named=True),
-    Mistake(S, "scale missing from dQ and dK", "off by a constant factor",
+    Mistake(S, "scale missing from dQ and dK", "your gradient for Q is off by a constant factor",
             _sdpa(("grad_Q = ctx.scale * grad_S @ K", "grad_Q = grad_S @ K"),
                   ("grad_K = ctx.scale * grad_S", "grad_K = grad_S")), named=True),
-    Mistake(S, "mask kept as a ctx attribute", "stores a tensor as ctx.mask",
+    Mistake(S, "mask kept as a ctx attribute", "stores a tensor as ctx.mask: use "
+            "ctx.save_for_backward",
             _sdpa(("ctx.scale = scale\n", "ctx.scale = scale\n        ctx.mask = mask\n")),
             named=True),
     Mistake(S, "reversed mask filled with -1e9", "masks out the positions where mask is True",
@@ -121,6 +127,17 @@ MISTAKES = [
                "        top = scores.amax(-1, keepdim=True)\n"),
         ("P = torch.softmax(scores, dim=-1)", "e = (scores - top).exp()\n"
                                                "        P = e / e.sum(-1, keepdim=True)"))),
+    # autograd drops a gradient for the bool mask (it needs none), so no value shows it
+    Mistake(S, "zeros returned as the mask's gradient", "as the mask's gradient where the "
+            "contract asks None", _sdpa(
+                ("ctx.scale = scale\n",
+                 "ctx.scale = scale\n        ctx.mask_shape = None if mask is None else mask.shape\n"),
+                ("return grad_Q, grad_K, grad_V, None, None",
+                 "return grad_Q, grad_K, grad_V, None, (\n            None if ctx.mask_shape is None "
+                 "else torch.zeros(ctx.mask_shape, dtype=torch.bool))"))),
+    # one call's scale on the class, read back by every backward: right for one call at a time
+    Mistake(S, "scale kept on the class", "a class attribute is shared by every call",
+            _sdpa(("ctx.scale", "ScaledDotProductAttention.scale"))),
     # a clone saved "to be safe": a second Q kept until backward (issue 45: a saved tensor
     # replaced by a copy)
     Mistake(S, "saves Q.clone() to be safe", "saved a copy of its input Q",
