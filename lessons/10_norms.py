@@ -987,6 +987,8 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # | the mean term left out (LayerNorm), or added (RMSNorm) | wrong `grad_x` | LayerNorm centres, so it has a mean term; RMSNorm does not |
 # | `grad_output` used where `grad_output * weight` belongs, or the weight multiplied in after the row means | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means |
 # | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`, slower on the CPU) |
+# | eps added after the square root, `1 / (sqrt(variance) + eps)` | at `eps = 1e-5` an output off by about 1e-5, near float32's rounding; at `eps = 0.5` plainly wrong | eps inside the root, added to the variance |
+# | ✎ 4's rows as `x.reshape(N, num_groups, -1)` | an empty batch ($N = 0$) raises: a -1 cannot be inferred from 0 elements | the row length spelled out |
 # | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
 # | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |
 # | `.sum(dim=())` for a 1-D `x` | sums every dim: a 0-d gradient, and an error | `.reshape(-1, D).sum(0)` |

@@ -119,11 +119,11 @@ def diagnose_grad_x(spec: Spec, got, values: dict, grad_output, *, centred: bool
         unweighted = sum(gradient_terms(x, None, grad_output, eps, centred).values())
         if matches(unweighted):
             raise GradingError(f"{spec.name}'s grad_x ignores the weight: y = weight * x_hat, "
-                               "so multiply grad_output by weight before the row means",
+                               "so dL/dx_hat (your Step 1) carries it",
                                mistake=f"{spec.name}/ignores-weight")
         if matches(unweighted * weight.double()):
             raise GradingError(f"{spec.name}'s grad_x multiplies by the weight after the row "
-                               "means: use g = grad_output * weight inside them",
+                               "means: which g do Step 4's row sums take, dL/dy or dL/dx_hat?",
                                mistake=f"{spec.name}/weight-after-row-means")
 
 
@@ -166,7 +166,8 @@ def scalar_weight_hint(spec: Spec, returned: list, values: dict) -> None:
         if name in ("weight", "bias") and isinstance(grad, torch.Tensor) and grad.dim() == 0:
             raise GradingError(f"{spec.name}.backward returned a 0-d grad_{name} for a 1-D x: "
                                "with no leading dims there is nothing to sum (and sum(dim=()) "
-                               "sums every dim in PyTorch); reshape to (-1, D) and sum dim 0")
+                               "sums every dim in PyTorch): which one reduction covers any "
+                               "number of leading dims, none included?")
 
 
 def unbiased_variance_hint(function, spec: Spec, values: dict) -> None:
@@ -298,8 +299,7 @@ def check_shifted_rows(function, spec: Spec, values: dict, *, tolerance: float =
                 f"{spec.name}'s output matches in float64 (to {wide_error:.1g}) and is off by "
                 f"{error:.3g} in float32 on rows like 1e4 + N(0, 1): a precision loss, not a "
                 "wrong formula; a variance computed as E[x^2] - E[x]^2 cancels catastrophically "
-                "there (two numbers near 1e8); compute it as the mean of (x - mean)^2 (or "
-                "torch.var_mean)")
+                "there (two numbers near 1e8): quick question 3 shows what avoids it")
     diagnose_values(f"{spec.name}'s output", output.detach().double(), truth, rtol=0,
                     atol=tolerance)
     grad_output = sample(truth.shape, truth.device, seed=7)

@@ -40,8 +40,8 @@ def group_norm(x, num_groups, weight, bias, eps, *, eps_outside_root=False):
 
 
 GROUP_NORM = Spec(NAME, ("x", "num_groups", "weight", "bias", "eps"), group_norm)
-KEEP = ("save x (or the normalised x), the mean and rstd of each group and the weight; "
-        "nothing else")
+KEEP = ("the contract counts one full-size tensor, two tensors of one number per group and "
+        "the weight")
 # (x's shape, num_groups): spatial dims or none, one group (LayerNorm over C and positions),
 # one channel per group (instance norm), N = 1
 CASES = [((2, 6, 5), 3), ((3, 4), 2), ((2, 4, 2, 3), 2), ((2, 3, 4), 1), ((2, 4, 3), 4),
@@ -202,12 +202,12 @@ def recognise_weight(function, values: dict) -> None:
         return
     if torch.allclose(got, plain, rtol=1e-4, atol=1e-6):
         raise GradingError(f"{NAME}'s grad_x ignores the weight: y = weight * x_hat per "
-                           "channel, so g = grad_output * weight (broadcast along dim 1) "
-                           "goes into the group means", mistake=f"{NAME}/ignores-weight")
+                           "channel (dim 1), so dL/dx_hat carries it",
+                           mistake=f"{NAME}/ignores-weight")
     if torch.allclose(got, plain * weight.reshape(per_channel), rtol=1e-4, atol=1e-6):
         raise GradingError(f"{NAME}'s grad_x multiplies by the weight after the group means: "
-                           "form g = grad_output * weight (per channel) first, then take "
-                           "the means over each group",
+                           "a group holds several channels, each with its own weight; which g "
+                           "do the group means take, dL/dy or dL/dx_hat?",
                            mistake=f"{NAME}/weight-after-group-means")
 
 

@@ -27,9 +27,11 @@ RMS_NORM = Spec("RMSNormFunction", ("x", "weight", "eps"),
 # (leading dims, features): 0 leading dims (a 1-D x), size-1 dims, D = 1, several leading dims
 SHAPES = [((4,), 6), ((2, 3), 4), ((2, 1, 3), 5), ((), 5), ((1,), 4), ((3,), 1), ((1, 1), 1),
           ((3, 2), 2)]
-KEEP = {"LayerNormFunction": "save x (or the normalised x), the mean and rstd per row (or "
-                             "rstd alone with the normalised x) and the weight; nothing else",
-        "RMSNormFunction": "save x, the weight and one rstd per row; nothing else"}
+KEEP = {"LayerNormFunction": "the contract counts one full-size tensor, two tensors of one "
+                             "number per row and the weight: which can backward rebuild from "
+                             "the others?",
+        "RMSNormFunction": "the contract counts x itself, the weight and one tensor of one "
+                           "number per row"}
 
 
 def _centred(spec: Spec) -> bool:

@@ -174,47 +174,6 @@ UNUSUAL = [
             grads[0] = (r * (g - group_mean(g) - x_hat * group_mean(g * x_hat))).movedim(-1, 1)
         return tuple(grads)
 ''')),
-    Unusual('GroupNormFunction', 'a row helper, x_hat and rstd saved', '''
-def _row_norm_backward(g, x_hat, rstd):
-    """LayerNorm's input gradient on rows (last dim), no weight."""
-    return rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
-
-
-class GroupNormFunction(torch.autograd.Function):
-    # a row helper reused, saving x_hat (normalised, before the affine) and rstd only
-    @staticmethod
-    def forward(ctx, x, num_groups, weight, bias, eps):
-        N = x.shape[0]
-        rows = x.reshape(N * num_groups, x.shape[1:].numel() // num_groups)
-        var, mean = torch.var_mean(rows, 1, correction=0, keepdim=True)
-        rstd = torch.rsqrt(var + eps)
-        x_hat = ((rows - mean) * rstd).reshape(x.shape)
-        ctx.save_for_backward(x_hat, weight, rstd)
-        ctx.num_groups = num_groups
-        shape = [1, -1] + [1] * (x.dim() - 2)
-        y = x_hat
-        if weight is not None:
-            y = y * weight.view(shape)
-        if bias is not None:
-            y = y + bias.view(shape)
-        return y.clone() if y is x_hat else y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x_hat, weight, rstd = ctx.saved_tensors
-        dims = [0] + list(range(2, x_hat.dim()))
-        shape = [1, -1] + [1] * (x_hat.dim() - 2)
-        gx = gw = gb = None
-        if ctx.needs_input_grad[2]:
-            gw = torch.sum(grad_output * x_hat, dims)
-        if ctx.needs_input_grad[3]:
-            gb = torch.sum(grad_output, dims)
-        if ctx.needs_input_grad[0]:
-            g = grad_output if weight is None else grad_output * weight.view(shape)
-            rows = rstd.shape[0], x_hat.shape[1:].numel() // ctx.num_groups
-            gx = _row_norm_backward(g.reshape(rows), x_hat.reshape(rows), rstd).reshape(x_hat.shape)
-        return gx, None, gw, gb, None
-'''),
 ]
 
 
@@ -223,7 +182,7 @@ MISTAKES = [
             "adds eps outside the square root", _gn(_HEAD + _RIGHT + _TAIL, edit(
                 _FORWARD, ("rstd = torch.rsqrt(variance + eps)",
                            "rstd = 1 / (variance.sqrt() + eps)"))), named=True),
-    # the lesson's rows with a length of -1, which no empty batch can infer
+    # rows of length -1, the natural reshape, which no empty batch can infer
     Mistake("GroupNormFunction", "rows of length -1, an empty batch unhandled",
             "cannot reshape tensor of 0 elements", _gn(
                 _HEAD.replace("x.reshape(N, ctx.num_groups, M)", "x.reshape(N, ctx.num_groups, -1)")
