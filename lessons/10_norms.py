@@ -27,7 +27,8 @@
 # By the end of this lesson you can:
 # 1. derive the LayerNorm and RMSNorm backwards in index notation, and say which directions
 #    their Jacobians project out;
-# 2. say what `F.layer_norm` keeps for backward, and measure what other choices cost;
+# 2. decide what a norm keeps for backward, and compare it with what `F.layer_norm` keeps
+#    (the optional part measures what other choices cost);
 # 3. compute a row's variance so that it stays accurate in float32 (and, in the optional
 #    part, run a norm in float32 for bfloat16 input and count what composed ops cost in
 #    passes over memory);
