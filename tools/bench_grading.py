@@ -7,6 +7,8 @@ import contextlib
 import io
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -19,7 +21,7 @@ from autograder.exercises import EXERCISES
 from autograder.grading import self_check
 from grader.nbgrader_cli import nbgrader
 from grader.instructor import release
-from grader.lessons import lesson_names, source_notebook
+from grader.lessons import ROOT, lesson_names, source_notebook
 from tools.notebooks import QUIET_KERNEL
 from tools.solutions import solution
 from tools.submissions import solved
@@ -49,6 +51,17 @@ def autograde_seconds(root: Path, lesson: str, *students: str, every_cell: bool 
     began = time.perf_counter()
     nbgrader("autograde", lesson, *only, "--force", "--log-level=ERROR", root=root,
              env=environment)
+    return time.perf_counter() - began
+
+
+def command_seconds(root: Path, lesson: str, student: str) -> float:
+    """``python -m grader autograde`` of one student's notebook (what ``make autograde`` runs),
+    start to finish: its kernels' zygote imports torch while the command itself starts."""
+    environment = {**os.environ, "COURSE_ROOT": str(root)}
+    began = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "grader", "autograde", lesson, "--student", student,
+                    "--workers", "1", "--force"], cwd=ROOT, env=environment, check=True,
+                   capture_output=True)
     return time.perf_counter() - began
 
 
@@ -93,18 +106,21 @@ def run(lesson: str = "01_sigmoid") -> str:
             folder = root / "submitted" / f"student{student}" / lesson
             folder.mkdir(parents=True)
             nbformat.write(submission, folder / f"{lesson}.ipynb")
-        floors, singles, singles_every = [], [], []
+        floors, commands, singles, singles_every = [], [], [], []
         for repeat in range(REPEATS):  # interleaved, so all see the same machine load
             floors.append(floor_seconds())
+            commands.append(command_seconds(root, lesson, f"student{repeat}"))
             singles.append(autograde_seconds(root, lesson, f"student{repeat}"))
             singles_every.append(autograde_seconds(root, lesson, f"student{repeat}",
                                                    every_cell=True))
         per_notebook = autograde_seconds(root, lesson) / CLASS_SIZE
         per_notebook_every = autograde_seconds(root, lesson, every_cell=True) / CLASS_SIZE
     floor, single = statistics.median(floors), statistics.median(singles)
+    command = statistics.median(commands)
     single_every = statistics.median(singles_every)
     rows = [
         ("fresh kernel + import torch (floor)", floor, 1.0),
+        ("python -m grader autograde of one notebook", command, command / floor),
         ("nbgrader autograde of one notebook", single, single / floor),
         ("  the same, every cell run", single_every, single_every / floor),
         (f"per notebook, {CLASS_SIZE} graded in one run", per_notebook, per_notebook / floor),
