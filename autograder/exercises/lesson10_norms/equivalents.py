@@ -12,6 +12,9 @@ _STATISTIC_WIDENED = ("a per-row statistic kept wider than x, as F.layer_norm ke
 _OUTPUT_COPY = ("a copy of a result just computed is returned in its place: the same values, "
                 "and the original is freed on return")
 
+_SIZE_ONE_DIMS = ("a 1-D parameter, and per_channel only appends size-1 dims: view allows that "
+                  "for any stride")
+
 _LN_SAVE = "ctx.save_for_backward(x, weight, mean, rstd)  # x_hat is recomputed in backward"
 _RMS_SAVE = "ctx.save_for_backward(x, weight, rstd)"
 _GN_SAVE = "ctx.save_for_backward(x, weight, mean, rstd)"
@@ -64,14 +67,26 @@ EQUIVALENTS = [
     EquivalentMutant("GroupNormFunction", "save_widened", _GN_SAVE,
                      _GN_SAVE.replace("rstd)", "rstd.double())"), _STATISTIC_WIDENED),
     EquivalentMutant("GroupNormFunction", "reshape_to_view", "y = y + bias.reshape(per_channel)",
-                     "y = y + bias.view(per_channel)",
-                     "bias is 1-D and per_channel only appends size-1 dims: view allows that "
-                     "for any stride"),
+                     "y = y + bias.view(per_channel)", _SIZE_ONE_DIMS),
     EquivalentMutant("GroupNormFunction", "reshape_to_view",
-                     "y = ((rows - mean) * rstd).reshape(x.shape)",
-                     "y = ((rows - mean) * rstd).view(x.shape)",
+                     "y = (centred * rstd).reshape(x.shape)",
+                     "y = (centred * rstd).view(x.shape)",
                      "an elementwise result laid out as rows, a reshape of x: row-major, so "
                      "contiguous"),
+    EquivalentMutant("GroupNormFunction", "reshape_to_view", "grad_x = grad_x.reshape(x.shape)",
+                     "grad_x = grad_x.view(x.shape)",
+                     "grad_x is a fresh elementwise result laid out as rows: contiguous"),
+    EquivalentMutant("GroupNormFunction", "reshape_to_view", "y = y * weight.reshape(per_channel)",
+                     "y = y * weight.view(per_channel)", _SIZE_ONE_DIMS),
+    EquivalentMutant("GroupNormFunction", "reshape_to_view",
+                     "g = grad_output * weight.reshape(per_channel) if weight is not None else "
+                     "grad_output",
+                     "g = grad_output * weight.view(per_channel) if weight is not None else "
+                     "grad_output", _SIZE_ONE_DIMS),
+    EquivalentMutant("GroupNormFunction", "add_copy", _GN_SAVE,
+                     _GN_SAVE.replace("mean,", "mean.contiguous(),"),
+                     "mean, a fresh mean over the rows' last dim, is contiguous: .contiguous() "
+                     "returns it"),
     EquivalentMutant("GroupNormFunction", "reshape_to_view",
                      "grad_weight = (grad_output * x_hat.reshape(x.shape)).sum(summed)",
                      "grad_weight = (grad_output * x_hat.view(x.shape)).sum(summed)",
