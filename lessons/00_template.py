@@ -25,7 +25,8 @@
 # check the hidden tests run (they add a GPU run when the grader has one and you had none).
 # Work top to bottom. Run All runs the whole lesson even while an exercise is unsolved: its
 # self-check shows what is missing (the stub raises `NotImplementedError`), the cells below
-# it run on, and the last cell lists where you stand.
+# it run on, and the last cell lists where you stand. The main line ends at the summary; the
+# notes after it are optional.
 # **Predict, then run** cells ask you to write your prediction into a variable first; the cell
 # after it compares it with what PyTorch does.
 
@@ -352,44 +353,6 @@ else:
 # variables?
 # </details>
 #
-# **Check your step 2 live.** Write $\partial L / \partial x$ as a `lambda G, x: ...`, with
-# $G$ = `grad_output` of $x$'s shape, then run the cell after it: it compares your result,
-# entry by entry, with `torch.autograd.grad` of `torch.square` at `x = [1.5, -2.0, 0.5]`, for
-# `G = [0.5, 3.0, -2.0]`.
-
-# %%
-### BEGIN WORKED
-my_grad_x = lambda G, x: G * 2 * x  # only i = j is left: G[j] times dy[j]/dx[j] = 2 x[j]
-### LEARNER
-my_grad_x = None  # your step 2: lambda G, x: ... (dL/dx, of x's shape)
-### END WORKED
-
-# %%
-if my_grad_x is None:
-    print("Write your step 2 into my_grad_x first.")
-else:
-    x0 = torch.tensor([1.5, -2.0, 0.5], dtype=torch.float64)
-    G0 = torch.tensor([0.5, 3.0, -2.0], dtype=torch.float64)
-    leaf = x0.clone().requires_grad_()
-    truth, = torch.autograd.grad(torch.square(leaf), leaf, G0)
-    try:
-        yours = torch.as_tensor(my_grad_x(G0, x0), dtype=torch.float64)
-    except Exception as error:  # an error in your lambda, shown in one line
-        print(f"✗ my_grad_x raised {type(error).__name__}: {error}")
-    else:
-        if yours.shape != truth.shape:
-            print(f"✗ your result has shape {tuple(yours.shape)}, x has shape (3,): one entry "
-                  "per entry of x")
-        elif torch.equal(yours, torch.autograd.grad(torch.square(leaf), leaf,
-                                                    torch.ones_like(G0))[0]):
-            print("✗ your result is dy/dx alone, right only for a G of all ones: where does "
-                  "G[j] go?")
-        else:
-            for j, (mine, right) in enumerate(zip(yours.tolist(), truth.tolist())):
-                print(f"dL/dx[{j}]   yours {mine:>5g}   autograd {right:>5g}   "
-                      f"{'✓' if abs(mine - right) <= 1e-12 else '✗'}")
-
-# %% [markdown]
 # <details><summary><b>Hint 3</b> (a number to hit)</summary>
 #
 # At `x = [1.5, -2.0]` with `grad_output = [1.0, 3.0]`, your backward returns
@@ -559,6 +522,88 @@ compare(predicted, {"tensors printed in forward": counts[0],
 # </details>
 
 # %% [markdown]
+# ## ✎ Exercise 2 · `WeightedSum`
+#
+# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`.
+# The contract, which the self-check and the hidden tests check:
+#
+# - `x1` and `x2` tensors of the same shape, 0-d included, `w1` and `w2` Python floats, 0
+#   included: the value and the gradients autograd gives;
+# - backward returns one value for each of the four inputs;
+# - `w1` and `w2` stay Python floats: float64 inputs keep every digit of them;
+# - what backward needs is kept on `ctx`, one per call: not on the class, not in a global.
+#
+# Answer on paper first, with the three rules above:
+#
+# 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which
+#    entries are non-zero, and which of the four inputs appear in them?
+# 2. Backward returns four values. Which inputs get a gradient, and what goes in the other
+#    places?
+# 3. So what must forward keep for backward, and where: `save_for_backward`, plain attributes,
+#    or nothing? Why there?
+#
+# Skipping the gradient of an input that needs none (rule 3) saves little here, and the
+# self-check accepts a backward that computes both (autograd drops one nobody asked for); in
+# `Outer` it is part of the contract.
+#
+# <details><summary><b>Hint 1</b> (a question)</summary>
+#
+# If you nudge $x_{1,j}$ by a small $\varepsilon$, by how much does $y_j$ move? Does the answer
+# depend on any tensor?
+# </details>
+#
+# <details><summary><b>Hint 2</b> (the key step: questions)</summary>
+#
+# Which entries of `ctx.needs_input_grad` belong to `w1` and `w2`, and what do they hold for
+# a float? What does rule 1 put in those places? Both Jacobians are diagonal, as for `Square`.
+# Look at a diagonal entry: is there any tensor in it? Then what, if anything, does backward
+# need from forward?
+# </details>
+#
+# <details><summary><b>Hint 3</b> (numbers to hit)</summary>
+#
+# With `w1 = 2.0`, `w2 = -0.5` and `grad_output = [1.0, 4.0]`, your backward returns
+# `[2.0, 8.0]` for `x1`, `[-0.5, -2.0]` for `x2`, and `None` twice, whatever `x1` and `x2`
+# are.
+# </details>
+
+# %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
+class WeightedSum(torch.autograd.Function):
+    """y = w1 * x1 + w2 * x2, with w1 and w2 Python floats."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ### BEGIN SOLUTION
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None
+        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None
+        return grad_x1, grad_x2, None, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "WeightedSum", "grade": true, "points": 1}
+self_check("WeightedSum", WeightedSum)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("WeightedSum", WeightedSum)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
+# $\partial L / \partial x_{1,j} = w_1 G_j$, and likewise $w_2 G_j$ for $x_2$. No tensor
+# appears, so forward saves none: the two floats go on `ctx` as plain attributes, and a
+# Function that saves no tensor keeps no memory alive between the passes.
+# </details>
+
+
+# %% [markdown]
 # ## Worked example: `FirstDifference`, where each input reaches two outputs
 #
 # $y_i = u_i + \alpha\,(v_i - v_{i-1})$ for $u$ and $v$ of shape $(n,)$ and $\alpha$ a Python
@@ -578,8 +623,7 @@ compare(predicted, {"tensors printed in forward": counts[0],
 # 3. **Shapes.** Both results have shape $(n,)$, the shape of $u$ and of $v$. $G_{k+1}$ is $G$
 #    moved one place up, a zero appended: `torch.cat` of `G[1:]` and one zero, as forward
 #    moved $v$ one place down.
-# 4. **What to save.** No tensor at all: the derivatives do not depend on $u$ or $v$. The
-#    float goes on `ctx` as a plain attribute, and backward returns `None` in its place.
+# 4. **What to save.** No tensor: as in `WeightedSum`, no entry depends on $u$ or $v$.
 #
 # Backward tests `ctx.needs_input_grad` (rule 3) before each gradient. After backward, the
 # node `y.grad_fn`, which is the `ctx` backward received, still holds it.
@@ -653,130 +697,6 @@ compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_f
 # </details>
 
 # %% [markdown]
-# ## ✎ Exercise 2 · `WeightedSum`
-#
-# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`.
-# The contract, which the self-check and the hidden tests check:
-#
-# - `x1` and `x2` tensors of the same shape, 0-d included, `w1` and `w2` Python floats, 0
-#   included: the value and the gradients autograd gives;
-# - backward returns one value for each of the four inputs;
-# - `w1` and `w2` stay Python floats: float64 inputs keep every digit of them;
-# - what backward needs is kept on `ctx`, one per call: not on the class, not in a global.
-#
-# The three rules above are all you need. Can backward tell which inputs
-# need no gradient, as `FirstDifference`'s could? Skipping their work saves little here, and the
-# self-check accepts a backward that computes every gradient (autograd drops one nobody asked
-# for), but in `Outer` it is part of the contract. Answer on paper first:
-#
-# 1. Backward returns four values. Which inputs get a gradient, and what goes in the other
-#    places?
-# 2. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which of
-#    the four inputs do they depend on?
-# 3. So what must forward keep for backward, and where: `save_for_backward`, plain attributes,
-#    or nothing?
-#
-# <details><summary><b>Hint 1</b> (a question)</summary>
-#
-# If you nudge $x_{1,j}$ by a small $\varepsilon$, by how much does $y_j$ move? Does the answer
-# depend on any tensor?
-# </details>
-#
-# <details><summary><b>Hint 2</b> (the key step: questions)</summary>
-#
-# Which entries of `ctx.needs_input_grad` belong to `w1` and `w2`, and what do they hold for
-# a float? What does rule 1 put in those places? Both Jacobians are diagonal, as for `Square`.
-# Look at a diagonal entry: is there any tensor in it? Then what, if anything, does backward
-# need from forward?
-# </details>
-#
-# **Check your steps 1 and 2 live.** Write what backward returns as a
-# `lambda G, w1, w2: (..., ..., ..., ...)`, one value per input of forward, with $G$ =
-# `grad_output`, then run the cell after it: it compares your four values with
-# `torch.autograd.grad` of `w1 * x1 + w2 * x2` at `w1 = 0.5`, `w2 = -3.0`, for
-# `G = [1.0, -2.0, 4.0]`, and with `None` for the two floats.
-
-# %%
-### BEGIN WORKED
-my_weighted_grads = lambda G, w1, w2: (w1 * G, w2 * G, None, None)  # None for the floats
-### LEARNER
-my_weighted_grads = None  # your steps 1 and 2: lambda G, w1, w2: (four values, one per input)
-### END WORKED
-
-# %%
-if my_weighted_grads is None:
-    print("Write your four values into my_weighted_grads first.")
-else:
-    w1, w2 = 0.5, -3.0
-    G0 = torch.tensor([1.0, -2.0, 4.0], dtype=torch.float64)
-    x1, x2 = (torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(2))
-    truth = torch.autograd.grad(w1 * x1 + w2 * x2, (x1, x2), G0) + (None, None)  # the floats
-    try:
-        yours = [value if value is None else torch.as_tensor(value, dtype=torch.float64)
-                 for value in my_weighted_grads(G0, w1, w2)]
-    except Exception as error:  # an error in your lambda, shown in one line
-        print(f"✗ my_weighted_grads raised {type(error).__name__}: {error}")
-    else:
-        if len(yours) != 4:
-            print(f"✗ you return {len(yours)} values: forward has four inputs, x1, x2, w1 and "
-                  "w2, and backward returns one value for each")
-        else:
-            for name, mine, right in zip(("x1", "x2", "w1", "w2"), yours, truth):
-                mine_shown = None if mine is None else mine.tolist()
-                if right is None:  # a float input: rule 1
-                    verdict = "✓" if mine is None else "✗ (a float input gets None)"
-                    print(f"for {name}   yours {mine_shown}   rule 1 None   {verdict}")
-                    continue
-                same = (mine is not None and mine.shape == right.shape
-                        and torch.allclose(mine, right))
-                print(f"for {name}   yours {mine_shown}   autograd {right.tolist()}   "
-                      f"{'✓' if same else '✗'}")
-
-# %% [markdown]
-# <details><summary><b>Hint 3</b> (numbers to hit)</summary>
-#
-# With `w1 = 2.0`, `w2 = -0.5` and `grad_output = [1.0, 4.0]`, your backward returns
-# `[2.0, 8.0]` for `x1`, `[-0.5, -2.0]` for `x2`, and `None` twice, whatever `x1` and `x2`
-# are.
-# </details>
-
-# %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
-class WeightedSum(torch.autograd.Function):
-    """y = w1 * x1 + w2 * x2, with w1 and w2 Python floats."""
-
-    @staticmethod
-    def forward(ctx, x1, x2, w1, w2):
-        ### BEGIN SOLUTION
-        ctx.w1, ctx.w2 = w1, w2
-        return w1 * x1 + w2 * x2
-        ### END SOLUTION
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
-        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None
-        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None
-        return grad_x1, grad_x2, None, None
-        ### END SOLUTION
-
-
-# %% nbgrader={"grade_id": "WeightedSum", "grade": true, "points": 1}
-self_check("WeightedSum", WeightedSum)
-### BEGIN HIDDEN TESTS
-from autograder import grade; grade("WeightedSum", WeightedSum)
-### END HIDDEN TESTS
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
-# $\partial L / \partial x_{1,j} = w_1 G_j$, and likewise $w_2 G_j$ for $x_2$. No tensor
-# appears, so forward saves none: the two floats go on `ctx` as plain attributes, and a
-# Function that saves no tensor keeps no memory alive between the passes.
-# </details>
-
-
-# %% [markdown]
 # ## When a gradient's shape differs from its input's
 #
 # Backward should return a gradient of its input's shape. What does autograd do with one
@@ -823,8 +743,9 @@ compare(predicted, actual)
 # Only the second raises. The engine's rule: if the input's shape **broadcasts** to the
 # gradient's shape, autograd sums the gradient down to the input's shape for you, so $(2, 3)$
 # becomes $(3,)$ with every entry $2$. Any other shape is an error: $(2, 3)$ does not
-# broadcast to $(1, 3)$. Return gradients of the input's shape anyway: it is clearer, and
-# lesson 09 shows where relying on the engine breaks.
+# broadcast to $(1, 3)$. Return gradients of the input's shape anyway: it is clearer,
+# lesson 09 shows where relying on the engine breaks, and the self-checks of this course
+# reject a gradient of another shape, naming it, even where the engine would sum it.
 # </details>
 
 # %% [markdown]
@@ -835,7 +756,8 @@ compare(predicted, actual)
 # $(m,)$ and `v` of shape $(n,)$. The contract, which the self-check and the hidden tests
 # check:
 #
-# - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$;
+# - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$,
+#   each gradient of its input's shape;
 # - a gradient for each input only when it is needed, `None` otherwise (can backward tell
 #   which inputs need none?);
 # - forward keeps only `u` and `v`, in the way autograd guards against in-place changes;
@@ -890,47 +812,9 @@ else:
 #
 # Differentiate $u_i v_j$ by $u_k$: which factor is left, and for which $i$? In
 # $\sum_{i,j} G_{ij}\, \partial y_{ij}/\partial u_k$, which $i$ survive, and over which index
-# is there still a sum?
+# is there still a sum? Then the same questions for $v_k$: which index of $G$ is summed now?
 # </details>
 #
-# **Check your step 2 live.** Write $\partial L / \partial u$ as a `lambda G, u, v: ...`, with
-# $G$ = `grad_output` of shape $(m, n)$, then run the cell after it: it compares your result,
-# entry by entry, with `torch.autograd.grad` of `torch.outer` at the same `u` and `v`, for a
-# $G$ of shape $(3, 2)$. Then do $v$ the same way on paper.
-
-# %%
-### BEGIN WORKED
-my_grad_u = lambda G, u, v: G @ v  # sum over j of G[k, j] v[j]: (3, 2) @ (2,) -> (3,)
-### LEARNER
-my_grad_u = None  # your step 2: lambda G, u, v: ... (dL/du, of u's shape)
-### END WORKED
-
-# %%
-if my_grad_u is None:
-    print("Write your step 2 into my_grad_u first.")
-else:
-    u0 = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
-    v0 = torch.tensor([3.0, 1.0], dtype=torch.float64)
-    G0 = torch.tensor([[0.5, -1.0], [2.0, 1.0], [-1.0, 2.0]], dtype=torch.float64)
-    leaf = u0.clone().requires_grad_()
-    truth, = torch.autograd.grad(torch.outer(leaf, v0), leaf, G0)
-    try:
-        yours = torch.as_tensor(my_grad_u(G0, u0, v0), dtype=torch.float64)
-    except Exception as error:  # an error in your lambda, shown in one line
-        print(f"✗ my_grad_u raised {type(error).__name__}: {error}")
-    else:
-        if yours.shape != truth.shape and yours.numel() == truth.numel():
-            print(f"✗ right number of entries, shape {tuple(yours.shape)}: return shape (3,), "
-                  "u's")
-        elif yours.shape != truth.shape:
-            print(f"✗ your result has shape {tuple(yours.shape)}, u has shape (3,): which index "
-                  "of G does your sum run over?")
-        else:
-            for k, (mine, right) in enumerate(zip(yours.tolist(), truth.tolist())):
-                print(f"dL/du[{k}]   yours {mine:>5g}   autograd {right:>5g}   "
-                      f"{'✓' if abs(mine - right) <= 1e-12 else '✗'}")
-
-# %% [markdown]
 # <details><summary><b>Hint 3</b> (numbers to hit)</summary>
 #
 # At `u = [1.0, -2.0, 0.5]`, `v = [3.0, 1.0]` and
@@ -1051,10 +935,27 @@ else:
 # | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
 # | reading `ctx.saved_tensors` in forward | it is `()` there | use the tensors forward already has |
 # | two calls to `save_for_backward` | only the second call's tensors are kept | one call with every tensor |
+# | `grad_u` of shape $(1, m)$ for `u` of shape $(m,)$ | the engine sums it to $(m,)$ without a word; `Outer`'s self-check names it | a gradient of its input's shape |
 # | `torch.autograd.grad` inside backward | autograd derives the gradient, not you: `Outer`'s self-check refuses it | the gradient from your own sums |
 # | `grad_output.view(-1)` in backward | `RuntimeError: view size is not compatible with input tensor's size and stride` when `grad_output` comes transposed, as `Square`'s and `Outer`'s self-checks send it | `.reshape(-1)`, or operations that take any strides (`*`, `@`, `.sum`) |
 
 # %% [markdown]
+# ## Summary
+#
+# A `Function` is a pair of static methods joined by `ctx`. `backward` receives
+# `grad_output` and returns one gradient (or `None`) per forward input: the vector-Jacobian
+# product, derived one index at a time, never built as a matrix. `gradcheck` in float64 is
+# your first test: `torch.autograd.gradcheck(MyFunction.apply, (x,))` with `x` a float64
+# tensor that requires grad; non-tensor arguments go in the tuple as they are (or fix them
+# with a `lambda`, as for `FirstDifference`). Next lesson: which tensors to save, and a
+# sigmoid that stays finite at $x = \pm 800$.
+
+# %% [markdown]
+# ---
+# ## Optional: notes from practice (not graded)
+#
+# The main line ends with the summary above; nothing below is needed for an exercise.
+#
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
 # **When not to write a Function.** Everything in this lesson was differentiable by autograd
@@ -1077,14 +978,3 @@ else:
 # `a = torch.randn(3, requires_grad=True)`, `d = a.data`, `d.add_(1)`, then compare
 # `a._version` with `d._version`.
 # </details>
-
-# %% [markdown]
-# ## Summary
-#
-# A `Function` is a pair of static methods joined by `ctx`. `backward` receives
-# `grad_output` and returns one gradient (or `None`) per forward input: the vector-Jacobian
-# product, derived one index at a time, never built as a matrix. `gradcheck` in float64 is
-# your first test: `torch.autograd.gradcheck(MyFunction.apply, (x,))` with `x` a float64
-# tensor that requires grad; non-tensor arguments go in the tuple as they are (or fix them
-# with a `lambda`, as for `FirstDifference`). Next lesson: which tensors to save, and a
-# sigmoid that stays finite at $x = \pm 800$.

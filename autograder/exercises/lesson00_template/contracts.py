@@ -41,7 +41,8 @@ WEIGHTED_SUM_CLAUSES = (
 
 
 OUTER_CLAUSES = (
-    Clause("the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$;",
+    Clause("the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$, "
+           "each gradient of its input's shape;",
            {"Outer/grad-output-on-wrong-side": "grad_u = grad_output.T @ v (the wrong side)",
             "Outer/wrong-gradient-shape": "sums over the wrong index",
             "Outer/returns-gradient-of-another-shape":
