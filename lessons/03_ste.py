@@ -32,6 +32,9 @@
 # bottom: the cells after an exercise run your answer. Run All does not stop at an exercise not
 # yet written: its self-check says its stub still raises `NotImplementedError`, the cells that
 # use it show that error too, and the lesson's last cell lists where each exercise stands.
+# The main line ends at the summary. The sections after it are optional and never graded: your
+# `FakeQuantize` and `StraightThroughSoftmax` seen whole, the experiment in which the step of
+# `FakeQuantize` learns its size, and notes on practice.
 
 # %% nbgrader={"locked": true}
 import math
@@ -150,16 +153,15 @@ print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
 # %% [markdown]
 # ## Your stand-ins for round and sign
 #
-# The spike's stand-in was given. The stand-ins of this lesson's first three exercises are
-# yours to find. Work on paper first.
+# The spike's stand-in was given. The stand-ins of this lesson's first two exercises are
+# yours to find, and so are their slopes. Work on paper first.
 #
 # - **Stand-in A, for round.** Find a continuous function with one slope everywhere that never
-#   strays more than half a step from $\operatorname{round}(x)$, however large $|x|$ is. What is
-#   its slope?
-# - **Stand-in B, for sign.** Stand-in A serves sign as well, and Exercise 1 uses it; but how
-#   far is it from $\operatorname{sign}(x)$ at $x = 10$, or at $x = 1000$? Find a
-#   continuous stand-in that equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and is a
-#   straight line in between. What is its slope, and where?
+#   strays more than half a step from $\operatorname{round}(x)$, however large $|x|$ is.
+# - **Stand-in B, for sign.** Stand-in A serves sign as well, and Exercise 1 uses it for both
+#   quantisers; but how far is it from $\operatorname{sign}(x)$ at $x = 10$, or at $x = 1000$?
+#   Find a continuous stand-in that equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and is
+#   a straight line in between.
 #
 # <details><summary><b>Hint</b> (stand-in A)</summary>
 #
@@ -175,23 +177,19 @@ print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
 # does it pass?
 # </details>
 #
-# **Check them live.** Write each stand-in and its slope into the next cell (each a
-# `lambda x: ...` returning a tensor shaped like `x`; build the stand-ins from ops autograd can
-# differentiate), then run the one after it. It checks that each stand-in has no jump and
-# follows its forward from $-1000$ to $1000$, compares your slope with autograd's slope of
-# your stand-in, and plots both beside the true derivative.
+# **Check them live.** Write each stand-in into the next cell (a `lambda x: ...` returning a
+# tensor shaped like `x`, built from ops autograd can differentiate), then run the one after
+# it. It checks that each stand-in has no jump and follows its forward from $-1000$ to $1000$,
+# and plots it beside its forward. Its slope, and what backward does with it, are the
+# exercises' part: the checker does not ask for them.
 
 # %%
 ### BEGIN WORKED
 stand_in_round = lambda x: x
-slope_round = lambda x: torch.ones_like(x)
 stand_in_sign = lambda x: torch.clamp(x, -1, 1)
-slope_sign = lambda x: (x.abs() <= 1).double()  # clamp's convention at the corners
 ### LEARNER
 stand_in_round = None  # stand-in A: lambda x: ...
-slope_round = None     # its slope: lambda x: ...
 stand_in_sign = None   # stand-in B: lambda x: ...
-slope_sign = None      # its slope: lambda x: ...
 ### END WORKED
 
 # %%
@@ -202,17 +200,14 @@ probes = torch.cat([offsets.new_zeros(1), torch.stack([offsets, -offsets], 1).fl
 # 0, 0.05, -0.05, 0.1, ...: a jump at any of these shows, the nearest to 0 first
 
 
-def check_stand_in(name, stand_in, slope, requirement, meets, target, target_name, corners=()):
-    """Print whether ``stand_in`` is continuous, meets its requirement and ``slope`` is its
-    derivative away from ``corners`` (quick question 1's); on ✗, where each is furthest off."""
-    if stand_in is None or slope is None:
-        print(f"{name}: write the stand-in and its slope first.")
+def check_stand_in(name, stand_in, requirement, meets, target, target_name):
+    """Print whether ``stand_in`` is continuous and meets its requirement; on ✗, where."""
+    if stand_in is None:
+        print(f"{name}: write the stand-in first.")
         return
     leaf = grid.clone().requires_grad_()
-    stand_in(leaf).sum().backward()  # autograd's slope of your stand-in
+    stand_in(leaf).sum().backward()  # autograd's slope of your stand-in, for "one slope"
     values = stand_in(grid).detach()
-    yours = torch.as_tensor(slope(grid), dtype=grid.dtype).expand_as(grid)
-    away = ~torch.isin(grid, grid.new_tensor(corners))
     jumps = (stand_in(probes + 1e-9) - stand_in(probes - 1e-9)).detach().abs() > 1e-6
     met = meets(values, leaf.grad) and not jumps.any()
     print(f"{name}: continuous, {requirement}:", "✓" if met else "✗")
@@ -224,42 +219,28 @@ def check_stand_in(name, stand_in, slope, requirement, meets, target, target_nam
     elif not met:
         k = (values - target).abs().argmax()
         print(f"    furthest off at x = {grid[k].item():g}: yours {values[k].item():g}, "
-              f"{target_name} {target[k].item():g}; autograd's slope of your stand-in "
-              f"runs from {leaf.grad.min().item():g} to {leaf.grad.max().item():g}")
-    same = torch.isclose(yours, leaf.grad, rtol=1e-12, atol=1e-12) | ~away
-    where = f" (x ≠ {', '.join(f'{c:g}' for c in corners)})" if corners else ""
-    print(f"{name}: your slope is autograd's slope of your stand-in{where}:",
-          "✓" if same.all() else "✗")
-    if not same.all():
-        k = (~same).nonzero()[0, 0]
-        print(f"    at x = {grid[k].item():g}: your slope {yours[k].item():g}, autograd's "
-              f"{leaf.grad[k].item():g}")
+              f"{target_name} {target[k].item():g}")
 
 
 check_stand_in(
-    "round", stand_in_round, slope_round,
-    "within half a step of round(x), with one slope throughout",
+    "round", stand_in_round, "within half a step of round(x), with one slope throughout",
     lambda values, slopes: bool((values - torch.round(grid)).abs().max() <= 0.5)
     and bool(slopes.min() == slopes.max()), torch.round(grid), "round(x)")
 check_stand_in(
-    "sign", stand_in_sign, slope_sign,
-    "sign(x) where |x| ≥ 1, a straight line meeting it at ±1 in between",
+    "sign", stand_in_sign, "sign(x) where |x| ≥ 1, a straight line meeting it at ±1 in between",
     lambda values, slopes: torch.equal(values[~inside], torch.sign(grid[~inside]))
     and torch.allclose(values[inside], grid[inside], rtol=0, atol=1e-12),
-    torch.where(inside, grid, torch.sign(grid)), "the requirement's", corners=(-1, 1))
+    torch.where(inside, grid, torch.sign(grid)), "the requirement's")
 
-if None not in (stand_in_round, slope_round, stand_in_sign, slope_sign):
+if None not in (stand_in_round, stand_in_sign):
     xs = torch.linspace(-2.5, 2.5, 501, dtype=torch.float64)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
-    for ax, (name, forward, stand_in, slope) in zip(axes, [
-            ("round", torch.round, stand_in_round, slope_round),
-            ("sign", torch.sign, stand_in_sign, slope_sign)]):
+    for ax, (name, forward, stand_in) in zip(axes, [("round", torch.round, stand_in_round),
+                                                    ("sign", torch.sign, stand_in_sign)]):
         ax.plot(xs, forward(xs), lw=2, label=f"forward: {name}(x)")
         ax.plot(xs, stand_in(xs), lw=1, label="your stand-in")
         ax.plot(xs, torch.zeros_like(xs), "k--", lw=1, label="true derivative: 0")
-        ax.plot(xs, torch.as_tensor(slope(xs), dtype=xs.dtype).expand_as(xs), ":", lw=2,
-                label="your slope: the surrogate")
-        ax.set(title=f"{name}: forward, stand-in, slopes", xlabel="x")
+        ax.set(title=f"{name}: forward and stand-in", xlabel="x")
         ax.legend(fontsize=8, loc="upper left")
     plt.show()
 
@@ -287,12 +268,10 @@ for name, clip, predicted in [("hardtanh(x)", F.hardtanh, predicted_hardtanh),
     at_edges[name] = (predicted, [x.grad[1].item(), x.grad[3].item()])
 for name, (predicted, observed) in at_edges.items():
     compare(f"d {name}/dx at x = -1 and 1", predicted, observed)
-if stand_in_sign is not None and slope_sign is not None:
+if stand_in_sign is not None:
     corners = torch.tensor([-1.0, 1.0], dtype=torch.float64, requires_grad=True)
     stand_in_sign(corners).sum().backward()
-    print("your stand-in for sign at x = -1 and 1: your slope",
-          torch.as_tensor(slope_sign(corners.detach()), dtype=torch.float64).expand(2).tolist(),
-          " autograd's slope of it", corners.grad.tolist())
+    print("autograd's slope of your stand-in for sign at x = -1 and 1:", corners.grad.tolist())
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -308,12 +287,20 @@ if stand_in_sign is not None and slope_sign is not None:
 # convention only has to be stated and tested.
 
 # %% [markdown]
-# ## ✎ Exercise 1 · `SignSTE`
+# ## ✎ Exercise 1 · `SignSTE` and `RoundSTE`: one stand-in, two quantisers
 #
-# Write `SignSTE`: `SignSTE.apply(x)` returns `torch.sign(x)` (so `sign(0) = 0`), and its
-# backward is the plain straight-through estimator: it returns what backward would return had
-# forward computed stand-in A instead of the sign. The contract, which the self-check and the
-# hidden tests check:
+# Stand-in A serves both quantisers, so this exercise has two answer cells: `SignSTE.apply(x)`
+# returns `torch.sign(x)` (so `sign(0) = 0`), `RoundSTE.apply(x)` returns `torch.round(x)`,
+# and each backward returns what backward would return had forward computed stand-in A
+# instead. That is the plain straight-through estimator. Everything between the stand-in and
+# the code is yours: its slope, what the chain rule makes of it, what forward keeps. Answer
+# these on paper before you type; they hold for both classes.
+#
+# 1. By the chain rule, what does backward return, in terms of `grad_output`?
+# 2. What must forward save for that? (The worked example saved $x$ and $\theta$: why?)
+# 3. Exercise 2 gives sign a clipped stand-in, B. Why does round need no clip?
+#
+# The contract of `SignSTE`, which the self-check and the hidden tests check:
 #
 # - `x` of any shape and any value, $\pm\infty$ and subnormals included, in float64 or
 #   float32: the output is exactly `torch.sign(x)`, in `x`'s dtype, down to the sign of a zero;
@@ -322,11 +309,6 @@ if stand_in_sign is not None and slope_sign is not None:
 # - a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` attribute,
 #   and is no copy of an input or of the output, nor cast wider than the input's dtype where
 #   that adds no digit.
-#
-# Before you type:
-#
-# 1. By the chain rule, what does backward return, in terms of `grad_output`?
-# 2. What must forward save for that? (The worked example saved $x$ and $\theta$: why?)
 #
 # Binarised networks often send 0 to $+1$ instead (binarized neural networks define
 # $\operatorname{sign}(0) = +1$), so that every output is $\pm 1$ and fits in one bit. That
@@ -356,14 +338,85 @@ from autograder import grade; grade("SignSTE", SignSTE)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+# ### The second cell: `RoundSTE`
+#
+# Its backward follows the same stand-in; its forward has a trap of its own: the halves,
+# exactly between two integers, where a hand-made round goes wrong. The contract, which the
+# self-check and the hidden tests check:
+#
+# - `x` of any value, however large, in float64 or float32: the output is exactly
+#   `torch.round(x)`, in `x`'s dtype, halves and the sign of a zero included;
+# - backward returns what autograd would give had forward computed your stand-in for round,
+#   for every `grad_output`, in `grad_output`'s dtype;
+# - a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` attribute,
+#   and is no copy of an input or of the output, nor cast wider than the input's dtype where
+#   that adds no digit.
+#
+# **Predict, then run.** What does `torch.round` return for
+# $x = (-2.5, -1.5, -0.5, 0.5, 1.5, 2.5)$?
+
+# %%
+predicted_round_halves = None  # six numbers: torch.round at -2.5, -1.5, -0.5, 0.5, 1.5, 2.5
+
+# %%
+halves = torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])
+print("torch.round:", torch.round(halves))
+compare("torch.round at the halves", predicted_round_halves, torch.round(halves).tolist())
+
+# %% [markdown]
+# `torch.round` rounds halves **to even** (the IEEE 754 default, and NumPy's), not up: $0.5$
+# goes to 0, $1.5$ and $2.5$ both to 2, and $-0.5$ to $-0$. Rounding every half up adds
+# $\tfrac12$ to each tie, a bias upwards; to even, ties go down as often as up. `RoundSTE`
+# asks for `torch.round` exactly, halves included.
+
+# %% nbgrader={"grade_id": "answer_RoundSTE", "solution": true}
+class RoundSTE(torch.autograd.Function):
+    """y = round(x), halves to even; backward as if forward had computed stand-in A."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        return torch.round(x)
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        return grad_output  # the identity surrogate
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "RoundSTE", "grade": true, "points": 1}
+self_check("RoundSTE", RoundSTE)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("RoundSTE", RoundSTE)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after both self-checks are green</summary>
 #
 # 1. The stand-in is $x$ itself, whose slope is 1 everywhere, so
 #    $\partial L/\partial x_i = g_i \cdot 1 = g_i$ for the incoming gradient $g$: backward
-#    returns `grad_output` as it came.
+#    returns `grad_output` as it came, in both classes.
 # 2. Nothing. Backward receives $g$ anyway, and a slope of 1 does not depend on $x$. The
 #    worked example's surrogate did depend on $x$ and $\theta$, so it had to keep them.
+# 3. $|\operatorname{round}(x) - x| \le \tfrac12$ for every $x$: the identity never strays more
+#    than half a step from round, at any scale. From sign it strays further the larger $|x|$ is
+#    ($9$ at $x = 10$, $999$ at $x = 1000$), while $\operatorname{hardtanh}(x)$ stays within 1
+#    of sign everywhere and equals it for $|x| \ge 1$. The same reading fits the rest of the
+#    lesson: $\sigma(k(x - \theta))$ stands in for the spike, and in Exercise 4
+#    $\operatorname{softmax}(\ell/\tau)$ for a one-hot. (Which stand-in trains best is still an
+#    empirical matter, as for the clip.)
 # </details>
+#
+# Your `RoundSTE`, explored: left, its forward, a staircase with a jump at every half, and,
+# dotted, the stand-in your backward implies, drawn as the integral of your surrogate from
+# $x = 0$, so that its slope is what your backward returns; right, the true derivative (zero,
+# with a spike where forward jumps) against that surrogate. It opens on $x = 1.5$, a half,
+# which rounds to the even 2.
+
+# %%
+ste_explorer(RoundSTE, x=1.5)
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `SignClippedSTE`
@@ -434,92 +487,11 @@ from autograder import grade; grade("SignClippedSTE", SignClippedSTE)
 # shows why.
 # </details>
 #
-# Your `SignClippedSTE`, explored: left, its forward and, dotted, the stand-in your backward
-# implies, drawn as the integral of your surrogate from $x = 0$, so that its slope is what your
-# backward returns; right, the true derivative (zero, with a spike where forward jumps) against
-# that surrogate. Drag `x` across the shaded clipping window: at $x = \pm 1$ the gradient still
-# passes, just beyond it stops.
+# The same view for your `SignClippedSTE`. Drag `x` across the shaded clipping window: at
+# $x = \pm 1$ the gradient still passes, just beyond it stops.
 
 # %%
 ste_explorer(SignClippedSTE)
-
-# %% [markdown]
-# ## ✎ Exercise 3 · `RoundSTE`
-#
-# `RoundSTE.apply(x)` returns `torch.round(x)`, and its backward returns what backward would
-# return had forward computed your stand-in for round. That is stand-in A, the one
-# Exercise 1's backward already follows, so the backward carries over unchanged. Before you
-# type: sign got a clipped stand-in besides the plain one; why does round need no clip?
-#
-# The contract, which the self-check and the hidden tests check:
-#
-# - `x` of any value, however large, in float64 or float32: the output is exactly
-#   `torch.round(x)`, in `x`'s dtype, halves and the sign of a zero included;
-# - backward returns what autograd would give had forward computed your stand-in for round,
-#   for every `grad_output`, in `grad_output`'s dtype;
-# - a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` attribute,
-#   and is no copy of an input or of the output, nor cast wider than the input's dtype where
-#   that adds no digit.
-#
-# The point of this exercise is the forward, where a hand-made round goes wrong: the halves,
-# exactly between two integers. **Predict, then run.** What does `torch.round` return for
-# $x = (-2.5, -1.5, -0.5, 0.5, 1.5, 2.5)$?
-
-# %%
-predicted_round_halves = None  # six numbers: torch.round at -2.5, -1.5, -0.5, 0.5, 1.5, 2.5
-
-# %%
-halves = torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])
-print("torch.round:", torch.round(halves))
-compare("torch.round at the halves", predicted_round_halves, torch.round(halves).tolist())
-
-# %% [markdown]
-# `torch.round` rounds halves **to even** (the IEEE 754 default, and NumPy's), not up: $0.5$
-# goes to 0, $1.5$ and $2.5$ both to 2, and $-0.5$ to $-0$. Rounding every half up adds
-# $\tfrac12$ to each tie, a bias upwards; to even, ties go down as often as up. Exercise 3 asks
-# for `torch.round` exactly, halves included.
-
-# %% nbgrader={"grade_id": "answer_RoundSTE", "solution": true}
-class RoundSTE(torch.autograd.Function):
-    """y = round(x), halves to even; backward as if forward had computed your stand-in."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ### BEGIN SOLUTION
-        return torch.round(x)
-        ### END SOLUTION
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
-        return grad_output  # the identity surrogate
-        ### END SOLUTION
-
-
-# %% nbgrader={"grade_id": "RoundSTE", "grade": true, "points": 1}
-self_check("RoundSTE", RoundSTE)
-### BEGIN HIDDEN TESTS
-from autograder import grade; grade("RoundSTE", RoundSTE)
-### END HIDDEN TESTS
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# The stand-in is $x$, as for `SignSTE`, and backward returns `grad_output` as it came. No
-# clip is needed because $|\operatorname{round}(x) - x| \le \tfrac12$ for every $x$: the
-# identity never strays more than half a step from round, at any scale. From sign it strays
-# further the larger $|x|$ is ($9$ at $x = 10$, $999$ at $x = 1000$), while
-# $\operatorname{hardtanh}(x)$ stays within 1 of sign everywhere and equals it for
-# $|x| \ge 1$. The same reading fits the rest of the lesson: $\sigma(k(x - \theta))$ stands
-# in for the spike, and in Exercise 5 $\operatorname{softmax}(\ell/\tau)$ for a one-hot.
-# (Which stand-in trains best is still an empirical matter, as for the clip.)
-# </details>
-#
-# The same view for your `RoundSTE`: a staircase with a jump at every half, the stand-in your
-# backward implies, and its surrogate. It opens on $x = 1.5$, a half, which rounds to the even 2.
-
-# %%
-ste_explorer(RoundSTE, x=1.5)
 
 # %% [markdown]
 # ## `gradcheck` says no, by design
@@ -763,7 +735,7 @@ plt.show()
 # by a whole step of $\tfrac14$.
 
 # %% [markdown]
-# ## ✎ Exercise 4 · `FakeQuantize`: a quantiser that learns its step
+# ## ✎ Exercise 3 · `FakeQuantize`: a quantiser that learns its step
 #
 # The regression above fixed the grid step at $\tfrac14$ by hand. Quantisation-aware training
 # learns it. A signed $b$-bit quantiser has the integer codes $q_\text{min} = -2^{b-1}$ to
@@ -933,8 +905,8 @@ print("dy/ds by central differences:", [round(value, 6) for value in central.tol
 # a step that fits the values it rounds. A clipped element's $\partial y_i/\partial s$ is
 # $q_\text{max}$ (or $q_\text{min}$): whenever the loss wants that output further out, its
 # gradient grows $s$ so that the grid reaches it. Which pull wins depends on the loss: in the
-# experiment below the clipped weights first pull $s$ down. That balance is what lets the step
-# find its size.
+# optional experiment after the summary the clipped weights first pull $s$ down. That balance
+# is what lets the step find its size.
 # </details>
 #
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -945,109 +917,6 @@ print("dy/ds by central differences:", [round(value, 6) for value in central.tol
 # for the step is a surrogate too, and `gradcheck` rejects it for `scale` as it rejects
 # `SignSTE` for `x`. The $-v$ comes from passing round straight through and nothing else; it is
 # what lets the rounding error, not only the clipping, move the step.
-# </details>
-
-# %% [markdown]
-# Your `FakeQuantize` on a line of inputs, with $s = 0.5$ and 3-bit codes: the staircase, the
-# gradient for $x$ your backward returns, and each element's contribution to the gradient for
-# $s$ (one backward per point, so that the sum has a single term).
-
-# %%
-xs = torch.linspace(-3, 2.5, 221, dtype=torch.float64)
-scale = torch.tensor(0.5, dtype=torch.float64)
-leaf = xs.clone().requires_grad_()
-FakeQuantize.apply(leaf, scale, -4, 3).sum().backward()
-per_element = []
-for value in xs:
-    point, step = value.clone().requires_grad_(), scale.clone().requires_grad_()
-    FakeQuantize.apply(point, step, -4, 3).backward()
-    per_element.append(step.grad.item())
-
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
-axes[0].plot(xs, FakeQuantize.apply(xs, scale, -4, 3))
-axes[1].plot(xs, leaf.grad)
-axes[2].plot(xs, per_element)
-for ax, title in zip(axes, ["forward y", "gradient for x", "contribution to the gradient for s"]):
-    ax.axvspan(-4 * 0.5, 3 * 0.5, color="grey", alpha=0.12)
-    ax.set(title=title, xlabel="x")
-plt.show()
-
-# %% [markdown]
-# ### The step learns its size
-#
-# A linear model with 16 weights stored as 3-bit codes, $\hat y = X\, \operatorname{FakeQuantize}
-# (w, s, -4, 3)$, trained twice from the same start: once with the step fixed at its first
-# value $s = 0.05$, far too small for weights of size about 1, and once with $s$ learnt by your
-# backward.
-
-# %% tags=["skip-when-grading"]
-def train_learned_step(learn_scale, steps=150, lr=0.02, seed=0):
-    """Fit y = X w_true with 3-bit fake-quantised weights; return losses, the step's values
-    and its gradients, how many weights get a non-zero gradient at each step, and how many
-    never moved."""
-    generator = torch.Generator().manual_seed(seed)
-    inputs = torch.randn(256, 16, generator=generator)
-    targets = inputs @ torch.randn(16, generator=generator)
-    w = (0.5 * torch.randn(16, generator=generator)).requires_grad_()
-    w_start = w.detach().clone()
-    scale = torch.tensor(0.05, requires_grad=learn_scale)
-    optimiser = torch.optim.Adam([w, scale] if learn_scale else [w], lr=lr)
-    losses, scales, scale_grads, passing = [], [], [], []
-    for _ in range(steps):
-        loss = ((inputs @ FakeQuantize.apply(w, scale, -4, 3) - targets) ** 2).mean()
-        optimiser.zero_grad()
-        loss.backward()
-        passing.append(int((w.grad != 0).sum()))  # weights your gradient for x reaches
-        scale_grads.append(scale.grad.item() if learn_scale else 0.0)
-        optimiser.step()
-        losses.append(loss.item())
-        scales.append(scale.item())
-    return losses, scales, scale_grads, passing, int((w == w_start).sum())
-
-
-fig, (ax_loss, ax_scale) = plt.subplots(1, 2, figsize=(11, 3.4))
-for name, learn_scale in [("step fixed at 0.05", False), ("step learnt (LSQ)", True)]:
-    losses, scales, scale_grads, passing, unmoved = train_learned_step(learn_scale)
-    print(f"{name:19s} loss {losses[0]:.3f} -> {losses[-1]:.3f}   final step {scales[-1]:.3f}"
-          f"   weights never moved: {unmoved} of 16")
-    print("    weights with a non-zero gradient, steps 1-20:", *passing[:20])
-    if learn_scale:
-        print("    gradient for s at steps 1-5:", *(f"{value:.2f}" for value in scale_grads[:5]))
-        print("    s after steps 1-5:", *(f"{value:.3f}" for value in scales[:5]))
-    ax_loss.semilogy(losses, label=name)
-    ax_scale.plot(scales, label=name)
-ax_loss.set(xlabel="step", ylabel="mean squared error", title="3-bit weights")
-ax_scale.set(xlabel="step", ylabel="s", title="The quantisation step")
-ax_loss.legend()
-plt.show()
-
-# %% [markdown]
-# With the step fixed, the grid reaches only from $-4 \times 0.05 = -0.2$ to
-# $3 \times 0.05 = 0.15$: most weights start beyond it, where your gradient for $x$ is 0, and
-# never move, and the few inside move out past the clip until none has a gradient and the loss
-# stays where it is. With the step learnt, $s$ first shrinks (to 0.017 at step 2), then grows as
-# the clipped weights pull it, widening the grid until weights come back inside, and settles
-# near 0.5 (rerun with `steps=300` or `600`).
-#
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Read the counts step by step. With the step fixed, the weights beyond the grid stay frozen
-# like `SignClippedSTE`'s frozen readout weights, and the few inside move out past the clip one
-# after another. (Judged on $\operatorname{round}(v)$, one more weight starts inside: it lies in
-# the half-step band.)
-#
-# With the step learnt, $s$ dips for two steps, from 0.05 to 0.017. Its gradient is positive at
-# step 1, where the clipped weights' share outweighs the rest, and already negative at step 2,
-# where the rounding errors of the two weights still inside outweigh the clipped ones; but
-# Adam's running average of the gradient is still positive and carries $s$ down once more. At
-# steps 3 and 4 the gradient is about -15, nearly all of it from the clipped weights, and $s$
-# grows again (0.021, then 0.031; 0.020 and 0.028 judged on $\operatorname{round}(v)$). Yet
-# at step 4 no weight has a gradient for $x$ (one, judged
-# on $\operatorname{round}(v)$): the last weight inside moved out past the top edge faster than
-# the grid widened. The clipped weights alone then give $s$ its gradient and keep growing it:
-# the grid widens, and weights come back inside it (3 at step 5). By step 150 one weight rides
-# the top edge of the grid and pushes $s$ up, while the rounding errors of the others push it
-# down; with `steps=300` or `600`, $s$ settles near 0.5.
 # </details>
 
 # %% [markdown]
@@ -1109,7 +978,7 @@ compare("every entry of x.grad", predicted_x_grad, set(x.grad.tolist()))
 # Every entry of $y_\text{soft}$ depends on every logit of its row, so that gradient is a
 # vector-Jacobian product through the softmax, not the identity. A Function whose backward
 # returns `grad_output` skips the Jacobian altogether. One visible symptom: each row of the
-# true gradient sums to zero, and the identity's rows do not (why they must is Exercise 5's
+# true gradient sums to zero, and the identity's rows do not (why they must is Exercise 4's
 # Hint 4). The reference below is the detach trick in ordinary code, where autograd records
 # the softmax.
 
@@ -1131,7 +1000,7 @@ for name, grad in [("reference (detach trick)", leaf.grad), ("identity", identit
 print("identity matches the reference:", torch.allclose(identity, leaf.grad))
 
 # %% [markdown]
-# Exercise 5, at the end of the lesson, asks you for the right Function.
+# Exercise 4, at the end of the lesson, asks you for the right Function.
 
 # %% [markdown]
 # ## Low temperature and overflow
@@ -1141,7 +1010,7 @@ print("identity matches the reference:", torch.allclose(identity, leaf.grad))
 # the hundreds, and $e^{z}$ is past the largest float32 (about $3.4 \times 10^{38}$) once
 # $z > 88.7$ (float64: $z > 709.8$).
 #
-# **Quick question 3.** Exercise 5 below takes a temperature, and its grader tries
+# **Quick question 3.** Exercise 4 below takes a temperature, and its grader tries
 # $\tau = 0.1$. Find where the trouble starts. Take logits `[12.0, 11.8, -2.0]` in float32
 # and the softmax written straight from its definition, `z.exp() / z.exp().sum()` with
 # $z = \ell/\tau$, and lower $\tau$ from 0.2 in steps of 0.001. What is the largest $\tau$ at which its first
@@ -1191,7 +1060,7 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # </details>
 
 # %% [markdown]
-# ## ✎ Exercise 5 (transfer) · `StraightThroughSoftmax`
+# ## ✎ Exercise 4 (transfer) · `StraightThroughSoftmax`
 #
 # A straight-through estimator for a choice among $n$ categories: the straight-through
 # (Gumbel-)softmax behind discrete latent variables, hard attention and mixture-of-experts
@@ -1298,6 +1167,159 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 # with one sum per row, shared by every $i$ of it. Its entries add up to $0$ over a row,
 # since softmax's outputs always add up to $1$.
 # </details>
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | backward returns zeros (or you use `torch.sign` itself) | the true derivative: nothing upstream learns | return the surrogate |
+# | backward returns `torch.ones_like(x)` | ignores the chain rule | the incoming gradient times the surrogate |
+# | `torch.where(x >= 0, 1., -1.)` as sign | `sign(0)` becomes 1: binarised networks' convention, not `torch.sign`'s, which the exercise asks for | `torch.sign(x)` |
+# | clip with `x.abs() < 1` | hardtanh's convention, not the exercise's: the gradient at $\lvert x\rvert = 1$ is dropped | keep the boundary, $\lvert x\rvert \le 1$ |
+# | clip mask from the saved output `sign(x)` | never clips: $\lvert\operatorname{sign}(x)\rvert \le 1$ always | save and mask with the input `x` |
+# | `grad_output.clamp(-1, 1)` | clips the gradient's values, not the input's range | mask by the input's range |
+# | `grad_output[x.abs() > 1] = 0` | writes into a tensor backward does not own | build a new tensor |
+# | `torch.floor(x + 0.5)` or `x.long()` as round, in `RoundSTE` or `FakeQuantize` | rounds halves up (0.5 to 1, 2.5 to 3), or truncates | `torch.round`, halves to even |
+# | `torch.tanh(k * x)` in forward | the forward is no longer binary | exact quantiser forward, surrogate in backward only |
+# | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
+# | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
+# | gradient for `scale` of $\operatorname{round}(v)$, or of $-v$, inside the clip; or gradient for `x` of `grad_output / scale` | half of the product rule: round held constant (its derivative taken as 0) loses the $-v$ term; a lost factor $s$ loses the $\operatorname{round}(v)$ term, or leaves $1/s$ in the gradient for $x$ | differentiate $\operatorname{round}(x/s) \cdot s$ at both places $s$ appears, with round's derivative taken as 1 |
+# | gradient for `scale` of 0 where the clip is active, or its `.mean()`; "inside" judged on $v$ for `x`'s gradient, on $\operatorname{round}(v)$ for `scale`'s | clipped values never grow the step to cover outliers; the step learns more slowly the larger the tensor; in the half-step band the pair of gradients belongs to no surrogate ($\partial y/\partial x = 0$ beside $\partial y/\partial s = \operatorname{round}(v) - v$) | differentiate a clipped output for $s$ too (it is constant in $x$, not in $s$); combine every element's contribution as the chain rule does for one input that every output uses; one mask for both gradients |
+# | `StraightThroughSoftmax`'s backward returns `grad_output` | the identity, not the softmax's Jacobian: the rows of the gradient do not sum to 0 | the vector-Jacobian product through the softmax |
+# | only the diagonal of the softmax's Jacobian | drops how each $s_j$ depends on the other logits of its row | the terms with $i \ne j$ too |
+# | no $1/\tau$ | every gradient $\tau$ times its true size | the chain rule through $z = \ell/\tau$ |
+# | $s$ rebuilt in backward as `z.exp() / z.exp().sum(-1, keepdim=True)` | `nan`, or a silent 0, at low temperature (quick question 3) | subtract each row's maximum first, or save $s$ from forward |
+
+# %% [markdown]
+# ## Summary
+#
+# A straight-through estimator is a Function whose forward is the exact, piecewise-constant
+# operation and whose backward returns the chain rule with a surrogate derivative in place of
+# the true one (identity, or clipped). `gradcheck` rejects it by design, so test forward
+# and backward separately against what they are meant to be. With the true gradient a
+# binarised network does not learn; with an STE it does. A quantiser with a learnable step
+# combines both kinds of gradient: the STE where the rounding is, the true derivative of the
+# clip and the product, summed for the one step it shares; a straight-through softmax
+# borrows the full Jacobian of a smooth relative. Next lesson: backward functions that
+# can themselves be differentiated.
+
+# %% [markdown]
+# ---
+# ## Optional sections (not graded)
+#
+# The main line ends with the summary above. The sections below look further at your answers
+# and back the main line's claims with experiments; none is needed for an exercise, and you
+# can skip any of them. They run after the main line: they use your `FakeQuantize`,
+# `StraightThroughSoftmax`, `SignSTE` and `SignClippedSTE`.
+
+# %% [markdown]
+# ### Your `FakeQuantize` on a line of inputs
+#
+# Your `FakeQuantize` on a line of inputs, with $s = 0.5$ and 3-bit codes: the staircase, the
+# gradient for $x$ your backward returns, and each element's contribution to the gradient for
+# $s$ (one backward per point, so that the sum has a single term).
+
+# %%
+xs = torch.linspace(-3, 2.5, 221, dtype=torch.float64)
+scale = torch.tensor(0.5, dtype=torch.float64)
+leaf = xs.clone().requires_grad_()
+FakeQuantize.apply(leaf, scale, -4, 3).sum().backward()
+per_element = []
+for value in xs:
+    point, step = value.clone().requires_grad_(), scale.clone().requires_grad_()
+    FakeQuantize.apply(point, step, -4, 3).backward()
+    per_element.append(step.grad.item())
+
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+axes[0].plot(xs, FakeQuantize.apply(xs, scale, -4, 3))
+axes[1].plot(xs, leaf.grad)
+axes[2].plot(xs, per_element)
+for ax, title in zip(axes, ["forward y", "gradient for x", "contribution to the gradient for s"]):
+    ax.axvspan(-4 * 0.5, 3 * 0.5, color="grey", alpha=0.12)
+    ax.set(title=title, xlabel="x")
+plt.show()
+
+# %% [markdown]
+# ### The step learns its size
+#
+# A linear model with 16 weights stored as 3-bit codes, $\hat y = X\, \operatorname{FakeQuantize}
+# (w, s, -4, 3)$, trained twice from the same start: once with the step fixed at its first
+# value $s = 0.05$, far too small for weights of size about 1, and once with $s$ learnt by your
+# backward.
+
+# %% tags=["skip-when-grading"]
+def train_learned_step(learn_scale, steps=150, lr=0.02, seed=0):
+    """Fit y = X w_true with 3-bit fake-quantised weights; return losses, the step's values
+    and its gradients, how many weights get a non-zero gradient at each step, and how many
+    never moved."""
+    generator = torch.Generator().manual_seed(seed)
+    inputs = torch.randn(256, 16, generator=generator)
+    targets = inputs @ torch.randn(16, generator=generator)
+    w = (0.5 * torch.randn(16, generator=generator)).requires_grad_()
+    w_start = w.detach().clone()
+    scale = torch.tensor(0.05, requires_grad=learn_scale)
+    optimiser = torch.optim.Adam([w, scale] if learn_scale else [w], lr=lr)
+    losses, scales, scale_grads, passing = [], [], [], []
+    for _ in range(steps):
+        loss = ((inputs @ FakeQuantize.apply(w, scale, -4, 3) - targets) ** 2).mean()
+        optimiser.zero_grad()
+        loss.backward()
+        passing.append(int((w.grad != 0).sum()))  # weights your gradient for x reaches
+        scale_grads.append(scale.grad.item() if learn_scale else 0.0)
+        optimiser.step()
+        losses.append(loss.item())
+        scales.append(scale.item())
+    return losses, scales, scale_grads, passing, int((w == w_start).sum())
+
+
+fig, (ax_loss, ax_scale) = plt.subplots(1, 2, figsize=(11, 3.4))
+for name, learn_scale in [("step fixed at 0.05", False), ("step learnt (LSQ)", True)]:
+    losses, scales, scale_grads, passing, unmoved = train_learned_step(learn_scale)
+    print(f"{name:19s} loss {losses[0]:.3f} -> {losses[-1]:.3f}   final step {scales[-1]:.3f}"
+          f"   weights never moved: {unmoved} of 16")
+    print("    weights with a non-zero gradient, steps 1-20:", *passing[:20])
+    if learn_scale:
+        print("    gradient for s at steps 1-5:", *(f"{value:.2f}" for value in scale_grads[:5]))
+        print("    s after steps 1-5:", *(f"{value:.3f}" for value in scales[:5]))
+    ax_loss.semilogy(losses, label=name)
+    ax_scale.plot(scales, label=name)
+ax_loss.set(xlabel="step", ylabel="mean squared error", title="3-bit weights")
+ax_scale.set(xlabel="step", ylabel="s", title="The quantisation step")
+ax_loss.legend()
+plt.show()
+
+# %% [markdown]
+# With the step fixed, the grid reaches only from $-4 \times 0.05 = -0.2$ to
+# $3 \times 0.05 = 0.15$: most weights start beyond it, where your gradient for $x$ is 0, and
+# never move, and the few inside move out past the clip until none has a gradient and the loss
+# stays where it is. With the step learnt, $s$ first shrinks (to 0.017 at step 2), then grows as
+# the clipped weights pull it, widening the grid until weights come back inside, and settles
+# near 0.5 (rerun with `steps=300` or `600`).
+#
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Read the counts step by step. With the step fixed, the weights beyond the grid stay frozen
+# like `SignClippedSTE`'s frozen readout weights, and the few inside move out past the clip one
+# after another. (Judged on $\operatorname{round}(v)$, one more weight starts inside: it lies in
+# the half-step band.)
+#
+# With the step learnt, $s$ dips for two steps, from 0.05 to 0.017. Its gradient is positive at
+# step 1, where the clipped weights' share outweighs the rest, and already negative at step 2,
+# where the rounding errors of the two weights still inside outweigh the clipped ones; but
+# Adam's running average of the gradient is still positive and carries $s$ down once more. At
+# steps 3 and 4 the gradient is about -15, nearly all of it from the clipped weights, and $s$
+# grows again (0.021, then 0.031; 0.020 and 0.028 judged on $\operatorname{round}(v)$). Yet
+# at step 4 no weight has a gradient for $x$ (one, judged
+# on $\operatorname{round}(v)$): the last weight inside moved out past the top edge faster than
+# the grid widened. The clipped weights alone then give $s$ its gradient and keep growing it:
+# the grid widens, and weights come back inside it (3 at step 5). By step 150 one weight rides
+# the top edge of the grid and pushes $s$ up, while the rounding errors of the others push it
+# down; with `steps=300` or `600`, $s$ settles near 0.5.
+# </details>
+
+# %% [markdown]
+# ### Your `StraightThroughSoftmax` as a Jacobian
 #
 # Your `StraightThroughSoftmax` as a Jacobian, for one row of six logits at $\tau = 0.5$: entry
 # $(j, i)$ is the gradient for logit $i$ when `grad_output` is 1 at output $j$ (one backward per
@@ -1330,7 +1352,9 @@ print("yours matches the softmax's:", torch.allclose(panels["yours"], panels["so
       "| its rows sum to", [round(v, 6) + 0.0 for v in panels["yours"].sum(dim=1).tolist()])
 
 # %% [markdown]
-# **At low temperature.** A backward that rebuilds $s$ from its definition,
+# ### Your `StraightThroughSoftmax` at low temperature
+#
+# A backward that rebuilds $s$ from its definition,
 # `z.exp() / z.exp().sum(...)`, meets quick question 3's overflow, and gives `nan` gradients at exactly the temperatures where annealing ends;
 # the grader tries such logits, and its hint names the overflow. This cell runs your
 # `StraightThroughSoftmax` at quick question 3's logits in float32, $\tau = 0.1$, and compares
@@ -1347,29 +1371,8 @@ print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
       and torch.allclose(leaf.grad, truth.grad, atol=1e-5))
 
 # %% [markdown]
-# ## Common mistakes
+# ### In practice
 #
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | backward returns zeros (or you use `torch.sign` itself) | the true derivative: nothing upstream learns | return the surrogate |
-# | backward returns `torch.ones_like(x)` | ignores the chain rule | the incoming gradient times the surrogate |
-# | `torch.where(x >= 0, 1., -1.)` as sign | `sign(0)` becomes 1: binarised networks' convention, not `torch.sign`'s, which the exercise asks for | `torch.sign(x)` |
-# | clip with `x.abs() < 1` | hardtanh's convention, not the exercise's: the gradient at $\lvert x\rvert = 1$ is dropped | keep the boundary, $\lvert x\rvert \le 1$ |
-# | clip mask from the saved output `sign(x)` | never clips: $\lvert\operatorname{sign}(x)\rvert \le 1$ always | save and mask with the input `x` |
-# | `grad_output.clamp(-1, 1)` | clips the gradient's values, not the input's range | mask by the input's range |
-# | `grad_output[x.abs() > 1] = 0` | writes into a tensor backward does not own | build a new tensor |
-# | `torch.floor(x + 0.5)` or `x.long()` as round, in `RoundSTE` or `FakeQuantize` | rounds halves up (0.5 to 1, 2.5 to 3), or truncates | `torch.round`, halves to even |
-# | `torch.tanh(k * x)` in forward | the forward is no longer binary | exact quantiser forward, surrogate in backward only |
-# | `gradcheck` on an STE | fails for a correct STE | check forward and surrogate separately |
-# | `FakeQuantize` returns `round(x / scale)` clamped | integer codes, not values on x's grid | multiply by `scale` |
-# | gradient for `scale` of $\operatorname{round}(v)$, or of $-v$, inside the clip; or gradient for `x` of `grad_output / scale` | half of the product rule: round held constant (its derivative taken as 0) loses the $-v$ term; a lost factor $s$ loses the $\operatorname{round}(v)$ term, or leaves $1/s$ in the gradient for $x$ | differentiate $\operatorname{round}(x/s) \cdot s$ at both places $s$ appears, with round's derivative taken as 1 |
-# | gradient for `scale` of 0 where the clip is active, or its `.mean()`; "inside" judged on $v$ for `x`'s gradient, on $\operatorname{round}(v)$ for `scale`'s | clipped values never grow the step to cover outliers; the step learns more slowly the larger the tensor; in the half-step band the pair of gradients belongs to no surrogate ($\partial y/\partial x = 0$ beside $\partial y/\partial s = \operatorname{round}(v) - v$) | differentiate a clipped output for $s$ too (it is constant in $x$, not in $s$); combine every element's contribution as the chain rule does for one input that every output uses; one mask for both gradients |
-# | `StraightThroughSoftmax`'s backward returns `grad_output` | the identity, not the softmax's Jacobian: the rows of the gradient do not sum to 0 | the vector-Jacobian product through the softmax |
-# | only the diagonal of the softmax's Jacobian | drops how each $s_j$ depends on the other logits of its row | the terms with $i \ne j$ too |
-# | no $1/\tau$ | every gradient $\tau$ times its true size | the chain rule through $z = \ell/\tau$ |
-# | $s$ rebuilt in backward as `z.exp() / z.exp().sum(-1, keepdim=True)` | `nan`, or a silent 0, at low temperature (quick question 3) | subtract each row's maximum first, or save $s$ from forward |
-
-# %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
 # **Where the names come from.** The name and the plain estimator go back to Hinton's 2012
@@ -1409,8 +1412,8 @@ print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
 #
 # **PyTorch's own learnable fake quantiser**,
 # `torch._fake_quantize_learnable_per_tensor_affine` (with a zero point and a gradient factor:
-# 0 and 1 give Exercise 4's quantiser), judges "inside" on $\operatorname{round}(v)$, the other
-# convention Exercise 4 accepts. At $s = 1$, $q_\text{min} = -4$, $q_\text{max} = 3$ and
+# 0 and 1 give Exercise 3's quantiser), judges "inside" on $\operatorname{round}(v)$, the other
+# convention Exercise 3 accepts. At $s = 1$, $q_\text{min} = -4$, $q_\text{max} = 3$ and
 # $x = (-4.4, -4.0, 0.3, 3.2, 3.6)$, run on 2.13, its gradient for $x$ is $(1, 1, 1, 1, 0)$
 # where a backward that judges on $v$ gives $(0, 1, 1, 0, 0)$, and its gradient for $s$ is
 # 2.9 against 1.7: $-4.4$ and $3.2$ round to the edge codes, so they contribute
@@ -1420,7 +1423,7 @@ print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
 # **LSQ's gradient scale.** LSQ also multiplies the gradient for $s$ by
 # $1/\sqrt{N q_\text{max}}$ ($N$ the number of quantised values) to keep its updates in scale
 # with the weights'; Adam's per-parameter normalisation does a similar job in the experiment
-# above, and Exercise 4 leaves the factor out. PyTorch's own LSQ module,
+# above, and Exercise 3 leaves the factor out. PyTorch's own LSQ module,
 # `torch.ao.quantization._learnable_fake_quantize._LearnableFakeQuantize`, applies it when
 # built with `use_grad_scaling=True` (as `1 / sqrt(X.numel() * quant_max)`), and otherwise
 # passes 1.
@@ -1451,9 +1454,9 @@ print("finite and equal  :", bool(torch.isfinite(leaf.grad).all())
 # </details>
 
 # %% [markdown]
-# The cells below belong to **In practice** above (where the clip helps): open it first, or
-# skip to the summary. They train the network twice more, so the second runs only once you
-# have written a prediction in the first.
+# The cells below belong to **In practice** above (where the clip helps): open it first. They
+# train the network twice more, so the second runs only once you have written a prediction
+# in the first.
 
 # %%
 ### BEGIN WORKED
@@ -1488,16 +1491,3 @@ else:
 # 2.13 with that line, `SignClippedSTE` moves all 64 readout weights and ends at a loss of 0.232.
 # Both are empirical choices, observed on this run, not theorems.
 # </details>
-
-# %% [markdown]
-# ## Summary
-#
-# A straight-through estimator is a Function whose forward is the exact, piecewise-constant
-# operation and whose backward returns the chain rule with a surrogate derivative in place of
-# the true one (identity, or clipped). `gradcheck` rejects it by design, so test forward
-# and backward separately against what they are meant to be. With the true gradient a
-# binarised network does not learn; with an STE it does. A quantiser with a learnable step
-# combines both kinds of gradient: the STE where the rounding is, the true derivative of the
-# clip and the product, summed for the one step it shares; a straight-through softmax
-# borrows the full Jacobian of a smooth relative. Next lesson: backward functions that
-# can themselves be differentiated.

@@ -139,7 +139,7 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
         raise GradingError(
             "FakeQuantize's gradient for x carries a factor 1 / scale: with round's derivative "
             "taken as 1, what does the outer factor scale do to the 1 / scale from "
-            "v = x / scale? (Hint 1 of Exercise 4)")
+            "v = x / scale? (Hint 1 of Exercise 3)")
     v = x / scale
     for judged in (v, torch.round(v)):
         strict = grad_output * ((judged > qmin) & (judged < qmax))
@@ -238,7 +238,7 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
         raise GradingError(  # a 0-d gradient has no index worth naming
             f"your gradient for scale is wrong: it gives {exact(got.item())}, expected "
             f"{exact(references[0].item())} (or {exact(references[1].item())} with the clip "
-            "judged on round(v)); try Exercise 4's question 5, its three elements one at a "
+            "judged on round(v)); try Exercise 3's question 5, its three elements one at a "
             "time") from None
 
 

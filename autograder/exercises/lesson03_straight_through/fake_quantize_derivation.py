@@ -1,4 +1,4 @@
-"""Lesson 03's live checker of the derivatives behind FakeQuantize (Exercise 4): the learner's
+"""Lesson 03's live checker of the derivatives behind FakeQuantize (Exercise 3): the learner's
 dy_i/dx_i and dy_i/ds against autograd on the contract's composed form."""
 
 import torch
@@ -45,7 +45,7 @@ def _derivative_verdict(name, yours, want, x, step, qmin, qmax, v, region) -> st
 def check_derivation(my_dy_dx, my_dy_ds, predicted_y=None, predicted_dy_dx=None,
                      predicted_dy_ds=None, qmin=-4, qmax=3) -> None:
     """Print the learner's dy_i/dx_i and dy_i/ds (functions of x, s, qmin, qmax) against
-    autograd's at two steps s, then their question 5 numbers (lesson 03, Exercise 4)."""
+    autograd's at two steps s, then their question 5 numbers (lesson 03, Exercise 3)."""
     v = torch.tensor(_DERIVATION_CODES, dtype=torch.float64)
     region = [(0, "inside the clip") if qmin < u < qmax else (1, "below the clip") if u < qmin
               else (2, "above the clip") if u > qmax else (3, "on a clip edge")

@@ -42,14 +42,14 @@ def scale_candidates(x, scale, qmin, qmax, grad_output, convention):
          "inside the clip it uses round(v) alone, the derivative with round(x / scale) held "
          "constant (round's true derivative, 0); the straight-through round still depends on s "
          "through v = x / s: what second term does the product rule give? (Hint 2 of "
-         "Exercise 4)"),
+         "Exercise 3)"),
         (clipped_part,
          "inside the clip it is 0, as if the output were x itself; the straight-through round "
          "replaces only round's derivative by 1: which value of round stays in the product "
-         "rule? (Hint 2 of Exercise 4)"),
+         "rule? (Hint 2 of Exercise 3)"),
         ((g * inside * -v).sum() + clipped_part,
          "inside the clip it keeps only the term through v = x / s; the product rule also "
-         "differentiates the factor s: what does that term leave? (Hint 2 of Exercise 4)"),
+         "differentiates the factor s: what does that term leave? (Hint 2 of Exercise 3)"),
         ((g * inside * (rounded + v)).sum() + clipped_part,
          "inside the clip the term through v has the wrong sign: with v = x / s, is dv/ds "
          "positive or negative?"),
@@ -69,7 +69,7 @@ def scale_candidates(x, scale, qmin, qmax, grad_output, convention):
          "qmax * scale above), which still depends on scale: differentiate it for scale"),
         ((g * inside * (v - rounded)).sum() + clipped_part,
          "inside the clip it has the wrong sign: which of the product rule's two terms is "
-         "positive, and which carries the sign of dv/ds? (Hint 2 of Exercise 4)"),
+         "positive, and which carries the sign of dv/ds? (Hint 2 of Exercise 3)"),
         ((g * inside * (rounded - v)).sum() + (g * below * qmax + g * above * qmin).sum(),
          "qmin and qmax are swapped: below the clip the output is qmin * scale, above it "
          "qmax * scale: which code does each side's derivative for scale give?"),

@@ -50,37 +50,42 @@ def test_question_5_is_judged_against_autograd():
 
 def test_the_notebook_does_not_name_the_derivation_oracle():
     """Does the learner's copy call the checker without naming the function it compares with
-    (?? on that would show LSQ's composed form, Exercise 4's answer)?"""
+    (?? on that would show LSQ's composed form, Exercise 3's answer)?"""
     assert "fake_quantize_derivatives" not in source("03_ste", learner=True)
 
 
-def _stand_ins(stand_in_round, slope_round) -> list[str]:
-    """What the stand-in checker prints for round's ``stand_in_round`` and ``slope_round``."""
-    worked = definitions("03_ste", "stand_in_sign", "slope_sign")
+def _stand_ins(stand_in_round, stand_in_sign=None) -> list[str]:
+    """What the stand-in checker prints for ``stand_in_round`` and ``stand_in_sign`` (the
+    worked one when None)."""
+    worked = definitions("03_ste", "stand_in_sign")
     checker = cell_from("03_ste", "grid = torch.arange").split("\nif None not in")[0]  # no plot
     return run_code(checker, {"torch": torch, "stand_in_round": stand_in_round,
-                              "slope_round": slope_round, **worked})
+                              "stand_in_sign": stand_in_sign or worked["stand_in_sign"]})
 
 
 def test_worked_stand_ins_pass_and_round_itself_fails_for_its_jumps():
-    worked = definitions("03_ste", "stand_in_round", "slope_round")
-    lines = _stand_ins(worked["stand_in_round"], worked["slope_round"])
-    assert len(lines) == 4 and all(line.endswith("✓") for line in lines), lines
+    worked = definitions("03_ste", "stand_in_round")
+    lines = _stand_ins(worked["stand_in_round"])
+    assert len(lines) == 2 and all(line.endswith("✓") for line in lines), lines
     for slip in (torch.round, lambda x: 0.5 * x + 0.5 * torch.round(x)):  # slope 0, slope 0.5
-        lines = _stand_ins(slip, lambda x: torch.zeros_like(x))
+        lines = _stand_ins(slip)
         assert lines[0].endswith("✗") and lines[1].startswith("    yours jumps at x = 0.5."), lines
         assert "(for round itself 0, the true derivative" in lines[1], lines
-    lines = _stand_ins(lambda x: x + 0.1, lambda x: torch.ones_like(x))  # strays at the halves
+    lines = _stand_ins(lambda x: x + 0.1)  # strays at the halves
     assert lines[0].endswith("✗") and lines[1].startswith("    furthest off at x = "), lines
 
 
 def test_a_sign_stand_in_that_jumps_at_0_is_caught_at_0():
     """Does the checker probe x = 0 itself, where sign jumps (torch.sign as its own stand-in)?"""
-    worked = definitions("03_ste", "stand_in_round", "slope_round", "slope_sign")
-    checker = cell_from("03_ste", "grid = torch.arange").split("\nif None not in")[0]
-    lines = run_code(checker, {"torch": torch, **worked, "stand_in_sign": torch.sign})
-    assert lines[2].endswith("✗") and lines[3].startswith("    yours jumps at x = 0."), lines
-    assert "(for sign itself 0, the true derivative" in lines[3], lines  # not round's
+    worked = definitions("03_ste", "stand_in_round")
+    lines = _stand_ins(worked["stand_in_round"], torch.sign)
+    assert lines[1].endswith("✗") and lines[2].startswith("    yours jumps at x = 0."), lines
+    assert "(for sign itself 0, the true derivative" in lines[2], lines  # not round's
+
+
+def test_the_checker_asks_for_stand_ins_not_slopes():
+    """Does the live checker stop one step short of the backward: no slope asked for?"""
+    assert "slope_" not in source("03_ste", learner=True)
 
 
 def test_the_halves_verdict_takes_0_for_minus_0():
@@ -111,11 +116,3 @@ def test_quick_question_3_marks_the_right_words_right():
     assert _quick_question_3("nan")[1].endswith("✗")
     assert _quick_question_3(None)[1] == ("the second entry there: no prediction written "
                                           "(PyTorch: '0')")
-
-
-def test_only_signs_slope_verdict_leaves_out_its_corners():
-    """Does the slope line leave out x = ±1 for sign alone (round's stand-in has no corner)?"""
-    worked = definitions("03_ste", "stand_in_round", "slope_round")
-    lines = _stand_ins(worked["stand_in_round"], worked["slope_round"])
-    assert lines[1] == "round: your slope is autograd's slope of your stand-in: ✓", lines
-    assert lines[3] == "sign: your slope is autograd's slope of your stand-in (x ≠ -1, 1): ✓", lines
