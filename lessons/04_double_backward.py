@@ -29,7 +29,9 @@
 # bottom: the cells after an exercise run your answer. Run All goes on past an exercise not yet
 # written (`CubeOnce`'s answer cell raises until you replace its stub's last two lines): its
 # self-check and the cells that use it show the error, the rest runs, and the last cell lists
-# where you stand.
+# where you stand. The main line ends at the summary. The sections after it are optional and
+# never graded: a gradient penalty through your Swish, a `torch.where` trap that shows only in
+# second derivatives, your `NumpyTanh` differentiated a third time, and notes on practice.
 
 # %% nbgrader={"locked": true}
 import math
@@ -393,122 +395,6 @@ axes[0].legend()
 plt.show()
 
 # %% [markdown]
-# ### Try it (ungraded): a gradient penalty through your Swish
-#
-# WGAN-GP (Gulrajani et al., 2017) trains a critic $D$ with a penalty on the norm of its
-# gradient with respect to its input, so each training step differentiates a gradient. Take a
-# toy critic on your Function, one score per row of a batch $x$ of shape $(n, d)$:
-# $D(x_i) = \sum_j \operatorname{swish}_\beta(x_{ij})$, computed with `SwishFunction.apply`.
-# Write `gradient_penalty(x, beta)`, for an `x` that requires grad, returning the 0-d tensor
-#
-# $$P = \frac{1}{n}\sum_i \big(\lVert \nabla_{x_i} D(x_i)\rVert_2 - 1\big)^2,$$
-#
-# such that `torch.autograd.grad(P, (beta, x))` gives `beta` and `x` their gradients, as a
-# training step needs. Two questions to answer first: each $D(x_i)$ depends on row $i$ alone,
-# so what is the gradient of $\sum_i D(x_i)$ with respect to the whole of $x$? And what must
-# the call that computes it be told, so that $P$ can be differentiated in turn? The cell after
-# yours checks $P$ against central differences of the forward alone, then your gradients of
-# $P$ against central differences of your own $P$.
-
-# %%
-### BEGIN WORKED
-def gradient_penalty(x, beta):
-    """The mean over rows of (||grad_x D(x_i)|| - 1)^2, differentiable again."""
-    scores = SwishFunction.apply(x, beta).sum(dim=1)  # D(x_i): row i's score
-    # rows do not mix, so the gradient of the sum holds every row's own gradient
-    grad_x, = torch.autograd.grad(scores.sum(), x, create_graph=True)
-    return ((grad_x.norm(dim=1) - 1) ** 2).mean()
-### LEARNER
-gradient_penalty = None  # def gradient_penalty(x, beta): ...
-### END WORKED
-
-
-# %% tags=["skip-when-grading"]
-def check_gradient_penalty():
-    """Your gradient_penalty against central differences: its value, its gradient in beta and
-    its derivative along one direction in x."""
-    if gradient_penalty is None:
-        print("gradient_penalty: not written yet")
-        return
-    generator = torch.Generator().manual_seed(4)
-    x0, direction = (torch.randn(5, 3, generator=generator, dtype=torch.float64) for _ in "ab")
-    beta0, h = torch.tensor(1.5, dtype=torch.float64), 1e-6
-
-    def penalty(x, beta):  # yours, on a fresh leaf x
-        return gradient_penalty(x.clone().requires_grad_(), beta).detach()
-
-    def swish(x):
-        return x * torch.sigmoid(beta0 * x)
-
-    slopes = (swish(x0 + h) - swish(x0 - h)) / (2 * h)  # dD/dx_ij, by differences
-    expected = ((slopes.norm(dim=1) - 1) ** 2).mean()
-    x, beta = x0.clone().requires_grad_(), beta0.clone().requires_grad_()
-    try:
-        P = gradient_penalty(x, beta)
-        if P.shape != ():
-            print("✗ P should be a 0-d tensor; yours has shape", tuple(P.shape))
-            return
-        if not P.requires_grad:
-            print("✗ your P has no graph: the gradient it is built from was not recorded")
-            return
-        grad_beta, grad_x = torch.autograd.grad(P, (beta, x))
-        by_beta = (penalty(x0, beta0 + h) - penalty(x0, beta0 - h)) / (2 * h)
-        along = (penalty(x0 + h * direction, beta0) - penalty(x0 - h * direction, beta0)) / (2 * h)
-    except NotImplementedError:
-        print("SwishFunction is not written yet")
-        return
-    except RuntimeError as error:  # shown, not raised: Run All goes on
-        print("✗ gradient_penalty raised:", str(error).splitlines()[0])
-        return
-    for what, got, want in [("P", P.detach(), expected), ("dP/dbeta", grad_beta, by_beta),
-                            ("dP/dx along a direction", (grad_x * direction).sum(), along)]:
-        print(f"{what}: yours {got.item():.8f}, by differences {want.item():.8f}",
-              "✓" if torch.isclose(got, want, rtol=1e-5, atol=1e-7) else "✗")
-
-
-check_gradient_penalty()
-
-# %% [markdown]
-# **A trap the self-check never tries.** Lesson 01 built a stable sigmoid with `torch.where`,
-# which computes both branches everywhere and keeps one. With the textbook branches,
-# `1 / (1 + exp(-z))` and `exp(z) / (1 + exp(z))`, the branch that is dropped overflows once
-# $|z|$ passes about 89 in float32 (710 in float64), and the values stay right.
-#
-# **Predict, then run.** The cell after next builds that `where` sigmoid at
-# $x = (-100, 1, 100)$ in float32 and differentiates it once. At which of the three points is
-# its derivative `nan`, if any? The same cell then runs your Swish in float32 at $x = \pm 100$:
-# read its second derivatives for a `nan`.
-
-# %%
-predicted_nan_at = None  # a list of the points among -100, 1, 100 ([] if none)
-
-# %%
-x = torch.tensor([-100.0, 1.0, 100.0], requires_grad=True)  # float32, as in training
-s = torch.where(x >= 0, 1 / (1 + torch.exp(-x)), torch.exp(x) / (1 + torch.exp(x)))
-where_derivative = torch.autograd.grad(s.sum(), x)[0]
-print("where-built sigmoid:       ", s.detach())
-print("its derivative:            ", where_derivative)
-print("torch.sigmoid's derivative:", torch.autograd.grad(torch.sigmoid(x).sum(), x)[0])
-compare("nan at", predicted_nan_at,
-        [point for point, d in zip(x.tolist(), where_derivative.tolist()) if math.isnan(d)])
-beta = torch.tensor(1.0, requires_grad=True)
-first, = torch.autograd.grad(SwishFunction.apply(x, beta).sum(), x, create_graph=True)
-second_x, second_beta = torch.autograd.grad(first.sum(), (x, beta))
-print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Autograd differentiates both branches: `where` sends a zero gradient into the dropped one,
-# that zero meets its `inf`, and 0 × inf is `nan`. Put such a `where` in a backward and it
-# becomes part of the first derivative's graph: the first derivative is right, and only the
-# second comes out `nan`, which is what a gradient penalty or an HVP sees on a large activation.
-# The contract names no second derivative in float32 at such magnitudes, so the self-check never
-# tries one there (it checks Swish's values and first derivatives in float32 and at
-# $|\beta x|$ up to 52).
-# </details>
-
-# %% [markdown]
 # What did your forward save? The inspector below lists each saved tensor with its role. Inputs
 # (`x`, `beta`) and outputs (`y`, if you saved it) come back from `ctx.saved_tensors` linked to
 # the graph, which is what lets double backward differentiate your backward. Keep an eye on the
@@ -595,22 +481,6 @@ ax.set_xlabel("x")
 ax.set_title("softplus''")
 ax.legend()
 plt.show()
-
-# %% [markdown]
-# The gradient-check explorer shows the same entry by entry. Treat the first derivative,
-# computed through `SoftplusSavesSigmoid.backward`, as a function of `x`: its Jacobian from
-# double backward ("analytic") should match central differences, and does not.
-
-# %%
-def softplus_derivative(x):
-    """dy/dx through SoftplusSavesSigmoid's backward, kept differentiable."""
-    with torch.enable_grad():
-        x = x if x.requires_grad else x.detach().requires_grad_()
-        dy, = torch.autograd.grad(SoftplusSavesSigmoid.apply(x).sum(), x, create_graph=True)
-    return dy
-
-
-explore_gradients(softplus_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64))
 
 # %% [markdown]
 # Two fixes:
@@ -762,108 +632,19 @@ second, = torch.autograd.grad(first.sum(), x)
 print("second derivative:", second, " true 6x - sin(x):", 6 * x.detach() - torch.sin(x.detach()))
 
 # %% [markdown]
-# ### Try it (ungraded): the two conversions, written once
-#
-# A NumPy backward is cut off in the same way, and needs a conversion each way. Write them
-# once, before `CubeOnce` needs them:
-#
-# - `to_numpy(t)`: the values of a tensor `t` as a NumPy array, whether or not `t` requires
-#   grad, whatever its device;
-# - `to_torch(a, like)`: a NumPy result `a`, an array or a NumPy scalar, as a tensor with
-#   `like`'s dtype and device.
-#
-# Three questions to settle first, each by running a line: what does `.numpy()` say about a
-# tensor that requires grad, with grad mode on? Which memory can NumPy read? And what does NumPy
-# arithmetic on a 0-d array return: an array, or something else, and does `torch.from_numpy`
-# take it?
-#
-# The cell after yours takes a square root in NumPy between the two, on 0-d and 1-d tensors
-# that require grad, in float64 and float32, and on the GPU too where there is one (on a
-# machine without one, a missing `.cpu()` or device goes unseen: read yours for them). This
-# lesson's self-checks never try a 0-d `x`, and try a GPU only on a machine that has one
-# (`NumpyTanh`'s never does: its contract is CPU tensors), so a NumPy backward that forgets
-# either can still pass them. Your `CubeOnce` and `NumpyTanh` may use these two.
-
-# %%
-### BEGIN WORKED
-def to_numpy(t):
-    return t.detach().cpu().numpy()  # no graph, CPU memory
-
-
-def to_torch(a, like):
-    return torch.as_tensor(a).to(device=like.device, dtype=like.dtype)  # a NumPy scalar too
-### LEARNER
-to_numpy = None  # def to_numpy(t): ...
-to_torch = None  # def to_torch(a, like): ...
-### END WORKED
-
-
-# %% tags=["skip-when-grading"]
-def check_conversions():
-    """Your to_numpy and to_torch around np.sqrt, on every device this machine has."""
-    if to_numpy is None or to_torch is None:
-        print("to_numpy or to_torch: not written yet")
-        return
-    for device in ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]:
-        for dtype in (torch.float64, torch.float32):
-            for shape in ((), (2,)):
-                t = torch.full(shape, 9.0, dtype=dtype, device=device, requires_grad=True)
-                case = f"{device}, {dtype}, shape {shape}:"
-                try:
-                    root = to_torch(np.sqrt(to_numpy(t)), t)
-                except (TypeError, RuntimeError, ValueError, AttributeError) as error:
-                    print(case, "✗ raises", str(error).splitlines()[0])
-                    continue
-                if not isinstance(root, torch.Tensor):
-                    print(case, "✗ to_torch returned a", type(root).__name__)
-                    continue
-                wrong = [f"{what} {got}" for what, got, want in [
-                    ("shape", tuple(root.shape), shape), ("dtype", root.dtype, dtype),
-                    ("device", root.device, t.device)] if got != want]
-                if not wrong and not bool((root == 3).all()):
-                    wrong = [f"values {root.tolist()}, not 3"]
-                print(case, "✗ " + ", ".join(wrong) if wrong else "✓")
-
-
-check_conversions()
-
-# %% [markdown]
-# What the check tried, step by step (read it after yours is ✓). `.numpy()` refuses a tensor
-# that requires grad whenever grad mode is on, and NumPy works on CPU memory, so
-# `t.detach().cpu().numpy()` goes there; `torch.from_numpy(a)` comes back, sharing `a`'s
-# memory, and `.to(device)` returns to the input's device. NumPy arithmetic on a 0-d array
-# returns a NumPy *scalar*, which `torch.from_numpy` refuses and `torch.as_tensor` accepts.
-
-# %%
-t = torch.tensor([0.25, 4.0], dtype=torch.float64, requires_grad=True)
-try:
-    t.numpy()
-except RuntimeError as error:
-    print(".numpy() on a tensor that requires grad:", str(error).split(".")[0])
-roots = torch.from_numpy(np.sqrt(t.detach().cpu().numpy())).to(t.device)
-print("sqrt in NumPy, back in torch:", roots, roots.dtype)
-scalar = np.sqrt(torch.tensor(9.0, dtype=torch.float64).numpy())  # a 0-d input
-print("NumPy on a 0-d array returns", type(scalar).__name__)
-try:
-    torch.from_numpy(scalar)
-except TypeError as error:
-    print("torch.from_numpy refuses it:", error)
-print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
-
-# %% [markdown]
-# PyTorch's guard for a backward autograd cannot differentiate, such as one made in NumPy, is
-# the decorator `once_differentiable`, from `torch.autograd.function` (the setup cell imported
-# it). It runs backward with autograd off and, when the incoming gradient requires grad,
-# attaches an error node to the result: a second backward that reaches it raises *"trying to
-# differentiate twice a function that was marked with @once_differentiable"* instead of
-# returning wrong numbers. When the incoming gradient does not require grad, it attaches
-# nothing, and that share of a second derivative is dropped without a word: the section after
-# quick question 4 shows when.
+# A NumPy backward is cut off in the same way. PyTorch's guard for a backward autograd cannot
+# differentiate is the decorator `once_differentiable`, from `torch.autograd.function` (the
+# setup cell imported it). It runs backward with autograd off and, when the incoming gradient
+# requires grad, attaches an error node to the result: a second backward that reaches it raises
+# *"trying to differentiate twice a function that was marked with @once_differentiable"*
+# instead of returning wrong numbers. When the incoming gradient does not require grad, it
+# attaches nothing, and that share of a second derivative is dropped without a word: the
+# section after quick question 4 shows when.
 #
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
-# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, in float64 or float32, and its
-#   backward the first derivative, for every `grad_output`;
+# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, in float64 or
+#   float32, and its backward the first derivative, for every `grad_output`;
 # - its backward is marked `@once_differentiable`, so that a second `.backward()` through it
 #   raises once_differentiable's error when the gradient flowing into its backward requires
 #   grad (the self-check sends one that does);
@@ -871,15 +652,25 @@ print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 #   copy of an input or of the output, nor a tensor cast wider than `x`'s dtype where that
 #   adds no digit.
 #
-# What your backward computes with is not graded: a
-# torch-op backward, marked, passes too. The exercise plays the case the mark is for, so make
-# the local derivative $3x^2$ in NumPy; quick question 4 shows what the mark costs when the
-# backward is torch ops. Two steps:
+# What your backward computes with is not graded: a torch-op backward, marked, passes too. The
+# exercise plays the case the mark is for, so make the local derivative in NumPy, and bring it
+# back as a tensor that works wherever `x` works. NumPy and torch meet at a border with rules
+# of its own; settle these before you type, each by running a line in a scratch cell:
 #
-# 1. write forward, and a backward with $3x^2$ made in NumPy (through the conversions above:
-#    `x` may live on a GPU, or be 0-d). Before you run the self-check on it, predict: does a
-#    second backward through this unmarked version raise, or run? Then run the self-check: its
-#    message says which, and what is still missing;
+# 1. What must forward save, and is it an input, an output or neither?
+# 2. What does `.numpy()` say about a tensor that requires grad, with grad mode on? And inside
+#    a backward marked `once_differentiable`, where autograd is off?
+# 3. Which memory can NumPy read? (The self-check tries a GPU only on a machine that has one;
+#    on one without, read yours for where `x` lives and where your result goes.)
+# 4. What does NumPy arithmetic on a 0-d array return: an array, or something else? Does
+#    `torch.from_numpy` take it?
+# 5. In which dtype does your result come back for a float32 `x`?
+#
+# Then two steps:
+#
+# 1. write forward, and a backward whose local derivative is made in NumPy. Before you run the
+#    self-check on it, predict: does a second backward through this unmarked version raise, or
+#    run? Then run the self-check: its message says which, and what is still missing;
 # 2. mark the backward with `once_differentiable`. It already carries `@staticmethod`, so it
 #    will have two decorators: write `@once_differentiable` on `backward`, under
 #    `@staticmethod`, and delete the stub's last two lines, or apply it by hand in their place.
@@ -892,6 +683,12 @@ print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 # wraps the result. Applied by hand after the class, the calls nest in that same order (read
 # from the class, `CubeOnce.backward` is already the plain function). The other order also
 # runs on the Python this course needs (3.11); under is the documented order.
+# </details>
+#
+# <details><summary><b>Hint</b>: the 0-d case fails</summary>
+#
+# Print `type(3 * np.ones(()) ** 2)`: question 4. Which torch function turns any array-like
+# into a tensor, and takes a `dtype` and a `device` as it does?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
@@ -926,14 +723,38 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# The self-check never tries a 0-d `x`; this cell does, on every device this machine has.
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# 1. The input `x`, for $3x^2$: it comes back from `ctx.saved_tensors` as it went in.
+# 2. With grad mode on, `.numpy()` refuses a tensor that requires grad and names the fix,
+#    `.detach()`. A marked backward runs with grad mode off, and there `.numpy()` takes it;
+#    `.detach()` first works in both.
+# 3. CPU memory only: `.cpu()` before `.numpy()`, and `.to(x.device)` on the way back
+#    (`torch.from_numpy` shares the array's memory, on the CPU).
+# 4. A NumPy *scalar*, such as `numpy.float64`, which `torch.from_numpy` refuses (*"expected
+#    np.ndarray"*) and `torch.as_tensor` accepts; `torch.as_tensor` also takes a `dtype` and a
+#    `device`.
+# 5. NumPy keeps float32 for `3 * a ** 2` on a float32 array `a`, and `torch.as_tensor` keeps
+#    NumPy's dtype; `grad_output * local` then has `grad_output`'s dtype.
+# </details>
+#
+# The same border crossings, run (a square root in NumPy between the two):
 
 # %%
-for device in ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]:
-    x = torch.tensor(1.5, dtype=torch.float64, device=device, requires_grad=True)
-    CubeOnce.apply(x).backward()
-    print(f"{device}, 0-d x: gradient {x.grad.item()}, true 3x² = {3 * 1.5 ** 2}",
-          "✓" if x.grad.shape == () and x.grad.item() == 3 * 1.5 ** 2 else "✗")
+t = torch.tensor([0.25, 4.0], dtype=torch.float64, requires_grad=True)
+try:
+    t.numpy()
+except RuntimeError as error:
+    print(".numpy() on a tensor that requires grad:", str(error).split(".")[0])
+roots = torch.from_numpy(np.sqrt(t.detach().cpu().numpy())).to(t.device)
+print("sqrt in NumPy, back in torch:", roots, roots.dtype)
+scalar = np.sqrt(torch.tensor(9.0, dtype=torch.float64).numpy())  # a 0-d input
+print("NumPy on a 0-d array returns", type(scalar).__name__)
+try:
+    torch.from_numpy(scalar)
+except TypeError as error:
+    print("torch.from_numpy refuses it:", error)
+print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 
 # %% [markdown]
 # **Quick question 3.** `once_differentiable` attaches its error node to the gradient your
@@ -1315,6 +1136,204 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # works too: then $b(g, x) = g\,(1 - \tanh^2 x)$, and $\partial b/\partial x$ carries the
 # extra factor $1 - y^2$, $-2 g y (1 - y^2)$.
 # </details>
+
+# %% [markdown]
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | saving an intermediate such as `sigmoid(beta * x)` | second derivatives silently wrong | save inputs or outputs and recompute, or return it as an output |
+# | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
+# | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives silently wrong or zero | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
+# | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
+# | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$); the self-check never tries it | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
+# | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
+# | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
+# | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
+# | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
+# | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
+# | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
+# | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck` |
+# | `gradgradcheck` in float32 | spurious failures | float64 |
+#
+# ## Common misconceptions
+#
+# - **"Anything passed to `save_for_backward` is safe for double backward."** Only inputs and
+#   outputs come back linked to the graph. An intermediate such as `sigmoid(beta * x)` comes
+#   back as a constant, so the first derivatives are right and the second ones wrong, as the
+#   trap above shows; `gradcheck` alone never notices, only `gradgradcheck` does.
+# - **"Tensors as `ctx` attributes break double backward."** Only for intermediates, which are
+#   wrong however they are kept. The rule against `ctx.mask = mask` is right for other reasons:
+#   the lost in-place check, the reference cycle for outputs, and invisibility to saved-tensor
+#   hooks (lesson 05).
+# - **"`@once_differentiable` makes a NumPy backward safe."** It raises only when the gradient
+#   flowing into the marked backward requires grad and the second pass runs through its error
+#   node. When that gradient does not require grad (a plain sum), the backward's results carry
+#   no history and their share of the second derivative is dropped silently;
+#   `autograd.grad(..., inputs=x)` and `functional.hvp` skip the node, as shown above. Test
+#   with `gradgradcheck`, or make the backward a Function of its own.
+
+# %% [markdown]
+# ## Summary
+#
+# With `create_graph=True` autograd records your backward, so your backward must be built
+# from differentiable ops on saved inputs, saved outputs and `grad_output`; recompute
+# intermediates instead of saving them. `gradgradcheck` tests it. A backward that cannot be
+# differentiated gets `@once_differentiable`, a guard worth having and worth not trusting
+# blindly; one that must be differentiated but cannot be recorded becomes a Function with a
+# hand-written backward of its own. `torch.compile` and some fused kernels, such as CPU
+# attention's, refuse a second differentiation: keep the path a penalty differentiates twice
+# eager. Next
+# lesson: recomputation on purpose, to save memory.
+
+# %% [markdown]
+# ---
+# ## Optional sections (not graded)
+#
+# The main line ends with the summary above. The sections below put your Functions to work
+# and look further at the traps of the main line; none is needed for an exercise, and you can
+# skip any of them. They run after the main line: they use your `SwishFunction` and
+# `NumpyTanh`.
+
+# %% [markdown]
+# ### Try it: a gradient penalty through your Swish
+#
+# WGAN-GP (Gulrajani et al., 2017) trains a critic $D$ with a penalty on the norm of its
+# gradient with respect to its input, so each training step differentiates a gradient. Take a
+# toy critic on your Function, one score per row of a batch $x$ of shape $(n, d)$:
+# $D(x_i) = \sum_j \operatorname{swish}_\beta(x_{ij})$, computed with `SwishFunction.apply`.
+# Write `gradient_penalty(x, beta)`, for an `x` that requires grad, returning the 0-d tensor
+#
+# $$P = \frac{1}{n}\sum_i \big(\lVert \nabla_{x_i} D(x_i)\rVert_2 - 1\big)^2,$$
+#
+# such that `torch.autograd.grad(P, (beta, x))` gives `beta` and `x` their gradients, as a
+# training step needs. Two questions to answer first: each $D(x_i)$ depends on row $i$ alone,
+# so what is the gradient of $\sum_i D(x_i)$ with respect to the whole of $x$? And what must
+# the call that computes it be told, so that $P$ can be differentiated in turn? The cell after
+# yours checks $P$ against central differences of the forward alone, then your gradients of
+# $P$ against central differences of your own $P$.
+
+# %%
+### BEGIN WORKED
+def gradient_penalty(x, beta):
+    """The mean over rows of (||grad_x D(x_i)|| - 1)^2, differentiable again."""
+    scores = SwishFunction.apply(x, beta).sum(dim=1)  # D(x_i): row i's score
+    # rows do not mix, so the gradient of the sum holds every row's own gradient
+    grad_x, = torch.autograd.grad(scores.sum(), x, create_graph=True)
+    return ((grad_x.norm(dim=1) - 1) ** 2).mean()
+### LEARNER
+gradient_penalty = None  # def gradient_penalty(x, beta): ...
+### END WORKED
+
+
+# %% tags=["skip-when-grading"]
+def check_gradient_penalty():
+    """Your gradient_penalty against central differences: its value, its gradient in beta and
+    its derivative along one direction in x."""
+    if gradient_penalty is None:
+        print("gradient_penalty: not written yet")
+        return
+    generator = torch.Generator().manual_seed(4)
+    x0, direction = (torch.randn(5, 3, generator=generator, dtype=torch.float64) for _ in "ab")
+    beta0, h = torch.tensor(1.5, dtype=torch.float64), 1e-6
+
+    def penalty(x, beta):  # yours, on a fresh leaf x
+        return gradient_penalty(x.clone().requires_grad_(), beta).detach()
+
+    def swish(x):
+        return x * torch.sigmoid(beta0 * x)
+
+    slopes = (swish(x0 + h) - swish(x0 - h)) / (2 * h)  # dD/dx_ij, by differences
+    expected = ((slopes.norm(dim=1) - 1) ** 2).mean()
+    x, beta = x0.clone().requires_grad_(), beta0.clone().requires_grad_()
+    try:
+        P = gradient_penalty(x, beta)
+        if P.shape != ():
+            print("✗ P should be a 0-d tensor; yours has shape", tuple(P.shape))
+            return
+        if not P.requires_grad:
+            print("✗ your P has no graph: the gradient it is built from was not recorded")
+            return
+        grad_beta, grad_x = torch.autograd.grad(P, (beta, x))
+        by_beta = (penalty(x0, beta0 + h) - penalty(x0, beta0 - h)) / (2 * h)
+        along = (penalty(x0 + h * direction, beta0) - penalty(x0 - h * direction, beta0)) / (2 * h)
+    except NotImplementedError:
+        print("SwishFunction is not written yet")
+        return
+    except RuntimeError as error:  # shown, not raised: Run All goes on
+        print("✗ gradient_penalty raised:", str(error).splitlines()[0])
+        return
+    for what, got, want in [("P", P.detach(), expected), ("dP/dbeta", grad_beta, by_beta),
+                            ("dP/dx along a direction", (grad_x * direction).sum(), along)]:
+        print(f"{what}: yours {got.item():.8f}, by differences {want.item():.8f}",
+              "✓" if torch.isclose(got, want, rtol=1e-5, atol=1e-7) else "✗")
+
+
+check_gradient_penalty()
+
+# %% [markdown]
+# ### A trap the self-check never tries
+#
+# Lesson 01 built a stable sigmoid with `torch.where`,
+# which computes both branches everywhere and keeps one. With the textbook branches,
+# `1 / (1 + exp(-z))` and `exp(z) / (1 + exp(z))`, the branch that is dropped overflows once
+# $|z|$ passes about 89 in float32 (710 in float64), and the values stay right.
+#
+# **Predict, then run.** The cell after next builds that `where` sigmoid at
+# $x = (-100, 1, 100)$ in float32 and differentiates it once. At which of the three points is
+# its derivative `nan`, if any? The same cell then runs your Swish in float32 at $x = \pm 100$:
+# read its second derivatives for a `nan`.
+
+# %%
+predicted_nan_at = None  # a list of the points among -100, 1, 100 ([] if none)
+
+# %%
+x = torch.tensor([-100.0, 1.0, 100.0], requires_grad=True)  # float32, as in training
+s = torch.where(x >= 0, 1 / (1 + torch.exp(-x)), torch.exp(x) / (1 + torch.exp(x)))
+where_derivative = torch.autograd.grad(s.sum(), x)[0]
+print("where-built sigmoid:       ", s.detach())
+print("its derivative:            ", where_derivative)
+print("torch.sigmoid's derivative:", torch.autograd.grad(torch.sigmoid(x).sum(), x)[0])
+compare("nan at", predicted_nan_at,
+        [point for point, d in zip(x.tolist(), where_derivative.tolist()) if math.isnan(d)])
+beta = torch.tensor(1.0, requires_grad=True)
+first, = torch.autograd.grad(SwishFunction.apply(x, beta).sum(), x, create_graph=True)
+second_x, second_beta = torch.autograd.grad(first.sum(), (x, beta))
+print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Autograd differentiates both branches: `where` sends a zero gradient into the dropped one,
+# that zero meets its `inf`, and 0 × inf is `nan`. Put such a `where` in a backward and it
+# becomes part of the first derivative's graph: the first derivative is right, and only the
+# second comes out `nan`, which is what a gradient penalty or an HVP sees on a large activation.
+# The contract names no second derivative in float32 at such magnitudes, so the self-check never
+# tries one there (it checks Swish's values and first derivatives in float32 and at
+# $|\beta x|$ up to 52).
+# </details>
+
+# %% [markdown]
+# ### The saved sigmoid, entry by entry
+#
+# The gradient-check explorer shows the trap of "The trap: saving an intermediate" entry by
+# entry. Treat the first derivative,
+# computed through `SoftplusSavesSigmoid.backward`, as a function of `x`: its Jacobian from
+# double backward ("analytic") should match central differences, and does not.
+
+# %%
+def softplus_derivative(x):
+    """dy/dx through SoftplusSavesSigmoid's backward, kept differentiable."""
+    with torch.enable_grad():
+        x = x if x.requires_grad else x.detach().requires_grad_()
+        dy, = torch.autograd.grad(SoftplusSavesSigmoid.apply(x).sum(), x, create_graph=True)
+    return dy
+
+
+explore_gradients(softplus_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64))
+
+# %% [markdown]
+# ### Your `NumpyTanh`, differentiated a third time
 #
 # The contract asks for two orders. The cell after next differentiates your `NumpyTanh` a third
 # time and plots all four curves beside `torch.tanh`'s. The true third derivative at $x = 0$ is
@@ -1378,42 +1397,8 @@ if len(yours) == 4:
 # </details>
 
 # %% [markdown]
-# ## Common mistakes
+# ### In practice
 #
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | saving an intermediate such as `sigmoid(beta * x)` | second derivatives silently wrong | save inputs or outputs and recompute, or return it as an output |
-# | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
-# | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives silently wrong or zero | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
-# | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
-# | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$); the self-check never tries it | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
-# | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
-# | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
-# | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
-# | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
-# | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
-# | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
-# | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck` |
-# | `gradgradcheck` in float32 | spurious failures | float64 |
-#
-# ## Common misconceptions
-#
-# - **"Anything passed to `save_for_backward` is safe for double backward."** Only inputs and
-#   outputs come back linked to the graph. An intermediate such as `sigmoid(beta * x)` comes
-#   back as a constant, so the first derivatives are right and the second ones wrong, as the
-#   trap above shows; `gradcheck` alone never notices, only `gradgradcheck` does.
-# - **"Tensors as `ctx` attributes break double backward."** Only for intermediates, which are
-#   wrong however they are kept. The rule against `ctx.mask = mask` is right for other reasons:
-#   the lost in-place check, the reference cycle for outputs, and invisibility to saved-tensor
-#   hooks (lesson 05).
-# - **"`@once_differentiable` makes a NumPy backward safe."** It raises only when the gradient
-#   flowing into the marked backward requires grad and the second pass runs through its error
-#   node. When that gradient does not require grad (a plain sum), the backward's results carry
-#   no history and their share of the second derivative is dropped silently;
-#   `autograd.grad(..., inputs=x)` and `functional.hvp` skip the node, as shown above. Test
-#   with `gradgradcheck`, or make the backward a Function of its own.
-
-# %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
 # **Two everyday tools refuse double backward.** Both fail loudly, as a marked
@@ -1465,16 +1450,3 @@ if len(yours) == 4:
 # twice differentiable: one kernel for the backward, one rule for the backward of the
 # backward.
 # </details>
-
-# %% [markdown]
-# ## Summary
-#
-# With `create_graph=True` autograd records your backward, so your backward must be built
-# from differentiable ops on saved inputs, saved outputs and `grad_output`; recompute
-# intermediates instead of saving them. `gradgradcheck` tests it. A backward that cannot be
-# differentiated gets `@once_differentiable`, a guard worth having and worth not trusting
-# blindly; one that must be differentiated but cannot be recorded becomes a Function with a
-# hand-written backward of its own. `torch.compile` and some fused kernels, such as CPU
-# attention's, refuse a second differentiation: keep the path a penalty differentiates twice
-# eager. Next
-# lesson: recomputation on purpose, to save memory.

@@ -77,9 +77,10 @@ SWISH_CLAUSES = (
 
 
 CUBE_ONCE_CLAUSES = (
-    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, in float64 or float32, and "
-           "its backward the first derivative, for every `grad_output`;",
-           {"unproven:wrong-value": "3x instead of 3x^2"}),
+    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, in float64 "
+           "or float32, and its backward the first derivative, for every `grad_output`;",
+           {"unproven:wrong-value": "3x instead of 3x^2",
+            "CubeOnce/from-numpy-on-a-scalar": "torch.from_numpy of a NumPy scalar: fails a 0-d x"}),
     Clause("its backward is marked `@once_differentiable`, so that a second `.backward()` through "
            "it raises once_differentiable's error when the gradient flowing into its backward "
            "requires grad (the self-check sends one that does);",

@@ -23,9 +23,9 @@ from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
 from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
 
-# Neither contract names a 0-d x (only SwishFunction's beta is 0-d), and the syllabus grades 0-d
-# inputs only where a contract names them: none is graded. Lesson 04 tells the learner so, beside
-# the trap it teaches (NumPy on a 0-d array returns a scalar that torch.from_numpy refuses).
+# CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
+# a scalar that torch.from_numpy refuses); SwishFunction's names none (only its beta is 0-d), and
+# the syllabus grades 0-d inputs only where a contract names them.
 SHAPES = [(6,), (3, 4), (2, 3, 2)]
 BETAS = [1.3, -0.7, 0.0]
 _ONCE_WRAPPER = once_differentiable(lambda ctx: None).__code__  # every wrapper's code object
@@ -229,6 +229,23 @@ def _cube_once_checks(function, device) -> None:
     with case("x of shape (4,)"):
         check_second_backward_raises(function, CUBE_ONCE, device)
     covers("a second backward raises")
+    with case("x 0-d, shape ()"):
+        check_zero_dim(function, device)
+    covers("0-d x")
+
+
+def check_zero_dim(function, device) -> None:
+    """A 0-d x: NumPy arithmetic on a 0-d array returns a NumPy scalar, not an array."""
+    try:
+        check_values_and_gradients(function, CUBE_ONCE, {"x": sample((), device, seed=9)})
+    except TypeError as error:
+        if "expected np.ndarray" not in str(error):  # only torch.from_numpy says this
+            raise
+        raise GradingError(
+            f"with a 0-d x, CubeOnce raised TypeError: {str(error).splitlines()[0]}: NumPy "
+            "arithmetic on a 0-d array returns a NumPy scalar, not an array, and "
+            "torch.from_numpy takes arrays only; torch.as_tensor takes both", str(error),
+            mistake="CubeOnce/from-numpy-on-a-scalar") from error
 
 
 EXERCISES = [
@@ -243,7 +260,7 @@ EXERCISES = [
                            constants={"beta": Constant(-8.0, 8.0, "beta a 0-d tensor",
                                                        also=(1e-4, -1e-4, 1e-6, -1e-8, 0.0))})),
     Exercise("CubeOnce", "04_double_backward", cube_once_full,
-             contract=("a second backward raises",), clauses=CUBE_ONCE_CLAUSES,
+             contract=("a second backward raises", "0-d x"), clauses=CUBE_ONCE_CLAUSES,
              example=lambda: (sample((5,), "cpu"),),
              domain=Domain(CUBE_ONCE, sampled(CUBE_ONCE, {"x": (3, 4)}))),
 ]

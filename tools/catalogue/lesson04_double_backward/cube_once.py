@@ -37,9 +37,9 @@ UNUSUAL = [
     Unusual("CubeOnce", "saves the output, NumPy cube root in backward",
             "import numpy as np\n" + _cube(
                 "        y, = ctx.saved_tensors\n        c = np.cbrt(y.detach().cpu().numpy())\n"
-                "        return grad_output * torch.from_numpy(3 * c * c).to(y.device)",
+                "        return grad_output * torch.as_tensor(3 * c * c).to(y.device)",
                 "        y = x ** 3\n        ctx.save_for_backward(y)\n        return y")),
-    Unusual("CubeOnce", "the try-it's conversions as helpers, 0-d safe",
+    Unusual("CubeOnce", "conversions as helpers, 0-d safe",
             "import numpy as np\n\n\ndef to_numpy(t):\n    return t.detach().cpu().numpy()\n\n\n"
             "def to_torch(a, like):\n    return torch.as_tensor(a).to(like.device)\n"
             + _cube(CUBE_READ + "        return to_torch(to_numpy(grad_output) * 3 * "
@@ -73,6 +73,11 @@ MISTAKES = [
                 "        return torch.from_numpy(g * 3 * a ** 2)", decorator="")),
     Mistake("CubeOnce", "3x instead of 3x^2", "your gradient for x is wrong",
             _cube(CUBE_READ + "        return grad_output * 3 * x")),
+    Mistake("CubeOnce", "torch.from_numpy of a NumPy scalar: fails a 0-d x",
+            "NumPy arithmetic on a 0-d array returns a NumPy scalar",
+            "import numpy as np\n" + _cube(
+                CUBE_READ + "        return grad_output * torch.from_numpy(3 * x.numpy() ** 2)"),
+            named=True),
     Mistake("CubeOnce", "x kept on ctx", "CubeOnce stores a tensor as ctx.x",
             _cube("        return grad_output * 3 * ctx.x ** 2",
                   "        ctx.x = x\n        return x ** 3"), named=True),

@@ -122,7 +122,7 @@ UNUSUAL += [
             "derivative)", _tanh(CALL, _inner(RIGHT).replace(
                 "    @staticmethod\n    def backward", "    @staticmethod\n    @once_differentiable\n"
                 "    def backward"))),
-    Unusual("NumpyTanh", "the try-it's conversions: numpy(force=True), as_tensor with like's "
+    Unusual("NumpyTanh", "conversions as helpers: numpy(force=True), as_tensor with like's "
             "dtype and device",
             NUMPY + """
 def to_numpy(t):
