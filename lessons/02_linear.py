@@ -30,11 +30,13 @@
 # like: it runs every check the hidden tests run (they add a GPU run when the grader has one
 # and you had none). Work top to bottom: the cells after an exercise run your answer. Run All
 # goes on past an exercise not yet written: its self-check and the cells that use it show the
-# stub's `NotImplementedError`, the rest runs, and the last cell lists where you stand.
+# stub's `NotImplementedError`, the rest runs, and the last cell lists where you stand. The
+# main line ends at the summary; the sections after it are optional.
 # **Predict, then run** cells ask you to write your prediction into a variable first; the cell
 # after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
+import itertools
 import warnings
 
 import matplotlib.pyplot as plt
@@ -99,56 +101,55 @@ def compare(predicted: dict, actual: dict) -> None:
 # **Step 4, `grad_bias`.** $b_i$ is added to $y_{ni}$ for every row $n$. What is
 # $\partial L / \partial b_i$?
 #
-# Try your formulas here: write them into `my_linear_gradients`, then run the checker under
-# it. It tests them against autograd with $\text{out} = 4$, $\text{in} = 3$, so a misplaced
-# transpose shows as a wrong shape.
+# **Check your step 1 live**, and the start of step 3: write the entry
+# $\partial y_{ni} / \partial x_{mj}$ into `dy_dx` and the entry $\partial y_{ni} / \partial W_{kj}$
+# into `dy_dW`, each as a lambda that returns one number ($0$ where $y_{ni}$ does not depend on
+# that entry). The checker under them compares every entry with autograd's Jacobian of
+# $x W^\top$ at $N = 2$, $\text{out} = 4$, $\text{in} = 3$.
 
 # %%
-def my_linear_gradients(G, x, W):
-    """(grad_x, grad_weight, grad_bias) of y = x @ W.T + b for grad_output G: your derivation."""
-    ### BEGIN WORKED
-    G2, x2 = G.reshape(-1, G.shape[-1]), x.reshape(-1, x.shape[-1])  # one row per position
-    return G @ W, G2.T @ x2, G2.sum(dim=0)
-    ### LEARNER
-    return None, None, None  # steps 2, 3 and 4: replace each None with your formula
-    ### END WORKED
+### BEGIN WORKED
+dy_dx = lambda n, i, m, j, x, W: W[i, j] if m == n else 0.0  # row n of y reads row n of x alone
+dy_dW = lambda n, i, k, j, x, W: x[n, j] if k == i else 0.0  # row k of W makes feature k alone
+### LEARNER
+dy_dx = None  # step 1: lambda n, i, m, j, x, W: ... (the entry dy[n, i]/dx[m, j])
+dy_dW = None  # step 3: lambda n, i, k, j, x, W: ... (the entry dy[n, i]/dW[k, j])
+### END WORKED
 
 
 # %% tags=["skip-when-grading"]
-def check_linear_gradients(*x_shapes):
-    """Your my_linear_gradients against autograd on x @ W.T + b (out = 4, in = 3), shape first."""
+def check_linear_entries():
+    """Your dy_dx and dy_dW against autograd's Jacobians of x @ W.T (N = 2, out = 4, in = 3)."""
     generator = torch.Generator().manual_seed(2)
+    x = torch.randn(2, 3, dtype=torch.float64, generator=generator)
     W = torch.randn(4, 3, dtype=torch.float64, generator=generator)
-    b = torch.randn(4, dtype=torch.float64, generator=generator)
-    for shape in x_shapes:
-        x = torch.randn(shape, dtype=torch.float64, generator=generator)
-        G = torch.randn(*shape[:-1], 4, dtype=torch.float64, generator=generator)
-        leaves = [t.clone().requires_grad_() for t in (x, W, b)]
-        (leaves[0] @ leaves[1].T + leaves[2]).backward(G)  # autograd's three gradients
-        try:
-            yours = tuple(my_linear_gradients(G, x, W))
-        except Exception as error:  # shown, not raised: Run All goes on
-            print(f"x of shape {str(shape):<10} ✗ raises {type(error).__name__}: "
-                  f"{str(error).splitlines()[0][:70]}")
+    cases = [("dy_dx", dy_dx, "(n, i, m, j)", lambda x: x @ W.T, x),
+             ("dy_dW", dy_dW, "(n, i, k, j)", lambda W: x @ W.T, W)]
+    for name, entry, letters, linear, wrt in cases:
+        if entry is None:
+            print(f"{name} ✗ not written yet")
             continue
-        results = []
-        for name, got, leaf in zip(["grad_x", "grad_weight", "grad_bias"], yours, leaves):
-            if not isinstance(got, torch.Tensor):
-                results.append(f"{name} ✗ not written yet")
-            elif got.shape != leaf.grad.shape:
-                results.append(f"{name} ✗ shape {tuple(got.shape)}, not {tuple(leaf.grad.shape)}")
-            elif torch.allclose(got, leaf.grad):
-                results.append(f"{name} ✓")
-            else:
-                error = (got - leaf.grad).abs().max().item()
-                results.append(f"{name} ✗ largest error {error:.3g}")
-        print(f"x of shape {str(shape):<10} " + ", ".join(results))
+        jacobian = torch.autograd.functional.jacobian(linear, wrt)  # [n, i, then wrt's indices]
+        indices = list(itertools.product(*map(range, jacobian.shape)))
+        try:
+            yours = {index: float(entry(*index, x, W)) for index in indices}
+        except Exception as error:  # shown, not raised: Run All goes on
+            print(f"{name} ✗ raises {type(error).__name__}: {str(error).splitlines()[0][:70]}")
+            continue
+        wrong = [index for index in indices if abs(yours[index] - jacobian[index].item()) > 1e-12]
+        if not wrong:
+            print(f"{name} ✓ all {len(indices)} entries match autograd's Jacobian")
+        else:
+            first = wrong[0]
+            print(f"{name} ✗ {len(wrong)} of {len(indices)} entries differ. The first: at "
+                  f"{letters} = {first} you give {yours[first]:.4g}, autograd "
+                  f"{jacobian[first].item():.4g}")
 
 
-check_linear_gradients((5, 3))
+check_linear_entries()
 
 # %% [markdown]
-# <details><summary><b>Numbers to hit</b> (on paper, before or after the checker)</summary>
+# <details><summary><b>Numbers to hit</b> (on paper, once you have the formulas)</summary>
 #
 # Take $N = 2$, $\text{in} = 2$, $\text{out} = 3$:
 # $x = \begin{pmatrix}1 & 2\\ 0 & -1\end{pmatrix}$,
@@ -157,8 +158,8 @@ check_linear_gradients((5, 3))
 # `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -4\end{pmatrix}$,
 # `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & -1\\ 2 & 5\end{pmatrix}$ and
 # `grad_bias` $= (1, 1, 1)$. Work one entry of each by hand from your sums over indices
-# (`grad_x[0, 1]` $= 6$: which $G$ and $W$ entries make it?), then let the checker above test
-# the whole formula on random tensors.
+# (`grad_x[0, 1]` $= 6$: which $G$ and $W$ entries make it?); Exercise 1's self-check then
+# tests the formulas on random tensors.
 #
 # **Shapes check the algebra**: each gradient has the shape of its input, so a formula whose
 # result has another shape is wrong. Whenever you are unsure of a transpose, write the shapes
@@ -240,13 +241,6 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
 # \end{pmatrix}$ and `grad_bias` $= (1, 0, 2)$, three numbers, not one. If your `grad_bias`
 # came out as one number there, look at which dimensions your sum took.
 # </details>
-
-# %% [markdown]
-# Now extend `my_linear_gradients` above to your answers, run its cell again, and test it on
-# a batch, a batch of sequences and a single vector:
-
-# %% tags=["skip-when-grading"]
-check_linear_gradients((5, 3), (2, 5, 3), (3,))
 
 # %% [markdown]
 # ## Which gradients does backward pay for?
@@ -474,8 +468,8 @@ compare(predicted, {
 # ### What the engine sums for you, and what it cannot
 #
 # Your `grad_weight` sums over every position; there are other ways to write that sum, and
-# some of them fail only for some shapes. Lesson 00 showed that the engine sums a gradient down to its input's shape when the input's
-# shape broadcasts to it. **Predict, then run.** For $x$ of shape $(2, 5, 3)$ and $G$ of shape
+# some of them fail only for some shapes. Lesson 00 showed that the engine sums a gradient
+# down to its input's shape when the input's shape broadcasts to it. **Predict, then run.** For $x$ of shape $(2, 5, 3)$ and $G$ of shape
 # $(2, 5, 4)$, which of these three `grad_weight` candidates raise? And `G.T @ x` for a single
 # vector, $x$ of shape $(3,)$? Write `True` (raises) or `False` for each. Then: returned from a
 # backward as the gradient of a $(4, 3)$ weight, does the engine accept the result of
@@ -537,7 +531,9 @@ compare(predicted, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
 #
 # `G.mT @ x` is a batched product: one $(4, 3)$ matrix per batch entry, shape $(2, 4, 3)$.
 # Returned from backward, it is summed by the engine to $(4, 3)$, since $(4, 3)$ broadcasts to
-# $(2, 4, 3)$: the right gradient, with the sum over the batch done out of sight.
+# $(2, 4, 3)$: the right values, with the sum over the batch done out of sight. The
+# contracts of this lesson ask for each gradient of its input's shape, so the self-check
+# rejects it all the same, and says which gradient came back with which shape.
 # `.T` on a 3-D tensor reverses **every** dimension (PyTorch warns that this is deprecated), so
 # `G.T @ x` multiplies $(4, 5, 2)$ by $(2, 5, 3)$ and fails. On 1-D tensors `@` is a dot
 # product, which fails for vectors of sizes 4 and 3. Flattening first works for every shape
@@ -546,24 +542,7 @@ compare(predicted, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
 # </details>
 
 # %% [markdown]
-# Try it on the shapes from the table: a single vector, a batch, a batch of sequences, with
-# and without a bias. Every gradient has its input's shape:
-
-# %%
-weight = torch.randn(OUT, IN, requires_grad=True)
-bias = torch.randn(OUT, requires_grad=True)
-for shape in [(IN,), (ROWS, IN), (2, 3, IN)]:
-    for b in (bias, None):
-        x = torch.randn(shape, requires_grad=True)
-        weight.grad = bias.grad = None
-        MyLinearFunction.apply(x, weight, b).sum().backward()
-        grad_b = "None" if bias.grad is None else tuple(bias.grad.shape)
-        print(f"x {str(shape):<10} bias {'yes' if b is not None else 'no ':<4}"
-              f"grad_x {str(tuple(x.grad.shape)):<10} grad_weight {tuple(weight.grad.shape)}"
-              f"  grad_bias {grad_b}")
-
-# %% [markdown]
-# And the work it does, next to PyTorch's:
+# The work your backward does, next to PyTorch's:
 
 # %%
 mine = [backward_flops(MyLinearFunction.apply, wanted) for wanted in CHOICES]
@@ -794,8 +773,8 @@ check_relu_backward()
 # - forward saves `x`, `weight` and what your `relu_keeps` keeps, through
 #   `ctx.save_for_backward`: no float pre-activation $z$, no output. As in exercise 1, it may
 #   save `None` for `x` when the weight needs no gradient, and for `weight` when `x` needs
-#   none. Saving `x` and `weight` always also passes; a cell after the memory measurement
-#   shows why saving `None` is worth it;
+#   none. Saving `x` and `weight` always also passes; an optional section after the summary
+#   measures why saving `None` is worth it;
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 
@@ -986,43 +965,6 @@ plt.show()
 # </details>
 
 # %% [markdown]
-# ### Frozen weights
-#
-# Fine-tuning often freezes the weights; BitFit (Ben Zaken et al., 2021) trains the biases
-# alone. Freeze the eight weights of the plain network and keep its biases training: every
-# $h_i$ still needs a gradient, for the biases before it, but no `grad_weight` is computed,
-# so backward reads no block's input.
-#
-# **Predict, then run.** What does each version keep after forward now, in KiB:
-# `F.linear` + `torch.relu`, and your `FusedLinearReLU` as you wrote it?
-
-# %%
-predicted = {"F.linear + torch.relu": None, "FusedLinearReLU": None}
-
-# %%
-for w in weights:
-    w.requires_grad_(False)  # frozen: only the biases train
-frozen = {name: step_memory(networks["plain"], block) for name, block in blocks.items()}
-for w in weights:
-    w.requires_grad_(True)
-for name, (kept, peak) in frozen.items():
-    print(f"plain, {name:<22} weights frozen: {kept:4.0f} KiB, peak {peak:4.0f} KiB")
-compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# The composed network keeps the eight ReLU outputs, $8 \times 64 = 512$ KiB: `F.linear`
-# with a frozen weight saves only that weight, which exists before the step. A
-# `FusedLinearReLU` that saves `x` whatever is asked keeps $h_1, \dots, h_7$ and eight masks,
-# 576 KiB (a peak of 704), for a `grad_weight` nobody computes: more than composed. One that
-# saves `x` only when `ctx.needs_input_grad[1]` is True keeps the masks alone,
-# $8 \times 16 = 128$ KiB (a peak of 320), a quarter of the composed network. The exercise
-# accepts both; for fine-tuning, write the second. If yours kept `x`, save `None` in its
-# place when the weight is frozen, run its self-check again and then this cell.
-# </details>
-
-# %% [markdown]
 # ## Index notation as code: `einsum` and a weight with three indices
 #
 # Every formula in this lesson was a sum over some indices of a product of tensors.
@@ -1045,15 +987,9 @@ compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
 # 2. $\partial y_{pho} / \partial W_{gkj} = x_{phj}$ if $g = h$ and $k = o$, else $0$; the
 #    sum keeps every position: $\;\partial L / \partial W_{hoi} = \sum_p G_{pho}\, x_{phi}$.
 #
-# Look at the subscripts. Forward is `"...hi,hoi->...ho"`. Each gradient is the same
-# product with the operand you differentiate and the output **swapped**: `grad_output` takes
-# the output's letters, and the result takes that operand's letters. Call it the **swap
-# rule**. The derivation above shows it for a product of two operands in which every letter
-# appears in at least two of the subscripts (operands and output) and no subscript repeats a
-# letter. A letter that only one operand has
-# is summed in forward and must be broadcast back in backward; a repeated one (`"ii->i"`, a
-# diagonal) would have to repeat in the gradient's output (`"i->ii"`), which einsum refuses.
-# The swap cannot do either (the In practice block at the end works both out).
+# Each result is a product of two tensors summed over the letters it lacks, so each is one
+# `einsum`: write the two subscript strings from steps 1 and 2 before you read them in the
+# backward below. Forward is `"...hi,hoi->...ho"`.
 
 # %%
 class HeadwiseLinear(torch.autograd.Function):
@@ -1068,9 +1004,9 @@ class HeadwiseLinear(torch.autograd.Function):
     def backward(ctx, grad_output):
         x, weight = ctx.saved_tensors
         grad_x = grad_weight = None
-        if ctx.needs_input_grad[0]:  # swap x and the output: sum over o
+        if ctx.needs_input_grad[0]:  # dL/dx[p, h, i] = sum_o G[p, h, o] W[h, o, i]
             grad_x = torch.einsum("...ho,hoi->...hi", grad_output, weight)
-        if ctx.needs_input_grad[1]:  # swap weight and the output: sum over every position
+        if ctx.needs_input_grad[1]:  # dL/dW[h, o, i] = sum_p G[p, h, o] x[p, h, i]
             grad_weight = torch.einsum("...ho,...hi->hoi", grad_output, x)
         return grad_x, grad_weight
 
@@ -1103,7 +1039,8 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # The forward has **three** factors, and the derivation of `HeadwiseLinear` covered two.
 # Before you write a line, derive $\partial L / \partial x_{1, pi}$ index by index, as for
 # `HeadwiseLinear`; then do the same for the weight, whose letters $o, i, j$ come from three
-# different subscripts.
+# different subscripts. Which of `x1`, `x2` and `weight` does each gradient read, so what
+# must forward save?
 #
 # Write the backward by hand, as in Exercise 1: autograd inside it (`torch.autograd.grad`,
 # `torch.func.vjp`, `.backward()`) is rejected by the self-check.
@@ -1136,67 +1073,55 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # `grad_bias` $= (1)$. Do the first position by hand: `grad_x1[0]` is $2$ times what vector?
 # </details>
 #
-# **Check your $\partial L / \partial x_1$ live** before you write the class. Write it into
-# `my_grad_x1` as a `lambda G, x1, x2, weight: ...`, with $G$ = `grad_output` of shape
-# $(*, \text{out})$, or, if you worked Hint 3 by hand, as its `grad_x1` in numbers (a nested
-# list). The checker under it compares yours with `torch.autograd.grad` through `F.bilinear`
-# at Hint 3's numbers, and runs a lambda also on random tensors with $\text{out} = 3$,
-# $n_1 = 4$ and $n_2 = 5$, with leading dimensions $(2, 3)$ and with none, where a sum over
-# the wrong letter shows as a wrong shape.
+# **Check your step 1 live** before you write the class: write the entry
+# $\partial y_{po} / \partial x_{1, qk}$ into `dy_dx1` as a
+# `lambda p, o, q, k, x1, x2, weight: ...` that returns one number ($0$ where $y_{po}$ does
+# not depend on $x_{1, qk}$). The checker under it compares every entry with autograd's
+# Jacobian of `F.bilinear` with respect to `x1`, at Hint 3's numbers and at random ones with
+# three positions, $\text{out} = 3$, $n_1 = 4$ and $n_2 = 5$.
 
 # %%
 ### BEGIN WORKED
-my_grad_x1 = lambda G, x1, x2, weight: torch.einsum("...o,oij,...j->...i", G, weight, x2)
+dy_dx1 = lambda p, o, q, k, x1, x2, weight: weight[o, k] @ x2[p] if q == p else 0.0
 ### LEARNER
-my_grad_x1 = None  # lambda G, x1, x2, weight: ... (dL/dx1, of x1's shape), or Hint 3's numbers
+dy_dx1 = None  # step 1: lambda p, o, q, k, x1, x2, weight: ... (the entry dy[p, o]/dx1[q, k])
 ### END WORKED
 
 
 # %% tags=["skip-when-grading"]
-def check_grad_x1():
-    """Your my_grad_x1 against autograd through F.bilinear: Hint 3's numbers, then random ones."""
-    if my_grad_x1 is None:
-        print("✗ not written yet: write your dL/dx1 into my_grad_x1, then run this cell again")
+def check_dy_dx1():
+    """Your dy_dx1 against autograd's Jacobian of F.bilinear in x1: Hint 3's numbers, then
+    random ones."""
+    if dy_dx1 is None:
+        print("✗ not written yet: write your entry into dy_dx1, then run this cell again")
         return
     generator = torch.Generator().manual_seed(4)
     numbers = lambda rows: torch.tensor(rows, dtype=torch.float64)
     randn = lambda *shape: torch.randn(shape, dtype=torch.float64, generator=generator)
     cases = [("Hint 3's numbers", numbers([[1, 2], [0, 1]]), numbers([[3, -1], [1, 1]]),
-              numbers([[[1, 0], [2, 1]]]), numbers([[2], [-1]])),  # x1, x2, weight, G
-             ("x1 (2, 3, 4), x2 (2, 3, 5)", randn(2, 3, 4), randn(2, 3, 5), randn(3, 4, 5),
-              randn(2, 3, 3)),
-             ("x1 (4,), x2 (5,)", randn(4), randn(5), randn(3, 4, 5), randn(3))]
-    for label, x1, x2, weight, G in cases:
-        if not callable(my_grad_x1) and label != cases[0][0]:
-            print("Numbers check Hint 3's inputs only: write a lambda to test other shapes.")
-            return
-        leaf = x1.clone().requires_grad_()
-        truth, = torch.autograd.grad(F.bilinear(leaf, x2, weight), leaf, G)
-        ones, = torch.autograd.grad(F.bilinear(leaf, x2, weight), leaf, torch.ones_like(G))
+              numbers([[[1, 0], [2, 1]]])),  # x1, x2, weight
+             ("random, out = 3", randn(3, 4), randn(3, 5), randn(3, 4, 5))]
+    for label, x1, x2, weight in cases:
+        jacobian = torch.autograd.functional.jacobian(  # [p, o, q, k]
+            lambda x1: F.bilinear(x1, x2, weight), x1)
+        indices = list(itertools.product(*map(range, jacobian.shape)))
         try:
-            yours = my_grad_x1(G, x1, x2, weight) if callable(my_grad_x1) else my_grad_x1
-            yours = torch.as_tensor(yours, dtype=torch.float64)
+            yours = {index: float(dy_dx1(*index, x1, x2, weight)) for index in indices}
         except Exception as error:  # shown, not raised: Run All goes on
-            print(f"{label:<27} ✗ raises {type(error).__name__}: "
+            print(f"{label:<17} ✗ raises {type(error).__name__}: "
                   f"{str(error).splitlines()[0][:70]}")
             continue
-        if yours.shape != x1.shape:
-            print(f"{label:<27} ✗ shape {tuple(yours.shape)}, not x1's {tuple(x1.shape)}")
-            continue
-        if torch.allclose(yours, truth):
-            verdict = "✓"
-        elif torch.allclose(yours, ones):
-            verdict = "✗ right only for a grad_output of all ones: where does G go?"
+        wrong = [index for index in indices if abs(yours[index] - jacobian[index].item()) > 1e-12]
+        if not wrong:
+            print(f"{label:<17} ✓ all {len(indices)} entries match autograd's Jacobian")
         else:
-            verdict = f"✗ largest error {(yours - truth).abs().max().item():.3g}"
-        if label == cases[0][0]:  # the numbers themselves, as Hint 3 writes them
-            rows = lambda t: "[" + ", ".join(
-                "[" + ", ".join(f"{v:g}" for v in row) + "]" for row in t.tolist()) + "]"
-            verdict += f"  yours {rows(yours)}, autograd {rows(truth)}"
-        print(f"{label:<27} {verdict}")
+            first = wrong[0]
+            print(f"{label:<17} ✗ {len(wrong)} of {len(indices)} entries differ. The first: at "
+                  f"(p, o, q, k) = {first} you give {yours[first]:.4g}, autograd "
+                  f"{jacobian[first].item():.4g}")
 
 
-check_grad_x1()
+check_dy_dx1()
 
 # %% nbgrader={"grade_id": "answer_Bilinear", "solution": true}
 class Bilinear(torch.autograd.Function):
@@ -1243,11 +1168,16 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # $$\frac{\partial L}{\partial W_{oij}} = \sum_p G_{po}\, x_{1, pi}\, x_{2, pj},\quad
 #   \frac{\partial L}{\partial b_o} = \sum_p G_{po}.$$
 #
-# Each is the forward product with the differentiated factor and the output swapped: the
-# swap rule survives a third factor, because the derivative of a product with respect to one
-# factor is the product of the others (the other factors sit in the sum unchanged). It still
-# needs every letter in two subscripts: here $p$ is in $x_1$, $x_2$ and the output, so
-# `grad_weight` sums over it.
+# Look at the subscripts, here and in `HeadwiseLinear`: each gradient is the forward product
+# with the factor you differentiate and the output **swapped**. `grad_output` takes the
+# output's letters, the result takes the factor's letters, and the other factors stay as they
+# were, since the derivative of a product with respect to one factor is the product of the
+# others. Call it the **swap rule**. It holds when every letter appears in at least two
+# subscripts (operands and output) and no subscript repeats a letter; here $p$ is in $x_1$,
+# $x_2$ and the output, so `grad_weight` sums over it. A letter that one operand alone has is
+# summed in forward and must be broadcast back in backward, and a repeated one (`"ii->i"`, a
+# diagonal) would have to repeat in the gradient's output (`"i->ii"`), which einsum refuses:
+# the swap does neither (an optional section after the summary works both out).
 # </details>
 
 # %% [markdown]
@@ -1261,7 +1191,7 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # | `grad_bias` summed with `.sum(0)`, or over `dim=tuple(range(grad_output.dim() - 1))` | right for a batch; for 1-D `x` the sum takes the out features, since `sum(dim=())` sums every dimension, not none | flatten first, then sum the rows |
 # | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
 # | saving `None` for an input, then reshaping it or reading its `.shape` in backward anyway | an `AttributeError` or `TypeError` on `None` when only the other input needs a gradient | read each saved tensor only in the branch that uses it; take sizes from `grad_output` |
-# | `grad_bias = grad_output` | works only because the engine sums it for you; unclear | the sum of the rows of the flattened $G$ |
+# | `grad_bias = grad_output` | the engine sums it to $(\text{out},)$ for you, but it is not a gradient of the bias's shape, and the self-check rejects it | the sum of the rows of the flattened $G$ |
 # | reading `ctx.needs_input_grad[2]` when called without a bias (`[3]` in a bilinear layer) | `IndexError`: one input fewer was passed | remember `bias is not None` in forward |
 # | `torch.autograd.grad`, `torch.func.vjp` or `.backward()` inside backward | autograd derives the gradient for you; the self-check rejects it | derive each gradient index by index and write it |
 # | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |
@@ -1272,6 +1202,61 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # | `ctx.mask = z > 0` | skips the in-place check; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
 # | `grad_output[~mask] = 0` | corrupts gradients autograd shares | multiply into a new tensor |
 # | forgetting the ReLU's mask in the fused backward | wrong gradients wherever $z \le 0$ | apply the mask to $G$ first |
+
+# %% [markdown]
+# ## Summary
+#
+# Write the shapes next to every formula: `grad_x` $= G W$, `grad_weight` $= G^\top x$ and
+# `grad_bias` $= \sum G$, with every leading dimension flattened into the sum for the
+# parameters. Check `ctx.needs_input_grad` before each expensive product, and count the
+# work to prove it. Fusing lets one Function keep only what backward truly needs, such as a
+# boolean mask, but measure memory in the whole graph, not just the block. And any product
+# of tensors summed over indices is an `einsum`, whose backward is the same product with the
+# operand and the output swapped.
+
+# %% [markdown]
+# ---
+# ## Optional sections (not graded)
+#
+# The main line ends with the summary above; nothing below is needed for an exercise. First a
+# measurement that backs `FusedLinearReLU`'s saving rule, then notes from practice.
+
+# %% [markdown]
+# ### Frozen weights: what `FusedLinearReLU` keeps
+#
+# Fine-tuning often freezes the weights; BitFit (Ben Zaken et al., 2021) trains the biases
+# alone. Freeze the eight weights of the plain network and keep its biases training: every
+# $h_i$ still needs a gradient, for the biases before it, but no `grad_weight` is computed,
+# so backward reads no block's input.
+#
+# **Predict, then run.** What does each version keep after forward now, in KiB:
+# `F.linear` + `torch.relu`, and your `FusedLinearReLU` as you wrote it?
+
+# %%
+predicted = {"F.linear + torch.relu": None, "FusedLinearReLU": None}
+
+# %%
+for w in weights:
+    w.requires_grad_(False)  # frozen: only the biases train
+frozen = {name: step_memory(networks["plain"], block) for name, block in blocks.items()}
+for w in weights:
+    w.requires_grad_(True)
+for name, (kept, peak) in frozen.items():
+    print(f"plain, {name:<22} weights frozen: {kept:4.0f} KiB, peak {peak:4.0f} KiB")
+compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The composed network keeps the eight ReLU outputs, $8 \times 64 = 512$ KiB: `F.linear`
+# with a frozen weight saves only that weight, which exists before the step. A
+# `FusedLinearReLU` that saves `x` whatever is asked keeps $h_1, \dots, h_7$ and eight masks,
+# 576 KiB (a peak of 704), for a `grad_weight` nobody computes: more than composed. One that
+# saves `x` only when `ctx.needs_input_grad[1]` is True keeps the masks alone,
+# $8 \times 16 = 128$ KiB (a peak of 320), a quarter of the composed network. The exercise
+# accepts both; for fine-tuning, write the second. If yours kept `x`, save `None` in its
+# place when the weight is frozen, run its self-check again and then this cell.
+# </details>
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
@@ -1359,8 +1344,8 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # </details>
 
 # %% [markdown]
-# The cell below belongs to **In practice** above (what `einsum`'s order costs): open it
-# first, or skip to the summary. It takes about a second.
+# The cell below belongs to **In practice** above (what `einsum`'s order costs). It takes
+# about a second.
 
 # %%
 from torch.utils.benchmark import Timer
@@ -1378,14 +1363,3 @@ for _ in range(30):  # the fastest of 30 interleaved runs: other work on the mac
 print(f"over i first, an intermediate (64, 16, 8):   {fastest['i'] * 1e3:.3f} ms")
 print(f"over j first, an intermediate (64, 16, 256): {fastest['j'] * 1e3:.3f} ms, "
       f"{fastest['j'] / fastest['i']:.1f} times as long (one thread)")
-
-# %% [markdown]
-# ## Summary
-#
-# Write the shapes next to every formula: `grad_x` $= G W$, `grad_weight` $= G^\top x$ and
-# `grad_bias` $= \sum G$, with every leading dimension flattened into the sum for the
-# parameters. Check `ctx.needs_input_grad` before each expensive product, and count the
-# work to prove it. Fusing lets one Function keep only what backward truly needs, such as a
-# boolean mask, but measure memory in the whole graph, not just the block. And any product
-# of tensors summed over indices is an `einsum`, whose backward is the same product with the
-# operand and the output swapped.

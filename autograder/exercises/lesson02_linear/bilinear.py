@@ -131,8 +131,9 @@ def _bilinear_checks(function, device) -> None:
     covers("x1 and x2 with no leading dimension")
     covers("bias=None")
     covers("n1 == n2")
-    with case("x1 of shape (5, 3), x2 of shape (5, 2), bias=a tensor"):
-        check_returned_shapes(function, BILINEAR, bilinear_values((5,), 3, 2, device))
+    for leading in ((5,), (2, 5)):  # a (rows, out) grad_bias shows, and a batched grad_weight
+        with case(f"x1 of shape {(*leading, 3)}, x2 of shape {(*leading, 2)}, bias=a tensor"):
+            check_returned_shapes(function, BILINEAR, bilinear_values(leading, 3, 2, device))
     with case("grad_output not contiguous"):
         check_noncontiguous_grad_output(function, BILINEAR, bilinear_values((2, 3), 3, 2, device))
     # two calls in flight whose feature sizes differ: a size kept where calls share it (the

@@ -54,8 +54,8 @@ FUSED_CLAUSES = (
     Clause("forward saves `x`, `weight` and what your `relu_keeps` keeps, through "
            "`ctx.save_for_backward`: no float pre-activation $z$, no output. As in exercise 1, "
            "it may save `None` for `x` when the weight needs no gradient, and for `weight` when "
-           "`x` needs none. Saving `x` and `weight` always also passes; a cell after the memory "
-           "measurement shows why saving `None` is worth it;",
+           "`x` needs none. Saving `x` and `weight` always also passes; an optional section after "
+           "the summary measures why saving `None` is worth it;",
            {"FusedLinearReLU/saves-float-mask": "saves the float pre-activation",
             "FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":

@@ -163,9 +163,10 @@ def check_shapes_and_bias(function, spec: Spec, device, *, fused: bool) -> None:
             check_backward_by_hand(spec, backward)
     covers("x with no leading dimension")
     covers("bias=None")
-    values = linear_values((5,), device)  # rows: a gradient left (rows, out) shows
-    with case(_linear_case(values)):
-        check_returned_shapes(function, spec, values)
+    for leading in ((5,), (2, 5)):  # a (rows, out) grad_bias shows, and a batched G.mT @ x
+        values = linear_values(leading, device)
+        with case(_linear_case(values)):
+            check_returned_shapes(function, spec, values)
     with case("grad_output not contiguous"):
         check_noncontiguous_grad_output(function, spec, linear_values((2, 5), device))
     if fused:

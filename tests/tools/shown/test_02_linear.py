@@ -1,32 +1,35 @@
-"""Lesson 02's live checkers (the three gradients of x @ W.T + b, the fused layer's ReLU part,
-Bilinear's dL/dx1): each passes the worked answer, and the placeholder and the slips fail."""
+"""Lesson 02's live checkers (the Jacobian entries of x @ W.T, the fused layer's ReLU part,
+Bilinear's entry dy/dx1): each passes the worked answer, and the placeholder and the slips fail."""
+
+import itertools
 
 import torch
 
 from tests.tools.shown.lesson_code import definitions, printed
 
 
-def _check(gradients, *shapes) -> list[str]:
-    """What check_linear_gradients prints for ``gradients`` on ``shapes``."""
-    lesson = definitions("02_linear", "check_linear_gradients", my_linear_gradients=gradients)
-    return printed(lesson["check_linear_gradients"], *shapes)
+def _check_entries(dy_dx, dy_dW) -> list[str]:
+    """What check_linear_entries prints for ``dy_dx`` and ``dy_dW``, one line each."""
+    lesson = definitions("02_linear", "check_linear_entries", itertools=itertools, dy_dx=dy_dx,
+                         dy_dW=dy_dW)
+    return printed(lesson["check_linear_entries"])
 
 
-def test_worked_gradients_pass_for_every_leading_shape_and_slips_fail():
-    shapes = ((5, 3), (2, 5, 3), (3,))
-    worked = definitions("02_linear", "my_linear_gradients")["my_linear_gradients"]
-    lines = _check(worked, *shapes)
-    assert len(lines) == 3 and all(line.count("✓") == 3 for line in lines), lines
-    placeholder = definitions("02_linear", "my_linear_gradients", learner=True)
-    assert "grad_x ✗ not written yet" in _check(placeholder["my_linear_gradients"], (5, 3))[0]
-    swapped = lambda G, x, W: (G @ W, x.T @ G, G.sum())  # noqa: E731 - a transpose, a 0-d sum
-    line, = _check(swapped, (5, 3))
-    assert "grad_x ✓" in line and "grad_weight ✗ shape (3, 4), not (4, 3)" in line, line
-    assert "grad_bias ✗ shape (), not (4,)" in line, line
-    batched = lambda G, x, W: (G @ W, G.mT @ x, G.sum(dim=0))  # noqa: E731 - right for 2-D only
-    lines = _check(batched, *shapes)
-    assert lines[0].count("✓") == 3 and "grad_weight ✗ shape (2, 4, 3), not (4, 3)" in lines[1]
-    assert "✗ raises RuntimeError" in lines[2], lines
+def test_linear_entry_checker_passes_the_worked_entries_and_names_each_slip():
+    """Do the worked entries pass, the placeholders read as not written, and an entry without
+    its Kronecker delta, or with W's indices the other way round, fail with the first entry?"""
+    worked = definitions("02_linear", "dy_dx", "dy_dW")
+    assert _check_entries(worked["dy_dx"], worked["dy_dW"]) == [
+        "dy_dx ✓ all 48 entries match autograd's Jacobian",
+        "dy_dW ✓ all 96 entries match autograd's Jacobian"]
+    placeholder = definitions("02_linear", "dy_dx", "dy_dW", learner=True)
+    assert _check_entries(placeholder["dy_dx"], placeholder["dy_dW"]) == [
+        "dy_dx ✗ not written yet", "dy_dW ✗ not written yet"]
+    every_row = _check_entries(lambda n, i, m, j, x, W: W[i, j], worked["dy_dW"])[0]
+    assert every_row.startswith("dy_dx ✗ 24 of 48 entries differ. The first: at (n, i, m, j) "
+                                "= (0, 0, 1, 0)"), every_row
+    transposed = _check_entries(worked["dy_dx"], lambda n, i, k, j, x, W: W[j, i])[1]
+    assert transposed.startswith("dy_dW ✗ raises IndexError"), transposed
 
 
 def _check_relu(keeps, grad_z) -> list[str]:
@@ -60,29 +63,23 @@ def test_relu_checker_passes_the_worked_answer_and_names_each_slip():
     assert all("dL/dz ✗ largest error" in line for line in unmasked), unmasked
 
 
-def _check_x1(grad_x1) -> list[str]:
-    """What check_grad_x1 prints for ``grad_x1``, a lambda or numbers."""
-    return printed(definitions("02_linear", "check_grad_x1", my_grad_x1=grad_x1)["check_grad_x1"])
+def _check_x1(entry) -> list[str]:
+    """What check_dy_dx1 prints for ``entry``, one line per case."""
+    return printed(definitions("02_linear", "check_dy_dx1", itertools=itertools,
+                               dy_dx1=entry)["check_dy_dx1"])
 
 
-def test_bilinear_x1_checker_passes_the_worked_answer_and_names_each_slip():
-    """Does Bilinear's dL/dx1 checker pass the worked lambda and Hint 3's numbers, and tell
-    apart an unwritten answer, a missing grad_output, the other input's formula, an unsummed
-    out and numbers, which it checks at Hint 3's inputs alone?"""
-    worked = definitions("02_linear", "my_grad_x1")["my_grad_x1"]
-    lines = _check_x1(worked)
-    assert len(lines) == 3 and all(" ✓" in line for line in lines), lines
-    assert lines[0].endswith("yours [[6, 10], [-1, -3]], autograd [[6, 10], [-1, -3]]"), lines
-    placeholder = definitions("02_linear", "my_grad_x1", learner=True)["my_grad_x1"]
+def test_bilinear_entry_checker_passes_the_worked_entry_and_names_each_slip():
+    """Does Bilinear's step-1 checker pass the worked entry, tell an unwritten one to be
+    written, and fail an entry with no position delta or with x2 on the wrong index?"""
+    worked = definitions("02_linear", "dy_dx1")["dy_dx1"]
+    assert _check_x1(worked) == ["Hint 3's numbers  ✓ all 8 entries match autograd's Jacobian",
+                                 "random, out = 3   ✓ all 108 entries match autograd's Jacobian"]
+    placeholder = definitions("02_linear", "dy_dx1", learner=True)["dy_dx1"]
     assert _check_x1(placeholder) == [
-        "✗ not written yet: write your dL/dx1 into my_grad_x1, then run this cell again"]
-    by_hand = _check_x1([[6, 10], [-1, -3]])
-    assert " ✓" in by_hand[0] and by_hand[1].startswith("Numbers check Hint 3's inputs only")
-    assert "✗ largest error 1 " in _check_x1([[6, 10], [-1, -4]])[0]
-    no_G = _check_x1(lambda G, x1, x2, W: torch.einsum("oij,...j->...i", W, x2))
-    assert all("✗ right only for a grad_output of all ones" in line for line in no_G), no_G
-    other_input = _check_x1(lambda G, x1, x2, W: torch.einsum("...o,oij,...i->...j", G, W, x1))
-    assert "✗ largest error 6" in other_input[0], other_input  # n1 = n2 there: values differ
-    assert "✗ shape (2, 3, 5), not x1's (2, 3, 4)" in other_input[1], other_input
-    unsummed = _check_x1(lambda G, x1, x2, W: torch.einsum("...o,oij,...j->...oi", G, W, x2))
-    assert all("✗ shape" in line for line in unsummed), unsummed
+        "✗ not written yet: write your entry into dy_dx1, then run this cell again"]
+    every_position = _check_x1(lambda p, o, q, k, x1, x2, W: W[o, k] @ x2[p])
+    assert all("entries differ" in line for line in every_position), every_position
+    other_side = _check_x1(lambda p, o, q, k, x1, x2, W: W[o, :, k] @ x2[p] if q == p else 0.0)
+    assert "✗ 4 of 8 entries differ" in other_side[0], other_side
+    assert "✗ raises" in other_side[1] or "entries differ" in other_side[1], other_side

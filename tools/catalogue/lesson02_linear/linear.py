@@ -95,6 +95,18 @@ MISTAKES = [
             _linear(FLAT + GUARDED + "        grad_bias = grad_output.clone() if ctx.has_bias "
                     "and ctx.needs_input_grad[2] else None\n"
                     "        return grad_x, grad_weight, grad_bias")),
+    # the lesson's "What the engine sums for you": one (out, in) matrix per batch entry, which
+    # the engine sums to weight's shape; a 2-D x gives the right shape, a 3-D one does not
+    Mistake("MyLinearFunction", "grad_weight = grad_output.mT @ x, batched for 3-D x",
+            "MyLinearFunction.backward returned grad_weight of shape (2, 4, 3) for weight of "
+            "shape (4, 3)",
+            _linear(FLAT + "        grad_x = grad_output @ weight if ctx.needs_input_grad[0] "
+                    "else None\n"
+                    "        grad_weight = None\n        if ctx.needs_input_grad[1]:\n"
+                    "            grad_weight = (grad_output.mT @ x if x.dim() > 1\n"
+                    "                           else torch.outer(grad_output, x))\n"
+                    "        grad_bias = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] "
+                    "else None\n" + _RETURN)),
     Mistake("MyLinearFunction", "grad_x = grad_output @ weight.T",
             "grad_x = grad_output @ weight.T is wrong, a transpose too many",
             _linear(FLAT + "        grad_bias = g2.sum(0) if ctx.has_bias else None\n"
