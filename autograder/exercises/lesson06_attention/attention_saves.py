@@ -1,7 +1,8 @@
 """Lesson 06: what the attention Functions save is what they were given or computed, never a
 copy of an input or of the output. A copy is a second tensor as big as the one the caller
 already holds, kept until backward: Q.clone() "to be safe", Q.contiguous() on the multi-head
-layout (a copy there, the tensor itself elsewhere), O.double() "for accuracy" on float32."""
+layout (a copy there, the tensor itself elsewhere), O.double() "for accuracy" on float32,
+K.transpose(-2, -1).contiguous() "for backward's products"."""
 
 import torch
 
@@ -18,7 +19,8 @@ def _described(saved, original: torch.Tensor, what: str) -> str:
 
 def check_saves_no_copy(name: str, forward, values: dict) -> None:
     """No saved tensor (other than the inputs and the output themselves, or views of them) has
-    the shape and the very values of an input or of the output, in its dtype or another."""
+    the shape and the very values of an input or of the output, or of one transposed (a
+    ``K.mT.contiguous()`` kept for backward's products), in its dtype or another."""
     originals = [(f"input {n}", values[n]) for n in GIVEN
                  if isinstance(values.get(n), torch.Tensor)]
     if isinstance(forward.output, torch.Tensor):
@@ -27,11 +29,16 @@ def check_saves_no_copy(name: str, forward, values: dict) -> None:
         if saved.role != "intermediate":
             continue
         for what, original in originals:
-            if (tuple(original.shape) == saved.shape and torch.equal(
-                    original.detach().to(saved.tensor.device, saved.dtype),
-                    saved.tensor.detach())):
+            views = [("", original)] + ([("transposed ", original.mT)] if original.dim() >= 2
+                                        else [])
+            copied = next((kind for kind, view in views
+                           if tuple(view.shape) == saved.shape and torch.equal(
+                               view.detach().to(saved.tensor.device, saved.dtype),
+                               saved.tensor.detach())), None)
+            if copied is not None:
                 raise GradingError(
-                    f"{name} saved {_described(saved, original, what)} ({saved.nbytes} bytes), "
+                    f"{name} saved {_described(saved, original, copied + what)} "
+                    f"({saved.nbytes} bytes), "
                     "a second tensor kept until backward besides the one the caller holds "
                     f"(.clone(), .to(), or .contiguous() on a strided tensor make one): save "
                     f"{what.removeprefix('input ') if what != 'output' else 'the output'} itself",

@@ -51,7 +51,7 @@ SCALED_DOT_PRODUCT_CLAUSES = (
            "input (`.clone()`, or `.contiguous()` on a strided one).",
            {S_ + "tensor-on-ctx": "mask kept as a ctx attribute",
             S_ + "state-on-class": "scale kept on the class",
-            S_ + "saves-a-copy": "saves Q.clone() to be safe"}),
+            S_ + "saves-a-copy": "saves K transposed and made contiguous"}),
     Clause("A second derivative through your Function raises rather than comes out wrong: keep "
            "the `@once_differentiable` that `backward` comes with (lesson 04).",
            {S_ + "missing-once-differentiable": "backward without @once_differentiable"}),

@@ -138,9 +138,11 @@ MISTAKES = [
     # one call's scale on the class, read back by every backward: right for one call at a time
     Mistake(S, "scale kept on the class", "a class attribute is shared by every call",
             _sdpa(("ctx.scale", "ScaledDotProductAttention.scale"))),
-    # a clone saved "to be safe": a second Q kept until backward (issue 45: a saved tensor
-    # replaced by a copy)
-    Mistake(S, "saves Q.clone() to be safe", "saved a copy of its input Q",
-            _sdpa(("ctx.save_for_backward(Q, K, V, P)",
-                   "ctx.save_for_backward(Q.clone(), K, V, P)"))),
+    # K^T made contiguous "for backward's products": a second K kept until backward (issue 45:
+    # a saved tensor replaced by a copy; the other exercises' entries save plain copies)
+    Mistake(S, "saves K transposed and made contiguous", "saved a copy of its transposed input "
+            "K", _sdpa(("ctx.save_for_backward(Q, K, V, P)",
+                        "ctx.save_for_backward(Q, K.transpose(-2, -1).contiguous(), V, P)"),
+                       ("Q, K, V, P = ctx.saved_tensors", "Q, K_t, V, P = ctx.saved_tensors\n"
+                                                          "        K = K_t.transpose(-2, -1)"))),
 ]

@@ -1,5 +1,6 @@
 """lesson06_attention.attention_saves: a saved copy of an input or of the output is named, in
-its dtype or another; the inputs and output themselves, and what forward computed, are not."""
+its dtype or another, transposed or not; the inputs and output themselves, and what forward
+computed, are not."""
 
 import pytest
 import torch
@@ -28,12 +29,13 @@ def test_the_solution_saves_no_copy(dtype):
         check_saves_no_copy(S, _forward(solution(S), laid), laid)
 
 
-def test_a_clone_of_an_input_is_named(raises_hint):
-    """Is Q.clone(), saved "to be safe", named as a copy of the input Q?"""
+def test_a_transposed_copy_of_an_input_is_named(raises_hint):
+    """Is K.transpose(-2, -1).contiguous(), saved for backward's products, named as a copy of
+    the input K?"""
     values = lesson.attention_values((2,), 4, 5, 3, 2, "cpu", mask="causal")
-    with raises_hint("saved a copy of its input Q"):
-        check_saves_no_copy(S, _forward(mistake(S, "saves Q.clone() to be safe"), values),
-                            values)
+    with raises_hint("saved a copy of its transposed input K"):
+        check_saves_no_copy(S, _forward(mistake(S, "saves K transposed and made contiguous"),
+                                        values), values)
 
 
 def test_a_wider_copy_of_the_output_is_named(raises_hint):
