@@ -245,9 +245,11 @@ plt.show()
 #    to the second derivative. For now: which tensors can backward recompute $s$ from, and are
 #    they inputs, outputs or neither?
 #
-# Write your answers to steps 2 and 3 as `my_dy_dx` and `my_dL_dbeta` in the cell after the
-# hints; the cell after that checks them against autograd at Hint 3's point, then at four
-# values of $\beta$, negative and zero included, and shows where a ✗ is furthest off.
+# Write the two local derivatives of steps 2 and 3, $\partial y_i/\partial x_i$ and
+# $\partial y_i/\partial \beta$, as `my_dy_dx` and `my_dy_dbeta` in the cell after the hints;
+# the cell after that checks them against autograd at Hint 3's point, then at four values of
+# $\beta$, negative and zero included, and shows where a ✗ is furthest off. What backward
+# makes of them, `grad_output` and the sum for $\beta$ included, it leaves to you.
 #
 # Can backward tell which gradients nobody asked for, and skip them? That saves work, and the
 # grader does not ask for it: a gradient returned for an input that does not require grad is
@@ -283,52 +285,47 @@ plt.show()
 ### BEGIN WORKED
 my_dy_dx = lambda x, beta: (torch.sigmoid(beta * x)
                             * (1 + beta * x * (1 - torch.sigmoid(beta * x))))
-my_dL_dbeta = lambda x, beta, g: (g * x * x * torch.sigmoid(beta * x)
-                                  * (1 - torch.sigmoid(beta * x))).sum()
+my_dy_dbeta = lambda x, beta: x * x * torch.sigmoid(beta * x) * (1 - torch.sigmoid(beta * x))
 ### LEARNER
 my_dy_dx = None     # step 2: lambda x, beta: ..., the tensor of all dy_i/dx_i
-my_dL_dbeta = None  # step 3: lambda x, beta, g: ..., dL/dbeta for grad_output g
+my_dy_dbeta = None  # step 3: lambda x, beta: ..., the tensor of all dy_i/dbeta
 ### END WORKED
 
 
 # %% tags=["skip-when-grading"]
 def check_swish_derivation():
-    """Your my_dy_dx and my_dL_dbeta against autograd on the composed ops: at Hint 3's point,
+    """Your my_dy_dx and my_dy_dbeta against autograd on the composed ops: at Hint 3's point,
     then at four beta on seven x. A ✗ shows the point where yours is furthest off."""
-    if my_dy_dx is None or my_dL_dbeta is None:
-        print("my_dy_dx or my_dL_dbeta: not written yet")
+    if my_dy_dx is None or my_dy_dbeta is None:
+        print("my_dy_dx or my_dy_dbeta: not written yet")
         return
-    generator = torch.Generator().manual_seed(1)
+    points = [("Hint 3, beta = 2.0", 2.0, torch.tensor([1.0, -0.5], dtype=torch.float64))]
     x7 = torch.linspace(-3, 3, 7, dtype=torch.float64)
-    g7 = torch.randn(7, generator=generator, dtype=torch.float64)
-    points = [("Hint 3, beta = 2.0", 2.0, torch.tensor([1.0, -0.5], dtype=torch.float64),
-               torch.ones(2, dtype=torch.float64))]  # every g_i = 1
-    points += [(f"beta = {beta:4}", beta, x7, g7) for beta in (2.0, 0.5, -1.5, 0.0)]
-    for label, beta_value, x0, incoming in points:
+    points += [(f"beta = {beta:4}", beta, x7) for beta in (2.0, 0.5, -1.5, 0.0)]
+    for label, beta_value, x0 in points:
         x = x0.clone().requires_grad_()
-        beta = torch.tensor(beta_value, dtype=torch.float64, requires_grad=True)
-        y = x * torch.sigmoid(beta * x)  # Swish, composed: autograd knows its derivatives
-        want_x, = torch.autograd.grad(y.sum(), x, retain_graph=True)  # every g_i = 1
-        want_beta, = torch.autograd.grad(y, beta, incoming)
+        betas = torch.full_like(x0, beta_value).requires_grad_()  # one beta per element
+        y = x * torch.sigmoid(betas * x)  # Swish, composed: autograd knows its derivatives
+        want_x, want_beta = torch.autograd.grad(y.sum(), (x, betas))  # y_i: x_i and beta only
+        beta = torch.tensor(beta_value, dtype=torch.float64)
         results = []
-        for name, yours, want, args in [
-                ("dy/dx", my_dy_dx, want_x, (x0, beta.detach())),
-                ("dL/dbeta", my_dL_dbeta, want_beta, (x0, beta.detach(), incoming))]:
+        for name, yours, want in [("dy/dx", my_dy_dx, want_x),
+                                  ("dy/dbeta", my_dy_dbeta, want_beta)]:
             try:
-                got = torch.as_tensor(yours(*args), dtype=torch.float64)
+                got = torch.as_tensor(yours(x0, beta), dtype=torch.float64)
             except Exception as error:  # shown, not raised: Run All goes on
                 results.append(f"{name} ✗ raises {type(error).__name__}: "
                                + (str(error).splitlines() or [""])[0])
                 continue
             if got.shape != want.shape:
-                results.append(f"{name} ✗ shape {tuple(got.shape)}, not {tuple(want.shape)}")
+                results.append(f"{name} ✗ shape {tuple(got.shape)}, not {tuple(want.shape)}: "
+                               "one derivative per element")
             elif torch.allclose(got, want):
                 results.append(f"{name} ✓")
             else:
-                worst = int((got - want).abs().nan_to_num(float("inf")).flatten().argmax())
-                where = f" at x = {x0[worst].item():g}" if want.dim() else ""
-                results.append(f"{name} ✗{where}: yours {got.flatten()[worst].item():.4f}, "
-                               f"autograd {want.flatten()[worst].item():.4f}")
+                worst = int((got - want).abs().nan_to_num(float("inf")).argmax())
+                results.append(f"{name} ✗ at x = {x0[worst].item():g}: yours "
+                               f"{got[worst].item():.4f}, autograd {want[worst].item():.4f}")
         print(f"{label}: " + ", ".join(results))
 
 

@@ -7,11 +7,15 @@ from tests.tools.shown.lesson_code import run_cells
 
 
 def test_swish_derivation_worked_passes_and_a_lost_beta_is_located():
-    """Does the worked my_dy_dx / my_dL_dbeta pass at Hint 3's point and every beta, and a
-    dy/dx without beta fail with the point and both values?"""
+    """Does the worked my_dy_dx / my_dy_dbeta pass at Hint 3's point and every beta, a dy/dx
+    without beta fail with the point and both values, and a summed dy/dbeta fail on its shape
+    (the checker asks for one derivative per element, a step short of backward's sum)?"""
     cells = ["my_dy_dx = lambda", "def check_swish_derivation():\n"]  # the cell calls it
     lines = run_cells("04_double_backward", cells)
-    assert len(lines) == 5 and all(line.endswith("dL/dbeta ✓") for line in lines), lines
+    assert len(lines) == 5 and all(line.endswith("dy/dbeta ✓") for line in lines), lines
+    summed = run_cells("04_double_backward", cells, my_dy_dbeta=lambda x, beta: (
+        x * x * torch.sigmoid(beta * x) * (1 - torch.sigmoid(beta * x))).sum())
+    assert "dy/dbeta ✗ shape (), not (2,): one derivative per element" in summed[0], summed
     assert lines[0].startswith("Hint 3, beta = 2.0: dy/dx ✓"), lines
     no_beta = run_cells("04_double_backward", cells, my_dy_dx=lambda x, beta: (
         torch.sigmoid(x) * (1 + x * (1 - torch.sigmoid(x)))))
