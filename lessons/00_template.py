@@ -744,8 +744,8 @@ compare(predicted, actual)
 # gradient's shape, autograd sums the gradient down to the input's shape for you, so $(2, 3)$
 # becomes $(3,)$ with every entry $2$. Any other shape is an error: $(2, 3)$ does not
 # broadcast to $(1, 3)$. Return gradients of the input's shape anyway: it is clearer,
-# lesson 09 shows where relying on the engine breaks, and the self-checks of this course
-# reject a gradient of another shape, naming it, even where the engine would sum it.
+# lesson 09 shows where relying on the engine breaks, and `Outer`'s self-check below rejects
+# a gradient of another shape, naming it, even where the engine would sum it.
 # </details>
 
 # %% [markdown]
