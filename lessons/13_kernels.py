@@ -486,12 +486,13 @@ print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_elemen
 #
 # The contract:
 # - `a`, `b` of the same shape, any shape (treat them as flat; the size need not be a
-#   multiple of your block; make non-contiguous inputs contiguous);
+#   multiple of your block; make non-contiguous inputs, and `grad_output`, contiguous);
 # - float32 and float64; float16 and bfloat16 computing in float32 and returning the input's
 #   dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite answer);
 # - **one** forward kernel, and **one** backward kernel, launched once, that computes both
 #   gradients in a single pass over memory, behind its own custom operator; a fake
-#   implementation for both operators; an autograd registration on `silu_mul`;
+#   implementation for both operators; an autograd registration on `silu_mul`, whose
+#   `setup_context` saves tensors with `ctx.save_for_backward`;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts;
 # - inputs and `grad_output` never written.
 #
@@ -996,10 +997,12 @@ for rows_per_program in (4, 1):
 # for `x` of shape $(\dots, D)$ (any number of rows, none included) and `weight` of shape
 # $(D,)$, computed by custom operators of the `autograd_course` namespace. The split is
 # yours: commonly a forward operator returning `(y, rstd)` and a backward operator, with
-# `rms_norm_rows` a plain function that calls the forward one. Write them in this one cell:
+# `rms_norm_rows` a plain function that calls the forward one. Write them in this one cell.
 #
-# - a forward kernel, one program per row (or per block of rows), that saves one `rstd` per
-#   row, in float32 (float64 for float64 input);
+# The contract:
+# - a forward kernel, one program per row (or per block of rows), that computes one `rstd` per
+#   row ($r$ above, $\varepsilon$ inside the root), in float32 (float64 for float64 input),
+#   which `setup_context` saves with `ctx.save_for_backward` for the backward;
 # - a backward kernel: the row gradient in closed form, and the weight gradient as
 #   per-program partial rows, reduced afterwards (on the host or by a second kernel), never
 #   loaded, added to and stored back into one shared row by several programs (a race on a
@@ -1011,7 +1014,12 @@ for rows_per_program in (4, 1):
 #   "The grid"), masked past its end, or a loop over the row in blocks;
 # - any number of rows: a fixed grid of programs over groups of rows must cover every row
 #   and stop at the last one (the self-check runs 137 rows, more than a grid you would fix);
-# - float16/bfloat16 computing in float32; nothing written into the inputs.
+# - float16/bfloat16 computing in float32, the output and both gradients in the inputs' dtype;
+#   nothing written into the inputs;
+# - the arithmetic in your kernels: the host code only allocates, views, copies and casts,
+#   and adds up the partial rows;
+# - each kernel behind a custom operator with a fake implementation that describes its real
+#   outputs, strides included; non-contiguous inputs made contiguous (a column slice too).
 
 # %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}
 def rms_norm_rows(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:

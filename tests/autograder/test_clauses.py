@@ -44,10 +44,7 @@ def test_each_check_of_a_clause_has_a_catalogued_witness(name, check, witness):
 # Exercises whose statement does not yet give its contract as one list of graded bullets: each
 # fails test_every_exercise_states_its_contract_as_clauses, as an expected failure that turns
 # into an error the day its clauses are written (strict), so this list only shrinks.
-CONTRACT_STILL_IN_PROSE = {
-    **{name: "lesson 13's contracts are prose; its Triton mutants run interpreted, slowly"
-       for name in ("silu_mul", "rms_norm_rows")},
-}
+CONTRACT_STILL_IN_PROSE: dict[str, str] = {}
 
 
 def _stated(name: str):

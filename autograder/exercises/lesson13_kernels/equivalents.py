@@ -16,4 +16,10 @@ EQUIVALENTS = [
                      "ctx.save_for_backward(x, weight, rstd.clone())",
                      "a copy of the per-row rstd the kernel just wrote replaces it in the saved "
                      "set: one rstd per row, the same values"),
+    EquivalentMutant("rms_norm_rows", "drop_statement",
+                     "grad, x = grad.to(tl.float32), x.to(tl.float32)", "pass",
+                     "a half grad or x meets only float32 values (w, converted before the loop; "
+                     "rstd, loaded from float32), and Triton converts the half operand of each "
+                     "product to float32 first: the same arithmetic, bit for bit in float16 and "
+                     "bfloat16"),
 ]

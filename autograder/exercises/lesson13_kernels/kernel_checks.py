@@ -126,17 +126,18 @@ def check_operator(submission, name: str, example: tuple) -> None:
     operator = f"{NAMESPACE}::{name}"
     if isinstance(submission, type) and issubclass(submission, torch.autograd.Function):
         raise GradingError(f"{name} is an autograd.Function: define it as the custom operator "
-                           f"{operator} with @torch.library.custom_op")
+                           f"{operator} with @torch.library.custom_op",
+                           mistake=f"{name}/function-not-operator")
     if isinstance(submission, CustomOpDef) and _maybe_get_opdef(
             submission._qualname) is not submission:
         raise GradingError(f"{name} is an older definition: {submission._qualname} was defined "
                            f"again after it, and an old handle must not be called: re-run the "
-                           f"cell defining {name}")
+                           f"cell defining {name}", mistake=f"{name}/stale-operator")
     called = operators_called(submission, *example)
     if not any(op.startswith(f"{NAMESPACE}.") for op in called):
         raise GradingError(f"{name} calls no custom operator of the {NAMESPACE} namespace: "
                            f'define it with @torch.library.custom_op("{operator}", '
-                           "mutates_args=())")
+                           "mutates_args=())", mistake=f"{name}/not-a-custom-op")
 
 
 def check_in_kernels(name: str, phase: str, run) -> list[str]:
@@ -149,10 +150,12 @@ def check_in_kernels(name: str, phase: str, run) -> list[str]:
         raise GradingError(
             f"{name}'s {phase} computes with torch ops ({', '.join(arithmetic)}) instead of in "
             "your Triton kernels: the host may only allocate, view, copy and cast (and sum "
-            "per-program partials); move the arithmetic into the kernel")
+            "per-program partials); move the arithmetic into the kernel",
+            mistake=f"{name}/host-arithmetic")
     if not launched:
         raise GradingError(f"{name}'s {phase} launched no Triton kernel: launch your "
-                           "@triton.jit kernel with kernel[grid](...)")
+                           "@triton.jit kernel with kernel[grid](...)",
+                           mistake=f"{name}/no-kernel-launched")
     return launched
 
 
@@ -170,9 +173,10 @@ def ulps(got: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
     return (got.float() - expected.float()).abs() / spacing
 
 
-def check_within_ulps(what: str, got, expected: torch.Tensor, *, ulp=2.0,
+def check_within_ulps(name: str, what: str, got, expected: torch.Tensor, *, ulp=2.0,
                       right_from_float32=False) -> None:
-    """Half precision: within ``ulp`` of the float32-computed reference cast to the dtype."""
+    """Half precision: within ``ulp`` of the float32-computed reference cast to the dtype
+    (``name``: the exercise's)."""
     diagnose_values(what, got, expected, rtol=0.0, atol=float("inf"))
     worst = ulps(got.detach(), expected)
     if worst.numel() and worst.max().item() > ulp:
@@ -183,7 +187,8 @@ def check_within_ulps(what: str, got, expected: torch.Tensor, *, ulp=2.0,
                  if right_from_float32 else f"{what} is off by more than {ulp:g} ulp in "
                  f"{expected.dtype}")
         raise GradingError(f"{first}: {worst.max().item():.3g} ulp at index {index} (got "
-                           f"{got[index].item()!r}, expected {expected[index].item()!r})")
+                           f"{got[index].item()!r}, expected {expected[index].item()!r})",
+                           mistake=f"{name}/half-rounded-step" if right_from_float32 else "")
 
 
 def name_bfloat16_failure(name: str, run, error: GradingError) -> None:
@@ -209,7 +214,8 @@ def name_bfloat16_failure(name: str, run, error: GradingError) -> None:
             f"{name} converts a float64 value to bfloat16 inside a kernel, and Triton 3.9's "
             "interpreter gets that conversion wrong (0.55 becomes 0): convert to float32 first, "
             "value.to(tl.float32).to(tl.bfloat16), or keep float64 for float64 input only",
-            error.details, case=error.case) from error
+            error.details, case=error.case,
+            mistake=f"{name}/float64-to-bfloat16-in-interpreter") from error
 
 
 def explain(name: str, phase: str, error: Exception) -> GradingError:
@@ -218,27 +224,30 @@ def explain(name: str, phase: str, error: Exception) -> GradingError:
     if "no fake impl" in message or "no fake" in message.lower():
         return GradingError(f"{name} has an operator without a fake implementation: add "
                             "@op.register_fake returning empty tensors of the output's shape "
-                            "and dtype; torch.compile and opcheck need it", message)
+                            "and dtype; torch.compile and opcheck need it", message,
+                            mistake=f"{name}/no-fake")
     if "no autograd formula" in message or "does not require grad" in message:
         return GradingError(f"{name}'s operator has no autograd registration: call "
                             "op.register_autograd(backward, setup_context=setup_context)",
-                            message)
+                            message, mistake=f"{name}/no-autograd")
     if "data pointer" in message or "data_ptr" in message:
         return GradingError(
             f"{name} launched a Triton kernel on a fake tensor during {phase}: torch.compile "
             "and opcheck trace the backward with fake tensors, so a kernel launched directly in "
             "the registered backward (or in register_fake) cannot run; put the backward kernel "
             "behind its own custom operator with register_fake, and call that in backward",
-            message)
+            message, mistake=f"{name}/kernel-on-fake-tensor")
     if ("FakeTensor' is not an instance of 'sequence'" in message
             or ("Unable to cast (FakeTensor" in message and "to Tensor" in message)):
         return GradingError(f"{name}: a fake implementation returns one tensor where its "
                             "operator returns a tuple, or a tuple where it returns one tensor: "
-                            "register_fake must return what the annotation says", message)
+                            "register_fake must return what the annotation says", message,
+                            mistake=f"{name}/fake-output-structure")
     if "Expected dtype ['fp32', 'fp64']" in message:
         return GradingError(f"{name}: tl.exp and Triton's other math functions take float32 or "
                             "float64, and a half-precision load is float16 or bfloat16: convert "
-                            "after loading (.to(tl.float32)) and cast back when storing", message)
+                            "after loading (.to(tl.float32)) and cast back when storing", message,
+                            mistake=f"{name}/half-not-converted")
     first = message.splitlines()[0] if message else ""
     return GradingError(f"{name}'s {phase} raised {type(error).__name__}: {first}", message)
 
@@ -294,7 +303,8 @@ def check_compiled(name: str, call, args: tuple, *, rtol=1e-9, atol=1e-10) -> No
     except Exception as error:
         hint = explain(name, "compiled call", _root(error))
         raise GradingError(f"torch.compile(fullgraph=True, backend={backend!r}) failed on a "
-                           f"function calling {name}: {hint.hint}", str(error)) from error
+                           f"function calling {name}: {hint.hint}", str(error),
+                           mistake=hint.mistake) from error
     with case(f"under torch.compile(fullgraph=True, backend={backend!r})"):
         diagnose_values(f"{name}'s output", got, expected, rtol=rtol, atol=atol)
         for index, (e, c) in enumerate(zip(eager, compiled)):

@@ -92,7 +92,7 @@ def check_gradient_dtypes(name: str, call, args: tuple) -> None:
             f"{name}'s registered backward returns a gradient of dtype {wrong[0].dtype} "
             f"(shape {tuple(wrong[0].shape)}) for {dtype} inputs: autograd casts it back to "
             f"{dtype}, but the backward's gradients must have their inputs' dtype (cast it "
-            "before returning it)")
+            "before returning it)", mistake=f"{name}/wrong-gradient-dtype")
 
 
 def kernel_operator(name: str):

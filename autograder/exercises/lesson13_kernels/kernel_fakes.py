@@ -49,7 +49,7 @@ def check_backward_fakes(name: str, function, args: tuple) -> None:
                     "register_fake of the operator called in backward must describe its real "
                     "outputs too, strides included (opcheck of that operator fails on it): "
                     "return the layout it returns (memory_format=torch.contiguous_format for "
-                    "contiguous gradients)")
+                    "contiguous gradients)", mistake=f"{name}/backward-fake-mismatch")
 
 
 def check_ctx_tensors(name: str, output: torch.Tensor) -> None:

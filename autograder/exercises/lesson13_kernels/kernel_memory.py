@@ -76,7 +76,7 @@ def guarded_memory(name: str):
             f"{name}'s kernel {refused[0].what} outside its tensors on lanes past the end: a "
             "block wider than what is left (the tail, or a row shorter than the block) needs a "
             "mask, e.g. tl.load(ptr + offsets, mask=offsets < n) and the same mask in tl.store",
-            details)
+            details, mistake=f"{name}/unmasked-access")
 
     interpreter.GridExecutor._init_args_hst = init_args
     interpreter.InterpreterBuilder.create_masked_load = masked_load

@@ -58,4 +58,4 @@ def shared_stores(name: str):
             "on CPU the sum comes out right; a GPU runs them at once, and one program's update "
             "can overwrite another's. Give each program its own row of partials and sum them "
             "afterwards (or add with tl.atomic_add: no update is lost, though the order of the "
-            "additions varies from run to run)")
+            "additions varies from run to run)", mistake=f"{name}/shared-row-race")

@@ -10,6 +10,7 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from .contracts import RMS_NORM_ROWS_CLAUSES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, check_within_ulps, explain, kernel_battery,
                             name_bfloat16_failure, operator_calls)
@@ -73,14 +74,15 @@ def check_rows(function, values: dict) -> None:
                 "rms_norm_rows's gradient for x has only the direct path through y_j: r "
                 "depends on every x_k of the row. Which sum does that add? my_rms_row_grads, "
                 "above the exercise's answer cell, checks yours", error.details,
-                case=f"x of shape {shape}") from error
+                case=f"x of shape {shape}", mistake="rms_norm_rows/direct-path-only") from error
         short = _values((2, 5), x.device, seed=11)
         if D > 16 and _right(function, short):
             raise GradingError(
                 f"rms_norm_rows is right for rows of 5 but wrong for rows of {D}: a program "
                 "must cover its whole row, so the block must be at least D "
                 "(BLOCK_D = triton.next_power_of_2(D), masked past the row's end), or loop "
-                "over the row in blocks", error.details, case=f"x of shape {shape}") from error
+                "over the row in blocks", error.details, case=f"x of shape {shape}",
+                mistake="rms_norm_rows/block-narrower-than-row") from error
         rows = x.reshape(-1, D)
         if rows.shape[0] > FEW_ROWS:
             few = _values((FEW_ROWS, D), x.device, seed=12)
@@ -96,7 +98,8 @@ def check_rows(function, values: dict) -> None:
                     f"{rows.shape[0]} rows: it is a sum over every row, so each program must "
                     "write its own partial sums (one row of partials per program) and the host "
                     "adds them up afterwards; programs storing into one shared row overwrite "
-                    "each other", error.details, case=f"x of shape {shape}") from error
+                    "each other", error.details, case=f"x of shape {shape}",
+                    mistake="rms_norm_rows/weight-gradient-one-row") from error
         raise
 
 
@@ -120,7 +123,9 @@ def check_eps(function, device) -> None:
                 raise GradingError(
                     f"rms_norm_rows's output is wrong with eps = 0.5: the forward {what}; "
                     "eps goes inside the root, rstd = 1 / sqrt(mean(x**2) + eps) (a small eps "
-                    "hides this in the output)", error.details, case=error.case) from error
+                    "hides this in the output)", error.details, case=error.case,
+                    mistake={"outside the square root": "rms_norm_rows/eps-outside-root",
+                             "ignores its eps": "rms_norm_rows/eps-ignored"}) from error
         raise
 
 
@@ -141,7 +146,7 @@ def check_non_contiguous(function, device) -> None:
             "rms_norm_rows is right for contiguous inputs but wrong for the same values in a "
             "transposed or strided view: a kernel indexes flat memory, so make the inputs "
             "contiguous on the host (x.contiguous()) or pass their strides to the kernel",
-            error.details, case=where) from error
+            error.details, case=where, mistake="rms_norm_rows/strided-read-as-flat") from error
     covers("non-contiguous grad_output")
     # leading dims transposed: no view flattens them (a 2-D transpose views as (-1, D) fine)
     values = _values((2, 3, 6), device, seed=5)
@@ -155,7 +160,8 @@ def check_non_contiguous(function, device) -> None:
             raise GradingError(
                 f"rms_norm_rows's gradient for {name} is wrong when grad_output is a transposed "
                 "view, and another for the same values contiguous: make grad_output contiguous "
-                "before the backward kernel reads it")
+                "before the backward kernel reads it",
+                mistake="rms_norm_rows/grad-output-strided-read-as-flat")
 
 
 def check_half(function, device) -> None:
@@ -181,7 +187,7 @@ def check_half(function, device) -> None:
                 f"handed one {dtype} value per row): the contract keeps rstd in float32 (float64 "
                 "for float64 input), since the gradient is computed from it; allocate it in "
                 "float32 and store the kernel's float32 value", error.details,
-                case=error.case) from error
+                case=error.case, mistake="rms_norm_rows/half-rstd") from error
         raise
 
 
@@ -205,12 +211,12 @@ def _check_half(function, device) -> None:
                 raise explain("rms_norm_rows", f"{dtype} call", error) from error
             from32 = function(x.detach().float(), weight.detach().float(), EPS).to(dtype)
             right32 = bool((from32 == want.to(dtype)).float().mean() > 0.9)
-            check_within_ulps("rms_norm_rows's output", out, want.to(dtype).detach(),
-                              right_from_float32=right32)
+            check_within_ulps("rms_norm_rows", "rms_norm_rows's output", out,
+                              want.to(dtype).detach(), right_from_float32=right32)
             grads = torch.autograd.grad(out, (x, weight), grad_output)
             for name, got, truth in zip(("x", "weight"), grads, want_grads):
-                check_within_ulps(f"the gradient for {name}", got, truth.to(dtype),
-                                  right_from_float32=right32)
+                check_within_ulps("rms_norm_rows", f"the gradient for {name}", got,
+                                  truth.to(dtype), right_from_float32=right32)
 
 
 def check_kernels(function, device) -> None:
@@ -259,13 +265,14 @@ def check_fake(function, device) -> None:
             raise GradingError(
                 f"rms_norm_rows under fake tensors returns shape {tuple(fake.shape)}, "
                 f"{fake.dtype}, but really {tuple(real.shape)}, {real.dtype}: register_fake "
-                "must describe the real outputs")
+                "must describe the real outputs", mistake="rms_norm_rows/fake-mismatch")
         if fake.stride() != real.stride():
             raise GradingError(
                 f"rms_norm_rows under fake tensors returns strides {fake.stride()}{where}, but "
                 f"really {real.stride()}: register_fake must describe the real outputs, "
                 "strides included (opcheck fails on it); return the layout your operator "
-                "returns (memory_format=torch.contiguous_format for a contiguous one)")
+                "returns (memory_format=torch.contiguous_format for a contiguous one)",
+                mistake="rms_norm_rows/fake-strides")
     check_backward_fakes("rms_norm_rows", function, (transposed, weight, eps))
 
 
@@ -317,6 +324,7 @@ EXERCISES = [
                        "float16 and bfloat16 within 2 ulp", "one rstd saved per row",
                        "arithmetic in the learner's kernels",
                        "opcheck", "torch.compile without graph breaks"),
+             clauses=RMS_NORM_ROWS_CLAUSES,
              # no large case: the contract's limit is D up to 4096, which the battery reaches;
              # the number of rows has none, and 137 of them pass any grid a backward fixes
              domain=Domain(RMS_NORM_ROWS, lambda device, dtype=torch.float64, seed=0, eps=EPS:

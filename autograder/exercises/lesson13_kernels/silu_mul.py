@@ -11,6 +11,7 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Case, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from .contracts import SILU_MUL_CLAUSES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, check_within_ulps, explain, kernel_battery,
                             name_bfloat16_failure)
@@ -36,7 +37,8 @@ def _checked(silu_mul, values: dict, **tolerances) -> None:
             "an operator of silu_mul returns one of its own inputs (or a view of one): a "
             "custom operator's outputs must be new tensors, so allocate each gradient "
             "(Liger-Kernel writes its gradients into a and b instead, which a custom operator "
-            "may not do)", error.details, case=error.case) from error
+            "may not do)", error.details, case=error.case,
+            mistake="silu_mul/returns-input") from error
     except NotImplementedError:
         raise
     except Exception as error:
@@ -60,7 +62,8 @@ def check_non_contiguous(silu_mul, device) -> None:
             "silu_mul is right for contiguous inputs but wrong for the same values in a "
             "transposed or strided view: a kernel indexes flat memory, so make the inputs "
             "contiguous on the host (a.contiguous()) or pass their strides to the kernel",
-            error.details, case="a transposed, b a strided slice") from error
+            error.details, case="a transposed, b a strided slice",
+            mistake="silu_mul/strided-read-as-flat") from error
     covers("non-contiguous grad_output")
     a, b = (v.detach().clone().requires_grad_() for v in _values((6, 4), device).values())
     grad_output = sample((4, 6), device, seed=4).t()
@@ -73,7 +76,8 @@ def check_non_contiguous(silu_mul, device) -> None:
             raise GradingError(
                 f"silu_mul's gradient for {name} is wrong when grad_output is a transposed view, "
                 "and another for the same values contiguous: make grad_output contiguous "
-                "before the backward kernel reads it")
+                "before the backward kernel reads it",
+                mistake="silu_mul/grad-output-strided-read-as-flat")
 
 
 def _reads_one_gradient(silu_mul, device) -> bool:
@@ -146,11 +150,11 @@ def _check_half(silu_mul, device) -> None:
                 raise explain("silu_mul", f"{dtype} call", error) from error
             from32 = silu_mul(a.detach().float(), b.detach().float()).to(dtype)
             right32 = bool((from32 == want.to(dtype)).float().mean() > 0.9)
-            check_within_ulps("silu_mul's output", out, want.to(dtype).detach(),
+            check_within_ulps("silu_mul", "silu_mul's output", out, want.to(dtype).detach(),
                               right_from_float32=right32)
             grads = torch.autograd.grad(out, (a, b), grad_output)
             for name, got, truth in zip("ab", grads, want_grads):
-                check_within_ulps(f"the gradient for {name}", got, truth.to(dtype),
+                check_within_ulps("silu_mul", f"the gradient for {name}", got, truth.to(dtype),
                                   right_from_float32=right32)
 
 
@@ -205,7 +209,8 @@ def check_large_activations(silu_mul, device) -> None:
                     f"silu_mul's {what} is {got[bad][0].item()} at a = {where:g} in float32, "
                     "where silu is finite: most likely an exp that overflows (in float32 exp(x) "
                     "is inf once x > 88.7, and inf / inf is nan); write the sigmoid as "
-                    "1 / (1 + exp(-a)), whose exp can only overflow where the sigmoid is 0")
+                    "1 / (1 + exp(-a)), whose exp can only overflow where the sigmoid is 0",
+                    mistake="silu_mul/exp-overflows")
         _checked(silu_mul, values, rtol=1e-5, atol=1e-6)
 
 
@@ -227,7 +232,7 @@ def check_kernels_do_the_work(silu_mul, device) -> None:
                 f"silu_mul's {phase} launched {len(launched)} Triton kernels "
                 f"({', '.join(launched)}) on 37 elements: the point of the fused op is one "
                 f"pass over memory, so one kernel, launched once, {what}, reading each input "
-                "once")
+                "once", mistake="silu_mul/more-than-one-launch")
 
 
 def check_fake(silu_mul, device) -> None:
@@ -249,13 +254,14 @@ def check_fake(silu_mul, device) -> None:
             raise GradingError(f"silu_mul's fake implementation returns shape "
                                f"{tuple(fake.shape)}, {fake.dtype}, but the operator returns "
                                f"{tuple(real.shape)}, {real.dtype}: register_fake must describe "
-                               "the real output")
+                               "the real output", mistake="silu_mul/fake-mismatch")
         if fake.stride() != real.stride():
             raise GradingError(
                 f"silu_mul's fake implementation gives strides {fake.stride()}{where}, but the "
                 f"operator returns strides {real.stride()}: register_fake must describe the "
                 "real output, strides included (opcheck fails on it); the kernel writes a "
-                "contiguous output, so return one (memory_format=torch.contiguous_format)")
+                "contiguous output, so return one (memory_format=torch.contiguous_format)",
+                mistake="silu_mul/fake-strides")
     check_backward_fakes("silu_mul", silu_mul, (a64.t(), b64.t()))
 
 
@@ -273,7 +279,8 @@ def silu_mul_full(silu_mul, device) -> None:
                     f"a * sigmoid(a) with {fixed} held fixed: both factors move with a. What "
                     "does the product rule add? my_silu_mul_grads, above the exercise's answer "
                     "cell, checks your formula against autograd",
-                    error.details, case=error.case) from error
+                    error.details, case=error.case,
+                    mistake="silu_mul/product-rule-one-factor") from error
             if not _reads_one_gradient(silu_mul, device):
                 raise
             raise GradingError(
@@ -281,7 +288,8 @@ def silu_mul_full(silu_mul, device) -> None:
                 "gradients match grad_output[0] broadcast, not grad_output. Here grad_output "
                 "is a tensor like y (a 0-d gradient is loaded once; this one is loaded per "
                 "element, with the offsets and mask of a and b)",
-                error.details, case=error.case) from error
+                error.details, case=error.case,
+                mistake="silu_mul/grad-output-read-once") from error
         a, b = (v.requires_grad_() for v in _values((3, 5), device).values())
         check_ctx_tensors("silu_mul", silu_mul(a, b))
         covers("sizes not a multiple of the block")
@@ -297,7 +305,8 @@ def silu_mul_full(silu_mul, device) -> None:
                 raise GradingError("silu_mul computes float64 inputs in float32: its float64 "
                                    "results agree with the float32 computation, not with float64 "
                                    "(gradcheck fails); convert only float16 and bfloat16 to "
-                                   "float32 and keep float64 in float64")
+                                   "float32 and keep float64 in float64",
+                                   mistake="silu_mul/float64-in-float32")
             raise GradingError("gradcheck failed for silu_mul: the analytic Jacobian differs "
                                "from the numerical one")
         check_kernels_do_the_work(silu_mul, device)  # before the dtypes: names host arithmetic
@@ -330,6 +339,7 @@ EXERCISES = [
                        "large activations in float32", "float16 and bfloat16 within 2 ulp",
                        "arithmetic in the learner's kernels", "one kernel launch per pass",
                        "opcheck", "torch.compile without graph breaks"),
+             clauses=SILU_MUL_CLAUSES,
              domain=Domain(SILU_MUL, lambda device, dtype=torch.float64, seed=0: _values(
                                (3, 5), device, seed=seed, dtype=dtype),
                            prepare=kernel_operator("silu_mul"),

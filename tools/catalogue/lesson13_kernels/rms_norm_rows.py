@@ -176,16 +176,18 @@ UNUSUAL = [
                    "    if True:\n        rms_norm_backward_kernel[(3,)](grad_rows, rows, "
                    "weight.contiguous(), rstd,\n                                       "
                    "grad_x, partial_w, rows.shape[0], D,"))),
-    Unusual("rms_norm_rows", "rows longer than the block: a loop over the row in blocks of 64",
-            _edit(RMS,
-                  ('''    x = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0)
+]
+
+ROW_LOOP = _edit(
+    RMS,
+    ('''    x = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0)
     w = tl.load(w_ptr + columns, mask=mask, other=0.0)
     if x.dtype != tl.float64:
         x, w = x.to(tl.float32), w.to(tl.float32)
     rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D + eps)
     tl.store(rstd_ptr + row, rstd.to(rstd_ptr.dtype.element_ty))
     tl.store(y_ptr + row * D + columns, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)''',
-                   '''    first = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0)
+     '''    first = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0)
     total = tl.zeros((BLOCK_D,), dtype=tl.float64 if first.dtype == tl.float64 else tl.float32)
     for start in range(0, D, BLOCK_D):
         x = tl.load(x_ptr + row * D + start + columns, mask=start + columns < D, other=0.0)
@@ -198,24 +200,23 @@ UNUSUAL = [
         w = tl.load(w_ptr + start + columns, mask=inside, other=0.0).to(total.dtype)
         tl.store(y_ptr + row * D + start + columns, (x * rstd * w).to(y_ptr.dtype.element_ty),
                  mask=inside)'''),
-                  ("        rms_norm_kernel[(rows.shape[0],)](rows, weight.contiguous(), y, rstd, D, eps,\n"
-                   "                                          BLOCK_D=triton.next_power_of_2(D))",
-                   "        rms_norm_kernel[(rows.shape[0],)](rows, weight.contiguous(), y, rstd, D, eps,\n"
-                   "                                          BLOCK_D=64)"))),
-]
+    ("        rms_norm_kernel[(rows.shape[0],)](rows, weight.contiguous(), y, rstd, D, eps,\n"
+     "                                          BLOCK_D=triton.next_power_of_2(D))",
+     "        rms_norm_kernel[(rows.shape[0],)](rows, weight.contiguous(), y, rstd, D, eps,\n"
+     "                                          BLOCK_D=64)"))
 
+# two unusual choices in each entry: an entry costs a whole battery of interpreted kernels
 UNUSUAL += [
-    Unusual("rms_norm_rows", "tl.rsqrt, and rstd shaped like x without its last dimension",
+    Unusual("rms_norm_rows", "tl.rsqrt, and rstd shaped like x without its last dimension; the "
+            "backward operator returns the partials, and the registered backward sums them",
             _edit(RMS, ("    rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D + eps)",
                         "    rstd = tl.rsqrt(tl.sum(x * x, axis=0) / D + eps)"),
                   ("    rstd = torch.empty(rows.shape[0], device=x.device,",
                    "    rstd = torch.empty(x.shape[:-1], device=x.device,"),
                   ("            x.new_empty(x.shape[:-1].numel(), dtype=rstd_dtype))",
-                   "            x.new_empty(x.shape[:-1], dtype=rstd_dtype))"))),
-    Unusual("rms_norm_rows", "the backward operator returns the partials; the registered "
-            "backward sums them",
-            _edit(RMS, ("    return grad_x.view(x.shape), partial_w.sum(0).to(weight.dtype)",
-                        "    return grad_x.view(x.shape), partial_w"),
+                   "            x.new_empty(x.shape[:-1], dtype=rstd_dtype))"),
+                  ("    return grad_x.view(x.shape), partial_w.sum(0).to(weight.dtype)",
+                   "    return grad_x.view(x.shape), partial_w"),
                   ("    return torch.empty_like(x, memory_format=torch.contiguous_format), "
                    "torch.empty_like(weight)",
                    "    rows = x.shape[:-1].numel()\n"
@@ -225,10 +226,11 @@ UNUSUAL += [
                    "    return grad_x, grad_weight, None",
                    "    grad_x, partials = rms_norm_rows_backward(grad_y, x, weight, rstd)\n"
                    "    return grad_x, partials.sum(0).to(weight.dtype), None"))),
-    Unusual("rms_norm_rows", "the partials reduced by a second Triton kernel, column blocks of 64",
-            _edit(RMS, ('@torch.library.custom_op("autograd_course::rms_norm_rows", '
-                        'mutates_args=())',
-                        """@triton.jit
+    Unusual("rms_norm_rows", "rows longer than the block: a loop over the row in blocks of 64; "
+            "the partials reduced by a second Triton kernel, column blocks of 64",
+            _edit(ROW_LOOP, ('@torch.library.custom_op("autograd_course::rms_norm_rows", '
+                             'mutates_args=())',
+                             """@triton.jit
 def column_sum_kernel(partial_ptr, out_ptr, n_rows, D, BLOCK: tl.constexpr):
     columns = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = columns < D

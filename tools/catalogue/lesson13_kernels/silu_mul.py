@@ -5,8 +5,10 @@ autograd_course::silu_mul(_backward) again: load and grade one entry before load
 from .. import Mistake, Unusual
 from .common import HEADER, _edit
 
+# the block of Triton's vector-add tutorial: the domain's large case (2**20 elements) then takes
+# 1025 interpreted programs a pass, where the lesson's block of 256 takes 4100 (about 1 ms each)
 SILU_MUL = HEADER + '''
-BLOCK = 256
+BLOCK = 1024
 
 
 @triton.jit
@@ -168,13 +170,6 @@ UNUSUAL = [
                   ("    sigmoid = 1 / (1 + tl.exp(-a))\n",
                    "    sigmoid = 1 / (1 + tl.exp2(-a * 1.4426950408889634))\n"),
                   ("    y = a / (1 + tl.exp(-a)) * b", "    y = a * b / (1 + tl.exp(-a))"))),
-    Unusual("silu_mul", "registered by name: torch.library.register_fake and register_autograd",
-            _edit(SILU_MUL,
-                  ("@silu_mul.register_fake\ndef _(a, b):",
-                   '@torch.library.register_fake("autograd_course::silu_mul")\ndef _(a, b):'),
-                  ("silu_mul.register_autograd(backward, setup_context=setup_context)",
-                   'torch.library.register_autograd("autograd_course::silu_mul", backward,\n'
-                   '                                setup_context=setup_context)'))),
 ]
 
 UNUSUAL += [
@@ -197,19 +192,15 @@ UNUSUAL += [
                   ("    return grad_a, grad_b\n\n\n@silu_mul_backward.register_fake",
                    "    return grad_a.to(dtype), grad_b.to(dtype)\n\n\n"
                    "@silu_mul_backward.register_fake"))),
-    Unusual("silu_mul", "tl.sigmoid, and the derivative written with silu: s + silu (1 - s)",
-            _edit(SILU_MUL, ("    sigmoid = 1 / (1 + tl.exp(-a))\n"
-                             "    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))",
-                             "    sigmoid = tl.sigmoid(a)\n    silu = a * sigmoid\n"
-                             "    grad_a = grad * b * (silu + sigmoid * (1 - silu))"))),
-    Unusual("silu_mul", "tl.where picking the branch whose exp cannot overflow",
+    Unusual("silu_mul", "tl.where picking the branch whose exp cannot overflow; backward with "
+            "tl.sigmoid, the derivative written with silu: s + silu (1 - s)",
             _edit(SILU_MUL, ("    y = a / (1 + tl.exp(-a)) * b",
                              "    y = tl.where(a > 0, a / (1 + tl.exp(-a)),\n"
-                             "                 a * tl.exp(a) / (1 + tl.exp(a))) * b"))),
-    Unusual("silu_mul", "setup_context saves the output as well; backward leaves it unused",
-            _edit(SILU_MUL, ("    ctx.save_for_backward(*inputs)",
-                             "    ctx.save_for_backward(inputs[0], inputs[1], output)"),
-                  ("    a, b = ctx.saved_tensors", "    a, b, _ = ctx.saved_tensors"))),
+                             "                 a * tl.exp(a) / (1 + tl.exp(a))) * b"),
+                  ("    sigmoid = 1 / (1 + tl.exp(-a))\n"
+                   "    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))",
+                   "    sigmoid = tl.sigmoid(a)\n    silu = a * sigmoid\n"
+                   "    grad_a = grad * b * (silu + sigmoid * (1 - silu))"))),
 ]
 
 OUT_ARGUMENTS = _edit(
@@ -269,10 +260,22 @@ silu_mul = torch.library.custom_op("autograd_course::silu_mul", silu_mul, mutate
 '''),
 )
 
-UNUSUAL += [Unusual("silu_mul", "a backward operator writing into declared out arguments "
-                    "(mutates_args), returning None", OUT_ARGUMENTS),
-            Unusual("silu_mul", "the function form of custom_op, the block chosen per call",
-                    FUNCTION_FORM)]
+# two unusual choices in each entry: an entry costs a whole battery of interpreted kernels
+UNUSUAL += [
+    Unusual("silu_mul", "a backward operator writing into declared out arguments "
+            "(mutates_args), returning None; setup_context saves the output as well, unused",
+            _edit(OUT_ARGUMENTS, ("    ctx.save_for_backward(*inputs)",
+                                  "    ctx.save_for_backward(inputs[0], inputs[1], output)"),
+                  ("    a, b = ctx.saved_tensors", "    a, b, _ = ctx.saved_tensors"))),
+    Unusual("silu_mul", "the function form of custom_op, the block chosen per call, registered "
+            "by name: torch.library.register_fake and register_autograd",
+            _edit(FUNCTION_FORM,
+                  ("@silu_mul.register_fake\ndef _(a, b):",
+                   '@torch.library.register_fake("autograd_course::silu_mul")\ndef _(a, b):'),
+                  ("silu_mul.register_autograd(backward, setup_context=setup_context)",
+                   'torch.library.register_autograd("autograd_course::silu_mul", backward,\n'
+                   '                                setup_context=setup_context)'))),
+]
 
 MISTAKES = [
     Mistake("silu_mul", "float64 computed in float32", "computes float64 inputs in float32",
@@ -343,6 +346,11 @@ MISTAKES = [
                              "a, memory_format=torch.contiguous_format)",
                              "@silu_mul.register_fake\ndef _(a, b):\n    return torch.empty_like(a)")),
             named=True),
+    Mistake("silu_mul", "grad_a written into grad_output's buffer",
+            "backward modified grad_output in place",
+            _edit(SILU_MUL, ("(grad, a, b, grad_a, grad_b,\n", "(grad, a, b, grad, grad_b,\n"),
+                  ("    return grad_a, grad_b\n",
+                   "    return grad.clone(), grad_b  # grad_a, computed in grad's buffer\n"))),
     Mistake("silu_mul", "no fake implementation", "without a fake implementation",
             _edit(SILU_MUL, ("@silu_mul.register_fake\ndef _(a, b):\n    return torch.empty_like("
                              "a, memory_format=torch.contiguous_format)\n", ""))),

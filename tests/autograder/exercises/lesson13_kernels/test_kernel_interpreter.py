@@ -43,7 +43,8 @@ print(json.dumps({"results": results, "variable": os.environ.get("TRITON_INTERPR
 """
 
 ENTRIES = {  # (exercise, name): the first line's hint, or None for a correct answer
-    ("silu_mul", "tl.where picking the branch whose exp cannot overflow"): None,
+    ("silu_mul", "tl.where picking the branch whose exp cannot overflow; backward with "
+                 "tl.sigmoid, the derivative written with silu: s + silu (1 - s)"): None,
     ("rms_norm_rows", "a program per block of 4 rows, a (4, BLOCK_D) block"): None,
     ("silu_mul", "no mask on the tail"): "kernel reads outside its tensors",
     ("silu_mul", "float64 computed in float32"): "computes float64 inputs in float32",

@@ -166,39 +166,6 @@ def test_a_float64_accumulator_stored_as_bfloat16_is_named():
     assert "Triton 3.9's interpreter gets that conversion wrong" in message.splitlines()[0]
 
 
-@pytest.mark.parametrize("exercise, name, expected", [
-    ("rms_norm_rows", "rows per program rounded down (rows // programs): the last rows left out",
-     "rms_norm_rows/rows-left-out"),
-    ("rms_norm_rows", "each program's loop not stopped at the last row",
-     "rms_norm_rows/loop-past-last-row"),
-    ("rms_norm_rows", "setup_context keeps x, weight and rstd as ctx attributes",
-     "rms_norm_rows/tensor-on-ctx"),
-    ("silu_mul", "setup_context keeps a and b as ctx attributes", "silu_mul/tensor-on-ctx"),
-    ("rms_norm_rows", "no rstd saved: the backward kernel computes each row's rstd again",
-     "rms_norm_rows/rstd-not-saved"),
-    ("silu_mul", "silu(a) cast back to the input's dtype before the product with b",
-     "silu_mul/bfloat16-step-in-interpreter"),
-])
-def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
-    """Does each mistake only a probe names (a group of rows per program counted or bounded
-    wrong, seen with more rows than the grid has programs; tensors kept on ctx; no rstd saved,
-    which gives right values; a product in bfloat16, which only the interpreter gets wrong) get
-    its id?"""
-    from tests.autograder.catalogued import graded_mistake
-
-    assert graded_mistake(exercise, name) == expected
-
-
-def test_the_lessons_fixed_grid_passes_the_many_rows_case():
-    """Does the fixed grid of looping programs, right as the lesson writes it, pass 137 rows?"""
-    from autograder.grading import verdict
-    from tools.catalogue import load
-    from tools.catalogue.lesson13_kernels.rms_norm_rows_groups import GROUPS
-
-    passed, message = verdict("rms_norm_rows", load("rms_norm_rows", GROUPS))
-    assert passed, message
-
-
 def test_the_guard_records_which_tensor_an_access_went_past_and_lets_a_proven_hint_through():
     """Is a refused load kept with the size of the tensor it lies just past, and does a hint
     with a mistake id raised after it stand instead of the guard's own?"""

@@ -1,0 +1,105 @@
+"""Lesson 13's contracts as the learner reads them: each exercise's bullets, with
+the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+
+from ...clauses import Clause
+
+
+SILU_MUL_CLAUSES = (
+    Clause("`a`, `b` of the same shape, any shape (treat them as flat; the size need not be a "
+           "multiple of your block; make non-contiguous inputs, and `grad_output`, "
+           "contiguous);",
+           {"silu_mul/unmasked-access": "no mask on the tail",
+            "case:past 2**20 elements":
+                "one program over the whole tensor, BLOCK = next_power_of_2(n) (issue 37)",
+            "silu_mul/strided-read-as-flat": "non-contiguous inputs read as flat memory",
+            "silu_mul/grad-output-strided-read-as-flat": "grad_output not made contiguous"}),
+    Clause("float32 and float64; float16 and bfloat16 computing in float32 and returning the "
+           "input's dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite "
+           "answer);",
+           {"silu_mul/float64-in-float32": "float64 computed in float32",
+            "silu_mul/half-not-converted": "half precision loaded and never converted",
+            "silu_mul/bfloat16-step-in-interpreter":
+                "silu(a) cast back to the input's dtype before the product with b",
+            "silu_mul/exp-overflows": "sigmoid as exp(a) / (1 + exp(a))"}),
+    Clause("**one** forward kernel, and **one** backward kernel, launched once, that computes "
+           "both gradients in a single pass over memory, behind its own custom operator; a "
+           "fake implementation for both operators; an autograd registration on `silu_mul`, "
+           "whose `setup_context` saves tensors with `ctx.save_for_backward`;",
+           {"silu_mul/more-than-one-launch":
+                "the backward kernel launched twice, one gradient each",
+            "silu_mul/kernel-on-fake-tensor": "the backward kernel launched directly in backward",
+            "silu_mul/no-fake": "no fake implementation",
+            "silu_mul/fake-mismatch": "register_fake always float32",
+            "silu_mul/fake-strides": "register_fake with the input's strides",
+            "silu_mul/fake-output-structure":
+                "the backward operator's fake returns one tensor for two",
+            "silu_mul/backward-fake-mismatch":
+                "the backward operator's fake with the saved inputs' strides",
+            "silu_mul/tensor-on-ctx": "setup_context keeps a and b as ctx attributes"}),
+    Clause("the arithmetic in your kernels: the host code only allocates, views, copies and "
+           "casts;",
+           {"silu_mul/host-arithmetic": "sigmoid computed on the host"}),
+    Clause("inputs and `grad_output` never written.",
+           {"silu_mul/writes-input": "the output written into the input a",
+            "silu_mul/returns-input":
+                "the gradients written into a and b and returned (Liger-Kernel's way)",
+            "silu_mul/writes-grad-output": "grad_a written into grad_output's buffer"}),
+)
+
+
+RMS_NORM_ROWS_CLAUSES = (
+    Clause("a forward kernel, one program per row (or per block of rows), that computes one "
+           "`rstd` per row ($r$ above, $\\varepsilon$ inside the root), in float32 (float64 "
+           "for float64 input), which `setup_context` saves with `ctx.save_for_backward` for "
+           "the backward;",
+           {"rms_norm_rows/rstd-not-saved":
+                "no rstd saved: the backward kernel computes each row's rstd again",
+            "rms_norm_rows/half-rstd": "rstd saved in x's dtype",
+            "rms_norm_rows/saves-narrower-dtype": "a float32 rstd for float64 input (issue 37)",
+            "rms_norm_rows/eps-outside-root": "eps outside the square root",
+            "rms_norm_rows/eps-ignored": "eps left out of rstd",
+            "rms_norm_rows/tensor-on-ctx":
+                "setup_context keeps x, weight and rstd as ctx attributes"}),
+    Clause("a backward kernel: the row gradient in closed form, and the weight gradient as "
+           "per-program partial rows, reduced afterwards (on the host or by a second kernel), "
+           "never loaded, added to and stored back into one shared row by several programs (a "
+           "race on a GPU). `tl.atomic_add` into one shared row is right too, and graded so, "
+           "but a GPU then adds the programs' contributions in a different order on each run, "
+           "and the weight gradient changes in its last bits from run to run; partials reduced "
+           "in a fixed order give the same bits every time, which is why Liger-Kernel keeps "
+           "them;",
+           {"rms_norm_rows/direct-path-only":
+                "row gradient with the direct path only: r's dependence on the row left out",
+            "rms_norm_rows/weight-gradient-one-row": "weight gradient not reduced across programs",
+            "rms_norm_rows/shared-row-race":
+                "every program adds into one shared row (load, add, store): a race"}),
+    Clause("`D` up to 4096 and not a power of two: a block that covers a whole row (sized as in "
+           "\"The grid\"), masked past its end, or a loop over the row in blocks;",
+           {"rms_norm_rows/block-narrower-than-row": "a block narrower than the row",
+            "rms_norm_rows/unmasked-access": "no mask past the row's end"}),
+    Clause("any number of rows: a fixed grid of programs over groups of rows must cover every "
+           "row and stop at the last one (the self-check runs 137 rows, more than a grid you "
+           "would fix);",
+           {"rms_norm_rows/rows-left-out":
+                "rows per program rounded down (rows // programs): the last rows left out",
+            "rms_norm_rows/loop-past-last-row": "each program's loop not stopped at the last row"}),
+    Clause("float16/bfloat16 computing in float32, the output and both gradients in the "
+           "inputs' dtype; nothing written into the inputs;",
+           {"rms_norm_rows/half-rounded-step": "float16 accumulated in float16",
+            "rms_norm_rows/wrong-gradient-dtype":
+                "a float32 weight gradient for a half weight (issue 37)",
+            "rms_norm_rows/writes-input": "y written into the input x"}),
+    Clause("the arithmetic in your kernels: the host code only allocates, views, copies and "
+           "casts, and adds up the partial rows;",
+           {"rms_norm_rows/host-arithmetic": "the weight gradient computed on the host"}),
+    Clause("each kernel behind a custom operator with a fake implementation that describes "
+           "its real outputs, strides included; non-contiguous inputs made contiguous (a column "
+           "slice too).",
+           {"rms_norm_rows/fake-strides": "register_fake with the input's strides",
+            "rms_norm_rows/backward-fake-mismatch":
+                "the backward operator's fake with the saved x's strides",
+            "rms_norm_rows/kernel-on-fake-tensor":
+                "the backward kernel launched directly in backward",
+            "rms_norm_rows/strided-read-as-flat": "a 2-D input passed as is, strides ignored",
+            "case:column slice inputs": "D as the row stride of a column slice (issue 37)"}),
+)
