@@ -679,10 +679,11 @@ show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, b
 # apply, and to what in place of $G$?
 # </details>
 #
-# Try your answer to 1 here: `relu_keeps(z)` returns what forward would keep of $z$, and
-# `my_grad_z(G, kept)` computes $\partial L / \partial z$ from $G$ and that alone. The checker
-# under them compares your gradient with `torch.relu`'s backward at a $z$ with entries
-# **exactly** 0, and counts the bytes per element of what you keep.
+# Try your answer to 1 here: `relu_keeps(z)` returns what forward would keep of $z$. The
+# checker under it counts the bytes per element of what you keep, and checks, at a $z$ with
+# entries **exactly** 0, that it tells the entries where `torch.relu`'s backward passes
+# `grad_output` on from those where it passes 0. The formula for $\partial L / \partial z$
+# from what you keep is yours to write in the exercise.
 
 # %%
 def relu_keeps(z):
@@ -694,66 +695,52 @@ def relu_keeps(z):
     ### END WORKED
 
 
-def my_grad_z(G, kept):
-    """dL/dz through y = relu(z), from grad_output G and kept = relu_keeps(z): your derivation."""
-    ### BEGIN WORKED
-    return G * kept
-    ### LEARNER
-    return None  # question 1: replace None with your formula
-    ### END WORKED
-
-
 # %% tags=["skip-when-grading"]
-def check_relu_backward():
-    """Your relu_keeps and my_grad_z against torch.relu's backward, at z with exact zeros."""
+def check_relu_keeps():
+    """Your relu_keeps: its bytes per element, and where torch.relu's backward passes
+    grad_output, at z with exact zeros."""
     generator = torch.Generator().manual_seed(3)
     z = torch.randn(64, 16, generator=generator)
     z[z.abs() < 0.5] = 0.0  # 395 of the 1024 entries exactly 0
-    cases = [("the numbers to hit", torch.tensor([[1.0, 0.0, 6.0], [0.0, 1.0, -3.0]]),
-              torch.tensor([[1.0, 1.0, 2.0], [1.0, 1.0, -1.0]])),
-             ("z of shape (64, 16)", z, torch.randn(64, 16, generator=generator))]
-    for label, z, G in cases:
+    for label, z in [("the numbers to hit", torch.tensor([[1.0, 0.0, 6.0], [0.0, 1.0, -3.0]])),
+                     ("z of shape (64, 16)", z)]:
         leaf = z.clone().requires_grad_()
-        torch.relu(leaf).backward(G)  # autograd's dL/dz
+        torch.relu(leaf).sum().backward()
+        passes = leaf.grad != 0  # where torch.relu's backward passes grad_output on
         try:
             kept = relu_keeps(z)
-            yours = my_grad_z(G, kept)
         except Exception as error:  # shown, not raised: Run All goes on
             print(f"{label:<20} ✗ raises {type(error).__name__}: "
                   f"{str(error).splitlines()[0][:70]}")
             continue
         if not isinstance(kept, torch.Tensor):
-            keeps = f"kept ✗ a {type(kept).__name__}, not a tensor"
+            print(f"{label:<20} ✗ a {type(kept).__name__}, not a tensor")
         elif kept.shape != z.shape:
-            keeps = f"kept ✗ shape {tuple(kept.shape)}, not z's {tuple(z.shape)}"
+            print(f"{label:<20} ✗ shape {tuple(kept.shape)}, not z's {tuple(z.shape)}")
         elif kept.element_size() > 1:
-            keeps = (f"kept {kept.dtype} ✗ {kept.element_size()} bytes per element (z: "
-                     f"{z.element_size()}): does backward need a number at each entry?")
+            print(f"{label:<20} ✗ {kept.dtype}, {kept.element_size()} bytes per element (z: "
+                  f"{z.element_size()}): does backward need a number at each entry?")
+        elif not (torch.equal(kept != 0, passes) or torch.equal(kept == 0, passes)):
+            at_zero = (kept != 0) != passes
+            where = "only at entries where z is exactly 0" if bool((z[at_zero] == 0).all()) \
+                else "at entries where z is not 0"
+            print(f"{label:<20} ✗ 1 byte per element, but it marks the wrong entries, {where}: "
+                  "where does torch.relu pass grad_output on?")
         else:
-            keeps = f"kept {kept.dtype} ✓ 1 byte per element (z: {z.element_size()})"
-            if kept.dtype != torch.bool:
-                keeps += ", though the exercise saves a torch.bool, the same size"
-        if not isinstance(yours, torch.Tensor):
-            grad = "dL/dz ✗ not written yet"
-        elif yours.shape != z.shape or yours.dtype != z.dtype:
-            grad = f"dL/dz ✗ {yours.dtype} {tuple(yours.shape)}, not {z.dtype} {tuple(z.shape)}"
-        elif torch.allclose(yours, leaf.grad):
-            grad = "dL/dz ✓"
-        elif torch.allclose(yours[z != 0], leaf.grad[z != 0]):
-            grad = "dL/dz ✗ only where z is exactly 0: what does torch.relu pass there?"
-        else:
-            grad = f"dL/dz ✗ largest error {(yours - leaf.grad).abs().max().item():.3g}"
-        print(f"{label:<20} {keeps}\n{'':<20} {grad}")
+            note = "" if kept.dtype == torch.bool else ", though the exercise saves a torch.bool"
+            print(f"{label:<20} ✓ {kept.dtype}, 1 byte per element (z: {z.element_size()}), "
+                  f"marks where torch.relu passes grad_output on{note}")
 
 
-check_relu_backward()
+check_relu_keeps()
 
 # %% [markdown]
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
 # With the $x$ and $W$ of the linear layer's example and a zero bias,
 # $z = \begin{pmatrix}1 & 0 & 6\\ 0 & 1 & -3\end{pmatrix}$, two entries **exactly** $0$.
-# Take $G = \begin{pmatrix}1 & 1 & 2\\ 1 & 1 & -1\end{pmatrix}$. Your `my_grad_z` must give
+# Take $G = \begin{pmatrix}1 & 1 & 2\\ 1 & 1 & -1\end{pmatrix}$. The ReLU part of your
+# backward must give
 # $\partial L / \partial z = \begin{pmatrix}1 & 0 & 2\\ 0 & 1 & 0\end{pmatrix}$, and your
 # fused backward `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -1\end{pmatrix}$,
 # `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & -1\\ 2 & 4\end{pmatrix}$ and

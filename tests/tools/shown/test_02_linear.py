@@ -32,35 +32,29 @@ def test_linear_entry_checker_passes_the_worked_entries_and_names_each_slip():
     assert transposed.startswith("dy_dW ✗ raises IndexError"), transposed
 
 
-def _check_relu(keeps, grad_z) -> list[str]:
-    """What check_relu_backward prints for ``keeps`` and ``grad_z``, one line per z."""
-    lesson = definitions("02_linear", "check_relu_backward", relu_keeps=keeps, my_grad_z=grad_z)
-    lines = printed(lesson["check_relu_backward"])  # two per z: what is kept, then dL/dz
-    return [kept + ";" + grad[20:] for kept, grad in zip(lines[::2], lines[1::2])]
+def _check_relu(keeps) -> list[str]:
+    """What check_relu_keeps prints for ``keeps``, one line per z."""
+    return printed(definitions("02_linear", "check_relu_keeps", relu_keeps=keeps)[
+        "check_relu_keeps"])
 
 
-def test_relu_checker_passes_the_worked_answer_and_names_each_slip():
-    """Does the fused layer's question-1 checker pass the mask, and tell apart a float kept,
-    an unwritten gradient, a mask that lets the exact zeros through and a one-byte non-bool?"""
-    worked = definitions("02_linear", "relu_keeps", "my_grad_z")
-    lines = _check_relu(worked["relu_keeps"], worked["my_grad_z"])
-    assert len(lines) == 2, lines
-    assert all(line.endswith("kept torch.bool ✓ 1 byte per element (z: 4); dL/dz ✓")
-               for line in lines), lines
-    placeholder = definitions("02_linear", "relu_keeps", "my_grad_z", learner=True)
-    line = _check_relu(placeholder["relu_keeps"], placeholder["my_grad_z"])[0]
-    assert "dL/dz ✗ not written yet" in line, line
-    assert "kept torch.float32 ✗ 4 bytes per element (z: 4)" in line, line
-    at_zero = _check_relu(lambda z: z >= 0, lambda G, kept: G * kept)
-    assert all("dL/dz ✗ only where z is exactly 0" in line for line in at_zero), at_zero
-    from_z = _check_relu(lambda z: z, lambda G, kept: G * (kept > 0))
-    assert all("kept torch.float32 ✗" in line and line.endswith("; dL/dz ✓")
-               for line in from_z), from_z
-    uint8 = _check_relu(lambda z: (z > 0).to(torch.uint8), lambda G, kept: G * kept)
-    assert all("kept torch.uint8 ✓ 1 byte" in line and "saves a torch.bool" in line
-               for line in uint8), uint8
-    unmasked = _check_relu(lambda z: z > 0, lambda G, kept: G)
-    assert all("dL/dz ✗ largest error" in line for line in unmasked), unmasked
+def test_relu_checker_passes_the_worked_mask_and_names_each_slip():
+    """Does the fused layer's question-1 checker pass the mask (and its complement), and tell
+    apart a float kept, a mask that lets the exact zeros through and a one-byte non-bool?"""
+    worked = definitions("02_linear", "relu_keeps")["relu_keeps"]
+    lines = _check_relu(worked)
+    assert len(lines) == 2 and all(
+        "✓ torch.bool, 1 byte per element (z: 4), marks where torch.relu passes" in line
+        for line in lines), lines
+    assert all(" ✓ " in line for line in _check_relu(lambda z: z <= 0))
+    placeholder = definitions("02_linear", "relu_keeps", learner=True)["relu_keeps"]
+    assert all("✗ torch.float32, 4 bytes per element (z: 4)" in line
+               for line in _check_relu(placeholder))
+    at_zero = _check_relu(lambda z: z >= 0)
+    assert all("✗ 1 byte per element, but it marks the wrong entries, only at entries where z "
+               "is exactly 0" in line for line in at_zero), at_zero
+    uint8 = _check_relu(lambda z: (z > 0).to(torch.uint8))
+    assert all("✓ torch.uint8" in line and "saves a torch.bool" in line for line in uint8), uint8
 
 
 def _check_x1(entry) -> list[str]:
