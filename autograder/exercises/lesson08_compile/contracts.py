@@ -41,7 +41,8 @@ SOFTPLUS_CLAUSES = (
                 'the stable form written with log, not log1p: 0.0 at beta * x = -40',
             'softplus/output-off-by-beta': 'forward without its final division by beta',
             'softplus/computes-in-float32': 'computed in float32 inside the operator, with log1p'}),
-    Clause('have a fake implementation;',
+    Clause("have a fake implementation whose output has the real output's shape, dtype "
+           'and strides (`opcheck` compares them, on a transposed `x` too);',
            {'softplus/no-fake': 'no register_fake',
             'softplus/fake-mismatch': 'a fake implementation with the wrong shape',
             'softplus/fake-strides':

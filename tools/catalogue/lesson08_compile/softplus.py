@@ -53,7 +53,7 @@ torch.library.register_autograd("autograd_course::softplus", _backward, setup_co
                              " / beta",
                              "    small = torch.logaddexp(z.clamp(max=20), torch.zeros_like(z))\n"
                              "    return torch.where(z > 20, z, small) / beta"))),
-    Unusual("softplus", "backward checks needs_input_grad, as matvec's does",
+    Unusual("softplus", "backward checks needs_input_grad",
             _edit(SOFTPLUS, ("    return grad_output * torch.sigmoid(ctx.beta * x), None",
                              "    wanted = ctx.needs_input_grad[0]\n"
                              "    return (grad_output * torch.sigmoid(ctx.beta * x) if wanted "
@@ -143,7 +143,7 @@ MISTAKES = [
                   ("    x, = ctx.saved_tensors\n    return grad_output * torch.sigmoid",
                    "    x = ctx.x\n    return grad_output * torch.sigmoid")),
             named=True, nbgrader=True),
-    Mistake("softplus", "the float beta passed to save_for_backward, as matvec saves both inputs",
+    Mistake("softplus", "the float beta passed to save_for_backward with x",
             "save_for_backward can only save variables",
             _edit(SOFTPLUS, ("ctx.save_for_backward(x)\n    ctx.beta = beta",
                              "ctx.save_for_backward(x, beta)"),
