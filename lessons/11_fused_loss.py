@@ -30,7 +30,7 @@
 #    Function's forward, and skip the gradients nobody will use;
 # 5. scale saved gradients without changing them, and accumulate float16 / bfloat16 in
 #    float32 (what that costs in memory at a language model's proportions, and the chunk
-#    size's trade of peak against time, are in one **In practice** block after the exercises);
+#    size's trade of peak against time, are in the optional sections after the summary);
 # 6. add label smoothing and z-loss to a cross-entropy, backward included, on your own.
 #
 # Exercises: **✎ 1 `CrossEntropy`**, **✎ 2 `linear_cross_entropy`** (with its Function
@@ -482,47 +482,10 @@ print(f"(128, {V}) tensors kept for backward: {len(chunk_storages)}, "
 # no extra FLOPs (the two gradient products are the ones backward would have done), and the
 # only tensors kept are the size of `x` and `weight`.
 #
-# The question, before you write it: in chunk $[s, s + c)$, which rows of $\text{grad}_x$
-# can you fill in, and what do you add to $\text{grad}_W$? Answer it in `my_chunk_update`,
-# which gets that chunk's rows of $G$ and of `x` and updates `grad_x` and `grad_weight` in
-# place; the check loops it over chunks of 2, 1 and 1 rows of the 4-row example above and
-# compares the result with autograd's.
-
-# %%
-def my_chunk_update(G_chunk, x_chunk, weight, grad_x, grad_weight, rows):
-    """One chunk's share: G_chunk and x_chunk are rows `rows` (a slice) of G and x; write
-    into grad_x and grad_weight in place."""
-    ### BEGIN WORKED
-    grad_x[rows] = G_chunk @ weight  # these rows are complete
-    grad_weight += G_chunk.T @ x_chunk  # a partial sum over the chunks
-    ### LEARNER
-    pass  # replace with yours
-    ### END WORKED
-
-
-def check_chunk_update(my_chunk_update):
-    """Yours over chunks of 2, 1 and 1 rows, from zeros, against autograd's whole gradients."""
-    generator = torch.Generator().manual_seed(2)
-    x_small = torch.randn(4, 3, dtype=torch.float64, generator=generator).requires_grad_()
-    weight_small = torch.randn(5, 3, dtype=torch.float64, generator=generator).requires_grad_()
-    z_small = x_small @ weight_small.T
-    loss_small = F.cross_entropy(z_small, torch.tensor([0, 4, 2, 1]))
-    G_small, *want = torch.autograd.grad(loss_small, (z_small, x_small, weight_small))
-    got = (torch.zeros(4, 3, dtype=torch.float64), torch.zeros(5, 3, dtype=torch.float64))
-    try:
-        for rows in (slice(0, 2), slice(2, 3), slice(3, 4)):
-            my_chunk_update(G_small[rows], x_small.detach()[rows], weight_small.detach(), *got,
-                            rows)
-    except Exception as failure:  # shown, not raised: Run All goes on
-        print(f"my_chunk_update: ✗ {first_line(failure)[:100]}")
-        return
-    for name, mine_, theirs_ in zip(("grad_x", "grad_W"), got, want):
-        error = (mine_ - theirs_).abs().max().item()
-        print(f"{name} after three chunks: {'✓' if error < 1e-10 else '✗'} largest error "
-              f"{error:.2g}")
-
-
-check_chunk_update(my_chunk_update)
+# Keep two questions for ✎ 2, where you answer them in code: in chunk $[s, s + c)$, which rows
+# of $\text{grad}_x$ are complete once the chunk is done, and what becomes of
+# $\text{grad}_W$? And what must be known before the first chunk for each chunk's share of the
+# gradient to be final?
 
 # %% [markdown]
 # ### Step 4: what forward can see of grad mode
@@ -573,88 +536,10 @@ out = Probe.apply(a.detach(), b.detach())
 # can tell forward that grad mode was off where the Function was called.
 # </details>
 #
-# **Your turn.** Forward cannot see the caller's grad mode, but some code that runs before it
-# can, and forward can see what it is handed. Where would you ask `torch.is_grad_enabled()`?
-# And which of these let forward act on the answer, using only what the printout above
-# showed?
-#
-# - (a) hand `torch.is_grad_enabled()` to `apply` as one more argument;
-# - (b) ask `torch.is_grad_enabled()` inside forward, under `with torch.enable_grad():`;
-# - (c) when grad mode is off, hand `apply` `x.detach()` and `weight.detach()`;
-# - (d) ask `torch.is_grad_enabled()` in backward, and skip the work there.
-#
-# Write your answer into `grad_mode_design` first; the next cell tries all four under
-# `torch.no_grad()`.
-
-# %%
-grad_mode_design = {
-    "where to ask": None,  # "forward", "backward" or "the wrapper, before apply"
-    "ways that work": None,  # a set of letters, e.g. {"a"}
-}
-
-# %%
-from autograder.ungraded import try_grad_mode_designs
-
-try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and under no_grad
-
-# %% [markdown]
-# Now design such a wrapper yourself. `Reports` stands for a Function whose forward returns
-# whether it would compute the gradients: only when its flag says so **and**
-# `ctx.needs_input_grad[0]` is `True`. Write `my_wrapper(a)`, the plain function that calls
-# `Reports.apply`, by one of the ways that work, so that the check below prints three ✓. This
-# wrapper is the one ✎ 2's `linear_cross_entropy` needs.
-
-# %%
-class Reports(torch.autograd.Function):
-    """Forward returns whether it would compute the gradients: its flag and needs_input_grad."""
-
-    @staticmethod
-    def forward(ctx, a, flag):
-        return bool(flag) and ctx.needs_input_grad[0]
-
-
-def my_wrapper(a):
-    """Reports.apply(a, flag), called so that forward computes only what will be used."""
-    ### BEGIN WORKED
-    return Reports.apply(a, torch.is_grad_enabled())  # the caller's grad mode holds here
-    ### LEARNER
-    return Reports.apply(a, True)  # replace with yours
-    ### END WORKED
-
-
-def check_wrapper(my_wrapper):
-    """Does forward, called through my_wrapper, compute exactly when backward will run?"""
-    a = torch.randn(3, requires_grad=True)
-
-    def under_no_grad():
-        with torch.no_grad():
-            return not my_wrapper(a)
-
-    for label, run in [("computes the gradients with grad mode on", lambda: my_wrapper(a)),
-                       ("skips them under torch.no_grad()", under_no_grad),
-                       ("skips them for an input that requires no grad",
-                        lambda: not my_wrapper(a.detach()))]:
-        try:
-            print(f"{'✓' if run() is True else '✗'} {label}")
-        except Exception as failure:  # shown, not raised: Run All goes on
-            print(f"✗ {label}: {first_line(failure)[:100]}")
-
-
-check_wrapper(my_wrapper)
-
-# %% [markdown]
-# <details><summary><b>Two designs</b> (open after your check is green)</summary>
-#
-# (a) and (c) work; (b) asks a question whose answer it has just set, and (d) asks too late:
-# under `torch.no_grad()` backward never runs, and forward has already done the work. Ask in
-# `linear_cross_entropy`, the plain function that calls `LinearCrossEntropy.apply`: there
-# the caller's grad mode is still in force. Then either hand the answer in as one more
-# argument of `apply` (forward computes a gradient only when that flag **and**
-# `ctx.needs_input_grad` ask for it), or, with grad mode off, pass `x.detach()` and
-# `weight.detach()`: inputs that do not require grad make `ctx.needs_input_grad` say `False`,
-# the third case above, and forward needs no new argument. Either way the check lives in the
-# caller.
-# </details>
+# Forward cannot see the caller's grad mode, and `ctx.needs_input_grad` does not tell it. Yet
+# ✎ 2's contract asks forward to skip the gradients' work under `torch.no_grad()`. Before you
+# write it, decide: where in your code is the caller's grad mode still visible, and how does
+# that knowledge reach forward, using only what the printout above showed?
 #
 # ### Step 5: backward must not scale what it saved in place
 #
@@ -823,6 +708,29 @@ from autograder import grade; grade("linear_cross_entropy", linear_cross_entropy
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# **After your self-check is green: four ways forward could learn of grad mode.** Which of these
+# work, and where is grad mode asked in each? Yours is probably one of them.
+#
+# - (a) hand `torch.is_grad_enabled()` to `apply` as one more argument;
+# - (b) ask `torch.is_grad_enabled()` inside forward, under `with torch.enable_grad():`;
+# - (c) when grad mode is off, hand `apply` `x.detach()` and `weight.detach()`;
+# - (d) ask `torch.is_grad_enabled()` in backward, and skip the work there.
+#
+# Write your answer into `grad_mode_design` first; the next cell tries all four under
+# `torch.no_grad()`.
+
+# %%
+grad_mode_design = {
+    "where to ask": None,  # "forward", "backward" or "the wrapper, before apply"
+    "ways that work": None,  # a set of letters, e.g. {"a"}
+}
+
+# %%
+from autograder.ungraded import try_grad_mode_designs
+
+try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and under no_grad
+
+# %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # From logits to hidden states: $\text{grad}_x = G\, W$ $(N \times d)$ and
@@ -831,18 +739,28 @@ from autograder import grade; grade("linear_cross_entropy", linear_cross_entropy
 # $G$, while $\text{grad}_W = \sum_i G_i^\top x_i$ is a **sum over rows**, added up chunk by
 # chunk. So a chunk of $c$ rows needs a $(c, V)$ block of logits and never the $(N, V)$ whole.
 #
-# Steps 3, 5 and 6:
+# Steps 3 to 6:
 #
 # 1. With $G_c = (P_c - Y_c)/N$ for the chunk, $\text{grad}_x[s:s+c] = G_c W$ (these rows
-#    are complete) and $\text{grad}_W \mathrel{+}= G_c^\top x[s:s+c]$ (a partial sum).
-# 2. Step 5: `grad_output * grad_x`, a new tensor. What forward saved stays as it was, for
+#    are complete) and $\text{grad}_W \mathrel{+}= G_c^\top x[s:s+c]$ (a partial sum). $N$
+#    (with padding, the count of rows that count) is known before the first chunk, so each
+#    chunk's share is final when it is computed.
+# 2. Step 4: (a) and (c) work; (b) asks a question whose answer it has just set, and (d) asks
+#    too late: under `torch.no_grad()` backward never runs, and forward has already done the
+#    work. Ask in `linear_cross_entropy`, the plain function that calls
+#    `LinearCrossEntropy.apply`: there the caller's grad mode is still in force. Then either
+#    hand the answer in as one more argument of `apply` (forward computes a gradient only when
+#    that flag **and** `ctx.needs_input_grad` ask for it), or, with grad mode off, pass
+#    `x.detach()` and `weight.detach()`: inputs that do not require grad make
+#    `ctx.needs_input_grad` say `False`, and forward needs no new argument.
+# 3. Step 5: `grad_output * grad_x`, a new tensor. What forward saved stays as it was, for
 #    any number of backward calls.
-# 3. float32 for the loss and $\text{grad}_W$: both are sums over many chunks, and a bfloat16
-#    running sum stalls, as the demo showed. Compute each chunk's logits, softmax and gradient
-#    in float32 (upcast the chunk of `x` and the weight), and cast to the input's dtype once,
-#    at the end. The rows of $\text{grad}_x$ are final per chunk: the course's solution keeps
-#    them in float32 too, but casting each chunk's rows as you write them gives the same values
-#    and saves a float32 $N \times d$ buffer.
+# 4. Step 6: float32 for the loss and $\text{grad}_W$: both are sums over many chunks, and a
+#    bfloat16 running sum stalls, as the demo showed. Compute each chunk's logits, softmax and
+#    gradient in float32 (upcast the chunk of `x` and the weight), and cast to the input's
+#    dtype once, at the end. The rows of $\text{grad}_x$ are final per chunk: the course's
+#    solution keeps them in float32 too, but casting each chunk's rows as you write them gives
+#    the same values and saves a float32 $N \times d$ buffer.
 # </details>
 
 # %% [markdown]
@@ -885,7 +803,7 @@ for grad_mode in (True, False):
 # infinitely confident logits. **z-loss** (PaLM, Chowdhery et al., 2022) adds
 # $\lambda \operatorname{lse}(z_i)^2$ per row ($\lambda$ the `z_loss` coefficient), which
 # keeps the log-sum-exp near 0 and the softmax's normaliser from drifting; PaLM found it made
-# training more stable (In practice says why bfloat16 logits care).
+# training more stable (an optional section after the summary says why bfloat16 logits care).
 #
 # Write `SmoothedCrossEntropy`, with
 # `SmoothedCrossEntropy.apply(logits, target, ignore_index, label_smoothing, z_loss)` returning
@@ -1023,31 +941,95 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+# ## Common mistakes
 #
-# **Why z-loss helps bfloat16 logits.** Not because bfloat16 overflows sooner: it has
-# float32's exponent range. It has 8 significant bits, so logits far from 0 are coarse:
-# near 100 they are 0.5 apart. Keeping the log-sum-exp near 0 keeps each row's largest logits
-# near 0, where bfloat16 is fine.
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `exp` of raw logits, or the log of each probability | `inf` / `nan` at logits of magnitude 100 (float32) or $10^4$ | subtract each row's maximum; log-sum-exp |
+# | dividing by $N$ with ignored rows | loss and gradients too small by $M/N$ | divide by the number of counted rows |
+# | ignored targets made valid with `clamp(min=0)` | an index error when `ignore_index` is past the last class (a padding id one past the vocabulary) | replace every ignored target by a valid class, whatever its value |
+# | ignored rows left in the gradient | they pull on logits that do not count | multiply by the mask |
+# | saving the probabilities as well as the logits | a second $(N, C)$ tensor kept | save the per-row log-sum-exp; recompute $P$ |
+# | letting autograd differentiate a chunked forward | every chunk's logits kept: the whole $(N, V)$ again | gradients in forward |
+# | the mean of each chunk's mean | the short last chunk's rows weigh more | sum every row's loss, divide by $N$ once |
+# | testing only `ctx.needs_input_grad` | under `torch.no_grad()` forward still does 3× the work | check `torch.is_grad_enabled()` in the wrapper: pass a flag, or detached inputs |
+# | `torch.is_grad_enabled()` asked inside forward | always `False` there: no gradient is ever computed | ask in the wrapper, before `apply` |
+# | computing both gradients always | $2NdV$ wasted FLOPs when one input is frozen | `ctx.needs_input_grad[0]`, `[1]` |
+# | `grad_x.mul_(grad_output)` in backward | a second backward fails, or (on `ctx`) is silently wrong | `grad_output * grad_x` |
+# | backward returning the saved gradients as they are | a loss times 3 gets the gradients of the loss | multiply by `grad_output` |
+# | accumulating in bfloat16 / float16 | errors that grow with the number of chunks: at 512 chunks in bfloat16, the loss off by more than a quarter (measured in the optional sections) | float32 accumulators, cast at the end |
+# | the float32 accumulators saved as they are for bfloat16 input | twice the bytes kept from forward to backward, with right values (the engine casts what backward returns) | cast to the input's dtype before `save_for_backward` |
+# | the $-\varepsilon/C$ of the smoothing term left out of the gradient | every class's gradient off by the same amount; the loss still right | differentiate the row mean of $-\log p$ whole (✎ 3's Hint 2) |
+# | $(1 - \varepsilon)(P - Y)$ alone: the smoothing term's gradient left out | off on every class; the loss still right | the row mean of $-\log p$ has a gradient too (✎ 3's Hint 2 gives it for one row) |
+# | backward of the unsmoothed loss, `label_smoothing` ignored | the target's entry $\varepsilon(1 - 1/C)$ too low, every other $\varepsilon/C$ too high (times $g/M$) | weight the pieces as your forward does |
+# | $\varepsilon$ spread over the $C - 1$ other classes (fairseq's convention) | not PyTorch's `label_smoothing`: the gradient is off on every class, most on the target's | spread it as the exercise defines it, over all $C$ classes, the target included |
+# | z-loss differentiated as if it were $z\,\operatorname{lse}$, or without the chain rule's factor | the z-loss part of the gradient too small or of the wrong shape; the self-check names the factor 2 and the $z\,\operatorname{lse}$ slip, and gives the largest error for the rest | differentiate $\operatorname{lse}^2$ through $\operatorname{lse}$, as in exercise 1 (✎ 3's Hint 1) |
+# | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | the fused loss peaks above the plain bfloat16 loss at LLM proportions | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |
+# | `x @ weight.T` for all rows at once | the $(N, V)$ logits, the memory the lesson avoids | `chunk_size` rows at a time |
 #
-# **What the exercise leaves out: padding.** A real language-model batch marks padding and
-# prompt tokens with `ignore_index` (-100), and a fused loss you ship must take it, as
-# Liger-Kernel's `LigerFusedLinearCrossEntropyLoss` does. What changes is exercise 1's $M$,
-# and a chunked loop makes it easy to get wrong: $M$ counts the rows that count in the
-# **whole** batch, so count it once, before the loop, and divide every chunk's loss and
-# gradients by that one $M$. Each chunk's own count is the wrong divisor, and a chunk made
-# only of padding has a count of 0: dividing by it gives `nan`. The ignored rows' gradient
-# rows stay 0, and their logits still cost their share of each matrix product unless you
-# drop those rows before the loop.
+# ## Summary
 #
-# **Peak memory and time against chunk size** (the first cell below). Your
-# `linear_cross_entropy`, measured live at every chunk size, beside the composed loss
+# The cross-entropy's gradient is $(\text{softmax} - \text{one-hot})/M$, with $M$ the rows
+# that count. A loss is a scalar, so its gradients can be computed in forward, chunk by
+# chunk, while each chunk of logits exists, and backward only scales them: the $(N, V)$
+# logits never exist, at no extra FLOPs. The price is discipline: forward must learn from
+# its caller whether grad mode is on (`ctx.needs_input_grad` does not say), must skip the
+# gradients nobody needs, must accumulate low precision in float32, and backward must leave
+# what it saved untouched. Its memory win is the $(N, V)$ term; what it adds is the size of
+# the weight, so measure at your own proportions and dtype. Label smoothing and z-loss each
+# add a term to the per-row loss, and each term's gradient comes out of the same derivation
+# through the log-sum-exp.
+#
+# On a GPU you would not ship this Python loop: Liger-Kernel's
+# `LigerFusedLinearCrossEntropyLoss` (your design: gradients in forward, with
+# `label_smoothing` and z-loss, its `lse_square_scale`, as options) and Apple's Cut
+# Cross-Entropy (the other one: logits recomputed block by block in backward) are tested
+# kernels that never hold the $(N, V)$ logits.
+# What you built is how such a kernel is designed and checked: the reference it must match,
+# the peak it must stay under, and the rules for grad mode, dtypes and saved tensors. Next
+# lesson: Functions that change gradients on purpose, and the tools for finding a gradient
+# that is wrong.
+
+# %% [markdown]
+# ---
+# ## Optional sections (not graded)
+#
+# The main line ends with the summary above. The sections below measure your
+# `linear_cross_entropy`, look at what a production kernel does differently, and say
+# what the exercises leave out; none is needed for an exercise. They use your
+# `linear_cross_entropy` and `LinearCrossEntropy`.
+#
+# ### Why z-loss helps bfloat16 logits
+#
+# Not because bfloat16 overflows sooner: it has float32's exponent range. It has 8 significant
+# bits, so logits far from 0 are coarse: near 100 they are 0.5 apart. Keeping the log-sum-exp
+# near 0 keeps each row's largest logits near 0, where bfloat16 is fine.
+#
+# ### What ✎ 2 leaves out: padding
+#
+# A real language-model batch marks padding and prompt tokens with `ignore_index` (-100), and
+# a fused loss you ship must take it, as Liger-Kernel's `LigerFusedLinearCrossEntropyLoss`
+# does. What changes is exercise 1's $M$, and a chunked loop makes it easy to get wrong: $M$
+# counts the rows that count in the **whole** batch, so count it once, before the loop, and
+# divide every chunk's loss and gradients by that one $M$. Each chunk's own count is the wrong
+# divisor, and a chunk made only of padding has a count of 0: dividing by it gives `nan`. The
+# ignored rows' gradient rows stay 0, and their logits still cost their share of each matrix
+# product unless you drop those rows before the loop.
+
+# %% [markdown]
+# ### Peak memory and time against chunk size
+#
+# Your `linear_cross_entropy`, measured live at every chunk size, beside the composed loss
 # (dashed): the peak of live tensors (`TensorAccounting` on the CPU,
 # `torch.cuda.max_memory_allocated` on a GPU) and the best time of forward + backward. Small
 # chunks keep the peak near the size of the gradients, `x` and `weight`, but do many small
 # matrix products; large chunks approach the composed loss's peak. Move the slider, and press
 # "measure again" to see how much the timings vary on a busy machine.
-#
+
+# %%
+fused_loss_explorer(linear_cross_entropy)
+
+# %% [markdown]
 # At the size of a real model the difference is the point of the lesson. `make bench`
 # measures the lesson's solution against `F.cross_entropy(F.linear(...))` at $N = 4096$,
 # $d = 512$, $V = 32768$, float32, forward + backward, one CPU thread, with `chunk_size` 128
@@ -1081,34 +1063,6 @@ plt.show()
 # chunking always removes is the $(N, V)$ term, which grows with the number of tokens; what it
 # adds is the size of the weight, which does not. Measure at your own proportions and dtype before
 # you believe a ratio, this one included.
-#
-# **Your turn, ungraded: the other side of the trade.** Build the production variant and
-# measure it. Write `LowMemoryLinearCrossEntropy`, a copy of your `LinearCrossEntropy` that
-# multiplies in the inputs' dtype (no float32 copy of the weight) and keeps `grad_weight` in
-# the weight's dtype, adding each chunk's share to it, and
-# `low_memory_linear_cross_entropy(x, weight, target, chunk_size)`, which calls it as your
-# `linear_cross_entropy` calls yours (grad mode included); replace the placeholder below with
-# them. The last cell below runs the composed loss, yours and your copy in bfloat16 at the
-# proportions above, with chunks of 32 rows, and prints each one's peak and the relative error
-# of its `grad_weight` against float64. Predict first: which of the three peaks lowest, and is
-# your copy's `grad_weight` error above or below the composed loss's?
-#
-# **Not twice differentiable.** The gradients forward computes carry no graph, so a second
-# derivative through this loss (a gradient penalty, a Hessian-vector product) is not there:
-# `torch.autograd.grad(linear_cross_entropy(x, weight, target, 4), x, create_graph=True)`
-# returns a gradient with no `grad_fn`, and differentiating it again raises `element 0 of
-# tensors does not require grad and does not have a grad_fn`. `@once_differentiable`
-# (lesson 04) does not name the cause here: it marks backward's outputs only when
-# `grad_output` requires grad, and a plain `torch.autograd.grad(loss, x)` hands backward a
-# constant 1. A term that needs second derivatives goes through the composed loss.
-# </details>
-
-# %% [markdown]
-# The cells below belong to **In practice** above: open it first, or skip to the common
-# mistakes.
-
-# %%
-fused_loss_explorer(linear_cross_entropy)
 
 # %% tags=["skip-when-grading"]
 def peak_mib(loss_fn, N_, d_, V_, dtype):
@@ -1132,8 +1086,17 @@ for dtype in (torch.float32, torch.bfloat16):
     print(f"{str(dtype)[6:]:>8}: composed {plain:5.1f} MiB, yours {chunked:5.1f} MiB")
 
 # %% [markdown]
-# In practice's **Your turn, ungraded**: your prediction first, then your copy in place of the
-# placeholder, then the last cell.
+# ### Your turn, ungraded: the other side of the trade
+#
+# Build the production variant and measure it. Write `LowMemoryLinearCrossEntropy`, a copy of
+# your `LinearCrossEntropy` that multiplies in the inputs' dtype (no float32 copy of the
+# weight) and keeps `grad_weight` in the weight's dtype, adding each chunk's share to it, and
+# `low_memory_linear_cross_entropy(x, weight, target, chunk_size)`, which calls it as your
+# `linear_cross_entropy` calls yours (grad mode included); replace the placeholder below with
+# them. The last cell below runs the composed loss, yours and your copy in bfloat16 at the
+# proportions above, with chunks of 32 rows, and prints each one's peak and the relative error
+# of its `grad_weight` against float64. Predict first: which of the three peaks lowest, and is
+# your copy's `grad_weight` error above or below the composed loss's?
 
 # %%
 predicted_trade = {"lowest peak": None, "copy's grad_weight error, vs composed": None}
@@ -1189,51 +1152,28 @@ for label, function in [
 # </details>
 
 # %% [markdown]
-# ## Common mistakes
+# ### Accumulating in bfloat16 and float16: how much it costs
 #
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | `exp` of raw logits, or the log of each probability | `inf` / `nan` at logits of magnitude 100 (float32) or $10^4$ | subtract each row's maximum; log-sum-exp |
-# | dividing by $N$ with ignored rows | loss and gradients too small by $M/N$ | divide by the number of counted rows |
-# | ignored targets made valid with `clamp(min=0)` | an index error when `ignore_index` is past the last class (a padding id one past the vocabulary) | replace every ignored target by a valid class, whatever its value |
-# | ignored rows left in the gradient | they pull on logits that do not count | multiply by the mask |
-# | saving the probabilities as well as the logits | a second $(N, C)$ tensor kept | save the per-row log-sum-exp; recompute $P$ |
-# | letting autograd differentiate a chunked forward | every chunk's logits kept: the whole $(N, V)$ again | gradients in forward |
-# | the mean of each chunk's mean | the short last chunk's rows weigh more | sum every row's loss, divide by $N$ once |
-# | testing only `ctx.needs_input_grad` | under `torch.no_grad()` forward still does 3× the work | check `torch.is_grad_enabled()` in the wrapper: pass a flag, or detached inputs |
-# | `torch.is_grad_enabled()` asked inside forward | always `False` there: no gradient is ever computed | ask in the wrapper, before `apply` |
-# | computing both gradients always | $2NdV$ wasted FLOPs when one input is frozen | `ctx.needs_input_grad[0]`, `[1]` |
-# | `grad_x.mul_(grad_output)` in backward | a second backward fails, or (on `ctx`) is silently wrong | `grad_output * grad_x` |
-# | backward returning the saved gradients as they are | a loss times 3 gets the gradients of the loss | multiply by `grad_output` |
-# | accumulating in bfloat16 / float16 | errors that grow with the number of chunks. The course's low-memory copy (In practice) in bfloat16 (8 significant bits; $N = 512$, $d = 256$, $V = 8192$, seeds 0 to 3, against float64): the loss off by 0.5% to 1.0% at 16 chunks, 5.8% to 6.7% at 128, 15.5% to 16.5% at 512; `grad_weight` by 0.3% to 0.4%; float32 accumulators: 0.16% for both, the cost of the bfloat16 inputs alone. float16 (11 significant bits) stays within 1% of the loss and 0.2% of `grad_weight` at this size (float32 accumulators: 0.02%), but a float16 running sum of ones stops at 2048 | float32 accumulators, cast at the end |
-# | the float32 accumulators saved as they are for bfloat16 input | twice the bytes kept from forward to backward, with right values (the engine casts what backward returns) | cast to the input's dtype before `save_for_backward` |
-# | the $-\varepsilon/C$ of the smoothing term left out of the gradient | every class's gradient off by the same amount; the loss still right | differentiate the row mean of $-\log p$ whole (✎ 3's Hint 2) |
-# | $(1 - \varepsilon)(P - Y)$ alone: the smoothing term's gradient left out | off on every class; the loss still right | the row mean of $-\log p$ has a gradient too (✎ 3's Hint 2 gives it for one row) |
-# | backward of the unsmoothed loss, `label_smoothing` ignored | the target's entry $\varepsilon(1 - 1/C)$ too low, every other $\varepsilon/C$ too high (times $g/M$) | weight the pieces as your forward does |
-# | $\varepsilon$ spread over the $C - 1$ other classes (fairseq's convention) | not PyTorch's `label_smoothing`: the gradient is off on every class, most on the target's | spread it as the exercise defines it, over all $C$ classes, the target included |
-# | z-loss differentiated as if it were $z\,\operatorname{lse}$, or without the chain rule's factor | the z-loss part of the gradient too small or of the wrong shape; the self-check names the factor 2 and the $z\,\operatorname{lse}$ slip, and gives the largest error for the rest | differentiate $\operatorname{lse}^2$ through $\operatorname{lse}$, as in exercise 1 (✎ 3's Hint 1) |
-# | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | the fused loss peaks above the plain bfloat16 loss at LLM proportions | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |
-# | `x @ weight.T` for all rows at once | the $(N, V)$ logits, the memory the lesson avoids | `chunk_size` rows at a time |
+# The course's low-memory copy (the working dtype the input's, so the running loss and
+# `grad_weight` are summed in the input's dtype) against float64, at $N = 512$, $d = 32$,
+# $V = 512$, seeds 0 to 3. In bfloat16 (8 significant bits) the loss is off by 0.1% to 0.5%
+# at 16 chunks, 4.7% to 6.4% at 128 and 27.6% to 28.6% at 512 (one row per chunk), and
+# `grad_weight` by 0.5%, 1.2% and 1.6% to 1.7%: errors that grow with the number of chunks.
+# The course's solution, float32 accumulators, stays within 0.17% for both at 512 chunks,
+# the cost of the bfloat16 inputs alone. float16 (11 significant bits) does better at this
+# size, within 0.3% of the loss and 0.35% of `grad_weight` at 512 chunks (float32
+# accumulators: 0.03%), but a float16 running sum of ones stops at 2048. The sizes are small
+# so that the measurement is quick; the numbers depend on them (the bfloat16 grid decides
+# where a running sum stalls), the growth with the number of chunks does not.
+
+# %% [markdown]
+# ### Not twice differentiable
 #
-# ## Summary
-#
-# The cross-entropy's gradient is $(\text{softmax} - \text{one-hot})/M$, with $M$ the rows
-# that count. A loss is a scalar, so its gradients can be computed in forward, chunk by
-# chunk, while each chunk of logits exists, and backward only scales them: the $(N, V)$
-# logits never exist, at no extra FLOPs. The price is discipline: forward must learn from
-# its caller whether grad mode is on (`ctx.needs_input_grad` does not say), must skip the
-# gradients nobody needs, must accumulate low precision in float32, and backward must leave
-# what it saved untouched. Its memory win is the $(N, V)$ term; what it adds is the size of
-# the weight, so measure at your own proportions and dtype. Label smoothing and z-loss each
-# add a term to the per-row loss, and each term's gradient comes out of the same derivation
-# through the log-sum-exp.
-#
-# On a GPU you would not ship this Python loop: Liger-Kernel's
-# `LigerFusedLinearCrossEntropyLoss` (your design: gradients in forward, with
-# `label_smoothing` and z-loss, its `lse_square_scale`, as options) and Apple's Cut
-# Cross-Entropy (the other one: logits recomputed block by block in backward) are tested
-# kernels that never hold the $(N, V)$ logits.
-# What you built is how such a kernel is designed and checked: the reference it must match,
-# the peak it must stay under, and the rules for grad mode, dtypes and saved tensors. Next
-# lesson: Functions that change gradients on purpose, and the tools for finding a gradient
-# that is wrong.
+# The gradients forward computes carry no graph, so a second derivative through this loss (a
+# gradient penalty, a Hessian-vector product) is not there:
+# `torch.autograd.grad(linear_cross_entropy(x, weight, target, 4), x, create_graph=True)`
+# returns a gradient with no `grad_fn`, and differentiating it again raises `element 0 of
+# tensors does not require grad and does not have a grad_fn`. `@once_differentiable` (lesson
+# 04) does not name the cause here: it marks backward's outputs only when `grad_output`
+# requires grad, and a plain `torch.autograd.grad(loss, x)` hands backward a constant 1. A
+# term that needs second derivatives goes through the composed loss.

@@ -1,5 +1,6 @@
-"""Lesson 11's live checkers of the cross-entropy derivation and of the grad-mode wrapper print
-a verdict per point: the worked answers pass them, the placeholders and a slip fail."""
+"""Lesson 11's live checkers of the cross-entropy derivation and of the linear layer's
+gradients print a verdict per point: the worked answers pass them, the placeholders and a slip
+fail; and the optional section's accumulation numbers reproduce."""
 
 import torch
 
@@ -50,48 +51,10 @@ def test_linear_grads_worked_passes_and_the_placeholder_or_a_transpose_slip_fail
     assert all("✗ shape" in line for line in swapped), swapped
 
 
-def test_wrapper_worked_passes_and_a_constant_flag_fails_under_no_grad():
-    """Does the worked wrapper (the caller's grad mode as the flag) get three ticks, and the
-    placeholder (flag always True) fail only under torch.no_grad()?"""
-    names = ("first_line", "Reports", "my_wrapper", "check_wrapper")
-    lesson = definitions("11_fused_loss", *names)
-    assert [line[0] for line in printed(lesson["check_wrapper"], lesson["my_wrapper"])] == \
-        ["✓", "✓", "✓"]
-    learner = definitions("11_fused_loss", *names, learner=True)
-    lines = printed(learner["check_wrapper"], learner["my_wrapper"])
-    assert [line[0] for line in lines] == ["✓", "✗", "✓"], lines
-    assert "under torch.no_grad()" in lines[1]
-
-
-def test_chunk_update_worked_passes_and_an_overwritten_grad_weight_fails():
-    """Does the worked chunk update pass both lines, the placeholder fail both, grad_weight
-    overwritten by each chunk (= instead of +=) fail on grad_W only, and an error print a
-    cross instead of stopping Run All?"""
-    names = ("first_line", "my_chunk_update", "check_chunk_update")
-    lesson = definitions("11_fused_loss", *names)
-    check = lesson["check_chunk_update"]
-    assert [line.split(": ")[1][0] for line in printed(check, lesson["my_chunk_update"])] == \
-        ["✓", "✓"]
-    placeholder = definitions("11_fused_loss", *names, learner=True)["my_chunk_update"]
-    assert [line.split(": ")[1][0] for line in printed(check, placeholder)] == ["✗", "✗"]
-
-    def overwrites(G_chunk, x_chunk, weight, grad_x, grad_weight, rows):
-        grad_x[rows] = G_chunk @ weight
-        grad_weight[:] = G_chunk.T @ x_chunk
-
-    lines = printed(check, overwrites)
-    assert [line.split(": ")[1][0] for line in lines] == ["✓", "✗"], lines
-
-    def raises(*args):
-        raise RuntimeError("shape mismatch")
-
-    assert printed(check, raises) == ["my_chunk_update: ✗ RuntimeError: shape mismatch"]
-
-
-def test_the_accumulation_rows_numbers_reproduce_for_seed_0():
-    """Do the common-mistakes row's numbers (accumulating in bfloat16 / float16) hold for seed 0
-    at N = 512, d = 256, V = 8192: the course's low-memory copy (working dtype = input dtype)
-    against float64, and float32 accumulators?"""
+def test_the_accumulation_numbers_reproduce_for_seed_0():
+    """Do the optional section's numbers on accumulating in bfloat16 / float16 hold for seed 0 at
+    N = 512, d = 32, V = 512: the course's low-memory copy (working dtype = input dtype) against
+    float64 at 16, 128 and 512 chunks, and float32 accumulators at 512 chunks?"""
     lesson = definitions("11_fused_loss", "LinearCrossEntropy", "linear_cross_entropy")
     text = source("11_fused_loss")
     cls = text[text.index("class LinearCrossEntropy"):]
@@ -99,12 +62,14 @@ def test_the_accumulation_rows_numbers_reproduce_for_seed_0():
     low = cls.replace("wide = torch.promote_types(x.dtype, torch.float32)", "wide = x.dtype")
     assert low != cls
     exec(low.replace("class LinearCrossEntropy", "class Low"), lesson)  # noqa: S102 - ours
+    stated = text[text.index("### Accumulating in bfloat16 and float16"):]
+    assert "$N = 512$, $d = 32$,\n# $V = 512$, seeds 0 to 3" in stated
 
     def errors(dtype, function, chunk_size):
         generator = torch.Generator().manual_seed(0)
-        x = torch.randn(512, 256, generator=generator).to(dtype)
-        weight = (torch.randn(8192, 256, generator=generator) / 16).to(dtype)
-        target = torch.randint(0, 8192, (512,), generator=generator)
+        x = torch.randn(512, 32, generator=generator).to(dtype)
+        weight = (torch.randn(512, 32, generator=generator) / 32 ** 0.5).to(dtype)
+        target = torch.randint(0, 512, (512,), generator=generator)
         x64, w64 = x.double(), weight.double().requires_grad_()
         exact = torch.nn.functional.cross_entropy(x64 @ w64.T, target)
         exact.backward()
@@ -115,13 +80,17 @@ def test_the_accumulation_rows_numbers_reproduce_for_seed_0():
                 100 * ((weight.grad.double() - w64.grad).norm() / w64.grad.norm()).item())
 
     low_bf16 = [errors(torch.bfloat16, lesson["Low"], size) for size in (32, 4, 1)]
-    assert [round(loss, 1) for loss, _ in low_bf16] == [0.5, 6.0, 16.5], low_bf16
-    assert all(round(grad, 1) in (0.3, 0.4) for _, grad in low_bf16), low_bf16
-    wide_bf16 = errors(torch.bfloat16, lesson["LinearCrossEntropy"], 1)
-    assert [round(e, 2) for e in wide_bf16] == [0.16, 0.16], wide_bf16
+    stated_ranges = [((0.1, 0.5), (0.5, 0.5)), ((4.7, 6.4), (1.2, 1.2)),
+                     ((27.6, 28.6), (1.6, 1.7))]  # (loss, grad_weight) at 16, 128, 512 chunks
+    for (loss, grad), (loss_range, grad_range) in zip(low_bf16, stated_ranges):
+        assert loss_range[0] - 0.05 <= loss <= loss_range[1] + 0.05, low_bf16
+        assert grad_range[0] - 0.05 <= grad <= grad_range[1] + 0.05, low_bf16
+    assert max(errors(torch.bfloat16, lesson["LinearCrossEntropy"], 1)) <= 0.17
     low_fp16 = errors(torch.float16, lesson["Low"], 1)
-    assert low_fp16[0] < 1 and low_fp16[1] < 0.2, low_fp16
-    assert all(round(e, 2) <= 0.02 for e in errors(torch.float16, lesson["LinearCrossEntropy"], 1))
+    assert low_fp16[0] <= 0.3 and low_fp16[1] <= 0.35, low_fp16
+    assert max(errors(torch.float16, lesson["LinearCrossEntropy"], 1)) <= 0.03
+    half = torch.tensor(2048.0, dtype=torch.float16)
+    assert half + 1 == half  # a float16 running sum of ones stops at 2048
 
 
 def test_grad_logits_cross_shows_the_worst_entry_and_the_row_sums():
