@@ -722,18 +722,27 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # ## ✎ Exercise 2 · `checkpoint_sequential`
 #
 # Write `checkpoint_sequential(layers, segments, x)`, which runs `layers` (a list of modules, or
-# an `nn.Sequential`) on `x` in checkpointed groups. The contract:
+# an `nn.Sequential`) on `x` in checkpointed groups. The contract, which the self-check and the
+# hidden tests check:
 #
 # - every layer runs once, in order, in exactly `segments` consecutive groups, each group
-#   through `CheckpointFunction.apply`; any such split is accepted;
+#   through `CheckpointFunction.apply` (the last group may run without one: backward needs its
+#   activations first anyway);
+# - no group is longer than it has to be: backward rebuilds one group at a time, so the longest
+#   group's activations are all alive at once at some point, and it holds no more layers than
+#   the best split into `segments` groups needs;
 # - the output, and the gradients of `x` and of every layer's parameters, are the plain
 #   stack's, for every number of segments from 1 to the number of layers.
 #
-# `torch.utils.checkpoint.checkpoint_sequential` gives each segment
-# $\lfloor n/k \rfloor$ of the $n$ layers and the last one the remainder; the explorer below
-# shows when spreading the remainder is better. (Why not $\lceil n/k \rceil$ layers each? Try
-# $n = 7$, $k = 6$.) Running the last segment without a checkpoint, as `torch.utils.checkpoint`'s
-# version does, is also accepted: backward needs its activations first anyway.
+# Before you write the split, work it out on paper: for $n$ layers in $k$ groups, how many
+# layers must the longest group hold at least, and how many groups of each length reach it?
+#
+# <details><summary><b>Hint</b> (two rules that come to mind, and fail)</summary>
+#
+# $\lceil n/k \rceil$ layers per group: count the groups it makes for $n = 7$, $k = 6$.
+# $\lfloor n/k \rfloor$ layers per group and the rest in the last: how long is the last group
+# for $n = 16$, $k = 6$, against the best split's longest?
+# </details>
 #
 # One trap: `CheckpointFunction` calls `run_fn` again in backward, long after your loop has
 # finished. When does a function defined inside a loop read the loop's variables? Predict what
@@ -760,10 +769,12 @@ def checkpoint_sequential(layers, segments, x):
     """layers applied to x in `segments` checkpointed groups."""
     ### BEGIN SOLUTION
     layers = list(layers)
-    size = len(layers) // segments
-    starts = [i * size for i in range(segments)] + [len(layers)]  # the last takes the remainder
-    for start, end in zip(starts, starts[1:]):
+    size, longer = divmod(len(layers), segments)  # the first `longer` groups get one more
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < longer)
         x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)
+        start = end
     return x
     ### END SOLUTION
 
@@ -924,10 +935,9 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # (The meter reads one unit less, 11 units of 32 KiB at $k = 4$ where $M(4) = 12$: a segment's
 # input is also its first block's saved input, the same memory, counted once.)
 # With $n = 16$ and $a = 2$ the formula is smallest near $k = \sqrt{32} \approx 5.7$. Segments
-# must hold whole blocks, though: $k = 4$ and $k = 8$ divide 16 evenly and tie, each at a
-# third of the unsegmented peak, while $k = 5$ or $6$ leave a longer last segment and peak
-# higher (the explorer below tries every $k$). With $k = 1$ you keep one input but recompute the
-# whole network at once: no saving at all.
+# hold whole blocks, though, and $k = 4$ and $k = 8$, which divide 16 evenly, tie, each at a
+# third of the unsegmented peak. With $k = 1$ you keep one input but recompute the whole
+# network at once: no saving at all.
 
 # %% [markdown]
 # ### Every segment count, and the price in work
@@ -935,12 +945,18 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # The explorer runs your `checkpoint_sequential` on the same model for every $k$ from 1 to 16.
 # Left, the meter's bytes (32 KiB below the table's: no loss here keeps the model's output);
 # right, the matrix-multiply work of forward and backward, counted in FLOPs. Move the slider:
-# whatever $k$, backward does one extra forward's worth of work. Try
-# $k = 8$, then $9$: with $\lfloor 16/9 \rfloor = 1$ layer per segment, the last segment gets
-# the other 8 layers, and the peak jumps. A split that spreads the remainder (segments of 2
-# and 1 layers here) would never rebuild more than 2 layers at once: it is the better split,
-# and the grader accepts it as it accepts torch's. With torch's own function, choose a $k$ that
-# divides $n$, where the two rules agree.
+# whatever $k$, backward does one extra forward's worth of work.
+#
+# Try $k = 6$. A split with its longer groups first (3, 3, 3, 3, 2, 2 layers) peaks at
+# 288 KiB, below the 352 KiB of $k = 4$ and $k = 8$; with them last (2, 2, 3, 3, 3, 3) it
+# reads 352 KiB. $M(k)$ counts every segment input alive while the longest segment is rebuilt;
+# backward rebuilds the last segment first and frees each segment's input as it leaves it, so
+# long segments at the front are rebuilt when fewer inputs are left. Which order is yours?
+# `torch.utils.checkpoint.checkpoint_sequential` splits otherwise: it gives each segment
+# $\lfloor n/k \rfloor$ layers and the last one the rest, which your self-check rejects: at
+# $k = 9$ that is 1 layer in each of 8 segments and 8 in the last, rebuilt first with all nine
+# inputs alive, a peak of 768 KiB where groups of 2 and 1 layers read at most 384. With torch's
+# own function, choose a $k$ that divides $n$, where the two rules agree.
 
 # %%
 checkpointing_explorer(checkpoint_sequential, deep_mlp, x, segments=4, cost="flops")
@@ -1501,6 +1517,7 @@ check_checkpoint_autocast()
 # | checkpoint a block whose only tensor input is data (a model's first block) | its parameters silently get **no gradient** while the layers after it train; with nothing after it, `element 0 of tensors does not require grad` | when does a `Function`'s output require grad, and are the parameters inside `run_fn` among its inputs? |
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
 # | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
+# | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | when does the function read `start` and `end`: when defined, or when called? |
 # | a `BatchNorm` in training mode inside a checkpointed segment | no error; its running statistics are updated twice per step (three times in a reversible block that inverts, then recomputes) | what does recomputing replay, and what does it not? |
 # | dropout inside $f$ or $g$ of a reversible block, random state not replayed | no error; $x_2$'s gradient and $f$'s parameters' are silently wrong: the inversion and the recomputation draw new masks | which mask does each of backward's calls to $f$ draw? |

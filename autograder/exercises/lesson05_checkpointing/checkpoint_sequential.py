@@ -75,25 +75,32 @@ def _segment_sizes(order: list[int]) -> list[int]:
 
 
 def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> None:
-    """Exactly ``segments`` consecutive groups, every layer in one: torch's split (n // k each,
-    the remainder last) or any other, a spread remainder included; the last group may run
-    without a checkpoint, as torch.utils.checkpoint's does, and is then not recomputed."""
+    """Exactly ``segments`` consecutive groups, every layer in one, the longest no longer than
+    ceil(n / k) (a spread remainder; torch's split, n // k each and the remainder last, is
+    longer); the last group may run without a checkpoint, as torch.utils.checkpoint's does, and
+    is then not recomputed, but its length still counts."""
     sizes = _segment_sizes(order)
     prefix = sorted(set(order)) == list(range(sum(sizes)))  # the first layers, each once
+    ceil = -(-n // segments)
     if prefix and (len(sizes) == segments and sum(sizes) == n or
                    len(sizes) == segments - 1 and sum(sizes) < n):
-        return
-    size = n // segments
-    torch_split = [size] * (segments - 1) + [n - size * (segments - 1)]
-    ceil = -(-n // segments)
+        longest = max(sizes + [n - sum(sizes)])
+        if longest <= ceil:
+            return
+        raise GradingError(
+            f"{where} made a segment of {longest} layers ({sizes} recomputed"
+            f"{f', {n - sum(sizes)} run plainly' if sum(sizes) < n else ''}), where no segment "
+            f"needs more than {ceil}: backward rebuilds one segment at a time, with all its "
+            f"activations alive at once; where do the {n % segments} layers left over after "
+            f"{n // segments} per segment go?",
+            mistake="checkpoint_sequential/remainder-in-one-segment")
     by_ceil = [min(ceil, n - start) for start in range(0, n, ceil)]
     why = (f"ceil(n / k) layers per segment ({ceil} here) makes {len(by_ceil)} segments, not "
            f"{segments}" if len(by_ceil) != segments and sizes in (by_ceil, by_ceil[:-1])
            else "the segments are not the ones asked for")
     raise GradingError(
         f"{where} recomputed segments of {sizes} layers: {why}; cut the layers into exactly "
-        f"{segments} consecutive groups (torch's split is {torch_split}: n // k each and the "
-        "remainder in the last; spreading the remainder is fine too)",
+        f"{segments} consecutive groups, none longer than {ceil} layers",
         mistake="checkpoint_sequential/uneven-segments")
 
 
@@ -137,7 +144,7 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
             if torch.allclose(output.detach(), _run_layers(list(layers)[:k], x_value).detach()):
                 raise GradingError(f"{where} ran only the first {k} layers: every layer must run "
                                    "once, in order (the layers left over after n // k per "
-                                   "segment belong to a segment too)",
+                                   "segment belong to segments too)",
                                    mistake="checkpoint_sequential/drops-remainder")
     diagnose_values(f"{where}: the output", output, expected)
     classes = _forward_classes(output)

@@ -87,12 +87,18 @@ CHECKPOINTING_CLAUSES = (
 
 CHECKPOINT_SEQUENTIAL_CLAUSES = (
     Clause("every layer runs once, in order, in exactly `segments` consecutive groups, each "
-           "group through `CheckpointFunction.apply`; any such split is accepted;",
+           "group through `CheckpointFunction.apply` (the last group may run without one: "
+           "backward needs its activations first anyway);",
            {Q + "checkpoints-nothing": "no checkpoints",
             Q + "wrong-segment-count": "len // segments chunks make too many segments",
             Q + "drops-remainder": "drops the remainder",
             Q + "uneven-segments": "ceil(n / k) layers per segment",
             Q + "uses-torch-checkpoint": "built on torch.utils.checkpoint(use_reentrant=True)"}),
+    Clause("no group is longer than it has to be: backward rebuilds one group at a time, so the "
+           "longest group's activations are all alive at once at some point, and it holds no "
+           "more layers than the best split into `segments` groups needs;",
+           {Q + "remainder-in-one-segment": "torch's split: n // k each, the remainder in the "
+                                            "last"}),
     Clause("the output, and the gradients of `x` and of every layer's parameters, are the plain "
            "stack's, for every number of segments from 1 to the number of layers.",
            {Q + "recomputes-other-layers": "late-binding closure in the loop"}),

@@ -33,20 +33,6 @@ EQUIVALENTS = [
     EquivalentMutant(SEQUENTIAL, "drop_statement", "layers = list(layers)", "pass",
                      "the contract's layers are a list or an nn.Sequential, which slice, len "
                      "and iterate alike, so the list() copy changes nothing"),
-    EquivalentMutant(SEQUENTIAL, "drop_term",
-                     "starts = [i * size for i in range(segments)] + [len(layers)]  # the last "
-                     "takes the remainder",
-                     "starts = [i for i in range(segments)] + [len(layers)]  # the last takes "
-                     "the remainder",
-                     "still exactly `segments` consecutive groups with every layer in one, in "
-                     "order (one layer each, the rest in the last), and the contract accepts "
-                     "any such split"),
-    EquivalentMutant(SEQUENTIAL, "drop_term",
-                     "bounds = [i * size for i in range(segments)] + [len(layers)]",
-                     "bounds = [i for i in range(segments)] + [len(layers)]",
-                     "still exactly `segments` consecutive groups with every layer in one, in "
-                     "order (one layer each, the rest in the last), and the contract accepts "
-                     "any such split"),
     *(EquivalentMutant("ReversibleCoupling", "add_copy", "return x1_grad, x2_grad, None, None",
                        after, "a gradient backward has just computed as a sum into a new tensor, "
                        "cloned on return: the same values, the original freed as backward returns")

@@ -13,30 +13,35 @@ def _sequential(body: str) -> str:
 
 
 UNUSUAL = [
-    Unusual("checkpoint_sequential", "closures with bound defaults", _sequential(
-        "    layers = list(layers)\n    size = len(layers) // segments\n"
-        "    for i in range(segments):\n"
-        "        end = len(layers) if i == segments - 1 else (i + 1) * size\n"
-        "        def run(h, start=i * size, end=end):\n"
-        "            for layer in layers[start:end]:\n                h = layer(h)\n"
-        "            return h\n"
-        "        x = CheckpointFunction.apply(run, x)\n    return x\n")),
+    Unusual("checkpoint_sequential", "closures with bound defaults, the longer groups last",
+            _sequential(
+                "    layers = list(layers)\n    n, k = len(layers), segments\n"
+                "    for i in range(k):\n"
+                "        def run(h, start=i * n // k, end=(i + 1) * n // k):\n"
+                "            for layer in layers[start:end]:\n                h = layer(h)\n"
+                "            return h\n"
+                "        x = CheckpointFunction.apply(run, x)\n    return x\n")),
     Unusual("checkpoint_sequential", "last segment run plainly, as torch.utils.checkpoint does",
             _sequential(
-                "    layers = list(layers)\n    size = len(layers) // segments\n"
-                "    for i in range(segments - 1):\n"
-                "        x = CheckpointFunction.apply(nn.Sequential(*layers[i * size:(i + 1) * "
-                "size]), x)\n"
-                "    for layer in layers[(segments - 1) * size:]:\n        x = layer(x)\n"
+                "    layers = list(layers)\n"
+                "    sizes = [len(layers) // segments + (i < len(layers) % segments)\n"
+                "             for i in range(segments)]\n"
+                "    start = 0\n"
+                "    for size in sizes[:-1]:\n"
+                "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:start + size]),"
+                " x)\n        start += size\n"
+                "    for layer in layers[start:]:\n        x = layer(x)\n"
                 "    return x\n")),
-    Unusual("checkpoint_sequential", "functools.partial over a module list", _sequential(
-        "    import functools\n\n    def run(block, h):\n        for layer in block:\n"
-        "            h = layer(h)\n        return h\n\n"
-        "    layers = list(layers)\n    size = len(layers) // segments\n"
-        "    bounds = [i * size for i in range(segments)] + [len(layers)]\n"
-        "    for start, end in zip(bounds, bounds[1:]):\n"
-        "        x = CheckpointFunction.apply(functools.partial(run, layers[start:end]), x)\n"
-        "    return x\n")),
+    Unusual("checkpoint_sequential", "functools.partial over a module list, ceil-sized groups "
+            "while the rest still fills the others", _sequential(
+                "    import functools\n\n    def run(block, h):\n        for layer in block:\n"
+                "            h = layer(h)\n        return h\n\n"
+                "    layers = list(layers)\n    start = 0\n"
+                "    for left in range(segments, 0, -1):\n"
+                "        size = -(-(len(layers) - start) // left)\n"
+                "        x = CheckpointFunction.apply(functools.partial(run, layers[start:start + "
+                "size]), x)\n        start += size\n"
+                "    return x\n")),
     Unusual("checkpoint_sequential", "numpy.array_split spreads the remainder over the first "
             "segments", _sequential(
                 "    import numpy as np\n    layers = list(layers)\n"
@@ -68,6 +73,13 @@ MISTAKES = [
                 "        def run(h):\n            for layer in layers[start:end]:\n"
                 "                h = layer(h)\n            return h\n"
                 "        x = CheckpointFunction.apply(run, x)\n    return x\n"), named=True),
+    Mistake("checkpoint_sequential", "torch's split: n // k each, the remainder in the last",
+            "where do the 3 layers left over after 1 per segment go?", _sequential(
+                "    layers = list(layers)\n    size = len(layers) // segments\n"
+                "    starts = [i * size for i in range(segments)] + [len(layers)]\n"
+                "    for start, end in zip(starts, starts[1:]):\n"
+                "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)\n"
+                "    return x\n"), named=True),
     Mistake("checkpoint_sequential", "ceil(n / k) layers per segment", "ceil(n / k) layers per "
             "segment", _sequential(
                 "    layers = list(layers)\n    size = math.ceil(len(layers) / segments)\n"
