@@ -31,8 +31,9 @@
 #    destroys it.
 #
 # Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and **✎ 4
-# `AbsInPlace`**, an op this lesson never works through; after it, an optional, ungraded try-it
-# (`ClampInPlace`, a learned clipping range) that you can leave for a second pass. Each exercise
+# `AbsInPlace`**, an op this lesson never works through. After the summary come optional,
+# ungraded sections for a second pass: a try-it (`ClampInPlace`, a learned clipping range) and
+# an in-place op that loses a row's scale. Each exercise
 # has a self-check cell: it runs every check the hidden tests run (they add a GPU run when the
 # grader has one and you had none). Work top to bottom: the cells after an exercise run your
 # answer. Run All goes on past an exercise not yet written (its stub raises
@@ -840,16 +841,14 @@ compare("backward sees", my_saved_early, outcome)
 #
 # **Your turn: derive, then check.** For each of these in-place ops, write $dy/dx$ as a
 # function of the output $y$ alone, or say that $y$ is not enough: softplus,
-# $y = \log(1 + e^x)$; $y = \tanh x$; $y = \sin x$; $y = x^3$; and, under `"relu"`, the
-# clamp of Exercise 3, $y = \max(x, 0)$, with `torch.relu`'s derivative (0 at $x = 0$). The
-# checker runs each op on 6001 points from $x = -3$ to $3$, $0$ included, and compares your
+# $y = \log(1 + e^x)$; $y = \tanh x$; $y = \sin x$; $y = x^3$. The checker runs each op
+# on 6001 points from $x = -3$ to $3$, $0$ included, and compares your
 # function of $y$ with autograd's derivative at $x$.
 
 # %%
 NOT_ENOUGH = "y is not enough"
 # each entry: a function of the tensor y that returns dy/dx, or NOT_ENOUGH (None: not answered)
-my_derivative_from_y = {"softplus": None, "tanh": None, "sin": None, "cube": None,
-                        "relu": None}
+my_derivative_from_y = {"softplus": None, "tanh": None, "sin": None, "cube": None}
 
 
 # %%
@@ -857,7 +856,7 @@ def check_derivatives_from_y(answers):
     """Each answer against autograd's dy/dx; where y is not enough, two x that show it."""
     x = torch.arange(-3000, 3001, dtype=torch.float64) / 1000  # step 0.001, exact 0
     ops = {"softplus": torch.nn.functional.softplus, "tanh": torch.tanh, "sin": torch.sin,
-           "cube": lambda t: t ** 3, "relu": torch.relu}
+           "cube": lambda t: t ** 3}
     for name, f in ops.items():
         leaf = x.clone().requires_grad_()
         true, = torch.autograd.grad(f(leaf).sum(), leaf)
@@ -903,56 +902,9 @@ check_derivatives_from_y(my_derivative_from_y)
 # $x = \pi - 0.5$ show: $\sin$ gives both $0.4794$, $\cos$ gives $0.8776$ and $-0.8776$. For
 # $\sin$ the output is not enough.
 #
-# Being invertible is enough, but is it needed? The clamp sends every $x \le 0$ to the same
-# $y$, and your `"relu"` line has answered for it; Exercise 3 saves what that answer needs.
+# Being invertible is enough for $y$ to be enough; is it needed? The clamp of Exercise 3,
+# $y = \max(x, 0)$, sends every $x \le 0$ to the same $y$: answer the question for it there.
 # </details>
-#
-# ### Worked example: `RowFractionsInPlace`, a row's sum saved before the write
-#
-# A different kind of information lost: not a sign, but a scale.
-# `RowFractionsInPlace.apply(x)` divides each row of a positive `x` by its sum
-# $s = \sum_k x_k$, in place, so that the row becomes fractions that add up to 1 (counts or
-# weights turned into a distribution). With $y = x / s$,
-# $\partial y_j / \partial x_k = (\delta_{jk} - y_j) / s$, so the vector-Jacobian product is
-# $(g - (y \cdot g)\,\mathbf 1) / s$ for each row: every entry of $g$ less one number per row,
-# divided by the sum. The fractions $y$ are the output; the sum is gone from them
-# ($x = (1, 3)$ and $(2, 6)$ give the same $y$, and gradients that differ by a factor of 2). So
-# forward saves $s$, **one number per row**, not a copy of `x`:
-
-# %%
-class RowFractionsInPlace(torch.autograd.Function):
-    """Writes x / x.sum(-1) into x; saves the output and one sum per row."""
-
-    @staticmethod
-    def forward(ctx, x):
-        total = x.sum(dim=-1, keepdim=True)  # a new tensor, shape (..., 1): the write forgets it
-        x.div_(total)
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(x, total)  # x is the output y now
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        y, total = ctx.saved_tensors
-        along_y = (grad_output * y).sum(dim=-1, keepdim=True)  # y . g, one per row
-        return (grad_output - along_y) / total
-
-
-a = (torch.rand(3, 4, dtype=torch.float64) + 0.1).requires_grad_()
-weights = torch.randn(3, 4, dtype=torch.float64)
-(RowFractionsInPlace.apply(a.clone()) * weights).sum().backward()
-b = a.detach().clone().requires_grad_()
-(b / b.sum(dim=-1, keepdim=True) * weights).sum().backward()
-print("same gradient as x / x.sum(-1, keepdim=True):", torch.allclose(a.grad, b.grad))
-print("gradcheck:", torch.autograd.gradcheck(lambda t: RowFractionsInPlace.apply(t.clone()),
-                                             ((torch.rand(3, 5, dtype=torch.float64) + 0.5)
-                                              .requires_grad_(),)))
-saved = []  # every tensor autograd packs for backward, as in lesson 01
-with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t.detach(), lambda t: t):
-    y = RowFractionsInPlace.apply(a.clone())
-for t in saved:
-    print("saved:", tuple(t.shape), t.nbytes, "bytes,", "the output" if t is y else "a new tensor")
-print("a copy of x would take", a.nbytes, "bytes")
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `ReLUInPlace`
@@ -964,7 +916,9 @@ print("a copy of x would take", a.nbytes, "bytes")
 #   that requires grad raises PyTorch's own error (`mark_dirty` does that for you);
 # - `x` of any shape and of any strides an in-place write accepts, with entries at 0, beside 0
 #   or infinite: afterwards `x` holds exactly `torch.relu(x)`, and the gradient is
-#   `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01;
+#   `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN entries are
+#   outside the contract: there `torch.relu`'s backward passes `grad_output` on, and a mask
+#   `y > 0` gives 0; neither is a derivative);
 # - backward returns a new tensor and leaves `grad_output` as it was;
 # - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` attribute),
 #   and forward makes no tensor to save beyond one byte per element: answer the question of
@@ -1027,36 +981,34 @@ except RuntimeError as error:
     print(first_line(error))
 
 # %% [markdown]
-# **Predict, then run.** After `y = RowFractionsInPlace.apply(x)`, the model scales the output
-# in place, `y.mul_(2)`, as a residual branch or another in-place activation might. Does
-# `y.sum().backward()` work, or raise? And with your `ReLUInPlace`, or PyTorch's own
-# `torch.relu_` and `torch.sin_`, in place of it? For each, ask first which tensor its backward
+# **Predict, then run.** After `y = ReLUInPlace.apply(x)`, the model scales the output in
+# place, `y.mul_(2)`, as a residual branch or another in-place activation might. Does
+# `y.sum().backward()` work, or raise? And with PyTorch's own `torch.relu_` and `torch.sin_`
+# in place of yours? For each, ask first which tensor its backward
 # needs, given that the write has destroyed the input; then whether that tensor is still
 # intact after `y.mul_(2)`. For the built-ins, which tensor would you save in their place?
 
 # %%
-my_after_write = {"RowFractionsInPlace": None, "ReLUInPlace": None, "relu_": None,
-                  "sin_": None}  # "works" or "error"
+my_after_write = {"ReLUInPlace": None, "relu_": None, "sin_": None}  # "works" or "error"
 
 # %%
-for name, op in [("RowFractionsInPlace", RowFractionsInPlace.apply),
-                 ("ReLUInPlace", ReLUInPlace.apply), ("relu_", torch.relu_),
+for name, op in [("ReLUInPlace", ReLUInPlace.apply), ("relu_", torch.relu_),
                  ("sin_", torch.sin_)]:
-    a = (torch.rand(2, 4) + 0.1).requires_grad_()  # positive, as RowFractionsInPlace needs
+    a = torch.randn(2, 4, requires_grad=True)
     try:
         y = op(a.clone())
         y.mul_(2)  # a second in-place write, into the output
         y.sum().backward()
         outcome = "works"
     except NotImplementedError:
-        print(f"{name:>20}: not written yet")
+        print(f"{name:>11}: not written yet")
         continue
     except RuntimeError as error:
         outcome = "error"
         inplace = "modified by an inplace" in str(error)
-        print(f"{name:>20}:", "... has been modified by an inplace operation" if inplace
+        print(f"{name:>11}:", "... has been modified by an inplace operation" if inplace
               else first_line(error))
-    compare(f"{name:>20}", my_after_write[name], outcome)
+    compare(f"{name:>11}", my_after_write[name], outcome)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1090,7 +1042,7 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 #   that requires grad raises PyTorch's own error;
 # - `x` of any shape and of any strides an in-place write accepts, with entries at 0, beside 0
 #   or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the gradient of `x` is
-#   `torch.abs`'s at every value of `x`, 0 included;
+#   `torch.abs`'s at every value of `x`, 0 included (NaN entries are outside the contract);
 # - forward saves one tensor computed **before** the write, of **at most one byte per
 #   element**, and not the returned tensor, so that the output stays free for later in-place
 #   writes, as after `torch.sin_`.
@@ -1169,7 +1121,79 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.float64))
 
 # %% [markdown]
-# ### Try it (ungraded): `ClampInPlace`, a learned range
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | indices not marked with `mark_non_differentiable` | integer outputs are exempt anyway, but the contract is unsaid, and a float output would require grad | `ctx.mark_non_differentiable(indices)` |
+# | saving the values (or `x`) as well as, or instead of, the indices | memory for nothing: routing a gradient needs only the permutation | save one permutation |
+# | gathering `grad_values` with the indices | the permutation is applied twice instead of undone: wrong gradient | scatter back, the transpose of a gather |
+# | `grad_x[..., indices] = grad_values` (or a loop over `j` of such writes) | every row's indices index every row: right on one row, wrong on a batch | an op that routes each row with its own row of indices |
+# | finding positions by comparing values | ties receive the same gradient twice | use the indices forward returned |
+# | `set_materialize_grads(False)` not called | backward gets tensors of zeros for unused outputs, allocated for nothing | call it in forward |
+# | adding or concatenating a `None` gradient | `TypeError` as soon as an output goes unused | `if grad is None` before using it |
+# | `torch.zeros` for a missing half, then `torch.cat` | the zeros materialisation you switched off, by hand | one tensor of the full shape |
+# | both halves padded to the full width and added, as `SinCosLazy` adds its terms | three tensors of `x`'s shape where one does | one tensor of the full shape, both halves copied in (or one `torch.cat`) |
+# | a tensor of zeros when every gradient is `None` | an allocation for no gradient | return `None` |
+# | returning views (`x[..., :h]`, or `x.clone().chunk(2, -1)`) from forward | writing into them raises; views of `x` change when `x` does | clone each half |
+# | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
+# | an in-place Function that returns a new tensor | no memory saved, `x` unchanged (and with `mark_dirty`, an error) | write into `x` and return it |
+# | `ctx.save_for_backward(x)` before the write, to keep the input | autograd packs saved tensors when forward returns: backward gets the output, no error, a wrong gradient | save a new tensor computed before the write |
+# | an in-place write into a tensor another op saved for its backward | that backward raises: "modified by an inplace operation" | write in place only into what nothing else saved, or use the out-of-place op |
+# | saving the output when backward does not need it | a later in-place write into the output makes backward raise | save a new tensor computed before the write |
+# | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, or of $x$ under $|x|$) | save it before writing, in as few bytes as it needs |
+# | in `AbsInPlace`, a saved tensor that sends the zeros of `x` to one side | the gradient at $x = 0$ is $\pm$`grad_output`, where `torch.abs`'s is 0 | count the values the saved tensor must hold per element, and those its dtype holds |
+# | a mask that is True at $x = 0$ for the clamp | the gradient passes where `torch.relu`'s is 0 | a strict comparison |
+# | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |
+
+# %% [markdown]
+# ## Summary
+#
+# Backward gets one gradient per output and returns the sum of their contributions, one
+# gradient per input. `mark_non_differentiable` declares outputs with no gradient (integer
+# outputs are treated so regardless). `set_materialize_grads(False)` trades the engine's
+# zeros for `None`, which backward must then check. An in-place Function writes into `x`,
+# calls `mark_dirty(x)` and returns `x`; without the mark, gradients through `x` are silently
+# wrong and leaves are overwritten; with it, PyTorch guards leaves (after forward ran) and
+# tracks the write with the version counter. What backward cannot recover from the output
+# must be saved before the write, in as few bytes as it needs. Save the output when backward
+# can use it and nothing will write into it again (0 extra bytes); otherwise save, before the
+# write, the smallest new tensor backward needs (the price of leaving the output free). Next
+# lesson: Functions that `torch.func` and `torch.compile` can work with.
+
+# %% [markdown]
+# <details><summary><b>Optional: in practice</b> (not graded; open when you have time)</summary>
+#
+# **What an in-place activation saves.** Your `ReLUInPlace` in a small network,
+# $\sum (\mathrm{relu}(x W^\top + b))^2$ with `W` of $1000 \times 1000$ and a batch of 64,
+# against `torch.relu`: the same weight gradient, and forward allocates one activation fewer.
+# Measured with `AllocationLog`, run on 2.13: 750 KiB for `torch.relu`, 500 KiB for the
+# in-place Function, the difference 250 KiB, one $64 \times 1000$ float32 tensor; the two
+# weight gradients are equal bit for bit. Saving `x` costs nothing extra, since `x` is the
+# output. Try it:
+#
+# ```python
+# layer, inputs = torch.nn.Linear(1000, 1000), torch.randn(64, 1000)
+# weight_grads = []
+# for name, relu in [("torch.relu", torch.relu), ("ReLUInPlace", ReLUInPlace.apply)]:
+#     layer.weight.grad = None
+#     with AllocationLog() as log:
+#         loss = relu(layer(inputs)).square().sum()
+#     loss.backward()
+#     weight_grads.append(layer.weight.grad)
+#     print(name, f"{log.bytes / 2 ** 10:.0f} KiB")
+# print("same weight gradient:", torch.equal(*weight_grads))
+# ```
+#
+# **In-Place Activated BatchNorm** (InPlace-ABN, Rota Bulò et al., CVPR 2018) asks the question
+# of "What to save before the write" at scale, as a way to fit bigger segmentation models:
+# BatchNorm and a leaky ReLU write over their input, and since a leaky ReLU with a positive
+# slope is invertible, backward rebuilds what it needs from the output and BatchNorm's few
+# per-channel numbers.
+# </details>
+
+# %% [markdown]
+# ## Optional (not graded): `ClampInPlace`, a learned range
 #
 # Quantisation-aware training often learns where to clip (PACT, Choi et al. 2018, learns the
 # upper bound of a ReLU). Write `ClampInPlace.apply(x, lo, hi)`, writing
@@ -1261,73 +1285,62 @@ check_clamp_in_place()
 # </details>
 
 # %% [markdown]
-# ## Common mistakes
+# ## Optional (not graded): `RowFractionsInPlace`, a row's sum saved before the write
 #
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | indices not marked with `mark_non_differentiable` | integer outputs are exempt anyway, but the contract is unsaid, and a float output would require grad | `ctx.mark_non_differentiable(indices)` |
-# | saving the values (or `x`) as well as, or instead of, the indices | memory for nothing: routing a gradient needs only the permutation | save one permutation |
-# | gathering `grad_values` with the indices | the permutation is applied twice instead of undone: wrong gradient | scatter back, the transpose of a gather |
-# | `grad_x[..., indices] = grad_values` (or a loop over `j` of such writes) | every row's indices index every row: right on one row, wrong on a batch | an op that routes each row with its own row of indices |
-# | finding positions by comparing values | ties receive the same gradient twice | use the indices forward returned |
-# | `set_materialize_grads(False)` not called | backward gets tensors of zeros for unused outputs, allocated for nothing | call it in forward |
-# | adding or concatenating a `None` gradient | `TypeError` as soon as an output goes unused | `if grad is None` before using it |
-# | `torch.zeros` for a missing half, then `torch.cat` | the zeros materialisation you switched off, by hand | one tensor of the full shape |
-# | both halves padded to the full width and added, as `SinCosLazy` adds its terms | three tensors of `x`'s shape where one does | one tensor of the full shape, both halves copied in (or one `torch.cat`) |
-# | a tensor of zeros when every gradient is `None` | an allocation for no gradient | return `None` |
-# | returning views (`x[..., :h]`, or `x.clone().chunk(2, -1)`) from forward | writing into them raises; views of `x` change when `x` does | clone each half |
-# | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
-# | an in-place Function that returns a new tensor | no memory saved, `x` unchanged (and with `mark_dirty`, an error) | write into `x` and return it |
-# | `ctx.save_for_backward(x)` before the write, to keep the input | autograd packs saved tensors when forward returns: backward gets the output, no error, a wrong gradient | save a new tensor computed before the write |
-# | an in-place write into a tensor another op saved for its backward | that backward raises: "modified by an inplace operation" | write in place only into what nothing else saved, or use the out-of-place op |
-# | saving the output when backward does not need it | a later in-place write into the output makes backward raise | save a new tensor computed before the write |
-# | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, a row's sum) | save it before writing, in as few bytes as it needs |
-# | in `AbsInPlace`, a saved tensor that sends the zeros of `x` to one side | the gradient at $x = 0$ is $\pm$`grad_output`, where `torch.abs`'s is 0 | count the values the saved tensor must hold per element, and those its dtype holds |
-# | a mask that is True at $x = 0$ for the clamp | the gradient passes where `torch.relu`'s is 0 | a strict comparison |
-# | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |
+# The in-place ops above lose a sign, elementwise. Here is a different kind of information
+# lost, across a row: not a sign, but a scale.
+# `RowFractionsInPlace.apply(x)` divides each row of a positive `x` by its sum
+# $s = \sum_k x_k$, in place, so that the row becomes fractions that add up to 1 (counts or
+# weights turned into a distribution). With $y = x / s$,
+# $\partial y_j / \partial x_k = (\delta_{jk} - y_j) / s$, so the vector-Jacobian product is
+# $(g - (y \cdot g)\,\mathbf 1) / s$ for each row: every entry of $g$ less one number per row,
+# divided by the sum. The fractions $y$ are the output; the sum is gone from them
+# ($x = (1, 3)$ and $(2, 6)$ give the same $y$, and gradients that differ by a factor of 2). So
+# forward saves $s$, **one number per row**, not a copy of `x`:
+
+# %%
+class RowFractionsInPlace(torch.autograd.Function):
+    """Writes x / x.sum(-1) into x; saves the output and one sum per row."""
+
+    @staticmethod
+    def forward(ctx, x):
+        total = x.sum(dim=-1, keepdim=True)  # a new tensor, shape (..., 1): the write forgets it
+        x.div_(total)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x, total)  # x is the output y now
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, total = ctx.saved_tensors
+        along_y = (grad_output * y).sum(dim=-1, keepdim=True)  # y . g, one per row
+        return (grad_output - along_y) / total
+
+
+a = (torch.rand(3, 4, dtype=torch.float64) + 0.1).requires_grad_()
+weights = torch.randn(3, 4, dtype=torch.float64)
+(RowFractionsInPlace.apply(a.clone()) * weights).sum().backward()
+b = a.detach().clone().requires_grad_()
+(b / b.sum(dim=-1, keepdim=True) * weights).sum().backward()
+print("same gradient as x / x.sum(-1, keepdim=True):", torch.allclose(a.grad, b.grad))
+print("gradcheck:", torch.autograd.gradcheck(lambda t: RowFractionsInPlace.apply(t.clone()),
+                                             ((torch.rand(3, 5, dtype=torch.float64) + 0.5)
+                                              .requires_grad_(),)))
+saved = []  # every tensor autograd packs for backward, as in lesson 01
+with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t.detach(), lambda t: t):
+    y = RowFractionsInPlace.apply(a.clone())
+for t in saved:
+    print("saved:", tuple(t.shape), t.nbytes, "bytes,", "the output" if t is y else "a new tensor")
+print("a copy of x would take", a.nbytes, "bytes")
 
 # %% [markdown]
-# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
-#
-# **What an in-place activation saves.** Your `ReLUInPlace` in a small network,
-# $\sum (\mathrm{relu}(x W^\top + b))^2$ with `W` of $1000 \times 1000$ and a batch of 64,
-# against `torch.relu`: the same weight gradient, and forward allocates one activation fewer.
-# Measured with `AllocationLog`, run on 2.13: 750 KiB for `torch.relu`, 500 KiB for the
-# in-place Function, the difference 250 KiB, one $64 \times 1000$ float32 tensor; the two
-# weight gradients are equal bit for bit. Saving `x` costs nothing extra, since `x` is the
-# output. Try it:
-#
-# ```python
-# layer, inputs = torch.nn.Linear(1000, 1000), torch.randn(64, 1000)
-# weight_grads = []
-# for name, relu in [("torch.relu", torch.relu), ("ReLUInPlace", ReLUInPlace.apply)]:
-#     layer.weight.grad = None
-#     with AllocationLog() as log:
-#         loss = relu(layer(inputs)).square().sum()
-#     loss.backward()
-#     weight_grads.append(layer.weight.grad)
-#     print(name, f"{log.bytes / 2 ** 10:.0f} KiB")
-# print("same weight gradient:", torch.equal(*weight_grads))
-# ```
-#
-# **In-Place Activated BatchNorm** (InPlace-ABN, Rota Bulò et al., CVPR 2018) asks the question
-# of "What to save before the write" at scale, as a way to fit bigger segmentation models:
-# BatchNorm and a leaky ReLU write over their input, and since a leaky ReLU with a positive
-# slope is invertible, backward rebuilds what it needs from the output and BatchNorm's few
-# per-channel numbers.
-# </details>
+# It saved its output, so a later in-place write into the output, as after `torch.relu_`,
+# makes its backward raise:
 
-# %% [markdown]
-# ## Summary
-#
-# Backward gets one gradient per output and returns the sum of their contributions, one
-# gradient per input. `mark_non_differentiable` declares outputs with no gradient (integer
-# outputs are treated so regardless). `set_materialize_grads(False)` trades the engine's
-# zeros for `None`, which backward must then check. An in-place Function writes into `x`,
-# calls `mark_dirty(x)` and returns `x`; without the mark, gradients through `x` are silently
-# wrong and leaves are overwritten; with it, PyTorch guards leaves (after forward ran) and
-# tracks the write with the version counter. What backward cannot recover from the output
-# must be saved before the write, in as few bytes as it needs. Save the output when backward
-# can use it and nothing will write into it again (0 extra bytes); otherwise save, before the
-# write, the smallest new tensor backward needs (the price of leaving the output free). Next
-# lesson: Functions that `torch.func` and `torch.compile` can work with.
+# %%
+y = RowFractionsInPlace.apply(a.clone())
+y.mul_(2)
+try:
+    y.sum().backward()
+except RuntimeError as error:
+    print(first_line(error))

@@ -60,7 +60,9 @@ RELU_CLAUSES = (
             "ReLUInPlace/returns-new-tensor": "returns a new tensor"}),
     Clause("`x` of any shape and of any strides an in-place write accepts, with entries at 0, "
            "beside 0 or infinite: afterwards `x` holds exactly `torch.relu(x)`, and the gradient "
-           "is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01;",
+           "is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN "
+           "entries are outside the contract: there `torch.relu`'s backward passes `grad_output` "
+           "on, and a mask `y > 0` gives 0; neither is a derivative);",
            {"ReLUInPlace/write-not-exact": "masked_fill_ of x < -1e-6",
             "ReLUInPlace/gradient-at-zero": "gradient 1 at x == 0",
             "ReLUInPlace/mask-always-true": "mask y >= 0 after the clamp",
@@ -85,7 +87,8 @@ ABS_IN_PLACE_CLAUSES = (
             "AbsInPlace/returns-new-tensor": "a new tensor returned"}),
     Clause("`x` of any shape and of any strides an in-place write accepts, with entries at 0, "
            "beside 0 or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the gradient "
-           "of `x` is `torch.abs`'s at every value of `x`, 0 included;",
+           "of `x` is `torch.abs`'s at every value of `x`, 0 included (NaN entries are outside the "
+           "contract);",
            {"AbsInPlace/write-not-exact": "the write negates only x < -1e-6",
             "AbsInPlace/bool-mask-takes-sides-at-zero": "a bool mask x > 0",
             "AbsInPlace/sign-nonzero-at-zero": "an int8 sign that is +1 at 0 (signbit)",
