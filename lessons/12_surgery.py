@@ -10,8 +10,9 @@
 # # Lesson 12 · Gradient surgery and debugging
 #
 # Some custom Functions exist to return a gradient that is **not** the derivative of their
-# forward. Two are common in public code: **gradient reversal** (identity forward, the
-# gradient flipped and scaled on the way back: the heart of domain-adversarial training), and
+# forward. Two are common in public code: **gradient reversal** (identity forward, and a
+# backward that lets plain gradient descent play a min-max game: the heart of
+# domain-adversarial training), and
 # **clipping inside backward** (each sample's gradient bounded at one point of the graph, before
 # the samples are summed, which `torch.nn.utils.clip_grad_norm_` cannot do).
 #
@@ -94,9 +95,10 @@ def compare(question: str, prediction, actual, reveal: bool = True) -> None:
 # The critic $\theta_d$ **minimises** its loss $L_d$; the features $\theta_f$ **maximise** it
 # (while minimising the label loss $L_y$). A min-max problem, and yet it trains with one
 # ordinary `(L_y + L_d).backward()`: put a layer $R$ between the features and the critic,
-# $L_d = L_d(d(R(h)))$, that is the identity in forward and turns the gradient around in
-# backward. The critic's own parameters sit **after** $R$ and receive $\partial L_d /
-# \partial \theta_d$ unchanged; everything before $R$ receives what $R$ sends back.
+# $L_d = L_d(d(R(h)))$, that is the identity in forward and whose backward sends back
+# something other than its derivative. The critic's own parameters sit **after** $R$ and
+# receive $\partial L_d / \partial \theta_d$ unchanged; everything before $R$ receives what
+# $R$ sends back, and what that must be is yours to derive.
 #
 # **Derive it.** Write $g = \partial L_d / \partial R(h)$ for what arrives at $R$ in backward.
 #
@@ -338,20 +340,20 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # **Derive it.** Let $g_r$ be row $r$ of `grad_output` (its last dimension), $n_r = \lVert g_r
 # \rVert_2$ and $m$ = `max_norm`.
 #
-# 1. Rows with $n_r \le m$ pass unchanged. For a row with $n_r > m$, which single number
-#    $c_r$ makes $c_r g_r$ point the same way with norm exactly $m$?
-# 2. Write one factor $s_r$ for **every** row, equal to 1 when $n_r \le m$ and to your $c_r$
-#    otherwise, as one expression of $n_r$ and $m$ (no branches). What does it give for a row
-#    of zeros? Make sure it is not `nan`. Check it live in the cell after the hints.
-# 3. How do you get $n_r$ for all rows at once, with a shape that broadcasts against
-#    `grad_output`? (Scale a new tensor, not `grad_output` in place: *Three bugs, and what
-#    gradcheck says of them*, after Exercise 2, measures what that write breaks.)
+# 1. Rows with $n_r \le m$ pass unchanged. For a row with $n_r > m$, what must happen to it
+#    so that it keeps its direction and its norm becomes $m$?
+# 2. Backward handles every row at once, in tensor operations: Python's `if`, `min` and `max`
+#    ask one True or False of a whole tensor and raise. How do you treat the rows above $m$
+#    and leave the others as they are, in one computation? What does yours do to a row of
+#    zeros?
+# 3. How do you get $n_r$ for all rows at once, for a `grad_output` with any number of
+#    leading dimensions?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: one row</summary>
 #
 # Multiplying $g_r$ by a positive number keeps its direction and multiplies its norm by that
-# number. Which number takes the norm from $n_r$ to $m$?
+# number. Which number $c_r$ takes the norm from $n_r$ to $m$?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: every row, no branch</summary>
@@ -375,48 +377,6 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # $(0.3, 0.4)$ and $(0, 0)$ come back as $(0.6, 0.8)$, $(0.3, 0.4)$ and $(0, 0)$. With
 # $m = 2$ the same rows get factors $0.4$, $1$ and $1$: $(1.2, 1.6)$, $(0.3, 0.4)$, $(0, 0)$.
 # </details>
-#
-# **Check your step 2 live.** Write your factor as an expression of a tensor of row norms and
-# of `max_norm` in the first lines of the next cell, then run it: at $m = 1$ and $m = 0.25$ it
-# tries norms from 0 to $10^{30}$ times $m$ and checks that each factor leaves the row's norm
-# at $\min(n_r, m)$ without `nan`, and leaves rows at or below $m$ exactly as they are.
-
-# %%
-def my_clip_factor(norms, max_norm):
-    """Your step 2: the factor s_r for each row norm in ``norms`` (a tensor), one expression."""
-    ### BEGIN WORKED
-    return (max_norm / norms).clamp(max=1)  # m / 0 = inf, and min(1, inf) = 1
-    ### LEARNER
-    return None  # your expression of norms and max_norm, no branch
-    ### END WORKED
-
-
-for max_norm in (1.0, 0.25):
-    norms_to_try = max_norm * torch.tensor([0.0, 1e-30, 0.5, 1.0, 1.5, 5.0, 1e30],
-                                           dtype=torch.float64)
-    try:
-        factors = my_clip_factor(norms_to_try, max_norm)
-        if factors is not None:
-            factors = torch.as_tensor(factors, dtype=torch.float64).expand_as(norms_to_try)
-    except Exception as error:  # shown, not raised: Run All goes on
-        print(f"max_norm = {max_norm}: ✗ raises {type(error).__name__}: "
-              + (str(error).splitlines() or [""])[0]
-              + (" (Python's if, min and max ask one True or False of a whole tensor: which "
-                 "torch op works entry by entry?)" if "Boolean value of Tensor" in str(error)
-                 else ""))
-        continue
-    if factors is None:
-        print("write your factor into my_clip_factor first")
-        break
-    print(f"max_norm = {max_norm}")
-    for norm, factor in zip(norms_to_try.tolist(), factors.tolist()):
-        if norm <= max_norm:
-            right = factor == 1.0  # an exact 1: the row is returned as it came
-        else:
-            right = math.isfinite(factor) and abs(factor * norm - max_norm) <= 1e-12 * max_norm
-        after = factor * norm if math.isfinite(factor) else factor
-        print(f"  row norm {norm:<7g}  your factor {factor:<10.4g}  row norm after "
-              f"{after:<8.4g} {'✓' if right else '✗'}")
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `ClipGradientNorm`
@@ -425,10 +385,10 @@ for max_norm in (1.0, 0.25):
 # self-check and the hidden tests check:
 #
 # - forward returns `x` unchanged in value (`x` has at least one dimension);
-# - backward returns `grad_output` with every row (last dimension) of norm above `max_norm`
-#   scaled down to norm `max_norm`, by `max_norm / norm` exactly (no eps added to the norm,
-#   as in `PerSampleClippedLinear` later), the other rows unchanged, for `max_norm` any
-#   positive float; `None` for `max_norm`;
+# - backward returns `grad_output` with every row (last dimension) whose L2 norm is above
+#   `max_norm` brought to norm `max_norm`, its direction kept, with no eps added to the norm
+#   (as in `PerSampleClippedLinear` later); every other row, a row of zeros included,
+#   unchanged, and nothing `nan`; for `max_norm` any positive float; `None` for `max_norm`;
 # - backward never writes into `grad_output`, and forward saves no tensor.
 
 # %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
@@ -1568,10 +1528,8 @@ compare("the sample it comes from", nan_sample, found["rows"][0], reveal=False)
 # 1. What is sample $n$'s gradient of $W$, as an `(out, in)` matrix built from $g_n$ and
 #    $x_n$?
 # 2. What is its Frobenius norm, computed from $g_n$ and $x_n$ without forming that matrix?
-#    Check it live in the cell after the hints.
 # 3. With your factor $s_n$ for each sample, how do you get $\sum_n s_n \cdot$(sample $n$'s
-#    gradient) without the per-sample matrices? Look at how lesson 02's `grad_weight` adds up
-#    the samples: where can the $s_n$ go?
+#    gradient) without the per-sample matrices?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: one sample's gradient of weight</summary>
@@ -1583,15 +1541,17 @@ compare("the sample it comes from", nan_sample, found["rows"][0], reveal=False)
 #
 # <details><summary><b>Hint 2</b>: its norm, without building it</summary>
 #
-# Sample $n$'s gradient is the outer product $g_n x_n^\top$, entry $(o, i)$ being $g_{n,o}
-# x_{n,i}$. Write the sum of the squares of its entries and factor the double sum.
+# Try numbers first: with $g_n = (1, 2)$ and $x_n = (3, 4)$, build sample $n$'s $2 \times 2$
+# gradient, add up the squares of its four entries, and compare the result with
+# $\lVert g_n \rVert^2$ and $\lVert x_n \rVert^2$. Then write the sum of squares for any
+# $g_n$ and $x_n$: does what you saw hold in general?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: the clipped sum</summary>
 #
-# With every $s_n = 1$ the sum is lesson 02's `grad_weight`, one matrix product over the
-# sample dimension. A factor that belongs to sample $n$ can scale row $n$ of either operand
-# before the product.
+# With every $s_n = 1$ the sum is lesson 02's `grad_weight`. Which matrix product was it, and
+# which index does that product sum over? Write it as that sum, one term per sample, and ask
+# where a number that multiplies term $n$ can go.
 # </details>
 #
 # <details><summary><b>Hint 4</b>: numbers to hit</summary>
@@ -1601,47 +1561,6 @@ compare("the sample it comes from", nan_sample, found["rows"][0], reveal=False)
 # factors $0.2$ and $1$, and your `grad_weight` is $(0.9, 1.2)$; `grad_x` has rows
 # $(1, -1)$ and $(1, -1)$.
 # </details>
-#
-# **Check your step 2 live.** Write your per-sample norms as an expression of `x` `(N, in)`
-# and `grad_output` `(N, out)` in the first lines of the next cell, then run it: it compares
-# them with the norms of the per-sample gradients that `torch.func` builds one by one (the
-# `(N, out, in)` stack your backward must avoid), a sample of zeros included.
-
-# %%
-def my_sample_norms(x, grad_output):
-    """Your step 2: the Frobenius norm of each sample's gradient of weight, shape (N,)."""
-    ### BEGIN WORKED
-    return torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)
-    ### LEARNER
-    return None  # your expression of x and grad_output, with no (N, out, in) tensor
-    ### END WORKED
-
-
-def sample_loss(w, x_n, g_n):
-    return (x_n @ w.T) @ g_n  # a sample's share of the loss: its gradient for w is sample n's
-
-
-check_x = torch.randn(6, 3, dtype=torch.float64)
-check_x[2] = 0  # a sample with no gradient at all
-check_g = torch.randn(6, 2, dtype=torch.float64) * torch.logspace(-2, 1, 6)[:, None]
-stack = torch.func.vmap(torch.func.grad(sample_loss), in_dims=(None, 0, 0))(
-    torch.zeros(2, 3, dtype=torch.float64), check_x, check_g)
-truth = torch.linalg.vector_norm(stack, dim=(1, 2))
-try:
-    yours = my_sample_norms(check_x, check_g)
-    if yours is not None:
-        yours = torch.as_tensor(yours, dtype=torch.float64).expand_as(truth)
-except Exception as error:  # shown, not raised: Run All goes on
-    yours = f"✗ raises {type(error).__name__}: " + (str(error).splitlines() or [""])[0]
-if yours is None:
-    print(f"write your norms into my_sample_norms first (the stack they come from: "
-          f"{tuple(stack.shape)})")
-elif isinstance(yours, str):
-    print(yours)
-else:
-    for n, (mine, norm) in enumerate(zip(yours.tolist(), truth.tolist())):
-        print(f"sample {n}: yours {mine:.6g}, from the {tuple(stack.shape[1:])} gradient "
-              f"{norm:.6g} {'✓' if math.isclose(mine, norm, rel_tol=1e-9, abs_tol=1e-300) else '✗'}")
 
 # %% nbgrader={"grade_id": "answer_PerSampleClippedLinear", "solution": true}
 class PerSampleClippedLinear(torch.autograd.Function):

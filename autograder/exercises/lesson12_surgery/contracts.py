@@ -27,10 +27,11 @@ REVERSAL_CLAUSES = (
 CLIP_CLAUSES = (
     Clause("forward returns `x` unchanged in value (`x` has at least one dimension);",
            {"ClipGradientNorm/modifies-x-in-place": "forward writes into x"}),
-    Clause("backward returns `grad_output` with every row (last dimension) of norm above "
-           "`max_norm` scaled down to norm `max_norm`, by `max_norm / norm` exactly (no eps "
-           "added to the norm, as in `PerSampleClippedLinear` later), the other rows unchanged, "
-           "for `max_norm` any positive float; `None` for `max_norm`;",
+    Clause("backward returns `grad_output` with every row (last dimension) whose L2 norm is "
+           "above `max_norm` brought to norm `max_norm`, its direction kept, with no eps added "
+           "to the norm (as in `PerSampleClippedLinear` later); every other row, a row of "
+           "zeros included, unchanged, and nothing `nan`; for `max_norm` any positive float; "
+           "`None` for `max_norm`;",
            {"ClipGradientNorm/whole-norm": "global norm, as clip_grad_norm_",
             "ClipGradientNorm/ignores-max-norm": "factor ignores max_norm",
             "ClipGradientNorm/clamps-elements": "each element clamped",
