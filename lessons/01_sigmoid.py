@@ -202,8 +202,9 @@ for name, formula in naive.items():
 #
 # <details><summary><b>Hint 1</b> (which exponential is small)</summary>
 #
-# Since $-|x| \le 0$, $z$ lies in $(0, 1]$. Where $x \ge 0$, $e^{-x} = z$; where $x < 0$,
-# $e^{x} = z$. So each textbook formula is safe on exactly one side.
+# Since $-|x| \le 0$, $z$ lies in $(0, 1]$, so no power of $z$ overflows. On each side of $0$,
+# $z$ is one of the two exponentials $e^{x}$, $e^{-x}$: which one, and which textbook formula
+# is written with it?
 # </details>
 #
 # <details><summary><b>Hint 2</b> (numbers to hit)</summary>
@@ -216,8 +217,9 @@ for name, formula in naive.items():
 #
 # `torch.where(condition, a, b)` picks from `a` where `condition` holds and from `b`
 # elsewhere. It computes both `a` and `b` everywhere and keeps one entry of each pair, so a
-# `nan` in the branch not picked is dropped from the value. Its **gradient** is another
-# matter, which the optional section "Would a simpler forward have done?" shows.
+# `nan` in the branch not picked is dropped from the value. Its **gradient**, left to
+# autograd, is another matter: the branch not picked gets a gradient of $0$, and $0$ times an
+# infinite intermediate of that branch is `nan`. Inside your Function, backward is yours.
 # </details>
 #
 # **Check one branch live.** Write your formula for the side $x \ge 0$, as a function of $z$
@@ -268,16 +270,17 @@ else:
 # ## ✎ Exercise 1 · `MySigmoid`
 #
 # Write `MySigmoid`, with `MySigmoid.apply(x)` returning $\sigma(x)$. The contract, which the
-# grader checks and nothing more:
+# self-check and the hidden tests check (as every grader of this course does, they also fail a
+# Function that writes into `grad_output` or into its input):
 #
 # - forward saves only what backward needs, through `ctx.save_for_backward`: your answer to
 #   step 4 (the grader fails a forward that saves more, or the wrong tensor);
 # - backward is your derivation, written by hand: no `torch.sigmoid` backward op such as
 #   `torch.ops.aten.sigmoid_backward`, no autograd call inside backward;
 # - in float64, values and gradients finite for $|x|$ up to 800, and values accurate
-#   **relative to their size** in the left tail, down to $x = -708$ (where
-#   $\sigma(x) \approx 3.3 \times 10^{-308}$, still a normal float64):
-#   $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
+#   **relative to their size** in the left tail, with relative error at most $10^{-12}$ for
+#   every $x$ from $0$ down to $-708$ (where $\sigma(x) \approx 3.3 \times 10^{-308}$, still a
+#   normal float64): $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
 #
 # Decide before you write, and say why in a comment beside `save_for_backward`: which tensor
 # will your backward read, and what would the other choice have cost, in work and in
@@ -385,10 +388,10 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 #    side of $0$?
 # 3. PyTorch's own ReLU keeps its **output** ($y > 0$ exactly where $x > 0$). That is free
 #    whenever something else keeps $y$ anyway, as the next linear layer does (it needs its
-#    input for its weight's gradient). A boolean mask `x > 0` takes 1 byte per element instead
-#    of 4 (float32) or 8 (float64), and it is **always new memory**: nobody else holds it.
-#    So a mask beats the output only when nothing else keeps $x$ or $y$ ("In practice" at
-#    the end says where that happens).
+#    input for its weight's gradient). The input $x$, 8 bytes an element in float64, is new
+#    memory in such a network: nobody else keeps the pre-activation. The third choice is
+#    yours to price: what is the smallest dtype that holds your answer to question 2, how many
+#    bytes an element is it, and does anybody else keep it?
 #
 # A mask is neither input nor output, but no gradient ever flows through it, so double
 # backward (lesson 04) is not affected.
@@ -404,10 +407,10 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 #   **including $x = 0$ exactly**;
 # - forward saves one tensor with `ctx.save_for_backward`: a boolean mask or the output, as
 #   you decided above;
-# - never modify `grad_output` or `x` in place: return a new tensor ("Never write into
-#   `grad_output`", among the optional sections, shows what writing into it does).
+# - never modify `grad_output` or `x` in place: return a new tensor.
 #
-# Say in a comment which of the two you save, and for which network it is the cheaper one.
+# Decide which of the two you save, and say why in a comment: what it costs per element of
+# new memory, and in which network it is the cheaper of the two.
 #
 # Before you settle on a forward, work out what it returns at $x = -\infty$, where
 # `torch.relu` returns $0$ (an overflow upstream, in float16 say, puts infinities there). The
@@ -543,14 +546,17 @@ print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, 
 # The contract, which the self-check and the hidden tests check:
 #
 # - `scale` a Python float that may be negative **or zero**, and of any size (the self-check
-#   tries $\pm 10^{-12}$ too): the value and the gradient for `x` autograd gives, never
-#   `nan`, in float64's precision;
+#   tries $\pm 10^{-12}$, $\pm 4.5 \times 10^{-308}$ and $10^{300}$ too): the value and the
+#   gradient for `x` autograd gives, never `nan`, in float64's precision wherever the output
+#   is a normal float64 number (at least $2.2 \times 10^{-308}$ in size);
 # - backward returns one gradient per input, `scale` included;
 # - each call keeps its own `scale`: two calls in one graph do not share it.
 #
 # You may use `torch.sigmoid` here (it is stable too): this exercise is about the extra input.
 # Decide before you write, and say why in a comment beside what you save: which tensor does
-# your backward start from, and what does it compute at `scale = 0`?
+# your backward start from, what does it compute at `scale = 0`, and how many digits of the
+# gradient does it keep at a scale so small that the output is subnormal (a case the contract
+# leaves to you, with a `grad_output` of $10^{30}$, say)?
 
 # %% nbgrader={"grade_id": "answer_ScaledSigmoid", "solution": true}
 class ScaledSigmoid(torch.autograd.Function):
@@ -587,8 +593,8 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 #
 # - keep $y$ and write the case $s = 0$ out (the gradient is exactly $0$ there), since
 #   $y / s$ is `nan` at $s = 0$. Near $0$ it loses digits instead: once $|y|$ is below
-#   $2.2 \times 10^{-308}$ (a subnormal float64, with fewer digits), $\sigma(x) = y / s$ has
-#   no more digits than $y$. On $x \in [-8, 8]$ it is off by up to about $7 \times 10^{-11}$
+#   $2.2 \times 10^{-308}$ (a subnormal float64, with fewer digits, where the contract
+#   promises nothing), $\sigma(x) = y / s$ has no more digits than $y$. On $x \in [-8, 8]$ it is off by up to about $7 \times 10^{-11}$
 #   (relative) at $s = 10^{-310}$, $7 \times 10^{-6}$ at $10^{-315}$ and $47\%$ at
 #   $10^{-320}$, the worst near $x = -8$, where $y$ is smallest. With a `grad_output` near
 #   $1$ the true gradient is that small too, and every design loses the same digits; with a
@@ -640,7 +646,7 @@ compare(predicted, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
 # return exactly $0$ at $10^{-20}$: a relative error of 100%. At $10^{-10}$ they keep about 7
 # digits of 16: $1 - p$ stored only the first 6 or 7 digits of $p$, and whatever comes next
 # cannot recover the rest. The careful forms are accurate to the last digit everywhere. Use
-# them whenever an argument can be tiny ("In practice", at the end, says what they cost).
+# them whenever an argument can be tiny: each costs at most about twice its plain form.
 # </details>
 
 # %% [markdown]
@@ -764,6 +770,13 @@ axes[1].legend(fontsize=8, loc="upper left")
 plt.show()
 
 # %% [markdown]
+# The written-out formula fails in a different place for each half: its value is 100% wrong
+# left of $x \approx -37$, where $1 + e^x$ rounds to $1$, and losing digits long before that;
+# `inf` past $709.78$. Its gradient from autograd, $e^x / (1 + e^x)$, is accurate up to there
+# and `nan` past it. Yours should stay under the dashed line everywhere: if it rises
+# somewhere, that is the tail your self-check names.
+
+# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -785,12 +798,11 @@ plt.show()
 #
 # - *"A boolean mask has no gradient, so `ctx.mask = mask` is harmless."* Gradients are not
 #   the point: a mask kept as an attribute escapes the in-place version check and saved-tensor
-#   hooks exactly as `ctx.y = y` does (`AsinhOnCtx`, in the optional sections). Every tensor goes through
-#   `save_for_backward`.
+#   hooks exactly as `ctx.y = y` does. Every tensor goes through `save_for_backward`.
 # - *"Zeroing `grad_output` in place saves a copy."* It passes a quick test with `torch.ones`
-#   as the gradient and fails inside real graphs, as the optional `SelectInPlace` shows: after `.sum()`,
-#   `grad_output` is one number expanded to the input's shape (stride 0), so writing a zero
-#   anywhere writes it everywhere. The allocation it saves is not yours to save.
+#   as the gradient and fails inside real graphs: after `.sum()`, `grad_output` is one number
+#   expanded to the input's shape (stride 0), so writing a zero anywhere writes it everywhere.
+#   The allocation it saves is not yours to save.
 # - *"Save the output whenever the derivative can be written from it."* Only when that is
 #   cheapest: a mask can be smaller, and the output can be free. When the output determines
 #   the derivative only outside some case (`ScaledSigmoid` at $s = 0$), handle that case
@@ -894,9 +906,10 @@ def inside_my_sigmoid(formula):
 
 def meets_contract(function):
     """Values and gradients finite at |x| <= 800, and the largest relative error of the
-    values in the left tail, in float64."""
+    values in the left tail (the contract allows 1e-12), in float64."""
     y, grad = value_and_gradient(function, torch.linspace(-800, 800, 33, dtype=torch.float64))
-    tail = torch.tensor([-708.0, -300.0, -100.0, -40.0, -20.0], dtype=torch.float64)
+    tail = torch.cat([torch.tensor([-708.0, -300.0, -100.0], dtype=torch.float64),
+                      torch.arange(-4000, 1, dtype=torch.float64) / 100])  # [-40, 0], 0.01 apart
     relative = ((function(tail) - torch.sigmoid(tail)).abs() / torch.sigmoid(tail)).max().item()
     return bool(torch.isfinite(y).all()), bool(torch.isfinite(grad).all()), relative
 
@@ -910,7 +923,7 @@ candidates = {
 meets = {}
 for name, formula in candidates.items():
     values, gradients, relative = meets_contract(inside_my_sigmoid(formula))
-    meets[name] = values and gradients and relative < 1e-9
+    meets[name] = values and gradients and relative <= 1e-12
     print(f"{name:<24} values finite: {values!s:<5}  gradients finite: {gradients!s:<5}  "
           f"tail relative error: {relative:<8.2g}")
 compare(predicted, meets)
@@ -1349,13 +1362,6 @@ for ax in (left, right):
 left.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
-
-# %% [markdown]
-# The written-out formula fails in a different place for each half: its value is 100% wrong
-# left of $x \approx -37$, where $1 + e^x$ rounds to $1$, and losing digits long before that;
-# `inf` past $709.78$. Its gradient from autograd, $e^x / (1 + e^x)$, is accurate on the left
-# and `nan` on the right. Yours should stay under the dashed line everywhere: if it rises
-# somewhere, that is the tail your self-check names.
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>

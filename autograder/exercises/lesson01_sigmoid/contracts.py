@@ -44,10 +44,12 @@ MY_SIGMOID_CLAUSES = (
             "MySigmoid/asks-autograd": "asks autograd inside backward",
             "MySigmoid/ignores-grad-output": "ignores grad_output"}),
     Clause("in float64, values and gradients finite for $|x|$ up to 800, and values accurate "
-           "**relative to their size** in the left tail, down to $x = -708$ (where "
+           "**relative to their size** in the left tail, with relative error at most "
+           "$10^{-12}$ for every $x$ from $0$ down to $-708$ (where "
            "$\\sigma(x) \\approx 3.3 \\times 10^{-308}$, still a normal float64): "
            "$\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, not $0$.",
            {"MySigmoid/exp-overflows": "exp(x) / (1 + exp(x))",
+            "MySigmoid/exp-x-in-left-tail": "exp(-F.softplus(-x)): e^x itself below x = -20",
             "MySigmoid/backward-not-finite": "backward through logit(y): inf / inf where y is 0",
             "MySigmoid/one-minus-cancels": "1 - sigmoid(-x)",
             "MySigmoid/tanh-cancels": "(1 + tanh(x / 2)) / 2",
@@ -69,8 +71,7 @@ MY_RELU_CLAUSES = (
            {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",
             "MyReLU/tensor-on-ctx": "mask kept as ctx.mask",
             "MyReLU/state-on-class": "mask kept on the class"}),
-    Clause("never modify `grad_output` or `x` in place: return a new tensor (\"Never write into "
-           "`grad_output`\", among the optional sections, shows what writing into it does).",
+    Clause("never modify `grad_output` or `x` in place: return a new tensor.",
            {"MyReLU/writes-grad-output": "masks grad_output in place",
             "MyReLU/writes-input": "x.clamp_ in forward"}),
 )
@@ -78,12 +79,14 @@ MY_RELU_CLAUSES = (
 
 SCALED_SIGMOID_CLAUSES = (
     Clause("`scale` a Python float that may be negative **or zero**, and of any size (the "
-           "self-check tries $\\pm 10^{-12}$ too): the value and the gradient for `x` autograd "
-           "gives, never `nan`, in float64's precision;",
+           "self-check tries $\\pm 10^{-12}$, $\\pm 4.5 \\times 10^{-308}$ and $10^{300}$ "
+           "too): the value and the gradient for `x` autograd gives, never `nan`, in float64's "
+           "precision wherever the output is a normal float64 number (at least "
+           "$2.2 \\times 10^{-308}$ in size);",
            {"ScaledSigmoid/divides-by-scale": "sigma recovered as y / scale",
             "ScaledSigmoid/epsilon-in-division":
                 "sigma recovered as y / (scale + 1e-12), an epsilon",
-            "ScaledSigmoid/zeroes-small-scales": "zeros wherever abs(scale) < 1e-9",
+            "ScaledSigmoid/zeroes-small-scales": "zeros wherever abs(scale) < 1e-300",
             "ScaledSigmoid/output-used-as-sigmoid":
                 "y * (1 - y) of its output y = scale * sigmoid(x)",
             "ScaledSigmoid/float32-scale":

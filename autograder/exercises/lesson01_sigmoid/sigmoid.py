@@ -187,7 +187,14 @@ def check_no_division_by_scale(function, device) -> None:
 
 # A Python float may be as small as the caller likes: an epsilon in a division (y / (scale +
 # eps)) is right at 0 and at 2.5, and a division by 0 at scale = -eps, 4x off at scale = +eps.
-TINY_SCALES = (1e-12, -1e-12)
+# A scale near the smallest normal float64 too: a test abs(scale) < t that zeroes the
+# gradient fails there for any t above it. At twice the smallest normal, the output is a normal
+# float64 wherever x > 0 (the contract holds every design to float64's precision there), and
+# on x of this size the rest is held to rtol 1e-9, which an answer that keeps y and divides it
+# by scale meets (its y is then subnormal, with at least 11 digits left).
+SMALLEST_SCALE = 2 * torch.finfo(torch.float64).tiny  # 4.450147717014403e-308
+# and one far from 1 the other way, for "any size"
+TINY_SCALES = (1e-12, -1e-12, SMALLEST_SCALE, -SMALLEST_SCALE, 1e300)
 EPSILONS = (1e-12, 1e-15, 1e-10, 1e-8, 1e-6, 1e-4)
 
 
@@ -210,7 +217,7 @@ def _epsilon_cause(function, device) -> str:
 
 def check_tiny_scales(function, device) -> None:
     """Values and gradients right relative to their size (rtol 1e-9, no atol) at
-    scale = +-1e-12 (a Python float, as any)."""
+    scale = +-1e-12, +-SMALLEST_SCALE and 1e300 (a Python float, as any)."""
     for scale in TINY_SCALES:
         values = _scaled_values((7,), device, scale)
         _, grad, true = _scaled_grad_x(function, values)

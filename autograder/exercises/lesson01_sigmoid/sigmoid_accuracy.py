@@ -1,5 +1,5 @@
-"""Lesson 01: MySigmoid's values accurate relative to their size, in the left tail down to
-x = -708 and within 1e-6 of 0, and the cause named where a probe proves it."""
+"""Lesson 01: MySigmoid's values accurate relative to their size (to 1e-12), in the left tail
+down to x = -708 and within 1e-6 of 0, and the cause named where a probe proves it."""
 
 import torch
 
@@ -7,9 +7,15 @@ from ...checks import Spec, case, check_values_and_gradients, make_inputs, run_f
 from ...errors import GradingError
 
 
-# sigma(x) for these x is between 3.3e-308 and 2e-9: tiny, but each a normal float64, held to
-# 16 digits (sigma is normal down to x = -708.39).
-TAILS = [-708.0, -700.0, -300.0, -100.0, -40.0, -20.0]
+# sigma(x) for these x is between 3.3e-308 and 1/2: each a normal float64, held to the
+# contract's 1e-12 (sigma is normal down to x = -708.39). The grid 0.01 apart over [-40, 0]
+# covers every threshold a shortcut could hide behind: e^x itself, which F.softplus's threshold
+# of 20 hands back (exp(-softplus(-x)) below x = -20), is within 1e-12 of sigma(x) only below
+# x = -27.6, so a switch to it anywhere above that has a grid point past it.
+TAILS = [-708.0, -700.0, -300.0, -100.0, *(step / 100 for step in range(-4000, 1))]
+RELATIVE = 1e-12
+# where the formulas of TAIL_LOSERS are told apart: all cancel to 0 below x = -37, not at -20
+NAMING_POINTS = [-708.0, -700.0, -300.0, -100.0, -40.0, -20.0]
 
 
 # Forwards that lose the left tail, each named only when it reproduces the learner's values at
@@ -29,9 +35,11 @@ TAIL_LOSERS = [
 
 
 def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
-    """Name a formula only when it gives exactly the learner's values at every tail point."""
+    """Name a formula only when it gives exactly the learner's values at every point of
+    NAMING_POINTS (on the grid, two writings of one formula may differ in the last bit)."""
+    far = torch.isin(x, torch.tensor(NAMING_POINTS, dtype=x.dtype, device=x.device))
     for formula, cause in TAIL_LOSERS:
-        if torch.equal(got, formula(x)):
+        if torch.equal(got[far], formula(x)[far]):
             return cause
     # every value a float32 number, one of them nonzero yet below 2^-53, which no cancellation
     # near 1 gives: the values went through float32 somewhere
@@ -40,6 +48,11 @@ def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
         return ("every value there is exactly a float32 number: a step in float32 (a .float(), "
                 "a float32 constant or buffer) underflows to 0 below 1e-45 and keeps 7 digits; "
                 "keep every step in the input's dtype")
+    if x[worst] < 0 and torch.equal(got[worst], torch.exp(x[worst])):
+        return ("that is e^x itself (what exp(-F.softplus(-x)) gives below x = -20, where "
+                "F.softplus switches to its input, or a switch to exp(x) past a threshold); "
+                "sigma(x) = e^x / (1 + e^x) stays more than 1e-12 (relative) away from e^x up to "
+                "x = -27.6: keep the 1 + z of the denominator")
     if got[worst].item() == 0:
         return ("the contract asks for its size, not 0: which step of your x < 0 branch rounds "
                 "to 0 there? Evaluate it step by step at that x")
@@ -54,12 +67,14 @@ def check_tails(function, spec: Spec, device) -> None:
     got = run_forward(function, spec, make_inputs({"x": x})).output.detach()
     expected = torch.sigmoid(x)
     relative = ((got - expected).abs() / expected)
-    if bool((relative > 1e-9).any()):
+    if bool((relative > RELATIVE).any()):
         worst = int(relative.argmax())
         raise GradingError(
             f"{spec.name} loses the left tail: at x = {TAILS[worst]!r} it gives "
             f"{got[worst].item()!r} where sigma(x) = {expected[worst].item()!r} (relative error "
-            f"{relative[worst].item():.2g}): {_tail_cause(got, x, worst)}", mistake={
+            f"{relative[worst].item():.2g}, the contract allows {RELATIVE:g}): "
+            f"{_tail_cause(got, x, worst)}", mistake={
+                "that is e^x itself": "MySigmoid/exp-x-in-left-tail",
                 "1 - 1 / (1 + z)": "MySigmoid/one-minus-cancels",
                 "(1 + tanh(x / 2)) / 2": "MySigmoid/tanh-cancels",
                 "sigmoid computed in float32": "MySigmoid/float32-sigmoid",

@@ -105,11 +105,13 @@ MISTAKES = [
                     "        ctx.scale = scale\n        return y",
                     "        y, = ctx.saved_tensors\n        s = y / (ctx.scale + 1e-12)\n"
                     "        return grad_output * ctx.scale * s * (1 - s), None"), named=True),
-    Mistake("ScaledSigmoid", "zeros wherever abs(scale) < 1e-9", "all zeros, as at scale = 0",
+    # a threshold below every scale the self-check once tried (1e-12): only a scale near the
+    # smallest normal float64 shows it
+    Mistake("ScaledSigmoid", "zeros wherever abs(scale) < 1e-300", "all zeros, as at scale = 0",
             _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
                     "        ctx.scale = scale\n        return y",
                     "        y, = ctx.saved_tensors\n"
-                    "        if abs(ctx.scale) < 1e-9:\n"
+                    "        if abs(ctx.scale) < 1e-300:\n"
                     "            return torch.zeros_like(grad_output), None\n"
                     "        return grad_output * y * (1 - y / ctx.scale), None")),
     Mistake("ScaledSigmoid", "one gradient for two inputs", "backward returned 1 gradient for "

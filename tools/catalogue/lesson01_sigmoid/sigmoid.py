@@ -25,8 +25,8 @@ UNUSUAL = [
     Unusual("MySigmoid", "1 / (1 + exp(-x)) inside a Function: 1 / inf = 0, never nan",
             _sigmoid("        y = torch.reciprocal(1 + torch.exp(-x))\n"
                      "        ctx.save_for_backward(y)\n        return y", FROM_Y)),
-    Unusual("MySigmoid", "exp(x - softplus(x)), a log-space form",
-            _sigmoid("        y = torch.exp(-F.softplus(-x))\n" + SAVE_Y, FROM_Y)),
+    Unusual("MySigmoid", "exp(logsigmoid(x)), a log-space form exact in the tail",
+            _sigmoid("        y = torch.exp(F.logsigmoid(x))\n" + SAVE_Y, FROM_Y)),
     Unusual("MySigmoid", "torch.where on the sign with expm1-free branches, y - y * y backward",
             _sigmoid("        e = torch.exp(torch.where(x >= 0, -x, x))\n"
                      "        y = torch.where(x >= 0, 1 / (1 + e), e / (1 + e))\n" + SAVE_Y,
@@ -71,6 +71,16 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # a fresh review's log-space form: F.softplus returns its input above its threshold of 20,
+    # so below x = -20 this is e^x itself, 2e-9 off at x = -20.01 (issue 45: between the old
+    # tail points -40 and -20)
+    Mistake("MySigmoid", "exp(-F.softplus(-x)): e^x itself below x = -20",
+            "that is e^x itself",
+            _sigmoid("        y = torch.exp(-F.softplus(-x))\n" + SAVE_Y, FROM_Y)),
+    Mistake("MySigmoid", "exp(x) below x = -20, the stable formula above",
+            "MySigmoid loses the left tail: at x = -20.01",
+            _sigmoid(STABLE + "        y = torch.where(x < -20, torch.exp(x), y)\n" + SAVE_Y,
+                     FROM_Y)),
     # a mutant (issue 45): the branch test moved off 0, which only x within 1e-6 of 0 shows
     Mistake("MySigmoid", "exp's branch test at x >= -1e-6, the output's at x >= 0",
             "MySigmoid's output is within about 1e-7 of the truth",

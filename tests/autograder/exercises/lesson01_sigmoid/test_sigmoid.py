@@ -221,7 +221,7 @@ def test_a_mask_not_taken_in_float32_is_not_named_so(name):
     ("MyReLU", "gradient y / x (0 / 0 at x = 0)", "unnamed:check"),
     ("ScaledSigmoid", "sigma recovered as y / scale", "ScaledSigmoid/divides-by-scale"),
     ("ScaledSigmoid", "saves x, then divides by scale", "ScaledSigmoid/divides-by-scale"),
-    ("ScaledSigmoid", "zeros wherever abs(scale) < 1e-9", "ScaledSigmoid/zeroes-small-scales"),
+    ("ScaledSigmoid", "zeros wherever abs(scale) < 1e-300", "ScaledSigmoid/zeroes-small-scales"),
     ("ScaledSigmoid", "sigma recovered as y / (scale + 1e-12), an epsilon",
      "ScaledSigmoid/epsilon-in-division"),
     ("ScaledSigmoid", "scale as torch.tensor(scale), float32, in forward and backward",
