@@ -917,8 +917,8 @@ check_derivatives_from_y(my_derivative_from_y)
 # - `x` of any shape and of any strides an in-place write accepts, with entries at 0, beside 0
 #   or infinite: afterwards `x` holds exactly `torch.relu(x)`, and the gradient is
 #   `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN entries are
-#   outside the contract: there `torch.relu`'s backward passes `grad_output` on, and a mask
-#   `y > 0` gives 0; neither is a derivative);
+#   outside the contract: at a NaN `torch.relu`'s backward passes `grad_output` on, which is
+#   no derivative, and nothing asks yours to);
 # - backward returns a new tensor and leaves `grad_output` as it was;
 # - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` attribute),
 #   and forward makes no tensor to save beyond one byte per element: answer the question of

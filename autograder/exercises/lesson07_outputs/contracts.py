@@ -61,8 +61,8 @@ RELU_CLAUSES = (
     Clause("`x` of any shape and of any strides an in-place write accepts, with entries at 0, "
            "beside 0 or infinite: afterwards `x` holds exactly `torch.relu(x)`, and the gradient "
            "is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN "
-           "entries are outside the contract: there `torch.relu`'s backward passes `grad_output` "
-           "on, and a mask `y > 0` gives 0; neither is a derivative);",
+           "entries are outside the contract: at a NaN `torch.relu`'s backward passes "
+           "`grad_output` on, which is no derivative, and nothing asks yours to);",
            {"ReLUInPlace/write-not-exact": "masked_fill_ of x < -1e-6",
             "ReLUInPlace/gradient-at-zero": "gradient 1 at x == 0",
             "ReLUInPlace/mask-always-true": "mask y >= 0 after the clamp",
