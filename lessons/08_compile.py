@@ -769,7 +769,7 @@ from autograder import grade; grade("softplus", softplus)
 # not a tensor), and returns `None` for $\beta$. The fake is `torch.empty_like(x)`, which
 # keeps `x`'s shape, dtype and strides as the real element-wise output does;
 # `x.new_empty(x.shape)` has the shape but is contiguous, which a transposed `x` is not.
-# (`matvec`'s `A.new_empty(m)` was right for its 1-D output, contiguous whatever `A` is.)
+# (`matvec`'s `A.new_empty(A.shape[0])` was right: its 1-D output is contiguous whatever `A` is.)
 # </details>
 
 # %% [markdown]
