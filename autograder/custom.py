@@ -146,8 +146,9 @@ class FunctionExercise:
                     f"ctx.needs_input_grad and return None for {', '.join(others)}",
                     mistake=f"{self.name}/ignores-needs-input-grad")
             raise GradingError(
-                f"{self.name}.backward does the same work when only {name} requires grad: "
-                f"check ctx.needs_input_grad and return None for {', '.join(others)}",
+                f"{self.name}.backward does the same work when only {name} requires grad as "
+                f"when every input does, though it returns None for {', '.join(others)}: what "
+                "tells backward, before that work, which gradients are wanted?",
                 mistake=f"{self.name}/ignores-needs-input-grad")
 
     def _work(self, function, values: dict, wanted: set) -> tuple[int, dict]:

@@ -29,7 +29,10 @@
 # one output entry $o$ and one input entry $i$, as the Autodiff-Puzzles notebooks do, and then
 # turns the derivation into a backward. You derive every backward yourself: each exercise
 # states its contract (what the grader checks) and asks the questions whose answers are your
-# design, and three collapsed hints wait for you after your
+# design. One rule holds for all six besides their contracts, and the grader enforces it:
+# backward computes the gradient with ops you choose, so a backward that asks autograd for it
+# (`torch.autograd.grad`, `.backward()`) or calls a built-in `*_backward` op fails. Three
+# collapsed hints wait for you after your
 # attempt (a question, the index-notation step, numbers to hit); the formula itself waits
 # after your self-check, to compare with yours, and turning it into code is always yours. A
 # picture helps: the **Jacobian view** draws $\partial y_o / \partial x_i$ as your backward
@@ -42,7 +45,9 @@
 # cell lists where you stand.
 #
 # Plan your time: the main line (the six exercises and the sections that lead to them, up to
-# the Summary) is meant to take about 90 minutes. Everything after the Summary is
+# the Summary) holds six derivations you check live, five predictions and six Functions to
+# write; plan on about three hours, in two sittings, the first ending after Exercise 3
+# (`Cumsum`). Everything after the Summary is
 # **optional** and never graded: the section "Both at once: the running product" (no exercise
 # needs its cells; skip them, or run them with `prediction_6` left at `None`) and the
 # **In practice** block.
@@ -889,9 +894,9 @@ compare(prediction_4, tuple("sum" if z[4].item() == 4.0 else "one of them"
 # - `x` with at least one dim and `index` a 1-D int64 tensor whose entries may **repeat**, or
 #   that may be **empty**: the value and the gradient autograd gives
 #   `torch.index_select(x, 0, index)`, in `x`'s dtype;
-# - forward saves, with `ctx.save_for_backward`, only the tensors whose **values** backward
-#   reads, each as forward received it (not a copy); anything else backward needs is a plain
-#   `ctx` attribute: your answer to step 4.
+# - forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no byte of
+#   its own** (saving an input costs none, a copy costs its size), and keeps no tensor as a
+#   `ctx` attribute: what backward needs, and where each part goes, is your answer to step 4.
 #
 # Derive it:
 #
@@ -1273,8 +1278,8 @@ plt.show()
 # ## ✎ Exercise 6 (transfer) · `CumMax`
 #
 # An op this lesson never worked through: the **running maximum**, `torch.cummax(x, dim)`, which
-# returns the maximum so far at every position (`values`) and where it was found (`indices`,
-# int64). Use the method; no derivation is on screen.
+# returns the maximum so far at every position (`values`) and where it was found (`indices`).
+# Use the method; no derivation is on screen.
 #
 # Write `CumMax`, with `CumMax.apply(x, dim)` returning `torch.cummax(x, dim).values`;
 # backward returns `None` for `dim`. The contract, which the self-check and the hidden tests
@@ -1285,8 +1290,9 @@ plt.show()
 #   several entries equal the running maximum, `torch.cummax`'s `indices` say which one it
 #   took), and entries one ulp apart told apart;
 # - forward saves, with `ctx.save_for_backward`, no floating-point tensor (neither `x` nor the
-#   values): only the integer tensor backward needs, in int64. Which one, and why it is
-#   enough, is yours to find.
+#   values) and **exactly 8 bytes per entry of `x`**: more is a tensor backward can do
+#   without; fewer, one forward made only to save it (a conversion, say). What those bytes
+#   hold, and why they are enough, is yours to find.
 #
 # **Predict, then run.** For `x = [1, 3, 3, 2, 3]`, which position does `torch.cummax` report
 # for each output: the first of the equal 3s, or the latest? Write your answer into

@@ -52,8 +52,8 @@ def check_sums_every_dim(function: type, spec: Spec, values: dict, error: Gradin
     if mode.shapes:
         raise GradingError(f"{spec.name}'s backward called sum with an empty tuple of dims, "
                            f"sum(()), on a tensor of shape {_shape(mode.shapes[0])}: sum(()) "
-                           "sums every dim, not none; skip the sum when there is no leading dim "
-                           "to drop, or use sum_to_size", error.hint,
+                           "sums every dim, not none: what should happen when there is no "
+                           "leading dim to drop?", error.hint,
                            mistake=f"{spec.name}/sum-of-no-dims-sums-all") from error
 
 
@@ -78,6 +78,6 @@ def check_left_aligned(function: type, spec: Spec, values: dict, error: GradingE
                     f"{spec.name}.backward returned grad_{name} of shape {_shape(grad.shape)} "
                     f"for {name} of shape {_shape(shape)} (the output's is {_shape(output)}): "
                     "the shape a sum gets when it finds the size-1 dims lining the shapes up "
-                    "from the left. Broadcasting lines them up from the right: drop the leading "
-                    "dims first (or sum_to_size)", error.hint,
+                    "from the left. Broadcasting lines them up from the right: which dims of "
+                    "the output are the leading ones?", error.hint,
                     mistake=f"{spec.name}/size-1-dims-left-aligned") from error

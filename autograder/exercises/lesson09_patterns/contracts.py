@@ -76,9 +76,10 @@ INDEX_SELECT_CLAUSES = (
             SELECT_ + "repeats-not-summed": "index_reduce with 'mean': repeats averaged, not added",
             "case:keep the input's dtype": "zeros in the default dtype",
             OTHER_DTYPE: "buffer from torch.zeros(ctx.shape), float32 whatever x is"}),
-    Clause("forward saves, with `ctx.save_for_backward`, only the tensors whose **values** "
-           "backward reads, each as forward received it (not a copy); anything else backward "
-           "needs is a plain `ctx` attribute: your answer to step 4.",
+    Clause("forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no byte "
+           "of its own** (saving an input costs none, a copy costs its size), and keeps no "
+           "tensor as a `ctx` attribute: what backward needs, and where each part goes, is your "
+           "answer to step 4.",
            {SELECT_ + "saves-tensor": "saves x",
             SELECT_ + "saves-copy-of-index": "index.contiguous() saved, a copy of a strided index",
             SELECT_ + "tensor-on-ctx": "index kept on ctx"}),
@@ -127,8 +128,10 @@ CUMMAX_CLAUSES = (
             CUMMAX_ + "indices-from-rounded-copy": "running maximum found on a float32 copy",
             OTHER_DTYPE: "buffer from torch.zeros(grad_output.shape), float32 whatever x is"}),
     Clause("forward saves, with `ctx.save_for_backward`, no floating-point tensor (neither `x` "
-           "nor the values): only the integer tensor backward needs, in int64. Which one, and "
-           "why it is enough, is yours to find.",
+           "nor the values) and **exactly 8 bytes per entry of `x`**: more is a tensor backward "
+           "can do without; fewer, one forward made only to save it (a conversion, say). What "
+           "those bytes hold, and why they are enough, is yours to find.",
            {CUMMAX_ + "saves-float-tensor": "saves values and indices",
+            CUMMAX_ + "saves-more-than-needed": "saves the indices and an arange of positions",
             CUMMAX_ + "narrow-indices": "the indices saved as int32"}),
 )

@@ -140,25 +140,33 @@ def check_negative_dim(function, x: torch.Tensor) -> None:
 
 
 def check_saves_indices_only(forward, x: torch.Tensor) -> None:
-    """Backward needs the positions of the running maxima: one int64 tensor, no float one."""
+    """No floating-point tensor, and exactly 8 bytes per entry of x: the int64 positions of the
+    running maxima, as torch.cummax returned them."""
     for saved in forward.saved:
         if saved.dtype.is_floating_point:
             what = "its input x" if saved.role == "input x" else (
                 "its output" if saved.role == "output" else
                 f"a float tensor of shape {_shape(saved.shape)}")
-            raise GradingError(f"CumMax saves {what} ({saved.nbytes} bytes): backward needs only "
-                               "the int64 indices of the running maxima (torch.cummax returns "
-                               "them), saved with ctx.save_for_backward",
-                               mistake="CumMax/saves-float-tensor")
-    narrow = [s for s in forward.saved if not s.dtype.is_floating_point
-              and s.dtype not in (torch.int64, torch.bool)]
-    if x.numel() and narrow and not any(s.dtype == torch.int64 for s in forward.saved):
-        raise GradingError(f"CumMax saves its indices as {str(narrow[0].dtype)[6:]}: the contract "
-                           "asks for the int64 indices torch.cummax returns, saved as they are",
-                           mistake="CumMax/narrow-indices")
-    if x.numel() and not any(s.dtype == torch.int64 for s in forward.saved):
-        raise GradingError("CumMax saves no int64 indices: save the indices torch.cummax returns "
-                           "with ctx.save_for_backward")
+            raise GradingError(f"CumMax saves {what} ({saved.nbytes} bytes), where the contract "
+                               "saves no floating-point tensor: what does backward need to know "
+                               "about x, beyond its values?", mistake="CumMax/saves-float-tensor")
+    budget = 8 * x.numel()
+    if forward.saved_bytes > budget:
+        raise GradingError(f"CumMax saves {forward.saved_bytes} bytes for the {x.numel()} entries "
+                           f"of x, more than the contract's 8 per entry ({budget}): which saved "
+                           "tensor does backward not need, or could rebuild from ctx attributes?",
+                           mistake="CumMax/saves-more-than-needed")
+    if forward.saved_bytes < budget:
+        narrow = [s for s in forward.saved if s.dtype not in (torch.int64, torch.bool)]
+        if narrow:
+            raise GradingError(f"CumMax saves its indices as {str(narrow[0].dtype)[6:]}, a "
+                               "conversion made only for saving: the contract's 8 bytes per "
+                               "entry of x rule that out: in which dtype did forward get them?",
+                               mistake="CumMax/narrow-indices")
+        raise GradingError(f"CumMax saves {forward.saved_bytes} bytes for the {x.numel()} entries "
+                           f"of x, fewer than the contract's 8 per entry ({budget}): what does "
+                           "backward need to know, for each output, about where its value came "
+                           "from?")
 
 
 def cummax_case(function, values: dict) -> None:
@@ -179,7 +187,7 @@ def cummax_full(CumMax, device) -> None:
     for seed, (shape, dim) in enumerate(CASES):
         cummax_case(function, {"x": sample(shape, device, seed=seed), "dim": dim})
     for edge in ("a dim other than the last", "negative dim", "1-D x",
-                 "saves only the int64 indices"):
+                 "saves 8 bytes per entry, no float"):
         covers(edge)
     check_each_input_alone(function, CUMMAX, {"x": sample((3, 5), device), "dim": 0})
     check_noncontiguous_grad_output(function, CUMMAX, {"x": TIES.to(device, torch.float64),
@@ -204,7 +212,7 @@ EXERCISES = [
              example=lambda: (TIES.double(), 1),
              contract=("ties as torch.cummax", "outputs that share an entry add up",
                        "a dim other than the last", "negative dim", "1-D x",
-                       "saves only the int64 indices", "non-contiguous grad_output"),
+                       "saves 8 bytes per entry, no float", "non-contiguous grad_output"),
              # float64 and float32 (each check in both), every layout of x
              domain=Domain(CUMMAX, sampled(CUMMAX, {"x": (3, 5)}, {"dim": 1}),
                            constants={"dim": Constant(-2, 1, "dim a Python int, negative "

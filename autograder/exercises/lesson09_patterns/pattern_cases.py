@@ -33,16 +33,15 @@ def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple,
         expands = False
     if _drops_ones(expected, got):  # the same entries, with dims of size 1 added
         what = f"{name}'s values but " if values_right and expands else ""
-        fix = f".sum_to_size({name}.shape), or a reshape" if expands else f".reshape({name}.shape)"
-        return (f"{returned}: it has {what}extra dims of size 1 that {name} lacks; drop them "
-                f"({fix})")
+        return (f"{returned}: it has {what}extra dims of size 1 that {name} lacks; which line "
+                "of your backward added them?")
     if expands:
         return (f"{returned}: you forgot to sum the broadcast dims (the engine summed them for "
-                f"you here); reduce it yourself to exactly {_shape(expected)}, "
-                f"e.g. .sum_to_size({name}.shape)")
+                f"you here); along which dims was {name} repeated, and what brings the "
+                f"gradient back to exactly {_shape(expected)}?")
     if _drops_ones(got, expected):
         return (f"{returned}: a dim of size 1 that {name} has was dropped (a sum without "
-                "keepdim=True, a squeeze, a reshape); keep it (keepdim=True, or sum_to_size)")
+                "keepdim=True, a squeeze, a reshape): which line of your backward dropped it?")
     return shape_hint(name, got, expected)
 
 

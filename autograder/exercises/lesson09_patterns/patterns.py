@@ -152,12 +152,14 @@ def check_zero_slices(function, device, dim=1) -> None:
         divided = grad_output.unsqueeze(dim) * (x.prod(dim, keepdim=True) / x)
         if torch.allclose(got, divided, equal_nan=True):
             raise GradingError("ProdOverDim's gradient is inf or nan exactly at the zeros, as "
-                               "prod / x or a sum of logs gives there: find the product of the "
-                               f"other entries without dividing by x or taking its log {where}",
+                               "prod / x or a sum of logs gives there: at a zero, what is the "
+                               "product of the other entries, and what in your backward "
+                               f"divides by that zero or takes its log? {where}",
                                mistake="ProdOverDim/divides-by-zero")
         raise GradingError("ProdOverDim's gradient is inf or nan in a slice that holds a zero, "
-                           "where the true gradient is finite: find the product of the other "
-                           f"entries without dividing by x or taking its log {where}",
+                           "where the true gradient is finite: at a zero, what is the product "
+                           "of the other entries, and what in your backward divides by that "
+                           f"zero or takes its log? {where}",
                            f"got {got.tolist()}")
     for kind, mine, true in zip(ZERO_KINDS, got.movedim(dim, -1), truth.movedim(dim, -1)):
         if not torch.allclose(mine, true):

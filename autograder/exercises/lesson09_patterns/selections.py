@@ -36,23 +36,31 @@ EPS = 1e-12  # F.normalize's default
 # IndexSelect ------------------------------------------------------------------------------
 
 def check_saves_index_only(forward, index: torch.Tensor) -> None:
-    """Backward needs index and x's shape, no float tensor."""
+    """No floating-point tensor and no byte of forward's own: index itself, as received."""
     for saved in forward.saved:
         if saved.dtype.is_floating_point:
             what = "its input x" if saved.role == "input x" else (
                 f"a float tensor of shape {_shape(saved.shape)}")
-            raise GradingError(f"IndexSelect saves {what} ({saved.nbytes} bytes): backward "
-                               "needs only index (save_for_backward) and x's shape "
-                               "(ctx.shape = x.shape, a torch.Size)",
+            raise GradingError(f"IndexSelect saves {what} ({saved.nbytes} bytes), where the "
+                               "contract saves no floating-point tensor: which values does "
+                               "backward read, and what else of x does it need?",
                                mistake="IndexSelect/saves-tensor")
+    own = [s for s in forward.saved if not s.role.startswith("input") and s.nbytes]
+    if any(s.dtype == index.dtype and s.shape == tuple(index.shape)
+           and torch.equal(s.tensor, index) for s in own):
+        strided = "" if index.is_contiguous() else (
+            " (a strided index here, every other entry of a longer one)")
+        raise GradingError(f"IndexSelect saves a copy of index, not index itself{strided}: a "
+                           "copy costs memory of its own, index itself none; what made the copy?",
+                           mistake="IndexSelect/saves-copy-of-index")
+    if own:
+        raise GradingError(f"IndexSelect saves a tensor that forward made, of shape "
+                           f"{_shape(own[0].shape)} ({own[0].nbytes} bytes), where the contract "
+                           "saves no byte of its own: could backward do without it, or keep it "
+                           "as a plain ctx attribute?")
     if index.numel() and not any(s.role == "input index" for s in forward.saved):
-        if any(s.dtype == index.dtype and s.shape == tuple(index.shape)
-               and torch.equal(s.tensor, index) for s in forward.saved):
-            raise GradingError("IndexSelect saves a copy of index, not index itself (a strided "
-                               "index here, every other entry of a longer one): a copy costs "
-                               "memory of its own, index itself none; what made the copy?",
-                               mistake="IndexSelect/saves-copy-of-index")
-        raise GradingError("IndexSelect did not save index itself: ctx.save_for_backward(index)")
+        raise GradingError("IndexSelect did not save index itself: backward reads its values; "
+                           "what did forward keep instead?")
 
 
 def check_repeated_rows(function, device) -> None:
@@ -126,8 +134,9 @@ def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
     """The output, and at most one number per row."""
     rows = x.numel() // max(x.shape[-1], 1) if x.dim() else 1
     if not any(s.role == "output" for s in forward.saved):
-        raise GradingError("Normalize did not save its output: save y with "
-                           "ctx.save_for_backward (the projection is written with y)")
+        raise GradingError("Normalize did not save its output, which the contract saves beside "
+                           "one number per row: which tensor of x's size does the projection "
+                           "read?")
     for saved in forward.saved:
         if saved.role.startswith("input"):
             raise GradingError("Normalize saves its input x: save the output and one norm per "

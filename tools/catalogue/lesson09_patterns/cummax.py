@@ -126,25 +126,23 @@ MISTAKES = [
                     "indices.long(), grad_output), None\n",
                     _CUMMAX_FORWARD.replace("save_for_backward(indices)",
                                      "save_for_backward(indices.int())"))),
-    Mistake("CumMax", "g times (indices == position): no sum over a run", "CumMax lost gradients where several outputs", _function("CumMax",
-            '''
-    def forward(ctx, x, dim):
-        values, indices = torch.cummax(x, dim)
-        ctx.save_for_backward(indices)
-        ctx.dim = dim
-        return values
-''', '''
-    def backward(ctx, g):
-        indices, = ctx.saved_tensors
-        n = indices.shape[ctx.dim]
-        pos = torch.arange(n, device=g.device).reshape([-1] + [1] * (g.dim() - 1 - (ctx.dim % g.dim()))) if g.dim() else None
-        return g * (indices == pos), None
-''')),
     Mistake("CumMax", "saves values and indices", "CumMax saves its output", _function("CumMax",
             '''
     def forward(ctx, x, dim):
         values, indices = torch.cummax(x, dim)
         ctx.save_for_backward(indices, values)
+        ctx.dim = dim
+        return values
+''', '''
+    def backward(ctx, g):
+        indices, _ = ctx.saved_tensors
+        return torch.zeros_like(g).scatter_add(ctx.dim, indices, g), None
+''')),
+    Mistake("CumMax", "saves the indices and an arange of positions",
+            "more than the contract's 8 per entry", _function("CumMax", '''
+    def forward(ctx, x, dim):
+        values, indices = torch.cummax(x, dim)
+        ctx.save_for_backward(indices, torch.arange(x.shape[dim], device=x.device))
         ctx.dim = dim
         return values
 ''', '''
