@@ -343,9 +343,9 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # 1. Rows with $n_r \le m$ pass unchanged. For a row with $n_r > m$, what must happen to it
 #    so that it keeps its direction and its norm becomes $m$?
 # 2. Backward handles every row at once, in tensor operations: Python's `if`, `min` and `max`
-#    ask one True or False of a whole tensor and raise. How do you treat the rows above $m$
-#    and leave the others as they are, in one computation? What does yours do to a row of
-#    zeros?
+#    ask one True or False of a whole tensor, which raises as soon as there are two rows. How
+#    do you treat the rows above $m$ and leave the others as they are, in one computation?
+#    What does yours do to a row of zeros?
 # 3. How do you get $n_r$ for all rows at once, for a `grad_output` with any number of
 #    leading dimensions?
 
