@@ -1418,7 +1418,7 @@ plt.show()
 
 # %% [markdown]
 # The cell below belongs to **In practice** above (what `log1p` and `expm1` cost): open it
-# first, or skip to the summary. It takes a second or two.
+# first, or skip it: it is the lesson's last cell, and takes a second or two.
 
 # %%
 from torch.utils.benchmark import Timer

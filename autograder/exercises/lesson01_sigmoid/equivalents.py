@@ -28,6 +28,11 @@ def _softplus(operator: str, before: str, after: str, reason: str = _SOFTPLUS_BR
     return EquivalentMutant("Softplus", operator, before, after, reason)
 
 
+# the solutions' save lines, comment included, as the mutants quote them
+_SIGMOID_SAVE = ("ctx.save_for_backward(y)  # y(1 - y) needs no exponential; the next layer "
+                 "keeps y anyway")
+_SCALED_SAVE = ("ctx.save_for_backward(x)  # sigma(x) again in backward: no special case at "
+                "scale = 0")
 _SOLUTION = "y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))"
 _ONE_MINUS = "y = torch.where(x >= 0, 1 - z / (1 + z), z / (1 + z))"
 _FLAT = "y = torch.where(flat >= 0, 1 / (1 + z), z / (1 + z))"
@@ -46,6 +51,8 @@ EQUIVALENTS = [
     _sigmoid("swap_comparison", _TEXTBOOK, _TEXTBOOK.replace(">= 0", "> 0"),
              "at x = 0 exactly both textbook formulas give 1/2; elsewhere the test is unchanged"),
     _sigmoid("add_copy", "ctx.save_for_backward(y)", "ctx.save_for_backward(y.contiguous())",
+             _NOOP_COPY),
+    _sigmoid("add_copy", _SIGMOID_SAVE, _SIGMOID_SAVE.replace("(y)", "(y.contiguous())"),
              _NOOP_COPY),
     _sigmoid("reshape_to_view", "return grad_output * (y * (1 - y)).reshape(grad_output.shape)",
              "return grad_output * (y * (1 - y)).view(grad_output.shape)", _VIEW),
@@ -76,10 +83,8 @@ EQUIVALENTS = [
     _scaled("add_copy", "return y", "return y.clone()",
             "the output returned is a copy of y: same values, and the saved y becomes an "
             "intermediate, which the exercise's contract allows"),
-    _scaled("save_copy", "ctx.save_for_backward(x)  # no special case for scale = 0",
-            "ctx.save_for_backward(x.clone())  # no special case for scale = 0"),
-    _scaled("add_copy", "ctx.save_for_backward(x)  # no special case for scale = 0",
-            "ctx.save_for_backward(x.contiguous())  # no special case for scale = 0"),
+    _scaled("save_copy", _SCALED_SAVE, _SCALED_SAVE.replace("(x)", "(x.clone())", 1)),
+    _scaled("add_copy", _SCALED_SAVE, _SCALED_SAVE.replace("(x)", "(x.contiguous())", 1)),
     _scaled("save_widened", "ctx.save_for_backward(x, torch.tensor(scale, dtype=x.dtype))",
             "ctx.save_for_backward(x, torch.tensor(scale, dtype=x.dtype).double())",
             "a 0-d scale in float64 holds the Python float at least as exactly (8 bytes)"),
