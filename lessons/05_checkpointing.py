@@ -22,7 +22,8 @@
 #    block sits in the model;
 # 5. choose a number of segments, knowing what each choice costs in memory and in time;
 # 6. write a reversible block, which rebuilds its inputs from its outputs and keeps only those
-#    (and, in an ungraded try-it, a stack of them whose memory does not grow with depth).
+#    (and, in an optional section after the summary, a stack of them whose memory does not
+#    grow with depth).
 #
 # Exercises are marked **✎ Exercise**. Their self-checks run in a second or two, every check
 # the hidden tests run (they add a GPU run when the grader has one and you had none).
@@ -1276,7 +1277,58 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # every step would draw the same mask.
 
 # %% [markdown]
-# ### Try it (ungraded): a reversible stack that keeps one pair
+# ## Common mistakes
+#
+# | Mistake | What happens | Ask yourself |
+# |---|---|---|
+# | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | which of the two calls writes `.grad` on leaves you did not list? |
+# | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | which mask did forward draw, and what decides it? |
+# | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | at which moment was the generator where forward's draw began? |
+# | save the seed (`torch.initial_seed()`) and replay it with `torch.manual_seed` in backward | the recomputation starts where the seed starts, not where forward's `run_fn` started: every draw since seeding (earlier dropout, data shuffling) is missed, so the mask is another one | is the generator still where the seed put it when your block runs? |
+# | restore inside `with torch.random.fork_rng():`, recompute after the `with` block | closing the block puts the caller's state back, so `run_fn` draws from it: a new mask | which state is in force on the line after the `with` block? |
+# | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | what does the caller's next draw see once your backward returns? |
+# | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | is autograd on inside backward? |
+# | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
+# | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
+# | run `run_fn` (or a reversible block's $f$ and $g$) under `torch.enable_grad()` in forward "to be safe" | forward records and saves a whole graph that it then throws away: time wasted and the peak of an unchecked block; if `run_fn` returns a view, that graph is kept while the output lives: no memory saved at all | what is forward's grad mode for? |
+# | `pack` of `saved_tensors_hooks` returns the tensor itself, or an object holding it | for ops that save their own output, a loop that only a backward breaks: a graph dropped without one is never freed, not even by `gc.collect()`; memory leaks, and a meter reports as kept what autograd let go | what did the documentation say `pack` may hold? |
+# | checkpoint a block whose only tensor input is data (a model's first block) | its parameters silently get **no gradient** while the layers after it train; with nothing after it, `element 0 of tensors does not require grad` | when does a `Function`'s output require grad, and are the parameters inside `run_fn` among its inputs? |
+# | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
+# | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
+# | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
+# | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | when does the function read `start` and `end`: when defined, or when called? |
+# | a `BatchNorm` in training mode inside a checkpointed segment | no error; its running statistics are updated twice per step (three times in a reversible block that inverts, then recomputes) | what does recomputing replay, and what does it not? |
+# | dropout inside $f$ or $g$ of a reversible block, random state not replayed | no error; $x_2$'s gradient and $f$'s parameters' are silently wrong: the inversion and the recomputation draw new masks | which mask does each of backward's calls to $f$ draw? |
+# | a reversible backward that inverts in place, into a saved output, or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
+# | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: memory grows until it or the threads run out, then an error or a dead kernel | which tensors did you build from fresh leaves? |
+#
+# ## Common misconception
+#
+# **"Recompute, then `torch.autograd.grad(outputs, inputs=input)`, is a complete checkpoint."**
+# It is not, and it fails quietly: everything runs, the loss even goes down (the layers
+# outside the block still train), and the layers inside never change, because
+# `torch.autograd.grad` gives nothing to the parameters it was not asked about. Your
+# self-check tests exactly this.
+
+# %% [markdown]
+# ## Summary
+#
+# A checkpointed block keeps its inputs and recomputes everything else in backward: a
+# backward may itself build and differentiate a graph, as long as it switches autograd on,
+# starts from detached inputs, replays the random state (and, in production, the autocast
+# state), and lets `.grad` accumulate on the parameters. A `Function`'s output requires grad
+# only through its tensor inputs, so a block whose input is data needs one input that does
+# (or `torch.utils.checkpoint` with `use_reentrant=False`). With $k \approx \sqrt{n a}$
+# segments, $a$ being what one block keeps, the activation memory of an $n$-block network grows
+# like $\sqrt{n}$, for about one extra forward per step; segments hold whole blocks, so spread
+# the remainder and keep the longest segment as short as $k$ segments allow. A reversible block
+# keeps only its outputs. A stack of them keeps memory constant only if it keeps just the last
+# block's outputs and rebuilds the rest going down (the first optional section below).
+# Next lesson: a backward written entirely by hand, for attention, where the activations grow
+# with the square of the sequence length.
+
+# %% [markdown]
+# ## ✎ Optional (not graded): a reversible stack that keeps one pair
 #
 # **What one block does not buy.** A block's outputs are the next block's inputs, so a stack
 # of blocks that each save their outputs keeps one pair per block: exactly what checkpointing
@@ -1419,7 +1471,7 @@ check_reversible_stack()
 # blocks.
 
 # %% [markdown]
-# ### Try it (ungraded): a checkpoint that keeps autocast's dtype
+# ## ✎ Optional (not graded): a checkpoint that keeps autocast's dtype
 #
 # Write `checkpoint_autocast(run_fn, *args)`: the result of
 # `CheckpointFunction.apply(run_fn, *args)`, except that the recomputation runs under the
@@ -1499,41 +1551,7 @@ def check_checkpoint_autocast():
 check_checkpoint_autocast()
 
 # %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Ask yourself |
-# |---|---|---|
-# | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | which of the two calls writes `.grad` on leaves you did not list? |
-# | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | which mask did forward draw, and what decides it? |
-# | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | at which moment was the generator where forward's draw began? |
-# | save the seed (`torch.initial_seed()`) and replay it with `torch.manual_seed` in backward | the recomputation starts where the seed starts, not where forward's `run_fn` started: every draw since seeding (earlier dropout, data shuffling) is missed, so the mask is another one | is the generator still where the seed put it when your block runs? |
-# | restore inside `with torch.random.fork_rng():`, recompute after the `with` block | closing the block puts the caller's state back, so `run_fn` draws from it: a new mask | which state is in force on the line after the `with` block? |
-# | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | what does the caller's next draw see once your backward returns? |
-# | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | is autograd on inside backward? |
-# | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
-# | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
-# | run `run_fn` (or a reversible block's $f$ and $g$) under `torch.enable_grad()` in forward "to be safe" | forward records and saves a whole graph that it then throws away: time wasted and the peak of an unchecked block; if `run_fn` returns a view, that graph is kept while the output lives: no memory saved at all | what is forward's grad mode for? |
-# | `pack` of `saved_tensors_hooks` returns the tensor itself, or an object holding it | for ops that save their own output, a loop that only a backward breaks: a graph dropped without one is never freed, not even by `gc.collect()`; memory leaks, and a meter reports as kept what autograd let go | what did the documentation say `pack` may hold? |
-# | checkpoint a block whose only tensor input is data (a model's first block) | its parameters silently get **no gradient** while the layers after it train; with nothing after it, `element 0 of tensors does not require grad` | when does a `Function`'s output require grad, and are the parameters inside `run_fn` among its inputs? |
-# | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
-# | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
-# | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
-# | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | when does the function read `start` and `end`: when defined, or when called? |
-# | a `BatchNorm` in training mode inside a checkpointed segment | no error; its running statistics are updated twice per step (three times in a reversible block that inverts, then recomputes) | what does recomputing replay, and what does it not? |
-# | dropout inside $f$ or $g$ of a reversible block, random state not replayed | no error; $x_2$'s gradient and $f$'s parameters' are silently wrong: the inversion and the recomputation draw new masks | which mask does each of backward's calls to $f$ draw? |
-# | a reversible backward that inverts in place, into a saved output, or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
-# | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: memory grows until it or the threads run out, then an error or a dead kernel | which tensors did you build from fresh leaves? |
-#
-# ## Common misconception
-#
-# **"Recompute, then `torch.autograd.grad(outputs, inputs=input)`, is a complete checkpoint."**
-# It is not, and it fails quietly: everything runs, the loss even goes down (the layers
-# outside the block still train), and the layers inside never change, because
-# `torch.autograd.grad` gives nothing to the parameters it was not asked about. Your
-# self-check tests exactly this.
-
-# %% [markdown]
-# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+# <details><summary><b>Optional: in practice</b> (not graded; open when you have time)</summary>
 #
 # **Who writes the call.** Often not you. FSDP codebases wrap chosen blocks with
 # `apply_activation_checkpointing` (from `torch.distributed.algorithms._checkpoint.
@@ -1613,7 +1631,7 @@ check_checkpoint_autocast()
 # </details>
 
 # %%
-# "The allocator's measure, on a GPU", from "In practice" above: this cell runs only on a GPU.
+# "The allocator's measure, on a GPU", from the block above: this cell runs only on a GPU.
 if torch.cuda.is_available():
     cuda_model = deep_mlp(width=256).cuda()
     cuda_x = torch.randn(4096, 256, device="cuda", requires_grad=True)
@@ -1634,20 +1652,3 @@ if torch.cuda.is_available():
               "above the model")
 else:
     print("No GPU here: the saved-tensor meter above is the CPU's measure.")
-
-
-# %% [markdown]
-# ## Summary
-#
-# A checkpointed block keeps its inputs and recomputes everything else in backward: a
-# backward may itself build and differentiate a graph, as long as it switches autograd on,
-# starts from detached inputs, replays the random state (and, in production, the autocast
-# state), and lets `.grad` accumulate on the parameters. A `Function`'s output requires grad
-# only through its tensor inputs, so a block whose input is data needs one input that does
-# (or `torch.utils.checkpoint` with `use_reentrant=False`). With $k \approx \sqrt{n a}$
-# segments, $a$ being what one block keeps, the activation memory of an $n$-block network grows
-# like $\sqrt{n}$, for about one extra forward per step. A reversible block keeps only its
-# outputs. A stack of them keeps memory constant only if it keeps just the last block's
-# outputs and rebuilds the rest going down.
-# Next lesson: a backward written entirely by hand, for attention, where the activations grow
-# with the square of the sequence length.
