@@ -1193,7 +1193,7 @@ outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.fl
 # </details>
 
 # %% [markdown]
-# ## Optional (not graded): `ClampInPlace`, a learned range
+# ## ✎ Optional (not graded): `ClampInPlace`, a learned range
 #
 # Quantisation-aware training often learns where to clip (PACT, Choi et al. 2018, learns the
 # upper bound of a ReLU). Write `ClampInPlace.apply(x, lo, hi)`, writing
