@@ -131,22 +131,28 @@ def check_eps(function, device) -> None:
 
 def check_non_contiguous(function, device) -> None:
     covers("non-contiguous inputs")
-    values = {"x": sample((6, 4), device, seed=3).t(),
-              "weight": 1 + sample((12,), device, seed=4)[::2], "eps": EPS}
-    where = "x transposed, weight a strided slice"
-    try:
-        with case(where):
-            _checked(function, values)
-    except GradingError as error:
-        dense = {n: v.contiguous() if isinstance(v, torch.Tensor) else v
-                 for n, v in values.items()}
-        if not _right(function, dense):
-            raise
-        raise GradingError(
-            "rms_norm_rows is right for contiguous inputs but wrong for the same values in a "
-            "transposed or strided view: a kernel indexes flat memory, so make the inputs "
-            "contiguous on the host (x.contiguous()) or pass their strides to the kernel",
-            error.details, case=where, mistake="rms_norm_rows/strided-read-as-flat") from error
+    strided = {"x transposed, weight a strided slice":
+               {"x": sample((6, 4), device, seed=3).t(),
+                "weight": 1 + sample((12,), device, seed=4)[::2], "eps": EPS},
+               # no view flattens these rows (x.view(-1, D) raises): reshape copies them
+               "x of shape (2, 4, 6), its last two dims transposed":
+               {"x": sample((2, 6, 4), device, seed=3).mT,
+                "weight": 1 + sample((6,), device, seed=4), "eps": EPS}}
+    for where, values in strided.items():
+        try:
+            with case(where):
+                _checked(function, values)
+        except GradingError as error:
+            dense = {n: v.contiguous() if isinstance(v, torch.Tensor) else v
+                     for n, v in values.items()}
+            if not _right(function, dense):
+                raise
+            raise GradingError(
+                "rms_norm_rows is right for contiguous inputs but wrong for the same values in "
+                "a transposed or strided view: a kernel indexes flat memory, so make the inputs "
+                "contiguous on the host (x.contiguous()) or pass their strides to the kernel",
+                error.details, case=where,
+                mistake="rms_norm_rows/strided-read-as-flat") from error
     covers("non-contiguous grad_output")
     # leading dims transposed: no view flattens them (a 2-D transpose views as (-1, D) fine)
     values = _values((2, 3, 6), device, seed=5)
