@@ -17,9 +17,12 @@ LAYER_NORM_CLAUSES = (
             "LayerNormFunction/eps-outside-root": "eps added outside the square root",
             "raised:TypeError": "weight assumed present in backward",
             "raised:RuntimeError": "grad_output flattened with .view for the bias gradient"}),
-    Clause("Forward computes the variance so that float32 rows such as "
-           "$10^4 + \\mathcal N(0, 1)$ keep their accuracy: never as $E[x^2] - E[x]^2$.",
-           {"case:a precision loss": "E[x^2] - E[x]^2 variance"}),
+    Clause("Forward computes the variance so that rows far from $0$ keep their accuracy, "
+           "float32 rows such as $10^4 + \\mathcal N(0, 1)$ and float64 rows such as "
+           "$10^8 + \\mathcal N(0, 1)$: never as $E[x^2] - E[x]^2$, in any precision.",
+           {"case:a precision loss": "E[x^2] - E[x]^2 variance",
+            "case:on rows like 1e8 + N(0, 1) in float64": "E[x^2] - E[x]^2 variance accumulated "
+                                                         "in float64"}),
     Clause("What forward saves for backward is counted: at most one full-size tensor, at most "
            "two tensors of one number per row, and the weight; nothing else (not the bias).",
            {"case:saved 2 full-size tensors": "saves the normalised input as well as x",
@@ -29,8 +32,9 @@ LAYER_NORM_CLAUSES = (
                                                       "inputs"}),
     Clause("Backward is your derivation, **by hand** (no `torch.autograd.grad`, no "
            "`native_layer_norm_backward`), and returns exactly one gradient per input: `None` "
-           "for `eps`, and `None` for (computing nothing of) any input whose "
-           "`ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there.",
+           "for `eps`, and `None` for, and no gradient computed for, any input whose "
+           "`ctx.needs_input_grad` is `False` (the ops backward runs are counted: asking for "
+           "one more gradient must add some); `weight=None` or `bias=None` gives `False` there.",
            {"LayerNormFunction/asks-autograd": "autograd of F.layer_norm inside backward",
             "LayerNormFunction/builtin-backward-op": "the built-in native_layer_norm_backward",
             "LayerNormFunction/gradient-for-non-tensor": "every gradient returned whatever "
@@ -55,15 +59,15 @@ RMS_NORM_CLAUSES = (
             "RMSNormFunction/state-on-class": "eps kept on the class",
             "case:ignores its eps argument": "eps ignored",
             "raised:RuntimeError": "grad_weight's rows flattened with .view"}),
-    Clause("What forward saves for backward is counted: `x` itself (not a copy of it, whatever "
-           "its strides), the weight, and at most one tensor of one number per row; nothing "
-           "else.",
+    Clause("What forward saves for backward is counted: no full-size tensor of its own (a "
+           "copy of `x` counts as one, whatever its strides), at most one tensor of one number "
+           "per row, and the weight; nothing else.",
            {"case:saved 2 full-size tensors": "saves the normalised x too",
             "case:instead of x": "x.contiguous() saved",
             "RMSNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
     Clause("Backward by hand, from your derivation; the weight gradient summed over every "
-           "leading dim to shape `(D,)`; `None` for `eps`, and `None` for (no work on) a "
-           "gradient nobody needs.",
+           "leading dim to shape `(D,)`; `None` for `eps`, and `None` for, and no gradient "
+           "computed for, an input that needs none (the ops are counted, as in ✎ 1).",
            {"RMSNormFunction/asks-autograd": "autograd of F.rms_norm inside backward",
             "case:returned grad_weight of shape": "weight gradient not summed",
             "case:does as much work": "weight gradient computed whatever needs_input_grad "
@@ -101,8 +105,8 @@ GROUP_NORM_CLAUSES = (
            "two tensors of one number per group, and the weight; nothing else.",
            {"case:input bias of shape": "saves the bias",
             "GroupNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
-    Clause("As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for "
-           "(and nothing computed of) an input that needs none.",
+    Clause("As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for, "
+           "and no gradient computed for, an input that needs none.",
            {"case:returned a gradient for weight, which needs none": "grad_weight computed "
                                                                       "whenever there is a "
                                                                       "weight"}),
@@ -111,8 +115,10 @@ GROUP_NORM_CLAUSES = (
 
 RMS_NORM_MODULE_CLAUSES = (
     Clause("built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
-           "`RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default;",
-           {"RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
+           "`RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default, each module keeping the eps "
+           "it was built with;",
+           {"RMSNorm/eps-not-per-instance": "eps kept on the class",
+            "RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
             "case:does not use eps=1e-6 by default": "default eps 1e-5",
             "RMSNorm/constant-ignored": "forward passes eps=1e-6 whatever eps it was built "
                                         "with"}),
@@ -124,8 +130,11 @@ RMS_NORM_MODULE_CLAUSES = (
             "case:give it exactly one, named weight": "parameter named scale",
             "case:does not start as ones": "weight starts random",
             "case:cannot load torch.nn.RMSNorm's state_dict": "eps kept as a buffer"}),
-    Clause("the same outputs and gradients, in the input's dtype, for the same state and input;",
-           {"case:keep the input's dtype": "forward in float64 whatever x's dtype",
+    Clause("the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the "
+           "same state and input: an input in the module's dtype, float32 or float64, and a "
+           "float64 input to a float32 module;",
+           {"case:float64, the module's weight float32": "x cast to the weight's dtype",
+            "case:keep the input's dtype": "forward in float64 whatever x's dtype",
             "case:received no gradient": "weight passed as .data",
             "case:its backward returns None for it": "the Function returns None for the "
                                                      "weight"}),

@@ -1,8 +1,9 @@
 """Checks shared by lesson 10's LayerNormFunction and RMSNormFunction: inputs, the exact shapes
-backward returns, what forward saved, counted work per needed gradient, the float32 variance
-trap, and the gradient's terms (which one a wrong backward left out)."""
+backward returns, what forward saved, counted work per needed gradient, the variance
+trap at a large offset, and the gradient's terms (which one a wrong backward left out)."""
 
 import itertools
+import math
 from types import SimpleNamespace
 
 import torch
@@ -282,30 +283,40 @@ def check_needs_input_grad(function, spec: Spec, values: dict) -> None:
                     f"{extra} when it is False")
 
 
-# ---------------------------------------------------------------------- float32 accuracy
-def check_shifted_rows(function, spec: Spec, values: dict, *, tolerance: float = 1e-2) -> None:
-    """Rows like 1e4 + N(0, 1) in float32: values and gradients within ``tolerance`` of the
-    float64 truth for the same float32 input (F.layer_norm's error there is below 1e-3)."""
+# ------------------------------------------------------------- accuracy at a large offset
+def check_shifted_rows(function, spec: Spec, values: dict, shift: float, *,
+                       tolerance: float = 1e-2) -> None:
+    """Rows like ``shift`` + N(0, 1) in x's dtype (1e4 in float32, 1e8 in float64): values and
+    gradients within ``tolerance`` of the float64 truth for the same input (F.layer_norm's
+    error there is below 1e-3 in float32, below 1e-7 in float64)."""
     inputs = make_inputs(values)
+    dtype = values["x"].dtype
     output = run_forward(function, spec, inputs).output
     wide = {n: v.double() if isinstance(v, torch.Tensor) else v for n, v in values.items()}
-    truth = spec.reference(**make_inputs(wide, requires_grad=False))
+    # LayerNorm does not see a common offset: the rows less theirs (exact) give the truth
+    near_zero = {**wide, "x": wide["x"] - shift}
+    truth = spec.reference(**make_inputs(near_zero, requires_grad=False))
     if isinstance(output, torch.Tensor) and output.shape == truth.shape:
         error = (output.detach().double() - truth).abs().nan_to_num(float("inf")).max().item()
-        wide_error = _float64_error(function, spec, wide, truth) if error > tolerance else None
-        if wide_error is not None and wide_error < 1e-6:
-            # proven a precision loss: the same code is right in float64 on the same rows
-            raise GradingError(
-                f"{spec.name}'s output matches in float64 (to {wide_error:.1g}) and is off by "
-                f"{error:.3g} in float32 on rows like 1e4 + N(0, 1): a precision loss, not a "
-                "wrong formula; a variance computed as E[x^2] - E[x]^2 cancels catastrophically "
-                "there (two numbers near 1e8): quick question 3 shows what avoids it")
+        if error > tolerance:
+            power = round(math.log10(shift))
+            unshifted = {**values, "x": values["x"] - shift}
+            near_zero_error = _error(function, spec, unshifted, truth)
+            if near_zero_error is not None and near_zero_error < tolerance / 10:
+                # proven a precision loss: the same code is right on the same rows less
+                # their offset
+                raise GradingError(
+                    f"{spec.name}'s output matches on these rows less their offset (to "
+                    f"{near_zero_error:.1g}) and is off by {error:.3g} on rows like 1e{power} + "
+                    f"N(0, 1) in {str(dtype).removeprefix('torch.')}: a precision loss, not a "
+                    "wrong formula; a variance computed as E[x^2] - E[x]^2 cancels "
+                    f"catastrophically there (two numbers near 1e{2 * power}): quick question 3 shows what avoids it")
     diagnose_values(f"{spec.name}'s output", output.detach().double(), truth, rtol=0,
                     atol=tolerance)
     grad_output = sample(truth.shape, truth.device, seed=7)
     tensors = {n: v for n, v in inputs.items() if isinstance(v, torch.Tensor)}
-    got = run_backward(spec, output, tensors, grad_output.float()).grads
-    wide_inputs = make_inputs(wide)
+    got = run_backward(spec, output, tensors, grad_output.to(dtype)).grads
+    wide_inputs = make_inputs(near_zero)
     wanted = [v for v in wide_inputs.values() if isinstance(v, torch.Tensor)]
     expected = torch.autograd.grad(spec.reference(**wide_inputs), wanted, grad_output)
     for name, grad, true in zip(tensors, got, expected):
@@ -314,12 +325,12 @@ def check_shifted_rows(function, spec: Spec, values: dict, *, tolerance: float =
                           atol=tolerance * scale)
 
 
-def _float64_error(function, spec: Spec, wide: dict, truth: torch.Tensor) -> float | None:
-    """The largest error of ``function`` itself on the same rows in float64, or None where it
-    cannot be had (it raised, or returned something else)."""
+def _error(function, spec: Spec, values: dict, truth: torch.Tensor) -> float | None:
+    """The largest error of ``function`` on ``values``, or None where it cannot be had (it
+    raised, or returned something else)."""
     try:
         with torch.no_grad():
-            output = function.apply(*make_inputs(wide, requires_grad=False).values())
+            output = function.apply(*make_inputs(values, requires_grad=False).values())
     except Exception:  # the learner's code may raise anything: no probe, no named cause
         return None
     if not isinstance(output, torch.Tensor) or output.shape != truth.shape:

@@ -2,6 +2,7 @@
 torch.nn.RMSNorm: its parameter, its state_dict, values, gradients and a few SGD steps."""
 
 import copy
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -135,14 +136,19 @@ def loaded_pair(cls: type, dim: int, device, dtype, *, eps=DEFAULT_EPS, seed=0):
 
 
 def check_matches(cls: type, shape: tuple, device, dtype=torch.float64, *, eps=DEFAULT_EPS,
-                  seed=0, tolerance=None) -> None:
-    """Loaded from torch.nn.RMSNorm's state_dict, the module gives its values and gradients."""
+                  seed=0, tolerance=None, state_dtype=None) -> None:
+    """Loaded from torch.nn.RMSNorm's state_dict, the module gives its values and gradients,
+    in their dtypes, for an input in ``dtype`` (its state in ``state_dtype``, by default the
+    same)."""
     tolerance = tolerance or {}
-    reference, mine = loaded_pair(cls, shape[-1], device, dtype, eps=eps, seed=seed)
+    reference, mine = loaded_pair(cls, shape[-1], device, state_dtype or dtype, eps=eps,
+                                  seed=seed)
     x = sample(shape, device, seed=seed, dtype=dtype)
     x_mine, x_reference = x.clone().requires_grad_(), x.clone().requires_grad_()
     output = mine(x_mine)
-    expected = reference(x_reference)
+    with warnings.catch_warnings():  # a float64 x and a float32 weight: torch says it unfused
+        warnings.filterwarnings("ignore", "Mismatch dtype between input and weight")
+        expected = reference(x_reference)
     if not isinstance(output, torch.Tensor) or not _custom_node(output):
         raise GradingError(f"{NAME}.forward does not call RMSNormFunction.apply: the module "
                            "wraps the Function you wrote, with self.weight and self.eps")
@@ -154,6 +160,28 @@ def check_matches(cls: type, shape: tuple, device, dtype=torch.float64, *, eps=D
     if mine.weight.grad is None:
         raise GradingError(_why_no_weight_gradient(output, mine.weight))
     diagnose_gradient("weight", mine.weight.grad, reference.weight.grad, **tolerance)
+
+
+def check_own_eps(cls: type, device, eps: float = 1e-4, other: float = 0.25) -> None:
+    """A module that gives torch.nn.RMSNorm's output for its eps still does once a second
+    module of another eps is built (a module that ignores eps is the domain's to name)."""
+    x = 1e-2 * sample((3, DIM), device, seed=11)
+    expected = nn.RMSNorm(DIM, eps=eps).to(device=device, dtype=torch.float64)(x)
+
+    def matches(module) -> bool:
+        output = module(x)
+        return (isinstance(output, torch.Tensor) and output.shape == expected.shape
+                and torch.allclose(output, expected, rtol=1e-5))
+
+    first = build(cls, DIM, eps=eps).to(device=device, dtype=torch.float64)
+    if matches(first):
+        build(cls, DIM, eps=other)
+        if not matches(first):
+            raise GradingError(f"{NAME}({DIM}, eps={eps:g}) gives torch.nn.RMSNorm's output "
+                               f"until another {NAME} is built with eps={other:g}, and then "
+                               "another one: where does each module keep its eps, so that "
+                               "building a second one leaves the first's alone?",
+                               mistake=f"{NAME}/eps-not-per-instance")
 
 
 def check_default_eps(cls: type, device) -> None:
@@ -254,10 +282,13 @@ def full(submission, device) -> None:
     with case(f"x of shape (3, {DIM}), float32"):
         check_matches(cls, (3, DIM), device, torch.float32, seed=4,
                       tolerance={"rtol": 1e-5, "atol": 1e-5})
+    with case(f"x of shape (3, {DIM}), float64, the module's weight float32"):
+        check_matches(cls, (3, DIM), device, seed=5, state_dtype=torch.float32)
     # eps across its range, float32 and strided inputs: the domain's, through WithWeight
     covers("torch.nn.RMSNorm's state_dict")
     check_default_eps(cls, device)
     check_positional_eps(cls, device)
+    check_own_eps(cls, device)
     check_each_input_alone(WithWeight(cls), MODULE,
                            {"x": sample((3, DIM), device, seed=7),
                             "weight": 1 + 0.5 * sample((DIM,), device, seed=8),

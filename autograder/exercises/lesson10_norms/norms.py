@@ -30,8 +30,9 @@ SHAPES = [((4,), 6), ((2, 3), 4), ((2, 1, 3), 5), ((), 5), ((1,), 4), ((3,), 1),
 KEEP = {"LayerNormFunction": "the contract counts one full-size tensor, two tensors of one "
                              "number per row and the weight: which can backward rebuild from "
                              "the others?",
-        "RMSNormFunction": "the contract counts x itself, the weight and one tensor of one "
-                           "number per row"}
+        "RMSNormFunction": "the contract counts no full-size tensor of forward's own, one "
+                           "tensor of one number per row and the weight: which full-size "
+                           "tensor does backward get for free?"}
 
 
 def _centred(spec: Spec) -> bool:
@@ -107,9 +108,14 @@ def _optional_inputs(spec: Spec):
 
 
 def check_shifted(function, spec: Spec, device) -> None:
-    values = _values(spec, (3,), 16, device, dtype=torch.float32, shift=1e4, seed=11)
-    with case("rows like 1e4 + N(0, 1), x of shape (3, 16), float32"):
-        check_shifted_rows(function, spec, values)
+    """Rows far from 0 with a spread of 1, in float32 (1e4) and in float64 (1e8): where
+    E[x^2] - E[x]^2 cancels in each dtype (in float32 arithmetic, and in float64 arithmetic)."""
+    for dtype, shift in ((torch.float32, 1e4), (torch.float64, 1e8)):
+        values = _values(spec, (3,), 16, device, dtype=dtype, shift=shift, seed=11)
+        with case(f"rows like {shift:.0e} + N(0, 1), x of shape (3, 16), "
+                  f"{str(dtype).removeprefix('torch.')}".replace("e+0", "e")):
+            check_shifted_rows(function, spec, values, shift,
+                               tolerance=1e-2 if dtype == torch.float32 else 1e-6)
 
 
 def full(submission, spec: Spec, device) -> None:
@@ -140,6 +146,7 @@ def full(submission, spec: Spec, device) -> None:
     if _centred(spec):  # the contract's promise for LayerNorm (RMSNorm subtracts no mean)
         check_shifted(function, spec, device)
         covers("rows like 1e4 + N(0, 1) in float32")
+        covers("rows like 1e8 + N(0, 1) in float64")
     with case("x of shape (4, 3)"):
         check_needs_input_grad(function, spec, _values(spec, (4,), 3, device))
     # the contract: "returns None for, and computes nothing of" a gradient nobody needs
@@ -182,7 +189,8 @@ EXERCISES = [
     Exercise("LayerNormFunction", "10_norms", lambda s, device: full(s, LAYER_NORM, device),
              example=lambda: _example(LAYER_NORM),
              contract=("weight=None", "bias=None", "1-D x", "non-contiguous grad_output",
-                       "rows like 1e4 + N(0, 1) in float32"),
+                       "rows like 1e4 + N(0, 1) in float32",
+                       "rows like 1e8 + N(0, 1) in float64"),
              clauses=LAYER_NORM_CLAUSES,
              domain=Domain(LAYER_NORM, _domain_values(LAYER_NORM), constants={"eps": EPS},
                            rows_apart=Case(_rows_apart, "float32 rows such as 1e4 + N(0, 1) keep "

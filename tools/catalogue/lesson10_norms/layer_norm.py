@@ -204,37 +204,4 @@ class LayerNormFunction(torch.autograd.Function):
             out[0] = rstd / D * (D * g - s1 - x_hat * s2)
         return tuple(out)
 '''),
-    Unusual('LayerNormFunction', 'one-pass variance accumulated in float64', '''
-class LayerNormFunction(torch.autograd.Function):
-    # one-pass E[x^2]-E[x]^2, but accumulated in float64: accurate for float32 rows like 1e4+N(0,1)
-    @staticmethod
-    def forward(ctx, x, weight, bias, eps):
-        xd = x.double()
-        mean = xd.mean(-1, keepdim=True)
-        var = (xd * xd).mean(-1, keepdim=True) - mean * mean
-        rstd = torch.rsqrt(var.clamp(min=0) + eps)
-        mean, rstd = mean.to(x.dtype), rstd.to(x.dtype)
-        y = (x - mean) * rstd
-        if weight is not None:
-            y = y * weight
-        if bias is not None:
-            y = y + bias
-        ctx.save_for_backward(x, weight, mean, rstd)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight, mean, rstd = ctx.saved_tensors
-        x_hat = (x - mean) * rstd
-        D = x.shape[-1]
-        gx = gw = gb = None
-        if ctx.needs_input_grad[1]:
-            gw = (grad_output * x_hat).reshape(-1, D).sum(0)
-        if ctx.needs_input_grad[2]:
-            gb = grad_output.reshape(-1, D).sum(0)
-        if ctx.needs_input_grad[0]:
-            g = grad_output * weight if weight is not None else grad_output
-            gx = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
-        return gx, gw, gb, None
-'''),
 ]

@@ -223,4 +223,39 @@ MISTAKES = [
             "view size is not compatible", _ln_grad_x(_LN_CORRECT, _LN_HEAD.replace(
                 "grad_bias = grad_output.reshape(-1, D).sum(0)",
                 "grad_bias = grad_output.view(-1, D).sum(0)"))),
+    Mistake('LayerNormFunction', 'E[x^2] - E[x]^2 variance accumulated in float64',
+            'a precision loss, not a wrong formula', '''
+class LayerNormFunction(torch.autograd.Function):
+    # one-pass E[x^2]-E[x]^2 accumulated in float64: right for float32 rows like 1e4 + N(0, 1),
+    # garbage for float64 rows like 1e8 + N(0, 1) (a review found it passing)
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps):
+        xd = x.double()
+        mean = xd.mean(-1, keepdim=True)
+        var = (xd * xd).mean(-1, keepdim=True) - mean * mean
+        rstd = torch.rsqrt(var.clamp(min=0) + eps)
+        mean, rstd = mean.to(x.dtype), rstd.to(x.dtype)
+        y = (x - mean) * rstd
+        if weight is not None:
+            y = y * weight
+        if bias is not None:
+            y = y + bias
+        ctx.save_for_backward(x, weight, mean, rstd)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, mean, rstd = ctx.saved_tensors
+        x_hat = (x - mean) * rstd
+        D = x.shape[-1]
+        gx = gw = gb = None
+        if ctx.needs_input_grad[1]:
+            gw = (grad_output * x_hat).reshape(-1, D).sum(0)
+        if ctx.needs_input_grad[2]:
+            gb = grad_output.reshape(-1, D).sum(0)
+        if ctx.needs_input_grad[0]:
+            g = grad_output * weight if weight is not None else grad_output
+            gx = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return gx, gw, gb, None
+'''),
 ]

@@ -192,4 +192,11 @@ class RMSNorm(torch.nn.Module):
     Mistake("RMSNorm", "forward in float64 whatever x's dtype", "keep the input's dtype",
             _module(_INIT, "        return RMSNormFunction.apply(x.double(), "
                            "self.weight.double(), self.eps)\n")),
+    Mistake("RMSNorm", "x cast to the weight's dtype", "should have dtype torch.float64",
+            _module(_INIT, "        return RMSNormFunction.apply(x.to(self.weight.dtype), "
+                           "self.weight, self.eps)\n")),
+    Mistake("RMSNorm", "eps kept on the class", "where does each module keep its eps", _module(
+        "        super().__init__()\n        type(self).eps_cls = eps\n"
+        "        self.weight = torch.nn.Parameter(torch.ones(dim))\n",
+        "        return RMSNormFunction.apply(x, self.weight, type(self).eps_cls)\n")),
 ]

@@ -73,13 +73,16 @@ def test_the_terms_add_up_to_autograd():
     assert torch.allclose(sum(terms.values()), truth)
 
 
-def test_the_one_pass_variance_really_fails_in_float32():
-    """Is the float32 case one that E[x^2] - E[x]^2 cannot pass, and F.layer_norm can?"""
-    values = norm_values((3,), 16, "cpu", dtype=torch.float32, shift=1e4, seed=11)
-    check_shifted_rows(solution("LayerNormFunction"), LAYER_NORM, values)
-    wrong = mistake("LayerNormFunction", "E[x^2] - E[x]^2 variance")
+@pytest.mark.parametrize("dtype, shift, wrong", [
+    (torch.float32, 1e4, "E[x^2] - E[x]^2 variance"),
+    (torch.float64, 1e8, "E[x^2] - E[x]^2 variance accumulated in float64")])
+def test_the_one_pass_variance_really_fails_at_a_large_offset(dtype, shift, wrong):
+    """Is each offset one that E[x^2] - E[x]^2 cannot pass in that dtype (even accumulated in
+    float64, for float32 rows), and the lesson's two passes can?"""
+    values = norm_values((3,), 16, "cpu", dtype=dtype, shift=shift, seed=11)
+    check_shifted_rows(solution("LayerNormFunction"), LAYER_NORM, values, shift)
     with pytest.raises(GradingError, match="E\\[x\\^2\\] - E\\[x\\]\\^2 cancels"):
-        check_shifted_rows(wrong, LAYER_NORM, values)
+        check_shifted_rows(mistake("LayerNormFunction", wrong), LAYER_NORM, values, shift)
 
 
 def test_an_unsummed_weight_gradient_passes_the_engine_but_not_the_grader():
