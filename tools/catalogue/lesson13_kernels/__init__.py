@@ -1,6 +1,7 @@
 """Lesson 13 (your own kernels): answers with known verdicts for silu_mul and rms_norm_rows,
 kept in one module per exercise (and silu_mul_maths: the product rule half applied;
-silu_mul_design: a backward operator copied from the worked example; rms_norm_rows_lock:
+silu_mul_design: a backward operator copied from the worked example;
+silu_mul_registration: the operators registered in other forms; rms_norm_rows_lock:
 partial rows shared behind a lock; rms_norm_rows_maths: the row gradient's direct path alone;
 rms_norm_rows_groups: a fixed grid of programs over groups of rows, counted or bounded wrong;
 rms_norm_rows_saved: no rstd saved, computed again in backward;
@@ -9,9 +10,10 @@ kept as ctx attributes, for both)."""
 
 from . import (ctx_tensors, rms_norm_rows, rms_norm_rows_domain, rms_norm_rows_groups,
                rms_norm_rows_lock, rms_norm_rows_maths, rms_norm_rows_saved, silu_mul,
-               silu_mul_design, silu_mul_maths)
+               silu_mul_design, silu_mul_maths, silu_mul_registration)
 
-UNUSUAL = silu_mul.UNUSUAL + rms_norm_rows.UNUSUAL + rms_norm_rows_lock.UNUSUAL
+UNUSUAL = (silu_mul.UNUSUAL + silu_mul_registration.UNUSUAL + rms_norm_rows.UNUSUAL
+           + rms_norm_rows_lock.UNUSUAL)
 MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAKES
             + rms_norm_rows.MISTAKES + rms_norm_rows_maths.MISTAKES
             + rms_norm_rows_groups.MISTAKES + rms_norm_rows_saved.MISTAKES

@@ -1,0 +1,110 @@
+"""Lesson 13: silu_mul away from float64's comfort: float16 and bfloat16 within 2 ulp, float32
+gates far from 0, and float64 inputs computed in float32."""
+
+import warnings
+
+import torch
+
+from ...checks import case
+from ...contract import covers
+from ...errors import GradingError
+from ...exercise import sample
+from .kernel_checks import check_within_ulps, explain, name_bfloat16_failure
+from .silu_mul_spec import HALF, SILU_MUL, checked_call, silu_mul_values
+
+
+def check_half(silu_mul, device) -> None:
+    """float16 and bfloat16 within 2 ulp of the float32-computed reference cast back; what
+    Triton 3.9's interpreter gets wrong in bfloat16 is named."""
+    try:
+        _check_half(silu_mul, device)
+    except GradingError as error:
+        if str(torch.bfloat16) in str(error):
+            a, b = (v.to(torch.bfloat16).requires_grad_() for v in
+                    silu_mul_values((1031,), device, seed=6, dtype=torch.float32).values())
+            name_bfloat16_failure("silu_mul", lambda: torch.autograd.grad(
+                silu_mul(a, b), (a, b), torch.ones_like(a)), error)
+        raise
+
+
+def _check_half(silu_mul, device) -> None:
+    covers("float16 and bfloat16 within 2 ulp")
+    values32 = silu_mul_values((1031,), device, seed=6, dtype=torch.float32)
+    grad32 = sample((1031,), device, seed=7, dtype=torch.float32)
+    for dtype in HALF:
+        a, b = (v.to(dtype).requires_grad_() for v in values32.values())
+        grad_output = grad32.to(dtype)
+        a32, b32 = (v.detach().float().requires_grad_() for v in (a, b))
+        want = SILU_MUL.reference(a32, b32)
+        want_grads = torch.autograd.grad(want, (a32, b32), grad_output.float())
+        with case(f"{dtype}, 1031 elements"):
+            try:
+                out = silu_mul(a, b)
+            except (GradingError, NotImplementedError):
+                raise
+            except Exception as error:
+                raise explain("silu_mul", f"{dtype} call", error) from error
+            from32 = silu_mul(a.detach().float(), b.detach().float()).to(dtype)
+            right32 = bool((from32 == want.to(dtype)).float().mean() > 0.9)
+            check_within_ulps("silu_mul", "silu_mul's output", out, want.to(dtype).detach(),
+                              right_from_float32=right32)
+            grads = torch.autograd.grad(out, (a, b), grad_output)
+            for name, got, truth in zip("ab", grads, want_grads):
+                check_within_ulps("silu_mul", f"the gradient for {name}", got, truth.to(dtype),
+                                  right_from_float32=right32)
+
+
+def computed_in_float32(silu_mul, a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the output or a gradient for float64 ``a``, ``b`` is the float32 computation:
+    within float32 rounding of it, and off the float64 answer by more than float64 rounding."""
+    a, b = (t.detach().clone().requires_grad_() for t in (a, b))
+    a32, b32 = (t.detach().float().requires_grad_() for t in (a, b))
+    ones = torch.ones_like(a)
+    try:
+        out = silu_mul(a, b)
+        got = (out, *torch.autograd.grad(out, (a, b), ones))
+    except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+        return False
+    want64 = SILU_MUL.reference(a, b)
+    want64 = (want64, *torch.autograd.grad(want64, (a, b), ones))
+    want32 = SILU_MUL.reference(a32, b32)
+    want32 = (want32, *torch.autograd.grad(want32, (a32, b32), ones.float()))
+    for mine, exact, single in zip(got, want64, want32):
+        if (mine.dtype == torch.float64
+                and not torch.allclose(mine, exact, rtol=1e-12, atol=1e-14)
+                and torch.allclose(mine, single.double(), rtol=1e-6, atol=1e-7)):
+            return True
+    return False
+
+
+def check_large_activations(silu_mul, device) -> None:
+    """float32 gates far from 0 (LLM activations reach hundreds): silu(a) is a finite number
+    there, about a for large a and -0 for very negative a, and so are both gradients."""
+    covers("large activations in float32")
+    magnitudes = torch.tensor([20.0, 50.0, 89.0, 100.0, 1e3, 1e4])
+    a = torch.cat([magnitudes, -magnitudes]).to(device)
+    values = {"a": a, "b": sample(a.shape, device, seed=12, dtype=torch.float32)}
+    with case("float32, |a| from 20 to 1e4"), warnings.catch_warnings():
+        # the interpreter's NumPy warns when exp(-a) overflows to inf, which a right kernel
+        # may do (the sigmoid is then 0): the values below decide
+        warnings.simplefilter("ignore", RuntimeWarning)
+        leaves = {name: value.clone().requires_grad_() for name, value in values.items()}
+        try:
+            out = silu_mul(leaves["a"], leaves["b"])
+            grads = torch.autograd.grad(out, (leaves["a"], leaves["b"]), torch.ones_like(out))
+        except (GradingError, NotImplementedError):
+            raise
+        except Exception as error:
+            raise explain("silu_mul", "call", error) from error
+        for what, got in [("output", out), ("gradient for a", grads[0]),
+                          ("gradient for b", grads[1])]:
+            bad = ~torch.isfinite(got)
+            if bad.any():
+                where = a[bad.nonzero()[0].item()].item()
+                raise GradingError(
+                    f"silu_mul's {what} is {got[bad][0].item()} at a = {where:g} in float32, "
+                    "where silu is finite: most likely an exp that overflows (in float32 exp(x) "
+                    "is inf once x > 88.7, and inf / inf is nan); write the sigmoid as "
+                    "1 / (1 + exp(-a)), whose exp can only overflow where the sigmoid is 0",
+                    mistake="silu_mul/exp-overflows")
+        checked_call(silu_mul, values, rtol=1e-5, atol=1e-6)
