@@ -8,7 +8,8 @@ import torch.nn.functional as F
 from autograder.errors import GradingError
 from autograder.exercises import EXERCISES
 from autograder.exercises.lesson10_norms.norm_checks import gradient_terms, norm_values
-from autograder.exercises.lesson10_norms.norms import LAYER_NORM, SHAPES, check_shifted_rows
+from autograder.exercises.lesson10_norms.norm_offsets import check_shifted_rows
+from autograder.exercises.lesson10_norms.norms import LAYER_NORM, SHAPES
 from autograder.grading import grade, self_check
 from tests.autograder.catalogued import graded_mistake, mistake
 from tools.catalogue import lesson10_norms
