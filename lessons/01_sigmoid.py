@@ -27,8 +27,8 @@
 # The main line, up to the summary, takes about 90 minutes. Its worked example, after
 # Exercise 2, is another op: a mask that routes a gradient between two inputs. Everything after
 # the summary is **optional** and never graded: experiments behind the main line's claims
-# (which simpler forwards would have done, what `ctx.y = y` costs, what writing into
-# `grad_output` does), a worked asinh that saves its output or its input and measures what
+# (what `torch.relu` keeps, which simpler forwards would have done, what `ctx.y = y` costs,
+# what writing into `grad_output` does), a worked asinh that saves its output or its input and measures what
 # backward keeps, and notes on practice.
 #
 # Each exercise has a self-check cell, which runs every check the hidden tests run: until the
@@ -192,8 +192,8 @@ for name, formula in naive.items():
 #
 # 1. For $x \ge 0$, which of the two formulas has only exponentials that are at most $1$?
 #    Which one for $x < 0$?
-# 2. Let $z = e^{-|x|}$. Why can $z$ never overflow? Write each formula on its own side in
-#    terms of $z$ alone.
+# 2. Find one exponential $z$, of $|x|$, that serves both sides and can never overflow.
+#    Write each side's formula in terms of $z$ alone.
 # 3. In which range do the two denominators then lie? What happens to your formula for very
 #    negative $x$, where $z$ rounds to $0$?
 # 4. Your two formulas hold on different entries of one tensor. How can one tensor
@@ -202,24 +202,15 @@ for name, formula in naive.items():
 #
 # <details><summary><b>Hint 1</b> (which exponential is small)</summary>
 #
-# Since $-|x| \le 0$, $z$ lies in $(0, 1]$, so no power of $z$ overflows. On each side of $0$,
-# $z$ is one of the two exponentials $e^{x}$, $e^{-x}$: which one, and which textbook formula
-# is written with it?
+# On each side of $0$, one of the two exponentials $e^{x}$, $e^{-x}$ is at most $1$: which
+# one, and which textbook formula is written with it? Can you write that exponential, on
+# both sides at once, with $|x|$?
 # </details>
 #
 # <details><summary><b>Hint 2</b> (numbers to hit)</summary>
 #
 # At $x = 1$ and $x = -1$ your formula must give $0.7311$ and $0.2689$, and at $x = -800$
 # exactly $0$, the closest float64 to $\sigma(-800)$.
-# </details>
-#
-# <details><summary><b>Hint 3</b> (one expression, a formula per entry)</summary>
-#
-# `torch.where(condition, a, b)` picks from `a` where `condition` holds and from `b`
-# elsewhere. It computes both `a` and `b` everywhere and keeps one entry of each pair, so a
-# `nan` in the branch not picked is dropped from the value. Its **gradient**, left to
-# autograd, is another matter: the branch not picked gets a gradient of $0$, and $0$ times an
-# infinite intermediate of that branch is `nan`. Inside your Function, backward is yours.
 # </details>
 #
 # **Check one branch live.** Write your formula for the side $x \ge 0$, as a function of $z$
@@ -241,7 +232,7 @@ if nonnegative_branch is None:
     print("Write your formula for x >= 0 into nonnegative_branch first.")
 else:
     sides = torch.tensor([0.0, 1.0, 5.0, 30.0, 40.0, 800.0], dtype=torch.float64)
-    z = torch.exp(-sides)  # x >= 0 here, so z = exp(-|x|) = exp(-x)
+    z = torch.exp(-sides)  # your z on the side x >= 0
     truth = torch.sigmoid(sides)
     try:
         yours = torch.as_tensor(nonnegative_branch(z), dtype=torch.float64).expand_as(z)
@@ -284,7 +275,7 @@ else:
 #
 # Decide before you write, and say why in a comment beside `save_for_backward`: which tensor
 # will your backward read, and what would the other choice have cost, in work and in
-# memory? Your forward is your four answers under "The fix". (`torch.sigmoid` would pass
+# memory? Your forward answers the four questions under "The fix". (`torch.sigmoid` would pass
 # too, since the grader checks values, not how you got them, but then there is nothing to
 # learn.)
 
@@ -362,40 +353,6 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 # 2. What does backward need to know about $x$: its values, or less?
 # 3. Three tensors could carry that: the input $x$, the output $y$, or a new boolean tensor.
 #    What does each cost, counting only memory nobody else keeps?
-#
-# **Predict, then run.** What gradient does `torch.relu` give at $x = 0$? And what does its
-# backward node keep: `"input"`, `"output"` or `"mask"`? Write both into the next cell.
-
-# %%
-predicted = {"gradient at x = 0": None, "relu's node keeps": None}
-
-# %%
-x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
-y = torch.relu(x)
-saved = y.grad_fn._saved_result  # what ReluBackward0 keeps for backward
-kept = ("mask" if saved.dtype == torch.bool else "output" if torch.equal(saved, y)
-        else "input")
-y.sum().backward()
-print("x.grad =", x.grad)
-compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": kept})
-
-# %% [markdown]
-# <details><summary><b>Check your answers</b> (open after running)</summary>
-#
-# 1. At $x = 0$ any value in $[0, 1]$ is a valid subgradient; `torch.relu` uses the value the
-#    cell printed, and Exercise 2 copies that convention.
-# 2. Look at your step 1: does any entry of the Jacobian hold the size of $x$, or only its
-#    side of $0$?
-# 3. PyTorch's own ReLU keeps its **output** ($y > 0$ exactly where $x > 0$). That is free
-#    whenever something else keeps $y$ anyway, as the next linear layer does (it needs its
-#    input for its weight's gradient). The input $x$, 8 bytes an element in float64, is new
-#    memory in such a network: nobody else keeps the pre-activation. The third choice is
-#    yours to price: what is the smallest dtype that holds your answer to question 2, how many
-#    bytes an element is it, and does anybody else keep it?
-#
-# A mask is neither input nor output, but no gradient ever flows through it, so double
-# backward (lesson 04) is not affected.
-# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `MyReLU`
@@ -403,8 +360,8 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # Write `MyReLU`, with `MyReLU.apply(x)` returning $\max(x, 0)$. The contract, which the
 # self-check and the hidden tests check:
 #
-# - the value and the gradient of `torch.relu`: a gradient of $0$ at $x \le 0$,
-#   **including $x = 0$ exactly**;
+# - the value and the gradient of `torch.relu` for a finite `grad_output`: a gradient of $0$
+#   at $x \le 0$, **including $x = 0$ exactly**;
 # - forward saves one tensor with `ctx.save_for_backward`: a boolean mask or the output, as
 #   you decided above;
 # - never modify `grad_output` or `x` in place: return a new tensor.
@@ -412,9 +369,11 @@ compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": 
 # Decide which of the two you save, and say why in a comment: what it costs per element of
 # new memory, and in which network it is the cheaper of the two.
 #
-# Before you settle on a forward, work out what it returns at $x = -\infty$, where
-# `torch.relu` returns $0$ (an overflow upstream, in float16 say, puts infinities there). The
-# contract names no infinities, so the self-check does not try them; the cell after it does.
+# Before you settle, work out what your forward returns at $x = -\infty$, where `torch.relu`
+# returns $0$ (an overflow upstream, in float16 say, puts infinities there), and what your
+# backward returns at $x = -1$ for a `grad_output` of $\infty$, where `torch.relu`'s gives $0$.
+# The contract names no infinities, so the self-check does not try them; the cell after it
+# does.
 
 # %% nbgrader={"grade_id": "answer_MyReLU", "solution": true}
 class MyReLU(torch.autograd.Function):
@@ -434,7 +393,8 @@ class MyReLU(torch.autograd.Function):
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
         positive, = ctx.saved_tensors
-        return grad_output * positive  # d/dx relu(x) = 1[x > 0]
+        # d/dx relu(x) = 1[x > 0]; where, not a product: inf * 0 would be nan
+        return torch.where(positive, grad_output, 0)
         ### END SOLUTION
 
 
@@ -446,13 +406,18 @@ from autograder import grade; grade("MyReLU", MyReLU)
 
 # %% [markdown]
 # The check the contract leaves to you: your `MyReLU` beside `torch.relu` on infinities and a
-# `nan`, which `torch.relu` passes on (a `nan` turned into $0$ hides the bug that made it).
-# Every entry should match.
+# `nan`, which `torch.relu` passes on (a `nan` turned into $0$ hides the bug that made it);
+# then both gradients for a `grad_output` of $\infty$ everywhere. Every entry should match.
 
 # %%
 edges = torch.tensor([-float("inf"), -1.0, 0.0, 2.0, float("inf"), float("nan")])
-print("MyReLU:    ", MyReLU.apply(edges))
-print("torch.relu:", torch.relu(edges))
+print("MyReLU:             ", MyReLU.apply(edges))
+print("torch.relu:         ", torch.relu(edges))
+infinite = torch.full((5,), float("inf"))
+for name, relu in (("MyReLU", MyReLU.apply), ("torch.relu", torch.relu)):
+    x = edges[:5].clone().requires_grad_()
+    relu(x).backward(infinite)
+    print(f"{name + ' gradient:':<20}", x.grad)
 
 # %% [markdown]
 # ## Worked example: a mask that routes between two inputs (`torch.where`)
@@ -547,8 +512,9 @@ print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, 
 #
 # - `scale` a Python float that may be negative **or zero**, and of any size (the self-check
 #   tries $\pm 10^{-12}$, $\pm 4.5 \times 10^{-308}$ and $10^{300}$ too): the value and the
-#   gradient for `x` autograd gives, never `nan`, in float64's precision wherever the output
-#   is a normal float64 number (at least $2.2 \times 10^{-308}$ in size);
+#   gradient for `x` that autograd gives for `scale * torch.sigmoid(x)` in float64, never
+#   `nan`, to float64's precision wherever that value is a normal float64 number (at least
+#   $2.2 \times 10^{-308}$ in size);
 # - backward returns one gradient per input, `scale` included;
 # - each call keeps its own `scale`: two calls in one graph do not share it.
 #
@@ -787,6 +753,7 @@ plt.show()
 # | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`: $\sigma'(x) = y(1 - y)$ |
 # | backward writes into `grad_output` and returns it | the caller's gradient tensor changes silently; after `.sum()` the whole gradient is zero | compute a new tensor, out of place |
 # | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
+# | `grad_output * mask` as the ReLU's backward | `nan` where `grad_output` is $\pm\infty$ or `nan` at $x \le 0$ ($\infty \cdot 0$), where `torch.relu`'s gives $0$ | `torch.where(mask, grad_output, 0)` |
 # | `x * (x > 0)` as the ReLU's forward | `nan` at $x = -\infty$ ($-\infty \cdot 0$), where `torch.relu` gives $0$; the self-check does not try it, the cell after it does | `x.clamp(min=0)`, which also keeps a `nan` a `nan` (`torch.where(x > 0, x, 0)` turns it into $0$) |
 # | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
 # | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
@@ -831,6 +798,40 @@ plt.show()
 # The main line ends with the summary above. Each section below backs one of its claims with
 # an experiment or a measurement; none is needed for an exercise, and you can skip any of
 # them. They run after the main line: several use your `MySigmoid`, `MyReLU` or `Select`.
+
+# %% [markdown]
+# ### What `torch.relu` chose
+#
+# Your `MyReLU` copies `torch.relu`'s gradient at $0$, and saves a mask or its output. What
+# did PyTorch's own ReLU choose? **Predict, then run.** What gradient does `torch.relu` give
+# at $x = 0$? And what does its backward node keep: `"input"`, `"output"` or `"mask"`? Write
+# both into the next cell.
+
+# %%
+predicted = {"gradient at x = 0": None, "relu's node keeps": None}
+
+# %%
+x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+y = torch.relu(x)
+saved = y.grad_fn._saved_result  # what ReluBackward0 keeps for backward
+kept = ("mask" if saved.dtype == torch.bool else "output" if torch.equal(saved, y)
+        else "input")
+y.sum().backward()
+print("x.grad =", x.grad)
+compare(predicted, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": kept})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# At $x = 0$ any value in $[0, 1]$ is a valid subgradient; `torch.relu` uses $0$, the
+# convention Exercise 2 copies. Backward needs only the side of $0$ each entry is on, and
+# PyTorch's ReLU reads it from its **output** ($y > 0$ exactly where $x > 0$). That is free
+# whenever something else keeps $y$ anyway, as the next linear layer does (it needs its input
+# for its weight's gradient). The input $x$, 8 bytes an element in float64, is new memory in
+# such a network: nobody else keeps the pre-activation. A boolean mask is 1 byte an element,
+# always new. It is neither input nor output, but no gradient ever flows through it, so
+# double backward (lesson 04) is not affected.
+# </details>
 
 # %% [markdown]
 # ### The textbook formulas over the whole range

@@ -60,8 +60,8 @@ MY_SIGMOID_CLAUSES = (
 
 
 MY_RELU_CLAUSES = (
-    Clause("the value and the gradient of `torch.relu`: a gradient of $0$ at $x \\le 0$, "
-           "**including $x = 0$ exactly**;",
+    Clause("the value and the gradient of `torch.relu` for a finite `grad_output`: a gradient "
+           "of $0$ at $x \\le 0$, **including $x = 0$ exactly**;",
            {"MyReLU/mask-includes-zero": "mask x >= 0",
             "unproven:wrong-value": "leaky threshold x > -10",
             "MyReLU/mask-in-float32": "mask on x.float()",
@@ -80,9 +80,9 @@ MY_RELU_CLAUSES = (
 SCALED_SIGMOID_CLAUSES = (
     Clause("`scale` a Python float that may be negative **or zero**, and of any size (the "
            "self-check tries $\\pm 10^{-12}$, $\\pm 4.5 \\times 10^{-308}$ and $10^{300}$ "
-           "too): the value and the gradient for `x` autograd gives, never `nan`, in float64's "
-           "precision wherever the output is a normal float64 number (at least "
-           "$2.2 \\times 10^{-308}$ in size);",
+           "too): the value and the gradient for `x` that autograd gives for "
+           "`scale * torch.sigmoid(x)` in float64, never `nan`, to float64's precision wherever "
+           "that value is a normal float64 number (at least $2.2 \\times 10^{-308}$ in size);",
            {"ScaledSigmoid/divides-by-scale": "sigma recovered as y / scale",
             "ScaledSigmoid/epsilon-in-division":
                 "sigma recovered as y / (scale + 1e-12), an epsilon",
