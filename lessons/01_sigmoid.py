@@ -360,8 +360,8 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 # Write `MyReLU`, with `MyReLU.apply(x)` returning $\max(x, 0)$. The contract, which the
 # self-check and the hidden tests check:
 #
-# - the value and the gradient of `torch.relu` for a finite `grad_output`: a gradient of $0$
-#   at $x \le 0$, **including $x = 0$ exactly**;
+# - the value and the gradient of `torch.relu` where `x` and `grad_output` are finite: a
+#   gradient of $0$ at $x \le 0$, **including $x = 0$ exactly**;
 # - forward saves one tensor with `ctx.save_for_backward`: a boolean mask or the output, as
 #   you decided above;
 # - never modify `grad_output` or `x` in place: return a new tensor.

@@ -60,8 +60,8 @@ MY_SIGMOID_CLAUSES = (
 
 
 MY_RELU_CLAUSES = (
-    Clause("the value and the gradient of `torch.relu` for a finite `grad_output`: a gradient "
-           "of $0$ at $x \\le 0$, **including $x = 0$ exactly**;",
+    Clause("the value and the gradient of `torch.relu` where `x` and `grad_output` are finite: "
+           "a gradient of $0$ at $x \\le 0$, **including $x = 0$ exactly**;",
            {"MyReLU/mask-includes-zero": "mask x >= 0",
             "unproven:wrong-value": "leaky threshold x > -10",
             "MyReLU/mask-in-float32": "mask on x.float()",
