@@ -308,5 +308,5 @@ def _domain_values(device, dtype=torch.float64, seed=0) -> dict:
 
 EXERCISES = [Exercise(spec.name, "03_ste", _full(spec), contract=EDGES[spec.name],
                       clauses=STE_CLAUSES[spec.name], domain=Domain(spec, _domain_values))
-             for spec in (SIGN_STE, SIGN_CLIPPED_STE, ROUND_STE)]
+             for spec in (SIGN_STE, ROUND_STE, SIGN_CLIPPED_STE)]  # the lesson's order
 
