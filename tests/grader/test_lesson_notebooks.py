@@ -10,6 +10,7 @@ import pytest
 
 from grader.lessons import (GENERATED_FROM, LESSONS, RUN_ON, WORKED, lesson_names,
                             source_notebook, with_worked)
+from grader.needed_cells import cell_names
 from grader.notebook_format import skipped_when_grading
 from tools.notebooks import COURSE, SOLUTIONS
 
@@ -49,8 +50,12 @@ def test_a_cpp_build_is_skipped_when_grading(lesson):
 
 
 def _bound_and_read(source: str) -> tuple[set[str], set[str]]:
-    """Every name a cell binds (assignments, defs, classes, imports, loop targets, anywhere in it:
-    inside a function too, which only makes the check stricter) and every name it reads."""
+    """The global names a cell binds and reads, as grading's own analysis sees them (a
+    function's parameters and locals are its own); where that analysis cannot see a cell's
+    names, every name it binds or reads anywhere, inside a function too (stricter)."""
+    names = cell_names(source)
+    if not names.opaque:
+        return set(names.binds), set(names.reads)
     tree = ast.parse(source)
     bound, read = set(), set()
     for node in ast.walk(tree):
