@@ -160,8 +160,9 @@ print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
 #   strays more than half a step from $\operatorname{round}(x)$, however large $|x|$ is.
 # - **Stand-in B, for sign.** Stand-in A serves sign as well, and Exercise 1 uses it for both
 #   quantisers; but how far is it from $\operatorname{sign}(x)$ at $x = 10$, or at $x = 1000$?
-#   Find a continuous stand-in that equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and is
-#   a straight line in between.
+#   Find a continuous stand-in that equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and,
+#   among all such, has the gentlest steepest slope (its largest absolute slope as small as
+#   can be).
 #
 # <details><summary><b>Hint</b> (stand-in A)</summary>
 #
@@ -173,8 +174,8 @@ print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
 #
 # <details><summary><b>Hint</b> (stand-in B)</summary>
 #
-# At $x = -1$ and $x = 1$ the straight piece must meet sign's values: through which two points
-# does it pass?
+# Between $x = -1$ and $x = 1$ the stand-in must climb from $-1$ to $1$. What average slope
+# does that take, and what does a piece steeper than average somewhere force elsewhere?
 # </details>
 #
 # **Check them live.** Write each stand-in into the next cell (a `lambda x: ...` returning a
@@ -227,7 +228,7 @@ check_stand_in(
     lambda values, slopes: bool((values - torch.round(grid)).abs().max() <= 0.5)
     and bool(slopes.min() == slopes.max()), torch.round(grid), "round(x)")
 check_stand_in(
-    "sign", stand_in_sign, "sign(x) where |x| ≥ 1, a straight line meeting it at ±1 in between",
+    "sign", stand_in_sign, "sign(x) where |x| ≥ 1, the gentlest steepest slope in between",
     lambda values, slopes: torch.equal(values[~inside], torch.sign(grid[~inside]))
     and torch.allclose(values[inside], grid[inside], rtol=0, atol=1e-12),
     torch.where(inside, grid, torch.sign(grid)), "the requirement's")
@@ -282,9 +283,8 @@ if stand_in_sign is not None:
 # $\tfrac12$.
 # </details>
 #
-# The clipped STE in this lesson uses clamp's convention: at $|x| = 1$ the gradient passes,
-# and Exercise 2 asks for exactly that. Neither convention is more correct; a boundary
-# convention only has to be stated and tested.
+# Neither convention is more correct; a boundary convention only has to be stated and tested.
+# Exercise 2 states one.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `SignSTE` and `RoundSTE`: one stand-in, two quantisers
@@ -422,13 +422,13 @@ ste_explorer(RoundSTE, x=1.5)
 # ## ✎ Exercise 2 · `SignClippedSTE`
 #
 # Same forward; backward returns what backward would return had forward computed your
-# stand-in for sign, stand-in B, with clamp's convention at its corners: at $|x| = 1$ the
-# gradient passes. The contract, which the self-check and the hidden tests check:
+# stand-in for sign, stand-in B, with clamp's convention at its corners (quick question 1).
+# The contract, which the self-check and the hidden tests check:
 #
 # - the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for any value of `x`,
 #   $\pm\infty$ included;
-# - backward returns what autograd would give had forward computed stand-in B, with the
-#   gradient passing at $|x| = 1$, for every `grad_output` and to the last digit of a float64
+# - backward returns what autograd would give had forward computed stand-in B, with clamp's
+#   convention at $|x| = 1$, for every finite `grad_output` and to the last digit of a float64
 #   `x`, in `grad_output`'s dtype;
 # - backward leaves `grad_output` and what forward saved as they were;
 # - a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` attribute,
@@ -561,13 +561,13 @@ plt.show()
 # 3. the usual hygiene: `grad_output` left untouched, no tensors stored on `ctx`.
 #
 # For (2) there is a handy reference made of ordinary ops. Outside a Function, where autograd
-# records everything, `q(x.detach()) + (x - x.detach())` has the **value** $q(x)$, exactly up
-# to the sign of a zero (`x - x.detach()` is exactly $+0$, and $-0 + 0 = +0$, so where
-# `torch.round` gives $-0$ the trick gives $0$), and the **derivative** 1, because the detached
-# parts count as constants. That is the "detach trick", and the grader's reference for
-# backward; forward is judged against `q(x)` itself. For the clipped
-# estimator, put the stand-in in place of `x` in the bracket. (Other ways to write the trick,
-# and where they stop being exact, are in *In practice* at the end.)
+# records everything, `q(x.detach()) + (x - x.detach())` has the **value** $q(x)$ at every
+# finite $x$, exactly up to the sign of a zero (`x - x.detach()` is exactly $+0$, and
+# $-0 + 0 = +0$, so where `torch.round` gives $-0$ the trick gives $0$), and the
+# **derivative** 1, because the detached parts count as constants. That is the "detach
+# trick", and the grader's reference for backward; forward is judged against `q(x)` itself.
+# For the clipped estimator, put the stand-in in place of `x` in the bracket. (Other ways to
+# write the trick, and where they stop being exact, are in *In practice* at the end.)
 
 # %%
 x = torch.tensor([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0], dtype=torch.float64)
@@ -774,7 +774,8 @@ plt.show()
 #    $\partial y_i/\partial s$ for each element into the cell below. Then turn your answers
 #    to questions 1 and 2 into code there: `my_dy_dx` and `my_dy_ds`, each returning a tensor
 #    shaped like `x` with one derivative per element. The checker under it compares both with
-#    autograd, before you write `FakeQuantize`.
+#    autograd and says where one is off, never autograd's number, before you write
+#    `FakeQuantize`.
 #
 # One place is left open on purpose. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside the
 # clip, but $\operatorname{round}(v) = 3$ is inside. In this **half-step band** at each edge either
@@ -1073,7 +1074,7 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 #   the argmax of the logits, not of the softmax (the Gumbel cell above took the softmax's, as
 #   `F.gumbel_softmax` does), nor of `logits / tau`: close logits can round to equal
 #   probabilities, or to equal values once divided by `tau`, and argmax then picks the first
-#   (see "How close?" below the contract); `topk` and `sort` do not promise which of tied
+#   (see "How close?" in the optional sections); `topk` and `sort` do not promise which of tied
 #   values comes first.
 #   `tau` is a positive Python float. (The caller adds Gumbel noise to `logits` when it wants
 #   a sample; this Function does not draw it.)
@@ -1087,16 +1088,6 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # - what backward needs is kept on `ctx`, one per call: not on the class, not in a global,
 #   and no copy of an input or of the output, nor a tensor cast wider than the logits' dtype
 #   where that adds no digit.
-#
-# <details><summary><b>How close?</b> (logits a softmax or a division ties)</summary>
-#
-# In float64, logits one ulp apart (1 and 1.0000000000000002) get equal probabilities at
-# $\tau = 10$, though not at $\tau = 1$; 0 and $10^{-20}$ get equal probabilities at any
-# $\tau$ above about $2 \times 10^{-4}$, since $e^{-10^{-20}/\tau}$ rounds to 1. Dividing
-# alone rounds too: 0.704 and the next float up, 0.7040000000000001, are equal once divided
-# by $\tau = 0.7$, as about one pair in six one ulp apart is at $\tau = 0.7$ or 10 (never at
-# a power of two such as 0.5). The grader tries all three.
-# </details>
 #
 # <details><summary><b>Hint 1</b>: which entries of the Jacobian are non-zero?</summary>
 #
@@ -1317,6 +1308,19 @@ plt.show()
 # the top edge of the grid and pushes $s$ up, while the rounding errors of the others push it
 # down; with `steps=300` or `600`, $s$ settles near 0.5.
 # </details>
+
+# %% [markdown]
+# ### How close? Logits that a softmax or a division ties
+#
+# Exercise 4's contract takes the argmax of the logits themselves, not of the softmax nor of
+# `logits / tau`, because rounding ties close logits in both. How close must they be?
+#
+# In float64, logits one ulp apart (1 and 1.0000000000000002) get equal probabilities at
+# $\tau = 10$, though not at $\tau = 1$; 0 and $10^{-20}$ get equal probabilities at any
+# $\tau$ above about $2 \times 10^{-4}$, since $e^{-10^{-20}/\tau}$ rounds to 1. Dividing
+# alone rounds too: 0.704 and the next float up, 0.7040000000000001, are equal once divided
+# by $\tau = 0.7$, as about one pair in six one ulp apart is at $\tau = 0.7$ or 10 (never at
+# a power of two such as 0.5). The grader tries all three.
 
 # %% [markdown]
 # ### Your `StraightThroughSoftmax` as a Jacobian

@@ -15,8 +15,8 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
            "Take the argmax of the logits, not of the softmax (the Gumbel cell above took the "
            "softmax's, as `F.gumbel_softmax` does), nor of `logits / tau`: close logits can round "
            "to equal probabilities, or to equal values once divided by `tau`, and argmax then "
-           "picks the first (see \"How close?\" below the contract); `topk` and `sort` do not "
-           "promise which of tied values comes first. `tau` is a positive Python float. (The "
+           "picks the first (see \"How close?\" in the optional sections); `topk` and `sort` do "
+           "not promise which of tied values comes first. `tau` is a positive Python float. (The "
            "caller adds Gumbel noise to `logits` when it wants a sample; this Function does not "
            "draw it.)",
            {"case:output is not one-hot": "softmax in forward",
@@ -87,8 +87,8 @@ STE_CLAUSES = {
                r"$\pm\infty$ included;",
                {"SignClippedSTE/sign-of-infinity": "where(x == 0, x, x / x.abs()): nan at ±inf"}),
         Clause("backward returns what autograd would give had forward computed stand-in B, with "
-               "the gradient passing at $|x| = 1$, for every `grad_output` and to the last digit "
-               "of a float64 `x`, in `grad_output`'s dtype;",
+               "clamp's convention at $|x| = 1$, for every finite `grad_output` and to the last "
+               "digit of a float64 `x`, in `grad_output`'s dtype;",
                {"SignClippedSTE/not-clipped": "forgets the clip",
                 "SignClippedSTE/drops-boundary": "clip with |x| < 1",
                 "SignClippedSTE/inverted-mask": "inverted clip",

@@ -1,5 +1,6 @@
 """Lesson 03's live checker of the derivatives behind FakeQuantize (Exercise 3): the learner's
-dy_i/dx_i and dy_i/ds against autograd on the contract's composed form."""
+dy_i/dx_i and dy_i/ds against autograd on the contract's composed form. It says where a
+derivative is off, never autograd's value there."""
 
 import torch
 
@@ -38,8 +39,7 @@ def _derivative_verdict(name, yours, want, x, step, qmin, qmax, v, region) -> st
     off.sort(key=lambda k: region[k][0])  # inside the clip first, its edges last
     return (f"{name} ✓" if not off else
             f"{name} ✗ {region[off[0]][1]} at v = {v[off[0]].item():g}: yours "
-            f"{got[off[0]].item():g}, autograd's {want[off[0]].item():g} "
-            f"({len(off)} of {len(v)} off)")
+            f"{got[off[0]].item():g} ({len(off)} of {len(v)} off)")
 
 
 def check_derivation(my_dy_dx, my_dy_ds, predicted_y=None, predicted_dy_dx=None,
@@ -61,8 +61,14 @@ def check_derivation(my_dy_dx, my_dy_ds, predicted_y=None, predicted_dy_dx=None,
     for name, predicted, autograd in (("y", predicted_y, y5), ("dy/dx", predicted_dy_dx, dy_dx5),
                                       ("dy/ds", predicted_dy_ds, dy_ds5)):
         observed = [round(value, 6) for value in autograd]
-        if predicted is None:  # no numbers shown before the learner has tried
+        if predicted is None:
             print(f"question 5, {name}: no prediction written")
-        else:
-            print(f"question 5, {name}: you said {predicted!r}, PyTorch: {observed!r}",
-                  "✓" if same_answer(predicted, observed) else "✗")
+        elif same_answer(predicted, observed):
+            print(f"question 5, {name}: you said {predicted!r} ✓")
+        elif not isinstance(predicted, (list, tuple)) or len(predicted) != len(observed):
+            print(f"question 5, {name}: you said {predicted!r} ✗ (three numbers expected)")
+        else:  # which elements, never PyTorch's numbers: they would answer the other lines
+            off = [str(k + 1) for k, (said, value) in enumerate(zip(predicted, observed))
+                   if not same_answer(said, value)]
+            where = f" (element {', '.join(off)} off)" if off else ""
+            print(f"question 5, {name}: you said {predicted!r} ✗{where}")
