@@ -783,10 +783,13 @@ from autograder import grade; grade("softplus", softplus)
 #
 # `torch.vmap` over an operator that has no batching rule still gives the right values: PyTorch
 # falls back to calling the operator once per sample, in a loop in C++ (`BatchedFallback.cpp`),
-# and warns at every such call, from C++ on the process's stderr (a Python `warnings` filter
-# does not see it), *"There is a performance drop because we have not yet implemented the
-# batching rule for ..."*. A **batching rule** replaces that loop by one call on the whole
-# batch. It has the signature of the `vmap` staticmethod above,
+# and warns at every such call, *"There is a performance drop because we have not yet
+# implemented the batching rule for ..."*. Where vmap calls the operator directly, that warning
+# is printed from C++ on the process's stderr, and a Python `warnings` filter does not see it;
+# where the operator is called inside an `autograd.Function` (as the choice table at the end
+# suggests), it arrives as a Python `UserWarning`, which `warnings.catch_warnings` records and
+# `warnings.simplefilter("error")` turns into an exception. A **batching rule** replaces that
+# loop by one call on the whole batch. It has the signature of the `vmap` staticmethod above,
 # `(info, in_dims, *inputs) -> (output, out_dims)`: each tensor input arrives as a plain tensor
 # **with** the batch dimension in it, at position `in_dims[i]` (`None` for an int or a float),
 # and the rule returns the batched output and where the output's batch dimension is. Register
@@ -1080,7 +1083,7 @@ for column, predicted in prediction_table.items():
 # | forward-mode AD (`jvp`, `jacfwd`, `forward_ad`) | a Function with `jvp`; accept a graph break under `torch.compile` |
 # | code the compiler must not look into (a C++/CUDA kernel, NumPy, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap`; its backward must be PyTorch ops too, or an operator of its own (a NumPy backward works in eager and fails `opcheck`'s `test_aot_dispatch_dynamic`; lesson 13) |
 # | a Triton kernel the compiler should fuse with the code around it (GPU) | `torch.library.triton_op` with `wrap_triton`, lesson 13; a `custom_op` is opaque to it |
-# | both an opaque kernel and `torch.func` | a custom operator called inside a Function in the setup_context form, with a `vmap` staticmethod (and a `jvp`: still a break), or wait for a later torch |
+# | both an opaque kernel and `torch.func` | a custom operator called inside a Function in the setup_context form with `generate_vmap_rule = True` (vmap and `vmap(grad)` then batch the operator through its `register_vmap` rule, or the per-sample fallback without one; a `vmap` staticmethod is needed only where the Function itself leaves PyTorch outside the operator), and a `jvp` for forward mode (still a break), or wait for a later torch |
 
 
 # %% [markdown]
