@@ -645,9 +645,9 @@ print("second derivative:", second, " true 6x - sin(x):", 6 * x.detach() - torch
 # - its backward is marked `@once_differentiable`, so that a second `.backward()` through it
 #   raises once_differentiable's error when the gradient flowing into its backward requires
 #   grad (the self-check sends one that does);
-# - forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute, and no
-#   copy of an input or of the output, nor a tensor cast wider than `x`'s dtype where that
-#   adds no digit.
+# - forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute (nor a
+#   NumPy array of `x`, view or copy), and no copy of an input or of the output, nor a tensor
+#   cast wider than `x`'s dtype where that adds no digit.
 #
 # What your backward computes with is not graded: a torch-op backward, marked, passes too. The
 # exercise plays the case the mark is for, so make the local derivative in NumPy, and bring it
@@ -1041,7 +1041,9 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # - `NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost backward,
 #   the backward of the backward, is accepted, not required);
 # - neither `NumpyTanh` nor the Function its backward calls saves a copy of a tensor the graph
-#   already keeps (`x`, the output, `grad_output`), in its dtype or in another.
+#   already keeps (`x`, the output, `grad_output`), in its dtype or in another (in float32,
+#   save the tensor you return, not a float64 one before its cast), and neither keeps a tensor
+#   or a NumPy array on a `ctx` attribute.
 #
 # The section on the third way has the pattern; this op is yours to derive. One difference
 # from it: `MatmulBackward.backward` computes with torch ops, a shortcut a worked example can

@@ -36,8 +36,13 @@ NUMPY_TANH_CLAUSES = (
            "backward, the backward of the backward, is accepted, not required);",
            {"NumpyTanh/once-differentiable": "once_differentiable"}),
     Clause("neither `NumpyTanh` nor the Function its backward calls saves a copy of a tensor the "
-           "graph already keeps (`x`, the output, `grad_output`), in its dtype or in another.",
+           "graph already keeps (`x`, the output, `grad_output`), in its dtype or in another "
+           "(in float32, save the tensor you return, not a float64 one before its cast), and "
+           "neither keeps a tensor or a NumPy array on a `ctx` attribute.",
            {"NumpyTanh/inner-saves-copy": "inner Function saves y.clone()",
+            "NumpyTanh/saves-wider-output":
+                "forward saves a float64 y and returns it cast to x's dtype",
+            "NumpyTanh/array-on-ctx": "forward keeps a NumPy tanh array on ctx",
             "NumpyTanh/inner-saves-narrower": "inner Function saves grad_output as float32",
             "NumpyTanh/saves-copy": "forward saves y.clone() and returns y"}),
 )
@@ -86,10 +91,11 @@ CUBE_ONCE_CLAUSES = (
            "requires grad (the self-check sends one that does);",
            {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
             "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
-    Clause("forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute, "
-           "and no copy of an input or of the output, nor a tensor cast wider than `x`'s dtype "
-           "where that adds no digit.",
+    Clause("forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute "
+           "(nor a NumPy array of `x`, view or copy), and no copy of an input or of the output, "
+           "nor a tensor cast wider than `x`'s dtype where that adds no digit.",
            {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
+            "CubeOnce/array-on-ctx": "a NumPy view of x kept on ctx",
             "CubeOnce/saves-widened": "saves x squared widened to float64",
             "case:a copy of the output": "returns a copy of the output it saves"}),
 )

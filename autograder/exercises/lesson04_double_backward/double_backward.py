@@ -20,6 +20,7 @@ from ..shared.reentry import limit_nesting
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
                                  check_differentiable_backward)
+from .ctx_arrays import check_no_ctx_arrays
 from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
 
@@ -216,6 +217,7 @@ def _cube_once_checks(function, device) -> None:
             forward, _ = check_values_and_gradients(function, CUBE_ONCE,
                                                     {"x": sample(shape, device, seed=seed)})
             check_no_ctx_tensors(CUBE_ONCE, forward)
+            check_no_ctx_arrays(CUBE_ONCE, forward)
             check_no_copy_saved(CUBE_ONCE, forward, {"x": sample(shape, device, seed=seed)})
     check_each_input_alone(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)})
     with case("x of shape (3, 4), float32"):

@@ -20,6 +20,7 @@ from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
 from ...probes import _OpLog
 from .numpy_tanh_graph import check_inner_ctx, name_saved_copy, reaches
+from .ctx_arrays import check_no_ctx_arrays, check_saves_output_itself
 from .backward_saves import check_backward_saves_no_copy, check_hessian_vector_product
 from .second_derivatives import ONCE_DIFFERENTIABLE_ERROR
 from ..shared.reentry import limit_nesting
@@ -246,6 +247,7 @@ def _case_checks(function, values: dict) -> None:
         _name_x_for_y(function, values, error)  # _checks names a NumPy write before this
         raise
     check_no_ctx_tensors(NUMPY_TANH, forward)
+    check_no_ctx_arrays(NUMPY_TANH, forward)
     check_no_copy_saved(NUMPY_TANH, forward, values)
     check_forward_in_numpy(function, values)
     check_backward_in_numpy(function, values)
@@ -275,7 +277,9 @@ def _checks(function) -> None:
     with case("x of shape (3, 4), float32"):
         float32 = {"x": _values((3, 4), 10)["x"].float()}
         inputs = make_inputs(float32)
-        check_no_copy_saved(NUMPY_TANH, run_forward(function, NUMPY_TANH, inputs), inputs)
+        forward = run_forward(function, NUMPY_TANH, inputs)
+        check_saves_output_itself(NUMPY_TANH, forward, inputs["x"])
+        check_no_copy_saved(NUMPY_TANH, forward, inputs)
         check_backward_saves_no_copy(function, float32)
     with case("x of shape (4,)"):
         check_gradcheck(function, NUMPY_TANH, _values((4,), 8))

@@ -81,4 +81,12 @@ MISTAKES = [
     Mistake("CubeOnce", "x kept on ctx", "CubeOnce stores a tensor as ctx.x",
             _cube("        return grad_output * 3 * ctx.x ** 2",
                   "        ctx.x = x\n        return x ** 3"), named=True),
+    Mistake("CubeOnce", "a NumPy view of x kept on ctx", "CubeOnce keeps a NumPy array as ctx.a",
+            "import numpy as np\n" + _cube(
+                "        return grad_output * torch.as_tensor(3 * ctx.a ** 2).to(grad_output)",
+                "        ctx.a = x.detach().cpu().numpy()\n        return x ** 3")),
+    Mistake("CubeOnce", "a NumPy copy of x kept on ctx", "CubeOnce keeps a NumPy array as ctx.a",
+            "import numpy as np\n" + _cube(
+                "        return grad_output * torch.as_tensor(3 * ctx.a ** 2).to(grad_output)",
+                "        ctx.a = x.detach().cpu().numpy().copy()\n        return x ** 3")),
 ]

@@ -161,6 +161,16 @@ class NumpyTanh(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    Mistake("NumpyTanh", "forward saves a float64 y and returns it cast to x's dtype",
+            "forward saved the output as float64 before its cast",
+            _tanh(CALL, _inner(RIGHT),
+                  "        y = torch.from_numpy(np.tanh(x.detach().numpy().astype(np.float64)))\n"
+                  "        ctx.save_for_backward(y)\n        return y.to(x.dtype)")),
+    Mistake("NumpyTanh", "forward keeps a NumPy tanh array on ctx", "NumpyTanh keeps a NumPy "
+            "array as ctx.y", _tanh("        y = torch.from_numpy(ctx.y)\n"
+                                    "        return _TanhGrad.apply(grad_output, y)", _inner(RIGHT),
+                                    "        ctx.y = np.tanh(x.detach().numpy())\n"
+                                    "        return torch.from_numpy(ctx.y.copy())")),
     # right while grad_output requires grad (both entries True); a Hessian-vector product's
     # grad_output does not, and then dy is dropped
     Mistake("NumpyTanh", "inner backward tests the other input's needs_input_grad entry",

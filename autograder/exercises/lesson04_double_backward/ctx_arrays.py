@@ -1,0 +1,38 @@
+"""Lesson 04: what a NumPy answer keeps besides save_for_backward. A NumPy array on ctx is a
+tensor autograd cannot see: a view of x (``.numpy()``) follows an in-place change of x that the
+version counter would have refused, and a ``.copy()`` is memory x already holds."""
+
+import numpy as np
+import torch
+
+from ...checks import Spec
+from ...errors import GradingError
+from ...probes import ForwardTrace
+
+
+def check_no_ctx_arrays(spec: Spec, forward: ForwardTrace) -> None:
+    """No NumPy array kept as a ctx attribute."""
+    for name, value in forward.ctx_attributes.items():
+        if isinstance(value, np.ndarray):
+            raise GradingError(
+                f"{spec.name} keeps a NumPy array as ctx.{name}: a view of x (.numpy()) changes "
+                "with an in-place write into x that autograd never sees, and a copy holds what "
+                "x already holds; save the tensor with ctx.save_for_backward and convert it in "
+                "backward", mistake=f"{spec.name}/array-on-ctx")
+
+
+def check_saves_output_itself(spec: Spec, forward: ForwardTrace, x: torch.Tensor) -> None:
+    """In float32, nothing saved wider than x whose values, rounded to x's dtype, are the
+    output's: that is the output before its cast, which the graph does not link to x."""
+    output = forward.output
+    for saved in forward.saved:
+        if (saved.role == "intermediate" and saved.dtype.is_floating_point
+                and torch.finfo(saved.dtype).bits > torch.finfo(x.dtype).bits
+                and saved.shape == tuple(output.shape)
+                and torch.equal(saved.tensor.detach().to(x.dtype), output.detach())):
+            raise GradingError(
+                f"{spec.name}'s forward saved the output as {str(saved.dtype)[6:]} before its "
+                f"cast to x's {str(x.dtype)[6:]}: that tensor is not the output autograd links "
+                "to x, so the second derivative through it is wrong in float32; compute in the "
+                "wider dtype if you like, but save the tensor you return",
+                mistake=f"{spec.name}/saves-wider-output")
