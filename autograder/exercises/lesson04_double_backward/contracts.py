@@ -60,6 +60,8 @@ SWISH_CLAUSES = (
     Clause("backward is differentiable: the second derivatives through it, with respect to `x`, "
            "`beta` and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;",
            {"SwishFunction/saves-intermediate": "saves the intermediate sigmoid",
+            "case:exp overflows float64": "sigmoid as 1 / (1 + exp(-beta x)) in backward: NaN "
+                                          "second derivatives once exp overflows",
             "SwishFunction/input-cut-off": "detaches in backward",
             "SwishFunction/backward-detached": "backward under torch.no_grad()",
             "SwishFunction/once-differentiable": "@once_differentiable on a differentiable backward",

@@ -101,6 +101,11 @@ MISTAKES = [
             "forward saved a contiguous copy of x",
             _swish(READ + RETURN, "        ctx.save_for_backward(x.contiguous(), beta)\n"
                    "        return x * torch.sigmoid(beta * x)")),
+    Mistake("SwishFunction", "sigmoid as 1 / (1 + exp(-beta x)) in backward: NaN second "
+            "derivatives once exp overflows", "derivative of SwishFunction's backward with "
+            "respect to x is wrong",
+            _swish("        x, beta = ctx.saved_tensors\n        s = 1 / (1 + torch.exp(-beta * x))\n"
+                   "        ds = s * (1 - s)\n" + RETURN)),
     Mistake("SwishFunction", "saves the intermediate sigmoid", "SwishFunction saved an "
             "intermediate",
             _swish("        x, beta, s = ctx.saved_tensors\n        ds = s * (1 - s)\n" + RETURN,
