@@ -324,8 +324,8 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # Without reversal the critic separates the domains easily: the features carry the rotation,
 # and the label head's rule does not transfer. With reversal the critic is pushed towards
 # chance (0.5, grey line), and here the target accuracy rises, with no target label ever
-# used (how much varies with the seed of `train`; with `seed=1` it does not rise: the critic's
-# fall is the robust effect). The runs differ only in what the critic's gradient does to the
+# used (by how much varies with the seed of `train`: at seeds 0 to 4 it rises every time, and
+# the critic falls towards chance every time). The runs differ only in what the critic's gradient does to the
 # features: nothing, or push them the other way, through your Function.
 #
 # ## Clipping inside backward, per row
@@ -1713,9 +1713,10 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 #         print(f"{function.__name__:>16}: {error.hint}")
 # ```
 #
-# On torch 2.13 they say "Squaring's backward modified grad_output in place", "Squaring stores
-# a tensor as ctx.x: use ctx.save_for_backward" and "Product.backward does the same work when
-# only a requires grad", each followed by the fix.
+# On torch 2.13 they say "Squaring's backward modified grad_output in place: compute a new
+# tensor instead", "Squaring stores a tensor as ctx.x: use ctx.save_for_backward" and
+# "Product.backward returns a tensor for b when only a requires grad, computed as when every
+# input does: check ctx.needs_input_grad and return None for b".
 # </details>
 
 # %% [markdown]

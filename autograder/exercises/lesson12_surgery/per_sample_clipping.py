@@ -89,8 +89,8 @@ def _mistake_hint(got, grad_output, x, weight, max_norm, expected) -> str | None
     candidates = [
         ((grad_output * by_x[:, None]).T @ x,
          "clips by ||x_n|| alone: sample n's gradient of weight is the outer product g_n x_n^T. "
-         "What is its norm in terms of g_n and x_n? my_sample_norms, in the exercise's prompt, "
-         "checks yours"),
+         "What is its norm in terms of g_n and x_n? Fix the norms in backward, before the "
+         "factors"),
         ((grad_output * squared[:, None]).T @ x,
          "divides max_norm by each sample's squared norm (or applies the factor twice): the "
          "factor is min(1, max_norm / norm), with the norm itself, applied once"),
@@ -98,12 +98,12 @@ def _mistake_hint(got, grad_output, x, weight, max_norm, expected) -> str | None
                 "by min(1, max_norm / ||g_n x_n^T||) before the sum"),
         ((grad_output * by_g[:, None]).T @ x,
          "clips by ||g_n|| alone: sample n's gradient of weight is the outer product g_n x_n^T. "
-         "What is its norm in terms of g_n and x_n? my_sample_norms, in the exercise's prompt, "
-         "checks yours"),
+         "What is its norm in terms of g_n and x_n? Fix the norms in backward, before the "
+         "factors"),
         ((grad_output * summed[:, None]).T @ x,
          "clips by ||g_n|| + ||x_n||: sample n's gradient of weight is the outer product "
-         "g_n x_n^T. Is the norm of a product a sum? my_sample_norms, in the exercise's prompt, "
-         "checks yours"),
+         "g_n x_n^T. Is the norm of a product a sum? Fix the norms in backward, before the "
+         "factors"),
         (plain * min(1.0, max_norm / max(total.item(), 1e-300)),
          "clips the summed gradient, as clip_grad_norm_ does: clip each sample's gradient "
          "before the sum"),
@@ -134,12 +134,15 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
                            mistake="PerSampleClippedLinear/modifies-grad-output")
     n, d_out, d_in = grad_output.shape[0], weight.shape[0], x.shape[1]
     largest = books.phase.largest
-    if largest is not None and largest.numel > max(n * d_out, n * d_in, d_out * d_in):
+    per_sample_size = n * d_out * d_in  # checked where it exceeds every tensor backward needs
+    if (largest is not None and largest.numel >= per_sample_size
+            and per_sample_size > max(n * d_out, n * d_in, d_out * d_in)):
         raise GradingError(
             f"PerSampleClippedLinear's backward created a tensor of shape {largest.shape} "
-            f"(by {largest.op}), one outer product per sample: the norm of g_n x_n^T needs no "
-            "outer product (what is it in terms of g_n and x_n? my_sample_norms, in the "
-            "exercise's prompt, checks yours), and the scaled sum is one matrix product",
+            f"(by {largest.op}), {largest.numel} elements, as many as N * out * in = "
+            f"{per_sample_size} or more, the size of one outer product per sample: the norm of "
+            "g_n x_n^T needs no outer product (what is it in terms of g_n and x_n?), and the scaled sum is "
+            "one matrix product",
             mistake="PerSampleClippedLinear/per-sample-outer-products")
     expected = expected_gradients(x, weight, max_norm, pristine)
     grad_x, grad_weight = backward.grads[:2]

@@ -59,6 +59,13 @@ UNUSUAL = [
         ctx.max_norm = float(max_norm)
         return torch.mm(x, weight.T)
 ''')),
+    # review of lesson 12: an (N, N) Gram matrix is smaller than N * out * in, so not the
+    # per-sample stack the contract forbids
+    Unusual("PerSampleClippedLinear", "norms from the diagonals of two Gram matrices",
+            _weight_only(
+                "        squared = (grad_output @ grad_output.T).diagonal() * (x @ x.T).diagonal()\n"
+                "        factors = (ctx.max_norm / squared.sqrt()).clamp(max=1)\n"
+                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
 ]
 
 MISTAKES = [
