@@ -37,11 +37,9 @@ LAB_OPTIONS = --ServerApp.root_dir=course --ServerApp.port=$(PORT) --LabApp.exte
 lab: $(INSTALLED) ## open JupyterLab on the course (PORT=8888)
 	env JUPYTER_CONFIG_PATH=$(LAB_CONFIG) $(VENV)/bin/jupyter lab $(LAB_OPTIONS) $(ROOT_FLAG) $(LAB_ARGS)
 
-# Three test workers on the two cores CI has: much of the suite waits on a kernel, a server or
-# Chromium (2 workers kept the cores busy about two thirds of the time: 30 CPU-minutes in 24).
 test: $(INSTALLED) ## run every test: library, notebooks, nbgrader grading, server, browser
 	$(PYTHON) -m tests.stranger
-	$(PYTHON) -m pytest -n 3 --dist loadgroup $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 notebooks: $(INSTALLED) ## regenerate course/ and solutions/ from lessons/
 	$(PYTHON) -m tools.notebooks

@@ -8,8 +8,7 @@ from contextlib import contextmanager
 from tests.kernels import THREADS
 
 # One compute thread in the test processes and in every kernel, zygote and server they start
-# (all inherit this environment): the Makefile's three workers on two cores must not
-# oversubscribe them further.
+# (all inherit this environment): two workers on two cores must not oversubscribe them.
 os.environ.update(THREADS)
 
 import pytest  # noqa: E402
@@ -58,6 +57,6 @@ def raises_hint():
 
 def pytest_collection_modifyitems(items):
     """The longest work first (browser, then the other slow tests: notebooks, nbgrader,
-    servers), so the workers start on it and the quick tests fill in at the end."""
+    servers), so the two workers start on it and the quick tests fill in at the end."""
     items.sort(key=lambda item: (item.get_closest_marker("browser") is None,
                                  item.get_closest_marker("slow") is None))
