@@ -1,8 +1,8 @@
 """A JupyterLab server and a headless Chromium for the browser tests: Debian's chromium driven
 by Playwright (Playwright's own browser download is not used).
 
-One server, one browser and one JupyterLab page per pytest process, shared by every browser
-test (the fixtures are session-scoped and registered in conftest.py): starting JupyterLab and
+One server, one browser and one JupyterLab page per pytest process (the JupyterLab tests are one
+xdist group: one process), shared by every browser test (the fixtures are session-scoped and registered in conftest.py): starting JupyterLab and
 loading its scripts takes seconds, opening a notebook in the loaded page well under that. Each
 test gets the page with nothing open and leaves it so: its notebooks closed, their kernels shut
 down."""
@@ -130,8 +130,12 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser(lab):
-    """Headless Debian Chromium under Playwright."""
+def browser():
+    """Headless Debian Chromium under Playwright (no JupyterLab needed: the insight page test
+    opens a file)."""
+    missing = browser_missing()
+    if missing:
+        pytest.skip(missing)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -24,7 +24,8 @@ from tests.stranger import colab_python
 from tools.notebooks import without_outputs
 from widgets.view import SNAPSHOT_NOTE
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# One worker runs every JupyterLab test: one server and one browser (tests/jupyterlab.py).
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("jupyterlab")]
 
 NOTEBOOKS = sorted((REPO / "solutions").glob("*.ipynb")) + [REPO / "tests/data/widgets_demo.ipynb"]
 COPIES = REPO / "artifacts" / "browser"  # git-ignored: autosave may write here freely
@@ -285,6 +286,24 @@ def _execute_with_state(source: Path, target: Path) -> None:
     nbformat.write(notebook, target)
 
 
+def _open_trusted(page, relative: str, views: int) -> None:
+    """Open a trusted notebook with saved widget state and wait for its ``views``; once more if
+    a view failed to display. On a loaded machine (three pytest workers on two cores) the first
+    open has failed so where the same notebook draws every view when run alone: the widget
+    manager of @jupyter-widgets/jupyterlab-manager restores its models from the kernel and from
+    the notebook in separate handlers, and marks itself restored after either. A saved state
+    that cannot be drawn fails both opens."""
+    for attempt in (1, 2):
+        close_notebooks(page)
+        open_notebook(page, relative)
+        try:
+            _wait_rendered(page, views)
+            return
+        except pytest.fail.Exception as failure:
+            if attempt == 2 or "Error displaying widget" not in str(failure):
+                raise
+
+
 def test_does_an_executed_notebook_show_its_views_before_anything_runs(lab, lab_page):
     """What a learner sees on opening a built notebook: untrusted, each view's static HTML
     snapshot; trusted, the live widgets drawn from the saved widget state."""
@@ -308,9 +327,7 @@ def test_does_an_executed_notebook_show_its_views_before_anything_runs(lab, lab_
 
     subprocess.run([*jupyter_command("trust"), str(executed)], env=env, check=True,
                    capture_output=True)
-    close_notebooks(page)
-    open_notebook(page, relative)
-    _wait_rendered(page, 7)
+    _open_trusted(page, relative, views=7)
     for i in range(7):
         assert _signature(_views(page).nth(i)), f"trusted: view {i + 1} shows nothing"
     _screenshot(page, SCREENSHOTS / "widgets_demo-executed-trusted.png")
@@ -321,6 +338,8 @@ def test_do_the_widgets_render_and_respond(lab_page, notebook):
     page = lab_page
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     expected_views = None
+    # The whole notebook in one picture only where something failed: rastering a lesson 16,000
+    # pixels tall costs Chromium seconds of CPU, and the views have their own pictures.
     try:
         open_notebook(page, _copy(notebook, STRANGER_KERNEL))
         _track_kernel_traffic(page)
@@ -338,7 +357,8 @@ def test_do_the_widgets_render_and_respond(lab_page, notebook):
         unchanged = _unresponsive(page, expected_views)
         _wait_rendered(page, expected_views)
         assert not unchanged, "; ".join(unchanged)
-    finally:
+    except BaseException:
         _screenshot(page, SCREENSHOTS / f"{notebook.stem}.png")
+        raise
     assert expected_views, (f"{notebook.name} displays no widget view: every lesson shows at "
                             "least one (widgets.inspect_saved, widgets.backward_flow, ...)")

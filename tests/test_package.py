@@ -19,7 +19,8 @@ from grader.lessons import PACKAGE_VARIABLE, course_wheel, setup_cell
 from tests.kernels import bounded_environment, run_notebook
 from tests.stranger import REPO, colab_python, layered_environment, without_checkout
 
-pytestmark = pytest.mark.slow
+# One worker runs the module: the wheel and the installs are built once, not once per worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("package")]
 
 README = REPO / "README.md"
 

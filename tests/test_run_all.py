@@ -16,8 +16,9 @@ from tests.jupyterlab import REPO, open_notebook, run_all
 from tools.notebooks import COURSE
 from tools.submissions import with_answer
 
-# One worker runs both tests: they share the notebook half_done writes.
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("run_all")]
+# One worker runs every JupyterLab test (one server, one browser: tests/jupyterlab.py); both
+# tests here share the notebook half_done writes.
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("jupyterlab")]
 
 LESSON = "00_template"
 FOLDER = REPO / "artifacts" / "run_all"  # git-ignored

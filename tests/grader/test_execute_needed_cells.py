@@ -18,7 +18,8 @@ from tests.released import released_root
 from tools.catalogue import mistakes
 from tools.submissions import solved, with_answer
 
-pytestmark = [pytest.mark.slow]
+# One worker runs the module: the class is graded (both ways) once, not once per worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("needed-cells")]
 
 LESSON = "00_template"
 SETTINGS = Settings(cell_timeout=60, notebook_timeout=300, memory_limit_mb=2048, sandbox="auto")

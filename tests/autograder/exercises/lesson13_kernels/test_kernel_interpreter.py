@@ -13,7 +13,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[4]
 
-pytestmark = [pytest.mark.lesson13, pytest.mark.slow]
+# One worker runs the module: its compiled-mode child process runs once, not once per worker.
+pytestmark = [pytest.mark.lesson13, pytest.mark.slow, pytest.mark.xdist_group("compiled-triton")]
 pytest.importorskip("triton")
 
 COMPILED_MODE = r"""
