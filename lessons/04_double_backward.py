@@ -251,10 +251,8 @@ plt.show()
 # $\beta$, negative and zero included, and shows where a ✗ is furthest off. What backward
 # makes of them, `grad_output` and the sum for $\beta$ included, it leaves to you.
 #
-# Can backward tell which gradients nobody asked for, and skip them? That saves work, and the
-# grader does not ask for it: a gradient returned for an input that does not require grad is
-# dropped by the engine. The self-check also hands your backward a `grad_output` that is not
-# contiguous, as a later `y.t()` gives.
+# The self-check also hands your backward a `grad_output` that is not contiguous, as a later
+# `y.t()` gives.
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
@@ -367,9 +365,10 @@ from autograder import grade; grade("SwishFunction", SwishFunction)
 # $\partial y_i/\partial x_i = s_i + \beta x_i\, s_i(1 - s_i)$, and
 # $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i(1 - s_i)$. Backward recomputes $s$
 # from the saved inputs $x$ and $\beta$, so every op that builds the gradient is one autograd
-# can record under `create_graph=True`. And backward can tell which gradients nobody asked for:
-# `ctx.needs_input_grad[1]` is `False` when `beta` does not require grad, and the sum over
-# elements for $\beta$ is then work nobody reads (return `None` for it).
+# can record under `create_graph=True`. Skipping a gradient nobody asked for is allowed and not
+# graded: `ctx.needs_input_grad[1]` (lesson 00) is `False` when `beta` does not require grad,
+# and the solution then returns `None` instead of the sum for $\beta$; a gradient returned
+# anyway is dropped by the engine.
 # </details>
 #
 # Your Swish and its first two derivatives in $x$, for three values of $\beta$; both
@@ -912,8 +911,9 @@ except GradcheckError as error:
 # differentiable ops, as `SwishFunction` does; mark it
 # `@once_differentiable` when it cannot be differentiated, as `CubeOnce` does; or, when it
 # cannot be recorded but you still need second derivatives, **make the backward a Function of
-# its own**, whose backward you write by hand. Autograd then records one node for the whole
-# first backward, and a second backward runs the hand-written one.
+# its own**, whose backward you write by hand. Its forward computes the first backward, in
+# NumPy or kernel code if need be, since a forward is never recorded; autograd records one node
+# for the whole first backward, and a second backward runs the hand-written one.
 #
 # Here the op is a matrix product, $Y = AC$ for $A$ of shape $(m, k)$ and $C$ of shape
 # $(k, n)$, computed in NumPy. Its first backward is lesson 02's rule,
@@ -975,56 +975,6 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
         print(f"{name} ✗ {int((off > 1e-8).sum())} of {true.numel()} entries differ; furthest "
               f"off at [{i}, {j}]: yours {got[i, j].item():.4f}, autograd {true[i, j].item():.4f}")
 
-# %%
-class MatmulBackward(torch.autograd.Function):
-    """b(G, A, C) = (G C^T, A^T G) computed in NumPy; its own backward is hand-written."""
-
-    @staticmethod
-    def forward(ctx, grad_output, a, c):
-        ctx.save_for_backward(grad_output, a, c)
-        g, a, c = grad_output.detach().numpy(), a.detach().numpy(), c.detach().numpy()
-        return torch.from_numpy(g @ c.T), torch.from_numpy(a.T @ g)  # NumPy, invisible to autograd
-
-    @staticmethod
-    def backward(ctx, gbar_a, gbar_c):
-        grad_output, a, c = ctx.saved_tensors
-        return gbar_a @ c + a @ gbar_c, grad_output @ gbar_c.mT, gbar_a.mT @ grad_output
-
-
-class NumpyMatmul(torch.autograd.Function):
-    """Y = A @ C for 2-D A and C, in NumPy, whose backward is the Function above."""
-
-    @staticmethod
-    def forward(ctx, a, c):
-        ctx.save_for_backward(a, c)
-        return torch.from_numpy(a.detach().numpy() @ c.detach().numpy())
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        a, c = ctx.saved_tensors
-        return MatmulBackward.apply(grad_output, a, c)
-
-
-a = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
-c = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
-derivatives = {}
-for name, matmul in [("NumpyMatmul", NumpyMatmul.apply), ("torch.matmul", torch.matmul)]:
-    grad_of_a, = torch.autograd.grad((matmul(a, c) ** 2).sum(), a, create_graph=True)
-    mixed, = torch.autograd.grad(grad_of_a.sum(), c, create_graph=True)  # second order
-    third, = torch.autograd.grad((mixed ** 2).sum(), a)  # third order
-    derivatives[name] = (mixed.detach(), third)
-for order, ours, theirs in zip(("second", "third"), *derivatives.values()):
-    print(f"{order} derivative, NumpyMatmul against torch.matmul:", torch.allclose(ours, theirs))
-print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
-
-# %% [markdown]
-# The NumPy code now sits in a forward, where it belongs: forwards are never recorded, and the
-# hand-written `MatmulBackward.backward` supplies the derivatives autograd cannot see. Its own
-# backward uses plain tensor ops on its saved inputs, so even third derivatives work, as the
-# last comparison shows. That last step in torch ops is the worked example's shortcut: for a
-# real kernel the backward of the backward is kernel code too, invisible to autograd in turn
-# (In practice, at the end, shows PyTorch's own `tanh` built this way).
-
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `NumpyTanh`
 #
@@ -1045,11 +995,11 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 #   save the tensor you return, not a float64 one before its cast), and neither keeps a tensor
 #   or a NumPy array on a `ctx` attribute.
 #
-# The section on the third way has the pattern; this op is yours to derive. One difference
-# from it: `MatmulBackward.backward` computes with torch ops, a shortcut a worked example can
-# take (a matrix product's derivatives are matrix products again), and one this contract rules
-# out. Write both Functions in the answer cell: the second one, the Function your backward
-# calls, goes in place of the `raise` line under the class.
+# The third way gave you the maths, on a matrix product; the code is yours to design: which
+# tensors the inner Function takes, what each Function saves, what each backward returns. The
+# matrix product's pair of Functions comes after your self-check, to compare. Write both
+# Functions in the answer cell: the second one, the Function your backward calls, goes in
+# place of the `raise` line under the class.
 #
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
@@ -1135,6 +1085,60 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # works too: then $b(g, x) = g\,(1 - \tanh^2 x)$, and $\partial b/\partial x$ carries the
 # extra factor $1 - y^2$, $-2 g y (1 - y^2)$.
 # </details>
+
+# %% [markdown]
+# ### Compare: the third way on a matrix product
+#
+# The same design on $Y = AC$, with the backward of the backward you derived before the
+# exercise. The NumPy sits in forwards, which are never recorded, and the hand-written
+# `MatmulBackward.backward` supplies the derivatives autograd cannot see. One difference from
+# yours: it computes with torch ops, a shortcut your contract rules out and a matrix product
+# allows (its derivatives are matrix products again, which autograd records), so even third
+# derivatives come out right, as the last comparison shows. For a real kernel the backward of
+# the backward is kernel code too, as in yours (In practice, at the end, shows PyTorch's own
+# `tanh` built this way).
+
+# %%
+class MatmulBackward(torch.autograd.Function):
+    """b(G, A, C) = (G C^T, A^T G) computed in NumPy; its own backward is hand-written."""
+
+    @staticmethod
+    def forward(ctx, grad_output, a, c):
+        ctx.save_for_backward(grad_output, a, c)
+        g, a, c = grad_output.detach().numpy(), a.detach().numpy(), c.detach().numpy()
+        return torch.from_numpy(g @ c.T), torch.from_numpy(a.T @ g)  # NumPy, invisible to autograd
+
+    @staticmethod
+    def backward(ctx, gbar_a, gbar_c):
+        grad_output, a, c = ctx.saved_tensors
+        return gbar_a @ c + a @ gbar_c, grad_output @ gbar_c.mT, gbar_a.mT @ grad_output
+
+
+class NumpyMatmul(torch.autograd.Function):
+    """Y = A @ C for 2-D A and C, in NumPy, whose backward is the Function above."""
+
+    @staticmethod
+    def forward(ctx, a, c):
+        ctx.save_for_backward(a, c)
+        return torch.from_numpy(a.detach().numpy() @ c.detach().numpy())
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, c = ctx.saved_tensors
+        return MatmulBackward.apply(grad_output, a, c)
+
+
+a = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
+c = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
+derivatives = {}
+for name, matmul in [("NumpyMatmul", NumpyMatmul.apply), ("torch.matmul", torch.matmul)]:
+    grad_of_a, = torch.autograd.grad((matmul(a, c) ** 2).sum(), a, create_graph=True)
+    mixed, = torch.autograd.grad(grad_of_a.sum(), c, create_graph=True)  # second order
+    third, = torch.autograd.grad((mixed ** 2).sum(), a)  # third order
+    derivatives[name] = (mixed.detach(), third)
+for order, ours, theirs in zip(("second", "third"), *derivatives.values()):
+    print(f"{order} derivative, NumpyMatmul against torch.matmul:", torch.allclose(ours, theirs))
+print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 
 # %% [markdown]
 # ## Common mistakes
