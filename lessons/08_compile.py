@@ -854,8 +854,9 @@ print("the rule matches a loop for every dim and every batch position:", agree)
 # - have a backward written by hand, registered for autograd, with `None` for `dim`;
 # - have a batching rule registered with `register_vmap` that works on the whole batch at once
 #   (not PyTorch's per-sample fallback, nor a loop of your own), so that
-#   `torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)` matches a loop over the samples
-#   for **every** `dim` of a sample, negative ones included;
+#   `torch.vmap(squared_norm, in_dims=(b, None))(batch, dim)` matches a loop over the samples
+#   for **every** `dim` of a sample, negative ones included, wherever the batch dimension `b`
+#   is in `batch` (first, between a sample's dimensions, last);
 # - pass `torch.library.opcheck`.
 #
 # Keep every registration in the answer cell, so that re-running it registers them all on the
@@ -936,9 +937,10 @@ squared_norm.register_vmap(squared_norm_vmap)
 
 
 # %% [markdown]
-# **Check Hint 4's checkpoint live, before the self-check.** The self-check runs the contract,
-# `in_dims=(0, None)`, where nothing comes before the batch dimension. The cell below stores
-# five samples of shape $(3, 4)$ along dimension 1, runs your operator under
+# **Check Hint 4's checkpoint live, before the self-check.** The self-check tries the batch
+# dimension first, between a sample's dimensions and last; the cell below shows the case where
+# a rule that is right with the batch dimension first most often goes wrong. It stores five
+# samples of shape $(3, 4)$ along dimension 1, runs your operator under
 # `torch.vmap(squared_norm, in_dims=(1, None))` for `dim = 0` and `dim = -1`, and compares each
 # result with a loop over the samples. If one is ✗, answer Hint 3's last question again.
 
@@ -987,8 +989,8 @@ from autograder import grade; grade("squared_norm", squared_norm)
 # before the batch dimension at 1, and after the reduction removes it, the output's batch
 # dimension is at 0, not 1. `roll_one`'s rule could return `x_bdim` because `roll` keeps every
 # dimension; a reduction does not. A rule that returns the input's batch dimension gives, for
-# `dim = 0` there, shape $(4, 5)$ where the loop gives $(5, 4)$, and it still passes the
-# grader, where the batch dimension is at 0 and nothing comes before it.
+# `dim = 0` there, shape $(4, 5)$ where the loop gives $(5, 4)$, though it is right with the
+# batch dimension at 0, where nothing comes before it.
 # </details>
 
 # %% [markdown]
@@ -1113,7 +1115,7 @@ for column, predicted in prediction_table.items():
 # | an operator that returns its input or a view of it | *"may not alias any inputs"* | return a fresh tensor (`.clone()`) |
 # | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
 # | a batching rule that passes a non-negative `dim` on unchanged | right for negative dims, wrong (or an error) for `dim >= 0`: the batched tensor has one more dim | translate `dim` past the batch dim |
-# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0 (what the grader runs); with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | count again, or move the batch dim to the front and return 0 |
+# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0; with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | count again, or move the batch dim to the front and return 0 |
 # | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
 #
 # ## Summary

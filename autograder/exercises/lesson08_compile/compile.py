@@ -83,6 +83,15 @@ def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError
                         f"{tuple(inputs['x'].shape)}, dim={inputs['dim']}: {message}", message)
 
 
+def _max_not_per_row(result: torch.Tensor) -> bool:
+    """At HUGE, dim=1: finite on the first row (it holds x's largest value, 1000) and nan on
+    the second (all near -1000), as softmax weights shifted by the whole tensor's max are:
+    exp(x - 1000) is 0 for every entry of the second row, and 0 / 0 = nan. A naive softmax
+    is nan on the first row too (inf / inf)."""
+    return (result.shape[:1] == HUGE.shape[:1] and bool(torch.isfinite(result[0]).all())
+            and bool(torch.isnan(result[1]).any()))
+
+
 def check_lse_stable(function, device) -> None:
     """Finite and right values, gradients and tangents at |x| = 1000 in float64 (the contract's
     magnitude): forward, backward and jvp each checked on their own."""
@@ -103,6 +112,13 @@ def check_lse_stable(function, device) -> None:
                                     "underflows on the row": "LogSumExp/max-not-per-row"})
     diagnose_values("LogSumExp's output at |x| = 1000", out, expected)
     grad, = torch.autograd.grad(out.sum(), x)
+    if _max_not_per_row(grad):
+        raise GradingError(
+            "LogSumExp's backward gives nan on the row of values near -1000 and is right on the "
+            "row holding x's largest value: its softmax weights are shifted by one max for the "
+            "whole tensor, so every term of that row underflows to 0 and 0 / 0 = nan; shift "
+            "each slice by its own max along dim (or use x minus the output)", f"got {grad}",
+            mistake="LogSumExp/backward-max-not-per-row")
     if not torch.isfinite(grad).all():
         raise GradingError(
             "LogSumExp's backward gives inf or nan at |x| = 1000 although its forward is finite: "
@@ -116,6 +132,13 @@ def check_lse_stable(function, device) -> None:
         _, got = torch.func.jvp(lambda t: function.apply(t, 1), (x.detach(),), (tangent,))
     except Exception as error:
         raise _transform_error("jvp", error, {"x": x, "dim": 1}) from error
+    if isinstance(got, torch.Tensor) and _max_not_per_row(got.unsqueeze(1)):
+        raise GradingError(
+            "LogSumExp.jvp gives nan on the row of values near -1000 and is right on the row "
+            "holding x's largest value: its softmax weights are shifted by one max for the "
+            "whole tensor, so every term of that row underflows to 0 and 0 / 0 = nan; shift "
+            "each slice by its own max along dim (or use x minus the saved output)",
+            f"got {got}", mistake="LogSumExp/jvp-max-not-per-row")
     if isinstance(got, torch.Tensor) and not torch.isfinite(got).all():
         raise GradingError(
             "LogSumExp.jvp gives inf or nan at |x| = 1000 although forward is finite: its "

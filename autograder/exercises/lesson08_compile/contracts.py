@@ -16,14 +16,19 @@ SQUARED_NORM_CLAUSES = (
             'unproven:wrong-value': 'backward without the factor 2'}),
     Clause('have a batching rule registered with `register_vmap` that works on the whole '
            "batch at once (not PyTorch's per-sample fallback, nor a loop of your own), so "
-           'that `torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)` matches a loop '
-           'over the samples for **every** `dim` of a sample, negative ones included;',
+           'that `torch.vmap(squared_norm, in_dims=(b, None))(batch, dim)` matches a loop '
+           'over the samples for **every** `dim` of a sample, negative ones included, '
+           'wherever the batch dimension `b` is in `batch` (first, between a sample\'s '
+           'dimensions, last);',
            {'squared_norm/no-batching-rule':
                 'no batching rule: vmap falls back to a per-sample loop',
             'squared_norm/dim-not-shifted':
                 'the rule does not shift a non-negative dim past the batch dim',
             'squared_norm/rule-loops-over-samples':
                 'a rule that loops over the samples with torch ops',
+            'squared_norm/out-dims-is-in-dims':
+                "roll_one's rule copied: the input's batch dim returned as the output's",
+            'squared_norm/batch-dim-assumed-first': 'a rule that assumes the batch dim is 0',
             'unproven:wrong-value': 'the rule adds 1 to every dim, negative ones too'}),
     Clause('pass `torch.library.opcheck`.',
            {'squared_norm/not-a-custom-op': 'a plain Python function, not a custom operator'}),
@@ -58,7 +63,9 @@ SOFTPLUS_CLAUSES = (
             'softplus/forgets-beta-in-sigmoid':
                 'backward sigmoid(x): beta forgotten inside the sigmoid',
             'softplus/tensor-on-ctx': 'setup_context keeps x as a ctx attribute',
-            'softplus/writes-grad-output': 'backward writes into grad_output'}),
+            'softplus/writes-grad-output': 'backward writes into grad_output',
+            'softplus/backward-writes-input':
+                'backward writes into the saved x (x.mul_(beta).sigmoid_())'}),
     Clause('pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, '
            'backend="aot_eager")` of a function calling it must match eager values and '
            'gradients.',
@@ -90,6 +97,8 @@ LSE_CLAUSES = (
             'LogSumExp/backward-softmax-overflows':
                 'backward through a naive softmax, exp(x) / sum(exp(x))',
             'LogSumExp/backward-assumes-last-dim': 'backward unsqueezes at -1 instead of ctx.dim',
+            'LogSumExp/backward-max-not-per-row':
+                "backward's softmax shifted by the whole tensor's max, not each slice's",
             'LogSumExp/grad-output-not-unsqueezed':
                 'backward without unsqueeze: grad_output meets x along its last dim'}),
     Clause('`jvp(ctx, x_tangent, dim_tangent)`: your forward-mode product (`dim_tangent` '
@@ -97,6 +106,8 @@ LSE_CLAUSES = (
            {'LogSumExp/no-jvp': 'no jvp staticmethod',
             'LogSumExp/jvp-softmax-overflows': 'jvp through a naive softmax, exp(x) / sum(exp(x))',
             'LogSumExp/jvp-tangent-shape': 'jvp sums over -1 whatever dim is',
+            'LogSumExp/jvp-max-not-per-row':
+                "jvp's softmax shifted by the whole tensor's max, not each slice's",
             'unnamed:check': 'jvp without the softmax weights'}),
     Clause('keep `generate_vmap_rule = True`, already written for you.',
            {'LogSumExp/no-vmap-rule': 'generate_vmap_rule missing'}),

@@ -66,7 +66,8 @@ def check_operator(softplus) -> None:
 
 
 def check_input_unchanged(softplus) -> None:
-    """A call leaves x as it was: the schema (mutates_args=()) promises the compiler so."""
+    """A call, and a backward through it, leave x as it was: the schema (mutates_args=())
+    promises the compiler so, and backward reads the caller's own x, which it saved."""
     x = torch.tensor([-1.5, 0.5, 2.0], dtype=torch.float64)
     before = x.clone()
     with torch.no_grad():
@@ -78,6 +79,19 @@ def check_input_unchanged(softplus) -> None:
             "unchanged; compute into new tensors (z = beta * x)",
             f"x was {before.tolist()}, after softplus(x, 2.0) it is {x.tolist()}",
             mistake="softplus/mutates-input")
+    x.requires_grad_()
+    try:
+        torch.autograd.grad(softplus(x, 2.0).sum(), x)
+    except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
+        return
+    if not torch.equal(x.detach(), before):
+        raise GradingError(
+            "softplus's backward wrote into x, the tensor it saved (an in-place op such as "
+            "x.mul_(beta)): what setup_context saves is the caller's own x, which a later "
+            "forward or backward then reads changed; compute into new tensors "
+            "(torch.sigmoid(ctx.beta * x))",
+            f"x was {before.tolist()}, after a backward it is {x.detach().tolist()}",
+            mistake="softplus/backward-writes-input")
 
 
 def _softplus_error(phase: str, error: Exception, softplus, beta) -> GradingError:

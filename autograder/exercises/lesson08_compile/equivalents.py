@@ -37,12 +37,6 @@ EQUIVALENTS = [
                      "return squared_norm(x, dim + 1 if dim >= 0 else dim), 0",
                      "return squared_norm(x, dim + 1 if dim >= -1e-06 else dim), 0",
                      "dim is an int: dim >= -1e-06 and dim >= 0 hold for the same dims"),
-    EquivalentMutant("squared_norm", "drop_statement",
-                     "x = x.movedim(x_bdim, 0)  # the batch dim first: a sample's dim d >= 0 is "
-                     "d + 1 here",
-                     "pass  # the batch dim first: a sample's dim d >= 0 is d + 1 here",
-                     "the contract vmaps with in_dims=(0, None): x_bdim is 0 and the movedim a "
-                     "no-op (the catalogue's unusual 'a rule that assumes the batch dim is 0')"),
     EquivalentMutant("softplus", "save_copy", "ctx.save_for_backward(inputs[0])",
                      "ctx.save_for_backward(inputs[0].clone())", _COPY),
     EquivalentMutant("softplus", "ignore_needs_input_grad", "wanted = ctx.needs_input_grad[0]",

@@ -248,4 +248,19 @@ class LogSumExp(torch.autograd.Function):
             _edit(LSE, ("return grad_output.unsqueeze(ctx.dim) * (x - output.unsqueeze(ctx.dim))"
                         ".exp(), None",
                         "return grad_output.unsqueeze(ctx.dim) * torch.softmax(x, -1), None"))),
+    # one max for the whole tensor: right on the slice that holds it, and 0 / 0 = nan on a
+    # slice whose entries all lie far below it (HUGE's row near -1000)
+    Mistake("LogSumExp", "backward's softmax shifted by the whole tensor's max, not each slice's",
+            "LogSumExp's backward gives nan on the row of values near -1000",
+            _edit(LSE, ("return grad_output.unsqueeze(ctx.dim) * (x - output.unsqueeze(ctx.dim))"
+                        ".exp(), None",
+                        "e = (x - x.detach().amax()).exp() if x.numel() else x\n"
+                        "        return grad_output.unsqueeze(ctx.dim) * e "
+                        "/ e.sum(ctx.dim, keepdim=True), None"))),
+    Mistake("LogSumExp", "jvp's softmax shifted by the whole tensor's max, not each slice's",
+            "LogSumExp.jvp gives nan on the row of values near -1000",
+            _edit(LSE, ("return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent).sum(ctx.dim)",
+                        "e = (x - x.amax()).exp() if x.numel() else x\n"
+                        "        return (e / e.sum(ctx.dim, keepdim=True) * x_tangent)"
+                        ".sum(ctx.dim)"))),
 ]

@@ -226,4 +226,10 @@ def softplus(x, beta):
                              "    return torch.empty_like(x)",
                              "@softplus.register_fake\ndef _(x, beta):\n"
                              "    return x.new_empty(x.shape)"))),
+    # the saved x is the caller's own tensor: in backward, grad mode is off, so PyTorch lets
+    # an in-place op change it (a second backward, or the caller, then reads beta * x, sigmoid)
+    Mistake("softplus", "backward writes into the saved x (x.mul_(beta).sigmoid_())",
+            "softplus's backward wrote into x, the tensor it saved",
+            _edit(SOFTPLUS, ("grad_output * torch.sigmoid(ctx.beta * x), None",
+                             "grad_output * x.mul_(ctx.beta).sigmoid_(), None"))),
 ]

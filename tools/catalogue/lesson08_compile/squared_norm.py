@@ -48,12 +48,6 @@ torch.library.register_vmap("autograd_course::squared_norm", _rule)
     d = dim % (x.dim() - 1)  # the dim within one sample
     real = d + 1 if d >= x_bdim else d  # that dim in the batched x
     return squared_norm(x, real), x_bdim if x_bdim < real else x_bdim - 1'''))),
-    Unusual("squared_norm", "roll_one's rule renamed: out_dims is the input's batch dim; right "
-            "at in_dims 0, the contract, a wrong shape at in_dims 1 (the lesson's ungraded cell)",
-            _edit(SQUARED_NORM, ('''    x = x.movedim(x_bdim, 0)
-    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0''', '''    sample_dim = dim % (x.dim() - 1)
-    batched_dim = sample_dim + 1 if sample_dim >= x_bdim else sample_dim
-    return squared_norm(x, batched_dim), x_bdim'''))),
     Unusual("squared_norm", "a rule that computes the batch itself, batch dim last, out_dims -1",
             _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n    return squared_norm(x, dim + 1 if "
                                  "dim >= 0 else dim), 0",
@@ -139,8 +133,6 @@ squared_norm.register_vmap(rule)
                                  "x.shape[d + 1:])", "    return torch.empty_like(x).sum(dim)"),
                   ("return 2 * x * grad_output.unsqueeze(ctx.dim), None",
                    "return (grad_output.unsqueeze(ctx.dim).expand(x.shape) * x).mul(2), None"))),
-    Unusual("squared_norm", "a rule that assumes the batch dim is 0 (all the contract asks)",
-            _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n", ""))),
 ]
 
 
@@ -197,4 +189,17 @@ def squared_norm(x, dim):
                                  "dim + 1 if dim >= 0 else dim), 0",
                                  "    return torch.stack([(sample * sample).sum(dim) "
                                  "for sample in x.unbind(x_bdim)]), 0"))),
+    # the worked example's rule, renamed: roll keeps every dim, a sum removes one, so the
+    # output's batch dim is one place earlier once the reduced dim came before it (in_dims 1)
+    Mistake("squared_norm",
+            "roll_one's rule copied: the input's batch dim returned as the output's",
+            "squared_norm's batching rule returns x's batch dim as the output's",
+            _edit(SQUARED_NORM, ('''    x = x.movedim(x_bdim, 0)
+    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0''', '''    sample_dim = dim % (x.dim() - 1)
+    batched_dim = sample_dim + 1 if sample_dim >= x_bdim else sample_dim
+    return squared_norm(x, batched_dim), x_bdim''')),
+            named=True),
+    Mistake("squared_norm", "a rule that assumes the batch dim is 0",
+            "squared_norm's batching rule takes x's batch dim to be at 0",
+            _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n", ""))),
 ]

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from autograder import grading
-from autograder.exercises.lesson08_compile.squared_norm import BATCHED, CASES
+from autograder.exercises.lesson08_compile.squared_norm import BATCH_POSITIONS, BATCHED, CASES
 from tests.autograder.exercises.battery import run
 from tools.solutions import _setup_and_answer_cells
 
@@ -31,11 +31,16 @@ def test_solution_passes_on_each_device(device):
 
 
 def test_cases_cover_negative_first_and_one_d():
-    """Do the graded cases reduce a first, a middle, a last and a negative dim, and a 1-D x?"""
+    """Do the graded cases reduce a first, a middle, a last and a negative dim, and a 1-D x,
+    and does vmap put x's batch dim elsewhere than first too?"""
     dims = {(len(shape), dim) for shape, dim in CASES}
     assert any(dim < 0 for _, dim in dims) and (3, 1) in dims and (2, 0) in dims
     assert any(rank == 1 for rank, _ in dims)
     assert len(BATCHED) == 4  # vmap over a batch of 3-d samples: six dims to try
+    # x's batch dim between a sample's dims and last (negative), besides 0: a rule right only
+    # with the batch dim first (roll_one's out_dims copied) fails there
+    assert 1 in BATCH_POSITIONS and any(position < 0 for position in BATCH_POSITIONS)
+    assert BATCHED[0] not in BATCHED[1:]  # a batch dim in the wrong place changes the shape
 
 
 def test_a_stale_handle_is_named_and_never_called():
