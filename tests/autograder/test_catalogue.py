@@ -27,6 +27,7 @@ from autograder.exercise import Exercise
 from autograder.exercises import EXERCISES
 from autograder.clauses import enforced
 from autograder.failure import headline
+from autograder import grading
 from autograder.grading import classified_verdict, self_check, verdict
 from tools import catalogue
 from tools.solutions import solution
@@ -89,6 +90,16 @@ def battery_once(monkeypatch):
     return calls
 
 
+@pytest.fixture
+def without_failure_views(monkeypatch):
+    """No view below a failed self-check's hint (the gradient explorer ``widgets`` adds once
+    imported, by any test of this process): what it shows is tested in
+    tests/widgets/test_self_check.py, and drawing its figures for every catalogued mistake took
+    more than half of this file's time. The hint, the verdict and the raised error are as a
+    notebook's."""
+    monkeypatch.setattr(grading, "SELF_CHECK_FAILURE_HOOKS", [])
+
+
 def first_line(message: str) -> str:
     return (message.splitlines() or [""])[0]
 
@@ -126,7 +137,8 @@ def test_unusual_passes(entry, device, on, battery_once):
 
 
 @pytest.mark.parametrize("entry", _params(catalogue.mistakes()))
-def test_mistake_fails_self_check_and_grade_alike(entry, device, on, battery_once):
+def test_mistake_fails_self_check_and_grade_alike(entry, device, on, battery_once,
+                                                  without_failure_views):
     """Does each mistake fail the self-check and lose its marks, both with its hint on the same
     first line, and through each clause check it is the witness of?"""
     submission = entry.load()
