@@ -32,9 +32,10 @@
 #
 # Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and **✎ 4
 # `AbsInPlace`**, an op this lesson never works through. After the summary come optional,
-# ungraded sections for a second pass: a try-it (`ClampInPlace`, a learned clipping range) and
-# an in-place op that loses a row's scale. Each exercise
-# has a self-check cell: it runs every check the hidden tests run (they add a GPU run when the
+# ungraded sections for a second pass: three short demos (a backward called with
+# `(None, None)`, views returned, a write after yours), a try-it (`ClampInPlace`, a learned
+# clipping range) and an in-place op that loses a row's scale. Each exercise has a self-check
+# cell: it runs every check the hidden tests run (they add a GPU run when the
 # grader has one and you had none). Work top to bottom: the cells after an exercise run your
 # answer. Run All goes on past an exercise not yet written (its stub raises
 # `NotImplementedError`): its self-check and the cells that use it show the error, the rest runs,
@@ -332,13 +333,14 @@ compare("default and stable=True agree", my_same_indices, agree)
 # Write `SortWithIndices`, with `SortWithIndices.apply(x)` returning `(values, indices)` of
 # `torch.sort(x, dim=-1)`. The contract, which the self-check and the hidden tests check:
 #
-# - `x` of any number of leading dimensions, a 0-dim `x` included (`torch.sort` accepts it),
-#   ties included: the values and the int64 indices of `torch.sort(x, dim=-1)`, and the
-#   gradient autograd gives the values;
+# - `x` of any number of leading dimensions, a 0-dim `x` included (`torch.sort` accepts it):
+#   the values of `torch.sort(x, dim=-1)`, and int64 indices of `x`'s shape, each row a
+#   permutation with `x.gather(-1, indices) == values` (tied entries in any order, as
+#   `torch.sort` promises none); the gradient of `x` is the one `x.gather(-1, indices)` gets for
+#   the indices you return;
 # - `indices` marked with `ctx.mark_non_differentiable`;
-# - forward saves **only** the permutation, with `ctx.save_for_backward`: one int64 tensor of
-#   `x`'s shape, the indices (or, if your backward prefers it, their inverse). The values are
-#   not needed to route a gradient;
+# - forward saves, with `ctx.save_for_backward`, 8 bytes per element of `x` and no more: one
+#   int64 tensor of `x`'s shape, and no floating-point tensor;
 # - backward receives `grad_values` (perhaps not contiguous) and `grad_indices` (zeros, which
 #   it ignores) and routes `grad_values` back along the last dimension as you derived above,
 #   each row with its own indices.
@@ -384,7 +386,9 @@ from autograder import grade; grade("SortWithIndices", SortWithIndices)
 # $\pi^{-1}$). Gathering `grad_values` with $\pi$ itself applies $P$ a second time instead of
 # undoing it, which is right only for the permutations that are their own inverse, such as a
 # swap of two elements (or no change at all: an already sorted `x` hides it). Exercise 1 wrote it
-# for any leading shape, along the last dimension.
+# for any leading shape, along the last dimension. Nothing in it reads `x` or the values: the
+# permutation alone routes the gradient, so one int64 tensor is all forward needs to keep (the
+# indices, or their inverse for a gather).
 # </details>
 
 # %% [markdown]
@@ -494,30 +498,11 @@ except TypeError as error:
     print(first_line(error))
 
 # %% [markdown]
-# Both gradients can be `None` at once. That happens when the graph reaches your Function but
-# no gradient arrives, for instance when the one output used feeds an operation that
-# returns no gradient (here `ZeroGrad`, a Function whose backward returns `None`). Autograd
-# still calls your backward, with `(None, None)`, and `None` is then the right answer: no
-# gradient at all, which is what `SinCosLazy` returns.
-
-# %%
-class ZeroGrad(torch.autograd.Function):
-    """Identity forward; backward sends no gradient on."""
-
-    @staticmethod
-    def forward(ctx, t):
-        return t.clone()
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return None
-
-
-x.grad = None
-ZeroGrad.apply(SinCosLazy.apply(x)[0]).sum().backward()
-print("received:", received[-1], " x.grad:", x.grad)
-
-# %% [markdown]
+# Both gradients can be `None` at once, when the graph reaches your Function but no gradient
+# arrives (the first optional section after the summary builds such a graph). Autograd still
+# calls backward, with `(None, None)`, and `None` is then the right answer: no gradient at all,
+# which is what `SinCosLazy` returns.
+#
 # What materialising costs, measured with `AllocationLog`, the probe the grader uses: the
 # bytes that the ops run during backward allocate, when only `sin` is used, for `x` of one
 # million float32 numbers (3.8 MiB each).
@@ -569,30 +554,10 @@ for name, b in measured.items():
 # nothing. Autograd accepts that in forward, but the outputs are then **views** of `x`, and
 # PyTorch forbids writing into either kind a custom Function can return: a single view made
 # inside the Function (its message says autograd's view-and-in-place logic would override your
-# backward) and several views of one input. Here is the second kind with another pair of
-# views, the even and the odd entries of `x` (its message, below, says so):
-
-# %%
-class EvenAndOddAsViews(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x[..., ::2], x[..., 1::2]  # views of x, not fresh tensors
-
-    @staticmethod
-    def backward(ctx, grad_even, grad_odd):
-        # interleave the two back into x's layout (this demo never gets as far as backward)
-        return torch.stack([grad_even, grad_odd], dim=-1).flatten(-2)
-
-
-even, odd = EvenAndOddAsViews.apply(torch.randn(2, 4, requires_grad=True).clone())  # not a leaf
-try:
-    even.mul_(2)
-except RuntimeError as error:
-    print(first_line(error))
-
-# %% [markdown]
-# They also change whenever `x` does. Return fresh tensors: what gives each half memory of its
-# own? That memory is the price of a Function whose outputs behave like any other tensor.
+# backward) and several views of one input (the first optional section after the summary shows
+# the error). They also change whenever `x` does. Return fresh tensors: what gives each half
+# memory of its own? That memory is the price of a Function whose outputs behave like any
+# other tensor.
 # Copying first and splitting afterwards, `x.clone().chunk(2, -1)`, does not count: the halves
 # are then views of the copy, made inside forward, and writing into them raises the same
 # error. The checks write into your outputs.
@@ -672,9 +637,9 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 # summed). The table shows, per output, what autograd handed your backward: a tensor, `None`,
 # or zeros it materialised; and that output's share of the input gradient. Untick both halves
 # of `SplitHalves` and there is no loss at all, so backward is never called: the call with
-# `(None, None)` needs a graph that reaches your Function, as `ZeroGrad` made above. Compare
-# with `SinCos`, which materialises zeros, and with your `SortWithIndices`, whose indices
-# cannot feed a loss at all.
+# `(None, None)` needs a graph that reaches your Function (the first optional section after
+# the summary builds one). Compare with `SinCos`, which materialises zeros, and with your
+# `SortWithIndices`, whose indices cannot feed a loss at all.
 
 # %%
 outputs_explorer(SplitHalves, torch.randn(2, 4, dtype=torch.float64))
@@ -714,9 +679,9 @@ print("w untouched:", w)
 # `x`. Autograd then rewrites `x`'s history so that `x.grad_fn` is your backward, bumps its
 # version, and raises the leaf error for you. Without the mark, autograd sees an input
 # returned as it was: it hands back a new tensor object, a view of `x`, and leaves `x`'s own
-# history untouched. Here are both, for an in-place scaling, $y = 3x$ written over $x$. Its
-# derivative is the constant 3, so backward needs nothing saved at all (what other in-place
-# ops must save is the next section's question):
+# history untouched. Here is that case, an in-place scaling, $y = 3x$ written over $x$, with
+# no mark. Its derivative is the constant 3, so backward needs nothing saved at all (what
+# other in-place ops must save is the next section's question):
 
 # %%
 class TripleUnmarked(torch.autograd.Function):
@@ -732,16 +697,8 @@ class TripleUnmarked(torch.autograd.Function):
         return 3 * grad_output  # d(3x)/dx = 3: nothing saved
 
 
-class TripleMarked(TripleUnmarked):
-    @staticmethod
-    def forward(ctx, x):
-        x.mul_(3)
-        ctx.mark_dirty(x)
-        return x
-
-
-weights = torch.tensor([1.0, 2.0, 3.0, 4.0])
-for function in (TripleUnmarked, TripleMarked):
+def through_x(function):
+    """Apply ``function`` to x = a.clone(), then backpropagate a loss built on x itself."""
     a = torch.tensor([-1.0, 0.5, 2.0, -3.0], requires_grad=True)
     x = a.clone()
     version = x._version
@@ -750,6 +707,10 @@ for function in (TripleUnmarked, TripleMarked):
           f"version {version} -> {x._version}")
     (x * weights).sum().backward()  # a loss that uses x, the tensor the write changed
     print(f"   a.grad through x = {a.grad}   (true: {3 * weights})")
+
+
+weights = torch.tensor([1.0, 2.0, 3.0, 4.0])
+through_x(TripleUnmarked)
 
 # %% [markdown]
 # Unmarked, `x` now holds $3a$ while its history still says "a copy of `a`", so a loss built
@@ -767,17 +728,9 @@ leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
 TripleUnmarked.apply(leaf)
 print("unmarked, the leaf was overwritten silently:", leaf)
 
-leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
-try:
-    TripleMarked.apply(leaf)
-except RuntimeError as error:
-    print("marked:", first_line(error))
-print("but forward had already run, so the leaf is changed anyway:", leaf)
-
 # %% [markdown]
-# The last line is worth remembering: the built-in `torch.relu_` refuses **before** writing,
-# a custom Function can only refuse **after** its forward ran. Inside forward autograd is
-# off, so nothing stops the write itself; the error comes when autograd wraps the outputs.
+# With the mark, all three go right: the gradient, a write into what comes back, a leaf
+# refused. After Exercise 3, `TripleMarked`, this Function with the mark, shows it.
 #
 # ## What to save before the write
 #
@@ -835,9 +788,8 @@ compare("backward sees", my_saved_early, outcome)
 # </details>
 #
 # So the question for every in-place Function is: **can backward compute the derivative from
-# the output $y$ alone?** If yes, save `x` (it is $y$ once forward returns: no extra memory).
-# If not, compute, *before* writing, the smallest new tensor that fills the gap, and save
-# that.
+# the output $y$ alone?** And the answer decides what forward keeps, at what cost: the
+# prediction after the next checker asks how.
 #
 # **Your turn: derive, then check.** For each of these in-place ops, write $dy/dx$ as a
 # function of the output $y$ alone, or say that $y$ is not enough: softplus,
@@ -905,6 +857,39 @@ check_derivatives_from_y(my_derivative_from_y)
 # Being invertible is enough for $y$ to be enough; is it needed? The clamp of Exercise 3,
 # $y = \max(x, 0)$, sends every $x \le 0$ to the same $y$: answer the question for it there.
 # </details>
+#
+# **Predict, then run.** PyTorch's own in-place ops face the same question. For `torch.tanh_`
+# ($y$ is enough) and `torch.sin_` ($y$ is not), what does each keep for its backward: **the
+# output** (the tensor it returns) or **a copy of the input** made before the write? And how
+# many bytes of new memory does that cost, for `x` of 1000 float32 numbers (4000 bytes)?
+
+# %%
+my_kept = {"tanh_": None, "sin_": None}  # "the output" or "a copy of the input"
+my_new_bytes = {"tanh_": None, "sin_": None}  # new bytes for x of 1000 float32
+
+
+# %%
+for name, op in [("tanh_", torch.tanh_), ("sin_", torch.sin_)]:
+    kept = []  # every tensor autograd packs for the op's backward, as in lesson 01
+    a = torch.randn(1000, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t) or t.detach(),
+                                                  lambda t: t):
+        y = op(a.clone())
+    what = ["the output" if t is y else "a copy of the input" for t in kept]
+    compare(f"{name:>6} keeps", my_kept[name], what[0] if len(what) == 1 else what)
+    compare(f"{name:>6} new bytes", my_new_bytes[name],
+            sum(0 if t is y else t.nbytes for t in kept))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `torch.tanh_` keeps its output: backward computes $1 - y^2$ from it, and the tensor exists
+# anyway, so it costs no new memory. `torch.sin_` cannot: $\cos x$ needs the sign the output
+# lost, so before writing it keeps a copy of `x`, 4000 bytes, the memory the in-place write was
+# meant to save. The rule: where $y$ is enough, keep the output (0 new bytes); where it is
+# not, compute, *before* writing, the smallest new tensor that fills the gap, and keep that.
+# Which call, in your own Function, keeps the output? `SinSavedEarly` above has shown it.
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `ReLUInPlace`
@@ -961,9 +946,35 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 #
 # with the strict comparison giving $0$ at $x = 0$, where $y = 0$. Forward saves `x`, which is
 # the output once forward returns: no extra memory. A bool mask of $x > 0$ made before the
-# write passes too, at one byte per element; what it buys in exchange, the prediction
-# below shows.
+# write passes too, at one byte per element; what it buys in exchange, the first optional
+# section after the summary shows.
 # </details>
+#
+# The mark on its own, for comparison: `TripleMarked` is the `TripleUnmarked` of the in-place
+# section with `ctx.mark_dirty(x)` added, as yours has it. The same loss through `x` now gets
+# the true gradient, and a leaf that requires grad raises:
+
+# %%
+class TripleMarked(TripleUnmarked):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(3)
+        ctx.mark_dirty(x)
+        return x
+
+
+through_x(TripleMarked)
+leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
+try:
+    TripleMarked.apply(leaf)
+except RuntimeError as error:
+    print("marked:", first_line(error))
+print("but forward had already run, so the leaf is changed anyway:", leaf)
+
+# %% [markdown]
+# The last line is worth remembering: the built-in `torch.relu_` refuses **before** writing,
+# a custom Function can only refuse **after** its forward ran. Inside forward autograd is
+# off, so nothing stops the write itself; the error comes when autograd wraps the outputs.
 #
 # The saving is real only when nothing else needs the values you overwrite. Here `h` feeds
 # both your in-place ReLU and a product with `w`, which saved `h` for its own backward (the
@@ -979,52 +990,6 @@ try:
     (product.sum() + h.sum()).backward()
 except RuntimeError as error:
     print(first_line(error))
-
-# %% [markdown]
-# **Predict, then run.** After `y = ReLUInPlace.apply(x)`, the model scales the output in
-# place, `y.mul_(2)`, as a residual branch or another in-place activation might. Does
-# `y.sum().backward()` work, or raise? And with PyTorch's own `torch.relu_` and `torch.sin_`
-# in place of yours? For each, ask first which tensor its backward
-# needs, given that the write has destroyed the input; then whether that tensor is still
-# intact after `y.mul_(2)`. For the built-ins, which tensor would you save in their place?
-
-# %%
-my_after_write = {"ReLUInPlace": None, "relu_": None, "sin_": None}  # "works" or "error"
-
-# %%
-for name, op in [("ReLUInPlace", ReLUInPlace.apply), ("relu_", torch.relu_),
-                 ("sin_", torch.sin_)]:
-    a = torch.randn(2, 4, requires_grad=True)
-    try:
-        y = op(a.clone())
-        y.mul_(2)  # a second in-place write, into the output
-        y.sum().backward()
-        outcome = "works"
-    except NotImplementedError:
-        print(f"{name:>11}: not written yet")
-        continue
-    except RuntimeError as error:
-        outcome = "error"
-        inplace = "modified by an inplace" in str(error)
-        print(f"{name:>11}:", "... has been modified by an inplace operation" if inplace
-              else first_line(error))
-    compare(f"{name:>11}", my_after_write[name], outcome)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# A saved output is checked by its version, like any saved tensor: `mul_` bumps it, and
-# backward raises because the $y$ it needs is gone. `torch.relu_` saves its output, and fails
-# the same way; so does your `ReLUInPlace` if it saved `x`, while one that saved a mask made
-# before the write works. `torch.sin_` works: its backward needs $\cos x$, whose sign the
-# output has lost (as your checker showed), so before writing it keeps a copy of $x$ as it was
-# (a `saved_tensors_hooks` shows one float tensor of $x$'s shape), and the output stays free
-# for further in-place writes. In its place you could save the output and a bool with the
-# sign of $\cos x$, one byte per element instead of four, but then `y.mul_(2)` breaks
-# backward, as it does `torch.relu_`'s. So save the output only when backward needs it; when
-# it does not, save a new tensor, as small as backward allows, and leave the output to the
-# rest of the model.
-# </details>
 
 # %% [markdown]
 # And the explorer on it: one output, a tensor `grad_output` when it feeds the loss.
@@ -1160,6 +1125,101 @@ outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.fl
 # can use it and nothing will write into it again (0 extra bytes); otherwise save, before the
 # write, the smallest new tensor backward needs (the price of leaving the output free). Next
 # lesson: Functions that `torch.func` and `torch.compile` can work with.
+
+# %% [markdown]
+# ## Optional (not graded): `(None, None)`, views, and a write after yours
+#
+# Three short looks at what the main path stated without showing.
+#
+# **Both gradients `None`.** The graph reaches your Function but no gradient arrives when the
+# one output used feeds an operation that returns no gradient: here `ZeroGrad`, a Function
+# whose backward returns `None`. `SinCosLazy`'s backward is still called, with
+# `(None, None)`, and returns `None`: `x.grad` stays `None`.
+
+# %%
+class ZeroGrad(torch.autograd.Function):
+    """Identity forward; backward sends no gradient on."""
+
+    @staticmethod
+    def forward(ctx, t):
+        return t.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return None
+
+
+x = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+ZeroGrad.apply(SinCosLazy.apply(x)[0]).sum().backward()
+print("received:", received[-1], " x.grad:", x.grad)
+
+# %% [markdown]
+# **Several views of one input.** A Function returning the even and the odd entries of `x` as
+# views: writing into one raises (its message says why):
+
+# %%
+class EvenAndOddAsViews(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x[..., ::2], x[..., 1::2]  # views of x, not fresh tensors
+
+    @staticmethod
+    def backward(ctx, grad_even, grad_odd):
+        # interleave the two back into x's layout (this demo never gets as far as backward)
+        return torch.stack([grad_even, grad_odd], dim=-1).flatten(-2)
+
+
+even, odd = EvenAndOddAsViews.apply(torch.randn(2, 4, requires_grad=True).clone())  # not a leaf
+try:
+    even.mul_(2)
+except RuntimeError as error:
+    print(first_line(error))
+
+# %% [markdown]
+# **A write after yours. Predict, then run.** After `y = ReLUInPlace.apply(x)`, the model
+# scales the output in place, `y.mul_(2)`, as a residual branch or another in-place activation
+# might. Does `y.sum().backward()` work, or raise? And with PyTorch's own `torch.relu_` and
+# `torch.sin_` in place of yours? For each, ask first which tensor its backward needs, given
+# that the write has destroyed the input; then whether that tensor is still intact after
+# `y.mul_(2)`. For the built-ins, which tensor would you save in their place?
+
+# %%
+my_after_write = {"ReLUInPlace": None, "relu_": None, "sin_": None}  # "works" or "error"
+
+# %%
+for name, op in [("ReLUInPlace", ReLUInPlace.apply), ("relu_", torch.relu_),
+                 ("sin_", torch.sin_)]:
+    a = torch.randn(2, 4, requires_grad=True)
+    try:
+        y = op(a.clone())
+        y.mul_(2)  # a second in-place write, into the output
+        y.sum().backward()
+        outcome = "works"
+    except NotImplementedError:
+        print(f"{name:>11}: not written yet")
+        continue
+    except RuntimeError as error:
+        outcome = "error"
+        inplace = "modified by an inplace" in str(error)
+        print(f"{name:>11}:", "... has been modified by an inplace operation" if inplace
+              else first_line(error))
+    compare(f"{name:>11}", my_after_write[name], outcome)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# A saved output is checked by its version, like any saved tensor: `mul_` bumps it, and
+# backward raises because the $y$ it needs is gone. `torch.relu_` saves its output, and fails
+# the same way; so does your `ReLUInPlace` if it saved `x`, while one that saved a mask made
+# before the write works. `torch.sin_` works: its backward needs $\cos x$, whose sign the
+# output has lost (as your checker showed), so before writing it keeps a copy of $x$ as it was
+# (a `saved_tensors_hooks` shows one float tensor of $x$'s shape), and the output stays free
+# for further in-place writes. In its place you could save the output and a bool with the
+# sign of $\cos x$, one byte per element instead of four, but then `y.mul_(2)` breaks
+# backward, as it does `torch.relu_`'s. So save the output only when backward needs it; when
+# it does not, save a new tensor, as small as backward allows, and leave the output to the
+# rest of the model.
+# </details>
 
 # %% [markdown]
 # <details><summary><b>Optional: in practice</b> (not graded; open when you have time)</summary>

@@ -4,7 +4,7 @@ most one byte per element."""
 
 import torch
 
-from ...checks import Spec, case, check_is_function, gradcheck_callable
+from ...checks import Spec, check_is_function, gradcheck_callable
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient
 from ...domain import Domain
@@ -12,7 +12,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_float32_reading,
                        check_leaf_error, check_on_view, check_plain_tensor, check_version_tracking,
-                       gradient_through, with_infinities, with_zeros,
+                       gradient_through, quoting_case, with_infinities, with_zeros,
                        writing_into_a_copy)
 from .contracts import ABS_IN_PLACE_CLAUSES
 
@@ -164,20 +164,20 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
 def abs_full(AbsInPlace, device) -> None:
     function = check_is_function(AbsInPlace, ABS)
     for seed, shape in enumerate(SHAPES):
-        with case(f"x of shape {shape} with some entries exactly 0"):
+        with quoting_case(ABS, f"x of shape {shape} with some entries exactly 0"):
             check_abs(function, both_signs(sample(shape, device, seed=seed)), seed=seed)
     covers("x == 0")
     covers("0-d x")
-    with case("x transposed, some entries exactly 0"):
+    with quoting_case(ABS, "x transposed, some entries exactly 0"):
         check_abs(function, both_signs(sample((4, 3), device, seed=6)).mT, seed=6)
-    with case("x with +-inf entries"):
+    with quoting_case(ABS, "x with +-inf entries"):
         check_abs(function, with_infinities(device), seed=7)
     covers("the sign saved in one byte per element")
     check_leaf_error(function, ABS, device)
     covers("a leaf that requires grad")
     check_each_input_alone(Cloned(function), ABS, {"x": sample((3, 4), device, seed=5,
                                                                  away_from_zero=0.1)})
-    with case("x a view, b[1:], of a tensor b that is not a leaf"):
+    with quoting_case(ABS, "x a view, b[1:], of a tensor b that is not a leaf"):
         check_on_view(function, ABS, device)
     covers("a view of a non-leaf")
     check_plain_tensor(function, ABS, device)

@@ -6,8 +6,10 @@ from ...clauses import Clause
 
 SORT_CLAUSES = (
     Clause("`x` of any number of leading dimensions, a 0-dim `x` included (`torch.sort` accepts "
-           "it), ties included: the values and the int64 indices of `torch.sort(x, dim=-1)`, and "
-           "the gradient autograd gives the values;",
+           "it): the values of `torch.sort(x, dim=-1)`, and int64 indices of `x`'s shape, each "
+           "row a permutation with `x.gather(-1, indices) == values` (tied entries in any order, "
+           "as `torch.sort` promises none); the gradient of `x` is the one "
+           "`x.gather(-1, indices)` gets for the indices you return;",
            {"SortWithIndices/gathers-instead-of-scattering": "gather instead of scatter",
             "SortWithIndices/positions-by-value": "positions found by comparing values",
             "SortWithIndices/sorted-in-float32":
@@ -15,9 +17,8 @@ SORT_CLAUSES = (
             "SortWithIndices/float32-step": "scattered into torch.zeros (float32)"}),
     Clause("`indices` marked with `ctx.mark_non_differentiable`;",
            {"SortWithIndices/indices-not-marked": "indices not marked non-differentiable"}),
-    Clause("forward saves **only** the permutation, with `ctx.save_for_backward`: one int64 "
-           "tensor of `x`'s shape, the indices (or, if your backward prefers it, their inverse). "
-           "The values are not needed to route a gradient;",
+    Clause("forward saves, with `ctx.save_for_backward`, 8 bytes per element of `x` and no "
+           "more: one int64 tensor of `x`'s shape, and no floating-point tensor;",
            {"SortWithIndices/saves-float-tensor": "saves the values too",
             "SortWithIndices/saves-more-than-one-permutation":
                 "indices and their inverse both saved",

@@ -4,6 +4,7 @@ grad, the gradient through a view of a non-leaf, and the version counter bumped;
 battery; and the writable copy the checks generated from their domains write into."""
 
 import math
+from contextlib import contextmanager
 
 import torch
 
@@ -19,6 +20,36 @@ RELU = Spec("ReLUInPlace", ("x",), torch.relu)
 RELU_SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 
 LEAF_ERROR = "a leaf Variable that requires grad"
+
+
+def _quoted(error: BaseException) -> str:
+    """``IndexError: tuple index out of range``: an error's type and first line."""
+    return f"{type(error).__name__}: {(str(error).splitlines() or [''])[0]}".rstrip(": ")
+
+
+def _phase(error: BaseException) -> str:
+    """``.backward`` or ``.forward``: the learner's method the error came out of, if any."""
+    phase, traceback = "", error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_name in ("forward", "backward"):
+            phase = f".{traceback.tb_frame.f_code.co_name}"
+        traceback = traceback.tb_next
+    return phase
+
+
+@contextmanager
+def quoting_case(spec: Spec, description: str):
+    """``case``, with any other error the learner's code raises in the block (an IndexError on
+    a 0-d x, a ValueError of its own) quoted as a hint, so that its first line names the inputs
+    too; the category stays ``raised:<Type>`` (``autograder.mistakes``)."""
+    with case(description):
+        try:
+            yield
+        except (GradingError, NotImplementedError):
+            raise
+        except Exception as error:  # the learner's code may raise anything
+            raise GradingError(f"{spec.name}{_phase(error)} raised {_quoted(error)}",
+                               str(error)) from error
 
 
 # beside the kink: float32 rounds +-1e-300 to 0 (x.float() > 0 reads them as 0), and a
@@ -151,11 +182,12 @@ def check_leaf_error(function, spec: Spec, device) -> None:
         function.apply(leaf)
     except NotImplementedError:
         raise
-    except RuntimeError as error:
-        if LEAF_ERROR in str(error):
+    except Exception as error:  # its own RuntimeError, ValueError, ...: quoted
+        if isinstance(error, RuntimeError) and LEAF_ERROR in str(error):
             return
-        raise GradingError(f"{spec.name} raised its own error for a leaf that requires grad: "
-                           "let PyTorch raise it; ctx.mark_dirty(x) does", str(error)) from error
+        raise GradingError(f"{spec.name} raised its own error for a leaf that requires grad "
+                           f"({_quoted(error)}): let PyTorch raise it; ctx.mark_dirty(x) does",
+                           str(error)) from error
     raise GradingError(f"{spec.name} overwrote a leaf that requires grad without an error: call "
                        "ctx.mark_dirty(x), and PyTorch raises \"a leaf Variable that requires "
                        "grad has been used in an in-place operation\"")
@@ -273,19 +305,19 @@ def check_relu_saved(forward, x: torch.Tensor) -> None:
 def relu_full(ReLUInPlace, device) -> None:
     function = check_is_function(ReLUInPlace, RELU)
     for seed, shape in enumerate(RELU_SHAPES):
-        with case(f"x of shape {shape} with some entries exactly 0"):
+        with quoting_case(RELU, f"x of shape {shape} with some entries exactly 0"):
             check_relu(function, with_zeros(sample(shape, device, seed=seed)), seed=seed)
     covers("x == 0")
     covers("0-d x")
-    with case("x transposed, some entries exactly 0"):
+    with quoting_case(RELU, "x transposed, some entries exactly 0"):
         check_relu(function, with_zeros(sample((4, 3), device, seed=6)).mT, seed=6)
-    with case("x with +-inf entries"):
+    with quoting_case(RELU, "x with +-inf entries"):
         check_relu(function, with_infinities(device), seed=7)
     check_leaf_error(function, RELU, device)
     covers("a leaf that requires grad")
     check_each_input_alone(Cloned(function), RELU, {"x": sample((3, 4), device, seed=5,
                                                                   away_from_zero=0.1)})
-    with case("x a view, b[1:], of a tensor b that is not a leaf"):
+    with quoting_case(RELU, "x a view, b[1:], of a tensor b that is not a leaf"):
         check_on_view(function, RELU, device)
     covers("a view of a non-leaf")
     check_plain_tensor(function, RELU, device)

@@ -16,7 +16,7 @@ from ...exercise import Exercise, sample
 from ...probes import (AllocationLog, NoGradient, _shares_memory, record_ctx_calls,
                       record_grad_outputs)
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAPES,  # noqa: F401
-                       noise, relu_full, with_zeros, writing_into_a_copy)
+                       noise, quoting_case, relu_full, with_zeros, writing_into_a_copy)
 from .sort_probes import (check_saved_indices, every_row_indexed, float32_twins,
                           right_without_ties, same_values, sorted_as_float32_only)
 from .outputs_domain import SPLIT_OUTPUTS, _near_ties, _sample, _split_values
@@ -127,23 +127,24 @@ class _Values:
 def sort_full(SortWithIndices, device) -> None:
     function = check_is_function(SortWithIndices, SORT)
     # the gradient first, without ties and then with, so that a hint about ties is proven
-    with case("x of shape (3, 5)"):
+    with quoting_case(SORT, "x of shape (3, 5)"):
         check_sort(function, sample((3, 5), device, seed=12), saved=False)
-    with case("x = [[2, 0, 2, 1, 0, 2]], which has ties"):
+    with quoting_case(SORT, "x = [[2, 0, 2, 1, 0, 2]], which has ties"):
         check_sort(function, torch.tensor([[2.0, 0, 2, 1, 0, 2]], dtype=torch.float64,
                                           device=device), ties=True, saved=False)
-    with case("pairs of values one float64 ulp apart"):
+    with quoting_case(SORT, "pairs of values one float64 ulp apart"):
         check_sort(function, float32_twins(device), saved=False)
     for seed, shape in enumerate(SORT_SHAPES):
-        with case(f"x of shape {shape}"):
+        with quoting_case(SORT, f"x of shape {shape}"):
             check_sort(function, sample(shape, device, seed=seed), seed=seed)
-    with case("x transposed, of shape (3, 5)"):  # strided indices: a copy of them is saved
+    # strided indices: a copy of them is saved
+    with quoting_case(SORT, "x transposed, of shape (3, 5)"):
         check_sort(function, sample((5, 3), device, seed=13).mT, seed=13)
     covers("0-d x")
     covers("non-contiguous grad_values")
     check_each_input_alone(_Values(function), SORT, {"x": sample((3, 5), device)})
     ties = torch.randint(0, 3, (4, 9), generator=torch.Generator().manual_seed(3)).double()
-    with case("x of shape (4, 9) with many ties"):
+    with quoting_case(SORT, "x of shape (4, 9) with many ties"):
         check_sort(function, ties.to(device), ties=True)
     covers("ties")
     gradcheck_callable(SORT, lambda t: function.apply(t)[0], sample((2, 4), device, seed=1))
@@ -292,11 +293,11 @@ class _Joined:
 def split_full(SplitHalves, device) -> None:
     function = check_is_function(SplitHalves, SPLIT)
     for seed, shape in enumerate(SPLIT_SHAPES):
-        with case(f"x of shape {shape}"):
+        with quoting_case(SPLIT, f"x of shape {shape}"):
             check_split(function, sample(shape, device, seed=seed), seed=seed)
     covers("one output used, or neither")
     covers("non-contiguous gradients")
-    with case("x of shape (3, 4), each output then written in place"):
+    with quoting_case(SPLIT, "x of shape (3, 4), each output then written in place"):
         check_outputs_writable(function, sample((3, 4), device, seed=7))
     covers("outputs written in place")
     check_each_input_alone(_Joined(function), SPLIT, {"x": sample((2, 6), device, seed=8)})

@@ -7,11 +7,13 @@ import torch
 
 from autograder.errors import GradingError
 from autograder.exercises import EXERCISES
-from autograder.exercises.lesson07_outputs.abs_in_place import both_signs
-from autograder.exercises.lesson07_outputs.outputs import (RELU_SHAPES, SORT_SHAPES, check_sort,
-                                                           check_split, with_zeros)
+from autograder.exercises.lesson07_outputs.abs_in_place import ABS, both_signs
+from autograder.exercises.lesson07_outputs.in_place import check_leaf_error, quoting_case
+from autograder.exercises.lesson07_outputs.outputs import (RELU_SHAPES, SORT, SORT_SHAPES,
+                                                           check_sort, check_split, with_zeros)
 from autograder.exercises.lesson07_outputs.sort_probes import float32_twins, sorted_as_float32_only
 from autograder.grading import grade
+from autograder.mistakes import mistake_of
 from autograder.probes import AllocationLog, record_ctx_calls, record_grad_outputs
 from tests.autograder.catalogued import graded_mistake
 from tools import catalogue
@@ -94,6 +96,39 @@ def test_probes_record_ctx_calls_and_grad_outputs():
     with AllocationLog() as log:
         torch.autograd.grad(first, x, ones)
     assert received[0][1] is None and log.bytes == x.numel() * x.element_size()
+
+
+def test_an_error_of_the_learners_own_is_quoted_with_its_case():
+    """Does an IndexError a backward raises on a 0-d x (reshape(-1, n)) come back quoted, with
+    the case named and the raised:IndexError category kept, and a leaf refused with a
+    ValueError of its own say so?"""
+    class ReshapesTo2d(solution("SortWithIndices")):
+        @staticmethod
+        def backward(ctx, grad_values, grad_indices):
+            indices, = ctx.saved_tensors
+            rows = grad_values.reshape(-1, grad_values.shape[-1])  # no last dim when x is 0-d
+            return torch.zeros_like(rows).scatter(1, indices.reshape(rows.shape), rows).reshape(
+                grad_values.shape)
+
+    with pytest.raises(GradingError) as raised:
+        with quoting_case(SORT, "x of shape ()"):
+            check_sort(ReshapesTo2d, torch.tensor(0.5, dtype=torch.float64))
+    assert _first_line(raised.value) == ("SortWithIndices.backward raised IndexError: tuple "
+                                         "index out of range (with x of shape ())")
+    assert mistake_of(raised.value) == "raised:IndexError"
+
+    class OwnLeafError(solution("AbsInPlace")):
+        @staticmethod
+        def forward(ctx, x):
+            if x.is_leaf and x.requires_grad:
+                raise ValueError("x is a leaf")
+            return solution("AbsInPlace").forward(ctx, x)
+
+    with pytest.raises(GradingError) as raised:
+        check_leaf_error(OwnLeafError, ABS, "cpu")
+    assert _first_line(raised.value).startswith(
+        "AbsInPlace raised its own error for a leaf that requires grad (ValueError: x is a leaf)")
+    assert mistake_of(raised.value) == "raised:ValueError"
 
 
 def test_split_quick_names_the_case():
