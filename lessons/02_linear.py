@@ -172,46 +172,17 @@ check_linear_entries()
 # `nn.Linear` also takes inputs with more leading dimensions than one batch. Before you work
 # that out for a matrix product, here it is on an element-wise one: $y = x \odot s$, where
 # $x$ has shape $(*, d)$ and each of the $d$ features has its own scale $s_j$, so $s$ has
-# shape $(d,)$. Call each position in the leading dimensions $p$, and $M$ their number.
+# shape $(d,)$. Call each position in the leading dimensions $p$.
 #
-# - $\partial L / \partial x_{pj} = G_{pj}\, s_j$: `grad_x = grad_output * s`, shape $(*, d)$.
-# - $\partial L / \partial s_j = \sum_p G_{pj}\, x_{pj}$: multiply, flatten to $(M, d)$, sum
-#   over the rows: shape $(d,)$.
+# - $y_{pj} = x_{pj}\, s_j$ reads $x_{pj}$ alone, so
+#   $\partial L / \partial x_{pj} = G_{pj}\, s_j$: one number per entry of $x$, shape $(*, d)$.
+# - $s_j$ is read at **every** position, so the chain rule sums over all of them:
+#   $\partial L / \partial s_j = \sum_p G_{pj}\, x_{pj}$, one number per feature, shape
+#   $(d,)$, whatever the number of leading dimensions.
 #
-# Backward also checks `ctx.needs_input_grad`, a tuple with one boolean per forward input
-# (whether that input required grad when forward ran), and computes only those gradients:
-# autograd would throw the others away.
-
-# %%
-class FeatureScale(torch.autograd.Function):
-    """y = x * s, with x of shape (*, d) and one scale per feature, s of shape (d,)."""
-
-    @staticmethod
-    def forward(ctx, x, s):
-        ctx.save_for_backward(x, s)
-        return x * s
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, s = ctx.saved_tensors
-        grad_x = grad_s = None  # None: this input does not require grad
-        if ctx.needs_input_grad[0]:
-            grad_x = grad_output * s  # (*, d) * (d,) -> (*, d)
-        if ctx.needs_input_grad[1]:
-            d = s.shape[0]
-            grad_s = (grad_output * x).reshape(-1, d).sum(dim=0)  # (*, d) -> (M, d) -> (d,)
-        return grad_x, grad_s
-
-
-# %% [markdown]
-# `gradcheck` with no leading dimension, one, and two:
-
-# %%
-s = torch.randn(4, dtype=torch.float64, requires_grad=True)
-for shape in [(4,), (5, 4), (2, 3, 4)]:
-    x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
-    print(f"x of shape {str(shape):<10} gradcheck:",
-          torch.autograd.gradcheck(FeatureScale.apply, (x, s)))
+# A parameter shared by every position collects a sum over the positions; an input used at one
+# position gets a gradient of its own shape there. The code for `FeatureScale` waits until
+# after Exercise 1, as a comparison: turning such a sum into code is part of the exercise.
 
 # %% [markdown]
 # ## Leading dimensions: your turn to derive
@@ -225,8 +196,8 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
 # 1. Does your formula for `grad_x` still work when $G$ has shape $(B, T, \text{out})$?
 #    (Hint: `@` treats every dimension but the last two as a batch.)
 # 2. $W_{ij}$ is used at every position. Write $\partial L / \partial W_{ij}$ as a sum over $p$.
-#    `FeatureScale` multiplied first and then summed the positions as rows; here the sum over
-#    $p$ sits inside a product. Which two 2-D matrices make it **one** matrix product,
+#    In `FeatureScale` the sum over $p$ was of an element-wise product; here it sits inside a
+#    matrix product. Which two 2-D matrices make it **one** matrix product,
 #    whatever the number of leading dimensions, and which of them is transposed?
 # 3. The same question for `grad_bias`.
 # 4. Does your answer to 2 still work for a single vector, $x$ of shape $(\text{in},)$?
@@ -250,6 +221,10 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
 # - the first layer of a network: $x$ is the data, with no gradient;
 # - fine-tuning with frozen weights: $W$ and $b$ need none, but $x$ does, to reach
 #   earlier layers.
+#
+# Backward can read `ctx.needs_input_grad`, a tuple with one boolean per forward input
+# (whether that input required grad when forward ran), and compute only the gradients it asks
+# for: autograd would throw the others away.
 #
 # `torch.utils.flop_counter.FlopCounterMode` counts the floating-point operations (FLOPs) of
 # the matrix products run inside it (not of sums or element-wise operations). Here is one
@@ -317,9 +292,10 @@ plt.show()
 # Write `MyLinearFunction`, with `MyLinearFunction.apply(x, weight, bias=None)` returning
 # `x @ weight.T + bias`. The contract, which the self-check and the hidden tests check:
 #
-# - `x` of shape $(*, \text{in})$, any number of leading dimensions **including none**,
-#   `weight` of shape $(\text{out}, \text{in})$, `bias` of shape $(\text{out},)$ or `None`:
-#   the value and the gradients `F.linear` gives, each gradient of its input's shape;
+# - `x` of shape $(*, \text{in})$, any number of leading dimensions **including none**, each
+#   of any size **including 0** (an empty batch), `weight` of shape $(\text{out}, \text{in})$,
+#   `bias` of shape $(\text{out},)$ or `None`: the value and the gradients `F.linear` gives,
+#   each gradient of its input's shape;
 # - in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its
 #   input required grad when forward ran), and `None` otherwise;
 # - forward keeps what backward reads with `ctx.save_for_backward`, one call's state per
@@ -410,6 +386,41 @@ from autograder import grade; grade("MyLinearFunction", MyLinearFunction)
 # </details>
 
 # %% [markdown]
+# ### Compare: the worked example in code
+#
+# `FeatureScale`'s two formulas as a Function, beside yours: its parameter's sum over the
+# positions, written for every number of leading dimensions, and its gradients computed only
+# where `ctx.needs_input_grad` asks. `gradcheck` with no leading dimension, one, and two:
+
+# %%
+class FeatureScale(torch.autograd.Function):
+    """y = x * s, with x of shape (*, d) and one scale per feature, s of shape (d,)."""
+
+    @staticmethod
+    def forward(ctx, x, s):
+        ctx.save_for_backward(x, s)
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        grad_x = grad_s = None  # None: this input does not require grad
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_output * s  # (*, d) * (d,) -> (*, d)
+        if ctx.needs_input_grad[1]:
+            d = s.shape[0]
+            grad_s = (grad_output * x).reshape(-1, d).sum(dim=0)  # (*, d) -> (M, d) -> (d,)
+        return grad_x, grad_s
+
+
+# %%
+s = torch.randn(4, dtype=torch.float64, requires_grad=True)
+for shape in [(4,), (5, 4), (2, 3, 4)]:
+    x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
+    print(f"x of shape {str(shape):<10} gradcheck:",
+          torch.autograd.gradcheck(FeatureScale.apply, (x, s)))
+
+# %% [markdown]
 # ### A transpose in forward: a transpose in backward?
 #
 # Forward multiplies by $W^\top$, so multiplying by $W^\top$ in backward too is a tempting
@@ -462,83 +473,6 @@ compare(predicted, {
 # with $\text{in} \ne \text{out}$ and random weights: a square test only catches the slip by
 # its values, and a symmetric one never does. $W^\top$ in the forward becomes $W$ in `grad_x`,
 # and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
-# </details>
-
-# %% [markdown]
-# ### What the engine sums for you, and what it cannot
-#
-# Your `grad_weight` sums over every position; there are other ways to write that sum, and
-# some of them fail only for some shapes. Lesson 00 showed that the engine sums a gradient
-# down to its input's shape when the input's shape broadcasts to it. **Predict, then run.** For $x$ of shape $(2, 5, 3)$ and $G$ of shape
-# $(2, 5, 4)$, which of these three `grad_weight` candidates raise? And `G.T @ x` for a single
-# vector, $x$ of shape $(3,)$? Write `True` (raises) or `False` for each. Then: returned from a
-# backward as the gradient of a $(4, 3)$ weight, does the engine accept the result of
-# `G.mT @ x`, summing it to $(4, 3)$? `True` or `False`.
-
-# %%
-predicted = {"G.mT @ x, 3-D": None, "G.T @ x, 3-D": None,
-             "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": None, "G.T @ x, 1-D": None,
-             "the engine sums G.mT @ x to (4, 3)": None}
-
-# %%
-G3, x3 = torch.randn(2, 5, 4), torch.randn(2, 5, 3)
-G1, x1 = torch.randn(4), torch.randn(3)
-candidates = {
-    "G.mT @ x, 3-D": lambda: G3.mT @ x3,
-    "G.T @ x, 3-D": lambda: G3.T @ x3,
-    "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": lambda: G3.reshape(-1, 4).T @ x3.reshape(-1, 3),
-    "G.T @ x, 1-D": lambda: G1.T @ x1,
-}
-raised = {}
-for label, candidate in candidates.items():
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # .T on a 3-D tensor is deprecated
-            print(f"{label:<44} shape {tuple(candidate().shape)}")
-        raised[label] = False
-    except RuntimeError as error:
-        print(f"{label:<44} RuntimeError: {str(error).splitlines()[0][:60]}...")
-        raised[label] = True
-
-
-class HandBack(torch.autograd.Function):
-    """Identity on weight; backward returns the given tensor as weight's gradient."""
-
-    @staticmethod
-    def forward(ctx, weight, gradient):
-        ctx.save_for_backward(gradient)
-        return weight.clone()
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        gradient, = ctx.saved_tensors
-        return gradient, None
-
-
-weight = torch.zeros(4, 3, requires_grad=True)
-try:
-    HandBack.apply(weight, G3.mT @ x3).sum().backward()
-    print("weight.grad of shape", tuple(weight.grad.shape), "equal to the flattened product:",
-          torch.allclose(weight.grad, G3.reshape(-1, 4).T @ x3.reshape(-1, 3), atol=1e-5))
-    summed = True
-except RuntimeError as error:
-    print("the engine refused it:", error)
-    summed = False
-compare(predicted, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `G.mT @ x` is a batched product: one $(4, 3)$ matrix per batch entry, shape $(2, 4, 3)$.
-# Returned from backward, it is summed by the engine to $(4, 3)$, since $(4, 3)$ broadcasts to
-# $(2, 4, 3)$: the right values, with the sum over the batch done out of sight. The
-# contracts of this lesson ask for each gradient of its input's shape, so the self-check
-# rejects it all the same, and says which gradient came back with which shape.
-# `.T` on a 3-D tensor reverses **every** dimension (PyTorch warns that this is deprecated), so
-# `G.T @ x` multiplies $(4, 5, 2)$ by $(2, 5, 3)$ and fails. On 1-D tensors `@` is a dot
-# product, which fails for vectors of sizes 4 and 3. Flattening first works for every shape
-# and says what you mean: one $(\text{out}, \text{in})$ gradient summed over every position.
-# Do the sums yourself, in `grad_bias` too: the shapes of your gradients then state the maths.
 # </details>
 
 # %% [markdown]
@@ -754,9 +688,9 @@ check_relu_keeps()
 # Write `FusedLinearReLU`, with `FusedLinearReLU.apply(x, weight, bias=None)` returning
 # `relu(x @ weight.T + bias)`. The contract, which the self-check and the hidden tests check:
 #
-# - shapes as in exercise 1: the value and the gradients autograd gives
-#   `torch.relu(F.linear(x, weight, bias))`, each of its input's shape, with a gradient of 0
-#   where the pre-activation is $\le 0$, **including exactly 0** (as `torch.relu`);
+# - shapes as in exercise 1, an empty batch included: the value and the gradients autograd
+#   gives `torch.relu(F.linear(x, weight, bias))`, each of its input's shape, with a gradient
+#   of 0 where the pre-activation is $\le 0$, **including exactly 0** (as `torch.relu`);
 # - forward saves `x`, `weight` and what your `relu_keeps` keeps, through
 #   `ctx.save_for_backward`: no float pre-activation $z$, no output. As in exercise 1, it may
 #   save `None` for `x` when the weight needs no gradient, and for `weight` when `x` needs
@@ -975,34 +909,8 @@ plt.show()
 #    sum keeps every position: $\;\partial L / \partial W_{hoi} = \sum_p G_{pho}\, x_{phi}$.
 #
 # Each result is a product of two tensors summed over the letters it lacks, so each is one
-# `einsum`: write the two subscript strings from steps 1 and 2 before you read them in the
-# backward below. Forward is `"...hi,hoi->...ho"`.
-
-# %%
-class HeadwiseLinear(torch.autograd.Function):
-    """y[..., h, o] = sum_i x[..., h, i] * weight[h, o, i]: one linear map per head."""
-
-    @staticmethod
-    def forward(ctx, x, weight):
-        ctx.save_for_backward(x, weight)
-        return torch.einsum("...hi,hoi->...ho", x, weight)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight = ctx.saved_tensors
-        grad_x = grad_weight = None
-        if ctx.needs_input_grad[0]:  # dL/dx[p, h, i] = sum_o G[p, h, o] W[h, o, i]
-            grad_x = torch.einsum("...ho,hoi->...hi", grad_output, weight)
-        if ctx.needs_input_grad[1]:  # dL/dW[h, o, i] = sum_p G[p, h, o] x[p, h, i]
-            grad_weight = torch.einsum("...ho,...hi->hoi", grad_output, x)
-        return grad_x, grad_weight
-
-
-heads_weight = torch.randn(3, 4, 5, dtype=torch.float64, requires_grad=True)  # (H, out, in)
-for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
-    x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
-    print(f"x of shape {str(shape):<13} gradcheck:",
-          torch.autograd.gradcheck(HeadwiseLinear.apply, (x, heads_weight)))
+# `einsum`, as forward is `"...hi,hoi->...ho"`. Its code waits until after `Bilinear`, as a
+# comparison: writing such a derivation as `einsum`s is that exercise's second half.
 
 # %% [markdown]
 # ## ✎ Transfer exercise · `Bilinear`
@@ -1014,8 +922,8 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 #
 # Write `Bilinear`, with `Bilinear.apply(x1, x2, weight, bias=None)` returning
 # `F.bilinear(x1, x2, weight, bias)`, where `x1` has shape $(*, n_1)$, `x2` has shape
-# $(*, n_2)$ with the same leading dimensions (none included), `weight` has shape
-# $(\text{out}, n_1, n_2)$ and `bias` $(\text{out},)$ or is `None`. The contract:
+# $(*, n_2)$ with the same leading dimensions (none, and an empty batch, included), `weight`
+# has shape $(\text{out}, n_1, n_2)$ and `bias` $(\text{out},)$ or is `None`. The contract:
 #
 # - each of the four gradients is computed only when `ctx.needs_input_grad` asks for it, and
 #   is `None` otherwise;
@@ -1155,17 +1063,49 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # $$\frac{\partial L}{\partial W_{oij}} = \sum_p G_{po}\, x_{1, pi}\, x_{2, pj},\quad
 #   \frac{\partial L}{\partial b_o} = \sum_p G_{po}.$$
 #
-# Look at the subscripts, here and in `HeadwiseLinear`: each gradient is the forward product
-# with the factor you differentiate and the output **swapped**. `grad_output` takes the
-# output's letters, the result takes the factor's letters, and the other factors stay as they
-# were, since the derivative of a product with respect to one factor is the product of the
-# others. Call it the **swap rule**. It holds when every letter appears in at least two
-# subscripts (operands and output) and no subscript repeats a letter; here $p$ is in $x_1$,
-# $x_2$ and the output, so `grad_weight` sums over it. A letter that one operand alone has is
-# summed in forward and must be broadcast back in backward, and a repeated one (`"ii->i"`, a
-# diagonal) would have to repeat in the gradient's output (`"i->ii"`), which einsum refuses:
-# the swap does neither (an optional section after the summary works both out).
+# Look at the subscripts, here and in `HeadwiseLinear`'s backward below: each gradient is the
+# forward product with the factor you differentiate and the output **swapped**. `grad_output`
+# takes the output's letters, the result takes the factor's letters, and the other factors
+# stay as they were, since the derivative of a product with respect to one factor is the
+# product of the others. Call it the **swap rule**. It holds when every letter appears in at
+# least two subscripts (operands and output) and no subscript repeats a letter; here $p$ is in
+# $x_1$, $x_2$ and the output, so `grad_weight` sums over it. A letter that one operand alone
+# has is summed in forward and must be broadcast back in backward, and a repeated one
+# (`"ii->i"`, a diagonal) would have to repeat in the gradient's output (`"i->ii"`), which
+# einsum refuses: the swap does neither (an optional section after the summary works both
+# out).
 # </details>
+
+# %% [markdown]
+# The worked example's two gradients as `einsum`s, for comparison, and `gradcheck` with no
+# leading dimension, one and two:
+
+# %%
+class HeadwiseLinear(torch.autograd.Function):
+    """y[..., h, o] = sum_i x[..., h, i] * weight[h, o, i]: one linear map per head."""
+
+    @staticmethod
+    def forward(ctx, x, weight):
+        ctx.save_for_backward(x, weight)
+        return torch.einsum("...hi,hoi->...ho", x, weight)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:  # dL/dx[p, h, i] = sum_o G[p, h, o] W[h, o, i]
+            grad_x = torch.einsum("...ho,hoi->...hi", grad_output, weight)
+        if ctx.needs_input_grad[1]:  # dL/dW[h, o, i] = sum_p G[p, h, o] x[p, h, i]
+            grad_weight = torch.einsum("...ho,...hi->hoi", grad_output, x)
+        return grad_x, grad_weight
+
+
+heads_weight = torch.randn(3, 4, 5, dtype=torch.float64, requires_grad=True)  # (H, out, in)
+for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
+    x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
+    print(f"x of shape {str(shape):<13} gradcheck:",
+          torch.autograd.gradcheck(HeadwiseLinear.apply, (x, heads_weight)))
+
 
 # %% [markdown]
 # ## Common mistakes
@@ -1175,6 +1115,8 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # | `grad_x = grad_output @ weight.T` | a shape error when in $\ne$ out; silently wrong when $W$ is square | $G W$: $(*, \text{out}) \cdot (\text{out}, \text{in})$ |
 # | `grad_weight = grad_output.T @ x` without flattening | `RuntimeError` for 1-D `x` (a dot product of sizes out and in) and for 3-D `x` (`.T` reverses every dimension) | flatten the leading dimensions into rows first, then $G_2^\top x_2$ |
 # | `grad_output.view(-1, out)` | `RuntimeError` when autograd hands a non-contiguous `grad_output` with leading dimensions it cannot merge (a permuted 3-D one); a transposed 2-D one passes, so a batch test does not catch it | `reshape`, which copies only when it must |
+# | `grad_weight = (grad_output.mT @ x).sum(0)` for 3-D `x` and more | sums one batch dimension only: for 4-D `x` a $(1, \text{out}, \text{in})$ is left, which the engine sums for you, and the self-check rejects | flatten every leading dimension into rows first, then $G_2^\top x_2$ |
+# | `x.reshape(rows, -1)` with `rows` from `grad_output`, or `grad_bias` as a mean times the number of rows | fails for an empty batch, $x$ of shape $(0, \text{in})$: reshape cannot infer $-1$ from zero elements, and a mean over no rows is NaN | `x.reshape(-1, x.shape[-1])`: give the size you know; sum the rows |
 # | `grad_bias` summed with `.sum(0)`, or over `dim=tuple(range(grad_output.dim() - 1))` | right for a batch; for 1-D `x` the sum takes the out features, since `sum(dim=())` sums every dimension, not none | flatten first, then sum the rows |
 # | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
 # | saving `None` for an input, then reshaping it or reading its `.shape` in backward anyway | an `AttributeError` or `TypeError` on `None` when only the other input needs a gradient | read each saved tensor only in the branch that uses it; take sizes from `grad_output` |
@@ -1188,7 +1130,7 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # | saving the float pre-activation `z` in the fused Function | the memory fusing was meant to save is still spent | save `z > 0` |
 # | `ctx.mask = z > 0` | skips the in-place check; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
 # | `grad_output[~mask] = 0` | corrupts gradients autograd shares | multiply into a new tensor |
-# | forgetting the ReLU's mask in the fused backward | wrong gradients wherever $z \le 0$ | apply the mask to $G$ first |
+# | forgetting the ReLU's mask in the fused backward, in `grad_x` alone or in all three | wrong gradients wherever $z \le 0$ | apply the mask to $G$ first, and use the result in every gradient |
 
 # %% [markdown]
 # ## Summary
@@ -1206,7 +1148,8 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # ## Optional sections (not graded)
 #
 # The main line ends with the summary above; nothing below is needed for an exercise. First a
-# measurement that backs `FusedLinearReLU`'s saving rule, then notes from practice.
+# measurement that backs `FusedLinearReLU`'s saving rule, then what the engine sums for you
+# when a gradient comes back with extra dimensions, then notes from practice.
 
 # %% [markdown]
 # ### Frozen weights: what `FusedLinearReLU` keeps
@@ -1243,6 +1186,86 @@ compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
 # $8 \times 16 = 128$ KiB (a peak of 320), a quarter of the composed network. The exercise
 # accepts both; for fine-tuning, write the second. If yours kept `x`, save `None` in its
 # place when the weight is frozen, run its self-check again and then this cell.
+# </details>
+
+# %% [markdown]
+# ### What the engine sums for you, and what it cannot
+#
+# Your `grad_weight` sums over every position; there are other ways to write that sum, and
+# some of them fail only for some shapes. Lesson 00 showed that the engine sums a gradient
+# down to its input's shape when the input's shape broadcasts to it. **Predict, then run.**
+# For $x$ of shape $(2, 5, 3)$ and $G$ of shape $(2, 5, 4)$, which of these three
+# `grad_weight` candidates raise? And `G.T @ x` for a single vector, $x$ of shape $(3,)$?
+# Write `True` (raises) or `False` for each. Then: returned from a backward as the gradient of
+# a $(4, 3)$ weight, does the engine accept the result of `G.mT @ x`, summing it to $(4, 3)$?
+# `True` or `False`.
+
+# %%
+predicted = {"G.mT @ x, 3-D": None, "G.T @ x, 3-D": None,
+             "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": None, "G.T @ x, 1-D": None,
+             "the engine sums G.mT @ x to (4, 3)": None}
+
+# %%
+G3, x3 = torch.randn(2, 5, 4), torch.randn(2, 5, 3)
+G1, x1 = torch.randn(4), torch.randn(3)
+candidates = {
+    "G.mT @ x, 3-D": lambda: G3.mT @ x3,
+    "G.T @ x, 3-D": lambda: G3.T @ x3,
+    "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": lambda: G3.reshape(-1, 4).T @ x3.reshape(-1, 3),
+    "G.T @ x, 1-D": lambda: G1.T @ x1,
+}
+raised = {}
+for label, candidate in candidates.items():
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # .T on a 3-D tensor is deprecated
+            print(f"{label:<44} shape {tuple(candidate().shape)}")
+        raised[label] = False
+    except RuntimeError as error:
+        print(f"{label:<44} RuntimeError: {str(error).splitlines()[0][:60]}...")
+        raised[label] = True
+
+
+class HandBack(torch.autograd.Function):
+    """Identity on weight; backward returns the given tensor as weight's gradient."""
+
+    @staticmethod
+    def forward(ctx, weight, gradient):
+        ctx.save_for_backward(gradient)
+        return weight.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        gradient, = ctx.saved_tensors
+        return gradient, None
+
+
+weight = torch.zeros(4, 3, requires_grad=True)
+try:
+    HandBack.apply(weight, G3.mT @ x3).sum().backward()
+    print("weight.grad of shape", tuple(weight.grad.shape), "equal to the flattened product:",
+          torch.allclose(weight.grad, G3.reshape(-1, 4).T @ x3.reshape(-1, 3), atol=1e-5))
+    summed = True
+except RuntimeError as error:
+    print("the engine refused it:", error)
+    summed = False
+compare(predicted, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `G.mT @ x` is a batched product: one $(4, 3)$ matrix per batch entry, shape $(2, 4, 3)$.
+# Returned from backward, it is summed by the engine to $(4, 3)$, since $(4, 3)$ broadcasts to
+# $(2, 4, 3)$: the right values, with the sum over the batch done out of sight. The
+# contracts of this lesson ask for each gradient of its input's shape, so the self-check
+# rejects it all the same, and says which gradient came back with which shape. So it does
+# for `(G.mT @ x).sum(0)`, which sums one batch dimension only: for $x$ of shape
+# $(2, 1, 3, 3)$ a $(1, 4, 3)$ is left, which the engine would sum too.
+# `.T` on a 3-D tensor reverses **every** dimension (PyTorch warns that this is deprecated), so
+# `G.T @ x` multiplies $(4, 5, 2)$ by $(2, 5, 3)$ and fails. On 1-D tensors `@` is a dot
+# product, which fails for vectors of sizes 4 and 3. Flattening first works for every shape
+# and says what you mean: one $(\text{out}, \text{in})$ gradient summed over every position.
+# Do the sums yourself, in `grad_bias` too: the shapes of your gradients then state the maths.
 # </details>
 
 # %% [markdown]
@@ -1290,10 +1313,9 @@ compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
 # `weight`) makes an intermediate of shape $(P, \text{out}, n_2)$, 8192 numbers; summing over
 # $j$ first makes one of shape $(P, \text{out}, n_1)$, 262144 numbers, each a sum of only 8
 # products, written out and read back. `FlopCounterMode` counts 4.21 M FLOPs against 4.72 M,
-# yet the second order takes several times as long: on the AMD EPYC this lesson was checked on
-# (torch 2.13, CPU, float32), about 5 times with one thread and about 3 times with two. The
-# ratio depends on the machine and on the threads, but the cause does not: the intermediate's
-# size, not the arithmetic. The code cell after this block times both orders on your machine.
+# yet the second order takes several times as long, on this machine: the code cell after this
+# block measures it. The ratio depends on the machine and on the threads, but the cause does
+# not: the intermediate's size, not the arithmetic.
 # (PyTorch chooses the order with `opt_einsum` when it is installed, and otherwise contracts
 # left to right, in the order you list the operands.)
 #

@@ -18,7 +18,7 @@ from ...exercise import Exercise, sample
 from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsaved_input_named
 from ..shared.call_state import check_class_untouched, check_one_ctx_per_call
 from ..shared.grad_output import check_noncontiguous_grad_output
-from ..shared.returned_gradients import check_returned_shapes
+from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .contracts import BILINEAR_CLAUSES
 
 LATER_IN_LESSON = True
@@ -28,6 +28,7 @@ BILINEAR = Spec("Bilinear", ("x1", "x2", "weight", "bias"),
 
 OUT = 4
 LEADING_SHAPES = [(5,), (2, 3), ()]
+EMPTY = (0,)  # an empty batch: F.bilinear gives a (0, out) output and zero gradients
 # n1 != n2 first, so that x1 and x2 mixed up cannot even have the right shapes; then n1 == n2,
 # where a weight read as (out, n2, n1) runs and is wrong.
 FEATURES = [(3, 2), (3, 3)]
@@ -123,7 +124,8 @@ def _bilinear_checks(function, device) -> None:
         values = bilinear_values(leading, n1, n2, device, bias=bias, seed=seed)
         with case(f"x1 of shape {(*leading, n1)}, x2 of shape {(*leading, n2)}, "
                   f"bias={'a tensor' if bias else 'None'}"):
-            with bias_entry_named(function, values), bias_sum_named(function, values, device):
+            with (bias_entry_named(function, values), bias_sum_named(function, values, device),
+                  weight_indices_named(function, values)):
                 forward, backward = check_values_and_gradients(function, BILINEAR, values)
             check_no_ctx_tensors(BILINEAR, forward)
             # the derivation is the exercise: no autograd inside backward, as MyLinearFunction
@@ -131,9 +133,17 @@ def _bilinear_checks(function, device) -> None:
     covers("x1 and x2 with no leading dimension")
     covers("bias=None")
     covers("n1 == n2")
-    for leading in ((5,), (2, 5)):  # a (rows, out) grad_bias shows, and a batched grad_weight
+    check_empty_batch(function, device)
+    # each gradient of its input's shape: a (rows, out) grad_bias, a grad_weight with leading
+    # dims left over, which the engine sums; every subset of the inputs requiring grad for 2-D
+    # and 3-D x1, all of them for the others
+    for leading in ((5,), (2, 5), (), (2, 1, 3), EMPTY):
+        values = bilinear_values(leading, 3, 2, device)
         with case(f"x1 of shape {(*leading, 3)}, x2 of shape {(*leading, 2)}, bias=a tensor"):
-            check_returned_shapes(function, BILINEAR, bilinear_values(leading, 3, 2, device))
+            if leading in ((5,), (2, 5)):
+                check_returned_shapes(function, BILINEAR, values)
+            else:
+                _check_returned_shapes(function, BILINEAR, make_inputs(values))
     with case("grad_output not contiguous"):
         check_noncontiguous_grad_output(function, BILINEAR, bilinear_values((2, 3), 3, 2, device))
     # two calls in flight whose feature sizes differ: a size kept where calls share it (the
@@ -148,6 +158,65 @@ def _bilinear_checks(function, device) -> None:
     check_computes_only_what_is_needed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     covers("each gradient only when needed")
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
+
+
+def check_empty_batch(function, device) -> None:
+    """x1 and x2 of shapes (0, n1) and (0, n2), after every other leading shape passed:
+    F.bilinear's output is (0, out) and the gradients of weight and bias are zeros."""
+    values = bilinear_values(EMPTY, 3, 2, device)
+    with case("x1 of shape (0, 3), x2 of shape (0, 2), bias=a tensor"):
+        try:
+            check_values_and_gradients(function, BILINEAR, values)
+        except GradingError as error:
+            raise GradingError(
+                "Bilinear fails for an empty batch, x1 of shape (0, 3) and x2 of shape (0, 2), "
+                "and is right for every other leading shape: there F.bilinear's output has "
+                f"shape (0, {OUT}) and the gradients of weight and bias are zeros, sums over no "
+                "rows. Does your backward divide by the number of rows, pick one row out, or "
+                "ask reshape to infer a size from zero elements?",
+                error.details or error.hint, mistake="Bilinear/empty-batch") from error
+    covers("an empty batch")
+
+
+@contextlib.contextmanager
+def weight_indices_named(function, values: dict):
+    """With n1 == n2, after every n1 != n2 case passed: a grad_x1 or grad_x2 that reads the
+    weight as weight[o, j, i] runs, and is named when a probe proves it."""
+    try:
+        yield
+    except GradingError as error:
+        n1, n2 = values["x1"].shape[-1], values["x2"].shape[-1]
+        name = _weight_swapped_in(function, values) if n1 == n2 else None
+        if name is None:
+            raise
+        raise GradingError(
+            f"your grad_{name} is right when n1 != n2 and wrong for n1 == n2: it is what "
+            "weight[o, j, i] in place of weight[o, i, j] gives, the weight's last two indices "
+            "swapped, which only a square weight[o] lets run. In y[p, o] = "
+            "sum_ij x1[p, i] W[o, i, j] x2[p, j], which index of W goes with x1, and which "
+            "with x2?", error.details or error.hint,
+            mistake="Bilinear/weight-indices-swapped") from error
+
+
+def _weight_swapped_in(function, values: dict) -> str | None:
+    """The input (x1 or x2) whose gradient, wrong, is the one of the weight transposed in its
+    last two dims; None if none is."""
+    swapped = Spec(BILINEAR.name, BILINEAR.input_names, lambda x1, x2, weight, bias=None:
+                   F.bilinear(x1, x2, weight.transpose(1, 2), bias))
+    try:
+        inputs = make_inputs(values)
+        output = function.apply(*inputs.values())
+        grad_output = torch.ones_like(output)
+        grads = output.grad_fn.apply(grad_output)  # the user's backward, unchecked
+        truth = reference_gradients(BILINEAR, inputs, grad_output)
+        other = reference_gradients(swapped, inputs, grad_output)
+    except Exception:  # noqa: BLE001 - a probe: any failure proves nothing
+        return None
+    for name, grad in zip(("x1", "x2"), grads):
+        if (isinstance(grad, torch.Tensor) and not torch.allclose(grad.detach(), truth[name])
+                and torch.allclose(grad.detach(), other[name])):
+            return name
+    return None
 
 
 @contextlib.contextmanager
@@ -193,7 +262,8 @@ DOMAIN = Domain(BILINEAR, sampled(BILINEAR, {"x1": (2, 4, 3), "x2": (2, 4, 2), "
 EXERCISES = [
     Exercise("Bilinear", "02_linear", bilinear_full,
              contract=("x1 and x2 with no leading dimension", "bias=None", "n1 == n2",
-                       "non-contiguous grad_output", "each gradient only when needed"),
+                       "an empty batch", "non-contiguous grad_output",
+                       "each gradient only when needed"),
              clauses=BILINEAR_CLAUSES,
              example=lambda: tuple(bilinear_values((5,), 3, 2, "cpu").values()), domain=DOMAIN),
 ]

@@ -6,15 +6,16 @@ from ...clauses import Clause
 
 MY_LINEAR_CLAUSES = (
     Clause("`x` of shape $(*, \\text{in})$, any number of leading dimensions **including none**, "
-           "`weight` of shape $(\\text{out}, \\text{in})$, `bias` of shape $(\\text{out},)$ "
-           "or `None`: the value and the gradients `F.linear` gives, each gradient of its input's "
-           "shape;",
+           "each of any size **including 0** (an empty batch), `weight` of shape "
+           "$(\\text{out}, \\text{in})$, `bias` of shape $(\\text{out},)$ or `None`: the value "
+           "and the gradients `F.linear` gives, each gradient of its input's shape;",
            {"MyLinearFunction/grad-x-transposed": "grad_x = grad_output @ weight.T",
             "MyLinearFunction/wrong-gradient-shape": "grad_weight = x.T @ grad_output",
             "MyLinearFunction/two-d-only": "2-D only, as in PyTorch's docs",
             "MyLinearFunction/bias-sums-features": "bias gradient summed over dim 0 only",
             "MyLinearFunction/returns-gradient-of-another-shape":
-                "grad_bias left unreduced for the engine to sum",
+                "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
+            "MyLinearFunction/empty-batch": "x flattened as x.reshape(rows, -1)",
             "raised:TypeError": "+ bias with no bias=None path"}),
     Clause("in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its "
            "input required grad when forward ran), and `None` otherwise;",
@@ -42,15 +43,19 @@ MY_LINEAR_CLAUSES = (
 
 
 FUSED_CLAUSES = (
-    Clause("shapes as in exercise 1: the value and the gradients autograd gives "
-           "`torch.relu(F.linear(x, weight, bias))`, each of its input's shape, with a gradient "
-           "of 0 where the pre-activation is $\\le 0$, **including exactly 0** (as "
-           "`torch.relu`);",
+    Clause("shapes as in exercise 1, an empty batch included: the value and the gradients "
+           "autograd gives `torch.relu(F.linear(x, weight, bias))`, each of its input's shape, "
+           "with a gradient of 0 where the pre-activation is $\\le 0$, **including exactly 0** "
+           "(as `torch.relu`);",
            {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
             "FusedLinearReLU/grad-x-transposed": "grad_x = grad_z @ weight.T",
+            "FusedLinearReLU/grad-x-unmasked": "forgets the ReLU in backward",
             "FusedLinearReLU/bias-sums-features":
                 "grad_bias summed over dims range(ndim - 1): dim=() for 1-D x",
-            "unproven:wrong-value": "forgets the ReLU in backward"}),
+            "FusedLinearReLU/returns-gradient-of-another-shape":
+                "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
+            "FusedLinearReLU/empty-batch": "x flattened as x.reshape(rows, -1)",
+            "unproven:wrong-value": "mask taken before the bias is added"}),
     Clause("forward saves `x`, `weight` and what your `relu_keeps` keeps, through "
            "`ctx.save_for_backward`: no float pre-activation $z$, no output. As in exercise 1, "
            "it may save `None` for `x` when the weight needs no gradient, and for `weight` when "
@@ -90,6 +95,9 @@ BILINEAR_CLAUSES = (
     Clause("the value and the gradients `F.bilinear` gives, each of its input's shape, for any "
            "`grad_output` autograd hands you, a non-contiguous one included;",
            {"unproven:wrong-value": "grad_x2 sums over the wrong input",
+            "Bilinear/weight-indices-swapped":
+                "grad_x2 reads weight[o, j, i] where the shapes let it (n1 == n2)",
+            "Bilinear/empty-batch": "grad_bias over numel // out rows",
             "Bilinear/bias-sums-features": "bias gradient summed over dim 0 only",
             "Bilinear/returns-gradient-of-another-shape":
                 "grad_bias kept as (1, out) by keepdim=True",

@@ -16,11 +16,12 @@ from ...exercise import Exercise, sample
 from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsaved_input_named
 from ..shared.call_state import check_class_untouched
 from ..shared.grad_output import check_noncontiguous_grad_output
-from ..shared.returned_gradients import check_returned_shapes
+from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .contracts import MY_LINEAR_CLAUSES, FUSED_CLAUSES
 
 IN_FEATURES, OUT_FEATURES = 3, 4
 LEADING_SHAPES = [(), (5,), (2, 5), (2, 1, 3)]
+EMPTY = (0,)  # an empty batch: F.linear gives a (0, out) output and zero parameter gradients
 
 MY_LINEAR = Spec("MyLinearFunction", ("x", "weight", "bias"),
                  lambda x, weight, bias=None: F.linear(x, weight, bias))
@@ -44,16 +45,27 @@ def _linear_case(values: dict) -> str:
 
 
 def check_grad_x_formula(function, spec: Spec, device) -> None:
-    """With a square weight a wrong transpose keeps the shape: name the popular mistake."""
+    """With a square weight a wrong transpose keeps the shape: name the popular mistake. In the
+    fused layer, name a grad_x that skips the ReLU's mask (the linear layer's own grad_x)."""
     values = {"x": sample((5, 3), device), "weight": sample((3, 3), device, seed=1)}
     inputs = make_inputs(values)
     forward = run_forward(function, spec, inputs)
     grad_output = sample((5, 3), device, seed=2)
     backward = run_backward(spec, forward.output, inputs, grad_output)
     grad_x, weight = backward.grads[0], values["weight"]
+    if not isinstance(grad_x, torch.Tensor):
+        return
     if spec is FUSED_LINEAR_RELU:  # the ReLU passes grad_output where the pre-activation > 0
-        grad_output = grad_output * (values["x"] @ weight.T > 0)
-    if (isinstance(grad_x, torch.Tensor) and not torch.allclose(grad_x, grad_output @ weight)
+        unmasked, grad_output = grad_output, grad_output * (values["x"] @ weight.T > 0)
+        if (not torch.allclose(grad_x, grad_output @ weight)
+                and torch.allclose(grad_x, unmasked @ weight)):
+            raise GradingError(
+                "grad_x is the plain linear layer's, grad_output @ weight, as if there were no "
+                "ReLU: where the pre-activation is <= 0 the ReLU passes no gradient back, so "
+                "none reaches x from there either. In exercise 1's formulas, what takes "
+                "grad_output's place here, for grad_x as for the other two?",
+                mistake=f"{spec.name}/grad-x-unmasked")
+    if (not torch.allclose(grad_x, grad_output @ weight)
             and torch.allclose(grad_x, grad_output @ weight.T)):
         raise GradingError(
             "grad_x = grad_output @ weight.T is wrong, a transpose too many: with this square "
@@ -163,14 +175,45 @@ def check_shapes_and_bias(function, spec: Spec, device, *, fused: bool) -> None:
             check_backward_by_hand(spec, backward)
     covers("x with no leading dimension")
     covers("bias=None")
-    for leading in ((5,), (2, 5)):  # a (rows, out) grad_bias shows, and a batched G.mT @ x
-        values = linear_values(leading, device)
-        with case(_linear_case(values)):
-            check_returned_shapes(function, spec, values)
+    check_shapes_returned(function, spec, device)
     with case("grad_output not contiguous"):
         check_noncontiguous_grad_output(function, spec, linear_values((2, 5), device))
     if fused:
         covers("saves a boolean mask")
+
+
+def check_shapes_returned(function, spec: Spec, device, leading_shapes=LEADING_SHAPES) -> None:
+    """Each gradient backward returns has its input's shape, at every leading shape the battery
+    uses: the engine sums a (rows, out) grad_bias to (out,), and a grad_weight with leading
+    dims left over ((G.mT @ x).sum(0) for 4-D x is (1, out, in)) to (out, in), so the values
+    alone pass. Every subset of the inputs requiring grad for 2-D and 3-D x (a branch taken
+    only when some input is frozen), all of them for the other shapes."""
+    for leading in leading_shapes:
+        values = linear_values(leading, device)
+        with case(_linear_case(values)):
+            if leading in ((5,), (2, 5)):
+                check_returned_shapes(function, spec, values)
+            else:
+                _check_returned_shapes(function, spec, make_inputs(values))
+
+
+def check_empty_batch(function, spec: Spec, device) -> None:
+    """x of shape (0, in), after every other leading shape passed: F.linear's output is (0, out)
+    and the gradients of weight and bias are zeros, a sum over no rows."""
+    values = linear_values(EMPTY, device)
+    with case(_linear_case(values)):
+        try:
+            check_values_and_gradients(function, spec, values)
+        except GradingError as error:
+            raise GradingError(
+                f"{spec.name} fails for an empty batch, x of shape {tuple(values['x'].shape)}, "
+                "and is right for every other leading shape: there F.linear's output has shape "
+                f"(0, {OUT_FEATURES}) and the gradients of weight and bias are zeros, sums over "
+                "no rows. Does your backward divide by the number of rows, pick one row out, or "
+                "ask reshape to infer a size from zero elements?",
+                error.details or error.hint, mistake=f"{spec.name}/empty-batch") from error
+    check_shapes_returned(function, spec, device, (EMPTY,))
+    covers("an empty batch")
 
 
 def check_each_alone(function, spec: Spec, device, *, frozen_get_none: bool,
@@ -203,6 +246,7 @@ def _my_linear_checks(function, device) -> None:
     check_class_untouched(function, MY_LINEAR_DOMAIN, device)
     check_grad_x_formula(function, MY_LINEAR, device)
     check_shapes_and_bias(function, MY_LINEAR, device, fused=False)
+    check_empty_batch(function, MY_LINEAR, device)
     # names a gate slip before the FLOP count; the pass after it tries bias=None too
     check_each_alone(function, MY_LINEAR, device, frozen_get_none=False, biases=(True,))
     check_needs_input_grad(function, MY_LINEAR, device)  # names the matmuls to skip
@@ -301,6 +345,7 @@ def _fused_checks(function, device) -> None:
     check_class_untouched(function, FUSED_DOMAIN, device)
     check_grad_x_formula(function, FUSED_LINEAR_RELU, device)
     check_shapes_and_bias(function, FUSED_LINEAR_RELU, device, fused=True)
+    check_empty_batch(function, FUSED_LINEAR_RELU, device)
     check_exact_zero_pre_activation(function, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=False)
     check_needs_input_grad(function, FUSED_LINEAR_RELU, device)
@@ -317,12 +362,12 @@ FUSED_DOMAIN = Domain(FUSED_LINEAR_RELU, sampled(FUSED_LINEAR_RELU, SHAPES), opt
 EXERCISES = [
     Exercise("MyLinearFunction", "02_linear", my_linear_full,
              contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
-                       "skips every unneeded matmul"),
+                       "an empty batch", "skips every unneeded matmul"),
              clauses=MY_LINEAR_CLAUSES,
              example=lambda: tuple(linear_values((5,), "cpu").values()), domain=MY_LINEAR_DOMAIN),
     Exercise("FusedLinearReLU", "02_linear", fused_full,
              contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
-                       "saves a boolean mask",
+                       "an empty batch", "saves a boolean mask",
                        "pre-activations exactly 0"),
              clauses=FUSED_CLAUSES,
              example=lambda: tuple(linear_values((5,), "cpu").values()), domain=FUSED_DOMAIN),

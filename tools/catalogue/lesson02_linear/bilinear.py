@@ -130,6 +130,17 @@ MISTAKES = [
     Mistake("Bilinear", "weight indices read as (out, n2, n1)",
             "Bilinear.backward raised RuntimeError",
             _bilinear_with(GX1.replace("oij", "oji"), GX2, GW)),
+    # right for n1 != n2, and for n1 == n2 the weight's last two indices swapped in grad_x2
+    # (as the review of lesson 02 wrote it, B2: a slip only a square weight[o] lets run)
+    Mistake("Bilinear", "grad_x2 reads weight[o, j, i] where the shapes let it (n1 == n2)",
+            "your grad_x2 is right when n1 != n2 and wrong for n1 == n2",
+            _bilinear_with(GX1, GX2.replace("weight,", "weight.mT if weight.shape[1] == "
+                                            "weight.shape[2] else weight,"), GW)),
+    # an empty batch: reshape cannot infer -1 from zero elements
+    Mistake("Bilinear", "grad_bias over numel // out rows",
+            "Bilinear fails for an empty batch, x1 of shape (0, 3) and x2 of shape (0, 2)",
+            _bilinear_with(GX1, GX2, GW, "grad_output.reshape(grad_output.numel() // "
+                           "weight.shape[0], -1).sum(0)")),
     Mistake("Bilinear", "grad_x2 sums over the wrong input",
             "your gradient for x2 is wrong",
             _bilinear_with(GX1, GX2.replace("x1)", "x1.flip(-1))"), GW)),

@@ -90,7 +90,8 @@ MISTAKES = [
                    "        ctx.mask = z > 0\n        ctx.save_for_backward(x, weight, ctx.mask)\n"
                    "        ctx.has_bias = bias is not None\n        return z * ctx.mask"),
             named=True),
-    Mistake("FusedLinearReLU", "forgets the ReLU in backward", "your gradient for x is wrong",
+    Mistake("FusedLinearReLU", "forgets the ReLU in backward",
+            "grad_x is the plain linear layer's, grad_output @ weight, as if there were no ReLU",
             _fused("        x, weight, mask = ctx.saved_tensors\n        g = grad_output\n"
                    "        g2 = g.reshape(-1, weight.shape[0])\n"
                    "        x2 = x.reshape(-1, weight.shape[1])\n" + FUSED_RETURN), nbgrader=True),
@@ -166,4 +167,35 @@ MISTAKES = [
                    FUSED_FORWARD.replace("ctx.save_for_backward(x, weight, mask)",
                                          "ctx.save_for_backward(x, weight if "
                                          "ctx.needs_input_grad[1] else None, mask)"))),
+    # the mask applied to grad_weight and grad_bias, grad_x from the raw grad_output (review
+    # of lesson 02, F8)
+    Mistake("FusedLinearReLU", "the mask missing from grad_x only",
+            "grad_x is the plain linear layer's, grad_output @ weight, as if there were no ReLU",
+            _fused(FUSED_READ + FUSED_RETURN.replace("grad_x = g @ weight",
+                                                     "grad_x = grad_output @ weight"))),
+    # as MyLinearFunction's: (G.mT @ x).sum(0) leaves (1, out, in) for x of leading shape
+    # (2, 1, 3), which the engine sums (review of lesson 02, F9)
+    Mistake("FusedLinearReLU",
+            "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
+            "FusedLinearReLU.backward returned grad_weight of shape (1, 4, 3) for weight of "
+            "shape (4, 3)",
+            _fused("        x, weight, mask = ctx.saved_tensors\n"
+                   "        g = grad_output * mask\n"
+                   "        grad_x = grad_weight = grad_bias = None\n"
+                   "        if ctx.needs_input_grad[0]:\n"
+                   "            grad_x = g @ weight\n"
+                   "        if ctx.needs_input_grad[1]:\n"
+                   "            if x.dim() == 1:\n"
+                   "                grad_weight = torch.outer(g, x)\n"
+                   "            elif x.dim() == 2:\n"
+                   "                grad_weight = g.T @ x\n"
+                   "            else:\n"
+                   "                grad_weight = (g.mT @ x).sum(0)\n"
+                   "        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
+                   "            grad_bias = g.reshape(-1, g.shape[-1]).sum(0)\n" + _RETURN),
+            named=True),
+    Mistake("FusedLinearReLU", "x flattened as x.reshape(rows, -1)",
+            "FusedLinearReLU fails for an empty batch, x of shape (0, 3)",
+            _fused(FUSED_READ.replace("x.reshape(-1, weight.shape[1])",
+                                      "x.reshape(g2.shape[0], -1)") + FUSED_RETURN), named=True),
 ]

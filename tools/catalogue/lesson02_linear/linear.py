@@ -222,6 +222,39 @@ MISTAKES = [
                     "                              weight if ctx.needs_input_grad[0] else None)\n"
                     "        ctx.has_bias = bias is not None\n"
                     "        return F.linear(x, weight, bias)")),
+    # (G.mT @ x).sum(0) sums one batch dim: right for 3-D x, a (1, out, in) grad_weight for x of
+    # leading shape (2, 1, 3), which the engine sums; the lesson's "What the engine sums for
+    # you" names it (review of lesson 02, /tmp/review_02_linear/wrong_linear.py L8)
+    Mistake("MyLinearFunction",
+            "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
+            "MyLinearFunction.backward returned grad_weight of shape (1, 4, 3) for weight of "
+            "shape (4, 3)",
+            _linear("        x, weight = ctx.saved_tensors\n"
+                    "        grad_x = grad_weight = grad_bias = None\n"
+                    "        if ctx.needs_input_grad[0]:\n"
+                    "            grad_x = grad_output @ weight\n"
+                    "        if ctx.needs_input_grad[1]:\n"
+                    "            if x.dim() == 1:\n"
+                    "                grad_weight = torch.outer(grad_output, x)\n"
+                    "            elif x.dim() == 2:\n"
+                    "                grad_weight = grad_output.T @ x\n"
+                    "            else:\n"
+                    "                grad_weight = (grad_output.mT @ x).sum(0)\n"
+                    "        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
+                    "            g2 = grad_output.reshape(-1, grad_output.shape[-1])\n"
+                    "            grad_bias = g2.sum(0)\n"
+                    + _RETURN), named=True),
+    # an empty batch, x of shape (0, in): reshape cannot infer -1 from zero elements
+    Mistake("MyLinearFunction", "x flattened as x.reshape(rows, -1)",
+            "MyLinearFunction fails for an empty batch, x of shape (0, 3)",
+            _linear(FLAT.replace("x.reshape(-1, weight.shape[1])", "x.reshape(g2.shape[0], -1)")
+                    + GUARDED + "        grad_bias = g2.sum(0) if ctx.has_bias and "
+                    "ctx.needs_input_grad[2] else None\n" + _RETURN), named=True),
+    # a mean times the number of rows is the sum, except over no rows: 0/0
+    Mistake("MyLinearFunction", "grad_bias as g2.mean(0) times the number of rows",
+            "MyLinearFunction fails for an empty batch",
+            _linear(FLAT + GUARDED + "        grad_bias = g2.mean(0) * g2.shape[0] if "
+                    "ctx.has_bias and ctx.needs_input_grad[2] else None\n" + _RETURN)),
     # backward asks autograd for what the learner was to derive: the contract's "by hand"
     Mistake("MyLinearFunction", "asks autograd inside backward",
             "MyLinearFunction.backward calls torch.autograd.grad",

@@ -295,9 +295,13 @@ def test_unsaved_input_named_only_when_a_none_was_saved():
      "Bilinear/reads-missing-bias-flag"),
     ("Bilinear", "bias gradient summed over dim 0 only", "Bilinear/bias-sums-features"),
     ("FusedLinearReLU", "mask taken before the bias is added", "unproven:wrong-value"),
+    ("FusedLinearReLU", "the mask missing from grad_x only", "FusedLinearReLU/grad-x-unmasked"),
+    ("MyLinearFunction", "grad_bias as g2.mean(0) times the number of rows",
+     "MyLinearFunction/empty-batch"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves in lesson 02 (a transpose too many, work for an
     unneeded gradient, 2-D formulas, the bias summed over the features, what forward saved,
-    the mask at 0) carry a stable id, so that a class's failures group by it?"""
+    the mask at 0 or missing from grad_x, an empty batch) carry a stable id, so that a class's
+    failures group by it?"""
     assert graded_mistake(exercise, name) == expected
