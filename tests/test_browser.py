@@ -21,6 +21,8 @@ from tests.jupyterlab import (REPO, STRANGER_KERNEL, VIEWPORT, close_notebooks, 
                               open_notebook, run_all)
 from tests.kernels import bounded_environment, run_notebook
 from tests.stranger import colab_python
+from tests.widget_views import (signature, track_kernel_traffic, unresponsive, views,
+                                wait_rendered)
 from tools.notebooks import without_outputs
 from widgets.view import SNAPSHOT_NOTE
 
@@ -31,22 +33,6 @@ NOTEBOOKS = sorted((REPO / "solutions").glob("*.ipynb")) + [REPO / "tests/data/w
 COPIES = REPO / "artifacts" / "browser"  # git-ignored: autosave may write here freely
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-CONTROL_TIMEOUT_S = 15  # the longest a view may take to answer a control
-QUIET_MS = 4000  # how long a control may take to make the page send its kernel anything
-
-# Views are the widget outputs; controls of one kind are tried in order until one changes it.
-# A toggle-buttons group's pressed option, like a dropdown's current choice, has nothing to change.
-CONTROL_KINDS = {
-    "slider": ".widget-slider .noUi-target",
-    "dropdown": ".widget-dropdown select",
-    "checkbox": ".widget-checkbox input[type=checkbox]",
-    "button": (".jupyter-button:not(.widget-play .jupyter-button)"
-               ":not(.widget-toggle-buttons .mod-active)"),
-}
-# What a view shows: the value of each picture and HTML pane in it.
-SIGNATURE_JS = """view => [...view.querySelectorAll('img.widget-image, .widget-html-content')]
-    .map(e => e.src || e.innerHTML).join('\\n')"""
-
 
 def _math_errors(page) -> list[str]:
     """MathJax's complaint for each formula it could not typeset, once typesetting settles: no
@@ -90,124 +76,6 @@ def test_a_broken_formula_is_caught(lab_page):
     errors = _math_errors(lab_page)
     assert len(errors) == 2, errors
 
-
-def _views(page):
-    """The output areas that hold a widget view (JupyterLab tags them with no MIME type)."""
-    return page.locator(".jp-OutputArea-output:has(> .jupyter-widgets)")
-
-
-def _wait_rendered(page, expected: int) -> None:
-    """Every widget output shows its view: none loading, none failed."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        text = page.locator(".jp-Notebook").text_content()
-        loading = "Loading widget" in text
-        if "Error displaying widget" in text:
-            pytest.fail("a widget failed to display: 'Error displaying widget' in the notebook")
-        if not loading and _views(page).count() == expected:
-            break
-        time.sleep(0.2)
-    else:
-        pytest.fail(f"widgets still loading after 60 s, or {_views(page).count()} views "
-                    f"rendered where the notebook has {expected}")
-    for i in range(expected):
-        view = _views(page).nth(i)
-        box = view.bounding_box() or {"width": 0, "height": 0}
-        if view.locator(".jupyter-widgets").count() == 0 or box["height"] < 10:
-            pytest.fail(f"widget view {i + 1} rendered empty")
-
-
-def _operate(control, kind: str) -> None:
-    control.scroll_into_view_if_needed()
-    if kind == "slider":
-        box = control.bounding_box()
-        handle = control.locator(".noUi-handle").first.bounding_box()
-        left_half = handle["x"] + handle["width"] / 2 < box["x"] + box["width"] / 2
-        fraction = 0.8 if left_half else 0.2
-        # a click on the element, not at page coordinates: Playwright waits until the track
-        # holds still (a view above it redrawing its picture can move it) and hits it there
-        control.click(position={"x": fraction * box["width"], "y": box["height"] / 2})
-    elif kind == "dropdown":
-        options = control.locator("option").all_inner_texts()
-        current = control.input_value()
-        control.select_option(next(o for o in options if o != current))
-    else:
-        control.click()
-
-
-def _signature(view) -> str:
-    return view.evaluate(SIGNATURE_JS)
-
-
-def _track_kernel_traffic(page) -> None:
-    """Count the requests the page sends the notebook's kernel, and keep those the kernel has
-    not finished: it reports a request idle only after every update the request caused, and
-    the page handles those updates before that report."""
-    page.evaluate("""() => {
-        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-        const traffic = window.kernelTraffic = {sent: 0, pending: new Set()};
-        kernel.anyMessage.connect((_, {msg, direction}) => {
-            if (direction === 'send' && msg.channel === 'shell') {
-                traffic.sent += 1;
-                traffic.pending.add(msg.header.msg_id);
-            }
-        });
-        kernel.iopubMessage.connect((_, msg) => {
-            if (msg.header.msg_type === 'status' && msg.content.execution_state === 'idle') {
-                traffic.pending.delete(msg.parent_header.msg_id);
-            }
-        });
-    }""")
-
-
-# Settled: the kernel has finished every request sent since the control was operated (or none
-# came within QUIET_MS: the control did nothing the kernel hears of; generous, as a busy
-# machine slows the page as well as the kernel) and the view held still
-# over a poll. Then whether it changed (a picture and a readout arrive as separate messages:
-# the next check must not see this one's tail); null if the kernel was still busy.
-SETTLE_JS = f"""async (view, [before, sentBefore, timeoutMs]) => {{
-    const signature = {SIGNATURE_JS};
-    const traffic = window.kernelTraffic;
-    const start = performance.now();
-    let previous = null;
-    while (performance.now() - start < timeoutMs) {{
-        const quiet = traffic.pending.size === 0
-                      && (traffic.sent > sentBefore || performance.now() - start > {QUIET_MS});
-        const now = signature(view);
-        if (quiet && now === previous) {{
-            return now !== before;
-        }}
-        previous = quiet ? now : null;
-        await new Promise(resolve => setTimeout(resolve, 100));
-    }}
-    return null;
-}}"""
-
-
-def _unresponsive(page, expected: int) -> list[str]:
-    """Operate one control of each kind in each view, trying the next of that kind while the
-    view stays the same; name each view and kind where none changed it."""
-    unchanged = []
-    for i in range(expected):
-        view = _views(page).nth(i)
-        for kind, selector in CONTROL_KINDS.items():
-            controls = view.locator(selector)
-            operable = [k for k in range(controls.count())
-                        if kind != "dropdown" or controls.nth(k).locator("option").count() > 1]
-            if not operable:  # none, or a dropdown with one choice: nothing to change
-                continue
-            for k in operable:
-                before = _signature(view)
-                sent = page.evaluate("() => window.kernelTraffic.sent")
-                _operate(controls.nth(k), kind)
-                changed = view.evaluate(SETTLE_JS, [before, sent, CONTROL_TIMEOUT_S * 1000])
-                if changed:
-                    break
-            else:
-                busy = (f" (the kernel still busy {CONTROL_TIMEOUT_S} s after the last)"
-                        if changed is None else "")
-                unchanged.append(f"view {i + 1}: no {kind} changed it{busy}")
-    return unchanged
 
 
 def _screenshot(page, path: Path) -> None:
@@ -268,10 +136,10 @@ def test_a_control_that_changes_nothing_is_caught(lab_page):
     """Would the control check notice a checkbox and a button that leave their view as it
     was, and wait for a view that answers two seconds late?"""
     open_notebook(lab_page, _copy(REPO / "tests/data/inert_controls.ipynb"))
-    _track_kernel_traffic(lab_page)
+    track_kernel_traffic(lab_page)
     run_all(lab_page)
-    _wait_rendered(lab_page, 2)
-    assert _unresponsive(lab_page, 2) == ["view 1: no checkbox changed it",
+    wait_rendered(lab_page, 2)
+    assert unresponsive(lab_page, 2) == ["view 1: no checkbox changed it",
                                           "view 1: no button changed it"]
 
 
@@ -286,18 +154,18 @@ def _execute_with_state(source: Path, target: Path) -> None:
     nbformat.write(notebook, target)
 
 
-def _open_trusted(page, relative: str, views: int) -> None:
-    """Open a trusted notebook with saved widget state and wait for its ``views``; once more if
-    a view failed to display. On a loaded machine (three pytest workers on two cores) the first
-    open has failed so where the same notebook draws every view when run alone: the widget
-    manager of @jupyter-widgets/jupyterlab-manager restores its models from the kernel and from
-    the notebook in separate handlers, and marks itself restored after either. A saved state
-    that cannot be drawn fails both opens."""
+def _open_trusted(page, relative: str, expected: int) -> None:
+    """Open a trusted notebook with saved widget state and wait for its ``expected`` views;
+    once more if a view failed to display. On a loaded machine (three pytest workers on two
+    cores) the first open has failed so where the same notebook draws every view when run
+    alone: the widget manager of @jupyter-widgets/jupyterlab-manager restores its models from
+    the kernel and from the notebook in separate handlers, and marks itself restored after
+    either. A saved state that cannot be drawn fails both opens."""
     for attempt in (1, 2):
         close_notebooks(page)
         open_notebook(page, relative)
         try:
-            _wait_rendered(page, views)
+            wait_rendered(page, expected)
             return
         except pytest.fail.Exception as failure:
             if attempt == 2 or "Error displaying widget" not in str(failure):
@@ -327,9 +195,9 @@ def test_does_an_executed_notebook_show_its_views_before_anything_runs(lab, lab_
 
     subprocess.run([*jupyter_command("trust"), str(executed)], env=env, check=True,
                    capture_output=True)
-    _open_trusted(page, relative, views=7)
+    _open_trusted(page, relative, expected=7)
     for i in range(7):
-        assert _signature(_views(page).nth(i)), f"trusted: view {i + 1} shows nothing"
+        assert signature(views(page).nth(i)), f"trusted: view {i + 1} shows nothing"
     _screenshot(page, SCREENSHOTS / "widgets_demo-executed-trusted.png")
 
 
@@ -342,20 +210,20 @@ def test_do_the_widgets_render_and_respond(lab_page, notebook):
     # pixels tall costs Chromium seconds of CPU, and the views have their own pictures.
     try:
         open_notebook(page, _copy(notebook, STRANGER_KERNEL))
-        _track_kernel_traffic(page)
+        track_kernel_traffic(page)
         run_all(page)
         expected_views = page.evaluate(f"""() => window.jupyterapp.shell.currentWidget.content
             .widgets.filter(c => c.model.type === 'code')
             .flatMap(c => c.model.outputs.toJSON())
             .filter(o => o.data && o.data['{WIDGET_MIME}']).length""")
-        _wait_rendered(page, expected_views)
+        wait_rendered(page, expected_views)
         math_errors = _math_errors(page)  # settled by now: typesetting began at opening
         assert not math_errors, f"{notebook.name}: MathJax could not typeset {math_errors}"
         for i in range(expected_views):  # as a learner first sees them
-            _views(page).nth(i).screenshot(
+            views(page).nth(i).screenshot(
                 path=str(SCREENSHOTS / f"{notebook.stem}-view{i + 1}.png"))
-        unchanged = _unresponsive(page, expected_views)
-        _wait_rendered(page, expected_views)
+        unchanged = unresponsive(page, expected_views)
+        wait_rendered(page, expected_views)
         assert not unchanged, "; ".join(unchanged)
     except BaseException:
         _screenshot(page, SCREENSHOTS / f"{notebook.stem}.png")

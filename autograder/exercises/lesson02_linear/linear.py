@@ -1,7 +1,6 @@
 """Lesson 02: MyLinearFunction and FusedLinearReLU."""
 
 import itertools
-import math
 
 import torch
 import torch.nn.functional as F
@@ -18,6 +17,7 @@ from ..shared.call_state import check_class_untouched
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .contracts import MY_LINEAR_CLAUSES, FUSED_CLAUSES
+from .relu_mask import check_exact_zero_pre_activation, check_saves_bool_mask
 
 IN_FEATURES, OUT_FEATURES = 3, 4
 LEADING_SHAPES = [(), (5,), (2, 5), (2, 1, 3)]
@@ -255,86 +255,6 @@ def _my_linear_checks(function, device) -> None:
     check_gradcheck(function, MY_LINEAR, linear_values((2,), device))
 
 
-def check_saves_bool_mask(spec: Spec, forward) -> None:
-    """The ReLU part needs one bit per output element, not a float pre-activation."""
-    output_shape = tuple(forward.output.shape)
-    masks = [s for s in forward.saved  # flattened to (rows, out) is fine too
-             if s.dtype == torch.bool and math.prod(s.shape) == math.prod(output_shape)]
-    # the float pre-activation or output, in any shape; a float copy of something else (a
-    # contiguous weight.T) is not what the contract forbids
-    floats = [s for s in forward.saved if s.role in ("intermediate", "output")
-              and s.dtype.is_floating_point and math.prod(s.shape) == math.prod(output_shape)]
-    if floats:
-        what = floats[0]
-        raise GradingError(
-            f"{spec.name} saved {_a(what.dtype)} {what.role} of shape "
-            f"{what.shape} ({what.nbytes} bytes): save the boolean mask (pre-activation > 0) "
-            f"instead, {math.prod(output_shape)} bytes", mistake=f"{spec.name}/saves-float-mask")
-    integers = [s for s in forward.saved if s.role == "intermediate"
-                and math.prod(s.shape) == math.prod(output_shape)]
-    if not masks and integers:
-        raise GradingError(
-            f"{spec.name} saved {_a(integers[0].dtype)} mask: save it "
-            "as a boolean tensor, pre_activation > 0, as the exercise asks (a bool is one byte too)",
-            mistake=f"{spec.name}/saves-integer-mask")
-    if not masks:
-        raise GradingError(
-            f"{spec.name} saved no boolean mask of the output's shape: "
-            "ctx.save_for_backward(x, weight, pre_activation > 0)",
-            mistake=f"{spec.name}/saves-no-mask")
-
-
-def _a(dtype: torch.dtype) -> str:
-    """'a float64', 'a uint8', 'an int8': the dtype's name with its article."""
-    name = str(dtype).removeprefix("torch.")
-    return f"{'an' if name.startswith('int') else 'a'} {name}"
-
-
-# integer entries, so that several pre-activations x @ weight.T + bias are exactly 0
-ZERO_X = [[1.0, -1.0, 0.0], [2.0, 1.0, -1.0], [0.0, 0.0, 0.0], [0.5, 1.5, -2.0]]
-ZERO_WEIGHT = [[1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, -1.0, 2.0], [-1.0, 0.0, 1.0]]
-ZERO_BIAS = [0.0, 1.0, -2.0, 0.5]
-# the same pre-activations 1e-9 above those: where they were 0 they are now tiny but positive,
-# where torch.relu passes grad_output on (a mask z > 1e-6 would not)
-TINY_BIAS = [b + 1e-9 for b in ZERO_BIAS]
-
-
-def check_exact_zero_pre_activation(function, device) -> None:
-    """Where x @ weight.T + bias is exactly 0, torch.relu passes no gradient: a mask z >= 0
-    passes grad_output there. Checked with and without a bias, and 1e-9 above 0, where a mask
-    with a threshold (z > 1e-6) passes none."""
-    spec = FUSED_LINEAR_RELU
-    at_zero = Spec(spec.name, spec.input_names, lambda x, weight, bias=None: torch.where(
-        F.linear(x, weight, bias) >= 0, F.linear(x, weight, bias), 0.0))
-    for bias in (None, ZERO_BIAS, TINY_BIAS):
-        values = {"x": torch.tensor(ZERO_X, dtype=torch.float64, device=device),
-                  "weight": torch.tensor(ZERO_WEIGHT, dtype=torch.float64, device=device)}
-        if bias is not None:
-            values["bias"] = torch.tensor(bias, dtype=torch.float64, device=device)
-        what = ("1e-9 above 0" if bias is TINY_BIAS else "exactly 0")
-        with case(f"pre-activations {what}, bias={'a tensor' if bias else 'None'}"):
-            try:
-                check_values_and_gradients(function, spec, values)
-            except GradingError as error:
-                if not _matches(function, at_zero, values):
-                    raise
-                raise GradingError(
-                    "where the pre-activation x @ weight.T + bias is exactly 0, your backward "
-                    "passes grad_output on, and torch.relu passes 0: the mask is z > 0, not "
-                    "z >= 0", error.details or error.hint,
-                    mistake=f"{spec.name}/mask-includes-zero") from error
-    covers("pre-activations exactly 0")
-
-
-def _matches(function, spec: Spec, values: dict) -> bool:
-    """Do the submission's gradients equal ``spec``'s reference gradients?"""
-    try:
-        check_values_and_gradients(function, spec, values)
-    except GradingError:
-        return False
-    return True
-
-
 def fused_full(FusedLinearReLU, device) -> None:
     function = check_is_function(FusedLinearReLU, FUSED_LINEAR_RELU)
     with unsaved_named(function, device, FUSED_LINEAR_RELU):
@@ -346,7 +266,7 @@ def _fused_checks(function, device) -> None:
     check_grad_x_formula(function, FUSED_LINEAR_RELU, device)
     check_shapes_and_bias(function, FUSED_LINEAR_RELU, device, fused=True)
     check_empty_batch(function, FUSED_LINEAR_RELU, device)
-    check_exact_zero_pre_activation(function, device)
+    check_exact_zero_pre_activation(function, FUSED_LINEAR_RELU, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=False)
     check_needs_input_grad(function, FUSED_LINEAR_RELU, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=True)

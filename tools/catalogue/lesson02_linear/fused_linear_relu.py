@@ -108,7 +108,7 @@ MISTAKES = [
                    "        g = grad_output\n"
                    "        g2 = g.reshape(-1, weight.shape[0])\n"
                    "        x2 = x.reshape(-1, weight.shape[1])\n" + FUSED_RETURN), named=True),
-    Mistake("FusedLinearReLU", "mask z >= 0", "the mask is z > 0, not z >= 0",
+    Mistake("FusedLinearReLU", "mask z >= 0", "passes grad_output on, and torch.relu passes 0",
             _fused(FUSED_READ + FUSED_RETURN, FUSED_FORWARD.replace("z > 0", "z >= 0")),
             named=True),
     # a mutant (issue 45): the bias gradient computed whether or not bias needs one

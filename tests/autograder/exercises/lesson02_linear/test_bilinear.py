@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.exercises.lesson02_linear.bilinear import FEATURES, LEADING_SHAPES, bilinear_values
-from autograder.exercises.lesson02_linear.linear import ZERO_BIAS, ZERO_WEIGHT, ZERO_X
+from autograder.exercises.lesson02_linear.relu_mask import ZERO_BIAS, ZERO_WEIGHT, ZERO_X
 
 pytestmark = pytest.mark.lesson02
 

@@ -12,8 +12,8 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.lesson02_linear.linear import (FUSED_LINEAR_RELU, IN_FEATURES,
                                                          LEADING_SHAPES, MY_LINEAR, OUT_FEATURES,
                                                          check_grad_x_formula,
-                                                         check_needs_input_grad,
-                                                         check_saves_bool_mask, linear_values)
+                                                         check_needs_input_grad, linear_values)
+from autograder.exercises.lesson02_linear.relu_mask import check_saves_bool_mask
 from autograder.checks import make_inputs, run_forward
 from tests.autograder.catalogued import graded_mistake, mistake
 from tools.solutions import solution
