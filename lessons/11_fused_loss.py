@@ -77,11 +77,13 @@ def saved_shapes(loss_fn, *inputs):
 # tensor is 32 MiB, while `x` is 0.25 MiB and `weight` 2 MiB.
 #
 # **Predict, then run.** Which tensors does autograd keep for backward of
-# `F.cross_entropy(F.linear(x, weight), target)`, and what is the peak of the tensors the
-# forward creates, in units of one $(N, V)$ tensor? Write your prediction into `predicted` first.
+# `F.cross_entropy(F.linear(x, weight), target)`? In units of one $(N, V)$ tensor, what is
+# the peak of the tensors the forward creates, and the peak of the whole step, forward then
+# backward? Write your prediction into `predicted` first.
 
 # %%
-predicted = {"kept for backward": None, "forward peak in (N, V) tensors": None}
+predicted = {"kept for backward": None, "forward peak in (N, V) tensors": None,
+             "whole-step peak in (N, V) tensors": None}
 
 # %%
 print("you predicted:", predicted)
@@ -90,16 +92,20 @@ x = torch.randn(N, d, requires_grad=True)
 weight = (torch.randn(V, d) / d ** 0.5).requires_grad_()
 target = torch.randint(0, V, (N,))
 
-with TensorAccounting() as books:
+with TensorAccounting() as books:  # counts the tensors created inside, alive at each moment
     books.start("forward")
     loss, shapes = saved_shapes(lambda: F.cross_entropy(F.linear(x, weight), target))
-    books.start("backward")
+    kept = books.live_bytes()  # alive when forward ends: what it keeps for backward, the loss
+    books.start("backward")  # each phase's peak counts from what was alive when it began
     loss.backward()
 one_logits = N * V * 4
 print("kept for backward:", shapes)
-for phase in ("forward", "backward"):
-    print(f"{phase:>8} peak: {books.phases[phase].peak / one_logits:.1f} x (N, V), "
-          f"largest tensor {books.phases[phase].largest.shape}")
+forward, backward = books.phases["forward"], books.phases["backward"]
+print(f" forward peak: {forward.peak / one_logits:.1f} x (N, V), largest tensor "
+      f"{forward.largest.shape}; alive when it ends: {kept / one_logits:.1f} x (N, V)")
+print(f"backward peak: {backward.peak / one_logits:.1f} x (N, V) created, "
+      f"largest tensor {backward.largest.shape}")
+print(f"whole step: {max(forward.peak, kept + backward.peak) / one_logits:.1f} x (N, V)")
 
 # %% [markdown]
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
@@ -111,8 +117,10 @@ for phase in ("forward", "backward"):
 # output and `nll_loss` saves its input, and they are the same tensor. The last two are small:
 # the $(N,)$ targets and `nll_loss`'s 0-d `total_weight`, both kept by `nll_loss`.
 # The peak of the forward is **two** $(N, V)$ tensors, the logits and the log-probabilities
-# alive at once; backward again holds two (the gradient of the log-probabilities and of the
-# logits). The loss is one number. Everything between it and `x` is $V/d = 128$ times bigger
+# alive at once; the logits go when forward ends, the log-probabilities stay. Backward creates
+# two more (the gradient of the log-probabilities and that of the logits) while the
+# log-probabilities are still alive, so the whole step peaks at **three**, 96 MiB. The loss is
+# one number. Everything between it and `x` is $V/d = 128$ times bigger
 # than `x`.
 # </details>
 #
@@ -258,8 +266,8 @@ check_grad_logits(my_grad_logits)
 #   stably). Picking $z_{iy_i}$ needs a valid class index in every row: what do the ignored
 #   rows' targets (such as -100) become first?
 # - Save the logits themselves (not a copy of them, whatever their strides) and, besides
-#   them, only tensors of at most $N$ elements; **not** the probabilities. Which one number
-#   per row lets backward rebuild that row's softmax from its logits?
+#   them, only tensors of at most $N$ elements; **not** the probabilities. What, besides the
+#   logits, does backward need to compute the softmax?
 # - Backward follows your derivation, by hand, and returns `None` for `target` and
 #   `ignore_index`.
 
@@ -626,8 +634,9 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 #
 # - for `x` $(N, d)$, `weight` $(V, d)$, `target` $(N,)$ and any `chunk_size` from 1 past
 #   $N$: the value of `F.cross_entropy(x @ weight.T, target)` (the mean over all $N$ rows;
-#   every target is a valid class) and its gradients, stable where the logits pass
-#   float32's `exp` range.
+#   every target is a valid class) and its gradients, from the values `x` and `weight` hold
+#   at each call (an optimizer step changes `weight` in place between calls), stable where
+#   the logits pass float32's `exp` range.
 # - **No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and
 #   `V * d`, whichever gradients are needed, grad mode included: chunk-sized logits, and
 #   tensors the size of an input or its gradient.
@@ -637,8 +646,11 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 # - Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad, forward does
 #   the loss's work only (about $2NdV$ FLOPs); when only one of them requires grad, compute
 #   only that gradient.
-# - float16 / bfloat16 inputs: return the loss and gradients in the input's dtype,
-#   accumulated in float32; the gradients forward saves are in the input's dtype too.
+# - float16 / bfloat16 inputs: the loss and gradients returned in the input's dtype and, in
+#   every grad mode, as accurate as accumulating in float32 makes them (accumulating in the
+#   input's dtype is not; the grader compares with float64 over hundreds of chunks); the
+#   gradients forward saves for backward take no more bytes than the input's dtype needs for
+#   them.
 # - By hand: no `torch.autograd.grad` in forward or backward.
 
 # %% nbgrader={"grade_id": "answer_linear_cross_entropy", "solution": true}
@@ -765,20 +777,19 @@ try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and u
 
 # %% [markdown]
 # Your fused loss on the model of the first section, against the composed one: the loss, the
-# gradients, the peak, and the FLOPs forward does with grad mode on and off. (`CountFlops` is
+# gradients, the peak of the whole step (every tensor created from the start of forward to the
+# end of backward, alive at once, as in the first section), and the FLOPs forward does with
+# grad mode on and off. (`CountFlops` is
 # the grader's counter: `torch.utils.flop_counter.FlopCounterMode` does not count in-place
 # products such as `grad_weight.addmm_(...)`.)
 
 # %%
 def peak_and_grads(loss_fn):
     x_, weight_ = x.detach().clone().requires_grad_(), weight.detach().clone().requires_grad_()
-    with TensorAccounting() as books_:
-        books_.start("forward")
+    with TensorAccounting() as books_:  # one phase: the peak of forward and backward together
         loss_ = loss_fn(x_, weight_, target)
-        books_.start("backward")
         loss_.backward()
-    peak = max(books_.phases["forward"].peak, books_.phases["backward"].peak)
-    return loss_.item(), peak, x_.grad, weight_.grad
+    return loss_.item(), books_.phase.peak, x_.grad, weight_.grad
 
 
 composed = peak_and_grads(lambda a_, b_, t_: F.cross_entropy(F.linear(a_, b_), t_))
@@ -952,6 +963,7 @@ plt.show()
 # | saving the probabilities as well as the logits | a second $(N, C)$ tensor kept | save the per-row log-sum-exp; recompute $P$ |
 # | letting autograd differentiate a chunked forward | every chunk's logits kept: the whole $(N, V)$ again | gradients in forward |
 # | the mean of each chunk's mean | the short last chunk's rows weigh more | sum every row's loss, divide by $N$ once |
+# | a converted copy of `weight` kept between calls (on the class, keyed by `weight.data_ptr()`) | after an optimizer step changes `weight` in place, the next call returns the old weight's loss and gradients | convert in every call |
 # | testing only `ctx.needs_input_grad` | under `torch.no_grad()` forward still does 3× the work | check `torch.is_grad_enabled()` in the wrapper: pass a flag, or detached inputs |
 # | `torch.is_grad_enabled()` asked inside forward | always `False` there: no gradient is ever computed | ask in the wrapper, before `apply` |
 # | computing both gradients always | $2NdV$ wasted FLOPs when one input is frozen | `ctx.needs_input_grad[0]`, `[1]` |
@@ -963,8 +975,8 @@ plt.show()
 # | $(1 - \varepsilon)(P - Y)$ alone: the smoothing term's gradient left out | off on every class; the loss still right | the row mean of $-\log p$ has a gradient too (✎ 3's Hint 2 gives it for one row) |
 # | backward of the unsmoothed loss, `label_smoothing` ignored | the target's entry $\varepsilon(1 - 1/C)$ too low, every other $\varepsilon/C$ too high (times $g/M$) | weight the pieces as your forward does |
 # | $\varepsilon$ spread over the $C - 1$ other classes (fairseq's convention) | not PyTorch's `label_smoothing`: the gradient is off on every class, most on the target's | spread it as the exercise defines it, over all $C$ classes, the target included |
-# | z-loss differentiated as if it were $z\,\operatorname{lse}$, or without the chain rule's factor | the z-loss part of the gradient too small or of the wrong shape; the self-check names the factor 2 and the $z\,\operatorname{lse}$ slip, and gives the largest error for the rest | differentiate $\operatorname{lse}^2$ through $\operatorname{lse}$, as in exercise 1 (✎ 3's Hint 1) |
-# | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | the fused loss peaks above the plain bfloat16 loss at LLM proportions | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |
+# | z-loss differentiated as if it were $z\,\operatorname{lse}$, or without the chain rule's factor | the z-loss part of the gradient too small or of the wrong shape; the self-check names the factor 2, the missing $\operatorname{lse}$ factor and the $z\,\operatorname{lse}$ slip, and gives the largest error for the rest | differentiate $\operatorname{lse}^2$ through $\operatorname{lse}$, as in exercise 1 (✎ 3's Hint 1) |
+# | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | at LLM proportions in bfloat16, the fused loss's whole step peaks barely below the plain loss's (20.9 against 24.0 MiB in the optional sections; 2.8× below in float32) | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |
 # | `x @ weight.T` for all rows at once | the $(N, V)$ logits, the memory the lesson avoids | `chunk_size` rows at a time |
 #
 # ## Summary
@@ -1020,11 +1032,14 @@ plt.show()
 # ### Peak memory and time against chunk size
 #
 # Your `linear_cross_entropy`, measured live at every chunk size, beside the composed loss
-# (dashed): the peak of live tensors (`TensorAccounting` on the CPU,
-# `torch.cuda.max_memory_allocated` on a GPU) and the best time of forward + backward. Small
-# chunks keep the peak near the size of the gradients, `x` and `weight`, but do many small
-# matrix products; large chunks approach the composed loss's peak. Move the slider, and press
-# "measure again" to see how much the timings vary on a busy machine.
+# (dashed): peak memory (`TensorAccounting` on the CPU, `torch.cuda.max_memory_allocated` on a
+# GPU) and the best time of forward + backward. The view's peak is the larger of forward's
+# peak and backward's, each counted from what was alive when that pass began, so it leaves out
+# what forward keeps for backward: a whole step peaks higher (the composed loss by the
+# log-probabilities it keeps, yours by the gradients it saved), as the cells further down
+# measure. Small chunks keep the peak near the size of the gradients, `x` and `weight`, but
+# do many small matrix products; large chunks approach the composed loss's peak. Move the
+# slider, and press "measure again" to see how much the timings vary on a busy machine.
 
 # %%
 fused_loss_explorer(linear_cross_entropy)
@@ -1033,15 +1048,20 @@ fused_loss_explorer(linear_cross_entropy)
 # At the size of a real model the difference is the point of the lesson. `make bench`
 # measures the lesson's solution against `F.cross_entropy(F.linear(...))` at $N = 4096$,
 # $d = 512$, $V = 32768$, float32, forward + backward, one CPU thread, with `chunk_size` 128
-# (one chunk of logits a quarter of the weight's size). On the course's shared 2-core build
-# machine it measured a peak of **88 MiB against 1024 MiB, 11.6× lower**. Its time was
+# (one chunk of logits a quarter of the weight's size), and reports the view's peak, the
+# larger of forward's and backward's. On the course's shared 2-core build machine that was
+# **88 MiB against 1024 MiB, 11.6× lower**; over the whole step, from the start of forward to
+# the end of backward, the same run peaks at **144 MiB against 1536 MiB, 10.7× lower** (the
+# composed loss's backward creates two $(N, V)$ tensors while the log-probabilities are still
+# alive; yours creates `grad_output` times its 72 MiB of saved gradients while they are still
+# alive). Its time was
 # between 0.5× and 1.4× the composed loss's over several runs on that busy machine
 # (`make bench` times a single run): the fused loss never writes and reads the 512 MiB of
 # logits and log-probabilities, but it does its matrix products 128 rows at a time, and
 # there neither side wins reliably.
-# Of the 88 MiB, 72 are the gradients of `weight` and `x` themselves, and 16 one chunk of
+# Of forward's 88 MiB, 72 are the gradients of `weight` and `x` themselves, and 16 one chunk of
 # logits; without the `del` at the end of the loop, the previous chunk would still be alive
-# while the next is computed, and the peak would be 104 MiB.
+# while the next is computed, and forward's peak would be 104 MiB.
 #
 # **That ratio belongs to that set-up.** It is float32, with a hidden size $d = 512$ small
 # against $N = 4096$ rows, so the logits dwarf everything the fused loss keeps. A language
@@ -1051,12 +1071,14 @@ fused_loss_explorer(linear_cross_entropy)
 # Then the float32 accumulation this lesson asks for costs real memory: a float32 copy of the
 # weight and a float32 `grad_weight`, each twice the bfloat16 weight, and the cast of
 # `grad_weight` that forward saves. The same measurement at those proportions, scaled down to
-# $N = 512$, $d = 256$, $V = 8192$ (every term scales alike), in the second cell below.
+# $N = 512$, $d = 256$, $V = 8192$ (every term scales alike), in the second cell below, each
+# the whole step's peak.
 #
-# With the course's solution: 32.0 against 12.6 MiB in float32, but **16.0 against 20.9 MiB
-# in bfloat16**: the fused loss peaks higher than the plain composed one, because its float32
-# weight copy (8 MiB here) and float32 `grad_weight` (8 MiB) are never costed by the
-# contract. Production kernels avoid both: Liger-Kernel multiplies in the inputs' dtype (a
+# With the course's solution: 48.0 against 17.0 MiB in float32, 2.8× lower, but in bfloat16
+# **24.0 against 20.9 MiB**, barely lower: bfloat16 halves the composed loss's $(N, V)$
+# tensors, and not the fused loss's float32 weight copy (8 MiB here) and float32
+# `grad_weight` (8 MiB), which forward holds at once and the contract's limit on each tensor
+# allows. Production kernels avoid both: Liger-Kernel multiplies in the inputs' dtype (a
 # GPU's bfloat16 matrix product accumulates in float32 inside), so no float32 copy of the weight
 # exists, and it keeps `grad_weight` in the weight's dtype unless asked for a float32 accumulator
 # (its `accum_dtype` option), trading the accuracy this lesson grades for memory. What the
@@ -1066,16 +1088,15 @@ fused_loss_explorer(linear_cross_entropy)
 
 # %% tags=["skip-when-grading"]
 def peak_mib(loss_fn, N_, d_, V_, dtype):
+    """The whole step's peak: tensors created by forward and backward, alive at once."""
     generator = torch.Generator().manual_seed(0)
     x_ = torch.randn(N_, d_, generator=generator).to(dtype).requires_grad_()
     weight_ = (torch.randn(V_, d_, generator=generator) / d_ ** 0.5).to(dtype).requires_grad_()
     target_ = torch.randint(0, V_, (N_,), generator=generator)
     with TensorAccounting() as books_:
-        books_.start("forward")
         loss_ = loss_fn(x_, weight_, target_)
-        books_.start("backward")
         loss_.backward()
-    return max(books_.phases["forward"].peak, books_.phases["backward"].peak) / 2 ** 20
+    return books_.phase.peak / 2 ** 20
 
 
 for dtype in (torch.float32, torch.bfloat16):
@@ -1094,9 +1115,9 @@ for dtype in (torch.float32, torch.bfloat16):
 # `low_memory_linear_cross_entropy(x, weight, target, chunk_size)`, which calls it as your
 # `linear_cross_entropy` calls yours (grad mode included); replace the placeholder below with
 # them. The last cell below runs the composed loss, yours and your copy in bfloat16 at the
-# proportions above, with chunks of 32 rows, and prints each one's peak and the relative error
-# of its `grad_weight` against float64. Predict first: which of the three peaks lowest, and is
-# your copy's `grad_weight` error above or below the composed loss's?
+# proportions above, with chunks of 32 rows, and prints each one's whole-step peak and the
+# relative error of its `grad_weight` against float64. Predict first: which of the three
+# peaks lowest, and is your copy's `grad_weight` error above or below the composed loss's?
 
 # %%
 predicted_trade = {"lowest peak": None, "copy's grad_weight error, vs composed": None}
@@ -1109,23 +1130,21 @@ low_memory_linear_cross_entropy = linear_cross_entropy  # and with the function 
 
 # %% tags=["skip-when-grading"]
 def peak_and_weight_error(function):
-    """Peak MiB of forward and backward in bfloat16, and grad_weight's relative error."""
+    """The whole step's peak MiB in bfloat16, and grad_weight's relative error."""
     generator = torch.Generator().manual_seed(0)
     x_ = torch.randn(512, 256, generator=generator).bfloat16().requires_grad_()
     weight_ = (torch.randn(8192, 256, generator=generator) / 16).bfloat16().requires_grad_()
     target_ = torch.randint(0, 8192, (512,), generator=generator)
     try:
         with TensorAccounting() as books_:
-            books_.start("forward")
             loss_ = function(x_, weight_, target_)
-            books_.start("backward")
             loss_.backward()
     except Exception as error:
         return f"{type(error).__name__}: {(str(error).splitlines() or [''])[0][:60]}"
     wide = weight_.detach().double().requires_grad_()
     F.cross_entropy(F.linear(x_.detach().double(), wide), target_).backward()
     error = ((weight_.grad.double() - wide.grad).norm() / wide.grad.norm()).item()
-    peak = max(books_.phases["forward"].peak, books_.phases["backward"].peak) / 2 ** 20
+    peak = books_.phase.peak / 2 ** 20
     return f"peak {peak:5.1f} MiB, grad_weight relative error {error:.2e}"
 
 
@@ -1142,9 +1161,10 @@ for label, function in [
 # The course's copy changes one line of its forward: its working dtype is the input's
 # instead of float32 or wider. The weight is then used as it is, `grad_weight` is a bfloat16
 # tensor that each chunk's product is added into, and so is the running loss (one number:
-# keeping that one in float32 costs nothing). Composed 16.0 MiB, the float32 version
-# 20.8 MiB, the copy **4.8 MiB**, the lowest by far. Its `grad_weight` error is 3.0e-3,
-# against 1.7e-3 for the composed loss and 1.6e-3 for the float32 version. A bfloat16 matrix
+# keeping that one in float32 costs nothing). Composed 24.0 MiB, the float32 version
+# 20.8 MiB, the copy **8.5 MiB**, the lowest by far: its saved bfloat16 gradients (4.25 MiB)
+# and, in backward, as much again for `grad_output` times them. Its `grad_weight` error is
+# 3.0e-3, against 1.7e-3 for the composed loss and 1.6e-3 for the float32 version. A bfloat16 matrix
 # product accumulates in float32 inside (on this CPU as on a GPU), so what costs is the sum
 # across the sixteen chunks, rounded to bfloat16 after each. That is the trade Liger-Kernel
 # leaves to its `accum_dtype` option. More chunks, more roundings: decide with your own

@@ -25,7 +25,8 @@ from .fused_loss_precision import (ACCUMULATION, ACCUMULATION_TOLERANCE, accumul
 from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
                               check_hand_written_forward, check_largest_tensor, check_lce_cuda_peak,
                               check_lce_saved, check_one_gradient, check_retained_backward,
-                              check_scaling, lce_values, recognise_chunk_means)
+                              check_scaling, check_weight_updated_in_place, lce_values,
+                              recognise_chunk_means)
 from .contracts import CE_CLAUSES, LCE_CLAUSES
 
 def ce_values(rows: int, classes: int, device, *, seed=0, ignored=(), ignore_index=-100,
@@ -77,11 +78,26 @@ def check_ce_saved(forward, values: dict) -> None:
     rows = values["logits"].shape[0]
     for saved in forward.saved:
         if saved.role != "input logits" and saved.tensor.numel() > rows:
+            check_not_a_copy("CrossEntropy", saved, values["logits"])
             raise GradingError(
                 f"CrossEntropy saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} "
                 "besides the logits (the probabilities?): the logits are the only (N, C) tensor "
                 "it may keep; save per-row numbers (the log-sum-exp) and recompute the softmax "
                 "in backward", mistake="CrossEntropy/saves-probabilities")
+
+
+def check_not_a_copy(name: str, saved, logits: torch.Tensor) -> None:
+    """A saved tensor holding the logits' values in other memory (``logits.contiguous()`` of
+    logits that are transposed in memory, ``logits.clone()``) is named as such, before the
+    probabilities are guessed."""
+    if saved.shape == tuple(logits.shape) and saved.dtype == logits.dtype and \
+            torch.equal(saved.tensor.detach(), logits.detach()):
+        layout = " (they are transposed in memory here)" if not logits.is_contiguous() else ""
+        raise GradingError(
+            f"{name} saves a copy of the logits{layout}: a {str(saved.dtype)[6:]} tensor of "
+            f"shape {saved.shape} with the logits' values in memory of its own, a second "
+            "(N, C) tensor kept for backward beside the logits the caller already holds",
+            mistake=f"{name}/saves-logits-copy")
 
 
 def check_ce(function, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
@@ -237,6 +253,9 @@ def lce_full(linear_cross_entropy, device) -> None:
     check_lce_stable(function, device)
     covers("logits past float32's exp range")
     check_retained_backward(function, lce_values(9, 3, 6, 4, device, seed=52))
+    for dtype in (torch.float64, torch.float16):  # float16: a converted copy of weight is new
+        check_weight_updated_in_place(function, lce_values(9, 3, 6, 4, device, seed=61,
+                                                           dtype=dtype))
     check_grad_mode(function, lce_values(24, 8, 16, 8, device, seed=53))
     covers("grad mode off")
     check_backward_only_scales(function, lce_values(24, 8, 16, 8, device, seed=53))

@@ -68,8 +68,10 @@ def recognise_chunk_means(function: Called, values: dict) -> str | None:
     means = [F.cross_entropy(x[s:s + chunk] @ weight.T, target[s:s + chunk])
              for s in range(0, len(target), chunk)]
     if len(target) % chunk and torch.allclose(loss.double(), torch.stack(means).mean().double()):
-        return (f"{NAME} averages the chunks' means, which weighs the short last chunk's rows "
-                "more: add up every row's loss and divide by N once")
+        return (f"{NAME} averages the chunks' means: its loss is the mean of the {len(means)} "
+                f"chunks' means, so the rows of the short last chunk ({len(target) % chunk} of "
+                f"N={len(target)}, chunk_size={chunk}) weigh more than the others; the loss "
+                "is the mean over the N rows")
     return None
 
 
@@ -165,7 +167,46 @@ def check_scaling(function: Called, values: dict, grad_output: float = 3.0) -> N
                                    mistake="linear_cross_entropy/ignores-grad-output")
             if name == "x":
                 check_short_chunk(grad.double(), true, values["chunk_size"])
-            diagnose_gradient(name, grad.double(), true)
+            try:
+                diagnose_gradient(name, grad.double(), true)
+            except GradingError as error:
+                hint = recognise_chunk_means(function, values)
+                if hint is None:
+                    raise
+                raise GradingError(hint, str(error),
+                                   mistake="linear_cross_entropy/averages-chunk-means") from error
+
+
+def check_weight_updated_in_place(function: Called, values: dict) -> None:
+    """Two calls on the same weight, changed in place between them as an optimizer step
+    changes it: each call's loss and gradients are those of what weight holds at that call (an
+    answer that keeps a converted copy of weight between calls, keyed by its data_ptr, returns
+    the loss of the weight before the step)."""
+    inputs = make_inputs(values)
+    x, weight, target, chunk = (inputs[n] for n in ("x", "weight", "target", "chunk_size"))
+    before = {**values, "weight": weight.detach().clone()}
+    with case(_describe(values) + ", weight changed in place between two calls"):
+        function.apply(x, weight, target, chunk)
+        with torch.no_grad():
+            weight.mul_(3)  # an optimizer step: same tensor, same memory, new values
+        after = {**values, "weight": weight.detach().clone()}
+        loss = function.apply(x, weight, target, chunk)
+        grads = torch.autograd.grad(loss, (x, weight))
+        (stale, _), (true, truth) = _truth(before), _truth(after)
+        tolerance = 1e-2 if x.dtype.itemsize < 4 else 1e-6
+        if not torch.allclose(loss.double(), true, rtol=tolerance) and \
+                torch.allclose(loss.double(), stale, rtol=tolerance):
+            raise GradingError(
+                f"{NAME} returned a stale loss: called again after weight was changed in place "
+                f"(an optimizer step), it gave {loss.item():.4g}, the loss of the weight before "
+                f"the change, where the changed weight gives {true.item():.4g}; something "
+                "computed from weight outlived the call that computed it",
+                mistake=f"{NAME}/stale-after-in-place-update")
+        diagnose_values(f"{NAME}'s loss on a second call, after weight was changed in place",
+                        loss.double(), true, rtol=tolerance, atol=tolerance * 1e-2)
+        for name, grad, want in zip(("x", "weight"), grads, truth):
+            diagnose_gradient(name, grad.double(), want, rtol=tolerance,
+                              atol=tolerance * want.abs().max().item())
 
 
 def check_short_chunk(grad_x: torch.Tensor, true: torch.Tensor, chunk: int) -> None:

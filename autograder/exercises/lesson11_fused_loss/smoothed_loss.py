@@ -13,8 +13,8 @@ from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .cross_entropy_mistakes import ignore_index_past_classes
-from .fused_loss import (IGNORE_INDEX, STABLE_ROWS, _rows_apart, check_saved_precision,
-                         strided_logits)
+from .fused_loss import (IGNORE_INDEX, STABLE_ROWS, _rows_apart, check_not_a_copy,
+                         check_saved_precision, strided_logits)
 from .contracts import SMOOTHED_LOSS_CLAUSES
 
 NAME = "SmoothedCrossEntropy"
@@ -81,6 +81,9 @@ def _variants(values: dict) -> dict:
     if z and not counted.all():
         variants["every row"] = (smoothed_cross_entropy(logits, target, values["ignore_index"],
                                                         eps, 0.0) + z * (lse ** 2).mean())
+        variants["every row, over M"] = (smoothed_cross_entropy(
+            logits, target, values["ignore_index"], eps, 0.0)
+            + z * (lse ** 2).sum() / counted.sum())
     return variants
 
 
@@ -104,6 +107,12 @@ def recognise(function, values: dict) -> str | None:
             if variant == "lse not squared":
                 return (f"{NAME} adds z_loss * lse, not z_loss * lse ** 2: PaLM's z-loss "
                         "squares the log-sum-exp")
+            if variant == "every row, over M":
+                counted = values["target"] != values["ignore_index"]
+                return (f"{NAME}'s z-loss counts the ignored rows: its loss is the one a "
+                        f"sum of lse ** 2 over all {len(counted)} rows "
+                        f"({int((~counted).sum())} of them ignored) gives, divided by "
+                        f"M = {int(counted.sum())}, the number of counted rows")
             return (f"{NAME} averages the z-loss over every row; ignored rows do not count "
                     "for it either: the mean of lse ** 2 is over the counted rows, as the "
                     "cross-entropy's is")
@@ -140,6 +149,11 @@ def recognise(function, values: dict) -> str | None:
     if z and torch.allclose(grad, true_grad - z * lse * probs * weight):
         return (f"{NAME}'s z-loss gradient is half what it should be: the square's derivative "
                 "has a factor 2")
+    if z and not torch.allclose(lse, torch.ones_like(lse)) and \
+            torch.allclose(grad, true_grad - 2 * z * (lse - 1) * probs * weight):
+        return (f"{NAME}'s z-loss gradient is 2 * z_loss * softmax, with nothing for the "
+                "log-sum-exp itself: it is right only for a row whose log-sum-exp is 1; what "
+                "does the chain rule give for d(lse ** 2)/dz (Hint 2 gives it for one row)?")
     if not torch.allclose(loss, truth):
         return None  # the loss is wrong too: the hints below are about the gradient alone
     ignored = ~counted
@@ -180,6 +194,8 @@ SCE_MISTAKES = {  # a phrase of each hint recognise proves, and its stable id (f
     "half what it should be": f"{NAME}/z-loss-gradient-halved",
     "not 0 on the ignored ones": f"{NAME}/ignored-rows-get-gradient",
     "the derivative of z_loss * lse": f"{NAME}/z-loss-differentiated-as-lse",
+    "z-loss counts the ignored rows": f"{NAME}/z-loss-over-every-row",
+    "with nothing for the log-sum-exp itself": f"{NAME}/z-loss-gradient-without-lse",
     "is past the last class": f"{NAME}/ignored-target-not-a-class",
 }
 
@@ -188,6 +204,7 @@ def check_saved(forward, values: dict) -> None:
     rows = values["logits"].shape[0]
     for saved in forward.saved:
         if saved.role != "input logits" and saved.tensor.numel() > rows:
+            check_not_a_copy(NAME, saved, values["logits"])
             raise GradingError(
                 f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} besides "
                 "the logits (the probabilities?): keep per-row numbers (the log-sum-exp) and "

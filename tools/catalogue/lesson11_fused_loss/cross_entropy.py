@@ -138,7 +138,7 @@ class CrossEntropy(torch.autograd.Function):
 '''),
     # make-mutants survivors: a copy of strided logits is a second (N, C) tensor; any class
     # but 0 is past the last one when C = 1; a count the two calls of one graph share
-    Mistake(CE, "logits saved as a contiguous copy", "besides the logits", edit(
+    Mistake(CE, "logits saved as a contiguous copy", "saves a copy of the logits", edit(
         CROSS_ENTROPY, ("ctx.save_for_backward(logits, lse, safe_target, counted)",
                         "ctx.save_for_backward(logits.contiguous(), lse, safe_target, counted)"))),
     Mistake(CE, "ignored rows' targets made class 1", "index 1 is out of bounds", edit(

@@ -211,6 +211,16 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
                  "def linear_cross_entropy(x, weight, target, chunk_size=1024):\n"
                  "    if not torch.is_grad_enabled():  # no gradient: nothing to fuse\n"
                  "        return F.cross_entropy(x @ weight.T, target)\n"))),
+    # a converted copy of the weight cached between calls, keyed by its memory: an optimizer
+    # step changes the weight in place, same data_ptr, and the next call uses the old values
+    Mistake(LCE, "a float32 weight copy cached on the class, keyed by data_ptr",
+            "returned a stale loss", edit(
+                LINEAR, ("        weight_wide = weight.to(wide)\n",
+                         "        key = (weight.data_ptr(), wide)\n"
+                         "        cache = LinearCrossEntropy.__dict__.get('_cache')\n"
+                         "        if cache is None or cache[0] != key:\n"
+                         "            LinearCrossEntropy._cache = cache = (key, weight.to(wide))\n"
+                         "        weight_wide = cache[1]\n")), named=True),
     # a make-mutants survivor: the loss-only path under no_grad summed float16 chunk losses
     Mistake(LCE, "a float16 running sum on the loss-only path under no_grad",
             "accumulate the loss in float32 whatever the grad mode", edit(

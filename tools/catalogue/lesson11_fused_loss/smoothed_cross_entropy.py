@@ -159,6 +159,15 @@ MISTAKES = [
         ANSWER, ("return torch.where(counted, per_row, 0.0).sum() / counted.sum()",
                  "return (torch.where(counted, per_row - z_loss * lse ** 2, 0.0).sum()\n"
                  "                / counted.sum() + z_loss * (lse ** 2).mean())"))),
+    Mistake(SCE, "z-loss summed over every row, divided by the counted rows",
+            "z-loss counts the ignored rows", edit(
+        ANSWER, ("return torch.where(counted, per_row, 0.0).sum() / counted.sum()",
+                 "return (torch.where(counted, per_row - z_loss * lse ** 2, 0.0).sum()\n"
+                 "                + z_loss * (lse ** 2).sum()) / counted.sum()"))),
+    Mistake(SCE, "z-loss gradient without the log-sum-exp factor",
+            "with nothing for the log-sum-exp itself", edit(
+        ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None]",
+                 "grad = probs * (1 + 2 * z_loss)"))),
     Mistake(SCE, "ignored rows left in the gradient", "not 0 on the ignored ones", edit(
         ANSWER, ("scale = grad_output * counted / counted.sum()",
                  "scale = grad_output / counted.sum() * torch.ones_like(lse)"))),
@@ -167,7 +176,7 @@ MISTAKES = [
                  "grad = grad * scale[:, None] - (smoothing / logits.shape[1]) * grad_output"
                  " * (~counted)[:, None] / counted.sum()\n"
                  "        return grad, None, None, None, None"))),
-    Mistake(SCE, "logits saved as a contiguous copy", "besides the logits", edit(
+    Mistake(SCE, "logits saved as a contiguous copy", "saves a copy of the logits", edit(
         ANSWER, ("ctx.save_for_backward(logits, lse, safe_target, counted)",
                  "ctx.save_for_backward(logits.contiguous(), lse, safe_target, counted)"))),
     Mistake(SCE, "ignored rows' targets made class 1", "index 1 is out of bounds", edit(
