@@ -18,6 +18,9 @@ from tests.autograder.passing import passes
 from widgets import self_check as hook_module
 from widgets.view import View
 
+# One worker runs the module: its learner's kernel session runs once, not once per worker.
+pytestmark = pytest.mark.xdist_group("self-check-session")
+
 
 @pytest.fixture
 def shown(monkeypatch) -> list:
@@ -94,49 +97,9 @@ def _displayed(*cells: str) -> list[list[dict]]:
     return [cell.outputs for cell in notebook.cells]
 
 
-def _lines(error_output) -> list[str]:
-    return ANSI.sub("", "\n".join(error_output.traceback)).splitlines()
-
-
-@pytest.mark.slow
-def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines():
-    """In a notebook, does a wrong Square's self-check cell fail (so Run All stops) with the hint
-    on its first line, in two lines, the explorer below, and %tb giving the traceback of the
-    learner's own code, without the grading library's frames?"""
-    wrong = catalogued("Square", "wrong sign")
-    _, _, check, full = _displayed("from autograder import self_check\nimport widgets",
-                                   wrong.answer_cell, 'self_check("Square", Square)', "%tb")
-    error = check[0]  # nothing before the hint: the explorer comes after it
-    assert error.output_type == "error" and error.ename == "GradingError"
-    lines = _lines(error)
-    assert lines[0].startswith("✗ Square failed its self-check: ") and wrong.hint in lines[0]
-    assert lines[1:] == ["  with x of shape (5,)"]
-    assert [o.output_type for o in check[1:]] == ["display_data", "display_data"]
-    assert "application/vnd.jupyter.widget-view+json" in check[-1].data
-    everything = "\n".join(_lines(full[0]))
-    assert full[0].ename == "GradingError" and "Traceback (most recent call last)" in everything
-    assert "direct cause of the following exception" in everything
-    assert 'self_check("Square", Square)' in everything
-    assert "diagnose.py" not in everything and "autograder" not in everything
-
-
-@pytest.mark.slow
-def test_a_stub_in_a_notebook_still_fails_with_not_implemented_error():
-    """Does an untouched stub's cell keep its NotImplementedError (what the learner-copy tests
-    and nbgrader see), shown in a few lines that point at the stub's line?"""
-    stub_cell = ("import torch\nclass Square(torch.autograd.Function):\n"
-                 "    @staticmethod\n    def forward(ctx, x):\n"
-                 "        # YOUR CODE HERE\n        raise NotImplementedError()\n")
-    _, _, (error,) = _displayed("from autograder import self_check\nimport widgets", stub_cell,
-                                'self_check("Square", Square)')
-    assert error.ename == "NotImplementedError"
-    assert _lines(error) == [
-        "✗ Square failed its self-check: Square is not implemented yet: its stub still raises "
-        "NotImplementedError",
-        "  in your code, Cell In[2], line 6, in forward:",
-        "      raise NotImplementedError()",
-        "  Full traceback: run %tb in a new cell."]
-
+STUB = ("import torch\nclass Square(torch.autograd.Function):\n"
+        "    @staticmethod\n    def forward(ctx, x):\n"
+        "        # YOUR CODE HERE\n        raise NotImplementedError()\n")
 
 RAISES_IN_BACKWARD = """
 import torch
@@ -153,13 +116,66 @@ class Square(torch.autograd.Function):
         return 2 * x * grad_output.shape[3]
 """
 
+CHECK = 'self_check("Square", Square)'
+
+
+@pytest.fixture(scope="module")
+def learner_session():
+    """One kernel, as a learner's: a wrong Square checked, then %tb; the stub checked; a
+    Square whose backward raises checked, then %tb. Each cell's outputs, by name."""
+    names = ["imports", "wrong", "wrong-check", "wrong-tb", "stub", "stub-check",
+             "raises", "raises-check", "raises-tb"]
+    outputs = _displayed("from autograder import self_check\nimport widgets",
+                         catalogued("Square", "wrong sign").answer_cell, CHECK, "%tb",
+                         STUB, CHECK, RAISES_IN_BACKWARD, CHECK, "%tb")
+    return dict(zip(names, outputs))
+
+
+def _lines(error_output) -> list[str]:
+    return ANSI.sub("", "\n".join(error_output.traceback)).splitlines()
+
 
 @pytest.mark.slow
-def test_tb_after_an_error_in_the_learners_backward_shows_their_line_not_the_library():
+def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines(learner_session):
+    """In a notebook, does a wrong Square's self-check cell fail (so Run All stops) with the hint
+    on its first line, in two lines, the explorer below, and %tb giving the traceback of the
+    learner's own code, without the grading library's frames?"""
+    wrong = catalogued("Square", "wrong sign")
+    check, full = learner_session["wrong-check"], learner_session["wrong-tb"]
+    error = check[0]  # nothing before the hint: the explorer comes after it
+    assert error.output_type == "error" and error.ename == "GradingError"
+    lines = _lines(error)
+    assert lines[0].startswith("✗ Square failed its self-check: ") and wrong.hint in lines[0]
+    assert lines[1:] == ["  with x of shape (5,)"]
+    assert [o.output_type for o in check[1:]] == ["display_data", "display_data"]
+    assert "application/vnd.jupyter.widget-view+json" in check[-1].data
+    everything = "\n".join(_lines(full[0]))
+    assert full[0].ename == "GradingError" and "Traceback (most recent call last)" in everything
+    assert "direct cause of the following exception" in everything
+    assert 'self_check("Square", Square)' in everything
+    assert "diagnose.py" not in everything and "autograder" not in everything
+
+
+@pytest.mark.slow
+def test_a_stub_in_a_notebook_still_fails_with_not_implemented_error(learner_session):
+    """Does an untouched stub's cell keep its NotImplementedError (what the learner-copy tests
+    and nbgrader see), shown in a few lines that point at the stub's line?"""
+    (error,) = learner_session["stub-check"]
+    assert error.ename == "NotImplementedError"
+    assert _lines(error) == [
+        "✗ Square failed its self-check: Square is not implemented yet: its stub still raises "
+        "NotImplementedError",
+        "  in your code, Cell In[5], line 6, in forward:",
+        "      raise NotImplementedError()",
+        "  Full traceback: run %tb in a new cell."]
+
+
+@pytest.mark.slow
+def test_tb_after_an_error_in_the_learners_backward_shows_their_line_not_the_library(
+        learner_session):
     """Does %tb after a self-check whose backward raised show the cell and the learner's own
     line, with no frame of the grading library or torch in between?"""
-    _, check, full = _displayed("from autograder import self_check", RAISES_IN_BACKWARD,
-                                'self_check("Square", Square)', "%tb")[1:]
+    check, full = learner_session["raises-check"], learner_session["raises-tb"]
     assert "tuple index out of range" in _lines(check[0])[0]
     everything = "\n".join(_lines(full[0]))
     assert 'self_check("Square", Square)' in everything
