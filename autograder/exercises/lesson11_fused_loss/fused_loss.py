@@ -22,11 +22,11 @@ from ...exercise import Exercise, sample
 from .cross_entropy_mistakes import CE, CE_MISTAKES, recognise_ce
 from .fused_loss_precision import (ACCUMULATION, ACCUMULATION_TOLERANCE, accumulation_values,
                                    check_low_precision)
+from .fused_loss_memory import check_largest_tensor, check_lce_cuda_peak
 from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
-                              check_hand_written_forward, check_largest_tensor, check_lce_cuda_peak,
-                              check_lce_saved, check_one_gradient, check_retained_backward,
-                              check_scaling, check_weight_updated_in_place, lce_values,
-                              recognise_chunk_means)
+                              check_hand_written_forward, check_lce_saved, check_one_gradient,
+                              check_retained_backward, check_scaling,
+                              check_weight_updated_in_place, lce_values, recognise_chunk_means)
 from .contracts import CE_CLAUSES, LCE_CLAUSES
 
 def ce_values(rows: int, classes: int, device, *, seed=0, ignored=(), ignore_index=-100,

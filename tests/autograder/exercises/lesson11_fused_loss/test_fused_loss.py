@@ -7,8 +7,8 @@ import torch.nn.functional as F
 
 from autograder.errors import GradingError
 from autograder.exercises import EXERCISES
-from autograder.exercises.lesson11_fused_loss.fused_loss_work import (Called, check_largest_tensor,
-                                                                      lce_values)
+from autograder.exercises.lesson11_fused_loss.fused_loss_memory import check_largest_tensor
+from autograder.exercises.lesson11_fused_loss.fused_loss_work import Called, lce_values
 from autograder.grading import self_check
 from autograder.probes import CountFlops
 from tests.autograder.catalogued import graded_mistake

@@ -1,0 +1,63 @@
+"""Lesson 11, linear_cross_entropy's memory: no tensor near the N x V logits, forward or
+backward, in any grad mode; on CUDA, the peak of each pass under a budget."""
+
+import torch
+
+from ...checks import case, make_inputs, run_backward, run_forward
+from ...errors import GradingError
+from ...memory import TensorAccounting, cuda_peak
+from .fused_loss_work import LCE, NAME, Called, _describe, _sizes
+
+
+# when the loss is computed (grad mode, which inputs require grad) and what runs then
+LARGEST_TENSOR_SITUATIONS = (("", True, True, ("forward", "backward")),
+                             (" with neither x nor weight requiring grad", True, False,
+                              ("forward",)),
+                             (" under torch.no_grad()", False, True, ("forward",)))
+
+
+def check_largest_tensor(function: Called, values: dict) -> None:
+    """No tensor bigger than chunk_size x V, N x d or V x d elements, forward or backward, in
+    every grad mode (a shortcut to the composed ops where no gradient is needed builds the
+    whole N x V logits too)."""
+    N, d, V, chunk = _sizes(values)
+    limit = max(chunk * V, N * d, V * d)
+    for situation, grad_mode, requires_grad, phases in LARGEST_TENSOR_SITUATIONS:
+        inputs = make_inputs(values, requires_grad=requires_grad)
+        with case(_describe(values) + situation), TensorAccounting() as books:
+            books.start("forward")
+            with torch.set_grad_enabled(grad_mode):
+                output = run_forward(function, LCE, inputs).output
+            if "backward" in phases:
+                books.start("backward")
+                run_backward(LCE, output, inputs, torch.ones_like(output))
+        for phase in phases:
+            largest = books.phases[phase].largest
+            if largest is not None and largest.numel > limit:
+                raise GradingError(
+                    f"{NAME}'s {phase}{situation} creates a tensor of shape {largest.shape} "
+                    f"({largest.numel} elements, by {largest.op}) where chunks need at most "
+                    f"{limit}: compute chunk_size rows of logits at a time, never all N x V, "
+                    f"whichever gradients are needed (with {_describe(values)})",
+                    mistake=f"{NAME}/materialises-logits")
+
+
+def check_lce_cuda_peak(function: Called, values: dict) -> None:
+    """On CUDA: the peak in forward and backward stays under the inputs, their gradients and
+    half the N x V logits (the contract bounds each tensor, not how many chunks live at once)."""
+    N, d, V, chunk = _sizes(values)
+    width = max(values["x"].element_size(), 4)
+    budget = (3 * (N * d + V * d) + N * V // 2) * width
+    inputs = make_inputs(values)
+    held = {}
+    with case(_describe(values)):
+        peaks = {"forward": cuda_peak(lambda: held.update(loss=function.apply(*inputs.values())),
+                                      values["x"].device),
+                 "backward": cuda_peak(lambda: held["loss"].backward(), values["x"].device)}
+    for phase, peak in peaks.items():
+        if peak > budget:
+            raise GradingError(
+                f"{NAME}'s {phase} allocated {peak} bytes at its CUDA peak, over {budget}, the "
+                f"inputs, their gradients and half the N x V logits ({N * V * width} bytes): "
+                f"compute chunk_size rows of logits at a time and let each chunk go before the "
+                f"next (with {_describe(values)})")
