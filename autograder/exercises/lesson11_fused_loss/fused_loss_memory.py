@@ -39,7 +39,7 @@ def check_largest_tensor(function: Called, values: dict) -> None:
                     f"({largest.numel} elements, by {largest.op}) where chunks need at most "
                     f"{limit}: compute chunk_size rows of logits at a time, never all N x V, "
                     f"whichever gradients are needed (with {_describe(values)})",
-                    mistake=f"{NAME}/materialises-logits")
+                    mistake="linear_cross_entropy/materialises-logits")
 
 
 def check_lce_cuda_peak(function: Called, values: dict) -> None:
