@@ -110,8 +110,8 @@ def note_precision(label: str, got: torch.Tensor, expected: torch.Tensor, comput
         _note(_Finding(f"every value of {label} is exactly a float32 number, where the truth "
                        f"has float64's digits: {FLOAT32_STEP}", proven=True))
     elif not within:
-        _note(_Finding(f"{label} is within about 1e-7 of the truth but far outside "
-                       f"float64's precision ({where}): a step in float32 (a constant such as "
+        _note(_Finding(f"{label} agrees with the truth to five digits or more but is far "
+                       f"outside float64's precision ({where}): a step in float32 (a constant such as "
                        "torch.tensor(w) without dtype=, a tensor made without dtype=, a "
                        ".float(), a float32 accumulator) loses this much, and so does a small "
                        "constant added where the contract has none", proven=False))

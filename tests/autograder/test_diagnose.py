@@ -198,8 +198,8 @@ def test_a_float64_result_off_by_float32_rounding_is_asked_about(raises_hint):
     rather than called a constant factor?"""
     truth = values(5)
     scaled = truth * torch.tensor(0.1).item() / 0.1  # a constant rounded through float32
-    with raises_hint("grad_x is within about 1e-7 of the truth but far outside float64's "
-                     "precision (largest error"):
+    with raises_hint("grad_x agrees with the truth to five digits or more but is far outside "
+                     "float64's precision (largest error"):
         diagnose_gradient("x", scaled, truth, rtol=1e-9, atol=1e-10, computed_in=torch.float64)
 
 
@@ -219,7 +219,7 @@ def test_precision_findings_wait_for_the_end_of_the_battery(raises_hint):
                               computed_in=torch.float64)
             diagnose_gradient("x", truth.float().double(), truth, computed_in=torch.float64)
     assert info.value.mistake == "Square/float32-step"
-    with raises_hint("grad_x is within about 1e-7 of the truth"):
+    with raises_hint("grad_x agrees with the truth to five digits or more"):
         with precision_findings_last("Square"):  # a later bare value failure: the loss says why
             diagnose_gradient("x", truth * (1 + 3e-8), truth, rtol=1e-9, atol=1e-10,
                               computed_in=torch.float64)

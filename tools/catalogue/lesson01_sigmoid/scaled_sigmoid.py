@@ -162,7 +162,7 @@ MISTAKES = [
                     "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
                     "        return grad_output * ctx.scale * s * (1 - s), None")),
     Mistake("ScaledSigmoid", "backward's sigmoid on x.float()",
-            "grad_x is within about 1e-7 of the truth but far outside float64's precision",
+            "grad_x agrees with the truth to five digits or more but is far outside float64's precision",
             _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
                     "        return scale * torch.sigmoid(x)",
                     "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x.float())\n"

@@ -83,7 +83,7 @@ MISTAKES = [
                      FROM_Y)),
     # a mutant (issue 45): the branch test moved off 0, which only x within 1e-6 of 0 shows
     Mistake("MySigmoid", "exp's branch test at x >= -1e-6, the output's at x >= 0",
-            "MySigmoid's output is within about 1e-7 of the truth",
+            "MySigmoid's output agrees with the truth to five digits or more",
             _sigmoid("        e = torch.exp(torch.where(x >= -1e-6, -x, x))\n"
                      "        y = torch.where(x >= 0, 1 / (1 + e), e / (1 + e))\n" + SAVE_Y,
                      "        y, = ctx.saved_tensors\n        return grad_output * (y - y * y)")),

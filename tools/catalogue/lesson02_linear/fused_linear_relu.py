@@ -118,7 +118,7 @@ MISTAKES = [
                                                      "ctx.has_bias"))),
     # a mutant (issue 45): a mask with a threshold loses tiny positive pre-activations
     Mistake("FusedLinearReLU", "mask z > 1e-6",
-            "FusedLinearReLU's output is within about 1e-7 of the truth",
+            "FusedLinearReLU's output agrees with the truth to five digits or more",
             _fused(FUSED_READ + FUSED_RETURN, FUSED_FORWARD.replace("z > 0", "z > 1e-6"))),
     Mistake("FusedLinearReLU", "grad_x gated on needs_input_grad[1]",
             "it decides whether to compute grad_x from another input's entry of "
