@@ -111,8 +111,8 @@ def note_precision(label: str, got: torch.Tensor, expected: torch.Tensor, comput
                        f"has float64's digits: {FLOAT32_STEP}", proven=True))
     elif not within:
         _note(_Finding(f"{label} agrees with the truth to five digits or more but is far "
-                       f"outside float64's precision ({where}): a step in float32 (a constant such as "
-                       "torch.tensor(w) without dtype=, a tensor made without dtype=, a "
+                       f"outside float64's precision ({where}): a step in float32 (a constant "
+                       "such as torch.tensor(w) without dtype=, a tensor made without dtype=, a "
                        ".float(), a float32 accumulator) loses this much, and so does a small "
                        "constant added where the contract has none", proven=False))
     return True
