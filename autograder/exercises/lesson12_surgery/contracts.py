@@ -39,6 +39,7 @@ CLIP_CLAUSES = (
             "ClipGradientNorm/nan-on-zero-row": "nan on a row of zeros",
             "ClipGradientNorm/clips-columns": "columns clipped",
             "ClipGradientNorm/eps-in-norm": "renorm over flattened rows (its eps of 1e-7)",
+            "ClipGradientNorm/float32-constant": "max_norm as a float32 tensor",
             "ClipGradientNorm/state-on-class": "max_norm kept on the class (issue 37)",
             "raised:RuntimeError": "rows through .view"}),
     Clause("backward never writes into `grad_output`, and forward saves no tensor.",
@@ -97,5 +98,7 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
     Clause("backward computes each gradient only when `ctx.needs_input_grad` asks for it, "
            "returning `None` otherwise.",
            {"PerSampleClippedLinear/computes-frozen-gradient": "both gradients always computed",
-            "case:does as much work": "both computed, only the wanted one returned"}),
+            "case:does as much work": "both computed, only the wanted one returned",
+            "PerSampleClippedLinear/norms-when-weight-frozen": "norms computed with weight "
+                                                               "frozen"}),
 )

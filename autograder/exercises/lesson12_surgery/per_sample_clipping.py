@@ -8,6 +8,8 @@ The reference below builds that stack on purpose (the definition, not the identi
 battery checks the learner's shortcut against the thing it stands for.
 """
 
+import math
+
 import torch
 
 from ...checks import (Spec, case, check_backward_by_hand, check_is_function, check_no_ctx_tensors,
@@ -193,10 +195,32 @@ def clipped_linear_full(PerSampleClippedLinear, device) -> None:
     check_each_input_alone(function, SPEC, clipping_values(6, 4, 3, device, max_norm=0.5),
                            frozen_get_none=True)
     check_needs_input_grad(function, SPEC, clipping_values(6, 4, 3, device, max_norm=0.5))
+    check_no_norms_for_x_alone(function, clipping_values(7, 4, 3, device, max_norm=0.5))
     values = clipping_values(5, 4, 6, device, max_norm=0.5, seed=9)
     grad_output = strided_grad_output((5, 6), device, seed=10)
     check_strided(function, SPEC, values, grad_output,
                   expected_gradients(values["x"], values["weight"], 0.5, grad_output))
+
+
+def check_no_norms_for_x_alone(function, values: dict) -> None:
+    """With weight frozen, backward creates no tensor of N entries (norms, factors): grad_x =
+    grad_output @ weight needs none, so they are work for the gradient nobody asked for. N = 7
+    differs from every size grad_x's work makes (N * in, N * out, out * in). The op count of
+    check_needs_input_grad misses it: the gated matrix product still adds work."""
+    inputs = make_inputs(values, requires_grad={"x"})
+    forward = run_forward(function, SPEC, inputs)
+    n = values["x"].shape[0]
+    with TensorAccounting() as books:
+        run_backward(SPEC, forward.output, {"x": inputs["x"], "weight": inputs["weight"]},
+                     torch.ones_like(forward.output))
+    per_sample = sorted(s for s in books.phase.shapes if math.prod(s) == n)
+    if per_sample:
+        raise GradingError(
+            f"PerSampleClippedLinear's backward computes per-sample work when only x requires "
+            f"grad: it created a tensor of shape {per_sample[0]}, one entry per sample (norms or "
+            "factors?), which only grad_weight needs. Does grad_x = grad_output @ weight use "
+            "them? Compute nothing of grad_weight when ctx.needs_input_grad[1] is False",
+            mistake="PerSampleClippedLinear/norms-when-weight-frozen")
 
 
 def domain_values(device, dtype=torch.float64, seed=0, max_norm=1.0) -> dict:

@@ -187,9 +187,17 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
     if isinstance(got, torch.Tensor) and got.shape == expected.shape and \
             not torch.allclose(got, expected, rtol=1e-9, atol=0) and \
             torch.allclose(got, expected, rtol=1e-2, atol=0):
-        raise GradingError(f"ClipGradientNorm's clipped rows are off by a relative "
-                           f"{((got - expected).abs() / expected.abs().clamp(min=1e-300)).max():.1g}"
-                           f" at max_norm={max_norm:g}: the factor is max_norm / norm exactly, "
+        off = f"{((got - expected).abs() / expected.abs().clamp(min=1e-300)).max():.1g}"
+        rounded = float(torch.tensor(max_norm, dtype=torch.float32))
+        if rounded != max_norm and torch.allclose(got, clipped(pristine, rounded), rtol=1e-12,
+                                                  atol=0):
+            raise GradingError(f"ClipGradientNorm computes with a float32 constant in float64 "
+                               f"arithmetic: its clipped rows are off by a relative {off} at "
+                               f"max_norm={max_norm:g}, exactly what max_norm rounded to float32 "
+                               "gives. Which tensor holds max_norm, and in what dtype?",
+                               mistake="ClipGradientNorm/float32-constant")
+        raise GradingError(f"ClipGradientNorm's clipped rows are off by a relative {off} at "
+                           f"max_norm={max_norm:g}: the factor is max_norm / norm exactly, "
                            "with nothing added to the norm (an eps, as torch.renorm's, shows once "
                            "the norms are small)", mistake="ClipGradientNorm/eps-in-norm")
     diagnose_gradient("x", got, expected)

@@ -66,6 +66,10 @@ MISTAKES = [
             "with nothing added to the norm", _clip(
                 "        rows = grad_output.reshape(-1, grad_output.shape[-1])\n"
                 "        return rows.renorm(2, 0, ctx.max_norm).reshape(grad_output.shape), None\n")),
+    # review of lesson 12: was told it added an eps; max_norm = 1e-4 rounds in float32
+    Mistake("ClipGradientNorm", "max_norm as a float32 tensor", "a float32 constant in float64",
+            _clip(_NORMS + "        limit = torch.tensor(ctx.max_norm)\n"
+                  "        return grad_output * (limit / norms).clamp(max=1), None\n")),
     Mistake("ClipGradientNorm", "forward writes into x", "forward modified x in place",
             _clip(_NORMS + "        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n",
                   '''

@@ -135,4 +135,13 @@ MISTAKES = [
                 "(grad_output * factors[:, None]).T @ x\n"
                 "        return (grad_x if ctx.needs_input_grad[0] else None, "
                 "grad_weight if ctx.needs_input_grad[1] else None, None)\n")),
+    # review of lesson 12: the norms before the gate; the gated matrix product still adds
+    # work, so the op count alone passed it
+    Mistake("PerSampleClippedLinear", "norms computed with weight frozen",
+            "per-sample work when only x requires grad", _clipped(
+                _HEAD.replace("        grad_x = grad_weight", _NORMS + "        grad_x = grad_weight")
+                + "        if ctx.needs_input_grad[1]:\n"
+                "            factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                "            grad_weight = (grad_output * factors[:, None]).T @ x\n"
+                "        return grad_x, grad_weight, None\n")),
 ]
