@@ -40,6 +40,7 @@ CLIP_CLAUSES = (
             "ClipGradientNorm/clips-columns": "columns clipped",
             "ClipGradientNorm/eps-in-norm": "renorm over flattened rows (its eps of 1e-7)",
             "ClipGradientNorm/float32-constant": "max_norm as a float32 tensor",
+            "ClipGradientNorm/float32-step": "norms computed in float32",
             "ClipGradientNorm/state-on-class": "max_norm kept on the class (issue 37)",
             "raised:RuntimeError": "rows through .view"}),
     Clause("backward never writes into `grad_output`, and forward saves no tensor.",

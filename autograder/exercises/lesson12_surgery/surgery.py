@@ -196,6 +196,13 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
                                f"max_norm={max_norm:g}, exactly what max_norm rounded to float32 "
                                "gives. Which tensor holds max_norm, and in what dtype?",
                                mistake="ClipGradientNorm/float32-constant")
+        grown = (got.abs() - expected.abs()) / expected.abs().clamp(min=1e-300)
+        if grown.max() > 1e-12 and grown.abs().max() < 2 ** -22:  # an eps only shrinks a row
+            raise GradingError(f"ClipGradientNorm computes a step in float32 in float64 "
+                               f"arithmetic: its clipped rows are off by a relative {off} at "
+                               f"max_norm={max_norm:g}, some of them too long (an eps added to "
+                               "the norm only shortens them), float32's rounding. Which of your "
+                               "tensors is float32?", mistake="ClipGradientNorm/float32-step")
         raise GradingError(f"ClipGradientNorm's clipped rows are off by a relative {off} at "
                            f"max_norm={max_norm:g}: the factor is max_norm / norm exactly, "
                            "with nothing added to the norm (an eps, as torch.renorm's, shows once "

@@ -70,6 +70,9 @@ MISTAKES = [
     Mistake("ClipGradientNorm", "max_norm as a float32 tensor", "a float32 constant in float64",
             _clip(_NORMS + "        limit = torch.tensor(ctx.max_norm)\n"
                   "        return grad_output * (limit / norms).clamp(max=1), None\n")),
+    Mistake("ClipGradientNorm", "norms computed in float32", "a step in float32 in float64",
+            _clip("        norms = grad_output.float().norm(dim=-1, keepdim=True).double()\n"
+                  "        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n")),
     Mistake("ClipGradientNorm", "forward writes into x", "forward modified x in place",
             _clip(_NORMS + "        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n",
                   '''
