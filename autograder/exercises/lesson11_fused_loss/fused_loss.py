@@ -26,7 +26,7 @@ from .fused_loss_memory import check_largest_tensor, check_lce_cuda_peak
 from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
                               check_hand_written_forward, check_lce_saved, check_one_gradient,
                               check_retained_backward, check_scaling,
-                              check_weight_updated_in_place, lce_values, recognise_chunk_means)
+                              check_weight_updated_in_place, lce_values, naming_chunk_means)
 from .contracts import CE_CLAUSES, LCE_CLAUSES
 
 def ce_values(rows: int, classes: int, device, *, seed=0, ignored=(), ignore_index=-100,
@@ -203,15 +203,9 @@ def describe_lce(values: dict) -> str:
 def check_lce(function: Called, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
     """Loss and both gradients against F.cross_entropy(F.linear(x, weight), target)."""
     with case(describe_lce(values)):
-        try:
+        with naming_chunk_means(function, values):
             forward, backward = check_values_and_gradients(function, LCE, values,
                                                            rtol=rtol, atol=atol)
-        except GradingError as error:
-            hint = recognise_chunk_means(function, values)
-            if hint is None:
-                raise
-            raise GradingError(hint, str(error),
-                               mistake="linear_cross_entropy/averages-chunk-means") from error
         check_no_ctx_tensors(LCE, forward)
         check_backward_by_hand(LCE, backward)
     check_hand_written_forward(function, values)  # before what it saved: autograd saves too

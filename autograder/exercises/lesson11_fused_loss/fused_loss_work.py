@@ -4,6 +4,7 @@ and never in place, a weight changed in place between calls. Its memory: ``fused
 its precision: ``fused_loss_precision``."""
 
 import math
+from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
@@ -72,6 +73,19 @@ def recognise_chunk_means(function: Called, values: dict) -> str | None:
                 f"N={len(target)}, chunk_size={chunk}) weigh more than the others; the loss "
                 "is the mean over the N rows")
     return None
+
+
+@contextmanager
+def naming_chunk_means(function: Called, values: dict):
+    """A GradingError raised inside, named as the mean of chunk means where that is the cause."""
+    try:
+        yield
+    except GradingError as error:
+        hint = recognise_chunk_means(function, values)
+        if hint is None:
+            raise
+        raise GradingError(hint, str(error),
+                           mistake="linear_cross_entropy/averages-chunk-means") from error
 
 
 def check_lce_saved(forward, values: dict) -> None:
@@ -166,14 +180,8 @@ def check_scaling(function: Called, values: dict, grad_output: float = 3.0) -> N
                                    mistake="linear_cross_entropy/ignores-grad-output")
             if name == "x":
                 check_short_chunk(grad.double(), true, values["chunk_size"])
-            try:
+            with naming_chunk_means(function, values):
                 diagnose_gradient(name, grad.double(), true)
-            except GradingError as error:
-                hint = recognise_chunk_means(function, values)
-                if hint is None:
-                    raise
-                raise GradingError(hint, str(error),
-                                   mistake="linear_cross_entropy/averages-chunk-means") from error
 
 
 def check_weight_updated_in_place(function: Called, values: dict) -> None:
