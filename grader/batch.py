@@ -6,6 +6,7 @@ executed notebooks (``grader.gradebook``), so SQLite never sees two writers.
 """
 
 import concurrent.futures
+import contextlib
 import os
 import sys
 import time
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import verdict_store
+from . import sandbox, shared_zygote, verdict_store
 from .executors import dask_executor, local_executor
 from .faults import SEVERITY, Fault, from_dicts, reason_of, status_of
 from .feedback import status_cell
@@ -97,6 +98,22 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
     writer = GradebookWriter(root)
     progress = Progress(len(jobs), stream, each=each)
     quiet_notebook_warnings()
+    with _kernel_factory(settings):
+        _grade(root, jobs, writer, ledger, summary, progress, scheduler, workers, stream)
+    summary.seconds = time.monotonic() - began
+    return summary
+
+
+def _kernel_factory(settings: dict):
+    """One zygote for every worker's sandboxed kernels, where kernels are forked and sandboxed."""
+    if settings["zygote"] and settings["sandbox"] != "off" \
+            and sandbox.capability().mode in shared_zygote.SANDBOXED:
+        return shared_zygote.shared_zygote(sandbox.zygote_environment())
+    return contextlib.nullcontext()
+
+
+def _grade(root: Path, jobs: list[dict], writer, ledger: Ledger, summary: Summary, progress,
+           scheduler: str | None, workers: int, stream) -> None:
     executor = dask_executor(scheduler, workers) if scheduler else local_executor(workers)
     pending = {}
     try:
@@ -114,7 +131,7 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
     except KeyboardInterrupt:
         stream.write(f"\ninterrupted: {len(pending)} submissions left for the next run\n")
         for process in list((getattr(executor, "_processes", None) or {}).values()):
-            process.terminate()  # its kernels die with it (PR_SET_PDEATHSIG)
+            process.terminate()  # its kernels die with it, or with the shared zygote below
         raise
     finally:
         progress.close()
@@ -124,8 +141,6 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
             executor.close()
         else:
             executor.shutdown(wait=True, cancel_futures=True)
-    summary.seconds = time.monotonic() - began
-    return summary
 
 
 def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, result: dict,

@@ -30,7 +30,7 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Any, Unicode
 
-from . import processes, zygote
+from . import processes, shared_zygote, zygote
 
 LAUNCHER = Path(__file__).with_name("sandbox_launch.py")
 # Packages the kernel imports from this repository (installed editable): bound, nothing else of it.
@@ -217,7 +217,11 @@ class SandboxKernelManager(AsyncKernelManager):
                 "memory_mb": int(self.memory_mb or 0)}
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
-        factory = zygote.zygote_for(zygote_environment()) if self.use_zygote else None
+        factory = None
+        if self.use_zygote:
+            environment = zygote_environment()
+            shared = shared_zygote.shared_for(environment) if self.sandbox is not None else None
+            factory = shared or zygote.zygote_for(environment)
         if factory is not None:
             try:
                 process = factory.spawn(self._zygote_request(kw))

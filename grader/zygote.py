@@ -11,7 +11,8 @@ file and dies with the zygote; the kernel dies with the supervisor; everything t
 started dies with its PID namespace.
 
 Used by ``grader.sandbox.SandboxKernelManager`` unless the ``zygote`` setting is off; when the
-zygote cannot start, kernels are started the ordinary way.
+zygote cannot start, kernels are started the ordinary way. Sandboxed kernels may come from a
+zygote several grading processes share instead (``grader.shared_zygote``).
 """
 
 import ctypes
@@ -48,30 +49,41 @@ def _unshare(flags: int) -> None:
 
 # -- in the zygote ----------------------------------------------------------------------------
 
-def serve() -> None:
+def preload() -> str | None:
+    """Import every PRELOAD module; why forking would not be safe afterwards, or None."""
     import importlib
 
     for name in PRELOAD:
         importlib.import_module(name)
     tasks = len(os.listdir("/proc/self/task"))
     if threading.active_count() != 1 or tasks != 1:  # fork would copy a half-held lock
-        print(json.dumps({"error": f"{tasks} threads after imports: not safe to fork"}),
-              flush=True)
-        return
+        return f"{tasks} threads after imports: not safe to fork"
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
+    return None
+
+
+def fork_supervisor(request: dict) -> int:
+    """Fork the supervisor of the kernel ``request`` asks for; its pid."""
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            _supervise(request)
+        except BaseException as error:  # noqa: BLE001
+            _note(request, f"kernel supervisor failed: {error!r}")
+        finally:
+            os._exit(code)
+    return pid
+
+
+def serve() -> None:
+    error = preload()
+    if error is not None:
+        print(json.dumps({"error": error}), flush=True)
+        return
     print(json.dumps({"ready": os.getpid()}), flush=True)
     for line in sys.stdin:
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            code = 70
-            try:
-                _supervise(request)
-            except BaseException as error:  # noqa: BLE001
-                _note(request, f"kernel supervisor failed: {error!r}")
-            finally:
-                os._exit(code)
-        print(json.dumps({"pid": pid}), flush=True)
+        print(json.dumps({"pid": fork_supervisor(json.loads(line))}), flush=True)
 
 
 def _note(request: dict, text: str) -> None:
