@@ -410,62 +410,39 @@ compare("records, under enable_grad", predicted_records_under_enable_grad,
 # it on: the context manager `torch.enable_grad()` does that for the code inside its `with`
 # block.
 #
-# **Predict, then run.** `h = x * 3` is part of a caller's graph, whose leaf is `x`. The cell
-# after next records `(h * 2) ** 2` twice and calls `.backward()` on its sum: once from `h`
+# **Predict now, settle while you write Exercise 1.** `h = x * 3` is part of a caller's graph,
+# whose leaf is `x`. Record `(h * 2) ** 2` and call `.backward()` on its sum: once from `h`
 # itself, once from `copy = h.detach().requires_grad_()`, the same data with no history. After
-# each, is `x.grad` written?
+# each, is `x.grad` written? Nothing here runs it: your backward will, and a cell after the
+# exercise shows both.
 
 # %%
 predicted_x_grad_from_h = None     # True or False: recorded from h itself
 predicted_x_grad_from_copy = None  # True or False: recorded from the detached copy
 
-# %%
-x = torch.tensor([1.0, 2.0], requires_grad=True)
-h = x * 3  # the caller's graph: x -> h
-((h * 2) ** 2).sum().backward()
-from_h = x.grad is not None
-print("recorded from h:    x.grad =", x.grad)
-x.grad = None
-copy = h.detach().requires_grad_()  # same data, no history: a new leaf
-((copy * 2) ** 2).sum().backward()
-print("recorded from copy: x.grad =", x.grad, "· copy.grad =", copy.grad)
-compare("x.grad written, from h", predicted_x_grad_from_h, from_h)
-compare("x.grad written, from the copy", predicted_x_grad_from_copy, x.grad is not None)
-
 # %% [markdown]
-# A graph recorded from a tensor that is already part of the caller's graph runs on into that
-# graph, down to its leaves; one recorded from a detached copy ends at the copy, which holds the
-# gradient. Then two complications that a real network brings: layers **with parameters**, and
-# layers that draw **random numbers**.
+# Then two complications that a real network brings: layers **with parameters**, and layers
+# that draw **random numbers**.
 
 # %% [markdown]
 # ### Parameters inside the block: `torch.autograd.grad` against `torch.autograd.backward`
 #
 # `torch.autograd.grad(outputs, inputs, grad_outputs)` computes the gradients of the tensors
-# you list in `inputs` and **returns** them; it does not touch any `.grad`, and tensors you did
-# not list get nothing. That was fine for `fancy`, whose only leaf is `x`. But a block such as
-# `nn.Linear` also uses `weight` and `bias`, and the optimiser will look for their gradients in
-# `.grad`. Those are not inputs of the `Function`, so they are reachable only through the
-# rebuilt graph:
+# you list in `inputs` and **returns** them. `Tensor.backward(g)` calls
+# `torch.autograd.backward`, which takes any number of outputs and their gradients and returns
+# nothing. A block such as `nn.Linear` also uses `weight` and `bias`, and the optimiser will
+# look for their gradients in `.grad`. Those are not inputs of the `Function`, so they are
+# reachable only through the rebuilt graph.
+#
+# **Predict now, settle while you write Exercise 1.** With `layer = nn.Linear(3, 2)` and `x`
+# requiring grad, is `layer.weight.grad` written by `torch.autograd.grad(layer(x), x, g)`? By
+# `layer(x).backward(g)`? Which of the two a recomputing backward needs, and where it then
+# finds the gradients it must return, is question 4 of the exercise; a cell after the exercise
+# runs both.
 
 # %%
-layer = nn.Linear(3, 2)
-x = torch.randn(4, 3, requires_grad=True)
-g = torch.ones(4, 2)
-
-grad_x, = torch.autograd.grad(layer(x), x, g)
-print("after torch.autograd.grad: weight.grad is", layer.weight.grad)
-
-layer(x).backward(g)  # Tensor.backward is torch.autograd.backward on one output
-print("after Tensor.backward:     weight.grad is", layer.weight.grad.shape,
-      "and x.grad equals the gradient above:", torch.allclose(x.grad, grad_x))
-
-# %% [markdown]
-# `Tensor.backward(g)` calls `torch.autograd.backward`, which takes any number of outputs and
-# their gradients and **accumulates** into the `.grad` of every leaf that requires grad, as an
-# ordinary training step does; it returns nothing. `torch.autograd.grad` returns what you ask
-# for and writes nowhere. Which of the two a recomputing backward needs, and where it then
-# finds the gradients it must return, is question 4 of the exercise.
+predicted_weight_grad_from_grad = None      # True or False: after torch.autograd.grad
+predicted_weight_grad_from_backward = None  # True or False: after Tensor.backward
 
 # %% [markdown]
 # ### Randomness inside the block: replaying the random state
@@ -590,16 +567,13 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 # Backward has to run `run_fn` again and differentiate what it builds. For that rebuilt graph,
 # ask three things: will anything be recorded at all, inside a `backward`? Where does the graph
 # end: at this block, or somewhere in the caller's graph? And which dropout mask will it draw?
-# Each answer is one of the sections above.
+# Each answer is a section above, or a prediction you made there.
 # </details>
 #
 # <details><summary><b>Hint 2</b> (what the recomputation is fed)</summary>
 #
 # What does each saved tensor become before `run_fn` sees it again: the saved tensor itself,
-# or something made from it with the same data and no history? Should that require grad, and
-# for which arguments can it not (a boolean mask)? Inside what does `run_fn` run, so that the
-# draw is forward's and the caller's next draw is unchanged? After the backward pass through
-# the rebuilt output, where do the gradients you owe end up?
+# or something made from it? Your prediction about `h` and its detached copy decides it.
 # </details>
 #
 # <details><summary><b>Hint 3</b> (what backward owes)</summary>
@@ -670,6 +644,41 @@ from autograder import grade; grade("CheckpointFunction", CheckpointFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# The two predictions you made before the exercise, settled:
+
+# %%
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+h = x * 3  # the caller's graph: x -> h
+((h * 2) ** 2).sum().backward()
+from_h = x.grad is not None
+print("recorded from h:    x.grad =", x.grad)
+x.grad = None
+copy = h.detach().requires_grad_()  # same data, no history: a new leaf
+((copy * 2) ** 2).sum().backward()
+print("recorded from copy: x.grad =", x.grad, "· copy.grad =", copy.grad)
+compare("x.grad written, from h", predicted_x_grad_from_h, from_h)
+compare("x.grad written, from the copy", predicted_x_grad_from_copy, x.grad is not None)
+
+layer = nn.Linear(3, 2)
+x = torch.randn(4, 3, requires_grad=True)
+g = torch.ones(4, 2)
+grad_x, = torch.autograd.grad(layer(x), x, g)
+print("after torch.autograd.grad: weight.grad is", layer.weight.grad)
+from_grad = layer.weight.grad is not None
+layer(x).backward(g)  # Tensor.backward is torch.autograd.backward on one output
+print("after Tensor.backward:     weight.grad is", layer.weight.grad.shape,
+      "and x.grad equals the gradient above:", torch.allclose(x.grad, grad_x))
+compare("weight.grad written by autograd.grad", predicted_weight_grad_from_grad, from_grad)
+compare("weight.grad written by .backward", predicted_weight_grad_from_backward,
+        layer.weight.grad is not None)
+
+# %% [markdown]
+# A graph recorded from a tensor that is already part of the caller's graph runs on into that
+# graph, down to its leaves; one recorded from a detached copy ends at the copy, which holds the
+# gradient. `torch.autograd.backward` **accumulates** into the `.grad` of every leaf that
+# requires grad, as an ordinary training step does; `torch.autograd.grad` returns what you ask
+# for and writes nowhere.
+#
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # 1. The tensor arguments go to `ctx.save_for_backward`; `run_fn`, the other arguments (and
@@ -761,8 +770,8 @@ compare("[f() for f in functions]", predicted_calls, [f() for f in functions])
 #
 # Each function reads `i` when it is called, not when it was defined, and by then the loop has
 # left `i` at 2. A `run_fn` that reads the loop's `start` and `end` in backward reads the last
-# segment's, for every segment. Bind what each function needs when it is made: a default
-# argument (`lambda i=i: i`), or an object built in the loop that holds it.
+# segment's, for every segment. How can each function you hand to `CheckpointFunction` hold
+# its own segment, fixed when it is made?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_checkpoint_sequential", "solution": true}
@@ -944,8 +953,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # ### Every segment count, and the price in work
 #
 # The explorer runs your `checkpoint_sequential` on the same model for every $k$ from 1 to 16.
-# Left, the meter's bytes (32 KiB below the table's: no loss here keeps the model's output);
-# right, the matrix-multiply work of forward and backward, counted in FLOPs. Move the slider:
+# Left, the meter's bytes: kept after forward reads 32 KiB below the table's (no loss here
+# keeps the model's output), the peaks equal the table's; right, the matrix-multiply work of forward and backward, counted in FLOPs. Move the slider:
 # whatever $k$, backward does one extra forward's worth of work.
 #
 # Try $k = 6$. A split with its longer groups first (3, 3, 3, 3, 2, 2 layers) peaks at
@@ -1010,93 +1019,6 @@ try:
     print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
 except NotImplementedError:  # a stub: said, not raised, so Run All goes on
     not_written()
-
-# %% [markdown]
-# ### Yours and `torch.utils.checkpoint`, side by side
-#
-# Three uses that your `CheckpointFunction`'s contract does not mention, run through yours and
-# through `torch.utils.checkpoint`. **Quick question 3.** Predict what yours does in each, before
-# you run the cell:
-#
-# 1. `torch.autograd.grad(loss, x)` through your checkpoint: does the block's `weight.grad`
-#    stay `None`, as `autograd.grad` promises?
-# 2. Under `torch.autocast("cpu", dtype=torch.bfloat16)`, which dtype does the block's `Linear`
-#    produce in forward, and which in the recomputation?
-# 3. A second derivative through your checkpoint (`create_graph=True`, then differentiate
-#    again): an error, the right numbers, or wrong ones?
-#
-# Write your three predictions below, then run the cell after.
-
-# %%
-predicted_weight_grad_stays_none = None  # True or False
-predicted_dtypes = None  # e.g. (torch.bfloat16, torch.bfloat16)
-predicted_second_derivative = None  # "error", "right" or "wrong"
-
-# %%
-from torch.utils.checkpoint import checkpoint
-
-layer = nn.Linear(8, 8)
-x = torch.randn(4, 8, requires_grad=True)
-try:
-    _ = torch.autograd.grad(CheckpointFunction.apply(layer, x).sum(), x)
-    print("1. weight.grad after autograd.grad through yours:", None if layer.weight.grad is None
-          else tuple(layer.weight.grad.shape))
-    stayed_none = layer.weight.grad is None
-    layer.weight.grad = layer.bias.grad = None
-    _ = torch.autograd.grad(checkpoint(layer, x, use_reentrant=False).sum(), x)
-    print("   ... through torch's (use_reentrant=False):   ", layer.weight.grad)
-
-    dtypes = []
-    layer.register_forward_hook(lambda module, inputs, output: dtypes.append(output.dtype))
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        y = CheckpointFunction.apply(layer, x)
-    y.float().sum().backward()
-    print("2. Linear's output dtype, forward then recomputation:", dtypes)
-
-
-    def cube_block(h):
-        return h ** 3
-
-
-    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-    for name, run in [("yours", lambda h: CheckpointFunction.apply(cube_block, h)),
-                      ("torch's", lambda h: checkpoint(cube_block, h, use_reentrant=False))]:
-        first, = torch.autograd.grad((run(x) + x ** 2).sum(), x, create_graph=True)
-        second, = torch.autograd.grad(first.sum(), x)
-        print(f"3. second derivative of x³ + x² through {name}:", second.tolist(),
-              " true:", (6 * x + 2).tolist())
-        if name == "yours":
-            yours_right = torch.allclose(second, 6 * x.detach() + 2)
-    compare("1. weight.grad stays None", predicted_weight_grad_stays_none, stayed_none)
-    compare("2. dtypes", predicted_dtypes, tuple(dtypes))
-    compare("3. second derivative", predicted_second_derivative,
-            "right" if yours_right else "wrong")
-except NotImplementedError:  # a stub: said, not raised, so Run All goes on
-    not_written()
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# 1. Yours writes `weight.grad`: its backward calls `torch.autograd.backward`, which
-#    accumulates into every leaf it reaches, whatever the outer call asked for. That side
-#    effect is the price of giving parameters their gradients without listing them;
-#    `torch.utils.checkpoint` with `use_reentrant=False` leaves `.grad` alone, and its
-#    `use_reentrant=True` variant refuses `torch.autograd.grad` outright.
-# 2. bfloat16 in forward, float32 in the recomputation: autocast is a thread-local state,
-#    on inside the `with torch.autocast(...)` block, and backward runs after the block has
-#    closed (as PyTorch recommends). Your backward does not record and restore it, so the
-#    gradients belong to a float32 block, not to the bfloat16 one forward computed, silently.
-#    `torch.utils.checkpoint` records the autocast state in forward and restores it for the
-#    recomputation.
-# 3. Under `create_graph=True` grad mode is on inside your backward, but the gradient it
-#    returns is computed on the detached copies of the inputs, so nothing links it to the
-#    caller's `x`: the checkpointed block's share of the second derivative is lost (here the
-#    $6x$), and only the $x^2$ term's $2$ survives. Passing `create_graph=True` on to
-#    `torch.autograd.backward` inside does not help (it still gives $[2, 2]$): the graph it
-#    builds ends at those copies. Without the $x^2$ term, the second call would raise
-#    "element 0 of tensors does not require grad" (or, with that `create_graph`, "appears to
-#    not have been used in the graph"). `use_reentrant=False` supports double backward.
-# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `ReversibleCoupling`
@@ -1279,6 +1201,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # %% [markdown]
 # ## Common mistakes
 #
+# Each row is a mistake your self-checks name when you make it.
+#
 # | Mistake | What happens | Ask yourself |
 # |---|---|---|
 # | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | which of the two calls writes `.grad` on leaves you did not list? |
@@ -1291,14 +1215,10 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
 # | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
 # | run `run_fn` (or a reversible block's $f$ and $g$) under `torch.enable_grad()` in forward "to be safe" | forward records and saves a whole graph that it then throws away: time wasted and the peak of an unchecked block; if `run_fn` returns a view, that graph is kept while the output lives: no memory saved at all | what is forward's grad mode for? |
-# | `pack` of `saved_tensors_hooks` returns the tensor itself, or an object holding it | for ops that save their own output, a loop that only a backward breaks: a graph dropped without one is never freed, not even by `gc.collect()`; memory leaks, and a meter reports as kept what autograd let go | what did the documentation say `pack` may hold? |
-# | checkpoint a block whose only tensor input is data (a model's first block) | its parameters silently get **no gradient** while the layers after it train; with nothing after it, `element 0 of tensors does not require grad` | when does a `Function`'s output require grad, and are the parameters inside `run_fn` among its inputs? |
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
 # | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
 # | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | when does the function read `start` and `end`: when defined, or when called? |
-# | a `BatchNorm` in training mode inside a checkpointed segment | no error; its running statistics are updated twice per step (three times in a reversible block that inverts, then recomputes) | what does recomputing replay, and what does it not? |
-# | dropout inside $f$ or $g$ of a reversible block, random state not replayed | no error; $x_2$'s gradient and $f$'s parameters' are silently wrong: the inversion and the recomputation draw new masks | which mask does each of backward's calls to $f$ draw? |
 # | a reversible backward that inverts in place, into a saved output, or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
 # | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: memory grows until it or the threads run out, then an error or a dead kernel | which tensors did you build from fresh leaves? |
 #
@@ -1469,6 +1389,93 @@ check_reversible_stack()
 # Constant in depth: one block's outputs, for the price of inverting every block on the way
 # down, and of the rounding drift of Exercise 3's contract, which grows with the number of
 # blocks.
+
+# %% [markdown]
+# ## Optional (not graded): yours and `torch.utils.checkpoint`, side by side
+#
+# Three uses that your `CheckpointFunction`'s contract does not mention, run through yours and
+# through `torch.utils.checkpoint`. **Quick question.** Predict what yours does in each, before
+# you run the cell:
+#
+# 1. `torch.autograd.grad(loss, x)` through your checkpoint: does the block's `weight.grad`
+#    stay `None`, as `autograd.grad` promises?
+# 2. Under `torch.autocast("cpu", dtype=torch.bfloat16)`, which dtype does the block's `Linear`
+#    produce in forward, and which in the recomputation?
+# 3. A second derivative through your checkpoint (`create_graph=True`, then differentiate
+#    again): an error, the right numbers, or wrong ones?
+#
+# Write your three predictions below, then run the cell after.
+
+# %%
+predicted_weight_grad_stays_none = None  # True or False
+predicted_dtypes = None  # e.g. (torch.bfloat16, torch.bfloat16)
+predicted_second_derivative = None  # "error", "right" or "wrong"
+
+# %%
+from torch.utils.checkpoint import checkpoint
+
+layer = nn.Linear(8, 8)
+x = torch.randn(4, 8, requires_grad=True)
+try:
+    _ = torch.autograd.grad(CheckpointFunction.apply(layer, x).sum(), x)
+    print("1. weight.grad after autograd.grad through yours:", None if layer.weight.grad is None
+          else tuple(layer.weight.grad.shape))
+    stayed_none = layer.weight.grad is None
+    layer.weight.grad = layer.bias.grad = None
+    _ = torch.autograd.grad(checkpoint(layer, x, use_reentrant=False).sum(), x)
+    print("   ... through torch's (use_reentrant=False):   ", layer.weight.grad)
+
+    dtypes = []
+    layer.register_forward_hook(lambda module, inputs, output: dtypes.append(output.dtype))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = CheckpointFunction.apply(layer, x)
+    y.float().sum().backward()
+    print("2. Linear's output dtype, forward then recomputation:", dtypes)
+
+
+    def cube_block(h):
+        return h ** 3
+
+
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    for name, run in [("yours", lambda h: CheckpointFunction.apply(cube_block, h)),
+                      ("torch's", lambda h: checkpoint(cube_block, h, use_reentrant=False))]:
+        first, = torch.autograd.grad((run(x) + x ** 2).sum(), x, create_graph=True)
+        second, = torch.autograd.grad(first.sum(), x)
+        print(f"3. second derivative of x³ + x² through {name}:", second.tolist(),
+              " true:", (6 * x + 2).tolist())
+        if name == "yours":
+            yours_right = torch.allclose(second, 6 * x.detach() + 2)
+    compare("1. weight.grad stays None", predicted_weight_grad_stays_none, stayed_none)
+    compare("2. dtypes", predicted_dtypes, tuple(dtypes))
+    compare("3. second derivative", predicted_second_derivative,
+            "right" if yours_right else "wrong")
+except NotImplementedError:  # a stub: said, not raised, so Run All goes on
+    not_written()
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# 1. Yours writes `weight.grad`: its backward calls `torch.autograd.backward`, which
+#    accumulates into every leaf it reaches, whatever the outer call asked for. That side
+#    effect is the price of giving parameters their gradients without listing them;
+#    `torch.utils.checkpoint` with `use_reentrant=False` leaves `.grad` alone, and its
+#    `use_reentrant=True` variant refuses `torch.autograd.grad` outright.
+# 2. bfloat16 in forward, float32 in the recomputation: autocast is a thread-local state,
+#    on inside the `with torch.autocast(...)` block, and backward runs after the block has
+#    closed (as PyTorch recommends). Your backward does not record and restore it, so the
+#    gradients belong to a float32 block, not to the bfloat16 one forward computed, silently.
+#    `torch.utils.checkpoint` records the autocast state in forward and restores it for the
+#    recomputation.
+# 3. Under `create_graph=True` grad mode is on inside your backward, but the gradient it
+#    returns is computed on the detached copies of the inputs, so nothing links it to the
+#    caller's `x`: the checkpointed block's share of the second derivative is lost (here the
+#    $6x$), and only the $x^2$ term's $2$ survives. Passing `create_graph=True` on to
+#    `torch.autograd.backward` inside does not help (it still gives $[2, 2]$): the graph it
+#    builds ends at those copies. Without the $x^2$ term, the second call would raise
+#    "element 0 of tensors does not require grad" (or, with that `create_graph`, "appears to
+#    not have been used in the graph"). `use_reentrant=False` supports double backward.
+# </details>
 
 # %% [markdown]
 # ## ✎ Optional (not graded): a checkpoint that keeps autocast's dtype

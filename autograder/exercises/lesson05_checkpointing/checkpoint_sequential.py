@@ -154,6 +154,16 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
                            "on your CheckpointFunction, CheckpointFunction.apply(run_segment, x)",
                            mistake="checkpoint_sequential/uses-torch-checkpoint")
     checkpointed = len(classes)
+    order = None
+    if checkpointed == 0:  # no Function node: no checkpoint, or torch's non-reentrant one
+        order = _backward(where, output, grad_output, layers)
+        if order:
+            raise GradingError(
+                f"{where} recomputed layers in backward with no Function node in the graph: "
+                "that is PyTorch's non-reentrant checkpoint (torch.utils.checkpoint.checkpoint, "
+                "use_reentrant=False), not yours; the exercise builds checkpoint_sequential on "
+                "your CheckpointFunction, CheckpointFunction.apply(run_segment, x)",
+                mistake="checkpoint_sequential/uses-torch-checkpoint-non-reentrant")
     if segments > 1 and checkpointed == 0:
         raise GradingError(f"{where} checkpointed nothing: run each segment through "
                            "CheckpointFunction.apply(run_segment, x)",
@@ -162,13 +172,8 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
         raise GradingError(f"{where} made {checkpointed} checkpointed segments: split the layers "
                            f"into exactly {segments} consecutive groups",
                            mistake="checkpoint_sequential/wrong-segment-count")
-    try:
-        with _recording_calls(list(layers)) as order, refuse_reentry(custom_nodes([output]),
-                                                                     REENTERED):
-            output.backward(grad_output)
-    except RuntimeError as error:
-        raise GradingError(f"backward through {where} raised RuntimeError: "
-                           f"{str(error).splitlines()[0]}", str(error)) from error
+    if order is None:
+        order = _backward(where, output, grad_output, layers)
     check_recomputation(where, [order.count(i) for i in range(n)])
     if all(isinstance(layer, nn.Module) for layer in layers):
         check_segment_sizes(where, n, segments, order)
@@ -181,6 +186,18 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
                 "must accumulate into their .grad (torch.autograd.backward, not "
                 "torch.autograd.grad)")
         diagnose_gradient(f"parameter {name}", parameter.grad, parameter_truth[name])
+
+
+def _backward(where: str, output, grad_output, layers) -> list[int]:
+    """Backpropagate through the output, returning the index of each layer as backward ran it."""
+    try:
+        with _recording_calls(list(layers)) as order, refuse_reentry(custom_nodes([output]),
+                                                                     REENTERED):
+            output.backward(grad_output)
+    except RuntimeError as error:
+        raise GradingError(f"backward through {where} raised RuntimeError: "
+                           f"{str(error).splitlines()[0]}", str(error)) from error
+    return order
 
 
 def _must_be_callable(checkpoint_sequential) -> None:

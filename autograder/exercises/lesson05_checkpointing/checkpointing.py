@@ -59,6 +59,18 @@ def check_saves_only_inputs(forward: ForwardTrace, inputs: dict, function=None) 
     whose run_fn recorded a graph that apply then dropped is told so, not that it kept it."""
     extra = [s for s in forward.saved  # a random-number-generator state (uint8) is no activation
              if not s.role.startswith("input") and s.dtype != torch.uint8]
+    copies = [(s, name) for s in extra for name, value in inputs.items()
+              if isinstance(value, torch.Tensor) and s.shape == tuple(value.shape)
+              and s.dtype == value.dtype and torch.equal(s.tensor.detach(), value.detach())]
+    if copies:
+        saved, name = copies[0]
+        raise GradingError(
+            f"CheckpointFunction saved a copy of its argument {name} ({saved.nbytes} bytes, a "
+            "new tensor with the same values, such as t.clone()), kept besides the tensor the "
+            "caller holds: that is one more copy of every input per checkpoint; save the tensor "
+            "arguments themselves, ctx.save_for_backward(*tensors) (autograd's version counter "
+            "already tells backward if the caller changed one in place)",
+            mistake="CheckpointFunction/saves-input-copy")
     if extra:
         total = sum(s.nbytes for s in extra)
         given = sum(v.numel() * v.element_size() for v in inputs.values()
@@ -168,6 +180,10 @@ def check_block(function, run_fn, values: dict, wanted: set, parameters: dict, *
         _check_parameter_grads(parameters, parameter_truth, before=before)
 
 
+def _same_states(a: list, b: list) -> bool:
+    return all(torch.equal(p, q) for p, q in zip(a, b))
+
+
 def _recomputed_on(states, block, x, device) -> torch.Tensor:
     """x's true gradient through the block with dropout drawing from ``states``."""
     with fork_rng(device):
@@ -190,12 +206,14 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
         torch.rand(17, device=device)  # code before the block draws after seeding, as in training
         expected, grad_output, truth, parameter_truth = reference(
             lambda x: block(x), {"x": values["x"]}, {"x"}, parameters)
+        unchecked = rng_states(device)  # where the block unchecked leaves the random state
         clear_grads(block)
         torch.manual_seed(seed)
         inputs = make_inputs(values)
         torch.rand(17, device=device)
         starts = []  # the random state as each call of run_fn began (rng_probe.late_mask)
         block.register_forward_pre_hook(lambda *_: starts.append(rng_states(device)))
+        before = rng_states(device)
         forward = run_forward(function, spec, inputs)
         n_forward = len(starts)
         if (isinstance(forward.output, torch.Tensor) and forward.output.shape == expected.shape
@@ -206,6 +224,15 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
                 "finds (record it, don't reseed)")
         diagnose_values("CheckpointFunction's output", forward.output, expected)
         after_run_fn = rng_states(device)  # a state recorded too late: dropout has drawn
+        if n_forward and not _same_states(after_run_fn, unchecked) \
+                and _same_states(after_run_fn, before):
+            raise GradingError(
+                "CheckpointFunction's forward put the random state back (fork_rng in forward?): "
+                "run_fn's dropout drew from it, yet forward left it where it found it, while the "
+                "same block unchecked leaves it advanced, so the layers after a checkpoint would "
+                "draw the very numbers its dropout drew; in forward run run_fn on the caller's "
+                "stream, and keep fork_rng for backward, around the restore and the recomputation",
+                mistake="CheckpointFunction/forks-rng-in-forward")
         torch.rand(1000, device=device)  # layers after the block draw random numbers too
         states = rng_states(device)
         grads = _backward(spec, forward.output, inputs, grad_output)

@@ -23,7 +23,8 @@ REVERSIBLE_CLAUSES = (
            {R + "saves-input": "saves the inputs",
             R + "saves-activation": "saves f(x2), an activation",
             R + "saves-output-copy": "saves a float64 copy of the output y1 for accuracy",
-            R + "keeps-a-copy-on-ctx": "keeps a NumPy copy of the input x2 on ctx",
+            R + "keeps-a-copy-on-ctx": "keeps a flattened NumPy copy of x2 on ctx and reads x2 "
+                                        "back from it",
             R + "records-graph-in-forward":
                 "forward runs f and g under torch.enable_grad(), saving only y1 and y2"}),
     Clause("backward reconstructs the inputs from the outputs, recomputes the block under grad, "
@@ -54,7 +55,8 @@ CHECKPOINTING_CLAUSES = (
             C + "records-graph-in-forward":
                 "run_fn under enable_grad in forward, the graph dropped by apply",
             C + "tensor-on-ctx": "arguments kept on ctx",
-            C + "saves-non-tensor": "saves every argument"}),
+            C + "saves-non-tensor": "saves every argument",
+            C + "saves-input-copy": "saves clones of its tensor arguments"}),
     Clause("**recomputes** `run_fn(*args)` in backward, under grad, with forward's random state "
            "restored (CPU, and each CUDA device of a CUDA tensor argument);",
            {C + "recomputes-without-grad": "recomputes with gradients off",
@@ -81,7 +83,8 @@ CHECKPOINTING_CLAUSES = (
            "the same dropout masks as the same model unchecked; the self-check compares the "
            "two.",
            {"case:forward should run run_fn on the random state it finds":
-                "forward seeds the generator (torch.manual_seed(0)) before run_fn"}),
+                "forward seeds the generator (torch.manual_seed(0)) before run_fn",
+            C + "forks-rng-in-forward": "runs run_fn inside torch.random.fork_rng() in forward"}),
 )
 
 
@@ -93,7 +96,9 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
             Q + "wrong-segment-count": "len // segments chunks make too many segments",
             Q + "drops-remainder": "drops the remainder",
             Q + "uneven-segments": "ceil(n / k) layers per segment",
-            Q + "uses-torch-checkpoint": "built on torch.utils.checkpoint(use_reentrant=True)"}),
+            Q + "uses-torch-checkpoint": "built on torch.utils.checkpoint(use_reentrant=True)",
+            Q + "uses-torch-checkpoint-non-reentrant":
+                "built on torch.utils.checkpoint(use_reentrant=False)"}),
     Clause("no group is longer than it has to be: backward rebuilds one group at a time, so the "
            "longest group's activations are all alive at once at some point, and it holds no "
            "more layers than the best split into `segments` groups needs;",

@@ -10,18 +10,43 @@ from ...probes import reachable
 
 
 def _kept_arrays(value, path: str):
-    """(path, array, form) for NumPy arrays on ctx and lists NumPy reads as one array."""
+    """(path, array, form) for what ctx keeps that NumPy reads as numbers: NumPy arrays, byte
+    buffers (``.tobytes()``) and lists, however they are wrapped in lists, tuples and dicts."""
     for where, array in reachable(value, path, np.ndarray):
         yield where, array, "NumPy"
+    for where, buffer in reachable(value, path, (bytes, bytearray, memoryview)):
+        yield where, bytes(buffer), "byte"
     if isinstance(value, (list, tuple)) and value:
         try:
             yield path, np.asarray(value, dtype=np.float64), "list"
         except (TypeError, ValueError, RuntimeError):
             pass
+        for i, item in enumerate(value):  # a list inside a tuple, say
+            if isinstance(item, (list, tuple)):
+                yield from ((w, a, f) for w, a, f in _kept_arrays(item, f"{path}[{i}]")
+                            if f == "list")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, (list, tuple)):
+                yield from ((w, a, f) for w, a, f in _kept_arrays(item, f"{path}[{key!r}]")
+                            if f == "list")
+
+
+def _same_values(kept, tensor: torch.Tensor) -> bool:
+    """Whether ``kept`` (an array or bytes) holds ``tensor``'s numbers, whatever its shape:
+    compared by value, raveled (``.ravel()``, ``.flatten().tolist()``, ``.tobytes()``)."""
+    x = tensor.detach().cpu()
+    if isinstance(kept, bytes):
+        return any(len(kept) == x.numel() * dtype.itemsize and np.allclose(
+            np.frombuffer(kept, dtype=dtype), x.to(torch.float64).numpy().ravel())
+            for dtype in (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16)))
+    return (kept.dtype.kind == "f" and kept.size == x.numel()
+            and np.allclose(kept.ravel(), x.to(torch.float64).numpy().ravel()))
 
 
 def _check_no_input_copy(forward, inputs: dict) -> None:
-    """No copy of x1, x2, f(x2) or g(y1) on ctx, NumPy or list: "no input, no activation"."""
+    """No copy of x1, x2, f(x2) or g(y1) on ctx, in any shape or form (NumPy, bytes, a list):
+    "no input, no activation"."""
     x1, x2, f, g = (inputs[name] for name in ("x1", "x2", "f", "g"))
     with torch.no_grad():
         kept = {"its input x1": x1, "its input x2": x2, "f's activation f(x2)": (fx := f(x2)),
@@ -29,11 +54,10 @@ def _check_no_input_copy(forward, inputs: dict) -> None:
     for attribute, value in forward.ctx_attributes.items():
         for path, array, form in _kept_arrays(value, f"ctx.{attribute}"):
             for what, tensor in kept.items():
-                x = tensor.detach().cpu().to(torch.float64).numpy()
-                if array.shape == x.shape and array.dtype.kind == "f" and np.allclose(array, x):
+                if _same_values(array, tensor):
                     raise GradingError(f"ReversibleCoupling keeps a {form} copy of {what} as "
                                        f"{path}: a reversible block keeps no input and no "
-                                       "activation in any form; save only y1 and y2",
+                                       "activation in any form or shape; save only y1 and y2",
                                        mistake="ReversibleCoupling/keeps-a-copy-on-ctx")
 
 

@@ -269,4 +269,18 @@ class CheckpointFunction(torch.autograd.Function):
                 CORRECT_BACKWARD, FORWARD.replace(
                     "        ctx.cpu_state = torch.get_rng_state()",
                     "        torch.manual_seed(0)\n        ctx.cpu_state = torch.get_rng_state()"))),
+    # run_fn inside fork_rng in forward: forward's mask and the recomputation agree, but the
+    # caller's stream is set back, so the layers after the block draw the block's numbers
+    Mistake("CheckpointFunction", "runs run_fn inside torch.random.fork_rng() in forward",
+            "forward put the random state back (fork_rng in forward?)", _checkpoint(
+                CORRECT_BACKWARD, FORWARD.replace(
+                    "        return run_fn(*args)",
+                    "        with torch.random.fork_rng(devices=ctx.devices):\n"
+                    "            return run_fn(*args)"))),
+    # clones of the inputs saved "against in-place changes": copies, not activations
+    Mistake("CheckpointFunction", "saves clones of its tensor arguments",
+            "CheckpointFunction saved a copy of its argument x", _checkpoint(
+                CORRECT_BACKWARD, FORWARD.replace(
+                    "ctx.save_for_backward(*tensors)",
+                    "ctx.save_for_backward(*[t.clone() for t in tensors])"))),
 ]

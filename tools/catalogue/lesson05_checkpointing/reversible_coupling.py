@@ -181,6 +181,18 @@ MISTAKES = [
                     FORWARD, ("        ctx.save_for_backward(y1, y2)",
                               "        ctx.x2_copy = x2.detach().cpu().numpy().copy()\n"
                               "        ctx.save_for_backward(y1, y2)")))),
+    # a flattened copy, compared by value whatever its shape (review 05: once passed, only
+    # arrays of the input's shape were compared); backward reads x2 from it, "no drift"
+    Mistake("ReversibleCoupling", "keeps a flattened NumPy copy of x2 on ctx and reads x2 back "
+            "from it", "keeps a NumPy copy of its input x2 as ctx.x2_flat", _coupling(
+                "        y1, y2 = ctx.saved_tensors\n"
+                "        x2 = torch.from_numpy(ctx.x2_flat).reshape(y2.shape).to(y2)\n"
+                "        with torch.no_grad():\n            x1 = y1 - ctx.f(x2)\n"
+                "        x1, x2 = x1.requires_grad_(), x2.clone().requires_grad_()\n"
+                + RECOMPUTE + RIGHT + RETURN, edit(
+                    FORWARD, ("        ctx.save_for_backward(y1, y2)",
+                              "        ctx.x2_flat = x2.detach().cpu().numpy().ravel().copy()\n"
+                              "        ctx.save_for_backward(y1, y2)")))),
     Mistake("ReversibleCoupling", "keeps f(x2) on ctx as a NumPy array", "keeps a NumPy copy "
             "of f's activation f(x2) as ctx.fx", _coupling(
                 INVERT + RECOMPUTE + RIGHT + RETURN, edit(
