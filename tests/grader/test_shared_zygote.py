@@ -52,3 +52,16 @@ def test_a_kernel_without_a_sandbox_is_refused(shared, tmp_path):
                "cwd": str(tmp_path), "status_file": str(tmp_path / "status")}
     with pytest.raises(RuntimeError, match="sandboxed kernels only"):
         SharedZygote(name).spawn(request)
+
+
+def test_a_process_in_a_kernels_namespaces_cannot_reach_it(shared):
+    """The socket is abstract: a process in the namespaces a sandboxed kernel gets (a network
+    namespace of its own among them) finds nothing there, where this one connects."""
+    _, name = shared
+    connect = ("import socket; s = socket.socket(socket.AF_UNIX); "
+               f"s.connect('\\0{name}'); print('connected')")
+    assert subprocess.run([sys.executable, "-c", connect], capture_output=True,
+                          text=True).stdout.strip() == "connected"
+    inside = subprocess.run(["unshare", *sandbox._namespace_flags(sandbox.capability().mode),
+                             "--", sys.executable, "-c", connect], capture_output=True, text=True)
+    assert inside.returncode != 0 and "ConnectionRefusedError" in inside.stderr, inside.stderr
