@@ -2,7 +2,8 @@
 
 For each solution notebook (and the widget demo), open a copy in JupyterLab on a stranger's
 kernel (what Colab ships and the course's wheel: tests/stranger.py), run all cells, failing on
-the first error (the one run of each solution from top to bottom in a test), check that every
+the first error (the one run of each solution from top to bottom in a test), check that the
+kernel was the stranger's Python importing the course from its wheel, that every
 formula typeset without a MathJax error and every widget view rendered, operate one control of
 each kind in each view and check that the view changed, and save a screenshot to
 artifacts/screenshots/. Notebooks the tests build open on the course environment's kernel.
@@ -52,18 +53,25 @@ def _math_errors(page) -> list[str]:
         .map(e => e.getAttribute('data-mjx-error') || e.textContent)""")
 
 
-def test_the_solutions_run_on_a_strangers_kernel(lab_page, tmp_path):
-    """Is the stranger's kernel, which the solutions run on here, the stranger's Python,
-    importing the course from its wheel, not from this checkout (test_notebooks leaves the
-    solutions' runs to this file)?"""
-    probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "import sys, autograder\nprint(sys.prefix, autograder.__file__)")])
-    nbformat.write(probe, tmp_path / "probe.ipynb")
-    open_notebook(lab_page, _copy(tmp_path / "probe.ipynb", STRANGER_KERNEL))
-    run_all(lab_page)
-    printed = lab_page.evaluate("""() => window.jupyterapp.shell.currentWidget.content
-        .widgets[0].model.outputs.toJSON().map(o => o.text).join('')""")
-    prefix, module = printed.split()
+def _kernel_prints(page, code: str) -> str:
+    """What ``code`` prints, run quietly in the open notebook's kernel (no cell, no history)."""
+    return page.evaluate("""async (code) => {
+        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+        const future = kernel.requestExecute({code, silent: false, store_history: false});
+        let printed = '';
+        future.onIOPub = message => {
+            if (message.header.msg_type === 'stream') { printed += message.content.text; }
+        };
+        await future.done;
+        return printed;
+    }""", code)
+
+
+def _assert_strangers_kernel(page) -> None:
+    """Is the kernel the solution ran on the stranger's Python, importing the course from its
+    wheel, not from this checkout (test_notebooks leaves the solutions' runs to this file)?"""
+    prefix, module = _kernel_prints(
+        page, "import sys, autograder\nprint(sys.prefix, autograder.__file__)").split()
     (layer,) = Path(prefix).glob("lib/python*/site-packages/stranger_base.pth")
     (base,) = colab_python().parents[1].glob("lib/python*/site-packages")
     assert layer.read_text().strip() == str(base), "not a layer over the stranger's Python"
@@ -212,6 +220,7 @@ def test_do_the_widgets_render_and_respond(lab_page, notebook):
         open_notebook(page, _copy(notebook, STRANGER_KERNEL))
         track_kernel_traffic(page)
         run_all(page)
+        _assert_strangers_kernel(page)
         expected_views = page.evaluate(f"""() => window.jupyterapp.shell.currentWidget.content
             .widgets.filter(c => c.model.type === 'code')
             .flatMap(c => c.model.outputs.toJSON())
