@@ -202,19 +202,6 @@ compare(predicted, {"grad mode on inside forward": y.grad_fn.grad_enabled,
 inspect_saved(Norm, torch.tensor([[3.0, 4.0], [1.0, -1.0]]))
 
 # %% [markdown]
-# ### Watch the gradient flow back
-#
-# The graph autograd built for `(Norm.apply(x) * w).sum()`: your Function is one node among
-# PyTorch's own. Press **next ▶** to run backward one node at a time. `MulBackward0` sends
-# `grad_output * w` to `Norm`, whose backward spreads each row's number over the row, in
-# proportion to $x_j / y$, on its way to `x.grad`.
-
-# %%
-x = torch.tensor([[3.0, 4.0], [1.0, -1.0]], requires_grad=True)
-w = torch.tensor([2.0, -1.0], requires_grad=True)
-backward_flow((Norm.apply(x) * w).sum(), names={"x": x, "w": w})
-
-# %% [markdown]
 # ## Check a backward with `gradcheck`
 #
 # `torch.autograd.gradcheck` compares your backward with **finite differences**,
@@ -449,25 +436,83 @@ except GradcheckError as error:
 # %% [markdown]
 # ## Several inputs, and inputs that are not tensors
 #
-# `forward` can take any arguments: tensors, numbers, flags. Three rules follow:
+# `forward` can take any arguments: tensors, numbers, flags. What carries over from one input
+# to several:
 #
-# 1. **`backward` returns exactly one value per forward input**, in the same order.
-#    For an input that has no gradient (a Python number, a boolean mask) return `None`.
-# 2. **Tensors go through `ctx.save_for_backward`**, read back with `ctx.saved_tensors`.
-#    Anything else (floats, ints, shapes) can be stored as a plain attribute: `ctx.alpha = alpha`.
-#    Keep all of it on `ctx`: every call gets its own `ctx`, while the class and the module's
-#    globals are shared by every call, so a second call made before the first one's backward
-#    would overwrite what the first one kept there.
-# 3. **`ctx.needs_input_grad`** is a tuple of booleans, one per forward input, in the same
-#    order: entry `i` says whether input `i` needs a gradient (PyTorch's words). Backward can
-#    skip the work for an input whose entry is `False` and return `None` in its place.
+# - **`backward` returns one value per forward input**, in the same order.
+# - **`ctx.needs_input_grad`** is a tuple of booleans, one per forward input, in the same
+#   order: entry `i` says whether input `i` needs a gradient (PyTorch's words). Backward can
+#   skip the work for an input whose entry is `False`.
+# - **Keep on `ctx` what backward needs from forward.** Every call gets its own `ctx`, while
+#   the class and the module's globals are shared by every call, so a second call made before
+#   the first one's backward would overwrite what the first one kept there.
 #
-# Why the difference in rule 2? A tensor that goes through `save_for_backward` is guarded: if
-# it is modified in place before backward runs, backward raises an error instead of computing
-# a silently wrong gradient. A tensor on a plain attribute, `ctx.x = x`, is not: lesson 01
-# changes one in place and shows the wrong gradient it gives without a word (two more costs
-# are in "In practice" at the end of the lesson).
+# Tensors go through `ctx.save_for_backward`, and for a reason: a tensor saved that way is
+# guarded. If it is modified in place before backward runs, backward raises an error instead
+# of computing a silently wrong gradient. A tensor on a plain attribute, `ctx.x = x`, is not:
+# lesson 01 changes one in place and shows the wrong gradient it gives without a word (two
+# more costs are in "In practice" at the end of the lesson).
 #
+# And an input that is not a tensor? **Predict, then run.** `shift` builds a Function for
+# $y = x + c$, with $c$ a Python float, whose forward saves what you pass as `save` and whose
+# backward returns what you pass as `returns`, and runs it at `c = 2.0`. What does
+# `ctx.needs_input_grad` hold for `Shift.apply(x, 2.0)`? Does `ctx.save_for_backward(x, c)`
+# raise? Does a backward that returns `grad_output` alone raise? And one that returns
+# `grad_output` for `x` and a 0-d tensor of zeros for `c`, the derivative of nothing? Write a
+# tuple and three `True` (raises) or `False` first.
+
+# %%
+predicted = {"needs_input_grad of Shift.apply(x, 2.0)": None,
+             "save_for_backward(x, c) raises": None,
+             "backward returning grad_output alone raises": None,
+             "backward returning zeros for c raises": None}
+
+
+# %%
+def shift(save, returns):
+    """Build y = x + c (c a Python float) with the given forward save and backward return,
+    run it forward and backward at c = 2.0, print any error; (needs_input_grad, raised)."""
+
+    class Shift(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, c):
+            ctx.save_for_backward(*save(x, c))
+            return x + c
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return returns(grad_output)
+
+    x, needs = torch.ones(3, requires_grad=True), None
+    try:
+        y = Shift.apply(x, 2.0)
+        needs = y.grad_fn.needs_input_grad  # y.grad_fn is the ctx
+        y.sum().backward()
+    except (TypeError, RuntimeError) as error:
+        print(f"{type(error).__name__}: {str(error).splitlines()[0]}")
+        return needs, True
+    return needs, False
+
+
+_, saving_c = shift(lambda x, c: (x, c), lambda g: g)
+needs, alone = shift(lambda x, c: (), lambda g: g)
+_, zeros_for_c = shift(lambda x, c: (), lambda g: (g, torch.zeros(())))
+compare(predicted, {"needs_input_grad of Shift.apply(x, 2.0)": needs,
+                    "save_for_backward(x, c) raises": saving_c,
+                    "backward returning grad_output alone raises": alone,
+                    "backward returning zeros for c raises": zeros_for_c})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `(True, False)`, and all three raise. A Python float never needs a gradient: autograd
+# cannot even give it one. `save_for_backward` takes tensors only. Backward returns one value
+# per input, two here, and for an input that is not a tensor autograd refuses any tensor, a
+# tensor of zeros included. So two questions are left for `WeightedSum` below, which takes
+# two such floats: what goes in their places in backward's return, and where can forward
+# keep a float that backward needs?
+# </details>
+
 # **Predict, then run.** `SavesTwice` computes $y = a\,b$. Its forward calls
 # `save_for_backward` once for each tensor; its backward expects to find `(a, b)` and returns
 # $b \cdot$ `grad_output` for `a` and $a \cdot$ `grad_output` for `b`. Both print
@@ -488,7 +533,7 @@ class SavesTwice(torch.autograd.Function):
         ctx.save_for_backward(a)
         ctx.save_for_backward(b)
         print("ctx.saved_tensors inside forward: ", ctx.saved_tensors)
-        ctx.counts = [len(ctx.saved_tensors)]  # an int list: a plain attribute is fine
+        ctx.counts = [len(ctx.saved_tensors)]  # read back after backward, below
         return a * b
 
     @staticmethod
@@ -530,21 +575,22 @@ compare(predicted, {"tensors printed in forward": counts[0],
 # - `x1` and `x2` tensors of the same shape, 0-d included, `w1` and `w2` Python floats, 0
 #   included: the value and the gradients autograd gives;
 # - backward returns one value for each of the four inputs;
-# - `w1` and `w2` stay Python floats: float64 inputs keep every digit of them;
-# - what backward needs is kept on `ctx`, one per call: not on the class, not in a global.
+# - `w1` and `w2` never go through a float32 tensor: float64 inputs keep every digit of them;
+# - what backward needs is kept on `ctx`, one per call, a tensor only through
+#   `ctx.save_for_backward`: not on the class, not in a global.
 #
-# Answer on paper first, with the three rules above:
+# Answer on paper first, with what `shift` showed you:
 #
 # 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which
 #    entries are non-zero, and which of the four inputs appear in them?
-# 2. Backward returns four values. Which inputs get a gradient, and what goes in the other
-#    places?
-# 3. So what must forward keep for backward, and where: `save_for_backward`, plain attributes,
-#    or nothing? Why there?
+# 2. Backward returns four values. Which inputs get a gradient, and what can go in the other
+#    places, where autograd refuses any tensor?
+# 3. So what must forward keep for backward, and where? Your answer to step 1 says which
+#    inputs backward reads; `shift` showed where a float cannot go.
 #
-# Skipping the gradient of an input that needs none (rule 3) saves little here, and the
-# self-check accepts a backward that computes both (autograd drops one nobody asked for); in
-# `Outer` it is part of the contract.
+# Skipping the gradient of an input that needs none (`ctx.needs_input_grad`) saves little
+# here, and the self-check accepts a backward that computes both (autograd drops one nobody
+# asked for); in `Outer` it is part of the contract.
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
@@ -554,17 +600,15 @@ compare(predicted, {"tensors printed in forward": counts[0],
 #
 # <details><summary><b>Hint 2</b> (the key step: questions)</summary>
 #
-# Which entries of `ctx.needs_input_grad` belong to `w1` and `w2`, and what do they hold for
-# a float? What does rule 1 put in those places? Both Jacobians are diagonal, as for `Square`.
-# Look at a diagonal entry: is there any tensor in it? Then what, if anything, does backward
-# need from forward?
+# Both Jacobians are diagonal, as for `Square`. Write the diagonal entry of each: which of the
+# four inputs does it contain, and which does it not? Which entries of `ctx.needs_input_grad`
+# belong to `w1` and `w2`, and what did `shift` show they hold for a float?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (numbers to hit)</summary>
 #
 # With `w1 = 2.0`, `w2 = -0.5` and `grad_output = [1.0, 4.0]`, your backward returns
-# `[2.0, 8.0]` for `x1`, `[-0.5, -2.0]` for `x2`, and `None` twice, whatever `x1` and `x2`
-# are.
+# `[2.0, 8.0]` for `x1` and `[-0.5, -2.0]` for `x2`.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_WeightedSum", "solution": true}
@@ -625,7 +669,7 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 #    moved $v$ one place down.
 # 4. **What to save.** No tensor: as in `WeightedSum`, no entry depends on $u$ or $v$.
 #
-# Backward tests `ctx.needs_input_grad` (rule 3) before each gradient. After backward, the
+# Backward tests `ctx.needs_input_grad` before each gradient. After backward, the
 # node `y.grad_fn`, which is the `ctx` backward received, still holds it.
 
 # %%
@@ -697,58 +741,6 @@ compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_f
 # </details>
 
 # %% [markdown]
-# ## When a gradient's shape differs from its input's
-#
-# Backward should return a gradient of its input's shape. What does autograd do with one
-# of another shape? **Predict, then run.** `GradientOfShape` returns ones of a chosen shape.
-# For an input of shape $(3,)$ given a gradient of shape $(2, 3)$, and an input of shape
-# $(2, 3)$ given a gradient of shape $(1, 3)$: does backward raise? Write `True` (raises) or
-# `False` for each into the next cell.
-
-# %%
-predicted = {"(3,) given a (2, 3) gradient raises": None,
-             "(2, 3) given a (1, 3) gradient raises": None}
-
-
-# %%
-class GradientOfShape(torch.autograd.Function):
-    """Identity forward; backward returns ones of a chosen shape."""
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.shape = shape
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return torch.ones(ctx.shape), None
-
-
-actual = {}
-for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
-    x = torch.ones(input_shape, requires_grad=True)
-    try:
-        GradientOfShape.apply(x, grad_shape).sum().backward()
-        print(f"input {input_shape}, gradient {grad_shape}: x.grad = {x.grad.tolist()}")
-        raised = False
-    except RuntimeError as error:
-        print(f"input {input_shape}, gradient {grad_shape}: error:", str(error).splitlines()[0])
-        raised = True
-    actual[f"{input_shape} given a {grad_shape} gradient raises"] = raised
-compare(predicted, actual)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Only the second raises. The engine's rule: if the input's shape **broadcasts** to the
-# gradient's shape, autograd sums the gradient down to the input's shape for you, so $(2, 3)$
-# becomes $(3,)$ with every entry $2$. Any other shape is an error: $(2, 3)$ does not
-# broadcast to $(1, 3)$. Return gradients of the input's shape anyway: it is clearer,
-# lesson 09 shows where relying on the engine breaks, and `Outer`'s self-check below rejects
-# a gradient of another shape, naming it, even where the engine would sum it.
-# </details>
-
-# %% [markdown]
 # ## ✎ Transfer exercise · `Outer`
 #
 # Now alone: no worked example for this one. Write `Outer`, with `Outer.apply(u, v)`
@@ -756,8 +748,8 @@ compare(predicted, actual)
 # $(m,)$ and `v` of shape $(n,)$. The contract, which the self-check and the hidden tests
 # check:
 #
-# - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$,
-#   each gradient of its input's shape;
+# - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$
+#   ($0$ included), each gradient of its input's shape;
 # - a gradient for each input only when it is needed, `None` otherwise (can backward tell
 #   which inputs need none?);
 # - forward keeps only `u` and `v`, in the way autograd guards against in-place changes;
@@ -922,19 +914,15 @@ else:
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `Square()(x)` | `RuntimeError: Legacy autograd function with non-static forward method is deprecated` | `Square.apply(x)` |
-# | `Square.forward(ctx, x)` called directly | there is no `ctx` to pass: `Square.forward(None, x)` raises `AttributeError` at `ctx.save_for_backward`; given any object that accepts the call, autograd records forward's own ops and never calls your backward | `Square.apply(x)` |
 # | a backward that leaves out `grad_output` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | the chain rule: weight each output's derivative by its entry of `grad_output` |
 # | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
 # | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
 # | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
 # | `Square.x = x` or a global, instead of `ctx` | shared by every call: a second call before backward overwrites it, and the first call's gradient is wrong | keep it on `ctx`, one per call |
-# | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input, `None` for `w1` and `w2` |
+# | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input |
 # | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |
 # | testing `ctx.needs_input_grad[1]` for the first input | `None` for that input whenever the other one needs no gradient | entry $i$ belongs to input $i$ |
 # | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
-# | reading `ctx.saved_tensors` in forward | it is `()` there | use the tensors forward already has |
-# | two calls to `save_for_backward` | only the second call's tensors are kept | one call with every tensor |
 # | `grad_u` of shape $(1, m)$ for `u` of shape $(m,)$ | the engine sums it to $(m,)$ without a word; `Outer`'s self-check names it | a gradient of its input's shape |
 # | `torch.autograd.grad` inside backward | autograd derives the gradient, not you: `Outer`'s self-check refuses it | the gradient from your own sums |
 # | `grad_output.view(-1)` in backward | `RuntimeError: view size is not compatible with input tensor's size and stride` when `grad_output` comes transposed, as `Square`'s and `Outer`'s self-checks send it | `.reshape(-1)`, or operations that take any strides (`*`, `@`, `.sum`) |
@@ -952,10 +940,75 @@ else:
 
 # %% [markdown]
 # ---
-# ## Optional: notes from practice (not graded)
+# ## Optional: beyond the main line (not graded)
 #
 # The main line ends with the summary above; nothing below is needed for an exercise.
 #
+# ### Watch the gradient flow back
+#
+# The graph autograd built for `(Norm.apply(x) * w).sum()`: your Function is one node among
+# PyTorch's own. Press **next ▶** to run backward one node at a time. `MulBackward0` sends
+# `grad_output * w` to `Norm`, whose backward spreads each row's number over the row, in
+# proportion to $x_j / y$, on its way to `x.grad`.
+
+# %%
+x = torch.tensor([[3.0, 4.0], [1.0, -1.0]], requires_grad=True)
+w = torch.tensor([2.0, -1.0], requires_grad=True)
+backward_flow((Norm.apply(x) * w).sum(), names={"x": x, "w": w})
+
+# %% [markdown]
+# ### When a gradient's shape differs from its input's
+#
+# Backward should return a gradient of its input's shape. What does autograd do with one
+# of another shape? **Predict, then run.** `GradientOfShape` returns ones of a chosen shape.
+# For an input of shape $(3,)$ given a gradient of shape $(2, 3)$, and an input of shape
+# $(2, 3)$ given a gradient of shape $(1, 3)$: does backward raise? Write `True` (raises) or
+# `False` for each into the next cell.
+
+# %%
+predicted = {"(3,) given a (2, 3) gradient raises": None,
+             "(2, 3) given a (1, 3) gradient raises": None}
+
+
+# %%
+class GradientOfShape(torch.autograd.Function):
+    """Identity forward; backward returns ones of a chosen shape."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = shape
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return torch.ones(ctx.shape), None
+
+
+actual = {}
+for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
+    x = torch.ones(input_shape, requires_grad=True)
+    try:
+        GradientOfShape.apply(x, grad_shape).sum().backward()
+        print(f"input {input_shape}, gradient {grad_shape}: x.grad = {x.grad.tolist()}")
+        raised = False
+    except RuntimeError as error:
+        print(f"input {input_shape}, gradient {grad_shape}: error:", str(error).splitlines()[0])
+        raised = True
+    actual[f"{input_shape} given a {grad_shape} gradient raises"] = raised
+compare(predicted, actual)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Only the second raises. The engine's rule: if the input's shape **broadcasts** to the
+# gradient's shape, autograd sums the gradient down to the input's shape for you, so $(2, 3)$
+# becomes $(3,)$ with every entry $2$. Any other shape is an error: $(2, 3)$ does not
+# broadcast to $(1, 3)$. Return gradients of the input's shape anyway: it is clearer,
+# lesson 09 shows where relying on the engine breaks, and `Outer`'s self-check rejects a
+# gradient of another shape, naming it, even where the engine would sum it.
+# </details>
+
+# %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
 # **When not to write a Function.** Everything in this lesson was differentiable by autograd

@@ -28,26 +28,30 @@ WEIGHTED_SUM_CLAUSES = (
            {"WeightedSum/swaps-weights": "swapped weights",
             "WeightedSum/ignores-grad-output": "forgets grad_output",
             "WeightedSum/none-for-zero-weight": "None for a weight of 0",
-            "WeightedSum/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]"}),
+            "WeightedSum/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",
+            "WeightedSum/fails-at-zero-weight": "the ratio w2 / w1 kept, which w1 = 0 divides by"}),
     Clause("backward returns one value for each of the four inputs;",
            {"WeightedSum/wrong-gradient-count": "two gradients for four inputs",
             "WeightedSum/gradient-for-non-tensor": "a gradient for the float w1"}),
-    Clause("`w1` and `w2` stay Python floats: float64 inputs keep every digit of them;",
-           {"WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant",
+    Clause("`w1` and `w2` never go through a float32 tensor: float64 inputs keep every digit of "
+           "them;",
+           {"WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant"}),
+    Clause("what backward needs is kept on `ctx`, one per call, a tensor only through "
+           "`ctx.save_for_backward`: not on the class, not in a global.",
+           {"WeightedSum/state-shared-between-calls": "weights kept on the class",
             "WeightedSum/weight-as-tensor-on-ctx": "weights made into tensors on ctx"}),
-    Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
-           "global.", {"WeightedSum/state-shared-between-calls": "weights kept on the class"}),
 )
 
 
 OUTER_CLAUSES = (
-    Clause("the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$, "
-           "each gradient of its input's shape;",
+    Clause("the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$ "
+           "($0$ included), each gradient of its input's shape;",
            {"Outer/grad-output-on-wrong-side": "grad_u = grad_output.T @ v (the wrong side)",
             "Outer/wrong-gradient-shape": "sums over the wrong index",
             "Outer/returns-gradient-of-another-shape":
                 "grad_u as a (1, m) row, which the engine sums to (m,)",
-            "Outer/ignores-grad-output": "forgets grad_output"}),
+            "Outer/ignores-grad-output": "forgets grad_output",
+            "Outer/fails-on-empty-input": "rows built in a Python loop and joined by torch.stack"}),
     Clause("a gradient for each input only when it is needed, `None` otherwise (can backward tell "
            "which inputs need none?);",
            {"Outer/computes-frozen-gradient": "ignores needs_input_grad",

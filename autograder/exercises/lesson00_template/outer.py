@@ -8,6 +8,7 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from ...mistakes import RAISED, mistake_of
 from ..shared.backward_reads import backward_reading, raise_unneeded_read
 from ..shared.call_state import (check_class_untouched, check_input_version_tracking,
                                  check_one_ctx_per_call)
@@ -22,6 +23,9 @@ OUTER = Spec("Outer", ("u", "v"), lambda u, v: torch.outer(u, v))
 # (m, n): m != n first, so that a gradient with u and v swapped cannot even have the right
 # shape; then a square case, where it can; then a single entry on either side.
 SIZES = [(4, 3), (3, 3), (1, 5), (5, 1)]
+# "for any m and n": an empty u or v, where the table has no entry and the other gradient is
+# all zeros (a loop over the rows that stacks them has nothing to stack at m = 0)
+EMPTY_SIZES = [(0, 3), (4, 0)]
 
 
 def _values(m, n, device, seed=0, dtype=torch.float64) -> dict:
@@ -91,6 +95,30 @@ def _or_wrong_side(function, device, error: GradingError) -> GradingError:
 NEEDS = {"u": {"v"}, "v": {"u"}}
 
 
+def check_empty_sizes(function, device) -> None:
+    """Values and gradients at m = 0 and at n = 0. An error the learner's code raises there
+    comes after every non-empty size passed: named so, with its size."""
+    for m, n in EMPTY_SIZES:
+        shapes = f"u of shape ({m},), v of shape ({n},)"
+        try:
+            check_values_and_gradients(function, OUTER, _values(m, n, device, seed=9))
+        except NotImplementedError:
+            raise
+        except Exception as error:  # noqa: BLE001 - the learner's error, named with its size
+            if isinstance(error, GradingError) and not mistake_of(error).startswith(RAISED):
+                raise GradingError(error.hint, error.details, shapes,
+                                   mistake=error.mistake) from error
+            said = (error.hint if isinstance(error, GradingError) else
+                    f"Outer raised {type(error).__name__} with {shapes}: "
+                    + (str(error).strip().splitlines() or [""])[0])
+            raise GradingError(
+                f"{said}. Every non-empty size passed: the contract holds for any m and n, "
+                f"{'m' if m == 0 else 'n'} = 0 included, an empty table, whose gradients are an "
+                "empty tensor and a tensor of zeros; tensor operations (*, @, .sum) take an "
+                "empty dimension, and a loop over one runs zero times",
+                getattr(error, "details", ""), mistake="Outer/fails-on-empty-input") from error
+
+
 def check_computes_only_what_is_needed(function, device) -> None:
     """u alone requiring grad, then v alone: backward may read only what that gradient needs.
     One that computes both gradients and returns None for the other returns the right thing;
@@ -139,6 +167,9 @@ def outer_full(Outer, device) -> None:
     check_each_input_alone(function, OUTER, _values(4, 3, device), frozen_get_none=True)
     check_computes_only_what_is_needed(function, device)
     covers("gradient only when needed")
+    # last but gradcheck: a failure there is one no other size or probe showed
+    check_empty_sizes(function, device)
+    covers("m or n = 0")
     check_gradcheck(function, OUTER, _values(3, 2, device))
 
 
@@ -150,7 +181,7 @@ DOMAIN = Domain(OUTER, sampled(OUTER, {"u": (4,), "v": (3,)}), layouts=("column 
 
 EXERCISES = [
     Exercise("Outer", "00_template", outer_full, clauses=OUTER_CLAUSES,
-             contract=("saves only u and v", "m != n", "non-contiguous grad_output",
-                       "gradient only when needed"),
+             contract=("saves only u and v", "m != n", "m or n = 0",
+                       "non-contiguous grad_output", "gradient only when needed"),
              example=lambda: tuple(_values(4, 3, "cpu").values()), domain=DOMAIN),
 ]

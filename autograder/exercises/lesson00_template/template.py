@@ -146,20 +146,51 @@ def check_weights_kept_as_floats(forward, values: dict) -> None:
 
 
 def _check_weighted(function, values: dict):
-    """Values and gradients; a None returned for the input whose weight is 0 is named so."""
+    """Values and gradients; a None returned for the input whose weight is 0 is named so, and
+    an error the learner's code raises at a weight of 0 (a division by it) given its case."""
+    w1, w2 = values["w1"], values["w2"]
     try:
         return check_values_and_gradients(function, WEIGHTED_SUM, values)[0]
     except GradingError as error:
-        for name, weight in (("x1", values["w1"]), ("x2", values["w2"])):
+        for name, weight in (("x1", w1), ("x2", w2)):
             if weight == 0 and error.hint.startswith(f"backward returned None for {name},"):
                 raise GradingError(
-                    f"backward returned None for {name} when its weight is 0 (w1={values['w1']}, "
-                    f"w2={values['w2']}): {name} still requires grad, and its gradient is a "
+                    f"backward returned None for {name} when its weight is 0 (w1={w1}, "
+                    f"w2={w2}): {name} still requires grad, and its gradient is a "
                     f"tensor of zeros; None leaves {name}.grad at None and makes "
                     f"torch.autograd.grad raise for {name}: return grad_{name} whatever the "
                     "weight", error.details, mistake="WeightedSum/none-for-zero-weight"
                 ) from error
         raise
+    except NotImplementedError:
+        raise
+    except Exception as error:  # the learner's own error (explain names only torch's)
+        if 0 not in (w1, w2):
+            raise
+        text = (str(error).strip().splitlines() or [""])[0]
+        raise GradingError(
+            f"WeightedSum raised {type(error).__name__} with w1={w1}, w2={w2}"
+            + (f" ({text})" if text else "") + ": a weight of 0 is in the contract, and "
+            "every weight before it passed; does your forward or backward divide by a "
+            "weight?", mistake="WeightedSum/fails-at-zero-weight") from error
+
+
+def check_one_ctx_per_call_weights(function, device) -> None:
+    """check_one_ctx_per_call, its hint in WeightedSum's terms: the gradients depend on the
+    weights alone, so what another call's backward used is its weights."""
+    first = _weighted_values((4,), device)
+    second = _weighted_values((4,), device, 3.0, 1.5, seed=1)
+    try:
+        check_one_ctx_per_call(function, WEIGHTED_SUM, first, second)
+    except GradingError as error:
+        if error.mistake != "WeightedSum/state-shared-between-calls":
+            raise
+        raise GradingError(
+            "WeightedSum's backward used another call's weights: called twice, with w1="
+            f"{first['w1']}, w2={first['w2']} and then w1={second['w1']}, w2={second['w2']}, the "
+            "first call's gradients are the second call's weights times grad_output; keep what "
+            "backward needs on ctx, which is one per call, not where calls share it (the class, "
+            "a global)", error.details, mistake=error.mistake) from error
 
 
 def weighted_sum_full(WeightedSum, device) -> None:
@@ -167,7 +198,7 @@ def weighted_sum_full(WeightedSum, device) -> None:
     check_weights_not_swapped(function, device)
     check_uses_grad_output(function, WEIGHTED_SUM, _weighted_values((4,), device))
     for seed, shape in enumerate(SHAPES):
-        for w1, w2 in [(0.5, -2.0), (1.0, 0.0), (3.0, 3.0)]:
+        for w1, w2 in [(0.5, -2.0), (1.0, 0.0), (0.0, 1.5), (3.0, 3.0)]:
             values = _weighted_values(shape, device, w1, w2, seed)
             forward = _check_weighted(function, values)
             check_weights_kept_as_floats(forward, values)
@@ -175,8 +206,7 @@ def weighted_sum_full(WeightedSum, device) -> None:
     check_weights_not_rounded(function, device)
     covers("a weight of 0")
     covers("0-d inputs")
-    check_one_ctx_per_call(function, WEIGHTED_SUM, _weighted_values((4,), device),
-                           _weighted_values((4,), device, 3.0, 1.5, seed=1))
+    check_one_ctx_per_call_weights(function, device)
     check_each_input_alone(function, WEIGHTED_SUM, _weighted_values((2, 3), device))
     covers("float32")
     check_values_and_gradients(function, WEIGHTED_SUM,

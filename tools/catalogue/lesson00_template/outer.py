@@ -147,6 +147,21 @@ MISTAKES = [
         READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
         "        return ((grad_output @ v)[None] if need_u else None,\n"
         "                u @ grad_output if need_v else None)")),
+    # right for m, n >= 1; at m = 0 there is nothing to stack (a review's answer): "for any m
+    # and n" includes the empty table
+    Mistake("Outer", "rows built in a Python loop and joined by torch.stack",
+            "Outer.forward raised RuntimeError with u of shape (0,), v of shape (3,): stack "
+            "expects a non-empty TensorList. Every non-empty size passed",
+            _outer("        u, v = ctx.saved_tensors\n"
+                   "        need_u, need_v = ctx.needs_input_grad\n"
+                   "        grad_u = (torch.stack([(grad_output[i] * v).sum() for i in "
+                   "range(len(u))])\n"
+                   "                  if need_u else None)\n"
+                   "        grad_v = sum(grad_output[i] * u[i] for i in range(len(u))) "
+                   "if need_v else None\n"
+                   "        return grad_u, grad_v",
+                   "        ctx.save_for_backward(u, v)\n"
+                   "        return torch.stack([u[i] * v for i in range(len(u))])")),
     # a mutant (issue 45): a copy saved, which only a strided u shows
     Mistake("Outer", "saves u.contiguous(), a copy when u is strided",
             "Outer saved an intermediate of shape (4,) (32 bytes): the contract saves only u and "

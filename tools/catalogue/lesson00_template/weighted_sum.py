@@ -76,7 +76,7 @@ MISTAKES = [
                       "        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None\n"
                       "        return grad_x1, grad_x2, None, None"), named=True),
     Mistake("WeightedSum", "weights kept on the class",
-            "WeightedSum's backward used another call's inputs",
+            "WeightedSum's backward used another call's weights",
             """
 class WeightedSum(torch.autograd.Function):
     @staticmethod
@@ -94,6 +94,14 @@ class WeightedSum(torch.autograd.Function):
             _weighted("        g1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] and ctx.w1 else None\n"
                       "        g2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] and ctx.w2 else None\n"
                       "        return g1, g2, None, None")),
+    # one number kept instead of two, "one multiplication fewer" (a review's answer): right
+    # wherever w1 != 0, a ZeroDivisionError at w1 = 0, which the contract includes
+    Mistake("WeightedSum", "the ratio w2 / w1 kept, which w1 = 0 divides by",
+            "WeightedSum raised ZeroDivisionError with w1=0.0, w2=1.5",
+            _weighted("        grad_x1 = grad_output * ctx.w1\n"
+                      "        return grad_x1, grad_x1 * ctx.ratio, None, None",
+                      "        ctx.w1, ctx.ratio = w1, w2 / w1\n"
+                      "        return w1 * (x1 + ctx.ratio * x2)")),
     # a mutant (issue 45): a weight compared with a round number no test used to hold
     Mistake("WeightedSum", "grad_output unscaled for a weight of 2", "your gradient for x",
             _weighted("        out = [None, None]\n"
