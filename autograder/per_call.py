@@ -5,7 +5,7 @@ import torch
 
 from .checks import run_forward
 from .comparison import compare, floating_outputs, fresh_leaves, reference_outputs
-from .diagnose import diagnose_gradient
+from .diagnose import diagnose_gradient, diagnose_values
 from .domain import Domain
 from .tolerances import TOLERANCES
 from .errors import GradingError
@@ -23,10 +23,12 @@ def check_per_call(domain: Domain, function, device, _name) -> None:
         del calls[1][name]
     first, second = (fresh_leaves(values) for values in calls)
     before = class_state(function)
-    outputs = []
+    outputs, copies = [], []
     for inputs in (first, second):  # after each call: the second may set back what was there
         outputs.append(floating_outputs(run_forward(function, domain.spec, inputs).output))
+        copies.append([o.detach().clone() for o in outputs[-1]])
         check_class_state(domain, function, before, "forward")
+    _outputs_kept(domain, function, calls, (first, second), outputs, copies)
     generator = torch.Generator().manual_seed(7)
     pairs = [(o, torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o))
              for call in outputs for o in call if o.requires_grad]
@@ -45,7 +47,70 @@ def check_per_call(domain: Domain, function, device, _name) -> None:
     try:
         _each_call_own(domain, first, second, low, high, pairs, grads)
     except GradingError as error:
+        _gradients_kept(domain, grads, sum(isinstance(v, torch.Tensor) and v.requires_grad
+                                                for v in first.values()), error)
         raise _shared_state(domain, function, calls, error) from error
+
+
+def _outputs_kept(domain: Domain, function, calls: list, inputs: tuple, outputs: list,
+                  copies: list) -> None:
+    """After both calls, each call's outputs are still what it returned, and right: an output
+    a later call changed is a buffer kept between calls (named); a wrong one otherwise is
+    blamed on shared state only when each call alone is right."""
+    name = domain.spec.name
+    for k, (call, copy) in enumerate(zip(outputs, copies)):
+        for got, was in zip(call, copy):
+            if _changed(got.detach(), was):
+                raise GradingError(
+                    f"a later call changed an earlier call's output: each call must return "
+                    f"fresh tensors ({name}'s output to the {'first' if k == 0 else 'second'} call "
+                    "changed when the next call ran: a buffer kept between calls, and returned again, "
+                    "or a view of it; allocate every output in the call that returns it)",
+                    mistake=f"{name}/output-changed-by-later-call")
+    for k, (values, call) in enumerate(zip(inputs, outputs)):
+        expected, _ = reference_outputs(domain, values)
+        for got, want in zip(call, expected):
+            tolerance = domain.tolerances.get(got.dtype) or TOLERANCES.get(got.dtype)
+            if tolerance is None or got.shape != want.shape:
+                continue
+            try:
+                diagnose_values(f"{name}'s output", got.detach().to(torch.float64),
+                                want.detach(), rtol=tolerance.rtol, atol=tolerance.atol,
+                                inputs=values, computed_in=got.dtype, exercise_name=name)
+            except GradingError as error:
+                try:
+                    for one in calls:
+                        compare(domain, function, fresh_leaves(one))
+                except GradingError:
+                    raise error from None
+                raise GradingError(
+                    f"{name} is right for each call alone but not for two calls in one graph "
+                    f"(the {'first' if k == 0 else 'second'} call's {error.hint}): one call "
+                    "changed what the other computes with; keep each call's state on ctx, not "
+                    "on the class or in a global", error.details,
+                    mistake=f"{name}/state-shared-between-calls") from error
+
+
+def _changed(now: torch.Tensor, was: torch.Tensor) -> bool:
+    """Whether a tensor's shape or values (nan for nan) differ from its copy's."""
+    return (now.shape != was.shape or not torch.equal(now.isnan(), was.isnan())
+            or not torch.equal(now.nan_to_num(), was.nan_to_num()))
+
+
+def _gradients_kept(domain: Domain, grads, per_call: int, error: GradingError) -> None:
+    """A wrong gradient with two calls in one graph, named when backward returned the same
+    memory to both calls (a gradient buffer kept between calls: the later backward wrote
+    over the earlier's gradients)."""
+    def memory(grad):
+        return (grad.untyped_storage().data_ptr() if isinstance(grad, torch.Tensor)
+                and grad.numel() else None)
+    first = {memory(g) for g in grads[:per_call]} - {None}
+    if first & {memory(g) for g in grads[per_call:]}:
+        raise GradingError(
+            f"backward returned the same gradient buffers for two calls: the later backward "
+            f"wrote over the earlier call's gradients ({error.hint}); allocate every gradient "
+            f"in the backward that returns it", error.details,
+            mistake=f"{domain.spec.name}/gradient-buffer-shared-between-calls") from error
 
 
 def per_call_constants(domain: Domain) -> tuple[dict, dict]:

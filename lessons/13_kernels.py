@@ -93,10 +93,17 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # other, in Python, with NumPy arrays standing for the blocks. The results are the same
 # operations in the same order (float64 works, `print` inside a kernel works), but every `tl.`
 # call is a Python call on one block, and each program makes its calls anew: expect a kernel
-# to take about a hundred times as long as the composed torch ops on a tiny tensor, and over
-# a thousand times as long from some ten thousand elements on, so keep tensors small. Not
-# bit for bit: on an NVIDIA GPU a compiled `tl.exp` and `tl.sqrt` are fast approximations,
-# so they may differ from the interpreter's NumPy results in the last bits. And not for
+# to take hundreds of times as long as the composed torch ops (the timing cell after Exercise
+# 1 prints the factor on this machine, at 16384 elements), so keep tensors small. Not bit for
+# bit: on an NVIDIA GPU a compiled `tl.exp` and `tl.sqrt` are fast approximations, so they
+# may differ from the interpreter's NumPy results in the last bits. Not with the same types
+# either: a compiled kernel types a Python `float` argument as float32 (an `eps=1e-5` arrives
+# as 9.999999747378752e-06), where the interpreter keeps it a float64 number. Exercise 2's
+# solution passes `eps` that way: on a GPU its float64 `rstd` then uses `eps` rounded to
+# float32, at most $2^{-24}$ of `eps` off, which moves `rstd` by at most about
+# $3\cdot 10^{-8}\,\varepsilon/(q + \varepsilon)$ relative ($q$ the row's mean square): nothing
+# for rows well above `eps`, up to $3\cdot 10^{-8}$ for a row near zero (pass a float64
+# tensor and load it to keep float64 exact). And not for
 # **bfloat16** arithmetic: NumPy has no bfloat16, so Triton 3.9's interpreter keeps a
 # bfloat16 value as the 16-bit integer of its bits, and an operation on bfloat16 values
 # (`x * x`, `x + y`, `-x`, `x * 2.0`, `tl.sum(x)`) computes on those integers and gives
@@ -191,10 +198,8 @@ show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 # 4. the backward: **a kernel behind its own custom operator** (a kernel launched directly in
 #    the registered backward would be handed fake tensors when `torch.compile` traces the
 #    backward, and fail), with a fake of its own. Its inputs and outputs are your design: here
-#    one tensor in the saved state and one gradient out, so it returns `torch.Tensor`; an
-#    operator that returns several tensors is annotated with one `torch.Tensor` per output,
-#    `tuple[torch.Tensor, torch.Tensor]` for two (`custom_op` refuses
-#    `tuple[torch.Tensor, ...]`), and its fake returns a tuple as well;
+#    one tensor in the saved state and one gradient out, so it returns `torch.Tensor` (how an
+#    operator declares more outputs than one is Exercise 1's design question);
 # 5. `register_autograd(backward, setup_context=...)`: `setup_context` sees the inputs and the
 #    output and saves what backward needs; backward receives one gradient per output of the
 #    operator and returns one per input (`None` for an input that is not a tensor).
@@ -204,8 +209,9 @@ show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 # precision loads as float16, so the kernels compute in float32: the forward converts each
 # block to its accumulator's dtype, the partials' (float32, or float64 for float64 input);
 # the backward converts after loading and back when storing, and keeps float64 as float64
-# (the `if` on a dtype is resolved when the kernel compiles). The backward is elementwise: one
-# program per block, no loop.
+# (the `if` on a dtype is resolved when the kernel compiles). The backward is elementwise, and
+# runs on the forward's grid: the same programs loop over the same blocks, each writing
+# $2g\,x_i$ where it had added $x_i^2$.
 
 # %%
 SUM_BLOCK, SUM_PROGRAMS = 128, 8
@@ -226,14 +232,17 @@ def sum_of_squares_kernel(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
 
 @triton.jit
 def sum_of_squares_backward_kernel(grad_ptr, x_ptr, grad_x_ptr, n, BLOCK: tl.constexpr):
-    """dL/dx = 2 g x, g the one number in grad_output."""
-    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)  # int64, as above
-    mask = offsets < n
+    """dL/dx = 2 g x, g the one number in grad_output, on the blocks this program summed."""
     g = tl.load(grad_ptr)  # a scalar: the same for every lane
-    x = tl.load(x_ptr + offsets, mask=mask)
-    if x.dtype != tl.float64:
-        g, x = g.to(tl.float32), x.to(tl.float32)
-    tl.store(grad_x_ptr + offsets, (2 * g * x).to(grad_x_ptr.dtype.element_ty), mask=mask)
+    first = tl.program_id(0).to(tl.int64) * BLOCK
+    for start in range(first, n, tl.num_programs(0) * BLOCK):  # the forward's loop
+        offsets = start + tl.arange(0, BLOCK)
+        mask = offsets < n
+        x = tl.load(x_ptr + offsets, mask=mask)
+        if x.dtype != tl.float64:
+            x = x.to(tl.float32)
+        tl.store(grad_x_ptr + offsets, (2 * g.to(x.dtype) * x).to(grad_x_ptr.dtype.element_ty),
+                 mask=mask)
 
 
 def fixed_grid(n):
@@ -242,7 +251,8 @@ def fixed_grid(n):
 
 
 def blocks(n):
-    """The backward's grid: one program per block."""
+    """How many blocks of SUM_BLOCK elements cover n (one program per block would take as
+    many)."""
     return (triton.cdiv(n, SUM_BLOCK),)
 
 
@@ -266,8 +276,8 @@ def sum_of_squares_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor
     x = x.contiguous()
     grad_x = torch.empty_like(x)
     if x.numel():
-        sum_of_squares_backward_kernel[blocks(x.numel())](grad, x, grad_x, x.numel(),
-                                                          BLOCK=SUM_BLOCK)
+        sum_of_squares_backward_kernel[fixed_grid(x.numel())](grad, x, grad_x, x.numel(),
+                                                              BLOCK=SUM_BLOCK)
     return grad_x
 
 
@@ -484,6 +494,52 @@ print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_elemen
 # operator before writing it: what it takes, what it returns and what its fake returns, what
 # `setup_context` saves, and which of its tensors can arrive non-contiguous.
 #
+# **Design it first.** Answer two of those questions in the next cell and run it: it checks
+# what you save against your derivation above, and hands your return annotation to
+# `custom_op` itself, on a stand-in operator, to see what it makes of it.
+
+# %%
+### BEGIN WORKED
+my_saved = ("a", "b")
+my_backward_returns = "tuple[torch.Tensor, torch.Tensor]"
+### LEARNER
+my_saved = None  # what setup_context saves for backward: some of "a", "b", "y", e.g. ("y",)
+my_backward_returns = None  # the backward operator's return annotation, e.g. "torch.Tensor"
+### END WORKED
+
+if my_saved is not None:
+    saved = {str(name).strip() for name in ((my_saved,) if isinstance(my_saved, str)
+                                            else my_saved)}
+    missing = [name for name in ("a", "b") if name not in saved]
+    print("saved: " + (f"✗ {' and '.join(missing)} missing: which of your two gradients reads "
+                       f"{'them' if len(missing) > 1 else 'it'}?" if missing else
+                       "✓ a and b, but y too: which gradient reads y that a and b do not give?"
+                       if "y" in saved else "✓ a and b: with g, all that both gradients read"))
+else:
+    print("saved: answer in my_saved")
+if my_backward_returns is not None:
+    def backward_design(grad: torch.Tensor, a: torch.Tensor, b: torch.Tensor):
+        """A stand-in with your annotation: custom_op reads the operator's schema from it."""
+
+    try:
+        backward_design.__annotations__["return"] = eval(str(my_backward_returns),
+                                                         {"torch": torch})
+        schema = torch.library.custom_op("autograd_course_design::backward", backward_design,
+                                         mutates_args=())._opoverload._schema
+        returns = [str(r.type) for r in schema.returns]
+        print(f"returns: custom_op reads {returns}: " + (
+            "✓ two tensors, and the fake returns as many" if returns == ["Tensor", "Tensor"]
+            else "✗ one tensor: how many gradients does the kernel store?"
+            if returns == ["Tensor"] else
+            "a list whose length the schema leaves open: what fixes it at two?"
+            if returns == ["List[Tensor]"] else "✗ is that what the kernel stores?"))
+    except Exception as error:  # custom_op's refusal is the answer: shown, not raised
+        print(f"returns: ✗ custom_op refuses it: {type(error).__name__}: "
+              + (str(error).splitlines() or [""])[0][:160])
+else:
+    print("returns: answer in my_backward_returns")
+
+# %% [markdown]
 # The contract:
 # - `a`, `b` of the same shape, any shape (treat them as flat; the size need not be a
 #   multiple of your block; make non-contiguous inputs, and `grad_output`, contiguous);
@@ -494,7 +550,8 @@ print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_elemen
 #   implementation for both operators; an autograd registration on `silu_mul`, whose
 #   `setup_context` saves tensors with `ctx.save_for_backward`;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts;
-# - inputs and `grad_output` never written.
+# - inputs and `grad_output` never written, and every output a new tensor: no buffer kept
+#   from one call to the next.
 #
 # Re-running the cell redefines the operators (a handle from before a re-run must not be
 # called again: re-run the cells that use it).
@@ -1086,6 +1143,7 @@ def rms_norm_rows_forward(x: torch.Tensor, weight: torch.Tensor,
     rstd = torch.empty(rows.shape[0], device=x.device,
                        dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
     if rows.shape[0]:
+        # eps a Python float: float32 in a compiled kernel ("Two ways to run a Triton kernel")
         rms_norm_kernel[(rows.shape[0],)](rows, weight.contiguous(), y, rstd, D, eps,
                                           BLOCK_D=triton.next_power_of_2(D))
     return y.view(x.shape), rstd
@@ -1474,10 +1532,11 @@ if cpp_loaded:
 # | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so the CPU run hides it) | `other=0.0` on every load whose lanes are added up |
 # | `row * D` with the row from `tl.program_id(0)` | `program_id` is int32, and so is `D` when it fits: past 2**31 elements the offset wraps (in the interpreter too: program 2 times `D = 2**30` gives -2**31), and a GPU reads the wrong rows or faults; the course's small tensors never get there | `tl.program_id(0).to(tl.int64)` before multiplying; in a loop over rows, carry an int64 offset and add `D` each row (under the interpreter the loop index is a Python int, so `i * D` stays int32) |
 # | one row of weight-gradient partials per row of `x` | right, but an `(N, D)` float32 buffer: as big as `x`, twice `x` in bfloat16 | a fixed number of programs, each looping over a group of rows into its own partial row (Liger-Kernel); Triton's layer-norm tutorial shares a few partial rows between programs, behind a lock |
-# | `rows_per_program = rows // programs` for a fixed grid over groups of rows | the last `rows % programs` rows belong to no program: their gradient for `x` is whatever the buffer held, and the weight gradient leaves them out; right whenever the grid divides the rows | `triton.cdiv(rows, programs)`, rounding up |
-# | each program's loop over its group not stopped at the last row | with rounding up, the last groups are shorter or empty, and their programs read and write past the tensors: in the interpreter nan, or the Python process dies (it touches memory nobody owns); on a GPU a neighbour's memory is read and written, or the kernel stops with an illegal memory access; the grader refuses it before it happens | `range(0, tl.minimum(rows_per_program, rows - first))` |
+# | `rows_per_program = rows // programs` for a fixed grid over groups of rows | the last `rows % programs` rows belong to no program: their gradient for `x` is whatever the buffer held, and the weight gradient leaves them out; right whenever the grid divides the rows | count the rows your groups cover for 137 rows: each row in exactly one group |
+# | each program's loop over its group not stopped at the last row | with rounding up, the last groups are shorter or empty, and their programs read and write past the tensors: in the interpreter nan, or the Python process dies (it touches memory nobody owns); on a GPU a neighbour's memory is read and written, or the kernel stops with an illegal memory access; the grader refuses it before it happens | bound each program's loop by the rows that are left as well as by its group's size |
 # | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
 # | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
+# | an output buffer kept per shape to save an allocation, returned (or a view of it) by every call | each call alone is right, but the next call writes over the result the caller still holds: in a two-layer MLP the first layer's output, saved by the matmul after it, is the second's, and the weight gradient is wrong without an error; the self-check names it | allocate every output in the call that returns it |
 # | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |
 # | a float64 value stored into a bfloat16 tensor, in the interpreter | zeros, denormals, nan (Triton 3.9's interpreter converts it wrongly) | `.to(tl.float32)` before the cast to bfloat16 |
 # | expecting a bfloat16 result bit for bit equal to torch's, in the interpreter | float32 stored into bfloat16 is truncated there (0.55 gives 0.546875; torch rounds to 0.55078125): one ulp apart | compare within a bfloat16 ulp; a compiled kernel rounds as torch does |

@@ -39,8 +39,14 @@ SILU_MUL_CLAUSES = (
     Clause("the arithmetic in your kernels: the host code only allocates, views, copies and "
            "casts;",
            {"silu_mul/host-arithmetic": "sigmoid computed on the host"}),
-    Clause("inputs and `grad_output` never written.",
+    Clause("inputs and `grad_output` never written, and every output a new tensor: no buffer "
+           "kept from one call to the next.",
            {"silu_mul/writes-input": "the output written into the input a",
+            "silu_mul/same-output-every-call":
+                "the output buffer kept per shape and returned again by every call",
+            "silu_mul/output-changed-by-later-call":
+                "the output buffer kept per shape, a fresh view of it returned by every call (a "
+                "later call overwrites an earlier call's output)",
             "silu_mul/returns-input":
                 "the gradients written into a and b and returned (Liger-Kernel's way)",
             "silu_mul/writes-grad-output": "grad_a written into grad_output's buffer"}),

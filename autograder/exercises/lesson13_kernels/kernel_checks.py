@@ -270,11 +270,28 @@ def _root(error: BaseException) -> BaseException:
     return error
 
 
+def _check_fresh_outputs(name: str, operator, args: tuple, kwargs: dict) -> None:
+    """Two calls of the operator return different tensor objects (opcheck's own complaint at
+    a tensor returned again is about requires_grad, which names nothing)."""
+    try:
+        with torch.no_grad(), quiet():
+            first, second = (tree_leaves(operator(*args, **kwargs)) for _ in range(2))
+    except Exception:  # noqa: BLE001 -- a probe: opcheck's own failure is explained below
+        return
+    if any(isinstance(a, torch.Tensor) and a is b and a.numel() for a, b in zip(first, second)):
+        raise GradingError(
+            f"{name}'s operator {operator} returns the same tensor object on two calls: the "
+            "second call writes its result over the first's (a buffer kept between calls); "
+            "each call must return fresh tensors: allocate every output in the call",
+            mistake=f"{name}/same-output-every-call")
+
+
 def check_opcheck(name: str, operator, args: tuple, kwargs=None) -> None:
     """torch.library.opcheck on the operator (an overload, or its name in the namespace):
     schema, fake tensor, autograd registration, AOT dispatch."""
     if isinstance(operator, str):
         operator = getattr(getattr(torch.ops, NAMESPACE), operator).default
+    _check_fresh_outputs(name, operator, args, kwargs or {})
     try:
         with quiet():
             torch.library.opcheck(operator, args, kwargs or {})

@@ -48,3 +48,20 @@ def test_rms_checker_passes_the_worked_answer_and_shows_a_list_of_partials_in_on
     lines = run_code(checker, {**worked, "my_weight_partials": listed})
     assert "✓" in lines[0] and len(lines) == 3, lines
     assert all("✗ raises ValueError" in line for line in lines[1:]), lines
+
+
+def test_backward_design_checker_asks_for_a_and_b_and_asks_custom_op_about_the_annotation():
+    """Does Exercise 1's design cell give ✓ to the worked answers, a ✗ to a y saved alone and to
+    one tensor returned for two, and custom_op's own refusal of tuple[torch.Tensor, ...]?"""
+    import torch
+
+    checker = cell_from("13_kernels", "if my_saved is not None:")
+    worked = definitions("13_kernels", "my_saved", "my_backward_returns")
+    lines = run_code(checker, {**worked, "torch": torch})
+    assert len(lines) == 2 and all("✓" in line for line in lines), lines
+    lines = run_code(checker, {"torch": torch, "my_saved": ("y",),
+                               "my_backward_returns": "torch.Tensor"})
+    assert lines[0].startswith("saved: ✗ a and b missing") and "✗ one tensor" in lines[1], lines
+    lines = run_code(checker, {**worked, "torch": torch,
+                               "my_backward_returns": "tuple[torch.Tensor, ...]"})
+    assert lines[1].startswith("returns: ✗ custom_op refuses it: ValueError"), lines

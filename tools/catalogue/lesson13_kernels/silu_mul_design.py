@@ -1,7 +1,8 @@
 """Lesson 13: silu_mul's mistakes of a backward operator copied from the worked example, whose
 gradient was one number for one input (sum_of_squares), or from Liger-Kernel's SwiGLU, a
-launch that fits small tensors only, and a product left in the input's dtype (float16 passes;
-Triton 3.9's interpreter computes bfloat16 on the raw bits)."""
+launch that fits small tensors only, a product left in the input's dtype (float16 passes;
+Triton 3.9's interpreter computes bfloat16 on the raw bits), and an output buffer kept from
+call to call to save an allocation."""
 
 from .. import Mistake
 from .common import _edit
@@ -10,6 +11,13 @@ from .silu_mul import SILU_MUL
 ONE_FAKE = "    return torch.empty_like(a, memory_format=torch.contiguous_format)"
 TWO_FAKES = ONE_FAKE.replace("return ", "return (") + (
     ",\n            torch.empty_like(b, memory_format=torch.contiguous_format))")
+
+OUTPUT = "    y = torch.empty_like(a)\n"
+GLOBAL = ("BLOCK = 1024\n", "BLOCK = 1024\nOUTPUTS = {}  # an output buffer per (shape, dtype, device)\n")
+KEPT = ("    key = (a.shape, a.dtype, a.device)\n"
+        "    if key not in OUTPUTS:  # one allocation per shape\n"
+        "        OUTPUTS[key] = torch.empty_like(a)\n"
+        "    y = OUTPUTS[key]{view}\n")
 
 MISTAKES = [
     Mistake("silu_mul", "grad_output loaded as one number, as for a 0-d gradient",
@@ -49,4 +57,11 @@ MISTAKES = [
         a = a.to(tl.float32)
     y = (a / (1 + tl.exp(-a))).to(b.dtype) * b  # the product in the input's dtype
 """))),
+    Mistake("silu_mul", "the output buffer kept per shape and returned again by every call",
+            "returns the same tensor object on two calls",
+            _edit(SILU_MUL, GLOBAL, (OUTPUT, KEPT.format(view="")))),
+    Mistake("silu_mul", "the output buffer kept per shape, a fresh view of it returned by every "
+            "call (a later call overwrites an earlier call's output)",
+            "a later call changed an earlier call's output",
+            _edit(SILU_MUL, GLOBAL, (OUTPUT, KEPT.format(view="[...]"))), named=True),
 ]
