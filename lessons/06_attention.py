@@ -1123,9 +1123,9 @@ check_tiled_forward()
 #
 # Write one tile's share in `tile_backward` and run the check: it cuts a problem of 16 queries
 # and 16 keys into 2 x 2 tiles of 8, adds each tile's contributions where they belong (your
-# answer to question 3 decides what `tile_backward` returns; the check does the adding out of
-# sight, in the grading library), and compares with autograd. $L$ comes from
-# `torch.logsumexp` and $D$ from your `my_row_sum`. The placeholder contributes nothing.
+# answer to question 3 decides what `tile_backward` returns), and compares with autograd. $L$
+# comes from `torch.logsumexp` and $D$ from your `my_row_sum`. The placeholder contributes
+# nothing.
 
 # %%
 def tile_backward(q, k, v, do, L, D, scale):
@@ -1141,8 +1141,7 @@ def tile_backward(q, k, v, do, L, D, scale):
 
 
 def error_by_tiles():
-    """Your tiles' contributions, added into dQ, dK and dV where they belong (by the grading
-    library: its code would answer question 3), against autograd."""
+    """Your tiles' contributions, each added where it belongs, against autograd."""
     errors = tile_errors(tile_backward, my_row_sum)
     print("largest errors of dQ, dK, dV:", ", ".join(f"{error:.2g}" for error in errors))
     return max(errors)
@@ -1191,7 +1190,8 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 #   in two passes, one with key blocks outside for $dK$ and $dV$ and one with query blocks
 #   outside for $dQ$, may compute a needed tile twice: that is fine).
 # - Scores must work at any magnitude softmax handles: the checks use float32 rows that reach
-#   100 to 150, float32 rows whose scores all lie near $-160$, and float64 rows near $-20000$.
+#   100 to 150, float32 rows whose scores all lie near $-160$, and float64 rows near $-20000$
+#   and near $-10^6$.
 # - float16/bfloat16 inputs: the tile of scores and its exponentials, and every accumulator,
 #   in float32 ($P$ may be rounded to the input dtype for $P V$); return the input dtype (the checks' scores reach about 85, where bfloat16
 #   numbers are 0.5 apart).
@@ -1305,10 +1305,11 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # it is not the row's maximum: in float32 a row whose scores all lie near $-160$ gets
 # $e^{S_j - 0} = 0$ for every key ($e^{x}$ underflows to 0 below about $-104$), so
 # $\ell = 0$ and the output is $0/0$; so does any start that a row's scores can all lie far
-# below ($-10^4$ on float64 rows near $-20000$: $e^{-10^4} = 0$). A start no score lies below
-# works as $-\infty$ does: `torch.finfo(dtype).min`. And leaving $m$ out altogether,
-# $e^{S_j}$, overflows to `inf` once a score passes about 88.7. Exercise 3's checks use these
-# magnitudes.
+# below ($-10^4$ on float64 rows near $-20000$: $e^{-10^4} = 0$; float16's most negative
+# number, $-65504$, on float64 rows near $-10^6$). A start no score lies below works as
+# $-\infty$ does: `torch.finfo(dtype).min` of the dtype you accumulate in. And leaving $m$
+# out altogether, $e^{S_j}$, overflows to `inf` once a score passes about 88.7. Exercise 3's
+# checks use these magnitudes.
 # </details>
 #
 # <details><summary><b>Compare with yours</b>, after your self-check is green: forward by tiles</summary>

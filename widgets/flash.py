@@ -92,8 +92,8 @@ def stepper_readout(step: dict, exact: torch.Tensor, lse: float) -> str:
     error = (step["output"] - exact).abs().max().item()
     rows = [["keys seen", str(step["seen"])], ["running max m", format_number(step["m"])],
             ["running sum ℓ", format_number(step["ell"])],
-            ["α = exp(m_old − m_new) this step", format_number(step["alpha"])],
-            ["m + log ℓ (exact L " + format_number(lse) + ")",
+            ["rescaling factor α this step", format_number(step["alpha"])],
+            ["L so far (exact L " + format_number(lse) + ")",
              format_number(step["m"] + float(np.log(step["ell"])))],
             ["max |o/ℓ − exact row|", format_number(error)]]
     return markup.table(["", "value"], rows, numeric={1})

@@ -61,12 +61,16 @@ def _wrong_gradients(values: dict, grad_output: torch.Tensor) -> dict:
             for mistake, dS in variants.items()}
 
 
-def _global_max_then_mask(values: dict) -> torch.Tensor:
-    """The forward of a learner who subtracts one global maximum and masks after exp."""
+def _global_max(values: dict, *, mask_first: bool) -> torch.Tensor:
+    """The forward of a learner who subtracts one global maximum, the whole tensor's, and
+    masks after exp (the maximum then counts the masked scores) or fills -inf first."""
     scores = (values["Q"] @ values["K"].transpose(-2, -1)) * values["scale"]
+    mask = values.get("mask")
+    if mask is not None and mask_first:
+        scores = scores.masked_fill(~mask, float("-inf"))
     weights = (scores - scores.max()).exp()
-    if values.get("mask") is not None:
-        weights = weights * values["mask"]
+    if mask is not None and not mask_first:
+        weights = weights * mask
     return (weights / weights.sum(-1, keepdim=True)) @ values["V"]
 
 
@@ -82,8 +86,10 @@ MASK_NONE = ("{name}.forward fails when mask is None, the most common call: the 
 KNOWN_IDS = {"masks out the positions where mask is True": "mask-polarity-reversed",
              "log-sum-exp overflows": "log-sum-exp-without-maximum",
              "after subtracting one global maximum": "mask-after-global-maximum",
+             "one maximum for the whole tensor": "one-global-maximum",
              "right once the same scores are made small": "no-row-maximum",
              "recomputes the probabilities without the mask": "backward-drops-mask",
+             "inf times the mask's 0 is nan": "mask-multiplied-after-exp",
              "treats the softmax as element-wise": "softmax-as-element-wise",
              "only the diagonal of the softmax's Jacobian": "jacobian-diagonal-only",
              "lays its row sums out as a row": "row-sum-laid-out-as-a-row",
@@ -110,10 +116,23 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
                 "without changing P? (question 2 of \"Derive: one number per query row\")")
     if (isinstance(output, torch.Tensor) and torch.isfinite(expected).all()
             and not torch.isfinite(output).all()):
-        if _same(output, _global_max_then_mask(values)):
+        after = _same(output, _global_max(values, mask_first=False))
+        first = _same(output, _global_max(values, mask_first=True))
+        if after and first:  # masked scores far above the visible ones tell the two apart
+            above = masked_above_values(values["Q"].device)
+            with torch.no_grad():
+                again = function.apply(*make_inputs(above, requires_grad=False).values())
+            after = _same(again, _global_max(above, mask_first=False))
+            first = _same(again, _global_max(above, mask_first=True))
+        if after and not first:  # the masked scores set the maximum: the mask came after
             return (f"{spec.name} applies the mask after subtracting one global maximum: rows "
                     "far below it underflow to 0 / 0 = nan; fill masked scores with -inf first, "
                     "then subtract each row's own maximum")
+        if after or first:
+            return (f"{spec.name} subtracts one maximum for the whole tensor instead of each "
+                    "row's own: rows whose scores all lie far below it underflow to 0 / 0 = "
+                    "nan; subtract each row's own maximum (amax over the keys, keepdim=True), "
+                    "taken after the masked scores are filled with -inf")
         small = dict(values, scale=values["scale"] / 1000)  # the same inputs, scores near 0
         with torch.no_grad():
             moderate = function.apply(*make_inputs(small, requires_grad=False).values())
@@ -145,6 +164,16 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
             return (f"{spec.name}'s backward recomputes the probabilities without the mask: "
                     "exp(S - L) is then not 0 at the masked keys; fill them with -inf again "
                     "before exp, with the mask saved through save_for_backward")
+        overflow = (raw - torch.logsumexp(scores, dim=-1, keepdim=True)).masked_fill(
+            values["mask"], float("-inf")).exp().isinf().any()
+        broken = any(isinstance(g, torch.Tensor) and not torch.isfinite(g).all()
+                     for g in (grad_q, grad_k, grad_v))
+        if overflow and broken and torch.isfinite(true_q).all() and torch.isfinite(true_k).all():
+            return (f"{spec.name}'s backward gives inf or nan gradients where masked scores lie "
+                    "far above the visible ones, though its output is right: exp(S - L) of an "
+                    "unfilled masked score overflows to inf, and inf times the mask's 0 is nan; "
+                    "fill the masked scores with -inf before exp, as forward does, rather than "
+                    "multiplying by the mask after it")
     for mistake, (wrong_q, wrong_k) in _wrong_gradients(values, grad_output).items():
         # named only where these inputs tell that backward from the right one
         if ((_same(grad_q, wrong_q) and not _same(true_q, wrong_q))

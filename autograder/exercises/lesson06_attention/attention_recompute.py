@@ -4,7 +4,9 @@ log-sum-exp L that forward saved, P = exp(S - L), rather than normalising the sc
 
 The probe shifts every per-row statistic forward saved by 1 between the passes (through
 ``.data``, which autograd's version check does not see): a backward that reads L then gives
-P / e, and other gradients; one that ignores it gives the very same gradients."""
+P / e, and other gradients; one that ignores it gives the very same gradients, and one that
+divides exp(S - L) by its row sum again (a second pass over each row) gives them again up to
+rounding."""
 
 import math
 
@@ -39,6 +41,16 @@ def check_backward_reads_lse(function, spec: Spec, values: dict) -> None:
                               dtype=Q.dtype).to(Q.device)
     plain, count = _gradients(function, spec, values, grad_output, 0.0)
     shifted, _ = _gradients(function, spec, values, grad_output, SHIFT)
+    if count and not all(torch.equal(a, b) for a, b in zip(plain, shifted)) and all(
+            torch.allclose(a, b, rtol=1e-9, atol=0) for a, b in zip(plain, shifted)):
+        # L was read, and then cancelled: exp(S - L - 1) / its row sum is exp(S - L) again
+        raise GradingError(
+            f"{spec.name}'s backward divides the recomputed probabilities by their row sum "
+            f"again: with the {count} per-row number{'s' * (count > 1)} forward saved shifted "
+            f"by {SHIFT:g} before backward, the gradients move only by rounding, so a second "
+            "pass over each row cancels L; P = exp(S - L) sums to 1 already, which is what "
+            "saving L is for: no second row sum or row maximum in backward",
+            mistake=f"{spec.name}/renormalises-recomputed-probabilities")
     if all(torch.equal(a, b) for a, b in zip(plain, shifted)):
         kept = (f"with the {count} per-row number{'s' * (count > 1)} forward saved shifted by "
                 f"{SHIFT:g} before backward, the gradients are the very same" if count else

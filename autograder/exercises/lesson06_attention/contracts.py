@@ -40,7 +40,8 @@ SCALED_DOT_PRODUCT_CLAUSES = (
     Clause("Scores of any size: the checks' float64 scores reach the thousands, where `exp` of "
            "a score overflows (above about 709; 88 in float32).",
            {S_ + "no-row-maximum": "no maximum subtracted",
-            S_ + "mask-after-global-maximum": "mask applied after a global max"}),
+            S_ + "mask-after-global-maximum": "mask applied after a global max",
+            S_ + "one-global-maximum": "one global max, the mask filled first"}),
     Clause("Backward by hand, from your derivation: no `torch.autograd.grad` inside it, no "
            "built-in `*_backward` op, and no tensor that forward saved changed in place.",
            {S_ + "asks-autograd": "softmax gradient from torch.autograd.grad",
@@ -83,11 +84,15 @@ MEMORY_EFFICIENT_CLAUSES = (
            "softmax, no second pass for each row's maximum or sum.",
            {M_ + "recomputes-softmax-without-lse":
                 "backward calls softmax again, ignoring the saved log-sum-exp",
-            M_ + "backward-drops-mask": "mask left out of backward's recomputation"}),
+            M_ + "renormalises-recomputed-probabilities":
+                "backward divides exp(S - L) by its row sum again",
+            M_ + "backward-drops-mask": "mask left out of backward's recomputation",
+            M_ + "mask-multiplied-after-exp": "the recomputed P multiplied by the mask"}),
     Clause("$L$ right at any size of score, as your `my_lse`: the checks' float64 scores reach "
            "the thousands.",
            {M_ + "log-sum-exp-without-maximum": "log-sum-exp without the row maximum",
-            M_ + "masked-scores-take-part": "row maximum taken before the mask fill"}),
+            M_ + "masked-scores-take-part": "row maximum taken before the mask fill",
+            M_ + "one-global-maximum": "log-sum-exp with one global max, the mask filled first"}),
 )
 
 
@@ -103,6 +108,8 @@ FLASH_ATTENTION_CLAUSES = (
             "case:under torch.no_grad()":
                 "composed ops when no input requires grad (the full scores under no_grad)",
             "case:builds a full Lq x Lk mask": "full causal mask, sliced per tile",
+            F_ + "row-block-tensor-in-forward":
+                "a query block's causal mask against every key, sliced per tile",
             "case:tensors besides Q, K, V and O": "every score tile saved for backward",
             F_ + "saves-a-copy": "saves a float64 copy of the output for accuracy",
             F_ + "log-sum-exp-narrower-than-inputs":
@@ -128,7 +135,7 @@ FLASH_ATTENTION_CLAUSES = (
                 "backward's first query block one query late"}),
     Clause("Scores must work at any magnitude softmax handles: the checks use float32 rows that "
            "reach 100 to 150, float32 rows whose scores all lie near $-160$, and float64 rows "
-           "near $-20000$.",
+           "near $-20000$ and near $-10^6$.",
            {F_ + "forward-overflows": "no running maximum",
             F_ + "forward-underflows": "running maximum started at 0"}),
     Clause("float16/bfloat16 inputs: the tile of scores and its exponentials, and every "

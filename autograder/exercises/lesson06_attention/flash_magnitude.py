@@ -5,8 +5,10 @@ scores all move by one constant).
 Two cases, with the scores chosen directly (K the identity, scale 1): float32 rows that reach
 100 to 150 (above exp's overflow at 88.7) and rows all near -160 (where exp(S - 0) underflows);
 float64 rows all near -20000, below exp(S - m) = 0 for a running maximum started at any finite
-number above them (0, or -1e4), with rows near 0 between them. In float32 the solution itself
-rounds scores of -20000 too coarsely for the gradient tolerance; in float64 it is exact."""
+number above them (0, or -1e4), and rows all near -1e6, below float16's most negative number
+(-65504, a start some take for "-inf in every dtype"), with rows near 0 between them. In
+float32 the solution itself rounds scores of -20000 too coarsely for the gradient tolerance;
+in float64 it is exact."""
 
 import torch
 
@@ -16,7 +18,8 @@ from ...errors import GradingError
 from .flash_probes import NAME, block_size
 from .flash_spec import FLASH, flash_reference
 
-MAGNITUDES = ("float32 scores above 88 and all near -160", "float64 scores all near -20000")
+MAGNITUDES = ("float32 scores above 88 and all near -160",
+              "float64 scores all near -20000 and -1e6")
 
 
 def _chosen_scores(scores: torch.Tensor, dtype, device, generator) -> dict:
@@ -40,10 +43,12 @@ def magnitude_values(device, *, seed: int = 0) -> dict:
 
 
 def deep_values(device, *, seed: int = 1) -> dict:
-    """float64: rows 1, 3, 5 all lie near -20000, rows 0, 2, 4 near 0."""
+    """float64: rows 1 and 3 all lie near -20000, row 5 near -1e6 (far below float16's
+    -65504), rows 0, 2, 4 near 0."""
     generator = torch.Generator().manual_seed(seed)
     scores = torch.randn(2, 6, 12, generator=generator, dtype=torch.float64) * 3
-    scores[:, 1::2] -= 20000.0
+    scores[:, 1:5:2] -= 20000.0
+    scores[:, 5] -= 1e6
     return _chosen_scores(scores, torch.float64, device, generator)
 
 
@@ -78,24 +83,26 @@ def recognise_magnitude(function, values: dict, reference) -> str | None:
                 "out inf or nan, and right once each row's scores are moved down by a constant "
                 f"(softmax does not change); exp(S) is inf above about 88.7 in float32, so "
                 "exponentiate S - m with m the running row maximum")
-    level = int(round(scores.mean(-1).flatten(0, -2)[:, wrong].mean().item(), -1))
+    # the failing rows' level closest to 0: what the start of m lies above
+    level = int(round(scores.mean(-1).flatten(0, -2)[:, wrong].mean(0).max().item(), -1))
     return (f"{NAME}'s forward underflows: rows whose {dtype} scores all lie near {level} come "
             "out nan or wrong, and right once each row's scores are moved up by a constant "
             "(softmax does not change); exp(S - m) is 0 for every score when m lies far above "
-            "the row's maximum (a running maximum started at 0 or -1e4 stays there while every "
-            "score is below it): start m at -inf (or torch.finfo(dtype).min, which no score "
-            "lies below), or at the first tile's row maximum")
+            "the row's maximum (a running maximum started at 0, -1e4 or float16's -65504 stays "
+            "there while every score is below it): start m at -inf (or torch.finfo(d).min for "
+            "the dtype d that m is kept in, which no score lies below), or at the first tile's "
+            "row maximum")
 
 
 def check_magnitudes(function, device, block: int) -> None:
     """float32 rows of scores above exp's overflow (88.7) and rows all near -160; float64 rows
-    all near -20000."""
+    all near -20000 and -1e6."""
     for values, (covered, where) in zip(
             (magnitude_values(device), deep_values(device)),
             ((MAGNITUDES[0], "float32 scores of 100 to 150 in some rows and all near -160 in "
                              "others"),
-             (MAGNITUDES[1], "float64 scores all near -20000 in some rows and near 0 in "
-                             "others"))):
+             (MAGNITUDES[1], "float64 scores all near -20000 or -1e6 in some rows and near "
+                             "0 in others"))):
         with block_size(function, block), case(f"{where}, BLOCK={block}"):
             try:
                 tight = values["Q"].dtype == torch.float64

@@ -45,6 +45,29 @@ def _fixed_tile(function, device, phase: str) -> tuple | None:
     return shapes[0] if same and 8 < min(shapes[0][-2:]) < 72 else None
 
 
+def _beyond_a_tile(shapes, values: dict, block: int) -> tuple | None:
+    """The largest shape among ``shapes`` that holds more than BLOCK x BLOCK elements per
+    batch-head and is not shaped as an input, an output or a per-row statistic (L, Lq x d,
+    d x Lk, ... per batch-head, any leading dimensions of size 1): a block of rows against
+    every key, say, which the element budget of one whole input lets through."""
+    Q, V = values["Q"], values["V"]
+    lead, (Lq, d), Lk, dv = tuple(Q.shape[:-2]), Q.shape[-2:], values["K"].shape[-2], V.shape[-1]
+    lengths, widths = {Lq, Lk}, {d, dv}
+    found = []
+    for shape in shapes:
+        own = shape[len(lead):] if shape[:len(lead)] == lead else shape  # per batch-head
+        own = tuple(size for size in own if size != 1)
+        if math.prod(own) <= block * block:
+            continue
+        if len(own) == 1 and own[0] in lengths:  # a per-row statistic, or positions
+            continue
+        if len(own) == 2 and ((own[0] in lengths and own[1] in widths)
+                              or (own[0] in widths and own[1] in lengths)):
+            continue  # an input's, an output's or a gradient's worth (or its transpose)
+        found.append(shape)
+    return max(found, key=math.prod) if found else None
+
+
 def check_allocations(function, values: dict, block: int, *, grad: bool = True) -> None:
     """The largest tensor and the peak of live tensors in forward and in backward, by
     live-tensor accounting; with ``grad=False``, of forward alone under torch.no_grad() (as
@@ -94,6 +117,19 @@ def check_allocations(function, values: dict, block: int, *, grad: bool = True) 
                     f"{NAME}'s {phase} {what}: it created a tensor of shape {big.shape} "
                     f"({big.numel} elements, by {big.op}) where BLOCK x BLOCK tiles need at "
                     f"most {heads * block * block}; {advice}")
+            if phase == "forward":
+                shape = _beyond_a_tile(books_.shapes, values, block)
+                if shape is not None:
+                    rows = ("a block of query rows against every key, BLOCK x Lk"
+                            if Lk in shape and any(0 < s <= block for s in shape) else
+                            "more than a BLOCK x BLOCK tile")
+                    raise GradingError(
+                        f"{NAME}'s forward creates a tensor of shape {shape}, {rows}: forward "
+                        f"may create at most BLOCK x BLOCK = {block * block} elements per "
+                        "batch-head besides tensors shaped as the inputs, outputs and per-row "
+                        "statistics; build each tile's mask (and anything else per tile) from "
+                        "that tile's query and key positions",
+                        mistake="FlashAttention/row-block-tensor-in-forward")
             if books_.peak > budget:
                 raise GradingError(
                     f"{NAME}'s {phase} had {books_.peak} bytes of tensors alive at its peak "

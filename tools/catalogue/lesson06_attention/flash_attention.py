@@ -243,6 +243,15 @@ MISTAKES = [
             edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
                          'device=Q.device)', "m = torch.full(q.shape[:-1], -1e4, dtype=wide, "
                          "device=Q.device)")), named=True),
+    # "a -inf safe in every dtype": float16's most negative number, -65504, for float32 and
+    # float64 alike; above the float64 rows near -1e6, where exp(S - m) is 0 in every entry
+    # (review: passed both when the deepest rows lay near -20000)
+    Mistake(FA, "running maximum started at float16's most negative number in every dtype",
+            "FlashAttention's forward underflows: rows whose float64 scores all lie near -1000000",
+            edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
+                         'device=Q.device)', "m = torch.full(q.shape[:-1], "
+                         "torch.finfo(torch.float16).min, dtype=wide, device=Q.device)")),
+            named=True),
     # backward finds each row's maximum and sum again, tile by tile, ignoring the saved L: in
     # memory, but not the contract's backward (issue 45: "recomputes P from L" had no check)
     Mistake(FA, "backward recomputes L by its own pass over the tiles, ignoring the saved one",

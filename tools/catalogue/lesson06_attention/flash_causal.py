@@ -30,6 +30,19 @@ MISTAKES = [
                 'full = torch.ones(Lq, Lk, dtype=torch.bool, device=s.device).tril(Lk - Lq)\n'
                 '    return s.masked_fill(~full[i:i + s.shape[-2], j:j + s.shape[-1]], -math.inf)'
                 ))),
+    # one query block's mask against every key, BLOCK x Lk, sliced per tile: no bigger than
+    # one input per batch-head, so the largest-tensor budget let it through (review)
+    Mistake(FA, "a query block's causal mask against every key, sliced per tile",
+            "a block of query rows against every key", edit(
+        FLASH, ("            for j in range(0, end, block):\n",
+                "            if causal:\n"
+                "                rows = torch.arange(i, i + q.shape[-2], device=Q.device)\n"
+                "                visible = torch.arange(Lk, device=Q.device) <= rows[:, None] "
+                "+ (Lk - Lq)\n"
+                "            for j in range(0, end, block):\n"),
+        ("                if causal:\n                    s = _tile_mask(s, i, j, Lq, Lk)",
+         "                if causal:\n                    s = s.masked_fill(~visible[:, j:j + "
+         "block], float(\"-inf\"))")), named=True),
     Mistake(FA, "every tile computed under causal", "computes score tiles entirely above",
             edit(FLASH, ("end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk",
                           "end = Lk")), named=True),

@@ -81,6 +81,12 @@ MISTAKES = [
             edit(MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
                            "lse = scores.exp().sum(dim=-1, keepdim=True).log()")),
             named=True),
+    Mistake(M, "log-sum-exp with one global max, the mask filled first", "subtracts one "
+            "maximum for the whole tensor instead of each row's own",
+            edit(MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
+                          "top = scores.max()\n"
+                          "        lse = top + (scores - top).exp().sum(-1, keepdim=True).log()")),
+            named=True),
     Mistake(M, "no row sum", "MemoryEfficientAttention's backward treats the softmax as "
             "element-wise, dS = P * dP", _sdpa(
         ("grad_S = P * (grad_P - (grad_output * output).sum(dim=-1, keepdim=True))",
@@ -105,6 +111,14 @@ MISTAKES = [
             "recomputes the probabilities without the mask", _sdpa((_RECOMPUTE, '''\
         scores = (Q @ K.transpose(-2, -1)) * ctx.scale
         P = (scores - lse.unsqueeze(-1)).exp()'''), name=M), named=True),
+    # exp of an unfilled masked score far above L is inf, and inf * 0 is nan: right values,
+    # nan gradients on the masked-above case (review: a generic nan message)
+    Mistake(M, "the recomputed P multiplied by the mask", "inf times the mask's 0 is nan",
+            _sdpa((_RECOMPUTE, '''\
+        scores = (Q @ K.transpose(-2, -1)) * ctx.scale
+        P = (scores - lse.unsqueeze(-1)).exp()
+        if mask is not None:
+            P = P * mask'''), name=M), named=True),
     Mistake(M, "masked scores filled with -1e4 in both passes", "mask loses to large scores",
             edit(MEMORY, *[(FILL, "scores = scores.masked_fill(~mask, -1e4)")])),
     # a (Lq, Lk) bool made by ~mask, under the O(Lq) budget's size test: it was told only a
@@ -151,6 +165,13 @@ MISTAKES = [
             "backward normalises the scores again instead of recomputing P from a saved log-sum-exp",
             edit(MEMORY, ("P = (scores - lse.unsqueeze(-1)).exp()",
                           "P = torch.softmax(scores, dim=-1)"))),
+    # L read, then cancelled by a second pass over each row "to be safe": the gradients move
+    # only by rounding when L does (review: passed both while the probe asked for equality)
+    Mistake(M, "backward divides exp(S - L) by its row sum again", "backward divides the "
+            "recomputed probabilities by their row sum again", edit(
+                MEMORY, ("P = (scores - lse.unsqueeze(-1)).exp()",
+                         "P = (scores - lse.unsqueeze(-1)).exp()\n"
+                         "        P = P / P.sum(dim=-1, keepdim=True)")), named=True),
     # the saved copies the save-a-copy check names: Q.contiguous() is Q itself on contiguous
     # inputs, a copy on the multi-head layout
     Mistake(M, "saves Q.contiguous(), a copy on the multi-head layout", "saved a copy of its "

@@ -67,6 +67,13 @@ MISTAKES = [
                    "            pass\n        e = (scores - scores.max()).exp()\n"
                    "        if mask is not None:\n            e = e * mask\n"
                    "        P = e / e.sum(-1, keepdim=True)")), named=True),
+    # the mask filled with -inf first, then one maximum for the whole tensor: was named as the
+    # mask applied after it (review), which it is not
+    Mistake(S, "one global max, the mask filled first", "subtracts one maximum for the whole "
+            "tensor instead of each row's own",
+            _sdpa(("P = torch.softmax(scores, dim=-1)",
+                   "e = (scores - scores.max()).exp()\n        P = e / e.sum(-1, keepdim=True)")),
+            named=True),
     Mistake(S, "scale missing from dQ and dK", "your gradient for Q is off by a constant factor",
             _sdpa(("grad_Q = ctx.scale * grad_S @ K", "grad_Q = grad_S @ K"),
                   ("grad_K = ctx.scale * grad_S", "grad_K = grad_S")), named=True),
