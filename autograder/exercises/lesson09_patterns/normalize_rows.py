@@ -42,13 +42,13 @@ def _one_ulp_above(eps: torch.Tensor, width: int, device, seed: int,
     """A row of no special direction whose norm is one ulp above ``eps``: a row of a single
     entry has one, but its gradient there is 0 up to rounding (y = (1, 0, ...)), which no
     tolerance scaled to the entries tells from a wrong one. Where ``rounding_below`` and a
-    search finds one, a row whose |y| * norm rounds below eps (_length_rounding_below);
-    otherwise each try scales a direction one ulp at a time towards that norm, the closest norm
-    above eps found kept if none lands on it."""
+    search finds one and ``device`` computes its norm above eps too, a row whose |y| * norm
+    rounds below eps (_length_rounding_below); otherwise each try scales a direction one ulp at
+    a time towards that norm, the closest norm above eps found kept if none lands on it."""
     below = _length_rounding_below(eps.item(), eps.dtype, width) if rounding_below else None
-    if below is not None:
-        return below.to(device)
     eps = eps.to(device)
+    if below is not None and torch.linalg.vector_norm(below.to(device)) > eps:
+        return below.to(device)  # found on the CPU: another device's norm may round it to eps
     target, best = torch.nextafter(eps, 2 * eps), None
     for k in range(8):
         direction = F.normalize(sample((width,), device, seed=seed + k, dtype=eps.dtype), dim=-1)

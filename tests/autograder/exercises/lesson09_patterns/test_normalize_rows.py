@@ -33,6 +33,21 @@ def test_rows_below_eps_are_checked_against_autograd_of_f_normalize():
     assert torch.allclose(mine, truth)
 
 
+
+def test_a_row_found_above_eps_on_the_cpu_is_searched_again_where_its_norm_rounds_to_eps(
+        monkeypatch):
+    """Is the CPU's row one ulp above eps given up where the device's norm calls it eps (CUDA
+    rounds the norm otherwise: every right Normalize failed the rows' own assert on a GPU),
+    and a row searched on that device used instead?"""
+    from autograder.exercises.lesson09_patterns import normalize_rows
+
+    held = torch.tensor(1e-2, dtype=torch.float64)
+    at_eps = torch.zeros(5, dtype=torch.float64)
+    at_eps[0] = held  # as another device's norm sees the CPU's row: exactly eps
+    monkeypatch.setattr(normalize_rows, "_length_rounding_below", lambda *args: at_eps)
+    row = normalize_rows._one_ulp_above(held, 5, "cpu", seed=8)
+    assert torch.linalg.vector_norm(row) > held and (row != 0).sum() > 1
+
 def test_normalize_rows_flattened_by_view_fail_on_a_transposed_3d_x():
     """Is a Normalize whose forward flattens x with x.view(-1, x.shape[-1]) (right for every
     2-D x, and the domains' layouts are 2-D) failed on a 3-D x transposed in a leading dim?"""
